@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// The loopwright playground: an agent with a clock, a calculator and a file reader, streamed to the
+// terminal. Against OPENAI_BASE_URL / OPENAI_API_KEY / LOOPWRIGHT_MODEL when set, and against the
+// testkit's scripted simulator on a loopback server when not.
+import { createInterface } from "node:readline/promises";
+import { parseArgs } from "node:util";
+import {
+  type AgentLoopResult,
+  type ChatMessage,
+  errorMessage,
+  failedRun,
+  type LoopConfig,
+  type LoopEvent,
+  runAgentLoop,
+} from "@loopwright/loop";
+import { startServer } from "@loopwright/testkit";
+import { runTool, TOOLS } from "./tools/index.js";
+
+const SYSTEM =
+  "You are a helpful assistant in a terminal. Use the tools when they help: clock for the time, " +
+  "calculator for arithmetic, read_file for files under the current directory. Answer briefly.";
+
+const color = process.stdout.isTTY && !process.env.NO_COLOR;
+const dim = (text: string) => (color ? `\x1b[2m${text}\x1b[22m` : text);
+const bold = (text: string) => (color ? `\x1b[1m${text}\x1b[22m` : text);
+
+function clip(text: string, max = 160): string {
+  const flat = text.replace(/\s+/g, " ");
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+function show(event: LoopEvent): void {
+  switch (event.kind) {
+    case "output":
+      process.stdout.write(event.text);
+      break;
+    case "thinking":
+      process.stdout.write(dim(event.text));
+      break;
+    case "tool-call":
+      process.stdout.write(`\n${dim(`→ ${event.name} ${clip(event.args)}`)}\n`);
+      break;
+    case "tool-result":
+      process.stdout.write(`${dim(`${event.ok ? "←" : "✗"} ${clip(event.content)}`)}\n`);
+      break;
+    case "notice":
+      process.stdout.write(`\n${dim(`(${event.text})`)}\n`);
+      break;
+    case "usage":
+      break;
+  }
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      prompt: { type: "string", short: "p" },
+      model: { type: "string", short: "m" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(
+      'usage: pnpm playground [--prompt "…"] [--model name]\n' +
+        "Against OPENAI_BASE_URL / OPENAI_API_KEY / LOOPWRIGHT_MODEL when set, the built-in simulator otherwise.",
+    );
+    return 0;
+  }
+
+  const baseUrl = process.env.OPENAI_BASE_URL;
+  const simulator = baseUrl ? undefined : await startServer({ scriptedModel: true });
+  const config: LoopConfig = simulator
+    ? { baseUrl: simulator.baseUrl, model: values.model ?? "loopwright-simulator", maxToolIterations: 8 }
+    : {
+        baseUrl: baseUrl!,
+        apiKey: process.env.OPENAI_API_KEY ?? "",
+        model: values.model ?? process.env.LOOPWRIGHT_MODEL ?? "gpt-4o-mini",
+        maxToolIterations: 8,
+      };
+  console.log(
+    dim(
+      simulator
+        ? "Simulator: a scripted model on a loopback server (set OPENAI_BASE_URL to use a real endpoint)."
+        : `Endpoint: ${config.baseUrl}, model ${config.model}`,
+    ),
+  );
+
+  const history: ChatMessage[] = [];
+  const controller = new AbortController();
+  process.once("SIGINT", () => controller.abort(new Error("Stopped by Ctrl-C.")));
+
+  const ask = async (prompt: string): Promise<AgentLoopResult | undefined> => {
+    try {
+      const result = await runAgentLoop({
+        config,
+        system: SYSTEM,
+        messages: [...history, { role: "user", content: prompt }],
+        tools: TOOLS,
+        dispatch: ({ name, args }) => runTool(name, args),
+        signal: controller.signal,
+        onEvent: show,
+      });
+      history.splice(0, history.length, ...result.messages);
+      const { prompt: p, completion, total, cached } = result.usage;
+      process.stdout.write(
+        `\n${dim(`[${result.steps} request${result.steps === 1 ? "" : "s"}, ${result.toolCalls} tool call${result.toolCalls === 1 ? "" : "s"}; tokens: ${p} prompt (${cached} cached), ${completion} completion, ${total} total]`)}\n`,
+      );
+      return result;
+    } catch (error) {
+      const run = failedRun(error);
+      if (run) history.splice(0, history.length, ...run.messages);
+      process.stdout.write(`\n${bold("error:")} ${errorMessage(error)}\n`);
+      return undefined;
+    }
+  };
+
+  try {
+    if (values.prompt !== undefined) {
+      return (await ask(values.prompt)) ? 0 : 1;
+    }
+    const rl = createInterface({ input: process.stdin, output: process.stdout });
+    rl.on("SIGINT", () => rl.close());
+    try {
+      for (;;) {
+        const line = await rl.question(`\n${bold("you>")} `).catch(() => undefined);
+        if (line === undefined || line.trim() === "/exit") break;
+        if (!line.trim()) continue;
+        await ask(line);
+      }
+    } finally {
+      rl.close();
+    }
+    return 0;
+  } finally {
+    await simulator?.close();
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stdout.write(`error: ${errorMessage(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,102 @@
+import type { ChatMessage } from "./config.js";
+
+/** The run as it stood when the loop stopped: enough to store it, show it, or send it again. */
+export interface RunState {
+  /** The transcript the loop was given plus what it added; every tool call in it is answered. */
+  messages: ChatMessage[];
+  /** Token totals over every turn of the run so far. */
+  usage: RunUsage;
+  /** How many tool calls the model made. */
+  toolCalls: number;
+}
+
+/** Token totals of a run: sums of what each turn's endpoint reported (zero where it reported none). */
+export interface RunUsage {
+  prompt: number;
+  completion: number;
+  total: number;
+  cached: number;
+}
+
+const RUN = Symbol.for("@loopwright/loop.run");
+const AGENT_LOOP_ERROR = Symbol.for("@loopwright/loop.AgentLoopError");
+const TOOL_ITERATION_LIMIT = Symbol.for("@loopwright/loop.ToolIterationLimit");
+
+function marked(value: unknown, marker: symbol): boolean {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+}
+
+/**
+ * What `runAgentLoop` throws for anything but a spent iteration budget: a stop, a refused request,
+ * a dropped stream. The message is the cause's own; the cause is on `cause`; the run is on `run`.
+ */
+export class AgentLoopError extends Error {
+  override readonly name: string = "AgentLoopError";
+  readonly [AGENT_LOOP_ERROR] = true;
+  readonly [RUN] = true;
+  /** The run as it stood when it failed. */
+  readonly run: RunState;
+
+  constructor(cause: unknown, run: RunState) {
+    super(errorMessage(cause), { cause });
+    this.run = run;
+  }
+
+  /** True for an `AgentLoopError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is AgentLoopError {
+    return marked(value, AGENT_LOOP_ERROR);
+  }
+}
+
+/**
+ * Thrown when the model still asks for tools after `maxToolIterations` steps ran them. The calls of
+ * that last step are answered as not run, so `run.messages` can be sent again as it is.
+ */
+export class ToolIterationLimit extends Error {
+  override readonly name: string = "ToolIterationLimit";
+  readonly [TOOL_ITERATION_LIMIT] = true;
+  readonly [RUN] = true;
+  /** The limit that was reached. */
+  readonly limit: number;
+  /** The run as it stood when it stopped. */
+  readonly run: RunState;
+
+  constructor(limit: number, run: RunState) {
+    super(
+      `The model was still asking for tools after ${limit} tool steps (maxToolIterations). ` +
+        "Raise maxToolIterations, or ask for something that needs fewer steps.",
+    );
+    this.limit = limit;
+    this.run = run;
+  }
+
+  /** True for a `ToolIterationLimit` from any installed copy of this package. */
+  static isInstance(value: unknown): value is ToolIterationLimit {
+    return marked(value, TOOL_ITERATION_LIMIT);
+  }
+}
+
+/** The run carried by anything `runAgentLoop` threw, or `undefined` for any other value. */
+export function failedRun(error: unknown): RunState | undefined {
+  if (!marked(error, RUN)) return undefined;
+  return (error as { run: RunState }).run;
+}
+
+/**
+ * A caught unknown as one line a run row or a terminal can hold: an Error's message (with the
+ * HTTP status where an API error has one), a string as is, anything else as JSON where it can be.
+ */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) {
+    const status = (error as { status?: unknown }).status;
+    const message = error.message || error.name;
+    return typeof status === "number" && !message.startsWith(String(status)) ? `${status} ${message}` : message;
+  }
+  if (typeof error === "string") return error;
+  if (error === undefined || error === null) return String(error);
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

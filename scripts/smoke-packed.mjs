@@ -1,0 +1,98 @@
+// The proof that "install only one package" works: pack every package as it would be published,
+// install each tarball alone (its @loopwright siblings from their own tarballs, everything else
+// from the registry) into a fresh project, type-check an import of it with skipLibCheck: false,
+// and import it under Node.
+//   node scripts/smoke-packed.mjs [package-name …]
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = new URL("..", import.meta.url).pathname;
+const only = process.argv.slice(2);
+const packDir = mkdtempSync(join(tmpdir(), "loopwright-pack-"));
+const tsc = join(root, "node_modules/typescript/bin/tsc");
+
+const packages = readdirSync(join(root, "packages"))
+  .map((dir) => ({ dir: join(root, "packages", dir), json: readPkg(join(root, "packages", dir)) }))
+  .filter((p) => !p.json.private);
+
+function readPkg(dir) {
+  return JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+}
+
+const tarballs = {};
+for (const p of packages) {
+  const out = execFileSync("pnpm", ["pack", "--pack-destination", packDir], { cwd: p.dir, encoding: "utf8" });
+  const file = out.trim().split("\n").pop().trim();
+  tarballs[p.json.name] = file.startsWith("/") ? file : join(packDir, file);
+}
+
+const failures = [];
+for (const p of packages) {
+  const name = p.json.name;
+  if (only.length && !only.includes(name.replace("@loopwright/", ""))) continue;
+  const project = mkdtempSync(join(tmpdir(), "loopwright-smoke-"));
+  try {
+    const peers = Object.keys(p.json.peerDependencies ?? {});
+    const catalog = readFileSync(join(root, "pnpm-workspace.yaml"), "utf8");
+    const versionOf = (dep) => catalog.match(new RegExp(`^\\s+'?${dep}'?: (.+)$`, "m"))?.[1]?.trim() ?? "latest";
+    const overrides = Object.fromEntries(Object.entries(tarballs).map(([n, f]) => [n, `file:${f}`]));
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify(
+        {
+          name: "smoke",
+          private: true,
+          type: "module",
+          dependencies: {
+            [name]: `file:${tarballs[name]}`,
+            ...Object.fromEntries(peers.map((d) => [d, versionOf(d)])),
+            "@types/node": versionOf("@types/node"),
+          },
+          overrides,
+        },
+        null,
+        2,
+      ),
+    );
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], {
+      cwd: project,
+      stdio: "inherit",
+    });
+    writeFileSync(
+      join(project, "smoke.ts"),
+      `import * as pkg from "${name}";\nconst names: string[] = Object.keys(pkg);\nconsole.log("${name}", names.length, "exports");\n`,
+    );
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          skipLibCheck: false,
+          noEmit: true,
+          types: ["node"],
+        },
+        files: ["smoke.ts"],
+      }),
+    );
+    execFileSync(process.execPath, [tsc, "-p", project], { cwd: project, stdio: "inherit" });
+    mkdirSync(join(project, "run"), { recursive: true });
+    writeFileSync(join(project, "run/smoke.mjs"), `import * as pkg from "${name}";\nconsole.log("${name}: imported under Node", process.version, "with", Object.keys(pkg).length, "exports");\n`);
+    execFileSync(process.execPath, [join(project, "run/smoke.mjs")], { cwd: project, stdio: "inherit" });
+  } catch (error) {
+    failures.push(name);
+    console.error(`smoke test failed for ${name}: ${error.message}`);
+  } finally {
+    rmSync(project, { recursive: true, force: true });
+  }
+}
+rmSync(packDir, { recursive: true, force: true });
+if (failures.length) {
+  console.error(`packed-install smoke test failed: ${failures.join(", ")}`);
+  process.exit(1);
+}
+console.log("packed-install smoke test passed for every package");
