@@ -1,0 +1,31 @@
+const MARKER = Symbol.for("@loopwright/testkit.TestkitError");
+
+/** What kind of misuse a {@link TestkitError} reports. */
+export type TestkitErrorCode =
+  | "fixtures-dir-not-found"
+  | "fixture-not-found"
+  | "invalid-option"
+  | "invalid-reply"
+  | "server-closed";
+
+/**
+ * The one error the testkit throws: bad options, a bad scripted reply, or a missing fixture.
+ *
+ * `code` says which; `cause` carries the underlying failure (a filesystem error, for example).
+ * `TestkitError.isInstance(value)` works across two installed copies of the package.
+ */
+export class TestkitError extends Error {
+  override readonly name = "TestkitError";
+  readonly code: TestkitErrorCode;
+
+  constructor(code: TestkitErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    Object.defineProperty(this, MARKER, { value: true });
+  }
+
+  /** True when `value` is a TestkitError from any copy of this package. */
+  static isInstance(value: unknown): value is TestkitError {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
+  }
+}

@@ -1,0 +1,101 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { TestkitError } from "./errors.js";
+
+/** The folder this module lives in (src/ when run from source, dist/ when built). */
+function moduleDir(): string {
+  return dirname(fileURLToPath(import.meta.url));
+}
+
+/** Walks up from `start` to the first folder holding a `pnpm-workspace.yaml`. */
+function findRepoRoot(start: string): string | undefined {
+  let dir = start;
+  for (;;) {
+    if (existsSync(join(dir, "pnpm-workspace.yaml"))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * Absolute path of the shared recorded-traffic folder (`shared/fixtures`).
+ *
+ * Reads `LOOPWRIGHT_FIXTURES` when set; otherwise walks up from this package to the repository
+ * root (the folder with `pnpm-workspace.yaml`) and uses `<root>/../shared/fixtures`.
+ * Throws a `TestkitError` (`fixtures-dir-not-found`) when that folder does not exist.
+ */
+export function fixturesDir(): string {
+  const fromEnv = process.env.LOOPWRIGHT_FIXTURES;
+  if (fromEnv) {
+    const dir = resolve(fromEnv);
+    if (!existsSync(dir)) {
+      throw new TestkitError(
+        "fixtures-dir-not-found",
+        `LOOPWRIGHT_FIXTURES points at ${dir}, which does not exist; set it to the shared/fixtures folder.`,
+      );
+    }
+    return dir;
+  }
+  const root = findRepoRoot(moduleDir());
+  const dir = root ? resolve(root, "..", "shared", "fixtures") : undefined;
+  if (!dir || !existsSync(dir)) {
+    throw new TestkitError(
+      "fixtures-dir-not-found",
+      `Cannot find the shared fixtures folder (looked for <repo root>/../shared/fixtures${dir ? ` at ${dir}` : ""}); set LOOPWRIGHT_FIXTURES to its path.`,
+    );
+  }
+  return dir;
+}
+
+/** Resolves `rel` inside the fixtures folder, refusing paths that climb out of it. */
+export function fixturePath(rel: string): string {
+  const base = fixturesDir();
+  const full = resolve(base, rel);
+  if (isAbsolute(rel) || !(full === base || full.startsWith(base + sep))) {
+    throw new TestkitError(
+      "fixture-not-found",
+      `Fixture path "${rel}" leaves the fixtures folder; give a path relative to shared/fixtures.`,
+    );
+  }
+  return full;
+}
+
+/**
+ * Reads one recorded file from the fixtures folder as raw bytes.
+ *
+ * `rel` is relative to {@link fixturesDir} (e.g. `"wire/openai/gpt-4.1-nano-text-usage-chunk.sse"`).
+ * Throws a `TestkitError` (`fixture-not-found`) naming the path when it cannot be read.
+ */
+export function readFixtureBytes(rel: string): Uint8Array {
+  const full = fixturePath(rel);
+  try {
+    return new Uint8Array(readFileSync(full));
+  } catch (cause) {
+    throw new TestkitError(
+      "fixture-not-found",
+      `Cannot read fixture "${rel}" (${full}); check the name against shared/fixtures/README.md.`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * Reads one recorded file from the fixtures folder as UTF-8 text.
+ *
+ * Same contract as {@link readFixtureBytes}; never edits or caches the file.
+ */
+export function readFixture(rel: string): string {
+  return new TextDecoder().decode(readFixtureBytes(rel));
+}
+
+/** Reads and parses a JSON fixture; throws a `TestkitError` when it is missing or not JSON. */
+export function readFixtureJson(rel: string): unknown {
+  const text = readFixture(rel);
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    throw new TestkitError("fixture-not-found", `Fixture "${rel}" is not valid JSON.`, { cause });
+  }
+}

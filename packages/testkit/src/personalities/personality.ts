@@ -1,0 +1,32 @@
+import type { RecordedRequest } from "../recorded-request.js";
+import type { ErrorReply } from "../replies.js";
+
+/** What the server tells a personality about a chat request it is about to answer. */
+export interface PersonalityContext {
+  /** Tokens of the rendered prompt by the testkit's token rule. */
+  promptTokens: number;
+  /** Milliseconds since the server started. */
+  uptimeMs: number;
+}
+
+/**
+ * A server personality: the refusals and routes of one real server kind, built from recorded bodies.
+ *
+ * Every hook is optional; a personality never answers a valid request itself — the script does.
+ */
+export interface Personality {
+  /** Personality name, e.g. `"llamacpp"`. */
+  readonly name: string;
+  /** Answers ANY request before routing (e.g. llama.cpp's 503 while loading); undefined lets it through. */
+  intercept?(request: RecordedRequest, uptimeMs: number): ErrorReply | undefined;
+  /** Refuses a chat-completions request the real server would refuse; undefined lets it through. */
+  check?(request: RecordedRequest, context: PersonalityContext): ErrorReply | undefined;
+  /** Default body of `GET /v1/models`. */
+  models?(): unknown;
+  /** Default body of `GET /props` (llama.cpp). */
+  props?(): unknown;
+  /** Default body of `GET /api/v0/models` (LM Studio). */
+  lmstudioModels?(): unknown;
+  /** Whether a streamed reply ends with a usage chunk for this request (default: always). */
+  streamsUsage?(request: RecordedRequest): boolean;
+}

@@ -1,0 +1,144 @@
+/**
+ * The prefix-cache model: a deterministic chat-template-like rendering of a request, a documented
+ * token rule, and a cache that reports how many leading tokens a request shares with earlier ones.
+ */
+
+/** The parts of a chat-completions body that the rendering reads. */
+export interface PromptLike {
+  tools?: unknown;
+  messages?: unknown;
+}
+
+/**
+ * The token rule: one token per match of this expression, in order.
+ *
+ * A role marker such as `<|user|>` is one token; a run of letters is one token; every digit is its
+ * own token; every other non-space character (punctuation, symbols, emoji) is one token; a run of
+ * whitespace is one token. Every character of the input belongs to exactly one token.
+ */
+export const TOKEN_PATTERN: RegExp = /<\|[a-z_]+\|>|\p{L}+|\p{N}|\s+|[^\p{L}\p{N}\s]/gu;
+
+/**
+ * Splits text into tokens by {@link TOKEN_PATTERN}; joining the result gives the text back.
+ */
+export function tokenize(text: string): string[] {
+  return text.match(TOKEN_PATTERN) ?? [];
+}
+
+/** Counts the tokens of `text` by {@link TOKEN_PATTERN}. */
+export function countTokens(text: string): number {
+  let n = 0;
+  for (const _ of text.matchAll(TOKEN_PATTERN)) n++;
+  return n;
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** Message content as text: strings as-is, text parts joined, other parts as their JSON. */
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (content === null || content === undefined) return "";
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => {
+        const p = asRecord(part);
+        return p && typeof p.text === "string" ? p.text : JSON.stringify(part);
+      })
+      .join("");
+  }
+  return JSON.stringify(content);
+}
+
+/**
+ * Renders a chat-completions request into one prompt string, the way a chat template does.
+ *
+ * Order: the `tools` array first (one `<|tools|>` block holding `JSON.stringify(tools)` exactly as
+ * sent, so key order matters as it does for real templates), then each message as
+ * `<|role|>\n<content>\n`; an assistant's tool calls follow its content as
+ * `<|tool_call|>name\n<arguments>\n`; a tool message starts with its `tool_call_id`. The prompt
+ * ends with `<|assistant|>\n`, the generation prompt. Never throws: unknown shapes render as JSON.
+ */
+export function renderPrompt(request: PromptLike): string {
+  let out = "";
+  if (Array.isArray(request.tools) && request.tools.length > 0) {
+    out += `<|tools|>\n${JSON.stringify(request.tools)}\n`;
+  }
+  const messages = Array.isArray(request.messages) ? request.messages : [];
+  for (const raw of messages) {
+    const m = asRecord(raw);
+    if (!m) {
+      out += `<|unknown|>\n${JSON.stringify(raw)}\n`;
+      continue;
+    }
+    const role = typeof m.role === "string" && /^[a-z_]+$/.test(m.role) ? m.role : "unknown";
+    out += `<|${role}|>\n`;
+    if (role === "tool" && typeof m.tool_call_id === "string") out += `${m.tool_call_id}\n`;
+    out += `${contentText(m.content)}\n`;
+    if (Array.isArray(m.tool_calls)) {
+      for (const call of m.tool_calls) {
+        const fn = asRecord(asRecord(call)?.function);
+        const name = typeof fn?.name === "string" ? fn.name : "";
+        const args = typeof fn?.arguments === "string" ? fn.arguments : "";
+        out += `<|tool_call|>${name}\n${args}\n`;
+      }
+    }
+  }
+  return `${out}<|assistant|>\n`;
+}
+
+/** Number of leading tokens two token lists share. */
+export function commonPrefixLength(a: readonly string[], b: readonly string[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/** What {@link PrefixCache.process} reports for one request. */
+export interface PromptCount {
+  /** Tokens of the rendered prompt. */
+  promptTokens: number;
+  /** Longest common token prefix with any earlier prompt this cache saw (0 for the first). */
+  cachedTokens: number;
+}
+
+/** A prefix cache: remembers every rendered prompt it processed. */
+export interface PrefixCache {
+  /** Counts `request`'s prompt tokens and cached prefix, then remembers its prompt. */
+  process(request: PromptLike): PromptCount;
+  /** Counts like `process` without remembering the prompt. */
+  peek(request: PromptLike): PromptCount;
+  /** Forgets every remembered prompt. */
+  clear(): void;
+}
+
+/**
+ * Makes an empty prefix cache.
+ *
+ * `cachedTokens` for a request is the longest common token prefix (by {@link tokenize}) between its
+ * {@link renderPrompt} output and any earlier prompt passed to `process`.
+ */
+export function createPrefixCache(): PrefixCache {
+  const seen: string[][] = [];
+  const count = (request: PromptLike): { tokens: string[]; result: PromptCount } => {
+    const tokens = tokenize(renderPrompt(request));
+    let cached = 0;
+    for (const prev of seen) cached = Math.max(cached, commonPrefixLength(tokens, prev));
+    return { tokens, result: { promptTokens: tokens.length, cachedTokens: cached } };
+  };
+  return {
+    process(request) {
+      const { tokens, result } = count(request);
+      seen.push(tokens);
+      return result;
+    },
+    peek: (request) => count(request).result,
+    clear() {
+      seen.length = 0;
+    },
+  };
+}

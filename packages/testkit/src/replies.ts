@@ -1,0 +1,181 @@
+import { TestkitError } from "./errors.js";
+
+/** One tool call a scripted turn streams. */
+export interface ScriptedToolCall {
+  /** Tool-call id; default `call_<n>` numbered across the server's life. Sent only in the first delta. */
+  id?: string;
+  /** Function name. */
+  name: string;
+  /** Arguments exactly as the model would stream them (usually a JSON string). */
+  arguments: string;
+}
+
+/** Usage numbers a scripted turn reports; any number left out is computed (see README). */
+export interface ScriptedUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  cached_tokens?: number;
+  reasoning_tokens?: number;
+}
+
+/** A scripted assistant turn: text, reasoning and tool calls, plus how to misbehave while sending it. */
+export interface TurnReply {
+  type?: "turn";
+  /** Assistant text. */
+  content?: string;
+  /** Reasoning text, sent before the content. */
+  reasoning?: string;
+  /** Where reasoning goes: the `reasoning_content` field (default), the `reasoning` field, or `<think>…</think>` in content. */
+  reasoningAs?: "reasoning_content" | "reasoning" | "fence";
+  /** Tool calls, streamed after the content. */
+  toolCalls?: ScriptedToolCall[];
+  /** Usage to report, `false` for none. Omitted numbers are computed from the request and reply. */
+  usage?: ScriptedUsage | false;
+  /** `finish_reason`; default `"tool_calls"` when there are tool calls, else `"stop"`. `null`: none sent. */
+  finishReason?: string | null;
+  /** Characters per delta (default 8); splits reasoning, content, tool names and arguments. */
+  chunkChars?: number;
+  /** Interleave the deltas of parallel tool calls round-robin instead of one call after another. */
+  interleave?: boolean;
+  /** Wait this long before sending the response headers. */
+  firstByteDelayMs?: number;
+  /** Open with a content-free `{"role":"assistant"}` delta (default true). */
+  roleChunk?: boolean;
+  /** Wait this long between chunks. */
+  chunkDelayMs?: number;
+  /** Pause once, for `ms`, after chunk number `afterChunk` (1-based). */
+  pause?: { afterChunk: number; ms: number };
+  /** Send nothing more after chunk N, leaving the connection open (0: headers only). */
+  silentAfterChunk?: number;
+  /** Destroy the socket after chunk N (0: right after the headers). */
+  dropAfterChunk?: number;
+  /** Leave out the final `data: [DONE]`. */
+  noDone?: boolean;
+  /** After chunk N send `data: {"error": error}` and end the stream. */
+  errorMidStream?: { afterChunk: number; error: unknown };
+}
+
+/** An HTTP error: `body` is sent as JSON, or verbatim when it is a string. */
+export interface ErrorReply {
+  type: "error";
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A recorded stream from the fixtures folder, sent byte for byte (split at blank lines when delayed). */
+export interface ReplayReply {
+  type: "replay";
+  /** Path under the fixtures folder, e.g. `"wire/openai/gpt-4.1-nano-text-usage-chunk.sse"`. */
+  fixture: string;
+  /** Wait this long between SSE frames. */
+  chunkDelayMs?: number;
+  /** Response status (default 200). */
+  status?: number;
+  /** Response headers (default `content-type: text/event-stream`). */
+  headers?: Record<string, string>;
+}
+
+/** Exact bytes: each chunk is written as given. */
+export interface RawReply {
+  type: "raw";
+  status?: number;
+  /** Response headers (default `content-type: text/event-stream`). */
+  headers?: Record<string, string>;
+  chunks: (string | Uint8Array)[];
+  chunkDelayMs?: number;
+}
+
+/** What the server sends for one `POST /v1/chat/completions`. */
+export type Reply = TurnReply | ErrorReply | ReplayReply | RawReply;
+
+function nonNegative(value: unknown, field: string): void {
+  if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
+    throw new TestkitError(
+      "invalid-reply",
+      `Reply field ${field} must be a non-negative number, got ${String(value)}.`,
+    );
+  }
+}
+
+/**
+ * Checks a scripted reply and returns it unchanged.
+ *
+ * Throws a `TestkitError` (`invalid-reply`) naming the bad field, so a mistake in a test script
+ * shows up as a clear message rather than a malformed stream.
+ */
+export function validateReply(reply: unknown): Reply {
+  if (typeof reply !== "object" || reply === null) {
+    throw new TestkitError("invalid-reply", `A reply must be an object, got ${String(reply)}.`);
+  }
+  const r = reply as Record<string, unknown>;
+  switch (r.type) {
+    case undefined:
+    case "turn": {
+      for (const f of ["chunkDelayMs", "firstByteDelayMs", "silentAfterChunk", "dropAfterChunk"]) {
+        nonNegative(r[f], f);
+      }
+      if (r.chunkChars !== undefined && !(typeof r.chunkChars === "number" && r.chunkChars >= 1)) {
+        throw new TestkitError(
+          "invalid-reply",
+          `Reply field chunkChars must be at least 1, got ${String(r.chunkChars)}.`,
+        );
+      }
+      if (r.toolCalls !== undefined) {
+        if (!Array.isArray(r.toolCalls)) {
+          throw new TestkitError("invalid-reply", "Reply field toolCalls must be an array.");
+        }
+        r.toolCalls.forEach((c: unknown, i) => {
+          const call = c as Record<string, unknown> | null;
+          if (!call || typeof call.name !== "string" || typeof call.arguments !== "string") {
+            throw new TestkitError(
+              "invalid-reply",
+              `toolCalls[${i}] needs a string name and a string arguments (JSON text), got ${JSON.stringify(c)}.`,
+            );
+          }
+        });
+      }
+      if (r.pause !== undefined) {
+        const p = r.pause as Record<string, unknown> | null;
+        nonNegative(p?.afterChunk ?? -1, "pause.afterChunk");
+        nonNegative(p?.ms ?? -1, "pause.ms");
+      }
+      if (r.errorMidStream !== undefined) {
+        const e = r.errorMidStream as Record<string, unknown> | null;
+        nonNegative(e?.afterChunk ?? -1, "errorMidStream.afterChunk");
+      }
+      return reply as TurnReply;
+    }
+    case "error":
+      if (typeof r.status !== "number" || r.status < 100 || r.status > 599) {
+        throw new TestkitError(
+          "invalid-reply",
+          `An error reply needs an HTTP status 100-599, got ${String(r.status)}.`,
+        );
+      }
+      return reply as ErrorReply;
+    case "replay":
+      if (typeof r.fixture !== "string") {
+        throw new TestkitError(
+          "invalid-reply",
+          "A replay reply needs fixture: a path under shared/fixtures.",
+        );
+      }
+      nonNegative(r.chunkDelayMs, "chunkDelayMs");
+      return reply as ReplayReply;
+    case "raw":
+      if (!Array.isArray(r.chunks)) {
+        throw new TestkitError(
+          "invalid-reply",
+          "A raw reply needs chunks: an array of strings or byte arrays.",
+        );
+      }
+      nonNegative(r.chunkDelayMs, "chunkDelayMs");
+      return reply as RawReply;
+    default:
+      throw new TestkitError(
+        "invalid-reply",
+        `Unknown reply type ${JSON.stringify(r.type)}; use "turn", "error", "replay" or "raw".`,
+      );
+  }
+}

@@ -1,0 +1,163 @@
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./server.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function client(s: TestServer): OpenAI {
+  return new OpenAI({ baseURL: s.baseUrl, apiKey: "test", maxRetries: 0 });
+}
+
+const ask = { model: "sim", messages: [{ role: "user" as const, content: "hi" }] };
+
+describe("startServer", () => {
+  it("listens on 127.0.0.1 with a free port and gives an OpenAI baseURL", async () => {
+    server = await startServer();
+    expect(server.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    expect(server.origin).toBe(server.baseUrl.slice(0, -3));
+    const other = await startServer();
+    expect(other.port).not.toBe(server.port);
+    await other.close();
+  });
+
+  it("answers a plain completion with the scripted text", async () => {
+    server = await startServer({ replies: [{ content: "Hello there" }] });
+    const completion = await client(server).chat.completions.create(ask);
+    expect(completion.choices[0]?.message.content).toBe("Hello there");
+    expect(completion.choices[0]?.finish_reason).toBe("stop");
+    expect(completion.object).toBe("chat.completion");
+  });
+
+  it("streams the scripted text as SSE that the openai client reads back whole", async () => {
+    server = await startServer({ replies: [{ content: "Streaming works fine", chunkChars: 3 }] });
+    const stream = await client(server).chat.completions.create({ ...ask, stream: true });
+    const pieces: string[] = [];
+    for await (const chunk of stream) {
+      const piece = chunk.choices[0]?.delta.content;
+      if (piece) pieces.push(piece);
+    }
+    expect(pieces.join("")).toBe("Streaming works fine");
+    expect(pieces[0]).toBe("Str");
+  });
+
+  it("records every request body it received", async () => {
+    server = await startServer({ replies: [{ content: "a" }, { content: "b" }] });
+    const c = client(server);
+    await c.chat.completions.create({ ...ask, temperature: 0.5 });
+    await c.chat.completions.create({ ...ask, stream: true }).then(async (s) => {
+      for await (const _ of s);
+    });
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[0]?.body).toMatchObject({ model: "sim", temperature: 0.5 });
+    expect(server.requests[0]?.method).toBe("POST");
+    expect(server.requests[0]?.path).toBe("/v1/chat/completions");
+    expect(server.requests[0]?.headers.authorization).toBe("Bearer test");
+    expect(JSON.parse(server.requests[1]?.raw ?? "")).toMatchObject({ stream: true });
+  });
+
+  it("lets a function decide each reply from the request and its index", async () => {
+    server = await startServer({
+      replies: (req, i) => ({ content: `#${i} ${(req.body as { model: string }).model}` }),
+    });
+    const c = client(server);
+    expect((await c.chat.completions.create({ ...ask, model: "m1" })).choices[0]?.message.content).toBe(
+      "#0 m1",
+    );
+    expect((await c.chat.completions.create({ ...ask, model: "m2" })).choices[0]?.message.content).toBe(
+      "#1 m2",
+    );
+  });
+
+  it("serves enqueued replies before the reply function", async () => {
+    server = await startServer({ replies: () => ({ content: "from function" }) });
+    server.enqueue({ content: "queued" });
+    expect(server.pending).toBe(1);
+    const c = client(server);
+    expect((await c.chat.completions.create(ask)).choices[0]?.message.content).toBe("queued");
+    expect((await c.chat.completions.create(ask)).choices[0]?.message.content).toBe("from function");
+  });
+
+  it("answers 500 saying the script ran out when nothing is queued", async () => {
+    server = await startServer();
+    const error = await client(server)
+      .chat.completions.create(ask)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(500);
+    expect(String((error as Error).message)).toMatch(/script ran out/);
+  });
+
+  it("reports a malformed scripted reply as a 500 naming the bad field", async () => {
+    server = await startServer({ replies: () => ({ toolCalls: [{ name: "x" }] }) as never });
+    const error = await client(server)
+      .chat.completions.create(ask)
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/toolCalls\[0\]/);
+  });
+
+  it("refuses to enqueue a reply of an unknown type", async () => {
+    server = await startServer();
+    expect(() => server?.enqueue({ type: "nope" } as never)).toThrow(/Unknown reply type/);
+  });
+
+  it("lists one sim model by default on GET /v1/models", async () => {
+    server = await startServer();
+    const page = await client(server).models.list();
+    expect(page.data.map((m) => m.id)).toEqual(["sim"]);
+  });
+
+  it("lists the configured models, wrapping an array as a list", async () => {
+    server = await startServer({ models: [{ id: "a" }, { id: "b", max_model_len: 4096 }] });
+    const body = await fetch(`${server.baseUrl}/models`).then((r) => r.json());
+    expect(body).toMatchObject({
+      object: "list",
+      data: [
+        { id: "a", object: "model" },
+        { id: "b", max_model_len: 4096 },
+      ],
+    });
+  });
+
+  it("sends a non-array models body as is", async () => {
+    server = await startServer({ models: { data: [], custom: true } });
+    expect(await fetch(`${server.baseUrl}/models`).then((r) => r.json())).toEqual({ data: [], custom: true });
+  });
+
+  it("serves /props and /api/v0/models only when configured", async () => {
+    server = await startServer({ props: { default_generation_settings: { n_ctx: 2048 } } });
+    const props = await fetch(`${server.origin}/props`);
+    expect(props.status).toBe(200);
+    expect(await props.json()).toEqual({ default_generation_settings: { n_ctx: 2048 } });
+    expect((await fetch(`${server.origin}/api/v0/models`)).status).toBe(404);
+    await server.close();
+    server = await startServer({ lmstudio: { data: [] }, props: false });
+    expect((await fetch(`${server.origin}/props`)).status).toBe(404);
+    expect(await fetch(`${server.origin}/api/v0/models`).then((r) => r.json())).toEqual({ data: [] });
+  });
+
+  it("answers unknown routes with 404 and records them", async () => {
+    server = await startServer();
+    const res = await fetch(`${server.origin}/v1/embeddings`, { method: "POST", body: "{}" });
+    expect(res.status).toBe(404);
+    expect(server.requests[0]?.path).toBe("/v1/embeddings");
+  });
+
+  it("rejects a chat body that is not JSON with a 400", async () => {
+    server = await startServer({ replies: [{ content: "unused" }] });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, { method: "POST", body: "{not json" });
+    expect(res.status).toBe(400);
+    expect(server.requests[0]?.raw).toBe("{not json");
+    expect(server.pending).toBe(1);
+  });
+
+  it("close() can be called twice", async () => {
+    server = await startServer();
+    await server.close();
+    await server.close();
+    await expect(fetch(`${server.origin}/v1/models`)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,403 @@
+/**
+ * The loopback server: routes, the reply queue, and the writers that put each kind of reply on the
+ * wire (with its delays, pauses, silences and drops).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { setTimeout as sleepFor } from "node:timers/promises";
+import { TestkitError } from "./errors.js";
+import { readFixtureBytes } from "./fixtures.js";
+import type { Personality } from "./personalities/personality.js";
+import { type PersonalitySpec, resolvePersonality } from "./personalities/resolve.js";
+import { countTokens, createPrefixCache, renderPrompt } from "./prefix-cache.js";
+import type { RecordedRequest } from "./recorded-request.js";
+import type { ErrorReply, RawReply, ReplayReply, Reply, TurnReply } from "./replies.js";
+import { validateReply } from "./replies.js";
+import { scriptedModel } from "./scripted-model.js";
+import { splitFrames, sseFrame, type TurnContext, turnChunks, turnCompletion } from "./sse.js";
+
+/** One entry of the default `GET /v1/models` list. */
+export interface ModelListing {
+  id: string;
+  object?: string;
+  created?: number;
+  owned_by?: string;
+  [key: string]: unknown;
+}
+
+/** Decides the reply to one chat request: gets the request and its 0-based index among chat requests. */
+export type ReplyFunction = (request: RecordedRequest, index: number) => Reply | Promise<Reply>;
+
+/** Options of {@link startServer}; all optional. */
+export interface ServerOptions {
+  /** The script: a queue consumed one reply per chat request, or a function deciding each reply. */
+  replies?: Reply[] | ReplyFunction;
+  /** A real server's refusals and routes: a name, `{ name, …options }`, or a `Personality` object. */
+  personality?: PersonalitySpec;
+  /** Report `prompt_tokens_details.cached_tokens` from the prefix-cache model. */
+  prefixCache?: boolean;
+  /** Body of `GET /v1/models`: an array is wrapped as `{ object: "list", data }`, anything else sent as is. */
+  models?: ModelListing[] | unknown;
+  /** Body of `GET /props`; `false` or absent (without a personality that has one): 404. */
+  props?: unknown;
+  /** Body of LM Studio's `GET /api/v0/models`; `false` or absent (without the lmstudio personality): 404. */
+  lmstudio?: unknown;
+  /** Let the rule-based demo model answer chat requests when no scripted reply is left. */
+  scriptedModel?: boolean;
+  /** Port to listen on (default 0: a free one). */
+  port?: number;
+}
+
+/** A running server; see {@link startServer}. */
+export interface TestServer {
+  /** `http://127.0.0.1:<port>/v1` — the `baseURL` for `new OpenAI(…)`. */
+  readonly baseUrl: string;
+  /** `http://127.0.0.1:<port>`. */
+  readonly origin: string;
+  /** The port it listens on. */
+  readonly port: number;
+  /** Every request received, in arrival order (all routes). */
+  readonly requests: RecordedRequest[];
+  /** The chat-completions requests only, in arrival order. */
+  readonly chatRequests: RecordedRequest[];
+  /** Appends replies to the queue. */
+  enqueue(...replies: Reply[]): void;
+  /** Replies still queued. */
+  readonly pending: number;
+  /** Stops listening and ends every open response, silent streams included. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+function headerRecord(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
+  }
+  return out;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString("utf8");
+}
+
+function parseJson(raw: string): unknown {
+  if (raw.trim() === "") return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+function openAiError(status: number, message: string, type = "invalid_request_error"): ErrorReply {
+  return { type: "error", status, body: { error: { message, type, param: null, code: null } } };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Starts an OpenAI-compatible HTTP server on 127.0.0.1 with a free port.
+ *
+ * Routes: `POST /v1/chat/completions` (SSE when the body has `stream: true`, else one JSON
+ * completion), `GET /v1/models`, `GET /props` and `GET /api/v0/models` when configured. Each chat
+ * request is answered, in order of precedence, by: the personality's refusal, the next queued reply,
+ * the reply function, the scripted model (when enabled), else a 500 saying the script ran out.
+ * Throws a `TestkitError` (`invalid-option`) for bad options; never leaves a listener behind on failure.
+ */
+export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
+  const personality: Personality | undefined = resolvePersonality(options.personality);
+  if (
+    options.replies !== undefined &&
+    !Array.isArray(options.replies) &&
+    typeof options.replies !== "function"
+  ) {
+    throw new TestkitError(
+      "invalid-option",
+      "startServer: replies must be an array of replies or a function.",
+    );
+  }
+  const queue: Reply[] = Array.isArray(options.replies) ? options.replies.map(validateReply) : [];
+  const replyFn = typeof options.replies === "function" ? options.replies : undefined;
+  const requests: RecordedRequest[] = [];
+  const chatRequests: RecordedRequest[] = [];
+  const cache = createPrefixCache();
+  const sockets = new Set<Socket>();
+  const stop = new AbortController();
+  const startedAt = Date.now();
+  let completionCounter = 0;
+
+  /** Sleeps; false when the server closed or the client went away meanwhile. */
+  const sleep = async (ms: number, res: ServerResponse): Promise<boolean> => {
+    if (ms > 0) {
+      try {
+        await sleepFor(ms, undefined, { signal: stop.signal });
+      } catch {
+        return false;
+      }
+    }
+    return !stop.signal.aborted && !res.destroyed;
+  };
+
+  const sendJson = (
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    const type = typeof body === "string" ? "text/plain; charset=utf-8" : "application/json";
+    res.writeHead(status, { "content-type": type, ...headers });
+    res.end(text);
+  };
+
+  const sendError = (res: ServerResponse, reply: ErrorReply) => {
+    sendJson(res, reply.status, reply.body, reply.headers);
+  };
+
+  /** Writes frames one by one, applying the reply's delays and misbehaviours between them. */
+  const writeFrames = async (res: ServerResponse, frames: (string | Uint8Array)[], turn: TurnReply) => {
+    // Returns true when the stream must not go on after `sent` frames.
+    const stopAfter = async (sent: number): Promise<boolean> => {
+      if (turn.errorMidStream && turn.errorMidStream.afterChunk === sent) {
+        res.end(sseFrame({ error: turn.errorMidStream.error }));
+        return true;
+      }
+      if (turn.dropAfterChunk === sent) {
+        res.socket?.destroy();
+        return true;
+      }
+      if (turn.silentAfterChunk === sent) return true; // left open until close() or the client leaves
+      if (turn.pause && turn.pause.afterChunk === sent && !(await sleep(turn.pause.ms, res))) return true;
+      return false;
+    };
+    for (let i = 0; i < frames.length; i++) {
+      if (await stopAfter(i)) return;
+      if (i > 0 && turn.chunkDelayMs && !(await sleep(turn.chunkDelayMs, res))) return;
+      if (res.destroyed) return;
+      // Wait until the frame is handed to the socket, so a drop right after it still delivers it.
+      await new Promise<void>((resolve) => res.write(frames[i] as string | Uint8Array, () => resolve()));
+    }
+    if (await stopAfter(frames.length)) return;
+    res.end();
+  };
+
+  const sendTurn = async (
+    res: ServerResponse,
+    request: RecordedRequest,
+    turn: TurnReply,
+    ctx: TurnContext,
+  ) => {
+    if (turn.firstByteDelayMs && !(await sleep(turn.firstByteDelayMs, res))) return;
+    const body = request.body as Record<string, unknown>;
+    if (body.stream !== true) {
+      if (turn.silentAfterChunk !== undefined) return; // never answers
+      if (turn.dropAfterChunk !== undefined) {
+        res.socket?.destroy();
+        return;
+      }
+      sendJson(res, 200, turnCompletion(turn, ctx));
+      return;
+    }
+    const includeUsage = personality?.streamsUsage?.(request) ?? true;
+    const frames: string[] = turnChunks(turn, ctx, { includeUsage }).map((c) => sseFrame(c));
+    if (!turn.noDone) frames.push(sseFrame("[DONE]"));
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
+    res.flushHeaders();
+    await writeFrames(res, frames, turn);
+  };
+
+  const sendChunks = async (
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string> | undefined,
+    chunks: (string | Uint8Array)[],
+    delayMs: number | undefined,
+  ) => {
+    res.writeHead(status, headers ?? { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.flushHeaders();
+    await writeFrames(res, chunks, { chunkDelayMs: delayMs });
+  };
+
+  const sendReplay = async (res: ServerResponse, reply: ReplayReply) => {
+    const bytes = readFixtureBytes(reply.fixture);
+    const chunks = reply.chunkDelayMs ? splitFrames(bytes) : [bytes];
+    await sendChunks(res, reply.status ?? 200, reply.headers, chunks, reply.chunkDelayMs);
+  };
+
+  const sendRaw = async (res: ServerResponse, reply: RawReply) => {
+    await sendChunks(res, reply.status ?? 200, reply.headers, reply.chunks, reply.chunkDelayMs);
+  };
+
+  const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
+    const queued = queue.shift();
+    if (queued) return queued;
+    if (replyFn) return await replyFn(request, index);
+    if (options.scriptedModel) return scriptedModel(request.body as Record<string, unknown>);
+    return openAiError(
+      500,
+      `loopwright testkit: the script ran out — chat request #${index + 1} arrived but no reply was queued. Enqueue a reply, pass a replies function, or enable scriptedModel.`,
+      "server_error",
+    );
+  };
+
+  const handleChat = async (res: ServerResponse, request: RecordedRequest) => {
+    const index = chatRequests.length;
+    chatRequests.push(request);
+    if (!isRecord(request.body)) {
+      sendError(res, openAiError(400, "The request body must be a JSON object with model and messages."));
+      return;
+    }
+    const promptTokens = countTokens(renderPrompt(request.body));
+    const refusal = personality?.check?.(request, { promptTokens, uptimeMs: Date.now() - startedAt });
+    if (refusal) {
+      sendError(res, refusal);
+      return;
+    }
+    const counted = options.prefixCache
+      ? cache.process(request.body)
+      : { promptTokens, cachedTokens: undefined };
+    const reply = validateReply(await nextReply(request, index));
+    switch (reply.type) {
+      case "error":
+        sendError(res, reply);
+        return;
+      case "replay":
+        await sendReplay(res, reply);
+        return;
+      case "raw":
+        await sendRaw(res, reply);
+        return;
+      default: {
+        completionCounter++;
+        const n = completionCounter;
+        const model = typeof request.body.model === "string" ? request.body.model : "sim";
+        const ctx: TurnContext = {
+          id: `chatcmpl-sim${n}`,
+          model,
+          created: Math.floor(Date.now() / 1000),
+          promptTokens: counted.promptTokens,
+          cachedTokens: counted.cachedTokens,
+          toolCallId: (i) => `call_sim${n}_${i}`,
+        };
+        await sendTurn(res, request, reply, ctx);
+      }
+    }
+  };
+
+  const getBody = (explicit: unknown, fallback: (() => unknown) | undefined): unknown => {
+    if (explicit === false) return undefined;
+    if (explicit !== undefined) return explicit;
+    return fallback?.();
+  };
+
+  const route = async (res: ServerResponse, request: RecordedRequest) => {
+    const intercepted = personality?.intercept?.(request, Date.now() - startedAt);
+    if (intercepted) {
+      sendError(res, intercepted);
+      return;
+    }
+    const { method, path } = request;
+    if (method === "POST" && path === "/v1/chat/completions") {
+      await handleChat(res, request);
+      return;
+    }
+    if (method === "GET" && path === "/v1/models") {
+      const models = options.models ?? personality?.models?.() ?? [{ id: "sim" }];
+      const body = Array.isArray(models)
+        ? {
+            object: "list",
+            data: models.map((m) => ({ object: "model", created: 0, owned_by: "loopwright-testkit", ...m })),
+          }
+        : models;
+      sendJson(res, 200, body);
+      return;
+    }
+    const extra =
+      method === "GET" && path === "/props"
+        ? getBody(options.props, personality?.props?.bind(personality))
+        : method === "GET" && path === "/api/v0/models"
+          ? getBody(options.lmstudio, personality?.lmstudioModels?.bind(personality))
+          : undefined;
+    if (extra !== undefined) {
+      sendJson(res, 200, extra);
+      return;
+    }
+    sendJson(res, 404, {
+      error: {
+        message: `loopwright testkit: no route for ${method} ${path}.`,
+        type: "not_found_error",
+        code: null,
+      },
+    });
+  };
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const raw = await readBody(req);
+      const url = req.url ?? "/";
+      const request: RecordedRequest = {
+        method: (req.method ?? "GET").toUpperCase(),
+        path: url.split("?")[0] ?? "/",
+        url,
+        headers: headerRecord(req),
+        body: parseJson(raw),
+        raw,
+      };
+      requests.push(request);
+      await route(res, request);
+    })().catch((error: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      sendError(res, openAiError(500, `loopwright testkit: ${message}`, "server_error"));
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://127.0.0.1:${port}`;
+  let closing: Promise<void> | undefined;
+
+  return {
+    baseUrl: `${origin}/v1`,
+    origin,
+    port,
+    requests,
+    chatRequests,
+    enqueue(...replies: Reply[]) {
+      for (const r of replies) queue.push(validateReply(r));
+    },
+    get pending() {
+      return queue.length;
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        stop.abort();
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
