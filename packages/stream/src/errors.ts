@@ -1,0 +1,109 @@
+import type { Turn } from "./turn.js";
+
+const SILENT_MARKER = Symbol.for("@loopwright/stream.EndpointSilent");
+const STREAM_MARKER = Symbol.for("@loopwright/stream.StreamError");
+
+function hasMarker(value: unknown, marker: symbol): boolean {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+}
+
+/** Which allowance ran out: the wait for the first chunk that carried something, or a later gap. */
+export type EndpointSilentCode = "first-chunk" | "idle";
+
+/**
+ * The endpoint stopped talking: no chunk arrived within the watchdog's allowance.
+ *
+ * `code` is `"first-chunk"` when the wait before anything was produced (prefill) ran past
+ * `firstChunkMs`, and `"idle"` when a stream that had started went quiet for `idleMs`. `waitedMs`
+ * is the silence measured, `partial` the turn as read until then, `produced` whether any text,
+ * reasoning or tool-call piece had arrived (a retry is then visible to the user).
+ * `EndpointSilent.isInstance(value)` works across two installed copies of the package.
+ */
+export class EndpointSilent extends Error {
+  override readonly name = "EndpointSilent";
+  readonly code: EndpointSilentCode;
+  readonly waitedMs: number;
+  readonly limitMs: number;
+  readonly partial: Turn;
+  readonly produced: boolean;
+
+  constructor(
+    code: EndpointSilentCode,
+    limitMs: number,
+    waitedMs: number,
+    partial: Turn,
+    produced: boolean,
+    options?: { cause?: unknown },
+  ) {
+    const what =
+      code === "first-chunk"
+        ? `The endpoint sent nothing within ${limitMs} ms of the request (still in prefill, or wedged).`
+        : `The endpoint went silent for ${limitMs} ms in the middle of a streamed reply.`;
+    super(
+      `${what} The request was abandoned and its connection closed; retry it, or raise ${
+        code === "first-chunk" ? "firstChunkMs" : "idleMs"
+      } for a slow server.`,
+      options,
+    );
+    this.code = code;
+    this.limitMs = limitMs;
+    this.waitedMs = waitedMs;
+    this.partial = partial;
+    this.produced = produced;
+    Object.defineProperty(this, SILENT_MARKER, { value: true });
+  }
+
+  /** True when `value` is an EndpointSilent from any copy of this package. */
+  static isInstance(value: unknown): value is EndpointSilent {
+    return hasMarker(value, SILENT_MARKER);
+  }
+}
+
+/** What went wrong while a stream was being read; see {@link StreamError}. */
+export type StreamErrorCode =
+  /** The server sent an error object inside the stream (`data: {"error": …}`). */
+  | "server-error"
+  /** A line of the stream was not JSON the client could parse. */
+  | "malformed-chunk"
+  /** The connection failed before the stream ended (reset, dropped, truncated body). */
+  | "connection-lost"
+  /** The client's `create()` answered with something that is not an async-iterable stream. */
+  | "not-a-stream"
+  /** `streamTurn` was called with an argument it cannot use (named in the message). */
+  | "invalid-argument";
+
+/**
+ * A streamed turn that could not be read to its end, for a reason other than silence or abort.
+ *
+ * `code` says which (see {@link StreamErrorCode}); `cause` is the underlying failure (the SDK's
+ * error, a `SyntaxError`, a socket error). For `"server-error"`, `serverError` is the error value
+ * the server put in the stream, and the message quotes its text so wording-based checks still
+ * match. `partial` is the turn as read until the failure and `produced` says whether anything had
+ * been produced, so a caller can tell a retry the user will notice from one they will not.
+ * `StreamError.isInstance(value)` works across two installed copies of the package.
+ */
+export class StreamError extends Error {
+  override readonly name = "StreamError";
+  readonly code: StreamErrorCode;
+  readonly serverError: unknown;
+  readonly partial: Turn | undefined;
+  readonly produced: boolean;
+
+  constructor(
+    code: StreamErrorCode,
+    message: string,
+    options: { cause?: unknown; serverError?: unknown; partial?: Turn; produced?: boolean } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.serverError = options.serverError;
+    this.partial = options.partial;
+    this.produced = options.produced ?? false;
+    Object.defineProperty(this, STREAM_MARKER, { value: true });
+  }
+
+  /** True when `value` is a StreamError from any copy of this package. */
+  static isInstance(value: unknown): value is StreamError {
+    return hasMarker(value, STREAM_MARKER);
+  }
+}

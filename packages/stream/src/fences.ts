@@ -1,0 +1,336 @@
+/**
+ * A pair of markers a model writes around its scratchpad when the server leaves it in `content`.
+ *
+ * `open` starts the scratchpad and `close` ends it. `resume`, where a format has one, is a header
+ * the model writes right after `close` to start its answer (gpt-oss harmony's final channel); it is
+ * dropped with the fence rather than shown as answer.
+ */
+export interface Fence {
+  readonly open: string;
+  readonly close: string;
+  readonly resume?: string;
+}
+
+const THINK: Fence = { open: "<think>", close: "</think>" };
+const HARMONY: Fence = {
+  open: "<|channel|>analysis<|message|>",
+  close: "<|end|>",
+  resume: "<|start|>assistant<|channel|>final<|message|>",
+};
+const KIMI: Fence = { open: "◁think▷", close: "◁/think▷" };
+const THINKING: Fence = { open: "<thinking>", close: "</thinking>" };
+const REASONING: Fence = { open: "<reasoning>", close: "</reasoning>" };
+
+/**
+ * The fences no model writes as part of an answer: `<think>`, gpt-oss harmony's analysis channel
+ * served raw, and Kimi's `◁think▷`. What `streamTurn` uses unless told otherwise.
+ */
+export const DEFAULT_FENCES: readonly Fence[] = Object.freeze([THINK, HARMONY, KIMI]);
+
+/**
+ * {@link DEFAULT_FENCES} plus `<thinking>` and `<reasoning>`, which a model might also be quoting;
+ * for side tasks, whose answers are read by code rather than shown.
+ */
+export const ALL_FENCES: readonly Fence[] = Object.freeze([...DEFAULT_FENCES, THINKING, REASONING]);
+
+/** Options of {@link FenceSplitter} and {@link stripThinking}. */
+export interface FenceOptions {
+  /** The fences to recognise; `[]` reads all text as answer. Default {@link DEFAULT_FENCES}. */
+  fences?: readonly Fence[];
+  /**
+   * The text starts inside a scratchpad (the template opened `<think>` in the prompt), so
+   * everything up to the first closing marker is reasoning and never answer.
+   */
+  startInReasoning?: boolean;
+}
+
+/**
+ * What one {@link FenceSplitter.push} or {@link FenceSplitter.flush} released.
+ *
+ * `content` is new answer text and `reasoning` new scratchpad text. `retracted` is the length of
+ * answer text released earlier that has turned out to be scratchpad (a closing marker arrived with
+ * no opening one): that text is gone from the answer and is included at the start of `reasoning`.
+ */
+export interface FenceSplit {
+  content: string;
+  reasoning: string;
+  retracted: number;
+}
+
+function isSpace(code: number): boolean {
+  return code === 32 || code === 10 || code === 13 || code === 9;
+}
+
+function leadingSpace(text: string, from: number): number {
+  let i = from;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Length of the longest tail of `text` that is a proper prefix of one of `markers`. */
+function heldTail(text: string, markers: readonly string[]): number {
+  let best = 0;
+  for (const marker of markers) {
+    const max = Math.min(marker.length - 1, text.length);
+    for (let k = max; k > best; k--) {
+      if (text.endsWith(marker.slice(0, k))) {
+        best = k;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+function validateFences(fences: unknown): readonly Fence[] {
+  if (!Array.isArray(fences)) throw new TypeError("fences must be an array of { open, close } markers.");
+  for (const fence of fences as unknown[]) {
+    const f = fence as Partial<Fence> | null;
+    if (
+      !f ||
+      typeof f.open !== "string" ||
+      typeof f.close !== "string" ||
+      f.open === "" ||
+      f.close === "" ||
+      (f.resume !== undefined && (typeof f.resume !== "string" || f.resume === ""))
+    ) {
+      throw new TypeError(
+        `Each fence needs non-empty string "open" and "close" markers (and "resume", if given); got ${JSON.stringify(fence)}.`,
+      );
+    }
+  }
+  return fences as readonly Fence[];
+}
+
+/**
+ * Splits a streamed reply into answer and scratchpad as it arrives, text inside a fence going to
+ * reasoning.
+ *
+ * Feed it the content deltas in order with {@link FenceSplitter.push} and call
+ * {@link FenceSplitter.flush} at the end. A piece ending in what could be the start of a marker is
+ * held back until the next piece settles it, so half a tag is never released as answer. Blank space
+ * right after an opening or closing marker is dropped. A closing marker that arrives before any
+ * opening one (a template that opened the fence in the prompt) moves all answer so far to
+ * reasoning and says so in `retracted`. A reply cut off inside a fence leaves the answer as it was
+ * before the fence. Over any split of a text the totals equal {@link stripThinking} of the whole.
+ * Throws a `TypeError` for a malformed fence table; never throws while splitting.
+ */
+export class FenceSplitter {
+  private readonly fences: readonly Fence[];
+  private readonly answerMarkers: readonly string[];
+  private readonly openMarkers: readonly string[];
+  private readonly closeMarkers: readonly string[];
+  private readonly markerStarts: string;
+  private held = "";
+  private fence: Fence | undefined;
+  private inside: boolean;
+  private sawMarker = false;
+  private dropSpace = false;
+  private resume: string | undefined;
+  private contentTotal = "";
+  private reasoningTotal = "";
+
+  constructor(options: FenceOptions = {}) {
+    this.fences = validateFences(options.fences ?? DEFAULT_FENCES);
+    this.openMarkers = this.fences.map((f) => f.open);
+    this.closeMarkers = this.fences.map((f) => f.close);
+    this.answerMarkers = [...this.openMarkers, ...this.closeMarkers];
+    let starts = "";
+    for (const marker of this.answerMarkers) if (!starts.includes(marker[0]!)) starts += marker[0];
+    this.markerStarts = starts;
+    this.inside = options.startInReasoning === true && this.fences.length > 0;
+    this.sawMarker = this.inside;
+    this.dropSpace = this.inside;
+  }
+
+  /** All answer text released so far (after any retraction). */
+  get content(): string {
+    return this.contentTotal;
+  }
+
+  /** All scratchpad text released so far. */
+  get reasoning(): string {
+    return this.reasoningTotal;
+  }
+
+  /** Text held back as a possible half marker, released by the next piece or by `flush()`. */
+  get pending(): string {
+    return this.held;
+  }
+
+  /** Whether the text read so far ends inside a fence. */
+  get inReasoning(): boolean {
+    return this.inside;
+  }
+
+  /** Takes the next piece of text; returns what it released as answer and as reasoning. */
+  push(text: string): FenceSplit {
+    const out: FenceSplit = { content: "", reasoning: "", retracted: 0 };
+    if (typeof text !== "string" || text === "") return out;
+    if (this.fences.length === 0) {
+      this.contentTotal += text;
+      out.content = text;
+      return out;
+    }
+    const buf = this.held === "" ? text : this.held + text;
+    this.held = "";
+    let pos = 0;
+    while (pos < buf.length) {
+      if (this.dropSpace) {
+        pos = leadingSpace(buf, pos);
+        if (pos === buf.length) break;
+        if (!this.inside && this.resume !== undefined) {
+          const resume = this.resume;
+          if (buf.startsWith(resume, pos)) {
+            pos += resume.length;
+            this.resume = undefined;
+            continue;
+          }
+          const rest = buf.length - pos;
+          if (rest < resume.length && resume.startsWith(buf.slice(pos))) {
+            this.held = buf.slice(pos);
+            pos = buf.length;
+            break;
+          }
+          this.resume = undefined;
+        }
+        this.dropSpace = false;
+      }
+      if (this.inside) pos = this.readInside(buf, pos, out);
+      else {
+        pos = this.readAnswer(buf, pos, out);
+      }
+    }
+    return out;
+  }
+
+  /** Releases what was held back as a possible half marker, at the end of the text. */
+  flush(): FenceSplit {
+    const out: FenceSplit = { content: "", reasoning: "", retracted: 0 };
+    const rest = this.held;
+    this.held = "";
+    if (rest === "") return out;
+    if (this.inside) this.emitReasoning(rest, out);
+    else this.emitContent(rest, out);
+    return out;
+  }
+
+  private emitContent(text: string, out: FenceSplit): void {
+    if (text === "") return;
+    out.content += text;
+    this.contentTotal += text;
+  }
+
+  private emitReasoning(text: string, out: FenceSplit): void {
+    if (text === "") return;
+    out.reasoning += text;
+    this.reasoningTotal += text;
+  }
+
+  /** Reads answer text from `pos`; returns the position after what it consumed. */
+  private readAnswer(buf: string, pos: number, out: FenceSplit): number {
+    let quick = true;
+    for (let i = 0; i < this.markerStarts.length; i++) {
+      if (buf.indexOf(this.markerStarts[i]!, pos) !== -1) {
+        quick = false;
+        break;
+      }
+    }
+    if (quick) {
+      this.emitContent(pos === 0 ? buf : buf.slice(pos), out);
+      return buf.length;
+    }
+    let at = -1;
+    let hit: Fence | undefined;
+    let closing = false;
+    for (const fence of this.fences) {
+      const i = buf.indexOf(fence.open, pos);
+      if (i !== -1 && (at === -1 || i < at)) {
+        at = i;
+        hit = fence;
+        closing = false;
+      }
+      if (!this.sawMarker) {
+        const j = buf.indexOf(fence.close, pos);
+        if (j !== -1 && (at === -1 || j < at)) {
+          at = j;
+          hit = fence;
+          closing = true;
+        }
+      }
+    }
+    if (hit === undefined) {
+      const markers = this.sawMarker ? this.openMarkers : this.answerMarkers;
+      const keep = heldTail(buf, markers);
+      this.emitContent(buf.slice(pos, buf.length - keep), out);
+      this.held = keep > 0 ? buf.slice(buf.length - keep) : "";
+      return buf.length;
+    }
+    this.sawMarker = true;
+    if (closing) {
+      // A closing marker with no opening one: the answer so far was scratchpad.
+      const moved = this.contentTotal;
+      out.retracted += moved.length - out.content.length;
+      out.content = "";
+      this.contentTotal = "";
+      this.emitReasoning(moved + buf.slice(pos, at), out);
+      this.enterAnswer(hit);
+      return at + hit.close.length;
+    }
+    this.emitContent(buf.slice(pos, at), out);
+    this.fence = hit;
+    this.inside = true;
+    this.dropSpace = true;
+    return at + hit.open.length;
+  }
+
+  private readInside(buf: string, pos: number, out: FenceSplit): number {
+    let at = -1;
+    let hit: Fence | undefined;
+    if (this.fence !== undefined) {
+      at = buf.indexOf(this.fence.close, pos);
+      hit = this.fence;
+    } else {
+      for (const fence of this.fences) {
+        const i = buf.indexOf(fence.close, pos);
+        if (i !== -1 && (at === -1 || i < at)) {
+          at = i;
+          hit = fence;
+        }
+      }
+    }
+    if (at === -1 || hit === undefined) {
+      const keep = heldTail(buf, this.fence !== undefined ? [this.fence.close] : this.closeMarkers);
+      this.emitReasoning(buf.slice(pos, buf.length - keep), out);
+      this.held = keep > 0 ? buf.slice(buf.length - keep) : "";
+      return buf.length;
+    }
+    this.emitReasoning(buf.slice(pos, at), out);
+    this.enterAnswer(hit);
+    return at + hit.close.length;
+  }
+
+  private enterAnswer(fence: Fence): void {
+    this.inside = false;
+    this.fence = undefined;
+    this.dropSpace = true;
+    this.resume = fence.resume;
+  }
+}
+
+/**
+ * Splits a whole reply into answer and scratchpad: the same reading as {@link FenceSplitter} over
+ * the text in one piece.
+ *
+ * Returns `{ content, reasoning }`. Reads only `text`; throws a `TypeError` for a malformed fence
+ * table and never otherwise.
+ */
+export function stripThinking(
+  text: string,
+  options: FenceOptions = {},
+): { content: string; reasoning: string } {
+  const splitter = new FenceSplitter(options);
+  splitter.push(typeof text === "string" ? text : "");
+  splitter.flush();
+  return { content: splitter.content, reasoning: splitter.reasoning };
+}

@@ -1,0 +1,352 @@
+import type { ChunkLike } from "./chunk.js";
+import { EndpointSilent, type EndpointSilentCode, StreamError } from "./errors.js";
+import type { Fence } from "./fences.js";
+import type { ToolCallProgress } from "./tool-call-assembler.js";
+import type { Turn } from "./turn.js";
+import { TurnReader } from "./turn-reader.js";
+
+/** The longest delay a Node timer takes; longer ones fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** The request body `streamTurn` sends: any chat-completions body; `stream: true` is set for you. */
+export interface ChatBody {
+  model: string;
+  messages: readonly unknown[];
+  stream?: boolean | null;
+}
+
+/** The per-request options `streamTurn` hands the client (the openai SDK's `RequestOptions` fit). */
+export interface RequestOptionsLike {
+  signal?: AbortSignal;
+  timeout?: number;
+}
+
+/**
+ * The narrowest client `streamTurn` reads: `chat.completions.create` answering a streamed body
+ * with an async-iterable of chunks. An `OpenAI` instance from the `openai` SDK fits it.
+ */
+export interface ChatClientLike {
+  chat: {
+    completions: {
+      create(body: ChatBody, options?: RequestOptionsLike): PromiseLike<AsyncIterable<ChunkLike>>;
+    };
+  };
+}
+
+/**
+ * A box `streamTurn` sets to `true` on the first chunk that carries text, reasoning or a piece of a
+ * tool call; a caller with its own retry budget reads it to know whether anything was shown.
+ */
+export interface ProducedBox {
+  value: boolean;
+}
+
+/** Options of {@link streamTurn}; every one is optional. */
+export interface StreamTurnOptions {
+  /** Aborts the request at any phase; the promise rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /**
+   * Silence allowed between chunks once the reply has started, in ms: re-armed on every chunk, so
+   * a reply still arriving is never cut off. Also bounds the wait for the first chunk unless
+   * `firstChunkMs` is given. Absent, `0` or `Infinity`: no limit.
+   */
+  idleMs?: number;
+  /**
+   * Silence allowed before the first chunk that carries something (prefill), in ms; a content-free
+   * opening chunk does not end it. Defaults to `idleMs`.
+   */
+  firstChunkMs?: number;
+  /** Set to `true` on the first chunk carrying text, reasoning or a tool-call piece. */
+  produced?: ProducedBox;
+  /** Told each piece of answer text as it arrives (never text inside a fence, never a half marker). */
+  onOutput?: (text: string) => void;
+  /** Told each piece of reasoning: the server's reasoning fields and fenced text in content. */
+  onThinking?: (text: string) => void;
+  /** Told each piece of a tool call as it arrives, with the call's progress so far. */
+  onToolCallDelta?: (progress: ToolCallProgress) => void;
+  /** Fences to take out of the content; `[]` reads all content as answer. Default `DEFAULT_FENCES`. */
+  fences?: readonly Fence[];
+  /** The content starts inside a scratchpad (the template opened it in the prompt). */
+  startInReasoning?: boolean;
+}
+
+type Stop =
+  | { kind: "abort"; reason: unknown }
+  | { kind: "silent"; code: EndpointSilentCode; limit: number; waited: number };
+
+const STOPPED = Symbol("stopped");
+
+/** Lets the read be interrupted at once, whatever the client does with its abort signal. */
+class Waiter {
+  private reject: ((reason: unknown) => void) | undefined;
+  private stopped = false;
+
+  wait<T>(promise: PromiseLike<T>): Promise<T> {
+    if (this.stopped) return Promise.reject(STOPPED);
+    return new Promise<T>((resolve, reject) => {
+      this.reject = reject;
+      promise.then(resolve, reject);
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.reject?.(STOPPED);
+  }
+}
+
+/** One timer for both allowances, re-armed lazily: a chunk only records the time. */
+class Watchdog {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private last: number;
+  private phase: EndpointSilentCode = "first-chunk";
+  private done = false;
+
+  constructor(
+    private readonly firstMs: number | undefined,
+    private readonly idleMs: number | undefined,
+    private readonly fire: (code: EndpointSilentCode, limit: number, waited: number) => void,
+  ) {
+    this.last = performance.now();
+    this.schedule(this.limit());
+  }
+
+  /** A chunk arrived; `carried` says whether it carried something (ends the first-chunk phase). */
+  tick(carried: boolean): void {
+    if (this.phase === "first-chunk") {
+      if (!carried) return;
+      this.phase = "idle";
+      if (this.idleMs === undefined) {
+        this.stop();
+        return;
+      }
+    }
+    this.last = performance.now();
+  }
+
+  stop(): void {
+    this.done = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private limit(): number {
+    return (
+      (this.phase === "first-chunk" ? (this.firstMs ?? this.idleMs) : this.idleMs) ?? Number.POSITIVE_INFINITY
+    );
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => this.check(), Math.max(1, Math.min(Math.ceil(ms), MAX_TIMER_MS)));
+  }
+
+  private check(): void {
+    this.timer = undefined;
+    if (this.done) return;
+    const limit = this.limit();
+    const waited = performance.now() - this.last;
+    if (waited >= limit) {
+      this.done = true;
+      this.fire(this.phase, limit, waited);
+      return;
+    }
+    this.schedule(limit - waited);
+  }
+}
+
+function allowance(name: string, value: unknown): number | undefined {
+  if (value === undefined || value === 0 || value === Number.POSITIVE_INFINITY) return undefined;
+  if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
+    throw new StreamError(
+      "invalid-argument",
+      `streamTurn: ${name} must be a positive number of milliseconds (or 0/absent for no limit); got ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<ChunkLike> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === "function"
+  );
+}
+
+function classify(error: unknown, partial: Turn, produced: boolean): StreamError {
+  if (error instanceof SyntaxError) {
+    return new StreamError(
+      "malformed-chunk",
+      `A line of the stream was not valid JSON (${error.message}); the turn could not be read to its end. The server sent a malformed chunk: retry, or report it to the server's maintainers.`,
+      { cause: error, partial, produced },
+    );
+  }
+  if (
+    typeof error === "object" &&
+    error !== null &&
+    "error" in error &&
+    (error as { status?: unknown }).status === undefined
+  ) {
+    const serverError = (error as { error: unknown }).error;
+    const inner =
+      typeof serverError === "string"
+        ? serverError
+        : typeof serverError === "object" && serverError !== null && "message" in serverError
+          ? String((serverError as { message: unknown }).message)
+          : JSON.stringify(serverError);
+    return new StreamError(
+      "server-error",
+      `The server sent an error in the middle of the stream: ${inner}. The reply so far is in \`partial\`; what to do depends on the error (a context or token limit, an overloaded server).`,
+      { cause: error, serverError, partial, produced },
+    );
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return new StreamError(
+    "connection-lost",
+    `The connection failed before the stream ended (${detail}). The reply so far is in \`partial\`; retry the request.`,
+    { cause: error, partial, produced },
+  );
+}
+
+/**
+ * Streams one chat-completion turn and reads it back into a {@link Turn}.
+ *
+ * Sends `body` with `stream: true` through `client.chat.completions.create` and reads every chunk:
+ * answer text (fenced scratchpad taken out), reasoning from every field servers use, tool calls
+ * reassembled from their pieces, usage and the finish reason, telling the callbacks as it goes.
+ * With `idleMs` or `firstChunkMs` a watchdog is armed and the client's own request timeout is
+ * switched off for this request (`timeout` set to the longest a timer takes).
+ *
+ * Resolves with the turn when the stream ends, with or without `[DONE]`, and also when the server
+ * said why it finished and then went silent without closing. Rejects with:
+ * - `EndpointSilent` when an allowance runs out (the connection is closed);
+ * - `signal.reason` when `signal` aborts (the connection is closed);
+ * - `StreamError` for an error object inside the stream, a malformed chunk or a dropped connection
+ *   (with the turn so far as `partial`), or for an argument it cannot use;
+ * - the client's own error, unchanged, when the request fails before the stream starts (an HTTP
+ *   error status, for example), so a caller can read the server's refusal.
+ * Never leaves a request open behind it and never rejects unhandled.
+ */
+export async function streamTurn<Body extends ChatBody>(
+  client: ChatClientLike,
+  body: Body,
+  options: StreamTurnOptions = {},
+): Promise<Turn> {
+  const create = (client as Partial<ChatClientLike> | null)?.chat?.completions?.create;
+  if (typeof create !== "function") {
+    throw new StreamError(
+      "invalid-argument",
+      "streamTurn: client must have chat.completions.create (an OpenAI client or one of its shape).",
+    );
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new StreamError("invalid-argument", "streamTurn: body must be a chat-completions request object.");
+  }
+  const opts: StreamTurnOptions = options ?? {};
+  const idleMs = allowance("idleMs", opts.idleMs);
+  const firstChunkMs = allowance("firstChunkMs", opts.firstChunkMs);
+  const signal = opts.signal;
+  if (signal?.aborted) throw abortReason(signal);
+
+  const produced = opts.produced;
+  const reader = new TurnReader({
+    fences: opts.fences,
+    startInReasoning: opts.startInReasoning,
+    onOutput: opts.onOutput,
+    onThinking: opts.onThinking,
+    onToolCallDelta: opts.onToolCallDelta,
+    onProduced: produced
+      ? () => {
+          produced.value = true;
+        }
+      : undefined,
+  });
+  const controller = new AbortController();
+  const waiter = new Waiter();
+  let stopped: Stop | undefined;
+  let stream: AsyncIterable<ChunkLike> | undefined;
+  let iterator: AsyncIterator<ChunkLike> | undefined;
+  let complete = false;
+
+  const halt = (why: Stop): void => {
+    if (stopped !== undefined || complete) return;
+    stopped = why;
+    waiter.stop();
+    controller.abort(why.kind === "abort" ? why.reason : undefined);
+  };
+  const onAbort = (): void => halt({ kind: "abort", reason: abortReason(signal!) });
+  signal?.addEventListener("abort", onAbort, { once: true });
+  const watchdog =
+    idleMs !== undefined || firstChunkMs !== undefined
+      ? new Watchdog(firstChunkMs, idleMs, (code, limit, waited) =>
+          halt({ kind: "silent", code, limit, waited }),
+        )
+      : undefined;
+
+  const requestOptions: RequestOptionsLike = { signal: controller.signal };
+  if (watchdog) requestOptions.timeout = MAX_TIMER_MS;
+
+  const stoppedError = (why: Stop, cause?: unknown): unknown => {
+    if (why.kind === "abort") return why.reason;
+    return new EndpointSilent(
+      why.code,
+      why.limit,
+      Math.round(why.waited),
+      reader.snapshot(),
+      reader.hasProduced,
+      {
+        cause,
+      },
+    );
+  };
+
+  try {
+    try {
+      stream = await waiter.wait(
+        create.call(client.chat.completions, { ...body, stream: true }, requestOptions),
+      );
+    } catch (error) {
+      if (stopped !== undefined) throw stoppedError(stopped, error === STOPPED ? undefined : error);
+      throw error;
+    }
+    if (!isAsyncIterable(stream)) {
+      throw new StreamError(
+        "not-a-stream",
+        "streamTurn: chat.completions.create did not answer with a stream (an async-iterable of chunks). Check that the client streams when the body says stream: true.",
+      );
+    }
+    iterator = stream[Symbol.asyncIterator]();
+    for (;;) {
+      let next: IteratorResult<ChunkLike>;
+      try {
+        next = await waiter.wait(iterator.next());
+      } catch (error) {
+        if (stopped === undefined) throw classify(error, reader.snapshot(), reader.hasProduced);
+        break;
+      }
+      if (next.done) break;
+      // Outside the try: an exception from the caller's callback is the caller's, passed on as is.
+      const carried = reader.read(next.value);
+      watchdog?.tick(carried);
+    }
+    if (stopped !== undefined) {
+      // The server said why it finished, then kept the connection open: the turn is whole.
+      if (stopped.kind === "silent" && reader.finished) return reader.finish();
+      throw stoppedError(stopped);
+    }
+    complete = true;
+    return reader.finish();
+  } finally {
+    watchdog?.stop();
+    signal?.removeEventListener("abort", onAbort);
+    if (!complete) {
+      controller.abort();
+      (stream as { controller?: { abort?: () => void } } | undefined)?.controller?.abort?.();
+      iterator?.return?.().then(undefined, () => undefined);
+    }
+  }
+}

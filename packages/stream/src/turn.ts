@@ -1,0 +1,68 @@
+/**
+ * Why the model stopped, as the server said it in `finish_reason`.
+ *
+ * The named values are the ones OpenAI-compatible servers send; a server may send another string,
+ * which is kept as sent. `FinishReason.Unknown` (`""`) means the server never said.
+ */
+export const FinishReason = {
+  /** The model finished on its own. */
+  Stop: "stop",
+  /** Cut off at the token ceiling: prose may be truncated and a tool call's arguments may stop mid-JSON. */
+  Length: "length",
+  /** The model asked for tool calls. */
+  ToolCalls: "tool_calls",
+  /** The server's content filter stopped the reply. */
+  ContentFilter: "content_filter",
+  /** The legacy single function call. */
+  FunctionCall: "function_call",
+  /** The stream ended without a finish reason. */
+  Unknown: "",
+} as const;
+
+/** A `finish_reason` value: one of {@link FinishReason}'s, or whatever other string a server sent. */
+export type FinishReason = (typeof FinishReason)[keyof typeof FinishReason] | (string & {});
+
+/**
+ * One tool call as it goes back into a transcript on the assistant message.
+ *
+ * `arguments` is the text the model wrote, unparsed (it may be cut off or almost-JSON; see
+ * `@loopwright/tool-calls`).
+ */
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/**
+ * Token counts of one turn.
+ *
+ * `prompt`, `completion`, `total` and `cached` are always present and zero where the server sent
+ * nothing. `uncached` is present only where the server reported a cache count (so a cold cache and
+ * no report read differently), and `reasoningTokens` only where it reported
+ * `reasoning_tokens` — absent, never zero, when unmeasured; never estimated from the thinking text.
+ */
+export interface TurnUsage {
+  prompt: number;
+  completion: number;
+  total: number;
+  cached: number;
+  uncached?: number;
+  reasoningTokens?: number;
+}
+
+/**
+ * One streamed turn read back: the answer, the tool calls, token counts, why it stopped, and the
+ * scratchpad.
+ *
+ * `finishReason` is `"length"` when the reply was cut off at the token ceiling and `""` when the
+ * server never said. `reasoning` is everything `onThinking` was told: the server's reasoning
+ * fields and text found inside a fence in the content.
+ */
+export interface Turn {
+  content: string;
+  toolCalls: ToolCall[];
+  usage: TurnUsage;
+  finishReason: FinishReason;
+  reasoning: string;
+}

@@ -1,0 +1,45 @@
+import type { UsageLike } from "./chunk.js";
+import type { TurnUsage } from "./turn.js";
+
+function count(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** Usage of a turn whose server reported nothing: every always-present count at zero. */
+export function emptyUsage(): TurnUsage {
+  return { prompt: 0, completion: 0, total: 0, cached: 0 };
+}
+
+/**
+ * Reads a server's usage object into a {@link TurnUsage}.
+ *
+ * The cache count comes from `prompt_tokens_details.cached_tokens`, DeepSeek's
+ * `prompt_cache_hit_tokens` or a top-level `cached_tokens`, in that order; `uncached` is set only
+ * when one of them (or DeepSeek's `prompt_cache_miss_tokens`) was reported. `reasoningTokens` comes
+ * from `completion_tokens_details.reasoning_tokens` or a top-level `reasoning_tokens`, and only
+ * when reported. Missing or non-numeric counts read as zero; `total` falls back to the sum.
+ */
+export function readUsage(raw: UsageLike | null | undefined): TurnUsage {
+  if (!raw || typeof raw !== "object") return emptyUsage();
+  const prompt = count(raw.prompt_tokens) ?? 0;
+  const completion = count(raw.completion_tokens) ?? 0;
+  const total = count(raw.total_tokens) ?? prompt + completion;
+  const details = raw.prompt_tokens_details;
+  const cachedReported =
+    count(details && typeof details === "object" ? details.cached_tokens : undefined) ??
+    count(raw.prompt_cache_hit_tokens) ??
+    count(raw.cached_tokens);
+  const usage: TurnUsage = { prompt, completion, total, cached: cachedReported ?? 0 };
+  const miss = count(raw.prompt_cache_miss_tokens);
+  if (miss !== undefined) usage.uncached = miss;
+  else if (cachedReported !== undefined) usage.uncached = Math.max(0, prompt - cachedReported);
+  const completionDetails = raw.completion_tokens_details;
+  const reasoning =
+    count(
+      completionDetails && typeof completionDetails === "object"
+        ? completionDetails.reasoning_tokens
+        : undefined,
+    ) ?? count(raw.reasoning_tokens);
+  if (reasoning !== undefined) usage.reasoningTokens = reasoning;
+  return usage;
+}
