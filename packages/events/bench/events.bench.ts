@@ -1,0 +1,94 @@
+// Benchmarks for the event bus, run by `pnpm bench` (node --expose-gc, through tsx):
+//  1. emit throughput with 0, 1 and 100 watchers (10 of the 100 stalled, never reading);
+//  2. retained heap with 10 stalled watchers at 10^4, 10^5 and 10^6 events, against the same run
+//     with no watchers measured in the same process: the watchers' share must stay flat.
+// Numbers are printed, never asserted.
+import { createBus } from "../src/bus.js";
+import type { SequencedEvent } from "../src/types.js";
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error("Run with node --expose-gc (pnpm bench does).");
+
+const BATCH = 1000;
+
+async function drain(iterator: AsyncIterator<SequencedEvent>, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) await iterator.next();
+}
+
+async function throughput(events: number, watchers: number, stalled: number): Promise<number> {
+  const bus = createBus();
+  const runId = `t-${watchers}`;
+  const readers: AsyncIterator<SequencedEvent>[] = [];
+  const idle: AsyncIterator<SequencedEvent>[] = [];
+  for (let i = 0; i < watchers; i++) (i < stalled ? idle : readers).push(bus.watch(runId));
+  const event = { kind: "output" as const, text: "token" };
+  const started = performance.now();
+  for (let sent = 0; sent < events; sent += BATCH) {
+    for (let i = 0; i < BATCH; i++) bus.emit(runId, event);
+    // The readers keep up: each drains what this batch gave it before the next batch goes out.
+    for (const reader of readers) await drain(reader, BATCH);
+  }
+  const ms = performance.now() - started;
+  bus.reset();
+  return (events / ms) * 1000;
+}
+
+function retained(events: number, stalled: number, cap = true): { heap: number; peak: number } {
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  const bus = createBus(cap ? {} : { maxEvents: Number.MAX_SAFE_INTEGER });
+  const watchers = Array.from({ length: stalled }, () => bus.watch("m"));
+  let peak = 0;
+  for (let i = 0; i < events; i++) {
+    bus.emit("m", { kind: "output", text: "t" });
+    if (i % 10_000 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed - before);
+  }
+  gc?.();
+  const heap = process.memoryUsage().heapUsed - before;
+  peak = Math.max(peak, heap);
+  // Keep both alive until measured.
+  if (watchers.length < 0 || bus.history("m").length < 0) console.log("unreachable");
+  bus.reset();
+  return { heap, peak };
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+async function main(): Promise<void> {
+  const events = 200_000;
+  await throughput(20_000, 1, 0); // warm-up
+  const base = await throughput(events, 0, 0);
+  const one = await throughput(events, 1, 0);
+  const hundred = await throughput(events, 100, 10);
+  console.log(`emit throughput (${events.toLocaleString("en")} events)`);
+  console.log(`  0 watchers               ${Math.round(base).toLocaleString("en")} events/s  (baseline)`);
+  console.log(
+    `  1 watcher                ${Math.round(one).toLocaleString("en")} events/s  ${(base / one).toFixed(2)}× slower`,
+  );
+  console.log(
+    `  100 watchers (10 stalled) ${Math.round(hundred).toLocaleString("en")} events/s  ${(base / hundred).toFixed(2)}× slower` +
+      `  (${(base / hundred / 100).toFixed(3)}× per watcher)`,
+  );
+
+  console.log("\nretained heap after GC (peak sampled while emitting), one run, 10 stalled watchers.");
+  console.log("  The run's own history is kept until endRun or the sweep, so it grows with the run in every");
+  console.log("  row; what the watchers add on top of it is the number that must stay flat.");
+  const rows: number[] = [];
+  for (const n of [10_000, 100_000, 1_000_000]) {
+    const alone = retained(n, 0);
+    const watched = retained(n, 10);
+    const uncapped = retained(n, 10, false);
+    const share = watched.heap - alone.heap;
+    rows.push(share);
+    console.log(
+      `  ${n.toLocaleString("en").padStart(9)} events: no watchers ${mb(alone.heap)} (peak ${mb(alone.peak)}),` +
+        ` 10 stalled ${mb(watched.heap)} (peak ${mb(watched.peak)}), watchers' share ${mb(share)};` +
+        ` with the cap lifted the share is ${mb(uncapped.heap - alone.heap)}`,
+    );
+  }
+  console.log(
+    `  watchers' share at 10^6 over 10^4: ${mb(rows[2] ?? 0)} vs ${mb(rows[0] ?? 0)} (flat: bounded by 10 × (maxEvents + trimSlack) slots)`,
+  );
+}
+
+await main();

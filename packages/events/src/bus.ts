@@ -1,0 +1,173 @@
+import { checkEvent, checkRunId } from "./errors.js";
+import { DEFAULT_EVENTS_SETTINGS, type EventsSettings, mergeSettings } from "./settings.js";
+import type { RunEvent, SequencedEvent } from "./types.js";
+import { type SignalLike, Watcher } from "./watcher.js";
+
+/** One in-memory event bus: the runs it holds, their watchers, and its own settings and sweep. */
+export interface EventBus {
+  /**
+   * Appends `event` to run `runId`, numbering it with the run's next `seq` (from 1), and hands it
+   * to every watcher. Returns the stored event. Throws `EventsError` for a bad id or event.
+   */
+  emit(runId: string, event: RunEvent): SequencedEvent;
+  /**
+   * Everything run `runId` has emitted so far, then what it emits next, until its `done` event (or
+   * the run is dropped). Aborting `signal`, or `return()`, ends it at once, even mid-wait.
+   */
+  watch(runId: string, signal?: SignalLike): AsyncIterableIterator<SequencedEvent, undefined>;
+  /** A copy of what run `runId` has emitted, without subscribing; empty for a run it does not hold. */
+  history(runId: string): SequencedEvent[];
+  /** Drops run `runId`'s buffer now. Its watchers finish once they have read what they hold. */
+  endRun(runId: string): void;
+  /** Moves any of the four settings; returns the whole set as it now stands. */
+  configure(changes: Partial<EventsSettings>): EventsSettings;
+  /** Puts the default settings back and drops every run, finishing their watchers. */
+  reset(): EventsSettings;
+}
+
+interface RunRecord {
+  id: string;
+  events: SequencedEvent[];
+  ended: boolean;
+  /** When the run was last touched: its last event, or its `done`. */
+  touched: number;
+  watchers: Set<Watcher>;
+}
+
+interface TimerHost {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const timers = globalThis as unknown as TimerHost;
+
+/** Lets a Node timer not keep the process alive; a browser's numeric handle has no `unref`. */
+function unref(handle: unknown): void {
+  if (typeof handle === "object" && handle !== null) {
+    const unrefFn = (handle as { unref?: unknown }).unref;
+    if (typeof unrefFn === "function") unrefFn.call(handle);
+  }
+}
+
+/**
+ * Makes an event bus with its own runs, settings and sweep. `settings` is laid over the defaults
+ * the way `configure` lays changes over the current set. The top-level `emit`, `watch`, `history`,
+ * `endRun`, `configureEvents` and `resetEvents` use one default bus; a host whose tenants must not
+ * share one makes its own here.
+ */
+export function createBus(settings?: Partial<EventsSettings>): EventBus {
+  let current = mergeSettings(DEFAULT_EVENTS_SETTINGS, settings);
+  const runs = new Map<string, RunRecord>();
+  let timer: { handle: unknown; at: number } | undefined;
+
+  const deadline = (run: RunRecord): number =>
+    run.touched + (run.ended ? current.retainEndedMs : current.retainUnendedMs);
+
+  const schedule = (at: number): void => {
+    if (timer && timer.at <= at) return;
+    if (timer) timers.clearTimeout(timer.handle);
+    const handle = timers.setTimeout(sweep, Math.max(0, at - Date.now()));
+    unref(handle);
+    timer = { handle, at };
+  };
+
+  const scheduleNext = (): void => {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const run of runs.values()) {
+      if (run.watchers.size === 0) earliest = Math.min(earliest, deadline(run));
+    }
+    if (earliest !== Number.POSITIVE_INFINITY) schedule(earliest);
+  };
+
+  function sweep(): void {
+    timer = undefined;
+    const now = Date.now();
+    for (const [runId, run] of runs) {
+      // A run with a listener is never reaped: the listener is still reading it.
+      if (run.watchers.size === 0 && deadline(run) <= now) runs.delete(runId);
+    }
+    scheduleNext();
+  }
+
+  const host = (run: RunRecord) => ({
+    settings: () => current,
+    detach: (watcher: Watcher) => {
+      if (run.watchers.delete(watcher) && run.watchers.size === 0 && runs.get(run.id) === run) {
+        schedule(deadline(run));
+      }
+    },
+  });
+
+  const open = (runId: string): RunRecord => {
+    let run = runs.get(runId);
+    if (!run) {
+      run = { id: runId, events: [], ended: false, touched: Date.now(), watchers: new Set() };
+      runs.set(runId, run);
+    }
+    return run;
+  };
+
+  const drop = (runId: string): void => {
+    const run = runs.get(runId);
+    if (!run) return;
+    runs.delete(runId);
+    for (const watcher of [...run.watchers]) watcher.end();
+    run.watchers.clear();
+  };
+
+  return {
+    emit(runId, event) {
+      checkRunId(runId, "emit");
+      checkEvent(event, "emit");
+      const run = open(runId);
+      // Object.assign rather than a spread: on V8 the spread of an object into a literal with one
+      // more key came out about four times the size per stored event (measured in the bench).
+      const stored = Object.assign({}, event, { seq: run.events.length + 1 }) as SequencedEvent;
+      run.events.push(stored);
+      run.touched = Date.now();
+      if (stored.kind === "done") run.ended = true;
+      for (const watcher of run.watchers) watcher.push(stored);
+      if (run.watchers.size === 0 && (!timer || stored.kind === "done")) schedule(deadline(run));
+      return stored;
+    },
+
+    watch(runId, signal) {
+      checkRunId(runId, "watch");
+      const run = open(runId);
+      const watcher = new Watcher(host(run), run.events, signal);
+      if (signal?.aborted) {
+        watcher.close();
+        return watcher;
+      }
+      run.watchers.add(watcher);
+      return watcher;
+    },
+
+    history(runId) {
+      checkRunId(runId, "history");
+      return [...(runs.get(runId)?.events ?? [])];
+    },
+
+    endRun(runId) {
+      checkRunId(runId, "endRun");
+      drop(runId);
+    },
+
+    configure(changes) {
+      current = mergeSettings(current, changes);
+      // The deadlines may have moved either way: plan the sweep afresh.
+      if (timer) timers.clearTimeout(timer.handle);
+      timer = undefined;
+      scheduleNext();
+      return { ...current };
+    },
+
+    reset() {
+      current = { ...DEFAULT_EVENTS_SETTINGS };
+      for (const runId of [...runs.keys()]) drop(runId);
+      if (timer) timers.clearTimeout(timer.handle);
+      timer = undefined;
+      return { ...current };
+    },
+  };
+}

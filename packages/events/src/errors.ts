@@ -1,0 +1,63 @@
+const EVENTS_ERROR = Symbol.for("@loopwright/events.EventsError");
+
+/** What kind of bad input an {@link EventsError} reports. */
+export type EventsErrorCode = "invalid-run-id" | "invalid-event";
+
+/**
+ * Thrown when `emit`, `watch`, `history` or `endRun` is handed something that is not a run id or
+ * not an event. `code` says which; the message names the value's type and what to pass instead.
+ */
+export class EventsError extends Error {
+  override readonly name: string = "EventsError";
+  readonly [EVENTS_ERROR] = true;
+  /** Which input was wrong. */
+  readonly code: EventsErrorCode;
+
+  constructor(code: EventsErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** True for an `EventsError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is EventsError {
+    return (
+      typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[EVENTS_ERROR] === true
+    );
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return value === "" ? "an empty string" : "a string";
+  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}
+
+/** Checks a run id, throwing an `EventsError` that names the function it was passed to. */
+export function checkRunId(runId: unknown, where: string): asserts runId is string {
+  if (typeof runId !== "string" || runId === "") {
+    throw new EventsError(
+      "invalid-run-id",
+      `${where} needs a run id as a non-empty string, and was given ${describe(runId)}. ` +
+        "Pass the id the run's events are emitted under.",
+    );
+  }
+}
+
+/** Checks an event, throwing an `EventsError` when it has no string `kind`. */
+export function checkEvent(event: unknown, where: string): void {
+  if (
+    typeof event !== "object" ||
+    event === null ||
+    Array.isArray(event) ||
+    typeof (event as { kind?: unknown }).kind !== "string"
+  ) {
+    throw new EventsError(
+      "invalid-event",
+      `${where} needs an event object with a string \`kind\` (such as { kind: "output", text }), ` +
+        `and was given ${describe(event)}${
+          typeof event === "object" && event !== null ? " without a string kind" : ""
+        }.`,
+    );
+  }
+}

@@ -1,0 +1,96 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { fold } from "./fold.js";
+import type { RunEvent } from "./types.js";
+
+describe("fold", () => {
+  it("joins a token stream into one text block and one reasoning block", () => {
+    const blocks = fold([
+      { kind: "thinking", text: "let me " },
+      { kind: "thinking", text: "think" },
+      { kind: "output", text: "Hel" },
+      { kind: "output", text: "lo" },
+      { kind: "usage", usage: { prompt: 1, completion: 1, total: 2, cached: 0 }, turn: {} as never },
+      { kind: "done" },
+    ]);
+    expect(blocks).toEqual([
+      { kind: "reasoning", text: "let me think" },
+      { kind: "text", text: "Hello" },
+    ]);
+  });
+
+  it("draws a tool call as a card and fills it in with its result", () => {
+    const blocks = fold([
+      { kind: "output", text: "Looking." },
+      { kind: "tool-call", id: "c1", name: "read", args: '{"path":"a"}' },
+      { kind: "tool-call", id: "c2", name: "read", args: '{"path":"b"}' },
+      { kind: "tool-result", id: "c2", name: "read", ok: false, content: "ENOENT", ms: 3 },
+      { kind: "tool-result", id: "c1", name: "read", ok: true, content: "text" },
+      { kind: "output", text: "Done." },
+    ]);
+    expect(blocks).toEqual([
+      { kind: "text", text: "Looking." },
+      { kind: "tool", id: "c1", name: "read", args: '{"path":"a"}', result: { ok: true, content: "text" } },
+      {
+        kind: "tool",
+        id: "c2",
+        name: "read",
+        args: '{"path":"b"}',
+        result: { ok: false, content: "ENOENT", ms: 3 },
+      },
+      { kind: "text", text: "Done." },
+    ]);
+  });
+
+  it("gives a reused call id's result to the latest card still waiting for one", () => {
+    const blocks = fold([
+      { kind: "tool-call", id: "0", name: "a", args: "" },
+      { kind: "tool-result", id: "0", name: "a", ok: true, content: "first" },
+      { kind: "turn", step: 2 },
+      { kind: "tool-call", id: "0", name: "b", args: "" },
+      { kind: "tool-result", id: "0", name: "b", ok: true, content: "second" },
+    ]);
+    expect(blocks.map((b) => (b.kind === "tool" ? [b.name, b.result?.content] : b.kind))).toEqual([
+      ["a", "first"],
+      ["b", "second"],
+    ]);
+  });
+
+  it("starts a new text block on a new turn, and shows notices and errors as lines", () => {
+    const blocks = fold([
+      { kind: "output", text: "one" },
+      { kind: "notice", text: "retrying" },
+      { kind: "output", text: "two" },
+      { kind: "turn", step: 2 },
+      { kind: "output", text: "three" },
+      { kind: "error", message: "boom" },
+    ]);
+    expect(blocks.map((b) => b.kind)).toEqual(["text", "notice", "text", "text", "error"]);
+  });
+
+  it("skips an event whose seq it already folded, so replay and live can overlap", () => {
+    const events = [
+      { kind: "output" as const, text: "a", seq: 1 },
+      { kind: "output" as const, text: "b", seq: 2 },
+    ];
+    expect(fold([...events, events[1] as RunEvent & { seq: number }])).toEqual([
+      { kind: "text", text: "ab" },
+    ]);
+  });
+
+  it("reads back the same text however the stream was cut into deltas", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.array(fc.nat(), { maxLength: 20 }), (text, cuts) => {
+        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+        const pieces: string[] = [];
+        let at = 0;
+        for (const point of [...points, text.length]) {
+          pieces.push(text.slice(at, point));
+          at = point;
+        }
+        const blocks = fold(pieces.map((piece) => ({ kind: "output", text: piece })));
+        expect(blocks).toEqual(text === "" ? [] : [{ kind: "text", text }]);
+      }),
+    );
+  });
+});

@@ -1,0 +1,114 @@
+import type { RunEvent } from "./types.js";
+
+/** Answer text: consecutive `output` deltas of one turn, joined. */
+export interface TextBlock {
+  kind: "text";
+  text: string;
+}
+
+/** Reasoning: consecutive `thinking` deltas of one turn, joined. */
+export interface ReasoningBlock {
+  kind: "reasoning";
+  text: string;
+}
+
+/** A tool call drawn as a card, filled in with its result once that arrives. */
+export interface ToolBlock {
+  kind: "tool";
+  id: string;
+  name: string;
+  /** The arguments as the `tool-call` event carried them (empty where only a result was seen). */
+  args: string;
+  /** Absent while the call is still running. */
+  result?: { ok: boolean; content: string; ms?: number };
+}
+
+/** A notice, as its own line. */
+export interface NoticeBlock {
+  kind: "notice";
+  text: string;
+}
+
+/** A failure, as its own line. */
+export interface ErrorBlock {
+  kind: "error";
+  message: string;
+}
+
+/** One thing to draw: what `fold` turns a run's events into. */
+export type DisplayBlock = TextBlock | ReasoningBlock | ToolBlock | NoticeBlock | ErrorBlock;
+
+/**
+ * Collapses a run's events into blocks for display: runs of `output` into one text block and of
+ * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
+ * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
+ * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. An event whose `seq`
+ * was already folded is skipped, so replayed and live events can be passed together. Pure: reads
+ * only its argument, never throws on an unknown kind (it is ignored).
+ */
+export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBlock[] {
+  const blocks: DisplayBlock[] = [];
+  const seen = new Set<number>();
+  let joinable = false;
+  for (const event of events) {
+    if (typeof event?.seq === "number") {
+      if (seen.has(event.seq)) continue;
+      seen.add(event.seq);
+    }
+    const last = blocks[blocks.length - 1];
+    switch (event?.kind) {
+      case "output":
+      case "thinking": {
+        if (typeof event.text !== "string" || event.text === "") break;
+        const kind = event.kind === "output" ? "text" : "reasoning";
+        if (joinable && last?.kind === kind) last.text += event.text;
+        else blocks.push({ kind, text: event.text });
+        joinable = true;
+        break;
+      }
+      case "tool-call":
+        blocks.push({
+          kind: "tool",
+          id: String(event.id),
+          name: String(event.name),
+          args: String(event.args ?? ""),
+        });
+        joinable = false;
+        break;
+      case "tool-result": {
+        const result = {
+          ok: event.ok !== false,
+          content: String(event.content ?? ""),
+          ...(typeof event.ms === "number" ? { ms: event.ms } : {}),
+        };
+        const card = openCard(blocks, String(event.id));
+        if (card) card.result = result;
+        else blocks.push({ kind: "tool", id: String(event.id), name: String(event.name), args: "", result });
+        joinable = false;
+        break;
+      }
+      case "notice":
+        blocks.push({ kind: "notice", text: String(event.text) });
+        joinable = false;
+        break;
+      case "error":
+        blocks.push({ kind: "error", message: String(event.message) });
+        joinable = false;
+        break;
+      case "turn":
+        joinable = false;
+        break;
+      default:
+        break;
+    }
+  }
+  return blocks;
+}
+
+function openCard(blocks: DisplayBlock[], id: string): ToolBlock | undefined {
+  for (let i = blocks.length - 1; i >= 0; i--) {
+    const block = blocks[i];
+    if (block?.kind === "tool" && block.id === id && !block.result) return block;
+  }
+  return undefined;
+}

@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { runMetrics } from "./run-metrics.js";
+import type { RunEvent, TurnMetrics } from "./types.js";
+
+const usage = (turn: Partial<TurnMetrics> & { usage: TurnMetrics["usage"] }): RunEvent => ({
+  kind: "usage",
+  usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
+  turn: { finishReason: "stop", ...turn },
+});
+
+describe("runMetrics", () => {
+  it("has only counts, zero tokens and an outcome for a run that reported nothing", () => {
+    expect(runMetrics([])).toEqual({
+      turns: 0,
+      toolCalls: 0,
+      toolErrors: 0,
+      cutOff: 0,
+      cacheBreaks: 0,
+      notices: 0,
+      errors: 0,
+      tokens: { prompt: 0, completion: 0, total: 0, cached: 0 },
+      outcome: "unfinished",
+    });
+  });
+
+  it("adds a run up: tokens, cache ratio and breaks, times, slowest turn, drafts, largest prompt", () => {
+    const events: RunEvent[] = [
+      { kind: "turn", step: 1 },
+      usage({
+        usage: { prompt: 1000, completion: 50, total: 1050, cached: 0, uncached: 1000, reasoningTokens: 10 },
+        timings: { prefillMs: 400, decodeMs: 100, firstTokenMs: 420, draftTokens: 20, draftAccepted: 15 },
+      }),
+      { kind: "tool-call", id: "a", name: "read", args: "{}" },
+      { kind: "tool-result", id: "a", name: "read", ok: false, content: "no", ms: 30 },
+      { kind: "tool-call", id: "b", name: "read", args: "{}" },
+      { kind: "tool-result", id: "b", name: "read", ok: false, content: "no", ms: 12 },
+      usage({
+        usage: { prompt: 3000, completion: 100, total: 3100, cached: 1000, uncached: 2000 },
+        finishReason: "length",
+        timings: { prefillMs: 900, decodeMs: 300, firstTokenMs: 920, draftTokens: 20, draftAccepted: 5 },
+        cacheBroken: true,
+        cacheBreakReason: "history-rewritten",
+      }),
+      { kind: "notice", text: "cut off" },
+      { kind: "done" },
+    ];
+    const metrics = runMetrics(events, { contextLength: 4000 });
+    expect(metrics).toMatchObject({
+      turns: 2,
+      toolCalls: 2,
+      toolErrors: 2,
+      cutOff: 1,
+      cacheBreaks: 1,
+      notices: 1,
+      errors: 0,
+      tokens: { prompt: 4000, completion: 150, total: 4150, cached: 1000 },
+      outcome: "completed",
+      reasoningTokens: 10,
+      cacheHitRatio: 0.25,
+      cacheBreaksByReason: { "history-rewritten": 1 },
+      prefillMs: 1300,
+      decodeMs: 400,
+      toolMs: 42,
+      slowestTurn: { turn: 2, ms: 1200 },
+      meanFirstTokenMs: 670,
+      draftAcceptance: 0.5,
+      largestPrompt: { turn: 2, tokens: 3000, share: 0.75 },
+      toolErrorsByName: { read: 2 },
+    });
+  });
+
+  it("leaves the cache ratio out where no turn reported a cache count", () => {
+    const metrics = runMetrics([usage({ usage: { prompt: 100, completion: 1, total: 101, cached: 0 } })]);
+    expect(metrics.cacheHitRatio).toBeUndefined();
+    expect(metrics.largestPrompt).toEqual({ turn: 1, tokens: 100 });
+    expect(metrics.prefillMs).toBeUndefined();
+    expect(metrics.slowestTurn).toBeUndefined();
+  });
+
+  it("calls a run with an error event failed, whether or not it ended", () => {
+    expect(runMetrics([{ kind: "error", message: "x" }, { kind: "done" }]).outcome).toBe("failed");
+    expect(runMetrics([{ kind: "output", text: "x" }]).outcome).toBe("unfinished");
+  });
+
+  it("counts what it can read and skips what it cannot", () => {
+    const metrics = runMetrics([{ kind: "usage" } as never, null as never, { kind: "mystery" } as never]);
+    expect(metrics.turns).toBe(1);
+    expect(metrics.tokens.prompt).toBe(0);
+  });
+});

@@ -1,0 +1,200 @@
+import type { CacheBreakReason, RunEvent, RunUsageTotals, TurnMetrics } from "./types.js";
+
+/** How a run ended, as far as its events say. */
+export type RunOutcome = "completed" | "failed" | "unfinished";
+
+/**
+ * What a run cost, added up from its events. The counts, `tokens` and `outcome` are always
+ * present; every other field is absent where no event reported what it is made of.
+ */
+export interface RunMetrics {
+  /** Turns: one per `usage` event. */
+  turns: number;
+  /** `tool-call` events. */
+  toolCalls: number;
+  /** `tool-result` events with `ok: false`. */
+  toolErrors: number;
+  /** Turns that stopped at the token ceiling (`finishReason: "length"`). */
+  cutOff: number;
+  /** Turns whose prompt cache broke (`cacheBroken`). */
+  cacheBreaks: number;
+  /** `notice` events. */
+  notices: number;
+  /** `error` events. */
+  errors: number;
+  /** Each turn's own token counts, added up (zero where nothing was reported). */
+  tokens: RunUsageTotals;
+  /** `failed` after an `error` event, `completed` after a `done` without one, `unfinished` otherwise. */
+  outcome: RunOutcome;
+  /** Reasoning tokens, over the turns that reported them. */
+  reasoningTokens?: number;
+  /** Cached over prompt tokens, over the turns that reported a cache count. */
+  cacheHitRatio?: number;
+  /** Cache breaks counted by reason, where any turn gave one. */
+  cacheBreaksByReason?: Partial<Record<CacheBreakReason, number>>;
+  /** Prefill time summed over the turns that reported it. */
+  prefillMs?: number;
+  /** Decode time summed over the turns that reported it. */
+  decodeMs?: number;
+  /** Tool time summed over the results that reported it. */
+  toolMs?: number;
+  /** The longest turn (`turn` counts from 1), by its total time or else prefill plus decode. */
+  slowestTurn?: { turn: number; ms: number };
+  /** Mean time to first token over the turns that reported it. */
+  meanFirstTokenMs?: number;
+  /** Accepted over drafted tokens, where speculative decoding was reported. */
+  draftAcceptance?: number;
+  /** The turn with the largest prompt; `share` of `contextLength` where one was given. */
+  largestPrompt?: { turn: number; tokens: number; share?: number };
+  /** Failed tool results counted by tool name. */
+  toolErrorsByName?: Record<string, number>;
+}
+
+/** Options for {@link runMetrics}. */
+export interface RunMetricsOptions {
+  /** The window, to put the largest prompt against. Ignored unless a positive number. */
+  contextLength?: number;
+}
+
+const num = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) ? value : undefined;
+
+/**
+ * Adds a run up from its events: tokens, cache hit ratio and breaks by reason, prefill, decode and
+ * tool time, the slowest turn, mean time to first token, draft acceptance, the largest prompt
+ * (against `contextLength`), turns cut off, tool errors by name, and an outcome. Pure; never
+ * throws on malformed events (what it cannot read is not counted). It cannot tell a stopped run
+ * from a failed one, nor whether the host compacted: neither is in the events.
+ */
+export function runMetrics(events: Iterable<RunEvent>, options: RunMetricsOptions = {}): RunMetrics {
+  const metrics: RunMetrics = {
+    turns: 0,
+    toolCalls: 0,
+    toolErrors: 0,
+    cutOff: 0,
+    cacheBreaks: 0,
+    notices: 0,
+    errors: 0,
+    tokens: { prompt: 0, completion: 0, total: 0, cached: 0 },
+    outcome: "unfinished",
+  };
+  let done = false;
+  let cacheCached = 0;
+  let cachePrompt = 0;
+  let cacheReported = false;
+  let firstTokenSum = 0;
+  let firstTokenCount = 0;
+  let drafted = 0;
+  let accepted = 0;
+  let draftReported = false;
+
+  for (const event of events) {
+    switch (event?.kind) {
+      case "usage": {
+        metrics.turns++;
+        const turn = (event.turn ?? {}) as Partial<TurnMetrics>;
+        addTurn(metrics, turn, metrics.turns, options);
+        const usage = turn.usage;
+        if (usage && num(usage.uncached) !== undefined) {
+          cacheReported = true;
+          cacheCached += num(usage.cached) ?? 0;
+          cachePrompt += num(usage.prompt) ?? 0;
+        }
+        const timings = turn.timings;
+        const firstToken = num(timings?.firstTokenMs);
+        if (firstToken !== undefined) {
+          firstTokenSum += firstToken;
+          firstTokenCount++;
+        }
+        const draftTokens = num(timings?.draftTokens);
+        if (draftTokens !== undefined) {
+          draftReported = true;
+          drafted += draftTokens;
+          accepted += num(timings?.draftAccepted) ?? 0;
+        }
+        break;
+      }
+      case "tool-call":
+        metrics.toolCalls++;
+        break;
+      case "tool-result": {
+        const ms = num(event.ms);
+        if (ms !== undefined) metrics.toolMs = (metrics.toolMs ?? 0) + ms;
+        if (event.ok === false) {
+          metrics.toolErrors++;
+          const byName = metrics.toolErrorsByName ?? {};
+          metrics.toolErrorsByName = byName;
+          const name = String(event.name);
+          byName[name] = (byName[name] ?? 0) + 1;
+        }
+        break;
+      }
+      case "notice":
+        metrics.notices++;
+        break;
+      case "error":
+        metrics.errors++;
+        break;
+      case "done":
+        done = true;
+        break;
+      default:
+        break;
+    }
+  }
+
+  if (cacheReported && cachePrompt > 0) metrics.cacheHitRatio = cacheCached / cachePrompt;
+  if (firstTokenCount > 0) metrics.meanFirstTokenMs = firstTokenSum / firstTokenCount;
+  if (draftReported && drafted > 0) metrics.draftAcceptance = accepted / drafted;
+  metrics.outcome = metrics.errors > 0 ? "failed" : done ? "completed" : "unfinished";
+  return metrics;
+}
+
+function addTurn(
+  metrics: RunMetrics,
+  turn: Partial<TurnMetrics>,
+  index: number,
+  options: RunMetricsOptions,
+): void {
+  const usage = turn.usage;
+  const prompt = num(usage?.prompt) ?? 0;
+  metrics.tokens.prompt += prompt;
+  metrics.tokens.completion += num(usage?.completion) ?? 0;
+  metrics.tokens.total += num(usage?.total) ?? 0;
+  metrics.tokens.cached += num(usage?.cached) ?? 0;
+  const reasoning = num(usage?.reasoningTokens);
+  if (reasoning !== undefined) metrics.reasoningTokens = (metrics.reasoningTokens ?? 0) + reasoning;
+
+  if (turn.finishReason === "length") metrics.cutOff++;
+  if (turn.cacheBroken === true) {
+    metrics.cacheBreaks++;
+    if (typeof turn.cacheBreakReason === "string") {
+      const byReason = metrics.cacheBreaksByReason ?? {};
+      metrics.cacheBreaksByReason = byReason;
+      byReason[turn.cacheBreakReason] = (byReason[turn.cacheBreakReason] ?? 0) + 1;
+    }
+  }
+
+  const timings = turn.timings;
+  const prefill = num(timings?.prefillMs);
+  const decode = num(timings?.decodeMs);
+  if (prefill !== undefined) metrics.prefillMs = (metrics.prefillMs ?? 0) + prefill;
+  if (decode !== undefined) metrics.decodeMs = (metrics.decodeMs ?? 0) + decode;
+  const ms =
+    num(timings?.totalMs) ??
+    (prefill !== undefined || decode !== undefined ? (prefill ?? 0) + (decode ?? 0) : undefined);
+  if (ms !== undefined && (!metrics.slowestTurn || ms > metrics.slowestTurn.ms)) {
+    metrics.slowestTurn = { turn: index, ms };
+  }
+
+  if (usage && num(usage.prompt) !== undefined && prompt > 0) {
+    if (!metrics.largestPrompt || prompt > metrics.largestPrompt.tokens) {
+      const window = num(options.contextLength);
+      metrics.largestPrompt = {
+        turn: index,
+        tokens: prompt,
+        ...(window !== undefined && window > 0 ? { share: prompt / window } : {}),
+      };
+    }
+  }
+}

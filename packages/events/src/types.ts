@@ -1,0 +1,197 @@
+/**
+ * The events a run emits, as one tagged union on `kind`. The loop emits them; a host forwards
+ * them to `emit`, and a watcher reads them back from `watch` with a `seq` added.
+ *
+ * These are structural: nothing here imports the stream or loop packages, so a host with its own
+ * loop can emit the same shapes.
+ */
+
+/**
+ * A turn's token counts as its endpoint reported them. The four counts are always present and
+ * zero where the server sent nothing; every other field is present only where something measured
+ * it.
+ */
+export interface TurnUsage {
+  /** Prompt tokens. */
+  prompt: number;
+  /** Completion tokens. */
+  completion: number;
+  /** Prompt plus completion, as reported. */
+  total: number;
+  /** Prompt tokens served from the server's prompt cache. */
+  cached: number;
+  /** The prompt less `cached`: present only where a cache count was reported at all. */
+  uncached?: number;
+  /** Reasoning tokens inside `completion`, where the server counted them. */
+  reasoningTokens?: number;
+}
+
+/**
+ * How long a turn took, where something measured it. Servers such as llama.cpp report prefill and
+ * decode times and speculative-decoding counts; a client measures time to first token.
+ */
+export interface TurnTimings {
+  /** Milliseconds spent reading the prompt (prefill). */
+  prefillMs?: number;
+  /** Milliseconds spent generating the reply (decode). */
+  decodeMs?: number;
+  /** Milliseconds from sending the request to the first chunk that carried something. */
+  firstTokenMs?: number;
+  /** Milliseconds from sending the request to the end of the reply. */
+  totalMs?: number;
+  /** Tokens a draft model proposed (speculative decoding). */
+  draftTokens?: number;
+  /** Of `draftTokens`, how many the main model accepted. */
+  draftAccepted?: number;
+}
+
+/**
+ * The request of one step cut four ways: shares of the prompt the endpoint reported for it, adding
+ * up exactly to `total`, or an estimate where it reported none.
+ */
+export interface ContextBreakdown {
+  /** System and developer messages. */
+  system: number;
+  /** The declared tool schemas. */
+  tools: number;
+  /** Every other message, tool-call arguments included. */
+  history: number;
+  /** The tool messages. */
+  toolResults: number;
+  /** The four parts added up. */
+  total: number;
+}
+
+/**
+ * Why a turn's prompt cache hit fell short, read off the request against the one before:
+ * the tool array changed, the system prompt changed, earlier history was rewritten, or the request
+ * only appended and the server dropped the cache on its own (`none-known`).
+ */
+export type CacheBreakReason = "tools-changed" | "system-changed" | "history-rewritten" | "none-known";
+
+/** One entry of the token ledger a usage event carries: `{ through, prompt, epoch }`. */
+export interface LedgerEntryLike {
+  /** Index of the request's last message. */
+  through: number;
+  /** The prompt tokens the endpoint reported for it. */
+  prompt: number;
+  /** Changes whenever a request did more than append to the one before. */
+  epoch: number;
+}
+
+/** What one turn cost and how it ended, as the usage event's `turn` carries it. */
+export interface TurnMetrics {
+  /** The turn's own token counts. */
+  usage: TurnUsage;
+  /** `"stop"`, `"tool_calls"`, `"length"` (cut off at the ceiling), or `""` where the server never said. */
+  finishReason: string;
+  /** Where the turn's time went, where measured. */
+  timings?: TurnTimings;
+  /** The request cut into system / tools / history / toolResults. */
+  context?: ContextBreakdown;
+  /** How many tools the request declared. */
+  toolsDeclared?: number;
+  /** The estimated tokens of the declared tool schemas. */
+  toolSchemaTokens?: number;
+  /** From the second request on: the previous prompt plus its reply, which a warm cache would hold. */
+  cacheExpected?: number;
+  /** Where a cache count was reported: the hit fell short of 90% of the previous prompt. */
+  cacheBroken?: boolean;
+  /** Why, where `cacheBroken` is true. */
+  cacheBreakReason?: CacheBreakReason;
+}
+
+/** Token totals of a run so far. */
+export interface RunUsageTotals {
+  prompt: number;
+  completion: number;
+  total: number;
+  cached: number;
+}
+
+/** Answer text as it streams, one delta per event. */
+export interface OutputEvent {
+  kind: "output";
+  text: string;
+}
+
+/** Reasoning (the model's scratchpad) as it streams, one delta per event. */
+export interface ThinkingEvent {
+  kind: "thinking";
+  text: string;
+}
+
+/** A step's request is about to be sent: the start of a turn. */
+export interface TurnEvent {
+  kind: "turn";
+  /** The step number, from 1. */
+  step: number;
+}
+
+/** The model asked for a tool. `args` is the arguments as text, possibly cut short for display. */
+export interface ToolCallEvent {
+  kind: "tool-call";
+  /** The call's id: distinct within a step, and the same on its `tool-result`. */
+  id: string;
+  name: string;
+  args: string;
+}
+
+/** A tool call's answer. `content` is the text the model reads, possibly cut short for display. */
+export interface ToolResultEvent {
+  kind: "tool-result";
+  /** The id of the `tool-call` this answers. */
+  id: string;
+  name: string;
+  /** False where the tool failed (its error is what the model reads). */
+  ok: boolean;
+  content: string;
+  /** How long the tool ran, in milliseconds, where measured. */
+  ms?: number;
+}
+
+/** Every turn ends in one, whether or not the endpoint reported tokens. */
+export interface UsageEvent {
+  kind: "usage";
+  /** The run's totals so far. */
+  usage: RunUsageTotals;
+  /** This turn's own usage, finish reason, timings and context breakdown. */
+  turn: TurnMetrics;
+  /** The token ledger so far, where the loop keeps one. */
+  ledger?: readonly LedgerEntryLike[];
+}
+
+/** Something a person watching should be told: a retry, a cut-off reply, a gap in the stream. */
+export interface NoticeEvent {
+  kind: "notice";
+  text: string;
+  /** Set on the notice `watch` inserts for a slow watcher: how many events it skipped. */
+  dropped?: number;
+}
+
+/** The run failed. */
+export interface ErrorEvent {
+  kind: "error";
+  /** One line describing the failure. */
+  message: string;
+}
+
+/** The run is over: the last event a watcher receives. */
+export interface DoneEvent {
+  kind: "done";
+}
+
+/** Every event a run emits, tagged by `kind`. */
+export type RunEvent =
+  | OutputEvent
+  | ThinkingEvent
+  | TurnEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | UsageEvent
+  | NoticeEvent
+  | ErrorEvent
+  | DoneEvent;
+
+/** An event as `emit` stored it: the same fields plus `seq`, the run's counter from 1. */
+export type SequencedEvent<E extends { kind: string } = RunEvent> = E & { readonly seq: number };
