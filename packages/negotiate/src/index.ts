@@ -1,1 +1,60 @@
-export {};
+import { type CapabilityStore, createCapabilityStore, type EndpointCapabilities } from "./capabilities.js";
+
+export type {
+  CapabilitySnapshot,
+  CapabilitySnapshotEndpoint,
+  CapabilityStore,
+  EndpointCapabilities,
+  ModelCapabilities,
+} from "./capabilities.js";
+export {
+  CAPABILITY_SNAPSHOT_VERSION,
+  createCapabilityStore,
+  EFFORT_LADDER,
+  effortFor,
+  modelCapabilitiesFor,
+} from "./capabilities.js";
+export type { CapabilitySnapshotErrorCode } from "./errors.js";
+export { CapabilitySnapshotError, ContextOverflow } from "./errors.js";
+export type { NegotiateOptions, Produced, Send } from "./negotiate.js";
+export { negotiate } from "./negotiate.js";
+export type { Refusal } from "./refusal.js";
+export { readRefusal } from "./refusal.js";
+export type { ModelParams, RequestBody, ToolDefinition, ToolOrder } from "./request-body.js";
+export { buildBody } from "./request-body.js";
+export type { BackoffOptions } from "./retry.js";
+export { backoffMs, isModelLoading, isOverflow, isTransient } from "./retry.js";
+
+/** The capability store the top-level functions use; `createCapabilityStore()` makes another. */
+export const defaultCapabilityStore: CapabilityStore = createCapabilityStore();
+
+/**
+ * The live capabilities of the endpoint at `baseUrl` reached with `apiKey`, in the default store.
+ * The key is part of what an endpoint is (a router may send two keys to two backends); absent and
+ * empty are one key. Starts with everything allowed.
+ */
+export function capabilitiesFor(baseUrl: string, apiKey?: string): EndpointCapabilities {
+  return defaultCapabilityStore.capabilitiesFor(baseUrl, apiKey);
+}
+
+/**
+ * Every latch in the default store as a versioned, JSON-safe snapshot (API keys only as digests),
+ * for a consumer to store so a restart need not learn the refusals again.
+ */
+export function exportCapabilities(): ReturnType<CapabilityStore["exportCapabilities"]> {
+  return defaultCapabilityStore.exportCapabilities();
+}
+
+/**
+ * Lays a snapshot from `exportCapabilities` (the object or its JSON text) over the default store.
+ * Throws `CapabilitySnapshotError` (`code` `"version"` or `"malformed"`) and changes nothing when
+ * the snapshot is of another version or not a snapshot's shape.
+ */
+export function importCapabilities(snapshot: unknown): void {
+  defaultCapabilityStore.importCapabilities(snapshot);
+}
+
+/** Forgets every latch in the default store. */
+export function resetCapabilities(): void {
+  defaultCapabilityStore.reset();
+}

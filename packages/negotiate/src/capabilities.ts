@@ -1,0 +1,302 @@
+import { createHash } from "node:crypto";
+import { CapabilitySnapshotError } from "./errors.js";
+
+/**
+ * What one endpoint (a base URL and the API key sent to it) turned out to take. Both start `true`
+ * and are latched `false` by `negotiate` when the endpoint refuses them; the object is live, so a
+ * request body rebuilt from it after a refusal is the lesser body.
+ */
+export interface EndpointCapabilities {
+  /** Tool schemas may be sent strict; `false` after a strict-schema or grammar refusal. */
+  strictSchemas: boolean;
+  /** `stream_options: { include_usage: true }` may be sent; `false` once the endpoint refused it. */
+  usageInStream: boolean;
+}
+
+/**
+ * What one model, under the name one endpoint knows it by, turned out to take. Keyed by
+ * (endpoint, model), never by the model name alone: one key reaches every model a provider offers,
+ * and the same name behind a proxy need not be the same weights.
+ */
+export interface ModelCapabilities {
+  /** `reasoning_effort` values this model refused; `effortFor` climbs past them. */
+  refusedEfforts: string[];
+  /** `true` (the start): spell the ceiling `max_tokens`; `false`: `max_completion_tokens`. */
+  legacyTokenLimit: boolean;
+  /** The temperature is the caller's to pick; `false` once the model said only its default goes. */
+  chosenTemperature: boolean;
+  /** A trailing assistant message is continued (a prefill); latched only by a continuation. */
+  assistantPrefill: boolean;
+  /** `response_format` is honoured; `false` once the model refused the field. */
+  structuredOutput: boolean;
+  /** Top-level body fields this model refused and the caller said were droppable. */
+  droppedFields: string[];
+}
+
+/** The ladder `reasoning_effort` is climbed on, cheapest first: one rung per refusal, upward only. */
+export const EFFORT_LADDER: readonly string[] = Object.freeze(["none", "minimal", "low", "medium", "high"]);
+
+/** The version `exportCapabilities` writes and the only one `importCapabilities` reads. */
+export const CAPABILITY_SNAPSHOT_VERSION = 1;
+
+/** A capability snapshot: every latch of a store as plain JSON (see `exportCapabilities`). */
+export interface CapabilitySnapshot {
+  /** Always `CAPABILITY_SNAPSHOT_VERSION`. */
+  version: number;
+  /** One entry per endpoint the store has met. */
+  endpoints: CapabilitySnapshotEndpoint[];
+}
+
+/** One endpoint in a snapshot. The API key is never written: `keyId` is a digest of it. */
+export interface CapabilitySnapshotEndpoint {
+  /** The base URL as the store normalised it (trailing slashes removed). */
+  baseUrl: string;
+  /** A SHA-256 prefix of the API key; `""` for no key (absent and empty are one key). */
+  keyId: string;
+  /** See `EndpointCapabilities.strictSchemas`. */
+  strictSchemas: boolean;
+  /** See `EndpointCapabilities.usageInStream`. */
+  usageInStream: boolean;
+  /** Model facts by the name the endpoint knows each model by. */
+  models: Record<string, ModelCapabilities>;
+}
+
+/** A set of capability latches: what each endpoint and each model on it refused. */
+export interface CapabilityStore {
+  /** The live capabilities of the endpoint at `baseUrl` reached with `apiKey` (absent = empty). */
+  capabilitiesFor(baseUrl: string, apiKey?: string): EndpointCapabilities;
+  /** The live capabilities of `model` on the endpoint `supports` describes. */
+  modelCapabilitiesFor(supports: EndpointCapabilities, model: string): ModelCapabilities;
+  /** Every latch as a versioned JSON-safe snapshot. */
+  exportCapabilities(): CapabilitySnapshot;
+  /** Lays a snapshot over the store; throws `CapabilitySnapshotError` and changes nothing if bad. */
+  importCapabilities(snapshot: unknown): void;
+  /** Forgets every endpoint and model (objects handed out earlier keep their values). */
+  reset(): void;
+}
+
+// Model facts hang off the endpoint object itself, so `negotiate` and `modelCapabilitiesFor` need
+// only the `supports` a caller holds, whichever store made it (or none).
+const modelsOf = new WeakMap<EndpointCapabilities, Map<string, ModelCapabilities>>();
+
+function freshModel(): ModelCapabilities {
+  return {
+    refusedEfforts: [],
+    legacyTokenLimit: true,
+    chosenTemperature: true,
+    assistantPrefill: true,
+    structuredOutput: true,
+    droppedFields: [],
+  };
+}
+
+function modelsFor(supports: EndpointCapabilities): Map<string, ModelCapabilities> {
+  let models = modelsOf.get(supports);
+  if (!models) {
+    models = new Map();
+    modelsOf.set(supports, models);
+  }
+  return models;
+}
+
+/**
+ * The live capabilities of `model` on the endpoint `supports` describes, made at the defaults
+ * (everything allowed, `legacyTokenLimit: true`) the first time. Works on any `supports` object,
+ * including one a caller built by hand.
+ */
+export function modelCapabilitiesFor(supports: EndpointCapabilities, model: string): ModelCapabilities {
+  if (typeof model !== "string" || model === "") {
+    throw new TypeError("modelCapabilitiesFor: model must be the non-empty name the endpoint knows it by.");
+  }
+  const models = modelsFor(supports);
+  let caps = models.get(model);
+  if (!caps) {
+    caps = freshModel();
+    models.set(model, caps);
+  }
+  return caps;
+}
+
+function normaliseBaseUrl(baseUrl: string): string {
+  return baseUrl.trim().replace(/\/+$/, "");
+}
+
+function keyIdOf(apiKey: string | undefined): string {
+  if (!apiKey) return "";
+  return createHash("sha256").update(apiKey).digest("hex").slice(0, 32);
+}
+
+interface Entry {
+  baseUrl: string;
+  keyId: string;
+  supports: EndpointCapabilities;
+}
+
+// Snapshot validation: every field checked before anything is written, so a bad snapshot changes nothing.
+function malformed(path: string, what: string): CapabilitySnapshotError {
+  return new CapabilitySnapshotError(
+    "malformed",
+    path,
+    `Capability snapshot is malformed at ${path}: ${what}. Pass the value exportCapabilities() returned, unchanged.`,
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function readBool(record: Record<string, unknown>, key: string, path: string): boolean {
+  const value = record[key];
+  if (typeof value !== "boolean") throw malformed(`${path}.${key}`, "expected true or false");
+  return value;
+}
+
+function readStrings(record: Record<string, unknown>, key: string, path: string): string[] {
+  const value = record[key];
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+    throw malformed(`${path}.${key}`, "expected an array of strings");
+  }
+  return [...value];
+}
+
+function readModel(value: unknown, path: string): ModelCapabilities {
+  if (!isRecord(value)) throw malformed(path, "expected an object");
+  return {
+    refusedEfforts: readStrings(value, "refusedEfforts", path),
+    legacyTokenLimit: readBool(value, "legacyTokenLimit", path),
+    chosenTemperature: readBool(value, "chosenTemperature", path),
+    assistantPrefill: readBool(value, "assistantPrefill", path),
+    structuredOutput: readBool(value, "structuredOutput", path),
+    droppedFields: readStrings(value, "droppedFields", path),
+  };
+}
+
+/** Validates a snapshot completely; throws `CapabilitySnapshotError` naming the first problem. */
+export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
+  let value = snapshot;
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch (cause) {
+      throw new CapabilitySnapshotError(
+        "malformed",
+        "$",
+        "Capability snapshot is not valid JSON. Pass the value exportCapabilities() returned, or its JSON text.",
+        { cause },
+      );
+    }
+  }
+  if (!isRecord(value)) throw malformed("$", "expected an object");
+  if (value.version !== CAPABILITY_SNAPSHOT_VERSION) {
+    throw new CapabilitySnapshotError(
+      "version",
+      "$.version",
+      `Capability snapshot version ${JSON.stringify(value.version)} is not ${CAPABILITY_SNAPSHOT_VERSION}, ` +
+        "the only version this package reads. Discard it; the latches are learned again on first use.",
+    );
+  }
+  if (!Array.isArray(value.endpoints)) throw malformed("$.endpoints", "expected an array");
+  const endpoints = value.endpoints.map((raw, i): CapabilitySnapshotEndpoint => {
+    const path = `$.endpoints[${i}]`;
+    if (!isRecord(raw)) throw malformed(path, "expected an object");
+    if (typeof raw.baseUrl !== "string" || raw.baseUrl.trim() === "") {
+      throw malformed(`${path}.baseUrl`, "expected a non-empty string");
+    }
+    if (typeof raw.keyId !== "string" || !/^([0-9a-f]{32})?$/.test(raw.keyId)) {
+      throw malformed(`${path}.keyId`, "expected a key digest or an empty string");
+    }
+    if (!isRecord(raw.models)) throw malformed(`${path}.models`, "expected an object");
+    const models: Record<string, ModelCapabilities> = {};
+    for (const [name, model] of Object.entries(raw.models)) {
+      models[name] = readModel(model, `${path}.models[${JSON.stringify(name)}]`);
+    }
+    return {
+      baseUrl: normaliseBaseUrl(raw.baseUrl),
+      keyId: raw.keyId,
+      strictSchemas: readBool(raw, "strictSchemas", path),
+      usageInStream: readBool(raw, "usageInStream", path),
+      models,
+    };
+  });
+  return { version: CAPABILITY_SNAPSHOT_VERSION, endpoints };
+}
+
+/**
+ * Makes an independent set of capability latches: a host whose tenants must not share what one
+ * endpoint refused makes one per tenant. The top-level functions use a default store.
+ */
+export function createCapabilityStore(): CapabilityStore {
+  const entries = new Map<string, Entry>();
+
+  const entryFor = (baseUrl: string, keyId: string): Entry => {
+    const id = `${baseUrl}\n${keyId}`;
+    let entry = entries.get(id);
+    if (!entry) {
+      entry = { baseUrl, keyId, supports: { strictSchemas: true, usageInStream: true } };
+      entries.set(id, entry);
+    }
+    return entry;
+  };
+
+  return {
+    capabilitiesFor(baseUrl, apiKey) {
+      if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
+        throw new TypeError("capabilitiesFor: baseUrl must be the endpoint's non-empty base URL.");
+      }
+      return entryFor(normaliseBaseUrl(baseUrl), keyIdOf(apiKey)).supports;
+    },
+    modelCapabilitiesFor,
+    exportCapabilities() {
+      const endpoints = [...entries.values()].map(
+        ({ baseUrl, keyId, supports }): CapabilitySnapshotEndpoint => {
+          const models: Record<string, ModelCapabilities> = {};
+          for (const [name, caps] of modelsOf.get(supports) ?? []) {
+            models[name] = {
+              ...caps,
+              refusedEfforts: [...caps.refusedEfforts],
+              droppedFields: [...caps.droppedFields],
+            };
+          }
+          return {
+            baseUrl,
+            keyId,
+            strictSchemas: supports.strictSchemas,
+            usageInStream: supports.usageInStream,
+            models,
+          };
+        },
+      );
+      return { version: CAPABILITY_SNAPSHOT_VERSION, endpoints };
+    },
+    importCapabilities(snapshot) {
+      const parsed = parseCapabilitySnapshot(snapshot);
+      // Validated whole above; only now is anything written.
+      for (const endpoint of parsed.endpoints) {
+        const { supports } = entryFor(endpoint.baseUrl, endpoint.keyId);
+        supports.strictSchemas = endpoint.strictSchemas;
+        supports.usageInStream = endpoint.usageInStream;
+        for (const [name, caps] of Object.entries(endpoint.models)) {
+          Object.assign(modelCapabilitiesFor(supports, name), caps);
+        }
+      }
+    },
+    reset() {
+      entries.clear();
+    },
+  };
+}
+
+/**
+ * The value of `reasoning_effort` to send `model` when `asked` was configured: `""` (send none)
+ * for an absent setting, for `"off"`, and for a model that takes no effort at all; otherwise the
+ * cheapest rung at or above `asked` this model has not refused. Only climbs, and only from a value
+ * on `EFFORT_LADDER`: any other value is sent as asked.
+ */
+export function effortFor(model: ModelCapabilities | undefined, asked: string | undefined): string {
+  if (!asked || asked === "off") return "";
+  if (model?.droppedFields.includes("reasoning_effort")) return "";
+  const start = EFFORT_LADDER.indexOf(asked);
+  if (start < 0 || !model) return asked;
+  for (const rung of EFFORT_LADDER.slice(start)) if (!model.refusedEfforts.includes(rung)) return rung;
+  return asked;
+}

@@ -1,0 +1,149 @@
+/**
+ * Reading a failed request structurally. An `openai` `APIError` keeps the body's `error` member on
+ * `.error` and its own `"400 …"` line on `.message`; other clients keep the whole body on `.body`,
+ * `.responseBody` (a string) or `.response.data`. Everything here reads those shapes without
+ * importing any client, so two installed copies of a client, or a fetch wrapper, read the same.
+ */
+
+/** What a failed request said, read off any error-like value. */
+export interface ErrorFacts {
+  /** HTTP status: the error's own, else a numeric `code` in the body that looks like one. */
+  status: number | undefined;
+  /** Every human-readable line found (message, body message, nested details), joined by newlines. */
+  text: string;
+  /** `code` from the body's error object (a string at OpenAI, a number at llama.cpp and vLLM). */
+  code: string | number | undefined;
+  /** `type` from the body's error object. */
+  type: string | undefined;
+  /** `param` from the body's error object (`"max_tokens"`, `"tools[0].function.parameters"`). */
+  param: string | undefined;
+  /** The error objects found, outermost first: the body, its `error` member, nested details. */
+  objects: Record<string, unknown>[];
+  /** Response headers where the error kept them. */
+  headers: HeaderReader | undefined;
+}
+
+/** Reads one header by name, case-insensitively. */
+export type HeaderReader = (name: string) => string | undefined;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parseMaybeJson(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  const trimmed = value.trim();
+  if (!trimmed.startsWith("{") && !trimmed.startsWith("[")) return value;
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    return value;
+  }
+}
+
+function statusLike(value: unknown): number | undefined {
+  const n = typeof value === "string" && /^\d{3}$/.test(value) ? Number(value) : value;
+  return typeof n === "number" && Number.isInteger(n) && n >= 100 && n <= 599 ? n : undefined;
+}
+
+function headerReader(headers: unknown): HeaderReader | undefined {
+  if (!headers || typeof headers !== "object") return undefined;
+  const getter = (headers as { get?: unknown }).get;
+  if (typeof getter === "function") {
+    return (name) => {
+      const value = (getter as (name: string) => unknown).call(headers, name);
+      return typeof value === "string" ? value : undefined;
+    };
+  }
+  const entries = Object.entries(headers as Record<string, unknown>);
+  return (name) => {
+    const wanted = name.toLowerCase();
+    const hit = entries.find(([key]) => key.toLowerCase() === wanted)?.[1];
+    return typeof hit === "string"
+      ? hit
+      : Array.isArray(hit) && typeof hit[0] === "string"
+        ? hit[0]
+        : undefined;
+  };
+}
+
+/**
+ * Reads an error-like value (an `openai` `APIError`, a fetch client's error, a plain
+ * `{ status, body }`, a bare string) into the facts the classifiers here decide on. Never throws.
+ */
+export function readError(error: unknown): ErrorFacts {
+  return readErrorAt(error, 0);
+}
+
+function readErrorAt(error: unknown, depth: number): ErrorFacts {
+  const texts: string[] = [];
+  const objects: Record<string, unknown>[] = [];
+  const seen = new Set<unknown>();
+
+  const addText = (value: unknown): void => {
+    if (typeof value === "string" && value.trim() !== "" && !texts.includes(value)) texts.push(value);
+  };
+
+  // Walk a body: collect objects that look like error records, and their messages.
+  const visit = (raw: unknown, depth: number): void => {
+    const value = parseMaybeJson(raw);
+    if (depth > 4 || value === undefined || value === null || seen.has(value)) return;
+    if (typeof value === "string") {
+      addText(value);
+      return;
+    }
+    if (Array.isArray(value)) {
+      seen.add(value);
+      for (const item of value.slice(0, 16)) visit(item, depth + 1);
+      return;
+    }
+    if (!isRecord(value)) return;
+    seen.add(value);
+    objects.push(value);
+    if (typeof value.message === "string") addText(value.message);
+    else if (value.message !== undefined) visit(value.message, depth + 1);
+    if (typeof value.msg === "string") addText(value.msg);
+    if (typeof value.detail === "string") addText(value.detail);
+    else if (value.detail !== undefined) visit(value.detail, depth + 1);
+    if (value.error !== undefined) visit(value.error, depth + 1);
+    if (isRecord(value.metadata) && typeof value.metadata.raw === "string") addText(value.metadata.raw);
+  };
+
+  let status: number | undefined;
+  let headers: HeaderReader | undefined;
+  if (typeof error === "string") {
+    addText(error);
+  } else if (isRecord(error) || error instanceof Error) {
+    const e = error as Record<string, unknown>;
+    status = statusLike(e.status) ?? statusLike(e.statusCode);
+    const response = isRecord(e.response) ? e.response : undefined;
+    if (status === undefined && response) status = statusLike(response.status);
+    headers = headerReader(e.headers) ?? headerReader(e.responseHeaders) ?? headerReader(response?.headers);
+    // `serverError`: an error object a server put inside a stream, as a stream reader keeps it.
+    for (const body of [e.error, e.body, e.responseBody, response?.data, e.serverError]) visit(body, 0);
+    addText(e.message);
+    // A wrapper (a stream reader's error, an `Error` with `cause`) is read through to what it wraps.
+    if (depth < 3 && e.cause !== undefined && e.cause !== error) {
+      const inner = readErrorAt(e.cause, depth + 1);
+      for (const text of inner.text.split("\n")) addText(text);
+      objects.push(...inner.objects);
+      status ??= inner.status;
+      headers ??= inner.headers;
+    }
+  }
+
+  const first = (key: string): unknown => objects.find((o) => o[key] !== undefined && o[key] !== null)?.[key];
+  const code = first("code");
+  const type = first("type");
+  const param = first("param");
+  if (status === undefined) status = statusLike(code);
+  return {
+    status,
+    text: texts.join("\n"),
+    code: typeof code === "string" || typeof code === "number" ? code : undefined,
+    type: typeof type === "string" ? type : undefined,
+    param: typeof param === "string" ? param : undefined,
+    objects,
+    headers,
+  };
+}

@@ -1,0 +1,69 @@
+const OVERFLOW_MARK = Symbol.for("@loopwright/negotiate.ContextOverflow");
+const SNAPSHOT_MARK = Symbol.for("@loopwright/negotiate.CapabilitySnapshotError");
+
+function marked(value: unknown, mark: symbol): boolean {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[mark] === true;
+}
+
+/**
+ * A request too big for the model's context window, as the endpoint (or a size guard) said so.
+ *
+ * `serverMessage` is the endpoint's own wording, kept so an operator reads what the server said
+ * rather than a paraphrase; `cause` is the original error. Not a capability `negotiate` can answer
+ * and not transient: retrying the same body fails the same way. Shrink the transcript (prune tool
+ * results, compact) or raise the window.
+ */
+export class ContextOverflow extends Error {
+  override readonly name: string = "ContextOverflow";
+  /** The endpoint's own words for the overflow (or the size guard's, when nothing was sent). */
+  readonly serverMessage: string;
+
+  constructor(serverMessage: string, options?: { cause?: unknown }) {
+    super(
+      `The request does not fit the model's context window: ${serverMessage} ` +
+        "Shorten the transcript (prune tool results or compact it) or raise the window, then send again.",
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.serverMessage = serverMessage;
+    Object.defineProperty(this, OVERFLOW_MARK, { value: true });
+  }
+
+  /** True for a `ContextOverflow` from any installed copy of this package. */
+  static isInstance(value: unknown): value is ContextOverflow {
+    return marked(value, OVERFLOW_MARK);
+  }
+}
+
+/** Why a capability snapshot could not be imported. */
+export type CapabilitySnapshotErrorCode = "version" | "malformed";
+
+/**
+ * A capability snapshot that `importCapabilities` refused, before changing anything.
+ *
+ * `code` is `"version"` for a snapshot written by another snapshot version and `"malformed"` for
+ * one that is not the shape a snapshot has; `path` names the first offending place.
+ */
+export class CapabilitySnapshotError extends Error {
+  override readonly name: string = "CapabilitySnapshotError";
+  /** `"version"` or `"malformed"`. */
+  readonly code: CapabilitySnapshotErrorCode;
+  /** Where in the snapshot the problem is, as a JSON-ish path (`endpoints[2].models["gpt-5"]`). */
+  readonly path: string;
+
+  constructor(
+    code: CapabilitySnapshotErrorCode,
+    path: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.path = path;
+    Object.defineProperty(this, SNAPSHOT_MARK, { value: true });
+  }
+
+  /** True for a `CapabilitySnapshotError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is CapabilitySnapshotError {
+    return marked(value, SNAPSHOT_MARK);
+  }
+}

@@ -1,0 +1,169 @@
+import { isGrammarError } from "@loopwright/schema-compat";
+import {
+  EFFORT_LADDER,
+  type EndpointCapabilities,
+  type ModelCapabilities,
+  modelCapabilitiesFor,
+} from "./capabilities.js";
+import { isGrammarRefusal, type Refusal, readRefusal } from "./refusal.js";
+
+/**
+ * One box per attempt, set by the stream reader on the first chunk that carries text, reasoning or
+ * a piece of a tool call. Once it reads `true` the model has started answering and nothing is sent
+ * again.
+ */
+export interface Produced {
+  /** `true` once the model has produced something a user may have seen. */
+  value: boolean;
+}
+
+/**
+ * Sends one attempt. Rebuild the body on every call from `supports` and `model` (the latches), and
+ * hand `produced` to the stream reader.
+ */
+export type Send<T> = (
+  supports: EndpointCapabilities,
+  produced: Produced,
+  model: ModelCapabilities | undefined,
+) => Promise<T>;
+
+/** Options for `negotiate`. */
+export interface NegotiateOptions {
+  /** The model's name at this endpoint: enables model-level latches (effort, ceiling, temperature…). */
+  model?: string;
+  /** Top-level body fields the caller allows dropping when this model refuses them (extraBody keys). */
+  droppable?: readonly string[];
+  /** Told, in words, when a request is changed in a way that costs or drops something. */
+  onNotice?: (message: string) => void;
+  /**
+   * One box for every attempt, for a caller with its own retry budget: read it after a failure to
+   * know whether the model had started answering. Without it each attempt gets a fresh box.
+   */
+  produced?: Produced;
+  /** Upper bound on attempts (default 12); every latch changes at most once, so this is a backstop. */
+  maxAttempts?: number;
+}
+
+/** Whether the error is a grammar/schema-compilation refusal, by schema-compat's list or ours. */
+function grammarCheck(error: unknown): boolean {
+  return isGrammarError(error) || isGrammarRefusal(error);
+}
+
+/**
+ * Answers one refusal by changing a latch. Returns false when nothing could change (the latch was
+ * already off, no model was named, the caller did not allow the drop, the effort ladder ran out),
+ * which means the refusal goes to the caller.
+ */
+function answer(
+  refusal: Refusal,
+  supports: EndpointCapabilities,
+  model: ModelCapabilities | undefined,
+  modelName: string | undefined,
+  droppable: ReadonlySet<string>,
+  notice: (message: string) => void,
+): boolean {
+  switch (refusal.kind) {
+    case "strict-schema":
+    case "grammar":
+      if (!supports.strictSchemas) return false;
+      supports.strictSchemas = false;
+      return true;
+    case "stream-options":
+      if (!supports.usageInStream) return false;
+      supports.usageInStream = false;
+      return true;
+    case "token-limit-spelling":
+      if (!model || model.legacyTokenLimit === false) return false;
+      model.legacyTokenLimit = false;
+      return true;
+    case "temperature":
+      if (!model?.chosenTemperature) return false;
+      model.chosenTemperature = false;
+      return true;
+    case "structured-output":
+      if (!model?.structuredOutput) return false;
+      model.structuredOutput = false;
+      return true;
+    case "effort":
+      return model ? climbEffort(refusal, model, modelName ?? "", notice) : false;
+    case "unknown-field": {
+      if (!model) return false;
+      // A model with no effort at all (gpt-4o given reasoning_effort) takes none from now on.
+      const allowed = refusal.field === "reasoning_effort" || droppable.has(refusal.field);
+      if (!allowed || model.droppedFields.includes(refusal.field)) return false;
+      model.droppedFields.push(refusal.field);
+      notice(
+        refusal.field === "reasoning_effort"
+          ? `${modelName} does not take reasoning_effort; sending it without one from now on.`
+          : `${modelName} refused the field ${refusal.name}; sending ${refusal.field} no more for this model.`,
+      );
+      return true;
+    }
+  }
+}
+
+function climbEffort(
+  refusal: Extract<Refusal, { kind: "effort" }>,
+  model: ModelCapabilities,
+  modelName: string,
+  notice: (message: string) => void,
+): boolean {
+  const refused = refusal.refused;
+  const at = refused === null ? -1 : EFFORT_LADDER.indexOf(refused);
+  if (at < 0 || refused === null || model.refusedEfforts.includes(refused)) return false;
+  // Where the model listed what it takes, every rung it left out is refused as well.
+  const listed = refusal.supported.filter((v) => EFFORT_LADDER.includes(v));
+  const refuses = (rung: string) =>
+    rung === refused ||
+    model.refusedEfforts.includes(rung) ||
+    (refusal.supported.length > 0 && !refusal.supported.includes(rung));
+  const next = EFFORT_LADDER.slice(at + 1).find((rung) => !refuses(rung));
+  if (next === undefined) return false; // the ladder ran out: the caller hears the refusal
+  const add = listed.length > 0 ? EFFORT_LADDER.filter((rung) => refuses(rung)) : [refused];
+  for (const rung of add) if (!model.refusedEfforts.includes(rung)) model.refusedEfforts.push(rung);
+  if (refused === "none") {
+    notice(
+      `${modelName} does not take reasoning_effort "none"; sending "${next}", which spends reasoning tokens.`,
+    );
+  }
+  return true;
+}
+
+/**
+ * Sends a request, and re-sends it for as long as the failure is this endpoint (or this model on
+ * it) refusing something the request can do without, latching each refusal so no later request
+ * asks again. Never re-sends once `produced` says the model started answering.
+ *
+ * Answered: strict tool schemas and grammar failures (→ `strictSchemas: false`), `stream_options`
+ * (→ `usageInStream: false`), and — with `model` — a refused effort rung (climb), `max_tokens`
+ * (→ `legacyTokenLimit: false`), a temperature only the model's default goes for
+ * (→ `chosenTemperature: false`), `response_format` (→ `structuredOutput: false`), an unknown
+ * `reasoning_effort`, and unknown fields named in `droppable`. Everything else — a refusal of a
+ * value, an overflow, a rate limit, a server error — is rethrown as it came.
+ */
+export async function negotiate<T>(
+  supports: EndpointCapabilities,
+  send: Send<T>,
+  options: NegotiateOptions = {},
+): Promise<T> {
+  if (typeof supports !== "object" || supports === null) {
+    throw new TypeError("negotiate: supports must be the object capabilitiesFor(baseUrl, apiKey) returned.");
+  }
+  if (typeof send !== "function") {
+    throw new TypeError("negotiate: send must be a function (supports, produced, model) => Promise.");
+  }
+  const model = options.model ? modelCapabilitiesFor(supports, options.model) : undefined;
+  const droppable = new Set(options.droppable ?? []);
+  const notice = options.onNotice ?? (() => {});
+  const maxAttempts = options.maxAttempts ?? 12;
+  for (let attempt = 1; ; attempt++) {
+    const produced = options.produced ?? { value: false };
+    try {
+      return await send(supports, produced, model);
+    } catch (error) {
+      if (produced.value || attempt >= maxAttempts) throw error;
+      const refusal = readRefusal(error, grammarCheck);
+      if (!refusal || !answer(refusal, supports, model, options.model, droppable, notice)) throw error;
+    }
+  }
+}

@@ -1,0 +1,162 @@
+import { type ErrorFacts, readError } from "./error-shape.js";
+
+/**
+ * A refusal `negotiate` knows how to answer, read off a failed request.
+ *
+ * - `strict-schema`: the endpoint refused a strict tool schema (OpenAI's "Invalid schema for
+ *   function …"); answered at the endpoint by sending relaxed tools.
+ * - `grammar`: the server could not compile a tool schema into a grammar (llama.cpp's "JSON schema
+ *   conversion failed"); answered the same way.
+ * - `stream-options`: the endpoint does not take `stream_options`; answered at the endpoint.
+ * - `effort`: the model refused one `reasoning_effort` value; `refused` is that value (`null` when
+ *   the refused value was JSON null) and `supported` what the message listed, if anything.
+ * - `token-limit-spelling`: the model wants `max_completion_tokens` instead of `max_tokens`.
+ * - `temperature`: the temperature is not the caller's to pick on this model.
+ * - `structured-output`: the model does not take `response_format`.
+ * - `unknown-field`: the endpoint does not know a request field; `field` is its top-level name
+ *   and `name` the name as refused (`chat_template_kwargs.enable_thinking`).
+ */
+export type Refusal =
+  | { kind: "strict-schema" }
+  | { kind: "grammar" }
+  | { kind: "stream-options" }
+  | { kind: "effort"; refused: string | null; supported: string[] }
+  | { kind: "token-limit-spelling" }
+  | { kind: "temperature" }
+  | { kind: "structured-output" }
+  | { kind: "unknown-field"; field: string; name: string };
+
+const EFFORT_PARAMS = new Set(["reasoning_effort", "reasoning.effort"]);
+
+/** The top-level body field a dotted or indexed name belongs to (`tools[0].x` → `tools`). */
+export function topLevelField(name: string): string {
+  return name.split(/[.[]/)[0] ?? name;
+}
+
+function quoted(list: string): string[] {
+  return [...list.matchAll(/'([^']*)'/g)].map((m) => m[1] ?? "");
+}
+
+function effortRefusal(facts: ErrorFacts): Refusal | undefined {
+  const text = facts.text;
+  // Chat completions (OpenAI, Kimi): "Unsupported value: 'reasoning_effort' does not support 'none' …"
+  const chat = /Unsupported value:\s*'reasoning_effort' does not support (?:'([^']*)'|(null))/i.exec(text);
+  // Responses API: "Unsupported value: 'none' is not supported with the 'gpt-5.1-codex' model."
+  const responses =
+    facts.param !== undefined && EFFORT_PARAMS.has(facts.param)
+      ? /(?:Unsupported|Invalid) value:\s*'([^']*)'/i.exec(text)
+      : null;
+  const match = chat ?? responses;
+  if (!match) return undefined;
+  const refused = match[2] === "null" ? null : (match[1] ?? null);
+  const tail = /Supported values are:\s*([^\n]*)/i.exec(text.slice(match.index))?.[1] ?? "";
+  return { kind: "effort", refused, supported: quoted(tail) };
+}
+
+/** Field names an unknown-parameter refusal names, in every wording seen on real servers. */
+function unknownFields(facts: ErrorFacts): string[] {
+  const text = facts.text;
+  const names: string[] = [];
+  // OpenAI: "Unrecognized request argument supplied: min_p" (and the plural list form).
+  const unrecognized = /Unrecognized request arguments? supplied:\s*([^\n]+)/i.exec(text);
+  if (unrecognized?.[1]) {
+    for (const part of unrecognized[1].split(/,|\band\b/)) {
+      const name = part.trim().replace(/^'|'$|\.$/g, "");
+      if (/^[\w.[\]-]+$/.test(name)) names.push(name);
+    }
+  }
+  const patterns = [
+    /Unknown parameter:\s*'([^']+)'/gi, // OpenAI-style proxies and relays
+    /Unsupported parameter:\s*'([^']+)'/gi, // OpenAI: a field this model does not take
+    /property '([^']+)' is unsupported/gi, // Groq
+    /Extra inputs are not permitted,?\s*field:\s*'([^']+)'/gi, // Fireworks
+  ];
+  for (const pattern of patterns) for (const m of text.matchAll(pattern)) if (m[1]) names.push(m[1]);
+  // Pydantic/FastAPI detail (Mistral): { type: "extra_forbidden", loc: ["body", "stream_options", …] }.
+  for (const object of facts.objects) {
+    if (object.type === "extra_forbidden" && Array.isArray(object.loc)) {
+      const loc = object.loc.filter(
+        (p): p is string | number => typeof p === "string" || typeof p === "number",
+      );
+      const path = loc[0] === "body" ? loc.slice(1) : loc;
+      if (path.length > 0) names.push(path.join("."));
+    }
+  }
+  // A param named with an unknown/unsupported-parameter code, or "… not supported with this model".
+  if (
+    facts.param &&
+    !names.length &&
+    (facts.code === "unknown_parameter" ||
+      facts.code === "unsupported_parameter" ||
+      (facts.code === undefined && /\bnot supported with this model\b/i.test(text)))
+  ) {
+    names.push(facts.param);
+  }
+  // "The 'stream_options' parameter is only allowed when 'stream' is enabled." names the field too.
+  if (!names.length && facts.param && facts.code === undefined) {
+    const only = /The '([^']+)' parameter is only allowed when/i.exec(text);
+    if (only?.[1] === facts.param) names.push(facts.param);
+  }
+  return [...new Set(names)];
+}
+
+function isStrictSchemaRefusal(facts: ErrorFacts): boolean {
+  return (
+    /Invalid schema for function\b/i.test(facts.text) ||
+    (facts.code === "invalid_function_parameters" && /^tools\[/.test(facts.param ?? ""))
+  );
+}
+
+const GRAMMAR_WORDINGS = [
+  /JSON schema conversion failed/i, // llama.cpp json-schema-to-grammar
+  /Automatic parser generation failed/i, // llama.cpp, tools through the chat template's parser
+  /failed to parse grammar/i, // llama.cpp, a grammar it built and could not read back
+  /not supported by xgrammar/i, // vLLM guided decoding
+  /Unsupported JSON Schema/i, // outlines / guidance backends
+];
+
+/** True when the server could not compile a schema into a grammar (local fallback wording list). */
+export function isGrammarRefusal(error: unknown): boolean {
+  const facts = readError(error);
+  return GRAMMAR_WORDINGS.some((re) => re.test(facts.text));
+}
+
+/**
+ * Reads the refusal a failed request carries, if it is one `negotiate` can answer; `undefined` for
+ * anything else (a refusal of a value, an overflow, a rate limit, a server error). Never throws.
+ */
+export function readRefusal(
+  error: unknown,
+  grammarCheck: (error: unknown) => boolean = isGrammarRefusal,
+): Refusal | undefined {
+  const facts = readError(error);
+  if (facts.status !== undefined && (facts.status < 400 || facts.status >= 500 || facts.status === 429)) {
+    // A refusal of the request is a 4xx; 5xx and 429 are the server's trouble, not the request's.
+    return undefined;
+  }
+  if (isStrictSchemaRefusal(facts)) return { kind: "strict-schema" };
+  // A response_format schema the server found invalid is the caller's to see, never a latch.
+  if (/Invalid schema for response_format/i.test(facts.text)) return undefined;
+  if (grammarCheck(error)) return { kind: "grammar" };
+  const effort = effortRefusal(facts);
+  if (effort) return effort;
+  // "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value
+  // is supported." says the value is not ours to pick at all; a range complaint does not.
+  if (/'temperature' does not support .*Only the default \([^)]*\) value is supported/i.test(facts.text)) {
+    return { kind: "temperature" };
+  }
+  const fields = unknownFields(facts);
+  const name = fields[0];
+  if (name === undefined) return undefined;
+  const field = topLevelField(name);
+  if (
+    field === "max_tokens" &&
+    !/max_tokens.*(must|should) be|too large|at most|greater|less/i.test(facts.text)
+  ) {
+    return { kind: "token-limit-spelling" };
+  }
+  if (field === "stream_options") return { kind: "stream-options" };
+  if (field === "temperature") return { kind: "temperature" };
+  if (field === "response_format") return { kind: "structured-output" };
+  return { kind: "unknown-field", field, name };
+}

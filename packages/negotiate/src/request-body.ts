@@ -1,0 +1,97 @@
+import { orderTools, relaxTools } from "@loopwright/schema-compat";
+import { type EndpointCapabilities, effortFor, type ModelCapabilities } from "./capabilities.js";
+
+/** The model settings `buildBody` reads (a structural subset of any host's config). */
+export interface ModelParams {
+  /** The model's name at the endpoint. */
+  model: string;
+  /** Sampling temperature; sent only while the model lets the caller pick it. */
+  temperature?: number;
+  /** Reply ceiling in tokens; absent or `0` sends none. */
+  maxTokens?: number;
+  /** `"none"`…`"high"` (or any value the server takes); absent or `"off"` sends none. */
+  reasoningEffort?: string;
+  /**
+   * Fields this interface cannot spell (`top_k`, `min_p`, llama.cpp's `id_slot`…), merged last.
+   * May override `temperature`; never `model`, `messages`, `stream` or `tools`.
+   */
+  extraBody?: Record<string, unknown>;
+}
+
+/** A tool as the chat-completions API declares it. */
+export interface ToolDefinition {
+  type: "function";
+  function: {
+    name: string;
+    description?: string;
+    parameters?: Record<string, unknown>;
+    strict?: boolean;
+    [field: string]: unknown;
+  };
+  [field: string]: unknown;
+}
+
+/** How `buildBody` orders the tool array: by name (default), the caller's order (`false`), or a comparator. */
+export type ToolOrder = boolean | ((a: ToolDefinition, b: ToolDefinition) => number) | undefined;
+
+/** The streamed chat-completions body `buildBody` produces. */
+export interface RequestBody {
+  model: string;
+  messages: unknown[];
+  stream: true;
+  stream_options?: { include_usage: true };
+  tools?: ToolDefinition[];
+  reasoning_effort?: string;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  [field: string]: unknown;
+}
+
+const LOOP_FIELDS = new Set(["model", "messages", "stream", "tools"]);
+
+/**
+ * The one place a streamed request body is decided: from the model settings, what the endpoint
+ * (`supports`) and the model (`model`) have refused, the transcript, and the declared tools.
+ *
+ * Tools go strict while the endpoint takes strict schemas and relaxed after it refused them, in
+ * `order`. The ceiling is `max_completion_tokens` only when `model.legacyTokenLimit === false`
+ * (an absent model reads as `true`). The temperature is sent only while `model.chosenTemperature`
+ * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
+ * refused (a `temperature` in it too, once the model refused one) and minus `model`, `messages`,
+ * `stream` and `tools`. Never mutates its arguments.
+ */
+export function buildBody(
+  config: ModelParams,
+  supports: EndpointCapabilities,
+  model: ModelCapabilities | undefined,
+  messages: readonly unknown[],
+  tools: readonly ToolDefinition[] = [],
+  order?: ToolOrder,
+): RequestBody {
+  if (typeof config?.model !== "string" || config.model === "") {
+    throw new TypeError("buildBody: config.model must be the model's non-empty name at the endpoint.");
+  }
+  const body: RequestBody = { model: config.model, messages: [...messages], stream: true };
+  if (supports.usageInStream) body.stream_options = { include_usage: true };
+  if (tools.length > 0) {
+    const declared = supports.strictSchemas ? [...tools] : (relaxTools([...tools]) as ToolDefinition[]);
+    body.tools = orderTools(declared, order) as ToolDefinition[];
+  }
+  const effort = effortFor(model, config.reasoningEffort);
+  if (effort) body.reasoning_effort = effort;
+  if (config.maxTokens !== undefined && config.maxTokens > 0) {
+    if (model?.legacyTokenLimit === false) body.max_completion_tokens = config.maxTokens;
+    else body.max_tokens = config.maxTokens;
+  }
+  const temperatureOk = model?.chosenTemperature === true;
+  if (config.temperature !== undefined && temperatureOk) body.temperature = config.temperature;
+  for (const [field, value] of Object.entries(config.extraBody ?? {})) {
+    if (LOOP_FIELDS.has(field) || value === undefined) continue;
+    if (model?.droppedFields.includes(field)) continue;
+    if (field === "temperature" && model?.chosenTemperature === false) continue;
+    if (field === "stream_options" && !supports.usageInStream) continue;
+    body[field] = value;
+  }
+  return body;
+}

@@ -1,0 +1,55 @@
+/**
+ * Test helpers: a minimal stream reader over the real `openai` client (the stream package's
+ * `streamTurn` is not a dependency of negotiate), and fixture bodies as testkit error replies.
+ */
+import { readFixture } from "@loopwright/testkit";
+import OpenAI from "openai";
+import type { Produced } from "../src/negotiate.js";
+
+/** A real client for a testkit server: no SDK retries, so each request on the wire is one of ours. */
+export function clientFor(baseURL: string, apiKey = "test-key"): OpenAI {
+  return new OpenAI({ baseURL, apiKey, maxRetries: 0 });
+}
+
+/** Streams one request and returns the text; sets `produced` on the first delta that carries something. */
+export async function streamText(
+  client: OpenAI,
+  body: Record<string, unknown>,
+  produced: Produced,
+): Promise<string> {
+  const stream = (await client.chat.completions.create({
+    ...(body as unknown as OpenAI.ChatCompletionCreateParamsStreaming),
+    stream: true,
+  })) as AsyncIterable<OpenAI.ChatCompletionChunk>;
+  let text = "";
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta;
+    if (delta?.content || delta?.tool_calls?.length) produced.value = true;
+    text += delta?.content ?? "";
+  }
+  return text;
+}
+
+/** A fixture's JSON body, parsed, as the error reply a recorded server sent. */
+export function fixtureError(rel: string, status: number): { type: "error"; status: number; body: unknown } {
+  return { type: "error", status, body: JSON.parse(readFixture(`errors/${rel}`)) };
+}
+
+/** A `curl -i` capture's status and body (for llamacpp-live and the one `.http` file). */
+export function capture(rel: string): { status: number; body: string } {
+  const text = readFixture(rel);
+  const split = /\r?\n\r?\n/.exec(text);
+  const head = split ? text.slice(0, split.index) : text;
+  const status = Number(/^HTTP\/[\d.]+ (\d{3})/.exec(head)?.[1]);
+  return { status, body: split ? text.slice(split.index + split[0].length) : "" };
+}
+
+/** Catches what a promise rejects with (fails the test when it resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the promise to reject");
+}
