@@ -1,0 +1,56 @@
+// Small JSON helpers shared by the parser, the resolver and the exporter.
+
+/** A plain object as JSON.parse makes one (or one with no prototype). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Sets an own, enumerable property, so a key such as `__proto__` is data rather than a prototype. */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+const MAX_DEPTH = 64;
+
+/**
+ * A deep copy of a JSON value, or `undefined` when it is not one (a function, a cycle, a class
+ * instance, a non-finite number, nesting deeper than 64). `null` inside is kept: it is a value there.
+ */
+export function cloneJson(value: unknown, depth = 0, seen: Set<object> = new Set()): unknown {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : undefined;
+  if (typeof value !== "object" || depth > MAX_DEPTH || seen.has(value)) return undefined;
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      for (const item of value) {
+        const copy = cloneJson(item, depth + 1, seen);
+        if (copy === undefined) return undefined;
+        out.push(copy);
+      }
+      return out;
+    }
+    if (!isPlainObject(value)) return undefined;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) {
+      // An undefined property is no property, as JSON.stringify reads it.
+      if (value[key] === undefined) continue;
+      const copy = cloneJson(value[key], depth + 1, seen);
+      if (copy === undefined) return undefined;
+      setOwn(out, key, copy);
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+/** `a.b`, `a["odd key"]`, `a[3]`: how a path names a child. */
+export function child(path: string, key: string | number): string {
+  if (typeof key === "number") return `${path}[${key}]`;
+  if (/^[A-Za-z_$][\w$]*$/.test(key)) return path === "" ? key : `${path}.${key}`;
+  return `${path}[${JSON.stringify(key)}]`;
+}

@@ -1,0 +1,349 @@
+import { describe, expect, it } from "vitest";
+import { parseSpec } from "./parse-spec.js";
+import { SPEC_TOKEN } from "./schema.js";
+
+const doc = (rest: Record<string, unknown> = {}) => ({ spec: SPEC_TOKEN, ...rest });
+const codes = (issues: readonly { path: string; code: string }[]) => issues.map(({ path, code }) => [path, code]);
+
+describe("parseSpec refuses only faults of the document itself", () => {
+  it.each([
+    ["a string", "loopwright.agent/1", "", "not-object"],
+    ["a number", 42, "", "not-object"],
+    ["null", null, "", "not-object"],
+    ["undefined", undefined, "", "not-object"],
+    ["a list", [doc()], "", "not-object"],
+    ["a Date", new Date(0), "", "not-object"],
+    ["no spec token", { model: { name: "m" } }, "spec", "spec"],
+    ["a spec token that is not a string", { spec: 1 }, "spec", "spec"],
+    ["another format's token", { spec: "other.agent/1" }, "spec", "spec"],
+    ["a token of another major", { spec: "loopwright.agent/2" }, "spec", "spec"],
+    ["a token of major 0", { spec: "loopwright.agent/0.9" }, "spec", "spec"],
+  ])("refuses %s", (_, value, path, code) => {
+    const result = parseSpec(value);
+    expect(result.spec).toBeUndefined();
+    expect(codes(result.errors)).toEqual([[path, code]]);
+  });
+
+  it("accepts a later minor of the same major", () => {
+    const result = parseSpec({ spec: "loopwright.agent/1.7" });
+    expect(result.errors).toEqual([]);
+    expect(result.spec).toEqual({ spec: "loopwright.agent/1.7" });
+  });
+
+  it.each([
+    ["a feature this host does not know", ["hooks", "teleport"], "requires[1]"],
+    ["an entry that is not a name", [7], "requires[0]"],
+    ["an empty name", [""], "requires[0]"],
+    ["bundle, when the call did not accept bundled servers", ["bundle"], "requires[0]"],
+  ])("refuses a requires entry: %s", (_, requires, path) => {
+    const result = parseSpec(doc({ requires }));
+    expect(result.spec).toBeUndefined();
+    expect(codes(result.errors)).toEqual([[path, "requires"]]);
+  });
+
+  it("accepts requires bundle when the call accepts bundled servers", () => {
+    const result = parseSpec(doc({ requires: ["bundle", "hooks"] }), { bundle: true });
+    expect(result.errors).toEqual([]);
+    expect(result.spec?.requires).toEqual(["bundle", "hooks"]);
+  });
+
+  it("honours a host's own list of features", () => {
+    expect(parseSpec(doc({ requires: ["hooks"] }), { features: ["tasks"] }).errors).toHaveLength(1);
+    expect(parseSpec(doc({ requires: ["x-host.memory"] }), { features: ["x-host.memory"] }).errors).toEqual([]);
+  });
+
+  it.each([
+    ["model", "gpt-4o", "model"],
+    ["model", ["gpt-4o"], "model"],
+    ["prompt", { id: "a", text: "b" }, "prompt"],
+    ["prompt", ["just text"], "prompt[0]"],
+    ["tools", true, "tools"],
+    ["tools", { servers: "github" }, "tools.servers"],
+    ["tools", { preselect: true }, "tools.preselect"],
+    ["hooks", {}, "hooks"],
+    ["hooks", [{ id: "h", events: "beforeTurn" }], "hooks[0].events"],
+    ["tasks", [], "tasks"],
+    ["tasks", { title: "small" }, "tasks.title"],
+    ["limits", 5, "limits"],
+    ["requires", "bundle", "requires"],
+    ["model", { extraBody: [] }, "model.extraBody"],
+    ["model", { endpoint: "http://x" }, "model.endpoint"],
+  ])("refuses %s holding a container of the wrong kind (%j)", (field, value, path) => {
+    const result = parseSpec(doc({ [field]: value }));
+    expect(result.spec).toBeUndefined();
+    expect(codes(result.errors)).toEqual([[path, "container"]]);
+  });
+
+  it("refuses a bundled server list of the wrong kind when bundles are read", () => {
+    const result = parseSpec(doc({ bundle: { mcpServers: { gh: { command: "x" } } } }), { bundle: true });
+    expect(codes(result.errors)).toEqual([["bundle.mcpServers", "container"]]);
+  });
+
+  it("reports every problem at once", () => {
+    const result = parseSpec({
+      spec: "loopwright.agent/3",
+      requires: ["warp"],
+      model: "m",
+      tools: { servers: "all" },
+      limits: { maxToolIterations: -1 },
+      colour: "blue",
+    });
+    expect(codes(result.errors)).toEqual([
+      ["spec", "spec"],
+      ["requires[0]", "requires"],
+      ["model", "container"],
+      ["tools.servers", "container"],
+    ]);
+    expect(codes(result.warnings)).toEqual([
+      ["limits.maxToolIterations", "invalid-value"],
+      ["colour", "unknown-field"],
+    ]);
+  });
+});
+
+describe("parseSpec drops what does not pass, with a warning naming its path", () => {
+  it.each([
+    ["temperature above 2", { model: { temperature: 2.5 } }, "model.temperature"],
+    ["negative temperature", { model: { temperature: -0.1 } }, "model.temperature"],
+    ["a temperature given as text", { model: { temperature: "0.7" } }, "model.temperature"],
+    ["maxTokens of -1", { model: { maxTokens: -1 } }, "model.maxTokens"],
+    ["fractional maxTokens", { model: { maxTokens: 10.5 } }, "model.maxTokens"],
+    ["an unknown reasoning effort", { model: { reasoningEffort: "extreme" } }, "model.reasoningEffort"],
+    ["a model name that is not a string", { model: { name: 4 } }, "model.name"],
+    ["a negative contextLength", { model: { contextLength: -1 } }, "model.contextLength"],
+    ["a base URL that is not http(s)", { model: { endpoint: { baseUrl: "ftp://x" } } }, "model.endpoint.baseUrl"],
+    ["a base URL that is a reference", { model: { endpoint: { baseUrl: "${BASE}" } } }, "model.endpoint.baseUrl"],
+    [
+      "a negative timeout",
+      { model: { endpoint: { requestTimeoutSeconds: -5 } } },
+      "model.endpoint.requestTimeoutSeconds",
+    ],
+    ["an unknown discovery mode", { tools: { discovery: "lazy" } }, "tools.discovery"],
+    ["an empty server name", { tools: { servers: ["a", ""] } }, "tools.servers[1]"],
+    ["an unknown tool order", { tools: { order: "random" } }, "tools.order"],
+    ["a preselect flag given as text", { tools: { preselect: { enabled: "yes" } } }, "tools.preselect.enabled"],
+    ["an unknown hook event", { hooks: [{ id: "h", events: ["onTuesday"] }] }, "hooks[0].events[0]"],
+    ["maxToolIterations of -1", { limits: { maxToolIterations: -1 } }, "limits.maxToolIterations"],
+    ["an infinite retry count", { limits: { maxRetries: Number.POSITIVE_INFINITY } }, "limits.maxRetries"],
+    ["a compact flag given as 1", { limits: { compact: 1 } }, "limits.compact"],
+    ["a task temperature above 2", { tasks: { title: { temperature: 9 } } }, "tasks.title.temperature"],
+    ["a task key that is not a name", { tasks: { "my task": { model: "m" } } }, 'tasks["my task"]'],
+    ["an extraBody field the loop owns", { model: { extraBody: { messages: [] } } }, "model.extraBody.messages"],
+    ["an extraBody value that is not JSON", { model: { extraBody: { f: () => 1 } } }, "model.extraBody.f"],
+    ["a name that is not a string", { name: ["x"] }, "name"],
+  ])("drops %s", (_, fields, path) => {
+    const result = parseSpec(doc(fields));
+    expect(result.errors).toEqual([]);
+    expect(codes(result.warnings)).toEqual([[path, "invalid-value"]]);
+  });
+
+  it("drops an out-of-range number instead of clamping it", () => {
+    const { spec } = parseSpec(doc({ model: { name: "m", temperature: 7, maxTokens: 100 } }));
+    expect(spec?.model).toEqual({ name: "m", maxTokens: 100 });
+  });
+
+  it.each([
+    ["an unknown top-level field", { colour: "blue" }, "colour", "unknown-field"],
+    ["an unknown model field", { model: { topK: 3 } }, "model.topK", "unknown-field"],
+    ["a key on the endpoint", { model: { endpoint: { apiKey: "sk-x" } } }, "model.endpoint.apiKey", "credential"],
+    ["a token on a task", { tasks: { title: { token: "t" } } }, "tasks.title.token", "credential"],
+    ["a password at the top", { password: "hunter2" }, "password", "credential"],
+    ["a prompt entry with no id", { prompt: [{ text: "hello" }] }, "prompt[0]", "incomplete"],
+    ["a prompt entry with no text", { prompt: [{ id: "a" }] }, "prompt[0]", "incomplete"],
+    ["a hook with no events", { hooks: [{ id: "h" }] }, "hooks[0]", "incomplete"],
+    [
+      "a task endpoint with no base URL",
+      { tasks: { title: { endpoint: { requestTimeoutSeconds: 3 } } } },
+      "tasks.title.endpoint",
+      "incomplete",
+    ],
+    ["a null prompt entry", { prompt: [null] }, "prompt[0]", "null-entry"],
+    ["a bundle, when bundles are not read", { bundle: { mcpServers: [] } }, "bundle", "bundle-ignored"],
+  ])("drops %s", (_, fields, path, code) => {
+    const result = parseSpec(doc(fields));
+    expect(result.errors).toEqual([]);
+    expect(codes(result.warnings)).toEqual([[path, code]]);
+  });
+
+  it("drops a prompt entry whose id was invalid, saying both why and what went", () => {
+    const result = parseSpec(doc({ prompt: [{ id: "", text: "x" }, { id: "b", text: "y" }] }));
+    expect(codes(result.warnings)).toEqual([
+      ["prompt[0].id", "invalid-value"],
+      ["prompt[0]", "incomplete"],
+    ]);
+    expect(result.spec?.prompt).toEqual([{ id: "b", text: "y" }]);
+  });
+
+  it("keeps one entry per id within a document, the later replacing the earlier in place", () => {
+    const result = parseSpec(
+      doc({
+        prompt: [
+          { id: "a", text: "first" },
+          { id: "b", text: "second" },
+          { id: "a", text: "again" },
+        ],
+      }),
+    );
+    expect(codes(result.warnings)).toEqual([["prompt[2]", "duplicate-id"]]);
+    expect(result.spec?.prompt).toEqual([
+      { id: "a", text: "again" },
+      { id: "b", text: "second" },
+    ]);
+  });
+
+  it.each([
+    ["neither command nor url", { name: "x" }],
+    ["both command and url", { name: "x", command: "c", url: "http://h" }],
+    ["a stdio type with a url", { name: "x", type: "stdio", url: "http://h" }],
+    ["an http type with a command", { name: "x", type: "http", command: "c" }],
+    ["no name", { command: "c" }],
+  ])("drops a bundled server with %s", (_, server) => {
+    const result = parseSpec(doc({ bundle: { mcpServers: [server] } }), { bundle: true });
+    expect(result.errors).toEqual([]);
+    expect(codes(result.warnings)).toEqual([["bundle.mcpServers[0]", "incomplete"]]);
+    expect(result.spec?.bundle).toEqual({ mcpServers: [] });
+  });
+
+  it("never quotes a string value from the document in a message", () => {
+    const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz";
+    const result = parseSpec(
+      doc({
+        model: { name: 1, endpoint: { apiKey: secret, baseUrl: secret }, reasoningEffort: secret },
+        tasks: { title: { model: 5, endpoint: { baseUrl: secret }, extraBody: { f: Number.NaN } } },
+      }),
+    );
+    for (const found of [...result.errors, ...result.warnings]) expect(found.message).not.toContain(secret);
+  });
+
+  it("reads as text when joined, as the seed's example does", () => {
+    const { errors } = parseSpec({ spec: "loopwright.agent/2" });
+    expect(errors.join("\n")).toMatch(/^spec: is major version 2/);
+  });
+});
+
+describe("parseSpec: absent inherits, and nothing else does", () => {
+  it("reads null as absent at every depth, without a warning", () => {
+    const result = parseSpec(
+      doc({
+        name: null,
+        model: { name: "m", temperature: null, endpoint: null, extraBody: { top_k: null, min_p: 0.05 } },
+        tools: null,
+        tasks: { title: { model: null, maxTokens: 64 } },
+        limits: { maxRetries: null },
+      }),
+    );
+    expect(result.warnings).toEqual([]);
+    expect(result.spec).toEqual({
+      spec: SPEC_TOKEN,
+      model: { name: "m", extraBody: { min_p: 0.05 } },
+      tasks: { title: { maxTokens: 64 } },
+      limits: {},
+    });
+  });
+
+  it("keeps 0, an empty string and an empty list as the values they are", () => {
+    const { spec, warnings } = parseSpec(
+      doc({
+        model: { name: "", temperature: 0, maxTokens: 0, contextLength: 0, extraBody: {} },
+        prompt: [],
+        tools: { servers: [] },
+        hooks: [{ id: "h", events: [] }],
+        limits: { maxToolIterations: 0, maxRetries: 0, loadingTimeoutSeconds: 0 },
+      }),
+    );
+    expect(warnings).toEqual([]);
+    expect(spec).toMatchObject({
+      model: { name: "", temperature: 0, maxTokens: 0, contextLength: 0, extraBody: {} },
+      prompt: [],
+      tools: { servers: [] },
+      hooks: [{ id: "h", events: [] }],
+      limits: { maxToolIterations: 0, maxRetries: 0, loadingTimeoutSeconds: 0 },
+    });
+  });
+
+  it("keeps ${VAR} strings literal, never expanded", () => {
+    const { spec } = parseSpec(
+      doc({
+        model: { name: "${MODEL}", extraBody: { user: "${USER}" } },
+        prompt: [{ id: "p", text: "Hello ${NAME}" }],
+        bundle: { mcpServers: [{ name: "gh", command: "gh-mcp", env: { GITHUB_TOKEN: "${GITHUB_TOKEN}" } }] },
+      }),
+      { bundle: true },
+    );
+    expect(spec?.model?.name).toBe("${MODEL}");
+    expect(spec?.model?.extraBody).toEqual({ user: "${USER}" });
+    expect(spec?.prompt?.[0]?.text).toBe("Hello ${NAME}");
+    expect(spec?.bundle?.mcpServers?.[0]?.env).toEqual({ GITHUB_TOKEN: "${GITHUB_TOKEN}" });
+  });
+
+  it("keeps tools.servers absent when the document does not say", () => {
+    expect(parseSpec(doc({ tools: { discovery: "ondemand" } })).spec?.tools).toEqual({ discovery: "ondemand" });
+  });
+
+  it("keeps an extraBody key named __proto__ as data", () => {
+    const value = JSON.parse(`{"spec":"${SPEC_TOKEN}","model":{"extraBody":{"__proto__":{"x":1}}}}`);
+    const body = parseSpec(value).spec?.model?.extraBody ?? {};
+    expect(Object.getPrototypeOf(body)).toBe(Object.prototype);
+    expect(Object.keys(body)).toEqual(["__proto__"]);
+  });
+
+  it("copies the document rather than sharing it", () => {
+    const value = doc({ model: { extraBody: { stop: ["a"] } }, tools: { servers: ["gh"] } });
+    const { spec } = parseSpec(value);
+    (spec?.model?.extraBody?.stop as string[]).push("b");
+    spec?.tools?.servers?.push("x");
+    expect(value).toEqual(doc({ model: { extraBody: { stop: ["a"] } }, tools: { servers: ["gh"] } }));
+  });
+
+  it("reads a whole document", () => {
+    const full = {
+      $schema: "https://unpkg.com/@loopwright/spec/schema/agent.schema.json",
+      spec: SPEC_TOKEN,
+      requires: ["hooks"],
+      name: "Reviewer",
+      description: "Reviews pull requests.",
+      model: {
+        name: "qwen3-32b",
+        endpoint: { baseUrl: "http://127.0.0.1:8080/v1", requestTimeoutSeconds: 120, firstTokenSeconds: 600 },
+        temperature: 0.6,
+        maxTokens: 4096,
+        reasoningEffort: "low",
+        extraBody: { top_k: 20, chat_template_kwargs: { enable_thinking: false } },
+        contextLength: 32768,
+      },
+      prompt: [{ id: "role", text: "You review code." }],
+      tools: {
+        servers: ["github"],
+        discovery: "ondemand",
+        preselect: { enabled: true, keywords: true, routing: "append" },
+        parallel: true,
+        dedupe: false,
+        recover: true,
+        order: "given",
+      },
+      hooks: [
+        { id: "recall", events: ["beforeTurn"], server: "memory", tool: "recall", maxTokens: 500, timeoutSeconds: 5 },
+      ],
+      tasks: {
+        title: { model: "small", maxTokens: 32, temperature: 0.3 },
+        compaction: {
+          model: "big",
+          endpoint: { baseUrl: "https://api.example.com/v1" },
+          reasoningEffort: "high",
+          extraBody: { min_p: 0.1 },
+        },
+      },
+      limits: { maxToolIterations: 30, maxRetries: 3, maxContinuations: 1, loadingTimeoutSeconds: 120, compact: true },
+      bundle: {
+        mcpServers: [
+          { name: "github", type: "stdio", command: "npx", args: ["-y", "gh-mcp"], env: { GH_TOKEN: "${GH}" } },
+          { name: "memory", type: "http", url: "https://mem.example.com/mcp", headers: { "X-Team": "core" } },
+        ],
+      },
+    };
+    const result = parseSpec(full, { bundle: true });
+    expect(result.errors).toEqual([]);
+    expect(result.warnings).toEqual([]);
+    expect(result.spec).toEqual(full);
+  });
+});

@@ -1,0 +1,325 @@
+import type { z } from "zod";
+import { describe, issue, type SpecIssue } from "./issues.js";
+import { child, cloneJson, isPlainObject, setOwn } from "./json.js";
+import { agentSpecSchema, FREE_JSON, SPEC_FEATURES, SPEC_MAJOR, SPEC_TOKEN, SPEC_TOKEN_PATTERN } from "./schema.js";
+import { looksSecretName } from "./secret-signs.js";
+import type { AgentSpec } from "./types.js";
+
+/** Options for `parseSpec`. */
+export interface ParseSpecOptions {
+  /**
+   * Read `bundle.mcpServers`. Off by default: a bundled server is a command line, so accepting
+   * one is running a program, which the host decides rather than inherits.
+   */
+  bundle?: boolean;
+  /** The `requires` entries this host honours; defaults to `SPEC_FEATURES`. */
+  features?: readonly string[];
+}
+
+/** What `parseSpec` found: the spec when there were no errors, and every problem at once. */
+export interface ParseSpecResult {
+  /** The document with every dropped part gone; `undefined` when `errors` is not empty. */
+  spec: AgentSpec | undefined;
+  /** Why the document was refused (not an object, spec token, requires, a container of the wrong kind). */
+  errors: SpecIssue[];
+  /** What was dropped, each naming its path. */
+  warnings: SpecIssue[];
+}
+
+interface Walk {
+  errors: SpecIssue[];
+  warnings: SpecIssue[];
+}
+
+// Parts of the schema the walker reads; zod keeps these on every schema's `def`.
+interface Def {
+  type: string;
+  innerType?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  keyType?: z.ZodType;
+  valueType?: z.ZodType;
+}
+
+const defOf = (schema: z.ZodType): Def => (schema as unknown as { def: Def }).def;
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  let current = schema;
+  for (;;) {
+    const def = defOf(current);
+    if ((def.type === "optional" || def.type === "nullable") && def.innerType) current = def.innerType;
+    else return current;
+  }
+}
+
+const KIND: Record<string, string> = { object: "an object", record: "an object", array: "a list" };
+
+function firstMessage(error: z.ZodError): string {
+  return error.issues[0]?.message ?? "not accepted";
+}
+
+// Lists whose entries are merged by a key, within a document as across layers.
+const KEYED: Record<string, string> = { prompt: "id", hooks: "id", "bundle.mcpServers": "name" };
+
+const DROPPED = Symbol("dropped");
+
+/**
+ * Walks `value` against `schema`, returning the accepted part or DROPPED. A container of the
+ * wrong kind is an error; anything else that does not pass is a warning and is left out.
+ */
+function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unknown {
+  const node = unwrap(schema);
+  const def = defOf(node);
+  if (node === FREE_JSON) {
+    const copy = cloneJson(value);
+    if (copy === undefined) {
+      ctx.warnings.push(issue(path, "invalid-value", "is not a JSON value; dropped."));
+      return DROPPED;
+    }
+    return copy;
+  }
+  const kind = KIND[def.type];
+  if (kind !== undefined) {
+    const fits = def.type === "array" ? Array.isArray(value) : isPlainObject(value);
+    if (!fits) {
+      ctx.errors.push(
+        issue(path, "container", `must be ${kind}, not ${describe(value)}. Fix the document's structure.`),
+      );
+      return DROPPED;
+    }
+  }
+  switch (def.type) {
+    case "object":
+      return walkObject(node, def.shape ?? {}, value as Record<string, unknown>, path, ctx);
+    case "record": {
+      const out: Record<string, unknown> = {};
+      const source = value as Record<string, unknown>;
+      for (const key of Object.keys(source)) {
+        const at = child(path, key);
+        const item = source[key];
+        if (item === null || item === undefined) continue;
+        const keyCheck = def.keyType?.safeParse(key);
+        if (keyCheck && !keyCheck.success) {
+          ctx.warnings.push(issue(at, "invalid-value", `is not an accepted name (${firstMessage(keyCheck.error)}); dropped.`));
+          continue;
+        }
+        const accepted = walk(def.valueType as z.ZodType, item, at, ctx);
+        if (accepted !== DROPPED) setOwn(out, key, accepted);
+      }
+      return out;
+    }
+    case "array": {
+      const out: unknown[] = [];
+      (value as unknown[]).forEach((item, index) => {
+        const at = child(path, index);
+        if (item === null || item === undefined) {
+          ctx.warnings.push(issue(at, "null-entry", "is empty; dropped."));
+          return;
+        }
+        const accepted = walk(def.element as z.ZodType, item, at, ctx);
+        if (accepted !== DROPPED) out.push(accepted);
+      });
+      const keyField = KEYED[path];
+      return keyField ? dedupe(out as Record<string, unknown>[], keyField, path, ctx) : out;
+    }
+    default: {
+      const checked = node.safeParse(value);
+      if (!checked.success) {
+        ctx.warnings.push(
+          issue(
+            path,
+            "invalid-value",
+            `${describe(value)} is not accepted (${firstMessage(checked.error)}); dropped, not corrected, so a weaker layer's value applies.`,
+          ),
+        );
+        return DROPPED;
+      }
+      return checked.data;
+    }
+  }
+}
+
+function walkObject(
+  node: z.ZodType,
+  shape: Record<string, z.ZodType>,
+  source: Record<string, unknown>,
+  path: string,
+  ctx: Walk,
+): unknown {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) {
+    const at = child(path, key);
+    const item = source[key];
+    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
+    if (field === undefined) {
+      if (looksSecretName(key)) {
+        ctx.warnings.push(
+          issue(at, "credential", "a document never carries a credential; dropped. The host supplies keys."),
+        );
+      } else {
+        ctx.warnings.push(issue(at, "unknown-field", "is not a field of this format; dropped."));
+      }
+      continue;
+    }
+    if (item === null || item === undefined) continue;
+    const accepted = walk(field, item, at, ctx);
+    if (accepted !== DROPPED) setOwn(out, key, accepted);
+  }
+  // Required fields and rules across fields: a part missing one is dropped whole. The document
+  // itself is not checked here: its one required field, the token, is refused by parseInto.
+  if (path === "") return out;
+  const whole = node.safeParse(out);
+  if (!whole.success) {
+    const problem = whole.error.issues[0];
+    const field = problem?.path.length === 1 ? String(problem.path[0]) : undefined;
+    const reason =
+      field !== undefined && !Object.hasOwn(out, field)
+        ? `${field} is missing`
+        : `${field === undefined ? "" : `${field}: `}${firstMessage(whole.error)}`;
+    ctx.warnings.push(issue(path, "incomplete", `${reason}; dropped whole.`));
+    return DROPPED;
+  }
+  return out;
+}
+
+/** Keeps one entry per key: a later entry replaces an earlier one in its place. */
+function dedupe(entries: Record<string, unknown>[], key: string, path: string, ctx: Walk): unknown[] {
+  const out: Record<string, unknown>[] = [];
+  const at = new Map<unknown, number>();
+  entries.forEach((entry, index) => {
+    const name = entry[key];
+    const seen = at.get(name);
+    if (seen === undefined) {
+      at.set(name, out.length);
+      out.push(entry);
+      return;
+    }
+    ctx.warnings.push(
+      issue(child(path, index), "duplicate-id", `repeats ${key} of entry ${seen}; it replaces that entry.`),
+    );
+    out[seen] = entry;
+  });
+  return out;
+}
+
+/** @internal Parse options plus what the other functions use to re-check a spec. */
+export interface InternalParseOptions extends ParseSpecOptions {
+  /** Skip the requires check (a spec that passed it once is re-checked without the host's list). */
+  anyRequires?: boolean;
+}
+
+/**
+ * Reads an agent document, keeping what passes and reporting every problem at once.
+ *
+ * Refuses (errors, `spec` undefined) only for four faults of the document itself: it is not an
+ * object; its `spec` token is missing or of another major; a `requires` entry this host does not
+ * understand; a container (object or list) of the wrong kind. Anything else that does not pass is
+ * dropped with a warning naming its path — an out-of-range number is dropped, never clamped.
+ * `null` reads as absent; `0`, `-1`, `""` and `[]` are values. `${VAR}` stays literal.
+ * `bundle.mcpServers` is read only with `{ bundle: true }`. Never throws, for any value.
+ */
+export function parseSpec(value: unknown, options: ParseSpecOptions = {}): ParseSpecResult {
+  const ctx: Walk = { errors: [], warnings: [] };
+  try {
+    const spec = parseInto(value, options as InternalParseOptions, ctx);
+    return { spec: ctx.errors.length === 0 ? spec : undefined, errors: ctx.errors, warnings: ctx.warnings };
+  } catch (cause) {
+    // Only an exotic value (a throwing getter, a proxy) gets here; the contract is a result.
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    ctx.errors.push(issue("", "not-object", `could not be read as JSON (${reason}).`));
+    return { spec: undefined, errors: ctx.errors, warnings: ctx.warnings };
+  }
+}
+
+/** @internal */
+export function parseInto(value: unknown, options: InternalParseOptions, ctx: Walk): AgentSpec | undefined {
+  if (!isPlainObject(value)) {
+    ctx.errors.push(
+      issue("", "not-object", `an agent document is a JSON object, not ${describe(value)}.`),
+    );
+    return undefined;
+  }
+  checkToken(value.spec, ctx);
+  const features = options.features ?? SPEC_FEATURES;
+  if (value.requires !== null && value.requires !== undefined) {
+    checkRequires(value.requires, features, options, ctx);
+  }
+  const source: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    if (key === "spec") continue; // checked above
+    if (key === "requires" && Array.isArray(value.requires)) {
+      // Entries that are not names were refused above; the rest are kept as written.
+      source.requires = value.requires.filter((entry) => typeof entry === "string" && entry !== "");
+      continue;
+    }
+    if (key === "bundle" && !options.bundle && value.bundle !== null && value.bundle !== undefined) {
+      ctx.warnings.push(
+        issue(
+          "bundle",
+          "bundle-ignored",
+          "bundled servers are read only when the host asks (parseSpec(document, { bundle: true })); ignored.",
+        ),
+      );
+      continue;
+    }
+    setOwn(source, key, value[key]);
+  }
+  const walked = walk(agentSpecSchema, source, "", ctx);
+  if (walked === DROPPED || typeof value.spec !== "string") return undefined;
+  return { spec: value.spec, ...(walked as Omit<AgentSpec, "spec">) };
+}
+
+function checkToken(token: unknown, ctx: Walk): void {
+  if (typeof token !== "string") {
+    ctx.errors.push(
+      issue("spec", "spec", `is missing; an agent document starts with "spec": "${SPEC_TOKEN}".`),
+    );
+    return;
+  }
+  const match = SPEC_TOKEN_PATTERN.exec(token);
+  if (!match) {
+    ctx.errors.push(issue("spec", "spec", `is not an agent spec token; expected "${SPEC_TOKEN}".`));
+    return;
+  }
+  if (Number(match[1]) !== SPEC_MAJOR) {
+    ctx.errors.push(
+      issue(
+        "spec",
+        "spec",
+        `is major version ${match[1]}, and this host reads version ${SPEC_MAJOR}; upgrade @loopwright/spec or export the agent as "${SPEC_TOKEN}".`,
+      ),
+    );
+  }
+}
+
+function checkRequires(
+  requires: unknown,
+  features: readonly string[],
+  options: InternalParseOptions,
+  ctx: Walk,
+): void {
+  if (!Array.isArray(requires)) return; // the walk reports it as a container of the wrong kind
+  requires.forEach((entry, index) => {
+    const at = child("requires", index);
+    if (typeof entry !== "string" || entry === "") {
+      ctx.errors.push(issue(at, "requires", `is ${describe(entry)}, not a feature name.`));
+      return;
+    }
+    if (entry === "bundle" && !options.bundle) {
+      ctx.errors.push(
+        issue(
+          at,
+          "requires",
+          "the agent needs its bundled servers, and this call does not accept them; parse with { bundle: true } to install them.",
+        ),
+      );
+      return;
+    }
+    if (!options.anyRequires && !features.includes(entry)) {
+      const shown = entry.length > 60 ? `${entry.slice(0, 60)}…` : entry;
+      ctx.errors.push(
+        issue(at, "requires", `this host does not understand "${shown}", so it cannot run the agent as meant.`),
+      );
+    }
+  });
+}

@@ -1,0 +1,221 @@
+import { z } from "zod";
+
+/** The spec token this version writes: the format's name and its major version. */
+export const SPEC_TOKEN = "loopwright.agent/1";
+
+/** Matches a spec token of any version, capturing the major. */
+export const SPEC_TOKEN_PATTERN = /^loopwright\.agent\/(\d+)(?:\.(\d+))?$/;
+
+/** The major version of the format this package reads. */
+export const SPEC_MAJOR = 1;
+
+/** The `$id` of the published JSON Schema: the file this package ships, where a CDN serves it. */
+export const AGENT_SPEC_SCHEMA_ID = "https://unpkg.com/@loopwright/spec/schema/agent.schema.json";
+
+/**
+ * The `requires` entries this package understands, each a promise a host makes by accepting the document.
+ *
+ * - `bundle`: the bundled MCP servers are installed (a call without `{ bundle: true }` refuses it).
+ * - `hooks`: the hooks are run.
+ * - `tasks`: the side tasks run with the settings given.
+ * - `tools.discovery`: the discovery mode is honoured.
+ * - `tools.preselect`: tools are preselected as configured.
+ * - `limits.compact`: the transcript is compacted when the window fills.
+ */
+export const SPEC_FEATURES: readonly string[] = Object.freeze([
+  "bundle",
+  "hooks",
+  "tasks",
+  "tools.discovery",
+  "tools.preselect",
+  "limits.compact",
+]);
+
+/** Request-body fields the loop owns, which `extraBody` may not set. */
+export const RESERVED_BODY_FIELDS: readonly string[] = Object.freeze([
+  "model",
+  "messages",
+  "stream",
+  "stream_options",
+  "tools",
+]);
+
+// Every optional field also takes null, which reads as absent: a nullable column round-trips
+// through JSON that way, and the schema should not flag a document the parser accepts.
+const opt = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
+
+/** Any JSON value, kept as written (a value inside `extraBody`). */
+export const FREE_JSON = z.unknown().describe("Any JSON value, sent as written.");
+
+const seconds = z.number().min(0).max(86_400 * 365);
+const count = z.int().min(0);
+const httpUrl = z
+  .string()
+  .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/, "expected an absolute http(s) URL")
+  .describe("An absolute http(s) URL.");
+const id = z.string().min(1).max(200);
+const effort = z
+  .enum(["off", "none", "minimal", "low", "medium", "high", "xhigh", "max"])
+  .describe('Reasoning level; "off" asks for none.');
+const temperature = z.number().min(0).max(2);
+const extraBody = z
+  .record(
+    z
+      .string()
+      .regex(
+        new RegExp(`^(?!(?:${RESERVED_BODY_FIELDS.join("|")})$)`),
+        "the loop owns this request field; extraBody may not set it",
+      ),
+    FREE_JSON,
+  )
+  .describe("Fields merged into the request body last. Replaced whole by a stronger layer.");
+
+const endpointFields = {
+  requestTimeoutSeconds: opt(seconds.describe("How long to wait for the model to speak; 0 waits for ever.")),
+  firstTokenSeconds: opt(seconds.describe("How long the first chunk (prefill) may take.")),
+};
+
+const endpoint = z
+  .strictObject({ baseUrl: opt(httpUrl), ...endpointFields })
+  .describe("Where the model is served. Never a key: credentials are the host's.");
+
+const taskEndpoint = z
+  .strictObject({ baseUrl: httpUrl, ...endpointFields })
+  .describe("A side task's own endpoint. Never a key.");
+
+const model = z
+  .strictObject({
+    name: opt(z.string().describe("The model name the endpoint knows.")),
+    endpoint: opt(endpoint),
+    temperature: opt(temperature),
+    maxTokens: opt(count.describe("Reply ceiling in tokens; 0 sends no ceiling.")),
+    reasoningEffort: opt(effort),
+    extraBody: opt(extraBody),
+    contextLength: opt(count.describe("The served context window in tokens; 0 says it is not known.")),
+  })
+  .describe("The main model.");
+
+const promptEntry = z
+  .strictObject({ id, text: z.string() })
+  .describe("A part of the system prompt. Layers merge entries by id: a new id is appended, a known one replaced.");
+
+const tools = z
+  .strictObject({
+    servers: opt(
+      z
+        .array(z.string().min(1))
+        .describe("Absent: every server the host offers. []: none. A list: exactly those. Replaced whole."),
+    ),
+    discovery: opt(z.enum(["eager", "ondemand", "proxy"])),
+    preselect: opt(
+      z.strictObject({
+        enabled: opt(z.boolean()),
+        keywords: opt(z.boolean()),
+        routing: opt(z.enum(["exclusive", "append"])),
+      }),
+    ),
+    parallel: opt(z.boolean()),
+    dedupe: opt(z.boolean()),
+    recover: opt(z.boolean()),
+    order: opt(z.enum(["name", "given"])),
+  })
+  .describe("Which tools the agent reaches and how.");
+
+const hook = z
+  .strictObject({
+    id,
+    events: z.array(
+      z.enum(["sessionStart", "beforeTurn", "afterTurn", "beforeCompact", "sessionEnd", "sessionDelete"]),
+    ),
+    server: opt(z.string().min(1)),
+    tool: opt(z.string().min(1)),
+    maxTokens: opt(count),
+    timeoutSeconds: opt(seconds),
+    enabled: opt(z.boolean().describe("false switches off a hook a weaker layer declared.")),
+  })
+  .describe("A hook the host runs. Layers merge hooks by id.");
+
+const task = z
+  .strictObject({
+    model: opt(z.string()),
+    endpoint: opt(taskEndpoint),
+    maxTokens: opt(count),
+    temperature: opt(temperature),
+    reasoningEffort: opt(effort),
+    extraBody: opt(extraBody),
+  })
+  .describe("A side task's own settings. Absent fields are the side task's defaults, never the agent's.");
+
+const taskKey = z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, "expected a name such as title or toolSelect");
+
+const limits = z
+  .strictObject({
+    maxToolIterations: opt(count),
+    maxRetries: opt(count),
+    maxContinuations: opt(count),
+    loadingTimeoutSeconds: opt(seconds),
+    compact: opt(z.boolean()),
+  })
+  .describe("Bounds on a run.");
+
+const bundledServer = z
+  .strictObject({
+    name: id,
+    type: opt(z.enum(["stdio", "http", "sse"])),
+    command: opt(z.string().min(1)),
+    args: opt(z.array(z.string())),
+    env: opt(z.record(z.string(), z.string())),
+    cwd: opt(z.string()),
+    url: opt(httpUrl),
+    headers: opt(z.record(z.string(), z.string())),
+    enabled: opt(z.boolean()),
+  })
+  .refine((server) => (server.command != null) !== (server.url != null), {
+    message: "a bundled server needs exactly one of command (stdio) or url (http)",
+  })
+  .refine((server) => server.type == null || (server.type === "stdio") === (server.command != null), {
+    message: 'type "stdio" goes with command, "http" and "sse" with url',
+  })
+  .describe("An MCP server shipped with the agent. Read only by parseSpec(document, { bundle: true }).");
+
+/**
+ * The zod schema of an agent document: what each field accepts.
+ *
+ * `parseSpec` walks it field by field, so one bad value drops that value instead of the document;
+ * `safeParse` on it is the all-or-nothing check. The JSON Schema is generated from it.
+ */
+export const agentSpecSchema = z
+  .strictObject({
+    $schema: opt(z.string()),
+    spec: z
+      .string()
+      .regex(/^loopwright\.agent\/1(?:\.\d+)?$/, `expected "${SPEC_TOKEN}"`)
+      .describe("The format and its major version."),
+    requires: opt(
+      z
+        .array(z.string().min(1))
+        .describe(`Features a host must understand to run this agent; this version knows ${SPEC_FEATURES.join(", ")}.`),
+    ),
+    name: opt(z.string()),
+    description: opt(z.string()),
+    model: opt(model),
+    prompt: opt(z.array(promptEntry)),
+    tools: opt(tools),
+    hooks: opt(z.array(hook)),
+    tasks: opt(z.record(taskKey, task).describe("Side tasks by name (title, compaction, toolSelect, …).")),
+    limits: opt(limits),
+    bundle: opt(
+      z.strictObject({ mcpServers: opt(z.array(bundledServer)) }).describe("What the document ships besides the agent."),
+    ),
+  })
+  .describe("An agent as a versioned, credential-free document.");
+
+/** The JSON Schema of an agent document (draft 2020-12), with `$id`, generated from `agentSpecSchema`. */
+export function agentSpecJsonSchema(): Record<string, unknown> {
+  const generated = z.toJSONSchema(agentSpecSchema, { target: "draft-2020-12", io: "input" }) as Record<
+    string,
+    unknown
+  >;
+  const { $schema, ...rest } = generated;
+  return { $schema, $id: AGENT_SPEC_SCHEMA_ID, title: "Loopwright agent document", ...rest };
+}

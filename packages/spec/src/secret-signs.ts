@@ -1,0 +1,80 @@
+// The guesses findSpecSecrets makes about a string: each a cheap test, wrong in both directions
+// by design (a flag called --keyboard is named; a bare positional token is missed).
+
+/** Why a place may hold a credential. */
+export const SecretSign = {
+  /** A URL with `user:password@` (or a bare token as the user) before its host. */
+  Userinfo: "userinfo",
+  /** A URL query parameter with a telling name, such as `?token=` or `?api_key=`. */
+  Query: "query",
+  /** A command-line flag with a telling name, such as `--api-key X` or `--token=X`. */
+  Flag: "flag",
+  /** A value shaped like a known kind of key (`sk-…`, `ghp_…`, `Bearer …`, a JWT). */
+  Value: "value",
+  /** A field with a telling name, such as `env.GITHUB_TOKEN` or `headers.Authorization`. */
+  Field: "field",
+} as const;
+
+/** One of the `SecretSign` values. */
+export type SecretSign = (typeof SecretSign)[keyof typeof SecretSign];
+
+// `token(?!s)`: max_tokens is a ceiling, not a credential.
+const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+
+/** True for a field, flag or parameter name that credentials are usually given under. */
+export function looksSecretName(name: string): boolean {
+  return TELLING_NAME.test(name);
+}
+
+/** The string with every `${VAR}` reference removed: what is left is what the document itself says. */
+export function withoutReferences(value: string): string {
+  return value.replace(/\$\{[^}]*\}/g, "");
+}
+
+const KEY_SHAPES: readonly RegExp[] = [
+  /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/, // OpenAI, Anthropic
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/, // GitHub
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/,
+  /\bglpat-[A-Za-z0-9_-]{16,}/, // GitLab
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/, // Slack
+  /\bAKIA[0-9A-Z]{16}\b/, // AWS access key id
+  /\bAIza[0-9A-Za-z_-]{30,}/, // Google
+  /\bhf_[A-Za-z0-9]{20,}/, // Hugging Face
+  /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/, // JWT
+  /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/i, // an Authorization value
+];
+
+/** True when the literal part of a string looks like a key by its shape. */
+export function looksLikeKey(value: string): boolean {
+  const literal = withoutReferences(value);
+  return KEY_SHAPES.some((shape) => shape.test(literal));
+}
+
+/** The sign a URL carries, if any: credentials before the host, or a telling query parameter. */
+export function urlSign(value: string): SecretSign | undefined {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (withoutReferences(decodeSafe(url.username) + decodeSafe(url.password)) !== "") return SecretSign.Userinfo;
+  for (const [name, param] of url.searchParams) {
+    if (looksSecretName(name) && withoutReferences(param).trim() !== "") return SecretSign.Query;
+  }
+  return undefined;
+}
+
+function decodeSafe(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/** True when a value, once references are removed, still says something. */
+export function isLiteral(value: string): boolean {
+  return withoutReferences(value).replace(/^\s*(?:Bearer|Basic|Token)\b/i, "").trim() !== "";
+}

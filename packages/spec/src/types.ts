@@ -1,0 +1,223 @@
+// The shapes of a parsed agent document and of the flat config it resolves to. Written out by
+// hand so they read as contracts; `schema.test.ts` proves they agree with the zod schema.
+
+/** A reasoning level a document may ask for; `"off"` asks for none, as an absent one does. */
+export type ReasoningEffort = "off" | "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
+
+/** How a run reaches its tools: all declared up front, loaded on request, or behind a fixed proxy pair. */
+export type ToolDiscovery = "eager" | "ondemand" | "proxy";
+
+/** A point in a session where a host runs hooks. */
+export type HookEvent =
+  | "sessionStart"
+  | "beforeTurn"
+  | "afterTurn"
+  | "beforeCompact"
+  | "sessionEnd"
+  | "sessionDelete";
+
+/** Where a model is served: a base URL and how long to wait for it, never a key. */
+export interface EndpointSpec {
+  /** Absolute `http(s)` URL of an OpenAI-compatible API, e.g. `http://127.0.0.1:8080/v1`. */
+  baseUrl?: string;
+  /** How long to wait for the model to speak; `0` waits for ever. */
+  requestTimeoutSeconds?: number;
+  /** How long the first chunk (prefill) may take. */
+  firstTokenSeconds?: number;
+}
+
+/** A side task's own endpoint: the same fields, with the base URL required. */
+export interface TaskEndpointSpec extends EndpointSpec {
+  baseUrl: string;
+}
+
+/** The main model: its name, endpoint and sampling settings. */
+export interface ModelSpec {
+  /** The name the endpoint knows the model by. `""` is a name of nothing, not "inherit". */
+  name?: string;
+  endpoint?: EndpointSpec;
+  /** 0 to 2. */
+  temperature?: number;
+  /** Reply ceiling in tokens; `0` sends no ceiling. */
+  maxTokens?: number;
+  reasoningEffort?: ReasoningEffort;
+  /** Fields merged into the request body last (sampler settings a model card asks for). Replaced whole by a stronger layer. */
+  extraBody?: Record<string, unknown>;
+  /** The served context window in tokens; `0` says it is not known. */
+  contextLength?: number;
+}
+
+/** One part of the system prompt, merged across layers by `id`. */
+export interface PromptEntry {
+  id: string;
+  text: string;
+}
+
+/** How the run's tools are chosen before it starts. */
+export interface PreselectSpec {
+  /** Have the loop shortlist tools before the first turn (with `tasks.toolSelect`). */
+  enabled?: boolean;
+  /** Try keyword matching first and spend the model only on what the words cannot settle. */
+  keywords?: boolean;
+  /** `exclusive`: the first step sees only the shortlist; `append`: the shortlist is loaded beside the catalogue. */
+  routing?: "exclusive" | "append";
+}
+
+/** Which tools the agent reaches and how. */
+export interface ToolsSpec {
+  /** Absent: every server the host offers. `[]`: none. A list: exactly those. */
+  servers?: string[];
+  discovery?: ToolDiscovery;
+  preselect?: PreselectSpec;
+  /** Run a step's tool calls together rather than one after another. */
+  parallel?: boolean;
+  /** Answer an identical repeat call within a step from the first one. */
+  dedupe?: boolean;
+  /** Recover tool calls a server left written out as text. */
+  recover?: boolean;
+  /** `name`: declare tools in name order (cache-stable); `given`: in the host's order. */
+  order?: "name" | "given";
+}
+
+/** A hook the host runs at some points of a session, merged across layers by `id`. */
+export interface HookSpec {
+  id: string;
+  /** When it runs; `[]` is never. */
+  events: HookEvent[];
+  /** The MCP server that runs it, where a server does. */
+  server?: string;
+  /** The tool on that server. */
+  tool?: string;
+  /** Its share of the hook context budget, in tokens. */
+  maxTokens?: number;
+  timeoutSeconds?: number;
+  /** `false` switches off a hook a weaker layer declared. */
+  enabled?: boolean;
+}
+
+/** A side task's own model settings; anything absent is the side task's default, never the agent's. */
+export interface TaskSpec {
+  model?: string;
+  endpoint?: TaskEndpointSpec;
+  maxTokens?: number;
+  temperature?: number;
+  reasoningEffort?: ReasoningEffort;
+  extraBody?: Record<string, unknown>;
+}
+
+/** Bounds on a run. */
+export interface LimitsSpec {
+  /** Tool-calling steps a run may take. */
+  maxToolIterations?: number;
+  /** Re-sends of a request that failed transiently. */
+  maxRetries?: number;
+  /** Continuations of an answer cut off at the reply ceiling. */
+  maxContinuations?: number;
+  /** How long to wait for a server still loading the model; `0` does not wait. */
+  loadingTimeoutSeconds?: number;
+  /** Fold the transcript when the window fills (the summary is written by `tasks.compaction`). */
+  compact?: boolean;
+}
+
+/** An MCP server shipped inside the document: a command line or a URL. */
+export interface BundledServer {
+  /** The name `tools.servers` and hooks refer to it by. */
+  name: string;
+  type?: "stdio" | "http" | "sse";
+  command?: string;
+  args?: string[];
+  /** Environment for the command: where credentials go, and what `exportSpec` removes. */
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  /** Request headers: where credentials go, and what `exportSpec` removes. */
+  headers?: Record<string, string>;
+  /** `false` switches off a server a weaker layer bundled. */
+  enabled?: boolean;
+}
+
+/** What a document carries besides the agent itself. */
+export interface BundleSpec {
+  mcpServers?: BundledServer[];
+}
+
+/** A parsed agent document: only fields that passed, no `null` anywhere. */
+export interface AgentSpec {
+  /** Editor hint; kept, never read. */
+  $schema?: string;
+  /** The format and its version, e.g. `"loopwright.agent/1"`. */
+  spec: string;
+  /** Features a host must understand to run this agent as meant. */
+  requires?: string[];
+  name?: string;
+  description?: string;
+  model?: ModelSpec;
+  prompt?: PromptEntry[];
+  tools?: ToolsSpec;
+  hooks?: HookSpec[];
+  tasks?: Record<string, TaskSpec>;
+  limits?: LimitsSpec;
+  bundle?: BundleSpec;
+}
+
+/** A resolved endpoint for a side task: structurally the loop's `Endpoint`, with no key. */
+export interface ResolvedTaskEndpoint {
+  baseUrl: string;
+  /** Always `""`: a document never carries a key. */
+  apiKey: string;
+  requestTimeoutSeconds?: number;
+  firstTokenSeconds?: number;
+}
+
+/** A side task as the strongest layer naming it stated it, and nothing more. */
+export interface ResolvedTask {
+  model?: string;
+  endpoint?: ResolvedTaskEndpoint;
+  maxTokens?: number;
+  temperature?: number;
+  reasoningEffort?: ReasoningEffort;
+  extraBody?: Record<string, unknown>;
+}
+
+/** The flat config the loop takes, resolved from layers; structurally `Endpoint & ModelParams & …`. */
+export interface ResolvedAgentConfig {
+  name?: string;
+  description?: string;
+  /** `""` when no layer named one. */
+  baseUrl: string;
+  /** Always `""`; a host that wants a key applies its own rule (`resolveApiKey`) afterwards. */
+  apiKey: string;
+  /** `""` when no layer named one. */
+  model: string;
+  requestTimeoutSeconds?: number;
+  firstTokenSeconds?: number;
+  temperature?: number;
+  maxTokens?: number;
+  reasoningEffort?: ReasoningEffort;
+  extraBody?: Record<string, unknown>;
+  contextLength?: number;
+  /** The format default (`DEFAULT_MAX_TOOL_ITERATIONS`) when no layer stated one. */
+  maxToolIterations: number;
+  maxRetries?: number;
+  maxContinuations?: number;
+  loadingTimeoutSeconds?: number;
+  compact?: boolean;
+  /** Absent: every server the host offers. `[]`: none. A list: exactly those. */
+  servers?: string[];
+  toolDiscovery?: ToolDiscovery;
+  preselect?: boolean;
+  preselectKeywords?: boolean;
+  preselectRouting?: "exclusive" | "append";
+  parallel?: boolean;
+  dedupeToolCalls?: boolean;
+  recoverToolCalls?: boolean;
+  /** `true`: name order; `false`: the host's order. */
+  toolOrder?: boolean;
+  /** System prompt parts in order; join them to get the system prompt. */
+  prompt: PromptEntry[];
+  /** Enabled hooks in order. */
+  hooks: HookSpec[];
+  tasks: Record<string, ResolvedTask>;
+  /** Enabled bundled servers, present only when a layer bundled any. */
+  mcpServers?: BundledServer[];
+}
