@@ -99,3 +99,37 @@ export function readFixtureJson(rel: string): unknown {
     throw new TestkitError("fixture-not-found", `Fixture "${rel}" is not valid JSON.`, { cause });
   }
 }
+
+/** A recorded HTTP response: status, headers (names lower-cased) and the body text exactly as captured. */
+export interface RecordedResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Reads a `curl -i` capture (status line, headers, blank line, body) from the fixtures folder.
+ *
+ * Used for the `llamacpp-live/*.response.txt` files. Throws a `TestkitError` (`fixture-not-found`)
+ * when the file is missing or has no status line.
+ */
+export function readRecordedResponse(rel: string): RecordedResponse {
+  const text = readFixture(rel);
+  const split = text.match(/\r?\n\r?\n/);
+  const head = split?.index === undefined ? text : text.slice(0, split.index);
+  const body = split?.index === undefined ? "" : text.slice(split.index + split[0].length);
+  const [statusLine = "", ...headerLines] = head.split(/\r?\n/);
+  const status = Number(statusLine.match(/^HTTP\/[\d.]+ (\d{3})/)?.[1]);
+  if (!Number.isInteger(status)) {
+    throw new TestkitError(
+      "fixture-not-found",
+      `Fixture "${rel}" is not an HTTP response capture (no status line).`,
+    );
+  }
+  const headers: Record<string, string> = {};
+  for (const line of headerLines) {
+    const colon = line.indexOf(":");
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status, headers, body };
+}

@@ -1,6 +1,24 @@
 export type { TestkitErrorCode } from "./errors.js";
 export { TestkitError } from "./errors.js";
-export { fixturePath, fixturesDir, readFixture, readFixtureBytes, readFixtureJson } from "./fixtures.js";
+export type { RecordedResponse } from "./fixtures.js";
+export {
+  fixturePath,
+  fixturesDir,
+  readFixture,
+  readFixtureBytes,
+  readFixtureJson,
+  readRecordedResponse,
+} from "./fixtures.js";
+export type { LlamacppPersonalityOptions } from "./personalities/llamacpp.js";
+export { LLAMACPP_FIXTURES, llamacppPersonality } from "./personalities/llamacpp.js";
+export type { LmstudioPersonalityOptions } from "./personalities/lmstudio.js";
+export { LMSTUDIO_FIXTURES, lmstudioPersonality } from "./personalities/lmstudio.js";
+export type { OpenAiPersonalityOptions } from "./personalities/openai.js";
+export { OPENAI_CHAT_PARAMS, OPENAI_FIXTURES, openaiPersonality } from "./personalities/openai.js";
+export type { HttpAnswer, Personality, PersonalityContext } from "./personalities/personality.js";
+export type { PersonalityName, PersonalitySpec } from "./personalities/resolve.js";
+export type { VllmPersonalityOptions } from "./personalities/vllm.js";
+export { VLLM_FIXTURES, vllmPersonality } from "./personalities/vllm.js";
 export type { PrefixCache, PromptCount, PromptLike } from "./prefix-cache.js";
 export {
   commonPrefixLength,

@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { TestkitError } from "./errors.js";
 import { readFixtureBytes } from "./fixtures.js";
-import type { Personality } from "./personalities/personality.js";
+import type { HttpAnswer, Personality } from "./personalities/personality.js";
 import { type PersonalitySpec, resolvePersonality } from "./personalities/resolve.js";
 import { countTokens, createPrefixCache, renderPrompt } from "./prefix-cache.js";
 import type { RecordedRequest } from "./recorded-request.js";
@@ -154,7 +154,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     res.end(text);
   };
 
-  const sendError = (res: ServerResponse, reply: ErrorReply) => {
+  const sendError = (res: ServerResponse, reply: HttpAnswer) => {
     sendJson(res, reply.status, reply.body, reply.headers);
   };
 
@@ -248,17 +248,15 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     );
   };
 
-  const handleChat = async (res: ServerResponse, request: RecordedRequest) => {
-    const index = chatRequests.length;
-    chatRequests.push(request);
-    if (!isRecord(request.body)) {
-      sendError(res, openAiError(400, "The request body must be a JSON object with model and messages."));
-      return;
-    }
-    const promptTokens = countTokens(renderPrompt(request.body));
+  const handleChat = async (res: ServerResponse, request: RecordedRequest, index: number) => {
+    const promptTokens = isRecord(request.body) ? countTokens(renderPrompt(request.body)) : 0;
     const refusal = personality?.check?.(request, { promptTokens, uptimeMs: Date.now() - startedAt });
     if (refusal) {
       sendError(res, refusal);
+      return;
+    }
+    if (!isRecord(request.body)) {
+      sendError(res, openAiError(400, "The request body must be a JSON object with model and messages."));
       return;
     }
     const counted = options.prefixCache
@@ -299,14 +297,17 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   };
 
   const route = async (res: ServerResponse, request: RecordedRequest) => {
+    const isChat = request.method === "POST" && request.path === "/v1/chat/completions";
+    const chatIndex = chatRequests.length;
+    if (isChat) chatRequests.push(request);
     const intercepted = personality?.intercept?.(request, Date.now() - startedAt);
     if (intercepted) {
       sendError(res, intercepted);
       return;
     }
     const { method, path } = request;
-    if (method === "POST" && path === "/v1/chat/completions") {
-      await handleChat(res, request);
+    if (isChat) {
+      await handleChat(res, request, chatIndex);
       return;
     }
     if (method === "GET" && path === "/v1/models") {
@@ -328,6 +329,11 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           : undefined;
     if (extra !== undefined) {
       sendJson(res, 200, extra);
+      return;
+    }
+    const answer = personality?.route?.(request);
+    if (answer) {
+      sendError(res, answer);
       return;
     }
     sendJson(res, 404, {

@@ -9,17 +9,24 @@ export interface PersonalityContext {
   uptimeMs: number;
 }
 
+/** A plain HTTP answer: status, body (JSON, or verbatim when a string) and optional headers. */
+export interface HttpAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
 /**
  * A server personality: the refusals and routes of one real server kind, built from recorded bodies.
  *
- * Every hook is optional; a personality never answers a valid request itself — the script does.
+ * Every hook is optional; a personality never answers a valid chat request itself — the script does.
  */
 export interface Personality {
   /** Personality name, e.g. `"llamacpp"`. */
   readonly name: string;
   /** Answers ANY request before routing (e.g. llama.cpp's 503 while loading); undefined lets it through. */
   intercept?(request: RecordedRequest, uptimeMs: number): ErrorReply | undefined;
-  /** Refuses a chat-completions request the real server would refuse; undefined lets it through. */
+  /** Refuses a chat-completions request (body may be unparsed) the real server would refuse; undefined lets it through. */
   check?(request: RecordedRequest, context: PersonalityContext): ErrorReply | undefined;
   /** Default body of `GET /v1/models`. */
   models?(): unknown;
@@ -27,6 +34,8 @@ export interface Personality {
   props?(): unknown;
   /** Default body of `GET /api/v0/models` (LM Studio). */
   lmstudioModels?(): unknown;
+  /** Answers a route the server does not know (e.g. llama.cpp's `/health`); undefined: 404. */
+  route?(request: RecordedRequest): HttpAnswer | undefined;
   /** Whether a streamed reply ends with a usage chunk for this request (default: always). */
   streamsUsage?(request: RecordedRequest): boolean;
 }

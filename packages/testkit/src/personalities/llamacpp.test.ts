@@ -1,0 +1,191 @@
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { readFixture, readRecordedResponse } from "../fixtures.js";
+import { countTokens, renderPrompt } from "../prefix-cache.js";
+import { startServer, type TestServer } from "../server.js";
+import { llamacppPersonality } from "./llamacpp.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const captured = (rel: string) => readRecordedResponse(`llamacpp-live/${rel}.response.txt`);
+
+async function post(body: unknown): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${server?.baseUrl}/chat/completions`, {
+    method: "POST",
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+const user = (content: string) => ({ model: "tiny", messages: [{ role: "user", content }] });
+
+describe("llamacpp personality", () => {
+  it("answers 503 Loading model on every route while loading, then serves", async () => {
+    server = await startServer({
+      personality: llamacppPersonality({ loadingMs: 250 }),
+      replies: () => ({ content: "hi" }),
+    });
+    const loading = captured("00-loading-503");
+    const models = await fetch(`${server.baseUrl}/models`);
+    expect(models.status).toBe(503);
+    expect(await models.text()).toBe(loading.body);
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const error = await client.chat.completions.create(user("x") as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await post(user("x"))).status).toBe(200);
+    expect(await fetch(`${server.origin}/health`).then((r) => r.text())).toBe(captured("03-health").body);
+  });
+
+  it("the openai client's retries ride out the loading period", async () => {
+    server = await startServer({
+      personality: llamacppPersonality({ loadingMs: 300 }),
+      replies: () => ({ content: "ready" }),
+    });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 5 });
+    const completion = await client.chat.completions.create(user("x") as never);
+    expect(completion.choices[0]?.message.content).toBe("ready");
+    expect(server.chatRequests.length).toBeGreaterThan(1);
+    expect(server.requests.every((r) => r.path === "/v1/chat/completions")).toBe(true);
+  });
+
+  it("refuses a prompt that reaches n_ctx with the captured overflow body and this prompt's counts", async () => {
+    server = await startServer({
+      personality: llamacppPersonality({ nCtx: 64 }),
+      replies: () => ({ content: "hi" }),
+    });
+    const body = user("hello ".repeat(40));
+    const tokens = countTokens(renderPrompt(body));
+    expect(tokens).toBeGreaterThan(64);
+    const { status, text } = await post(body);
+    expect(status).toBe(400);
+    const recorded = JSON.parse(captured("18-overflow-nonstream").body);
+    expect(JSON.parse(text)).toEqual({
+      error: {
+        ...recorded.error,
+        message: `request (${tokens} tokens) exceeds the available context size (64 tokens), try increasing it`,
+        n_prompt_tokens: tokens,
+        n_ctx: 64,
+      },
+    });
+  });
+
+  it("answers overflow as JSON even when streaming was asked, which the openai client raises", async () => {
+    server = await startServer({
+      personality: llamacppPersonality({ nCtx: 10 }),
+      replies: () => ({ content: "hi" }),
+    });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const error = await client.chat.completions
+      .create({ ...user("hello ".repeat(20)), stream: true } as never)
+      .catch((e: unknown) => e);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((error as InstanceType<typeof OpenAI.APIError>).type).toBe("exceed_context_size_error");
+  });
+
+  it("reproduces the captured 6029-token overflow body exactly when the counts match", async () => {
+    server = await startServer({ personality: llamacppPersonality(), replies: () => ({ content: "hi" }) });
+    // Build a prompt of exactly 6029 tokens by the token rule: "a" and "." are one token each.
+    const body = user("a.".repeat(3012));
+    expect(countTokens(renderPrompt(body))).toBe(6029);
+    expect((await post(body)).text).toBe(captured("18-overflow-nonstream").body);
+  });
+
+  it("refuses a response_format pattern without anchors with the captured grammar error", async () => {
+    server = await startServer({ personality: "llamacpp", replies: () => ({ content: "hi" }) });
+    const request = JSON.parse(readFixture("llamacpp-live/20-schema-rejected-pattern.request.json"));
+    const { status, text } = await post(request);
+    expect(status).toBe(400);
+    expect(text).toBe(captured("20-schema-rejected-pattern").body);
+  });
+
+  it("accepts a remote $ref in a schema, as the live server did", async () => {
+    server = await startServer({ personality: "llamacpp", replies: () => ({ content: "{}" }) });
+    const request = JSON.parse(readFixture("llamacpp-live/21-schema-rejected-remote-ref.request.json"));
+    expect((await post(request)).status).toBe(200);
+  });
+
+  it("refuses a tool whose parameter schema it cannot recognise, with the recorded body", async () => {
+    server = await startServer({ personality: "llamacpp", replies: () => ({ content: "hi" }) });
+    const { status, text } = await post({
+      ...user("x"),
+      tools: [
+        {
+          type: "function",
+          function: { name: "run", parameters: { description: "Arguments for the tool (JSON object)" } },
+        },
+      ],
+    });
+    expect(status).toBe(400);
+    expect(JSON.parse(text)).toEqual(
+      JSON.parse(readFixture("errors/llamacpp/json-schema-conversion-failed-unrecognized-schema.json")),
+    );
+  });
+
+  it("refuses an unknown response_format type with the captured message naming it", async () => {
+    server = await startServer({ personality: "llamacpp", replies: () => ({ content: "hi" }) });
+    expect((await post({ ...user("x"), response_format: { type: "xml" } })).text).toBe(
+      captured("23-bad-response-format-type").body,
+    );
+    const yaml = JSON.parse((await post({ ...user("x"), response_format: { type: "yaml" } })).text);
+    expect(yaml.error.message).toBe(
+      'response_format type must be one of "text" or "json_object", but got: yaml',
+    );
+  });
+
+  it("answers a body that is not JSON with the captured 500", async () => {
+    server = await startServer({ personality: "llamacpp" });
+    const { status, text } = await post('{"model":"tiny","messages":[');
+    expect(status).toBe(500);
+    expect(text).toBe(captured("24-invalid-json-body").body);
+  });
+
+  it("refuses tools with the captured 500 when started without --jinja", async () => {
+    server = await startServer({
+      personality: llamacppPersonality({ jinja: false }),
+      replies: () => ({ content: "hi" }),
+    });
+    const request = JSON.parse(readFixture("llamacpp-live/no-jinja/nj04-tools-required.request.json"));
+    const { status, text } = await post(request);
+    expect(status).toBe(500);
+    expect(text).toBe(readRecordedResponse("llamacpp-live/no-jinja/nj04-tools-required.response.txt").body);
+    expect((await post(user("plain chat still works"))).status).toBe(200);
+  });
+
+  it("serves /props, /v1/models and /models from the captures with the configured n_ctx", async () => {
+    server = await startServer({ personality: llamacppPersonality({ nCtx: 2048, model: "qwen.gguf" }) });
+    const props = (await fetch(`${server.origin}/props`).then((r) => r.json())) as {
+      default_generation_settings: { n_ctx: number };
+      total_slots: number;
+    };
+    expect(props.default_generation_settings.n_ctx).toBe(2048);
+    expect(props.total_slots).toBe(JSON.parse(captured("02-props").body).total_slots);
+    const models = (await fetch(`${server.baseUrl}/models`).then((r) => r.json())) as { data: unknown[] };
+    expect(models.data[0]).toMatchObject({
+      id: "qwen.gguf",
+      owned_by: "llamacpp",
+      meta: { n_ctx: 2048, n_ctx_train: 4096 },
+    });
+    expect(await fetch(`${server.origin}/models`).then((r) => r.json())).toEqual(models);
+  });
+
+  it("the unchanged captures are served when the defaults match the recording", async () => {
+    server = await startServer({ personality: "llamacpp" });
+    expect(await fetch(`${server.origin}/props`).then((r) => r.json())).toEqual(
+      JSON.parse(captured("02-props").body),
+    );
+    expect(await fetch(`${server.baseUrl}/models`).then((r) => r.json())).toEqual(
+      JSON.parse(captured("01-models").body),
+    );
+  });
+
+  it("lets an explicit props option override the personality, and props: false turn it off", async () => {
+    server = await startServer({ personality: "llamacpp", props: false });
+    expect((await fetch(`${server.origin}/props`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * The `llamacpp` personality: llama-server's start-up 503, context overflow, grammar refusals,
+ * `/props`, `/health` and its `/v1/models`, from the live captures in `llamacpp-live/` and the
+ * bodies in `errors/llamacpp/`.
+ */
+import { readFixture, readRecordedResponse } from "../fixtures.js";
+import type { RecordedRequest } from "../recorded-request.js";
+import type { ErrorReply } from "../replies.js";
+import { grammarErrors } from "./grammar-schema.js";
+import type { Personality, PersonalityContext } from "./personality.js";
+import { includeUsageRequested, isRecord, jsonError, swap } from "./recorded.js";
+
+/** Options of {@link llamacppPersonality}. */
+export interface LlamacppPersonalityOptions {
+  /** Context size per slot (`-c`); prompts of this many tokens or more are refused. Default 4096. */
+  nCtx?: number;
+  /** Answer every route with 503 "Loading model" for this long after start (default 0). */
+  loadingMs?: number;
+  /** Started with `--jinja` (default true); without it any request with `tools` gets a 500. */
+  jinja?: boolean;
+  /** The model id it reports (default `tiny.gguf`, as recorded). */
+  model?: string;
+}
+
+const F = {
+  loading: "llamacpp-live/00-loading-503.response.txt",
+  models: "llamacpp-live/01-models.response.txt",
+  props: "llamacpp-live/02-props.response.txt",
+  health: "llamacpp-live/03-health.response.txt",
+  overflow: "llamacpp-live/18-overflow-nonstream.response.txt",
+  patternRejected: "llamacpp-live/20-schema-rejected-pattern.response.txt",
+  badFormatType: "llamacpp-live/23-bad-response-format-type.response.txt",
+  invalidJson: "llamacpp-live/24-invalid-json-body.response.txt",
+  noJinjaTools: "llamacpp-live/no-jinja/nj04-tools-required.response.txt",
+  toolSchemaRejected: "errors/llamacpp/json-schema-conversion-failed-unrecognized-schema.json",
+} as const;
+
+/** Every fixture the llamacpp personality reads, for the README and tests. */
+export const LLAMACPP_FIXTURES: readonly string[] = Object.values(F);
+
+/** The captured response as an error reply, body verbatim. */
+function captured(rel: string): ErrorReply {
+  const r = readRecordedResponse(rel);
+  return jsonError(r.status, r.body, { server: "llama.cpp" });
+}
+
+/** A captured JSON body with its `error.message` replaced and other fields merged in. */
+function capturedWith(
+  rel: string,
+  message: (recorded: string) => string,
+  extra: Record<string, unknown> = {},
+): ErrorReply {
+  const r = readRecordedResponse(rel);
+  const body = JSON.parse(r.body) as { error: Record<string, unknown> };
+  body.error.message = message(String(body.error.message));
+  Object.assign(body.error, extra);
+  return jsonError(r.status, JSON.stringify(body), { server: "llama.cpp" });
+}
+
+/** The tool-parameter refusal: recorded body with the recorded errors replaced. */
+function toolSchemaRefusal(errors: string[]): ErrorReply {
+  const body = JSON.parse(readFixture(F.toolSchemaRejected)) as { error: Record<string, unknown> };
+  body.error.message = `JSON schema conversion failed:\n${errors.join("\n")}`;
+  return jsonError(400, JSON.stringify(body), { server: "llama.cpp" });
+}
+
+/**
+ * Makes the `llamacpp` personality.
+ *
+ * For `loadingMs` after start every route answers the captured 503 "Loading model". Chat requests
+ * are refused, in order: a body that is not JSON (captured 500), `tools` without `--jinja`
+ * (captured 500), a `response_format.type` other than text/json_object/json_schema (captured 400),
+ * a `response_format` schema or a tool-parameter schema the grammar converter rejects (400 with
+ * the converter's messages), a prompt of `nCtx` tokens or more (captured 400
+ * `exceed_context_size_error` with this prompt's `n_prompt_tokens` and `n_ctx`). `GET /props`,
+ * `GET /health` and `GET /v1/models` answer the captured bodies with `n_ctx` set to `nCtx`.
+ * A streamed reply carries a usage chunk only with `stream_options.include_usage`.
+ */
+export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): Personality {
+  const nCtx = options.nCtx ?? 4096;
+  const loadingMs = options.loadingMs ?? 0;
+  const model = options.model ?? "tiny.gguf";
+
+  const check = (request: RecordedRequest, ctx: PersonalityContext): ErrorReply | undefined => {
+    const body = request.body;
+    if (!isRecord(body)) return captured(F.invalidJson);
+    if (options.jinja === false && Array.isArray(body.tools)) return captured(F.noJinjaTools);
+    const format = body.response_format;
+    if (isRecord(format)) {
+      const type = String(format.type);
+      if (!["text", "json_object", "json_schema"].includes(type)) {
+        return capturedWith(F.badFormatType, (m) =>
+          swap(m, [["but got: xml", `but got: ${type}`]], F.badFormatType),
+        );
+      }
+      const schema =
+        type === "json_schema" && isRecord(format.json_schema) ? format.json_schema.schema : format.schema;
+      const errors = grammarErrors(schema);
+      if (errors.length > 0) {
+        return capturedWith(F.patternRejected, (m) =>
+          swap(m, [["Pattern must start with '^' and end with '$'", errors.join("\n")]], F.patternRejected),
+        );
+      }
+    }
+    if (Array.isArray(body.tools)) {
+      for (const tool of body.tools) {
+        const fn = isRecord(tool) && isRecord(tool.function) ? tool.function : undefined;
+        const errors = grammarErrors(fn?.parameters);
+        if (errors.length > 0) return toolSchemaRefusal(errors);
+      }
+    }
+    if (ctx.promptTokens >= nCtx) {
+      return capturedWith(
+        F.overflow,
+        (m) =>
+          swap(
+            m,
+            [
+              ["(6029 tokens)", `(${ctx.promptTokens} tokens)`],
+              ["(4096 tokens)", `(${nCtx} tokens)`],
+            ],
+            F.overflow,
+          ),
+        { n_prompt_tokens: ctx.promptTokens, n_ctx: nCtx },
+      );
+    }
+    return undefined;
+  };
+
+  const capturedJson = (rel: string): Record<string, unknown> => JSON.parse(readRecordedResponse(rel).body);
+
+  const models = () => {
+    const body = capturedJson(F.models) as {
+      models: Record<string, unknown>[];
+      data: (Record<string, unknown> & { meta: Record<string, unknown> })[];
+    };
+    for (const m of body.models) Object.assign(m, { name: model, model });
+    for (const d of body.data) {
+      Object.assign(d, { id: model, aliases: [model] });
+      d.meta.n_ctx = nCtx;
+    }
+    return body;
+  };
+
+  return {
+    name: "llamacpp",
+    intercept: (_request, uptimeMs) => (uptimeMs < loadingMs ? captured(F.loading) : undefined),
+    check,
+    models,
+    props() {
+      const body = capturedJson(F.props) as Record<string, unknown> & {
+        default_generation_settings: Record<string, unknown>;
+      };
+      body.default_generation_settings.n_ctx = nCtx;
+      Object.assign(body, { model_alias: model, model_path: model });
+      return body;
+    },
+    route(request) {
+      if (request.method === "GET" && request.path === "/health") return captured(F.health);
+      if (request.method === "GET" && request.path === "/models") return { status: 200, body: models() };
+      return undefined;
+    },
+    streamsUsage: includeUsageRequested,
+  };
+}

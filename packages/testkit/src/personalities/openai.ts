@@ -1,0 +1,241 @@
+/**
+ * The `openai` personality: refusals of api.openai.com's chat completions, with the recorded bodies
+ * from `errors/openai/` adjusted to the request (parameter, model, value, schema path).
+ */
+import { readFixture } from "../fixtures.js";
+import type { RecordedRequest } from "../recorded-request.js";
+import type { ErrorReply } from "../replies.js";
+import type { Personality, PersonalityContext } from "./personality.js";
+import { includeUsageRequested, isRecord, jsonError, quotedList, swap } from "./recorded.js";
+import { findStrictViolation, pythonTuple, type StrictViolation } from "./strict-schema.js";
+
+/** Options of {@link openaiPersonality}. */
+export interface OpenAiPersonalityOptions {
+  /** Which models are reasoning models (default `/^(o\d|gpt-5)/`). */
+  reasoningModels?: RegExp;
+  /** `reasoning_effort` values reasoning models accept (default `none`, `low`, `medium`, `high`, as recorded for gpt-5.1). */
+  reasoningEffortValues?: readonly string[];
+  /** Extra body fields to accept besides the documented chat-completions ones. */
+  extraParams?: readonly string[];
+  /** Body fields to refuse as unrecognized even though OpenAI documents them. */
+  unknownParams?: readonly string[];
+  /** When set, prompts over this many tokens (by the token rule) get the context-length refusal. */
+  contextWindow?: number;
+  /** When set, other model names get the 404 model_not_found refusal. */
+  models?: readonly string[];
+}
+
+/** The chat-completions body fields OpenAI documents (reasoning_effort only for reasoning models). */
+export const OPENAI_CHAT_PARAMS: readonly string[] = [
+  "model",
+  "messages",
+  "audio",
+  "frequency_penalty",
+  "function_call",
+  "functions",
+  "logit_bias",
+  "logprobs",
+  "max_completion_tokens",
+  "max_tokens",
+  "metadata",
+  "modalities",
+  "n",
+  "parallel_tool_calls",
+  "prediction",
+  "presence_penalty",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "reasoning_effort",
+  "response_format",
+  "safety_identifier",
+  "seed",
+  "service_tier",
+  "stop",
+  "store",
+  "stream",
+  "stream_options",
+  "temperature",
+  "tool_choice",
+  "tools",
+  "top_logprobs",
+  "top_p",
+  "user",
+  "verbosity",
+  "web_search_options",
+];
+
+const F = {
+  unrecognized: "errors/openai/unrecognized-argument-reasoning-effort-gpt-4o-mini.json",
+  maxTokens: "errors/openai/max-tokens-unsupported-use-max-completion-tokens.json",
+  effort: "errors/openai/reasoning-effort-minimal-unsupported-gpt-5.1-chat.message.txt",
+  effortNull: "errors/openai/reasoning-effort-null-unsupported-gpt-5.1.message.txt",
+  temperature: "errors/openai/temperature-0-unsupported-value.json",
+  streamOptions: "errors/openai/stream-options-only-when-stream-enabled.json",
+  webSearch: "errors/openai/400-web-search-options-not-supported.json",
+  strictRoot: "errors/openai/strict-schema-root-additionalproperties-chat.json",
+  strictRequired: "errors/openai/strict-schema-required-missing-key-response-format.message.txt",
+  context: "errors/openai/context-length-exceeded-messages-resulted-in.json",
+  notFound: "errors/openai/404-model-not-found-chat.json",
+} as const;
+
+/** Every fixture the openai personality reads, for the README and tests. */
+export const OPENAI_FIXTURES: readonly string[] = Object.values(F);
+
+function envelope(message: string, param: string | null, code: string | null): string {
+  return JSON.stringify({ error: { message, type: "invalid_request_error", param, code } });
+}
+
+/** The message text of a recorded JSON error body. */
+function recordedMessage(rel: string): string {
+  const body = JSON.parse(readFixture(rel)) as { error: { message: string } };
+  return body.error.message;
+}
+
+/** A recorded JSON body with one message swapped in, other fields kept, re-serialised compactly. */
+function withMessage(
+  rel: string,
+  pairs: readonly (readonly [string, string])[],
+  extra: Record<string, unknown> = {},
+): string {
+  const body = JSON.parse(readFixture(rel)) as { error: Record<string, unknown> };
+  body.error.message = swap(String(body.error.message), pairs, rel);
+  Object.assign(body.error, extra);
+  return JSON.stringify(body);
+}
+
+function strictRefusal(
+  v: StrictViolation,
+  kind: "function" | "response_format",
+  name: string,
+  param: string,
+): ErrorReply {
+  const prefix =
+    kind === "function"
+      ? `Invalid schema for function '${name}': `
+      : `Invalid schema for response_format '${name}': `;
+  let sentence: string;
+  if (v.kind === "additionalProperties") {
+    const recorded = recordedMessage(F.strictRoot);
+    sentence = swap(
+      recorded.slice(recorded.indexOf("In context=")),
+      [["context=()", `context=${pythonTuple(v.context)}`]],
+      F.strictRoot,
+    );
+  } else {
+    const recorded = readFixture(F.strictRequired).trim();
+    sentence = swap(
+      recorded.slice(recorded.indexOf("In context=")),
+      [
+        ["context=('properties', 'organizations', 'items')", `context=${pythonTuple(v.context)}`],
+        ["Missing 'roles'.", `Missing '${v.missing ?? ""}'.`],
+      ],
+      F.strictRequired,
+    );
+  }
+  // The function-schema refusal's envelope is recorded; the response_format one is message-only,
+  // so its code is left null rather than guessed.
+  return jsonError(
+    400,
+    envelope(prefix + sentence, param, kind === "function" ? "invalid_function_parameters" : null),
+  );
+}
+
+/**
+ * Makes the `openai` personality.
+ *
+ * Refuses, in this order: unknown body fields (`reasoning_effort` counts as unknown on non-reasoning
+ * models), `max_tokens` on reasoning models, unsupported `reasoning_effort` values, a `temperature`
+ * other than 1 on reasoning models, `stream_options` without `stream`, `web_search_options` on a
+ * non-search model, strict tool / response_format schemas that break the strict rules, an unknown
+ * model (when `models` is set), a prompt over `contextWindow` (when set). A streamed reply carries a
+ * usage chunk only when `stream_options.include_usage` is true, as OpenAI does.
+ */
+export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Personality {
+  const reasoning = options.reasoningModels ?? /^(o\d|gpt-5)/;
+  const efforts = options.reasoningEffortValues ?? ["none", "low", "medium", "high"];
+  const refused = new Set(options.unknownParams ?? []);
+  const known = new Set([...OPENAI_CHAT_PARAMS, ...(options.extraParams ?? [])]);
+
+  const check = (request: RecordedRequest, ctx: PersonalityContext): ErrorReply | undefined => {
+    const body = request.body;
+    if (!isRecord(body)) return undefined;
+    const model = typeof body.model === "string" ? body.model : "";
+    const isReasoning = reasoning.test(model);
+    for (const key of Object.keys(body)) {
+      const unknown = !known.has(key) || refused.has(key) || (key === "reasoning_effort" && !isReasoning);
+      if (unknown) {
+        return jsonError(400, withMessage(F.unrecognized, [["reasoning_effort", key]]));
+      }
+    }
+    if (isReasoning && "max_tokens" in body) return jsonError(400, readFixture(F.maxTokens));
+    if (isReasoning && "reasoning_effort" in body) {
+      const value = body.reasoning_effort;
+      if (value === null) {
+        const message = readFixture(F.effortNull).trim();
+        const text = swap(
+          message,
+          [["'none', 'low', 'medium', and 'high'", quotedList(efforts)]],
+          F.effortNull,
+        );
+        return jsonError(400, envelope(text, "reasoning_effort", "unsupported_value"));
+      }
+      if (typeof value !== "string" || !efforts.includes(value)) {
+        const message = readFixture(F.effort).trim();
+        const text = swap(
+          message,
+          [
+            ["'minimal'", typeof value === "string" ? `'${value}'` : JSON.stringify(value)],
+            ["'none', 'low', 'medium', and 'high'", quotedList(efforts)],
+          ],
+          F.effort,
+        );
+        return jsonError(400, envelope(text, "reasoning_effort", "unsupported_value"));
+      }
+    }
+    if (isReasoning && "temperature" in body && body.temperature !== 1) {
+      return jsonError(
+        400,
+        withMessage(F.temperature, [
+          ["does not support 0", `does not support ${JSON.stringify(body.temperature)}`],
+        ]),
+      );
+    }
+    if ("stream_options" in body && body.stream !== true) return jsonError(400, readFixture(F.streamOptions));
+    if ("web_search_options" in body && !model.includes("search"))
+      return jsonError(400, readFixture(F.webSearch));
+    if (Array.isArray(body.tools)) {
+      for (const [i, tool] of body.tools.entries()) {
+        const fn = isRecord(tool) && isRecord(tool.function) ? tool.function : undefined;
+        if (fn?.strict !== true) continue;
+        const violation = findStrictViolation(fn.parameters ?? {});
+        if (violation)
+          return strictRefusal(violation, "function", String(fn.name), `tools[${i}].function.parameters`);
+      }
+    }
+    const format = body.response_format;
+    if (isRecord(format) && format.type === "json_schema" && isRecord(format.json_schema)) {
+      const spec = format.json_schema;
+      const violation = spec.strict === true ? findStrictViolation(spec.schema ?? {}) : undefined;
+      if (violation) return strictRefusal(violation, "response_format", String(spec.name), "response_format");
+    }
+    if (options.models && !options.models.includes(model)) {
+      return jsonError(404, withMessage(F.notFound, [["gpt-5.2-proo", model]]));
+    }
+    if (options.contextWindow !== undefined && ctx.promptTokens > options.contextWindow) {
+      return jsonError(
+        400,
+        withMessage(F.context, [
+          ["4097 tokens", `${options.contextWindow} tokens`],
+          ["4294 tokens", `${ctx.promptTokens} tokens`],
+        ]),
+      );
+    }
+    return undefined;
+  };
+
+  return {
+    name: "openai",
+    check,
+    streamsUsage: includeUsageRequested,
+  };
+}
