@@ -1,1 +1,14 @@
-export {};
+export type { CheckStrictOptions, StrictSchemaIssue } from "./check-strict.js";
+export { checkStrictSchema } from "./check-strict.js";
+export type { SchemaCompatErrorCode } from "./errors.js";
+export { SchemaCompatError } from "./errors.js";
+export { isGrammarError } from "./grammar-error.js";
+export { RELAXED_KEYWORDS, STRICT_FORMATS, STRICT_KEYWORDS, STRICT_MAX_DEPTH } from "./keywords.js";
+export type { ToolOrder } from "./order-tools.js";
+export { orderTools } from "./order-tools.js";
+export { REPETITION_LIMIT } from "./pattern.js";
+export type { SanitizeOptions } from "./sanitize-schema.js";
+export { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
+export type { SanitizeToolsOptions } from "./sanitize-tools.js";
+export { relaxTools, sanitizeTools } from "./sanitize-tools.js";
+export type { FunctionToolLike, JsonSchema, NamedToolLike, ToolLike } from "./types.js";

@@ -1,0 +1,101 @@
+/**
+ * Refusals that mean "the server could not turn this schema into a grammar or a constraint",
+ * as the servers word them. Each is specific to schema or grammar compilation, so an ordinary 400
+ * (context overflow, an unknown parameter, a bad message) never matches.
+ */
+const GRAMMAR_REFUSALS: readonly RegExp[] = [
+  // llama.cpp (and LM Studio, which embeds its converter), for tools and response_format alike.
+  /json schema conversion failed/i,
+  /unrecognized schema/i,
+  /failed to parse grammar/i,
+  /failed to (?:initiali[sz]e|build|compile|create) (?:the )?grammar/i,
+  // vLLM's structured-output backends.
+  /features not supported by (?:xgrammar|outlines|guidance|llguidance)/i,
+  /(?:xgrammar|llguidance|outlines)\b[^\n]{0,80}\b(?:schema|grammar)\b[^\n]{0,40}\b(?:invalid|unsupported|not supported|failed|error)/i,
+  /(?:invalid|unsupported) (?:json )?schema for (?:structured output|guided decoding|guided_json)/i,
+  // OpenAI strict mode and servers that copy its wording.
+  /invalid schema for (?:function|response_format|tool)/i,
+  // Ollama's structured outputs.
+  /invalid json schema in format/i,
+];
+
+/** Error codes that name a schema refusal outright. */
+const GRAMMAR_CODES = new Set(["invalid_function_parameters", "invalid_json_schema"]);
+
+/** Codes for a failure that mentions a schema but is not the server failing to compile it. */
+const NOT_GRAMMAR_CODES = new Set(["tool_use_failed", "context_length_exceeded", "rate_limit_exceeded"]);
+
+/** Statuses a compilation refusal arrives with: 400, 422, or llama.cpp's older 500. */
+const GRAMMAR_STATUSES = new Set([400, 422, 500]);
+
+interface Gathered {
+  texts: string[];
+  codes: string[];
+  status?: number;
+}
+
+function gather(value: unknown, into: Gathered, depth: number, seen: Set<object>): void {
+  if (depth > 6 || value === null || value === undefined) return;
+  if (typeof value === "string") {
+    into.texts.push(value);
+    const trimmed = value.trim();
+    if ((trimmed.startsWith("{") || trimmed.includes('{"')) && trimmed.length < 100_000) {
+      const start = trimmed.indexOf("{");
+      try {
+        gather(JSON.parse(trimmed.slice(start)), into, depth + 1, seen);
+      } catch {
+        // Not a JSON body after all; the text itself was kept.
+      }
+    }
+    return;
+  }
+  if (typeof value !== "object" || seen.has(value)) return;
+  seen.add(value);
+  const record = value as Record<string, unknown>;
+  if (into.status === undefined) {
+    const status = record.status ?? record.statusCode;
+    if (typeof status === "number") into.status = status;
+  }
+  if (typeof record.code === "string") into.codes.push(record.code);
+  if (typeof record.type === "string") into.codes.push(record.type);
+  for (const key of [
+    "message",
+    "error",
+    "body",
+    "detail",
+    "msg",
+    "cause",
+    "response",
+    "data",
+    "metadata",
+    "raw",
+  ]) {
+    if (key in record) gather(record[key], into, depth + 1, seen);
+  }
+  if (Array.isArray(value)) for (const entry of value) gather(entry, into, depth + 1, seen);
+}
+
+/**
+ * True when an error is a server refusing to compile a schema into a grammar or constraint —
+ * llama.cpp's "JSON schema conversion failed", vLLM's "features not supported by xgrammar",
+ * OpenAI's "Invalid schema for function", Ollama's "invalid JSON schema in format" — the case
+ * where sending `relaxTools` (or no schema) instead can succeed.
+ *
+ * Reads an unknown value: an `openai` `APIError` (status, error, message), any object with a
+ * `body`, `error` or `message`, a plain `Error` (its `cause` too), or a string holding the body or
+ * the message. Answers false for everything else, including other 400s (context overflow,
+ * unknown parameters) and a model whose call failed the schema (Groq's `tool_use_failed`).
+ * Never throws.
+ */
+export function isGrammarError(error: unknown): boolean {
+  const found: Gathered = { texts: [], codes: [] };
+  try {
+    gather(error, found, 0, new Set());
+  } catch {
+    return false;
+  }
+  if (found.status !== undefined && !GRAMMAR_STATUSES.has(found.status)) return false;
+  if (found.codes.some((code) => NOT_GRAMMAR_CODES.has(code))) return false;
+  if (found.codes.some((code) => GRAMMAR_CODES.has(code))) return true;
+  return found.texts.some((text) => GRAMMAR_REFUSALS.some((pattern) => pattern.test(text)));
+}

@@ -1,0 +1,264 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { documentArb } from "../test-support/arbitraries.js";
+import { checkStrictSchema } from "./check-strict.js";
+import { RELAXED_KEYWORDS, STRICT_KEYWORDS } from "./keywords.js";
+import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
+
+const runs = { numRuns: 400 };
+
+function keywords(schema: unknown, into = new Set<string>()): Set<string> {
+  if (typeof schema !== "object" || schema === null) return into;
+  const s = schema as Record<string, unknown>;
+  for (const key of Object.keys(s)) into.add(key);
+  if (s.properties && typeof s.properties === "object") {
+    for (const sub of Object.values(s.properties)) keywords(sub, into);
+  }
+  if (s.items) keywords(s.items, into);
+  if (Array.isArray(s.anyOf)) for (const b of s.anyOf) keywords(b, into);
+  return into;
+}
+
+describe("sanitizeSchema on any input (property tests)", () => {
+  it("never throws on an arbitrary JSON value and always answers an object schema", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(checkStrictSchema(sanitizeSchema(value))).toEqual([]);
+      }),
+      runs,
+    );
+  });
+
+  it("turns every generated schema into one inside the strict subset", () => {
+    fc.assert(
+      fc.property(documentArb, (doc) => {
+        expect(checkStrictSchema(sanitizeSchema(doc))).toEqual([]);
+      }),
+      runs,
+    );
+  });
+
+  it("is idempotent: sanitizing a sanitized schema changes nothing", () => {
+    fc.assert(
+      fc.property(documentArb, (doc) => {
+        const once = sanitizeSchema(doc);
+        expect(sanitizeSchema(once)).toEqual(once);
+      }),
+      runs,
+    );
+  });
+
+  it("never mutates the schema it is given", () => {
+    fc.assert(
+      fc.property(documentArb, (doc) => {
+        const before = JSON.stringify(doc);
+        sanitizeSchema(doc);
+        relaxSchema(doc);
+        expect(JSON.stringify(doc)).toBe(before);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("relaxes into a subset of the sanitized keywords, and relaxing twice changes nothing", () => {
+    fc.assert(
+      fc.property(documentArb, (doc) => {
+        const relaxed = relaxSchema(doc);
+        expect(checkStrictSchema(relaxed, { relaxed: true })).toEqual([]);
+        for (const key of keywords(relaxed)) expect(RELAXED_KEYWORDS).toContain(key);
+        expect(relaxSchema(relaxed)).toEqual(relaxed);
+        expect(relaxSchema(sanitizeSchema(doc))).toEqual(relaxed);
+      }),
+      runs,
+    );
+  });
+
+  it("keeps the relaxed keyword list inside the strict one", () => {
+    for (const key of RELAXED_KEYWORDS) expect(STRICT_KEYWORDS).toContain(key);
+  });
+});
+
+describe("sanitizeSchema keeps the meaning", () => {
+  it("closes objects and keeps optional properties optional by making them nullable", () => {
+    const out = sanitizeSchema({
+      type: "object",
+      properties: { city: { type: "string" }, unit: { type: "string", enum: ["c", "f"] } },
+      required: ["city"],
+    });
+    expect(out).toEqual({
+      type: "object",
+      properties: {
+        city: { type: "string" },
+        unit: { type: ["string", "null"], enum: ["c", "f", null] },
+      },
+      required: ["city", "unit"],
+      additionalProperties: false,
+    });
+  });
+
+  it("reads a missing or empty schema as a tool that takes no arguments", () => {
+    const empty = { type: "object", properties: {}, required: [], additionalProperties: false };
+    expect(sanitizeSchema(undefined)).toEqual(empty);
+    expect(sanitizeSchema({})).toEqual(empty);
+    expect(sanitizeSchema({ type: "object" })).toEqual(empty);
+  });
+
+  it("gives a property without a type (llama.cpp's 'Unrecognized schema') a type the model can fill", () => {
+    const out = sanitizeSchema({
+      type: "object",
+      properties: { args: { description: "Arguments for the tool (JSON object)" } },
+      required: ["args"],
+    });
+    const args = (out.properties as Record<string, Record<string, unknown>>).args;
+    expect(args?.anyOf).toContainEqual({ type: "string" });
+    expect(args?.description).toContain("Arguments for the tool");
+    expect(args?.description).toContain("JSON text");
+  });
+
+  it("anchors an unanchored pattern without changing what it matches, and moves a lookahead into the description", () => {
+    const out = sanitizeSchema({
+      type: "object",
+      properties: { a: { type: "string", pattern: "abc" }, b: { type: "string", pattern: "^(?!x).*$" } },
+      required: ["a", "b"],
+    });
+    const props = out.properties as Record<string, Record<string, unknown>>;
+    expect(props.a?.pattern).toBe("^.*(abc).*$");
+    expect(new RegExp(props.a?.pattern as string).test("xxabcxx")).toBe(true);
+    expect(props.b?.pattern).toBeUndefined();
+    expect(props.b?.description).toBe("Must match the regular expression ^(?!x).*$.");
+  });
+
+  it("moves formats llama.cpp lacks (email, uri) into the description and keeps date-time", () => {
+    const out = sanitizeSchema({
+      type: "object",
+      properties: { when: { type: "string", format: "date-time" }, who: { type: "string", format: "email" } },
+      required: ["when", "who"],
+    });
+    const props = out.properties as Record<string, Record<string, unknown>>;
+    expect(props.when).toEqual({ type: "string", format: "date-time" });
+    expect(props.who).toEqual({ type: "string", description: "Format: email." });
+  });
+
+  it("inlines $defs and bounds a recursive schema instead of looping", () => {
+    const out = sanitizeSchema(
+      {
+        type: "object",
+        $defs: {
+          node: {
+            type: "object",
+            properties: {
+              name: { type: "string" },
+              children: { type: "array", items: { $ref: "#/$defs/node" } },
+            },
+            required: ["name", "children"],
+          },
+        },
+        properties: { root: { $ref: "#/$defs/node" } },
+        required: ["root"],
+      },
+      { recursionLimit: 1 },
+    );
+    expect(JSON.stringify(out)).not.toContain("$ref");
+    const root = (out.properties as Record<string, Record<string, unknown>>).root as Record<string, unknown>;
+    const children = (root.properties as Record<string, Record<string, unknown>>).children;
+    expect(children?.items).toEqual({ type: "string", description: "Give this value as JSON text." });
+  });
+
+  it("reads oneOf as anyOf and merges allOf", () => {
+    const out = sanitizeSchema({
+      allOf: [
+        { type: "object", properties: { a: { type: "string" } }, required: ["a"] },
+        { properties: { b: { oneOf: [{ type: "string" }, { type: "integer" }] } }, required: ["b"] },
+      ],
+    });
+    expect(out).toEqual({
+      type: "object",
+      properties: { a: { type: "string" }, b: { anyOf: [{ type: "string" }, { type: "integer" }] } },
+      required: ["a", "b"],
+      additionalProperties: false,
+    });
+  });
+
+  it("merges a root anyOf of objects into one object, since strict mode refuses anyOf at the root", () => {
+    const out = sanitizeSchema({
+      anyOf: [
+        { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
+        { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+      ],
+    });
+    expect(out.type).toBe("object");
+    expect(out.properties).toEqual({ id: { type: ["string", "null"] }, name: { type: ["string", "null"] } });
+  });
+
+  it("turns tuple items into an array of the element types, and nullable into a type list", () => {
+    const out = sanitizeSchema({
+      type: "object",
+      properties: {
+        point: { type: "array", items: [{ type: "number" }, { type: "number" }], additionalItems: false },
+        note: { type: "string", nullable: true },
+      },
+      required: ["point", "note"],
+    });
+    const props = out.properties as Record<string, Record<string, unknown>>;
+    expect(props.point).toEqual({
+      type: "array",
+      items: { type: "number" },
+      maxItems: 2,
+      description: "Items in this order: number, number.",
+    });
+    expect(props.note).toEqual({ type: ["string", "null"] });
+  });
+
+  it("keeps mixed-type enums and consts by splitting them per type", () => {
+    const out = sanitizeSchema({
+      type: "object",
+      properties: { v: { enum: ["a", 1, true] }, c: { const: "fixed" } },
+      required: ["v", "c"],
+    });
+    const props = out.properties as Record<string, Record<string, unknown>>;
+    expect(props.v).toEqual({
+      anyOf: [
+        { type: "string", enum: ["a"] },
+        { type: "integer", enum: [1] },
+        { type: "boolean", enum: [true] },
+      ],
+    });
+    expect(props.c).toEqual({ type: "string", enum: ["fixed"] });
+  });
+
+  it("asks for objects nested deeper than the limit as JSON text", () => {
+    let schema: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 12; i++) schema = { type: "object", properties: { x: schema }, required: ["x"] };
+    const out = sanitizeSchema(schema);
+    expect(checkStrictSchema(out)).toEqual([]);
+    expect(JSON.stringify(out)).toContain("JSON text");
+  });
+});
+
+describe("relaxSchema", () => {
+  it("keeps the structure and moves every constraint into the description", () => {
+    const out = relaxSchema({
+      type: "object",
+      properties: {
+        code: { type: "string", pattern: "^[A-Z]{3}$", description: "Airport" },
+        n: { type: "integer", minimum: 1, maximum: 9 },
+        tags: { type: "array", items: { type: "string", format: "date" }, maxItems: 3 },
+      },
+      required: ["code", "n", "tags"],
+    });
+    expect(out).toEqual({
+      type: "object",
+      properties: {
+        code: { type: "string", description: "Airport. Must match the regular expression ^[A-Z]{3}$." },
+        n: { type: "integer", description: "At least 1. At most 9." },
+        tags: {
+          type: "array",
+          items: { type: "string", description: "Format: date." },
+          description: "At most 3 items.",
+        },
+      },
+      required: ["code", "n", "tags"],
+      additionalProperties: false,
+    });
+  });
+});

@@ -1,0 +1,643 @@
+import { STRICT_FORMATS, STRICT_MAX_DEPTH, TYPE_NAMES, type TypeName } from "./keywords.js";
+import { anchorPattern, REPETITION_LIMIT } from "./pattern.js";
+import type { JsonSchema } from "./types.js";
+
+/** Options for {@link sanitizeSchema} and {@link relaxSchema}. */
+export interface SanitizeOptions {
+  /**
+   * How many times one recursive `$ref` is expanded along a path before the value at that point is
+   * asked for as JSON text instead. Default 2.
+   */
+  recursionLimit?: number;
+  /**
+   * How deep objects may nest (the root object is level 1) before a deeper object is asked for as
+   * JSON text. Default 10, OpenAI's strict-mode limit.
+   */
+  maxDepth?: number;
+}
+
+type Raw = Record<string, unknown>;
+
+interface Context {
+  root: unknown;
+  recursionLimit: number;
+  maxDepth: number;
+  /** Schema nodes still allowed to be built; guards against `$ref` fan-out blowing up. */
+  budget: number;
+  /** Input objects on the current path, so a cyclic JavaScript object cannot loop forever. */
+  active: Set<object>;
+}
+
+type RefCounts = ReadonlyMap<string, number>;
+
+const NODE_BUDGET = 20_000;
+
+/** Keywords that describe rather than constrain; they never split an `anyOf` into its branches. */
+const ANNOTATIONS = new Set([
+  "description",
+  "title",
+  "default",
+  "examples",
+  "$schema",
+  "$id",
+  "$comment",
+  "$defs",
+  "definitions",
+  "$anchor",
+  "readOnly",
+  "writeOnly",
+  "deprecated",
+  "nullable",
+  "anyOf",
+  "oneOf",
+]);
+
+const JSON_TEXT_NOTE = "Give this value as JSON text.";
+const ANY_NOTE = "Any JSON value; give an object or an array as JSON text.";
+
+export function isObject(value: unknown): value is Raw {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Sets an own enumerable key, safe for `__proto__` and friends. */
+export function setKey(target: Raw, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function finite(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** Resolves a local JSON pointer (`#`, `#/$defs/x`, `#/definitions/x`, any `#/a/b`) in the root. */
+function resolvePointer(root: unknown, ref: string): unknown {
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return undefined;
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split("/")) {
+    let token: string;
+    try {
+      token = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined;
+    }
+    if (Array.isArray(node)) {
+      node = /^\d+$/.test(token) ? node[Number(token)] : undefined;
+    } else if (isObject(node) && Object.hasOwn(node, token)) {
+      node = node[token];
+    } else {
+      return undefined;
+    }
+  }
+  return node;
+}
+
+/** Joins a description and the notes about what was moved out of the schema. */
+function describe(base: unknown, notes: readonly string[]): string | undefined {
+  const text = typeof base === "string" && base.trim() !== "" ? base : undefined;
+  if (notes.length === 0) return text;
+  const joined = notes.join(" ");
+  if (!text) return joined;
+  return `${text}${/[.!?:]\s*$/.test(text) ? "" : "."} ${joined}`;
+}
+
+function baseDescription(schema: Raw): string | undefined {
+  if (typeof schema.description === "string" && schema.description.trim() !== "") return schema.description;
+  if (typeof schema.title === "string" && schema.title.trim() !== "") return schema.title;
+  return undefined;
+}
+
+function withDescription(schema: JsonSchema, description: string | undefined): JsonSchema {
+  if (description === undefined) return schema;
+  return { ...schema, description };
+}
+
+/** A value the strict subset cannot shape (too deep, recursive): asked for as JSON text. */
+function jsonText(description: string | undefined): JsonSchema {
+  return { type: "string", description: describe(description, [JSON_TEXT_NOTE]) };
+}
+
+/** A schema that accepts any JSON value, in the only form the strict subset has for it. */
+function anyValue(description: string | undefined): JsonSchema {
+  return {
+    anyOf: [{ type: "string" }, { type: "number" }, { type: "boolean" }, { type: "null" }],
+    description: describe(description, [ANY_NOTE]),
+  };
+}
+
+/** Adds `null` to what a sanitized schema accepts, in the form the strict subset uses. */
+export function makeNullable(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema.anyOf)) {
+    const branches = schema.anyOf as JsonSchema[];
+    if (branches.some((b) => b.type === "null")) return schema;
+    return { ...schema, anyOf: [...branches, { type: "null" }] };
+  }
+  const type = schema.type;
+  if (type === "null") return schema;
+  if (typeof type === "string") {
+    const out: JsonSchema = { ...schema, type: [type, "null"] };
+    if (Array.isArray(schema.enum) && !schema.enum.includes(null)) out.enum = [...schema.enum, null];
+    return out;
+  }
+  if (Array.isArray(type) && !type.includes("null")) {
+    const out: JsonSchema = { ...schema, type: [...type, "null"] };
+    if (Array.isArray(schema.enum) && !schema.enum.includes(null)) out.enum = [...schema.enum, null];
+    return out;
+  }
+  return schema;
+}
+
+/**
+ * Collects the subschemas an `allOf` combines (following `$ref`s) into one flat list. A `$ref`
+ * followed here counts toward the recursion limit like any other, so `allOf: [{ $ref: "#" }]`
+ * cannot expand forever.
+ */
+function flattenAllOf(
+  schema: Raw,
+  ctx: Context,
+  counts: Map<string, number>,
+  seen: Set<unknown>,
+  out: Raw[],
+): void {
+  const { allOf, ...rest } = schema;
+  out.push(rest);
+  if (!Array.isArray(allOf)) return;
+  for (const entry of allOf) {
+    if (seen.has(entry)) continue;
+    seen.add(entry);
+    let sub: unknown = entry;
+    for (let hops = 0; isObject(sub) && typeof sub.$ref === "string" && hops < 16; hops++) {
+      const { $ref, ...siblings } = sub;
+      const ref = $ref as string;
+      const target = resolvePointer(ctx.root, ref);
+      const times = counts.get(ref) ?? 0;
+      if (!isObject(target) || times >= ctx.recursionLimit) {
+        sub = siblings;
+        break;
+      }
+      counts.set(ref, times + 1);
+      sub = { ...target, ...siblings };
+    }
+    if (isObject(sub)) flattenAllOf(sub, ctx, counts, seen, out);
+  }
+}
+
+function typesOf(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.filter((t): t is string => typeof t === "string");
+  return [];
+}
+
+/** Merges what `allOf` requires of one value into a single schema (the first part wins ties). */
+function mergeParts(parts: readonly Raw[]): Raw {
+  const merged: Raw = {};
+  for (const part of parts) {
+    for (const [key, value] of Object.entries(part)) {
+      if (key === "properties" && isObject(value)) {
+        const props: Raw = isObject(merged.properties) ? { ...merged.properties } : {};
+        for (const [name, sub] of Object.entries(value)) {
+          const before = Object.hasOwn(props, name) ? props[name] : undefined;
+          setKey(props, name, before === undefined ? sub : { allOf: [before, sub] });
+        }
+        merged.properties = props;
+      } else if (key === "required" && Array.isArray(value)) {
+        const before = Array.isArray(merged.required) ? merged.required : [];
+        merged.required = [...new Set([...before, ...value])];
+      } else if (key === "type" && merged.type !== undefined) {
+        const before = typesOf(merged.type);
+        const both = before.filter(
+          (t) => typesOf(value).includes(t) || (t === "integer" && typesOf(value).includes("number")),
+        );
+        if (both.length > 0) merged.type = both;
+      } else if (!Object.hasOwn(merged, key)) {
+        setKey(merged, key, value);
+      }
+    }
+  }
+  return merged;
+}
+
+function isScalar(value: unknown): value is string | number | boolean | null {
+  return value === null || typeof value === "string" || typeof value === "boolean" || finite(value);
+}
+
+function typeOfValue(value: string | number | boolean | null): TypeName {
+  if (value === null) return "null";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return typeof value as "string" | "boolean";
+}
+
+function valueFits(value: unknown, type: TypeName): boolean {
+  switch (type) {
+    case "null":
+      return value === null;
+    case "string":
+      return typeof value === "string";
+    case "boolean":
+      return typeof value === "boolean";
+    case "number":
+      return finite(value);
+    case "integer":
+      return finite(value) && Number.isInteger(value);
+    default:
+      return false;
+  }
+}
+
+function inferTypes(schema: Raw): TypeName[] {
+  const has = (...keys: string[]) => keys.some((k) => Object.hasOwn(schema, k));
+  if (has("properties", "additionalProperties", "required", "patternProperties", "minProperties"))
+    return ["object"];
+  if (has("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")) return ["array"];
+  if (has("pattern", "format", "minLength", "maxLength")) return ["string"];
+  if (has("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")) return ["number"];
+  return [];
+}
+
+/** Flattens nested `anyOf`s and drops repeated branches. */
+function unionOf(schemas: readonly JsonSchema[]): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  const keys = new Set<string>();
+  const push = (schema: JsonSchema) => {
+    const key = JSON.stringify(schema);
+    if (!keys.has(key)) {
+      keys.add(key);
+      out.push(schema);
+    }
+  };
+  for (const schema of schemas) {
+    const keysOf = Object.keys(schema);
+    if (Array.isArray(schema.anyOf) && keysOf.every((k) => k === "anyOf" || k === "description")) {
+      for (const branch of schema.anyOf as JsonSchema[]) push(branch);
+    } else {
+      push(schema);
+    }
+  }
+  return out;
+}
+
+function convert(input: unknown, ctx: Context, depth: number, refs: RefCounts): JsonSchema {
+  ctx.budget -= 1;
+  if (ctx.budget < 0) return jsonText(isObject(input) ? baseDescription(input) : undefined);
+  if (input === false) return { type: "null", description: "Not used; always null." };
+  if (!isObject(input)) return anyValue(undefined);
+  if (ctx.active.has(input)) return jsonText(baseDescription(input));
+  ctx.active.add(input);
+  try {
+    return convertObject(input, ctx, depth, refs);
+  } finally {
+    ctx.active.delete(input);
+  }
+}
+
+function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts): JsonSchema {
+  let schema: Raw = input;
+  let counts = refs;
+  for (let hops = 0; typeof schema.$ref === "string" && hops < 32; hops++) {
+    const { $ref, ...rest } = schema;
+    const ref = $ref as string;
+    const seen = counts.get(ref) ?? 0;
+    const target = resolvePointer(ctx.root, ref);
+    if (seen >= ctx.recursionLimit) {
+      return jsonText(baseDescription(rest) ?? (isObject(target) ? baseDescription(target) : undefined));
+    }
+    const next = new Map(counts);
+    next.set(ref, seen + 1);
+    counts = next;
+    schema = isObject(target) ? { ...target, ...rest } : rest;
+  }
+  if (typeof schema.$ref === "string") {
+    const { $ref: _dropped, ...rest } = schema;
+    schema = rest;
+  }
+  if (Array.isArray(schema.allOf)) {
+    const parts: Raw[] = [];
+    const next = new Map(counts);
+    flattenAllOf(schema, ctx, next, new Set([schema]), parts);
+    counts = next;
+    schema = mergeParts(parts);
+  }
+
+  const notes: string[] = [];
+  if (Object.hasOwn(schema, "default") && schema.default !== undefined) {
+    notes.push(`Default: ${JSON.stringify(schema.default)}.`);
+  }
+  const base = baseDescription(schema);
+
+  const branches = Array.isArray(schema.anyOf)
+    ? schema.anyOf
+    : Array.isArray(schema.oneOf)
+      ? schema.oneOf
+      : [];
+  if (branches.length > 0) return convertUnion(schema, branches, base, notes, ctx, depth, counts);
+
+  let types = [...new Set(typesOf(schema.type))].filter((t): t is TypeName =>
+    (TYPE_NAMES as readonly string[]).includes(t),
+  );
+  let enumValues: Array<string | number | boolean | null> | undefined;
+  const rawEnum = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
+  if (Array.isArray(rawEnum) && rawEnum.length > 0) {
+    const scalars = rawEnum.filter(isScalar);
+    enumValues = [...new Set(scalars)];
+    if (scalars.length < rawEnum.length) {
+      const others = rawEnum.filter((v) => !isScalar(v));
+      notes.push(
+        Object.hasOwn(schema, "const")
+          ? `Must be exactly ${JSON.stringify(others[0])}.`
+          : `Also allowed: ${others.map((v) => JSON.stringify(v)).join(", ")}.`,
+      );
+      if (types.length === 0) {
+        for (const v of others) types.push(Array.isArray(v) ? "array" : "object");
+      }
+    }
+    if (types.length === 0) types = [...new Set(enumValues.map(typeOfValue))];
+    if (enumValues.length === 0) enumValues = undefined;
+  }
+  if (types.length === 0) types = inferTypes(schema);
+  if (schema.nullable === true && types.length > 0 && !types.includes("null")) types.push("null");
+  if (types.includes("number")) types = types.filter((t) => t !== "integer");
+  if (types.length === 0) return anyValue(describe(base, notes));
+
+  const hasNull = types.includes("null");
+  const nonNull = types.filter((t) => t !== "null");
+  if (enumValues) {
+    const fitting = enumValues.filter((v) => types.some((t) => valueFits(v, t)));
+    enumValues = fitting.length > 0 ? fitting : undefined;
+  }
+
+  if (nonNull.length === 0) return withDescription({ type: "null" }, describe(base, notes));
+
+  const built: JsonSchema[] = [];
+  for (const type of nonNull) {
+    const values = enumValues?.filter((v) => valueFits(v, type));
+    if (enumValues && (!values || values.length === 0)) continue;
+    built.push(buildType(type, schema, values, ctx, depth, counts, notes));
+  }
+  if (built.length === 0) return withDescription({ type: "null" }, describe(base, notes));
+  if (built.length === 1) {
+    const single = built[0] as JsonSchema;
+    const result = hasNull ? makeNullable(single) : single;
+    return withDescription(result, describe(base, notes));
+  }
+  const union = unionOf(hasNull ? [...built, { type: "null" }] : built);
+  return withDescription({ anyOf: union }, describe(base, notes));
+}
+
+function convertUnion(
+  schema: Raw,
+  branches: readonly unknown[],
+  base: string | undefined,
+  notes: string[],
+  ctx: Context,
+  depth: number,
+  refs: RefCounts,
+): JsonSchema {
+  const constraints: Raw = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (!ANNOTATIONS.has(key) && key !== "allOf" && key !== "$ref") setKey(constraints, key, value);
+  }
+  const shared = Object.keys(constraints).length > 0;
+  const converted = branches.map((branch) =>
+    convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
+  );
+  let union = unionOf(converted);
+  if (schema.nullable === true && !union.some((b) => b.type === "null")) {
+    union = [...union, { type: "null" }];
+  }
+  if (union.length === 1) {
+    const only = union[0] as JsonSchema;
+    return withDescription(only, describe(base, notes) ?? (only.description as string | undefined));
+  }
+  return withDescription({ anyOf: union }, describe(base, notes));
+}
+
+function buildType(
+  type: Exclude<TypeName, "null">,
+  schema: Raw,
+  values: Array<string | number | boolean | null> | undefined,
+  ctx: Context,
+  depth: number,
+  refs: RefCounts,
+  notes: string[],
+): JsonSchema {
+  switch (type) {
+    case "object":
+      return buildObject(schema, ctx, depth, refs, notes);
+    case "array":
+      return buildArray(schema, ctx, depth, refs, notes);
+    case "string": {
+      const out: JsonSchema = { type };
+      if (values) out.enum = values;
+      if (typeof schema.pattern === "string") {
+        const anchored = anchorPattern(schema.pattern);
+        if (anchored === undefined) notes.push(`Must match the regular expression ${schema.pattern}.`);
+        else if (anchored !== "") out.pattern = anchored;
+      }
+      if (typeof schema.format === "string") {
+        if (STRICT_FORMATS.includes(schema.format)) out.format = schema.format;
+        else notes.push(`Format: ${schema.format}.`);
+      }
+      const minLength = count(schema.minLength);
+      const maxLength = count(schema.maxLength);
+      if (minLength !== undefined && minLength > 0)
+        notes.push(`At least ${minLength} character${minLength === 1 ? "" : "s"}.`);
+      if (maxLength !== undefined) notes.push(`At most ${maxLength} characters.`);
+      return out;
+    }
+    case "number":
+    case "integer": {
+      const out: JsonSchema = { type };
+      if (values) out.enum = values;
+      let { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = schema;
+      // Draft 4 spelled exclusive bounds as booleans beside minimum and maximum.
+      if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
+      if (exclusiveMaximum === true && finite(maximum)) [exclusiveMaximum, maximum] = [maximum, undefined];
+      if (finite(minimum)) out.minimum = minimum;
+      if (finite(maximum)) out.maximum = maximum;
+      if (finite(exclusiveMinimum)) out.exclusiveMinimum = exclusiveMinimum;
+      if (finite(exclusiveMaximum)) out.exclusiveMaximum = exclusiveMaximum;
+      if (finite(schema.multipleOf) && schema.multipleOf > 0) out.multipleOf = schema.multipleOf;
+      return out;
+    }
+    case "boolean": {
+      const out: JsonSchema = { type };
+      if (values) out.enum = values;
+      return out;
+    }
+  }
+}
+
+function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, notes: string[]): JsonSchema {
+  if (depth + 1 > ctx.maxDepth) {
+    notes.push(JSON_TEXT_NOTE);
+    return { type: "string" };
+  }
+  const source = isObject(schema.properties) ? schema.properties : {};
+  const required = new Set(
+    Array.isArray(schema.required) ? schema.required.filter((k) => typeof k === "string") : [],
+  );
+  const properties: Raw = {};
+  for (const [key, sub] of Object.entries(source)) {
+    const converted = convert(sub, ctx, depth + 1, refs);
+    setKey(properties, key, required.has(key) ? converted : makeNullable(converted));
+  }
+  const keys = Object.keys(properties);
+  if (keys.length === 0 && isObject(schema.additionalProperties)) {
+    notes.push("Free-form keys cannot be given here.");
+  }
+  return { type: "object", properties, required: keys, additionalProperties: false };
+}
+
+function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, notes: string[]): JsonSchema {
+  const tuple = Array.isArray(schema.prefixItems)
+    ? schema.prefixItems
+    : Array.isArray(schema.items)
+      ? schema.items
+      : undefined;
+  let items: JsonSchema;
+  let minItems = count(schema.minItems);
+  let maxItems = count(schema.maxItems);
+  if (tuple) {
+    const elements = tuple.map((el) => convert(el, ctx, depth, refs));
+    const union = unionOf(elements);
+    items =
+      union.length === 0
+        ? anyValue(undefined)
+        : union.length === 1
+          ? (union[0] as JsonSchema)
+          : { anyOf: union };
+    if (elements.length > 0) {
+      const label = (s: JsonSchema) =>
+        typeof s.type === "string" ? s.type : Array.isArray(s.type) ? s.type.join(" or ") : "value";
+      notes.push(`Items in this order: ${elements.map(label).join(", ")}.`);
+      const closed = schema.items === false || schema.additionalItems === false;
+      if (closed && maxItems === undefined) maxItems = elements.length;
+    }
+  } else if (isObject(schema.items)) {
+    items = convert(schema.items, ctx, depth, refs);
+  } else {
+    items = anyValue(undefined);
+  }
+  const out: JsonSchema = { type: "array", items };
+  if (minItems !== undefined && maxItems !== undefined && minItems > maxItems) {
+    minItems = undefined;
+    maxItems = undefined;
+  }
+  if (minItems !== undefined && minItems > 0) {
+    if (minItems <= REPETITION_LIMIT) out.minItems = minItems;
+    else notes.push(`At least ${minItems} items.`);
+  }
+  if (maxItems !== undefined) {
+    if (maxItems <= REPETITION_LIMIT) out.maxItems = maxItems;
+    else notes.push(`At most ${maxItems} items.`);
+  }
+  if (schema.uniqueItems === true) notes.push("Items must be unique.");
+  return out;
+}
+
+/** Turns whatever the conversion produced into the object root strict mode insists on. */
+function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
+  const description = typeof schema.description === "string" ? schema.description : undefined;
+  if (schema.type === "object") return schema;
+  if (Array.isArray(schema.type) && schema.type.includes("object")) return { ...schema, type: "object" };
+  if (Array.isArray(schema.anyOf)) {
+    const branches = (schema.anyOf as JsonSchema[]).filter((b) => b.type !== "null");
+    if (branches.length > 0 && branches.every((b) => b.type === "object")) {
+      const names: string[] = [];
+      for (const branch of branches) {
+        for (const key of Object.keys(branch.properties as Raw)) if (!names.includes(key)) names.push(key);
+      }
+      const properties: Raw = {};
+      for (const name of names) {
+        const variants: JsonSchema[] = [];
+        let everywhere = true;
+        for (const branch of branches) {
+          const props = branch.properties as Raw;
+          if (Object.hasOwn(props, name)) variants.push(props[name] as JsonSchema);
+          else everywhere = false;
+        }
+        const union = unionOf(variants);
+        const merged = union.length === 1 ? (union[0] as JsonSchema) : { anyOf: union };
+        setKey(properties, name, everywhere ? merged : makeNullable(merged));
+      }
+      return withDescription(
+        { type: "object", properties, required: names, additionalProperties: false },
+        describe(description, ["Give the fields of one of the alternatives; null for the others."]),
+      );
+    }
+  }
+  return withDescription(
+    { type: "object", properties: {}, required: [], additionalProperties: false },
+    isObject(original) ? baseDescription(original) : undefined,
+  );
+}
+
+/**
+ * Rewrites any JSON Schema into the subset OpenAI's strict mode and grammar-constrained servers
+ * (llama.cpp, LM Studio, vLLM, Ollama) accept, keeping its meaning wherever the subset can.
+ *
+ * Reads any value and never throws: a value that is not a schema reads as "any object". Returns
+ * a new object schema in which every object lists all its properties in `required` (the optional
+ * ones made nullable), sets `additionalProperties: false`, has local `$ref`s inlined (recursion
+ * expanded `recursionLimit` times, then asked for as JSON text), `allOf` merged, `oneOf` read as
+ * `anyOf`, and keywords outside the subset removed — their intent moved into `description` where
+ * it helps the model. Idempotent; never mutates its input.
+ */
+export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): JsonSchema {
+  const ctx: Context = {
+    root: schema,
+    recursionLimit: Math.max(0, Math.floor(options.recursionLimit ?? 2)),
+    maxDepth: Math.max(1, Math.floor(options.maxDepth ?? STRICT_MAX_DEPTH)),
+    budget: NODE_BUDGET,
+    active: new Set(),
+  };
+  return toRootObject(convert(schema, ctx, 0, new Map()), schema);
+}
+
+const BOUND_NOTES: Record<string, (value: unknown) => string> = {
+  minimum: (v) => `At least ${v}.`,
+  maximum: (v) => `At most ${v}.`,
+  exclusiveMinimum: (v) => `More than ${v}.`,
+  exclusiveMaximum: (v) => `Less than ${v}.`,
+  multipleOf: (v) => `A multiple of ${v}.`,
+  minItems: (v) => `At least ${v} items.`,
+  maxItems: (v) => `At most ${v} items.`,
+  pattern: (v) => `Must match the regular expression ${v}.`,
+  format: (v) => `Format: ${v}.`,
+};
+
+function relaxNode(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  const notes: string[] = [];
+  for (const [key, value] of Object.entries(schema)) {
+    const note = BOUND_NOTES[key];
+    if (note) notes.push(note(value));
+    else if (key === "properties" && isObject(value)) {
+      const props: Raw = {};
+      for (const [name, sub] of Object.entries(value)) setKey(props, name, relaxNode(sub as JsonSchema));
+      out.properties = props;
+    } else if (key === "items" && isObject(value)) out.items = relaxNode(value);
+    else if (key === "anyOf" && Array.isArray(value))
+      out.anyOf = value.map((b) => relaxNode(b as JsonSchema));
+    else if (key !== "description") setKey(out, key, value);
+  }
+  const description = describe(schema.description, notes);
+  if (description !== undefined) out.description = description;
+  return out;
+}
+
+/**
+ * The lesser form of {@link sanitizeSchema} for a server that could not build a grammar from the
+ * sanitized schema: the same structure (types, properties, required, items, enums, unions) with
+ * every constraint a grammar builder can choke on — `pattern`, `format`, numeric bounds,
+ * `multipleOf`, item counts — moved into `description`.
+ *
+ * Reads any value, never throws, never mutates its input. Its keywords are a subset of
+ * sanitizeSchema's, and `relaxSchema(sanitizeSchema(x))` equals `relaxSchema(x)`.
+ */
+export function relaxSchema(schema: unknown, options: SanitizeOptions = {}): JsonSchema {
+  return relaxNode(sanitizeSchema(schema, options));
+}

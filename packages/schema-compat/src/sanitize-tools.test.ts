@@ -1,0 +1,122 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { listServerTools } from "../scripts/capture-mcp-tools.js";
+import { checkStrictSchema } from "./check-strict.js";
+import { SchemaCompatError } from "./errors.js";
+import { relaxTools, sanitizeTools } from "./sanitize-tools.js";
+import type { FunctionToolLike, ToolLike } from "./types.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const bin = (name: string) => join(here, "../../../node_modules/.bin", name);
+
+interface McpTool {
+  name: string;
+  description?: string;
+  inputSchema: unknown;
+}
+
+/** An MCP tools/list entry as the function tool an OpenAI-compatible request declares. */
+const asFunction = (tool: McpTool): FunctionToolLike => ({
+  type: "function",
+  function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+});
+
+function captured(server: string): McpTool[] {
+  const file = join(here, "../test-fixtures", `${server}.tools.json`);
+  return (JSON.parse(readFileSync(file, "utf8")) as { tools: McpTool[] }).tools;
+}
+
+function expectAllStrict(tools: McpTool[]): void {
+  const sanitized = sanitizeTools(tools.map(asFunction)) as FunctionToolLike[];
+  const relaxed = relaxTools(tools.map(asFunction)) as FunctionToolLike[];
+  expect(sanitized.map((t) => t.function.name)).toEqual(tools.map((t) => t.name));
+  for (const tool of sanitized) {
+    expect(checkStrictSchema(tool.function.parameters), tool.function.name).toEqual([]);
+  }
+  for (const tool of relaxed) {
+    expect(checkStrictSchema(tool.function.parameters, { relaxed: true }), tool.function.name).toEqual([]);
+  }
+}
+
+describe("sanitizeTools on real MCP servers", () => {
+  for (const server of ["server-everything", "server-filesystem"]) {
+    it(`puts every tool of @modelcontextprotocol/${server} (captured) into the strict subset`, () => {
+      const tools = captured(server);
+      expect(tools.length).toBeGreaterThan(10);
+      expectAllStrict(tools);
+    });
+  }
+
+  it("does the same for the tools the servers list when started now", async () => {
+    const sandbox = mkdtempSync(join(tmpdir(), "schema-compat-"));
+    try {
+      const [everything, filesystem] = await Promise.all([
+        listServerTools(bin("mcp-server-everything"), []),
+        listServerTools(bin("mcp-server-filesystem"), [sandbox]),
+      ]);
+      expectAllStrict([...(everything as McpTool[]), ...(filesystem as McpTool[])]);
+    } finally {
+      rmSync(sandbox, { recursive: true, force: true });
+    }
+  }, 20_000);
+
+  it("keeps an optional MCP parameter's default for the model to read", () => {
+    const tool = captured("server-filesystem").find((t) => t.name === "list_directory_with_sizes") as McpTool;
+    const [out] = sanitizeTools([asFunction(tool)]) as FunctionToolLike[];
+    const params = out?.function.parameters as { properties: Record<string, Record<string, unknown>> };
+    expect(params.properties.sortBy).toEqual({
+      type: ["string", "null"],
+      enum: ["name", "size", null],
+      description: 'Sort entries by name or size. Default: "name".',
+    });
+  });
+});
+
+describe("sanitizeTools", () => {
+  it("makes names OpenAI refuses legal and unique, and says so", () => {
+    const renamed: Array<[string, string]> = [];
+    const tools: ToolLike[] = [
+      { type: "function", function: { name: "github.search issues" } },
+      { type: "function", function: { name: "github_search_issues" } },
+      { type: "function", function: { name: "x".repeat(80) } },
+    ];
+    const out = sanitizeTools(tools, {
+      onRename: (from, to) => renamed.push([from, to]),
+    }) as FunctionToolLike[];
+    const names = out.map((t) => t.function.name);
+    expect(names[0]).toBe("github_search_issues");
+    expect(names[1]).toBe("github_search_issues_2");
+    expect(names[2]).toHaveLength(64);
+    for (const name of names) expect(name).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    expect(renamed.map(([from]) => from)).toEqual([
+      "github.search issues",
+      "github_search_issues",
+      "x".repeat(80),
+    ]);
+  });
+
+  it("drops a description that is not text and passes other tools and fields through", () => {
+    const custom = { type: "custom", custom: { name: "grammar" } };
+    const out = sanitizeTools([
+      { type: "function", function: { name: "a", description: 42 as never, strict: true } },
+      custom,
+    ]);
+    expect(out[0]).toEqual({
+      type: "function",
+      function: {
+        name: "a",
+        strict: true,
+        parameters: { type: "object", properties: {}, required: [], additionalProperties: false },
+      },
+    });
+    expect(out[1]).toEqual(custom);
+  });
+
+  it("throws a SchemaCompatError for something that is not a tool array", () => {
+    expect(() => sanitizeTools({} as never)).toThrow(SchemaCompatError);
+    expect(() => relaxTools([null] as never)).toThrow(/index 0/);
+  });
+});

@@ -1,0 +1,107 @@
+import { describeValue, SchemaCompatError } from "./errors.js";
+import { isObject, relaxSchema, type SanitizeOptions, sanitizeSchema } from "./sanitize-schema.js";
+import type { ToolLike } from "./types.js";
+
+/** Options for {@link sanitizeTools}. */
+export interface SanitizeToolsOptions extends SanitizeOptions {
+  /**
+   * Told of every tool whose name had to change (OpenAI accepts only `[A-Za-z0-9_-]{1,64}`), so
+   * the caller can map the model's calls back to the tool it meant.
+   */
+  onRename?: (original: string, renamed: string) => void;
+}
+
+const NAME_LIMIT = 64;
+
+/** A short, stable hash of a string (FNV-1a, 32 bits), for names cut to length. */
+function hash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
+
+/** Makes a function name OpenAI accepts, changing nothing about a name that already passes. */
+function legalName(name: unknown): string {
+  const text = typeof name === "string" ? name : "";
+  let legal = text.replace(/[^A-Za-z0-9_-]/g, "_");
+  if (legal === "") legal = "tool";
+  if (legal.length > NAME_LIMIT) legal = `${legal.slice(0, NAME_LIMIT - 9)}_${hash(text)}`;
+  return legal;
+}
+
+function uniqueName(name: string, taken: Set<string>): string {
+  if (!taken.has(name)) return name;
+  for (let n = 2; ; n++) {
+    const suffix = `_${n}`;
+    const candidate = `${name.slice(0, NAME_LIMIT - suffix.length)}${suffix}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+function checkTools(tools: unknown, where: string): asserts tools is readonly unknown[] {
+  if (!Array.isArray(tools)) {
+    throw new SchemaCompatError(
+      "invalid-tools",
+      `${where} needs an array of tool definitions ({ type: "function", function: { name, parameters } }), ` +
+        `and was given ${describeValue(tools)}.`,
+    );
+  }
+}
+
+function mapTools(
+  tools: unknown,
+  where: string,
+  schemaFn: (schema: unknown, options: SanitizeOptions) => Record<string, unknown>,
+  options: SanitizeToolsOptions,
+): ToolLike[] {
+  checkTools(tools, where);
+  const taken = new Set<string>();
+  return tools.map((tool, index) => {
+    if (!isObject(tool)) {
+      throw new SchemaCompatError(
+        "invalid-tools",
+        `${where} was given ${describeValue(tool)} at index ${index} of the tool array; ` +
+          "each entry must be a tool definition object.",
+      );
+    }
+    const fn = tool.function;
+    if (tool.type !== "function" || !isObject(fn)) return { ...tool } as ToolLike;
+    const original = typeof fn.name === "string" ? fn.name : "";
+    const name = uniqueName(legalName(original), taken);
+    taken.add(name);
+    if (name !== original) options.onRename?.(original, name);
+    const { description, parameters: _parameters, ...rest } = fn;
+    const out: Record<string, unknown> = { ...rest, name };
+    const text = typeof description === "string" ? description.trim() : "";
+    if (text !== "") out.description = text;
+    out.parameters = schemaFn(fn.parameters, options);
+    return { ...tool, function: out } as ToolLike;
+  });
+}
+
+/**
+ * Makes every function tool in an array acceptable to a strict or grammar-constrained server:
+ * parameters through {@link sanitizeSchema}, names OpenAI refuses made legal (and unique),
+ * descriptions that are not text dropped. Other tool kinds and other fields (such as `strict`)
+ * pass through unchanged.
+ *
+ * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
+ * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object.
+ */
+export function sanitizeTools(tools: readonly ToolLike[], options: SanitizeToolsOptions = {}): ToolLike[] {
+  return mapTools(tools, "sanitizeTools", sanitizeSchema, options);
+}
+
+/**
+ * {@link sanitizeTools} with each parameters schema through {@link relaxSchema}: the form to send
+ * a server that could not build a grammar from the sanitized tools (see `isGrammarError`).
+ *
+ * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
+ * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object.
+ */
+export function relaxTools(tools: readonly ToolLike[], options: SanitizeToolsOptions = {}): ToolLike[] {
+  return mapTools(tools, "relaxTools", relaxSchema, options);
+}
