@@ -1,6 +1,6 @@
 import { AgentSpecError } from "./errors.js";
-import { parseInto } from "./parse-spec.js";
 import type { SpecIssue } from "./issues.js";
+import { parseInto } from "./parse-spec.js";
 import type { AgentSpec } from "./types.js";
 
 /**

@@ -16,16 +16,51 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     ["a --api-key flag's value", { args: ["serve", "--api-key", "abc123"] }, "args[2]", SecretSign.Flag],
     ["a --token=value argument", { args: ["--token=abc123"] }, "args[0]", SecretSign.Flag],
     ["a -p password flag's value", { args: ["-password", "hunter2"] }, "args[1]", SecretSign.Flag],
-    ["a header given as an argument", { args: ["-H", "Authorization: Bearer abcdefgh12345"] }, "args[1]", SecretSign.Flag],
-    ["user:pass in a URL argument", { args: ["postgres://admin:pw@db.local/app"] }, "args[0]", SecretSign.Userinfo],
-    ["a token in a URL query argument", { args: ["https://h.example/sse?token=abc"] }, "args[0]", SecretSign.Query],
-    ["a key-shaped positional argument", { args: ["ghp_abcdefghijklmnopqrstuvwxyz0123"] }, "args[0]", SecretSign.Value],
+    [
+      "a header given as an argument",
+      { args: ["-H", "Authorization: Bearer abcdefgh12345"] },
+      "args[1]",
+      SecretSign.Flag,
+    ],
+    [
+      "user:pass in a URL argument",
+      { args: ["postgres://admin:pw@db.local/app"] },
+      "args[0]",
+      SecretSign.Userinfo,
+    ],
+    [
+      "a token in a URL query argument",
+      { args: ["https://h.example/sse?token=abc"] },
+      "args[0]",
+      SecretSign.Query,
+    ],
+    [
+      "a key-shaped positional argument",
+      { args: ["ghp_abcdefghijklmnopqrstuvwxyz0123"] },
+      "args[0]",
+      SecretSign.Value,
+    ],
     ["an OpenAI-shaped key", { args: ["sk-proj-abcdefghijklmnopqrstu"] }, "args[0]", SecretSign.Value],
     ["a JWT", { args: ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig"] }, "args[0]", SecretSign.Value],
     ["a telling env name", { env: { GITHUB_TOKEN: "abc" } }, "env.GITHUB_TOKEN", SecretSign.Field],
-    ["a key-shaped env value under a plain name", { env: { CONFIG: "xoxb-1234567890-abc" } }, "env.CONFIG", SecretSign.Value],
-    ["a connection string in env", { env: { DATABASE_URL: "postgres://u:p@h/db" } }, "env.DATABASE_URL", SecretSign.Userinfo],
-    ["an Authorization header", { headers: { Authorization: "Bearer abc" } }, "headers.Authorization", SecretSign.Field],
+    [
+      "a key-shaped env value under a plain name",
+      { env: { CONFIG: "xoxb-1234567890-abc" } },
+      "env.CONFIG",
+      SecretSign.Value,
+    ],
+    [
+      "a connection string in env",
+      { env: { DATABASE_URL: "postgres://u:p@h/db" } },
+      "env.DATABASE_URL",
+      SecretSign.Userinfo,
+    ],
+    [
+      "an Authorization header",
+      { headers: { Authorization: "Bearer abc" } },
+      "headers.Authorization",
+      SecretSign.Field,
+    ],
     ["an x-api-key header", { headers: { "x-api-key": "abc" } }, 'headers["x-api-key"]', SecretSign.Field],
   ])("%s", (_, server, where, sign) => {
     const [hint, ...rest] = findSpecSecrets(withServer(server));
@@ -56,7 +91,12 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
         endpoint: { baseUrl: "https://proxy.example/v1?key=abc" },
         extraBody: { metadata: { api_key: "abc" }, top_k: 20, max_tokens: 10 },
       },
-      tasks: { title: { endpoint: { baseUrl: "https://u:p@h.example/v1" }, extraBody: { user: "sk-ant-abcdefghijklmnopqrst" } } },
+      tasks: {
+        title: {
+          endpoint: { baseUrl: "https://u:p@h.example/v1" },
+          extraBody: { user: "sk-ant-abcdefghijklmnopqrst" },
+        },
+      },
     };
     expect(findSpecSecrets(spec)).toEqual([
       { path: "model.endpoint.baseUrl", sign: SecretSign.Query },
@@ -67,11 +107,11 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
   });
 
   it.each<[string, Partial<BundledServer>]>([
-    ["a ${VAR} env value", { env: { GITHUB_TOKEN: "${GITHUB_TOKEN}" } }],
-    ["a ${VAR} header after Bearer", { headers: { Authorization: "Bearer ${TOKEN}" } }],
-    ["a ${VAR} flag value", { args: ["--api-key", "${KEY}"] }],
-    ["a ${VAR} inline flag", { args: ["--token=${TOKEN}"] }],
-    ["a ${VAR} query parameter", { args: ["https://h.example/?token=${T}"] }],
+    [`a \${VAR} env value`, { env: { GITHUB_TOKEN: `\${GITHUB_TOKEN}` } }],
+    [`a \${VAR} header after Bearer`, { headers: { Authorization: `Bearer \${TOKEN}` } }],
+    [`a \${VAR} flag value`, { args: ["--api-key", `\${KEY}`] }],
+    [`a \${VAR} inline flag`, { args: [`--token=\${TOKEN}`] }],
+    [`a \${VAR} query parameter`, { args: [`https://h.example/?token=\${T}`] }],
     ["an empty telling value", { env: { API_KEY: "" } }],
     ["plain arguments", { args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"] }],
     ["a plain env entry", { env: { NODE_ENV: "production", DEBUG: "1" } }],
@@ -85,7 +125,9 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
   });
 
   it("never returns the value", () => {
-    const hints = findSpecSecrets(withServer({ env: { API_KEY: "abc-very-secret" }, args: ["--token", "tok-123"] }));
+    const hints = findSpecSecrets(
+      withServer({ env: { API_KEY: "abc-very-secret" }, args: ["--token", "tok-123"] }),
+    );
     expect(JSON.stringify(hints)).not.toMatch(/very-secret|tok-123/);
   });
 
@@ -95,11 +137,15 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
       env: { API_KEY: "abc" },
       headers: { Authorization: "Bearer abc" },
     });
-    expect(findSpecSecrets(exportSpec(spec)).map((hint) => hint.path)).toEqual(["bundle.mcpServers[0].args[1]"]);
+    expect(findSpecSecrets(exportSpec(spec)).map((hint) => hint.path)).toEqual([
+      "bundle.mcpServers[0].args[1]",
+    ]);
   });
 
   it("throws an AgentSpecError for something that is not a parsed spec", () => {
     expect(() => findSpecSecrets({ spec: "nope" } as AgentSpec)).toThrow(AgentSpecError);
-    expect(() => findSpecSecrets(undefined as unknown as AgentSpec)).toThrow(/findSpecSecrets: the spec is not/);
+    expect(() => findSpecSecrets(undefined as unknown as AgentSpec)).toThrow(
+      /findSpecSecrets: the spec is not/,
+    );
   });
 });

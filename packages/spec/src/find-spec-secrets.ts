@@ -1,5 +1,5 @@
-import { child, isPlainObject } from "./json.js";
 import { asSpec } from "./as-spec.js";
+import { child, isPlainObject } from "./json.js";
 import { isLiteral, looksLikeKey, looksSecretName, SecretSign, urlSign } from "./secret-signs.js";
 import type { AgentSpec, EndpointSpec } from "./types.js";
 
@@ -98,7 +98,9 @@ function scanFree(at: string, value: unknown, name: string | undefined, hints: S
     return;
   }
   if (Array.isArray(value)) {
-    value.forEach((item, index) => scanFree(child(at, index), item, name, hints));
+    value.forEach((item, index) => {
+      scanFree(child(at, index), item, name, hints);
+    });
     return;
   }
   if (isPlainObject(value)) {

@@ -1,14 +1,14 @@
 // @loopwright/spec: an agent as a versioned, credential-free JSON document, layered into the flat
 // config the loop takes. Imports nothing but zod, so a browser form can load it.
 
-export { AgentSpecError } from "./errors.js";
 export type { AgentSpecErrorCode } from "./errors.js";
+export { AgentSpecError } from "./errors.js";
 export { exportSpec } from "./export-spec.js";
-export { findSpecSecrets } from "./find-spec-secrets.js";
 export type { SecretHint } from "./find-spec-secrets.js";
+export { findSpecSecrets } from "./find-spec-secrets.js";
 export type { SpecIssue, SpecIssueCode } from "./issues.js";
-export { parseSpec } from "./parse-spec.js";
 export type { ParseSpecOptions, ParseSpecResult } from "./parse-spec.js";
+export { parseSpec } from "./parse-spec.js";
 export { DEFAULT_MAX_TOOL_ITERATIONS, resolveAgentSpec } from "./resolve-agent-spec.js";
 export {
   AGENT_SPEC_SCHEMA_ID,

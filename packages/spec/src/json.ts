@@ -20,7 +20,8 @@ const MAX_DEPTH = 64;
  */
 export function cloneJson(value: unknown, depth = 0, seen: Set<object> = new Set()): unknown {
   if (value === null || typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number") return Number.isFinite(value) ? value : undefined;
+  if (typeof value === "number")
+    return Number.isFinite(value) ? (Object.is(value, -0) ? 0 : value) : undefined;
   if (typeof value !== "object" || depth > MAX_DEPTH || seen.has(value)) return undefined;
   seen.add(value);
   try {

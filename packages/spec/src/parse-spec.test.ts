@@ -3,7 +3,8 @@ import { parseSpec } from "./parse-spec.js";
 import { SPEC_TOKEN } from "./schema.js";
 
 const doc = (rest: Record<string, unknown> = {}) => ({ spec: SPEC_TOKEN, ...rest });
-const codes = (issues: readonly { path: string; code: string }[]) => issues.map(({ path, code }) => [path, code]);
+const codes = (issues: readonly { path: string; code: string }[]) =>
+  issues.map(({ path, code }) => [path, code]);
 
 describe("parseSpec refuses only faults of the document itself", () => {
   it.each([
@@ -49,7 +50,9 @@ describe("parseSpec refuses only faults of the document itself", () => {
 
   it("honours a host's own list of features", () => {
     expect(parseSpec(doc({ requires: ["hooks"] }), { features: ["tasks"] }).errors).toHaveLength(1);
-    expect(parseSpec(doc({ requires: ["x-host.memory"] }), { features: ["x-host.memory"] }).errors).toEqual([]);
+    expect(parseSpec(doc({ requires: ["x-host.memory"] }), { features: ["x-host.memory"] }).errors).toEqual(
+      [],
+    );
   });
 
   it.each([
@@ -111,8 +114,16 @@ describe("parseSpec drops what does not pass, with a warning naming its path", (
     ["an unknown reasoning effort", { model: { reasoningEffort: "extreme" } }, "model.reasoningEffort"],
     ["a model name that is not a string", { model: { name: 4 } }, "model.name"],
     ["a negative contextLength", { model: { contextLength: -1 } }, "model.contextLength"],
-    ["a base URL that is not http(s)", { model: { endpoint: { baseUrl: "ftp://x" } } }, "model.endpoint.baseUrl"],
-    ["a base URL that is a reference", { model: { endpoint: { baseUrl: "${BASE}" } } }, "model.endpoint.baseUrl"],
+    [
+      "a base URL that is not http(s)",
+      { model: { endpoint: { baseUrl: "ftp://x" } } },
+      "model.endpoint.baseUrl",
+    ],
+    [
+      "a base URL that is a reference",
+      { model: { endpoint: { baseUrl: `\${BASE}` } } },
+      "model.endpoint.baseUrl",
+    ],
     [
       "a negative timeout",
       { model: { endpoint: { requestTimeoutSeconds: -5 } } },
@@ -121,14 +132,22 @@ describe("parseSpec drops what does not pass, with a warning naming its path", (
     ["an unknown discovery mode", { tools: { discovery: "lazy" } }, "tools.discovery"],
     ["an empty server name", { tools: { servers: ["a", ""] } }, "tools.servers[1]"],
     ["an unknown tool order", { tools: { order: "random" } }, "tools.order"],
-    ["a preselect flag given as text", { tools: { preselect: { enabled: "yes" } } }, "tools.preselect.enabled"],
+    [
+      "a preselect flag given as text",
+      { tools: { preselect: { enabled: "yes" } } },
+      "tools.preselect.enabled",
+    ],
     ["an unknown hook event", { hooks: [{ id: "h", events: ["onTuesday"] }] }, "hooks[0].events[0]"],
     ["maxToolIterations of -1", { limits: { maxToolIterations: -1 } }, "limits.maxToolIterations"],
     ["an infinite retry count", { limits: { maxRetries: Number.POSITIVE_INFINITY } }, "limits.maxRetries"],
     ["a compact flag given as 1", { limits: { compact: 1 } }, "limits.compact"],
     ["a task temperature above 2", { tasks: { title: { temperature: 9 } } }, "tasks.title.temperature"],
     ["a task key that is not a name", { tasks: { "my task": { model: "m" } } }, 'tasks["my task"]'],
-    ["an extraBody field the loop owns", { model: { extraBody: { messages: [] } } }, "model.extraBody.messages"],
+    [
+      "an extraBody field the loop owns",
+      { model: { extraBody: { messages: [] } } },
+      "model.extraBody.messages",
+    ],
     ["an extraBody value that is not JSON", { model: { extraBody: { f: () => 1 } } }, "model.extraBody.f"],
     ["a name that is not a string", { name: ["x"] }, "name"],
   ])("drops %s", (_, fields, path) => {
@@ -145,7 +164,12 @@ describe("parseSpec drops what does not pass, with a warning naming its path", (
   it.each([
     ["an unknown top-level field", { colour: "blue" }, "colour", "unknown-field"],
     ["an unknown model field", { model: { topK: 3 } }, "model.topK", "unknown-field"],
-    ["a key on the endpoint", { model: { endpoint: { apiKey: "sk-x" } } }, "model.endpoint.apiKey", "credential"],
+    [
+      "a key on the endpoint",
+      { model: { endpoint: { apiKey: "sk-x" } } },
+      "model.endpoint.apiKey",
+      "credential",
+    ],
     ["a token on a task", { tasks: { title: { token: "t" } } }, "tasks.title.token", "credential"],
     ["a password at the top", { password: "hunter2" }, "password", "credential"],
     ["a prompt entry with no id", { prompt: [{ text: "hello" }] }, "prompt[0]", "incomplete"],
@@ -166,7 +190,14 @@ describe("parseSpec drops what does not pass, with a warning naming its path", (
   });
 
   it("drops a prompt entry whose id was invalid, saying both why and what went", () => {
-    const result = parseSpec(doc({ prompt: [{ id: "", text: "x" }, { id: "b", text: "y" }] }));
+    const result = parseSpec(
+      doc({
+        prompt: [
+          { id: "", text: "x" },
+          { id: "b", text: "y" },
+        ],
+      }),
+    );
     expect(codes(result.warnings)).toEqual([
       ["prompt[0].id", "invalid-value"],
       ["prompt[0]", "incomplete"],
@@ -261,23 +292,27 @@ describe("parseSpec: absent inherits, and nothing else does", () => {
     });
   });
 
-  it("keeps ${VAR} strings literal, never expanded", () => {
+  it(`keeps \${VAR} strings literal, never expanded`, () => {
     const { spec } = parseSpec(
       doc({
-        model: { name: "${MODEL}", extraBody: { user: "${USER}" } },
-        prompt: [{ id: "p", text: "Hello ${NAME}" }],
-        bundle: { mcpServers: [{ name: "gh", command: "gh-mcp", env: { GITHUB_TOKEN: "${GITHUB_TOKEN}" } }] },
+        model: { name: `\${MODEL}`, extraBody: { user: `\${USER}` } },
+        prompt: [{ id: "p", text: `Hello \${NAME}` }],
+        bundle: {
+          mcpServers: [{ name: "gh", command: "gh-mcp", env: { GITHUB_TOKEN: `\${GITHUB_TOKEN}` } }],
+        },
       }),
       { bundle: true },
     );
-    expect(spec?.model?.name).toBe("${MODEL}");
-    expect(spec?.model?.extraBody).toEqual({ user: "${USER}" });
-    expect(spec?.prompt?.[0]?.text).toBe("Hello ${NAME}");
-    expect(spec?.bundle?.mcpServers?.[0]?.env).toEqual({ GITHUB_TOKEN: "${GITHUB_TOKEN}" });
+    expect(spec?.model?.name).toBe(`\${MODEL}`);
+    expect(spec?.model?.extraBody).toEqual({ user: `\${USER}` });
+    expect(spec?.prompt?.[0]?.text).toBe(`Hello \${NAME}`);
+    expect(spec?.bundle?.mcpServers?.[0]?.env).toEqual({ GITHUB_TOKEN: `\${GITHUB_TOKEN}` });
   });
 
   it("keeps tools.servers absent when the document does not say", () => {
-    expect(parseSpec(doc({ tools: { discovery: "ondemand" } })).spec?.tools).toEqual({ discovery: "ondemand" });
+    expect(parseSpec(doc({ tools: { discovery: "ondemand" } })).spec?.tools).toEqual({
+      discovery: "ondemand",
+    });
   });
 
   it("keeps an extraBody key named __proto__ as data", () => {
@@ -290,7 +325,7 @@ describe("parseSpec: absent inherits, and nothing else does", () => {
   it("copies the document rather than sharing it", () => {
     const value = doc({ model: { extraBody: { stop: ["a"] } }, tools: { servers: ["gh"] } });
     const { spec } = parseSpec(value);
-    (spec?.model?.extraBody?.stop as string[]).push("b");
+    (spec?.model?.extraBody?.stop as string[] | undefined)?.push("b");
     spec?.tools?.servers?.push("x");
     expect(value).toEqual(doc({ model: { extraBody: { stop: ["a"] } }, tools: { servers: ["gh"] } }));
   });
@@ -322,7 +357,14 @@ describe("parseSpec: absent inherits, and nothing else does", () => {
         order: "given",
       },
       hooks: [
-        { id: "recall", events: ["beforeTurn"], server: "memory", tool: "recall", maxTokens: 500, timeoutSeconds: 5 },
+        {
+          id: "recall",
+          events: ["beforeTurn"],
+          server: "memory",
+          tool: "recall",
+          maxTokens: 500,
+          timeoutSeconds: 5,
+        },
       ],
       tasks: {
         title: { model: "small", maxTokens: 32, temperature: 0.3 },
@@ -333,10 +375,22 @@ describe("parseSpec: absent inherits, and nothing else does", () => {
           extraBody: { min_p: 0.1 },
         },
       },
-      limits: { maxToolIterations: 30, maxRetries: 3, maxContinuations: 1, loadingTimeoutSeconds: 120, compact: true },
+      limits: {
+        maxToolIterations: 30,
+        maxRetries: 3,
+        maxContinuations: 1,
+        loadingTimeoutSeconds: 120,
+        compact: true,
+      },
       bundle: {
         mcpServers: [
-          { name: "github", type: "stdio", command: "npx", args: ["-y", "gh-mcp"], env: { GH_TOKEN: "${GH}" } },
+          {
+            name: "github",
+            type: "stdio",
+            command: "npx",
+            args: ["-y", "gh-mcp"],
+            env: { GH_TOKEN: `\${GH}` },
+          },
           { name: "memory", type: "http", url: "https://mem.example.com/mcp", headers: { "X-Team": "core" } },
         ],
       },

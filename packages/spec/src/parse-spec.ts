@@ -1,7 +1,14 @@
 import type { z } from "zod";
 import { describe, issue, type SpecIssue } from "./issues.js";
 import { child, cloneJson, isPlainObject, setOwn } from "./json.js";
-import { agentSpecSchema, FREE_JSON, SPEC_FEATURES, SPEC_MAJOR, SPEC_TOKEN, SPEC_TOKEN_PATTERN } from "./schema.js";
+import {
+  agentSpecSchema,
+  FREE_JSON,
+  SPEC_FEATURES,
+  SPEC_MAJOR,
+  SPEC_TOKEN,
+  SPEC_TOKEN_PATTERN,
+} from "./schema.js";
 import { looksSecretName } from "./secret-signs.js";
 import type { AgentSpec } from "./types.js";
 
@@ -100,7 +107,9 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
         if (item === null || item === undefined) continue;
         const keyCheck = def.keyType?.safeParse(key);
         if (keyCheck && !keyCheck.success) {
-          ctx.warnings.push(issue(at, "invalid-value", `is not an accepted name (${firstMessage(keyCheck.error)}); dropped.`));
+          ctx.warnings.push(
+            issue(at, "invalid-value", `is not an accepted name (${firstMessage(keyCheck.error)}); dropped.`),
+          );
           continue;
         }
         const accepted = walk(def.valueType as z.ZodType, item, at, ctx);
@@ -134,7 +143,8 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
         );
         return DROPPED;
       }
-      return checked.data;
+      // -0 is 0 in JSON; keep it so, or a round trip through text would change the spec.
+      return Object.is(checked.data, -0) ? 0 : checked.data;
     }
   }
 }
@@ -234,9 +244,7 @@ export function parseSpec(value: unknown, options: ParseSpecOptions = {}): Parse
 /** @internal */
 export function parseInto(value: unknown, options: InternalParseOptions, ctx: Walk): AgentSpec | undefined {
   if (!isPlainObject(value)) {
-    ctx.errors.push(
-      issue("", "not-object", `an agent document is a JSON object, not ${describe(value)}.`),
-    );
+    ctx.errors.push(issue("", "not-object", `an agent document is a JSON object, not ${describe(value)}.`));
     return undefined;
   }
   checkToken(value.spec, ctx);
@@ -318,7 +326,11 @@ function checkRequires(
     if (!options.anyRequires && !features.includes(entry)) {
       const shown = entry.length > 60 ? `${entry.slice(0, 60)}…` : entry;
       ctx.errors.push(
-        issue(at, "requires", `this host does not understand "${shown}", so it cannot run the agent as meant.`),
+        issue(
+          at,
+          "requires",
+          `this host does not understand "${shown}", so it cannot run the agent as meant.`,
+        ),
       );
     }
   });

@@ -16,7 +16,10 @@ describe("resolveAgentSpec: a stronger layer wins where it speaks, and only ther
     ],
     [
       "0 from a stronger layer is a value, not inherit",
-      [layer({ model: { maxTokens: 4096, temperature: 0.7 } }), layer({ model: { maxTokens: 0, temperature: 0 } })],
+      [
+        layer({ model: { maxTokens: 4096, temperature: 0.7 } }),
+        layer({ model: { maxTokens: 0, temperature: 0 } }),
+      ],
       { maxTokens: 0, temperature: 0 },
     ],
     [
@@ -34,7 +37,10 @@ describe("resolveAgentSpec: a stronger layer wins where it speaks, and only ther
     ],
     [
       "extraBody is replaced whole, never merged",
-      [layer({ model: { extraBody: { top_k: 20, min_p: 0.05 } } }), layer({ model: { extraBody: { top_p: 0.9 } } })],
+      [
+        layer({ model: { extraBody: { top_k: 20, min_p: 0.05 } } }),
+        layer({ model: { extraBody: { top_p: 0.9 } } }),
+      ],
       { extraBody: { top_p: 0.9 } },
     ],
     [
@@ -215,7 +221,7 @@ describe("resolveAgentSpec merges prompt, hooks, tasks and bundled servers by id
   it("shares nothing with its layers", () => {
     const base = layer({ model: { extraBody: { stop: ["x"] } }, tools: { servers: ["a"] } });
     const config = resolveAgentSpec([base]);
-    (config.extraBody?.stop as string[]).push("y");
+    (config.extraBody?.stop as string[] | undefined)?.push("y");
     config.servers?.push("b");
     expect(base.model?.extraBody).toEqual({ stop: ["x"] });
     expect(base.tools?.servers).toEqual(["a"]);
@@ -272,7 +278,10 @@ describe("resolveAgentSpec refuses what is not a parsed spec", () => {
   });
 
   it("accepts a spec that requires a feature the host added", () => {
-    const parsed = parseSpec({ spec: SPEC_TOKEN, requires: ["x-host.memory"] }, { features: ["x-host.memory"] });
+    const parsed = parseSpec(
+      { spec: SPEC_TOKEN, requires: ["x-host.memory"] },
+      { features: ["x-host.memory"] },
+    );
     expect(() => resolveAgentSpec([parsed.spec as AgentSpec])).not.toThrow();
   });
 });

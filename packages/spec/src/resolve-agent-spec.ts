@@ -74,7 +74,8 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgentCon
     if (model.name !== undefined) config.model = model.name;
     const endpoint = model.endpoint ?? {};
     if (endpoint.baseUrl !== undefined) config.baseUrl = endpoint.baseUrl;
-    if (endpoint.requestTimeoutSeconds !== undefined) config.requestTimeoutSeconds = endpoint.requestTimeoutSeconds;
+    if (endpoint.requestTimeoutSeconds !== undefined)
+      config.requestTimeoutSeconds = endpoint.requestTimeoutSeconds;
     if (endpoint.firstTokenSeconds !== undefined) config.firstTokenSeconds = endpoint.firstTokenSeconds;
     if (model.temperature !== undefined) config.temperature = model.temperature;
     if (model.maxTokens !== undefined) config.maxTokens = model.maxTokens;
@@ -86,7 +87,8 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgentCon
     if (limits.maxToolIterations !== undefined) config.maxToolIterations = limits.maxToolIterations;
     if (limits.maxRetries !== undefined) config.maxRetries = limits.maxRetries;
     if (limits.maxContinuations !== undefined) config.maxContinuations = limits.maxContinuations;
-    if (limits.loadingTimeoutSeconds !== undefined) config.loadingTimeoutSeconds = limits.loadingTimeoutSeconds;
+    if (limits.loadingTimeoutSeconds !== undefined)
+      config.loadingTimeoutSeconds = limits.loadingTimeoutSeconds;
     if (limits.compact !== undefined) config.compact = limits.compact;
 
     const tools = spec.tools ?? {};
@@ -109,7 +111,9 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgentCon
     }
   }
   config.prompt = config.prompt.map((entry) => ({ ...entry }));
-  config.hooks = hooks.filter((hook) => hook.enabled !== false).map((hook) => ({ ...hook, events: [...hook.events] }));
+  config.hooks = hooks
+    .filter((hook) => hook.enabled !== false)
+    .map((hook) => ({ ...hook, events: [...hook.events] }));
   if (bundled) {
     config.mcpServers = servers
       .filter((server) => server.enabled !== false)

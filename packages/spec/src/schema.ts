@@ -47,7 +47,10 @@ const opt = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
 /** Any JSON value, kept as written (a value inside `extraBody`). */
 export const FREE_JSON = z.unknown().describe("Any JSON value, sent as written.");
 
-const seconds = z.number().min(0).max(86_400 * 365);
+const seconds = z
+  .number()
+  .min(0)
+  .max(86_400 * 365);
 const count = z.int().min(0);
 const httpUrl = z
   .string()
@@ -97,7 +100,9 @@ const model = z
 
 const promptEntry = z
   .strictObject({ id, text: z.string() })
-  .describe("A part of the system prompt. Layers merge entries by id: a new id is appended, a known one replaced.");
+  .describe(
+    "A part of the system prompt. Layers merge entries by id: a new id is appended, a known one replaced.",
+  );
 
 const tools = z
   .strictObject({
@@ -146,7 +151,9 @@ const task = z
   })
   .describe("A side task's own settings. Absent fields are the side task's defaults, never the agent's.");
 
-const taskKey = z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, "expected a name such as title or toolSelect");
+const taskKey = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, "expected a name such as title or toolSelect");
 
 const limits = z
   .strictObject({
@@ -194,7 +201,9 @@ export const agentSpecSchema = z
     requires: opt(
       z
         .array(z.string().min(1))
-        .describe(`Features a host must understand to run this agent; this version knows ${SPEC_FEATURES.join(", ")}.`),
+        .describe(
+          `Features a host must understand to run this agent; this version knows ${SPEC_FEATURES.join(", ")}.`,
+        ),
     ),
     name: opt(z.string()),
     description: opt(z.string()),
@@ -205,7 +214,9 @@ export const agentSpecSchema = z
     tasks: opt(z.record(taskKey, task).describe("Side tasks by name (title, compaction, toolSelect, …).")),
     limits: opt(limits),
     bundle: opt(
-      z.strictObject({ mcpServers: opt(z.array(bundledServer)) }).describe("What the document ships besides the agent."),
+      z
+        .strictObject({ mcpServers: opt(z.array(bundledServer)) })
+        .describe("What the document ships besides the agent."),
     ),
   })
   .describe("An agent as a versioned, credential-free document.");

@@ -59,7 +59,8 @@ export function urlSign(value: string): SecretSign | undefined {
   } catch {
     return undefined;
   }
-  if (withoutReferences(decodeSafe(url.username) + decodeSafe(url.password)) !== "") return SecretSign.Userinfo;
+  if (withoutReferences(decodeSafe(url.username) + decodeSafe(url.password)) !== "")
+    return SecretSign.Userinfo;
   for (const [name, param] of url.searchParams) {
     if (looksSecretName(name) && withoutReferences(param).trim() !== "") return SecretSign.Query;
   }
@@ -76,5 +77,9 @@ function decodeSafe(part: string): string {
 
 /** True when a value, once references are removed, still says something. */
 export function isLiteral(value: string): boolean {
-  return withoutReferences(value).replace(/^\s*(?:Bearer|Basic|Token)\b/i, "").trim() !== "";
+  return (
+    withoutReferences(value)
+      .replace(/^\s*(?:Bearer|Basic|Token)\b/i, "")
+      .trim() !== ""
+  );
 }

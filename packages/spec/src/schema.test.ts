@@ -1,0 +1,45 @@
+/// <reference types="node" />
+import { readFileSync } from "node:fs";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { z } from "zod";
+import { AGENT_SPEC_SCHEMA_ID, agentSpecJsonSchema, agentSpecSchema, SPEC_TOKEN } from "./schema.js";
+import type { AgentSpec } from "./types.js";
+
+// The zod output type with null taken out at every depth: what a parsed spec can hold.
+type Present<T> = T extends readonly (infer U)[]
+  ? Present<U>[]
+  : T extends object
+    ? { [K in keyof T]: Present<Exclude<T[K], null>> }
+    : T;
+
+describe("the JSON Schema", () => {
+  it("is committed as generated from the zod schema (pnpm schema rewrites it)", () => {
+    const committed = readFileSync(new URL("../schema/agent.schema.json", import.meta.url), "utf8");
+    expect(committed).toBe(`${JSON.stringify(agentSpecJsonSchema(), null, 2)}\n`);
+  });
+
+  it("carries an $id and the 2020-12 dialect, so editors can find and read it", () => {
+    const schema = agentSpecJsonSchema();
+    expect(schema.$id).toBe(AGENT_SPEC_SCHEMA_ID);
+    expect(schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+    expect(schema.required).toEqual(["spec"]);
+  });
+
+  it("is what package.json publishes as ./schema.json", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    expect(pkg.exports["./schema.json"]).toBe("./schema/agent.schema.json");
+    expect(pkg.files).toContain("schema");
+  });
+});
+
+describe("the zod schema", () => {
+  it("agrees with the AgentSpec type, field for field", () => {
+    expectTypeOf<Present<z.output<typeof agentSpecSchema>>>().toEqualTypeOf<AgentSpec>();
+  });
+
+  it("accepts null where a field is optional, as parseSpec does", () => {
+    expect(agentSpecSchema.safeParse({ spec: SPEC_TOKEN, model: { name: null }, tools: null }).success).toBe(
+      true,
+    );
+  });
+});
