@@ -39,6 +39,8 @@ export type {
   TurnReply,
 } from "./replies.js";
 export { validateReply } from "./replies.js";
+export type { ScriptedModelOptions, ScriptedModelRequest } from "./scripted-model.js";
+export { extractExpression, extractPath, scriptedModel } from "./scripted-model.js";
 export type { ModelListing, ReplyFunction, ServerOptions, TestServer } from "./server.js";
 export { startServer } from "./server.js";
 export { splitFrames } from "./sse.js";

@@ -39,7 +39,7 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
 }
 
 /** Message content as text: strings as-is, text parts joined, other parts as their JSON. */
-function contentText(content: unknown): string {
+export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (content === null || content === undefined) return "";
   if (Array.isArray(content)) {

@@ -35,6 +35,8 @@ export interface TurnReply {
   finishReason?: string | null;
   /** Characters per delta (default 8); splits reasoning, content, tool names and arguments. */
   chunkChars?: number;
+  /** Split tool names by `chunkChars` too (default true); false sends each name whole in its call's first delta. */
+  splitNames?: boolean;
   /** Interleave the deltas of parallel tool calls round-robin instead of one call after another. */
   interleave?: boolean;
   /** Wait this long before sending the response headers. */

@@ -1,4 +1,10 @@
-import type { TurnReply } from "./replies.js";
+/**
+ * The scripted demo "model": a small rule-based responder that calls a declared tool when the
+ * user's words name it, answers from the tool's result, and otherwise replies plainly — always
+ * saying that it is a simulator. Deterministic: the same request gives the same reply.
+ */
+import { contentText } from "./prefix-cache.js";
+import type { ScriptedToolCall, TurnReply } from "./replies.js";
 
 /** The parts of a chat request the scripted model reads. */
 export interface ScriptedModelRequest {
@@ -6,7 +12,248 @@ export interface ScriptedModelRequest {
   tools?: unknown;
 }
 
-/** The rule-based demo model: answers every request with one plain turn. */
-export function scriptedModel(_request: ScriptedModelRequest): TurnReply {
-  return { content: "I am the loopwright testkit's scripted model, a simulator." };
+/** How the scripted model streams its replies. */
+export interface ScriptedModelOptions {
+  /** Characters per delta (default 4), so a terminal shows the text arriving. */
+  chunkChars?: number;
+  /** Milliseconds between chunks (default 10). */
+  chunkDelayMs?: number;
+}
+
+interface ToolInfo {
+  name: string;
+  description: string;
+  properties: Record<string, Record<string, unknown>>;
+  required: string[];
+}
+
+type ToolKind = "clock" | "calculator" | "read_file" | "other";
+
+interface Message {
+  role?: unknown;
+  content?: unknown;
+  tool_calls?: unknown;
+  tool_call_id?: unknown;
+}
+
+const SIMULATOR_NOTE =
+  "I am the loopwright testkit's scripted model, a rule-based simulator, not a language model.";
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** Declared function tools with their parameter properties. */
+function declaredTools(tools: unknown): ToolInfo[] {
+  if (!Array.isArray(tools)) return [];
+  const out: ToolInfo[] = [];
+  for (const tool of tools) {
+    const fn = record(record(tool)?.function);
+    if (!fn || typeof fn.name !== "string") continue;
+    const params = record(fn.parameters) ?? {};
+    const props = record(params.properties) ?? {};
+    const properties: Record<string, Record<string, unknown>> = {};
+    for (const [k, v] of Object.entries(props)) properties[k] = record(v) ?? {};
+    out.push({
+      name: fn.name,
+      description: typeof fn.description === "string" ? fn.description : "",
+      properties,
+      required: Array.isArray(params.required)
+        ? params.required.filter((r): r is string => typeof r === "string")
+        : [],
+    });
+  }
+  return out;
+}
+
+/** What a tool is for, judged from its name (then its description). */
+function kindOf(tool: ToolInfo): ToolKind {
+  const name = tool.name.toLowerCase();
+  if (/clock|time|date|now/.test(name)) return "clock";
+  if (/calc|math|arith|eval/.test(name)) return "calculator";
+  if (/read|file|cat|open/.test(name)) return "read_file";
+  const description = tool.description.toLowerCase();
+  if (/current time|clock/.test(description)) return "clock";
+  if (/arithmetic|calculat/.test(description)) return "calculator";
+  if (/read.*file|file.*content/.test(description)) return "read_file";
+  return "other";
+}
+
+/** The arithmetic expression in `text`: the longest run of numbers joined by operators. */
+export function extractExpression(text: string): string | undefined {
+  const runs = text.match(/[-(]*\s*\d[\d.,\s]*(?:\s*(?:[-+*/×÷^%x]|\*\*)\s*[(\s]*-?\d[\d.]*\s*\)*)+/g) ?? [];
+  const best = runs.map((r) => r.trim()).sort((a, b) => b.length - a.length)[0];
+  if (!best) return undefined;
+  return best
+    .replace(/×|(?<=\d\s*)x(?=\s*\d)/g, "*")
+    .replace(/÷/g, "/")
+    .replace(/,/g, "");
+}
+
+/** A file path in `text`: a token with a slash or a file extension. */
+export function extractPath(text: string): string | undefined {
+  for (const raw of text.split(/\s+/)) {
+    const token = raw.replace(/^[`'"(<[]+|[`'")>\].,;:!?]+$/g, "");
+    if (/^https?:/i.test(token)) continue;
+    if (/^[\w.~-]*\/[\w./~-]*$/.test(token) || /^[\w.~/-]+\.[A-Za-z0-9]{1,8}$/.test(token)) {
+      if (/[A-Za-z]/.test(token) && !/^\d+(\.\d+)+$/.test(token)) return token;
+    }
+  }
+  return undefined;
+}
+
+/** An IANA-like time zone or UTC named in `text`. */
+function extractZone(text: string): string | undefined {
+  return text.match(/\b[A-Z][a-z]+\/[A-Z][A-Za-z_]+\b/)?.[0] ?? text.match(/\b(UTC|GMT)\b/)?.[0];
+}
+
+/** True when the user's words point at `tool`. */
+function named(tool: ToolInfo, kind: ToolKind, text: string): boolean {
+  const lower = text.toLowerCase();
+  const spaced = tool.name.toLowerCase().replace(/[_-]+/g, " ");
+  if (lower.includes(tool.name.toLowerCase()) || lower.includes(spaced)) return true;
+  switch (kind) {
+    case "clock":
+      return /\b(time|clock|date|day is it|today)\b/.test(lower);
+    case "calculator":
+      return (
+        /\b(calculate|compute|calculator|sum of|multiply|divide)\b/.test(lower) ||
+        extractExpression(text) !== undefined
+      );
+    case "read_file":
+      return (
+        /\b(read|open|show|cat|contents? of)\b/.test(lower) &&
+        (/\bfile\b/.test(lower) || extractPath(text) !== undefined)
+      );
+    default:
+      return false;
+  }
+}
+
+/** Arguments for `tool` from the user's words; undefined when a required one cannot be found. */
+function argumentsFor(tool: ToolInfo, kind: ToolKind, text: string): Record<string, unknown> | undefined {
+  const args: Record<string, unknown> = {};
+  const expression = extractExpression(text);
+  const path = extractPath(text);
+  const zone = extractZone(text);
+  for (const [key, schema] of Object.entries(tool.properties)) {
+    const k = key.toLowerCase();
+    const type = schema.type;
+    let value: unknown;
+    if (kind === "calculator" && (/expr|formula|input|query/.test(k) || type === "string"))
+      value = expression;
+    else if (kind === "read_file" && /path|file|name/.test(k)) value = path;
+    else if (kind === "clock" && /zone|tz/.test(k))
+      value = zone ?? (tool.required.includes(key) ? "UTC" : undefined);
+    else if (tool.required.includes(key)) {
+      if (type === "number" || type === "integer") value = Number(text.match(/-?\d+(\.\d+)?/)?.[0] ?? 0);
+      else if (type === "boolean") value = false;
+      else if (type === "string" || type === undefined) value = text;
+    }
+    if (value !== undefined) args[key] = value;
+  }
+  return tool.required.every((r) => r in args) ? args : undefined;
+}
+
+/** What the simulator would need to call `tool`, said plainly. */
+function missingArgumentAnswer(tool: ToolInfo, kind: ToolKind): string {
+  if (kind === "read_file")
+    return `Which file should I read with ${tool.name}? Give me its path, e.g. README.md.`;
+  if (kind === "calculator")
+    return `What should I calculate with ${tool.name}? Write the expression, e.g. 12 * 7.`;
+  return `I would call ${tool.name}, but I could not find its required arguments in your message.`;
+}
+
+function toolCallArgs(call: unknown): { name: string; args: Record<string, unknown> } {
+  const fn = record(record(call)?.function);
+  let args: Record<string, unknown> = {};
+  try {
+    args = record(JSON.parse(String(fn?.arguments ?? "{}"))) ?? {};
+  } catch {
+    // arguments that are not JSON are reported as given
+  }
+  return { name: typeof fn?.name === "string" ? fn.name : "tool", args };
+}
+
+/** An answer built from the tool results that follow the last assistant tool call. */
+function answerFromResults(messages: Message[], tools: ToolInfo[]): string {
+  let i = messages.length;
+  while (i > 0 && messages[i - 1]?.role === "tool") i--;
+  const results = messages.slice(i);
+  const calls = Array.isArray(messages[i - 1]?.tool_calls) ? (messages[i - 1]?.tool_calls as unknown[]) : [];
+  const lines = results.map((result) => {
+    const call = calls.find((c) => record(c)?.id === result.tool_call_id) ?? calls[results.indexOf(result)];
+    const { name, args } = toolCallArgs(call);
+    const tool = tools.find((t) => t.name === name);
+    const kind = tool ? kindOf(tool) : "other";
+    let text = contentText(result.content).trim();
+    if (text.length > 600) text = `${text.slice(0, 600)}…`;
+    if (/^error\b/i.test(text)) return `The ${name} tool failed: ${text}`;
+    switch (kind) {
+      case "clock":
+        return `According to the ${name} tool, the time is ${text}.`;
+      case "calculator":
+        return `${String(Object.values(args)[0] ?? "The result")} = ${text}, worked out by the ${name} tool.`;
+      case "read_file":
+        return `Here is ${String(Object.values(args)[0] ?? "the file")}, read with the ${name} tool:\n\n${text}`;
+      default:
+        return `The ${name} tool returned: ${text}`;
+    }
+  });
+  return `${lines.join("\n")}\n\n(Answered by the testkit's scripted simulator from the tool result.)`;
+}
+
+/** The plain reply when no tool applies. */
+function plainAnswer(text: string, tools: ToolInfo[]): string {
+  const offer =
+    tools.length > 0
+      ? ` I can call your tools when you name them: ${tools.map((t) => t.name).join(", ")} — for example ask for the time, a sum like 12 * 7, or a file by its path.`
+      : " No tools were declared, so all I can do is reply with this text.";
+  if (/^\s*(hi|hello|hey|good (morning|afternoon|evening))\b/i.test(text))
+    return `Hello! ${SIMULATOR_NOTE}${offer}`;
+  const quoted = text.length > 80 ? `${text.slice(0, 80)}…` : text;
+  return `${SIMULATOR_NOTE} I cannot really answer "${quoted.trim()}".${offer}`;
+}
+
+/**
+ * The rule-based demo model: decides one reply for a chat request, deterministically.
+ *
+ * - After tool results (the last messages are `role: "tool"`), it answers from them: the time for
+ *   a clock-like tool, `expression = result` for a calculator, the file text for a file reader.
+ * - Otherwise, when the latest user words name declared tools — by name, or by obvious words
+ *   (time/clock/date; calculate or an arithmetic expression; read/open/show with a path) — it
+ *   calls each of them, in parallel, with arguments taken from those words (the expression, the
+ *   path, a time zone, required fields filled plainly). A tool whose required argument cannot be
+ *   found is not called; the reply asks for it instead.
+ * - Otherwise it answers plainly, saying it is a simulator and which tools it could call.
+ * Text streams in small deltas (`chunkChars`, `chunkDelayMs`). Never throws.
+ */
+export function scriptedModel(request: ScriptedModelRequest, options: ScriptedModelOptions = {}): TurnReply {
+  // Tool names go whole in the first delta, as OpenAI sends them; text and arguments in small pieces.
+  const stream = {
+    chunkChars: options.chunkChars ?? 4,
+    chunkDelayMs: options.chunkDelayMs ?? 10,
+    splitNames: false,
+  };
+  const messages = (Array.isArray(request.messages) ? request.messages : []).map(
+    (m) => (record(m) ?? {}) as Message,
+  );
+  const tools = declaredTools(request.tools);
+  if (messages.at(-1)?.role === "tool") return { ...stream, content: answerFromResults(messages, tools) };
+  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  const text = lastUser ? contentText(lastUser.content) : "";
+  const calls: ScriptedToolCall[] = [];
+  const missing: string[] = [];
+  for (const tool of tools) {
+    const kind = kindOf(tool);
+    if (!named(tool, kind, text)) continue;
+    const args = argumentsFor(tool, kind, text);
+    if (args) calls.push({ name: tool.name, arguments: JSON.stringify(args) });
+    else missing.push(missingArgumentAnswer(tool, kind));
+  }
+  if (calls.length > 0) return { ...stream, toolCalls: calls };
+  if (missing.length > 0) return { ...stream, content: `${missing.join("\n")}\n\n(${SIMULATOR_NOTE})` };
+  return { ...stream, content: plainAnswer(text, tools) };
 }

@@ -13,7 +13,7 @@ import { countTokens, createPrefixCache, renderPrompt } from "./prefix-cache.js"
 import type { RecordedRequest } from "./recorded-request.js";
 import type { ErrorReply, RawReply, ReplayReply, Reply, TurnReply } from "./replies.js";
 import { validateReply } from "./replies.js";
-import { scriptedModel } from "./scripted-model.js";
+import { type ScriptedModelOptions, scriptedModel } from "./scripted-model.js";
 import { splitFrames, sseFrame, type TurnContext, turnChunks, turnCompletion } from "./sse.js";
 
 /** One entry of the default `GET /v1/models` list. */
@@ -42,8 +42,8 @@ export interface ServerOptions {
   props?: unknown;
   /** Body of LM Studio's `GET /api/v0/models`; `false` or absent (without the lmstudio personality): 404. */
   lmstudio?: unknown;
-  /** Let the rule-based demo model answer chat requests when no scripted reply is left. */
-  scriptedModel?: boolean;
+  /** Let the rule-based demo model answer chat requests when no scripted reply is left (options: its streaming pace). */
+  scriptedModel?: boolean | ScriptedModelOptions;
   /** Port to listen on (default 0: a free one). */
   port?: number;
 }
@@ -240,7 +240,10 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     const queued = queue.shift();
     if (queued) return queued;
     if (replyFn) return await replyFn(request, index);
-    if (options.scriptedModel) return scriptedModel(request.body as Record<string, unknown>);
+    if (options.scriptedModel) {
+      const pace = typeof options.scriptedModel === "object" ? options.scriptedModel : {};
+      return scriptedModel(request.body as Record<string, unknown>, pace);
+    }
     return openAiError(
       500,
       `loopwright testkit: the script ran out — chat request #${index + 1} arrived but no reply was queued. Enqueue a reply, pass a replies function, or enable scriptedModel.`,

@@ -92,8 +92,8 @@ describe("streamed turns", () => {
   });
 
   it("the openai client reassembles interleaved parallel calls with the default ids", async () => {
-    // chunkChars stays above the name lengths: openai-node's stream helper overwrites (does not
-    // concatenate) name pieces, so a split name would not survive it.
+    // splitNames: false, because openai-node's stream helper overwrites (does not concatenate)
+    // name pieces, so a split name would not survive it.
     server = await startServer({
       replies: [
         {
@@ -102,7 +102,8 @@ describe("streamed turns", () => {
             { name: "calculator", arguments: '{"expression":"6*7"}' },
           ],
           interleave: true,
-          chunkChars: 10,
+          chunkChars: 2,
+          splitNames: false,
         },
       ],
     });

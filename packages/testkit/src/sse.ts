@@ -93,8 +93,13 @@ function defaultFinish(turn: TurnReply): string | null {
 type Delta = Record<string, unknown>;
 
 /** The deltas of one tool call: id, type and the first name piece first, then the rest. */
-function toolCallDeltas(call: Required<ScriptedToolCall>, index: number, size: number): Delta[] {
-  const names = splitChars(call.name, size);
+function toolCallDeltas(
+  call: Required<ScriptedToolCall>,
+  index: number,
+  size: number,
+  splitNames: boolean,
+): Delta[] {
+  const names = splitNames ? splitChars(call.name, size) : [call.name];
   const args = splitChars(call.arguments, size);
   const deltas: Delta[] = [];
   deltas.push({ index, id: call.id, type: "function", function: { name: names[0] ?? "", arguments: "" } });
@@ -133,7 +138,9 @@ export function turnChunks(turn: TurnReply, ctx: TurnContext, options: { include
   const content = visibleContent(turn);
   if (content !== undefined)
     for (const piece of splitChars(content, size)) out.push(chunk({ content: piece }));
-  const perCall = resolvedCalls(turn, ctx).map((c, i) => toolCallDeltas(c, i, size));
+  const perCall = resolvedCalls(turn, ctx).map((c, i) =>
+    toolCallDeltas(c, i, size, turn.splitNames !== false),
+  );
   const toolDeltas = turn.interleave ? interleave(perCall) : perCall.flat();
   for (const d of toolDeltas) out.push(chunk({ tool_calls: [d] }));
   const finish = defaultFinish(turn);

@@ -1,0 +1,189 @@
+import fc from "fast-check";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { extractExpression, extractPath, scriptedModel } from "./scripted-model.js";
+import { startServer, type TestServer } from "./server.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const tools: OpenAI.ChatCompletionTool[] = [
+  {
+    type: "function",
+    function: {
+      name: "clock",
+      description: "Current date and time",
+      parameters: { type: "object", properties: {} },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "calculator",
+      description: "Evaluate an arithmetic expression",
+      parameters: {
+        type: "object",
+        properties: { expression: { type: "string" } },
+        required: ["expression"],
+      },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "read_file",
+      description: "Read a file under the working directory",
+      parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    },
+  },
+];
+
+type Msg = OpenAI.ChatCompletionMessageParam;
+
+async function turn(client: OpenAI, messages: Msg[]) {
+  const stream = client.chat.completions.stream({ model: "sim", messages, tools });
+  let deltas = 0;
+  stream.on("content", () => deltas++);
+  const final = await stream.finalChatCompletion();
+  return { message: final.choices[0]!.message, finish: final.choices[0]!.finish_reason, deltas };
+}
+
+async function start() {
+  server = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+  return new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+}
+
+function callsOf(message: OpenAI.ChatCompletionMessage) {
+  return (message.tool_calls ?? []).map((c) =>
+    c.type === "function" ? { name: c.function.name, args: JSON.parse(c.function.arguments) } : {},
+  );
+}
+
+describe("scripted model", () => {
+  it("runs a whole tool loop: asks for the clock, then answers with its result", async () => {
+    const client = await start();
+    const messages: Msg[] = [{ role: "user", content: "What time is it right now?" }];
+    const first = await turn(client, messages);
+    expect(first.finish).toBe("tool_calls");
+    expect(callsOf(first.message)).toEqual([{ name: "clock", args: {} }]);
+    const call = first.message.tool_calls![0]!;
+    messages.push(first.message as Msg, {
+      role: "tool",
+      tool_call_id: call.id,
+      content: "2026-11-29 14:05 UTC",
+    });
+    const second = await turn(client, messages);
+    expect(second.finish).toBe("stop");
+    expect(second.message.content).toContain("2026-11-29 14:05 UTC");
+    expect(second.message.content).toMatch(/simulator/);
+    expect(second.deltas).toBeGreaterThan(10);
+  });
+
+  it("extracts the arithmetic expression for the calculator and states the result", async () => {
+    const client = await start();
+    const messages: Msg[] = [{ role: "user", content: "Please calculate 12 * (3 + 4) for me" }];
+    const first = await turn(client, messages);
+    expect(callsOf(first.message)).toEqual([{ name: "calculator", args: { expression: "12 * (3 + 4)" } }]);
+    messages.push(first.message as Msg, {
+      role: "tool",
+      tool_call_id: first.message.tool_calls![0]!.id,
+      content: "84",
+    });
+    expect((await turn(client, messages)).message.content).toMatch(/^12 \* \(3 \+ 4\) = 84/);
+  });
+
+  it("reads the file whose path the user mentions and shows its text", async () => {
+    const client = await start();
+    const messages: Msg[] = [{ role: "user", content: "Can you show me `docs/notes.md`?" }];
+    const first = await turn(client, messages);
+    expect(callsOf(first.message)).toEqual([{ name: "read_file", args: { path: "docs/notes.md" } }]);
+    messages.push(first.message as Msg, {
+      role: "tool",
+      tool_call_id: first.message.tool_calls![0]!.id,
+      content: "# Notes\nhello",
+    });
+    expect((await turn(client, messages)).message.content).toContain("# Notes\nhello");
+  });
+
+  it("calls two tools in parallel when the user names both", async () => {
+    const client = await start();
+    const first = await turn(client, [{ role: "user", content: "What's the time, and what is 2+3?" }]);
+    expect(callsOf(first.message)).toEqual([
+      { name: "clock", args: {} },
+      { name: "calculator", args: { expression: "2+3" } },
+    ]);
+    expect(new Set(first.message.tool_calls!.map((c) => c.id)).size).toBe(2);
+  });
+
+  it("answers plainly, saying it is a simulator, when no tool is named", async () => {
+    const client = await start();
+    const { message, finish } = await turn(client, [{ role: "user", content: "Hello there" }]);
+    expect(finish).toBe("stop");
+    expect(message.tool_calls ?? []).toEqual([]);
+    expect(message.content).toMatch(/^Hello! .*simulator/);
+    expect(message.content).toContain("clock, calculator, read_file");
+  });
+
+  it("asks for the path instead of calling read_file without one", () => {
+    const reply = scriptedModel({ messages: [{ role: "user", content: "read the file please" }], tools });
+    expect(reply.toolCalls).toBeUndefined();
+    expect(reply.content).toMatch(/Which file should I read with read_file\?/);
+  });
+
+  it("finds a tool by its name even without keywords", () => {
+    const weather = [
+      {
+        type: "function",
+        function: {
+          name: "get_weather",
+          parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        },
+      },
+    ];
+    const reply = scriptedModel({
+      messages: [{ role: "user", content: "use get weather for Paris" }],
+      tools: weather,
+    });
+    expect(reply.toolCalls).toEqual([
+      { name: "get_weather", arguments: JSON.stringify({ city: "use get weather for Paris" }) },
+    ]);
+  });
+
+  it("is deterministic and works with no tools and no messages", () => {
+    const a = scriptedModel({ messages: [{ role: "user", content: "why?" }] });
+    expect(scriptedModel({ messages: [{ role: "user", content: "why?" }] })).toEqual(a);
+    expect(a.content).toMatch(/No tools were declared/);
+    expect(scriptedModel({}).content).toMatch(/simulator/);
+  });
+
+  it("answers from the queue first and falls back to the scripted model", async () => {
+    server = await startServer({ scriptedModel: true, replies: [{ content: "queued" }] });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const ask = { model: "sim", messages: [{ role: "user" as const, content: "hi" }] };
+    expect((await client.chat.completions.create(ask)).choices[0]?.message.content).toBe("queued");
+    expect((await client.chat.completions.create(ask)).choices[0]?.message.content).toMatch(/simulator/);
+  });
+});
+
+describe("extraction", () => {
+  it("extracts an expression embedded in words exactly", () => {
+    const num = fc.integer({ min: 0, max: 9999 }).map(String);
+    const op = fc.constantFrom("+", "-", "*", "/");
+    fc.assert(
+      fc.property(num, fc.array(fc.tuple(op, num), { minLength: 1, maxLength: 4 }), (first, rest) => {
+        const expression = first + rest.map(([o, n]) => ` ${o} ${n}`).join("");
+        expect(extractExpression(`please work out ${expression} now`)).toBe(expression);
+      }),
+    );
+  });
+
+  it("finds paths with a slash or an extension and ignores plain words and URLs", () => {
+    expect(extractPath("open src/index.ts, thanks")).toBe("src/index.ts");
+    expect(extractPath('read "package.json"')).toBe("package.json");
+    expect(extractPath("see https://example.com/a.txt")).toBeUndefined();
+    expect(extractPath("version 1.2.3 of the thing.")).toBeUndefined();
+  });
+});
