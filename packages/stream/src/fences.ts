@@ -9,15 +9,20 @@ export interface Fence {
   readonly open: string;
   readonly close: string;
   readonly resume?: string;
+  /**
+   * A chat template may open this fence in the prompt, so the reply can hold only the closing
+   * marker: one arriving before any opening marker ends a scratchpad that began with the reply.
+   */
+  readonly implicitOpen?: boolean;
 }
 
-const THINK: Fence = { open: "<think>", close: "</think>" };
+const THINK: Fence = { open: "<think>", close: "</think>", implicitOpen: true };
 const HARMONY: Fence = {
   open: "<|channel|>analysis<|message|>",
   close: "<|end|>",
   resume: "<|start|>assistant<|channel|>final<|message|>",
 };
-const KIMI: Fence = { open: "◁think▷", close: "◁/think▷" };
+const KIMI: Fence = { open: "◁think▷", close: "◁/think▷", implicitOpen: true };
 const THINKING: Fence = { open: "<thinking>", close: "</thinking>" };
 const REASONING: Fence = { open: "<reasoning>", close: "</reasoning>" };
 
@@ -92,7 +97,8 @@ function validateFences(fences: unknown): readonly Fence[] {
       typeof f.close !== "string" ||
       f.open === "" ||
       f.close === "" ||
-      (f.resume !== undefined && (typeof f.resume !== "string" || f.resume === ""))
+      (f.resume !== undefined && (typeof f.resume !== "string" || f.resume === "")) ||
+      (f.implicitOpen !== undefined && typeof f.implicitOpen !== "boolean")
     ) {
       throw new TypeError(
         `Each fence needs non-empty string "open" and "close" markers (and "resume", if given); got ${JSON.stringify(fence)}.`,
@@ -109,9 +115,9 @@ function validateFences(fences: unknown): readonly Fence[] {
  * Feed it the content deltas in order with {@link FenceSplitter.push} and call
  * {@link FenceSplitter.flush} at the end. A piece ending in what could be the start of a marker is
  * held back until the next piece settles it, so half a tag is never released as answer. Blank space
- * right after an opening or closing marker is dropped. A closing marker that arrives before any
- * opening one (a template that opened the fence in the prompt) moves all answer so far to
- * reasoning and says so in `retracted`. A reply cut off inside a fence leaves the answer as it was
+ * right after an opening or closing marker, and right before a closing one, is dropped. The closing
+ * marker of an `implicitOpen` fence arriving before any opening marker (a template that opened the
+ * fence in the prompt) moves all answer so far to reasoning and says so in `retracted`. A reply cut off inside a fence leaves the answer as it was
  * before the fence. Over any split of a text the totals equal {@link stripThinking} of the whole.
  * Throws a `TypeError` for a malformed fence table; never throws while splitting.
  */
@@ -119,6 +125,7 @@ export class FenceSplitter {
   private readonly fences: readonly Fence[];
   private readonly answerMarkers: readonly string[];
   private readonly openMarkers: readonly string[];
+  private readonly implicit: readonly Fence[];
   private readonly closeMarkers: readonly string[];
   private readonly markerStarts: string;
   private held = "";
@@ -134,7 +141,8 @@ export class FenceSplitter {
     this.fences = validateFences(options.fences ?? DEFAULT_FENCES);
     this.openMarkers = this.fences.map((f) => f.open);
     this.closeMarkers = this.fences.map((f) => f.close);
-    this.answerMarkers = [...this.openMarkers, ...this.closeMarkers];
+    this.implicit = this.fences.filter((f) => f.implicitOpen === true);
+    this.answerMarkers = [...this.openMarkers, ...this.implicit.map((f) => f.close)];
     let starts = "";
     for (const marker of this.answerMarkers) if (!starts.includes(marker[0]!)) starts += marker[0];
     this.markerStarts = starts;
@@ -250,7 +258,7 @@ export class FenceSplitter {
         hit = fence;
         closing = false;
       }
-      if (!this.sawMarker) {
+      if (!this.sawMarker && fence.implicitOpen === true) {
         const j = buf.indexOf(fence.close, pos);
         if (j !== -1 && (at === -1 || j < at)) {
           at = j;
@@ -273,7 +281,7 @@ export class FenceSplitter {
       out.retracted += moved.length - out.content.length;
       out.content = "";
       this.contentTotal = "";
-      this.emitReasoning(moved + buf.slice(pos, at), out);
+      this.emitReasoning((moved + buf.slice(pos, at)).replace(/[ \t\r\n]+$/, ""), out);
       this.enterAnswer(hit);
       return at + hit.close.length;
     }
@@ -300,12 +308,16 @@ export class FenceSplitter {
       }
     }
     if (at === -1 || hit === undefined) {
-      const keep = heldTail(buf, this.fence !== undefined ? [this.fence.close] : this.closeMarkers);
-      this.emitReasoning(buf.slice(pos, buf.length - keep), out);
-      this.held = keep > 0 ? buf.slice(buf.length - keep) : "";
+      // Hold back a possible half marker and the blank space before it, which the marker would drop.
+      let end = buf.length - heldTail(buf, this.fence !== undefined ? [this.fence.close] : this.closeMarkers);
+      while (end > pos && isSpace(buf.charCodeAt(end - 1))) end--;
+      this.emitReasoning(buf.slice(pos, end), out);
+      this.held = end < buf.length ? buf.slice(end) : "";
       return buf.length;
     }
-    this.emitReasoning(buf.slice(pos, at), out);
+    let end = at;
+    while (end > pos && isSpace(buf.charCodeAt(end - 1))) end--;
+    this.emitReasoning(buf.slice(pos, end), out);
     this.enterAnswer(hit);
     return at + hit.close.length;
   }

@@ -1,23 +1,51 @@
+import { readFixtureJson } from "@loopwright/testkit";
+import OpenAI, { APIConnectionTimeoutError, APIError } from "openai";
 import { describe, expect, it } from "vitest";
-import { streamTurn } from "./stream-turn.js";
+import { EndpointSilent, StreamError } from "./errors.js";
+import { type ChatClientLike, type ProducedBox, streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
+import type { ToolCallProgress } from "./tool-call-assembler.js";
 
-describe("streamTurn over HTTP", () => {
-  it("reads a plain answer with usage and the finish reason", async () => {
-    const { client } = await harness([
-      { content: "Hello there, friend.", usage: { prompt_tokens: 12, completion_tokens: 5 } },
+// The real SDK client is what streamTurn is written against: it must fit the structural shape.
+const fits: ChatClientLike = new OpenAI({ apiKey: "unused", baseURL: "http://127.0.0.1:9/v1" });
+void fits;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the promise to reject");
+}
+
+describe("streamTurn reads a streamed turn over HTTP", () => {
+  it("reads a plain answer with usage and the finish reason, telling onOutput as it streams", async () => {
+    const { client, server, relay } = await harness([
+      {
+        content: "Hello there, friend.",
+        usage: { prompt_tokens: 12, completion_tokens: 5, cached_tokens: 4 },
+      },
     ]);
     const seen: string[] = [];
-    const turn = await streamTurn(client, body(), { onOutput: (t) => seen.push(t) });
-    expect(turn.content).toBe("Hello there, friend.");
+    const turn = await streamTurn(client, body({ temperature: 0.2 }), { onOutput: (t) => seen.push(t) });
+    expect(turn).toEqual({
+      content: "Hello there, friend.",
+      toolCalls: [],
+      usage: { prompt: 12, completion: 5, total: 17, cached: 4, uncached: 8 },
+      finishReason: "stop",
+      reasoning: "",
+    });
+    expect(seen.length).toBeGreaterThan(1);
     expect(seen.join("")).toBe("Hello there, friend.");
-    expect(turn.finishReason).toBe("stop");
-    expect(turn.toolCalls).toEqual([]);
-    expect(turn.usage.prompt).toBe(12);
-    expect(turn.usage.completion).toBe(5);
+    expect(server.chatRequests[0]?.body).toMatchObject({ model: "sim", stream: true, temperature: 0.2 });
+    // A finished stream leaves its connection pooled for the next request; only abandoned ones close.
+    expect(relay.open).toBe(1);
   });
 
-  it("reassembles parallel tool calls split across many deltas", async () => {
+  it("reassembles parallel tool calls interleaved across many deltas and reports each call's progress", async () => {
     const { client } = await harness([
       {
         toolCalls: [
@@ -28,7 +56,8 @@ describe("streamTurn over HTTP", () => {
         interleave: true,
       },
     ]);
-    const turn = await streamTurn(client, body());
+    const progress: ToolCallProgress[] = [];
+    const turn = await streamTurn(client, body(), { onToolCallDelta: (p) => progress.push(p) });
     expect(turn.finishReason).toBe("tool_calls");
     expect(turn.toolCalls).toEqual([
       {
@@ -42,44 +71,286 @@ describe("streamTurn over HTTP", () => {
         function: { name: "get_time", arguments: '{"zone":"Europe/Paris"}' },
       },
     ]);
+    const last = (i: number) => progress.filter((p) => p.index === i).at(-1);
+    expect(last(0)?.arguments).toBe('{"city":"Paris","unit":"celsius"}');
+    expect(last(1)?.arguments).toBe('{"zone":"Europe/Paris"}');
+    expect(new Set(progress.map((p) => p.index))).toEqual(new Set([0, 1]));
   });
 
-  it("replays a recorded OpenAI parallel tool-call stream", async () => {
+  for (const reasoningAs of ["reasoning_content", "reasoning", "fence"] as const) {
+    it(`separates reasoning sent as ${reasoningAs} from the answer`, async () => {
+      const { client } = await harness([
+        {
+          reasoning: "The user greets me. I greet back.",
+          reasoningAs,
+          content: "Hi! How can I help?",
+          chunkChars: 5,
+        },
+      ]);
+      const output: string[] = [];
+      const thinking: string[] = [];
+      const turn = await streamTurn(client, body(), {
+        onOutput: (t) => output.push(t),
+        onThinking: (t) => thinking.push(t),
+      });
+      expect(turn.content).toBe("Hi! How can I help?");
+      expect(turn.reasoning).toBe("The user greets me. I greet back.");
+      expect(output.join("")).toBe(turn.content);
+      expect(thinking.join("")).toBe(turn.reasoning);
+    });
+  }
+
+  it("reads a stream that ends without [DONE]", async () => {
+    const { client } = await harness([{ content: "No terminator here.", noDone: true }]);
+    await expect(streamTurn(client, body())).resolves.toMatchObject({
+      content: "No terminator here.",
+      finishReason: "stop",
+    });
+  });
+
+  it("reports finishReason length for a reply cut off at the token ceiling", async () => {
     const { client } = await harness([
-      { type: "replay", fixture: "wire/openai/gpt-4o-parallel-tool-calls-usage-chunk.sse" },
+      { toolCalls: [{ name: "write", arguments: '{"text":"abc' }], finishReason: "length" },
     ]);
     const turn = await streamTurn(client, body());
-    expect(turn.toolCalls.length).toBe(2);
+    expect(turn.finishReason).toBe("length");
+    expect(turn.toolCalls[0]?.function.arguments).toBe('{"text":"abc');
   });
 });
 
-describe("streamTurn abort and silence (skeleton)", () => {
-  it("rejects with the signal's reason when aborted mid-stream", async () => {
+describe("the produced box", () => {
+  it("stays false while the server has sent only its content-free opening chunk", async () => {
+    const { client } = await harness([{ content: "never sent", silentAfterChunk: 1 }]);
+    const produced: ProducedBox = { value: false };
+    const error = await rejection(streamTurn(client, body(), { produced, firstChunkMs: 150 }));
+    expect(EndpointSilent.isInstance(error)).toBe(true);
+    expect(produced.value).toBe(false);
+  });
+
+  it("is set once text has arrived, even if the stream then fails", async () => {
+    const { client } = await harness([{ content: "partial answer", chunkChars: 4, silentAfterChunk: 2 }]);
+    const produced: ProducedBox = { value: false };
+    const error = await rejection(streamTurn(client, body(), { produced, idleMs: 150 }));
+    expect(error).toMatchObject({ name: "EndpointSilent", code: "idle", produced: true });
+    expect(produced.value).toBe(true);
+  });
+});
+
+describe("the watchdog", () => {
+  it("raises EndpointSilent and closes the connection when the server goes silent mid-reply", async () => {
+    const { client, relay } = await harness([
+      { content: "partial answer here", chunkChars: 4, silentAfterChunk: 3 },
+    ]);
+    const started = performance.now();
+    const error = await rejection(streamTurn(client, body(), { idleMs: 200 }));
+    const elapsed = performance.now() - started;
+    expect(EndpointSilent.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ code: "idle", limitMs: 200, partial: { content: "partial " } });
+    expect((error as EndpointSilent).waitedMs).toBeGreaterThanOrEqual(200);
+    expect(elapsed).toBeGreaterThanOrEqual(190);
+    expect(elapsed).toBeLessThan(3000);
+    await relay.drained();
+  });
+
+  it("gives prefill its own allowance: a content-free opening chunk does not start the idle clock", async () => {
+    const { client, relay } = await harness([{ content: "late", silentAfterChunk: 1 }]);
+    const started = performance.now();
+    const error = await rejection(streamTurn(client, body(), { idleMs: 100, firstChunkMs: 500 }));
+    expect(error).toMatchObject({ name: "EndpointSilent", code: "first-chunk", limitMs: 500 });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(480);
+    await relay.drained();
+  });
+
+  it("lets a server slow to prefill (before headers and after its opening chunk) answer, then reads it fast", async () => {
     const { client } = await harness([
+      { content: "prefilled answer", firstByteDelayMs: 400, chunkChars: 2 },
+      { content: "second answer", pause: { afterChunk: 1, ms: 400 }, chunkChars: 2 },
+    ]);
+    const options = { idleMs: 150, firstChunkMs: 3000 };
+    await expect(streamTurn(client, body(), options)).resolves.toMatchObject({ content: "prefilled answer" });
+    await expect(streamTurn(client, body(), options)).resolves.toMatchObject({ content: "second answer" });
+  });
+
+  it("never cuts off a server that keeps trickling, however long it takes", async () => {
+    const text = "word ".repeat(400);
+    const { client, relay } = await harness([{ content: text, chunkChars: 1, chunkDelayMs: 30 }]);
+    const controller = new AbortController();
+    const pieces: string[] = [];
+    const run = streamTurn(client, body(), {
+      idleMs: 150,
+      firstChunkMs: 150,
+      signal: controller.signal,
+      onOutput: (t) => pieces.push(t),
+    });
+    await sleep(1500); // ten idle allowances
+    controller.abort(new Error("enough"));
+    const error = await rejection(run);
+    expect(error).toMatchObject({ message: "enough" });
+    expect(EndpointSilent.isInstance(error)).toBe(false);
+    expect(pieces.length).toBeGreaterThan(15);
+    await relay.drained();
+  });
+
+  it("returns the turn when the server finished and sent [DONE] but left the connection open", async () => {
+    // Frames: role, "Done.", finish, usage, [DONE]; then the server says nothing more.
+    const { client, relay } = await harness([{ content: "Done.", silentAfterChunk: 5 }]);
+    await expect(streamTurn(client, body(), { idleMs: 150 })).resolves.toMatchObject({
+      content: "Done.",
+      finishReason: "stop",
+    });
+    await relay.drained();
+  });
+
+  it("switches the client's own request timeout off while a watchdog is armed", async () => {
+    const replies = [{ content: "slow but fine", firstByteDelayMs: 700 }];
+    const armed = await harness(replies, { timeout: 250 });
+    await expect(streamTurn(armed.client, body(), { firstChunkMs: 5000 })).resolves.toMatchObject({
+      content: "slow but fine",
+    });
+    const unarmed = await harness(replies, { timeout: 250 });
+    const error = await rejection(streamTurn(unarmed.client, body()));
+    expect(error).toBeInstanceOf(APIConnectionTimeoutError);
+  });
+
+  it("rejects allowances that are not a number of milliseconds", async () => {
+    const { client } = await harness();
+    for (const bad of [-1, Number.NaN, "100"]) {
+      const error = await rejection(streamTurn(client, body(), { idleMs: bad as number }));
+      expect(error).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+    }
+  });
+});
+
+describe("abort by signal", () => {
+  it("rejects at once, sending nothing, when the signal is already aborted", async () => {
+    const { client, server } = await harness([{ content: "unused" }]);
+    const controller = new AbortController();
+    controller.abort();
+    const error = await rejection(streamTurn(client, body(), { signal: controller.signal }));
+    expect(error).toMatchObject({ name: "AbortError" });
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("ends the read and closes the connection when aborted before the headers arrive", async () => {
+    const { client, relay } = await harness([{ content: "late", firstByteDelayMs: 5000 }]);
+    const controller = new AbortController();
+    const run = streamTurn(client, body(), { signal: controller.signal, idleMs: 10_000 });
+    await sleep(150);
+    expect(relay.open).toBe(1);
+    const started = performance.now();
+    controller.abort(new Error("stop before headers"));
+    await expect(run).rejects.toThrow("stop before headers");
+    expect(performance.now() - started).toBeLessThan(500);
+    await relay.drained();
+  });
+
+  it("ends the read and closes the connection when aborted during prefill, after the opening chunk", async () => {
+    const { client, relay } = await harness([{ content: "late", silentAfterChunk: 1 }]);
+    const controller = new AbortController();
+    const run = streamTurn(client, body(), { signal: controller.signal });
+    await sleep(150);
+    controller.abort();
+    expect(await rejection(run)).toMatchObject({ name: "AbortError" });
+    await relay.drained();
+  });
+
+  it("ends the read and closes the connection when aborted mid-stream", async () => {
+    const { client, relay } = await harness([
       { content: "a long answer that keeps coming", chunkChars: 2, chunkDelayMs: 20 },
     ]);
     const controller = new AbortController();
     const seen: string[] = [];
-    const promise = streamTurn(client, body(), {
+    const run = streamTurn(client, body(), {
       signal: controller.signal,
       onOutput: (t) => {
         seen.push(t);
         if (seen.length === 2) controller.abort(new Error("user stopped"));
       },
     });
-    await expect(promise).rejects.toThrow("user stopped");
-    expect(seen.length).toBe(2);
+    await expect(run).rejects.toThrow("user stopped");
+    expect(seen).toHaveLength(2);
+    await relay.drained();
+  });
+});
+
+describe("streams that go wrong", () => {
+  it("rejects with a StreamError carrying the server's error when one arrives mid-stream", async () => {
+    const serverError = { message: "Upstream model crashed", code: 502 };
+    const { client } = await harness([
+      { content: "Half an answ", chunkChars: 4, errorMidStream: { afterChunk: 3, error: serverError } },
+    ]);
+    const error = await rejection(streamTurn(client, body()));
+    expect(StreamError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: "server-error",
+      serverError,
+      produced: true,
+      partial: { content: "Half an " },
+    });
+    expect((error as Error).message).toContain("Upstream model crashed");
+    expect((error as Error).cause).toBeInstanceOf(APIError);
   });
 
-  it("raises EndpointSilent when the server stops talking mid-reply", async () => {
+  it("rejects with a malformed-chunk StreamError for a line that is not JSON", async () => {
     const { client } = await harness([
-      { content: "partial answer here", chunkChars: 4, silentAfterChunk: 3 },
+      {
+        type: "raw",
+        chunks: [
+          'data: {"choices":[{"index":0,"delta":{"content":"ok so far"}}]}\n\n',
+          'data: {"choices":[{"index":0,"delta":{"content":\n\n',
+          "data: [DONE]\n\n",
+        ],
+      },
     ]);
-    const started = Date.now();
-    await expect(streamTurn(client, body(), { idleMs: 150 })).rejects.toMatchObject({
-      name: "EndpointSilent",
-      code: "idle",
+    const error = await rejection(streamTurn(client, body()));
+    expect(error).toMatchObject({
+      name: "StreamError",
+      code: "malformed-chunk",
+      partial: { content: "ok so far" },
     });
-    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it("rejects with a connection-lost StreamError when the server drops the connection", async () => {
+    const { client } = await harness([{ content: "cut short by a reset", chunkChars: 5, dropAfterChunk: 2 }]);
+    const error = await rejection(streamTurn(client, body()));
+    expect(error).toMatchObject({
+      name: "StreamError",
+      code: "connection-lost",
+      partial: { content: "cut s" },
+    });
+  });
+
+  it("passes an HTTP refusal before the stream through unchanged, so the caller can read the server's body", async () => {
+    const refusal = readFixtureJson("errors/openai/max-tokens-unsupported-use-max-completion-tokens.json");
+    const { client } = await harness([{ type: "error", status: 400, body: refusal }]);
+    const error = await rejection(streamTurn(client, body({ max_tokens: 10 })));
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).status).toBe(400);
+    expect((error as APIError).error).toEqual((refusal as { error: unknown }).error);
+  });
+
+  it("passes an exception from the caller's own callback through and closes the connection", async () => {
+    const { client, relay } = await harness([
+      { content: "one two three four", chunkChars: 3, chunkDelayMs: 10 },
+    ]);
+    const bug = new Error("callback bug");
+    await expect(
+      streamTurn(client, body(), {
+        onOutput: () => {
+          throw bug;
+        },
+      }),
+    ).rejects.toBe(bug);
+    await relay.drained();
+  });
+
+  it("names a client or body it cannot use instead of failing deep inside", async () => {
+    const missing = await rejection(streamTurn({} as ChatClientLike, body()));
+    expect(missing).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+    const { client } = await harness();
+    const noBody = await rejection(streamTurn(client, null as never));
+    expect(noBody).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+    const notStreaming: ChatClientLike = { chat: { completions: { create: async () => ({}) as never } } };
+    expect(await rejection(streamTurn(notStreaming, body()))).toMatchObject({ code: "not-a-stream" });
   });
 });

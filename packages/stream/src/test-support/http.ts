@@ -1,28 +1,43 @@
-import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import { type Reply, type ReplyFunction, startServer, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { afterEach } from "vitest";
+import { type Relay, startRelay } from "./proxy.js";
 
-/** A testkit server and a real openai client pointed at it; closed after each test. */
+/** A testkit server, a relay in front of it, and a real openai client pointed through the relay. */
 export interface Harness {
   server: TestServer;
+  relay: Relay;
   client: OpenAI;
 }
 
-const open: TestServer[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
+  await Promise.all(cleanups.splice(0).map((c) => c()));
 });
 
-/** Starts a testkit server with `replies` and an openai client (no retries) aimed at it. */
-export async function harness(replies: Reply[] = []): Promise<Harness> {
+/** Starts a testkit server with `replies` and an openai client (no retries, quiet) aimed at it. */
+export async function harness(
+  replies: Reply[] | ReplyFunction = [],
+  clientOptions: { timeout?: number } = {},
+): Promise<Harness> {
   const server = await startServer({ replies });
-  open.push(server);
-  const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "test", maxRetries: 0 });
-  return { server, client };
+  const relay = await startRelay(server.port);
+  cleanups.push(async () => {
+    await relay.close();
+    await server.close();
+  });
+  const client = new OpenAI({
+    baseURL: relay.baseUrl,
+    apiKey: "test",
+    maxRetries: 0,
+    logLevel: "off",
+    ...clientOptions,
+  });
+  return { server, relay, client };
 }
 
-/** A minimal streamed chat body. */
+/** A minimal chat body. */
 export function body(extra: Record<string, unknown> = {}) {
   return { model: "sim", messages: [{ role: "user", content: "hi" }], ...extra };
 }
