@@ -1,1 +1,73 @@
-export {};
+import type OpenAI from "openai";
+import type { Endpoint, WindowSettings } from "./endpoint.js";
+import { type ClientPool, createClientPool } from "./pool.js";
+import type { LookupOptions, ModelEntry } from "./window.js";
+
+export type { KeyedEndpoint } from "./api-key.js";
+export { resolveApiKey } from "./api-key.js";
+export type { Endpoint, WindowSettings } from "./endpoint.js";
+export { firstTokenMs, NO_KEY, timeoutMs } from "./endpoint.js";
+export type { ModelListingErrorCode } from "./errors.js";
+export { EndpointConfigError, ModelListingError } from "./errors.js";
+export type { ClientPool, ClientPoolOptions } from "./pool.js";
+export { createClientPool, NO_TIMEOUT_MS } from "./pool.js";
+export type { LookupOptions, ModelEntry, WindowDiscoveryOptions } from "./window.js";
+export { findEntry, listedWindow, WINDOW_KEYS } from "./window.js";
+
+/** The pool the top-level functions use; `createClientPool()` makes another. */
+export const defaultClientPool: ClientPool = createClientPool();
+
+/**
+ * The pooled `openai` client for an endpoint: one per (base URL, API key, headers, timeout), made
+ * on first use. An absent or empty key is sent as `NO_KEY` (never `$OPENAI_API_KEY`); the timeout
+ * is `requestTimeoutSeconds` (none where absent or 0). The client never retries on its own
+ * (`maxRetries: 0`): retrying is the caller's, with `isTransient` and `backoffMs`. Throws
+ * `EndpointConfigError` for an endpoint without a usable base URL.
+ */
+export function getClient(endpoint: Endpoint): OpenAI {
+  return defaultClientPool.getClient(endpoint);
+}
+
+/**
+ * The endpoint's `GET /models` entries (the `data` array), with its key and headers. Bounded like
+ * `contextLimitFor`: past the bound it rejects with a `TimeoutError`; a signal rejects with its
+ * reason. Rejects with `ModelListingError` for an error status or a body that is not a listing.
+ */
+export function listModels(settings: WindowSettings, options?: LookupOptions): Promise<ModelEntry[]> {
+  return defaultClientPool.listModels(settings, options);
+}
+
+/**
+ * The context a local server says it allocated: llama.cpp's `/props`
+ * (`default_generation_settings.n_ctx`, asked with `?model=`), then LM Studio's `/api/v0/models`
+ * (`loaded_context_length`); `undefined` when neither says. A server with neither route is
+ * remembered and not asked again; `/api/v0/models` is dropped for the process on 404/405/501 and
+ * for `listingMissMs` after any other error. A signal rejects with its reason and remembers nothing.
+ */
+export function servedWindow(settings: WindowSettings, options?: LookupOptions): Promise<number | undefined> {
+  return defaultClientPool.servedWindow(settings, options);
+}
+
+/**
+ * The context window to size a request against. The operator's number wins outright when it is
+ * positive (no I/O). Otherwise: a window at the top of the model's `/v1/models` entry
+ * (`context_length`, `max_context_window`, `max_model_len`, `context_window`, `n_ctx`); else
+ * `servedWindow`; else the listing's `meta.n_ctx`, then `meta.n_ctx_train`; else `0`.
+ *
+ * Bounded at ten seconds across all of it, or the endpoint's `requestTimeoutSeconds` where that is
+ * shorter, and answers `0` past the bound or for a server it cannot reach. A signal rejects with
+ * its reason, closes the open request and remembers nothing; nothing else makes it reject except an
+ * endpoint without a usable base URL (`EndpointConfigError`).
+ */
+export function contextLimitFor(
+  settings: WindowSettings,
+  operatorNumber?: number,
+  options?: LookupOptions,
+): Promise<number> {
+  return defaultClientPool.contextLimitFor(settings, operatorNumber, options);
+}
+
+/** Drops every pooled client and window-route latch of the default pool. */
+export function resetClients(): void {
+  defaultClientPool.reset();
+}

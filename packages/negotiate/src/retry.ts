@@ -48,10 +48,18 @@ const DETERMINISTIC_5XX = [
   /json\.exception\.parse_error/i, // the body we sent did not parse
 ];
 
-function isAbort(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
+/** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */
+function kindOf(error: unknown): string {
+  if (typeof error !== "object" || error === null) return "";
   const name = (error as { name?: unknown }).name;
-  return name === "AbortError" || name === "APIUserAbortError";
+  if (typeof name === "string" && name !== "Error") return name;
+  const ctor = (error as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof ctor === "string" ? ctor : "";
+}
+
+function isAbort(error: unknown): boolean {
+  const kind = kindOf(error);
+  return kind === "AbortError" || kind === "APIUserAbortError";
 }
 
 /**
@@ -64,19 +72,17 @@ function isAbort(error: unknown): boolean {
  */
 export function isTransient(error: unknown): boolean {
   if (isAbort(error) || ContextOverflow.isInstance(error)) return false;
-  if (typeof error === "object" && error !== null) {
-    const name = (error as { name?: unknown }).name;
-    if (name === "EndpointSilent" || name === "TimeoutError") return true;
-  }
+  const kind = kindOf(error);
+  if (kind === "EndpointSilent" || kind === "TimeoutError") return true;
   const facts = readError(error);
   const status = facts.status;
   if (status === undefined) {
     if (typeof error !== "object" || error === null) return false;
-    const e = error as { name?: unknown; code?: unknown; cause?: { code?: unknown } };
+    const e = error as { code?: unknown; cause?: { code?: unknown } };
     const code = typeof e.code === "string" ? e.code : typeof e.cause?.code === "string" ? e.cause.code : "";
     return (
-      e.name === "APIConnectionError" ||
-      e.name === "APIConnectionTimeoutError" ||
+      kind === "APIConnectionError" ||
+      kind === "APIConnectionTimeoutError" ||
       /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EAI_AGAIN|UND_ERR_SOCKET|UND_ERR_CONNECT_TIMEOUT)$/.test(
         code,
       ) ||

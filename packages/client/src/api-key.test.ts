@@ -1,0 +1,109 @@
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { resolveApiKey } from "./api-key.js";
+import { NO_KEY } from "./endpoint.js";
+
+const OPERATOR = { baseUrl: "https://api.openai.com/v1", apiKey: "sk-operator-secret" };
+
+/**
+ * The key rule as a table: [case, endpoint, settings it inherits from, key it gets]. Every row
+ * where the endpoint names another server must come back without the operator's key.
+ */
+const CASES: [
+  string,
+  { baseUrl?: string; apiKey?: string },
+  { baseUrl?: string; apiKey?: string },
+  string,
+][] = [
+  ["own key wins on the same URL", { baseUrl: OPERATOR.baseUrl, apiKey: "sk-own" }, OPERATOR, "sk-own"],
+  [
+    "own key wins on another URL",
+    { baseUrl: "http://127.0.0.1:8080/v1", apiKey: "sk-own" },
+    OPERATOR,
+    "sk-own",
+  ],
+  ["no URL of its own inherits", {}, OPERATOR, "sk-operator-secret"],
+  ["an empty URL is no URL of its own", { baseUrl: "" }, OPERATOR, "sk-operator-secret"],
+  ["the same URL inherits", { baseUrl: OPERATOR.baseUrl }, OPERATOR, "sk-operator-secret"],
+  [
+    "a trailing slash is the same URL",
+    { baseUrl: "https://api.openai.com/v1/" },
+    OPERATOR,
+    "sk-operator-secret",
+  ],
+  [
+    "host case and a default port are the same URL",
+    { baseUrl: "HTTPS://API.OpenAI.com:443/v1" },
+    OPERATOR,
+    "sk-operator-secret",
+  ],
+  [
+    "an empty own key inherits on the same URL",
+    { baseUrl: OPERATOR.baseUrl, apiKey: "" },
+    OPERATOR,
+    "sk-operator-secret",
+  ],
+  ["a local server gets no key", { baseUrl: "http://127.0.0.1:8080/v1" }, OPERATOR, NO_KEY],
+  [
+    "an empty own key on another URL gets no key",
+    { baseUrl: "http://127.0.0.1:8080/v1", apiKey: "" },
+    OPERATOR,
+    NO_KEY,
+  ],
+  ["a whitespace key is no key", { baseUrl: "http://127.0.0.1:8080/v1", apiKey: "  " }, OPERATOR, NO_KEY],
+  ["a look-alike host gets no key", { baseUrl: "https://api.openai.com.evil.example/v1" }, OPERATOR, NO_KEY],
+  [
+    "user info in the URL is another endpoint",
+    { baseUrl: "https://user@api.openai.com/v1" },
+    OPERATOR,
+    NO_KEY,
+  ],
+  ["plain http is another endpoint", { baseUrl: "http://api.openai.com/v1" }, OPERATOR, NO_KEY],
+  ["another port is another endpoint", { baseUrl: "https://api.openai.com:8443/v1" }, OPERATOR, NO_KEY],
+  ["another path is another endpoint", { baseUrl: "https://api.openai.com/proxy/v1" }, OPERATOR, NO_KEY],
+  ["a query string is another endpoint", { baseUrl: "https://api.openai.com/v1?x=1" }, OPERATOR, NO_KEY],
+  ["an unparsable URL is another endpoint", { baseUrl: "not a url" }, OPERATOR, NO_KEY],
+  [
+    "a URL when the settings have none gets no key",
+    { baseUrl: OPERATOR.baseUrl },
+    { apiKey: "sk-operator-secret" },
+    NO_KEY,
+  ],
+  ["nothing to inherit is no key", {}, { baseUrl: OPERATOR.baseUrl }, NO_KEY],
+];
+
+describe("resolveApiKey", () => {
+  const saved = process.env.OPENAI_API_KEY;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = saved;
+  });
+
+  for (const [name, endpoint, settings, expected] of CASES) {
+    it(name, () => {
+      process.env.OPENAI_API_KEY = "sk-env-secret";
+      const key = resolveApiKey(endpoint, settings);
+      expect(key).toBe(expected);
+      expect(key).not.toBe("sk-env-secret");
+    });
+  }
+
+  it("never hands the inherited key to an endpoint with a different base URL (property)", () => {
+    process.env.OPENAI_API_KEY = "sk-env-secret";
+    const url = fc.webUrl({ withQueryParameters: true, withFragments: true });
+    fc.assert(
+      fc.property(
+        url,
+        url,
+        fc.string({ minLength: 1 }),
+        fc.option(fc.constantFrom("", "  ")),
+        (own, inherited, key, blank) => {
+          const endpoint = blank === null ? { baseUrl: own } : { baseUrl: own, apiKey: blank };
+          const got = resolveApiKey(endpoint, { baseUrl: inherited, apiKey: `sk-${key}` });
+          const same = new URL(own).href.replace(/\/+$/, "") === new URL(inherited).href.replace(/\/+$/, "");
+          return got !== "sk-env-secret" && (same || got === NO_KEY);
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,39 @@
+import { NO_KEY } from "./endpoint.js";
+
+/** The parts of an endpoint `resolveApiKey` reads. */
+export interface KeyedEndpoint {
+  baseUrl?: string;
+  apiKey?: string;
+}
+
+function comparable(baseUrl: string): string {
+  const trimmed = baseUrl.trim().replace(/\/+$/, "");
+  try {
+    const url = new URL(trimmed);
+    // URL lower-cases scheme and host and drops a default port; keep everything else exact.
+    const path = url.pathname.replace(/\/+$/, "");
+    return `${url.protocol}//${url.username}:${url.password}@${url.host}${path}${url.search}${url.hash}`;
+  } catch {
+    return trimmed;
+  }
+}
+
+/**
+ * The key an endpoint should be sent, by the conservative rule: its own key wins; an endpoint that
+ * names a base URL of its own, different from the settings it inherits from, gets `NO_KEY` — never
+ * the inherited (operator's) key; anything else inherits the settings' key (or `NO_KEY`).
+ *
+ * Reads only the two base URLs and two keys given. Never reads `$OPENAI_API_KEY` or any other
+ * environment. Base URLs are compared after normalising case of scheme and host, a default port
+ * and trailing slashes; any other difference (path, port, user info, query, a look-alike host) is
+ * a different endpoint.
+ */
+export function resolveApiKey(endpoint: KeyedEndpoint, settings: KeyedEndpoint): string {
+  const own = typeof endpoint?.apiKey === "string" ? endpoint.apiKey.trim() : "";
+  if (own) return endpoint.apiKey as string;
+  const ownUrl = typeof endpoint?.baseUrl === "string" ? endpoint.baseUrl.trim() : "";
+  const inheritedUrl = typeof settings?.baseUrl === "string" ? settings.baseUrl.trim() : "";
+  if (ownUrl && (!inheritedUrl || comparable(ownUrl) !== comparable(inheritedUrl))) return NO_KEY;
+  const inherited = typeof settings?.apiKey === "string" ? settings.apiKey.trim() : "";
+  return inherited ? (settings.apiKey as string) : NO_KEY;
+}

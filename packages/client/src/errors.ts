@@ -1,0 +1,62 @@
+const CONFIG_MARK = Symbol.for("@loopwright/client.EndpointConfigError");
+const LISTING_MARK = Symbol.for("@loopwright/client.ModelListingError");
+
+function marked(value: unknown, mark: symbol): boolean {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[mark] === true;
+}
+
+/**
+ * An endpoint description this package cannot use: no base URL, a base URL that is not an http(s)
+ * URL, or a timeout that is not a number of seconds. The message names the field.
+ */
+export class EndpointConfigError extends Error {
+  override readonly name: string = "EndpointConfigError";
+  /** The offending field (`"baseUrl"`, `"requestTimeoutSeconds"`, …). */
+  readonly field: string;
+
+  constructor(field: string, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.field = field;
+    Object.defineProperty(this, CONFIG_MARK, { value: true });
+  }
+
+  /** True for an `EndpointConfigError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is EndpointConfigError {
+    return marked(value, CONFIG_MARK);
+  }
+}
+
+/** Why a model listing failed: the server answered an error status, or a body that is not a listing. */
+export type ModelListingErrorCode = "http" | "malformed";
+
+/**
+ * `GET /models` did not give a listing. `code` is `"http"` (with the `status` the server answered)
+ * or `"malformed"` (the body was not JSON with a `data` array); `url` is the address asked.
+ */
+export class ModelListingError extends Error {
+  override readonly name: string = "ModelListingError";
+  /** `"http"` or `"malformed"`. */
+  readonly code: ModelListingErrorCode;
+  /** The HTTP status, for `"http"`. */
+  readonly status: number | undefined;
+  /** The listing URL that was asked. */
+  readonly url: string;
+
+  constructor(
+    code: ModelListingErrorCode,
+    url: string,
+    message: string,
+    options?: { status?: number; cause?: unknown },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.url = url;
+    this.status = options?.status;
+    Object.defineProperty(this, LISTING_MARK, { value: true });
+  }
+
+  /** True for a `ModelListingError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is ModelListingError {
+    return marked(value, LISTING_MARK);
+  }
+}

@@ -1,0 +1,108 @@
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { firstTokenMs, NO_KEY, timeoutMs } from "./endpoint.js";
+import { EndpointConfigError } from "./errors.js";
+import { createClientPool } from "./pool.js";
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startServer();
+});
+afterEach(() => server.close());
+
+const ask = (client: ReturnType<ReturnType<typeof createClientPool>["getClient"]>) =>
+  client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
+
+describe("getClient", () => {
+  it("pools one client per base URL, key, headers and timeout", () => {
+    const pool = createClientPool();
+    const endpoint = {
+      baseUrl: server.baseUrl,
+      apiKey: "k",
+      headers: { "X-A": "1" },
+      requestTimeoutSeconds: 30,
+    };
+    const client = pool.getClient(endpoint);
+    expect(pool.getClient({ ...endpoint, baseUrl: `${server.baseUrl}/`, headers: { "x-a": "1" } })).toBe(
+      client,
+    );
+    expect(pool.getClient({ ...endpoint, apiKey: "other" })).not.toBe(client);
+    expect(pool.getClient({ ...endpoint, headers: { "X-A": "2" } })).not.toBe(client);
+    expect(pool.getClient({ ...endpoint, requestTimeoutSeconds: 5 })).not.toBe(client);
+    expect(pool.getClient({ baseUrl: server.baseUrl })).toBe(
+      pool.getClient({ baseUrl: server.baseUrl, apiKey: "" }),
+    );
+    expect(pool.size).toBe(5);
+    pool.reset();
+    expect(pool.size).toBe(0);
+  });
+
+  it("returns a real openai client that sends the endpoint's key and headers", async () => {
+    const pool = createClientPool();
+    server.enqueue({ type: "turn", content: "hello" });
+    const reply = await ask(
+      pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-own", headers: { "X-Trace": "t1" } }),
+    );
+    expect(reply.choices[0]?.message.content).toBe("hello");
+    expect(server.chatRequests[0]?.headers.authorization).toBe("Bearer sk-own");
+    expect(server.chatRequests[0]?.headers["x-trace"]).toBe("t1");
+  });
+
+  it("sends NO_KEY to a keyless server, never $OPENAI_API_KEY", async () => {
+    const saved = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = "sk-env-secret";
+    try {
+      server.enqueue({ type: "turn", content: "ok" });
+      await ask(createClientPool().getClient({ baseUrl: server.baseUrl }));
+      expect(server.chatRequests[0]?.headers.authorization).toBe(`Bearer ${NO_KEY}`);
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
+    }
+  });
+
+  it("never retries on its own: one failed request is one request on the wire", async () => {
+    server.enqueue({ type: "error", status: 503, body: { error: { message: "Loading model" } } });
+    await expect(ask(createClientPool().getClient({ baseUrl: server.baseUrl }))).rejects.toThrow(
+      /Loading model/,
+    );
+    expect(server.chatRequests).toHaveLength(1);
+  });
+
+  it("applies requestTimeoutSeconds to a call that does not stream", async () => {
+    server.enqueue({ type: "turn", content: "late", firstByteDelayMs: 2000 });
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl, requestTimeoutSeconds: 0.1 });
+    const error = await ask(client).catch((e: unknown) => e);
+    expect((error as Error).constructor.name).toBe("APIConnectionTimeoutError");
+  });
+
+  it("refuses an endpoint without a usable base URL, naming the field", () => {
+    const pool = createClientPool();
+    for (const baseUrl of ["", "  ", "ftp://host/v1", "not a url"]) {
+      const error = (() => {
+        try {
+          pool.getClient({ baseUrl });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(EndpointConfigError.isInstance(error)).toBe(true);
+      expect((error as EndpointConfigError).field).toBe("baseUrl");
+    }
+    expect(() => pool.getClient({ baseUrl: server.baseUrl, headers: { a: 1 as unknown as string } })).toThrow(
+      /header/,
+    );
+  });
+});
+
+describe("timeoutMs and firstTokenMs", () => {
+  it("read the endpoint's seconds, with 0 or absent meaning wait forever", () => {
+    expect(timeoutMs({})).toBeUndefined();
+    expect(timeoutMs({ requestTimeoutSeconds: 0 })).toBeUndefined();
+    expect(timeoutMs({ requestTimeoutSeconds: 30 })).toBe(30_000);
+    expect(firstTokenMs({ requestTimeoutSeconds: 30 })).toBe(150_000);
+    expect(firstTokenMs({ requestTimeoutSeconds: 30, firstTokenSeconds: 600 })).toBe(600_000);
+    expect(firstTokenMs({})).toBeUndefined();
+    expect(() => timeoutMs({ requestTimeoutSeconds: -1 })).toThrow(/requestTimeoutSeconds/);
+  });
+});

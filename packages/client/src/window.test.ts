@@ -1,0 +1,243 @@
+import { type RecordedRequest, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { captureJson, fixtureJson, type ScriptedHttp, scriptedHttp } from "../test/http.js";
+import { ModelListingError } from "./errors.js";
+import { createClientPool } from "./pool.js";
+
+const servers: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function testkit(options: Parameters<typeof startServer>[0]): Promise<TestServer> {
+  const server = await startServer(options);
+  servers.push(server);
+  return server;
+}
+async function scripted(answer: Parameters<typeof scriptedHttp>[0]): Promise<ScriptedHttp> {
+  const server = await scriptedHttp(answer);
+  servers.push(server);
+  return server;
+}
+const paths = (server: TestServer) => server.requests.map((r: RecordedRequest) => r.path);
+
+/** A route answering one status, through a testkit personality's intercept (real HTTP). */
+function routeStatus(path: string, status: number) {
+  return {
+    name: "route-status",
+    intercept: (request: RecordedRequest) =>
+      request.path === path
+        ? { type: "error" as const, status, body: { error: { message: `status ${status}` } } }
+        : undefined,
+  };
+}
+
+describe("contextLimitFor reads each server's real listing", () => {
+  it("takes vLLM's max_model_len (the served limit) and asks nothing else", async () => {
+    const server = await testkit({ models: fixtureJson("models/vllm.json") });
+    const limit = await createClientPool().contextLimitFor({
+      baseUrl: server.baseUrl,
+      model: "meta-llama/Meta-Llama-3.1-8B-Instruct",
+    });
+    expect(limit).toBe(8096);
+    expect(paths(server)).toEqual(["/v1/models"]);
+  });
+
+  it("takes OpenRouter's top-level context_length for the named model", async () => {
+    const server = await testkit({ models: fixtureJson("models/openrouter.json") });
+    const pool = createClientPool();
+    expect(await pool.contextLimitFor({ baseUrl: server.baseUrl, model: "anthropic/claude-sonnet-4" })).toBe(
+      1_000_000,
+    );
+  });
+
+  it("asks llama.cpp's /props when the listing has only meta (live capture: 4096)", async () => {
+    const server = await testkit({
+      models: captureJson("llamacpp-live/01-models.response.txt"),
+      props: captureJson("llamacpp-live/02-props.response.txt"),
+    });
+    const limit = await createClientPool().contextLimitFor({ baseUrl: server.baseUrl, model: "tiny.gguf" });
+    expect(limit).toBe(4096);
+    expect(paths(server)).toEqual(["/v1/models", "/props"]);
+    expect(server.requests[1]?.url).toBe("/props?model=tiny.gguf");
+  });
+
+  it("prefers the served n_ctx over the trained window (docs: 1024 served, 131072 trained)", async () => {
+    const server = await testkit({
+      models: fixtureJson("models/llamacpp-v1-models.docs-example.json"),
+      props: fixtureJson("models/llamacpp-props.docs-example.json"),
+    });
+    expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl, model: "any-name" })).toBe(
+      1024,
+    );
+  });
+
+  it("falls back to meta.n_ctx_train only when neither native route answers", async () => {
+    const server = await testkit({ models: fixtureJson("models/llamacpp-v1-models.docs-example.json") });
+    expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl })).toBe(131072);
+    expect(paths(server)).toEqual(["/v1/models", "/props", "/api/v0/models"]);
+  });
+
+  it("reads LM Studio's loaded_context_length, and nothing from a model that is not loaded", async () => {
+    const listing = fixtureJson("models/lmstudio-api-v0-models.docs-example.json") as {
+      data: Record<string, unknown>[];
+    };
+    const models = { object: "list", data: listing.data.map(({ id }) => ({ id, object: "model" })) };
+    const server = await testkit({ models, lmstudio: listing });
+    const pool = createClientPool();
+    // The recorded documentation body: every model "not-loaded", so no served window anywhere.
+    expect(await pool.contextLimitFor({ baseUrl: server.baseUrl, model: "meta-llama-3.1-8b-instruct" })).toBe(
+      0,
+    );
+    // The same body with one model loaded (edited here, as a loaded server would report it).
+    const loaded = {
+      ...listing,
+      data: listing.data.map((m) =>
+        m.id === "meta-llama-3.1-8b-instruct" ? { ...m, state: "loaded", loaded_context_length: 122880 } : m,
+      ),
+    };
+    const live = await testkit({ models, lmstudio: loaded });
+    expect(await pool.contextLimitFor({ baseUrl: live.baseUrl, model: "meta-llama-3.1-8b-instruct" })).toBe(
+      122880,
+    );
+    expect(await pool.servedWindow({ baseUrl: live.baseUrl })).toBe(122880);
+  });
+
+  it("lets the operator's number win without any request", async () => {
+    const server = await testkit({ models: fixtureJson("models/vllm.json") });
+    expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl }, 32768)).toBe(32768);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("answers 0 for a server it cannot reach", async () => {
+    const gone = await startServer();
+    const url = gone.baseUrl;
+    await gone.close();
+    expect(await createClientPool().contextLimitFor({ baseUrl: url, model: "m" })).toBe(0);
+  });
+});
+
+describe("route latches", () => {
+  it("latches a server with neither native route and does not ask them again", async () => {
+    const server = await testkit({ models: [{ id: "m" }] });
+    const pool = createClientPool();
+    expect(await pool.contextLimitFor({ baseUrl: server.baseUrl, model: "m" })).toBe(0);
+    expect(await pool.contextLimitFor({ baseUrl: server.baseUrl, model: "m" })).toBe(0);
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, model: "m" })).toBeUndefined();
+    expect(paths(server)).toEqual(["/v1/models", "/props", "/api/v0/models", "/v1/models"]);
+  });
+
+  for (const status of [404, 405, 501]) {
+    it(`drops /api/v0/models for the process on ${status}`, async () => {
+      // /props answers, but with n_ctx 0 (a router build asked without its model), so LM Studio's route is next.
+      const server = await testkit({
+        models: [{ id: "m" }],
+        props: { default_generation_settings: { n_ctx: 0 } },
+        personality: routeStatus("/api/v0/models", status),
+      });
+      const pool = createClientPool({ now: () => 0 });
+      await pool.servedWindow({ baseUrl: server.baseUrl });
+      await pool.servedWindow({ baseUrl: server.baseUrl });
+      expect(paths(server)).toEqual(["/props", "/api/v0/models", "/props"]);
+    });
+  }
+
+  it("leaves /api/v0/models alone for listingMissMs after any other error, then asks again", async () => {
+    const server = await testkit({ models: [{ id: "m" }], personality: routeStatus("/api/v0/models", 500) });
+    let now = 1_000;
+    const pool = createClientPool({ listingMissMs: 5_000, now: () => now });
+    await pool.servedWindow({ baseUrl: server.baseUrl });
+    now += 4_999;
+    await pool.servedWindow({ baseUrl: server.baseUrl });
+    now += 2;
+    await pool.servedWindow({ baseUrl: server.baseUrl });
+    expect(paths(server).filter((p) => p === "/api/v0/models")).toHaveLength(2);
+  });
+
+  it("forgets the latches on reset", async () => {
+    const server = await testkit({ models: [{ id: "m" }] });
+    const pool = createClientPool();
+    await pool.servedWindow({ baseUrl: server.baseUrl });
+    pool.reset();
+    await pool.servedWindow({ baseUrl: server.baseUrl });
+    expect(paths(server)).toEqual(["/props", "/api/v0/models", "/props", "/api/v0/models"]);
+  });
+});
+
+describe("the lookup is bounded and stoppable", () => {
+  it("answers 0 past the bound, and listModels rejects with a TimeoutError", async () => {
+    const silent = await scripted(() => "hang");
+    const pool = createClientPool({ lookupBoundMs: 100 });
+    const started = Date.now();
+    expect(await pool.contextLimitFor({ baseUrl: silent.baseUrl, model: "m" })).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const error = await pool.listModels({ baseUrl: silent.baseUrl }).catch((e: unknown) => e);
+    expect((error as Error).name).toBe("TimeoutError");
+  });
+
+  it("is bounded by the endpoint's request timeout where that is shorter", async () => {
+    const silent = await scripted(() => "hang");
+    const pool = createClientPool({ lookupBoundMs: 60_000 });
+    expect(await pool.contextLimitFor({ baseUrl: silent.baseUrl, requestTimeoutSeconds: 0.1 })).toBe(0);
+  });
+
+  it("bounds the listing and the native routes together, not each", async () => {
+    // Each route takes most of the bound on its own; together they exceed it.
+    const slow = await scripted((path) => (path === "/v1/models" ? [200, { data: [{ id: "m" }] }] : "hang"));
+    const pool = createClientPool({ lookupBoundMs: 150 });
+    const started = Date.now();
+    expect(await pool.contextLimitFor({ baseUrl: slow.baseUrl, model: "m" })).toBe(0);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it("rejects with the signal's reason, closes the request, and remembers nothing", async () => {
+    const server = await scripted((path) =>
+      path === "/v1/models" ? [200, { data: [{ id: "m" }] }] : path === "/props" ? [404, {}] : "hang",
+    );
+    const pool = createClientPool({ lookupBoundMs: 10_000 });
+    const controller = new AbortController();
+    const reason = new Error("run stopped");
+    setTimeout(() => controller.abort(reason), 100);
+    const error = await pool
+      .contextLimitFor({ baseUrl: server.baseUrl, model: "m" }, undefined, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    expect(error).toBe(reason);
+    await new Promise((r) => setTimeout(r, 50));
+    const lmstudio = server.seen.filter((s) => s.path === "/api/v0/models");
+    expect(lmstudio).toHaveLength(1);
+    expect(lmstudio[0]?.closedEarly).toBe(true);
+    // Nothing was remembered: the next lookup asks /api/v0/models again (no miss was recorded).
+    await pool
+      .contextLimitFor({ baseUrl: server.baseUrl, model: "m" }, undefined, {
+        signal: AbortSignal.timeout(100),
+      })
+      .catch(() => {});
+    expect(server.seen.filter((s) => s.path === "/api/v0/models")).toHaveLength(2);
+  });
+
+  it("rejects at once with an already-aborted signal and sends nothing", async () => {
+    const server = await testkit({ models: fixtureJson("models/vllm.json") });
+    const reason = new Error("stopped before");
+    const error = await createClientPool()
+      .contextLimitFor({ baseUrl: server.baseUrl }, undefined, { signal: AbortSignal.abort(reason) })
+      .catch((e: unknown) => e);
+    expect(error).toBe(reason);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe("listModels", () => {
+  it("returns the data entries with the endpoint's key, and a typed error for an error status", async () => {
+    const server = await testkit({ models: captureJson("llamacpp-live/01-models.response.txt") });
+    const entries = await createClientPool().listModels({ baseUrl: server.baseUrl, apiKey: "sk-local" });
+    expect(entries.map((e) => e.id)).toEqual(["tiny.gguf"]);
+    expect(server.requests[0]?.headers.authorization).toBe("Bearer sk-local");
+
+    const refusing = await testkit({ personality: routeStatus("/v1/models", 401) });
+    const error = await createClientPool()
+      .listModels({ baseUrl: refusing.baseUrl })
+      .catch((e: unknown) => e);
+    expect(ModelListingError.isInstance(error)).toBe(true);
+    expect((error as ModelListingError).status).toBe(401);
+  });
+});

@@ -1,0 +1,308 @@
+import { checkedBaseUrl, NO_KEY, timeoutMs, type WindowSettings } from "./endpoint.js";
+import { ModelListingError } from "./errors.js";
+
+/** One entry of a `GET /models` listing: an `id` and whatever else the server put beside it. */
+export interface ModelEntry {
+  id: string;
+  [field: string]: unknown;
+}
+
+/** The option every window lookup takes. */
+export interface LookupOptions {
+  /** Stops the lookup: it rejects with the signal's reason, closes its request, remembers nothing. */
+  signal?: AbortSignal;
+}
+
+/** Settings of the window lookups of one pool. */
+export interface WindowDiscoveryOptions {
+  /** The bound on one whole lookup, listing and native routes together (default 10 000 ms). */
+  lookupBoundMs?: number;
+  /** How long `/api/v0/models` is left alone after an error other than 404/405/501 (default 60 000 ms). */
+  listingMissMs?: number;
+  /** The clock, for `listingMissMs` (default `Date.now`). */
+  now?: () => number;
+}
+
+/** Top-level keys of a listing entry that name the window being served. */
+export const WINDOW_KEYS: readonly string[] = Object.freeze([
+  "context_length",
+  "max_context_window",
+  "max_model_len",
+  "context_window",
+  "n_ctx",
+]);
+
+interface RouteState {
+  /** Both native routes answered 404/405/501: never asked again. */
+  neither: boolean;
+  /** `/api/v0/models` answered 404/405/501: dropped for the process. */
+  lmstudioGone: boolean;
+  /** `/api/v0/models` failed otherwise: not asked again before this time. */
+  lmstudioMissUntil: number;
+}
+
+/** A change to the route latches, applied only when the lookup was not stopped by its caller. */
+type Latch = (state: RouteState) => void;
+
+const ABSENT = new Set([404, 405, 501]);
+
+function positive(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The server's own origin (the base URL without a trailing `/v1`), where `/props` and `/api/v0` live. */
+function nativeBase(baseUrl: string): string {
+  return baseUrl.replace(/\/v1$/, "");
+}
+
+function authHeaders(settings: WindowSettings): Record<string, string> {
+  return {
+    ...(settings.headers ?? {}),
+    authorization: `Bearer ${settings.apiKey || NO_KEY}`,
+    accept: "application/json",
+  };
+}
+
+/** The entry for `model` (by id, alias or name), or the only entry when no model is named. */
+export function findEntry(entries: readonly ModelEntry[], model: string | undefined): ModelEntry | undefined {
+  if (!model) return entries.length === 1 ? entries[0] : undefined;
+  return (
+    entries.find((e) => e.id === model) ??
+    entries.find(
+      (e) => (Array.isArray(e.aliases) && e.aliases.includes(model)) || e.name === model || e.model === model,
+    )
+  );
+}
+
+/** The served window a listing entry states at its top level, if any. */
+export function listedWindow(entry: ModelEntry | undefined): number | undefined {
+  if (!entry) return undefined;
+  for (const key of WINDOW_KEYS) {
+    const n = positive(entry[key]);
+    if (n !== undefined) return n;
+  }
+  return undefined;
+}
+
+/** Window discovery state and lookups for one pool. */
+export interface WindowDiscovery {
+  listModels(settings: WindowSettings, options?: LookupOptions): Promise<ModelEntry[]>;
+  servedWindow(settings: WindowSettings, options?: LookupOptions): Promise<number | undefined>;
+  contextLimitFor(
+    settings: WindowSettings,
+    operatorNumber?: number,
+    options?: LookupOptions,
+  ): Promise<number>;
+  reset(): void;
+}
+
+class Deadline {
+  readonly signal: AbortSignal;
+  constructor(
+    readonly caller: AbortSignal | undefined,
+    readonly timer: AbortSignal,
+  ) {
+    this.signal = caller ? AbortSignal.any([caller, timer]) : timer;
+  }
+  /** Rethrows the caller's reason when the caller stopped the lookup. */
+  throwIfStopped(): void {
+    if (this.caller?.aborted) throw this.caller.reason;
+  }
+}
+
+/** Makes the window lookups and the route latches they keep. */
+export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): WindowDiscovery {
+  const boundMs = options.lookupBoundMs ?? 10_000;
+  const missMs = options.listingMissMs ?? 60_000;
+  const now = options.now ?? Date.now;
+  const routes = new Map<string, RouteState>();
+
+  const markNeither: Latch = (state) => {
+    state.neither = true;
+  };
+  const markGone: Latch = (state) => {
+    state.lmstudioGone = true;
+  };
+  const markMiss: Latch = (state) => {
+    state.lmstudioMissUntil = now() + missMs;
+  };
+
+  const stateFor = (base: string): RouteState => {
+    let state = routes.get(base);
+    if (!state) {
+      state = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 };
+      routes.set(base, state);
+    }
+    return state;
+  };
+
+  const deadlineFor = (settings: WindowSettings, signal: AbortSignal | undefined): Deadline => {
+    const request = timeoutMs(settings);
+    const ms = request === undefined ? boundMs : Math.min(boundMs, request);
+    return new Deadline(signal, AbortSignal.timeout(ms));
+  };
+
+  /** GET a URL under the deadline: the response, or the failure (the caller's stop is rethrown). */
+  const get = async (url: string, settings: WindowSettings, deadline: Deadline): Promise<Response> => {
+    try {
+      return await fetch(url, { headers: authHeaders(settings), signal: deadline.signal });
+    } catch (error) {
+      deadline.throwIfStopped();
+      throw error;
+    }
+  };
+
+  const readJson = async (response: Response, deadline: Deadline): Promise<unknown> => {
+    try {
+      return await response.json();
+    } catch {
+      deadline.throwIfStopped();
+      if (deadline.timer.aborted) throw deadline.timer.reason;
+      return undefined;
+    }
+  };
+
+  const list = async (settings: WindowSettings, deadline: Deadline): Promise<ModelEntry[]> => {
+    const url = `${checkedBaseUrl(settings)}/models`;
+    const response = await get(url, settings, deadline);
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => {});
+      throw new ModelListingError("http", url, `GET ${url} answered ${response.status}.`, {
+        status: response.status,
+      });
+    }
+    const body = await readJson(response, deadline);
+    const data = isRecord(body) ? body.data : undefined;
+    if (!Array.isArray(data)) {
+      throw new ModelListingError("malformed", url, `GET ${url} did not answer a listing with a data array.`);
+    }
+    return data.filter((e): e is ModelEntry => isRecord(e) && typeof e.id === "string");
+  };
+
+  /** The native routes, in order; latches are collected, not applied. */
+  const served = async (
+    settings: WindowSettings,
+    deadline: Deadline,
+    latches: Latch[],
+  ): Promise<number | undefined> => {
+    const base = nativeBase(checkedBaseUrl(settings));
+    const state = stateFor(base);
+    if (state.neither) return undefined;
+    let propsAbsent = false;
+    // llama.cpp: /props (?model= for a router build, which answers n_ctx 0 without it).
+    try {
+      const query = settings.model ? `?model=${encodeURIComponent(settings.model)}` : "";
+      const response = await get(`${base}/props${query}`, settings, deadline);
+      if (response.ok) {
+        const body = await readJson(response, deadline);
+        const generation = isRecord(body) ? body.default_generation_settings : undefined;
+        const n = positive(isRecord(generation) ? generation.n_ctx : undefined);
+        if (n !== undefined) return n;
+      } else {
+        await response.body?.cancel().catch(() => {});
+        propsAbsent = ABSENT.has(response.status);
+      }
+    } catch {
+      deadline.throwIfStopped();
+      if (deadline.timer.aborted) return undefined;
+      // Unreachable or reset: the next route may still answer.
+    }
+    // LM Studio: /api/v0/models (loaded_context_length of a loaded model).
+    if (state.lmstudioGone || state.lmstudioMissUntil > now() || deadline.timer.aborted) {
+      if (propsAbsent && state.lmstudioGone) latches.push(markNeither);
+      return undefined;
+    }
+    try {
+      const response = await get(`${base}/api/v0/models`, settings, deadline);
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => {});
+        if (ABSENT.has(response.status)) {
+          latches.push(markGone);
+          if (propsAbsent) latches.push(markNeither);
+        } else {
+          latches.push(markMiss);
+        }
+        return undefined;
+      }
+      const body = await readJson(response, deadline);
+      const data = isRecord(body) && Array.isArray(body.data) ? body.data.filter(isRecord) : [];
+      const loaded = data.filter((e) => positive(e.loaded_context_length) !== undefined);
+      const entry = settings.model
+        ? data.find((e) => e.id === settings.model)
+        : loaded.length === 1
+          ? loaded[0]
+          : undefined;
+      return positive(entry?.loaded_context_length);
+    } catch {
+      deadline.throwIfStopped();
+      // Unreachable, reset, or too slow for the bound: left alone for listingMissMs.
+      latches.push(markMiss);
+      return undefined;
+    }
+  };
+
+  const apply = (settings: WindowSettings, latches: Latch[]): void => {
+    if (latches.length === 0) return;
+    const state = stateFor(nativeBase(checkedBaseUrl(settings)));
+    for (const latch of latches) latch(state);
+  };
+
+  return {
+    async listModels(settings, lookup = {}) {
+      lookup.signal?.throwIfAborted();
+      const deadline = deadlineFor(settings, lookup.signal);
+      try {
+        return await list(settings, deadline);
+      } catch (error) {
+        deadline.throwIfStopped();
+        if (deadline.timer.aborted) throw deadline.timer.reason; // a TimeoutError DOMException
+        throw error;
+      }
+    },
+
+    async servedWindow(settings, lookup = {}) {
+      lookup.signal?.throwIfAborted();
+      const deadline = deadlineFor(settings, lookup.signal);
+      const latches: Latch[] = [];
+      const n = await served(settings, deadline, latches);
+      deadline.throwIfStopped();
+      apply(settings, latches);
+      return n;
+    },
+
+    async contextLimitFor(settings, operatorNumber, lookup = {}) {
+      const own = positive(operatorNumber);
+      if (own !== undefined) return own;
+      checkedBaseUrl(settings);
+      lookup.signal?.throwIfAborted();
+      const deadline = deadlineFor(settings, lookup.signal);
+      const latches: Latch[] = [];
+      let entry: ModelEntry | undefined;
+      try {
+        entry = findEntry(await list(settings, deadline), settings.model);
+      } catch (error) {
+        deadline.throwIfStopped();
+        if (deadline.timer.aborted) return 0;
+        // A server that cannot be reached at all has no native routes to ask either.
+        if (!ModelListingError.isInstance(error)) return 0;
+      }
+      const listed = listedWindow(entry);
+      if (listed !== undefined) return listed;
+      const native = await served(settings, deadline, latches);
+      deadline.throwIfStopped();
+      apply(settings, latches);
+      if (native !== undefined) return native;
+      // The allocated context a newer llama.cpp lists under meta, then the trained window.
+      const meta = isRecord(entry?.meta) ? entry.meta : undefined;
+      return positive(meta?.n_ctx) ?? positive(meta?.n_ctx_train) ?? 0;
+    },
+
+    reset() {
+      routes.clear();
+    },
+  };
+}

@@ -1,0 +1,166 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  CAPABILITY_SNAPSHOT_VERSION,
+  createCapabilityStore,
+  EFFORT_LADDER,
+  effortFor,
+} from "./capabilities.js";
+import { CapabilitySnapshotError } from "./errors.js";
+
+const URL_A = "http://127.0.0.1:8080/v1";
+
+describe("capabilitiesFor", () => {
+  it("reads an absent and an empty key as one endpoint, and a trailing slash as the same URL", () => {
+    const store = createCapabilityStore();
+    expect(store.capabilitiesFor(URL_A)).toBe(store.capabilitiesFor(`${URL_A}/`, ""));
+    expect(store.capabilitiesFor(URL_A, "k1")).not.toBe(store.capabilitiesFor(URL_A, "k2"));
+    expect(store.capabilitiesFor(URL_A)).toEqual({ strictSchemas: true, usageInStream: true });
+  });
+
+  it("keeps two stores apart", () => {
+    const a = createCapabilityStore();
+    const b = createCapabilityStore();
+    a.capabilitiesFor(URL_A).usageInStream = false;
+    expect(b.capabilitiesFor(URL_A).usageInStream).toBe(true);
+  });
+
+  it("starts a model with everything allowed and legacyTokenLimit true", () => {
+    const store = createCapabilityStore();
+    const model = store.modelCapabilitiesFor(store.capabilitiesFor(URL_A), "gpt-5");
+    expect(model).toEqual({
+      refusedEfforts: [],
+      legacyTokenLimit: true,
+      chosenTemperature: true,
+      assistantPrefill: true,
+      structuredOutput: true,
+      droppedFields: [],
+    });
+  });
+
+  it("refuses an empty base URL or model name with a clear error", () => {
+    const store = createCapabilityStore();
+    expect(() => store.capabilitiesFor("")).toThrow(/baseUrl/);
+    expect(() => store.modelCapabilitiesFor(store.capabilitiesFor(URL_A), "")).toThrow(/model/);
+  });
+});
+
+describe("effortFor", () => {
+  it("answers empty for off, absent, and a model that takes no effort", () => {
+    expect(effortFor(undefined, undefined)).toBe("");
+    expect(effortFor(undefined, "off")).toBe("");
+    const store = createCapabilityStore();
+    const model = store.modelCapabilitiesFor(store.capabilitiesFor(URL_A), "gpt-4o");
+    model.droppedFields.push("reasoning_effort");
+    expect(effortFor(model, "high")).toBe("");
+  });
+
+  it("only ever climbs, and never moves a value that is not on the ladder", () => {
+    fc.assert(
+      fc.property(
+        fc.subarray([...EFFORT_LADDER]),
+        fc.oneof(fc.constantFrom(...EFFORT_LADDER), fc.constantFrom("xhigh", "max")),
+        (refused, asked) => {
+          const model = createCapabilityStore().modelCapabilitiesFor(
+            createCapabilityStore().capabilitiesFor(URL_A),
+            "m",
+          );
+          model.refusedEfforts.push(...refused);
+          const sent = effortFor(model, asked);
+          const at = EFFORT_LADDER.indexOf(asked);
+          if (at < 0) return sent === asked;
+          const up = EFFORT_LADDER.indexOf(sent);
+          const above = EFFORT_LADDER.slice(at).filter((r) => !refused.includes(r));
+          return up >= at && (above.length === 0 ? sent === asked : sent === above[0]);
+        },
+      ),
+    );
+  });
+});
+
+describe("export and import", () => {
+  function learned() {
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(URL_A, "sk-live-abc");
+    supports.strictSchemas = false;
+    const model = store.modelCapabilitiesFor(supports, "gpt-5");
+    model.refusedEfforts.push("none");
+    model.legacyTokenLimit = false;
+    model.assistantPrefill = false;
+    model.droppedFields.push("min_p");
+    store.modelCapabilitiesFor(store.capabilitiesFor("http://other/v1"), "qwen").structuredOutput = false;
+    return store;
+  }
+
+  it("round-trips every latch through JSON text, without the API key", () => {
+    const snapshot = learned().exportCapabilities();
+    const text = JSON.stringify(snapshot);
+    expect(text).not.toContain("sk-live-abc");
+    const restored = createCapabilityStore();
+    restored.importCapabilities(text);
+    expect(restored.exportCapabilities()).toEqual(snapshot);
+    const supports = restored.capabilitiesFor(URL_A, "sk-live-abc");
+    expect(supports.strictSchemas).toBe(false);
+    expect(restored.modelCapabilitiesFor(supports, "gpt-5").legacyTokenLimit).toBe(false);
+    // The same URL with another key learned nothing.
+    expect(restored.capabilitiesFor(URL_A, "sk-other").strictSchemas).toBe(true);
+  });
+
+  it("updates objects a caller already holds", () => {
+    const restored = createCapabilityStore();
+    const held = restored.capabilitiesFor(URL_A, "sk-live-abc");
+    restored.importCapabilities(learned().exportCapabilities());
+    expect(held.strictSchemas).toBe(false);
+  });
+
+  it("refuses a snapshot of another version, changing nothing", () => {
+    const restored = createCapabilityStore();
+    const snapshot = { ...learned().exportCapabilities(), version: CAPABILITY_SNAPSHOT_VERSION + 1 };
+    const error = (() => {
+      try {
+        restored.importCapabilities(snapshot);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(CapabilitySnapshotError.isInstance(error)).toBe(true);
+    expect((error as CapabilitySnapshotError).code).toBe("version");
+    expect(restored.exportCapabilities().endpoints).toEqual([]);
+  });
+
+  it("refuses a malformed snapshot as a whole: a bad second endpoint keeps the first out too", () => {
+    const snapshot = learned().exportCapabilities();
+    const broken = JSON.parse(JSON.stringify(snapshot));
+    broken.endpoints[1].models.qwen.legacyTokenLimit = "yes";
+    const restored = createCapabilityStore();
+    expect(() => restored.importCapabilities(broken)).toThrow(
+      /endpoints\[1\]\.models\["qwen"\]\.legacyTokenLimit/,
+    );
+    expect(restored.exportCapabilities().endpoints).toEqual([]);
+    const codeOf = (bad: unknown) => {
+      try {
+        restored.importCapabilities(bad);
+      } catch (e) {
+        return (e as CapabilitySnapshotError).code;
+      }
+    };
+    for (const bad of [null, 42, "{", { version: 1 }, { version: 1, endpoints: [{}] }]) {
+      expect(codeOf(bad)).toBe("malformed");
+    }
+    expect(codeOf({ endpoints: [] })).toBe("version");
+    expect(restored.exportCapabilities().endpoints).toEqual([]);
+  });
+
+  it("never throws anything but a CapabilitySnapshotError, whatever it is given", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        try {
+          createCapabilityStore().importCapabilities(value);
+          return true;
+        } catch (error) {
+          return CapabilitySnapshotError.isInstance(error);
+        }
+      }),
+    );
+  });
+});

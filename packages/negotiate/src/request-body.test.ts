@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest";
+import { createCapabilityStore } from "./capabilities.js";
+import { buildBody, type ToolDefinition } from "./request-body.js";
+
+const tool = (name: string, parameters: Record<string, unknown> = { type: "object", properties: {} }) =>
+  ({ type: "function", function: { name, parameters } }) satisfies ToolDefinition;
+const messages = [{ role: "user", content: "hi" }];
+
+function fresh() {
+  const store = createCapabilityStore();
+  const supports = store.capabilitiesFor("http://127.0.0.1:1/v1");
+  return { supports, model: store.modelCapabilitiesFor(supports, "m") };
+}
+
+describe("buildBody", () => {
+  it("sends the full body to an endpoint and model that refused nothing", () => {
+    const { supports, model } = fresh();
+    const body = buildBody(
+      { model: "m", maxTokens: 64, temperature: 0.3, reasoningEffort: "low" },
+      supports,
+      model,
+      messages,
+      [tool("b"), tool("a")],
+    );
+    expect(body).toEqual({
+      model: "m",
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+      tools: [tool("a"), tool("b")],
+      reasoning_effort: "low",
+      max_tokens: 64,
+      temperature: 0.3,
+    });
+  });
+
+  it("spells the ceiling max_tokens when no model latches are given, and sends no temperature", () => {
+    const { supports } = fresh();
+    const body = buildBody({ model: "m", maxTokens: 64, temperature: 0.3 }, supports, undefined, messages);
+    expect(body).toMatchObject({ max_tokens: 64 });
+    expect(body).not.toHaveProperty("max_completion_tokens");
+    expect(body).not.toHaveProperty("temperature");
+  });
+
+  it("sends no ceiling for maxTokens 0 and no effort for 'off' or an absent setting", () => {
+    const { supports, model } = fresh();
+    for (const reasoningEffort of ["off", undefined]) {
+      const body = buildBody({ model: "m", maxTokens: 0, reasoningEffort }, supports, model, messages);
+      expect(body).not.toHaveProperty("max_tokens");
+      expect(body).not.toHaveProperty("reasoning_effort");
+    }
+  });
+
+  it("follows every latch: no stream_options, relaxed tools, new ceiling spelling, no temperature, dropped fields", () => {
+    const { supports, model } = fresh();
+    supports.usageInStream = false;
+    supports.strictSchemas = false;
+    model.legacyTokenLimit = false;
+    model.chosenTemperature = false;
+    model.droppedFields.push("min_p");
+    const strictTool = tool("t", {
+      type: "object",
+      properties: { q: { type: "string", pattern: "[a-z]+" } },
+      required: ["q"],
+      additionalProperties: false,
+    });
+    const body = buildBody(
+      { model: "m", maxTokens: 10, temperature: 1, extraBody: { min_p: 0.1, top_k: 5, temperature: 0.5 } },
+      supports,
+      model,
+      messages,
+      [strictTool],
+    );
+    expect(body).not.toHaveProperty("stream_options");
+    expect(body).toMatchObject({ max_completion_tokens: 10, top_k: 5 });
+    expect(body).not.toHaveProperty("max_tokens");
+    expect(body).not.toHaveProperty("temperature");
+    expect(body).not.toHaveProperty("min_p");
+    expect(body.tools).toHaveLength(1);
+    expect(body.tools?.[0]).not.toEqual(strictTool);
+  });
+
+  it("merges extraBody last: it may set temperature but never model, messages, stream or tools", () => {
+    const { supports, model } = fresh();
+    const body = buildBody(
+      {
+        model: "m",
+        temperature: 0.2,
+        extraBody: { temperature: 0.9, model: "x", messages: [], stream: false, tools: [], id_slot: 2 },
+      },
+      supports,
+      model,
+      messages,
+      [tool("a")],
+    );
+    expect(body).toMatchObject({
+      model: "m",
+      messages,
+      stream: true,
+      tools: [tool("a")],
+      temperature: 0.9,
+      id_slot: 2,
+    });
+  });
+
+  it("keeps the caller's tool order with false and takes a comparator", () => {
+    const { supports, model } = fresh();
+    const tools = [tool("b"), tool("c"), tool("a")];
+    expect(buildBody({ model: "m" }, supports, model, messages, tools, false).tools).toEqual(tools);
+    const reverse = (x: ToolDefinition, y: ToolDefinition) => y.function.name.localeCompare(x.function.name);
+    expect(
+      buildBody({ model: "m" }, supports, model, messages, tools, reverse).tools?.map((t) => t.function.name),
+    ).toEqual(["c", "b", "a"]);
+  });
+
+  it("never mutates its arguments", () => {
+    const { supports, model } = fresh();
+    const tools = [tool("b"), tool("a")];
+    const config = { model: "m", extraBody: { top_k: 1 } };
+    const before = JSON.stringify({ tools, config, messages });
+    buildBody(config, supports, model, messages, tools);
+    expect(JSON.stringify({ tools, config, messages })).toBe(before);
+  });
+
+  it("refuses a config without a model name with a clear error", () => {
+    const { supports } = fresh();
+    expect(() => buildBody({ model: "" }, supports, undefined, messages)).toThrow(/config\.model/);
+  });
+});

@@ -1,0 +1,154 @@
+import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientFor, fixtureError, rejection } from "../test/wire.js";
+import { ContextOverflow } from "./errors.js";
+import { readRefusal } from "./refusal.js";
+import { backoffMs, isModelLoading, isOverflow, isTransient } from "./retry.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const request = (client = clientFor(server.baseUrl), options = {}) =>
+  rejection(
+    client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }, options),
+  );
+
+describe("backoffMs", () => {
+  it("doubles from the base with equal jitter, capped", () => {
+    const low = { random: () => 0 };
+    const high = { random: () => 0.999999 };
+    expect([0, 1, 2, 3].map((n) => backoffMs(n, undefined, low))).toEqual([500, 1000, 2000, 4000]);
+    expect([0, 1, 2, 3].map((n) => backoffMs(n, undefined, high))).toEqual([1000, 2000, 4000, 8000]);
+    expect(backoffMs(20, undefined, high)).toBe(30_000);
+    expect(backoffMs(2, undefined, { random: () => 0.5, baseMs: 100, maxMs: 300 })).toBe(225);
+  });
+
+  it("honours the server's retry-after header, read off the real client's error", async () => {
+    server.enqueue({
+      ...fixtureError("openai/429-request-too-large-tpm-gpt-4o.json", 429),
+      headers: { "retry-after": "2" },
+    });
+    expect(backoffMs(0, await request(), { random: () => 0 })).toBe(2000);
+    server.enqueue({
+      type: "error",
+      status: 503,
+      body: { error: { message: "busy" } },
+      headers: { "retry-after-ms": "150" },
+    });
+    expect(backoffMs(5, await request())).toBe(150);
+  });
+
+  it("honours a retry-after date, and caps a server's hint", () => {
+    const error = { status: 429, headers: { "Retry-After": "Sun, 29 Nov 2026 12:00:10 GMT" } };
+    expect(backoffMs(0, error, { now: () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT") })).toBe(10_000);
+    expect(backoffMs(0, { status: 429, headers: { "retry-after": "3600" } })).toBe(120_000);
+  });
+
+  it("reads OpenAI's 'Please try again in 644ms' from the recorded rate limit", async () => {
+    server.enqueue({
+      type: "error",
+      status: 429,
+      body: readFixture("errors/openai/429-rate-limit-reached-tpm-retry-in-ms.message.txt"),
+    });
+    expect(backoffMs(3, await request())).toBe(644);
+  });
+
+  it("rejects an attempt that is not a whole number", () => {
+    expect(() => backoffMs(-1)).toThrow(RangeError);
+    expect(() => backoffMs(1.5)).toThrow(/whole number/);
+  });
+});
+
+describe("isTransient over real failures", () => {
+  it("retries a refused connection and a client timeout", async () => {
+    const closed = await startServer();
+    const url = closed.baseUrl;
+    await closed.close();
+    const refused = await request(clientFor(url));
+    expect(isTransient(refused)).toBe(true);
+
+    server.enqueue({ type: "turn", content: "late", firstByteDelayMs: 2000 });
+    const timedOut = await request(undefined, { timeout: 100 });
+    expect((timedOut as Error).constructor.name).toBe("APIConnectionTimeoutError");
+    expect(isTransient(timedOut)).toBe(true);
+  });
+
+  it("never retries an abort", async () => {
+    server.enqueue({ type: "turn", content: "late", firstByteDelayMs: 2000 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const aborted = await request(undefined, { signal: controller.signal });
+    expect((aborted as Error).constructor.name).toBe("APIUserAbortError");
+    expect(isTransient(aborted)).toBe(false);
+  });
+
+  it("retries a silent endpoint and never an overflow", () => {
+    expect(isTransient(Object.assign(new Error("silent"), { name: "EndpointSilent" }))).toBe(true);
+    const overflow = new ContextOverflow("too big", { cause: { status: 500 } });
+    expect(isTransient(overflow)).toBe(false);
+    expect(isOverflow(overflow)).toBe(true);
+    expect(isModelLoading({ status: 503, error: { message: "Service Unavailable" } })).toBe(false);
+  });
+});
+
+describe("ContextOverflow", () => {
+  it("carries the endpoint's words and the original error, and is recognised across copies", async () => {
+    server.enqueue(fixtureError("llamacpp/exceed-context-size-new-format-8708-of-8192.json", 400));
+    const original = await request();
+    const overflow = new ContextOverflow((original as { error: { message: string } }).error.message, {
+      cause: original,
+    });
+    expect(overflow.serverMessage).toBe(
+      "request (8708 tokens) exceeds the available context size (8192 tokens), try increasing it",
+    );
+    expect(overflow.message).toContain(overflow.serverMessage);
+    expect(overflow.cause).toBe(original);
+    expect(overflow.name).toBe("ContextOverflow");
+    const otherCopy = Object.defineProperty(
+      new Error("x"),
+      Symbol.for("@loopwright/negotiate.ContextOverflow"),
+      {
+        value: true,
+      },
+    );
+    expect(ContextOverflow.isInstance(otherCopy)).toBe(true);
+    expect(ContextOverflow.isInstance(new Error("x"))).toBe(false);
+  });
+});
+
+describe("the classifiers never throw", () => {
+  it("answers for any value at all", () => {
+    fc.assert(
+      fc.property(fc.anything(), (value) => {
+        readRefusal(value);
+        isOverflow(value);
+        isTransient(value);
+        isModelLoading(value);
+        backoffMs(0, value);
+        return true;
+      }),
+    );
+  });
+
+  it("reads the refused field's name back from every unknown-field wording", () => {
+    const name = fc
+      .stringMatching(/^[a-z][a-z0-9_]{0,15}$/)
+      .filter((n) => !["stream_options", "max_tokens", "temperature", "response_format"].includes(n));
+    const wordings = [
+      (n: string) => `Unrecognized request argument supplied: ${n}`,
+      (n: string) => `Unknown parameter: '${n}'.`,
+      (n: string) => `property '${n}' is unsupported, did you mean 'stream'?`,
+      (n: string) => `Extra inputs are not permitted, field: '${n}'`,
+    ];
+    fc.assert(
+      fc.property(name, fc.constantFrom(...wordings), (n, wording) => {
+        const refusal = readRefusal({ status: 400, error: { message: wording(n) } });
+        return refusal?.kind === "unknown-field" && refusal.field === n;
+      }),
+    );
+  });
+});
