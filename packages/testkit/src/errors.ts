@@ -5,8 +5,7 @@ export type TestkitErrorCode =
   | "fixtures-dir-not-found"
   | "fixture-not-found"
   | "invalid-option"
-  | "invalid-reply"
-  | "server-closed";
+  | "invalid-reply";
 
 /**
  * The one error the testkit throws: bad options, a bad scripted reply, or a missing fixture.

@@ -161,3 +161,21 @@ describe("startServer", () => {
     await expect(fetch(`${server.origin}/v1/models`)).rejects.toThrow();
   });
 });
+
+describe("startServer options", () => {
+  it("rejects an unknown personality with a TestkitError listing the built-in ones", async () => {
+    await expect(startServer({ personality: "ollama" as never })).rejects.toThrow(
+      /use one of openai, llamacpp, vllm, lmstudio/,
+    );
+  });
+
+  it("rejects a malformed reply in the initial queue before listening", async () => {
+    await expect(startServer({ replies: [{ type: "error", status: 42, body: {} }] })).rejects.toThrow(
+      /HTTP status 100-599/,
+    );
+  });
+
+  it("rejects replies that are neither an array nor a function", async () => {
+    await expect(startServer({ replies: "nope" as never })).rejects.toThrow(/replies must be an array/);
+  });
+});

@@ -1,0 +1,66 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { TestkitError } from "./errors.js";
+import {
+  fixturePath,
+  fixturesDir,
+  readFixture,
+  readFixtureBytes,
+  readFixtureJson,
+  readRecordedResponse,
+} from "./fixtures.js";
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe("fixtures", () => {
+  it("finds shared/fixtures next to the repository root", () => {
+    expect(fixturesDir()).toMatch(/[/\\]shared[/\\]fixtures$/);
+    expect(readFixture("README.md")).toContain("Wire fixtures");
+  });
+
+  it("honours LOOPWRIGHT_FIXTURES", () => {
+    const dir = join(fixturesDir(), "errors");
+    vi.stubEnv("LOOPWRIGHT_FIXTURES", dir);
+    expect(fixturesDir()).toBe(dir);
+    expect(readFixtureJson("llamacpp/503-loading-model.json")).toMatchObject({ error: { code: 503 } });
+  });
+
+  it("names a LOOPWRIGHT_FIXTURES folder that does not exist", () => {
+    vi.stubEnv("LOOPWRIGHT_FIXTURES", "/no/such/folder");
+    expect(() => fixturesDir()).toThrow(/LOOPWRIGHT_FIXTURES points at \/no\/such\/folder/);
+  });
+
+  it("reads bytes and text identically", () => {
+    const rel = "wire/mistral/mistral-text.sse";
+    expect(new TextDecoder().decode(readFixtureBytes(rel))).toBe(readFixture(rel));
+  });
+
+  it("throws a TestkitError naming a missing fixture", () => {
+    try {
+      readFixture("wire/missing.sse");
+      expect.unreachable();
+    } catch (error) {
+      expect(TestkitError.isInstance(error)).toBe(true);
+      expect((error as TestkitError).code).toBe("fixture-not-found");
+      expect((error as Error).message).toContain("wire/missing.sse");
+      expect((error as Error).cause).toBeDefined();
+    }
+  });
+
+  it("refuses paths that leave the fixtures folder", () => {
+    expect(() => fixturePath("../ARCHITECTURE.md")).toThrow(/leaves the fixtures folder/);
+    expect(() => fixturePath("/etc/passwd")).toThrow(/leaves the fixtures folder/);
+  });
+
+  it("parses a curl -i capture into status, headers and the exact body", () => {
+    const r = readRecordedResponse("llamacpp-live/00-loading-503.response.txt");
+    expect(r.status).toBe(503);
+    expect(r.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(r.body).toBe('{"error":{"message":"Loading model","type":"unavailable_error","code":503}}');
+    expect(() => readRecordedResponse("errors/llamacpp/503-loading-model.json")).toThrow(
+      /not an HTTP response capture/,
+    );
+  });
+});
