@@ -1,6 +1,8 @@
 import { EndpointConfigError } from "./errors.js";
 
 /**
+ * The endpoint fields this package reads.
+ *
  * The endpoint fields this package reads. Any settings row, resolved agent or zod-inferred config
  * with these fields satisfies it structurally.
  */
@@ -24,6 +26,8 @@ export interface WindowSettings extends Endpoint {
 }
 
 /**
+ * The API key sent to a keyless server, so the SDK never falls back to `$OPENAI_API_KEY`.
+ *
  * The API key sent to a keyless local server. Explicit, so the `openai` client never falls back
  * to `$OPENAI_API_KEY` and sends the operator's key somewhere it was not meant to go.
  */
@@ -54,6 +58,8 @@ export function timeoutMs(endpoint: Pick<Endpoint, "requestTimeoutSeconds">): nu
 }
 
 /**
+ * How long the first chunk of a stream may take, in ms.
+ *
  * How long the first chunk of a stream may take, in milliseconds: `firstTokenSeconds`, else five
  * times `requestTimeoutSeconds`, else `undefined` (wait forever). Prefill of a long prompt on a
  * local GPU takes tens of seconds, so the first wait gets its own allowance.

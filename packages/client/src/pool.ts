@@ -10,6 +10,8 @@ import {
 } from "./window.js";
 
 /**
+ * The longest timer Node accepts: what "no timeout" means for the SDK.
+ *
  * The longest timer Node accepts (about 24.8 days): what "no timeout" means for the SDK, whose
  * own default would otherwise cut a slow local model off at ten minutes.
  */
@@ -60,6 +62,8 @@ function checkedHeaders(headers: unknown): Record<string, string> {
 }
 
 /**
+ * Makes an independent client pool with its own window-lookup caches.
+ *
  * Makes an independent client pool (and window-lookup caches). The top-level functions use a
  * default one; a host whose tenants must not share clients makes one each.
  */

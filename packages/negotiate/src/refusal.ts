@@ -122,6 +122,8 @@ export function isGrammarRefusal(error: unknown): boolean {
 }
 
 /**
+ * Reads the refusal a failed request carries, if `negotiate` can answer it.
+ *
  * Reads the refusal a failed request carries, if it is one `negotiate` can answer; `undefined` for
  * anything else (a refusal of a value, an overflow, a rate limit, a server error). Never throws.
  */

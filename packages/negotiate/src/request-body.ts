@@ -51,6 +51,8 @@ export interface RequestBody {
 const LOOP_FIELDS = new Set(["model", "messages", "stream", "tools"]);
 
 /**
+ * Decides the streamed request body from the settings and what the endpoint and model refused.
+ *
  * The one place a streamed request body is decided: from the model settings, what the endpoint
  * (`supports`) and the model (`model`) have refused, the transcript, and the declared tools.
  *

@@ -15,6 +15,8 @@ const OVERFLOW_WORDINGS = [
 const RATE_LIMIT = /tokens per min|\bTPM\b|requests per min|\bRPM\b|rate.?limit/i;
 
 /**
+ * True when the error says the request is too big for the model's context window.
+ *
  * True when the error says the request is too big for the model's context window, in any server's
  * wording (OpenAI `context_length_exceeded`, llama.cpp `exceed_context_size_error`, vLLM, LM Studio,
  * TGI, OpenRouter). Never true for a 429, including OpenAI's "Request too large … on tokens per
@@ -30,6 +32,8 @@ export function isOverflow(error: unknown): boolean {
 }
 
 /**
+ * True for a server still loading the model (llama.cpp's 503 "Loading model").
+ *
  * True for a server still loading the model: llama.cpp's 503 "Loading model" (type
  * `unavailable_error`), which a router build also answers while it swaps models, and the
  * "model is (currently) loading" 503 of other servers. A 503 that says nothing about loading is
@@ -63,6 +67,8 @@ function isAbort(error: unknown): boolean {
 }
 
 /**
+ * True when sending the same request again may succeed.
+ *
  * True when sending the same request again may succeed: a lost connection or a timeout (no
  * status), an endpoint that went silent (`EndpointSilent`), 408, 409, 425, 429 (every 429, the
  * "Request too large … tokens per min" one included: it is waited through, never read as an
@@ -128,6 +134,8 @@ function hintMs(error: unknown, now: () => number): number | undefined {
 }
 
 /**
+ * How long to wait before a retry, in ms: the server's hint, else exponential backoff with jitter.
+ *
  * How long to wait before retry number `attempt` (0 for the first retry): the server's own hint
  * when the error carries one (`retry-after-ms`, `retry-after` in seconds or as a date, or OpenAI's
  * "Please try again in 644ms"), capped at `maxHintMs`; otherwise exponential from `baseMs` with
