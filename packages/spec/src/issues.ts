@@ -50,7 +50,7 @@ export function issue(path: string, code: SpecIssueCode, text: string): SpecIssu
 }
 
 /** Describes a value for a message without quoting it: numbers and booleans shown, strings only measured. */
-export function describe(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return `a list of ${value.length}`;
   switch (typeof value) {

@@ -222,6 +222,30 @@ describe("parseSpec drops what does not pass, with a warning naming its path", (
     ]);
   });
 
+  it("keeps one hook per id and one bundled server per name, the later winning", () => {
+    const result = parseSpec(
+      doc({
+        hooks: [
+          { id: "h", events: [] },
+          { id: "h", events: ["afterTurn"] },
+        ],
+        bundle: {
+          mcpServers: [
+            { name: "s", command: "a" },
+            { name: "s", command: "b" },
+          ],
+        },
+      }),
+      { bundle: true },
+    );
+    expect(codes(result.warnings)).toEqual([
+      ["hooks[1]", "duplicate-id"],
+      ["bundle.mcpServers[1]", "duplicate-id"],
+    ]);
+    expect(result.spec?.hooks).toEqual([{ id: "h", events: ["afterTurn"] }]);
+    expect(result.spec?.bundle?.mcpServers).toEqual([{ name: "s", command: "b" }]);
+  });
+
   it.each([
     ["neither command nor url", { name: "x" }],
     ["both command and url", { name: "x", command: "c", url: "http://h" }],

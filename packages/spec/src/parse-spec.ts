@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { describe, issue, type SpecIssue } from "./issues.js";
+import { describeValue, issue, type SpecIssue } from "./issues.js";
 import { child, cloneJson, isPlainObject, setOwn } from "./json.js";
 import {
   agentSpecSchema,
@@ -90,7 +90,11 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
     const fits = def.type === "array" ? Array.isArray(value) : isPlainObject(value);
     if (!fits) {
       ctx.errors.push(
-        issue(path, "container", `must be ${kind}, not ${describe(value)}. Fix the document's structure.`),
+        issue(
+          path,
+          "container",
+          `must be ${kind}, not ${describeValue(value)}. Fix the document's structure.`,
+        ),
       );
       return DROPPED;
     }
@@ -138,7 +142,7 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
           issue(
             path,
             "invalid-value",
-            `${describe(value)} is not accepted (${firstMessage(checked.error)}); dropped, not corrected, so a weaker layer's value applies.`,
+            `${describeValue(value)} is not accepted (${firstMessage(checked.error)}); dropped, not corrected, so a weaker layer's value applies.`,
           ),
         );
         return DROPPED;
@@ -244,7 +248,9 @@ export function parseSpec(value: unknown, options: ParseSpecOptions = {}): Parse
 /** @internal */
 export function parseInto(value: unknown, options: InternalParseOptions, ctx: Walk): AgentSpec | undefined {
   if (!isPlainObject(value)) {
-    ctx.errors.push(issue("", "not-object", `an agent document is a JSON object, not ${describe(value)}.`));
+    ctx.errors.push(
+      issue("", "not-object", `an agent document is a JSON object, not ${describeValue(value)}.`),
+    );
     return undefined;
   }
   checkToken(value.spec, ctx);
@@ -310,7 +316,7 @@ function checkRequires(
   requires.forEach((entry, index) => {
     const at = child("requires", index);
     if (typeof entry !== "string" || entry === "") {
-      ctx.errors.push(issue(at, "requires", `is ${describe(entry)}, not a feature name.`));
+      ctx.errors.push(issue(at, "requires", `is ${describeValue(entry)}, not a feature name.`));
       return;
     }
     if (entry === "bundle" && !options.bundle) {

@@ -223,10 +223,32 @@ export const agentSpecSchema = z
 
 /** The JSON Schema of an agent document (draft 2020-12), with `$id`, generated from `agentSpecSchema`. */
 export function agentSpecJsonSchema(): Record<string, unknown> {
-  const generated = z.toJSONSchema(agentSpecSchema, { target: "draft-2020-12", io: "input" }) as Record<
-    string,
-    unknown
-  >;
+  const generated = z.toJSONSchema(agentSpecSchema, {
+    target: "draft-2020-12",
+    io: "input",
+    // The rule across a bundled server's fields is a refinement, which JSON Schema cannot read
+    // from zod; say it in JSON Schema's own terms so an editor flags it too.
+    override: ({ zodSchema, jsonSchema }) => {
+      if (zodSchema !== (bundledServer as unknown)) return;
+      // null reads as absent, so "has a command" means a string is there.
+      const has = (field: string) => ({
+        required: [field],
+        properties: { [field]: { type: "string" as const } },
+      });
+      jsonSchema.oneOf = [
+        {
+          ...has("command"),
+          not: has("url"),
+          properties: { command: { type: "string" as const }, type: { enum: ["stdio", null] } },
+        },
+        {
+          ...has("url"),
+          not: has("command"),
+          properties: { url: { type: "string" as const }, type: { enum: ["http", "sse", null] } },
+        },
+      ];
+    },
+  }) as Record<string, unknown>;
   const { $schema, ...rest } = generated;
   return { $schema, $id: AGENT_SPEC_SCHEMA_ID, title: "Loopwright agent document", ...rest };
 }
