@@ -179,3 +179,39 @@ describe("startServer options", () => {
     await expect(startServer({ replies: "nope" as never })).rejects.toThrow(/replies must be an array/);
   });
 });
+
+describe("robustness", () => {
+  it("rejects a port outside 0-65535", async () => {
+    await expect(startServer({ port: 70000 })).rejects.toThrow(/port must be an integer 0-65535/);
+  });
+
+  it("turns a reply function that throws into a 500 naming the failure", async () => {
+    server = await startServer({
+      replies: () => {
+        throw new Error("script bug");
+      },
+    });
+    const error = await client(server)
+      .chat.completions.create(ask)
+      .catch((e: unknown) => e);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(500);
+    expect((error as Error).message).toContain("script bug");
+  });
+
+  it("keeps serving after a client aborts a slow stream", async () => {
+    server = await startServer({
+      replies: [{ content: "slow stream of text", chunkChars: 1, chunkDelayMs: 30 }, { content: "next" }],
+    });
+    const c = client(server);
+    const controller = new AbortController();
+    const stream = await c.chat.completions.create({ ...ask, stream: true }, { signal: controller.signal });
+    const seen: string[] = [];
+    // openai-node ends the iteration quietly when its own signal aborts
+    for await (const chunk of stream) {
+      seen.push(chunk.choices[0]?.delta.content ?? "");
+      if (seen.length === 3) controller.abort();
+    }
+    expect(seen.join("")).toBe("sl");
+    expect((await c.chat.completions.create(ask)).choices[0]?.message.content).toBe("next");
+  });
+});

@@ -1,20 +1,19 @@
 /**
- * The loopback server: routes, the reply queue, and the writers that put each kind of reply on the
- * wire (with its delays, pauses, silences and drops).
+ * The loopback server: listening, routing, the reply script and request recording. The bytes of
+ * each reply are written by `respond.ts`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { setTimeout as sleepFor } from "node:timers/promises";
 import { TestkitError } from "./errors.js";
-import { readFixtureBytes } from "./fixtures.js";
-import type { HttpAnswer, Personality } from "./personalities/personality.js";
+import type { Personality } from "./personalities/personality.js";
 import { type PersonalitySpec, resolvePersonality } from "./personalities/resolve.js";
 import { countTokens, createPrefixCache, renderPrompt } from "./prefix-cache.js";
 import type { RecordedRequest } from "./recorded-request.js";
-import type { ErrorReply, RawReply, ReplayReply, Reply, TurnReply } from "./replies.js";
+import type { ErrorReply, Reply } from "./replies.js";
 import { validateReply } from "./replies.js";
+import { createResponder } from "./respond.js";
 import { type ScriptedModelOptions, scriptedModel } from "./scripted-model.js";
-import { splitFrames, sseFrame, type TurnContext, turnChunks, turnCompletion } from "./sse.js";
+import type { TurnContext } from "./sse.js";
 
 /** One entry of the default `GET /v1/models` list. */
 export interface ModelListing {
@@ -120,6 +119,13 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       "startServer: replies must be an array of replies or a function.",
     );
   }
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new TestkitError(
+      "invalid-option",
+      `startServer: port must be an integer 0-65535 (0: any free port), got ${String(port)}.`,
+    );
+  }
   const queue: Reply[] = Array.isArray(options.replies) ? options.replies.map(validateReply) : [];
   const replyFn = typeof options.replies === "function" ? options.replies : undefined;
   const requests: RecordedRequest[] = [];
@@ -130,111 +136,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const startedAt = Date.now();
   let completionCounter = 0;
 
-  /** Sleeps; false when the server closed or the client went away meanwhile. */
-  const sleep = async (ms: number, res: ServerResponse): Promise<boolean> => {
-    if (ms > 0) {
-      try {
-        await sleepFor(ms, undefined, { signal: stop.signal });
-      } catch {
-        return false;
-      }
-    }
-    return !stop.signal.aborted && !res.destroyed;
-  };
-
-  const sendJson = (
-    res: ServerResponse,
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ) => {
-    const text = typeof body === "string" ? body : JSON.stringify(body);
-    const type = typeof body === "string" ? "text/plain; charset=utf-8" : "application/json";
-    res.writeHead(status, { "content-type": type, ...headers });
-    res.end(text);
-  };
-
-  const sendError = (res: ServerResponse, reply: HttpAnswer) => {
-    sendJson(res, reply.status, reply.body, reply.headers);
-  };
-
-  /** Writes frames one by one, applying the reply's delays and misbehaviours between them. */
-  const writeFrames = async (res: ServerResponse, frames: (string | Uint8Array)[], turn: TurnReply) => {
-    // Returns true when the stream must not go on after `sent` frames.
-    const stopAfter = async (sent: number): Promise<boolean> => {
-      if (turn.errorMidStream && turn.errorMidStream.afterChunk === sent) {
-        res.end(sseFrame({ error: turn.errorMidStream.error }));
-        return true;
-      }
-      if (turn.dropAfterChunk === sent) {
-        res.socket?.destroy();
-        return true;
-      }
-      if (turn.silentAfterChunk === sent) return true; // left open until close() or the client leaves
-      if (turn.pause && turn.pause.afterChunk === sent && !(await sleep(turn.pause.ms, res))) return true;
-      return false;
-    };
-    for (let i = 0; i < frames.length; i++) {
-      if (await stopAfter(i)) return;
-      if (i > 0 && turn.chunkDelayMs && !(await sleep(turn.chunkDelayMs, res))) return;
-      if (res.destroyed) return;
-      // Wait until the frame is handed to the socket, so a drop right after it still delivers it.
-      await new Promise<void>((resolve) => res.write(frames[i] as string | Uint8Array, () => resolve()));
-    }
-    if (await stopAfter(frames.length)) return;
-    res.end();
-  };
-
-  const sendTurn = async (
-    res: ServerResponse,
-    request: RecordedRequest,
-    turn: TurnReply,
-    ctx: TurnContext,
-  ) => {
-    if (turn.firstByteDelayMs && !(await sleep(turn.firstByteDelayMs, res))) return;
-    const body = request.body as Record<string, unknown>;
-    if (body.stream !== true) {
-      if (turn.silentAfterChunk !== undefined) return; // never answers
-      if (turn.dropAfterChunk !== undefined) {
-        res.socket?.destroy();
-        return;
-      }
-      sendJson(res, 200, turnCompletion(turn, ctx));
-      return;
-    }
-    const includeUsage = personality?.streamsUsage?.(request) ?? true;
-    const frames: string[] = turnChunks(turn, ctx, { includeUsage }).map((c) => sseFrame(c));
-    if (!turn.noDone) frames.push(sseFrame("[DONE]"));
-    res.writeHead(200, {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-    });
-    res.flushHeaders();
-    await writeFrames(res, frames, turn);
-  };
-
-  const sendChunks = async (
-    res: ServerResponse,
-    status: number,
-    headers: Record<string, string> | undefined,
-    chunks: (string | Uint8Array)[],
-    delayMs: number | undefined,
-  ) => {
-    res.writeHead(status, headers ?? { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    res.flushHeaders();
-    await writeFrames(res, chunks, { chunkDelayMs: delayMs });
-  };
-
-  const sendReplay = async (res: ServerResponse, reply: ReplayReply) => {
-    const bytes = readFixtureBytes(reply.fixture);
-    const chunks = reply.chunkDelayMs ? splitFrames(bytes) : [bytes];
-    await sendChunks(res, reply.status ?? 200, reply.headers, chunks, reply.chunkDelayMs);
-  };
-
-  const sendRaw = async (res: ServerResponse, reply: RawReply) => {
-    await sendChunks(res, reply.status ?? 200, reply.headers, reply.chunks, reply.chunkDelayMs);
-  };
+  const respond = createResponder(stop.signal);
 
   const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
     const queued = queue.shift();
@@ -255,11 +157,14 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     const promptTokens = isRecord(request.body) ? countTokens(renderPrompt(request.body)) : 0;
     const refusal = personality?.check?.(request, { promptTokens, uptimeMs: Date.now() - startedAt });
     if (refusal) {
-      sendError(res, refusal);
+      respond.answer(res, refusal);
       return;
     }
     if (!isRecord(request.body)) {
-      sendError(res, openAiError(400, "The request body must be a JSON object with model and messages."));
+      respond.answer(
+        res,
+        openAiError(400, "The request body must be a JSON object with model and messages."),
+      );
       return;
     }
     const counted = options.prefixCache
@@ -268,13 +173,13 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     const reply = validateReply(await nextReply(request, index));
     switch (reply.type) {
       case "error":
-        sendError(res, reply);
+        respond.answer(res, reply);
         return;
       case "replay":
-        await sendReplay(res, reply);
+        await respond.replay(res, reply);
         return;
       case "raw":
-        await sendRaw(res, reply);
+        await respond.raw(res, reply);
         return;
       default: {
         completionCounter++;
@@ -288,7 +193,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           cachedTokens: counted.cachedTokens,
           toolCallId: (i) => `call_sim${n}_${i}`,
         };
-        await sendTurn(res, request, reply, ctx);
+        const includeUsage = personality?.streamsUsage?.(request) ?? true;
+        await respond.turn(res, reply, ctx, request.body.stream === true, includeUsage);
       }
     }
   };
@@ -305,7 +211,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     if (isChat) chatRequests.push(request);
     const intercepted = personality?.intercept?.(request, Date.now() - startedAt);
     if (intercepted) {
-      sendError(res, intercepted);
+      respond.answer(res, intercepted);
       return;
     }
     const { method, path } = request;
@@ -321,7 +227,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
             data: models.map((m) => ({ object: "model", created: 0, owned_by: "loopwright-testkit", ...m })),
           }
         : models;
-      sendJson(res, 200, body);
+      respond.answer(res, { status: 200, body });
       return;
     }
     const extra =
@@ -331,21 +237,16 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           ? getBody(options.lmstudio, personality?.lmstudioModels?.bind(personality))
           : undefined;
     if (extra !== undefined) {
-      sendJson(res, 200, extra);
+      respond.answer(res, { status: 200, body: extra });
       return;
     }
     const answer = personality?.route?.(request);
     if (answer) {
-      sendError(res, answer);
+      respond.answer(res, answer);
       return;
     }
-    sendJson(res, 404, {
-      error: {
-        message: `loopwright testkit: no route for ${method} ${path}.`,
-        type: "not_found_error",
-        code: null,
-      },
-    });
+    const message = `loopwright testkit: no route for ${method} ${path}.`;
+    respond.answer(res, { status: 404, body: { error: { message, type: "not_found_error", code: null } } });
   };
 
   const server = createServer((req, res) => {
@@ -368,7 +269,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
         return;
       }
       const message = error instanceof Error ? error.message : String(error);
-      sendError(res, openAiError(500, `loopwright testkit: ${message}`, "server_error"));
+      respond.answer(res, openAiError(500, `loopwright testkit: ${message}`, "server_error"));
     });
   });
   server.on("connection", (socket) => {
@@ -378,19 +279,19 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => {
+    server.listen(port, "127.0.0.1", () => {
       server.off("error", reject);
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
-  const origin = `http://127.0.0.1:${port}`;
+  const bound = (server.address() as AddressInfo).port;
+  const origin = `http://127.0.0.1:${bound}`;
   let closing: Promise<void> | undefined;
 
   return {
     baseUrl: `${origin}/v1`,
     origin,
-    port,
+    port: bound,
     requests,
     chatRequests,
     enqueue(...replies: Reply[]) {

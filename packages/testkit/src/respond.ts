@@ -1,0 +1,130 @@
+/**
+ * The writers that put each kind of reply on the wire, with its delays, pauses, silences and drops.
+ * They stop as soon as the server closes (the shared signal) or the client goes away.
+ */
+import type { ServerResponse } from "node:http";
+import { setTimeout as sleepFor } from "node:timers/promises";
+import { readFixtureBytes } from "./fixtures.js";
+import type { HttpAnswer } from "./personalities/personality.js";
+import type { RawReply, ReplayReply, TurnReply } from "./replies.js";
+import { splitFrames, sseFrame, type TurnContext, turnChunks, turnCompletion } from "./sse.js";
+
+/** The misbehaviour fields the frame writer applies. */
+type FramePacing = Pick<
+  TurnReply,
+  "chunkDelayMs" | "pause" | "silentAfterChunk" | "dropAfterChunk" | "errorMidStream"
+>;
+
+/** Writes replies to HTTP responses; one per server, sharing its stop signal. */
+export interface Responder {
+  /** Sends `body` with `status`: JSON, or verbatim text when a string. */
+  answer(res: ServerResponse, answer: HttpAnswer): void;
+  /** Sends a scripted turn, streamed when `stream` is true. */
+  turn(
+    res: ServerResponse,
+    turn: TurnReply,
+    ctx: TurnContext,
+    stream: boolean,
+    includeUsage: boolean,
+  ): Promise<void>;
+  /** Sends a recorded fixture byte for byte. */
+  replay(res: ServerResponse, reply: ReplayReply): Promise<void>;
+  /** Sends raw chunks exactly. */
+  raw(res: ServerResponse, reply: RawReply): Promise<void>;
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+};
+
+/** Makes a responder whose waits end early when `signal` aborts. */
+export function createResponder(signal: AbortSignal): Responder {
+  /** Sleeps; false when the server closed or the client went away meanwhile. */
+  const sleep = async (ms: number, res: ServerResponse): Promise<boolean> => {
+    if (ms > 0) {
+      try {
+        await sleepFor(ms, undefined, { signal });
+      } catch {
+        return false;
+      }
+    }
+    return !signal.aborted && !res.destroyed;
+  };
+
+  const answer = (res: ServerResponse, a: HttpAnswer): void => {
+    const text = typeof a.body === "string" ? a.body : JSON.stringify(a.body);
+    const type = typeof a.body === "string" ? "text/plain; charset=utf-8" : "application/json";
+    res.writeHead(a.status, { "content-type": type, ...a.headers });
+    res.end(text);
+  };
+
+  /** Writes frames one by one, applying the pacing and misbehaviours between them. */
+  const writeFrames = async (res: ServerResponse, frames: (string | Uint8Array)[], pacing: FramePacing) => {
+    // True when the stream must not go on once `sent` frames are out.
+    const stopAfter = async (sent: number): Promise<boolean> => {
+      if (pacing.errorMidStream?.afterChunk === sent) {
+        res.end(sseFrame({ error: pacing.errorMidStream.error }));
+        return true;
+      }
+      if (pacing.dropAfterChunk === sent) {
+        res.socket?.destroy();
+        return true;
+      }
+      if (pacing.silentAfterChunk === sent) return true; // left open until close() or the client leaves
+      if (pacing.pause?.afterChunk === sent && !(await sleep(pacing.pause.ms, res))) return true;
+      return false;
+    };
+    for (const [i, frame] of frames.entries()) {
+      if (await stopAfter(i)) return;
+      if (i > 0 && pacing.chunkDelayMs && !(await sleep(pacing.chunkDelayMs, res))) return;
+      if (res.destroyed) return;
+      // Wait until the frame is handed to the socket, so a drop right after it still delivers it.
+      await new Promise<void>((resolve) => res.write(frame, () => resolve()));
+    }
+    if (await stopAfter(frames.length)) return;
+    res.end();
+  };
+
+  const chunks = async (
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string> | undefined,
+    parts: (string | Uint8Array)[],
+    chunkDelayMs: number | undefined,
+  ) => {
+    res.writeHead(status, headers ?? SSE_HEADERS);
+    res.flushHeaders();
+    await writeFrames(res, parts, { chunkDelayMs });
+  };
+
+  return {
+    answer,
+    async turn(res, turn, ctx, stream, includeUsage) {
+      if (turn.firstByteDelayMs && !(await sleep(turn.firstByteDelayMs, res))) return;
+      if (!stream) {
+        if (turn.silentAfterChunk !== undefined) return; // never answers
+        if (turn.dropAfterChunk !== undefined) {
+          res.socket?.destroy();
+          return;
+        }
+        answer(res, { status: 200, body: turnCompletion(turn, ctx) });
+        return;
+      }
+      const frames = turnChunks(turn, ctx, { includeUsage }).map((c) => sseFrame(c));
+      if (!turn.noDone) frames.push(sseFrame("[DONE]"));
+      res.writeHead(200, SSE_HEADERS);
+      res.flushHeaders();
+      await writeFrames(res, frames, turn);
+    },
+    async replay(res, reply) {
+      const bytes = readFixtureBytes(reply.fixture);
+      const parts = reply.chunkDelayMs ? splitFrames(bytes) : [bytes];
+      await chunks(res, reply.status ?? 200, reply.headers, parts, reply.chunkDelayMs);
+    },
+    async raw(res, reply) {
+      await chunks(res, reply.status ?? 200, reply.headers, reply.chunks, reply.chunkDelayMs);
+    },
+  };
+}
