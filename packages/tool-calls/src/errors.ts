@@ -1,0 +1,70 @@
+const TOOL_ARGUMENTS_ERROR = Symbol.for("@loopwright/tool-calls.ToolArgumentsError");
+const TOOL_CALLS_ERROR = Symbol.for("@loopwright/tool-calls.ToolCallsError");
+
+/** Why a call's arguments could not be read: cut off at the token ceiling, or not an object. */
+export type ToolArgumentsErrorKind = "truncated" | "malformed";
+
+function marked(value: unknown, marker: symbol): boolean {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+}
+
+/**
+ * Thrown by `parseToolArguments` when a call's arguments are still not a JSON object after every
+ * repair. `kind` (also `code`) is `"truncated"` when the turn stopped at the token ceiling and
+ * `"malformed"` otherwise; the message is written for the model to read and act on, so it can be
+ * sent back as the tool's result as is. `raw` is the text that could not be read.
+ */
+export class ToolArgumentsError extends Error {
+  override readonly name: string = "ToolArgumentsError";
+  readonly [TOOL_ARGUMENTS_ERROR] = true;
+  /** Why the arguments could not be read. */
+  readonly kind: ToolArgumentsErrorKind;
+  /** The same as `kind`, under the name every loopwright error uses. */
+  readonly code: ToolArgumentsErrorKind;
+  /** The arguments exactly as the model wrote them. */
+  readonly raw: string;
+
+  constructor(kind: ToolArgumentsErrorKind, message: string, raw: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.kind = kind;
+    this.code = kind;
+    this.raw = raw;
+  }
+
+  /** True for a `ToolArgumentsError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is ToolArgumentsError {
+    return marked(value, TOOL_ARGUMENTS_ERROR);
+  }
+}
+
+/** What kind of bad input a {@link ToolCallsError} reports. */
+export type ToolCallsErrorCode = "invalid-text" | "invalid-tools";
+
+/**
+ * Thrown when `recoverToolCalls` or `parseJson` is handed something that is not text, or a tool
+ * list that is not an array. `code` says which; the message says what to pass instead.
+ */
+export class ToolCallsError extends Error {
+  override readonly name: string = "ToolCallsError";
+  readonly [TOOL_CALLS_ERROR] = true;
+  /** Which input was wrong. */
+  readonly code: ToolCallsErrorCode;
+
+  constructor(code: ToolCallsErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** True for a `ToolCallsError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is ToolCallsError {
+    return marked(value, TOOL_CALLS_ERROR);
+  }
+}
+
+/** Names a value's kind for an error message. */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return value === "" ? "an empty string" : "a string";
+  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}

@@ -1,0 +1,77 @@
+import { describeValue, ToolCallsError } from "./errors.js";
+import { isRecord, repairParse, scanBrackets, tryParse } from "./json-text.js";
+
+const THINK_END = "</think>";
+const FENCE = /```[\w-]*[^\S\n]*\n?([\s\S]*?)```/g;
+const OPEN_FENCE = /```[\w-]*[^\S\n]*\n([\s\S]*)$/;
+const MAX_CANDIDATES = 32;
+
+function isStructure(value: unknown): boolean {
+  return isRecord(value) || Array.isArray(value);
+}
+
+/** Reads a fragment as JSON, repairing it when it is close; only objects and arrays count. */
+function structureIn(fragment: string): { value: unknown } | undefined {
+  const text = fragment.trim();
+  if (text === "") return undefined;
+  const found = tryParse(text) ?? (/^[{[]/.test(text) ? repairParse(text) : undefined);
+  return found && isStructure(found.value) ? found : undefined;
+}
+
+/** Objects and arrays that begin at `start` in prose, closed where their brackets close. */
+function candidateAt(text: string, start: number): { value: unknown } | undefined {
+  const opener = text[start];
+  if (opener === "[") {
+    // "[see below]" in prose is not JSON: an array must open on something a JSON value starts with.
+    const next = text.slice(start + 1).trimStart()[0];
+    if (next === undefined || !/[{["'\d\-tfn\]]/.test(next)) return undefined;
+  }
+  const { end } = scanBrackets(text, start);
+  return structureIn(text.slice(start, end < 0 ? undefined : end));
+}
+
+/**
+ * Finds the JSON a model put in its reply — the whole reply, a fenced block, or an object or
+ * array inside prose (after the last `</think>`) — and reads it, repairing what a local model
+ * gets nearly right: single quotes, Python `True`/`None`, bare keys, trailing commas, comments,
+ * a bracket left open at the end.
+ *
+ * Returns the value, or `undefined` when the reply holds none. A whole reply that is valid JSON
+ * may be any JSON value; inside prose or a fence only an object or an array counts. Throws a
+ * `ToolCallsError` (`code: "invalid-text"`) when `text` is not a string.
+ */
+export function parseJson<T = unknown>(text: string): T | undefined {
+  if (typeof text !== "string") {
+    throw new ToolCallsError(
+      "invalid-text",
+      `parseJson needs the reply as a string, and was given ${describeValue(text)}.`,
+    );
+  }
+  const cut = text.lastIndexOf(THINK_END);
+  const reply = (cut >= 0 ? text.slice(cut + THINK_END.length) : text).trim();
+  if (reply === "") return undefined;
+  const whole = tryParse(reply);
+  if (whole) return whole.value as T;
+
+  for (const match of reply.matchAll(FENCE)) {
+    const found = structureIn(match[1] ?? "");
+    if (found) return found.value as T;
+  }
+  const unclosed = OPEN_FENCE.exec(reply.slice(reply.lastIndexOf("```")));
+  if (unclosed) {
+    const found = structureIn(unclosed[1] ?? "");
+    if (found) return found.value as T;
+  }
+
+  for (const opener of ["{", "["]) {
+    let from = 0;
+    for (let tries = 0; tries < MAX_CANDIDATES; tries++) {
+      const start = reply.indexOf(opener, from);
+      if (start < 0) break;
+      const found = candidateAt(reply, start);
+      if (found) return found.value as T;
+      from = start + 1;
+    }
+  }
+  return undefined;
+}

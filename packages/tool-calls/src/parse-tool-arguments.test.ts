@@ -1,0 +1,143 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ToolArgumentsError } from "./errors.js";
+import { parseToolArguments } from "./parse-tool-arguments.js";
+
+/** Arbitrary argument objects, normalised through JSON so -0 and the like read back as written. */
+const argsArb = fc
+  .dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 })
+  .map((v) => JSON.parse(JSON.stringify(v)) as Record<string, unknown>);
+
+/** Serialises a value the way Python's repr would: single quotes, True/False/None. */
+function pythonRepr(value: unknown): string {
+  if (value === null) return "None";
+  if (value === true) return "True";
+  if (value === false) return "False";
+  if (typeof value === "number") return JSON.stringify(value);
+  if (typeof value === "string") {
+    const body = JSON.stringify(value).slice(1, -1).replace(/\\"/g, '"').replace(/'/g, "\\'");
+    return `'${body}'`;
+  }
+  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(", ")}]`;
+  const entries = Object.entries(value as Record<string, unknown>);
+  return `{${entries.map(([k, v]) => `${pythonRepr(k)}: ${pythonRepr(v)}`).join(", ")}}`;
+}
+
+/** Serialises a value as JSON with a comma after every last member. */
+function withTrailingCommas(value: unknown): string {
+  if (Array.isArray(value))
+    return value.length === 0 ? "[]" : `[${value.map(withTrailingCommas).join(",")},]`;
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return "{}";
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}: ${withTrailingCommas(v)}`).join(", ")},}`;
+  }
+  return JSON.stringify(value);
+}
+
+describe("parseToolArguments: what the model meant, never what was inside its strings", () => {
+  it("reads valid JSON exactly (the fast path)", () => {
+    fc.assert(
+      fc.property(argsArb, (args) => {
+        const out = parseToolArguments(JSON.stringify(args, null, 1));
+        expect(out.value).toEqual(args);
+        expect(out.json).toBe(JSON.stringify(args));
+        expect(out.repaired).toBe(false);
+      }),
+    );
+  });
+
+  it("reads Python-style arguments (single quotes, True/False/None) to the same object", () => {
+    fc.assert(
+      fc.property(argsArb, (args) => {
+        expect(parseToolArguments(pythonRepr(args)).value).toEqual(args);
+      }),
+    );
+  });
+
+  it("opens JSON held in a string, and a fenced object", () => {
+    fc.assert(
+      fc.property(argsArb, (args) => {
+        expect(parseToolArguments(JSON.stringify(JSON.stringify(args))).value).toEqual(args);
+        expect(parseToolArguments(`\`\`\`json\n${JSON.stringify(args)}\n\`\`\``).value).toEqual(args);
+      }),
+    );
+  });
+
+  it("ignores trailing commas and closes a brace left open when the turn was not cut off", () => {
+    fc.assert(
+      fc.property(argsArb, (args) => {
+        const json = JSON.stringify(args);
+        expect(parseToolArguments(withTrailingCommas(args)).value).toEqual(args);
+        expect(parseToolArguments(json.slice(0, -1)).value).toEqual(args);
+      }),
+    );
+  });
+
+  it("never throws anything but a ToolArgumentsError, whatever the text", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.constantFrom(undefined, "stop", "length"), (raw, finishReason) => {
+        try {
+          const out = parseToolArguments(raw, { finishReason });
+          expect(typeof out.value).toBe("object");
+          expect(JSON.parse(out.json)).toEqual(out.value);
+        } catch (error) {
+          expect(ToolArgumentsError.isInstance(error)).toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("repairs the almost-JSON local models write", () => {
+    expect(parseToolArguments(`{'path': 'a.txt', recursive: True, depth: None,}`).value).toEqual({
+      path: "a.txt",
+      recursive: true,
+      depth: null,
+    });
+    expect(parseToolArguments('{"a": 1 /* the count */, // done\n}').value).toEqual({ a: 1 });
+    expect(parseToolArguments('Here are the arguments: {"q": "cats"}').value).toEqual({ q: "cats" });
+    expect(parseToolArguments(`{'a': 1}`).json).toBe(parseToolArguments(`{"a": 1}`).json);
+  });
+
+  it("keeps Python words and quotes inside strings as they were", () => {
+    const out = parseToolArguments(`{'text': "It's True, None of it, {'x': 1}"}`);
+    expect(out.value).toEqual({ text: "It's True, None of it, {'x': 1}" });
+  });
+
+  it("reads empty, whitespace and null arguments as no arguments", () => {
+    for (const raw of ["", "   \n", "null", undefined, null])
+      expect(parseToolArguments(raw).value).toEqual({});
+    expect(parseToolArguments({ a: 1 }).value).toEqual({ a: 1 });
+  });
+
+  it("reports arguments cut off at the token ceiling as truncated, with a message for the model", () => {
+    try {
+      parseToolArguments('{"path": "notes.md", "content": "The first chap', {
+        finishReason: "length",
+        name: "write_file",
+      });
+      expect.unreachable();
+    } catch (error) {
+      expect(ToolArgumentsError.isInstance(error)).toBe(true);
+      const e = error as ToolArgumentsError;
+      expect(e.kind).toBe("truncated");
+      expect(e.code).toBe("truncated");
+      expect(e.raw).toContain("The first chap");
+      expect(e.message).toMatch(/write_file call were cut off at the output token limit/);
+    }
+  });
+
+  it("reports what is not an object as malformed", () => {
+    for (const raw of ["[1, 2]", "42", "just words", '"hello"']) {
+      try {
+        parseToolArguments(raw);
+        expect.unreachable();
+      } catch (error) {
+        expect((error as ToolArgumentsError).kind).toBe("malformed");
+        expect((error as Error).message).toMatch(/not a JSON object/);
+      }
+    }
+    expect(() => parseToolArguments(42)).toThrow(ToolArgumentsError);
+  });
+});

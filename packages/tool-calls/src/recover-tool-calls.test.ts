@@ -1,0 +1,262 @@
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ToolCallsError } from "./errors.js";
+import { recoverToolCalls } from "./recover-tool-calls.js";
+
+const fixtures =
+  process.env.LOOPWRIGHT_FIXTURES ??
+  resolve(dirname(fileURLToPath(import.meta.url)), "../../../../shared/fixtures");
+const read = (rel: string) => readFileSync(join(fixtures, rel), "utf8");
+
+describe("recoverToolCalls on recorded model output", () => {
+  it("recovers the Hermes call vLLM left in content (arguments before name)", () => {
+    // The issue pasted the content JSON-escaped, without the surrounding quotes.
+    const content = JSON.parse(
+      `"${read("wire/vllm/hermes-2-pro-raw-tool-call-markup-in-content.txt").trim()}"`,
+    ) as string;
+    const out = recoverToolCalls(content, ["get_current_weather"]);
+    expect(out.calls).toEqual([
+      {
+        id: "call_recovered_0",
+        name: "get_current_weather",
+        args: { city: "Dallas", state: "TX", unit: "fahrenheit" },
+        raw: '{"city":"Dallas","state":"TX","unit":"fahrenheit"}',
+      },
+    ]);
+    expect(out.text).toBe("");
+  });
+
+  it("leaves that call in the text when no such tool exists", () => {
+    const content = JSON.parse(
+      `"${read("wire/vllm/hermes-2-pro-raw-tool-call-markup-in-content.txt").trim()}"`,
+    ) as string;
+    expect(recoverToolCalls(content, ["get_weather"])).toEqual({ calls: [], text: content });
+  });
+
+  it("recovers the Harmony commentary call trtllm leaked, naming the one tool whose parameters fit", () => {
+    const content = JSON.parse(
+      read("wire/trtllm/gpt-oss-120b-harmony-tokens-leaked-into-content.json-string.txt"),
+    ) as string;
+    const tools = [
+      {
+        type: "function",
+        function: {
+          name: "find_files",
+          parameters: {
+            type: "object",
+            properties: {
+              path: { type: "string" },
+              name_pattern: { type: "string" },
+              type_filter: { type: "string" },
+            },
+            required: ["path"],
+          },
+        },
+      },
+      {
+        type: "function",
+        function: {
+          name: "read_file",
+          parameters: { type: "object", properties: { path: { type: "string" } } },
+        },
+      },
+    ];
+    const out = recoverToolCalls(content, tools);
+    expect(out.calls).toHaveLength(1);
+    expect(out.calls[0]?.name).toBe("find_files");
+    expect(out.calls[0]?.args).toEqual({ path: "/", name_pattern: "*Chen*", type_filter: "file" });
+    expect(out.text).toBe("");
+    // With nothing to tell which tool was meant, nothing is guessed.
+    expect(recoverToolCalls(content, ["find_files", "read_file"]).calls).toEqual([]);
+  });
+
+  it("leaves llama.cpp's unfinished <tool_call> text alone (tool_choice none, live capture)", () => {
+    const response = read("llamacpp-live/16-tools-none.response.txt");
+    const body = JSON.parse(response.slice(response.indexOf("{"))) as {
+      choices: Array<{ message: { content: string } }>;
+    };
+    const content = body.choices[0]?.message.content as string;
+    expect(content.startsWith("<tool_call>")).toBe(true);
+    expect(recoverToolCalls(content, ["get_weather", "add"])).toEqual({ calls: [], text: content });
+  });
+});
+
+describe("recoverToolCalls in each format", () => {
+  const tools = ["get_weather", "add"];
+
+  it("reads Qwen3-Coder markup, typing parameters by the tool's schema", () => {
+    const text = [
+      "Let me check.",
+      "<tool_call>",
+      "<function=add>",
+      "<parameter=a>",
+      "2",
+      "</parameter>",
+      "<parameter=label>",
+      "007",
+      "</parameter>",
+      "</function>",
+      "</tool_call>",
+    ].join("\n");
+    const schema = { type: "object", properties: { a: { type: "integer" }, label: { type: "string" } } };
+    const out = recoverToolCalls(text, [{ name: "add", inputSchema: schema }]);
+    expect(out.calls[0]?.args).toEqual({ a: 2, label: "007" });
+    expect(out.text).toBe("Let me check.");
+  });
+
+  it("reads both Mistral spellings and Llama 3's python tag", () => {
+    expect(
+      recoverToolCalls('[TOOL_CALLS] [{"name": "add", "arguments": {"a": 1}}]', tools).calls[0]?.args,
+    ).toEqual({ a: 1 });
+    const v11 = recoverToolCalls(
+      '[TOOL_CALLS]add[ARGS]{"a": 1}[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}',
+      tools,
+    );
+    expect(v11.calls.map((c) => [c.id, c.name])).toEqual([
+      ["call_recovered_0", "add"],
+      ["call_recovered_1", "get_weather"],
+    ]);
+    const llama = recoverToolCalls('<|python_tag|>{"name": "add", "parameters": {"a": 1}}<|eom_id|>', tools);
+    expect(llama).toEqual({
+      calls: [{ id: "call_recovered_0", name: "add", args: { a: 1 }, raw: '{"a":1}' }],
+      text: "",
+    });
+  });
+
+  it("reads a reply that is only a JSON call, or holds one fenced call, and nothing in plain prose", () => {
+    expect(recoverToolCalls('{"name": "add", "arguments": "{\\"a\\": 1}"}', tools).calls[0]?.args).toEqual({
+      a: 1,
+    });
+    const fenced = recoverToolCalls(
+      'I will call it:\n```json\n{"name": "add", "arguments": {"a": 1}}\n```',
+      tools,
+    );
+    expect(fenced.calls[0]?.name).toBe("add");
+    expect(fenced.text).toBe("I will call it:");
+    const prose = 'You could call {"name": "add", "arguments": {"a": 1}} yourself.';
+    expect(recoverToolCalls(prose, tools)).toEqual({ calls: [], text: prose });
+  });
+
+  it("looks only after the last </think>", () => {
+    const thinking = '<think>maybe <tool_call>{"name": "add", "arguments": {}}</tool_call></think>';
+    expect(recoverToolCalls(`${thinking}Nothing to do.`, tools)).toEqual({
+      calls: [],
+      text: `${thinking}Nothing to do.`,
+    });
+    const out = recoverToolCalls(
+      `${thinking}\n<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}`,
+      tools,
+    );
+    expect(out.calls.map((c) => c.name)).toEqual(["get_weather"]);
+    expect(out.text).toBe(thinking);
+  });
+
+  it("throws a ToolCallsError for input that is not text or a tool list", () => {
+    expect(() => recoverToolCalls(undefined as never, tools)).toThrow(ToolCallsError);
+    expect(() => recoverToolCalls("", "add" as never)).toThrow(/as an array/);
+  });
+});
+
+const nameArb = fc.stringMatching(/^[a-z_][a-z0-9_]{0,11}$/);
+const keyArb = fc.stringMatching(/^[a-z_][a-z0-9_]{0,7}$/);
+const argsArb = fc
+  .dictionary(keyArb, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
+  .map((v) => JSON.parse(JSON.stringify(v)) as Record<string, unknown>);
+
+const FORMATS: Record<string, (name: string, args: Record<string, unknown>) => string> = {
+  hermes: (name, args) => `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`,
+  hermesUnclosed: (name, args) => `<tool_call>\n${JSON.stringify({ arguments: args, name })}`,
+  qwen3Coder: (name, args) =>
+    `<tool_call>\n<function=${name}>\n${Object.entries(args)
+      .map(([k, v]) => `<parameter=${k}>\n${typeof v === "string" ? v : JSON.stringify(v)}\n</parameter>\n`)
+      .join("")}</function>\n</tool_call>`,
+  mistral: (name, args) => `[TOOL_CALLS] ${JSON.stringify([{ name, arguments: args }])}`,
+  mistralArgs: (name, args) => `[TOOL_CALLS]${name}[ARGS]${JSON.stringify(args)}`,
+  llama3: (name, args) => `<|python_tag|>${JSON.stringify({ name, parameters: args })}<|eom_id|>`,
+  harmony: (name, args) =>
+    `<|start|>assistant<|channel|>commentary to=functions.${name} <|constrain|>json<|message|>${JSON.stringify(args)}<|call|>`,
+  bareJson: (name, args) => JSON.stringify({ name, arguments: args }),
+  fenced: (name, args) => `\`\`\`json\n${JSON.stringify({ name, arguments: args }, null, 2)}\n\`\`\``,
+};
+
+function schemaFor(args: Record<string, unknown>): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(args)) {
+    Object.defineProperty(properties, k, {
+      value: {
+        type: typeof v === "string" ? "string" : v === null ? "null" : Array.isArray(v) ? "array" : typeof v,
+      },
+      enumerable: true,
+    });
+  }
+  return { type: "object", properties };
+}
+
+describe("recoverToolCalls (property tests)", () => {
+  for (const [format, write] of Object.entries(FORMATS)) {
+    it(`recovers any valid call written in the ${format} format exactly`, () => {
+      fc.assert(
+        fc.property(
+          nameArb,
+          argsArb,
+          fc.constantFrom("", "<think>\nplanning\n</think>\n\n"),
+          (name, args, think) => {
+            if (format === "qwen3Coder" && JSON.stringify(args).includes("</parameter>")) return;
+            const tools = [{ name, inputSchema: schemaFor(args) }, { name: `${name}_other` }];
+            const out = recoverToolCalls(`${think}${write(name, args)}`, tools);
+            expect(out.calls).toHaveLength(1);
+            expect(out.calls[0]?.id).toBe("call_recovered_0");
+            expect(out.calls[0]?.name).toBe(name);
+            expect(out.calls[0]?.args).toEqual(args);
+            expect(out.text).toBe(think.trim());
+          },
+        ),
+        { numRuns: 150 },
+      );
+    });
+  }
+
+  it("never throws on arbitrary text, including broken fragments of every format", () => {
+    const fragment = fc.oneof(
+      fc.string(),
+      fc.constantFrom(
+        "<tool_call>",
+        "</tool_call>",
+        "[TOOL_CALLS]",
+        "[ARGS]",
+        "[CALL_ID]",
+        "<|python_tag|>",
+        "<function=add>",
+        "<parameter=a>",
+        "</parameter>",
+        "</function>",
+        "</think>",
+        "<|channel|>commentary to=functions.add",
+        "<|message|>",
+        "<|call|>",
+        "```json\n",
+        "```",
+        "{",
+        "}",
+        "[",
+        "]",
+        '"name": "add"',
+        '"arguments":',
+        "'",
+        '"',
+        ";",
+      ),
+    );
+    fc.assert(
+      fc.property(fc.array(fragment, { maxLength: 12 }), (parts) => {
+        const text = parts.join("");
+        const out = recoverToolCalls(text, ["add", { name: "get", inputSchema: { properties: { a: {} } } }]);
+        for (const call of out.calls) expect(["add", "get"]).toContain(call.name);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
