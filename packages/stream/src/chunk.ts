@@ -42,8 +42,10 @@ export interface ChoiceLike {
 }
 
 /**
- * Token counts as servers report them: OpenAI's shape, DeepSeek's `prompt_cache_hit_tokens`, and
- * a top-level `cached_tokens` / `reasoning_tokens` some servers use instead of the details objects.
+ * Token counts as servers report them, OpenAI's shape and the variants other servers use.
+ *
+ * DeepSeek's `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`, and a top-level `cached_tokens`
+ * or `reasoning_tokens` some servers send instead of the details objects.
  */
 export interface UsageLike {
   prompt_tokens?: number | null;

@@ -59,7 +59,7 @@ export class EndpointSilent extends Error {
   }
 }
 
-/** What went wrong while a stream was being read; see {@link StreamError}. */
+/** What went wrong while a stream was being read, as `StreamError.code`. */
 export type StreamErrorCode =
   /** The server sent an error object inside the stream (`data: {"error": …}`). */
   | "server-error"

@@ -226,5 +226,5 @@ describe("FenceSplitter", () => {
       }),
       { numRuns: 2000 },
     );
-  });
+  }, 60_000);
 });

@@ -27,18 +27,20 @@ const THINKING: Fence = { open: "<thinking>", close: "</thinking>" };
 const REASONING: Fence = { open: "<reasoning>", close: "</reasoning>" };
 
 /**
- * The fences no model writes as part of an answer: `<think>`, gpt-oss harmony's analysis channel
- * served raw, and Kimi's `◁think▷`. What `streamTurn` uses unless told otherwise.
+ * The fences no model writes as an answer: `<think>`, raw gpt-oss harmony analysis, Kimi's `◁think▷`.
+ *
+ * What `streamTurn` uses unless told otherwise.
  */
 export const DEFAULT_FENCES: readonly Fence[] = Object.freeze([THINK, HARMONY, KIMI]);
 
 /**
- * {@link DEFAULT_FENCES} plus `<thinking>` and `<reasoning>`, which a model might also be quoting;
- * for side tasks, whose answers are read by code rather than shown.
+ * The default fences plus `<thinking>` and `<reasoning>`, for answers read by code (side tasks).
+ *
+ * A model might be quoting those two in an answer meant for a person, so they are not a default.
  */
 export const ALL_FENCES: readonly Fence[] = Object.freeze([...DEFAULT_FENCES, THINKING, REASONING]);
 
-/** Options of {@link FenceSplitter} and {@link stripThinking}. */
+/** Options of `FenceSplitter` and `stripThinking`: the fence table and whether text starts fenced. */
 export interface FenceOptions {
   /** The fences to recognise; `[]` reads all text as answer. Default {@link DEFAULT_FENCES}. */
   fences?: readonly Fence[];
@@ -50,7 +52,7 @@ export interface FenceOptions {
 }
 
 /**
- * What one {@link FenceSplitter.push} or {@link FenceSplitter.flush} released.
+ * What one `FenceSplitter.push` or `flush` released: new answer, new reasoning, retracted answer.
  *
  * `content` is new answer text and `reasoning` new scratchpad text. `retracted` is the length of
  * answer text released earlier that has turned out to be scratchpad (a closing marker arrived with
@@ -109,8 +111,7 @@ function validateFences(fences: unknown): readonly Fence[] {
 }
 
 /**
- * Splits a streamed reply into answer and scratchpad as it arrives, text inside a fence going to
- * reasoning.
+ * Splits a streamed reply into answer and scratchpad as it arrives, fenced text going to reasoning.
  *
  * Feed it the content deltas in order with {@link FenceSplitter.push} and call
  * {@link FenceSplitter.flush} at the end. A piece ending in what could be the start of a marker is
@@ -331,8 +332,7 @@ export class FenceSplitter {
 }
 
 /**
- * Splits a whole reply into answer and scratchpad: the same reading as {@link FenceSplitter} over
- * the text in one piece.
+ * Splits a whole reply into answer and scratchpad, exactly as a FenceSplitter fed it in one piece.
  *
  * Returns `{ content, reasoning }`. Reads only `text`; throws a `TypeError` for a malformed fence
  * table and never otherwise.

@@ -1,4 +1,4 @@
-import { readFixtureBytes } from "@loopwright/testkit";
+import { readFixture, readFixtureBytes } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { StreamError } from "./errors.js";
@@ -360,7 +360,7 @@ describe("a recorded stream re-cut or re-chunked reads back the same turn", () =
       ),
       { numRuns: 60 },
     );
-  });
+  }, 120_000);
 
   it("holds when the deltas are cut differently (more pieces, ids repeated, index sent once, merged text)", async () => {
     const { client, server } = await harness();
@@ -380,5 +380,72 @@ describe("a recorded stream re-cut or re-chunked reads back the same turn", () =
       ),
       { numRuns: 60 },
     );
-  });
+  }, 120_000);
+});
+
+/** Live llama.cpp captures (curl -i output): the SSE body after the response head, checked by hand. */
+const LLAMACPP_LIVE: Record<string, Expected> = {
+  "05-chat-stream-usage": {
+    content: " I",
+    reasoning: "",
+    toolCalls: [],
+    usage: { prompt: 32, completion: 2, total: 34, cached: 5, uncached: 27 },
+    finishReason: "stop",
+  },
+  "06-chat-stream-nousage": {
+    content: " I",
+    reasoning: "",
+    toolCalls: [],
+    usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
+    finishReason: "stop",
+  },
+  "09-json-schema-stream": {
+    content: { length: 335, starts: '{"name":".$ hello call text v', ends: 'sure result reply"]}' },
+    reasoning: "",
+    toolCalls: [],
+    usage: { prompt: 36, completion: 94, total: 130, cached: 35, uncached: 1 },
+    finishReason: "stop",
+  },
+  "12-tools-required-stream": {
+    content: "",
+    reasoning: "",
+    toolCalls: [
+      [
+        "hl3RS75nK9Nvyh7HPqbrpDKHVJJaeT4W",
+        "get_weather",
+        '{\n"location":"+ we loop data text some we agent in is of reply and reply to that you output it no tool call answer the"}',
+      ],
+    ],
+    usage: { prompt: 268, completion: 63, total: 331, cached: 267, uncached: 1 },
+    finishReason: "tool_calls",
+  },
+  "28-tools-required-stream-nousage": {
+    content: "",
+    reasoning: "",
+    toolCalls: [["Z5Lyc3in0XvriFTTTJ8FZJqUZZXmxyAP", "add", '{\n"a" :\n7787699915417431,\n"b" :-379}']],
+    usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
+    finishReason: "tool_calls",
+  },
+};
+
+describe("live llama.cpp streams read back to what they hold", () => {
+  for (const [name, expected] of Object.entries(LLAMACPP_LIVE)) {
+    it(`reads llamacpp-live/${name}`, async () => {
+      const capture = readFixture(`llamacpp-live/${name}.response.txt`);
+      const sse = capture.slice(capture.search(/\r?\n\r?\n/)).replace(/^\r?\n\r?\n/, "");
+      const { client } = await harness([{ type: "raw", chunks: [sse] }]);
+      const turn = await streamTurn(client, body);
+      expectText(turn.content, expected.content);
+      expect(turn.reasoning).toBe("");
+      expect(turn.toolCalls).toEqual(
+        expected.toolCalls.map(([id, name, args]) => ({
+          id,
+          type: "function",
+          function: { name, arguments: args },
+        })),
+      );
+      expect(turn.usage).toEqual(expected.usage);
+      expect(turn.finishReason).toBe(expected.finishReason);
+    });
+  }
 });

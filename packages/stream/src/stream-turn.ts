@@ -22,8 +22,9 @@ export interface RequestOptionsLike {
 }
 
 /**
- * The narrowest client `streamTurn` reads: `chat.completions.create` answering a streamed body
- * with an async-iterable of chunks. An `OpenAI` instance from the `openai` SDK fits it.
+ * The narrowest client `streamTurn` reads: `chat.completions.create` answering with a chunk stream.
+ *
+ * An `OpenAI` instance from the `openai` SDK fits it, as does any object of that shape.
  */
 export interface ChatClientLike {
   chat: {
@@ -34,14 +35,16 @@ export interface ChatClientLike {
 }
 
 /**
- * A box `streamTurn` sets to `true` on the first chunk that carries text, reasoning or a piece of a
- * tool call; a caller with its own retry budget reads it to know whether anything was shown.
+ * One box per attempt, set to `true` by the first chunk carrying text, reasoning or a tool-call piece.
+ *
+ * A caller with its own retry budget reads it afterwards to know whether anything was shown; the
+ * content-free `{"role":"assistant"}` opening chunk does not set it.
  */
 export interface ProducedBox {
   value: boolean;
 }
 
-/** Options of {@link streamTurn}; every one is optional. */
+/** Options of `streamTurn`: abort signal, watchdog allowances, callbacks, produced box, fences. */
 export interface StreamTurnOptions {
   /** Aborts the request at any phase; the promise rejects with `signal.reason`. */
   signal?: AbortSignal;
@@ -213,7 +216,7 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
 }
 
 /**
- * Streams one chat-completion turn and reads it back into a {@link Turn}.
+ * Streams one chat-completion turn and reads it back into a `Turn`.
  *
  * Sends `body` with `stream: true` through `client.chat.completions.create` and reads every chunk:
  * answer text (fenced scratchpad taken out), reasoning from every field servers use, tool calls

@@ -52,8 +52,7 @@ export interface TurnUsage {
 }
 
 /**
- * One streamed turn read back: the answer, the tool calls, token counts, why it stopped, and the
- * scratchpad.
+ * One streamed turn read back: answer, tool calls, token counts, why it stopped, and the scratchpad.
  *
  * `finishReason` is `"length"` when the reply was cut off at the token ceiling and `""` when the
  * server never said. `reasoning` is everything `onThinking` was told: the server's reasoning

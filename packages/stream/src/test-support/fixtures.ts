@@ -30,9 +30,16 @@ export function parseSse(text: string): ChunkLike[] {
   return chunks;
 }
 
-/** The chunks of a recorded stream. */
+const parsed = new Map<string, string>();
+
+/** The chunks of a recorded stream (a fresh copy each call; the parse is cached). */
 export function fixtureChunks(rel: string): ChunkLike[] {
-  return parseSse(readFixture(rel));
+  let json = parsed.get(rel);
+  if (json === undefined) {
+    json = JSON.stringify(parseSse(readFixture(rel)));
+    parsed.set(rel, json);
+  }
+  return JSON.parse(json) as ChunkLike[];
 }
 
 /** Chunks written back as an SSE body. */
