@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { fixturesDir } from "./fixtures.js";
 import { startServer, type TestServer } from "./server.js";
 
@@ -95,6 +95,7 @@ describe("timing and connection faults", () => {
     const reading = (async () => {
       for await (const chunk of stream) seen.push(chunk.choices[0]?.delta.content ?? "");
     })();
+    await vi.waitFor(() => expect(seen.join("")).toBe("ab"));
     expect(await stillPendingAfter(reading, 300)).toBe(true);
     expect(seen.join("")).toBe("ab");
     await server.close();

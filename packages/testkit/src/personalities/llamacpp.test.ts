@@ -24,20 +24,30 @@ async function post(body: unknown): Promise<{ status: number; text: string }> {
 const user = (content: string) => ({ model: "tiny", messages: [{ role: "user", content }] });
 
 describe("llamacpp personality", () => {
-  it("answers 503 Loading model on every route while loading, then serves", async () => {
+  it("answers the captured 503 Loading model on every route while loading", async () => {
     server = await startServer({
-      personality: llamacppPersonality({ loadingMs: 250 }),
+      personality: llamacppPersonality({ loadingMs: 60_000 }),
       replies: () => ({ content: "hi" }),
     });
     const loading = captured("00-loading-503");
-    const models = await fetch(`${server.baseUrl}/models`);
-    expect(models.status).toBe(503);
-    expect(await models.text()).toBe(loading.body);
+    for (const url of [`${server.baseUrl}/models`, `${server.origin}/health`, `${server.origin}/props`]) {
+      const res = await fetch(url);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toBe(loading.body);
+    }
     const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
     const error = await client.chat.completions.create(user("x") as never).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
-    await new Promise((r) => setTimeout(r, 300));
+    expect((error as InstanceType<typeof OpenAI.APIError>).type).toBe("unavailable_error");
+  });
+
+  it("serves normally once the loading period is over", async () => {
+    server = await startServer({
+      personality: llamacppPersonality({ loadingMs: 50 }),
+      replies: () => ({ content: "hi" }),
+    });
+    await new Promise((r) => setTimeout(r, 80));
     expect((await post(user("x"))).status).toBe(200);
     expect(await fetch(`${server.origin}/health`).then((r) => r.text())).toBe(captured("03-health").body);
   });
