@@ -1,0 +1,95 @@
+import { describe, LedgerError } from "./errors.js";
+import { hasImages, type RequestBodyLike } from "./messages.js";
+import { contextChars, DEFAULT_CHARS_PER_TOKEN } from "./tokens.js";
+
+/**
+ * What identifies an endpoint for calibration: an object (such as the capability record
+ * `capabilitiesFor` answers for an endpoint, held by identity) or a string (such as its base URL).
+ */
+export type EndpointKey = object | string;
+
+/** How many of a model's latest readings `charsPerTokenFor` chooses from. */
+const READINGS_KEPT = 4;
+/** The range a reading has to fall in to be believed, in characters per token. */
+const MIN_READING = 1;
+const MAX_READING = 8;
+
+/** Per (endpoint, model) characters-per-token readings, and the divisor they imply. */
+export interface Calibration {
+  /**
+   * Takes a reading from a request whose prompt the endpoint counted: the body's characters over
+   * `promptTokens`. Returns the divisor `charsPerTokenFor` now answers, or `undefined` when the
+   * reading was not taken — the body carries an image, the count is not above zero, or the ratio
+   * falls outside 1 to 8 characters a token.
+   */
+  calibrate(
+    endpoint: EndpointKey,
+    model: string | undefined,
+    body: RequestBodyLike,
+    promptTokens: number,
+  ): number | undefined;
+  /** The highest of the model's last four readings on that endpoint; 4 until one is taken. */
+  charsPerTokenFor(endpoint: EndpointKey, model?: string): number;
+  /** Forgets every reading. */
+  reset(): void;
+}
+
+function checkEndpoint(endpoint: unknown, where: string): void {
+  if ((typeof endpoint !== "object" || endpoint === null) && typeof endpoint !== "string") {
+    throw new LedgerError(
+      "invalid-option",
+      `${where} needs the endpoint as an object (such as its capability record) or a string (such as its base URL), and was given ${describe(endpoint)}.`,
+    );
+  }
+}
+
+/**
+ * Makes an empty calibration store. The top-level `calibrate` and `charsPerTokenFor` use one
+ * default store; a host whose tenants must not share readings makes its own.
+ */
+export function createCalibration(): Calibration {
+  let byObject = new WeakMap<object, Map<string, number[]>>();
+  let byString = new Map<string, Map<string, number[]>>();
+
+  const models = (endpoint: EndpointKey, create: boolean): Map<string, number[]> | undefined => {
+    const existing = typeof endpoint === "string" ? byString.get(endpoint) : byObject.get(endpoint);
+    if (existing || !create) return existing;
+    const fresh = new Map<string, number[]>();
+    if (typeof endpoint === "string") byString.set(endpoint, fresh);
+    else byObject.set(endpoint, fresh);
+    return fresh;
+  };
+
+  const answer = (readings: readonly number[] | undefined): number =>
+    readings && readings.length > 0 ? Math.max(...readings) : DEFAULT_CHARS_PER_TOKEN;
+
+  return {
+    calibrate(endpoint, model, body, promptTokens) {
+      checkEndpoint(endpoint, "calibrate");
+      const chars = contextChars(body).total;
+      if (typeof promptTokens !== "number" || !Number.isFinite(promptTokens) || promptTokens <= 0)
+        return undefined;
+      // An image is counted in tokens by the server and not at all in characters here.
+      if (hasImages(body.messages)) return undefined;
+      const reading = chars / promptTokens;
+      if (!(reading >= MIN_READING && reading <= MAX_READING)) return undefined;
+      const perModel = models(endpoint, true) as Map<string, number[]>;
+      const key = model ?? "";
+      const readings = perModel.get(key) ?? [];
+      readings.push(reading);
+      if (readings.length > READINGS_KEPT) readings.splice(0, readings.length - READINGS_KEPT);
+      perModel.set(key, readings);
+      return answer(readings);
+    },
+
+    charsPerTokenFor(endpoint, model) {
+      checkEndpoint(endpoint, "charsPerTokenFor");
+      return answer(models(endpoint, false)?.get(model ?? ""));
+    },
+
+    reset() {
+      byObject = new WeakMap();
+      byString = new Map();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+const LEDGER_ERROR = Symbol.for("@loopwright/ledger.LedgerError");
+
+/** What kind of failure a {@link LedgerError} reports. */
+export type LedgerErrorCode =
+  /** A messages argument that is not an array of message objects. */
+  | "invalid-messages"
+  /** An option or argument out of its range: a non-positive limit, a negative keepLast, a bad ratio. */
+  | "invalid-option"
+  /** A `from`/`to` range outside the transcript. */
+  | "invalid-range"
+  /** A ledger that is not an array of `{ through, prompt, epoch }` entries. */
+  | "invalid-ledger"
+  /** The summariser passed to `runCompaction` or `compactTranscript` threw; the error is on `cause`. */
+  | "summary-failed";
+
+/**
+ * The one error this package throws: `code` says which input was wrong (or that the summariser
+ * failed), the message says what was given and what to pass instead, and `cause` carries the
+ * original failure where there was one.
+ */
+export class LedgerError extends Error {
+  override readonly name: string = "LedgerError";
+  readonly [LEDGER_ERROR] = true;
+  /** Which kind of failure this is. */
+  readonly code: LedgerErrorCode;
+
+  constructor(code: LedgerErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** True for a `LedgerError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is LedgerError {
+    return (
+      typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[LEDGER_ERROR] === true
+    );
+  }
+}
+
+/** A short description of a value's type, for error messages. */
+export function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number") return Number.isNaN(value) ? "NaN" : `the number ${value}`;
+  if (typeof value === "string") return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  return typeof value === "object" ? "an object" : String(typeof value);
+}
+
+/** Throws `invalid-option` unless `value` is a finite number inside [min, max] (and > min when open). */
+export function checkNumber(
+  value: unknown,
+  name: string,
+  where: string,
+  { min = 0, max = Number.POSITIVE_INFINITY, exclusiveMin = false, integer = false } = {},
+): number {
+  const ok =
+    typeof value === "number" &&
+    Number.isFinite(value) &&
+    (exclusiveMin ? value > min : value >= min) &&
+    value <= max &&
+    (!integer || Number.isInteger(value));
+  if (!ok) {
+    const range = `${exclusiveMin ? "above" : "at least"} ${min}${max === Number.POSITIVE_INFINITY ? "" : ` and at most ${max}`}`;
+    throw new LedgerError(
+      "invalid-option",
+      `${where}: ${name} must be ${integer ? "an integer" : "a finite number"} ${range}, and was ${describe(value)}.`,
+    );
+  }
+  return value as number;
+}
+
+/** Throws `invalid-messages` unless `messages` is an array of objects. */
+export function checkMessages(messages: unknown, where: string, name = "messages"): void {
+  if (!Array.isArray(messages)) {
+    throw new LedgerError(
+      "invalid-messages",
+      `${where}: ${name} must be an array of chat messages, and was ${describe(messages)}.`,
+    );
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    if (typeof message !== "object" || message === null || Array.isArray(message)) {
+      throw new LedgerError(
+        "invalid-messages",
+        `${where}: ${name}[${i}] must be a message object ({ role, content }), and was ${describe(message)}.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,273 @@
+import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
+import { type MessageLike, messageChars, sameMessage } from "./messages.js";
+import { DEFAULT_CHARS_PER_TOKEN, type EstimateOptions } from "./tokens.js";
+
+/**
+ * One request's entry: the index of its last message, the prompt tokens the endpoint reported for
+ * it, and an epoch that changes whenever a request did more than append to the one before.
+ */
+export interface LedgerEntry {
+  through: number;
+  prompt: number;
+  epoch: number;
+}
+
+/** A request as `recordRequest` compares it: the messages and tools it sent. */
+export interface LedgerRequest {
+  messages: readonly MessageLike[];
+  tools?: readonly unknown[] | null;
+}
+
+/** The request being recorded, with what its endpoint reported. */
+export interface RecordedLedgerRequest extends LedgerRequest {
+  /** Prompt tokens the endpoint reported; absent or zero where it reported none. */
+  prompt?: number;
+  /** Cached prompt tokens it reported, where it did. */
+  cached?: number;
+}
+
+/** Estimates one message by its index: what `estimateFrom` answers and `planCompaction` takes. */
+export type MessageEstimate = (message: MessageLike, index: number) => number;
+
+function checkLedger(ledger: unknown, where: string): asserts ledger is readonly LedgerEntry[] {
+  const fail = (detail: string): never => {
+    throw new LedgerError(
+      "invalid-ledger",
+      `${where} needs a ledger: an array of { through, prompt, epoch } entries (the one the loop hands back, or []); ${detail}.`,
+    );
+  };
+  if (!Array.isArray(ledger)) fail(`it was given ${describe(ledger)}`);
+  (ledger as unknown[]).forEach((entry, i) => {
+    const e = entry as Partial<LedgerEntry> | null;
+    if (
+      typeof e !== "object" ||
+      e === null ||
+      !Number.isInteger(e.through) ||
+      (e.through as number) < 0 ||
+      typeof e.prompt !== "number" ||
+      !Number.isFinite(e.prompt) ||
+      !Number.isFinite(e.epoch)
+    ) {
+      fail(`entry ${i} is not one`);
+    }
+  });
+}
+
+const sameTools = (a: LedgerRequest["tools"], b: LedgerRequest["tools"]): boolean => {
+  const empty = (t: LedgerRequest["tools"]) => !Array.isArray(t) || t.length === 0;
+  if (empty(a) && empty(b)) return true;
+  return a === b || JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+};
+
+function onlyAppended(previous: LedgerRequest, next: LedgerRequest): boolean {
+  if (next.messages.length < previous.messages.length) return false;
+  if (!sameTools(previous.tools, next.tools)) return false;
+  for (let i = 0; i < previous.messages.length; i++) {
+    if (!sameMessage(previous.messages[i], next.messages[i])) return false;
+  }
+  return true;
+}
+
+const nextEpoch = (ledger: readonly LedgerEntry[]): number =>
+  ledger.reduce((max, entry) => Math.max(max, entry.epoch + 1), 0);
+
+/**
+ * Adds a request to a ledger, returning a new ledger (the one given is not changed).
+ *
+ * `previous` is the request the ledger's last entry was recorded from (`undefined` for the first).
+ * The new entry stays in the last entry's epoch when `next` only appended to `previous` — the same
+ * tools, every earlier message unchanged — and starts a new epoch otherwise. Nothing is recorded
+ * where the prompt was not reported (absent or zero), or where it is smaller than its own cache
+ * count, which is how a server counting prompts net of the cache would show. A prompt that did not
+ * grow over the last entry's, or a request that did not grow the transcript, is recorded in a new
+ * epoch, so the difference is never used. Throws `LedgerError` for a malformed ledger or messages.
+ */
+export function recordRequest(
+  ledger: readonly LedgerEntry[],
+  previous: LedgerRequest | undefined,
+  next: RecordedLedgerRequest,
+): LedgerEntry[] {
+  checkLedger(ledger, "recordRequest");
+  checkMessages(next?.messages, "recordRequest", "next.messages");
+  if (previous !== undefined) checkMessages(previous?.messages, "recordRequest", "previous.messages");
+  const prompt = next.prompt;
+  if (typeof prompt !== "number" || !Number.isFinite(prompt) || prompt <= 0) return [...ledger];
+  if (typeof next.cached === "number" && next.cached > prompt) return [...ledger];
+  if (next.messages.length === 0) return [...ledger];
+  const through = next.messages.length - 1;
+  const last = ledger[ledger.length - 1];
+  const continues =
+    last !== undefined &&
+    previous !== undefined &&
+    onlyAppended(previous, next) &&
+    through > last.through &&
+    prompt > last.prompt;
+  return [...ledger, { through, prompt, epoch: continues ? last.epoch : nextEpoch(ledger) }];
+}
+
+/**
+ * The cost of each message, measured where the ledger covers it and estimated where it does not.
+ * A group is the messages between two consecutive entries of one epoch; it costs the difference
+ * of their prompts, shared among its messages by characters.
+ */
+function messageCosts(
+  ledger: readonly LedgerEntry[],
+  messages: readonly MessageLike[],
+  perToken: number,
+): number[] {
+  const costs = messages.map((message) => Math.ceil(messageChars(message) / perToken));
+  for (let k = 1; k < ledger.length; k++) {
+    const a = ledger[k - 1] as LedgerEntry;
+    const b = ledger[k] as LedgerEntry;
+    if (a.epoch !== b.epoch || b.through <= a.through || b.through >= messages.length) continue;
+    const difference = b.prompt - a.prompt;
+    // Zero or less is how a server reporting prompts net of its cache shows up: not trusted.
+    if (!(difference > 0)) continue;
+    let chars = 0;
+    for (let i = a.through + 1; i <= b.through; i++) chars += messageChars(messages[i] as MessageLike);
+    const size = b.through - a.through;
+    for (let i = a.through + 1; i <= b.through; i++) {
+      costs[i] =
+        chars > 0 ? (difference * messageChars(messages[i] as MessageLike)) / chars : difference / size;
+    }
+  }
+  return costs;
+}
+
+function perTokenOf(options: EstimateOptions | undefined, where: string): number {
+  return options?.charsPerToken === undefined
+    ? DEFAULT_CHARS_PER_TOKEN
+    : checkNumber(options.charsPerToken, "charsPerToken", where, { exclusiveMin: true });
+}
+
+/**
+ * The cost of `messages.slice(from, to)` in tokens, read off the ledger where it can be.
+ *
+ * Between two boundaries recorded in one epoch it is the difference of their reported prompts, and
+ * exact — the chat template's tokens and the tool results' real density included. A stretch that
+ * starts or ends inside a group gets that group's cost by character share. Whatever no pair of
+ * entries covers (the messages before an epoch's first entry, what has not been sent yet) is
+ * estimated with `charsPerToken`. Rounded to a whole number. Throws `LedgerError` for a malformed
+ * ledger or messages, or a range outside the transcript.
+ */
+export function tokensBetween(
+  ledger: readonly LedgerEntry[],
+  from: number,
+  to: number,
+  messages: readonly MessageLike[],
+  options?: EstimateOptions,
+): number {
+  checkLedger(ledger, "tokensBetween");
+  checkMessages(messages, "tokensBetween");
+  if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || to < from || to > messages.length) {
+    throw new LedgerError(
+      "invalid-range",
+      `tokensBetween: from and to must be whole numbers with 0 <= from <= to <= ${messages.length} (the transcript's length), and were ${describe(from)} and ${describe(to)}.`,
+    );
+  }
+  const costs = messageCosts(ledger, messages, perTokenOf(options, "tokensBetween"));
+  let total = 0;
+  for (let i = from; i < to; i++) total += costs[i] as number;
+  return Math.round(total);
+}
+
+/**
+ * `tokensBetween` one message at a time: a function from a message's index to its cost — its share
+ * of a measured group where the ledger covers it, its estimate otherwise. This is the function
+ * `planCompaction` takes as `estimate`. The costs are worked out once, here; an index outside
+ * `messages` is estimated from the message passed with it.
+ */
+export function estimateFrom(
+  ledger: readonly LedgerEntry[],
+  messages: readonly MessageLike[],
+  options?: EstimateOptions,
+): MessageEstimate {
+  checkLedger(ledger, "estimateFrom");
+  checkMessages(messages, "estimateFrom");
+  const perToken = perTokenOf(options, "estimateFrom");
+  const costs = messageCosts(ledger, messages, perToken);
+  return (message, index) =>
+    Number.isInteger(index) && index >= 0 && index < costs.length && messages[index] === message
+      ? (costs[index] as number)
+      : Math.ceil(messageChars(message) / perToken);
+}
+
+/** For each index of `before`, where the same message sits in `after` (in order), or -1. */
+function mapIndexes(before: readonly MessageLike[], after: readonly MessageLike[]): number[] {
+  const byObject = new Map<MessageLike, number[]>();
+  const byJson = new Map<string, number[]>();
+  after.forEach((message, index) => {
+    const list = byObject.get(message) ?? [];
+    list.push(index);
+    byObject.set(message, list);
+    const key = JSON.stringify(message);
+    const same = byJson.get(key) ?? [];
+    same.push(index);
+    byJson.set(key, same);
+  });
+  const cursors = new Map<number[], number>();
+  const firstAfter = (list: number[] | undefined, floor: number): number => {
+    if (!list) return -1;
+    let at = cursors.get(list) ?? 0;
+    while (at < list.length && (list[at] as number) <= floor) at++;
+    cursors.set(list, at);
+    return at < list.length ? (list[at] as number) : -1;
+  };
+  const mapped: number[] = [];
+  let floor = -1;
+  for (const message of before) {
+    let index = firstAfter(byObject.get(message), floor);
+    if (index < 0) index = firstAfter(byJson.get(JSON.stringify(message)), floor);
+    mapped.push(index);
+    if (index >= 0) floor = index;
+  }
+  return mapped;
+}
+
+/**
+ * Moves a ledger onto a rewritten transcript: each entry whose last message is still in `after`
+ * (the same object, or the same JSON, in order) is kept at that message's new index; the others
+ * are dropped. Two kept entries stay paired in one epoch only where the stretch between them
+ * survived whole and in place; otherwise the later one starts a new epoch, so no difference is
+ * taken across a change. Differences inside an old epoch stay exact, since the prefix they shared
+ * cancels. With `after` equal to `before` the ledger comes back as it was. Returns a new ledger.
+ */
+export function rebaseLedger(
+  ledger: readonly LedgerEntry[],
+  before: readonly MessageLike[],
+  after: readonly MessageLike[],
+): LedgerEntry[] {
+  checkLedger(ledger, "rebaseLedger");
+  checkMessages(before, "rebaseLedger", "before");
+  checkMessages(after, "rebaseLedger", "after");
+  const mapped = mapIndexes(before, after);
+  const out: LedgerEntry[] = [];
+  const used = new Set<number>();
+  let fresh = nextEpoch(ledger);
+  // The previous entry of the original ledger, and what became of it.
+  let prior: { entry: LedgerEntry; kept: LedgerEntry | undefined } | undefined;
+  for (const entry of ledger) {
+    const at = entry.through < mapped.length ? (mapped[entry.through] as number) : -1;
+    if (at < 0) {
+      prior = { entry, kept: undefined };
+      continue;
+    }
+    let epoch: number | undefined;
+    const p = prior;
+    if (p?.kept && p.entry.epoch === entry.epoch && entry.through > p.entry.through) {
+      let whole = true;
+      for (let i = p.entry.through + 1; i <= entry.through && whole; i++) {
+        whole = mapped[i] === p.kept.through + (i - p.entry.through);
+      }
+      if (whole) epoch = p.kept.epoch;
+    }
+    if (epoch === undefined) {
+      epoch = used.has(entry.epoch) ? fresh++ : entry.epoch;
+      used.add(epoch);
+    }
+    const kept = { through: at, prompt: entry.prompt, epoch };
+    out.push(kept);
+    prior = { entry, kept };
+  }
+  return out;
+}

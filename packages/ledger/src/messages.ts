@@ -1,0 +1,102 @@
+/** One part of a message's content array: text, an image, or anything else a server takes. */
+export interface ContentPartLike {
+  type?: string;
+  text?: string;
+  image_url?: unknown;
+}
+
+/** A tool call on an assistant message, as the chat-completions wire carries it. */
+export interface ToolCallLike {
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+/**
+ * The narrow shape of a chat message that this package reads: its role, its content (a string or
+ * content parts), an assistant's tool calls and replayed reasoning, and a tool message's call id.
+ */
+export interface MessageLike {
+  role: string;
+  content?: string | readonly ContentPartLike[] | null;
+  tool_calls?: readonly ToolCallLike[] | null;
+  tool_call_id?: string;
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  name?: string;
+}
+
+/** The parts of a request body this package reads: its messages and its declared tools. */
+export interface RequestBodyLike {
+  messages: readonly MessageLike[];
+  tools?: readonly unknown[] | null;
+}
+
+/** Whether a message is a system prompt: the `system` and `developer` roles. */
+export function isSystem(message: MessageLike): boolean {
+  return message.role === "system" || message.role === "developer";
+}
+
+/** The characters of a message's content: text parts counted, images and other parts not. */
+export function contentChars(content: MessageLike["content"]): number {
+  if (typeof content === "string") return content.length;
+  if (!Array.isArray(content)) return 0;
+  let chars = 0;
+  for (const part of content as readonly ContentPartLike[]) {
+    if (part && typeof part.text === "string") chars += part.text.length;
+  }
+  return chars;
+}
+
+/** A message's content as text: a string as it is, text parts joined. */
+export function contentText(content: MessageLike["content"]): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  let text = "";
+  for (const part of content as readonly ContentPartLike[]) {
+    if (part && typeof part.text === "string") text += part.text;
+  }
+  return text;
+}
+
+/**
+ * The characters a message puts in front of a model: its content's text, replayed reasoning, and
+ * each tool call's name and arguments.
+ */
+export function messageChars(message: MessageLike): number {
+  let chars = contentChars(message.content);
+  if (typeof message.reasoning_content === "string") chars += message.reasoning_content.length;
+  else if (typeof message.reasoning === "string") chars += message.reasoning.length;
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls as readonly ToolCallLike[]) {
+      const fn = call?.function;
+      if (typeof fn?.name === "string") chars += fn.name.length;
+      if (typeof fn?.arguments === "string") chars += fn.arguments.length;
+    }
+  }
+  return chars;
+}
+
+/** The characters of a tool array as it is sent: its JSON. Zero for none. */
+export function toolsChars(tools: RequestBodyLike["tools"]): number {
+  if (!Array.isArray(tools) || tools.length === 0) return 0;
+  return JSON.stringify(tools).length;
+}
+
+/** Whether any message carries an image part. */
+export function hasImages(messages: readonly MessageLike[]): boolean {
+  for (const message of messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const part of message.content as readonly ContentPartLike[]) {
+      if (part && (part.type === "image_url" || part.image_url !== undefined)) return true;
+    }
+  }
+  return false;
+}
+
+/** Two messages the same: the same object, or the same JSON. */
+export function sameMessage(a: MessageLike | undefined, b: MessageLike | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  return JSON.stringify(a) === JSON.stringify(b);
+}

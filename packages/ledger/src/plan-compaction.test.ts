@@ -1,0 +1,135 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { MessageLike } from "./messages.js";
+import { planCompaction, SUMMARY_LEAD } from "./plan-compaction.js";
+import { messageTokens } from "./tokens.js";
+
+const say = (role: string, tokens: number): MessageLike => ({ role, content: "x".repeat(tokens * 4) });
+
+/** A transcript: a system prompt, then questions each followed by tool steps and an answer. */
+const transcriptArb = fc
+  .array(
+    fc.record({
+      question: fc.integer({ min: 1, max: 400 }),
+      steps: fc.array(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 2000 })), {
+        maxLength: 4,
+      }),
+      answer: fc.integer({ min: 1, max: 400 }),
+    }),
+    { minLength: 1, maxLength: 12 },
+  )
+  .map((questions) => {
+    const messages: MessageLike[] = [say("system", 50)];
+    let id = 0;
+    for (const { question, steps, answer } of questions) {
+      messages.push(say("user", question));
+      for (const [calls, size] of steps) {
+        const ids = Array.from({ length: calls }, () => `c${id++}`);
+        messages.push({
+          role: "assistant",
+          content: "",
+          tool_calls: ids.map((callId) => ({ id: callId, function: { name: "read", arguments: "{}" } })),
+        });
+        for (const callId of ids)
+          messages.push({ role: "tool", tool_call_id: callId, content: "r".repeat(size * 4) });
+      }
+      messages.push(say("assistant", answer));
+    }
+    return messages;
+  });
+
+describe("planCompaction", () => {
+  const transcript = [
+    say("system", 100),
+    say("user", 1000),
+    say("assistant", 1000),
+    say("user", 1000),
+    say("assistant", 1000),
+    say("user", 500),
+    say("assistant", 500),
+  ];
+
+  it("does nothing until the window is past three quarters full", () => {
+    expect(planCompaction(transcript, { limit: 10_000, used: 7500 })).toBeUndefined();
+    expect(planCompaction(transcript, { limit: 10_000, used: 7501 })).toBeDefined();
+  });
+
+  it("cuts on the earliest user message whose tail fits in 35% of the window, keeping the system prompt", () => {
+    const plan = planCompaction(transcript, { limit: 5000, used: 5100 });
+    expect(plan).toMatchObject({ from: 1, through: 5, folded: 4000, kept: 1000, after: 5100 - 4000 + 1024 });
+  });
+
+  it("estimates what is used from the messages when it is not given", () => {
+    const plan = planCompaction(transcript, { limit: 6000 });
+    expect(plan?.used).toBe(5100);
+  });
+
+  it("has nothing to fold under one long tool run on a single question", () => {
+    const run = [
+      say("user", 10),
+      ...Array.from({ length: 20 }, (_, i) => say(i % 2 ? "tool" : "assistant", 500)),
+    ];
+    expect(planCompaction(run, { limit: 8000 })).toBeUndefined();
+  });
+
+  it("continues an earlier summary read from a leading SUMMARY_LEAD message", () => {
+    const withSummary = [
+      say("system", 10),
+      { role: "system", content: `${SUMMARY_LEAD}\n\nThey asked about tides.` },
+      ...transcript.slice(1),
+    ];
+    const plan = planCompaction(withSummary, { limit: 5000, used: 5100 });
+    expect(plan?.previous).toBe("They asked about tides.");
+    expect(plan?.from).toBe(2);
+  });
+
+  it("takes from and previous from a host that stores them, scanning nothing", () => {
+    const stored = transcript.slice(1);
+    const plan = planCompaction(stored, { limit: 5000, used: 5100, from: 0, previous: "notes" });
+    expect(plan).toMatchObject({ from: 0, through: 4, previous: "notes" });
+  });
+
+  it("cuts deeper to reach a target, and says how far short it fell where none reaches it", () => {
+    const plan = planCompaction(transcript, { limit: 10_000, used: 8000, target: 0.5, summaryTokens: 500 });
+    // Folding through index 3 leaves 8000 - 2000 + 500 = 6500 (over 5000); through 5 leaves 4500.
+    expect(plan?.through).toBe(5);
+    expect(plan?.after).toBe(4500);
+    const short = planCompaction(transcript, { limit: 10_000, used: 8000, target: 0.1 });
+    expect(short?.through).toBe(5);
+    expect(short?.after).toBeGreaterThan(1000);
+  });
+
+  it("uses the estimate it is given, message by message", () => {
+    const plan = planCompaction(transcript, {
+      limit: 5000,
+      used: 5100,
+      estimate: (_m, i) => (i === 6 ? 10_000 : 1),
+    });
+    expect(plan).toBeUndefined();
+  });
+
+  it("refuses a window that is not above zero", () => {
+    expect(() => planCompaction(transcript, { limit: 0 })).toThrow(/limit/);
+  });
+
+  it("never cuts mid-exchange, never folds the system prompt, and keeps the tail within 35%", () => {
+    fc.assert(
+      fc.property(transcriptArb, fc.integer({ min: 500, max: 40_000 }), (messages, limit) => {
+        const plan = planCompaction(messages, { limit });
+        if (!plan) return;
+        expect(plan.from).toBe(1);
+        expect(plan.through).toBeGreaterThan(plan.from);
+        expect(messages[plan.through]?.role).toBe("user");
+        // Every call folded is answered inside the fold, and every kept result's call is kept.
+        const folded = messages.slice(plan.from, plan.through);
+        const asked = new Set(folded.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id)));
+        const answered = new Set(folded.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
+        expect(answered).toEqual(asked);
+        const tail = messages.slice(plan.through).reduce((sum, m) => sum + messageTokens(m), 0);
+        expect(tail).toBeLessThanOrEqual(0.35 * limit);
+        expect(plan.kept).toBe(tail);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,173 @@
+import { checkMessages, checkNumber, LedgerError } from "./errors.js";
+import type { MessageEstimate } from "./ledger.js";
+import { contentText, isSystem, type MessageLike, messageChars } from "./messages.js";
+import { DEFAULT_CHARS_PER_TOKEN } from "./tokens.js";
+
+/**
+ * The first line of the system message a fold's summary is written as. `planCompaction` reads an
+ * earlier summary back from the leading system message that starts with it.
+ */
+export const SUMMARY_LEAD = "[Summary of the earlier part of this conversation, folded to save room]";
+
+/** Where compaction starts, as a share of the window `used` has to be past. */
+const FIRE_AT = 0.75;
+
+/** Options for {@link planCompaction}. */
+export interface PlanCompactionOptions {
+  /** The context window, in tokens. Required, above zero. */
+  limit: number;
+  /** The tokens the request is using: the last prompt reported, or absent for the estimate. */
+  used?: number;
+  /** The most of the window the kept tail may fill. 0.35 unless given. */
+  keepRatio?: number;
+  /** The share of the window the whole request should come down to; absent for no target. */
+  target?: number;
+  /** The summary's ceiling, counted against `target`. 1024 unless given. */
+  summaryTokens?: number;
+  /** The index folding starts at. Absent: after the leading system messages. */
+  from?: number;
+  /** The earlier summary to continue. Absent: read from a leading `SUMMARY_LEAD` message. */
+  previous?: string;
+  /** Characters per token for the default estimate. 4 unless given. */
+  charsPerToken?: number;
+  /** How much a message costs; `estimateFrom(ledger, messages)` measures it. Default: its characters over `charsPerToken`. */
+  estimate?: MessageEstimate;
+}
+
+/** Where to fold: `messages.slice(from, through)` goes into a summary, from `through` on is kept. */
+export interface CompactionPlan {
+  /** The first folded index. */
+  from: number;
+  /** The first kept index, always a user message. */
+  through: number;
+  /** The earlier summary the new one continues, where there is one. */
+  previous?: string;
+  /** The window the plan was made for. */
+  limit: number;
+  /** The tokens in use when it was made. */
+  used: number;
+  /** The estimated tokens folded. */
+  folded: number;
+  /** The estimated tokens of the kept tail. */
+  kept: number;
+  /** What the request comes to after the fold: `used` less `folded` plus the summary's ceiling. */
+  after: number;
+  /** The summary's ceiling counted in `after`. */
+  summaryTokens: number;
+}
+
+/** The leading system messages, and the earlier summary among them where there is one. */
+function leadingSystem(messages: readonly MessageLike[]): { count: number; previous?: string } {
+  let count = 0;
+  let previous: string | undefined;
+  while (count < messages.length && isSystem(messages[count] as MessageLike)) {
+    const text = contentText((messages[count] as MessageLike).content);
+    if (text.startsWith(SUMMARY_LEAD)) previous = text.slice(SUMMARY_LEAD.length).trim();
+    count++;
+  }
+  return previous === undefined ? { count } : { count, previous };
+}
+
+/**
+ * Says where to fold the oldest stretch of a transcript into a summary, or `undefined` when it is
+ * not time or there is nothing to fold.
+ *
+ * Fires once `used` (or, absent, the estimate of every message) is past three quarters of `limit`.
+ * The cut is the earliest user message after `from` whose kept tail fills at most `keepRatio` of the
+ * window, so a transcript never resumes mid-exchange; the leading system messages are never folded,
+ * and an earlier summary is continued (`previous`). Given a `target`, the cut also has to bring
+ * `used`, less what is folded, plus `summaryTokens`, to `target` of the window or under; where no
+ * user message does, the plan folds as far as the last user message and `after` says how far short
+ * it fell. One long tool run under a single question has no cut, so no plan: pruning is what keeps
+ * that going. Linear in the transcript. Throws `LedgerError` for a malformed transcript or an option
+ * out of range.
+ */
+export function planCompaction(
+  messages: readonly MessageLike[],
+  options: PlanCompactionOptions,
+): CompactionPlan | undefined {
+  checkMessages(messages, "planCompaction");
+  if (typeof options !== "object" || options === null) {
+    throw new LedgerError(
+      "invalid-option",
+      "planCompaction needs options with at least { limit }, the window in tokens.",
+    );
+  }
+  const where = "planCompaction";
+  const limit = checkNumber(options.limit, "limit", where, { exclusiveMin: true });
+  const keepRatio = checkNumber(options.keepRatio ?? 0.35, "keepRatio", where, {
+    exclusiveMin: true,
+    max: 1,
+  });
+  const target =
+    options.target === undefined
+      ? undefined
+      : checkNumber(options.target, "target", where, { exclusiveMin: true, max: 1 });
+  const summaryTokens = checkNumber(options.summaryTokens ?? 1024, "summaryTokens", where);
+  const perToken =
+    options.charsPerToken === undefined
+      ? DEFAULT_CHARS_PER_TOKEN
+      : checkNumber(options.charsPerToken, "charsPerToken", where, { exclusiveMin: true });
+  if (options.estimate !== undefined && typeof options.estimate !== "function") {
+    throw new LedgerError(
+      "invalid-option",
+      "planCompaction: estimate must be a function (message, index) => tokens.",
+    );
+  }
+  const estimate: MessageEstimate =
+    options.estimate ?? ((message) => Math.ceil(messageChars(message) / perToken));
+
+  const lead =
+    options.from === undefined || options.previous === undefined ? leadingSystem(messages) : undefined;
+  const from =
+    options.from === undefined
+      ? (lead?.count ?? 0)
+      : checkNumber(options.from, "from", where, { integer: true, max: messages.length });
+  const previous = options.previous ?? (options.from === undefined ? lead?.previous : undefined);
+
+  // suffix[i]: the estimated tokens of messages[i..].
+  const n = messages.length;
+  const suffix = new Float64Array(n + 1);
+  for (let i = n - 1; i >= 0; i--) {
+    const cost = estimate(messages[i] as MessageLike, i);
+    suffix[i] = (suffix[i + 1] as number) + (Number.isFinite(cost) && cost > 0 ? cost : 0);
+  }
+  const used = options.used === undefined ? (suffix[0] as number) : checkNumber(options.used, "used", where);
+  if (!(used > FIRE_AT * limit)) return undefined;
+
+  const keepBudget = keepRatio * limit;
+  const targetTokens = target === undefined ? undefined : target * limit;
+  let keepCut: number | undefined;
+  let targetCut: number | undefined;
+  let lastUser: number | undefined;
+  for (let c = from + 1; c < n; c++) {
+    if ((messages[c] as MessageLike).role !== "user") continue;
+    lastUser = c;
+    if (keepCut === undefined && (suffix[c] as number) <= keepBudget) keepCut = c;
+    if (targetTokens !== undefined && targetCut === undefined) {
+      const folded = (suffix[from] as number) - (suffix[c] as number);
+      if (used - folded + summaryTokens <= targetTokens) targetCut = c;
+    }
+  }
+  if (lastUser === undefined) return undefined;
+  let through: number;
+  if (targetTokens === undefined) {
+    if (keepCut === undefined) return undefined;
+    through = keepCut;
+  } else {
+    through = Math.max(keepCut ?? lastUser, targetCut ?? lastUser);
+  }
+  const folded = (suffix[from] as number) - (suffix[through] as number);
+  const kept = suffix[through] as number;
+  return {
+    from,
+    through,
+    ...(previous !== undefined ? { previous } : {}),
+    limit,
+    used,
+    folded,
+    kept,
+    after: used - folded + summaryTokens,
+    summaryTokens,
+  };
+}

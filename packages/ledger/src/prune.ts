@@ -1,0 +1,88 @@
+import { checkMessages, checkNumber } from "./errors.js";
+import { contentChars, contentText, type MessageLike } from "./messages.js";
+
+/** Options for {@link pruneToolResults}. */
+export interface PruneOptions {
+  /** How many of the latest tool results are left alone. 5 unless given. */
+  keepLast?: number;
+  /** A result this long or shorter is left alone: a stub would save nothing. 256 unless given. */
+  maxChars?: number;
+  /**
+   * Whether a tool message holds tool definitions that must never be cleared (a proxied
+   * `load_tools` result is the model's only copy of those schemas). The default recognises a result
+   * with a line of JSON naming a tool with `parameters`; pass the tool-loading package's own test to
+   * use that instead.
+   */
+  holdsDefinitions?: (message: MessageLike) => boolean;
+}
+
+/**
+ * The default test for a tool message that carries definitions: some line of its text is a JSON
+ * object with a string `name` and an object `parameters`, which is how a proxied load answers.
+ * Kept local: the tool-loading package owns the exported `holdsDefinitions`.
+ */
+export function carriesDefinitions(message: MessageLike): boolean {
+  if (message.role !== "tool") return false;
+  const text = contentText(message.content);
+  if (!text.includes('"parameters"')) return false;
+  for (const line of text.split("\n")) {
+    const trimmed = line.trim();
+    if (!trimmed.startsWith("{")) continue;
+    try {
+      const value = JSON.parse(trimmed) as { name?: unknown; parameters?: unknown };
+      if (
+        typeof value?.name === "string" &&
+        typeof value.parameters === "object" &&
+        value.parameters !== null
+      ) {
+        return true;
+      }
+    } catch {
+      // Not JSON: not a definition line.
+    }
+  }
+  return false;
+}
+
+function grouped(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+/** The text a cleared tool result is replaced with: it says how many characters were there. */
+export function clearedStub(chars: number): string {
+  return `[tool result cleared: ${grouped(chars)} characters]`;
+}
+
+/**
+ * Replaces every tool result but the latest `keepLast` with a short stub saying how many
+ * characters were cleared, so the call stays answered and the model knows something was there.
+ *
+ * The array that comes back has the same length and every index in place (a compaction plan made
+ * before pruning still applies); messages it does not clear are the same objects. Never cleared: a
+ * result of `maxChars` or fewer, and one that holds tool definitions (`holdsDefinitions`). Pure —
+ * the messages given are not changed. Throws `LedgerError` for a malformed transcript or a negative
+ * or fractional `keepLast`/`maxChars`.
+ */
+export function pruneToolResults(
+  messages: readonly MessageLike[],
+  options: PruneOptions = {},
+): MessageLike[] {
+  checkMessages(messages, "pruneToolResults");
+  const keepLast = checkNumber(options.keepLast ?? 5, "keepLast", "pruneToolResults", { integer: true });
+  const maxChars = checkNumber(options.maxChars ?? 256, "maxChars", "pruneToolResults", { integer: true });
+  const holds = options.holdsDefinitions ?? carriesDefinitions;
+  let kept = 0;
+  const out = messages.slice();
+  for (let i = out.length - 1; i >= 0; i--) {
+    const message = out[i] as MessageLike;
+    if (message.role !== "tool") continue;
+    if (kept < keepLast) {
+      kept++;
+      continue;
+    }
+    const chars = contentChars(message.content);
+    if (chars <= maxChars || holds(message)) continue;
+    out[i] = { ...message, content: clearedStub(chars) };
+  }
+  return out;
+}

@@ -1,0 +1,179 @@
+import { describe, expect, it, vi } from "vitest";
+import { LedgerError } from "./errors.js";
+import type { MessageLike } from "./messages.js";
+import { type CompactionPlan, planCompaction, SUMMARY_LEAD } from "./plan-compaction.js";
+import {
+  applyCompaction,
+  type CompactionHookRunner,
+  compactTranscript,
+  requestIndex,
+  runCompaction,
+} from "./run-compaction.js";
+
+const say = (role: string, text: string): MessageLike => ({ role, content: text });
+const transcript = [
+  say("system", "Be brief."),
+  say("user", "first question"),
+  say("assistant", "first answer"),
+  say("user", "second question"),
+  say("assistant", "second answer"),
+  say("user", "third question"),
+];
+const plan: CompactionPlan = {
+  from: 1,
+  through: 3,
+  limit: 100,
+  used: 90,
+  folded: 10,
+  kept: 10,
+  after: 30,
+  summaryTokens: 10,
+};
+
+describe("runCompaction", () => {
+  it("answers the fold to store, handing the summariser the stretch and leaving the messages alone", async () => {
+    const summarise = vi.fn(async () => "  They asked twice.  ");
+    const before = JSON.stringify(transcript);
+    const fold = await runCompaction(transcript, plan, summarise);
+    expect(fold).toMatchObject({ summary: "They asked twice.", through: 3 });
+    expect(typeof fold?.at).toBe("number");
+    expect(summarise).toHaveBeenCalledWith(transcript.slice(1, 3), undefined, undefined);
+    expect(JSON.stringify(transcript)).toBe(before);
+  });
+
+  it("answers nothing when the summary comes back empty, and says so", async () => {
+    const onNote = vi.fn();
+    const fold = await runCompaction(transcript, plan, () => " ", { hooks: { run: () => [], onNote } });
+    expect(fold).toBeUndefined();
+    expect(onNote).toHaveBeenCalledWith(expect.stringMatching(/empty/));
+  });
+
+  it("honours a veto from a hook that ran, naming it, when asked to", async () => {
+    const onNote = vi.fn();
+    const summarise = vi.fn(async () => "s");
+    const run: CompactionHookRunner = async () => [{ name: "keep-everything", ok: true, veto: true }];
+    const fold = await runCompaction(transcript, plan, summarise, {
+      hooks: { run, onNote, honourVeto: true },
+    });
+    expect(fold).toBeUndefined();
+    expect(summarise).not.toHaveBeenCalled();
+    expect(onNote).toHaveBeenCalledWith(expect.stringMatching(/keep-everything/));
+  });
+
+  it("lets no veto stop it by default: the hooks run beside the summary and nobody waits", async () => {
+    let release: () => void = () => {};
+    const run: CompactionHookRunner = () =>
+      new Promise((resolve) => {
+        release = () => resolve([{ name: "slow", ok: true, veto: true }]);
+      });
+    const fold = await runCompaction(transcript, plan, () => "s", { hooks: { run } });
+    expect(fold?.summary).toBe("s");
+    release();
+  });
+
+  it("ignores a veto from a hook that failed", async () => {
+    const run: CompactionHookRunner = async () => [{ name: "broken", ok: false, veto: true, error: "boom" }];
+    const fold = await runCompaction(transcript, plan, () => "s", { hooks: { run, honourVeto: true } });
+    expect(fold?.summary).toBe("s");
+  });
+
+  it("goes ahead when forced, noting the veto it overrode", async () => {
+    const onNote = vi.fn();
+    const run: CompactionHookRunner = async () => [{ id: "guard", veto: true }];
+    const fold = await runCompaction(transcript, plan, () => "s", {
+      hooks: { run, onNote, honourVeto: true },
+      forced: true,
+    });
+    expect(fold?.summary).toBe("s");
+    expect(onNote).toHaveBeenCalledWith(expect.stringMatching(/guard.*forced/));
+  });
+
+  it("notes a runner that throws outright and folds anyway", async () => {
+    const onNote = vi.fn();
+    const fold = await runCompaction(transcript, plan, () => "s", {
+      hooks: {
+        run: () => {
+          throw new Error("runner down");
+        },
+        onNote,
+        honourVeto: true,
+      },
+    });
+    expect(fold?.summary).toBe("s");
+    expect(onNote).toHaveBeenCalledWith(expect.stringMatching(/runner down/));
+  });
+
+  it("tells the hooks what is going, by stored index", async () => {
+    const run = vi.fn<CompactionHookRunner>(async () => []);
+    await runCompaction(transcript, { ...plan, previous: "old" }, () => "s", {
+      hooks: { run, context: { session: "s1" }, honourVeto: true },
+    });
+    expect(run).toHaveBeenCalledWith(
+      "beforeCompact",
+      { messages: transcript.slice(1, 3), from: 1, through: 3, previous: "old" },
+      { session: "s1" },
+    );
+  });
+
+  it("wraps a summariser failure in a typed error carrying the cause", async () => {
+    const cause = new Error("model offline");
+    const failure = await runCompaction(transcript, plan, () => Promise.reject(cause)).catch(
+      (e: unknown) => e,
+    );
+    expect(LedgerError.isInstance(failure)).toBe(true);
+    expect((failure as LedgerError).code).toBe("summary-failed");
+    expect((failure as LedgerError).cause).toBe(cause);
+  });
+
+  it("refuses a plan that does not fit the transcript", async () => {
+    await expect(runCompaction(transcript, { ...plan, through: 99 }, () => "s")).rejects.toThrow(/plan/);
+  });
+});
+
+describe("applyCompaction and compactTranscript", () => {
+  it("puts the summary after the system prompt, then everything from through", async () => {
+    const compacted = await compactTranscript(transcript, plan, () => "notes");
+    expect(compacted).toEqual([
+      transcript[0],
+      { role: "system", content: `${SUMMARY_LEAD}\n\nnotes` },
+      ...transcript.slice(3),
+    ]);
+  });
+
+  it("hands back the messages themselves when nothing was folded", async () => {
+    expect(applyCompaction(transcript, undefined)).toBe(transcript);
+    expect(await compactTranscript(transcript, plan, () => "")).toBe(transcript);
+  });
+
+  it("continues rather than stacks: the next plan reads the summary back, and the next fold replaces it", async () => {
+    const once = applyCompaction(transcript, { summary: "first notes", through: 3, at: 0 });
+    const next = planCompaction([...once, say("assistant", "x".repeat(400)), say("user", "again")], {
+      limit: 100,
+      used: 99,
+      keepRatio: 0.2,
+    });
+    expect(next).toMatchObject({ from: 2, previous: "first notes" });
+    const twice = applyCompaction(once, { summary: "second notes", through: 4, at: 0 });
+    expect(
+      twice.filter((m) => typeof m.content === "string" && m.content.startsWith(SUMMARY_LEAD)),
+    ).toHaveLength(1);
+    expect(twice[0]).toBe(transcript[0]);
+  });
+});
+
+describe("requestIndex", () => {
+  const fold = { summary: "s", through: 10, at: 0 };
+
+  it("maps a stored index onto the folded request", () => {
+    expect(requestIndex(4, undefined)).toBe(4);
+    expect(requestIndex(4, fold)).toBeUndefined();
+    expect(requestIndex(10, fold)).toBe(1);
+    expect(requestIndex(12, fold)).toBe(3);
+    expect(requestIndex(0, fold, 1)).toBe(0);
+    expect(requestIndex(10, fold, 1)).toBe(2);
+  });
+
+  it("refuses an index that is not a whole number", () => {
+    expect(() => requestIndex(-1, fold)).toThrow(LedgerError);
+  });
+});

@@ -1,0 +1,267 @@
+import { checkMessages, describe, LedgerError } from "./errors.js";
+import { contentText, isSystem, type MessageLike } from "./messages.js";
+import { type CompactionPlan, SUMMARY_LEAD } from "./plan-compaction.js";
+
+/** A stored fold: the summary, the stored index the kept messages start at, and when it was made (ms since the epoch). */
+export interface Fold {
+  summary: string;
+  through: number;
+  at: number;
+}
+
+/** The narrow shape of an `AbortSignal` the summariser is handed. */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+}
+
+/**
+ * Writes the summary of a stretch of transcript: handed the folded messages and the earlier
+ * summary to continue (if any), it answers the new summary. An empty or absent answer means no
+ * fold. The side-task package's `summariser` makes one.
+ */
+export type Summarise = (
+  messages: readonly MessageLike[],
+  previous: string | undefined,
+  signal?: AbortSignalLike,
+) => Promise<string | undefined> | string | undefined;
+
+/** What the `beforeCompact` hooks are told: what is going, by stored index. */
+export interface BeforeCompactInput {
+  /** The messages being folded. */
+  messages: readonly MessageLike[];
+  /** The first folded index. */
+  from: number;
+  /** The first kept index. */
+  through: number;
+  /** The summary being continued, if any. */
+  previous?: string;
+}
+
+/**
+ * One hook's outcome as a hook runner reports it. A hook that ran and set `veto` asks for the
+ * compaction not to happen; one that failed (`ok: false`, or an `error`) vetoes nothing.
+ */
+export interface HookOutcomeLike {
+  /** The hook's name, for the note a veto leaves. */
+  name?: string;
+  /** Its id, used where it has no name. */
+  id?: string;
+  ok?: boolean;
+  error?: unknown;
+  veto?: boolean;
+}
+
+/**
+ * Runs a host's hooks for an event and reports each hook's outcome. Structural, so the hooks
+ * package's runner (or a host's own) fits without this package importing either.
+ */
+export type CompactionHookRunner = (
+  event: "beforeCompact",
+  input: BeforeCompactInput,
+  context: unknown,
+) => PromiseLike<readonly HookOutcomeLike[] | undefined> | readonly HookOutcomeLike[] | undefined;
+
+/** The hooks a compaction tells, and whether it waits on them. */
+export interface CompactionHooks {
+  run: CompactionHookRunner;
+  /** Handed to the runner as it is. */
+  context?: unknown;
+  /** Told about a veto, a failed runner, or an empty summary. */
+  onNote?: (note: string) => void;
+  /**
+   * Run the hooks first and wait on them, and let a veto from any hook that ran stop the fold. By
+   * default the hooks run beside the summary, nobody waits, and a veto is not read.
+   */
+  honourVeto?: boolean;
+}
+
+/** Options for {@link runCompaction} and {@link compactTranscript}. */
+export interface RunCompactionOptions {
+  hooks?: CompactionHooks;
+  /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
+  forced?: boolean;
+  /** Handed to the summariser. */
+  signal?: AbortSignalLike;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function checkPlan(
+  plan: unknown,
+  messages: readonly MessageLike[],
+  where: string,
+): asserts plan is CompactionPlan {
+  const p = plan as Partial<CompactionPlan> | null;
+  if (
+    typeof p !== "object" ||
+    p === null ||
+    !Number.isInteger(p.from) ||
+    !Number.isInteger(p.through) ||
+    (p.from as number) < 0 ||
+    (p.through as number) <= (p.from as number) ||
+    (p.through as number) > messages.length
+  ) {
+    throw new LedgerError(
+      "invalid-option",
+      `${where} needs the plan planCompaction made for these messages ({ from, through, ... } with 0 <= from < through <= ${messages.length}), and was given ${describe(plan)}.`,
+    );
+  }
+}
+
+/** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
+async function consultHooks(hooks: CompactionHooks, input: BeforeCompactInput): Promise<string | undefined> {
+  let outcomes: readonly HookOutcomeLike[] | undefined;
+  try {
+    outcomes = await hooks.run("beforeCompact", input, hooks.context);
+  } catch (error) {
+    hooks.onNote?.(`The beforeCompact hooks could not be run: ${errorText(error)}`);
+    return undefined;
+  }
+  if (!Array.isArray(outcomes)) return undefined;
+  for (const outcome of outcomes as readonly HookOutcomeLike[]) {
+    const failed = outcome?.ok === false || outcome?.error !== undefined;
+    if (outcome?.veto === true && !failed) return outcome.name ?? outcome.id ?? "a beforeCompact hook";
+  }
+  return undefined;
+}
+
+/**
+ * Folds `messages.slice(plan.from, plan.through)` into a summary without touching the messages:
+ * answers `{ summary, through, at }` for a host to store, or `undefined` when a hook vetoed or the
+ * summary came back empty.
+ *
+ * The `beforeCompact` hooks are told what is going. By default they run beside the summary and
+ * nothing waits on them; with `hooks.honourVeto` they run first, and a veto from any hook that ran
+ * (one that failed vetoes nothing) leaves everything as it was, with a note naming the hook —
+ * unless `forced`, where the veto is noted and the fold goes ahead. A runner that throws is noted
+ * and costs nothing else. Throws `LedgerError` (`summary-failed`, with the cause) when the
+ * summariser throws, and for a plan that does not fit the messages.
+ */
+export async function runCompaction(
+  messages: readonly MessageLike[],
+  plan: CompactionPlan,
+  summarise: Summarise,
+  options: RunCompactionOptions = {},
+): Promise<Fold | undefined> {
+  checkMessages(messages, "runCompaction");
+  checkPlan(plan, messages, "runCompaction");
+  if (typeof summarise !== "function") {
+    throw new LedgerError(
+      "invalid-option",
+      "runCompaction needs a summarise function (messages, previous) => summary.",
+    );
+  }
+  const stretch = messages.slice(plan.from, plan.through);
+  const hooks = options.hooks;
+  const input: BeforeCompactInput = {
+    messages: stretch,
+    from: plan.from,
+    through: plan.through,
+    ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
+  };
+  if (hooks && typeof hooks.run === "function") {
+    if (hooks.honourVeto) {
+      const vetoedBy = await consultHooks(hooks, input);
+      if (vetoedBy !== undefined && !options.forced) {
+        hooks.onNote?.(`Compaction skipped: ${vetoedBy} vetoed it.`);
+        return undefined;
+      }
+      if (vetoedBy !== undefined) {
+        hooks.onNote?.(
+          `${vetoedBy} vetoed the compaction, but it was forced: the request had already been refused as too big.`,
+        );
+      }
+    } else {
+      // Beside the summary: nobody waits, and nothing it does can fail the fold.
+      void consultHooks(hooks, input);
+    }
+  }
+  let summary: string | undefined;
+  try {
+    summary = await summarise(stretch, plan.previous, options.signal);
+  } catch (error) {
+    throw new LedgerError(
+      "summary-failed",
+      `The summariser failed while folding messages ${plan.from} to ${plan.through - 1}: ${errorText(error)}. The transcript was left as it was.`,
+      { cause: error },
+    );
+  }
+  if (typeof summary !== "string" || summary.trim() === "") {
+    hooks?.onNote?.("Compaction skipped: the summary came back empty.");
+    return undefined;
+  }
+  return { summary: summary.trim(), through: plan.through, at: Date.now() };
+}
+
+/**
+ * A transcript with a fold applied: the leading system messages (an earlier summary among them
+ * dropped, since the new one continues it), the summary as a system message starting with
+ * `SUMMARY_LEAD`, then everything from `fold.through`. No fold hands back `messages` itself.
+ */
+export function applyCompaction(messages: readonly MessageLike[], fold: Fold | undefined): MessageLike[] {
+  checkMessages(messages, "applyCompaction");
+  if (fold === undefined) return messages as MessageLike[];
+  if (
+    typeof fold !== "object" ||
+    fold === null ||
+    typeof fold.summary !== "string" ||
+    !Number.isInteger(fold.through) ||
+    fold.through < 0
+  ) {
+    throw new LedgerError(
+      "invalid-option",
+      `applyCompaction needs a fold ({ summary, through, at }) as runCompaction answers it, and was given ${describe(fold)}.`,
+    );
+  }
+  const lead: MessageLike[] = [];
+  for (let i = 0; i < Math.min(fold.through, messages.length); i++) {
+    const message = messages[i] as MessageLike;
+    if (!isSystem(message)) break;
+    if (!contentText(message.content).startsWith(SUMMARY_LEAD)) lead.push(message);
+  }
+  return [
+    ...lead,
+    { role: "system", content: `${SUMMARY_LEAD}\n\n${fold.summary}` },
+    ...messages.slice(fold.through),
+  ];
+}
+
+/**
+ * Where a stored message sits in the request a fold made: `index` itself with no fold, `undefined`
+ * for a message the fold took out, and otherwise its place after the summary. `lead` is how many
+ * leading system messages the request keeps ahead of the summary (0 for a host whose system prompt
+ * is not in the stored array).
+ */
+export function requestIndex(
+  index: number,
+  fold: Pick<Fold, "through"> | undefined,
+  lead = 0,
+): number | undefined {
+  if (!Number.isInteger(index) || index < 0) {
+    throw new LedgerError(
+      "invalid-range",
+      `requestIndex needs a message index (a whole number, 0 or more), and was given ${describe(index)}.`,
+    );
+  }
+  if (!fold) return index;
+  if (index < lead) return index;
+  if (index < fold.through) return undefined;
+  return lead + 1 + (index - fold.through);
+}
+
+/**
+ * `runCompaction`, then the fold applied: a new array with the summary in place of the folded
+ * stretch, or `messages` itself where nothing was folded (a veto, an empty summary). Throws as
+ * `runCompaction` does.
+ */
+export async function compactTranscript(
+  messages: readonly MessageLike[],
+  plan: CompactionPlan,
+  summarise: Summarise,
+  options: RunCompactionOptions = {},
+): Promise<MessageLike[]> {
+  const fold = await runCompaction(messages, plan, summarise, options);
+  return applyCompaction(messages, fold);
+}

@@ -1,0 +1,160 @@
+import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
+import { isSystem, type MessageLike, messageChars, type RequestBodyLike, toolsChars } from "./messages.js";
+
+/** The divisor every estimate here uses until a calibrated one is given: characters per token. */
+export const DEFAULT_CHARS_PER_TOKEN = 4;
+
+/** Options shared by the estimates: the characters-per-token divisor, 4 unless given. */
+export interface EstimateOptions {
+  /** Characters per token; `charsPerTokenFor` answers a calibrated one. Must be above zero. */
+  charsPerToken?: number;
+}
+
+/** The request cut four ways; the parts add up exactly to `total`. */
+export interface ContextParts {
+  /** System and developer messages. */
+  system: number;
+  /** The declared tool schemas. */
+  tools: number;
+  /** Every other message, tool-call arguments included. */
+  history: number;
+  /** The tool messages. */
+  toolResults: number;
+  /** The four parts added up. */
+  total: number;
+}
+
+/** Options for {@link contextTokens}. */
+export interface ContextTokensOptions extends EstimateOptions {
+  /**
+   * What the endpoint reported the prompt cost. Given (a number above zero), the total is this and
+   * each part a share of it; zero or absent means not reported, and the total is `requestTokens`.
+   */
+  promptTokens?: number;
+}
+
+function divisor(options: EstimateOptions | undefined, where: string): number {
+  const value = options?.charsPerToken;
+  if (value === undefined) return DEFAULT_CHARS_PER_TOKEN;
+  return checkNumber(value, "charsPerToken", where, { exclusiveMin: true });
+}
+
+function checkBody(body: unknown, where: string): asserts body is RequestBodyLike {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new LedgerError(
+      "invalid-messages",
+      `${where} needs a request body ({ messages, tools? }), and was given ${describe(body)}.`,
+    );
+  }
+  checkMessages((body as { messages?: unknown }).messages, where, "body.messages");
+}
+
+/**
+ * Estimates the tokens of a text: its characters over `charsPerToken` (4 unless given), rounded up.
+ * Four is deliberately low for what tool-using runs send (JSON packs closer to two or three
+ * characters a token), which is why a calibrated divisor exists. Throws `LedgerError` for a
+ * non-string text or a divisor that is not above zero.
+ */
+export function estimateTokens(text: string, options?: EstimateOptions): number {
+  if (typeof text !== "string") {
+    throw new LedgerError(
+      "invalid-messages",
+      `estimateTokens needs a string, and was given ${describe(text)}.`,
+    );
+  }
+  return Math.ceil(text.length / divisor(options, "estimateTokens"));
+}
+
+/**
+ * Estimates one message: the characters of its content's text, its replayed reasoning and its tool
+ * calls' names and arguments, over `charsPerToken`, rounded up. Images are not counted.
+ */
+export function messageTokens(message: MessageLike, options?: EstimateOptions): number {
+  checkMessages([message], "messageTokens", "message");
+  return Math.ceil(messageChars(message) / divisor(options, "messageTokens"));
+}
+
+/** The estimated tokens of a tool array: its JSON's characters over the divisor, rounded up. */
+export function toolTokens(tools: RequestBodyLike["tools"], options?: EstimateOptions): number {
+  return Math.ceil(toolsChars(tools) / divisor(options, "toolTokens"));
+}
+
+/**
+ * Estimates a whole request: every message (reasoning and tool-call arguments included) plus the
+ * declared tools' JSON. It is the sum of `messageTokens` over the messages and `toolTokens` of the
+ * tools, so the parts of `contextTokens` without a reported prompt add up to it.
+ */
+export function requestTokens(body: RequestBodyLike, options?: EstimateOptions): number {
+  checkBody(body, "requestTokens");
+  const perToken = divisor(options, "requestTokens");
+  let total = Math.ceil(toolsChars(body.tools) / perToken);
+  for (const message of body.messages) total += Math.ceil(messageChars(message) / perToken);
+  return total;
+}
+
+/**
+ * The exact characters under `contextTokens`' parts: system and developer messages, the tools'
+ * JSON, tool messages, and everything else, with their total.
+ */
+export function contextChars(body: RequestBodyLike): ContextParts {
+  checkBody(body, "contextChars");
+  const parts = { system: 0, tools: toolsChars(body.tools), history: 0, toolResults: 0, total: 0 };
+  for (const message of body.messages) {
+    const chars = messageChars(message);
+    if (isSystem(message)) parts.system += chars;
+    else if (message.role === "tool") parts.toolResults += chars;
+    else parts.history += chars;
+  }
+  parts.total = parts.system + parts.tools + parts.history + parts.toolResults;
+  return parts;
+}
+
+const PART_KEYS = ["system", "tools", "history", "toolResults"] as const;
+
+/**
+ * Cuts a request into what fills the window: `system`, `tools`, `history` and `toolResults`, whose
+ * sum is always exactly `total`.
+ *
+ * Given `promptTokens` (what the endpoint charged), the total is that and each part a share of it
+ * by characters, the largest part absorbing the rounding. Without it the total is `requestTokens`
+ * and each part is counted the way `requestTokens` counts it (so the tool block agrees with
+ * `toolTokens`). The proportions are an estimate either way: no endpoint reports finer than the
+ * prompt. Throws `LedgerError` for a body without a messages array, a divisor not above zero, or a
+ * `promptTokens` that is negative or not a finite number.
+ */
+export function contextTokens(body: RequestBodyLike, options?: ContextTokensOptions): ContextParts {
+  checkBody(body, "contextTokens");
+  const perToken = divisor(options, "contextTokens");
+  const reported = options?.promptTokens;
+  if (reported !== undefined) checkNumber(reported, "promptTokens", "contextTokens");
+  if (reported === undefined || reported === 0) {
+    const parts = {
+      system: 0,
+      tools: Math.ceil(toolsChars(body.tools) / perToken),
+      history: 0,
+      toolResults: 0,
+      total: 0,
+    };
+    for (const message of body.messages) {
+      const tokens = Math.ceil(messageChars(message) / perToken);
+      if (isSystem(message)) parts.system += tokens;
+      else if (message.role === "tool") parts.toolResults += tokens;
+      else parts.history += tokens;
+    }
+    parts.total = parts.system + parts.tools + parts.history + parts.toolResults;
+    return parts;
+  }
+  const total = Math.round(reported);
+  const chars = contextChars(body);
+  const parts = { system: 0, tools: 0, history: 0, toolResults: 0, total };
+  // With nothing to divide by, the whole prompt is history: the part compaction would fold.
+  let largest: (typeof PART_KEYS)[number] = "history";
+  if (chars.total > 0) {
+    for (const key of PART_KEYS) {
+      parts[key] = Math.floor((total * chars[key]) / chars.total);
+      if (chars[key] > chars[largest]) largest = key;
+    }
+  }
+  parts[largest] += total - (parts.system + parts.tools + parts.history + parts.toolResults);
+  return parts;
+}
