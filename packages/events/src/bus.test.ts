@@ -94,10 +94,12 @@ describe("watch", () => {
     await expect(pending).resolves.toMatchObject({ done: true });
   });
 
-  it("yields nothing for a signal that is already aborted", async () => {
+  it("yields nothing for a signal that is already aborted, on a known run or an unknown one", async () => {
     const bus = createBus();
     bus.emit("r", { kind: "output", text: "a" });
     expect(await collect(bus.watch("r", AbortSignal.abort()))).toEqual([]);
+    expect(await collect(bus.watch("never", AbortSignal.abort()))).toEqual([]);
+    expect(bus.history("never")).toEqual([]);
   });
 
   it("finishes a watcher whose run is dropped, after it reads what it holds", async () => {

@@ -133,12 +133,19 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
 
     watch(runId, signal) {
       checkRunId(runId, "watch");
-      const run = open(runId);
-      const watcher = new Watcher(host(run), run.events, signal);
       if (signal?.aborted) {
+        // Gone before it started: hand back a finished watcher without opening a run for it.
+        const stale = runs.get(runId);
+        const watcher = new Watcher(
+          { settings: () => current, detach: () => {} },
+          stale?.events ?? [],
+          undefined,
+        );
         watcher.close();
         return watcher;
       }
+      const run = open(runId);
+      const watcher = new Watcher(host(run), run.events, signal);
       run.watchers.add(watcher);
       return watcher;
     },
