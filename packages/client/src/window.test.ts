@@ -1,4 +1,11 @@
-import { type RecordedRequest, startServer, type TestServer } from "@loopwright/testkit";
+import {
+  llamacppPersonality,
+  lmstudioPersonality,
+  type RecordedRequest,
+  startServer,
+  type TestServer,
+  vllmPersonality,
+} from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { captureJson, fixtureJson, type ScriptedHttp, scriptedHttp } from "../test/http.js";
 import { ModelListingError } from "./errors.js";
@@ -239,5 +246,30 @@ describe("listModels", () => {
       .catch((e: unknown) => e);
     expect(ModelListingError.isInstance(error)).toBe(true);
     expect((error as ModelListingError).status).toBe(401);
+  });
+});
+
+describe("against the testkit's server personalities", () => {
+  it("reads llama.cpp's served n_ctx from /props, not the trained window", async () => {
+    const server = await testkit({ personality: llamacppPersonality({ nCtx: 2048 }) });
+    expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl, model: "tiny.gguf" })).toBe(
+      2048,
+    );
+    expect(paths(server)).toEqual(["/v1/models", "/props"]);
+  });
+
+  it("reads vLLM's max_model_len from the listing alone", async () => {
+    const server = await testkit({ personality: vllmPersonality({ maxModelLen: 16384 }) });
+    const pool = createClientPool();
+    const [entry] = await pool.listModels({ baseUrl: server.baseUrl });
+    expect(await pool.contextLimitFor({ baseUrl: server.baseUrl, model: entry?.id })).toBe(16384);
+    expect(paths(server)).toEqual(["/v1/models", "/v1/models"]);
+  });
+
+  it("reads LM Studio's loaded_context_length from /api/v0/models", async () => {
+    const model = "meta-llama-3.1-8b-instruct";
+    const server = await testkit({ personality: lmstudioPersonality({ contextLength: 8192, model }) });
+    expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl, model })).toBe(8192);
+    expect(paths(server)).toEqual(["/v1/models", "/props", "/api/v0/models"]);
   });
 });

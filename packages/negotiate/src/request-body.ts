@@ -48,6 +48,15 @@ export interface RequestBody {
   [field: string]: unknown;
 }
 
+/** Relaxed tools, with strict mode no longer asked for: a relaxed schema need not pass its rules. */
+function relaxed(tools: readonly ToolDefinition[]): ToolDefinition[] {
+  return (relaxTools([...tools]) as ToolDefinition[]).map((tool) => {
+    if (tool.function?.strict === undefined) return tool;
+    const { strict: _strict, ...fn } = tool.function;
+    return { ...tool, function: fn };
+  });
+}
+
 const LOOP_FIELDS = new Set(["model", "messages", "stream", "tools"]);
 
 /**
@@ -56,8 +65,8 @@ const LOOP_FIELDS = new Set(["model", "messages", "stream", "tools"]);
  * The one place a streamed request body is decided: from the model settings, what the endpoint
  * (`supports`) and the model (`model`) have refused, the transcript, and the declared tools.
  *
- * Tools go strict while the endpoint takes strict schemas and relaxed after it refused them, in
- * `order`. The ceiling is `max_completion_tokens` only when `model.legacyTokenLimit === false`
+ * Tools go as given while the endpoint takes strict schemas, and relaxed (`relaxTools`, without
+ * `strict: true`) after it refused them, in `order`. The ceiling is `max_completion_tokens` only when `model.legacyTokenLimit === false`
  * (an absent model reads as `true`). The temperature is sent only while `model.chosenTemperature`
  * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
  * refused (a `temperature` in it too, once the model refused one) and minus `model`, `messages`,
@@ -77,7 +86,7 @@ export function buildBody(
   const body: RequestBody = { model: config.model, messages: [...messages], stream: true };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
   if (tools.length > 0) {
-    const declared = supports.strictSchemas ? [...tools] : (relaxTools([...tools]) as ToolDefinition[]);
+    const declared = supports.strictSchemas ? [...tools] : relaxed(tools);
     body.tools = orderTools(declared, order) as ToolDefinition[];
   }
   const effort = effortFor(model, config.reasoningEffort);
