@@ -73,7 +73,7 @@ function count(value: unknown): number | undefined {
 }
 
 /** Resolves a local JSON pointer (`#`, `#/$defs/x`, `#/definitions/x`, any `#/a/b`) in the root. */
-function resolvePointer(root: unknown, ref: string): unknown {
+export function resolvePointer(root: unknown, ref: string): unknown {
   if (ref === "#") return root;
   if (!ref.startsWith("#/")) return undefined;
   let node: unknown = root;
