@@ -1,29 +1,36 @@
-import { getClient } from "@loopwright/client";
-import { orderTools } from "@loopwright/schema-compat";
-import { type ClientLike, streamTurn, type Turn } from "@loopwright/stream";
+import { firstTokenMs, getClient, timeoutMs } from "@loopwright/client";
+import type { RunEvent, TurnMetrics } from "@loopwright/events";
+import {
+  calibrate,
+  charsPerTokenFor,
+  contextTokens,
+  type RequestBodyLike,
+  toolTokens,
+} from "@loopwright/ledger";
+import { buildBody, ContextOverflow, capabilitiesFor } from "@loopwright/negotiate";
+import type { ChatClientLike, Turn } from "@loopwright/stream";
 import {
   type ChatMessage,
   DEFAULT_MAX_TOOL_ITERATIONS,
   type LoopConfig,
   type ToolDefinition,
 } from "./config.js";
-import { AgentLoopError, type RunState, type RunUsage, ToolIterationLimit } from "./errors.js";
+import {
+  AgentLoopError,
+  AgentLoopOverflow,
+  type RunState,
+  type RunUsage,
+  ToolIterationLimit,
+} from "./errors.js";
 import { type CallResult, type Dispatch, type DispatchRequest, runCalls } from "./run-calls.js";
+import { runTurn } from "./run-turn.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
-
-/** What the loop tells a watcher, in order. */
-export type LoopEvent =
-  | { kind: "output"; text: string }
-  | { kind: "thinking"; text: string }
-  | { kind: "tool-call"; id: string; name: string; args: string }
-  | { kind: "tool-result"; id: string; name: string; ok: boolean; content: string }
-  | { kind: "usage"; usage: RunUsage; turn: { usage: Turn["usage"]; finishReason: string } }
-  | { kind: "notice"; text: string };
+const PREVIEW_CHARS = 2000;
 
 /** What `runAgentLoop` reads. */
 export interface AgentLoopOptions {
-  /** Endpoint, model parameters and limits. */
+  /** Endpoint, model parameters, tool and retry policy. */
   config: LoopConfig;
   /** Sent as the first message when given. */
   system?: string;
@@ -35,18 +42,23 @@ export interface AgentLoopOptions {
   dispatch: Dispatch;
   /** Stops the run: the stream is closed and every pending call answered. */
   signal?: AbortSignal;
-  /** Told of every step as it happens. Not awaited. */
-  onEvent?: (event: LoopEvent) => void;
+  /** Told of every step as it happens (forward it to `emit`). Not awaited. */
+  onEvent?: (event: RunEvent) => void;
   /** The client to send with; `getClient(config)` when absent. */
-  client?: ClientLike;
+  client?: ChatClientLike;
 }
 
 /** What a finished run hands back. */
 export interface AgentLoopResult extends RunState {
   /** The last turn: the answer. */
   turn: Turn;
-  /** How many requests the run made. */
+  /** How many turns (requests answered) the run took. */
   steps: number;
+}
+
+/** Cuts a long argument or result for a watcher; the model always reads the whole text. */
+export function preview(text: string, max = PREVIEW_CHARS): string {
+  return text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text;
 }
 
 function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
@@ -58,84 +70,118 @@ function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
   };
 }
 
-function buildRequest(options: AgentLoopOptions, messages: ReadonlyArray<ChatMessage>) {
-  const { config } = options;
-  const tools = options.tools?.length
-    ? orderTools(options.tools, config.toolOrder === undefined ? true : config.toolOrder)
-    : undefined;
-  return {
-    ...(config.extraBody ?? {}),
-    model: config.model,
-    messages: options.system ? [{ role: "system", content: options.system }, ...messages] : [...messages],
-    stream: true as const,
-    stream_options: { include_usage: true },
-    ...(tools ? { tools } : {}),
-    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
-    ...(config.maxTokens ? { max_tokens: config.maxTokens } : {}),
-    ...(config.reasoningEffort && config.reasoningEffort !== "off"
-      ? { reasoning_effort: config.reasoningEffort }
-      : {}),
-  };
-}
-
 /**
- * Runs an agent: one streamed turn per step, the model's tool calls dispatched and answered in the
- * transcript between steps, until a turn asks for no tools. Throws `ToolIterationLimit` when the
- * model still asks after `maxToolIterations` tool steps, and `AgentLoopError` (the cause on
- * `cause`) for anything else; both carry the run, whose transcript always has every call answered.
+ * Runs an agent: one turn per step (`runTurn`: retries, refusals answered, the stream read back),
+ * the model's tool calls dispatched and answered in the transcript between steps, until a turn asks
+ * for no tools. Every turn ends in a `usage` event.
+ *
+ * Throws `ToolIterationLimit` when the model still asks after `maxToolIterations` tool steps,
+ * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window, and
+ * `AgentLoopError` (the cause on `cause`) for anything else. Each carries the run, whose transcript
+ * always has every tool call answered, so it can be stored or sent again as it is.
  */
 export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
   const { config, signal, onEvent } = options;
   const limit = config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS;
   const messages: ChatMessage[] = [...options.messages];
+  const tools = options.tools ?? [];
   let usage: RunUsage = { prompt: 0, completion: 0, total: 0, cached: 0 };
   let toolCalls = 0;
   let toolSteps = 0;
   const state = (): RunState => ({ messages: [...messages], usage, toolCalls });
+  const fail = (error: unknown): never => {
+    if (ContextOverflow.isInstance(error)) throw new AgentLoopOverflow(error, state());
+    throw new AgentLoopError(error, state());
+  };
 
-  let client: ClientLike;
+  let client: ChatClientLike;
   try {
     client = options.client ?? getClient(config);
   } catch (error) {
-    throw new AgentLoopError(error, state());
+    return fail(error);
   }
+  const supports = capabilitiesFor(config.baseUrl, config.apiKey);
+  const notice = (text: string) => onEvent?.({ kind: "notice", text });
 
-  for (let steps = 1; ; steps++) {
+  for (let step = 1; ; step++) {
+    onEvent?.({ kind: "turn", step });
+    const sent = options.system ? [{ role: "system", content: options.system }, ...messages] : [...messages];
+    const charsPerToken = charsPerTokenFor(supports, config.model);
+    const started = Date.now();
+    let firstAt: number | undefined;
+    const mark = () => {
+      firstAt ??= Date.now();
+    };
+    let firstBody: ReturnType<typeof buildBody> | undefined;
     let turn: Turn;
     try {
-      const idle = config.requestTimeoutSeconds ? config.requestTimeoutSeconds * 1000 : undefined;
-      turn = await streamTurn(client, buildRequest(options, messages), {
-        signal,
-        ...(idle ? { idleMs: idle, firstChunkMs: (config.firstTokenSeconds ?? idle / 200) * 1000 } : {}),
-        onOutput: (text) => onEvent?.({ kind: "output", text }),
-        onThinking: (text) => onEvent?.({ kind: "thinking", text }),
-      });
+      turn = await runTurn(
+        client,
+        supports,
+        (supports, model) => {
+          const body = buildBody(config, supports, model, sent, tools, config.toolOrder);
+          firstBody ??= body;
+          return body;
+        },
+        {
+          model: config.model,
+          droppable: Object.keys(config.extraBody ?? {}),
+          signal,
+          idleMs: timeoutMs(config),
+          firstChunkMs: firstTokenMs(config),
+          maxRetries: config.maxRetries,
+          loadingTimeoutMs:
+            config.loadingTimeoutSeconds === undefined ? undefined : config.loadingTimeoutSeconds * 1000,
+          contextLimit: config.contextLength,
+          charsPerToken,
+          onNotice: notice,
+          onOutput: (text) => {
+            mark();
+            onEvent?.({ kind: "output", text });
+          },
+          onThinking: (text) => {
+            mark();
+            onEvent?.({ kind: "thinking", text });
+          },
+          onToolCallDelta: mark,
+        },
+      );
     } catch (error) {
-      throw new AgentLoopError(error, state());
+      return fail(error);
     }
     usage = addUsage(usage, turn.usage);
-    onEvent?.({ kind: "usage", usage, turn: { usage: turn.usage, finishReason: turn.finishReason } });
-    if (turn.finishReason === "length") {
-      onEvent?.({ kind: "notice", text: "The reply was cut off at the token ceiling (maxTokens)." });
+    const metrics: TurnMetrics = {
+      usage: turn.usage,
+      finishReason: turn.finishReason,
+      timings: { totalMs: Date.now() - started, ...(firstAt ? { firstTokenMs: firstAt - started } : {}) },
+    };
+    if (firstBody) {
+      // The messages are ChatMessages; the ledger reads them structurally.
+      const measured = firstBody as unknown as RequestBodyLike;
+      if (turn.usage.prompt > 0) calibrate(supports, config.model, measured, turn.usage.prompt);
+      metrics.context = contextTokens(measured, {
+        charsPerToken,
+        ...(turn.usage.prompt > 0 ? { promptTokens: turn.usage.prompt } : {}),
+      });
+      if (firstBody.tools?.length) {
+        metrics.toolsDeclared = firstBody.tools.length;
+        metrics.toolSchemaTokens = toolTokens(firstBody.tools, { charsPerToken });
+      }
     }
+    onEvent?.({ kind: "usage", usage, turn: metrics });
+    if (turn.finishReason === "length") notice("The reply was cut off at the token ceiling (maxTokens).");
 
     if (turn.toolCalls.length === 0) {
       messages.push({ role: "assistant", content: turn.content });
-      return { turn, steps, ...state() };
+      return { turn, steps: step, ...state() };
     }
 
     toolCalls += turn.toolCalls.length;
-    const tell = {
-      onToolCall: (r: DispatchRequest) =>
-        onEvent?.({ kind: "tool-call", id: r.id, name: r.name, args: JSON.stringify(r.args) }),
-      onToolResult: (r: CallResult) => onEvent?.({ kind: "tool-result", ...r }),
-    };
     if (toolSteps >= limit) {
       // Answer the calls without running them, so the transcript the error carries can be sent again.
       messages.push({ role: "assistant", content: turn.content || null, tool_calls: turn.toolCalls });
-      for (const call of turn.toolCalls) {
+      for (const call of turn.toolCalls)
         messages.push({ role: "tool", tool_call_id: call.id, content: NOT_RUN_AT_LIMIT });
-      }
       throw new ToolIterationLimit(limit, state());
     }
     toolSteps++;
@@ -143,9 +189,14 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       dispatch: options.dispatch,
       signal,
       finishReason: turn.finishReason,
-      ...tell,
+      onToolCall: (r: DispatchRequest) =>
+        onEvent?.({ kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) }),
+      onToolResult: (r: CallResult) => onEvent?.({ kind: "tool-result", ...r, content: preview(r.content) }),
     });
-    messages.push({ role: "assistant", content: turn.content || null, tool_calls: ran.calls }, ...ran.results);
-    if (ran.stopped !== undefined) throw new AgentLoopError(ran.stopped, state());
+    messages.push(
+      { role: "assistant", content: turn.content || null, tool_calls: ran.calls },
+      ...ran.results,
+    );
+    if (ran.stopped !== undefined) return fail(ran.stopped);
   }
 }

@@ -1,46 +1,28 @@
-/**
- * The structural shapes the loop reads. A caller satisfies them with whatever it already has — a
- * settings row, a resolved agent document, a zod-inferred config — rather than building ours.
- */
+import type { Endpoint } from "@loopwright/client";
+import type { ModelParams, ToolDefinition, ToolOrder } from "@loopwright/negotiate";
 
-/** Where requests go: the part of a config that names and reaches an endpoint. */
-export interface Endpoint {
-  /** Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:8080/v1`. */
-  baseUrl: string;
-  /** API key; absent or empty for a keyless local server. */
-  apiKey?: string;
-  /** Extra HTTP headers sent with every request. */
-  headers?: Record<string, string>;
-  /** How long to wait for a model to speak; absent or 0 waits for ever. Also the stream's idle allowance. */
-  requestTimeoutSeconds?: number;
-  /** Allowance for the first chunk (prefill); five times `requestTimeoutSeconds` where absent. */
-  firstTokenSeconds?: number;
-}
+export type { Endpoint, ModelParams, ToolDefinition, ToolOrder };
 
-/** What to ask the model for. */
-export interface ModelParams {
-  /** The model name as the endpoint knows it. */
-  model: string;
-  /** Sampling temperature; absent leaves it to the server. */
-  temperature?: number;
-  /** Reply ceiling; absent or 0 sends none. */
-  maxTokens?: number;
-  /** Reasoning effort (`none` … `high`); absent or `off` sends none. */
-  reasoningEffort?: string;
-  /** Fields this interface cannot spell (`top_k`, `min_p`, `id_slot`, …), merged into the body last. */
-  extraBody?: Record<string, unknown>;
-}
-
-/** The loop's own limits. */
+/** What the loop does with the model's tool calls. */
 export interface ToolPolicy {
-  /** How many steps may run tools before the run stops with `ToolIterationLimit` (default 25). */
+  /** How many steps may run tools before the run stops with `ToolIterationLimit` (default 50). */
   maxToolIterations?: number;
   /** Declare tools in name order (default), the caller's order with `false`, or by a comparator. */
-  toolOrder?: boolean | ((a: string, b: string) => number);
+  toolOrder?: ToolOrder;
+}
+
+/** How hard the loop tries before a failure reaches the caller. */
+export interface RetryPolicy {
+  /** Re-sends of a turn after a transient failure before anything was produced (default 2). */
+  maxRetries?: number;
+  /** How long to wait for a server still loading the model (default 120; 0 turns it off). */
+  loadingTimeoutSeconds?: number;
+  /** The operator's context window: requests that cannot fit it are refused before sending. */
+  contextLength?: number;
 }
 
 /** Everything `runAgentLoop` reads off `config`. */
-export type LoopConfig = Endpoint & ModelParams & ToolPolicy;
+export type LoopConfig = Endpoint & ModelParams & ToolPolicy & RetryPolicy;
 
 /** A chat message as the endpoint takes it (OpenAI chat-completions shape). */
 export interface ChatMessage {
@@ -59,11 +41,5 @@ export interface AssistantToolCall {
   function: { name: string; arguments: string };
 }
 
-/** A tool as a request declares it (OpenAI function-tool shape). */
-export interface ToolDefinition {
-  type: "function";
-  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
-}
-
 /** Default for `maxToolIterations`. */
-export const DEFAULT_MAX_TOOL_ITERATIONS = 25;
+export const DEFAULT_MAX_TOOL_ITERATIONS = 50;

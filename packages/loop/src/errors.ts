@@ -1,3 +1,4 @@
+import { ContextOverflow } from "@loopwright/negotiate";
 import type { ChatMessage } from "./config.js";
 
 /** The run as it stood when the loop stopped: enough to store it, show it, or send it again. */
@@ -76,6 +77,23 @@ export class ToolIterationLimit extends Error {
   }
 }
 
+/**
+ * A request too big for the model's window, found by the size guard or refused by the endpoint. It
+ * is a `ContextOverflow` (a catch written for one still catches it) carrying the run, so a host can
+ * compact `run.messages` and send again. The original overflow is on `cause`.
+ */
+export class AgentLoopOverflow extends ContextOverflow {
+  override readonly name: string = "AgentLoopOverflow";
+  readonly [RUN] = true;
+  /** The run as it stood when the request was refused. */
+  readonly run: RunState;
+
+  constructor(overflow: ContextOverflow, run: RunState) {
+    super(overflow.serverMessage, { cause: overflow });
+    this.run = run;
+  }
+}
+
 /** The run carried by anything `runAgentLoop` threw, or `undefined` for any other value. */
 export function failedRun(error: unknown): RunState | undefined {
   if (!marked(error, RUN)) return undefined;
@@ -90,7 +108,9 @@ export function errorMessage(error: unknown): string {
   if (error instanceof Error) {
     const status = (error as { status?: unknown }).status;
     const message = error.message || error.name;
-    return typeof status === "number" && !message.startsWith(String(status)) ? `${status} ${message}` : message;
+    return typeof status === "number" && !message.startsWith(String(status))
+      ? `${status} ${message}`
+      : message;
   }
   if (typeof error === "string") return error;
   if (error === undefined || error === null) return String(error);

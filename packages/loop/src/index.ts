@@ -1,16 +1,20 @@
-export { runAgentLoop } from "./agent-loop.js";
-export type { AgentLoopOptions, AgentLoopResult, LoopEvent } from "./agent-loop.js";
-export { DEFAULT_MAX_TOOL_ITERATIONS } from "./config.js";
+export type { AgentLoopOptions, AgentLoopResult } from "./agent-loop.js";
+export { preview, runAgentLoop } from "./agent-loop.js";
 export type {
   AssistantToolCall,
   ChatMessage,
   Endpoint,
   LoopConfig,
   ModelParams,
+  RetryPolicy,
   ToolDefinition,
+  ToolOrder,
   ToolPolicy,
 } from "./config.js";
-export { AgentLoopError, errorMessage, failedRun, ToolIterationLimit } from "./errors.js";
+export { DEFAULT_MAX_TOOL_ITERATIONS } from "./config.js";
 export type { RunState, RunUsage } from "./errors.js";
-export { NOT_RUN, runCalls, STOPPED_DURING } from "./run-calls.js";
+export { AgentLoopError, AgentLoopOverflow, errorMessage, failedRun, ToolIterationLimit } from "./errors.js";
 export type { CallResult, Dispatch, DispatchRequest, RunCallsOptions, RunCallsResult } from "./run-calls.js";
+export { NOT_RUN, runCalls, STOPPED_DURING } from "./run-calls.js";
+export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
+export { runTurn } from "./run-turn.js";

@@ -83,7 +83,7 @@ export async function runCalls(
     let json = "{}";
     let unreadable: string | undefined;
     try {
-      const parsed = parseToolArguments(raw, { finishReason: options.finishReason });
+      const parsed = parseToolArguments(raw, { finishReason: options.finishReason, name });
       args = parsed.value;
       json = parsed.json;
     } catch (error) {
@@ -118,7 +118,11 @@ export async function runCalls(
     outcomes.push(result);
     options.onToolResult?.(result);
   }
-  const results: ChatMessage[] = outcomes.map((o) => ({ role: "tool", tool_call_id: o.id, content: o.content }));
+  const results: ChatMessage[] = outcomes.map((o) => ({
+    role: "tool",
+    tool_call_id: o.id,
+    content: o.content,
+  }));
   return { calls, results, outcomes, ...(stopped !== undefined ? { stopped } : {}) };
 }
 

@@ -68,7 +68,9 @@ function tokenize(expression: string): string[] {
     const match = pattern.exec(text);
     if (!match) {
       if (/^\s*$/.test(text.slice(start))) break;
-      throw new CalculatorError(`Cannot read '${text.slice(start).trim().slice(0, 20)}': only numbers and + - * / % ^ ( ) are allowed.`);
+      throw new CalculatorError(
+        `Cannot read '${text.slice(start).trim().slice(0, 20)}': only numbers and + - * / % ^ ( ) are allowed.`,
+      );
     }
     tokens.push((match[1] ?? match[2])!);
   }

@@ -44,7 +44,11 @@ export const TOOLS: ToolDefinition[] = [
 const MAX_FILE_CHARS = 20_000;
 
 /** Runs one of the playground's tools. Throws with a message the model can act on. */
-export async function runTool(name: string, args: Record<string, unknown>, cwd = process.cwd()): Promise<string> {
+export async function runTool(
+  name: string,
+  args: Record<string, unknown>,
+  cwd = process.cwd(),
+): Promise<string> {
   switch (name) {
     case "clock": {
       const now = new Date();
@@ -70,6 +74,8 @@ export async function runTool(name: string, args: Record<string, unknown>, cwd =
         : text;
     }
     default:
-      throw new Error(`There is no tool named ${name}. The tools are: ${TOOLS.map((t) => t.function.name).join(", ")}.`);
+      throw new Error(
+        `There is no tool named ${name}. The tools are: ${TOOLS.map((t) => t.function.name).join(", ")}.`,
+      );
   }
 }

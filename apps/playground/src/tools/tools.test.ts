@@ -1,0 +1,30 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runTool, TOOLS } from "./index.js";
+
+describe("playground tools", () => {
+  it("declares clock, calculator and read_file", () => {
+    expect(TOOLS.map((t) => t.function.name)).toEqual(["clock", "calculator", "read_file"]);
+  });
+
+  it("reads a file under the directory and refuses one outside it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "playground-"));
+    await writeFile(join(dir, "notes.txt"), "hello from a file");
+    expect(await runTool("read_file", { path: "notes.txt" }, dir)).toBe("hello from a file");
+    await expect(runTool("read_file", { path: "../etc/passwd" }, dir)).rejects.toThrow(
+      /outside the current directory/,
+    );
+    await expect(runTool("read_file", { path: "/etc/passwd" }, dir)).rejects.toThrow(
+      /outside the current directory/,
+    );
+    await expect(runTool("read_file", { path: "missing.txt" }, dir)).rejects.toThrow(/not a file/);
+  });
+
+  it("answers the clock with an ISO timestamp and names unknown tools", async () => {
+    expect(await runTool("clock", {})).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(await runTool("calculator", { expression: "17*23" })).toBe("391");
+    await expect(runTool("weather", {})).rejects.toThrow(/no tool named weather/);
+  });
+});

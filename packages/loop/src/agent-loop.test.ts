@@ -1,0 +1,305 @@
+import type { RunEvent } from "@loopwright/events";
+import { ContextOverflow } from "@loopwright/negotiate";
+import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage, ToolDefinition } from "./config.js";
+import { AgentLoopError, AgentLoopOverflow, failedRun, ToolIterationLimit } from "./errors.js";
+import { runAgentLoop } from "./index.js";
+import { STOPPED_DURING } from "./run-calls.js";
+
+const TOOLS: ToolDefinition[] = [
+  {
+    type: "function",
+    function: {
+      name: "add",
+      description: "Add two numbers",
+      parameters: {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+      },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "wait",
+      description: "Waits a long time",
+      parameters: { type: "object", properties: {} },
+    },
+  },
+];
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const question: ChatMessage[] = [{ role: "user", content: "What is 2 + 3?" }];
+
+/** Every assistant tool call in a transcript has a tool message answering it. */
+function unanswered(messages: ReadonlyArray<ChatMessage>): string[] {
+  const asked = messages.flatMap((m) =>
+    m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : [],
+  );
+  const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
+  return asked.filter((id) => !answered.has(id));
+}
+
+describe("runAgentLoop over HTTP", () => {
+  it("runs a two-step tool run: the call is dispatched, answered in the transcript, and the answer streamed", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [{ id: "call_1", name: "add", arguments: '{"a": 2, "b": 3}' }],
+          chunkChars: 3,
+          usage: { prompt_tokens: 40, completion_tokens: 10 },
+        },
+        { content: "2 + 3 is 5.", usage: { prompt_tokens: 60, completion_tokens: 6, cached_tokens: 40 } },
+      ],
+    });
+    const events: RunEvent[] = [];
+    const dispatched: unknown[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      system: "You add numbers.",
+      messages: question,
+      tools: TOOLS,
+      dispatch: ({ name, args }) => {
+        dispatched.push({ name, args });
+        return (args.a as number) + (args.b as number);
+      },
+      onEvent: (e) => events.push(e),
+    });
+
+    expect(dispatched).toEqual([{ name: "add", args: { a: 2, b: 3 } }]);
+    expect(result.turn.content).toBe("2 + 3 is 5.");
+    expect(result.steps).toBe(2);
+    expect(result.toolCalls).toBe(1);
+    expect(result.usage).toEqual({ prompt: 100, completion: 16, total: 116, cached: 40 });
+    expect(result.messages).toEqual([
+      ...question,
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "add", arguments: '{"a":2,"b":3}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_1", content: "5" },
+      { role: "assistant", content: "2 + 3 is 5." },
+    ]);
+    // The second request carried the system prompt, the call and its answer, and tools in name order.
+    const second = server.chatRequests[1]!.body as { messages: ChatMessage[]; tools: ToolDefinition[] };
+    expect(second.messages[0]).toEqual({ role: "system", content: "You add numbers." });
+    expect(second.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "call_1", content: "5" });
+    expect(second.tools.map((t) => t.function.name)).toEqual(["add", "wait"]);
+    // What a watcher saw, in order.
+    expect(events.map((e) => e.kind).filter((k, i, all) => k !== all[i - 1])).toEqual([
+      "turn",
+      "usage",
+      "tool-call",
+      "tool-result",
+      "turn",
+      "output",
+      "usage",
+    ]);
+    const output = events.flatMap((e) => (e.kind === "output" ? [e.text] : [])).join("");
+    expect(output).toBe("2 + 3 is 5.");
+    const usage = events.filter((e) => e.kind === "usage");
+    expect(usage.at(-1)).toMatchObject({
+      usage: { prompt: 100, completion: 16, total: 116, cached: 40 },
+      turn: { finishReason: "stop", toolsDeclared: 2, context: { total: 60 } },
+    });
+  });
+
+  it("stops at maxToolIterations with ToolIterationLimit, every call in the carried transcript answered", async () => {
+    const call = { name: "add", arguments: '{"a":1,"b":1}' };
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", ...call }] },
+        {
+          toolCalls: [
+            { id: "c2", ...call },
+            { id: "c3", name: "wait", arguments: "{}" },
+          ],
+        },
+      ],
+    });
+    let calls = 0;
+    const error = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxToolIterations: 1 },
+      messages: question,
+      tools: TOOLS,
+      dispatch: () => {
+        calls++;
+        return 2;
+      },
+    }).catch((e: unknown) => e);
+    expect(ToolIterationLimit.isInstance(error)).toBe(true);
+    expect((error as ToolIterationLimit).message).toMatch(/after 1 tool steps/);
+    expect(calls).toBe(1);
+    const run = failedRun(error)!;
+    expect(run.toolCalls).toBe(3);
+    expect(unanswered(run.messages)).toEqual([]);
+    expect(run.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
+      "2",
+      expect.stringMatching(/^Not run/),
+      expect.stringMatching(/^Not run/),
+    ]);
+  });
+
+  it("aborts mid-stream promptly: the run rejects with the signal's reason as an AgentLoopError", async () => {
+    server = await startServer({
+      replies: [{ content: "This answer never finishes.", chunkChars: 4, silentAfterChunk: 3 }],
+    });
+    const controller = new AbortController();
+    const stop = new Error("user pressed stop");
+    const started = Date.now();
+    const error = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      dispatch: () => "",
+      signal: controller.signal,
+      onEvent: (e) => {
+        if (e.kind === "output") setTimeout(() => controller.abort(stop), 20);
+      },
+    }).catch((e: unknown) => e);
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect((error as AgentLoopError).cause).toBe(stop);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(failedRun(error)?.messages).toEqual(question);
+  });
+
+  it("answers a call the stop interrupted, so the transcript can be sent again", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "w1", name: "wait", arguments: "{}" },
+            { id: "a1", name: "add", arguments: '{"a":1,"b":2}' },
+          ],
+        },
+      ],
+    });
+    const controller = new AbortController();
+    const error = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      tools: TOOLS,
+      signal: controller.signal,
+      dispatch: ({ name }) => {
+        if (name === "wait") {
+          setTimeout(() => controller.abort(new Error("stop")), 10);
+          return new Promise(() => {});
+        }
+        return 3;
+      },
+    }).catch((e: unknown) => e);
+    const run = failedRun(error)!;
+    expect(unanswered(run.messages)).toEqual([]);
+    expect(run.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
+      STOPPED_DURING,
+      "Not run: the run stopped first.",
+    ]);
+  });
+
+  it("answers unreadable arguments with the reason instead of dispatching, and replays them as {}", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "bad", name: "add", arguments: "this is not json" }] },
+        { content: "Sorry." },
+      ],
+    });
+    let dispatched = 0;
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      tools: TOOLS,
+      dispatch: () => {
+        dispatched++;
+        return "";
+      },
+    });
+    expect(dispatched).toBe(0);
+    const assistant = result.messages[1]!;
+    expect(assistant.tool_calls?.[0]?.function.arguments).toBe("{}");
+    const answer = result.messages[2]!;
+    expect(answer.role).toBe("tool");
+    expect(String(answer.content)).toMatch(/add/);
+  });
+
+  it("re-sends without stream_options when the server refuses it by name", async () => {
+    server = await startServer({
+      replies: [
+        {
+          type: "error",
+          status: 400,
+          body: readFixtureJson(
+            "errors/relay-new-api/unknown-parameter-stream-options-with-request-ids.json",
+          ),
+        },
+        { content: "Fine.", usage: false },
+      ],
+    });
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      dispatch: () => "",
+    });
+    expect(result.turn.content).toBe("Fine.");
+    const bodies = server.chatRequests.map((r) => r.body as Record<string, unknown>);
+    expect(bodies[0]).toHaveProperty("stream_options");
+    expect(bodies[1]).not.toHaveProperty("stream_options");
+  });
+
+  it("retries a rate-limited request after the server's own wait", async () => {
+    server = await startServer({
+      replies: [
+        {
+          type: "error",
+          status: 429,
+          body: { error: { message: "Rate limit", type: "rate_limit" } },
+          headers: { "retry-after-ms": "20" },
+        },
+        { content: "Done." },
+      ],
+    });
+    const notices: string[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      dispatch: () => "",
+      onEvent: (e) => e.kind === "notice" && notices.push(e.text),
+    });
+    expect(result.turn.content).toBe("Done.");
+    expect(server.chatRequests).toHaveLength(2);
+    expect(notices.join("\n")).toMatch(/retrying/);
+  });
+
+  it("raises the endpoint's context overflow as AgentLoopOverflow, which is a ContextOverflow carrying the run", async () => {
+    const body = readFixtureJson("errors/vllm/context-length-legacy-top-level-object-error.json");
+    server = await startServer({ replies: [{ type: "error", status: 400, body }] });
+    const error = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      dispatch: () => "",
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentLoopOverflow);
+    expect(ContextOverflow.isInstance(error)).toBe(true);
+    expect((error as ContextOverflow).serverMessage).toMatch(/maximum context length is 6048 tokens/);
+    expect(failedRun(error)?.messages).toEqual(question);
+  });
+
+  it("refuses a request that cannot fit contextLength before sending it", async () => {
+    server = await startServer({ replies: [{ content: "never sent" }] });
+    const error = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", contextLength: 8, maxTokens: 100 },
+      messages: question,
+      dispatch: () => "",
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentLoopOverflow);
+    expect(server.chatRequests).toHaveLength(0);
+  });
+});

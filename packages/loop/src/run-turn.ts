@@ -1,0 +1,146 @@
+import { type RequestBodyLike, requestTokens } from "@loopwright/ledger";
+import {
+  type BackoffOptions,
+  backoffMs,
+  ContextOverflow,
+  type EndpointCapabilities,
+  isModelLoading,
+  isOverflow,
+  isTransient,
+  type ModelCapabilities,
+  negotiate,
+  type RequestBody,
+} from "@loopwright/negotiate";
+import { type ChatClientLike, type StreamTurnOptions, streamTurn, type Turn } from "@loopwright/stream";
+import { errorMessage } from "./errors.js";
+
+/** Builds one attempt's body from what the endpoint and the model have refused so far. */
+export type BuildRequest = (
+  supports: EndpointCapabilities,
+  model: ModelCapabilities | undefined,
+) => RequestBody;
+
+/** Options of `runTurn`: the stream's own, plus the retry, loading and sizing policy. */
+export interface RunTurnOptions extends Omit<StreamTurnOptions, "produced"> {
+  /** The model's name at the endpoint: turns on the model-level latches. */
+  model?: string;
+  /** extraBody keys the endpoint may refuse by name and the request can do without. */
+  droppable?: readonly string[];
+  /** Re-sends after a transient failure (a dropped connection, a 5xx, a 429, a silent stream) where nothing was produced. Default 2. */
+  maxRetries?: number;
+  /** How long to wait for a server still loading the model, polling every `loadingPollMs`; 0 turns it off. Default 120 000. */
+  loadingTimeoutMs?: number;
+  /** Interval between polls of a loading server. Default 3000. */
+  loadingPollMs?: number;
+  /** Backoff tuning (base, ceiling, jitter source) for transient failures. */
+  backoff?: BackoffOptions;
+  /** The window to size the request against before sending; absent or 0 sends unsized. */
+  contextLimit?: number;
+  /** Characters per token for that sizing (default 4: deliberately low). */
+  charsPerToken?: number;
+  /** Told, in words, of every retry, wait and downgrade. */
+  onNotice?: (message: string) => void;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function ceilingOf(body: RequestBody): number {
+  return body.max_completion_tokens ?? body.max_tokens ?? 0;
+}
+
+/**
+ * One turn against an endpoint: the retry loop around the negotiation around the stream.
+ *
+ * Each attempt's body comes from `build`, so whatever `negotiate` latched is left out of the next.
+ * A transient failure before anything was produced is re-sent up to `maxRetries` times after
+ * `backoffMs`; a server still loading the model is polled on its own clock without spending them.
+ * Nothing is re-sent once the model started answering. A request that cannot fit `contextLimit`
+ * (prompt estimate plus the body's reply ceiling) throws `ContextOverflow` before it is sent, and
+ * an endpoint's own context-exceeded refusal is rethrown as `ContextOverflow` with its words.
+ */
+export async function runTurn(
+  client: ChatClientLike,
+  supports: EndpointCapabilities,
+  build: BuildRequest,
+  options: RunTurnOptions = {},
+): Promise<Turn> {
+  const { maxRetries = 2, loadingTimeoutMs = 120_000, loadingPollMs = 3000, onNotice, signal } = options;
+  if (options.contextLimit && options.contextLimit > 0) {
+    // Sized once: a downgraded re-send is never larger, and the transcript does not change between retries.
+    const first = build(supports, undefined);
+    const needed =
+      requestTokens(first as unknown as RequestBodyLike, { charsPerToken: options.charsPerToken ?? 4 }) +
+      ceilingOf(first);
+    if (needed > options.contextLimit) {
+      throw new ContextOverflow(
+        `the request needs about ${needed} tokens (prompt estimate plus the reply ceiling) and the window is ${options.contextLimit}.`,
+      );
+    }
+  }
+  const { model, droppable, backoff } = options;
+  const stream: StreamTurnOptions = {
+    signal,
+    idleMs: options.idleMs,
+    firstChunkMs: options.firstChunkMs,
+    onOutput: options.onOutput,
+    onThinking: options.onThinking,
+    onToolCallDelta: options.onToolCallDelta,
+    fences: options.fences,
+    startInReasoning: options.startInReasoning,
+  };
+  let retries = 0;
+  let loadingSince: number | undefined;
+  for (;;) {
+    const produced = { value: false };
+    try {
+      return await negotiate(
+        supports,
+        (supports, produced, modelCaps) =>
+          streamTurn(client, build(supports, modelCaps), { ...stream, produced }),
+        { model, droppable, onNotice, produced },
+      );
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      if (isOverflow(error)) {
+        throw ContextOverflow.isInstance(error)
+          ? error
+          : new ContextOverflow(errorMessage(error), { cause: error });
+      }
+      if (produced.value) throw error;
+      if (loadingTimeoutMs > 0 && isModelLoading(error)) {
+        const now = Date.now();
+        if (loadingSince === undefined) {
+          loadingSince = now;
+          onNotice?.(
+            `The server is loading the model; waiting up to ${Math.round(loadingTimeoutMs / 1000)} s.`,
+          );
+        }
+        if (now - loadingSince < loadingTimeoutMs) {
+          await sleep(Math.min(loadingPollMs, loadingTimeoutMs - (now - loadingSince)), signal);
+          continue;
+        }
+        throw error;
+      }
+      if (retries >= maxRetries || !isTransient(error)) throw error;
+      const wait = backoffMs(retries, error, backoff);
+      retries++;
+      onNotice?.(
+        `${errorMessage(error)} — retrying in ${(wait / 1000).toFixed(1)} s (${retries} of ${maxRetries}).`,
+      );
+      await sleep(wait, signal);
+    }
+  }
+}
