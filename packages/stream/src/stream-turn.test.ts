@@ -100,6 +100,21 @@ describe("streamTurn reads a streamed turn over HTTP", () => {
     });
   }
 
+  it("accepts a body typed with the SDK's own request type, and one without stream set", async () => {
+    const { client, server } = await harness([{ content: "typed" }, { content: "untyped" }]);
+    const typed: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
+      model: "sim",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    await expect(streamTurn(client, typed)).resolves.toMatchObject({ content: "typed" });
+    await expect(streamTurn(client, { model: "sim", messages: [] })).resolves.toMatchObject({
+      content: "untyped",
+    });
+    expect(server.chatRequests[1]?.body).toMatchObject({ stream: true });
+  });
+
   it("reads a stream that ends without [DONE]", async () => {
     const { client } = await harness([{ content: "No terminator here.", noDone: true }]);
     await expect(streamTurn(client, body())).resolves.toMatchObject({

@@ -310,7 +310,8 @@ export async function streamTurn<Body extends ChatBody>(
   try {
     try {
       stream = await waiter.wait(
-        create.call(client.chat.completions, { ...body, stream: true }, requestOptions),
+        // Promise.resolve: a client may answer with a stream directly rather than a promise of one.
+        Promise.resolve(create.call(client.chat.completions, { ...body, stream: true }, requestOptions)),
       );
     } catch (error) {
       if (stopped !== undefined) throw stoppedError(stopped, error === STOPPED ? undefined : error);
