@@ -235,6 +235,36 @@ describe("sanitizeSchema keeps the meaning", () => {
   });
 });
 
+describe("sanitizeSchema on what grammar builders reject", () => {
+  it("leaves nothing llama.cpp refuses: unanchored patterns, lookaheads, huge repeats, formats, refs, oneOf", () => {
+    const out = sanitizeSchema({
+      type: "object",
+      definitions: { id: { type: "string", pattern: "^[a-f0-9]{0,10000}$" } },
+      properties: {
+        slug: { type: "string", pattern: "\\S" },
+        safe: { type: "string", pattern: "^(?=.*[A-Z]).{8,}$" },
+        id: { $ref: "#/definitions/id" },
+        url: { type: "string", format: "uri" },
+        either: { oneOf: [{ type: "string" }, { type: "number" }] },
+      },
+      required: ["slug", "safe", "id", "url", "either"],
+    });
+    expect(checkStrictSchema(out)).toEqual([]);
+    const props = out.properties as Record<string, Record<string, unknown>>;
+    expect(props.slug).toEqual({ type: "string", pattern: "^.*(\\S).*$" });
+    expect(props.safe).toEqual({
+      type: "string",
+      description: "Must match the regular expression ^(?=.*[A-Z]).{8,}$.",
+    });
+    expect(props.id).toEqual({
+      type: "string",
+      description: "Must match the regular expression ^[a-f0-9]{0,10000}$.",
+    });
+    expect(props.url).toEqual({ type: "string", description: "Format: uri." });
+    expect(props.either).toEqual({ anyOf: [{ type: "string" }, { type: "number" }] });
+  });
+});
+
 describe("relaxSchema", () => {
   it("keeps the structure and moves every constraint into the description", () => {
     const out = relaxSchema({
