@@ -11,6 +11,8 @@ export interface ErrorFacts {
   status: number | undefined;
   /** Every human-readable line found (message, body message, nested details), joined by newlines. */
   text: string;
+  /** The first message found, the body's own where there is one (not the client's "400 …" line). */
+  primary: string;
   /** `code` from the body's error object (a string at OpenAI, a number at llama.cpp and vLLM). */
   code: string | number | undefined;
   /** `type` from the body's error object. */
@@ -140,6 +142,7 @@ function readErrorAt(error: unknown, depth: number): ErrorFacts {
   return {
     status,
     text: texts.join("\n"),
+    primary: texts[0] ?? "",
     code: typeof code === "string" || typeof code === "number" ? code : undefined,
     type: typeof type === "string" ? type : undefined,
     param: typeof param === "string" ? param : undefined,

@@ -1,3 +1,5 @@
+import { readError } from "./error-shape.js";
+
 const OVERFLOW_MARK = Symbol.for("@loopwright/negotiate.ContextOverflow");
 const SNAPSHOT_MARK = Symbol.for("@loopwright/negotiate.CapabilitySnapshotError");
 
@@ -31,6 +33,16 @@ export class ContextOverflow extends Error {
   /** True for a `ContextOverflow` from any installed copy of this package. */
   static isInstance(value: unknown): value is ContextOverflow {
     return marked(value, OVERFLOW_MARK);
+  }
+
+  /**
+   * The `ContextOverflow` for an endpoint's refusal (one `isOverflow` accepts): its own message as
+   * `serverMessage` (the body's, not the client's "400 …" line) and the error as `cause`.
+   */
+  static fromError(error: unknown): ContextOverflow {
+    if (ContextOverflow.isInstance(error)) return error;
+    const said = readError(error).primary || String(error);
+    return new ContextOverflow(said, { cause: error });
   }
 }
 

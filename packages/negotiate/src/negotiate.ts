@@ -1,11 +1,10 @@
-import { isGrammarError } from "@loopwright/schema-compat";
 import {
   EFFORT_LADDER,
   type EndpointCapabilities,
   type ModelCapabilities,
   modelCapabilitiesFor,
 } from "./capabilities.js";
-import { isGrammarRefusal, type Refusal, readRefusal } from "./refusal.js";
+import { type Refusal, readRefusal } from "./refusal.js";
 
 /**
  * A per-attempt box that says whether the model has started answering.
@@ -46,11 +45,6 @@ export interface NegotiateOptions {
   produced?: Produced;
   /** Upper bound on attempts (default 12); every latch changes at most once, so this is a backstop. */
   maxAttempts?: number;
-}
-
-/** Whether the error is a grammar/schema-compilation refusal, by schema-compat's list or ours. */
-function grammarCheck(error: unknown): boolean {
-  return isGrammarError(error) || isGrammarRefusal(error);
 }
 
 /**
@@ -168,7 +162,7 @@ export async function negotiate<T>(
       return await send(supports, produced, model);
     } catch (error) {
       if (produced.value || attempt >= maxAttempts) throw error;
-      const refusal = readRefusal(error, grammarCheck);
+      const refusal = readRefusal(error);
       if (!refusal || !answer(refusal, supports, model, options.model, droppable, notice)) throw error;
     }
   }

@@ -399,6 +399,16 @@ describe("refusals of a value are not refusals of a field", () => {
     expect(readRefusal(error)).toBeUndefined();
   });
 
+  it("still reads a grammar failure that an older llama.cpp answered with a 500, and never retries it", () => {
+    // The recorded llama.cpp body, under the 500 status older builds used for it.
+    const body = JSON.parse(
+      readFixture("errors/llamacpp/json-schema-conversion-failed-unrecognized-schema.json"),
+    );
+    const error = { status: 500, body };
+    expect(readRefusal(error)).toEqual({ kind: "grammar" });
+    expect(isTransient(error)).toBe(false);
+  });
+
   it("names a nested refused field by its top-level field", () => {
     const error = {
       status: 400,

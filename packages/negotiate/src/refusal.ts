@@ -1,3 +1,4 @@
+import { isGrammarError } from "@loopwright/schema-compat";
 import { type ErrorFacts, readError } from "./error-shape.js";
 
 /**
@@ -115,10 +116,12 @@ const GRAMMAR_WORDINGS = [
   /Unsupported JSON Schema/i, // outlines / guidance backends
 ];
 
-/** True when the server could not compile a schema into a grammar (local fallback wording list). */
-export function isGrammarRefusal(error: unknown): boolean {
-  const facts = readError(error);
-  return GRAMMAR_WORDINGS.some((re) => re.test(facts.text));
+/**
+ * True when the server could not compile a schema into a grammar: schema-compat's `isGrammarError`,
+ * or one of the wordings above read through the same structural reader as every other refusal.
+ */
+function isGrammarRefusal(error: unknown, facts: ErrorFacts): boolean {
+  return isGrammarError(error) || GRAMMAR_WORDINGS.some((re) => re.test(facts.text));
 }
 
 /**
@@ -127,19 +130,19 @@ export function isGrammarRefusal(error: unknown): boolean {
  * Reads the refusal a failed request carries, if it is one `negotiate` can answer; `undefined` for
  * anything else (a refusal of a value, an overflow, a rate limit, a server error). Never throws.
  */
-export function readRefusal(
-  error: unknown,
-  grammarCheck: (error: unknown) => boolean = isGrammarRefusal,
-): Refusal | undefined {
+export function readRefusal(error: unknown): Refusal | undefined {
   const facts = readError(error);
-  if (facts.status !== undefined && (facts.status < 400 || facts.status >= 500 || facts.status === 429)) {
-    // A refusal of the request is a 4xx; 5xx and 429 are the server's trouble, not the request's.
-    return undefined;
+  const status = facts.status;
+  // A refusal of the request is a 4xx. A 429 or a 5xx is the server's trouble, except a grammar
+  // failure, which an older llama.cpp answered with a 500.
+  if (status !== undefined && (status < 400 || status === 429)) return undefined;
+  if (status !== undefined && status >= 500) {
+    return isGrammarRefusal(error, facts) ? { kind: "grammar" } : undefined;
   }
   if (isStrictSchemaRefusal(facts)) return { kind: "strict-schema" };
   // A response_format schema the server found invalid is the caller's to see, never a latch.
   if (/Invalid schema for response_format/i.test(facts.text)) return undefined;
-  if (grammarCheck(error)) return { kind: "grammar" };
+  if (isGrammarRefusal(error, facts)) return { kind: "grammar" };
   const effort = effortRefusal(facts);
   if (effort) return effort;
   // "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value

@@ -118,6 +118,20 @@ describe("ContextOverflow", () => {
     expect(ContextOverflow.isInstance(otherCopy)).toBe(true);
     expect(ContextOverflow.isInstance(new Error("x"))).toBe(false);
   });
+
+  it("is made from an endpoint's refusal with the body's words, not the client's status line", async () => {
+    server.enqueue(fixtureError("openai/context-length-exceeded-messages-resulted-in.json", 400));
+    const original = await request();
+    const overflow = ContextOverflow.fromError(original);
+    expect(overflow.serverMessage).toMatch(/^This model's maximum context length is 4097 tokens\./);
+    expect(overflow.cause).toBe(original);
+    expect(ContextOverflow.fromError(overflow)).toBe(overflow);
+    // LM Studio puts the words in a bare string under "error".
+    const text = readFixture("errors/lmstudio/context-overflow-error-string.jsobject.txt");
+    const words = /error: '([^']*)'/.exec(text)?.[1] ?? "";
+    server.enqueue({ type: "error", status: 400, body: { error: words } });
+    expect(ContextOverflow.fromError(await request()).serverMessage).toBe(words);
+  });
 });
 
 describe("the classifiers never throw", () => {

@@ -50,6 +50,7 @@ const DETERMINISTIC_5XX = [
   /tools param requires --jinja/i, // llama.cpp started without --jinja
   /requires more system memory/i, // Ollama cannot load the model at all
   /json\.exception\.parse_error/i, // the body we sent did not parse
+  /JSON schema conversion failed|failed to parse grammar/i, // an older llama.cpp's grammar failure
 ];
 
 /** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */
