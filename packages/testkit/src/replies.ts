@@ -123,6 +123,20 @@ export function validateReply(reply: unknown): Reply {
           `Reply field chunkChars must be at least 1, got ${String(r.chunkChars)}.`,
         );
       }
+      if (r.usage !== undefined && r.usage !== false && (typeof r.usage !== "object" || r.usage === null)) {
+        throw new TestkitError(
+          "invalid-reply",
+          "Reply field usage must be an object of token numbers or false.",
+        );
+      }
+      if (r.finishReason !== undefined && r.finishReason !== null && typeof r.finishReason !== "string") {
+        throw new TestkitError("invalid-reply", "Reply field finishReason must be a string or null.");
+      }
+      for (const f of ["content", "reasoning"]) {
+        if (r[f] !== undefined && typeof r[f] !== "string") {
+          throw new TestkitError("invalid-reply", `Reply field ${f} must be a string.`);
+        }
+      }
       if (r.toolCalls !== undefined) {
         if (!Array.isArray(r.toolCalls)) {
           throw new TestkitError("invalid-reply", "Reply field toolCalls must be an array.");

@@ -185,5 +185,7 @@ describe("extraction", () => {
     expect(extractPath('read "package.json"')).toBe("package.json");
     expect(extractPath("see https://example.com/a.txt")).toBeUndefined();
     expect(extractPath("version 1.2.3 of the thing.")).toBeUndefined();
+    expect(extractPath("say hi, e.g. hello, i.e. greet")).toBeUndefined();
+    expect(extractPath("What is in package.json?")).toBe("package.json");
   });
 });

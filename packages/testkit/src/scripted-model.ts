@@ -92,12 +92,15 @@ export function extractExpression(text: string): string | undefined {
     .replace(/,/g, "");
 }
 
-/** A file path in `text`: a token with a slash or a file extension. */
+/**
+ * A file path in `text`: a token with a slash, or a name of two or more characters with a
+ * lower-case extension (`README.md`, `src/index.ts`). URLs, version numbers and `e.g.` are not paths.
+ */
 export function extractPath(text: string): string | undefined {
   for (const raw of text.split(/\s+/)) {
     const token = raw.replace(/^[`'"(<[]+|[`'")>\].,;:!?]+$/g, "");
     if (/^https?:/i.test(token)) continue;
-    if (/^[\w.~-]*\/[\w./~-]*$/.test(token) || /^[\w.~/-]+\.[A-Za-z0-9]{1,8}$/.test(token)) {
+    if (/^[\w.~-]*\/[\w./~-]*$/.test(token) || /^[\w.~/-]{2,}\.[a-z0-9]{1,8}$/.test(token)) {
       if (/[A-Za-z]/.test(token) && !/^\d+(\.\d+)+$/.test(token)) return token;
     }
   }
@@ -124,8 +127,8 @@ function named(tool: ToolInfo, kind: ToolKind, text: string): boolean {
       );
     case "read_file":
       return (
-        /\b(read|open|show|cat|contents? of)\b/.test(lower) &&
-        (/\bfile\b/.test(lower) || extractPath(text) !== undefined)
+        extractPath(text) !== undefined ||
+        (/\b(read|open|show|cat|contents?)\b/.test(lower) && /\bfile\b/.test(lower))
       );
     default:
       return false;
