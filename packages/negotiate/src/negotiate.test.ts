@@ -357,3 +357,22 @@ describe("latches survive a restart through export and import", () => {
     expect(server.chatRequests).toHaveLength(7);
   });
 });
+
+describe("requests running side by side", () => {
+  it("re-sends a request whose refusal another request already latched, instead of failing it", async () => {
+    const store = createCapabilityStore();
+    const refusal = fixtureError("relay-new-api/unknown-parameter-stream-options-with-request-ids.json", 400);
+    await server.close();
+    server = await startServer({
+      replies: (request: RecordedRequest) =>
+        (request.body as Record<string, unknown>).stream_options
+          ? refusal
+          : { type: "turn", content: "fine" },
+    });
+    // Both bodies are built before either refusal arrives.
+    const results = await Promise.all([turn(store, { model: "a" }), turn(store, { model: "b" })]);
+    expect(results).toEqual(["fine", "fine"]);
+    expect(bodies().filter((b) => "stream_options" in b)).toHaveLength(2);
+    expect(bodies()).toHaveLength(4);
+  });
+});

@@ -100,6 +100,11 @@ function answer(
   }
 }
 
+/** Every latch a body is built from, as one comparable string. */
+function latchState(supports: EndpointCapabilities, model: ModelCapabilities | undefined): string {
+  return JSON.stringify([supports.strictSchemas, supports.usageInStream, model ?? null]);
+}
+
 function climbEffort(
   refusal: Extract<Refusal, { kind: "effort" }>,
   model: ModelCapabilities,
@@ -158,12 +163,17 @@ export async function negotiate<T>(
   const maxAttempts = options.maxAttempts ?? 12;
   for (let attempt = 1; ; attempt++) {
     const produced = options.produced ?? { value: false };
+    // What this attempt's body was built from: a request running beside this one may latch the
+    // same refusal first, and then this one is answered by sending again, not by a second latch.
+    const builtFrom = latchState(supports, model);
     try {
       return await send(supports, produced, model);
     } catch (error) {
       if (produced.value || attempt >= maxAttempts) throw error;
       const refusal = readRefusal(error);
-      if (!refusal || !answer(refusal, supports, model, options.model, droppable, notice)) throw error;
+      if (!refusal) throw error;
+      const answered = answer(refusal, supports, model, options.model, droppable, notice);
+      if (!answered && latchState(supports, model) === builtFrom) throw error;
     }
   }
 }
