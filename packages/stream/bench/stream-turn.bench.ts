@@ -15,7 +15,7 @@ import { type RawReply, startServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { streamTurn } from "../src/index.js";
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
 const WARMUP = 3;
 
 function buildStream(): { frames: string[]; chunks: number; contentChars: number } {

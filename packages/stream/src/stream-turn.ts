@@ -92,10 +92,65 @@ class Waiter {
     });
   }
 
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
   stop(): void {
     this.stopped = true;
     this.reject?.(STOPPED);
   }
+}
+
+/** Why `pull` stopped early: the stream failed, or the caller's callback threw. */
+class Failure {
+  constructor(
+    readonly from: "stream" | "callback",
+    readonly error: unknown,
+  ) {}
+}
+
+/**
+ * Reads every chunk into `take`, settling when the stream ends or on the first failure.
+ *
+ * One settled promise per chunk, as a `for await` would make, and nothing more: the whole read is
+ * wrapped once by the waiter, which is what lets a halt end it at once.
+ */
+function pull(
+  iterator: AsyncIterator<ChunkLike>,
+  take: (chunk: ChunkLike) => void,
+  waiter: Waiter,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onNext = (next: IteratorResult<ChunkLike>): void => {
+      if (waiter.isStopped) return;
+      if (next.done) {
+        resolve();
+        return;
+      }
+      try {
+        take(next.value);
+      } catch (error) {
+        reject(new Failure("callback", error));
+        return;
+      }
+      if (!waiter.isStopped) step();
+    };
+    const onError = (error: unknown): void => {
+      if (!waiter.isStopped) reject(new Failure("stream", error));
+    };
+    const step = (): void => {
+      let next: Promise<IteratorResult<ChunkLike>>;
+      try {
+        next = iterator.next();
+      } catch (error) {
+        onError(error);
+        return;
+      }
+      next.then(onNext, onError);
+    };
+    step();
+  });
 }
 
 /** One timer for both allowances, re-armed lazily: a chunk only records the time. */
@@ -324,18 +379,18 @@ export async function streamTurn<Body extends ChatBody>(
       );
     }
     iterator = stream[Symbol.asyncIterator]();
-    for (;;) {
-      let next: IteratorResult<ChunkLike>;
-      try {
-        next = await waiter.wait(iterator.next());
-      } catch (error) {
-        if (stopped === undefined) throw classify(error, reader.snapshot(), reader.hasProduced);
-        break;
-      }
-      if (next.done) break;
-      // Outside the try: an exception from the caller's callback is the caller's, passed on as is.
-      const carried = reader.read(next.value);
+    const take = (chunk: ChunkLike): void => {
+      const carried = reader.read(chunk);
       watchdog?.tick(carried);
+    };
+    try {
+      await waiter.wait(pull(iterator, take, waiter));
+    } catch (error) {
+      if (error instanceof Failure) {
+        // A callback's exception is the caller's, passed on as is; the stream's own is classified.
+        if (error.from === "callback") throw error.error;
+        if (stopped === undefined) throw classify(error.error, reader.snapshot(), reader.hasProduced);
+      } else if (error !== STOPPED) throw error;
     }
     if (stopped !== undefined) {
       // The server said why it finished, then kept the connection open: the turn is whole.
