@@ -44,3 +44,4 @@ export { extractExpression, extractPath, scriptedModel } from "./scripted-model.
 export type { ModelListing, ReplyFunction, ServerOptions, TestServer } from "./server.js";
 export { startServer } from "./server.js";
 export { splitFrames } from "./sse.js";
+export { limitTurn } from "./token-budget.js";

@@ -215,3 +215,16 @@ describe("robustness", () => {
     expect((await c.chat.completions.create(ask)).choices[0]?.message.content).toBe("next");
   });
 });
+
+describe("GET /v1/models/{id}", () => {
+  it("retrieves one listed model and answers 404 model_not_found for others", async () => {
+    server = await startServer({ models: [{ id: "org/model-a" }] });
+    const c = client(server);
+    expect(await c.models.retrieve("org/model-a")).toMatchObject({ id: "org/model-a", object: "model" });
+    const error = (await c.models.retrieve("nope").catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(error.code).toBe("model_not_found");
+  });
+});

@@ -14,6 +14,7 @@ import { validateReply } from "./replies.js";
 import { createResponder } from "./respond.js";
 import { type ScriptedModelOptions, scriptedModel } from "./scripted-model.js";
 import type { TurnContext } from "./sse.js";
+import { limitTurn } from "./token-budget.js";
 
 /** One entry of the default `GET /v1/models` list. */
 export interface ModelListing {
@@ -194,9 +195,22 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           toolCallId: (i) => `call_sim${n}_${i}`,
         };
         const includeUsage = personality?.streamsUsage?.(request) ?? true;
-        await respond.turn(res, reply, ctx, request.body.stream === true, includeUsage);
+        const budget = personality?.completionBudget?.(request, {
+          promptTokens,
+          uptimeMs: Date.now() - startedAt,
+        });
+        const turn = budget === undefined ? reply : limitTurn(reply, budget);
+        await respond.turn(res, turn, ctx, request.body.stream === true, includeUsage);
       }
     }
+  };
+
+  /** The `GET /v1/models` body: the option, else the personality's, else one `sim` model. */
+  const modelsBody = (): unknown => {
+    const models = options.models ?? personality?.models?.() ?? [{ id: "sim" }];
+    if (!Array.isArray(models)) return models;
+    const data = models.map((m) => ({ object: "model", created: 0, owned_by: "loopwright-testkit", ...m }));
+    return { object: "list", data };
   };
 
   const getBody = (explicit: unknown, fallback: (() => unknown) | undefined): unknown => {
@@ -220,14 +234,23 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       return;
     }
     if (method === "GET" && path === "/v1/models") {
-      const models = options.models ?? personality?.models?.() ?? [{ id: "sim" }];
-      const body = Array.isArray(models)
-        ? {
-            object: "list",
-            data: models.map((m) => ({ object: "model", created: 0, owned_by: "loopwright-testkit", ...m })),
-          }
-        : models;
-      respond.answer(res, { status: 200, body });
+      respond.answer(res, { status: 200, body: modelsBody() });
+      return;
+    }
+    if (method === "GET" && path.startsWith("/v1/models/")) {
+      const id = decodeURIComponent(path.slice("/v1/models/".length));
+      const body = modelsBody();
+      const data = isRecord(body) && Array.isArray(body.data) ? body.data : [];
+      const found = data.find((m: unknown) => isRecord(m) && m.id === id);
+      if (found) {
+        respond.answer(res, { status: 200, body: found });
+        return;
+      }
+      const message = `The model \`${id}\` does not exist or you do not have access to it.`;
+      respond.answer(res, {
+        status: 404,
+        body: { error: { message, type: "invalid_request_error", param: null, code: "model_not_found" } },
+      });
       return;
     }
     const extra =

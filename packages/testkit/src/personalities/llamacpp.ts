@@ -8,7 +8,7 @@ import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
 import { grammarErrors } from "./grammar-schema.js";
 import type { Personality, PersonalityContext } from "./personality.js";
-import { includeUsageRequested, isRecord, jsonError, swap } from "./recorded.js";
+import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
 /** Options of {@link llamacppPersonality}. */
 export interface LlamacppPersonalityOptions {
@@ -160,6 +160,9 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
       if (request.method === "GET" && request.path === "/models") return { status: 200, body: models() };
       return undefined;
     },
+    // Generation stops at max_tokens or when the context is full (capture 29-near-context-limit).
+    completionBudget: (request, ctx) =>
+      Math.min(requestedMaxTokens(request) ?? Number.POSITIVE_INFINITY, nCtx - ctx.promptTokens),
     streamsUsage: includeUsageRequested,
   };
 }

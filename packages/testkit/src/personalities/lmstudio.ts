@@ -7,7 +7,7 @@ import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
 import type { Personality, PersonalityContext } from "./personality.js";
-import { includeUsageRequested, isRecord, jsonError, swap } from "./recorded.js";
+import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
 /** Options of {@link lmstudioPersonality}. */
 export interface LmstudioPersonalityOptions {
@@ -74,6 +74,7 @@ export function lmstudioPersonality(options: LmstudioPersonalityOptions = {}): P
       }
       return body;
     },
+    completionBudget: (request, ctx) => requestedMaxTokens(request) ?? contextLength - ctx.promptTokens,
     streamsUsage: includeUsageRequested,
   };
 }

@@ -6,7 +6,14 @@ import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
 import type { Personality, PersonalityContext } from "./personality.js";
-import { includeUsageRequested, isRecord, jsonError, quotedList, swap } from "./recorded.js";
+import {
+  includeUsageRequested,
+  isRecord,
+  jsonError,
+  quotedList,
+  requestedMaxTokens,
+  swap,
+} from "./recorded.js";
 import { findStrictViolation, pythonTuple, type StrictViolation } from "./strict-schema.js";
 
 /** Options of {@link openaiPersonality}. */
@@ -236,6 +243,7 @@ export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Perso
   return {
     name: "openai",
     check,
+    completionBudget: (request) => requestedMaxTokens(request),
     streamsUsage: includeUsageRequested,
   };
 }

@@ -36,6 +36,8 @@ export interface Personality {
   lmstudioModels?(): unknown;
   /** Answers a route the server does not know (e.g. llama.cpp's `/health`); undefined: 404. */
   route?(request: RecordedRequest): HttpAnswer | undefined;
+  /** Completion tokens the server would generate at most for this request (max_tokens, room left in the context); a scripted turn is cut to it with `finish_reason: "length"`. */
+  completionBudget?(request: RecordedRequest, context: PersonalityContext): number | undefined;
   /** Whether a streamed reply ends with a usage chunk for this request (default: always). */
   streamsUsage?(request: RecordedRequest): boolean;
 }

@@ -53,3 +53,11 @@ export function includeUsageRequested(request: RecordedRequest): boolean {
   const body = request.body;
   return isRecord(body) && isRecord(body.stream_options) && body.stream_options.include_usage === true;
 }
+
+/** The request's `max_completion_tokens`, else `max_tokens`, when it is a number. */
+export function requestedMaxTokens(request: RecordedRequest): number | undefined {
+  const body = request.body;
+  if (!isRecord(body)) return undefined;
+  const value = body.max_completion_tokens ?? body.max_tokens;
+  return typeof value === "number" ? value : undefined;
+}

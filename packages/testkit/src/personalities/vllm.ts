@@ -6,7 +6,7 @@ import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
 import type { Personality, PersonalityContext } from "./personality.js";
-import { includeUsageRequested, isRecord, jsonError, swap } from "./recorded.js";
+import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
 /** Options of {@link vllmPersonality}. */
 export interface VllmPersonalityOptions {
@@ -82,6 +82,7 @@ export function vllmPersonality(options: VllmPersonalityOptions = {}): Personali
       }
       return body;
     },
+    completionBudget: (request, ctx) => requestedMaxTokens(request) ?? maxModelLen - ctx.promptTokens,
     streamsUsage: includeUsageRequested,
   };
 }

@@ -1,0 +1,56 @@
+/**
+ * Cutting a scripted turn to a completion-token budget, the way a server stops generating at
+ * `max_tokens` or at the end of its context: reasoning, then content, then tool calls, each cut at
+ * a token boundary, and `finish_reason` becomes `"length"`.
+ */
+import { tokenize } from "./prefix-cache.js";
+import type { ScriptedToolCall, TurnReply } from "./replies.js";
+
+/** Cuts `text` to at most `budget` tokens; returns the kept text and the tokens used. */
+function cut(text: string, budget: number): { kept: string; used: number; cutShort: boolean } {
+  const tokens = tokenize(text);
+  if (tokens.length <= budget) return { kept: text, used: tokens.length, cutShort: false };
+  return { kept: tokens.slice(0, Math.max(0, budget)).join(""), used: Math.max(0, budget), cutShort: true };
+}
+
+/**
+ * Returns `turn` cut to `maxTokens` completion tokens (by the token rule), or `turn` itself when it
+ * fits. Generation order is reasoning, content, then each tool call's name and arguments; a call
+ * whose name does not fit is dropped, one whose arguments are cut keeps the partial arguments (as a
+ * real server cut off mid-call sends them). A cut turn gets `finishReason: "length"`.
+ */
+export function limitTurn(turn: TurnReply, maxTokens: number): TurnReply {
+  let budget = Math.max(0, Math.floor(maxTokens));
+  let truncated = false;
+  const out: TurnReply = { ...turn };
+  for (const field of ["reasoning", "content"] as const) {
+    const text = turn[field];
+    if (text === undefined) continue;
+    const r = cut(text, budget);
+    out[field] = r.kept;
+    budget -= r.used;
+    truncated ||= r.cutShort;
+  }
+  if (turn.toolCalls) {
+    const calls: ScriptedToolCall[] = [];
+    for (const call of turn.toolCalls) {
+      const name = cut(call.name, budget);
+      if (name.cutShort || (budget === 0 && call.name !== "")) {
+        truncated = true;
+        break;
+      }
+      budget -= name.used;
+      const args = cut(call.arguments, budget);
+      budget -= args.used;
+      calls.push({ ...call, arguments: args.kept });
+      if (args.cutShort) {
+        truncated = true;
+        break;
+      }
+    }
+    out.toolCalls = calls;
+  }
+  if (!truncated) return turn;
+  out.finishReason = "length";
+  return out;
+}
