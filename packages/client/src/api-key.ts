@@ -21,7 +21,7 @@ function comparable(baseUrl: string): string {
 /**
  * The key an endpoint should be sent, by the conservative rule.
  *
- * The key an endpoint should be sent, by the conservative rule: its own key wins; an endpoint that
+ * Its own key wins; an endpoint that
  * names a base URL of its own, different from the settings it inherits from, gets `NO_KEY` — never
  * the inherited (operator's) key; anything else inherits the settings' key (or `NO_KEY`).
  *

@@ -3,7 +3,7 @@ import { EndpointConfigError } from "./errors.js";
 /**
  * The endpoint fields this package reads.
  *
- * The endpoint fields this package reads. Any settings row, resolved agent or zod-inferred config
+ * Any settings row, resolved agent or zod-inferred config
  * with these fields satisfies it structurally.
  */
 export interface Endpoint {
@@ -28,7 +28,7 @@ export interface WindowSettings extends Endpoint {
 /**
  * The API key sent to a keyless server, so the SDK never falls back to `$OPENAI_API_KEY`.
  *
- * The API key sent to a keyless local server. Explicit, so the `openai` client never falls back
+ * Explicit, so the `openai` client never falls back
  * to `$OPENAI_API_KEY` and sends the operator's key somewhere it was not meant to go.
  */
 export const NO_KEY = "no-key";
@@ -60,7 +60,7 @@ export function timeoutMs(endpoint: Pick<Endpoint, "requestTimeoutSeconds">): nu
 /**
  * How long the first chunk of a stream may take, in ms.
  *
- * How long the first chunk of a stream may take, in milliseconds: `firstTokenSeconds`, else five
+ * `firstTokenSeconds`, else five
  * times `requestTimeoutSeconds`, else `undefined` (wait forever). Prefill of a long prompt on a
  * local GPU takes tens of seconds, so the first wait gets its own allowance.
  */

@@ -20,7 +20,7 @@ export const defaultClientPool: ClientPool = createClientPool();
 /**
  * The pooled `openai` client for an endpoint.
  *
- * The pooled `openai` client for an endpoint: one per (base URL, API key, headers, timeout), made
+ * One per (base URL, API key, headers, timeout), made
  * on first use. An absent or empty key is sent as `NO_KEY` (never `$OPENAI_API_KEY`); the timeout
  * is `requestTimeoutSeconds` (none where absent or 0). The client never retries on its own
  * (`maxRetries: 0`): retrying is the caller's, with `isTransient` and `backoffMs`. Throws
@@ -33,7 +33,7 @@ export function getClient(endpoint: Endpoint): OpenAI {
 /**
  * The endpoint's `GET /models` entries.
  *
- * The endpoint's `GET /models` entries (the `data` array), with its key and headers. Bounded like
+ * The listing's `data` array, asked with the endpoint's key and headers. Bounded like
  * `contextLimitFor`: past the bound it rejects with a `TimeoutError`; a signal rejects with its
  * reason. Rejects with `ModelListingError` for an error status or a body that is not a listing.
  */
@@ -44,8 +44,7 @@ export function listModels(settings: WindowSettings, options?: LookupOptions): P
 /**
  * The context a local server says it allocated, or `undefined`.
  *
- * The context a local server says it allocated: llama.cpp's `/props`
- * (`default_generation_settings.n_ctx`, asked with `?model=`), then LM Studio's `/api/v0/models`
+ * Asks llama.cpp's `/props` (`default_generation_settings.n_ctx`, asked with `?model=`), then LM Studio's `/api/v0/models`
  * (`loaded_context_length`); `undefined` when neither says. A server with neither route is
  * remembered and not asked again; `/api/v0/models` is dropped for the process on 404/405/501 and
  * for `listingMissMs` after any other error. A signal rejects with its reason and remembers nothing.
@@ -57,7 +56,7 @@ export function servedWindow(settings: WindowSettings, options?: LookupOptions):
 /**
  * The context window to size a request against; `0` when nothing says.
  *
- * The context window to size a request against. The operator's number wins outright when it is
+ * The operator's number wins outright when it is
  * positive (no I/O). Otherwise: a window at the top of the model's `/v1/models` entry
  * (`context_length`, `max_context_window`, `max_model_len`, `context_window`, `n_ctx`); else
  * `servedWindow`; else the listing's `meta.n_ctx`, then `meta.n_ctx_train`; else `0`.

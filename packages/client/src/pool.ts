@@ -12,8 +12,7 @@ import {
 /**
  * The longest timer Node accepts: what "no timeout" means for the SDK.
  *
- * The longest timer Node accepts (about 24.8 days): what "no timeout" means for the SDK, whose
- * own default would otherwise cut a slow local model off at ten minutes.
+ * About 24.8 days; the SDK's own default would otherwise cut a slow local model off at ten minutes.
  */
 export const NO_TIMEOUT_MS = 2_147_483_647;
 
@@ -64,7 +63,7 @@ function checkedHeaders(headers: unknown): Record<string, string> {
 /**
  * Makes an independent client pool with its own window-lookup caches.
  *
- * Makes an independent client pool (and window-lookup caches). The top-level functions use a
+ * The top-level functions use a
  * default one; a host whose tenants must not share clients makes one each.
  */
 export function createClientPool(options: ClientPoolOptions = {}): ClientPool {

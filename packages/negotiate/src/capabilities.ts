@@ -4,7 +4,7 @@ import { CapabilitySnapshotError } from "./errors.js";
 /**
  * What one endpoint (base URL and API key) turned out to take.
  *
- * What one endpoint (a base URL and the API key sent to it) turned out to take. Both start `true`
+ * Both flags start `true`
  * and are latched `false` by `negotiate` when the endpoint refuses them; the object is live, so a
  * request body rebuilt from it after a refusal is the lesser body.
  */
@@ -18,8 +18,7 @@ export interface EndpointCapabilities {
 /**
  * What one model on one endpoint turned out to take.
  *
- * What one model, under the name one endpoint knows it by, turned out to take. Keyed by
- * (endpoint, model), never by the model name alone: one key reaches every model a provider offers,
+ * Keyed by (endpoint, model name as that endpoint knows it), never by the model name alone: one key reaches every model a provider offers,
  * and the same name behind a proxy need not be the same weights.
  */
 export interface ModelCapabilities {
@@ -106,7 +105,7 @@ function modelsFor(supports: EndpointCapabilities): Map<string, ModelCapabilitie
 /**
  * The live capabilities of one model on the endpoint `supports` describes.
  *
- * The live capabilities of `model` on the endpoint `supports` describes, made at the defaults
+ * Made at the defaults
  * (everything allowed, `legacyTokenLimit: true`) the first time. Works on any `supports` object,
  * including one a caller built by hand.
  */
@@ -230,7 +229,7 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
 /**
  * Makes an independent set of capability latches.
  *
- * Makes an independent set of capability latches: a host whose tenants must not share what one
+ * A host whose tenants must not share what one
  * endpoint refused makes one per tenant. The top-level functions use a default store.
  */
 export function createCapabilityStore(): CapabilityStore {
@@ -297,7 +296,7 @@ export function createCapabilityStore(): CapabilityStore {
 /**
  * The `reasoning_effort` value to send a model for the configured setting.
  *
- * The value of `reasoning_effort` to send `model` when `asked` was configured: `""` (send none)
+ * `""` (send none)
  * for an absent setting, for `"off"`, and for a model that takes no effort at all; otherwise the
  * cheapest rung at or above `asked` this model has not refused. Only climbs, and only from a value
  * on `EFFORT_LADDER`: any other value is sent as asked.

@@ -40,8 +40,8 @@ export function capabilitiesFor(baseUrl: string, apiKey?: string): EndpointCapab
 /**
  * Every latch in the default store as a versioned, JSON-safe snapshot.
  *
- * Every latch in the default store as a versioned, JSON-safe snapshot (API keys only as digests),
- * for a consumer to store so a restart need not learn the refusals again.
+ * API keys appear only as digests. A consumer stores it so a restart need not learn the refusals
+ * again.
  */
 export function exportCapabilities(): ReturnType<CapabilityStore["exportCapabilities"]> {
   return defaultCapabilityStore.exportCapabilities();

@@ -9,7 +9,7 @@ import { type Refusal, readRefusal } from "./refusal.js";
 /**
  * A per-attempt box that says whether the model has started answering.
  *
- * One box per attempt, set by the stream reader on the first chunk that carries text, reasoning or
+ * Set by the stream reader on the first chunk that carries text, reasoning or
  * a piece of a tool call. Once it reads `true` the model has started answering and nothing is sent
  * again.
  */
@@ -21,7 +21,7 @@ export interface Produced {
 /**
  * Sends one attempt of a request, rebuilt from the latches.
  *
- * Sends one attempt. Rebuild the body on every call from `supports` and `model` (the latches), and
+ * Rebuild the body on every call from `supports` and `model` (the latches), and
  * hand `produced` to the stream reader.
  */
 export type Send<T> = (
@@ -135,7 +135,7 @@ function climbEffort(
 /**
  * Sends a request, re-sending it while the failure is a refusal it can answer by latching it.
  *
- * Sends a request, and re-sends it for as long as the failure is this endpoint (or this model on
+ * Re-sends for as long as the failure is this endpoint (or this model on
  * it) refusing something the request can do without, latching each refusal so no later request
  * asks again. Never re-sends once `produced` says the model started answering.
  *

@@ -127,7 +127,7 @@ function isGrammarRefusal(error: unknown, facts: ErrorFacts): boolean {
 /**
  * Reads the refusal a failed request carries, if `negotiate` can answer it.
  *
- * Reads the refusal a failed request carries, if it is one `negotiate` can answer; `undefined` for
+ * `undefined` for
  * anything else (a refusal of a value, an overflow, a rate limit, a server error). Never throws.
  */
 export function readRefusal(error: unknown): Refusal | undefined {

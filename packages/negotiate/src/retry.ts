@@ -17,8 +17,7 @@ const RATE_LIMIT = /tokens per min|\bTPM\b|requests per min|\bRPM\b|rate.?limit/
 /**
  * True when the error says the request is too big for the model's context window.
  *
- * True when the error says the request is too big for the model's context window, in any server's
- * wording (OpenAI `context_length_exceeded`, llama.cpp `exceed_context_size_error`, vLLM, LM Studio,
+ * Reads every server's wording (OpenAI `context_length_exceeded`, llama.cpp `exceed_context_size_error`, vLLM, LM Studio,
  * TGI, OpenRouter). Never true for a 429, including OpenAI's "Request too large … on tokens per
  * min", which borrows the words and means a rate limit. A `ContextOverflow` is one.
  */
@@ -34,7 +33,7 @@ export function isOverflow(error: unknown): boolean {
 /**
  * True for a server still loading the model (llama.cpp's 503 "Loading model").
  *
- * True for a server still loading the model: llama.cpp's 503 "Loading model" (type
+ * llama.cpp answers 503 "Loading model" (type
  * `unavailable_error`), which a router build also answers while it swaps models, and the
  * "model is (currently) loading" 503 of other servers. A 503 that says nothing about loading is
  * false: it stays on the ordinary backoff.
@@ -70,7 +69,7 @@ function isAbort(error: unknown): boolean {
 /**
  * True when sending the same request again may succeed.
  *
- * True when sending the same request again may succeed: a lost connection or a timeout (no
+ * That is: a lost connection or a timeout (no
  * status), an endpoint that went silent (`EndpointSilent`), 408, 409, 425, 429 (every 429, the
  * "Request too large … tokens per min" one included: it is waited through, never read as an
  * overflow), and 5xx other than a few that are the same every time (llama.cpp's "tools param
@@ -137,7 +136,7 @@ function hintMs(error: unknown, now: () => number): number | undefined {
 /**
  * How long to wait before a retry, in ms: the server's hint, else exponential backoff with jitter.
  *
- * How long to wait before retry number `attempt` (0 for the first retry): the server's own hint
+ * For retry number `attempt` (0 for the first retry): the server's own hint
  * when the error carries one (`retry-after-ms`, `retry-after` in seconds or as a date, or OpenAI's
  * "Please try again in 644ms"), capped at `maxHintMs`; otherwise exponential from `baseMs` with
  * equal jitter (between half and all of `baseMs · 2^attempt`, capped at `maxMs`).
