@@ -24,12 +24,16 @@ export interface RequestOptionsLike {
 /**
  * The narrowest client `streamTurn` reads: `chat.completions.create` answering with a chunk stream.
  *
- * An `OpenAI` instance from the `openai` SDK fits it, as does any object of that shape.
+ * An `OpenAI` instance from the `openai` SDK fits it, as does any object of that shape (answering
+ * with the stream or a promise of it).
  */
 export interface ChatClientLike {
   chat: {
     completions: {
-      create(body: ChatBody, options?: RequestOptionsLike): PromiseLike<AsyncIterable<ChunkLike>>;
+      create(
+        body: ChatBody,
+        options?: RequestOptionsLike,
+      ): PromiseLike<AsyncIterable<ChunkLike>> | AsyncIterable<ChunkLike>;
     };
   };
 }
@@ -227,6 +231,28 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
+/**
+ * Closes an abandoned request: our signal, the stream's own controller (the openai SDK's), and the
+ * iterator. Best effort: a client's failure while closing must not hide why the read stopped.
+ */
+function close(
+  controller: AbortController,
+  stream: AsyncIterable<ChunkLike> | undefined,
+  iterator: AsyncIterator<ChunkLike> | undefined,
+): void {
+  controller.abort();
+  try {
+    (stream as { controller?: { abort?: () => void } } | undefined)?.controller?.abort?.();
+  } catch {
+    // The request is already aborted through our signal.
+  }
+  try {
+    Promise.resolve(iterator?.return?.()).then(undefined, () => undefined);
+  } catch {
+    // Same: nothing more to close.
+  }
+}
+
 function isAsyncIterable(value: unknown): value is AsyncIterable<ChunkLike> {
   return (
     typeof value === "object" &&
@@ -402,10 +428,6 @@ export async function streamTurn<Body extends ChatBody>(
   } finally {
     watchdog?.stop();
     signal?.removeEventListener("abort", onAbort);
-    if (!complete) {
-      controller.abort();
-      (stream as { controller?: { abort?: () => void } } | undefined)?.controller?.abort?.();
-      iterator?.return?.().then(undefined, () => undefined);
-    }
+    if (!complete) close(controller, stream, iterator);
   }
 }
