@@ -72,7 +72,7 @@ export function createClientPool(options: ClientPoolOptions = {}): ClientPool {
   return {
     getClient(endpoint) {
       const baseURL = checkedBaseUrl(endpoint);
-      const apiKey = endpoint.apiKey || NO_KEY;
+      const apiKey = endpoint.apiKey?.trim() ? endpoint.apiKey : NO_KEY;
       const headers = checkedHeaders(endpoint.headers);
       const timeout = timeoutMs(endpoint) ?? NO_TIMEOUT_MS;
       // The pool key holds a digest of the key, never the key itself.

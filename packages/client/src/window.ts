@@ -62,7 +62,7 @@ function nativeBase(baseUrl: string): string {
 function authHeaders(settings: WindowSettings): Record<string, string> {
   return {
     ...(settings.headers ?? {}),
-    authorization: `Bearer ${settings.apiKey || NO_KEY}`,
+    authorization: `Bearer ${settings.apiKey?.trim() ? settings.apiKey : NO_KEY}`,
     accept: "application/json",
   };
 }

@@ -14,6 +14,8 @@ describe("capabilitiesFor", () => {
   it("reads an absent and an empty key as one endpoint, and a trailing slash as the same URL", () => {
     const store = createCapabilityStore();
     expect(store.capabilitiesFor(URL_A)).toBe(store.capabilitiesFor(`${URL_A}/`, ""));
+    // @loopwright/client's NO_KEY is what a keyless endpoint is sent: the same entry.
+    expect(store.capabilitiesFor(URL_A, "no-key")).toBe(store.capabilitiesFor(URL_A));
     expect(store.capabilitiesFor(URL_A, "k1")).not.toBe(store.capabilitiesFor(URL_A, "k2"));
     expect(store.capabilitiesFor(URL_A)).toEqual({ strictSchemas: true, usageInStream: true });
   });

@@ -126,8 +126,12 @@ function normaliseBaseUrl(baseUrl: string): string {
   return baseUrl.trim().replace(/\/+$/, "");
 }
 
+/** `@loopwright/client`'s `NO_KEY`: what a keyless endpoint is sent, so it reads as no key here too. */
+const NO_KEY = "no-key";
+
 function keyIdOf(apiKey: string | undefined): string {
-  if (!apiKey) return "";
+  // Absent, empty, blank and NO_KEY are one key: a keyless server is one entry however it is spelled.
+  if (!apiKey?.trim() || apiKey === NO_KEY) return "";
   return createHash("sha256").update(apiKey).digest("hex").slice(0, 32);
 }
 

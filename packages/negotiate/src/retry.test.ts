@@ -1,3 +1,4 @@
+import { streamTurn } from "@loopwright/stream";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -75,6 +76,21 @@ describe("isTransient over real failures", () => {
     const timedOut = await request(undefined, { timeout: 100 });
     expect((timedOut as Error).constructor.name).toBe("APIConnectionTimeoutError");
     expect(isTransient(timedOut)).toBe(true);
+  });
+
+  it("reads the stream reader's own failures: a dropped stream is transient, a mid-stream overflow is not", async () => {
+    const client = clientFor(server.baseUrl);
+    const body = { model: "m", messages: [{ role: "user", content: "x" }], stream: true };
+    server.enqueue({ type: "turn", content: "a long answer", chunkChars: 2, dropAfterChunk: 2 });
+    const dropped = await rejection(streamTurn(client, body));
+    expect(isTransient(dropped)).toBe(true);
+    const overflow = JSON.parse(
+      readFixture("errors/llamacpp/exceed-context-size-new-format-8708-of-8192.json"),
+    );
+    server.enqueue({ type: "turn", content: "x", errorMidStream: { afterChunk: 0, error: overflow.error } });
+    const midStream = await rejection(streamTurn(client, body));
+    expect(isOverflow(midStream)).toBe(true);
+    expect(isTransient(midStream)).toBe(false);
   });
 
   it("never retries an abort", async () => {
