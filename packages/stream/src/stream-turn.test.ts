@@ -115,6 +115,36 @@ describe("streamTurn reads a streamed turn over HTTP", () => {
     expect(server.chatRequests[1]?.body).toMatchObject({ stream: true });
   });
 
+  it("takes gpt-oss harmony served raw out of the answer, whatever the pieces", async () => {
+    const raw =
+      "<|channel|>analysis<|message|>User wants the time. Answer plainly.<|end|><|start|>assistant<|channel|>final<|message|>It is noon.";
+    const { client } = await harness([{ content: raw, chunkChars: 3 }]);
+    const output: string[] = [];
+    const turn = await streamTurn(client, body(), { onOutput: (t) => output.push(t) });
+    expect(turn).toMatchObject({ content: "It is noon.", reasoning: "User wants the time. Answer plainly." });
+    expect(output.join("")).toBe("It is noon.");
+    expect(output.some((t) => t.includes("<|"))).toBe(false);
+  });
+
+  it("moves the scratchpad of a template that opened <think> to reasoning when only </think> arrives", async () => {
+    const content = "The user says hello. Keep it short.\n</think>\n\nHello!";
+    const { client } = await harness([
+      { content, chunkChars: 4 },
+      { content, chunkChars: 4 },
+    ]);
+    const shown: string[] = [];
+    const turn = await streamTurn(client, body(), { onOutput: (t) => shown.push(t) });
+    expect(turn).toMatchObject({ content: "Hello!", reasoning: "The user says hello. Keep it short." });
+    const told: string[] = [];
+    const declared = await streamTurn(client, body(), {
+      startInReasoning: true,
+      onOutput: (t) => told.push(t),
+    });
+    expect(declared).toEqual(turn);
+    expect(told.join("")).toBe("Hello!");
+    expect(shown.join("").startsWith("The user")).toBe(true);
+  });
+
   it("reads a stream that ends without [DONE]", async () => {
     const { client } = await harness([{ content: "No terminator here.", noDone: true }]);
     await expect(streamTurn(client, body())).resolves.toMatchObject({
@@ -214,6 +244,20 @@ describe("the watchdog", () => {
       finishReason: "stop",
     });
     await relay.drained();
+  });
+
+  it("with only firstChunkMs, bounds the prefill and then lets the reply take its time", async () => {
+    const { client } = await harness([
+      { content: "abcdefgh", chunkChars: 2, pause: { afterChunk: 2, ms: 500 } },
+      { content: "never", silentAfterChunk: 0 },
+    ]);
+    await expect(streamTurn(client, body(), { firstChunkMs: 200 })).resolves.toMatchObject({
+      content: "abcdefgh",
+    });
+    await expect(streamTurn(client, body(), { firstChunkMs: 200 })).rejects.toMatchObject({
+      name: "EndpointSilent",
+      code: "first-chunk",
+    });
   });
 
   it("switches the client's own request timeout off while a watchdog is armed", async () => {
