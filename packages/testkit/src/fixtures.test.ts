@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TestkitError } from "./errors.js";
 import {
@@ -61,6 +62,36 @@ describe("fixtures", () => {
     expect(r.body).toBe('{"error":{"message":"Loading model","type":"unavailable_error","code":503}}');
     expect(() => readRecordedResponse("errors/llamacpp/503-loading-model.json")).toThrow(
       /not an HTTP response capture/,
+    );
+  });
+});
+
+describe("readRecordedResponse parsing", () => {
+  it("reads back any status, headers and body written as a curl -i capture", async () => {
+    const { mkdtempSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "testkit-capture-"));
+    vi.stubEnv("LOOPWRIGHT_FIXTURES", dir);
+    const headerName = fc.stringMatching(/^[A-Za-z][A-Za-z-]{0,15}$/);
+    const headerValue = fc.stringMatching(/^[ -~]{0,30}$/).map((v) => v.trim());
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 100, max: 599 }),
+        fc.uniqueArray(fc.tuple(headerName, headerValue), {
+          selector: ([k]) => k.toLowerCase(),
+          maxLength: 5,
+        }),
+        fc.string(),
+        (status, headers, body) => {
+          const head = [`HTTP/1.1 ${status} Whatever`, ...headers.map(([k, v]) => `${k}: ${v}`)].join("\r\n");
+          writeFileSync(join(dir, "capture.txt"), `${head}\r\n\r\n${body}`);
+          const parsed = readRecordedResponse("capture.txt");
+          expect(parsed.status).toBe(status);
+          expect(parsed.body).toBe(body);
+          expect(parsed.headers).toEqual(Object.fromEntries(headers.map(([k, v]) => [k.toLowerCase(), v])));
+        },
+      ),
+      { numRuns: 60 },
     );
   });
 });

@@ -259,3 +259,33 @@ describe("splitting", () => {
     );
   });
 });
+
+describe("round trip", () => {
+  it("any scripted turn streams back through the openai client exactly, at any chunk size", async () => {
+    server = await startServer();
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string(),
+        fc.array(fc.record({ name: fc.stringMatching(/^[a-z_]{1,12}$/), arguments: fc.json() }), {
+          maxLength: 3,
+        }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.boolean(),
+        async (content, toolCalls, chunkChars, interleave) => {
+          server?.enqueue({ content, toolCalls, chunkChars, interleave, splitNames: false });
+          const final = await client.chat.completions
+            .stream({ model: "sim", messages: [{ role: "user", content: "x" }] })
+            .finalChatCompletion();
+          const message = final.choices[0]?.message;
+          expect(message?.content ?? "").toBe(content);
+          const calls = (message?.tool_calls ?? []).map((c) =>
+            c.type === "function" ? { name: c.function.name, arguments: c.function.arguments } : {},
+          );
+          expect(calls).toEqual(toolCalls);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
