@@ -208,31 +208,31 @@ describe("the watchdog", () => {
 
   it("lets a server slow to prefill (before headers and after its opening chunk) answer, then reads it fast", async () => {
     const { client } = await harness([
-      { content: "prefilled answer", firstByteDelayMs: 400, chunkChars: 2 },
-      { content: "second answer", pause: { afterChunk: 1, ms: 400 }, chunkChars: 2 },
+      { content: "prefilled answer", firstByteDelayMs: 800, chunkChars: 2 },
+      { content: "second answer", pause: { afterChunk: 1, ms: 800 }, chunkChars: 2 },
     ]);
-    const options = { idleMs: 150, firstChunkMs: 3000 };
+    const options = { idleMs: 300, firstChunkMs: 5000 };
     await expect(streamTurn(client, body(), options)).resolves.toMatchObject({ content: "prefilled answer" });
     await expect(streamTurn(client, body(), options)).resolves.toMatchObject({ content: "second answer" });
   });
 
-  it("never cuts off a server that keeps trickling, however long it takes", async () => {
+  it("never cuts off a server that keeps trickling, however long it takes", { timeout: 15_000 }, async () => {
     const text = "word ".repeat(400);
     const { client, relay } = await harness([{ content: text, chunkChars: 1, chunkDelayMs: 30 }]);
     const controller = new AbortController();
     const pieces: string[] = [];
     const run = streamTurn(client, body(), {
-      idleMs: 150,
-      firstChunkMs: 150,
+      idleMs: 300,
+      firstChunkMs: 300,
       signal: controller.signal,
       onOutput: (t) => pieces.push(t),
     });
-    await sleep(1500); // ten idle allowances
+    await sleep(3000); // ten idle allowances
     controller.abort(new Error("enough"));
     const error = await rejection(run);
     expect(error).toMatchObject({ message: "enough" });
     expect(EndpointSilent.isInstance(error)).toBe(false);
-    expect(pieces.length).toBeGreaterThan(15);
+    expect(pieces.length).toBeGreaterThan(30);
     await relay.drained();
   });
 
