@@ -16,7 +16,7 @@ export { LMSTUDIO_FIXTURES, lmstudioPersonality } from "./personalities/lmstudio
 export type { OpenAiPersonalityOptions } from "./personalities/openai.js";
 export { OPENAI_CHAT_PARAMS, OPENAI_FIXTURES, openaiPersonality } from "./personalities/openai.js";
 export type { HttpAnswer, Personality, PersonalityContext } from "./personalities/personality.js";
-export type { PersonalityName, PersonalitySpec } from "./personalities/resolve.js";
+export type { PersonalityConfig, PersonalityName, PersonalitySpec } from "./personalities/resolve.js";
 export type { VllmPersonalityOptions } from "./personalities/vllm.js";
 export { VLLM_FIXTURES, vllmPersonality } from "./personalities/vllm.js";
 export type { PrefixCache, PromptCount, PromptLike } from "./prefix-cache.js";

@@ -199,3 +199,29 @@ describe("llamacpp personality", () => {
     expect((await fetch(`${server.origin}/props`)).status).toBe(404);
   });
 });
+
+describe("personality option forms", () => {
+  it("reads { name, …options } as the built-in personality with those options", async () => {
+    server = await startServer({ personality: { name: "llamacpp", nCtx: 1234 } });
+    const props = (await fetch(`${server.origin}/props`).then((r) => r.json())) as {
+      default_generation_settings: { n_ctx: number };
+    };
+    expect(props.default_generation_settings.n_ctx).toBe(1234);
+  });
+
+  it("takes an object with hooks as a custom personality", async () => {
+    server = await startServer({
+      personality: {
+        name: "mine",
+        check: () => ({ type: "error", status: 418, body: { error: { message: "teapot" } } }),
+      },
+    });
+    expect((await post(user("x"))).status).toBe(418);
+  });
+
+  it("refuses an unknown name in either form", async () => {
+    await expect(startServer({ personality: { name: "ollama" } as never })).rejects.toThrow(
+      /Unknown personality/,
+    );
+  });
+});

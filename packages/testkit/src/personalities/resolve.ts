@@ -1,30 +1,70 @@
 import { TestkitError } from "../errors.js";
-import { llamacppPersonality } from "./llamacpp.js";
-import { lmstudioPersonality } from "./lmstudio.js";
-import { openaiPersonality } from "./openai.js";
+import { type LlamacppPersonalityOptions, llamacppPersonality } from "./llamacpp.js";
+import { type LmstudioPersonalityOptions, lmstudioPersonality } from "./lmstudio.js";
+import { type OpenAiPersonalityOptions, openaiPersonality } from "./openai.js";
 import type { Personality } from "./personality.js";
-import { vllmPersonality } from "./vllm.js";
+import { type VllmPersonalityOptions, vllmPersonality } from "./vllm.js";
 
 /** Names of the built-in personalities. */
 export type PersonalityName = "openai" | "llamacpp" | "vllm" | "lmstudio";
 
-/** How `startServer` is told which personality to wear: a built-in name (default options) or a personality object. */
-export type PersonalitySpec = PersonalityName | Personality;
+/** A built-in personality by name with its options, e.g. `{ name: "llamacpp", nCtx: 2048 }`. */
+export type PersonalityConfig =
+  | ({ name: "openai" } & OpenAiPersonalityOptions)
+  | ({ name: "llamacpp" } & LlamacppPersonalityOptions)
+  | ({ name: "vllm" } & VllmPersonalityOptions)
+  | ({ name: "lmstudio" } & LmstudioPersonalityOptions);
 
-const FACTORIES: Record<PersonalityName, () => Personality> = {
-  openai: () => openaiPersonality(),
-  llamacpp: () => llamacppPersonality(),
-  vllm: () => vllmPersonality(),
-  lmstudio: () => lmstudioPersonality(),
-};
+/** How `startServer` is told which personality to wear: a built-in name, a name with options, or a personality object. */
+export type PersonalitySpec = PersonalityName | PersonalityConfig | Personality;
 
-/** Turns a personality option into a personality; throws a `TestkitError` (`invalid-option`) for an unknown name. */
+const HOOKS = [
+  "intercept",
+  "check",
+  "models",
+  "props",
+  "lmstudioModels",
+  "route",
+  "streamsUsage",
+  "completionBudget",
+];
+
+function fromConfig(config: PersonalityConfig): Personality {
+  switch (config.name) {
+    case "openai":
+      return openaiPersonality(config);
+    case "llamacpp":
+      return llamacppPersonality(config);
+    case "vllm":
+      return vllmPersonality(config);
+    case "lmstudio":
+      return lmstudioPersonality(config);
+  }
+}
+
+const NAMES: readonly string[] = ["openai", "llamacpp", "vllm", "lmstudio"];
+
+/**
+ * Turns a personality option into a personality.
+ *
+ * An object with a built-in `name` and no hook functions is read as that personality's options.
+ * Throws a `TestkitError` (`invalid-option`) for an unknown name.
+ */
 export function resolvePersonality(spec: PersonalitySpec | undefined): Personality | undefined {
   if (spec === undefined) return undefined;
-  if (typeof spec === "object" && spec !== null && typeof spec.name === "string") return spec;
-  if (typeof spec === "string" && Object.hasOwn(FACTORIES, spec)) return FACTORIES[spec]();
-  throw new TestkitError(
-    "invalid-option",
-    `Unknown personality ${JSON.stringify(spec)}; use one of ${Object.keys(FACTORIES).join(", ")} or a personality object (e.g. llamacppPersonality({ nCtx: 2048 })).`,
-  );
+  const unknown = () =>
+    new TestkitError(
+      "invalid-option",
+      `Unknown personality ${JSON.stringify(spec)}; use one of ${NAMES.join(", ")}, a name with options (e.g. { name: "llamacpp", nCtx: 2048 }), or a personality object.`,
+    );
+  if (typeof spec === "string") {
+    if (!NAMES.includes(spec)) throw unknown();
+    return fromConfig({ name: spec } as PersonalityConfig);
+  }
+  if (typeof spec !== "object" || spec === null || typeof spec.name !== "string") throw unknown();
+  const record = spec as unknown as Record<string, unknown>;
+  const hasHooks = HOOKS.some((h) => typeof record[h] === "function");
+  if (hasHooks) return spec as Personality;
+  if (!NAMES.includes(spec.name)) throw unknown();
+  return fromConfig(spec as PersonalityConfig);
 }
