@@ -7,6 +7,7 @@ export type { KeyedEndpoint } from "./api-key.js";
 export { resolveApiKey } from "./api-key.js";
 export type { Endpoint, WindowSettings } from "./endpoint.js";
 export { firstTokenMs, NO_KEY, timeoutMs } from "./endpoint.js";
+export { keepErrorBodies } from "./error-bodies.js";
 export type { ModelListingErrorCode } from "./errors.js";
 export { EndpointConfigError, ModelListingError } from "./errors.js";
 export type { ClientPool, ClientPoolOptions } from "./pool.js";

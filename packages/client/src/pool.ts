@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import OpenAI from "openai";
 import { checkedBaseUrl, type Endpoint, NO_KEY, timeoutMs, type WindowSettings } from "./endpoint.js";
+import { keepErrorBodies } from "./error-bodies.js";
 import { EndpointConfigError } from "./errors.js";
 import {
   createWindowDiscovery,
@@ -80,7 +81,14 @@ export function createClientPool(options: ClientPoolOptions = {}): ClientPool {
       const id = JSON.stringify([baseURL, keyDigest, Object.entries(headers).sort(), timeout]);
       let client = clients.get(id);
       if (!client) {
-        client = new OpenAI({ baseURL, apiKey, defaultHeaders: headers, timeout, maxRetries: 0 });
+        client = new OpenAI({
+          baseURL,
+          apiKey,
+          defaultHeaders: headers,
+          timeout,
+          maxRetries: 0,
+          fetch: keepErrorBodies(),
+        });
         clients.set(id, client);
       }
       return client;

@@ -1,0 +1,42 @@
+import { readFixture, readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
+import OpenAI from "openai";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createClientPool } from "./pool.js";
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startServer();
+});
+afterEach(() => server.close());
+
+const ask = (client: { chat: OpenAI["chat"] }) =>
+  client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
+
+describe("error bodies the openai SDK would drop", () => {
+  it("keeps vLLM's top-level error words, which a bare SDK client reports as '(no body)'", async () => {
+    const body = readFixtureJson("errors/vllm/context-length-legacy-top-level-object-error.json");
+    server.enqueue({ type: "error", status: 400, body }, { type: "error", status: 400, body });
+    const bare = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    await expect(ask(bare)).rejects.toThrow(/no body/);
+    const error = await ask(createClientPool().getClient({ baseUrl: server.baseUrl })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).message).toMatch(/maximum context length is 6048 tokens/);
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ object: "error", type: "BadRequestError" });
+  });
+
+  it("keeps Mistral's 422 whose message is an object, and a bare JSON string body", async () => {
+    const mistral = readFixtureJson("errors/mistral/422-stream-options-extra-forbidden-message-is-object.json");
+    server.enqueue({ type: "error", status: 422, body: mistral }, { type: "error", status: 400, body: JSON.stringify("model not loaded") });
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl });
+    await expect(ask(client)).rejects.toThrow(/stream_options/);
+    await expect(ask(client)).rejects.toThrow(/model not loaded/);
+  });
+
+  it("leaves a body that already has an error member exactly as the server sent it", async () => {
+    const body = readFixtureJson("errors/openai/404-model-not-found-chat.json") as { error: { message: string } };
+    server.enqueue({ type: "error", status: 404, body });
+    const error = await ask(createClientPool().getClient({ baseUrl: server.baseUrl })).catch((e: unknown) => e);
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toEqual(body.error);
+    expect(readFixture("errors/openai/404-model-not-found-chat.json")).toContain(body.error.message);
+  });
+});
