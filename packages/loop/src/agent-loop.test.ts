@@ -278,6 +278,31 @@ describe("runAgentLoop over HTTP", () => {
     expect(notices.join("\n")).toMatch(/retrying/);
   });
 
+  it("re-sends a turn whose connection dropped before anything was shown, never one that had started answering", async () => {
+    server = await startServer({
+      replies: [
+        { content: "Hello there.", dropAfterChunk: 0 },
+        { content: "Hello there.", usage: false },
+        { content: "Half an ans", chunkChars: 4, dropAfterChunk: 2 },
+      ],
+    });
+    const first = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 1 },
+      messages: question,
+      dispatch: () => "",
+    });
+    expect(first.turn.content).toBe("Hello there.");
+    expect(server.chatRequests).toHaveLength(2);
+
+    const error = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 3 },
+      messages: question,
+      dispatch: () => "",
+    }).catch((e: unknown) => e);
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect(server.chatRequests).toHaveLength(3);
+  });
+
   it("raises the endpoint's context overflow as AgentLoopOverflow, which is a ContextOverflow carrying the run", async () => {
     const body = readFixtureJson("errors/vllm/context-length-legacy-top-level-object-error.json");
     server = await startServer({ replies: [{ type: "error", status: 400, body }] });

@@ -80,6 +80,8 @@ export function isTransient(error: unknown): boolean {
   if (isAbort(error) || ContextOverflow.isInstance(error)) return false;
   const kind = kindOf(error);
   if (kind === "EndpointSilent" || kind === "TimeoutError") return true;
+  // @loopwright/stream's error for a stream whose connection dropped before it finished.
+  if (kind === "StreamError" && (error as { code?: unknown }).code === "connection-lost") return true;
   const facts = readError(error);
   const status = facts.status;
   if (status === undefined) {
