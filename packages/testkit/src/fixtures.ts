@@ -107,6 +107,45 @@ export interface RecordedResponse {
   body: string;
 }
 
+/** A capture split into its head and its body bytes (the body untouched). */
+export interface CaptureParts {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+/**
+ * Splits `curl -i` capture bytes (status line, headers, blank line, body) into status, headers and
+ * the exact body bytes; undefined when the bytes do not start with an `HTTP/x.y NNN` status line.
+ */
+export function splitCapture(bytes: Uint8Array): CaptureParts | undefined {
+  const start = new TextDecoder().decode(bytes.subarray(0, 16));
+  if (!/^HTTP\/[\d.]+ \d{3}/.test(start)) return undefined;
+  let headEnd = bytes.length;
+  let bodyStart = bytes.length;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] !== 0x0a) continue;
+    if (bytes[i + 1] === 0x0a) {
+      headEnd = i;
+      bodyStart = i + 2;
+      break;
+    }
+    if (bytes[i + 1] === 0x0d && bytes[i + 2] === 0x0a) {
+      headEnd = i;
+      bodyStart = i + 3;
+      break;
+    }
+  }
+  const head = new TextDecoder().decode(bytes.subarray(0, headEnd)).replace(/\r$/, "");
+  const [statusLine = "", ...headerLines] = head.split(/\r?\n/);
+  const headers: Record<string, string> = {};
+  for (const line of headerLines) {
+    const colon = line.indexOf(":");
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: Number(statusLine.split(" ")[1]), headers, body: bytes.subarray(bodyStart) };
+}
+
 /**
  * Reads a `curl -i` capture (status line, headers, blank line, body) from the fixtures folder.
  *
@@ -114,22 +153,12 @@ export interface RecordedResponse {
  * when the file is missing or has no status line.
  */
 export function readRecordedResponse(rel: string): RecordedResponse {
-  const text = readFixture(rel);
-  const split = text.match(/\r?\n\r?\n/);
-  const head = split?.index === undefined ? text : text.slice(0, split.index);
-  const body = split?.index === undefined ? "" : text.slice(split.index + split[0].length);
-  const [statusLine = "", ...headerLines] = head.split(/\r?\n/);
-  const status = Number(statusLine.match(/^HTTP\/[\d.]+ (\d{3})/)?.[1]);
-  if (!Number.isInteger(status)) {
+  const parts = splitCapture(readFixtureBytes(rel));
+  if (!parts) {
     throw new TestkitError(
       "fixture-not-found",
       `Fixture "${rel}" is not an HTTP response capture (no status line).`,
     );
   }
-  const headers: Record<string, string> = {};
-  for (const line of headerLines) {
-    const colon = line.indexOf(":");
-    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return { status, headers, body };
+  return { status: parts.status, headers: parts.headers, body: new TextDecoder().decode(parts.body) };
 }

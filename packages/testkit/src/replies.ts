@@ -65,16 +65,21 @@ export interface ErrorReply {
   headers?: Record<string, string>;
 }
 
-/** A recorded stream from the fixtures folder, sent byte for byte (split at blank lines when delayed). */
+/**
+ * A recorded stream from the fixtures folder, sent byte for byte (split at blank lines when delayed).
+ *
+ * A `curl -i` capture (`llamacpp-live/*.response.txt`) sends its recorded status and content type
+ * and then its body bytes.
+ */
 export interface ReplayReply {
   type: "replay";
   /** Path under the fixtures folder, e.g. `"wire/openai/gpt-4.1-nano-text-usage-chunk.sse"`. */
   fixture: string;
   /** Wait this long between SSE frames. */
   chunkDelayMs?: number;
-  /** Response status (default 200). */
+  /** Response status (default 200, or the capture's). */
   status?: number;
-  /** Response headers (default `content-type: text/event-stream`). */
+  /** Response headers (default `content-type: text/event-stream`, or the capture's content type). */
   headers?: Record<string, string>;
 }
 

@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { setTimeout as sleepFor } from "node:timers/promises";
-import { readFixtureBytes } from "./fixtures.js";
+import { readFixtureBytes, splitCapture } from "./fixtures.js";
 import type { HttpAnswer } from "./personalities/personality.js";
 import type { RawReply, ReplayReply, TurnReply } from "./replies.js";
 import { splitFrames, sseFrame, type TurnContext, turnChunks, turnCompletion } from "./sse.js";
@@ -120,8 +120,14 @@ export function createResponder(signal: AbortSignal): Responder {
     },
     async replay(res, reply) {
       const bytes = readFixtureBytes(reply.fixture);
-      const parts = reply.chunkDelayMs ? splitFrames(bytes) : [bytes];
-      await chunks(res, reply.status ?? 200, reply.headers, parts, reply.chunkDelayMs);
+      // A `curl -i` capture replays its own status and content type, then its body bytes.
+      const capture = splitCapture(bytes);
+      const body = capture?.body ?? bytes;
+      const captured = capture?.headers["content-type"];
+      const headers =
+        reply.headers ?? (captured ? { "content-type": captured, "cache-control": "no-cache" } : undefined);
+      const parts = reply.chunkDelayMs ? splitFrames(body) : [body];
+      await chunks(res, reply.status ?? capture?.status ?? 200, headers, parts, reply.chunkDelayMs);
     },
     async raw(res, reply) {
       await chunks(res, reply.status ?? 200, reply.headers, reply.chunks, reply.chunkDelayMs);

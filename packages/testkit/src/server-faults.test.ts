@@ -174,6 +174,42 @@ describe("replay and raw", () => {
     expect(final.choices[0]?.message.tool_calls).toHaveLength(2);
   });
 
+  it("replays a llama.cpp curl capture with its status, content type and exact body", async () => {
+    const fixture = "llamacpp-live/12-tools-required-stream.response.txt";
+    server = await startServer({ replies: [{ type: "replay", fixture }] });
+    const res = await postRaw(server);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    const received = Buffer.from(await res.arrayBuffer());
+    const file = readFileSync(join(fixturesDir(), fixture));
+    expect(file.subarray(file.length - received.length).equals(received)).toBe(true);
+    expect(received.toString().startsWith("data: ")).toBe(true);
+  });
+
+  it("the openai client reads the tool call out of a replayed live llama.cpp stream", async () => {
+    server = await startServer({
+      replies: [
+        { type: "replay", fixture: "llamacpp-live/12-tools-required-stream.response.txt", chunkDelayMs: 1 },
+      ],
+    });
+    const final = await client(server)
+      .chat.completions.stream({ model: "tiny", messages: [{ role: "user", content: "x" }] })
+      .finalChatCompletion();
+    expect(final.choices[0]?.message.tool_calls).toHaveLength(1);
+    expect(final.choices[0]?.finish_reason).toBe("tool_calls");
+  });
+
+  it("replays a captured error response as that error", async () => {
+    server = await startServer({
+      replies: [{ type: "replay", fixture: "llamacpp-live/19-overflow-stream.response.txt" }],
+    });
+    const error = (await client(server)
+      .chat.completions.create(streamed)
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(error.status).toBe(400);
+    expect(error.type).toBe("exceed_context_size_error");
+  });
+
   it("answers a missing replay fixture with a 500 naming it", async () => {
     server = await startServer({ replies: [{ type: "replay", fixture: "wire/nope.sse" }] });
     const res = await postRaw(server);
