@@ -1,6 +1,6 @@
 export type { TestkitErrorCode } from "./errors.js";
 export { TestkitError } from "./errors.js";
-export type { RecordedResponse } from "./fixtures.js";
+export type { CaptureParts, RecordedResponse } from "./fixtures.js";
 export {
   fixturePath,
   fixturesDir,
@@ -8,6 +8,7 @@ export {
   readFixtureBytes,
   readFixtureJson,
   readRecordedResponse,
+  splitCapture,
 } from "./fixtures.js";
 export type { LlamacppPersonalityOptions } from "./personalities/llamacpp.js";
 export { LLAMACPP_FIXTURES, llamacppPersonality } from "./personalities/llamacpp.js";
