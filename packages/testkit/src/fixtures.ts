@@ -115,8 +115,10 @@ export interface CaptureParts {
 }
 
 /**
- * Splits `curl -i` capture bytes (status line, headers, blank line, body) into status, headers and
- * the exact body bytes; undefined when the bytes do not start with an `HTTP/x.y NNN` status line.
+ * Splits `curl -i` capture bytes into status, headers and the exact body bytes.
+ *
+ * The capture is a status line, headers, a blank line, then the body. Returns undefined when the
+ * bytes do not start with an `HTTP/x.y NNN` status line.
  */
 export function splitCapture(bytes: Uint8Array): CaptureParts | undefined {
   const start = new TextDecoder().decode(bytes.subarray(0, 16));
