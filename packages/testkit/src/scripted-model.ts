@@ -93,8 +93,10 @@ export function extractExpression(text: string): string | undefined {
 }
 
 /**
- * A file path in `text`: a token with a slash, or a name of two or more characters with a
- * lower-case extension (`README.md`, `src/index.ts`). URLs, version numbers and `e.g.` are not paths.
+ * The first file path mentioned in `text`, or undefined.
+ *
+ * A path is a token with a slash, or a name of two or more characters with a lower-case extension
+ * (`README.md`, `src/index.ts`). URLs, version numbers and `e.g.` are not paths.
  */
 export function extractPath(text: string): string | undefined {
   for (const raw of text.split(/\s+/)) {

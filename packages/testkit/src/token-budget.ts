@@ -14,8 +14,9 @@ function cut(text: string, budget: number): { kept: string; used: number; cutSho
 }
 
 /**
- * Returns `turn` cut to `maxTokens` completion tokens (by the token rule), or `turn` itself when it
- * fits. Generation order is reasoning, content, then each tool call's name and arguments; a call
+ * Cuts a scripted turn to `maxTokens` completion tokens, as a server stopping at its limit does.
+ *
+ * Returns `turn` itself when it fits (by the token rule). Generation order is reasoning, content, then each tool call's name and arguments; a call
  * whose name does not fit is dropped, one whose arguments are cut keeps the partial arguments (as a
  * real server cut off mid-call sends them). A cut turn gets `finishReason: "length"`.
  */
