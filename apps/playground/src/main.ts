@@ -68,7 +68,7 @@ async function main(): Promise<number> {
   }
 
   const baseUrl = process.env.OPENAI_BASE_URL;
-  const simulator = baseUrl ? undefined : await startServer({ scriptedModel: true });
+  const simulator = baseUrl ? undefined : await startServer({ scriptedModel: true, prefixCache: true });
   const config: LoopConfig = simulator
     ? { baseUrl: simulator.baseUrl, model: values.model ?? "loopwright-simulator", maxToolIterations: 8 }
     : {
