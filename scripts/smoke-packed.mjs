@@ -36,7 +36,8 @@ for (const p of packages) {
   try {
     const peers = Object.keys(p.json.peerDependencies ?? {});
     const catalog = readFileSync(join(root, "pnpm-workspace.yaml"), "utf8");
-    const versionOf = (dep) => catalog.match(new RegExp(`^\\s+'?${dep}'?: (.+)$`, "m"))?.[1]?.trim() ?? "latest";
+    const versionOf = (dep) =>
+      catalog.match(new RegExp(`^\\s+'?${dep}'?: (.+)$`, "m"))?.[1]?.trim() ?? "latest";
     const overrides = Object.fromEntries(Object.entries(tarballs).map(([n, f]) => [n, `file:${f}`]));
     writeFileSync(
       join(project, "package.json"),
@@ -81,7 +82,10 @@ for (const p of packages) {
     );
     execFileSync(process.execPath, [tsc, "-p", project], { cwd: project, stdio: "inherit" });
     mkdirSync(join(project, "run"), { recursive: true });
-    writeFileSync(join(project, "run/smoke.mjs"), `import * as pkg from "${name}";\nconsole.log("${name}: imported under Node", process.version, "with", Object.keys(pkg).length, "exports");\n`);
+    writeFileSync(
+      join(project, "run/smoke.mjs"),
+      `import * as pkg from "${name}";\nconsole.log("${name}: imported under Node", process.version, "with", Object.keys(pkg).length, "exports");\n`,
+    );
     execFileSync(process.execPath, [join(project, "run/smoke.mjs")], { cwd: project, stdio: "inherit" });
   } catch (error) {
     failures.push(name);

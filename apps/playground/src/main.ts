@@ -4,13 +4,13 @@
 // testkit's scripted simulator on a loopback server when not.
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
+import type { RunEvent } from "@loopwright/events";
 import {
   type AgentLoopResult,
   type ChatMessage,
   errorMessage,
   failedRun,
   type LoopConfig,
-  type LoopEvent,
   runAgentLoop,
 } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
@@ -29,7 +29,7 @@ function clip(text: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
-function show(event: LoopEvent): void {
+function show(event: RunEvent): void {
   switch (event.kind) {
     case "output":
       process.stdout.write(event.text);
@@ -46,7 +46,7 @@ function show(event: LoopEvent): void {
     case "notice":
       process.stdout.write(`\n${dim(`(${event.text})`)}\n`);
       break;
-    case "usage":
+    default:
       break;
   }
 }

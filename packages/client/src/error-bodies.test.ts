@@ -18,24 +18,40 @@ describe("error bodies the openai SDK would drop", () => {
     server.enqueue({ type: "error", status: 400, body }, { type: "error", status: 400, body });
     const bare = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
     await expect(ask(bare)).rejects.toThrow(/no body/);
-    const error = await ask(createClientPool().getClient({ baseUrl: server.baseUrl })).catch((e: unknown) => e);
+    const error = await ask(createClientPool().getClient({ baseUrl: server.baseUrl })).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((error as InstanceType<typeof OpenAI.APIError>).message).toMatch(/maximum context length is 6048 tokens/);
-    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ object: "error", type: "BadRequestError" });
+    expect((error as InstanceType<typeof OpenAI.APIError>).message).toMatch(
+      /maximum context length is 6048 tokens/,
+    );
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+      object: "error",
+      type: "BadRequestError",
+    });
   });
 
   it("keeps Mistral's 422 whose message is an object, and a bare JSON string body", async () => {
-    const mistral = readFixtureJson("errors/mistral/422-stream-options-extra-forbidden-message-is-object.json");
-    server.enqueue({ type: "error", status: 422, body: mistral }, { type: "error", status: 400, body: JSON.stringify("model not loaded") });
+    const mistral = readFixtureJson(
+      "errors/mistral/422-stream-options-extra-forbidden-message-is-object.json",
+    );
+    server.enqueue(
+      { type: "error", status: 422, body: mistral },
+      { type: "error", status: 400, body: JSON.stringify("model not loaded") },
+    );
     const client = createClientPool().getClient({ baseUrl: server.baseUrl });
     await expect(ask(client)).rejects.toThrow(/stream_options/);
     await expect(ask(client)).rejects.toThrow(/model not loaded/);
   });
 
   it("leaves a body that already has an error member exactly as the server sent it", async () => {
-    const body = readFixtureJson("errors/openai/404-model-not-found-chat.json") as { error: { message: string } };
+    const body = readFixtureJson("errors/openai/404-model-not-found-chat.json") as {
+      error: { message: string };
+    };
     server.enqueue({ type: "error", status: 404, body });
-    const error = await ask(createClientPool().getClient({ baseUrl: server.baseUrl })).catch((e: unknown) => e);
+    const error = await ask(createClientPool().getClient({ baseUrl: server.baseUrl })).catch(
+      (e: unknown) => e,
+    );
     expect((error as InstanceType<typeof OpenAI.APIError>).error).toEqual(body.error);
     expect(readFixture("errors/openai/404-model-not-found-chat.json")).toContain(body.error.message);
   });

@@ -111,7 +111,10 @@ describe("isTransient over real failures", () => {
   });
 
   it("retries a stream whose connection dropped, by the stream error's code rather than its wording", () => {
-    const dropped = Object.assign(new Error("the connection closed"), { name: "StreamError", code: "connection-lost" });
+    const dropped = Object.assign(new Error("the connection closed"), {
+      name: "StreamError",
+      code: "connection-lost",
+    });
     expect(isTransient(dropped)).toBe(true);
     const malformed = Object.assign(new Error("bad chunk"), { name: "StreamError", code: "malformed-chunk" });
     expect(isTransient(malformed)).toBe(false);
