@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import type { AssistantToolCall } from "./config.js";
+import { NOT_RUN, runCalls } from "./run-calls.js";
+
+const call = (id: string, name: string, args: string): AssistantToolCall => ({
+  id,
+  type: "function",
+  function: { name, arguments: args },
+});
+
+describe("runCalls", () => {
+  it("dispatches an identical call once per step and hands its answer to the repeat under its own id", async () => {
+    let runs = 0;
+    const ran = await runCalls([call("a", "read", '{"path": "x"}'), call("b", "read", "{'path': 'x'}")], {
+      dispatch: () => {
+        runs++;
+        return { text: "contents" };
+      },
+    });
+    expect(runs).toBe(1);
+    expect(ran.results).toEqual([
+      { role: "tool", tool_call_id: "a", content: '{"text":"contents"}' },
+      { role: "tool", tool_call_id: "b", content: '{"text":"contents"}' },
+    ]);
+    expect(ran.calls.map((c) => c.function.arguments)).toEqual(['{"path":"x"}', '{"path":"x"}']);
+  });
+
+  it("forgets a call that threw, so asking again is a real retry, and tells the model the error", async () => {
+    let runs = 0;
+    const ran = await runCalls([call("a", "flaky", "{}"), call("b", "flaky", "{}")], {
+      dispatch: () => {
+        runs++;
+        if (runs === 1) throw new Error("disk busy");
+        return "ok";
+      },
+    });
+    expect(runs).toBe(2);
+    expect(ran.outcomes).toEqual([
+      { id: "a", name: "flaky", ok: false, content: "Error: disk busy" },
+      { id: "b", name: "flaky", ok: true, content: "ok" },
+    ]);
+  });
+
+  it("reports arguments cut off at the ceiling as truncated, without dispatching", async () => {
+    let runs = 0;
+    const ran = await runCalls([call("a", "write", '{"path": "a.txt", "text": "once upon a ti')], {
+      finishReason: "length",
+      dispatch: () => {
+        runs++;
+      },
+    });
+    expect(runs).toBe(0);
+    expect(ran.outcomes[0]?.ok).toBe(false);
+    expect(ran.outcomes[0]?.content).toMatch(/cut off|truncat|ceiling|token limit/i);
+    expect(ran.calls[0]?.function.arguments).toBe("{}");
+  });
+
+  it("answers every call when the signal is already aborted, dispatching none", async () => {
+    const controller = new AbortController();
+    controller.abort(new Error("stop"));
+    let runs = 0;
+    const told: string[] = [];
+    const ran = await runCalls([call("a", "x", "{}"), call("b", "y", "{}")], {
+      signal: controller.signal,
+      dispatch: () => {
+        runs++;
+      },
+      onToolResult: (r) => told.push(r.id),
+    });
+    expect(runs).toBe(0);
+    expect(ran.results.map((r) => r.content)).toEqual([NOT_RUN, NOT_RUN]);
+    expect(told).toEqual(["a", "b"]);
+    expect(ran.stopped).toBeInstanceOf(Error);
+  });
+});
