@@ -204,6 +204,22 @@ describe("retention", () => {
     expect(bus.history("r")).toEqual([]);
   });
 
+  it("keeps a run for a deadline longer than a timer can wait, without sweeping every millisecond", () => {
+    vi.useFakeTimers();
+    const day = 24 * 60 * 60_000;
+    const bus = createBus({ retainEndedMs: 30 * day });
+    const spy = vi.spyOn(globalThis, "setTimeout");
+    bus.emit("r", { kind: "done" });
+    // A delay past 2^31 - 1 ms fires at once; the sweep must wait in steps no longer than that.
+    for (const call of spy.mock.calls) expect(call[1]).toBeLessThanOrEqual(2 ** 31 - 1);
+    vi.advanceTimersByTime(29 * day);
+    expect(bus.history("r")).toHaveLength(1);
+    expect(spy.mock.calls.length).toBeLessThan(10);
+    vi.advanceTimersByTime(day + 1);
+    expect(bus.history("r")).toEqual([]);
+    spy.mockRestore();
+  });
+
   it("does not keep a Node process alive with its sweep timer", () => {
     vi.useRealTimers();
     const bus = createBus();

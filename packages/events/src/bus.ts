@@ -41,6 +41,13 @@ interface TimerHost {
 
 const timers = globalThis as unknown as TimerHost;
 
+/**
+ * The longest delay a timer takes as it is: Node and browsers hold it in a signed 32-bit integer,
+ * and a longer one fires at once. A deadline further off than this is reached in more than one
+ * wait (the sweep finds nothing due and plans the next), rather than in a sweep every millisecond.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Lets a Node timer not keep the process alive; a browser's numeric handle has no `unref`. */
 function unref(handle: unknown): void {
   if (typeof handle === "object" && handle !== null) {
@@ -66,7 +73,7 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
   const schedule = (at: number): void => {
     if (timer && timer.at <= at) return;
     if (timer) timers.clearTimeout(timer.handle);
-    const handle = timers.setTimeout(sweep, Math.max(0, at - Date.now()));
+    const handle = timers.setTimeout(sweep, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())));
     unref(handle);
     timer = { handle, at };
   };

@@ -77,6 +77,14 @@ describe("runMetrics", () => {
     expect(metrics.slowestTurn).toBeUndefined();
   });
 
+  it("reads a cache count sent without uncached, as a host with its own loop may send it", () => {
+    const metrics = runMetrics([
+      usage({ usage: { prompt: 100, completion: 1, total: 101, cached: 80 } }),
+      usage({ usage: { prompt: 100, completion: 1, total: 101, cached: 0, uncached: 100 } }),
+    ]);
+    expect(metrics.cacheHitRatio).toBe(0.4);
+  });
+
   it("calls a run with an error event failed, whether or not it ended", () => {
     expect(runMetrics([{ kind: "error", message: "x" }, { kind: "done" }]).outcome).toBe("failed");
     expect(runMetrics([{ kind: "output", text: "x" }]).outcome).toBe("unfinished");

@@ -95,7 +95,9 @@ export function runMetrics(events: Iterable<RunEvent>, options: RunMetricsOption
         const turn = (event.turn ?? {}) as Partial<TurnMetrics>;
         addTurn(metrics, turn, metrics.turns, options);
         const usage = turn.usage;
-        if (usage && num(usage.uncached) !== undefined) {
+        // `uncached` is there wherever a cache count was reported, zero included; a host with its
+        // own loop may send only `cached`, which counts as reported once it is above zero.
+        if (usage && (num(usage.uncached) !== undefined || (num(usage.cached) ?? 0) > 0)) {
           cacheReported = true;
           cacheCached += num(usage.cached) ?? 0;
           cachePrompt += num(usage.prompt) ?? 0;
