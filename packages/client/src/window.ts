@@ -23,13 +23,26 @@ export interface WindowDiscoveryOptions {
   now?: () => number;
 }
 
-/** Top-level keys of a listing entry that name the window being served. */
+/**
+ * Top-level keys of a listing entry that name the window being served, in the order they are read.
+ *
+ * The seed's five (`context_length` at OpenRouter, Together, Moonshot, xAI; `max_context_window`;
+ * `max_model_len` at vLLM and SGLang; `context_window` at Groq; `n_ctx`), then the spellings other
+ * servers use for the same number: `max_context_length` (Mistral), `max_input_tokens` (a LiteLLM
+ * proxy), `contextLength` (Fireworks), `inputTokenLimit` (Gemini). LM Studio's
+ * `loaded_context_length`, where an entry has it, is read before all of them: it is the window the
+ * model was loaded with, where `max_context_length` beside it is only what the model could take.
+ */
 export const WINDOW_KEYS: readonly string[] = Object.freeze([
   "context_length",
   "max_context_window",
   "max_model_len",
   "context_window",
   "n_ctx",
+  "max_context_length",
+  "max_input_tokens",
+  "contextLength",
+  "inputTokenLimit",
 ]);
 
 interface RouteState {
@@ -67,25 +80,103 @@ function authHeaders(settings: WindowSettings): Record<string, string> {
   };
 }
 
+/** `models/gemini-2.5-flash` and `gemini-2.5-flash` name one model (Gemini lists the prefixed form). */
+function bareName(name: string): string {
+  return name.replace(/^models\//, "");
+}
+
 /** The entry for `model` (by id, alias or name), or the only entry when no model is named. */
 export function findEntry(entries: readonly ModelEntry[], model: string | undefined): ModelEntry | undefined {
   if (!model) return entries.length === 1 ? entries[0] : undefined;
+  const names = (e: ModelEntry): unknown[] => [
+    e.id,
+    ...(Array.isArray(e.aliases) ? e.aliases : []),
+    e.name,
+    e.model,
+    e.canonical_slug,
+  ];
   return (
     entries.find((e) => e.id === model) ??
-    entries.find(
-      (e) => (Array.isArray(e.aliases) && e.aliases.includes(model)) || e.name === model || e.model === model,
-    )
+    entries.find((e) => names(e).includes(model)) ??
+    entries.find((e) => names(e).some((n) => typeof n === "string" && bareName(n) === bareName(model)))
   );
 }
 
-/** The served window a listing entry states at its top level, if any. */
+/** A positive whole number at `path` under `entry`, if there is one. */
+function at(entry: Record<string, unknown>, ...path: string[]): number | undefined {
+  let value: unknown = entry;
+  for (const key of path) value = isRecord(value) ? value[key] : undefined;
+  return positive(value);
+}
+
+/** The `--ctx-size` / `-c` a llama.cpp router will start (or started) the model with. */
+function routerCtxSize(entry: Record<string, unknown>): number | undefined {
+  const status = isRecord(entry.status) ? entry.status : undefined;
+  const args = Array.isArray(status?.args) ? status.args : undefined;
+  if (!args) return undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (typeof arg !== "string") continue;
+    const inline = /^--ctx-size=(\d+)$/.exec(arg);
+    if (inline) return positive(Number(inline[1]));
+    if ((arg === "--ctx-size" || arg === "-c") && typeof args[i + 1] === "string") {
+      return positive(Number(args[i + 1]));
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The served window a listing entry states, if any.
+ *
+ * Read in this order: LM Studio's `loaded_context_length`; the `WINDOW_KEYS` at the top of the
+ * entry; then the places servers nest it — OpenRouter's `top_provider.context_length` (only where
+ * the top level has none), DeepInfra's `metadata.context_length`, GitHub Copilot's
+ * `capabilities.limits` (`max_prompt_tokens`, else `max_context_window_tokens`), a LiteLLM
+ * `model_info.max_input_tokens`, and the `--ctx-size` in a llama.cpp router's `status.args`.
+ * `meta.n_ctx` / `meta.n_ctx_train` (llama.cpp) are not read here: `contextLimitFor` asks the
+ * server's native routes before it settles for those. Zero, negative, null and non-numbers are no
+ * window.
+ */
 export function listedWindow(entry: ModelEntry | undefined): number | undefined {
   if (!entry) return undefined;
+  const loaded = positive(entry.loaded_context_length);
+  if (loaded !== undefined) return loaded;
   for (const key of WINDOW_KEYS) {
     const n = positive(entry[key]);
     if (n !== undefined) return n;
   }
-  return undefined;
+  return (
+    at(entry, "top_provider", "context_length") ??
+    at(entry, "metadata", "context_length") ??
+    at(entry, "capabilities", "limits", "max_prompt_tokens") ??
+    at(entry, "capabilities", "limits", "max_context_window_tokens") ??
+    at(entry, "model_info", "max_input_tokens") ??
+    routerCtxSize(entry)
+  );
+}
+
+/**
+ * The entries of a `GET /models` body: `{ data: [...] }` (OpenAI and most servers), a bare array
+ * (Together), or `{ models: [...] }` (Gemini's native listing, Ollama's tags). An entry without an
+ * `id` is given its `name` or `model` as one; entries with none of them are left out.
+ */
+export function listingEntries(body: unknown): ModelEntry[] | undefined {
+  const list = Array.isArray(body)
+    ? body
+    : isRecord(body) && Array.isArray(body.data)
+      ? body.data
+      : isRecord(body) && Array.isArray(body.models)
+        ? body.models
+        : undefined;
+  if (!list) return undefined;
+  const entries: ModelEntry[] = [];
+  for (const item of list) {
+    if (!isRecord(item)) continue;
+    const id = [item.id, item.name, item.model].find((v): v is string => typeof v === "string" && v !== "");
+    if (id !== undefined) entries.push({ ...item, id });
+  }
+  return entries;
 }
 
 /** Window discovery state and lookups for one pool. */
@@ -176,11 +267,15 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       });
     }
     const body = await readJson(response, deadline);
-    const data = isRecord(body) ? body.data : undefined;
-    if (!Array.isArray(data)) {
-      throw new ModelListingError("malformed", url, `GET ${url} did not answer a listing with a data array.`);
+    const entries = listingEntries(body);
+    if (!entries) {
+      throw new ModelListingError(
+        "malformed",
+        url,
+        `GET ${url} did not answer a model listing (a data array, a bare array, or a models array).`,
+      );
     }
-    return data.filter((e): e is ModelEntry => isRecord(e) && typeof e.id === "string");
+    return entries;
   };
 
   /** The native routes, in order; latches are collected, not applied. */

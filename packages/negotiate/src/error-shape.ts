@@ -108,6 +108,13 @@ function readErrorAt(error: unknown, depth: number): ErrorFacts {
     if (typeof value.detail === "string") addText(value.detail);
     else if (value.detail !== undefined) visit(value.detail, depth + 1);
     if (value.error !== undefined) visit(value.error, depth + 1);
+    // DeepInfra's { error_message }, Gemini's errors[] and details[].fieldViolations[].description,
+    // pydantic's detail[] — every place a server tucked the words that say what was wrong.
+    if (typeof value.error_message === "string") addText(value.error_message);
+    if (typeof value.description === "string") addText(value.description);
+    for (const key of ["errors", "details", "fieldViolations"]) {
+      if (Array.isArray(value[key])) visit(value[key], depth + 1);
+    }
     if (isRecord(value.metadata) && typeof value.metadata.raw === "string") addText(value.metadata.raw);
   };
 

@@ -35,7 +35,7 @@ export function topLevelField(name: string): string {
 }
 
 function quoted(list: string): string[] {
-  return [...list.matchAll(/'([^']*)'/g)].map((m) => m[1] ?? "");
+  return [...list.matchAll(/'([^']*)'|"([^"]*)"|`([^`]*)`/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? "");
 }
 
 function effortRefusal(facts: ErrorFacts): Refusal | undefined {
@@ -48,10 +48,59 @@ function effortRefusal(facts: ErrorFacts): Refusal | undefined {
       ? /(?:Unsupported|Invalid) value:\s*'([^']*)'/i.exec(text)
       : null;
   const match = chat ?? responses;
-  if (!match) return undefined;
+  if (!match) return pydanticEffort(facts) ?? thinkingOnly(facts);
   const refused = match[2] === "null" ? null : (match[1] ?? null);
   const tail = /Supported values are:\s*([^\n]*)/i.exec(text.slice(match.index))?.[1] ?? "";
   return { kind: "effort", refused, supported: quoted(tail) };
+}
+
+/**
+ * vLLM / SGLang (pydantic): { type: "literal_error", loc: ["body", "reasoning_effort"],
+ * input: "minimal", ctx: { expected: "'low', 'medium' or 'high'" } }.
+ */
+function pydanticEffort(facts: ErrorFacts): Refusal | undefined {
+  for (const object of facts.objects) {
+    const loc = Array.isArray(object.loc) ? object.loc : undefined;
+    const last = loc?.[loc.length - 1];
+    if (last !== "reasoning_effort" && !(last === "effort" && loc?.includes("reasoning"))) continue;
+    if (typeof object.input !== "string" && object.input !== null) continue;
+    const ctx = isRecord(object.ctx) ? object.ctx : {};
+    const expected = typeof ctx.expected === "string" ? ctx.expected : typeof object.msg === "string" ? object.msg : "";
+    return { kind: "effort", refused: object.input as string | null, supported: quoted(expected) };
+  }
+  return undefined;
+}
+
+/**
+ * Gemini's OpenAI-compatible endpoint refusing effort "none" on a model that always thinks:
+ * "Budget 0 is invalid. This model only works in thinking mode."
+ */
+function thinkingOnly(facts: ErrorFacts): Refusal | undefined {
+  return /only works in thinking mode|thinking cannot be disabled|Budget 0 is invalid/i.test(facts.text)
+    ? { kind: "effort", refused: "none", supported: [] }
+    : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A server that takes `response_format` but not a JSON schema in it: an older llama.cpp's
+ * "response_format type must be one of "text" or "json_object", but got: json_schema", and
+ * "json_schema is not supported" wordings. A refusal of another value (json_object at LM Studio,
+ * "xml") is the caller's to see.
+ */
+function refusesJsonSchema(facts: ErrorFacts): boolean {
+  const text = facts.text;
+  return (
+    /response_format[^\n]{0,80}but got:?\s*['"`]?json_schema\b/i.test(text) ||
+    /\bjson_schema['"`]?\s+(?:(?:response[_ ]format|type|mode)\s+)?(?:is )?(?:not supported|unsupported|not available|unavailable)/i.test(
+      text,
+    ) ||
+    /(?:does not|doesn't) support (?:structured outputs?|json[_ ]schema|response_format)/i.test(text) ||
+    /\bstructured outputs? (?:are |is )?not supported/i.test(text)
+  );
 }
 
 /** Field names an unknown-parameter refusal names, in every wording seen on real servers. */
@@ -67,12 +116,28 @@ function unknownFields(facts: ErrorFacts): string[] {
     }
   }
   const patterns = [
-    /Unknown parameter:\s*'([^']+)'/gi, // OpenAI-style proxies and relays
-    /Unsupported parameter:\s*'([^']+)'/gi, // OpenAI: a field this model does not take
-    /property '([^']+)' is unsupported/gi, // Groq
-    /Extra inputs are not permitted,?\s*field:\s*'([^']+)'/gi, // Fireworks
+    /Unknown parameter:\s*['"`]([^'"`]+)['"`]/gi, // OpenAI-style proxies and relays (one-api, new-api)
+    /Unsupported parameter:\s*['"`]([^'"`]+)['"`]/gi, // OpenAI, Azure: a field this model does not take
+    /property ['"`]([^'"`]+)['"`] is unsupported/gi, // Groq
+    /Extra inputs are not permitted,?\s*field:\s*['"`]([^'"`]+)['"`]/gi, // Fireworks
+    // pydantic as text: "stream_options: Extra inputs are not permitted" (Anthropic-compatible
+    // endpoints), "body.stream_options\n  Extra inputs are not permitted [type=extra_forbidden …".
+    /(?:^|[\s'"`(])(?:body\.)?([A-Za-z_][\w.[\]]*):\s*Extra inputs are not permitted/gm,
+    /^\s*(?:body\.)?([A-Za-z_][\w.[\]]*)[ \t]*\n\s*Extra inputs are not permitted/gm,
+    /unknown field [`'"]([^`'"]+)[`'"]/gi, // serde (TGI, Rust servers): "unknown field `stream_options`, expected one of …"
+    /Unrecognized field ['"`]([^'"`]+)['"`]/gi, // Jackson-style gateways
+    /Unknown name ['"`]([^'"`]+)['"`](?: at '[^']*')?: Cannot find field/gi, // Gemini's OpenAI-compatible endpoint
+    // "'stream_options' is not supported", "`reasoning_effort` is not supported with this model"
+    /['"`]([A-Za-z_][\w.[\]]*)['"`] (?:parameter |field |argument |property )?(?:is|are) (?:not supported|unsupported|not allowed|not permitted|not recognized)\b/gi,
   ];
   for (const pattern of patterns) for (const m of text.matchAll(pattern)) if (m[1]) names.push(m[1]);
+  // Gemini names a nested field by its parent: Unknown name "strict" at 'tools[0].function'.
+  for (const m of text.matchAll(/Unknown name ['"`]([^'"`]+)['"`] at '([^']+)': Cannot find field/gi)) {
+    if (m[1] && m[2]) names.splice(names.indexOf(m[1]), 1, `${m[2]}.${m[1]}`);
+  }
+  // LiteLLM: "openai does not support parameters: ['reasoning_effort'], for model=gpt-4o."
+  const litellm = /does not support parameters:\s*\[([^\]]*)\]/i.exec(text);
+  if (litellm?.[1]) names.push(...quoted(litellm[1]));
   // Pydantic/FastAPI detail (Mistral): { type: "extra_forbidden", loc: ["body", "stream_options", …] }.
   for (const object of facts.objects) {
     if (object.type === "extra_forbidden" && Array.isArray(object.loc)) {
@@ -104,7 +169,11 @@ function unknownFields(facts: ErrorFacts): string[] {
 function isStrictSchemaRefusal(facts: ErrorFacts): boolean {
   return (
     /Invalid schema for function\b/i.test(facts.text) ||
-    (facts.code === "invalid_function_parameters" && /^tools\[/.test(facts.param ?? ""))
+    (facts.code === "invalid_function_parameters" && /^tools\[/.test(facts.param ?? "")) ||
+    // "strict" itself refused on a tool (Gemini: Unknown name "strict" at 'tools[0].function').
+    /['"`]strict['"`] at '?tools\[/i.test(facts.text) ||
+    /tools\[\d+\]\.function\.strict\b/i.test(facts.text) ||
+    /\bstrict (?:mode|function calling|tool schemas?) (?:is )?not supported/i.test(facts.text)
   );
 }
 
@@ -150,6 +219,7 @@ export function readRefusal(error: unknown): Refusal | undefined {
   if (/'temperature' does not support .*Only the default \([^)]*\) value is supported/i.test(facts.text)) {
     return { kind: "temperature" };
   }
+  if (refusesJsonSchema(facts)) return { kind: "structured-output" };
   const fields = unknownFields(facts);
   const name = fields[0];
   if (name === undefined) return undefined;

@@ -1,18 +1,48 @@
 import { readError } from "./error-shape.js";
 import { ContextOverflow } from "./errors.js";
 
-// Every server's wording for "the request does not fit the window", from recorded bodies.
+// Every server's wording for "the request does not fit the window". Patterns are on meaning (a
+// prompt/input/request that is too long/large/exceeds a context/window/length/limit), not on one
+// string; the table tests in retry-wordings.test.ts cite where each real wording came from.
 const OVERFLOW_WORDINGS = [
-  /maximum context length is \d+/i, // OpenAI, vLLM, OpenRouter (lower-cased there)
-  /exceeds the available context size/i, // llama.cpp
-  /context the overflows|context overflows?\b/i, // LM Studio (its own garbled grammar included)
+  // OpenAI, Azure, vLLM (old and new), DeepSeek, Together, Groq, OpenRouter ("This endpoint's …").
+  /maximum context (?:length|limit) (?:is|of) \d+/i,
+  /maximum context length has been exceeded/i, // OpenAI, when it names no number
+  /reduce the length of the (?:messages|prompt|input)/i, // Groq, Cerebras, OpenAI
+  /exceeds? the available context size/i, // llama.cpp (all builds since 2024)
+  /context the overflows|context overflows?\b|context (?:window|length|size) (?:overflow|exceeded)/i, // LM Studio
   /Cannot truncate prompt with n_keep/i, // LM Studio / llama.cpp-derived
-  /`inputs` tokens \+ `max_new_tokens` must be <=/i, // TGI (Together, Hugging Face)
-  /context length exceeded|context_length_exceeded|exceeds? (?:the )?(?:model'?s? )?context (?:window|length)/i,
-  /prompt is too long|input is too long for the model/i,
+  /Input is too large to process/i, // llama.cpp with context shift off (2024)
+  /input is larger than the max context size/i, // llama.cpp, embeddings and rerank
+  /prompt is too big compared to KV size/i, // ik_llama.cpp
+  /Requested tokens \(\d+\) exceed context window/i, // llama-cpp-python
+  /`inputs` tokens \+ `max_new_tokens` must be <=/i, // TGI (Together, Hugging Face router)
+  /longer than the (?:maximum model length|model's context length)/i, // vLLM V1, SGLang
+  /too long to fit into the model/i, // vLLM ("The prompt (total length …) is too long to fit into the model")
+  /Input prompt \(\d+ tokens\) is too long and exceeds limit/i, // vLLM scheduler
+  /\b(?:input|prompt|request)\b[^.\n]{0,40}exceeds? the maximum (?:allowed )?(?:length|context)/i, // SGLang, Volcano Ark
+  /input token count[^.\n]{0,30}exceeds the maximum number of tokens/i, // Gemini
+  /too large for model with \d+ maximum context length/i, // Mistral
+  /prompt is too long|input is too long(?: for (?:the |requested )?model)?/i, // Anthropic, Bedrock, Fireworks
+  /input length and `?max_tokens`? exceed context limit/i, // Anthropic
+  /Input tokens exceed the configured limit/i, // Azure OpenAI (Responses-era models)
+  /Current length is \d+ while limit is \d+/i, // Cerebras
+  /prompt token count of \d+ exceeds the limit/i, // GitHub Copilot
+  /Requested token count exceeds the model's maximum context length/i, // SGLang
+  /context[_ ]length[_ ]exceeded|context[_ ]window[_ ]exceeded|ContextWindowExceeded/i, // codes, LiteLLM
+  /exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length|limit|size)/i,
 ];
 
-const RATE_LIMIT = /tokens per min|\bTPM\b|requests per min|\bRPM\b|rate.?limit/i;
+// A rate or quota limit borrows the overflow's words ("Request too large … tokens per min") and
+// means the opposite: waiting helps, shortening the history does not.
+const OVERFLOW_CODES = new Set([
+  "context_length_exceeded", // OpenAI, Azure, Groq
+  "context_window_exceeded",
+  "exceed_context_size_error", // llama.cpp
+  "ContextWindowExceededError", // LiteLLM
+]);
+
+const RATE_LIMIT = /tokens per (?:min|minute|hour|day)|requests per (?:min|minute|day)|\b(?:TPM|RPM|TPD|RPD)\b|rate.?limit|quota|RESOURCE_EXHAUSTED/i;
 
 /**
  * True when the error says the request is too big for the model's context window.
@@ -26,22 +56,30 @@ export function isOverflow(error: unknown): boolean {
   const facts = readError(error);
   if (facts.status === 429 || facts.code === "rate_limit_exceeded" || RATE_LIMIT.test(facts.text))
     return false;
-  if (facts.code === "context_length_exceeded" || facts.type === "exceed_context_size_error") return true;
+  if (OVERFLOW_CODES.has(String(facts.code)) || OVERFLOW_CODES.has(String(facts.type))) return true;
   return OVERFLOW_WORDINGS.some((re) => re.test(facts.text));
 }
+
+// "Still loading, ask again shortly", in each server's words: llama.cpp's "Loading model" (also a
+// router build while it swaps), Hugging Face's "Model x is currently loading" (with
+// estimated_time), TGI and proxies' "model is (still) loading", llama-swap's "swapping model".
+const LOADING_WORDINGS =
+  /\bloading model\b|\bmodel\b[^.\n]{0,120}\b(?:is|still) (?:currently |still )?loading\b|\bmodel (?:is )?(?:currently |still )?(?:loading|being loaded)\b|\bswapping models?\b|\bmodel (?:is )?warming up\b/i;
 
 /**
  * True for a server still loading the model (llama.cpp's 503 "Loading model").
  *
- * llama.cpp answers 503 "Loading model" (type
- * `unavailable_error`), which a router build also answers while it swaps models, and the
- * "model is (currently) loading" 503 of other servers. A 503 that says nothing about loading is
- * false: it stays on the ordinary backoff.
+ * A 503 whose words say the model is loading: llama.cpp's "Loading model" (type
+ * `unavailable_error`, also what a router build answers while it swaps models), Hugging Face's
+ * "Model … is currently loading" (which carries `estimated_time`), and a proxy's "swapping model".
+ * A 503 that says nothing about loading is false: it stays on the ordinary backoff. A model that
+ * failed to load, or one that is not loaded at all (LM Studio's 404 "No models loaded"), is false.
  */
 export function isModelLoading(error: unknown): boolean {
   const facts = readError(error);
   if (facts.status !== 503) return false;
-  return /\bloading model\b|\bmodel (?:is )?(?:currently )?loading\b|\bswapping model/i.test(facts.text);
+  if (/\bfailed to load\b|\bunable to (?:start|load)\b/i.test(facts.text)) return false;
+  return LOADING_WORDINGS.test(facts.text) || facts.objects.some((o) => typeof o.estimated_time === "number");
 }
 
 // Errors that are the same however often they are sent, though the status says "server error".
@@ -130,8 +168,20 @@ function hintMs(error: unknown, now: () => number): number | undefined {
     const date = Date.parse(after);
     if (Number.isFinite(date)) return Math.max(0, date - now());
   }
-  const said = /try again in (\d+(?:\.\d+)?)\s*(ms|s)\b/i.exec(facts.text);
-  if (said?.[1]) return Number(said[1]) * (said[2]?.toLowerCase() === "ms" ? 1 : 1000);
+  // Hugging Face's loading 503: { error: "Model … is currently loading", estimated_time: 20.0 } (seconds).
+  const estimated = facts.objects.find((o) => typeof o.estimated_time === "number")?.estimated_time;
+  if (typeof estimated === "number" && Number.isFinite(estimated) && estimated >= 0) return estimated * 1000;
+  // OpenAI "Please try again in 644ms" / "in 20s", Groq "in 1m23.5s", "in 2h1m".
+  const said = /try again in ((?:\d+h)?(?:\d+m(?!s))?(?:\d+(?:\.\d+)?(?:ms|s))?)/i.exec(facts.text)?.[1];
+  if (said) {
+    const part = (re: RegExp) => Number(re.exec(said)?.[1] ?? 0);
+    const ms =
+      part(/(\d+)h/) * 3_600_000 +
+      part(/(\d+)m(?!s)/) * 60_000 +
+      part(/(\d+(?:\.\d+)?)s/) * 1000 +
+      part(/(\d+(?:\.\d+)?)ms/);
+    if (ms > 0 || /^0/.test(said)) return ms;
+  }
   return undefined;
 }
 
