@@ -75,18 +75,55 @@ function readArguments(value: unknown): { args: Record<string, unknown>; raw: st
   }
 }
 
-/** The calls one JSON value holds: `{name, arguments}`, `{name, parameters}`, `{function: …}`, or a list. */
+/** Keys a model names the tool under, most common first. */
+const NAME_KEYS = ["name", "tool_name", "function_name", "tool", "recipient_name"] as const;
+/** Keys a model puts the arguments under, most common first. */
+const ARGUMENT_KEYS = ["arguments", "parameters", "args", "input", "tool_input", "params"] as const;
+
+/** One call written as JSON: `{name, arguments}` and the other spellings models use for both. */
+function callOf(entry: Record<string, unknown>): Found | undefined {
+  if (entry.name === undefined && isRecord(entry.function)) return callOf(entry.function);
+  if (entry.name === undefined && isRecord(entry.function_call)) return callOf(entry.function_call);
+  let name: string | undefined;
+  for (const key of NAME_KEYS) {
+    const value = entry[key];
+    if (typeof value === "string" && value.trim() !== "") {
+      name = value.trim();
+      break;
+    }
+  }
+  if (name === undefined && typeof entry.function === "string") name = entry.function.trim();
+  if (!name) return undefined;
+  let value: unknown;
+  for (const key of ARGUMENT_KEYS) {
+    if (entry[key] !== undefined) {
+      value = entry[key];
+      break;
+    }
+  }
+  const read = readArguments(value);
+  return read ? { name, ...read } : undefined;
+}
+
+/**
+ * The calls one JSON value holds: a call, a list of calls, or a wrapper listing them
+ * (`{"tool_calls": […]}` as OpenAI's message carries them, `{"tool_uses": […]}` as
+ * `multi_tool_use.parallel` writes them).
+ */
 function callsIn(value: unknown): Found[] | undefined {
+  if (isRecord(value) && !NAME_KEYS.some((k) => typeof value[k] === "string")) {
+    for (const key of ["tool_calls", "tool_uses", "function_calls"]) {
+      if (Array.isArray(value[key])) return callsIn(value[key]);
+    }
+  }
   const list = Array.isArray(value) ? value : [value];
   if (list.length === 0) return undefined;
   const calls: Found[] = [];
   for (const entry of list) {
     if (!isRecord(entry)) return undefined;
-    const call = isRecord(entry.function) && entry.name === undefined ? entry.function : entry;
-    if (typeof call.name !== "string") return undefined;
-    const read = readArguments(call.arguments ?? call.parameters ?? call.args);
-    if (!read) return undefined;
-    calls.push({ name: call.name, ...read });
+    const call = callOf(entry);
+    if (!call) return undefined;
+    calls.push(call);
   }
   return calls;
 }
@@ -105,9 +142,35 @@ function skipSpace(text: string, index: number): number {
   return i;
 }
 
-/** Qwen3-Coder's `<function=name><parameter=key>value</parameter></function>` markup. */
-const FUNCTION_BLOCK = /<function=([^>\n]+)>([\s\S]*?)(?:<\/function>|$)/g;
-const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)<\/parameter>/g;
+/** Calls written as JSON values one after another from `at` (apart by space, `;` or `,`). */
+function jsonCallsAt(text: string, at: number): { calls: Found[]; end: number } | undefined {
+  const calls: Found[] = [];
+  let end = at;
+  let i = at;
+  while (text[i] === "{" || text[i] === "[") {
+    const json = jsonAt(text, i);
+    const found = json ? callsIn(json.value) : undefined;
+    if (!json || !found) break;
+    calls.push(...found);
+    end = json.end;
+    i = skipSpace(text, end);
+    if (text[i] === ";" || text[i] === ",") i = skipSpace(text, i + 1);
+  }
+  return calls.length > 0 ? { calls, end } : undefined;
+}
+
+/** Arguments written as JSON from `at` (after a name, a separator, a fence), or none at all. */
+function jsonArgumentsAt(
+  text: string,
+  at: number,
+): { found: { args: Record<string, unknown>; raw: string }; end: number } | undefined {
+  const i = skipSpace(text, at);
+  if (text[i] !== "{") return undefined;
+  const json = jsonAt(text, i);
+  const read = json ? readArguments(json.value) : undefined;
+  if (!json || !read) return undefined;
+  return { found: { args: read.args, raw: text.slice(i, json.end) }, end: json.end };
+}
 
 function propertyType(schema: Record<string, unknown> | undefined, key: string): string[] {
   const props = isRecord(schema?.properties) ? schema.properties : undefined;
@@ -118,10 +181,13 @@ function propertyType(schema: Record<string, unknown> | undefined, key: string):
   return Array.isArray(type) ? type.filter((t): t is string => typeof t === "string") : [];
 }
 
-/** Reads one parameter's text the way its schema types it (text is a string unless typed otherwise). */
-function parameterValue(text: string, types: readonly string[]): unknown {
-  // The markup puts a value on its own line; that one newline each side is the format's, not the value's.
-  const value = text.replace(/^\n/, "").replace(/\n$/, "");
+/**
+ * Reads one parameter's text the way its schema types it (text is a string unless typed
+ * otherwise). `framed`: the markup puts the value on its own line, so one newline each side is
+ * the format's, not the value's (Qwen3-Coder).
+ */
+function parameterValue(text: string, types: readonly string[], framed: boolean): unknown {
+  const value = framed ? text.replace(/^\n/, "").replace(/\n$/, "") : text;
   if (types.includes("string") || (types.length > 0 && !types.some((t) => t !== "null" && t !== "string"))) {
     if (types.includes("null") && value.trim() === "null") return null;
     return value;
@@ -130,65 +196,193 @@ function parameterValue(text: string, types: readonly string[]): unknown {
   return parsed ? parsed.value : value;
 }
 
-function qwenCoderCalls(body: string, known: Known): Found[] | undefined {
-  const calls: Found[] = [];
-  for (const match of body.matchAll(FUNCTION_BLOCK)) {
-    const name = (match[1] as string).trim();
-    const schema = known.schemas.get(name);
-    const args: Record<string, unknown> = {};
-    for (const param of (match[2] as string).matchAll(PARAMETER)) {
-      const key = (param[1] as string).trim();
-      Object.defineProperty(args, key, {
-        value: parameterValue(param[2] as string, propertyType(schema, key)),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    calls.push({ name, args, raw: JSON.stringify(args) });
-  }
-  return calls.length > 0 ? calls : undefined;
+function setArg(args: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(args, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** `<tool_call>…</tool_call>` (Hermes, Qwen; the closing tag is sometimes left out). */
-function hermesSpans(text: string, known: Known): Span[] {
+/** Takes a quoted name's quotes off. */
+function unquote(name: string): string {
+  return name.trim().replace(/^(["'])(.*)\1$/, "$2");
+}
+
+/** One argument of a markup call: its key, its text, and a `string="true|false"` flag if written. */
+type Pair = [key: string, value: string, flag?: string];
+
+/** Arguments written as key/value markup, each value typed by the flag or the tool's schema. */
+function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed = false): Found {
+  const schema = known.schemas.get(name);
+  const args: Record<string, unknown> = {};
+  for (const [rawKey, text, flag] of pairs) {
+    const key = unquote(rawKey);
+    const types = flag === "true" ? ["string"] : flag === "false" ? ["object"] : propertyType(schema, key);
+    setArg(args, key, parameterValue(text, types, framed));
+  }
+  return { name, args, raw: JSON.stringify(args) };
+}
+
+function pairsOf(body: string, pattern: RegExp): Pair[] {
+  return [...body.matchAll(pattern)].map((m) => [m[1] as string, m[2] as string]);
+}
+
+interface Block {
+  start: number;
+  end: number;
+  call: Found;
+}
+
+const FUNCTION_OPEN = /<function=([^>\n]+)>/g;
+const FUNCTION_CLOSE = "</function>";
+const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/g;
+
+/**
+ * `<function=name>…</function>` blocks: Qwen3-Coder's `<parameter=key>value</parameter>` markup
+ * inside, or a JSON object (Llama 3.1's custom tool format, Functionary v3.1).
+ */
+function functionBlocks(text: string, known: Known): Block[] {
+  const blocks: Block[] = [];
+  const opens = [...text.matchAll(FUNCTION_OPEN)];
+  opens.forEach((open, n) => {
+    const name = unquote(open[1] as string);
+    const bodyAt = open.index + open[0].length;
+    const next = opens[n + 1]?.index ?? text.length;
+    const json = jsonArgumentsAt(text, bodyAt);
+    if (json && json.end <= next) {
+      const after = skipSpace(text, json.end);
+      const end = text.startsWith(FUNCTION_CLOSE, after) ? after + FUNCTION_CLOSE.length : json.end;
+      blocks.push({ start: open.index, end, call: { name, ...json.found } });
+      return;
+    }
+    const close = text.indexOf(FUNCTION_CLOSE, bodyAt);
+    const bodyEnd = close >= 0 && close < next ? close : next;
+    const end = bodyEnd === close ? close + FUNCTION_CLOSE.length : bodyEnd;
+    const body = text.slice(bodyAt, bodyEnd);
+    if (body.trim() !== "" && !body.includes("<parameter=")) return;
+    blocks.push({ start: open.index, end, call: pairArguments(pairsOf(body, PARAMETER), known, name, true) });
+  });
+  return blocks;
+}
+
+/** The optional `｜DSML｜` tag prefix DeepSeek V3.2 writes its markup with. */
+const DSML = "(?:[|｜]DSML[|｜])?";
+const INVOKE = new RegExp(
+  `<${DSML}invoke\\s+name\\s*=\\s*["']?([^"'>]+)["']?\\s*>([\\s\\S]*?)(?:</${DSML}invoke>|(?=<${DSML}invoke\\b)|$)`,
+  "g",
+);
+const INVOKE_PARAMETER = new RegExp(
+  `<${DSML}parameter\\s+name\\s*=\\s*["']?([^"'>\\s]+)["']?(?:\\s+string\\s*=\\s*["']?(true|false)["']?)?\\s*>([\\s\\S]*?)</${DSML}parameter>`,
+  "g",
+);
+
+/**
+ * `<invoke name="x"><parameter name="k">v</parameter></invoke>`: the markup MiniMax-M2,
+ * DeepSeek V3.2 (with `｜DSML｜` tags; `string="true"` marks a text value) and Claude-style
+ * prompts write calls in.
+ */
+function invokeBlocks(text: string, known: Known): Block[] {
+  const blocks: Block[] = [];
+  for (const match of text.matchAll(INVOKE)) {
+    const name = unquote(match[1] as string);
+    const pairs = [...(match[2] as string).matchAll(INVOKE_PARAMETER)].map(
+      (m): Pair => [m[1] as string, m[3] as string, m[2]],
+    );
+    const end = match.index + match[0].length;
+    blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name) });
+  }
+  return blocks;
+}
+
+const GLM_PAIR = /<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:<\/arg_value>|(?=<arg_key>)|$)/g;
+
+/** GLM-4.5/4.6/4.7: `name` then `<arg_key>k</arg_key><arg_value>v</arg_value>` pairs. */
+function glmCall(body: string, known: Known): Found | undefined {
+  const keyAt = body.indexOf("<arg_key>");
+  const name = (keyAt < 0 ? body : body.slice(0, keyAt)).trim();
+  if (!/^[^\s<>{}[\]"'`]+$/.test(name)) return undefined;
+  return pairArguments(keyAt < 0 ? [] : pairsOf(body.slice(keyAt), GLM_PAIR), known, name);
+}
+
+/** The calls a tag's markup body holds, in whichever markup it is written. */
+function markupCalls(body: string, known: Known): Found[] | undefined {
+  if (body.includes("<function=")) {
+    const blocks = functionBlocks(body, known);
+    return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
+  }
+  if (new RegExp(`<${DSML}invoke\\b`).test(body)) {
+    const blocks = invokeBlocks(body, known);
+    return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
+  }
+  const glm = glmCall(body, known);
+  return glm ? [glm] : undefined;
+}
+
+/**
+ * Tags a call is wrapped in: Hermes/Qwen `<tool_call>`, Granite `<|tool_call|>`, LM Studio's
+ * `[TOOL_REQUEST]`, Llama 3 `<|python_tag|>`, Phi-4/FireFunction `functools[…]`, the
+ * `<function_call>`/`<functioncall>` of function-calling fine-tunes, MiniMax-M2
+ * `<minimax:tool_call>`, and `<function_calls>` (DeepSeek V3.2 spells it `<｜DSML｜function_calls>`).
+ */
+const OPEN_TAG = new RegExp(
+  [
+    "<tool_calls?>",
+    "<\\|tool_calls?\\|>",
+    "<function_?calls?>",
+    "<tools>",
+    "<minimax:tool_call>",
+    `<${DSML}function_calls>`,
+    "\\[TOOL_REQUEST\\]",
+    "<\\|python_tag\\|>",
+    "functools(?=\\s*\\[)",
+  ].join("|"),
+  "g",
+);
+const CLOSE_TAG = new RegExp(
+  `^\\s*(?:</tool_calls?>|<\\|/tool_calls?\\|>|</function_?calls?>|</tools>|</minimax:tool_call>|</${DSML}function_calls>|\\[END_TOOL_REQUEST\\]|<\\|(?:eom_id|eot_id|end_of_text|im_end)\\|>)`,
+);
+
+/** The tag that closes a wrapper: `</x>` for `<x>`, `[END_TOOL_REQUEST]`; none for `<|x|>` tokens. */
+function closerOf(open: string): string | undefined {
+  if (open === "[TOOL_REQUEST]") return "[END_TOOL_REQUEST]";
+  if (open.startsWith("<|") || !open.startsWith("<")) return undefined;
+  return `</${open.slice(1)}`;
+}
+
+function tagSpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
-  const OPEN = "<tool_call>";
-  const CLOSE = "</tool_call>";
+  const opens = [...text.matchAll(OPEN_TAG)];
   let from = 0;
-  for (;;) {
-    const start = text.indexOf(OPEN, from);
-    if (start < 0) break;
-    const bodyStart = skipSpace(text, start + OPEN.length);
-    let end: number;
+  opens.forEach((open, n) => {
+    const start = open.index;
+    if (start < from) return;
+    const bodyAt = skipSpace(text, start + open[0].length);
+    const nextOpen = opens.slice(n + 1).find((o) => o.index >= bodyAt)?.index ?? text.length;
     let calls: Found[] | undefined;
-    if (text[bodyStart] === "{" || text[bodyStart] === "[") {
-      const json = jsonAt(text, bodyStart);
-      end = json ? json.end : text.length;
-      calls = json ? callsIn(json.value) : undefined;
-      const after = skipSpace(text, end);
-      if (text.startsWith(CLOSE, after)) end = after + CLOSE.length;
+    let end: number;
+    if (text[bodyAt] === "{" || text[bodyAt] === "[") {
+      const json = jsonCallsAt(text, bodyAt);
+      calls = json?.calls;
+      end = json ? json.end : bodyAt;
     } else {
-      const close = text.indexOf(CLOSE, bodyStart);
-      const next = text.indexOf(OPEN, bodyStart);
-      const bodyEnd = close < 0 ? (next < 0 ? text.length : next) : next >= 0 && next < close ? next : close;
-      end = bodyEnd === close ? close + CLOSE.length : bodyEnd;
-      calls = qwenCoderCalls(text.slice(bodyStart, bodyEnd), known);
+      const closer = closerOf(open[0]);
+      const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
+      end = close >= 0 && close < nextOpen ? close : nextOpen;
+      calls = markupCalls(text.slice(bodyAt, end), known);
     }
-    if (calls) spans.push({ start, end, calls });
-    from = Math.max(end, start + OPEN.length);
-  }
+    if (!calls) return;
+    const tail = CLOSE_TAG.exec(text.slice(end));
+    if (tail) end += tail[0].length;
+    spans.push({ start, end, calls });
+    from = end;
+  });
   return spans;
 }
 
-/** Qwen3-Coder's `<function=…>` markup written without the `<tool_call>` wrapper. */
-function bareFunctionSpans(text: string, known: Known): Span[] {
-  const spans: Span[] = [];
-  for (const match of text.matchAll(FUNCTION_BLOCK)) {
-    const calls = qwenCoderCalls(match[0], known);
-    if (calls) spans.push({ start: match.index, end: match.index + match[0].length, calls });
-  }
-  return spans;
+/** `<function=…>` and `<invoke name=…>` blocks written without a wrapping tag. */
+function bareBlockSpans(text: string, known: Known): Span[] {
+  return [...functionBlocks(text, known), ...invokeBlocks(text, known)].map((b) => ({
+    start: b.start,
+    end: b.end,
+    calls: [b.call],
+  }));
 }
 
 /** Mistral's `[TOOL_CALLS] [{…}]` and its newer `[TOOL_CALLS]name[ARGS]{…}` spelling. */
@@ -202,25 +396,13 @@ function mistralSpans(text: string): Span[] {
     const at = skipSpace(text, start + MARK.length);
     let span: Span | undefined;
     if (text[at] === "[" || text[at] === "{") {
-      const json = jsonAt(text, at);
-      const calls = json ? callsIn(json.value) : undefined;
-      if (json && calls) span = { start, end: json.end, calls };
+      const json = jsonCallsAt(text, at);
+      if (json) span = { start, end: json.end, calls: json.calls };
     } else {
-      const named = /^([^\s[\]{]+)\s*(?:\[CALL_ID\][^[]*)?\[ARGS\]\s*/.exec(text.slice(at));
-      if (named) {
-        const argsAt = at + named[0].length;
-        if (text[argsAt] === "{") {
-          const json = jsonAt(text, argsAt);
-          const read = json ? readArguments(json.value) : undefined;
-          if (json && read) {
-            span = {
-              start,
-              end: json.end,
-              calls: [{ name: named[1] as string, ...read, raw: text.slice(argsAt, json.end) }],
-            };
-          }
-        }
-      }
+      const named = /^([^\s[\]{]+)\s*(?:\[CALL_ID\][^[]*)?\[ARGS\]/.exec(text.slice(at));
+      const json = named ? jsonArgumentsAt(text, at + named[0].length) : undefined;
+      if (named && json)
+        span = { start, end: json.end, calls: [{ name: named[1] as string, ...json.found }] };
     }
     if (span) spans.push(span);
     from = span ? span.end : start + MARK.length;
@@ -228,31 +410,87 @@ function mistralSpans(text: string): Span[] {
   return spans;
 }
 
-/** Llama 3's `<|python_tag|>{"name": …, "parameters": …}`, several separated by `;`. */
-function pythonTagSpans(text: string): Span[] {
+/** A DeepSeek special token, in its full-width spelling or the ASCII one some servers print. */
+function deepseekToken(word: string): string {
+  return `<[|｜]${word.replace(/_/g, "[▁_]")}[|｜]>`;
+}
+const DS_CALL_BEGIN = new RegExp(deepseekToken("tool_call_begin"), "g");
+const DS_CALL_END = new RegExp(deepseekToken("tool_call_end"));
+const DS_SEP = new RegExp(deepseekToken("tool_sep"));
+const DS_BEFORE = new RegExp(`${deepseekToken("tool_calls_begin")}\\s*$`);
+const DS_AFTER = new RegExp(
+  `^\\s*${deepseekToken("tool_calls_end")}(?:\\s*${deepseekToken("end_of_sentence")})?`,
+);
+
+/**
+ * DeepSeek's token markup: V3/R1 `<｜tool▁call▁begin｜>function<｜tool▁sep｜>name` then a ```json
+ * fence, V3.1 `<｜tool▁call▁begin｜>name<｜tool▁sep｜>{…}`, each closed by `<｜tool▁call▁end｜>`
+ * inside `<｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜>`.
+ */
+function deepseekSpans(text: string): Span[] {
   const spans: Span[] = [];
-  const MARK = "<|python_tag|>";
-  let from = 0;
-  for (;;) {
-    const start = text.indexOf(MARK, from);
-    if (start < 0) break;
-    let at = skipSpace(text, start + MARK.length);
-    const calls: Found[] = [];
-    let end = at;
-    while (text[at] === "{") {
-      const json = jsonAt(text, at);
-      const found = json ? callsIn(json.value) : undefined;
-      if (!json || !found) break;
-      calls.push(...found);
+  const begins = [...text.matchAll(DS_CALL_BEGIN)];
+  begins.forEach((begin, n) => {
+    const bodyAt = begin.index + begin[0].length;
+    const limit = begins[n + 1]?.index ?? text.length;
+    const region = text.slice(bodyAt, limit);
+    const sep = DS_SEP.exec(region);
+    if (!sep) return;
+    const left = region.slice(0, sep.index).trim();
+    let name = left;
+    let argsAt = bodyAt + sep.index + sep[0].length;
+    if (left === "function" || left === "") {
+      const named = /^\s*([^\s`{<]+)\s*(?:```[\w-]*\s*)?/.exec(text.slice(argsAt, limit));
+      if (!named) return;
+      name = named[1] as string;
+      argsAt += named[0].length;
+    }
+    if (!name || /\s/.test(name)) return;
+    let found: { args: Record<string, unknown>; raw: string } = { args: {}, raw: "{}" };
+    let end = argsAt;
+    const json = jsonArgumentsAt(text, argsAt);
+    if (json && json.end <= limit) {
+      found = json.found;
       end = json.end;
-      at = skipSpace(text, end);
-      if (text[at] === ";") at = skipSpace(text, at + 1);
+      const fence = /^\s*```/.exec(text.slice(end));
+      if (fence) end += fence[0].length;
+    } else if (!/^\s*(?:$|<)/.test(text.slice(argsAt, limit))) {
+      return;
     }
-    if (calls.length > 0) {
-      const tail = /^\s*<\|(?:eom_id|eot_id)\|>/.exec(text.slice(end));
-      spans.push({ start, end: end + (tail ? tail[0].length : 0), calls });
+    const close = DS_CALL_END.exec(text.slice(end, limit));
+    if (close && text.slice(end, end + close.index).trim() === "") end += close.index + close[0].length;
+    let start = begin.index;
+    const before = DS_BEFORE.exec(text.slice(0, start));
+    if (before) start = before.index;
+    const after = DS_AFTER.exec(text.slice(end));
+    if (after) end += after[0].length;
+    spans.push({ start, end, calls: [{ name, ...found }] });
+  });
+  return spans;
+}
+
+const KIMI_CALL = /<\|tool_call_begin\|>\s*([^<]*?)\s*<\|tool_call_argument_begin\|>/g;
+const KIMI_BEFORE = /<\|tool_calls_section_begin\|>\s*$/;
+const KIMI_AFTER = /^\s*<\|tool_call_end\|>(?:\s*<\|tool_calls_section_end\|>)?/;
+
+/** Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}<|tool_call_end|>`. */
+function kimiSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  for (const match of text.matchAll(KIMI_CALL)) {
+    const id = /^(?:functions\.)?(.+?)(?::\d+)?$/.exec((match[1] as string).trim());
+    const json = jsonArgumentsAt(text, match.index + match[0].length);
+    if (!id || !json) continue;
+    let start = match.index;
+    const before = KIMI_BEFORE.exec(text.slice(0, start));
+    if (before) start = before.index;
+    let end = json.end;
+    const after = KIMI_AFTER.exec(text.slice(end));
+    if (after) end += after[0].length;
+    else {
+      const sectionEnd = /^\s*<\|tool_calls_section_end\|>/.exec(text.slice(end));
+      if (sectionEnd) end += sectionEnd[0].length;
     }
-    from = Math.max(end, start + MARK.length);
+    spans.push({ start, end, calls: [{ name: id[1] as string, ...json.found }] });
   }
   return spans;
 }
@@ -279,22 +517,72 @@ function harmonySpans(text: string, known: Known): Span[] {
   const HEADER =
     /(?:<\|start\|>assistant\s*)?((?:to=[^\s<]+\s*)?)<\|channel\|>commentary([^<]*?)(?:<\|constrain\|>[^<]*)?<\|message\|>/g;
   for (const match of text.matchAll(HEADER)) {
-    const bodyAt = skipSpace(text, match.index + match[0].length);
-    if (text[bodyAt] !== "{") continue;
-    const json = jsonAt(text, bodyAt);
-    const read = json ? readArguments(json.value) : undefined;
-    if (!json || !read) continue;
+    const json = jsonArgumentsAt(text, match.index + match[0].length);
+    if (!json) continue;
     const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${match[1] ?? ""} ${match[2] ?? ""}`);
-    const name = recipient ? (recipient[1] as string) : inferTool(read.args, known);
+    const name = recipient ? (recipient[1] as string) : inferTool(json.found.args, known);
     if (name === undefined) continue;
     const tail = /^\s*<\|(?:call|end)\|>/.exec(text.slice(json.end));
     spans.push({
       start: match.index,
       end: json.end + (tail ? tail[0].length : 0),
-      calls: [{ name, args: read.args, raw: text.slice(bodyAt, json.end) }],
+      calls: [{ name, ...json.found }],
     });
   }
   return spans;
+}
+
+/**
+ * Harmony with its special tokens stripped (a server decoding with `skip_special_tokens`):
+ * `commentary to=functions.name json{…}`, or only `to=functions.name` before the arguments.
+ */
+const HARMONY_PLAIN =
+  /(?:assistant\s*)?(?:commentary\s*)?\bto=functions\.([\w.-]+)(?:\s*(?:<\|channel\|>\s*)?commentary)?\s*(?:<\|constrain\|>\s*)?(?:json\b)?\s*(?:<\|message\|>)?/g;
+
+function plainHarmonySpans(text: string): Span[] {
+  const spans: Span[] = [];
+  for (const match of text.matchAll(HARMONY_PLAIN)) {
+    const json = jsonArgumentsAt(text, match.index + match[0].length);
+    if (!json) continue;
+    const tail = /^\s*(?:<\|(?:call|end)\|>|\bcall\b)?/.exec(text.slice(json.end));
+    spans.push({
+      start: match.index,
+      end: json.end + (tail ? tail[0].length : 0),
+      calls: [{ name: match[1] as string, ...json.found }],
+    });
+  }
+  return spans;
+}
+
+/**
+ * Functionary: v3 `>>>name\n{…}` (the first call may come without `>>>`, `>>>all\n` opening plain
+ * text), and v2 `<|recipient|>name\n<|content|>{…}`.
+ */
+function functionarySpans(text: string, known: Known): Span[] {
+  const calls: Span[] = [];
+  const markers: Span[] = [];
+  const HEADER =
+    /(?:^\s*|>>>\s*|(?:<\|from\|>\s*assistant\s*)?<\|recipient\|>\s*)([\w.-]+)[^\S\n]*(\n?)(?:\s*<\|content\|>)?/g;
+  for (const match of text.matchAll(HEADER)) {
+    const name = match[1] as string;
+    const marked = match[0].includes(">>>") || match[0].includes("<|recipient|>");
+    if (name === "all") {
+      if (marked) markers.push({ start: match.index, end: match.index + match[0].length, calls: [] });
+      continue;
+    }
+    // Unmarked, only the reply's first line naming a tool, with the arguments on the next.
+    if (!marked && (!known.names.has(name) || match[2] !== "\n")) continue;
+    const json = jsonArgumentsAt(text, match.index + match[0].length);
+    if (!json) continue;
+    const tail = /^\s*<\|stop\|>/.exec(text.slice(json.end));
+    calls.push({
+      start: match.index,
+      end: json.end + (tail ? tail[0].length : 0),
+      calls: [{ name, ...json.found }],
+    });
+  }
+  const recovered = calls.some((s) => s.calls.every((c) => known.names.has(c.name)));
+  return recovered ? [...calls, ...markers] : calls;
 }
 
 /** A reply that is nothing but a call (or a list of calls) in JSON. */
@@ -307,7 +595,7 @@ function wholeReplySpan(text: string): Span | undefined {
   return calls ? { start: 0, end: text.length, calls } : undefined;
 }
 
-/** The one fenced JSON block of a reply, when it holds a call. */
+/** The one fenced JSON block of a reply, when it holds a call (or a `tool_calls` list). */
 function fencedSpan(text: string): Span | undefined {
   const fences = [...text.matchAll(/```[\w-]*[^\S\n]*\n([\s\S]*?)```/g)];
   if (fences.length !== 1) return undefined;
@@ -319,22 +607,44 @@ function fencedSpan(text: string): Span | undefined {
   return calls ? { start: fence.index, end: fence.index + fence[0].length, calls } : undefined;
 }
 
+/**
+ * The tool a written name means: itself when such a tool exists, else without the `functions.`
+ * namespace or `:0` index some formats add.
+ */
+function knownName(name: string, known: Known): string {
+  if (known.names.has(name)) return name;
+  const bare = name.replace(/^functions\./, "").replace(/:\d+$/, "");
+  if (known.names.has(bare)) return bare;
+  // gpt-oss sometimes glues Harmony's `json` content type to the name (`to=functions.shelljson`).
+  const unglued = bare.replace(/json$/, "");
+  return known.names.has(unglued) ? unglued : name;
+}
+
 function overlaps(a: Span, spans: readonly Span[]): boolean {
   return spans.some((b) => a.start < b.end && b.start < a.end);
 }
 
 /**
- * Finds tool calls a server's parser missed and left in the reply as text, written after the
- * last `</think>` in any of the forms models use: Hermes/Qwen `<tool_call>{…}</tool_call>` (the
- * closing tag may be missing), Qwen3-Coder's `<function=name><parameter=key>…` markup, Mistral
- * `[TOOL_CALLS] [{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, Llama 3 `<|python_tag|>{…}`, gpt-oss
- * Harmony `<|channel|>commentary to=functions.name … <|message|>{…}`, and — when none of those
- * appear — a reply that is only a JSON call, or one fenced JSON call.
+ * Finds tool calls a server's parser missed and left in the reply as text, after the last `</think>`.
  *
- * Only calls naming a tool in `tools` are recovered; a block that names anything else is left
- * in the text. Returns the calls with ids `call_recovered_0` onward and the text with them taken
- * out (trimmed); with nothing found, the text as it was. Never throws on any string; throws a
- * `ToolCallsError` when `text` is not a string or `tools` not an array.
+ * Reads the forms models write calls in: Hermes/Qwen `<tool_call>{…}</tool_call>` (closing tag
+ * optional, several calls per block allowed), Qwen3-Coder `<function=name><parameter=key>…`,
+ * Llama 3.1 / Functionary v3.1 `<function=name>{…}</function>`, GLM-4.5+
+ * `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>`, Mistral `[TOOL_CALLS] [{…}]` and
+ * `[TOOL_CALLS]name[ARGS]{…}`, Llama 3 `<|python_tag|>{…}`, Granite `<|tool_call|>[…]`, LM Studio
+ * `[TOOL_REQUEST]…[END_TOOL_REQUEST]`, Phi-4 `functools[…]`, DeepSeek V3/R1/V3.1 token markup
+ * (full-width or ASCII bars), DeepSeek V3.2 and MiniMax-M2 `<invoke name=…><parameter name=…>`,
+ * Kimi K2 `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}`, gpt-oss Harmony
+ * (`to=functions.name` with its tokens, or stripped of them), Functionary `>>>name` and
+ * `<|recipient|>name` — and, when none of those appear, a reply that is only a JSON call, or one
+ * fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
+ * tool's parameter schema where one is given.
+ *
+ * Only calls naming a tool in `tools` are recovered (a `functions.` prefix or `:0` suffix is
+ * read past); a block that names anything else is left in the text. Returns the calls with ids
+ * `call_recovered_0` onward in written order, and the text with them taken out (trimmed); with
+ * nothing found, the text as it was. Never throws on any string; throws a `ToolCallsError` when
+ * `text` is not a string or `tools` not an array.
  */
 export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): RecoveredToolCalls {
   if (typeof text !== "string") {
@@ -360,20 +670,27 @@ export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): 
   const add = (candidates: readonly Span[]) => {
     for (const span of candidates) if (!overlaps(span, spans)) spans.push(span);
   };
-  add(hermesSpans(tail, known));
-  add(bareFunctionSpans(tail, known));
+  add(tagSpans(tail, known));
+  add(deepseekSpans(tail));
+  add(kimiSpans(tail));
+  add(bareBlockSpans(tail, known));
   add(mistralSpans(tail));
-  add(pythonTagSpans(tail));
   add(harmonySpans(tail, known));
+  add(plainHarmonySpans(tail));
+  add(functionarySpans(tail, known));
   if (spans.length === 0) {
     const whole = wholeReplySpan(tail) ?? fencedSpan(tail);
     if (whole) spans.push(whole);
   }
 
   const accepted = spans
+    .map((span) => ({
+      ...span,
+      calls: span.calls.map((call) => ({ ...call, name: knownName(call.name, known) })),
+    }))
     .filter((span) => span.calls.every((call) => known.names.has(call.name)))
     .sort((a, b) => a.start - b.start);
-  if (accepted.length === 0) return { calls: [], text };
+  if (accepted.length === 0 || accepted.every((span) => span.calls.length === 0)) return { calls: [], text };
 
   const calls: ToolCallRequest[] = [];
   let rest = "";
