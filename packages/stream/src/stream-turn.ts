@@ -3,7 +3,7 @@ import { EndpointSilent, type EndpointSilentCode, StreamError } from "./errors.j
 import type { Fence } from "./fences.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
-import { TurnReader } from "./turn-reader.js";
+import { chunkError, TurnReader } from "./turn-reader.js";
 
 /** The longest delay a Node timer takes; longer ones fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -114,6 +114,14 @@ class Failure {
   ) {}
 }
 
+/** An error the server sent as a chunk the client passed on instead of throwing. */
+class ErrorChunk extends Error {
+  override readonly name = "ErrorChunk";
+  constructor(readonly error: unknown) {
+    super(`The stream carried an error chunk: ${JSON.stringify(error)}`);
+  }
+}
+
 /**
  * Reads every chunk into `take`, settling when the stream ends or on the first failure.
  *
@@ -135,7 +143,7 @@ function pull(
       try {
         take(next.value);
       } catch (error) {
-        reject(new Failure("callback", error));
+        reject(error instanceof Failure ? error : new Failure("callback", error));
         return;
       }
       if (!waiter.isStopped) step();
@@ -406,6 +414,8 @@ export async function streamTurn<Body extends ChatBody>(
     }
     iterator = stream[Symbol.asyncIterator]();
     const take = (chunk: ChunkLike): void => {
+      const serverError = chunkError(chunk);
+      if (serverError !== undefined) throw new Failure("stream", new ErrorChunk(serverError));
       const carried = reader.read(chunk);
       watchdog?.tick(carried);
     };

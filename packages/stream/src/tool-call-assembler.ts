@@ -21,6 +21,8 @@ interface Slot {
   id: string;
   name: string;
   arguments: string;
+  /** The server resends the whole arguments so far on every piece, rather than the new part. */
+  cumulative: boolean;
 }
 
 function text(value: unknown): string {
@@ -28,15 +30,55 @@ function text(value: unknown): string {
 }
 
 /**
+ * The arguments a piece carries, as text. A server that sends them as a JSON object rather than
+ * the string OpenAI specifies (TGI before 3.2, some relays) gets them serialised, whole.
+ */
+function argumentsOf(value: unknown): { text: string; whole: boolean } {
+  if (typeof value === "string") return { text: value, whole: false };
+  if (value !== null && typeof value === "object") return { text: JSON.stringify(value), whole: true };
+  return { text: "", whole: false };
+}
+
+/** The parsed value when `text` is one complete JSON object or array, else `undefined`. */
+function completeJson(text: string): unknown {
+  const t = text.trim();
+  const first = t[0];
+  const last = t[t.length - 1];
+  if (!((first === "{" && last === "}") || (first === "[" && last === "]"))) return undefined;
+  try {
+    return JSON.parse(t);
+  } catch {
+    return undefined;
+  }
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (!Object.hasOwn(b, k)) return false;
+    if (!sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/**
  * Reassembles tool calls from streamed pieces, the way real servers send them.
  *
- * Pieces are matched by `index`; a piece with a new `id` under an index already taken starts a
- * new call (servers that number every call 0). Without an `index`, a piece whose `id` was seen
- * continues that call, a piece with a new `id` starts one, and a piece with no `id` continues the
- * latest call (servers that send `index` once, or never). A name is appended piece by piece, but a
- * piece repeating the whole name so far is not appended again (servers that repeat it on every
- * delta). Arguments are concatenated as sent, so a split inside an escape or a character is
- * whole again at the end.
+ * Pieces are matched by `index`; a piece with a new `id` and a name under an index already taken
+ * starts a new call (servers that number every call 0). Without an `index`, a piece whose `id` was
+ * seen continues that call, a piece with a new `id` and a name starts one, and any other piece
+ * continues the latest call (servers that send `index` once, or never) — unless that call is
+ * already whole JSON and the piece names a tool, which starts the next call. A name is appended
+ * piece by piece, but a piece repeating the whole name so far is not appended again (servers that
+ * repeat it on every delta). Arguments are concatenated as sent, so a split inside an escape or a
+ * character is whole again at the end; a piece that repeats everything so far and more (servers
+ * that resend the arguments cumulatively) replaces them, and a piece that repeats a finished
+ * call's arguments whole is not added twice.
  */
 export class ToolCallAssembler {
   private readonly slots: Slot[] = [];
@@ -48,38 +90,50 @@ export class ToolCallAssembler {
     const id = text(piece.id);
     const fn = piece.function && typeof piece.function === "object" ? piece.function : undefined;
     const name = text(fn?.name);
-    const args = text(fn?.arguments);
-    if (!id && !name && !args) return undefined;
+    const args = argumentsOf(fn?.arguments);
+    if (!id && !name && !args.text) return undefined;
     const index = typeof piece.index === "number" ? piece.index : undefined;
     let slot: Slot | undefined;
     if (index !== undefined) {
       slot = this.byIndex.get(index);
-      if (slot && id && slot.id && id !== slot.id) slot = undefined;
+      // A new id under a taken index is a new call only if it names its tool: some servers mint a
+      // fresh id on every piece of one call, others number every call 0.
+      if (slot && id && slot.id && id !== slot.id && name) slot = undefined;
       if (!slot) {
         slot = this.open();
         this.byIndex.set(index, slot);
       }
-    } else if (id) {
-      for (let i = this.slots.length - 1; i >= 0; i--) {
-        if (this.slots[i]?.id === id) {
-          slot = this.slots[i];
-          break;
+    } else {
+      if (id) {
+        for (let i = this.slots.length - 1; i >= 0; i--) {
+          if (this.slots[i]?.id === id) {
+            slot = this.slots[i];
+            break;
+          }
         }
       }
-      slot ??= this.open();
-    } else {
-      slot = this.slots[this.slots.length - 1] ?? this.open();
+      if (!slot) {
+        const latest = this.slots[this.slots.length - 1];
+        const startsCall =
+          latest === undefined ||
+          (id !== "" && name !== "") ||
+          (name !== "" && latest.name !== "" && completeJson(latest.arguments) !== undefined);
+        slot = startsCall ? this.open() : latest;
+      }
     }
     if (id && !slot.id) slot.id = id;
     if (name && name !== slot.name) slot.name += name;
-    if (args) slot.arguments += args;
-    return {
-      index: slot.position,
-      id: slot.id,
-      name: slot.name,
-      argumentsDelta: args,
-      arguments: slot.arguments,
-    };
+    const added = this.addArguments(slot, args.text, args.whole);
+    if (added === undefined) {
+      // The piece was a further call's whole arguments sent under a finished call's index: a new call.
+      const next = this.open();
+      next.name = name || slot.name;
+      next.id = id && id !== slot.id ? id : "";
+      next.arguments = args.text;
+      if (index !== undefined) this.byIndex.set(index, next);
+      return this.progress(next, args.text);
+    }
+    return this.progress(slot, added);
   }
 
   /** Whether any piece of a call has arrived. */
@@ -101,8 +155,53 @@ export class ToolCallAssembler {
     return out;
   }
 
+  /**
+   * Adds a piece of arguments to a call; returns the text it added, or `undefined` when the piece
+   * is a second, different whole JSON value after a finished one (a further call).
+   */
+  private addArguments(slot: Slot, piece: string, whole: boolean): string | undefined {
+    if (piece === "") return "";
+    const so = slot.arguments;
+    if (so === "") {
+      slot.arguments = piece;
+      return piece;
+    }
+    // Everything so far and more: a server resending the arguments cumulatively.
+    if (piece.length > so.length && piece.startsWith(so)) {
+      slot.cumulative = true;
+      slot.arguments = piece;
+      return piece.slice(so.length);
+    }
+    if (piece === so && slot.cumulative) return "";
+    const looksWhole = whole || (piece.length > 1 && completeJson(piece) !== undefined);
+    if (looksWhole) {
+      const before = completeJson(so);
+      if (before !== undefined) {
+        // A finished call's arguments again (perhaps re-serialised): already there.
+        if (sameJson(before, completeJson(piece))) return "";
+        return undefined;
+      }
+      if (whole) {
+        slot.arguments = piece;
+        return piece;
+      }
+    }
+    slot.arguments = so + piece;
+    return piece;
+  }
+
+  private progress(slot: Slot, added: string): ToolCallProgress {
+    return {
+      index: slot.position,
+      id: slot.id,
+      name: slot.name,
+      argumentsDelta: added,
+      arguments: slot.arguments,
+    };
+  }
+
   private open(): Slot {
-    const slot: Slot = { position: this.slots.length, id: "", name: "", arguments: "" };
+    const slot: Slot = { position: this.slots.length, id: "", name: "", arguments: "", cumulative: false };
     this.slots.push(slot);
     return slot;
   }

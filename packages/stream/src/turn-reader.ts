@@ -1,8 +1,11 @@
-import type { ChunkLike, ContentPartLike, DeltaLike, UsageLike } from "./chunk.js";
+import type { ChunkLike, ContentPartLike, DeltaLike, ToolCallDeltaLike, UsageLike } from "./chunk.js";
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
 import { ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
-import type { Turn } from "./turn.js";
+import { normalizeFinishReason, type Turn } from "./turn.js";
 import { readUsage } from "./usage.js";
+
+/** The slot a legacy `function_call` delta goes to, apart from any `tool_calls` index. */
+const LEGACY_INDEX = -1;
 
 /** What a {@link TurnReader} tells its caller while it reads. */
 export interface TurnReaderOptions {
@@ -39,19 +42,45 @@ function deltaReasoning(delta: DeltaLike): string {
   return "";
 }
 
+const TEXT_PARTS = new Set(["text", "output_text"]);
+const THINKING_PARTS = new Set(["thinking", "reasoning"]);
+
 function partsText(parts: readonly ContentPartLike[], kind: "text" | "thinking"): string {
   let out = "";
   for (const part of parts) {
     if (!part || typeof part !== "object") continue;
+    const type = part.type;
     if (kind === "text") {
-      if (part.type === "text" && typeof part.text === "string") out += part.text;
-    } else if (part.type === "thinking") {
-      const t = part.thinking;
+      if ((type === undefined || TEXT_PARTS.has(type)) && typeof part.text === "string") out += part.text;
+    } else if (type !== undefined && THINKING_PARTS.has(type)) {
+      const t = part.thinking ?? part.reasoning ?? part.text;
       if (typeof t === "string") out += t;
       else if (Array.isArray(t)) out += partsText(t, "text");
     }
   }
   return out;
+}
+
+/**
+ * The error a chunk carries when the server put one in the stream in a shape the SDK passed on
+ * as a chunk rather than throwing: a bare `{"object":"error","message":…}` (vLLM's error body),
+ * or an `event: error` whose data is `{"message":…,"type"|"code":…}` with no `choices`.
+ * `undefined` for an ordinary chunk.
+ */
+export function chunkError(chunk: ChunkLike): unknown {
+  if (!chunk || typeof chunk !== "object" || Array.isArray(chunk.choices)) return undefined;
+  const { error } = chunk;
+  if (error !== undefined && error !== null && error !== false && error !== "") return error;
+  if (chunk.object === "error") return chunk;
+  if (
+    typeof chunk.message === "string" &&
+    chunk.message !== "" &&
+    (chunk.type !== undefined || chunk.code !== undefined) &&
+    chunk.usage === undefined
+  ) {
+    return chunk;
+  }
+  return undefined;
 }
 
 /**
@@ -100,7 +129,11 @@ export class TurnReader {
       if (delta && typeof delta === "object" && this.readDelta(delta)) carried = true;
       const finish = choice.finish_reason;
       if (typeof finish === "string" && finish !== "") {
-        this.finishReason = finish;
+        this.finishReason = normalizeFinishReason(finish);
+        carried = true;
+      }
+      if (!usage && choice.usage && typeof choice.usage === "object") {
+        this.usage = choice.usage;
         carried = true;
       }
     }
@@ -135,7 +168,8 @@ export class TurnReader {
       this.reasoning += thought;
       this.options.onThinking?.(thought);
     }
-    const content = delta.content;
+    let content = delta.content;
+    if (content && typeof content === "object" && !Array.isArray(content)) content = [content as ContentPartLike];
     if (typeof content === "string") {
       if (content !== "") {
         carried = true;
@@ -143,31 +177,51 @@ export class TurnReader {
         this.deliver(this.splitter.push(content));
       }
     } else if (Array.isArray(content)) {
-      const thinking = partsText(content, "thinking");
+      const parts = content as readonly ContentPartLike[];
+      const thinking = partsText(parts, "thinking");
       if (thinking !== "") {
         carried = true;
         this.markProduced();
         this.reasoning += thinking;
         this.options.onThinking?.(thinking);
       }
-      const text = partsText(content, "text");
+      const text = partsText(parts, "text");
       if (text !== "") {
         carried = true;
         this.markProduced();
         this.deliver(this.splitter.push(text));
       }
     }
-    const pieces = delta.tool_calls;
-    if (Array.isArray(pieces)) {
+    const refusal = delta.refusal;
+    if (typeof refusal === "string" && refusal !== "") {
+      carried = true;
+      this.markProduced();
+      this.deliver(this.splitter.push(refusal));
+    }
+    const calls = delta.tool_calls;
+    const pieces: readonly ToolCallDeltaLike[] | undefined = Array.isArray(calls)
+      ? calls
+      : calls && typeof calls === "object"
+        ? [calls as ToolCallDeltaLike]
+        : undefined;
+    if (pieces) {
       for (const piece of pieces) {
-        const progress = this.calls.push(piece);
-        if (progress === undefined) continue;
-        carried = true;
-        this.markProduced();
-        this.options.onToolCallDelta?.(progress);
+        if (this.readCall(piece)) carried = true;
       }
     }
+    const legacy = delta.function_call;
+    if (legacy && typeof legacy === "object" && this.readCall({ index: LEGACY_INDEX, function: legacy })) {
+      carried = true;
+    }
     return carried;
+  }
+
+  private readCall(piece: ToolCallDeltaLike): boolean {
+    const progress = this.calls.push(piece);
+    if (progress === undefined) return false;
+    this.markProduced();
+    this.options.onToolCallDelta?.(progress);
+    return true;
   }
 
   private deliver(split: FenceSplit): void {

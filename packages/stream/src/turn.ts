@@ -65,3 +65,41 @@ export interface Turn {
   finishReason: FinishReason;
   reasoning: string;
 }
+
+/**
+ * Spellings of a finish reason other servers use, mapped onto OpenAI's (keys lower-case).
+ *
+ * TGI says `eos_token` / `stop_sequence`; Anthropic's vocabulary (`end_turn`, `tool_use`,
+ * `max_tokens`, `model_context_window_exceeded`), Gemini's (`STOP`, `MAX_TOKENS`, `SAFETY`,
+ * `RECITATION`, …) and Bedrock's (`guardrail_intervened`, `content_filtered`) leak through
+ * relays and proxies that pass the upstream value on.
+ */
+const FINISH_SYNONYMS: ReadonlyMap<string, FinishReason> = new Map<string, FinishReason>([
+  ["stop", "stop"],
+  ["eos", "stop"],
+  ["eos_token", "stop"],
+  ["end_turn", "stop"],
+  ["stop_sequence", "stop"],
+  ["length", "length"],
+  ["max_tokens", "length"],
+  ["model_context_window_exceeded", "length"],
+  ["tool_calls", "tool_calls"],
+  ["tool_use", "tool_calls"],
+  ["function_call", "function_call"],
+  ["content_filter", "content_filter"],
+  ["content_filtered", "content_filter"],
+  ["guardrail_intervened", "content_filter"],
+  ["safety", "content_filter"],
+  ["recitation", "content_filter"],
+  ["blocklist", "content_filter"],
+  ["prohibited_content", "content_filter"],
+  ["spii", "content_filter"],
+]);
+
+/**
+ * A server's `finish_reason` in OpenAI's vocabulary: known spellings of the same reason (any case)
+ * become the named {@link FinishReason} value, anything else is kept as sent.
+ */
+export function normalizeFinishReason(raw: string): FinishReason {
+  return FINISH_SYNONYMS.get(raw.toLowerCase()) ?? raw;
+}

@@ -17,14 +17,16 @@ export function emptyUsage(): TurnUsage {
  * `prompt_cache_hit_tokens` or a top-level `cached_tokens`, in that order; `uncached` is set only
  * when one of them (or DeepSeek's `prompt_cache_miss_tokens`) was reported. `reasoningTokens` comes
  * from `completion_tokens_details.reasoning_tokens` or a top-level `reasoning_tokens`, and only
- * when reported. Missing or non-numeric counts read as zero; `total` falls back to the sum.
+ * when reported. The Responses-API spellings (`input_tokens`, `output_tokens` and their details)
+ * that some relays pass through are read where the chat ones are missing. Missing or non-numeric
+ * counts read as zero; `total` falls back to the sum.
  */
 export function readUsage(raw: UsageLike | null | undefined): TurnUsage {
   if (!raw || typeof raw !== "object") return emptyUsage();
-  const prompt = count(raw.prompt_tokens) ?? 0;
-  const completion = count(raw.completion_tokens) ?? 0;
+  const prompt = count(raw.prompt_tokens) ?? count(raw.input_tokens) ?? 0;
+  const completion = count(raw.completion_tokens) ?? count(raw.output_tokens) ?? 0;
   const total = count(raw.total_tokens) ?? prompt + completion;
-  const details = raw.prompt_tokens_details;
+  const details = raw.prompt_tokens_details ?? raw.input_tokens_details;
   const cachedReported =
     count(details && typeof details === "object" ? details.cached_tokens : undefined) ??
     count(raw.prompt_cache_hit_tokens) ??
@@ -33,7 +35,7 @@ export function readUsage(raw: UsageLike | null | undefined): TurnUsage {
   const miss = count(raw.prompt_cache_miss_tokens);
   if (miss !== undefined) usage.uncached = miss;
   else if (cachedReported !== undefined) usage.uncached = Math.max(0, prompt - cachedReported);
-  const completionDetails = raw.completion_tokens_details;
+  const completionDetails = raw.completion_tokens_details ?? raw.output_tokens_details;
   const reasoning =
     count(
       completionDetails && typeof completionDetails === "object"
