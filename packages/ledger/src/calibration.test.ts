@@ -47,6 +47,45 @@ describe("calibration", () => {
     expect(store.charsPerTokenFor("e", "m")).toBe(4);
   });
 
+  it("does not take a reading from a request carrying any other media part, however it is spelled", () => {
+    // Part shapes servers take: OpenAI chat (image_url, input_audio, file), vLLM
+    // entrypoints/chat_utils.py MM_PARSER_MAP (video_url, audio_url, image_embeds, input_image),
+    // Hugging Face multimodal chat templates ({ type: "image", url }), and an untyped part.
+    const parts: unknown[] = [
+      { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+      { type: "input_image", image_url: "https://example.com/a.png" },
+      { type: "image", url: "https://example.com/a.png" },
+      { type: "image_embeds", image_embeds: "AAAA" },
+      { type: "input_audio", input_audio: { data: "AAAA", format: "wav" } },
+      { type: "audio_url", audio_url: { url: "https://example.com/a.wav" } },
+      { type: "video_url", video_url: { url: "https://example.com/a.mp4" } },
+      { type: "file", file: { file_id: "file-abc" } },
+      { image_url: { url: "https://example.com/a.png" } },
+    ];
+    for (const part of parts) {
+      const store = createCalibration();
+      const body = {
+        messages: [{ role: "user", content: [{ type: "text", text: "x".repeat(300) }, part] }],
+      };
+      expect(store.calibrate("e", "m", body as never, 100), JSON.stringify(part)).toBeUndefined();
+      expect(store.charsPerTokenFor("e", "m")).toBe(4);
+    }
+  });
+
+  it("takes a reading from text parts of any text kind, and at the edges of 1 and 8", () => {
+    const store = createCalibration();
+    const body = {
+      messages: [
+        { role: "system", content: [{ type: "text", text: "x".repeat(100) }] },
+        { role: "user", content: [{ type: "input_text", text: "x".repeat(100) }] },
+        { role: "assistant", content: [{ type: "refusal", refusal: "no" }] },
+      ],
+    };
+    expect(store.calibrate("e", "m", body as never, 100)).toBe(2);
+    expect(store.calibrate("e", "edge", bodyOf(100), 100)).toBe(1);
+    expect(store.calibrate("e", "edge", bodyOf(800), 100)).toBe(8);
+  });
+
   it("keeps two stores apart, and forgets on reset", () => {
     const a = createCalibration();
     const b = createCalibration();

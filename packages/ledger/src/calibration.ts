@@ -1,5 +1,5 @@
 import { describe, LedgerError } from "./errors.js";
-import { hasImages, type RequestBodyLike } from "./messages.js";
+import { hasMedia, type RequestBodyLike } from "./messages.js";
 import { contextChars, DEFAULT_CHARS_PER_TOKEN } from "./tokens.js";
 
 /**
@@ -19,7 +19,7 @@ export interface Calibration {
   /**
    * Takes a reading from a request whose prompt the endpoint counted: the body's characters over
    * `promptTokens`. Returns the divisor `charsPerTokenFor` now answers, or `undefined` when the
-   * reading was not taken — the body carries an image, the count is not above zero, or the ratio
+   * reading was not taken — the body carries an image or other media, the count is not above zero, or the ratio
    * falls outside 1 to 8 characters a token.
    */
   calibrate(
@@ -69,8 +69,9 @@ export function createCalibration(): Calibration {
       const chars = contextChars(body).total;
       if (typeof promptTokens !== "number" || !Number.isFinite(promptTokens) || promptTokens <= 0)
         return undefined;
-      // An image is counted in tokens by the server and not at all in characters here.
-      if (hasImages(body.messages)) return undefined;
+      // An image (or audio, video, a file) is counted in tokens by the server and not at all in
+      // characters here, so the ratio it gives is no reading of the text.
+      if (hasMedia(body.messages)) return undefined;
       const reading = chars / promptTokens;
       if (!(reading >= MIN_READING && reading <= MAX_READING)) return undefined;
       const perModel = models(endpoint, true) as Map<string, number[]>;

@@ -41,8 +41,9 @@ const defaultCalibration: Calibration = createCalibration();
  * characters over the prompt tokens the endpoint reported for it.
  *
  * Returns the divisor `charsPerTokenFor` now answers, or `undefined` when the reading was not taken
- * (the body carries an image, the count is not above zero, or the ratio is outside 1 to 8). Throws
- * `LedgerError` for an endpoint that is neither an object nor a string, or a body without messages.
+ * (the body carries an image or other media, the count is not above zero, or the ratio is outside
+ * 1 to 8). Throws `LedgerError` for an endpoint that is neither an object nor a string, or a body
+ * without messages.
  */
 export function calibrate(
   endpoint: EndpointKey,

@@ -83,13 +83,41 @@ export function toolsChars(tools: RequestBodyLike["tools"]): number {
   return JSON.stringify(tools).length;
 }
 
-/** Whether any message carries an image part. */
-export function hasImages(messages: readonly MessageLike[]): boolean {
+/**
+ * Content-part types that are text the characters here count. Every other typed part is media
+ * (an image, audio, video, a file or an embedding) that the server counts in tokens and this
+ * package not at all.
+ */
+const TEXT_PART_TYPES = new Set(["text", "input_text", "output_text", "refusal", "thinking"]);
+
+/** Fields that carry media on a part whatever its `type` says. */
+const MEDIA_FIELDS = [
+  "image_url",
+  "image",
+  "input_image",
+  "input_audio",
+  "audio_url",
+  "video_url",
+  "video",
+  "file",
+] as const;
+
+/** Whether a content part is media rather than text: an image, audio, video or a file. */
+export function isMediaPart(part: unknown): boolean {
+  if (typeof part !== "object" || part === null) return false;
+  const record = part as Record<string, unknown>;
+  if (typeof record.type === "string") return !TEXT_PART_TYPES.has(record.type);
+  return MEDIA_FIELDS.some((field) => record[field] !== undefined && record[field] !== null);
+}
+
+/**
+ * Whether any message carries media: an image above all, and equally audio, video or a file, whose
+ * tokens the server counts and whose characters this package does not.
+ */
+export function hasMedia(messages: readonly MessageLike[]): boolean {
   for (const message of messages) {
     if (!Array.isArray(message.content)) continue;
-    for (const part of message.content as readonly ContentPartLike[]) {
-      if (part && (part.type === "image_url" || part.image_url !== undefined)) return true;
-    }
+    for (const part of message.content as readonly unknown[]) if (isMediaPart(part)) return true;
   }
   return false;
 }
