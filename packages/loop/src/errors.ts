@@ -107,10 +107,11 @@ export function failedRun(error: unknown): RunState | undefined {
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) {
     const status = (error as { status?: unknown }).status;
-    const message = error.message || error.name;
-    return typeof status === "number" && !message.startsWith(String(status))
-      ? `${status} ${message}`
-      : message;
+    let message = error.message || error.name;
+    if (typeof status === "number" && !message.startsWith(String(status))) message = `${status} ${message}`;
+    // A connection failure says only "Connection error."; the code (or words) underneath say which.
+    const detail = causeDetail(error);
+    return detail && !message.includes(detail) ? `${message} (${detail})` : message;
   }
   if (typeof error === "string") return error;
   if (error === undefined || error === null) return String(error);
@@ -119,4 +120,17 @@ export function errorMessage(error: unknown): string {
   } catch {
     return String(error);
   }
+}
+
+function causeDetail(error: Error): string | undefined {
+  let cause: unknown = error.cause;
+  let deepest: string | undefined;
+  for (let depth = 0; depth < 4 && typeof cause === "object" && cause !== null; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code;
+    const message = (cause as { message?: unknown }).message;
+    if (typeof message === "string" && message) deepest = message;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return deepest && deepest !== error.message ? deepest : undefined;
 }
