@@ -4,17 +4,37 @@
  * (context overflow, an unknown parameter, a bad message) never matches.
  */
 const GRAMMAR_REFUSALS: readonly RegExp[] = [
-  // llama.cpp (and LM Studio, which embeds its converter), for tools and response_format alike.
+  // llama.cpp (and LM Studio, which embeds its converter), for tools and response_format alike;
+  // older builds send the converter's own sentence without the "conversion failed" lead.
   /json schema conversion failed/i,
   /unrecognized schema/i,
-  /failed to parse grammar/i,
-  /failed to (?:initiali[sz]e|build|compile|create) (?:the )?grammar/i,
-  // vLLM's structured-output backends.
+  /pattern must start with '\^' and end with '\$'/i,
+  /unsupported (?:ref|pattern syntax)\b/i,
+  /error resolving ref\b/i,
+  /failed to (?:initiali[sz]e|build|compile|create|parse|convert)\b[^\n]{0,40}\bgrammar/i,
+  /\binvalid grammar\b/i,
+  /\bgrammar error:/i,
+  /\bgrammar is too (?:large|big|complex)\b/i,
+  // xgrammar (vLLM, SGLang, TensorRT-LLM and hosted GLM backends) names its converter source file.
+  /json_schema_converter/i,
+  // vLLM's structured-output backends, outlines.
   /features not supported by (?:xgrammar|outlines|guidance|llguidance)/i,
   /(?:xgrammar|llguidance|outlines)\b[^\n]{0,80}\b(?:schema|grammar)\b[^\n]{0,40}\b(?:invalid|unsupported|not supported|failed|error)/i,
   /(?:invalid|unsupported) (?:json )?schema for (?:structured output|guided decoding|guided_json)/i,
-  // OpenAI strict mode and servers that copy its wording.
-  /invalid schema for (?:function|response_format|tool)/i,
+  /unsupported json schema (?:structure|fields?|keywords?|features?)/i,
+  // OpenAI strict mode and the servers that copy its wording (Groq: "for response format", "for tool").
+  /invalid (?:json )?schema for (?:function|response[_ ]format|tool)\b/i,
+  /invalid '(?:tools\[\d+\]\.function\.parameters|response_format\.json_schema\.schema)\b/i,
+  /schema is not valid json schema/i,
+  // Fireworks.
+  /json schema not supported/i,
+  /conflict in schema definitions/i,
+  // Anthropic (and its OpenAI-compatible endpoint).
+  /json schema is invalid/i,
+  /\b(?:input_schema|parameters)\b[^\n]{0,40}\bdoes not support\b/i,
+  // Gemini (its OpenAI-compatible endpoint too): a field of a tool's parameters schema refused.
+  /unknown name\s+\\?"[^"\\]+\\?"\s+at\s+'[^']*(?:function_declarations|parameters|response_schema)[^']*'/i,
+  /function_declarations\[\d+\]\.parameters[^\s:]*:\s/i,
   // Ollama's structured outputs.
   /invalid json schema in format/i,
 ];
@@ -76,10 +96,17 @@ function gather(value: unknown, into: Gathered, depth: number, seen: Set<object>
 }
 
 /**
- * True when an error is a server refusing to compile a schema into a grammar or constraint —
- * llama.cpp's "JSON schema conversion failed", vLLM's "features not supported by xgrammar",
- * OpenAI's "Invalid schema for function", Ollama's "invalid JSON schema in format" — the case
- * where sending `relaxTools` (or no schema) instead can succeed.
+ * True when an error is a server refusing to compile a schema into a grammar or constraint.
+ *
+ * Recognises llama.cpp's and LM Studio's "JSON schema conversion failed" / "failed to parse
+ * grammar" (and an older build's bare converter sentence), vLLM's and SGLang's xgrammar,
+ * outlines and guidance refusals ("features not supported by xgrammar", "Grammar error: …",
+ * `json_schema_converter.cc`), OpenAI's "Invalid schema for function", Groq's "invalid schema
+ * for response format" and "invalid JSON schema for tool", Cerebras's "Unsupported JSON schema
+ * fields", Fireworks's "JSON Schema not supported", Anthropic's "JSON schema is invalid" and
+ * "compiled grammar is too large", Gemini's "Unknown name … at '…function_declarations[i].parameters…'",
+ * and Ollama's "invalid JSON schema in format" — the case where sending `relaxTools` (or no
+ * schema) instead can succeed.
  *
  * Reads an unknown value: an `openai` `APIError` (status, error, message), any object with a
  * `body`, `error` or `message`, a plain `Error` (its `cause` too), or a string holding the body or
