@@ -62,6 +62,44 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
       SecretSign.Field,
     ],
     ["an x-api-key header", { headers: { "x-api-key": "abc" } }, 'headers["x-api-key"]', SecretSign.Field],
+    // Shapes pasted .mcp.json files really use. docker's `-e NAME=value`, as README snippets for
+    // ghcr.io/github/github-mcp-server write it ("-e", "GITHUB_PERSONAL_ACCESS_TOKEN=<TOKEN>").
+    [
+      "a docker -e assignment with a telling name",
+      {
+        command: "docker",
+        args: ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN=abc123", "mcp/github"],
+      },
+      "args[4]",
+      SecretSign.Flag,
+    ],
+    // mcp-remote's documented header form, with no space after the colon.
+    [
+      "an mcp-remote --header with no space after the colon",
+      { args: ["mcp-remote", "https://mcp.example.com/sse", "--header", "Authorization:Bearer abc123"] },
+      "args[3]",
+      SecretSign.Flag,
+    ],
+    // @modelcontextprotocol/server-postgres takes its connection string as a positional argument.
+    [
+      "a connection string as a positional argument",
+      {
+        args: [
+          "-y",
+          "@modelcontextprotocol/server-postgres",
+          "postgresql://app:hunter2pw@db.internal:5432/prod",
+        ],
+      },
+      "args[2]",
+      SecretSign.Userinfo,
+    ],
+    ["a password-only redis URL", { args: ["redis://:s3cret@cache:6379/0"] }, "args[0]", SecretSign.Userinfo],
+    [
+      "a remote server URL with an api_key query",
+      { command: undefined, url: "https://server.example.ai/@org/tool/mcp?api_key=abc&profile=x" },
+      "url",
+      SecretSign.Query,
+    ],
   ])("%s", (_, server, where, sign) => {
     const [hint, ...rest] = findSpecSecrets(withServer(server));
     expect(rest).toEqual([]);
@@ -122,6 +160,22 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
   it("guesses both ways, as documented: --keyboard is named, a bare positional secret is missed", () => {
     expect(findSpecSecrets(withServer({ args: ["--keyboard", "us"] }))).toHaveLength(1);
     expect(findSpecSecrets(withServer({ args: ["hunter2"] }))).toEqual([]);
+  });
+
+  it("passes over docker -e assignments that hold a reference or a setting with a plain name", () => {
+    const args = [
+      "run",
+      "-i",
+      "--rm",
+      "-e",
+      `GITHUB_PERSONAL_ACCESS_TOKEN=\${GITHUB_PAT}`,
+      "-e",
+      "GITHUB_TOOLSETS=issues",
+      "-e",
+      "GITHUB_PERSONAL_ACCESS_TOKEN",
+      "ghcr.io/github/github-mcp-server",
+    ];
+    expect(findSpecSecrets(withServer({ command: "docker", args }))).toEqual([]);
   });
 
   it("never returns the value", () => {

@@ -81,6 +81,12 @@ function scanArgs(
       push(path, SecretSign.Flag);
       return;
     }
+    // An environment assignment given as an argument: docker's `-e GITHUB_TOKEN=ghp_…`.
+    const assignment = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/.exec(arg);
+    if (assignment && looksSecretName(assignment[1] ?? "")) {
+      if (isLiteral(assignment[2] ?? "")) push(path, SecretSign.Flag);
+      return;
+    }
     // A header given as an argument: "Authorization: Bearer …".
     const header = /^([\w-]+)\s*:\s*(\S[\s\S]*)$/.exec(arg);
     if (header && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg) && looksSecretName(header[1] ?? "")) {

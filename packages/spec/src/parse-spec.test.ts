@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseSpec } from "./parse-spec.js";
-import { SPEC_TOKEN } from "./schema.js";
+import { agentSpecSchema, SPEC_TOKEN } from "./schema.js";
 
 const doc = (rest: Record<string, unknown> = {}) => ({ spec: SPEC_TOKEN, ...rest });
 const codes = (issues: readonly { path: string; code: string }[]) =>
@@ -19,10 +19,20 @@ describe("parseSpec refuses only faults of the document itself", () => {
     ["another format's token", { spec: "other.agent/1" }, "spec", "spec"],
     ["a token of another major", { spec: "loopwright.agent/2" }, "spec", "spec"],
     ["a token of major 0", { spec: "loopwright.agent/0.9" }, "spec", "spec"],
+    // The JSON Schema's pattern refuses these; the reader must agree with what editors flag.
+    ["a major written with a leading zero", { spec: "loopwright.agent/01" }, "spec", "spec"],
+    ["a token with surrounding space", { spec: " loopwright.agent/1" }, "spec", "spec"],
   ])("refuses %s", (_, value, path, code) => {
     const result = parseSpec(value);
     expect(result.spec).toBeUndefined();
     expect(codes(result.errors)).toEqual([[path, code]]);
+  });
+
+  it("agrees with the JSON Schema's spec pattern on every token it accepts", () => {
+    for (const spec of ["loopwright.agent/1", "loopwright.agent/1.0", "loopwright.agent/1.12"]) {
+      expect(parseSpec({ spec }).errors).toEqual([]);
+      expect(agentSpecSchema.safeParse({ spec }).success).toBe(true);
+    }
   });
 
   it("accepts a later minor of the same major", () => {

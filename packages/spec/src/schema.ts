@@ -4,7 +4,7 @@ import { z } from "zod";
 export const SPEC_TOKEN = "loopwright.agent/1";
 
 /** Matches a spec token of any version, capturing the major. */
-export const SPEC_TOKEN_PATTERN = /^loopwright\.agent\/(\d+)(?:\.(\d+))?$/;
+export const SPEC_TOKEN_PATTERN = /^loopwright\.agent\/(0|[1-9]\d*)(?:\.(\d+))?$/;
 
 /** The major version of the format this package reads. */
 export const SPEC_MAJOR = 1;

@@ -7,7 +7,10 @@ export const SecretSign = {
   Userinfo: "userinfo",
   /** A URL query parameter with a telling name, such as `?token=` or `?api_key=`. */
   Query: "query",
-  /** A command-line flag with a telling name, such as `--api-key X` or `--token=X`. */
+  /**
+   * A command-line argument with a telling name: a flag such as `--api-key X` or `--token=X`, a
+   * header such as `Authorization: Bearer X`, or an assignment such as docker's `-e GITHUB_TOKEN=X`.
+   */
   Flag: "flag",
   /** A value shaped like a known kind of key (`sk-…`, `ghp_…`, `Bearer …`, a JWT). */
   Value: "value",
