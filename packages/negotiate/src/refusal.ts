@@ -68,6 +68,13 @@ function pydanticEffort(facts: ErrorFacts): Refusal | undefined {
     const expected = typeof ctx.expected === "string" ? ctx.expected : typeof object.msg === "string" ? object.msg : "";
     return { kind: "effort", refused: object.input as string | null, supported: quoted(expected) };
   }
+  // The same error as vLLM prints it into `message` (a Python repr of the list).
+  const text = facts.text;
+  if (/['"]loc['"]:\s*[([]['"]body['"],\s*['"]reasoning_effort['"]/.test(text)) {
+    const input = /['"]input['"]:\s*(?:'([^']*)'|"([^"]*)"|(None|null))/.exec(text);
+    const expected = /Input should be ((?:(?:'[^']*'|"[^"]*")(?:,\s*|\s+or\s+)?)+)/.exec(text)?.[1] ?? "";
+    if (input) return { kind: "effort", refused: input[1] ?? input[2] ?? null, supported: quoted(expected) };
+  }
   return undefined;
 }
 
@@ -171,7 +178,9 @@ function isStrictSchemaRefusal(facts: ErrorFacts): boolean {
     /Invalid schema for function\b/i.test(facts.text) ||
     (facts.code === "invalid_function_parameters" && /^tools\[/.test(facts.param ?? "")) ||
     // "strict" itself refused on a tool (Gemini: Unknown name "strict" at 'tools[0].function').
-    /['"`]strict['"`] at '?tools\[/i.test(facts.text) ||
+    // Any schema keyword refused inside a tool (Gemini: Unknown name "const" at
+    // 'tools[0].function_declarations[0].parameters…'): the relaxed, sanitised tools are the answer.
+    /Unknown name ['"`][^'"`]+['"`] at '?tools\[/i.test(facts.text) ||
     /tools\[\d+\]\.function\.strict\b/i.test(facts.text) ||
     /\bstrict (?:mode|function calling|tool schemas?) (?:is )?not supported/i.test(facts.text)
   );

@@ -88,6 +88,7 @@ const DETERMINISTIC_5XX = [
   /requires more system memory/i, // Ollama cannot load the model at all
   /json\.exception\.parse_error/i, // the body we sent did not parse
   /JSON schema conversion failed|failed to parse grammar/i, // an older llama.cpp's grammar failure
+  /unable to start process|upstream command exited/i, // llama-swap: the model's server would not start
 ];
 
 /** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */
