@@ -55,4 +55,36 @@ describe("error bodies the openai SDK would drop", () => {
     expect((error as InstanceType<typeof OpenAI.APIError>).error).toEqual(body.error);
     expect(readFixture("errors/openai/404-model-not-found-chat.json")).toContain(body.error.message);
   });
+
+  it("unwraps Gemini's one-element array, which the SDK would report as '(no body)'", async () => {
+    // https://github.com/Alishahryar1/free-claude-code/issues/542
+    const body = [
+      {
+        error: {
+          code: 400,
+          message: 'Invalid JSON payload received. Unknown name "google": Cannot find field.',
+          status: "INVALID_ARGUMENT",
+        },
+      },
+    ];
+    server.enqueue({ type: "error", status: 400, body }, { type: "error", status: 400, body });
+    const bare = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    await expect(ask(bare)).rejects.toThrow(/no body/);
+    const error = (await ask(createClientPool().getClient({ baseUrl: server.baseUrl })).catch(
+      (e: unknown) => e,
+    )) as InstanceType<typeof OpenAI.APIError>;
+    expect(error.message).toMatch(/Unknown name "google"/);
+    expect(error.error).toMatchObject({ status: "INVALID_ARGUMENT" });
+  });
+
+  it("keeps the siblings of an error that is a plain string (Hugging Face's estimated_time)", async () => {
+    // https://github.com/huggingface/transformers/issues/32665
+    const body = { error: "Model meta-llama/Llama-2-13b-chat is currently loading", estimated_time: 20.0 };
+    server.enqueue({ type: "error", status: 503, body });
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl });
+    const error = (await ask(client).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(error.status).toBe(503);
+    expect(error.message).toMatch(/is currently loading/);
+    expect(error.error).toEqual({ message: body.error, estimated_time: 20 });
+  });
 });

@@ -273,3 +273,111 @@ describe("against the testkit's server personalities", () => {
     expect(paths(server)).toEqual(["/v1/models", "/props", "/api/v0/models"]);
   });
 });
+
+/**
+ * Listing entries as other servers publish them (trimmed to the fields that matter), each from the
+ * source named beside it. The window is what contextLimitFor answers from the listing alone.
+ */
+describe("listing shapes beyond the recorded fixtures", () => {
+  const rows: [string, string, unknown, string, number][] = [
+    [
+      "Groq's context_window",
+      "console.groq.com /openai/v1/models",
+      { object: "list", data: [{ id: "llama-3.1-8b-instant", object: "model", context_window: 131072, max_completion_tokens: 8192 }] },
+      "llama-3.1-8b-instant",
+      131072,
+    ],
+    [
+      "Together's bare array with context_length",
+      "api.together.xyz /v1/models (a bare array)",
+      [{ id: "Austism/chronos-hermes-13b", object: "model", type: "chat", context_length: 2048 }],
+      "Austism/chronos-hermes-13b",
+      2048,
+    ],
+    [
+      "Mistral's max_context_length",
+      "api.mistral.ai /v1/models",
+      { object: "list", data: [{ id: "mistral-large-2512", object: "model", capabilities: { completion_chat: true }, max_context_length: 256000 }] },
+      "mistral-large-2512",
+      256000,
+    ],
+    [
+      "DeepInfra's metadata.context_length",
+      "api.deepinfra.com /v1/openai/models",
+      { object: "list", data: [{ id: "deepseek-ai/DeepSeek-V3", object: "model", owned_by: "deepinfra", metadata: { context_length: 163840, max_tokens: 163840 } }] },
+      "deepseek-ai/DeepSeek-V3",
+      163840,
+    ],
+    [
+      "Fireworks' camelCase contextLength",
+      "api.fireworks.ai control-plane model listing",
+      { data: [{ id: "accounts/fireworks/models/deepseek-v3", contextLength: 131072 }] },
+      "accounts/fireworks/models/deepseek-v3",
+      131072,
+    ],
+    [
+      "a LiteLLM proxy's max_input_tokens",
+      "LiteLLM proxy /v1/models with model info",
+      { data: [{ id: "gpt-4o", object: "model", owned_by: "openai", max_input_tokens: 128000, max_output_tokens: 16384 }] },
+      "gpt-4o",
+      128000,
+    ],
+    [
+      "Gemini's inputTokenLimit under models[], named with the models/ prefix",
+      "generativelanguage.googleapis.com /v1beta/models",
+      { models: [{ name: "models/gemini-2.5-flash", inputTokenLimit: 1048576, outputTokenLimit: 65536 }] },
+      "gemini-2.5-flash",
+      1048576,
+    ],
+    [
+      "OpenRouter's top_provider.context_length where the top level has none",
+      "openrouter.ai /api/v1/models (top-level key absent)",
+      { data: [{ id: "openai/gpt-4", top_provider: { context_length: 8191, max_completion_tokens: 4096 } }] },
+      "openai/gpt-4",
+      8191,
+    ],
+    [
+      "GitHub Copilot's capabilities.limits.max_prompt_tokens",
+      "api.githubcopilot.com /models",
+      { data: [{ id: "gpt-5", capabilities: { limits: { max_context_window_tokens: 264000, max_prompt_tokens: 128000, max_output_tokens: 64000 } } }] },
+      "gpt-5",
+      128000,
+    ],
+    [
+      "LM Studio's loaded_context_length over its max_context_length",
+      "LM Studio /api/v0/models entry shape",
+      { data: [{ id: "google/gemma-3-4b", state: "loaded", max_context_length: 131072, loaded_context_length: 12918 }] },
+      "google/gemma-3-4b",
+      12918,
+    ],
+    [
+      "a llama.cpp router's --ctx-size in status.args",
+      "llama.cpp router mode /v1/models (status.args)",
+      { object: "list", data: [{ id: "m:fast", object: "model", owned_by: "llamacpp", status: { value: "unloaded", args: ["/opt/llama-server", "--ctx-size", "65535", "--jinja"] } }] },
+      "m:fast",
+      65535,
+    ],
+  ];
+  for (const [name, source, body, model, window] of rows) {
+    it(`reads ${name} (${source})`, async () => {
+      const server = await scripted((path) => (path === "/v1/models" ? [200, body] : [404, { error: "no" }]));
+      expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl, model })).toBe(window);
+      expect(server.seen.map((s) => s.path)).toEqual(["/v1/models"]);
+    });
+  }
+
+  it("takes no window from zero, null, a negative number or a string, and asks the native routes", async () => {
+    const body = {
+      data: [{ id: "m", context_length: 0, max_model_len: null, context_window: -1, n_ctx: "4096", max_input_tokens: 0 }],
+    };
+    const server = await scripted((path) => (path === "/v1/models" ? [200, body] : [404, { error: "no" }]));
+    expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl, model: "m" })).toBe(0);
+    expect(server.seen.map((s) => s.path.split("?")[0])).toEqual(["/v1/models", "/props", "/api/v0/models"]);
+  });
+
+  it("lists a bare array and a models[] body as entries with ids", async () => {
+    const server = await scripted(() => [200, [{ id: "a" }, { name: "models/b" }, { nothing: true }]]);
+    const entries = await createClientPool().listModels({ baseUrl: server.baseUrl });
+    expect(entries.map((e) => e.id)).toEqual(["a", "models/b"]);
+  });
+});
