@@ -89,6 +89,11 @@ describe("planCompaction", () => {
     expect(plan).toMatchObject({ from: 0, through: 4, previous: "notes" });
   });
 
+  it("never folds the leading system messages, even from a from that points into them", () => {
+    const plan = planCompaction(transcript, { limit: 5000, used: 5100, from: 0, previous: "notes" });
+    expect(plan).toMatchObject({ from: 1, through: 5, previous: "notes" });
+  });
+
   it("cuts deeper to reach a target, and says how far short it fell where none reaches it", () => {
     const plan = planCompaction(transcript, { limit: 10_000, used: 8000, target: 0.5, summaryTokens: 500 });
     // Folding through index 3 leaves 8000 - 2000 + 500 = 6500 (over 5000); through 5 leaves 4500.
@@ -129,6 +134,32 @@ describe("planCompaction", () => {
         expect(tail).toBeLessThanOrEqual(0.35 * limit);
         expect(plan.kept).toBe(tail);
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("with a target, cuts at the first user message that meets both bounds, or the last one if none does", () => {
+    fc.assert(
+      fc.property(
+        transcriptArb,
+        fc.integer({ min: 500, max: 40_000 }),
+        fc.double({ min: 0.05, max: 0.9, noNaN: true }),
+        fc.integer({ min: 0, max: 2000 }),
+        (messages, limit, target, summaryTokens) => {
+          const plan = planCompaction(messages, { limit, target, summaryTokens });
+          if (!plan) return;
+          const cost = messages.map((m) => messageTokens(m));
+          const tailFrom = (c: number) => cost.slice(c).reduce((a, b) => a + b, 0);
+          const afterAt = (c: number) =>
+            plan.used - cost.slice(plan.from, c).reduce((a, b) => a + b, 0) + summaryTokens;
+          const users = messages.flatMap((m, i) => (m.role === "user" && i > plan.from ? [i] : []));
+          expect(messages[plan.through]?.role).toBe("user");
+          expect(plan.after).toBe(afterAt(plan.through));
+          const meets = (c: number) => tailFrom(c) <= 0.35 * limit && afterAt(c) <= target * limit;
+          const first = users.find(meets);
+          expect(plan.through).toBe(first ?? users.at(-1));
+        },
+      ),
       { numRuns: 300 },
     );
   });

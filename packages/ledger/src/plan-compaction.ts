@@ -56,6 +56,13 @@ export interface CompactionPlan {
   summaryTokens: number;
 }
 
+/** How many system messages lead the transcript. */
+function leadingCount(messages: readonly MessageLike[]): number {
+  let count = 0;
+  while (count < messages.length && isSystem(messages[count] as MessageLike)) count++;
+  return count;
+}
+
 /** The leading system messages, and the earlier summary among them where there is one. */
 function leadingSystem(messages: readonly MessageLike[]): { count: number; previous?: string } {
   let count = 0;
@@ -74,11 +81,11 @@ function leadingSystem(messages: readonly MessageLike[]): { count: number; previ
  *
  * Fires once `used` (or, absent, the estimate of every message) is past three quarters of `limit`.
  * The cut is the earliest user message after `from` whose kept tail fills at most `keepRatio` of the
- * window, so a transcript never resumes mid-exchange; the leading system messages are never folded,
- * and an earlier summary is continued (`previous`). Given a `target`, the cut also has to bring
- * `used`, less what is folded, plus `summaryTokens`, to `target` of the window or under; where no
- * user message does, the plan folds as far as the last user message and `after` says how far short
- * it fell. One long tool run under a single question has no cut, so no plan: pruning is what keeps
+ * window, so a transcript never resumes mid-exchange; the leading system messages are never folded
+ * (a `from` given inside them moves past them), and an earlier summary is continued (`previous`).
+ * Given a `target`, the cut also has to bring `used`, less what is folded, plus `summaryTokens`, to
+ * `target` of the window or under; where no user message does, the plan folds as far as the last
+ * user message and `after` says how far short it fell. One long tool run under a single question has no cut, so no plan: pruning is what keeps
  * that going. Linear in the transcript. Throws `LedgerError` for a malformed transcript or an option
  * out of range.
  */
@@ -119,10 +126,15 @@ export function planCompaction(
 
   const lead =
     options.from === undefined || options.previous === undefined ? leadingSystem(messages) : undefined;
+  // A `from` the host gives is where its last fold ended; the leading system messages are never
+  // folded whatever it says, so a `from` inside them moves past them.
   const from =
     options.from === undefined
       ? (lead?.count ?? 0)
-      : checkNumber(options.from, "from", where, { integer: true, max: messages.length });
+      : Math.max(
+          checkNumber(options.from, "from", where, { integer: true, max: messages.length }),
+          lead?.count ?? leadingCount(messages),
+        );
   const previous = options.previous ?? (options.from === undefined ? lead?.previous : undefined);
 
   // suffix[i]: the estimated tokens of messages[i..].
