@@ -217,6 +217,33 @@ describe("estimateFrom", () => {
   });
 });
 
+describe("estimateFrom on a transcript read back from storage", () => {
+  it("still measures messages that are equal rather than identical, and estimates a changed one", () => {
+    fc.assert(
+      fc.property(conversation, (scripted) => {
+        const ledger = recordAll(scripted);
+        const estimate = estimateFrom(ledger, scripted.transcript);
+        const stored = JSON.parse(JSON.stringify(scripted.transcript)) as MessageLike[];
+        stored.forEach((message, i) => {
+          expect(estimate(message, i)).toBe(estimate(scripted.transcript[i] as MessageLike, i));
+        });
+      }),
+    );
+    const transcript: MessageLike[] = [
+      { role: "user", content: "q" },
+      { role: "assistant", content: "a" },
+      { role: "user", content: "q2" },
+    ];
+    const ledger = [
+      { through: 0, prompt: 10, epoch: 0 },
+      { through: 2, prompt: 110, epoch: 0 },
+    ];
+    const estimate = estimateFrom(ledger, transcript);
+    expect(estimate({ role: "assistant", content: "a" }, 1)).toBeCloseTo(100 / 3);
+    expect(estimate({ role: "assistant", content: "changed since" }, 1)).toBe(4);
+  });
+});
+
 describe("rebaseLedger", () => {
   it("gives back the same ledger when nothing moved", () => {
     fc.assert(

@@ -174,8 +174,10 @@ export function tokensBetween(
 /**
  * `tokensBetween` one message at a time: a function from a message's index to its cost — its share
  * of a measured group where the ledger covers it, its estimate otherwise. This is the function
- * `planCompaction` takes as `estimate`. The costs are worked out once, here; an index outside
- * `messages` is estimated from the message passed with it.
+ * `planCompaction` takes as `estimate`. The costs are worked out once, here. A message at its index
+ * (the same object, or an equal one read back from storage) gets its measured cost; an index
+ * outside `messages`, or a message that changed since (a pruned result), is estimated from the
+ * message passed with it.
  */
 export function estimateFrom(
   ledger: readonly LedgerEntry[],
@@ -186,8 +188,10 @@ export function estimateFrom(
   checkMessages(messages, "estimateFrom");
   const perToken = perTokenOf(options, "estimateFrom");
   const costs = messageCosts(ledger, messages, perToken);
+  // The same message object, or the same message read back (a transcript stored as rows and
+  // re-read is equal, not identical): either is the one the ledger measured.
   return (message, index) =>
-    Number.isInteger(index) && index >= 0 && index < costs.length && messages[index] === message
+    Number.isInteger(index) && index >= 0 && index < costs.length && sameMessage(messages[index], message)
       ? (costs[index] as number)
       : Math.ceil(messageChars(message) / perToken);
 }
