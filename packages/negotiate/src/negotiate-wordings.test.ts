@@ -8,8 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { clientFor, rejection, streamText } from "../test/wire.js";
 import { createCapabilityStore } from "./capabilities.js";
 import { negotiate } from "./negotiate.js";
-import { isOverflow } from "./retry.js";
 import { buildBody, type ModelParams, type ToolDefinition } from "./request-body.js";
+import { isOverflow } from "./retry.js";
 
 let server: TestServer;
 beforeEach(async () => {
@@ -68,7 +68,7 @@ describe("endpoint-level: a tool schema refused in Gemini's words", () => {
     server.enqueue(refusal(400, gemini), ok, ok);
     const store = createCapabilityStore();
     await expect(turn(store, { model: "gemini-2.5-flash" }, { tools })).resolves.toBe("fine");
-    const sent = (i: number) => (bodies()[i]?.tools as ToolDefinition[])[0]?.function;
+    const sent = (i: number) => ((bodies()[i]?.tools ?? []) as ToolDefinition[])[0]?.function;
     expect(sent(0)?.strict).toBe(true);
     expect(sent(1)?.strict).toBeUndefined();
     await turn(store, { model: "gemini-2.5-pro" }, { tools });
@@ -145,6 +145,40 @@ describe("model-level: refusals in vLLM's, Bedrock's and llama.cpp's words", () 
     expect(seen).toEqual([true, false]);
     expect(bodies()[1]).not.toHaveProperty("response_format");
     expect(store.modelCapabilitiesFor(supports, "other").structuredOutput).toBe(true);
+  });
+});
+
+describe("model-level: refusals in xAI's and Kimi's words", () => {
+  it("stops sending reasoning_effort to a grok model that has no dial, and keeps it for one that has", async () => {
+    // https://github.com/chenyme/grok2api/issues/814 (a string `error`, camelCase field name)
+    const xai = {
+      code: "invalid-argument",
+      error: "Model grok-4-1-fast does not support parameter reasoningEffort.",
+    };
+    server.enqueue(refusal(400, xai), ok, ok);
+    const store = createCapabilityStore();
+    await expect(turn(store, { model: "grok-4-1-fast", reasoningEffort: "low" })).resolves.toBe("fine");
+    expect(bodies()[0]?.reasoning_effort).toBe("low");
+    expect(bodies()[1]).not.toHaveProperty("reasoning_effort");
+    await turn(store, { model: "grok-4.3", reasoningEffort: "low" });
+    expect(bodies()[2]?.reasoning_effort).toBe("low");
+  });
+
+  it("leaves the temperature to a Kimi model that allows only its own", async () => {
+    // https://github.com/Mai-with-u/MaiBot/issues/1538
+    const kimi = {
+      error: {
+        message: "invalid temperature: only 1 is allowed for this model",
+        type: "invalid_request_error",
+      },
+    };
+    server.enqueue(refusal(400, kimi), ok, ok);
+    const store = createCapabilityStore();
+    await expect(turn(store, { model: "kimi-k2.5", temperature: 0.3 })).resolves.toBe("fine");
+    expect(bodies()[0]?.temperature).toBe(0.3);
+    expect(bodies()[1]).not.toHaveProperty("temperature");
+    await turn(store, { model: "moonshot-v1-8k", temperature: 0.3 });
+    expect(bodies()[2]?.temperature).toBe(0.3);
   });
 });
 

@@ -65,7 +65,8 @@ function pydanticEffort(facts: ErrorFacts): Refusal | undefined {
     if (last !== "reasoning_effort" && !(last === "effort" && loc?.includes("reasoning"))) continue;
     if (typeof object.input !== "string" && object.input !== null) continue;
     const ctx = isRecord(object.ctx) ? object.ctx : {};
-    const expected = typeof ctx.expected === "string" ? ctx.expected : typeof object.msg === "string" ? object.msg : "";
+    const expected =
+      typeof ctx.expected === "string" ? ctx.expected : typeof object.msg === "string" ? object.msg : "";
     return { kind: "effort", refused: object.input as string | null, supported: quoted(expected) };
   }
   // The same error as vLLM prints it into `message` (a Python repr of the list).
@@ -110,6 +111,11 @@ function refusesJsonSchema(facts: ErrorFacts): boolean {
   );
 }
 
+/** `reasoningEffort` → `reasoning_effort`: a server that names a field the way its own SDK spells it. */
+function snakeCase(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
+}
+
 /** Field names an unknown-parameter refusal names, in every wording seen on real servers. */
 function unknownFields(facts: ErrorFacts): string[] {
   const text = facts.text;
@@ -145,6 +151,18 @@ function unknownFields(facts: ErrorFacts): string[] {
   // LiteLLM: "openai does not support parameters: ['reasoning_effort'], for model=gpt-4o."
   const litellm = /does not support parameters:\s*\[([^\]]*)\]/i.exec(text);
   if (litellm?.[1]) names.push(...quoted(litellm[1]));
+  // xAI: "Model grok-4-1-fast does not support parameter reasoningEffort." (camelCase on the wire)
+  for (const m of text.matchAll(/does not support (?:the )?parameter\s+['"`]?([A-Za-z_][\w.]*)/gi)) {
+    if (m[1]) names.push(snakeCase(m[1].replace(/\.$/, "")));
+  }
+  // Kimi: "invalid top_p: only 0.95 is allowed for this model" — a field whose value is fixed.
+  for (const m of text.matchAll(/invalid ([a-z_][\w.]*): only \S+ is allowed/gi)) if (m[1]) names.push(m[1]);
+  // Anthropic: "`temperature` and `top_p` cannot both be specified for this model": the second goes.
+  const both =
+    /[`'"]?([a-z_][\w.]*)[`'"]? and [`'"]?([a-z_][\w.]*)[`'"]? cannot both be (?:specified|set|used)/i.exec(
+      text,
+    );
+  if (both?.[2]) names.push(both[2]);
   // Pydantic/FastAPI detail (Mistral): { type: "extra_forbidden", loc: ["body", "stream_options", …] }.
   for (const object of facts.objects) {
     if (object.type === "extra_forbidden" && Array.isArray(object.loc)) {
@@ -224,8 +242,14 @@ export function readRefusal(error: unknown): Refusal | undefined {
   const effort = effortRefusal(facts);
   if (effort) return effort;
   // "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value
-  // is supported." says the value is not ours to pick at all; a range complaint does not.
-  if (/'temperature' does not support .*Only the default \([^)]*\) value is supported/i.test(facts.text)) {
+  // is supported." (OpenAI) and "invalid temperature: only 1 is allowed for this model" (Kimi) say the
+  // value is not ours to pick at all; a range complaint ("Expected a value <= 2") does not.
+  if (
+    /'temperature' does not support .*Only the default \([^)]*\) value is supported/i.test(facts.text) ||
+    /\btemperature\b[^\n]{0,40}\bonly (?:the default|-?[\d.]+) (?:value )?is (?:allowed|supported)/i.test(
+      facts.text,
+    )
+  ) {
     return { kind: "temperature" };
   }
   if (refusesJsonSchema(facts)) return { kind: "structured-output" };

@@ -23,7 +23,9 @@ interface Row {
   plainOnly?: boolean;
 }
 
-const message = (text: string, extra: Record<string, unknown> = {}) => ({ error: { message: text, ...extra } });
+const message = (text: string, extra: Record<string, unknown> = {}) => ({
+  error: { message: text, ...extra },
+});
 
 const OVERFLOWS: Record<string, Row> = {
   "vLLM V1: decoder prompt longer than the maximum model length": {
@@ -101,7 +103,13 @@ const OVERFLOWS: Record<string, Row> = {
   "llama.cpp embeddings: input larger than the max context size, a 500": {
     source: "https://github.com/ggml-org/llama.cpp/pull/10030",
     status: 500,
-    body: { error: { code: 500, message: "input is larger than the max context size. skipping", type: "server_error" } },
+    body: {
+      error: {
+        code: 500,
+        message: "input is larger than the max context size. skipping",
+        type: "server_error",
+      },
+    },
   },
   "ik_llama.cpp: prompt too big compared to KV size": {
     source: "https://github.com/ikawrakow/ik_llama.cpp/issues/1619",
@@ -116,7 +124,9 @@ const OVERFLOWS: Record<string, Row> = {
   "Mistral: too large for model with N maximum context length": {
     source: "https://github.com/jupyterlite/ai/issues/291",
     status: 400,
-    body: message("Prompt contains 152960 tokens and 0 draft tokens, too large for model with 131072 maximum context length"),
+    body: message(
+      "Prompt contains 152960 tokens and 0 draft tokens, too large for model with 131072 maximum context length",
+    ),
   },
   "Fireworks: the prompt is too long": {
     source: "https://github.com/warpdotdev/warp/issues/15402",
@@ -144,7 +154,9 @@ const OVERFLOWS: Record<string, Row> = {
   "Cerebras: current length while limit": {
     source: "https://github.com/cline/cline/issues/5140",
     status: 400,
-    body: message("Please reduce the length of the messages or completion. Current length is 42328 while limit is 40000"),
+    body: message(
+      "Please reduce the length of the messages or completion. Current length is 42328 while limit is 40000",
+    ),
   },
   "DeepSeek: OpenAI's sentence under code invalid_request_error": {
     source: "https://github.com/FoundationAgents/OpenManus/issues/79",
@@ -169,7 +181,8 @@ const OVERFLOWS: Record<string, Row> = {
           message: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).",
           errors: [
             {
-              message: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).",
+              message:
+                "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).",
               domain: "global",
               reason: "badRequest",
             },
@@ -222,7 +235,14 @@ const OVERFLOWS: Record<string, Row> = {
   "GitHub Copilot: prompt token count exceeds the limit": {
     source: "https://github.com/jjleng/copilot-more/issues/35",
     status: 400,
-    body: { error: { message: "prompt token count of 93854 exceeds the limit of 90000", param: "", code: "", type: "" } },
+    body: {
+      error: {
+        message: "prompt token count of 93854 exceeds the limit of 90000",
+        param: "",
+        code: "",
+        type: "",
+      },
+    },
   },
   "LiteLLM proxy: ContextWindowExceededError in the relayed message": {
     source: "https://github.com/BerriAI/litellm/issues/10431",
@@ -232,10 +252,57 @@ const OVERFLOWS: Record<string, Row> = {
       { type: null, param: null, code: "400" },
     ),
   },
+  "xAI: maximum prompt length … but the request contains": {
+    source: "https://github.com/cline/cline/issues/3120",
+    status: 400,
+    body: message("This model's maximum prompt length is 131072 but the request contains 136973 tokens."),
+  },
+  "xAI (gRPC era): [input_too_large] exceeds budget": {
+    source: "https://github.com/UKGovernmentBEIS/inspect_ai/pull/5208",
+    status: 400,
+    body: message(
+      "Failed to start sampling: [input_too_large] Current message (1149677 tokens) exceeds budget (975424 tokens)",
+    ),
+  },
+  "Moonshot (Kimi): request exceeded model token limit": {
+    source: "https://github.com/MoonshotAI/kimi-cli/issues/2011",
+    status: 400,
+    body: {
+      error: {
+        message: "Invalid request: Your request exceeded model token limit: 262144 (requested: 269030)",
+        type: "invalid_request_error",
+      },
+    },
+  },
+  "Moonshot (2024): model max length exceeded": {
+    source: "https://github.com/MoonshotAI/MoonshotAI-Cookbook/issues/18",
+    status: 400,
+    body: message("model max length exceeded, max length:8192"),
+  },
+  "Qwen / DashScope: range of input length": {
+    source: "https://github.com/agentscope-ai/QwenPaw/issues/6255",
+    status: 400,
+    body: {
+      error: {
+        code: "invalid_parameter_error",
+        message: "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]",
+        param: null,
+        type: "invalid_request_error",
+      },
+      request_id: "81a373d6-28bd-9968-8335-e22a2127c41b",
+    },
+  },
+  "Zhipu GLM: prompt exceeds max length (code 1261)": {
+    source: "https://github.com/zeroclaw-labs/zeroclaw/issues/4124",
+    status: 400,
+    body: { error: { code: "1261", message: "Prompt exceeds max length" } },
+  },
   "Volcano Ark: input length exceeds the maximum length": {
     source: "https://github.com/langgenius/dify/issues/32221",
     status: 400,
-    body: { error: { code: "InvalidParameter", message: "Input length 203743 exceeds the maximum length 202752" } },
+    body: {
+      error: { code: "InvalidParameter", message: "Input length 203743 exceeds the maximum length 202752" },
+    },
   },
 };
 
@@ -308,7 +375,9 @@ const REFUSALS: Record<string, Row> = {
           details: [
             {
               "@type": "type.googleapis.com/google.rpc.BadRequest",
-              fieldViolations: [{ description: 'Invalid JSON payload received. Unknown name "google": Cannot find field.' }],
+              fieldViolations: [
+                { description: 'Invalid JSON payload received. Unknown name "google": Cannot find field.' },
+              ],
             },
           ],
         },
@@ -357,6 +426,50 @@ const REFUSALS: Record<string, Row> = {
       "litellm.UnsupportedParamsError: openai does not support parameters: ['reasoning_effort'], for model=o4-mini. To drop these, set `litellm.drop_params=True`",
     ),
     refusal: { kind: "unknown-field", field: "reasoning_effort", name: "reasoning_effort" },
+  },
+  "Kimi: a temperature only the model's own value goes for": {
+    source: "https://github.com/Mai-with-u/MaiBot/issues/1538",
+    status: 400,
+    body: {
+      error: {
+        message: "invalid temperature: only 1 is allowed for this model",
+        type: "invalid_request_error",
+      },
+    },
+    refusal: { kind: "temperature" },
+  },
+  "Kimi via OpenRouter: a top_p only the model's own value goes for": {
+    source: "https://github.com/microsoft/vscode/issues/312616",
+    status: 400,
+    body: {
+      error: {
+        message: "Error from provider (Moonshot AI): invalid top_p: only 0.95 is allowed for this model",
+        type: "invalid_request_error",
+      },
+    },
+    refusal: { kind: "unknown-field", field: "top_p", name: "top_p" },
+  },
+  "xAI: does not support parameter reasoningEffort (camelCase)": {
+    source: "https://github.com/chenyme/grok2api/issues/814",
+    status: 400,
+    body: {
+      code: "invalid-argument",
+      error: "Model grok-4.20-0309-reasoning does not support parameter reasoningEffort.",
+    },
+    refusal: { kind: "unknown-field", field: "reasoning_effort", name: "reasoning_effort" },
+  },
+  "Anthropic: temperature and top_p cannot both be specified": {
+    source: "https://github.com/microsoft/vscode/issues/312616",
+    status: 400,
+    body: {
+      type: "error",
+      error: {
+        type: "invalid_request_error",
+        message: "`temperature` and `top_p` cannot both be specified for this model. Please use only one.",
+      },
+      request_id: "XXX",
+    },
+    refusal: { kind: "unknown-field", field: "top_p", name: "top_p" },
   },
   "OpenAI: unrecognized include_reasoning (relayed by LiteLLM)": {
     source: "https://github.com/BerriAI/litellm/issues/8765",
@@ -426,7 +539,9 @@ describe("what borrows those words, or looks like it, is not an overflow", () =>
     expect(backoffMs(0, { status: hf.status, body: hf.body })).toBe(20_000);
     // Through a bare SDK client the sibling of a string `error` is dropped (@loopwright/client's
     // keepErrorBodies keeps it); the loading words still arrive, so it is still a loading 503.
-    expect(isModelLoading(viaSdk.get("Hugging Face: model is currently loading, with estimated_time"))).toBe(true);
+    expect(isModelLoading(viaSdk.get("Hugging Face: model is currently loading, with estimated_time"))).toBe(
+      true,
+    );
     const groq = NOT_OVERFLOWS["Groq 429: rate limit reached on tokens per minute"] as Row;
     expect(backoffMs(3, viaSdk.get("Groq 429: rate limit reached on tokens per minute"))).toBe(4770);
     expect(backoffMs(0, { status: 429, body: message("Please try again in 1m23.5s.") })).toBe(83_500);

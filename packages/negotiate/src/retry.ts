@@ -29,6 +29,11 @@ const OVERFLOW_WORDINGS = [
   /Current length is \d+ while limit is \d+/i, // Cerebras
   /prompt token count of \d+ exceeds the limit/i, // GitHub Copilot
   /Requested token count exceeds the model's maximum context length/i, // SGLang
+  /maximum prompt length is \d+/i, // xAI ("… but the request contains N tokens")
+  /\binput_too_large\b/i, // xAI gRPC-era code
+  /exceeded model token limit|model max length exceeded/i, // Moonshot (Kimi), new and old
+  /Range of input length should be \[/i, // Qwen / DashScope
+  /\b(?:prompt|input) exceeds (?:the )?max(?:imum)? (?:length|tokens|context)/i, // Zhipu GLM ("Prompt exceeds max length")
   /context[_ ]length[_ ]exceeded|context[_ ]window[_ ]exceeded|ContextWindowExceeded/i, // codes, LiteLLM
   /exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length|limit|size)/i,
 ];
@@ -42,7 +47,8 @@ const OVERFLOW_CODES = new Set([
   "ContextWindowExceededError", // LiteLLM
 ]);
 
-const RATE_LIMIT = /tokens per (?:min|minute|hour|day)|requests per (?:min|minute|day)|\b(?:TPM|RPM|TPD|RPD)\b|rate.?limit|quota|RESOURCE_EXHAUSTED/i;
+const RATE_LIMIT =
+  /tokens per (?:min|minute|hour|day)|requests per (?:min|minute|day)|\b(?:TPM|RPM|TPD|RPD)\b|rate.?limit|quota|RESOURCE_EXHAUSTED/i;
 
 /**
  * True when the error says the request is too big for the model's context window.
