@@ -279,10 +279,24 @@ function unionOf(schemas: readonly JsonSchema[]): JsonSchema[] {
   return out;
 }
 
+/**
+ * True for a schema no value satisfies: `false`, or `{ not: {} }` / `{ not: true }` (what
+ * zod-to-json-schema writes for `undefined`, as the first branch of every optional union).
+ */
+function isNever(schema: unknown): boolean {
+  if (schema === false) return true;
+  if (!isObject(schema) || !Object.hasOwn(schema, "not")) return false;
+  const not = schema.not;
+  const matchesAll = not === true || (isObject(not) && Object.keys(not).every((k) => ANNOTATIONS.has(k)));
+  return matchesAll && Object.keys(schema).every((k) => k === "not" || ANNOTATIONS.has(k));
+}
+
+const NEVER_NOTE = "Not used; always null.";
+
 function convert(input: unknown, ctx: Context, depth: number, refs: RefCounts): JsonSchema {
   ctx.budget -= 1;
   if (ctx.budget < 0) return jsonText(isObject(input) ? baseDescription(input) : undefined);
-  if (input === false) return { type: "null", description: "Not used; always null." };
+  if (isNever(input)) return { type: "null", description: NEVER_NOTE };
   if (!isObject(input)) return anyValue(undefined);
   if (ctx.active.has(input)) return jsonText(baseDescription(input));
   ctx.active.add(input);
@@ -400,6 +414,11 @@ function convertUnion(
     if (!ANNOTATIONS.has(key) && key !== "allOf" && key !== "$ref") setKey(constraints, key, value);
   }
   const shared = Object.keys(constraints).length > 0;
+  // A branch nothing satisfies adds nothing to a union (zod's optional: `anyOf: [{ not: {} }, T]`).
+  const possible = branches.filter((branch) => !isNever(branch));
+  if (possible.length > 0 && possible.length < branches.length) {
+    return convertUnion(schema, possible, base, notes, ctx, depth, refs);
+  }
   const converted = branches.map((branch) =>
     convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
   );
