@@ -19,7 +19,7 @@ export interface ToolCallDeltaLike {
   index?: number | null;
   id?: string | null;
   type?: string | null;
-  /** `arguments` is a string on the wire; TGI before 3.2 and some relays send a JSON object. */
+  /** `arguments` is a string on the wire; older TGI and some relays send a JSON object. */
   function?: { name?: string | null; arguments?: string | Record<string, unknown> | null } | null;
 }
 
@@ -38,7 +38,7 @@ export interface DeltaLike {
   reasoning_content?: string | null;
   reasoning?: string | { text?: string | null; content?: string | null; summary?: string | null } | null;
   reasoning_details?: readonly ReasoningDetailLike[] | null;
-  /** An array on the wire; TGI before 3.2 sent one call as a bare object. */
+  /** An array on the wire; older TGI sent one call as a bare object. */
   tool_calls?: readonly ToolCallDeltaLike[] | ToolCallDeltaLike | null;
   /** The legacy single function call (`functions` / `function_call` requests). */
   function_call?: { name?: string | null; arguments?: string | Record<string, unknown> | null } | null;

@@ -31,7 +31,7 @@ function text(value: unknown): string {
 
 /**
  * The arguments a piece carries, as text. A server that sends them as a JSON object rather than
- * the string OpenAI specifies (TGI before 3.2, some relays) gets them serialised, whole.
+ * the string OpenAI specifies (older TGI, some relays) gets them serialised, whole.
  */
 function argumentsOf(value: unknown): { text: string; whole: boolean } {
   if (typeof value === "string") return { text: value, whole: false };
@@ -73,7 +73,7 @@ function sameJson(a: unknown, b: unknown): boolean {
  * starts a new call (servers that number every call 0). Without an `index`, a piece whose `id` was
  * seen continues that call, a piece with a new `id` and a name starts one, and any other piece
  * continues the latest call (servers that send `index` once, or never) — unless that call is
- * already whole JSON and the piece names a tool, which starts the next call. A name is appended
+ * already whole JSON and the piece brings a name and arguments, which starts the next call. A name is appended
  * piece by piece, but a piece repeating the whole name so far is not appended again (servers that
  * repeat it on every delta). Arguments are concatenated as sent, so a split inside an escape or a
  * character is whole again at the end; a piece that repeats everything so far and more (servers
@@ -117,7 +117,12 @@ export class ToolCallAssembler {
         const startsCall =
           latest === undefined ||
           (id !== "" && name !== "") ||
-          (name !== "" && latest.name !== "" && completeJson(latest.arguments) !== undefined);
+          // A whole named call after a finished one (Gemini proxies with empty ids); a name alone
+          // may still be the rest of the latest call's name.
+          (name !== "" &&
+            args.text !== "" &&
+            latest.name !== "" &&
+            completeJson(latest.arguments) !== undefined);
         slot = startsCall ? this.open() : latest;
       }
     }

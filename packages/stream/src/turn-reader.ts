@@ -169,7 +169,8 @@ export class TurnReader {
       this.options.onThinking?.(thought);
     }
     let content = delta.content;
-    if (content && typeof content === "object" && !Array.isArray(content)) content = [content as ContentPartLike];
+    if (content && typeof content === "object" && !Array.isArray(content))
+      content = [content as ContentPartLike];
     if (typeof content === "string") {
       if (content !== "") {
         carried = true;

@@ -1,0 +1,359 @@
+import { describe, expect, it } from "vitest";
+import type { ChunkLike, DeltaLike } from "./chunk.js";
+import type { ToolCallProgress } from "./tool-call-assembler.js";
+import { normalizeFinishReason } from "./turn.js";
+import { chunkError, TurnReader } from "./turn-reader.js";
+
+// Chunk shapes from servers and proxies beyond the recorded fixtures. Each case cites where the
+// shape was seen; the JSON is quoted or reduced from there (names and values may be shortened).
+
+const delta = (d: unknown, finish: string | null = null): ChunkLike => ({
+  choices: [{ index: 0, delta: d as DeltaLike, finish_reason: finish }],
+});
+
+function read(chunks: readonly ChunkLike[], progress?: ToolCallProgress[]) {
+  const reader = new TurnReader({ onToolCallDelta: progress ? (p) => progress.push(p) : undefined });
+  for (const c of chunks) reader.read(c);
+  return reader.finish();
+}
+
+const calls = (chunks: readonly ChunkLike[]) =>
+  read(chunks).toolCalls.map((c) => [c.id, c.function.name, c.function.arguments]);
+
+describe("tool calls from servers that stray from OpenAI's delta shape", () => {
+  it("reads a call sent as a bare object instead of an array, with arguments as an object (older TGI)", () => {
+    // huggingface/text-generation-inference#2949: "TGI outputs singular tool call" in the stream and
+    // "arguments ... TGI seems to output a JSON" (fixed by #3086 / #3076).
+    expect(
+      calls([
+        delta({
+          role: "assistant",
+          tool_calls: {
+            index: 0,
+            id: "",
+            type: "function",
+            function: { description: null, name: "get_weather", arguments: { location: "Paris" } },
+          },
+        }),
+        delta({}, "eos_token"),
+      ]),
+    ).toEqual([["call_0", "get_weather", '{"location":"Paris"}']]);
+  });
+
+  it("keeps the arguments once when a provider resends everything so far on every piece", () => {
+    // NousResearch/hermes-agent#35718: DeepSeek / Baidu Qianfan "resend the full arguments-so-far in
+    // every stream chunk instead of the new fragment".
+    const piece = (args: string) => ({ index: 0, function: { arguments: args } });
+    const progress: ToolCallProgress[] = [];
+    const turn = read(
+      [
+        delta({
+          tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "search_files" } }],
+        }),
+        delta({ tool_calls: [piece('{"pattern":')] }),
+        delta({ tool_calls: [piece('{"pattern":"*.ts",')] }),
+        delta({ tool_calls: [piece('{"pattern":"*.ts","path":"src"}')] }),
+        delta({ tool_calls: [piece('{"pattern":"*.ts","path":"src"}')] }, "tool_calls"),
+      ],
+      progress,
+    );
+    expect(turn.toolCalls[0]?.function.arguments).toBe('{"pattern":"*.ts","path":"src"}');
+    expect(progress.map((p) => p.argumentsDelta).join("")).toBe('{"pattern":"*.ts","path":"src"}');
+  });
+
+  it("does not add a finished call's arguments twice when a proxy repeats them whole, re-serialised", () => {
+    // elizaOS/eliza#16973: argument deltas, then the consolidated call repeating the full
+    // (re-serialised) arguments; anomalyco/opencode#17339: GLM-style streams resend the full JSON.
+    expect(
+      calls([
+        delta({ tool_calls: [{ index: 0, id: "t1", function: { name: "shell", arguments: "" } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: '{"command": ' } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: '"ls -la"}' } }] }),
+        delta({
+          tool_calls: [
+            { index: 0, id: "t1", function: { name: "shell", arguments: '{"command":"ls -la"}' } },
+          ],
+        }),
+      ]),
+    ).toEqual([["t1", "shell", '{"command": "ls -la"}']]);
+  });
+
+  it("still joins fragments that happen to repeat the text before them", () => {
+    // VicBilibily/GCMP#194: "100" then "00" must read "10000", and "-step" twice stays twice.
+    expect(
+      calls([
+        delta({ tool_calls: [{ index: 0, id: "a", function: { name: "f", arguments: '{"n":100' } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: "00" } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: ',"s":"-step' } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: "-step" } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: '"}' } }] }),
+      ]),
+    ).toEqual([["a", "f", '{"n":10000,"s":"-step-step"}']]);
+  });
+
+  it("splits a second call whose whole arguments arrive under the first call's index", () => {
+    // dyedd/lens#49 (gemini-3.1-pro through a relay): frame 3 carries the second glob call's
+    // arguments with "index":0 and "name":"" — concatenating gave {"pattern":"**/*"}{"path":…}.
+    expect(
+      calls([
+        delta({
+          tool_calls: [
+            { index: 0, id: "toolu_1", type: "function", function: { name: "glob", arguments: "" } },
+          ],
+        }),
+        delta({
+          tool_calls: [{ index: 0, function: { name: "", arguments: '{"path":"","pattern":"**/*"}' } }],
+        }),
+        delta({
+          tool_calls: [
+            { index: 0, function: { name: "", arguments: '{"path":"content/wiki","pattern":""}' } },
+          ],
+        }),
+      ]),
+    ).toEqual([
+      ["toolu_1", "glob", '{"path":"","pattern":"**/*"}'],
+      ["call_1", "glob", '{"path":"content/wiki","pattern":""}'],
+    ]);
+  });
+
+  it("reads parallel calls with no index, each whole, with a metadata-only piece between (Gemini)", () => {
+    // open-webui/computer#224 and THU-MAIC/OpenMAIC#1556: Gemini's OpenAI-compatible stream omits
+    // tool_calls[].index and sends extra_content.google.thought_signature, also as its own piece.
+    const sig = { extra_content: { google: { thought_signature: "c2ln" } } };
+    expect(
+      calls([
+        delta({
+          role: "assistant",
+          tool_calls: [
+            {
+              ...sig,
+              function: { arguments: '{"offset":1,"path":"/a.md"}', name: "read" },
+              id: "call_297140",
+              type: "function",
+            },
+          ],
+        }),
+        delta({ tool_calls: [sig] }),
+        delta({
+          tool_calls: [
+            {
+              function: { arguments: '{"path":"/b.md"}', name: "read" },
+              id: "call_297141",
+              type: "function",
+            },
+          ],
+        }),
+        delta({}, "stop"),
+      ]),
+    ).toEqual([
+      ["call_297140", "read", '{"offset":1,"path":"/a.md"}'],
+      ["call_297141", "read", '{"path":"/b.md"}'],
+    ]);
+  });
+
+  it("keeps two whole calls apart when a proxy sends them with empty ids and no index", () => {
+    // AstrBotDevs/AstrBot#6661: a Gemini proxy's piece {'id': '', 'function': {'arguments': …}, 'type': ''}.
+    expect(
+      calls([
+        delta({
+          tool_calls: [{ id: "", type: "", function: { name: "memory_save", arguments: '{"content":"a"}' } }],
+        }),
+        delta({
+          tool_calls: [{ id: "", type: "", function: { name: "memory_save", arguments: '{"content":"b"}' } }],
+        }),
+      ]),
+    ).toEqual([
+      ["call_0", "memory_save", '{"content":"a"}'],
+      ["call_1", "memory_save", '{"content":"b"}'],
+    ]);
+  });
+
+  it("keeps one call together when a server mints a new id on every piece of it", () => {
+    // Proxies mint ids per piece they translate (BerriAI/litellm#11558: `id=f"call_{uuid4()}"` on
+    // every Gemini part, all under one index). There each part was a whole named call, which starts
+    // a new call here; a piece without a name is a continuation, whatever its id.
+    expect(
+      calls([
+        delta({
+          tool_calls: [
+            { index: 0, id: "call_a1", type: "function", function: { name: "lookup", arguments: '{"q":' } },
+          ],
+        }),
+        delta({
+          tool_calls: [{ index: 0, id: "call_b2", type: "function", function: { arguments: '"x"}' } }],
+        }),
+      ]),
+    ).toEqual([["call_a1", "lookup", '{"q":"x"}']]);
+  });
+
+  it("reads a legacy function_call streamed in pieces as one tool call", () => {
+    // OpenAI's deprecated `functions` API: delta.function_call {name, arguments} then
+    // finish_reason "function_call" (openai/openai-node src/resources/chat/completions types).
+    const turn = read([
+      delta({ role: "assistant", content: null, function_call: { name: "get_time", arguments: "" } }),
+      delta({ function_call: { arguments: '{"tz":' } }),
+      delta({ function_call: { arguments: '"UTC"}' } }),
+      delta({}, "function_call"),
+    ]);
+    expect(turn.toolCalls).toEqual([
+      { id: "call_0", type: "function", function: { name: "get_time", arguments: '{"tz":"UTC"}' } },
+    ]);
+    expect(turn.finishReason).toBe("function_call");
+  });
+});
+
+describe("text, reasoning and usage in other servers' fields", () => {
+  it("does not count reasoning twice when a server sends it as both reasoning and reasoning_content", () => {
+    // vllm-project/vllm RFC #27755 renamed reasoning_content to reasoning; vllm-project/vllm#34030
+    // keeps both in sync on streamed deltas for older clients, so the same text arrives twice.
+    const turn = read([
+      delta({ reasoning: "Let me", reasoning_content: "Let me" }),
+      delta({ reasoning: " think.", reasoning_content: " think." }),
+      delta({ content: "42" }, "stop"),
+    ]);
+    expect(turn).toMatchObject({ reasoning: "Let me think.", content: "42" });
+  });
+
+  it("reads a refusal as the answer, so a refused reply is not empty", () => {
+    // OpenAI structured outputs stream the refusal in delta.refusal with content null.
+    const turn = read([
+      delta({ role: "assistant", content: null, refusal: "" }),
+      delta({ refusal: "I'm sorry, I can't help with that." }),
+      delta({}, "stop"),
+    ]);
+    expect(turn.content).toBe("I'm sorry, I can't help with that.");
+  });
+
+  it("reads content sent as one part object or as parts without a type", () => {
+    const turn = read([
+      delta({ content: { type: "text", text: "Hel" } }),
+      delta({ content: [{ text: "lo" }, { type: "image_url", image_url: { url: "x" } }] }),
+      delta({ content: [{ type: "reasoning", reasoning: "hmm" }] }),
+    ]);
+    expect(turn).toMatchObject({ content: "Hello", reasoning: "hmm" });
+  });
+
+  it("reads usage a server puts on the choice, and usage only in x_groq", () => {
+    const onChoice = read([
+      delta({ content: "hi" }),
+      {
+        choices: [
+          {
+            index: 0,
+            delta: {},
+            finish_reason: "stop",
+            usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 },
+          },
+        ],
+      },
+    ]);
+    expect(onChoice.usage).toEqual({ prompt: 9, completion: 2, total: 11, cached: 0 });
+    // Groq puts usage in x_groq.usage (fixtures wire/groq duplicate it at the top level too; a
+    // relay that drops unknown top-level fields can leave only x_groq).
+    const groq = read([
+      delta({ content: "hi" }),
+      {
+        choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+        x_groq: { usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } },
+      },
+    ]);
+    expect(groq.usage).toEqual({ prompt: 5, completion: 1, total: 6, cached: 0 });
+  });
+
+  it("reads a final chunk that carries the last text, the finish reason and usage together", () => {
+    // DeepSeek and Mistral put usage on the finish chunk (fixtures wire/deepseek, wire/mistral).
+    const turn = read([
+      delta({ content: "Hi" }),
+      {
+        choices: [{ index: 0, delta: { content: "!" }, finish_reason: "length" }],
+        usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+      },
+    ]);
+    expect(turn).toMatchObject({
+      content: "Hi!",
+      finishReason: "length",
+      usage: { prompt: 3, completion: 2, total: 5 },
+    });
+  });
+
+  it("skips chunks whose choices are null, and choices that are null", () => {
+    const turn = read([
+      { choices: null },
+      { choices: [] },
+      delta({ content: "ok" }, "stop"),
+      { choices: null, usage: null },
+    ]);
+    expect(turn).toMatchObject({ content: "ok", finishReason: "stop" });
+  });
+});
+
+describe("finish reasons in other servers' vocabulary", () => {
+  const cases: [sent: string, read: string, where: string][] = [
+    ["eos_token", "stop", "TGI before 2.2.1 (huggingface/text-generation-inference#2296, #2344)"],
+    ["stop_sequence", "stop", "TGI and Anthropic stop_reason passed through relays"],
+    ["eos", "stop", "end-of-sequence spelled short by small servers"],
+    ["end_turn", "stop", "aws-samples/bedrock-access-gateway#11; BerriAI/litellm#12481 (Ollama, Gemini)"],
+    ["tool_use", "tool_calls", "Anthropic stop_reason vocabulary, as end_turn leaks through relays"],
+    ["max_tokens", "length", "Anthropic / Bedrock stop_reason passed through relays"],
+    ["MAX_TOKENS", "length", "Gemini FinishReason enum passed through relays"],
+    ["STOP", "stop", "Gemini FinishReason enum passed through relays"],
+    ["SAFETY", "content_filter", "Gemini FinishReason enum passed through relays"],
+    ["function_call", "function_call", "OpenAI legacy functions"],
+    ["tool_calls", "tool_calls", "OpenAI"],
+    ["abort", "abort", "vLLM / SGLang aborted request: unknown spellings are kept as sent"],
+    ["constructor", "constructor", "a key of Object.prototype is not a known spelling"],
+  ];
+  for (const [sent, expected, where] of cases) {
+    it(`reads "${sent}" as "${expected}" (${where})`, () => {
+      expect(normalizeFinishReason(sent)).toBe(expected);
+      expect(read([delta({ content: "x" }, sent)]).finishReason).toBe(expected);
+    });
+  }
+});
+
+describe("error chunks the client passes on instead of throwing", () => {
+  const cases: [chunk: unknown, error: unknown, where: string][] = [
+    [
+      {
+        object: "error",
+        message: "Sampled token IDs exceed the max model length.",
+        type: "BadRequestError",
+        param: null,
+        code: 400,
+      },
+      "self",
+      "vLLM's ErrorResponse without an error wrapper (same shape as fixtures errors/vllm/*-legacy-top-level*.json)",
+    ],
+    [
+      { message: "Overloaded", type: "overloaded_error" },
+      "self",
+      "an `event: error` line whose data has no error member: the openai SDK yields it as a chunk",
+    ],
+    [
+      {
+        error: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096",
+        error_type: "validation",
+      },
+      "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096",
+      "TGI's in-stream error, from a client that does not throw on it",
+    ],
+  ];
+  for (const [chunk, error, where] of cases) {
+    it(`recognises ${where}`, () => {
+      expect(chunkError(chunk as ChunkLike)).toEqual(error === "self" ? chunk : error);
+    });
+  }
+
+  it("does not take an ordinary chunk, a usage chunk or a ping for an error", () => {
+    for (const chunk of [
+      { choices: [], usage: { prompt_tokens: 1 } },
+      { choices: [{ index: 0, delta: { content: "error" } }] },
+      { type: "ping" },
+      {},
+      { error: null, choices: [] },
+      { object: "chat.completion.chunk", choices: [] },
+    ]) {
+      expect(chunkError(chunk as ChunkLike)).toBeUndefined();
+    }
+  });
+});
