@@ -102,7 +102,9 @@ function readErrorAt(error: unknown, depth: number): ErrorFacts {
     if (!isRecord(value)) return;
     seen.add(value);
     objects.push(value);
-    if (typeof value.message === "string") addText(value.message);
+    // A relay that put the upstream's whole JSON body in `message` (Ollama, one-api) is read as that
+    // body, so its own words come first; `visit` keeps a string that does not parse as text.
+    if (typeof value.message === "string" && !/^\s*[{[]/.test(value.message)) addText(value.message);
     else if (value.message !== undefined) visit(value.message, depth + 1);
     if (typeof value.msg === "string") addText(value.msg);
     if (typeof value.detail === "string") addText(value.detail);

@@ -9,6 +9,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, rejection } from "../test/wire.js";
 import { readRefusal } from "./refusal.js";
+import { ContextOverflow } from "./errors.js";
 import { backoffMs, isModelLoading, isOverflow, isTransient } from "./retry.js";
 
 interface Row {
@@ -297,6 +298,14 @@ const OVERFLOWS: Record<string, Row> = {
     status: 400,
     body: { error: { code: "1261", message: "Prompt exceeds max length" } },
   },
+  "Ollama (truncate off): llama.cpp's error object as a JSON string in `error`": {
+    source: "https://github.com/ollama/ollama/issues/16800",
+    status: 400,
+    body: {
+      error:
+        '{"error":{"code":400,"message":"request (351 tokens) exceeds the available context size (256 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":351,"n_ctx":256}}',
+    },
+  },
   "Volcano Ark: input length exceeds the maximum length": {
     source: "https://github.com/langgenius/dify/issues/32221",
     status: 400,
@@ -520,6 +529,16 @@ describe("context overflow in every server's words", () => {
       check(name, row, { overflow: true, transient: false, loading: false, refusal: undefined });
     });
   }
+});
+
+describe("the overflow's own words", () => {
+  it("are the upstream's sentence when a relay put a whole JSON body in a string (Ollama)", () => {
+    const name = "Ollama (truncate off): llama.cpp's error object as a JSON string in `error`";
+    const row = OVERFLOWS[name] as Row;
+    const words = "request (351 tokens) exceeds the available context size (256 tokens), try increasing it";
+    expect(ContextOverflow.fromError({ status: row.status, body: row.body }).serverMessage).toBe(words);
+    expect(ContextOverflow.fromError(viaSdk.get(name)).serverMessage).toBe(words);
+  });
 });
 
 describe("what borrows those words, or looks like it, is not an overflow", () => {
