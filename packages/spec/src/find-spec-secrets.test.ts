@@ -162,6 +162,36 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     expect(findSpecSecrets(withServer({ args: ["hunter2"] }))).toEqual([]);
   });
 
+  // Key prefixes providers and MCP-server services print in their docs and .env examples (Groq
+  // "gsk_", xAI "xai-", Perplexity "pplx-", Cerebras "csk-", Fireworks "fw_", Replicate "r8_",
+  // LangSmith "lsv2_pt_", Tavily "tvly-dev-", Brave Search "BSA", Stripe "sk_live_", npm "npm_",
+  // Linear "lin_api_", Supabase "sbp_", Notion "ntn_"). The values below are made up to the shape.
+  it.each([
+    "gsk_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOP",
+    "xai-abcdefghijklmnopqrstuvwxyz0123456789",
+    "pplx-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL",
+    "csk-abcdefghijklmnopqrstuvwxyz0123456789",
+    "fw_abcdefghijklmnopqrstuvwx",
+    "r8_abcdefghijklmnopqrstuvwxyz0123456789",
+    "lsv2_pt_abcdefghijklmnopqrstuvwxyz012345_abcdef0123",
+    "tvly-dev-abcdefghijklmnopqrstuvwxyz012345",
+    "BSAabcdefghijklmnopqrstuvwxyz01",
+    "sk_live_abcdefghijklmnopqrstuvwx",
+    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "lin_api_abcdefghijklmnopqrstuvwxyz0123456789",
+    "sbp_abcdef0123456789abcdef0123456789abcdef",
+    "ntn_abcdefghijklmnopqrstuvwxyz0123456789ABCDEF",
+  ])("names a key shaped like %s under a plain name", (value) => {
+    expect(findSpecSecrets(withServer({ env: { CONFIG: value } }))).toEqual([
+      { path: "bundle.mcpServers[0].env.CONFIG", server: "srv", sign: SecretSign.Value },
+    ]);
+  });
+
+  it("passes over names that only share a prefix with a key: a model name, a short word", () => {
+    const args = ["--model", "pplx-embed-v1-0.6b", "fw_config", "xai-grok", "sk-short"];
+    expect(findSpecSecrets(withServer({ args }))).toEqual([]);
+  });
+
   it("passes over docker -e assignments that hold a reference or a setting with a plain name", () => {
     const args = [
       "run",

@@ -12,7 +12,7 @@ export const SecretSign = {
    * header such as `Authorization: Bearer X`, or an assignment such as docker's `-e GITHUB_TOKEN=X`.
    */
   Flag: "flag",
-  /** A value shaped like a known kind of key (`sk-…`, `ghp_…`, `Bearer …`, a JWT). */
+  /** A value shaped like a known kind of key (`sk-…`, `gsk_…`, `ghp_…`, `tvly-…`, `Bearer …`, a JWT). */
   Value: "value",
   /** A field with a telling name, such as `env.GITHUB_TOKEN` or `headers.Authorization`. */
   Field: "field",
@@ -43,6 +43,20 @@ const KEY_SHAPES: readonly RegExp[] = [
   /\bAKIA[0-9A-Z]{16}\b/, // AWS access key id
   /\bAIza[0-9A-Za-z_-]{30,}/, // Google
   /\bhf_[A-Za-z0-9]{20,}/, // Hugging Face
+  /\bgsk_[A-Za-z0-9]{20,}/, // Groq
+  /\bxai-[A-Za-z0-9]{20,}/, // xAI
+  /\bpplx-[A-Za-z0-9]{20,}/, // Perplexity
+  /\bcsk-[A-Za-z0-9]{20,}/, // Cerebras
+  /\bfw_[A-Za-z0-9]{20,}/, // Fireworks
+  /\br8_[A-Za-z0-9]{20,}/, // Replicate
+  /\blsv2_(?:pt|sk)_[A-Za-z0-9_]{20,}/, // LangSmith
+  /\btvly-(?:dev-|prod-)?[A-Za-z0-9]{16,}/, // Tavily (an MCP search server's key)
+  /\bBSA[A-Za-z0-9_-]{20,}/, // Brave Search
+  /\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}/, // Stripe
+  /\bnpm_[A-Za-z0-9]{30,}/, // npm
+  /\blin_api_[A-Za-z0-9]{20,}/, // Linear
+  /\bsbp_[A-Za-z0-9]{20,}/, // Supabase
+  /\b(?:ntn|secret)_[A-Za-z0-9]{30,}/, // Notion
   /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/, // JWT
   /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/i, // an Authorization value
 ];
