@@ -233,21 +233,15 @@ describe("text, reasoning and usage in other servers' fields", () => {
     expect(turn).toMatchObject({ content: "Hello", reasoning: "hmm" });
   });
 
-  it("reads usage a server puts on the choice, and usage only in x_groq", () => {
+  it("reads usage a server puts on the choice (Moonshot / Kimi), and usage only in x_groq", () => {
+    // higress-group/higress#1568 and northes/go-moonshot#17: Moonshot's last chunk, verbatim.
     const onChoice = read([
-      delta({ content: "hi" }),
-      {
-        choices: [
-          {
-            index: 0,
-            delta: {},
-            finish_reason: "stop",
-            usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 },
-          },
-        ],
-      },
+      delta({ content: "你好" }),
+      JSON.parse(
+        '{"id":"chatcmpl-67500eb0c51af667d5968f74","object":"chat.completion.chunk","created":1733299889,"model":"moonshot-v1-8k","choices":[{"index":0,"delta":{},"finish_reason":"stop","usage":{"prompt_tokens":10,"completion_tokens":79,"total_tokens":89}}],"system_fingerprint":"fpv0_c26222aa"}',
+      ) as ChunkLike,
     ]);
-    expect(onChoice.usage).toEqual({ prompt: 9, completion: 2, total: 11, cached: 0 });
+    expect(onChoice.usage).toEqual({ prompt: 10, completion: 79, total: 89, cached: 0 });
     // Groq puts usage in x_groq.usage (fixtures wire/groq duplicate it at the top level too; a
     // relay that drops unknown top-level fields can leave only x_groq).
     const groq = read([
