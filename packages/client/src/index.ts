@@ -13,7 +13,7 @@ export { EndpointConfigError, ModelListingError } from "./errors.js";
 export type { ClientPool, ClientPoolOptions } from "./pool.js";
 export { createClientPool, NO_TIMEOUT_MS } from "./pool.js";
 export type { LookupOptions, ModelEntry, WindowDiscoveryOptions } from "./window.js";
-export { findEntry, listedWindow, WINDOW_KEYS } from "./window.js";
+export { findEntry, listedWindow, listingEntries, WINDOW_KEYS } from "./window.js";
 
 /** The pool the top-level functions use; `createClientPool()` makes another. */
 export const defaultClientPool: ClientPool = createClientPool();

@@ -283,7 +283,17 @@ describe("listing shapes beyond the recorded fixtures", () => {
     [
       "Groq's context_window",
       "console.groq.com /openai/v1/models",
-      { object: "list", data: [{ id: "llama-3.1-8b-instant", object: "model", context_window: 131072, max_completion_tokens: 8192 }] },
+      {
+        object: "list",
+        data: [
+          {
+            id: "llama-3.1-8b-instant",
+            object: "model",
+            context_window: 131072,
+            max_completion_tokens: 8192,
+          },
+        ],
+      },
       "llama-3.1-8b-instant",
       131072,
     ],
@@ -297,14 +307,34 @@ describe("listing shapes beyond the recorded fixtures", () => {
     [
       "Mistral's max_context_length",
       "api.mistral.ai /v1/models",
-      { object: "list", data: [{ id: "mistral-large-2512", object: "model", capabilities: { completion_chat: true }, max_context_length: 256000 }] },
+      {
+        object: "list",
+        data: [
+          {
+            id: "mistral-large-2512",
+            object: "model",
+            capabilities: { completion_chat: true },
+            max_context_length: 256000,
+          },
+        ],
+      },
       "mistral-large-2512",
       256000,
     ],
     [
       "DeepInfra's metadata.context_length",
       "api.deepinfra.com /v1/openai/models",
-      { object: "list", data: [{ id: "deepseek-ai/DeepSeek-V3", object: "model", owned_by: "deepinfra", metadata: { context_length: 163840, max_tokens: 163840 } }] },
+      {
+        object: "list",
+        data: [
+          {
+            id: "deepseek-ai/DeepSeek-V3",
+            object: "model",
+            owned_by: "deepinfra",
+            metadata: { context_length: 163840, max_tokens: 163840 },
+          },
+        ],
+      },
       "deepseek-ai/DeepSeek-V3",
       163840,
     ],
@@ -318,7 +348,17 @@ describe("listing shapes beyond the recorded fixtures", () => {
     [
       "a LiteLLM proxy's max_input_tokens",
       "LiteLLM proxy /v1/models with model info",
-      { data: [{ id: "gpt-4o", object: "model", owned_by: "openai", max_input_tokens: 128000, max_output_tokens: 16384 }] },
+      {
+        data: [
+          {
+            id: "gpt-4o",
+            object: "model",
+            owned_by: "openai",
+            max_input_tokens: 128000,
+            max_output_tokens: 16384,
+          },
+        ],
+      },
       "gpt-4o",
       128000,
     ],
@@ -339,21 +379,53 @@ describe("listing shapes beyond the recorded fixtures", () => {
     [
       "GitHub Copilot's capabilities.limits.max_prompt_tokens",
       "api.githubcopilot.com /models",
-      { data: [{ id: "gpt-5", capabilities: { limits: { max_context_window_tokens: 264000, max_prompt_tokens: 128000, max_output_tokens: 64000 } } }] },
+      {
+        data: [
+          {
+            id: "gpt-5",
+            capabilities: {
+              limits: {
+                max_context_window_tokens: 264000,
+                max_prompt_tokens: 128000,
+                max_output_tokens: 64000,
+              },
+            },
+          },
+        ],
+      },
       "gpt-5",
       128000,
     ],
     [
       "LM Studio's loaded_context_length over its max_context_length",
       "LM Studio /api/v0/models entry shape",
-      { data: [{ id: "google/gemma-3-4b", state: "loaded", max_context_length: 131072, loaded_context_length: 12918 }] },
+      {
+        data: [
+          {
+            id: "google/gemma-3-4b",
+            state: "loaded",
+            max_context_length: 131072,
+            loaded_context_length: 12918,
+          },
+        ],
+      },
       "google/gemma-3-4b",
       12918,
     ],
     [
       "a llama.cpp router's --ctx-size in status.args",
       "llama.cpp router mode /v1/models (status.args)",
-      { object: "list", data: [{ id: "m:fast", object: "model", owned_by: "llamacpp", status: { value: "unloaded", args: ["/opt/llama-server", "--ctx-size", "65535", "--jinja"] } }] },
+      {
+        object: "list",
+        data: [
+          {
+            id: "m:fast",
+            object: "model",
+            owned_by: "llamacpp",
+            status: { value: "unloaded", args: ["/opt/llama-server", "--ctx-size", "65535", "--jinja"] },
+          },
+        ],
+      },
       "m:fast",
       65535,
     ],
@@ -368,7 +440,16 @@ describe("listing shapes beyond the recorded fixtures", () => {
 
   it("takes no window from zero, null, a negative number or a string, and asks the native routes", async () => {
     const body = {
-      data: [{ id: "m", context_length: 0, max_model_len: null, context_window: -1, n_ctx: "4096", max_input_tokens: 0 }],
+      data: [
+        {
+          id: "m",
+          context_length: 0,
+          max_model_len: null,
+          context_window: -1,
+          n_ctx: "4096",
+          max_input_tokens: 0,
+        },
+      ],
     };
     const server = await scripted((path) => (path === "/v1/models" ? [200, body] : [404, { error: "no" }]));
     expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl, model: "m" })).toBe(0);

@@ -157,9 +157,11 @@ export function listedWindow(entry: ModelEntry | undefined): number | undefined 
 }
 
 /**
- * The entries of a `GET /models` body: `{ data: [...] }` (OpenAI and most servers), a bare array
- * (Together), or `{ models: [...] }` (Gemini's native listing, Ollama's tags). An entry without an
- * `id` is given its `name` or `model` as one; entries with none of them are left out.
+ * The entries of a model listing body, whatever its shape; `undefined` for a body that is no listing.
+ *
+ * Reads `{ data: [...] }` (OpenAI and most servers), a bare array (Together), or `{ models: [...] }`
+ * (Gemini's native listing, Ollama's tags). An entry without an `id` is given its `name` or `model`
+ * as one; entries with none of them are left out.
  */
 export function listingEntries(body: unknown): ModelEntry[] | undefined {
   const list = Array.isArray(body)
@@ -324,10 +326,10 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
         return undefined;
       }
       const body = await readJson(response, deadline);
-      const data = isRecord(body) && Array.isArray(body.data) ? body.data.filter(isRecord) : [];
-      const loaded = data.filter((e) => positive(e.loaded_context_length) !== undefined);
+      const entries = listingEntries(body) ?? [];
+      const loaded = entries.filter((e) => positive(e.loaded_context_length) !== undefined);
       const entry = settings.model
-        ? data.find((e) => e.id === settings.model)
+        ? findEntry(entries, settings.model)
         : loaded.length === 1
           ? loaded[0]
           : undefined;

@@ -8,8 +8,8 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, rejection } from "../test/wire.js";
-import { readRefusal } from "./refusal.js";
 import { ContextOverflow } from "./errors.js";
+import { readRefusal } from "./refusal.js";
 import { backoffMs, isModelLoading, isOverflow, isTransient } from "./retry.js";
 
 interface Row {

@@ -53,9 +53,13 @@ const RATE_LIMIT =
 /**
  * True when the error says the request is too big for the model's context window.
  *
- * Reads every server's wording (OpenAI `context_length_exceeded`, llama.cpp `exceed_context_size_error`, vLLM, LM Studio,
- * TGI, OpenRouter). Never true for a 429, including OpenAI's "Request too large … on tokens per
- * min", which borrows the words and means a rate limit. A `ContextOverflow` is one.
+ * Reads every server's wording on meaning (a prompt, input or request too long for, or exceeding, a
+ * context, window, length or limit) and the codes that say it (`context_length_exceeded`,
+ * llama.cpp's `exceed_context_size_error`, LiteLLM's `ContextWindowExceededError`), wherever the
+ * words sit: a body's `error`, a top-level message, a relay's JSON inside a string, a stream's
+ * in-band error. Never true for a 429, a `rate_limit_exceeded`, or anything about tokens or requests
+ * per minute/day or a quota — OpenAI's 429 "Request too large … tokens per min" and Groq's 413
+ * "Request too large … (TPM)" borrow the words and mean a rate limit. A `ContextOverflow` is one.
  */
 export function isOverflow(error: unknown): boolean {
   if (ContextOverflow.isInstance(error)) return true;
