@@ -194,6 +194,36 @@ describe("recoverToolCalls reads the formats of more model families (real wordin
     expect(parallel.calls.map((c) => c.name)).toEqual(["add", "ls"]);
   });
 
+  it("reads pythonic calls from Llama 3.2/4, Llama 3.1's built-in tools and inside a <tool_call>", () => {
+    // The shape vLLM's `pythonic` tool parser documents for Llama 3.2 and Llama 4.
+    const listed = only("[get_weather(city='San Francisco', days=3, metric=True), add(a=1, b=-2.5)]");
+    expect(listed.calls.map((c) => [c.name, c.args])).toEqual([
+      ["get_weather", { city: "San Francisco", days: 3, metric: true }],
+      ["add", { a: 1, b: -2.5 }],
+    ]);
+    expect(listed.text).toBe("");
+    const builtin = recoverToolCalls('<|python_tag|>brave_search.call(query="llama 4 release")<|eom_id|>', [
+      "brave_search",
+    ]);
+    expect(builtin).toEqual({
+      calls: [
+        {
+          id: "call_recovered_0",
+          name: "brave_search",
+          args: { query: "llama 4 release" },
+          raw: '{"query":"llama 4 release"}',
+        },
+      ],
+      text: "",
+    });
+    const tagged = only('<tool_call>get_weather(city="Lyon, FR", tags=["a"], opts={"k": None})</tool_call>');
+    expect(tagged.calls[0]?.args).toEqual({ city: "Lyon, FR", tags: ["a"], opts: { k: null } });
+    // Positional arguments, variables and prose around a call are code or talk, not a call.
+    for (const text of ["add(1, 2)", "[get_weather(city=home)]", "Try get_weather(city='Paris') later."]) {
+      expect(only(text), text).toEqual({ calls: [], text });
+    }
+  });
+
   it("recovers nothing from any of these formats when the tool does not exist", () => {
     for (const text of [
       "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
@@ -205,6 +235,7 @@ describe("recoverToolCalls reads the formats of more model families (real wordin
       '>>>get_time\n{"zone": "UTC"}',
       '<invoke name="get_time"><parameter name="zone">UTC</parameter></invoke>',
       '```json\n{"tool_calls": [{"function": {"name": "get_time", "arguments": "{}"}}]}\n```',
+      "[get_time(zone='UTC')]",
     ]) {
       expect(only(text), text).toEqual({ calls: [], text });
     }
@@ -239,6 +270,20 @@ const argsArb = fc
 
 const asText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
+/** A JSON value as a Python literal (True/False/None; strings and numbers as JSON writes them). */
+function py(v: unknown): string {
+  if (v === null) return "None";
+  if (v === true) return "True";
+  if (v === false) return "False";
+  if (Array.isArray(v)) return `[${v.map(py).join(", ")}]`;
+  if (typeof v === "object") {
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${py(x)}`)
+      .join(", ")}}`;
+  }
+  return JSON.stringify(v);
+}
+
 /** Every new format, as the model writes one call in it. */
 const FORMATS: Record<string, (name: string, args: Record<string, unknown>) => string> = {
   deepseekV3: (name, args) =>
@@ -265,6 +310,10 @@ const FORMATS: Record<string, (name: string, args: Record<string, unknown>) => s
     `<minimax:tool_call>\n<invoke name="${name}">\n${Object.entries(args)
       .map(([k, v]) => `<parameter name="${k}">${asText(v)}</parameter>\n`)
       .join("")}</invoke>\n</minimax:tool_call>`,
+  pythonic: (name, args) =>
+    `[${name}(${Object.entries(args)
+      .map(([k, v]) => `${k}=${py(v)}`)
+      .join(", ")})]`,
   fencedToolCalls: (name, args) =>
     `\`\`\`json\n${JSON.stringify({ tool_calls: [{ id: "call_x", type: "function", function: { name, arguments: JSON.stringify(args) } }] }, null, 2)}\n\`\`\``,
 };
@@ -297,6 +346,8 @@ describe("recoverToolCalls in the new formats (property tests)", () => {
           argsArb,
           fc.constantFrom("", "<think>\nplanning\n</think>\n\n", "Sure.\n"),
           (name, args, before) => {
+            // Pythonic calls are read only as a whole reply: after prose they could be code.
+            if (format === "pythonic" && before === "Sure.\n") return;
             const stops = MARKUP_STOPS[format] ?? [];
             if (stops.some((s) => JSON.stringify(args).includes(s))) return;
             const tools = [{ name, inputSchema: schemaFor(args) }, { name: `${name}_other` }];
@@ -314,7 +365,15 @@ describe("recoverToolCalls in the new formats (property tests)", () => {
   }
 
   it("recovers several calls written one after another, in order, whatever their formats", () => {
-    const same = ["deepseekV31", "kimiK2", "glm45", "llama31Function", "functionaryV3", "minimax"];
+    const same = [
+      "deepseekV31",
+      "kimiK2",
+      "glm45",
+      "llama31Function",
+      "functionaryV3",
+      "minimax",
+      "pythonic",
+    ];
     fc.assert(
       fc.property(
         fc.constantFrom(...same),

@@ -301,8 +301,102 @@ function glmCall(body: string, known: Known): Found | undefined {
   return pairArguments(keyAt < 0 ? [] : pairsOf(body.slice(keyAt), GLM_PAIR), known, name);
 }
 
+/** Index just past the `)` closing the `(` at `open`, skipping quoted text; -1 when it never closes. */
+function closeParen(text: string, open: number): number {
+  let depth = 0;
+  let quote: string | undefined;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quote !== undefined) {
+      if (c === "\\") i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === '"' || c === "'") quote = c;
+    else if (c === "(" || c === "[" || c === "{") depth++;
+    else if (c === ")" || c === "]" || c === "}") {
+      depth--;
+      if (depth === 0) return c === ")" ? i + 1 : -1;
+    }
+  }
+  return -1;
+}
+
+/** Splits `a=1, b="x, y", c=[1, 2]` at its top-level commas. */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quote !== undefined) {
+      if (c === "\\") i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === '"' || c === "'") quote = c;
+    else if (c === "(" || c === "[" || c === "{") depth++;
+    else if (c === ")" || c === "]" || c === "}") depth--;
+    else if (c === "," && depth === 0) {
+      parts.push(text.slice(from, i));
+      from = i + 1;
+    }
+  }
+  parts.push(text.slice(from));
+  return parts.filter((p) => p.trim() !== "");
+}
+
+/** One Python literal (string in either quotes, number, True/False/None, list, dict) as JSON. */
+function pythonValue(text: string): { value: unknown } | undefined {
+  const trimmed = text.trim();
+  // A bare name or an expression is code, not a value the model means literally.
+  if (!/^(?:["'[{\d.-]|(?:True|False|None|true|false|null)$)/.test(trimmed)) return undefined;
+  const strict = tryParse(trimmed);
+  if (strict) return strict;
+  const wrapped = repairParse(`{"v": ${trimmed}}`);
+  return wrapped && isRecord(wrapped.value) && Object.hasOwn(wrapped.value, "v")
+    ? { value: wrapped.value.v }
+    : undefined;
+}
+
+/**
+ * Pythonic calls — `[get_weather(city="Paris", days=3), add(a=1)]` or one bare `name(k=v)` — as
+ * Llama 3.2/4 and other small models write them (vLLM's `pythonic` format). Keyword arguments
+ * only; anything else (a positional argument, an expression) is not read as a call.
+ */
+function pythonicCalls(body: string): Found[] | undefined {
+  const text = body.trim().replace(/<\|(?:eom_id|eot_id)\|>\s*$/, "");
+  const calls: Found[] = [];
+  let i = 0;
+  for (;;) {
+    // Calls are apart by commas, whitespace and the brackets of their lists, and nothing else.
+    while (i < text.length && /[\s,[\]]/.test(text[i] as string)) i++;
+    if (i >= text.length) break;
+    const head = /^([A-Za-z_][\w.-]*)\s*\(/.exec(text.slice(i));
+    if (!head) return undefined;
+    const open = i + head[0].length - 1;
+    const close = closeParen(text, open);
+    if (close < 0) return undefined;
+    const args: Record<string, unknown> = {};
+    for (const part of splitTopLevel(text.slice(open + 1, close - 1))) {
+      const kv = /^\s*([A-Za-z_]\w*)\s*=([\s\S]*)$/.exec(part);
+      const value = kv ? pythonValue(kv[2] as string) : undefined;
+      if (!kv || !value) return undefined;
+      setArg(args, kv[1] as string, value.value);
+    }
+    calls.push({ name: head[1] as string, args, raw: JSON.stringify(args) });
+    i = close;
+  }
+  return calls.length > 0 ? calls : undefined;
+}
+
 /** The calls a tag's markup body holds, in whichever markup it is written. */
 function markupCalls(body: string, known: Known): Found[] | undefined {
+  if (/^\s*\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(body)) {
+    const pythonic = pythonicCalls(body);
+    if (pythonic) return pythonic;
+  }
   if (body.includes("<function=")) {
     const blocks = functionBlocks(body, known);
     return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
@@ -595,6 +689,12 @@ function wholeReplySpan(text: string): Span | undefined {
   return calls ? { start: 0, end: text.length, calls } : undefined;
 }
 
+/** A reply that is nothing but pythonic calls: `[name(k=v), …]`. */
+function pythonicSpan(text: string): Span | undefined {
+  const calls = /^\s*\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(text) ? pythonicCalls(text) : undefined;
+  return calls ? { start: 0, end: text.length, calls } : undefined;
+}
+
 /** The one fenced JSON block of a reply, when it holds a call (or a `tool_calls` list). */
 function fencedSpan(text: string): Span | undefined {
   const fences = [...text.matchAll(/```[\w-]*[^\S\n]*\n([\s\S]*?)```/g)];
@@ -613,7 +713,11 @@ function fencedSpan(text: string): Span | undefined {
  */
 function knownName(name: string, known: Known): string {
   if (known.names.has(name)) return name;
-  const bare = name.replace(/^functions\./, "").replace(/:\d+$/, "");
+  // Llama 3.1's built-in tools are called as `brave_search.call(query=…)`.
+  const bare = name
+    .replace(/^functions\./, "")
+    .replace(/:\d+$/, "")
+    .replace(/\.call$/, "");
   if (known.names.has(bare)) return bare;
   // gpt-oss sometimes glues Harmony's `json` content type to the name (`to=functions.shelljson`).
   const unglued = bare.replace(/json$/, "");
@@ -636,8 +740,8 @@ function overlaps(a: Span, spans: readonly Span[]): boolean {
  * (full-width or ASCII bars), DeepSeek V3.2 and MiniMax-M2 `<invoke name=…><parameter name=…>`,
  * Kimi K2 `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}`, gpt-oss Harmony
  * (`to=functions.name` with its tokens, or stripped of them), Functionary `>>>name` and
- * `<|recipient|>name` — and, when none of those appear, a reply that is only a JSON call, or one
- * fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
+ * `<|recipient|>name`, pythonic `[name(k=v), …]` inside a tag — and, when none of those appear,
+ * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4), or one fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
  * tool's parameter schema where one is given.
  *
  * Only calls naming a tool in `tools` are recovered (a `functions.` prefix or `:0` suffix is
@@ -679,7 +783,7 @@ export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): 
   add(plainHarmonySpans(tail));
   add(functionarySpans(tail, known));
   if (spans.length === 0) {
-    const whole = wholeReplySpan(tail) ?? fencedSpan(tail);
+    const whole = wholeReplySpan(tail) ?? pythonicSpan(tail) ?? fencedSpan(tail);
     if (whole) spans.push(whole);
   }
 
