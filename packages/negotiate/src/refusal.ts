@@ -96,8 +96,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * A server that takes `response_format` but not a JSON schema in it: an older llama.cpp's
  * "response_format type must be one of "text" or "json_object", but got: json_schema", and
- * "json_schema is not supported" wordings. A refusal of another value (json_object at LM Studio,
- * "xml") is the caller's to see.
+ * DeepSeek's "This response_format type is unavailable now" / "response_format.type `json_schema`
+ * is unavailable now", and "json_schema is not supported" wordings. A refusal of another value
+ * (json_object at LM Studio, "xml") is the caller's to see.
  */
 function refusesJsonSchema(facts: ErrorFacts): boolean {
   const text = facts.text;
@@ -107,7 +108,9 @@ function refusesJsonSchema(facts: ErrorFacts): boolean {
       text,
     ) ||
     /(?:does not|doesn't) support (?:structured outputs?|json[_ ]schema|response_format)/i.test(text) ||
-    /\bstructured outputs? (?:are |is )?not supported/i.test(text)
+    /\bstructured outputs? (?:are |is )?not supported/i.test(text) ||
+    // DeepSeek: "This response_format type is unavailable now" (json_schema sent; json_object is taken)
+    /response_format type is (?:unavailable|not supported|not available)/i.test(text)
   );
 }
 

@@ -361,6 +361,13 @@ const NOT_OVERFLOWS: Record<string, Row> = {
     status: 502,
     body: message("unable to start process: upstream command exited prematurely but successfully"),
   },
+  "DeepSeek: json_object needs the word json in the prompt (the caller's to fix)": {
+    source: "https://github.com/browserbase/stagehand/issues/1204",
+    status: 400,
+    body: message(
+      "Prompt must contain the word 'json' in some form to use 'response_format' of type 'json_object'",
+    ),
+  },
   "Groq: a max_tokens value above the model's ceiling that names the context window": {
     source: "https://github.com/RooCodeInc/Roo-Code/issues/5729",
     status: 400,
@@ -479,6 +486,27 @@ const REFUSALS: Record<string, Row> = {
       request_id: "XXX",
     },
     refusal: { kind: "unknown-field", field: "top_p", name: "top_p" },
+  },
+  "DeepSeek: this response_format type is unavailable (json_schema sent)": {
+    source: "https://github.com/llm-exe/llm-exe/issues/662",
+    status: 400,
+    body: {
+      error: {
+        message: "This response_format type is unavailable now",
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_request_error",
+      },
+    },
+    refusal: { kind: "structured-output" },
+  },
+  "DeepSeek (serde, 422): response_format.type `json_schema` is unavailable": {
+    source: "https://github.com/browser-use/browser-use/pull/215",
+    status: 422,
+    body: message(
+      "Failed to deserialize the JSON body into the target type: response_format: response_format.type `json_schema` is unavailable now at line 1 column 12440",
+    ),
+    refusal: { kind: "structured-output" },
   },
   "OpenAI: unrecognized include_reasoning (relayed by LiteLLM)": {
     source: "https://github.com/BerriAI/litellm/issues/8765",

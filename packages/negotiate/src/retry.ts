@@ -88,7 +88,8 @@ const LOADING_WORDINGS =
 export function isModelLoading(error: unknown): boolean {
   const facts = readError(error);
   if (facts.status !== 503) return false;
-  if (/\bfailed to load\b|\bunable to (?:start|load)\b/i.test(facts.text)) return false;
+  if (/\bfailed to load\b|\bunable to (?:start|load)\b|\berror loading model\b/i.test(facts.text))
+    return false;
   return LOADING_WORDINGS.test(facts.text) || facts.objects.some((o) => typeof o.estimated_time === "number");
 }
 
