@@ -1,4 +1,5 @@
 import type { RunEvent } from "@loopwright/events";
+import { tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow } from "@loopwright/negotiate";
 import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -111,6 +112,61 @@ describe("runAgentLoop over HTTP", () => {
     expect(usage.at(-1)).toMatchObject({
       usage: { prompt: 100, completion: 16, total: 116, cached: 40 },
       turn: { finishReason: "stop", toolsDeclared: 2, context: { total: 60 } },
+    });
+  });
+
+  it("keeps a ledger of measured prompts and reports cache expectations on each usage event", async () => {
+    server = await startServer({
+      prefixCache: true,
+      replies: [{ toolCalls: [{ id: "t1", name: "add", arguments: '{"a":2,"b":3}' }] }, { content: "5." }],
+    });
+    const events: RunEvent[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      system: "You add numbers.",
+      messages: question,
+      tools: TOOLS,
+      dispatch: () => 5,
+      onEvent: (e) => events.push(e),
+    });
+    const usage = events.flatMap((e) => (e.kind === "usage" ? [e] : []));
+    const [first, second] = usage;
+    // Both requests were measured, in one epoch, at the transcript index of their last message.
+    expect(result.ledger.map((e) => e.through)).toEqual([0, 2]);
+    expect(new Set(result.ledger.map((e) => e.epoch)).size).toBe(1);
+    expect(second?.ledger).toEqual(result.ledger);
+    // What the assistant call and its result cost, by subtraction of the two reported prompts.
+    const cost = tokensBetween(result.ledger, 1, 3, result.messages);
+    expect(cost).toBe(second!.turn.usage.prompt - first!.turn.usage.prompt);
+    expect(second?.turn.cacheExpected).toBe(first!.turn.usage.prompt + first!.turn.usage.completion);
+    expect(second?.turn.cacheBroken).toBe(false);
+    expect(first?.turn.cacheExpected).toBeUndefined();
+    const toolResult = events.find((e) => e.kind === "tool-result");
+    expect(toolResult).toMatchObject({ id: "t1", ok: true, content: "5" });
+    expect(typeof (toolResult as { ms?: number }).ms).toBe("number");
+  });
+
+  it("marks a cache the server dropped on an append-only request as broken for no known reason", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [{ id: "t1", name: "add", arguments: '{"a":1,"b":1}' }],
+          usage: { prompt_tokens: 100, completion_tokens: 5, cached_tokens: 0 },
+        },
+        { content: "2.", usage: { prompt_tokens: 120, completion_tokens: 2, cached_tokens: 10 } },
+      ],
+    });
+    const events: RunEvent[] = [];
+    await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      tools: TOOLS,
+      dispatch: () => 2,
+      onEvent: (e) => events.push(e),
+    });
+    const last = events.filter((e) => e.kind === "usage").at(-1);
+    expect(last).toMatchObject({
+      turn: { cacheExpected: 105, cacheBroken: true, cacheBreakReason: "none-known" },
     });
   });
 

@@ -1,10 +1,13 @@
 import { firstTokenMs, getClient, timeoutMs } from "@loopwright/client";
-import type { RunEvent, TurnMetrics } from "@loopwright/events";
+import type { CacheBreakReason, RunEvent, TurnMetrics } from "@loopwright/events";
 import {
   calibrate,
   charsPerTokenFor,
   contextTokens,
+  type LedgerEntry,
+  type LedgerRequest,
   type RequestBodyLike,
+  recordRequest,
   toolTokens,
 } from "@loopwright/ledger";
 import { buildBody, ContextOverflow, capabilitiesFor } from "@loopwright/negotiate";
@@ -46,6 +49,8 @@ export interface AgentLoopOptions {
   onEvent?: (event: RunEvent) => void;
   /** The client to send with; `getClient(config)` when absent. */
   client?: ChatClientLike;
+  /** The token ledger a previous run handed back, to continue it (indexes into `messages`). */
+  ledger?: readonly LedgerEntry[];
 }
 
 /** What a finished run hands back. */
@@ -54,6 +59,32 @@ export interface AgentLoopResult extends RunState {
   turn: Turn;
   /** How many turns (requests answered) the run took. */
   steps: number;
+  /** The token ledger: one `{ through, prompt, epoch }` per request whose prompt was reported. */
+  ledger: LedgerEntry[];
+}
+
+/** The previous request of a run, as the cache and ledger bookkeeping compare against it. */
+interface Sent {
+  system: string;
+  tools: string;
+  messages: readonly ChatMessage[];
+  prompt: number;
+  completion: number;
+}
+
+/** Why the prompt cache missed, read off this request against the one before. */
+function breakReason(
+  previous: Sent,
+  system: string,
+  tools: string,
+  messages: readonly ChatMessage[],
+): CacheBreakReason {
+  if (tools !== previous.tools) return "tools-changed";
+  if (system !== previous.system) return "system-changed";
+  const kept =
+    previous.messages.length <= messages.length &&
+    previous.messages.every((m, i) => m === messages[i] || JSON.stringify(m) === JSON.stringify(messages[i]));
+  return kept ? "none-known" : "history-rewritten";
 }
 
 /** Cuts a long argument or result for a watcher; the model always reads the whole text. */
@@ -89,6 +120,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   let toolCalls = 0;
   let toolSteps = 0;
   const state = (): RunState => ({ messages: [...messages], usage, toolCalls });
+  const finished = (turn: Turn, steps: number): AgentLoopResult => ({ turn, steps, ledger, ...state() });
   const fail = (error: unknown): never => {
     if (ContextOverflow.isInstance(error)) throw new AgentLoopOverflow(error, state());
     throw new AgentLoopError(error, state());
@@ -102,6 +134,10 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   }
   const supports = capabilitiesFor(config.baseUrl, config.apiKey);
   const notice = (text: string) => onEvent?.({ kind: "notice", text });
+  let ledger: LedgerEntry[] = [...(options.ledger ?? [])];
+  // The first request of a run starts an epoch: the loop cannot see what the run before it sent.
+  let previous: Sent | undefined;
+  let previousForLedger: LedgerRequest | undefined;
 
   for (let step = 1; ; step++) {
     onEvent?.({ kind: "turn", step });
@@ -158,6 +194,34 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     if (firstBody) {
       // The messages are ChatMessages; the ledger reads them structurally.
       const measured = firstBody as unknown as RequestBodyLike;
+      const transcript = [...messages];
+      const toolsText = JSON.stringify(firstBody.tools ?? []);
+      const system = options.system ?? "";
+      if (previous) {
+        metrics.cacheExpected = previous.prompt + previous.completion;
+        if (turn.usage.uncached !== undefined && previous.prompt > 0) {
+          metrics.cacheBroken = turn.usage.cached < 0.9 * previous.prompt;
+          if (metrics.cacheBroken)
+            metrics.cacheBreakReason = breakReason(previous, system, toolsText, transcript);
+        }
+      }
+      const request: LedgerRequest = {
+        messages: transcript as LedgerRequest["messages"],
+        tools: firstBody.tools ?? [],
+      };
+      ledger = recordRequest(ledger, previousForLedger, {
+        ...request,
+        prompt: turn.usage.prompt,
+        ...(turn.usage.uncached !== undefined ? { cached: turn.usage.cached } : {}),
+      });
+      previousForLedger = request;
+      previous = {
+        system,
+        tools: toolsText,
+        messages: transcript,
+        prompt: turn.usage.prompt,
+        completion: turn.usage.completion,
+      };
       if (turn.usage.prompt > 0) calibrate(supports, config.model, measured, turn.usage.prompt);
       metrics.context = contextTokens(measured, {
         charsPerToken,
@@ -168,12 +232,12 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
         metrics.toolSchemaTokens = toolTokens(firstBody.tools, { charsPerToken });
       }
     }
-    onEvent?.({ kind: "usage", usage, turn: metrics });
+    onEvent?.({ kind: "usage", usage, turn: metrics, ledger: [...ledger] });
     if (turn.finishReason === "length") notice("The reply was cut off at the token ceiling (maxTokens).");
 
     if (turn.toolCalls.length === 0) {
       messages.push({ role: "assistant", content: turn.content });
-      return { turn, steps: step, ...state() };
+      return finished(turn, step);
     }
 
     toolCalls += turn.toolCalls.length;

@@ -36,8 +36,8 @@ describe("runCalls", () => {
     });
     expect(runs).toBe(2);
     expect(ran.outcomes).toEqual([
-      { id: "a", name: "flaky", ok: false, content: "Error: disk busy" },
-      { id: "b", name: "flaky", ok: true, content: "ok" },
+      { id: "a", name: "flaky", ok: false, content: "Error: disk busy", ms: expect.any(Number) },
+      { id: "b", name: "flaky", ok: true, content: "ok", ms: expect.any(Number) },
     ]);
   });
 

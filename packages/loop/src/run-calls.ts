@@ -19,6 +19,8 @@ export interface CallResult {
   name: string;
   ok: boolean;
   content: string;
+  /** How long the tool ran, in milliseconds; absent for a call that was not dispatched. */
+  ms?: number;
 }
 
 /** What `runCalls` reads. */
@@ -73,7 +75,7 @@ export async function runCalls(
 ): Promise<RunCallsResult> {
   const calls: AssistantToolCall[] = [];
   const outcomes: CallResult[] = [];
-  const seen = new Map<string, Promise<{ ok: boolean; content: string }>>();
+  const seen = new Map<string, Promise<{ ok: boolean; content: string; ms: number }>>();
   let stopped: unknown;
 
   for (const call of toolCalls) {
@@ -94,7 +96,7 @@ export async function runCalls(
     const request: DispatchRequest = { id: call.id, name, args, raw };
     options.onToolCall?.(request);
 
-    let outcome: { ok: boolean; content: string };
+    let outcome: { ok: boolean; content: string; ms?: number };
     if (stopped !== undefined || options.signal?.aborted) {
       stopped ??= options.signal?.reason;
       outcome = { ok: false, content: NOT_RUN };
@@ -130,13 +132,14 @@ async function runOne(
   dispatch: Dispatch,
   request: DispatchRequest,
   signal: AbortSignal | undefined,
-): Promise<{ ok: boolean; content: string }> {
+): Promise<{ ok: boolean; content: string; ms: number }> {
+  const started = Date.now();
   try {
     const value = await raceSignal(Promise.resolve(dispatch(request, signal)), signal);
-    return { ok: true, content: asContent(value) };
+    return { ok: true, content: asContent(value), ms: Date.now() - started };
   } catch (error) {
-    if (signal?.aborted) return { ok: false, content: STOPPED_DURING };
-    return { ok: false, content: `Error: ${errorMessage(error)}` };
+    if (signal?.aborted) return { ok: false, content: STOPPED_DURING, ms: Date.now() - started };
+    return { ok: false, content: `Error: ${errorMessage(error)}`, ms: Date.now() - started };
   }
 }
 
