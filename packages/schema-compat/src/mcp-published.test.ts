@@ -78,6 +78,19 @@ describe("schemas published by popular MCP servers", () => {
     expect(params.required).toEqual(["url", "max_length", "start_index", "raw"]);
   });
 
+  it("reads pydantic's Optional[str] = None (mcp-server-git) as one nullable string with its default", () => {
+    const params = sanitizeSchema(tool("git_branch").inputSchema);
+    expect(propsOf(params).contains).toEqual({
+      type: ["string", "null"],
+      description:
+        "The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified. Default: null.",
+    });
+    expect(propsOf(sanitizeSchema(tool("git_create_branch").inputSchema)).base_branch).toEqual({
+      type: ["string", "null"],
+      description: "Base Branch. Default: null.",
+    });
+  });
+
   it("reads zod's optional `anyOf: [{ not: {} }, T]` as T, not as any value", () => {
     const params = sanitizeSchema(tool("base_view_set_filter").inputSchema);
     expect(params).not.toHaveProperty("$schema");

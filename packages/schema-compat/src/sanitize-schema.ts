@@ -430,6 +430,12 @@ function convertUnion(
     const only = union[0] as JsonSchema;
     return withDescription(only, describe(base, notes) ?? (only.description as string | undefined));
   }
+  // One type or null (pydantic's Optional[T]) is that type made nullable: `type: [T, "null"]`.
+  const typed = union.filter((b) => b.type !== "null");
+  if (union.length === 2 && typed.length === 1 && typeof typed[0]?.type === "string") {
+    const only = makeNullable(typed[0] as JsonSchema);
+    return withDescription(only, describe(base, notes) ?? (only.description as string | undefined));
+  }
   return withDescription({ anyOf: union }, describe(base, notes));
 }
 
