@@ -58,9 +58,10 @@ export function servedWindow(settings: WindowSettings, options?: LookupOptions):
  * The context window to size a request against; `0` when nothing says.
  *
  * The operator's number wins outright when it is
- * positive (no I/O). Otherwise: a window at the top of the model's `/v1/models` entry
- * (`context_length`, `max_context_window`, `max_model_len`, `context_window`, `n_ctx`); else
- * `servedWindow`; else the listing's `meta.n_ctx`, then `meta.n_ctx_train`; else `0`.
+ * positive (no I/O). Otherwise: the window the model's `/v1/models` entry states (`listedWindow`:
+ * `loaded_context_length`, the `WINDOW_KEYS` such as `context_length`, `max_model_len`,
+ * `context_window`, then the nested places servers put it); else `servedWindow`; else the
+ * listing's `meta.n_ctx`, then `meta.n_ctx_train`; else `0`.
  *
  * Bounded at ten seconds across all of it, or the endpoint's `requestTimeoutSeconds` where that is
  * shorter, and answers `0` past the bound or for a server it cannot reach. A signal rejects with

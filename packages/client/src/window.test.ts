@@ -413,6 +413,22 @@ describe("listing shapes beyond the recorded fixtures", () => {
       12918,
     ],
     [
+      "LM Studio's newer listing: a loaded instance's config.context_length over max_context_length",
+      "LM Studio /api/v1/models (models[] keyed by `key`, loaded_instances)",
+      {
+        models: [
+          {
+            key: "qwen/qwen3-4b",
+            type: "llm",
+            max_context_length: 32768,
+            loaded_instances: [{ id: "qwen/qwen3-4b", config: { context_length: 8192 } }],
+          },
+        ],
+      },
+      "qwen/qwen3-4b",
+      8192,
+    ],
+    [
       "a llama.cpp router's --ctx-size in status.args",
       "llama.cpp router mode /v1/models (status.args)",
       {

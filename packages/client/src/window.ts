@@ -93,7 +93,11 @@ export function findEntry(entries: readonly ModelEntry[], model: string | undefi
     ...(Array.isArray(e.aliases) ? e.aliases : []),
     e.name,
     e.model,
+    e.key,
     e.canonical_slug,
+    ...(Array.isArray(e.loaded_instances)
+      ? e.loaded_instances.map((i) => (isRecord(i) ? i.id : undefined))
+      : []),
   ];
   return (
     entries.find((e) => e.id === model) ??
@@ -107,6 +111,21 @@ function at(entry: Record<string, unknown>, ...path: string[]): number | undefin
   let value: unknown = entry;
   for (const key of path) value = isRecord(value) ? value[key] : undefined;
   return positive(value);
+}
+
+/**
+ * The window LM Studio loaded the model with: `loaded_context_length` (`/api/v0/models`), or the
+ * first loaded instance's `config.context_length` (`/api/v1/models`).
+ */
+function loadedWindow(entry: Record<string, unknown>): number | undefined {
+  const loaded = positive(entry.loaded_context_length);
+  if (loaded !== undefined) return loaded;
+  const instances = Array.isArray(entry.loaded_instances) ? entry.loaded_instances : [];
+  for (const instance of instances) {
+    const n = isRecord(instance) ? at(instance, "config", "context_length") : undefined;
+    if (n !== undefined) return n;
+  }
+  return undefined;
 }
 
 /** The `--ctx-size` / `-c` a llama.cpp router will start (or started) the model with. */
@@ -129,7 +148,8 @@ function routerCtxSize(entry: Record<string, unknown>): number | undefined {
 /**
  * The served window a listing entry states, if any.
  *
- * Read in this order: LM Studio's `loaded_context_length`; the `WINDOW_KEYS` at the top of the
+ * Read in this order: the window LM Studio loaded the model with (`loaded_context_length`, or
+ * `loaded_instances[].config.context_length` in its newer listing); the `WINDOW_KEYS` at the top of the
  * entry; then the places servers nest it — OpenRouter's `top_provider.context_length` (only where
  * the top level has none), DeepInfra's `metadata.context_length`, GitHub Copilot's
  * `capabilities.limits` (`max_prompt_tokens`, else `max_context_window_tokens`), a LiteLLM
@@ -140,7 +160,7 @@ function routerCtxSize(entry: Record<string, unknown>): number | undefined {
  */
 export function listedWindow(entry: ModelEntry | undefined): number | undefined {
   if (!entry) return undefined;
-  const loaded = positive(entry.loaded_context_length);
+  const loaded = loadedWindow(entry);
   if (loaded !== undefined) return loaded;
   for (const key of WINDOW_KEYS) {
     const n = positive(entry[key]);
@@ -175,7 +195,9 @@ export function listingEntries(body: unknown): ModelEntry[] | undefined {
   const entries: ModelEntry[] = [];
   for (const item of list) {
     if (!isRecord(item)) continue;
-    const id = [item.id, item.name, item.model].find((v): v is string => typeof v === "string" && v !== "");
+    const id = [item.id, item.key, item.name, item.model].find(
+      (v): v is string => typeof v === "string" && v !== "",
+    );
     if (id !== undefined) entries.push({ ...item, id });
   }
   return entries;
@@ -327,13 +349,13 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       }
       const body = await readJson(response, deadline);
       const entries = listingEntries(body) ?? [];
-      const loaded = entries.filter((e) => positive(e.loaded_context_length) !== undefined);
+      const loaded = entries.filter((e) => loadedWindow(e) !== undefined);
       const entry = settings.model
         ? findEntry(entries, settings.model)
         : loaded.length === 1
           ? loaded[0]
           : undefined;
-      return positive(entry?.loaded_context_length);
+      return entry ? loadedWindow(entry) : undefined;
     } catch {
       deadline.throwIfStopped();
       // Unreachable, reset, or too slow for the bound: left alone for listingMissMs.
