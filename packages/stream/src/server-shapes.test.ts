@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ChunkLike, DeltaLike } from "./chunk.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
@@ -349,5 +350,65 @@ describe("error chunks the client passes on instead of throwing", () => {
     ]) {
       expect(chunkError(chunk as ChunkLike)).toBeUndefined();
     }
+  });
+});
+
+describe("arguments read back whole however a server sends them", () => {
+  // Objects whose keys repeat at every depth, including "{", so a piece can start with exactly the
+  // text before it (`{"a":` then `{"a":…`) — the case that looks like a cumulative resend once.
+  const args = fc
+    .object({
+      key: fc.constantFrom("a", "q", "{", "path"),
+      maxDepth: 2,
+      maxKeys: 3,
+      values: [fc.string({ maxLength: 6 }), fc.integer(), fc.boolean(), fc.constant(null)],
+    })
+    .map((o) => JSON.stringify(o));
+  const cutsOf = (text: string) =>
+    fc
+      .uniqueArray(fc.integer({ min: 1, max: Math.max(1, text.length - 1) }), { maxLength: 12 })
+      .map((points) => {
+        const sorted = points.filter((p) => p < text.length).sort((x, y) => x - y);
+        const parts: string[] = [];
+        let last = 0;
+        for (const p of [...sorted, text.length]) {
+          parts.push(text.slice(last, p));
+          last = p;
+        }
+        return parts;
+      });
+  /** A call streamed as `pieces`, then (with `repeat`) the whole arguments once more, as some proxies do. */
+  const stream = (pieces: readonly string[], repeat?: string): ChunkLike[] => [
+    delta({
+      tool_calls: [{ index: 0, id: "call_p", type: "function", function: { name: "f", arguments: "" } }],
+    }),
+    ...pieces.map((a) => delta({ tool_calls: [{ index: 0, function: { arguments: a } }] })),
+    ...(repeat !== undefined ? [delta({ tool_calls: [{ index: 0, function: { arguments: repeat } }] })] : []),
+  ];
+
+  it("holds for pieces sent as new text only, and for everything-so-far resent on each piece", () => {
+    fc.assert(
+      fc.property(
+        args.chain((text) => fc.tuple(fc.constant(text), cutsOf(text), fc.boolean(), fc.boolean())),
+        ([text, pieces, cumulative, repeatAtEnd]) => {
+          const sent = cumulative ? pieces.map((_, i) => pieces.slice(0, i + 1).join("")) : pieces;
+          const progress: ToolCallProgress[] = [];
+          const turn = read(stream(sent, repeatAtEnd ? text : undefined), progress);
+          expect(turn.toolCalls).toEqual([
+            { id: "call_p", type: "function", function: { name: "f", arguments: text } },
+          ]);
+          expect(progress.at(-1)?.arguments).toBe(text);
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("joins an incremental piece that repeats the text before it, once the next piece shows it", () => {
+    const text = '{"a":{"a":1,"q":2}}';
+    const turn = read(stream(['{"a":', '{"a":1', ',"q":2}}']));
+    expect(turn.toolCalls[0]?.function.arguments).toBe(text);
+    // …and when that piece is the last one, the reading that is whole JSON wins.
+    expect(read(stream(['{"a":', '{"a":1}}'])).toolCalls[0]?.function.arguments).toBe('{"a":{"a":1}}');
   });
 });

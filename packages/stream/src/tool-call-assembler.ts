@@ -23,6 +23,12 @@ interface Slot {
   arguments: string;
   /** The server resends the whole arguments so far on every piece, rather than the new part. */
   cumulative: boolean;
+  /**
+   * Set while one piece alone has made the arguments look resent cumulatively: the text before
+   * that piece, so the reading can be undone if the next piece shows the stream was incremental
+   * after all (a nested object repeating its parent's first key can look the same once).
+   */
+  undo: string | undefined;
 }
 
 function text(value: unknown): string {
@@ -64,6 +70,18 @@ function sameJson(a: unknown, b: unknown): boolean {
     if (!sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
   }
   return true;
+}
+
+/**
+ * A call's arguments at the end. When a single piece made them look resent cumulatively and no
+ * piece came after to confirm it, the reading that is whole JSON wins (the cumulative one if both
+ * or neither are).
+ */
+function settled(slot: Slot): string {
+  if (slot.undo === undefined) return slot.arguments;
+  const joined = slot.undo + slot.arguments;
+  if (completeJson(slot.arguments) === undefined && completeJson(joined) !== undefined) return joined;
+  return slot.arguments;
 }
 
 /**
@@ -154,7 +172,7 @@ export class ToolCallAssembler {
       out.push({
         id: slot.id || `call_${slot.position}`,
         type: "function",
-        function: { name: slot.name, arguments: slot.arguments },
+        function: { name: slot.name, arguments: settled(slot) },
       });
     }
     return out;
@@ -166,18 +184,34 @@ export class ToolCallAssembler {
    */
   private addArguments(slot: Slot, piece: string, whole: boolean): string | undefined {
     if (piece === "") return "";
-    const so = slot.arguments;
+    let so = slot.arguments;
     if (so === "") {
       slot.arguments = piece;
       return piece;
     }
-    // Everything so far and more: a server resending the arguments cumulatively.
-    if (piece.length > so.length && piece.startsWith(so)) {
-      slot.cumulative = true;
+    if (slot.undo !== undefined) {
+      if (piece.startsWith(so)) {
+        // Everything so far again: the server does resend cumulatively.
+        slot.cumulative = true;
+        slot.undo = undefined;
+      } else {
+        // It was an incremental stream whose piece happened to repeat the text before it.
+        so = slot.undo + so;
+        slot.arguments = so;
+        slot.undo = undefined;
+      }
+    }
+    if (
+      piece.startsWith(so) &&
+      (slot.cumulative ||
+        (piece.length > so.length &&
+          // One piece alone: the appended reading wins when it is whole JSON and the other is not.
+          (completeJson(piece) !== undefined || completeJson(so + piece) === undefined)))
+    ) {
+      if (!slot.cumulative) slot.undo = so;
       slot.arguments = piece;
       return piece.slice(so.length);
     }
-    if (piece === so && slot.cumulative) return "";
     const looksWhole = whole || (piece.length > 1 && completeJson(piece) !== undefined);
     if (looksWhole) {
       const before = completeJson(so);
@@ -206,7 +240,14 @@ export class ToolCallAssembler {
   }
 
   private open(): Slot {
-    const slot: Slot = { position: this.slots.length, id: "", name: "", arguments: "", cumulative: false };
+    const slot: Slot = {
+      position: this.slots.length,
+      id: "",
+      name: "",
+      arguments: "",
+      cumulative: false,
+      undo: undefined,
+    };
     this.slots.push(slot);
     return slot;
   }
