@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { captureJson, fixtureJson, type ScriptedHttp, scriptedHttp } from "../test/http.js";
 import { ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
+import { listedWindow } from "./window.js";
 
 const servers: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -453,6 +454,17 @@ describe("listing shapes beyond the recorded fixtures", () => {
       expect(server.seen.map((s) => s.path)).toEqual(["/v1/models"]);
     });
   }
+
+  it("reads Ollama's /api/show num_ctx, and never the trained window in its model_info", () => {
+    // ollama/ollama docs/api.md "Show Model Information" response shape
+    const show = {
+      id: "llama3.2",
+      parameters: 'num_ctx                        8192\nstop                           "<|eot_id|>"',
+      model_info: { "general.architecture": "llama", "llama.context_length": 131072 },
+    };
+    expect(listedWindow(show)).toBe(8192);
+    expect(listedWindow({ ...show, parameters: 'stop "<|eot_id|>"' })).toBeUndefined();
+  });
 
   it("takes no window from zero, null, a negative number or a string, and asks the native routes", async () => {
     const body = {

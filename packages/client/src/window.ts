@@ -128,6 +128,17 @@ function loadedWindow(entry: Record<string, unknown>): number | undefined {
   return undefined;
 }
 
+/**
+ * Ollama's `/api/show`: a `num_ctx` set in the Modelfile's `parameters` is the window it serves.
+ * (`model_info["<arch>.context_length"]` beside it is the trained window, and is not read.)
+ */
+function ollamaNumCtx(entry: Record<string, unknown>): number | undefined {
+  const parameters = entry.parameters;
+  if (typeof parameters !== "string") return undefined;
+  const n = /^\s*num_ctx\s+(\d+)\s*$/m.exec(parameters)?.[1];
+  return n === undefined ? undefined : positive(Number(n));
+}
+
 /** The `--ctx-size` / `-c` a llama.cpp router will start (or started) the model with. */
 function routerCtxSize(entry: Record<string, unknown>): number | undefined {
   const status = isRecord(entry.status) ? entry.status : undefined;
@@ -153,7 +164,8 @@ function routerCtxSize(entry: Record<string, unknown>): number | undefined {
  * entry; then the places servers nest it — OpenRouter's `top_provider.context_length` (only where
  * the top level has none), DeepInfra's `metadata.context_length`, GitHub Copilot's
  * `capabilities.limits` (`max_prompt_tokens`, else `max_context_window_tokens`), a LiteLLM
- * `model_info.max_input_tokens`, and the `--ctx-size` in a llama.cpp router's `status.args`.
+ * `model_info.max_input_tokens`, the `--ctx-size` in a llama.cpp router's `status.args`, and a
+ * `num_ctx` in an Ollama `/api/show` body's `parameters` (never its trained `model_info` window).
  * `meta.n_ctx` / `meta.n_ctx_train` (llama.cpp) are not read here: `contextLimitFor` asks the
  * server's native routes before it settles for those. Zero, negative, null and non-numbers are no
  * window.
@@ -172,7 +184,8 @@ export function listedWindow(entry: ModelEntry | undefined): number | undefined 
     at(entry, "capabilities", "limits", "max_prompt_tokens") ??
     at(entry, "capabilities", "limits", "max_context_window_tokens") ??
     at(entry, "model_info", "max_input_tokens") ??
-    routerCtxSize(entry)
+    routerCtxSize(entry) ??
+    ollamaNumCtx(entry)
   );
 }
 
