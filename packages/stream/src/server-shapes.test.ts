@@ -169,6 +169,78 @@ describe("tool calls from servers that stray from OpenAI's delta shape", () => {
     ]);
   });
 
+  it("keeps parallel calls apart when vLLM or SGLang number every call 0", () => {
+    // InternLM/lmdeploy#3412 quotes both: vLLM sends each call's first piece with a fresh id and its
+    // name, then pieces with id ''; SGLang repeats the call's id ('0', '1') on every piece.
+    const vllm = [
+      { index: 0, id: "chatcmpl-tool-c9Z", type: "function", function: { arguments: "", name: "func_name" } },
+      { index: 0, id: "", type: "function", function: { arguments: '{"x":1}', name: null } },
+      { index: 0, id: "chatcmpl-tool-HfZ", type: "function", function: { arguments: "", name: "func_name" } },
+      { index: 0, id: "", type: "function", function: { arguments: '{"x":2}', name: null } },
+    ];
+    const sglang = [
+      { index: 0, id: "0", type: "function", function: { arguments: "", name: "func_name" } },
+      { index: 0, id: "0", type: "function", function: { arguments: '{"x":1}', name: null } },
+      { index: 0, id: "1", type: "function", function: { arguments: "", name: "func_name" } },
+      { index: 0, id: "1", type: "function", function: { arguments: '{"x":2}', name: null } },
+    ];
+    expect(calls(vllm.map((p) => delta({ tool_calls: [p] })))).toEqual([
+      ["chatcmpl-tool-c9Z", "func_name", '{"x":1}'],
+      ["chatcmpl-tool-HfZ", "func_name", '{"x":2}'],
+    ]);
+    expect(calls(sglang.map((p) => delta({ tool_calls: [p] })))).toEqual([
+      ["0", "func_name", '{"x":1}'],
+      ["1", "func_name", '{"x":2}'],
+    ]);
+  });
+
+  it("reads a call whose index starts at 1 after a text block (Anthropic's OpenAI-compatible endpoint)", () => {
+    // vercel/ai packages/openai-compatible/src/chat/__fixtures__/anthropic-fallback-tool-call.sse:
+    // text first, then the tool call under "index":1 (the content-block number), arguments "" twice.
+    const turn = read([
+      delta({ role: "assistant" }),
+      delta({ content: "Reading" }),
+      delta({ content: " it." }),
+      delta({
+        tool_calls: [
+          {
+            index: 1,
+            id: "toolu_sanitized",
+            type: "function",
+            function: { name: "read_file", arguments: "" },
+          },
+        ],
+      }),
+      delta({ tool_calls: [{ index: 1, function: { arguments: "" } }] }),
+      delta({ tool_calls: [{ index: 1, function: { arguments: '{"pa' } }] }),
+      delta({ tool_calls: [{ index: 1, function: { arguments: 'th": "a.txt"}' } }] }),
+      delta({}, "tool_calls"),
+    ]);
+    expect(turn.content).toBe("Reading it.");
+    expect(turn.toolCalls).toEqual([
+      {
+        id: "toolu_sanitized",
+        type: "function",
+        function: { name: "read_file", arguments: '{"path": "a.txt"}' },
+      },
+    ]);
+  });
+
+  it("ignores empty tool_calls arrays sent beside reasoning and text", () => {
+    // vercel/ai packages/openai-compatible/src/chat/__fixtures__/issue-20203-empty-tool-calls.chunks.txt
+    const turn = read([
+      delta({ role: "assistant", content: "", reasoning_content: "Think ", tool_calls: [] }),
+      delta({ content: "", reasoning_content: "more...", tool_calls: [] }),
+      delta({ content: "Hello", reasoning_content: "", tool_calls: [] }, "stop"),
+    ]);
+    expect(turn).toMatchObject({
+      content: "Hello",
+      reasoning: "Think more...",
+      toolCalls: [],
+      finishReason: "stop",
+    });
+  });
+
   it("keeps one call together when a server mints a new id on every piece of it", () => {
     // Proxies mint ids per piece they translate (BerriAI/litellm#11558: `id=f"call_{uuid4()}"` on
     // every Gemini part, all under one index). There each part was a whole named call, which starts
@@ -213,6 +285,42 @@ describe("text, reasoning and usage in other servers' fields", () => {
       delta({ content: "42" }, "stop"),
     ]);
     expect(turn).toMatchObject({ reasoning: "Let me think.", content: "42" });
+  });
+
+  it("takes no text from encrypted reasoning details (OpenRouter serving OpenAI o-series)", () => {
+    // pydantic/pydantic-ai tests/models/cassettes/test_openrouter/test_openrouter_stream_with_reasoning.yaml
+    const produced: boolean[] = [];
+    const reader = new TurnReader({ onProduced: () => produced.push(true) });
+    reader.read(
+      delta({
+        role: "assistant",
+        content: "",
+        reasoning: null,
+        reasoning_details: [
+          {
+            type: "reasoning.encrypted",
+            data: "gAAAAABpCCSI",
+            id: "rs_0aa4",
+            format: "openai-responses-v1",
+            index: 0,
+          },
+        ],
+      }),
+    );
+    expect(produced).toEqual([]);
+    reader.read(delta({ role: "assistant", content: "I" }));
+    reader.read({
+      choices: [
+        {
+          index: 0,
+          delta: { role: "assistant", content: "" },
+          finish_reason: "stop",
+          native_finish_reason: "completed",
+        } as never,
+      ],
+    });
+    expect(reader.finish()).toMatchObject({ content: "I", reasoning: "", finishReason: "stop" });
+    expect(produced).toEqual([true]);
   });
 
   it("reads a refusal as the answer, so a refused reply is not empty", () => {
