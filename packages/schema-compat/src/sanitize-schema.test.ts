@@ -4,6 +4,7 @@ import { documentArb } from "../test-support/arbitraries.js";
 import { checkStrictSchema } from "./check-strict.js";
 import { RELAXED_KEYWORDS, STRICT_KEYWORDS } from "./keywords.js";
 import { relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
+import type { JsonSchema } from "./types.js";
 
 const runs = { numRuns: 400 };
 
@@ -232,6 +233,53 @@ describe("sanitizeSchema keeps the meaning", () => {
     const out = sanitizeSchema(schema);
     expect(checkStrictSchema(out)).toEqual([]);
     expect(JSON.stringify(out)).toContain("JSON text");
+  });
+});
+
+describe("sanitizeSchema within strict mode's size limits", () => {
+  const countEnumValues = (node: unknown): number => {
+    if (Array.isArray(node)) return node.reduce<number>((n, x) => n + countEnumValues(x), 0);
+    if (typeof node !== "object" || node === null) return 0;
+    const record = node as Record<string, unknown>;
+    const own = Array.isArray(record.enum) ? record.enum.length : 0;
+    return own + Object.entries(record).reduce((n, [k, v]) => n + (k === "enum" ? 0 : countEnumValues(v)), 0);
+  };
+
+  it("lists an enum too large for strict mode in the description and keeps the others", () => {
+    const countries = Array.from(
+      { length: 300 },
+      (_, i) => `Country number ${i} with a long official name, as the registry spells it`,
+    );
+    const out = sanitizeSchema({
+      type: "object",
+      properties: {
+        country: { type: "string", enum: countries, description: "Where" },
+        unit: { enum: ["c", "f"] },
+      },
+      required: ["country", "unit"],
+    });
+    const props = out.properties as Record<string, JsonSchema>;
+    expect(props.country?.enum).toBeUndefined();
+    expect(props.country?.type).toBe("string");
+    expect(props.country?.description).toMatch(
+      /^Where\. One of 300 values, among them: "Country number 0 with/,
+    );
+    expect(props.unit).toEqual({ type: "string", enum: ["c", "f"] });
+    expect(sanitizeSchema(out)).toEqual(out);
+  });
+
+  it("never holds more than 1,000 enum values across the schema, and says what the rest allow", () => {
+    const properties: Record<string, unknown> = {};
+    for (let p = 0; p < 4; p++) {
+      properties[`field${p}`] = { type: "string", enum: Array.from({ length: 400 }, (_, i) => `v${p}_${i}`) };
+    }
+    const out = sanitizeSchema({ type: "object", properties });
+    expect(countEnumValues(out)).toBeLessThanOrEqual(1000);
+    const props = out.properties as Record<string, JsonSchema>;
+    expect(props.field0?.enum).toHaveLength(401);
+    expect(props.field3?.enum).toBeUndefined();
+    expect(props.field3?.description).toContain('"v3_0", "v3_1"');
+    expect(sanitizeSchema(out)).toEqual(out);
   });
 });
 

@@ -24,6 +24,8 @@ interface Context {
   maxDepth: number;
   /** Schema nodes still allowed to be built; guards against `$ref` fan-out blowing up. */
   budget: number;
+  /** Enum values the schema may still hold (OpenAI strict: 1,000 across the whole schema). */
+  enumBudget: number;
   /** Input objects on the current path, so a cyclic JavaScript object cannot loop forever. */
   active: Set<object>;
 }
@@ -31,6 +33,14 @@ interface Context {
 type RefCounts = ReadonlyMap<string, number>;
 
 const NODE_BUDGET = 20_000;
+
+/** Enum values OpenAI strict mode takes across one schema. */
+const ENUM_LIMIT = 1000;
+/** Above this many string values, one enum's values may total at most {@link LARGE_ENUM_CHARS}. */
+const LARGE_ENUM_COUNT = 250;
+const LARGE_ENUM_CHARS = 15_000;
+/** How much of an enum too large to keep is listed in the description. */
+const ENUM_NOTE_CHARS = 1500;
 
 /** Keywords that describe rather than constrain; they never split an `anyOf` into its branches. */
 const ANNOTATIONS = new Set([
@@ -257,6 +267,19 @@ function inferTypes(schema: Raw): TypeName[] {
   return [];
 }
 
+/**
+ * The schema for a union of sanitized branches: the branch itself when there is one, `T` made
+ * nullable for `T` or null (pydantic's `Optional[T]`), else `anyOf`.
+ */
+function unionSchema(union: readonly JsonSchema[]): JsonSchema {
+  if (union.length === 1) return union[0] as JsonSchema;
+  const typed = union.filter((b) => b.type !== "null");
+  if (union.length === 2 && typed.length === 1 && typeof typed[0]?.type === "string") {
+    return makeNullable(typed[0] as JsonSchema);
+  }
+  return { anyOf: [...union] };
+}
+
 /** Flattens nested `anyOf`s and drops repeated branches. */
 function unionOf(schemas: readonly JsonSchema[]): JsonSchema[] {
   const out: JsonSchema[] = [];
@@ -431,12 +454,45 @@ function convertUnion(
     return withDescription(only, describe(base, notes) ?? (only.description as string | undefined));
   }
   // One type or null (pydantic's Optional[T]) is that type made nullable: `type: [T, "null"]`.
-  const typed = union.filter((b) => b.type !== "null");
-  if (union.length === 2 && typed.length === 1 && typeof typed[0]?.type === "string") {
-    const only = makeNullable(typed[0] as JsonSchema);
-    return withDescription(only, describe(base, notes) ?? (only.description as string | undefined));
+  const merged = unionSchema(union);
+  if (!Array.isArray(merged.anyOf)) {
+    return withDescription(merged, describe(base, notes) ?? (merged.description as string | undefined));
   }
-  return withDescription({ anyOf: union }, describe(base, notes));
+  return withDescription(merged, describe(base, notes));
+}
+
+/**
+ * Whether an enum fits what strict mode takes (1,000 values across the schema; a string enum of
+ * more than 250 values at most 15,000 characters). One that does not is listed in the description
+ * instead (as much as reads well) and the value is left unconstrained beyond its type.
+ */
+function keepEnum(
+  values: ReadonlyArray<string | number | boolean | null>,
+  ctx: Context,
+  notes: string[],
+): boolean {
+  // Counted with the null that makeNullable may add, so a second pass decides the same way.
+  const cost = values.length + (values.includes(null) ? 0 : 1);
+  const chars = values.reduce<number>((n, v) => n + (typeof v === "string" ? v.length : 0), 0);
+  const tooLarge = values.length > LARGE_ENUM_COUNT && chars > LARGE_ENUM_CHARS;
+  if (!tooLarge && cost <= ctx.enumBudget) {
+    ctx.enumBudget -= cost;
+    return true;
+  }
+  let listed = "";
+  let shown = 0;
+  for (const value of values) {
+    const text = JSON.stringify(value);
+    if (listed.length + text.length + 2 > ENUM_NOTE_CHARS) break;
+    listed += listed === "" ? text : `, ${text}`;
+    shown++;
+  }
+  notes.push(
+    shown === values.length
+      ? `One of: ${listed}.`
+      : `One of ${values.length} values, among them: ${listed}, …`,
+  );
+  return false;
 }
 
 function buildType(
@@ -455,7 +511,7 @@ function buildType(
       return buildArray(schema, ctx, depth, refs, notes);
     case "string": {
       const out: JsonSchema = { type };
-      if (values) out.enum = values;
+      if (values && keepEnum(values, ctx, notes)) out.enum = values;
       if (typeof schema.pattern === "string") {
         const anchored = anchorPattern(schema.pattern);
         if (anchored === undefined) notes.push(`Must match the regular expression ${schema.pattern}.`);
@@ -475,7 +531,7 @@ function buildType(
     case "number":
     case "integer": {
       const out: JsonSchema = { type };
-      if (values) out.enum = values;
+      if (values && keepEnum(values, ctx, notes)) out.enum = values;
       let { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = schema;
       // Draft 4 spelled exclusive bounds as booleans beside minimum and maximum.
       if (exclusiveMinimum === true && finite(minimum)) [exclusiveMinimum, minimum] = [minimum, undefined];
@@ -489,7 +545,7 @@ function buildType(
     }
     case "boolean": {
       const out: JsonSchema = { type };
-      if (values) out.enum = values;
+      if (values && keepEnum(values, ctx, notes)) out.enum = values;
       return out;
     }
   }
@@ -528,12 +584,7 @@ function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, n
   if (tuple) {
     const elements = tuple.map((el) => convert(el, ctx, depth, refs));
     const union = unionOf(elements);
-    items =
-      union.length === 0
-        ? anyValue(undefined)
-        : union.length === 1
-          ? (union[0] as JsonSchema)
-          : { anyOf: union };
+    items = union.length === 0 ? anyValue(undefined) : unionSchema(union);
     if (elements.length > 0) {
       const label = (s: JsonSchema) =>
         typeof s.type === "string" ? s.type : Array.isArray(s.type) ? s.type.join(" or ") : "value";
@@ -585,7 +636,7 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
           else everywhere = false;
         }
         const union = unionOf(variants);
-        const merged = union.length === 1 ? (union[0] as JsonSchema) : { anyOf: union };
+        const merged = unionSchema(union);
         setKey(properties, name, everywhere ? merged : makeNullable(merged));
       }
       return withDescription(
@@ -617,6 +668,7 @@ export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): 
     recursionLimit: Math.max(0, Math.floor(options.recursionLimit ?? 2)),
     maxDepth: Math.max(1, Math.floor(options.maxDepth ?? STRICT_MAX_DEPTH)),
     budget: NODE_BUDGET,
+    enumBudget: ENUM_LIMIT,
     active: new Set(),
   };
   return toRootObject(convert(schema, ctx, 0, new Map()), schema);
