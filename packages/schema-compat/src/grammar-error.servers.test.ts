@@ -255,6 +255,18 @@ const NOT_REFUSALS: Array<[source: string, status: number, error: Record<string,
     },
   ],
   [
+    // getsentry/sentry-mcp#106 (an MCP tool description over OpenAI's limit).
+    "OpenAI: a tool description over 1,024 characters",
+    400,
+    {
+      message:
+        "Invalid 'tools[13].function.description': string too long. Expected a string with maximum length 1024, but got a string with length 1103 instead.",
+      type: "invalid_request_error",
+      param: "tools[13].function.description",
+      code: "string_above_max_length",
+    },
+  ],
+  [
     "llama.cpp: the model's output could not be parsed into a tool call",
     500,
     { code: 500, message: "Failed to parse input at pos 12: <tool_call>\n{", type: "server_error" },

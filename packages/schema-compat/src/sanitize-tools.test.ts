@@ -115,6 +115,38 @@ describe("sanitizeTools", () => {
     expect(out[1]).toEqual(custom);
   });
 
+  it("cuts a description over OpenAI's 1,024 characters and moves the rest into the parameters", () => {
+    // getsentry/sentry-mcp#106: "Invalid 'tools[13].function.description': string too long.
+    // Expected a string with maximum length 1024, but got a string with length 1103 instead."
+    const sentence =
+      "Search for issues in Sentry by a natural language query, with filters for project and time. ";
+    const long = sentence.repeat(14).trim();
+    const tool: FunctionToolLike = {
+      type: "function",
+      function: {
+        name: "search_issues",
+        description: long,
+        parameters: { type: "object", properties: { q: { type: "string" } }, description: "Search input" },
+      },
+    };
+    for (const [out] of [sanitizeTools([tool]), relaxTools([tool])] as FunctionToolLike[][]) {
+      const description = out?.function.description as string;
+      expect(description.length).toBeLessThanOrEqual(1024);
+      expect(description.endsWith(".…")).toBe(true);
+      const params = out?.function.parameters as { description: string };
+      expect(params.description.startsWith("(Tool description, continued:) Search for issues")).toBe(true);
+      expect(params.description.endsWith("Search input")).toBe(true);
+      // Nothing of the text is lost: the two parts hold every sentence.
+      const rest = params.description.slice(
+        "(Tool description, continued:) ".length,
+        -" Search input".length,
+      );
+      expect(`${description.slice(0, -1)} ${rest}`).toBe(long);
+    }
+    const once = sanitizeTools([tool]);
+    expect(sanitizeTools(once)).toEqual(once);
+  });
+
   it("throws a SchemaCompatError for something that is not a tool array", () => {
     expect(() => sanitizeTools({} as never)).toThrow(SchemaCompatError);
     expect(() => relaxTools([null] as never)).toThrow(/index 0/);

@@ -32,6 +32,24 @@ function legalName(name: unknown): string {
   return legal;
 }
 
+/** The longest function description OpenAI takes (`string_above_max_length` past it). */
+const DESCRIPTION_LIMIT = 1024;
+
+/**
+ * Splits a description OpenAI would refuse as too long: the part that fits, cut after a sentence
+ * or a word and marked with "…", and the rest (which goes to the parameters' description, so the
+ * model still reads all of it). A description that fits is returned whole.
+ */
+function splitDescription(text: string): [head: string, rest: string] {
+  if (text.length <= DESCRIPTION_LIMIT) return [text, ""];
+  const room = text.slice(0, DESCRIPTION_LIMIT - 1);
+  const sentence = Math.max(room.lastIndexOf(". "), room.lastIndexOf(".\n"), room.lastIndexOf("\n\n"));
+  const word = room.lastIndexOf(" ");
+  const cut =
+    sentence > DESCRIPTION_LIMIT / 2 ? sentence + 1 : word > DESCRIPTION_LIMIT / 2 ? word : room.length;
+  return [`${text.slice(0, cut).trimEnd()}…`, text.slice(cut).trim()];
+}
+
 function uniqueName(name: string, taken: Set<string>): string {
   if (!taken.has(name)) return name;
   for (let n = 2; ; n++) {
@@ -76,8 +94,14 @@ function mapTools(
     const { description, parameters: _parameters, ...rest } = fn;
     const out: Record<string, unknown> = { ...rest, name };
     const text = typeof description === "string" ? description.trim() : "";
-    if (text !== "") out.description = text;
-    out.parameters = schemaFn(fn.parameters, options);
+    const parameters = schemaFn(fn.parameters, options);
+    const [head, overflow] = splitDescription(text);
+    if (head !== "") out.description = head;
+    if (overflow !== "") {
+      const own = typeof parameters.description === "string" ? ` ${parameters.description}` : "";
+      parameters.description = `(Tool description, continued:) ${overflow}${own}`;
+    }
+    out.parameters = parameters;
     return { ...tool, function: out } as ToolLike;
   });
 }
@@ -85,7 +109,8 @@ function mapTools(
 /**
  * Makes every function tool in an array acceptable to a strict or grammar-constrained server:
  * parameters through {@link sanitizeSchema}, names OpenAI refuses made legal (and unique),
- * descriptions that are not text dropped. Other tool kinds and other fields (such as `strict`)
+ * descriptions that are not text dropped, a description over OpenAI's 1,024 characters cut at a
+ * sentence or word with the rest moved into the parameters' description. Other tool kinds and other fields (such as `strict`)
  * pass through unchanged.
  *
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
