@@ -1,8 +1,10 @@
 /**
  * Why the model stopped, as the server said it in `finish_reason`.
  *
- * The named values are the ones OpenAI-compatible servers send; a server may send another string,
- * which is kept as sent. `FinishReason.Unknown` (`""`) means the server never said.
+ * The named values are the ones OpenAI-compatible servers send; other servers' spellings of the
+ * same reasons (TGI's `eos_token`, Anthropic's `end_turn` / `max_tokens`, Gemini's `MAX_TOKENS`, …)
+ * are read as these, and any other string is kept as sent. `FinishReason.Unknown` (`""`) means the
+ * server never said.
  */
 export const FinishReason = {
   /** The model finished on its own. */
