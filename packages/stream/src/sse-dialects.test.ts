@@ -179,6 +179,16 @@ describe("errors servers put in the stream", () => {
     expect(error).toMatchObject({ code: "malformed-chunk", partial: { content: "Partial" } });
   });
 
+  it("rejects with malformed-chunk when a server separates events with one newline instead of a blank line", async () => {
+    // The SDK joins consecutive data: lines of one event with "\n", so two chunks become one text
+    // that is not JSON; the turn so far is kept.
+    const error = await failure([
+      `data: ${chunk({ content: "One" })}\n\n`,
+      `data: ${chunk({ content: " two" })}\ndata: ${chunk({ content: " three" })}\n\n`,
+    ]);
+    expect(error).toMatchObject({ code: "malformed-chunk", partial: { content: "One" } });
+  });
+
   it("resolves with an empty, unfinished turn when old llama.cpp sends its error on an `error:` line", async () => {
     // llama.cpp until ggml-org/llama.cpp#16109 (Sept 2025) wrote `error: {…}` — not an SSE field the
     // SDK reads, so it is dropped and the stream ends. What reaches us is a turn with nothing in it
