@@ -401,6 +401,21 @@ describe("finish reasons in other servers' vocabulary", () => {
     ["MAX_TOKENS", "length", "Gemini FinishReason enum passed through relays"],
     ["STOP", "stop", "Gemini FinishReason enum passed through relays"],
     ["SAFETY", "content_filter", "Gemini FinishReason enum passed through relays"],
+    [
+      "sensitive",
+      "content_filter",
+      "Zhipu GLM's content filter (langgenius/dify#7559, BerriAI/litellm#24373)",
+    ],
+    [
+      "model_context_window_exceeded",
+      "length",
+      "Anthropic and Z.ai GLM output cut at the window (mozilla-ai/any-llm#1204)",
+    ],
+    [
+      "network_error",
+      "network_error",
+      "Zhipu GLM's interrupted inference: a failure, kept as sent (NousResearch/hermes-agent#92161)",
+    ],
     ["function_call", "function_call", "OpenAI legacy functions"],
     ["tool_calls", "tool_calls", "OpenAI"],
     ["abort", "abort", "vLLM / SGLang aborted request: unknown spellings are kept as sent"],

@@ -74,7 +74,8 @@ export interface Turn {
  * TGI says `eos_token` / `stop_sequence`; Anthropic's vocabulary (`end_turn`, `tool_use`,
  * `max_tokens`, `model_context_window_exceeded`), Gemini's (`STOP`, `MAX_TOKENS`, `SAFETY`,
  * `RECITATION`, …) and Bedrock's (`guardrail_intervened`, `content_filtered`) leak through
- * relays and proxies that pass the upstream value on.
+ * relays and proxies that pass the upstream value on; Zhipu GLM says `sensitive` for its content
+ * filter and `model_context_window_exceeded` for a reply cut off at the window.
  */
 const FINISH_SYNONYMS: ReadonlyMap<string, FinishReason> = new Map<string, FinishReason>([
   ["stop", "stop"],
@@ -96,6 +97,7 @@ const FINISH_SYNONYMS: ReadonlyMap<string, FinishReason> = new Map<string, Finis
   ["blocklist", "content_filter"],
   ["prohibited_content", "content_filter"],
   ["spii", "content_filter"],
+  ["sensitive", "content_filter"],
 ]);
 
 /**
