@@ -194,6 +194,30 @@ describe("recoverToolCalls reads the formats of more model families (real wordin
     expect(parallel.calls.map((c) => c.name)).toEqual(["add", "ls"]);
   });
 
+  it("reads Gemma 4's <|tool_call>call:name{…} with its <|\"|> strings, and FunctionGemma's", () => {
+    // Wire format as documented by a vLLM Gemma4ToolParser plugin and seen in a public tool-use
+    // eval log: `<|tool_call>call:bash{command:<|"|>grep -r "TODO"…`.
+    const gemma4 = only(
+      'Let me check.<|tool_call>call:get_weather{city:<|"|>Paris, {FR}<|"|>,days:3,metric:true,tags:[<|"|>a<|"|>,null]}<tool_call|>',
+    );
+    expect(gemma4.calls[0]).toMatchObject({
+      name: "get_weather",
+      args: { city: "Paris, {FR}", days: 3, metric: true, tags: ["a", null] },
+    });
+    expect(gemma4.text).toBe("Let me check.");
+    const grep = recoverToolCalls('<|tool_call>call:bash{command:<|"|>grep -r "TODO" .<|"|>}<tool_call|>', [
+      "bash",
+    ]);
+    expect(grep.calls[0]?.args).toEqual({ command: 'grep -r "TODO" .' });
+    const functionGemma = only(
+      "<start_function_call>call:ls{dirPath:<escape>/tmp<escape>}<end_function_call>",
+    );
+    expect(functionGemma).toEqual({
+      calls: [{ id: "call_recovered_0", name: "ls", args: { dirPath: "/tmp" }, raw: '{"dirPath":"/tmp"}' }],
+      text: "",
+    });
+  });
+
   it("reads pythonic calls from Llama 3.2/4, Llama 3.1's built-in tools and inside a <tool_call>", () => {
     // The shape vLLM's `pythonic` tool parser documents for Llama 3.2 and Llama 4.
     const listed = only("[get_weather(city='San Francisco', days=3, metric=True), add(a=1, b=-2.5)]");
@@ -236,6 +260,7 @@ describe("recoverToolCalls reads the formats of more model families (real wordin
       '<invoke name="get_time"><parameter name="zone">UTC</parameter></invoke>',
       '```json\n{"tool_calls": [{"function": {"name": "get_time", "arguments": "{}"}}]}\n```',
       "[get_time(zone='UTC')]",
+      '<|tool_call>call:get_time{zone:<|"|>UTC<|"|>}<tool_call|>',
     ]) {
       expect(only(text), text).toEqual({ calls: [], text });
     }
@@ -269,6 +294,22 @@ const argsArb = fc
   .map((v) => JSON.parse(JSON.stringify(v)) as Record<string, unknown>);
 
 const asText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+
+const LITERAL_WORDS = new Set(["true", "false", "null", "none", "undefined", "True", "False", "None"]);
+
+/** A JSON value as Gemma 4 writes an argument: `<|"|>` strings, bare keys (quoted when they cannot be bare). */
+function gemma(v: unknown): string {
+  if (typeof v === "string") return `<|"|>${v}<|"|>`;
+  if (Array.isArray(v)) return `[${v.map(gemma).join(",")}]`;
+  if (v !== null && typeof v === "object") {
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(
+        ([k, x]) => `${/^[A-Za-z_]\w*$/.test(k) && !LITERAL_WORDS.has(k) ? k : `<|"|>${k}<|"|>`}:${gemma(x)}`,
+      )
+      .join(",")}}`;
+  }
+  return JSON.stringify(v);
+}
 
 /** A JSON value as a Python literal (True/False/None; strings and numbers as JSON writes them). */
 function py(v: unknown): string {
@@ -310,6 +351,7 @@ const FORMATS: Record<string, (name: string, args: Record<string, unknown>) => s
     `<minimax:tool_call>\n<invoke name="${name}">\n${Object.entries(args)
       .map(([k, v]) => `<parameter name="${k}">${asText(v)}</parameter>\n`)
       .join("")}</invoke>\n</minimax:tool_call>`,
+  gemma4: (name, args) => `<|tool_call>call:${name}${gemma(args)}<tool_call|>`,
   pythonic: (name, args) =>
     `[${name}(${Object.entries(args)
       .map(([k, v]) => `${k}=${py(v)}`)
@@ -322,6 +364,7 @@ const FORMATS: Record<string, (name: string, args: Record<string, unknown>) => s
 const MARKUP_STOPS: Record<string, string[]> = {
   glm45: ["</arg_value>", "<arg_key>", "</arg_key>", "</tool_call>"],
   minimax: ["</parameter>", "</invoke>", "<invoke"],
+  gemma4: ['<|"|>'],
 };
 
 function schemaFor(args: Record<string, unknown>): Record<string, unknown> {
@@ -438,6 +481,10 @@ describe("recoverToolCalls in the new formats (property tests)", () => {
         "[",
         "]",
         "</think>",
+        "<|tool_call>call:add{",
+        '<|"|>',
+        "<tool_call|>",
+        "<escape>",
       ),
     );
     fc.assert(

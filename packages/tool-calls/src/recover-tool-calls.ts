@@ -504,6 +504,64 @@ function mistralSpans(text: string): Span[] {
   return spans;
 }
 
+/** The string quotes Gemma writes arguments with: Gemma 4's `<|"|>` token, FunctionGemma's `<escape>`. */
+const GEMMA_QUOTES = ['<|"|>', "<escape>"];
+const GEMMA_CALL = /(?:<\|tool_call>|<start_function_call>)\s*call:\s*([A-Za-z_][\w.-]*)\s*(?=\{)/g;
+const GEMMA_CLOSE = /^\s*(?:<tool_call\|>|<end_function_call>)/;
+
+/**
+ * Gemma's argument object from the `{` at `open` as JSON text: its quoted strings re-quoted,
+ * its bare keys left for the almost-JSON reader. Undefined when it never closes.
+ */
+function gemmaArguments(text: string, open: number): { json: string; end: number } | undefined {
+  let depth = 0;
+  let out = "";
+  for (let i = open; i < text.length; ) {
+    const quote = GEMMA_QUOTES.find((q) => text.startsWith(q, i));
+    if (quote) {
+      const close = text.indexOf(quote, i + quote.length);
+      if (close < 0) return undefined;
+      out += JSON.stringify(text.slice(i + quote.length, close));
+      i = close + quote.length;
+      continue;
+    }
+    const c = text[i] as string;
+    if (c === '"') {
+      const string = /^"(?:[^"\\]|\\.)*"/.exec(text.slice(i));
+      if (!string) return undefined;
+      out += string[0];
+      i += string[0].length;
+      continue;
+    }
+    if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+    out += c;
+    i++;
+    if (depth === 0) return { json: out, end: i };
+  }
+  return undefined;
+}
+
+/**
+ * Gemma 4's `<|tool_call>call:name{key:<|"|>text<|"|>,n:3}<tool_call|>` and FunctionGemma's
+ * `<start_function_call>call:name{key:<escape>text<escape>}<end_function_call>`.
+ */
+function gemmaSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  for (const match of text.matchAll(GEMMA_CALL)) {
+    const body = gemmaArguments(text, match.index + match[0].length);
+    const parsed = body ? (tryParse(body.json) ?? repairParse(body.json)) : undefined;
+    if (!body || !parsed || !isRecord(parsed.value)) continue;
+    const tail = GEMMA_CLOSE.exec(text.slice(body.end));
+    spans.push({
+      start: match.index,
+      end: body.end + (tail ? tail[0].length : 0),
+      calls: [{ name: match[1] as string, args: parsed.value, raw: JSON.stringify(parsed.value) }],
+    });
+  }
+  return spans;
+}
+
 /** A DeepSeek special token, in its full-width spelling or the ASCII one some servers print. */
 function deepseekToken(word: string): string {
   return `<[|｜]${word.replace(/_/g, "[▁_]")}[|｜]>`;
@@ -738,7 +796,8 @@ function overlaps(a: Span, spans: readonly Span[]): boolean {
  * `[TOOL_CALLS]name[ARGS]{…}`, Llama 3 `<|python_tag|>{…}`, Granite `<|tool_call|>[…]`, LM Studio
  * `[TOOL_REQUEST]…[END_TOOL_REQUEST]`, Phi-4 `functools[…]`, DeepSeek V3/R1/V3.1 token markup
  * (full-width or ASCII bars), DeepSeek V3.2 and MiniMax-M2 `<invoke name=…><parameter name=…>`,
- * Kimi K2 `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}`, gpt-oss Harmony
+ * Kimi K2 `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}`, Gemma 4
+ * `<|tool_call>call:name{k:<|"|>v<|"|>}<tool_call|>` and FunctionGemma, gpt-oss Harmony
  * (`to=functions.name` with its tokens, or stripped of them), Functionary `>>>name` and
  * `<|recipient|>name`, pythonic `[name(k=v), …]` inside a tag — and, when none of those appear,
  * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4), or one fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
@@ -775,6 +834,7 @@ export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): 
     for (const span of candidates) if (!overlaps(span, spans)) spans.push(span);
   };
   add(tagSpans(tail, known));
+  add(gemmaSpans(tail));
   add(deepseekSpans(tail));
   add(kimiSpans(tail));
   add(bareBlockSpans(tail, known));
