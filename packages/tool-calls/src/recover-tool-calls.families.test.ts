@@ -242,6 +242,10 @@ describe("recoverToolCalls reads the formats of more model families (real wordin
     });
     const tagged = only('<tool_call>get_weather(city="Lyon, FR", tags=["a"], opts={"k": None})</tool_call>');
     expect(tagged.calls[0]?.args).toEqual({ city: "Lyon, FR", tags: ["a"], opts: { k: null } });
+    // Gemma 3's prompted form (ai.google.dev function-calling guide): a ```tool_code fence.
+    const toolCode = only('I\'ll look that up.\n```tool_code\nget_weather(city="London")\n```');
+    expect(toolCode.calls[0]).toMatchObject({ name: "get_weather", args: { city: "London" } });
+    expect(toolCode.text).toBe("I'll look that up.");
     // Positional arguments, variables and prose around a call are code or talk, not a call.
     for (const text of ["add(1, 2)", "[get_weather(city=home)]", "Try get_weather(city='Paris') later."]) {
       expect(only(text), text).toEqual({ calls: [], text });

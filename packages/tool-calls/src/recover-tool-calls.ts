@@ -753,15 +753,19 @@ function pythonicSpan(text: string): Span | undefined {
   return calls ? { start: 0, end: text.length, calls } : undefined;
 }
 
-/** The one fenced JSON block of a reply, when it holds a call (or a `tool_calls` list). */
+/** The one fenced block of a reply, when it holds a JSON call (or a `tool_calls` list) or a Python call. */
 function fencedSpan(text: string): Span | undefined {
   const fences = [...text.matchAll(/```[\w-]*[^\S\n]*\n([\s\S]*?)```/g)];
   if (fences.length !== 1) return undefined;
   const fence = fences[0] as RegExpExecArray;
   const body = (fence[1] as string).trim();
-  if (!/^[{[]/.test(body)) return undefined;
-  const parsed = tryParse(body) ?? repairParse(body);
-  const calls = parsed ? callsIn(parsed.value) : undefined;
+  let calls: Found[] | undefined;
+  // Gemma 3's prompted form: a ```tool_code fence holding a Python call.
+  if (/^\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(body)) calls = pythonicCalls(body);
+  else if (/^[{[]/.test(body)) {
+    const parsed = tryParse(body) ?? repairParse(body);
+    calls = parsed ? callsIn(parsed.value) : undefined;
+  }
   return calls ? { start: fence.index, end: fence.index + fence[0].length, calls } : undefined;
 }
 
