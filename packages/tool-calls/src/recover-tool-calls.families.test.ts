@@ -129,6 +129,20 @@ describe("recoverToolCalls reads the formats of more model families (real wordin
     expect(list.calls.map((c) => c.id)).toEqual(["call_recovered_0", "call_recovered_1"]);
   });
 
+  it("reads a reply of JSON calls one after another, with an end-of-turn token left after them", () => {
+    const llama = only(
+      '{"name": "get_weather", "parameters": {"city": "Oslo"}}; {"name": "add", "parameters": {"a": 1}}<|eot_id|>',
+    );
+    expect(llama.calls.map((c) => [c.name, c.args])).toEqual([
+      ["get_weather", { city: "Oslo" }],
+      ["add", { a: 1 }],
+    ]);
+    expect(llama.text).toBe("");
+    expect(only('{"name": "add", "arguments": {"a": 2}}<|im_end|>').calls[0]?.args).toEqual({ a: 2 });
+    const prose = '{"name": "add", "arguments": {"a": 2}} is how you would call it.';
+    expect(only(prose)).toEqual({ calls: [], text: prose });
+  });
+
   it("reads Granite's <|tool_call|>, LM Studio's [TOOL_REQUEST] and Phi-4's functools[…]", () => {
     const granite = only('<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Boston"}}]');
     expect(granite.calls[0]).toMatchObject({ name: "get_weather", args: { city: "Boston" } });

@@ -737,13 +737,24 @@ function functionarySpans(text: string, known: Known): Span[] {
   return recovered ? [...calls, ...markers] : calls;
 }
 
-/** A reply that is nothing but a call (or a list of calls) in JSON. */
+/** End-of-turn tokens a server may leave after a reply: Llama, ChatML, Phi, Mistral, Gemma, DeepSeek. */
+const END_TOKENS =
+  /(?:\s*(?:<\|(?:eot_id|eom_id|im_end|end|endoftext|end_of_text|return)\|>|<\/s>|<end_of_turn>|<[|｜]end[▁_]of[▁_]sentence[|｜]>))+\s*$/;
+
+/**
+ * A reply that is nothing but a call, a list of calls, or several calls one after another (Llama
+ * 3.x writes `{…}; {…}`) in JSON — an end-of-turn token after them allowed.
+ */
 function wholeReplySpan(text: string): Span | undefined {
-  const trimmed = text.trim();
+  const trimmed = text.trim().replace(END_TOKENS, "");
   if (!/^[{[]/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
   const parsed = strict ? { value: strict.value, whole: true } : repairLeading(trimmed);
-  const calls = parsed?.whole ? callsIn(parsed.value) : undefined;
+  let calls = parsed?.whole ? callsIn(parsed.value) : undefined;
+  if (!calls && parsed && !parsed.whole) {
+    const sequence = jsonCallsAt(trimmed, 0);
+    if (sequence && trimmed.slice(sequence.end).trim() === "") calls = sequence.calls;
+  }
   return calls ? { start: 0, end: text.length, calls } : undefined;
 }
 
