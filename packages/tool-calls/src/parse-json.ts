@@ -19,7 +19,11 @@ function structureIn(fragment: string): { value: unknown } | undefined {
 }
 
 /** Objects and arrays that begin at `start` in prose, closed where their brackets close. */
-function candidateAt(text: string, start: number): { value: unknown } | undefined {
+function candidateAt(
+  text: string,
+  start: number,
+  budget: { unclosed: number },
+): { value: unknown } | undefined {
   const opener = text[start];
   if (opener === "[") {
     // "[see below]" in prose is not JSON: an array must open on something a JSON value starts with.
@@ -27,6 +31,12 @@ function candidateAt(text: string, start: number): { value: unknown } | undefine
     if (next === undefined || !/[{["'\d\-tfn\]]/.test(next)) return undefined;
   }
   const { end } = scanBrackets(text, start);
+  if (end < 0) {
+    // An unclosed candidate runs to the end of the reply; repairing each of many such would take
+    // quadratic time, and only the first few can be the JSON a cut reply ends with.
+    if (budget.unclosed <= 0) return undefined;
+    budget.unclosed--;
+  }
   return structureIn(text.slice(start, end < 0 ? undefined : end));
 }
 
@@ -63,12 +73,13 @@ export function parseJson<T = unknown>(text: string): T | undefined {
     if (found) return found.value as T;
   }
 
+  const budget = { unclosed: 4 };
   for (const opener of ["{", "["]) {
     let from = 0;
     for (let tries = 0; tries < MAX_CANDIDATES; tries++) {
       const start = reply.indexOf(opener, from);
       if (start < 0) break;
-      const found = candidateAt(reply, start);
+      const found = candidateAt(reply, start, budget);
       if (found) return found.value as T;
       from = start + 1;
     }

@@ -128,11 +128,38 @@ function callsIn(value: unknown): Found[] | undefined {
   return calls;
 }
 
+/**
+ * Characters the current `recoverToolCalls` call may still hand to the repairer. A repair reads up
+ * to the rest of the reply, so a reply with thousands of unclosed openers would otherwise take
+ * quadratic time; a real reply repairs a few calls, whose text together is about the reply's.
+ */
+let repairBudget = Number.POSITIVE_INFINITY;
+
+/** {@link repairParse} within the current call's budget. */
+function repair(text: string): { value: unknown } | undefined {
+  if (text.length > repairBudget) return undefined;
+  repairBudget -= text.length;
+  return repairParse(text);
+}
+
+/** Calls one format may hold in one reply; past it, the rest is text (bounds the work on junk). */
+const MAX_MATCHES = 256;
+
+/** The first {@link MAX_MATCHES} matches of a global pattern. */
+function matches(text: string, pattern: RegExp): RegExpExecArray[] {
+  const found: RegExpExecArray[] = [];
+  for (const match of text.matchAll(pattern)) {
+    found.push(match);
+    if (found.length >= MAX_MATCHES) break;
+  }
+  return found;
+}
+
 function jsonAt(text: string, start: number): { value: unknown; end: number } | undefined {
   const { end } = scanBrackets(text, start);
   const stop = end < 0 ? text.length : end;
   const slice = text.slice(start, stop);
-  const parsed = tryParse(slice) ?? repairParse(slice);
+  const parsed = tryParse(slice) ?? repair(slice);
   return parsed ? { value: parsed.value, end: stop } : undefined;
 }
 
@@ -240,7 +267,7 @@ const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter
  */
 function functionBlocks(text: string, known: Known): Block[] {
   const blocks: Block[] = [];
-  const opens = [...text.matchAll(FUNCTION_OPEN)];
+  const opens = matches(text, FUNCTION_OPEN);
   opens.forEach((open, n) => {
     const name = unquote(open[1] as string);
     const bodyAt = open.index + open[0].length;
@@ -280,7 +307,7 @@ const INVOKE_PARAMETER = new RegExp(
  */
 function invokeBlocks(text: string, known: Known): Block[] {
   const blocks: Block[] = [];
-  for (const match of text.matchAll(INVOKE)) {
+  for (const match of matches(text, INVOKE)) {
     const name = unquote(match[1] as string);
     const pairs = [...(match[2] as string).matchAll(INVOKE_PARAMETER)].map(
       (m): Pair => [m[1] as string, m[3] as string, m[2]],
@@ -354,7 +381,7 @@ function pythonValue(text: string): { value: unknown } | undefined {
   if (!/^(?:["'[{\d.-]|(?:True|False|None|true|false|null)$)/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
   if (strict) return strict;
-  const wrapped = repairParse(`{"v": ${trimmed}}`);
+  const wrapped = repair(`{"v": ${trimmed}}`);
   return wrapped && isRecord(wrapped.value) && Object.hasOwn(wrapped.value, "v")
     ? { value: wrapped.value.v }
     : undefined;
@@ -369,7 +396,7 @@ function pythonicCalls(body: string): Found[] | undefined {
   const text = body.trim().replace(/<\|(?:eom_id|eot_id)\|>\s*$/, "");
   const calls: Found[] = [];
   let i = 0;
-  for (;;) {
+  while (calls.length < MAX_MATCHES) {
     // Calls are apart by commas, whitespace and the brackets of their lists, and nothing else.
     while (i < text.length && /[\s,[\]]/.test(text[i] as string)) i++;
     if (i >= text.length) break;
@@ -442,7 +469,7 @@ function closerOf(open: string): string | undefined {
 
 function tagSpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
-  const opens = [...text.matchAll(OPEN_TAG)];
+  const opens = matches(text, OPEN_TAG);
   let from = 0;
   opens.forEach((open, n) => {
     const start = open.index;
@@ -484,7 +511,7 @@ function mistralSpans(text: string): Span[] {
   const spans: Span[] = [];
   const MARK = "[TOOL_CALLS]";
   let from = 0;
-  for (;;) {
+  for (let seen = 0; seen < MAX_MATCHES; seen++) {
     const start = text.indexOf(MARK, from);
     if (start < 0) break;
     const at = skipSpace(text, start + MARK.length);
@@ -548,9 +575,9 @@ function gemmaArguments(text: string, open: number): { json: string; end: number
  */
 function gemmaSpans(text: string): Span[] {
   const spans: Span[] = [];
-  for (const match of text.matchAll(GEMMA_CALL)) {
+  for (const match of matches(text, GEMMA_CALL)) {
     const body = gemmaArguments(text, match.index + match[0].length);
-    const parsed = body ? (tryParse(body.json) ?? repairParse(body.json)) : undefined;
+    const parsed = body ? (tryParse(body.json) ?? repair(body.json)) : undefined;
     if (!body || !parsed || !isRecord(parsed.value)) continue;
     const tail = GEMMA_CLOSE.exec(text.slice(body.end));
     spans.push({
@@ -581,7 +608,7 @@ const DS_AFTER = new RegExp(
  */
 function deepseekSpans(text: string): Span[] {
   const spans: Span[] = [];
-  const begins = [...text.matchAll(DS_CALL_BEGIN)];
+  const begins = matches(text, DS_CALL_BEGIN);
   begins.forEach((begin, n) => {
     const bodyAt = begin.index + begin[0].length;
     const limit = begins[n + 1]?.index ?? text.length;
@@ -612,8 +639,9 @@ function deepseekSpans(text: string): Span[] {
     const close = DS_CALL_END.exec(text.slice(end, limit));
     if (close && text.slice(end, end + close.index).trim() === "") end += close.index + close[0].length;
     let start = begin.index;
-    const before = DS_BEFORE.exec(text.slice(0, start));
-    if (before) start = before.index;
+    const lead = Math.max(0, start - 64);
+    const before = DS_BEFORE.exec(text.slice(lead, start));
+    if (before) start = lead + before.index;
     const after = DS_AFTER.exec(text.slice(end));
     if (after) end += after[0].length;
     spans.push({ start, end, calls: [{ name, ...found }] });
@@ -628,13 +656,14 @@ const KIMI_AFTER = /^\s*<\|tool_call_end\|>(?:\s*<\|tool_calls_section_end\|>)?/
 /** Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}<|tool_call_end|>`. */
 function kimiSpans(text: string): Span[] {
   const spans: Span[] = [];
-  for (const match of text.matchAll(KIMI_CALL)) {
+  for (const match of matches(text, KIMI_CALL)) {
     const id = /^(?:functions\.)?(.+?)(?::\d+)?$/.exec((match[1] as string).trim());
     const json = jsonArgumentsAt(text, match.index + match[0].length);
     if (!id || !json) continue;
     let start = match.index;
-    const before = KIMI_BEFORE.exec(text.slice(0, start));
-    if (before) start = before.index;
+    const lead = Math.max(0, start - 64);
+    const before = KIMI_BEFORE.exec(text.slice(lead, start));
+    if (before) start = lead + before.index;
     let end = json.end;
     const after = KIMI_AFTER.exec(text.slice(end));
     if (after) end += after[0].length;
@@ -668,7 +697,7 @@ function harmonySpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
   const HEADER =
     /(?:<\|start\|>assistant\s*)?((?:to=[^\s<]+\s*)?)<\|channel\|>commentary([^<]*?)(?:<\|constrain\|>[^<]*)?<\|message\|>/g;
-  for (const match of text.matchAll(HEADER)) {
+  for (const match of matches(text, HEADER)) {
     const json = jsonArgumentsAt(text, match.index + match[0].length);
     if (!json) continue;
     const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${match[1] ?? ""} ${match[2] ?? ""}`);
@@ -693,7 +722,7 @@ const HARMONY_PLAIN =
 
 function plainHarmonySpans(text: string): Span[] {
   const spans: Span[] = [];
-  for (const match of text.matchAll(HARMONY_PLAIN)) {
+  for (const match of matches(text, HARMONY_PLAIN)) {
     const json = jsonArgumentsAt(text, match.index + match[0].length);
     if (!json) continue;
     const tail = /^\s*(?:<\|(?:call|end)\|>|\bcall\b)?/.exec(text.slice(json.end));
@@ -715,7 +744,7 @@ function functionarySpans(text: string, known: Known): Span[] {
   const markers: Span[] = [];
   const HEADER =
     /(?:^\s*|>>>\s*|(?:<\|from\|>\s*assistant\s*)?<\|recipient\|>\s*)([\w.-]+)[^\S\n]*(\n?)(?:\s*<\|content\|>)?/g;
-  for (const match of text.matchAll(HEADER)) {
+  for (const match of matches(text, HEADER)) {
     const name = match[1] as string;
     const marked = match[0].includes(">>>") || match[0].includes("<|recipient|>");
     if (name === "all") {
@@ -746,7 +775,11 @@ const END_TOKENS =
  * 3.x writes `{…}; {…}`) in JSON — an end-of-turn token after them allowed.
  */
 function wholeReplySpan(text: string): Span | undefined {
-  const trimmed = text.trim().replace(END_TOKENS, "");
+  let trimmed = text.trim();
+  // Only the end can hold the tokens; looking there alone keeps the pattern linear.
+  const lead = Math.max(0, trimmed.length - 256);
+  const end = END_TOKENS.exec(trimmed.slice(lead));
+  if (end) trimmed = trimmed.slice(0, lead + end.index);
   if (!/^[{[]/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
   const parsed = strict ? { value: strict.value, whole: true } : repairLeading(trimmed);
@@ -838,6 +871,15 @@ export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): 
     );
   }
   const known = readTools(tools);
+  repairBudget = 2 * text.length + 4096;
+  try {
+    return recoverFrom(text, known);
+  } finally {
+    repairBudget = Number.POSITIVE_INFINITY;
+  }
+}
+
+function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   const cut = text.lastIndexOf(THINK_END);
   const headEnd = cut >= 0 ? cut + THINK_END.length : 0;
   const head = text.slice(0, headEnd);
