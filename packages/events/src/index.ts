@@ -35,7 +35,8 @@ export type {
 } from "./types.js";
 export type { SignalLike } from "./watcher.js";
 
-const defaultBus: EventBus = createBus();
+/** The bus the top-level functions use; `createBus()` makes another. */
+export const defaultBus: EventBus = createBus();
 
 /**
  * Appends an event to a run on the default bus and hands it to the run's watchers.

@@ -34,7 +34,8 @@ export {
   toolTokens,
 } from "./tokens.js";
 
-const defaultCalibration: Calibration = createCalibration();
+/** The calibration store the top-level functions use; `createCalibration()` makes another. */
+export const defaultCalibration: Calibration = createCalibration();
 
 /**
  * Takes a characters-per-token reading for (endpoint, model) into the default store: the body's

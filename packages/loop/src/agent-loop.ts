@@ -1,8 +1,7 @@
-import { firstTokenMs, getClient, timeoutMs } from "@loopwright/client";
+import { type ClientPool, firstTokenMs, timeoutMs } from "@loopwright/client";
 import type { CacheBreakReason, RunEvent, TurnMetrics } from "@loopwright/events";
 import {
-  calibrate,
-  charsPerTokenFor,
+  type Calibration,
   contextTokens,
   type LedgerEntry,
   type LedgerRequest,
@@ -10,7 +9,7 @@ import {
   recordRequest,
   toolTokens,
 } from "@loopwright/ledger";
-import { buildBody, ContextOverflow, capabilitiesFor } from "@loopwright/negotiate";
+import { buildBody, type CapabilityStore, ContextOverflow } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
 import {
   type ChatMessage,
@@ -51,6 +50,13 @@ export interface AgentLoopOptions {
   client?: ChatClientLike;
   /** The token ledger a previous run handed back, to continue it (indexes into `messages`). */
   ledger?: readonly LedgerEntry[];
+}
+
+/** The caches a run reads and writes: one runtime's client pool, capability latches and calibration. */
+export interface LoopServices {
+  clients: Pick<ClientPool, "getClient">;
+  capabilities: Pick<CapabilityStore, "capabilitiesFor">;
+  calibration: Pick<Calibration, "calibrate" | "charsPerTokenFor">;
 }
 
 /** What a finished run hands back. */
@@ -102,6 +108,9 @@ function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
 }
 
 /**
+ * `runAgentLoop` against the given caches; what `createRuntime().runAgentLoop` and the top-level
+ * `runAgentLoop` (the default runtime) both call.
+ *
  * Runs an agent: one turn per step (`runTurn`: retries, refusals answered, the stream read back),
  * the model's tool calls dispatched and answered in the transcript between steps, until a turn asks
  * for no tools. Every turn ends in a `usage` event.
@@ -111,7 +120,7 @@ function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
  * `AgentLoopError` (the cause on `cause`) for anything else. Each carries the run, whose transcript
  * always has every tool call answered, so it can be stored or sent again as it is.
  */
-export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
+export async function runLoop(services: LoopServices, options: AgentLoopOptions): Promise<AgentLoopResult> {
   const { config, signal, onEvent } = options;
   const limit = config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS;
   const messages: ChatMessage[] = [...options.messages];
@@ -128,11 +137,11 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
 
   let client: ChatClientLike;
   try {
-    client = options.client ?? getClient(config);
+    client = options.client ?? services.clients.getClient(config);
   } catch (error) {
     return fail(error);
   }
-  const supports = capabilitiesFor(config.baseUrl, config.apiKey);
+  const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
   const notice = (text: string) => onEvent?.({ kind: "notice", text });
   let ledger: LedgerEntry[] = [...(options.ledger ?? [])];
   // The first request of a run starts an epoch: the loop cannot see what the run before it sent.
@@ -142,7 +151,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   for (let step = 1; ; step++) {
     onEvent?.({ kind: "turn", step });
     const sent = options.system ? [{ role: "system", content: options.system }, ...messages] : [...messages];
-    const charsPerToken = charsPerTokenFor(supports, config.model);
+    const charsPerToken = services.calibration.charsPerTokenFor(supports, config.model);
     const started = Date.now();
     let firstAt: number | undefined;
     const mark = () => {
@@ -222,7 +231,8 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
         prompt: turn.usage.prompt,
         completion: turn.usage.completion,
       };
-      if (turn.usage.prompt > 0) calibrate(supports, config.model, measured, turn.usage.prompt);
+      if (turn.usage.prompt > 0)
+        services.calibration.calibrate(supports, config.model, measured, turn.usage.prompt);
       metrics.context = contextTokens(measured, {
         charsPerToken,
         ...(turn.usage.prompt > 0 ? { promptTokens: turn.usage.prompt } : {}),

@@ -1,5 +1,5 @@
-export type { AgentLoopOptions, AgentLoopResult } from "./agent-loop.js";
-export { preview, runAgentLoop } from "./agent-loop.js";
+export type { AgentLoopOptions, AgentLoopResult, LoopServices } from "./agent-loop.js";
+export { preview, runLoop } from "./agent-loop.js";
 export type {
   AssistantToolCall,
   ChatMessage,
@@ -18,3 +18,5 @@ export type { CallResult, Dispatch, DispatchRequest, RunCallsOptions, RunCallsRe
 export { NOT_RUN, runCalls, STOPPED_DURING } from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { runTurn } from "./run-turn.js";
+export type { Runtime } from "./runtime.js";
+export { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./runtime.js";

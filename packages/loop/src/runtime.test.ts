@@ -1,0 +1,56 @@
+import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./index.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  resetAll();
+});
+
+const refusal = () => ({
+  type: "error" as const,
+  status: 400,
+  body: readFixtureJson("errors/relay-new-api/unknown-parameter-stream-options-with-request-ids.json"),
+});
+const question = [{ role: "user" as const, content: "hi" }];
+
+describe("runtimes", () => {
+  it("keep what one tenant's endpoint refused from another tenant's runs", async () => {
+    server = await startServer({
+      replies: [refusal(), { content: "a" }, { content: "b" }, { content: "c" }],
+    });
+    const tenantA = createRuntime();
+    const tenantB = createRuntime();
+    const config = { baseUrl: server.baseUrl, model: "sim" };
+
+    await tenantA.runAgentLoop({ config, messages: question, dispatch: () => "" });
+    await tenantA.runAgentLoop({ config, messages: question, dispatch: () => "" });
+    await tenantB.runAgentLoop({ config, messages: question, dispatch: () => "" });
+
+    const sentOptions = server.chatRequests.map((r) => "stream_options" in (r.body as object));
+    // A: refused, re-sent without; then without from the latch. B: still asks with it.
+    expect(sentOptions).toEqual([true, false, false, true]);
+    expect(tenantA.capabilities.capabilitiesFor(server.baseUrl).usageInStream).toBe(false);
+    expect(tenantB.capabilities.capabilitiesFor(server.baseUrl).usageInStream).toBe(true);
+    expect(tenantA.clients.size).toBe(1);
+    expect(tenantB.clients.size).toBe(1);
+  });
+
+  it("resetAll forgets the default runtime's latches, clients and run buffers", async () => {
+    server = await startServer({ replies: [refusal(), { content: "a" }, { content: "b" }] });
+    const config = { baseUrl: server.baseUrl, model: "sim" };
+    await runAgentLoop({ config, messages: question, dispatch: () => "" });
+    expect(defaultRuntime.capabilities.capabilitiesFor(server.baseUrl).usageInStream).toBe(false);
+    defaultRuntime.bus.emit("run-1", { kind: "notice", text: "kept until reset" });
+    expect(defaultRuntime.clients.size).toBeGreaterThan(0);
+
+    resetAll();
+
+    expect(defaultRuntime.clients.size).toBe(0);
+    expect(defaultRuntime.bus.history("run-1")).toEqual([]);
+    await runAgentLoop({ config, messages: question, dispatch: () => "" });
+    expect("stream_options" in (server.chatRequests.at(-1)!.body as object)).toBe(true);
+  });
+});
