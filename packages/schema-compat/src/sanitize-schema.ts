@@ -387,7 +387,10 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
           : `Also allowed: ${others.map((v) => JSON.stringify(v)).join(", ")}.`,
       );
       if (types.length === 0) {
-        for (const v of others) types.push(Array.isArray(v) ? "array" : "object");
+        for (const v of others) {
+          const type = Array.isArray(v) ? "array" : "object";
+          if (!types.includes(type)) types.push(type);
+        }
       }
     }
     if (types.length === 0) types = [...new Set(enumValues.map(typeOfValue))];
@@ -419,8 +422,12 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     const result = hasNull ? makeNullable(single) : single;
     return withDescription(result, describe(base, notes));
   }
-  const union = unionOf(hasNull ? [...built, { type: "null" }] : built);
-  return withDescription({ anyOf: union }, describe(base, notes));
+  const merged = unionSchema(unionOf(hasNull ? [...built, { type: "null" }] : built));
+  const description = describe(base, notes);
+  return withDescription(
+    merged,
+    Array.isArray(merged.anyOf) ? description : (description ?? (merged.description as string | undefined)),
+  );
 }
 
 function convertUnion(
