@@ -11,6 +11,7 @@ import {
 } from "@loopwright/ledger";
 import { buildBody, type CapabilityStore, ContextOverflow } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
+import { recoverToolCalls } from "@loopwright/tool-calls";
 import {
   type ChatMessage,
   DEFAULT_MAX_TOOL_ITERATIONS,
@@ -24,7 +25,15 @@ import {
   type RunUsage,
   ToolIterationLimit,
 } from "./errors.js";
-import { type CallResult, type Dispatch, type DispatchRequest, runCalls } from "./run-calls.js";
+import {
+  type CallResult,
+  type DedupePolicy,
+  type Dispatch,
+  type DispatchRequest,
+  NOT_RUN,
+  replayable,
+  runCalls,
+} from "./run-calls.js";
 import { runTurn } from "./run-turn.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
@@ -50,6 +59,26 @@ export interface AgentLoopOptions {
   client?: ChatClientLike;
   /** The token ledger a previous run handed back, to continue it (indexes into `messages`). */
   ledger?: readonly LedgerEntry[];
+  /** Run a step's tool calls together rather than one after another (default false). */
+  parallel?: boolean;
+  /** Share one answer between identical calls of a step: true (default), false, or asked per call. */
+  dedupeToolCalls?: DedupePolicy;
+  /**
+   * Look for tool calls the server's parser left in the reply as text (Hermes, Qwen, Mistral,
+   * Llama 3 …) when a turn has none; default true. Found calls are run, with a notice.
+   */
+  recoverToolCalls?: boolean;
+  /** Told of every call the model made, before it runs. Not awaited. */
+  onToolCall?: (request: DispatchRequest) => void;
+  /** Told of every call's whole result as it lands. Not awaited. */
+  onToolResult?: (result: CallResult) => void;
+  /**
+   * Told of each message as the loop appends it — the assistant message as it will be replayed
+   * (recovered calls folded in, arguments repaired) with its turn, then each tool result — and
+   * awaited, so a host's row is written before the tools run and before the next request. What it
+   * throws ends the run (every call still answered).
+   */
+  onMessage?: (message: ChatMessage, step: number, turn?: Turn) => unknown;
 }
 
 /** The caches a run reads and writes: one runtime's client pool, capability latches and calibration. */
@@ -245,32 +274,98 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     onEvent?.({ kind: "usage", usage, turn: metrics, ledger: [...ledger] });
     if (turn.finishReason === "length") notice("The reply was cut off at the token ceiling (maxTokens).");
 
+    if (
+      turn.toolCalls.length === 0 &&
+      options.recoverToolCalls !== false &&
+      tools.length > 0 &&
+      turn.content.trim()
+    ) {
+      const found = recoverToolCalls(turn.content, tools);
+      if (found.calls.length > 0) {
+        turn = {
+          ...turn,
+          content: found.text,
+          toolCalls: found.calls.map((c) => ({
+            id: c.id,
+            type: "function" as const,
+            function: { name: c.name, arguments: JSON.stringify(c.args) },
+          })),
+        };
+        notice(
+          `Recovered ${found.calls.length} tool call${found.calls.length === 1 ? "" : "s"} written into the reply as text ` +
+            "(the server's tool-call parser missed them).",
+        );
+      }
+    }
+
+    const append = async (message: ChatMessage, withTurn?: Turn) => {
+      messages.push(message);
+      if (options.onMessage) await options.onMessage(message, step, withTurn);
+    };
+
     if (turn.toolCalls.length === 0) {
-      messages.push({ role: "assistant", content: turn.content });
+      try {
+        await append({ role: "assistant", content: turn.content }, turn);
+      } catch (error) {
+        return fail(error);
+      }
       return finished(turn, step);
     }
 
     toolCalls += turn.toolCalls.length;
+    const calls = replayable(turn.toolCalls, turn.finishReason);
+    const answerAll = async (content: string) => {
+      for (const call of calls) await append({ role: "tool", tool_call_id: call.id, content });
+    };
     if (toolSteps >= limit) {
       // Answer the calls without running them, so the transcript the error carries can be sent again.
-      messages.push({ role: "assistant", content: turn.content || null, tool_calls: turn.toolCalls });
-      for (const call of turn.toolCalls)
-        messages.push({ role: "tool", tool_call_id: call.id, content: NOT_RUN_AT_LIMIT });
+      try {
+        await append({ role: "assistant", content: turn.content || null, tool_calls: calls }, turn);
+        await answerAll(NOT_RUN_AT_LIMIT);
+      } catch (error) {
+        answerMissing(messages, calls, NOT_RUN_AT_LIMIT);
+        return fail(error);
+      }
       throw new ToolIterationLimit(limit, state());
     }
     toolSteps++;
+    try {
+      await append({ role: "assistant", content: turn.content || null, tool_calls: calls }, turn);
+    } catch (error) {
+      answerMissing(messages, calls, NOT_RUN);
+      return fail(error);
+    }
     const ran = await runCalls(turn.toolCalls, {
       dispatch: options.dispatch,
       signal,
       finishReason: turn.finishReason,
-      onToolCall: (r: DispatchRequest) =>
-        onEvent?.({ kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) }),
-      onToolResult: (r: CallResult) => onEvent?.({ kind: "tool-result", ...r, content: preview(r.content) }),
+      parallel: options.parallel,
+      dedupe: options.dedupeToolCalls,
+      onToolCall: (r: DispatchRequest) => {
+        onEvent?.({ kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
+        options.onToolCall?.(r);
+      },
+      onToolResult: (r: CallResult) => {
+        onEvent?.({ kind: "tool-result", ...r, content: preview(r.content) });
+        options.onToolResult?.(r);
+      },
     });
-    messages.push(
-      { role: "assistant", content: turn.content || null, tool_calls: ran.calls },
-      ...ran.results,
-    );
+    try {
+      for (const result of ran.results) await append(result);
+    } catch (error) {
+      answerMissing(messages, calls, NOT_RUN);
+      return fail(error);
+    }
     if (ran.stopped !== undefined) return fail(ran.stopped);
+  }
+}
+
+/** Appends an answer for every call that has none yet, so a failing host callback leaves a sendable transcript. */
+function answerMissing(messages: ChatMessage[], calls: ReadonlyArray<{ id: string }>, content: string): void {
+  // Only this step's answers count: a server may use an id again in a later step.
+  const from = messages.findLastIndex((m) => m.role === "assistant");
+  const answered = new Set(messages.slice(from + 1).map((m) => m.tool_call_id));
+  for (const call of calls) {
+    if (!answered.has(call.id)) messages.push({ role: "tool", tool_call_id: call.id, content });
   }
 }

@@ -1,27 +1,30 @@
-import { parseToolArguments, ToolArgumentsError } from "@loopwright/tool-calls";
+import {
+  parseToolArguments,
+  ToolArgumentsError,
+  type ToolCallRequest,
+  type ToolCallResult,
+} from "@loopwright/tool-calls";
 import type { AssistantToolCall, ChatMessage } from "./config.js";
 import { errorMessage } from "./errors.js";
 
 /** A tool call as `dispatch` is handed it: arguments repaired and parsed, the model's own text as `raw`. */
-export interface DispatchRequest {
-  id: string;
-  name: string;
-  args: Record<string, unknown>;
-  raw: string;
-}
+export type DispatchRequest = ToolCallRequest;
 
 /** Runs one tool call; what it returns (a string, or anything JSON can hold) is what the model reads. */
 export type Dispatch = (request: DispatchRequest, signal?: AbortSignal) => unknown;
 
 /** One call's outcome as the transcript and a watcher see it. */
-export interface CallResult {
-  id: string;
-  name: string;
-  ok: boolean;
-  content: string;
+export interface CallResult extends ToolCallResult {
   /** How long the tool ran, in milliseconds; absent for a call that was not dispatched. */
   ms?: number;
 }
+
+/**
+ * Whether an identical call (same name, same repaired arguments) in one step is run once and its
+ * answer shared: `true` (default) for every tool, `false` for none, or asked per call — a tool
+ * whose second call is a second effect (`send_email`) answers `false`.
+ */
+export type DedupePolicy = boolean | ((request: DispatchRequest) => boolean);
 
 /** What `runCalls` reads. */
 export interface RunCallsOptions {
@@ -29,9 +32,13 @@ export interface RunCallsOptions {
   signal?: AbortSignal;
   /** The turn's finish reason: arguments cut off at the ceiling are reported as truncated. */
   finishReason?: string;
+  /** Run the step's calls together rather than one after another (default false). */
+  parallel?: boolean;
+  /** Share one answer between identical calls of the step (default true). */
+  dedupe?: DedupePolicy;
   /** Told of every call the model made, before it runs (empty args where they could not be read). */
   onToolCall?: (request: DispatchRequest) => void;
-  /** Told of every call's result, in transcript order. */
+  /** Told of every call's result as it lands: in transcript order, or in finishing order when parallel. */
   onToolResult?: (result: CallResult) => void;
 }
 
@@ -52,6 +59,15 @@ export const STOPPED_DURING = "Stopped before this call finished.";
 /** What a call the run never reached is answered with. */
 export const NOT_RUN = "Not run: the run stopped first.";
 
+type Outcome = { ok: boolean; content: string; ms?: number };
+
+interface Prepared {
+  call: AssistantToolCall;
+  request: DispatchRequest;
+  json: string;
+  unreadable?: string;
+}
+
 function asContent(value: unknown): string {
   if (typeof value === "string") return value;
   if (value === undefined) return "";
@@ -62,80 +78,117 @@ function asContent(value: unknown): string {
   }
 }
 
+function prepare(call: AssistantToolCall, finishReason: string | undefined): Prepared {
+  const name = call.function.name;
+  const raw = call.function.arguments ?? "";
+  try {
+    const parsed = parseToolArguments(raw, { finishReason, name });
+    const request = { id: call.id, name, args: parsed.value, raw };
+    return {
+      call: { id: call.id, type: "function", function: { name, arguments: parsed.json } },
+      request,
+      json: parsed.json,
+    };
+  } catch (error) {
+    if (!ToolArgumentsError.isInstance(error)) throw error;
+    // Replayed as {}: a server that parses replayed arguments refuses the originals on every later request.
+    return {
+      call: { id: call.id, type: "function", function: { name, arguments: "{}" } },
+      request: { id: call.id, name, args: {}, raw },
+      json: "{}",
+      unreadable: error.message,
+    };
+  }
+}
+
 /**
- * Runs one step's tool calls in order and answers every one of them, whatever happens: arguments
- * that cannot be read are answered with the reason (and replayed as `{}`), a throwing tool with its
- * message, a call the signal interrupted with `STOPPED_DURING`, and the calls after it with
+ * The calls as a transcript should replay them: arguments repaired into compact JSON, and `{}` for
+ * arguments that could not be read (a server that parses replayed arguments refuses the originals
+ * on every later request). What `runCalls` returns as `calls`, available before anything runs.
+ */
+export function replayable(
+  toolCalls: ReadonlyArray<AssistantToolCall>,
+  finishReason?: string,
+): AssistantToolCall[] {
+  return toolCalls.map((call) => prepare(call, finishReason).call);
+}
+
+/**
+ * Runs one step's tool calls and answers every one of them, whatever happens: arguments that cannot
+ * be read are answered with the reason (and replayed as `{}`), a throwing tool with its message, a
+ * call the signal interrupted with `STOPPED_DURING`, and a call the run never reached with
  * `NOT_RUN`. An identical call (same name, same repaired arguments) is dispatched once per step and
- * its answer handed to the repeat. Never throws; a stop is reported on `stopped`.
+ * its answer handed to the repeat under the repeat's own id, unless `dedupe` says otherwise; a call
+ * that threw is forgotten, so asking again is a real retry. Calls run in order, or all at once with
+ * `parallel`; the tool messages are in the calls' order either way. Never throws; a stop is
+ * reported on `stopped`.
  */
 export async function runCalls(
   toolCalls: ReadonlyArray<AssistantToolCall>,
   options: RunCallsOptions,
 ): Promise<RunCallsResult> {
-  const calls: AssistantToolCall[] = [];
-  const outcomes: CallResult[] = [];
-  const seen = new Map<string, Promise<{ ok: boolean; content: string; ms: number }>>();
+  const { signal, dispatch } = options;
+  const prepared = toolCalls.map((call) => prepare(call, options.finishReason));
+  const inFlight = new Map<string, Promise<Outcome>>();
   let stopped: unknown;
 
-  for (const call of toolCalls) {
-    const name = call.function.name;
-    const raw = call.function.arguments ?? "";
-    let args: Record<string, unknown> = {};
-    let json = "{}";
-    let unreadable: string | undefined;
-    try {
-      const parsed = parseToolArguments(raw, { finishReason: options.finishReason, name });
-      args = parsed.value;
-      json = parsed.json;
-    } catch (error) {
-      if (!ToolArgumentsError.isInstance(error)) throw error;
-      unreadable = error.message;
+  const start = (p: Prepared): Promise<Outcome> => {
+    if (p.unreadable !== undefined) return Promise.resolve({ ok: false, content: p.unreadable });
+    if (signal?.aborted) {
+      stopped ??= signal.reason;
+      return Promise.resolve({ ok: false, content: NOT_RUN });
     }
-    calls.push({ id: call.id, type: "function", function: { name, arguments: json } });
-    const request: DispatchRequest = { id: call.id, name, args, raw };
-    options.onToolCall?.(request);
-
-    let outcome: { ok: boolean; content: string; ms?: number };
-    if (stopped !== undefined || options.signal?.aborted) {
-      stopped ??= options.signal?.reason;
-      outcome = { ok: false, content: NOT_RUN };
-    } else if (unreadable !== undefined) {
-      outcome = { ok: false, content: unreadable };
-    } else {
-      const key = `${name}\u0000${json}`;
-      let pending = seen.get(key);
-      if (!pending) {
-        pending = runOne(options.dispatch, request, options.signal);
-        seen.set(key, pending);
-      }
-      outcome = await pending;
-      if (!outcome.ok) seen.delete(key);
-      if (options.signal?.aborted) {
-        stopped = options.signal.reason;
-        if (!outcome.ok) outcome = { ok: false, content: STOPPED_DURING };
-      }
-    }
-    const result: CallResult = { id: call.id, name, ...outcome };
-    outcomes.push(result);
+    const policy = options.dedupe ?? true;
+    const shared = typeof policy === "function" ? policy(p.request) : policy;
+    const key = `${p.request.name}\u0000${p.json}`;
+    const existing = shared ? inFlight.get(key) : undefined;
+    if (existing) return existing.then(({ ok, content }) => ({ ok, content }));
+    const pending = runOne(dispatch, p.request, signal).then((outcome) => {
+      if (!outcome.ok) inFlight.delete(key);
+      return outcome;
+    });
+    if (shared) inFlight.set(key, pending);
+    return pending;
+  };
+  const told = (p: Prepared, outcome: Outcome): CallResult => {
+    const result: CallResult = { id: p.call.id, name: p.request.name, ...outcome };
     options.onToolResult?.(result);
+    return result;
+  };
+
+  for (const p of prepared) options.onToolCall?.(p.request);
+  let outcomes: CallResult[];
+  if (options.parallel) {
+    outcomes = await Promise.all(prepared.map((p) => start(p).then((outcome) => told(p, outcome))));
+  } else {
+    outcomes = [];
+    for (const p of prepared) outcomes.push(told(p, await start(p)));
   }
+  if (signal?.aborted) stopped ??= signal.reason;
   const results: ChatMessage[] = outcomes.map((o) => ({
     role: "tool",
     tool_call_id: o.id,
     content: o.content,
   }));
-  return { calls, results, outcomes, ...(stopped !== undefined ? { stopped } : {}) };
+  return {
+    calls: prepared.map((p) => p.call),
+    results,
+    outcomes,
+    ...(stopped !== undefined ? { stopped } : {}),
+  };
 }
 
 async function runOne(
   dispatch: Dispatch,
   request: DispatchRequest,
   signal: AbortSignal | undefined,
-): Promise<{ ok: boolean; content: string; ms: number }> {
+): Promise<Outcome> {
   const started = Date.now();
   try {
-    const value = await raceSignal(Promise.resolve(dispatch(request, signal)), signal);
+    const value = await raceSignal(
+      Promise.resolve().then(() => dispatch(request, signal)),
+      signal,
+    );
     return { ok: true, content: asContent(value), ms: Date.now() - started };
   } catch (error) {
     if (signal?.aborted) return { ok: false, content: STOPPED_DURING, ms: Date.now() - started };
