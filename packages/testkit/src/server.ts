@@ -219,16 +219,47 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     return fallback?.();
   };
 
+  /** The methods the server answers on `path` (empty: the path is unknown). */
+  const allowedMethods = (path: string): string[] => {
+    if (path === "/v1/chat/completions") return ["POST"];
+    if (path === "/v1/models" || path.startsWith("/v1/models/")) return ["GET", "HEAD"];
+    if (path === "/props" && getBody(options.props, personality?.props?.bind(personality)) !== undefined)
+      return ["GET", "HEAD"];
+    if (
+      path === "/api/v0/models" &&
+      getBody(options.lmstudio, personality?.lmstudioModels?.bind(personality)) !== undefined
+    )
+      return ["GET", "HEAD"];
+    return [];
+  };
+
   const route = async (res: ServerResponse, request: RecordedRequest) => {
     const isChat = request.method === "POST" && request.path === "/v1/chat/completions";
     const chatIndex = chatRequests.length;
     if (isChat) chatRequests.push(request);
+    // A CORS preflight is answered before anything else, as llama-server does (even while loading).
+    if (request.method === "OPTIONS") {
+      const allow = allowedMethods(request.path);
+      respond.answer(res, {
+        status: 204,
+        body: "",
+        headers: {
+          allow: [...(allow.length > 0 ? allow : ["GET", "HEAD", "POST"]), "OPTIONS"].join(", "),
+          "access-control-allow-origin": request.headers.origin ?? "*",
+          "access-control-allow-methods": "GET, POST",
+          "access-control-allow-headers": "*",
+        },
+      });
+      return;
+    }
     const intercepted = personality?.intercept?.(request, Date.now() - startedAt);
     if (intercepted) {
       respond.answer(res, intercepted);
       return;
     }
-    const { method, path } = request;
+    const { path } = request;
+    // HEAD is answered as GET; Node leaves the body out.
+    const method = request.method === "HEAD" ? "GET" : request.method;
     if (isChat) {
       await handleChat(res, request, chatIndex);
       return;
@@ -238,7 +269,16 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       return;
     }
     if (method === "GET" && path.startsWith("/v1/models/")) {
-      const id = decodeURIComponent(path.slice("/v1/models/".length));
+      let id: string;
+      try {
+        id = decodeURIComponent(path.slice("/v1/models/".length));
+      } catch {
+        respond.answer(
+          res,
+          openAiError(400, `loopwright testkit: the model id in ${path} is not valid percent-encoding.`),
+        );
+        return;
+      }
       const body = modelsBody();
       const data = isRecord(body) && Array.isArray(body.data) ? body.data : [];
       const found = data.find((m: unknown) => isRecord(m) && m.id === id);
@@ -263,12 +303,27 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       respond.answer(res, { status: 200, body: extra });
       return;
     }
-    const answer = personality?.route?.(request);
+    const answer = personality?.route?.(method === request.method ? request : { ...request, method });
     if (answer) {
       respond.answer(res, answer);
       return;
     }
-    const message = `loopwright testkit: no route for ${method} ${path}.`;
+    const allowed = allowedMethods(path);
+    const own = personality?.notFound?.(request, allowed);
+    if (own) {
+      respond.answer(res, own);
+      return;
+    }
+    if (allowed.length > 0) {
+      const message = `loopwright testkit: ${request.method} is not allowed on ${path}; use ${allowed.join(" or ")}.`;
+      respond.answer(res, {
+        status: 405,
+        body: { error: { message, type: "invalid_request_error", param: null, code: null } },
+        headers: { allow: allowed.join(", ") },
+      });
+      return;
+    }
+    const message = `loopwright testkit: no route for ${request.method} ${path}.`;
     respond.answer(res, { status: 404, body: { error: { message, type: "not_found_error", code: null } } });
   };
 

@@ -224,4 +224,54 @@ describe("personality option forms", () => {
       /Unknown personality/,
     );
   });
+
+  it("sends its refusals with the captured headers: Server llama.cpp, JSON with charset, empty CORS origin", async () => {
+    server = await startServer({
+      personality: llamacppPersonality({ nCtx: 16 }),
+      replies: () => ({ content: "x" }),
+    });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify(user("hello ".repeat(20))),
+    });
+    const recorded = captured("18-overflow-nonstream").headers;
+    expect(res.status).toBe(400);
+    expect(res.headers.get("server")).toBe(recorded.server);
+    expect(res.headers.get("content-type")).toBe(recorded["content-type"]);
+    expect(res.headers.get("access-control-allow-origin")).toBe("");
+  });
+
+  it("answers the loading 503 with the captured headers, and an OPTIONS preflight even while loading", async () => {
+    server = await startServer({ personality: llamacppPersonality({ loadingMs: 60_000 }) });
+    const health = await fetch(`${server.origin}/health`);
+    expect(health.status).toBe(503);
+    expect(health.headers.get("content-type")).toBe(
+      captured("00-loading-503-health").headers["content-type"],
+    );
+    expect(await health.text()).toBe(captured("00-loading-503-health").body);
+    expect((await fetch(`${server.baseUrl}/chat/completions`, { method: "OPTIONS" })).status).toBe(204);
+  });
+
+  it("answers an unknown route or method with llama-server's 404 File Not Found", async () => {
+    server = await startServer({ personality: "llamacpp" });
+    for (const [method, path] of [
+      ["GET", "/v1/nothing"],
+      ["GET", "/v1/chat/completions"],
+      ["DELETE", "/props"],
+    ] as const) {
+      const res = await fetch(`${server.origin}${path}`, { method });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({
+        error: { code: 404, message: "File Not Found", type: "not_found_error" },
+      });
+      expect(res.headers.get("server")).toBe("llama.cpp");
+    }
+  });
+
+  it("answers HEAD /health like GET, without a body", async () => {
+    server = await startServer({ personality: "llamacpp" });
+    const res = await fetch(`${server.origin}/health`, { method: "HEAD" });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+  });
 });

@@ -38,10 +38,24 @@ const F = {
 /** Every fixture the llamacpp personality reads, for the README and tests. */
 export const LLAMACPP_FIXTURES: readonly string[] = Object.values(F);
 
-/** The captured response as an error reply, body verbatim. */
+/**
+ * The headers llama-server sent with the captured answer: `Server: llama.cpp`, an empty
+ * `Access-Control-Allow-Origin` (it echoes the request's `Origin`, and the capture sent none) and
+ * `application/json; charset=utf-8`. Transport headers (length, connection) are left to Node.
+ */
+function serverHeaders(rel: string = F.health): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(readRecordedResponse(rel).headers)) {
+    if (!["content-length", "connection", "keep-alive", "transfer-encoding"].includes(name))
+      out[name] = value;
+  }
+  return out;
+}
+
+/** The captured response as an error reply, body verbatim, with the captured headers. */
 function captured(rel: string): ErrorReply {
   const r = readRecordedResponse(rel);
-  return jsonError(r.status, r.body, { server: "llama.cpp" });
+  return jsonError(r.status, r.body, serverHeaders(rel));
 }
 
 /** A captured JSON body with its `error.message` replaced and other fields merged in. */
@@ -54,14 +68,14 @@ function capturedWith(
   const body = JSON.parse(r.body) as { error: Record<string, unknown> };
   body.error.message = message(String(body.error.message));
   Object.assign(body.error, extra);
-  return jsonError(r.status, JSON.stringify(body), { server: "llama.cpp" });
+  return jsonError(r.status, JSON.stringify(body), serverHeaders(rel));
 }
 
 /** The tool-parameter refusal: recorded body with the recorded errors replaced. */
 function toolSchemaRefusal(errors: string[]): ErrorReply {
   const body = JSON.parse(readFixture(F.toolSchemaRejected)) as { error: Record<string, unknown> };
   body.error.message = `JSON schema conversion failed:\n${errors.join("\n")}`;
-  return jsonError(400, JSON.stringify(body), { server: "llama.cpp" });
+  return jsonError(400, JSON.stringify(body), serverHeaders());
 }
 
 /**
@@ -157,9 +171,18 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
     },
     route(request) {
       if (request.method === "GET" && request.path === "/health") return captured(F.health);
-      if (request.method === "GET" && request.path === "/models") return { status: 200, body: models() };
+      if (request.method === "GET" && request.path === "/models")
+        return { status: 200, body: models(), headers: serverHeaders(F.models) };
       return undefined;
     },
+    // cpp-httplib answers any unmatched method or path with 404, which llama-server's error handler
+    // turns into its JSON error (ggml-org/llama.cpp tools/server/server.cpp, set_error_handler:
+    // format_error_response("File Not Found", ERROR_TYPE_NOT_FOUND)).
+    notFound: () => ({
+      status: 404,
+      body: JSON.stringify({ error: { code: 404, message: "File Not Found", type: "not_found_error" } }),
+      headers: serverHeaders(F.health),
+    }),
     // Generation stops at max_tokens or when the context is full (capture 29-near-context-limit).
     completionBudget: (request, ctx) =>
       Math.min(requestedMaxTokens(request) ?? Number.POSITIVE_INFINITY, nCtx - ctx.promptTokens),

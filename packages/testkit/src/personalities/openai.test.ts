@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { readFixture } from "../fixtures.js";
+import { countTokens, renderPrompt } from "../prefix-cache.js";
 import { type ServerOptions, startServer, type TestServer } from "../server.js";
 import { openaiPersonality } from "./openai.js";
 
@@ -204,5 +205,82 @@ describe("openai personality", () => {
     };
     expect(await usages({})).toEqual([]);
     expect(await usages({ stream_options: { include_usage: true } })).toHaveLength(1);
+  });
+
+  it("with max_tokens, refuses prompt + completion over the window in the recorded 'you requested' wording", async () => {
+    const body = { model: "gpt-4o", messages: [{ role: "user" as const, content: "word ".repeat(10) }] };
+    const prompt = countTokens(renderPrompt(body));
+    const { error } = await refusal(
+      { ...body, max_tokens: 50 },
+      { personality: openaiPersonality({ contextWindow: prompt + 10 }) },
+    );
+    expect(error?.status).toBe(400);
+    expect(error?.code).toBe("context_length_exceeded");
+    expect(error?.param).toBe("messages");
+    expect(messageOf(error)).toBe(
+      `This model's maximum context length is ${prompt + 10} tokens. However, you requested ${prompt + 50} tokens (${prompt} in the messages, 50 in the completion). Please reduce the length of the messages or completion.`,
+    );
+  });
+
+  it("counts the tools as 'functions' in the overflow message when tools are sent", async () => {
+    const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }];
+    const body = { model: "gpt-4o", messages: [{ role: "user" as const, content: "hi" }], tools };
+    const prompt = countTokens(renderPrompt(body));
+    const functions = prompt - countTokens(renderPrompt({ messages: body.messages }));
+    const { error } = await refusal(
+      { ...body, max_completion_tokens: 40 },
+      {
+        personality: openaiPersonality({ contextWindow: prompt }),
+      },
+    );
+    expect(error?.code).toBe("context_length_exceeded");
+    expect(messageOf(error)).toBe(
+      `This model's maximum context length is ${prompt} tokens. However, you requested ${prompt + 40} tokens (${prompt - functions} in the messages, ${functions} in the functions, and 40 in the completion). Please reduce the length of the messages, functions, or completion.`,
+    );
+  });
+
+  it("lets a request through when prompt + max_tokens fits the window exactly", async () => {
+    const body = { model: "gpt-4o", messages: [{ role: "user" as const, content: "fits" }] };
+    const prompt = countTokens(renderPrompt(body));
+    const { status } = await refusal(
+      { ...body, max_tokens: 5 },
+      { personality: openaiPersonality({ contextWindow: prompt + 5 }) },
+    );
+    expect(status).toBe(200);
+  });
+
+  it("answers a body that is not JSON with OpenAI's parse error, param and code null", async () => {
+    server = await startServer({ personality: "openai", replies: [{ content: "unused" }] });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: '{"model": "gpt-4o",',
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: Record<string, unknown> };
+    expect(body.error).toMatchObject({ type: "invalid_request_error", param: null, code: null });
+    expect(String(body.error.message)).toMatch(/^We could not parse the JSON body of your request\. \(HINT:/);
+    expect(server.pending).toBe(1);
+  });
+
+  it("answers an unknown path or method with OpenAI's 404 Invalid URL naming both", async () => {
+    server = await startServer({ personality: "openai" });
+    const get = await fetch(`${server.baseUrl}/chat/completions`);
+    expect(get.status).toBe(404);
+    expect(await get.json()).toEqual({
+      error: {
+        message: "Invalid URL (GET /v1/chat/completions)",
+        type: "invalid_request_error",
+        param: null,
+        code: null,
+      },
+    });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const error = await client.embeddings
+      .create({ model: "text-embedding-3-small", input: "x" })
+      .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(messageOf(error as InstanceType<typeof OpenAI.APIError>)).toBe(
+      "Invalid URL (POST /v1/embeddings)",
+    );
   });
 });

@@ -3,6 +3,7 @@
  * from `errors/openai/` adjusted to the request (parameter, model, value, schema path).
  */
 import { readFixture } from "../fixtures.js";
+import { countTokens, renderPrompt } from "../prefix-cache.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
 import type { Personality, PersonalityContext } from "./personality.js";
@@ -82,11 +83,20 @@ const F = {
   strictRoot: "errors/openai/strict-schema-root-additionalproperties-chat.json",
   strictRequired: "errors/openai/strict-schema-required-missing-key-response-format.message.txt",
   context: "errors/openai/context-length-exceeded-messages-resulted-in.json",
+  contextCompletion: "errors/openai/context-length-exceeded-requested-with-completion.json",
+  contextFunctions: "errors/openai/context-length-exceeded-messages-functions-completion.json",
   notFound: "errors/openai/404-model-not-found-chat.json",
 } as const;
 
 /** Every fixture the openai personality reads, for the README and tests. */
 export const OPENAI_FIXTURES: readonly string[] = Object.values(F);
+
+/**
+ * OpenAI's 400 for a body that is not JSON (not in the fixtures; as quoted from api.openai.com in
+ * public bug reports and proxies that mirror it, e.g. ravendb's mock LLM handler tests).
+ */
+const UNPARSEABLE_BODY =
+  "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)";
 
 function envelope(message: string, param: string | null, code: string | null): string {
   return JSON.stringify({ error: { message, type: "invalid_request_error", param, code } });
@@ -148,14 +158,71 @@ function strictRefusal(
 }
 
 /**
+ * The context-length refusal, in the recorded wording that fits the request: with no completion
+ * limit, "your messages resulted in N tokens" (prompt over the window); with one, "you requested
+ * N tokens (P in the messages, M in the completion)" (prompt + limit over the window), and with
+ * tools as well, "(P in the messages, F in the functions, and M in the completion)". The tokens of
+ * the rendered `tools` block count as the functions'.
+ */
+function contextRefusal(
+  body: Record<string, unknown>,
+  prompt: number,
+  window: number,
+  completion: number | undefined,
+): ErrorReply | undefined {
+  if (completion === undefined) {
+    if (prompt <= window) return undefined;
+    return jsonError(
+      400,
+      withMessage(F.context, [
+        ["length is 4097 tokens", `length is ${window} tokens`],
+        ["resulted in 4294 tokens", `resulted in ${prompt} tokens`],
+      ]),
+    );
+  }
+  if (prompt + completion <= window) return undefined;
+  const functions =
+    Array.isArray(body.tools) && body.tools.length > 0
+      ? countTokens(renderPrompt({ tools: body.tools })) - countTokens(renderPrompt({}))
+      : 0;
+  if (functions === 0) {
+    return jsonError(
+      400,
+      withMessage(F.contextCompletion, [
+        ["length is 4096 tokens", `length is ${window} tokens`],
+        ["requested 4130 tokens", `requested ${prompt + completion} tokens`],
+        [
+          "(3130 in the messages, 1000 in the completion)",
+          `(${prompt} in the messages, ${completion} in the completion)`,
+        ],
+      ]),
+    );
+  }
+  return jsonError(
+    400,
+    withMessage(F.contextFunctions, [
+      ["length is 8192 tokens", `length is ${window} tokens`],
+      ["requested 8213 tokens", `requested ${prompt + completion} tokens`],
+      [
+        "(6683 in the messages, 730 in the functions, and 800 in the completion)",
+        `(${prompt - functions} in the messages, ${functions} in the functions, and ${completion} in the completion)`,
+      ],
+    ]),
+  );
+}
+
+/**
  * Makes the `openai` personality.
  *
- * Refuses, in this order: unknown body fields (`reasoning_effort` counts as unknown on non-reasoning
- * models), `max_tokens` on reasoning models, unsupported `reasoning_effort` values, a `temperature`
- * other than 1 on reasoning models, `stream_options` without `stream`, `web_search_options` on a
+ * Refuses, in this order: a body that is not JSON (OpenAI's "We could not parse the JSON body"
+ * 400), unknown body fields (`reasoning_effort` counts as unknown on non-reasoning models),
+ * `max_tokens` on reasoning models, unsupported `reasoning_effort` values, a `temperature` other
+ * than 1 on reasoning models, `stream_options` without `stream`, `web_search_options` on a
  * non-search model, strict tool / response_format schemas that break the strict rules, an unknown
- * model (when `models` is set), a prompt over `contextWindow` (when set). A streamed reply carries a
- * usage chunk only when `stream_options.include_usage` is true, as OpenAI does.
+ * model (when `models` is set), a context overflow (when `contextWindow` is set; see
+ * `contextRefusal`). Unknown paths and methods get OpenAI's 404 "Invalid URL (METHOD /path)". A
+ * streamed reply carries a usage chunk only when `stream_options.include_usage` is true, as OpenAI
+ * does.
  */
 export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Personality {
   const reasoning = options.reasoningModels ?? /^(o\d|gpt-5)/;
@@ -165,6 +232,7 @@ export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Perso
 
   const check = (request: RecordedRequest, ctx: PersonalityContext): ErrorReply | undefined => {
     const body = request.body;
+    if (body === undefined) return jsonError(400, envelope(UNPARSEABLE_BODY, null, null));
     if (!isRecord(body)) return undefined;
     const model = typeof body.model === "string" ? body.model : "";
     const isReasoning = reasoning.test(model);
@@ -228,14 +296,14 @@ export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Perso
     if (options.models && !options.models.includes(model)) {
       return jsonError(404, withMessage(F.notFound, [["gpt-5.2-proo", model]]));
     }
-    if (options.contextWindow !== undefined && ctx.promptTokens > options.contextWindow) {
-      return jsonError(
-        400,
-        withMessage(F.context, [
-          ["4097 tokens", `${options.contextWindow} tokens`],
-          ["4294 tokens", `${ctx.promptTokens} tokens`],
-        ]),
+    if (options.contextWindow !== undefined) {
+      const refusal = contextRefusal(
+        body,
+        ctx.promptTokens,
+        options.contextWindow,
+        requestedMaxTokens(request),
       );
+      if (refusal) return refusal;
     }
     return undefined;
   };
@@ -243,6 +311,14 @@ export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Perso
   return {
     name: "openai",
     check,
+    // api.openai.com answers any path or method it does not serve with a 404 naming both, e.g.
+    // {"error":{"message":"Invalid URL (GET /v1/chat/completions)","type":"invalid_request_error",
+    // "param":null,"code":null}} (quoted in codex / relay bug reports and client tests).
+    notFound: (request) => ({
+      status: 404,
+      body: envelope(`Invalid URL (${request.method} ${request.path})`, null, null),
+      headers: { "content-type": "application/json" },
+    }),
     completionBudget: (request) => requestedMaxTokens(request),
     streamsUsage: includeUsageRequested,
   };

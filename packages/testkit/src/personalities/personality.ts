@@ -34,8 +34,14 @@ export interface Personality {
   props?(): unknown;
   /** Default body of `GET /api/v0/models` (LM Studio). */
   lmstudioModels?(): unknown;
-  /** Answers a route the server does not know (e.g. llama.cpp's `/health`); undefined: 404. */
+  /** Answers a route the server does not know (e.g. llama.cpp's `/health`); undefined: 404. A HEAD request arrives here as GET. */
   route?(request: RecordedRequest): HttpAnswer | undefined;
+  /**
+   * The answer for a path nobody serves, or a method the path does not take (`allowed` lists the
+   * methods it does take; empty for an unknown path), in this server's own words. Undefined: the
+   * testkit's 404, or 405 with an `allow` header.
+   */
+  notFound?(request: RecordedRequest, allowed: readonly string[]): HttpAnswer | undefined;
   /** Completion tokens the server would generate at most for this request (max_tokens, room left in the context); a scripted turn is cut to it with `finish_reason: "length"`. */
   completionBudget?(request: RecordedRequest, context: PersonalityContext): number | undefined;
   /** Whether a streamed reply ends with a usage chunk for this request (default: always). */

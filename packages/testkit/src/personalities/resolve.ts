@@ -25,6 +25,7 @@ const HOOKS = [
   "props",
   "lmstudioModels",
   "route",
+  "notFound",
   "streamsUsage",
   "completionBudget",
 ];

@@ -90,4 +90,89 @@ describe("vllm personality", () => {
     expect(await refused.text()).toBe(readFixture("errors/vllm/auto-tool-choice-requires-flags.json"));
     expect((await post({ tool_choice: "none" })).status).toBe(200);
   });
+
+  it("without max_tokens, refuses a prompt that reaches max_model_len in vLLM's 'in the messages' wording", async () => {
+    const body = user("hello ".repeat(20));
+    const prompt = countTokens(renderPrompt(body));
+    server = await startServer({
+      personality: vllmPersonality({ maxModelLen: prompt }),
+      replies: () => ({ content: "x" }),
+    });
+    const post = (b: unknown) =>
+      fetch(`${server?.baseUrl}/chat/completions`, { method: "POST", body: JSON.stringify(b) });
+    const refused = await post(body);
+    expect(refused.status).toBe(400);
+    const recorded = JSON.parse(readFixture("errors/vllm/context-length-legacy-top-level-object-error.json"));
+    // vllm-project/vllm@0030b9ff:vllm/entrypoints/openai/serving_engine.py (_validate_prompt_and_tokenize)
+    expect(await refused.json()).toEqual({
+      ...recorded,
+      message: `This model's maximum context length is ${prompt} tokens. However, you requested ${prompt} tokens in the messages, Please reduce the length of the messages.`,
+    });
+    await server.close();
+    server = await startServer({
+      personality: vllmPersonality({ maxModelLen: prompt + 1 }),
+      replies: () => ({ content: "fits" }),
+    });
+    expect((await post(body)).status).toBe(200);
+  });
+
+  it("reads max_completion_tokens as the completion, as vLLM does", async () => {
+    server = await startServer({
+      personality: vllmPersonality({ maxModelLen: 30 }),
+      replies: () => ({ content: "x" }),
+    });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ ...user("hi"), max_completion_tokens: 40 }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toMatch(/, 40 in the completion\)/);
+  });
+
+  it("the nested format puts the fields under error, so the openai client reads message and type", async () => {
+    server = await startServer({
+      personality: vllmPersonality({ maxModelLen: 20, errorFormat: "nested" }),
+      replies: () => ({ content: "x" }),
+    });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const body = user("hello ".repeat(4));
+    const prompt = countTokens(renderPrompt(body));
+    const withMax = (await client.chat.completions
+      .create({ ...body, max_tokens: 100 })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(withMax).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(withMax.error).toEqual({
+      message: `'max_tokens' or 'max_completion_tokens' is too large: 100. This model's maximum context length is 20 tokens and your request has ${prompt} input tokens (100 > 20 - ${prompt}).`,
+      type: "BadRequestError",
+      param: null,
+      code: 400,
+    });
+    const long = user("hello ".repeat(30));
+    const noMax = (await client.chat.completions.create(long).catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
+    expect((noMax.error as { message: string }).message).toBe(
+      `This model's maximum context length is 20 tokens. However, your request has ${countTokens(renderPrompt(long))} input tokens. Please reduce the length of the input messages.`,
+    );
+    const negative = (await client.chat.completions
+      .create({ ...body, max_tokens: -3 })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(negative.error).toEqual({
+      message: "max_tokens must be at least 1, got -3.",
+      type: "BadRequestError",
+      param: null,
+      code: 400,
+    });
+  });
+
+  it("answers unknown paths and wrong methods as FastAPI does", async () => {
+    server = await startServer({ personality: "vllm" });
+    const missing = await fetch(`${server.origin}/props`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ detail: "Not Found" });
+    const wrong = await fetch(`${server.baseUrl}/chat/completions`);
+    expect(wrong.status).toBe(405);
+    expect(await wrong.json()).toEqual({ detail: "Method Not Allowed" });
+    expect(wrong.headers.get("allow")).toBe("POST");
+  });
 });
