@@ -39,8 +39,15 @@ const SSE_HEADERS = {
   connection: "keep-alive",
 };
 
-/** Makes a responder whose waits end early when `signal` aborts. */
-export function createResponder(signal: AbortSignal): Responder {
+/** Headers a personality adds to every answer it gives, given the answer's content type. */
+export type ServerHeaders = (contentType: string) => Record<string, string>;
+
+/**
+ * Makes a responder whose waits end early when `signal` aborts. `serverHeaders` (a personality's)
+ * are added to JSON, text and scripted-stream answers; an answer's own headers win over them, and
+ * replays and raw replies are left exactly as scripted.
+ */
+export function createResponder(signal: AbortSignal, serverHeaders?: ServerHeaders): Responder {
   /** Sleeps; false when the server closed or the client went away meanwhile. */
   const sleep = async (ms: number, res: ServerResponse): Promise<boolean> => {
     if (ms > 0) {
@@ -56,7 +63,7 @@ export function createResponder(signal: AbortSignal): Responder {
   const answer = (res: ServerResponse, a: HttpAnswer): void => {
     const text = typeof a.body === "string" ? a.body : JSON.stringify(a.body);
     const type = typeof a.body === "string" ? "text/plain; charset=utf-8" : "application/json";
-    res.writeHead(a.status, { "content-type": type, ...a.headers });
+    res.writeHead(a.status, { "content-type": type, ...serverHeaders?.(type), ...a.headers });
     res.end(text);
   };
 
@@ -114,7 +121,7 @@ export function createResponder(signal: AbortSignal): Responder {
       }
       const frames = turnChunks(turn, ctx, { includeUsage }).map((c) => sseFrame(c));
       if (!turn.noDone) frames.push(sseFrame("[DONE]"));
-      res.writeHead(200, SSE_HEADERS);
+      res.writeHead(200, { ...SSE_HEADERS, ...serverHeaders?.(SSE_HEADERS["content-type"]) });
       res.flushHeaders();
       await writeFrames(res, frames, turn);
     },

@@ -274,4 +274,32 @@ describe("personality option forms", () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toBe("");
   });
+
+  it("puts the captured headers on its answers too: plain completion, stream, /props and /v1/models", async () => {
+    server = await startServer({ personality: "llamacpp", replies: () => ({ content: "hi" }) });
+    const plain = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify(user("x")),
+    });
+    const plainCapture = captured("04-chat-nonstream").headers;
+    expect(plain.headers.get("content-type")).toBe(plainCapture["content-type"]);
+    expect(plain.headers.get("server")).toBe(plainCapture.server);
+    const streamed = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ ...user("x"), stream: true }),
+    });
+    await streamed.text();
+    const streamCapture = captured("05-chat-stream-usage").headers;
+    expect(streamed.headers.get("content-type")).toBe(streamCapture["content-type"]);
+    expect(streamed.headers.get("x-accel-buffering")).toBe(streamCapture["x-accel-buffering"]);
+    expect(streamed.headers.get("server")).toBe("llama.cpp");
+    for (const [url, name] of [
+      [`${server.origin}/props`, "02-props"],
+      [`${server.baseUrl}/models`, "01-models"],
+    ] as const) {
+      const res = await fetch(url);
+      expect(res.headers.get("content-type")).toBe(captured(name).headers["content-type"]);
+      expect(res.headers.get("access-control-allow-origin")).toBe("");
+    }
+  });
 });

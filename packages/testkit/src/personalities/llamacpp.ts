@@ -94,6 +94,7 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
   const nCtx = options.nCtx ?? 4096;
   const loadingMs = options.loadingMs ?? 0;
   const model = options.model ?? "tiny.gguf";
+  let base: Record<string, string> | undefined;
 
   const check = (request: RecordedRequest, ctx: PersonalityContext): ErrorReply | undefined => {
     const body = request.body;
@@ -174,6 +175,15 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
       if (request.method === "GET" && request.path === "/models")
         return { status: 200, body: models(), headers: serverHeaders(F.models) };
       return undefined;
+    },
+    // What llama-server sends with every answer (captures 04-chat-nonstream, 05-chat-stream-usage):
+    // Server and an empty CORS origin; JSON as `application/json; charset=utf-8`; streams with
+    // `X-Accel-Buffering: no`.
+    headers(contentType) {
+      base ??= serverHeaders(F.health);
+      if (contentType === "application/json") return base;
+      const { "content-type": _json, ...rest } = base;
+      return contentType === "text/event-stream" ? { ...rest, "x-accel-buffering": "no" } : rest;
     },
     // cpp-httplib answers any unmatched method or path with 404, which llama-server's error handler
     // turns into its JSON error (ggml-org/llama.cpp tools/server/server.cpp, set_error_handler:

@@ -44,6 +44,12 @@ export interface Personality {
   notFound?(request: RecordedRequest, allowed: readonly string[]): HttpAnswer | undefined;
   /** Completion tokens the server would generate at most for this request (max_tokens, room left in the context); a scripted turn is cut to it with `finish_reason: "length"`. */
   completionBudget?(request: RecordedRequest, context: PersonalityContext): number | undefined;
+  /**
+   * Headers this server puts on its answers (e.g. llama.cpp's `Server: llama.cpp`), given the
+   * answer's content type; may replace the content type itself. Added to JSON, text and scripted
+   * stream answers; replays and raw replies keep exactly their own headers.
+   */
+  headers?(contentType: string): Record<string, string>;
   /** Whether a streamed reply ends with a usage chunk for this request (default: always). */
   streamsUsage?(request: RecordedRequest): boolean;
 }

@@ -26,6 +26,7 @@ const HOOKS = [
   "lmstudioModels",
   "route",
   "notFound",
+  "headers",
   "streamsUsage",
   "completionBudget",
 ];
