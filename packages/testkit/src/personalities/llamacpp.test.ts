@@ -302,4 +302,35 @@ describe("personality option forms", () => {
       expect(res.headers.get("access-control-allow-origin")).toBe("");
     }
   });
+
+  it("with thinking on, refuses an assistant prefill with the recorded 400", async () => {
+    server = await startServer({
+      personality: { name: "llamacpp", thinking: true },
+      replies: () => ({ content: "x" }),
+    });
+    const prefill = { model: "tiny", messages: [...user("x").messages, { role: "assistant", content: "" }] };
+    const refused = await post(prefill);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toBe(
+      readFixture("errors/llamacpp/assistant-prefill-incompatible-with-enable-thinking.json"),
+    );
+    expect((await post(user("x"))).status).toBe(200);
+    await server.close();
+    server = await startServer({ personality: "llamacpp", replies: () => ({ content: "x" }) });
+    expect((await post(prefill)).status).toBe(200);
+  });
+
+  it("with legacyOverflow, refuses an overflow as the Sept 2025 builds did: HTTP 500 with this prompt's counts", async () => {
+    server = await startServer({
+      personality: llamacppPersonality({ nCtx: 16, legacyOverflow: true }),
+      replies: () => ({ content: "x" }),
+    });
+    const body = user("hello ".repeat(20));
+    const refused = await post(body);
+    expect(refused.status).toBe(500);
+    const recorded = JSON.parse(readFixture("errors/llamacpp/exceed-context-size-code-500-pr15780.json"));
+    expect(JSON.parse(refused.text)).toEqual({
+      error: { ...recorded.error, n_prompt_tokens: countTokens(renderPrompt(body)), n_ctx: 16 },
+    });
+  });
 });

@@ -20,6 +20,19 @@ export interface LlamacppPersonalityOptions {
   jinja?: boolean;
   /** The model id it reports (default `tiny.gguf`, as recorded). */
   model?: string;
+  /**
+   * The chat template thinks (`enable_thinking` on): a conversation ending in an assistant message
+   * (a prefill) gets the recorded 400 "Assistant response prefill is incompatible with
+   * enable_thinking." Default false.
+   */
+  thinking?: boolean;
+  /**
+   * Refuse an overflow as the first builds with `exceed_context_size_error` did (llama.cpp PR #15780,
+   * Sept 2025): HTTP 500 and "the request exceeds the available context size. try increasing the
+   * context size or enable context shift", with `n_prompt_tokens` / `n_ctx`. Default false: the
+   * captured current 400 with the counts in the message.
+   */
+  legacyOverflow?: boolean;
 }
 
 const F = {
@@ -33,6 +46,8 @@ const F = {
   invalidJson: "llamacpp-live/24-invalid-json-body.response.txt",
   noJinjaTools: "llamacpp-live/no-jinja/nj04-tools-required.response.txt",
   toolSchemaRejected: "errors/llamacpp/json-schema-conversion-failed-unrecognized-schema.json",
+  prefill: "errors/llamacpp/assistant-prefill-incompatible-with-enable-thinking.json",
+  legacyOverflow: "errors/llamacpp/exceed-context-size-code-500-pr15780.json",
 } as const;
 
 /** Every fixture the llamacpp personality reads, for the README and tests. */
@@ -85,8 +100,11 @@ function toolSchemaRefusal(errors: string[]): ErrorReply {
  * are refused, in order: a body that is not JSON (captured 500), `tools` without `--jinja`
  * (captured 500), a `response_format.type` other than text/json_object/json_schema (captured 400),
  * a `response_format` schema or a tool-parameter schema the grammar converter rejects (400 with
- * the converter's messages), a prompt of `nCtx` tokens or more (captured 400
- * `exceed_context_size_error` with this prompt's `n_prompt_tokens` and `n_ctx`). `GET /props`,
+ * the converter's messages), with `thinking` a conversation ending in an assistant message
+ * (recorded 400), a prompt of `nCtx` tokens or more (captured 400 `exceed_context_size_error` with
+ * this prompt's `n_prompt_tokens` and `n_ctx`; with `legacyOverflow` the Sept 2025 HTTP 500 body).
+ * Unknown routes and methods get llama-server's 404 "File Not Found"; every answer carries the
+ * captured headers (`Server: llama.cpp`, JSON with charset). `GET /props`,
  * `GET /health` and `GET /v1/models` answer the captured bodies with `n_ctx` set to `nCtx`.
  * A streamed reply carries a usage chunk only with `stream_options.include_usage`.
  */
@@ -123,6 +141,16 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
         const errors = grammarErrors(fn?.parameters);
         if (errors.length > 0) return toolSchemaRefusal(errors);
       }
+    }
+    const last = Array.isArray(body.messages) ? body.messages.at(-1) : undefined;
+    if (options.thinking && isRecord(last) && last.role === "assistant") {
+      return jsonError(400, readFixture(F.prefill), serverHeaders());
+    }
+    if (ctx.promptTokens >= nCtx && options.legacyOverflow) {
+      const recorded = JSON.parse(readFixture(F.legacyOverflow)) as { error: Record<string, unknown> };
+      Object.assign(recorded.error, { n_prompt_tokens: ctx.promptTokens, n_ctx: nCtx });
+      // llama-server sends the error's code as the HTTP status.
+      return jsonError(500, JSON.stringify(recorded), serverHeaders());
     }
     if (ctx.promptTokens >= nCtx) {
       return capturedWith(

@@ -175,4 +175,27 @@ describe("vllm personality", () => {
     expect(await wrong.json()).toEqual({ detail: "Method Not Allowed" });
     expect(wrong.headers.get("allow")).toBe("POST");
   });
+
+  it("with refuseUnknownModels, answers another model name with vLLM's 404 NotFoundError", async () => {
+    server = await startServer({
+      personality: vllmPersonality({ refuseUnknownModels: true }),
+      replies: () => ({ content: "served" }),
+    });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const res = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify(user("x")),
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({
+      object: "error",
+      message: "The model `m` does not exist.",
+      type: "NotFoundError",
+      param: null,
+      code: 404,
+    });
+    const served = (await client.models.list()).data[0]?.id ?? "";
+    const ok = await client.chat.completions.create({ ...user("x"), model: served });
+    expect(ok.choices[0]?.message.content).toBe("served");
+  });
 });

@@ -23,6 +23,11 @@ export interface VllmPersonalityOptions {
    * newer overflow wordings (vLLM 0.10 and later).
    */
   errorFormat?: "legacy" | "nested";
+  /**
+   * Refuse a request whose `model` is not the served id with vLLM's 404 "The model `x` does not
+   * exist." (`NotFoundError`, code 404). Default false, so scripts may name any model.
+   */
+  refuseUnknownModels?: boolean;
 }
 
 const F = {
@@ -45,7 +50,7 @@ function recordedBody(rel: string, message: (recorded: string) => string): Recor
 /**
  * Makes the `vllm` personality.
  *
- * Refuses, in order: `max_tokens` below 1 (recorded body), tools with `tool_choice` auto (or none
+ * Refuses, in order: an unknown model (with `refuseUnknownModels`), `max_tokens` below 1 (recorded body), tools with `tool_choice` auto (or none
  * given) when `autoToolChoice` is false, and a context overflow. With `max_completion_tokens` or
  * `max_tokens` sent, prompt + that > `maxModelLen` is refused with the recorded "you requested N
  * tokens (P in the messages, M in the completion)"; with neither, a prompt of `maxModelLen` tokens
@@ -60,10 +65,16 @@ export function vllmPersonality(options: VllmPersonalityOptions = {}): Personali
   const nested = options.errorFormat === "nested";
 
   /** A legacy body as sent, or its fields moved under `error` for the nested format. */
-  const refuse = (body: Record<string, unknown>, verbatim?: string): ErrorReply => {
-    if (!nested) return jsonError(400, verbatim ?? JSON.stringify(body));
+  const refuse = (body: Record<string, unknown>, verbatim?: string, status = 400): ErrorReply => {
+    if (!nested) return jsonError(status, verbatim ?? JSON.stringify(body));
     const { object: _object, ...fields } = body;
-    return jsonError(400, JSON.stringify({ error: fields }));
+    return jsonError(status, JSON.stringify({ error: fields }));
+  };
+
+  const servedId = (): string => {
+    if (options.model) return options.model;
+    const listed = JSON.parse(readFixture(F.models)) as { data: { id: string }[] };
+    return listed.data[0]?.id ?? "";
   };
 
   const overflow = (prompt: number, completion: number | undefined): ErrorReply => {
@@ -112,6 +123,15 @@ export function vllmPersonality(options: VllmPersonalityOptions = {}): Personali
   const check = (request: RecordedRequest, ctx: PersonalityContext): ErrorReply | undefined => {
     const body = request.body;
     if (!isRecord(body)) return undefined;
+    if (options.refuseUnknownModels && body.model !== servedId()) {
+      // vllm-project/vllm@0030b9ff:vllm/entrypoints/openai/serving_engine.py (_check_model).
+      const message = `The model \`${String(body.model)}\` does not exist.`;
+      return refuse(
+        { object: "error", message, type: "NotFoundError", param: null, code: 404 },
+        undefined,
+        404,
+      );
+    }
     const maxTokens = requestedMaxTokens(request);
     if (maxTokens !== undefined && maxTokens < 1) {
       return refuse(
