@@ -2,7 +2,7 @@ import { TestkitError } from "./errors.js";
 
 /** One tool call a scripted turn streams. */
 export interface ScriptedToolCall {
-  /** Tool-call id; default `call_<n>` numbered across the server's life. Sent only in the first delta. */
+  /** Tool-call id; default `call_sim<n>_<i>` (n counts completions on this server, i the call). Sent only in the first delta. */
   id?: string;
   /** Function name. */
   name: string;
