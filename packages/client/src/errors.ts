@@ -27,15 +27,16 @@ export class EndpointConfigError extends Error {
 }
 
 /** Why a model listing failed: the server answered an error status, or a body that is not a listing. */
-export type ModelListingErrorCode = "http" | "malformed";
+export type ModelListingErrorCode = "http" | "malformed" | "unreachable";
 
 /**
- * `GET /models` did not give a listing. `code` is `"http"` (with the `status` the server answered)
- * or `"malformed"` (the body was not JSON with a `data` array); `url` is the address asked.
+ * `GET /models` did not give a listing. `code` is `"http"` (with the `status` the server answered),
+ * `"malformed"` (the body was not JSON with a `data` array), or `"unreachable"` (no answer at all:
+ * refused, reset, DNS — the network error is on `cause`); `url` is the address asked.
  */
 export class ModelListingError extends Error {
   override readonly name: string = "ModelListingError";
-  /** `"http"` or `"malformed"`. */
+  /** `"http"`, `"malformed"` or `"unreachable"`. */
   readonly code: ModelListingErrorCode;
   /** The HTTP status, for `"http"`. */
   readonly status: number | undefined;

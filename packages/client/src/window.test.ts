@@ -248,6 +248,20 @@ describe("listModels", () => {
     expect(ModelListingError.isInstance(error)).toBe(true);
     expect((error as ModelListingError).status).toBe(401);
   });
+
+  it("rejects with an unreachable ModelListingError naming the system's code for a server that is gone", async () => {
+    const gone = await startServer();
+    const url = gone.baseUrl;
+    await gone.close();
+    const error = await createClientPool()
+      .listModels({ baseUrl: url })
+      .catch((e: unknown) => e);
+    expect(ModelListingError.isInstance(error)).toBe(true);
+    expect((error as ModelListingError).code).toBe("unreachable");
+    expect((error as ModelListingError).url).toBe(`${url}/models`);
+    expect((error as Error).message).toMatch(/got no answer: ECONNREFUSED\./);
+    expect((error as Error).cause).toBeInstanceOf(TypeError);
+  });
 });
 
 describe("against the testkit's server personalities", () => {

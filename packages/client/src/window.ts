@@ -392,7 +392,16 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       } catch (error) {
         deadline.throwIfStopped();
         if (deadline.timer.aborted) throw deadline.timer.reason; // a TimeoutError DOMException
-        throw error;
+        if (ModelListingError.isInstance(error)) throw error;
+        const url = `${checkedBaseUrl(settings)}/models`;
+        throw new ModelListingError(
+          "unreachable",
+          url,
+          `GET ${url} got no answer: ${describeNetworkError(error)}`,
+          {
+            cause: error,
+          },
+        );
       }
     },
 
@@ -437,4 +446,17 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       routes.clear();
     },
   };
+}
+
+/** The most telling words of a network failure: the system code or message under fetch's "fetch failed". */
+function describeNetworkError(error: unknown): string {
+  let current: unknown = error;
+  let words = "";
+  for (let depth = 0; depth < 4 && typeof current === "object" && current !== null; depth++) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return `${code}.`;
+    if (typeof message === "string" && message) words = message;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return `${words || String(error)}.`;
 }

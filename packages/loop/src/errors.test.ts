@@ -1,5 +1,6 @@
+import { ContextOverflow } from "@loopwright/negotiate";
 import { describe, expect, it } from "vitest";
-import { AgentLoopError, errorMessage, failedRun, ToolIterationLimit } from "./errors.js";
+import { AgentLoopError, AgentLoopOverflow, errorMessage, failedRun, ToolIterationLimit } from "./errors.js";
 
 describe("errorMessage", () => {
   it("puts an API error's status first and a connection failure's system code after", () => {
@@ -36,5 +37,16 @@ describe("failedRun", () => {
     expect(failedRun(new Error("x"))).toBeUndefined();
     expect(failedRun({ run })).toBeUndefined();
     expect(new AgentLoopError(new Error("boom"), run).message).toBe("boom");
+  });
+
+  it("tells the loop's overflow apart from a bare ContextOverflow, while a catch for either still matches", () => {
+    const run = { messages: [], usage: { prompt: 0, completion: 0, total: 0, cached: 0 }, toolCalls: 0 };
+    const bare = new ContextOverflow("too long");
+    const loop = new AgentLoopOverflow(bare, run);
+    expect(ContextOverflow.isInstance(loop)).toBe(true);
+    expect(AgentLoopOverflow.isInstance(loop)).toBe(true);
+    expect(AgentLoopOverflow.isInstance(bare)).toBe(false);
+    expect(loop.serverMessage).toBe("too long");
+    expect(loop.cause).toBe(bare);
   });
 });

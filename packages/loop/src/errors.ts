@@ -22,6 +22,7 @@ export interface RunUsage {
 const RUN = Symbol.for("@loopwright/loop.run");
 const AGENT_LOOP_ERROR = Symbol.for("@loopwright/loop.AgentLoopError");
 const TOOL_ITERATION_LIMIT = Symbol.for("@loopwright/loop.ToolIterationLimit");
+const AGENT_LOOP_OVERFLOW = Symbol.for("@loopwright/loop.AgentLoopOverflow");
 
 function marked(value: unknown, marker: symbol): boolean {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true;
@@ -84,6 +85,7 @@ export class ToolIterationLimit extends Error {
  */
 export class AgentLoopOverflow extends ContextOverflow {
   override readonly name: string = "AgentLoopOverflow";
+  readonly [AGENT_LOOP_OVERFLOW] = true;
   readonly [RUN] = true;
   /** The run as it stood when the request was refused. */
   readonly run: RunState;
@@ -91,6 +93,14 @@ export class AgentLoopOverflow extends ContextOverflow {
   constructor(overflow: ContextOverflow, run: RunState) {
     super(overflow.serverMessage, { cause: overflow });
     this.run = run;
+  }
+
+  /**
+   * True only for an `AgentLoopOverflow` (from any installed copy of this package), not for a bare
+   * `ContextOverflow` — which `ContextOverflow.isInstance` also matches.
+   */
+  static override isInstance(value: unknown): value is AgentLoopOverflow {
+    return marked(value, AGENT_LOOP_OVERFLOW);
   }
 }
 

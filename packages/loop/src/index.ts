@@ -14,8 +14,15 @@ export type {
 export { DEFAULT_MAX_TOOL_ITERATIONS } from "./config.js";
 export type { RunState, RunUsage } from "./errors.js";
 export { AgentLoopError, AgentLoopOverflow, errorMessage, failedRun, ToolIterationLimit } from "./errors.js";
-export type { CallResult, Dispatch, DispatchRequest, RunCallsOptions, RunCallsResult } from "./run-calls.js";
-export { NOT_RUN, runCalls, STOPPED_DURING } from "./run-calls.js";
+export type {
+  CallResult,
+  DedupePolicy,
+  Dispatch,
+  DispatchRequest,
+  RunCallsOptions,
+  RunCallsResult,
+} from "./run-calls.js";
+export { NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { runTurn } from "./run-turn.js";
 export type { Runtime } from "./runtime.js";

@@ -20,7 +20,7 @@ export function asSpec(value: unknown, caller: string, label = "the spec"): Agen
   if (spec === undefined || issues.length > 0) {
     const shown = issues
       .slice(0, 3)
-      .map((found) => found.message)
+      .map((found) => found.message.replace(/\.+$/, ""))
       .join("; ");
     const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : "";
     throw new AgentSpecError(

@@ -271,10 +271,11 @@ describe("resolveAgentSpec refuses what is not a parsed spec", () => {
     expect((thrown as AgentSpecError).message).toMatch(/^resolveAgentSpec: /);
   });
 
-  it("names the layer and the problem", () => {
+  it("names the layer and the problem, in sentences that end once", () => {
     expect(() => resolveAgentSpec([layer(), layer({ model: { temperature: 5 } })])).toThrow(
       /layer 1 is not a parsed agent spec: model\.temperature: 5 is not accepted/,
     );
+    expect(() => resolveAgentSpec([layer({ model: { temperature: 5 } })])).not.toThrow(/\.\./);
   });
 
   it("accepts a spec that requires a feature the host added", () => {
