@@ -1,7 +1,7 @@
 import type { RunEvent } from "@loopwright/events";
 import { tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow } from "@loopwright/negotiate";
-import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
+import { readFixture, readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, failedRun, ToolIterationLimit } from "./errors.js";
@@ -144,6 +144,24 @@ describe("runAgentLoop over HTTP", () => {
     const toolResult = events.find((e) => e.kind === "tool-result");
     expect(toolResult).toMatchObject({ id: "t1", ok: true, content: "5" });
     expect(typeof (toolResult as { ms?: number }).ms).toBe("number");
+  });
+
+  it("passes a llama.cpp server's own prefill and decode timings through to the usage event", async () => {
+    const capture = readFixture("llamacpp-live/05-chat-stream-usage.response.txt");
+    const sse = capture.slice(capture.search(/\r?\n\r?\n/)).replace(/^\r?\n\r?\n/, "");
+    server = await startServer({ replies: [{ type: "raw", chunks: [sse] }] });
+    const events: RunEvent[] = [];
+    await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      dispatch: () => "",
+      onEvent: (e) => events.push(e),
+    });
+    const usage = events.find((e) => e.kind === "usage");
+    expect(usage).toMatchObject({ turn: { timings: { prefillMs: 2.481, decodeMs: 2.054 } } });
+    expect((usage as { turn: { timings: { totalMs: number } } }).turn.timings.totalMs).toBeGreaterThanOrEqual(
+      0,
+    );
   });
 
   it("marks a cache the server dropped on an append-only request as broken for no known reason", async () => {

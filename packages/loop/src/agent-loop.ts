@@ -227,7 +227,11 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     const metrics: TurnMetrics = {
       usage: turn.usage,
       finishReason: turn.finishReason,
-      timings: { totalMs: Date.now() - started, ...(firstAt ? { firstTokenMs: firstAt - started } : {}) },
+      timings: {
+        ...turn.timings, // what the server measured (llama.cpp: prefill, decode, draft acceptance)
+        totalMs: Date.now() - started,
+        ...(firstAt ? { firstTokenMs: firstAt - started } : {}),
+      },
     };
     if (firstBody) {
       // The messages are ChatMessages; the ledger reads them structurally.

@@ -76,6 +76,17 @@ export interface UsageLike {
   output_tokens_details?: { reasoning_tokens?: number | null } | null;
 }
 
+/** llama.cpp's per-chunk `timings` (cumulative for the request so far). */
+export interface TimingsLike {
+  prompt_n?: number | null;
+  prompt_ms?: number | null;
+  predicted_n?: number | null;
+  predicted_ms?: number | null;
+  cache_n?: number | null;
+  draft_n?: number | null;
+  draft_n_accepted?: number | null;
+}
+
 /**
  * One chunk of a streamed chat completion, as far as this package reads it.
  *
@@ -86,6 +97,7 @@ export interface UsageLike {
 export interface ChunkLike {
   choices?: readonly ChoiceLike[] | null;
   usage?: UsageLike | null;
+  timings?: TimingsLike | null;
   x_groq?: { usage?: UsageLike | null } | null;
   object?: string | null;
   message?: unknown;

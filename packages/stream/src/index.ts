@@ -4,6 +4,7 @@ export type {
   ContentPartLike,
   DeltaLike,
   ReasoningDetailLike,
+  TimingsLike,
   ToolCallDeltaLike,
   UsageLike,
 } from "./chunk.js";
@@ -20,5 +21,5 @@ export type {
 } from "./stream-turn.js";
 export { streamTurn } from "./stream-turn.js";
 export type { ToolCallProgress } from "./tool-call-assembler.js";
-export type { ToolCall, Turn, TurnUsage } from "./turn.js";
+export type { ToolCall, Turn, TurnTimings, TurnUsage } from "./turn.js";
 export { FinishReason } from "./turn.js";

@@ -449,3 +449,36 @@ describe("live llama.cpp streams read back to what they hold", () => {
     });
   }
 });
+
+describe("server-measured timings", () => {
+  it("reads llama.cpp's last cumulative timings as prefill and decode time, never as usage", async () => {
+    const capture = readFixture("llamacpp-live/05-chat-stream-usage.response.txt");
+    const sse = capture.slice(capture.search(/\r?\n\r?\n/)).replace(/^\r?\n\r?\n/, "");
+    const { client } = await harness([{ type: "raw", chunks: [sse] }]);
+    const turn = await streamTurn(client, body);
+    // The last chunk's timings in the capture: prompt_ms 2.481, predicted_ms 2.054.
+    expect(turn.timings).toEqual({ prefillMs: 2.481, decodeMs: 2.054 });
+  });
+
+  it("reads speculative decoding's drafted and accepted tokens where the server reports them", async () => {
+    const { client } = await harness([
+      { type: "replay", fixture: "wire/llamacpp/gemma-4-reasoning-content-timings-every-chunk.excerpt.sse" },
+    ]);
+    const turn = await streamTurn(client, body);
+    expect(turn.timings).toEqual({
+      prefillMs: 251.51,
+      decodeMs: 1283.914,
+      draftTokens: 94,
+      draftAccepted: 41,
+    });
+    expect(turn.usage).toEqual({ prompt: 0, completion: 0, total: 0, cached: 0 });
+  });
+
+  it("has no timings at all for a server that measured none", async () => {
+    const { client } = await harness([
+      { type: "replay", fixture: "wire/openai/gpt-4.1-nano-text-usage-chunk.sse" },
+    ]);
+    const turn = await streamTurn(client, body);
+    expect(turn).not.toHaveProperty("timings");
+  });
+});

@@ -1,7 +1,14 @@
-import type { ChunkLike, ContentPartLike, DeltaLike, ToolCallDeltaLike, UsageLike } from "./chunk.js";
+import type {
+  ChunkLike,
+  ContentPartLike,
+  DeltaLike,
+  TimingsLike,
+  ToolCallDeltaLike,
+  UsageLike,
+} from "./chunk.js";
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
 import { ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
-import { normalizeFinishReason, type Turn } from "./turn.js";
+import { normalizeFinishReason, type Turn, type TurnTimings } from "./turn.js";
 import { readUsage } from "./usage.js";
 
 /** The slot a legacy `function_call` delta goes to, apart from any `tool_calls` index. */
@@ -93,6 +100,7 @@ export class TurnReader {
   private readonly options: TurnReaderOptions;
   private reasoning = "";
   private usage: UsageLike | undefined;
+  private timings: TimingsLike | undefined;
   private finishReason = "";
   private produced = false;
 
@@ -120,6 +128,8 @@ export class TurnReader {
       this.usage = usage;
       carried = true;
     }
+    // Cumulative on every chunk where a server sends them: the last one holds the whole turn.
+    if (chunk.timings && typeof chunk.timings === "object") this.timings = chunk.timings;
     const choices = chunk.choices;
     if (!Array.isArray(choices)) return carried;
     for (const choice of choices) {
@@ -156,6 +166,7 @@ export class TurnReader {
       usage: readUsage(this.usage),
       finishReason: this.finishReason,
       reasoning: inside ? this.reasoning + pending : this.reasoning,
+      ...readTimings(this.timings),
     };
   }
 
@@ -238,4 +249,23 @@ export class TurnReader {
     this.produced = true;
     this.options.onProduced?.();
   }
+}
+
+function measured(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** `{ timings }` with the fields the server measured, or nothing where it measured none. */
+function readTimings(raw: TimingsLike | undefined): { timings?: TurnTimings } {
+  if (!raw) return {};
+  const timings: TurnTimings = {};
+  const prefill = measured(raw.prompt_ms);
+  const decode = measured(raw.predicted_ms);
+  const drafted = measured(raw.draft_n);
+  const accepted = measured(raw.draft_n_accepted);
+  if (prefill !== undefined) timings.prefillMs = prefill;
+  if (decode !== undefined) timings.decodeMs = decode;
+  if (drafted !== undefined) timings.draftTokens = drafted;
+  if (accepted !== undefined) timings.draftAccepted = accepted;
+  return Object.keys(timings).length > 0 ? { timings } : {};
 }

@@ -54,11 +54,24 @@ export interface TurnUsage {
 }
 
 /**
+ * Where a turn's time went, as the server measured it (llama.cpp's `timings`): milliseconds spent
+ * reading the prompt and generating the reply, and speculative decoding's drafted and accepted
+ * tokens. Each field is present only where the server reported it.
+ */
+export interface TurnTimings {
+  prefillMs?: number;
+  decodeMs?: number;
+  draftTokens?: number;
+  draftAccepted?: number;
+}
+
+/**
  * One streamed turn read back: answer, tool calls, token counts, why it stopped, and the scratchpad.
  *
  * `finishReason` is `"length"` when the reply was cut off at the token ceiling and `""` when the
  * server never said. `reasoning` is everything `onThinking` was told: the server's reasoning
- * fields and text found inside a fence in the content.
+ * fields and text found inside a fence in the content. `timings` is present only where the server
+ * measured them (llama.cpp); it never changes `usage`.
  */
 export interface Turn {
   content: string;
@@ -66,6 +79,7 @@ export interface Turn {
   usage: TurnUsage;
   finishReason: FinishReason;
   reasoning: string;
+  timings?: TurnTimings;
 }
 
 /**
