@@ -18,6 +18,7 @@ import {
   type LoopConfig,
   type ToolDefinition,
 } from "./config.js";
+import { continueTurn, isContinuable } from "./continue-turn.js";
 import {
   AgentLoopError,
   AgentLoopOverflow,
@@ -34,7 +35,7 @@ import {
   replayable,
   runCalls,
 } from "./run-calls.js";
-import { runTurn } from "./run-turn.js";
+import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
 const PREVIEW_CHARS = 2000;
@@ -188,38 +189,44 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     };
     let firstBody: ReturnType<typeof buildBody> | undefined;
     let turn: Turn;
+    const build: BuildRequest = (supports, model) => {
+      const body = buildBody(config, supports, model, sent, tools, config.toolOrder);
+      firstBody ??= body;
+      return body;
+    };
+    const turnOptions: RunTurnOptions = {
+      model: config.model,
+      droppable: Object.keys(config.extraBody ?? {}),
+      signal,
+      idleMs: timeoutMs(config),
+      firstChunkMs: firstTokenMs(config),
+      maxRetries: config.maxRetries,
+      loadingTimeoutMs:
+        config.loadingTimeoutSeconds === undefined ? undefined : config.loadingTimeoutSeconds * 1000,
+      contextLimit: config.contextLength,
+      charsPerToken,
+      onNotice: notice,
+      onOutput: (text) => {
+        mark();
+        onEvent?.({ kind: "output", text });
+      },
+      onThinking: (text) => {
+        mark();
+        onEvent?.({ kind: "thinking", text });
+      },
+      onToolCallDelta: mark,
+    };
     try {
-      turn = await runTurn(
-        client,
-        supports,
-        (supports, model) => {
-          const body = buildBody(config, supports, model, sent, tools, config.toolOrder);
-          firstBody ??= body;
-          return body;
-        },
-        {
-          model: config.model,
-          droppable: Object.keys(config.extraBody ?? {}),
-          signal,
-          idleMs: timeoutMs(config),
-          firstChunkMs: firstTokenMs(config),
-          maxRetries: config.maxRetries,
-          loadingTimeoutMs:
-            config.loadingTimeoutSeconds === undefined ? undefined : config.loadingTimeoutSeconds * 1000,
-          contextLimit: config.contextLength,
-          charsPerToken,
-          onNotice: notice,
-          onOutput: (text) => {
-            mark();
-            onEvent?.({ kind: "output", text });
-          },
-          onThinking: (text) => {
-            mark();
-            onEvent?.({ kind: "thinking", text });
-          },
-          onToolCallDelta: mark,
-        },
-      );
+      turn = await runTurn(client, supports, build, turnOptions);
+      const continuations = config.maxContinuations ?? 0;
+      if (continuations > 0 && isContinuable(turn)) {
+        notice("The reply was cut off at the token ceiling (maxTokens); carrying it on.");
+        turn = await continueTurn(client, supports, build, turn, {
+          ...turnOptions,
+          contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
+          maxContinuations: continuations,
+        });
+      }
     } catch (error) {
       return fail(error);
     }

@@ -19,6 +19,11 @@ export interface RetryPolicy {
   loadingTimeoutSeconds?: number;
   /** The operator's context window: requests that cannot fit it are refused before sending. */
   contextLength?: number;
+  /**
+   * How many extra requests may carry on an answer cut off at `maxTokens` (`continueTurn`); default
+   * 0, since each spends a request — and, on a server that does not continue, one to find out.
+   */
+  maxContinuations?: number;
 }
 
 /** Everything `runAgentLoop` reads off `config`. */

@@ -12,6 +12,8 @@ export type {
   ToolPolicy,
 } from "./config.js";
 export { DEFAULT_MAX_TOOL_ITERATIONS } from "./config.js";
+export type { ContinuedTurn, ContinueTurnOptions } from "./continue-turn.js";
+export { continueTurn, isContinuable } from "./continue-turn.js";
 export type { RunState, RunUsage } from "./errors.js";
 export { AgentLoopError, AgentLoopOverflow, errorMessage, failedRun, ToolIterationLimit } from "./errors.js";
 export type {

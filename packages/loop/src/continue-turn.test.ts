@@ -1,0 +1,118 @@
+import type { RunEvent } from "@loopwright/events";
+import { createCapabilityStore, modelCapabilitiesFor } from "@loopwright/negotiate";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage } from "./config.js";
+import { createRuntime } from "./index.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const question: ChatMessage[] = [{ role: "user", content: "What is the answer?" }];
+const cut = (content: string, prompt: number, completion: number) => ({
+  content,
+  finishReason: "length",
+  usage: { prompt_tokens: prompt, completion_tokens: completion, cached_tokens: 0 },
+});
+
+describe("continuing an answer cut off at the ceiling", () => {
+  it("carries the answer on with the answer so far as a prefill, and joins the pieces into one turn", async () => {
+    server = await startServer({
+      replies: [
+        cut("The answer is", 10, 5),
+        { content: " forty-two.", usage: { prompt_tokens: 16, completion_tokens: 3, cached_tokens: 12 } },
+      ],
+    });
+    const runtime = createRuntime();
+    const events: RunEvent[] = [];
+    const result = await runtime.runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "llama", maxTokens: 5, maxContinuations: 1 },
+      messages: question,
+      dispatch: () => "",
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.turn.content).toBe("The answer is forty-two.");
+    expect(result.turn.finishReason).toBe("stop");
+    expect(result.turn.usage).toEqual({ prompt: 26, completion: 8, total: 34, cached: 12, uncached: 14 });
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "The answer is forty-two." });
+    const second = server.chatRequests[1]!.body as { messages: ChatMessage[] };
+    expect(second.messages.at(-1)).toEqual({ role: "assistant", content: "The answer is" });
+    // One usage event for the whole turn, and no "cut off" notice left once it was carried on.
+    expect(events.filter((e) => e.kind === "usage")).toHaveLength(1);
+    expect(events.some((e) => e.kind === "notice" && /carrying it on/.test(e.text))).toBe(true);
+    expect(
+      events.some((e) => e.kind === "notice" && /cut off at the token ceiling \(maxTokens\)\.$/.test(e.text)),
+    ).toBe(false);
+  });
+
+  it("latches assistantPrefill off for a model that starts the answer over, and never asks it again", async () => {
+    server = await startServer({
+      replies: [
+        cut("The answer is", 10, 5),
+        { content: "The answer is forty-two." },
+        cut("Again it is", 10, 5),
+      ],
+    });
+    const runtime = createRuntime();
+    const config = { baseUrl: server.baseUrl, model: "gpt-4o", maxTokens: 5, maxContinuations: 2 };
+    const first = await runtime.runAgentLoop({ config, messages: question, dispatch: () => "" });
+    expect(first.turn.content).toBe("The answer is");
+    expect(first.turn.finishReason).toBe("length");
+    const caps = modelCapabilitiesFor(runtime.capabilities.capabilitiesFor(server.baseUrl), "gpt-4o");
+    expect(caps.assistantPrefill).toBe(false);
+    const second = await runtime.runAgentLoop({ config, messages: question, dispatch: () => "" });
+    expect(second.turn.content).toBe("Again it is");
+    expect(server.chatRequests).toHaveLength(3);
+    // The latch rides in the snapshot, so a restart does not find out again.
+    const restored = createCapabilityStore();
+    restored.importCapabilities(runtime.capabilities.exportCapabilities());
+    expect(modelCapabilitiesFor(restored.capabilitiesFor(server.baseUrl), "gpt-4o").assistantPrefill).toBe(
+      false,
+    );
+  });
+
+  it("keeps the cut-off answer when llama.cpp refuses a prefill with thinking on (recorded 400), latched", async () => {
+    server = await startServer({
+      personality: { name: "llamacpp", thinking: true },
+      replies: [cut("Step one is", 10, 5)],
+    });
+    const runtime = createRuntime();
+    const notices: string[] = [];
+    const result = await runtime.runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "qwen3", maxTokens: 5, maxContinuations: 1 },
+      messages: question,
+      dispatch: () => "",
+      onEvent: (e) => e.kind === "notice" && notices.push(e.text),
+    });
+    expect(result.turn.content).toBe("Step one is");
+    expect(server.chatRequests).toHaveLength(2);
+    expect(notices.join("\n")).toMatch(/refused a trailing assistant message/);
+    const caps = modelCapabilitiesFor(runtime.capabilities.capabilitiesFor(server.baseUrl), "qwen3");
+    expect(caps.assistantPrefill).toBe(false);
+  });
+
+  it("leaves a turn cut off in its scratchpad or in a tool call alone", async () => {
+    server = await startServer({
+      replies: [
+        { reasoning: "Let me think about", content: "", finishReason: "length" },
+        { toolCalls: [{ id: "c1", name: "noop", arguments: '{"a": 1' }], finishReason: "length" },
+        { content: "done" },
+      ],
+    });
+    const runtime = createRuntime();
+    const config = { baseUrl: server.baseUrl, model: "m", maxTokens: 5, maxContinuations: 3 };
+    const thinking = await runtime.runAgentLoop({ config, messages: question, dispatch: () => "" });
+    expect(thinking.turn.content).toBe("");
+    expect(server.chatRequests).toHaveLength(1);
+    const tools = [{ type: "function" as const, function: { name: "noop", parameters: { type: "object" } } }];
+    const calling = await runtime.runAgentLoop({ config, messages: question, tools, dispatch: () => "ran" });
+    // The truncated call is answered as truncated (not run), then the model answers.
+    expect(calling.messages.find((m) => m.role === "tool")?.content).toMatch(
+      /cut off|truncat|ceiling|token limit/i,
+    );
+    expect(server.chatRequests).toHaveLength(3);
+  });
+});

@@ -1,0 +1,138 @@
+import type { EndpointCapabilities } from "@loopwright/negotiate";
+import { isOverflow, type ModelCapabilities, modelCapabilitiesFor } from "@loopwright/negotiate";
+import type { ChatClientLike, Turn, TurnUsage } from "@loopwright/stream";
+import { errorMessage } from "./errors.js";
+import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
+
+/** Options of `continueTurn`: `runTurn`'s, plus how many continuations to spend. */
+export interface ContinueTurnOptions extends RunTurnOptions {
+  /** The most requests to spend carrying the answer on (default 1). */
+  maxContinuations?: number;
+}
+
+/** A turn put back together from its pieces; `continuations` counts the extra requests. */
+export interface ContinuedTurn extends Turn {
+  continuations: number;
+}
+
+/** How much of the answer a continuation must not start with, word for word, to count as carrying on. */
+const RESTART_PROBE = 64;
+
+function sumOptional(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : a + b;
+}
+
+function joinUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
+  const usage: TurnUsage = {
+    prompt: a.prompt + b.prompt,
+    completion: a.completion + b.completion,
+    total: a.total + b.total,
+    cached: a.cached + b.cached,
+  };
+  // A field only one piece reported is dropped rather than half-counted.
+  const uncached = sumOptional(a.uncached, b.uncached);
+  const reasoningTokens = sumOptional(a.reasoningTokens, b.reasoningTokens);
+  if (uncached !== undefined) usage.uncached = uncached;
+  if (reasoningTokens !== undefined) usage.reasoningTokens = reasoningTokens;
+  return usage;
+}
+
+function join(whole: Turn, piece: Turn): Turn {
+  const joined: Turn = {
+    content: whole.content + piece.content,
+    toolCalls: piece.toolCalls,
+    usage: joinUsage(whole.usage, piece.usage),
+    finishReason: piece.finishReason,
+    reasoning: whole.reasoning + piece.reasoning,
+  };
+  if (whole.timings && piece.timings) {
+    const timings: NonNullable<Turn["timings"]> = {};
+    for (const key of ["prefillMs", "decodeMs", "draftTokens", "draftAccepted"] as const) {
+      const sum = sumOptional(whole.timings[key], piece.timings[key]);
+      if (sum !== undefined) timings[key] = sum;
+    }
+    if (Object.keys(timings).length > 0) joined.timings = timings;
+  }
+  return joined;
+}
+
+/** Whether a turn is an answer begun and cut off at the ceiling — the only kind worth carrying on. */
+export function isContinuable(turn: Turn): boolean {
+  // Cut off inside a scratchpad: content is empty. Ending in a tool call: parseToolArguments reports it.
+  return turn.finishReason === "length" && turn.toolCalls.length === 0 && turn.content.trim() !== "";
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === "number" ? status : undefined;
+}
+
+/**
+ * Carries on an answer the token ceiling cut off: sends the request again with the answer so far as
+ * a trailing assistant message, which llama.cpp renders as a prefill, and joins the pieces into one
+ * turn — content and reasoning joined, token counts summed, `continuations` counting the extra
+ * requests, timings summed, a field only one piece reported dropped.
+ *
+ * Only an answer begun and cut off is continued; one cut off in its scratchpad or ending in a tool
+ * call comes back as it was. Whether the model carries on is latched per (endpoint, model) as
+ * `assistantPrefill`: a 400 or 422 for the request latches it off, and so does a continuation that
+ * starts the answer over word for word (how a server that ignores the trailing message shows
+ * itself). Either way, and on any other failure short of a stop or an overflow, the cut-off answer
+ * is kept with a notice. A stop rejects with the signal's reason; an overflow with `ContextOverflow`.
+ */
+export async function continueTurn(
+  client: ChatClientLike,
+  supports: EndpointCapabilities,
+  build: BuildRequest,
+  turn: Turn,
+  options: ContinueTurnOptions = {},
+): Promise<ContinuedTurn> {
+  const max = options.maxContinuations ?? 1;
+  const model: ModelCapabilities | undefined = options.model
+    ? modelCapabilitiesFor(supports, options.model)
+    : undefined;
+  let whole = turn;
+  let continuations = 0;
+  while (continuations < max && isContinuable(whole) && model?.assistantPrefill !== false) {
+    const soFar = whole.content;
+    let piece: Turn;
+    try {
+      piece = await runTurn(
+        client,
+        supports,
+        (supports, caps) => {
+          const body = build(supports, caps);
+          return { ...body, messages: [...body.messages, { role: "assistant", content: soFar }] };
+        },
+        options,
+      );
+    } catch (error) {
+      if (options.signal?.aborted || isOverflow(error)) throw error;
+      const status = statusOf(error);
+      if (model && (status === 400 || status === 422)) {
+        model.assistantPrefill = false;
+        options.onNotice?.(
+          `The server refused a trailing assistant message (${errorMessage(error)}); ` +
+            "cut-off answers from this model are kept as they are from now on.",
+        );
+      } else {
+        options.onNotice?.(
+          `Could not continue the cut-off answer (${errorMessage(error)}); it is kept as it was.`,
+        );
+      }
+      break;
+    }
+    const probe = soFar.trimStart().slice(0, RESTART_PROBE);
+    if (probe !== "" && piece.content.trimStart().startsWith(probe)) {
+      if (model) model.assistantPrefill = false;
+      options.onNotice?.(
+        "The model started the answer over instead of carrying it on (the server ignores a trailing " +
+          "assistant message); the cut-off answer is kept.",
+      );
+      break;
+    }
+    whole = join(whole, piece);
+    continuations++;
+  }
+  return { ...whole, continuations };
+}
