@@ -84,7 +84,6 @@ describe("runAgentLoop options", () => {
     const calls = [0, 1, 2].map((i) => ({ id: `s${i}`, name: "sleep", arguments: `{"n":${i}}` }));
     server = await startServer({ replies: [{ toolCalls: calls }, { content: "slept" }] });
     const finished: string[] = [];
-    const started = Date.now();
     const result = await runAgentLoop({
       config: { baseUrl: server.baseUrl, model: "sim" },
       messages: question,
@@ -96,7 +95,7 @@ describe("runAgentLoop options", () => {
       },
       onToolResult: (r) => finished.push(r.id),
     });
-    expect(Date.now() - started).toBeLessThan(400);
+    // Finishing in reverse order is only possible when all three ran at once.
     expect(finished).toEqual(["s2", "s1", "s0"]);
     expect(result.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
       "woke 0",

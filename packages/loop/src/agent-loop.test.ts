@@ -242,7 +242,7 @@ describe("runAgentLoop over HTTP", () => {
     }).catch((e: unknown) => e);
     expect(AgentLoopError.isInstance(error)).toBe(true);
     expect((error as AgentLoopError).cause).toBe(stop);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(4000); // the server would stay silent for ever
     expect(failedRun(error)?.messages).toEqual(question);
   });
 

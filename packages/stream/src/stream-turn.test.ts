@@ -299,7 +299,7 @@ describe("abort by signal", () => {
     const started = performance.now();
     controller.abort(new Error("stop before headers"));
     await expect(run).rejects.toThrow("stop before headers");
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(performance.now() - started).toBeLessThan(2500); // well inside the 5 s the server would take
     await relay.drained();
   });
 
