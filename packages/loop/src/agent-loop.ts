@@ -6,6 +6,7 @@ import {
   type LedgerEntry,
   type LedgerRequest,
   type RequestBodyLike,
+  rebaseLedger,
   recordRequest,
   toolTokens,
 } from "@loopwright/ledger";
@@ -80,6 +81,41 @@ export interface AgentLoopOptions {
    * throws ends the run (every call still answered).
    */
   onMessage?: (message: ChatMessage, step: number, turn?: Turn) => unknown;
+  /**
+   * Handed the transcript before each request, with `{ used, limit, ledger }` — the prompt the
+   * run's last request reported (absent before the first and where nothing was reported), the
+   * window (`config.contextLength`), and the token ledger so far — and may return a replacement:
+   * where a host prunes or compacts mid-run. The ledger is moved onto the new transcript
+   * (`rebaseLedger`). A replacement must leave every tool call answered. What it throws ends the run.
+   */
+  beforeStep?: (
+    messages: readonly ChatMessage[],
+    step: number,
+    context: BeforeStepContext,
+  ) => readonly ChatMessage[] | undefined | void | Promise<readonly ChatMessage[] | undefined | void>;
+}
+
+/** What `beforeStep` is told besides the transcript. */
+export interface BeforeStepContext {
+  /** The prompt tokens the run's last request reported; absent before the first step or where none was reported. */
+  used?: number;
+  /** The context window, where `config.contextLength` gives one. */
+  limit?: number;
+  /** The token ledger so far. */
+  ledger: readonly LedgerEntry[];
+}
+
+/** The ids of tool calls in a transcript that no later tool message answers. */
+function unansweredCalls(messages: readonly ChatMessage[]): string[] {
+  const missing: string[] = [];
+  messages.forEach((message, at) => {
+    if (message.role !== "assistant" || !message.tool_calls?.length) return;
+    let end = messages.findIndex((m, i) => i > at && m.role === "assistant");
+    if (end < 0) end = messages.length;
+    const answered = new Set(messages.slice(at + 1, end).map((m) => m.tool_call_id));
+    for (const call of message.tool_calls) if (!answered.has(call.id)) missing.push(call.id);
+  });
+  return missing;
 }
 
 /** The caches a run reads and writes: one runtime's client pool, capability latches and calibration. */
@@ -178,7 +214,35 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
   let previous: Sent | undefined;
   let previousForLedger: LedgerRequest | undefined;
 
+  let used: number | undefined;
   for (let step = 1; ; step++) {
+    if (options.beforeStep) {
+      try {
+        const replaced = await options.beforeStep([...messages], step, {
+          ...(used !== undefined ? { used } : {}),
+          ...(config.contextLength ? { limit: config.contextLength } : {}),
+          ledger: [...ledger],
+        });
+        if (replaced !== undefined && replaced !== null) {
+          if (!Array.isArray(replaced)) {
+            throw new TypeError(
+              "beforeStep must return an array of messages, or nothing to keep the transcript.",
+            );
+          }
+          const missing = unansweredCalls(replaced);
+          if (missing.length > 0) {
+            throw new TypeError(
+              `beforeStep returned a transcript with tool calls no tool message answers (${missing.join(", ")}); ` +
+                "an endpoint refuses that. Keep or drop each call together with its result.",
+            );
+          }
+          ledger = rebaseLedger(ledger, messages, replaced);
+          messages.splice(0, messages.length, ...replaced);
+        }
+      } catch (error) {
+        return fail(error);
+      }
+    }
     onEvent?.({ kind: "turn", step });
     const sent = options.system ? [{ role: "system", content: options.system }, ...messages] : [...messages];
     const charsPerToken = services.calibration.charsPerTokenFor(supports, config.model);
@@ -231,6 +295,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       return fail(error);
     }
     usage = addUsage(usage, turn.usage);
+    if (turn.usage.prompt > 0) used = turn.usage.prompt;
     const metrics: TurnMetrics = {
       usage: turn.usage,
       finishReason: turn.finishReason,

@@ -1,4 +1,4 @@
-export type { AgentLoopOptions, AgentLoopResult, LoopServices } from "./agent-loop.js";
+export type { AgentLoopOptions, AgentLoopResult, BeforeStepContext, LoopServices } from "./agent-loop.js";
 export { preview, runLoop } from "./agent-loop.js";
 export type {
   AssistantToolCall,
