@@ -92,7 +92,7 @@ export interface AgentLoopOptions {
     messages: readonly ChatMessage[],
     step: number,
     context: BeforeStepContext,
-  ) => readonly ChatMessage[] | undefined | void | Promise<readonly ChatMessage[] | undefined | void>;
+  ) => readonly ChatMessage[] | undefined | Promise<readonly ChatMessage[] | undefined>;
 }
 
 /** What `beforeStep` is told besides the transcript. */
