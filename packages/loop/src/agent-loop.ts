@@ -37,6 +37,7 @@ import {
   runCalls,
 } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
+import { tell } from "./tell.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
 const PREVIEW_CHARS = 2000;
@@ -187,7 +188,9 @@ function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
  * always has every tool call answered, so it can be stored or sent again as it is.
  */
 export async function runLoop(services: LoopServices, options: AgentLoopOptions): Promise<AgentLoopResult> {
-  const { config, signal, onEvent } = options;
+  const { config, signal } = options;
+  // Watchers are not awaited, and what they throw (or reject with) is theirs, never the run's.
+  const onEvent = (event: RunEvent) => tell(options.onEvent, event);
   const limit = config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS;
   const messages: ChatMessage[] = [...options.messages];
   const tools = options.tools ?? [];
@@ -208,7 +211,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     return fail(error);
   }
   const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
-  const notice = (text: string) => onEvent?.({ kind: "notice", text });
+  const notice = (text: string) => onEvent({ kind: "notice", text });
   let ledger: LedgerEntry[] = [...(options.ledger ?? [])];
   // The first request of a run starts an epoch: the loop cannot see what the run before it sent.
   let previous: Sent | undefined;
@@ -243,7 +246,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
         return fail(error);
       }
     }
-    onEvent?.({ kind: "turn", step });
+    onEvent({ kind: "turn", step });
     const sent = options.system ? [{ role: "system", content: options.system }, ...messages] : [...messages];
     const charsPerToken = services.calibration.charsPerTokenFor(supports, config.model);
     const started = Date.now();
@@ -253,6 +256,10 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     };
     let firstBody: ReturnType<typeof buildBody> | undefined;
     let turn: Turn;
+    // What the first request reported: a continuation's pieces sum their prompts, each of which
+    // re-read the same transcript, so the ledger, calibration, cache check and context are
+    // measured on this one (the turn's own usage stays the sum, which is what was billed).
+    let firstUsage: Turn["usage"] | undefined;
     const build: BuildRequest = (supports, model) => {
       const body = buildBody(config, supports, model, sent, tools, config.toolOrder);
       firstBody ??= body;
@@ -272,16 +279,17 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       onNotice: notice,
       onOutput: (text) => {
         mark();
-        onEvent?.({ kind: "output", text });
+        onEvent({ kind: "output", text });
       },
       onThinking: (text) => {
         mark();
-        onEvent?.({ kind: "thinking", text });
+        onEvent({ kind: "thinking", text });
       },
       onToolCallDelta: mark,
     };
     try {
       turn = await runTurn(client, supports, build, turnOptions);
+      firstUsage = turn.usage;
       const continuations = config.maxContinuations ?? 0;
       if (continuations > 0 && isContinuable(turn)) {
         notice("The reply was cut off at the token ceiling (maxTokens); carrying it on.");
@@ -295,7 +303,8 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       return fail(error);
     }
     usage = addUsage(usage, turn.usage);
-    if (turn.usage.prompt > 0) used = turn.usage.prompt;
+    const measuredUsage = firstUsage ?? turn.usage;
+    if (measuredUsage.prompt > 0) used = measuredUsage.prompt;
     const metrics: TurnMetrics = {
       usage: turn.usage,
       finishReason: turn.finishReason,
@@ -313,8 +322,8 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       const system = options.system ?? "";
       if (previous) {
         metrics.cacheExpected = previous.prompt + previous.completion;
-        if (turn.usage.uncached !== undefined && previous.prompt > 0) {
-          metrics.cacheBroken = turn.usage.cached < 0.9 * previous.prompt;
+        if (measuredUsage.uncached !== undefined && previous.prompt > 0) {
+          metrics.cacheBroken = measuredUsage.cached < 0.9 * previous.prompt;
           if (metrics.cacheBroken)
             metrics.cacheBreakReason = breakReason(previous, system, toolsText, transcript);
         }
@@ -325,29 +334,29 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       };
       ledger = recordRequest(ledger, previousForLedger, {
         ...request,
-        prompt: turn.usage.prompt,
-        ...(turn.usage.uncached !== undefined ? { cached: turn.usage.cached } : {}),
+        prompt: measuredUsage.prompt,
+        ...(measuredUsage.uncached !== undefined ? { cached: measuredUsage.cached } : {}),
       });
       previousForLedger = request;
       previous = {
         system,
         tools: toolsText,
         messages: transcript,
-        prompt: turn.usage.prompt,
+        prompt: measuredUsage.prompt,
         completion: turn.usage.completion,
       };
-      if (turn.usage.prompt > 0)
-        services.calibration.calibrate(supports, config.model, measured, turn.usage.prompt);
+      if (measuredUsage.prompt > 0)
+        services.calibration.calibrate(supports, config.model, measured, measuredUsage.prompt);
       metrics.context = contextTokens(measured, {
         charsPerToken,
-        ...(turn.usage.prompt > 0 ? { promptTokens: turn.usage.prompt } : {}),
+        ...(measuredUsage.prompt > 0 ? { promptTokens: measuredUsage.prompt } : {}),
       });
       if (firstBody.tools?.length) {
         metrics.toolsDeclared = firstBody.tools.length;
         metrics.toolSchemaTokens = toolTokens(firstBody.tools, { charsPerToken });
       }
     }
-    onEvent?.({ kind: "usage", usage, turn: metrics, ledger: [...ledger] });
+    onEvent({ kind: "usage", usage, turn: metrics, ledger: [...ledger] });
     if (turn.finishReason === "length") notice("The reply was cut off at the token ceiling (maxTokens).");
 
     if (
@@ -394,7 +403,33 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       for (const call of calls) await append({ role: "tool", tool_call_id: call.id, content });
     };
     if (toolSteps >= limit) {
-      // Answer the calls without running them, so the transcript the error carries can be sent again.
+      // Answer the calls without running them, so the transcript the error carries can be sent again;
+      // watchers are told of them as of any call the model made.
+      calls.forEach((call, at) => {
+        const request: DispatchRequest = {
+          id: call.id,
+          name: call.function.name,
+          args: JSON.parse(call.function.arguments) as Record<string, unknown>,
+          raw: turn.toolCalls[at]?.function.arguments ?? call.function.arguments,
+        };
+        onEvent({
+          kind: "tool-call",
+          id: request.id,
+          name: request.name,
+          args: preview(JSON.stringify(request.args)),
+        });
+        tell(options.onToolCall, request);
+      });
+      for (const call of calls) {
+        const result: CallResult = {
+          id: call.id,
+          name: call.function.name,
+          ok: false,
+          content: NOT_RUN_AT_LIMIT,
+        };
+        onEvent({ kind: "tool-result", ...result });
+        tell(options.onToolResult, result);
+      }
       try {
         await append({ role: "assistant", content: turn.content || null, tool_calls: calls }, turn);
         await answerAll(NOT_RUN_AT_LIMIT);
@@ -418,18 +453,23 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       parallel: options.parallel,
       dedupe: options.dedupeToolCalls,
       onToolCall: (r: DispatchRequest) => {
-        onEvent?.({ kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
-        options.onToolCall?.(r);
+        onEvent({ kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
+        tell(options.onToolCall, r);
       },
       onToolResult: (r: CallResult) => {
-        onEvent?.({ kind: "tool-result", ...r, content: preview(r.content) });
-        options.onToolResult?.(r);
+        onEvent({ kind: "tool-result", ...r, content: preview(r.content) });
+        tell(options.onToolResult, r);
       },
     });
+    let appended = 0;
     try {
-      for (const result of ran.results) await append(result);
+      for (const result of ran.results) {
+        appended++;
+        await append(result);
+      }
     } catch (error) {
-      answerMissing(messages, calls, NOT_RUN);
+      // The calls ran: the transcript keeps what they returned, not a "not run" they would be retried on.
+      messages.push(...ran.results.slice(appended));
       return fail(error);
     }
     if (ran.stopped !== undefined) return fail(ran.stopped);

@@ -125,6 +125,9 @@ export async function continueTurn(
     const probe = soFar.trimStart().slice(0, RESTART_PROBE);
     if (probe !== "" && piece.content.trimStart().startsWith(probe)) {
       if (model) model.assistantPrefill = false;
+      // The answer is not joined, but the request was made and its tokens spent.
+      whole = { ...whole, usage: joinUsage(whole.usage, piece.usage) };
+      continuations++;
       options.onNotice?.(
         "The model started the answer over instead of carrying it on (the server ignores a trailing " +
           "assistant message); the cut-off answer is kept.",

@@ -6,6 +6,7 @@ import {
 } from "@loopwright/tool-calls";
 import type { AssistantToolCall, ChatMessage } from "./config.js";
 import { errorMessage } from "./errors.js";
+import { tell } from "./tell.js";
 
 /** A tool call as `dispatch` is handed it: arguments repaired and parsed, the model's own text as `raw`. */
 export type DispatchRequest = ToolCallRequest;
@@ -36,9 +37,9 @@ export interface RunCallsOptions {
   parallel?: boolean;
   /** Share one answer between identical calls of the step (default true). */
   dedupe?: DedupePolicy;
-  /** Told of every call the model made, before it runs (empty args where they could not be read). */
+  /** Told of every call the model made, before it runs (empty args where they could not be read). What it throws is ignored. */
   onToolCall?: (request: DispatchRequest) => void;
-  /** Told of every call's result as it lands: in transcript order, or in finishing order when parallel. */
+  /** Told of every call's result as it lands: in transcript order, or in finishing order when parallel. What it throws is ignored. */
   onToolResult?: (result: CallResult) => void;
 }
 
@@ -152,11 +153,11 @@ export async function runCalls(
   };
   const told = (p: Prepared, outcome: Outcome): CallResult => {
     const result: CallResult = { id: p.call.id, name: p.request.name, ...outcome };
-    options.onToolResult?.(result);
+    tell(options.onToolResult, result);
     return result;
   };
 
-  for (const p of prepared) options.onToolCall?.(p.request);
+  for (const p of prepared) tell(options.onToolCall, p.request);
   let outcomes: CallResult[];
   if (options.parallel) {
     outcomes = await Promise.all(prepared.map((p) => start(p).then((outcome) => told(p, outcome))));

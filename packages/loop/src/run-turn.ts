@@ -115,9 +115,8 @@ export async function runTurn(
     } catch (error) {
       if (signal?.aborted) throw error;
       if (isOverflow(error)) {
-        throw ContextOverflow.isInstance(error)
-          ? error
-          : new ContextOverflow(errorMessage(error), { cause: error });
+        // The body's own words (not the client's "400 …" line), the original error as cause.
+        throw ContextOverflow.fromError(error);
       }
       if (produced.value) throw error;
       if (loadingTimeoutMs > 0 && isModelLoading(error)) {

@@ -1,0 +1,255 @@
+import { getEventListeners } from "node:events";
+import { getClient } from "@loopwright/client";
+import type { RunEvent } from "@loopwright/events";
+import { buildBody, ContextOverflow, createCapabilityStore } from "@loopwright/negotiate";
+import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage, ToolDefinition } from "./config.js";
+import { continueTurn } from "./continue-turn.js";
+import { failedRun, ToolIterationLimit } from "./errors.js";
+import { createRuntime } from "./index.js";
+import { runTurn } from "./run-turn.js";
+
+const TOOLS: ToolDefinition[] = [
+  {
+    type: "function",
+    function: {
+      name: "add",
+      description: "Add two numbers",
+      parameters: {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+      },
+    },
+  },
+];
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const question: ChatMessage[] = [{ role: "user", content: "What is 2 + 3?" }];
+
+function unanswered(messages: ReadonlyArray<ChatMessage>): string[] {
+  const asked = messages.flatMap((m) =>
+    m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : [],
+  );
+  const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
+  return asked.filter((id) => !answered.has(id));
+}
+
+describe("a continued turn is measured on its first request", () => {
+  it("records the first request's prompt in the ledger, context and beforeStep's used, not the pieces' sum", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "add", arguments: '{"a":2,"b":3}' }], usage: { prompt_tokens: 50 } },
+        {
+          content: "The sum is",
+          finishReason: "length",
+          usage: { prompt_tokens: 100, completion_tokens: 5, cached_tokens: 50 },
+        },
+        { content: " five.", usage: { prompt_tokens: 105, completion_tokens: 2, cached_tokens: 100 } },
+      ],
+    });
+    const events: RunEvent[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "llama", maxTokens: 5, maxContinuations: 1 },
+      messages: question,
+      tools: TOOLS,
+      dispatch: () => 5,
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.turn.content).toBe("The sum is five.");
+    // The turn's own usage is the pieces summed (what was billed) …
+    expect(result.turn.usage.prompt).toBe(205);
+    // … but what the request weighed is the first request's prompt.
+    expect(result.ledger.map((e) => e.prompt)).toEqual([50, 100]);
+    const usage = events.filter((e) => e.kind === "usage");
+    const last = usage.at(-1);
+    expect(last?.kind === "usage" && last.turn.context?.total).toBe(100);
+    // The first piece hit 50 of the previous 50-token prompt: no broken cache.
+    expect(last?.kind === "usage" && last.turn.cacheBroken).toBe(false);
+  });
+
+  it("counts the tokens of a continuation the model started over, which were spent all the same", async () => {
+    server = await startServer({
+      replies: [
+        {
+          content: "The answer is",
+          finishReason: "length",
+          usage: { prompt_tokens: 10, completion_tokens: 5 },
+        },
+        { content: "The answer is forty-two.", usage: { prompt_tokens: 14, completion_tokens: 7 } },
+      ],
+    });
+    const store = createCapabilityStore();
+    const client = getClient({ baseUrl: server.baseUrl });
+    const supports = store.capabilitiesFor(server.baseUrl);
+    const build = () => buildBody({ model: "gpt-4o", maxTokens: 5 }, supports, undefined, question);
+    const first = await runTurn(client, supports, build, { model: "gpt-4o" });
+    const whole = await continueTurn(client, supports, build, first, { model: "gpt-4o" });
+    expect(whole.content).toBe("The answer is");
+    expect(whole.usage.prompt).toBe(24);
+    expect(whole.usage.completion).toBe(12);
+    expect(whole.continuations).toBe(1);
+  });
+});
+
+describe("every call answered, truthfully, on every path", () => {
+  it("keeps the real results of calls that ran when onMessage fails while they are appended", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "a1", name: "add", arguments: '{"a":1,"b":1}' },
+            { id: "a2", name: "add", arguments: '{"a":2,"b":2}' },
+          ],
+        },
+      ],
+    });
+    let ran = 0;
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: question,
+        tools: TOOLS,
+        dispatch: ({ args }) => {
+          ran++;
+          return (args.a as number) + (args.b as number);
+        },
+        onMessage: (message) => {
+          if (message.role === "tool") throw new Error("database is down");
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(ran).toBe(2);
+    const run = failedRun(error)!;
+    expect(run.messages.slice(-2)).toEqual([
+      { role: "tool", tool_call_id: "a1", content: "2" },
+      { role: "tool", tool_call_id: "a2", content: "4" },
+    ]);
+  });
+
+  it("a throwing onToolCall or onToolResult neither escapes raw nor leaves a call unanswered", async () => {
+    for (const which of ["onToolCall", "onToolResult"] as const) {
+      server = await startServer({
+        replies: [{ toolCalls: [{ id: "t1", name: "add", arguments: '{"a":1,"b":2}' }] }, { content: "3" }],
+      });
+      const result = await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: question,
+        tools: TOOLS,
+        dispatch: () => 3,
+        [which]: () => {
+          throw new Error("the card renderer broke");
+        },
+      });
+      expect(result.turn.content).toBe("3");
+      expect(unanswered(result.messages)).toEqual([]);
+      await server.close();
+      server = undefined;
+    }
+  });
+
+  it("an async watcher that rejects does not become an unhandled rejection", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "t1", name: "add", arguments: '{"a":1,"b":2}' }] }, { content: "3" }],
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: question,
+        tools: TOOLS,
+        dispatch: () => 3,
+        onToolResult: async () => {
+          throw new Error("async watcher broke");
+        },
+        onEvent: async () => {
+          throw new Error("async event sink broke");
+        },
+      });
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
+  it("tells watchers of the calls the step limit left unrun, with the answer the model reads", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "s1", name: "add", arguments: '{"a":1,"b":1}' }] },
+        { toolCalls: [{ id: "s2", name: "add", arguments: '{"a":2,"b":2}' }] },
+      ],
+    });
+    const events: RunEvent[] = [];
+    const told: string[] = [];
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim", maxToolIterations: 1 },
+        messages: question,
+        tools: TOOLS,
+        dispatch: () => 2,
+        onEvent: (e) => events.push(e),
+        onToolCall: (r) => told.push(`call ${r.id}`),
+        onToolResult: (r) => told.push(`result ${r.id} ${r.ok}`),
+      })
+      .catch((e: unknown) => e);
+    expect(ToolIterationLimit.isInstance(error)).toBe(true);
+    expect(told).toEqual(["call s1", "result s1 true", "call s2", "result s2 false"]);
+    const results = events.filter((e) => e.kind === "tool-result");
+    expect(results.at(-1)).toMatchObject({
+      id: "s2",
+      ok: false,
+      content: expect.stringMatching(/tool-step limit/),
+    });
+  });
+});
+
+describe("errors keep what the endpoint said", () => {
+  it("carries an endpoint's overflow in the body's own words, not the client's status line", async () => {
+    const body = readFixtureJson("errors/openai/context-length-exceeded-requested-with-completion.json") as {
+      error: { message: string };
+    };
+    server = await startServer({ replies: [{ type: "error", status: 400, body }] });
+    const store = createCapabilityStore();
+    const error = await runTurn(
+      getClient({ baseUrl: server.baseUrl }),
+      store.capabilitiesFor(server.baseUrl),
+      (supports, model) => buildBody({ model: "gpt-4o" }, supports, model, question),
+    ).catch((e: unknown) => e);
+    expect(ContextOverflow.isInstance(error)).toBe(true);
+    expect((error as ContextOverflow).serverMessage).toBe(body.error.message);
+    expect((error as Error).cause).toBeDefined();
+  });
+});
+
+describe("a long run under one signal", () => {
+  it("leaves no abort listener behind on the host's signal after many steps", async () => {
+    const steps = 12;
+    server = await startServer({
+      replies: [
+        ...Array.from({ length: steps }, (_, i) => ({
+          toolCalls: [{ id: `l${i}`, name: "add", arguments: `{"a":${i},"b":1}` }],
+        })),
+        { content: "done" },
+      ],
+    });
+    const controller = new AbortController();
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      tools: TOOLS,
+      dispatch: async ({ args }) => (args.a as number) + 1,
+      signal: controller.signal,
+    });
+    expect(result.steps).toBe(steps + 1);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+});
