@@ -86,10 +86,17 @@ async function main(): Promise<number> {
   );
 
   const history: ChatMessage[] = [];
-  const controller = new AbortController();
-  process.once("SIGINT", () => controller.abort(new Error("Stopped by Ctrl-C.")));
+  // One controller per question: Ctrl-C stops the answer in progress, not every later one.
+  let running: AbortController | undefined;
+  const stop = (): boolean => {
+    if (!running || running.signal.aborted) return false;
+    running.abort(new Error("Stopped by Ctrl-C."));
+    return true;
+  };
 
   const ask = async (prompt: string): Promise<AgentLoopResult | undefined> => {
+    const controller = new AbortController();
+    running = controller;
     try {
       const result = await runAgentLoop({
         config,
@@ -111,27 +118,42 @@ async function main(): Promise<number> {
       if (run) history.splice(0, history.length, ...run.messages);
       process.stdout.write(`\n${bold("error:")} ${errorMessage(error)}\n`);
       return undefined;
+    } finally {
+      running = undefined;
     }
   };
 
+  // Outside a terminal's line editor (--prompt, piped input) Ctrl-C reaches the process: the first
+  // stops the answer in progress, and one with nothing running leaves.
+  const onSigint = () => {
+    if (!stop()) process.exit(130);
+  };
+  process.on("SIGINT", onSigint);
   try {
     if (values.prompt !== undefined) {
       return (await ask(values.prompt)) ? 0 : 1;
     }
     const rl = createInterface({ input: process.stdin, output: process.stdout });
-    rl.on("SIGINT", () => rl.close());
+    // In a terminal, readline takes Ctrl-C itself: stop the answer in progress, or leave at the prompt.
+    rl.on("SIGINT", () => {
+      if (!stop()) rl.close();
+    });
+    rl.setPrompt(`\n${bold("you>")} `);
+    rl.prompt();
     try {
-      for (;;) {
-        const line = await rl.question(`\n${bold("you>")} `).catch(() => undefined);
-        if (line === undefined || line.trim() === "/exit") break;
-        if (!line.trim()) continue;
-        await ask(line);
+      // The iterator buffers lines, so piped input that arrives while an answer streams is not lost.
+      for await (const line of rl) {
+        if (line.trim() === "/exit") break;
+        if (line.trim()) await ask(line);
+        rl.prompt();
       }
+      process.stdout.write("\n");
     } finally {
       rl.close();
     }
     return 0;
   } finally {
+    process.off("SIGINT", onSigint);
     await simulator?.close();
   }
 }

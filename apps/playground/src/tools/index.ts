@@ -1,5 +1,5 @@
-import { readFile, stat } from "node:fs/promises";
-import { relative, resolve } from "node:path";
+import { readFile, realpath, stat } from "node:fs/promises";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { ToolDefinition } from "@loopwright/loop";
 import { calculate } from "./calculator.js";
 
@@ -61,14 +61,21 @@ export async function runTool(
     }
     case "read_file": {
       if (typeof args.path !== "string" || !args.path) throw new Error("read_file needs { path: string }.");
+      const outside = () =>
+        new Error(`${args.path} is outside the current directory; only files under it can be read.`);
+      const under = (root: string, target: string) => {
+        const inside = relative(root, target);
+        return inside === "" || !(inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside));
+      };
       const full = resolve(cwd, args.path);
-      const inside = relative(cwd, full);
-      if (inside.startsWith("..") || resolve(cwd, inside) !== full) {
-        throw new Error(`${args.path} is outside the current directory; only files under it can be read.`);
-      }
-      const info = await stat(full).catch(() => undefined);
-      if (!info?.isFile()) throw new Error(`${args.path} is not a file under the current directory.`);
-      const text = await readFile(full, "utf8");
+      if (!under(cwd, full)) throw outside();
+      // Links are followed before the check: a link under the directory may point anywhere.
+      const real = await realpath(full).catch(() => undefined);
+      const info = real === undefined ? undefined : await stat(real).catch(() => undefined);
+      if (real === undefined || !info?.isFile())
+        throw new Error(`${args.path} is not a file under the current directory.`);
+      if (!under(await realpath(cwd), real)) throw outside();
+      const text = await readFile(real, "utf8");
       return text.length > MAX_FILE_CHARS
         ? `${text.slice(0, MAX_FILE_CHARS)}\n[… ${text.length - MAX_FILE_CHARS} more characters not shown]`
         : text;

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -26,5 +26,25 @@ describe("playground tools", () => {
     expect(await runTool("clock", {})).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(await runTool("calculator", { expression: "17*23" })).toBe("391");
     await expect(runTool("weather", {})).rejects.toThrow(/no tool named weather/);
+  });
+
+  it("refuses a link under the directory that points outside it", async () => {
+    const outside = await mkdtemp(join(tmpdir(), "playground-outside-"));
+    await writeFile(join(outside, "secret.txt"), "not yours");
+    const dir = await mkdtemp(join(tmpdir(), "playground-"));
+    await symlink(join(outside, "secret.txt"), join(dir, "link.txt"));
+    await symlink(outside, join(dir, "linked-dir"));
+    await mkdir(join(dir, "sub"));
+    await writeFile(join(dir, "sub", "ok.txt"), "fine");
+    await expect(runTool("read_file", { path: "link.txt" }, dir)).rejects.toThrow(
+      /outside the current directory/,
+    );
+    await expect(runTool("read_file", { path: "linked-dir/secret.txt" }, dir)).rejects.toThrow(
+      /outside the current directory/,
+    );
+    expect(await runTool("read_file", { path: "sub/ok.txt" }, dir)).toBe("fine");
+    expect(await runTool("read_file", { path: "..notes" }, dir).catch((e: Error) => e.message)).toMatch(
+      /not a file/,
+    );
   });
 });
