@@ -304,7 +304,8 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     }
     usage = addUsage(usage, turn.usage);
     const measuredUsage = firstUsage ?? turn.usage;
-    if (measuredUsage.prompt > 0) used = measuredUsage.prompt;
+    // The last request's prompt, or nothing where it reported none (never an older request's).
+    used = measuredUsage.prompt > 0 ? measuredUsage.prompt : undefined;
     const metrics: TurnMetrics = {
       usage: turn.usage,
       finishReason: turn.finishReason,
@@ -397,6 +398,9 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       return finished(turn, step);
     }
 
+    // An id is distinct within a step: some servers (DeepSeek, GLM) repeat one across parallel calls,
+    // and a transcript whose results cannot be told apart is refused on the next request.
+    turn = { ...turn, toolCalls: distinctIds(turn.toolCalls) };
     toolCalls += turn.toolCalls.length;
     const calls = replayable(turn.toolCalls, turn.finishReason);
     const answerAll = async (content: string) => {
@@ -484,4 +488,22 @@ function answerMissing(messages: ChatMessage[], calls: ReadonlyArray<{ id: strin
   for (const call of calls) {
     if (!answered.has(call.id)) messages.push({ role: "tool", tool_call_id: call.id, content });
   }
+}
+
+/** The calls with every id distinct: a repeat gets `<id>_2`, `<id>_3` … (the first keeps its own). */
+function distinctIds<T extends { id: string }>(calls: readonly T[]): T[] {
+  const taken = new Set(calls.map((call) => call.id));
+  const seen = new Set<string>();
+  return calls.map((call) => {
+    if (!seen.has(call.id)) {
+      seen.add(call.id);
+      return call;
+    }
+    let n = 2;
+    while (taken.has(`${call.id}_${n}`)) n++;
+    const id = `${call.id}_${n}`;
+    taken.add(id);
+    seen.add(id);
+    return { ...call, id };
+  });
 }

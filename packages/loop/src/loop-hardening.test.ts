@@ -253,3 +253,61 @@ describe("a long run under one signal", () => {
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 });
+
+describe("what the next request is built from", () => {
+  it("gives each call of a step its own id when the server repeats one (DeepSeek, GLM), so every result pairs with its call", async () => {
+    // Reported for DeepSeek and Zhipu GLM parallel calls: HKUDS/nanobot#3943; repeated "edit:22": openclaw/openclaw#40996.
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "call_0", name: "add", arguments: '{"a":1,"b":1}' },
+            { id: "call_0", name: "add", arguments: '{"a":2,"b":2}' },
+          ],
+        },
+        { content: "2 and 4" },
+      ],
+    });
+    const ids: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      tools: TOOLS,
+      dispatch: ({ args }) => (args.a as number) + (args.b as number),
+      onToolResult: (r) => ids.push(r.id),
+    });
+    const second = server.chatRequests[1]!.body as { messages: ChatMessage[] };
+    const asked = second.messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id));
+    const answered = second.messages.filter((m) => m.role === "tool").map((m) => [m.tool_call_id, m.content]);
+    expect(new Set(asked).size).toBe(2);
+    expect(answered).toEqual([
+      [asked[0], "2"],
+      [asked[1], "4"],
+    ]);
+    expect(asked[0]).toBe("call_0");
+    expect(ids).toEqual(asked);
+    expect(unanswered(result.messages)).toEqual([]);
+  });
+
+  it("hands beforeStep no used when the last request reported no prompt, rather than an older one", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "u1", name: "add", arguments: '{"a":1,"b":1}' }], usage: { prompt_tokens: 40 } },
+        { toolCalls: [{ id: "u2", name: "add", arguments: '{"a":2,"b":2}' }], usage: false },
+        { content: "done", usage: false },
+      ],
+    });
+    const seen: (number | undefined)[] = [];
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      tools: TOOLS,
+      dispatch: () => 2,
+      beforeStep: (_messages, _step, { used }) => {
+        seen.push(used);
+        return undefined;
+      },
+    });
+    expect(seen).toEqual([undefined, 40, undefined]);
+  });
+});
