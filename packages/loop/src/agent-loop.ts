@@ -56,7 +56,7 @@ export interface AgentLoopOptions {
   dispatch: Dispatch;
   /** Stops the run: the stream is closed and every pending call answered. */
   signal?: AbortSignal;
-  /** Told of every step as it happens (forward it to `emit`). Not awaited. */
+  /** Told of every step as it happens (forward it to `emit`). Not awaited; what it throws is ignored. */
   onEvent?: (event: RunEvent) => void;
   /** The client to send with; `getClient(config)` when absent. */
   client?: ChatClientLike;
@@ -71,9 +71,9 @@ export interface AgentLoopOptions {
    * Llama 3 …) when a turn has none; default true. Found calls are run, with a notice.
    */
   recoverToolCalls?: boolean;
-  /** Told of every call the model made, before it runs. Not awaited. */
+  /** Told of every call the model made, before it runs (the step limit's unrun calls too). Not awaited; what it throws is ignored. */
   onToolCall?: (request: DispatchRequest) => void;
-  /** Told of every call's whole result as it lands. Not awaited. */
+  /** Told of every call's whole result as it lands. Not awaited; what it throws is ignored. */
   onToolResult?: (result: CallResult) => void;
   /**
    * Told of each message as the loop appends it — the assistant message as it will be replayed

@@ -77,7 +77,8 @@ function statusOf(error: unknown): number | undefined {
  * call comes back as it was. Whether the model carries on is latched per (endpoint, model) as
  * `assistantPrefill`: a 400 or 422 for the request latches it off, and so does a continuation that
  * starts the answer over word for word (how a server that ignores the trailing message shows
- * itself). Either way, and on any other failure short of a stop or an overflow, the cut-off answer
+ * itself) — that piece is not joined, but its request counts in `continuations` and its tokens in
+ * `usage`, since they were spent. Either way, and on any other failure short of a stop or an overflow, the cut-off answer
  * is kept with a notice. A stop rejects with the signal's reason; an overflow with `ContextOverflow`.
  */
 export async function continueTurn(

@@ -6,8 +6,9 @@ import { readFixtureJson, startServer, type TestServer } from "@loopwright/testk
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { continueTurn } from "./continue-turn.js";
-import { failedRun, ToolIterationLimit } from "./errors.js";
+import { AgentLoopError, failedRun, ToolIterationLimit } from "./errors.js";
 import { createRuntime } from "./index.js";
+import { STOPPED_DURING } from "./run-calls.js";
 import { runTurn } from "./run-turn.js";
 
 const TOOLS: ToolDefinition[] = [
@@ -309,5 +310,81 @@ describe("what the next request is built from", () => {
       },
     });
     expect(seen).toEqual([undefined, 40, undefined]);
+  });
+});
+
+describe("a stop racing the run", () => {
+  it("answers parallel calls on a stop: finished ones keep their result, running ones and their shared repeat are stopped", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "p1", name: "add", arguments: '{"a":1,"b":1}' },
+            { id: "p2", name: "add", arguments: '{"a":9,"b":9}' },
+            { id: "p3", name: "add", arguments: '{"a":9,"b":9}' },
+          ],
+        },
+      ],
+    });
+    const controller = new AbortController();
+    let dispatched = 0;
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: question,
+        tools: TOOLS,
+        parallel: true,
+        signal: controller.signal,
+        dispatch: ({ args }) => {
+          dispatched++;
+          if (args.a === 1) return 2;
+          setTimeout(() => controller.abort(new Error("stop")), 30);
+          return new Promise(() => {}); // a tool that ignores the signal
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toBe("stop");
+    expect(dispatched).toBe(2);
+    const run = failedRun(error)!;
+    expect(unanswered(run.messages)).toEqual([]);
+    expect(run.messages.filter((m) => m.role === "tool").map((m) => [m.tool_call_id, m.content])).toEqual([
+      ["p1", "2"],
+      ["p2", STOPPED_DURING],
+      ["p3", STOPPED_DURING],
+    ]);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("stops during a retry's wait at once, without sending again and without a listener left", async () => {
+    server = await startServer({
+      replies: [
+        {
+          type: "error",
+          status: 429,
+          body: { error: { message: "Rate limit reached", type: "rate_limit" } },
+          headers: { "retry-after": "30" },
+        },
+        { content: "never" },
+      ],
+    });
+    const controller = new AbortController();
+    const started = Date.now();
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: question,
+        signal: controller.signal,
+        dispatch: () => "",
+        onEvent: (e) => {
+          if (e.kind === "notice" && /retrying/.test(e.text))
+            setTimeout(() => controller.abort(new Error("stop")), 20);
+        },
+      })
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toBe("stop");
+    expect(Date.now() - started).toBeLessThan(20_000); // a hang guard, not a speed claim
+    expect(server.chatRequests).toHaveLength(1);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 });
