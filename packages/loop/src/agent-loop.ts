@@ -188,6 +188,16 @@ function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
  * always has every tool call answered, so it can be stored or sent again as it is.
  */
 export async function runLoop(services: LoopServices, options: AgentLoopOptions): Promise<AgentLoopResult> {
+  try {
+    checkOptions(options);
+  } catch (error) {
+    const messages = Array.isArray(options?.messages) ? [...options.messages] : [];
+    throw new AgentLoopError(error, {
+      messages,
+      usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
+      toolCalls: 0,
+    });
+  }
   const { config, signal } = options;
   // Watchers are not awaited, and what they throw (or reject with) is theirs, never the run's.
   const onEvent = (event: RunEvent) => tell(options.onEvent, event);
@@ -506,4 +516,36 @@ function distinctIds<T extends { id: string }>(calls: readonly T[]): T[] {
     seen.add(id);
     return { ...call, id };
   });
+}
+
+/** Refuses what would otherwise fail deep inside the run, or never end it (a NaN step limit). */
+function checkOptions(options: AgentLoopOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("runAgentLoop takes an options object: { config, messages, dispatch, … }.");
+  }
+  if (typeof options.config !== "object" || options.config === null) {
+    throw new TypeError("runAgentLoop: config must be an object with at least baseUrl.");
+  }
+  if (!Array.isArray(options.messages)) {
+    throw new TypeError("runAgentLoop: messages must be an array of chat messages ending in the question.");
+  }
+  if (typeof options.dispatch !== "function") {
+    throw new TypeError(
+      "runAgentLoop: dispatch must be a function (request, signal) => result that runs a tool call.",
+    );
+  }
+  if (options.tools !== undefined && !Array.isArray(options.tools)) {
+    throw new TypeError("runAgentLoop: tools must be an array of tool definitions.");
+  }
+  const { config } = options;
+  for (const name of ["maxToolIterations", "maxContinuations", "maxRetries"] as const) {
+    const value = config[name];
+    if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
+      throw new RangeError(`config.${name} must be a whole number from 0, got ${String(value)}.`);
+    }
+  }
+  const loading = config.loadingTimeoutSeconds;
+  if (loading !== undefined && !(typeof loading === "number" && loading >= 0)) {
+    throw new RangeError(`config.loadingTimeoutSeconds must be a number from 0, got ${String(loading)}.`);
+  }
 }

@@ -388,3 +388,47 @@ describe("a stop racing the run", () => {
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 });
+
+describe("bad options are named before anything is sent", () => {
+  it("refuses a maxToolIterations, maxContinuations or maxRetries that is not a whole number from 0, naming it", async () => {
+    server = await startServer({ replies: [{ content: "never" }] });
+    const bad: [string, Record<string, unknown>][] = [
+      ["maxToolIterations", { maxToolIterations: Number.NaN }],
+      ["maxToolIterations", { maxToolIterations: -1 }],
+      ["maxContinuations", { maxContinuations: 1.5 }],
+      ["maxRetries", { maxRetries: -2 }],
+    ];
+    for (const [name, extra] of bad) {
+      const error = await createRuntime()
+        .runAgentLoop({
+          config: { baseUrl: server.baseUrl, model: "sim", ...extra },
+          messages: question,
+          tools: TOOLS,
+          dispatch: () => 2,
+        })
+        .catch((e: unknown) => e);
+      expect(AgentLoopError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toContain(name);
+      expect((error as Error).cause).toBeInstanceOf(RangeError);
+    }
+    const noDispatch = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: question,
+        tools: TOOLS,
+        dispatch: undefined as never,
+      })
+      .catch((e: unknown) => e);
+    expect((noDispatch as Error).message).toMatch(/dispatch/);
+    const noMessages = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: "hi" as never,
+        dispatch: () => "",
+      })
+      .catch((e: unknown) => e);
+    expect(AgentLoopError.isInstance(noMessages)).toBe(true);
+    expect((noMessages as Error).message).toMatch(/messages must be an array/);
+    expect(server.chatRequests).toHaveLength(0);
+  });
+});
