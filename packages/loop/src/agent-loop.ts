@@ -1,5 +1,11 @@
 import { type ClientPool, firstTokenMs, timeoutMs } from "@loopwright/client";
-import type { CacheBreakReason, RunEvent, TurnMetrics } from "@loopwright/events";
+import {
+  type CacheBreakReason,
+  type RunEvent,
+  type RunMetrics,
+  runMetrics,
+  type TurnMetrics,
+} from "@loopwright/events";
 import {
   type Calibration,
   contextTokens,
@@ -58,6 +64,13 @@ export interface AgentLoopOptions {
   signal?: AbortSignal;
   /** Told of every step as it happens (forward it to `emit`). Not awaited; what it throws is ignored. */
   onEvent?: (event: RunEvent) => void;
+  /**
+   * Told once a step, before the request goes out, of the messages and tools as the client is about
+   * to be sent them — the request as first built: a retry sends it again, while a refusal's lesser
+   * body and a continuation are not reported. For reading (`beforeStep` is where the transcript is
+   * changed). Not awaited; what it throws is ignored.
+   */
+  onRequest?: (request: LoopRequest, step: number) => void;
   /** The client to send with; `getClient(config)` when absent. */
   client?: ChatClientLike;
   /** The token ledger a previous run handed back, to continue it (indexes into `messages`). */
@@ -94,6 +107,14 @@ export interface AgentLoopOptions {
     step: number,
     context: BeforeStepContext,
   ) => readonly ChatMessage[] | undefined | Promise<readonly ChatMessage[] | undefined>;
+}
+
+/** A step's request as `onRequest` is handed it: what the client is about to be sent. */
+export interface LoopRequest {
+  /** The messages, the system prompt first when there is one. */
+  messages: readonly ChatMessage[];
+  /** The tools as declared (ordered, strict or relaxed as this endpoint takes them); empty for none. */
+  tools: readonly ToolDefinition[];
 }
 
 /** What `beforeStep` is told besides the transcript. */
@@ -134,6 +155,8 @@ export interface AgentLoopResult extends RunState {
   steps: number;
   /** The token ledger: one `{ through, prompt, epoch }` per request whose prompt was reported. */
   ledger: LedgerEntry[];
+  /** The run added up from the events it emitted (`runMetrics`, against `config.contextLength`). */
+  metrics: RunMetrics;
 }
 
 /** The previous request of a run, as the cache and ledger bookkeeping compare against it. */
@@ -200,7 +223,12 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
   }
   const { config, signal } = options;
   // Watchers are not awaited, and what they throw (or reject with) is theirs, never the run's.
-  const onEvent = (event: RunEvent) => tell(options.onEvent, event);
+  // What runMetrics reads is kept for the result; the output and thinking deltas are not.
+  const kept: RunEvent[] = [];
+  const onEvent = (event: RunEvent) => {
+    if (event.kind !== "output" && event.kind !== "thinking") kept.push(event);
+    tell(options.onEvent, event);
+  };
   const limit = config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS;
   const messages: ChatMessage[] = [...options.messages];
   const tools = options.tools ?? [];
@@ -208,7 +236,15 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
   let toolCalls = 0;
   let toolSteps = 0;
   const state = (): RunState => ({ messages: [...messages], usage, toolCalls });
-  const finished = (turn: Turn, steps: number): AgentLoopResult => ({ turn, steps, ledger, ...state() });
+  const finished = (turn: Turn, steps: number): AgentLoopResult => ({
+    turn,
+    steps,
+    ledger,
+    metrics: runMetrics([...kept, { kind: "done" }], {
+      ...(config.contextLength ? { contextLength: config.contextLength } : {}),
+    }),
+    ...state(),
+  });
   const fail = (error: unknown): never => {
     if (ContextOverflow.isInstance(error)) throw new AgentLoopOverflow(error, state());
     throw new AgentLoopError(error, state());
@@ -272,7 +308,10 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     let firstUsage: Turn["usage"] | undefined;
     const build: BuildRequest = (supports, model) => {
       const body = buildBody(config, supports, model, sent, tools, config.toolOrder);
-      firstBody ??= body;
+      if (!firstBody) {
+        firstBody = body;
+        tell(options.onRequest, { messages: body.messages as ChatMessage[], tools: body.tools ?? [] }, step);
+      }
       return body;
     };
     const turnOptions: RunTurnOptions = {

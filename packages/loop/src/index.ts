@@ -1,4 +1,10 @@
-export type { AgentLoopOptions, AgentLoopResult, BeforeStepContext, LoopServices } from "./agent-loop.js";
+export type {
+  AgentLoopOptions,
+  AgentLoopResult,
+  BeforeStepContext,
+  LoopRequest,
+  LoopServices,
+} from "./agent-loop.js";
 export { preview, runLoop } from "./agent-loop.js";
 export type {
   AssistantToolCall,

@@ -432,3 +432,48 @@ describe("bad options are named before anything is sent", () => {
     expect(server.chatRequests).toHaveLength(0);
   });
 });
+
+describe("what the seed's loop hands a host besides the answer", () => {
+  it("hands onRequest each step's request as the client is sent it, and returns the run's metrics", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [{ id: "m1", name: "add", arguments: '{"a":1,"b":1}' }],
+          usage: { prompt_tokens: 40, completion_tokens: 8, cached_tokens: 0 },
+        },
+        { content: "2", usage: { prompt_tokens: 60, completion_tokens: 2, cached_tokens: 40 } },
+      ],
+    });
+    const requests: { step: number; roles: string[]; tools: string[] }[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", contextLength: 1000 },
+      system: "Add.",
+      messages: question,
+      tools: TOOLS,
+      dispatch: () => {
+        throw new Error("the adder is broken");
+      },
+      onRequest: (request, step) =>
+        requests.push({
+          step,
+          roles: request.messages.map((m) => m.role),
+          tools: request.tools.map((t) => t.function.name),
+        }),
+    });
+    expect(requests).toEqual([
+      { step: 1, roles: ["system", "user"], tools: ["add"] },
+      { step: 2, roles: ["system", "user", "assistant", "tool"], tools: ["add"] },
+    ]);
+    const sent = server.chatRequests.map((r) => (r.body as { messages: ChatMessage[] }).messages.length);
+    expect(sent).toEqual([2, 4]);
+    expect(result.metrics).toMatchObject({
+      turns: 2,
+      toolCalls: 1,
+      toolErrors: 1,
+      outcome: "completed",
+      tokens: { prompt: 100, completion: 10, cached: 40 },
+      toolErrorsByName: { add: 1 },
+      largestPrompt: { turn: 2, tokens: 60 },
+    });
+  });
+});
