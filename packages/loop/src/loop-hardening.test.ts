@@ -8,7 +8,7 @@ import type { ChatMessage, ToolDefinition } from "./config.js";
 import { continueTurn } from "./continue-turn.js";
 import { AgentLoopError, failedRun, ToolIterationLimit } from "./errors.js";
 import { createRuntime } from "./index.js";
-import { STOPPED_DURING } from "./run-calls.js";
+import { NOT_RUN, STOPPED_DURING } from "./run-calls.js";
 import { runTurn } from "./run-turn.js";
 
 const TOOLS: ToolDefinition[] = [
@@ -475,5 +475,48 @@ describe("what the seed's loop hands a host besides the answer", () => {
       toolErrorsByName: { add: 1 },
       largestPrompt: { turn: 2, tokens: 60 },
     });
+  });
+});
+
+describe("a stop while the host stores a message", () => {
+  it("answers every call Not run, announced through onMessage, when the stop lands while the assistant row is written", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "w1", name: "add", arguments: '{"a":1,"b":1}' },
+            { id: "w2", name: "add", arguments: '{"a":2,"b":2}' },
+          ],
+        },
+      ],
+    });
+    const controller = new AbortController();
+    const stored: ChatMessage[] = [];
+    let dispatched = 0;
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: question,
+        tools: TOOLS,
+        signal: controller.signal,
+        dispatch: () => {
+          dispatched++;
+          return 0;
+        },
+        onMessage: async (message) => {
+          stored.push(message);
+          if (message.role === "assistant") controller.abort(new Error("stop"));
+          await new Promise((r) => setTimeout(r, 5));
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(dispatched).toBe(0);
+    expect((error as Error).message).toBe("stop");
+    expect(stored.map((m) => [m.role, m.content])).toEqual([
+      ["assistant", null],
+      ["tool", NOT_RUN],
+      ["tool", NOT_RUN],
+    ]);
+    expect(failedRun(error)!.messages.slice(1)).toEqual(stored);
   });
 });
