@@ -301,6 +301,10 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       firstAt ??= Date.now();
     };
     let firstBody: ReturnType<typeof buildBody> | undefined;
+    // The body the endpoint answered: after a refusal it is a lesser one than the first, and the
+    // prompt it reported counts that body's tool block, not the refused one's.
+    let lastBody: ReturnType<typeof buildBody> | undefined;
+    let answeredBody: ReturnType<typeof buildBody> | undefined;
     let turn: Turn;
     // What the first request reported: a continuation's pieces sum their prompts, each of which
     // re-read the same transcript, so the ledger, calibration, cache check and context are
@@ -308,6 +312,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     let firstUsage: Turn["usage"] | undefined;
     const build: BuildRequest = (supports, model) => {
       const body = buildBody(config, supports, model, sent, tools, config.toolOrder);
+      lastBody = body;
       if (!firstBody) {
         firstBody = body;
         tell(options.onRequest, { messages: body.messages as ChatMessage[], tools: body.tools ?? [] }, step);
@@ -339,6 +344,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     try {
       turn = await runTurn(client, supports, build, turnOptions);
       firstUsage = turn.usage;
+      answeredBody = lastBody;
       const continuations = config.maxContinuations ?? 0;
       if (continuations > 0 && isContinuable(turn)) {
         notice("The reply was cut off at the token ceiling (maxTokens); carrying it on.");
@@ -365,10 +371,12 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       },
     };
     if (firstBody) {
-      // The messages are ChatMessages; the ledger reads them structurally.
-      const measured = firstBody as unknown as RequestBodyLike;
+      // The messages are ChatMessages; the ledger reads them structurally. What the endpoint
+      // measured is the body it answered; `context` is cut from the first, as onRequest saw it.
+      const answered = answeredBody ?? firstBody;
+      const measured = answered as unknown as RequestBodyLike;
       const transcript = [...messages];
-      const toolsText = JSON.stringify(firstBody.tools ?? []);
+      const toolsText = JSON.stringify(answered.tools ?? []);
       const system = options.system ?? "";
       if (previous) {
         metrics.cacheExpected = previous.prompt + previous.completion;
@@ -380,7 +388,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       }
       const request: LedgerRequest = {
         messages: transcript as LedgerRequest["messages"],
-        tools: firstBody.tools ?? [],
+        tools: answered.tools ?? [],
       };
       ledger = recordRequest(ledger, previousForLedger, {
         ...request,
@@ -397,13 +405,13 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       };
       if (measuredUsage.prompt > 0)
         services.calibration.calibrate(supports, config.model, measured, measuredUsage.prompt);
-      metrics.context = contextTokens(measured, {
+      metrics.context = contextTokens(firstBody as unknown as RequestBodyLike, {
         charsPerToken,
         ...(measuredUsage.prompt > 0 ? { promptTokens: measuredUsage.prompt } : {}),
       });
-      if (firstBody.tools?.length) {
-        metrics.toolsDeclared = firstBody.tools.length;
-        metrics.toolSchemaTokens = toolTokens(firstBody.tools, { charsPerToken });
+      if (answered.tools?.length) {
+        metrics.toolsDeclared = answered.tools.length;
+        metrics.toolSchemaTokens = toolTokens(answered.tools, { charsPerToken });
       }
     }
     onEvent({ kind: "usage", usage, turn: metrics, ledger: [...ledger] });

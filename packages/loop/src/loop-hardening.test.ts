@@ -520,3 +520,43 @@ describe("a stop while the host stores a message", () => {
     expect(failedRun(error)!.messages.slice(1)).toEqual(stored);
   });
 });
+
+describe("a refused body is not what the endpoint measured", () => {
+  it("measures the ledger and the tool block on the body the endpoint answered, after it refused strict schemas", async () => {
+    const refusal = readFixtureJson("errors/openai/strict-schema-root-additionalproperties-chat.json");
+    const strictTools: ToolDefinition[] = [
+      {
+        type: "function",
+        function: {
+          name: "add",
+          description: "Add two numbers",
+          strict: true,
+          parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } },
+        },
+      },
+    ];
+    server = await startServer({
+      replies: [
+        { type: "error", status: 400, body: refusal },
+        { toolCalls: [{ id: "r1", name: "add", arguments: '{"a":1,"b":1}' }], usage: { prompt_tokens: 50 } },
+        { content: "2", usage: { prompt_tokens: 70 } },
+      ],
+    });
+    const events: RunEvent[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "gpt-4o" },
+      messages: question,
+      tools: strictTools,
+      dispatch: () => 2,
+      onEvent: (e) => events.push(e),
+    });
+    const sentTools = server.chatRequests.map((r) => JSON.stringify((r.body as { tools: unknown }).tools));
+    expect(sentTools[0]).not.toBe(sentTools[1]); // the refused request was strict, the answered one relaxed
+    expect(sentTools[1]).toBe(sentTools[2]);
+    // Both answered requests sent the same tool block: one epoch, so the step between them is measured.
+    expect(result.ledger).toHaveLength(2);
+    expect(new Set(result.ledger.map((e) => e.epoch)).size).toBe(1);
+    const usage = events.filter((e) => e.kind === "usage");
+    expect(usage.at(-1)).toMatchObject({ turn: { cacheExpected: expect.any(Number) } });
+  });
+});
