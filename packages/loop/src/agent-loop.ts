@@ -315,7 +315,12 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       lastBody = body;
       if (!firstBody) {
         firstBody = body;
-        tell(options.onRequest, { messages: body.messages as ChatMessage[], tools: body.tools ?? [] }, step);
+        // Copies: a watcher that pushes onto what it was handed does not change what is sent.
+        tell(
+          options.onRequest,
+          { messages: [...(body.messages as ChatMessage[])], tools: [...(body.tools ?? [])] },
+          step,
+        );
       }
       return body;
     };

@@ -56,6 +56,39 @@ function join(whole: Turn, piece: Turn): Turn {
   return joined;
 }
 
+/**
+ * Wraps a continuation's `onOutput` so its opening is held back until it is known not to be the
+ * answer starting over: passed on once it parts from `probe`, never if it repeats all of it. What
+ * is still held when the piece ends (a short piece that matched only part of the probe) is a real
+ * continuation, and `flush` hands it on.
+ */
+function holdOpening(probe: string, onOutput: ((text: string) => void) | undefined) {
+  let held = "";
+  let mode: "holding" | "passing" | "muted" = "holding";
+  return {
+    onOutput: (text: string) => {
+      if (mode === "passing") return onOutput?.(text);
+      if (mode === "muted") return;
+      held += text;
+      const lead = held.trimStart();
+      if (probe !== "" && lead.startsWith(probe)) {
+        mode = "muted"; // the answer over again: the reply so far is already on screen
+        held = "";
+      } else if (!probe.startsWith(lead)) {
+        mode = "passing";
+        const out = held;
+        held = "";
+        onOutput?.(out);
+      }
+    },
+    flush: () => {
+      if (mode === "holding" && held !== "") onOutput?.(held);
+      held = "";
+      mode = "passing";
+    },
+  };
+}
+
 /** Whether a turn is an answer begun and cut off at the ceiling — the only kind worth carrying on. */
 export function isContinuable(turn: Turn): boolean {
   // Cut off inside a scratchpad: content is empty. Ending in a tool call: parseToolArguments reports it.
@@ -78,7 +111,8 @@ function statusOf(error: unknown): number | undefined {
  * `assistantPrefill`: a 400 or 422 for the request latches it off, and so does a continuation that
  * starts the answer over word for word (how a server that ignores the trailing message shows
  * itself) — that piece is not joined, but its request counts in `continuations` and its tokens in
- * `usage`, since they were spent. Either way, and on any other failure short of a stop or an overflow, the cut-off answer
+ * `usage`, since they were spent, and its text is never passed to `onOutput`: a continuation's
+ * opening is held back until it parts from the answer so far. Either way, and on any other failure short of a stop or an overflow, the cut-off answer
  * is kept with a notice. A stop rejects with the signal's reason; an overflow with `ContextOverflow`.
  */
 export async function continueTurn(
@@ -96,6 +130,8 @@ export async function continueTurn(
   let continuations = 0;
   while (continuations < max && isContinuable(whole) && model?.assistantPrefill !== false) {
     const soFar = whole.content;
+    const probe = soFar.trimStart().slice(0, RESTART_PROBE);
+    const shown = holdOpening(probe, options.onOutput);
     let piece: Turn;
     try {
       piece = await runTurn(
@@ -105,7 +141,7 @@ export async function continueTurn(
           const body = build(supports, caps);
           return { ...body, messages: [...body.messages, { role: "assistant", content: soFar }] };
         },
-        options,
+        { ...options, onOutput: shown.onOutput },
       );
     } catch (error) {
       if (options.signal?.aborted || isOverflow(error)) throw error;
@@ -123,7 +159,6 @@ export async function continueTurn(
       }
       break;
     }
-    const probe = soFar.trimStart().slice(0, RESTART_PROBE);
     if (probe !== "" && piece.content.trimStart().startsWith(probe)) {
       if (model) model.assistantPrefill = false;
       // The answer is not joined, but the request was made and its tokens spent.
@@ -135,6 +170,7 @@ export async function continueTurn(
       );
       break;
     }
+    shown.flush();
     whole = join(whole, piece);
     continuations++;
   }

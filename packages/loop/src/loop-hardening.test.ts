@@ -560,3 +560,43 @@ describe("a refused body is not what the endpoint measured", () => {
     expect(usage.at(-1)).toMatchObject({ turn: { cacheExpected: expect.any(Number) } });
   });
 });
+
+describe("a continuation that starts over is not shown", () => {
+  it("holds back a continuation's opening until it is known to carry on, so a restarted answer is not printed twice", async () => {
+    server = await startServer({
+      replies: [
+        { content: "The answer is", finishReason: "length", chunkChars: 4 },
+        { content: "The answer is forty-two.", chunkChars: 4 },
+        { content: "Next it is", finishReason: "length", chunkChars: 3 },
+      ],
+    });
+    const runtime = createRuntime();
+    const output: string[] = [];
+    const result = await runtime.runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "gpt-4o", maxTokens: 5, maxContinuations: 1 },
+      messages: question,
+      dispatch: () => "",
+      onEvent: (e) => e.kind === "output" && output.push(e.text),
+    });
+    expect(result.turn.content).toBe("The answer is");
+    expect(output.join("")).toBe("The answer is");
+  });
+
+  it("shows a real continuation whole, including an opening that only looked like the answer so far", async () => {
+    server = await startServer({
+      replies: [
+        { content: "The", finishReason: "length", chunkChars: 2 },
+        { content: " Th", chunkChars: 1 },
+      ],
+    });
+    const output: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "llama", maxTokens: 5, maxContinuations: 1 },
+      messages: question,
+      dispatch: () => "",
+      onEvent: (e) => e.kind === "output" && output.push(e.text),
+    });
+    expect(result.turn.content).toBe("The Th");
+    expect(output.join("")).toBe("The Th");
+  });
+});
