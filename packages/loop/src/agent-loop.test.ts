@@ -212,7 +212,7 @@ describe("runAgentLoop over HTTP", () => {
       },
     }).catch((e: unknown) => e);
     expect(ToolIterationLimit.isInstance(error)).toBe(true);
-    expect((error as ToolIterationLimit).message).toMatch(/after 1 tool steps/);
+    expect((error as ToolIterationLimit).message).toMatch(/after 1 tool step \(maxToolIterations\)/);
     expect(calls).toBe(1);
     const run = failedRun(error)!;
     expect(run.toolCalls).toBe(3);

@@ -65,7 +65,7 @@ export class ToolIterationLimit extends Error {
 
   constructor(limit: number, run: RunState) {
     super(
-      `The model was still asking for tools after ${limit} tool steps (maxToolIterations). ` +
+      `The model was still asking for tools after ${limit} tool ${limit === 1 ? "step" : "steps"} (maxToolIterations). ` +
         "Raise maxToolIterations, or ask for something that needs fewer steps.",
     );
     this.limit = limit;
