@@ -139,13 +139,22 @@ async function main(): Promise<number> {
       if (!stop()) rl.close();
     });
     rl.setPrompt(`\n${bold("you>")} `);
-    rl.prompt();
+    // Piped input closes readline at its end while answers are still streaming; Node 22+ throws on a
+    // prompt after close, so prompt only while it is open (buffered lines are still read below).
+    let open = true;
+    rl.on("close", () => {
+      open = false;
+    });
+    const prompt = () => {
+      if (open) rl.prompt();
+    };
+    prompt();
     try {
       // The iterator buffers lines, so piped input that arrives while an answer streams is not lost.
       for await (const line of rl) {
         if (line.trim() === "/exit") break;
         if (line.trim()) await ask(line);
-        rl.prompt();
+        prompt();
       }
       process.stdout.write("\n");
     } finally {
