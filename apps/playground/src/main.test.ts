@@ -24,7 +24,7 @@ describe("playground CLI", () => {
     expect(code).toBe(0);
     expect(out).toContain("Simulator:");
     expect(out).toContain('→ calculator {"expression":"17 * 23"}');
-    expect(out).toContain("← 391");
+    expect(out).toContain("← calculator: 391");
     expect(out).toMatch(/391/);
     expect(out).toMatch(/\[2 requests, 1 tool call; tokens: \d+ prompt \(\d+ cached\)/);
   }, 60_000);
@@ -47,7 +47,7 @@ describe("playground CLI", () => {
     expect(code).toBe(0);
     expect(out).toContain('→ calculator {"expression":"17 * 23"}');
     expect(out).toContain('→ calculator {"expression":"6 * 7"}');
-    expect(out.indexOf("← 391")).toBeLessThan(out.indexOf("← 42"));
+    expect(out.indexOf("← calculator: 391")).toBeLessThan(out.indexOf("← calculator: 42"));
     // /exit ends the session: the line after it is never asked.
     expect(out).not.toContain('{"expression":"1 + 1"}');
   }, 60_000);

@@ -41,7 +41,7 @@ function show(event: RunEvent): void {
       process.stdout.write(`\n${dim(`→ ${event.name} ${clip(event.args)}`)}\n`);
       break;
     case "tool-result":
-      process.stdout.write(`${dim(`${event.ok ? "←" : "✗"} ${clip(event.content)}`)}\n`);
+      process.stdout.write(`${dim(`${event.ok ? "←" : "✗"} ${event.name}: ${clip(event.content)}`)}\n`);
       break;
     case "notice":
       process.stdout.write(`\n${dim(`(${event.text})`)}\n`);
