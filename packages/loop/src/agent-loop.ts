@@ -1,21 +1,6 @@
 import { type ClientPool, firstTokenMs, timeoutMs } from "@loopwright/client";
-import {
-  type CacheBreakReason,
-  type RunEvent,
-  type RunMetrics,
-  runMetrics,
-  type TurnMetrics,
-} from "@loopwright/events";
-import {
-  type Calibration,
-  contextTokens,
-  type LedgerEntry,
-  type LedgerRequest,
-  type RequestBodyLike,
-  rebaseLedger,
-  recordRequest,
-  toolTokens,
-} from "@loopwright/ledger";
+import { type RunEvent, type RunMetrics, runMetrics, type TurnMetrics } from "@loopwright/events";
+import type { Calibration, LedgerEntry } from "@loopwright/ledger";
 import { buildBody, type CapabilityStore, ContextOverflow } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
 import { recoverToolCalls } from "@loopwright/tool-calls";
@@ -33,6 +18,7 @@ import {
   type RunUsage,
   ToolIterationLimit,
 } from "./errors.js";
+import { RunMeasure } from "./measure-turn.js";
 import {
   type CallResult,
   type DedupePolicy,
@@ -159,30 +145,6 @@ export interface AgentLoopResult extends RunState {
   metrics: RunMetrics;
 }
 
-/** The previous request of a run, as the cache and ledger bookkeeping compare against it. */
-interface Sent {
-  system: string;
-  tools: string;
-  messages: readonly ChatMessage[];
-  prompt: number;
-  completion: number;
-}
-
-/** Why the prompt cache missed, read off this request against the one before. */
-function breakReason(
-  previous: Sent,
-  system: string,
-  tools: string,
-  messages: readonly ChatMessage[],
-): CacheBreakReason {
-  if (tools !== previous.tools) return "tools-changed";
-  if (system !== previous.system) return "system-changed";
-  const kept =
-    previous.messages.length <= messages.length &&
-    previous.messages.every((m, i) => m === messages[i] || JSON.stringify(m) === JSON.stringify(messages[i]));
-  return kept ? "none-known" : "history-rewritten";
-}
-
 /** Cuts a long argument or result for a watcher; the model always reads the whole text. */
 export function preview(text: string, max = PREVIEW_CHARS): string {
   return text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text;
@@ -239,7 +201,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
   const finished = (turn: Turn, steps: number): AgentLoopResult => ({
     turn,
     steps,
-    ledger,
+    ledger: measure.ledger,
     metrics: runMetrics([...kept, { kind: "done" }], {
       ...(config.contextLength ? { contextLength: config.contextLength } : {}),
     }),
@@ -258,10 +220,13 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
   }
   const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
   const notice = (text: string) => onEvent({ kind: "notice", text });
-  let ledger: LedgerEntry[] = [...(options.ledger ?? [])];
-  // The first request of a run starts an epoch: the loop cannot see what the run before it sent.
-  let previous: Sent | undefined;
-  let previousForLedger: LedgerRequest | undefined;
+  const measure = new RunMeasure(
+    options.ledger ?? [],
+    services.calibration,
+    supports,
+    config.model,
+    options.system ?? "",
+  );
 
   let used: number | undefined;
   for (let step = 1; ; step++) {
@@ -270,7 +235,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
         const replaced = await options.beforeStep([...messages], step, {
           ...(used !== undefined ? { used } : {}),
           ...(config.contextLength ? { limit: config.contextLength } : {}),
-          ledger: [...ledger],
+          ledger: [...measure.ledger],
         });
         if (replaced !== undefined && replaced !== null) {
           if (!Array.isArray(replaced)) {
@@ -285,7 +250,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
                 "an endpoint refuses that. Keep or drop each call together with its result.",
             );
           }
-          ledger = rebaseLedger(ledger, messages, replaced);
+          measure.rebase(messages, replaced);
           messages.splice(0, messages.length, ...replaced);
         }
       } catch (error) {
@@ -376,71 +341,27 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       },
     };
     if (firstBody) {
-      // The messages are ChatMessages; the ledger reads them structurally. What the endpoint
-      // measured is the body it answered; `context` is cut from the first, as onRequest saw it.
-      const answered = answeredBody ?? firstBody;
-      const measured = answered as unknown as RequestBodyLike;
-      const transcript = [...messages];
-      const toolsText = JSON.stringify(answered.tools ?? []);
-      const system = options.system ?? "";
-      if (previous) {
-        metrics.cacheExpected = previous.prompt + previous.completion;
-        if (measuredUsage.uncached !== undefined && previous.prompt > 0) {
-          metrics.cacheBroken = measuredUsage.cached < 0.9 * previous.prompt;
-          if (metrics.cacheBroken)
-            metrics.cacheBreakReason = breakReason(previous, system, toolsText, transcript);
-        }
-      }
-      const request: LedgerRequest = {
-        messages: transcript as LedgerRequest["messages"],
-        tools: answered.tools ?? [],
-      };
-      ledger = recordRequest(ledger, previousForLedger, {
-        ...request,
-        prompt: measuredUsage.prompt,
-        ...(measuredUsage.uncached !== undefined ? { cached: measuredUsage.cached } : {}),
-      });
-      previousForLedger = request;
-      previous = {
-        system,
-        tools: toolsText,
-        messages: transcript,
-        prompt: measuredUsage.prompt,
-        completion: turn.usage.completion,
-      };
-      if (measuredUsage.prompt > 0)
-        services.calibration.calibrate(supports, config.model, measured, measuredUsage.prompt);
-      metrics.context = contextTokens(firstBody as unknown as RequestBodyLike, {
-        charsPerToken,
-        ...(measuredUsage.prompt > 0 ? { promptTokens: measuredUsage.prompt } : {}),
-      });
-      if (answered.tools?.length) {
-        metrics.toolsDeclared = answered.tools.length;
-        metrics.toolSchemaTokens = toolTokens(answered.tools, { charsPerToken });
-      }
+      measure.measure(
+        {
+          turn,
+          firstUsage: measuredUsage,
+          firstBody,
+          answeredBody: answeredBody ?? firstBody,
+          transcript: messages,
+          charsPerToken,
+        },
+        metrics,
+      );
     }
-    onEvent({ kind: "usage", usage, turn: metrics, ledger: [...ledger] });
+    onEvent({ kind: "usage", usage, turn: metrics, ledger: [...measure.ledger] });
     if (turn.finishReason === "length") notice("The reply was cut off at the token ceiling (maxTokens).");
 
-    if (
-      turn.toolCalls.length === 0 &&
-      options.recoverToolCalls !== false &&
-      tools.length > 0 &&
-      turn.content.trim()
-    ) {
-      const found = recoverToolCalls(turn.content, tools);
-      if (found.calls.length > 0) {
-        turn = {
-          ...turn,
-          content: found.text,
-          toolCalls: found.calls.map((c) => ({
-            id: c.id,
-            type: "function" as const,
-            function: { name: c.name, arguments: JSON.stringify(c.args) },
-          })),
-        };
+    if (options.recoverToolCalls !== false) {
+      const recovered = recoverFromText(turn, tools);
+      if (recovered.found > 0) {
+        turn = recovered.turn;
         notice(
-          `Recovered ${found.calls.length} tool call${found.calls.length === 1 ? "" : "s"} written into the reply as text ` +
+          `Recovered ${recovered.found} tool call${recovered.found === 1 ? "" : "s"} written into the reply as text ` +
             "(the server's tool-call parser missed them).",
         );
       }
@@ -540,6 +461,22 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     }
     if (ran.stopped !== undefined) return fail(ran.stopped);
   }
+}
+
+/**
+ * A turn with no calls, some text and tools to call, with the calls a server's parser left in the
+ * text taken out of it and made real (`recoverToolCalls`); any other turn as it was.
+ */
+function recoverFromText(turn: Turn, tools: readonly ToolDefinition[]): { turn: Turn; found: number } {
+  if (turn.toolCalls.length > 0 || tools.length === 0 || !turn.content.trim()) return { turn, found: 0 };
+  const { calls, text } = recoverToolCalls(turn.content, tools);
+  if (calls.length === 0) return { turn, found: 0 };
+  const toolCalls = calls.map((c) => ({
+    id: c.id,
+    type: "function" as const,
+    function: { name: c.name, arguments: JSON.stringify(c.args) },
+  }));
+  return { turn: { ...turn, content: text, toolCalls }, found: calls.length };
 }
 
 /** Appends an answer for every call that has none yet, so a failing host callback leaves a sendable transcript. */
