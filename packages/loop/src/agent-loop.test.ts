@@ -1,26 +1,16 @@
 import type { RunEvent } from "@loopwright/events";
 import { tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow } from "@loopwright/negotiate";
-import { readFixture, readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
+import { readFixtureJson, readRecordedResponse, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, failedRun, ToolIterationLimit } from "./errors.js";
 import { runAgentLoop } from "./index.js";
 import { STOPPED_DURING } from "./run-calls.js";
+import { ADD_TOOL, QUESTION, unanswered } from "./test-support/transcript.js";
 
 const TOOLS: ToolDefinition[] = [
-  {
-    type: "function",
-    function: {
-      name: "add",
-      description: "Add two numbers",
-      parameters: {
-        type: "object",
-        properties: { a: { type: "number" }, b: { type: "number" } },
-        required: ["a", "b"],
-      },
-    },
-  },
+  ADD_TOOL,
   {
     type: "function",
     function: {
@@ -37,16 +27,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const question: ChatMessage[] = [{ role: "user", content: "What is 2 + 3?" }];
-
-/** Every assistant tool call in a transcript has a tool message answering it. */
-function unanswered(messages: ReadonlyArray<ChatMessage>): string[] {
-  const asked = messages.flatMap((m) =>
-    m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : [],
-  );
-  const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
-  return asked.filter((id) => !answered.has(id));
-}
+const question = QUESTION;
 
 describe("runAgentLoop over HTTP", () => {
   it("runs a two-step tool run: the call is dispatched, answered in the transcript, and the answer streamed", async () => {
@@ -147,8 +128,7 @@ describe("runAgentLoop over HTTP", () => {
   });
 
   it("passes a llama.cpp server's own prefill and decode timings through to the usage event", async () => {
-    const capture = readFixture("llamacpp-live/05-chat-stream-usage.response.txt");
-    const sse = capture.slice(capture.search(/\r?\n\r?\n/)).replace(/^\r?\n\r?\n/, "");
+    const { body: sse } = readRecordedResponse("llamacpp-live/05-chat-stream-usage.response.txt");
     server = await startServer({ replies: [{ type: "raw", chunks: [sse] }] });
     const events: RunEvent[] = [];
     await runAgentLoop({

@@ -10,21 +10,9 @@ import { AgentLoopError, failedRun, ToolIterationLimit } from "./errors.js";
 import { createRuntime } from "./index.js";
 import { NOT_RUN, STOPPED_DURING } from "./run-calls.js";
 import { runTurn } from "./run-turn.js";
+import { ADD_TOOL, QUESTION, unanswered } from "./test-support/transcript.js";
 
-const TOOLS: ToolDefinition[] = [
-  {
-    type: "function",
-    function: {
-      name: "add",
-      description: "Add two numbers",
-      parameters: {
-        type: "object",
-        properties: { a: { type: "number" }, b: { type: "number" } },
-        required: ["a", "b"],
-      },
-    },
-  },
-];
+const TOOLS: ToolDefinition[] = [ADD_TOOL];
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -32,15 +20,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const question: ChatMessage[] = [{ role: "user", content: "What is 2 + 3?" }];
-
-function unanswered(messages: ReadonlyArray<ChatMessage>): string[] {
-  const asked = messages.flatMap((m) =>
-    m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : [],
-  );
-  const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id));
-  return asked.filter((id) => !answered.has(id));
-}
+const question = QUESTION;
 
 describe("a continued turn is measured on its first request", () => {
   it("records the first request's prompt in the ledger, context and beforeStep's used, not the pieces' sum", async () => {

@@ -1,4 +1,4 @@
-import { readFixture, readFixtureBytes } from "@loopwright/testkit";
+import { readFixture, readFixtureBytes, readRecordedResponse } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { StreamError } from "./errors.js";
@@ -280,6 +280,26 @@ function expectText(actual: string, expected: Text): void {
   }
 }
 
+/** The turn holds what the recording was written down as holding. */
+function expectRecorded(turn: Turn, expected: Omit<Expected, "error">): void {
+  expectText(turn.content, expected.content);
+  expectText(turn.reasoning, expected.reasoning);
+  expect(turn.toolCalls).toEqual(
+    expected.toolCalls.map(([id, name, args]) => ({
+      id,
+      type: "function",
+      function: { name, arguments: args },
+    })),
+  );
+  expect(turn.usage).toEqual(expected.usage);
+  expect(turn.finishReason).toBe(expected.finishReason);
+}
+
+/** The SSE body of a live llama.cpp capture (an HTTP response written with its status line and headers). */
+function captureBody(name: string): string {
+  return readRecordedResponse(`llamacpp-live/${name}.response.txt`).body;
+}
+
 type Outcome = { turn: Turn } | { error: string; partial: Turn | undefined };
 
 async function outcome(run: Promise<Turn>): Promise<Outcome> {
@@ -316,17 +336,7 @@ describe("every recorded stream reads back to what it holds", () => {
         expect(result.error).toBe(expected.error);
         turn = result.partial!;
       }
-      expectText(turn.content, expected.content);
-      expectText(turn.reasoning, expected.reasoning);
-      expect(turn.toolCalls).toEqual(
-        expected.toolCalls.map(([id, name, args]) => ({
-          id,
-          type: "function",
-          function: { name, arguments: args },
-        })),
-      );
-      expect(turn.usage).toEqual(expected.usage);
-      expect(turn.finishReason).toBe(expected.finishReason);
+      expectRecorded(turn, expected);
     });
   }
 });
@@ -431,30 +441,16 @@ const LLAMACPP_LIVE: Record<string, Expected> = {
 describe("live llama.cpp streams read back to what they hold", () => {
   for (const [name, expected] of Object.entries(LLAMACPP_LIVE)) {
     it(`reads llamacpp-live/${name}`, async () => {
-      const capture = readFixture(`llamacpp-live/${name}.response.txt`);
-      const sse = capture.slice(capture.search(/\r?\n\r?\n/)).replace(/^\r?\n\r?\n/, "");
-      const { client } = await harness([{ type: "raw", chunks: [sse] }]);
+      const { client } = await harness([{ type: "raw", chunks: [captureBody(name)] }]);
       const turn = await streamTurn(client, body);
-      expectText(turn.content, expected.content);
-      expect(turn.reasoning).toBe("");
-      expect(turn.toolCalls).toEqual(
-        expected.toolCalls.map(([id, name, args]) => ({
-          id,
-          type: "function",
-          function: { name, arguments: args },
-        })),
-      );
-      expect(turn.usage).toEqual(expected.usage);
-      expect(turn.finishReason).toBe(expected.finishReason);
+      expectRecorded(turn, { ...expected, reasoning: "" });
     });
   }
 });
 
 describe("server-measured timings", () => {
   it("reads llama.cpp's last cumulative timings as prefill and decode time, never as usage", async () => {
-    const capture = readFixture("llamacpp-live/05-chat-stream-usage.response.txt");
-    const sse = capture.slice(capture.search(/\r?\n\r?\n/)).replace(/^\r?\n\r?\n/, "");
-    const { client } = await harness([{ type: "raw", chunks: [sse] }]);
+    const { client } = await harness([{ type: "raw", chunks: [captureBody("05-chat-stream-usage")] }]);
     const turn = await streamTurn(client, body);
     // The last chunk's timings in the capture: prompt_ms 2.481, predicted_ms 2.054.
     expect(turn.timings).toEqual({ prefillMs: 2.481, decodeMs: 2.054 });
