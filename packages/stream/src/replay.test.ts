@@ -1,4 +1,4 @@
-import { readFixture, readFixtureBytes, readRecordedResponse } from "@loopwright/testkit";
+import { readFixtureBytes, readRecordedResponse } from "@loopwright/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { StreamError } from "./errors.js";
