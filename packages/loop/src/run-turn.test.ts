@@ -1,5 +1,12 @@
 import { getClient } from "@loopwright/client";
-import { buildBody, ContextOverflow, createCapabilityStore, type ModelParams } from "@loopwright/negotiate";
+import {
+  buildBody,
+  ContextOverflow,
+  createCapabilityStore,
+  type ModelCapabilities,
+  type ModelParams,
+  modelCapabilitiesFor,
+} from "@loopwright/negotiate";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { runTurn } from "./run-turn.js";
@@ -77,5 +84,27 @@ describe("runTurn", () => {
     expect(server.chatRequests).toHaveLength(0);
     const turn = await runTurn(client, supports, build(100), { contextLimit: 1000 });
     expect(turn.content).toBe("fits");
+  });
+});
+
+describe("runTurn's size guard", () => {
+  it("sizes the body the model's latches shape, the same one the first attempt sends", async () => {
+    server = await startServer({ replies: [{ content: "ok" }] });
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(server.baseUrl);
+    modelCapabilitiesFor(supports, "gpt-5").legacyTokenLimit = false;
+    const seen: Array<ModelCapabilities | undefined> = [];
+    await runTurn(
+      getClient({ baseUrl: server.baseUrl }),
+      supports,
+      (supports, model) => {
+        seen.push(model);
+        return buildBody({ model: "gpt-5", maxTokens: 50 }, supports, model, messages);
+      },
+      { model: "gpt-5", contextLimit: 10_000 },
+    );
+    expect(seen).toHaveLength(2);
+    expect(seen.every((model) => model?.legacyTokenLimit === false)).toBe(true);
+    expect(server.chatRequests[0]?.body).toMatchObject({ max_completion_tokens: 50 });
   });
 });

@@ -8,6 +8,7 @@ import {
   isOverflow,
   isTransient,
   type ModelCapabilities,
+  modelCapabilitiesFor,
   negotiate,
   type RequestBody,
 } from "@loopwright/negotiate";
@@ -80,7 +81,8 @@ export async function runTurn(
   const { maxRetries = 2, loadingTimeoutMs = 120_000, loadingPollMs = 3000, onNotice, signal } = options;
   if (options.contextLimit && options.contextLimit > 0) {
     // Sized once: a downgraded re-send is never larger, and the transcript does not change between retries.
-    const first = build(supports, undefined);
+    // Built as the first attempt will be: with what this model has refused, not as if it were unknown.
+    const first = build(supports, options.model ? modelCapabilitiesFor(supports, options.model) : undefined);
     const needed =
       requestTokens(first as unknown as RequestBodyLike, { charsPerToken: options.charsPerToken ?? 4 }) +
       ceilingOf(first);
