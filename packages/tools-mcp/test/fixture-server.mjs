@@ -44,6 +44,11 @@ const tools = [
     annotations: { readOnlyHint: true },
   },
   {
+    name: "hook",
+    description: "A hook: adds context, and vetoes a compaction.",
+    inputSchema: object({ event: { type: "string" }, input: {}, context: {} }, ["event"]),
+  },
+  {
     name: "set.flag",
     description: "Sets a flag (idempotent). Its name has a dot, which OpenAI refuses.",
     inputSchema: object({ on: { type: "boolean" } }, ["on"]),
@@ -100,6 +105,13 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
         `tag ${args.tag === undefined ? "absent" : JSON.stringify(args.tag)}; most reads at once: ${maxReads}`,
       );
     }
+    case "hook":
+      return {
+        content: [
+          { type: "text", text: `context for ${args.event} in session ${args.context?.session?.id ?? "?"}` },
+        ],
+        structuredContent: { veto: args.event === "beforeCompact" },
+      };
     case "set.flag":
       return text(`flag ${args.on ? "on" : "off"}`);
     default:
