@@ -104,13 +104,21 @@ describe("readMcpJson", () => {
       ]);
       const bad = join(dir, "bad.json");
       await writeFile(bad, '{ "mcpServers": { "a": { "env": { "KEY": "sk-secret-value" ');
-      const error = await readMcpJson(bad).catch((e: unknown) => e as McpPoolError);
-      expect(error.message).toBe(`${bad} is not JSON.`);
+      const error = await readMcpJson(bad).then(
+        () => undefined,
+        (e: unknown) => e as McpPoolError,
+      );
+      expect(error?.message).toBe(`${bad} is not JSON.`);
       const wrong = join(dir, "wrong.json");
       await writeFile(wrong, JSON.stringify({ mcpServers: { a: { args: ["x"] } } }));
-      expect((await readMcpJson(wrong).catch((e: unknown) => e as McpPoolError)).message).toBe(
-        `${wrong}: mcpServers.a: a server needs either a command (stdio) or a url (HTTP).`,
-      );
+      expect(
+        (
+          await readMcpJson(wrong).then(
+            () => undefined,
+            (e: unknown) => e as McpPoolError,
+          )
+        )?.message,
+      ).toBe(`${wrong}: mcpServers.a: a server needs either a command (stdio) or a url (HTTP).`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

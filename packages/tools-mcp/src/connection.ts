@@ -8,6 +8,8 @@ import {
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
+  ElicitRequestSchema,
+  type ElicitResult,
   ErrorCode,
   McpError,
   type Tool,
@@ -38,8 +40,24 @@ export interface ServerStatus {
   serverInfo?: { name: string; version: string; title?: string };
 }
 
+/** A server's question for the user (MCP form-mode elicitation), as a host's `elicit` is handed it. */
+export interface McpElicitation {
+  /** The server asking, by its configured name. */
+  server: string;
+  message: string;
+  /** The JSON Schema of the answer (flat: strings, numbers, booleans, enums). */
+  requestedSchema: Record<string, unknown>;
+}
+
+/** The user's answer: `accept` with the fields (omitted ones get the schema's defaults), `decline`, or `cancel`. */
+export interface McpElicitationAnswer {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, string | number | boolean | string[]>;
+}
+
 /** What a connection needs from its pool. */
 export interface ConnectionOptions {
+  elicit?: (request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>;
   clientInfo: { name: string; version: string };
   connectTimeoutMs: number;
   maxRestarts: number;
@@ -152,7 +170,25 @@ export class ServerConnection {
   }
 
   #newClient(generation: number): Client {
-    const client = new Client(this.#options.clientInfo, { capabilities: {} });
+    const elicit = this.#options.elicit;
+    const client = new Client(this.#options.clientInfo, {
+      capabilities: elicit ? { elicitation: { form: { applyDefaults: true } } } : {},
+    });
+    if (elicit) {
+      client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
+        const params = request.params;
+        if (params.mode === "url" || !("requestedSchema" in params)) return { action: "decline" };
+        const answer = await elicit(
+          {
+            server: this.name,
+            message: params.message,
+            requestedSchema: params.requestedSchema as Record<string, unknown>,
+          },
+          extra.signal,
+        );
+        return { ...answer };
+      });
+    }
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (generation !== this.#generation || this.#state !== "connected") return;
       try {

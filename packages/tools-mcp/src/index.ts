@@ -6,7 +6,7 @@ export type {
   McpStdioServer,
 } from "./config.js";
 export { mcpServers, readMcpJson } from "./config.js";
-export type { ServerState, ServerStatus } from "./connection.js";
+export type { McpElicitation, McpElicitationAnswer, ServerState, ServerStatus } from "./connection.js";
 export type {
   CallToolResultLike,
   ImagePart,

@@ -1,7 +1,12 @@
 import { dropOptionalNulls, sanitizeTools } from "@loopwright/schema-compat";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpServerConfig, type McpServersInput, mcpServers } from "./config.js";
-import { ServerConnection, type ServerStatus } from "./connection.js";
+import {
+  type McpElicitation,
+  type McpElicitationAnswer,
+  ServerConnection,
+  type ServerStatus,
+} from "./connection.js";
 import { type McpToolOutput, type ToolContentPart, toolOutput } from "./content.js";
 import { McpPoolError, messageOf } from "./errors.js";
 import { CallGate } from "./gate.js";
@@ -23,11 +28,14 @@ export interface CatalogServer {
   tools: CatalogTool[];
 }
 
-/** An OpenAI chat-completions function tool, as `tools()` returns them. */
-export interface McpToolDefinition {
+/**
+ * An OpenAI chat-completions function tool, as `tools()` returns them (a type alias, so it is
+ * assignable to index-signature shapes such as the loop's `ToolDefinition`).
+ */
+export type McpToolDefinition = {
   type: "function";
   function: { name: string; description?: string; parameters: Record<string, unknown> };
-}
+};
 
 /**
  * What the MCP annotations say about a tool, and what follows for the loop: `parallel` (may run
@@ -75,6 +83,12 @@ export interface McpPoolOptions {
   onNotice?: (text: string) => void;
   /** Told when the set of tools changed (a server connected, restarted, failed or sent `list_changed`). */
   onToolsChanged?: () => void;
+  /**
+   * Answers a server's question for the user (form-mode elicitation). Given it, the pool tells
+   * servers it can elicit, and fills fields the answer leaves out with the schema's defaults;
+   * without it, servers are told it cannot, and URL-mode questions are always declined.
+   */
+  elicit?: (request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>;
   /** The client name and version sent to servers (default `loopwright-tools-mcp`). */
   clientInfo?: { name: string; version: string };
 }
@@ -217,6 +231,7 @@ export function createMcpPool(
       new ServerConnection(config, {
         clientInfo: options.clientInfo ?? { name: "loopwright-tools-mcp", version: "0.1.0" },
         connectTimeoutMs,
+        ...(options.elicit ? { elicit: options.elicit } : {}),
         maxRestarts: options.maxRestarts ?? 1,
         stderrLines: options.stderrLines ?? 20,
         onNotice: notice,
