@@ -360,12 +360,28 @@ export class ServerConnection {
     const client = this.#client;
     if (!client) throw this.#error ?? this.#closedError();
     const deaths = this.#deaths;
+    const requestOptions = {
+      timeout: options.timeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: options.timeoutMs,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      return result as CallToolResult;
+      const required = this.#tools.find((t) => t.name === tool)?.execution?.taskSupport === "required";
+      if (!required)
+        return (await client.callTool(
+          { name: tool, arguments: args },
+          undefined,
+          requestOptions,
+        )) as CallToolResult;
+      // A tool that runs only as a task (MCP 2025-11-25): started, polled, and read back by the SDK.
+      for await (const message of client.experimental.tasks.callToolStream(
+        { name: tool, arguments: args },
+        undefined,
+        requestOptions,
+      )) {
+        if (message.type === "result") return message.result as CallToolResult;
+        if (message.type === "error") throw message.error;
+      }
+      throw new Error("the task ended without a result");
     } catch (error) {
       throw this.#callError(error, tool, deaths, options);
     }
