@@ -233,6 +233,50 @@ describe("what the model reads", () => {
   });
 });
 
+describe("connecting", () => {
+  it("starts nothing until a method needs a server", async () => {
+    const pool = fixturePool();
+    expect(pool.status()).toEqual([{ name: "fx", state: "idle", tools: 0, restarts: 0 }]);
+    expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
+    expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "stdio", tools: 8 });
+  });
+
+  it("an HTTP server that cannot be reached is reported without its credentials", async () => {
+    const { freePort } = await import("../test/support.js");
+    const port = await freePort();
+    const pool = createMcpPool([
+      {
+        name: "remote",
+        url: `http://someone:pa55word-xyz@127.0.0.1:${port}/mcp?token=query-secret-123`,
+        headers: { authorization: "Bearer header-secret-456", "x-api-key": "key-secret-789" },
+      },
+    ]);
+    pools.push(pool);
+    const [status] = await pool.connect();
+    expect(status?.state).toBe("failed");
+    expect(status?.error?.message).toMatch(
+      new RegExp(`^MCP server "remote" \\(http://127\\.0\\.0\\.1:${port}/mcp\\) could not be started`),
+    );
+    const shown = `${status?.error?.message} ${JSON.stringify(status)}`;
+    for (const secret of ["pa55word-xyz", "query-secret-123", "header-secret-456", "key-secret-789"]) {
+      expect(shown).not.toContain(secret);
+    }
+  });
+});
+
+describe("the loop's dedupe, from the annotations", () => {
+  it("an identical read-only call in one step runs once; an identical write runs twice", async () => {
+    const pool = fixturePool();
+    const { dispatched } = await callEachOnce(pool, [
+      { name: "fx__read_note", args: { tag: "a" } },
+      { name: "fx__read_note", args: { tag: "a" } },
+      { name: "fx__write_note", args: { text: "x" } },
+      { name: "fx__write_note", args: { text: "x" } },
+    ]);
+    expect(dispatched).toEqual(["fx__read_note", "fx__write_note", "fx__write_note"]);
+  });
+});
+
 describe("parallel safety", () => {
   it("read-only calls run together and writes one at a time, even when the loop runs calls in parallel", async () => {
     const pool = fixturePool();
