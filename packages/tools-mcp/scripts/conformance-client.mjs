@@ -14,7 +14,7 @@ if (!url) {
 const pool = createMcpPool([{ name: "conformance", type: "http", url }], {
   toolNames: "plain",
   timeoutMs: 10_000,
-  connectTimeoutMs: 5_000,
+  connectTimeoutMs: 20_000,
   onNotice: (text) => console.error(`notice: ${text}`),
   // Accept every question with no fields of our own: the pool fills in the schema's defaults.
   elicit: async () => ({ action: "accept", content: {} }),

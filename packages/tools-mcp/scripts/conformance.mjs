@@ -24,6 +24,12 @@ if (!existsSync(join(root, "dist/index.js"))) {
 }
 const runner = join(root, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
 const client = join(root, "scripts/conformance-client.mjs");
+// The runner splits the command on spaces and does not read quotes.
+const command = `${process.execPath} ${client}`;
+if (/\s/.test(process.execPath) || /\s/.test(client)) {
+  console.error(`The conformance runner cannot start a command whose path has a space in it: ${command}`);
+  process.exit(2);
+}
 // The runner writes results/ into its working directory: keep that out of the repository.
 const work = mkdtempSync(join(tmpdir(), "tools-mcp-conformance-"));
 const run = spawnSync(
@@ -32,7 +38,7 @@ const run = spawnSync(
     runner,
     "client",
     "--command",
-    `${JSON.stringify(process.execPath)} ${JSON.stringify(client)}`,
+    command,
     "--suite",
     process.env.CONFORMANCE_SUITE ?? "core",
     "--expected-failures",

@@ -1,5 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   StreamableHTTPClientTransport,
@@ -67,6 +67,12 @@ export interface ConnectionOptions {
 }
 
 const LINE_CHARS = 500;
+
+/** An error's message, with the HTTP status where the SDK kept it apart. */
+function failure(error: unknown): string {
+  const code = error instanceof StreamableHTTPError || error instanceof SseError ? error.code : undefined;
+  return code !== undefined ? `HTTP ${code}: ${messageOf(error)}` : messageOf(error);
+}
 
 /** One MCP server: connects on first use, lists its tools, calls them, and restarts once after dying. */
 export class ServerConnection {
@@ -158,7 +164,7 @@ export class ServerConnection {
         : new McpPoolError(
             "connect-failed",
             this.redact(
-              `${describeServer(this.config)} could not be started: ${messageOf(error)}.${this.#stderrTail()}`,
+              `${describeServer(this.config)} could not be started: ${failure(error)}.${this.#stderrTail()}`,
             ),
             { server: this.name, cause: error },
           );
@@ -237,9 +243,11 @@ export class ServerConnection {
         );
         return;
       } catch (error) {
-        // The spec's backwards compatibility: a 4xx to the initialize POST means an older server.
+        // The spec's backwards compatibility: an older server answers the initialize POST with a
+        // 4xx (404 or 405 for a route it lacks, 400 from some). 401 and 403 are about credentials,
+        // which SSE would not fix.
         const code = error instanceof StreamableHTTPError ? error.code : undefined;
-        if (code === undefined || code < 400 || code >= 500) throw error;
+        if (code !== 400 && code !== 404 && code !== 405) throw error;
         this.#options.onNotice(
           `MCP server "${this.name}" refused Streamable HTTP (${code}); trying the legacy SSE transport.`,
         );
@@ -299,6 +307,7 @@ export class ServerConnection {
   }
 
   #stderrTail(): string {
+    if (this.config.type !== "stdio") return "";
     const lines = [...this.#stderr, ...(this.#partial.trim() ? [this.#partial.slice(0, LINE_CHARS)] : [])];
     const tail = lines.slice(-this.#options.stderrLines);
     return tail.length

@@ -4,6 +4,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type CompactionHookRunner, type CompactionPlan, runCompaction } from "@loopwright/ledger";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { callEachOnce, EVERYTHING, FIXTURE, NODE } from "../test/support.js";
 import { createMcpPool, type McpPool, McpPoolError } from "./index.js";
@@ -264,6 +265,32 @@ describe("connecting", () => {
   });
 });
 
+describe("an HTTP server that refuses the credentials", () => {
+  it("is reported as it answered (401), not retried over SSE", async () => {
+    const { createServer } = await import("node:http");
+    const refusing = createServer((_request, response) => {
+      response.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
+    const { port } = refusing.address() as { port: number };
+    const notices: string[] = [];
+    const pool = createMcpPool([{ name: "locked", url: `http://127.0.0.1:${port}/mcp` }], {
+      onNotice: (t) => notices.push(t),
+    });
+    pools.push(pool);
+    try {
+      const [status] = await pool.connect();
+      expect(status?.state).toBe("failed");
+      expect(status?.error?.message).toMatch(
+        /^MCP server "locked" \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be started: HTTP 401: .*unauthorized.*\.$/,
+      );
+      expect(notices.join("\n")).not.toContain("SSE");
+    } finally {
+      refusing.close();
+    }
+  });
+});
+
 describe("the loop's dedupe, from the annotations", () => {
   it("an identical read-only call in one step runs once; an identical write runs twice", async () => {
     const pool = fixturePool();
@@ -320,6 +347,29 @@ describe("runHooks", () => {
     const compact = await pool.runHooks("beforeCompact", { from: 0, through: 4 });
     expect(compact).toMatchObject([{ id: "recall", ok: true, veto: true }]);
     expect(await pool.runHooks("sessionEnd", {})).toEqual([]);
+  });
+
+  it("passes straight to the ledger's compaction as its hook runner, whose veto it honours", async () => {
+    const pool = fixturePool({
+      hooks: [{ id: "keep-it", events: ["beforeCompact"], server: "fx", tool: "hook" }],
+    });
+    const run: CompactionHookRunner = pool.runHooks;
+    const notes: string[] = [];
+    const messages = [
+      { role: "user", content: "first question" },
+      { role: "assistant", content: "first answer" },
+      { role: "user", content: "second question" },
+    ];
+    const fold = await runCompaction(
+      messages,
+      { from: 0, through: 2, limit: 1000 } as CompactionPlan,
+      () => "summary",
+      {
+        hooks: { run, honourVeto: true, onNote: (note) => notes.push(note) },
+      },
+    );
+    expect(fold).toBeUndefined();
+    expect(notes).toEqual(["Compaction skipped: keep-it vetoed it."]);
   });
 });
 
