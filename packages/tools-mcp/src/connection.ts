@@ -18,6 +18,7 @@ import {
 import type { McpServerConfig } from "./config.js";
 import { McpPoolError, messageOf } from "./errors.js";
 import { describeServer, redact, secretsOf } from "./redact.js";
+import { untilStopped } from "./stop.js";
 
 /** Where a server stands. */
 export type ServerState = "idle" | "connecting" | "connected" | "failed" | "closed";
@@ -365,7 +366,21 @@ export class ServerConnection {
     args: Record<string, unknown>,
     options: { signal?: AbortSignal; timeoutMs: number },
   ): Promise<CallToolResult> {
-    await this.ensure();
+    // A stop while the server is still starting ends the wait (the start goes on for the next call).
+    await untilStopped(
+      this.ensure(),
+      options.signal,
+      () =>
+        new McpPoolError(
+          "aborted",
+          `${tool} on MCP server "${this.name}" was stopped before the server had started.`,
+          {
+            server: this.name,
+            tool,
+            cause: options.signal?.reason,
+          },
+        ),
+    );
     const client = this.#client;
     if (!client) throw this.#error ?? this.#closedError();
     const deaths = this.#deaths;

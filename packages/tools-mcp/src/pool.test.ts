@@ -71,6 +71,19 @@ describe("a call that hangs", () => {
     expect(await cancellations()).toMatch(/^cancelled \d+/);
   });
 
+  it("a stop while the server is still starting ends the wait at once", async () => {
+    const pool = fixturePool();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("stop")), 50);
+    const error = await caught(pool.call("fx__whoami", {}, controller.signal));
+    // Answered on the stop, while the server was still starting, not once it had.
+    expect(pool.status()[0]?.state).toBe("connecting");
+    expect(error.code).toBe("aborted");
+    expect(error.message).toBe("fx__whoami was stopped before its MCP server had started.");
+    // The start went on: the next call finds the server up.
+    expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
+  });
+
   it("a stop mid-run through runAgentLoop answers the call and ends the run", async () => {
     const pool = fixturePool();
     const controller = new AbortController();

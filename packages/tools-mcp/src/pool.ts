@@ -11,6 +11,7 @@ import { type McpToolOutput, type ToolContentPart, toolOutput } from "./content.
 import { McpPoolError, messageOf } from "./errors.js";
 import { CallGate } from "./gate.js";
 import type { HookEvent, HookOutcome, HookRunner, McpHookSpec } from "./hooks.js";
+import { untilStopped } from "./stop.js";
 
 /** A tool as `tool-loading`'s catalogue reads it: its name as the model calls it, and one line saying what it does. */
 export interface CatalogTool {
@@ -348,7 +349,12 @@ export function createMcpPool(
   };
 
   const callTool: McpPool["callTool"] = async (name, args, callOptions = {}) => {
-    const entry = await lookup(name);
+    const entry = await untilStopped(
+      lookup(name),
+      callOptions.signal,
+      () =>
+        new McpPoolError("aborted", `${name} was stopped before its MCP server had started.`, { tool: name }),
+    );
     return run(entry, args, callOptions.signal, positive(callOptions.timeoutMs, timeoutMs, "timeoutMs"));
   };
 
