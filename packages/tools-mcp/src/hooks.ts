@@ -37,6 +37,8 @@ export interface HookOutcome {
   context?: string;
   veto?: boolean;
   error?: string;
+  /** The hook's call ran past its timeout (then also `ok: false`). */
+  timedOut?: boolean;
   maxTokens?: number;
   ms: number;
 }
@@ -44,7 +46,13 @@ export interface HookOutcome {
 /**
  * Runs every hook registered for `event` and reports each one's outcome — structurally the hooks
  * package's `HookRunner`, so a pool's `runHooks` passes straight to `gather`, `notify` and the
- * compaction's `hooks.run` without either package importing the other. Never rejects for a hook
- * that failed: that is an outcome with `ok: false`.
+ * compaction's `hooks.run` without either package importing the other. `signal` (the caller
+ * stopped waiting) stops the calls in flight, which the servers are told to cancel. Never rejects
+ * for a hook that failed: that is an outcome with `ok: false`.
  */
-export type HookRunner = (event: HookEvent, input: unknown, context?: unknown) => Promise<HookOutcome[]>;
+export type HookRunner = (
+  event: HookEvent,
+  input: unknown,
+  context?: unknown,
+  signal?: AbortSignal,
+) => Promise<HookOutcome[]>;

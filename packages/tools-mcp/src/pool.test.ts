@@ -362,6 +362,19 @@ describe("runHooks", () => {
     expect(await pool.runHooks("sessionEnd", {})).toEqual([]);
   });
 
+  it("a hook that hangs past its timeout is an outcome marked timedOut, not a rejection", async () => {
+    const pool = fixturePool({
+      hooks: [{ id: "slow", events: ["afterTurn"], server: "fx", tool: "hang", timeoutSeconds: 0.3 }],
+    });
+    const [outcome] = await pool.runHooks("afterTurn", {});
+    expect(outcome).toMatchObject({
+      id: "slow",
+      ok: false,
+      timedOut: true,
+      error: expect.stringContaining("did not answer within 0.3 s"),
+    });
+  });
+
   it("passes straight to the ledger's compaction as its hook runner, whose veto it honours", async () => {
     const pool = fixturePool({
       hooks: [{ id: "keep-it", events: ["beforeCompact"], server: "fx", tool: "hook" }],

@@ -358,7 +358,12 @@ export function createMcpPool(
     return run(entry, args, callOptions.signal, positive(callOptions.timeoutMs, timeoutMs, "timeoutMs"));
   };
 
-  const runHooks: HookRunner = async (event: HookEvent, input: unknown, context?: unknown) => {
+  const runHooks: HookRunner = async (
+    event: HookEvent,
+    input: unknown,
+    context?: unknown,
+    signal?: AbortSignal,
+  ) => {
     const due = hooks.filter((h) => h.enabled !== false && h.events.includes(event));
     return Promise.all(
       due.map(async (hook): Promise<HookOutcome> => {
@@ -384,7 +389,7 @@ export function createMcpPool(
           const output = await run(
             { connection, tool: found, name: found.name },
             { event, input, context },
-            undefined,
+            signal,
             limit > 0 ? limit : hookTimeoutMs,
           );
           const veto = output.structured?.veto === true;
@@ -392,7 +397,14 @@ export function createMcpPool(
             ? { ...base, ok: true, context: output.text, ...(veto ? { veto } : {}), ms: Date.now() - started }
             : { ...base, ok: false, error: output.text, ms: Date.now() - started };
         } catch (error) {
-          return { ...base, ok: false, error: messageOf(error), ms: Date.now() - started };
+          const timedOut = McpPoolError.isInstance(error) && error.code === "timeout";
+          return {
+            ...base,
+            ok: false,
+            error: messageOf(error),
+            ...(timedOut ? { timedOut } : {}),
+            ms: Date.now() - started,
+          };
         }
       }),
     );
