@@ -317,6 +317,60 @@ describe("the loop's dedupe, from the annotations", () => {
   });
 });
 
+describe("a server's question for the user", () => {
+  it("reaches elicit with its schema, and fields the answer leaves out get the schema's defaults", async () => {
+    const asked: { server: string; message: string; fields: string[] }[] = [];
+    const pool = createMcpPool([{ name: "e", command: NODE, args: [EVERYTHING, "stdio"] }], {
+      elicit: async (request) => {
+        asked.push({
+          server: request.server,
+          message: request.message,
+          fields: Object.keys((request.requestedSchema.properties ?? {}) as object),
+        });
+        return { action: "accept", content: { name: "Ada Lovelace" } };
+      },
+    });
+    pools.push(pool);
+    expect((await pool.tools()).map((t) => t.function.name)).toContain("e__trigger-elicitation-request");
+    const text = await pool.call("e__trigger-elicitation-request", {});
+    expect(asked).toEqual([
+      {
+        server: "e",
+        message: "Please provide inputs for the following fields:",
+        fields: expect.arrayContaining(["name", "firstLine"]),
+      },
+    ]);
+    expect(text).toContain("Ada Lovelace");
+    expect(text).toContain("It was a dark and stormy night.");
+  });
+
+  it("without elicit the server is told the client cannot ask, and offers no such tool", async () => {
+    const pool = createMcpPool([{ name: "e", command: NODE, args: [EVERYTHING, "stdio"] }]);
+    pools.push(pool);
+    expect((await pool.tools()).map((t) => t.function.name)).not.toContain("e__trigger-elicitation-request");
+  });
+});
+
+describe("plain tool names", () => {
+  it("keep the server's names, prefixing only one an earlier server already uses", async () => {
+    const pool = createMcpPool(
+      [
+        { name: "one", command: NODE, args: [FIXTURE] },
+        { name: "two", command: NODE, args: [FIXTURE] },
+      ],
+      { toolNames: "plain" },
+    );
+    pools.push(pool);
+    const names = (await pool.tools()).map((t) => t.function.name);
+    expect(names).toContain("whoami");
+    expect(names).toContain("two__whoami");
+    expect(names).toContain("set_flag");
+    const [first, second] = await Promise.all([pool.call("whoami", {}), pool.call("two__whoami", {})]);
+    expect(first).not.toBe(second);
+    expect(pool.status().map((s) => String(s.pid))).toEqual([first, second]);
+  });
+});
+
 describe("parallel safety", () => {
   it("read-only calls run together and writes one at a time, even when the loop runs calls in parallel", async () => {
     const pool = fixturePool();
