@@ -23,7 +23,7 @@ export async function loadMcp(
 ): Promise<PlaygroundMcp | undefined> {
   const path = file ?? (existsSync(".mcp.json") ? ".mcp.json" : undefined);
   if (!path) return undefined;
-  const pool = createMcpPool(await readMcpJson(resolve(path)), { onNotice });
+  const pool = createMcpPool(await readMcpJson(resolve(path), { env: process.env }), { onNotice });
   const statuses = await pool.connect();
   const tools = (await pool.tools()) as ToolDefinition[];
   const parts = statuses.map((s) =>

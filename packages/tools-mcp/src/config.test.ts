@@ -93,6 +93,74 @@ describe("mcpServers", () => {
   });
 });
 
+describe("${VAR} in a .mcp.json", () => {
+  const env = { GITHUB_TOKEN: "ghp-secret-1", EMPTY: "" };
+
+  it("is expanded from the given environment, with :-defaults, only when asked", () => {
+    const document = {
+      mcpServers: {
+        gh: {
+          command: "npx",
+          args: ["server-github", "--token=${GITHUB_TOKEN}", "--org=${ORG:-acme}"],
+          env: { TOKEN: "${GITHUB_TOKEN}", MODE: "${EMPTY:-fast}" },
+        },
+        web: {
+          url: "https://${HOST:-mcp.example.com}/mcp",
+          headers: { authorization: "Bearer ${GITHUB_TOKEN}" },
+        },
+      },
+    };
+    expect(mcpServers(document, { env })).toEqual([
+      {
+        name: "gh",
+        type: "stdio",
+        command: "npx",
+        args: ["server-github", "--token=ghp-secret-1", "--org=acme"],
+        env: { TOKEN: "ghp-secret-1", MODE: "fast" },
+        masked: ["ghp-secret-1", "ghp-secret-1"],
+      },
+      {
+        name: "web",
+        type: "http",
+        url: "https://mcp.example.com/mcp",
+        headers: { authorization: "Bearer ghp-secret-1" },
+        masked: ["ghp-secret-1"],
+      },
+    ]);
+    // Without an environment the references stay the literals they are.
+    expect(mcpServers({ mcpServers: { gh: document.mcpServers.gh } })[0]).toMatchObject({
+      args: ["server-github", "--token=${GITHUB_TOKEN}", "--org=${ORG:-acme}"],
+    });
+  });
+
+  it("a reference to an unset variable with no default is refused, naming the place and the variable", () => {
+    const error = refusal(() =>
+      mcpServers({ mcpServers: { gh: { command: "x", args: ["${NOPE}"] } } }, { env }),
+    );
+    expect(error.message).toBe(
+      "mcpServers.gh.args[0]: ${NOPE} is not set in the environment, and has no default (${NOPE:-default}).",
+    );
+  });
+
+  it("what an expansion put into the args is masked in the failure message", async () => {
+    const { FIXTURE, NODE } = await import("../test/support.js");
+    const servers = mcpServers(
+      [{ name: "broken", command: NODE, args: [FIXTURE, "--fail", "--token=${SECRET}"] }],
+      {
+        env: { SECRET: "expanded-secret-42" },
+      },
+    );
+    const pool = createMcpPool(servers);
+    try {
+      const [status] = await pool.connect();
+      expect(status?.error?.message).toContain("fixture: started with --fail --token=***");
+      expect(status?.error?.message).not.toContain("expanded-secret-42");
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe("readMcpJson", () => {
   it("reads a file, and refuses one that is not JSON without quoting it", async () => {
     const dir = await mkdtemp(join(tmpdir(), "tools-mcp-config-"));

@@ -3,6 +3,7 @@ export type {
   McpServerConfig,
   McpServerEntry,
   McpServersInput,
+  McpServersOptions,
   McpStdioServer,
 } from "./config.js";
 export { mcpServers, readMcpJson } from "./config.js";

@@ -8,7 +8,7 @@ const SHORTEST_SECRET = 4;
  * error from the SDK that quotes a request) passes through {@link redact} with these first.
  */
 export function secretsOf(server: McpServerConfig): string[] {
-  const values: string[] = [];
+  const values: string[] = [...(server.masked ?? [])];
   if (server.type === "stdio") {
     values.push(...Object.values(server.env ?? {}));
   } else {

@@ -9,6 +9,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 
 if (process.argv.includes("--fail")) {
   console.error("fixture: loading configuration");
+  console.error(`fixture: started with ${process.argv.slice(2).join(" ")}`);
   console.error(`fixture: refusing token=${process.env.API_TOKEN ?? ""}`);
   console.error("fixture: cannot start without a database");
   process.exit(3);
