@@ -2,8 +2,9 @@ import { describe, HooksError } from "./errors.js";
 
 /**
  * Characters a reader could take for the `<` that opens a tag, besides `<` itself: those that
- * normalise to it (≮ ﹤ ＜), those Unicode's confusables data maps to it (˂ ᐸ ᚲ ‹ ❮ 𝈶), and angle
- * brackets and quotation marks drawn the same way (❬ ❰ ⟨ 〈 〈 ⧼ ㄑ ≺ ⋖ « 《 ⟪).
+ * normalise to it (≮ ﹤ ＜), those Unicode's confusables data maps to it (˂ ᐸ ᚲ ‹ ❮ 𝈶), angle
+ * brackets and quotation marks drawn the same way (❬ ❰ ⟨ 〈 〈 ⧼ ㄑ ≺ ⋖ « 《 ⟪), and those that
+ * normalise to one of these (⊀ ︽ ︿). A test walks every code point to keep the list closed.
  */
 export const ANGLE_LOOKALIKES: readonly string[] = [
   "\u226e",
@@ -27,6 +28,9 @@ export const ANGLE_LOOKALIKES: readonly string[] = [
   "\u00ab",
   "\u300a",
   "\u27ea",
+  "\u2280",
+  "\ufe3d",
+  "\ufe3f",
 ];
 
 /** Bidirectional controls: they can reorder what a person reviewing the prompt sees. */
