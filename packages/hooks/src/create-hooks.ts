@@ -48,12 +48,12 @@ export interface Hooks {
     options?: ConsultOptions,
   ): Promise<Consulted>;
   /** See the top-level `withContext`. */
-  withContext(
-    messages: readonly MessageLike[],
+  withContext<Message extends MessageLike>(
+    messages: readonly Message[],
     index: number,
     context: string | null | undefined,
     preface?: string,
-  ): MessageLike[];
+  ): Message[];
   /** See the top-level `assembleContext`. */
   assembleContext(outcomes: readonly HookOutcome[], maxTokens?: number, options?: AssembleOptions): string;
   /** Moves this instance's settings and returns the whole set; see `configureHooks`. */

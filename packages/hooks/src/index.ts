@@ -119,12 +119,12 @@ export function consult<Context>(
  * Throws `HooksError`: messages not an array of objects, `index` outside them, context not a string,
  * or context for a message that is not a `user` one.
  */
-export function withContext(
-  messages: readonly MessageLike[],
+export function withContext<Message extends MessageLike>(
+  messages: readonly Message[],
   index: number,
   context: string | null | undefined,
   preface?: string,
-): MessageLike[] {
+): Message[] {
   return defaultHooks.withContext(messages, index, context, preface);
 }
 

@@ -327,3 +327,47 @@ describe("consult", () => {
     );
   });
 });
+
+describe("a runner written against neither package", () => {
+  it("passes straight through to gather, consult and the ledger's compaction, its context typed as its own", async () => {
+    // The shapes an MCP pool declares for itself, importing nothing from hooks or ledger.
+    interface PoolContext {
+      session: { id: string };
+    }
+    interface PoolOutcome {
+      id: string;
+      name: string;
+      ok: boolean;
+      context?: string;
+      veto?: boolean;
+      error?: string;
+    }
+    const seen: string[] = [];
+    async function runHooks(
+      event: string,
+      _input: object,
+      context: PoolContext,
+      _signal?: AbortSignal,
+    ): Promise<PoolOutcome[]> {
+      seen.push(`${event}:${context.session.id}`);
+      if (event === "beforeCompact") return [{ id: "pin", name: "Pinned notes", ok: true, veto: true }];
+      return [{ id: "memory", name: "Memory", ok: true, context: "recalled" }];
+    }
+    const context: PoolContext = { session: { id: "s-9" } };
+    const gathered = await gather(runHooks, "beforeTurn", INPUT, context);
+    expect(gathered.context).toBe('<context hook="memory">\nrecalled\n</context>');
+    expect((await consult(runHooks, { messages: [], from: 0, through: 1 }, context)).vetoedBy).toBe(
+      "Pinned notes",
+    );
+    const transcript: MessageLike[] = [
+      { role: "user", content: "a" },
+      { role: "assistant", content: "b" },
+      { role: "user", content: "c" },
+    ];
+    const fold = await runCompaction(transcript, { from: 0, through: 2 } as CompactionPlan, () => "s", {
+      hooks: { run: runHooks, context, honourVeto: true },
+    });
+    expect(fold).toBeUndefined();
+    expect(seen).toEqual(["beforeTurn:s-9", "beforeCompact:s-9", "beforeCompact:s-9"]);
+  });
+});

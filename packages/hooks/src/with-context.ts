@@ -23,12 +23,12 @@ export function checkMessages(messages: unknown, where: string): asserts message
  * A copy of `messages` with `context` (and `preface` above it) leading the question at `index`.
  * The preface is already resolved: the caller's own, or the configured one.
  */
-export function putContext(
-  messages: readonly MessageLike[],
+export function putContext<Message extends MessageLike>(
+  messages: readonly Message[],
   index: number,
   context: string | null | undefined,
   preface: string,
-): MessageLike[] {
+): Message[] {
   checkMessages(messages, "withContext");
   if (!Number.isInteger(index) || index < 0 || index >= messages.length) {
     throw new HooksError(
@@ -43,7 +43,7 @@ export function putContext(
     );
   }
   if (!context) return messages.slice();
-  const message = messages[index] as MessageLike;
+  const message = messages[index] as Message;
   if (message.role !== "user") {
     throw new HooksError(
       "invalid-index",
@@ -58,6 +58,6 @@ export function putContext(
     content = [part, ...(message.content as readonly ContentPartLike[])];
   } else content = lead;
   const out = messages.slice();
-  out[index] = { ...message, content };
+  out[index] = { ...message, content } as Message;
   return out;
 }
