@@ -30,6 +30,16 @@ describe("assembleContext", () => {
     );
   });
 
+  it("uses no context from a hook that failed", () => {
+    const context = assembleContext([
+      { id: "down", ok: false, context: "stale" },
+      { id: "threw", error: new Error("x"), context: "stale" },
+      { id: "late", timedOut: true, context: "stale" },
+      { id: "fine", ok: true, context: "fresh" },
+    ]);
+    expect(context).toBe('<context hook="fine">\nfresh\n</context>');
+  });
+
   it("holds a hook to its own maxTokens, cutting it with a mark and saying so", () => {
     const notes: string[] = [];
     const context = assembleContext(

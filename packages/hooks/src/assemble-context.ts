@@ -2,6 +2,11 @@ import { DEFAULT_CHARS_PER_TOKEN } from "@loopwright/ledger";
 import { positive } from "./settings.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
 
+/** Whether an outcome reports a failure: `ok: false`, any `error`, or `timedOut`. Its context is never used. */
+export function failed(outcome: HookOutcome): boolean {
+  return outcome.ok === false || outcome.error !== undefined || outcome.timedOut === true;
+}
+
 /** Ends a block that was cut to fit, inside the limit it was cut to. */
 const CUT_MARK = " […]";
 
@@ -38,7 +43,7 @@ function cutTo(text: string, chars: number): string {
 }
 
 /**
- * The outcomes' context as `<context hook="id">` blocks, in order, held to `maxTokens` in all and
+ * The outcomes' context as `<context hook="id">` blocks, in order (failed ones skipped), held to `maxTokens` in all and
  * each to its own `maxTokens`. Sizes are characters over `charsPerToken`, the way the ledger's
  * `estimateTokens` counts, so `estimateTokens(result) <= maxTokens` always holds; a block that does
  * not fit is cut (ending in " […]") or left out, and `onNote` is told which.
@@ -53,6 +58,7 @@ export function assembleBlocks(
   let out = "";
   outcomes.forEach((outcome, place) => {
     if (typeof outcome !== "object" || outcome === null || typeof outcome.context !== "string") return;
+    if (failed(outcome)) return;
     const text = disarm(outcome.context.trim());
     if (text === "") return;
     const label = hookLabel(outcome, place);

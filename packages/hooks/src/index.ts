@@ -134,7 +134,8 @@ export function withContext<Message extends MessageLike>(
  * `charsPerToken` (4 unless given), as the ledger's `estimateTokens` counts, so the result never
  * estimates above the budget. A block cut to fit ends in " […]"; one with no room is left out;
  * `onNote` hears of both. A `<context` tag inside a hook's text is disarmed (`&lt;`) so a block cannot
- * be closed early. Outcomes without text are skipped; never throws.
+ * be closed early. Outcomes without text, and failed ones (`ok: false`, an `error`, `timedOut`), are
+ * skipped; never throws.
  */
 export function assembleContext(
   outcomes: readonly HookOutcome[],

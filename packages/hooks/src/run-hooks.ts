@@ -1,5 +1,5 @@
 import { vetoedBy } from "@loopwright/ledger";
-import { assembleBlocks, hookLabel } from "./assemble-context.js";
+import { assembleBlocks, failed, hookLabel } from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
 import { type HookSettings, positive } from "./settings.js";
 import type {
@@ -75,11 +75,6 @@ function callRunner<Context>(
       finish({ answered: false, why: `the runner threw: ${errorText(error)}` });
     }
   });
-}
-
-/** Whether an outcome reports a failure: `ok: false`, any `error`, or `timedOut`. */
-function failed(outcome: HookOutcome): boolean {
-  return outcome.ok === false || outcome.error !== undefined || outcome.timedOut === true;
 }
 
 /**
@@ -172,8 +167,7 @@ export async function gatherWith<Context>(
   const outcomes: HookOutcome[] = [];
   for (const { name, called } of calls) outcomes.push(...readOutcomes(name, called, notes));
   if (options.signal?.aborted) return { context: "", preface, outcomes, notes };
-  const usable = outcomes.filter((outcome) => !failed(outcome));
-  const text = assembleBlocks(usable, maxTokens, {
+  const text = assembleBlocks(outcomes, maxTokens, {
     ...(options.charsPerToken !== undefined ? { charsPerToken: options.charsPerToken } : {}),
     onNote: (note) => notes.push(note),
   });
