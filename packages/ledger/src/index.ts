@@ -22,7 +22,13 @@ export type {
   RunCompactionOptions,
   Summarise,
 } from "./run-compaction.js";
-export { applyCompaction, compactTranscript, requestIndex, runCompaction } from "./run-compaction.js";
+export {
+  applyCompaction,
+  compactTranscript,
+  requestIndex,
+  runCompaction,
+  vetoedBy,
+} from "./run-compaction.js";
 export type { ContextParts, ContextTokensOptions, EstimateOptions } from "./tokens.js";
 export {
   contextChars,
