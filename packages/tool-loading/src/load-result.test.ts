@@ -85,3 +85,21 @@ describe("holdsDefinitions and heldDefinitions", () => {
     expect(ToolLoadingError.isInstance(thrown(() => heldDefinitions({} as never)))).toBe(true);
   });
 });
+
+describe("a proxied load result under the ledger's prune", () => {
+  it("is never cleared, however old, while other old results are", async () => {
+    const { pruneToolResults } = await import("@loopwright/ledger");
+    const definitions = proxyLoadResult(expandNames(["filesystem", "github"], CATALOG), TOOLS, []);
+    const messages = [
+      { role: "user", content: "go" },
+      { role: "tool", tool_call_id: "a", content: definitions },
+      { role: "tool", tool_call_id: "b", content: "x".repeat(2000) },
+      { role: "tool", tool_call_id: "c", content: "latest" },
+    ];
+    for (const options of [{ keepLast: 1 }, { keepLast: 1, holdsDefinitions }]) {
+      const pruned = pruneToolResults(messages, options);
+      expect(pruned[1]?.content).toBe(definitions);
+      expect(pruned[2]?.content).not.toBe(messages[2]?.content);
+    }
+  });
+});
