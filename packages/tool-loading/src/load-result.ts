@@ -8,7 +8,9 @@ export interface MessageLike {
   role: string;
   content?: unknown;
   tool_call_id?: string;
-  tool_calls?: readonly { id?: string; type?: string; function?: { name?: string; arguments?: string } }[] | null;
+  tool_calls?:
+    | readonly { id?: string; type?: string; function?: { name?: string; arguments?: string } }[]
+    | null;
 }
 
 function checkResolution(resolution: NameResolution, where: string): void {
