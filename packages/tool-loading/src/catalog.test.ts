@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { catalogFromTools, catalogText } from "./catalog.js";
 import { ToolLoadingError } from "./errors.js";
@@ -18,6 +19,34 @@ describe("catalogText", () => {
       .reverse()
       .map((server) => ({ ...server, tools: [...server.tools].reverse() }));
     expect(catalogText(shuffled)).toBe(catalogText(CATALOG));
+  });
+
+  it("is the same text for every ordering of any catalogue, and names every tool in it", () => {
+    const name = fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/);
+    const server = fc.record({
+      name,
+      tools: fc.uniqueArray(fc.record({ name }), { selector: (tool) => tool.name, maxLength: 6 }),
+    });
+    const catalogue = fc.uniqueArray(server, { selector: (s) => s.name, maxLength: 5 });
+    fc.assert(
+      fc.property(
+        catalogue.chain((servers) =>
+          fc.tuple(
+            fc.constant(servers),
+            fc.shuffledSubarray(servers, { minLength: servers.length, maxLength: servers.length }),
+          ),
+        ),
+        ([servers, shuffled]) => {
+          const reordered = shuffled.map((s) => ({ ...s, tools: [...s.tools].reverse() }));
+          const text = catalogText(servers, { mode: "proxy" });
+          expect(catalogText(reordered, { mode: "proxy" })).toBe(text);
+          for (const s of servers) {
+            if (s.tools.length > 0) expect(text).toContain(`${s.name}: `);
+            for (const tool of s.tools) expect(text).toMatch(new RegExp(`[ ,]${tool.name}(,|\n|$)`));
+          }
+        },
+      ),
+    );
   });
 
   it("tells a proxied model to run tools through call_tool, and says the cap it was given", () => {
