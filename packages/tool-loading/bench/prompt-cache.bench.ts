@@ -11,6 +11,7 @@
 // bodies `runAgentLoop` hands `onRequest` against a testkit server scripted with the same calls.
 import { commonPrefixLength, renderPrompt } from "@loopwright/testkit";
 import { encode } from "gpt-tokenizer";
+import { holdsDefinitions } from "../src/load-result.js";
 import { type Body, drive } from "../src/test-support/drive.js";
 import type { ToolDiscovery } from "../src/tool-loading.js";
 import { type Toolset, toolset } from "./catalogue.js";
@@ -29,6 +30,8 @@ interface Row {
   uncachedWithReplies: number;
   toolsLoaded: number;
   redundantLoads: number;
+  /** Tokens of the definitions the run's load results carry (proxy). */
+  definitionTokens: number;
 }
 
 interface Variant {
@@ -64,7 +67,10 @@ function tokens(text: string): number {
  * A server also keeps the tokens it generated, so `uncachedWithReplies` counts a prefix shared with
  * an earlier prompt followed by its reply (the next body's assistant message) as cached too.
  */
-function measure(label: string, bodies: Body[]): Omit<Row, "toolsLoaded" | "redundantLoads"> {
+function measure(
+  label: string,
+  bodies: Body[],
+): Omit<Row, "toolsLoaded" | "redundantLoads" | "definitionTokens"> {
   const seen: string[][] = [];
   const seenWithReplies: string[][] = [];
   const row = {
@@ -129,10 +135,16 @@ for (const size of [100, 300]) {
   );
   const rows: Row[] = VARIANTS.map((variant) => {
     const run = requestsFor(variant, tools);
+    const definitionTokens = run.messages
+      .filter(holdsDefinitions)
+      .flatMap((message) => String(message.content).split("\n"))
+      .filter((line) => line.startsWith("{"))
+      .reduce((n, line) => n + tokens(line), 0);
     return {
       ...measure(variant.label, run.bodies),
       toolsLoaded: run.toolsLoaded,
       redundantLoads: run.redundantLoads,
+      definitionTokens,
     };
   });
   const eager = rows[0] as Row;
@@ -160,13 +172,25 @@ for (const size of [100, 300]) {
   const hit = proxy.cached / proxy.prompt;
   // What any mode must prefill however it loads: everything eager prefilled except its tool array
   // (the question, each reply and each result). Proxy sends all of that too, plus what it loads.
-  const floor = (eager.uncached - tokens(JSON.stringify(tools.tools))) / eager.uncached;
+  const toolArray = tokens(JSON.stringify(tools.tools));
+  const floor = (eager.uncached - toolArray) / eager.uncached;
+  // Extrapolated: with every definition s times as big, eager prefills (E + s·A) and proxy
+  // (P + s·D), where A is the tool array and D the definitions proxy loaded. The target holds from
+  // s = (P − r·E) / (r·A − D).
+  const E = eager.uncached - toolArray;
+  const P = proxy.uncached - proxy.definitionTokens;
+  const scale = (P - target * E) / (target * toolArray - proxy.definitionTokens);
+  const breakEven =
+    scale > 0 && target * toolArray > proxy.definitionTokens
+      ? `${Math.ceil(scale * perTool)} tokens`
+      : "no size";
   verdicts.push(
     `T=${size}: proxy re-prefill ${ratio.toFixed(3)}× eager (target ≤ ${target}×: ${ratio <= target ? "met" : "NOT met"}; ` +
       `${(proxy.uncachedWithReplies / eager.uncachedWithReplies).toFixed(3)}× with replies cached), ` +
       `hit ${pct(proxy.cached, proxy.prompt)} (target ≥ 97%: ${hit >= 0.97 ? "met" : "NOT met"}; ` +
       `${pct(proxy.prompt - proxy.uncachedWithReplies, proxy.prompt)} with replies cached). ` +
-      `Floor for this task: the transcript alone is ${floor.toFixed(3)}× eager's uncached.`,
+      `Floor for this task: the transcript alone is ${floor.toFixed(3)}× eager's uncached; ` +
+      `the ratio target would hold from about ${breakEven} a definition (this catalogue: ${perTool.toFixed(0)}).`,
   );
 }
 console.log(`\n${verdicts.join("\n")}`);

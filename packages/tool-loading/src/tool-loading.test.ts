@@ -376,3 +376,25 @@ describe("each mode's requests against a prefix-caching server", () => {
     expect(second.toolsLoaded).toBe(0);
   });
 });
+
+describe("a catalogue that lists a tool the run has no definition for", () => {
+  const catalog = [...CATALOG, { name: "mail", tools: [{ name: "send_email" }] }];
+
+  it("leaves it out of the catalogue text, and a load or call_tool naming it is told it is not there", () => {
+    for (const mode of ["ondemand", "proxy"] as const) {
+      const loading = createToolLoading({ mode, tools: TOOLS, catalog });
+      expect(loading.catalogText).not.toContain("send_email");
+      const load = loading.route(
+        { id: "c1", name: "load_tools", args: { names: ["send_email", "read_file"] } },
+        { loaded: [], messages: [] },
+      );
+      expect(load.kind === "load" && load.resolution.unknown).toEqual(["send_email"]);
+      expect(load.kind === "load" && load.fresh).toEqual(["read_file"]);
+      const call = loading.route(
+        { id: "c2", name: "call_tool", args: { name: "send_email", arguments: {} } },
+        { loaded: [], messages: [] },
+      );
+      expect(call.kind).toBe("refuse");
+    }
+  });
+});

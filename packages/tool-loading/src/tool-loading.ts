@@ -130,7 +130,7 @@ export type CallRoute =
 export interface ToolLoading {
   /** The mode this was built for. */
   readonly mode: ToolDiscovery;
-  /** The catalogue in use (the given one, or one built from the tools). */
+  /** The catalogue in use: the given one (or one built from the tools), less any tool without a definition. */
   readonly catalog: readonly CatalogServer[];
   /** The catalogue text a loading mode appends to the system prompt; `""` in eager mode. */
   readonly catalogText: string;
@@ -165,13 +165,19 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
     );
   }
   const definitions = definitionsByName(options.tools, "createToolLoading");
-  const catalog = options.catalog ?? [catalogFromTools(options.tools)];
-  checkCatalog(catalog, "createToolLoading");
+  const given = options.catalog ?? [catalogFromTools(options.tools)];
+  checkCatalog(given, "createToolLoading");
+  // Only what a load can hand over is offered: a catalogued name without a definition is left out,
+  // so the catalogue text never lists it and a load or a call_tool naming it is told so.
+  const catalog: CatalogServer[] = given.map((server) => ({
+    ...server,
+    tools: server.tools.filter((tool) => definitions.has(tool.name)),
+  }));
   const loadCap = checkCap(options.loadCap ?? DEFAULT_LOAD_CAP, "loadCap", "createToolLoading");
   const carryCap = checkCap(options.carryCap ?? DEFAULT_CARRY_CAP, "carryCap", "createToolLoading");
   const index = catalogIndex(catalog);
   const text = mode === "eager" ? "" : catalogText(catalog, { mode, descriptions, cap: loadCap });
-  const loadable = (name: string) => index.has(name) && definitions.has(name);
+  const loadable = (name: string) => index.has(name);
   const definitionsOf = (names: readonly string[]) =>
     names.flatMap((name) => (definitions.get(name) ? [definitions.get(name) as FunctionToolLike] : []));
   const withCatalog = (system: string | undefined) =>
@@ -217,7 +223,7 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
     const resolution = expandNames(names, catalog, loadCap);
     if (mode === "proxy") {
       const held = heldDefinitions(messages);
-      const fresh = resolution.names.filter((name) => !held.has(name) && definitions.has(name));
+      const fresh = resolution.names.filter((name) => !held.has(name));
       const repeated = resolution.names.filter((name) => held.has(name));
       return {
         kind: "load",
@@ -228,18 +234,13 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
         repeated,
       };
     }
-    const usable: NameResolution = {
-      ...resolution,
-      names: resolution.names.filter((name) => definitions.has(name)),
-      unknown: [...resolution.unknown, ...resolution.names.filter((name) => !definitions.has(name))],
-    };
-    const fresh = usable.names.filter((name) => !loaded.includes(name));
-    const repeated = usable.names.filter((name) => loaded.includes(name));
+    const fresh = resolution.names.filter((name) => !loaded.includes(name));
+    const repeated = resolution.names.filter((name) => loaded.includes(name));
     return {
       kind: "load",
-      content: loadResult(usable, loaded),
+      content: loadResult(resolution, loaded),
       loaded: [...loaded, ...fresh],
-      resolution: usable,
+      resolution,
       fresh,
       repeated,
     };
