@@ -19,6 +19,7 @@ export type {
   CallInput,
   CallRoute,
   LoadingStart,
+  PreselectionExchange,
   PreselectRouting,
   StepInput,
   StepRequest,

@@ -211,7 +211,8 @@ describe("createToolLoading: answering calls", () => {
       { role: "assistant", content: "ok" },
       { role: "user", content: "list the issues" },
     ];
-    const exchange = loading.preselection(["list_issues", "send_email"], history);
+    const { messages: exchange, names } = loading.preselection(["list_issues", "send_email"], history);
+    expect(names).toEqual(["list_issues"]);
     expect(exchange).toHaveLength(2);
     const [asked, answer] = exchange;
     const calls = asked?.tool_calls ?? [];
@@ -219,11 +220,12 @@ describe("createToolLoading: answering calls", () => {
     expect(JSON.parse(calls[0]?.function?.arguments ?? "")).toEqual({ names: ["list_issues"] });
     expect(answer).toMatchObject({ role: "tool", tool_call_id: "call_preselected_3" });
     expect(holdsDefinitions(answer as never)).toBe(true);
-    expect(loading.preselection(["send_email"], history)).toEqual([]);
-    expect(loading.preselection(["list_issues"], [...history, ...exchange])).toEqual([]);
+    const none = { messages: [], names: [] };
+    expect(loading.preselection(["send_email"], history)).toEqual(none);
+    expect(loading.preselection(["list_issues"], [...history, ...exchange])).toEqual(none);
     expect(
       createToolLoading({ mode: "ondemand", tools: TOOLS }).preselection(["list_issues"], history),
-    ).toEqual([]);
+    ).toEqual(none);
   });
 });
 
@@ -359,6 +361,7 @@ describe("each mode's requests against a prefix-caching server", () => {
     expect(first.messages.map((message) => message.role)).toEqual(["system", "user", "assistant", "tool"]);
     expect(first.messages[2]?.tool_calls?.[0]?.id).toBe("call_preselected_1");
     expect(run.loaded).toEqual([]);
+    expect(run.toolsLoaded).toBe(1 + 2); // the preselection's, then list_issues and create_issue
   });
 
   it("the loaded set carries across two runs", () => {

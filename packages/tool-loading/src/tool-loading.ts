@@ -144,9 +144,17 @@ export interface ToolLoading {
    * Proxy mode: a preselection written as a `load_tools` call the model did not make and its result,
    * to append after the question. Its id is numbered by `messages.length`, where the call lands.
    * Names outside the catalogue, without a definition, or already held by the transcript are left
-   * out; none left gives `[]`. Other modes always give `[]`.
+   * out; none left gives no messages. Other modes always give none.
    */
-  preselection(preselected: readonly string[], messages: readonly MessageLike[]): MessageLike[];
+  preselection(preselected: readonly string[], messages: readonly MessageLike[]): PreselectionExchange;
+}
+
+/** A proxied preselection as the transcript holds it (from {@link ToolLoading.preselection}). */
+export interface PreselectionExchange {
+  /** The `load_tools` call and its answer, to append after the question; `[]` for none. */
+  messages: MessageLike[];
+  /** The names it loads (counted as tools loaded); `[]` for none. */
+  names: string[];
 }
 
 const MODES: readonly ToolDiscovery[] = ["eager", "ondemand", "proxy"];
@@ -317,13 +325,13 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
     },
 
     preselection(preselected, messages) {
-      if (mode !== "proxy") return [];
+      if (mode !== "proxy") return { messages: [], names: [] };
       const held = heldDefinitions(messages);
       const names = usablePreselection(preselected).filter((name) => !held.has(name));
-      if (names.length === 0) return [];
+      if (names.length === 0) return { messages: [], names: [] };
       const id = `call_preselected_${messages.length}`;
       const resolution = expandNames(names, catalog, loadCap);
-      return [
+      const exchange: MessageLike[] = [
         {
           role: "assistant",
           content: "",
@@ -341,6 +349,7 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
           content: proxyLoadResult(resolution, [...definitions.values()], held),
         },
       ];
+      return { messages: exchange, names };
     },
   };
 }

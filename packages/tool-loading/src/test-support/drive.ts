@@ -70,12 +70,13 @@ export function drive(task: Task, options: DriveOptions): Drive {
   const start = loading.start({ loaded: options.loaded, preselected: options.preselected });
   let loaded = start.loaded;
   const messages: MessageLike[] = [{ role: "user", content: task.question }];
-  messages.push(...loading.preselection(start.preselected, messages));
+  const exchange = loading.preselection(start.preselected, messages);
+  messages.push(...exchange.messages);
   const out: Drive = {
     bodies: [],
     messages,
     loaded,
-    toolsLoaded: 0,
+    toolsLoaded: exchange.names.length,
     redundantLoads: 0,
     unknownToolNames: [],
   };
