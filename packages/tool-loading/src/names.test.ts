@@ -62,6 +62,7 @@ describe("expandNames", () => {
       "write_file",
       "list_issues",
     ]);
+    expect(expandNames(["functions.read_file"], CATALOG).names).toEqual(["read_file"]);
     expect(expandNames(["list_*"], CATALOG).names).toEqual(["list_directory", "list_issues"]);
     expect(expandNames(["READ_FILE", "GitHub"], CATALOG).names).toEqual([
       "read_file",

@@ -96,7 +96,7 @@ function escapeRegExp(text: string): string {
 /**
  * Resolves the names a model asked to load against the catalogue: a tool's exact name; a server's
  * name for all of its tools (in name order); `server.tool`, `server/tool`, `server:tool` or
- * `server__tool`; a pattern with `*` (`github_*`); and, failing those, a name that differs only in
+ * `server__tool`; `functions.tool`; a pattern with `*` (`github_*`); and, failing those, a name that differs only in
  * case from exactly one tool or server. Each tool once, at most `cap` (12 unless given); the rest
  * are reported in `overCap`, and names that match nothing in `unknown`.
  *
@@ -120,7 +120,8 @@ export function expandNames(
   const serverTools = (server: string) => [...(servers.get(server) ?? [])].sort(compare);
 
   const match = (raw: string): string[] => {
-    const name = raw.trim();
+    // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
+    const name = raw.trim().replace(/^functions\./, "");
     if (name === "") return [];
     if (index.has(name)) return [name];
     if (servers.has(name)) return serverTools(name);
