@@ -25,11 +25,9 @@ export interface CatalogEntry {
   server: string;
 }
 
-/** A description's first line, or its first sentence where the line runs on; what a catalogue shows. */
+/** A description's first line: what a catalogue shows of a tool. */
 export function oneLine(description: string | undefined): string {
-  const line = (description ?? "").trim().split(/\r?\n/)[0]?.trim() ?? "";
-  const sentence = /^(.{20,}?[.!?])\s/.exec(line);
-  return sentence?.[1] ?? line;
+  return (description ?? "").trim().split(/\r?\n/)[0]?.trim() ?? "";
 }
 
 /**

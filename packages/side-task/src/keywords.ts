@@ -42,14 +42,46 @@ export const KEYWORD_MIN_SCORE = 2;
 export const KEYWORD_DROPOFF = 0.5;
 
 const K1 = 1.2;
-const B = 0.75;
-/** How many times a tool's name counts against its description: the name is what it is. */
-const NAME_WEIGHT = 2;
+/** Mild length normalisation: one-line descriptions run from four words to forty. */
+const B = 0.5;
+/** At least this share of the request's words (numbers and ids aside) must be words the catalogue uses. */
+const KNOWN_SHARE = 0.5;
+/** The best tool must hold at least this share of the weight of the request's words the catalogue uses. */
+const TOP_SHARE = 0.5;
 
 interface Doc {
   name: string;
   tf: Map<string, number>;
   length: number;
+}
+
+interface Index {
+  key: string;
+  docs: Doc[];
+  df: Map<string, number>;
+  avgLength: number;
+}
+
+/** The last index built for each catalogue array, reused while its tools read the same. */
+const indexes = new WeakMap<object, Index>();
+
+function indexFor(catalog: readonly CatalogServerLike[]): Index {
+  const entries = catalogEntries(catalog, "preselectByKeywords");
+  const key = JSON.stringify(entries);
+  const cached = indexes.get(catalog);
+  if (cached?.key === key) return cached;
+  const docs: Doc[] = entries.map((entry) => {
+    const words = [...terms(entry.name), ...terms(entry.server), ...terms(entry.description)];
+    const tf = new Map<string, number>();
+    for (const word of words) tf.set(word, (tf.get(word) ?? 0) + 1);
+    return { name: entry.name, tf, length: words.length };
+  });
+  const df = new Map<string, number>();
+  for (const doc of docs) for (const word of doc.tf.keys()) df.set(word, (df.get(word) ?? 0) + 1);
+  const avgLength = docs.reduce((sum, doc) => sum + doc.length, 0) / Math.max(1, docs.length);
+  const index = { key, docs, df, avgLength };
+  indexes.set(catalog, index);
+  return index;
 }
 
 function positive(value: unknown, name: string, fallback: number): number {
@@ -81,7 +113,7 @@ export function preselectByKeywords(
   options: KeywordOptions = {},
   max: number = PRESELECT_MAX,
 ): KeywordPreselection {
-  const entries = catalogEntries(catalog, "preselectByKeywords");
+  const { docs, df, avgLength } = indexFor(catalog);
   if (typeof prompt !== "string") {
     throw new SideTaskError(
       "invalid-input",
@@ -91,56 +123,52 @@ export function preselectByKeywords(
   const cap = checkCap(max, "preselectByKeywords");
   const minScore = positive(options?.minScore, "minScore", KEYWORD_MIN_SCORE);
   const dropoff = positive(options?.dropoff, "dropoff", KEYWORD_DROPOFF);
-
-  const docs: Doc[] = entries.map((entry) => {
-    const words = [
-      ...Array.from({ length: NAME_WEIGHT }, () => terms(entry.name)).flat(),
-      ...terms(entry.server),
-      ...terms(entry.description),
-    ];
-    const tf = new Map<string, number>();
-    for (const word of words) tf.set(word, (tf.get(word) ?? 0) + 1);
-    return { name: entry.name, tf, length: words.length };
-  });
   const n = docs.length;
-  const df = new Map<string, number>();
-  for (const doc of docs) for (const word of doc.tf.keys()) df.set(word, (df.get(word) ?? 0) + 1);
-  const avgLength = docs.reduce((sum, doc) => sum + doc.length, 0) / Math.max(1, n);
   const idf = (word: string) => {
     const d = df.get(word) ?? 0;
     return Math.log(1 + (n - d + 0.5) / (d + 0.5));
   };
   // A word "few tools share": held by at most one tool in twenty-five (and at least by one or two).
   const rareDf = Math.max(2, Math.floor(n / 25));
-  const query = [...new Set(terms(prompt))].filter((word) => df.has(word));
+  const asked = [...new Set(terms(prompt))];
+  const query = asked.filter((word) => df.has(word));
+  const content = asked.filter((word) => !/\d/.test(word));
+  const knownShare = content.filter((word) => df.has(word)).length / Math.max(1, content.length);
+  const weight = query.reduce((sum, word) => sum + idf(word), 0);
   const rare = new Set(query.filter((word) => (df.get(word) ?? 0) <= rareDf));
 
   const scored = docs.map((doc, index) => {
     let score = 0;
     let holdsRare = false;
+    let held = 0;
     for (const word of query) {
       const tf = doc.tf.get(word);
       if (!tf) continue;
       if (rare.has(word)) holdsRare = true;
+      held += idf(word);
       const norm = tf + K1 * (1 - B + (B * doc.length) / Math.max(1, avgLength));
       score += idf(word) * ((tf * (K1 + 1)) / norm);
     }
-    return { name: doc.name, score, holdsRare, index, doc };
+    return { name: doc.name, score, holdsRare, held, index, doc };
   });
   const ranked = scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score || a.index - b.index);
 
   if (ranked.length === 0) return { tools: [], confident: false, ranked: [] };
 
-  // The shortlist ends at the sharpest break in the first `cap` scores.
-  const window = ranked.slice(0, cap + 1);
-  let cut = Math.min(cap, ranked.length);
-  let sharpest = Number.POSITIVE_INFINITY;
-  for (let i = 1; i <= Math.min(cap, ranked.length); i++) {
-    const after = window[i]?.score ?? 0;
-    const ratio = after / (window[i - 1]?.score ?? 1);
-    if (ratio < sharpest) {
-      sharpest = ratio;
-      cut = i;
+  // The shortlist ends at the first clean break (the next tool scoring at most `dropoff` of the
+  // one before it), else at the sharpest break within the cap.
+  const limit = Math.min(cap, ranked.length);
+  const score = (i: number) => ranked[i]?.score ?? 0;
+  let cut = 0;
+  for (let i = 1; i <= limit && cut === 0; i++) if (score(i) <= dropoff * score(i - 1)) cut = i;
+  if (cut === 0) {
+    let sharpest = Number.POSITIVE_INFINITY;
+    for (let i = 1; i <= limit; i++) {
+      const ratio = score(i) / score(i - 1);
+      if (ratio < sharpest) {
+        sharpest = ratio;
+        cut = i;
+      }
     }
   }
   const kept = ranked.slice(0, cut);
@@ -149,6 +177,8 @@ export function preselectByKeywords(
   const covered = [...rare].every((word) => kept.some((k) => k.doc.tf.has(word)));
   const confident =
     (ranked[0]?.score ?? 0) >= minScore &&
+    knownShare >= KNOWN_SHARE &&
+    (kept[0]?.held ?? 0) >= TOP_SHARE * weight &&
     kept.every((k) => k.holdsRare) &&
     covered &&
     firstOut <= dropoff * lastKept;

@@ -27,12 +27,12 @@ export function stem(word: string): string {
   if (w.length <= 3) return w;
   if (w.endsWith("ies") && w.length > 4) w = `${w.slice(0, -3)}y`;
   else if (w.endsWith("sses")) w = w.slice(0, -2);
-  else if (/(?:s|x|z|ch|sh)es$/.test(w) && w.length > 4) w = w.slice(0, -2);
+  else if (/(?:ss|x|ch|sh)es$/.test(w) && w.length > 4) w = w.slice(0, -2);
   else if (w.endsWith("s") && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
   if (w.endsWith("ing") && w.length > 5) w = w.slice(0, -3);
   else if (w.endsWith("ed") && w.length > 4) w = w.slice(0, -2);
   if (/([b-df-hj-np-tv-z])\1$/.test(w) && !/(?:ll|ss|zz)$/.test(w)) w = w.slice(0, -1);
-  if (w.endsWith("e") && w.length > 4) w = w.slice(0, -1);
+  if (w.endsWith("e") && w.length >= 4) w = w.slice(0, -1);
   return w;
 }
 
