@@ -14,7 +14,9 @@ export const ASK_TEMPERATURE = 0.3;
 const ASK_DEFAULTS = { maxTokens: ASK_MAX_TOKENS, temperature: ASK_TEMPERATURE };
 
 /**
- * One-shot side call: a system prompt and a user turn to `model` at `endpoint`, no tools, not
+ * One-shot side call: a system prompt and a user turn to a model, the reply's text back.
+ *
+ * A system prompt and a user turn to `model` at `endpoint`, no tools, not
  * streamed, bounded in time, the reply's text back (any fenced scratchpad taken out).
  *
  * The body is built like a turn's (`buildBody` from what the endpoint and model refused, through
@@ -35,8 +37,9 @@ export async function ask(
 }
 
 /**
- * `ask` that also says how the reply ended: `{ text, finishReason }`, where `finishReason` is the
- * choice's `finish_reason` as the server sent it (`"length"` for one cut off at the ceiling), or
+ * `ask` that also says how the reply ended: `{ text, finishReason }`.
+ *
+ * `finishReason` is the choice's `finish_reason` as the server sent it (`"length"` for one cut off at the ceiling), or
  * `undefined` where it sent none. Nothing is thrown for a cut-off reply. Throws as `ask` does.
  */
 export function askReply(
@@ -66,7 +69,9 @@ function jsonInstruction(system: string, schema: Record<string, unknown>): strin
 }
 
 /**
- * `ask` for an answer with a shape: the parsed JSON, or `undefined` for a reply with no JSON in it
+ * `ask` for an answer held to a JSON Schema: the parsed value, or `undefined`.
+ *
+ * Answers the parsed JSON, or `undefined` for a reply with no JSON in it
  * (or one cut off at the ceiling, whose JSON never closed).
  *
  * The schema goes as `response_format` of type `json_schema` — normalised as a tool's parameters
@@ -84,7 +89,7 @@ export async function askJson<T = unknown>(
   model: string,
   system: string,
   input: SideTaskInput,
-  schema: Record<string, unknown>,
+  schema: Readonly<Record<string, unknown>>,
   options: AskJsonOptions = {},
 ): Promise<T | undefined> {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {

@@ -72,7 +72,9 @@ export interface SideTaskReply {
 }
 
 /**
- * What a side task sends to keep a thinking model from deliberating over a small job: llama.cpp,
+ * The body fields a side task sends to keep a thinking model from thinking.
+ *
+ * What it sends to keep a thinking model from deliberating over a small job: llama.cpp,
  * vLLM and SGLang render the chat template with thinking off. A server that refuses the field
  * has it latched off for that model, like any `extraBody` key.
  */

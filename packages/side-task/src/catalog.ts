@@ -7,7 +7,9 @@ export interface CatalogToolLike {
 }
 
 /**
- * One connected server as a catalogue: its name, a label to show, and its tools by name and
+ * One connected server as a catalogue: a name, a label and its tools.
+ *
+ * Its name, a label to show, and its tools by name and
  * description. Structurally the `CatalogServer` of `@loopwright/tool-loading`, declared here so
  * this package reads it without importing that one.
  */

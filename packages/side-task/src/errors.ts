@@ -13,6 +13,8 @@ const SIDE_TASK_ERROR = Symbol.for("@loopwright/side-task.SideTaskError");
 export type SideTaskErrorCode = "invalid-input" | "request-failed" | "timeout" | "aborted" | "no-reply";
 
 /**
+ * The error of this package: a side task that could not be done, or a bad argument.
+ *
  * Thrown by `ask`, `askReply` and `askJson` when the side task could not be done, and for bad
  * arguments anywhere in this package. `code` says which; `cause` is the underlying failure (the
  * SDK's `APIError`, a timeout) where there is one.

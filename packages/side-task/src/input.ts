@@ -16,7 +16,9 @@ export interface SideTaskImagePart {
 export type SideTaskPart = SideTaskTextPart | SideTaskImagePart;
 
 /**
- * A side task's user turn: plain text, or content parts — text and images — for a model that can
+ * A side task's user turn: text, or content parts (text and images).
+ *
+ * Plain text, or content parts — text and images — for a model that can
  * see. Parts are sent as given while the model takes them.
  */
 export type SideTaskInput = string | readonly SideTaskPart[];

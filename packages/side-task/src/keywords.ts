@@ -96,6 +96,8 @@ function positive(value: unknown, name: string, fallback: number): number {
 }
 
 /**
+ * Ranks a catalogue's tools against a request by BM25, and says whether the words settle it.
+ *
  * Ranks every tool of a catalogue against a request by BM25 over the tool's name, its server's
  * label and its one-line description, with English function words dropped and words cut to a
  * rough stem, and says whether the words alone settle which tools the request needs.

@@ -47,7 +47,7 @@ live("against a live llama.cpp server", { timeout: 120_000 }, () => {
       "tiny",
       "Pick tools.",
       "Which tools?",
-      PRESELECT_SCHEMA as Record<string, unknown>,
+      PRESELECT_SCHEMA,
       { ...isolated(), maxTokens: 64, timeoutMs: 110_000, name: "preselection" },
     );
     expect(answer).toBeDefined();

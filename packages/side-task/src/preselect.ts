@@ -36,7 +36,9 @@ export interface PreselectOptions extends SideTaskOptions {
 }
 
 /**
- * The system prompt of a preselection: the catalogue, one tool a line under its server's label,
+ * The system prompt of a preselection: the catalogue and the rule.
+ *
+ * The catalogue, one tool a line under its server's label,
  * and the rule — answer `{"tools": [...]}` with at most `max` names, `[]` when none is needed.
  * Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers or a bad cap.
  */
@@ -64,7 +66,9 @@ export function preselectSystem(catalog: readonly CatalogServerLike[], max: numb
 }
 
 /**
- * The user turn of a preselection: the request, quoted, and the question. Throws `SideTaskError`
+ * The user turn of a preselection: the request, quoted, and the question.
+ *
+ * Throws `SideTaskError`
  * (`invalid-input`) for a request that is not a string or a bad cap.
  */
 export function preselectInput(prompt: string, max: number = PRESELECT_MAX): string {
@@ -79,7 +83,9 @@ export function preselectInput(prompt: string, max: number = PRESELECT_MAX): str
 }
 
 /**
- * Reads a preselection reply into tool names: `{ tools: [...] }` or the bare array an older prompt
+ * Reads a preselection reply into catalogued tool names.
+ *
+ * Takes `{ tools: [...] }` or the bare array an older prompt
  * produced, as a parsed value or as the reply text (read with `parseJson`). Keeps only names the
  * catalogue has, each once, in the order given, at most `max`. Anything else reads as `[]`; never
  * throws for a reply. Throws `SideTaskError` (`invalid-input`) for a bad catalogue or cap.
@@ -110,7 +116,9 @@ export function preselection(
 }
 
 /**
- * Chooses a run's tools before it starts: asks `model` at `endpoint` which tools of `catalog` the
+ * Chooses a run's tools before it starts, with a small model (and the request's words first, if asked).
+ *
+ * Asks `model` at `endpoint` which tools of `catalog` the
  * request `prompt` needs (`askJson` with `PRESELECT_SCHEMA`, ceiling `PRESELECT_MAX_TOKENS`,
  * temperature 0 unless given), and answers the names (`preselection`), at most `max`.
  *
@@ -152,7 +160,7 @@ export async function preselect(
       model,
       preselectSystem(catalog, cap),
       preselectInput(prompt, cap),
-      PRESELECT_SCHEMA as Record<string, unknown>,
+      PRESELECT_SCHEMA,
       {
         ...rest,
         maxTokens: rest.maxTokens ?? PRESELECT_MAX_TOKENS,

@@ -84,8 +84,9 @@ export function transcriptText(messages: readonly SummaryMessageLike[]): string 
 }
 
 /**
- * A summarise function for `@loopwright/ledger`'s `runCompaction` and `compactTranscript`: it
- * shows `model` at `endpoint` the folded stretch as text (each message cut to
+ * A summarise function for `@loopwright/ledger`'s compaction, written by a side task.
+ *
+ * For `runCompaction` and `compactTranscript`: it shows `model` at `endpoint` the folded stretch as text (each message cut to
  * `SUMMARY_MESSAGE_CHARS`), with the earlier notes to continue where there are some, and answers
  * the new notes. Defaults: ceiling `SUMMARY_MAX_TOKENS`, temperature 0.3, the no-thinking hints.
  *

@@ -12,8 +12,9 @@ export interface TaskEndpoint {
 }
 
 /**
- * The settings an agent spec gives one side task (`tasks.<key>`, a `ResolvedTask`): only what a
- * layer stated. Structural, so a resolved spec's task passes as it is.
+ * The settings an agent spec gives one side task (`tasks.<key>`).
+ *
+ * A `ResolvedTask` holds only what a layer stated. Structural, so a resolved spec's task passes as it is.
  */
 export interface TaskSettings {
   model?: string;
@@ -54,8 +55,9 @@ function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | un
 }
 
 /**
- * Turns the settings a spec gives a side task into the call that honours them:
- * `{ endpoint, model, options }` for `ask(endpoint, model, system, input, options)` and the rest.
+ * Turns the settings a spec gives a side task into the call that honours them.
+ *
+ * Returns `{ endpoint, model, options }` for `ask(endpoint, model, system, input, options)` and the rest.
  *
  * What the task states wins over the same field in `options`, which is where a host puts its own
  * default for a task that names none; anything neither states is the side task's own default,

@@ -1,5 +1,7 @@
 /**
- * English function words, dropped from a request and from the catalogue before matching: over a
+ * English function words, dropped before keyword matching.
+ *
+ * Dropped from a request and from the catalogue before matching: over a
  * catalogue of a few dozen one-line descriptions the inverse document frequency cannot be trusted
  * to sink them, and "for" found in one description would score as the request's rarest word.
  */
