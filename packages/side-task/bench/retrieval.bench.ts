@@ -20,16 +20,16 @@ interface Labelled {
   slots: string[][];
 }
 
-function loadRequests(known: Set<string>): Labelled[] {
-  const lines = readFileSync(join(here, "requests.txt"), "utf8").split("\n");
+function loadRequests(known: Set<string>, file: string): Labelled[] {
+  const lines = readFileSync(join(here, file), "utf8").split("\n");
   const out: Labelled[] = [];
   for (const line of lines) {
     if (!line.trim() || line.startsWith("#")) continue;
     const [request, labels] = line.split(" => ");
-    if (!request || !labels) throw new Error(`requests.txt: no " => " in ${JSON.stringify(line)}`);
+    if (!request || !labels) throw new Error(`${file}: no " => " in ${JSON.stringify(line)}`);
     const slots = labels.split(",").map((slot) => slot.trim().split("|"));
     for (const name of slots.flat()) {
-      if (!known.has(name)) throw new Error(`requests.txt: ${name} is not in the catalogue (${request})`);
+      if (!known.has(name)) throw new Error(`${file}: ${name} is not in the catalogue (${request})`);
     }
     out.push({ request: request.trim(), slots });
   }
@@ -93,7 +93,9 @@ function timesPerRequest(rankers: Ranker[], requests: Labelled[]): number[] {
 const sources = capturedServers();
 const catalog = realCatalog();
 const entries = catalogEntries(catalog, "bench");
-const requests = loadRequests(new Set(entries.map((e) => e.name)));
+const known = new Set(entries.map((e) => e.name));
+const requests = loadRequests(known, "requests.txt");
+const heldOut = loadRequests(known, "requests-heldout.txt");
 
 console.log(
   `Catalogue: ${entries.length} tools from ${sources.length} published MCP servers (${sources
@@ -132,7 +134,7 @@ for (const [k, [name, ranker]] of rankers.entries()) {
   );
 }
 
-function confidence(options: KeywordOptions) {
+function confidence(options: KeywordOptions, requests: Labelled[]) {
   let claimed = 0;
   let right = 0;
   let sizes = 0;
@@ -148,7 +150,7 @@ function confidence(options: KeywordOptions) {
   return { claimed, right, sizes, wrong };
 }
 
-const defaults = confidence({});
+const defaults = confidence({}, requests);
 console.log(
   `\nconfident (defaults): claimed on ${defaults.claimed} of ${requests.length} requests (the model skipped), right on ${defaults.right} (${(
     (100 * defaults.right) / Math.max(1, defaults.claimed)
@@ -162,8 +164,19 @@ console.log("\nThe bar moved (minScore, dropoff → claimed / right):");
 const grid: string[] = [];
 for (const minScore of [1, 2, 4]) {
   for (const dropoff of [0.3, 0.5, 0.7]) {
-    const c = confidence({ minScore, dropoff });
+    const c = confidence({ minScore, dropoff }, requests);
     grid.push(`  ${minScore}, ${dropoff} → ${c.claimed} / ${c.right}`);
   }
 }
 console.log(grid.join("\n"));
+
+const held = confidence({}, heldOut);
+const heldRanked = heldOut.map((r) => preselectByKeywords(catalog, r.request).ranked.map((x) => x.name));
+console.log(
+  `\nHeld out (${heldOut.length} requests written after the bar was set): recall@5 ${mean(
+    heldOut.map((r, i) => slotRecall(r.slots, (heldRanked[i] ?? []).slice(0, 5))),
+  ).toFixed(3)}, recall@12 ${mean(
+    heldOut.map((r, i) => slotRecall(r.slots, (heldRanked[i] ?? []).slice(0, 12))),
+  ).toFixed(3)}; confident claimed on ${held.claimed}, right on ${held.right}.`,
+);
+for (const line of held.wrong) console.log(`  wrong: ${line}`);

@@ -281,7 +281,7 @@ export async function sideCall(
   const store = options.capabilities ?? defaultCapabilityStore;
   const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
   const latches = modelCapabilitiesFor(supports, model);
-  const client = (options.clients ?? (defaultClientPool as unknown as SideTaskClients)).getClient(endpoint);
+  const client = (options.clients ?? defaultClientPool).getClient(endpoint);
   const effort = options.reasoningEffort;
   const thinkingOff = effort === undefined || effort === "" || effort === "off";
   const extraBody = { ...(thinkingOff ? NO_THINKING_HINTS : {}), ...options.extraBody };
