@@ -127,6 +127,34 @@ describe("askJson", () => {
     ]);
   });
 
+  it("asks in words alone where the endpoint does not know response_format at all", async () => {
+    // OpenAI's recorded unknown-argument refusal, naming response_format (as a relay in front of an
+    // older deployment answers).
+    server = await startServer({
+      personality: { name: "openai", unknownParams: ["response_format"] },
+      replies: [{ content: 'Here: {"name": "Di", "age": 5}' }],
+    });
+    const notices: string[] = [];
+    const options = { ...isolated(), onNotice: (m: string) => notices.push(m) };
+    const answer = await askJson(
+      { baseUrl: server.baseUrl, apiKey: "sk-test" },
+      "gpt-4o-mini",
+      "",
+      "Di, 5",
+      person,
+      options,
+    );
+    expect(answer).toEqual({ name: "Di", age: 5 });
+    // The no-thinking hint goes first (OpenAI does not know it either), then each form in turn.
+    expect(bodies(server).map((b) => [formatOf(b)?.type, "chat_template_kwargs" in b])).toEqual([
+      ["json_schema", true],
+      ["json_schema", false],
+      ["json_object", false],
+      [undefined, false],
+    ]);
+    expect(notices.join("\n")).toMatch(/refused response_format/);
+  });
+
   it("relaxes a schema the server's grammar converter cannot build, and keeps asking with json_schema", async () => {
     server = await startServer({
       replies: [
