@@ -80,7 +80,7 @@ async function main(): Promise<number> {
   console.log(
     dim(
       simulator
-        ? "Simulator: a scripted model on a loopback server (set OPENAI_BASE_URL to use a real endpoint)."
+        ? `Simulator: the testkit's scripted model at ${simulator.baseUrl} (set OPENAI_BASE_URL to use a real endpoint).`
         : `Endpoint: ${config.baseUrl}, model ${config.model}`,
     ),
   );
