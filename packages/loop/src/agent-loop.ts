@@ -47,15 +47,22 @@ export interface AgentLoopOptions {
   client?: ChatClientLike;
   /** The token ledger a previous run handed back, to continue it (indexes into `messages`). */
   ledger?: readonly LedgerEntry[];
-  /** Run a step's tool calls together rather than one after another (default false). */
+  /** Run a step's tool calls together rather than one after another; overrides `config.parallel` (default false). */
   parallel?: boolean;
-  /** Share one answer between identical calls of a step: true (default), false, or asked per call. */
+  /** Share one answer between identical calls of a step: true (default), false, or asked per call; overrides `config.dedupeToolCalls`. */
   dedupeToolCalls?: DedupePolicy;
   /**
    * Look for tool calls the server's parser left in the reply as text (Hermes, Qwen, Mistral,
-   * Llama 3 …) when a turn has none; default true. Found calls are run, with a notice.
+   * Llama 3 …) when a turn has none; default true, overrides `config.recoverToolCalls`. Found calls
+   * are run, with a notice.
    */
   recoverToolCalls?: boolean;
+  /** Not built yet (on-demand and proxied tool loading): refused with `LoopOptionError` when given. */
+  catalog?: unknown;
+  /** Not built yet (a preselected shortlist): refused with `LoopOptionError` when given. */
+  preselected?: unknown;
+  /** Not built yet (hooks gathered onto the question): refused with `LoopOptionError` when given. */
+  hooks?: unknown;
   /** Told of every call the model made, before it runs (the step limit's unrun calls too). Not awaited; what it throws is ignored. */
   onToolCall?: (request: DispatchRequest) => void;
   /** Told of every call's whole result as it lands. Not awaited; what it throws is ignored. */

@@ -2,14 +2,16 @@ import { firstTokenMs, timeoutMs } from "@loopwright/client";
 import type { TurnMetrics } from "@loopwright/events";
 import { buildBody, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
+import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import { recoverToolCalls } from "@loopwright/tool-calls";
-import type { ChatMessage } from "./config.js";
+import type { AssistantToolCall, ChatMessage } from "./config.js";
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 import { tell } from "./tell.js";
+import { renameCalls, wireMessages } from "./tool-names.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
 const PREVIEW_CHARS = 2000;
@@ -66,9 +68,9 @@ export async function prepareStep(run: LoopRun, step: number): Promise<void> {
 export async function askModel(run: LoopRun, number: number): Promise<LoopStep> {
   const { config, options, supports } = run;
   emitEvent(run, { kind: "turn", step: number });
-  const sent = options.system
-    ? [{ role: "system", content: options.system }, ...run.messages]
-    : [...run.messages];
+  // The wire's tool names in replayed calls; the transcript keeps the host's.
+  const transcript = wireMessages(run.messages, run.names.toWire);
+  const sent = run.system ? [{ role: "system", content: run.system }, ...transcript] : transcript;
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
     firstBody: undefined,
@@ -106,6 +108,7 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
       config.loadingTimeoutSeconds === undefined ? undefined : config.loadingTimeoutSeconds * 1000,
     contextLimit: config.contextLength,
     charsPerToken: step.charsPerToken,
+    calibration: run.services.calibration,
     onNotice: (text) => notice(run, text),
     onOutput: (text) => {
       mark();
@@ -169,7 +172,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
  * the text taken out of it and made real (`recoverToolCalls`), with a notice.
  */
 export function recoverCalls(run: LoopRun, step: LoopStep): void {
-  if (run.options.recoverToolCalls === false) return;
+  if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
   const { turn } = step;
   if (turn.toolCalls.length > 0 || run.tools.length === 0 || !turn.content.trim()) return;
   const { calls, text } = recoverToolCalls(turn.content, run.tools);
@@ -220,17 +223,14 @@ export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void>
       name: call.function.name,
       ok: false,
       content: NOT_RUN_AT_LIMIT,
+      source: "refused",
     };
     emitEvent(run, { kind: "tool-result", ...result });
     tell(run.options.onToolResult, result);
+    run.toolCalls.push(outcomeOf(result));
   }
+  await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
   try {
-    await append(
-      run,
-      step.number,
-      { role: "assistant", content: turn.content || null, tool_calls: calls },
-      turn,
-    );
     for (const call of calls) {
       await append(run, step.number, { role: "tool", tool_call_id: call.id, content: NOT_RUN_AT_LIMIT });
     }
@@ -246,26 +246,16 @@ export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void>
  */
 export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
-  const { options } = run;
-  const calls = replayable(turn.toolCalls, turn.finishReason);
+  const { options, config } = run;
   run.toolSteps++;
-  try {
-    await append(
-      run,
-      step.number,
-      { role: "assistant", content: turn.content || null, tool_calls: calls },
-      turn,
-    );
-  } catch (error) {
-    answerMissing(run.messages, calls, NOT_RUN);
-    throw error;
-  }
+  await appendCalls(run, step, replayable(turn.toolCalls, turn.finishReason), NOT_RUN);
   const ran = await runCalls(turn.toolCalls, {
     dispatch: options.dispatch,
     signal: options.signal,
     finishReason: turn.finishReason,
-    parallel: options.parallel,
-    dedupe: options.dedupeToolCalls,
+    tools: options.tools,
+    parallel: options.parallel ?? config.parallel,
+    dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
     onToolCall: (r: DispatchRequest) => {
       emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
       tell(options.onToolCall, r);
@@ -275,6 +265,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
       tell(options.onToolResult, r);
     },
   });
+  run.toolCalls.push(...ran.outcomes.map(outcomeOf));
   let appended = 0;
   try {
     for (const result of ran.results) {
@@ -290,13 +281,53 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
 }
 
 /**
- * Phase: the step's calls given distinct ids — some servers (DeepSeek, GLM) repeat one across
- * parallel calls, and a transcript whose results cannot be told apart is refused on the next
- * request — and counted.
+ * The assistant message that asked for the calls, appended. It carries the turn's scratchpad, in the
+ * field the server streamed it in: thinking models read the analysis behind a call off it on the
+ * next request (DeepSeek's thinking mode refuses a request without it). When `onMessage` throws,
+ * every call is answered with `unanswered` (and counted as refused) before the error goes on.
+ */
+async function appendCalls(
+  run: LoopRun,
+  step: LoopStep,
+  calls: AssistantToolCall[],
+  unanswered: string,
+): Promise<void> {
+  const { turn } = step;
+  const message: ChatMessage = { role: "assistant", content: turn.content || null, tool_calls: calls };
+  if (turn.reasoning.trim() !== "") message[turn.reasoningField ?? "reasoning_content"] = turn.reasoning;
+  try {
+    await append(run, step.number, message, turn);
+  } catch (error) {
+    answerMissing(run.messages, calls, unanswered);
+    const counted = new Set(run.toolCalls.map((c) => c.id));
+    for (const call of calls) {
+      if (!counted.has(call.id)) {
+        run.toolCalls.push({ id: call.id, name: call.function.name, source: "refused", ok: false });
+      }
+    }
+    throw error;
+  }
+}
+
+/** A call's result as the run's `toolCalls` lists it. */
+function outcomeOf(result: CallResult): ToolCallOutcome {
+  return {
+    id: result.id,
+    name: result.name,
+    source: result.source,
+    ok: result.ok,
+    ...(result.ms !== undefined ? { ms: result.ms } : {}),
+  };
+}
+
+/**
+ * Phase: the step's calls under the host's tool names (the model wrote the wire's) and with
+ * distinct ids — some servers (DeepSeek, GLM) repeat one across parallel calls, and a transcript
+ * whose results cannot be told apart is refused on the next request.
  */
 export function takeCalls(run: LoopRun, step: LoopStep): void {
-  step.turn = { ...step.turn, toolCalls: distinctIds(step.turn.toolCalls) };
-  run.toolCalls += step.turn.toolCalls.length;
+  const calls = renameCalls(step.turn.toolCalls, run.names.toHost);
+  step.turn = { ...step.turn, toolCalls: distinctIds(calls) };
 }
 
 /** The ids of tool calls in a transcript that no later tool message answers. */

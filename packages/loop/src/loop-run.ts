@@ -1,6 +1,7 @@
 import type { RunEvent } from "@loopwright/events";
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
+import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { AgentLoopOptions, LoopServices } from "./agent-loop.js";
 import {
   type ChatMessage,
@@ -8,9 +9,17 @@ import {
   type LoopConfig,
   type ToolDefinition,
 } from "./config.js";
-import { AgentLoopError, AgentLoopOverflow, type RunState, type RunUsage } from "./errors.js";
+import {
+  AgentLoopError,
+  AgentLoopOverflow,
+  LoopOptionError,
+  type RunState,
+  type RunUsage,
+} from "./errors.js";
+import { refuseUnbuilt } from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
 import { tell } from "./tell.js";
+import { type DeclaredTools, declareTools } from "./tool-names.js";
 
 /**
  * Everything a run's phases read and write, in one place: what the caller passed, what the run
@@ -23,8 +32,12 @@ export interface LoopRun {
   readonly config: LoopConfig;
   readonly client: ChatClientLike;
   readonly supports: EndpointCapabilities;
-  /** The tools as the run declares them. */
+  /** The system prompt: `system`, or `config.prompt`'s entries joined; `""` for none. */
+  readonly system: string;
+  /** The tools as every request declares them (sanitized, names legal). */
   readonly tools: readonly ToolDefinition[];
+  /** The wire's names of renamed tools and back: the host's names everywhere but the request. */
+  readonly names: Pick<DeclaredTools, "toHost" | "toWire">;
   /** `maxToolIterations`, defaulted. */
   readonly limit: number;
   readonly measure: RunMeasure;
@@ -33,7 +46,8 @@ export interface LoopRun {
   /** The transcript: the caller's messages plus what the run appended. */
   messages: ChatMessage[];
   usage: RunUsage;
-  toolCalls: number;
+  /** Every call the model made, as it was answered. */
+  toolCalls: ToolCallOutcome[];
   /** Steps that ran tools so far. */
   toolSteps: number;
   /** The prompt the last request reported, for `beforeStep`; absent where none was reported. */
@@ -44,7 +58,7 @@ const NO_USAGE: RunUsage = { prompt: 0, completion: 0, total: 0, cached: 0 };
 
 /** The run as the errors and the result carry it: a copy a caller may keep. */
 export function runState(run: Pick<LoopRun, "messages" | "usage" | "toolCalls">): RunState {
-  return { messages: [...run.messages], usage: run.usage, toolCalls: run.toolCalls };
+  return { messages: [...run.messages], usage: run.usage, toolCalls: [...run.toolCalls] };
 }
 
 /** What the loop throws for a failure: the overflow as `AgentLoopOverflow`, anything else wrapped. */
@@ -75,11 +89,15 @@ export async function append(run: LoopRun, step: number, message: ChatMessage, t
  * measurements begun. Throws what the loop throws (the run as given on it) when any of that fails.
  */
 export function startRun(services: LoopServices, options: AgentLoopOptions): LoopRun {
+  let system: string;
+  let declared: DeclaredTools;
   try {
     checkOptions(options);
+    system = systemOf(options);
+    declared = declareTools(options.tools ?? []);
   } catch (error) {
     const messages = Array.isArray(options?.messages) ? [...options.messages] : [];
-    throw new AgentLoopError(error, { messages, usage: NO_USAGE, toolCalls: 0 });
+    throw new AgentLoopError(error, { messages, usage: NO_USAGE, toolCalls: [] });
   }
   const { config } = options;
   const messages: ChatMessage[] = [...options.messages];
@@ -87,7 +105,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
   try {
     client = options.client ?? services.clients.getClient(config);
   } catch (error) {
-    throw failure({ messages, usage: NO_USAGE, toolCalls: 0 }, error);
+    throw failure({ messages, usage: NO_USAGE, toolCalls: [] }, error);
   }
   const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
   return {
@@ -96,22 +114,36 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     config,
     client,
     supports,
-    tools: options.tools ?? [],
+    system,
+    tools: declared.tools,
+    names: declared,
     limit: config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS,
-    measure: new RunMeasure(
-      options.ledger ?? [],
-      services.calibration,
-      supports,
-      config.model,
-      options.system ?? "",
-    ),
+    measure: new RunMeasure(options.ledger ?? [], system),
     kept: [],
     messages,
     usage: NO_USAGE,
-    toolCalls: 0,
+    toolCalls: [],
     toolSteps: 0,
     used: undefined,
   };
+}
+
+/** `system`, or the resolved agent config's prompt entries joined; both at once is refused. */
+function systemOf(options: AgentLoopOptions): string {
+  const prompt = options.config.prompt;
+  const parts = Array.isArray(prompt)
+    ? prompt.map((entry) => (typeof entry?.text === "string" ? entry.text : "")).filter((text) => text !== "")
+    : [];
+  if (parts.length === 0) return options.system ?? "";
+  if (options.system !== undefined) {
+    throw new LoopOptionError(
+      "conflicting-options",
+      "config.prompt",
+      "runAgentLoop was given both system and config.prompt; give the system prompt one way (config.prompt's " +
+        "entries are joined with blank lines when system is absent).",
+    );
+  }
+  return parts.join("\n\n");
 }
 
 /** Refuses what would otherwise fail deep inside the run, or never end it (a NaN step limit). */
@@ -133,6 +165,7 @@ function checkOptions(options: AgentLoopOptions): void {
   if (options.tools !== undefined && !Array.isArray(options.tools)) {
     throw new TypeError("runAgentLoop: tools must be an array of tool definitions.");
   }
+  refuseUnbuilt(options, options.config);
   const { config } = options;
   for (const name of ["maxToolIterations", "maxContinuations", "maxRetries"] as const) {
     const value = config[name];
