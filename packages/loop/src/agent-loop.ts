@@ -24,7 +24,7 @@ export { preview } from "./loop-phases.js";
 export interface AgentLoopOptions {
   /** Endpoint, model parameters, tool and retry policy. */
   config: LoopConfig;
-  /** Sent as the first message when given. */
+  /** Sent as the first message when given; absent, `config.prompt`'s entries joined (both at once is refused). */
   system?: string;
   /** The transcript so far, ending in the question. Not written to. */
   messages: ReadonlyArray<ChatMessage>;
