@@ -65,8 +65,10 @@ export const defaultRuntime: Runtime = runtimeOf(
  *
  * Throws `ToolIterationLimit` when the model still asks after `maxToolIterations` tool steps,
  * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window, and
- * `AgentLoopError` (the cause on `cause`) for anything else. Each carries the run, whose transcript
- * always has every tool call answered, so it can be stored or sent again as it is.
+ * `AgentLoopError` (the cause on `cause`) for anything else — a `LoopOptionError` cause, before
+ * anything is sent, for an option the loop does not know or does not do yet, or two tools whose
+ * names become one on the wire. Each carries the run, whose transcript always has every tool call
+ * answered, so it can be stored or sent again as it is.
  */
 export function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
   return defaultRuntime.runAgentLoop(options);

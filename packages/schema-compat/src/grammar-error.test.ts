@@ -41,6 +41,17 @@ describe("isGrammarError on recorded refusals", () => {
     });
   }
 
+  it("recognises llama.cpp's 500 for output its grammar let through and its parser could not read", () => {
+    // llama.cpp b9749, live: a sanitized `pattern` let the model write a raw quote inside a string.
+    const message = "The model produced output that does not match the expected peg-native format";
+    const body = JSON.stringify({ error: { code: 500, message, type: "server_error" } });
+    expect(isGrammarError(body)).toBe(true);
+    expect(isGrammarError(apiErrorLike(500, body))).toBe(true);
+    // As the stream's error event: no status, the server's error object passed on.
+    const midStream = new Error(`The server sent an error in the middle of the stream: ${message}.`);
+    expect(isGrammarError(Object.assign(midStream, { serverError: { code: 500, message } }))).toBe(true);
+  });
+
   it("recognises llama.cpp's 'Unrecognized schema' for a property without a type", () => {
     const body = read("errors/llamacpp/json-schema-conversion-failed-unrecognized-schema.json");
     expect(isGrammarError(body)).toBe(true);
