@@ -1,6 +1,8 @@
+import { listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { EndpointSilent, type EndpointSilentCode, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
+import { openReply } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
 import { chunkError, TurnReader } from "./turn-reader.js";
@@ -371,7 +373,7 @@ export async function streamTurn<Body extends ChatBody>(
     controller.abort(why.kind === "abort" ? why.reason : undefined);
   };
   const onAbort = (): void => halt({ kind: "abort", reason: abortReason(signal!) });
-  signal?.addEventListener("abort", onAbort, { once: true });
+  const stopListening = signal ? listenForAbort(signal, onAbort) : undefined;
   const watchdog =
     idleMs !== undefined || firstChunkMs !== undefined
       ? new Watchdog(firstChunkMs, idleMs, (code, limit, waited) =>
@@ -400,7 +402,10 @@ export async function streamTurn<Body extends ChatBody>(
     try {
       stream = await waiter.wait(
         // Promise.resolve: a client may answer with a stream directly rather than a promise of one.
-        Promise.resolve(create.call(client.chat.completions, { ...body, stream: true }, requestOptions)),
+        // openReply: a 200 that is not a stream is read for what it is, never as an empty turn.
+        Promise.resolve(
+          openReply(create.call(client.chat.completions, { ...body, stream: true }, requestOptions)),
+        ),
       );
     } catch (error) {
       if (stopped !== undefined) throw stoppedError(stopped, error === STOPPED ? undefined : error);
@@ -413,7 +418,9 @@ export async function streamTurn<Body extends ChatBody>(
       );
     }
     iterator = stream[Symbol.asyncIterator]();
+    let chunks = 0;
     const take = (chunk: ChunkLike): void => {
+      chunks++;
       const serverError = chunkError(chunk);
       if (serverError !== undefined) throw new Failure("stream", new ErrorChunk(serverError));
       const carried = reader.read(chunk);
@@ -428,6 +435,13 @@ export async function streamTurn<Body extends ChatBody>(
         if (stopped === undefined) throw classify(error.error, reader.snapshot(), reader.hasProduced);
       } else if (error !== STOPPED) throw error;
     }
+    if (stopped === undefined && chunks === 0) {
+      throw new StreamError(
+        "not-a-stream",
+        "The server answered a stream with no chunks in it (an empty body, or only [DONE]): there is no turn to read. Check the base URL and any proxy in front of the server.",
+        { partial: reader.snapshot() },
+      );
+    }
     if (stopped !== undefined) {
       // The server said why it finished, then kept the connection open: the turn is whole.
       if (stopped.kind === "silent" && reader.finished) return reader.finish();
@@ -437,7 +451,7 @@ export async function streamTurn<Body extends ChatBody>(
     return reader.finish();
   } finally {
     watchdog?.stop();
-    signal?.removeEventListener("abort", onAbort);
+    stopListening?.();
     if (!complete) close(controller, stream, iterator);
   }
 }
