@@ -1,4 +1,4 @@
-import { type ClientPool, firstTokenMs, timeoutMs } from "@loopwright/client";
+import { type ClientPool, firstTokenMs, redactor, timeoutMs } from "@loopwright/client";
 import { type RunEvent, type RunMetrics, runMetrics, type TurnMetrics } from "@loopwright/events";
 import type { Calibration, LedgerEntry } from "@loopwright/ledger";
 import { buildBody, type CapabilityStore, ContextOverflow } from "@loopwright/negotiate";
@@ -184,6 +184,8 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     });
   }
   const { config, signal } = options;
+  // The endpoint's own key, header values and URL credentials never reach a notice or an error.
+  const redact = redactor(config);
   // Watchers are not awaited, and what they throw (or reject with) is theirs, never the run's.
   // What runMetrics reads is kept for the result; the output and thinking deltas are not.
   const kept: RunEvent[] = [];
@@ -208,6 +210,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     ...state(),
   });
   const fail = (error: unknown): never => {
+    redact(error);
     if (ContextOverflow.isInstance(error)) throw new AgentLoopOverflow(error, state());
     throw new AgentLoopError(error, state());
   };
@@ -219,7 +222,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     return fail(error);
   }
   const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
-  const notice = (text: string) => onEvent({ kind: "notice", text });
+  const notice = (text: string) => onEvent({ kind: "notice", text: redact(text) });
   const measure = new RunMeasure(
     options.ledger ?? [],
     services.calibration,

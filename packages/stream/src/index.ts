@@ -8,6 +8,7 @@ export type {
   ToolCallDeltaLike,
   UsageLike,
 } from "./chunk.js";
+export { listenForAbort } from "./abort-listeners.js";
 export type { EndpointSilentCode, StreamErrorCode } from "./errors.js";
 export { EndpointSilent, StreamError } from "./errors.js";
 export type { Fence, FenceOptions, FenceSplit } from "./fences.js";
