@@ -1,3 +1,4 @@
+export { listenForAbort } from "./abort-listeners.js";
 export type {
   ChoiceLike,
   ChunkLike,
@@ -8,7 +9,6 @@ export type {
   ToolCallDeltaLike,
   UsageLike,
 } from "./chunk.js";
-export { listenForAbort } from "./abort-listeners.js";
 export type { EndpointSilentCode, StreamErrorCode } from "./errors.js";
 export { EndpointSilent, StreamError } from "./errors.js";
 export type { Fence, FenceOptions, FenceSplit } from "./fences.js";
