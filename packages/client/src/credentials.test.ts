@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { EndpointConfigError } from "./errors.js";
 import { type ClientLogEntry, createClientPool } from "./pool.js";
 import { REDACTED, redactor, secretsOf } from "./redact.js";
+import { redactingFetch } from "./redact-fetch.js";
 
 let server: TestServer;
 beforeEach(async () => {
@@ -121,6 +122,16 @@ describe("what a server echoes is redacted before anything reads it", () => {
     const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
     for await (const part of stream) text += part.choices[0]?.delta.content ?? "";
     expect(text).toBe(`key: ${REDACTED}done`);
+  });
+
+  it("passes a binary body through byte for byte", async () => {
+    const bytes = new Uint8Array([0xff, 0xfe, 0x00, 0x80, ...new TextEncoder().encode(KEY), 0xc3]);
+    server.enqueue({ type: "raw", headers: { "content-type": "audio/mpeg" }, chunks: [bytes] });
+    const response = await redactingFetch(secretsOf({ apiKey: KEY }))(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages: [] }),
+    });
+    expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
   });
 
   it("routes the SDK's own log lines to onLog, redacted, and never to the console", async () => {

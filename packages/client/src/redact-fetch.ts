@@ -1,5 +1,8 @@
 import { redactDeep, redactText } from "./redact.js";
 
+/** Content types whose bodies are text a server could echo a secret into. */
+const TEXTUAL = /^text\/|json|event-stream|xml|javascript|x-www-form-urlencoded/i;
+
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /**
@@ -50,9 +53,10 @@ function redactedBody(
 }
 
 /**
- * A `fetch` that takes the given secrets out of everything a server sends back — every response
- * body (error bodies and streams alike, piece by piece as they arrive) and every response header
- * value — and out of the error a failed request throws, so a server that echoes the key or a header
+ * A `fetch` that takes the given secrets out of everything a server sends back — every text
+ * response body (error bodies and streams alike, piece by piece as they arrive; a binary body such
+ * as audio passes untouched) and every response header value — and out of the error a failed
+ * request throws, so a server that echoes the key or a header
  * cannot put it into an SDK error, an event or a log line. `secrets` are the strings `secretsOf`
  * answers for the endpoint; with none it is `inner` itself.
  */
@@ -72,9 +76,12 @@ export function redactingFetch(secrets: readonly string[], inner: FetchLike = gl
       if (clean !== value) headersChanged = true;
       headers.append(name, clean);
     }
-    if (!response.body && !headersChanged) return response;
-    headers.delete("content-length");
-    return new Response(response.body ? redactedBody(response.body, secrets) : null, {
+    // Only text is searched: a binary body (audio, a file) would be corrupted by decoding it.
+    const type = response.headers.get("content-type");
+    const textual = !type || TEXTUAL.test(type);
+    if ((!response.body || !textual) && !headersChanged) return response;
+    if (textual) headers.delete("content-length");
+    return new Response(response.body && textual ? redactedBody(response.body, secrets) : response.body, {
       status: response.status,
       statusText: redactText(response.statusText, secrets),
       headers,
