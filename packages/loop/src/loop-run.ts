@@ -1,3 +1,4 @@
+import { redactor } from "@loopwright/client";
 import type { RunEvent } from "@loopwright/events";
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
@@ -41,6 +42,8 @@ export interface LoopRun {
   /** `maxToolIterations`, defaulted. */
   readonly limit: number;
   readonly measure: RunMeasure;
+  /** Takes the endpoint's own key, header values and URL credentials out of a text or an error (in place). */
+  readonly redact: <T>(value: T) => T;
   /** The events `runMetrics` reads (every event but the output and thinking deltas). */
   readonly kept: RunEvent[];
   /** The transcript: the caller's messages plus what the run appended. */
@@ -62,7 +65,12 @@ export function runState(run: Pick<LoopRun, "messages" | "usage" | "toolCalls">)
 }
 
 /** What the loop throws for a failure: the overflow as `AgentLoopOverflow`, anything else wrapped. */
-export function failure(run: Pick<LoopRun, "messages" | "usage" | "toolCalls">, error: unknown): Error {
+export function failure(
+  run: Pick<LoopRun, "messages" | "usage" | "toolCalls"> & { redact?: LoopRun["redact"] },
+  error: unknown,
+): Error {
+  // The endpoint's own credentials never reach the error a host logs or shows.
+  run.redact?.(error);
   if (ContextOverflow.isInstance(error)) return new AgentLoopOverflow(error, runState(run));
   return new AgentLoopError(error, runState(run));
 }
@@ -75,7 +83,7 @@ export function emitEvent(run: LoopRun, event: RunEvent): void {
 
 /** A notice event. */
 export function notice(run: LoopRun, text: string): void {
-  emitEvent(run, { kind: "notice", text });
+  emitEvent(run, { kind: "notice", text: run.redact(text) });
 }
 
 /** Appends a message to the transcript and awaits the host's `onMessage` for it. */
@@ -100,12 +108,13 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     throw new AgentLoopError(error, { messages, usage: NO_USAGE, toolCalls: [] });
   }
   const { config } = options;
+  const redact = redactor(config);
   const messages: ChatMessage[] = [...options.messages];
   let client: ChatClientLike;
   try {
     client = options.client ?? services.clients.getClient(config);
   } catch (error) {
-    throw failure({ messages, usage: NO_USAGE, toolCalls: [] }, error);
+    throw failure({ messages, usage: NO_USAGE, toolCalls: [], redact }, error);
   }
   const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
   return {
@@ -119,6 +128,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     names: declared,
     limit: config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS,
     measure: new RunMeasure(options.ledger ?? [], system),
+    redact,
     kept: [],
     messages,
     usage: NO_USAGE,

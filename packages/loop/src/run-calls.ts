@@ -1,4 +1,5 @@
 import { dropOptionalNulls } from "@loopwright/schema-compat";
+import { listenForAbort } from "@loopwright/stream";
 import {
   parseToolArguments,
   ToolArgumentsError,
@@ -233,15 +234,15 @@ function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pr
   if (!signal) return promise;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    // One listener per signal however many calls and runs share it (no MaxListenersExceededWarning).
+    const stop = listenForAbort(signal, () => reject(signal.reason));
     promise.then(
       (value) => {
-        signal.removeEventListener("abort", onAbort);
+        stop();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
+        stop();
         reject(error);
       },
     );

@@ -18,7 +18,13 @@ import {
   type RequestBody,
 } from "@loopwright/negotiate";
 import { isGrammarError } from "@loopwright/schema-compat";
-import { type ChatClientLike, type StreamTurnOptions, streamTurn, type Turn } from "@loopwright/stream";
+import {
+  type ChatClientLike,
+  listenForAbort,
+  type StreamTurnOptions,
+  streamTurn,
+  type Turn,
+} from "@loopwright/stream";
 import { errorMessage } from "./errors.js";
 
 /** Builds one attempt's body from what the endpoint and the model have refused so far. */
@@ -62,14 +68,15 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
+      stop?.();
       resolve();
     }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const stop = signal
+      ? listenForAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        })
+      : undefined;
   });
 }
 
