@@ -8,6 +8,7 @@ import {
   compactTranscript,
   requestIndex,
   runCompaction,
+  vetoedBy,
 } from "./run-compaction.js";
 
 const say = (role: string, text: string): MessageLike => ({ role, content: text });
@@ -175,5 +176,27 @@ describe("requestIndex", () => {
 
   it("refuses an index that is not a whole number", () => {
     expect(() => requestIndex(-1, fold)).toThrow(LedgerError);
+  });
+});
+
+describe("vetoedBy", () => {
+  it("names the first hook that ran and vetoed: its name, else its id, else a generic name", () => {
+    expect(vetoedBy([{ name: "keep", veto: true }])).toBe("keep");
+    expect(vetoedBy([{ id: "guard", name: "", veto: true }])).toBe("guard");
+    expect(vetoedBy([{ veto: true }])).toBe("a beforeCompact hook");
+    expect(
+      vetoedBy([
+        { name: "broken", ok: false, veto: true },
+        { name: "second", veto: true },
+      ]),
+    ).toBe("second");
+    expect(vetoedBy([{ name: "threw", error: "x", veto: true }])).toBeUndefined();
+  });
+
+  it("answers undefined for no veto and for junk, without throwing", () => {
+    expect(vetoedBy([{ name: "fine", ok: true }])).toBeUndefined();
+    expect(vetoedBy([null, 3, "veto", { veto: "yes" }])).toBeUndefined();
+    expect(vetoedBy({ veto: true })).toBeUndefined();
+    expect(vetoedBy(undefined)).toBeUndefined();
   });
 });

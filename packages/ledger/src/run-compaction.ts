@@ -53,19 +53,20 @@ export interface HookOutcomeLike {
 
 /**
  * Runs a host's hooks for an event and reports each hook's outcome. Structural, so the hooks
- * package's runner (or a host's own) fits without this package importing either.
+ * package's runner (or a host's own) fits without this package importing either. `Context` is
+ * whatever the host hands its runner (`{ session: { id } }`, say), passed through untouched.
  */
-export type CompactionHookRunner = (
+export type CompactionHookRunner<Context = unknown> = (
   event: "beforeCompact",
   input: BeforeCompactInput,
-  context: unknown,
+  context: Context,
 ) => PromiseLike<readonly HookOutcomeLike[] | undefined> | readonly HookOutcomeLike[] | undefined;
 
 /** The hooks a compaction tells, and whether it waits on them. */
-export interface CompactionHooks {
-  run: CompactionHookRunner;
+export interface CompactionHooks<Context = unknown> {
+  run: CompactionHookRunner<Context>;
   /** Handed to the runner as it is. */
-  context?: unknown;
+  context?: Context;
   /** Told about a veto, a failed runner, or an empty summary. */
   onNote?: (note: string) => void;
   /**
@@ -76,8 +77,8 @@ export interface CompactionHooks {
 }
 
 /** Options for {@link runCompaction} and {@link compactTranscript}. */
-export interface RunCompactionOptions {
-  hooks?: CompactionHooks;
+export interface RunCompactionOptions<Context = unknown> {
+  hooks?: CompactionHooks<Context>;
   /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
   forced?: boolean;
   /** Handed to the summariser. */
@@ -110,21 +111,38 @@ function checkPlan(
   }
 }
 
+/**
+ * The hook that vetoed a compaction, by its outcomes: the first that ran (neither `ok: false` nor an
+ * `error`) and set `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook".
+ * `undefined` when none did, and for anything that is not an array. The one rule both this package
+ * and the hooks package's `consult` read a veto by. Never throws.
+ */
+export function vetoedBy(outcomes: unknown): string | undefined {
+  if (!Array.isArray(outcomes)) return undefined;
+  for (const outcome of outcomes as readonly (HookOutcomeLike | null | undefined)[]) {
+    if (typeof outcome !== "object" || outcome === null) continue;
+    const failed = outcome.ok === false || outcome.error !== undefined;
+    if (outcome.veto !== true || failed) continue;
+    if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
+    if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;
+    return "a beforeCompact hook";
+  }
+  return undefined;
+}
+
 /** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
-async function consultHooks(hooks: CompactionHooks, input: BeforeCompactInput): Promise<string | undefined> {
+async function consultHooks<Context>(
+  hooks: CompactionHooks<Context>,
+  input: BeforeCompactInput,
+): Promise<string | undefined> {
   let outcomes: readonly HookOutcomeLike[] | undefined;
   try {
-    outcomes = await hooks.run("beforeCompact", input, hooks.context);
+    outcomes = await hooks.run("beforeCompact", input, hooks.context as Context);
   } catch (error) {
     hooks.onNote?.(`The beforeCompact hooks could not be run: ${errorText(error)}`);
     return undefined;
   }
-  if (!Array.isArray(outcomes)) return undefined;
-  for (const outcome of outcomes as readonly HookOutcomeLike[]) {
-    const failed = outcome?.ok === false || outcome?.error !== undefined;
-    if (outcome?.veto === true && !failed) return outcome.name ?? outcome.id ?? "a beforeCompact hook";
-  }
-  return undefined;
+  return vetoedBy(outcomes);
 }
 
 /**
@@ -139,11 +157,11 @@ async function consultHooks(hooks: CompactionHooks, input: BeforeCompactInput): 
  * and costs nothing else. Throws `LedgerError` (`summary-failed`, with the cause) when the
  * summariser throws, and for a plan that does not fit the messages.
  */
-export async function runCompaction(
+export async function runCompaction<Context = unknown>(
   messages: readonly MessageLike[],
   plan: CompactionPlan,
   summarise: Summarise,
-  options: RunCompactionOptions = {},
+  options: RunCompactionOptions<Context> = {},
 ): Promise<Fold | undefined> {
   checkMessages(messages, "runCompaction");
   checkPlan(plan, messages, "runCompaction");
@@ -256,11 +274,11 @@ export function requestIndex(
  * stretch, or `messages` itself where nothing was folded (a veto, an empty summary). Throws as
  * `runCompaction` does.
  */
-export async function compactTranscript(
+export async function compactTranscript<Context = unknown>(
   messages: readonly MessageLike[],
   plan: CompactionPlan,
   summarise: Summarise,
-  options: RunCompactionOptions = {},
+  options: RunCompactionOptions<Context> = {},
 ): Promise<MessageLike[]> {
   const fold = await runCompaction(messages, plan, summarise, options);
   return applyCompaction(messages, fold);

@@ -1,0 +1,92 @@
+import { DEFAULT_CHARS_PER_TOKEN } from "@loopwright/ledger";
+import { positive } from "./settings.js";
+import type { AssembleOptions, HookOutcome } from "./types.js";
+
+/** Whether an outcome reports a failure: `ok: false`, any `error`, or `timedOut`. Its context is never used. */
+export function failed(outcome: HookOutcome): boolean {
+  return outcome.ok === false || outcome.error !== undefined || outcome.timedOut === true;
+}
+
+/** Ends a block that was cut to fit, inside the limit it was cut to. */
+const CUT_MARK = " […]";
+
+/** A hook's label for its block and its notes: its id, else its name, else its place. */
+export function hookLabel(outcome: HookOutcome, place: number): string {
+  if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;
+  if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
+  return `hook ${place + 1}`;
+}
+
+/** An attribute value that cannot end its quotes or its tag, and stays on one line. */
+function attribute(value: string): string {
+  return value.replace(/[&"<>\p{Cc}\u2028\u2029]/gu, (char) => {
+    if (char === "&") return "&amp;";
+    if (char === '"') return "&quot;";
+    if (char === "<") return "&lt;";
+    if (char === ">") return "&gt;";
+    return " ";
+  });
+}
+
+/** A hook's text with any `<context` or `</context` tag in it disarmed, so it cannot close its block. */
+function disarm(text: string): string {
+  return text.replace(/<(?=\s*\/?\s*context)/gi, "&lt;");
+}
+
+/** `text` cut to at most `chars` UTF-16 units, never between the two halves of a surrogate pair. */
+function cutTo(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  let end = Math.max(0, chars);
+  const last = text.charCodeAt(end - 1);
+  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end--;
+  return text.slice(0, end);
+}
+
+/**
+ * The outcomes' context as `<context hook="id">` blocks, in order (failed ones skipped), held to `maxTokens` in all and
+ * each to its own `maxTokens`. Sizes are characters over `charsPerToken`, the way the ledger's
+ * `estimateTokens` counts, so `estimateTokens(result) <= maxTokens` always holds; a block that does
+ * not fit is cut (ending in " […]") or left out, and `onNote` is told which.
+ */
+export function assembleBlocks(
+  outcomes: readonly HookOutcome[],
+  maxTokens: number,
+  options: AssembleOptions = {},
+): string {
+  const charsPerToken = positive(options.charsPerToken) ? options.charsPerToken : DEFAULT_CHARS_PER_TOKEN;
+  const budget = Math.floor(maxTokens * charsPerToken);
+  let out = "";
+  outcomes.forEach((outcome, place) => {
+    if (typeof outcome !== "object" || outcome === null || typeof outcome.context !== "string") return;
+    if (failed(outcome)) return;
+    const text = disarm(outcome.context.trim());
+    if (text === "") return;
+    const label = hookLabel(outcome, place);
+    const open = `<context hook="${attribute(label)}">\n`;
+    const close = "\n</context>";
+    const separator = out === "" ? "" : "\n\n";
+    const own = positive(outcome.maxTokens)
+      ? Math.floor(outcome.maxTokens * charsPerToken)
+      : Number.POSITIVE_INFINITY;
+    const room = budget - out.length - separator.length - open.length - close.length;
+    const limit = Math.min(own, room);
+    let body = text;
+    if (text.length > limit) {
+      body = cutTo(text, limit - CUT_MARK.length);
+      if (body.trim() === "") {
+        options.onNote?.(
+          `Hook ${label}'s context was left out: the ${maxTokens}-token hook budget had no room for it.`,
+        );
+        return;
+      }
+      body += CUT_MARK;
+      const why =
+        limit === own ? `its own limit of ${outcome.maxTokens} tokens` : `the ${maxTokens}-token hook budget`;
+      options.onNote?.(
+        `Hook ${label}'s context was cut from ${text.length} to ${body.length} characters to fit ${why}.`,
+      );
+    }
+    out += separator + open + body + close;
+  });
+  return out;
+}

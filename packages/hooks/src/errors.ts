@@ -1,0 +1,61 @@
+const HOOKS_ERROR = Symbol.for("@loopwright/hooks.HooksError");
+
+/** What kind of caller mistake a {@link HooksError} reports. */
+export type HooksErrorCode =
+  /** A runner that is not a function. */
+  | "invalid-runner"
+  /** An event name that is not one of the six, or one that cannot be used where it was given. */
+  | "invalid-event"
+  /** A messages argument that is not an array of message objects. */
+  | "invalid-messages"
+  /** An index outside the transcript, or one that does not point at a question. */
+  | "invalid-index"
+  /** Text that is not a string: the context for `withContext`, the text or source for `untrusted`. */
+  | "invalid-text"
+  /** An option of the wrong type: a session id that is not a string, an offset below zero. */
+  | "invalid-option";
+
+/**
+ * The one error this package throws, and only for a caller's mistake: `code` says which argument was
+ * wrong, the message says what was given and what to pass instead. A hook that fails never becomes
+ * one of these: it becomes a note.
+ */
+export class HooksError extends Error {
+  override readonly name: string = "HooksError";
+  readonly [HOOKS_ERROR] = true;
+  /** Which argument was wrong. */
+  readonly code: HooksErrorCode;
+
+  constructor(code: HooksErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** True for a `HooksError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is HooksError {
+    return (
+      typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[HOOKS_ERROR] === true
+    );
+  }
+}
+
+/** A short description of a value's type, for error messages and notes. */
+export function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number") return Number.isNaN(value) ? "NaN" : `the number ${value}`;
+  if (typeof value === "string") return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** The text of a thrown value, for a note. */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

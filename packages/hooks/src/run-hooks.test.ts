@@ -1,0 +1,373 @@
+import { type CompactionPlan, type MessageLike, runCompaction } from "@loopwright/ledger";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  configureHooks,
+  consult,
+  createHooks,
+  gather,
+  HOOK_PREFACE,
+  type HookEvent,
+  type HookInput,
+  type HookOutcome,
+  type HookRunner,
+  HooksError,
+  notify,
+  resetHooks,
+} from "./index.js";
+
+afterEach(() => {
+  resetHooks();
+});
+
+interface Session {
+  session: { id: string };
+}
+const SESSION: Session = { session: { id: "s-1" } };
+const INPUT: HookInput = { prompt: "What did we decide about the release?", turn: 3 };
+
+/** A runner that answers each event from a table, and records what it was handed. */
+function tableRunner(table: Partial<Record<HookEvent, () => unknown>>) {
+  const calls: { event: HookEvent; input: HookInput; context: Session; signal?: AbortSignal }[] = [];
+  const run: HookRunner<Session> = (event, input, context, signal) => {
+    calls.push({ event, input, context, ...(signal ? { signal } : {}) });
+    const answer = table[event];
+    return answer ? (answer() as readonly HookOutcome[]) : [];
+  };
+  return { run, calls };
+}
+
+describe("gather", () => {
+  it("hands the runner the event, the input and the host's context, and puts what the hooks said in blocks", async () => {
+    const { run, calls } = tableRunner({
+      beforeTurn: () => [
+        { id: "memory", ok: true, context: "We agreed to ship on Friday." },
+        { id: "tickets", ok: true, context: "" },
+      ],
+    });
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION);
+    expect(calls).toEqual([
+      { event: "beforeTurn", input: INPUT, context: SESSION, signal: expect.anything() },
+    ]);
+    expect(gathered.context).toBe('<context hook="memory">\nWe agreed to ship on Friday.\n</context>');
+    expect(gathered.preface).toBe(HOOK_PREFACE);
+    expect(gathered.outcomes).toHaveLength(2);
+    expect(gathered.notes).toEqual([]);
+  });
+
+  it("turns a runner that throws into a note, not a failure", async () => {
+    const gathered = await gather(
+      () => {
+        throw new Error("pool is closed");
+      },
+      "beforeTurn",
+      INPUT,
+      SESSION,
+    );
+    expect(gathered.context).toBe("");
+    expect(gathered.notes).toEqual([
+      "The beforeTurn hooks could not be run: the runner threw: pool is closed.",
+    ]);
+  });
+
+  it("turns a runner that rejects into a note", async () => {
+    const gathered = await gather(
+      async () => Promise.reject(new Error("server gone")),
+      "beforeTurn",
+      INPUT,
+      SESSION,
+    );
+    expect(gathered.context).toBe("");
+    expect(gathered.notes).toEqual([
+      "The beforeTurn hooks could not be run: the runner failed: server gone.",
+    ]);
+  });
+
+  it("stops waiting on a runner that hangs past the timeout, and aborts the signal it handed it", async () => {
+    let handed: AbortSignal | undefined;
+    const gathered = await gather(
+      (_event, _input, _context, signal) => {
+        handed = signal;
+        return new Promise(() => {});
+      },
+      "beforeTurn",
+      INPUT,
+      SESSION,
+      { timeoutMs: 20 },
+    );
+    expect(gathered.context).toBe("");
+    expect(gathered.notes).toEqual([
+      "The beforeTurn hooks could not be run: they did not answer within 20 ms.",
+    ]);
+    expect(handed?.aborted).toBe(true);
+  });
+
+  it("takes the timeout from configureHooks when the call gives none", async () => {
+    configureHooks({ timeoutMs: 15 });
+    const gathered = await gather(() => new Promise(() => {}), "beforeTurn", INPUT, SESSION);
+    expect(gathered.notes).toEqual([
+      "The beforeTurn hooks could not be run: they did not answer within 15 ms.",
+    ]);
+  });
+
+  it("notes junk and keeps what is usable", async () => {
+    const { run } = tableRunner({
+      beforeTurn: () => [
+        1,
+        null,
+        { id: "numbers", context: 42 },
+        { id: "broken", ok: false, error: new Error("db down"), context: "stale text" },
+        { id: "slow", ok: false, timedOut: true },
+        { id: "fine", context: "usable" },
+      ],
+    });
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION);
+    expect(gathered.context).toBe('<context hook="fine">\nusable\n</context>');
+    expect(gathered.notes).toEqual([
+      "Outcome 1 of the beforeTurn hooks is the number 1, not an outcome; it was ignored.",
+      "Outcome 2 of the beforeTurn hooks is null, not an outcome; it was ignored.",
+      "Hook numbers (beforeTurn) answered context that is not text (the number 42); it was ignored.",
+      "Hook broken (beforeTurn) added nothing: it failed: db down.",
+      "Hook slow (beforeTurn) added nothing: it timed out.",
+    ]);
+    const odd = await gather(() => "not a list" as never, "beforeTurn", INPUT, SESSION);
+    expect(odd.notes).toEqual([
+      'The beforeTurn hook runner answered the string "not a list" instead of a list of outcomes; it was ignored.',
+    ]);
+  });
+
+  it("runs several events into one budget, and a runner that fails one costs only that event's context", async () => {
+    const { run, calls } = tableRunner({
+      sessionStart: () => {
+        throw new Error("no profile");
+      },
+      beforeTurn: () => [{ id: "memory", context: "recalled" }],
+    });
+    const gathered = await gather(run, ["sessionStart", "beforeTurn"], INPUT, SESSION);
+    expect(calls.map((call) => call.event)).toEqual(["sessionStart", "beforeTurn"]);
+    expect(gathered.context).toBe('<context hook="memory">\nrecalled\n</context>');
+    expect(gathered.notes).toEqual([
+      "The sessionStart hooks could not be run: the runner threw: no profile.",
+    ]);
+  });
+
+  it("adds nothing once the run's signal aborts, and passes the abort on to the runner", async () => {
+    const controller = new AbortController();
+    let handed: AbortSignal | undefined;
+    const pending = gather(
+      (_e, _i, _c, signal) => {
+        handed = signal;
+        return new Promise(() => {});
+      },
+      "beforeTurn",
+      INPUT,
+      SESSION,
+      { signal: controller.signal },
+    );
+    controller.abort(new Error("user stopped"));
+    const gathered = await pending;
+    expect(gathered.context).toBe("");
+    expect(gathered.notes).toEqual([
+      "The beforeTurn hooks could not be run: the run was stopped while they ran.",
+    ]);
+    expect(handed?.aborted).toBe(true);
+    const late = await gather(() => [{ id: "m", context: "x" }], "beforeTurn", INPUT, SESSION, {
+      signal: controller.signal,
+    });
+    expect(late.context).toBe("");
+  });
+
+  it("says the preface it used: the configured one, the call's own over it, and an empty one as none", async () => {
+    const { run } = tableRunner({ beforeTurn: () => [{ id: "m", context: "x" }] });
+    expect((await gather(run, "beforeTurn", INPUT, SESSION)).preface).toBe(HOOK_PREFACE);
+    configureHooks({ preface: "Added by acme's hooks:" });
+    expect((await gather(run, "beforeTurn", INPUT, SESSION)).preface).toBe("Added by acme's hooks:");
+    expect((await gather(run, "beforeTurn", INPUT, SESSION, { preface: "" })).preface).toBe("");
+    expect((await gather(run, "beforeTurn", INPUT, SESSION, { preface: 7 as never })).preface).toBe(
+      "Added by acme's hooks:",
+    );
+    expect(configureHooks({ preface: null as never }).preface).toBe("Added by acme's hooks:");
+    expect(createHooks().settings().preface).toBe(HOOK_PREFACE);
+  });
+
+  it("holds the context to the call's budget over the configured one", async () => {
+    const { run } = tableRunner({ beforeTurn: () => [{ id: "m", context: "word ".repeat(500) }] });
+    const small = await gather(run, "beforeTurn", INPUT, SESSION, { maxTokens: 30 });
+    expect(small.context.length).toBeLessThanOrEqual(120);
+    expect(small.notes).toEqual([
+      expect.stringMatching(/Hook m's context was cut .* the 30-token hook budget/),
+    ]);
+    const whole = await gather(run, "beforeTurn", INPUT, SESSION, { maxTokens: 0 });
+    expect(whole.notes).toEqual([]);
+  });
+
+  it("rejects a caller's mistake with a HooksError naming it", async () => {
+    await expect(gather("run" as never, "beforeTurn", INPUT, SESSION)).rejects.toMatchObject({
+      name: "HooksError",
+      code: "invalid-runner",
+    });
+    const error = await gather(() => [], "afterTurn" as never, INPUT, SESSION).catch((e: unknown) => e);
+    expect(HooksError.isInstance(error)).toBe(true);
+    expect((error as HooksError).code).toBe("invalid-event");
+    expect((error as Error).message).toMatch(/use notify for the others/);
+  });
+});
+
+describe("notify", () => {
+  it("tells the afterTurn hooks and resolves with their outcomes", async () => {
+    const { run, calls } = tableRunner({ afterTurn: () => [{ id: "memory", ok: true }] });
+    const input: HookInput = { prompt: "q", reply: "We ship Friday.", turn: 3 };
+    const report = await notify(run, "afterTurn", input, SESSION);
+    expect(calls[0]?.input).toBe(input);
+    expect(report).toEqual({ outcomes: [{ id: "memory", ok: true }], notes: [] });
+  });
+
+  it("never rejects for a hook's sake: a throw, a failure or a hang is a note", async () => {
+    const thrown = await notify(
+      () => {
+        throw new Error("x");
+      },
+      "sessionEnd",
+      {},
+      SESSION,
+    );
+    expect(thrown.notes).toEqual(["The sessionEnd hooks could not be run: the runner threw: x."]);
+    const hung = await notify(() => new Promise(() => {}), "sessionDelete", {}, SESSION, { timeoutMs: 10 });
+    expect(hung.notes).toEqual([
+      "The sessionDelete hooks could not be run: they did not answer within 10 ms.",
+    ]);
+    const failed = await notify(() => [{ name: "Archive", error: "disk full" }], "afterTurn", {}, SESSION);
+    expect(failed.notes).toEqual(["Hook Archive (afterTurn) added nothing: it failed: disk full."]);
+  });
+
+  it("refuses an event whose hooks add context", async () => {
+    await expect(notify(() => [], "beforeTurn" as never, {}, SESSION)).rejects.toMatchObject({
+      code: "invalid-event",
+    });
+  });
+});
+
+describe("consult", () => {
+  const input = { messages: [], from: 0, through: 2 };
+
+  it("does not proceed when a hook that ran vetoes, and names it", async () => {
+    const result = await consult(
+      () => [{ id: "guard", name: "Keep everything", veto: true }],
+      input,
+      SESSION,
+    );
+    expect(result.proceed).toBe(false);
+    expect(result.vetoedBy).toBe("Keep everything");
+    expect(result.notes).toEqual(["Compaction skipped: Keep everything vetoed it."]);
+  });
+
+  it("proceeds when forced, noting the veto it overrode", async () => {
+    const result = await consult(() => [{ id: "guard", veto: true }], input, SESSION, { forced: true });
+    expect(result.proceed).toBe(true);
+    expect(result.vetoedBy).toBe("guard");
+    expect(result.notes[0]).toMatch(/guard vetoed the compaction, but it was forced/);
+  });
+
+  it("lets no failed hook, thrown runner or hung runner veto", async () => {
+    expect((await consult(() => [{ id: "g", ok: false, veto: true }], input, SESSION)).proceed).toBe(true);
+    const thrown = await consult(
+      () => {
+        throw new Error("nope");
+      },
+      input,
+      SESSION,
+    );
+    expect(thrown.proceed).toBe(true);
+    expect(thrown.notes).toEqual(["The beforeCompact hooks could not be run: the runner threw: nope."]);
+    const hung = await consult(() => new Promise(() => {}), input, SESSION, { timeoutMs: 10 });
+    expect(hung.proceed).toBe(true);
+  });
+
+  it("reads a veto exactly as the ledger's compaction does, for any outcomes (fast-check)", async () => {
+    const transcript: MessageLike[] = [
+      { role: "user", content: "first" },
+      { role: "assistant", content: "one" },
+      { role: "user", content: "second" },
+      { role: "assistant", content: "two" },
+    ];
+    const plan = { from: 0, through: 2 } as CompactionPlan;
+    const outcome = fc.oneof(
+      fc.record(
+        {
+          id: fc.constantFrom("a", "b", ""),
+          name: fc.constantFrom("Alpha", "Beta", ""),
+          ok: fc.boolean(),
+          error: fc.constantFrom("boom", new Error("e")),
+          veto: fc.boolean(),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.constantFrom(null, 3, "junk"),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(outcome, { maxLength: 5 }), fc.boolean(), async (outcomes, forced) => {
+        // One runner, typed for the host's context, handed to both packages as it is.
+        const run: HookRunner<Session> = () => outcomes as HookOutcome[];
+        const ledgerNotes: string[] = [];
+        const fold = await runCompaction(transcript, plan, () => "summary", {
+          hooks: { run, context: SESSION, honourVeto: true, onNote: (note) => ledgerNotes.push(note) },
+          forced,
+        });
+        const consulted = await consult(
+          run,
+          { messages: transcript.slice(0, 2), from: 0, through: 2 },
+          SESSION,
+          {
+            forced,
+          },
+        );
+        expect(consulted.proceed).toBe(fold !== undefined);
+        expect(consulted.notes.filter((note) => /vetoed/.test(note))).toEqual(ledgerNotes);
+      }),
+    );
+  });
+});
+
+describe("a runner written against neither package", () => {
+  it("passes straight through to gather, consult and the ledger's compaction, its context typed as its own", async () => {
+    // The shapes an MCP pool declares for itself, importing nothing from hooks or ledger.
+    interface PoolContext {
+      session: { id: string };
+    }
+    interface PoolOutcome {
+      id: string;
+      name: string;
+      ok: boolean;
+      context?: string;
+      veto?: boolean;
+      error?: string;
+    }
+    const seen: string[] = [];
+    async function runHooks(
+      event: string,
+      _input: object,
+      context: PoolContext,
+      _signal?: AbortSignal,
+    ): Promise<PoolOutcome[]> {
+      seen.push(`${event}:${context.session.id}`);
+      if (event === "beforeCompact") return [{ id: "pin", name: "Pinned notes", ok: true, veto: true }];
+      return [{ id: "memory", name: "Memory", ok: true, context: "recalled" }];
+    }
+    const context: PoolContext = { session: { id: "s-9" } };
+    const gathered = await gather(runHooks, "beforeTurn", INPUT, context);
+    expect(gathered.context).toBe('<context hook="memory">\nrecalled\n</context>');
+    expect((await consult(runHooks, { messages: [], from: 0, through: 1 }, context)).vetoedBy).toBe(
+      "Pinned notes",
+    );
+    const transcript: MessageLike[] = [
+      { role: "user", content: "a" },
+      { role: "assistant", content: "b" },
+      { role: "user", content: "c" },
+    ];
+    const fold = await runCompaction(transcript, { from: 0, through: 2 } as CompactionPlan, () => "s", {
+      hooks: { run: runHooks, context, honourVeto: true },
+    });
+    expect(fold).toBeUndefined();
+    expect(seen).toEqual(["beforeTurn:s-9", "beforeCompact:s-9", "beforeCompact:s-9"]);
+  });
+});

@@ -1,0 +1,228 @@
+import { vetoedBy } from "@loopwright/ledger";
+import { assembleBlocks, failed, hookLabel } from "./assemble-context.js";
+import { describe, errorText, HooksError } from "./errors.js";
+import { type HookSettings, positive } from "./settings.js";
+import type {
+  Consulted,
+  ConsultOptions,
+  Gathered,
+  GatherOptions,
+  HookEvent,
+  HookInput,
+  HookOutcome,
+  HookReport,
+  HookRunner,
+  InjectingHookEvent,
+  NotifyingHookEvent,
+  NotifyOptions,
+} from "./types.js";
+
+const INJECTING: readonly string[] = ["sessionStart", "beforeTurn"];
+const NOTIFYING: readonly string[] = ["afterTurn", "beforeCompact", "sessionEnd", "sessionDelete"];
+
+/** What one call of a runner came to: what it answered, or why it answered nothing. */
+type Called = { answered: true; raw: unknown } | { answered: false; why: string };
+
+function checkRunner(run: unknown, where: string): void {
+  if (typeof run !== "function") {
+    throw new HooksError(
+      "invalid-runner",
+      `${where} needs a hook runner, a function (event, input, context, signal) => outcomes, and was given ${describe(run)}.`,
+    );
+  }
+}
+
+/**
+ * Calls the runner once, never rejecting: a throw, a rejection, no answer within `timeoutMs`, or the
+ * caller's `signal` aborting each settle it as unanswered. The runner's own signal aborts in the last
+ * two cases, so a runner that can cancel its hooks does.
+ */
+function callRunner<Context>(
+  run: HookRunner<Context>,
+  event: HookEvent,
+  input: HookInput,
+  context: Context,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<Called> {
+  if (signal?.aborted)
+    return Promise.resolve({ answered: false, why: "the run was stopped before they ran" });
+  const controller = new AbortController();
+  return new Promise<Called>((resolve) => {
+    let settled = false;
+    const onAbort = (): void => {
+      controller.abort(signal?.reason);
+      finish({ answered: false, why: "the run was stopped while they ran" });
+    };
+    const timer = setTimeout(() => {
+      controller.abort(new Error(`The ${event} hooks did not answer within ${timeoutMs} ms.`));
+      finish({ answered: false, why: `they did not answer within ${timeoutMs} ms` });
+    }, timeoutMs);
+    function finish(called: Called): void {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(called);
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      Promise.resolve(run(event, input, context, controller.signal)).then(
+        (raw) => finish({ answered: true, raw }),
+        (error: unknown) => finish({ answered: false, why: `the runner failed: ${errorText(error)}` }),
+      );
+    } catch (error) {
+      finish({ answered: false, why: `the runner threw: ${errorText(error)}` });
+    }
+  });
+}
+
+/**
+ * The outcome objects of one runner's answer, with a note for everything else: an answer that is not
+ * a list, an entry that is not an object, a hook that failed or timed out, context that is not text.
+ */
+function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOutcome[] {
+  if (!called.answered) {
+    notes.push(`The ${event} hooks could not be run: ${called.why}.`);
+    return [];
+  }
+  const raw = called.raw;
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) {
+    notes.push(
+      `The ${event} hook runner answered ${describe(raw)} instead of a list of outcomes; it was ignored.`,
+    );
+    return [];
+  }
+  const outcomes: HookOutcome[] = [];
+  raw.forEach((entry: unknown, place) => {
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+      notes.push(
+        `Outcome ${place + 1} of the ${event} hooks is ${describe(entry)}, not an outcome; it was ignored.`,
+      );
+      return;
+    }
+    const outcome = entry as HookOutcome;
+    outcomes.push(outcome);
+    const label = hookLabel(outcome, place);
+    if (failed(outcome)) {
+      const why =
+        outcome.timedOut === true
+          ? "it timed out"
+          : outcome.error !== undefined
+            ? `it failed: ${errorText(outcome.error)}`
+            : "it failed";
+      notes.push(`Hook ${label} (${event}) added nothing: ${why}.`);
+    } else if (
+      outcome.context !== undefined &&
+      outcome.context !== null &&
+      typeof outcome.context !== "string"
+    ) {
+      notes.push(
+        `Hook ${label} (${event}) answered context that is not text (${describe(outcome.context)}); it was ignored.`,
+      );
+    }
+  });
+  return outcomes;
+}
+
+/** The timeout a call waits: the caller's, where it is a number above zero, else the configured one. */
+function timeoutOf(options: { timeoutMs?: number } | undefined, settings: HookSettings): number {
+  return positive(options?.timeoutMs) ? options.timeoutMs : settings.timeoutMs;
+}
+
+/** `gather` against one instance's settings. */
+export async function gatherWith<Context>(
+  settings: HookSettings,
+  run: HookRunner<Context>,
+  event: InjectingHookEvent | readonly InjectingHookEvent[],
+  input: HookInput,
+  context: Context,
+  options: GatherOptions = {},
+): Promise<Gathered> {
+  checkRunner(run, "gather");
+  const events: readonly unknown[] = Array.isArray(event) ? event : [event];
+  for (const name of events) {
+    if (typeof name !== "string" || !INJECTING.includes(name)) {
+      throw new HooksError(
+        "invalid-event",
+        `gather runs the hooks that add context (sessionStart, beforeTurn), and was given ${describe(name)}; use notify for the others.`,
+      );
+    }
+  }
+  const preface = typeof options.preface === "string" ? options.preface : settings.preface;
+  const maxTokens = positive(options.maxTokens)
+    ? Math.max(1, Math.floor(options.maxTokens))
+    : settings.maxTokens;
+  const timeoutMs = timeoutOf(options, settings);
+  const calls = await Promise.all(
+    events.map((name) =>
+      callRunner(run, name as HookEvent, input, context, timeoutMs, options.signal).then((called) => ({
+        name: name as HookEvent,
+        called,
+      })),
+    ),
+  );
+  const notes: string[] = [];
+  const outcomes: HookOutcome[] = [];
+  for (const { name, called } of calls) outcomes.push(...readOutcomes(name, called, notes));
+  if (options.signal?.aborted) return { context: "", preface, outcomes, notes };
+  const text = assembleBlocks(outcomes, maxTokens, {
+    ...(options.charsPerToken !== undefined ? { charsPerToken: options.charsPerToken } : {}),
+    onNote: (note) => notes.push(note),
+  });
+  return { context: text, preface, outcomes, notes };
+}
+
+/** `notify` against one instance's settings. */
+export async function notifyWith<Context>(
+  settings: HookSettings,
+  run: HookRunner<Context>,
+  event: NotifyingHookEvent,
+  input: HookInput,
+  context: Context,
+  options: NotifyOptions = {},
+): Promise<HookReport> {
+  checkRunner(run, "notify");
+  if (typeof event !== "string" || !NOTIFYING.includes(event)) {
+    throw new HooksError(
+      "invalid-event",
+      `notify runs the hooks that only read (afterTurn, beforeCompact, sessionEnd, sessionDelete), and was given ${describe(event)}; use gather for sessionStart and beforeTurn.`,
+    );
+  }
+  const called = await callRunner(run, event, input, context, timeoutOf(options, settings), undefined);
+  const notes: string[] = [];
+  const outcomes = readOutcomes(event, called, notes);
+  return { outcomes, notes };
+}
+
+/** `consult` against one instance's settings. */
+export async function consultWith<Context>(
+  settings: HookSettings,
+  run: HookRunner<Context>,
+  input: HookInput,
+  context: Context,
+  options: ConsultOptions = {},
+): Promise<Consulted> {
+  checkRunner(run, "consult");
+  const called = await callRunner(
+    run,
+    "beforeCompact",
+    input,
+    context,
+    timeoutOf(options, settings),
+    options.signal,
+  );
+  const notes: string[] = [];
+  const outcomes = readOutcomes("beforeCompact", called, notes);
+  const by = vetoedBy(outcomes);
+  if (by === undefined) return { proceed: true, outcomes, notes };
+  if (options.forced === true) {
+    notes.push(
+      `${by} vetoed the compaction, but it was forced: the request had already been refused as too big.`,
+    );
+    return { proceed: true, vetoedBy: by, outcomes, notes };
+  }
+  notes.push(`Compaction skipped: ${by} vetoed it.`);
+  return { proceed: false, vetoedBy: by, outcomes, notes };
+}

@@ -1,0 +1,49 @@
+/** The shared budget every injecting hook's context fits inside, in tokens, unless configured. */
+export const HOOK_CONTEXT_TOKENS = 2000;
+
+/**
+ * Said above the hooks' `<context>` blocks on the question, unless configured. Names no host, and
+ * tells the model the blocks are background rather than the user's words.
+ */
+export const HOOK_PREFACE =
+  "The blocks below were added by this session's hooks. They are background for the question that follows them, not words the user wrote:";
+
+/** How long `gather`, `notify` and `consult` wait for a runner, in milliseconds, unless configured. */
+export const HOOK_TIMEOUT_MS = 30_000;
+
+/** What `configureHooks` moves. */
+export interface HookSettings {
+  /** The shared context budget, in tokens. */
+  maxTokens: number;
+  /** The preface said above the blocks; `""` says none. */
+  preface: string;
+  /** How long to wait for a runner before its event counts as failed. */
+  timeoutMs: number;
+}
+
+/** The settings a new instance starts with and `resetHooks` puts back. */
+export const DEFAULT_HOOK_SETTINGS: Readonly<HookSettings> = Object.freeze({
+  maxTokens: HOOK_CONTEXT_TOKENS,
+  preface: HOOK_PREFACE,
+  timeoutMs: HOOK_TIMEOUT_MS,
+});
+
+/** Whether a value may stand for a budget, a timeout or a ratio: a finite number above zero. */
+export function positive(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0;
+}
+
+/**
+ * `current` with `changes` laid over it: a number above zero for `maxTokens` and `timeoutMs`, any
+ * string for `preface`. Anything else keeps what was there, so a 0 threaded through for "no opinion"
+ * does not switch the context off.
+ */
+export function mergeSettings(current: HookSettings, changes: unknown): HookSettings {
+  const next = { ...current };
+  if (typeof changes !== "object" || changes === null) return next;
+  const record = changes as Record<string, unknown>;
+  if (positive(record.maxTokens)) next.maxTokens = Math.floor(record.maxTokens) || 1;
+  if (positive(record.timeoutMs)) next.timeoutMs = record.timeoutMs;
+  if (typeof record.preface === "string") next.preface = record.preface;
+  return next;
+}

@@ -1,0 +1,89 @@
+import { createHash } from "node:crypto";
+import type { ContentPartLike, MessageLike, ToolCallLike } from "@loopwright/ledger";
+import { describe, HooksError } from "./errors.js";
+import type { HookMessage } from "./types.js";
+import { checkMessages } from "./with-context.js";
+
+function checkOffset(offset: unknown, where: string): asserts offset is number {
+  if (!Number.isInteger(offset) || (offset as number) < 0) {
+    throw new HooksError(
+      "invalid-option",
+      `${where}: offset must be a whole number, 0 or more (the stored index of the array's first message), and was ${describe(offset)}.`,
+    );
+  }
+}
+
+/** A version-8 UUID from a SHA-256 of the session and the stored index: the same pair, the same uuid. */
+function messageUuid(session: string, index: number): string {
+  const hex = createHash("sha256")
+    .update(`loopwright.hook-message\u0000${session}\u0000${index}`)
+    .digest("hex");
+  const variant = ((Number.parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+function text(content: MessageLike["content"]): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  let out = "";
+  for (const part of content as readonly ContentPartLike[]) {
+    if (part && typeof part.text === "string") out += part.text;
+  }
+  return out;
+}
+
+/**
+ * `messages` as a hook is handed them: each a `HookMessage` with its text, its stored index
+ * (`offset` + its place in the array) and a uuid made from `session` and that index. System and
+ * developer messages (the operator's prompt, a fold's summary) are left out; tool calls and tool call
+ * ids are kept.
+ *
+ * Pass `offset` when the array does not start at the stored transcript's first message — after a
+ * fold, or for one turn's slice — so a message keeps the uuid it had before, and a memory server
+ * de-duplicating on it files each message once. Throws `HooksError` for messages that are not an
+ * array of objects, a session that is not a string, or an offset that is not a whole number ≥ 0.
+ */
+export function turnMessages(messages: readonly MessageLike[], session: string, offset = 0): HookMessage[] {
+  checkMessages(messages, "turnMessages");
+  if (typeof session !== "string") {
+    throw new HooksError(
+      "invalid-option",
+      `turnMessages: session must be the session's id as a string, and was ${describe(session)}.`,
+    );
+  }
+  checkOffset(offset, "turnMessages");
+  const out: HookMessage[] = [];
+  messages.forEach((message, place) => {
+    if (message.role === "system" || message.role === "developer") return;
+    const index = offset + place;
+    const entry: HookMessage = {
+      uuid: messageUuid(session, index),
+      index,
+      role: String(message.role),
+      content: text(message.content),
+    };
+    if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
+      entry.toolCalls = (message.tool_calls as readonly ToolCallLike[]).map((call) => ({
+        ...(typeof call?.id === "string" ? { id: call.id } : {}),
+        name: typeof call?.function?.name === "string" ? call.function.name : "",
+        arguments: typeof call?.function?.arguments === "string" ? call.function.arguments : "",
+      }));
+    }
+    if (typeof message.tool_call_id === "string") entry.toolCallId = message.tool_call_id;
+    out.push(entry);
+  });
+  return out;
+}
+
+/**
+ * The index of the turn a transcript ends in, counting from 0: one turn per user message, so the
+ * last question's turn. `offset` is how many turns came before the array (the ones a fold took out).
+ * A transcript with no question yet is at turn `offset`. Throws `HooksError` as `turnMessages` does.
+ */
+export function turnIndex(messages: readonly MessageLike[], offset = 0): number {
+  checkMessages(messages, "turnIndex");
+  checkOffset(offset, "turnIndex");
+  let questions = 0;
+  for (const message of messages) if (message.role === "user") questions++;
+  return offset + Math.max(0, questions - 1);
+}

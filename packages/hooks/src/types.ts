@@ -1,0 +1,176 @@
+import type { BeforeCompactInput } from "@loopwright/ledger";
+
+/**
+ * A point in a session where a host runs hooks. `sessionStart` and `beforeTurn` may add context to
+ * the request; `afterTurn`, `beforeCompact`, `sessionEnd` and `sessionDelete` only read what happened
+ * (a `beforeCompact` hook may also ask for the fold not to happen).
+ */
+export type HookEvent =
+  | "sessionStart"
+  | "beforeTurn"
+  | "afterTurn"
+  | "beforeCompact"
+  | "sessionEnd"
+  | "sessionDelete";
+
+/** The events whose hooks may add context to the request: what `gather` runs. */
+export type InjectingHookEvent = "sessionStart" | "beforeTurn";
+
+/** The events whose hooks only read what happened: what `notify` runs. */
+export type NotifyingHookEvent = Exclude<HookEvent, InjectingHookEvent>;
+
+/** One message as `turnMessages` hands it to a hook: plain text, with a stable id. */
+export interface HookMessage {
+  /**
+   * A UUID derived from the session and the message's stored index, so the same message has the
+   * same uuid every time it is handed over, before a fold and after it.
+   */
+  uuid: string;
+  /** The message's index in the host's stored transcript. */
+  index: number;
+  role: string;
+  /** The content's text (text parts joined; images and other media left out). */
+  content: string;
+  /** An assistant's tool calls: name and arguments as sent. */
+  toolCalls?: { id?: string; name: string; arguments: string }[];
+  /** A tool result's call id. */
+  toolCallId?: string;
+}
+
+/** What the `sessionStart` and `beforeTurn` hooks are told. Every field is optional. */
+export interface TurnHookInput {
+  /** The question as the user typed it. */
+  prompt?: string;
+  /** The turn's index, as `turnIndex` counts it. */
+  turn?: number;
+  /** The turn's messages, as `turnMessages` hands them over. */
+  messages?: readonly HookMessage[];
+}
+
+/** What the `afterTurn` hooks are told: the turn, and the reply it ended on. */
+export interface AfterTurnHookInput extends TurnHookInput {
+  /** The reply's text. */
+  reply?: string;
+}
+
+/** What the `sessionEnd` and `sessionDelete` hooks are told. */
+export interface SessionHookInput {
+  /** Why the session ended, where the host knows. */
+  reason?: string;
+  /** The session's messages, where the host hands them over. */
+  messages?: readonly HookMessage[];
+}
+
+/**
+ * What a runner is handed about the moment. `beforeCompact` gets the ledger's
+ * `BeforeCompactInput` (what is being folded, by stored index) — the same object the ledger's
+ * compaction hands the same runner.
+ */
+export type HookInput = TurnHookInput | AfterTurnHookInput | BeforeCompactInput | SessionHookInput;
+
+/**
+ * One hook's outcome as a runner reports it. Every field is optional, so an outcome from any runner
+ * passes straight through; what this package reads is listed here, and anything else is kept as it
+ * came.
+ */
+export interface HookOutcome {
+  /** The hook's id (a spec's `hooks[].id`). */
+  id?: string;
+  /** A display name, preferred to the id in notes. */
+  name?: string;
+  /** `false` when the hook failed; its context is not used and its veto is not read. */
+  ok?: boolean;
+  /** Why it failed. Any value here counts as a failure, as `ok: false` does. */
+  error?: unknown;
+  /** The hook ran past its own timeout (a runner reports this as a failure, with `ok: false`). */
+  timedOut?: boolean;
+  /** Text for the request, from a `sessionStart` or `beforeTurn` hook. */
+  context?: string;
+  /** The most this hook's context may take, in tokens, inside the shared budget. */
+  maxTokens?: number;
+  /** From a `beforeCompact` hook: asks for the compaction not to happen. */
+  veto?: boolean;
+  /** How long it took, in milliseconds. */
+  ms?: number;
+}
+
+/**
+ * Runs a host's hooks for one event and reports each hook's outcome, in the order they should be
+ * read. This package never decides what a hook is or how it runs: an MCP pool's runner, or a host's
+ * own function, is passed in. `context` is the host's (`{ session: { id } }`, say) and is handed
+ * through untouched; `signal` aborts when the caller stops waiting (its timeout, or the run's abort).
+ *
+ * Structural: a runner that fits this also fits the ledger's `CompactionHookRunner`, and a pool's
+ * runner fits it without importing this package. It may throw, hang or answer junk; every caller here
+ * turns that into a note.
+ */
+export type HookRunner<Context = unknown> = (
+  event: HookEvent,
+  input: HookInput,
+  context: Context,
+  signal?: AbortSignal,
+) => PromiseLike<readonly HookOutcome[] | undefined> | readonly HookOutcome[] | undefined;
+
+/** What `gather` hands back: the context to put on the question, the preface above it, and why. */
+export interface Gathered {
+  /** The `<context>` blocks, held to the budget; `""` when no hook added anything. */
+  context: string;
+  /** The preface this request says above the blocks; store it beside the question with `context`. */
+  preface: string;
+  /** Every outcome the runner reported, in order (anything that was not an object left out). */
+  outcomes: HookOutcome[];
+  /** What went wrong or was cut, one line each: a failed, hung or junk-answering hook, a cut block. */
+  notes: string[];
+}
+
+/** What `notify` hands back: the outcomes, and the notes on what went wrong. */
+export interface HookReport {
+  outcomes: HookOutcome[];
+  notes: string[];
+}
+
+/** What `consult` hands back: whether to compact, and which hook asked not to. */
+export interface Consulted extends HookReport {
+  /** Go ahead with the compaction: no hook that ran vetoed it, or it was forced. */
+  proceed: boolean;
+  /** The hook that vetoed, by name (else id), whether or not the veto was honoured. */
+  vetoedBy?: string;
+}
+
+/** Options for `gather`. */
+export interface GatherOptions {
+  /** This request's budget in tokens, over the configured one; anything but a number above zero keeps that. */
+  maxTokens?: number;
+  /** This request's preface, over the configured one; `""` says none; anything but a string keeps that. */
+  preface?: string;
+  /** The run's signal: once it aborts, `gather` stops waiting and adds nothing. */
+  signal?: AbortSignal;
+  /** How long to wait for the runner, over the configured one. */
+  timeoutMs?: number;
+  /** Characters per token to size the blocks by (the ledger's `charsPerTokenFor`); 4 unless given. */
+  charsPerToken?: number;
+}
+
+/** Options for `notify`: no signal, since a reader leaving does not mean "forget this turn". */
+export interface NotifyOptions {
+  /** How long to wait for the runner, over the configured one. */
+  timeoutMs?: number;
+}
+
+/** Options for `consult`. */
+export interface ConsultOptions {
+  /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
+  forced?: boolean;
+  /** Stops waiting once it aborts; no hook has vetoed then. */
+  signal?: AbortSignal;
+  /** How long to wait for the runner, over the configured one. */
+  timeoutMs?: number;
+}
+
+/** Options for `assembleContext`. */
+export interface AssembleOptions {
+  /** Characters per token to size the blocks by; 4 unless given. */
+  charsPerToken?: number;
+  /** Told when a block is cut to fit or left out. */
+  onNote?: (note: string) => void;
+}

@@ -1,0 +1,63 @@
+import type { ContentPartLike, MessageLike } from "@loopwright/ledger";
+import { describe, HooksError } from "./errors.js";
+
+/** Throws `invalid-messages` unless `messages` is an array of message objects. */
+export function checkMessages(messages: unknown, where: string): asserts messages is readonly MessageLike[] {
+  if (!Array.isArray(messages)) {
+    throw new HooksError(
+      "invalid-messages",
+      `${where}: messages must be an array of chat messages, and was ${describe(messages)}.`,
+    );
+  }
+  messages.forEach((message, i) => {
+    if (typeof message !== "object" || message === null || Array.isArray(message)) {
+      throw new HooksError(
+        "invalid-messages",
+        `${where}: messages[${i}] must be a message object ({ role, content }), and was ${describe(message)}.`,
+      );
+    }
+  });
+}
+
+/**
+ * A copy of `messages` with `context` (and `preface` above it) leading the question at `index`.
+ * The preface is already resolved: the caller's own, or the configured one.
+ */
+export function putContext<Message extends MessageLike>(
+  messages: readonly Message[],
+  index: number,
+  context: string | null | undefined,
+  preface: string,
+): Message[] {
+  checkMessages(messages, "withContext");
+  if (!Number.isInteger(index) || index < 0 || index >= messages.length) {
+    throw new HooksError(
+      "invalid-index",
+      `withContext: index must point at a message of the ${messages.length} given (0 to ${messages.length - 1}), and was ${describe(index)}.`,
+    );
+  }
+  if (context !== undefined && context !== null && typeof context !== "string") {
+    throw new HooksError(
+      "invalid-text",
+      `withContext: context must be the string gather (or the loop) handed back, and was ${describe(context)}.`,
+    );
+  }
+  if (!context) return messages.slice();
+  const message = messages[index] as Message;
+  if (message.role !== "user") {
+    throw new HooksError(
+      "invalid-index",
+      `withContext puts context on a question, and messages[${index}] is a ${JSON.stringify(message.role)} message, not a "user" one.`,
+    );
+  }
+  const lead = preface === "" ? context : `${preface}\n\n${context}`;
+  let content: MessageLike["content"];
+  if (typeof message.content === "string") content = `${lead}\n\n${message.content}`;
+  else if (Array.isArray(message.content)) {
+    const part: ContentPartLike = { type: "text", text: `${lead}\n\n` };
+    content = [part, ...(message.content as readonly ContentPartLike[])];
+  } else content = lead;
+  const out = messages.slice();
+  out[index] = { ...message, content } as Message;
+  return out;
+}
