@@ -1,5 +1,7 @@
 import {
   type Gathered,
+  type HookEvent,
+  type HookInput,
   type HookReport,
   type HookRunner,
   type Hooks,
@@ -16,8 +18,16 @@ import { type LoopRun, notice } from "./loop-run.js";
  * request onto the current question.
  */
 export interface LoopHooks<Context = unknown> {
-  /** Runs the host's hooks for an event (an MCP pool's `runHooks`, or the host's own function). */
-  run: HookRunner<Context>;
+  /**
+   * Runs the host's hooks for an event (an MCP pool's `runHooks`, or the host's own function): a
+   * `HookRunner`. Written as a method so a runner typed for the host's own context fits.
+   */
+  run(
+    event: HookEvent,
+    input: HookInput,
+    context: Context,
+    signal?: AbortSignal,
+  ): ReturnType<HookRunner<Context>>;
   /** Handed to the runner untouched (`{ session: { id } }`, say); a `session.id` there keys `turnMessages`' uuids. */
   context?: Context;
   /** This run's preface above the blocks, over the runtime's configured one; `""` says none. */
