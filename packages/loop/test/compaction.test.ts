@@ -127,6 +127,37 @@ describe("compact: true", () => {
     expect(given).toEqual(history());
   });
 
+  it("with hooks that let it, folds, and the hooks' context stays on the question across the fold", async () => {
+    server = await startServer({ replies: script(() => ({ content: NOTES })) });
+    const told: { event: string; from?: number; through?: number }[] = [];
+    const run: HookRunner<{ session: { id: string } }> = (event, input) => {
+      told.push({ event, ...("through" in input ? { from: input.from, through: input.through } : {}) });
+      return event === "beforeTurn" ? [{ id: "memory", context: "The report is due Friday." }] : [];
+    };
+    const given = history();
+    const result = await createRuntime().runAgentLoop({
+      config: resolved(server.baseUrl),
+      messages: given,
+      tools: [READ],
+      dispatch: page,
+      hooks: { run, context: { session: { id: "s-2" } } },
+    });
+    expect(result.turn.content).toBe("The 4 pages add up to 10.");
+    // The hooks were shown what was going, by index, before the fold was made.
+    expect(told.filter((t) => t.event === "beforeCompact")).toEqual([
+      { event: "beforeCompact", from: 0, through: 6 },
+    ]);
+    expect(result.messages[0]?.content).toBe(`${SUMMARY_LEAD}\n\n${NOTES}`);
+    // Every request, before the fold and after it, carried the context on the question; the transcript did not.
+    expect(mainRequests()).toHaveLength(5);
+    for (const messages of mainRequests()) {
+      const question = messages.find((m) => String(m.content).endsWith("Read pages 1 to 4 and add them up."));
+      expect(question?.content).toContain("The report is due Friday.");
+    }
+    expect(result.messages[1]).toEqual(given.at(-1));
+    expect(result.context).toContain("The report is due Friday.");
+  });
+
   it("leaves the transcript as it was when a beforeCompact hook vetoes, asks once, and finishes", async () => {
     // Two pages: a run that still fits its window unfolded, so a veto costs it nothing.
     server = await startServer({ replies: script(() => ({ content: NOTES }), 2) });
