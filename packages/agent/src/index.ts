@@ -1,0 +1,20 @@
+export type { AgentOptions, QueueMode, TransformContextInfo } from "./agent.js";
+export { Agent } from "./agent.js";
+export type {
+  AfterToolCallContext,
+  AfterToolCallResult,
+  AgentEvent,
+  AgentListener,
+  AgentRunResult,
+  AgentRunStatus,
+  BeforeToolCallContext,
+  BeforeToolCallResult,
+} from "./agent-events.js";
+export type { AgentBackend } from "./backend.js";
+export { loopBackend } from "./backend.js";
+export type { AgentErrorCode } from "./errors.js";
+export { AgentError, SessionBusyError } from "./errors.js";
+export type { AgentMessage, CustomAgentMessages } from "./messages.js";
+export { answeredPrefix, defaultConvertToLlm, messageText } from "./messages.js";
+export type { AgentTool, AgentToolContext, ToolExecutionMode } from "./tools.js";
+export { defineTool, ToolRegistry } from "./tools.js";
