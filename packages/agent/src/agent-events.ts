@@ -92,4 +92,6 @@ export interface AgentRunResult {
   messages: AgentMessage[];
   /** Why, when `status` is `"error"`. */
   error?: string;
+  /** What was thrown, when `status` is `"error"` (the loop's `AgentLoopError`, `ToolIterationLimit`…). */
+  cause?: unknown;
 }

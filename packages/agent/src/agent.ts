@@ -344,6 +344,7 @@ export class Agent {
     const from = this.#messages.length;
     let status: AgentRunStatus = "ok";
     let error: string | undefined;
+    let cause: unknown;
     this.#emit({ type: "agent_start" });
     let pending = first;
     try {
@@ -364,14 +365,15 @@ export class Agent {
         if (pending.length === 0) break;
       }
     } catch (caught) {
-      const cause = AgentLoopError.isInstance(caught) ? caught.cause : caught;
+      const reason = AgentLoopError.isInstance(caught) ? caught.cause : caught;
       this.#recover(caught);
-      if (cause === TERMINATE) status = "terminated";
-      else if (cause === STOP) status = "stopped";
+      if (reason === TERMINATE) status = "terminated";
+      else if (reason === STOP) status = "stopped";
       else if (signal?.aborted) status = "aborted";
       else {
         status = "error";
         error = errorText(caught);
+        cause = caught;
         this.errorMessage = error;
       }
     }
@@ -385,7 +387,7 @@ export class Agent {
     this.#emit({ type: "agent_end", messages, status, ...(error !== undefined ? { error } : {}) });
     await this.#delivery;
     this.#abort = undefined;
-    return { status, messages, ...(error !== undefined ? { error } : {}) };
+    return { status, messages, ...(error !== undefined ? { error, cause } : {}) };
   }
 
   /** After a failure: the messages the loop added without telling `onMessage` (answers to unanswered calls). */
@@ -393,7 +395,7 @@ export class Agent {
     const run = failedRun(caught);
     if (!run) return;
     for (const message of run.messages.slice(this.#sent + this.#appended)) {
-      this.#messages.push(message);
+      this.#add(message);
       if (message.role === "tool") this.#batch?.results.push(message);
     }
   }
