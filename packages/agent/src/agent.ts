@@ -108,16 +108,27 @@ export class Agent {
   set messages(messages: readonly AgentMessage[]) {
     this.#messages = [...messages];
   }
+  /** The system prompt sent first on every request (read at each run's start). */
   system: string | undefined;
+  /** The loop config every run uses. */
   readonly config: LoopConfig;
+  /** The tools the model may call; register and unregister between runs. */
   readonly tools: ToolRegistry;
+  /** How a step's calls run; see `AgentOptions.toolExecution`. */
   toolExecution: ToolExecutionMode;
+  /** How many steering messages one drain point delivers. */
   steeringMode: QueueMode;
+  /** How many follow-up messages one drain point delivers. */
   followUpMode: QueueMode;
+  /** See `AgentOptions.beforeToolCall`. */
   beforeToolCall: AgentOptions["beforeToolCall"];
+  /** See `AgentOptions.afterToolCall`. */
   afterToolCall: AgentOptions["afterToolCall"];
+  /** See `AgentOptions.shouldStopAfterTurn`. */
   shouldStopAfterTurn: AgentOptions["shouldStopAfterTurn"];
+  /** See `AgentOptions.transformContext`. */
   transformContext: AgentOptions["transformContext"];
+  /** See `AgentOptions.convertToLlm`. */
   convertToLlm: NonNullable<AgentOptions["convertToLlm"]>;
   /** The message of the last failed run, cleared when the next starts. */
   errorMessage: string | undefined;
@@ -252,14 +263,17 @@ export class Agent {
     return this.#steering.length > 0 || this.#followUp.length > 0;
   }
 
+  /** Drops every queued steering message. */
   clearSteeringQueue(): void {
     this.#steering.length = 0;
   }
 
+  /** Drops every queued follow-up message. */
   clearFollowUpQueue(): void {
     this.#followUp.length = 0;
   }
 
+  /** Drops both queues. */
   clearAllQueues(): void {
     this.clearSteeringQueue();
     this.clearFollowUpQueue();
