@@ -405,4 +405,84 @@ describe("Agent over HTTP", () => {
     expect(() => agent.continue()).toThrow(/nothing is queued/);
     expect(() => new Agent({} as never)).toThrow(/exactly one of config/);
   });
+
+  it("runs the parallel calls of a recorded gpt-4o stream and answers them in the stream's order", async () => {
+    server = await startServer({
+      replies: [
+        { type: "replay", fixture: "wire/openai/gpt-4o-parallel-tool-calls-usage-chunk.sse" },
+        { content: "You are in France, using Loopwright." },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "gpt-4o" },
+      tools: [
+        tool("get_country", async () => {
+          await sleep(40);
+          return "France";
+        }),
+        tool("get_product_name", () => "Loopwright"),
+      ],
+    });
+    const events = record(agent);
+    const result = await agent.prompt("Where am I and what am I using?");
+    expect(result.status).toBe("ok");
+    expect(events.flatMap((e) => (e.type === "tool_execution_start" ? [e.toolName] : []))).toEqual([
+      "get_country",
+      "get_product_name",
+    ]);
+    expect(events.flatMap((e) => (e.type === "tool_execution_end" ? [e.toolName] : []))).toEqual([
+      "get_product_name",
+      "get_country",
+    ]);
+    expect(sentMessages(server, 1).slice(-2)).toEqual([
+      { role: "tool", tool_call_id: "call_q2UyBRP7eXNTzAoR8lEhjc9Z", content: "France" },
+      { role: "tool", tool_call_id: "call_b51ijcpFkDiTQG1bQzsrmtW5", content: "Loopwright" },
+    ]);
+    expect(events.some((e) => e.type === "usage")).toBe(true);
+  });
+
+  it("reports a tool's progress as tool_execution_update events between its start and end", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "download", arguments: "{}" }] }, { content: "Done." }],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("download", (_args, { onUpdate }) => {
+          onUpdate("50%");
+          onUpdate("100%");
+          return "saved";
+        }),
+      ],
+    });
+    const events = record(agent);
+    await agent.prompt("Fetch it");
+    const toolEvents = events.filter((e) => e.type.startsWith("tool_execution"));
+    expect(toolEvents.map((e) => (e.type === "tool_execution_update" ? e.partialResult : e.type))).toEqual([
+      "tool_execution_start",
+      "50%",
+      "100%",
+      "tool_execution_end",
+    ]);
+  });
+
+  it("continues after a failed run from the transcript as it stands", async () => {
+    server = await startServer({
+      replies: [
+        { type: "error", status: 400, body: { error: { message: "model is busy" } } },
+        { content: "Now it works." },
+      ],
+    });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 } });
+    const failed = await agent.prompt("Try");
+    expect(failed.status).toBe("error");
+    expect(agent.errorMessage).toMatch(/model is busy/);
+    const retried = await agent.continue();
+    expect(retried.status).toBe("ok");
+    expect(agent.messages).toEqual([
+      { role: "user", content: "Try" },
+      { role: "assistant", content: "Now it works." },
+    ]);
+    expect(sentMessages(server, 1)).toEqual([{ role: "user", content: "Try" }]);
+  });
 });

@@ -277,4 +277,40 @@ describe("Session over HTTP", () => {
       /one path segment/,
     );
   });
+
+  it("streams a recorded reasoning model's thinking and runs the call it makes", async () => {
+    server = await startServer({
+      replies: [
+        { type: "replay", fixture: "wire/deepseek/deepseek-reasoner-reasoning-then-tool-call.sse" },
+        { content: "It is sunny." },
+      ],
+    });
+    const calls: unknown[] = [];
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "deepseek-reasoner" },
+      tools: [
+        {
+          name: "weather",
+          description: "The weather in a city",
+          parameters: { type: "object", properties: { city: { type: "string" } } },
+          execute: (args) => {
+            calls.push(args);
+            return "sunny";
+          },
+        },
+      ],
+    });
+    const events: SessionEvent[] = [];
+    session.onEvent((e) => events.push(e));
+    const result = await session.prompt("Weather?");
+    expect(result).toEqual({ status: "ok", reply: "It is sunny." });
+    expect(calls).toHaveLength(1);
+    expect(events.filter((e) => e.type === "thinking_delta").length).toBeGreaterThan(0);
+    const tool = session.getSnapshot().timeline.find((e) => e.type === "tool");
+    expect(tool).toMatchObject({ name: "weather", result: "sunny", isError: false });
+    expect(events.map((e) => e.type).filter((t) => t === "tool_start" || t === "tool_end")).toEqual([
+      "tool_start",
+      "tool_end",
+    ]);
+  });
 });
