@@ -1,3 +1,4 @@
+import { type AgentSpec, SPEC_TOKEN } from "@loopwright/spec";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent, type AgentEvent, type AgentTool, type ChatMessageLike } from "./test-exports.js";
@@ -484,5 +485,40 @@ describe("Agent over HTTP", () => {
       { role: "assistant", content: "Now it works." },
     ]);
     expect(sentMessages(server, 1)).toEqual([{ role: "user", content: "Try" }]);
+  });
+
+  it("takes its endpoint, model and system prompt from an agent spec", async () => {
+    server = await startServer({ replies: [{ content: "Four." }] });
+    const agent = new Agent({
+      spec: {
+        spec: SPEC_TOKEN,
+        model: { name: "spec-model", endpoint: { baseUrl: server.baseUrl } },
+        prompt: [{ id: "role", text: "You add numbers." }],
+      } as AgentSpec,
+    });
+    expect((await agent.prompt("2+2?")).status).toBe("ok");
+    const body = server.chatRequests[0]!.body as { model: string; messages: ChatMessageLike[] };
+    expect(body.model).toBe("spec-model");
+    expect(body.messages[0]).toEqual({ role: "system", content: "You add numbers." });
+  });
+
+  it("tells transformContext the step, the prompt tokens used and the window, where compaction would decide", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "a", arguments: "{}" }], usage: { prompt_tokens: 700 } },
+        { content: "ok" },
+      ],
+    });
+    const seen: unknown[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", contextLength: 1000 },
+      tools: [tool("a", () => "A")],
+      transformContext: (messages, _signal, info) => {
+        seen.push(info);
+        return messages;
+      },
+    });
+    await agent.prompt("Go");
+    expect(seen).toEqual([{ step: 1 }, { step: 2, used: 700, limit: 1000 }]);
   });
 });

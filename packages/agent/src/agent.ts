@@ -31,6 +31,10 @@ export type QueueMode = "one-at-a-time" | "all";
 export interface TransformContextInfo {
   /** The loop step the request is for, from 1. */
   step: number;
+  /** The prompt tokens the run's last request reported (absent on a run's first step): with `limit`, where a host decides to compact. */
+  used?: number;
+  /** The context window (`config.contextLength`), where given. */
+  limit?: number;
 }
 
 /** What `new Agent` reads. Give `config` (the loop's config) or `spec` (agent documents, weakest first). */
@@ -80,6 +84,14 @@ export interface AgentOptions {
     },
     signal: AbortSignal | undefined,
   ) => boolean | Promise<boolean>;
+}
+
+/** The parts of the loop's step context `transformContext` is told. */
+function pick(context: { used?: number; limit?: number }): Omit<TransformContextInfo, "step"> {
+  return {
+    ...(context.used !== undefined ? { used: context.used } : {}),
+    ...(context.limit !== undefined ? { limit: context.limit } : {}),
+  };
 }
 
 const TERMINATE = Symbol("terminate");
@@ -441,7 +453,7 @@ export class Agent {
           isError: !result.ok,
         }),
       onMessage: (message) => this.#onMessage(message),
-      beforeStep: (_messages, step) => this.#beforeStep(step, signal),
+      beforeStep: (_messages, step, context) => this.#beforeStep({ step, ...pick(context) }, signal),
     };
   }
 
@@ -513,7 +525,11 @@ export class Agent {
     await this.#delivery;
   }
 
-  async #beforeStep(step: number, signal: AbortSignal | undefined): Promise<ChatMessage[] | undefined> {
+  async #beforeStep(
+    info: TransformContextInfo,
+    signal: AbortSignal | undefined,
+  ): Promise<ChatMessage[] | undefined> {
+    const { step } = info;
     await this.#delivery;
     if (step === 1) return undefined;
     const batch = this.#batch;
@@ -534,7 +550,7 @@ export class Agent {
     for (const message of steering) this.#add(message);
     await this.#delivery;
     const view = this.transformContext
-      ? await this.transformContext(this.#messages, signal, { step })
+      ? await this.transformContext(this.#messages, signal, info)
       : this.#messages;
     const llm = this.convertToLlm(view);
     this.#sent = llm.length;
