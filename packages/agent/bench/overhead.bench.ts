@@ -58,9 +58,9 @@ for (let i = -5; i < RUNS; i++) {
   }
 }
 const [base = 1, agent = 0, session = 0] = totals.map((t) => t / RUNS);
-variants.forEach(([label], at) =>
-  console.log(`${label.padEnd(28)} ${(totals[at]! / RUNS).toFixed(2)} ms/run`),
-);
+for (const [at, [label]] of variants.entries()) {
+  console.log(`${label.padEnd(28)} ${(totals[at]! / RUNS).toFixed(2)} ms/run`);
+}
 console.log(`Agent / baseline:   ${(agent / base).toFixed(2)}x`);
 console.log(`Session / baseline: ${(session / base).toFixed(2)}x`);
 await server.close();
