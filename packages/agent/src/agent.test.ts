@@ -521,4 +521,22 @@ describe("Agent over HTTP", () => {
     await agent.prompt("Go");
     expect(seen).toEqual([{ step: 1 }, { step: 2, used: 700, limit: 1000 }]);
   });
+
+  it("ends the run after a step whose tools themselves asked to terminate", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "finish", arguments: "{}" }] }, { content: "never asked" }],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("finish", (_args, { terminate }) => {
+          terminate();
+          return "finished";
+        }),
+      ],
+    });
+    expect((await agent.prompt("Finish")).status).toBe("terminated");
+    expect(server.chatRequests).toHaveLength(1);
+    expect(agent.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c1", content: "finished" });
+  });
 });

@@ -608,6 +608,9 @@ export class Agent {
               toolName: request.name,
               partialResult,
             }),
+          terminate: () => {
+            batch?.terminate.add(request.id);
+          },
         });
       } else if (this.#dispatch) {
         result = await this.#dispatch({ ...request, args }, signal);

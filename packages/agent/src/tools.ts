@@ -9,6 +9,8 @@ export interface AgentToolContext {
   signal?: AbortSignal;
   /** Reports progress: each call becomes a `tool_execution_update` event (never sent to the model). */
   onUpdate: (partial: unknown) => void;
+  /** Asks the run to end after this step; it does only when every call of the step asked (as `afterToolCall`'s `terminate`). */
+  terminate: () => void;
 }
 
 /**
