@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
@@ -312,5 +312,24 @@ describe("Session over HTTP", () => {
       "tool_start",
       "tool_end",
     ]);
+  });
+
+  it("tells a failed write as an error entry without failing the run", async () => {
+    const dir = tempDir();
+    server = await startServer({ replies: [{ content: "Answered anyway." }] });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      sessionDir: dir,
+      sessionId: "broken",
+    });
+    // The file becomes a directory: every append now fails.
+    rmSync(join(dir, "broken.jsonl"));
+    mkdirSync(join(dir, "broken.jsonl"));
+    const result = await session.prompt("Hi");
+    expect(result).toEqual({ status: "ok", reply: "Answered anyway." });
+    expect(session.getSnapshot().timeline).toContainEqual({
+      type: "error",
+      text: expect.stringMatching(/Could not append to the session file/),
+    });
   });
 });

@@ -12,7 +12,7 @@ import {
   askUserTool,
   todoWriteTool,
 } from "./builtin-tools.js";
-import { AgentError, SessionBusyError } from "./errors.js";
+import { AgentError, errorText, SessionBusyError } from "./errors.js";
 import { type AgentMessage, messageText } from "./messages.js";
 import { readSessionFile, SessionFile, sessionPath, type Todo } from "./session-file.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
@@ -409,7 +409,11 @@ export class Session {
   #setTodos(todos: Todo[]): void {
     this.#todos = todos;
     this.#view = { ...this.#view, todos: [...todos] };
-    this.#file?.appendTodos(todos);
+    try {
+      this.#file?.appendTodos(todos);
+    } catch (error) {
+      this.addError(errorText(error));
+    }
     this.#emit({ type: "todos_changed", todos: [...todos] });
     this.#changed();
   }
@@ -417,7 +421,16 @@ export class Session {
   /** Appends the messages the agent added since the last write. */
   #persist(): void {
     const messages = this.agent.messages;
-    if (this.#file) for (const message of messages.slice(this.#stored)) this.#file.appendMessage(message);
+    try {
+      while (this.#file && this.#stored < messages.length) {
+        this.#file.appendMessage(messages[this.#stored] as AgentMessage);
+        this.#stored++;
+      }
+    } catch (error) {
+      // A failed write is told, never fatal to the run; the next write tries the rest again.
+      this.addError(errorText(error));
+      return;
+    }
     this.#stored = messages.length;
   }
 
