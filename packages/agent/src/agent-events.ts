@@ -1,0 +1,97 @@
+import type { TurnUsage } from "@loopwright/events";
+import type { ChatMessage, DispatchRequest } from "@loopwright/loop";
+import type { AgentMessage } from "./messages.js";
+
+/** How an agent run ended. */
+export type AgentRunStatus =
+  /** The model answered without asking for tools, and no queued message was left to deliver. */
+  | "ok"
+  /** Every call of the last tool step asked to end the run (`terminate`). */
+  | "terminated"
+  /** `shouldStopAfterTurn` said stop. */
+  | "stopped"
+  /** `abort()` was called. */
+  | "aborted"
+  /** The loop failed (the endpoint refused, the tool budget ran out…); `error` says why. */
+  | "error";
+
+/**
+ * What an agent tells its subscribers, in order, one tagged union on `type`. A UI can render a run
+ * from these alone: `agent_start`, then per turn `turn_start`, the messages it adds
+ * (`message_start` / `message_update`… / `message_end`), its tool calls (`tool_execution_start` /
+ * `tool_execution_update`… / `tool_execution_end`), `turn_end`; last `agent_end`.
+ */
+export type AgentEvent =
+  | { type: "agent_start" }
+  | { type: "agent_end"; messages: AgentMessage[]; status: AgentRunStatus; error?: string }
+  | { type: "turn_start" }
+  | { type: "turn_end"; message: ChatMessage | undefined; toolResults: ChatMessage[] }
+  | { type: "message_start"; message: AgentMessage }
+  | {
+      type: "message_update";
+      /** The assistant message so far (text accumulated). */
+      message: ChatMessage;
+      /** What this update added. */
+      delta: { type: "text" | "thinking"; text: string };
+    }
+  | { type: "message_end"; message: AgentMessage }
+  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: Record<string, unknown> }
+  | { type: "tool_execution_update"; toolCallId: string; toolName: string; partialResult: unknown }
+  | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: string; isError: boolean }
+  /** A turn's token counts as the endpoint reported them. */
+  | { type: "usage"; usage: TurnUsage }
+  /** Something the loop wants a person to know (a retry, a recovered call). */
+  | { type: "notice"; text: string };
+
+/** A subscriber: awaited in registration order; handed the run's signal. What it throws is ignored. */
+export type AgentListener = (event: AgentEvent, signal: AbortSignal | undefined) => void | Promise<void>;
+
+/** What `beforeToolCall` is handed. */
+export interface BeforeToolCallContext {
+  toolCall: DispatchRequest;
+  /** The arguments as parsed (and repaired). */
+  args: Record<string, unknown>;
+  /** The transcript so far, the assistant message that asked for the call included. */
+  messages: readonly AgentMessage[];
+}
+
+/**
+ * What `beforeToolCall` may return: nothing to let the call run; `{ block: true, reason }` to
+ * answer it with the reason instead (the model reads it as an error); `{ args }` to run it with
+ * other arguments. `terminate` on a block asks the run to end after this step.
+ */
+export type BeforeToolCallResult =
+  | undefined
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
+  | void
+  | { block: true; reason?: string; terminate?: boolean }
+  | { block?: false; args: Record<string, unknown> };
+
+/** What `afterToolCall` is handed. */
+export interface AfterToolCallContext extends BeforeToolCallContext {
+  /** What the tool returned, or the error it threw. */
+  result: unknown;
+  isError: boolean;
+}
+
+/**
+ * What `afterToolCall` may return: nothing to keep the result; `result` (and `isError`) to replace
+ * it; `terminate` to ask the run to end after this step. The run ends only when every call of the
+ * step asked to.
+ */
+export type AfterToolCallResult =
+  | undefined
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
+  | void
+  | { result?: unknown; isError?: boolean; terminate?: boolean };
+
+/** What a finished run hands back. */
+export interface AgentRunResult {
+  status: AgentRunStatus;
+  /** The messages the run added to the transcript. */
+  messages: AgentMessage[];
+  /** Why, when `status` is `"error"`. */
+  error?: string;
+  /** What was thrown, when `status` is `"error"` (the loop's `AgentLoopError`, `ToolIterationLimit`…). */
+  cause?: unknown;
+}

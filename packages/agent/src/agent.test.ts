@@ -1,0 +1,542 @@
+import { type AgentSpec, SPEC_TOKEN } from "@loopwright/spec";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent, type AgentEvent, type AgentTool, type ChatMessageLike } from "./test-exports.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function tool(name: string, execute: AgentTool["execute"], extra: Partial<AgentTool> = {}): AgentTool {
+  return {
+    name,
+    description: `The ${name} tool`,
+    parameters: { type: "object", properties: { n: { type: "number" } } },
+    execute,
+    ...extra,
+  };
+}
+
+function record(agent: Agent): AgentEvent[] {
+  const events: AgentEvent[] = [];
+  agent.subscribe((event) => {
+    events.push(event);
+  });
+  return events;
+}
+
+/** The event types with runs of message_update collapsed, as a UI sees the sequence. */
+function sequence(events: AgentEvent[]): string[] {
+  return events
+    .filter((e) => e.type !== "usage")
+    .map((e) => {
+      if (e.type === "message_start" || e.type === "message_end")
+        return `${e.type}:${(e.message as { role: string }).role}`;
+      return e.type;
+    })
+    .filter((t, i, all) => !(t === "message_update" && all[i - 1] === "message_update"));
+}
+
+function sentMessages(s: TestServer, index: number): ChatMessageLike[] {
+  return (s.chatRequests[index]!.body as { messages: ChatMessageLike[] }).messages;
+}
+
+describe("Agent over HTTP", () => {
+  it("tells a plain prompt as agent/turn/message events a UI can render from alone", async () => {
+    server = await startServer({ replies: [{ content: "Hello there, friend.", chunkChars: 5 }] });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" }, system: "Be brief." });
+    const events = record(agent);
+    const result = await agent.prompt("Hello!");
+    expect(result.status).toBe("ok");
+    expect(sequence(events)).toEqual([
+      "agent_start",
+      "turn_start",
+      "message_start:user",
+      "message_end:user",
+      "message_start:assistant",
+      "message_update",
+      "message_end:assistant",
+      "turn_end",
+      "agent_end",
+    ]);
+    const text = events.flatMap((e) => (e.type === "message_update" ? [e.delta.text] : [])).join("");
+    expect(text).toBe("Hello there, friend.");
+    expect(agent.messages).toEqual([
+      { role: "user", content: "Hello!" },
+      { role: "assistant", content: "Hello there, friend." },
+    ]);
+    expect(sentMessages(server, 0)[0]).toEqual({ role: "system", content: "Be brief." });
+  });
+
+  it("tells a tool prompt: the call's start and end, its result message, and a second turn", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "double", arguments: '{"n":21}' }] }, { content: "42." }],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [tool("double", ({ n }) => (n as number) * 2)],
+    });
+    const events = record(agent);
+    const result = await agent.prompt("Double 21");
+    expect(result.status).toBe("ok");
+    expect(sequence(events)).toEqual([
+      "agent_start",
+      "turn_start",
+      "message_start:user",
+      "message_end:user",
+      "message_start:assistant",
+      "message_end:assistant",
+      "tool_execution_start",
+      "tool_execution_end",
+      "message_start:tool",
+      "message_end:tool",
+      "turn_end",
+      "turn_start",
+      "message_start:assistant",
+      "message_update",
+      "message_end:assistant",
+      "turn_end",
+      "agent_end",
+    ]);
+    expect(events.find((e) => e.type === "tool_execution_start")).toMatchObject({
+      toolCallId: "c1",
+      toolName: "double",
+      args: { n: 21 },
+    });
+    expect(events.find((e) => e.type === "tool_execution_end")).toMatchObject({
+      result: "42",
+      isError: false,
+    });
+    expect(sentMessages(server, 1).at(-1)).toEqual({ role: "tool", tool_call_id: "c1", content: "42" });
+  });
+
+  it("delivers a steering message after the running tool step, before the next request", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "slow", arguments: "{}" }] },
+        { toolCalls: [{ id: "c2", name: "slow", arguments: '{"n":2}' }] },
+        { content: "Done." },
+      ],
+    });
+    let agent: Agent | undefined;
+    agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("slow", async () => {
+          if (agent && server?.chatRequests.length === 1) {
+            agent.steer("Use the blue one instead.");
+            agent.steer("And be quick.");
+          }
+          await sleep(20);
+          return "ok";
+        }),
+      ],
+    });
+    const events = record(agent);
+    await agent.prompt("Paint it.");
+    // One at a time: the first steer reaches the second request, the second one the third.
+    const second = sentMessages(server, 1);
+    expect(second.slice(-3)).toEqual([
+      expect.objectContaining({ role: "assistant" }),
+      { role: "tool", tool_call_id: "c1", content: "ok" },
+      { role: "user", content: "Use the blue one instead." },
+    ]);
+    expect(sentMessages(server, 2).at(-1)).toEqual({ role: "user", content: "And be quick." });
+    const steerAt = events.findIndex(
+      (e) =>
+        e.type === "message_start" &&
+        (e.message as { content?: unknown }).content === "Use the blue one instead.",
+    );
+    expect(events[steerAt - 1]?.type).toBe("turn_start");
+    expect(events[steerAt - 2]?.type).toBe("turn_end");
+  });
+
+  it("delivers every queued steering message at once in 'all' mode", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "slow", arguments: "{}" }] }, { content: "Done." }],
+    });
+    let agent: Agent | undefined;
+    agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      steeringMode: "all",
+      tools: [
+        tool("slow", () => {
+          agent?.steer("one");
+          agent?.steer("two");
+          return "ok";
+        }),
+      ],
+    });
+    await agent.prompt("Go.");
+    expect(sentMessages(server, 1).slice(-2)).toEqual([
+      { role: "user", content: "one" },
+      { role: "user", content: "two" },
+    ]);
+    expect(agent.hasQueuedMessages()).toBe(false);
+  });
+
+  it("runs a follow-up after the run would have stopped", async () => {
+    server = await startServer({ replies: [{ content: "First answer." }, { content: "Summary." }] });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    const events = record(agent);
+    agent.subscribe((event) => {
+      if (
+        event.type === "message_end" &&
+        (event.message as { content?: unknown }).content === "First answer."
+      ) {
+        agent.followUp("Also summarise it.");
+      }
+    });
+    const result = await agent.prompt("Question?");
+    expect(server.chatRequests).toHaveLength(2);
+    expect(sentMessages(server, 1).slice(-2)).toEqual([
+      { role: "assistant", content: "First answer." },
+      { role: "user", content: "Also summarise it." },
+    ]);
+    expect(result.messages.map((m) => (m as { content?: unknown }).content)).toEqual([
+      "Question?",
+      "First answer.",
+      "Also summarise it.",
+      "Summary.",
+    ]);
+    expect(events.filter((e) => e.type === "agent_start")).toHaveLength(1);
+  });
+
+  it("answers a blocked call with the reason the hook gave, without running the tool", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "bash", arguments: '{"n":1}' }] },
+        { content: "Understood." },
+      ],
+    });
+    const ran: unknown[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [tool("bash", (args) => ran.push(args))],
+      beforeToolCall: ({ toolCall }) =>
+        toolCall.name === "bash" ? { block: true, reason: "bash is disabled here" } : undefined,
+    });
+    const events = record(agent);
+    await agent.prompt("Run ls");
+    expect(ran).toEqual([]);
+    expect(sentMessages(server, 1).at(-1)).toEqual({
+      role: "tool",
+      tool_call_id: "c1",
+      content: "Error: bash is disabled here",
+    });
+    expect(events.find((e) => e.type === "tool_execution_end")).toMatchObject({ isError: true });
+  });
+
+  it("runs a call with the arguments beforeToolCall rewrote", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "double", arguments: '{"n":1}' }] }, { content: "ok" }],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [tool("double", ({ n }) => (n as number) * 2)],
+      beforeToolCall: () => ({ args: { n: 50 } }),
+    });
+    await agent.prompt("Double 1");
+    expect(sentMessages(server, 1).at(-1)).toMatchObject({ content: "100" });
+  });
+
+  it("ends the run after a step whose every call asked to terminate, with no further request", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "notify_done", arguments: "{}" },
+            { id: "c2", name: "notify_done", arguments: '{"n":2}' },
+          ],
+        },
+        { content: "never asked" },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [tool("notify_done", () => "sent")],
+      afterToolCall: ({ toolCall }) =>
+        toolCall.name === "notify_done" ? { terminate: true, result: "sent!" } : undefined,
+    });
+    const result = await agent.prompt("Notify me");
+    expect(result.status).toBe("terminated");
+    expect(server.chatRequests).toHaveLength(1);
+    expect(agent.messages.slice(-2)).toEqual([
+      { role: "tool", tool_call_id: "c1", content: "sent!" },
+      { role: "tool", tool_call_id: "c2", content: "sent!" },
+    ]);
+  });
+
+  it("keeps going when only some calls of a step ask to terminate", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "a", arguments: "{}" },
+            { id: "c2", name: "b", arguments: "{}" },
+          ],
+        },
+        { content: "Both done." },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [tool("a", () => "A"), tool("b", () => "B")],
+      afterToolCall: ({ toolCall }) => (toolCall.name === "a" ? { terminate: true } : undefined),
+    });
+    const result = await agent.prompt("Do both");
+    expect(result.status).toBe("ok");
+    expect(server.chatRequests).toHaveLength(2);
+  });
+
+  it("runs calls in parallel, reports them as they finish, and keeps results in the model's order", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "slow", arguments: "{}" },
+            { id: "c2", name: "fast", arguments: "{}" },
+          ],
+        },
+        { content: "ok" },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("slow", async () => {
+          await sleep(80);
+          return "slow result";
+        }),
+        tool("fast", () => "fast result"),
+      ],
+    });
+    const events = record(agent);
+    await agent.prompt("Both");
+    const ended = events.flatMap((e) => (e.type === "tool_execution_end" ? [e.toolCallId] : []));
+    expect(ended).toEqual(["c2", "c1"]);
+    expect(sentMessages(server, 1).slice(-2)).toEqual([
+      { role: "tool", tool_call_id: "c1", content: "slow result" },
+      { role: "tool", tool_call_id: "c2", content: "fast result" },
+    ]);
+  });
+
+  it("runs a step one call at a time when one of its tools is sequential", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "write", arguments: "{}" },
+            { id: "c2", name: "read", arguments: "{}" },
+          ],
+        },
+        { content: "ok" },
+      ],
+    });
+    const log: string[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool(
+          "write",
+          async () => {
+            log.push("write start");
+            await sleep(50);
+            log.push("write end");
+            return "w";
+          },
+          { executionMode: "sequential" },
+        ),
+        tool("read", () => {
+          log.push("read");
+          return "r";
+        }),
+      ],
+    });
+    await agent.prompt("Both");
+    expect(log).toEqual(["write start", "write end", "read"]);
+  });
+
+  it("leaves app-only messages out of what the model is sent, and lets transformContext add context", async () => {
+    server = await startServer({ replies: [{ content: "ok" }] });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: [{ role: "notification", text: "UI only" } as never],
+      transformContext: (messages) => [{ role: "user", content: "Context: today is Tuesday." }, ...messages],
+    });
+    await agent.prompt("What day is it?");
+    expect(sentMessages(server, 0)).toEqual([
+      { role: "user", content: "Context: today is Tuesday." },
+      { role: "user", content: "What day is it?" },
+    ]);
+    expect(agent.messages[0]).toEqual({ role: "notification", text: "UI only" });
+  });
+
+  it("aborts a run: the status says so and every tool call stays answered", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "wait", arguments: "{}" }] }, { content: "never" }],
+    });
+    let agent: Agent | undefined;
+    agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("wait", async (_args, { signal }) => {
+          setTimeout(() => agent?.abort(), 10);
+          await new Promise((resolve) => signal?.addEventListener("abort", resolve));
+          return "late";
+        }),
+      ],
+    });
+    const result = await agent.prompt("Wait");
+    expect(result.status).toBe("aborted");
+    expect(agent.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "c1" });
+    expect(agent.isRunning).toBe(false);
+  });
+
+  it("refuses a second prompt while a run is going, and continue() with nothing to answer", async () => {
+    server = await startServer({ replies: [{ content: "slow", firstByteDelayMs: 50 }] });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    const first = agent.prompt("one");
+    expect(() => agent.prompt("two")).toThrow(/while a run is going/);
+    await first;
+    expect(() => agent.continue()).toThrow(/nothing is queued/);
+    expect(() => new Agent({} as never)).toThrow(/exactly one of config/);
+  });
+
+  it("runs the parallel calls of a recorded gpt-4o stream and answers them in the stream's order", async () => {
+    server = await startServer({
+      replies: [
+        { type: "replay", fixture: "wire/openai/gpt-4o-parallel-tool-calls-usage-chunk.sse" },
+        { content: "You are in France, using Loopwright." },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "gpt-4o" },
+      tools: [
+        tool("get_country", async () => {
+          await sleep(40);
+          return "France";
+        }),
+        tool("get_product_name", () => "Loopwright"),
+      ],
+    });
+    const events = record(agent);
+    const result = await agent.prompt("Where am I and what am I using?");
+    expect(result.status).toBe("ok");
+    expect(events.flatMap((e) => (e.type === "tool_execution_start" ? [e.toolName] : []))).toEqual([
+      "get_country",
+      "get_product_name",
+    ]);
+    expect(events.flatMap((e) => (e.type === "tool_execution_end" ? [e.toolName] : []))).toEqual([
+      "get_product_name",
+      "get_country",
+    ]);
+    expect(sentMessages(server, 1).slice(-2)).toEqual([
+      { role: "tool", tool_call_id: "call_q2UyBRP7eXNTzAoR8lEhjc9Z", content: "France" },
+      { role: "tool", tool_call_id: "call_b51ijcpFkDiTQG1bQzsrmtW5", content: "Loopwright" },
+    ]);
+    expect(events.some((e) => e.type === "usage")).toBe(true);
+  });
+
+  it("reports a tool's progress as tool_execution_update events between its start and end", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "download", arguments: "{}" }] }, { content: "Done." }],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("download", (_args, { onUpdate }) => {
+          onUpdate("50%");
+          onUpdate("100%");
+          return "saved";
+        }),
+      ],
+    });
+    const events = record(agent);
+    await agent.prompt("Fetch it");
+    const toolEvents = events.filter((e) => e.type.startsWith("tool_execution"));
+    expect(toolEvents.map((e) => (e.type === "tool_execution_update" ? e.partialResult : e.type))).toEqual([
+      "tool_execution_start",
+      "50%",
+      "100%",
+      "tool_execution_end",
+    ]);
+  });
+
+  it("continues after a failed run from the transcript as it stands", async () => {
+    server = await startServer({
+      replies: [
+        { type: "error", status: 400, body: { error: { message: "model is busy" } } },
+        { content: "Now it works." },
+      ],
+    });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 } });
+    const failed = await agent.prompt("Try");
+    expect(failed.status).toBe("error");
+    expect(agent.errorMessage).toMatch(/model is busy/);
+    const retried = await agent.continue();
+    expect(retried.status).toBe("ok");
+    expect(agent.messages).toEqual([
+      { role: "user", content: "Try" },
+      { role: "assistant", content: "Now it works." },
+    ]);
+    expect(sentMessages(server, 1)).toEqual([{ role: "user", content: "Try" }]);
+  });
+
+  it("takes its endpoint, model and system prompt from an agent spec", async () => {
+    server = await startServer({ replies: [{ content: "Four." }] });
+    const agent = new Agent({
+      spec: {
+        spec: SPEC_TOKEN,
+        model: { name: "spec-model", endpoint: { baseUrl: server.baseUrl } },
+        prompt: [{ id: "role", text: "You add numbers." }],
+      } as AgentSpec,
+    });
+    expect((await agent.prompt("2+2?")).status).toBe("ok");
+    const body = server.chatRequests[0]!.body as { model: string; messages: ChatMessageLike[] };
+    expect(body.model).toBe("spec-model");
+    expect(body.messages[0]).toEqual({ role: "system", content: "You add numbers." });
+  });
+
+  it("tells transformContext the step, the prompt tokens used and the window, where compaction would decide", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "a", arguments: "{}" }], usage: { prompt_tokens: 700 } },
+        { content: "ok" },
+      ],
+    });
+    const seen: unknown[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", contextLength: 1000 },
+      tools: [tool("a", () => "A")],
+      transformContext: (messages, _signal, info) => {
+        seen.push(info);
+        return messages;
+      },
+    });
+    await agent.prompt("Go");
+    expect(seen).toEqual([{ step: 1 }, { step: 2, used: 700, limit: 1000 }]);
+  });
+
+  it("ends the run after a step whose tools themselves asked to terminate", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "finish", arguments: "{}" }] }, { content: "never asked" }],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("finish", (_args, { terminate }) => {
+          terminate();
+          return "finished";
+        }),
+      ],
+    });
+    expect((await agent.prompt("Finish")).status).toBe("terminated");
+    expect(server.chatRequests).toHaveLength(1);
+    expect(agent.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c1", content: "finished" });
+  });
+});

@@ -1,0 +1,648 @@
+import type { RunEvent } from "@loopwright/events";
+import {
+  AgentLoopError,
+  type AgentLoopOptions,
+  type CallResult,
+  type ChatMessage,
+  type DispatchRequest,
+  failedRun,
+  type LoopConfig,
+} from "@loopwright/loop";
+import { type AgentSpec, resolveAgentSpec } from "@loopwright/spec";
+import type {
+  AfterToolCallContext,
+  AfterToolCallResult,
+  AgentEvent,
+  AgentListener,
+  AgentRunResult,
+  AgentRunStatus,
+  BeforeToolCallContext,
+  BeforeToolCallResult,
+} from "./agent-events.js";
+import { type AgentBackend, loopBackend } from "./backend.js";
+import { AgentError, errorText } from "./errors.js";
+import { type AgentMessage, defaultConvertToLlm, userMessage } from "./messages.js";
+import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
+
+/** How many queued messages a drain point delivers: the oldest only (default), or all of them. */
+export type QueueMode = "one-at-a-time" | "all";
+
+/** What `transformContext` is told besides the transcript. */
+export interface TransformContextInfo {
+  /** The loop step the request is for, from 1. */
+  step: number;
+  /** The prompt tokens the run's last request reported (absent on a run's first step): with `limit`, where a host decides to compact. */
+  used?: number;
+  /** The context window (`config.contextLength`), where given. */
+  limit?: number;
+}
+
+/** What `new Agent` reads. Give `config` (the loop's config) or `spec` (agent documents, weakest first). */
+export interface AgentOptions {
+  /** Endpoint, model parameters, tool and retry policy, as `runAgentLoop` takes them. */
+  config?: LoopConfig;
+  /** Parsed agent specs, layered with `resolveAgentSpec` (one spec, or a list weakest first). */
+  spec?: AgentSpec | readonly AgentSpec[];
+  /** The system prompt. */
+  system?: string;
+  /** The tools, or a registry to share. */
+  tools?: readonly AgentTool[] | ToolRegistry;
+  /** Runs a call of a tool the registry does not hold; without it such a call is answered "unknown tool". */
+  dispatch?: (request: DispatchRequest, signal?: AbortSignal) => unknown;
+  /** The transcript to start from. */
+  messages?: readonly AgentMessage[];
+  /** What runs the loop: `loopBackend()` (the default runtime's `runAgentLoop`) when absent. */
+  backend?: AgentBackend;
+  /** How a step's calls run: "parallel" (default) or "sequential". A tool's own `executionMode: "sequential"` wins for its step. */
+  toolExecution?: ToolExecutionMode;
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  /** Rewrites the transcript before each request (pruning, injected context). Must leave every tool call answered. */
+  transformContext?: (
+    messages: readonly AgentMessage[],
+    signal: AbortSignal | undefined,
+    info: TransformContextInfo,
+  ) => readonly AgentMessage[] | Promise<readonly AgentMessage[]>;
+  /** Turns the transcript into chat messages; `defaultConvertToLlm` (app-only messages left out) when absent. */
+  convertToLlm?: (messages: readonly AgentMessage[]) => ChatMessage[];
+  /** Runs before each tool call, after `tool_execution_start`: may block it or rewrite its arguments. */
+  beforeToolCall?: (
+    context: BeforeToolCallContext,
+    signal: AbortSignal | undefined,
+  ) => BeforeToolCallResult | Promise<BeforeToolCallResult>;
+  /** Runs after each tool call, before `tool_execution_end`: may replace the result or ask to terminate. */
+  afterToolCall?: (
+    context: AfterToolCallContext,
+    signal: AbortSignal | undefined,
+  ) => AfterToolCallResult | Promise<AfterToolCallResult>;
+  /** Asked after each tool step, before queued messages and the next request: true ends the run ("stopped"). */
+  shouldStopAfterTurn?: (
+    context: {
+      messages: readonly AgentMessage[];
+      message: ChatMessage | undefined;
+      toolResults: ChatMessage[];
+    },
+    signal: AbortSignal | undefined,
+  ) => boolean | Promise<boolean>;
+}
+
+/** The parts of the loop's step context `transformContext` is told. */
+function pick(context: { used?: number; limit?: number }): Omit<TransformContextInfo, "step"> {
+  return {
+    ...(context.used !== undefined ? { used: context.used } : {}),
+    ...(context.limit !== undefined ? { limit: context.limit } : {}),
+  };
+}
+
+const TERMINATE = Symbol("terminate");
+const STOP = Symbol("stop");
+
+/** One tool step as the agent tracks it. */
+interface Batch {
+  message: ChatMessage;
+  ids: string[];
+  results: ChatMessage[];
+  terminate: Set<string>;
+  sequential: boolean;
+  chain: Promise<void>;
+}
+
+/**
+ * A conversation with a model that an application drives: it owns the transcript, runs each
+ * prompt through the loop (tools called and answered until the model answers), and tells
+ * subscribers every step. One run at a time; `steer` and `followUp` queue messages into a run.
+ */
+export class Agent {
+  /** The transcript. Assigning copies the array. */
+  get messages(): AgentMessage[] {
+    return this.#messages;
+  }
+  set messages(messages: readonly AgentMessage[]) {
+    this.#messages = [...messages];
+  }
+  /** The system prompt sent first on every request (read at each run's start). */
+  system: string | undefined;
+  /** The loop config every run uses. */
+  readonly config: LoopConfig;
+  /** The tools the model may call; register and unregister between runs. */
+  readonly tools: ToolRegistry;
+  /** How a step's calls run; see `AgentOptions.toolExecution`. */
+  toolExecution: ToolExecutionMode;
+  /** How many steering messages one drain point delivers. */
+  steeringMode: QueueMode;
+  /** How many follow-up messages one drain point delivers. */
+  followUpMode: QueueMode;
+  /** See `AgentOptions.beforeToolCall`. */
+  beforeToolCall: AgentOptions["beforeToolCall"];
+  /** See `AgentOptions.afterToolCall`. */
+  afterToolCall: AgentOptions["afterToolCall"];
+  /** See `AgentOptions.shouldStopAfterTurn`. */
+  shouldStopAfterTurn: AgentOptions["shouldStopAfterTurn"];
+  /** See `AgentOptions.transformContext`. */
+  transformContext: AgentOptions["transformContext"];
+  /** See `AgentOptions.convertToLlm`. */
+  convertToLlm: NonNullable<AgentOptions["convertToLlm"]>;
+  /** The message of the last failed run, cleared when the next starts. */
+  errorMessage: string | undefined;
+
+  #messages: AgentMessage[];
+  readonly #backend: AgentBackend;
+  readonly #dispatch: AgentOptions["dispatch"];
+  readonly #listeners: AgentListener[] = [];
+  readonly #steering: AgentMessage[] = [];
+  readonly #followUp: AgentMessage[] = [];
+  #abort: AbortController | undefined;
+  #idle: Promise<void> = Promise.resolve();
+  #delivery: Promise<void> = Promise.resolve();
+  #turnOpen = false;
+  #partial: ChatMessage | undefined;
+  #batch: Batch | undefined;
+  #sent = 0;
+  #appended = 0;
+
+  constructor(options: AgentOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new AgentError(
+        "invalid-input",
+        "new Agent(options): options must be an object with config or spec.",
+      );
+    }
+    if ((options.config === undefined) === (options.spec === undefined)) {
+      throw new AgentError(
+        "invalid-input",
+        "new Agent: give exactly one of config (the loop's config) and spec (parsed agent documents).",
+      );
+    }
+    this.config =
+      options.config ??
+      resolveAgentSpec(Array.isArray(options.spec) ? options.spec : [options.spec as AgentSpec]);
+    this.system = options.system;
+    this.tools =
+      options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
+    this.#messages = [...(options.messages ?? [])];
+    this.#backend = options.backend ?? loopBackend();
+    this.#dispatch = options.dispatch;
+    this.toolExecution = options.toolExecution ?? "parallel";
+    this.steeringMode = options.steeringMode ?? "one-at-a-time";
+    this.followUpMode = options.followUpMode ?? "one-at-a-time";
+    this.beforeToolCall = options.beforeToolCall;
+    this.afterToolCall = options.afterToolCall;
+    this.shouldStopAfterTurn = options.shouldStopAfterTurn;
+    this.transformContext = options.transformContext;
+    this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
+  }
+
+  /** True from the start of a run until it has settled (its `agent_end` listeners included). */
+  get isRunning(): boolean {
+    return this.#abort !== undefined;
+  }
+
+  /** The running run's signal, if any. */
+  get signal(): AbortSignal | undefined {
+    return this.#abort?.signal;
+  }
+
+  /** The assistant message being streamed, if any. */
+  get streamingMessage(): ChatMessage | undefined {
+    return this.#partial;
+  }
+
+  /** Registers a listener; returns the function that removes it. */
+  subscribe(listener: AgentListener): () => void {
+    this.#listeners.push(listener);
+    return () => {
+      const at = this.#listeners.indexOf(listener);
+      if (at >= 0) this.#listeners.splice(at, 1);
+    };
+  }
+
+  /**
+   * Adds the message(s) to the transcript and runs until the model answers. Resolves with how the
+   * run ended (a failed run resolves with `status: "error"`, never rejects). Throws `AgentError`
+   * `busy` while a run is going, `invalid-input` for an empty prompt.
+   */
+  prompt(input: string | AgentMessage | readonly AgentMessage[]): Promise<AgentRunResult> {
+    this.#notBusy("prompt");
+    let messages: AgentMessage[];
+    if (typeof input === "string") {
+      if (input.trim() === "") throw new AgentError("invalid-input", "Agent.prompt: the prompt is empty.");
+      messages = [userMessage(input)];
+    } else if (Array.isArray(input)) {
+      messages = [...input];
+    } else if (typeof input === "object" && input !== null) {
+      messages = [input as AgentMessage];
+    } else {
+      throw new AgentError("invalid-input", "Agent.prompt takes text, a message, or a list of messages.");
+    }
+    if (messages.length === 0) throw new AgentError("invalid-input", "Agent.prompt: no messages given.");
+    return this.#start(messages);
+  }
+
+  /**
+   * Runs again from the transcript as it is (after an error, or after app-side edits). When it ends
+   * in an assistant reply, a queued message is run instead; with none queued, throws `AgentError`
+   * `cannot-continue`. Throws `busy` while a run is going.
+   */
+  continue(): Promise<AgentRunResult> {
+    this.#notBusy("continue");
+    const last = this.convertToLlm(this.#messages).at(-1);
+    if (last === undefined || last.role === "assistant") {
+      const queued = this.#drain(this.#steering, this.steeringMode);
+      const next = queued.length > 0 ? queued : this.#drain(this.#followUp, this.followUpMode);
+      if (next.length === 0) {
+        throw new AgentError(
+          "cannot-continue",
+          "Agent.continue: the transcript ends in an assistant reply (or is empty) and nothing is queued; prompt() instead.",
+        );
+      }
+      return this.#start(next);
+    }
+    return this.#start([]);
+  }
+
+  /** Queues a message delivered after the current tool step, before the next request. */
+  steer(message: string | AgentMessage): void {
+    this.#steering.push(typeof message === "string" ? userMessage(message) : message);
+  }
+
+  /** Queues a message delivered when the run would otherwise stop. */
+  followUp(message: string | AgentMessage): void {
+    this.#followUp.push(typeof message === "string" ? userMessage(message) : message);
+  }
+
+  /** True when either queue holds a message. */
+  hasQueuedMessages(): boolean {
+    return this.#steering.length > 0 || this.#followUp.length > 0;
+  }
+
+  /** Drops every queued steering message. */
+  clearSteeringQueue(): void {
+    this.#steering.length = 0;
+  }
+
+  /** Drops every queued follow-up message. */
+  clearFollowUpQueue(): void {
+    this.#followUp.length = 0;
+  }
+
+  /** Drops both queues. */
+  clearAllQueues(): void {
+    this.clearSteeringQueue();
+    this.clearFollowUpQueue();
+  }
+
+  /** Stops the running run: the stream is closed, running tools are signalled, every call is answered. No-op when idle. */
+  abort(reason?: unknown): void {
+    this.#abort?.abort(reason ?? new Error("Aborted by the caller."));
+  }
+
+  /** Resolves when no run is going (after awaited `agent_end` listeners). */
+  waitForIdle(): Promise<void> {
+    return this.#idle;
+  }
+
+  /** Clears the transcript, both queues and the last error. Throws `AgentError` `busy` while a run is going. */
+  reset(): void {
+    this.#notBusy("reset");
+    this.#messages = [];
+    this.clearAllQueues();
+    this.errorMessage = undefined;
+  }
+
+  #notBusy(method: string): void {
+    if (this.isRunning) {
+      throw new AgentError(
+        "busy",
+        `Agent.${method}() was called while a run is going; use steer()/followUp(), or await waitForIdle().`,
+      );
+    }
+  }
+
+  #drain(queue: AgentMessage[], mode: QueueMode): AgentMessage[] {
+    return mode === "all" ? queue.splice(0, queue.length) : queue.splice(0, 1);
+  }
+
+  #emit(event: AgentEvent): void {
+    const signal = this.#abort?.signal;
+    const listeners = [...this.#listeners];
+    this.#delivery = this.#delivery.then(async () => {
+      for (const listener of listeners) {
+        try {
+          await listener(event, signal);
+        } catch {
+          // A listener's failure is its own; the run goes on.
+        }
+      }
+    });
+  }
+
+  #openTurn(): void {
+    if (this.#turnOpen) return;
+    this.#turnOpen = true;
+    this.#emit({ type: "turn_start" });
+  }
+
+  #closeTurn(message: ChatMessage | undefined, toolResults: ChatMessage[]): void {
+    if (!this.#turnOpen) return;
+    this.#turnOpen = false;
+    this.#emit({ type: "turn_end", message, toolResults });
+  }
+
+  #add(message: AgentMessage): void {
+    this.#messages.push(message);
+    this.#emit({ type: "message_start", message });
+    this.#emit({ type: "message_end", message });
+  }
+
+  #start(messages: AgentMessage[]): Promise<AgentRunResult> {
+    this.#abort = new AbortController();
+    this.errorMessage = undefined;
+    const run = this.#run(messages);
+    this.#idle = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  async #run(first: AgentMessage[]): Promise<AgentRunResult> {
+    const signal = this.#abort?.signal;
+    const from = this.#messages.length;
+    let status: AgentRunStatus = "ok";
+    let error: string | undefined;
+    let cause: unknown;
+    this.#emit({ type: "agent_start" });
+    let pending = first;
+    try {
+      for (;;) {
+        this.#openTurn();
+        for (const message of pending) this.#add(message);
+        await this.#delivery;
+        const llm = this.convertToLlm(
+          this.transformContext
+            ? await this.transformContext(this.#messages, signal, { step: 1 })
+            : this.#messages,
+        );
+        this.#sent = llm.length;
+        this.#appended = 0;
+        await this.#backend.run(this.#loopOptions(llm, signal));
+        const steering = this.#drain(this.#steering, this.steeringMode);
+        pending = steering.length > 0 ? steering : this.#drain(this.#followUp, this.followUpMode);
+        if (pending.length === 0) break;
+      }
+    } catch (caught) {
+      const reason = AgentLoopError.isInstance(caught) ? caught.cause : caught;
+      this.#recover(caught);
+      if (reason === TERMINATE) status = "terminated";
+      else if (reason === STOP) status = "stopped";
+      else if (signal?.aborted) status = "aborted";
+      else {
+        status = "error";
+        error = errorText(caught);
+        cause = caught;
+        this.errorMessage = error;
+      }
+    }
+    if (this.#partial) {
+      this.#emit({ type: "message_end", message: this.#partial });
+      this.#partial = undefined;
+    }
+    this.#closeTurn(this.#batch?.message, this.#batch?.results ?? []);
+    this.#batch = undefined;
+    const messages = this.#messages.slice(from);
+    this.#emit({ type: "agent_end", messages, status, ...(error !== undefined ? { error } : {}) });
+    await this.#delivery;
+    this.#abort = undefined;
+    return { status, messages, ...(error !== undefined ? { error, cause } : {}) };
+  }
+
+  /** After a failure: the messages the loop added without telling `onMessage` (answers to unanswered calls). */
+  #recover(caught: unknown): void {
+    const run = failedRun(caught);
+    if (!run) return;
+    for (const message of run.messages.slice(this.#sent + this.#appended)) {
+      this.#add(message);
+      if (message.role === "tool") this.#batch?.results.push(message);
+    }
+  }
+
+  #loopOptions(messages: ChatMessage[], signal: AbortSignal | undefined): AgentLoopOptions {
+    return {
+      config: this.config,
+      ...(this.system !== undefined ? { system: this.system } : {}),
+      messages,
+      tools: this.tools.definitions(),
+      dispatch: (request, callSignal) => this.#call(request, callSignal),
+      ...(signal ? { signal } : {}),
+      // Sequential steps are chained in `#call`, so the loop may start them all.
+      parallel: true,
+      onEvent: (event) => this.#onLoopEvent(event),
+      onToolCall: (request) =>
+        this.#emit({
+          type: "tool_execution_start",
+          toolCallId: request.id,
+          toolName: request.name,
+          args: request.args,
+        }),
+      onToolResult: (result: CallResult) =>
+        this.#emit({
+          type: "tool_execution_end",
+          toolCallId: result.id,
+          toolName: result.name,
+          result: result.content,
+          isError: !result.ok,
+        }),
+      onMessage: (message) => this.#onMessage(message),
+      beforeStep: (_messages, step, context) => this.#beforeStep({ step, ...pick(context) }, signal),
+    };
+  }
+
+  #onLoopEvent(event: RunEvent): void {
+    switch (event.kind) {
+      case "turn":
+        this.#openTurn();
+        this.#partial = { role: "assistant", content: "" };
+        this.#emit({ type: "message_start", message: { ...this.#partial } });
+        break;
+      case "output":
+      case "thinking": {
+        if (!this.#partial) break;
+        if (event.kind === "output") this.#partial.content = `${this.#partial.content ?? ""}${event.text}`;
+        this.#emit({
+          type: "message_update",
+          message: { ...this.#partial },
+          delta: { type: event.kind === "output" ? "text" : "thinking", text: event.text },
+        });
+        break;
+      }
+      case "usage":
+        this.#emit({ type: "usage", usage: event.turn.usage });
+        break;
+      case "notice":
+        this.#emit({ type: "notice", text: event.text });
+        break;
+      default:
+        break;
+    }
+  }
+
+  async #onMessage(message: ChatMessage): Promise<void> {
+    this.#appended++;
+    this.#messages.push(message);
+    if (message.role === "assistant") {
+      if (!this.#partial) this.#emit({ type: "message_start", message });
+      this.#partial = undefined;
+      this.#emit({ type: "message_end", message });
+      const ids = (message.tool_calls ?? []).map((c) => c.id);
+      if (ids.length === 0) {
+        this.#batch = undefined;
+        this.#closeTurn(message, []);
+      } else {
+        const sequential =
+          this.toolExecution === "sequential" ||
+          (message.tool_calls ?? []).some(
+            (c) => this.tools.get(c.function.name)?.executionMode === "sequential",
+          );
+        this.#batch = {
+          message,
+          ids,
+          results: [],
+          terminate: new Set(),
+          sequential,
+          chain: Promise.resolve(),
+        };
+      }
+    } else if (message.role === "tool") {
+      this.#emit({ type: "message_start", message });
+      this.#emit({ type: "message_end", message });
+      const batch = this.#batch;
+      if (batch) {
+        batch.results.push(message);
+        if (batch.results.length >= batch.ids.length) this.#closeTurn(batch.message, batch.results);
+      }
+    }
+    // A barrier: listeners have seen the message before any tool of its step starts.
+    await this.#delivery;
+  }
+
+  async #beforeStep(
+    info: TransformContextInfo,
+    signal: AbortSignal | undefined,
+  ): Promise<ChatMessage[] | undefined> {
+    const { step } = info;
+    await this.#delivery;
+    if (step === 1) return undefined;
+    const batch = this.#batch;
+    if (batch && batch.ids.length > 0 && batch.ids.every((id) => batch.terminate.has(id))) throw TERMINATE;
+    if (
+      this.shouldStopAfterTurn &&
+      (await this.shouldStopAfterTurn(
+        { messages: this.#messages, message: batch?.message, toolResults: batch?.results ?? [] },
+        signal,
+      ))
+    ) {
+      throw STOP;
+    }
+    this.#batch = undefined;
+    const steering = this.#drain(this.#steering, this.steeringMode);
+    if (steering.length === 0 && !this.transformContext) return undefined;
+    this.#openTurn();
+    for (const message of steering) this.#add(message);
+    await this.#delivery;
+    const view = this.transformContext
+      ? await this.transformContext(this.#messages, signal, info)
+      : this.#messages;
+    const llm = this.convertToLlm(view);
+    this.#sent = llm.length;
+    this.#appended = 0;
+    return llm;
+  }
+
+  async #call(request: DispatchRequest, signal: AbortSignal | undefined): Promise<unknown> {
+    const batch = this.#batch;
+    if (batch?.sequential) {
+      const previous = batch.chain;
+      let release: () => void = () => {};
+      batch.chain = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await previous;
+      try {
+        return await this.#callOne(request, signal, batch);
+      } finally {
+        release();
+      }
+    }
+    return this.#callOne(request, signal, batch);
+  }
+
+  async #callOne(
+    request: DispatchRequest,
+    signal: AbortSignal | undefined,
+    batch: Batch | undefined,
+  ): Promise<unknown> {
+    const tool = this.tools.get(request.name);
+    let args = request.args;
+    if (this.beforeToolCall) {
+      const decision = await this.beforeToolCall(
+        { toolCall: request, args, messages: this.#messages },
+        signal,
+      );
+      if (decision && decision.block === true) {
+        if (decision.terminate) batch?.terminate.add(request.id);
+        throw new Error(decision.reason ?? `The call to ${request.name} was blocked.`);
+      }
+      if (decision && "args" in decision && decision.args) args = decision.args;
+    }
+    let result: unknown;
+    let isError = false;
+    try {
+      if (tool) {
+        result = await tool.execute(args, {
+          toolCallId: request.id,
+          ...(signal ? { signal } : {}),
+          onUpdate: (partialResult) =>
+            this.#emit({
+              type: "tool_execution_update",
+              toolCallId: request.id,
+              toolName: request.name,
+              partialResult,
+            }),
+          terminate: () => {
+            batch?.terminate.add(request.id);
+          },
+        });
+      } else if (this.#dispatch) {
+        result = await this.#dispatch({ ...request, args }, signal);
+      } else {
+        throw new Error(
+          `Unknown tool "${request.name}". Available tools: ${
+            this.tools
+              .list()
+              .map((t) => t.name)
+              .join(", ") || "none"
+          }.`,
+        );
+      }
+    } catch (thrown) {
+      isError = true;
+      result = thrown;
+    }
+    if (this.afterToolCall) {
+      const after = await this.afterToolCall(
+        { toolCall: request, args, messages: this.#messages, result, isError },
+        signal,
+      );
+      if (after) {
+        if (after.result !== undefined) result = after.result;
+        if (after.isError !== undefined) isError = after.isError;
+        if (after.terminate) batch?.terminate.add(request.id);
+      }
+    }
+    if (isError)
+      throw result instanceof Error
+        ? result
+        : new Error(typeof result === "string" ? result : JSON.stringify(result));
+    return result;
+  }
+}

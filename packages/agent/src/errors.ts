@@ -1,0 +1,67 @@
+const AGENT_ERROR = Symbol.for("@loopwright/agent.AgentError");
+const SESSION_BUSY_ERROR = Symbol.for("@loopwright/agent.SessionBusyError");
+
+function marked(value: unknown, marker: symbol): boolean {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+}
+
+/**
+ * What went wrong with an agent or a session:
+ * - `busy`: `prompt`, `continue` or `reset` was called while a run was going;
+ * - `invalid-input`: an argument was not what the method takes (an empty prompt, a bad option);
+ * - `cannot-continue`: `continue()` with nothing to answer (the transcript ends in an assistant reply);
+ * - `duplicate-tool`: two tools registered under one name;
+ * - `unknown-question`: `submitAnswer` named a question that is not pending;
+ * - `storage`: a session file could not be read or written.
+ */
+export type AgentErrorCode =
+  | "busy"
+  | "invalid-input"
+  | "cannot-continue"
+  | "duplicate-tool"
+  | "unknown-question"
+  | "storage";
+
+/** The error of this package. `code` says which kind; `cause` is the underlying failure where there is one. */
+export class AgentError extends Error {
+  override readonly name: string = "AgentError";
+  readonly [AGENT_ERROR] = true;
+  /** Which kind of failure. */
+  readonly code: AgentErrorCode;
+
+  constructor(code: AgentErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** True for an `AgentError` (or `SessionBusyError`) from any installed copy of this package. */
+  static isInstance(value: unknown): value is AgentError {
+    return marked(value, AGENT_ERROR);
+  }
+}
+
+/**
+ * Thrown by a session's driver methods (`prompt`, `compact`, `clear`) while a run is going: a
+ * session runs one prompt at a time and does not queue. A host maps it to HTTP 409.
+ */
+export class SessionBusyError extends AgentError {
+  override readonly name: string = "SessionBusyError";
+  readonly [SESSION_BUSY_ERROR] = true;
+
+  constructor(method: string) {
+    super(
+      "busy",
+      `Session.${method}() was called while a run is in progress. Wait for it to settle (check session.running), or abort() it first.`,
+    );
+  }
+
+  /** True for a `SessionBusyError` from any installed copy of this package. */
+  static override isInstance(value: unknown): value is SessionBusyError {
+    return marked(value, SESSION_BUSY_ERROR);
+  }
+}
+
+/** A caught unknown as one line of text. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,36 @@
+export type { AgentOptions, QueueMode, TransformContextInfo } from "./agent.js";
+export { Agent } from "./agent.js";
+export type {
+  AfterToolCallContext,
+  AfterToolCallResult,
+  AgentEvent,
+  AgentListener,
+  AgentRunResult,
+  AgentRunStatus,
+  BeforeToolCallContext,
+  BeforeToolCallResult,
+} from "./agent-events.js";
+export type { AgentBackend } from "./backend.js";
+export { loopBackend } from "./backend.js";
+export type { AskAnswer, AskedQuestion, AskQuestion } from "./builtin-tools.js";
+export { askUserTool, todoWriteTool } from "./builtin-tools.js";
+export type { AgentErrorCode } from "./errors.js";
+export { AgentError, SessionBusyError } from "./errors.js";
+export type { AgentMessage, CustomAgentMessages } from "./messages.js";
+export { answeredPrefix, defaultConvertToLlm, messageText } from "./messages.js";
+export type {
+  PendingQuestion,
+  PromptResult,
+  RunMetrics,
+  RunStatus,
+  SessionEvent,
+  SessionOptions,
+  SessionView,
+  StreamEvent,
+  TimelineEvent,
+} from "./session.js";
+export { createSession, FINAL_TURN_NOTE, INITIAL_RUN_METRICS, OPEN_TODOS_NOTE, Session } from "./session.js";
+export type { LoadedSession, SessionMeta, Todo, TodoStatus } from "./session-file.js";
+export { listSessions, readSessionFile, sessionPath } from "./session-file.js";
+export type { AgentTool, AgentToolContext, ToolExecutionMode } from "./tools.js";
+export { defineTool, ToolRegistry } from "./tools.js";

@@ -1,0 +1,110 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentMessage, answeredPrefix, createSession, readSessionFile } from "./test-exports.js";
+import { LONG_RUN_STEPS, longRunReplies, NOTE_TOOL } from "./test-support/long-run.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = mkdtempSync(join(tmpdir(), "agent-crash-"));
+let server: TestServer;
+let reference: AgentMessage[];
+let referenceFile: string;
+
+beforeAll(async () => {
+  // The whole run, to completion, in-process: what every crashed file must be a prefix of.
+  server = await startServer({ replies: longRunReplies() });
+  const session = await createSession({
+    config: { baseUrl: server.baseUrl, model: "sim" },
+    tools: [NOTE_TOOL],
+    sessionDir: root,
+    sessionId: "reference",
+    maxTurns: LONG_RUN_STEPS + 5,
+  });
+  const result = await session.prompt("Take notes.");
+  expect(result.status).toBe("ok");
+  reference = [...session.messages];
+  referenceFile = readFileSync(join(root, "reference.jsonl"), "utf8");
+}, 30_000);
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+function isPrefix(messages: readonly AgentMessage[]): boolean {
+  return JSON.stringify(messages) === JSON.stringify(reference.slice(0, messages.length));
+}
+
+describe("session file", () => {
+  it("reads back the whole run from an intact file", () => {
+    expect(reference).toHaveLength(1 + LONG_RUN_STEPS * 3 + 1);
+    expect(readSessionFile(join(root, "reference.jsonl"))).toMatchObject({
+      messages: reference,
+      notices: [],
+    });
+  });
+
+  it("resumes any truncation of the file to a prefix of the messages with every tool call answered", () => {
+    const path = join(root, "cut.jsonl");
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: referenceFile.length }), (offset) => {
+        writeFileSync(path, referenceFile.slice(0, offset));
+        const loaded = readSessionFile(path);
+        expect(isPrefix(loaded.messages)).toBe(true);
+        expect(answeredPrefix(loaded.messages)).toBe(loaded.messages.length);
+        const cleanCut = offset === 0 || referenceFile[offset - 1] === "\n";
+        expect(loaded.notices.some((n) => n.includes("cut off mid-write"))).toBe(!cleanCut);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("resumes a session whose writer was killed with SIGKILL mid-run", async () => {
+    const child = join(here, "test-support/kill-child.ts");
+    for (const [i, waitBytes] of [300, 2000, 4000].entries()) {
+      const id = `killed${i}`;
+      const file = join(root, `${id}.jsonl`);
+      const proc = spawn(process.execPath, ["--import", "tsx", child, root, id], {
+        cwd: join(here, ".."),
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      // Kill once the file has grown past a point that varies per round, mid-write as it happens.
+      await new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => {
+          let size = 0;
+          try {
+            size = statSync(file).size;
+          } catch {}
+          if (size >= waitBytes + Math.floor(Math.random() * 200)) {
+            clearInterval(timer);
+            proc.kill("SIGKILL");
+            resolve();
+          }
+        }, 1);
+        proc.on("exit", (code, signal) => {
+          clearInterval(timer);
+          if (signal !== "SIGKILL") reject(new Error(`child ended on its own (${code}) before the kill`));
+        });
+      });
+      await new Promise((resolve) =>
+        proc.exitCode !== null || proc.signalCode ? resolve(null) : proc.on("exit", resolve),
+      );
+      const resumed = await createSession({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        tools: [NOTE_TOOL],
+        sessionDir: root,
+        sessionId: id,
+      });
+      expect(resumed.messages.length).toBeGreaterThan(0);
+      expect(isPrefix(resumed.messages)).toBe(true);
+      expect(answeredPrefix(resumed.messages)).toBe(resumed.messages.length);
+      // The repaired file reads back the same, with nothing left to drop.
+      expect(readSessionFile(file)).toMatchObject({ messages: resumed.messages, notices: [] });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,185 @@
+import { appendFileSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { AgentError, errorText } from "./errors.js";
+import { type AgentMessage, answeredPrefix, messageText } from "./messages.js";
+
+/** One item of a session's todo list. */
+export interface Todo {
+  content: string;
+  status: TodoStatus;
+}
+
+/** Where a todo stands. */
+export type TodoStatus = "pending" | "inProgress" | "completed";
+
+/** A session file's records, one JSON object per line. */
+type SessionRecord =
+  | { type: "session"; version: 1; id: string; createdAt: string }
+  | { type: "message"; message: AgentMessage }
+  | { type: "todos"; todos: Todo[] };
+
+/** What reading a session file gives back. */
+export interface LoadedSession {
+  messages: AgentMessage[];
+  todos: Todo[];
+  createdAt: string | undefined;
+  /** What was wrong with the file and dropped (a torn last line, an unfinished tool step). */
+  notices: string[];
+}
+
+/** A session as `listSessions` describes it. */
+export interface SessionMeta {
+  id: string;
+  /** The first user message, shortened; absent for a session that never had one. */
+  title?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The file of a session id inside a directory. Throws `AgentError` (`invalid-input`) for an id that is not one path segment. */
+export function sessionPath(dir: string, sessionId: string): string {
+  if (sessionId === "" || sessionId === "." || sessionId === ".." || /[/\\]/.test(sessionId)) {
+    throw new AgentError(
+      "invalid-input",
+      `A session id must be one path segment (no "/" or "\\\\", not "." or ".."); got ${JSON.stringify(sessionId)}.`,
+    );
+  }
+  return join(dir, `${sessionId}.jsonl`);
+}
+
+/**
+ * Reads a session file. A last line without its newline (a write cut off by a crash) is dropped,
+ * and so is a line that is not JSON; messages past the last point where every tool call was
+ * answered (a tool step cut off mid-run) are dropped too — each with a notice. Returns an empty
+ * session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
+ */
+export function readSessionFile(path: string): LoadedSession {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT")
+      return { messages: [], todos: [], createdAt: undefined, notices: [] };
+    throw new AgentError("storage", `Could not read the session file ${path}: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+  const notices: string[] = [];
+  const lines = text.split("\n");
+  const torn = lines.pop() ?? "";
+  if (torn !== "") {
+    notices.push(
+      `The last line of the session file was cut off mid-write (${torn.length} characters) and was dropped.`,
+    );
+  }
+  const messages: AgentMessage[] = [];
+  let todos: Todo[] = [];
+  let createdAt: string | undefined;
+  lines.forEach((line, at) => {
+    if (line.trim() === "") return;
+    let record: SessionRecord;
+    try {
+      record = JSON.parse(line) as SessionRecord;
+    } catch {
+      notices.push(`Line ${at + 1} of the session file is not JSON and was dropped.`);
+      return;
+    }
+    if (record.type === "session") createdAt = record.createdAt;
+    else if (record.type === "message") messages.push(record.message);
+    else if (record.type === "todos") todos = record.todos;
+  });
+  const keep = answeredPrefix(messages);
+  if (keep < messages.length) {
+    notices.push(
+      `${messages.length - keep} message(s) of a step whose tool calls were never all answered were dropped (the run was cut off mid-step).`,
+    );
+    messages.length = keep;
+  }
+  return { messages, todos, createdAt, notices };
+}
+
+/** Appends records to a session file, one line per `write`, so a crash loses at most the line being written. */
+export class SessionFile {
+  readonly path: string;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Appends one message. Throws `AgentError` (`storage`) when the write fails. */
+  appendMessage(message: AgentMessage): void {
+    this.#append({ type: "message", message });
+  }
+
+  /** Appends the todo list as it now stands (the last one read wins). */
+  appendTodos(todos: readonly Todo[]): void {
+    this.#append({ type: "todos", todos: [...todos] });
+  }
+
+  /** Writes the whole state through a temporary file and a rename, so the file is never half-written. */
+  rewrite(id: string, createdAt: string, messages: readonly AgentMessage[], todos: readonly Todo[]): void {
+    const records: SessionRecord[] = [
+      { type: "session", version: 1, id, createdAt },
+      ...messages.map((message) => ({ type: "message" as const, message })),
+      ...(todos.length > 0 ? [{ type: "todos" as const, todos: [...todos] }] : []),
+    ];
+    const temp = `${this.path}.${process.pid}.tmp`;
+    try {
+      writeFileSync(temp, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+      renameSync(temp, this.path);
+    } catch (error) {
+      throw new AgentError("storage", `Could not write the session file ${this.path}: ${errorText(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  #append(record: SessionRecord): void {
+    try {
+      appendFileSync(this.path, `${JSON.stringify(record)}\n`);
+    } catch (error) {
+      throw new AgentError(
+        "storage",
+        `Could not append to the session file ${this.path}: ${errorText(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+}
+
+/**
+ * Every session in a directory, most recently updated first: its id, title (the first user
+ * message, shortened), creation and update times. Files that are not session files are skipped;
+ * a missing directory lists nothing.
+ */
+export function listSessions(dir: string): SessionMeta[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
+  } catch {
+    return [];
+  }
+  const out: SessionMeta[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    let first: SessionRecord | undefined;
+    try {
+      first = JSON.parse(readFileSync(path, "utf8").split("\n", 1)[0] ?? "") as SessionRecord;
+    } catch {
+      continue;
+    }
+    if (first?.type !== "session") continue;
+    const loaded = readSessionFile(path);
+    const user = loaded.messages.find((m) => (m as { role?: string }).role === "user");
+    const title = user ? messageText(user).replace(/\s+/g, " ").trim().slice(0, 60) : "";
+    out.push({
+      id: first.id,
+      ...(title ? { title } : {}),
+      createdAt: first.createdAt,
+      updatedAt: statSync(path).mtime.toISOString(),
+    });
+  }
+  return out.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+}

@@ -1,0 +1,335 @@
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  answeredPrefix,
+  type ChatMessageLike,
+  createSession,
+  FINAL_TURN_NOTE,
+  listSessions,
+  SessionBusyError,
+  type SessionEvent,
+} from "./test-exports.js";
+
+let server: TestServer | undefined;
+const dirs: string[] = [];
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "agent-session-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function sent(s: TestServer, index: number): ChatMessageLike[] {
+  return (s.chatRequests[index]!.body as { messages: ChatMessageLike[] }).messages;
+}
+
+const QUESTIONS = JSON.stringify({
+  questions: [
+    { header: "Deploy", question: "Which environment?", options: [{ label: "prod" }, { label: "staging" }] },
+    { question: "Notify on?", options: [{ label: "email" }, { label: "slack" }], multiSelect: true },
+  ],
+});
+
+describe("Session over HTTP", () => {
+  it("pauses on AskUser until the host answers, and hands the model the answers by question", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "a1", name: "AskUser", arguments: QUESTIONS }] },
+        { content: "Deploying." },
+      ],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      builtInTools: { askUser: true },
+    });
+    session.onEvent((e) => {
+      if (e.type === "question") session.submitAnswer(e.id, ["prod", ["email", "slack"]]);
+    });
+    const result = await session.prompt("Deploy it");
+    expect(result).toEqual({ status: "ok", reply: "Deploying." });
+    expect(JSON.parse(sent(server, 1).at(-1)!.content as string)).toEqual({
+      "Which environment?": "prod",
+      "Notify on?": ["email", "slack"],
+    });
+    const question = session.getSnapshot().timeline.find((e) => e.type === "question");
+    expect(question).toMatchObject({ questions: [{ answer: "prod" }, { answer: ["email", "slack"] }] });
+    expect(session.pendingQuestion).toBeUndefined();
+  });
+
+  it("sends skipped questions as empty answers", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "a1", name: "AskUser", arguments: QUESTIONS }] }, { content: "Fine." }],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      builtInTools: { askUser: true },
+    });
+    let pendingWhenAsked: string | undefined;
+    let wrongCount: unknown;
+    session.onEvent((e) => {
+      if (e.type !== "question") return;
+      pendingWhenAsked = session.pendingQuestion?.id;
+      try {
+        session.submitAnswer(e.id, [""]);
+      } catch (error) {
+        wrongCount = error;
+      }
+      session.submitAnswer(e.id, ["", ""]);
+    });
+    await session.prompt("Deploy it");
+    expect(pendingWhenAsked).toBe("q1");
+    expect(String(wrongCount)).toMatch(/has 2 question/);
+    expect(JSON.parse(sent(server, 1).at(-1)!.content as string)).toEqual({
+      "Which environment?": "",
+      "Notify on?": "",
+    });
+  });
+
+  it("answers a pending question with empty answers on abort, and the run ends aborted", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "a1", name: "AskUser", arguments: QUESTIONS }] }, { content: "never" }],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      builtInTools: { askUser: true },
+    });
+    session.onEvent((e) => {
+      if (e.type === "question") setTimeout(() => session.abort(), 5);
+    });
+    const result = await session.prompt("Deploy it");
+    expect(result.status).toBe("aborted");
+    const timeline = session.getSnapshot().timeline;
+    expect(timeline.find((e) => e.type === "question")).toMatchObject({
+      questions: [{ answer: "" }, { answer: "" }],
+    });
+    expect(timeline.at(-1)).toEqual({ type: "interrupted" });
+    expect(answeredPrefix(session.messages)).toBe(session.messages.length);
+    expect(server.chatRequests).toHaveLength(1);
+  });
+
+  it("stops a run that repeats the same tool calls past the stall threshold", async () => {
+    const same = { toolCalls: [{ id: "x", name: "look", arguments: '{"at":"door"}' }] };
+    server = await startServer({ replies: [same, same, same, same, { content: "never" }] });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a door" },
+      ],
+      stallThreshold: 3,
+    });
+    const result = await session.prompt("Find the key");
+    expect(result.status).toBe("stalled");
+    expect(server.chatRequests).toHaveLength(3);
+    expect(answeredPrefix(session.messages)).toBe(session.messages.length);
+  });
+
+  it("nudges text-only replies while todos are open, and calls it stalled past the threshold", async () => {
+    const todos = JSON.stringify({ todos: [{ content: "write tests", status: "inProgress" }] });
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "t1", name: "TodoWrite", arguments: todos }] },
+        { content: "I will do it." },
+        { content: "Still on it." },
+        { content: "Soon." },
+        { content: "never" },
+      ],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      builtInTools: { todoWrite: true },
+      stallThreshold: 3,
+    });
+    const changed: SessionEvent[] = [];
+    session.onEvent((e) => {
+      if (e.type === "todos_changed") changed.push(e);
+    });
+    const result = await session.prompt("Write the tests");
+    expect(result.status).toBe("stalled");
+    expect(server.chatRequests).toHaveLength(4);
+    expect(sent(server, 2).at(-1)).toMatchObject({
+      role: "user",
+      content: expect.stringContaining("unfinished"),
+    });
+    expect(changed).toEqual([
+      { type: "todos_changed", todos: [{ content: "write tests", status: "inProgress" }] },
+    ]);
+    expect(session.getSnapshot().todos).toEqual([{ content: "write tests", status: "inProgress" }]);
+  });
+
+  it("reserves the turn after maxTurns for the answer, and ends with maxTurns when the model still calls", async () => {
+    const call = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
+    server = await startServer({ replies: [call(1), call(2), call(3), { content: "never" }] });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "nothing" },
+      ],
+      maxTurns: 2,
+    });
+    const result = await session.prompt("Search");
+    expect(result.status).toBe("maxTurns");
+    expect(server.chatRequests).toHaveLength(3);
+    expect(sent(server, 2).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+    expect(session.messages.some((m) => (m as ChatMessageLike).content === FINAL_TURN_NOTE)).toBe(false);
+    expect(answeredPrefix(session.messages)).toBe(session.messages.length);
+  });
+
+  it("answers on the reserved turn with status ok", async () => {
+    const call = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
+    server = await startServer({ replies: [call(1), { content: "Here is what I found." }] });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "nothing" },
+      ],
+      maxTurns: 1,
+    });
+    expect(await session.prompt("Search")).toEqual({ status: "ok", reply: "Here is what I found." });
+    expect(sent(server, 1).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+  });
+
+  it("runs one prompt at a time, and keeps the timeline apart from stream events", async () => {
+    server = await startServer({
+      replies: [{ content: "Hello back.", chunkChars: 4, firstByteDelayMs: 30 }],
+    });
+    const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    const events: SessionEvent[] = [];
+    session.onEvent((e) => events.push(e));
+    let snapshots = 0;
+    session.subscribe(() => snapshots++);
+    const before = session.getSnapshot();
+    const running = session.prompt("Hello");
+    expect(session.running).toBe(true);
+    await expect(session.prompt("again")).rejects.toSatisfy((e: unknown) => SessionBusyError.isInstance(e));
+    await running;
+    expect(session.getSnapshot()).not.toBe(before);
+    const once = session.getSnapshot();
+    const twice = session.getSnapshot();
+    expect(once).toBe(twice);
+    expect(session.getSnapshot().timeline).toEqual([
+      { type: "user", text: "Hello" },
+      { type: "assistant", text: "Hello back." },
+    ]);
+    expect(
+      events
+        .filter((e) => e.type === "assistant_delta")
+        .map((e) => (e as { text: string }).text)
+        .join(""),
+    ).toBe("Hello back.");
+    const metrics = events.filter((e) => e.type === "run_metrics");
+    expect(metrics[0]).toMatchObject({ running: true });
+    expect(metrics.at(-1)).toMatchObject({ running: false, outputTokens: expect.any(Number) });
+    expect(snapshots).toBeGreaterThan(1);
+  });
+
+  it("reports a failed run as error with the reason, without rejecting", async () => {
+    server = await startServer({
+      replies: [{ type: "error", status: 400, body: { error: { message: "bad model" } } }],
+    });
+    const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 } });
+    const result = await session.prompt("Hi");
+    expect(result.status).toBe("error");
+    expect(result.error).toMatch(/bad model/);
+    expect(session.getSnapshot().timeline.at(-1)).toMatchObject({ type: "error" });
+  });
+
+  it("writes the session as JSONL and resumes it, dropping a torn last line with a notice", async () => {
+    const dir = tempDir();
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "look", arguments: "{}" }] },
+        { content: "Found it." },
+        { content: "Yes." },
+      ],
+    });
+    const tools = [
+      { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a key" },
+    ];
+    const config = { baseUrl: server.baseUrl, model: "sim" };
+    const first = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
+    await first.prompt("Find the key");
+    const path = join(dir, "s1.jsonl");
+    expect(readFileSync(path, "utf8").trim().split("\n")).toHaveLength(5);
+    appendFileSync(path, '{"type":"message","message":{"role":"us');
+    const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
+    expect(resumed.messages).toEqual(first.messages);
+    expect(resumed.getSnapshot().timeline).toContainEqual({ type: "assistant", text: "Found it." });
+    expect(resumed.getSnapshot().timeline.at(-1)).toMatchObject({
+      type: "notice",
+      text: expect.stringMatching(/cut off/),
+    });
+    await resumed.prompt("Sure?");
+    expect(sent(server, 2).slice(0, 4)).toEqual(first.messages);
+    expect(listSessions(dir)).toEqual([
+      { id: "s1", title: "Find the key", createdAt: expect.any(String), updatedAt: expect.any(String) },
+    ]);
+    const imported = await createSession({ config, importPath: path, sessionDir: dir, sessionId: "s2" });
+    expect(imported.messages).toEqual(resumed.messages);
+    await expect(createSession({ config, sessionDir: dir, sessionId: "../x" })).rejects.toThrow(
+      /one path segment/,
+    );
+  });
+
+  it("streams a recorded reasoning model's thinking and runs the call it makes", async () => {
+    server = await startServer({
+      replies: [
+        { type: "replay", fixture: "wire/deepseek/deepseek-reasoner-reasoning-then-tool-call.sse" },
+        { content: "It is sunny." },
+      ],
+    });
+    const calls: unknown[] = [];
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "deepseek-reasoner" },
+      tools: [
+        {
+          name: "weather",
+          description: "The weather in a city",
+          parameters: { type: "object", properties: { city: { type: "string" } } },
+          execute: (args) => {
+            calls.push(args);
+            return "sunny";
+          },
+        },
+      ],
+    });
+    const events: SessionEvent[] = [];
+    session.onEvent((e) => events.push(e));
+    const result = await session.prompt("Weather?");
+    expect(result).toEqual({ status: "ok", reply: "It is sunny." });
+    expect(calls).toHaveLength(1);
+    expect(events.filter((e) => e.type === "thinking_delta").length).toBeGreaterThan(0);
+    const tool = session.getSnapshot().timeline.find((e) => e.type === "tool");
+    expect(tool).toMatchObject({ name: "weather", result: "sunny", isError: false });
+    expect(events.map((e) => e.type).filter((t) => t === "tool_start" || t === "tool_end")).toEqual([
+      "tool_start",
+      "tool_end",
+    ]);
+  });
+
+  it("tells a failed write as an error entry without failing the run", async () => {
+    const dir = tempDir();
+    server = await startServer({ replies: [{ content: "Answered anyway." }] });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      sessionDir: dir,
+      sessionId: "broken",
+    });
+    // The file becomes a directory: every append now fails.
+    rmSync(join(dir, "broken.jsonl"));
+    mkdirSync(join(dir, "broken.jsonl"));
+    const result = await session.prompt("Hi");
+    expect(result).toEqual({ status: "ok", reply: "Answered anyway." });
+    expect(session.getSnapshot().timeline).toContainEqual({
+      type: "error",
+      text: expect.stringMatching(/Could not append to the session file/),
+    });
+  });
+});

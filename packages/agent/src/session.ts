@@ -1,0 +1,630 @@
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { type ChatMessage, type LoopConfig, ToolIterationLimit } from "@loopwright/loop";
+import type { AgentSpec } from "@loopwright/spec";
+import { Agent } from "./agent.js";
+import type { AgentEvent } from "./agent-events.js";
+import type { AgentBackend } from "./backend.js";
+import {
+  type AskAnswer,
+  type AskedQuestion,
+  type AskQuestion,
+  askUserTool,
+  todoWriteTool,
+} from "./builtin-tools.js";
+import { AgentError, errorText, SessionBusyError } from "./errors.js";
+import { type AgentMessage, messageText } from "./messages.js";
+import { readSessionFile, SessionFile, sessionPath, type Todo } from "./session-file.js";
+import type { AgentTool, ToolExecutionMode } from "./tools.js";
+
+/** How a session run ended. */
+export type RunStatus = "ok" | "aborted" | "error" | "stalled" | "maxTurns";
+
+/** What `session.prompt` resolves with. */
+export interface PromptResult {
+  status: RunStatus;
+  /** The last assistant text of the run ("" when there was none). */
+  reply: string;
+  /** Why, when `status` is `"error"`. */
+  error?: string;
+}
+
+/** A session's entries, stored in its snapshot (and, for messages, in its file). */
+export type TimelineEvent =
+  | { type: "user"; text: string }
+  | { type: "assistant"; text: string }
+  | {
+      type: "tool";
+      id: string;
+      name: string;
+      argsSummary: string;
+      /** null while running; "aborted" when the run stopped first. */
+      result: string | null;
+      isError?: boolean;
+      resultSummary?: string;
+    }
+  | { type: "error"; text: string }
+  | { type: "interrupted" }
+  | { type: "question"; id: string; questions: AskedQuestion[] }
+  | { type: "notice"; text: string };
+
+/** A run's clock and tokens, as `run_metrics` carries them. */
+export interface RunMetrics {
+  running: boolean;
+  /** Seconds since the prompt started. */
+  elapsed: number;
+  /** Seconds before the first answer token (thinking and tools included). */
+  thinkingElapsed: number;
+  /** Seconds since the first answer token. */
+  replyElapsed: number;
+  /** Prompt tokens served from the server's cache, over the run. */
+  cacheInputTokens: number;
+  /** Prompt tokens not served from cache, over the run. */
+  missInputTokens: number;
+  /** Completion tokens over the run. */
+  outputTokens: number;
+}
+
+/** The all-zero, not-running metrics. */
+export const INITIAL_RUN_METRICS: RunMetrics = Object.freeze({
+  running: false,
+  elapsed: 0,
+  thinkingElapsed: 0,
+  replyElapsed: 0,
+  cacheInputTokens: 0,
+  missInputTokens: 0,
+  outputTokens: 0,
+});
+
+/** Transient events: delivered to `onEvent` listeners, never stored. */
+export type StreamEvent =
+  | { type: "assistant_delta"; text: string }
+  | { type: "thinking_delta"; text: string }
+  | { type: "tool_start"; id: string; name: string; argsSummary: string }
+  | { type: "tool_end"; id: string; result: string; isError?: boolean; resultSummary?: string }
+  | { type: "todos_changed"; todos: Todo[] }
+  | ({ type: "run_metrics" } & RunMetrics);
+
+/** Everything `onEvent` delivers. */
+export type SessionEvent = TimelineEvent | StreamEvent;
+
+/** What `getSnapshot` returns: the same object until something changes. */
+export interface SessionView {
+  timeline: readonly TimelineEvent[];
+  todos: readonly Todo[];
+}
+
+/** A question group waiting for `submitAnswer`. */
+export type PendingQuestion = Extract<TimelineEvent, { type: "question" }>;
+
+/** What `createSession` reads. Give `config` or `spec`, as for `Agent`. */
+export interface SessionOptions {
+  config?: LoopConfig;
+  spec?: AgentSpec | readonly AgentSpec[];
+  system?: string;
+  /** The host's tools, registered after the built-ins (a same name replaces a built-in). */
+  tools?: readonly AgentTool[];
+  backend?: AgentBackend;
+  toolExecution?: ToolExecutionMode;
+  /** Interactive built-ins to register (off by default); `false` for none. */
+  builtInTools?: { askUser?: boolean; todoWrite?: boolean } | false;
+  /** Names the session's file; one path segment. A fresh UUID when absent. */
+  sessionId?: string;
+  /** Where `<sessionId>.jsonl` lives. Absent: nothing is stored. */
+  sessionDir?: string;
+  /** Another session file whose messages and todos seed this session (instead of its own file). */
+  importPath?: string;
+  /** Tool-calling turns per prompt (default 50); the turn after is reserved for the answer. */
+  maxTurns?: number;
+  /** Identical tool-call steps, or text-only replies with todos open, tolerated in a row (default 3). */
+  stallThreshold?: number;
+}
+
+/** What a session's model is told on the reserved final turn. */
+export const FINAL_TURN_NOTE =
+  "[notice] The tool budget for this request is spent. Answer now with what you have; tool calls on this turn will not run.";
+/** What the model is told when it replies with text while todos are still open. */
+export const OPEN_TODOS_NOTE =
+  "[notice] Your todo list still has unfinished items. Continue working on them, or update the list with TodoWrite.";
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new AgentError(
+      "invalid-input",
+      `createSession: ${name} must be a positive integer; got ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
+function summarize(text: string, max = 75): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/**
+ * A durable conversation a host builds a chat product on: one run at a time, a timeline for the UI,
+ * transient stream events, AskUser and TodoWrite built in, stall detection and a reserved final
+ * turn, and (with `sessionDir`) an append-only JSONL file it resumes from.
+ */
+export class Session {
+  readonly sessionId: string;
+  /** The session's file, or undefined without `sessionDir`. */
+  readonly filePath: string | undefined;
+  /** The underlying agent (its transcript, `steer`, `followUp`). */
+  readonly agent: Agent;
+  readonly maxTurns: number;
+  readonly stallThreshold: number;
+
+  #view: SessionView;
+  #todos: Todo[];
+  #file: SessionFile | undefined;
+  #createdAt: string;
+  #stored = 0;
+  #running = false;
+  #questions = 0;
+  #pending = new Map<string, { entry: PendingQuestion; resolve: (answers: AskAnswer[]) => void }>();
+  readonly #eventListeners = new Set<(event: SessionEvent) => void>();
+  readonly #viewListeners = new Set<() => void>();
+  // Per run.
+  #stalled = false;
+  #lastCalls = "";
+  #repeats = 0;
+  #textOnly = 0;
+  #started = 0;
+  #firstText = 0;
+  #metrics: RunMetrics = INITIAL_RUN_METRICS;
+  #ticker: ReturnType<typeof setInterval> | undefined;
+
+  constructor(options: SessionOptions) {
+    this.maxTurns = positive(options.maxTurns, 50, "maxTurns");
+    this.stallThreshold = positive(options.stallThreshold, 3, "stallThreshold");
+    this.sessionId = options.sessionId ?? randomUUID();
+    this.filePath = options.sessionDir ? sessionPath(options.sessionDir, this.sessionId) : undefined;
+    const notices: string[] = [];
+    let messages: AgentMessage[] = [];
+    let todos: Todo[] = [];
+    let createdAt: string | undefined;
+    if (options.importPath) {
+      const imported = readSessionFile(options.importPath);
+      messages = imported.messages;
+      todos = imported.todos;
+      notices.push(...imported.notices);
+    } else if (this.filePath) {
+      const own = readSessionFile(this.filePath);
+      messages = own.messages;
+      todos = own.todos;
+      createdAt = own.createdAt;
+      notices.push(...own.notices);
+    }
+    this.#createdAt = createdAt ?? new Date().toISOString();
+    this.#todos = todos;
+    const builtIn = options.builtInTools === false ? {} : (options.builtInTools ?? {});
+    const tools: AgentTool[] = [];
+    if (builtIn.askUser) tools.push(askUserTool((questions, signal) => this.#ask(questions, signal)));
+    if (builtIn.todoWrite) tools.push(todoWriteTool((next) => this.#setTodos(next)));
+    for (const tool of options.tools ?? []) {
+      const at = tools.findIndex((t) => t.name === tool.name);
+      if (at >= 0) tools.splice(at, 1);
+      tools.push(tool);
+    }
+    const config = options.config ?? undefined;
+    this.agent = new Agent({
+      ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
+      ...(options.spec ? { spec: options.spec } : {}),
+      ...(options.system !== undefined ? { system: options.system } : {}),
+      tools,
+      messages,
+      ...(options.backend ? { backend: options.backend } : {}),
+      ...(options.toolExecution ? { toolExecution: options.toolExecution } : {}),
+      transformContext: (view, _signal, { step }) => this.#inBand(view, step),
+      shouldStopAfterTurn: ({ message }) => this.#stallCheck(message),
+    });
+    if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
+    this.agent.subscribe((event) => this.#onAgentEvent(event));
+    this.#view = { timeline: timelineOf(messages), todos: [...todos] };
+    if (this.filePath && options.sessionDir) {
+      mkdirSync(options.sessionDir, { recursive: true });
+      this.#file = new SessionFile(this.filePath);
+      // A fresh, imported or repaired file is written whole; an intact one is only appended to.
+      this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos);
+    }
+    this.#stored = messages.length;
+    for (const text of notices) this.addNotice(text);
+  }
+
+  /** Whether a prompt is running. */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** The todo list. */
+  get todos(): readonly Todo[] {
+    return this.#todos;
+  }
+
+  /** The most recent unanswered question group, or undefined. */
+  get pendingQuestion(): PendingQuestion | undefined {
+    return [...this.#pending.values()].at(-1)?.entry;
+  }
+
+  /** The transcript (chat messages), as stored. */
+  get messages(): readonly AgentMessage[] {
+    return this.agent.messages;
+  }
+
+  /** Listens to every timeline and stream event; returns the function that stops it. */
+  onEvent(listener: (event: SessionEvent) => void): () => void {
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
+  }
+
+  /** Listens for snapshot changes (for `useSyncExternalStore`); returns the function that stops it. */
+  subscribe(listener: () => void): () => void {
+    this.#viewListeners.add(listener);
+    return () => this.#viewListeners.delete(listener);
+  }
+
+  /** The current `{ timeline, todos }`; the same object until the next change. */
+  getSnapshot(): SessionView {
+    return this.#view;
+  }
+
+  /**
+   * Runs a prompt until the model answers, stalls, runs out of turns, fails or is aborted; the file
+   * is written as it goes. Never rejects for a failed run (see `status`, `error`). Throws
+   * `SessionBusyError` while a run is going, `AgentError` (`invalid-input`) for an empty prompt.
+   */
+  async prompt(text: string): Promise<PromptResult> {
+    if (this.#running) throw new SessionBusyError("prompt");
+    if (typeof text !== "string" || text.trim() === "") {
+      throw new AgentError("invalid-input", "Session.prompt: the prompt must be non-empty text.");
+    }
+    this.#running = true;
+    this.#stalled = false;
+    this.#lastCalls = "";
+    this.#repeats = 0;
+    this.#textOnly = 0;
+    this.#started = Date.now();
+    this.#firstText = 0;
+    this.#metrics = { ...INITIAL_RUN_METRICS, running: true };
+    this.#emitMetrics();
+    this.#ticker = setInterval(() => this.#emitMetrics(), 1000);
+    this.#ticker.unref?.();
+    this.#push({ type: "user", text });
+    try {
+      const result = await this.agent.prompt(text);
+      const reply = lastReply(result.messages);
+      let status: RunStatus;
+      if (result.status === "aborted") status = "aborted";
+      else if (result.status === "stopped" || this.#stalled) status = "stalled";
+      else if (result.status === "error" && ToolIterationLimit.isInstance(result.cause)) status = "maxTurns";
+      else if (result.status === "error") status = "error";
+      else status = "ok";
+      if (status === "aborted") this.#push({ type: "interrupted" });
+      if (status === "error") this.#push({ type: "error", text: result.error ?? "The run failed." });
+      if (status === "stalled")
+        this.addNotice("The run stopped: the model repeated itself without progress (stalled).");
+      if (status === "maxTurns") {
+        this.addNotice(`The run stopped: the model still asked for tools after ${this.maxTurns} tool turns.`);
+      }
+      if (this.#todos.length > 0 && this.#todos.every((t) => t.status === "completed")) this.#setTodos([]);
+      return { status, reply, ...(status === "error" ? { error: result.error ?? "The run failed." } : {}) };
+    } finally {
+      this.#persist();
+      this.#closeOpenTools();
+      clearInterval(this.#ticker);
+      this.#running = false;
+      this.#emitMetrics();
+    }
+  }
+
+  /** Stops the running prompt; pending questions are answered with "" each. No-op when idle. */
+  abort(): void {
+    for (const { entry, resolve } of [...this.#pending.values()]) resolve(entry.questions.map(() => ""));
+    this.agent.abort();
+  }
+
+  /**
+   * Answers a pending question group: one entry per question (a label, a list of labels for a
+   * multi-select question, "" to skip). Throws `AgentError` (`unknown-question`) for an id that is
+   * not pending, (`invalid-input`) for the wrong number of answers.
+   */
+  submitAnswer(id: string, answers: readonly AskAnswer[]): void {
+    const pending = this.#pending.get(id);
+    if (!pending) {
+      throw new AgentError("unknown-question", `No question group "${id}" is waiting for an answer.`);
+    }
+    if (!Array.isArray(answers) || answers.length !== pending.entry.questions.length) {
+      throw new AgentError(
+        "invalid-input",
+        `Question group "${id}" has ${pending.entry.questions.length} question(s); submitAnswer got ${Array.isArray(answers) ? answers.length : "no list of"} answer(s).`,
+      );
+    }
+    pending.resolve([...answers]);
+  }
+
+  /** Adds a notice to the timeline. */
+  addNotice(text: string): void {
+    this.#push({ type: "notice", text });
+  }
+
+  /** Adds an error entry to the timeline. */
+  addError(text: string): void {
+    this.#push({ type: "error", text });
+  }
+
+  /** Empties the conversation, the todos and the timeline (and the file). Throws `SessionBusyError` while running. */
+  clear(): void {
+    if (this.#running) throw new SessionBusyError("clear");
+    this.agent.reset();
+    this.#todos = [];
+    this.#stored = 0;
+    this.#view = { timeline: [], todos: [] };
+    this.#file?.rewrite(this.sessionId, this.#createdAt, [], []);
+    this.#emit({ type: "todos_changed", todos: [] });
+    this.#changed();
+  }
+
+  /** Rewrites the session file whole (atomically). Resolves at once without `sessionDir`. */
+  async save(): Promise<void> {
+    this.#persist();
+    this.#file?.rewrite(this.sessionId, this.#createdAt, this.agent.messages, this.#todos);
+  }
+
+  /** Stops a running prompt and drops every listener. */
+  dispose(): void {
+    this.abort();
+    this.#eventListeners.clear();
+    this.#viewListeners.clear();
+  }
+
+  #emit(event: SessionEvent): void {
+    for (const listener of [...this.#eventListeners]) {
+      try {
+        listener(event);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+
+  #changed(): void {
+    for (const listener of [...this.#viewListeners]) listener();
+  }
+
+  #push(entry: TimelineEvent): void {
+    this.#view = { ...this.#view, timeline: [...this.#view.timeline, entry] };
+    this.#emit(entry);
+    this.#changed();
+  }
+
+  #replace(match: (entry: TimelineEvent) => boolean, next: (entry: TimelineEvent) => TimelineEvent): void {
+    const timeline = this.#view.timeline.map((entry) => (match(entry) ? next(entry) : entry));
+    this.#view = { ...this.#view, timeline };
+    this.#changed();
+  }
+
+  #setTodos(todos: Todo[]): void {
+    this.#todos = todos;
+    this.#view = { ...this.#view, todos: [...todos] };
+    try {
+      this.#file?.appendTodos(todos);
+    } catch (error) {
+      this.addError(errorText(error));
+    }
+    this.#emit({ type: "todos_changed", todos: [...todos] });
+    this.#changed();
+  }
+
+  /** Appends the messages the agent added since the last write. */
+  #persist(): void {
+    const messages = this.agent.messages;
+    try {
+      while (this.#file && this.#stored < messages.length) {
+        this.#file.appendMessage(messages[this.#stored] as AgentMessage);
+        this.#stored++;
+      }
+    } catch (error) {
+      // A failed write is told, never fatal to the run; the next write tries the rest again.
+      this.addError(errorText(error));
+      return;
+    }
+    this.#stored = messages.length;
+  }
+
+  #closeOpenTools(): void {
+    if (!this.#view.timeline.some((e) => e.type === "tool" && e.result === null)) return;
+    this.#replace(
+      (e) => e.type === "tool" && e.result === null,
+      (e) => ({ ...(e as Extract<TimelineEvent, { type: "tool" }>), result: "aborted", isError: true }),
+    );
+  }
+
+  #emitMetrics(): void {
+    const now = Date.now();
+    const elapsed = this.#started ? (now - this.#started) / 1000 : 0;
+    const first = this.#firstText ? (this.#firstText - this.#started) / 1000 : elapsed;
+    this.#metrics = {
+      ...this.#metrics,
+      running: this.#running,
+      elapsed,
+      thinkingElapsed: first,
+      replyElapsed: this.#firstText ? (now - this.#firstText) / 1000 : 0,
+    };
+    this.#emit({ type: "run_metrics", ...this.#metrics });
+  }
+
+  #onAgentEvent(event: AgentEvent): void {
+    switch (event.type) {
+      case "message_update":
+        if (event.delta.type === "text") {
+          this.#firstText ||= Date.now();
+          this.#emit({ type: "assistant_delta", text: event.delta.text });
+        } else {
+          this.#emit({ type: "thinking_delta", text: event.delta.text });
+        }
+        break;
+      case "message_end": {
+        const message = event.message as ChatMessage;
+        if (
+          message.role === "assistant" &&
+          messageText(message).trim() !== "" &&
+          this.agent.messages.includes(message)
+        ) {
+          this.#push({ type: "assistant", text: messageText(message) });
+        }
+        this.#persist();
+        break;
+      }
+      case "tool_execution_start": {
+        const argsSummary = summarize(JSON.stringify(event.args));
+        this.#push({ type: "tool", id: event.toolCallId, name: event.toolName, argsSummary, result: null });
+        this.#emit({ type: "tool_start", id: event.toolCallId, name: event.toolName, argsSummary });
+        break;
+      }
+      case "tool_execution_end": {
+        const resultSummary = summarize(event.result);
+        this.#replace(
+          (e) => e.type === "tool" && e.id === event.toolCallId && e.result === null,
+          (e) => ({ ...e, result: event.result, isError: event.isError, resultSummary }) as TimelineEvent,
+        );
+        this.#emit({
+          type: "tool_end",
+          id: event.toolCallId,
+          result: event.result,
+          isError: event.isError,
+          resultSummary,
+        });
+        break;
+      }
+      case "turn_end":
+        if (event.toolResults.length > 0) this.#textOnly = 0;
+        else if (event.message && this.#todos.some((t) => t.status !== "completed")) {
+          this.#textOnly++;
+          if (this.#textOnly >= this.stallThreshold) this.#stalled = true;
+          else this.agent.followUp(OPEN_TODOS_NOTE);
+        }
+        break;
+      case "usage":
+        this.#metrics = {
+          ...this.#metrics,
+          cacheInputTokens: this.#metrics.cacheInputTokens + event.usage.cached,
+          missInputTokens:
+            this.#metrics.missInputTokens + Math.max(0, event.usage.prompt - event.usage.cached),
+          outputTokens: this.#metrics.outputTokens + event.usage.completion,
+        };
+        this.#emitMetrics();
+        break;
+      case "notice":
+        this.addNotice(event.text);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The model's view for a step: the reserved final turn and the last-fifth warning are told in-band, never stored. */
+  #inBand(view: readonly AgentMessage[], step: number): AgentMessage[] {
+    const left = this.maxTurns - (step - 1);
+    if (left <= 0) return [...view, { role: "user", content: FINAL_TURN_NOTE }];
+    if (step > 1 && left <= Math.ceil(this.maxTurns / 5)) {
+      return [
+        ...view,
+        { role: "user", content: `[notice] ${left} tool turn(s) left for this request; plan to finish.` },
+      ];
+    }
+    return [...view];
+  }
+
+  /** After a tool step: identical call sets in a row, past the threshold, stop the run. */
+  #stallCheck(message: ChatMessage | undefined): boolean {
+    const calls = (message?.tool_calls ?? [])
+      .map((c) => `${c.function.name}\u0000${c.function.arguments}`)
+      .sort();
+    const key = calls.join("\u0001");
+    this.#repeats = key !== "" && key === this.#lastCalls ? this.#repeats + 1 : 1;
+    this.#lastCalls = key;
+    if (this.#repeats >= this.stallThreshold) this.#stalled = true;
+    return this.#stalled;
+  }
+
+  #ask(questions: AskQuestion[], signal?: AbortSignal): Promise<AskAnswer[]> {
+    const id = `q${++this.#questions}`;
+    const entry: PendingQuestion = {
+      type: "question",
+      id,
+      questions: questions.map((q) => ({ ...q, answer: null })),
+    };
+    const answered = new Promise<AskAnswer[]>((resolve) => {
+      const finish = (answers: AskAnswer[]) => {
+        if (!this.#pending.delete(id)) return;
+        signal?.removeEventListener("abort", onAbort);
+        this.#replace(
+          (e) => e.type === "question" && e.id === id,
+          (e) => ({
+            ...(e as PendingQuestion),
+            questions: (e as PendingQuestion).questions.map((q, i) => ({ ...q, answer: answers[i] ?? "" })),
+          }),
+        );
+        resolve(answers);
+      };
+      const onAbort = () => finish(questions.map(() => ""));
+      this.#pending.set(id, { entry, resolve: finish });
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+    // Told after the question is pending, so a listener may answer at once.
+    this.#push(entry);
+    if (signal?.aborted) this.#pending.get(id)?.resolve(questions.map(() => ""));
+    return answered;
+  }
+}
+
+/** The last assistant text among messages, "" for none. */
+function lastReply(messages: readonly AgentMessage[]): string {
+  for (let at = messages.length - 1; at >= 0; at--) {
+    const m = messages[at] as ChatMessage;
+    if (m.role === "assistant" && messageText(m).trim() !== "") return messageText(m);
+  }
+  return "";
+}
+
+/** The timeline a resumed transcript shows: its user, assistant and tool entries. */
+function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
+  const timeline: TimelineEvent[] = [];
+  const results = new Map<string, string>();
+  for (const m of messages as ChatMessage[]) {
+    if (m.role === "tool" && typeof m.tool_call_id === "string") results.set(m.tool_call_id, messageText(m));
+  }
+  for (const m of messages as ChatMessage[]) {
+    if (m.role === "user") timeline.push({ type: "user", text: messageText(m) });
+    if (m.role === "assistant") {
+      if (messageText(m).trim() !== "") timeline.push({ type: "assistant", text: messageText(m) });
+      for (const call of m.tool_calls ?? []) {
+        const result = results.get(call.id) ?? null;
+        timeline.push({
+          type: "tool",
+          id: call.id,
+          name: call.function.name,
+          argsSummary: summarize(call.function.arguments),
+          result,
+          ...(result !== null
+            ? { resultSummary: summarize(result), isError: result.startsWith("Error:") }
+            : {}),
+        });
+      }
+    }
+  }
+  return timeline;
+}
+
+/**
+ * Makes a session (see `Session`). With `sessionDir`, resumes `<sessionDir>/<sessionId>.jsonl` when
+ * it exists — a torn last line or a tool step cut off mid-run is dropped, each with a notice — and
+ * writes it whole. Throws `AgentError` (`invalid-input`) for bad options, (`storage`) for a file
+ * that cannot be read or written.
+ */
+export async function createSession(options: SessionOptions): Promise<Session> {
+  return new Session(options);
+}

@@ -1,0 +1,92 @@
+import type { ToolDefinition } from "@loopwright/loop";
+import { AgentError } from "./errors.js";
+
+/** What a tool's `execute` is handed besides its arguments. */
+export interface AgentToolContext {
+  /** The model's id for this call. */
+  toolCallId: string;
+  /** Fires when the run is aborted; a long tool should stop. */
+  signal?: AbortSignal;
+  /** Reports progress: each call becomes a `tool_execution_update` event (never sent to the model). */
+  onUpdate: (partial: unknown) => void;
+  /** Asks the run to end after this step; it does only when every call of the step asked (as `afterToolCall`'s `terminate`). */
+  terminate: () => void;
+}
+
+/**
+ * A tool an agent can run. `parameters` is the JSON Schema the model is shown; `execute` gets the
+ * parsed (repaired) arguments and returns what the model reads — a string as it is, anything else
+ * as JSON. A thrown error is what the model reads as the failure (`Error: <message>`).
+ */
+export interface AgentTool<Args extends Record<string, unknown> = Record<string, unknown>> {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+  /** A name for a UI; never sent. */
+  label?: string;
+  /** "sequential" makes every step that calls this tool run its calls one after another. */
+  executionMode?: ToolExecutionMode;
+  execute(args: Args, context: AgentToolContext): unknown | Promise<unknown>;
+}
+
+/** How a step's tool calls run: together (default) or one after another. */
+export type ToolExecutionMode = "parallel" | "sequential";
+
+/** Types a tool's arguments for `execute` while keeping it assignable to `AgentTool`. Returns the tool. */
+export function defineTool<Args extends Record<string, unknown>>(tool: AgentTool<Args>): AgentTool {
+  return tool as unknown as AgentTool;
+}
+
+/**
+ * The set of tools an agent can call, by name: the seam where built-in, MCP and host tools meet.
+ * Later registrations do not silently replace earlier ones: `register` throws on a taken name
+ * unless `replace` is set.
+ */
+export class ToolRegistry {
+  readonly #tools = new Map<string, AgentTool>();
+
+  constructor(tools: readonly AgentTool[] = []) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  /** Adds a tool. Throws `AgentError` (`invalid-input`) for a tool without a name or execute, (`duplicate-tool`) for a taken name unless `replace`. */
+  register(tool: AgentTool, options: { replace?: boolean } = {}): void {
+    if (!tool || typeof tool.name !== "string" || tool.name === "" || typeof tool.execute !== "function") {
+      throw new AgentError(
+        "invalid-input",
+        `A tool needs a non-empty name and an execute function; got ${JSON.stringify(tool?.name)}.`,
+      );
+    }
+    if (this.#tools.has(tool.name) && !options.replace) {
+      throw new AgentError(
+        "duplicate-tool",
+        `Two tools are named "${tool.name}". Rename one, or register with { replace: true } to override.`,
+      );
+    }
+    this.#tools.set(tool.name, tool);
+  }
+
+  /** Removes a tool by name; returns whether one was there. */
+  unregister(name: string): boolean {
+    return this.#tools.delete(name);
+  }
+
+  /** The tool of that name, or undefined. */
+  get(name: string): AgentTool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** Every tool, in registration order. */
+  list(): AgentTool[] {
+    return [...this.#tools.values()];
+  }
+
+  /** The tools as the loop declares them to the model. */
+  definitions(): ToolDefinition[] {
+    return this.list().map((tool) => ({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+  }
+}
