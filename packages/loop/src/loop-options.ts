@@ -45,13 +45,12 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     "onToolResult",
     "onMessage",
     "beforeStep",
+    "catalog",
+    "loaded",
+    "preselected",
+    "preselect",
+    "preselectRouting",
   ].map((name): LoopOption => ({ name, handling: "read" })),
-  {
-    name: "catalog",
-    handling: "not-built",
-    what: "a name-only catalogue for on-demand or proxied tool loading",
-  },
-  { name: "preselected", handling: "not-built", what: "a preselected shortlist of tools" },
   { name: "hooks", handling: "not-built", what: "hooks gathered onto the question" },
   ...[
     "maxToolIterations",
@@ -64,22 +63,16 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     "contextLength",
     "maxContinuations",
     "prompt",
+    "toolDiscovery",
+    "preselect",
+    "preselectRouting",
+    "preselectKeywords",
+    "toolSelectModel",
+    "tasks",
   ].map((name): LoopOption => ({ name: `config.${name}`, handling: "read" })),
-  ...["name", "description", "servers", "mcpServers", "tasks", "preselectKeywords", "preselectRouting"].map(
+  ...["name", "description", "servers", "mcpServers"].map(
     (name): LoopOption => ({ name: `config.${name}`, handling: "host" }),
   ),
-  {
-    name: "config.toolDiscovery",
-    handling: "not-built",
-    what: "on-demand and proxied tool loading (only eager is built)",
-    asks: (value) => value !== undefined && value !== "eager",
-  },
-  {
-    name: "config.preselect",
-    handling: "not-built",
-    what: "preselecting tools with a side task",
-    asks: (value) => value === true,
-  },
   {
     name: "config.compact",
     handling: "not-built",

@@ -11,6 +11,7 @@ import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 import { tell } from "./tell.js";
+import { callRouter, recoverableTools, stepTools } from "./tool-discovery.js";
 import { renameCalls, wireMessages } from "./tool-names.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
@@ -70,7 +71,8 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
   emitEvent(run, { kind: "turn", step: number });
   // The wire's tool names in replayed calls; the transcript keeps the host's.
   const transcript = wireMessages(run.messages, run.names.toWire);
-  const sent = run.system ? [{ role: "system", content: run.system }, ...transcript] : transcript;
+  const { tools, system } = stepTools(run, number); // the step's tools and system prompt, per toolDiscovery
+  const sent = system ? [{ role: "system", content: system }, ...transcript] : transcript;
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
     firstBody: undefined,
@@ -84,7 +86,7 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
     step.firstAt ??= Date.now();
   };
   const build: BuildRequest = (supports, model) => {
-    const body = buildBody(config, supports, model, sent, run.tools, config.toolOrder);
+    const body = buildBody(config, supports, model, sent, tools, config.toolOrder);
     lastBody = body;
     if (!step.firstBody) {
       step.firstBody = body;
@@ -175,7 +177,7 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
   if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
   const { turn } = step;
   if (turn.toolCalls.length > 0 || run.tools.length === 0 || !turn.content.trim()) return;
-  const { calls, text } = recoverToolCalls(turn.content, run.tools);
+  const { calls, text } = recoverToolCalls(turn.content, recoverableTools(run));
   if (calls.length === 0) return;
   const toolCalls = calls.map((c) => ({
     id: c.id,
@@ -256,6 +258,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
     tools: options.tools,
     parallel: options.parallel ?? config.parallel,
     dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
+    route: callRouter(run), // load_tools and call_tool, per toolDiscovery
     onToolCall: (r: DispatchRequest) => {
       emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
       tell(options.onToolCall, r);

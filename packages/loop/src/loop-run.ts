@@ -20,6 +20,7 @@ import {
 import { refuseUnbuilt } from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
 import { tell } from "./tell.js";
+import { type Discovery, discoveryState, startDiscovery } from "./tool-discovery.js";
 import { type DeclaredTools, declareTools } from "./tool-names.js";
 
 /**
@@ -55,18 +56,30 @@ export interface LoopRun {
   toolSteps: number;
   /** The prompt the last request reported, for `beforeStep`; absent where none was reported. */
   used: number | undefined;
+  /** On-demand or proxied tool loading (`tool-discovery.ts`); `undefined` in eager mode. */
+  readonly discovery: Discovery | undefined;
 }
 
 const NO_USAGE: RunUsage = { prompt: 0, completion: 0, total: 0, cached: 0 };
 
 /** The run as the errors and the result carry it: a copy a caller may keep. */
-export function runState(run: Pick<LoopRun, "messages" | "usage" | "toolCalls">): RunState {
-  return { messages: [...run.messages], usage: run.usage, toolCalls: [...run.toolCalls] };
+export function runState(
+  run: Pick<LoopRun, "messages" | "usage" | "toolCalls" | "names"> & { discovery?: Discovery | undefined },
+): RunState {
+  return {
+    messages: [...run.messages],
+    usage: run.usage,
+    toolCalls: [...run.toolCalls],
+    ...discoveryState(run),
+  };
 }
 
 /** What the loop throws for a failure: the overflow as `AgentLoopOverflow`, anything else wrapped. */
 export function failure(
-  run: Pick<LoopRun, "messages" | "usage" | "toolCalls"> & { redact?: LoopRun["redact"] },
+  run: Pick<LoopRun, "messages" | "usage" | "toolCalls" | "names"> & {
+    redact?: LoopRun["redact"];
+    discovery?: Discovery | undefined;
+  },
   error: unknown,
 ): Error {
   // The endpoint's own credentials never reach the error a host logs or shows.
@@ -99,13 +112,21 @@ export async function append(run: LoopRun, step: number, message: ChatMessage, t
 export function startRun(services: LoopServices, options: AgentLoopOptions): LoopRun {
   let system: string;
   let declared: DeclaredTools;
+  let discovery: Discovery | undefined;
   try {
     checkOptions(options);
     system = systemOf(options);
     declared = declareTools(options.tools ?? []);
+    discovery = startDiscovery(options, declared);
   } catch (error) {
     const messages = Array.isArray(options?.messages) ? [...options.messages] : [];
-    throw new AgentLoopError(error, { messages, usage: NO_USAGE, toolCalls: [] });
+    throw new AgentLoopError(error, {
+      messages,
+      usage: NO_USAGE,
+      toolCalls: [],
+      loaded: [],
+      preselected: [],
+    });
   }
   const { config } = options;
   const redact = redactor(config);
@@ -114,7 +135,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
   try {
     client = options.client ?? services.clients.getClient(config);
   } catch (error) {
-    throw failure({ messages, usage: NO_USAGE, toolCalls: [], redact }, error);
+    throw failure({ messages, usage: NO_USAGE, toolCalls: [], names: declared, discovery, redact }, error);
   }
   const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
   return {
@@ -135,6 +156,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     toolCalls: [],
     toolSteps: 0,
     used: undefined,
+    discovery,
   };
 }
 
