@@ -71,7 +71,8 @@ describe("a resolved agent spec runs the loop as it is", () => {
     server = await startServer({ replies: [{ content: "done" }] });
     const config = resolved({ tools: { discovery: "proxy" } }, server.baseUrl);
     await createRuntime().runAgentLoop({ config, messages: QUESTION, tools: [ADD_TOOL], dispatch: () => "" });
-    const tools = server.chatRequests[0]?.body.tools as Array<{ function: { name: string } }>;
+    const body = server.chatRequests[0]?.body as { tools?: Array<{ function: { name: string } }> };
+    const tools = body.tools ?? [];
     expect(tools.map((t) => t.function.name)).toEqual(["call_tool", "load_tools"]);
   });
 });
