@@ -35,6 +35,7 @@ export type { LoopOption, OptionHandling } from "./loop-options.js";
 export { LOOP_OPTIONS } from "./loop-options.js";
 export type {
   CallResult,
+  CallRouting,
   Dispatch,
   DispatchRequest,
   RunCallsOptions,
@@ -44,4 +45,5 @@ export { NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { runTurn } from "./run-turn.js";
 export type { Runtime, RuntimeOptions } from "./runtime.js";
+export type { ToolLoadMetrics } from "./tool-discovery.js";
 export { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./runtime.js";
