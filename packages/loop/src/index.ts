@@ -45,5 +45,5 @@ export { NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { runTurn } from "./run-turn.js";
 export type { Runtime, RuntimeOptions } from "./runtime.js";
-export type { ToolLoadMetrics } from "./tool-discovery.js";
 export { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./runtime.js";
+export type { ToolLoadMetrics } from "./tool-discovery.js";

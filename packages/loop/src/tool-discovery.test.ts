@@ -485,6 +485,44 @@ describe("toolDiscovery: proxy", () => {
     expect(String(pruned.find((m) => m.tool_call_id === "c2")?.content)).toMatch(/cleared/);
   });
 
+  it("drops a null the model wrote for the inner tool's optional parameter (strict schemas make it nullable)", async () => {
+    const pods = tool("list_pods", "List the pods in a namespace", { namespace: { type: "string" } });
+    const optional: ToolDefinition = {
+      ...pods,
+      function: {
+        ...pods.function,
+        parameters: {
+          type: "object",
+          properties: { namespace: { type: "string" }, label: { type: "string" } },
+          required: ["namespace"],
+        },
+      },
+    };
+    const { dispatched } = await run(
+      [
+        call("c1", "call_tool", { name: "list_pods", arguments: { namespace: "web", label: null } }),
+        { content: "ok" },
+      ],
+      { toolDiscovery: "proxy" },
+      { tools: [optional], catalog: [{ name: "k8s", tools: [{ name: "list_pods" }] }] },
+    );
+    expect(dispatched).toMatchObject([{ id: "c1", name: "list_pods" }]);
+    expect(dispatched[0]?.args).toEqual({ namespace: "web" });
+    // The definition a load sends is the strict one the endpoint would have been declared.
+    await server?.close();
+    server = undefined;
+    await run(
+      [call("c1", "load_tools", { names: ["list_pods"] }), { content: "ok" }],
+      { toolDiscovery: "proxy" },
+      {
+        tools: [optional],
+        catalog: [{ name: "k8s", tools: [{ name: "list_pods" }] }],
+      },
+    );
+    const line = JSON.parse(toolAnswer(bodies()[1], "c1").split("\n")[0] ?? "");
+    expect(line.parameters.required).toEqual(["namespace", "label"]);
+  });
+
   it("works with renamed tools: call_tool names the wire's tool, dispatch gets the host's", async () => {
     const renamed = tool("fs.read", "Read a file", { path: { type: "string" } });
     const { dispatched } = await run(
