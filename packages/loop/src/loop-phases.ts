@@ -11,7 +11,7 @@ import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 import { tell } from "./tell.js";
-import { callRouter, recoverableTools, stepTools } from "./tool-discovery.js";
+import { callRouter, recoverableTools, stepTools, watchedCall } from "./tool-discovery.js";
 import { renameCalls, wireMessages } from "./tool-names.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
@@ -204,13 +204,16 @@ export async function keepAnswer(run: LoopRun, step: LoopStep): Promise<void> {
 export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
   const calls = replayable(turn.toolCalls, turn.finishReason);
-  calls.forEach((call, at) => {
-    const request: DispatchRequest = {
+  const watched = watchedCall(run); // a call_tool as the tool it names
+  const requests = calls.map((call, at) =>
+    watched({
       id: call.id,
       name: call.function.name,
       args: JSON.parse(call.function.arguments) as Record<string, unknown>,
       raw: turn.toolCalls[at]?.function.arguments ?? call.function.arguments,
-    };
+    }),
+  );
+  for (const request of requests) {
     emitEvent(run, {
       kind: "tool-call",
       id: request.id,
@@ -218,11 +221,11 @@ export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void>
       args: preview(JSON.stringify(request.args)),
     });
     tell(run.options.onToolCall, request);
-  });
-  for (const call of calls) {
+  }
+  for (const request of requests) {
     const result: CallResult = {
-      id: call.id,
-      name: call.function.name,
+      id: request.id,
+      name: request.name,
       ok: false,
       content: NOT_RUN_AT_LIMIT,
       source: "refused",

@@ -523,6 +523,17 @@ describe("toolDiscovery: proxy", () => {
     expect(line.parameters.required).toEqual(["namespace", "label"]);
   });
 
+  it("tells watchers the inner tool of a call_tool the step limit left unrun", async () => {
+    server = await startServer({
+      replies: [call("c1", "call_tool", { name: "read_file", arguments: { path: "a" } })],
+    });
+    const error = await run([], { toolDiscovery: "proxy", maxToolIterations: 0 }).catch((e: unknown) => e);
+    expect(failedRun(error)?.toolCalls).toMatchObject([{ id: "c1", name: "read_file", source: "refused" }]);
+    expect(failedRun(error)?.messages[1]).toMatchObject({
+      tool_calls: [{ function: { name: "call_tool" } }],
+    });
+  });
+
   it("works with renamed tools: call_tool names the wire's tool, dispatch gets the host's", async () => {
     const renamed = tool("fs.read", "Read a file", { path: { type: "string" } });
     const { dispatched } = await run(

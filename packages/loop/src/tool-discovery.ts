@@ -274,6 +274,18 @@ export function callRouter(
   };
 }
 
+/**
+ * The call as watchers are told of it where it never runs (the step limit): a `call_tool` as the
+ * tool it names, under its own id, as when it runs. Loads nothing and counts nothing.
+ */
+export function watchedCall(run: LoopRun): (request: DispatchRequest) => DispatchRequest {
+  const route = callRouter(run);
+  return (request) => {
+    const decision = route?.(request);
+    return decision && "dispatch" in decision ? { ...decision.dispatch, id: request.id } : request;
+  };
+}
+
 /** What the result and a failed run carry: loaded and preselected, under the host's names. */
 export function discoveryState(run: Pick<LoopRun, "names"> & { discovery?: Discovery | undefined }): {
   loaded: string[];
