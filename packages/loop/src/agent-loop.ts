@@ -3,6 +3,7 @@ import { type RunEvent, type RunMetrics, runMetrics } from "@loopwright/events";
 import type { Calibration, LedgerEntry } from "@loopwright/ledger";
 import type { CapabilityStore } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
+import type { CatalogServer, PreselectRouting } from "@loopwright/tool-loading";
 import { compactStep } from "./compaction-phase.js";
 import type { ChatMessage, LoopConfig, ToolDefinition } from "./config.js";
 import { type RunState, ToolIterationLimit } from "./errors.js";
@@ -26,6 +27,7 @@ import {
 } from "./loop-phases.js";
 import { failure, type LoopRun, runState, startRun } from "./loop-run.js";
 import type { CallResult, DedupePolicy, Dispatch, DispatchRequest } from "./run-calls.js";
+import { loadMetrics, openDiscovery, type ToolLoadMetrics } from "./tool-discovery.js";
 
 export type { HookResult, LoopHooks, LoopHooksService } from "./hooks-phase.js";
 export { preview } from "./loop-phases.js";
@@ -66,10 +68,32 @@ export interface AgentLoopOptions {
    * are run, with a notice.
    */
   recoverToolCalls?: boolean;
-  /** Not built yet (on-demand and proxied tool loading): refused with `LoopOptionError` when given. */
-  catalog?: unknown;
-  /** Not built yet (a preselected shortlist): refused with `LoopOptionError` when given. */
-  preselected?: unknown;
+  /**
+   * The tools by name, grouped by server, for `config.toolDiscovery` `"ondemand"` and `"proxy"`: the
+   * text on the end of the system prompt the model loads from. One server named `"tools"` holding
+   * every tool when absent. Not read in eager mode.
+   */
+  catalog?: readonly CatalogServer[];
+  /**
+   * On demand: the tools an earlier run loaded (its result's `loaded`), declared from the first
+   * step — the most recent 16 still in the catalogue. Not read in eager or proxy mode (proxied, the
+   * transcript holds what is loaded).
+   */
+  loaded?: readonly string[];
+  /**
+   * A shortlist of tools for the first step (at most 12, catalogued ones): on demand, declared alone
+   * on the first step (`"exclusive"`) or loaded beside the catalogue (`"append"`); proxied, written
+   * after the question as a `load_tools` exchange. Refused in eager mode.
+   */
+  preselected?: readonly string[];
+  /**
+   * Make the preselection before the first step with a side task (`tasks.toolSelect`, else
+   * `toolSelectModel` on the agent's endpoint; `preselectKeywords` matches words first) when no
+   * `preselected` is given; overrides `config.preselect`. Refused in eager mode.
+   */
+  preselect?: boolean;
+  /** Where an on-demand preselection goes (`"exclusive"` by default); overrides `config.preselectRouting`. */
+  preselectRouting?: PreselectRouting;
   /**
    * The host's hooks: `run` (an MCP pool's `runHooks`, or the host's own function) and the `context`
    * it is handed. The `beforeTurn` hooks (and `sessionStart` on a session's first turn) are gathered
@@ -141,8 +165,11 @@ export interface AgentLoopResult extends RunState, HookResult {
   steps: number;
   /** The token ledger: one `{ through, prompt, epoch }` per request whose prompt was reported. */
   ledger: LedgerEntry[];
-  /** The run added up from the events it emitted (`runMetrics`, against `config.contextLength`). */
-  metrics: RunMetrics;
+  /**
+   * The run added up from the events it emitted (`runMetrics`, against `config.contextLength`), with
+   * the load counts only the loop sees (`toolsLoaded`, `redundantLoads`, `unknownToolNames`).
+   */
+  metrics: RunMetrics & ToolLoadMetrics;
 }
 
 /**
@@ -162,6 +189,11 @@ export interface AgentLoopResult extends RunState, HookResult {
  */
 export async function runLoop(services: LoopServices, options: AgentLoopOptions): Promise<AgentLoopResult> {
   const run = startRun(services, options);
+  try {
+    await openDiscovery(run); // a preselection made, carried tools loaded, a proxied one written in
+  } catch (error) {
+    throw failure(run, error);
+  }
   for (let number = 1; ; number++) {
     let limited = false;
     try {
@@ -192,7 +224,10 @@ function finished(run: LoopRun, step: LoopStep): AgentLoopResult {
     turn: step.turn,
     steps: step.number,
     ledger: run.measure.ledger,
-    metrics: runMetrics([...run.kept, { kind: "done" }], contextLength ? { contextLength } : {}),
+    metrics: {
+      ...runMetrics([...run.kept, { kind: "done" }], contextLength ? { contextLength } : {}),
+      ...loadMetrics(run),
+    },
     ...runState(run),
     ...hookResult(run, step.turn.content),
   };

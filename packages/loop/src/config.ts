@@ -23,10 +23,16 @@ export interface ToolPolicy {
   dedupeToolCalls?: DedupePolicy;
   /** Look for tool calls a server's parser left in the reply as text (default true). */
   recoverToolCalls?: boolean;
-  /** How the run's tools reach the model. Only `"eager"` (every tool declared) is built; others are refused. */
+  /**
+   * How the run's tools reach the model: `"eager"` (default) declares every tool on every step;
+   * `"ondemand"` declares `load_tools` and what has been loaded, with the catalogue on the system
+   * prompt; `"proxy"` declares only `load_tools` and `call_tool`, and a load answers with definitions.
+   */
   toolDiscovery?: "eager" | "ondemand" | "proxy";
-  /** Shortlist tools with a side task before the first turn. Not built: `true` is refused. */
+  /** Shortlist tools with a side task before the first turn (`tasks.toolSelect`, else `toolSelectModel`). Default false. */
   preselect?: boolean;
+  /** The preselection's model on the agent's endpoint, where `tasks.toolSelect` names none; empty: no preselection. */
+  toolSelectModel?: string;
 }
 
 /**
@@ -46,13 +52,15 @@ export interface AgentParts {
    * main model). Needs `contextLength` and `tasks.compaction.model`; default false.
    */
   compact?: boolean;
-  /** The host's: names, servers to connect, side tasks. */
+  /** The host's: names, servers to connect; side tasks (the loop reads `tasks.toolSelect` for `preselect`). */
   name?: string;
   description?: string;
   servers?: readonly string[];
   mcpServers?: readonly unknown[];
   tasks?: Readonly<Record<string, unknown>>;
+  /** Preselect by matching words first, spending the model only where they do not settle it. */
   preselectKeywords?: boolean;
+  /** Where an on-demand preselection goes: its own first step (`"exclusive"`, default) or loaded beside the catalogue. */
   preselectRouting?: "exclusive" | "append";
 }
 

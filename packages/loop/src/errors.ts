@@ -14,6 +14,13 @@ export interface RunState {
    * long it ran.
    */
   toolCalls: ToolCallOutcome[];
+  /**
+   * The tools loaded when the run ended (`toolDiscovery: "ondemand"`), under the host's names, to
+   * hand back as the next run's `loaded`; `[]` in eager and proxy mode.
+   */
+  loaded: string[];
+  /** The shortlist the run opened with (the host's `preselected`, or what `preselect: true` picked); `[]` for none. */
+  preselected: string[];
 }
 
 /** Token totals of a run: sums of what each turn's endpoint reported (zero where it reported none). */

@@ -38,6 +38,7 @@ export type { LoopOption, OptionHandling } from "./loop-options.js";
 export { LOOP_OPTIONS } from "./loop-options.js";
 export type {
   CallResult,
+  CallRouting,
   Dispatch,
   DispatchRequest,
   RunCallsOptions,
@@ -48,3 +49,4 @@ export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { runTurn } from "./run-turn.js";
 export type { Runtime, RuntimeOptions } from "./runtime.js";
 export { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./runtime.js";
+export type { ToolLoadMetrics } from "./tool-discovery.js";

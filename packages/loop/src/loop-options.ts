@@ -46,13 +46,12 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     "onMessage",
     "beforeStep",
     "hooks",
+    "catalog",
+    "loaded",
+    "preselected",
+    "preselect",
+    "preselectRouting",
   ].map((name): LoopOption => ({ name, handling: "read" })),
-  {
-    name: "catalog",
-    handling: "not-built",
-    what: "a name-only catalogue for on-demand or proxied tool loading",
-  },
-  { name: "preselected", handling: "not-built", what: "a preselected shortlist of tools" },
   ...[
     "maxToolIterations",
     "toolOrder",
@@ -65,30 +64,17 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     "maxContinuations",
     "prompt",
     "compact",
+    "toolDiscovery",
+    "preselect",
+    "preselectRouting",
+    "preselectKeywords",
+    "toolSelectModel",
+    "tasks",
   ].map((name): LoopOption => ({ name: `config.${name}`, handling: "read" })),
   // `hooks` is the spec's list of hooks: the host's runner (the `hooks` option's `run`) runs them.
-  ...[
-    "name",
-    "description",
-    "servers",
-    "mcpServers",
-    "tasks",
-    "preselectKeywords",
-    "preselectRouting",
-    "hooks",
-  ].map((name): LoopOption => ({ name: `config.${name}`, handling: "host" })),
-  {
-    name: "config.toolDiscovery",
-    handling: "not-built",
-    what: "on-demand and proxied tool loading (only eager is built)",
-    asks: (value) => value !== undefined && value !== "eager",
-  },
-  {
-    name: "config.preselect",
-    handling: "not-built",
-    what: "preselecting tools with a side task",
-    asks: (value) => value === true,
-  },
+  ...["name", "description", "servers", "mcpServers", "hooks"].map(
+    (name): LoopOption => ({ name: `config.${name}`, handling: "host" }),
+  ),
 ];
 
 const BY_NAME = new Map(LOOP_OPTIONS.map((option) => [option.name, option]));

@@ -12,6 +12,7 @@ import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 import { tell } from "./tell.js";
+import { callRouter, recoverableTools, stepTools, watchedCall } from "./tool-discovery.js";
 import { renameCalls, wireMessages } from "./tool-names.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
@@ -72,7 +73,8 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
   // The wire's tool names in replayed calls; the transcript keeps the host's.
   // The hooks' context on the current question, this request only.
   const transcript = withHookContext(run, wireMessages(run.messages, run.names.toWire));
-  const sent = run.system ? [{ role: "system", content: run.system }, ...transcript] : transcript;
+  const { tools, system } = stepTools(run, number); // the step's tools and system prompt, per toolDiscovery
+  const sent = system ? [{ role: "system", content: system }, ...transcript] : transcript;
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
     firstBody: undefined,
@@ -86,7 +88,7 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
     step.firstAt ??= Date.now();
   };
   const build: BuildRequest = (supports, model) => {
-    const body = buildBody(config, supports, model, sent, run.tools, config.toolOrder);
+    const body = buildBody(config, supports, model, sent, tools, config.toolOrder);
     lastBody = body;
     if (!step.firstBody) {
       step.firstBody = body;
@@ -177,7 +179,7 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
   if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
   const { turn } = step;
   if (turn.toolCalls.length > 0 || run.tools.length === 0 || !turn.content.trim()) return;
-  const { calls, text } = recoverToolCalls(turn.content, run.tools);
+  const { calls, text } = recoverToolCalls(turn.content, recoverableTools(run));
   if (calls.length === 0) return;
   const toolCalls = calls.map((c) => ({
     id: c.id,
@@ -204,13 +206,16 @@ export async function keepAnswer(run: LoopRun, step: LoopStep): Promise<void> {
 export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
   const calls = replayable(turn.toolCalls, turn.finishReason);
-  calls.forEach((call, at) => {
-    const request: DispatchRequest = {
+  const watched = watchedCall(run); // a call_tool as the tool it names
+  const requests = calls.map((call, at) =>
+    watched({
       id: call.id,
       name: call.function.name,
       args: JSON.parse(call.function.arguments) as Record<string, unknown>,
       raw: turn.toolCalls[at]?.function.arguments ?? call.function.arguments,
-    };
+    }),
+  );
+  for (const request of requests) {
     emitEvent(run, {
       kind: "tool-call",
       id: request.id,
@@ -218,11 +223,11 @@ export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void>
       args: preview(JSON.stringify(request.args)),
     });
     tell(run.options.onToolCall, request);
-  });
-  for (const call of calls) {
+  }
+  for (const request of requests) {
     const result: CallResult = {
-      id: call.id,
-      name: call.function.name,
+      id: request.id,
+      name: request.name,
       ok: false,
       content: NOT_RUN_AT_LIMIT,
       source: "refused",
@@ -258,6 +263,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
     tools: options.tools,
     parallel: options.parallel ?? config.parallel,
     dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
+    route: callRouter(run), // load_tools and call_tool, per toolDiscovery
     onToolCall: (r: DispatchRequest) => {
       emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
       tell(options.onToolCall, r);

@@ -5,7 +5,7 @@ import { buildBody, createCapabilityStore } from "@loopwright/negotiate";
 import { readFixtureJson, readRecordedResponse, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
-import { AgentLoopError, failedRun, LoopOptionError, ToolIterationLimit } from "./errors.js";
+import { AgentLoopError, failedRun, type LoopOptionError, ToolIterationLimit } from "./errors.js";
 import { createRuntime } from "./index.js";
 import type { DispatchRequest } from "./run-calls.js";
 import { runTurn } from "./run-turn.js";
@@ -453,22 +453,6 @@ describe("options the loop does not do are refused, not dropped (finding 4)", ()
     expect(AgentLoopError.isInstance(error)).toBe(true);
     return (error as AgentLoopError).cause;
   };
-
-  it("refuses catalog and preselected, and config asking for on-demand loading or preselection", async () => {
-    for (const [extra, config, option] of [
-      [{ catalog: [] }, {}, "catalog"],
-      [{ preselected: ["add"] }, {}, "preselected"],
-      [{}, { toolDiscovery: "ondemand" }, "config.toolDiscovery"],
-      [{}, { preselect: true }, "config.preselect"],
-    ] as const) {
-      const cause = await refusal(extra, config);
-      expect(LoopOptionError.isInstance(cause)).toBe(true);
-      expect((cause as LoopOptionError).code).toBe("not-built");
-      expect((cause as LoopOptionError).option).toBe(option);
-      expect((cause as Error).message).toContain(option);
-    }
-    expect(server?.chatRequests).toHaveLength(0);
-  });
 
   it("refuses an option it does not know by name", async () => {
     const cause = await refusal({ dispatcher: () => "" });

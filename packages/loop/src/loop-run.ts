@@ -22,6 +22,7 @@ import { type RunHooks, startHooks } from "./hooks-phase.js";
 import { refuseUnbuilt } from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
 import { tell } from "./tell.js";
+import { type Discovery, discoveryState, startDiscovery } from "./tool-discovery.js";
 import { type DeclaredTools, declareTools } from "./tool-names.js";
 
 /**
@@ -61,18 +62,30 @@ export interface LoopRun {
   readonly hooks?: RunHooks;
   /** `config.compact`'s summariser and state; absent when the loop does not compact. */
   readonly compaction?: RunCompaction;
+  /** On-demand or proxied tool loading (`tool-discovery.ts`); `undefined` in eager mode. */
+  readonly discovery: Discovery | undefined;
 }
 
 const NO_USAGE: RunUsage = { prompt: 0, completion: 0, total: 0, cached: 0 };
 
 /** The run as the errors and the result carry it: a copy a caller may keep. */
-export function runState(run: Pick<LoopRun, "messages" | "usage" | "toolCalls">): RunState {
-  return { messages: [...run.messages], usage: run.usage, toolCalls: [...run.toolCalls] };
+export function runState(
+  run: Pick<LoopRun, "messages" | "usage" | "toolCalls" | "names"> & { discovery?: Discovery | undefined },
+): RunState {
+  return {
+    messages: [...run.messages],
+    usage: run.usage,
+    toolCalls: [...run.toolCalls],
+    ...discoveryState(run),
+  };
 }
 
 /** What the loop throws for a failure: the overflow as `AgentLoopOverflow`, anything else wrapped. */
 export function failure(
-  run: Pick<LoopRun, "messages" | "usage" | "toolCalls"> & { redact?: LoopRun["redact"] },
+  run: Pick<LoopRun, "messages" | "usage" | "toolCalls" | "names"> & {
+    redact?: LoopRun["redact"];
+    discovery?: Discovery | undefined;
+  },
   error: unknown,
 ): Error {
   // The endpoint's own credentials never reach the error a host logs or shows.
@@ -107,15 +120,23 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
   let declared: DeclaredTools;
   let hooks: RunHooks | undefined;
   let compaction: RunCompaction | undefined;
+  let discovery: Discovery | undefined;
   try {
     checkOptions(options);
     system = systemOf(options);
     declared = declareTools(options.tools ?? []);
     hooks = startHooks(options.hooks);
     compaction = startCompaction(options.config);
+    discovery = startDiscovery(options, declared);
   } catch (error) {
     const messages = Array.isArray(options?.messages) ? [...options.messages] : [];
-    throw new AgentLoopError(error, { messages, usage: NO_USAGE, toolCalls: [] });
+    throw new AgentLoopError(error, {
+      messages,
+      usage: NO_USAGE,
+      toolCalls: [],
+      loaded: [],
+      preselected: [],
+    });
   }
   const { config } = options;
   const redact = redactor(config);
@@ -124,7 +145,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
   try {
     client = options.client ?? services.clients.getClient(config);
   } catch (error) {
-    throw failure({ messages, usage: NO_USAGE, toolCalls: [], redact }, error);
+    throw failure({ messages, usage: NO_USAGE, toolCalls: [], names: declared, discovery, redact }, error);
   }
   const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
   return {
@@ -147,6 +168,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     used: undefined,
     ...(hooks ? { hooks } : {}),
     ...(compaction ? { compaction } : {}),
+    discovery,
   };
 }
 

@@ -52,7 +52,20 @@ export interface RunCallsOptions {
   onToolCall?: (request: DispatchRequest) => void;
   /** Told of every call's result as it lands: in transcript order, or in finishing order when parallel. What it throws is ignored. */
   onToolResult?: (result: CallResult) => void;
+  /**
+   * Asked of each readable call, in order, before any watcher is told of it: `undefined` runs it as
+   * written; `{ dispatch }` runs another call in its place under the same id (a proxied
+   * `call_tool`'s inner tool), which is what watchers and the dedupe see; `{ answer }` answers it
+   * without dispatching (`source: "loop"`). `onRun` is called when the call's turn comes and it is
+   * not stopped first.
+   */
+  route?: (request: DispatchRequest) => CallRouting | undefined;
 }
+
+/** What `RunCallsOptions.route` decides for one call. */
+export type CallRouting =
+  | { dispatch: DispatchRequest; onRun?: () => void }
+  | { answer: { ok: boolean; content: string }; onRun?: () => void };
 
 /** What a step's calls leave behind. */
 export interface RunCallsResult {
@@ -78,6 +91,8 @@ interface Prepared {
   request: DispatchRequest;
   json: string;
   unreadable?: string;
+  answer?: { ok: boolean; content: string };
+  onRun?: () => void;
 }
 
 function asContent(value: unknown): string {
@@ -132,6 +147,24 @@ function prepare(call: AssistantToolCall, finishReason: string | undefined, sche
   }
 }
 
+/** A readable call as `route` decides: as it was, another call under its id, or answered by the loop. */
+function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas): Prepared {
+  if (!route || p.unreadable !== undefined) return p;
+  const decision = route(p.request);
+  if (decision === undefined) return p;
+  if ("answer" in decision) return { ...p, answer: decision.answer, onRun: decision.onRun };
+  const inner = decision.dispatch;
+  if (inner === p.request) return { ...p, onRun: decision.onRun };
+  const schema = schemas.get(inner.name);
+  const args = schema === undefined ? inner.args : dropOptionalNulls(inner.args, schema);
+  return {
+    ...p,
+    request: { ...inner, id: p.request.id, args },
+    json: JSON.stringify(args),
+    onRun: decision.onRun,
+  };
+}
+
 /**
  * The calls as a transcript should replay them: arguments repaired into compact JSON, and `{}` for
  * arguments that could not be read (a server that parses replayed arguments refuses the originals
@@ -160,7 +193,9 @@ export async function runCalls(
 ): Promise<RunCallsResult> {
   const { signal, dispatch } = options;
   const schemas = schemasOf(options.tools);
-  const prepared = toolCalls.map((call) => prepare(call, options.finishReason, schemas));
+  const prepared = toolCalls.map((call) =>
+    routed(prepare(call, options.finishReason, schemas), options.route, schemas),
+  );
   const inFlight = new Map<string, Promise<Outcome>>();
   let stopped: unknown;
 
@@ -171,6 +206,8 @@ export async function runCalls(
       stopped ??= signal.reason;
       return Promise.resolve({ ok: false, content: NOT_RUN, source: "refused" });
     }
+    p.onRun?.();
+    if (p.answer) return Promise.resolve({ ...p.answer, source: "loop" });
     const policy = options.dedupe ?? true;
     const shared = typeof policy === "function" ? policy(p.request) : policy;
     const key = `${p.request.name}\u0000${p.json}`;

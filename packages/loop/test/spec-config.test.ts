@@ -9,7 +9,7 @@ import {
 } from "@loopwright/spec";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentLoopError, createRuntime, type LoopConfig, LoopOptionError } from "../src/index.js";
+import { createRuntime, type LoopConfig } from "../src/index.js";
 import { ADD_TOOL, QUESTION } from "../src/test-support/transcript.js";
 
 let server: TestServer | undefined;
@@ -67,16 +67,12 @@ describe("a resolved agent spec runs the loop as it is", () => {
     expect(first.messages[0]).toEqual({ role: "system", content: "You add numbers.\n\nBe brief." });
   });
 
-  it("refuses what the spec asks for and the loop does not do yet, naming the field", async () => {
-    server = await startServer({ replies: [{ content: "never sent" }] });
+  it("reads the spec's tool discovery: proxied, the request declares only the two meta-tools", async () => {
+    server = await startServer({ replies: [{ content: "done" }] });
     const config = resolved({ tools: { discovery: "proxy" } }, server.baseUrl);
-    const error = await createRuntime()
-      .runAgentLoop({ config, messages: QUESTION, dispatch: () => "" })
-      .catch((e: unknown) => e);
-    expect(AgentLoopError.isInstance(error)).toBe(true);
-    const cause = (error as AgentLoopError).cause;
-    expect(LoopOptionError.isInstance(cause)).toBe(true);
-    expect((cause as LoopOptionError).option).toBe("config.toolDiscovery");
-    expect(server.chatRequests).toHaveLength(0);
+    await createRuntime().runAgentLoop({ config, messages: QUESTION, tools: [ADD_TOOL], dispatch: () => "" });
+    const body = server.chatRequests[0]?.body as { tools?: Array<{ function: { name: string } }> };
+    const tools = body.tools ?? [];
+    expect(tools.map((t) => t.function.name)).toEqual(["call_tool", "load_tools"]);
   });
 });

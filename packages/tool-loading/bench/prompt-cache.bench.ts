@@ -6,14 +6,21 @@
 // tokens and cache hit %, against an all-tools eager run of the same task in the same process.
 // Numbers are printed, never asserted.
 //
-// Where the requests come from is one function, `requestsFor`. Today it is the package's own
-// builders under a scripted model (drive.ts); once the loop takes `toolDiscovery`, it becomes the
-// bodies `runAgentLoop` hands `onRequest` against a testkit server scripted with the same calls.
-import { commonPrefixLength, renderPrompt } from "@loopwright/testkit";
+// Where the requests come from is one function, `requestsFor`: the loop itself. `runAgentLoop` runs
+// the task against a testkit server scripted with the task's calls (the model's part), with the
+// mode as `config.toolDiscovery`; the bodies are what it hands `onRequest`, and the load counts are
+// its own `metrics`. The package's builders (drive.ts) are the cross-check: the loop must send the
+// same number of requests and count the same loads, or the benchmark stops.
+//
+// The loop is imported by path, not as a package: it depends on tool-loading, and a devDependency
+// back would make a cycle in the workspace graph. Its dependencies resolve from packages/loop.
+import { commonPrefixLength, renderPrompt, startServer, type TurnReply } from "@loopwright/testkit";
 import { encode } from "gpt-tokenizer";
+import { createRuntime } from "../../loop/src/index.js";
 import { holdsDefinitions } from "../src/load-result.js";
-import { type Body, drive } from "../src/test-support/drive.js";
-import type { ToolDiscovery } from "../src/tool-loading.js";
+import { CALL_TOOL_NAME, LOAD_TOOLS_NAME } from "../src/meta-tools.js";
+import { type Body, drive, type TaskStep } from "../src/test-support/drive.js";
+import { createToolLoading, type ToolDiscovery } from "../src/tool-loading.js";
 import { type Toolset, toolset } from "./catalogue.js";
 import { TASK } from "./task.js";
 
@@ -41,14 +48,96 @@ interface Variant {
   routing?: "exclusive" | "append";
 }
 
-/** The request bodies one run of the task sends in a mode. */
-function requestsFor(variant: Variant, tools: Toolset) {
-  return drive(TASK, {
-    mode: variant.mode,
-    ...tools,
+/** The model's side of the task in a mode: one scripted turn per step, then the answer. */
+function script(variant: Variant, tools: Toolset): TurnReply[] {
+  const start = createToolLoading({ mode: variant.mode, ...tools }).start({
     preselected: variant.preselected,
-    routing: variant.routing,
   });
+  // A model handed a shortlist does not load it again: only the rest of the first load is asked for.
+  const firstLoad = TASK.firstLoad.filter((name) => !start.preselected.includes(name));
+  const steps: TaskStep[] =
+    variant.mode === "eager" || firstLoad.length === 0
+      ? TASK.steps
+      : [{ uses: [], load: firstLoad }, ...TASK.steps];
+  const turns = steps.map((step, i): TurnReply => {
+    const calls: { id: string; name: string; arguments: string }[] = [];
+    if (variant.mode !== "eager" && step.load?.length) {
+      calls.push({
+        id: `call_${i}_load`,
+        name: LOAD_TOOLS_NAME,
+        arguments: JSON.stringify({ names: step.load }),
+      });
+    }
+    step.uses.forEach((use, k) => {
+      const id = `call_${i}_${k}`;
+      const args = variant.mode === "proxy" ? { name: use.tool, arguments: use.args } : use.args;
+      const name = variant.mode === "proxy" ? CALL_TOOL_NAME : use.tool;
+      calls.push({ id, name, arguments: JSON.stringify(args) });
+    });
+    return { content: "", toolCalls: calls, usage: { prompt_tokens: 1, completion_tokens: 1 } };
+  });
+  return [...turns, { content: TASK.answer, usage: { prompt_tokens: 1, completion_tokens: 1 } }];
+}
+
+/** The request bodies one run of the task sends in a mode: `runAgentLoop` against the testkit. */
+async function requestsFor(variant: Variant, tools: Toolset) {
+  const server = await startServer({ replies: script(variant, tools) });
+  const results = new Map(
+    TASK.steps.flatMap((step) => step.uses.map((use) => [JSON.stringify([use.tool, use.args]), use.result])),
+  );
+  const bodies: Body[] = [];
+  try {
+    const run = await createRuntime().runAgentLoop({
+      config: {
+        baseUrl: server.baseUrl,
+        model: "sim",
+        toolDiscovery: variant.mode,
+        ...(variant.routing ? { preselectRouting: variant.routing } : {}),
+        maxToolIterations: 100,
+        dedupeToolCalls: false,
+      },
+      system: TASK.system,
+      messages: [{ role: "user", content: TASK.question }],
+      tools: tools.tools as never,
+      catalog: tools.catalog,
+      ...(variant.preselected ? { preselected: variant.preselected } : {}),
+      onRequest: (request) => bodies.push(request as unknown as Body),
+      dispatch: ({ name, args }) => {
+        const result = results.get(JSON.stringify([name, args]));
+        if (result === undefined)
+          throw new Error(`the script has no ${name} call with ${JSON.stringify(args)}`);
+        return result;
+      },
+    });
+    // The cross-check: the package's builders driven the same way count the same.
+    const expected = drive(TASK, {
+      mode: variant.mode,
+      ...tools,
+      preselected: variant.preselected,
+      routing: variant.routing,
+    });
+    const failed = run.toolCalls.filter((call) => !call.ok);
+    if (
+      failed.length > 0 ||
+      expected.bodies.length !== bodies.length ||
+      expected.toolsLoaded !== run.metrics.toolsLoaded ||
+      expected.redundantLoads !== run.metrics.redundantLoads
+    ) {
+      throw new Error(
+        `${variant.label}: the loop sent ${bodies.length} requests and loaded ${run.metrics.toolsLoaded} ` +
+          `(${run.metrics.redundantLoads} again), with ${failed.length} failed calls; the builders say ` +
+          `${expected.bodies.length}, ${expected.toolsLoaded} and ${expected.redundantLoads}.`,
+      );
+    }
+    return {
+      bodies,
+      messages: run.messages,
+      toolsLoaded: run.metrics.toolsLoaded,
+      redundantLoads: run.metrics.redundantLoads,
+    };
+  } finally {
+    await server.close();
+  }
 }
 
 const tokenCounts = new Map<string, number>();
@@ -133,20 +222,23 @@ for (const size of [100, 300]) {
   console.log(
     `\nT = ${size} tools on ${tools.catalog.length} servers, ${perTool.toFixed(0)} tokens a definition; ${TASK.steps.length}-step task`,
   );
-  const rows: Row[] = VARIANTS.map((variant) => {
-    const run = requestsFor(variant, tools);
+  const rows: Row[] = [];
+  let declaredArray = 0; // eager's tool array as the loop declares it (sanitized: strict schemas)
+  for (const variant of VARIANTS) {
+    const run = await requestsFor(variant, tools);
+    if (variant.mode === "eager") declaredArray = tokens(JSON.stringify(run.bodies[0]?.tools ?? []));
     const definitionTokens = run.messages
       .filter(holdsDefinitions)
       .flatMap((message) => String(message.content).split("\n"))
       .filter((line) => line.startsWith("{"))
       .reduce((n, line) => n + tokens(line), 0);
-    return {
+    rows.push({
       ...measure(variant.label, run.bodies),
       toolsLoaded: run.toolsLoaded,
       redundantLoads: run.redundantLoads,
       definitionTokens,
-    };
-  });
+    });
+  }
   const eager = rows[0] as Row;
   console.table(
     rows.map((row) => ({
@@ -172,7 +264,7 @@ for (const size of [100, 300]) {
   const hit = proxy.cached / proxy.prompt;
   // What any mode must prefill however it loads: everything eager prefilled except its tool array
   // (the question, each reply and each result). Proxy sends all of that too, plus what it loads.
-  const toolArray = tokens(JSON.stringify(tools.tools));
+  const toolArray = declaredArray;
   const floor = (eager.uncached - toolArray) / eager.uncached;
   // Extrapolated: with every definition s times as big, eager prefills (E + s·A) and proxy
   // (P + s·D), where A is the tool array and D the definitions proxy loaded. The target holds from

@@ -1,0 +1,306 @@
+import type { FunctionToolLike, ToolOrder } from "@loopwright/schema-compat";
+import { PRESELECTED_NOTICE, preselect, type TaskSettings, taskCall } from "@loopwright/side-task";
+import { parseToolArguments } from "@loopwright/tool-calls";
+import {
+  type CatalogServer,
+  createToolLoading,
+  type PreselectRouting,
+  type ToolDiscovery,
+  type ToolLoading,
+} from "@loopwright/tool-loading";
+import type { AgentLoopOptions } from "./agent-loop.js";
+import type { ChatMessage, ToolDefinition } from "./config.js";
+import { LoopOptionError } from "./errors.js";
+import { preview } from "./loop-phases.js";
+import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
+import type { CallResult, CallRouting, DispatchRequest } from "./run-calls.js";
+import { tell } from "./tell.js";
+import type { DeclaredTools } from "./tool-names.js";
+
+/** What the loop counts of `load_tools` and `call_tool`: the part of `metrics` only it can see. */
+export interface ToolLoadMetrics {
+  /** Tools newly loaded: by a load, by a proxied preselection, or (on demand) by calling one unloaded. */
+  toolsLoaded: number;
+  /** Names a load asked for that were already loaded (or, proxied, already in the conversation). */
+  redundantLoads: number;
+  /** Names the model asked to load or `call_tool` that are outside the catalogue, each once, in order. */
+  unknownToolNames: string[];
+}
+
+/**
+ * A loading run's tool discovery (`ondemand` or `proxy`; eager runs have none): the per-step
+ * builders, and what is loaded and preselected so far. Names inside are the wire's (what the
+ * model reads and writes); the host's names are used wherever the host sees them.
+ */
+export interface Discovery {
+  readonly loading: ToolLoading;
+  readonly routing: PreselectRouting;
+  /** What is loaded now (on demand; always empty proxied). */
+  loaded: string[];
+  /** The shortlist the run opened with. */
+  preselected: string[];
+  readonly counts: ToolLoadMetrics;
+}
+
+const NO_COUNTS = (): ToolLoadMetrics => ({ toolsLoaded: 0, redundantLoads: 0, unknownToolNames: [] });
+
+const hostName = (names: Pick<DeclaredTools, "toHost">, name: string) => names.toHost.get(name) ?? name;
+const wireName = (names: Pick<DeclaredTools, "toWire">, name: string) => names.toWire.get(name) ?? name;
+
+function nameList(value: unknown, option: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.some((name) => typeof name !== "string")) {
+    throw new LoopOptionError(
+      "conflicting-options",
+      option,
+      `runAgentLoop's ${option} must be an array of tool names; it was given ${JSON.stringify(value) ?? String(value)}.`,
+    );
+  }
+  return value as string[];
+}
+
+/**
+ * Reads `config.toolDiscovery`, `catalog`, `loaded`, `preselected`, `preselect` and
+ * `preselectRouting` at the start of a run. Eager (the default) gives `undefined` and the run
+ * declares every tool, as it always did; a preselection there has nowhere to go and is refused
+ * (`LoopOptionError`, `conflicting-options`), as is a name list that is not one. A malformed
+ * catalogue throws what `createToolLoading` throws.
+ */
+export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTools): Discovery | undefined {
+  const { config } = options;
+  const mode: ToolDiscovery = config.toolDiscovery ?? "eager";
+  const loaded = nameList(options.loaded, "loaded");
+  const preselected = nameList(options.preselected, "preselected");
+  const asked = options.preselect ?? config.preselect;
+  if (mode === "eager") {
+    if (preselected.length > 0 || asked === true) {
+      throw new LoopOptionError(
+        "conflicting-options",
+        preselected.length > 0 ? "preselected" : "preselect",
+        'A preselection needs config.toolDiscovery "ondemand" or "proxy": an eager run declares every tool ' +
+          "on every step, so a shortlist has nowhere to go.",
+      );
+    }
+    return undefined;
+  }
+  const routing = options.preselectRouting ?? config.preselectRouting ?? "exclusive";
+  const catalog = options.catalog?.map(
+    (server): CatalogServer => ({
+      ...server,
+      tools: Array.isArray(server?.tools)
+        ? server.tools.map((tool) => ({ ...tool, name: wireName(declared, tool?.name) }))
+        : server?.tools,
+    }),
+  );
+  const loading = createToolLoading({
+    mode,
+    tools: declared.tools.filter((tool) => tool.type === "function"),
+    ...(catalog ? { catalog } : {}),
+    order: (config.toolOrder ?? true) as ToolOrder<FunctionToolLike>,
+    parse: (text) => parseToolArguments(text).value,
+  });
+  // Checked here, once, rather than on the first step.
+  loading.request({ step: 0, loaded: [], routing });
+  return {
+    loading,
+    routing,
+    loaded: loaded.map((name) => wireName(declared, name)),
+    preselected: preselected.map((name) => wireName(declared, name)),
+    counts: NO_COUNTS(),
+  };
+}
+
+/** The question the run answers: the text of the last user message. */
+function question(messages: readonly ChatMessage[]): string {
+  const last = messages.findLast((message) => message.role === "user");
+  const content = last?.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (part?.type === "text" && typeof part.text === "string" ? part.text : ""))
+    .filter((text) => text !== "")
+    .join("\n");
+}
+
+/** `preselect: true`: the side task (`tasks.toolSelect`, else `toolSelectModel` on the agent's endpoint). */
+async function selectTools(run: LoopRun, discovery: Discovery): Promise<string[]> {
+  const { config, options, services } = run;
+  const tasks = config.tasks as Readonly<Record<string, TaskSettings | undefined>> | undefined;
+  const call = taskCall(
+    tasks?.toolSelect,
+    {
+      ...(config.toolSelectModel !== undefined ? { model: config.toolSelectModel } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      onNotice: (text) => notice(run, text),
+      capabilities: services.capabilities,
+      clients: services.clients,
+    },
+    config,
+  );
+  return preselect(call.endpoint, call.model, discovery.loading.catalog, question(run.messages), {
+    ...call.options,
+    ...(config.preselectKeywords ? { keywords: true } : {}),
+  });
+}
+
+/**
+ * Phase, before the first step: the run's tools opened — a preselection made where the run asks
+ * for one and the host gave none (with a notice naming it), carried and preselected tools loaded,
+ * and, proxied, the preselection written after the question as a `load_tools` exchange the model
+ * did not make (told to watchers, `onMessage` and `toolCalls` like any call). Throws what
+ * `onMessage` throws.
+ */
+export async function openDiscovery(run: LoopRun): Promise<void> {
+  const discovery = run.discovery;
+  if (!discovery) return;
+  const { loading } = discovery;
+  const picked =
+    discovery.preselected.length === 0 && (run.options.preselect ?? run.config.preselect) === true;
+  const chosen = picked ? await selectTools(run, discovery) : discovery.preselected;
+  const start = loading.start({ loaded: discovery.loaded, preselected: chosen });
+  discovery.loaded = start.loaded;
+  discovery.preselected = start.preselected;
+  if (picked && start.preselected.length > 0) {
+    notice(run, PRESELECTED_NOTICE + start.preselected.map((name) => hostName(run.names, name)).join(", "));
+  }
+  const exchange = loading.preselection(start.preselected, run.messages);
+  const [call, answer] = exchange.messages as ChatMessage[];
+  const wrote = call?.tool_calls?.[0];
+  if (!call || !answer || !wrote) return;
+  discovery.counts.toolsLoaded += exchange.names.length;
+  const request: DispatchRequest = {
+    id: wrote.id,
+    name: wrote.function.name,
+    args: { names: exchange.names },
+    raw: wrote.function.arguments,
+  };
+  emitEvent(run, { kind: "tool-call", id: request.id, name: request.name, args: preview(request.raw ?? "") });
+  tell(run.options.onToolCall, request);
+  const content = typeof answer.content === "string" ? answer.content : "";
+  const result: CallResult = { id: request.id, name: request.name, ok: true, content, source: "loop" };
+  emitEvent(run, { kind: "tool-result", ...result, content: preview(content) });
+  tell(run.options.onToolResult, result);
+  run.toolCalls.push({ id: request.id, name: request.name, source: "loop", ok: true });
+  try {
+    await append(run, 0, call);
+  } catch (error) {
+    run.messages.push(answer); // the call is in: its answer goes with it
+    throw error;
+  }
+  await append(run, 0, answer);
+}
+
+/** One step's tool array and system prompt: every tool in eager mode, else as the mode lays it out. */
+export function stepTools(
+  run: LoopRun,
+  number: number,
+): { tools: readonly ToolDefinition[]; system: string } {
+  const discovery = run.discovery;
+  if (!discovery) return { tools: run.tools, system: run.system };
+  const request = discovery.loading.request({
+    step: number - 1,
+    loaded: discovery.loaded,
+    preselected: discovery.preselected,
+    routing: discovery.routing,
+    ...(run.system ? { system: run.system } : {}),
+  });
+  return { tools: request.tools as ToolDefinition[], system: request.system ?? "" };
+}
+
+/** The tools recovered calls may name: every tool, and the step's meta-tools in a loading mode. */
+export function recoverableTools(run: LoopRun): readonly ToolDefinition[] {
+  if (!run.discovery) return run.tools;
+  const meta = stepTools(run, 2).tools.filter((tool) => !run.tools.includes(tool));
+  return [...run.tools, ...(meta as ToolDefinition[])];
+}
+
+/**
+ * How `runCalls` routes a step's calls in a loading mode (`undefined` in eager mode): a
+ * `load_tools` answered by the loop, never dispatched; a `call_tool` unwrapped to the tool it names
+ * under the call's own id (unless, on demand, the host has a tool of that name); a catalogued tool
+ * called unloaded loaded on the way; a name outside the catalogue refused with a result the model
+ * reads. What is loaded and counted changes only as each call's turn comes (a stopped call loads
+ * nothing).
+ */
+export function callRouter(
+  run: LoopRun,
+): ((request: DispatchRequest) => CallRouting | undefined) | undefined {
+  const discovery = run.discovery;
+  if (!discovery) return undefined;
+  const { counts } = discovery;
+  let loaded = discovery.loaded;
+  const unknown = (names: readonly string[]) => {
+    for (const name of names) if (!counts.unknownToolNames.includes(name)) counts.unknownToolNames.push(name);
+  };
+  return (request) => {
+    const name = wireName(run.names, request.name);
+    const route = discovery.loading.route(
+      {
+        id: request.id,
+        name,
+        args: request.args,
+        ...(request.raw !== undefined ? { raw: request.raw } : {}),
+      },
+      { loaded, messages: run.messages },
+    );
+    const after = route.loaded;
+    loaded = after;
+    if (route.kind === "load") {
+      return {
+        answer: { ok: true, content: route.content },
+        onRun: () => {
+          discovery.loaded = after;
+          counts.toolsLoaded += route.fresh.length;
+          counts.redundantLoads += route.repeated.length;
+          unknown(route.resolution.unknown);
+        },
+      };
+    }
+    if (route.kind === "refuse") {
+      return { answer: { ok: false, content: route.content }, onRun: () => unknown(route.unknown) };
+    }
+    const onRun = () => {
+      discovery.loaded = after;
+      if (route.loadedNow !== undefined) counts.toolsLoaded++;
+    };
+    if (!route.proxied) return { dispatch: request, onRun };
+    const inner: DispatchRequest = {
+      id: request.id,
+      name: hostName(run.names, route.name),
+      args: route.args,
+      raw: route.raw ?? JSON.stringify(route.args),
+    };
+    return { dispatch: inner, onRun };
+  };
+}
+
+/**
+ * The call as watchers are told of it where it never runs (the step limit): a `call_tool` as the
+ * tool it names, under its own id, as when it runs. Loads nothing and counts nothing.
+ */
+export function watchedCall(run: LoopRun): (request: DispatchRequest) => DispatchRequest {
+  const route = callRouter(run);
+  return (request) => {
+    const decision = route?.(request);
+    return decision && "dispatch" in decision ? { ...decision.dispatch, id: request.id } : request;
+  };
+}
+
+/** What the result and a failed run carry: loaded and preselected, under the host's names. */
+export function discoveryState(run: Pick<LoopRun, "names"> & { discovery?: Discovery | undefined }): {
+  loaded: string[];
+  preselected: string[];
+} {
+  const discovery = run.discovery;
+  if (!discovery) return { loaded: [], preselected: [] };
+  return {
+    loaded: discovery.loading.mode === "ondemand" ? discovery.loaded.map((n) => hostName(run.names, n)) : [],
+    preselected: discovery.preselected.map((n) => hostName(run.names, n)),
+  };
+}
+
+/** The load counts for `metrics`: zero in eager mode. */
+export function loadMetrics(run: { discovery?: Discovery | undefined }): ToolLoadMetrics {
+  const counts = run.discovery?.counts ?? NO_COUNTS();
+  return { ...counts, unknownToolNames: [...counts.unknownToolNames] };
+}
