@@ -27,6 +27,11 @@ export interface ToolPolicy {
   toolDiscovery?: "eager" | "ondemand" | "proxy";
   /** Shortlist tools with a side task before the first turn. Not built: `true` is refused. */
   preselect?: boolean;
+  /**
+   * How long one tool call may run before it is stopped (its signal aborts) and answered with an
+   * error saying so; the run carries on. Default 300 (`DEFAULT_TOOL_TIMEOUT_MS`); 0 waits for ever.
+   */
+  toolTimeoutSeconds?: number;
 }
 
 /**
@@ -58,6 +63,11 @@ export interface RetryPolicy {
   maxRetries?: number;
   /** How long to wait for a server still loading the model (default 120; 0 turns it off). */
   loadingTimeoutSeconds?: number;
+  /**
+   * The longest a server's `retry-after` (on a 429 or 503) is honoured, per wait and in total over
+   * one turn; a longer request is waited this long (default 120, `DEFAULT_MAX_RETRY_WAIT_MS`).
+   */
+  maxRetryWaitSeconds?: number;
   /** The operator's context window: requests that cannot fit it are refused before sending. */
   contextLength?: number;
   /**
