@@ -14,9 +14,16 @@ export interface Endpoint {
   apiKey?: string;
   /** Extra headers sent on every request to this endpoint. */
   headers?: Record<string, string>;
-  /** How long a non-streamed call may take, and the idle allowance of a stream; absent or 0 waits forever. */
+  /**
+   * How long a non-streamed call may take, and the silence allowed between chunks of a stream.
+   * Absent: `DEFAULT_REQUEST_TIMEOUT_SECONDS` (120). `0` waits forever.
+   */
   requestTimeoutSeconds?: number;
-  /** How long the first chunk of a stream may take (prefill); absent: five times `requestTimeoutSeconds`. */
+  /**
+   * How long the response headers and the first chunk carrying something may take (prefill).
+   * Absent: five times `requestTimeoutSeconds` where that is written, else
+   * `DEFAULT_FIRST_TOKEN_SECONDS` (120). `0` waits forever.
+   */
   firstTokenSeconds?: number;
 }
 
@@ -34,6 +41,24 @@ export interface WindowSettings extends Endpoint {
  */
 export const NO_KEY = "no-key";
 
+/** What an absent `requestTimeoutSeconds` means: two minutes of silence, or for a non-streamed call. */
+export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 120;
+
+/** What `firstTokenSeconds` means when neither it nor `requestTimeoutSeconds` is written: two minutes of prefill. */
+export const DEFAULT_FIRST_TOKEN_SECONDS = 120;
+
+/**
+ * The longest timer Node holds: 2,147,483,647 ms (about 24.8 days). A longer one fires after 1 ms
+ * instead, so every timeout is clamped to this.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Milliseconds, clamped to what a Node timer can hold (see {@link MAX_TIMER_MS}). */
+function timerMs(ms: number): number {
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
+/** The field as written: `undefined` when absent, the number (0 included) otherwise. */
 function seconds(
   endpoint: Partial<Endpoint>,
   field: "requestTimeoutSeconds" | "firstTokenSeconds",
@@ -46,32 +71,41 @@ function seconds(
       `${field} must be a number of seconds (0 or more), got ${String(value)}.`,
     );
   }
-  return value === 0 ? undefined : value;
+  return value;
+}
+
+/** Seconds to ms; `0`, which only a user writes, is "forever": `undefined`. */
+function toMs(s: number): number | undefined {
+  return s === 0 ? undefined : timerMs(s * 1000);
 }
 
 /**
- * `requestTimeoutSeconds` in milliseconds, or `undefined` (wait forever) where it is absent or 0.
- * Reads only that field. Throws `EndpointConfigError` for a negative or non-numeric value.
+ * `requestTimeoutSeconds` in milliseconds: the silence a stream may keep between chunks, and how
+ * long a non-streamed call may take. Absent: `DEFAULT_REQUEST_TIMEOUT_SECONDS` (120 s), so an
+ * endpoint that stalls never holds a run for ever. `undefined` (wait forever) only where the
+ * field is written as `0`. Reads only that field; clamped to about 24.8 days, the longest timer
+ * Node can hold. Throws `EndpointConfigError` for a negative or non-numeric value.
  */
 export function timeoutMs(endpoint: Pick<Endpoint, "requestTimeoutSeconds">): number | undefined {
-  const s = seconds(endpoint, "requestTimeoutSeconds");
-  return s === undefined ? undefined : s * 1000;
+  return toMs(seconds(endpoint, "requestTimeoutSeconds") ?? DEFAULT_REQUEST_TIMEOUT_SECONDS);
 }
 
 /**
- * How long the first chunk of a stream may take, in ms.
+ * How long the response headers and the first chunk of a stream may take, in ms.
  *
- * `firstTokenSeconds`, else five
- * times `requestTimeoutSeconds`, else `undefined` (wait forever). Prefill of a long prompt on a
- * local GPU takes tens of seconds, so the first wait gets its own allowance.
+ * `firstTokenSeconds`, else five times `requestTimeoutSeconds` where that is written, else
+ * `DEFAULT_FIRST_TOKEN_SECONDS` (120 s). Prefill of a long prompt on a local GPU takes tens of
+ * seconds, so the first wait gets its own allowance. `undefined` (wait forever) only where the
+ * governing field is written as `0`. Clamped, as `timeoutMs` is, to what a Node timer holds.
+ * Throws `EndpointConfigError` for a negative or non-numeric value.
  */
 export function firstTokenMs(
   endpoint: Pick<Endpoint, "requestTimeoutSeconds" | "firstTokenSeconds">,
 ): number | undefined {
   const first = seconds(endpoint, "firstTokenSeconds");
-  if (first !== undefined) return first * 1000;
+  if (first !== undefined) return toMs(first);
   const request = seconds(endpoint, "requestTimeoutSeconds");
-  return request === undefined ? undefined : request * 5000;
+  return toMs(request === undefined ? DEFAULT_FIRST_TOKEN_SECONDS : request * 5);
 }
 
 /**

@@ -6,7 +6,13 @@ import type { LookupOptions, ModelEntry } from "./window.js";
 export type { KeyedEndpoint } from "./api-key.js";
 export { resolveApiKey } from "./api-key.js";
 export type { Endpoint, WindowSettings } from "./endpoint.js";
-export { firstTokenMs, NO_KEY, timeoutMs } from "./endpoint.js";
+export {
+  DEFAULT_FIRST_TOKEN_SECONDS,
+  DEFAULT_REQUEST_TIMEOUT_SECONDS,
+  firstTokenMs,
+  NO_KEY,
+  timeoutMs,
+} from "./endpoint.js";
 export { keepErrorBodies } from "./error-bodies.js";
 export type { ModelListingErrorCode } from "./errors.js";
 export { EndpointConfigError, ModelListingError } from "./errors.js";

@@ -1,6 +1,12 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { firstTokenMs, NO_KEY, timeoutMs } from "./endpoint.js";
+import {
+  DEFAULT_FIRST_TOKEN_SECONDS,
+  DEFAULT_REQUEST_TIMEOUT_SECONDS,
+  firstTokenMs,
+  NO_KEY,
+  timeoutMs,
+} from "./endpoint.js";
 import { EndpointConfigError } from "./errors.js";
 import { createClientPool } from "./pool.js";
 
@@ -96,13 +102,19 @@ describe("getClient", () => {
 });
 
 describe("timeoutMs and firstTokenMs", () => {
-  it("read the endpoint's seconds, with 0 or absent meaning wait forever", () => {
-    expect(timeoutMs({})).toBeUndefined();
+  it("read the endpoint's seconds; absent is a finite default, and only a written 0 waits forever", () => {
+    expect(timeoutMs({})).toBe(DEFAULT_REQUEST_TIMEOUT_SECONDS * 1000);
+    expect(timeoutMs({})).toBe(120_000);
     expect(timeoutMs({ requestTimeoutSeconds: 0 })).toBeUndefined();
     expect(timeoutMs({ requestTimeoutSeconds: 30 })).toBe(30_000);
     expect(firstTokenMs({ requestTimeoutSeconds: 30 })).toBe(150_000);
     expect(firstTokenMs({ requestTimeoutSeconds: 30, firstTokenSeconds: 600 })).toBe(600_000);
-    expect(firstTokenMs({})).toBeUndefined();
+    expect(firstTokenMs({})).toBe(DEFAULT_FIRST_TOKEN_SECONDS * 1000);
+    expect(firstTokenMs({})).toBe(120_000);
+    expect(firstTokenMs({ requestTimeoutSeconds: 0 })).toBeUndefined();
+    expect(firstTokenMs({ firstTokenSeconds: 0, requestTimeoutSeconds: 5 })).toBeUndefined();
+    // A Node timer holds at most about 24.8 days; a longer one would fire at once.
+    expect(timeoutMs({ requestTimeoutSeconds: 10_000_000 })).toBe(2_147_483_647);
     expect(() => timeoutMs({ requestTimeoutSeconds: -1 })).toThrow(/requestTimeoutSeconds/);
   });
 });

@@ -33,6 +33,11 @@ export interface ToolPolicy {
   preselect?: boolean;
   /** The preselection's model on the agent's endpoint, where `tasks.toolSelect` names none; empty: no preselection. */
   toolSelectModel?: string;
+  /**
+   * How long one tool call may run before it is stopped (its signal aborts) and answered with an
+   * error saying so; the run carries on. Default 300 (`DEFAULT_TOOL_TIMEOUT_MS`); 0 waits for ever.
+   */
+  toolTimeoutSeconds?: number;
 }
 
 /**
@@ -70,6 +75,11 @@ export interface RetryPolicy {
   maxRetries?: number;
   /** How long to wait for a server still loading the model (default 120; 0 turns it off). */
   loadingTimeoutSeconds?: number;
+  /**
+   * The longest a server's `retry-after` (on a 429 or 503) is honoured, per wait and in total over
+   * one turn; a longer request is waited this long (default 120, `DEFAULT_MAX_RETRY_WAIT_MS`).
+   */
+  maxRetryWaitSeconds?: number;
   /** The operator's context window: requests that cannot fit it are refused before sending. */
   contextLength?: number;
   /**

@@ -44,9 +44,9 @@ export type {
   RunCallsOptions,
   RunCallsResult,
 } from "./run-calls.js";
-export { NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
+export { DEFAULT_TOOL_TIMEOUT_MS, NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
-export { runTurn } from "./run-turn.js";
+export { DEFAULT_MAX_RETRY_WAIT_MS, RATE_LIMIT_RETRIES, runTurn } from "./run-turn.js";
 export type { Runtime, RuntimeOptions } from "./runtime.js";
 export { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./runtime.js";
 export type { ToolLoadMetrics } from "./tool-discovery.js";

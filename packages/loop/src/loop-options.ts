@@ -60,6 +60,8 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     "recoverToolCalls",
     "maxRetries",
     "loadingTimeoutSeconds",
+    "maxRetryWaitSeconds",
+    "toolTimeoutSeconds",
     "contextLength",
     "maxContinuations",
     "prompt",

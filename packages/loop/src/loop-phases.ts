@@ -108,6 +108,9 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
     idleMs: timeoutMs(config),
     firstChunkMs: firstTokenMs(config),
     maxRetries: config.maxRetries,
+    ...(config.maxRetryWaitSeconds !== undefined
+      ? { backoff: { maxHintMs: config.maxRetryWaitSeconds * 1000 } }
+      : {}),
     loadingTimeoutMs:
       config.loadingTimeoutSeconds === undefined ? undefined : config.loadingTimeoutSeconds * 1000,
     contextLimit: config.contextLength,
@@ -259,6 +262,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   const ran = await runCalls(turn.toolCalls, {
     dispatch: options.dispatch,
     signal: options.signal,
+    ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
     finishReason: turn.finishReason,
     tools: options.tools,
     parallel: options.parallel ?? config.parallel,

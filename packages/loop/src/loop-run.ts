@@ -217,8 +217,10 @@ function checkOptions(options: AgentLoopOptions): void {
       throw new RangeError(`config.${name} must be a whole number from 0, got ${String(value)}.`);
     }
   }
-  const loading = config.loadingTimeoutSeconds;
-  if (loading !== undefined && !(typeof loading === "number" && loading >= 0)) {
-    throw new RangeError(`config.loadingTimeoutSeconds must be a number from 0, got ${String(loading)}.`);
+  for (const name of ["loadingTimeoutSeconds", "maxRetryWaitSeconds", "toolTimeoutSeconds"] as const) {
+    const value = config[name];
+    if (value !== undefined && !(typeof value === "number" && value >= 0)) {
+      throw new RangeError(`config.${name} must be a number from 0, got ${String(value)}.`);
+    }
   }
 }

@@ -33,6 +33,12 @@ export interface RunCallsOptions {
   dispatch: Dispatch;
   signal?: AbortSignal;
   /**
+   * How long one call may run, in ms, before it is stopped (the signal `dispatch` got aborts with a
+   * `TimeoutError`) and answered with an error saying so; the run carries on. Absent:
+   * `DEFAULT_TOOL_TIMEOUT_MS` (300 000). `0` lets a call run for ever.
+   */
+  timeoutMs?: number;
+  /**
    * The turn's finish reason: arguments cut off at the ceiling (`"length"`) are reported as
    * truncated, and `""` — the stream ended without one after the calls began — means every call
    * may be cut off: none is run, each is answered so.
@@ -78,6 +84,12 @@ export interface RunCallsResult {
   /** Set when the signal stopped the step; every call is still answered. */
   stopped?: unknown;
 }
+
+/** How long a tool call may run when `timeoutMs` (the loop's `toolTimeoutSeconds`) is absent: five minutes. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
+
+/** The longest delay a Node timer takes; longer ones fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** What a call the signal interrupted is answered with. */
 export const STOPPED_DURING = "Stopped before this call finished.";
@@ -192,6 +204,7 @@ export async function runCalls(
   options: RunCallsOptions,
 ): Promise<RunCallsResult> {
   const { signal, dispatch } = options;
+  const limit = toolLimit(options.timeoutMs);
   const schemas = schemasOf(options.tools);
   const prepared = toolCalls.map((call) =>
     routed(prepare(call, options.finishReason, schemas), options.route, schemas),
@@ -213,7 +226,7 @@ export async function runCalls(
     const key = `${p.request.name}\u0000${p.json}`;
     const existing = shared ? inFlight.get(key) : undefined;
     if (existing) return existing.then(({ ok, content }) => ({ ok, content, source: "repeat" }));
-    const pending = runOne(dispatch, p.request, signal).then((outcome) => {
+    const pending = runOne(dispatch, p.request, signal, limit).then((outcome) => {
       if (!outcome.ok) inFlight.delete(key);
       return outcome;
     });
@@ -248,22 +261,52 @@ export async function runCalls(
   };
 }
 
+function toolLimit(ms: unknown): number | undefined {
+  if (ms === undefined) return DEFAULT_TOOL_TIMEOUT_MS;
+  if (typeof ms !== "number" || Number.isNaN(ms) || ms < 0) {
+    throw new RangeError(`runCalls: timeoutMs must be a number of milliseconds from 0, got ${String(ms)}.`);
+  }
+  return ms === 0 || ms === Number.POSITIVE_INFINITY ? undefined : Math.min(ms, MAX_TIMER_MS);
+}
+
+function timedOut(name: string, ms: number): string {
+  const s = ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+  return `Error: the ${name} tool did not finish within ${s} (toolTimeoutSeconds) and was stopped. Try it again with less to do, or do without it.`;
+}
+
 async function runOne(
   dispatch: Dispatch,
   request: DispatchRequest,
   signal: AbortSignal | undefined,
+  limit: number | undefined,
 ): Promise<Outcome> {
   const started = Date.now();
+  // The call's own signal: the run's stop, or its time running out.
+  const call = limit === undefined ? undefined : new AbortController();
+  const unlink = call && signal ? listenForAbort(signal, () => call.abort(signal.reason)) : undefined;
+  const timer =
+    call &&
+    setTimeout(
+      () => call.abort(new DOMException(`The ${request.name} tool ran out of time`, "TimeoutError")),
+      limit,
+    );
+  const callSignal = call?.signal ?? signal;
   try {
     const value = await raceSignal(
-      Promise.resolve().then(() => dispatch(request, signal)),
-      signal,
+      Promise.resolve().then(() => dispatch(request, callSignal)),
+      callSignal,
     );
     return { ok: true, content: asContent(value), source: "dispatched", ms: Date.now() - started };
   } catch (error) {
     const ms = Date.now() - started;
     if (signal?.aborted) return { ok: false, content: STOPPED_DURING, source: "dispatched", ms };
+    if (call?.signal.aborted && limit !== undefined) {
+      return { ok: false, content: timedOut(request.name, limit), source: "dispatched", ms };
+    }
     return { ok: false, content: `Error: ${errorMessage(error)}`, source: "dispatched", ms };
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    unlink?.();
   }
 }
 

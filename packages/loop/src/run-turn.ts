@@ -16,10 +16,12 @@ import {
   modelCapabilitiesFor,
   negotiate,
   type RequestBody,
+  retryAfterMs,
 } from "@loopwright/negotiate";
 import { isGrammarError } from "@loopwright/schema-compat";
 import {
   type ChatClientLike,
+  EndpointSilent,
   listenForAbort,
   type StreamTurnOptions,
   streamTurn,
@@ -39,13 +41,22 @@ export interface RunTurnOptions extends Omit<StreamTurnOptions, "produced"> {
   model?: string;
   /** extraBody keys the endpoint may refuse by name and the request can do without. */
   droppable?: readonly string[];
-  /** Re-sends after a transient failure (a dropped connection, a 5xx, a 429, a silent stream) where nothing was produced. Default 2. */
+  /**
+   * Re-sends after a transient failure (a dropped connection, a 5xx, a 429, a silent stream) where
+   * nothing was produced. Default 2. A silent endpoint is re-sent at most once of these; a 429 or
+   * 503 that says when to come back (`retry-after`) is waited for without spending them, up to
+   * `RATE_LIMIT_RETRIES` times and `backoff.maxHintMs` in all (then the ordinary budget applies).
+   */
   maxRetries?: number;
   /** How long to wait for a server still loading the model, polling every `loadingPollMs`; 0 turns it off. Default 120 000. */
   loadingTimeoutMs?: number;
   /** Interval between polls of a loading server. Default 3000. */
   loadingPollMs?: number;
-  /** Backoff tuning (base, ceiling, jitter source) for transient failures. */
+  /**
+   * Backoff tuning (base, ceiling, jitter source) for transient failures. `maxHintMs` (default
+   * `DEFAULT_MAX_RETRY_WAIT_MS`, 120 000) caps a server's `retry-after`: each wait, and the sum of
+   * the waits a turn spends on them.
+   */
   backoff?: BackoffOptions;
   /** The window to size the request against before sending; absent or 0 sends unsized. */
   contextLimit?: number;
@@ -78,6 +89,21 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
         })
       : undefined;
   });
+}
+
+/** How many 429s and 503s that say when to come back one turn waits through (besides `maxRetries`). */
+export const RATE_LIMIT_RETRIES = 10;
+
+/** The default cap on a server's `retry-after`: per wait, and summed over one turn's waits. */
+export const DEFAULT_MAX_RETRY_WAIT_MS = 120_000;
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A server's hint as it said it: whole seconds as such, anything finer to a tenth. */
+function asking(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : seconds(ms);
 }
 
 function ceilingOf(body: RequestBody): number {
@@ -164,6 +190,11 @@ async function attempts(
     startInReasoning: options.startInReasoning,
   };
   let retries = 0;
+  // Silent attempts re-sent (at most one), and the time spent on servers' retry-after.
+  let silences = 0;
+  let hinted = 0;
+  let hintedRetries = 0;
+  const capMs = backoff?.maxHintMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
   let loadingSince: number | undefined;
   for (;;) {
     const produced = { value: false };
@@ -204,11 +235,37 @@ async function attempts(
         }
         throw error;
       }
-      if (retries >= maxRetries || !isTransient(error)) throw error;
+      if (maxRetries === 0 || !isTransient(error)) throw error;
+      const status = (error as { status?: unknown } | null)?.status;
+      const asked = status === 429 || status === 503 ? retryAfterMs(error) : undefined;
+      if (asked !== undefined && hintedRetries < RATE_LIMIT_RETRIES) {
+        // The server said when to come back: waited on its own budget, not maxRetries.
+        const wait = Math.min(asked, capMs);
+        if (hinted + wait > capMs) {
+          onNotice?.(
+            `${errorMessage(error)} — the server asked to wait ${asking(asked)}; this turn has already waited ${seconds(hinted)} on such requests, and the most it waits is ${seconds(capMs)} (maxRetryWaitSeconds): giving up.`,
+          );
+          throw error;
+        }
+        hinted += wait;
+        hintedRetries++;
+        onNotice?.(
+          `${errorMessage(error)} — the server asked to wait ${asking(asked)} (retry-after); waiting ${seconds(wait)}${
+            wait < asked ? `, the most this waits (maxRetryWaitSeconds)` : ""
+          }, then retrying.`,
+        );
+        await sleep(wait, signal);
+        continue;
+      }
+      const silent = EndpointSilent.isInstance(error);
+      if (retries >= maxRetries || (silent && silences >= 1)) throw error;
       const wait = backoffMs(retries, error, backoff);
       retries++;
+      if (silent) silences++;
       onNotice?.(
-        `${errorMessage(error)} — retrying in ${(wait / 1000).toFixed(1)} s (${retries} of ${maxRetries}).`,
+        silent
+          ? `${errorMessage(error)} — sending it once more in ${seconds(wait)}; a second silence ends the turn.`
+          : `${errorMessage(error)} — retrying in ${seconds(wait)} (${retries} of ${maxRetries}).`,
       );
       await sleep(wait, signal);
     }

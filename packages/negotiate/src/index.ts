@@ -25,7 +25,7 @@ export { readRefusal } from "./refusal.js";
 export type { ModelParams, RequestBody, ToolDefinition, ToolOrder } from "./request-body.js";
 export { buildBody } from "./request-body.js";
 export type { BackoffOptions } from "./retry.js";
-export { backoffMs, isModelLoading, isOverflow, isTransient } from "./retry.js";
+export { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
 
 /** The capability store the top-level functions use; `createCapabilityStore()` makes another. */
 export const defaultCapabilityStore: CapabilityStore = createCapabilityStore();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, fixtureError, rejection } from "../test/wire.js";
 import { ContextOverflow } from "./errors.js";
 import { readRefusal } from "./refusal.js";
-import { backoffMs, isModelLoading, isOverflow, isTransient } from "./retry.js";
+import { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -47,6 +47,20 @@ describe("backoffMs", () => {
     const error = { status: 429, headers: { "Retry-After": "Sun, 29 Nov 2026 12:00:10 GMT" } };
     expect(backoffMs(0, error, { now: () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT") })).toBe(10_000);
     expect(backoffMs(0, { status: 429, headers: { "retry-after": "3600" } })).toBe(120_000);
+  });
+
+  it("retryAfterMs says what the server asked for, uncapped, off the real client's error", async () => {
+    server.enqueue({
+      type: "error",
+      status: 429,
+      body: { error: { message: "slow down" } },
+      headers: { "retry-after": "300" },
+    });
+    const asked = await request();
+    expect(retryAfterMs(asked)).toBe(300_000);
+    expect(backoffMs(0, asked)).toBe(120_000);
+    server.enqueue({ type: "error", status: 500, body: { error: { message: "boom" } } });
+    expect(retryAfterMs(await request())).toBeUndefined();
   });
 
   it("reads OpenAI's 'Please try again in 644ms' from the recorded rate limit", async () => {

@@ -198,6 +198,19 @@ function hintMs(error: unknown, now: () => number): number | undefined {
 }
 
 /**
+ * The wait the server asked for, in ms, uncapped; `undefined` where it asked for none.
+ *
+ * Reads `retry-after-ms`, `retry-after` (seconds or an HTTP date, against `now`, default
+ * `Date.now`), Hugging Face's `estimated_time`, and "Please try again in 644ms" in the message —
+ * the same hints `backoffMs` honours. A caller that caps the wait compares this with its cap to
+ * tell the user what was asked and what it will wait. Never throws.
+ */
+export function retryAfterMs(error: unknown, options: { now?: () => number } = {}): number | undefined {
+  const hint = hintMs(error, options.now ?? Date.now);
+  return hint === undefined ? undefined : Math.ceil(hint);
+}
+
+/**
  * How long to wait before a retry, in ms: the server's hint, else exponential backoff with jitter.
  *
  * For retry number `attempt` (0 for the first retry): the server's own hint

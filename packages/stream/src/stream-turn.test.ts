@@ -206,6 +206,22 @@ describe("the watchdog", () => {
     await relay.drained();
   });
 
+  it("once text arrived, the idle allowance governs: a server silent after five chunks is reported at the idle number, not the prefill one", async () => {
+    // Role chunk and five content chunks at once, then silence (issue 18: reported after 15 s, not 3).
+    const { client, relay } = await harness([{ content: "abcdefghij", chunkChars: 2, silentAfterChunk: 6 }]);
+    const seen: string[] = [];
+    const started = performance.now();
+    const error = await rejection(
+      streamTurn(client, body(), { idleMs: 300, firstChunkMs: 3000, onOutput: (t) => seen.push(t) }),
+    );
+    const elapsed = performance.now() - started;
+    expect(seen.join("")).toBe("abcdefghij");
+    expect(error).toMatchObject({ name: "EndpointSilent", code: "idle", limitMs: 300, produced: true });
+    expect(elapsed).toBeGreaterThanOrEqual(290);
+    expect(elapsed).toBeLessThan(2000);
+    await relay.drained();
+  });
+
   it("lets a server slow to prefill (before headers and after its opening chunk) answer, then reads it fast", async () => {
     const { client } = await harness([
       { content: "prefilled answer", firstByteDelayMs: 800, chunkChars: 2 },

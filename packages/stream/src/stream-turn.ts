@@ -192,6 +192,11 @@ class Watchdog {
         this.stop();
         return;
       }
+      this.last = performance.now();
+      // The timer was set for the prefill allowance; the idle one is usually shorter and governs now.
+      if (this.timer !== undefined) clearTimeout(this.timer);
+      this.schedule(this.idleMs);
+      return;
     }
     this.last = performance.now();
   }
