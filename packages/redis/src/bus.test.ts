@@ -1,4 +1,5 @@
 import type { SequencedEvent } from "@loopwright/events";
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
@@ -15,7 +16,12 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
   let server: RedisServer;
   const buses: RedisEventBus[] = [];
   const bus = async (settings?: Parameters<typeof createRedisBus>[0]["settings"]) => {
-    const made = await createRedisBus({ url: server.url, prefix: `t${buses.length}:`, settings });
+    const made = await createRedisBus({
+      url: server.url,
+      prefix: `t${buses.length}:`,
+      settings,
+      onError: () => {},
+    });
     buses.push(made);
     return made;
   };
@@ -41,5 +47,87 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
     expect(seen.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(seen.map((e) => e.kind)).toEqual(["output", "output", "output", "done"]);
     expect(await b.readHistory("r1", 2)).toHaveLength(2);
+  });
+
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const done = { kind: "done" } as const;
+
+  it("keeps a slow watcher's most recent events and announces the skipped stretch once", async () => {
+    const a = await bus({ maxEvents: 10, trimSlack: 5 });
+    const watcher = a.watch("slow");
+    a.emit("slow", { kind: "output", text: "first" });
+    expect((await watcher.next()).value?.seq).toBe(1);
+    for (let i = 2; i <= 60; i++) a.emit("slow", { kind: "output", text: `n${i}` });
+    a.emit("slow", done);
+    await a.flushed();
+    await pause(300);
+    const rest = await collect(watcher);
+    const notices = rest.filter((e) => e.kind === "notice");
+    expect(notices).toHaveLength(1);
+    const notice = notices[0] as SequencedEvent & { dropped: number };
+    expect(rest[0]).toBe(notice);
+    const delivered = rest.slice(1).map((e) => e.seq);
+    expect(notice.dropped).toBeGreaterThanOrEqual(61 - 1 - 15);
+    expect(delivered).toEqual(Array.from({ length: delivered.length }, (_, i) => notice.seq + 1 + i));
+    expect(delivered.at(-1)).toBe(61);
+    expect(notice.dropped + delivered.length).toBe(60);
+  });
+
+  it("replays a run from any seq and ends every watcher on every instance at endRun", async () => {
+    const a = await bus();
+    const b = await createRedisBus({
+      url: server.url,
+      prefix: a === buses.at(-1) ? `t${buses.length - 1}:` : "",
+    });
+    buses.push(b);
+    for (let i = 1; i <= 5; i++) a.emit("ended", { kind: "output", text: `n${i}` });
+    await a.flushed();
+    const fromThree = b.watch("ended", undefined, { after: 3 });
+    expect((await fromThree.next()).value?.seq).toBe(4);
+    expect((await fromThree.next()).value?.seq).toBe(5);
+    const waiting = fromThree.next();
+    a.endRun("ended");
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    expect(a.history("ended")).toEqual([]);
+    expect(await b.readHistory("ended")).toEqual([]);
+  });
+
+  it("ends a watcher at once when its signal is aborted mid-wait", async () => {
+    const a = await bus();
+    const controller = new AbortController();
+    const watcher = a.watch("quiet", controller.signal);
+    const waiting = watcher.next();
+    await pause(50);
+    controller.abort();
+    expect(await waiting).toEqual({ done: true, value: undefined });
+  });
+
+  it("expires a run's stream after its done, and an unended one after its last event", async () => {
+    const a = await bus({ retainEndedMs: 300, retainUnendedMs: 60_000 });
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    try {
+      a.emit("open", { kind: "output", text: "x" });
+      a.emit("closed", { kind: "output", text: "x" });
+      a.emit("closed", done);
+      await a.flushed();
+      const prefix = `t${buses.length - 1}:run:`;
+      const openTtl = Number(await raw.sendCommand(["PTTL", `${prefix}open`]));
+      expect(openTtl).toBeGreaterThan(30_000);
+      expect(openTtl).toBeLessThanOrEqual(60_000);
+      expect(Number(await raw.sendCommand(["PTTL", `${prefix}closed`]))).toBeLessThanOrEqual(300);
+      await pause(500);
+      expect(await a.readHistory("closed")).toEqual([]);
+      expect(await a.readHistory("open")).toHaveLength(1);
+    } finally {
+      raw.destroy();
+    }
+  });
+
+  it("rejects a bad run id or event with an EventsError naming it", async () => {
+    const a = await bus();
+    expect(() => a.emit("", { kind: "output", text: "x" })).toThrow(/run id as a non-empty string/);
+    expect(() => a.emit("r", { text: "x" } as never)).toThrow(/string `kind`/);
+    expect(() => a.watch(42 as never)).toThrow(/run id/);
   });
 });

@@ -45,15 +45,21 @@ const SEP = "\u0000";
 const FLAGS = ["legacyTokenLimit", "chosenTemperature", "assistantPrefill", "structuredOutput"] as const;
 const LISTS = ["refusedEfforts", "droppedFields"] as const;
 
-/** The flat field form of one endpoint: `strictSchemas`, `m␀<model>␀<flag>`, `m␀<model>␀<list>␀<item>`. */
+/**
+ * The latched (refused) part of one endpoint as flat hash fields: `strictSchemas`, `m␀<model>␀<flag>`
+ * for a flag that is `false`, `m␀<model>␀<list>␀<item>` for a refused value. A latch only ever
+ * closes (nothing in the loop sets one back to `true`), so what is shared is only what was refused,
+ * and laying it on twice, or late, or out of order, never reopens anything.
+ */
 function fieldsOf(endpoint: CapabilitySnapshotEndpoint): Map<string, string> {
   const fields = new Map<string, string>();
-  fields.set("strictSchemas", endpoint.strictSchemas ? "1" : "0");
-  fields.set("usageInStream", endpoint.usageInStream ? "1" : "0");
+  if (!endpoint.strictSchemas) fields.set("strictSchemas", "0");
+  if (!endpoint.usageInStream) fields.set("usageInStream", "0");
   for (const [model, caps] of Object.entries(endpoint.models)) {
-    for (const flag of FLAGS) fields.set(`m${SEP}${model}${SEP}${flag}`, caps[flag] ? "1" : "0");
-    for (const list of LISTS)
+    for (const flag of FLAGS) if (!caps[flag]) fields.set(`m${SEP}${model}${SEP}${flag}`, "0");
+    for (const list of LISTS) {
       for (const item of caps[list]) fields.set(`m${SEP}${model}${SEP}${list}${SEP}${item}`, "1");
+    }
   }
   return fields;
 }
@@ -62,14 +68,15 @@ function fieldsOf(endpoint: CapabilitySnapshotEndpoint): Map<string, string> {
 function applyFields(supports: EndpointCapabilities, fields: Iterable<[string, string]>): void {
   for (const [field, value] of fields) {
     if (field === "strictSchemas" || field === "usageInStream") {
-      supports[field] = value === "1";
+      if (value === "0") supports[field] = false;
       continue;
     }
     const [m, model, name, item] = field.split(SEP);
     if (m !== "m" || !model || !name) continue;
     const caps = modelCapabilitiesFor(supports, model);
-    if ((FLAGS as readonly string[]).includes(name)) caps[name as (typeof FLAGS)[number]] = value === "1";
-    else if ((LISTS as readonly string[]).includes(name) && item !== undefined) {
+    if ((FLAGS as readonly string[]).includes(name)) {
+      if (value === "0") caps[name as (typeof FLAGS)[number]] = false;
+    } else if ((LISTS as readonly string[]).includes(name) && item !== undefined) {
       const list = caps[name as (typeof LISTS)[number]];
       if (!list.includes(item)) list.push(item);
     }
@@ -83,9 +90,8 @@ function applyFields(supports: EndpointCapabilities, fields: Iterable<[string, s
  * value; the API key itself is never written, only its digest). A change — `negotiate` latching a
  * refusal on the live objects, or `importCapabilities` — is noticed by a local comparison run after
  * the next read of the endpoint's flags (every request reads them) and every `syncMs`, written with
- * `HSET` and announced on `<prefix>caps` so every instance lays it onto its own live objects. Flags
- * are last-writer-wins per field; refused values are a union, so two instances never undo each
- * other's refusal.
+ * `HSET` and announced on `<prefix>caps` so every instance lays it onto its own live objects. Only
+ * refusals are shared and a latch only closes, so two instances never undo each other's refusal.
  *
  * Throws `RedisStoreError` for bad options or an unreachable server; after that nothing in the
  * request path throws or waits for Redis.
