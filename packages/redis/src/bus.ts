@@ -39,8 +39,9 @@ export interface RedisWatchOptions {
 }
 
 /**
- * An `EventBus` whose runs live in Redis Streams (one stream per run, entry id `<seq>-0`), so a
- * run emitted on one instance is watched from any other. `emit` stays synchronous: it numbers and
+ * An `EventBus` whose runs live in Redis Streams, so a run emitted on one instance is watched from any other.
+ *
+ * One stream per run, entry id `<seq>-0`. `emit` stays synchronous: it numbers and
  * queues the event, and an ordered, pipelined flush writes the queue to Redis soon after.
  */
 export interface RedisEventBus extends EventBus {
@@ -146,8 +147,10 @@ const isTopItemError = (error: unknown): boolean =>
   error instanceof Error && /equal or smaller than the target stream top item/.test(error.message);
 
 /**
- * Makes an event bus on Redis Streams and connects it (a writer and a subscriber connection; each
- * watcher opens one more, because `XREAD BLOCK` holds its connection).
+ * Makes an event bus on Redis Streams and connects it; resolves once it is ready to emit.
+ *
+ * It holds a writer and a subscriber connection, and each watcher opens one more, because
+ * `XREAD BLOCK` holds the connection it runs on.
  *
  * Delivery: events of one run reach Redis in `seq` order and are written at most once each; a
  * watcher reads each stored event exactly once, in order, across reconnects. While Redis is away,

@@ -23,7 +23,9 @@ const KEPT = 4;
 const DEFAULT_DIVISOR = 4;
 
 /**
- * Makes a calibration store shared through Redis: a reading taken on one instance (a list per
+ * Makes a calibration store shared through Redis and loads every reading already there.
+ *
+ * A reading taken on one instance (a list per
  * endpoint and model, the last four kept) is announced and used by every instance's next
  * `charsPerTokenFor`, which never waits on Redis. Validation is `@loopwright/ledger`'s own: a
  * reading it would not take is not shared. Throws `RedisStoreError` for bad options or an

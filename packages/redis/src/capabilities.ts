@@ -19,8 +19,9 @@ export interface RedisCapabilityStoreOptions extends RedisOptions {
 }
 
 /**
- * A `CapabilityStore` whose latches are shared through Redis: a refusal one instance latches is
- * honoured by every other instance's next request. Reads never wait on Redis.
+ * A `CapabilityStore` whose latches are shared through Redis; reads never wait on Redis.
+ *
+ * A refusal one instance latches is honoured by every other instance's next request.
  */
 export interface RedisCapabilityStore extends CapabilityStore {
   /** The stable id (`<baseUrl>\n<keyId>`) of an endpoint object this store handed out, if it did. */

@@ -4,9 +4,10 @@ const REDIS_STORE_ERROR = Symbol.for("@loopwright/redis.RedisStoreError");
 export type RedisStoreErrorCode = "invalid-option" | "connect" | "closed";
 
 /**
- * Thrown when a Redis-backed store is given options it cannot use (`invalid-option`), cannot reach
- * its server when it is made (`connect`, the client's error on `cause`), or is used after `close()`
- * (`closed`). The message names the option or the URL and says what to do.
+ * The error a Redis-backed store throws: bad options, an unreachable server, or use after `close()`.
+ *
+ * `code` is `invalid-option` for options it cannot use, `connect` when it cannot reach
+ * its server when it is made (the client's error on `cause`), `closed` when used after `close()`. The message names the option or the URL and says what to do.
  */
 export class RedisStoreError extends Error {
   override readonly name: string = "RedisStoreError";

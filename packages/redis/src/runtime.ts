@@ -23,8 +23,9 @@ export interface RedisStores {
 }
 
 /**
- * Connects the capability store, the calibration store and the bus to one Redis. Throws
- * `RedisStoreError` for bad options or an unreachable server, closing whatever it had opened.
+ * Connects the capability store, the calibration store and the bus to one Redis.
+ *
+ * Throws `RedisStoreError` for bad options or an unreachable server, closing whatever it had opened.
  */
 export async function createRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
   const capabilities = await createRedisCapabilityStore(options);
@@ -59,8 +60,9 @@ export interface RedisRuntime extends Runtime {
 }
 
 /**
- * A runtime — the same shape `createRuntime()` from `@loopwright/loop` returns — whose capability
- * latches, calibration and bus live in Redis; the client pool (and its window-route latches) stays
+ * Makes a loop `Runtime` (the shape `createRuntime()` returns) whose latches, calibration and bus live in Redis.
+ *
+ * The capability latches, calibration and bus are the Redis stores; the client pool (and its window-route latches) stays
  * in this process, `clients` or a fresh pool. `runAgentLoop` runs `runLoop` with these stores;
  * emit the run's events yourself (`onEvent: (e) => runtime.bus.emit(runId, e)`).
  */
