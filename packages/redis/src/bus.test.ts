@@ -15,14 +15,13 @@ async function collect(watcher: AsyncIterable<SequencedEvent>): Promise<Sequence
 describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
   let server: RedisServer;
   const buses: RedisEventBus[] = [];
-  const bus = async (settings?: Parameters<typeof createRedisBus>[0]["settings"]) => {
-    const made = await createRedisBus({
-      url: server.url,
-      prefix: `t${buses.length}:`,
-      settings,
-      onError: () => {},
-    });
+  const prefixes = new Map<RedisEventBus, string>();
+  /** A bus on a prefix of its own, or another instance on `twin`'s prefix. */
+  const bus = async (settings?: Parameters<typeof createRedisBus>[0]["settings"], twin?: RedisEventBus) => {
+    const prefix = (twin && prefixes.get(twin)) ?? `t${buses.length}:`;
+    const made = await createRedisBus({ url: server.url, prefix, settings, onError: () => {} });
     buses.push(made);
+    prefixes.set(made, prefix);
     return made;
   };
 
@@ -36,8 +35,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
 
   it("numbers events from 1 synchronously, and a watcher on another bus reads them in order to done", async () => {
     const a = await bus();
-    const b = await createRedisBus({ url: server.url, prefix: "t0:" });
-    buses.push(b);
+    const b = await bus(undefined, a);
     expect(a.emit("r1", { kind: "output", text: "one" }).seq).toBe(1);
     expect(a.emit("r1", { kind: "output", text: "two" }).seq).toBe(2);
     const watching = collect(b.watch("r1"));
@@ -111,7 +109,7 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
       a.emit("closed", { kind: "output", text: "x" });
       a.emit("closed", done);
       await a.flushed();
-      const prefix = `t${buses.length - 1}:run:`;
+      const prefix = `${prefixes.get(a)}run:`;
       const openTtl = Number(await raw.sendCommand(["PTTL", `${prefix}open`]));
       expect(openTtl).toBeGreaterThan(30_000);
       expect(openTtl).toBeLessThanOrEqual(60_000);
@@ -129,5 +127,27 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
     expect(() => a.emit("", { kind: "output", text: "x" })).toThrow(/run id as a non-empty string/);
     expect(() => a.emit("r", { text: "x" } as never)).toThrow(/string `kind`/);
     expect(() => a.watch(42 as never)).toThrow(/run id/);
+  });
+
+  it("survives a Redis restart: what is emitted while it is away is written when it is back, and endRun still reaches every instance", async () => {
+    const a = await bus();
+    const b = await bus(undefined, a);
+    a.emit("away", { kind: "output", text: "before" });
+    await a.flushed();
+    await server.kill();
+    expect(a.emit("away", { kind: "output", text: "while away" }).seq).toBe(2);
+    expect(a.pending).toBe(1);
+    await server.start();
+    await a.flushed();
+    // The server lost seq 1 with its restart: a reader from the start is told so, once.
+    const watcher = b.watch("away");
+    const first = await watcher.next();
+    expect(first.value).toMatchObject({ kind: "notice", dropped: 1, seq: 1 });
+    expect((await watcher.next()).value).toMatchObject({ seq: 2, text: "while away" });
+    // B's subscriber came back too: A's endRun ends B's watcher.
+    await pause(600);
+    const waiting = watcher.next();
+    a.endRun("away");
+    expect(await waiting).toEqual({ done: true, value: undefined });
   });
 });

@@ -56,6 +56,8 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
   private head = 0;
   /** Live events trimmed out of the queue since the reader last took one. */
   private trimmed = 0;
+  /** The head event was just named by a gap notice: it is read next, whatever is trimmed meanwhile. */
+  private headPinned = false;
   private waiters: ((result: Result) => void)[] = [];
   /** Wakes the read loop when it waits for the reader to use a replay batch. */
   private wantMore: (() => void) | undefined;
@@ -145,9 +147,11 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
       const next = this.queue[this.head] as SequencedEvent;
       const dropped = this.trimmed;
       this.trimmed = 0;
+      this.headPinned = true;
       return { done: false, value: gapNotice(dropped, next.seq - 1, "fell behind") };
     }
     const event = this.queue[this.head++] as SequencedEvent;
+    this.headPinned = false;
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
@@ -174,15 +178,21 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
     if (event.seq <= this.replayEnd) return;
     const { maxEvents, trimSlack } = this.host.settings();
     if (this.available() > maxEvents + trimSlack) {
-      // Keep the pinned head (a notice names it) out of the cut: drop from just behind it.
-      const drop = this.available() - maxEvents;
-      this.queue = this.queue.slice(this.head + drop);
+      // A head a notice has just named stays out of the cut, so no second notice follows the first
+      // across the same gap; the cut starts just behind it.
+      const keep = this.headPinned ? [this.queue[this.head] as SequencedEvent] : [];
+      const from = this.head + keep.length;
+      const drop = this.available() - keep.length - maxEvents;
+      this.queue = [...keep, ...this.queue.slice(from + drop)];
       this.head = 0;
       this.trimmed += drop;
     }
   }
 
   private async run(): Promise<void> {
+    // A watcher closed as it was made (an aborted signal, a closed bus) opens no connection.
+    await Promise.resolve();
+    if (this.closed) return;
     try {
       this.conn = await this.host.connect();
       if (this.closed) {
