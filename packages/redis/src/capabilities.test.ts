@@ -119,4 +119,18 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
       /redis:\/\/ or rediss:\/\/ URL/,
     );
   });
+
+  it("writes its latches again after Redis restarts empty, so an instance that joins later still learns them", async () => {
+    const [a] = await pair();
+    const prefix = `caps${prefixes - 1}:`;
+    a.capabilitiesFor("http://restart.test").usageInStream = false;
+    await a.sync();
+    await server.kill();
+    await server.start();
+    const late = await createRedisCapabilityStore({ url: server.url, prefix });
+    stores.push(late);
+    const onLate = late.capabilitiesFor("http://restart.test");
+    await settled(() => !onLate.usageInStream);
+    expect(onLate.usageInStream).toBe(false);
+  });
 });

@@ -240,8 +240,16 @@ export async function createRedisCapabilityStore(
       report(error);
     }
   });
-  // Whatever was announced while this instance was away is read again once it is back.
-  subscriber.on("ready", () => void reload().catch(report));
+  // Back from a lost connection: the server may have restarted empty, so every local latch is
+  // written again (refusals are a union, so writing one twice is harmless), and whatever was
+  // announced meanwhile is read again.
+  subscriber.on("ready", () => {
+    for (const entry of entries.values()) {
+      entry.shared.clear();
+      soon(entry);
+    }
+    void reload().catch(report);
+  });
   await reload();
 
   const timer = setInterval(() => {
