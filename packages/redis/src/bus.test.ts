@@ -129,6 +129,24 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
     expect(() => a.watch(42 as never)).toThrow(/run id/);
   });
 
+  it("refuses a second emitter's events into a run, through onError, without throwing", async () => {
+    const a = await bus();
+    const errors: unknown[] = [];
+    const b = await createRedisBus({
+      url: server.url,
+      prefix: prefixes.get(a),
+      onError: (e) => errors.push(e),
+    });
+    buses.push(b);
+    a.emit("owned", { kind: "output", text: "a1" });
+    a.emit("owned", { kind: "output", text: "a2" });
+    await a.flushed();
+    expect(b.emit("owned", { kind: "output", text: "b1" }).seq).toBe(1);
+    await b.flushed();
+    expect(String(errors[0])).toMatch(/already holds seq 1 or later.*One instance emits into a run/);
+    expect((await a.readHistory("owned")).map((e) => (e as { text?: string }).text)).toEqual(["a1", "a2"]);
+  });
+
   it("survives a Redis restart: what is emitted while it is away is written when it is back, and endRun still reaches every instance", async () => {
     const a = await bus();
     const b = await bus(undefined, a);

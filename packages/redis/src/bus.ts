@@ -143,8 +143,30 @@ function positive(value: unknown, name: string, fallback: number): number {
   return value;
 }
 
-const isTopItemError = (error: unknown): boolean =>
-  error instanceof Error && /equal or smaller than the target stream top item/.test(error.message);
+/**
+ * Appends a run's events (ARGV: max length, expiry in ms, then id and JSON per event) and renews the
+ * stream's expiry, in one call. Answers 1 per event written and 0 per event whose id is not above
+ * the stream's top: already written by an earlier try whose reply was lost (or by another emitter).
+ * Retention is the key's expiry, renewed by every write: an unended run lives `retainUnendedMs`
+ * past its last event, an ended one `retainEndedMs` past its `done`.
+ */
+const APPEND_SCRIPT = `
+local written = {}
+for i = 3, #ARGV, 2 do
+  local reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1])
+  if type(reply) == 'table' and reply.err then
+    if string.find(reply.err, 'equal or smaller', 1, true) then
+      written[#written + 1] = 0
+    else
+      return redis.error_reply(reply.err)
+    end
+  else
+    written[#written + 1] = 1
+  end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return written
+`;
 
 /**
  * Makes an event bus on Redis Streams and connects it; resolves once it is ready to emit.
@@ -233,31 +255,29 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   };
 
   const writeBatch = async (batch: Pending[]): Promise<number> => {
-    const last = new Map<string, LocalRun | undefined>();
-    const sends = batch.map((item) => {
-      last.set(item.runId, runs.get(item.runId));
-      return writer.sendCommand([
-        "XADD",
-        keyOf(item.runId),
-        "MAXLEN",
-        "~",
-        String(maxStreamLength),
-        `${item.event.seq}-0`,
-        "e",
-        JSON.stringify(item.event),
-      ]);
+    // One script call per run in the batch: its events in seq order, then the expiry renewed.
+    const groups: Pending[][] = [];
+    for (const item of batch) {
+      const group = groups.at(-1);
+      if (group && group[0]?.runId === item.runId) group.push(item);
+      else groups.push([item]);
+    }
+    const sends = groups.map((group) => {
+      const runId = (group[0] as Pending).runId;
+      const args = [String(maxStreamLength), ttl(runs.get(runId))];
+      for (const item of group) args.push(`${item.event.seq}-0`, JSON.stringify(item.event));
+      return call<number[]>(writer, ["EVAL", APPEND_SCRIPT, "1", keyOf(runId), ...args]);
     });
-    // Retention is the key's expiry, renewed by every write: an unended run lives `retainUnendedMs`
-    // past its last event, an ended one `retainEndedMs` past its `done`.
-    const expiries = [...last].map(([runId, run]) => writer.sendCommand(["PEXPIRE", keyOf(runId), ttl(run)]));
     const results = await Promise.allSettled(sends);
-    await Promise.allSettled(expiries);
     let acked = 0;
-    for (const [i, result] of results.entries()) {
-      const item = batch[i] as Pending;
-      if (result.status === "fulfilled") acked++;
-      else if (isTopItemError(result.reason)) {
-        if (!item.tried) {
+    for (const [g, result] of results.entries()) {
+      const group = groups[g] as Pending[];
+      if (result.status === "rejected") {
+        report(result.reason);
+        break;
+      }
+      for (const [i, item] of group.entries()) {
+        if (result.value[i] === 0 && !item.tried) {
           report(
             new RedisStoreError(
               "invalid-option",
@@ -267,11 +287,8 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
             ),
           );
         }
-        acked++;
-      } else {
-        report(result.reason);
-        break;
       }
+      acked += group.length;
     }
     for (const item of batch.slice(acked)) item.tried = true;
     return acked;
