@@ -12,7 +12,13 @@ export type { ModelListingErrorCode } from "./errors.js";
 export { EndpointConfigError, ModelListingError } from "./errors.js";
 export type { ClientPool, ClientPoolOptions } from "./pool.js";
 export { createClientPool, NO_TIMEOUT_MS } from "./pool.js";
-export type { LookupOptions, ModelEntry, WindowDiscoveryOptions } from "./window.js";
+export type {
+  LookupOptions,
+  ModelEntry,
+  RouteLatches,
+  RouteLatchStore,
+  WindowDiscoveryOptions,
+} from "./window.js";
 export { findEntry, listedWindow, listingEntries, WINDOW_KEYS } from "./window.js";
 
 /** The pool the top-level functions use; `createClientPool()` makes another. */

@@ -21,6 +21,29 @@ export interface WindowDiscoveryOptions {
   listingMissMs?: number;
   /** The clock, for `listingMissMs` (default `Date.now`). */
   now?: () => number;
+  /**
+   * Where the route latches are kept, by native base URL (default: a `Map` of this pool's own).
+   * A store shared between processes (such as `@loopwright/redis`'s) hands back objects whose
+   * changes it shares; the lookups read and mutate them as they would a `Map`'s.
+   */
+  routeLatches?: RouteLatchStore;
+}
+
+/** Which native window routes one server lacks, as the lookups learned it. */
+export interface RouteLatches {
+  /** Both native routes answered 404/405/501: never asked again. */
+  neither: boolean;
+  /** `/api/v0/models` answered 404/405/501: dropped for the process. */
+  lmstudioGone: boolean;
+  /** `/api/v0/models` failed otherwise: not asked again before this time (epoch ms). */
+  lmstudioMissUntil: number;
+}
+
+/** The part of a `Map<string, RouteLatches>` the lookups use. */
+export interface RouteLatchStore {
+  get(base: string): RouteLatches | undefined;
+  set(base: string, latches: RouteLatches): unknown;
+  clear(): void;
 }
 
 /**
@@ -45,14 +68,7 @@ export const WINDOW_KEYS: readonly string[] = Object.freeze([
   "inputTokenLimit",
 ]);
 
-interface RouteState {
-  /** Both native routes answered 404/405/501: never asked again. */
-  neither: boolean;
-  /** `/api/v0/models` answered 404/405/501: dropped for the process. */
-  lmstudioGone: boolean;
-  /** `/api/v0/models` failed otherwise: not asked again before this time. */
-  lmstudioMissUntil: number;
-}
+type RouteState = RouteLatches;
 
 /** A change to the route latches, applied only when the lookup was not stopped by its caller. */
 type Latch = (state: RouteState) => void;
@@ -247,7 +263,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   const boundMs = options.lookupBoundMs ?? 10_000;
   const missMs = options.listingMissMs ?? 60_000;
   const now = options.now ?? Date.now;
-  const routes = new Map<string, RouteState>();
+  const routes: RouteLatchStore = options.routeLatches ?? new Map<string, RouteState>();
 
   const markNeither: Latch = (state) => {
     state.neither = true;

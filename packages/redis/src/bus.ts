@@ -9,8 +9,7 @@ import {
 } from "@loopwright/events";
 import {
   call,
-  connection,
-  open,
+  connectStore,
   type RedisConnection,
   type RedisOptions,
   resolveOptions,
@@ -184,25 +183,13 @@ return written
  * be reached at first; never throws from `emit` for a Redis failure.
  */
 export async function createRedisBus(options: RedisBusOptions): Promise<RedisEventBus> {
-  const resolved = resolveOptions(options, "createRedisBus");
+  resolveOptions(options, "createRedisBus");
   const maxPending = positive(options.maxPending, "maxPending", 10_000);
   const maxStreamLength = positive(options.maxStreamLength, "maxStreamLength", 100_000);
+  const { resolved, writer, subscriber } = await connectStore(options, "createRedisBus");
   const { prefix, report } = resolved;
   const endChannel = `${prefix}bus:end`;
   const keyOf = (runId: string) => `${prefix}run:${runId}`;
-
-  const writer = connection(resolved);
-  await open(writer, resolved, "createRedisBus");
-  const subscriber = writer.duplicate();
-  subscriber.on("error", report);
-  try {
-    await subscriber.connect();
-  } catch (cause) {
-    writer.destroy();
-    throw new RedisStoreError("connect", `createRedisBus could not open its subscriber on ${resolved.url}.`, {
-      cause,
-    });
-  }
 
   let current = mergeSettings(DEFAULT_EVENTS_SETTINGS, options.settings);
   let closed = false;

@@ -1,5 +1,5 @@
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
-import { call, connection, open, type RedisOptions, resolveOptions } from "./connection.js";
+import { call, connectStore, type RedisOptions } from "./connection.js";
 
 /** Options for {@link createRedisCalibration}. */
 export interface RedisCalibrationOptions extends RedisOptions {
@@ -32,16 +32,11 @@ const DEFAULT_DIVISOR = 4;
  * unreachable server.
  */
 export async function createRedisCalibration(options: RedisCalibrationOptions): Promise<RedisCalibration> {
-  const resolved = resolveOptions(options, "createRedisCalibration");
+  const { resolved, writer, subscriber } = await connectStore(options, "createRedisCalibration");
   const { prefix, report } = resolved;
   const channel = `${prefix}calibration`;
   const indexKey = `${prefix}calibration:index`;
   const keyOf = (id: string) => `${prefix}calibration:${id}`;
-  const writer = connection(resolved);
-  await open(writer, resolved, "createRedisCalibration");
-  const subscriber = writer.duplicate();
-  subscriber.on("error", report);
-  await subscriber.connect();
 
   let local = createCalibration();
   /** Shared readings by `<endpoint id>␀<model>`. */

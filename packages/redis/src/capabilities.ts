@@ -5,7 +5,7 @@ import {
   type EndpointCapabilities,
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
-import { call, connection, open, type RedisOptions, resolveOptions } from "./connection.js";
+import { call, connectStore, type RedisOptions, resolveOptions } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 
 /** Options for {@link createRedisCapabilityStore}. */
@@ -100,7 +100,7 @@ function applyFields(supports: EndpointCapabilities, fields: Iterable<[string, s
 export async function createRedisCapabilityStore(
   options: RedisCapabilityStoreOptions,
 ): Promise<RedisCapabilityStore> {
-  const resolved = resolveOptions(options, "createRedisCapabilityStore");
+  resolveOptions(options, "createRedisCapabilityStore");
   const syncMs = options.syncMs ?? 250;
   if (typeof syncMs !== "number" || !(syncMs > 0)) {
     throw new RedisStoreError(
@@ -108,16 +108,11 @@ export async function createRedisCapabilityStore(
       "createRedisCapabilityStore: `syncMs` must be a positive number of ms.",
     );
   }
+  const { resolved, writer, subscriber } = await connectStore(options, "createRedisCapabilityStore");
   const { prefix, report } = resolved;
   const channel = `${prefix}caps`;
   const indexKey = `${prefix}caps:index`;
   const keyOf = (id: string) => `${prefix}caps:${id}`;
-
-  const writer = connection(resolved);
-  await open(writer, resolved, "createRedisCapabilityStore");
-  const subscriber = writer.duplicate();
-  subscriber.on("error", report);
-  await subscriber.connect();
 
   const entries = new Map<string, Entry>();
   const ids = new WeakMap<object, string>();

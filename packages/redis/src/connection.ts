@@ -108,3 +108,35 @@ export function whenReady(client: RedisConnection): Promise<void> {
 export function call<T>(client: RedisConnection, args: string[]): Promise<T> {
   return client.sendCommand(args) as Promise<unknown> as Promise<T>;
 }
+
+/** A store's two connections: one for commands, one held by its subscriptions. */
+export interface Connections {
+  resolved: Resolved;
+  writer: RedisConnection;
+  subscriber: RedisConnection;
+}
+
+/**
+ * Checks the common options and opens a store's writer and subscriber connections, throwing
+ * `RedisStoreError` (`invalid-option`, `connect`) and closing what it opened when either fails.
+ */
+export async function connectStore(options: unknown, where: string): Promise<Connections> {
+  const resolved = resolveOptions(options, where);
+  const writer = connection(resolved);
+  await open(writer, resolved, where);
+  const subscriber = writer.duplicate();
+  subscriber.on("error", resolved.report);
+  try {
+    await subscriber.connect();
+  } catch (cause) {
+    writer.destroy();
+    throw new RedisStoreError(
+      "connect",
+      `${where} could not open its subscriber connection to ${resolved.url}.`,
+      {
+        cause,
+      },
+    );
+  }
+  return { resolved, writer, subscriber };
+}

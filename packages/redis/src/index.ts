@@ -7,5 +7,7 @@ export { createRedisCapabilityStore } from "./capabilities.js";
 export type { RedisOptions } from "./connection.js";
 export type { RedisStoreErrorCode } from "./errors.js";
 export { RedisStoreError } from "./errors.js";
+export type { RedisRouteLatches } from "./route-latches.js";
+export { createRedisRouteLatches } from "./route-latches.js";
 export type { RedisRuntime, RedisStores, RedisStoresOptions } from "./runtime.js";
 export { createRedisRuntime, createRedisStores } from "./runtime.js";

@@ -3,6 +3,7 @@ import { type Runtime, runLoop } from "@loopwright/loop";
 import { createRedisBus, type RedisBusOptions, type RedisEventBus } from "./bus.js";
 import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
+import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
 
 /** Options for {@link createRedisStores}: one Redis for all three stores, and the bus's limits. */
 export interface RedisStoresOptions extends RedisBusOptions {
@@ -10,7 +11,7 @@ export interface RedisStoresOptions extends RedisBusOptions {
   syncMs?: number;
 }
 
-/** The three Redis-backed stores a runtime reads, made together so calibration can name endpoints. */
+/** The Redis-backed stores a runtime reads, made together so calibration can name endpoints. */
 export interface RedisStores {
   /** Capability latches shared by every instance. */
   readonly capabilities: RedisCapabilityStore;
@@ -18,34 +19,42 @@ export interface RedisStores {
   readonly calibration: RedisCalibration;
   /** Run events on Redis Streams, watchable from any instance. */
   readonly bus: RedisEventBus;
-  /** Closes all three (the bus first writes what is pending, if Redis is there). */
+  /** Window-route latches for `createClientPool({ routeLatches })`, shared by every instance. */
+  readonly routeLatches: RedisRouteLatches;
+  /** Closes all four (the bus first writes what is pending, if Redis is there). */
   close(): Promise<void>;
 }
 
 /**
- * Connects the capability store, the calibration store and the bus to one Redis.
+ * Connects the capability store, the calibration store, the bus and the route latches to one Redis.
  *
  * Throws `RedisStoreError` for bad options or an unreachable server, closing whatever it had opened.
  */
 export async function createRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
-  const capabilities = await createRedisCapabilityStore(options);
-  let calibration: RedisCalibration | undefined;
+  const opened: { close(): Promise<void> }[] = [];
+  const track = <T extends { close(): Promise<void> }>(store: T): T => {
+    opened.push(store);
+    return store;
+  };
   try {
-    calibration = await createRedisCalibration({ ...options, endpointIdOf: capabilities.endpointIdOf });
-    const bus = await createRedisBus(options);
-    const made = calibration;
+    const capabilities = track(await createRedisCapabilityStore(options));
+    const calibration = track(
+      await createRedisCalibration({ ...options, endpointIdOf: capabilities.endpointIdOf }),
+    );
+    const routeLatches = track(await createRedisRouteLatches(options));
+    const bus = track(await createRedisBus(options));
     return {
       capabilities,
-      calibration: made,
+      calibration,
       bus,
+      routeLatches,
       async close() {
         await bus.close();
-        await Promise.all([capabilities.close(), made.close()]);
+        await Promise.all([capabilities.close(), calibration.close(), routeLatches.close()]);
       },
     };
   } catch (error) {
-    await capabilities.close();
-    await calibration?.close();
+    await Promise.all(opened.map((store) => store.close()));
     throw error;
   }
 }
@@ -62,15 +71,16 @@ export interface RedisRuntime extends Runtime {
 /**
  * Makes a loop `Runtime` (the shape `createRuntime()` returns) whose latches, calibration and bus live in Redis.
  *
- * The capability latches, calibration and bus are the Redis stores; the client pool (and its window-route latches) stays
- * in this process, `clients` or a fresh pool. `runAgentLoop` runs `runLoop` with these stores;
- * emit the run's events yourself (`onEvent: (e) => runtime.bus.emit(runId, e)`).
+ * The capability latches, calibration and bus are the Redis stores; the client pool is `clients`
+ * or a fresh pool whose window-route latches are the shared ones (a pool passed in keeps its own).
+ * `runAgentLoop` runs `runLoop` with these stores; emit the run's events yourself
+ * (`onEvent: (e) => runtime.bus.emit(runId, e)`). Throws `RedisStoreError` as `createRedisStores`.
  */
 export async function createRedisRuntime(
   options: RedisStoresOptions & { clients?: ClientPool },
 ): Promise<RedisRuntime> {
   const stores = await createRedisStores(options);
-  const clients = options.clients ?? createClientPool();
+  const clients = options.clients ?? createClientPool({ routeLatches: stores.routeLatches });
   const { capabilities, calibration, bus } = stores;
   return {
     clients,

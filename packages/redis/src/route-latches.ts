@@ -1,0 +1,142 @@
+import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
+import { call, connectStore, type RedisOptions } from "./connection.js";
+
+/**
+ * The window-route latches of `@loopwright/client`'s lookups, shared through Redis.
+ *
+ * Pass it as `createClientPool({ routeLatches })`; the lookups read and mutate its objects as they
+ * would a `Map`'s, without waiting on Redis.
+ */
+export interface RedisRouteLatches extends RouteLatchStore {
+  /** Reads every shared latch into the local copy (done on connect and after a reconnect). */
+  reload(): Promise<void>;
+  /** Closes both connections; the local copy keeps answering, without sharing. */
+  close(): Promise<void>;
+}
+
+type Fields = Partial<Record<keyof RouteLatches, string>>;
+
+/** What one latch set says, as hash fields: only what was learned (a latch only closes). */
+function fieldsOf(state: RouteLatches): Fields {
+  const fields: Fields = {};
+  if (state.neither) fields.neither = "1";
+  if (state.lmstudioGone) fields.lmstudioGone = "1";
+  if (state.lmstudioMissUntil > 0) fields.lmstudioMissUntil = String(state.lmstudioMissUntil);
+  return fields;
+}
+
+/**
+ * Makes a route-latch store shared through Redis and loads every latch already there.
+ *
+ * A latch one instance's lookup sets (a server without `/props` or `/api/v0/models`) is written to
+ * `<prefix>routes:<base>` and announced on `<prefix>routes`, and laid onto every instance's objects,
+ * so no instance asks a missing route again. Flags only close; the LM Studio retry time takes the
+ * later of two. Throws `RedisStoreError` for bad options or an unreachable server.
+ */
+export async function createRedisRouteLatches(options: RedisOptions): Promise<RedisRouteLatches> {
+  const { resolved, writer, subscriber } = await connectStore(options, "createRedisRouteLatches");
+  const { prefix, report } = resolved;
+  const channel = `${prefix}routes`;
+  const indexKey = `${prefix}routes:index`;
+  const keyOf = (base: string) => `${prefix}routes:${base}`;
+
+  const states = new Map<string, RouteLatches>();
+  let receiving = false;
+
+  const share = (base: string, state: RouteLatches): void => {
+    if (receiving || !writer.isReady) return;
+    const fields = fieldsOf(state);
+    const flat = Object.entries(fields).flat();
+    if (flat.length === 0) return;
+    Promise.all([
+      call(writer, ["HSET", keyOf(base), ...flat]),
+      call(writer, ["SADD", indexKey, base]),
+      call(writer, ["PUBLISH", channel, JSON.stringify({ base, fields })]),
+    ]).catch(report);
+  };
+
+  /**
+   * Turns `state`'s three fields into accessors that share a change, on the object itself: the
+   * lookups keep using the object they made and handed to `set`.
+   */
+  const instrument = (base: string, state: RouteLatches): RouteLatches => {
+    const values = {
+      neither: state.neither,
+      lmstudioGone: state.lmstudioGone,
+      lmstudioMissUntil: state.lmstudioMissUntil,
+    };
+    for (const key of ["neither", "lmstudioGone", "lmstudioMissUntil"] as const) {
+      Object.defineProperty(state, key, {
+        enumerable: true,
+        configurable: true,
+        get: () => values[key],
+        set: (value: never) => {
+          if (values[key] === value) return;
+          values[key] = value;
+          share(base, state);
+        },
+      });
+    }
+    return state;
+  };
+
+  const receive = (base: string, fields: Fields): void => {
+    let state = states.get(base);
+    if (!state) {
+      state = instrument(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
+      states.set(base, state);
+    }
+    receiving = true;
+    try {
+      if (fields.neither === "1") state.neither = true;
+      if (fields.lmstudioGone === "1") state.lmstudioGone = true;
+      const until = Number(fields.lmstudioMissUntil);
+      if (until > state.lmstudioMissUntil) state.lmstudioMissUntil = until;
+    } finally {
+      receiving = false;
+    }
+  };
+
+  const reload = async (): Promise<void> => {
+    const bases = await call<string[]>(writer, ["SMEMBERS", indexKey]);
+    for (const base of bases) {
+      const flat = await call<string[]>(writer, ["HGETALL", keyOf(base)]);
+      const fields: Record<string, string> = {};
+      for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+      receive(base, fields);
+    }
+  };
+
+  await subscriber.subscribe(channel, (message) => {
+    try {
+      const { base, fields } = JSON.parse(message) as { base: string; fields: Fields };
+      if (typeof base === "string" && typeof fields === "object" && fields !== null) receive(base, fields);
+    } catch (error) {
+      report(error);
+    }
+  });
+  subscriber.on("ready", () => {
+    // The server may have come back empty: write what this instance knows again, then read.
+    for (const [base, state] of states) share(base, state);
+    void reload().catch(report);
+  });
+  await reload();
+
+  return {
+    get: (base) => states.get(base),
+    set(base, latches) {
+      const state = instrument(base, latches);
+      states.set(base, state);
+      share(base, state);
+      return this;
+    },
+    clear() {
+      states.clear();
+    },
+    reload,
+    async close() {
+      subscriber.destroy();
+      writer.destroy();
+    },
+  };
+}
