@@ -22,6 +22,9 @@ const peers = Object.fromEntries(list("--peers").map((p) => [p, p === "openai" ?
 const pkg = {
   name: `@loopwright/${name}`,
   version: "0.1.0",
+  // Private until it exports something: the release guard (scripts/check-publishable.mjs) refuses
+  // to publish an empty module. Remove this line once src/index.ts has the package's exports.
+  private: true,
   description,
   license: "MIT",
   type: "module",

@@ -1,10 +1,18 @@
 // The proof that "install only one package" works: pack every package as it would be published,
 // install each tarball alone (its @loopwright siblings from their own tarballs, everything else
 // from the registry) into a fresh project, type-check an import of it with skipLibCheck: false,
-// and import it under Node.
+// and import it under Node. The testkit is then exercised from that install (scripts/smoke-testkit.mjs).
 //   node scripts/smoke-packed.mjs [package-name …]
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -87,6 +95,11 @@ for (const p of packages) {
       `import * as pkg from "${name}";\nconsole.log("${name}: imported under Node", process.version, "with", Object.keys(pkg).length, "exports");\n`,
     );
     execFileSync(process.execPath, [join(project, "run/smoke.mjs")], { cwd: project, stdio: "inherit" });
+    // The testkit is also used, not just imported: personalities, scripted model, every recording.
+    if (name === "@loopwright/testkit") {
+      copyFileSync(join(root, "scripts/smoke-testkit.mjs"), join(project, "run/testkit.mjs"));
+      execFileSync(process.execPath, [join(project, "run/testkit.mjs")], { cwd: project, stdio: "inherit" });
+    }
   } catch (error) {
     failures.push(name);
     console.error(`smoke test failed for ${name}: ${error.message}`);

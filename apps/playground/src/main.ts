@@ -80,7 +80,7 @@ async function main(): Promise<number> {
   console.log(
     dim(
       simulator
-        ? "Simulator: a scripted model on a loopback server (set OPENAI_BASE_URL to use a real endpoint)."
+        ? `Simulator: the testkit's scripted model at ${simulator.baseUrl} (set OPENAI_BASE_URL to use a real endpoint).`
         : `Endpoint: ${config.baseUrl}, model ${config.model}`,
     ),
   );
@@ -110,7 +110,7 @@ async function main(): Promise<number> {
       history.splice(0, history.length, ...result.messages);
       const { prompt: p, completion, total, cached } = result.usage;
       process.stdout.write(
-        `\n${dim(`[${result.steps} request${result.steps === 1 ? "" : "s"}, ${result.toolCalls} tool call${result.toolCalls === 1 ? "" : "s"}; tokens: ${p} prompt (${cached} cached), ${completion} completion, ${total} total]`)}\n`,
+        `\n${dim(`[${result.steps} request${result.steps === 1 ? "" : "s"}, ${result.toolCalls.length} tool call${result.toolCalls.length === 1 ? "" : "s"}; tokens: ${p} prompt (${cached} cached), ${completion} completion, ${total} total]`)}\n`,
       );
       return result;
     } catch (error) {

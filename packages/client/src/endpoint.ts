@@ -1,4 +1,5 @@
 import { EndpointConfigError } from "./errors.js";
+import { isCredentialParam } from "./redact.js";
 
 /**
  * The endpoint fields this package reads.
@@ -73,7 +74,15 @@ export function firstTokenMs(
   return request === undefined ? undefined : request * 5000;
 }
 
-/** The base URL, checked and without trailing slashes; throws `EndpointConfigError` when unusable. */
+/**
+ * The base URL, checked and without trailing slashes.
+ *
+ * Throws `EndpointConfigError` (`field: "baseUrl"`) when it is missing, not an http(s) URL, or
+ * carries credentials — a user name or password (`https://user:key@host/v1`) or a credential query
+ * parameter (`?api-key=`, `?key=`, `?access_token=`, …): those would be printed by every network
+ * error and stored with every latch, so they are refused before anything is sent. The message
+ * never repeats the URL; it says where the credentials go instead (`apiKey` or `headers`).
+ */
 export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string {
   const raw = endpoint?.baseUrl;
   if (typeof raw !== "string" || raw.trim() === "") {
@@ -87,14 +96,30 @@ export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string 
   try {
     url = new URL(trimmed);
   } catch (cause) {
-    throw new EndpointConfigError("baseUrl", `The endpoint's baseUrl ${JSON.stringify(raw)} is not a URL.`, {
-      cause,
-    });
+    // The text is not quoted: it may hold a key someone pasted in the wrong field.
+    throw new EndpointConfigError(
+      "baseUrl",
+      `The endpoint's baseUrl (${raw.length} characters) is not a URL: give the server's base URL, e.g. http://127.0.0.1:8080/v1.`,
+      { cause: new TypeError((cause as Error)?.name ?? "Invalid URL") },
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new EndpointConfigError(
       "baseUrl",
-      `The endpoint's baseUrl must be http or https, got ${JSON.stringify(raw)}.`,
+      `The endpoint's baseUrl must be http or https, got a ${JSON.stringify(url.protocol.slice(0, 16))} URL.`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new EndpointConfigError(
+      "baseUrl",
+      `The endpoint's baseUrl for ${url.host} carries a user name or password (user:secret@host), which every network error would print. Put the key in apiKey, or an Authorization header in headers, and give the URL without it.`,
+    );
+  }
+  const carried = [...url.searchParams.keys()].filter(isCredentialParam);
+  if (carried.length > 0) {
+    throw new EndpointConfigError(
+      "baseUrl",
+      `The endpoint's baseUrl for ${url.host} carries a credential in its query (${[...new Set(carried)].join(", ")}), which every network error would print. Put it in apiKey or in headers (e.g. { "api-key": … }) and give the URL without it.`,
     );
   }
   return trimmed;

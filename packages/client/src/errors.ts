@@ -7,7 +7,8 @@ function marked(value: unknown, mark: symbol): boolean {
 
 /**
  * An endpoint description this package cannot use: no base URL, a base URL that is not an http(s)
- * URL, or a timeout that is not a number of seconds. The message names the field.
+ * URL or carries credentials, a timeout that is not a number of seconds, or a pool option out of
+ * range. The message names the field and never quotes a base URL.
  */
 export class EndpointConfigError extends Error {
   override readonly name: string = "EndpointConfigError";

@@ -10,8 +10,11 @@ export { firstTokenMs, NO_KEY, timeoutMs } from "./endpoint.js";
 export { keepErrorBodies } from "./error-bodies.js";
 export type { ModelListingErrorCode } from "./errors.js";
 export { EndpointConfigError, ModelListingError } from "./errors.js";
-export type { ClientPool, ClientPoolOptions } from "./pool.js";
-export { createClientPool, NO_TIMEOUT_MS } from "./pool.js";
+export type { ClientLogEntry, ClientPool, ClientPoolOptions } from "./pool.js";
+export { createClientPool, DEFAULT_MAX_CLIENTS, NO_TIMEOUT_MS } from "./pool.js";
+export type { SecretBearer } from "./redact.js";
+export { isCredentialParam, MIN_SECRET_LENGTH, REDACTED, redactor, secretsOf } from "./redact.js";
+export { redactingFetch } from "./redact-fetch.js";
 export type {
   LookupOptions,
   ModelEntry,
@@ -19,7 +22,7 @@ export type {
   RouteLatchStore,
   WindowDiscoveryOptions,
 } from "./window.js";
-export { findEntry, listedWindow, listingEntries, WINDOW_KEYS } from "./window.js";
+export { DEFAULT_MAX_ROUTES, findEntry, listedWindow, listingEntries, WINDOW_KEYS } from "./window.js";
 
 /** The pool the top-level functions use; `createClientPool()` makes another. */
 export const defaultClientPool: ClientPool = createClientPool();
@@ -80,6 +83,15 @@ export function contextLimitFor(
   options?: LookupOptions,
 ): Promise<number> {
   return defaultClientPool.contextLimitFor(settings, operatorNumber, options);
+}
+
+/**
+ * Drops one tenant's entries from the default pool: its clients (any headers and timeout) and its
+ * server's window-route latches. Answers how many clients went. Throws `EndpointConfigError` for
+ * an unusable base URL.
+ */
+export function forgetClients(endpoint: Pick<Endpoint, "baseUrl" | "apiKey">): number {
+  return defaultClientPool.forget(endpoint);
 }
 
 /** Drops every pooled client and window-route latch of the default pool. */

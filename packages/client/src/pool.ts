@@ -3,6 +3,8 @@ import OpenAI from "openai";
 import { checkedBaseUrl, type Endpoint, NO_KEY, timeoutMs, type WindowSettings } from "./endpoint.js";
 import { keepErrorBodies } from "./error-bodies.js";
 import { EndpointConfigError } from "./errors.js";
+import { redactDeep, redactText, secretsOf } from "./redact.js";
+import { redactingFetch } from "./redact-fetch.js";
 import {
   createWindowDiscovery,
   type LookupOptions,
@@ -17,8 +19,27 @@ import {
  */
 export const NO_TIMEOUT_MS = 2_147_483_647;
 
-/** Options of `createClientPool`. */
-export type ClientPoolOptions = WindowDiscoveryOptions;
+/** How many clients a pool keeps before it drops the least recently used one. */
+export const DEFAULT_MAX_CLIENTS = 256;
+
+/** One line the `openai` SDK logged, with the endpoint's credentials taken out. */
+export interface ClientLogEntry {
+  level: "error" | "warn" | "info" | "debug";
+  message: string;
+}
+
+/** Options of `createClientPool`: the window lookups', the pool's bound and where SDK logs go. */
+export interface ClientPoolOptions extends WindowDiscoveryOptions {
+  /** Clients kept (least recently used dropped first); default `DEFAULT_MAX_CLIENTS`. */
+  maxClients?: number;
+  /**
+   * Told every line a pooled client's SDK logs (a malformed chunk, a retry), redacted. Absent: the
+   * clients log nothing — never to the console.
+   */
+  onLog?: (entry: ClientLogEntry) => void;
+  /** The lowest level passed to `onLog`; default `"warn"`. */
+  logLevel?: ClientLogEntry["level"];
+}
 
 /** A pool of `openai` clients, one per endpoint, and the window lookups with their caches. */
 export interface ClientPool {
@@ -36,8 +57,52 @@ export interface ClientPool {
   ): Promise<number>;
   /** How many clients are pooled. */
   readonly size: number;
+  /**
+   * Drops one tenant's entries: every client made for this base URL and key (whatever its headers
+   * and timeout) and the window-route latches of its server. Answers how many clients went.
+   */
+  forget(endpoint: Pick<Endpoint, "baseUrl" | "apiKey">): number;
   /** Drops every pooled client and every window-route latch. */
   reset(): void;
+}
+
+/**
+ * The names `OPENAI_CUSTOM_HEADERS` would add, as the SDK reads it (one `Name: value` a line), each
+ * set to `null` unless the endpoint sends it itself: a null default header is never sent.
+ */
+function environmentHeaders(own: Record<string, string>): Record<string, string | null> {
+  const raw = typeof process === "undefined" ? undefined : process.env?.OPENAI_CUSTOM_HEADERS;
+  const nulls: Record<string, string | null> = {};
+  for (const line of raw?.split("\n") ?? []) {
+    const colon = line.indexOf(":");
+    const name = colon >= 0 ? line.slice(0, colon).trim() : "";
+    if (name && !(name.toLowerCase() in own)) nulls[name] = null;
+  }
+  return nulls;
+}
+
+const LEVELS = ["off", "error", "warn", "info", "debug"] as const;
+
+function logLine(args: unknown[]): string {
+  return args
+    .map((arg) => {
+      if (typeof arg === "string") return arg;
+      if (arg instanceof Error) return arg.message;
+      try {
+        return JSON.stringify(arg) ?? String(arg);
+      } catch {
+        return String(arg);
+      }
+    })
+    .join(" ");
+}
+
+function positiveWhole(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new EndpointConfigError(name, `${name} must be a whole number from 1, got ${String(value)}.`);
+  }
+  return value;
 }
 
 function checkedHeaders(headers: unknown): Record<string, string> {
@@ -68,40 +133,100 @@ function checkedHeaders(headers: unknown): Record<string, string> {
  * default one; a host whose tenants must not share clients makes one each.
  */
 export function createClientPool(options: ClientPoolOptions = {}): ClientPool {
-  const clients = new Map<string, OpenAI>();
+  const maxClients = positiveWhole("maxClients", options.maxClients, DEFAULT_MAX_CLIENTS);
+  // Insertion order is recency: a hit is moved to the end, the first entry is the one to drop.
+  const clients = new Map<string, { client: OpenAI; tenant: string }>();
   const windows = createWindowDiscovery(options);
+  const { onLog } = options;
+  const logLevel = onLog ? (options.logLevel ?? "warn") : "off";
+  if (!LEVELS.includes(logLevel)) {
+    throw new EndpointConfigError("logLevel", `logLevel must be one of ${LEVELS.slice(1).join(", ")}.`);
+  }
+  const tenantOf = (baseURL: string, apiKey: string | undefined): string => {
+    const key = apiKey?.trim() ? apiKey : NO_KEY;
+    // The pool keeps a digest of the key, never the key itself (the client holds it, and only it).
+    return `${baseURL}\n${createHash("sha256").update(key).digest("hex")}`;
+  };
   return {
     getClient(endpoint) {
       const baseURL = checkedBaseUrl(endpoint);
       const apiKey = endpoint.apiKey?.trim() ? endpoint.apiKey : NO_KEY;
       const headers = checkedHeaders(endpoint.headers);
       const timeout = timeoutMs(endpoint) ?? NO_TIMEOUT_MS;
-      // The pool key holds a digest of the key, never the key itself.
-      const keyDigest = createHash("sha256").update(apiKey).digest("hex");
-      const id = JSON.stringify([baseURL, keyDigest, Object.entries(headers).sort(), timeout]);
-      let client = clients.get(id);
-      if (!client) {
-        client = new OpenAI({
-          baseURL,
-          apiKey,
-          defaultHeaders: headers,
-          timeout,
-          maxRetries: 0,
-          fetch: keepErrorBodies(),
-        });
-        clients.set(id, client);
+      const tenant = tenantOf(baseURL, apiKey);
+      const id = JSON.stringify([tenant, Object.entries(headers).sort(), timeout]);
+      const hit = clients.get(id);
+      if (hit) {
+        clients.delete(id);
+        clients.set(id, hit);
+        return hit.client;
+      }
+      const secrets = secretsOf({ baseUrl: baseURL, apiKey, headers });
+      const write =
+        (level: ClientLogEntry["level"]) =>
+        (...args: unknown[]) => {
+          try {
+            onLog?.({ level, message: redactText(logLine(args), secrets) });
+          } catch {
+            // The host's log sink failing must not fail the request.
+          }
+        };
+      // Every setting the SDK would otherwise read from the environment is given here, explicitly:
+      // OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_ADMIN_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID,
+      // OPENAI_WEBHOOK_SECRET, OPENAI_LOG, and OPENAI_CUSTOM_HEADERS (its names nulled).
+      const client = new OpenAI({
+        baseURL,
+        apiKey,
+        adminAPIKey: null,
+        organization: null,
+        project: null,
+        webhookSecret: null,
+        defaultHeaders: { ...environmentHeaders(headers), ...headers },
+        timeout,
+        maxRetries: 0,
+        logLevel,
+        logger: { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug") },
+        fetch: redactingFetch(secrets, keepErrorBodies()),
+      });
+      clients.set(id, { client, tenant });
+      while (clients.size > maxClients) {
+        const oldest = clients.keys().next().value as string;
+        clients.delete(oldest);
       }
       return client;
     },
-    listModels: windows.listModels,
-    servedWindow: windows.servedWindow,
-    contextLimitFor: windows.contextLimitFor,
+    listModels: (settings, lookup) => redacting(windows.listModels(settings, lookup), settings),
+    servedWindow: (settings, lookup) => redacting(windows.servedWindow(settings, lookup), settings),
+    contextLimitFor: (settings, operatorNumber, lookup) =>
+      redacting(windows.contextLimitFor(settings, operatorNumber, lookup), settings),
     get size() {
       return clients.size;
+    },
+    forget(endpoint) {
+      const baseURL = checkedBaseUrl(endpoint);
+      const tenant = tenantOf(baseURL, endpoint.apiKey);
+      let dropped = 0;
+      for (const [id, entry] of clients) {
+        if (entry.tenant === tenant) {
+          clients.delete(id);
+          dropped++;
+        }
+      }
+      windows.forget(baseURL);
+      return dropped;
     },
     reset() {
       clients.clear();
       windows.reset();
     },
   };
+}
+
+/** The lookup's answer, or its failure with the endpoint's credentials taken out. */
+async function redacting<T>(lookup: Promise<T>, settings: WindowSettings): Promise<T> {
+  try {
+    return await lookup;
+  } catch (error) {
+    throw redactDeep(error, secretsOf(settings));
+  }
 }

@@ -1,5 +1,5 @@
 import { checkedBaseUrl, NO_KEY, timeoutMs, type WindowSettings } from "./endpoint.js";
-import { ModelListingError } from "./errors.js";
+import { EndpointConfigError, ModelListingError } from "./errors.js";
 
 /** One entry of a `GET /models` listing: an `id` and whatever else the server put beside it. */
 export interface ModelEntry {
@@ -21,6 +21,8 @@ export interface WindowDiscoveryOptions {
   listingMissMs?: number;
   /** The clock, for `listingMissMs` (default `Date.now`). */
   now?: () => number;
+  /** Servers whose route latches are kept (least recently used dropped first); default `DEFAULT_MAX_ROUTES`. */
+  maxRoutes?: number;
   /**
    * Where the route latches are kept, by native base URL (default: a `Map` of this pool's own).
    * A store shared between processes (such as `@loopwright/redis`'s) hands back objects whose
@@ -39,12 +41,21 @@ export interface RouteLatches {
   lmstudioMissUntil: number;
 }
 
-/** The part of a `Map<string, RouteLatches>` the lookups use. */
+/**
+ * The part of a `Map<string, RouteLatches>` the lookups use; insertion order is recency (a lookup
+ * deletes and sets its server again, and the first key is dropped past `maxRoutes`).
+ */
 export interface RouteLatchStore {
   get(base: string): RouteLatches | undefined;
   set(base: string, latches: RouteLatches): unknown;
+  delete(base: string): unknown;
   clear(): void;
+  readonly size: number;
+  keys(): IterableIterator<string>;
 }
+
+/** How many servers' window-route latches a pool keeps. */
+export const DEFAULT_MAX_ROUTES = 1024;
 
 /**
  * Top-level keys of a listing entry that name the window being served, in the order they are read.
@@ -241,6 +252,8 @@ export interface WindowDiscovery {
     operatorNumber?: number,
     options?: LookupOptions,
   ): Promise<number>;
+  /** Drops the route latches of the server behind this (checked) base URL. */
+  forget(baseUrl: string): void;
   reset(): void;
 }
 
@@ -263,6 +276,14 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   const boundMs = options.lookupBoundMs ?? 10_000;
   const missMs = options.listingMissMs ?? 60_000;
   const now = options.now ?? Date.now;
+  const maxRoutes = options.maxRoutes ?? DEFAULT_MAX_ROUTES;
+  if (!Number.isInteger(maxRoutes) || maxRoutes < 1) {
+    throw new EndpointConfigError(
+      "maxRoutes",
+      `maxRoutes must be a whole number from 1, got ${String(maxRoutes)}.`,
+    );
+  }
+  // Insertion order is recency: a lookup moves its server to the end; the first is dropped first.
   const routes: RouteLatchStore = options.routeLatches ?? new Map<string, RouteState>();
 
   const markNeither: Latch = (state) => {
@@ -277,10 +298,10 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
 
   const stateFor = (base: string): RouteState => {
     let state = routes.get(base);
-    if (!state) {
-      state = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 };
-      routes.set(base, state);
-    }
+    if (state) routes.delete(base);
+    else state = { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 };
+    routes.set(base, state);
+    while (routes.size > maxRoutes) routes.delete(routes.keys().next().value as string);
     return state;
   };
 
@@ -458,6 +479,9 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       return positive(meta?.n_ctx) ?? positive(meta?.n_ctx_train) ?? 0;
     },
 
+    forget(baseUrl) {
+      routes.delete(nativeBase(baseUrl));
+    },
     reset() {
       routes.clear();
     },

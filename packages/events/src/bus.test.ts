@@ -42,12 +42,14 @@ describe("emit and history", () => {
     const bus = createBus();
     expect(() => bus.emit("", { kind: "done" })).toThrow(EventsError);
     expect(() => bus.emit("a", {} as never)).toThrow(/string `kind`/);
+    let thrown: unknown;
     try {
       bus.emit(42 as never, { kind: "done" });
     } catch (error) {
-      expect(EventsError.isInstance(error)).toBe(true);
-      expect((error as EventsError).code).toBe("invalid-run-id");
+      thrown = error;
     }
+    expect(EventsError.isInstance(thrown)).toBe(true);
+    expect((thrown as EventsError).code).toBe("invalid-run-id");
   });
 
   it("keeps the top-level functions on one default bus", async () => {

@@ -23,6 +23,12 @@ export interface EventBus {
   configure(changes: Partial<EventsSettings>): EventsSettings;
   /** Puts the default settings back and drops every run, finishing their watchers. */
   reset(): EventsSettings;
+  /**
+   * Drops every run (finishing their watchers) and stops the sweep timer: nothing of the bus is
+   * left scheduled. It can still be used afterwards. A bus that is simply dropped is collected
+   * too — its timer reaches it only weakly — but `close()` frees it at once.
+   */
+  close(): void;
 }
 
 interface RunRecord {
@@ -57,6 +63,16 @@ function unref(handle: unknown): void {
 }
 
 /**
+ * A timer callback that reaches its bus only through a weak reference. Made at module level, so
+ * the closure holds nothing of `createBus`'s scope: a pending sweep (hours away by default) never
+ * keeps a dropped bus, and every run buffered in it, alive.
+ */
+function weakSweep(target: { sweep(): void }): () => void {
+  const ref = new WeakRef(target);
+  return () => ref.deref()?.sweep();
+}
+
+/**
  * Makes an event bus with its own runs, settings and sweep. `settings` is laid over the defaults
  * the way `configure` lays changes over the current set. The top-level `emit`, `watch`, `history`,
  * `endRun`, `configureEvents` and `resetEvents` use one default bus; a host whose tenants must not
@@ -73,7 +89,10 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
   const schedule = (at: number): void => {
     if (timer && timer.at <= at) return;
     if (timer) timers.clearTimeout(timer.handle);
-    const handle = timers.setTimeout(sweep, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())));
+    const handle = timers.setTimeout(
+      weakSweep(sweeper),
+      Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())),
+    );
     unref(handle);
     timer = { handle, at };
   };
@@ -86,15 +105,18 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
     if (earliest !== Number.POSITIVE_INFINITY) schedule(earliest);
   };
 
-  function sweep(): void {
-    timer = undefined;
-    const now = Date.now();
-    for (const [runId, run] of runs) {
-      // A run with a listener is never reaped: the listener is still reading it.
-      if (run.watchers.size === 0 && deadline(run) <= now) runs.delete(runId);
-    }
-    scheduleNext();
-  }
+  // Held strongly only by this bus's own closures; the timer holds it weakly.
+  const sweeper = {
+    sweep(): void {
+      timer = undefined;
+      const now = Date.now();
+      for (const [runId, run] of runs) {
+        // A run with a listener is never reaped: the listener is still reading it.
+        if (run.watchers.size === 0 && deadline(run) <= now) runs.delete(runId);
+      }
+      scheduleNext();
+    },
+  };
 
   const host = (run: RunRecord) => ({
     settings: () => current,
@@ -182,6 +204,12 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
       if (timer) timers.clearTimeout(timer.handle);
       timer = undefined;
       return { ...current };
+    },
+
+    close() {
+      for (const runId of [...runs.keys()]) drop(runId);
+      if (timer) timers.clearTimeout(timer.handle);
+      timer = undefined;
     },
   };
 }

@@ -30,8 +30,45 @@ export interface Calibration {
   ): number | undefined;
   /** The highest of the model's last four readings on that endpoint; 4 until one is taken. */
   charsPerTokenFor(endpoint: EndpointKey, model?: string): number;
+  /** Forgets every reading taken for `endpoint` (one tenant); answers whether there were any. */
+  forget(endpoint: EndpointKey): boolean;
   /** Forgets every reading. */
   reset(): void;
+}
+
+/** How many endpoints named by a string a calibration store keeps readings for. */
+export const DEFAULT_MAX_CALIBRATED_ENDPOINTS = 1024;
+/** How many models of one endpoint a calibration store keeps readings for. */
+export const DEFAULT_MAX_CALIBRATED_MODELS = 64;
+
+/** Options of `createCalibration`. */
+export interface CalibrationOptions {
+  /**
+   * Endpoints named by a string whose readings are kept (least recently used forgotten first);
+   * default `DEFAULT_MAX_CALIBRATED_ENDPOINTS`. Readings under an object key live as long as the
+   * object does (a capability record the store forgets takes its readings with it).
+   */
+  maxEndpoints?: number;
+  /** Models kept per endpoint (least recently used forgotten first); default `DEFAULT_MAX_CALIBRATED_MODELS`. */
+  maxModels?: number;
+}
+
+function bound(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new LedgerError(
+      "invalid-option",
+      `createCalibration: ${name} must be a whole number from 1, got ${describe(value)}.`,
+    );
+  }
+  return value;
+}
+
+/** Puts `key` last (most recent) in `map` and drops the oldest entries past `max`. */
+function touch<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) map.delete(map.keys().next().value as string);
 }
 
 function checkEndpoint(endpoint: unknown, where: string): void {
@@ -47,17 +84,19 @@ function checkEndpoint(endpoint: unknown, where: string): void {
  * Makes an empty calibration store. The top-level `calibrate` and `charsPerTokenFor` use one
  * default store; a host whose tenants must not share readings makes its own.
  */
-export function createCalibration(): Calibration {
+export function createCalibration(options: CalibrationOptions = {}): Calibration {
+  const maxEndpoints = bound("maxEndpoints", options.maxEndpoints, DEFAULT_MAX_CALIBRATED_ENDPOINTS);
+  const maxModels = bound("maxModels", options.maxModels, DEFAULT_MAX_CALIBRATED_MODELS);
   let byObject = new WeakMap<object, Map<string, number[]>>();
   let byString = new Map<string, Map<string, number[]>>();
 
   const models = (endpoint: EndpointKey, create: boolean): Map<string, number[]> | undefined => {
     const existing = typeof endpoint === "string" ? byString.get(endpoint) : byObject.get(endpoint);
-    if (existing || !create) return existing;
-    const fresh = new Map<string, number[]>();
-    if (typeof endpoint === "string") byString.set(endpoint, fresh);
-    else byObject.set(endpoint, fresh);
-    return fresh;
+    if (!create) return existing;
+    const held = existing ?? new Map<string, number[]>();
+    if (typeof endpoint === "string") touch(byString, endpoint, held, maxEndpoints);
+    else if (!existing) byObject.set(endpoint, held);
+    return held;
   };
 
   const answer = (readings: readonly number[] | undefined): number =>
@@ -79,13 +118,18 @@ export function createCalibration(): Calibration {
       const readings = perModel.get(key) ?? [];
       readings.push(reading);
       if (readings.length > READINGS_KEPT) readings.splice(0, readings.length - READINGS_KEPT);
-      perModel.set(key, readings);
+      touch(perModel, key, readings, maxModels);
       return answer(readings);
     },
 
     charsPerTokenFor(endpoint, model) {
       checkEndpoint(endpoint, "charsPerTokenFor");
       return answer(models(endpoint, false)?.get(model ?? ""));
+    },
+
+    forget(endpoint) {
+      checkEndpoint(endpoint, "forget");
+      return typeof endpoint === "string" ? byString.delete(endpoint) : byObject.delete(endpoint);
     },
 
     reset() {

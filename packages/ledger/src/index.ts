@@ -1,8 +1,12 @@
 import { type Calibration, createCalibration, type EndpointKey } from "./calibration.js";
 import type { RequestBodyLike } from "./messages.js";
 
-export type { Calibration, EndpointKey } from "./calibration.js";
-export { createCalibration } from "./calibration.js";
+export type { Calibration, CalibrationOptions, EndpointKey } from "./calibration.js";
+export {
+  createCalibration,
+  DEFAULT_MAX_CALIBRATED_ENDPOINTS,
+  DEFAULT_MAX_CALIBRATED_MODELS,
+} from "./calibration.js";
 export type { LedgerErrorCode } from "./errors.js";
 export { LedgerError } from "./errors.js";
 export type { LedgerEntry, LedgerRequest, MessageEstimate, RecordedLedgerRequest } from "./ledger.js";

@@ -68,7 +68,7 @@ describe("runAgentLoop options", () => {
       tools,
       dispatch: () => "ok",
     });
-    expect(ran.toolCalls).toBe(1);
+    expect(ran.toolCalls).toHaveLength(1);
     const plain = await runAgentLoop({
       config: { baseUrl: server.baseUrl, model: "sim" },
       messages: question,
@@ -76,7 +76,7 @@ describe("runAgentLoop options", () => {
       recoverToolCalls: false,
       dispatch: () => "never",
     });
-    expect(plain.toolCalls).toBe(0);
+    expect(plain.toolCalls).toEqual([]);
     expect(plain.turn.content).toContain("<tool_call>");
   });
 

@@ -58,7 +58,9 @@ describe("runAgentLoop over HTTP", () => {
     expect(dispatched).toEqual([{ name: "add", args: { a: 2, b: 3 } }]);
     expect(result.turn.content).toBe("2 + 3 is 5.");
     expect(result.steps).toBe(2);
-    expect(result.toolCalls).toBe(1);
+    expect(result.toolCalls).toEqual([
+      { id: "call_1", name: "add", source: "dispatched", ok: true, ms: expect.any(Number) },
+    ]);
     expect(result.usage).toEqual({ prompt: 100, completion: 16, total: 116, cached: 40 });
     expect(result.messages).toEqual([
       ...question,
@@ -195,7 +197,7 @@ describe("runAgentLoop over HTTP", () => {
     expect((error as ToolIterationLimit).message).toMatch(/after 1 tool step \(maxToolIterations\)/);
     expect(calls).toBe(1);
     const run = failedRun(error)!;
-    expect(run.toolCalls).toBe(3);
+    expect(run.toolCalls).toHaveLength(3);
     expect(unanswered(run.messages)).toEqual([]);
     expect(run.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
       "2",

@@ -1,7 +1,15 @@
 import type { Endpoint } from "@loopwright/client";
 import type { ModelParams, ToolDefinition, ToolOrder } from "@loopwright/negotiate";
+import type { ToolCallRequest } from "@loopwright/tool-calls";
 
 export type { Endpoint, ModelParams, ToolDefinition, ToolOrder };
+
+/**
+ * Whether an identical call (same name, same repaired arguments) in one step is run once and its
+ * answer shared: `true` (default) for every tool, `false` for none, or asked per call — a tool
+ * whose second call is a second effect (`send_email`) answers `false`.
+ */
+export type DedupePolicy = boolean | ((request: ToolCallRequest) => boolean);
 
 /** What the loop does with the model's tool calls. */
 export interface ToolPolicy {
@@ -9,6 +17,39 @@ export interface ToolPolicy {
   maxToolIterations?: number;
   /** Declare tools in name order (default), the caller's order with `false`, or by a comparator. */
   toolOrder?: ToolOrder;
+  /** Run a step's tool calls together rather than one after another (default false). */
+  parallel?: boolean;
+  /** Share one answer between identical calls of a step (default true); see `DedupePolicy`. */
+  dedupeToolCalls?: DedupePolicy;
+  /** Look for tool calls a server's parser left in the reply as text (default true). */
+  recoverToolCalls?: boolean;
+  /** How the run's tools reach the model. Only `"eager"` (every tool declared) is built; others are refused. */
+  toolDiscovery?: "eager" | "ondemand" | "proxy";
+  /** Shortlist tools with a side task before the first turn. Not built: `true` is refused. */
+  preselect?: boolean;
+}
+
+/**
+ * The parts of a resolved agent config (`@loopwright/spec`'s `resolveAgentSpec`) that are not
+ * endpoint, model, tool or retry settings. `prompt` is read as the system prompt when `system` is
+ * absent; `hooks` are not built (a non-empty list is refused); the rest is the host's to act on
+ * and never read here.
+ */
+export interface AgentParts {
+  /** System prompt parts in order, joined with blank lines. */
+  prompt?: ReadonlyArray<{ id?: string; text: string }>;
+  /** Hooks to gather onto the question. Not built: a non-empty list is refused. */
+  hooks?: readonly unknown[];
+  /** Run compaction inside the loop. Not built: `true` is refused (compact in `beforeStep`). */
+  compact?: boolean;
+  /** The host's: names, servers to connect, side tasks. */
+  name?: string;
+  description?: string;
+  servers?: readonly string[];
+  mcpServers?: readonly unknown[];
+  tasks?: Readonly<Record<string, unknown>>;
+  preselectKeywords?: boolean;
+  preselectRouting?: "exclusive" | "append";
 }
 
 /** How hard the loop tries before a failure reaches the caller. */
@@ -26,8 +67,11 @@ export interface RetryPolicy {
   maxContinuations?: number;
 }
 
-/** Everything `runAgentLoop` reads off `config`. */
-export type LoopConfig = Endpoint & ModelParams & ToolPolicy & RetryPolicy;
+/**
+ * Everything `runAgentLoop` reads off `config` — one shape with what `resolveAgentSpec` returns,
+ * which is assignable to it as it is.
+ */
+export type LoopConfig = Endpoint & ModelParams & ToolPolicy & RetryPolicy & AgentParts;
 
 /** A chat message as the endpoint takes it (OpenAI chat-completions shape). */
 export interface ChatMessage {

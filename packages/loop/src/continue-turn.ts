@@ -45,6 +45,8 @@ function join(whole: Turn, piece: Turn): Turn {
     finishReason: piece.finishReason,
     reasoning: whole.reasoning + piece.reasoning,
   };
+  const reasoningField = whole.reasoningField ?? piece.reasoningField;
+  if (reasoningField) joined.reasoningField = reasoningField;
   if (whole.timings && piece.timings) {
     const timings: NonNullable<Turn["timings"]> = {};
     for (const key of ["prefillMs", "decodeMs", "draftTokens", "draftAccepted"] as const) {
@@ -112,8 +114,9 @@ function statusOf(error: unknown): number | undefined {
  * starts the answer over word for word (how a server that ignores the trailing message shows
  * itself) — that piece is not joined, but its request counts in `continuations` and its tokens in
  * `usage`, since they were spent, and its text is never passed to `onOutput`: a continuation's
- * opening is held back until it parts from the answer so far. Either way, and on any other failure short of a stop or an overflow, the cut-off answer
- * is kept with a notice. A stop rejects with the signal's reason; an overflow with `ContextOverflow`.
+ * opening is held back until it parts from the answer so far. Either way, and on any other failure
+ * short of a stop — an overflow included, which latches nothing — the cut-off answer is kept with
+ * a notice. A stop rejects with the signal's reason.
  */
 export async function continueTurn(
   client: ChatClientLike,
@@ -144,9 +147,14 @@ export async function continueTurn(
         { ...options, onOutput: shown.onOutput },
       );
     } catch (error) {
-      if (options.signal?.aborted || isOverflow(error)) throw error;
+      if (options.signal?.aborted) throw error;
       const status = statusOf(error);
-      if (model && (status === 400 || status === 422)) {
+      if (isOverflow(error)) {
+        // The answer so far plus the room to carry it on no longer fit: what was said stands.
+        options.onNotice?.(
+          `The continuation did not fit the context window (${errorMessage(error)}); the cut-off answer is kept as it was.`,
+        );
+      } else if (model && (status === 400 || status === 422)) {
         model.assistantPrefill = false;
         options.onNotice?.(
           `The server refused a trailing assistant message (${errorMessage(error)}); ` +

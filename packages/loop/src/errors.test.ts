@@ -31,7 +31,7 @@ describe("errorMessage", () => {
 
 describe("failedRun", () => {
   it("reads the run off anything the loop throws and nothing else", () => {
-    const run = { messages: [], usage: { prompt: 1, completion: 2, total: 3, cached: 0 }, toolCalls: 0 };
+    const run = { messages: [], usage: { prompt: 1, completion: 2, total: 3, cached: 0 }, toolCalls: [] };
     expect(failedRun(new AgentLoopError(new Error("x"), run))).toBe(run);
     expect(failedRun(new ToolIterationLimit(3, run))).toBe(run);
     expect(failedRun(new Error("x"))).toBeUndefined();
@@ -40,7 +40,7 @@ describe("failedRun", () => {
   });
 
   it("tells the loop's overflow apart from a bare ContextOverflow, while a catch for either still matches", () => {
-    const run = { messages: [], usage: { prompt: 0, completion: 0, total: 0, cached: 0 }, toolCalls: 0 };
+    const run = { messages: [], usage: { prompt: 0, completion: 0, total: 0, cached: 0 }, toolCalls: [] };
     const bare = new ContextOverflow("too long");
     const loop = new AgentLoopOverflow(bare, run);
     expect(ContextOverflow.isInstance(loop)).toBe(true);

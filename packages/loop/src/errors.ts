@@ -1,4 +1,5 @@
 import { ContextOverflow } from "@loopwright/negotiate";
+import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { ChatMessage } from "./config.js";
 
 /** The run as it stood when the loop stopped: enough to store it, show it, or send it again. */
@@ -7,8 +8,12 @@ export interface RunState {
   messages: ChatMessage[];
   /** Token totals over every turn of the run so far. */
   usage: RunUsage;
-  /** How many tool calls the model made. */
-  toolCalls: number;
+  /**
+   * Every tool call the model made, in transcript order: its id and (the host's) tool name, whether
+   * it was dispatched, shared a repeat's answer, or was refused unrun, whether it succeeded, and how
+   * long it ran.
+   */
+  toolCalls: ToolCallOutcome[];
 }
 
 /** Token totals of a run: sums of what each turn's endpoint reported (zero where it reported none). */
@@ -20,6 +25,7 @@ export interface RunUsage {
 }
 
 const RUN = Symbol.for("@loopwright/loop.run");
+const LOOP_OPTION_ERROR = Symbol.for("@loopwright/loop.LoopOptionError");
 const AGENT_LOOP_ERROR = Symbol.for("@loopwright/loop.AgentLoopError");
 const TOOL_ITERATION_LIMIT = Symbol.for("@loopwright/loop.ToolIterationLimit");
 const AGENT_LOOP_OVERFLOW = Symbol.for("@loopwright/loop.AgentLoopOverflow");
@@ -101,6 +107,42 @@ export class AgentLoopOverflow extends ContextOverflow {
    */
   static override isInstance(value: unknown): value is AgentLoopOverflow {
     return marked(value, AGENT_LOOP_OVERFLOW);
+  }
+}
+
+/**
+ * What is wrong with what `runAgentLoop` was given, found before anything is sent:
+ * - `unknown-option`: an option the loop does not know (a misspelling, or one from a newer loop);
+ * - `not-built`: an option the loop knows of but does not do yet, refused rather than dropped;
+ * - `tool-name-collision`: two tools whose names become one name on the wire;
+ * - `conflicting-options`: two options that say the same thing differently (`system` and `config.prompt`).
+ */
+export type LoopOptionErrorCode =
+  | "unknown-option"
+  | "not-built"
+  | "tool-name-collision"
+  | "conflicting-options";
+
+/**
+ * An option `runAgentLoop` cannot honour, refused at the start (it reaches the caller as the
+ * `cause` of an `AgentLoopError`). `option` names it (`config.toolDiscovery`, `hooks`, or a tool's name).
+ */
+export class LoopOptionError extends Error {
+  override readonly name: string = "LoopOptionError";
+  readonly [LOOP_OPTION_ERROR] = true;
+  readonly code: LoopOptionErrorCode;
+  /** The option (or, for a collision, the tools) at fault. */
+  readonly option: string;
+
+  constructor(code: LoopOptionErrorCode, option: string, message: string) {
+    super(message);
+    this.code = code;
+    this.option = option;
+  }
+
+  /** True for a `LoopOptionError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is LoopOptionError {
+    return marked(value, LOOP_OPTION_ERROR);
   }
 }
 

@@ -7,8 +7,10 @@ export type {
 } from "./agent-loop.js";
 export { preview, runLoop } from "./agent-loop.js";
 export type {
+  AgentParts,
   AssistantToolCall,
   ChatMessage,
+  DedupePolicy,
   Endpoint,
   LoopConfig,
   ModelParams,
@@ -20,11 +22,19 @@ export type {
 export { DEFAULT_MAX_TOOL_ITERATIONS } from "./config.js";
 export type { ContinuedTurn, ContinueTurnOptions } from "./continue-turn.js";
 export { continueTurn, isContinuable } from "./continue-turn.js";
-export type { RunState, RunUsage } from "./errors.js";
-export { AgentLoopError, AgentLoopOverflow, errorMessage, failedRun, ToolIterationLimit } from "./errors.js";
+export type { LoopOptionErrorCode, RunState, RunUsage } from "./errors.js";
+export {
+  AgentLoopError,
+  AgentLoopOverflow,
+  errorMessage,
+  failedRun,
+  LoopOptionError,
+  ToolIterationLimit,
+} from "./errors.js";
+export type { LoopOption, OptionHandling } from "./loop-options.js";
+export { LOOP_OPTIONS } from "./loop-options.js";
 export type {
   CallResult,
-  DedupePolicy,
   Dispatch,
   DispatchRequest,
   RunCallsOptions,
@@ -33,5 +43,5 @@ export type {
 export { NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { runTurn } from "./run-turn.js";
-export type { Runtime } from "./runtime.js";
+export type { Runtime, RuntimeOptions } from "./runtime.js";
 export { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./runtime.js";

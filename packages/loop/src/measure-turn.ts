@@ -1,6 +1,5 @@
 import type { CacheBreakReason, TurnMetrics } from "@loopwright/events";
 import {
-  type Calibration,
   contextTokens,
   type LedgerEntry,
   type LedgerRequest,
@@ -9,32 +8,52 @@ import {
   recordRequest,
   toolTokens,
 } from "@loopwright/ledger";
-import type { EndpointCapabilities, RequestBody } from "@loopwright/negotiate";
+import type { RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
 import type { ChatMessage } from "./config.js";
 
 /** The previous request of a run, as the cache and ledger bookkeeping compare against it. */
 interface Sent {
+  /** The system prompt and the transcript's leading system messages, as one comparable string. */
   system: string;
   tools: string;
-  messages: readonly ChatMessage[];
+  /** The transcript after its leading system messages. */
+  history: readonly ChatMessage[];
   prompt: number;
   completion: number;
 }
 
 /** Why the prompt cache missed, read off this request against the one before. */
-function breakReason(
-  previous: Sent,
-  system: string,
-  tools: string,
-  messages: readonly ChatMessage[],
-): CacheBreakReason {
-  if (tools !== previous.tools) return "tools-changed";
-  if (system !== previous.system) return "system-changed";
+function breakReason(previous: Sent, now: Sent): CacheBreakReason {
+  if (now.tools !== previous.tools) return "tools-changed";
+  if (now.system !== previous.system) return "system-changed";
   const kept =
-    previous.messages.length <= messages.length &&
-    previous.messages.every((m, i) => m === messages[i] || JSON.stringify(m) === JSON.stringify(messages[i]));
+    previous.history.length <= now.history.length &&
+    previous.history.every(
+      (m, i) => m === now.history[i] || JSON.stringify(m) === JSON.stringify(now.history[i]),
+    );
   return kept ? "none-known" : "history-rewritten";
+}
+
+/**
+ * The system part of a request: the run's system prompt and the system (or developer) messages the
+ * transcript opens with — a host's `beforeStep` may rewrite those — and the history after them.
+ */
+function splitSystem(
+  system: string,
+  transcript: readonly ChatMessage[],
+): { system: string; history: ChatMessage[] } {
+  let lead = 0;
+  while (
+    lead < transcript.length &&
+    (transcript[lead]?.role === "system" || transcript[lead]?.role === "developer")
+  ) {
+    lead++;
+  }
+  return {
+    system: JSON.stringify([system, ...transcript.slice(0, lead).map((m) => m.content)]),
+    history: transcript.slice(lead),
+  };
 }
 
 /** One step's request and what came back, as `RunMeasure.measure` reads them. */
@@ -55,8 +74,8 @@ export interface MeasuredStep {
 
 /**
  * A run's measurements across its steps: the token ledger, the cache expectation against the
- * previous request, the calibration reading, and the context breakdown. Kept apart from the loop
- * so the loop's body is orchestration only.
+ * previous request, and the context breakdown (the calibration reading is `runTurn`'s). Kept apart
+ * from the loop so the loop's body is orchestration only.
  */
 export class RunMeasure {
   private previous: Sent | undefined;
@@ -66,9 +85,6 @@ export class RunMeasure {
 
   constructor(
     ledger: readonly LedgerEntry[],
-    private readonly calibration: Pick<Calibration, "calibrate">,
-    private readonly supports: EndpointCapabilities,
-    private readonly model: string,
     private readonly system: string,
   ) {
     // The run's first request starts an epoch: the loop cannot see what the run before it sent.
@@ -84,15 +100,18 @@ export class RunMeasure {
   measure(step: MeasuredStep, metrics: TurnMetrics): void {
     const { firstUsage: reported, answeredBody: answered, charsPerToken } = step;
     const transcript = [...step.transcript];
-    const toolsText = JSON.stringify(answered.tools ?? []);
+    const now: Sent = {
+      ...splitSystem(this.system, transcript),
+      tools: JSON.stringify(answered.tools ?? []),
+      prompt: reported.prompt,
+      completion: step.turn.usage.completion,
+    };
     const previous = this.previous;
     if (previous) {
       metrics.cacheExpected = previous.prompt + previous.completion;
       if (reported.uncached !== undefined && previous.prompt > 0) {
         metrics.cacheBroken = reported.cached < 0.9 * previous.prompt;
-        if (metrics.cacheBroken) {
-          metrics.cacheBreakReason = breakReason(previous, this.system, toolsText, transcript);
-        }
+        if (metrics.cacheBroken) metrics.cacheBreakReason = breakReason(previous, now);
       }
     }
     const request: LedgerRequest = {
@@ -105,22 +124,7 @@ export class RunMeasure {
       ...(reported.uncached !== undefined ? { cached: reported.cached } : {}),
     });
     this.previousForLedger = request;
-    this.previous = {
-      system: this.system,
-      tools: toolsText,
-      messages: transcript,
-      prompt: reported.prompt,
-      completion: step.turn.usage.completion,
-    };
-    // The messages are ChatMessages; the ledger package reads them structurally.
-    if (reported.prompt > 0) {
-      this.calibration.calibrate(
-        this.supports,
-        this.model,
-        answered as unknown as RequestBodyLike,
-        reported.prompt,
-      );
-    }
+    this.previous = now;
     metrics.context = contextTokens(step.firstBody as unknown as RequestBodyLike, {
       charsPerToken,
       ...(reported.prompt > 0 ? { promptTokens: reported.prompt } : {}),

@@ -36,8 +36,15 @@ describe("runCalls", () => {
     });
     expect(runs).toBe(2);
     expect(ran.outcomes).toEqual([
-      { id: "a", name: "flaky", ok: false, content: "Error: disk busy", ms: expect.any(Number) },
-      { id: "b", name: "flaky", ok: true, content: "ok", ms: expect.any(Number) },
+      {
+        id: "a",
+        name: "flaky",
+        ok: false,
+        source: "dispatched",
+        content: "Error: disk busy",
+        ms: expect.any(Number),
+      },
+      { id: "b", name: "flaky", ok: true, source: "dispatched", content: "ok", ms: expect.any(Number) },
     ]);
   });
 

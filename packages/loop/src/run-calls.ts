@@ -1,10 +1,16 @@
+import { dropOptionalNulls } from "@loopwright/schema-compat";
+import { listenForAbort } from "@loopwright/stream";
 import {
   parseToolArguments,
   ToolArgumentsError,
   type ToolCallRequest,
   type ToolCallResult,
+  type ToolCallSource,
 } from "@loopwright/tool-calls";
-import type { AssistantToolCall, ChatMessage } from "./config.js";
+import type { AssistantToolCall, ChatMessage, DedupePolicy, ToolDefinition } from "./config.js";
+
+export type { DedupePolicy };
+
 import { errorMessage } from "./errors.js";
 import { tell } from "./tell.js";
 
@@ -16,23 +22,28 @@ export type Dispatch = (request: DispatchRequest, signal?: AbortSignal) => unkno
 
 /** One call's outcome as the transcript and a watcher see it. */
 export interface CallResult extends ToolCallResult {
+  /** How the answer came about: the tool ran, a repeat shared its answer, or the call was refused. */
+  source: ToolCallSource;
   /** How long the tool ran, in milliseconds; absent for a call that was not dispatched. */
   ms?: number;
 }
-
-/**
- * Whether an identical call (same name, same repaired arguments) in one step is run once and its
- * answer shared: `true` (default) for every tool, `false` for none, or asked per call — a tool
- * whose second call is a second effect (`send_email`) answers `false`.
- */
-export type DedupePolicy = boolean | ((request: DispatchRequest) => boolean);
 
 /** What `runCalls` reads. */
 export interface RunCallsOptions {
   dispatch: Dispatch;
   signal?: AbortSignal;
-  /** The turn's finish reason: arguments cut off at the ceiling are reported as truncated. */
+  /**
+   * The turn's finish reason: arguments cut off at the ceiling (`"length"`) are reported as
+   * truncated, and `""` — the stream ended without one after the calls began — means every call
+   * may be cut off: none is run, each is answered so.
+   */
   finishReason?: string;
+  /**
+   * The tools as the host declared them (the names `dispatch` is handed): a `null` the model wrote
+   * for a parameter a tool's own schema left optional is dropped before dispatch (strict schemas
+   * make optional parameters required-but-nullable, and the tool would refuse the `null`).
+   */
+  tools?: readonly ToolDefinition[];
   /** Run the step's calls together rather than one after another (default false). */
   parallel?: boolean;
   /** Share one answer between identical calls of the step (default true). */
@@ -60,7 +71,7 @@ export const STOPPED_DURING = "Stopped before this call finished.";
 /** What a call the run never reached is answered with. */
 export const NOT_RUN = "Not run: the run stopped first.";
 
-type Outcome = { ok: boolean; content: string; ms?: number };
+type Outcome = { ok: boolean; content: string; source: ToolCallSource; ms?: number };
 
 interface Prepared {
   call: AssistantToolCall;
@@ -79,16 +90,35 @@ function asContent(value: unknown): string {
   }
 }
 
-function prepare(call: AssistantToolCall, finishReason: string | undefined): Prepared {
+function cutOff(name: string): string {
+  return (
+    `The turn ended before the server said it was finished (no finish reason), so the arguments for the ${name} ` +
+    "call may be cut off, and the call was not run. Call it again if it is still needed."
+  );
+}
+
+type Schemas = ReadonlyMap<string, unknown>;
+
+function schemasOf(tools: readonly ToolDefinition[] | undefined): Schemas {
+  const schemas = new Map<string, unknown>();
+  for (const tool of tools ?? []) {
+    if (tool?.function?.parameters !== undefined) schemas.set(tool.function.name, tool.function.parameters);
+  }
+  return schemas;
+}
+
+function prepare(call: AssistantToolCall, finishReason: string | undefined, schemas: Schemas): Prepared {
   const name = call.function.name;
   const raw = call.function.arguments ?? "";
   try {
     const parsed = parseToolArguments(raw, { finishReason, name });
-    const request = { id: call.id, name, args: parsed.value, raw };
+    const schema = schemas.get(name);
+    const args = schema === undefined ? parsed.value : dropOptionalNulls(parsed.value, schema);
     return {
       call: { id: call.id, type: "function", function: { name, arguments: parsed.json } },
-      request,
+      request: { id: call.id, name, args, raw },
       json: parsed.json,
+      ...(finishReason === "" ? { unreadable: cutOff(name) } : {}),
     };
   } catch (error) {
     if (!ToolArgumentsError.isInstance(error)) throw error;
@@ -97,7 +127,7 @@ function prepare(call: AssistantToolCall, finishReason: string | undefined): Pre
       call: { id: call.id, type: "function", function: { name, arguments: "{}" } },
       request: { id: call.id, name, args: {}, raw },
       json: "{}",
-      unreadable: error.message,
+      unreadable: finishReason === "" ? cutOff(name) : error.message,
     };
   }
 }
@@ -111,7 +141,7 @@ export function replayable(
   toolCalls: ReadonlyArray<AssistantToolCall>,
   finishReason?: string,
 ): AssistantToolCall[] {
-  return toolCalls.map((call) => prepare(call, finishReason).call);
+  return toolCalls.map((call) => prepare(call, finishReason, new Map()).call);
 }
 
 /**
@@ -129,21 +159,23 @@ export async function runCalls(
   options: RunCallsOptions,
 ): Promise<RunCallsResult> {
   const { signal, dispatch } = options;
-  const prepared = toolCalls.map((call) => prepare(call, options.finishReason));
+  const schemas = schemasOf(options.tools);
+  const prepared = toolCalls.map((call) => prepare(call, options.finishReason, schemas));
   const inFlight = new Map<string, Promise<Outcome>>();
   let stopped: unknown;
 
   const start = (p: Prepared): Promise<Outcome> => {
-    if (p.unreadable !== undefined) return Promise.resolve({ ok: false, content: p.unreadable });
+    if (p.unreadable !== undefined)
+      return Promise.resolve({ ok: false, content: p.unreadable, source: "refused" });
     if (signal?.aborted) {
       stopped ??= signal.reason;
-      return Promise.resolve({ ok: false, content: NOT_RUN });
+      return Promise.resolve({ ok: false, content: NOT_RUN, source: "refused" });
     }
     const policy = options.dedupe ?? true;
     const shared = typeof policy === "function" ? policy(p.request) : policy;
     const key = `${p.request.name}\u0000${p.json}`;
     const existing = shared ? inFlight.get(key) : undefined;
-    if (existing) return existing.then(({ ok, content }) => ({ ok, content }));
+    if (existing) return existing.then(({ ok, content }) => ({ ok, content, source: "repeat" }));
     const pending = runOne(dispatch, p.request, signal).then((outcome) => {
       if (!outcome.ok) inFlight.delete(key);
       return outcome;
@@ -190,10 +222,11 @@ async function runOne(
       Promise.resolve().then(() => dispatch(request, signal)),
       signal,
     );
-    return { ok: true, content: asContent(value), ms: Date.now() - started };
+    return { ok: true, content: asContent(value), source: "dispatched", ms: Date.now() - started };
   } catch (error) {
-    if (signal?.aborted) return { ok: false, content: STOPPED_DURING, ms: Date.now() - started };
-    return { ok: false, content: `Error: ${errorMessage(error)}`, ms: Date.now() - started };
+    const ms = Date.now() - started;
+    if (signal?.aborted) return { ok: false, content: STOPPED_DURING, source: "dispatched", ms };
+    return { ok: false, content: `Error: ${errorMessage(error)}`, source: "dispatched", ms };
   }
 }
 
@@ -201,15 +234,15 @@ function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pr
   if (!signal) return promise;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    // One listener per signal however many calls and runs share it (no MaxListenersExceededWarning).
+    const stop = listenForAbort(signal, () => reject(signal.reason));
     promise.then(
       (value) => {
-        signal.removeEventListener("abort", onAbort);
+        stop();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
+        stop();
         reject(error);
       },
     );

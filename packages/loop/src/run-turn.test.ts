@@ -22,7 +22,7 @@ const messages = [{ role: "user", content: "Say hello." }];
 describe("runTurn", () => {
   it("waits for a llama.cpp server still loading the model, with one notice and no retry spent", async () => {
     server = await startServer({
-      personality: { name: "llamacpp", loadingMs: 300 },
+      personality: { name: "llamacpp", loadingMs: 1500 },
       replies: [{ content: "Hello." }],
     });
     const store = createCapabilityStore();

@@ -1,4 +1,9 @@
-import { type RequestBodyLike, requestTokens } from "@loopwright/ledger";
+import {
+  type Calibration,
+  defaultCalibration,
+  type RequestBodyLike,
+  requestTokens,
+} from "@loopwright/ledger";
 import {
   type BackoffOptions,
   backoffMs,
@@ -12,7 +17,14 @@ import {
   negotiate,
   type RequestBody,
 } from "@loopwright/negotiate";
-import { type ChatClientLike, type StreamTurnOptions, streamTurn, type Turn } from "@loopwright/stream";
+import { isGrammarError } from "@loopwright/schema-compat";
+import {
+  type ChatClientLike,
+  listenForAbort,
+  type StreamTurnOptions,
+  streamTurn,
+  type Turn,
+} from "@loopwright/stream";
 import { errorMessage } from "./errors.js";
 
 /** Builds one attempt's body from what the endpoint and the model have refused so far. */
@@ -37,8 +49,17 @@ export interface RunTurnOptions extends Omit<StreamTurnOptions, "produced"> {
   backoff?: BackoffOptions;
   /** The window to size the request against before sending; absent or 0 sends unsized. */
   contextLimit?: number;
-  /** Characters per token for that sizing (default 4: deliberately low). */
+  /**
+   * Characters per token for that sizing; absent, what `calibration` has learnt for this endpoint
+   * and model (4, deliberately low, until it has a reading).
+   */
   charsPerToken?: number;
+  /**
+   * Where characters-per-token readings are kept: read for the size guard, and handed each answered
+   * request's body with the prompt the endpoint reported for it. Default: the default calibration
+   * (`@loopwright/ledger`'s `calibrate`).
+   */
+  calibration?: Pick<Calibration, "calibrate" | "charsPerTokenFor">;
   /** Told, in words, of every retry, wait and downgrade. */
   onNotice?: (message: string) => void;
 }
@@ -47,14 +68,15 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
+      stop?.();
       resolve();
     }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const stop = signal
+      ? listenForAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        })
+      : undefined;
   });
 }
 
@@ -68,9 +90,13 @@ function ceilingOf(body: RequestBody): number {
  * Each attempt's body comes from `build`, so whatever `negotiate` latched is left out of the next.
  * A transient failure before anything was produced is re-sent up to `maxRetries` times after
  * `backoffMs`; a server still loading the model is polled on its own clock without spending them.
- * Nothing is re-sent once the model started answering. A request that cannot fit `contextLimit`
+ * Nothing is re-sent once the model started answering — except a grammar failure (`isGrammarError`)
+ * after tool-call pieces alone, nothing shown yet: that is sent once more with relaxed tools, latched
+ * at the endpoint (`strictSchemas: false`). A request that cannot fit `contextLimit`
  * (prompt estimate plus the body's reply ceiling) throws `ContextOverflow` before it is sent, and
  * an endpoint's own context-exceeded refusal is rethrown as `ContextOverflow` with its words.
+ * The size guard divides by what `calibration` learnt for this endpoint and model, and an answered
+ * request whose prompt the endpoint counted is a new reading for it.
  */
 export async function runTurn(
   client: ChatClientLike,
@@ -78,27 +104,61 @@ export async function runTurn(
   build: BuildRequest,
   options: RunTurnOptions = {},
 ): Promise<Turn> {
-  const { maxRetries = 2, loadingTimeoutMs = 120_000, loadingPollMs = 3000, onNotice, signal } = options;
+  const calibration = options.calibration ?? defaultCalibration;
   if (options.contextLimit && options.contextLimit > 0) {
     // Sized once: a downgraded re-send is never larger, and the transcript does not change between retries.
     // Built as the first attempt will be: with what this model has refused, not as if it were unknown.
     const first = build(supports, options.model ? modelCapabilitiesFor(supports, options.model) : undefined);
-    const needed =
-      requestTokens(first as unknown as RequestBodyLike, { charsPerToken: options.charsPerToken ?? 4 }) +
-      ceilingOf(first);
+    const charsPerToken =
+      options.charsPerToken ?? calibration.charsPerTokenFor(supports, options.model ?? first.model);
+    const needed = requestTokens(first as unknown as RequestBodyLike, { charsPerToken }) + ceilingOf(first);
     if (needed > options.contextLimit) {
       throw new ContextOverflow(
         `the request needs about ${needed} tokens (prompt estimate plus the reply ceiling) and the window is ${options.contextLimit}.`,
       );
     }
   }
+  // The body each attempt sent: the one answered is the last, and its prompt is a reading.
+  let sent: RequestBody | undefined;
+  const track: BuildRequest = (supports, model) => {
+    sent = build(supports, model);
+    return sent;
+  };
+  const turn = await attempts(client, supports, track, options);
+  if (sent && turn.usage.prompt > 0) {
+    calibration.calibrate(
+      supports,
+      options.model ?? sent.model,
+      sent as unknown as RequestBodyLike,
+      turn.usage.prompt,
+    );
+  }
+  return turn;
+}
+
+/** The retry loop of `runTurn`: re-sends, waits for a loading model, and rethrows what it cannot answer. */
+async function attempts(
+  client: ChatClientLike,
+  supports: EndpointCapabilities,
+  build: BuildRequest,
+  options: RunTurnOptions,
+): Promise<Turn> {
+  const { maxRetries = 2, loadingTimeoutMs = 120_000, loadingPollMs = 3000, onNotice, signal } = options;
   const { model, droppable, backoff } = options;
+  // Whether the user has seen anything: tool-call pieces are produced but never shown.
+  let shown = false;
   const stream: StreamTurnOptions = {
     signal,
     idleMs: options.idleMs,
     firstChunkMs: options.firstChunkMs,
-    onOutput: options.onOutput,
-    onThinking: options.onThinking,
+    onOutput: (text) => {
+      shown = true;
+      options.onOutput?.(text);
+    },
+    onThinking: (text) => {
+      shown = true;
+      options.onThinking?.(text);
+    },
     onToolCallDelta: options.onToolCallDelta,
     fences: options.fences,
     startInReasoning: options.startInReasoning,
@@ -120,7 +180,16 @@ export async function runTurn(
         // The body's own words (not the client's "400 …" line), the original error as cause.
         throw ContextOverflow.fromError(error);
       }
-      if (produced.value) throw error;
+      if (produced.value) {
+        // llama.cpp's grammar let the model out of a string and its parser failed mid-stream: the
+        // schemas are what failed, so a request nobody saw is sent once more with relaxed tools.
+        if (shown || !supports.strictSchemas || !isGrammarError(error)) throw error;
+        supports.strictSchemas = false;
+        onNotice?.(
+          `The server failed on the tool schemas' grammar (${errorMessage(error)}); sending relaxed tools from now on.`,
+        );
+        continue;
+      }
       if (loadingTimeoutMs > 0 && isModelLoading(error)) {
         const now = Date.now();
         if (loadingSince === undefined) {

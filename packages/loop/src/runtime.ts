@@ -1,7 +1,23 @@
-import { type ClientPool, createClientPool, defaultClientPool } from "@loopwright/client";
-import { createBus, defaultBus, type EventBus } from "@loopwright/events";
-import { type Calibration, createCalibration, defaultCalibration } from "@loopwright/ledger";
-import { type CapabilityStore, createCapabilityStore, defaultCapabilityStore } from "@loopwright/negotiate";
+import {
+  type ClientPool,
+  type ClientPoolOptions,
+  createClientPool,
+  defaultClientPool,
+  type Endpoint,
+} from "@loopwright/client";
+import { createBus, defaultBus, type EventBus, type EventsSettings } from "@loopwright/events";
+import {
+  type Calibration,
+  type CalibrationOptions,
+  createCalibration,
+  defaultCalibration,
+} from "@loopwright/ledger";
+import {
+  type CapabilityStore,
+  type CapabilityStoreOptions,
+  createCapabilityStore,
+  defaultCapabilityStore,
+} from "@loopwright/negotiate";
 import { type AgentLoopOptions, type AgentLoopResult, runLoop } from "./agent-loop.js";
 
 /**
@@ -20,8 +36,32 @@ export interface Runtime {
   readonly bus: EventBus;
   /** `runAgentLoop` with this runtime's caches. */
   runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult>;
+  /**
+   * Drops one tenant's entries: its pooled clients and window-route latches, the capability latches
+   * of its endpoint (base URL and key) and the calibration readings taken against them. Other
+   * tenants keep theirs. Throws `EndpointConfigError` for an unusable base URL.
+   */
+  forget(endpoint: Pick<Endpoint, "baseUrl" | "apiKey">): void;
   /** Drops every cache and latch of this runtime and puts the bus's settings back to the defaults. */
   reset(): void;
+  /**
+   * Drops every cache, every run buffered on the bus (finishing its watchers) and the bus's sweep
+   * timer, so nothing of the runtime stays scheduled. A runtime that is simply dropped is collected
+   * too; `close()` frees it at once.
+   */
+  close(): void;
+}
+
+/** Bounds and settings of the caches `createRuntime` makes (each package's defaults where absent). */
+export interface RuntimeOptions {
+  /** The client pool's: `maxClients`, `maxRoutes`, `onLog`, `logLevel`, window lookup bounds. */
+  clients?: ClientPoolOptions;
+  /** The capability store's: `maxEndpoints`. */
+  capabilities?: CapabilityStoreOptions;
+  /** The calibration store's: `maxEndpoints`, `maxModels`. */
+  calibration?: CalibrationOptions;
+  /** The event bus's settings (buffer and retention). */
+  events?: Partial<EventsSettings>;
 }
 
 function runtimeOf(
@@ -36,18 +76,39 @@ function runtimeOf(
     calibration,
     bus,
     runAgentLoop: (options) => runLoop({ clients, capabilities, calibration }, options),
+    forget(endpoint) {
+      clients.forget(endpoint);
+      // The loop calibrates against the endpoint's capability record (a weak key): forgetting the
+      // record lets its readings go with it. Readings a host took under the base URL go too.
+      capabilities.forget(endpoint.baseUrl, endpoint.apiKey);
+      calibration.forget(endpoint.baseUrl);
+    },
     reset() {
       clients.reset();
       capabilities.reset();
       calibration.reset();
       bus.reset();
     },
+    close() {
+      clients.reset();
+      capabilities.reset();
+      calibration.reset();
+      bus.close();
+    },
   };
 }
 
-/** A runtime with caches of its own, sharing nothing with the default one or any other. */
-export function createRuntime(): Runtime {
-  return runtimeOf(createClientPool(), createCapabilityStore(), createCalibration(), createBus());
+/**
+ * A runtime with caches of its own, sharing nothing with the default one or any other, each
+ * bounded as `options` says (every package's documented default where absent).
+ */
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  return runtimeOf(
+    createClientPool(options.clients),
+    createCapabilityStore(options.capabilities),
+    createCalibration(options.calibration),
+    createBus(options.events),
+  );
 }
 
 /** The runtime the top-level functions use: each package's default instance. */
@@ -65,8 +126,10 @@ export const defaultRuntime: Runtime = runtimeOf(
  *
  * Throws `ToolIterationLimit` when the model still asks after `maxToolIterations` tool steps,
  * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window, and
- * `AgentLoopError` (the cause on `cause`) for anything else. Each carries the run, whose transcript
- * always has every tool call answered, so it can be stored or sent again as it is.
+ * `AgentLoopError` (the cause on `cause`) for anything else — a `LoopOptionError` cause, before
+ * anything is sent, for an option the loop does not know or does not do yet, or two tools whose
+ * names become one on the wire. Each carries the run, whose transcript always has every tool call
+ * answered, so it can be stored or sent again as it is.
  */
 export function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
   return defaultRuntime.runAgentLoop(options);

@@ -74,8 +74,24 @@ export interface CapabilityStore {
   exportCapabilities(): CapabilitySnapshot;
   /** Lays a snapshot over the store; throws `CapabilitySnapshotError` and changes nothing if bad. */
   importCapabilities(snapshot: unknown): void;
+  /**
+   * Forgets one tenant: the endpoint at `baseUrl` reached with `apiKey`, and its models. Answers
+   * whether it was held. The object handed out earlier keeps its values.
+   */
+  forget(baseUrl: string, apiKey?: string): boolean;
+  /** How many endpoints the store holds. */
+  readonly size: number;
   /** Forgets every endpoint and model (objects handed out earlier keep their values). */
   reset(): void;
+}
+
+/** How many endpoints a capability store keeps before it forgets the least recently used. */
+export const DEFAULT_MAX_ENDPOINTS = 1024;
+
+/** Options of `createCapabilityStore`. */
+export interface CapabilityStoreOptions {
+  /** Endpoints kept (least recently used forgotten first); default `DEFAULT_MAX_ENDPOINTS`. */
+  maxEndpoints?: number;
 }
 
 // Model facts hang off the endpoint object itself, so `negotiate` and `modelCapabilitiesFor` need
@@ -124,6 +140,27 @@ export function modelCapabilitiesFor(supports: EndpointCapabilities, model: stri
 
 function normaliseBaseUrl(baseUrl: string): string {
   return baseUrl.trim().replace(/\/+$/, "");
+}
+
+/**
+ * The base URL without anything that may be a credential — a user name, a password, the values of
+ * its query — and those taken out (``""`` for none). Only the stripped URL is ever stored or
+ * exported; what was taken out tells endpoints apart through the key digest.
+ */
+function withoutCredentials(baseUrl: string): { url: string; hidden: string } {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return { url: baseUrl, hidden: "" };
+  }
+  if (!url.username && !url.password && !url.search) return { url: baseUrl, hidden: "" };
+  const hidden = JSON.stringify([url.username, url.password, url.search]);
+  url.username = "";
+  url.password = "";
+  const names = [...url.searchParams.keys()];
+  url.search = names.length > 0 ? `?${names.map((name) => `${encodeURIComponent(name)}=`).join("&")}` : "";
+  return { url: normaliseBaseUrl(url.toString()), hidden };
 }
 
 /** `@loopwright/client`'s `NO_KEY`: what a keyless endpoint is sent, so it reads as no key here too. */
@@ -220,7 +257,7 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
       models[name] = readModel(model, `${path}.models[${JSON.stringify(name)}]`);
     }
     return {
-      baseUrl: normaliseBaseUrl(raw.baseUrl),
+      baseUrl: withoutCredentials(normaliseBaseUrl(raw.baseUrl)).url,
       keyId: raw.keyId,
       strictSchemas: readBool(raw, "strictSchemas", path),
       usageInStream: readBool(raw, "usageInStream", path),
@@ -236,17 +273,29 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
  * A host whose tenants must not share what one
  * endpoint refused makes one per tenant. The top-level functions use a default store.
  */
-export function createCapabilityStore(): CapabilityStore {
+export function createCapabilityStore(options: CapabilityStoreOptions = {}): CapabilityStore {
+  const maxEndpoints = options.maxEndpoints ?? DEFAULT_MAX_ENDPOINTS;
+  if (!Number.isInteger(maxEndpoints) || maxEndpoints < 1) {
+    throw new RangeError(
+      `createCapabilityStore: maxEndpoints must be a whole number from 1, got ${String(maxEndpoints)}.`,
+    );
+  }
+  // Insertion order is recency: a lookup moves its entry to the end; the first is forgotten first.
   const entries = new Map<string, Entry>();
 
   const entryFor = (baseUrl: string, keyId: string): Entry => {
     const id = `${baseUrl}\n${keyId}`;
     let entry = entries.get(id);
-    if (!entry) {
-      entry = { baseUrl, keyId, supports: { strictSchemas: true, usageInStream: true } };
-      entries.set(id, entry);
-    }
+    if (entry) entries.delete(id);
+    else entry = { baseUrl, keyId, supports: { strictSchemas: true, usageInStream: true } };
+    entries.set(id, entry);
+    while (entries.size > maxEndpoints) entries.delete(entries.keys().next().value as string);
     return entry;
+  };
+
+  const idOf = (baseUrl: string, apiKey: string | undefined): { url: string; keyId: string } => {
+    const { url, hidden } = withoutCredentials(normaliseBaseUrl(baseUrl));
+    return { url, keyId: hidden ? keyIdOf(`${apiKey ?? ""}\n${hidden}`) : keyIdOf(apiKey) };
   };
 
   return {
@@ -254,7 +303,16 @@ export function createCapabilityStore(): CapabilityStore {
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
         throw new TypeError("capabilitiesFor: baseUrl must be the endpoint's non-empty base URL.");
       }
-      return entryFor(normaliseBaseUrl(baseUrl), keyIdOf(apiKey)).supports;
+      const { url, keyId } = idOf(baseUrl, apiKey);
+      return entryFor(url, keyId).supports;
+    },
+    forget(baseUrl, apiKey) {
+      if (typeof baseUrl !== "string") return false;
+      const { url, keyId } = idOf(baseUrl, apiKey);
+      return entries.delete(`${url}\n${keyId}`);
+    },
+    get size() {
+      return entries.size;
     },
     modelCapabilitiesFor,
     exportCapabilities() {

@@ -4,12 +4,14 @@ export type {
   CapabilitySnapshot,
   CapabilitySnapshotEndpoint,
   CapabilityStore,
+  CapabilityStoreOptions,
   EndpointCapabilities,
   ModelCapabilities,
 } from "./capabilities.js";
 export {
   CAPABILITY_SNAPSHOT_VERSION,
   createCapabilityStore,
+  DEFAULT_MAX_ENDPOINTS,
   EFFORT_LADDER,
   effortFor,
   modelCapabilitiesFor,
@@ -55,6 +57,14 @@ export function exportCapabilities(): ReturnType<CapabilityStore["exportCapabili
  */
 export function importCapabilities(snapshot: unknown): void {
   defaultCapabilityStore.importCapabilities(snapshot);
+}
+
+/**
+ * Forgets one tenant's latches in the default store: the endpoint at `baseUrl` reached with
+ * `apiKey`, and its models. Answers whether it was held.
+ */
+export function forgetCapabilities(baseUrl: string, apiKey?: string): boolean {
+  return defaultCapabilityStore.forget(baseUrl, apiKey);
 }
 
 /** Forgets every latch in the default store. */

@@ -58,4 +58,18 @@ describe.skipIf(!HAS_REDIS)("the Redis calibration store", () => {
     await settled(() => calB.charsPerTokenFor("http://s.test", "m") !== 4);
     expect(calB.charsPerTokenFor("http://s.test", "m")).toBeGreaterThan(4.9);
   });
+
+  it("forgets one endpoint's readings on every instance, and only that endpoint's", async () => {
+    const [, calA] = await instance();
+    const [, calB] = await instance();
+    calA.calibrate("http://gone.test", "m", body(5000), 1000);
+    calA.calibrate("http://kept.test", "m", body(5000), 1000);
+    await settled(() => calB.charsPerTokenFor("http://kept.test", "m") !== 4);
+    expect(calA.forget("http://gone.test")).toBe(true);
+    await settled(() => calB.charsPerTokenFor("http://gone.test", "m") === 4);
+    expect(calB.charsPerTokenFor("http://gone.test", "m")).toBe(4);
+    expect(calB.charsPerTokenFor("http://kept.test", "m")).toBeGreaterThan(4.9);
+    await calB.reload();
+    expect(calB.charsPerTokenFor("http://gone.test", "m")).toBe(4);
+  });
 });

@@ -60,10 +60,24 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     }
   };
 
+  /** Drops every shared reading of the endpoint named `name` here; answers whether there were any. */
+  const dropLocal = (name: string): boolean => {
+    let held = false;
+    for (const id of [...shared.keys()]) {
+      if (id.startsWith(`${name}\u0000`)) held = shared.delete(id) || held;
+    }
+    return held;
+  };
+
   await subscriber.subscribe(channel, (message) => {
     try {
-      const { id, reading } = JSON.parse(message) as { id: string; reading: number };
-      if (typeof id === "string" && typeof reading === "number") take(id, reading);
+      const { id, reading, forget } = JSON.parse(message) as {
+        id: string;
+        reading?: number;
+        forget?: string;
+      };
+      if (typeof forget === "string") dropLocal(forget);
+      else if (typeof id === "string" && typeof reading === "number") take(id, reading);
     } catch (error) {
       report(error);
     }
@@ -94,6 +108,22 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       const readings = name === undefined ? undefined : shared.get(`${name}\u0000${model ?? ""}`);
       if (readings && readings.length > 0) return Math.max(...readings);
       return name === undefined ? local.charsPerTokenFor(endpoint, model) : DEFAULT_DIVISOR;
+    },
+    forget(endpoint) {
+      const heldLocally = local.forget(endpoint);
+      const name = nameOf(endpoint);
+      if (name === undefined) return heldLocally;
+      const ids = [...shared.keys()].filter((id) => id.startsWith(`${name}\u0000`));
+      const held = dropLocal(name) || heldLocally;
+      // One tenant forgotten everywhere: its readings go from Redis and from every instance.
+      if (writer.isReady) {
+        Promise.all([
+          ...ids.map((id) => call(writer, ["DEL", keyOf(id)])),
+          ...ids.map((id) => call(writer, ["SREM", indexKey, id])),
+          call(writer, ["PUBLISH", channel, JSON.stringify({ forget: name })]),
+        ]).catch(report);
+      }
+      return held;
     },
     reset() {
       local = createCalibration();

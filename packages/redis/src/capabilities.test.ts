@@ -87,6 +87,23 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
     expect(() => a.importCapabilities({ version: 1, endpoints: [{ baseUrl: "" }] })).toThrow(/malformed/);
   });
 
+  it("forgets one tenant on every instance: its latches go from Redis and from each copy", async () => {
+    const [a, b] = await pair();
+    a.capabilitiesFor("http://tenant.test", "k1").usageInStream = false;
+    a.capabilitiesFor("http://other.test", "k2").usageInStream = false;
+    await a.sync();
+    await settled(() => b.size === 2);
+    expect(b.size).toBe(2);
+    expect(a.forget("http://tenant.test", "k1")).toBe(true);
+    await settled(() => b.size === 1);
+    expect(b.size).toBe(1);
+    expect(b.capabilitiesFor("http://tenant.test", "k1").usageInStream).toBe(true);
+    expect(b.capabilitiesFor("http://other.test", "k2").usageInStream).toBe(false);
+    await b.reload();
+    expect(b.capabilitiesFor("http://tenant.test", "k1").usageInStream).toBe(true);
+    expect(a.forget("http://never.test")).toBe(false);
+  });
+
   it("serves every read from its local copy: a thousand requests' reads send Redis nothing", async () => {
     const [a] = await pair();
     const supports = a.capabilitiesFor("http://hot.test", "k");

@@ -217,6 +217,14 @@ export async function createRedisCapabilityStore(
     for (const [field, value] of fields) entry.shared.set(field, value);
   };
 
+  /** Forgets an endpoint here; the objects handed out keep their values. */
+  const dropLocal = (id: string): boolean => {
+    for (const [key, value] of idCache) if (value === id) idCache.delete(key);
+    const entry = entries.get(id);
+    if (entry) dirty.delete(entry);
+    return entries.delete(id);
+  };
+
   const reload = async (): Promise<void> => {
     const known = await call<string[]>(writer, ["SMEMBERS", indexKey]);
     for (const id of known) {
@@ -229,8 +237,9 @@ export async function createRedisCapabilityStore(
 
   await subscriber.subscribe(channel, (message) => {
     try {
-      const { id, fields } = JSON.parse(message) as { id: string; fields: [string, string][] };
-      receive(id, fields);
+      const parsed = JSON.parse(message) as { id: string; fields?: [string, string][]; forget?: true };
+      if (parsed.forget) dropLocal(parsed.id);
+      else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
     } catch (error) {
       report(error);
     }
@@ -292,6 +301,23 @@ export async function createRedisCapabilityStore(
         entry.shared.clear();
         soon(entry);
       }
+    },
+    forget(baseUrl, apiKey) {
+      if (typeof baseUrl !== "string" || baseUrl.trim() === "") return false;
+      const id = idFor(baseUrl, apiKey);
+      const held = dropLocal(id);
+      // One tenant forgotten everywhere: its shared latches go, and every instance drops its copy.
+      if (writer.isReady) {
+        Promise.all([
+          call(writer, ["DEL", keyOf(id)]),
+          call(writer, ["SREM", indexKey, id]),
+          call(writer, ["PUBLISH", channel, JSON.stringify({ id, forget: true })]),
+        ]).catch(report);
+      }
+      return held;
+    },
+    get size() {
+      return entries.size;
     },
     reset() {
       entries.clear();

@@ -9,5 +9,5 @@ export type { RedisStoreErrorCode } from "./errors.js";
 export { RedisStoreError } from "./errors.js";
 export type { RedisRouteLatches } from "./route-latches.js";
 export { createRedisRouteLatches } from "./route-latches.js";
-export type { RedisRuntime, RedisStores, RedisStoresOptions } from "./runtime.js";
-export { createRedisRuntime, createRedisStores } from "./runtime.js";
+export type { RedisStores, RedisStoresOptions } from "./stores.js";
+export { createRedisStores } from "./stores.js";

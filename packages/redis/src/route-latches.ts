@@ -5,7 +5,8 @@ import { call, connectStore, type RedisOptions } from "./connection.js";
  * The window-route latches of `@loopwright/client`'s lookups, shared through Redis.
  *
  * Pass it as `createClientPool({ routeLatches })`; the lookups read and mutate its objects as they
- * would a `Map`'s, without waiting on Redis.
+ * would a `Map`'s, without waiting on Redis. `delete` (the pool's least-recently-used bound, or its
+ * `forget`) drops a server here only.
  */
 export interface RedisRouteLatches extends RouteLatchStore {
   /** Reads every shared latch into the local copy (done on connect and after a reconnect). */
@@ -41,6 +42,8 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
   const keyOf = (base: string) => `${prefix}routes:${base}`;
 
   const states = new Map<string, RouteLatches>();
+  /** The latch objects whose fields already share a change. */
+  const instrumented = new WeakSet<RouteLatches>();
   let receiving = false;
 
   const share = (base: string, state: RouteLatches): void => {
@@ -84,6 +87,7 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
     let state = states.get(base);
     if (!state) {
       state = instrument(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
+      instrumented.add(state);
       states.set(base, state);
     }
     receiving = true;
@@ -125,14 +129,23 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
   return {
     get: (base) => states.get(base),
     set(base, latches) {
-      const state = instrument(base, latches);
-      states.set(base, state);
-      share(base, state);
+      // A lookup sets its server again to mark it recent: the same object, already sharing.
+      if (!instrumented.has(latches)) {
+        instrument(base, latches);
+        instrumented.add(latches);
+        share(base, latches);
+      }
+      states.set(base, latches);
       return this;
     },
+    delete: (base) => states.delete(base),
     clear() {
       states.clear();
     },
+    get size() {
+      return states.size;
+    },
+    keys: () => states.keys(),
     reload,
     async close() {
       subscriber.destroy();

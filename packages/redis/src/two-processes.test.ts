@@ -3,8 +3,9 @@ import { fileURLToPath } from "node:url";
 import type { SequencedEvent } from "@loopwright/events";
 import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { redisHost } from "../test/host.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisBus, createRedisRuntime, type RedisEventBus } from "./index.js";
+import { createRedisBus, type RedisEventBus } from "./index.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -128,7 +129,7 @@ describe.skipIf(!HAS_REDIS)("two instances on one Redis", { timeout: 30_000 }, (
     });
     expect(ran.usageInStream).toBe(false);
 
-    const here = await createRedisRuntime({ url: redis.url, prefix: "latch:" });
+    const here = await redisHost({ url: redis.url, prefix: "latch:" });
     try {
       expect(here.capabilities.capabilitiesFor(llm.baseUrl).usageInStream).toBe(false);
       await here.runAgentLoop({

@@ -1,6 +1,6 @@
 // A second loopwright instance in its own process, driven over IPC by the tests: it runs an agent
 // loop on Redis-backed stores, emitting the run's events into the Redis bus.
-import { createRedisRuntime } from "../src/index.js";
+import { redisHost } from "./host.js";
 
 interface RunCommand {
   type: "run";
@@ -17,7 +17,7 @@ const send = (message: unknown) => process.send?.(message);
 process.on("message", async (message: RunCommand | { type: "exit" }) => {
   if (message.type === "exit") process.exit(0);
   const errors: string[] = [];
-  const runtime = await createRedisRuntime({
+  const runtime = await redisHost({
     url: message.url,
     prefix: message.prefix,
     onError: (error) => errors.push(String(error)),

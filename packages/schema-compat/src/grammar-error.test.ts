@@ -4,9 +4,10 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { isGrammarError } from "./grammar-error.js";
 
+// The recordings the testkit publishes, read in place (this package does not depend on the testkit).
 const fixtures =
   process.env.LOOPWRIGHT_FIXTURES ??
-  resolve(dirname(fileURLToPath(import.meta.url)), "../../../../shared/fixtures");
+  resolve(dirname(fileURLToPath(import.meta.url)), "../../testkit/recordings");
 const read = (rel: string) => readFileSync(join(fixtures, rel), "utf8");
 
 /** The body of a recorded `curl -i` response (after the blank line that ends the headers). */
@@ -39,6 +40,17 @@ describe("isGrammarError on recorded refusals", () => {
       expect(isGrammarError(new Error(`${status} ${JSON.parse(body).error.message}`))).toBe(true);
     });
   }
+
+  it("recognises llama.cpp's 500 for output its grammar let through and its parser could not read", () => {
+    // llama.cpp b9749, live: a sanitized `pattern` let the model write a raw quote inside a string.
+    const message = "The model produced output that does not match the expected peg-native format";
+    const body = JSON.stringify({ error: { code: 500, message, type: "server_error" } });
+    expect(isGrammarError(body)).toBe(true);
+    expect(isGrammarError(apiErrorLike(500, body))).toBe(true);
+    // As the stream's error event: no status, the server's error object passed on.
+    const midStream = new Error(`The server sent an error in the middle of the stream: ${message}.`);
+    expect(isGrammarError(Object.assign(midStream, { serverError: { code: 500, message } }))).toBe(true);
+  });
 
   it("recognises llama.cpp's 'Unrecognized schema' for a property without a type", () => {
     const body = read("errors/llamacpp/json-schema-conversion-failed-unrecognized-schema.json");

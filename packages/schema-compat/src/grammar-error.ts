@@ -10,6 +10,9 @@ const GRAMMAR_REFUSALS: readonly RegExp[] = [
   /unrecognized schema/i,
   /pattern must start with '\^' and end with '\$'/i,
   /unsupported (?:ref|pattern syntax)\b/i,
+  // llama.cpp's PEG tool-call parser (b9749): the grammar built from a schema let the model out of a
+  // string, and the output no longer parsed — a 500, as the reply or as an error event mid-stream.
+  /output that does not match the expected peg-native format/i,
   /error resolving ref\b/i,
   /failed to (?:initiali[sz]e|build|compile|create|parse|convert)\b[^\n]{0,40}\bgrammar/i,
   /\binvalid grammar\b/i,
@@ -99,7 +102,9 @@ function gather(value: unknown, into: Gathered, depth: number, seen: Set<object>
  * True when an error is a server refusing to compile a schema into a grammar or constraint.
  *
  * Recognises llama.cpp's and LM Studio's "JSON schema conversion failed" / "failed to parse
- * grammar" (and an older build's bare converter sentence), vLLM's and SGLang's xgrammar,
+ * grammar" (and an older build's bare converter sentence), llama.cpp's 500 "The model produced output
+ * that does not match the expected peg-native format" (its grammar admitted what its parser could
+ * not read), vLLM's and SGLang's xgrammar,
  * outlines and guidance refusals ("features not supported by xgrammar", "Grammar error: …",
  * `json_schema_converter.cc`), OpenAI's "Invalid schema for function", Groq's "invalid schema
  * for response format" and "invalid JSON schema for tool", Cerebras's "Unsupported JSON schema

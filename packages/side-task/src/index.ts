@@ -1,1 +1,43 @@
-export {};
+export type { AskJsonOptions } from "./ask.js";
+export { ASK_MAX_TOKENS, ASK_TEMPERATURE, ask, askJson, askReply } from "./ask.js";
+export type {
+  SideTaskCapabilities,
+  SideTaskClient,
+  SideTaskClients,
+  SideTaskOptions,
+  SideTaskReply,
+} from "./call.js";
+export { NO_THINKING_HINTS, SIDE_TASK_TIMEOUT_MS } from "./call.js";
+export type { CatalogServerLike, CatalogToolLike } from "./catalog.js";
+export { PRESELECT_MAX } from "./catalog.js";
+export type { SideTaskErrorCode } from "./errors.js";
+export { SideTaskError } from "./errors.js";
+export type { SideTaskImagePart, SideTaskInput, SideTaskPart, SideTaskTextPart } from "./input.js";
+export { IMAGE_LEFT_OUT } from "./input.js";
+export type { KeywordOptions, KeywordPreselection, KeywordScore } from "./keywords.js";
+export { KEYWORD_DROPOFF, KEYWORD_MIN_SCORE, preselectByKeywords } from "./keywords.js";
+export type { PreselectOptions } from "./preselect.js";
+export {
+  PRESELECT_MAX_TOKENS,
+  PRESELECT_SCHEMA,
+  PRESELECTED_NOTICE,
+  preselect,
+  preselectInput,
+  preselection,
+  preselectSystem,
+} from "./preselect.js";
+export type {
+  SummariseFunction,
+  SummariserOptions,
+  SummaryMessageLike,
+  SummarySignalLike,
+} from "./summariser.js";
+export {
+  SUMMARISER_SYSTEM,
+  SUMMARY_MAX_TOKENS,
+  SUMMARY_MESSAGE_CHARS,
+  summariser,
+} from "./summariser.js";
+export type { TaskCall, TaskCallOptions, TaskEndpoint, TaskSettings } from "./task-call.js";
+export { taskCall } from "./task-call.js";
+export { FUNCTION_WORDS } from "./words.js";

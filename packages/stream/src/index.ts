@@ -1,3 +1,4 @@
+export { listenForAbort } from "./abort-listeners.js";
 export type {
   ChoiceLike,
   ChunkLike,

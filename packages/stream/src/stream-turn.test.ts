@@ -413,3 +413,24 @@ describe("streams that go wrong", () => {
     expect(await rejection(streamTurn(notStreaming, body()))).toMatchObject({ code: "not-a-stream" });
   });
 });
+
+describe("streamTurn keeps what a tool call and a scratchpad need to be sent back", () => {
+  it("reads a tool name streamed in two equal halves as both halves (run + run → runrun)", async () => {
+    const { client } = await harness([
+      { toolCalls: [{ id: "c1", name: "runrun", arguments: "{}" }], chunkChars: 3 },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.toolCalls.map((c) => c.function.name)).toEqual(["runrun"]);
+  });
+
+  it("says which field the server streamed the scratchpad in, so it can be sent back in the same one", async () => {
+    const { client } = await harness([
+      { reasoning: "Think first.", reasoningAs: "reasoning", content: "Done." },
+      { reasoning: "Think first.", content: "Done." },
+      { reasoning: "Think first.", reasoningAs: "fence", content: "Done." },
+    ]);
+    expect((await streamTurn(client, body())).reasoningField).toBe("reasoning");
+    expect((await streamTurn(client, body())).reasoningField).toBe("reasoning_content");
+    expect((await streamTurn(client, body())).reasoningField).toBeUndefined();
+  });
+});

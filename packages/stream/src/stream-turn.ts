@@ -1,6 +1,8 @@
+import { listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { EndpointSilent, type EndpointSilentCode, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
+import { openReply } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
 import { chunkError, TurnReader } from "./turn-reader.js";
@@ -318,7 +320,9 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
  * - `EndpointSilent` when an allowance runs out (the connection is closed);
  * - `signal.reason` when `signal` aborts (the connection is closed);
  * - `StreamError` for an error object inside the stream, a malformed chunk or a dropped connection
- *   (with the turn so far as `partial`), or for an argument it cannot use;
+ *   (with the turn so far as `partial`), a 200 reply that is not a stream (`not-a-stream`, naming
+ *   what came back; a whole completion from a server that ignored `stream: true` is read as the
+ *   turn), or an argument it cannot use;
  * - the client's own error, unchanged, when the request fails before the stream starts (an HTTP
  *   error status, for example), so a caller can read the server's refusal.
  * Never leaves a request open behind it and never rejects unhandled.
@@ -371,7 +375,7 @@ export async function streamTurn<Body extends ChatBody>(
     controller.abort(why.kind === "abort" ? why.reason : undefined);
   };
   const onAbort = (): void => halt({ kind: "abort", reason: abortReason(signal!) });
-  signal?.addEventListener("abort", onAbort, { once: true });
+  const stopListening = signal ? listenForAbort(signal, onAbort) : undefined;
   const watchdog =
     idleMs !== undefined || firstChunkMs !== undefined
       ? new Watchdog(firstChunkMs, idleMs, (code, limit, waited) =>
@@ -400,7 +404,10 @@ export async function streamTurn<Body extends ChatBody>(
     try {
       stream = await waiter.wait(
         // Promise.resolve: a client may answer with a stream directly rather than a promise of one.
-        Promise.resolve(create.call(client.chat.completions, { ...body, stream: true }, requestOptions)),
+        // openReply: a 200 that is not a stream is read for what it is, never as an empty turn.
+        Promise.resolve(
+          openReply(create.call(client.chat.completions, { ...body, stream: true }, requestOptions)),
+        ),
       );
     } catch (error) {
       if (stopped !== undefined) throw stoppedError(stopped, error === STOPPED ? undefined : error);
@@ -413,7 +420,9 @@ export async function streamTurn<Body extends ChatBody>(
       );
     }
     iterator = stream[Symbol.asyncIterator]();
+    let chunks = 0;
     const take = (chunk: ChunkLike): void => {
+      chunks++;
       const serverError = chunkError(chunk);
       if (serverError !== undefined) throw new Failure("stream", new ErrorChunk(serverError));
       const carried = reader.read(chunk);
@@ -428,6 +437,13 @@ export async function streamTurn<Body extends ChatBody>(
         if (stopped === undefined) throw classify(error.error, reader.snapshot(), reader.hasProduced);
       } else if (error !== STOPPED) throw error;
     }
+    if (stopped === undefined && chunks === 0) {
+      throw new StreamError(
+        "not-a-stream",
+        "The server answered a stream with no chunks in it (an empty body, or only [DONE]): there is no turn to read. Check the base URL and any proxy in front of the server.",
+        { partial: reader.snapshot() },
+      );
+    }
     if (stopped !== undefined) {
       // The server said why it finished, then kept the connection open: the turn is whole.
       if (stopped.kind === "silent" && reader.finished) return reader.finish();
@@ -437,7 +453,7 @@ export async function streamTurn<Body extends ChatBody>(
     return reader.finish();
   } finally {
     watchdog?.stop();
-    signal?.removeEventListener("abort", onAbort);
+    stopListening?.();
     if (!complete) close(controller, stream, iterator);
   }
 }

@@ -45,6 +45,17 @@ function argumentsOf(value: unknown): { text: string; whole: boolean } {
   return { text: "", whole: false };
 }
 
+/**
+ * Whether a piece's name is the whole name so far sent again (servers that repeat it on every
+ * delta) rather than its next part. Only a piece that also repeats the call's id, brings arguments,
+ * or comes after the arguments began is a repeat: a name is written before its arguments, so `run`
+ * then `run` alone is the name `runrun` streamed in two halves.
+ */
+function repeatsName(slot: Slot, name: string, id: string, args: string): boolean {
+  if (name !== slot.name) return false;
+  return (id !== "" && id === slot.id) || args !== "" || slot.arguments !== "";
+}
+
 /** The parsed value when `text` is one complete JSON object or array, else `undefined`. */
 function completeJson(text: string): unknown {
   const t = text.trim();
@@ -92,8 +103,9 @@ function settled(slot: Slot): string {
  * seen continues that call, a piece with a new `id` and a name starts one, and any other piece
  * continues the latest call (servers that send `index` once, or never) — unless that call is
  * already whole JSON and the piece brings a name and arguments, which starts the next call. A name is appended
- * piece by piece, but a piece repeating the whole name so far is not appended again (servers that
- * repeat it on every delta). Arguments are concatenated as sent, so a split inside an escape or a
+ * piece by piece, but a piece repeating the whole name so far together with the id, with arguments,
+ * or after the arguments began is not appended again (servers that repeat it on every delta); a bare
+ * piece equal to the name so far is its second half (`run` + `run` is `runrun`). Arguments are concatenated as sent, so a split inside an escape or a
  * character is whole again at the end; a piece that repeats everything so far and more (servers
  * that resend the arguments cumulatively) replaces them, and a piece that repeats a finished
  * call's arguments whole is not added twice.
@@ -145,7 +157,7 @@ export class ToolCallAssembler {
       }
     }
     if (id && !slot.id) slot.id = id;
-    if (name && name !== slot.name) slot.name += name;
+    if (name && !repeatsName(slot, name, id, args.text)) slot.name += name;
     const added = this.addArguments(slot, args.text, args.whole);
     if (added === undefined) {
       // The piece was a further call's whole arguments sent under a finished call's index: a new call.

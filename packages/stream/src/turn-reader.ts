@@ -25,6 +25,13 @@ export interface TurnReaderOptions {
   onProduced?: () => void;
 }
 
+/** The named field a delta's reasoning came in, where it came in one a request can carry back. */
+function reasoningFieldOf(delta: DeltaLike): Turn["reasoningField"] {
+  if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "")
+    return "reasoning_content";
+  return typeof delta.reasoning === "string" && delta.reasoning !== "" ? "reasoning" : undefined;
+}
+
 /** Reasoning text carried by a delta: the first field, in the order servers are known to use them. */
 function deltaReasoning(delta: DeltaLike): string {
   const rc = delta.reasoning_content;
@@ -99,6 +106,7 @@ export class TurnReader {
   private readonly calls = new ToolCallAssembler();
   private readonly options: TurnReaderOptions;
   private reasoning = "";
+  private reasoningField: Turn["reasoningField"];
   private usage: UsageLike | undefined;
   private timings: TimingsLike | undefined;
   private finishReason = "";
@@ -166,6 +174,7 @@ export class TurnReader {
       usage: readUsage(this.usage),
       finishReason: this.finishReason,
       reasoning: inside ? this.reasoning + pending : this.reasoning,
+      ...(this.reasoningField ? { reasoningField: this.reasoningField } : {}),
       ...readTimings(this.timings),
     };
   }
@@ -177,6 +186,7 @@ export class TurnReader {
       carried = true;
       this.markProduced();
       this.reasoning += thought;
+      this.reasoningField ??= reasoningFieldOf(delta);
       this.options.onThinking?.(thought);
     }
     let content = delta.content;

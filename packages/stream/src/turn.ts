@@ -70,7 +70,8 @@ export interface TurnTimings {
  *
  * `finishReason` is `"length"` when the reply was cut off at the token ceiling and `""` when the
  * server never said. `reasoning` is everything `onThinking` was told: the server's reasoning
- * fields and text found inside a fence in the content. `timings` is present only where the server
+ * fields and text found inside a fence in the content, and `reasoningField` the field it came in.
+ * `timings` is present only where the server
  * measured them (llama.cpp); it never changes `usage`.
  */
 export interface Turn {
@@ -79,6 +80,12 @@ export interface Turn {
   usage: TurnUsage;
   finishReason: FinishReason;
   reasoning: string;
+  /**
+   * The delta field the server streamed the scratchpad in (`reasoning_content`: DeepSeek, llama.cpp,
+   * vLLM; `reasoning`: Ollama, OpenRouter, newer vLLM) — the one to send it back in. Absent where
+   * none carried it (no scratchpad, or one read from a fence or content parts).
+   */
+  reasoningField?: "reasoning_content" | "reasoning";
   timings?: TurnTimings;
 }
 

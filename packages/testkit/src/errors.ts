@@ -5,10 +5,13 @@ export type TestkitErrorCode =
   | "fixtures-dir-not-found"
   | "fixture-not-found"
   | "invalid-option"
-  | "invalid-reply";
+  | "invalid-reply"
+  | "server-fault";
 
 /**
- * The one error the testkit throws: bad options, a bad scripted reply, or a missing fixture.
+ * The one error the testkit throws: bad options, a bad scripted reply, a missing fixture, or
+ * (`server-fault`, inside a running server, sent to the client as a 500) a reply function or a
+ * personality hook that failed.
  *
  * `code` says which; `cause` carries the underlying failure (a filesystem error, for example).
  * `TestkitError.isInstance(value)` works across two installed copies of the package.

@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TestkitError } from "./errors.js";
@@ -16,9 +17,9 @@ afterEach(() => {
 });
 
 describe("fixtures", () => {
-  it("finds shared/fixtures next to the repository root", () => {
-    expect(fixturesDir()).toMatch(/[/\\]shared[/\\]fixtures$/);
-    expect(readFixture("README.md")).toContain("Wire fixtures");
+  it("reads the recordings published inside the package, not a folder beside the repository", () => {
+    expect(fixturesDir()).toBe(resolve(dirname(fileURLToPath(import.meta.url)), "..", "recordings"));
+    expect(readFixture("README.md")).toContain("Recorded traffic");
   });
 
   it("honours LOOPWRIGHT_FIXTURES", () => {

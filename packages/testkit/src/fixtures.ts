@@ -1,30 +1,24 @@
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TestkitError } from "./errors.js";
 
-/** The folder this module lives in (src/ when run from source, dist/ when built). */
-function moduleDir(): string {
-  return dirname(fileURLToPath(import.meta.url));
-}
-
-/** Walks up from `start` to the first folder holding a `pnpm-workspace.yaml`. */
-function findRepoRoot(start: string): string | undefined {
-  let dir = start;
-  for (;;) {
-    if (existsSync(join(dir, "pnpm-workspace.yaml"))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
+/**
+ * The `recordings/` folder this package ships: one level above the folder this module lives in
+ * (`src/` when run from source, `dist/` when built or installed from npm).
+ */
+function packagedRecordings(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), "..", "recordings");
 }
 
 /**
- * Absolute path of the shared recorded-traffic folder (`shared/fixtures`).
+ * Absolute path of the recorded-traffic folder: the `recordings/` folder published with this
+ * package (wire streams, error bodies, model listings, live llama.cpp captures; see its README.md).
  *
- * Reads `LOOPWRIGHT_FIXTURES` when set; otherwise walks up from this package to the repository
- * root (the folder with `pnpm-workspace.yaml`) and uses `<root>/../shared/fixtures`.
- * Throws a `TestkitError` (`fixtures-dir-not-found`) when that folder does not exist.
+ * Reads `LOOPWRIGHT_FIXTURES` when set (a folder laid out the same way, to try other recordings);
+ * otherwise uses the package's own `recordings/`, found relative to this module, so it works from
+ * the repository, from `dist/` and from an npm install. Never looks outside those two places.
+ * Throws a `TestkitError` (`fixtures-dir-not-found`) when the folder does not exist.
  */
 export function fixturesDir(): string {
   const fromEnv = process.env.LOOPWRIGHT_FIXTURES;
@@ -33,17 +27,16 @@ export function fixturesDir(): string {
     if (!existsSync(dir)) {
       throw new TestkitError(
         "fixtures-dir-not-found",
-        `LOOPWRIGHT_FIXTURES points at ${dir}, which does not exist; set it to the shared/fixtures folder.`,
+        `LOOPWRIGHT_FIXTURES points at ${dir}, which does not exist; unset it to use the recordings published with @loopwright/testkit, or point it at a folder laid out like them.`,
       );
     }
     return dir;
   }
-  const root = findRepoRoot(moduleDir());
-  const dir = root ? resolve(root, "..", "shared", "fixtures") : undefined;
-  if (!dir || !existsSync(dir)) {
+  const dir = packagedRecordings();
+  if (!existsSync(dir)) {
     throw new TestkitError(
       "fixtures-dir-not-found",
-      `Cannot find the shared fixtures folder (looked for <repo root>/../shared/fixtures${dir ? ` at ${dir}` : ""}); set LOOPWRIGHT_FIXTURES to its path.`,
+      `The recordings folder of @loopwright/testkit is missing (looked for ${dir}); reinstall the package, or set LOOPWRIGHT_FIXTURES to a folder of recordings.`,
     );
   }
   return dir;
@@ -56,7 +49,7 @@ export function fixturePath(rel: string): string {
   if (isAbsolute(rel) || !(full === base || full.startsWith(base + sep))) {
     throw new TestkitError(
       "fixture-not-found",
-      `Fixture path "${rel}" leaves the fixtures folder; give a path relative to shared/fixtures.`,
+      `Fixture path "${rel}" leaves the fixtures folder; give a path relative to the recordings folder.`,
     );
   }
   return full;
@@ -75,7 +68,7 @@ export function readFixtureBytes(rel: string): Uint8Array {
   } catch (cause) {
     throw new TestkitError(
       "fixture-not-found",
-      `Cannot read fixture "${rel}" (${full}); check the name against shared/fixtures/README.md.`,
+      `Cannot read fixture "${rel}" (${full}); check the name against recordings/README.md in @loopwright/testkit.`,
       { cause },
     );
   }

@@ -179,7 +179,7 @@ export function validateReply(reply: unknown): Reply {
       if (typeof r.fixture !== "string") {
         throw new TestkitError(
           "invalid-reply",
-          "A replay reply needs fixture: a path under shared/fixtures.",
+          'A replay reply needs fixture: a path inside the recordings folder (e.g. "wire/openai/gpt-4.1-nano-text-usage-chunk.sse").',
         );
       }
       nonNegative(r.chunkDelayMs, "chunkDelayMs");

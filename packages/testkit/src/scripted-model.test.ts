@@ -62,6 +62,101 @@ function callsOf(message: OpenAI.ChatCompletionMessage) {
   );
 }
 
+/** A function tool from a name, a description and its JSON Schema properties (all required unless listed). */
+function fnTool(
+  name: string,
+  description: string,
+  properties: Record<string, Record<string, unknown>>,
+  required = Object.keys(properties),
+): OpenAI.ChatCompletionTool {
+  return {
+    type: "function",
+    function: { name, description, parameters: { type: "object", properties, required } },
+  };
+}
+
+const add = fnTool("add", "Add two numbers", { a: { type: "number" }, b: { type: "number" } });
+
+/** The tool calls the scripted model makes over HTTP for one question and these tools. */
+async function callsFor(question: string, declared: OpenAI.ChatCompletionTool[]) {
+  const client = await start();
+  const completion = await client.chat.completions.create({
+    model: "sim",
+    messages: [{ role: "user", content: question }],
+    tools: declared,
+  });
+  return { calls: callsOf(completion.choices[0]!.message), text: completion.choices[0]!.message.content };
+}
+
+describe("scripted model reads tools by their JSON schema", () => {
+  it.each(["What is 17 + 25?", "please add 17 and 25", "What's the sum of 17 and 25?"])(
+    "calls add(a, b) with both numbers in order for %j",
+    async (question) => {
+      expect((await callsFor(question, [add])).calls).toEqual([{ name: "add", args: { a: 17, b: 25 } }]);
+    },
+  );
+
+  it("fills any two numbers of a question into add(a, b) in the order written", () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: -1e6, max: 1e6, noNaN: true }).map((n) => Math.round(n * 100) / 100),
+        fc.nat(1e6),
+        fc.constantFrom("What is %a + %b?", "please add %a and %b", "%a plus %b"),
+        (a, b, template) => {
+          const question = template.replace("%a", String(a)).replace("%b", String(b));
+          const reply = scriptedModel({ messages: [{ role: "user", content: question }], tools: [add] });
+          expect(reply.toolCalls).toEqual([{ name: "add", arguments: JSON.stringify({ a, b }) }]);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("fills number parameters in the order the question gives them, whatever they are called", async () => {
+    const multiply = fnTool("multiply", "Multiply two numbers", {
+      left: { type: "integer" },
+      right: { type: "integer" },
+    });
+    expect((await callsFor("What is 6 times 7?", [multiply])).calls).toEqual([
+      { name: "multiply", args: { left: 6, right: 7 } },
+    ]);
+    expect((await callsFor("What is 100 - 58?", [add])).calls).toEqual([]);
+  });
+
+  it("fills a string from the quoted words, an enum from the value named, a number from the digits", async () => {
+    const repeat = fnTool("repeat", "Repeat a text", {
+      text: { type: "string" },
+      times: { type: "integer" },
+    });
+    const convert = fnTool("convert", "Convert a temperature", {
+      value: { type: "number" },
+      unit: { type: "string", enum: ["celsius", "fahrenheit"] },
+    });
+    expect((await callsFor('please repeat "hello" 3 times', [repeat])).calls).toEqual([
+      { name: "repeat", args: { text: "hello", times: 3 } },
+    ]);
+    expect((await callsFor("convert 100 to Fahrenheit", [convert])).calls).toEqual([
+      { name: "convert", args: { value: 100, unit: "fahrenheit" } },
+    ]);
+  });
+
+  it("leaves an optional parameter out unless the question gives it, and asks for a missing required number", async () => {
+    const round = fnTool(
+      "round",
+      "Round a number",
+      { value: { type: "number" }, digits: { type: "integer" } },
+      ["value"],
+    );
+    expect((await callsFor("round 2.71", [round])).calls).toEqual([{ name: "round", args: { value: 2.71 } }]);
+    expect((await callsFor("round 2.71 to 2 digits", [round])).calls).toEqual([
+      { name: "round", args: { value: 2.71, digits: 2 } },
+    ]);
+    const asked = await callsFor("please add them", [add]);
+    expect(asked.calls).toEqual([]);
+    expect(asked.text).toMatch(/add needs a, b/);
+  });
+});
+
 describe("scripted model", () => {
   it("runs a whole tool loop: asks for the clock, then answers with its result", async () => {
     const client = await start();
@@ -147,9 +242,7 @@ describe("scripted model", () => {
       messages: [{ role: "user", content: "use get weather for Paris" }],
       tools: weather,
     });
-    expect(reply.toolCalls).toEqual([
-      { name: "get_weather", arguments: JSON.stringify({ city: "use get weather for Paris" }) },
-    ]);
+    expect(reply.toolCalls).toEqual([{ name: "get_weather", arguments: JSON.stringify({ city: "Paris" }) }]);
   });
 
   it("is deterministic and works with no tools and no messages", () => {

@@ -114,6 +114,45 @@ function extractZone(text: string): string | undefined {
   return text.match(/\b[A-Z][a-z]+\/[A-Z][A-Za-z_]+\b/)?.[0] ?? text.match(/\b(UTC|GMT)\b/)?.[0];
 }
 
+/**
+ * The arithmetic operations a tool may stand for, each with how a tool says it does it (its name
+ * split into words, or its description) and how a question asks for it.
+ */
+const OPERATIONS: readonly { tool: RegExp; question: RegExp }[] = [
+  { tool: /\b(add|adds|addition|sum|plus)\b/, question: /\+|\b(plus|add|sum|total)\b/ },
+  {
+    tool: /\b(subtract|subtracts|subtraction|minus|difference)\b/,
+    question: /\d\s*-\s*\d|\b(minus|subtract|difference)\b/,
+  },
+  {
+    tool: /\b(multiply|multiplies|multiplication|times|product)\b/,
+    question: /[*×]|\d\s*x\s*\d|\b(times|multiply|multiplied|product)\b/,
+  },
+  { tool: /\b(divide|divides|division|quotient)\b/, question: /[/÷]|\b(divided|divide|quotient)\b/ },
+];
+
+/** The tool's name as words (`addNumbers`, `add_numbers` → "add numbers") and its description. */
+function toolWords(tool: ToolInfo): string {
+  const name = tool.name.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/[_\-.]+/g, " ");
+  return `${name} ${tool.description}`.toLowerCase();
+}
+
+/** True when every required parameter of `tool` takes numbers (a number, an integer, or an array of them). */
+function takesOnlyNumbers(tool: ToolInfo): boolean {
+  return (
+    tool.required.length > 0 &&
+    tool.required.every((key) => {
+      const schema = tool.properties[key] ?? {};
+      const items = record(schema.items);
+      return isNumberType(schema.type) || (schema.type === "array" && isNumberType(items?.type));
+    })
+  );
+}
+
+function isNumberType(type: unknown): boolean {
+  return type === "number" || type === "integer";
+}
+
 /** True when the user's words point at `tool`. */
 function named(tool: ToolInfo, kind: ToolKind, text: string): boolean {
   const lower = text.toLowerCase();
@@ -132,43 +171,137 @@ function named(tool: ToolInfo, kind: ToolKind, text: string): boolean {
         extractPath(text) !== undefined ||
         (/\b(read|open|show|cat|contents?)\b/.test(lower) && /\bfile\b/.test(lower))
       );
-    default:
-      return false;
+    default: {
+      // A tool over numbers that does one arithmetic operation answers a question asking for it.
+      if (!takesOnlyNumbers(tool)) return false;
+      const words = toolWords(tool);
+      return OPERATIONS.some((op) => op.tool.test(words) && op.question.test(lower));
+    }
   }
 }
 
-/** Arguments for `tool` from the user's words; undefined when a required one cannot be found. */
-function argumentsFor(tool: ToolInfo, kind: ToolKind, text: string): Record<string, unknown> | undefined {
-  const args: Record<string, unknown> = {};
-  const expression = extractExpression(text);
+/** What a question offers for parameters: its numbers and quoted strings, each taken once, in order. */
+interface Offer {
+  text: string;
+  numbers: number[];
+  quoted: string[];
+  expression: string | undefined;
+  path: string | undefined;
+  zone: string | undefined;
+}
+
+function offerOf(text: string): Offer {
   const path = extractPath(text);
   const zone = extractZone(text);
-  for (const [key, schema] of Object.entries(tool.properties)) {
-    const k = key.toLowerCase();
-    const type = schema.type;
-    let value: unknown;
-    if (kind === "calculator" && (/expr|formula|input|query/.test(k) || type === "string"))
-      value = expression;
-    else if (kind === "read_file" && /path|file|name/.test(k)) value = path;
-    else if (kind === "clock" && /zone|tz/.test(k))
-      value = zone ?? (tool.required.includes(key) ? "UTC" : undefined);
-    else if (tool.required.includes(key)) {
-      if (type === "number" || type === "integer") value = Number(text.match(/-?\d+(\.\d+)?/)?.[0] ?? 0);
-      else if (type === "boolean") value = false;
-      else if (type === "string" || type === undefined) value = text;
-    }
+  const quoted = [...text.matchAll(/"([^"]+)"|'([^']+)'|`([^`]+)`|“([^”]+)”/g)].map(
+    (m) => m[1] ?? m[2] ?? m[3] ?? m[4] ?? "",
+  );
+  // Numbers outside the path, zone and quotes; "1,000" is one thousand; "17-5" is 17 and 5.
+  let plain = text.replace(/(\d),(?=\d{3}\b)/g, "$1");
+  for (const taken of [path, zone, ...quoted]) if (taken) plain = plain.replace(taken, " ");
+  const numbers = [...plain.matchAll(/(?<![\w.])-?\d+(?:\.\d+)?/g)].map((m) => Number(m[0]));
+  return { text, numbers, quoted, expression: extractExpression(text), path, zone };
+}
+
+/** A run of capitalised words that does not open a sentence (a place, a person, a title), or undefined. */
+function properNoun(text: string, tool: ToolInfo): string | undefined {
+  const toolName = tool.name.toLowerCase();
+  const found = text.match(/(?<=[^.!?\s]\s+)[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*/g) ?? [];
+  return found.find((w) => w.toLowerCase() !== toolName && !/^(I|I'm|I'd)$/.test(w));
+}
+
+/**
+ * A value for one parameter from its JSON Schema (type, enum, items, default) and the words that
+ * name it (key, description), taken from the question. `required` allows the plain fallbacks (the
+ * first enum value or the default, the whole question for a free-text string, false for a flag).
+ */
+function valueFor(
+  key: string,
+  schema: Record<string, unknown>,
+  tool: ToolInfo,
+  kind: ToolKind,
+  offer: Offer,
+  required: boolean,
+): unknown {
+  const hint = `${key} ${typeof schema.description === "string" ? schema.description : ""}`.toLowerCase();
+  const type = schema.type;
+  if (Array.isArray(schema.enum)) {
+    const lower = offer.text.toLowerCase();
+    const mentioned = schema.enum.find(
+      (v) => typeof v === "string" && new RegExp(`\\b${escapeRegExp(v.toLowerCase())}\\b`).test(lower),
+    );
+    if (mentioned !== undefined) return mentioned;
+    return required ? (schema.default ?? schema.enum[0]) : undefined;
+  }
+  if (isNumberType(type)) {
+    const n = offer.numbers.shift();
+    if (n === undefined) return required ? schema.default : undefined;
+    return type === "integer" ? Math.trunc(n) : n;
+  }
+  if (type === "array") {
+    const items = record(schema.items);
+    if (isNumberType(items?.type) && offer.numbers.length > 0) return offer.numbers.splice(0);
+    if (items?.type === "string" && offer.quoted.length > 0) return offer.quoted.splice(0);
+    return required ? schema.default : undefined;
+  }
+  if (type === "boolean") return required ? (schema.default ?? false) : undefined;
+  if (type !== "string" && type !== undefined) return required ? schema.default : undefined;
+  if (/zone|\btz\b/.test(hint)) return offer.zone ?? (required ? "UTC" : undefined);
+  if (/path|file|folder|dir/.test(hint) || (kind === "read_file" && /name/.test(hint))) return offer.path;
+  if (
+    (kind === "calculator" && /expr|formula|input|query/.test(hint)) ||
+    /expression|formula|equation/.test(hint)
+  )
+    return offer.expression;
+  if (kind === "calculator" && type === "string") return offer.expression;
+  const quoted = offer.quoted.shift();
+  if (quoted !== undefined) return quoted;
+  if (!required) return undefined;
+  if (/query|question|text|prompt|input|message|content|search|topic/.test(hint)) return offer.text.trim();
+  return properNoun(offer.text, tool) ?? schema.default ?? offer.text.trim();
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * Arguments for `tool` read off its JSON Schema: required parameters first, in declared order,
+ * then optional ones that the question gives. The missing required ones are listed instead.
+ */
+function argumentsFor(
+  tool: ToolInfo,
+  kind: ToolKind,
+  text: string,
+): { args: Record<string, unknown> } | { missing: string[] } {
+  const offer = offerOf(text);
+  const args: Record<string, unknown> = {};
+  const keys = Object.keys(tool.properties);
+  const missing: string[] = [];
+  for (const key of tool.required) {
+    const value = valueFor(key, tool.properties[key] ?? {}, tool, kind, offer, true);
+    if (value === undefined) missing.push(key);
+    else args[key] = value;
+  }
+  if (missing.length > 0) return { missing };
+  for (const key of keys) {
+    if (key in args) continue;
+    const value = valueFor(key, tool.properties[key] ?? {}, tool, kind, offer, false);
     if (value !== undefined) args[key] = value;
   }
-  return tool.required.every((r) => r in args) ? args : undefined;
+  // Keep the schema's order in the JSON the model sends.
+  const ordered: Record<string, unknown> = {};
+  for (const key of [...keys, ...Object.keys(args)]) if (key in args) ordered[key] = args[key];
+  return { args: ordered };
 }
 
 /** What the simulator would need to call `tool`, said plainly. */
-function missingArgumentAnswer(tool: ToolInfo, kind: ToolKind): string {
+function missingArgumentAnswer(tool: ToolInfo, kind: ToolKind, missing: string[]): string {
   if (kind === "read_file")
     return `Which file should I read with ${tool.name}? Give me its path, e.g. README.md.`;
   if (kind === "calculator")
     return `What should I calculate with ${tool.name}? Write the expression, e.g. 12 * 7.`;
-  return `I would call ${tool.name}, but I could not find its required arguments in your message.`;
+  return `I would call ${tool.name}, but ${tool.name} needs ${missing.join(", ")} and your message does not give ${missing.length > 1 ? "them" : "it"}.`;
 }
 
 function toolCallArgs(call: unknown): { name: string; args: Record<string, unknown> } {
@@ -254,9 +387,9 @@ export function scriptedModel(request: ScriptedModelRequest, options: ScriptedMo
   for (const tool of tools) {
     const kind = kindOf(tool);
     if (!named(tool, kind, text)) continue;
-    const args = argumentsFor(tool, kind, text);
-    if (args) calls.push({ name: tool.name, arguments: JSON.stringify(args) });
-    else missing.push(missingArgumentAnswer(tool, kind));
+    const found = argumentsFor(tool, kind, text);
+    if ("args" in found) calls.push({ name: tool.name, arguments: JSON.stringify(found.args) });
+    else missing.push(missingArgumentAnswer(tool, kind, found.missing));
   }
   if (calls.length > 0) return { ...stream, toolCalls: calls };
   if (missing.length > 0) return { ...stream, content: `${missing.join("\n")}\n\n(${SIMULATOR_NOTE})` };

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { TestkitError } from "./errors.js";
+import { guardPersonality } from "./personalities/guard.js";
 import type { Personality } from "./personalities/personality.js";
 import { type PersonalitySpec, resolvePersonality } from "./personalities/resolve.js";
 import { countTokens, createPrefixCache, renderPrompt } from "./prefix-cache.js";
@@ -109,7 +110,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * Throws a `TestkitError` (`invalid-option`) for bad options; never leaves a listener behind on failure.
  */
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
-  const personality: Personality | undefined = resolvePersonality(options.personality);
+  const resolved = resolvePersonality(options.personality);
+  const personality: Personality | undefined = resolved && guardPersonality(resolved);
   if (
     options.replies !== undefined &&
     !Array.isArray(options.replies) &&
@@ -142,7 +144,18 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
     const queued = queue.shift();
     if (queued) return queued;
-    if (replyFn) return await replyFn(request, index);
+    if (replyFn) {
+      try {
+        return validateReply(await replyFn(request, index));
+      } catch (cause) {
+        const message = cause instanceof Error ? cause.message : String(cause);
+        throw new TestkitError(
+          "server-fault",
+          `the replies function failed on chat request #${index + 1}: ${message}`,
+          { cause },
+        );
+      }
+    }
     if (options.scriptedModel) {
       const pace = typeof options.scriptedModel === "object" ? options.scriptedModel : {};
       return scriptedModel(request.body as Record<string, unknown>, pace);
@@ -327,6 +340,26 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     respond.answer(res, { status: 404, body: { error: { message, type: "not_found_error", code: null } } });
   };
 
+  /**
+   * The last word on a request whose handling threw: a 500 naming the failure, sent without the
+   * personality's headers (they may be what failed); a stream already under way is cut instead.
+   * Never throws, so nothing escapes as an unhandled rejection.
+   */
+  const failed = (res: ServerResponse, error: unknown) => {
+    try {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      const body = openAiError(500, `loopwright testkit: ${message}`, "server_error").body;
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    } catch {
+      res.destroy();
+    }
+  };
+
   const server = createServer((req, res) => {
     void (async () => {
       const raw = await readBody(req);
@@ -341,14 +374,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       };
       requests.push(request);
       await route(res, request);
-    })().catch((error: unknown) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const message = error instanceof Error ? error.message : String(error);
-      respond.answer(res, openAiError(500, `loopwright testkit: ${message}`, "server_error"));
-    });
+    })().catch((error: unknown) => failed(res, error));
   });
   server.on("connection", (socket) => {
     sockets.add(socket);

@@ -37,14 +37,29 @@ function kindOfValue(value: unknown): string {
   return `a JSON ${typeof value}`;
 }
 
-function truncated(raw: string, name: string | undefined): ToolArgumentsError {
+function truncated(raw: string, name: string | undefined, atCeiling: boolean): ToolArgumentsError {
+  const where = atCeiling ? "at the output token limit" : "inside a string";
   return new ToolArgumentsError(
     "truncated",
-    `The arguments for ${name ? `the ${name} call` : "this call"} were cut off at the output token limit ` +
+    `The arguments for ${name ? `the ${name} call` : "this call"} were cut off ${where} ` +
       "before the JSON was complete, so the call was not run. Call it again with shorter arguments, " +
       "splitting large content across several calls.",
     raw,
   );
+}
+
+/**
+ * True when JSON-like text stops inside a double-quoted string: its end was never written, and
+ * closing it would invent the value (`"/tmp/build` of `"/tmp/build-cache"`).
+ */
+function endsInsideString(text: string): boolean {
+  let inside = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inside && c === "\\") i++;
+    else if (c === '"') inside = !inside;
+  }
+  return inside;
 }
 
 function malformed(
@@ -75,8 +90,9 @@ function done(value: Record<string, unknown>, repaired: boolean): ParsedToolArgu
  * is taken as it is.
  *
  * Returns the object and its compact JSON. Throws a {@link ToolArgumentsError} when the result is
- * still not an object: `kind: "truncated"` when `finishReason` is `"length"` and the text stops
- * mid-JSON (those arguments are never closed up and run), `"malformed"` otherwise, with a message
+ * still not an object: `kind: "truncated"` when the text stops mid-JSON and either `finishReason`
+ * is `"length"` or it stops inside a string (whatever the finish reason: the end of a string is
+ * never invented) — those arguments are never closed up and run — `"malformed"` otherwise, with a message
  * for the model. Never mutates its input.
  */
 export function parseToolArguments(
@@ -112,7 +128,9 @@ function readSlow(
   if (trimmed === "") return { ...EMPTY, value: {} };
   let parsed = strict;
   if (!parsed) {
-    if (finishReason === "length" && isUnterminated(trimmed)) throw truncated(raw, name);
+    if (isUnterminated(trimmed) && (finishReason === "length" || endsInsideString(trimmed))) {
+      throw truncated(raw, name, finishReason === "length");
+    }
     parsed = repairLeading(trimmed);
   }
   if (parsed) {
@@ -133,7 +151,7 @@ function readSlow(
     const found = tryParse(candidate) ?? repairParse(candidate);
     if (found && isRecord(found.value)) return done(found.value, true);
   }
-  if (finishReason === "length") throw truncated(raw, name);
+  if (finishReason === "length") throw truncated(raw, name, true);
   throw malformed(
     raw,
     name,

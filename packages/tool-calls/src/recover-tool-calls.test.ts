@@ -6,9 +6,10 @@ import { describe, expect, it } from "vitest";
 import { ToolCallsError } from "./errors.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
 
+// The recordings the testkit publishes, read in place (this package does not depend on the testkit).
 const fixtures =
   process.env.LOOPWRIGHT_FIXTURES ??
-  resolve(dirname(fileURLToPath(import.meta.url)), "../../../../shared/fixtures");
+  resolve(dirname(fileURLToPath(import.meta.url)), "../../testkit/recordings");
 const read = (rel: string) => readFileSync(join(fixtures, rel), "utf8");
 
 describe("recoverToolCalls on recorded model output", () => {

@@ -28,23 +28,28 @@ export interface ToolCallResult {
 
 /**
  * How a call came to have its result:
- * - `"dispatch"`: the tool ran;
+ * - `"dispatched"`: the tool ran (it may still have failed or been stopped: see `ok`);
  * - `"repeat"`: an identical call in the same step ran and its answer was shared;
  * - `"loop"`: the loop answered it itself (`load_tools`);
- * - `"unreadable"`: the arguments could not be read, so the tool never ran;
- * - `"stopped"`: the run was stopped while the call ran;
- * - `"not-run"`: the run stopped before the call was reached.
+ * - `"refused"`: it never reached the tool — arguments unreadable or cut off, the step limit
+ *   reached, the run stopped first — and the answer says why.
  */
-export type ToolCallSource = "dispatch" | "repeat" | "loop" | "unreadable" | "stopped" | "not-run";
+export type ToolCallSource = "dispatched" | "repeat" | "loop" | "refused";
 
-/** One call of a step after it was answered: what was asked, what came back, and how. */
+/**
+ * One call of a run after it was answered, as a run's `toolCalls` lists it: enough to tell two
+ * calls of one tool apart when parallel results land out of order, and a shared repeat from a
+ * call that ran.
+ */
 export interface ToolCallOutcome {
-  /** The call as it was (or would have been) handed to dispatch. */
-  request: ToolCallRequest;
-  /** Its answer, as the transcript holds it. */
-  result: ToolCallResult;
+  /** The call's id, as the transcript holds it. */
+  id: string;
+  /** The tool the model asked for. */
+  name: string;
   /** How the answer came about. */
   source: ToolCallSource;
-  /** How long dispatch took, in milliseconds; absent where dispatch was not called. */
-  durationMs?: number;
+  /** False when the tool threw, the arguments could not be read, or the call never ran. */
+  ok: boolean;
+  /** How long the tool ran, in milliseconds; present only for a dispatched call. */
+  ms?: number;
 }

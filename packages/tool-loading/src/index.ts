@@ -1,1 +1,30 @@
-export {};
+export type { CatalogEntry, CatalogServer, CatalogTextOptions, CatalogTool, LoadingMode } from "./catalog.js";
+export { catalogFromTools, catalogText } from "./catalog.js";
+export type { ToolLoadingErrorCode } from "./errors.js";
+export { ToolLoadingError } from "./errors.js";
+export type { MessageLike } from "./load-result.js";
+export {
+  definitionLine,
+  heldDefinitions,
+  holdsDefinitions,
+  loadResult,
+  proxyLoadResult,
+} from "./load-result.js";
+export { CALL_TOOL, CALL_TOOL_NAME, LOAD_TOOLS, LOAD_TOOLS_NAME, PROXY_TOOLS } from "./meta-tools.js";
+export type { NameResolution } from "./names.js";
+export { carryOver, DEFAULT_CARRY_CAP, DEFAULT_LOAD_CAP, expandNames, loadNames } from "./names.js";
+export type { ProxiedCall, ProxiedCallOptions } from "./proxied-call.js";
+export { proxiedCall } from "./proxied-call.js";
+export type {
+  CallInput,
+  CallRoute,
+  LoadingStart,
+  PreselectionExchange,
+  PreselectRouting,
+  StepInput,
+  StepRequest,
+  ToolDiscovery,
+  ToolLoading,
+  ToolLoadingOptions,
+} from "./tool-loading.js";
+export { createToolLoading } from "./tool-loading.js";

@@ -1,4 +1,5 @@
 import { TestkitError } from "../errors.js";
+import { PERSONALITY_HOOKS } from "./guard.js";
 import { type LlamacppPersonalityOptions, llamacppPersonality } from "./llamacpp.js";
 import { type LmstudioPersonalityOptions, lmstudioPersonality } from "./lmstudio.js";
 import { type OpenAiPersonalityOptions, openaiPersonality } from "./openai.js";
@@ -17,19 +18,6 @@ export type PersonalityConfig =
 
 /** How `startServer` is told which personality to wear: a built-in name, a name with options, or a personality object. */
 export type PersonalitySpec = PersonalityName | PersonalityConfig | Personality;
-
-const HOOKS = [
-  "intercept",
-  "check",
-  "models",
-  "props",
-  "lmstudioModels",
-  "route",
-  "notFound",
-  "headers",
-  "streamsUsage",
-  "completionBudget",
-];
 
 function fromConfig(config: PersonalityConfig): Personality {
   switch (config.name) {
@@ -65,7 +53,7 @@ export function resolvePersonality(spec: PersonalitySpec | undefined): Personali
   }
   if (typeof spec !== "object" || spec === null || typeof spec.name !== "string") throw unknown();
   const record = spec as unknown as Record<string, unknown>;
-  const hasHooks = HOOKS.some((h) => typeof record[h] === "function");
+  const hasHooks = PERSONALITY_HOOKS.some((h) => typeof record[h] === "function");
   if (hasHooks) return spec as Personality;
   if (!NAMES.includes(spec.name)) throw unknown();
   return fromConfig(spec as PersonalityConfig);

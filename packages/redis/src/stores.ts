@@ -1,5 +1,3 @@
-import { type ClientPool, createClientPool } from "@loopwright/client";
-import { type Runtime, runLoop } from "@loopwright/loop";
 import { createRedisBus, type RedisBusOptions, type RedisEventBus } from "./bus.js";
 import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
@@ -57,43 +55,4 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<Re
     await Promise.all(opened.map((store) => store.close()));
     throw error;
   }
-}
-
-/** A loop `Runtime` on Redis-backed stores, with a way to close their connections. */
-export interface RedisRuntime extends Runtime {
-  readonly capabilities: RedisCapabilityStore;
-  readonly calibration: RedisCalibration;
-  readonly bus: RedisEventBus;
-  /** Closes the stores' connections (the client pool is left as it is). */
-  close(): Promise<void>;
-}
-
-/**
- * Makes a loop `Runtime` (the shape `createRuntime()` returns) whose latches, calibration and bus live in Redis.
- *
- * The capability latches, calibration and bus are the Redis stores; the client pool is `clients`
- * or a fresh pool whose window-route latches are the shared ones (a pool passed in keeps its own).
- * `runAgentLoop` runs `runLoop` with these stores; emit the run's events yourself
- * (`onEvent: (e) => runtime.bus.emit(runId, e)`). Throws `RedisStoreError` as `createRedisStores`.
- */
-export async function createRedisRuntime(
-  options: RedisStoresOptions & { clients?: ClientPool },
-): Promise<RedisRuntime> {
-  const stores = await createRedisStores(options);
-  const clients = options.clients ?? createClientPool({ routeLatches: stores.routeLatches });
-  const { capabilities, calibration, bus } = stores;
-  return {
-    clients,
-    capabilities,
-    calibration,
-    bus,
-    runAgentLoop: (loopOptions) => runLoop({ clients, capabilities, calibration }, loopOptions),
-    reset() {
-      clients.reset();
-      capabilities.reset();
-      calibration.reset();
-      bus.reset();
-    },
-    close: stores.close,
-  };
 }

@@ -1,0 +1,267 @@
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { EndpointConfigError } from "./errors.js";
+import { type ClientLogEntry, createClientPool } from "./pool.js";
+import { REDACTED, redactor, secretsOf } from "./redact.js";
+import { redactingFetch } from "./redact-fetch.js";
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startServer();
+});
+afterEach(() => server.close());
+
+const KEY = "sk-tenant-0123456789abcdef";
+const HEADER = "hdr-secret-value-42";
+
+const ask = (client: ReturnType<ReturnType<typeof createClientPool>["getClient"]>) =>
+  client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
+
+const ENVIRONMENT = {
+  OPENAI_API_KEY: "sk-env-api-key",
+  OPENAI_ADMIN_KEY: "sk-env-admin-key",
+  OPENAI_ORG_ID: "org-env-organisation",
+  OPENAI_PROJECT_ID: "proj-env-project",
+  OPENAI_WEBHOOK_SECRET: "whsec-env-secret",
+  OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+  OPENAI_CUSTOM_HEADERS: "X-Host-Secret: env-header-secret\nX-Trace: env-trace",
+  OPENAI_LOG: "debug",
+};
+
+function withEnvironment<T>(run: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(ENVIRONMENT).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, ENVIRONMENT);
+  return run().finally(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+}
+
+describe("a pooled client reads nothing from the environment", () => {
+  it("sends only the endpoint's own key and headers with every OPENAI_* variable set", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const logs = [vi.spyOn(console, "log"), vi.spyOn(console, "warn"), vi.spyOn(console, "info")];
+    const debug = vi.spyOn(console, "debug").mockImplementation(() => {});
+    try {
+      await withEnvironment(async () => {
+        server.enqueue({ content: "one" }, { content: "two" });
+        const pool = createClientPool();
+        const keyed = pool.getClient({ baseUrl: server.baseUrl, apiKey: KEY, headers: { "X-Trace": "own" } });
+        expect(keyed.adminAPIKey).toBeNull();
+        expect(keyed.organization).toBeNull();
+        expect(keyed.project).toBeNull();
+        expect(keyed.webhookSecret).toBeNull();
+        await ask(keyed);
+        await ask(pool.getClient({ baseUrl: server.baseUrl }));
+      });
+      const [first, second] = server.chatRequests;
+      expect(first?.headers.authorization).toBe(`Bearer ${KEY}`);
+      expect(first?.headers["x-trace"]).toBe("own");
+      expect(second?.headers.authorization).toBe("Bearer no-key");
+      for (const request of server.chatRequests) {
+        const sent = JSON.stringify(request.headers);
+        for (const value of Object.values(ENVIRONMENT)) {
+          if (!value.includes("\n")) expect(sent).not.toContain(value);
+        }
+        expect(sent).not.toContain("env-header-secret");
+        expect(sent).not.toContain("env-trace");
+        expect(request.headers).not.toHaveProperty("openai-organization");
+        expect(request.headers).not.toHaveProperty("openai-project");
+        expect(request.headers).not.toHaveProperty("x-host-secret");
+      }
+      // OPENAI_LOG=debug would have printed every request to the console.
+      for (const spy of [errors, debug, ...logs]) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+});
+
+describe("what a server echoes is redacted before anything reads it", () => {
+  it("takes the key and header values out of an error body, its message and its headers", async () => {
+    server.enqueue({
+      type: "error",
+      status: 401,
+      body: { error: { message: `Incorrect API key provided: ${KEY}; header was ${HEADER}` } },
+      headers: { "x-echo": `Bearer ${KEY}` },
+    });
+    const client = createClientPool().getClient({
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      headers: { "X-Custom": HEADER },
+    });
+    const error = (await ask(client).catch((e: unknown) => e)) as Error & {
+      error?: unknown;
+      headers?: unknown;
+    };
+    expect(error.message).toContain("Incorrect API key provided");
+    expect(error.message).toContain(REDACTED);
+    const everything = `${error.message}\n${error.stack}\n${JSON.stringify(error.error)}\n${JSON.stringify(error.headers)}`;
+    expect(everything).not.toContain(KEY);
+    expect(everything).not.toContain(HEADER);
+  });
+
+  it("redacts a key cut across two stream pieces, and leaves an ordinary stream byte for byte", async () => {
+    const half = KEY.length / 2;
+    const chunk = (text: string) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`;
+    server.enqueue({
+      type: "raw",
+      chunks: [
+        `data: {"choices":[{"index":0,"delta":{"content":"key: ${KEY.slice(0, half)}`,
+        `${KEY.slice(half)}"}}]}\n\n`,
+        chunk("done"),
+        "data: [DONE]\n\n",
+      ],
+      chunkDelayMs: 5,
+    });
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: KEY });
+    let text = "";
+    const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? "";
+    expect(text).toBe(`key: ${REDACTED}done`);
+  });
+
+  it("passes a binary body through byte for byte", async () => {
+    const bytes = new Uint8Array([0xff, 0xfe, 0x00, 0x80, ...new TextEncoder().encode(KEY), 0xc3]);
+    server.enqueue({ type: "raw", headers: { "content-type": "audio/mpeg" }, chunks: [bytes] });
+    const response = await redactingFetch(secretsOf({ apiKey: KEY }))(`${server.baseUrl}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages: [] }),
+    });
+    expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
+  });
+
+  it("routes the SDK's own log lines to onLog, redacted, and never to the console", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const lines: ClientLogEntry[] = [];
+      server.enqueue({ type: "raw", chunks: [`data: {"broken ${KEY}\n\n`] });
+      const client = createClientPool({ onLog: (entry) => lines.push(entry) }).getClient({
+        baseUrl: server.baseUrl,
+        apiKey: KEY,
+      });
+      const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
+      await expect(
+        (async () => {
+          for await (const _ of stream) void _;
+        })(),
+      ).rejects.toThrow(SyntaxError);
+      expect(lines.map((l) => l.level)).toContain("error");
+      expect(lines.some((l) => l.message.includes("Could not parse message into JSON"))).toBe(true);
+      expect(JSON.stringify(lines)).not.toContain(KEY);
+      expect(errors).not.toHaveBeenCalled();
+
+      // Without onLog the same malformed chunk is logged nowhere.
+      server.enqueue({ type: "raw", chunks: [`data: {"broken ${KEY}\n\n`] });
+      const silent = createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: KEY });
+      const again = await silent.chat.completions.create({ model: "m", messages: [], stream: true });
+      await expect(
+        (async () => {
+          for await (const _ of again) void _;
+        })(),
+      ).rejects.toThrow(SyntaxError);
+      expect(errors).not.toHaveBeenCalled();
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+});
+
+describe("credentials in a base URL", () => {
+  const refused = [
+    "http://tenant:sk-in-userinfo-123456@127.0.0.1:8080/v1",
+    "http://127.0.0.1:8080/v1?api-key=sk-in-query-123456",
+    "https://host.example/v1?foo=1&access_token=sk-in-query-123456",
+    "https://host.example/openai?key=sk-in-query-123456",
+  ];
+
+  it("is refused up front with an error that does not repeat it, and nothing is sent", () => {
+    const pool = createClientPool();
+    for (const baseUrl of refused) {
+      const error = (() => {
+        try {
+          pool.getClient({ baseUrl });
+        } catch (e) {
+          return e;
+        }
+      })() as EndpointConfigError;
+      expect(EndpointConfigError.isInstance(error)).toBe(true);
+      expect(error.field).toBe("baseUrl");
+      expect(error.message).toMatch(/apiKey|headers/);
+      expect(`${error.message}${error.stack}`).not.toMatch(/sk-in-(userinfo|query)/);
+    }
+    expect(pool.size).toBe(0);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("is refused by the window lookups too, without quoting it", async () => {
+    const pool = createClientPool();
+    const error = (await pool
+      .listModels({ baseUrl: refused[0] as string })
+      .catch((e: unknown) => e)) as EndpointConfigError;
+    expect(EndpointConfigError.isInstance(error)).toBe(true);
+    expect(error.message).not.toContain("sk-in-userinfo");
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("an unparseable URL is not quoted either", () => {
+    expect(() => createClientPool().getClient({ baseUrl: "sk-pasted-key-0123456789" })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining("sk-pasted") }),
+    );
+  });
+});
+
+describe("redactor", () => {
+  it("redacts an error in place through its cause chain, body and stack", () => {
+    const endpoint = { baseUrl: "http://127.0.0.1/v1", apiKey: KEY, headers: { "x-api-key": HEADER } };
+    const inner = new Error(`socket said ${encodeURIComponent(HEADER)}`);
+    const error = Object.assign(new Error(`401 ${KEY}`, { cause: inner }), {
+      error: { message: `bad key ${KEY}`, list: [HEADER] },
+    });
+    const same = redactor(endpoint)(error);
+    expect(same).toBe(error);
+    const text = `${error.message}${error.stack}${JSON.stringify(error.error)}${inner.message}${inner.stack}`;
+    expect(text).not.toContain(KEY);
+    expect(text).not.toContain(HEADER);
+    expect(redactor(endpoint)(`Bearer ${KEY}`)).toBe(`Bearer ${REDACTED}`);
+  });
+
+  it("leaves NO_KEY and values too short to tell from words alone", () => {
+    expect(secretsOf({ apiKey: "no-key", headers: { a: "1", b: "json" } })).toEqual([]);
+  });
+});
+
+describe("a pool stays bounded", () => {
+  it("keeps at most maxClients, dropping the least recently used", () => {
+    const pool = createClientPool({ maxClients: 3 });
+    const at = (n: number) => ({ baseUrl: server.baseUrl, apiKey: `sk-tenant-${n}` });
+    const first = pool.getClient(at(1));
+    pool.getClient(at(2));
+    pool.getClient(at(3));
+    expect(pool.getClient(at(1))).toBe(first); // used again: now the most recent
+    pool.getClient(at(4));
+    expect(pool.size).toBe(3);
+    expect(pool.getClient(at(1))).toBe(first);
+    expect(pool.size).toBe(3);
+  });
+
+  it("forgets one tenant's clients, whatever their headers and timeouts, and no other's", () => {
+    const pool = createClientPool();
+    const tenant = { baseUrl: server.baseUrl, apiKey: "sk-tenant-a" };
+    pool.getClient(tenant);
+    pool.getClient({ ...tenant, headers: { "X-A": "1" } });
+    pool.getClient({ ...tenant, requestTimeoutSeconds: 5 });
+    const other = pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-b" });
+    expect(pool.forget(tenant)).toBe(3);
+    expect(pool.size).toBe(1);
+    expect(pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-b" })).toBe(other);
+  });
+
+  it("refuses a bound that is not a whole number from 1", () => {
+    expect(() => createClientPool({ maxClients: 0 })).toThrow(/maxClients/);
+    expect(() => createClientPool({ maxRoutes: 1.5 })).toThrow(/maxRoutes/);
+  });
+});

@@ -1,0 +1,90 @@
+import { redactDeep, redactText } from "./redact.js";
+
+/** Content types whose bodies are text a server could echo a secret into. */
+const TEXTUAL = /^text\/|json|event-stream|xml|javascript|x-www-form-urlencoded/i;
+
+type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/**
+ * How much of `text`'s end could be the start of a secret: that much is held back until the next
+ * piece shows whether it is one. Ordinary text ends in no secret's first characters, so nothing
+ * is held and a stream is passed on as it arrives.
+ */
+function heldBack(text: string, secrets: readonly string[]): number {
+  let hold = 0;
+  for (const secret of secrets) {
+    const from = Math.max(0, text.length - secret.length + 1);
+    for (
+      let at = text.indexOf(secret[0] as string, from);
+      at >= 0;
+      at = text.indexOf(secret[0] as string, at + 1)
+    ) {
+      if (text.length - at <= hold) break;
+      if (secret.startsWith(text.slice(at))) {
+        hold = text.length - at;
+        break;
+      }
+    }
+  }
+  return hold;
+}
+
+function redactedBody(
+  body: ReadableStream<Uint8Array>,
+  secrets: readonly string[],
+): ReadableStream<Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let carry = "";
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const text = redactText(carry + decoder.decode(chunk, { stream: true }), secrets);
+        const hold = heldBack(text, secrets);
+        carry = text.slice(text.length - hold);
+        if (text.length > hold) controller.enqueue(encoder.encode(text.slice(0, text.length - hold)));
+      },
+      flush(controller) {
+        const text = redactText(carry + decoder.decode(), secrets);
+        if (text) controller.enqueue(encoder.encode(text));
+      },
+    }),
+  );
+}
+
+/**
+ * A `fetch` that takes the given secrets out of everything a server sends back — every text
+ * response body (error bodies and streams alike, piece by piece as they arrive; a binary body such
+ * as audio passes untouched) and every response header value — and out of the error a failed
+ * request throws, so a server that echoes the key or a header
+ * cannot put it into an SDK error, an event or a log line. `secrets` are the strings `secretsOf`
+ * answers for the endpoint; with none it is `inner` itself.
+ */
+export function redactingFetch(secrets: readonly string[], inner: FetchLike = globalThis.fetch): FetchLike {
+  if (secrets.length === 0) return inner;
+  return async (input, init) => {
+    let response: Response;
+    try {
+      response = await inner(input, init);
+    } catch (error) {
+      throw redactDeep(error, secrets);
+    }
+    const headers = new Headers();
+    let headersChanged = false;
+    for (const [name, value] of response.headers) {
+      const clean = redactText(value, secrets);
+      if (clean !== value) headersChanged = true;
+      headers.append(name, clean);
+    }
+    // Only text is searched: a binary body (audio, a file) would be corrupted by decoding it.
+    const type = response.headers.get("content-type");
+    const textual = !type || TEXTUAL.test(type);
+    if ((!response.body || !textual) && !headersChanged) return response;
+    if (textual) headers.delete("content-length");
+    return new Response(response.body && textual ? redactedBody(response.body, secrets) : response.body, {
+      status: response.status,
+      statusText: redactText(response.statusText, secrets),
+      headers,
+    });
+  };
+}

@@ -1,0 +1,155 @@
+import { NO_KEY } from "./endpoint.js";
+
+/** The endpoint fields `secretsOf` reads. */
+export interface SecretBearer {
+  baseUrl?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+}
+
+/** What a secret is replaced with. */
+export const REDACTED = "[redacted]";
+
+/**
+ * The shortest value treated as a secret. Shorter ones (a header `"1"`, a key `"x"`) cannot be told
+ * from ordinary words, and replacing them would garble every message they occur in.
+ */
+export const MIN_SECRET_LENGTH = 6;
+
+/** Query parameters whose values are credentials (compared without case, `-` and `_`). */
+const CREDENTIAL_PARAMS = new Set([
+  "apikey",
+  "key",
+  "token",
+  "accesstoken",
+  "authtoken",
+  "auth",
+  "secret",
+  "clientsecret",
+  "password",
+  "pass",
+  "sig",
+  "signature",
+  "code",
+  "session",
+  "sessiontoken",
+  "jwt",
+  "bearer",
+  "xapikey",
+  "subscriptionkey",
+]);
+
+/** True for a query parameter name that carries a credential (`api-key`, `access_token`, `key`, …). */
+export function isCredentialParam(name: string): boolean {
+  return CREDENTIAL_PARAMS.has(name.toLowerCase().replace(/[-_]/g, ""));
+}
+
+function addForms(out: Set<string>, value: string): void {
+  const trimmed = value.trim();
+  if (trimmed.length < MIN_SECRET_LENGTH || trimmed === NO_KEY) return;
+  out.add(trimmed);
+  // The same value as it appears percent-encoded in a URL or a query string.
+  for (const form of [encodeURIComponent(trimmed), safeDecode(trimmed)]) {
+    if (form && form !== trimmed && form.length >= MIN_SECRET_LENGTH) out.add(form);
+  }
+}
+
+function safeDecode(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The endpoint's own credentials, as they may be quoted back: its API key (not `NO_KEY`), every
+ * header value, and the user name, password and credential query values of its base URL — each
+ * as given, trimmed, and percent-encoded or decoded. Values under `MIN_SECRET_LENGTH` characters
+ * are left out. Reads only those fields; never throws (an unparseable URL gives nothing).
+ */
+export function secretsOf(endpoint: SecretBearer | undefined): string[] {
+  const out = new Set<string>();
+  if (typeof endpoint?.apiKey === "string") addForms(out, endpoint.apiKey);
+  if (endpoint?.headers && typeof endpoint.headers === "object") {
+    for (const value of Object.values(endpoint.headers)) if (typeof value === "string") addForms(out, value);
+  }
+  if (typeof endpoint?.baseUrl === "string") {
+    try {
+      const url = new URL(endpoint.baseUrl.trim());
+      if (url.username) addForms(out, url.username);
+      if (url.password) addForms(out, url.password);
+      for (const [name, value] of url.searchParams) if (isCredentialParam(name)) addForms(out, value);
+    } catch {
+      // Not a URL: nothing in it can be told apart as a credential.
+    }
+  }
+  // Longest first, so a secret that contains another is replaced whole.
+  return [...out].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every occurrence of each secret replaced by `REDACTED`. */
+export function redactText(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/**
+ * Makes a redactor for `endpoint`'s credentials (see `secretsOf`).
+ *
+ * Given a string, it answers the string with every credential replaced by `REDACTED`. Given an
+ * error (or any object), it redacts it **in place** and answers the same value: an error's
+ * `message` and `stack`, every string, array and plain object reachable from its own properties
+ * (the SDK's `error` body and `headers` included), and its `cause` chain — so whatever a host logs
+ * of it, however deep, holds no credential. Anything else is answered as is. Never throws; a
+ * property that cannot be written is left as it was.
+ */
+export function redactor(endpoint: SecretBearer | undefined): <T>(value: T) => T {
+  const secrets = secretsOf(endpoint);
+  return <T>(value: T): T => redactDeep(value, secrets);
+}
+
+/** `redactor`'s work with the secrets already gathered (for this package's own fetch). */
+export function redactDeep<T>(value: T, secrets: readonly string[]): T {
+  return secrets.length === 0 ? value : (redactValue(value, secrets, new WeakSet()) as T);
+}
+
+function redactValue(value: unknown, secrets: readonly string[], seen: WeakSet<object>): unknown {
+  if (typeof value === "string") return redactText(value, secrets);
+  if (typeof value !== "object" || value === null || seen.has(value)) return value;
+  seen.add(value);
+  if (value instanceof Headers) {
+    for (const [name, text] of [...value]) {
+      const clean = redactText(text, secrets);
+      if (clean !== text) value.set(name, clean);
+    }
+    return value;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = redactValue(value[i], secrets, seen);
+    return value;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (!(value instanceof Error) && proto !== Object.prototype && proto !== null) return value;
+  const keys = new Set<string>(Object.keys(value));
+  if (value instanceof Error) for (const key of ["message", "stack", "cause"]) keys.add(key);
+  for (const key of keys) {
+    const record = value as Record<string, unknown>;
+    let current: unknown;
+    try {
+      current = record[key];
+    } catch {
+      continue;
+    }
+    const clean = redactValue(current, secrets, seen);
+    if (clean !== current) {
+      try {
+        record[key] = clean;
+      } catch {
+        // A read-only property: left as it was.
+      }
+    }
+  }
+  return value;
+}

@@ -1,0 +1,381 @@
+import { firstTokenMs, timeoutMs } from "@loopwright/client";
+import type { TurnMetrics } from "@loopwright/events";
+import { buildBody, type RequestBody } from "@loopwright/negotiate";
+import type { Turn } from "@loopwright/stream";
+import type { ToolCallOutcome } from "@loopwright/tool-calls";
+import { recoverToolCalls } from "@loopwright/tool-calls";
+import type { AssistantToolCall, ChatMessage } from "./config.js";
+import { continueTurn, isContinuable } from "./continue-turn.js";
+import type { RunUsage } from "./errors.js";
+import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
+import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
+import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
+import { tell } from "./tell.js";
+import { renameCalls, wireMessages } from "./tool-names.js";
+
+const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
+const PREVIEW_CHARS = 2000;
+
+/** Cuts a long argument or result for a watcher; the model always reads the whole text. */
+export function preview(text: string, max = PREVIEW_CHARS): string {
+  return text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text;
+}
+
+/** One step's state: its number, the turn as the phases have made it so far, and how it was asked. */
+export interface LoopStep {
+  readonly number: number;
+  /** The turn as answered; recovery and distinct ids replace it. */
+  turn: Turn;
+  /** What the step's first request reported (a continuation's pieces are summed on `turn.usage`). */
+  firstUsage: Turn["usage"];
+  /** The body as first built (what `onRequest` saw); absent only if none was built. */
+  firstBody: RequestBody | undefined;
+  /** The body the endpoint answered: after a refusal, a lesser one than the first. */
+  answeredBody: RequestBody | undefined;
+  /** The divisor the request was sized with. */
+  charsPerToken: number;
+  /** When the request went out, and when the first token came back. */
+  started: number;
+  firstAt: number | undefined;
+}
+
+/** Phase: `beforeStep` may replace the transcript; the ledger moves onto the replacement. */
+export async function prepareStep(run: LoopRun, step: number): Promise<void> {
+  const { beforeStep } = run.options;
+  if (!beforeStep) return;
+  const { config } = run;
+  const replaced = await beforeStep([...run.messages], step, {
+    ...(run.used !== undefined ? { used: run.used } : {}),
+    ...(config.contextLength ? { limit: config.contextLength } : {}),
+    ledger: [...run.measure.ledger],
+  });
+  if (replaced === undefined || replaced === null) return;
+  if (!Array.isArray(replaced)) {
+    throw new TypeError("beforeStep must return an array of messages, or nothing to keep the transcript.");
+  }
+  const missing = unansweredCalls(replaced);
+  if (missing.length > 0) {
+    throw new TypeError(
+      `beforeStep returned a transcript with tool calls no tool message answers (${missing.join(", ")}); ` +
+        "an endpoint refuses that. Keep or drop each call together with its result.",
+    );
+  }
+  run.measure.rebase(run.messages, replaced);
+  run.messages.splice(0, run.messages.length, ...replaced);
+}
+
+/** Phase: the step's request — built, sent with `runTurn`, and carried on past the ceiling where allowed. */
+export async function askModel(run: LoopRun, number: number): Promise<LoopStep> {
+  const { config, options, supports } = run;
+  emitEvent(run, { kind: "turn", step: number });
+  // The wire's tool names in replayed calls; the transcript keeps the host's.
+  const transcript = wireMessages(run.messages, run.names.toWire);
+  const sent = run.system ? [{ role: "system", content: run.system }, ...transcript] : transcript;
+  const step: Omit<LoopStep, "turn" | "firstUsage"> = {
+    number,
+    firstBody: undefined,
+    answeredBody: undefined,
+    charsPerToken: run.services.calibration.charsPerTokenFor(supports, config.model),
+    started: Date.now(),
+    firstAt: undefined,
+  };
+  let lastBody: RequestBody | undefined;
+  const mark = () => {
+    step.firstAt ??= Date.now();
+  };
+  const build: BuildRequest = (supports, model) => {
+    const body = buildBody(config, supports, model, sent, run.tools, config.toolOrder);
+    lastBody = body;
+    if (!step.firstBody) {
+      step.firstBody = body;
+      // Copies: a watcher that pushes onto what it was handed does not change what is sent.
+      tell(
+        options.onRequest,
+        { messages: [...(body.messages as ChatMessage[])], tools: [...(body.tools ?? [])] },
+        number,
+      );
+    }
+    return body;
+  };
+  const turnOptions: RunTurnOptions = {
+    model: config.model,
+    droppable: Object.keys(config.extraBody ?? {}),
+    signal: options.signal,
+    idleMs: timeoutMs(config),
+    firstChunkMs: firstTokenMs(config),
+    maxRetries: config.maxRetries,
+    loadingTimeoutMs:
+      config.loadingTimeoutSeconds === undefined ? undefined : config.loadingTimeoutSeconds * 1000,
+    contextLimit: config.contextLength,
+    charsPerToken: step.charsPerToken,
+    calibration: run.services.calibration,
+    onNotice: (text) => notice(run, text),
+    onOutput: (text) => {
+      mark();
+      emitEvent(run, { kind: "output", text });
+    },
+    onThinking: (text) => {
+      mark();
+      emitEvent(run, { kind: "thinking", text });
+    },
+    onToolCallDelta: mark,
+  };
+  let turn = await runTurn(run.client, supports, build, turnOptions);
+  const firstUsage = turn.usage;
+  step.answeredBody = lastBody;
+  const continuations = config.maxContinuations ?? 0;
+  if (continuations > 0 && isContinuable(turn)) {
+    notice(run, "The reply was cut off at the token ceiling (maxTokens); carrying it on.");
+    turn = await continueTurn(run.client, supports, build, turn, {
+      ...turnOptions,
+      contextLimit: undefined, // the size guard spoke for the first request; the server weighs the rest
+      maxContinuations: continuations,
+    });
+  }
+  return { ...step, turn, firstUsage };
+}
+
+/** Phase: the step's usage added to the run's, measured, and told in one `usage` event. */
+export function measureStep(run: LoopRun, step: LoopStep): void {
+  const { turn } = step;
+  run.usage = addUsage(run.usage, turn.usage);
+  // The last request's prompt, or nothing where it reported none (never an older request's).
+  run.used = step.firstUsage.prompt > 0 ? step.firstUsage.prompt : undefined;
+  const metrics: TurnMetrics = {
+    usage: turn.usage,
+    finishReason: turn.finishReason,
+    timings: {
+      ...turn.timings, // what the server measured (llama.cpp: prefill, decode, draft acceptance)
+      totalMs: Date.now() - step.started,
+      ...(step.firstAt ? { firstTokenMs: step.firstAt - step.started } : {}),
+    },
+  };
+  if (step.firstBody) {
+    run.measure.measure(
+      {
+        turn,
+        firstUsage: step.firstUsage,
+        firstBody: step.firstBody,
+        answeredBody: step.answeredBody ?? step.firstBody,
+        transcript: run.messages,
+        charsPerToken: step.charsPerToken,
+      },
+      metrics,
+    );
+  }
+  emitEvent(run, { kind: "usage", usage: run.usage, turn: metrics, ledger: [...run.measure.ledger] });
+  if (turn.finishReason === "length") notice(run, "The reply was cut off at the token ceiling (maxTokens).");
+}
+
+/**
+ * Phase: a turn with no calls, some text and tools to call has the calls a server's parser left in
+ * the text taken out of it and made real (`recoverToolCalls`), with a notice.
+ */
+export function recoverCalls(run: LoopRun, step: LoopStep): void {
+  if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
+  const { turn } = step;
+  if (turn.toolCalls.length > 0 || run.tools.length === 0 || !turn.content.trim()) return;
+  const { calls, text } = recoverToolCalls(turn.content, run.tools);
+  if (calls.length === 0) return;
+  const toolCalls = calls.map((c) => ({
+    id: c.id,
+    type: "function" as const,
+    function: { name: c.name, arguments: JSON.stringify(c.args) },
+  }));
+  step.turn = { ...turn, content: text, toolCalls };
+  notice(
+    run,
+    `Recovered ${calls.length} tool call${calls.length === 1 ? "" : "s"} written into the reply as text ` +
+      "(the server's tool-call parser missed them).",
+  );
+}
+
+/** Phase: a turn that asked for nothing is the answer, appended to the transcript. */
+export async function keepAnswer(run: LoopRun, step: LoopStep): Promise<void> {
+  await append(run, step.number, { role: "assistant", content: step.turn.content }, step.turn);
+}
+
+/**
+ * Phase: the step limit reached — the calls are told to the watchers and answered without running,
+ * so the transcript the error carries can be sent again.
+ */
+export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void> {
+  const { turn } = step;
+  const calls = replayable(turn.toolCalls, turn.finishReason);
+  calls.forEach((call, at) => {
+    const request: DispatchRequest = {
+      id: call.id,
+      name: call.function.name,
+      args: JSON.parse(call.function.arguments) as Record<string, unknown>,
+      raw: turn.toolCalls[at]?.function.arguments ?? call.function.arguments,
+    };
+    emitEvent(run, {
+      kind: "tool-call",
+      id: request.id,
+      name: request.name,
+      args: preview(JSON.stringify(request.args)),
+    });
+    tell(run.options.onToolCall, request);
+  });
+  for (const call of calls) {
+    const result: CallResult = {
+      id: call.id,
+      name: call.function.name,
+      ok: false,
+      content: NOT_RUN_AT_LIMIT,
+      source: "refused",
+    };
+    emitEvent(run, { kind: "tool-result", ...result });
+    tell(run.options.onToolResult, result);
+    run.toolCalls.push(outcomeOf(result));
+  }
+  await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
+  try {
+    for (const call of calls) {
+      await append(run, step.number, { role: "tool", tool_call_id: call.id, content: NOT_RUN_AT_LIMIT });
+    }
+  } catch (error) {
+    answerMissing(run.messages, calls, NOT_RUN_AT_LIMIT);
+    throw error;
+  }
+}
+
+/**
+ * Phase: the step's calls run (`runCalls`) and answered in the transcript, the assistant message
+ * first. Throws what `onMessage` threw, or the stop, with every call still answered.
+ */
+export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
+  const { turn } = step;
+  const { options, config } = run;
+  run.toolSteps++;
+  await appendCalls(run, step, replayable(turn.toolCalls, turn.finishReason), NOT_RUN);
+  const ran = await runCalls(turn.toolCalls, {
+    dispatch: options.dispatch,
+    signal: options.signal,
+    finishReason: turn.finishReason,
+    tools: options.tools,
+    parallel: options.parallel ?? config.parallel,
+    dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
+    onToolCall: (r: DispatchRequest) => {
+      emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
+      tell(options.onToolCall, r);
+    },
+    onToolResult: (r: CallResult) => {
+      emitEvent(run, { kind: "tool-result", ...r, content: preview(r.content) });
+      tell(options.onToolResult, r);
+    },
+  });
+  run.toolCalls.push(...ran.outcomes.map(outcomeOf));
+  let appended = 0;
+  try {
+    for (const result of ran.results) {
+      appended++;
+      await append(run, step.number, result);
+    }
+  } catch (error) {
+    // The calls ran: the transcript keeps what they returned, not a "not run" they would be retried on.
+    run.messages.push(...ran.results.slice(appended));
+    throw error;
+  }
+  if (ran.stopped !== undefined) throw ran.stopped;
+}
+
+/**
+ * The assistant message that asked for the calls, appended. It carries the turn's scratchpad, in the
+ * field the server streamed it in: thinking models read the analysis behind a call off it on the
+ * next request (DeepSeek's thinking mode refuses a request without it). When `onMessage` throws,
+ * every call is answered with `unanswered` (and counted as refused) before the error goes on.
+ */
+async function appendCalls(
+  run: LoopRun,
+  step: LoopStep,
+  calls: AssistantToolCall[],
+  unanswered: string,
+): Promise<void> {
+  const { turn } = step;
+  const message: ChatMessage = { role: "assistant", content: turn.content || null, tool_calls: calls };
+  if (turn.reasoning.trim() !== "") message[turn.reasoningField ?? "reasoning_content"] = turn.reasoning;
+  try {
+    await append(run, step.number, message, turn);
+  } catch (error) {
+    answerMissing(run.messages, calls, unanswered);
+    const counted = new Set(run.toolCalls.map((c) => c.id));
+    for (const call of calls) {
+      if (!counted.has(call.id)) {
+        run.toolCalls.push({ id: call.id, name: call.function.name, source: "refused", ok: false });
+      }
+    }
+    throw error;
+  }
+}
+
+/** A call's result as the run's `toolCalls` lists it. */
+function outcomeOf(result: CallResult): ToolCallOutcome {
+  return {
+    id: result.id,
+    name: result.name,
+    source: result.source,
+    ok: result.ok,
+    ...(result.ms !== undefined ? { ms: result.ms } : {}),
+  };
+}
+
+/**
+ * Phase: the step's calls under the host's tool names (the model wrote the wire's) and with
+ * distinct ids — some servers (DeepSeek, GLM) repeat one across parallel calls, and a transcript
+ * whose results cannot be told apart is refused on the next request.
+ */
+export function takeCalls(run: LoopRun, step: LoopStep): void {
+  const calls = renameCalls(step.turn.toolCalls, run.names.toHost);
+  step.turn = { ...step.turn, toolCalls: distinctIds(calls) };
+}
+
+/** The ids of tool calls in a transcript that no later tool message answers. */
+function unansweredCalls(messages: readonly ChatMessage[]): string[] {
+  const missing: string[] = [];
+  messages.forEach((message, at) => {
+    if (message.role !== "assistant" || !message.tool_calls?.length) return;
+    let end = messages.findIndex((m, i) => i > at && m.role === "assistant");
+    if (end < 0) end = messages.length;
+    const answered = new Set(messages.slice(at + 1, end).map((m) => m.tool_call_id));
+    for (const call of message.tool_calls) if (!answered.has(call.id)) missing.push(call.id);
+  });
+  return missing;
+}
+
+function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
+  return {
+    prompt: total.prompt + usage.prompt,
+    completion: total.completion + usage.completion,
+    total: total.total + usage.total,
+    cached: total.cached + usage.cached,
+  };
+}
+
+/** Appends an answer for every call that has none yet, so a failing host callback leaves a sendable transcript. */
+function answerMissing(messages: ChatMessage[], calls: ReadonlyArray<{ id: string }>, content: string): void {
+  // Only this step's answers count: a server may use an id again in a later step.
+  const from = messages.findLastIndex((m) => m.role === "assistant");
+  const answered = new Set(messages.slice(from + 1).map((m) => m.tool_call_id));
+  for (const call of calls) {
+    if (!answered.has(call.id)) messages.push({ role: "tool", tool_call_id: call.id, content });
+  }
+}
+
+/** The calls with every id distinct: a repeat gets `<id>_2`, `<id>_3` … (the first keeps its own). */
+function distinctIds<T extends { id: string }>(calls: readonly T[]): T[] {
+  const taken = new Set(calls.map((call) => call.id));
+  const seen = new Set<string>();
+  return calls.map((call) => {
+    if (!seen.has(call.id)) {
+      seen.add(call.id);
+      return call;
+    }
+    let n = 2;
+    while (taken.has(`${call.id}_${n}`)) n++;
+    const id = `${call.id}_${n}`;
+    taken.add(id);
+    seen.add(id);
+    return { ...call, id };
+  });
+}

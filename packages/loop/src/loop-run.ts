@@ -1,0 +1,190 @@
+import { redactor } from "@loopwright/client";
+import type { RunEvent } from "@loopwright/events";
+import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
+import type { ChatClientLike, Turn } from "@loopwright/stream";
+import type { ToolCallOutcome } from "@loopwright/tool-calls";
+import type { AgentLoopOptions, LoopServices } from "./agent-loop.js";
+import {
+  type ChatMessage,
+  DEFAULT_MAX_TOOL_ITERATIONS,
+  type LoopConfig,
+  type ToolDefinition,
+} from "./config.js";
+import {
+  AgentLoopError,
+  AgentLoopOverflow,
+  LoopOptionError,
+  type RunState,
+  type RunUsage,
+} from "./errors.js";
+import { refuseUnbuilt } from "./loop-options.js";
+import { RunMeasure } from "./measure-turn.js";
+import { tell } from "./tell.js";
+import { type DeclaredTools, declareTools } from "./tool-names.js";
+
+/**
+ * Everything a run's phases read and write, in one place: what the caller passed, what the run
+ * resolved from it at the start, and what it has added up so far. A phase takes the run (and the
+ * step's own state) and changes only the fields it owns.
+ */
+export interface LoopRun {
+  readonly options: AgentLoopOptions;
+  readonly services: LoopServices;
+  readonly config: LoopConfig;
+  readonly client: ChatClientLike;
+  readonly supports: EndpointCapabilities;
+  /** The system prompt: `system`, or `config.prompt`'s entries joined; `""` for none. */
+  readonly system: string;
+  /** The tools as every request declares them (sanitized, names legal). */
+  readonly tools: readonly ToolDefinition[];
+  /** The wire's names of renamed tools and back: the host's names everywhere but the request. */
+  readonly names: Pick<DeclaredTools, "toHost" | "toWire">;
+  /** `maxToolIterations`, defaulted. */
+  readonly limit: number;
+  readonly measure: RunMeasure;
+  /** Takes the endpoint's own key, header values and URL credentials out of a text or an error (in place). */
+  readonly redact: <T>(value: T) => T;
+  /** The events `runMetrics` reads (every event but the output and thinking deltas). */
+  readonly kept: RunEvent[];
+  /** The transcript: the caller's messages plus what the run appended. */
+  messages: ChatMessage[];
+  usage: RunUsage;
+  /** Every call the model made, as it was answered. */
+  toolCalls: ToolCallOutcome[];
+  /** Steps that ran tools so far. */
+  toolSteps: number;
+  /** The prompt the last request reported, for `beforeStep`; absent where none was reported. */
+  used: number | undefined;
+}
+
+const NO_USAGE: RunUsage = { prompt: 0, completion: 0, total: 0, cached: 0 };
+
+/** The run as the errors and the result carry it: a copy a caller may keep. */
+export function runState(run: Pick<LoopRun, "messages" | "usage" | "toolCalls">): RunState {
+  return { messages: [...run.messages], usage: run.usage, toolCalls: [...run.toolCalls] };
+}
+
+/** What the loop throws for a failure: the overflow as `AgentLoopOverflow`, anything else wrapped. */
+export function failure(
+  run: Pick<LoopRun, "messages" | "usage" | "toolCalls"> & { redact?: LoopRun["redact"] },
+  error: unknown,
+): Error {
+  // The endpoint's own credentials never reach the error a host logs or shows.
+  run.redact?.(error);
+  if (ContextOverflow.isInstance(error)) return new AgentLoopOverflow(error, runState(run));
+  return new AgentLoopError(error, runState(run));
+}
+
+/** Tells the watcher, keeping what `runMetrics` reads. Watchers are not awaited, and what they throw is theirs. */
+export function emitEvent(run: LoopRun, event: RunEvent): void {
+  if (event.kind !== "output" && event.kind !== "thinking") run.kept.push(event);
+  tell(run.options.onEvent, event);
+}
+
+/** A notice event. */
+export function notice(run: LoopRun, text: string): void {
+  emitEvent(run, { kind: "notice", text: run.redact(text) });
+}
+
+/** Appends a message to the transcript and awaits the host's `onMessage` for it. */
+export async function append(run: LoopRun, step: number, message: ChatMessage, turn?: Turn): Promise<void> {
+  run.messages.push(message);
+  if (run.options.onMessage) await run.options.onMessage(message, step, turn);
+}
+
+/**
+ * The run's start: the options checked, the client and the capability latches looked up, the
+ * measurements begun. Throws what the loop throws (the run as given on it) when any of that fails.
+ */
+export function startRun(services: LoopServices, options: AgentLoopOptions): LoopRun {
+  let system: string;
+  let declared: DeclaredTools;
+  try {
+    checkOptions(options);
+    system = systemOf(options);
+    declared = declareTools(options.tools ?? []);
+  } catch (error) {
+    const messages = Array.isArray(options?.messages) ? [...options.messages] : [];
+    throw new AgentLoopError(error, { messages, usage: NO_USAGE, toolCalls: [] });
+  }
+  const { config } = options;
+  const redact = redactor(config);
+  const messages: ChatMessage[] = [...options.messages];
+  let client: ChatClientLike;
+  try {
+    client = options.client ?? services.clients.getClient(config);
+  } catch (error) {
+    throw failure({ messages, usage: NO_USAGE, toolCalls: [], redact }, error);
+  }
+  const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
+  return {
+    options,
+    services,
+    config,
+    client,
+    supports,
+    system,
+    tools: declared.tools,
+    names: declared,
+    limit: config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS,
+    measure: new RunMeasure(options.ledger ?? [], system),
+    redact,
+    kept: [],
+    messages,
+    usage: NO_USAGE,
+    toolCalls: [],
+    toolSteps: 0,
+    used: undefined,
+  };
+}
+
+/** `system`, or the resolved agent config's prompt entries joined; both at once is refused. */
+function systemOf(options: AgentLoopOptions): string {
+  const prompt = options.config.prompt;
+  const parts = Array.isArray(prompt)
+    ? prompt.map((entry) => (typeof entry?.text === "string" ? entry.text : "")).filter((text) => text !== "")
+    : [];
+  if (parts.length === 0) return options.system ?? "";
+  if (options.system !== undefined) {
+    throw new LoopOptionError(
+      "conflicting-options",
+      "config.prompt",
+      "runAgentLoop was given both system and config.prompt; give the system prompt one way (config.prompt's " +
+        "entries are joined with blank lines when system is absent).",
+    );
+  }
+  return parts.join("\n\n");
+}
+
+/** Refuses what would otherwise fail deep inside the run, or never end it (a NaN step limit). */
+function checkOptions(options: AgentLoopOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("runAgentLoop takes an options object: { config, messages, dispatch, … }.");
+  }
+  if (typeof options.config !== "object" || options.config === null) {
+    throw new TypeError("runAgentLoop: config must be an object with at least baseUrl.");
+  }
+  if (!Array.isArray(options.messages)) {
+    throw new TypeError("runAgentLoop: messages must be an array of chat messages ending in the question.");
+  }
+  if (typeof options.dispatch !== "function") {
+    throw new TypeError(
+      "runAgentLoop: dispatch must be a function (request, signal) => result that runs a tool call.",
+    );
+  }
+  if (options.tools !== undefined && !Array.isArray(options.tools)) {
+    throw new TypeError("runAgentLoop: tools must be an array of tool definitions.");
+  }
+  refuseUnbuilt(options, options.config);
+  const { config } = options;
+  for (const name of ["maxToolIterations", "maxContinuations", "maxRetries"] as const) {
+    const value = config[name];
+    if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
+      throw new RangeError(`config.${name} must be a whole number from 0, got ${String(value)}.`);
+    }
+  }
+  const loading = config.loadingTimeoutSeconds;
+  if (loading !== undefined && !(typeof loading === "number" && loading >= 0)) {
+    throw new RangeError(`config.loadingTimeoutSeconds must be a number from 0, got ${String(loading)}.`);
+  }
+}

@@ -1,0 +1,74 @@
+import { sanitizeTools } from "@loopwright/schema-compat";
+import type { AssistantToolCall, ChatMessage, ToolDefinition } from "./config.js";
+import { LoopOptionError } from "./errors.js";
+
+/**
+ * A run's tools as every request declares them — sanitized (`sanitizeTools`), names made legal —
+ * and the names between the host's and the wire's, both ways. Only renamed tools are in the maps.
+ */
+export interface DeclaredTools {
+  tools: ToolDefinition[];
+  toHost: ReadonlyMap<string, string>;
+  toWire: ReadonlyMap<string, string>;
+}
+
+/**
+ * Sanitizes the host's tools for the wire, keeping the name map. Throws `LoopOptionError`
+ * (`tool-name-collision`) naming both tools when two names become one on the wire (`fs.read` and
+ * `fs_read`), or a name is declared twice: a call to it could not be told apart.
+ */
+export function declareTools(tools: readonly ToolDefinition[]): DeclaredTools {
+  const toWire = new Map<string, string>();
+  const toHost = new Map<string, string>();
+  const seen = new Map<string, string>(); // wire name → host name
+  const declared: ToolDefinition[] = [];
+  for (const tool of tools) {
+    // One at a time: a name is legalised alone, so a collision shows instead of becoming `fs_read_2`.
+    const wire = sanitizeTools([tool])[0] as ToolDefinition;
+    declared.push(wire);
+    if (wire.type !== "function") continue;
+    const host = tool.function.name;
+    const name = wire.function.name;
+    const other = seen.get(name);
+    if (other !== undefined) {
+      throw new LoopOptionError(
+        "tool-name-collision",
+        `${other}, ${host}`,
+        other === host
+          ? `Two tools are named "${host}"; a call to it could not be told apart. Declare each tool once.`
+          : `The tools "${other}" and "${host}" would both be declared as "${name}" (a tool name on the wire is ` +
+              "letters, digits, _ and - only), so a call to one could not be told from a call to the other. Rename one of them.",
+      );
+    }
+    seen.set(name, host);
+    if (name !== host) {
+      toWire.set(host, name);
+      toHost.set(name, host);
+    }
+  }
+  return { tools: declared, toHost, toWire };
+}
+
+/** The calls with every name the map holds replaced; the others as they were. */
+export function renameCalls<T extends AssistantToolCall>(
+  calls: readonly T[],
+  names: ReadonlyMap<string, string>,
+): T[] {
+  return calls.map((call) => {
+    const name = names.get(call.function.name);
+    return name === undefined ? call : { ...call, function: { ...call.function, name } };
+  });
+}
+
+/** The transcript with the host's tool names in assistant tool calls replaced by the wire's. */
+export function wireMessages(
+  messages: readonly ChatMessage[],
+  toWire: ReadonlyMap<string, string>,
+): ChatMessage[] {
+  if (toWire.size === 0) return [...messages];
+  return messages.map((message) =>
+    message.tool_calls?.some((call) => toWire.has(call.function.name))
+      ? { ...message, tool_calls: renameCalls(message.tool_calls, toWire) }
+      : message,
+  );
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { createCapabilityStore } from "./capabilities.js";
+
+describe("a capability store stays bounded", () => {
+  it("keeps at most maxEndpoints, forgetting the least recently used", () => {
+    const store = createCapabilityStore({ maxEndpoints: 2 });
+    const a = store.capabilitiesFor("http://a.test/v1", "sk-a");
+    a.strictSchemas = false;
+    store.capabilitiesFor("http://b.test/v1", "sk-b");
+    expect(store.capabilitiesFor("http://a.test/v1", "sk-a")).toBe(a); // used again: most recent
+    store.capabilitiesFor("http://c.test/v1", "sk-c");
+    expect(store.size).toBe(2);
+    expect(store.capabilitiesFor("http://a.test/v1", "sk-a")).toBe(a);
+    expect(store.exportCapabilities().endpoints.map((e) => e.baseUrl)).toEqual([
+      "http://c.test/v1",
+      "http://a.test/v1",
+    ]);
+  });
+
+  it("forgets one tenant and keeps the others", () => {
+    const store = createCapabilityStore();
+    const mine = store.capabilitiesFor("http://shared.test/v1", "sk-mine");
+    mine.usageInStream = false;
+    const theirs = store.capabilitiesFor("http://shared.test/v1", "sk-theirs");
+    theirs.usageInStream = false;
+    expect(store.forget("http://shared.test/v1/", "sk-mine")).toBe(true);
+    expect(store.forget("http://shared.test/v1", "sk-mine")).toBe(false);
+    expect(store.capabilitiesFor("http://shared.test/v1", "sk-mine").usageInStream).toBe(true);
+    expect(store.capabilitiesFor("http://shared.test/v1", "sk-theirs")).toBe(theirs);
+  });
+
+  it("refuses a bound that is not a whole number from 1", () => {
+    expect(() => createCapabilityStore({ maxEndpoints: 0 })).toThrow(/maxEndpoints/);
+  });
+});
+
+describe("credentials in a base URL are never stored", () => {
+  it("exports the URL without user info or query values, keeping endpoints apart", () => {
+    const store = createCapabilityStore();
+    store.capabilitiesFor("https://tenant:sk-userinfo-secret@host.test/v1").strictSchemas = false;
+    store.capabilitiesFor("https://host.test/v1?api-key=sk-query-secret&api-version=2024").usageInStream =
+      false;
+    const plain = store.capabilitiesFor("https://host.test/v1");
+    expect(plain).toEqual({ strictSchemas: true, usageInStream: true });
+    const snapshot = JSON.stringify(store.exportCapabilities());
+    expect(snapshot).not.toContain("sk-userinfo-secret");
+    expect(snapshot).not.toContain("tenant");
+    expect(snapshot).not.toContain("sk-query-secret");
+    expect(store.exportCapabilities().endpoints.map((e) => e.baseUrl)).toEqual([
+      "https://host.test/v1",
+      "https://host.test/v1?api-key=&api-version=",
+      "https://host.test/v1",
+    ]);
+    // The same URL again finds the same latches.
+    expect(store.capabilitiesFor("https://tenant:sk-userinfo-secret@host.test/v1").strictSchemas).toBe(false);
+
+    const restored = createCapabilityStore();
+    restored.importCapabilities(store.exportCapabilities());
+    expect(restored.capabilitiesFor("https://tenant:sk-userinfo-secret@host.test/v1").strictSchemas).toBe(
+      false,
+    );
+  });
+});

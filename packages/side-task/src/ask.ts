@@ -1,0 +1,131 @@
+import type { Endpoint } from "@loopwright/client";
+import { dropOptionalNulls, relaxSchema, sanitizeSchema } from "@loopwright/schema-compat";
+import { parseJson } from "@loopwright/tool-calls";
+import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall } from "./call.js";
+import { describeValue, SideTaskError } from "./errors.js";
+import type { SideTaskInput } from "./input.js";
+
+/** `ask`'s reply ceiling when none is given: a side task's answer is short. */
+export const ASK_MAX_TOKENS = 512;
+
+/** `ask`'s temperature when none is given, whatever the agent's own is. */
+export const ASK_TEMPERATURE = 0.3;
+
+const ASK_DEFAULTS = { maxTokens: ASK_MAX_TOKENS, temperature: ASK_TEMPERATURE };
+
+/**
+ * One-shot side call: a system prompt and a user turn to a model, the reply's text back.
+ *
+ * A system prompt and a user turn to `model` at `endpoint`, no tools, not
+ * streamed, bounded in time, the reply's text back (any fenced scratchpad taken out).
+ *
+ * The body is built like a turn's (`buildBody` from what the endpoint and model refused, through
+ * `negotiate`), so a refusal is answered the same way and latched for both. Defaults: ceiling
+ * `ASK_MAX_TOKENS`, temperature `ASK_TEMPERATURE`, the no-thinking hints. An image part the model
+ * refuses is latched and the text sent alone. Throws `SideTaskError`: `invalid-input` for bad
+ * arguments, `request-failed`, `timeout`, `aborted` or `no-reply`. Never retries a lost request
+ * (that is the caller's budget), and never tells a cut-off reply from a finished one — `askReply` does.
+ */
+export async function ask(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  options: SideTaskOptions = {},
+): Promise<string> {
+  return (await sideCall(endpoint, model, system, input, options, ASK_DEFAULTS, "ask")).text;
+}
+
+/**
+ * `ask` that also says how the reply ended: `{ text, finishReason }`.
+ *
+ * `finishReason` is the choice's `finish_reason` as the server sent it (`"length"` for one cut off at the ceiling), or
+ * `undefined` where it sent none. Nothing is thrown for a cut-off reply. Throws as `ask` does.
+ */
+export function askReply(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  options: SideTaskOptions = {},
+): Promise<SideTaskReply> {
+  return sideCall(endpoint, model, system, input, options, ASK_DEFAULTS, "askReply");
+}
+
+/** Options of `askJson`: those of `ask`, plus the schema's name and strictness. */
+export interface AskJsonOptions extends SideTaskOptions {
+  /** The schema's name in `response_format` (letters, digits, `_` and `-`). Default `"answer"`. */
+  name?: string;
+  /**
+   * Ask for strict adherence (`strict: true`), which OpenAI takes to mean every property required
+   * and no others. Default `true`; the schema is normalised to that form either way.
+   */
+  strict?: boolean;
+}
+
+function jsonInstruction(system: string, schema: Record<string, unknown>): string {
+  const rule = `Answer with one JSON value only, no prose, matching this JSON Schema:\n${JSON.stringify(schema)}`;
+  return system.trim() ? `${system.trimEnd()}\n\n${rule}` : rule;
+}
+
+/**
+ * `ask` for an answer held to a JSON Schema: the parsed value, or `undefined`.
+ *
+ * Answers the parsed JSON, or `undefined` for a reply with no JSON in it
+ * (or one cut off at the ceiling, whose JSON never closed).
+ *
+ * The schema goes as `response_format` of type `json_schema` — normalised as a tool's parameters
+ * are (`sanitizeSchema`), relaxed (`relaxSchema`) once the endpoint could not build a grammar —
+ * where the model takes it; a model that refuses it is latched (`structuredOutput: false`) and
+ * asked with `json_object`, then, if it refuses that too, in words alone. The schema also rides on
+ * the system prompt, and the reply is read with `parseJson` (JSON inside prose or a fence, nearly
+ * right JSON repaired); a `null` the normalising added for an optional property is taken out again.
+ * A server that finds the schema itself invalid is not latched: that throws `SideTaskError`
+ * (`request-failed`), as every other failure does. Throws `invalid-input` for a schema that is
+ * not an object.
+ */
+export async function askJson<T = unknown>(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  schema: Readonly<Record<string, unknown>>,
+  options: AskJsonOptions = {},
+): Promise<T | undefined> {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `askJson: the schema must be a JSON Schema object, and was ${describeValue(schema)}.`,
+    );
+  }
+  const name = options.name ?? "answer";
+  if (typeof name !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `askJson: name must be 1 to 64 letters, digits, _ or -, and was ${JSON.stringify(name)}.`,
+    );
+  }
+  const strictSchema = sanitizeSchema(schema) as Record<string, unknown>;
+  const shape: JsonShape = {
+    name,
+    strictSchema,
+    relaxedSchema: relaxSchema(schema) as Record<string, unknown>,
+    strict: options.strict ?? true,
+  };
+  const reply = await sideCall(
+    endpoint,
+    model,
+    typeof system === "string" ? jsonInstruction(system, strictSchema) : system,
+    input,
+    options,
+    ASK_DEFAULTS,
+    "askJson",
+    shape,
+  );
+  if (reply.finishReason === "length") {
+    options.onNotice?.(`${model} ran into its reply ceiling before the JSON was finished; no answer taken.`);
+    return undefined;
+  }
+  const value = parseJson<T>(reply.text);
+  return value === undefined ? undefined : dropOptionalNulls(value, schema);
+}

@@ -1,0 +1,356 @@
+import { defaultClientPool, type Endpoint, timeoutMs } from "@loopwright/client";
+import {
+  buildBody,
+  defaultCapabilityStore,
+  type EndpointCapabilities,
+  type ModelCapabilities,
+  type ModelParams,
+  modelCapabilitiesFor,
+  negotiate,
+} from "@loopwright/negotiate";
+import { ALL_FENCES, stripThinking } from "@loopwright/stream";
+import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
+import { checkInput, hasImages, type SideTaskInput, textOnly } from "./input.js";
+
+/** The narrow client a side task calls: `chat.completions.create`, as the `openai` SDK has it. */
+export interface SideTaskClient {
+  chat: {
+    completions: {
+      create(body: never, options?: { signal?: AbortSignal; timeout?: number }): PromiseLike<unknown>;
+    };
+  };
+}
+
+/** Where a side task gets its client: `@loopwright/client`'s pool, or anything with its `getClient`. */
+export interface SideTaskClients {
+  getClient(endpoint: Endpoint): SideTaskClient;
+}
+
+/** Where a side task reads and latches refusals: `@loopwright/negotiate`'s store, or its shape. */
+export interface SideTaskCapabilities {
+  capabilitiesFor(baseUrl: string, apiKey?: string): EndpointCapabilities;
+}
+
+/** Options every side task takes. Anything absent is the side task's own default, never the agent's. */
+export interface SideTaskOptions {
+  /** Reply ceiling in tokens; `0` sends none. Default: the task's own (ask 512, summariser 1024, preselect 256). */
+  maxTokens?: number;
+  /** Sampling temperature. Default: the task's own (0.3; preselect 0). */
+  temperature?: number;
+  /**
+   * Absent or `"off"`: the no-thinking hints are sent (`NO_THINKING_HINTS`). A level (`"low"`,
+   * `"high"`…) is sent as `reasoning_effort` in their place.
+   */
+  reasoningEffort?: string;
+  /**
+   * Fields merged into the body after the temperature (sampler settings a model card asks for).
+   * Each key is droppable: a field the model refuses by name is latched off for it and the
+   * request sent again without it.
+   */
+  extraBody?: Record<string, unknown>;
+  /** Abandons the side task; it then rejects with `SideTaskError` (`aborted`). */
+  signal?: AbortSignal;
+  /**
+   * The time bound in ms. Default: the endpoint's `requestTimeoutSeconds`, else
+   * `SIDE_TASK_TIMEOUT_MS`. `0` waits for as long as the server takes.
+   */
+  timeoutMs?: number;
+  /** Told, in words, when a request is changed to get past a refusal. */
+  onNotice?: (message: string) => void;
+  /** The capability latches to read and write; default `@loopwright/negotiate`'s default store. */
+  capabilities?: SideTaskCapabilities;
+  /** The clients to call through; default `@loopwright/client`'s default pool. */
+  clients?: SideTaskClients;
+}
+
+/** A side task's reply: the answer text and the finish reason the server sent (`undefined` where none). */
+export interface SideTaskReply {
+  /** The answer, with any fenced scratchpad (`<think>…</think>` and the like) taken out. */
+  text: string;
+  /** `finish_reason` as sent: `"stop"`, `"length"` for a reply cut off at the ceiling, … */
+  finishReason: string | undefined;
+}
+
+/**
+ * The body fields a side task sends to keep a thinking model from thinking.
+ *
+ * What it sends to keep a thinking model from deliberating over a small job: llama.cpp,
+ * vLLM and SGLang render the chat template with thinking off. A server that refuses the field
+ * has it latched off for that model, like any `extraBody` key.
+ */
+export const NO_THINKING_HINTS: Readonly<Record<string, unknown>> = Object.freeze({
+  chat_template_kwargs: Object.freeze({ enable_thinking: false }),
+});
+
+/** The time bound of a side task on an endpoint with no `requestTimeoutSeconds`: two minutes. */
+export const SIDE_TASK_TIMEOUT_MS = 120_000;
+
+/** A structured answer being asked for: the schema as sent, and how to say it in words. */
+export interface JsonShape {
+  name: string;
+  /** The schema normalised for strict servers (`sanitizeSchema`). */
+  strictSchema: Record<string, unknown>;
+  /** The lesser form for a server that could not build a grammar (`relaxSchema`). */
+  relaxedSchema: Record<string, unknown>;
+  strict: boolean;
+}
+
+/** Per (endpoint, model): a model that refused an image part. Lives on the store's own objects. */
+const refusesImages = new WeakSet<ModelCapabilities>();
+
+/** The `response_format` lesser forms, as the latches allow: json_schema, json_object, then none. */
+function responseFormat(
+  shape: JsonShape,
+  supports: EndpointCapabilities,
+  model: ModelCapabilities,
+): Record<string, unknown> | undefined {
+  if (model.structuredOutput) {
+    const schema = supports.strictSchemas ? shape.strictSchema : shape.relaxedSchema;
+    const strict = shape.strict && supports.strictSchemas;
+    return { type: "json_schema", json_schema: { name: shape.name, schema, ...(strict ? { strict } : {}) } };
+  }
+  if (!model.droppedFields.includes("response_format")) return { type: "json_object" };
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = isObject(error) ? error.status : undefined;
+  return typeof status === "number" ? status : undefined;
+}
+
+/** Every message-like string an SDK error carries, for matching a refusal's wording. */
+function errorWords(error: unknown): string {
+  const parts: string[] = [errorText(error)];
+  if (isObject(error)) {
+    const body = error.error;
+    if (typeof body === "string") parts.push(body);
+    else if (isObject(body)) parts.push(JSON.stringify(body));
+  }
+  return parts.join("\n");
+}
+
+const IMAGE_REFUSALS = [
+  /\bimages?(?:_url| input| inputs| content| parts?)?\b[^\n]{0,80}\b(?:not supported|unsupported|only supported|not allowed|not enabled)/i,
+  /(?:does not|doesn't|cannot|can't) (?:support|accept|take|process|handle) (?:images?|image inputs?|vision|multimodal)/i,
+  /\bnot a multimodal model\b/i,
+  /\bAt most 0 image/i, // vLLM with the image limit at zero
+  /\bmmproj\b/i, // llama.cpp without a projector
+  /\bcontent must be a string\b/i, // servers that take no content parts at all
+];
+
+/** A refusal of the image parts: a 4xx, or llama.cpp's 500, naming images. */
+function isImageRefusal(error: unknown): boolean {
+  const status = statusOf(error);
+  if (status === undefined || status < 400 || status === 429) return false;
+  const words = errorWords(error);
+  return IMAGE_REFUSALS.some((re) => re.test(words));
+}
+
+/** A refusal of `response_format` itself, after `json_object` was sent (LM Studio takes only json_schema or text). */
+function isResponseFormatRefusal(error: unknown): boolean {
+  const status = statusOf(error);
+  if (status === undefined || status < 400 || status >= 500 || status === 429) return false;
+  return /response_format/i.test(errorWords(error));
+}
+
+/** The message text of a non-streamed completion, content parts joined. */
+function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((part) => (isObject(part) && typeof part.text === "string" ? part.text : "")).join("");
+  }
+  return "";
+}
+
+function readReply(completion: unknown, model: string): SideTaskReply {
+  const choices = isObject(completion) ? completion.choices : undefined;
+  const choice = Array.isArray(choices) ? choices[0] : undefined;
+  if (!isObject(choice) || !isObject(choice.message)) {
+    throw new SideTaskError(
+      "no-reply",
+      `${model} answered without a message (${describeValue(completion)} with no choices[0].message).`,
+    );
+  }
+  const { content } = stripThinking(messageText(choice.message.content), { fences: ALL_FENCES });
+  const finish = choice.finish_reason;
+  return { text: content.trim(), finishReason: typeof finish === "string" ? finish : undefined };
+}
+
+/** Checks the endpoint and model every side task is handed. */
+export function checkTarget(endpoint: unknown, model: unknown, where: string): asserts endpoint is Endpoint {
+  if (!isObject(endpoint) || typeof endpoint.baseUrl !== "string" || endpoint.baseUrl.trim() === "") {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: the endpoint must be an object with a baseUrl (e.g. { baseUrl: "http://127.0.0.1:8080/v1" }), and was ${describeValue(endpoint)}.`,
+    );
+  }
+  if (typeof model !== "string" || model.trim() === "") {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: the model must be the non-empty name the endpoint knows it by, and was ${describeValue(model)}.`,
+    );
+  }
+}
+
+function checkNumber(value: unknown, name: string, where: string): void {
+  if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: ${name} must be a number of 0 or more, and was ${describeValue(value)}.`,
+    );
+  }
+}
+
+/** The defaults of one kind of side task. */
+export interface TaskDefaults {
+  maxTokens: number;
+  temperature: number;
+}
+
+/** Signals the request is sent with: the caller's, and the time bound. */
+function bound(options: SideTaskOptions, endpoint: Endpoint) {
+  const limit = options.timeoutMs ?? timeoutMs(endpoint) ?? SIDE_TASK_TIMEOUT_MS;
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer =
+    limit > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          controller.abort(new Error(`timed out after ${limit} ms`));
+        }, limit)
+      : undefined;
+  const caller = options.signal;
+  const onAbort = () => controller.abort(caller?.reason);
+  if (caller?.aborted) onAbort();
+  else caller?.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    limit,
+    timedOut: () => timedOut,
+    done() {
+      if (timer) clearTimeout(timer);
+      caller?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/**
+ * One side-task request: the body built like a turn's (`buildBody` from the latches, through
+ * `negotiate`), sent without streaming, read back as text. Refused images and a refused
+ * `response_format` are answered here by sending less; everything else goes to the caller as a
+ * `SideTaskError`.
+ */
+export async function sideCall(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  options: SideTaskOptions,
+  defaults: TaskDefaults,
+  where: string,
+  shape?: JsonShape,
+): Promise<SideTaskReply> {
+  checkTarget(endpoint, model, where);
+  if (typeof system !== "string") {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: the system prompt must be a string ("" for none), and was ${describeValue(system)}.`,
+    );
+  }
+  checkInput(input, where);
+  if (!isPlainObject(options)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: options must be an object, and was ${describeValue(options)}.`,
+    );
+  }
+  checkNumber(options.maxTokens, "maxTokens", where);
+  checkNumber(options.temperature, "temperature", where);
+  checkNumber(options.timeoutMs, "timeoutMs", where);
+  if (options.extraBody !== undefined && !isPlainObject(options.extraBody)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: extraBody must be an object of body fields, and was ${describeValue(options.extraBody)}.`,
+    );
+  }
+  const notice = options.onNotice ?? (() => {});
+  const store = options.capabilities ?? defaultCapabilityStore;
+  const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+  const latches = modelCapabilitiesFor(supports, model);
+  const client = (options.clients ?? defaultClientPool).getClient(endpoint);
+  const effort = options.reasoningEffort;
+  const thinkingOff = effort === undefined || effort === "" || effort === "off";
+  const extraBody = { ...(thinkingOff ? NO_THINKING_HINTS : {}), ...options.extraBody };
+  const params: ModelParams = {
+    model,
+    maxTokens: options.maxTokens ?? defaults.maxTokens,
+    temperature: options.temperature ?? defaults.temperature,
+    ...(thinkingOff ? {} : { reasoningEffort: effort }),
+    extraBody,
+  };
+  const timing = bound(options, endpoint);
+  try {
+    // Each round answers one refusal negotiate leaves to its caller; each latches, so three is enough.
+    for (let round = 0; ; round++) {
+      const sent = { images: false, format: "" };
+      try {
+        return await negotiate(
+          supports,
+          async (supports, _produced, caps) => {
+            const modelCaps = caps ?? latches;
+            sent.images = hasImages(input) && !refusesImages.has(modelCaps);
+            const format = shape ? responseFormat(shape, supports, modelCaps) : undefined;
+            sent.format = typeof format?.type === "string" ? format.type : "";
+            const messages = [
+              ...(system.trim() ? [{ role: "system", content: system }] : []),
+              { role: "user", content: sent.images ? input : textOnly(input) },
+            ];
+            const { stream_options: _usage, ...built } = buildBody(params, supports, modelCaps, messages);
+            const body = { ...built, stream: false, ...(format ? { response_format: format } : {}) };
+            const completion = await client.chat.completions.create(body as never, {
+              signal: timing.signal,
+              ...(timing.limit > 0 ? { timeout: timing.limit + 1000 } : {}),
+            });
+            return readReply(completion, model);
+          },
+          { model, droppable: Object.keys(extraBody), onNotice: notice },
+        );
+      } catch (error) {
+        if (SideTaskError.isInstance(error)) throw error;
+        if (timing.timedOut()) {
+          throw new SideTaskError(
+            "timeout",
+            `${where}: ${model} did not answer within ${timing.limit} ms. Raise timeoutMs (or the endpoint's requestTimeoutSeconds) for a slow model.`,
+            { cause: error },
+          );
+        }
+        if (timing.signal.aborted) {
+          throw new SideTaskError("aborted", `${where}: abandoned by the caller's signal.`, { cause: error });
+        }
+        if (round < 3 && sent.images && isImageRefusal(error)) {
+          refusesImages.add(latches);
+          notice(`${model} refused the image in a side task; sending it the text alone from now on.`);
+          continue;
+        }
+        if (round < 3 && sent.format === "json_object" && isResponseFormatRefusal(error)) {
+          latches.droppedFields.push("response_format");
+          notice(`${model} refused response_format; asking it for JSON in words from now on.`);
+          continue;
+        }
+        throw new SideTaskError(
+          "request-failed",
+          `${where}: ${model} refused the side task: ${errorText(error)}`,
+          {
+            cause: error,
+          },
+        );
+      }
+    }
+  } finally {
+    timing.done();
+  }
+}

@@ -1,0 +1,143 @@
+import type { Endpoint } from "@loopwright/client";
+import { checkTarget, type SideTaskOptions, sideCall } from "./call.js";
+import { describeValue, errorText, SideTaskError } from "./errors.js";
+
+/** The summariser's reply ceiling when none is given. */
+export const SUMMARY_MAX_TOKENS = 1024;
+
+/** The most characters of one message the summariser is shown; a longer one is cut in the middle. */
+export const SUMMARY_MESSAGE_CHARS = 4000;
+
+/** The system prompt the summariser writes with. */
+export const SUMMARISER_SYSTEM = [
+  "You keep the working notes of a conversation between a user and an assistant that uses tools.",
+  "The conversation below is being removed to save space; your notes replace it, so write down",
+  "everything the assistant will need to carry on: what the user asked for and their constraints,",
+  "decisions made, facts learned from tool results (names, paths, values, errors), what is done and",
+  "what is still open. Be concise and concrete. Write only the notes, with no preamble.",
+].join(" ");
+
+/** A transcript message as the summariser reads it (structurally any chat message). */
+export interface SummaryMessageLike {
+  role: string;
+  content?: unknown;
+  name?: string;
+  tool_call_id?: string;
+  tool_calls?: readonly { function?: { name?: string; arguments?: string } }[] | null;
+}
+
+/** The narrow `AbortSignal` shape ledger's compaction hands a summariser. */
+export interface SummarySignalLike {
+  readonly aborted: boolean;
+}
+
+/** A summarise function as `@loopwright/ledger`'s `runCompaction` and `compactTranscript` take one. */
+export type SummariseFunction = (
+  messages: readonly SummaryMessageLike[],
+  previous: string | undefined,
+  signal?: SummarySignalLike,
+) => Promise<string | undefined>;
+
+/** Options of `summariser`: those of every side task, and the system prompt to write with. */
+export interface SummariserOptions extends SideTaskOptions {
+  /** Replaces `SUMMARISER_SYSTEM`. */
+  system?: string;
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => {
+        const p = part as { type?: unknown; text?: unknown } | null;
+        if (p && typeof p.text === "string") return p.text;
+        return p && p.type === "image_url" ? "[image]" : "";
+      })
+      .join("\n");
+  }
+  return "";
+}
+
+function cut(text: string): string {
+  if (text.length <= SUMMARY_MESSAGE_CHARS) return text;
+  const half = Math.floor(SUMMARY_MESSAGE_CHARS / 2);
+  const gone = text.length - 2 * half;
+  return `${text.slice(0, half)}\n[… ${gone} characters left out …]\n${text.slice(-half)}`;
+}
+
+/** The folded stretch as plain text, one block per message, for the summariser to read. */
+export function transcriptText(messages: readonly SummaryMessageLike[]): string {
+  const blocks: string[] = [];
+  for (const message of messages) {
+    const text = cut(contentText(message.content).trim());
+    if (message.role === "tool") {
+      blocks.push(`[tool result${message.name ? ` from ${message.name}` : ""}]\n${text}`);
+      continue;
+    }
+    if (text) blocks.push(`[${message.role}]\n${text}`);
+    for (const call of message.tool_calls ?? []) {
+      const name = call?.function?.name ?? "a tool";
+      blocks.push(`[${message.role} called ${name}]\n${cut(call?.function?.arguments ?? "")}`);
+    }
+  }
+  return blocks.join("\n\n");
+}
+
+/**
+ * A summarise function for `@loopwright/ledger`'s compaction, written by a side task.
+ *
+ * For `runCompaction` and `compactTranscript`: it shows `model` at `endpoint` the folded stretch as text (each message cut to
+ * `SUMMARY_MESSAGE_CHARS`), with the earlier notes to continue where there are some, and answers
+ * the new notes. Defaults: ceiling `SUMMARY_MAX_TOKENS`, temperature 0.3, the no-thinking hints.
+ *
+ * The function it returns never throws for a failed side task: it answers `undefined` (which the
+ * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
+ * including for a summary cut off at the ceiling. It throws `SideTaskError` (`invalid-input`) only
+ * for messages that are not an array. `summariser` itself throws `invalid-input` for a missing
+ * endpoint or model.
+ */
+export function summariser(
+  endpoint: Endpoint,
+  model: string,
+  options: SummariserOptions = {},
+): SummariseFunction {
+  checkTarget(endpoint, model, "summariser");
+  const { system = SUMMARISER_SYSTEM, ...rest } = options;
+  return async (messages, previous, signal) => {
+    if (!Array.isArray(messages)) {
+      throw new SideTaskError(
+        "invalid-input",
+        `summariser: the messages to fold must be an array, and were ${describeValue(messages)}.`,
+      );
+    }
+    const notice = rest.onNotice ?? (() => {});
+    const stretch = transcriptText(messages);
+    if (!stretch.trim()) return undefined;
+    const input = previous?.trim()
+      ? `Notes so far:\n${previous.trim()}\n\nContinue these notes with what happened next:\n\n${stretch}`
+      : `The conversation to take notes of:\n\n${stretch}`;
+    const callerSignal = rest.signal ?? (signal instanceof AbortSignal ? signal : undefined);
+    try {
+      const reply = await sideCall(
+        endpoint,
+        model,
+        system,
+        input,
+        { ...rest, ...(callerSignal ? { signal: callerSignal } : {}) },
+        { maxTokens: SUMMARY_MAX_TOKENS, temperature: 0.3 },
+        "summariser",
+      );
+      if (reply.finishReason === "length") {
+        notice(
+          `The summary from ${model} was cut off at its reply ceiling; the transcript was left as it was.`,
+        );
+        return undefined;
+      }
+      return reply.text || undefined;
+    } catch (error) {
+      if (SideTaskError.isInstance(error) && error.code === "invalid-input") throw error;
+      notice(`The summary could not be written, so the transcript was left as it was: ${errorText(error)}`);
+      return undefined;
+    }
+  };
+}

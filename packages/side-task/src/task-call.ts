@@ -1,0 +1,134 @@
+import { type Endpoint, resolveApiKey } from "@loopwright/client";
+import type { SideTaskOptions } from "./call.js";
+import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
+
+/** A side task's endpoint as an agent spec resolves it (`ResolvedTaskEndpoint`), or any `Endpoint`. */
+export interface TaskEndpoint {
+  baseUrl: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+  requestTimeoutSeconds?: number;
+  firstTokenSeconds?: number;
+}
+
+/**
+ * The settings an agent spec gives one side task (`tasks.<key>`).
+ *
+ * A `ResolvedTask` holds only what a layer stated. Structural, so a resolved spec's task passes as it is.
+ */
+export interface TaskSettings {
+  model?: string;
+  endpoint?: TaskEndpoint;
+  maxTokens?: number;
+  temperature?: number;
+  reasoningEffort?: string;
+  extraBody?: Record<string, unknown>;
+}
+
+/** The host's defaults for a task that names none: `SideTaskOptions` plus a model. */
+export interface TaskCallOptions extends SideTaskOptions {
+  /** The model to use where the task names none (e.g. a flattened `toolSelectModel`). */
+  model?: string;
+}
+
+/** What `taskCall` hands back: the three arguments `ask`, `askJson`, `summariser` and `preselect` take. */
+export interface TaskCall {
+  endpoint: Endpoint;
+  /** The task's model, else the options' model, else `""` (no model: a caller skips the task). */
+  model: string;
+  options: SideTaskOptions;
+}
+
+/** Whether two base URLs name one endpoint, by `resolveApiKey`'s own comparison. */
+function sameEndpoint(a: string, b: string): boolean {
+  const probe = "\u0000same";
+  return resolveApiKey({ baseUrl: a }, { baseUrl: b, apiKey: probe }) === probe;
+}
+
+function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | undefined): Endpoint {
+  const out: Endpoint = { baseUrl };
+  if (apiKey !== undefined) out.apiKey = apiKey;
+  if (fields.headers !== undefined) out.headers = fields.headers;
+  if (fields.requestTimeoutSeconds !== undefined) out.requestTimeoutSeconds = fields.requestTimeoutSeconds;
+  if (fields.firstTokenSeconds !== undefined) out.firstTokenSeconds = fields.firstTokenSeconds;
+  return out;
+}
+
+/**
+ * Turns the settings a spec gives a side task into the call that honours them.
+ *
+ * Returns `{ endpoint, model, options }` for `ask(endpoint, model, system, input, options)` and the rest.
+ *
+ * What the task states wins over the same field in `options`, which is where a host puts its own
+ * default for a task that names none; anything neither states is the side task's own default,
+ * never the agent's. `extraBody` is laid over the options' key by key. The endpoint: the task's
+ * own where it names one — given `agent` (the endpoint the main turn uses) and the same URL, the
+ * agent's spelling of it and, with no key of its own, the agent's key, so both share one set of
+ * capability latches; on another endpoint only a key of its own (`resolveApiKey`). No task
+ * endpoint: the agent's. Reads only its arguments; never changes them. Throws `SideTaskError`
+ * (`invalid-input`) when neither the task nor `agent` gives an endpoint, or for settings that are
+ * not an object.
+ */
+export function taskCall(
+  task: TaskSettings | undefined,
+  options: TaskCallOptions = {},
+  agent?: TaskEndpoint,
+): TaskCall {
+  if (task !== undefined && !isPlainObject(task)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `taskCall: the task settings must be an object (a spec's tasks.<key>) or undefined, and were ${describeValue(task)}.`,
+    );
+  }
+  if (!isPlainObject(options)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `taskCall: options must be an object, and were ${describeValue(options)}.`,
+    );
+  }
+  const stated = task ?? {};
+  const own = stated.endpoint;
+  let endpoint: Endpoint;
+  if (
+    own !== undefined &&
+    isPlainObject(own) &&
+    typeof own.baseUrl === "string" &&
+    own.baseUrl.trim() !== ""
+  ) {
+    const shared =
+      agent !== undefined && typeof agent.baseUrl === "string" && sameEndpoint(own.baseUrl, agent.baseUrl);
+    if (shared) {
+      const key = own.apiKey?.trim() ? own.apiKey : agent.apiKey;
+      endpoint = pickEndpoint({ ...agent, ...definedOnly(own) }, agent.baseUrl, key);
+    } else {
+      endpoint = pickEndpoint(own, own.baseUrl, resolveApiKey(own, agent ?? {}));
+    }
+  } else if (
+    agent !== undefined &&
+    isPlainObject(agent) &&
+    typeof agent.baseUrl === "string" &&
+    agent.baseUrl.trim() !== ""
+  ) {
+    endpoint = pickEndpoint(agent, agent.baseUrl, agent.apiKey);
+  } else {
+    throw new SideTaskError(
+      "invalid-input",
+      "taskCall: the task names no endpoint and no agent endpoint was given as the third argument.",
+    );
+  }
+  const { model: hostModel, ...hostOptions } = options;
+  const merged: SideTaskOptions = { ...hostOptions };
+  if (stated.maxTokens !== undefined) merged.maxTokens = stated.maxTokens;
+  if (stated.temperature !== undefined) merged.temperature = stated.temperature;
+  if (stated.reasoningEffort !== undefined) merged.reasoningEffort = stated.reasoningEffort;
+  if (stated.extraBody !== undefined || hostOptions.extraBody !== undefined) {
+    merged.extraBody = { ...hostOptions.extraBody, ...stated.extraBody };
+  }
+  return { endpoint, model: stated.model ?? hostModel ?? "", options: merged };
+}
+
+function definedOnly(fields: TaskEndpoint): Partial<TaskEndpoint> {
+  return Object.fromEntries(
+    Object.entries(fields).filter(([, v]) => v !== undefined && v !== ""),
+  ) as Partial<TaskEndpoint>;
+}

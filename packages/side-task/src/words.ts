@@ -1,0 +1,59 @@
+/**
+ * English function words, dropped before keyword matching.
+ *
+ * Dropped from a request and from the catalogue before matching: over a
+ * catalogue of a few dozen one-line descriptions the inverse document frequency cannot be trusted
+ * to sink them, and "for" found in one description would score as the request's rarest word.
+ */
+export const FUNCTION_WORDS: ReadonlySet<string> = new Set(
+  (
+    "a about above across after again against all almost along also although am among an and " +
+    "another any anybody anyone anything are around as at be because been before being below " +
+    "beside besides between both but by can cannot could did do does doing done down during each " +
+    "either else enough etc even ever every few for from further had has have having he her here " +
+    "hers herself him himself his how however i if in into is it its itself just least less let " +
+    "like may me might mine more most much must my myself neither no nor not now of off often on " +
+    "once one only onto or other others otherwise our ours ourselves out over own per please " +
+    "perhaps quite rather really same shall she should since so some somebody someone something " +
+    "such than that the their theirs them themselves then there these they this those though " +
+    "through thus till to too toward towards under unless until up upon us very via was we were " +
+    "what whatever when whenever where whereas wherever whether which while who whom whose why " +
+    "will with within without would yet you your yours yourself yourselves ok okay thanks thank " +
+    "hi hello hey want wants need needs i'd i'm it's"
+  ).split(" "),
+);
+
+/** Cuts a word to a rough stem, so "files", "listing" and "created" meet "file", "list" and "create". */
+export function stem(word: string): string {
+  let w = word;
+  if (w.length <= 3) return w;
+  if (w.endsWith("ies") && w.length > 4) w = `${w.slice(0, -3)}y`;
+  else if (w.endsWith("sses")) w = w.slice(0, -2);
+  else if (/(?:ss|x|ch|sh)es$/.test(w) && w.length > 4) w = w.slice(0, -2);
+  else if (w.endsWith("s") && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  if (w.endsWith("ing") && w.length > 5) w = w.slice(0, -3);
+  else if (w.endsWith("ed") && w.length > 4) w = w.slice(0, -2);
+  if (/([b-df-hj-np-tv-z])\1$/.test(w) && !/(?:ll|ss|zz)$/.test(w)) w = w.slice(0, -1);
+  if (w.endsWith("e") && w.length >= 4) w = w.slice(0, -1);
+  return w;
+}
+
+/**
+ * The words of a text as matching terms: split on anything that is not a letter or digit and at
+ * camelCase and snake_case seams, lower-cased, function words dropped, stemmed.
+ */
+export function terms(text: string): string[] {
+  const spaced = text
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .toLowerCase();
+  const out: string[] = [];
+  for (const word of spaced.split(/[^\p{L}\p{N}']+/u)) {
+    const bare = word.replace(/^'+|'+$/g, "");
+    if (bare === "" || FUNCTION_WORDS.has(bare)) continue;
+    const plain = bare.replace(/'s$/, "").replace(/'/g, "");
+    if (plain === "" || FUNCTION_WORDS.has(plain)) continue;
+    out.push(stem(plain));
+  }
+  return out;
+}

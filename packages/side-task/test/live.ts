@@ -1,0 +1,81 @@
+// A live llama.cpp server (../shared/live/) for the tests that need a real one: started on a free
+// loopback port, stopped by its pid. `liveServerPath` is undefined where the folder is absent (a
+// lone clone of the project), and those tests skip with a message.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const folder = join(root, "..", "shared", "live");
+
+/** The live server's folder, or undefined where it is absent. */
+export const liveServerPath: string | undefined =
+  existsSync(join(folder, "llama-server")) && existsSync(join(folder, "tiny.gguf")) ? folder : undefined;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export interface LiveServer {
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Starts llama-server with tiny.gguf (alias `tiny`) and waits until /health answers 200. */
+export async function startLive(): Promise<LiveServer> {
+  if (!liveServerPath) throw new Error("The live llama.cpp server is not present.");
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    join(liveServerPath, "llama-server"),
+    [
+      "-m",
+      join(liveServerPath, "tiny.gguf"),
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "-c",
+      "4096",
+      "--jinja",
+      "--alias",
+      "tiny",
+    ],
+    { stdio: "ignore" },
+  );
+  const origin = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const health = await fetch(`${origin}/health`);
+      if (health.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill();
+      throw new Error("llama-server did not become healthy within 60 s.");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    baseUrl: `${origin}/v1`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill();
+        // A server busy answering may take a while over SIGTERM; it holds nothing worth a wait.
+        setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 3000).unref();
+      }),
+  };
+}

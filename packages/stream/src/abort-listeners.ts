@@ -1,0 +1,42 @@
+/** The callers waiting on one signal, and how to take its one listener off again. */
+interface Waiting {
+  callbacks: Set<() => void>;
+  detach: () => void;
+}
+
+/**
+ * Everything waiting on one signal, behind the one listener added to it. A host that hands the
+ * same `AbortSignal` to many runs at once would otherwise add a listener per request in flight,
+ * and past ten Node prints `MaxListenersExceededWarning` into the host's logs.
+ */
+const waiting = new WeakMap<AbortSignal, Waiting>();
+
+/**
+ * Calls `onAbort` once when `signal` aborts; answers the function that stops listening. However many
+ * callers listen to one signal, it carries one listener, removed when the last caller stops.
+ */
+export function listenForAbort(signal: AbortSignal, onAbort: () => void): () => void {
+  let entry = waiting.get(signal);
+  if (!entry) {
+    const callbacks = new Set<() => void>();
+    const fire = () => {
+      waiting.delete(signal);
+      for (const callback of [...callbacks]) callback();
+      callbacks.clear();
+    };
+    signal.addEventListener("abort", fire, { once: true });
+    entry = { callbacks, detach: () => signal.removeEventListener("abort", fire) };
+    waiting.set(signal, entry);
+  }
+  const { callbacks, detach } = entry;
+  const once = () => {
+    callbacks.delete(once);
+    onAbort();
+  };
+  callbacks.add(once);
+  return () => {
+    if (!callbacks.delete(once) || callbacks.size > 0) return;
+    detach();
+    if (waiting.get(signal)?.callbacks === callbacks) waiting.delete(signal);
+  };
+}

@@ -1,0 +1,44 @@
+/** Wraps a personality so a failing hook reports which personality and hook failed. */
+import { TestkitError } from "../errors.js";
+import type { Personality } from "./personality.js";
+
+/** The hooks a personality may have (see `Personality`). */
+export const PERSONALITY_HOOKS = [
+  "intercept",
+  "check",
+  "models",
+  "props",
+  "lmstudioModels",
+  "route",
+  "notFound",
+  "headers",
+  "streamsUsage",
+  "completionBudget",
+] as const satisfies readonly (keyof Personality)[];
+
+/**
+ * The same personality with each hook wrapped: a hook that throws is rethrown as a `TestkitError`
+ * (`server-fault`) whose message names the personality and the hook and quotes the original
+ * message (kept as `cause`). Hooks the personality lacks stay absent; `this` is the original.
+ */
+export function guardPersonality(personality: Personality): Personality {
+  const guarded: Record<string, unknown> = { name: personality.name };
+  for (const key of PERSONALITY_HOOKS) {
+    const value = (personality as unknown as Record<string, unknown>)[key];
+    if (typeof value !== "function") continue;
+    guarded[key] = (...args: unknown[]) => {
+      try {
+        return (value as (...a: unknown[]) => unknown).apply(personality, args);
+      } catch (cause) {
+        if (TestkitError.isInstance(cause) && cause.code === "server-fault") throw cause;
+        const message = cause instanceof Error ? cause.message : String(cause);
+        throw new TestkitError(
+          "server-fault",
+          `the ${personality.name} personality's ${key} failed: ${message}`,
+          { cause },
+        );
+      }
+    };
+  }
+  return guarded as unknown as Personality;
+}

@@ -1,0 +1,91 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { catalogFromTools, catalogText } from "./catalog.js";
+import { ToolLoadingError } from "./errors.js";
+import { CATALOG, TOOLS, thrown } from "./test-support/tools.js";
+
+describe("catalogText", () => {
+  it("lists every server's tools by name, servers and tools in name order", () => {
+    const text = catalogText(CATALOG);
+    expect(text).toContain("filesystem: list_directory, read_file, write_file");
+    expect(text).toContain("github: create_issue, get_file, list_issues");
+    expect(text.indexOf("filesystem:")).toBeLessThan(text.indexOf("github:"));
+    expect(text).toContain("load_tools");
+    expect(text).toContain("up to 12 a call");
+  });
+
+  it("is the same text however the catalogue was assembled", () => {
+    const shuffled = [...CATALOG]
+      .reverse()
+      .map((server) => ({ ...server, tools: [...server.tools].reverse() }));
+    expect(catalogText(shuffled)).toBe(catalogText(CATALOG));
+  });
+
+  it("is the same text for every ordering of any catalogue, and names every tool in it", () => {
+    const name = fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/);
+    const server = fc.record({
+      name,
+      tools: fc.uniqueArray(fc.record({ name }), { selector: (tool) => tool.name, maxLength: 6 }),
+    });
+    const catalogue = fc.uniqueArray(server, { selector: (s) => s.name, maxLength: 5 });
+    fc.assert(
+      fc.property(
+        catalogue.chain((servers) =>
+          fc.tuple(
+            fc.constant(servers),
+            fc.shuffledSubarray(servers, { minLength: servers.length, maxLength: servers.length }),
+          ),
+        ),
+        ([servers, shuffled]) => {
+          const reordered = shuffled.map((s) => ({ ...s, tools: [...s.tools].reverse() }));
+          const text = catalogText(servers, { mode: "proxy" });
+          expect(catalogText(reordered, { mode: "proxy" })).toBe(text);
+          for (const s of servers) {
+            if (s.tools.length > 0) expect(text).toContain(`${s.name}: `);
+            for (const tool of s.tools) expect(text).toMatch(new RegExp(`[ ,]${tool.name}(,|\n|$)`));
+          }
+        },
+      ),
+    );
+  });
+
+  it("tells a proxied model to run tools through call_tool, and says the cap it was given", () => {
+    const text = catalogText(CATALOG, { mode: "proxy", cap: 5 });
+    expect(text).toContain("call_tool");
+    expect(text).toContain("up to 5 a call");
+    expect(catalogText(CATALOG)).not.toContain("call_tool");
+  });
+
+  it("puts the first line of each description beside its name when asked", () => {
+    const text = catalogText(CATALOG, { descriptions: true });
+    expect(text).toContain("## github");
+    expect(text).toContain("- create_issue: Open an issue in a repository.");
+    expect(text).toContain("- get_file\n");
+  });
+
+  it("is empty for a catalogue with no tools", () => {
+    expect(catalogText([])).toBe("");
+    expect(catalogText([{ name: "empty", tools: [] }])).toBe("");
+  });
+
+  it("refuses a catalogue that is not servers of named tools, saying which entry", () => {
+    expect(() => catalogText({} as never)).toThrow(/catalogue/);
+    const error = thrown(() => catalogText([{ name: "github", tools: [{ title: "x" }] }] as never));
+    expect(ToolLoadingError.isInstance(error)).toBe(true);
+    expect((error as ToolLoadingError).code).toBe("invalid-catalog");
+    expect(error.message).toContain('tool 0 of server "github"');
+  });
+});
+
+describe("catalogFromTools", () => {
+  it("makes one server of the tools, each with its description's first line", () => {
+    const server = catalogFromTools(TOOLS, "local");
+    expect(server.name).toBe("local");
+    expect(server.tools).toHaveLength(TOOLS.length);
+    expect(server.tools[0]).toEqual({ name: "create_issue", description: "Open an issue in a repository." });
+  });
+
+  it("refuses a tool without a name", () => {
+    expect(() => catalogFromTools([{ type: "function", function: {} }] as never)).toThrow(ToolLoadingError);
+  });
+});

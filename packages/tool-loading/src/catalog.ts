@@ -1,0 +1,174 @@
+import type { FunctionToolLike } from "@loopwright/schema-compat";
+import { describe, ToolLoadingError } from "./errors.js";
+
+/** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
+export interface CatalogTool {
+  /** The name the model loads and calls it by; the same name as its definition's `function.name`. */
+  name: string;
+  /** What it does, in a line. Read by `catalogText` with `descriptions: true` and by a preselection. */
+  description?: string;
+}
+
+/**
+ * The name-only shape a connected server is read as: its name (the label the catalogue groups its
+ * tools under, and a name `load_tools` accepts for all of them) and its tools' names.
+ */
+export interface CatalogServer {
+  /** The server's label, e.g. `"github"`. */
+  name: string;
+  /** The tools it offers. */
+  tools: readonly CatalogTool[];
+}
+
+/** Where a catalogued tool lives: its server's name, and its own entry. */
+export interface CatalogEntry {
+  server: string;
+  tool: CatalogTool;
+}
+
+/** Throws `invalid-catalog` unless `catalog` is an array of servers with named tools. */
+export function checkCatalog(catalog: unknown, where: string): readonly CatalogServer[] {
+  if (!Array.isArray(catalog)) {
+    throw new ToolLoadingError(
+      "invalid-catalog",
+      `${where} needs a catalogue (an array of { name, tools: [{ name }] } servers), and was given ${describe(catalog)}.`,
+    );
+  }
+  catalog.forEach((server: unknown, i) => {
+    const s = server as { name?: unknown; tools?: unknown } | null;
+    if (typeof s !== "object" || s === null || typeof s.name !== "string" || !Array.isArray(s.tools)) {
+      throw new ToolLoadingError(
+        "invalid-catalog",
+        `${where}: catalogue entry ${i} must be { name: string, tools: [...] }, and is ${describe(server)}.`,
+      );
+    }
+    s.tools.forEach((tool: unknown, j) => {
+      const t = tool as { name?: unknown; description?: unknown } | null;
+      if (typeof t !== "object" || t === null || typeof t.name !== "string" || t.name === "") {
+        throw new ToolLoadingError(
+          "invalid-catalog",
+          `${where}: tool ${j} of server "${s.name}" must be { name: string }, and is ${describe(tool)}.`,
+        );
+      }
+      if (t.description !== undefined && typeof t.description !== "string") {
+        throw new ToolLoadingError(
+          "invalid-catalog",
+          `${where}: the description of "${t.name}" on server "${s.name}" must be a string, and is ${describe(t.description)}.`,
+        );
+      }
+    });
+  });
+  return catalog as readonly CatalogServer[];
+}
+
+/** Every catalogued tool by name; the first server to list a name owns it. */
+export function catalogIndex(catalog: readonly CatalogServer[]): Map<string, CatalogEntry> {
+  const index = new Map<string, CatalogEntry>();
+  for (const server of catalog) {
+    for (const tool of server.tools) {
+      if (!index.has(tool.name)) index.set(tool.name, { server: server.name, tool });
+    }
+  }
+  return index;
+}
+
+/** Throws `invalid-tools` unless `tools` is an array of function tools with names; returns them by name. */
+export function definitionsByName(tools: unknown, where: string): Map<string, FunctionToolLike> {
+  if (!Array.isArray(tools)) {
+    throw new ToolLoadingError(
+      "invalid-tools",
+      `${where} needs the run's tool definitions as an array, and was given ${describe(tools)}.`,
+    );
+  }
+  const byName = new Map<string, FunctionToolLike>();
+  tools.forEach((tool: unknown, i) => {
+    const fn = (tool as { function?: { name?: unknown } } | null)?.function;
+    if (typeof fn !== "object" || fn === null || typeof fn.name !== "string" || fn.name === "") {
+      throw new ToolLoadingError(
+        "invalid-tools",
+        `${where}: tool ${i} must be { type: "function", function: { name, ... } }, and is ${describe(tool)}.`,
+      );
+    }
+    if (!byName.has(fn.name)) byName.set(fn.name, tool as FunctionToolLike);
+  });
+  return byName;
+}
+
+/** The first line of a description, trimmed and cut to `max` characters. */
+export function oneLine(text: string | undefined, max = 120): string {
+  const line = (text ?? "").trim().split(/\r?\n/, 1)[0]?.trim() ?? "";
+  return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
+}
+
+/**
+ * A catalogue with one server holding every given tool, for a host without servers of its own:
+ * each tool's name and the first line of its description, in the order given.
+ *
+ * Throws a `ToolLoadingError` (`invalid-tools`) for a `tools` that is not an array of named
+ * function tools. Never reads a schema.
+ */
+export function catalogFromTools(tools: readonly FunctionToolLike[], server = "tools"): CatalogServer {
+  const byName = definitionsByName(tools, "catalogFromTools");
+  return {
+    name: server,
+    tools: [...byName.values()].map(({ function: fn }) => {
+      const description = oneLine(fn.description);
+      return description ? { name: fn.name, description } : { name: fn.name };
+    }),
+  };
+}
+
+/** Which of the two loading modes a catalogue text is written for. */
+export type LoadingMode = "ondemand" | "proxy";
+
+/** Options for {@link catalogText}. */
+export interface CatalogTextOptions {
+  /** `"ondemand"` (load, then call by name) or `"proxy"` (load, then `call_tool`). `"ondemand"` unless given. */
+  mode?: LoadingMode;
+  /** List each tool on its own line with the first line of its description. Off unless given. */
+  descriptions?: boolean;
+  /** The load cap the text tells the model. 12 unless given. */
+  cap?: number;
+}
+
+/**
+ * The catalogue as text for the end of the system prompt: how to load (and, proxied, how to call)
+ * and every server's tool names, servers and tools in name order so the same set is the same text
+ * however it was assembled.
+ *
+ * The text depends only on the catalogue and the options, never on what has been loaded, so it is
+ * byte for byte the same on every step of a run (marking loads there would rewrite the head of the
+ * prompt and lose the prompt cache). Throws a `ToolLoadingError` (`invalid-catalog`) for a
+ * malformed catalogue. An empty catalogue gives an empty string.
+ */
+export function catalogText(catalog: readonly CatalogServer[], options: CatalogTextOptions = {}): string {
+  checkCatalog(catalog, "catalogText");
+  const { mode = "ondemand", descriptions = false, cap = 12 } = options;
+  const servers = [...catalog]
+    .filter((server) => server.tools.length > 0)
+    .sort((a, b) => compare(a.name, b.name));
+  if (servers.length === 0) return "";
+  const how =
+    mode === "proxy"
+      ? `Call load_tools with the names you need (up to ${cap} a call; a server's name stands for all of its tools): each definition comes back in its result. Then run a tool with call_tool, giving its name and its arguments.`
+      : `Call load_tools with the names you need (up to ${cap} a call; a server's name stands for all of its tools). Once loaded, call a tool by its own name.`;
+  const lines = ["# Tools you can load", how, ""];
+  for (const server of servers) {
+    const tools = [...server.tools].sort((a, b) => compare(a.name, b.name));
+    if (descriptions) {
+      lines.push(`## ${server.name}`);
+      for (const tool of tools) {
+        const line = oneLine(tool.description);
+        lines.push(line ? `- ${tool.name}: ${line}` : `- ${tool.name}`);
+      }
+    } else {
+      lines.push(`${server.name}: ${tools.map((tool) => tool.name).join(", ")}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+/** Code-unit order, the same in every locale. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

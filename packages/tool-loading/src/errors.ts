@@ -1,0 +1,67 @@
+const TOOL_LOADING_ERROR = Symbol.for("@loopwright/tool-loading.ToolLoadingError");
+
+/** What kind of bad input a {@link ToolLoadingError} reports. */
+export type ToolLoadingErrorCode =
+  /** A catalogue that is not an array of `{ name, tools: [{ name }] }` servers. */
+  | "invalid-catalog"
+  /** A tool array that is not an array of function tools with names. */
+  | "invalid-tools"
+  /** `load_tools` arguments that name no tool: no `names`, or names that are not strings. */
+  | "invalid-names"
+  /** A cap that is not a positive whole number. */
+  | "invalid-cap"
+  /** A `toolDiscovery` mode other than `"eager"`, `"ondemand"` or `"proxy"`, or a bad routing. */
+  | "invalid-mode"
+  /** A `call_tool` with no tool name. */
+  | "missing-name"
+  /** A `call_tool` naming a tool outside the catalogue. */
+  | "unknown-tool"
+  /** A `call_tool` whose `arguments` are neither an object nor JSON text of one. */
+  | "invalid-arguments";
+
+/**
+ * The one error this package throws: `code` says which input was wrong, the message names what was
+ * given and what to pass instead (for a model's call, it is written to be read by the model), and
+ * `cause` carries the original failure where there was one.
+ */
+export class ToolLoadingError extends Error {
+  override readonly name: string = "ToolLoadingError";
+  readonly [TOOL_LOADING_ERROR] = true;
+  /** Which kind of bad input this is. */
+  readonly code: ToolLoadingErrorCode;
+
+  constructor(code: ToolLoadingErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** True for a `ToolLoadingError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is ToolLoadingError {
+    return (
+      typeof value === "object" &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[TOOL_LOADING_ERROR] === true
+    );
+  }
+}
+
+/** Names a value's kind for an error message. */
+export function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "nothing";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number") return Number.isNaN(value) ? "NaN" : `the number ${value}`;
+  if (typeof value === "string") {
+    return value === "" ? "an empty string" : `the string ${JSON.stringify(value.slice(0, 60))}`;
+  }
+  return typeof value === "object" ? "an object" : String(typeof value);
+}
+
+/** Throws `invalid-cap` unless `cap` is a whole number of at least 1. */
+export function checkCap(cap: unknown, what: string, where: string): number {
+  if (typeof cap === "number" && Number.isInteger(cap) && cap >= 1) return cap;
+  throw new ToolLoadingError(
+    "invalid-cap",
+    `${where} needs ${what} as a whole number of at least 1, and was given ${describe(cap)}.`,
+  );
+}

@@ -1,0 +1,136 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ToolLoadingError } from "./errors.js";
+import { carryOver, expandNames, loadNames } from "./names.js";
+import { CATALOG, thrown } from "./test-support/tools.js";
+
+const toolName = fc.stringMatching(/^[a-z][a-z0-9_]{0,20}$/);
+
+describe("loadNames", () => {
+  it("reads the names however a model wrote them", () => {
+    expect(loadNames({ names: ["read_file", "write_file"] })).toEqual(["read_file", "write_file"]);
+    expect(loadNames({ names: "read_file, write_file" })).toEqual(["read_file", "write_file"]);
+    expect(loadNames({ names: '["read_file","write_file"]' })).toEqual(["read_file", "write_file"]);
+    expect(loadNames({ name: "read_file" })).toEqual(["read_file"]);
+    expect(loadNames({ tools: ["`read_file`", "'write_file'"] })).toEqual(["read_file", "write_file"]);
+  });
+
+  it("refuses arguments that name no tool, telling the model the shape to use", () => {
+    for (const args of [{}, { names: [] }, { names: [1, 2] }, { names: " , " }, null]) {
+      const error = thrown(() => loadNames(args));
+      expect(ToolLoadingError.isInstance(error)).toBe(true);
+      expect((error as ToolLoadingError).code).toBe("invalid-names");
+      expect(error.message).toContain('{ "names": ["tool_name", ...] }');
+    }
+  });
+
+  it("reads the same names from an array, a comma list and a JSON array in a string", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(toolName, { minLength: 1, maxLength: 12 }), (names) => {
+        expect(loadNames({ names })).toEqual(names);
+        expect(loadNames({ names: names.join(", ") })).toEqual(names);
+        expect(loadNames({ names: names.join(" ") })).toEqual(names);
+        expect(loadNames({ names: JSON.stringify(names) })).toEqual(names);
+      }),
+    );
+  });
+
+  it("never returns a name twice, and never an empty one", () => {
+    fc.assert(
+      fc.property(fc.array(fc.string(), { maxLength: 8 }), (items) => {
+        let names: string[];
+        try {
+          names = loadNames({ names: items });
+        } catch (error) {
+          return ToolLoadingError.isInstance(error);
+        }
+        return names.length > 0 && new Set(names).size === names.length && names.every((name) => name !== "");
+      }),
+    );
+  });
+});
+
+describe("expandNames", () => {
+  it("takes exact names, a server's name, server-prefixed names and patterns", () => {
+    expect(expandNames(["read_file"], CATALOG).names).toEqual(["read_file"]);
+    expect(expandNames(["github"], CATALOG).names).toEqual(["create_issue", "get_file", "list_issues"]);
+    expect(expandNames(["github.create_issue", "filesystem/read_file"], CATALOG).names).toEqual([
+      "create_issue",
+      "read_file",
+    ]);
+    expect(expandNames(["filesystem__write_file", "github:list_issues"], CATALOG).names).toEqual([
+      "write_file",
+      "list_issues",
+    ]);
+    expect(expandNames(["functions.read_file"], CATALOG).names).toEqual(["read_file"]);
+    expect(expandNames(["list_*"], CATALOG).names).toEqual(["list_directory", "list_issues"]);
+    expect(expandNames(["READ_FILE", "GitHub"], CATALOG).names).toEqual([
+      "read_file",
+      "create_issue",
+      "get_file",
+      "list_issues",
+    ]);
+  });
+
+  it("reports names outside the catalogue as unknown, as the model wrote them", () => {
+    const resolution = expandNames(["read_file", "send_email", "send_email"], CATALOG);
+    expect(resolution.names).toEqual(["read_file"]);
+    expect(resolution.unknown).toEqual(["send_email"]);
+  });
+
+  it("holds a load to its cap, and says which names the cap left out", () => {
+    const resolution = expandNames(["filesystem", "github"], CATALOG, 4);
+    expect(resolution.names).toEqual(["list_directory", "read_file", "write_file", "create_issue"]);
+    expect(resolution.overCap).toEqual(["get_file", "list_issues"]);
+    expect(resolution.cap).toBe(4);
+    expect(expandNames(["github"], CATALOG).cap).toBe(12);
+  });
+
+  it("never loads a tool twice, never more than the cap, and only catalogued tools", () => {
+    const catalogued = CATALOG.flatMap((server) => server.tools.map((tool) => tool.name));
+    const word = fc.oneof(
+      fc.constantFrom(...catalogued, "github", "filesystem", "list_*", "nope"),
+      fc.string({ maxLength: 6 }),
+    );
+    fc.assert(
+      fc.property(fc.array(word, { maxLength: 10 }), fc.integer({ min: 1, max: 8 }), (requested, cap) => {
+        const { names, overCap } = expandNames(requested, CATALOG, cap);
+        expect(names.length).toBeLessThanOrEqual(cap);
+        expect(new Set([...names, ...overCap]).size).toBe(names.length + overCap.length);
+        for (const name of [...names, ...overCap]) expect(catalogued).toContain(name);
+      }),
+    );
+  });
+
+  it("refuses a cap that is not a whole number of at least 1", () => {
+    for (const cap of [0, -1, 1.5, Number.NaN]) {
+      expect((thrown(() => expandNames(["github"], CATALOG, cap)) as ToolLoadingError).code).toBe(
+        "invalid-cap",
+      );
+    }
+  });
+});
+
+describe("carryOver", () => {
+  it("carries the most recently loaded tools still in the catalogue, each once, in load order", () => {
+    const loaded = ["read_file", "gone_tool", "create_issue", "read_file", "list_issues"];
+    expect(carryOver(loaded, CATALOG)).toEqual(["create_issue", "read_file", "list_issues"]);
+    expect(carryOver(loaded, CATALOG, 2)).toEqual(["read_file", "list_issues"]);
+  });
+
+  it("carries 16 unless told otherwise", () => {
+    const many = Array.from({ length: 20 }, (_, i) => ({ name: `t${i}` }));
+    const carried = carryOver(
+      many.map((tool) => tool.name),
+      [{ name: "s", tools: many }],
+    );
+    expect(carried).toHaveLength(16);
+    expect(carried[0]).toBe("t4");
+  });
+
+  it("refuses a loaded list that is not names", () => {
+    expect((thrown(() => carryOver("read_file" as never, CATALOG)) as ToolLoadingError).code).toBe(
+      "invalid-names",
+    );
+  });
+});

@@ -1,0 +1,186 @@
+import { type CatalogServer, catalogIndex, checkCatalog, compare } from "./catalog.js";
+import { checkCap, describe, ToolLoadingError } from "./errors.js";
+
+/** Tools one `load_tools` call may load unless a cap is given. */
+export const DEFAULT_LOAD_CAP = 12;
+/** Loaded tools carried from one run into the next unless a cap is given. */
+export const DEFAULT_CARRY_CAP = 16;
+
+/**
+ * What a `load_tools` request resolved to against the catalogue, with the cap it was held to so
+ * the answer can tell the model the number it was measured against.
+ */
+export interface NameResolution {
+  /** Catalogued tool names to load, in the order asked for, each once, at most `cap` of them. */
+  names: string[];
+  /** Names asked for that match nothing in the catalogue, as the model wrote them. */
+  unknown: string[];
+  /** Catalogued names the request reached but the cap left out, in order. */
+  overCap: string[];
+  /** The cap this resolution was held to. */
+  cap: number;
+}
+
+function splitNames(text: string): string[] {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("[")) {
+    try {
+      const parsed: unknown = JSON.parse(trimmed);
+      if (Array.isArray(parsed))
+        return parsed.flatMap((item) => (typeof item === "string" ? splitNames(item) : []));
+    } catch {
+      // Not JSON: read it as a list of words below.
+    }
+  }
+  return trimmed
+    .split(/[\s,;]+/)
+    .map((part) => part.replace(/^["'`[\]]+|["'`[\]]+$/g, ""))
+    .filter((part) => part !== "");
+}
+
+/**
+ * Reads the names out of a `load_tools` call's arguments, as models write them: `{ names: [...] }`,
+ * `names` as one string (comma- or space-separated, or a JSON array in a string), or `name` /
+ * `tools` in place of `names`. Each name once, in the order written.
+ *
+ * Throws a `ToolLoadingError` (`invalid-names`) when the arguments hold no name at all, with a
+ * message the model can act on. Never consults a catalogue: that is `expandNames`.
+ */
+export function loadNames(args: unknown): string[] {
+  const record =
+    typeof args === "object" && args !== null && !Array.isArray(args)
+      ? (args as Record<string, unknown>)
+      : {};
+  const given =
+    Array.isArray(args) || typeof args === "string" ? args : (record.names ?? record.tools ?? record.name);
+  const items = Array.isArray(given) ? given : [given];
+  const names: string[] = [];
+  for (const item of items) {
+    if (typeof item !== "string") continue;
+    for (const name of splitNames(item)) if (!names.includes(name)) names.push(name);
+  }
+  if (names.length === 0) {
+    throw new ToolLoadingError(
+      "invalid-names",
+      `load_tools needs the names of the tools to load, as { "names": ["tool_name", ...] }, and was given ${describe(given)}.`,
+    );
+  }
+  return names;
+}
+
+const SEPARATORS = [".", "/", ":", "__"];
+
+/** The checks `expandNames` and `carryOver` share: names, a catalogue and a cap. */
+function checkArguments(
+  where: string,
+  what: string,
+  names: unknown,
+  catalog: unknown,
+  cap: unknown,
+  capName: string,
+) {
+  checkCatalog(catalog, where);
+  checkCap(cap, capName, where);
+  if (!Array.isArray(names) || names.some((name) => typeof name !== "string")) {
+    throw new ToolLoadingError(
+      "invalid-names",
+      `${where} needs ${what} as an array of strings, and was given ${describe(names)}.`,
+    );
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * Resolves the names a model asked to load against the catalogue: a tool's exact name; a server's
+ * name for all of its tools (in name order); `server.tool`, `server/tool`, `server:tool` or
+ * `server__tool`; `functions.tool`; a pattern with `*` (`github_*`); and, failing those, a name that differs only in
+ * case from exactly one tool or server. Each tool once, at most `cap` (12 unless given); the rest
+ * are reported in `overCap`, and names that match nothing in `unknown`.
+ *
+ * Throws a `ToolLoadingError` for a malformed catalogue (`invalid-catalog`), a `requested` that is
+ * not an array of strings (`invalid-names`) or a cap that is not a whole number ≥ 1
+ * (`invalid-cap`). Pure: reads nothing but its arguments.
+ */
+export function expandNames(
+  requested: readonly string[],
+  catalog: readonly CatalogServer[],
+  cap: number = DEFAULT_LOAD_CAP,
+): NameResolution {
+  checkArguments("expandNames", "the requested names", requested, catalog, cap, "a load cap");
+  const index = catalogIndex(catalog);
+  const servers = new Map<string, string[]>();
+  for (const server of catalog) {
+    const names = servers.get(server.name) ?? [];
+    for (const tool of server.tools) if (index.get(tool.name)?.server === server.name) names.push(tool.name);
+    servers.set(server.name, names);
+  }
+  const serverTools = (server: string) => [...(servers.get(server) ?? [])].sort(compare);
+
+  const match = (raw: string): string[] => {
+    // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
+    const name = raw.trim().replace(/^functions\./, "");
+    if (name === "") return [];
+    if (index.has(name)) return [name];
+    if (servers.has(name)) return serverTools(name);
+    for (const separator of SEPARATORS) {
+      const at = name.indexOf(separator);
+      if (at <= 0) continue;
+      const server = name.slice(0, at);
+      const tool = name.slice(at + separator.length);
+      if (servers.has(server) && index.get(tool)?.server === server) return [tool];
+      if (servers.has(server) && (tool === "*" || tool === "")) return serverTools(server);
+    }
+    if (name.includes("*")) {
+      const pattern = new RegExp(`^${name.split("*").map(escapeRegExp).join(".*")}$`);
+      return [...index.keys()].filter((tool) => pattern.test(tool)).sort(compare);
+    }
+    const lower = name.toLowerCase();
+    const tools = [...index.keys()].filter((tool) => tool.toLowerCase() === lower);
+    if (tools.length === 1) return tools;
+    const named = [...servers.keys()].filter((server) => server.toLowerCase() === lower);
+    if (named.length === 1 && named[0] !== undefined) return serverTools(named[0]);
+    return [];
+  };
+
+  const names: string[] = [];
+  const unknown: string[] = [];
+  const overCap: string[] = [];
+  for (const raw of requested) {
+    const found = match(raw);
+    if (found.length === 0) {
+      if (raw.trim() !== "" && !unknown.includes(raw)) unknown.push(raw);
+      continue;
+    }
+    for (const tool of found) {
+      if (names.includes(tool) || overCap.includes(tool)) continue;
+      (names.length < cap ? names : overCap).push(tool);
+    }
+  }
+  return { names, unknown, overCap, cap };
+}
+
+/**
+ * The loaded tools worth carrying into the next run: those still in the catalogue, each once,
+ * the most recently loaded `cap` of them (16 unless given), in the order they were loaded.
+ *
+ * Throws a `ToolLoadingError` for a malformed catalogue, a `loaded` that is not an array of
+ * strings, or a bad cap. Never adds a name that was not in `loaded`.
+ */
+export function carryOver(
+  loaded: readonly string[],
+  catalog: readonly CatalogServer[],
+  cap: number = DEFAULT_CARRY_CAP,
+): string[] {
+  checkArguments("carryOver", "the loaded names", loaded, catalog, cap, "a carry cap");
+  const index = catalogIndex(catalog);
+  const kept: string[] = [];
+  // Walk from the newest so a name loaded twice counts at its latest position.
+  for (let i = loaded.length - 1; i >= 0 && kept.length < cap; i--) {
+    const name = loaded[i] as string;
+    if (index.has(name) && !kept.includes(name)) kept.push(name);
+  }
+  return kept.reverse();
+}

@@ -1,0 +1,75 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ToolLoadingError } from "./errors.js";
+import { proxiedCall } from "./proxied-call.js";
+import { CATALOG, thrown } from "./test-support/tools.js";
+
+describe("proxiedCall", () => {
+  it("reads the inner call from arguments given as an object", () => {
+    expect(proxiedCall({ name: "read_file", arguments: { path: "a.txt" } }, CATALOG)).toEqual({
+      name: "read_file",
+      args: { path: "a.txt" },
+      raw: '{"path":"a.txt"}',
+    });
+  });
+
+  it("reads arguments given as JSON in a string, keeping the model's text as raw", () => {
+    const text = '{ "path": "a.txt" }';
+    expect(proxiedCall({ name: "read_file", arguments: text }, CATALOG)).toEqual({
+      name: "read_file",
+      args: { path: "a.txt" },
+      raw: text,
+    });
+  });
+
+  it("takes no arguments as an empty object, and a server-prefixed name as the tool", () => {
+    expect(proxiedCall({ name: "filesystem.list_directory" }, CATALOG).name).toBe("list_directory");
+    expect(proxiedCall({ name: "list_directory", arguments: "" }, CATALOG).args).toEqual({});
+    expect(proxiedCall('{"name":"list_directory","arguments":null}', CATALOG).args).toEqual({});
+  });
+
+  it("uses the given reader for text arguments, so almost-JSON can be repaired", () => {
+    const parse = (text: string) => JSON.parse(text.replace(/'/g, '"'));
+    expect(proxiedCall({ name: "read_file", arguments: "{'path': 'a'}" }, CATALOG, { parse }).args).toEqual({
+      path: "a",
+    });
+  });
+
+  it("refuses a name outside the catalogue, in words the model can act on", () => {
+    const error = thrown(() =>
+      proxiedCall({ name: "send_email", arguments: {} }, CATALOG),
+    ) as ToolLoadingError;
+    expect(error.code).toBe("unknown-tool");
+    expect(error.message).toContain('"send_email" is not in the catalogue');
+    // A server's name stands for several tools, so it is not one tool to run.
+    expect((thrown(() => proxiedCall({ name: "github" }, CATALOG)) as ToolLoadingError).code).toBe(
+      "unknown-tool",
+    );
+  });
+
+  it("refuses a call with no name, and arguments that are not an object", () => {
+    expect((thrown(() => proxiedCall({ arguments: {} }, CATALOG)) as ToolLoadingError).code).toBe(
+      "missing-name",
+    );
+    for (const args of ["[1,2]", "not json", 42, ["a"]]) {
+      const error = thrown(() => proxiedCall({ name: "read_file", arguments: args }, CATALOG));
+      expect(ToolLoadingError.isInstance(error)).toBe(true);
+      expect((error as ToolLoadingError).code).toBe("invalid-arguments");
+      expect(error.message).toContain('"read_file"');
+    }
+    expect(
+      (thrown(() => proxiedCall({ name: "read_file", arguments: "{" }, CATALOG)) as Error).cause,
+    ).toBeInstanceOf(SyntaxError);
+  });
+
+  it("reads the same arguments from an object and from its JSON text", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (args) => {
+        const asObject = proxiedCall({ name: "write_file", arguments: args }, CATALOG);
+        const asText = proxiedCall({ name: "write_file", arguments: JSON.stringify(args) }, CATALOG);
+        expect(asText.args).toEqual(JSON.parse(JSON.stringify(args)));
+        expect(JSON.parse(asObject.raw)).toEqual(asText.args);
+      }),
+    );
+  });
+});

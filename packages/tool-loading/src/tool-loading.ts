@@ -1,0 +1,355 @@
+import { type FunctionToolLike, orderTools, type ToolOrder } from "@loopwright/schema-compat";
+import {
+  type CatalogServer,
+  catalogFromTools,
+  catalogIndex,
+  catalogText,
+  checkCatalog,
+  definitionsByName,
+} from "./catalog.js";
+import { checkCap, describe, ToolLoadingError } from "./errors.js";
+import { heldDefinitions, loadResult, type MessageLike, proxyLoadResult } from "./load-result.js";
+import { CALL_TOOL_NAME, LOAD_TOOLS, LOAD_TOOLS_NAME, PROXY_TOOLS } from "./meta-tools.js";
+import {
+  carryOver,
+  DEFAULT_CARRY_CAP,
+  DEFAULT_LOAD_CAP,
+  expandNames,
+  loadNames,
+  type NameResolution,
+} from "./names.js";
+import { type ProxiedCallOptions, proxiedCall } from "./proxied-call.js";
+
+/** How a run reaches its tools: all declared, loaded on demand into the tool array, or proxied. */
+export type ToolDiscovery = "eager" | "ondemand" | "proxy";
+/** Where an on-demand preselection goes: a first step of its own, or loaded beside the catalogue. */
+export type PreselectRouting = "exclusive" | "append";
+
+/** What {@link createToolLoading} is built from: the run's tools and how it reaches them. */
+export interface ToolLoadingOptions {
+  /** `"eager"` declares every tool; `"ondemand"` and `"proxy"` put the catalogue on the system prompt. */
+  mode: ToolDiscovery;
+  /** Every tool the run may reach, as full definitions. */
+  tools: readonly FunctionToolLike[];
+  /** The same tools by name, grouped by server. One server named `"tools"` holding `tools` unless given. */
+  catalog?: readonly CatalogServer[];
+  /** How the tool array is ordered before it is sent (`orderTools`). Name order unless given. */
+  order?: ToolOrder<FunctionToolLike>;
+  /** Tools one load may load. 12 unless given. */
+  loadCap?: number;
+  /** Loaded tools carried in from an earlier run. 16 unless given. */
+  carryCap?: number;
+  /** List a one-line description beside each name in the catalogue text. Off unless given. */
+  descriptions?: boolean;
+  /** Reads `call_tool` arguments given as text (see `proxiedCall`). `JSON.parse` unless given. */
+  parse?: ProxiedCallOptions["parse"];
+}
+
+/** What a run starts with (from {@link ToolLoading.start}). */
+export interface LoadingStart {
+  /** The names loaded before the first step: carried ones, plus a preselection where it is loaded. */
+  loaded: string[];
+  /** The preselected names that are catalogued and defined, at most a load's worth. */
+  preselected: string[];
+}
+
+/** One step's request as far as tools go: the tool array to declare and the system text. */
+export interface StepRequest {
+  /** The tool array, ordered; never empty in a loading mode (it holds `load_tools` at least). */
+  tools: FunctionToolLike[];
+  /** The system prompt with the catalogue on its end where the step shows one; `undefined` for none. */
+  system: string | undefined;
+}
+
+/** The state a step's request is built from. */
+export interface StepInput {
+  /** 0 for the run's first request. */
+  step: number;
+  /** What is loaded now (on-demand mode). */
+  loaded: readonly string[];
+  /** The start's `preselected`. */
+  preselected?: readonly string[];
+  /** `"exclusive"` unless given. */
+  routing?: PreselectRouting;
+  /** The host's system prompt, if any. */
+  system?: string;
+}
+
+/** A tool call as the loop read it: id, name and arguments (already parsed). */
+export interface CallInput {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  raw?: string;
+}
+
+/** How the loop is to answer one tool call (from {@link ToolLoading.route}). */
+export type CallRoute =
+  | {
+      /** A `load_tools` call: the loop answers it with `content` and never dispatches it. */
+      kind: "load";
+      content: string;
+      /** What is loaded after this call. Always empty in proxy mode (the history holds it). */
+      loaded: string[];
+      resolution: NameResolution;
+      /** Names newly loaded by this call (counted as tools loaded). */
+      fresh: string[];
+      /** Names asked for that were already loaded (counted as redundant loads). */
+      repeated: string[];
+    }
+  | {
+      /** A call to dispatch as this tool, under the call's own id. */
+      kind: "dispatch";
+      id: string;
+      name: string;
+      args: Record<string, unknown>;
+      raw?: string;
+      /** What is loaded after this call: on demand, a catalogued tool called unloaded is now loaded. */
+      loaded: string[];
+      /** The name this call loaded on the way (on demand), if it did. */
+      loadedNow?: string;
+      /** Whether `call_tool` was unwrapped to get here. */
+      proxied: boolean;
+    }
+  | {
+      /** A call refused with `content` as its (failed) result: a bad `call_tool` or `load_tools`. */
+      kind: "refuse";
+      content: string;
+      error: ToolLoadingError;
+      loaded: string[];
+      /** Names the call asked for that are outside the catalogue. */
+      unknown: string[];
+    };
+
+/**
+ * The per-step half of tool loading, built once for a run: what each step declares and what the
+ * system prompt carries, what a `load_tools` or `call_tool` call is answered with, and (proxied)
+ * the exchange a preselection is written into the transcript as. Every method is pure: state — the
+ * loaded names, the transcript — goes in as arguments and comes back in results.
+ */
+export interface ToolLoading {
+  /** The mode this was built for. */
+  readonly mode: ToolDiscovery;
+  /** The catalogue in use: the given one (or one built from the tools), less any tool without a definition. */
+  readonly catalog: readonly CatalogServer[];
+  /** The catalogue text a loading mode appends to the system prompt; `""` in eager mode. */
+  readonly catalogText: string;
+  /** What the run starts with: carried names (capped), and the usable part of a preselection. */
+  start(input?: { loaded?: readonly string[]; preselected?: readonly string[] }): LoadingStart;
+  /** The tool array and system text for one step. */
+  request(input: StepInput): StepRequest;
+  /** How to answer one call the model made. */
+  route(call: CallInput, state: { loaded: readonly string[]; messages: readonly MessageLike[] }): CallRoute;
+  /**
+   * Proxy mode: a preselection written as a `load_tools` call the model did not make and its result,
+   * to append after the question. Its id is numbered by `messages.length`, where the call lands.
+   * Names outside the catalogue, without a definition, or already held by the transcript are left
+   * out; none left gives no messages. Other modes always give none.
+   */
+  preselection(preselected: readonly string[], messages: readonly MessageLike[]): PreselectionExchange;
+}
+
+/** A proxied preselection as the transcript holds it (from {@link ToolLoading.preselection}). */
+export interface PreselectionExchange {
+  /** The `load_tools` call and its answer, to append after the question; `[]` for none. */
+  messages: MessageLike[];
+  /** The names it loads (counted as tools loaded); `[]` for none. */
+  names: string[];
+}
+
+const MODES: readonly ToolDiscovery[] = ["eager", "ondemand", "proxy"];
+
+/**
+ * Builds the {@link ToolLoading} for a run. Checks everything once: throws a `ToolLoadingError` for a
+ * mode that is not one of the three (`invalid-mode`), tools that are not named function tools
+ * (`invalid-tools`), a malformed catalogue (`invalid-catalog`) or a bad cap (`invalid-cap`).
+ */
+export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
+  const { mode, order = true, descriptions = false, parse } = options;
+  if (!MODES.includes(mode)) {
+    throw new ToolLoadingError(
+      "invalid-mode",
+      `createToolLoading needs a mode of "eager", "ondemand" or "proxy", and was given ${describe(mode)}.`,
+    );
+  }
+  const definitions = definitionsByName(options.tools, "createToolLoading");
+  const given = options.catalog ?? [catalogFromTools(options.tools)];
+  checkCatalog(given, "createToolLoading");
+  // Only what a load can hand over is offered: a catalogued name without a definition is left out,
+  // so the catalogue text never lists it and a load or a call_tool naming it is told so.
+  const catalog: CatalogServer[] = given.map((server) => ({
+    ...server,
+    tools: server.tools.filter((tool) => definitions.has(tool.name)),
+  }));
+  const loadCap = checkCap(options.loadCap ?? DEFAULT_LOAD_CAP, "loadCap", "createToolLoading");
+  const carryCap = checkCap(options.carryCap ?? DEFAULT_CARRY_CAP, "carryCap", "createToolLoading");
+  const index = catalogIndex(catalog);
+  const text = mode === "eager" ? "" : catalogText(catalog, { mode, descriptions, cap: loadCap });
+  const loadable = (name: string) => index.has(name);
+  const definitionsOf = (names: readonly string[]) =>
+    names.flatMap((name) => (definitions.get(name) ? [definitions.get(name) as FunctionToolLike] : []));
+  const withCatalog = (system: string | undefined) =>
+    text === "" ? system : system ? `${system}\n\n${text}` : text;
+  const hostOwns = (name: string) => definitions.has(name);
+
+  const usablePreselection = (preselected: readonly string[] | undefined): string[] => {
+    if (preselected === undefined) return [];
+    if (!Array.isArray(preselected)) {
+      throw new ToolLoadingError(
+        "invalid-names",
+        `the preselection must be an array of tool names, and was given ${describe(preselected)}.`,
+      );
+    }
+    return expandNames(
+      preselected.filter((name) => typeof name === "string" && loadable(name)),
+      catalog,
+      loadCap,
+    ).names;
+  };
+
+  const checkRouting = (routing: unknown): PreselectRouting => {
+    if (routing === undefined || routing === "exclusive" || routing === "append")
+      return routing ?? "exclusive";
+    throw new ToolLoadingError(
+      "invalid-mode",
+      `preselectRouting must be "exclusive" or "append", and was given ${describe(routing)}.`,
+    );
+  };
+
+  const loadRoute = (
+    call: CallInput,
+    loaded: readonly string[],
+    messages: readonly MessageLike[],
+  ): CallRoute => {
+    let names: string[];
+    try {
+      names = loadNames(call.args);
+    } catch (error) {
+      if (!ToolLoadingError.isInstance(error)) throw error;
+      return { kind: "refuse", content: error.message, error, loaded: [...loaded], unknown: [] };
+    }
+    const resolution = expandNames(names, catalog, loadCap);
+    if (mode === "proxy") {
+      const held = heldDefinitions(messages);
+      const fresh = resolution.names.filter((name) => !held.has(name));
+      const repeated = resolution.names.filter((name) => held.has(name));
+      return {
+        kind: "load",
+        content: proxyLoadResult(resolution, [...definitions.values()], held),
+        loaded: [],
+        resolution,
+        fresh,
+        repeated,
+      };
+    }
+    const fresh = resolution.names.filter((name) => !loaded.includes(name));
+    const repeated = resolution.names.filter((name) => loaded.includes(name));
+    return {
+      kind: "load",
+      content: loadResult(resolution, loaded),
+      loaded: [...loaded, ...fresh],
+      resolution,
+      fresh,
+      repeated,
+    };
+  };
+
+  return {
+    mode,
+    catalog,
+    catalogText: text,
+
+    start(input = {}) {
+      if (mode !== "ondemand") {
+        return { loaded: [], preselected: mode === "proxy" ? usablePreselection(input.preselected) : [] };
+      }
+      const carried = carryOver((input.loaded ?? []).filter(loadable), catalog, carryCap);
+      const preselected = usablePreselection(input.preselected);
+      // Loaded after whatever was carried, each name once, in either routing: "append" declares
+      // them from the first step, "exclusive" shows them alone on the first step and then like
+      // the rest (the model has seen them, and may be in the middle of using one).
+      const loaded = [...carried, ...preselected.filter((name) => !carried.includes(name))];
+      return { loaded, preselected };
+    },
+
+    request(input) {
+      const routing = checkRouting(input.routing);
+      if (mode === "eager")
+        return { tools: orderTools([...definitions.values()], order), system: input.system };
+      if (mode === "proxy")
+        return { tools: orderTools([...PROXY_TOOLS], order), system: withCatalog(input.system) };
+      const preselected = input.preselected ?? [];
+      if (input.step === 0 && routing === "exclusive" && preselected.length > 0) {
+        return { tools: orderTools(definitionsOf(preselected), order), system: input.system };
+      }
+      const declared = definitionsOf(input.loaded.filter((name) => name !== LOAD_TOOLS_NAME));
+      return { tools: orderTools([LOAD_TOOLS, ...declared], order), system: withCatalog(input.system) };
+    },
+
+    route(call, state) {
+      const loaded = [...state.loaded];
+      const dispatch = (
+        name: string,
+        args: Record<string, unknown>,
+        raw: string | undefined,
+        proxied: boolean,
+      ): CallRoute => {
+        if (mode === "ondemand" && loadable(name) && !loaded.includes(name)) {
+          return {
+            kind: "dispatch",
+            id: call.id,
+            name,
+            args,
+            raw,
+            loaded: [...loaded, name],
+            loadedNow: name,
+            proxied,
+          };
+        }
+        return { kind: "dispatch", id: call.id, name, args, raw, loaded, proxied };
+      };
+      if (mode === "eager") return dispatch(call.name, call.args, call.raw, false);
+      if (call.name === LOAD_TOOLS_NAME) return loadRoute(call, loaded, state.messages);
+      if (call.name === CALL_TOOL_NAME && !(mode === "ondemand" && hostOwns(CALL_TOOL_NAME))) {
+        try {
+          const inner = proxiedCall(call.args, catalog, parse ? { parse } : {});
+          return dispatch(inner.name, inner.args, inner.raw, true);
+        } catch (error) {
+          if (!ToolLoadingError.isInstance(error)) throw error;
+          const named = call.args.name ?? call.args.tool ?? call.args.tool_name;
+          const unknown = error.code === "unknown-tool" && typeof named === "string" ? [named] : [];
+          return { kind: "refuse", content: error.message, error, loaded, unknown };
+        }
+      }
+      return dispatch(call.name, call.args, call.raw, false);
+    },
+
+    preselection(preselected, messages) {
+      if (mode !== "proxy") return { messages: [], names: [] };
+      const held = heldDefinitions(messages);
+      const names = usablePreselection(preselected).filter((name) => !held.has(name));
+      if (names.length === 0) return { messages: [], names: [] };
+      const id = `call_preselected_${messages.length}`;
+      const resolution = expandNames(names, catalog, loadCap);
+      const exchange: MessageLike[] = [
+        {
+          role: "assistant",
+          content: "",
+          tool_calls: [
+            {
+              id,
+              type: "function",
+              function: { name: LOAD_TOOLS_NAME, arguments: JSON.stringify({ names }) },
+            },
+          ],
+        },
+        {
+          role: "tool",
+          tool_call_id: id,
+          content: proxyLoadResult(resolution, [...definitions.values()], held),
+        },
+      ];
+      return { messages: exchange, names };
+    },
+  };
+}
