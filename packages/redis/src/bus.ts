@@ -303,8 +303,15 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     }
   };
 
+  let kicked = false;
   const kick = (): void => {
-    if (!flushing) queueMicrotask(() => void flush());
+    // One flush planned per burst of emits, not one microtask per event.
+    if (flushing || kicked) return;
+    kicked = true;
+    queueMicrotask(() => {
+      kicked = false;
+      void flush();
+    });
   };
 
   const host: StreamWatcherHost = {
