@@ -14,6 +14,7 @@ import {
   runAgentLoop,
 } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
+import { loadMcp } from "./mcp.js";
 import { runTool, TOOLS } from "./tools/index.js";
 
 const SYSTEM =
@@ -56,16 +57,24 @@ async function main(): Promise<number> {
     options: {
       prompt: { type: "string", short: "p" },
       model: { type: "string", short: "m" },
+      mcp: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
     console.log(
-      'usage: pnpm playground [--prompt "…"] [--model name]\n' +
-        "Against OPENAI_BASE_URL / OPENAI_API_KEY / LOOPWRIGHT_MODEL when set, the built-in simulator otherwise.",
+      'usage: pnpm playground [--prompt "…"] [--model name] [--mcp servers.json]\n' +
+        "Against OPENAI_BASE_URL / OPENAI_API_KEY / LOOPWRIGHT_MODEL when set, the built-in simulator otherwise.\n" +
+        "MCP servers come from --mcp, else from ./.mcp.json when there is one.",
     );
     return 0;
   }
+
+  // Before the simulator starts, so a bad file leaves nothing running.
+  const mcp = await loadMcp(values.mcp, (text) => console.log(dim(`(${text})`)));
+  if (mcp) console.log(dim(mcp.summary));
+  const tools = [...TOOLS, ...(mcp?.tools ?? [])];
+  const builtIn = new Set(TOOLS.map((t) => t.function.name));
 
   const baseUrl = process.env.OPENAI_BASE_URL;
   const simulator = baseUrl ? undefined : await startServer({ scriptedModel: true, prefixCache: true });
@@ -102,8 +111,10 @@ async function main(): Promise<number> {
         config,
         system: SYSTEM,
         messages: [...history, { role: "user", content: prompt }],
-        tools: TOOLS,
-        dispatch: ({ name, args }) => runTool(name, args),
+        tools,
+        dispatch: ({ name, args }, signal) =>
+          builtIn.has(name) || !mcp ? runTool(name, args) : mcp.pool.call(name, args, signal),
+        dedupeToolCalls: (request) => builtIn.has(request.name) || !mcp || mcp.pool.dedupe(request),
         signal: controller.signal,
         onEvent: show,
       });
@@ -163,6 +174,7 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     process.off("SIGINT", onSigint);
+    await mcp?.pool.close();
     await simulator?.close();
   }
 }

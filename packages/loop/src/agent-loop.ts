@@ -3,8 +3,16 @@ import { type RunEvent, type RunMetrics, runMetrics } from "@loopwright/events";
 import type { Calibration, LedgerEntry } from "@loopwright/ledger";
 import type { CapabilityStore } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
+import { compactStep } from "./compaction-phase.js";
 import type { ChatMessage, LoopConfig, ToolDefinition } from "./config.js";
 import { type RunState, ToolIterationLimit } from "./errors.js";
+import {
+  gatherHooks,
+  type HookResult,
+  hookResult,
+  type LoopHooks,
+  type LoopHooksService,
+} from "./hooks-phase.js";
 import {
   askModel,
   keepAnswer,
@@ -19,6 +27,7 @@ import {
 import { failure, type LoopRun, runState, startRun } from "./loop-run.js";
 import type { CallResult, DedupePolicy, Dispatch, DispatchRequest } from "./run-calls.js";
 
+export type { HookResult, LoopHooks, LoopHooksService } from "./hooks-phase.js";
 export { preview } from "./loop-phases.js";
 /** What `runAgentLoop` reads. */
 export interface AgentLoopOptions {
@@ -61,8 +70,17 @@ export interface AgentLoopOptions {
   catalog?: unknown;
   /** Not built yet (a preselected shortlist): refused with `LoopOptionError` when given. */
   preselected?: unknown;
-  /** Not built yet (hooks gathered onto the question): refused with `LoopOptionError` when given. */
-  hooks?: unknown;
+  /**
+   * The host's hooks: `run` (an MCP pool's `runHooks`, or the host's own function) and the `context`
+   * it is handed. The `beforeTurn` hooks (and `sessionStart` on a session's first turn) are gathered
+   * once before the first request onto the current question — the last `user` message — of every
+   * request, never into the transcript that comes back; the result's `context` and `preface` are what
+   * was said, for the host to store beside the question, and its `afterTurn` the `afterTurn` hooks,
+   * not waited on. With `config.compact` the `beforeCompact` hooks may veto a fold. A hook that
+   * throws, hangs or answers junk is a notice. `preface`, `maxTokens`, `timeoutMs` win over the
+   * runtime's hooks settings for this run.
+   */
+  hooks?: LoopHooks;
   /** Told of every call the model made, before it runs (the step limit's unrun calls too). Not awaited; what it throws is ignored. */
   onToolCall?: (request: DispatchRequest) => void;
   /** Told of every call's whole result as it lands. Not awaited; what it throws is ignored. */
@@ -111,10 +129,12 @@ export interface LoopServices {
   clients: Pick<ClientPool, "getClient">;
   capabilities: Pick<CapabilityStore, "capabilitiesFor">;
   calibration: Pick<Calibration, "calibrate" | "charsPerTokenFor">;
+  /** The runtime's hooks instance (its budget, preface and timeout). */
+  hooks: LoopHooksService;
 }
 
 /** What a finished run hands back. */
-export interface AgentLoopResult extends RunState {
+export interface AgentLoopResult extends RunState, HookResult {
   /** The last turn: the answer. */
   turn: Turn;
   /** How many turns (requests answered) the run took. */
@@ -146,6 +166,8 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     let limited = false;
     try {
       await prepareStep(run, number);
+      await compactStep(run);
+      await gatherHooks(run);
       const step = await askModel(run, number);
       measureStep(run, step);
       recoverCalls(run, step);
@@ -172,5 +194,6 @@ function finished(run: LoopRun, step: LoopStep): AgentLoopResult {
     ledger: run.measure.ledger,
     metrics: runMetrics([...run.kept, { kind: "done" }], contextLength ? { contextLength } : {}),
     ...runState(run),
+    ...hookResult(run, step.turn.content),
   };
 }

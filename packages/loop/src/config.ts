@@ -32,15 +32,19 @@ export interface ToolPolicy {
 /**
  * The parts of a resolved agent config (`@loopwright/spec`'s `resolveAgentSpec`) that are not
  * endpoint, model, tool or retry settings. `prompt` is read as the system prompt when `system` is
- * absent; `hooks` are not built (a non-empty list is refused); the rest is the host's to act on
- * and never read here.
+ * absent and `compact` folds the transcript as the window fills; the rest (`hooks` included: the
+ * runner the `hooks` option passes runs them) is the host's to act on and never read here.
  */
 export interface AgentParts {
   /** System prompt parts in order, joined with blank lines. */
   prompt?: ReadonlyArray<{ id?: string; text: string }>;
-  /** Hooks to gather onto the question. Not built: a non-empty list is refused. */
+  /** The spec's hooks: the host's runner (the `hooks` option's `run`) runs them; the loop does not read this. */
   hooks?: readonly unknown[];
-  /** Run compaction inside the loop. Not built: `true` is refused (compact in `beforeStep`). */
+  /**
+   * Fold the oldest stretch of the transcript into a summary before a request once `planCompaction`
+   * says the `contextLength` window is filling, the summary written by `tasks.compaction` (never the
+   * main model). Needs `contextLength` and `tasks.compaction.model`; default false.
+   */
   compact?: boolean;
   /** The host's: names, servers to connect, side tasks. */
   name?: string;

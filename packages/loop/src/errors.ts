@@ -115,13 +115,16 @@ export class AgentLoopOverflow extends ContextOverflow {
  * - `unknown-option`: an option the loop does not know (a misspelling, or one from a newer loop);
  * - `not-built`: an option the loop knows of but does not do yet, refused rather than dropped;
  * - `tool-name-collision`: two tools whose names become one name on the wire;
- * - `conflicting-options`: two options that say the same thing differently (`system` and `config.prompt`).
+ * - `conflicting-options`: two options that say the same thing differently (`system` and `config.prompt`);
+ * - `invalid-option`: an option the loop does that cannot work as given (`hooks` without a `run`
+ *   function, `config.compact` without a `contextLength` or a `tasks.compaction` model).
  */
 export type LoopOptionErrorCode =
   | "unknown-option"
   | "not-built"
   | "tool-name-collision"
-  | "conflicting-options";
+  | "conflicting-options"
+  | "invalid-option";
 
 /**
  * An option `runAgentLoop` cannot honour, refused at the start (it reaches the caller as the

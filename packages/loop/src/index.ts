@@ -2,6 +2,9 @@ export type {
   AgentLoopOptions,
   AgentLoopResult,
   BeforeStepContext,
+  HookResult,
+  LoopHooks,
+  LoopHooksService,
   LoopRequest,
   LoopServices,
 } from "./agent-loop.js";

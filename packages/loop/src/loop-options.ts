@@ -45,6 +45,7 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     "onToolResult",
     "onMessage",
     "beforeStep",
+    "hooks",
   ].map((name): LoopOption => ({ name, handling: "read" })),
   {
     name: "catalog",
@@ -52,7 +53,6 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     what: "a name-only catalogue for on-demand or proxied tool loading",
   },
   { name: "preselected", handling: "not-built", what: "a preselected shortlist of tools" },
-  { name: "hooks", handling: "not-built", what: "hooks gathered onto the question" },
   ...[
     "maxToolIterations",
     "toolOrder",
@@ -64,10 +64,19 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     "contextLength",
     "maxContinuations",
     "prompt",
+    "compact",
   ].map((name): LoopOption => ({ name: `config.${name}`, handling: "read" })),
-  ...["name", "description", "servers", "mcpServers", "tasks", "preselectKeywords", "preselectRouting"].map(
-    (name): LoopOption => ({ name: `config.${name}`, handling: "host" }),
-  ),
+  // `hooks` is the spec's list of hooks: the host's runner (the `hooks` option's `run`) runs them.
+  ...[
+    "name",
+    "description",
+    "servers",
+    "mcpServers",
+    "tasks",
+    "preselectKeywords",
+    "preselectRouting",
+    "hooks",
+  ].map((name): LoopOption => ({ name: `config.${name}`, handling: "host" })),
   {
     name: "config.toolDiscovery",
     handling: "not-built",
@@ -79,18 +88,6 @@ export const LOOP_OPTIONS: readonly LoopOption[] = [
     handling: "not-built",
     what: "preselecting tools with a side task",
     asks: (value) => value === true,
-  },
-  {
-    name: "config.compact",
-    handling: "not-built",
-    what: "compaction inside the loop (compact in beforeStep meanwhile)",
-    asks: (value) => value === true,
-  },
-  {
-    name: "config.hooks",
-    handling: "not-built",
-    what: "hooks gathered onto the question",
-    asks: (value) => Array.isArray(value) && value.length > 0,
   },
 ];
 

@@ -7,6 +7,7 @@ import { recoverToolCalls } from "@loopwright/tool-calls";
 import type { AssistantToolCall, ChatMessage } from "./config.js";
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
+import { withHookContext } from "./hooks-phase.js";
 import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
@@ -69,7 +70,8 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
   const { config, options, supports } = run;
   emitEvent(run, { kind: "turn", step: number });
   // The wire's tool names in replayed calls; the transcript keeps the host's.
-  const transcript = wireMessages(run.messages, run.names.toWire);
+  // The hooks' context on the current question, this request only.
+  const transcript = withHookContext(run, wireMessages(run.messages, run.names.toWire));
   const sent = run.system ? [{ role: "system", content: run.system }, ...transcript] : transcript;
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,

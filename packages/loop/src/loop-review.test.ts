@@ -454,15 +454,12 @@ describe("options the loop does not do are refused, not dropped (finding 4)", ()
     return (error as AgentLoopError).cause;
   };
 
-  it("refuses catalog, preselected and hooks, and config asking for on-demand loading, preselection or compaction", async () => {
+  it("refuses catalog and preselected, and config asking for on-demand loading or preselection", async () => {
     for (const [extra, config, option] of [
       [{ catalog: [] }, {}, "catalog"],
       [{ preselected: ["add"] }, {}, "preselected"],
-      [{ hooks: { run: () => undefined } }, {}, "hooks"],
       [{}, { toolDiscovery: "ondemand" }, "config.toolDiscovery"],
       [{}, { preselect: true }, "config.preselect"],
-      [{}, { compact: true }, "config.compact"],
-      [{}, { hooks: [{ id: "h", events: ["beforeTurn"] }] }, "config.hooks"],
     ] as const) {
       const cause = await refusal(extra, config);
       expect(LoopOptionError.isInstance(cause)).toBe(true);

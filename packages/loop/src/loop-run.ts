@@ -4,6 +4,7 @@ import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiat
 import type { ChatClientLike, Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { AgentLoopOptions, LoopServices } from "./agent-loop.js";
+import { type RunCompaction, startCompaction } from "./compaction-phase.js";
 import {
   type ChatMessage,
   DEFAULT_MAX_TOOL_ITERATIONS,
@@ -17,6 +18,7 @@ import {
   type RunState,
   type RunUsage,
 } from "./errors.js";
+import { type RunHooks, startHooks } from "./hooks-phase.js";
 import { refuseUnbuilt } from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
 import { tell } from "./tell.js";
@@ -55,6 +57,10 @@ export interface LoopRun {
   toolSteps: number;
   /** The prompt the last request reported, for `beforeStep`; absent where none was reported. */
   used: number | undefined;
+  /** The `hooks` option, and what they added once gathered; absent without hooks. */
+  readonly hooks?: RunHooks;
+  /** `config.compact`'s summariser and state; absent when the loop does not compact. */
+  readonly compaction?: RunCompaction;
 }
 
 const NO_USAGE: RunUsage = { prompt: 0, completion: 0, total: 0, cached: 0 };
@@ -99,10 +105,14 @@ export async function append(run: LoopRun, step: number, message: ChatMessage, t
 export function startRun(services: LoopServices, options: AgentLoopOptions): LoopRun {
   let system: string;
   let declared: DeclaredTools;
+  let hooks: RunHooks | undefined;
+  let compaction: RunCompaction | undefined;
   try {
     checkOptions(options);
     system = systemOf(options);
     declared = declareTools(options.tools ?? []);
+    hooks = startHooks(options.hooks);
+    compaction = startCompaction(options.config);
   } catch (error) {
     const messages = Array.isArray(options?.messages) ? [...options.messages] : [];
     throw new AgentLoopError(error, { messages, usage: NO_USAGE, toolCalls: [] });
@@ -135,6 +145,8 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     toolCalls: [],
     toolSteps: 0,
     used: undefined,
+    ...(hooks ? { hooks } : {}),
+    ...(compaction ? { compaction } : {}),
   };
 }
 

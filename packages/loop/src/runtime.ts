@@ -6,6 +6,7 @@ import {
   type Endpoint,
 } from "@loopwright/client";
 import { createBus, defaultBus, type EventBus, type EventsSettings } from "@loopwright/events";
+import { createHooks, defaultHooks, type HookSettings, type Hooks } from "@loopwright/hooks";
 import {
   type Calibration,
   type CalibrationOptions,
@@ -34,6 +35,8 @@ export interface Runtime {
   readonly calibration: Calibration;
   /** The run event bus a host emits into and watchers read. */
   readonly bus: EventBus;
+  /** The hooks settings the loop gathers with: the shared budget, the preface, the runner timeout. */
+  readonly hooks: Hooks;
   /** `runAgentLoop` with this runtime's caches. */
   runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult>;
   /**
@@ -42,7 +45,7 @@ export interface Runtime {
    * tenants keep theirs. Throws `EndpointConfigError` for an unusable base URL.
    */
   forget(endpoint: Pick<Endpoint, "baseUrl" | "apiKey">): void;
-  /** Drops every cache and latch of this runtime and puts the bus's settings back to the defaults. */
+  /** Drops every cache and latch of this runtime and puts the bus's and the hooks' settings back to the defaults. */
   reset(): void;
   /**
    * Drops every cache, every run buffered on the bus (finishing its watchers) and the bus's sweep
@@ -62,6 +65,8 @@ export interface RuntimeOptions {
   calibration?: CalibrationOptions;
   /** The event bus's settings (buffer and retention). */
   events?: Partial<EventsSettings>;
+  /** The hooks settings: `maxTokens` (the shared budget), `preface`, `timeoutMs`. */
+  hooks?: Partial<HookSettings>;
 }
 
 function runtimeOf(
@@ -69,13 +74,15 @@ function runtimeOf(
   capabilities: CapabilityStore,
   calibration: Calibration,
   bus: EventBus,
+  hooks: Hooks,
 ): Runtime {
   return {
     clients,
     capabilities,
     calibration,
     bus,
-    runAgentLoop: (options) => runLoop({ clients, capabilities, calibration }, options),
+    hooks,
+    runAgentLoop: (options) => runLoop({ clients, capabilities, calibration, hooks }, options),
     forget(endpoint) {
       clients.forget(endpoint);
       // The loop calibrates against the endpoint's capability record (a weak key): forgetting the
@@ -88,12 +95,14 @@ function runtimeOf(
       capabilities.reset();
       calibration.reset();
       bus.reset();
+      hooks.reset();
     },
     close() {
       clients.reset();
       capabilities.reset();
       calibration.reset();
       bus.close();
+      hooks.reset();
     },
   };
 }
@@ -108,6 +117,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     createCapabilityStore(options.capabilities),
     createCalibration(options.calibration),
     createBus(options.events),
+    createHooks(options.hooks),
   );
 }
 
@@ -117,6 +127,7 @@ export const defaultRuntime: Runtime = runtimeOf(
   defaultCapabilityStore,
   defaultCalibration,
   defaultBus,
+  defaultHooks,
 );
 
 /**
@@ -137,7 +148,8 @@ export function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult
 
 /**
  * Drops every cache and latch of the default runtime in one call — pooled clients, window-route
- * latches, capability latches, calibration readings, run buffers and event settings — so a teardown
+ * latches, capability latches, calibration readings, run buffers, event settings and the hooks'
+ * budget and preface (`resetHooks`) — so a teardown
  * cannot forget one.
  */
 export function resetAll(): void {

@@ -1,0 +1,139 @@
+import {
+  applyCompaction,
+  type BeforeCompactInput,
+  estimateFrom,
+  type Fold,
+  type MessageLike,
+  planCompaction,
+  runCompaction,
+} from "@loopwright/ledger";
+import {
+  type SideTaskError,
+  summariser,
+  type TaskCall,
+  type TaskSettings,
+  taskCall,
+} from "@loopwright/side-task";
+import type { ChatMessage, LoopConfig } from "./config.js";
+import { LoopOptionError } from "./errors.js";
+import { type LoopRun, notice } from "./loop-run.js";
+
+/** A run's compaction: the side task that writes the summary, and whether the run still tries. */
+export interface RunCompaction {
+  /** The summariser's endpoint, model and settings (`tasks.compaction` through `taskCall`). */
+  readonly task: TaskCall;
+  /** Set once a fold was vetoed or its summary failed: the run does not try again. */
+  off?: string;
+}
+
+function refuse(option: string, message: string): never {
+  throw new LoopOptionError("invalid-option", option, message);
+}
+
+/**
+ * The run's compaction when `config.compact` is `true` (a spec's `limits.compact`), checked;
+ * `undefined` otherwise. Throws `LoopOptionError` (`invalid-option`) when it cannot work: no
+ * `contextLength` window to fill, or no `tasks.compaction` model to write the summary (the main
+ * model never writes it).
+ */
+export function startCompaction(config: LoopConfig): RunCompaction | undefined {
+  if (config.compact !== true) return undefined;
+  const limit = config.contextLength;
+  if (!(typeof limit === "number" && Number.isFinite(limit) && limit > 0)) {
+    refuse(
+      "config.compact",
+      "config.compact folds the transcript once the context window fills, and needs config.contextLength " +
+        `(the window in tokens, above zero); it was ${String(limit)}.`,
+    );
+  }
+  let task: TaskCall;
+  try {
+    task = taskCall(config.tasks?.compaction as TaskSettings | undefined, {}, config);
+  } catch (error) {
+    refuse("config.tasks.compaction", `config.compact: ${(error as SideTaskError).message}`);
+  }
+  if (task.model === "") {
+    refuse(
+      "config.tasks.compaction",
+      "config.compact needs tasks.compaction naming the model that writes the summary; the main model is " +
+        "never used for it. Give tasks.compaction.model, or leave compact off.",
+    );
+  }
+  return { task };
+}
+
+/**
+ * Phase, before each request: once `planCompaction` says the `contextLength` window is filling, the
+ * oldest stretch is folded into a summary the `tasks.compaction` model writes (`summariser`) — the
+ * `beforeCompact` hooks asked first where the run has hooks (`consult`: a veto from a hook that ran
+ * leaves the transcript as it was) — and the ledger is moved onto the folded transcript. A veto, or a
+ * summary that failed or came back empty, leaves the transcript as it was, with a notice, and the run
+ * does not try again. Every tool call stays answered: the cut lands on a user message.
+ */
+export async function compactStep(run: LoopRun): Promise<void> {
+  const compaction = run.compaction;
+  if (!compaction || compaction.off !== undefined) return;
+  const { config, services, options } = run;
+  const charsPerToken = services.calibration.charsPerTokenFor(run.supports, config.model);
+  const messages = run.messages as MessageLike[];
+  const plan = planCompaction(messages, {
+    limit: config.contextLength as number,
+    ...(run.used !== undefined ? { used: run.used } : {}),
+    charsPerToken,
+    estimate: estimateFrom(run.measure.ledger, messages, { charsPerToken }),
+  });
+  if (!plan) return;
+  if (run.hooks) {
+    const { given } = run.hooks;
+    const input: BeforeCompactInput = {
+      messages: messages.slice(plan.from, plan.through),
+      from: plan.from,
+      through: plan.through,
+      ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
+    };
+    const consulted = await services.hooks.consult(given.run, input, given.context, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(given.timeoutMs !== undefined ? { timeoutMs: given.timeoutMs } : {}),
+    });
+    for (const note of consulted.notes) notice(run, `Hooks: ${note}`);
+    if (!consulted.proceed) {
+      compaction.off = "vetoed";
+      notice(run, "The transcript was left as it was; this run does not try to compact again.");
+      return;
+    }
+  }
+  const { endpoint, model, options: taskOptions } = compaction.task;
+  const summarise = summariser(endpoint, model, {
+    ...taskOptions,
+    ...(options.signal ? { signal: options.signal } : {}),
+    clients: services.clients,
+    capabilities: services.capabilities,
+    onNotice: (text) => notice(run, text),
+  });
+  let fold: Fold | undefined;
+  try {
+    fold = await runCompaction(messages, plan, summarise);
+  } catch (error) {
+    notice(
+      run,
+      `The summary could not be written: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  if (!fold) {
+    compaction.off = "failed";
+    notice(
+      run,
+      `Compaction failed: no summary came back from ${model}, so the transcript was left as it was; ` +
+        "this run does not try to compact again.",
+    );
+    return;
+  }
+  const after = applyCompaction(messages, fold) as ChatMessage[];
+  run.measure.rebase(run.messages, after);
+  run.messages.splice(0, run.messages.length, ...after);
+  notice(
+    run,
+    `Compacted: messages ${plan.from} to ${plan.through - 1} (about ${plan.folded} tokens) were folded into a ` +
+      `summary written by ${model}.`,
+  );
+}

@@ -1,0 +1,231 @@
+// compact: true in the loop, from a resolved agent spec (limits.compact, model.contextLength,
+// tasks.compaction), over HTTP to the testkit: the summary is a side-task request to the same server.
+import type { RunEvent } from "@loopwright/events";
+import type { HookRunner } from "@loopwright/hooks";
+import { SUMMARY_LEAD } from "@loopwright/ledger";
+import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
+import { parseSpec, type ResolvedAgentConfig, resolveAgentSpec, SPEC_TOKEN } from "@loopwright/spec";
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  AgentLoopError,
+  type ChatMessage,
+  createRuntime,
+  LoopOptionError,
+  type ToolDefinition,
+} from "../src/index.js";
+import { unanswered } from "../src/test-support/transcript.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const READ: ToolDefinition = {
+  type: "function",
+  function: {
+    name: "read_page",
+    description: "Read one page of the report",
+    parameters: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+  },
+};
+
+const NOTES = "Notes: the user is reviewing a report; chapters one to three were discussed.";
+
+/** Three earlier exchanges with long answers, then the question this run answers. */
+function history(): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  for (const chapter of ["one", "two", "three"]) {
+    messages.push(
+      { role: "user", content: `Summarise chapter ${chapter}.` },
+      { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(150).trim()}` },
+    );
+  }
+  messages.push({ role: "user", content: "Read pages 1 to 4 and add them up." });
+  return messages;
+}
+
+/** Whether a request is the summariser's side task. */
+function isSummary(body: unknown): boolean {
+  const messages = (body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+  return messages[0]?.content === SUMMARISER_SYSTEM;
+}
+
+/** The main model reads `pages` pages, one per step, then answers; the summariser answers `summary`. */
+function script(summary: () => Reply, pages = 4): (request: { body: unknown }) => Reply {
+  let step = 0;
+  return (request) => {
+    if (isSummary(request.body)) return summary();
+    step++;
+    if (step <= pages)
+      return { toolCalls: [{ id: `p${step}`, name: "read_page", arguments: `{"n":${step}}` }] };
+    return { content: `The ${pages} pages add up to ${(pages * (pages + 1)) / 2}.` };
+  };
+}
+
+function resolved(baseUrl: string): ResolvedAgentConfig {
+  const { spec, errors } = parseSpec({
+    spec: SPEC_TOKEN,
+    model: { name: "sim", endpoint: { baseUrl }, contextLength: 1600 },
+    limits: { compact: true },
+    tasks: { compaction: { model: "notes-model" } },
+  });
+  if (!spec) throw new Error(errors.join("\n"));
+  return resolveAgentSpec([spec]);
+}
+
+const page = ({ args }: { args: Record<string, unknown> }) => `page ${args.n}: ${"ipsum ".repeat(70).trim()}`;
+
+function notices(events: RunEvent[]): string[] {
+  return events.filter((e) => e.kind === "notice").map((e) => (e as { text: string }).text);
+}
+
+function mainRequests(): ChatMessage[][] {
+  return (server?.chatRequests ?? [])
+    .filter((r) => !isSummary(r.body))
+    .map((r) => (r.body as { messages: ChatMessage[] }).messages);
+}
+
+describe("compact: true", () => {
+  it("folds the oldest stretch once the window fills, and the long run goes on to finish", async () => {
+    server = await startServer({ replies: script(() => ({ content: NOTES })) });
+    const events: RunEvent[] = [];
+    const given = history();
+    const result = await createRuntime().runAgentLoop({
+      config: resolved(server.baseUrl),
+      system: "You read reports.",
+      messages: given,
+      tools: [READ],
+      dispatch: page,
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.turn.content).toBe("The 4 pages add up to 10.");
+    // One summary, written by the compaction task's model, of the earlier exchanges.
+    const summaries = server.chatRequests.filter((r) => isSummary(r.body));
+    expect(summaries).toHaveLength(1);
+    expect((summaries[0]?.body as { model?: string } | undefined)?.model).toBe("notes-model");
+    expect(JSON.stringify(summaries[0]?.body)).toContain("Chapter one:");
+    // The returned transcript is the fold: the summary, then the question and everything the run added.
+    expect(result.messages[0]).toEqual({ role: "system", content: `${SUMMARY_LEAD}\n\n${NOTES}` });
+    expect(result.messages[1]).toEqual(given.at(-1));
+    expect(JSON.stringify(result.messages)).not.toContain("Chapter one:");
+    expect(unanswered(result.messages)).toEqual([]);
+    expect(result.messages.filter((m) => m.role === "tool")).toHaveLength(4);
+    // Requests before the fold carried the history; those after it carry the summary instead.
+    const requests = mainRequests();
+    expect(JSON.stringify(requests[0])).toContain("Chapter one:");
+    const last = requests.at(-1) ?? [];
+    expect(last[0]).toEqual({ role: "system", content: "You read reports." });
+    expect(last[1]?.content).toBe(`${SUMMARY_LEAD}\n\n${NOTES}`);
+    expect(JSON.stringify(last)).not.toContain("Chapter one:");
+    expect(notices(events).some((t) => t.startsWith("Compacted: messages 0 to 5"))).toBe(true);
+    // The ledger was moved onto the folded transcript: every entry names a message that is there.
+    expect(result.ledger.length).toBeGreaterThan(0);
+    for (const entry of result.ledger) expect(entry.through).toBeLessThan(result.messages.length);
+    // The caller's messages were not written to.
+    expect(given).toEqual(history());
+  });
+
+  it("with hooks that let it, folds, and the hooks' context stays on the question across the fold", async () => {
+    server = await startServer({ replies: script(() => ({ content: NOTES })) });
+    const told: { event: string; from?: number; through?: number }[] = [];
+    const run: HookRunner<{ session: { id: string } }> = (event, input) => {
+      told.push({ event, ...("through" in input ? { from: input.from, through: input.through } : {}) });
+      return event === "beforeTurn" ? [{ id: "memory", context: "The report is due Friday." }] : [];
+    };
+    const given = history();
+    const result = await createRuntime().runAgentLoop({
+      config: resolved(server.baseUrl),
+      messages: given,
+      tools: [READ],
+      dispatch: page,
+      hooks: { run, context: { session: { id: "s-2" } } },
+    });
+    expect(result.turn.content).toBe("The 4 pages add up to 10.");
+    // The hooks were shown what was going, by index, before the fold was made.
+    expect(told.filter((t) => t.event === "beforeCompact")).toEqual([
+      { event: "beforeCompact", from: 0, through: 6 },
+    ]);
+    expect(result.messages[0]?.content).toBe(`${SUMMARY_LEAD}\n\n${NOTES}`);
+    // Every request, before the fold and after it, carried the context on the question; the transcript did not.
+    expect(mainRequests()).toHaveLength(5);
+    for (const messages of mainRequests()) {
+      const question = messages.find((m) => String(m.content).endsWith("Read pages 1 to 4 and add them up."));
+      expect(question?.content).toContain("The report is due Friday.");
+    }
+    expect(result.messages[1]).toEqual(given.at(-1));
+    expect(result.context).toContain("The report is due Friday.");
+  });
+
+  it("leaves the transcript as it was when a beforeCompact hook vetoes, asks once, and finishes", async () => {
+    // Two pages: a run that still fits its window unfolded, so a veto costs it nothing.
+    server = await startServer({ replies: script(() => ({ content: NOTES }), 2) });
+    const asked: string[] = [];
+    const run: HookRunner<{ session: { id: string } }> = (event) => {
+      asked.push(event);
+      return event === "beforeCompact" ? [{ id: "guard", ok: true, veto: true }] : [];
+    };
+    const events: RunEvent[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: resolved(server.baseUrl),
+      messages: history(),
+      tools: [READ],
+      dispatch: page,
+      hooks: { run, context: { session: { id: "s-1" } } },
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.turn.content).toBe("The 2 pages add up to 3.");
+    expect(asked.filter((e) => e === "beforeCompact")).toHaveLength(1);
+    expect(server.chatRequests.filter((r) => isSummary(r.body))).toHaveLength(0);
+    expect(result.messages.slice(0, 7)).toEqual(history());
+    expect(unanswered(result.messages)).toEqual([]);
+    expect(notices(events)).toContain("Hooks: Compaction skipped: guard vetoed it.");
+  });
+
+  it("leaves the transcript as it was, with a notice, when the summary fails, and finishes", async () => {
+    server = await startServer({
+      replies: script(
+        () => ({ type: "error", status: 400, body: { error: { message: "model not loaded" } } }),
+        2,
+      ),
+    });
+    const events: RunEvent[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: resolved(server.baseUrl),
+      messages: history(),
+      tools: [READ],
+      dispatch: page,
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.turn.content).toBe("The 2 pages add up to 3.");
+    expect(result.messages.slice(0, 7)).toEqual(history());
+    expect(unanswered(result.messages)).toEqual([]);
+    const said = notices(events);
+    expect(said.some((t) => t.startsWith("The summary could not be written"))).toBe(true);
+    expect(said.some((t) => t.startsWith("Compaction failed: no summary came back from notes-model"))).toBe(
+      true,
+    );
+    // Tried once for the run, not once a step.
+    expect(said.filter((t) => t.startsWith("Compaction failed"))).toHaveLength(1);
+  });
+
+  it("refuses compact without a window or a compaction model, before anything is sent", async () => {
+    server = await startServer({ replies: [{ content: "never sent" }] });
+    const base = resolved(server.baseUrl);
+    const cases: [Partial<ResolvedAgentConfig>, string][] = [
+      [{ contextLength: undefined }, "config.compact"],
+      [{ tasks: {} }, "config.tasks.compaction"],
+    ];
+    for (const [change, option] of cases) {
+      const error = await createRuntime()
+        .runAgentLoop({ config: { ...base, ...change }, messages: history(), dispatch: () => "" })
+        .catch((e: unknown) => e);
+      expect(AgentLoopError.isInstance(error)).toBe(true);
+      const cause = (error as AgentLoopError).cause;
+      expect(LoopOptionError.isInstance(cause)).toBe(true);
+      expect(cause).toMatchObject({ code: "invalid-option", option });
+    }
+    expect(server.chatRequests).toHaveLength(0);
+  });
+});

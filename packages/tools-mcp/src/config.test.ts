@@ -1,0 +1,195 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are .mcp.json ${VAR} references, meant literally.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createMcpPool, McpPoolError, mcpServers, readMcpJson } from "./index.js";
+
+function refusal(fn: () => unknown): McpPoolError {
+  try {
+    fn();
+  } catch (error) {
+    if (McpPoolError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a McpPoolError");
+}
+
+describe("mcpServers", () => {
+  it("reads a .mcp.json document: stdio, Streamable HTTP and SSE entries, disabled ones left out", () => {
+    expect(
+      mcpServers({
+        mcpServers: {
+          files: {
+            command: "npx",
+            args: ["-y", "@modelcontextprotocol/server-filesystem", "."],
+            env: { A: "1" },
+            cwd: "/tmp",
+          },
+          web: {
+            type: "streamable-http",
+            url: "https://mcp.example.com/mcp",
+            headers: { authorization: "Bearer x" },
+          },
+          old: { type: "sse", url: "http://127.0.0.1:3001/sse" },
+          bare: { url: "http://127.0.0.1:3002/mcp" },
+          off: { command: "x", enabled: false },
+        },
+      }),
+    ).toEqual([
+      {
+        name: "files",
+        type: "stdio",
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-filesystem", "."],
+        env: { A: "1" },
+        cwd: "/tmp",
+      },
+      {
+        name: "web",
+        type: "http",
+        url: "https://mcp.example.com/mcp",
+        headers: { authorization: "Bearer x" },
+      },
+      { name: "old", type: "sse", url: "http://127.0.0.1:3001/sse" },
+      { name: "bare", type: "http", url: "http://127.0.0.1:3002/mcp" },
+    ]);
+  });
+
+  it("reads a spec's bundle.mcpServers list", () => {
+    expect(mcpServers([{ name: "git", type: "stdio", command: "uvx", args: ["mcp-server-git"] }])).toEqual([
+      { name: "git", type: "stdio", command: "uvx", args: ["mcp-server-git"] },
+    ]);
+  });
+
+  it("names the place of a bad entry, never a value that may be a credential", () => {
+    const secret = refusal(() => mcpServers({ mcpServers: { gh: { command: "x", env: { TOKEN: 42 } } } }));
+    expect(secret.code).toBe("invalid-config");
+    expect(secret.message).toBe("mcpServers.gh.env.TOKEN: expected a string, got number.");
+    expect(refusal(() => mcpServers([{ name: "a", url: "ftp://x" }])).message).toBe(
+      "[0].url: expected http: or https:, got ftp:",
+    );
+    expect(refusal(() => mcpServers([{ name: "a" }])).message).toBe(
+      "[0]: a server needs either a command (stdio) or a url (HTTP).",
+    );
+    expect(refusal(() => mcpServers([{ name: "a", type: "ws", url: "http://x" }])).message).toContain(
+      'unknown server type "ws"',
+    );
+    expect(
+      refusal(() =>
+        mcpServers([
+          { name: "a", command: "x" },
+          { name: "a", command: "y" },
+        ]),
+      ).message,
+    ).toBe("a: two servers have this name; each needs its own.");
+    expect(refusal(() => mcpServers("nope" as never)).message).toContain("got a string");
+  });
+
+  it("createMcpPool refuses a bad option before starting anything", () => {
+    expect(refusal(() => createMcpPool([], { timeoutMs: 0 })).message).toBe(
+      "timeoutMs must be a positive number of milliseconds.",
+    );
+    expect(refusal(() => createMcpPool([], { toolNames: "short" as never })).code).toBe("invalid-config");
+  });
+});
+
+describe("${VAR} in a .mcp.json", () => {
+  const env = { GITHUB_TOKEN: "ghp-secret-1", EMPTY: "" };
+
+  it("is expanded from the given environment, with :-defaults, only when asked", () => {
+    const document = {
+      mcpServers: {
+        gh: {
+          command: "npx",
+          args: ["server-github", "--token=${GITHUB_TOKEN}", "--org=${ORG:-acme}"],
+          env: { TOKEN: "${GITHUB_TOKEN}", MODE: "${EMPTY:-fast}" },
+        },
+        web: {
+          url: "https://${HOST:-mcp.example.com}/mcp",
+          headers: { authorization: "Bearer ${GITHUB_TOKEN}" },
+        },
+      },
+    };
+    expect(mcpServers(document, { env })).toEqual([
+      {
+        name: "gh",
+        type: "stdio",
+        command: "npx",
+        args: ["server-github", "--token=ghp-secret-1", "--org=acme"],
+        env: { TOKEN: "ghp-secret-1", MODE: "fast" },
+        masked: ["ghp-secret-1", "ghp-secret-1"],
+      },
+      {
+        name: "web",
+        type: "http",
+        url: "https://mcp.example.com/mcp",
+        headers: { authorization: "Bearer ghp-secret-1" },
+        masked: ["ghp-secret-1"],
+      },
+    ]);
+    // Without an environment the references stay the literals they are.
+    expect(mcpServers({ mcpServers: { gh: document.mcpServers.gh } })[0]).toMatchObject({
+      args: ["server-github", "--token=${GITHUB_TOKEN}", "--org=${ORG:-acme}"],
+    });
+  });
+
+  it("a reference to an unset variable with no default is refused, naming the place and the variable", () => {
+    const error = refusal(() =>
+      mcpServers({ mcpServers: { gh: { command: "x", args: ["${NOPE}"] } } }, { env }),
+    );
+    expect(error.message).toBe(
+      "mcpServers.gh.args[0]: ${NOPE} is not set in the environment, and has no default (${NOPE:-default}).",
+    );
+  });
+
+  it("what an expansion put into the args is masked in the failure message", async () => {
+    const { FIXTURE, NODE } = await import("../test/support.js");
+    const servers = mcpServers(
+      [{ name: "broken", command: NODE, args: [FIXTURE, "--fail", "--token=${SECRET}"] }],
+      {
+        env: { SECRET: "expanded-secret-42" },
+      },
+    );
+    const pool = createMcpPool(servers);
+    try {
+      const [status] = await pool.connect();
+      expect(status?.error?.message).toContain("fixture: started with --fail --token=***");
+      expect(status?.error?.message).not.toContain("expanded-secret-42");
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe("readMcpJson", () => {
+  it("reads a file, and refuses one that is not JSON without quoting it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "tools-mcp-config-"));
+    try {
+      const good = join(dir, ".mcp.json");
+      await writeFile(good, JSON.stringify({ mcpServers: { a: { command: "node", args: ["server.js"] } } }));
+      expect(await readMcpJson(good)).toEqual([
+        { name: "a", type: "stdio", command: "node", args: ["server.js"] },
+      ]);
+      const bad = join(dir, "bad.json");
+      await writeFile(bad, '{ "mcpServers": { "a": { "env": { "KEY": "sk-secret-value" ');
+      const error = await readMcpJson(bad).then(
+        () => undefined,
+        (e: unknown) => e as McpPoolError,
+      );
+      expect(error?.message).toBe(`${bad} is not JSON.`);
+      const wrong = join(dir, "wrong.json");
+      await writeFile(wrong, JSON.stringify({ mcpServers: { a: { args: ["x"] } } }));
+      expect(
+        (
+          await readMcpJson(wrong).then(
+            () => undefined,
+            (e: unknown) => e as McpPoolError,
+          )
+        )?.message,
+      ).toBe(`${wrong}: mcpServers.a: a server needs either a command (stdio) or a url (HTTP).`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

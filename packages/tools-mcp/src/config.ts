@@ -1,0 +1,279 @@
+import { readFile } from "node:fs/promises";
+import { describeValue, McpPoolError, messageOf } from "./errors.js";
+
+/** A server the pool starts as a child process and talks to over stdin and stdout. */
+export interface McpStdioServer {
+  /** The name tools, catalogue entries, hooks and errors refer to it by. */
+  name: string;
+  type: "stdio";
+  command: string;
+  args: string[];
+  /** Added to a small safe default environment (PATH, HOME, …). A credential's place: never logged. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Values to mask in anything reported about the server (what `${VAR}` expansion put in). */
+  masked?: string[];
+}
+
+/** A server reached over HTTP: Streamable HTTP, falling back to the legacy SSE transport. */
+export interface McpHttpServer {
+  name: string;
+  /** `http`: Streamable HTTP first, SSE if the server refuses it; `sse`: the legacy SSE transport only. */
+  type: "http" | "sse";
+  url: string;
+  /** Sent with every request. A credential's place: never logged. */
+  headers?: Record<string, string>;
+  /** Values to mask in anything reported about the server (what `${VAR}` expansion put in). */
+  masked?: string[];
+}
+
+/** One server as the pool holds it, checked and with its kind settled. */
+export type McpServerConfig = McpStdioServer | McpHttpServer;
+
+/**
+ * A server as a spec's `bundle.mcpServers` entry or a `.mcp.json` entry spells it: a command line
+ * (`command`, `args`, `env`, `cwd`) or a URL (`url`, `headers`), with an optional `type`
+ * (`stdio`, `http`, `streamable-http`, `sse`) and `enabled: false` to leave it out.
+ */
+export interface McpServerEntry {
+  name?: string;
+  type?: string;
+  command?: string;
+  args?: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  cwd?: string;
+  url?: string;
+  headers?: Readonly<Record<string, string>>;
+  enabled?: boolean;
+}
+
+/** What {@link createMcpPool} and {@link mcpServers} take: a list of named entries, or a `.mcp.json` document. */
+export type McpServersInput = readonly McpServerEntry[] | { mcpServers: unknown };
+
+/** Options for {@link mcpServers} and {@link readMcpJson}. */
+export interface McpServersOptions {
+  /**
+   * Expand `${VAR}` and `${VAR:-default}` in `command`, `args`, `env` and `headers` values, `cwd`
+   * and `url` from this environment (pass `process.env`), as Claude Code does for a `.mcp.json`.
+   * Off by default: a spec document keeps `${VAR}` as the literal it is. What an expansion put in
+   * is masked in every message about the server.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+function expandConfig(
+  config: McpServerConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  at: string,
+): McpServerConfig {
+  const masked: string[] = [];
+  const expand = (text: string, where: string): string =>
+    text.replace(REFERENCE, (_match, name: string, fallback: string | undefined) => {
+      const value = env[name];
+      const chosen = value !== undefined && value !== "" ? value : fallback;
+      if (chosen === undefined) {
+        throw invalid(
+          where,
+          `\${${name}} is not set in the environment, and has no default (\${${name}:-default}).`,
+        );
+      }
+      if (chosen === value) masked.push(value);
+      return chosen;
+    });
+  const map = (values: Record<string, string> | undefined, where: string) =>
+    values && Object.fromEntries(Object.entries(values).map(([k, v]) => [k, expand(v, `${where}.${k}`)]));
+  if (config.type === "stdio") {
+    const out: McpStdioServer = {
+      ...config,
+      command: expand(config.command, `${at}.command`),
+      args: config.args.map((arg, i) => expand(arg, `${at}.args[${i}]`)),
+    };
+    const envValues = map(config.env, `${at}.env`);
+    if (envValues) out.env = envValues;
+    if (config.cwd !== undefined) out.cwd = expand(config.cwd, `${at}.cwd`);
+    return masked.length ? { ...out, masked } : out;
+  }
+  const out: McpHttpServer = { ...config, url: expand(config.url, `${at}.url`) };
+  const headers = map(config.headers, `${at}.headers`);
+  if (headers) out.headers = headers;
+  checkUrl(out.url, at);
+  return masked.length ? { ...out, masked } : out;
+}
+
+const HTTP_TYPES = new Set(["http", "streamable-http", "streamableHttp", "streamable_http"]);
+
+function invalid(at: string, what: string): McpPoolError {
+  return new McpPoolError("invalid-config", `${at}: ${what}`);
+}
+
+function stringMap(value: unknown, at: string): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalid(at, `expected an object of strings, got ${describeValue(value)}.`);
+  }
+  const out: Record<string, string> = {};
+  for (const [key, entry] of Object.entries(value)) {
+    // The value may be a credential: name its key, never show it.
+    if (typeof entry !== "string")
+      throw invalid(`${at}.${key}`, `expected a string, got ${describeValue(entry)}.`);
+    out[key] = entry;
+  }
+  return out;
+}
+
+/** A checked config's `masked` values carried over when it is checked again (`createMcpPool(readMcpJson(…))`). */
+function maskedOf(e: Record<string, unknown>): { masked?: string[] } {
+  const masked = e.masked;
+  return Array.isArray(masked) && masked.every((m) => typeof m === "string") && masked.length
+    ? { masked: [...masked] }
+    : {};
+}
+
+function checkUrl(text: string, at: string): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalid(`${at}.url`, "not an absolute URL.");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw invalid(`${at}.url`, `expected http: or https:, got ${url.protocol}`);
+  }
+}
+
+function entryToConfig(
+  entry: unknown,
+  name: string,
+  at: string,
+  expanding = false,
+): McpServerConfig | undefined {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    throw invalid(
+      at,
+      `expected a server object ({ command, args } or { url }), got ${describeValue(entry)}.`,
+    );
+  }
+  const e = entry as Record<string, unknown>;
+  if (e.enabled === false) return undefined;
+  if (name.trim() === "") throw invalid(at, "a server needs a non-empty name.");
+  const type = e.type;
+  if (type !== undefined && typeof type !== "string")
+    throw invalid(`${at}.type`, `expected a string, got ${describeValue(type)}.`);
+  const hasUrl = e.url !== undefined;
+  const hasCommand = e.command !== undefined;
+  if (type === "stdio" || (type === undefined && hasCommand && !hasUrl)) {
+    if (typeof e.command !== "string" || e.command.trim() === "") {
+      throw invalid(`${at}.command`, "a stdio server needs a command (a non-empty string).");
+    }
+    const args = e.args ?? [];
+    if (!Array.isArray(args) || args.some((a) => typeof a !== "string")) {
+      throw invalid(`${at}.args`, "expected an array of strings.");
+    }
+    if (e.cwd !== undefined && typeof e.cwd !== "string")
+      throw invalid(`${at}.cwd`, `expected a string, got ${describeValue(e.cwd)}.`);
+    const env = stringMap(e.env, `${at}.env`);
+    return {
+      name,
+      type: "stdio",
+      command: e.command,
+      args: [...(args as string[])],
+      ...(env ? { env } : {}),
+      ...(typeof e.cwd === "string" ? { cwd: e.cwd } : {}),
+      ...maskedOf(e),
+    };
+  }
+  if (type === "sse" || (type !== undefined && HTTP_TYPES.has(type)) || (type === undefined && hasUrl)) {
+    if (typeof e.url !== "string") throw invalid(`${at}.url`, "an HTTP server needs a url (a string).");
+    // With expansion on, the URL is checked once its references are filled in.
+    if (!expanding) checkUrl(e.url, at);
+    const headers = stringMap(e.headers, `${at}.headers`);
+    return {
+      name,
+      type: type === "sse" ? "sse" : "http",
+      url: e.url,
+      ...(headers ? { headers } : {}),
+      ...maskedOf(e),
+    };
+  }
+  if (type !== undefined)
+    throw invalid(
+      `${at}.type`,
+      `unknown server type "${type}" (expected stdio, http, streamable-http or sse).`,
+    );
+  throw invalid(at, "a server needs either a command (stdio) or a url (HTTP).");
+}
+
+/**
+ * Checks server entries and settles each one's kind. Reads a list of named entries (a spec's
+ * `bundle.mcpServers`) or a `.mcp.json` document (`{ mcpServers: { name: entry } }`); entries with
+ * `enabled: false` are left out. With `options.env`, `${VAR}` and `${VAR:-default}` are expanded.
+ * Returns new objects; never mutates its input.
+ *
+ * Throws `McpPoolError` (`invalid-config`) naming the place of the first problem
+ * (`mcpServers.github.args`, `[2].url`) — never the value, which may be a credential — and for
+ * two servers with one name.
+ */
+export function mcpServers(input: McpServersInput, options: McpServersOptions = {}): McpServerConfig[] {
+  const out: McpServerConfig[] = [];
+  const env = options.env;
+  const settle = (config: McpServerConfig | undefined, at: string) => {
+    if (config) out.push(env ? expandConfig(config, env, at) : config);
+  };
+  if (Array.isArray(input)) {
+    input.forEach((entry, index) => {
+      const name = (entry as McpServerEntry | null)?.name;
+      if (typeof name !== "string") throw invalid(`[${index}].name`, "each server needs a name (a string).");
+      settle(entryToConfig(entry, name, `[${index}]`, env !== undefined), `[${index}]`);
+    });
+  } else if (typeof input === "object" && input !== null && "mcpServers" in input) {
+    const servers = (input as { mcpServers: unknown }).mcpServers;
+    if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
+      throw invalid("mcpServers", `expected an object of servers by name, got ${describeValue(servers)}.`);
+    }
+    for (const [name, entry] of Object.entries(servers)) {
+      settle(entryToConfig(entry, name, `mcpServers.${name}`, env !== undefined), `mcpServers.${name}`);
+    }
+  } else {
+    throw invalid(
+      "servers",
+      `expected an array of servers or a .mcp.json document ({ mcpServers }), got ${describeValue(input)}.`,
+    );
+  }
+  const seen = new Set<string>();
+  for (const server of out) {
+    if (seen.has(server.name)) throw invalid(server.name, "two servers have this name; each needs its own.");
+    seen.add(server.name);
+  }
+  return out;
+}
+
+/**
+ * Reads a `.mcp.json` file (the shape Claude Code, Cursor and VS Code write) into checked server
+ * configs, as {@link mcpServers} does (with `options.env`, `${VAR}` references expanded). Throws `McpPoolError` (`invalid-config`) when the file cannot
+ * be read or is not JSON (naming the file, never quoting it), and for any bad entry.
+ */
+export async function readMcpJson(path: string, options: McpServersOptions = {}): Promise<McpServerConfig[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new McpPoolError("invalid-config", `Could not read ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    // The parser's message quotes the text around the fault, which may be a credential: say less.
+    throw new McpPoolError("invalid-config", `${path} is not JSON.`);
+  }
+  try {
+    return mcpServers(document as McpServersInput, options);
+  } catch (error) {
+    if (McpPoolError.isInstance(error)) {
+      throw new McpPoolError("invalid-config", `${path}: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,478 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type CallToolResult,
+  ElicitRequestSchema,
+  type ElicitResult,
+  ErrorCode,
+  McpError,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerConfig } from "./config.js";
+import { McpPoolError, messageOf } from "./errors.js";
+import { describeServer, redact, secretsOf } from "./redact.js";
+import { untilStopped } from "./stop.js";
+
+/** Where a server stands. */
+export type ServerState = "idle" | "connecting" | "connected" | "failed" | "closed";
+
+/** One server as {@link McpPool.status} reports it. Carries no `env` or `headers`. */
+export interface ServerStatus {
+  name: string;
+  state: ServerState;
+  /** How it is reached once connected: `stdio`, `streamable-http`, or `sse` (the legacy fallback). */
+  transport?: "stdio" | "streamable-http" | "sse";
+  /** The child process of a stdio server while it runs. */
+  pid?: number;
+  /** Tools it offers (0 until connected). */
+  tools: number;
+  /** Times it was restarted after dying. */
+  restarts: number;
+  /** Why it failed, for a `failed` server: the message names it and ends with its stderr tail. */
+  error?: McpPoolError;
+  /** The name and version the server reported. */
+  serverInfo?: { name: string; version: string; title?: string };
+}
+
+/** A server's question for the user (MCP form-mode elicitation), as a host's `elicit` is handed it. */
+export interface McpElicitation {
+  /** The server asking, by its configured name. */
+  server: string;
+  message: string;
+  /** The JSON Schema of the answer (flat: strings, numbers, booleans, enums). */
+  requestedSchema: Record<string, unknown>;
+}
+
+/** The user's answer: `accept` with the fields (omitted ones get the schema's defaults), `decline`, or `cancel`. */
+export interface McpElicitationAnswer {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, string | number | boolean | string[]>;
+}
+
+/** What a connection needs from its pool. */
+export interface ConnectionOptions {
+  elicit?: (request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>;
+  clientInfo: { name: string; version: string };
+  connectTimeoutMs: number;
+  maxRestarts: number;
+  stderrLines: number;
+  onToolsChanged: () => void;
+  onNotice: (text: string) => void;
+}
+
+const LINE_CHARS = 500;
+
+/** An error's message, with the HTTP status where the SDK kept it apart. */
+function failure(error: unknown): string {
+  const code = error instanceof StreamableHTTPError || error instanceof SseError ? error.code : undefined;
+  return code !== undefined ? `HTTP ${code}: ${messageOf(error)}` : messageOf(error);
+}
+
+/** One MCP server: connects on first use, lists its tools, calls them, and restarts once after dying. */
+export class ServerConnection {
+  readonly config: McpServerConfig;
+  readonly #options: ConnectionOptions;
+  readonly #secrets: string[];
+  #state: ServerState = "idle";
+  #client: Client | undefined;
+  #transport: ServerStatus["transport"];
+  #pid: number | undefined;
+  #tools: Tool[] = [];
+  #restarts = 0;
+  #deaths = 0;
+  #generation = 0;
+  #error: McpPoolError | undefined;
+  #ready: Promise<void> | undefined;
+  #stderr: string[] = [];
+  #partial = "";
+  #serverInfo: ServerStatus["serverInfo"];
+
+  constructor(config: McpServerConfig, options: ConnectionOptions) {
+    this.config = config;
+    this.#options = options;
+    this.#secrets = secretsOf(config);
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  get state(): ServerState {
+    return this.#state;
+  }
+
+  get tools(): readonly Tool[] {
+    return this.#tools;
+  }
+
+  /** Where this server stands, without its env or headers. */
+  status(): ServerStatus {
+    return {
+      name: this.name,
+      state: this.#state,
+      ...(this.#transport ? { transport: this.#transport } : {}),
+      ...(this.#pid !== undefined && this.#state === "connected" ? { pid: this.#pid } : {}),
+      tools: this.#state === "connected" ? this.#tools.length : 0,
+      restarts: this.#restarts,
+      ...(this.#error && this.#state === "failed" ? { error: this.#error } : {}),
+      ...(this.#serverInfo ? { serverInfo: this.#serverInfo } : {}),
+    };
+  }
+
+  /** Text safe to report: every env and header value (and URL credential) replaced by `***`. */
+  redact(text: string): string {
+    return redact(text, this.#secrets);
+  }
+
+  #isClosed(): boolean {
+    return this.#state === "closed";
+  }
+
+  /** Connects if it has not (once; concurrent callers share the attempt). Rejects with the failure. */
+  ensure(): Promise<void> {
+    if (this.#state === "connected") return Promise.resolve();
+    if (this.#state === "closed") return Promise.reject(this.#closedError());
+    if (this.#state === "failed" && !this.#ready) return Promise.reject(this.#error);
+    this.#ready ??= this.#open();
+    return this.#ready;
+  }
+
+  async #open(): Promise<void> {
+    const generation = ++this.#generation;
+    this.#state = "connecting";
+    this.#stderr = [];
+    this.#partial = "";
+    try {
+      await this.#connect(generation);
+      if (generation !== this.#generation || this.#isClosed()) return;
+      this.#state = "connected";
+      this.#error = undefined;
+      this.#options.onToolsChanged();
+    } catch (error) {
+      if (this.#isClosed()) throw this.#closedError();
+      // Let a dying process's last words arrive before they are quoted.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      this.#state = "failed";
+      this.#error = McpPoolError.isInstance(error)
+        ? error
+        : new McpPoolError(
+            "connect-failed",
+            this.redact(
+              `${describeServer(this.config)} could not be started: ${failure(error)}.${this.#stderrTail()}`,
+            ),
+            { server: this.name, cause: error },
+          );
+      this.#options.onNotice(this.#error.message);
+      throw this.#error;
+    } finally {
+      this.#ready = undefined;
+    }
+  }
+
+  #newClient(generation: number): Client {
+    const elicit = this.#options.elicit;
+    const client = new Client(this.#options.clientInfo, {
+      capabilities: elicit ? { elicitation: { form: { applyDefaults: true } } } : {},
+    });
+    if (elicit) {
+      client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
+        const params = request.params;
+        if (params.mode === "url" || !("requestedSchema" in params)) return { action: "decline" };
+        const answer = await elicit(
+          {
+            server: this.name,
+            message: params.message,
+            requestedSchema: params.requestedSchema as Record<string, unknown>,
+          },
+          extra.signal,
+        );
+        return { ...answer };
+      });
+    }
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      if (generation !== this.#generation || this.#state !== "connected") return;
+      try {
+        this.#tools = await this.#listTools(client);
+        this.#options.onNotice(`MCP server "${this.name}" changed its tools: ${this.#tools.length} now.`);
+        this.#options.onToolsChanged();
+      } catch (error) {
+        this.#options.onNotice(
+          this.redact(
+            `MCP server "${this.name}" said its tools changed, but listing them failed: ${messageOf(error)}`,
+          ),
+        );
+      }
+    });
+    client.onclose = () => this.#closed(generation);
+    // The SDK reports transport hiccups here; a death is handled by onclose, the rest by the call that met them.
+    client.onerror = () => {};
+    return client;
+  }
+
+  async #connect(generation: number): Promise<void> {
+    const config = this.config;
+    const timeout = this.#options.connectTimeoutMs;
+    if (config.type === "stdio") {
+      const transport = new StdioClientTransport({
+        command: config.command,
+        args: config.args,
+        ...(config.env ? { env: config.env } : {}),
+        ...(config.cwd ? { cwd: config.cwd } : {}),
+        stderr: "pipe",
+      });
+      transport.stderr?.on("data", (chunk: Buffer | string) => this.#noteStderr(String(chunk)));
+      await this.#start(generation, transport, "stdio", timeout);
+      this.#pid = transport.pid ?? undefined;
+      return;
+    }
+    const url = new URL(config.url);
+    const requestInit: RequestInit = config.headers ? { headers: { ...config.headers } } : {};
+    if (config.type === "http") {
+      try {
+        await this.#start(
+          generation,
+          new StreamableHTTPClientTransport(url, { requestInit }),
+          "streamable-http",
+          timeout,
+        );
+        return;
+      } catch (error) {
+        // The spec's backwards compatibility: an older server answers the initialize POST with a
+        // 4xx (404 or 405 for a route it lacks, 400 from some). 401 and 403 are about credentials,
+        // which SSE would not fix.
+        const code = error instanceof StreamableHTTPError ? error.code : undefined;
+        if (code !== 400 && code !== 404 && code !== 405) throw error;
+        this.#options.onNotice(
+          `MCP server "${this.name}" refused Streamable HTTP (${code}); trying the legacy SSE transport.`,
+        );
+      }
+    }
+    await this.#start(generation, new SSEClientTransport(url, { requestInit }), "sse", timeout);
+  }
+
+  async #start(
+    generation: number,
+    transport: Transport,
+    kind: NonNullable<ServerStatus["transport"]>,
+    timeout: number,
+  ): Promise<void> {
+    const client = this.#newClient(generation);
+    try {
+      await client.connect(transport, { timeout });
+      const tools = await this.#listTools(client);
+      if (generation !== this.#generation) throw new Error("superseded");
+      this.#client = client;
+      this.#transport = kind;
+      this.#tools = tools;
+      const info = client.getServerVersion();
+      if (info) {
+        this.#serverInfo = {
+          name: info.name,
+          version: info.version,
+          ...(typeof info.title === "string" ? { title: info.title } : {}),
+        };
+      }
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  async #listTools(client: Client): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const result = await client.listTools(cursor ? { cursor } : undefined, {
+        timeout: this.#options.connectTimeoutMs,
+      });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (!cursor) break;
+    }
+    return tools;
+  }
+
+  #noteStderr(chunk: string): void {
+    const lines = (this.#partial + chunk).split(/\r?\n/);
+    this.#partial = lines.pop() ?? "";
+    for (const line of lines) if (line.trim() !== "") this.#stderr.push(line.slice(0, LINE_CHARS));
+    const keep = this.#options.stderrLines;
+    if (this.#stderr.length > keep) this.#stderr.splice(0, this.#stderr.length - keep);
+  }
+
+  #stderrTail(): string {
+    if (this.config.type !== "stdio") return "";
+    const lines = [...this.#stderr, ...(this.#partial.trim() ? [this.#partial.slice(0, LINE_CHARS)] : [])];
+    const tail = lines.slice(-this.#options.stderrLines);
+    return tail.length
+      ? ` Its stderr ended with:\n${tail.map((l) => `  ${l}`).join("\n")}`
+      : " It wrote nothing to stderr.";
+  }
+
+  #closedError(): McpPoolError {
+    return new McpPoolError("closed", `MCP server "${this.name}" is closed: the pool was closed.`, {
+      server: this.name,
+    });
+  }
+
+  /** The transport closed. Ours to close, or a death: restarted once (by default), then failed. */
+  #closed(generation: number): void {
+    if (generation !== this.#generation || this.#state !== "connected") return;
+    this.#died();
+  }
+
+  #died(): void {
+    this.#deaths++;
+    this.#generation++;
+    this.#client = undefined;
+    this.#pid = undefined;
+    const tail = this.#stderrTail();
+    if (this.#restarts < this.#options.maxRestarts) {
+      this.#restarts++;
+      this.#options.onNotice(
+        this.redact(`MCP server "${this.name}" stopped; restarting it (restart ${this.#restarts}).${tail}`),
+      );
+      this.#state = "connecting";
+      this.#ready = this.#open();
+      this.#ready.catch(() => {});
+    } else {
+      this.#state = "failed";
+      this.#error = new McpPoolError(
+        "server-died",
+        this.redact(
+          `${describeServer(this.config)} stopped again after ${this.#restarts} restart(s) and is not restarted any more.${tail}`,
+        ),
+        { server: this.name },
+      );
+      this.#options.onNotice(this.#error.message);
+      this.#options.onToolsChanged();
+    }
+  }
+
+  /**
+   * Calls one of this server's tools by the name the server gave it. Resolves to the result as the
+   * server sent it (an `isError` result included); rejects with a `McpPoolError` for a timeout, an
+   * abort, a death, or a refusal. The SDK tells the server to cancel on a timeout or an abort.
+   */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<CallToolResult> {
+    // A stop while the server is still starting ends the wait (the start goes on for the next call).
+    await untilStopped(
+      this.ensure(),
+      options.signal,
+      () =>
+        new McpPoolError(
+          "aborted",
+          `${tool} on MCP server "${this.name}" was stopped before the server had started.`,
+          {
+            server: this.name,
+            tool,
+            cause: options.signal?.reason,
+          },
+        ),
+    );
+    const client = this.#client;
+    if (!client) throw this.#error ?? this.#closedError();
+    const deaths = this.#deaths;
+    const requestOptions = {
+      timeout: options.timeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
+    try {
+      const required = this.#tools.find((t) => t.name === tool)?.execution?.taskSupport === "required";
+      if (!required)
+        return (await client.callTool(
+          { name: tool, arguments: args },
+          undefined,
+          requestOptions,
+        )) as CallToolResult;
+      // A tool that runs only as a task (MCP 2025-11-25): started, polled, and read back by the SDK.
+      for await (const message of client.experimental.tasks.callToolStream(
+        { name: tool, arguments: args },
+        undefined,
+        requestOptions,
+      )) {
+        if (message.type === "result") return message.result as CallToolResult;
+        if (message.type === "error") throw message.error;
+      }
+      throw new Error("the task ended without a result");
+    } catch (error) {
+      throw this.#callError(error, tool, deaths, options);
+    }
+  }
+
+  #callError(
+    error: unknown,
+    tool: string,
+    deaths: number,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): McpPoolError {
+    const where = { server: this.name, tool, cause: error };
+    const name = `${tool} on MCP server "${this.name}"`;
+    if (options.signal?.aborted) {
+      return new McpPoolError(
+        "aborted",
+        `${name} was stopped before it answered; the server was asked to cancel it.`,
+        where,
+      );
+    }
+    const died =
+      this.#deaths !== deaths || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed);
+    if (died) {
+      if (this.#deaths === deaths && this.#state === "connected") this.#died();
+      const next =
+        this.#state === "connecting"
+          ? " It is being restarted, so the call can be made again."
+          : " It is not restarted again.";
+      return new McpPoolError(
+        "server-died",
+        this.redact(
+          `MCP server "${this.name}" stopped while ${tool} was running, so the call has no answer.${next}${this.#stderrTail()}`,
+        ),
+        where,
+      );
+    }
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return new McpPoolError(
+        "timeout",
+        `${name} did not answer within ${Math.round(options.timeoutMs / 100) / 10} s; the server was asked to cancel it.`,
+        where,
+      );
+    }
+    if (!(error instanceof McpError) && this.config.type !== "stdio" && this.#state === "connected") {
+      // The server cannot be reached: reconnect (it counts as the one restart).
+      this.#died();
+      return new McpPoolError(
+        "server-died",
+        this.redact(
+          `MCP server "${this.name}" could not be reached while ${tool} was running: ${messageOf(error)}.`,
+        ),
+        where,
+      );
+    }
+    return new McpPoolError("call-failed", this.redact(`${name} failed: ${messageOf(error)}`), where);
+  }
+
+  /** Disconnects (a stdio server's process is ended); the connection cannot be used again. */
+  async close(): Promise<void> {
+    this.#state = "closed";
+    this.#generation++;
+    const client = this.#client;
+    this.#client = undefined;
+    if (!client) return;
+    const transport = client.transport;
+    if (transport instanceof StreamableHTTPClientTransport)
+      await transport.terminateSession().catch(() => {});
+    await client.close().catch(() => {});
+  }
+}

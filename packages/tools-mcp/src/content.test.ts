@@ -1,0 +1,62 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { EMPTY_RESULT, toolOutput } from "./index.js";
+
+describe("toolOutput", () => {
+  it("turns every kind of MCP content into text a model reads, and parts with the images kept", () => {
+    const out = toolOutput({
+      content: [
+        { type: "text", text: "Here you go." },
+        { type: "image", data: "aGVsbG8=", mimeType: "image/png" },
+        { type: "audio", data: "aGVsbG8=", mimeType: "audio/wav" },
+        {
+          type: "resource_link",
+          uri: "file:///a.txt",
+          name: "a.txt",
+          mimeType: "text/plain",
+          description: "a file",
+        },
+        { type: "resource", resource: { uri: "demo://1", mimeType: "text/plain", text: "inside" } },
+        { type: "resource", resource: { uri: "demo://2", mimeType: "application/zip", blob: "aGVsbG8=" } },
+      ],
+    });
+    expect(out.ok).toBe(true);
+    expect(out.text).toBe(
+      [
+        "Here you go.",
+        "[image: image/png, 5 bytes]",
+        "[audio: audio/wav, 5 bytes; not shown]",
+        "[resource link] a.txt: file:///a.txt (text/plain) — a file",
+        "[resource demo://1 (text/plain)]\ninside",
+        "[resource demo://2: application/zip, 5 bytes; not shown]",
+      ].join("\n"),
+    );
+    expect(out.parts[1]).toEqual({ type: "image_url", image_url: { url: "data:image/png;base64,aGVsbG8=" } });
+    expect(out.images).toEqual([{ mimeType: "image/png", data: "aGVsbG8=" }]);
+  });
+
+  it("gives structured content as JSON when the tool wrote no text, and not twice when it did", () => {
+    expect(toolOutput({ content: [], structuredContent: { temperature: 21 } }).text).toBe(
+      '{"temperature":21}',
+    );
+    expect(
+      toolOutput({ content: [{ type: "text", text: "21 degrees" }], structuredContent: { t: 21 } }).text,
+    ).toBe("21 degrees");
+    expect(toolOutput({ content: [{ type: "text", text: "no" }], isError: true })).toMatchObject({
+      ok: false,
+      text: "no",
+    });
+    expect(toolOutput({ content: [] }).text).toBe(EMPTY_RESULT);
+  });
+
+  it("never throws and always says something, whatever a server sends", () => {
+    fc.assert(
+      fc.property(fc.anything(), fc.anything(), (content, structuredContent) => {
+        const out = toolOutput({ content, structuredContent } as never);
+        expect(typeof out.text).toBe("string");
+        expect(out.text.length).toBeGreaterThan(0);
+        expect(out.parts.length).toBeGreaterThan(0);
+      }),
+    );
+  });
+});

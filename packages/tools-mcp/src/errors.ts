@@ -1,0 +1,74 @@
+const MCP_POOL_ERROR = Symbol.for("@loopwright/tools-mcp.McpPoolError");
+
+/**
+ * What went wrong, as a {@link McpPoolError} reports it:
+ * - `invalid-config`: a server entry (or a `.mcp.json`) that cannot describe a server.
+ * - `connect-failed`: a server that could not be started or reached; the message carries its stderr tail.
+ * - `unknown-tool`: a call to a name no connected server offers.
+ * - `tool-error`: the tool ran and answered with `isError`; the message is its text.
+ * - `timeout`: the call took longer than its timeout (the server was told to cancel it).
+ * - `aborted`: the caller's signal stopped the call (the server was told to cancel it).
+ * - `server-died`: the server stopped while the call was running.
+ * - `call-failed`: the server refused the call (bad arguments, a protocol error) or could not be reached.
+ * - `closed`: the pool was closed.
+ */
+export type McpPoolErrorCode =
+  | "invalid-config"
+  | "connect-failed"
+  | "unknown-tool"
+  | "tool-error"
+  | "timeout"
+  | "aborted"
+  | "server-died"
+  | "call-failed"
+  | "closed";
+
+/**
+ * Every failure this package reports. `message` is written for the model as much as for a person
+ * (the loop hands a thrown message to the model), `code` says which kind, `server` and `tool` name
+ * where, and `cause` is the original failure. Never carries a server's `env` or `headers`.
+ */
+export class McpPoolError extends Error {
+  override readonly name: string = "McpPoolError";
+  readonly [MCP_POOL_ERROR] = true;
+  /** Which kind of failure. */
+  readonly code: McpPoolErrorCode;
+  /** The server concerned, by its configured name. */
+  readonly server?: string;
+  /** The tool concerned, by the name the server gave it. */
+  readonly tool?: string;
+
+  constructor(
+    code: McpPoolErrorCode,
+    message: string,
+    options: { cause?: unknown; server?: string; tool?: string } = {},
+  ) {
+    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
+    this.code = code;
+    if (options.server !== undefined) this.server = options.server;
+    if (options.tool !== undefined) this.tool = options.tool;
+  }
+
+  /** True for a `McpPoolError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is McpPoolError {
+    return (
+      typeof value === "object" &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[MCP_POOL_ERROR] === true
+    );
+  }
+}
+
+/** Names a value's kind for an error message, never the value itself (it may be a credential). */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return value === "" ? "an empty string" : "a string";
+  return typeof value === "object" ? "an object" : typeof value;
+}
+
+/** The message of anything thrown. */
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === "string" ? error : String(error);
+}

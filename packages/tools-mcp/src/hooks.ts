@@ -1,0 +1,58 @@
+/** A point in a session where a host runs hooks (the spec's and the hooks package's names). */
+export type HookEvent =
+  | "sessionStart"
+  | "beforeTurn"
+  | "afterTurn"
+  | "beforeCompact"
+  | "sessionEnd"
+  | "sessionDelete";
+
+/**
+ * A hook a pool's server runs: the spec's `hooks` entry. The pool calls `tool` on `server` with
+ * `{ event, input, context }` for each event in `events`.
+ */
+export interface McpHookSpec {
+  id: string;
+  events: readonly string[];
+  server?: string;
+  tool?: string;
+  /** Its share of the hook context budget, in tokens; passed on in its outcome. */
+  maxTokens?: number;
+  /** How long the call may take (default: the pool's `hookTimeoutMs`). */
+  timeoutSeconds?: number;
+  enabled?: boolean;
+}
+
+/**
+ * One hook's outcome, in the shape the hooks package and the ledger's compaction read: its `id`
+ * (and `name`, the same), whether it ran (`ok`), what it adds to the request (`context`, the tool's
+ * text), a `veto` (`structuredContent.veto === true`, read by `beforeCompact`), the failure as
+ * text (`error`), and how long it took.
+ */
+export interface HookOutcome {
+  id: string;
+  name: string;
+  event: HookEvent;
+  ok: boolean;
+  context?: string;
+  veto?: boolean;
+  error?: string;
+  /** The hook's call ran past its timeout (then also `ok: false`). */
+  timedOut?: boolean;
+  maxTokens?: number;
+  ms: number;
+}
+
+/**
+ * Runs every hook registered for `event` and reports each one's outcome — structurally the hooks
+ * package's `HookRunner`, so a pool's `runHooks` passes straight to `gather`, `notify` and the
+ * compaction's `hooks.run` without either package importing the other. `signal` (the caller
+ * stopped waiting) stops the calls in flight, which the servers are told to cancel. Never rejects
+ * for a hook that failed: that is an outcome with `ok: false`.
+ */
+export type HookRunner = (
+  event: HookEvent,
+  input: unknown,
+  context?: unknown,
+  signal?: AbortSignal,
+) => Promise<HookOutcome[]>;

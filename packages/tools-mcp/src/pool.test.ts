@@ -1,0 +1,467 @@
+// The pool's behaviour under the things that go wrong: a hung call, a stop, a server that dies
+// mid-call or never starts, tools that change, writes asked to run together. Against real servers:
+// server-everything and a small SDK server (test/fixture-server.mjs) that hangs and changes on cue.
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type CompactionHookRunner, type CompactionPlan, runCompaction } from "@loopwright/ledger";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { callEachOnce, EVERYTHING, FIXTURE, NODE } from "../test/support.js";
+import { createMcpPool, type McpPool, McpPoolError } from "./index.js";
+
+let dir: string;
+let cancelLog: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "tools-mcp-pool-"));
+  cancelLog = join(dir, "cancelled.log");
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const pools: McpPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+function fixturePool(options: Parameters<typeof createMcpPool>[1] = {}): McpPool {
+  const pool = createMcpPool(
+    [{ name: "fx", command: NODE, args: [FIXTURE], env: { CANCEL_LOG: cancelLog } }],
+    options,
+  );
+  pools.push(pool);
+  return pool;
+}
+async function caught(promise: Promise<unknown>): Promise<McpPoolError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(McpPoolError.isInstance(error)).toBe(true);
+  return error as McpPoolError;
+}
+async function cancellations(): Promise<string> {
+  // The notification travels to the server after the call has already been answered here.
+  for (let i = 0; i < 50; i++) {
+    const text = await readFile(cancelLog, "utf8").catch(() => "");
+    if (text) return text;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return "";
+}
+
+describe("a call that hangs", () => {
+  afterEach(() => rm(cancelLog, { force: true }));
+
+  it("is answered with a timeout error after timeoutMs, and the server is told to cancel it", async () => {
+    const pool = fixturePool({ timeoutMs: 300 });
+    const error = await caught(pool.call("fx__hang", {}));
+    expect(error.code).toBe("timeout");
+    expect(error.message).toBe(
+      'hang on MCP server "fx" did not answer within 0.3 s; the server was asked to cancel it.',
+    );
+    expect(await cancellations()).toMatch(/^cancelled \d+/);
+  });
+
+  it("is stopped by the caller's signal, and the server is told to cancel it", async () => {
+    const pool = fixturePool();
+    await pool.connect();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("user pressed stop")), 300);
+    const error = await caught(pool.call("fx__hang", {}, controller.signal));
+    expect(error.code).toBe("aborted");
+    expect(error.message).toContain("was stopped before it answered");
+    expect(await cancellations()).toMatch(/^cancelled \d+/);
+  });
+
+  it("a stop while the server is still starting ends the wait at once", async () => {
+    const pool = fixturePool();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("stop")), 50);
+    const error = await caught(pool.call("fx__whoami", {}, controller.signal));
+    // Answered on the stop, while the server was still starting, not once it had.
+    expect(pool.status()[0]?.state).toBe("connecting");
+    expect(error.code).toBe("aborted");
+    expect(error.message).toBe("fx__whoami was stopped before its MCP server had started.");
+    // The start went on: the next call finds the server up.
+    expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
+  });
+
+  it("a stop mid-run through runAgentLoop answers the call and ends the run", async () => {
+    const pool = fixturePool();
+    const controller = new AbortController();
+    const { startServer } = await import("@loopwright/testkit");
+    const { runAgentLoop, failedRun } = await import("@loopwright/loop");
+    const model = await startServer({ replies: [{ toolCalls: [{ name: "fx__hang", arguments: "{}" }] }] });
+    try {
+      const error = await runAgentLoop({
+        config: { baseUrl: model.baseUrl, model: "sim", maxToolIterations: 2 },
+        messages: [{ role: "user", content: "hang" }],
+        tools: await pool.tools(),
+        dispatch: ({ name, args }, signal) => {
+          setTimeout(() => controller.abort(new Error("stop")), 200);
+          return pool.call(name, args, signal);
+        },
+        signal: controller.signal,
+      }).catch((e: unknown) => e);
+      const run = failedRun(error);
+      expect(run?.messages.at(-1)).toMatchObject({
+        role: "tool",
+        content: expect.stringMatching(/^Stopped/),
+      });
+      expect(await cancellations()).toMatch(/^cancelled \d+/);
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+describe("a server that dies mid-call", () => {
+  it("answers the call in flight with an error naming the server, restarts it once, then gives up", async () => {
+    const notices: string[] = [];
+    const pool = createMcpPool([{ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }], {
+      onNotice: (t) => notices.push(t),
+    });
+    pools.push(pool);
+    await pool.connect();
+    const firstPid = pool.status()[0]?.pid;
+    expect(firstPid).toBeGreaterThan(0);
+
+    const running = pool.call("everything__trigger-long-running-operation", { duration: 30, steps: 30 });
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(firstPid as number, "SIGKILL");
+    const error = await caught(running);
+    expect(error.code).toBe("server-died");
+    expect(error.server).toBe("everything");
+    expect(error.message).toMatch(
+      /^MCP server "everything" stopped while trigger-long-running-operation was running, so the call has no answer\. It is being restarted/,
+    );
+
+    // Restarted: the next call works, on a new process.
+    expect(await pool.call("everything__get-sum", { a: 1, b: 1 })).toContain("2");
+    const second = pool.status()[0];
+    expect(second).toMatchObject({ state: "connected", restarts: 1 });
+    expect(second?.pid).not.toBe(firstPid);
+    expect(
+      notices.some((n) => n.startsWith('MCP server "everything" stopped; restarting it (restart 1).')),
+    ).toBe(true);
+
+    // Dead again: not restarted a second time, and calls say why.
+    process.kill(second?.pid as number, "SIGKILL");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(pool.status()[0]).toMatchObject({ state: "failed" });
+    const after = await caught(pool.call("everything__get-sum", { a: 1, b: 1 }));
+    expect(after.code).toBe("unknown-tool");
+    expect(after.message).toContain("Not connected: everything.");
+    expect(pool.status()[0]?.error?.code).toBe("server-died");
+  });
+});
+
+describe("a server that fails to start", () => {
+  it("is reported with its stderr tail, its secrets masked, while the others work", async () => {
+    const notices: string[] = [];
+    const pool = createMcpPool(
+      {
+        mcpServers: {
+          broken: { command: NODE, args: [FIXTURE, "--fail"], env: { API_TOKEN: "sk-live-1234567890" } },
+          fx: { command: NODE, args: [FIXTURE] },
+        },
+      },
+      { onNotice: (t) => notices.push(t) },
+    );
+    pools.push(pool);
+    const statuses = await pool.connect();
+    expect(statuses.map((s) => [s.name, s.state])).toEqual([
+      ["broken", "failed"],
+      ["fx", "connected"],
+    ]);
+    const error = statuses[0]?.error;
+    expect(error?.code).toBe("connect-failed");
+    expect(error?.message).toContain('MCP server "broken"');
+    expect(error?.message).toContain("fixture: cannot start without a database");
+    expect(error?.message).toContain("token=***");
+    const everything = JSON.stringify([notices, statuses, error?.message]);
+    expect(everything).not.toContain("sk-live-1234567890");
+    expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
+    expect((await pool.servers()).map((s) => s.name)).toEqual(["fx"]);
+  });
+
+  it("a command that does not exist is reported by name", async () => {
+    const pool = createMcpPool([{ name: "ghost", command: "/nonexistent/mcp-server" }]);
+    pools.push(pool);
+    const [status] = await pool.connect();
+    expect(status?.state).toBe("failed");
+    expect(status?.error?.message).toMatch(
+      /^MCP server "ghost" \(\/nonexistent\/mcp-server\) could not be started: .*ENOENT/,
+    );
+  });
+});
+
+describe("tools that change", () => {
+  it("notifications/tools/list_changed refreshes the tools, and the new one can be called", async () => {
+    let changed = 0;
+    const pool = fixturePool({ onToolsChanged: () => changed++ });
+    expect((await pool.tools()).map((t) => t.function.name)).not.toContain("fx__added_tool");
+    const before = changed;
+    expect(await pool.call("fx__add_tool", {})).toBe("added");
+    for (let i = 0; i < 100 && changed === before; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(changed).toBeGreaterThan(before);
+    expect((await pool.tools()).map((t) => t.function.name)).toContain("fx__added_tool");
+    expect((await pool.servers())[0]?.tools).toContainEqual({
+      name: "fx__added_tool",
+      description: "Appeared later.",
+    });
+    expect(await pool.call("fx__added_tool", {})).toBe("the added tool ran");
+  });
+});
+
+describe("what the model reads", () => {
+  it("an isError result and an unknown tool reach the model as text through runAgentLoop", async () => {
+    const pool = fixturePool();
+    const { results } = await callEachOnce(pool, [
+      { name: "fx__fail", args: {} },
+      { name: "fx__nothing", args: {} },
+    ]);
+    expect(results.get("fx__fail")).toMatchObject({ ok: false, content: "Error: the disk is full" });
+    expect(results.get("fx__nothing")?.content).toMatch(
+      /^Error: No MCP tool is named "fx__nothing"\. Tools: fx__add_tool, /,
+    );
+  });
+
+  it("an illegal name is made legal for the endpoint and mapped back to the server's tool", async () => {
+    const pool = fixturePool();
+    const names = (await pool.tools()).map((t) => t.function.name);
+    expect(names).toContain("fx__set_flag");
+    expect(names).not.toContain("fx__set.flag");
+    expect(await pool.call("fx__set_flag", { on: true })).toBe("flag on");
+    expect(pool.policy("fx__set_flag")).toMatchObject({ idempotent: true, dedupe: true, parallel: false });
+    const { dispatched, results } = await callEachOnce(pool, [{ name: "fx__set_flag", args: { on: false } }]);
+    expect(dispatched).toEqual(["fx__set_flag"]);
+    expect(results.get("fx__set_flag")?.content).toBe("flag off");
+  });
+
+  it("a null the strict schema made the model write for an optional parameter is dropped before the call", async () => {
+    const pool = fixturePool();
+    const parameters = (await pool.tools()).find((t) => t.function.name === "fx__read_note")?.function
+      .parameters;
+    expect(parameters?.required).toEqual(["tag"]);
+    expect(await pool.call("fx__read_note", { tag: null })).toMatch(/^tag absent/);
+    expect(await pool.call("fx__read_note", { tag: "x" })).toMatch(/^tag "x"/);
+  });
+});
+
+describe("connecting", () => {
+  it("starts nothing until a method needs a server", async () => {
+    const pool = fixturePool();
+    expect(pool.status()).toEqual([{ name: "fx", state: "idle", tools: 0, restarts: 0 }]);
+    expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
+    expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "stdio", tools: 8 });
+  });
+
+  it("an HTTP server that cannot be reached is reported without its credentials", async () => {
+    const { freePort } = await import("../test/support.js");
+    const port = await freePort();
+    const pool = createMcpPool([
+      {
+        name: "remote",
+        url: `http://someone:pa55word-xyz@127.0.0.1:${port}/mcp?token=query-secret-123`,
+        headers: { authorization: "Bearer header-secret-456", "x-api-key": "key-secret-789" },
+      },
+    ]);
+    pools.push(pool);
+    const [status] = await pool.connect();
+    expect(status?.state).toBe("failed");
+    expect(status?.error?.message).toMatch(
+      new RegExp(`^MCP server "remote" \\(http://127\\.0\\.0\\.1:${port}/mcp\\) could not be started`),
+    );
+    const shown = `${status?.error?.message} ${JSON.stringify(status)}`;
+    for (const secret of ["pa55word-xyz", "query-secret-123", "header-secret-456", "key-secret-789"]) {
+      expect(shown).not.toContain(secret);
+    }
+  });
+});
+
+describe("an HTTP server that refuses the credentials", () => {
+  it("is reported as it answered (401), not retried over SSE", async () => {
+    const { createServer } = await import("node:http");
+    const refusing = createServer((_request, response) => {
+      response.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
+    const { port } = refusing.address() as { port: number };
+    const notices: string[] = [];
+    const pool = createMcpPool([{ name: "locked", url: `http://127.0.0.1:${port}/mcp` }], {
+      onNotice: (t) => notices.push(t),
+    });
+    pools.push(pool);
+    try {
+      const [status] = await pool.connect();
+      expect(status?.state).toBe("failed");
+      expect(status?.error?.message).toMatch(
+        /^MCP server "locked" \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be started: HTTP 401: .*unauthorized.*\.$/,
+      );
+      expect(notices.join("\n")).not.toContain("SSE");
+    } finally {
+      refusing.close();
+    }
+  });
+});
+
+describe("the loop's dedupe, from the annotations", () => {
+  it("an identical read-only call in one step runs once; an identical write runs twice", async () => {
+    const pool = fixturePool();
+    const { dispatched } = await callEachOnce(pool, [
+      { name: "fx__read_note", args: { tag: "a" } },
+      { name: "fx__read_note", args: { tag: "a" } },
+      { name: "fx__write_note", args: { text: "x" } },
+      { name: "fx__write_note", args: { text: "x" } },
+    ]);
+    expect(dispatched).toEqual(["fx__read_note", "fx__write_note", "fx__write_note"]);
+  });
+});
+
+describe("a server's question for the user", () => {
+  it("reaches elicit with its schema, and fields the answer leaves out get the schema's defaults", async () => {
+    const asked: { server: string; message: string; fields: string[] }[] = [];
+    const pool = createMcpPool([{ name: "e", command: NODE, args: [EVERYTHING, "stdio"] }], {
+      elicit: async (request) => {
+        asked.push({
+          server: request.server,
+          message: request.message,
+          fields: Object.keys((request.requestedSchema.properties ?? {}) as object),
+        });
+        return { action: "accept", content: { name: "Ada Lovelace" } };
+      },
+    });
+    pools.push(pool);
+    expect((await pool.tools()).map((t) => t.function.name)).toContain("e__trigger-elicitation-request");
+    const text = await pool.call("e__trigger-elicitation-request", {});
+    expect(asked).toEqual([
+      {
+        server: "e",
+        message: "Please provide inputs for the following fields:",
+        fields: expect.arrayContaining(["name", "firstLine"]),
+      },
+    ]);
+    expect(text).toContain("Ada Lovelace");
+    expect(text).toContain("It was a dark and stormy night.");
+  });
+
+  it("without elicit the server is told the client cannot ask, and offers no such tool", async () => {
+    const pool = createMcpPool([{ name: "e", command: NODE, args: [EVERYTHING, "stdio"] }]);
+    pools.push(pool);
+    expect((await pool.tools()).map((t) => t.function.name)).not.toContain("e__trigger-elicitation-request");
+  });
+});
+
+describe("plain tool names", () => {
+  it("keep the server's names, prefixing only one an earlier server already uses", async () => {
+    const pool = createMcpPool(
+      [
+        { name: "one", command: NODE, args: [FIXTURE] },
+        { name: "two", command: NODE, args: [FIXTURE] },
+      ],
+      { toolNames: "plain" },
+    );
+    pools.push(pool);
+    const names = (await pool.tools()).map((t) => t.function.name);
+    expect(names).toContain("whoami");
+    expect(names).toContain("two__whoami");
+    expect(names).toContain("set_flag");
+    const [first, second] = await Promise.all([pool.call("whoami", {}), pool.call("two__whoami", {})]);
+    expect(first).not.toBe(second);
+    expect(pool.status().map((s) => String(s.pid))).toEqual([first, second]);
+  });
+});
+
+describe("parallel safety", () => {
+  it("read-only calls run together and writes one at a time, even when the loop runs calls in parallel", async () => {
+    const pool = fixturePool();
+    await pool.connect();
+    const reads = await Promise.all([1, 2, 3].map(() => pool.call("fx__read_note", {})));
+    expect(reads.at(-1)).toMatch(/most reads at once: 3$/);
+    const writes = await Promise.all(["a", "b", "c"].map((text) => pool.call("fx__write_note", { text })));
+    expect(writes.at(-1)).toMatch(/most writes at once: 1$/);
+  });
+});
+
+describe("runHooks", () => {
+  it("calls each hook's tool for its event and reports outcomes a HookRunner reader takes", async () => {
+    const pool = fixturePool({
+      hooks: [
+        { id: "recall", events: ["beforeTurn", "beforeCompact"], server: "fx", tool: "hook", maxTokens: 300 },
+        { id: "nowhere", events: ["beforeTurn"], server: "missing", tool: "hook" },
+        { id: "later", events: ["afterTurn"], server: "fx", tool: "hook" },
+      ],
+    });
+    const outcomes = await pool.runHooks("beforeTurn", { prompt: "hi" }, { session: { id: "s1" } });
+    expect(outcomes).toEqual([
+      {
+        id: "recall",
+        name: "recall",
+        event: "beforeTurn",
+        ok: true,
+        context: "context for beforeTurn in session s1",
+        maxTokens: 300,
+        ms: expect.any(Number),
+      },
+      {
+        id: "nowhere",
+        name: "nowhere",
+        event: "beforeTurn",
+        ok: false,
+        error: 'hook "nowhere" names MCP server "missing", which the pool does not have.',
+        ms: expect.any(Number),
+      },
+    ]);
+    const compact = await pool.runHooks("beforeCompact", { from: 0, through: 4 });
+    expect(compact).toMatchObject([{ id: "recall", ok: true, veto: true }]);
+    expect(await pool.runHooks("sessionEnd", {})).toEqual([]);
+  });
+
+  it("a hook that hangs past its timeout is an outcome marked timedOut, not a rejection", async () => {
+    const pool = fixturePool({
+      hooks: [{ id: "slow", events: ["afterTurn"], server: "fx", tool: "hang", timeoutSeconds: 0.3 }],
+    });
+    const [outcome] = await pool.runHooks("afterTurn", {});
+    expect(outcome).toMatchObject({
+      id: "slow",
+      ok: false,
+      timedOut: true,
+      error: expect.stringContaining("did not answer within 0.3 s"),
+    });
+  });
+
+  it("passes straight to the ledger's compaction as its hook runner, whose veto it honours", async () => {
+    const pool = fixturePool({
+      hooks: [{ id: "keep-it", events: ["beforeCompact"], server: "fx", tool: "hook" }],
+    });
+    const run: CompactionHookRunner = pool.runHooks;
+    const notes: string[] = [];
+    const messages = [
+      { role: "user", content: "first question" },
+      { role: "assistant", content: "first answer" },
+      { role: "user", content: "second question" },
+    ];
+    const fold = await runCompaction(
+      messages,
+      { from: 0, through: 2, limit: 1000 } as CompactionPlan,
+      () => "summary",
+      {
+        hooks: { run, honourVeto: true, onNote: (note) => notes.push(note) },
+      },
+    );
+    expect(fold).toBeUndefined();
+    expect(notes).toEqual(["Compaction skipped: keep-it vetoed it."]);
+  });
+});
+
+describe("closing", () => {
+  it("ends the servers, and a call after close says the pool is closed", async () => {
+    const pool = fixturePool();
+    await pool.connect();
+    const pid = pool.status()[0]?.pid as number;
+    await pool.close();
+    const error = await caught(pool.call("fx__whoami", {}));
+    expect(error.code).toBe("closed");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+});

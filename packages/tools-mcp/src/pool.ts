@@ -1,0 +1,463 @@
+import { dropOptionalNulls, sanitizeTools } from "@loopwright/schema-compat";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type McpServerConfig, type McpServersInput, mcpServers } from "./config.js";
+import {
+  type McpElicitation,
+  type McpElicitationAnswer,
+  ServerConnection,
+  type ServerStatus,
+} from "./connection.js";
+import { type McpToolOutput, type ToolContentPart, toolOutput } from "./content.js";
+import { McpPoolError, messageOf } from "./errors.js";
+import { CallGate } from "./gate.js";
+import type { HookEvent, HookOutcome, HookRunner, McpHookSpec } from "./hooks.js";
+import { untilStopped } from "./stop.js";
+
+/** A tool as `tool-loading`'s catalogue reads it: its name as the model calls it, and one line saying what it does. */
+export interface CatalogTool {
+  name: string;
+  description?: string;
+}
+
+/**
+ * A connected server as `tool-loading` reads it (its `CatalogServer`): the server's name, a label
+ * for people, and its tools by name only.
+ */
+export interface CatalogServer {
+  name: string;
+  label?: string;
+  tools: CatalogTool[];
+}
+
+/**
+ * An OpenAI chat-completions function tool, as `tools()` returns them (a type alias, so it is
+ * assignable to index-signature shapes such as the loop's `ToolDefinition`).
+ */
+export type McpToolDefinition = {
+  type: "function";
+  function: { name: string; description?: string; parameters: Record<string, unknown> };
+};
+
+/**
+ * What the MCP annotations say about a tool, and what follows for the loop: `parallel` (may run
+ * beside other calls: read-only) and `dedupe` (an identical repeat may share the first answer:
+ * read-only or idempotent). Absent hints take the MCP defaults: not read-only, destructive, not
+ * idempotent, open-world.
+ */
+export interface McpToolPolicy {
+  readOnly: boolean;
+  idempotent: boolean;
+  destructive: boolean;
+  openWorld: boolean;
+  parallel: boolean;
+  dedupe: boolean;
+}
+
+/** Options for {@link createMcpPool}. */
+export interface McpPoolOptions {
+  /** How long one call may take, in ms (default 60 000); the server is told to cancel past it. */
+  timeoutMs?: number;
+  /** How long starting a server and listing its tools may take, in ms (default 30 000). */
+  connectTimeoutMs?: number;
+  /**
+   * How tools are named for the model: `"prefixed"` (default) as `<server>__<tool>`, so two
+   * servers' `search` stay apart and a name says where it goes; `"plain"` as the server named them,
+   * prefixing only a name a server earlier in the list already uses.
+   */
+  toolNames?: "prefixed" | "plain";
+  /** What `call` hands back for a result with images: `"describe"` (default) text only, `"parts"` content parts with the images. */
+  images?: "describe" | "parts";
+  /** Restarts after a server dies (default 1). */
+  maxRestarts?: number;
+  /** Lines of a server's stderr kept for a failure message (default 20). */
+  stderrLines?: number;
+  /**
+   * Run non-read-only calls one at a time, read-only ones together (default true) — so a loop
+   * with `parallel: true` cannot run two writes at once.
+   */
+  serializeWrites?: boolean;
+  /** Hooks run by `runHooks`: the spec's `hooks` entries that name a server and tool. */
+  hooks?: readonly McpHookSpec[];
+  /** Default time a hook call may take, in ms (default 10 000). */
+  hookTimeoutMs?: number;
+  /** Told of a server failing, restarting or changing its tools. Never given env or header values. */
+  onNotice?: (text: string) => void;
+  /** Told when the set of tools changed (a server connected, restarted, failed or sent `list_changed`). */
+  onToolsChanged?: () => void;
+  /**
+   * Answers a server's question for the user (form-mode elicitation). Given it, the pool tells
+   * servers it can elicit, and fills fields the answer leaves out with the schema's defaults;
+   * without it, servers are told it cannot, and URL-mode questions are always declined.
+   */
+  elicit?: (request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>;
+  /** The client name and version sent to servers (default `loopwright-tools-mcp`). */
+  clientInfo?: { name: string; version: string };
+}
+
+/** A tool call's output with where it ran. */
+export interface McpCallOutput extends McpToolOutput {
+  /** The server that ran it. */
+  server: string;
+  /** The tool's own name on that server. */
+  tool: string;
+}
+
+/** A pool of MCP servers; see {@link createMcpPool}. */
+export interface McpPool {
+  /** Connects every server not yet connected, in parallel; resolves to each one's status (never rejects). */
+  connect(): Promise<ServerStatus[]>;
+  /** Each server's state now (failed ones with their error), without connecting anything. */
+  status(): ServerStatus[];
+  /** The connected servers as catalogue entries (connecting first, as `connect` does). */
+  servers(): Promise<CatalogServer[]>;
+  /** Every connected server's tools as OpenAI definitions, sanitized by schema-compat, in name order. */
+  tools(): Promise<McpToolDefinition[]>;
+  /**
+   * Calls a tool by the name `tools()` gave it (or its unsanitized form). Resolves to what the model
+   * reads: the result's text, or content parts with the images under `images: "parts"`. Throws
+   * `McpPoolError` whose message is what the model should read: `tool-error` (the tool's own
+   * `isError` text), `timeout`, `aborted`, `server-died`, `unknown-tool`, `call-failed`, `closed`.
+   * The shape `runAgentLoop`'s `dispatch` takes: `({ name, args }, signal) => pool.call(name, args, signal)`.
+   */
+  call(name: string, args: unknown, signal?: AbortSignal): Promise<string | ToolContentPart[]>;
+  /**
+   * The same call with the whole output: text, parts, images, structured content, and `ok: false`
+   * for an `isError` result (which does not throw here). Throws `McpPoolError` for the rest.
+   */
+  callTool(
+    name: string,
+    args: unknown,
+    options?: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<McpCallOutput>;
+  /** What a tool's annotations allow, by the name `tools()` gave it; undefined for a name no server offers. */
+  policy(name: string): McpToolPolicy | undefined;
+  /** The loop's `dedupeToolCalls` predicate: true for a read-only or idempotent tool. */
+  dedupe(request: { name: string }): boolean;
+  /** Runs the `hooks` for an event on their servers: a `HookRunner`. */
+  runHooks: HookRunner;
+  /** Closes every server (stdio processes ended, HTTP sessions ended). Calls after this throw `closed`. */
+  close(): Promise<void>;
+}
+
+interface Entry {
+  connection: ServerConnection;
+  tool: Tool;
+  name: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+const DEFAULT_HOOK_TIMEOUT_MS = 10_000;
+const CATALOG_DESCRIPTION_CHARS = 200;
+
+function positive(value: unknown, fallback: number, what: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
+    throw new McpPoolError("invalid-config", `${what} must be a positive number of milliseconds.`);
+  }
+  return value;
+}
+
+function oneLine(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  const line = text.trim().split(/\r?\n/)[0]?.trim() ?? "";
+  if (line === "") return undefined;
+  return line.length > CATALOG_DESCRIPTION_CHARS ? `${line.slice(0, CATALOG_DESCRIPTION_CHARS - 1)}…` : line;
+}
+
+function policyOf(tool: Tool): McpToolPolicy {
+  const a = tool.annotations ?? {};
+  const readOnly = a.readOnlyHint === true;
+  const idempotent = a.idempotentHint === true;
+  return {
+    readOnly,
+    idempotent,
+    destructive: readOnly ? false : a.destructiveHint !== false,
+    openWorld: a.openWorldHint !== false,
+    parallel: readOnly,
+    dedupe: readOnly || idempotent,
+  };
+}
+
+function argsObject(args: unknown, name: string): Record<string, unknown> {
+  if (args === undefined || args === null) return {};
+  if (typeof args === "object" && !Array.isArray(args)) return args as Record<string, unknown>;
+  throw new McpPoolError("call-failed", `${name} takes its arguments as a JSON object.`, { tool: name });
+}
+
+/**
+ * A pool of MCP servers from the shapes a spec's `bundle.mcpServers` and a `.mcp.json` hold:
+ * stdio servers (`command`, `args`, `env`, `cwd`) and HTTP servers (`url`, `headers`; Streamable
+ * HTTP, falling back to legacy SSE on a 4xx). Nothing starts until first needed; then every server
+ * connects in parallel, and one that fails is reported (status, `onNotice`, its stderr tail) while
+ * the others work. `notifications/tools/list_changed` refreshes the tools; a server that dies is
+ * restarted once and the call it was running is answered with an error naming it.
+ *
+ * Throws `McpPoolError` (`invalid-config`) for a bad server entry or option. Never logs, and never
+ * puts a server's `env` or `headers` values into a notice, a status or an error.
+ */
+export function createMcpPool(
+  input: McpServersInput | readonly McpServerConfig[],
+  options: McpPoolOptions = {},
+): McpPool {
+  const configs = mcpServers(input as McpServersInput);
+  const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, "timeoutMs");
+  const connectTimeoutMs = positive(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, "connectTimeoutMs");
+  const hookTimeoutMs = positive(options.hookTimeoutMs, DEFAULT_HOOK_TIMEOUT_MS, "hookTimeoutMs");
+  const naming = options.toolNames ?? "prefixed";
+  if (naming !== "prefixed" && naming !== "plain") {
+    throw new McpPoolError("invalid-config", `toolNames must be "prefixed" or "plain".`);
+  }
+  const hooks = [...(options.hooks ?? [])];
+  for (const hook of hooks) {
+    if (typeof hook?.id !== "string" || !Array.isArray(hook.events)) {
+      throw new McpPoolError("invalid-config", "each hook needs an id (a string) and events (an array).");
+    }
+  }
+  const notice = (text: string) => {
+    try {
+      options.onNotice?.(text);
+    } catch {
+      // A listener's failure is its own.
+    }
+  };
+  const gate = new CallGate();
+  let closed = false;
+  let stale = true;
+  let definitions: McpToolDefinition[] = [];
+  const byName = new Map<string, Entry>();
+
+  const connections = configs.map(
+    (config) =>
+      new ServerConnection(config, {
+        clientInfo: options.clientInfo ?? { name: "loopwright-tools-mcp", version: "0.1.0" },
+        connectTimeoutMs,
+        ...(options.elicit ? { elicit: options.elicit } : {}),
+        maxRestarts: options.maxRestarts ?? 1,
+        stderrLines: options.stderrLines ?? 20,
+        onNotice: notice,
+        onToolsChanged: () => {
+          stale = true;
+          try {
+            options.onToolsChanged?.();
+          } catch {
+            // A listener's failure is its own.
+          }
+        },
+      }),
+  );
+
+  /** Rebuilds names and definitions from what is connected now. */
+  const rebuild = () => {
+    if (!stale) return;
+    stale = false;
+    byName.clear();
+    const raw: { exposed: string; connection: ServerConnection; tool: Tool }[] = [];
+    const taken = new Set<string>();
+    for (const connection of connections) {
+      if (connection.state !== "connected") continue;
+      for (const tool of connection.tools) {
+        let exposed = naming === "prefixed" ? `${connection.name}__${tool.name}` : tool.name;
+        if (taken.has(exposed)) exposed = `${connection.name}__${tool.name}`;
+        taken.add(exposed);
+        raw.push({ exposed, connection, tool });
+      }
+    }
+    // Name order: the tool array is the head of the prompt cache, and the order servers answered in is not stable.
+    raw.sort((a, b) => (a.exposed < b.exposed ? -1 : a.exposed > b.exposed ? 1 : 0));
+    const renamed = new Map<string, string>();
+    const sanitized = sanitizeTools(
+      raw.map(({ exposed, tool }) => ({
+        type: "function" as const,
+        function: {
+          name: exposed,
+          ...(tool.description ? { description: tool.description } : {}),
+          parameters: tool.inputSchema as Record<string, unknown>,
+        },
+      })),
+      { onRename: (from, to) => renamed.set(from, to) },
+    ) as McpToolDefinition[];
+    raw.forEach(({ exposed, connection, tool }, index) => {
+      const legal = sanitized[index]?.function.name ?? exposed;
+      const entry = { connection, tool, name: legal };
+      byName.set(legal, entry);
+      if (!byName.has(exposed)) byName.set(exposed, entry);
+    });
+    definitions = sanitized;
+  };
+
+  const connect = async (): Promise<ServerStatus[]> => {
+    await Promise.all(connections.map((c) => c.ensure().catch(() => {})));
+    return connections.map((c) => c.status());
+  };
+
+  const lookup = async (name: string): Promise<Entry> => {
+    if (closed) throw new McpPoolError("closed", "The MCP pool is closed.");
+    rebuild();
+    let entry = byName.get(name);
+    if (!entry && connections.some((c) => c.state !== "connected" && c.state !== "failed")) {
+      await connect();
+      rebuild();
+      entry = byName.get(name);
+    }
+    if (!entry) {
+      const names = [...byName.values()].map((e) => e.name);
+      const unique = [...new Set(names)];
+      const down = connections.filter((c) => c.state === "failed").map((c) => c.name);
+      throw new McpPoolError(
+        "unknown-tool",
+        `No MCP tool is named "${name}". Tools: ${unique.slice(0, 30).join(", ") || "none"}${unique.length > 30 ? ", …" : ""}.` +
+          (down.length ? ` Not connected: ${down.join(", ")}.` : ""),
+        { tool: name },
+      );
+    }
+    return entry;
+  };
+
+  const run = async (
+    entry: Entry,
+    args: unknown,
+    signal: AbortSignal | undefined,
+    callTimeoutMs: number,
+  ): Promise<McpCallOutput> => {
+    const { connection, tool } = entry;
+    const object = dropOptionalNulls(argsObject(args, entry.name), tool.inputSchema);
+    const serialize = options.serializeWrites !== false && !policyOf(tool).parallel;
+    let release: (() => void) | undefined;
+    try {
+      release = await gate.acquire(!serialize, signal);
+    } catch (error) {
+      throw new McpPoolError(
+        "aborted",
+        `${tool.name} on MCP server "${connection.name}" was stopped before it started.`,
+        {
+          server: connection.name,
+          tool: tool.name,
+          cause: error,
+        },
+      );
+    }
+    try {
+      const result = await connection.call(tool.name, object, {
+        timeoutMs: callTimeoutMs,
+        ...(signal ? { signal } : {}),
+      });
+      return { ...toolOutput(result), server: connection.name, tool: tool.name };
+    } finally {
+      release();
+    }
+  };
+
+  const callTool: McpPool["callTool"] = async (name, args, callOptions = {}) => {
+    const entry = await untilStopped(
+      lookup(name),
+      callOptions.signal,
+      () =>
+        new McpPoolError("aborted", `${name} was stopped before its MCP server had started.`, { tool: name }),
+    );
+    return run(entry, args, callOptions.signal, positive(callOptions.timeoutMs, timeoutMs, "timeoutMs"));
+  };
+
+  const runHooks: HookRunner = async (
+    event: HookEvent,
+    input: unknown,
+    context?: unknown,
+    signal?: AbortSignal,
+  ) => {
+    const due = hooks.filter((h) => h.enabled !== false && h.events.includes(event));
+    return Promise.all(
+      due.map(async (hook): Promise<HookOutcome> => {
+        const started = Date.now();
+        const base = {
+          id: hook.id,
+          name: hook.id,
+          event,
+          ...(hook.maxTokens !== undefined ? { maxTokens: hook.maxTokens } : {}),
+        };
+        const connection = connections.find((c) => c.name === hook.server);
+        try {
+          if (!hook.server || !hook.tool) throw new Error(`hook "${hook.id}" names no MCP server and tool.`);
+          if (!connection)
+            throw new Error(
+              `hook "${hook.id}" names MCP server "${hook.server}", which the pool does not have.`,
+            );
+          await connection.ensure();
+          const found = connection.tools.find((t) => t.name === hook.tool);
+          if (!found)
+            throw new Error(`MCP server "${hook.server}" has no tool "${hook.tool}" for hook "${hook.id}".`);
+          const limit = hook.timeoutSeconds !== undefined ? hook.timeoutSeconds * 1000 : hookTimeoutMs;
+          const output = await run(
+            { connection, tool: found, name: found.name },
+            { event, input, context },
+            signal,
+            limit > 0 ? limit : hookTimeoutMs,
+          );
+          const veto = output.structured?.veto === true;
+          return output.ok
+            ? { ...base, ok: true, context: output.text, ...(veto ? { veto } : {}), ms: Date.now() - started }
+            : { ...base, ok: false, error: output.text, ms: Date.now() - started };
+        } catch (error) {
+          const timedOut = McpPoolError.isInstance(error) && error.code === "timeout";
+          return {
+            ...base,
+            ok: false,
+            error: messageOf(error),
+            ...(timedOut ? { timedOut } : {}),
+            ms: Date.now() - started,
+          };
+        }
+      }),
+    );
+  };
+
+  return {
+    connect,
+    status: () => connections.map((c) => c.status()),
+    async servers() {
+      await connect();
+      rebuild();
+      const byServer = new Map<ServerConnection, CatalogTool[]>();
+      for (const [key, entry] of byName) {
+        if (key !== entry.name) continue;
+        const list = byServer.get(entry.connection) ?? [];
+        const description = oneLine(entry.tool.description);
+        list.push({ name: entry.name, ...(description ? { description } : {}) });
+        byServer.set(entry.connection, list);
+      }
+      return connections
+        .filter((c) => c.state === "connected")
+        .map((c) => {
+          const title = c.status().serverInfo?.title;
+          return { name: c.name, ...(title ? { label: title } : {}), tools: byServer.get(c) ?? [] };
+        });
+    },
+    async tools() {
+      await connect();
+      rebuild();
+      return definitions.map((d) => structuredClone(d));
+    },
+    async call(name, args, signal) {
+      const output = await callTool(name, args, signal ? { signal } : {});
+      if (!output.ok) {
+        throw new McpPoolError("tool-error", output.text, { server: output.server, tool: output.tool });
+      }
+      return options.images === "parts" && output.images.length > 0 ? output.parts : output.text;
+    },
+    callTool,
+    policy(name) {
+      rebuild();
+      const entry = byName.get(name);
+      return entry ? policyOf(entry.tool) : undefined;
+    },
+    dedupe(request) {
+      rebuild();
+      const entry = byName.get(request?.name);
+      return entry ? policyOf(entry.tool).dedupe : false;
+    },
+    runHooks,
+    async close() {
+      closed = true;
+      await Promise.all(connections.map((c) => c.close()));
+    },
+  };
+}

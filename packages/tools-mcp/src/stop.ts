@@ -1,0 +1,27 @@
+/**
+ * Waits for `work`, or rejects with `stopped()` as soon as `signal` fires (at once when it already
+ * has). The work itself goes on: this ends the wait, not the work.
+ */
+export async function untilStopped<T>(
+  work: Promise<T>,
+  signal: AbortSignal | undefined,
+  stopped: () => Error,
+): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) {
+    work.catch(() => {});
+    throw stopped();
+  }
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_resolve, reject) => {
+        onAbort = () => reject(stopped());
+        signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// A small MCP server on the official SDK, for what the published servers cannot be made to do on
+// cue: hang until cancelled (and record the cancellation), change its tools, fail at start, and
+// show whether writes overlap. Run by the tests over stdio.
+import { appendFileSync } from "node:fs";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+if (process.argv.includes("--fail")) {
+  console.error("fixture: loading configuration");
+  console.error(`fixture: started with ${process.argv.slice(2).join(" ")}`);
+  console.error(`fixture: refusing token=${process.env.API_TOKEN ?? ""}`);
+  console.error("fixture: cannot start without a database");
+  process.exit(3);
+}
+
+const log = process.env.CANCEL_LOG;
+const object = (properties = {}, required = []) => ({ type: "object", properties, required });
+const tools = [
+  {
+    name: "hang",
+    description: "Never answers until cancelled.",
+    inputSchema: object(),
+    annotations: { readOnlyHint: true },
+  },
+  { name: "add_tool", description: "Adds a tool called added_tool.", inputSchema: object() },
+  { name: "fail", description: "Always fails.", inputSchema: object(), annotations: { readOnlyHint: true } },
+  {
+    name: "whoami",
+    description: "Says its process id.",
+    inputSchema: object(),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "write_note",
+    description: "Writes a note (slowly), and says how many writes were running.",
+    inputSchema: object({ text: { type: "string" } }, ["text"]),
+    annotations: { readOnlyHint: false, idempotentHint: false },
+  },
+  {
+    name: "read_note",
+    description: "Reads the notes (slowly), and says how many reads were running.",
+    inputSchema: object({ tag: { type: "string", description: "optional filter" } }),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "hook",
+    description: "A hook: adds context, and vetoes a compaction.",
+    inputSchema: object({ event: { type: "string" }, input: {}, context: {} }, ["event"]),
+  },
+  {
+    name: "set.flag",
+    description: "Sets a flag (idempotent). Its name has a dot, which OpenAI refuses.",
+    inputSchema: object({ on: { type: "boolean" } }, ["on"]),
+    annotations: { idempotentHint: true },
+  },
+];
+let writes = 0;
+let reads = 0;
+let maxWrites = 0;
+let maxReads = 0;
+
+const server = new Server(
+  { name: "fixture", version: "1.0.0" },
+  { capabilities: { tools: { listChanged: true } } },
+);
+server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  const { name, arguments: args = {} } = request.params;
+  const text = (t) => ({ content: [{ type: "text", text: t }] });
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  switch (name) {
+    case "hang":
+      return new Promise((_resolve, reject) => {
+        extra.signal.addEventListener("abort", () => {
+          if (log) appendFileSync(log, `cancelled ${extra.requestId}\n`);
+          reject(new Error("cancelled"));
+        });
+      });
+    case "add_tool":
+      if (!tools.some((t) => t.name === "added_tool")) {
+        tools.push({ name: "added_tool", description: "Appeared later.", inputSchema: object() });
+      }
+      await server.sendToolListChanged();
+      return text("added");
+    case "added_tool":
+      return text("the added tool ran");
+    case "fail":
+      return { content: [{ type: "text", text: "the disk is full" }], isError: true };
+    case "whoami":
+      return text(String(process.pid));
+    case "write_note": {
+      writes++;
+      maxWrites = Math.max(maxWrites, writes);
+      await sleep(150);
+      writes--;
+      return text(`wrote ${String(args.text)}; most writes at once: ${maxWrites}`);
+    }
+    case "read_note": {
+      reads++;
+      maxReads = Math.max(maxReads, reads);
+      await sleep(150);
+      reads--;
+      return text(
+        `tag ${args.tag === undefined ? "absent" : JSON.stringify(args.tag)}; most reads at once: ${maxReads}`,
+      );
+    }
+    case "hook":
+      return {
+        content: [
+          { type: "text", text: `context for ${args.event} in session ${args.context?.session?.id ?? "?"}` },
+        ],
+        structuredContent: { veto: args.event === "beforeCompact" },
+      };
+    case "set.flag":
+      return text(`flag ${args.on ? "on" : "off"}`);
+    default:
+      return { content: [{ type: "text", text: `no tool ${name}` }], isError: true };
+  }
+});
+await server.connect(new StdioServerTransport());
