@@ -58,7 +58,8 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
     for (let i = 2; i <= 60; i++) a.emit("slow", { kind: "output", text: `n${i}` });
     a.emit("slow", done);
     await a.flushed();
-    await pause(300);
+    // Give the watcher's reader time to pull the run in while nobody reads it.
+    await pause(1000);
     const rest = await collect(watcher);
     const notices = rest.filter((e) => e.kind === "notice");
     expect(notices).toHaveLength(1);

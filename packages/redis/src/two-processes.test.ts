@@ -159,7 +159,7 @@ describe.skipIf(!HAS_REDIS)("two instances on one Redis", { timeout: 30_000 }, (
       prefix: "restart:",
       baseUrl: llm.baseUrl,
       runId,
-      toolMs: 60,
+      toolMs: 100,
     });
 
     await readUntil(watcher, seen, (e) => e.kind === "tool-result");
