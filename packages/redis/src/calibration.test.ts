@@ -1,3 +1,4 @@
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
@@ -47,6 +48,25 @@ describe.skipIf(!HAS_REDIS)("the Redis calibration store", () => {
     expect(calB.charsPerTokenFor(onB, "m")).toBeGreaterThanOrEqual(3000 / 1000);
     expect(calB.charsPerTokenFor(onB, "m")).toBeLessThanOrEqual(chars / 1000 + 0.5);
     expect(calB.charsPerTokenFor(onB, "other")).toBe(4);
+  });
+
+  it("never writes a string endpoint's credentials into Redis", async () => {
+    const [, calA] = await instance();
+    const [, calB] = await instance();
+    const endpoint = "http://user:hunter2-secret@creds.test/v1";
+    expect(calA.calibrate(endpoint, "m", body(5000), 1000)).toBeDefined();
+    await settled(() => calB.charsPerTokenFor(endpoint, "m") !== 4);
+    expect(calB.charsPerTokenFor(endpoint, "m")).toBeGreaterThan(4.9);
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    try {
+      const keys = (await raw.sendCommand(["KEYS", "cal:*"])) as string[];
+      const members = (await raw.sendCommand(["SMEMBERS", "cal:calibration:index"])) as string[];
+      expect(keys.length).toBeGreaterThan(0);
+      expect([...keys, ...members].join("\n")).not.toContain("hunter2");
+    } finally {
+      raw.destroy();
+    }
   });
 
   it("shares no reading ledger would refuse, and keys a string endpoint by the string", async () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
 import { call, connectStore, type RedisOptions } from "./connection.js";
 
@@ -42,8 +43,12 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
   /** Shared readings by `<endpoint id>␀<model>`. */
   const shared = new Map<string, number[]>();
 
+  // A string endpoint is shared under a digest of it: a base URL may carry credentials, and key
+  // names are not the place for them.
   const nameOf = (endpoint: EndpointKey): string | undefined =>
-    typeof endpoint === "string" ? `s:${endpoint}` : (options.endpointIdOf?.(endpoint) ?? undefined);
+    typeof endpoint === "string"
+      ? `s:${createHash("sha256").update(endpoint).digest("hex").slice(0, 32)}`
+      : (options.endpointIdOf?.(endpoint) ?? undefined);
 
   const take = (id: string, reading: number): void => {
     const readings = shared.get(id) ?? [];
