@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
 import { call, connectStore, type RedisOptions } from "./connection.js";
 
@@ -30,7 +31,8 @@ function fieldsOf(state: RouteLatches): Fields {
  * Makes a route-latch store shared through Redis and loads every latch already there.
  *
  * A latch one instance's lookup sets (a server without `/props` or `/api/v0/models`) is written to
- * `<prefix>routes:<base>` and announced on `<prefix>routes`, and laid onto every instance's objects,
+ * `<prefix>routes:<digest of the base URL>` (a base URL may carry credentials; only its SHA-256
+ * digest is written) and announced on `<prefix>routes`, and laid onto every instance's objects,
  * so no instance asks a missing route again. Flags only close; the LM Studio retry time takes the
  * later of two. Throws `RedisStoreError` for bad options or an unreachable server.
  */
@@ -39,9 +41,12 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
   const { prefix, report } = resolved;
   const channel = `${prefix}routes`;
   const indexKey = `${prefix}routes:index`;
-  const keyOf = (base: string) => `${prefix}routes:${base}`;
+  const keyOf = (id: string) => `${prefix}routes:${id}`;
+  const idOf = (base: string) => createHash("sha256").update(base).digest("hex").slice(0, 32);
 
   const states = new Map<string, RouteLatches>();
+  /** What Redis says about each server, by digest, until this instance meets the server itself. */
+  const known = new Map<string, Fields>();
   /** The latch objects whose fields already share a change. */
   const instrumented = new WeakSet<RouteLatches>();
   let receiving = false;
@@ -51,10 +56,11 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
     const fields = fieldsOf(state);
     const flat = Object.entries(fields).flat();
     if (flat.length === 0) return;
+    const id = idOf(base);
     Promise.all([
-      call(writer, ["HSET", keyOf(base), ...flat]),
-      call(writer, ["SADD", indexKey, base]),
-      call(writer, ["PUBLISH", channel, JSON.stringify({ base, fields })]),
+      call(writer, ["HSET", keyOf(id), ...flat]),
+      call(writer, ["SADD", indexKey, id]),
+      call(writer, ["PUBLISH", channel, JSON.stringify({ id, fields })]),
     ]).catch(report);
   };
 
@@ -83,13 +89,8 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
     return state;
   };
 
-  const receive = (base: string, fields: Fields): void => {
-    let state = states.get(base);
-    if (!state) {
-      state = instrument(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
-      instrumented.add(state);
-      states.set(base, state);
-    }
+  /** Lays `fields` onto `state`: flags only close, the retry time only moves later. */
+  const lay = (state: RouteLatches, fields: Fields): void => {
     receiving = true;
     try {
       if (fields.neither === "1") state.neither = true;
@@ -101,20 +102,36 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
     }
   };
 
+  const receive = (id: string, fields: Fields): void => {
+    known.set(id, { ...known.get(id), ...fields });
+    for (const [base, state] of states) if (idOf(base) === id) lay(state, fields);
+  };
+
+  /** A server this instance has not met: made from what Redis knows of it, if anything. */
+  const adopt = (base: string): RouteLatches | undefined => {
+    const fields = known.get(idOf(base));
+    if (!fields) return undefined;
+    const state = instrument(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
+    instrumented.add(state);
+    lay(state, fields);
+    states.set(base, state);
+    return state;
+  };
+
   const reload = async (): Promise<void> => {
-    const bases = await call<string[]>(writer, ["SMEMBERS", indexKey]);
-    for (const base of bases) {
-      const flat = await call<string[]>(writer, ["HGETALL", keyOf(base)]);
+    const ids = await call<string[]>(writer, ["SMEMBERS", indexKey]);
+    for (const id of ids) {
+      const flat = await call<string[]>(writer, ["HGETALL", keyOf(id)]);
       const fields: Record<string, string> = {};
       for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
-      receive(base, fields);
+      receive(id, fields);
     }
   };
 
   await subscriber.subscribe(channel, (message) => {
     try {
-      const { base, fields } = JSON.parse(message) as { base: string; fields: Fields };
-      if (typeof base === "string" && typeof fields === "object" && fields !== null) receive(base, fields);
+      const { id, fields } = JSON.parse(message) as { id: string; fields: Fields };
+      if (typeof id === "string" && typeof fields === "object" && fields !== null) receive(id, fields);
     } catch (error) {
       report(error);
     }
@@ -127,7 +144,7 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
   await reload();
 
   return {
-    get: (base) => states.get(base),
+    get: (base) => states.get(base) ?? adopt(base),
     set(base, latches) {
       // A lookup sets its server again to mark it recent: the same object, already sharing.
       if (!instrumented.has(latches)) {
@@ -141,6 +158,7 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
     delete: (base) => states.delete(base),
     clear() {
       states.clear();
+      known.clear();
     },
     get size() {
       return states.size;
