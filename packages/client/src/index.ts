@@ -21,7 +21,13 @@ export { createClientPool, DEFAULT_MAX_CLIENTS, NO_TIMEOUT_MS } from "./pool.js"
 export type { SecretBearer } from "./redact.js";
 export { isCredentialParam, MIN_SECRET_LENGTH, REDACTED, redactor, secretsOf } from "./redact.js";
 export { redactingFetch } from "./redact-fetch.js";
-export type { LookupOptions, ModelEntry, WindowDiscoveryOptions } from "./window.js";
+export type {
+  LookupOptions,
+  ModelEntry,
+  RouteLatches,
+  RouteLatchStore,
+  WindowDiscoveryOptions,
+} from "./window.js";
 export { DEFAULT_MAX_ROUTES, findEntry, listedWindow, listingEntries, WINDOW_KEYS } from "./window.js";
 
 /** The pool the top-level functions use; `createClientPool()` makes another. */

@@ -23,6 +23,35 @@ export interface WindowDiscoveryOptions {
   now?: () => number;
   /** Servers whose route latches are kept (least recently used dropped first); default `DEFAULT_MAX_ROUTES`. */
   maxRoutes?: number;
+  /**
+   * Where the route latches are kept, by native base URL (default: a `Map` of this pool's own).
+   * A store shared between processes (such as `@loopwright/redis`'s) hands back objects whose
+   * changes it shares; the lookups read and mutate them as they would a `Map`'s.
+   */
+  routeLatches?: RouteLatchStore;
+}
+
+/** Which native window routes one server lacks, as the lookups learned it. */
+export interface RouteLatches {
+  /** Both native routes answered 404/405/501: never asked again. */
+  neither: boolean;
+  /** `/api/v0/models` answered 404/405/501: dropped for the process. */
+  lmstudioGone: boolean;
+  /** `/api/v0/models` failed otherwise: not asked again before this time (epoch ms). */
+  lmstudioMissUntil: number;
+}
+
+/**
+ * The part of a `Map<string, RouteLatches>` the lookups use; insertion order is recency (a lookup
+ * deletes and sets its server again, and the first key is dropped past `maxRoutes`).
+ */
+export interface RouteLatchStore {
+  get(base: string): RouteLatches | undefined;
+  set(base: string, latches: RouteLatches): unknown;
+  delete(base: string): unknown;
+  clear(): void;
+  readonly size: number;
+  keys(): IterableIterator<string>;
 }
 
 /** How many servers' window-route latches a pool keeps. */
@@ -50,14 +79,7 @@ export const WINDOW_KEYS: readonly string[] = Object.freeze([
   "inputTokenLimit",
 ]);
 
-interface RouteState {
-  /** Both native routes answered 404/405/501: never asked again. */
-  neither: boolean;
-  /** `/api/v0/models` answered 404/405/501: dropped for the process. */
-  lmstudioGone: boolean;
-  /** `/api/v0/models` failed otherwise: not asked again before this time. */
-  lmstudioMissUntil: number;
-}
+type RouteState = RouteLatches;
 
 /** A change to the route latches, applied only when the lookup was not stopped by its caller. */
 type Latch = (state: RouteState) => void;
@@ -262,7 +284,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
     );
   }
   // Insertion order is recency: a lookup moves its server to the end; the first is dropped first.
-  const routes = new Map<string, RouteState>();
+  const routes: RouteLatchStore = options.routeLatches ?? new Map<string, RouteState>();
 
   const markNeither: Latch = (state) => {
     state.neither = true;

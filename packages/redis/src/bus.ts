@@ -1,0 +1,463 @@
+import {
+  DEFAULT_EVENTS_SETTINGS,
+  type EventBus,
+  EventsError,
+  type EventsSettings,
+  type RunEvent,
+  type SequencedEvent,
+  type SignalLike,
+} from "@loopwright/events";
+import {
+  call,
+  connectStore,
+  type RedisConnection,
+  type RedisOptions,
+  resolveOptions,
+  whenReady,
+} from "./connection.js";
+import { RedisStoreError } from "./errors.js";
+import { StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
+
+/** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
+export interface RedisBusOptions extends RedisOptions {
+  /** Laid over `DEFAULT_EVENTS_SETTINGS` the way `configure` lays changes over the current set. */
+  settings?: Partial<EventsSettings>;
+  /**
+   * How many emitted events may wait for Redis while it is away before the oldest are dropped
+   * (watchers then see one gap notice for them). Default 10 000.
+   */
+  maxPending?: number;
+  /** Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. */
+  maxStreamLength?: number;
+}
+
+/** Where a {@link RedisEventBus} watcher starts reading. */
+export interface RedisWatchOptions {
+  /** Read the events after this seq (0, the default, reads the run from its start). */
+  after?: number;
+}
+
+/**
+ * An `EventBus` whose runs live in Redis Streams, so a run emitted on one instance is watched from any other.
+ *
+ * One stream per run, entry id `<seq>-0`. `emit` stays synchronous: it numbers and
+ * queues the event, and an ordered, pipelined flush writes the queue to Redis soon after.
+ */
+export interface RedisEventBus extends EventBus {
+  /**
+   * The run's events from Redis — replay, then live (`XREAD BLOCK`) — until its `done`, an
+   * `endRun` on any instance, `return()` or `signal`. `options.after` starts after a given seq, so
+   * a reconnecting reader reads on exactly where it stopped. Never throws after the call (a bad
+   * `runId` throws `EventsError`); a lost connection is waited out and read past.
+   */
+  watch(
+    runId: string,
+    signal?: SignalLike,
+    options?: RedisWatchOptions,
+  ): AsyncIterableIterator<SequencedEvent, undefined>;
+  /**
+   * What this instance emitted into run `runId` and still holds (the in-memory bus's `history`,
+   * kept for the same retention). A run emitted elsewhere reads through `readHistory`.
+   */
+  history(runId: string): SequencedEvent[];
+  /** The run's events after seq `after` (default 0) as Redis holds them now, from any instance. */
+  readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
+  /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
+  flushed(): Promise<void>;
+  /** How many emitted events are still waiting to be written. */
+  readonly pending: number;
+  /**
+   * Ends this instance's watchers, writes what is pending if Redis is there, and closes every
+   * connection. Emitting afterwards throws `RedisStoreError` (`closed`).
+   */
+  close(): Promise<void>;
+}
+
+interface LocalRun {
+  seq: number;
+  events: SequencedEvent[];
+  ended: boolean;
+  touched: number;
+}
+
+interface Pending {
+  runId: string;
+  event: SequencedEvent;
+  /** Sent before and not confirmed: a "top item" answer now means the first send landed. */
+  tried: boolean;
+}
+
+const FLUSH_BATCH = 512;
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return value === "" ? "an empty string" : "a string";
+  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}
+
+function checkRunId(runId: unknown, where: string): asserts runId is string {
+  if (typeof runId !== "string" || runId === "") {
+    throw new EventsError(
+      "invalid-run-id",
+      `${where} needs a run id as a non-empty string, and was given ${describe(runId)}.`,
+    );
+  }
+}
+
+function checkEvent(event: unknown): asserts event is RunEvent {
+  if (
+    typeof event !== "object" ||
+    event === null ||
+    Array.isArray(event) ||
+    typeof (event as { kind?: unknown }).kind !== "string"
+  ) {
+    throw new EventsError(
+      "invalid-event",
+      `emit needs an event object with a string \`kind\`, and was given ${describe(event)}.`,
+    );
+  }
+}
+
+function mergeSettings(current: EventsSettings, changes: unknown): EventsSettings {
+  const next = { ...current };
+  if (typeof changes !== "object" || changes === null) return next;
+  for (const key of Object.keys(DEFAULT_EVENTS_SETTINGS) as (keyof EventsSettings)[]) {
+    const value = (changes as Record<string, unknown>)[key];
+    if (typeof value === "number" && Number.isFinite(value) && value > 0) {
+      next[key] = key === "maxEvents" || key === "trimSlack" ? Math.ceil(value) : value;
+    }
+  }
+  return next;
+}
+
+function positive(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
+    throw new RedisStoreError(
+      "invalid-option",
+      `createRedisBus: \`${name}\` must be a positive whole number.`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Appends a run's events (ARGV: max length, expiry in ms, then id and JSON per event) and renews the
+ * stream's expiry, in one call. Answers 1 per event written and 0 per event whose id is not above
+ * the stream's top: already written by an earlier try whose reply was lost (or by another emitter).
+ * Retention is the key's expiry, renewed by every write: an unended run lives `retainUnendedMs`
+ * past its last event, an ended one `retainEndedMs` past its `done`.
+ */
+const APPEND_SCRIPT = `
+local written = {}
+for i = 3, #ARGV, 2 do
+  local reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1])
+  if type(reply) == 'table' and reply.err then
+    if string.find(reply.err, 'equal or smaller', 1, true) then
+      written[#written + 1] = 0
+    else
+      return redis.error_reply(reply.err)
+    end
+  else
+    written[#written + 1] = 1
+  end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return written
+`;
+
+/**
+ * Makes an event bus on Redis Streams and connects it; resolves once it is ready to emit.
+ *
+ * It holds a writer and a subscriber connection, and each watcher opens one more, because
+ * `XREAD BLOCK` holds the connection it runs on.
+ *
+ * Delivery: events of one run reach Redis in `seq` order and are written at most once each; a
+ * watcher reads each stored event exactly once, in order, across reconnects. While Redis is away,
+ * emitted events wait (up to `maxPending`) and are written when it is back; events Redis lost (a
+ * restart without persistence, trimming) show up to watchers as one gap notice. One instance emits
+ * into a run: its seq counter lives in that process.
+ *
+ * Throws `RedisStoreError` (`invalid-option`, `connect`) when the options are wrong or Redis cannot
+ * be reached at first; never throws from `emit` for a Redis failure.
+ */
+export async function createRedisBus(options: RedisBusOptions): Promise<RedisEventBus> {
+  resolveOptions(options, "createRedisBus");
+  const maxPending = positive(options.maxPending, "maxPending", 10_000);
+  const maxStreamLength = positive(options.maxStreamLength, "maxStreamLength", 100_000);
+  const { resolved, writer, subscriber } = await connectStore(options, "createRedisBus");
+  const { prefix, report } = resolved;
+  const endChannel = `${prefix}bus:end`;
+  const keyOf = (runId: string) => `${prefix}run:${runId}`;
+
+  let current = mergeSettings(DEFAULT_EVENTS_SETTINGS, options.settings);
+  let closed = false;
+  const runs = new Map<string, LocalRun>();
+  const watchers = new Map<string, Set<StreamWatcher>>();
+  let pending: Pending[] = [];
+  let flushing = false;
+  let droppedWhileAway = 0;
+  let idle: (() => void)[] = [];
+  let sweepTimer: ReturnType<typeof setTimeout> | undefined;
+  let closing: () => void = () => {};
+  const closedSignal = new Promise<void>((resolve) => {
+    closing = resolve;
+  });
+
+  const endLocal = (runId: string): void => {
+    const set = watchers.get(runId);
+    if (!set) return;
+    watchers.delete(runId);
+    for (const watcher of [...set]) watcher.end();
+  };
+  await subscriber.subscribe(endChannel, (runId) => endLocal(runId));
+
+  const deadline = (run: LocalRun) =>
+    run.touched + (run.ended ? current.retainEndedMs : current.retainUnendedMs);
+  const ttl = (run: LocalRun | undefined) =>
+    String(Math.ceil(run?.ended ? current.retainEndedMs : current.retainUnendedMs));
+
+  const sweep = (): void => {
+    sweepTimer = undefined;
+    const now = Date.now();
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const [runId, run] of runs) {
+      if (deadline(run) <= now) runs.delete(runId);
+      else earliest = Math.min(earliest, deadline(run));
+    }
+    if (earliest !== Number.POSITIVE_INFINITY) schedule(earliest);
+  };
+  function schedule(at: number): void {
+    if (sweepTimer || closed) return;
+    sweepTimer = setTimeout(sweep, Math.min(2 ** 31 - 1, Math.max(0, at - Date.now())));
+    sweepTimer.unref();
+  }
+
+  const settle = (): void => {
+    if (pending.length > 0 && !closed) return;
+    const waiting = idle;
+    idle = [];
+    for (const resolve of waiting) resolve();
+  };
+
+  const writeBatch = async (batch: Pending[]): Promise<number> => {
+    // One script call per run in the batch: its events in seq order, then the expiry renewed.
+    const groups: Pending[][] = [];
+    for (const item of batch) {
+      const group = groups.at(-1);
+      if (group && group[0]?.runId === item.runId) group.push(item);
+      else groups.push([item]);
+    }
+    const sends = groups.map((group) => {
+      const runId = (group[0] as Pending).runId;
+      const args = [String(maxStreamLength), ttl(runs.get(runId))];
+      for (const item of group) args.push(`${item.event.seq}-0`, JSON.stringify(item.event));
+      return call<number[]>(writer, ["EVAL", APPEND_SCRIPT, "1", keyOf(runId), ...args]);
+    });
+    const results = await Promise.allSettled(sends);
+    let acked = 0;
+    for (const [g, result] of results.entries()) {
+      const group = groups[g] as Pending[];
+      if (result.status === "rejected") {
+        report(result.reason);
+        break;
+      }
+      for (const [i, item] of group.entries()) {
+        if (result.value[i] === 0 && !item.tried) {
+          report(
+            new RedisStoreError(
+              "invalid-option",
+              `Run ${JSON.stringify(item.runId)} already holds seq ${item.event.seq} or later in Redis: ` +
+                "another instance (or an earlier process) emitted into it. One instance emits into a run; " +
+                "this event was not written.",
+            ),
+          );
+        }
+      }
+      acked += group.length;
+    }
+    for (const item of batch.slice(acked)) item.tried = true;
+    return acked;
+  };
+
+  const flush = async (): Promise<void> => {
+    if (flushing) return;
+    flushing = true;
+    try {
+      while (pending.length > 0 && !closed) {
+        if (!writer.isReady) {
+          await Promise.race([whenReady(writer), closedSignal]);
+          continue;
+        }
+        const batch = pending.slice(0, FLUSH_BATCH);
+        const acked = await writeBatch(batch);
+        // `pending` may have been trimmed or had runs dropped meanwhile: remove what was written.
+        const written = new Set(batch.slice(0, acked));
+        pending = pending.filter((item) => !written.has(item));
+        if (acked < batch.length) await Promise.race([whenReady(writer), closedSignal]);
+      }
+    } finally {
+      flushing = false;
+      settle();
+    }
+  };
+
+  let kicked = false;
+  const kick = (): void => {
+    // One flush planned per burst of emits, not one microtask per event.
+    if (flushing || kicked) return;
+    kicked = true;
+    queueMicrotask(() => {
+      kicked = false;
+      void flush();
+    });
+  };
+
+  const host: StreamWatcherHost = {
+    async connect() {
+      const conn: RedisConnection = writer.duplicate();
+      conn.on("error", () => {});
+      await conn.connect();
+      return conn;
+    },
+    settings: () => current,
+    detach(watcher) {
+      for (const [runId, set] of watchers) {
+        if (set.delete(watcher) && set.size === 0) watchers.delete(runId);
+      }
+    },
+    report,
+  };
+
+  const dropRun = (runId: string): void => {
+    runs.delete(runId);
+    pending = pending.filter((item) => item.runId !== runId);
+    endLocal(runId);
+    if (writer.isReady) {
+      writer.sendCommand(["DEL", keyOf(runId)]).catch(report);
+      writer.sendCommand(["PUBLISH", endChannel, runId]).catch(report);
+    }
+    settle();
+  };
+
+  const bus: RedisEventBus = {
+    emit(runId, event) {
+      checkRunId(runId, "emit");
+      checkEvent(event);
+      if (closed) throw new RedisStoreError("closed", "emit was called on a Redis bus after close().");
+      let run = runs.get(runId);
+      if (!run) {
+        run = { seq: 0, events: [], ended: false, touched: Date.now() };
+        runs.set(runId, run);
+      }
+      const stored = Object.assign({}, event, { seq: ++run.seq }) as SequencedEvent;
+      run.events.push(stored);
+      run.touched = Date.now();
+      if (stored.kind === "done") run.ended = true;
+      pending.push({ runId, event: stored, tried: false });
+      if (pending.length > maxPending) {
+        pending.shift();
+        if (droppedWhileAway++ % 1000 === 0) {
+          report(
+            new RedisStoreError(
+              "connect",
+              `Redis has been away while more than ${maxPending} events waited; the oldest are dropped.`,
+            ),
+          );
+        }
+      }
+      schedule(deadline(run));
+      kick();
+      return stored;
+    },
+
+    watch(runId, signal, watchOptions) {
+      checkRunId(runId, "watch");
+      const after = watchOptions?.after ?? 0;
+      if (!Number.isInteger(after) || after < 0) {
+        throw new EventsError("invalid-event", "watch: `after` must be a seq (a whole number, 0 or more).");
+      }
+      const watcher = new StreamWatcher(host, keyOf(runId), after, signal);
+      if (closed || signal?.aborted) {
+        watcher.close();
+        return watcher;
+      }
+      let set = watchers.get(runId);
+      if (!set) {
+        set = new Set();
+        watchers.set(runId, set);
+      }
+      set.add(watcher);
+      return watcher;
+    },
+
+    history(runId) {
+      checkRunId(runId, "history");
+      return [...(runs.get(runId)?.events ?? [])];
+    },
+
+    async readHistory(runId, after = 0) {
+      checkRunId(runId, "readHistory");
+      const entries = await call<[string, string[]][]>(writer, [
+        "XRANGE",
+        keyOf(runId),
+        `${after + 1}-0`,
+        "+",
+      ]);
+      const events: SequencedEvent[] = [];
+      for (const [, fields] of entries) {
+        const at = fields.indexOf("e");
+        if (at >= 0) events.push(JSON.parse(fields[at + 1] as string) as SequencedEvent);
+      }
+      return events;
+    },
+
+    endRun(runId) {
+      checkRunId(runId, "endRun");
+      dropRun(runId);
+    },
+
+    configure(changes) {
+      current = mergeSettings(current, changes);
+      if (sweepTimer) clearTimeout(sweepTimer);
+      sweepTimer = undefined;
+      sweep();
+      return { ...current };
+    },
+
+    reset() {
+      current = { ...DEFAULT_EVENTS_SETTINGS };
+      for (const runId of [...runs.keys()]) dropRun(runId);
+      for (const runId of [...watchers.keys()]) endLocal(runId);
+      return { ...current };
+    },
+
+    flushed() {
+      if (pending.length === 0 && !flushing) return Promise.resolve();
+      return new Promise((resolve) => idle.push(resolve));
+    },
+
+    get pending() {
+      return pending.length;
+    },
+
+    async close() {
+      if (closed) return;
+      if (writer.isReady && pending.length > 0) {
+        await Promise.race([bus.flushed(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      }
+      closed = true;
+      closing();
+      if (sweepTimer) clearTimeout(sweepTimer);
+      for (const runId of [...watchers.keys()]) endLocal(runId);
+      if (pending.length > 0)
+        report(new RedisStoreError("closed", `${pending.length} events were not written before close().`));
+      pending = [];
+      settle();
+      subscriber.destroy();
+      writer.destroy();
+    },
+  };
+  return bus;
+}

@@ -1,0 +1,95 @@
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
+import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+async function settled(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/** A body of `chars` characters of user text. */
+const body = (chars: number) => ({ messages: [{ role: "user", content: "x".repeat(chars) }] });
+
+describe.skipIf(!HAS_REDIS)("the Redis calibration store", () => {
+  let server: RedisServer;
+  const closers: { close(): Promise<void> }[] = [];
+  const instance = async (): Promise<[RedisCapabilityStore, RedisCalibration]> => {
+    const capabilities = await createRedisCapabilityStore({ url: server.url, prefix: "cal:" });
+    const calibration = await createRedisCalibration({
+      url: server.url,
+      prefix: "cal:",
+      endpointIdOf: capabilities.endpointIdOf,
+    });
+    closers.push(capabilities, calibration);
+    return [capabilities, calibration];
+  };
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await Promise.all(closers.map((c) => c.close()));
+    await server.kill();
+  });
+
+  it("hands a reading taken on one instance to the other, keyed by the endpoint record each holds", async () => {
+    const [capsA, calA] = await instance();
+    const [capsB, calB] = await instance();
+    const onA = capsA.capabilitiesFor("http://cal.test", "k");
+    const onB = capsB.capabilitiesFor("http://cal.test", "k");
+    expect(calB.charsPerTokenFor(onB, "m")).toBe(4);
+    const chars = JSON.stringify(body(3000).messages).length;
+    expect(calA.calibrate(onA, "m", body(3000), 1000)).toBeGreaterThan(2.5);
+    await settled(() => calB.charsPerTokenFor(onB, "m") !== 4);
+    expect(calB.charsPerTokenFor(onB, "m")).toBeCloseTo(calA.charsPerTokenFor(onA, "m"), 6);
+    expect(calB.charsPerTokenFor(onB, "m")).toBeGreaterThanOrEqual(3000 / 1000);
+    expect(calB.charsPerTokenFor(onB, "m")).toBeLessThanOrEqual(chars / 1000 + 0.5);
+    expect(calB.charsPerTokenFor(onB, "other")).toBe(4);
+  });
+
+  it("never writes a string endpoint's credentials into Redis", async () => {
+    const [, calA] = await instance();
+    const [, calB] = await instance();
+    const endpoint = "http://user:hunter2-secret@creds.test/v1";
+    expect(calA.calibrate(endpoint, "m", body(5000), 1000)).toBeDefined();
+    await settled(() => calB.charsPerTokenFor(endpoint, "m") !== 4);
+    expect(calB.charsPerTokenFor(endpoint, "m")).toBeGreaterThan(4.9);
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    try {
+      const keys = (await raw.sendCommand(["KEYS", "cal:*"])) as string[];
+      const members = (await raw.sendCommand(["SMEMBERS", "cal:calibration:index"])) as string[];
+      expect(keys.length).toBeGreaterThan(0);
+      expect([...keys, ...members].join("\n")).not.toContain("hunter2");
+    } finally {
+      raw.destroy();
+    }
+  });
+
+  it("shares no reading ledger would refuse, and keys a string endpoint by the string", async () => {
+    const [, calA] = await instance();
+    const [, calB] = await instance();
+    expect(calA.calibrate("http://s.test", "m", body(100), 0)).toBeUndefined();
+    expect(calA.calibrate("http://s.test", "m", body(100_000), 10)).toBeUndefined();
+    expect(calA.calibrate("http://s.test", "m", body(5000), 1000)).toBeDefined();
+    await settled(() => calB.charsPerTokenFor("http://s.test", "m") !== 4);
+    expect(calB.charsPerTokenFor("http://s.test", "m")).toBeGreaterThan(4.9);
+  });
+
+  it("forgets one endpoint's readings on every instance, and only that endpoint's", async () => {
+    const [, calA] = await instance();
+    const [, calB] = await instance();
+    calA.calibrate("http://gone.test", "m", body(5000), 1000);
+    calA.calibrate("http://kept.test", "m", body(5000), 1000);
+    await settled(() => calB.charsPerTokenFor("http://kept.test", "m") !== 4);
+    expect(calA.forget("http://gone.test")).toBe(true);
+    await settled(() => calB.charsPerTokenFor("http://gone.test", "m") === 4);
+    expect(calB.charsPerTokenFor("http://gone.test", "m")).toBe(4);
+    expect(calB.charsPerTokenFor("http://kept.test", "m")).toBeGreaterThan(4.9);
+    await calB.reload();
+    expect(calB.charsPerTokenFor("http://gone.test", "m")).toBe(4);
+  });
+});

@@ -1,0 +1,143 @@
+import { createHash } from "node:crypto";
+import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
+import { call, connectStore, type RedisOptions } from "./connection.js";
+
+/** Options for {@link createRedisCalibration}. */
+export interface RedisCalibrationOptions extends RedisOptions {
+  /**
+   * Names an endpoint object (the loop passes its capability record) for sharing: give the Redis
+   * capability store's `endpointIdOf`. An object it cannot name is calibrated locally only.
+   */
+  endpointIdOf?: (endpoint: object) => string | undefined;
+}
+
+/** A `Calibration` whose readings are shared through Redis; reads are served from a local copy. */
+export interface RedisCalibration extends Calibration {
+  /** Reads every shared reading into the local copy (done on connect and after a reconnect). */
+  reload(): Promise<void>;
+  /** Closes both connections; the local copy keeps answering, without sharing. */
+  close(): Promise<void>;
+}
+
+/** As `@loopwright/ledger` keeps them: the last four readings choose the divisor. */
+const KEPT = 4;
+const DEFAULT_DIVISOR = 4;
+
+/**
+ * Makes a calibration store shared through Redis and loads every reading already there.
+ *
+ * A reading taken on one instance (a list per
+ * endpoint and model, the last four kept) is announced and used by every instance's next
+ * `charsPerTokenFor`, which never waits on Redis. Validation is `@loopwright/ledger`'s own: a
+ * reading it would not take is not shared. Throws `RedisStoreError` for bad options or an
+ * unreachable server.
+ */
+export async function createRedisCalibration(options: RedisCalibrationOptions): Promise<RedisCalibration> {
+  const { resolved, writer, subscriber } = await connectStore(options, "createRedisCalibration");
+  const { prefix, report } = resolved;
+  const channel = `${prefix}calibration`;
+  const indexKey = `${prefix}calibration:index`;
+  const keyOf = (id: string) => `${prefix}calibration:${id}`;
+
+  let local = createCalibration();
+  /** Shared readings by `<endpoint id>␀<model>`. */
+  const shared = new Map<string, number[]>();
+
+  // A string endpoint is shared under a digest of it: a base URL may carry credentials, and key
+  // names are not the place for them.
+  const nameOf = (endpoint: EndpointKey): string | undefined =>
+    typeof endpoint === "string"
+      ? `s:${createHash("sha256").update(endpoint).digest("hex").slice(0, 32)}`
+      : (options.endpointIdOf?.(endpoint) ?? undefined);
+
+  const take = (id: string, reading: number): void => {
+    const readings = shared.get(id) ?? [];
+    readings.push(reading);
+    if (readings.length > KEPT) readings.splice(0, readings.length - KEPT);
+    shared.set(id, readings);
+  };
+
+  const reload = async (): Promise<void> => {
+    const ids = await call<string[]>(writer, ["SMEMBERS", indexKey]);
+    for (const id of ids) {
+      const values = await call<string[]>(writer, ["LRANGE", keyOf(id), String(-KEPT), "-1"]);
+      shared.set(id, values.map(Number).filter(Number.isFinite));
+    }
+  };
+
+  /** Drops every shared reading of the endpoint named `name` here; answers whether there were any. */
+  const dropLocal = (name: string): boolean => {
+    let held = false;
+    for (const id of [...shared.keys()]) {
+      if (id.startsWith(`${name}\u0000`)) held = shared.delete(id) || held;
+    }
+    return held;
+  };
+
+  await subscriber.subscribe(channel, (message) => {
+    try {
+      const { id, reading, forget } = JSON.parse(message) as {
+        id: string;
+        reading?: number;
+        forget?: string;
+      };
+      if (typeof forget === "string") dropLocal(forget);
+      else if (typeof id === "string" && typeof reading === "number") take(id, reading);
+    } catch (error) {
+      report(error);
+    }
+  });
+  subscriber.on("ready", () => void reload().catch(report));
+  await reload();
+
+  return {
+    calibrate(endpoint, model, body, promptTokens) {
+      const answer = local.calibrate(endpoint, model, body, promptTokens);
+      const name = nameOf(endpoint);
+      if (answer === undefined || name === undefined) return answer;
+      const id = `${name}\u0000${model ?? ""}`;
+      const reading = contextChars(body).total / promptTokens;
+      take(id, reading);
+      if (writer.isReady) {
+        Promise.all([
+          writer.sendCommand(["RPUSH", keyOf(id), String(reading)]),
+          writer.sendCommand(["LTRIM", keyOf(id), String(-KEPT), "-1"]),
+          writer.sendCommand(["SADD", indexKey, id]),
+          writer.sendCommand(["PUBLISH", channel, JSON.stringify({ id, reading })]),
+        ]).catch(report);
+      }
+      return Math.max(...(shared.get(id) as number[]));
+    },
+    charsPerTokenFor(endpoint, model) {
+      const name = nameOf(endpoint);
+      const readings = name === undefined ? undefined : shared.get(`${name}\u0000${model ?? ""}`);
+      if (readings && readings.length > 0) return Math.max(...readings);
+      return name === undefined ? local.charsPerTokenFor(endpoint, model) : DEFAULT_DIVISOR;
+    },
+    forget(endpoint) {
+      const heldLocally = local.forget(endpoint);
+      const name = nameOf(endpoint);
+      if (name === undefined) return heldLocally;
+      const ids = [...shared.keys()].filter((id) => id.startsWith(`${name}\u0000`));
+      const held = dropLocal(name) || heldLocally;
+      // One tenant forgotten everywhere: its readings go from Redis and from every instance.
+      if (writer.isReady) {
+        Promise.all([
+          ...ids.map((id) => call(writer, ["DEL", keyOf(id)])),
+          ...ids.map((id) => call(writer, ["SREM", indexKey, id])),
+          call(writer, ["PUBLISH", channel, JSON.stringify({ forget: name })]),
+        ]).catch(report);
+      }
+      return held;
+    },
+    reset() {
+      local = createCalibration();
+      shared.clear();
+    },
+    reload,
+    async close() {
+      subscriber.destroy();
+      writer.destroy();
+    },
+  };
+}

@@ -1,0 +1,153 @@
+import { modelCapabilitiesFor } from "@loopwright/negotiate";
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
+import { RedisStoreError } from "./errors.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+/** Waits (bounded) for another instance's copy to catch up; the assertion after it decides. */
+async function settled(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
+  let server: RedisServer;
+  const stores: RedisCapabilityStore[] = [];
+  let prefixes = 0;
+  const pair = async (): Promise<[RedisCapabilityStore, RedisCapabilityStore]> => {
+    const prefix = `caps${prefixes++}:`;
+    const a = await createRedisCapabilityStore({ url: server.url, prefix });
+    const b = await createRedisCapabilityStore({ url: server.url, prefix });
+    stores.push(a, b);
+    return [a, b];
+  };
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await server.kill();
+  });
+
+  it("lays a refusal latched on one instance onto the objects the other already holds", async () => {
+    const [a, b] = await pair();
+    const onB = b.capabilitiesFor("http://llm.test/v1/", "sk-1");
+    const modelOnB = modelCapabilitiesFor(onB, "m");
+    const onA = a.capabilitiesFor("http://llm.test/v1", "sk-1");
+    onA.usageInStream = false;
+    const modelOnA = modelCapabilitiesFor(onA, "m");
+    modelOnA.refusedEfforts.push("minimal");
+    modelOnA.legacyTokenLimit = false;
+    await a.sync();
+    await settled(() => modelOnB.refusedEfforts.length > 0 && !onB.usageInStream);
+    expect(onB.usageInStream).toBe(false);
+    expect(onB.strictSchemas).toBe(true);
+    expect(modelOnB.refusedEfforts).toEqual(["minimal"]);
+    expect(modelOnB.legacyTokenLimit).toBe(false);
+    // Another key is another endpoint: nothing of this reaches it.
+    expect(b.capabilitiesFor("http://llm.test/v1", "sk-2").usageInStream).toBe(true);
+  });
+
+  it("notices a latch from the next read of the endpoint, as a request makes, without sync()", async () => {
+    const [a, b] = await pair();
+    const onA = a.capabilitiesFor("http://quiet.test");
+    onA.strictSchemas = false;
+    const onB = b.capabilitiesFor("http://quiet.test");
+    await settled(() => !onB.strictSchemas);
+    expect(onB.strictSchemas).toBe(false);
+  });
+
+  it("loads what was latched before it connected, and exports it with the key as a digest", async () => {
+    const [a] = await pair();
+    modelCapabilitiesFor(a.capabilitiesFor("http://late.test", "sk-secret"), "m").droppedFields.push("seed");
+    await a.sync();
+    const late = await createRedisCapabilityStore({ url: server.url, prefix: `caps${prefixes - 1}:` });
+    stores.push(late);
+    const snapshot = late.exportCapabilities();
+    expect(JSON.stringify(snapshot)).not.toContain("sk-secret");
+    const endpoint = snapshot.endpoints.find((e) => e.baseUrl === "http://late.test");
+    expect(endpoint?.keyId).toMatch(/^[0-9a-f]{32}$/);
+    expect(endpoint?.models.m?.droppedFields).toEqual(["seed"]);
+    expect(
+      modelCapabilitiesFor(late.capabilitiesFor("http://late.test", "sk-secret"), "m").droppedFields,
+    ).toEqual(["seed"]);
+  });
+
+  it("shares an imported snapshot and rejects a malformed one without changing anything", async () => {
+    const [a, b] = await pair();
+    const source = await pair();
+    source[0].capabilitiesFor("http://import.test").usageInStream = false;
+    a.importCapabilities(source[0].exportCapabilities());
+    const onB = b.capabilitiesFor("http://import.test");
+    await settled(() => !onB.usageInStream);
+    expect(onB.usageInStream).toBe(false);
+    expect(() => a.importCapabilities({ version: 1, endpoints: [{ baseUrl: "" }] })).toThrow(/malformed/);
+  });
+
+  it("forgets one tenant on every instance: its latches go from Redis and from each copy", async () => {
+    const [a, b] = await pair();
+    a.capabilitiesFor("http://tenant.test", "k1").usageInStream = false;
+    a.capabilitiesFor("http://other.test", "k2").usageInStream = false;
+    await a.sync();
+    await settled(() => b.size === 2);
+    expect(b.size).toBe(2);
+    expect(a.forget("http://tenant.test", "k1")).toBe(true);
+    await settled(() => b.size === 1);
+    expect(b.size).toBe(1);
+    expect(b.capabilitiesFor("http://tenant.test", "k1").usageInStream).toBe(true);
+    expect(b.capabilitiesFor("http://other.test", "k2").usageInStream).toBe(false);
+    await b.reload();
+    expect(b.capabilitiesFor("http://tenant.test", "k1").usageInStream).toBe(true);
+    expect(a.forget("http://never.test")).toBe(false);
+  });
+
+  it("serves every read from its local copy: a thousand requests' reads send Redis nothing", async () => {
+    const [a] = await pair();
+    const supports = a.capabilitiesFor("http://hot.test", "k");
+    supports.usageInStream = false;
+    await a.sync();
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    try {
+      const processed = async () =>
+        Number(/total_commands_processed:(\d+)/.exec(String(await raw.sendCommand(["INFO", "stats"])))?.[1]);
+      const before = await processed();
+      for (let i = 0; i < 1000; i++) {
+        const caps = a.capabilitiesFor("http://hot.test", "k");
+        if (caps.strictSchemas && !caps.usageInStream) modelCapabilitiesFor(caps, "m");
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Only the INFO command itself was processed in between.
+      expect((await processed()) - before).toBe(1);
+    } finally {
+      raw.destroy();
+    }
+  });
+
+  it("fails to start with a RedisStoreError naming an unreachable URL or a bad option", async () => {
+    const error = await createRedisCapabilityStore({ url: "redis://127.0.0.1:1" }).catch((e: unknown) => e);
+    expect(RedisStoreError.isInstance(error)).toBe(true);
+    expect((error as RedisStoreError).code).toBe("connect");
+    expect((error as Error).message).toContain("redis://127.0.0.1:1");
+    await expect(createRedisCapabilityStore({ url: "http://x" })).rejects.toThrow(
+      /redis:\/\/ or rediss:\/\/ URL/,
+    );
+  });
+
+  it("writes its latches again after Redis restarts empty, so an instance that joins later still learns them", async () => {
+    const [a] = await pair();
+    const prefix = `caps${prefixes - 1}:`;
+    a.capabilitiesFor("http://restart.test").usageInStream = false;
+    await a.sync();
+    await server.kill();
+    await server.start();
+    const late = await createRedisCapabilityStore({ url: server.url, prefix });
+    stores.push(late);
+    const onLate = late.capabilitiesFor("http://restart.test");
+    await settled(() => !onLate.usageInStream);
+    expect(onLate.usageInStream).toBe(false);
+  });
+});

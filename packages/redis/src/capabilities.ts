@@ -1,0 +1,347 @@
+import {
+  type CapabilitySnapshotEndpoint,
+  type CapabilityStore,
+  createCapabilityStore,
+  type EndpointCapabilities,
+  modelCapabilitiesFor,
+} from "@loopwright/negotiate";
+import { call, connectStore, type RedisOptions, resolveOptions } from "./connection.js";
+import { RedisStoreError } from "./errors.js";
+
+/** Options for {@link createRedisCapabilityStore}. */
+export interface RedisCapabilityStoreOptions extends RedisOptions {
+  /**
+   * How often, in ms, the local copy is compared with what was last shared, as a backstop for a
+   * latch set where no request follows it. Default 250. The comparison is local; Redis is written
+   * only when something changed.
+   */
+  syncMs?: number;
+}
+
+/**
+ * A `CapabilityStore` whose latches are shared through Redis; reads never wait on Redis.
+ *
+ * A refusal one instance latches is honoured by every other instance's next request.
+ */
+export interface RedisCapabilityStore extends CapabilityStore {
+  /** The stable id (`<baseUrl>\n<keyId>`) of an endpoint object this store handed out, if it did. */
+  endpointIdOf(supports: object): string | undefined;
+  /** Shares every local latch not yet shared now (it is otherwise done within a tick of a request). */
+  sync(): Promise<void>;
+  /** Reads every shared latch from Redis into the local copy (done on connect and after a reconnect). */
+  reload(): Promise<void>;
+  /** Closes both connections; the local copy keeps answering, without sharing. */
+  close(): Promise<void>;
+}
+
+interface Entry {
+  id: string;
+  inner: CapabilityStore;
+  supports: EndpointCapabilities;
+  /** Every field as last shared or received, so only a change is written and nothing echoes. */
+  shared: Map<string, string>;
+}
+
+const SEP = "\u0000";
+const FLAGS = ["legacyTokenLimit", "chosenTemperature", "assistantPrefill", "structuredOutput"] as const;
+const LISTS = ["refusedEfforts", "droppedFields"] as const;
+
+/**
+ * The latched (refused) part of one endpoint as flat hash fields: `strictSchemas`, `m␀<model>␀<flag>`
+ * for a flag that is `false`, `m␀<model>␀<list>␀<item>` for a refused value. A latch only ever
+ * closes (nothing in the loop sets one back to `true`), so what is shared is only what was refused,
+ * and laying it on twice, or late, or out of order, never reopens anything.
+ */
+function fieldsOf(endpoint: CapabilitySnapshotEndpoint): Map<string, string> {
+  const fields = new Map<string, string>();
+  if (!endpoint.strictSchemas) fields.set("strictSchemas", "0");
+  if (!endpoint.usageInStream) fields.set("usageInStream", "0");
+  for (const [model, caps] of Object.entries(endpoint.models)) {
+    for (const flag of FLAGS) if (!caps[flag]) fields.set(`m${SEP}${model}${SEP}${flag}`, "0");
+    for (const list of LISTS) {
+      for (const item of caps[list]) fields.set(`m${SEP}${model}${SEP}${list}${SEP}${item}`, "1");
+    }
+  }
+  return fields;
+}
+
+/** Lays received fields onto the live objects (the same objects the loop already holds). */
+function applyFields(supports: EndpointCapabilities, fields: Iterable<[string, string]>): void {
+  for (const [field, value] of fields) {
+    if (field === "strictSchemas" || field === "usageInStream") {
+      if (value === "0") supports[field] = false;
+      continue;
+    }
+    const [m, model, name, item] = field.split(SEP);
+    if (m !== "m" || !model || !name) continue;
+    const caps = modelCapabilitiesFor(supports, model);
+    if ((FLAGS as readonly string[]).includes(name)) {
+      if (value === "0") caps[name as (typeof FLAGS)[number]] = false;
+    } else if ((LISTS as readonly string[]).includes(name) && item !== undefined) {
+      const list = caps[name as (typeof LISTS)[number]];
+      if (!list.includes(item)) list.push(item);
+    }
+  }
+}
+
+/**
+ * Makes a capability store shared through Redis and loads every latch already there.
+ *
+ * Each endpoint is a hash (`<prefix>caps:<baseUrl>␀<keyId>`, one field per flag and per refused
+ * value; the API key itself is never written, only its digest). A change — `negotiate` latching a
+ * refusal on the live objects, or `importCapabilities` — is noticed by a local comparison run after
+ * the next read of the endpoint's flags (every request reads them) and every `syncMs`, written with
+ * `HSET` and announced on `<prefix>caps` so every instance lays it onto its own live objects. Only
+ * refusals are shared and a latch only closes, so two instances never undo each other's refusal.
+ *
+ * Throws `RedisStoreError` for bad options or an unreachable server; after that nothing in the
+ * request path throws or waits for Redis.
+ */
+export async function createRedisCapabilityStore(
+  options: RedisCapabilityStoreOptions,
+): Promise<RedisCapabilityStore> {
+  resolveOptions(options, "createRedisCapabilityStore");
+  const syncMs = options.syncMs ?? 250;
+  if (typeof syncMs !== "number" || !(syncMs > 0)) {
+    throw new RedisStoreError(
+      "invalid-option",
+      "createRedisCapabilityStore: `syncMs` must be a positive number of ms.",
+    );
+  }
+  const { resolved, writer, subscriber } = await connectStore(options, "createRedisCapabilityStore");
+  const { prefix, report } = resolved;
+  const channel = `${prefix}caps`;
+  const indexKey = `${prefix}caps:index`;
+  const keyOf = (id: string) => `${prefix}caps:${id}`;
+
+  const entries = new Map<string, Entry>();
+  const ids = new WeakMap<object, string>();
+  const dirty = new Set<Entry>();
+  let comparing = false;
+  let closed = false;
+
+  const compare = (entry: Entry): Map<string, string> => {
+    comparing = true;
+    try {
+      const endpoint = entry.inner.exportCapabilities().endpoints[0];
+      const changed = new Map<string, string>();
+      if (!endpoint) return changed;
+      for (const [field, value] of fieldsOf(endpoint)) {
+        if (entry.shared.get(field) !== value) changed.set(field, value);
+      }
+      return changed;
+    } finally {
+      comparing = false;
+    }
+  };
+
+  const share = async (entry: Entry): Promise<void> => {
+    const changed = compare(entry);
+    if (changed.size === 0 || closed) return;
+    for (const [field, value] of changed) entry.shared.set(field, value);
+    try {
+      await writer.sendCommand(["HSET", keyOf(entry.id), ...[...changed].flat()]);
+      await writer.sendCommand(["SADD", indexKey, entry.id]);
+      await writer.sendCommand(["PUBLISH", channel, JSON.stringify({ id: entry.id, fields: [...changed] })]);
+    } catch (error) {
+      // Not written: forget that it was, so the next comparison tries again.
+      for (const field of changed.keys()) entry.shared.delete(field);
+      report(error);
+    }
+  };
+
+  let scheduled = false;
+  const soon = (entry: Entry): void => {
+    if (comparing) return;
+    dirty.add(entry);
+    if (scheduled) return;
+    scheduled = true;
+    // After the current request's synchronous work and its refusal handling, not inside it.
+    setTimeout(() => {
+      scheduled = false;
+      const batch = [...dirty];
+      dirty.clear();
+      for (const item of batch) void share(item);
+    }, 0).unref();
+  };
+
+  const entryFor = (id: string, baseUrl: string, apiKey: string | undefined): Entry => {
+    let entry = entries.get(id);
+    if (entry) return entry;
+    const inner = createCapabilityStore();
+    const raw = inner.capabilitiesFor(baseUrl, apiKey);
+    const values = { strictSchemas: raw.strictSchemas, usageInStream: raw.usageInStream };
+    // The flags become accessors on the same object: a read (every request body reads both) plans a
+    // comparison, and the object stays the one the loop and `negotiate` mutate.
+    const created: Entry = { id, inner, supports: raw, shared: new Map() };
+    for (const flag of ["strictSchemas", "usageInStream"] as const) {
+      Object.defineProperty(raw, flag, {
+        enumerable: true,
+        configurable: false,
+        get: () => {
+          soon(created);
+          return values[flag];
+        },
+        set: (value: boolean) => {
+          values[flag] = value;
+          soon(created);
+        },
+      });
+    }
+    ids.set(raw, id);
+    entries.set(id, created);
+    entry = created;
+    return entry;
+  };
+
+  /** The id an endpoint is shared under: the base URL as `negotiate` normalises it, and its key digest. */
+  const idFor = (baseUrl: string, apiKey: string | undefined): string => {
+    const probe = createCapabilityStore();
+    probe.capabilitiesFor(baseUrl, apiKey);
+    const endpoint = probe.exportCapabilities().endpoints[0] as CapabilitySnapshotEndpoint;
+    return `${endpoint.baseUrl}${SEP}${endpoint.keyId}`;
+  };
+  const idCache = new Map<string, string>();
+
+  const receive = (id: string, fields: [string, string][]): void => {
+    const [baseUrl, keyId] = id.split(SEP);
+    if (!baseUrl || keyId === undefined) return;
+    // An endpoint first met elsewhere is made here from its id alone: the API key stays a digest.
+    const entry = entries.get(id) ?? entryFor(id, baseUrl, undefined);
+    comparing = true;
+    try {
+      applyFields(entry.supports, fields);
+    } finally {
+      comparing = false;
+    }
+    for (const [field, value] of fields) entry.shared.set(field, value);
+  };
+
+  /** Forgets an endpoint here; the objects handed out keep their values. */
+  const dropLocal = (id: string): boolean => {
+    for (const [key, value] of idCache) if (value === id) idCache.delete(key);
+    const entry = entries.get(id);
+    if (entry) dirty.delete(entry);
+    return entries.delete(id);
+  };
+
+  const reload = async (): Promise<void> => {
+    const known = await call<string[]>(writer, ["SMEMBERS", indexKey]);
+    for (const id of known) {
+      const flat = await call<string[]>(writer, ["HGETALL", keyOf(id)]);
+      const fields: [string, string][] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) fields.push([flat[i] as string, flat[i + 1] as string]);
+      receive(id, fields);
+    }
+  };
+
+  await subscriber.subscribe(channel, (message) => {
+    try {
+      const parsed = JSON.parse(message) as { id: string; fields?: [string, string][]; forget?: true };
+      if (parsed.forget) dropLocal(parsed.id);
+      else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
+    } catch (error) {
+      report(error);
+    }
+  });
+  // Back from a lost connection: the server may have restarted empty, so every local latch is
+  // written again (refusals are a union, so writing one twice is harmless), and whatever was
+  // announced meanwhile is read again.
+  subscriber.on("ready", () => {
+    for (const entry of entries.values()) {
+      entry.shared.clear();
+      soon(entry);
+    }
+    void reload().catch(report);
+  });
+  await reload();
+
+  const timer = setInterval(() => {
+    for (const entry of entries.values()) void share(entry);
+  }, syncMs);
+  timer.unref();
+
+  return {
+    capabilitiesFor(baseUrl, apiKey) {
+      if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
+        throw new TypeError("capabilitiesFor: baseUrl must be the endpoint's non-empty base URL.");
+      }
+      const cacheKey = `${baseUrl}${SEP}${apiKey ?? ""}`;
+      let id = idCache.get(cacheKey);
+      if (id === undefined) {
+        id = idFor(baseUrl, apiKey);
+        idCache.set(cacheKey, id);
+      }
+      return entryFor(id, baseUrl, apiKey).supports;
+    },
+    modelCapabilitiesFor,
+    endpointIdOf: (supports) => ids.get(supports),
+    exportCapabilities() {
+      const endpoints = [...entries.values()].flatMap((entry) => {
+        comparing = true;
+        try {
+          return entry.inner.exportCapabilities().endpoints.map((endpoint) => {
+            const [baseUrl, keyId] = entry.id.split(SEP);
+            return { ...endpoint, baseUrl: baseUrl as string, keyId: keyId as string };
+          });
+        } finally {
+          comparing = false;
+        }
+      });
+      return { version: 1, endpoints };
+    },
+    importCapabilities(snapshot) {
+      const parsed = createCapabilityStore();
+      parsed.importCapabilities(snapshot); // validates whole, throws CapabilitySnapshotError before any write
+      for (const endpoint of parsed.exportCapabilities().endpoints) {
+        const id = `${endpoint.baseUrl}${SEP}${endpoint.keyId}`;
+        receive(id, [...fieldsOf(endpoint)]);
+        const entry = entries.get(id) as Entry;
+        // Received as if from Redis so it lands locally; now mark it unshared so it is written.
+        entry.shared.clear();
+        soon(entry);
+      }
+    },
+    forget(baseUrl, apiKey) {
+      if (typeof baseUrl !== "string" || baseUrl.trim() === "") return false;
+      const id = idFor(baseUrl, apiKey);
+      const held = dropLocal(id);
+      // One tenant forgotten everywhere: its shared latches go, and every instance drops its copy.
+      if (writer.isReady) {
+        Promise.all([
+          call(writer, ["DEL", keyOf(id)]),
+          call(writer, ["SREM", indexKey, id]),
+          call(writer, ["PUBLISH", channel, JSON.stringify({ id, forget: true })]),
+        ]).catch(report);
+      }
+      return held;
+    },
+    get size() {
+      return entries.size;
+    },
+    reset() {
+      entries.clear();
+      idCache.clear();
+      if (writer.isReady) {
+        call<string[]>(writer, ["SMEMBERS", indexKey]).then(
+          (known) =>
+            Promise.all([
+              ...known.map((id) => writer.sendCommand(["DEL", keyOf(id)])),
+              writer.sendCommand(["DEL", indexKey]),
+            ]),
+          report,
+        );
+      }
+    },
+    sync: async () => {
+      await Promise.all([...entries.values()].map(share));
+    },
+    reload,
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      subscriber.destroy();
+      writer.destroy();
+    },
+  };
+}

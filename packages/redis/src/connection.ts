@@ -1,0 +1,142 @@
+import { createClient } from "@redis/client";
+import { RedisStoreError } from "./errors.js";
+
+/** The node-redis client this package drives (RESP2, no modules). */
+export type RedisConnection = ReturnType<typeof connection>;
+
+/** Where a store's Redis is and how its keys are spelled: the options every factory here reads. */
+export interface RedisOptions {
+  /** A `redis://` (or `rediss://`) URL, such as `redis://127.0.0.1:6379`. */
+  url: string;
+  /** Put in front of every key and channel, so two deployments can share one server. Default `"lw:"`. */
+  prefix?: string;
+  /**
+   * Told of every failure the store survives on its own: a lost connection, a write that will be
+   * retried, events dropped because Redis stayed away too long. Never awaited; what it throws is
+   * ignored. Default: nothing.
+   */
+  onError?: (error: unknown) => void;
+}
+
+/** The checked form of {@link RedisOptions}. */
+export interface Resolved {
+  url: string;
+  prefix: string;
+  report: (error: unknown) => void;
+}
+
+/** Checks the common options, throwing `RedisStoreError` (`invalid-option`) naming the bad one. */
+export function resolveOptions(options: unknown, where: string): Resolved {
+  if (typeof options !== "object" || options === null) {
+    throw new RedisStoreError(
+      "invalid-option",
+      `${where} needs an options object such as { url: "redis://127.0.0.1:6379" }, and was given ${options === null ? "null" : typeof options}.`,
+    );
+  }
+  const { url, prefix, onError } = options as Record<string, unknown>;
+  if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
+    throw new RedisStoreError(
+      "invalid-option",
+      `${where} needs \`url\` as a redis:// or rediss:// URL, and was given ${JSON.stringify(url) ?? "nothing"}.`,
+    );
+  }
+  if (prefix !== undefined && typeof prefix !== "string") {
+    throw new RedisStoreError("invalid-option", `${where}: \`prefix\` must be a string when given.`);
+  }
+  if (onError !== undefined && typeof onError !== "function") {
+    throw new RedisStoreError("invalid-option", `${where}: \`onError\` must be a function when given.`);
+  }
+  const tell = onError as ((error: unknown) => void) | undefined;
+  return {
+    url,
+    prefix: prefix ?? "lw:",
+    report: (error) => {
+      try {
+        tell?.(error);
+      } catch {
+        // A reporter that throws must not take the store down with it.
+      }
+    },
+  };
+}
+
+/**
+ * A client that never queues a command while it is away (so a write fails fast and is retried by
+ * its owner), reconnects with a short capped backoff forever, and reports errors instead of
+ * throwing them from an event emitter.
+ */
+export function connection(resolved: Resolved) {
+  const client = createClient({
+    url: resolved.url,
+    RESP: 2,
+    disableOfflineQueue: true,
+    socket: { reconnectStrategy: (retries: number) => Math.min(25 * 2 ** retries, 500) },
+  });
+  client.on("error", resolved.report);
+  return client;
+}
+
+/** Connects `client`, turning a refusal into a `RedisStoreError` (`connect`) that names the URL. */
+export async function open(client: RedisConnection, resolved: Resolved, where: string): Promise<void> {
+  // The first connection must not retry forever: a wrong URL should fail the factory, not hang it.
+  const first = new Promise<never>((_, reject) => {
+    const fail = (cause: unknown) =>
+      reject(
+        new RedisStoreError(
+          "connect",
+          `${where} could not reach Redis at ${resolved.url}. Check the URL and that the server is running.`,
+          { cause },
+        ),
+      );
+    client.once("error", fail);
+  });
+  try {
+    await Promise.race([client.connect(), first]);
+  } catch (error) {
+    client.destroy();
+    throw error;
+  }
+}
+
+/** Resolves once `client` is connected again (at once if it is). */
+export function whenReady(client: RedisConnection): Promise<void> {
+  if (client.isReady) return Promise.resolve();
+  return new Promise((resolve) => client.once("ready", () => resolve()));
+}
+
+/** Sends one command and reads its RESP2 reply as `T` (the shape the caller's command answers). */
+export function call<T>(client: RedisConnection, args: string[]): Promise<T> {
+  return client.sendCommand(args) as Promise<unknown> as Promise<T>;
+}
+
+/** A store's two connections: one for commands, one held by its subscriptions. */
+export interface Connections {
+  resolved: Resolved;
+  writer: RedisConnection;
+  subscriber: RedisConnection;
+}
+
+/**
+ * Checks the common options and opens a store's writer and subscriber connections, throwing
+ * `RedisStoreError` (`invalid-option`, `connect`) and closing what it opened when either fails.
+ */
+export async function connectStore(options: unknown, where: string): Promise<Connections> {
+  const resolved = resolveOptions(options, where);
+  const writer = connection(resolved);
+  await open(writer, resolved, where);
+  const subscriber = writer.duplicate();
+  subscriber.on("error", resolved.report);
+  try {
+    await subscriber.connect();
+  } catch (cause) {
+    writer.destroy();
+    throw new RedisStoreError(
+      "connect",
+      `${where} could not open its subscriber connection to ${resolved.url}.`,
+      {
+        cause,
+      },
+    );
+  }
+  return { resolved, writer, subscriber };
+}

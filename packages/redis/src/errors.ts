@@ -1,0 +1,31 @@
+const REDIS_STORE_ERROR = Symbol.for("@loopwright/redis.RedisStoreError");
+
+/** What kind of failure a {@link RedisStoreError} reports. */
+export type RedisStoreErrorCode = "invalid-option" | "connect" | "closed";
+
+/**
+ * The error a Redis-backed store throws: bad options, an unreachable server, or use after `close()`.
+ *
+ * `code` is `invalid-option` for options it cannot use, `connect` when it cannot reach
+ * its server when it is made (the client's error on `cause`), `closed` when used after `close()`. The message names the option or the URL and says what to do.
+ */
+export class RedisStoreError extends Error {
+  override readonly name: string = "RedisStoreError";
+  readonly [REDIS_STORE_ERROR] = true;
+  /** Which kind of failure this is. */
+  readonly code: RedisStoreErrorCode;
+
+  constructor(code: RedisStoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** True for a `RedisStoreError` from any installed copy of this package. */
+  static isInstance(value: unknown): value is RedisStoreError {
+    return (
+      typeof value === "object" &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[REDIS_STORE_ERROR] === true
+    );
+  }
+}

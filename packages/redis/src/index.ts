@@ -1,0 +1,13 @@
+export type { RedisBusOptions, RedisEventBus, RedisWatchOptions } from "./bus.js";
+export { createRedisBus } from "./bus.js";
+export type { RedisCalibration, RedisCalibrationOptions } from "./calibration.js";
+export { createRedisCalibration } from "./calibration.js";
+export type { RedisCapabilityStore, RedisCapabilityStoreOptions } from "./capabilities.js";
+export { createRedisCapabilityStore } from "./capabilities.js";
+export type { RedisOptions } from "./connection.js";
+export type { RedisStoreErrorCode } from "./errors.js";
+export { RedisStoreError } from "./errors.js";
+export type { RedisRouteLatches } from "./route-latches.js";
+export { createRedisRouteLatches } from "./route-latches.js";
+export type { RedisStores, RedisStoresOptions } from "./stores.js";
+export { createRedisStores } from "./stores.js";

@@ -1,0 +1,72 @@
+import { createClientPool } from "@loopwright/client";
+import { type RecordedRequest, startServer, type TestServer } from "@loopwright/testkit";
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const paths = (server: TestServer) => server.requests.map((r: RecordedRequest) => r.path);
+
+describe.skipIf(!HAS_REDIS)("the Redis window-route latches", () => {
+  let redis: RedisServer;
+  let llm: TestServer;
+  const stores: RedisRouteLatches[] = [];
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    llm = await startServer({ models: [{ id: "m" }] });
+  });
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await llm.close();
+    await redis.kill();
+  });
+
+  it("a server without native window routes, learned by one instance's pool, is not asked them by another's", async () => {
+    const a = await createRedisRouteLatches({ url: redis.url, prefix: "routes:" });
+    const b = await createRedisRouteLatches({ url: redis.url, prefix: "routes:" });
+    stores.push(a, b);
+    const poolA = createClientPool({ routeLatches: a });
+    const poolB = createClientPool({ routeLatches: b });
+
+    expect(await poolA.servedWindow({ baseUrl: llm.baseUrl, model: "m" })).toBeUndefined();
+    expect(paths(llm)).toEqual(["/props", "/api/v0/models"]);
+    const base = llm.baseUrl.replace(/\/v1$/, "");
+    for (let i = 0; i < 100 && !b.get(base)?.neither; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await poolB.servedWindow({ baseUrl: llm.baseUrl, model: "m" })).toBeUndefined();
+    // B asked nothing: A's latch reached it.
+    expect(paths(llm)).toEqual(["/props", "/api/v0/models"]);
+
+    const late = await createRedisRouteLatches({ url: redis.url, prefix: "routes:" });
+    stores.push(late);
+    expect(
+      await createClientPool({ routeLatches: late }).servedWindow({ baseUrl: llm.baseUrl }),
+    ).toBeUndefined();
+    expect(paths(llm)).toHaveLength(2);
+  });
+
+  it("shares a latch under a digest of the base URL, so credentials in it never reach Redis", async () => {
+    const a = await createRedisRouteLatches({ url: redis.url, prefix: "creds:" });
+    const b = await createRedisRouteLatches({ url: redis.url, prefix: "creds:" });
+    stores.push(a, b);
+    const base = "http://user:hunter2-secret@llm.test";
+    a.set(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
+    const state = a.get(base);
+    if (!state) throw new Error("the latch set a moment ago is not held");
+    state.lmstudioGone = true;
+    for (let i = 0; i < 100 && !b.get(base)?.lmstudioGone; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(b.get(base)).toMatchObject({ neither: false, lmstudioGone: true });
+    const raw = createClient({ url: redis.url, RESP: 2 });
+    await raw.connect();
+    try {
+      const keys = (await raw.sendCommand(["KEYS", "creds:*"])) as string[];
+      const members = (await raw.sendCommand(["SMEMBERS", "creds:routes:index"])) as string[];
+      expect(keys).toHaveLength(2);
+      expect([...keys, ...members].join("\n")).not.toContain("hunter2");
+    } finally {
+      raw.destroy();
+    }
+  });
+});

@@ -1,0 +1,173 @@
+import { createHash } from "node:crypto";
+import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
+import { call, connectStore, type RedisOptions } from "./connection.js";
+
+/**
+ * The window-route latches of `@loopwright/client`'s lookups, shared through Redis.
+ *
+ * Pass it as `createClientPool({ routeLatches })`; the lookups read and mutate its objects as they
+ * would a `Map`'s, without waiting on Redis. `delete` (the pool's least-recently-used bound, or its
+ * `forget`) drops a server here only.
+ */
+export interface RedisRouteLatches extends RouteLatchStore {
+  /** Reads every shared latch into the local copy (done on connect and after a reconnect). */
+  reload(): Promise<void>;
+  /** Closes both connections; the local copy keeps answering, without sharing. */
+  close(): Promise<void>;
+}
+
+type Fields = Partial<Record<keyof RouteLatches, string>>;
+
+/** What one latch set says, as hash fields: only what was learned (a latch only closes). */
+function fieldsOf(state: RouteLatches): Fields {
+  const fields: Fields = {};
+  if (state.neither) fields.neither = "1";
+  if (state.lmstudioGone) fields.lmstudioGone = "1";
+  if (state.lmstudioMissUntil > 0) fields.lmstudioMissUntil = String(state.lmstudioMissUntil);
+  return fields;
+}
+
+/**
+ * Makes a route-latch store shared through Redis and loads every latch already there.
+ *
+ * A latch one instance's lookup sets (a server without `/props` or `/api/v0/models`) is written to
+ * `<prefix>routes:<digest of the base URL>` (a base URL may carry credentials; only its SHA-256
+ * digest is written) and announced on `<prefix>routes`, and laid onto every instance's objects,
+ * so no instance asks a missing route again. Flags only close; the LM Studio retry time takes the
+ * later of two. Throws `RedisStoreError` for bad options or an unreachable server.
+ */
+export async function createRedisRouteLatches(options: RedisOptions): Promise<RedisRouteLatches> {
+  const { resolved, writer, subscriber } = await connectStore(options, "createRedisRouteLatches");
+  const { prefix, report } = resolved;
+  const channel = `${prefix}routes`;
+  const indexKey = `${prefix}routes:index`;
+  const keyOf = (id: string) => `${prefix}routes:${id}`;
+  const idOf = (base: string) => createHash("sha256").update(base).digest("hex").slice(0, 32);
+
+  const states = new Map<string, RouteLatches>();
+  /** What Redis says about each server, by digest, until this instance meets the server itself. */
+  const known = new Map<string, Fields>();
+  /** The latch objects whose fields already share a change. */
+  const instrumented = new WeakSet<RouteLatches>();
+  let receiving = false;
+
+  const share = (base: string, state: RouteLatches): void => {
+    if (receiving || !writer.isReady) return;
+    const fields = fieldsOf(state);
+    const flat = Object.entries(fields).flat();
+    if (flat.length === 0) return;
+    const id = idOf(base);
+    Promise.all([
+      call(writer, ["HSET", keyOf(id), ...flat]),
+      call(writer, ["SADD", indexKey, id]),
+      call(writer, ["PUBLISH", channel, JSON.stringify({ id, fields })]),
+    ]).catch(report);
+  };
+
+  /**
+   * Turns `state`'s three fields into accessors that share a change, on the object itself: the
+   * lookups keep using the object they made and handed to `set`.
+   */
+  const instrument = (base: string, state: RouteLatches): RouteLatches => {
+    const values = {
+      neither: state.neither,
+      lmstudioGone: state.lmstudioGone,
+      lmstudioMissUntil: state.lmstudioMissUntil,
+    };
+    for (const key of ["neither", "lmstudioGone", "lmstudioMissUntil"] as const) {
+      Object.defineProperty(state, key, {
+        enumerable: true,
+        configurable: true,
+        get: () => values[key],
+        set: (value: never) => {
+          if (values[key] === value) return;
+          values[key] = value;
+          share(base, state);
+        },
+      });
+    }
+    return state;
+  };
+
+  /** Lays `fields` onto `state`: flags only close, the retry time only moves later. */
+  const lay = (state: RouteLatches, fields: Fields): void => {
+    receiving = true;
+    try {
+      if (fields.neither === "1") state.neither = true;
+      if (fields.lmstudioGone === "1") state.lmstudioGone = true;
+      const until = Number(fields.lmstudioMissUntil);
+      if (until > state.lmstudioMissUntil) state.lmstudioMissUntil = until;
+    } finally {
+      receiving = false;
+    }
+  };
+
+  const receive = (id: string, fields: Fields): void => {
+    known.set(id, { ...known.get(id), ...fields });
+    for (const [base, state] of states) if (idOf(base) === id) lay(state, fields);
+  };
+
+  /** A server this instance has not met: made from what Redis knows of it, if anything. */
+  const adopt = (base: string): RouteLatches | undefined => {
+    const fields = known.get(idOf(base));
+    if (!fields) return undefined;
+    const state = instrument(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
+    instrumented.add(state);
+    lay(state, fields);
+    states.set(base, state);
+    return state;
+  };
+
+  const reload = async (): Promise<void> => {
+    const ids = await call<string[]>(writer, ["SMEMBERS", indexKey]);
+    for (const id of ids) {
+      const flat = await call<string[]>(writer, ["HGETALL", keyOf(id)]);
+      const fields: Record<string, string> = {};
+      for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+      receive(id, fields);
+    }
+  };
+
+  await subscriber.subscribe(channel, (message) => {
+    try {
+      const { id, fields } = JSON.parse(message) as { id: string; fields: Fields };
+      if (typeof id === "string" && typeof fields === "object" && fields !== null) receive(id, fields);
+    } catch (error) {
+      report(error);
+    }
+  });
+  subscriber.on("ready", () => {
+    // The server may have come back empty: write what this instance knows again, then read.
+    for (const [base, state] of states) share(base, state);
+    void reload().catch(report);
+  });
+  await reload();
+
+  return {
+    get: (base) => states.get(base) ?? adopt(base),
+    set(base, latches) {
+      // A lookup sets its server again to mark it recent: the same object, already sharing.
+      if (!instrumented.has(latches)) {
+        instrument(base, latches);
+        instrumented.add(latches);
+        share(base, latches);
+      }
+      states.set(base, latches);
+      return this;
+    },
+    delete: (base) => states.delete(base),
+    clear() {
+      states.clear();
+      known.clear();
+    },
+    get size() {
+      return states.size;
+    },
+    keys: () => states.keys(),
+    reload,
+    async close() {
+      subscriber.destroy();
+      writer.destroy();
+    },
+  };
+}

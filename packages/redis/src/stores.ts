@@ -1,0 +1,58 @@
+import { createRedisBus, type RedisBusOptions, type RedisEventBus } from "./bus.js";
+import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
+import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
+import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
+
+/** Options for {@link createRedisStores}: one Redis for all three stores, and the bus's limits. */
+export interface RedisStoresOptions extends RedisBusOptions {
+  /** See `RedisCapabilityStoreOptions.syncMs`. */
+  syncMs?: number;
+}
+
+/** The Redis-backed stores a runtime reads, made together so calibration can name endpoints. */
+export interface RedisStores {
+  /** Capability latches shared by every instance. */
+  readonly capabilities: RedisCapabilityStore;
+  /** Characters-per-token readings shared by every instance. */
+  readonly calibration: RedisCalibration;
+  /** Run events on Redis Streams, watchable from any instance. */
+  readonly bus: RedisEventBus;
+  /** Window-route latches for `createClientPool({ routeLatches })`, shared by every instance. */
+  readonly routeLatches: RedisRouteLatches;
+  /** Closes all four (the bus first writes what is pending, if Redis is there). */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects the capability store, the calibration store, the bus and the route latches to one Redis.
+ *
+ * Throws `RedisStoreError` for bad options or an unreachable server, closing whatever it had opened.
+ */
+export async function createRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
+  const opened: { close(): Promise<void> }[] = [];
+  const track = <T extends { close(): Promise<void> }>(store: T): T => {
+    opened.push(store);
+    return store;
+  };
+  try {
+    const capabilities = track(await createRedisCapabilityStore(options));
+    const calibration = track(
+      await createRedisCalibration({ ...options, endpointIdOf: capabilities.endpointIdOf }),
+    );
+    const routeLatches = track(await createRedisRouteLatches(options));
+    const bus = track(await createRedisBus(options));
+    return {
+      capabilities,
+      calibration,
+      bus,
+      routeLatches,
+      async close() {
+        await bus.close();
+        await Promise.all([capabilities.close(), calibration.close(), routeLatches.close()]);
+      },
+    };
+  } catch (error) {
+    await Promise.all(opened.map((store) => store.close()));
+    throw error;
+  }
+}

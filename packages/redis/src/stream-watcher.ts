@@ -1,0 +1,265 @@
+import type { EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
+import { call, type RedisConnection, whenReady } from "./connection.js";
+
+type Result = IteratorResult<SequencedEvent, undefined>;
+const FINISHED: Result = Object.freeze({ done: true, value: undefined }) as Result;
+
+/** What a stream watcher needs from its bus. */
+export interface StreamWatcherHost {
+  /** A fresh connection of the watcher's own: `XREAD BLOCK` holds the connection it runs on. */
+  connect(): Promise<RedisConnection>;
+  settings(): EventsSettings;
+  detach(watcher: StreamWatcher): void;
+  report(error: unknown): void;
+}
+
+/** How many entries one `XREAD` asks for. */
+const BATCH = 256;
+
+/** One stream entry as `XREAD` answers it in RESP2: `[id, [field, value, ...]]`. */
+type Entry = [string, string[]];
+
+/** Reads the event stored in one entry; `undefined` for an entry this package did not write. */
+function decode(entry: Entry): SequencedEvent | undefined {
+  const fields = entry[1];
+  const at = fields.indexOf("e");
+  if (at < 0 || at + 1 >= fields.length) return undefined;
+  try {
+    const event = JSON.parse(fields[at + 1] as string) as SequencedEvent;
+    return typeof event?.seq === "number" && typeof event.kind === "string" ? event : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function gapNotice(dropped: number, seq: number, why: string): SequencedEvent {
+  const notice = {
+    kind: "notice",
+    text: `This watcher ${why}: ${dropped} event${dropped === 1 ? " was" : "s were"} skipped.`,
+    dropped,
+    seq,
+  };
+  return notice as SequencedEvent<RunEvent>;
+}
+
+/**
+ * One reader of one run's stream, on a connection of its own. It first replays what the stream
+ * held when it subscribed, reading a batch only when its reader has used the last one; then it
+ * follows live with `XREAD BLOCK`, into a queue capped the way the in-memory bus caps a slow
+ * watcher's (the most recent `maxEvents` kept, one gap notice for the skipped stretch). A seq
+ * jump in the stream itself (events lost to a Redis restart or trimmed away) is announced the same
+ * way, once. Survives the server going away: it waits for the connection and reads on from the
+ * last seq it saw.
+ */
+export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, undefined> {
+  private queue: SequencedEvent[] = [];
+  private head = 0;
+  /** Live events trimmed out of the queue since the reader last took one. */
+  private trimmed = 0;
+  /** The head event was just named by a gap notice: it is read next, whatever is trimmed meanwhile. */
+  private headPinned = false;
+  private waiters: ((result: Result) => void)[] = [];
+  /** Wakes the read loop when it waits for the reader to use a replay batch. */
+  private wantMore: (() => void) | undefined;
+  private ending = false;
+  private closed = false;
+  private conn: RedisConnection | undefined;
+  /** The last seq read from the stream (0 before the first). */
+  private cursor: number;
+  /** The stream's last seq when this watcher subscribed: up to it nothing is trimmed. */
+  private replayEnd = 0;
+  private readonly onAbort = (): void => this.close();
+
+  constructor(
+    private readonly host: StreamWatcherHost,
+    private readonly key: string,
+    after: number,
+    private readonly signal: SignalLike | undefined,
+  ) {
+    this.cursor = after;
+    signal?.addEventListener("abort", this.onAbort, { once: true });
+    void this.run();
+  }
+
+  /** Whether this watcher has stopped reading (finished, left, or aborted). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** The run was dropped (`endRun` on some instance): finish once what is queued has been read. */
+  end(): void {
+    this.ending = true;
+    this.stopReading();
+    if (this.available() === 0) this.close();
+  }
+
+  next(): Promise<Result> {
+    if (this.closed) return Promise.resolve(FINISHED);
+    const ready = this.take();
+    if (ready) return Promise.resolve(ready);
+    if (this.ending) {
+      this.close();
+      return Promise.resolve(FINISHED);
+    }
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+    });
+  }
+
+  return(): Promise<Result> {
+    this.close();
+    return Promise.resolve(FINISHED);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** Leaves the run now: a pending `next()` settles as finished and the connection is dropped. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue = [];
+    this.head = 0;
+    this.signal?.removeEventListener("abort", this.onAbort);
+    this.stopReading();
+    this.host.detach(this);
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) waiter(FINISHED);
+  }
+
+  private stopReading(): void {
+    const wake = this.wantMore;
+    this.wantMore = undefined;
+    wake?.();
+    // destroy, not close: a blocked XREAD must end now, not when a new event arrives.
+    if (this.conn?.isOpen) this.conn.destroy();
+  }
+
+  private available(): number {
+    return this.queue.length - this.head;
+  }
+
+  private take(): Result | undefined {
+    if (this.head >= this.queue.length) return undefined;
+    if (this.trimmed > 0) {
+      const next = this.queue[this.head] as SequencedEvent;
+      const dropped = this.trimmed;
+      this.trimmed = 0;
+      this.headPinned = true;
+      return { done: false, value: gapNotice(dropped, next.seq - 1, "fell behind") };
+    }
+    const event = this.queue[this.head++] as SequencedEvent;
+    this.headPinned = false;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    if (event.kind === "done") this.close();
+    else if (this.available() === 0) {
+      const wake = this.wantMore;
+      this.wantMore = undefined;
+      wake?.();
+    }
+    return { done: false, value: event };
+  }
+
+  /** Hands an event to a waiting reader, or queues it (capped only past the replay). */
+  private push(event: SequencedEvent): void {
+    if (this.closed) return;
+    const waiter = this.available() === 0 && this.trimmed === 0 ? this.waiters.shift() : undefined;
+    if (waiter) {
+      waiter({ done: false, value: event });
+      if (event.kind === "done") this.close();
+      return;
+    }
+    this.queue.push(event);
+    if (event.seq <= this.replayEnd) return;
+    const { maxEvents, trimSlack } = this.host.settings();
+    if (this.available() > maxEvents + trimSlack) {
+      // A head a notice has just named stays out of the cut, so no second notice follows the first
+      // across the same gap; the cut starts just behind it.
+      const keep = this.headPinned ? [this.queue[this.head] as SequencedEvent] : [];
+      const from = this.head + keep.length;
+      const drop = this.available() - keep.length - maxEvents;
+      this.queue = [...keep, ...this.queue.slice(from + drop)];
+      this.head = 0;
+      this.trimmed += drop;
+    }
+  }
+
+  private async run(): Promise<void> {
+    // A watcher closed as it was made (an aborted signal, a closed bus) opens no connection.
+    await Promise.resolve();
+    if (this.closed) return;
+    try {
+      this.conn = await this.host.connect();
+      if (this.closed) {
+        this.conn.destroy();
+        return;
+      }
+      this.replayEnd = await this.topSeq();
+      while (!this.closed && !this.ending) {
+        if (this.cursor < this.replayEnd && this.available() > 0) {
+          // Replay is read on demand: wait until the reader has used what it holds.
+          await new Promise<void>((resolve) => {
+            this.wantMore = resolve;
+          });
+          continue;
+        }
+        await this.readOnce();
+      }
+    } catch (error) {
+      if (!this.closed && !this.ending) this.host.report(error);
+      if (!this.closed) this.end();
+    } finally {
+      // Read to the end (or told to stop): the connection has nothing more to wait for.
+      if (this.conn?.isOpen) this.conn.destroy();
+    }
+  }
+
+  private async topSeq(): Promise<number> {
+    const conn = this.conn as RedisConnection;
+    const top = await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]);
+    const first = top[0];
+    return first ? Number.parseInt(first[0], 10) : 0;
+  }
+
+  private async readOnce(): Promise<void> {
+    const conn = this.conn as RedisConnection;
+    let reply: [string, Entry[]][] | null;
+    try {
+      reply = await call<[string, Entry[]][] | null>(conn, [
+        "XREAD",
+        "COUNT",
+        String(BATCH),
+        "BLOCK",
+        "0",
+        "STREAMS",
+        this.key,
+        `${this.cursor}-0`,
+      ]);
+    } catch (error) {
+      if (this.closed || this.ending) return;
+      // The server went away (or restarted): read on from the same seq once it is back.
+      this.host.report(error);
+      await whenReady(conn);
+      return;
+    }
+    for (const entry of reply?.[0]?.[1] ?? []) {
+      const event = decode(entry);
+      if (!event || event.seq <= this.cursor) continue;
+      if (event.seq > this.cursor + 1) {
+        const dropped = event.seq - this.cursor - 1;
+        this.push(gapNotice(dropped, event.seq - 1, "could not read part of the run from Redis"));
+      }
+      this.cursor = event.seq;
+      this.push(event);
+      if (event.kind === "done") {
+        this.ending = true;
+        return;
+      }
+    }
+  }
+}

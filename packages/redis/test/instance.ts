@@ -1,0 +1,54 @@
+// A second loopwright instance in its own process, driven over IPC by the tests: it runs an agent
+// loop on Redis-backed stores, emitting the run's events into the Redis bus.
+import { redisHost } from "./host.js";
+
+interface RunCommand {
+  type: "run";
+  url: string;
+  prefix: string;
+  baseUrl: string;
+  runId: string;
+  /** How long each tool call takes, so a run lasts long enough to be interrupted. */
+  toolMs: number;
+}
+
+const send = (message: unknown) => process.send?.(message);
+
+process.on("message", async (message: RunCommand | { type: "exit" }) => {
+  if (message.type === "exit") process.exit(0);
+  const errors: string[] = [];
+  const runtime = await redisHost({
+    url: message.url,
+    prefix: message.prefix,
+    onError: (error) => errors.push(String(error)),
+  });
+  try {
+    const { runId } = message;
+    const result = await runtime.runAgentLoop({
+      config: { baseUrl: message.baseUrl, model: "sim" },
+      messages: [{ role: "user", content: "work" }],
+      tools: [
+        { type: "function", function: { name: "step", parameters: { type: "object", properties: {} } } },
+      ],
+      dispatch: async () => {
+        await new Promise((resolve) => setTimeout(resolve, message.toolMs));
+        return "ok";
+      },
+      onEvent: (event) => runtime.bus.emit(runId, event),
+    });
+    runtime.bus.emit(runId, { kind: "done" });
+    await runtime.bus.flushed();
+    await runtime.capabilities.sync();
+    send({
+      type: "ran",
+      emitted: runtime.bus.history(runId).length,
+      steps: result.steps,
+      usageInStream: runtime.capabilities.capabilitiesFor(message.baseUrl).usageInStream,
+    });
+  } catch (error) {
+    send({ type: "failed", message: String(error), stack: (error as Error).stack });
+  } finally {
+    await runtime.close();
+  }
+});
+send({ type: "ready" });
