@@ -47,6 +47,6 @@ export type {
 export { DEFAULT_TOOL_TIMEOUT_MS, NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { DEFAULT_MAX_RETRY_WAIT_MS, RATE_LIMIT_RETRIES, runTurn } from "./run-turn.js";
-export type { Runtime, RuntimeOptions } from "./runtime.js";
+export type { Runtime, RuntimeOptions, RuntimeStores } from "./runtime.js";
 export { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./runtime.js";
 export type { ToolLoadMetrics } from "./tool-discovery.js";

@@ -67,6 +67,22 @@ export interface RuntimeOptions {
   events?: Partial<EventsSettings>;
   /** The hooks settings: `maxTokens` (the shared budget), `preface`, `timeoutMs`. */
   hooks?: Partial<HookSettings>;
+  /**
+   * Stores already built, used as they are instead of making new ones (the bounds above are then
+   * not applied to them): e.g. `@loopwright/redis`'s `createRedisStores()`, so runtimes in many
+   * processes share one bus and one set of latches. Any left out is made here as usual. The runtime
+   * does not own them beyond `reset`/`close` calling their own `reset`/`close`.
+   */
+  stores?: RuntimeStores;
+}
+
+/** Stores a runtime may be given instead of making its own (see `RuntimeOptions.stores`). */
+export interface RuntimeStores {
+  clients?: ClientPool;
+  capabilities?: CapabilityStore;
+  calibration?: Calibration;
+  bus?: EventBus;
+  hooks?: Hooks;
 }
 
 function runtimeOf(
@@ -109,15 +125,17 @@ function runtimeOf(
 
 /**
  * A runtime with caches of its own, sharing nothing with the default one or any other, each
- * bounded as `options` says (every package's documented default where absent).
+ * bounded as `options` says (every package's documented default where absent) — or with the
+ * stores `options.stores` hands it (a Redis-backed set shared by many processes).
  */
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  const given = options.stores ?? {};
   return runtimeOf(
-    createClientPool(options.clients),
-    createCapabilityStore(options.capabilities),
-    createCalibration(options.calibration),
-    createBus(options.events),
-    createHooks(options.hooks),
+    given.clients ?? createClientPool(options.clients),
+    given.capabilities ?? createCapabilityStore(options.capabilities),
+    given.calibration ?? createCalibration(options.calibration),
+    given.bus ?? createBus(options.events),
+    given.hooks ?? createHooks(options.hooks),
   );
 }
 
