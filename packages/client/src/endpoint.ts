@@ -49,12 +49,24 @@ function seconds(
 }
 
 /**
+ * The longest timer Node holds: 2,147,483,647 ms (about 24.8 days). A longer one fires after 1 ms
+ * instead, so every timeout is clamped to this.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Milliseconds, clamped to what a Node timer can hold (see {@link MAX_TIMER_MS}). */
+function timerMs(ms: number): number {
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
+/**
  * `requestTimeoutSeconds` in milliseconds, or `undefined` (wait forever) where it is absent or 0.
- * Reads only that field. Throws `EndpointConfigError` for a negative or non-numeric value.
+ * Reads only that field. Clamped to `MAX_TIMER_MS` (about 24.8 days), the longest timer Node can
+ * hold, so the answer is always finite. Throws `EndpointConfigError` for a negative or non-numeric value.
  */
 export function timeoutMs(endpoint: Pick<Endpoint, "requestTimeoutSeconds">): number | undefined {
   const s = seconds(endpoint, "requestTimeoutSeconds");
-  return s === undefined ? undefined : s * 1000;
+  return s === undefined ? undefined : timerMs(s * 1000);
 }
 
 /**
@@ -62,15 +74,16 @@ export function timeoutMs(endpoint: Pick<Endpoint, "requestTimeoutSeconds">): nu
  *
  * `firstTokenSeconds`, else five
  * times `requestTimeoutSeconds`, else `undefined` (wait forever). Prefill of a long prompt on a
- * local GPU takes tens of seconds, so the first wait gets its own allowance.
+ * local GPU takes tens of seconds, so the first wait gets its own allowance. Clamped, as
+ * `timeoutMs` is, to `MAX_TIMER_MS`, so always finite.
  */
 export function firstTokenMs(
   endpoint: Pick<Endpoint, "requestTimeoutSeconds" | "firstTokenSeconds">,
 ): number | undefined {
   const first = seconds(endpoint, "firstTokenSeconds");
-  if (first !== undefined) return first * 1000;
+  if (first !== undefined) return timerMs(first * 1000);
   const request = seconds(endpoint, "requestTimeoutSeconds");
-  return request === undefined ? undefined : request * 5000;
+  return request === undefined ? undefined : timerMs(request * 5000);
 }
 
 /** The base URL, checked and without trailing slashes; throws `EndpointConfigError` when unusable. */

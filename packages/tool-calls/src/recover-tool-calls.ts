@@ -1,5 +1,13 @@
 import { describeValue, ToolCallsError } from "./errors.js";
-import { isRecord, repairLeading, repairParse, scanBrackets, tryParse } from "./json-text.js";
+import {
+  findFences,
+  isRecord,
+  repairLeading,
+  repairParse,
+  scanBrackets,
+  tryParse,
+  withinDepth,
+} from "./json-text.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
 import type { ToolCallRequest } from "./types.js";
 
@@ -66,7 +74,7 @@ function readTools(tools: readonly ToolNameLike[]): Known {
 /** Reads a call's arguments, which a model writes as an object or as JSON in a string. */
 function readArguments(value: unknown): { args: Record<string, unknown>; raw: string } | undefined {
   if (value === undefined || value === null) return { args: {}, raw: "{}" };
-  if (isRecord(value)) return { args: value, raw: JSON.stringify(value) };
+  if (isRecord(value)) return withinDepth(value) ? { args: value, raw: JSON.stringify(value) } : undefined;
   if (typeof value !== "string") return undefined;
   try {
     return { args: parseToolArguments(value).value, raw: value };
@@ -268,15 +276,19 @@ const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter
 function functionBlocks(text: string, known: Known): Block[] {
   const blocks: Block[] = [];
   const opens = matches(text, FUNCTION_OPEN);
+  let from = 0;
   opens.forEach((open, n) => {
+    // An opener inside the block before it (in a string argument) is that block's text.
+    if (open.index < from) return;
     const name = unquote(open[1] as string);
     const bodyAt = open.index + open[0].length;
-    const next = opens[n + 1]?.index ?? text.length;
+    const next = opens.slice(n + 1).find((o) => o.index >= bodyAt)?.index ?? text.length;
     const json = jsonArgumentsAt(text, bodyAt);
-    if (json && json.end <= next) {
+    if (json) {
       const after = skipSpace(text, json.end);
       const end = text.startsWith(FUNCTION_CLOSE, after) ? after + FUNCTION_CLOSE.length : json.end;
       blocks.push({ start: open.index, end, call: { name, ...json.found } });
+      from = end;
       return;
     }
     const close = text.indexOf(FUNCTION_CLOSE, bodyAt);
@@ -285,6 +297,7 @@ function functionBlocks(text: string, known: Known): Block[] {
     const body = text.slice(bodyAt, bodyEnd);
     if (body.trim() !== "" && !body.includes("<parameter=")) return;
     blocks.push({ start: open.index, end, call: pairArguments(pairsOf(body, PARAMETER), known, name, true) });
+    from = end;
   });
   return blocks;
 }
@@ -609,9 +622,12 @@ const DS_AFTER = new RegExp(
 function deepseekSpans(text: string): Span[] {
   const spans: Span[] = [];
   const begins = matches(text, DS_CALL_BEGIN);
+  let from = 0;
   begins.forEach((begin, n) => {
+    // A marker inside the call before it (in a string argument) is that call's text.
+    if (begin.index < from) return;
     const bodyAt = begin.index + begin[0].length;
-    const limit = begins[n + 1]?.index ?? text.length;
+    let limit = begins[n + 1]?.index ?? text.length;
     const region = text.slice(bodyAt, limit);
     const sep = DS_SEP.exec(region);
     if (!sep) return;
@@ -628,9 +644,11 @@ function deepseekSpans(text: string): Span[] {
     let found: { args: Record<string, unknown>; raw: string } = { args: {}, raw: "{}" };
     let end = argsAt;
     const json = jsonArgumentsAt(text, argsAt);
-    if (json && json.end <= limit) {
+    if (json) {
       found = json.found;
       end = json.end;
+      // Arguments that ran past the next marker held it in a string.
+      if (end > limit) limit = text.length;
       const fence = /^\s*```/.exec(text.slice(end));
       if (fence) end += fence[0].length;
     } else if (!/^\s*(?:$|<)/.test(text.slice(argsAt, limit))) {
@@ -645,6 +663,7 @@ function deepseekSpans(text: string): Span[] {
     const after = DS_AFTER.exec(text.slice(end));
     if (after) end += after[0].length;
     spans.push({ start, end, calls: [{ name, ...found }] });
+    from = end;
   });
   return spans;
 }
@@ -799,10 +818,10 @@ function pythonicSpan(text: string): Span | undefined {
 
 /** The one fenced block of a reply, when it holds a JSON call (or a `tool_calls` list) or a Python call. */
 function fencedSpan(text: string): Span | undefined {
-  const fences = [...text.matchAll(/```[\w-]*[^\S\n]*\n([\s\S]*?)```/g)];
-  if (fences.length !== 1) return undefined;
-  const fence = fences[0] as RegExpExecArray;
-  const body = (fence[1] as string).trim();
+  const fences = findFences(text, 2);
+  if (fences.length !== 1 || !fences[0]?.closed) return undefined;
+  const fence = fences[0];
+  const body = fence.body.trim();
   let calls: Found[] | undefined;
   // Gemma 3's prompted form: a ```tool_code fence holding a Python call.
   if (/^\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(body)) calls = pythonicCalls(body);
@@ -810,7 +829,7 @@ function fencedSpan(text: string): Span | undefined {
     const parsed = tryParse(body) ?? repairParse(body);
     calls = parsed ? callsIn(parsed.value) : undefined;
   }
-  return calls ? { start: fence.index, end: fence.index + fence[0].length, calls } : undefined;
+  return calls ? { start: fence.start, end: fence.end, calls } : undefined;
 }
 
 /**
@@ -830,8 +849,14 @@ function knownName(name: string, known: Known): string {
   return known.names.has(unglued) ? unglued : name;
 }
 
-function overlaps(a: Span, spans: readonly Span[]): boolean {
-  return spans.some((b) => a.start < b.end && b.start < a.end);
+/** The spans whose every call names a known tool, names read past `functions.` and the like. */
+function named(spans: readonly Span[], known: Known): Span[] {
+  return spans
+    .map((span) => ({
+      ...span,
+      calls: span.calls.map((call) => ({ ...call, name: knownName(call.name, known) })),
+    }))
+    .filter((span) => span.calls.every((call) => known.names.has(call.name)));
 }
 
 /**
@@ -886,31 +911,39 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   const tail = text.slice(headEnd);
   if (known.names.size === 0 || tail.trim() === "") return { calls: [], text };
 
-  const spans: Span[] = [];
-  const add = (candidates: readonly Span[]) => {
-    for (const span of candidates) if (!overlaps(span, spans)) spans.push(span);
-  };
-  add(tagSpans(tail, known));
-  add(gemmaSpans(tail));
-  add(deepseekSpans(tail));
-  add(kimiSpans(tail));
-  add(bareBlockSpans(tail, known));
-  add(mistralSpans(tail));
-  add(harmonySpans(tail, known));
-  add(plainHarmonySpans(tail));
-  add(functionarySpans(tail, known));
-  if (spans.length === 0) {
-    const whole = wholeReplySpan(tail) ?? pythonicSpan(tail) ?? fencedSpan(tail);
-    if (whole) spans.push(whole);
+  // A reply that is nothing but JSON (or pythonic) calls holds any markup in its strings.
+  const whole = wholeReplySpan(tail) ?? pythonicSpan(tail);
+  let accepted = whole ? named([whole], known) : [];
+  if (accepted.length === 0) {
+    const families = [
+      tagSpans(tail, known),
+      gemmaSpans(tail),
+      deepseekSpans(tail),
+      kimiSpans(tail),
+      bareBlockSpans(tail, known),
+      mistralSpans(tail),
+      harmonySpans(tail, known),
+      plainHarmonySpans(tail),
+      functionarySpans(tail, known),
+    ];
+    // The span that starts first wins (the earlier family on a tie): one starting inside another
+    // is markup written in that call's string arguments, not a call of its own.
+    const ordered = families
+      .flatMap((spans, family) => spans.map((span) => ({ span, family })))
+      .sort((a, b) => a.span.start - b.span.start || a.family - b.family);
+    const spans: Span[] = [];
+    for (const { span } of ordered) {
+      const previous = spans[spans.length - 1];
+      if (!previous || span.start >= previous.end) spans.push(span);
+    }
+    const fenced = fencedSpan(tail);
+    // Markup found only inside the reply's one fenced call is that call's text.
+    if (fenced && spans.every((span) => span.start >= fenced.start && span.end <= fenced.end)) {
+      accepted = named([fenced], known);
+    } else {
+      accepted = named(spans, known);
+    }
   }
-
-  const accepted = spans
-    .map((span) => ({
-      ...span,
-      calls: span.calls.map((call) => ({ ...call, name: knownName(call.name, known) })),
-    }))
-    .filter((span) => span.calls.every((call) => known.names.has(call.name)))
-    .sort((a, b) => a.start - b.start);
   if (accepted.length === 0 || accepted.every((span) => span.calls.length === 0)) return { calls: [], text };
 
   const calls: ToolCallRequest[] = [];
