@@ -163,8 +163,17 @@ function matches(text: string, pattern: RegExp): RegExpExecArray[] {
   return found;
 }
 
+/**
+ * Characters the current `recoverToolCalls` call may still walk looking for where a JSON value
+ * closes. A junk reply of thousands of unclosed openers would walk to its end from each; a real
+ * reply walks each call once, about its own length.
+ */
+let scanBudget = Number.POSITIVE_INFINITY;
+
 function jsonAt(text: string, start: number): { value: unknown; end: number } | undefined {
+  if (scanBudget <= 0) return undefined;
   const { end } = scanBrackets(text, start);
+  scanBudget -= (end < 0 ? text.length : end) - start;
   const stop = end < 0 ? text.length : end;
   const slice = text.slice(start, stop);
   const parsed = tryParse(slice) ?? repair(slice);
@@ -265,9 +274,10 @@ interface Block {
   call: Found;
 }
 
-const FUNCTION_OPEN = /<function=([^>\n]+)>/g;
+// Names are bounded: an unbounded run would be read again from every `<function=` in junk.
+const FUNCTION_OPEN = /<function=([^>\n]{1,256})>/g;
 const FUNCTION_CLOSE = "</function>";
-const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/g;
+const PARAMETER = /<parameter=([^>\n]{1,256})>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/g;
 
 /**
  * `<function=name>…</function>` blocks: Qwen3-Coder's `<parameter=key>value</parameter>` markup
@@ -305,11 +315,11 @@ function functionBlocks(text: string, known: Known): Block[] {
 /** The optional `｜DSML｜` tag prefix DeepSeek V3.2 writes its markup with. */
 const DSML = "(?:[|｜]DSML[|｜])?";
 const INVOKE = new RegExp(
-  `<${DSML}invoke\\s+name\\s*=\\s*["']?([^"'>]+)["']?\\s*>([\\s\\S]*?)(?:</${DSML}invoke>|(?=<${DSML}invoke\\b)|$)`,
+  `<${DSML}invoke\\s+name\\s*=\\s*["']?([^"'>]{1,256})["']?\\s*>([\\s\\S]*?)(?:</${DSML}invoke>|(?=<${DSML}invoke\\b)|$)`,
   "g",
 );
 const INVOKE_PARAMETER = new RegExp(
-  `<${DSML}parameter\\s+name\\s*=\\s*["']?([^"'>\\s]+)["']?(?:\\s+string\\s*=\\s*["']?(true|false)["']?)?\\s*>([\\s\\S]*?)</${DSML}parameter>`,
+  `<${DSML}parameter\\s+name\\s*=\\s*["']?([^"'>\\s]{1,256})["']?(?:\\s+string\\s*=\\s*["']?(true|false)["']?)?\\s*>([\\s\\S]*?)</${DSML}parameter>`,
   "g",
 );
 
@@ -433,7 +443,7 @@ function pythonicCalls(body: string): Found[] | undefined {
 
 /** The calls a tag's markup body holds, in whichever markup it is written. */
 function markupCalls(body: string, known: Known): Found[] | undefined {
-  if (/^\s*\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(body)) {
+  if (/^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) {
     const pythonic = pythonicCalls(body);
     if (pythonic) return pythonic;
   }
@@ -668,7 +678,8 @@ function deepseekSpans(text: string): Span[] {
   return spans;
 }
 
-const KIMI_CALL = /<\|tool_call_begin\|>\s*([^<]*?)\s*<\|tool_call_argument_begin\|>/g;
+// One bounded run for the name, trimmed after: `\s*` on both sides of a lazy run was cubic on spaces.
+const KIMI_CALL = /<\|tool_call_begin\|>([^<]{0,256}?)<\|tool_call_argument_begin\|>/g;
 const KIMI_BEFORE = /<\|tool_calls_section_begin\|>\s*$/;
 const KIMI_AFTER = /^\s*<\|tool_call_end\|>(?:\s*<\|tool_calls_section_end\|>)?/;
 
@@ -712,19 +723,47 @@ function inferTool(args: Record<string, unknown>, known: Known): string | undefi
 }
 
 /** gpt-oss Harmony tokens served raw: `<|channel|>commentary to=functions.x …<|message|>{…}<|call|>`. */
+/** Skips back over at most 64 characters of blank space before `at`. */
+function spaceBefore(text: string, at: number): number {
+  let i = at;
+  while (i > 0 && at - i < 64 && /\s/.test(text[i - 1] as string)) i--;
+  return i;
+}
+
+/**
+ * What a Harmony header writes before its `<|channel|>`: `<|start|>assistant` and a
+ * `to=recipient`, both optional. Read backwards from the channel token, so junk of many `to=`
+ * costs nothing until a channel token is found.
+ */
+function harmonyLead(text: string, at: number): { start: number; to: string } {
+  let start = at;
+  let to = "";
+  const end = spaceBefore(text, at);
+  const from = text.lastIndexOf("to=", end - 1);
+  if (from >= 0 && end - from <= 259 && end > from + 3 && !/[\s<]/.test(text.slice(from + 3, end))) {
+    to = text.slice(from, end);
+    start = from;
+  }
+  const lead = spaceBefore(text, start);
+  if (text.startsWith(HARMONY_START, lead - HARMONY_START.length)) start = lead - HARMONY_START.length;
+  return { start, to };
+}
+
+const HARMONY_START = "<|start|>assistant";
+const HARMONY_HEADER = /<\|channel\|>commentary([^<]{0,256}?)(?:<\|constrain\|>[^<]{0,64})?<\|message\|>/g;
+
 function harmonySpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
-  const HEADER =
-    /(?:<\|start\|>assistant\s*)?((?:to=[^\s<]+\s*)?)<\|channel\|>commentary([^<]*?)(?:<\|constrain\|>[^<]*)?<\|message\|>/g;
-  for (const match of matches(text, HEADER)) {
+  for (const match of matches(text, HARMONY_HEADER)) {
     const json = jsonArgumentsAt(text, match.index + match[0].length);
     if (!json) continue;
-    const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${match[1] ?? ""} ${match[2] ?? ""}`);
+    const lead = harmonyLead(text, match.index);
+    const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${lead.to} ${match[1] ?? ""}`);
     const name = recipient ? (recipient[1] as string) : inferTool(json.found.args, known);
     if (name === undefined) continue;
     const tail = /^\s*<\|(?:call|end)\|>/.exec(text.slice(json.end));
     spans.push({
-      start: match.index,
+      start: lead.start,
       end: json.end + (tail ? tail[0].length : 0),
       calls: [{ name, ...json.found }],
     });
@@ -812,7 +851,7 @@ function wholeReplySpan(text: string): Span | undefined {
 
 /** A reply that is nothing but pythonic calls: `[name(k=v), …]`. */
 function pythonicSpan(text: string): Span | undefined {
-  const calls = /^\s*\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(text) ? pythonicCalls(text) : undefined;
+  const calls = /^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(text) ? pythonicCalls(text) : undefined;
   return calls ? { start: 0, end: text.length, calls } : undefined;
 }
 
@@ -824,7 +863,7 @@ function fencedSpan(text: string): Span | undefined {
   const body = fence.body.trim();
   let calls: Found[] | undefined;
   // Gemma 3's prompted form: a ```tool_code fence holding a Python call.
-  if (/^\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(body)) calls = pythonicCalls(body);
+  if (/^(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) calls = pythonicCalls(body);
   else if (/^[{[]/.test(body)) {
     const parsed = tryParse(body) ?? repairParse(body);
     calls = parsed ? callsIn(parsed.value) : undefined;
@@ -897,10 +936,12 @@ export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): 
   }
   const known = readTools(tools);
   repairBudget = 2 * text.length + 4096;
+  scanBudget = 8 * text.length + 65_536;
   try {
     return recoverFrom(text, known);
   } finally {
     repairBudget = Number.POSITIVE_INFINITY;
+    scanBudget = Number.POSITIVE_INFINITY;
   }
 }
 
