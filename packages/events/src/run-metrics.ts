@@ -105,6 +105,14 @@ export function runMetrics(events: Iterable<RunEvent>, options: RunMetricsOption
   const breaksByReason = new Map<string, number>();
 
   for (const event of events) {
+    try {
+      countEvent(event);
+    } catch {
+      // An event a getter or Proxy will not let be read is not counted.
+    }
+  }
+
+  function countEvent(event: RunEvent): void {
     switch (event?.kind) {
       case "usage": {
         metrics.turns++;

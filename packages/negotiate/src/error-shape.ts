@@ -74,7 +74,34 @@ function headerReader(headers: unknown): HeaderReader | undefined {
  * `{ status, body }`, a bare string) into the facts the classifiers here decide on. Never throws.
  */
 export function readError(error: unknown): ErrorFacts {
-  return readErrorAt(error, 0);
+  try {
+    const facts = readErrorAt(error, 0);
+    const headers = facts.headers;
+    // A header store that throws (a Proxy, a getter) reads as no header.
+    if (headers) {
+      facts.headers = (name) => {
+        try {
+          return headers(name);
+        } catch {
+          return undefined;
+        }
+      };
+    }
+    return facts;
+  } catch {
+    // Only a value no server sends gets here (a throwing getter or Proxy, a BigInt in a message):
+    // it reads as an error that says nothing.
+    return {
+      status: undefined,
+      text: "",
+      primary: "",
+      code: undefined,
+      type: undefined,
+      param: undefined,
+      objects: [],
+      headers: undefined,
+    };
+  }
 }
 
 function readErrorAt(error: unknown, depth: number): ErrorFacts {

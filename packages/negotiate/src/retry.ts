@@ -104,6 +104,14 @@ const DETERMINISTIC_5XX = [
 
 /** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */
 function kindOf(error: unknown): string {
+  try {
+    return kindOfUnsafe(error);
+  } catch {
+    return ""; // a Proxy whose traps throw has no kind
+  }
+}
+
+function kindOfUnsafe(error: unknown): string {
   if (typeof error !== "object" || error === null) return "";
   const name = (error as { name?: unknown }).name;
   if (typeof name === "string" && name !== "Error") return name;
@@ -127,6 +135,14 @@ function isAbort(error: unknown): boolean {
  * Never true for an abort, an overflow, or any other 4xx.
  */
 export function isTransient(error: unknown): boolean {
+  try {
+    return transient(error);
+  } catch {
+    return false; // a Proxy whose traps throw: nothing says a resend would help
+  }
+}
+
+function transient(error: unknown): boolean {
   // An overflow is never transient, whatever its status (a 408/409/425 can carry overflow words).
   if (isAbort(error) || isOverflow(error)) return false;
   const kind = kindOf(error);

@@ -680,7 +680,8 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
         setKey(properties, name, everywhere ? merged : makeNullable(merged));
       }
       return withDescription(
-        { type: "object", properties, required: names, additionalProperties: false },
+        // In the properties' own order (an index-like key such as "0" sorts first), as a second pass reads it.
+        { type: "object", properties, required: Object.keys(properties), additionalProperties: false },
         describe(description, ["Give the fields of one of the alternatives; null for the others."]),
       );
     }

@@ -121,6 +121,23 @@ export function withinDepth(value: unknown, max = MAX_DEPTH): boolean {
   return true;
 }
 
+/** True when brackets outside double-quoted strings open deeper than `max` somewhere in `text`. */
+function nestsDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if ((c === 125 || c === 93) && depth > 0) depth--;
+  }
+  return false;
+}
+
 /** The body of a fence the text is wrapped in (` ```json\n…``` `, the closing fence optional), else the text. */
 function unfence(text: string): { body: string; fenced: boolean } {
   const trimmed = text.trim();
@@ -157,7 +174,9 @@ function repairBody(body: string, fenced: boolean): { value: unknown } | undefin
     const read = tryParse(normalized);
     if (read) return read;
   }
-  if (body.length > MAX_REPAIR_CHARS) return undefined;
+  // Past these, jsonrepair's recursion costs far more than the text (and the value would be
+  // refused for its depth anyway).
+  if (body.length > MAX_REPAIR_CHARS || nestsDeeper(body, MAX_DEPTH)) return undefined;
   try {
     return { value: JSON.parse(jsonrepair(body)) };
   } catch {
