@@ -105,7 +105,7 @@ export const SHAPES: Shape[] = [
   { name: "parseJson: '{\"a\":' repeated", build: (n) => repeat('{"a":', n), run: json },
   {
     name: "FenceSplitter: spaces inside a fence, a character at a time",
-    build: (n) => `<think>${" ".repeat(n)}x`,
+    build: (n) => `<think>a${" ".repeat(n)}b</think>x`,
     run: splitByChar,
   },
   {
