@@ -20,7 +20,8 @@ function keywords(schema: unknown, into = new Set<string>()): Set<string> {
   return into;
 }
 
-describe("sanitizeSchema on any input (property tests)", () => {
+// Thousands of generated schemas each: seconds alone, more on a busy machine (not a timing assert).
+describe("sanitizeSchema on any input (property tests)", { timeout: 60_000 }, () => {
   it("never throws on an arbitrary JSON value and always answers an object schema", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
