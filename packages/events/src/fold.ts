@@ -38,14 +38,6 @@ export interface ErrorBlock {
 /** One thing to draw: what `fold` turns a run's events into. */
 export type DisplayBlock = TextBlock | ReasoningBlock | ToolBlock | NoticeBlock | ErrorBlock;
 
-/**
- * Collapses a run's events into blocks for display: runs of `output` into one text block and of
- * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
- * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
- * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. An event whose `seq`
- * was already folded is skipped, so replayed and live events can be passed together. Pure: reads
- * only its argument, never throws on an unknown kind (it is ignored).
- */
 /** `String(value)`, or a stand-in where that throws (a symbol is fine; a null-prototype object is not). */
 function text(value: unknown): string {
   try {
@@ -64,6 +56,14 @@ function readable<T>(event: T): T | undefined {
   }
 }
 
+/**
+ * Collapses a run's events into blocks for display: runs of `output` into one text block and of
+ * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
+ * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
+ * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. An event whose `seq`
+ * was already folded is skipped, so replayed and live events can be passed together. Pure: reads
+ * only its argument, never throws on an unknown kind (it is ignored).
+ */
 export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBlock[] {
   const blocks: DisplayBlock[] = [];
   const seen = new Set<number>();
