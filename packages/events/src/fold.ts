@@ -62,7 +62,8 @@ function readable<T>(event: T): T | undefined {
  * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
  * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. An event whose `seq`
  * was already folded is skipped, so replayed and live events can be passed together. Pure: reads
- * only its argument, never throws on an unknown kind (it is ignored).
+ * only its argument, never throws: an unknown kind is ignored, and an event that cannot be read
+ * (a throwing getter, a revoked Proxy) is not drawn.
  */
 export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBlock[] {
   const blocks: DisplayBlock[] = [];
