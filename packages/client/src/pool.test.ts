@@ -117,4 +117,21 @@ describe("timeoutMs and firstTokenMs", () => {
     expect(timeoutMs({ requestTimeoutSeconds: 10_000_000 })).toBe(2_147_483_647);
     expect(() => timeoutMs({ requestTimeoutSeconds: -1 })).toThrow(/requestTimeoutSeconds/);
   });
+
+  it("clamp a timeout longer than a Node timer holds, so it never becomes 1 ms or Infinity", () => {
+    const year = 365 * 24 * 3600;
+    expect(timeoutMs({ requestTimeoutSeconds: year })).toBe(2_147_483_647);
+    expect(firstTokenMs({ requestTimeoutSeconds: year })).toBe(2_147_483_647);
+    expect(firstTokenMs({ firstTokenSeconds: year })).toBe(2_147_483_647);
+    expect(firstTokenMs({ requestTimeoutSeconds: 1e306 })).toBe(2_147_483_647);
+    expect(timeoutMs({ requestTimeoutSeconds: 2_147_483 })).toBe(2_147_483_000);
+  });
+
+  it("lets a request through on a client whose timeout is a year (not a 1 ms timer)", async () => {
+    server.enqueue({ type: "turn", content: "still here", firstByteDelayMs: 50 });
+    const reply = await ask(
+      createClientPool().getClient({ baseUrl: server.baseUrl, requestTimeoutSeconds: 365 * 24 * 3600 }),
+    );
+    expect(reply.choices[0]?.message.content).toBe("still here");
+  });
 });

@@ -478,6 +478,20 @@ describe("listing shapes beyond the recorded fixtures", () => {
     };
     expect(listedWindow(show)).toBe(8192);
     expect(listedWindow({ ...show, parameters: 'stop "<|eot_id|>"' })).toBeUndefined();
+    expect(listedWindow({ ...show, parameters: 'num_ctx 4096\r\nstop "x"' })).toBe(4096);
+  });
+
+  it("reads a parameters string of many thousand blank lines in one pass (found after them)", () => {
+    // The old `^\s*` ran on through every blank line from each line start: 40,000 took seconds.
+    const parameters = `${"\n".repeat(200_000)}num_ctx 2048`;
+    expect(listedWindow({ id: "m", parameters })).toBe(2048);
+    expect(listedWindow({ id: "m", parameters: `${"\n".repeat(200_000)}x` })).toBeUndefined();
+  });
+
+  it("takes no window from a fraction under one token (it is not a window of 0)", () => {
+    expect(listedWindow({ id: "m", max_input_tokens: 0.5 })).toBeUndefined();
+    expect(listedWindow({ id: "m", context_length: 0.5, max_input_tokens: 4096 })).toBe(4096);
+    expect(listedWindow({ id: "m", context_length: 8192.7 })).toBe(8192);
   });
 
   it("takes no window from zero, null, a negative number or a string, and asks the native routes", async () => {

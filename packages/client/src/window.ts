@@ -87,7 +87,8 @@ type Latch = (state: RouteState) => void;
 const ABSENT = new Set([404, 405, 501]);
 
 function positive(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+  // A window under one token is no window (0.5 would floor to 0).
+  return typeof value === "number" && Number.isFinite(value) && value >= 1 ? Math.floor(value) : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -162,7 +163,8 @@ function loadedWindow(entry: Record<string, unknown>): number | undefined {
 function ollamaNumCtx(entry: Record<string, unknown>): number | undefined {
   const parameters = entry.parameters;
   if (typeof parameters !== "string") return undefined;
-  const n = /^\s*num_ctx\s+(\d+)\s*$/m.exec(parameters)?.[1];
+  // Within one line only: `\s*` at each line start would run on through every blank line after it.
+  const n = /^[ \t]*num_ctx[ \t]+(\d+)[ \t]*\r?$/m.exec(parameters)?.[1];
   return n === undefined ? undefined : positive(Number(n));
 }
 

@@ -46,6 +46,16 @@ export function checkRunId(runId: unknown, where: string): asserts runId is stri
 
 /** Checks an event, throwing an `EventsError` when it has no string `kind`. */
 export function checkEvent(event: unknown, where: string): void {
+  try {
+    // Every field read once: a throwing getter or a revoked Proxy is refused here, not mid-store.
+    Object.assign({}, event);
+  } catch (cause) {
+    throw new EventsError(
+      "invalid-event",
+      `${where} needs an event object it can read; reading this one threw (a throwing getter or a revoked Proxy).`,
+      { cause },
+    );
+  }
   if (
     typeof event !== "object" ||
     event === null ||

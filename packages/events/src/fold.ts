@@ -38,19 +38,41 @@ export interface ErrorBlock {
 /** One thing to draw: what `fold` turns a run's events into. */
 export type DisplayBlock = TextBlock | ReasoningBlock | ToolBlock | NoticeBlock | ErrorBlock;
 
+/** `String(value)`, or a stand-in where that throws (a symbol is fine; a null-prototype object is not). */
+function text(value: unknown): string {
+  try {
+    return typeof value === "symbol" ? value.toString() : String(value);
+  } catch {
+    return "(unreadable)";
+  }
+}
+
+function readable<T>(event: T): T | undefined {
+  if (typeof event !== "object" || event === null) return undefined;
+  try {
+    return { ...event };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Collapses a run's events into blocks for display: runs of `output` into one text block and of
  * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
  * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
  * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. An event whose `seq`
  * was already folded is skipped, so replayed and live events can be passed together. Pure: reads
- * only its argument, never throws on an unknown kind (it is ignored).
+ * only its argument, never throws: an unknown kind is ignored, and an event that cannot be read
+ * (a throwing getter, a revoked Proxy) is not drawn.
  */
 export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBlock[] {
   const blocks: DisplayBlock[] = [];
   const seen = new Set<number>();
   let joinable = false;
-  for (const event of events) {
+  for (const raw of events) {
+    // A copy, so a getter or Proxy is read once here; one that throws is an event not drawn.
+    const event = readable(raw);
+    if (event === undefined) continue;
     if (typeof event?.seq === "number") {
       if (seen.has(event.seq)) continue;
       seen.add(event.seq);
@@ -69,30 +91,30 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
       case "tool-call":
         blocks.push({
           kind: "tool",
-          id: String(event.id),
-          name: String(event.name),
-          args: String(event.args ?? ""),
+          id: text(event.id),
+          name: text(event.name),
+          args: text(event.args ?? ""),
         });
         joinable = false;
         break;
       case "tool-result": {
         const result = {
           ok: event.ok !== false,
-          content: String(event.content ?? ""),
+          content: text(event.content ?? ""),
           ...(typeof event.ms === "number" ? { ms: event.ms } : {}),
         };
-        const card = openCard(blocks, String(event.id));
+        const card = openCard(blocks, text(event.id));
         if (card) card.result = result;
-        else blocks.push({ kind: "tool", id: String(event.id), name: String(event.name), args: "", result });
+        else blocks.push({ kind: "tool", id: text(event.id), name: text(event.name), args: "", result });
         joinable = false;
         break;
       }
       case "notice":
-        blocks.push({ kind: "notice", text: String(event.text) });
+        blocks.push({ kind: "notice", text: text(event.text) });
         joinable = false;
         break;
       case "error":
-        blocks.push({ kind: "error", message: String(event.message) });
+        blocks.push({ kind: "error", message: text(event.message) });
         joinable = false;
         break;
       case "turn":

@@ -23,6 +23,33 @@ describe("runMetrics", () => {
     });
   });
 
+  it("counts tools and cache-break reasons by any name, toString and __proto__ included", () => {
+    const failed = (name: string): RunEvent => ({
+      kind: "tool-result",
+      id: name,
+      name,
+      ok: false,
+      content: "no",
+    });
+    const metrics = runMetrics([
+      failed("toString"),
+      failed("__proto__"),
+      failed("__proto__"),
+      failed("constructor"),
+      usage({
+        usage: { prompt: 1, completion: 1, total: 2, cached: 0 },
+        cacheBroken: true,
+        cacheBreakReason: "constructor" as TurnMetrics["cacheBreakReason"],
+      }),
+    ]);
+    expect(Object.entries(metrics.toolErrorsByName ?? {})).toEqual([
+      ["toString", 1],
+      ["__proto__", 2],
+      ["constructor", 1],
+    ]);
+    expect(JSON.stringify(metrics.cacheBreaksByReason)).toBe('{"constructor":1}');
+  });
+
   it("adds a run up: tokens, cache ratio and breaks, times, slowest turn, drafts, largest prompt", () => {
     const events: RunEvent[] = [
       { kind: "turn", step: 1 },

@@ -56,6 +56,19 @@ export interface RunMetricsOptions {
   contextLength?: number;
 }
 
+function count(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+/** `String(value)`, or a stand-in where that throws (a symbol, a null-prototype object, a Proxy). */
+function safeString(value: unknown): string {
+  try {
+    return typeof value === "symbol" ? value.toString() : String(value);
+  } catch {
+    return "(unnamed)";
+  }
+}
+
 const num = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value) ? value : undefined;
 
@@ -87,13 +100,24 @@ export function runMetrics(events: Iterable<RunEvent>, options: RunMetricsOption
   let drafted = 0;
   let accepted = 0;
   let draftReported = false;
+  // Counted in Maps: a tool named `toString` or `__proto__` is a name like any other.
+  const errorsByName = new Map<string, number>();
+  const breaksByReason = new Map<string, number>();
 
   for (const event of events) {
+    try {
+      countEvent(event);
+    } catch {
+      // An event a getter or Proxy will not let be read is not counted.
+    }
+  }
+
+  function countEvent(event: RunEvent): void {
     switch (event?.kind) {
       case "usage": {
         metrics.turns++;
         const turn = (event.turn ?? {}) as Partial<TurnMetrics>;
-        addTurn(metrics, turn, metrics.turns, options);
+        addTurn(metrics, turn, metrics.turns, options, breaksByReason);
         const usage = turn.usage;
         // `uncached` is there wherever a cache count was reported, zero included; a host with its
         // own loop may send only `cached`, which counts as reported once it is above zero.
@@ -124,10 +148,7 @@ export function runMetrics(events: Iterable<RunEvent>, options: RunMetricsOption
         if (ms !== undefined) metrics.toolMs = (metrics.toolMs ?? 0) + ms;
         if (event.ok === false) {
           metrics.toolErrors++;
-          const byName = metrics.toolErrorsByName ?? {};
-          metrics.toolErrorsByName = byName;
-          const name = String(event.name);
-          byName[name] = (byName[name] ?? 0) + 1;
+          count(errorsByName, typeof event.name === "string" ? event.name : safeString(event.name));
         }
         break;
       }
@@ -145,6 +166,13 @@ export function runMetrics(events: Iterable<RunEvent>, options: RunMetricsOption
     }
   }
 
+  // Object.fromEntries defines own properties, so `__proto__` stays a key.
+  if (errorsByName.size > 0) metrics.toolErrorsByName = Object.fromEntries(errorsByName);
+  if (breaksByReason.size > 0) {
+    metrics.cacheBreaksByReason = Object.fromEntries(breaksByReason) as Partial<
+      Record<CacheBreakReason, number>
+    >;
+  }
   if (cacheReported && cachePrompt > 0) metrics.cacheHitRatio = cacheCached / cachePrompt;
   if (firstTokenCount > 0) metrics.meanFirstTokenMs = firstTokenSum / firstTokenCount;
   if (draftReported && drafted > 0) metrics.draftAcceptance = accepted / drafted;
@@ -157,6 +185,7 @@ function addTurn(
   turn: Partial<TurnMetrics>,
   index: number,
   options: RunMetricsOptions,
+  breaksByReason: Map<string, number>,
 ): void {
   const usage = turn.usage;
   const prompt = num(usage?.prompt) ?? 0;
@@ -170,11 +199,7 @@ function addTurn(
   if (turn.finishReason === "length") metrics.cutOff++;
   if (turn.cacheBroken === true) {
     metrics.cacheBreaks++;
-    if (typeof turn.cacheBreakReason === "string") {
-      const byReason = metrics.cacheBreaksByReason ?? {};
-      metrics.cacheBreaksByReason = byReason;
-      byReason[turn.cacheBreakReason] = (byReason[turn.cacheBreakReason] ?? 0) + 1;
-    }
+    if (typeof turn.cacheBreakReason === "string") count(breaksByReason, turn.cacheBreakReason);
   }
 
   const timings = turn.timings;

@@ -71,6 +71,18 @@ export function checkNumber(
 
 /** Throws `invalid-messages` unless `messages` is an array of objects. */
 export function checkMessages(messages: unknown, where: string, name = "messages"): void {
+  try {
+    checkMessageList(messages, where, name);
+  } catch (cause) {
+    if (LedgerError.isInstance(cause)) throw cause;
+    // A revoked Proxy or a throwing getter where a message should be.
+    throw new LedgerError("invalid-messages", `${where}: ${name} could not be read (it threw when read).`, {
+      cause,
+    });
+  }
+}
+
+function checkMessageList(messages: unknown, where: string, name: string): void {
   if (!Array.isArray(messages)) {
     throw new LedgerError(
       "invalid-messages",

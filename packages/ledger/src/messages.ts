@@ -1,3 +1,4 @@
+import { LedgerError } from "./errors.js";
 /** One part of a message's content array: text, an image, or anything else a server takes. */
 export interface ContentPartLike {
   type?: string;
@@ -64,6 +65,24 @@ export function contentText(content: MessageLike["content"]): string {
  * each tool call's name and arguments.
  */
 export function messageChars(message: MessageLike): number {
+  try {
+    return countMessageChars(message);
+  } catch (cause) {
+    throw unreadable("a message", cause);
+  }
+}
+
+/**
+ * The typed error for a message or tool list that throws when read (a throwing getter, a revoked
+ * Proxy) or cannot be written as JSON (a cycle, a BigInt): never a raw `TypeError`.
+ */
+function unreadable(what: string, cause: unknown): LedgerError {
+  if (LedgerError.isInstance(cause)) return cause;
+  const reason = cause instanceof Error ? cause.message : "it threw when read";
+  return new LedgerError("invalid-messages", `${what} could not be read as JSON (${reason}).`, { cause });
+}
+
+function countMessageChars(message: MessageLike): number {
   let chars = contentChars(message.content);
   if (typeof message.reasoning_content === "string") chars += message.reasoning_content.length;
   else if (typeof message.reasoning === "string") chars += message.reasoning.length;
@@ -79,8 +98,12 @@ export function messageChars(message: MessageLike): number {
 
 /** The characters of a tool array as it is sent: its JSON. Zero for none. */
 export function toolsChars(tools: RequestBodyLike["tools"]): number {
-  if (!Array.isArray(tools) || tools.length === 0) return 0;
-  return JSON.stringify(tools).length;
+  try {
+    if (!Array.isArray(tools) || tools.length === 0) return 0;
+    return JSON.stringify(tools).length;
+  } catch (cause) {
+    throw unreadable("the tools", cause);
+  }
 }
 
 /**

@@ -87,6 +87,13 @@ describe("contextTokens", () => {
     });
   });
 
+  it("never counts more tokens than the endpoint reported: a fraction is floored", () => {
+    expect(contextTokens(body, { promptTokens: 10.5 }).total).toBe(10);
+    expect(contextTokens({ messages: [] }, { promptTokens: 7.9 }).total).toBe(7);
+    // Under one token is no report: the estimate stands.
+    expect(contextTokens(body, { promptTokens: 0.5 })).toEqual(contextTokens(body));
+  });
+
   it("refuses a negative reported prompt", () => {
     expect(() => contextTokens(body, { promptTokens: -1 })).toThrow(/promptTokens/);
   });

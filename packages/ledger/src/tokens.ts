@@ -115,8 +115,8 @@ const PART_KEYS = ["system", "tools", "history", "toolResults"] as const;
  * Cuts a request into what fills the window: `system`, `tools`, `history` and `toolResults`, whose
  * sum is always exactly `total`.
  *
- * Given `promptTokens` (what the endpoint charged), the total is that and each part a share of it
- * by characters, the largest part absorbing the rounding. Without it the total is `requestTokens`
+ * Given `promptTokens` (what the endpoint charged), the total is that (floored to whole tokens) and
+ * each part a share of it by characters, the largest part absorbing the rounding. Without it the total is `requestTokens`
  * and each part is counted the way `requestTokens` counts it (so the tool block agrees with
  * `toolTokens`). The proportions are an estimate either way: no endpoint reports finer than the
  * prompt. Throws `LedgerError` for a body without a messages array, a divisor not above zero, or a
@@ -127,7 +127,10 @@ export function contextTokens(body: RequestBodyLike, options?: ContextTokensOpti
   const perToken = divisor(options, "contextTokens");
   const reported = options?.promptTokens;
   if (reported !== undefined) checkNumber(reported, "promptTokens", "contextTokens");
-  if (reported === undefined || reported === 0) {
+  // Tokens are whole: a fractional report is floored (rounding up would claim a token never
+  // charged), and one under a token is no report.
+  const total = reported === undefined ? 0 : Math.floor(reported);
+  if (total === 0) {
     const parts = {
       system: 0,
       tools: Math.ceil(toolsChars(body.tools) / perToken),
@@ -144,7 +147,6 @@ export function contextTokens(body: RequestBodyLike, options?: ContextTokensOpti
     parts.total = parts.system + parts.tools + parts.history + parts.toolResults;
     return parts;
   }
-  const total = Math.round(reported);
   const chars = contextChars(body);
   const parts = { system: 0, tools: 0, history: 0, toolResults: 0, total };
   // With nothing to divide by, the whole prompt is history: the part compaction would fold.

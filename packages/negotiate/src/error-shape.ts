@@ -69,12 +69,42 @@ function headerReader(headers: unknown): HeaderReader | undefined {
   };
 }
 
+/** The most of one message the classifiers read (64 KiB): the words that classify an error lead it. */
+export const MAX_ERROR_TEXT = 64 * 1024;
+
 /**
  * Reads an error-like value (an `openai` `APIError`, a fetch client's error, a plain
  * `{ status, body }`, a bare string) into the facts the classifiers here decide on. Never throws.
  */
 export function readError(error: unknown): ErrorFacts {
-  return readErrorAt(error, 0);
+  try {
+    const facts = readErrorAt(error, 0);
+    const headers = facts.headers;
+    // A header store that throws (a Proxy, a getter) reads as no header.
+    if (headers) {
+      facts.headers = (name) => {
+        try {
+          return headers(name);
+        } catch {
+          return undefined;
+        }
+      };
+    }
+    return facts;
+  } catch {
+    // Only a value no server sends gets here (a throwing getter or Proxy, a BigInt in a message):
+    // it reads as an error that says nothing.
+    return {
+      status: undefined,
+      text: "",
+      primary: "",
+      code: undefined,
+      type: undefined,
+      param: undefined,
+      objects: [],
+      headers: undefined,
+    };
+  }
 }
 
 function readErrorAt(error: unknown, depth: number): ErrorFacts {
@@ -82,8 +112,11 @@ function readErrorAt(error: unknown, depth: number): ErrorFacts {
   const objects: Record<string, unknown>[] = [];
   const seen = new Set<unknown>();
 
-  const addText = (value: unknown): void => {
-    if (typeof value === "string" && value.trim() !== "" && !texts.includes(value)) texts.push(value);
+  const addText = (raw: unknown): void => {
+    if (typeof raw !== "string") return;
+    // A proxy's error page can be megabytes; what a classifier reads is at its start.
+    const value = raw.length > MAX_ERROR_TEXT ? raw.slice(0, MAX_ERROR_TEXT) : raw;
+    if (value.trim() !== "" && !texts.includes(value)) texts.push(value);
   };
 
   // Walk a body: collect objects that look like error records, and their messages.

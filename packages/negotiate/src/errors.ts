@@ -4,7 +4,20 @@ const OVERFLOW_MARK = Symbol.for("@loopwright/negotiate.ContextOverflow");
 const SNAPSHOT_MARK = Symbol.for("@loopwright/negotiate.CapabilitySnapshotError");
 
 function marked(value: unknown, mark: symbol): boolean {
-  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[mark] === true;
+  try {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[mark] === true;
+  } catch {
+    return false; // a Proxy whose traps throw is no error of ours
+  }
+}
+
+/** `String(value)`, or a stand-in where that throws (a null-prototype object, a Proxy). */
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return "the endpoint refused the request as too long for the context window";
+  }
 }
 
 /**
@@ -41,7 +54,7 @@ export class ContextOverflow extends Error {
    */
   static fromError(error: unknown): ContextOverflow {
     if (ContextOverflow.isInstance(error)) return error;
-    const said = readError(error).primary || String(error);
+    const said = readError(error).primary || safeString(error);
     return new ContextOverflow(said, { cause: error });
   }
 }

@@ -139,7 +139,7 @@ function unknownFields(facts: ErrorFacts): string[] {
     // pydantic as text: "stream_options: Extra inputs are not permitted" (Anthropic-compatible
     // endpoints), "body.stream_options\n  Extra inputs are not permitted [type=extra_forbidden …".
     /(?:^|[\s'"`(])(?:body\.)?([A-Za-z_][\w.[\]]*):\s*Extra inputs are not permitted/gm,
-    /^\s*(?:body\.)?([A-Za-z_][\w.[\]]*)[ \t]*\n\s*Extra inputs are not permitted/gm,
+    /^[ \t]*(?:body\.)?([A-Za-z_][\w.[\]]*)[ \t]*\r?\n\s*Extra inputs are not permitted/gm,
     /unknown field [`'"]([^`'"]+)[`'"]/gi, // serde (TGI, Rust servers): "unknown field `stream_options`, expected one of …"
     /Unrecognized field ['"`]([^'"`]+)['"`]/gi, // Jackson-style gateways
     /Unknown name ['"`]([^'"`]+)['"`](?: at '[^']*')?: Cannot find field/gi, // Gemini's OpenAI-compatible endpoint
@@ -162,7 +162,8 @@ function unknownFields(facts: ErrorFacts): string[] {
   for (const m of text.matchAll(/invalid ([a-z_][\w.]*): only \S+ is allowed/gi)) if (m[1]) names.push(m[1]);
   // Anthropic: "`temperature` and `top_p` cannot both be specified for this model": the second goes.
   const both =
-    /[`'"]?([a-z_][\w.]*)[`'"]? and [`'"]?([a-z_][\w.]*)[`'"]? cannot both be (?:specified|set|used)/i.exec(
+    // Anchored at a word's start: unanchored, one long word was tried from each of its letters.
+    /(?<![\w.])[`'"]?([a-z_][\w.]*)[`'"]? and [`'"]?([a-z_][\w.]*)[`'"]? cannot both be (?:specified|set|used)/i.exec(
       text,
     );
   if (both?.[2]) names.push(both[2]);
@@ -262,7 +263,7 @@ export function readRefusal(error: unknown): Refusal | undefined {
   const field = topLevelField(name);
   if (
     field === "max_tokens" &&
-    !/max_tokens.*(must|should) be|too large|at most|greater|less/i.test(facts.text)
+    !/max_tokens[^\n]{0,200}(must|should) be|too large|at most|greater|less/i.test(facts.text)
   ) {
     return { kind: "token-limit-spelling" };
   }

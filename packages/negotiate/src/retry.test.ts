@@ -28,6 +28,12 @@ describe("backoffMs", () => {
     expect(backoffMs(2, undefined, { random: () => 0.5, baseMs: 100, maxMs: 300 })).toBe(225);
   });
 
+  it("answers a number of ms for any attempt, even with a zero base (never NaN)", () => {
+    expect(backoffMs(1024, undefined, { baseMs: 0 })).toBe(0);
+    expect(backoffMs(5000, undefined, { random: () => 0 })).toBe(15_000);
+    expect(backoffMs(3, undefined, { random: () => Number.NaN, baseMs: 100 })).toBe(600);
+  });
+
   it("honours the server's retry-after header, read off the real client's error", async () => {
     server.enqueue({
       ...fixtureError("openai/429-request-too-large-tpm-gpt-4o.json", 429),
@@ -204,5 +210,27 @@ describe("the classifiers never throw", () => {
         return refusal?.kind === "unknown-field" && refusal.field === n;
       }),
     );
+  });
+});
+
+describe("isOverflow and isTransient over a real reply", () => {
+  it("are never both true: a 408, 409 or 425 with overflow words is an overflow, not worth resending", async () => {
+    for (const status of [408, 409, 425]) {
+      server.enqueue({
+        type: "error",
+        status,
+        body: {
+          error: {
+            message:
+              "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.",
+          },
+        },
+      });
+      const error = await request();
+      expect(isOverflow(error)).toBe(true);
+      expect(isTransient(error)).toBe(false);
+    }
+    server.enqueue({ type: "error", status: 408, body: { error: { message: "Request timeout" } } });
+    expect(isTransient(await request())).toBe(true);
   });
 });

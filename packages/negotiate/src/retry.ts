@@ -104,6 +104,14 @@ const DETERMINISTIC_5XX = [
 
 /** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */
 function kindOf(error: unknown): string {
+  try {
+    return kindOfUnsafe(error);
+  } catch {
+    return ""; // a Proxy whose traps throw has no kind
+  }
+}
+
+function kindOfUnsafe(error: unknown): string {
   if (typeof error !== "object" || error === null) return "";
   const name = (error as { name?: unknown }).name;
   if (typeof name === "string" && name !== "Error") return name;
@@ -127,7 +135,16 @@ function isAbort(error: unknown): boolean {
  * Never true for an abort, an overflow, or any other 4xx.
  */
 export function isTransient(error: unknown): boolean {
-  if (isAbort(error) || ContextOverflow.isInstance(error)) return false;
+  try {
+    return transient(error);
+  } catch {
+    return false; // a Proxy whose traps throw: nothing says a resend would help
+  }
+}
+
+function transient(error: unknown): boolean {
+  // An overflow is never transient, whatever its status (a 408/409/425 can carry overflow words).
+  if (isAbort(error) || isOverflow(error)) return false;
   const kind = kindOf(error);
   if (kind === "EndpointSilent" || kind === "TimeoutError") return true;
   // @loopwright/stream's error for a stream whose connection dropped before it finished.
@@ -149,7 +166,6 @@ export function isTransient(error: unknown): boolean {
   }
   if (status === 429 || status === 408 || status === 409 || status === 425) return true;
   if (status >= 500) {
-    if (isOverflow(error)) return false;
     return !DETERMINISTIC_5XX.some((re) => re.test(facts.text));
   }
   return false;
@@ -225,6 +241,9 @@ export function backoffMs(attempt: number, error?: unknown, options: BackoffOpti
   const random = options.random ?? Math.random;
   const hint = error === undefined ? undefined : hintMs(error, options.now ?? Date.now);
   if (hint !== undefined) return Math.min(Math.ceil(hint), options.maxHintMs ?? 120_000);
-  const ceiling = Math.min((options.baseMs ?? 1000) * 2 ** attempt, options.maxMs ?? 30_000);
-  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+  // 2^1024 is Infinity, and 0 · Infinity is NaN: past 2^64 the wait is at its ceiling anyway.
+  const ceiling = Math.min((options.baseMs ?? 1000) * 2 ** Math.min(attempt, 64), options.maxMs ?? 30_000);
+  const r = random();
+  const jitter = Number.isFinite(r) ? Math.min(Math.max(r, 0), 1) : 0.5;
+  return Math.round(ceiling / 2 + (ceiling / 2) * jitter);
 }

@@ -154,9 +154,17 @@ export function checkStrictSchema(schema: unknown, options: CheckStrictOptions =
   const allowed = options.relaxed
     ? ["type", "description", "properties", "required", "additionalProperties", "items", "enum", "anyOf"]
     : STRICT_KEYWORDS;
-  if (!isObject(schema) || schema.type !== "object") {
-    issues.push({ path: "", message: 'the root is not an object schema (type: "object")' });
+  try {
+    if (!isObject(schema) || schema.type !== "object") {
+      issues.push({ path: "", message: 'the root is not an object schema (type: "object")' });
+    }
+    walk(schema, "", 0, allowed, issues);
+  } catch (error) {
+    // A schema nested past what the stack holds, or a value JSON cannot hold (a throwing getter,
+    // a revoked Proxy): it is outside the subset, and said so rather than thrown.
+    const reason =
+      error instanceof RangeError ? "it nests too deeply to read" : "part of it cannot be read as JSON";
+    issues.push({ path: "", message: `the schema is not readable: ${reason}` });
   }
-  walk(schema, "", 0, allowed, issues);
   return issues;
 }

@@ -67,5 +67,10 @@ function strip(value: unknown, schema: Raw | undefined, root: unknown, depth: nu
  * allows to be null, required properties, and keys it does not describe are left as they are.
  */
 export function dropOptionalNulls<T>(args: T, originalSchema: unknown): T {
-  return strip(args, resolve(originalSchema, originalSchema), originalSchema, 0) as T;
+  try {
+    return strip(args, resolve(originalSchema, originalSchema), originalSchema, 0) as T;
+  } catch {
+    // Arguments or a schema no JSON holds (a throwing getter, a revoked Proxy): left as they were.
+    return args;
+  }
 }

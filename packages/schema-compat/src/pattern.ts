@@ -9,10 +9,97 @@
 export const REPETITION_LIMIT = 1000;
 
 interface Scan {
-  /** The pattern without its outer anchors. */
+  /** The pattern without its outer anchors, rewritten to keep `"` and `\` out (see {@link scan}). */
   inner: string;
   anchoredStart: boolean;
   anchoredEnd: boolean;
+}
+
+/** Any character a JSON string's text may hold raw: everything but the quote and the backslash. */
+export const STRING_CHAR = '[^"\\\\]';
+
+/** `\S`, `\W`, `\D` outside a class, made to leave out the quote and the backslash too. */
+const NEGATED_ESCAPES: Record<string, string> = { S: '[^\\s"\\\\]', W: '[^\\w"\\\\]', D: '[^\\d"\\\\]' };
+
+/** The code point an escape inside or outside a class stands for, where it stands for one. */
+function escapedChar(pattern: string, i: number): { code: number; length: number } | undefined {
+  const next = pattern[i + 1] as string;
+  const hex = (digits: number) => {
+    const text = pattern.slice(i + 2, i + 2 + digits);
+    return new RegExp(`^[0-9a-fA-F]{${digits}}$`).test(text)
+      ? { code: Number.parseInt(text, 16), length: 2 + digits }
+      : undefined;
+  };
+  if (next === "x") return hex(2);
+  if (next === "u") return hex(4);
+  if (/[dDwWsSbBnrtfv0]/.test(next)) return undefined;
+  return { code: next.codePointAt(0) as number, length: 2 };
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Reads one character class from the `[` at `start`. A negated class gets `"` and `\` added to
+ * what it leaves out (where it does not already); a positive class that could admit either —
+ * by naming it, by a range across it, or by `\S`, `\W`, `\D` — answers undefined, as no grammar
+ * server could keep the string closed under it.
+ */
+function readClass(pattern: string, start: number): { text: string; end: number } | undefined {
+  let i = start + 1;
+  const negated = pattern[i] === "^";
+  if (negated) i++;
+  let body = "";
+  let excludesQuote = false;
+  let excludesBackslash = false;
+  let previous: number | undefined;
+  let rangeFrom: number | undefined;
+  let first = true;
+  for (; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === "]" && !first) break;
+    first = false;
+    let code: number | undefined;
+    let text = c;
+    if (c === "\\") {
+      const next = pattern[i + 1];
+      if (next === undefined) return undefined;
+      const escaped = escapedChar(pattern, i);
+      text = pattern.slice(i, i + (escaped?.length ?? 2));
+      if (!negated && /[SWD]/.test(next)) return undefined;
+      code = escaped?.code;
+      i += text.length - 1;
+    } else if (c === "-" && previous !== undefined && pattern[i + 1] !== "]") {
+      // The `-` of a range `a-b`: the next atom is its end.
+      rangeFrom = previous;
+      previous = undefined;
+      body += c;
+      continue;
+    } else {
+      code = c.codePointAt(0);
+      // A literal `-` is written escaped, so what is appended after it can never form a range.
+      if (c === "-") text = "\\-";
+    }
+    const low = rangeFrom ?? code;
+    const high = code;
+    rangeFrom = undefined;
+    if (low !== undefined && high !== undefined) {
+      const covers = (x: number) => low <= x && x <= high;
+      if (covers(QUOTE)) {
+        if (!negated) return undefined;
+        excludesQuote = true;
+      }
+      if (covers(BACKSLASH)) {
+        if (!negated) return undefined;
+        excludesBackslash = true;
+      }
+    }
+    previous = low === code ? code : undefined;
+    body += text;
+  }
+  if (i >= pattern.length) return undefined;
+  const extra = negated ? `${excludesQuote ? "" : '"'}${excludesBackslash ? "" : "\\\\"}` : "";
+  return { text: `[${negated ? "^" : ""}${body}${extra}]`, end: i };
 }
 
 /**
@@ -20,6 +107,11 @@ interface Scan {
  * construct a grammar builder cannot express: any `(?…)` group other than `(?:`, a
  * back-reference, a Unicode property escape, a word boundary, an anchor in the middle, or a
  * repetition count above {@link REPETITION_LIMIT}.
+ *
+ * Grammar servers (llama.cpp) match a pattern against the string's raw text, so whatever can
+ * match `"` lets the model walk out of the string mid-value. The rewrite keeps them out: `.` is
+ * {@link STRING_CHAR}, `\S`/`\W`/`\D` and negated classes leave out `"` and `\` as well, and a
+ * pattern that names either outright is not expressed.
  */
 function scan(pattern: string): Scan | undefined {
   let i = 0;
@@ -29,36 +121,37 @@ function scan(pattern: string): Scan | undefined {
     i = 1;
   }
   let out = "";
-  let inClass = false;
   let anchoredEnd = false;
   for (; i < pattern.length; i++) {
     const c = pattern[i] as string;
     if (c === "\\") {
       const next = pattern[i + 1];
       if (next === undefined) return undefined;
-      if (!inClass && (next === "b" || next === "B")) return undefined;
+      if (next === "b" || next === "B") return undefined;
       if (/[1-9]/.test(next) || next === "k" || next === "p" || next === "P") return undefined;
-      out += c + next;
-      i++;
+      const negatedClass = NEGATED_ESCAPES[next];
+      if (negatedClass !== undefined) {
+        out += negatedClass;
+        i++;
+        continue;
+      }
+      const escaped = escapedChar(pattern, i);
+      if (escaped && (escaped.code === QUOTE || escaped.code === BACKSLASH)) return undefined;
+      const length = escaped?.length ?? 2;
+      out += pattern.slice(i, i + length);
+      i += length - 1;
       continue;
     }
-    if (inClass) {
-      if (c === "]") inClass = false;
-      out += c;
+    if (c === '"') return undefined;
+    if (c === ".") {
+      out += STRING_CHAR;
       continue;
     }
     if (c === "[") {
-      inClass = true;
-      out += c;
-      // A leading `]` or `^]` inside a class is literal.
-      if (pattern[i + 1] === "^") {
-        out += "^";
-        i++;
-      }
-      if (pattern[i + 1] === "]") {
-        out += "]";
-        i++;
-      }
+      const cls = readClass(pattern, i);
+      if (!cls) return undefined;
+      out += cls.text;
+      i = cls.end;
       continue;
     }
     if (c === "(" && pattern[i + 1] === "?") {
@@ -69,7 +162,7 @@ function scan(pattern: string): Scan | undefined {
       continue;
     }
     if (c === "{") {
-      const m = /^\{(\d+)(?:,(\d*))?\}/.exec(pattern.slice(i));
+      const m = /^\{(\d+)(?:,(\d*))?\}/.exec(pattern.slice(i, i + 24));
       if (m) {
         const low = Number(m[1]);
         const high = m[2] ? Number(m[2]) : 0;
@@ -89,7 +182,6 @@ function scan(pattern: string): Scan | undefined {
     if (c === "^") return undefined;
     out += c;
   }
-  if (inClass) return undefined;
   return { inner: out, anchoredStart, anchoredEnd };
 }
 
@@ -103,8 +195,9 @@ function compiles(pattern: string): boolean {
 }
 
 /**
- * Rewrites a pattern into the anchored form grammar builders accept, keeping what it matches:
- * `abc` (which matches anywhere) becomes `^.*(abc).*$`. Answers `""` for a pattern that
+ * Rewrites a pattern into the anchored form grammar builders accept, keeping what it matches in
+ * text without a quote or a backslash: `abc` (which matches anywhere) becomes
+ * `^[^"\\]*(abc)[^"\\]*$`, never `.` that would let a grammar server admit a raw `"`. Answers `""` for a pattern that
  * constrains nothing, and undefined for one that cannot be expressed safely (the caller then
  * moves it into the description).
  */
@@ -113,10 +206,13 @@ export function anchorPattern(pattern: string): string | undefined {
   const parts = scan(pattern);
   if (!parts) return undefined;
   const { inner, anchoredStart, anchoredEnd } = parts;
-  if (inner === "" || inner === ".*") return anchoredStart && anchoredEnd && inner === "" ? "^$" : "";
+  const any = `${STRING_CHAR}*`;
+  // Only `.*` (or nothing) constrains nothing; `[^"]*` written out still says "no quote".
+  if (inner === "" || /^\^?(?:\.\*)?\$?$/.test(pattern))
+    return anchoredStart && anchoredEnd && inner === "" ? "^$" : "";
   const open = anchoredStart && anchoredEnd;
   const body = open ? inner : `(${inner})`;
-  const result = `^${anchoredStart ? "" : ".*"}${body}${anchoredEnd ? "" : ".*"}$`;
+  const result = `^${anchoredStart ? "" : any}${body}${anchoredEnd ? "" : any}$`;
   return compiles(result) ? result : undefined;
 }
 

@@ -20,7 +20,8 @@ function keywords(schema: unknown, into = new Set<string>()): Set<string> {
   return into;
 }
 
-describe("sanitizeSchema on any input (property tests)", () => {
+// Thousands of generated schemas each: seconds alone, more on a busy machine (not a timing assert).
+describe("sanitizeSchema on any input (property tests)", { timeout: 60_000 }, () => {
   it("never throws on an arbitrary JSON value and always answers an object schema", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
@@ -116,14 +117,14 @@ describe("sanitizeSchema keeps the meaning", () => {
     expect(args?.description).toContain("JSON text");
   });
 
-  it("anchors an unanchored pattern without changing what it matches, and moves a lookahead into the description", () => {
+  it("anchors an unanchored pattern keeping what it matches in quote-free text, and moves a lookahead into the description", () => {
     const out = sanitizeSchema({
       type: "object",
       properties: { a: { type: "string", pattern: "abc" }, b: { type: "string", pattern: "^(?!x).*$" } },
       required: ["a", "b"],
     });
     const props = out.properties as Record<string, Record<string, unknown>>;
-    expect(props.a?.pattern).toBe("^.*(abc).*$");
+    expect(props.a?.pattern).toBe('^[^"\\\\]*(abc)[^"\\\\]*$');
     expect(new RegExp(props.a?.pattern as string).test("xxabcxx")).toBe(true);
     expect(props.b?.pattern).toBeUndefined();
     expect(props.b?.description).toBe("Must match the regular expression ^(?!x).*$.");
@@ -283,6 +284,58 @@ describe("sanitizeSchema within strict mode's size limits", () => {
   });
 });
 
+describe("every pattern sanitize emits keeps a grammar server inside the string", () => {
+  // llama.cpp b9749 matched `^.*(abc).*$` against the string's raw text: `.` admitted a raw `"`,
+  // the model walked out of the string, and the server failed mid-stream (issue 12, item 11).
+  const emitted = (pattern: string) => {
+    const out = sanitizeSchema({
+      type: "object",
+      properties: { a: { type: "string", pattern } },
+      required: ["a"],
+    });
+    return (out.properties as Record<string, Record<string, unknown>>).a;
+  };
+  /** True when some text the emitted pattern admits holds a raw quote or backslash. */
+  const admitsQuote = (pattern: string) =>
+    ['"', "\\", 'x"y', "a\\b", 'abc"', '"abc'].some((text) => new RegExp(pattern).test(text));
+
+  it('puts [^"\\\\] where it anchored with .*, and in place of every .', () => {
+    expect(emitted("abc")?.pattern).toBe('^[^"\\\\]*(abc)[^"\\\\]*$');
+    expect(emitted("^a.b$")?.pattern).toBe('^a[^"\\\\]b$');
+    expect(emitted("^.+$")?.pattern).toBe('^[^"\\\\]+$');
+  });
+
+  it("makes negated classes and \\S, \\W, \\D leave out the quote and backslash too", () => {
+    expect(emitted("^[^a-z]+$")?.pattern).toBe('^[^a-z"\\\\]+$');
+    expect(emitted("^\\S+$")?.pattern).toBe('^[^\\s"\\\\]+$');
+    expect(emitted('^[^"]*$')?.pattern).toBe('^[^"\\\\]*$');
+  });
+
+  it("moves a pattern that names a quote or a backslash, or a class range across one, into the description", () => {
+    for (const pattern of ['^"[a-z]+"$', "^[ -~]+$", "^a\\\\b$", '^[a"]$', "\\x22"]) {
+      expect(emitted(pattern)).toEqual({
+        type: "string",
+        description: `Must match the regular expression ${pattern}.`,
+      });
+    }
+  });
+
+  it("never emits a pattern admitting a raw quote, and a second pass changes nothing", () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^\^?(?:[a-z.]|\[\^?[a-z"\\-]{1,4}\]|\\[sSwWdD.]|\(\?:[a-z.]+\)|[*+?])*\$?$/),
+        (pattern) => {
+          const out = emitted(pattern);
+          if (typeof out?.pattern !== "string") return;
+          expect(admitsQuote(out.pattern)).toBe(false);
+          expect(emitted(out.pattern)).toEqual(out);
+        },
+      ),
+      { numRuns: 2000, seed: 11 },
+    );
+  });
+});
+
 describe("sanitizeSchema on what grammar builders reject", () => {
   it("leaves nothing llama.cpp refuses: unanchored patterns, lookaheads, huge repeats, formats, refs, oneOf", () => {
     const out = sanitizeSchema({
@@ -299,7 +352,7 @@ describe("sanitizeSchema on what grammar builders reject", () => {
     });
     expect(checkStrictSchema(out)).toEqual([]);
     const props = out.properties as Record<string, Record<string, unknown>>;
-    expect(props.slug).toEqual({ type: "string", pattern: "^.*(\\S).*$" });
+    expect(props.slug).toEqual({ type: "string", pattern: '^[^"\\\\]*([^\\s"\\\\])[^"\\\\]*$' });
     expect(props.safe).toEqual({
       type: "string",
       description: "Must match the regular expression ^(?=.*[A-Z]).{8,}$.",

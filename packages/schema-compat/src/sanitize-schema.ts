@@ -14,6 +14,11 @@ export interface SanitizeOptions {
    * JSON text. Default 10, OpenAI's strict-mode limit.
    */
   maxDepth?: number;
+  /**
+   * Told, in a sentence for a log, when inlining `$ref`s would have made the schema larger than
+   * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead.
+   */
+  onNotice?: (notice: string) => void;
 }
 
 type Raw = Record<string, unknown>;
@@ -28,7 +33,18 @@ interface Context {
   enumBudget: number;
   /** Input objects on the current path, so a cyclic JavaScript object cannot loop forever. */
   active: Set<object>;
+  /** `$ref`s followed so far: none, and the schema cannot have grown by fan-out. */
+  refsFollowed: number;
+  /** Schemas being converted along the current path, whatever their kind (arrays of arrays too). */
+  level: number;
 }
+
+/**
+ * The deepest a schema is read (64 nested schemas of any kind); deeper, the value at that point
+ * is asked for as JSON text. Strict mode allows 10 levels of objects; only a hostile or generated
+ * schema nests arrays or unions hundreds deep, and reading it all would exhaust the stack.
+ */
+export const MAX_NESTING = 64;
 
 type RefCounts = ReadonlyMap<string, number>;
 
@@ -316,16 +332,32 @@ function isNever(schema: unknown): boolean {
 
 const NEVER_NOTE = "Not used; always null.";
 
+/** `{ type: "string" }` with at most a description: a leaf, kept at any depth (so a second pass changes nothing). */
+function isPlainString(input: unknown): boolean {
+  return (
+    isObject(input) &&
+    input.type === "string" &&
+    Object.keys(input).every(
+      (k) => k === "type" || (k === "description" && typeof input.description === "string"),
+    )
+  );
+}
+
 function convert(input: unknown, ctx: Context, depth: number, refs: RefCounts): JsonSchema {
   ctx.budget -= 1;
   if (ctx.budget < 0) return jsonText(isObject(input) ? baseDescription(input) : undefined);
+  if (ctx.level >= MAX_NESTING && !isPlainString(input)) {
+    return jsonText(isObject(input) ? baseDescription(input) : undefined);
+  }
   if (isNever(input)) return { type: "null", description: NEVER_NOTE };
   if (!isObject(input)) return anyValue(undefined);
   if (ctx.active.has(input)) return jsonText(baseDescription(input));
   ctx.active.add(input);
+  ctx.level++;
   try {
     return convertObject(input, ctx, depth, refs);
   } finally {
+    ctx.level--;
     ctx.active.delete(input);
   }
 }
@@ -344,6 +376,7 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     const next = new Map(counts);
     next.set(ref, seen + 1);
     counts = next;
+    ctx.refsFollowed++;
     schema = isObject(target) ? { ...target, ...rest } : rest;
   }
   if (typeof schema.$ref === "string") {
@@ -647,7 +680,8 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
         setKey(properties, name, everywhere ? merged : makeNullable(merged));
       }
       return withDescription(
-        { type: "object", properties, required: names, additionalProperties: false },
+        // In the properties' own order (an index-like key such as "0" sorts first), as a second pass reads it.
+        { type: "object", properties, required: Object.keys(properties), additionalProperties: false },
         describe(description, ["Give the fields of one of the alternatives; null for the others."]),
       );
     }
@@ -667,18 +701,75 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
  * ones made nullable), sets `additionalProperties: false`, has local `$ref`s inlined (recursion
  * expanded `recursionLimit` times, then asked for as JSON text), `allOf` merged, `oneOf` read as
  * `anyOf`, and keywords outside the subset removed — their intent moved into `description` where
- * it helps the model. Idempotent; never mutates its input.
+ * it helps the model. Inlined `$ref`s may grow it to at most `MAX_EXPANDED_CHARS` (64 KiB); past
+ * that, recursive references are expanded fewer times, down to none (each then asked for as JSON
+ * text), and `onNotice` is told. Schemas nested deeper than `MAX_NESTING` (64) are asked for as
+ * JSON text from there; a value JSON cannot hold (a throwing getter, a revoked Proxy) reads as any
+ * object. Idempotent; never throws; never mutates its input.
  */
 export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): JsonSchema {
+  try {
+    return sanitizeBounded(schema, options);
+  } catch {
+    // Only a value no JSON holds gets here: a throwing getter, a revoked Proxy, a BigInt where a
+    // number is read. What cannot be read is asked for as any object, as a non-schema is.
+    return toRootObject(anyValue(undefined), undefined);
+  }
+}
+
+function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema {
+  const recursionLimit = Math.max(0, Math.floor(options.recursionLimit ?? 2));
+  const first = convertRoot(schema, options, recursionLimit);
+  if (first.refsFollowed === 0) return first.schema;
+  let size = jsonSize(first.schema);
+  if (size <= MAX_EXPANDED_CHARS) return first.schema;
+  // `$ref`s fanned out (each definition referring to the next several times): expand recursion
+  // fewer times, down to none, where every reference is asked for as JSON text.
+  const before = size;
+  let out = first.schema;
+  let limit = recursionLimit;
+  while (size > MAX_EXPANDED_CHARS && limit > 0) {
+    limit--;
+    out = convertRoot(schema, options, limit).schema;
+    size = jsonSize(out);
+  }
+  options.onNotice?.(
+    `Inlining this schema's $refs made it ${before} characters (over ${MAX_EXPANDED_CHARS}); ` +
+      (limit === 0
+        ? "every reference is asked for as JSON text instead"
+        : `references are expanded ${limit} time${limit === 1 ? "" : "s"} instead of ${recursionLimit}`) +
+      `, giving ${size} characters.`,
+  );
+  return out;
+}
+
+/**
+ * The most characters a sanitized schema's inlined `$ref`s may grow it to (64 KiB) before
+ * references are expanded less (and, at the last, asked for as JSON text). A few definitions that
+ * each refer to the next several times would otherwise multiply into megabytes of tool schema.
+ */
+export const MAX_EXPANDED_CHARS = 64 * 1024;
+
+function jsonSize(schema: JsonSchema): number {
+  return JSON.stringify(schema).length;
+}
+
+function convertRoot(
+  schema: unknown,
+  options: SanitizeOptions,
+  recursionLimit: number,
+): { schema: JsonSchema; refsFollowed: number } {
   const ctx: Context = {
     root: schema,
-    recursionLimit: Math.max(0, Math.floor(options.recursionLimit ?? 2)),
+    recursionLimit,
     maxDepth: Math.max(1, Math.floor(options.maxDepth ?? STRICT_MAX_DEPTH)),
     budget: NODE_BUDGET,
     enumBudget: ENUM_LIMIT,
     active: new Set(),
+    refsFollowed: 0,
+    level: 0,
   };
-  return toRootObject(convert(schema, ctx, 0, new Map()), schema);
+  return { schema: toRootObject(convert(schema, ctx, 0, new Map()), schema), refsFollowed: ctx.refsFollowed };
 }
 
 const BOUND_NOTES: Record<string, (value: unknown) => string> = {

@@ -158,7 +158,8 @@ function withoutSecrets(spec: AgentSpec): AgentSpec {
 
 const RUNS = { numRuns: 400 };
 
-describe("parseSpec never throws", () => {
+// Generated documents by the thousand: seconds alone, more on a busy machine (not a timing assert).
+describe("parseSpec never throws", { timeout: 60_000 }, () => {
   it("on any JSON value", () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.boolean(), (value, bundle) => {
@@ -191,7 +192,7 @@ describe("parseSpec never throws", () => {
   });
 });
 
-describe("what parseSpec accepts survives export and re-parse", () => {
+describe("what parseSpec accepts survives export and re-parse", { timeout: 60_000 }, () => {
   it("accepts enough generated documents for the properties below to mean something", () => {
     const samples = fc.sample(documentArb, { numRuns: 400, seed: 7 });
     const accepted = samples.filter((document) => parseSpec(document, { bundle: true }).spec !== undefined);

@@ -14,12 +14,25 @@ import type {
 /** `maxToolIterations` when no layer states one: the loop needs a number, and this is the format's. */
 export const DEFAULT_MAX_TOOL_ITERATIONS = 50;
 
-/** Appends entries with a new key and replaces, in place, those with a key already there. */
-function mergeByKey<T>(into: T[], entries: readonly T[] | undefined, key: (entry: T) => string): void {
-  for (const entry of entries ?? []) {
-    const at = into.findIndex((existing) => key(existing) === key(entry));
-    if (at === -1) into.push(entry);
-    else into[at] = entry;
+/** Entries merged by key across layers: a new key appends, a known key is replaced in place. */
+class Keyed<T> {
+  readonly items: T[] = [];
+  /** Where each key sits in `items`, so a merge is linear in the entries however many there are. */
+  private readonly at = new Map<string, number>();
+
+  constructor(private readonly key: (entry: T) => string) {}
+
+  merge(entries: readonly T[] | undefined): void {
+    for (const entry of entries ?? []) {
+      const key = this.key(entry);
+      const at = this.at.get(key);
+      if (at === undefined) {
+        this.at.set(key, this.items.length);
+        this.items.push(entry);
+      } else {
+        this.items[at] = entry;
+      }
+    }
   }
 }
 
@@ -64,8 +77,9 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgentCon
     hooks: [],
     tasks: {},
   };
-  const hooks: HookSpec[] = [];
-  const servers: BundledServer[] = [];
+  const prompt = new Keyed<PromptEntry>((entry) => entry.id);
+  const hooks = new Keyed<HookSpec>((hook) => hook.id);
+  const servers = new Keyed<BundledServer>((server) => server.name);
   let bundled = false;
   for (const spec of specs) {
     if (spec.name !== undefined) config.name = spec.name;
@@ -102,20 +116,20 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgentCon
     if (tools.recover !== undefined) config.recoverToolCalls = tools.recover;
     if (tools.order !== undefined) config.toolOrder = tools.order === "name";
 
-    mergeByKey<PromptEntry>(config.prompt, spec.prompt, (entry) => entry.id);
-    mergeByKey<HookSpec>(hooks, spec.hooks, (hook) => hook.id);
+    prompt.merge(spec.prompt);
+    hooks.merge(spec.hooks);
     for (const [key, task] of Object.entries(spec.tasks ?? {})) setOwn(config.tasks, key, resolveTask(task));
     if (spec.bundle?.mcpServers !== undefined) {
       bundled = true;
-      mergeByKey<BundledServer>(servers, spec.bundle.mcpServers, (server) => server.name);
+      servers.merge(spec.bundle.mcpServers);
     }
   }
-  config.prompt = config.prompt.map((entry) => ({ ...entry }));
-  config.hooks = hooks
+  config.prompt = prompt.items.map((entry) => ({ ...entry }));
+  config.hooks = hooks.items
     .filter((hook) => hook.enabled !== false)
     .map((hook) => ({ ...hook, events: [...hook.events] }));
   if (bundled) {
-    config.mcpServers = servers
+    config.mcpServers = servers.items
       .filter((server) => server.enabled !== false)
       .map((server) => cloneJson(server) as BundledServer);
   }

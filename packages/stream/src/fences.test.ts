@@ -20,6 +20,19 @@ function stream(pieces: string[], options: FenceOptions = {}) {
 }
 
 describe("stripThinking", () => {
+  it("reads a long blank run inside a scratchpad, streamed a character at a time, as the whole reads it", () => {
+    // A looping model pads its scratchpad with spaces; the splitter once reread the held run on
+    // every character (80,000 spaces took 38 s), which the fuzz ladder times. Here: the same text.
+    const text = `<think>plan${" ".repeat(5000)}\n\t ${" ".repeat(5000)}more</think>  answer`;
+    const splitter = new FenceSplitter();
+    const pieces = [...text].map((c) => splitter.push(c));
+    pieces.push(splitter.flush());
+    expect(pieces.map((p) => p.content).join("")).toBe("answer");
+    expect(splitter.reasoning).toBe(stripThinking(text).reasoning);
+    expect(splitter.reasoning.startsWith("plan ")).toBe(true);
+    expect(splitter.reasoning.endsWith(" more")).toBe(true);
+  });
+
   it("takes a <think> scratchpad out of the answer and drops the blank lines around it", () => {
     expect(stripThinking("<think>\nLet me see.\n</think>\n\nThe answer is 4.")).toEqual({
       content: "The answer is 4.",

@@ -68,6 +68,11 @@ function isSpace(code: number): boolean {
   return code === 32 || code === 10 || code === 13 || code === 9;
 }
 
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (!isSpace(text.charCodeAt(i))) return false;
+  return true;
+}
+
 function leadingSpace(text: string, from: number): number {
   let i = from;
   while (i < text.length && isSpace(text.charCodeAt(i))) i++;
@@ -130,6 +135,12 @@ export class FenceSplitter {
   private readonly closeMarkers: readonly string[];
   private readonly markerStarts: string;
   private held = "";
+  /**
+   * `held` is only blank space inside a fence (no half marker): more blank space is appended to it
+   * as it comes, rather than read again with it each piece — a long run streamed a character at a
+   * time would otherwise be read once per character.
+   */
+  private heldBlank = false;
   private fence: Fence | undefined;
   private inside: boolean;
   private sawMarker = false;
@@ -181,6 +192,11 @@ export class FenceSplitter {
       out.content = text;
       return out;
     }
+    if (this.heldBlank && this.inside && isBlank(text)) {
+      this.held += text;
+      return out;
+    }
+    this.heldBlank = false;
     const buf = this.held === "" ? text : this.held + text;
     this.held = "";
     let pos = 0;
@@ -218,6 +234,7 @@ export class FenceSplitter {
     const out: FenceSplit = { content: "", reasoning: "", retracted: 0 };
     const rest = this.held;
     this.held = "";
+    this.heldBlank = false;
     if (rest === "") return out;
     if (this.inside) this.emitReasoning(rest, out);
     else this.emitContent(rest, out);
@@ -310,10 +327,12 @@ export class FenceSplitter {
     }
     if (at === -1 || hit === undefined) {
       // Hold back a possible half marker and the blank space before it, which the marker would drop.
-      let end = buf.length - heldTail(buf, this.fence !== undefined ? [this.fence.close] : this.closeMarkers);
+      const keep = heldTail(buf, this.fence !== undefined ? [this.fence.close] : this.closeMarkers);
+      let end = buf.length - keep;
       while (end > pos && isSpace(buf.charCodeAt(end - 1))) end--;
       this.emitReasoning(buf.slice(pos, end), out);
       this.held = end < buf.length ? buf.slice(end) : "";
+      this.heldBlank = keep === 0 && this.held !== "";
       return buf.length;
     }
     let end = at;

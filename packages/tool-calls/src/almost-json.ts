@@ -2,7 +2,8 @@
  * A reader for the almost-JSON local models write — single-quoted strings, Python `True`,
  * `False` and `None`, bare keys, trailing commas, comments, brackets left open at the end — that
  * reads every string token exactly as written, so nothing inside a string can change. It answers
- * `undefined` for anything else, and the caller falls back to a general repair.
+ * `undefined` for anything else — a string that never closes among it, as its end is unknown —
+ * and the caller falls back to a general repair.
  */
 
 const SIMPLE_ESCAPES: Record<string, string> = {
@@ -70,10 +71,28 @@ function readString(text: string, start: number): StringToken | undefined {
   return { value, end: text.length, closed: false };
 }
 
+/** Index of the end of the comment starting at `i` (`//`, `/* *\/` or `#`), or -1 when none starts there. */
+export function commentEnd(text: string, i: number): number {
+  const c = text[i];
+  if (c === "#" || (c === "/" && text[i + 1] === "/")) {
+    const nl = text.indexOf("\n", i);
+    return nl < 0 ? text.length : nl + 1;
+  }
+  if (c === "/" && text[i + 1] === "*") {
+    const close = text.indexOf("*/", i + 2);
+    return close < 0 ? text.length : close + 2;
+  }
+  return -1;
+}
+
+/** The first character from `from` that is neither space nor inside a comment. */
 function nextNonSpace(text: string, from: number): string | undefined {
   for (let i = from; i < text.length; i++) {
     const c = text[i] as string;
-    if (!/\s/.test(c)) return c;
+    if (/\s/.test(c)) continue;
+    const end = commentEnd(text, i);
+    if (end < 0) return c;
+    i = end - 1;
   }
   return undefined;
 }
@@ -95,27 +114,18 @@ export function normalizeAlmostJson(text: string): string | undefined {
       continue;
     }
     if (stack.length === 0 && started) return undefined; // a second top-level value
-    if (c === "/" && text[i + 1] === "/") {
-      const nl = text.indexOf("\n", i);
-      i = nl < 0 ? text.length : nl + 1;
-      continue;
-    }
-    if (c === "/" && text[i + 1] === "*") {
-      const close = text.indexOf("*/", i + 2);
-      i = close < 0 ? text.length : close + 2;
-      continue;
-    }
-    if (c === "#") {
-      const nl = text.indexOf("\n", i);
-      i = nl < 0 ? text.length : nl + 1;
+    const comment = commentEnd(text, i);
+    if (comment >= 0) {
+      i = comment;
       continue;
     }
     if (c === '"' || c === "'") {
       const token = readString(text, i);
       if (!token) return undefined;
+      // A string whose end was never written: its value is unknown, so this is not almost-JSON.
+      if (!token.closed) return undefined;
       out.push(JSON.stringify(token.value));
       i = token.end;
-      if (!token.closed) break;
       if (stack.length === 0) started = true;
       continue;
     }

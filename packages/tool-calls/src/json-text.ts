@@ -1,5 +1,5 @@
 import { jsonrepair } from "jsonrepair";
-import { normalizeAlmostJson } from "./almost-json.js";
+import { commentEnd, normalizeAlmostJson } from "./almost-json.js";
 
 /** True for a plain JSON object (not an array, not null). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -11,14 +11,17 @@ interface ScanResult {
   end: number;
   /** True when the text ended inside a string or with brackets still open. */
   open: boolean;
+  /** True when the text ended inside a string: its end was cut off, and no repair can know it. */
+  inString: boolean;
 }
 
 const VALUE_START = new Set(["{", "[", ",", ":"]);
 
 /**
  * Walks JSON-like text from `start` (which should be `{` or `[`), skipping strings in double
- * quotes and — where a value or key can begin — in single quotes, and reports where the first
- * bracket closes. Mismatched closers are tolerated, as the almost-JSON of a local model has them.
+ * quotes and — where a value or key can begin — in single quotes, and comments (`//`, `/* *\/`,
+ * `#`) between tokens, and reports where the first bracket closes. Mismatched closers are
+ * tolerated, as the almost-JSON of a local model has them. Linear in the text read.
  */
 export function scanBrackets(text: string, start: number): ScanResult {
   let depth = 0;
@@ -38,53 +41,142 @@ export function scanBrackets(text: string, start: number): ScanResult {
       quote = c;
       continue;
     }
+    if (depth > 0 && (c === "#" || c === "/")) {
+      const end = commentEnd(text, i);
+      if (end >= 0) {
+        i = end - 1;
+        continue;
+      }
+    }
     if (c === "{" || c === "[") depth++;
     else if (c === "}" || c === "]") {
       depth--;
-      if (depth === 0) return { end: i + 1, open: false };
+      if (depth === 0) return { end: i + 1, open: false, inString: false };
     }
-    if (!/\s/.test(c)) previous = c;
+    if (c !== " " && c !== "\n" && c !== "\t" && c !== "\r") previous = c;
   }
-  return { end: -1, open: quote !== undefined || depth > 0 };
+  return { end: -1, open: quote !== undefined || depth > 0, inString: quote !== undefined };
 }
 
 /** True when JSON-like text stops inside a string or with a bracket still open: cut off. */
 export function isUnterminated(text: string): boolean {
   const start = text.search(/[{[]/);
-  if (start < 0) return /^\s*"(?:[^"\\]|\\.)*$/.test(text);
+  if (start < 0) return endsInString(text);
   const { end, open } = scanBrackets(text, start);
   return end < 0 && open;
 }
 
-/** Parses strict JSON, answering `undefined` (never throwing) when it is not. */
+/**
+ * True when JSON-like text stops inside a string — a value whose end was never written, which
+ * no repair may invent (`{"cmd": "rm -rf /tmp/build` might have gone on `-cache`).
+ */
+export function endsInString(text: string): boolean {
+  const trimmed = text.trimStart();
+  if (trimmed[0] === '"' || trimmed[0] === "'") return scanBrackets(`[${trimmed}`, 0).inString;
+  const start = trimmed.search(/[{[]/);
+  if (start < 0) return false;
+  const { end, inString } = scanBrackets(trimmed, start);
+  return end < 0 && inString;
+}
+
+/**
+ * Parses strict JSON, answering `undefined` (never throwing) when it is not, or when it nests
+ * deeper than {@link MAX_DEPTH} (what could not be written back as JSON is not read).
+ */
 export function tryParse(text: string): { value: unknown } | undefined {
+  let value: unknown;
   try {
-    return { value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  return withinDepth(value) ? { value } : undefined;
 }
 
-const FENCED = /^```[\w-]*[^\S\n]*\n([\s\S]*?)\n?\s*(?:```\s*)?$/;
+/**
+ * The longest text handed to `jsonrepair`, the general repair of last resort (64 KiB). Its work
+ * grows faster than the text on some junk; arguments and replies longer than this are read only
+ * by the linear almost-JSON reader.
+ */
+export const MAX_REPAIR_CHARS = 64 * 1024;
+
+/**
+ * The deepest nesting of objects and arrays a repaired value may have (512 levels). Deeper values
+ * cannot be written back as JSON (`JSON.stringify` runs out of stack near 5,000), so they are
+ * treated as unreadable rather than handed on.
+ */
+export const MAX_DEPTH = 512;
+
+/** True when no object or array in `value` lies deeper than {@link MAX_DEPTH}. Iterative. */
+export function withinDepth(value: unknown, max = MAX_DEPTH): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== "object" || item === null) continue;
+    if (depth >= max) return false;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return true;
+}
+
+/** True when brackets outside double-quoted strings open deeper than `max` somewhere in `text`. */
+function nestsDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if ((c === 125 || c === 93) && depth > 0) depth--;
+  }
+  return false;
+}
+
+/** The body of a fence the text is wrapped in (` ```json\n…``` `, the closing fence optional), else the text. */
+function unfence(text: string): { body: string; fenced: boolean } {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("```")) return { body: text, fenced: false };
+  const info = /^```[\w-]{0,64}[^\S\n]{0,64}\n/.exec(trimmed.slice(0, 160));
+  if (!info) return { body: text, fenced: false };
+  let body = trimmed.slice(info[0].length);
+  if (body.endsWith("```")) body = body.slice(0, -3);
+  return { body, fenced: true };
+}
 
 /**
  * Repairs almost-JSON (single quotes, Python literals, bare keys, trailing commas, comments,
- * unclosed brackets, a code fence) and parses it. Strings are read token by token first, so what
- * is inside them never changes; only text that reader cannot take goes to `jsonrepair`. Answers
- * `undefined`, never throwing, when even the repaired text is not JSON.
+ * unclosed brackets after a complete value, a code fence) and parses it. Strings are read token
+ * by token first, so what is inside them never changes; only text that reader cannot take goes to
+ * `jsonrepair`, and only up to {@link MAX_REPAIR_CHARS}. Text that stops inside a string is never
+ * repaired (its end is unknown). Answers `undefined`, never throwing, when even the repaired text
+ * is not JSON or nests deeper than {@link MAX_DEPTH}.
  */
 export function repairParse(text: string): { value: unknown } | undefined {
-  const fenced = FENCED.exec(text.trim());
-  const body = fenced ? (fenced[1] as string) : text;
+  const { body, fenced } = unfence(text);
+  const read = repairBody(body, fenced);
+  return read && withinDepth(read.value) ? read : undefined;
+}
+
+function repairBody(body: string, fenced: boolean): { value: unknown } | undefined {
   if (fenced) {
     const strict = tryParse(body);
     if (strict) return strict;
   }
+  if (endsInString(body)) return undefined;
   const normalized = normalizeAlmostJson(body);
   if (normalized !== undefined) {
     const read = tryParse(normalized);
     if (read) return read;
   }
+  // Past these, jsonrepair's recursion costs far more than the text (and the value would be
+  // refused for its depth anyway).
+  if (body.length > MAX_REPAIR_CHARS || nestsDeeper(body, MAX_DEPTH)) return undefined;
   try {
     return { value: JSON.parse(jsonrepair(body)) };
   } catch {
@@ -108,4 +200,53 @@ export function repairLeading(text: string): { value: unknown; whole: boolean } 
   }
   const read = repairParse(trimmed);
   return read ? { value: read.value, whole: true } : undefined;
+}
+
+/** One code fence in a reply: where it starts and ends, and its body. */
+export interface Fence {
+  /** Index of the opening backticks. */
+  start: number;
+  /** Index just past the closing backticks (the text's length when it never closes). */
+  end: number;
+  /** What the fence holds. */
+  body: string;
+  /** False when the text ended before a closing fence. */
+  closed: boolean;
+}
+
+const FENCE_OPEN = /^```[\w-]{0,64}[^\S\n]{0,64}\n?/;
+
+/**
+ * The first `max` code fences in `text`, in order. A fence whose body begins with `{` or `[`
+ * closes after that value's brackets close, so a fence written inside one of its strings (a
+ * README in a `write_file` call) cannot end it early. Linear in the text for each fence read.
+ */
+export function findFences(text: string, max: number): Fence[] {
+  const fences: Fence[] = [];
+  let from = 0;
+  while (fences.length < max) {
+    const start = text.indexOf("```", from);
+    if (start < 0) break;
+    const info = FENCE_OPEN.exec(text.slice(start, start + 160)) as RegExpExecArray;
+    const bodyAt = start + info[0].length;
+    let close = -1;
+    let i = bodyAt;
+    while (i < text.length && /\s/.test(text[i] as string)) i++;
+    if (text[i] === "{" || text[i] === "[") {
+      const { end } = scanBrackets(text, i);
+      if (end > 0) {
+        let j = end;
+        while (j < text.length && /\s/.test(text[j] as string)) j++;
+        if (text.startsWith("```", j)) close = j;
+      }
+    }
+    if (close < 0) close = text.indexOf("```", bodyAt);
+    if (close < 0) {
+      fences.push({ start, end: text.length, body: text.slice(bodyAt), closed: false });
+      break;
+    }
+    fences.push({ start, end: close + 3, body: text.slice(bodyAt, close), closed: true });
+    from = close + 3;
+  }
+  return fences;
 }

@@ -1,9 +1,7 @@
 import { describeValue, ToolCallsError } from "./errors.js";
-import { isRecord, repairParse, scanBrackets, tryParse } from "./json-text.js";
+import { findFences, isRecord, repairParse, scanBrackets, tryParse, withinDepth } from "./json-text.js";
 
 const THINK_END = "</think>";
-const FENCE = /```[\w-]*[^\S\n]*\n?([\s\S]*?)```/g;
-const OPEN_FENCE = /```[\w-]*[^\S\n]*\n([\s\S]*)$/;
 const MAX_CANDIDATES = 32;
 
 function isStructure(value: unknown): boolean {
@@ -15,7 +13,7 @@ function structureIn(fragment: string): { value: unknown } | undefined {
   const text = fragment.trim();
   if (text === "") return undefined;
   const found = tryParse(text) ?? (/^[{[]/.test(text) ? repairParse(text) : undefined);
-  return found && isStructure(found.value) ? found : undefined;
+  return found && isStructure(found.value) && withinDepth(found.value) ? found : undefined;
 }
 
 /** Objects and arrays that begin at `start` in prose, closed where their brackets close. */
@@ -40,6 +38,27 @@ function candidateAt(
   return structureIn(text.slice(start, end < 0 ? undefined : end));
 }
 
+const OPENER = /[{[]/g;
+
+/** An object or array that opens before `at` and is still open there, read as JSON. */
+function enclosing(text: string, at: number, budget: { unclosed: number }): { value: unknown } | undefined {
+  let from = 0;
+  for (let tries = 0; tries < MAX_CANDIDATES; tries++) {
+    OPENER.lastIndex = from;
+    const start = OPENER.exec(text)?.index ?? -1;
+    if (start < 0 || start >= at) return undefined;
+    const { end } = scanBrackets(text, start);
+    if (end < 0 || end > at) {
+      const found = candidateAt(text, start, budget);
+      if (found) return found;
+      from = start + 1;
+    } else {
+      from = end;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Finds the JSON a model put in its reply — the whole reply, a fenced block, or an object or
  * array inside prose (after the last `</think>`) — and reads it, repairing what a local model
@@ -61,19 +80,20 @@ export function parseJson<T = unknown>(text: string): T | undefined {
   const reply = (cut >= 0 ? text.slice(cut + THINK_END.length) : text).trim();
   if (reply === "") return undefined;
   const whole = tryParse(reply);
-  if (whole) return whole.value as T;
-
-  for (const match of reply.matchAll(FENCE)) {
-    const found = structureIn(match[1] ?? "");
-    if (found) return found.value as T;
-  }
-  const unclosed = OPEN_FENCE.exec(reply.slice(reply.lastIndexOf("```")));
-  if (unclosed) {
-    const found = structureIn(unclosed[1] ?? "");
-    if (found) return found.value as T;
-  }
+  if (whole) return withinDepth(whole.value) ? (whole.value as T) : undefined;
 
   const budget = { unclosed: 4 };
+  const fences = findFences(reply, MAX_CANDIDATES);
+  if (fences.length > 0) {
+    // A fence written inside a JSON value's string is part of that value, not a block of its own.
+    const outer = enclosing(reply, (fences[0] as { start: number }).start, budget);
+    if (outer) return outer.value as T;
+  }
+  for (const fence of fences) {
+    const found = structureIn(fence.body);
+    if (found) return found.value as T;
+  }
+
   for (const opener of ["{", "["]) {
     let from = 0;
     for (let tries = 0; tries < MAX_CANDIDATES; tries++) {

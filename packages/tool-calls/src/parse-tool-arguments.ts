@@ -1,5 +1,22 @@
 import { ToolArgumentsError } from "./errors.js";
-import { isRecord, isUnterminated, repairLeading, repairParse, scanBrackets, tryParse } from "./json-text.js";
+import {
+  endsInString,
+  isRecord,
+  isUnterminated,
+  MAX_DEPTH,
+  repairLeading,
+  repairParse,
+  scanBrackets,
+  tryParse,
+  withinDepth,
+} from "./json-text.js";
+
+/**
+ * The longest argument text `parseToolArguments` will repair (1 MiB). Valid JSON of any length
+ * takes the fast path; text past this that still needs repair is answered with a `malformed`
+ * error instead of minutes of work.
+ */
+export const MAX_REPAIR_ARGUMENT_CHARS = 1024 * 1024;
 
 /** Options for {@link parseToolArguments}. */
 export interface ParseToolArgumentsOptions {
@@ -37,8 +54,8 @@ function kindOfValue(value: unknown): string {
   return `a JSON ${typeof value}`;
 }
 
-function truncated(raw: string, name: string | undefined, atCeiling: boolean): ToolArgumentsError {
-  const where = atCeiling ? "at the output token limit" : "inside a string";
+function truncated(raw: string, name: string | undefined, atLimit: boolean): ToolArgumentsError {
+  const where = atLimit ? "at the output token limit" : "in the middle of a string";
   return new ToolArgumentsError(
     "truncated",
     `The arguments for ${name ? `the ${name} call` : "this call"} were cut off ${where} ` +
@@ -48,18 +65,13 @@ function truncated(raw: string, name: string | undefined, atCeiling: boolean): T
   );
 }
 
-/**
- * True when JSON-like text stops inside a double-quoted string: its end was never written, and
- * closing it would invent the value (`"/tmp/build` of `"/tmp/build-cache"`).
- */
-function endsInsideString(text: string): boolean {
-  let inside = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inside && c === "\\") i++;
-    else if (c === '"') inside = !inside;
+/** A value's text for an error's `raw`, never throwing (a Proxy or a null-prototype object may). */
+function safeText(value: unknown): string {
+  try {
+    return typeof value === "symbol" ? value.toString() : String(value);
+  } catch {
+    return "(a value that cannot be shown)";
   }
-  return inside;
 }
 
 function malformed(
@@ -77,7 +89,13 @@ function malformed(
   );
 }
 
-function done(value: Record<string, unknown>, repaired: boolean): ParsedToolArguments {
+function done(
+  value: Record<string, unknown>,
+  repaired: boolean,
+  raw: string,
+  name: string | undefined,
+): ParsedToolArguments {
+  if (!withinDepth(value)) throw malformed(raw, name, `they nest deeper than ${MAX_DEPTH} levels`);
   return { value, json: JSON.stringify(value), repaired };
 }
 
@@ -100,20 +118,28 @@ export function parseToolArguments(
   options: ParseToolArgumentsOptions = {},
 ): ParsedToolArguments {
   if (raw === undefined || raw === null) return { ...EMPTY, value: {} };
-  if (typeof raw !== "string") {
-    if (isRecord(raw)) {
-      try {
-        return done(JSON.parse(JSON.stringify(raw)) as Record<string, unknown>, false);
-      } catch (error) {
-        throw malformed(String(raw), options.name, "an object JSON cannot hold", error);
-      }
-    }
-    throw malformed(String(raw), options.name, `${kindOfValue(raw)} was given`);
-  }
+  if (typeof raw !== "string") return readObject(raw, options.name);
   // Fast path: valid JSON, as almost every server and model sends.
   const strict = tryParse(raw);
-  if (strict && isRecord(strict.value)) return done(strict.value, false);
+  if (strict && isRecord(strict.value)) return done(strict.value, false, raw, options.name);
   return readSlow(raw, raw, options, strict, 0);
+}
+
+/** Arguments handed over as an object: a JSON copy of it, which must itself be an object. */
+function readObject(raw: unknown, name: string | undefined): ParsedToolArguments {
+  let copy: unknown;
+  let object = false;
+  try {
+    object = typeof raw === "object" && !Array.isArray(raw);
+    if (object) copy = JSON.parse(JSON.stringify(raw));
+  } catch (error) {
+    // A cycle, a BigInt, a throwing getter or a revoked Proxy.
+    throw malformed(safeText(raw), name, "an object JSON cannot hold", error);
+  }
+  if (!object) throw malformed(safeText(raw), name, `${kindOfValue(raw)} was given`);
+  // A Date, or an object whose toJSON answers something else, is not an arguments object.
+  if (!isRecord(copy)) throw malformed(safeText(raw), name, `an object that is ${kindOfValue(copy)} in JSON`);
+  return done(copy, false, safeText(raw), name);
 }
 
 function readSlow(
@@ -128,14 +154,21 @@ function readSlow(
   if (trimmed === "") return { ...EMPTY, value: {} };
   let parsed = strict;
   if (!parsed) {
-    if (isUnterminated(trimmed) && (finishReason === "length" || endsInsideString(trimmed))) {
-      throw truncated(raw, name, finishReason === "length");
+    // Text ending inside a string lost its end, whatever the finish reason: never closed up and run.
+    if (endsInString(trimmed)) throw truncated(raw, name, finishReason === "length");
+    if (finishReason === "length" && isUnterminated(trimmed)) throw truncated(raw, name, true);
+    if (trimmed.length > MAX_REPAIR_ARGUMENT_CHARS) {
+      throw malformed(
+        raw,
+        name,
+        `they are not valid JSON, and past ${MAX_REPAIR_ARGUMENT_CHARS} characters they are not repaired`,
+      );
     }
     parsed = repairLeading(trimmed);
   }
   if (parsed) {
     const { value } = parsed;
-    if (isRecord(value)) return done(value, true);
+    if (isRecord(value)) return done(value, true, raw, name);
     if (value === null) return { ...EMPTY, value: {}, repaired: true };
     // JSON held in a string: open it (a model that double-encodes does it once, rarely twice).
     if (typeof value === "string" && layer < 2 && value.trim() !== trimmed) {
@@ -149,7 +182,7 @@ function readSlow(
     const { end } = scanBrackets(trimmed, open);
     const candidate = trimmed.slice(open, end < 0 ? undefined : end);
     const found = tryParse(candidate) ?? repairParse(candidate);
-    if (found && isRecord(found.value)) return done(found.value, true);
+    if (found && isRecord(found.value)) return done(found.value, true, raw, name);
   }
   if (finishReason === "length") throw truncated(raw, name, true);
   throw malformed(

@@ -1,5 +1,13 @@
 import { describeValue, ToolCallsError } from "./errors.js";
-import { isRecord, repairLeading, repairParse, scanBrackets, tryParse } from "./json-text.js";
+import {
+  findFences,
+  isRecord,
+  repairLeading,
+  repairParse,
+  scanBrackets,
+  tryParse,
+  withinDepth,
+} from "./json-text.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
 import type { ToolCallRequest } from "./types.js";
 
@@ -66,7 +74,7 @@ function readTools(tools: readonly ToolNameLike[]): Known {
 /** Reads a call's arguments, which a model writes as an object or as JSON in a string. */
 function readArguments(value: unknown): { args: Record<string, unknown>; raw: string } | undefined {
   if (value === undefined || value === null) return { args: {}, raw: "{}" };
-  if (isRecord(value)) return { args: value, raw: JSON.stringify(value) };
+  if (isRecord(value)) return withinDepth(value) ? { args: value, raw: JSON.stringify(value) } : undefined;
   if (typeof value !== "string") return undefined;
   try {
     return { args: parseToolArguments(value).value, raw: value };
@@ -155,8 +163,17 @@ function matches(text: string, pattern: RegExp): RegExpExecArray[] {
   return found;
 }
 
+/**
+ * Characters the current `recoverToolCalls` call may still walk looking for where a JSON value
+ * closes. A junk reply of thousands of unclosed openers would walk to its end from each; a real
+ * reply walks each call once, about its own length.
+ */
+let scanBudget = Number.POSITIVE_INFINITY;
+
 function jsonAt(text: string, start: number): { value: unknown; end: number } | undefined {
+  if (scanBudget <= 0) return undefined;
   const { end } = scanBrackets(text, start);
+  scanBudget -= (end < 0 ? text.length : end) - start;
   const stop = end < 0 ? text.length : end;
   const slice = text.slice(start, stop);
   const parsed = tryParse(slice) ?? repair(slice);
@@ -257,9 +274,10 @@ interface Block {
   call: Found;
 }
 
-const FUNCTION_OPEN = /<function=([^>\n]+)>/g;
+// Names are bounded: an unbounded run would be read again from every `<function=` in junk.
+const FUNCTION_OPEN = /<function=([^>\n]{1,256})>/g;
 const FUNCTION_CLOSE = "</function>";
-const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/g;
+const PARAMETER = /<parameter=([^>\n]{1,256})>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/g;
 
 /**
  * `<function=name>…</function>` blocks: Qwen3-Coder's `<parameter=key>value</parameter>` markup
@@ -268,15 +286,19 @@ const PARAMETER = /<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter
 function functionBlocks(text: string, known: Known): Block[] {
   const blocks: Block[] = [];
   const opens = matches(text, FUNCTION_OPEN);
+  let from = 0;
   opens.forEach((open, n) => {
+    // An opener inside the block before it (in a string argument) is that block's text.
+    if (open.index < from) return;
     const name = unquote(open[1] as string);
     const bodyAt = open.index + open[0].length;
-    const next = opens[n + 1]?.index ?? text.length;
+    const next = opens.slice(n + 1).find((o) => o.index >= bodyAt)?.index ?? text.length;
     const json = jsonArgumentsAt(text, bodyAt);
-    if (json && json.end <= next) {
+    if (json) {
       const after = skipSpace(text, json.end);
       const end = text.startsWith(FUNCTION_CLOSE, after) ? after + FUNCTION_CLOSE.length : json.end;
       blocks.push({ start: open.index, end, call: { name, ...json.found } });
+      from = end;
       return;
     }
     const close = text.indexOf(FUNCTION_CLOSE, bodyAt);
@@ -285,6 +307,7 @@ function functionBlocks(text: string, known: Known): Block[] {
     const body = text.slice(bodyAt, bodyEnd);
     if (body.trim() !== "" && !body.includes("<parameter=")) return;
     blocks.push({ start: open.index, end, call: pairArguments(pairsOf(body, PARAMETER), known, name, true) });
+    from = end;
   });
   return blocks;
 }
@@ -292,11 +315,11 @@ function functionBlocks(text: string, known: Known): Block[] {
 /** The optional `｜DSML｜` tag prefix DeepSeek V3.2 writes its markup with. */
 const DSML = "(?:[|｜]DSML[|｜])?";
 const INVOKE = new RegExp(
-  `<${DSML}invoke\\s+name\\s*=\\s*["']?([^"'>]+)["']?\\s*>([\\s\\S]*?)(?:</${DSML}invoke>|(?=<${DSML}invoke\\b)|$)`,
+  `<${DSML}invoke\\s+name\\s*=\\s*["']?([^"'>]{1,256})["']?\\s*>([\\s\\S]*?)(?:</${DSML}invoke>|(?=<${DSML}invoke\\b)|$)`,
   "g",
 );
 const INVOKE_PARAMETER = new RegExp(
-  `<${DSML}parameter\\s+name\\s*=\\s*["']?([^"'>\\s]+)["']?(?:\\s+string\\s*=\\s*["']?(true|false)["']?)?\\s*>([\\s\\S]*?)</${DSML}parameter>`,
+  `<${DSML}parameter\\s+name\\s*=\\s*["']?([^"'>\\s]{1,256})["']?(?:\\s+string\\s*=\\s*["']?(true|false)["']?)?\\s*>([\\s\\S]*?)</${DSML}parameter>`,
   "g",
 );
 
@@ -420,7 +443,7 @@ function pythonicCalls(body: string): Found[] | undefined {
 
 /** The calls a tag's markup body holds, in whichever markup it is written. */
 function markupCalls(body: string, known: Known): Found[] | undefined {
-  if (/^\s*\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(body)) {
+  if (/^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) {
     const pythonic = pythonicCalls(body);
     if (pythonic) return pythonic;
   }
@@ -609,9 +632,12 @@ const DS_AFTER = new RegExp(
 function deepseekSpans(text: string): Span[] {
   const spans: Span[] = [];
   const begins = matches(text, DS_CALL_BEGIN);
+  let from = 0;
   begins.forEach((begin, n) => {
+    // A marker inside the call before it (in a string argument) is that call's text.
+    if (begin.index < from) return;
     const bodyAt = begin.index + begin[0].length;
-    const limit = begins[n + 1]?.index ?? text.length;
+    let limit = begins[n + 1]?.index ?? text.length;
     const region = text.slice(bodyAt, limit);
     const sep = DS_SEP.exec(region);
     if (!sep) return;
@@ -628,9 +654,11 @@ function deepseekSpans(text: string): Span[] {
     let found: { args: Record<string, unknown>; raw: string } = { args: {}, raw: "{}" };
     let end = argsAt;
     const json = jsonArgumentsAt(text, argsAt);
-    if (json && json.end <= limit) {
+    if (json) {
       found = json.found;
       end = json.end;
+      // Arguments that ran past the next marker held it in a string.
+      if (end > limit) limit = text.length;
       const fence = /^\s*```/.exec(text.slice(end));
       if (fence) end += fence[0].length;
     } else if (!/^\s*(?:$|<)/.test(text.slice(argsAt, limit))) {
@@ -645,11 +673,13 @@ function deepseekSpans(text: string): Span[] {
     const after = DS_AFTER.exec(text.slice(end));
     if (after) end += after[0].length;
     spans.push({ start, end, calls: [{ name, ...found }] });
+    from = end;
   });
   return spans;
 }
 
-const KIMI_CALL = /<\|tool_call_begin\|>\s*([^<]*?)\s*<\|tool_call_argument_begin\|>/g;
+// One bounded run for the name, trimmed after: `\s*` on both sides of a lazy run was cubic on spaces.
+const KIMI_CALL = /<\|tool_call_begin\|>([^<]{0,256}?)<\|tool_call_argument_begin\|>/g;
 const KIMI_BEFORE = /<\|tool_calls_section_begin\|>\s*$/;
 const KIMI_AFTER = /^\s*<\|tool_call_end\|>(?:\s*<\|tool_calls_section_end\|>)?/;
 
@@ -693,19 +723,47 @@ function inferTool(args: Record<string, unknown>, known: Known): string | undefi
 }
 
 /** gpt-oss Harmony tokens served raw: `<|channel|>commentary to=functions.x …<|message|>{…}<|call|>`. */
+/** Skips back over at most 64 characters of blank space before `at`. */
+function spaceBefore(text: string, at: number): number {
+  let i = at;
+  while (i > 0 && at - i < 64 && /\s/.test(text[i - 1] as string)) i--;
+  return i;
+}
+
+/**
+ * What a Harmony header writes before its `<|channel|>`: `<|start|>assistant` and a
+ * `to=recipient`, both optional. Read backwards from the channel token, so junk of many `to=`
+ * costs nothing until a channel token is found.
+ */
+function harmonyLead(text: string, at: number): { start: number; to: string } {
+  let start = at;
+  let to = "";
+  const end = spaceBefore(text, at);
+  const from = text.lastIndexOf("to=", end - 1);
+  if (from >= 0 && end - from <= 259 && end > from + 3 && !/[\s<]/.test(text.slice(from + 3, end))) {
+    to = text.slice(from, end);
+    start = from;
+  }
+  const lead = spaceBefore(text, start);
+  if (text.startsWith(HARMONY_START, lead - HARMONY_START.length)) start = lead - HARMONY_START.length;
+  return { start, to };
+}
+
+const HARMONY_START = "<|start|>assistant";
+const HARMONY_HEADER = /<\|channel\|>commentary([^<]{0,256}?)(?:<\|constrain\|>[^<]{0,64})?<\|message\|>/g;
+
 function harmonySpans(text: string, known: Known): Span[] {
   const spans: Span[] = [];
-  const HEADER =
-    /(?:<\|start\|>assistant\s*)?((?:to=[^\s<]+\s*)?)<\|channel\|>commentary([^<]*?)(?:<\|constrain\|>[^<]*)?<\|message\|>/g;
-  for (const match of matches(text, HEADER)) {
+  for (const match of matches(text, HARMONY_HEADER)) {
     const json = jsonArgumentsAt(text, match.index + match[0].length);
     if (!json) continue;
-    const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${match[1] ?? ""} ${match[2] ?? ""}`);
+    const lead = harmonyLead(text, match.index);
+    const recipient = /to=(?:functions\.)?([^\s<]+)/.exec(`${lead.to} ${match[1] ?? ""}`);
     const name = recipient ? (recipient[1] as string) : inferTool(json.found.args, known);
     if (name === undefined) continue;
     const tail = /^\s*<\|(?:call|end)\|>/.exec(text.slice(json.end));
     spans.push({
-      start: match.index,
+      start: lead.start,
       end: json.end + (tail ? tail[0].length : 0),
       calls: [{ name, ...json.found }],
     });
@@ -793,24 +851,24 @@ function wholeReplySpan(text: string): Span | undefined {
 
 /** A reply that is nothing but pythonic calls: `[name(k=v), …]`. */
 function pythonicSpan(text: string): Span | undefined {
-  const calls = /^\s*\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(text) ? pythonicCalls(text) : undefined;
+  const calls = /^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(text) ? pythonicCalls(text) : undefined;
   return calls ? { start: 0, end: text.length, calls } : undefined;
 }
 
 /** The one fenced block of a reply, when it holds a JSON call (or a `tool_calls` list) or a Python call. */
 function fencedSpan(text: string): Span | undefined {
-  const fences = [...text.matchAll(/```[\w-]*[^\S\n]*\n([\s\S]*?)```/g)];
-  if (fences.length !== 1) return undefined;
-  const fence = fences[0] as RegExpExecArray;
-  const body = (fence[1] as string).trim();
+  const fences = findFences(text, 2);
+  if (fences.length !== 1 || !fences[0]?.closed) return undefined;
+  const fence = fences[0];
+  const body = fence.body.trim();
   let calls: Found[] | undefined;
   // Gemma 3's prompted form: a ```tool_code fence holding a Python call.
-  if (/^\[?\s*[A-Za-z_][\w.-]*\s*\(/.test(body)) calls = pythonicCalls(body);
+  if (/^(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) calls = pythonicCalls(body);
   else if (/^[{[]/.test(body)) {
     const parsed = tryParse(body) ?? repairParse(body);
     calls = parsed ? callsIn(parsed.value) : undefined;
   }
-  return calls ? { start: fence.index, end: fence.index + fence[0].length, calls } : undefined;
+  return calls ? { start: fence.start, end: fence.end, calls } : undefined;
 }
 
 /**
@@ -830,8 +888,14 @@ function knownName(name: string, known: Known): string {
   return known.names.has(unglued) ? unglued : name;
 }
 
-function overlaps(a: Span, spans: readonly Span[]): boolean {
-  return spans.some((b) => a.start < b.end && b.start < a.end);
+/** The spans whose every call names a known tool, names read past `functions.` and the like. */
+function named(spans: readonly Span[], known: Known): Span[] {
+  return spans
+    .map((span) => ({
+      ...span,
+      calls: span.calls.map((call) => ({ ...call, name: knownName(call.name, known) })),
+    }))
+    .filter((span) => span.calls.every((call) => known.names.has(call.name)));
 }
 
 /**
@@ -872,10 +936,12 @@ export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): 
   }
   const known = readTools(tools);
   repairBudget = 2 * text.length + 4096;
+  scanBudget = 8 * text.length + 65_536;
   try {
     return recoverFrom(text, known);
   } finally {
     repairBudget = Number.POSITIVE_INFINITY;
+    scanBudget = Number.POSITIVE_INFINITY;
   }
 }
 
@@ -886,31 +952,39 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   const tail = text.slice(headEnd);
   if (known.names.size === 0 || tail.trim() === "") return { calls: [], text };
 
-  const spans: Span[] = [];
-  const add = (candidates: readonly Span[]) => {
-    for (const span of candidates) if (!overlaps(span, spans)) spans.push(span);
-  };
-  add(tagSpans(tail, known));
-  add(gemmaSpans(tail));
-  add(deepseekSpans(tail));
-  add(kimiSpans(tail));
-  add(bareBlockSpans(tail, known));
-  add(mistralSpans(tail));
-  add(harmonySpans(tail, known));
-  add(plainHarmonySpans(tail));
-  add(functionarySpans(tail, known));
-  if (spans.length === 0) {
-    const whole = wholeReplySpan(tail) ?? pythonicSpan(tail) ?? fencedSpan(tail);
-    if (whole) spans.push(whole);
+  // A reply that is nothing but JSON (or pythonic) calls holds any markup in its strings.
+  const whole = wholeReplySpan(tail) ?? pythonicSpan(tail);
+  let accepted = whole ? named([whole], known) : [];
+  if (accepted.length === 0) {
+    const families = [
+      tagSpans(tail, known),
+      gemmaSpans(tail),
+      deepseekSpans(tail),
+      kimiSpans(tail),
+      bareBlockSpans(tail, known),
+      mistralSpans(tail),
+      harmonySpans(tail, known),
+      plainHarmonySpans(tail),
+      functionarySpans(tail, known),
+    ];
+    // The span that starts first wins (the earlier family on a tie): one starting inside another
+    // is markup written in that call's string arguments, not a call of its own.
+    const ordered = families
+      .flatMap((spans, family) => spans.map((span) => ({ span, family })))
+      .sort((a, b) => a.span.start - b.span.start || a.family - b.family);
+    const spans: Span[] = [];
+    for (const { span } of ordered) {
+      const previous = spans[spans.length - 1];
+      if (!previous || span.start >= previous.end) spans.push(span);
+    }
+    const fenced = fencedSpan(tail);
+    // Markup found only inside the reply's one fenced call is that call's text.
+    if (fenced && spans.every((span) => span.start >= fenced.start && span.end <= fenced.end)) {
+      accepted = named([fenced], known);
+    } else {
+      accepted = named(spans, known);
+    }
   }
-
-  const accepted = spans
-    .map((span) => ({
-      ...span,
-      calls: span.calls.map((call) => ({ ...call, name: knownName(call.name, known) })),
-    }))
-    .filter((span) => span.calls.every((call) => known.names.has(call.name)))
-    .sort((a, b) => a.start - b.start);
   if (accepted.length === 0 || accepted.every((span) => span.calls.length === 0)) return { calls: [], text };
 
   const calls: ToolCallRequest[] = [];

@@ -1,0 +1,288 @@
+/**
+ * The size ladder: each adversarial shape a looping model or a broken server sends, built at
+ * 8 KiB and doubled up to a ceiling, timed at each size. Time must grow about as the input does;
+ * a parser fails its shape when doubling the input more than triples the time (a quadratic one
+ * quadruples it). Each size is timed as the best of several runs, and a floor of a few
+ * milliseconds keeps scheduler noise on a shared machine from reading as growth.
+ */
+import { firstTokenMs, listedWindow, timeoutMs } from "../packages/client/src/index.js";
+import { runMetrics } from "../packages/events/src/index.js";
+import { contextTokens } from "../packages/ledger/src/index.js";
+import { isOverflow, isTransient, readRefusal } from "../packages/negotiate/src/index.js";
+import { checkStrictSchema, relaxSchema, sanitizeSchema } from "../packages/schema-compat/src/index.js";
+import { parseSpec, resolveAgentSpec } from "../packages/spec/src/index.js";
+import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
+import { parseJson, parseToolArguments, recoverToolCalls } from "../packages/tool-calls/src/index.js";
+
+/** One adversarial shape: how to build it at a size, and what reads it. */
+export interface Shape {
+  /** The parser, and what the input is made of. */
+  name: string;
+  /** The input at about `size` characters (or entries worth that many). */
+  build(size: number): unknown;
+  /** Reads the input; any typed error it throws counts as an answer. */
+  run(input: unknown): void;
+}
+
+const TOOLS = ["f", "write_file", "add"];
+const quietly = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch {
+    // A typed error is an answer; the ladder times, the properties check what was answered.
+  }
+};
+const repeat = (unit: string, size: number) => unit.repeat(Math.max(1, Math.floor(size / unit.length)));
+const recover = (text: unknown) => recoverToolCalls(text as string, TOOLS);
+const args = (text: unknown) => quietly(() => parseToolArguments(text));
+const json = (text: unknown) => parseJson(text as string);
+const refusal = (message: unknown) => {
+  const error = { status: 400, error: { message, type: "invalid_request_error" } };
+  readRefusal(error);
+  isOverflow(error);
+  isTransient(error);
+};
+const splitByChar = (text: unknown) => {
+  const splitter = new FenceSplitter();
+  for (const c of text as string) splitter.push(c);
+  splitter.flush();
+};
+const JUNK = "a{[:,'\" x}]#/*\\\n\t<>=";
+const junk = (size: number) => {
+  let out = "";
+  for (let i = 0; out.length < size; i++) out += JUNK[(i * 7 + (i >> 3)) % JUNK.length];
+  return out;
+};
+
+export const SHAPES: Shape[] = [
+  { name: "recoverToolCalls: 'to=' repeated", build: (n) => repeat("to=", n), run: recover },
+  { name: "recoverToolCalls: '<function=' repeated", build: (n) => repeat("<function=", n), run: recover },
+  {
+    name: "recoverToolCalls: '<invoke name=a' repeated",
+    build: (n) => repeat("<invoke name=a", n),
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: '<|tool_call_begin|>' then spaces",
+    build: (n) => `<|tool_call_begin|>${" ".repeat(n)}`,
+    run: recover,
+  },
+  { name: "recoverToolCalls: tabs then text", build: (n) => `${"\t".repeat(n)}text`, run: recover },
+  {
+    name: "recoverToolCalls: '<tool_call>{ ' repeated",
+    build: (n) => repeat("<tool_call>{ ", n),
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: '[TOOL_CALLS]' repeated",
+    build: (n) => repeat("[TOOL_CALLS]", n),
+    run: recover,
+  },
+  { name: "recoverToolCalls: fences repeated", build: (n) => repeat("```json\n{", n), run: recover },
+  { name: "recoverToolCalls: '{' repeated", build: (n) => repeat("{", n), run: recover },
+  { name: "recoverToolCalls: '>>>f\\n{' repeated", build: (n) => repeat(">>>f\n{", n), run: recover },
+  {
+    name: "recoverToolCalls: '<|channel|>commentary' repeated",
+    build: (n) => repeat("<|channel|>commentary to=x", n),
+    run: recover,
+  },
+  { name: "recoverToolCalls: pythonic '[f(a=' repeated", build: (n) => repeat("[f(a=", n), run: recover },
+  { name: "recoverToolCalls: junk", build: junk, run: recover },
+  { name: "parseToolArguments: junk", build: junk, run: args },
+  {
+    name: "parseToolArguments: a fence then spaces",
+    build: (n) => `\`\`\`json\n${" ".repeat(n)}{"a": 1}`,
+    run: args,
+  },
+  { name: "parseToolArguments: '{' repeated", build: (n) => repeat("{", n), run: args },
+  { name: "parseToolArguments: '[' repeated", build: (n) => repeat("[", n), run: args },
+  { name: "parseToolArguments: \"{'a':\" repeated", build: (n) => repeat("{'a':", n), run: args },
+  { name: "parseToolArguments: 'a ' repeated", build: (n) => repeat("a ", n), run: args },
+  { name: "parseToolArguments: '// x\\n' repeated", build: (n) => `{${repeat("// x\n", n)}`, run: args },
+  { name: "parseJson: junk", build: junk, run: json },
+  { name: "parseJson: '[' repeated", build: (n) => `x ${repeat("[", n)}`, run: json },
+  { name: "parseJson: fences repeated", build: (n) => repeat("```\n{", n), run: json },
+  { name: "parseJson: '{\"a\":' repeated", build: (n) => repeat('{"a":', n), run: json },
+  {
+    name: "FenceSplitter: spaces inside a fence, a character at a time",
+    build: (n) => `<think>a${" ".repeat(n)}b</think>x`,
+    run: splitByChar,
+  },
+  {
+    name: "FenceSplitter: '<' repeated, a character at a time",
+    build: (n) => repeat("<", n),
+    run: splitByChar,
+  },
+  {
+    name: "FenceSplitter: '</thin' repeated, a character at a time",
+    build: (n) => `<think>${repeat("</thin", n)}`,
+    run: splitByChar,
+  },
+  {
+    name: "stripThinking: '<think>' repeated",
+    build: (n) => repeat("<think>", n),
+    run: (t) => stripThinking(t as string),
+  },
+  { name: "readRefusal: one long word", build: (n) => "a".repeat(n), run: refusal },
+  { name: "readRefusal: newlines", build: (n) => `${"\n".repeat(n)}x`, run: refusal },
+  { name: "readRefusal: 'a and ' repeated", build: (n) => repeat("a and ", n), run: refusal },
+  { name: "readRefusal: 'max_tokens ' repeated", build: (n) => repeat("max_tokens ", n), run: refusal },
+  { name: "readRefusal: quotes repeated", build: (n) => repeat("'a", n), run: refusal },
+  {
+    name: "readRefusal: 'Input should be ' repeated",
+    build: (n) => repeat("Input should be 'a' ", n),
+    run: refusal,
+  },
+  {
+    name: "listedWindow: Ollama parameters of newlines",
+    build: (n) => `${"\n".repeat(n)}x`,
+    run: (p) => listedWindow({ id: "m", parameters: p as string }),
+  },
+  {
+    name: "resolveAgentSpec: prompt entries",
+    build: (n) => ({
+      spec: "loopwright.agent/1",
+      model: { name: "m" },
+      prompt: Array.from({ length: Math.floor(n / 32) }, (_, i) => ({ id: `p${i}`, text: "x" })),
+    }),
+    run: (doc) => {
+      const { spec } = parseSpec(doc);
+      if (spec) resolveAgentSpec([spec, spec]);
+    },
+  },
+  {
+    name: "sanitizeSchema: many properties",
+    build: (n) => ({
+      type: "object",
+      properties: Object.fromEntries(
+        Array.from({ length: Math.floor(n / 40) }, (_, i) => [`p${i}`, { type: "string", pattern: "abc" }]),
+      ),
+    }),
+    run: (schema) => {
+      sanitizeSchema(schema as Record<string, unknown>);
+      relaxSchema(schema as Record<string, unknown>);
+      checkStrictSchema(schema as Record<string, unknown>);
+    },
+  },
+  {
+    name: "runMetrics: events",
+    build: (n) =>
+      Array.from({ length: Math.floor(n / 16) }, (_, i) => ({
+        kind: "tool-result",
+        name: `t${i % 97}`,
+        ok: false,
+        content: "",
+      })),
+    run: (events) => runMetrics(events as never),
+  },
+  {
+    name: "contextTokens: messages",
+    build: (n) => ({
+      messages: Array.from({ length: Math.floor(n / 16) }, () => ({ role: "user", content: "hello there" })),
+    }),
+    run: (body) => contextTokens(body as never, { promptTokens: 1000 }),
+  },
+  {
+    name: "timeouts",
+    build: (n) => n,
+    run: (n) => [timeoutMs({ requestTimeoutSeconds: n as number }), firstTokenMs({})],
+  },
+];
+
+/** A collection before each timing, where the run exposes one (`node --expose-gc`). */
+const collect = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
+/** The best of `reps` runs, in ms; small inputs are run in a loop until they take long enough to time. */
+function time(shape: Shape, input: unknown, reps: number): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let r = 0; r < reps; r++) {
+    collect();
+    let loops = 0;
+    const start = performance.now();
+    let elapsed = 0;
+    do {
+      shape.run(input);
+      loops++;
+      elapsed = performance.now() - start;
+    } while (elapsed < 5 && loops < 1000);
+    best = Math.min(best, elapsed / loops);
+  }
+  return best;
+}
+
+/** One rung: the size and its time. */
+export interface Rung {
+  size: number;
+  ms: number;
+}
+
+/** A shape's verdict: its rungs, and the first doubling that more than tripled the time. */
+export interface LadderResult {
+  name: string;
+  rungs: Rung[];
+  failure?: string;
+}
+
+/** The longest one run of any rung may take: past it, the shape fails without climbing further. */
+const MAX_RUN_MS = 2000;
+
+/** Below this many ms a rung is within timer and scheduler noise; growth there is not judged. */
+const FLOOR_MS = 3;
+
+/** The least-squares slope of log(time) over log(size): 1 for linear time, 2 for quadratic. */
+function exponent(rungs: readonly Rung[]): number | undefined {
+  const points = rungs
+    .filter((r) => r.ms >= FLOOR_MS)
+    .map((r) => [Math.log2(r.size), Math.log2(r.ms)] as const);
+  if (points.length < 3) return undefined;
+  const mx = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const my = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - mx) * (y - my);
+    den += (x - mx) ** 2;
+  }
+  return num / den;
+}
+
+/** Doubling the input more than triples the time: an exponent above log2(3). */
+const MAX_EXPONENT = Math.log2(3);
+
+/**
+ * Climbs one shape's ladder from 8 KiB up to `maxSize` and judges the growth over all rungs at
+ * once (a fitted exponent), so one rung slowed by a busy neighbour does not fail a linear parser.
+ * A rung whose single run exceeds {@link MAX_RUN_MS} fails at once.
+ */
+export function climb(shape: Shape, maxSize: number, reps = 3): LadderResult {
+  const rungs: Rung[] = [];
+  for (let size = 8 * 1024; size <= maxSize; size *= 2) {
+    const input = shape.build(size);
+    const warm = performance.now();
+    shape.run(input); // warm up
+    const once = performance.now() - warm;
+    if (once > MAX_RUN_MS) {
+      rungs.push({ size, ms: once });
+      return {
+        name: shape.name,
+        rungs,
+        failure: `${(size / 1024).toFixed(0)} KiB took ${once.toFixed(0)} ms, over the ${MAX_RUN_MS} ms any rung may take`,
+      };
+    }
+    rungs.push({ size, ms: time(shape, input, reps) });
+  }
+  let slope = exponent(rungs);
+  if (slope !== undefined && slope > MAX_EXPONENT) {
+    // Believed only after every rung is timed again (the best of both timings kept).
+    for (const rung of rungs) rung.ms = Math.min(rung.ms, time(shape, shape.build(rung.size), reps + 2));
+    slope = exponent(rungs);
+  }
+  if (slope !== undefined && slope > MAX_EXPONENT) {
+    return {
+      name: shape.name,
+      rungs,
+      failure: `time grows as size^${slope.toFixed(2)} (doubling the input multiplies it by ${(2 ** slope).toFixed(1)}, over 3)`,
+    };
+  }
+  return { name: shape.name, rungs };
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { checkStrictSchema } from "./check-strict.js";
+import { MAX_EXPANDED_CHARS, relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
+
+/** Three definitions in a cycle, each referring to the next eight times: under 1 KB of schema. */
+function fanOut(): Record<string, unknown> {
+  const def = (next: string) => ({
+    type: "object",
+    properties: Object.fromEntries(
+      Array.from({ length: 8 }, (_, i) => [`p${i}`, { $ref: `#/$defs/${next}` }]),
+    ),
+  });
+  return {
+    type: "object",
+    properties: { root: { $ref: "#/$defs/a" } },
+    $defs: { a: def("b"), b: def("c"), c: def("a") },
+  };
+}
+
+describe("sanitizeSchema on a $ref fan-out", () => {
+  it("keeps a small schema small: the expansion stays under the documented cap, and the host is told", () => {
+    const schema = fanOut();
+    expect(JSON.stringify(schema).length).toBeLessThan(1000);
+    const notices: string[] = [];
+    const out = sanitizeSchema(schema, { onNotice: (n) => notices.push(n) });
+    expect(JSON.stringify(out).length).toBeLessThanOrEqual(MAX_EXPANDED_CHARS);
+    expect(checkStrictSchema(out)).toEqual([]);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/\$refs made it \d+ characters/);
+    // What could not be inlined is asked for as JSON text, as recursion is.
+    expect(JSON.stringify(out)).toContain("JSON text");
+  });
+
+  it("is idempotent on it, and relaxSchema stays bounded too", () => {
+    const once = sanitizeSchema(fanOut());
+    expect(sanitizeSchema(once)).toEqual(once);
+    expect(JSON.stringify(relaxSchema(fanOut())).length).toBeLessThanOrEqual(MAX_EXPANDED_CHARS);
+  });
+
+  it("says nothing, and changes nothing, for a schema whose references stay small", () => {
+    const notices: string[] = [];
+    const out = sanitizeSchema(
+      {
+        type: "object",
+        properties: { a: { $ref: "#/$defs/x" }, b: { $ref: "#/$defs/x" } },
+        $defs: { x: { type: "string" } },
+      },
+      { onNotice: (n) => notices.push(n) },
+    );
+    expect(notices).toEqual([]);
+    expect(out.properties).toEqual({ a: { type: ["string", "null"] }, b: { type: ["string", "null"] } });
+    expect(out.required).toEqual(["a", "b"]);
+  });
+});

@@ -1,0 +1,184 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ToolArgumentsError } from "./errors.js";
+import { parseJson } from "./parse-json.js";
+import { parseToolArguments } from "./parse-tool-arguments.js";
+import { recoverToolCalls } from "./recover-tool-calls.js";
+
+/** The error `fn` throws (failing the test when it throws none). */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw");
+}
+
+const README = "# T\n```python\nprint(1)\n```\n";
+
+describe("a code fence inside a string argument is part of the string", () => {
+  it("recovers a fenced write_file call whose content holds a fence, whole", () => {
+    const call = JSON.stringify({ name: "write_file", arguments: { content: README } });
+    const { calls, text } = recoverToolCalls(`Writing it now.\n\`\`\`json\n${call}\n\`\`\`\n`, [
+      "write_file",
+    ]);
+    expect(calls.map((c) => c.args)).toEqual([{ content: README }]);
+    expect(text).toBe("Writing it now.");
+  });
+
+  it("reads JSON whose string holds fences, in a fence or in prose, as written", () => {
+    expect(parseJson('{"content":"```{```"}.')).toEqual({ content: "```{```" });
+    const body = JSON.stringify({ content: README });
+    expect(parseJson(`Here:\n\`\`\`json\n${body}\n\`\`\`\nDone.`)).toEqual({ content: README });
+    expect(parseToolArguments(`\`\`\`json\n${body}\n\`\`\``).value).toEqual({ content: README });
+  });
+});
+
+describe("comments are skipped, brackets in them included", () => {
+  it("reads past a bracket inside a // comment", () => {
+    expect(parseToolArguments('{"a": 1, // the user\'s file }\n "b": 2}').value).toEqual({ a: 1, b: 2 });
+    expect(parseToolArguments('{ // ]\n"path": "a.txt"}').value).toEqual({ path: "a.txt" });
+    expect(parseJson('{"a": 1, /* ] } */ "b": [2, # ]\n 3]}')).toEqual({ a: 1, b: [2, 3] });
+  });
+
+  it("does not call a complete object with a bracket in a comment truncated", () => {
+    expect(parseToolArguments('{ // {\n"path": "a.txt"}', { finishReason: "length" }).value).toEqual({
+      path: "a.txt",
+    });
+  });
+
+  it("keeps a comment between a bare key and its colon out of the key", () => {
+    expect(parseToolArguments("{path # the file\n: 'a.txt'}").value).toEqual({ path: "a.txt" });
+    expect(parseToolArguments("{path /* the file */ : 'a.txt'}").value).toEqual({ path: "a.txt" });
+  });
+});
+
+describe("markup inside a string argument never hides or replaces the call", () => {
+  const markers = [
+    "<tool_call>b",
+    '<tool_call>{"name":"f","arguments":{}}',
+    "<function=f>",
+    "<function=f>{}",
+    "[TOOL_CALLS] [{",
+    "to=functions.f {}",
+    "<|tool_call_begin|>f<|tool_call_argument_begin|>{}",
+    "<|tool_call>call:f{}",
+    "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{}",
+    "<|channel|>commentary to=functions.f<|message|>{}",
+    "```json\n{}\n```",
+  ];
+  const formats: Record<string, (args: string, call: string) => string> = {
+    hermes: (_, call) => `<tool_call>${call}</tool_call>`,
+    "function tag": (args) => `<function=f>${args}</function>`,
+    "python tag": (_, call) => `<|python_tag|>${call}`,
+    mistral: (_, call) => `[TOOL_CALLS] [${call}]`,
+    "mistral v11": (args) => `[TOOL_CALLS]f[ARGS]${args}`,
+    granite: (_, call) => `<|tool_call|>[${call}]`,
+    "lm studio": (_, call) => `[TOOL_REQUEST]${call}[END_TOOL_REQUEST]`,
+    deepseek: (args) =>
+      `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>${args}<｜tool▁call▁end｜><｜tool▁calls▁end｜>`,
+    kimi: (args) => `<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>${args}<|tool_call_end|>`,
+    harmony: (args) => `<|channel|>commentary to=functions.f <|constrain|>json<|message|>${args}<|call|>`,
+    "harmony stripped": (args) => `commentary to=functions.f json${args}`,
+    functionary: (args) => `>>>f\n${args}`,
+    "whole reply": (_, call) => call,
+    fenced: (_, call) => `\`\`\`json\n${call}\n\`\`\``,
+  };
+  for (const [format, write] of Object.entries(formats)) {
+    it(`recovers the one ${format} call, its argument as written`, () => {
+      for (const marker of markers) {
+        const args = JSON.stringify({ a: marker });
+        const call = JSON.stringify({ name: "f", arguments: { a: marker } });
+        const { calls } = recoverToolCalls(write(args, call), ["f"]);
+        expect(calls.map((c) => [c.name, c.args])).toEqual([["f", { a: marker }]]);
+      }
+    });
+  }
+});
+
+describe("arguments handed over as an object must be an object in JSON", () => {
+  it("refuses a Date or a toJSON that answers an array or a number, as malformed", () => {
+    for (const raw of [new Date(0), { toJSON: () => [1] }, { toJSON: () => 5 }]) {
+      const error = thrown(() => parseToolArguments(raw));
+      expect(ToolArgumentsError.isInstance(error) && error.kind).toBe("malformed");
+    }
+  });
+
+  it("answers a typed error for a cycle, a BigInt, a throwing getter, a revoked Proxy or a null-prototype object", () => {
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const getter = Object.defineProperty({}, "a", {
+      enumerable: true,
+      get() {
+        throw new Error("no");
+      },
+    });
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    for (const raw of [cycle, { n: 1n }, getter, proxy, Symbol("s"), 1n]) {
+      expect(ToolArgumentsError.isInstance(thrown(() => parseToolArguments(raw)))).toBe(true);
+    }
+    expect(parseToolArguments(Object.assign(Object.create(null), { a: 1 })).value).toEqual({ a: 1 });
+  });
+});
+
+describe("repair never invents the end of a string", () => {
+  it("calls arguments that end inside a string cut off, whatever the finish reason", () => {
+    for (const finishReason of [undefined, null, "stop", "tool_calls", "length"]) {
+      const error = thrown(() => parseToolArguments('{"cmd": "rm -rf /tmp/build', { finishReason }));
+      expect(ToolArgumentsError.isInstance(error) && error.kind).toBe("truncated");
+    }
+    const error = thrown(() => parseToolArguments("{'cmd': 'rm -rf /tmp/build"));
+    expect(ToolArgumentsError.isInstance(error) && error.kind).toBe("truncated");
+  });
+
+  it("still closes brackets left open after a complete value when the turn was not cut off", () => {
+    expect(parseToolArguments('{"cmd": "ls", "n": 2').value).toEqual({ cmd: "ls", n: 2 });
+    expect(parseToolArguments('{"a": {"b": [1, 2').value).toEqual({ a: { b: [1, 2] } });
+  });
+
+  it("recovers no call whose arguments were cut inside a string, and parseJson reads none", () => {
+    const reply = '<tool_call>{"name": "run", "arguments": {"cmd": "rm -rf /tmp/build';
+    expect(recoverToolCalls(reply, ["run"]).calls).toEqual([]);
+    expect(parseJson('{"cmd": "rm -rf /tmp/build')).toBeUndefined();
+  });
+
+  it("never reads a value whose strings differ from the text's, for any cut of a JSON object", () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 6 }), fc.string({ maxLength: 12 }), { minKeys: 1, maxKeys: 4 }),
+        fc.nat(),
+        (value, at) => {
+          const text = JSON.stringify(value);
+          const cut = text.slice(0, at % text.length);
+          let read: Record<string, unknown> | undefined;
+          try {
+            read = parseToolArguments(cut).value;
+          } catch (error) {
+            expect(ToolArgumentsError.isInstance(error)).toBe(true);
+            return;
+          }
+          // Whatever was read is a prefix of what was meant: every string it holds was written whole.
+          for (const [key, string] of Object.entries(read)) {
+            if (typeof string === "string") expect(value[key]).toBe(string);
+          }
+        },
+      ),
+      { numRuns: 500, seed: 22 },
+    );
+  });
+});
+
+describe("depth: nesting past what JSON.stringify can write back", () => {
+  it("answers a malformed error, not a RangeError, for arguments nested thousands deep", () => {
+    const deep = `{"a":${"[".repeat(6000)}${"]".repeat(6000)}}`;
+    const error = thrown(() => parseToolArguments(deep));
+    expect(ToolArgumentsError.isInstance(error) && error.kind).toBe("malformed");
+    expect(() =>
+      recoverToolCalls(`<tool_call>{"name":"f","arguments":${deep}}</tool_call>`, ["f"]),
+    ).not.toThrow();
+    expect(parseJson(`x ${"[".repeat(6000)}`)).toBeUndefined();
+    expect(parseJson("[".repeat(6000) + "]".repeat(6000))).toBeUndefined();
+  });
+});
