@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startServer } from "@loopwright/testkit";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "./server.js";
@@ -37,6 +38,8 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
   const outside: string[] = [];
 
   beforeAll(async () => {
+    if (!existsSync(fileURLToPath(new URL("../../dist/web/index.html", import.meta.url))))
+      throw new Error("The page is not built: run `pnpm --filter @loopwright/playground build` first.");
     server = await startWebServer({ hangTool: true, chunkDelayMs: 25 });
     profile = await mkdtemp(join(tmpdir(), "loopwright-chromium-"));
     context = await chromium.launchPersistentContext(profile, {
@@ -63,10 +66,15 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     await page.waitForSelector("body[data-ready=true]");
   });
 
+  /** Types a prompt, presses Enter, and waits until the page follows the new run. */
   const ask = async (prompt: string) => {
+    const before = await page.getAttribute("#run", "data-run");
     await page.fill("#prompt", prompt);
     await page.press("#prompt", "Enter");
-    await page.waitForSelector("#stop:not([disabled])");
+    await page.waitForFunction(
+      (old) => (document.getElementById("run")?.dataset.run ?? null) !== old,
+      before,
+    );
   };
   const finished = () => page.waitForSelector("#metrics:not([hidden])", { timeout: 30_000 });
   const blocks = () =>
@@ -190,5 +198,54 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     expect(await warning.textContent()).toMatch(/^model\.temperature: .*dropped/);
     expect(await page.$$eval(".field .warning", (n) => n.length)).toBe(1);
     expect(await page.textContent(".applied")).toContain("Applied “Checker”: model loopwright-simulator");
+  }, 60_000);
+
+  it("against an endpoint: reasoning collapsed, and a repeated call shown as a repeat", async () => {
+    const endpoint = await startServer({
+      models: [{ id: "scripted", context_length: 4096 }],
+      replies: [
+        {
+          reasoning: "The user wants 2 + 2; I will ask the calculator.",
+          toolCalls: [
+            { name: "calculator", arguments: '{"expression":"2 + 2"}' },
+            { name: "calculator", arguments: '{"expression":"2 + 2"}' },
+          ],
+        },
+        { content: "2 + 2 = 4." },
+      ],
+    });
+    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "scripted" } });
+    try {
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      expect(await page.textContent("#where")).toBe(
+        `Endpoint ${endpoint.baseUrl}: scripted, window 4,096 tokens`,
+      );
+      await ask("what is 2 + 2?");
+      await finished();
+      const reasoning = await page.waitForSelector("details.reasoning");
+      expect(await reasoning.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+      expect(await reasoning.isVisible()).toBe(true);
+      expect(await page.isVisible("details.reasoning .body")).toBe(false);
+      await page.focus("details.reasoning summary");
+      await page.keyboard.press("Enter");
+      expect(await page.textContent("details.reasoning .body")).toBe(
+        "The user wants 2 + 2; I will ask the calculator.",
+      );
+      const cards = await page.$$eval(".tool", (nodes) =>
+        nodes.map((n) => ({
+          repeat: !(n.querySelector(".badge") as HTMLElement).hidden,
+          result: n.querySelector(".result")?.textContent,
+        })),
+      );
+      expect(cards).toEqual([
+        { repeat: false, result: "4" },
+        { repeat: true, result: "4" },
+      ]);
+      expect(await page.textContent(".answer")).toBe("2 + 2 = 4.");
+    } finally {
+      await web.close();
+      await endpoint.close();
+    }
   }, 60_000);
 });

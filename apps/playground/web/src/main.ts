@@ -48,6 +48,7 @@ function follow(id: string, prompt: string): void {
     source: undefined as EventSource | undefined,
   };
   current = run;
+  runBox.dataset.run = id;
   const view = new RunView(runBox, prompt, contextLength);
   metricsBox.hidden = true;
   metricsBox.replaceChildren();
