@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // The web page in a real headless Chromium (Debian's /usr/bin/chromium driven by playwright-core),
 // against the page as built (dist/web) and served by the playground's own server, with the testkit
 // simulator behind it.
