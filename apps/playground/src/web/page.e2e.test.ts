@@ -144,6 +144,7 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     await page.waitForFunction(
       () => (document.querySelector(".turn[data-step='2'] .answer")?.textContent ?? "").length > 8,
     );
+    expect(await page.isHidden("#metrics")).toBe(true); // still running
     await page.reload();
     await page.waitForSelector("body[data-ready=true]");
     await finished();
@@ -201,7 +202,7 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     expect(await page.textContent(".applied")).toContain("Applied “Checker”: model loopwright-simulator");
   }, 60_000);
 
-  it("against an endpoint: reasoning collapsed, and a repeated call shown as a repeat", async () => {
+  it("against an endpoint: reasoning collapsed, a repeated call shown as a repeat, a cache break with its reason", async () => {
     const endpoint = await startServer({
       models: [{ id: "scripted", context_length: 4096 }],
       replies: [
@@ -212,7 +213,8 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
             { name: "calculator", arguments: '{"expression":"2 + 2"}' },
           ],
         },
-        { content: "2 + 2 = 4." },
+        // The second request only appends, yet the server reports nothing cached: a cache break.
+        { content: "2 + 2 = 4.", usage: { cached_tokens: 0 } },
       ],
     });
     const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "scripted" } });
@@ -244,9 +246,34 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
         { repeat: true, result: "4" },
       ]);
       expect(await page.textContent(".answer")).toBe("2 + 2 = 4.");
+      expect(await page.$$eval(".cache", (n) => n.map((c) => c.textContent))).toEqual([
+        "Cache: not reported by the endpoint",
+        expect.stringMatching(
+          /^Cache broke: 0 of [\d,]+ cached — the request only appended; the server dropped the cache$/,
+        ),
+      ]);
+      expect(await page.textContent("[data-metric='Cache breaks'] dd")).toBe("1");
     } finally {
       await web.close();
       await endpoint.close();
+    }
+  }, 60_000);
+
+  it("shows an endpoint that cannot be reached as an error line, and the run as failed", async () => {
+    const closed = await startServer({});
+    const baseUrl = closed.baseUrl;
+    await closed.close();
+    const web = await startWebServer({ endpoint: { baseUrl, model: "gone", contextLength: 1000 } });
+    try {
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      await ask("hello?");
+      await finished();
+      expect(await page.textContent(".error[role='alert']")).toMatch(/^Error: .+/);
+      expect(await page.textContent("[data-metric='Outcome'] dd")).toBe("failed");
+      expect(await page.isEnabled("#send")).toBe(true);
+    } finally {
+      await web.close();
     }
   }, 60_000);
 });
