@@ -104,4 +104,30 @@ describe("the web playground's API", () => {
     expect((await post("api/runs", { prompt: "  " })).status).toBe(400);
     expect((await post("api/runs", "not an object")).status).toBe(400);
   });
+
+  it("runs with a loaded spec's system prompt, model and step limit", async () => {
+    const systemTokens = async (prompt: string) => {
+      const { id } = (await (await post("api/runs", { prompt })).json()) as { id: string };
+      const { events } = await readEvents(new URL(`api/runs/${id}/events`, server.url).href);
+      const usage = events.find((e) => e.kind === "usage") as unknown as {
+        turn: { context: { system: number } };
+      };
+      return usage.turn.context.system;
+    };
+    const before = await systemTokens("hello");
+    const role = "You are a very careful checker. ".repeat(40);
+    const report = (await (
+      await post("api/spec", {
+        text: JSON.stringify({
+          spec: "loopwright.agent/1",
+          model: { name: "loopwright-simulator" },
+          prompt: [{ id: "role", text: role }],
+          limits: { maxToolIterations: 3 },
+        }),
+      })
+    ).json()) as { applied?: { system: boolean; maxToolIterations: number } };
+    expect(report.applied).toMatchObject({ system: true, maxToolIterations: 3 });
+    const after = await systemTokens("hello");
+    expect(after).toBeGreaterThan(before + 100);
+  }, 30_000);
 });

@@ -55,6 +55,7 @@ function follow(id: string, prompt: string): void {
   setRunning(true);
   let lastSeq = 0;
   let frame = 0;
+  let failures = 0;
   const draw = () => {
     frame = 0;
     view.update(run.events);
@@ -82,14 +83,24 @@ function follow(id: string, prompt: string): void {
         promptBox.focus();
       }
     };
+    source.onopen = () => {
+      failures = 0;
+    };
     source.onerror = () => {
       if (run.ended || current !== run) return;
-      if (source.readyState === EventSource.CLOSED) {
-        status.textContent = "Lost the run's events; reconnecting…";
-        setTimeout(() => {
-          if (current === run && !run.ended) connect(lastSeq);
-        }, 1000);
+      // CONNECTING: the browser reconnects by itself, sending Last-Event-ID. CLOSED: the server
+      // refused (restarted, or the run is gone); try a few times, then say so.
+      if (source.readyState !== EventSource.CLOSED) return;
+      failures++;
+      if (failures > 5) {
+        status.textContent = "Lost this run's events: the server no longer has it. Reload to start again.";
+        setRunning(false);
+        return;
       }
+      status.textContent = "Lost the run's events; reconnecting…";
+      setTimeout(() => {
+        if (current === run && !run.ended) connect(lastSeq);
+      }, 1000);
     };
   };
   connect(0);
