@@ -1,5 +1,6 @@
 // The web playground's HTTP API over real loopback HTTP: the SSE stream replayed after Last-Event-ID,
 // one run at a time, and specs checked with their warnings.
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "./server.js";
 
@@ -48,7 +49,11 @@ describe("the web playground's API", () => {
   afterAll(() => server.close());
 
   const post = (path: string, body: unknown) =>
-    fetch(new URL(path, server.url), { method: "POST", body: JSON.stringify(body) });
+    fetch(new URL(path, server.url), {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
 
   it("replays a run after Last-Event-ID with no gap and no duplicate, and refuses a second run meanwhile", async () => {
     const started = await post("api/runs", { prompt: "What time is it, and what is 17 * 23?" });
@@ -97,6 +102,24 @@ describe("the web playground's API", () => {
     ).json()) as { warnings: { path: string }[]; applied?: { maxToolIterations: number } };
     expect(bad.warnings.map((w) => w.path)).toEqual(["limits.maxToolIterations"]);
     expect(bad.applied?.maxToolIterations).toBe(8);
+  });
+
+  it("refuses a post that is not JSON (415) and a Host that is not this machine's (403)", async () => {
+    const plain = await fetch(new URL("api/runs", server.url), { method: "POST", body: '{"prompt":"hi"}' });
+    expect(plain.status).toBe(415);
+    const { port } = new URL(server.url);
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      request(
+        { host: "127.0.0.1", port, path: "/api/state", headers: { host: `evil.example:${port}` } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        },
+      )
+        .on("error", reject)
+        .end();
+    });
+    expect(status).toBe(403);
   });
 
   it("answers unknown runs and empty prompts with 404 and 400", async () => {

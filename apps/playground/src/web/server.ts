@@ -132,6 +132,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const runs = new Map<string, Run>();
   let latest: Run | undefined;
   const windows = new Map<string, number>();
+  const allowedHosts = new Set<string>();
 
   const config = (): LoopConfig => ({ ...base, ...(applied?.config ?? {}) });
   const windowOf = async (cfg: LoopConfig): Promise<number> => {
@@ -255,6 +256,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const path = url.pathname;
     const method = req.method ?? "GET";
+    // Only this machine's own names (a page on another site cannot rebind its name to us), and only
+    // JSON posts (a form or a plain-text post from another site's page is refused).
+    const host = req.headers.host ?? "";
+    if (!allowedHosts.has(host)) return sendJson(res, 403, { error: `unexpected Host ${host}` });
+    if (method === "POST" && !/^application\/json\b/i.test(req.headers["content-type"] ?? ""))
+      return sendJson(res, 415, { error: "POST bodies must be application/json" });
     if (path === "/api/state" && method === "GET") return sendJson(res, 200, await state());
     if (path === "/api/spec" && method === "POST") {
       const body = (await readBody(req)) as { text?: unknown };
@@ -304,6 +311,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  allowedHosts.add(`127.0.0.1:${port}`).add(`localhost:${port}`);
   return {
     url: `http://127.0.0.1:${port}/`,
     async close() {

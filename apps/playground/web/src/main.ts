@@ -33,7 +33,7 @@ function setRunning(running: boolean): void {
 async function api<T>(path: string, init?: RequestInit): Promise<{ status: number; body: T }> {
   const res = await fetch(path, {
     ...init,
-    headers: init?.body ? { "content-type": "application/json" } : undefined,
+    headers: init?.method === "POST" ? { "content-type": "application/json" } : undefined,
   });
   return { status: res.status, body: (await res.json()) as T };
 }
@@ -135,7 +135,7 @@ promptBox.addEventListener("keydown", (event) => {
 stop.addEventListener("click", () => {
   if (!current || current.ended) return;
   status.textContent = "Stopping…";
-  void api(`/api/runs/${encodeURIComponent(current.id)}/stop`, { method: "POST" });
+  void api(`/api/runs/${encodeURIComponent(current.id)}/stop`, { method: "POST", body: "{}" });
 });
 
 const specText = $<HTMLTextAreaElement>("spec-text");
