@@ -134,6 +134,7 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     expect(outside).toEqual([]);
 
     await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, "finished-run-360.png"), fullPage: true });
     await page.setViewportSize({ width: 800, height: 900 });
     await page.screenshot({ path: join(ARTIFACTS, "finished-run.png"), fullPage: true });
     await page.setViewportSize({ width: 360, height: 800 });
@@ -200,6 +201,8 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     expect(await warning.textContent()).toMatch(/^model\.temperature: .*dropped/);
     expect(await page.$$eval(".field .warning", (n) => n.length)).toBe(1);
     expect(await page.textContent(".applied")).toContain("Applied “Checker”: model loopwright-simulator");
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, "spec-warning.png") });
   }, 60_000);
 
   it("against an endpoint: reasoning collapsed, a repeated call shown as a repeat, a cache break with its reason", async () => {
