@@ -59,16 +59,21 @@ async function main(): Promise<number> {
       model: { type: "string", short: "m" },
       mcp: { type: "string" },
       help: { type: "boolean", short: "h" },
+      web: { type: "boolean" },
+      spec: { type: "string" },
+      port: { type: "string" },
     },
   });
   if (values.help) {
     console.log(
       'usage: pnpm playground [--prompt "…"] [--model name] [--mcp servers.json]\n' +
+        "       pnpm playground --web [--spec agent.json] [--port n]   (a local web page)\n" +
         "Against OPENAI_BASE_URL / OPENAI_API_KEY / LOOPWRIGHT_MODEL when set, the built-in simulator otherwise.\n" +
         "MCP servers come from --mcp, else from ./.mcp.json when there is one.",
     );
     return 0;
   }
+  if (values.web) return (await import("./web/cli.js")).runWeb(values);
 
   // Before the simulator starts, so a bad file leaves nothing running.
   const mcp = await loadMcp(values.mcp, (text) => console.log(dim(`(${text})`)));

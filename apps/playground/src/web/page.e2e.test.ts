@@ -1,0 +1,282 @@
+/// <reference lib="dom" />
+// The web page in a real headless Chromium (Debian's /usr/bin/chromium driven by playwright-core),
+// against the page as built (dist/web) and served by the playground's own server, with the testkit
+// simulator behind it.
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startServer } from "@loopwright/testkit";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startWebServer, type WebServer } from "./server.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const hasChromium = existsSync(CHROMIUM);
+const ARTIFACTS = fileURLToPath(new URL("../../artifacts/", import.meta.url));
+const FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+if (!hasChromium) {
+  console.warn(
+    `[playground e2e] skipped: ${CHROMIUM} is absent (install Debian's chromium: apt-get install -y chromium).`,
+  );
+}
+
+describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => {
+  let server: WebServer;
+  let context: BrowserContext;
+  let profile: string;
+  let page: Page;
+  const outside: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(fileURLToPath(new URL("../../dist/web/index.html", import.meta.url))))
+      throw new Error("The page is not built: run `pnpm --filter @loopwright/playground build` first.");
+    server = await startWebServer({ hangTool: true, chunkDelayMs: 25 });
+    profile = await mkdtemp(join(tmpdir(), "loopwright-chromium-"));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+      viewport: { width: 360, height: 800 },
+    });
+    context.on("request", (request) => {
+      const url = request.url();
+      if (!url.startsWith(server.url) && !url.startsWith("data:")) outside.push(url);
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await server?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  beforeEach(async () => {
+    page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(server.url);
+    await page.waitForSelector("body[data-ready=true]");
+  });
+
+  /** Types a prompt, presses Enter, and waits until the page follows the new run. */
+  const ask = async (prompt: string) => {
+    const before = await page.getAttribute("#run", "data-run");
+    await page.fill("#prompt", prompt);
+    await page.press("#prompt", "Enter");
+    await page.waitForFunction(
+      (old) => (document.getElementById("run")?.dataset.run ?? null) !== old,
+      before,
+    );
+  };
+  const finished = () => page.waitForSelector("#metrics:not([hidden])", { timeout: 30_000 });
+  const blocks = () =>
+    page.$$eval("#run [data-kind]", (nodes) =>
+      nodes.map((n) => {
+        const el = n as HTMLElement;
+        return `${el.dataset.kind}:${el.querySelector(".name")?.textContent ?? ""}`;
+      }),
+    );
+
+  it("draws a run with two tool calls: both cards with results, the answer, the context bars and the metrics", async () => {
+    await ask("What time is it, and what is 17 * 23?");
+    await finished();
+
+    const cards = await page.$$eval(".tool", (nodes) =>
+      nodes.map((n) => ({
+        name: n.querySelector(".name")?.textContent,
+        state: (n as HTMLElement).dataset.state,
+        result: n.querySelector(".result")?.textContent,
+        took: n.querySelector(".state")?.textContent,
+      })),
+    );
+    expect(cards.map((c) => c.name).sort()).toEqual(["calculator", "clock"]);
+    expect(cards.every((c) => c.state === "ok" && /done in \d+ ms/.test(c.took ?? ""))).toBe(true);
+    expect(cards.find((c) => c.name === "calculator")?.result).toBe("391");
+    expect(cards.find((c) => c.name === "clock")?.result).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await page.textContent(".turn[data-step='2'] .answer")).toContain("17 * 23 = 391");
+
+    // One bar per turn; its four parts add up to the prompt the turn reported.
+    const bars = await page.$$eval(".usage", (boxes) =>
+      boxes.map((box) => ({
+        parts: [...box.querySelectorAll<HTMLElement>(".seg")].map((s) => Number(s.dataset.tokens)),
+        prompt: Number(box.querySelector<HTMLElement>(".prompt-tokens")?.dataset.tokens),
+        cache: box.querySelector(".cache")?.textContent,
+      })),
+    );
+    expect(bars).toHaveLength(2);
+    for (const bar of bars) {
+      expect(bar.parts).toHaveLength(4);
+      expect(bar.prompt).toBeGreaterThan(0);
+      expect(bar.parts.reduce((a, b) => a + b, 0)).toBe(bar.prompt);
+    }
+    expect(bars[0]?.cache).toBe("Cache: cold (first request)");
+    expect(bars[1]?.cache).toMatch(/^Cache hit: [\d,]+ of [\d,]+ \(\d+%\)$/);
+
+    const metric = (name: string) => page.textContent(`[data-metric='${name}'] dd`);
+    expect(await metric("Outcome")).toBe("completed");
+    expect(await metric("Turns")).toBe("2");
+    expect(await metric("Tool calls")).toBe("2");
+    expect(await metric("Tokens")).toMatch(/prompt \([\d,]+ cached\), [\d,]+ completion, [\d,]+ total/);
+    expect(await metric("Time to first token")).toMatch(/ms \(mean\)|s \(mean\)/);
+    expect(await metric("Tool time")).toMatch(/\d+ ms/);
+
+    // Usable at 360 px: nothing wider than the viewport; and nothing fetched from outside.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    expect(outside).toEqual([]);
+
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, "finished-run-360.png"), fullPage: true });
+    await page.setViewportSize({ width: 800, height: 900 });
+    await page.screenshot({ path: join(ARTIFACTS, "finished-run.png"), fullPage: true });
+    await page.setViewportSize({ width: 360, height: 800 });
+  }, 60_000);
+
+  it("after a reload mid-run shows every block once and follows the run to its end with no gap", async () => {
+    await ask("What time is it, and what is 17 * 23?");
+    await page.waitForFunction(
+      () => (document.querySelector(".turn[data-step='2'] .answer")?.textContent ?? "").length > 8,
+    );
+    expect(await page.isHidden("#metrics")).toBe(true); // still running
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]");
+    await finished();
+
+    expect(await blocks()).toEqual(["tool:calculator", "tool:clock", "text:"]);
+    expect(await page.$$eval(".turn", (n) => n.length)).toBe(2);
+    expect(await page.$$eval(".usage .bar", (n) => n.length)).toBe(2);
+    // The answer as drawn is exactly what the run streamed: read it back off the server's event log.
+    const state = (await (await fetch(`${server.url}api/state`)).json()) as { run: { id: string } };
+    const log = await (await fetch(`${server.url}api/runs/${state.run.id}/events`)).text();
+    const streamed = log
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)) as { kind: string; text?: string })
+      .filter((event) => event.kind === "output")
+      .map((event) => event.text)
+      .join("");
+    expect(await page.textContent(".answer")).toBe(streamed);
+  }, 60_000);
+
+  it("the stop button ends a run whose tool hangs, with every call answered", async () => {
+    await ask("What time is it? Then call hang_forever.");
+    await page.waitForSelector(".tool[data-state='running'] .name:text('hang_forever')");
+    await page.waitForSelector(".tool[data-state='ok'] .name:text('clock')");
+    await page.focus("#stop");
+    await page.keyboard.press("Enter");
+    await finished();
+
+    const cards = await page.$$eval(".tool", (nodes) =>
+      nodes.map((n) => `${n.querySelector(".name")?.textContent}:${(n as HTMLElement).dataset.state}`),
+    );
+    expect(cards.sort()).toEqual(["clock:ok", "hang_forever:failed"]);
+    expect(await page.textContent(".tool[data-state='failed'] .result")).toMatch(/stopped/i);
+    expect(await page.textContent(".notice")).toContain("Stopped");
+    expect(await page.isDisabled("#stop")).toBe(true);
+    expect(await page.isEnabled("#send")).toBe(true);
+  }, 60_000);
+
+  it("shows a spec's warning beside the field it dropped", async () => {
+    const file = join(profile, "agent.json");
+    await writeFile(
+      file,
+      JSON.stringify({
+        spec: "loopwright.agent/1",
+        name: "Checker",
+        model: { name: "loopwright-simulator", temperature: 3 },
+        prompt: [{ id: "role", text: "You check things." }],
+      }),
+    );
+    await page.click("#spec-panel summary");
+    await page.setInputFiles("#spec-file", file);
+    const warning = await page.waitForSelector(".field[data-path='model.temperature'] .warning");
+    expect(await warning.textContent()).toMatch(/^model\.temperature: .*dropped/);
+    expect(await page.$$eval(".field .warning", (n) => n.length)).toBe(1);
+    expect(await page.textContent(".applied")).toContain("Applied “Checker”: model loopwright-simulator");
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, "spec-warning.png") });
+  }, 60_000);
+
+  it("against an endpoint: reasoning collapsed, a repeated call shown as a repeat, a cache break with its reason", async () => {
+    const endpoint = await startServer({
+      models: [{ id: "scripted", context_length: 4096 }],
+      replies: [
+        {
+          reasoning: "The user wants 2 + 2; I will ask the calculator.",
+          toolCalls: [
+            { name: "calculator", arguments: '{"expression":"2 + 2"}' },
+            { name: "calculator", arguments: '{"expression":"2 + 2"}' },
+          ],
+        },
+        // The second request only appends, yet the server reports nothing cached: a cache break.
+        { content: "2 + 2 = 4.", usage: { cached_tokens: 0 } },
+      ],
+    });
+    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "scripted" } });
+    try {
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      expect(await page.textContent("#where")).toBe(
+        `Endpoint ${endpoint.baseUrl}: scripted, window 4,096 tokens`,
+      );
+      await ask("what is 2 + 2?");
+      await finished();
+      const reasoning = await page.waitForSelector("details.reasoning");
+      expect(await reasoning.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+      expect(await reasoning.isVisible()).toBe(true);
+      expect(await page.isVisible("details.reasoning .body")).toBe(false);
+      await page.focus("details.reasoning summary");
+      await page.keyboard.press("Enter");
+      expect(await page.textContent("details.reasoning .body")).toBe(
+        "The user wants 2 + 2; I will ask the calculator.",
+      );
+      const cards = await page.$$eval(".tool", (nodes) =>
+        nodes.map((n) => ({
+          repeat: !(n.querySelector(".badge") as HTMLElement).hidden,
+          result: n.querySelector(".result")?.textContent,
+        })),
+      );
+      expect(cards).toEqual([
+        { repeat: false, result: "4" },
+        { repeat: true, result: "4" },
+      ]);
+      expect(await page.textContent(".answer")).toBe("2 + 2 = 4.");
+      expect(await page.$$eval(".cache", (n) => n.map((c) => c.textContent))).toEqual([
+        "Cache: not reported by the endpoint",
+        expect.stringMatching(
+          /^Cache broke: 0 of [\d,]+ cached — the request only appended; the server dropped the cache$/,
+        ),
+      ]);
+      expect(await page.textContent("[data-metric='Cache breaks'] dd")).toBe("1");
+    } finally {
+      await web.close();
+      await endpoint.close();
+    }
+  }, 60_000);
+
+  it("shows an endpoint that cannot be reached as an error line, and the run as failed", async () => {
+    const closed = await startServer({});
+    const baseUrl = closed.baseUrl;
+    await closed.close();
+    const web = await startWebServer({ endpoint: { baseUrl, model: "gone", contextLength: 1000 } });
+    try {
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      await ask("hello?");
+      await finished();
+      expect(await page.textContent(".error[role='alert']")).toMatch(/^Error: .+/);
+      expect(await page.textContent("[data-metric='Outcome'] dd")).toBe("failed");
+      expect(await page.isEnabled("#send")).toBe(true);
+    } finally {
+      await web.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,324 @@
+// The playground's web page, served by a small Node server on 127.0.0.1: one conversation, one run at a
+// time, its events read off the runtime's bus and sent to the page as server-sent events, numbered by
+// `seq` so a reconnect (Last-Event-ID) or a reload picks up exactly where it left off.
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { extname, join, normalize, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { RunEvent } from "@loopwright/events";
+import {
+  type ChatMessage,
+  createRuntime,
+  errorMessage,
+  failedRun,
+  type LoopConfig,
+  type Runtime,
+  type ToolDefinition,
+} from "@loopwright/loop";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { runTool, TOOLS } from "../tools/index.js";
+import { type AppliedSpec, checkSpec, type SpecReport } from "./spec.js";
+
+/** The system prompt of a run when no agent spec gives one. */
+export const WEB_SYSTEM =
+  "You are a helpful assistant shown on a web page. Use the tools when they help: clock for the time, " +
+  "calculator for arithmetic, read_file for files under the current directory. Answer briefly.";
+
+/** The window the simulator's model listing states, so the page has something to draw against. */
+export const SIMULATOR_WINDOW = 8192;
+
+/** Options for {@link startWebServer}. */
+export interface WebServerOptions {
+  /** Port on 127.0.0.1; 0 (default) picks a free one. */
+  port?: number;
+  /** The endpoint; the testkit simulator on a loopback port when absent. */
+  endpoint?: { baseUrl: string; apiKey?: string; model?: string; contextLength?: number };
+  /** An agent spec document (its text) applied before the first run, as the page would load it. */
+  spec?: string;
+  /** Where the built page is; `dist/web` of this package by default. */
+  pageDir?: string;
+  /**
+   * Adds a `hang_forever` tool that never answers until the run is stopped. For the browser tests of
+   * the stop button only; the scripted simulator calls it when a prompt names it.
+   */
+  hangTool?: boolean;
+  /** The simulator's milliseconds between streamed chunks (default 10). */
+  chunkDelayMs?: number;
+}
+
+/** A running web playground. */
+export interface WebServer {
+  /** `http://127.0.0.1:<port>/` */
+  readonly url: string;
+  /** Stops any run in progress, then the HTTP server and the simulator. */
+  close(): Promise<void>;
+}
+
+interface Run {
+  id: string;
+  prompt: string;
+  controller: AbortController;
+  ended: boolean;
+}
+
+const HANG_TOOL: ToolDefinition = {
+  type: "function",
+  function: {
+    name: "hang_forever",
+    description: "Never returns (a test tool for the stop button).",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+  },
+};
+
+const PAGE_DIR = fileURLToPath(new URL("../../dist/web/", import.meta.url));
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+};
+
+const MAX_BODY = 1_000_000;
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+  res.end(JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new Error("request body over 1 MB");
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  return text ? (JSON.parse(text) as unknown) : {};
+}
+
+/**
+ * Starts the web playground: the built page, `POST /api/runs` to ask, `POST /api/runs/<id>/stop`,
+ * `GET /api/runs/<id>/events` (SSE, replayed after `Last-Event-ID` or `?after=`), `GET /api/state`
+ * and `POST /api/spec`. Listens on 127.0.0.1 only.
+ */
+export async function startWebServer(options: WebServerOptions = {}): Promise<WebServer> {
+  const runtime: Runtime = createRuntime();
+  const simulator: TestServer | undefined = options.endpoint
+    ? undefined
+    : await startServer({
+        scriptedModel: { chunkDelayMs: options.chunkDelayMs ?? 10 },
+        prefixCache: true,
+        models: [{ id: "loopwright-simulator", context_length: SIMULATOR_WINDOW }],
+      });
+  const base: LoopConfig = simulator
+    ? { baseUrl: simulator.baseUrl, model: "loopwright-simulator", maxToolIterations: 8 }
+    : {
+        baseUrl: options.endpoint!.baseUrl,
+        apiKey: options.endpoint!.apiKey ?? "",
+        model: options.endpoint!.model ?? "gpt-4o-mini",
+        maxToolIterations: 8,
+        ...(options.endpoint!.contextLength ? { contextLength: options.endpoint!.contextLength } : {}),
+      };
+  let applied: AppliedSpec | undefined;
+  let lastSpec: SpecReport | undefined;
+  const tools = options.hangTool ? [...TOOLS, HANG_TOOL] : TOOLS;
+  const history: ChatMessage[] = [];
+  const runs = new Map<string, Run>();
+  let latest: Run | undefined;
+  const windows = new Map<string, number>();
+  const allowedHosts = new Set<string>();
+
+  const config = (): LoopConfig => ({ ...base, ...(applied?.config ?? {}) });
+  const windowOf = async (cfg: LoopConfig): Promise<number> => {
+    const key = `${cfg.baseUrl}\u0000${cfg.model}`;
+    const known = windows.get(key);
+    if (known !== undefined) return known;
+    const found = await runtime.clients
+      .contextLimitFor({ baseUrl: cfg.baseUrl, apiKey: cfg.apiKey, model: cfg.model }, cfg.contextLength)
+      .catch(() => 0);
+    windows.set(key, found);
+    return found;
+  };
+
+  const dispatch = (
+    { name, args }: { name: string; args: Record<string, unknown> },
+    signal?: AbortSignal,
+  ) => {
+    if (name === HANG_TOOL.function.name && options.hangTool) {
+      return new Promise<string>((_, reject) => {
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    }
+    return runTool(name, args);
+  };
+
+  const start = async (prompt: string): Promise<Run> => {
+    const run: Run = { id: randomUUID(), prompt, controller: new AbortController(), ended: false };
+    runs.set(run.id, run);
+    latest = run;
+    const cfg = config();
+    const contextLength = await windowOf(cfg);
+    const emit = (event: RunEvent) => runtime.bus.emit(run.id, event);
+    void runtime
+      .runAgentLoop({
+        config: contextLength > 0 ? { ...cfg, contextLength } : cfg,
+        system: applied?.system ?? WEB_SYSTEM,
+        messages: [...history, { role: "user", content: prompt }],
+        tools,
+        dispatch,
+        signal: run.controller.signal,
+        onEvent: emit,
+      })
+      .then(
+        (result) => history.splice(0, history.length, ...result.messages),
+        (error: unknown) => {
+          const failed = failedRun(error);
+          if (failed) history.splice(0, history.length, ...failed.messages);
+          if (run.controller.signal.aborted)
+            emit({ kind: "notice", text: "Stopped: every tool call answered." });
+          else emit({ kind: "error", message: errorMessage(error) });
+        },
+      )
+      .finally(() => {
+        run.ended = true;
+        emit({ kind: "done" });
+      });
+    return run;
+  };
+
+  const state = async () => {
+    const cfg = config();
+    return {
+      mode: simulator ? "simulator" : "endpoint",
+      baseUrl: simulator ? undefined : cfg.baseUrl,
+      model: cfg.model,
+      contextLength: await windowOf(cfg),
+      spec: lastSpec,
+      run: latest ? { id: latest.id, prompt: latest.prompt, ended: latest.ended } : undefined,
+    };
+  };
+
+  const events = (req: IncomingMessage, res: ServerResponse, run: Run, url: URL) => {
+    const header = req.headers["last-event-id"];
+    const after = Number(
+      typeof header === "string" && header ? header : (url.searchParams.get("after") ?? 0),
+    );
+    if (run.ended && runtime.bus.history(run.id).length === 0) {
+      sendJson(res, 410, { error: "This run ended long enough ago that its events were dropped." });
+      return;
+    }
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      connection: "keep-alive",
+    });
+    res.write("retry: 300\n\n");
+    const controller = new AbortController();
+    req.on("close", () => controller.abort());
+    void (async () => {
+      for await (const event of runtime.bus.watch(run.id, controller.signal)) {
+        if (event.seq <= (Number.isFinite(after) ? after : 0)) continue;
+        res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+      }
+      res.end();
+    })();
+  };
+
+  const page = async (res: ServerResponse, path: string) => {
+    const root = options.pageDir ?? PAGE_DIR;
+    const file = normalize(join(root, path === "/" ? "index.html" : decodeURIComponent(path)));
+    if (!file.startsWith(root.endsWith(sep) ? root : root + sep))
+      return sendJson(res, 404, { error: "not found" });
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, {
+        "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+        "cache-control": path.startsWith("/assets/") ? "public, max-age=31536000, immutable" : "no-cache",
+      });
+      res.end(body);
+    } catch {
+      if (path === "/") {
+        res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+        res.end(
+          "The page is not built: run `pnpm --filter @loopwright/playground build` (or `pnpm playground --web`).\n",
+        );
+      } else sendJson(res, 404, { error: "not found" });
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const path = url.pathname;
+    const method = req.method ?? "GET";
+    // Only this machine's own names (a page on another site cannot rebind its name to us), and only
+    // JSON posts (a form or a plain-text post from another site's page is refused).
+    const host = req.headers.host ?? "";
+    if (!allowedHosts.has(host)) return sendJson(res, 403, { error: `unexpected Host ${host}` });
+    if (method === "POST" && !/^application\/json\b/i.test(req.headers["content-type"] ?? ""))
+      return sendJson(res, 415, { error: "POST bodies must be application/json" });
+    if (path === "/api/state" && method === "GET") return sendJson(res, 200, await state());
+    if (path === "/api/spec" && method === "POST") {
+      const body = (await readBody(req)) as { text?: unknown };
+      if (typeof body?.text !== "string") return sendJson(res, 400, { error: "expected { text: string }" });
+      const report = checkSpec(body.text, base);
+      lastSpec = report.report;
+      if (report.applied) applied = report.applied;
+      return sendJson(res, 200, report.report);
+    }
+    if (path === "/api/runs" && method === "POST") {
+      const body = (await readBody(req)) as { prompt?: unknown };
+      const prompt = typeof body?.prompt === "string" ? body.prompt.trim() : "";
+      if (!prompt) return sendJson(res, 400, { error: "expected { prompt: string } with some text" });
+      if (latest && !latest.ended)
+        return sendJson(res, 409, { error: "a run is in progress", id: latest.id });
+      const run = await start(prompt);
+      return sendJson(res, 201, { id: run.id });
+    }
+    const match = /^\/api\/runs\/([\w-]+)\/(events|stop)$/.exec(path);
+    if (match) {
+      const run = runs.get(match[1]!);
+      if (!run) return sendJson(res, 404, { error: "no such run" });
+      if (match[2] === "events" && method === "GET") return events(req, res, run, url);
+      if (match[2] === "stop" && method === "POST") {
+        if (!run.ended) run.controller.abort(new Error("Stopped from the page."));
+        return sendJson(res, 202, { id: run.id });
+      }
+    }
+    if (method === "GET" && !path.startsWith("/api/")) return page(res, path);
+    return sendJson(res, 404, { error: "not found" });
+  };
+
+  if (options.spec !== undefined) {
+    const report = checkSpec(options.spec, base);
+    lastSpec = report.report;
+    applied = report.applied;
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 400, { error: errorMessage(error) });
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  allowedHosts.add(`127.0.0.1:${port}`).add(`localhost:${port}`);
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    async close() {
+      for (const run of runs.values()) if (!run.ended) run.controller.abort(new Error("Server closing."));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await simulator?.close();
+    },
+  };
+}

@@ -1,0 +1,186 @@
+// The playground page: asks the local server for a run, follows its events over SSE and draws them.
+import type { RunEvent, SequencedEvent } from "@loopwright/events";
+import { RunView, renderMetrics } from "./run-view.js";
+import { renderSpec, type SpecReport } from "./spec-view.js";
+import "./style.css";
+
+interface State {
+  mode: "simulator" | "endpoint";
+  baseUrl?: string;
+  model: string;
+  contextLength: number;
+  spec?: SpecReport;
+  run?: { id: string; prompt: string; ended: boolean };
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const runBox = $<HTMLElement>("run");
+const metricsBox = $<HTMLElement>("metrics");
+const status = $<HTMLParagraphElement>("status");
+const promptBox = $<HTMLTextAreaElement>("prompt");
+const send = $<HTMLButtonElement>("send");
+const stop = $<HTMLButtonElement>("stop");
+
+let contextLength = 0;
+let current: { id: string; source?: EventSource; events: SequencedEvent[]; ended: boolean } | undefined;
+
+function setRunning(running: boolean): void {
+  send.disabled = running;
+  stop.disabled = !running;
+  runBox.setAttribute("aria-busy", String(running));
+}
+
+async function api<T>(path: string, init?: RequestInit): Promise<{ status: number; body: T }> {
+  const res = await fetch(path, {
+    ...init,
+    headers: init?.method === "POST" ? { "content-type": "application/json" } : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+/** Follows one run from its first event: a reload replays it whole, then the live part follows. */
+function follow(id: string, prompt: string): void {
+  current?.source?.close();
+  const run = {
+    id,
+    events: [] as SequencedEvent[],
+    ended: false,
+    source: undefined as EventSource | undefined,
+  };
+  current = run;
+  runBox.dataset.run = id;
+  const view = new RunView(runBox, prompt, contextLength);
+  metricsBox.hidden = true;
+  metricsBox.replaceChildren();
+  setRunning(true);
+  let lastSeq = 0;
+  let frame = 0;
+  let failures = 0;
+  const draw = () => {
+    frame = 0;
+    view.update(run.events);
+  };
+  const connect = (after: number) => {
+    // The browser's own reconnect sends Last-Event-ID; a fresh source after an error says ?after=.
+    const source = new EventSource(
+      `/api/runs/${encodeURIComponent(id)}/events${after ? `?after=${after}` : ""}`,
+    );
+    run.source = source;
+    source.onmessage = (message) => {
+      const event = JSON.parse(message.data as string) as SequencedEvent<RunEvent>;
+      if (event.seq <= lastSeq) return; // never draw an event twice
+      lastSeq = event.seq;
+      run.events.push(event);
+      if (!frame) frame = requestAnimationFrame(draw);
+      if (event.kind === "done") {
+        run.ended = true;
+        source.close();
+        cancelAnimationFrame(frame);
+        draw();
+        renderMetrics(metricsBox, run.events, contextLength);
+        setRunning(false);
+        status.textContent = "Run finished.";
+        promptBox.focus();
+      }
+    };
+    source.onopen = () => {
+      failures = 0;
+    };
+    source.onerror = () => {
+      if (run.ended || current !== run) return;
+      // CONNECTING: the browser reconnects by itself, sending Last-Event-ID. CLOSED: the server
+      // refused (restarted, or the run is gone); try a few times, then say so.
+      if (source.readyState !== EventSource.CLOSED) return;
+      failures++;
+      if (failures > 5) {
+        status.textContent = "Lost this run's events: the server no longer has it. Reload to start again.";
+        setRunning(false);
+        return;
+      }
+      status.textContent = "Lost the run's events; reconnecting…";
+      setTimeout(() => {
+        if (current === run && !run.ended) connect(lastSeq);
+      }, 1000);
+    };
+  };
+  connect(0);
+}
+
+async function ask(prompt: string): Promise<void> {
+  status.textContent = "Starting…";
+  const { status: code, body } = await api<{ id?: string; error?: string }>("/api/runs", {
+    method: "POST",
+    body: JSON.stringify({ prompt }),
+  });
+  if (code !== 201 || !body.id) {
+    status.textContent = `Not started: ${body.error ?? code}`;
+    return;
+  }
+  status.textContent = "Running…";
+  promptBox.value = "";
+  follow(body.id, prompt);
+}
+
+$<HTMLFormElement>("ask").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const prompt = promptBox.value.trim();
+  if (prompt && !send.disabled) void ask(prompt);
+});
+promptBox.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    $<HTMLFormElement>("ask").requestSubmit();
+  }
+});
+stop.addEventListener("click", () => {
+  if (!current || current.ended) return;
+  status.textContent = "Stopping…";
+  void api(`/api/runs/${encodeURIComponent(current.id)}/stop`, { method: "POST", body: "{}" });
+});
+
+const specText = $<HTMLTextAreaElement>("spec-text");
+const specResult = $<HTMLElement>("spec-result");
+async function loadSpec(text: string): Promise<void> {
+  const { body } = await api<SpecReport & { error?: string }>("/api/spec", {
+    method: "POST",
+    body: JSON.stringify({ text }),
+  });
+  renderSpec(specResult, body);
+  await refreshWhere();
+}
+$<HTMLFormElement>("spec-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  void loadSpec(specText.value);
+});
+$<HTMLInputElement>("spec-file").addEventListener("change", async (event) => {
+  const file = (event.target as HTMLInputElement).files?.[0];
+  if (!file) return;
+  specText.value = await file.text();
+  await loadSpec(specText.value);
+});
+
+async function refreshWhere(): Promise<State> {
+  const { body: state } = await api<State>("/api/state");
+  contextLength = state.contextLength;
+  const window = state.contextLength > 0 ? `, window ${state.contextLength.toLocaleString("en")} tokens` : "";
+  $<HTMLParagraphElement>("where").textContent =
+    state.mode === "simulator"
+      ? `Simulator (a scripted stand-in, not a model): ${state.model}${window}`
+      : `Endpoint ${state.baseUrl}: ${state.model}${window}`;
+  return state;
+}
+
+async function boot(): Promise<void> {
+  const state = await refreshWhere();
+  if (state.spec) {
+    renderSpec(specResult, state.spec);
+    $<HTMLDetailsElement>("spec-panel").open = true;
+  }
+  if (state.run) follow(state.run.id, state.run.prompt);
+  else setRunning(false);
+  document.body.dataset.ready = "true";
+}
+
+boot().catch((error: unknown) => {
+  status.textContent = `Could not reach the playground server: ${String(error)}`;
+});
