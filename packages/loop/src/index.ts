@@ -8,6 +8,7 @@ export type {
 export { preview, runLoop } from "./agent-loop.js";
 export type {
   AgentParts,
+  AssistantMessage,
   AssistantToolCall,
   ChatMessage,
   DedupePolicy,
