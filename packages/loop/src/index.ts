@@ -1,3 +1,13 @@
+// Re-exported so a host that runs through the loop reads its events without depending on
+// @loopwright/events itself (no phantom dependency).
+export type {
+  DisplayBlock,
+  RunEvent,
+  RunMetrics,
+  RunMetricsOptions,
+  SequencedEvent,
+} from "@loopwright/events";
+export { fold, runMetrics } from "@loopwright/events";
 export type {
   AgentLoopOptions,
   AgentLoopResult,
@@ -44,5 +54,5 @@ export type {
 export { NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { runTurn } from "./run-turn.js";
-export type { Runtime, RuntimeOptions } from "./runtime.js";
+export type { RunOptions, Runtime, RuntimeOptions } from "./runtime.js";
 export { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./runtime.js";
