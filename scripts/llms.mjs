@@ -1,6 +1,6 @@
-// Generates packages/*/llms.txt from each package's src/index.ts: every export with the first
-// line of its own doc comment, read through the TypeScript compiler so the index is the exports
-// rather than a second description of them.
+// Generates packages/*/llms.txt from each package's src/index.ts: every export with its signature
+// and the whole first paragraph of its own doc comment, read through the TypeScript compiler so
+// the index is the exports rather than a second description of them.
 //   node scripts/llms.mjs          regenerate every llms.txt
 //   node scripts/llms.mjs --check  exit 1 when a committed llms.txt differs from what it would be
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -26,9 +26,52 @@ function kindOf(decl) {
   return "value";
 }
 
-function firstDocLine(symbol, checker) {
+/** The doc comment's first paragraph, whole: every line up to the first blank one, joined. */
+function firstParagraph(symbol, checker) {
   const text = ts.displayPartsToString(symbol.getDocumentationComment(checker)).trim();
-  return text.split(/\r?\n/)[0]?.trim() ?? "";
+  const paragraph = text.split(/\r?\n\s*\r?\n/)[0] ?? "";
+  return paragraph.replace(/\s*\r?\n\s*/g, " ").trim();
+}
+
+const squeeze = (text) => text.replace(/\s+/g, " ").trim();
+const MAX_SIGNATURE = 400;
+const clip = (text) => (text.length > MAX_SIGNATURE ? `${text.slice(0, MAX_SIGNATURE - 1)}…` : text);
+
+/** How the export is called or spelled: a function's signatures, a class's constructors, a type's definition, a const's type. */
+function signatureOf(name, symbol, decl, checker) {
+  if (!decl) return "";
+  const flags = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.UseAliasDefinedOutsideCurrentScope;
+  const kind = kindOf(decl);
+  if (kind === "function") {
+    const type = checker.getTypeOfSymbolAtLocation(symbol, decl);
+    return type
+      .getCallSignatures()
+      .map((sig) => `${name}${checker.signatureToString(sig, decl, flags)}`)
+      .join("; ");
+  }
+  if (kind === "class") {
+    const type = checker.getTypeOfSymbolAtLocation(symbol, decl);
+    const ctors = type
+      .getConstructSignatures()
+      .map((sig) => `new ${name}${checker.signatureToString(sig, decl, flags)}`);
+    return ctors.join("; ");
+  }
+  const params = decl.typeParameters ? `<${decl.typeParameters.map((p) => p.getText()).join(", ")}>` : "";
+  if (kind === "type") return `type ${name}${params} = ${squeeze(decl.type.getText())}`;
+  if (kind === "interface") {
+    const members = decl.members.map((member) =>
+      squeeze(member.getText())
+        .replace(/\/\*\*[\s\S]*?\*\/\s*/g, "")
+        .replace(/;$/, ""),
+    );
+    const heritage = decl.heritageClauses
+      ? ` ${decl.heritageClauses.map((h) => squeeze(h.getText())).join(" ")}`
+      : "";
+    return `interface ${name}${params}${heritage} { ${members.join("; ")} }`;
+  }
+  if (kind === "const")
+    return `${name}: ${checker.typeToString(checker.getTypeOfSymbolAtLocation(symbol, decl), decl, flags)}`;
+  return "";
 }
 
 export function render(pkgDir) {
@@ -55,9 +98,12 @@ export function render(pkgDir) {
   const missing = [];
   for (const exported of [...exports].sort((a, b) => a.name.localeCompare(b.name))) {
     const target = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
-    const doc = firstDocLine(target, checker);
+    const decl = target.declarations?.[0];
+    const doc = firstParagraph(target, checker);
     if (!doc) missing.push(exported.name);
-    lines.push(`- \`${exported.name}\` (${kindOf(target.declarations?.[0])}): ${doc || "(undocumented)"}`);
+    const signature = clip(squeeze(signatureOf(exported.name, target, decl, checker)));
+    lines.push(`- \`${exported.name}\` (${kindOf(decl)}): ${doc || "(undocumented)"}`);
+    if (signature !== "") lines.push(`  \`${signature.replace(/`/g, "'")}\``);
   }
   lines.push("");
   return { text: lines.join("\n"), missing };

@@ -501,7 +501,7 @@ export class Agent {
         const sequential =
           this.toolExecution === "sequential" ||
           (message.tool_calls ?? []).some(
-            (c) => this.tools.get(c.function.name)?.executionMode === "sequential",
+            (c) => c.type === "function" && this.tools.get(c.function.name)?.executionMode === "sequential",
           );
         this.#batch = {
           message,

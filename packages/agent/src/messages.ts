@@ -40,7 +40,9 @@ export function messageText(message: AgentMessage): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
     return content
-      .map((part) => (typeof part === "object" && part && typeof part.text === "string" ? part.text : ""))
+      .map((part) =>
+        typeof part === "object" && part && "text" in part && typeof part.text === "string" ? part.text : "",
+      )
       .join("");
   }
   return "";

@@ -540,8 +540,8 @@ export class Session {
 
   /** After a tool step: identical call sets in a row, past the threshold, stop the run. */
   #stallCheck(message: ChatMessage | undefined): boolean {
-    const calls = (message?.tool_calls ?? [])
-      .map((c) => `${c.function.name}\u0000${c.function.arguments}`)
+    const calls = (message?.role === "assistant" ? (message.tool_calls ?? []) : [])
+      .map((c) => (c.type === "function" ? `${c.function.name}\u0000${c.function.arguments}` : c.id))
       .sort();
     const key = calls.join("\u0001");
     this.#repeats = key !== "" && key === this.#lastCalls ? this.#repeats + 1 : 1;
@@ -606,8 +606,8 @@ function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
         timeline.push({
           type: "tool",
           id: call.id,
-          name: call.function.name,
-          argsSummary: summarize(call.function.arguments),
+          name: call.type === "function" ? call.function.name : call.custom.name,
+          argsSummary: summarize(call.type === "function" ? call.function.arguments : call.custom.input),
           result,
           ...(result !== null
             ? { resultSummary: summarize(result), isError: result.startsWith("Error:") }

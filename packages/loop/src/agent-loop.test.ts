@@ -3,6 +3,7 @@ import { tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow } from "@loopwright/negotiate";
 import { readFixtureJson, readRecordedResponse, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ReadMessage as Read } from "../test/read-message.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, AgentLoopOverflow, failedRun, ToolIterationLimit } from "./errors.js";
 import { runAgentLoop } from "./index.js";
@@ -279,7 +280,7 @@ describe("runAgentLoop over HTTP", () => {
       },
     });
     expect(dispatched).toBe(0);
-    const assistant = result.messages[1]!;
+    const assistant = result.messages[1] as Read;
     expect(assistant.tool_calls?.[0]?.function.arguments).toBe("{}");
     const answer = result.messages[2]!;
     expect(answer.role).toBe("tool");

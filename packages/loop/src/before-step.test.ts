@@ -1,6 +1,7 @@
 import type { RunEvent } from "@loopwright/events";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ReadMessage as Read } from "../test/read-message.js";
 import type { BeforeStepContext } from "./agent-loop.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, failedRun } from "./errors.js";
@@ -56,9 +57,9 @@ describe("beforeStep", () => {
     expect(told[2]?.context.limit).toBe(100_000);
     expect(told[2]?.context.ledger).toHaveLength(2);
 
-    const third = server.chatRequests[2]!.body as { messages: ChatMessage[] };
+    const third = server.chatRequests[2]!.body as { messages: Read[] };
     expect(third.messages.find((m) => m.tool_call_id === "r1")?.content).toBe("[cleared]");
-    expect(result.messages.find((m) => m.tool_call_id === "r1")?.content).toBe("[cleared]");
+    expect((result.messages as Read[]).find((m) => m.tool_call_id === "r1")?.content).toBe("[cleared]");
     // The rewrite broke the cache from the first page on, and the loop says why.
     const last = events.filter((e) => e.kind === "usage").at(-1) as Extract<RunEvent, { kind: "usage" }>;
     expect(last.turn).toMatchObject({ cacheBroken: true, cacheBreakReason: "history-rewritten" });

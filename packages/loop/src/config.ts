@@ -1,6 +1,10 @@
 import type { Endpoint } from "@loopwright/client";
 import type { ModelParams, ToolDefinition, ToolOrder } from "@loopwright/negotiate";
 import type { ToolCallRequest } from "@loopwright/tool-calls";
+import type {
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
 
 export type { Endpoint, ModelParams, ToolDefinition, ToolOrder };
 
@@ -95,14 +99,20 @@ export interface RetryPolicy {
  */
 export type LoopConfig = Endpoint & ModelParams & ToolPolicy & RetryPolicy & AgentParts;
 
-/** A chat message as the endpoint takes it (OpenAI chat-completions shape). */
-export interface ChatMessage {
-  role: "system" | "developer" | "user" | "assistant" | "tool";
-  content?: string | null | ReadonlyArray<Record<string, unknown>>;
-  tool_calls?: ReadonlyArray<AssistantToolCall>;
-  tool_call_id?: string;
-  name?: string;
-  [extra: string]: unknown;
+/**
+ * A chat message as the endpoint takes it: the `openai` SDK's `ChatCompletionMessageParam`, with
+ * an assistant message that may also carry the reasoning a server streamed (`reasoning_content` or
+ * `reasoning`, under the field it came in). A `ChatCompletionMessageParam[]` is a `ChatMessage[]`,
+ * and a run's `messages` go back to `client.chat.completions.create` as they are.
+ */
+export type ChatMessage =
+  | Exclude<ChatCompletionMessageParam, ChatCompletionAssistantMessageParam>
+  | AssistantMessage;
+
+/** An assistant message: the SDK's, plus the reasoning the turn carried, replayed as it came. */
+export interface AssistantMessage extends ChatCompletionAssistantMessageParam {
+  reasoning_content?: string;
+  reasoning?: string;
 }
 
 /** A tool call as an assistant message carries it. */

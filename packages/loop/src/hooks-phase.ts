@@ -78,7 +78,7 @@ function textOf(message: ChatMessage | undefined): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((part) => (typeof part?.text === "string" ? part.text : ""))
+    .map((part) => ("text" in part && typeof part.text === "string" ? part.text : ""))
     .filter((text) => text !== "")
     .join("\n");
 }

@@ -1,3 +1,13 @@
+// Re-exported so a host that runs through the loop reads its events without depending on
+// @loopwright/events itself (no phantom dependency).
+export type {
+  DisplayBlock,
+  RunEvent,
+  RunMetrics,
+  RunMetricsOptions,
+  SequencedEvent,
+} from "@loopwright/events";
+export { fold, runMetrics } from "@loopwright/events";
 export type {
   AgentLoopOptions,
   AgentLoopResult,
@@ -11,6 +21,7 @@ export type {
 export { preview, runLoop } from "./agent-loop.js";
 export type {
   AgentParts,
+  AssistantMessage,
   AssistantToolCall,
   ChatMessage,
   DedupePolicy,
@@ -47,6 +58,6 @@ export type {
 export { DEFAULT_TOOL_TIMEOUT_MS, NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { DEFAULT_MAX_RETRY_WAIT_MS, RATE_LIMIT_RETRIES, runTurn } from "./run-turn.js";
-export type { Runtime, RuntimeOptions, RuntimeStores } from "./runtime.js";
+export type { RunOptions, Runtime, RuntimeOptions, RuntimeStores } from "./runtime.js";
 export { createRuntime, defaultRuntime, resetAll, runAgentLoop } from "./runtime.js";
 export type { ToolLoadMetrics } from "./tool-discovery.js";

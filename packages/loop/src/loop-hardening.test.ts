@@ -4,6 +4,7 @@ import type { RunEvent } from "@loopwright/events";
 import { buildBody, ContextOverflow, createCapabilityStore } from "@loopwright/negotiate";
 import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ReadMessage as Read } from "../test/read-message.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { continueTurn } from "./continue-turn.js";
 import { AgentLoopError, failedRun, ToolIterationLimit } from "./errors.js";
@@ -257,7 +258,7 @@ describe("what the next request is built from", () => {
       dispatch: ({ args }) => (args.a as number) + (args.b as number),
       onToolResult: (r) => ids.push(r.id),
     });
-    const second = server.chatRequests[1]!.body as { messages: ChatMessage[] };
+    const second = server.chatRequests[1]!.body as { messages: Read[] };
     const asked = second.messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id));
     const answered = second.messages.filter((m) => m.role === "tool").map((m) => [m.tool_call_id, m.content]);
     expect(new Set(asked).size).toBe(2);

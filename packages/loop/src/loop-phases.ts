@@ -4,7 +4,7 @@ import { buildBody, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import { recoverToolCalls } from "@loopwright/tool-calls";
-import type { AssistantToolCall, ChatMessage } from "./config.js";
+import type { AssistantMessage, AssistantToolCall, ChatMessage } from "./config.js";
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { withHookContext } from "./hooks-phase.js";
@@ -305,7 +305,7 @@ async function appendCalls(
   unanswered: string,
 ): Promise<void> {
   const { turn } = step;
-  const message: ChatMessage = { role: "assistant", content: turn.content || null, tool_calls: calls };
+  const message: AssistantMessage = { role: "assistant", content: turn.content || null, tool_calls: calls };
   if (turn.reasoning.trim() !== "") message[turn.reasoningField ?? "reasoning_content"] = turn.reasoning;
   try {
     await append(run, step.number, message, turn);
@@ -349,7 +349,7 @@ function unansweredCalls(messages: readonly ChatMessage[]): string[] {
     if (message.role !== "assistant" || !message.tool_calls?.length) return;
     let end = messages.findIndex((m, i) => i > at && m.role === "assistant");
     if (end < 0) end = messages.length;
-    const answered = new Set(messages.slice(at + 1, end).map((m) => m.tool_call_id));
+    const answered = new Set(messages.slice(at + 1, end).map(answeredId));
     for (const call of message.tool_calls) if (!answered.has(call.id)) missing.push(call.id);
   });
   return missing;
@@ -365,10 +365,14 @@ function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
 }
 
 /** Appends an answer for every call that has none yet, so a failing host callback leaves a sendable transcript. */
+/** The call a tool message answers, or `undefined` for any other message. */
+const answeredId = (message: ChatMessage): string | undefined =>
+  message.role === "tool" ? message.tool_call_id : undefined;
+
 function answerMissing(messages: ChatMessage[], calls: ReadonlyArray<{ id: string }>, content: string): void {
   // Only this step's answers count: a server may use an id again in a later step.
   const from = messages.findLastIndex((m) => m.role === "assistant");
-  const answered = new Set(messages.slice(from + 1).map((m) => m.tool_call_id));
+  const answered = new Set(messages.slice(from + 1).map(answeredId));
   for (const call of calls) {
     if (!answered.has(call.id)) messages.push({ role: "tool", tool_call_id: call.id, content });
   }

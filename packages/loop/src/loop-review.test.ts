@@ -4,6 +4,7 @@ import { createCalibration } from "@loopwright/ledger";
 import { buildBody, createCapabilityStore } from "@loopwright/negotiate";
 import { readFixtureJson, readRecordedResponse, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
+import type { ReadMessage as Read } from "../test/read-message.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, failedRun, type LoopOptionError, ToolIterationLimit } from "./errors.js";
 import { createRuntime } from "./index.js";
@@ -49,7 +50,7 @@ const FS_READ: ToolDefinition = {
 };
 
 function body(server: TestServer, at: number) {
-  return server.chatRequests[at]?.body as { messages: ChatMessage[]; tools?: ToolDefinition[] };
+  return server.chatRequests[at]?.body as { messages: Read[]; tools?: ToolDefinition[] };
 }
 
 describe("cut-off tool calls are never run (finding 1)", () => {
@@ -137,7 +138,7 @@ describe("tool names the wire cannot carry (finding 3)", () => {
       ["fs.read"],
     );
     expect(result.toolCalls.map((c) => c.name)).toEqual(["fs.read"]);
-    expect(result.messages[1]?.tool_calls?.[0]?.function.name).toBe("fs.read");
+    expect((result.messages[1] as Read | undefined)?.tool_calls?.[0]?.function.name).toBe("fs.read");
     expect(result.messages[2]?.content).toBe("hi");
     // The wire carries the legal name in the replayed call.
     expect(body(server, 1).messages.find((m) => m.role === "assistant")?.tool_calls?.[0]?.function.name).toBe(
@@ -205,7 +206,7 @@ describe("the scratchpad behind a tool call (finding 6)", () => {
     });
     const replayed = body(server, 1).messages.find((m) => m.role === "assistant");
     expect(replayed?.reasoning_content).toBe("I should add them.");
-    expect(result.messages[1]?.reasoning_content).toBe("I should add them.");
+    expect((result.messages[1] as Read | undefined)?.reasoning_content).toBe("I should add them.");
     // The answer carries none: it is dropped once the model has answered.
     expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "5" });
   });

@@ -5,7 +5,7 @@ import {
   defaultClientPool,
   type Endpoint,
 } from "@loopwright/client";
-import { createBus, defaultBus, type EventBus, type EventsSettings } from "@loopwright/events";
+import { createBus, defaultBus, type EventBus, EventsError, type EventsSettings } from "@loopwright/events";
 import { createHooks, defaultHooks, type HookSettings, type Hooks } from "@loopwright/hooks";
 import {
   type Calibration,
@@ -19,7 +19,18 @@ import {
   createCapabilityStore,
   defaultCapabilityStore,
 } from "@loopwright/negotiate";
-import { type AgentLoopOptions, type AgentLoopResult, runLoop } from "./agent-loop.js";
+import { type AgentLoopOptions, type AgentLoopResult, type LoopServices, runLoop } from "./agent-loop.js";
+import { errorMessage } from "./errors.js";
+
+/** `runAgentLoop`'s options on a runtime: the loop's, plus the id to emit the run under. */
+export interface RunOptions extends AgentLoopOptions {
+  /**
+   * Emit every event of the run into this runtime's bus under this id, then `error` (when it
+   * throws) and `done`, so a watcher (`runtime.bus.watch(runId)`) needs nothing else. `onEvent` is
+   * still told of each event. Absent, nothing is emitted.
+   */
+  runId?: string;
+}
 
 /**
  * One set of the caches a run learns into — the client pool (with its window-route latches), the
@@ -37,8 +48,8 @@ export interface Runtime {
   readonly bus: EventBus;
   /** The hooks settings the loop gathers with: the shared budget, the preface, the runner timeout. */
   readonly hooks: Hooks;
-  /** `runAgentLoop` with this runtime's caches. */
-  runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult>;
+  /** `runAgentLoop` with this runtime's caches; given a `runId`, its events go into this runtime's bus. */
+  runAgentLoop(options: RunOptions): Promise<AgentLoopResult>;
   /**
    * Drops one tenant's entries: its pooled clients and window-route latches, the capability latches
    * of its endpoint (base URL and key) and the calibration readings taken against them. Other
@@ -98,7 +109,7 @@ function runtimeOf(
     calibration,
     bus,
     hooks,
-    runAgentLoop: (options) => runLoop({ clients, capabilities, calibration, hooks }, options),
+    runAgentLoop: (options) => runOwned({ clients, capabilities, calibration, hooks }, bus, options),
     forget(endpoint) {
       clients.forget(endpoint);
       // The loop calibrates against the endpoint's capability record (a weak key): forgetting the
@@ -121,6 +132,36 @@ function runtimeOf(
       hooks.reset();
     },
   };
+}
+
+/** Runs the loop; with a `runId`, emits its events into `bus`, closing with `error` (on a throw) and `done`. */
+async function runOwned(
+  services: LoopServices,
+  bus: EventBus,
+  options: RunOptions,
+): Promise<AgentLoopResult> {
+  if (!options || !Object.hasOwn(options, "runId")) return runLoop(services, options);
+  const { runId, ...rest } = options;
+  if (typeof runId !== "string" || runId === "") {
+    throw new EventsError(
+      "invalid-run-id",
+      "runAgentLoop: runId must be a non-empty string (the id watchers read the run under), or absent.",
+    );
+  }
+  const forward = rest.onEvent;
+  const onEvent: AgentLoopOptions["onEvent"] = (event) => {
+    bus.emit(runId, event);
+    forward?.(event);
+  };
+  try {
+    const result = await runLoop(services, { ...rest, onEvent });
+    bus.emit(runId, { kind: "done" });
+    return result;
+  } catch (error) {
+    bus.emit(runId, { kind: "error", message: errorMessage(error) });
+    bus.emit(runId, { kind: "done" });
+    throw error;
+  }
 }
 
 /**
@@ -157,10 +198,11 @@ export const defaultRuntime: Runtime = runtimeOf(
  * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window, and
  * `AgentLoopError` (the cause on `cause`) for anything else — a `LoopOptionError` cause, before
  * anything is sent, for an option the loop does not know or does not do yet, or two tools whose
- * names become one on the wire. Each carries the run, whose transcript always has every tool call
+ * names become one on the wire. Given a `runId`, the run's events go into the default bus, closed
+ * by `error` (on a throw) and `done`. Each carries the run, whose transcript always has every tool call
  * answered, so it can be stored or sent again as it is.
  */
-export function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
+export function runAgentLoop(options: RunOptions): Promise<AgentLoopResult> {
   return defaultRuntime.runAgentLoop(options);
 }
 

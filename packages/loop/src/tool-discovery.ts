@@ -165,7 +165,8 @@ export async function openDiscovery(run: LoopRun): Promise<void> {
   }
   const exchange = loading.preselection(start.preselected, run.messages);
   const [call, answer] = exchange.messages as ChatMessage[];
-  const wrote = call?.tool_calls?.[0];
+  const first = call?.role === "assistant" ? call.tool_calls?.[0] : undefined;
+  const wrote = first?.type === "function" ? first : undefined;
   if (!call || !answer || !wrote) return;
   discovery.counts.toolsLoaded += exchange.names.length;
   const request: DispatchRequest = {

@@ -1,5 +1,6 @@
 import { sanitizeTools } from "@loopwright/schema-compat";
-import type { AssistantToolCall, ChatMessage, ToolDefinition } from "./config.js";
+import type { ChatCompletionMessageToolCall } from "openai/resources/chat/completions";
+import type { ChatMessage, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 
 /**
@@ -50,13 +51,14 @@ export function declareTools(tools: readonly ToolDefinition[]): DeclaredTools {
 }
 
 /** The calls with every name the map holds replaced; the others as they were. */
-export function renameCalls<T extends AssistantToolCall>(
+export function renameCalls<T extends ChatCompletionMessageToolCall>(
   calls: readonly T[],
   names: ReadonlyMap<string, string>,
 ): T[] {
   return calls.map((call) => {
+    if (call.type !== "function") return call;
     const name = names.get(call.function.name);
-    return name === undefined ? call : { ...call, function: { ...call.function, name } };
+    return name === undefined ? call : ({ ...call, function: { ...call.function, name } } as T);
   });
 }
 
@@ -67,7 +69,8 @@ export function wireMessages(
 ): ChatMessage[] {
   if (toWire.size === 0) return [...messages];
   return messages.map((message) =>
-    message.tool_calls?.some((call) => toWire.has(call.function.name))
+    message.role === "assistant" &&
+    message.tool_calls?.some((call) => call.type === "function" && toWire.has(call.function.name))
       ? { ...message, tool_calls: renameCalls(message.tool_calls, toWire) }
       : message,
   );

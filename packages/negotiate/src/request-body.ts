@@ -18,17 +18,19 @@ export interface ModelParams {
   extraBody?: Record<string, unknown>;
 }
 
-/** A tool as the chat-completions API declares it. */
+/**
+ * A function tool as the chat-completions API declares it. The `openai` SDK's
+ * `ChatCompletionFunctionTool` is one (`strict: boolean | null` included), and so is what
+ * `@loopwright/schema-compat`'s `sanitizeTools` hands back for a function tool.
+ */
 export interface ToolDefinition {
   type: "function";
   function: {
     name: string;
     description?: string;
-    parameters?: Record<string, unknown>;
-    strict?: boolean;
-    [field: string]: unknown;
+    parameters?: { [keyword: string]: unknown };
+    strict?: boolean | null;
   };
-  [field: string]: unknown;
 }
 
 /** How `buildBody` orders the tool array: by name (default), the caller's order (`false`), or a comparator. */

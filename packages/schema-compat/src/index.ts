@@ -12,4 +12,11 @@ export type { SanitizeOptions } from "./sanitize-schema.js";
 export { MAX_EXPANDED_CHARS, MAX_NESTING, relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
 export type { SanitizeToolsOptions } from "./sanitize-tools.js";
 export { relaxTools, sanitizeTools } from "./sanitize-tools.js";
-export type { FunctionToolLike, JsonSchema, NamedToolLike, ToolLike } from "./types.js";
+export type {
+  FunctionToolLike,
+  JsonSchema,
+  NamedToolLike,
+  OtherToolLike,
+  SanitizedTool,
+  ToolLike,
+} from "./types.js";

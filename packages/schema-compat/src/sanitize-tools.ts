@@ -1,6 +1,6 @@
 import { describeValue, SchemaCompatError } from "./errors.js";
 import { isObject, relaxSchema, type SanitizeOptions, sanitizeSchema } from "./sanitize-schema.js";
-import type { ToolLike } from "./types.js";
+import type { SanitizedTool, ToolLike } from "./types.js";
 
 /** Options for {@link sanitizeTools}. */
 export interface SanitizeToolsOptions extends SanitizeOptions {
@@ -74,7 +74,7 @@ function mapTools(
   where: string,
   schemaFn: (schema: unknown, options: SanitizeOptions) => Record<string, unknown>,
   options: SanitizeToolsOptions,
-): ToolLike[] {
+): unknown[] {
   checkTools(tools, where);
   const taken = new Set<string>();
   return tools.map((tool, index) => {
@@ -86,7 +86,7 @@ function mapTools(
       );
     }
     const fn = tool.function;
-    if (tool.type !== "function" || !isObject(fn)) return { ...tool } as ToolLike;
+    if (tool.type !== "function" || !isObject(fn)) return { ...tool };
     const original = typeof fn.name === "string" ? fn.name : "";
     const name = uniqueName(legalName(original), taken);
     taken.add(name);
@@ -102,7 +102,7 @@ function mapTools(
       parameters.description = `(Tool description, continued:) ${overflow}${own}`;
     }
     out.parameters = parameters;
-    return { ...tool, function: out } as ToolLike;
+    return { ...tool, function: out };
   });
 }
 
@@ -116,8 +116,11 @@ function mapTools(
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
  * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object.
  */
-export function sanitizeTools(tools: readonly ToolLike[], options: SanitizeToolsOptions = {}): ToolLike[] {
-  return mapTools(tools, "sanitizeTools", sanitizeSchema, options);
+export function sanitizeTools<T extends ToolLike>(
+  tools: readonly T[],
+  options: SanitizeToolsOptions = {},
+): SanitizedTool<T>[] {
+  return mapTools(tools, "sanitizeTools", sanitizeSchema, options) as SanitizedTool<T>[];
 }
 
 /**
@@ -127,6 +130,9 @@ export function sanitizeTools(tools: readonly ToolLike[], options: SanitizeTools
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
  * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object.
  */
-export function relaxTools(tools: readonly ToolLike[], options: SanitizeToolsOptions = {}): ToolLike[] {
-  return mapTools(tools, "relaxTools", relaxSchema, options);
+export function relaxTools<T extends ToolLike>(
+  tools: readonly T[],
+  options: SanitizeToolsOptions = {},
+): SanitizedTool<T>[] {
+  return mapTools(tools, "relaxTools", relaxSchema, options) as SanitizedTool<T>[];
 }

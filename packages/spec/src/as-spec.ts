@@ -1,5 +1,5 @@
 import { AgentSpecError } from "./errors.js";
-import type { SpecIssue } from "./issues.js";
+import { reasonOf, type SpecIssue } from "./issues.js";
 import { parseInto } from "./parse-spec.js";
 import type { AgentSpec } from "./types.js";
 
@@ -18,10 +18,7 @@ export function asSpec(value: unknown, caller: string, label = "the spec"): Agen
   }
   const issues = [...ctx.errors, ...ctx.warnings];
   if (spec === undefined || issues.length > 0) {
-    const shown = issues
-      .slice(0, 3)
-      .map((found) => found.message.replace(/\.+$/, ""))
-      .join("; ");
+    const shown = issues.slice(0, 3).map(reasonOf).join("; ");
     const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : "";
     throw new AgentSpecError(
       "not-a-spec",

@@ -121,7 +121,7 @@ describe("the built bundle (dist/index.js) loads in a browser", () => {
     expect(outcome.refused).toEqual([]);
     expect(outcome.value.globals).toEqual(["undefined", "undefined", "undefined", "function"]);
     expect(outcome.value.warnings).toEqual([
-      "model.temperature: 9 is not accepted (Too big: expected number to be <=2); dropped, not corrected, so a weaker layer's value applies.",
+      "model.temperature: expected a number from 0 to 2, got a number; dropped, not corrected, so a weaker layer's value applies.",
     ]);
     expect(outcome.value.config).toMatchObject({
       model: "m",

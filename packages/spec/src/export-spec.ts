@@ -1,14 +1,23 @@
 import { asSpec } from "./as-spec.js";
+import { visitSecrets } from "./find-spec-secrets.js";
 import type { AgentSpec, BundledServer } from "./types.js";
 
+// A redaction can uncover a second sign in the same string (a URL's path shaped like a key once
+// its userinfo is gone), so the scan repeats; past this many rounds a place is replaced whole.
+const ROUNDS = 4;
+
 /**
- * A copy of the spec safe to hand on: every bundled server's `env` and `headers` removed.
+ * A copy of the spec safe to hand on: no credential `findSpecSecrets` can see is left in it.
  *
- * Those are where the format puts a bundled server's credentials. Everything else is kept —
- * a server's URL and arguments included, since a server with its query string cut off is a
- * different server — so run `findSpecSecrets` on the result before calling it safe to share.
- * The result is a valid document: `parseSpec(exportSpec(spec), { bundle: true })` reads it back
- * whole. Never changes its argument. Throws `AgentSpecError` when `spec` is not a parsed spec.
+ * Every bundled server's `env` and `headers` are removed (where the format puts a server's
+ * credentials). Every other place `findSpecSecrets` points at is redacted in place: a URL loses
+ * its `user:password@` and its key-like query parameters (`?api_key=…`), a flagged argument
+ * (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`, `Authorization: Bearer X`) and a telling
+ * `extraBody` field get a `${NAME}` reference for the host to fill, and a key-shaped value
+ * (`sk-…`, `ghp_…`) becomes `${SECRET}`. Everything else is kept as written. The result is a valid
+ * document: `parseSpec(exportSpec(spec), { bundle: true })` reads it back whole, and
+ * `findSpecSecrets` on it is empty. Never changes its argument. Throws `AgentSpecError` when
+ * `spec` is not a parsed spec.
  */
 export function exportSpec(spec: AgentSpec): AgentSpec {
   const copy = asSpec(spec, "exportSpec");
@@ -19,5 +28,24 @@ export function exportSpec(spec: AgentSpec): AgentSpec {
       mcpServers: servers.map(({ env: _env, headers: _headers, ...rest }): BundledServer => rest),
     };
   }
+  for (let round = 0; round < ROUNDS; round += 1) {
+    let found = false;
+    const last = round === ROUNDS - 1;
+    visitSecrets(copy, (hint, replace, safe) => {
+      found = true;
+      replace(last ? lastResort(hint.path, safe) : safe);
+    });
+    if (!found) break;
+  }
   return copy;
+}
+
+/** A place still flagged after every round: a URL keeps only its scheme and host, anything else becomes a reference. */
+function lastResort(path: string, safe: string): string {
+  if (!/(?:baseUrl|\.url)$/.test(path)) return "${SECRET}";
+  try {
+    return new URL(safe).origin;
+  } catch {
+    return "http://redacted.invalid";
+  }
 }

@@ -215,15 +215,18 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     expect(JSON.stringify(hints)).not.toMatch(/very-secret|tok-123/);
   });
 
-  it("still finds what exportSpec keeps: args and URLs, not env or headers", () => {
+  it("finds nothing in what exportSpec hands back", () => {
     const spec = withServer({
       args: ["--api-key", "abc"],
       env: { API_KEY: "abc" },
       headers: { Authorization: "Bearer abc" },
     });
-    expect(findSpecSecrets(exportSpec(spec)).map((hint) => hint.path)).toEqual([
+    expect(findSpecSecrets(spec).map((hint) => hint.path)).toEqual([
       "bundle.mcpServers[0].args[1]",
+      "bundle.mcpServers[0].env.API_KEY",
+      "bundle.mcpServers[0].headers.Authorization",
     ]);
+    expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
   });
 
   it("throws an AgentSpecError for something that is not a parsed spec", () => {

@@ -1,6 +1,14 @@
 import { asSpec } from "./as-spec.js";
 import { child, isPlainObject } from "./json.js";
-import { isLiteral, looksLikeKey, looksSecretName, SecretSign, urlSign } from "./secret-signs.js";
+import {
+  isLiteral,
+  KEY_SHAPES,
+  looksLikeKey,
+  looksSecretName,
+  SecretSign,
+  urlSign,
+  withoutUrlSecrets,
+} from "./secret-signs.js";
 import type { AgentSpec, EndpointSpec } from "./types.js";
 
 /** A place in a spec that may hold a credential: where, in which bundled server, and why. Never the value. */
@@ -13,6 +21,12 @@ export interface SecretHint {
 }
 
 /**
+ * @internal One place found: the hint, and how to write a value there that no longer says the
+ * credential (`safe`, a `${NAME}` reference or the string with the credential taken out).
+ */
+export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, safe: string) => void;
+
+/**
  * Lists the places in a spec that may hold a credential, so a host can warn before calling it safe to share.
  *
  * Reads bundled servers (url, args, env, headers), endpoint URLs, and `extraBody` at any depth.
@@ -20,36 +34,73 @@ export interface SecretHint {
  * not a credential and is not reported. Throws `AgentSpecError` when `spec` is not a parsed spec.
  */
 export function findSpecSecrets(spec: AgentSpec): SecretHint[] {
-  const checked = asSpec(spec, "findSpecSecrets");
   const hints: SecretHint[] = [];
+  visitSecrets(asSpec(spec, "findSpecSecrets"), (hint) => hints.push(hint));
+  return hints;
+}
+
+/** A `${NAME}` reference named after a flag, field or variable: what a host fills in. */
+export function reference(name: string): string {
+  const upper = name
+    .replace(/^-+/, "")
+    .replace(/[^A-Za-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .toUpperCase();
+  return `\${${upper === "" ? "SECRET" : upper}}`;
+}
+
+/** The string with every key-shaped part replaced by a reference. */
+function withoutKeys(value: string): string {
+  let out = value;
+  for (const shape of KEY_SHAPES) out = out.replace(new RegExp(shape.source, `${shape.flags}g`), "${SECRET}");
+  return out;
+}
+
+/** @internal Calls `visit` for each place `findSpecSecrets` reports, in the same order; `spec` must be a fresh copy it may change. */
+export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
   const endpoint = (at: string, value: EndpointSpec | undefined) => {
-    if (value?.baseUrl === undefined) return;
-    const sign = urlSign(value.baseUrl);
-    if (sign) hints.push({ path: child(at, "baseUrl"), sign });
+    const url = value?.baseUrl;
+    if (value === undefined || url === undefined) return;
+    const sign = urlSign(url);
+    if (sign)
+      visit({ path: child(at, "baseUrl"), sign }, (next) => (value.baseUrl = next), withoutUrlSecrets(url));
   };
   endpoint("model.endpoint", checked.model?.endpoint);
-  if (checked.model?.extraBody) scanFree("model.extraBody", checked.model.extraBody, undefined, hints);
+  if (checked.model?.extraBody) scanFree("model.extraBody", checked.model.extraBody, undefined, visit);
   for (const [key, task] of Object.entries(checked.tasks ?? {})) {
     const at = child("tasks", key);
     endpoint(child(at, "endpoint"), task.endpoint);
-    if (task.extraBody) scanFree(child(at, "extraBody"), task.extraBody, undefined, hints);
+    if (task.extraBody) scanFree(child(at, "extraBody"), task.extraBody, undefined, visit);
   }
   (checked.bundle?.mcpServers ?? []).forEach((server, index) => {
     const at = child("bundle.mcpServers", index);
     const name = server.name;
-    const push = (path: string, sign: SecretSign | undefined) => {
-      if (sign) hints.push({ path, server: name, sign });
-    };
-    if (server.url !== undefined) push(child(at, "url"), urlSign(server.url));
-    scanArgs(child(at, "args"), server.args ?? [], push);
+    const found = (path: string, sign: SecretSign, replace: (next: string) => void, safe: string) =>
+      visit({ path, server: name, sign }, replace, safe);
+    const url = server.url;
+    if (url !== undefined) {
+      const sign = urlSign(url);
+      if (sign) found(child(at, "url"), sign, (next) => (server.url = next), withoutUrlSecrets(url));
+    }
+    const args = server.args ?? [];
+    scanArgs(child(at, "args"), args, (path, sign, argIndex, safe) =>
+      found(path, sign, (next) => ((args as string[])[argIndex] = next), safe),
+    );
     for (const field of ["env", "headers"] as const) {
       const entries = server[field] ?? {};
       for (const key of Object.keys(entries)) {
-        push(child(child(at, field), key), stringSign(entries[key] as string, looksSecretName(key)));
+        const value = entries[key] as string;
+        const sign = stringSign(value, looksSecretName(key));
+        if (sign)
+          found(
+            child(child(at, field), key),
+            sign,
+            (next) => (entries[key] = next),
+            safeString(value, sign, key),
+          );
       }
     }
   });
-  return hints;
 }
 
 /** The sign of a string at a place whose name may already tell. */
@@ -61,55 +112,84 @@ function stringSign(value: string, tellingName: boolean): SecretSign | undefined
   return undefined;
 }
 
+/** What to write instead of a string `stringSign` flagged. */
+function safeString(value: string, sign: SecretSign, name: string | undefined): string {
+  if (sign === SecretSign.Userinfo || sign === SecretSign.Query) return withoutUrlSecrets(value);
+  if (sign === SecretSign.Field) return reference(name ?? "");
+  return withoutKeys(value);
+}
+
+const FLAG = /^--?([A-Za-z][\w.-]*)(?:=([\s\S]*))?$/;
+
 function scanArgs(
   at: string,
   args: readonly string[],
-  push: (path: string, sign: SecretSign | undefined) => void,
+  found: (path: string, sign: SecretSign, index: number, safe: string) => void,
 ): void {
   args.forEach((arg, index) => {
     const path = child(at, index);
-    const flag = /^--?([A-Za-z][\w.-]*)(?:=([\s\S]*))?$/.exec(arg);
+    const push = (sign: SecretSign | undefined, safe: () => string) => {
+      if (sign) found(path, sign, index, safe());
+    };
+    const flag = FLAG.exec(arg);
     if (flag) {
       const [, name = "", inline] = flag;
-      if (inline !== undefined) {
-        push(path, looksSecretName(name) && isLiteral(inline) ? SecretSign.Flag : stringSign(inline, false));
+      if (inline === undefined) return;
+      const prefix = arg.slice(0, arg.length - inline.length);
+      if (looksSecretName(name) && isLiteral(inline)) push(SecretSign.Flag, () => prefix + reference(name));
+      else {
+        const sign = stringSign(inline, false);
+        push(sign, () => prefix + safeString(inline, sign as SecretSign, undefined));
       }
       return;
     }
     const previous = index > 0 ? /^--?([A-Za-z][\w.-]*)$/.exec(args[index - 1] ?? "") : null;
     if (previous && looksSecretName(previous[1] ?? "") && isLiteral(arg)) {
-      push(path, SecretSign.Flag);
+      push(SecretSign.Flag, () => reference(previous[1] ?? ""));
       return;
     }
     // An environment assignment given as an argument: docker's `-e GITHUB_TOKEN=ghp_…`.
     const assignment = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/.exec(arg);
     if (assignment && looksSecretName(assignment[1] ?? "")) {
-      if (isLiteral(assignment[2] ?? "")) push(path, SecretSign.Flag);
+      const variable = assignment[1] ?? "";
+      if (isLiteral(assignment[2] ?? "")) push(SecretSign.Flag, () => `${variable}=${reference(variable)}`);
       return;
     }
     // A header given as an argument: "Authorization: Bearer …".
-    const header = /^([\w-]+)\s*:\s*(\S[\s\S]*)$/.exec(arg);
+    const header = /^([\w-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
     if (header && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg) && looksSecretName(header[1] ?? "")) {
-      if (isLiteral(header[2] ?? "")) push(path, SecretSign.Flag);
+      const [, field = "", colon = ""] = header;
+      if (isLiteral(header[3] ?? "")) push(SecretSign.Flag, () => `${field}${colon}${reference(field)}`);
       return;
     }
-    push(path, stringSign(arg, false));
+    const sign = stringSign(arg, false);
+    push(sign, () => safeString(arg, sign as SecretSign, undefined));
   });
 }
 
-function scanFree(at: string, value: unknown, name: string | undefined, hints: SecretHint[]): void {
-  if (typeof value === "string") {
-    const sign = stringSign(value, name !== undefined && looksSecretName(name));
-    if (sign) hints.push({ path: at, sign });
-    return;
-  }
-  if (Array.isArray(value)) {
-    value.forEach((item, index) => {
-      scanFree(child(at, index), item, name, hints);
-    });
-    return;
-  }
-  if (isPlainObject(value)) {
-    for (const key of Object.keys(value)) scanFree(child(at, key), value[key], key, hints);
+/** Scans a JSON container; `name` is the field a list's entries inherit (an object's entries have their own). */
+function scanFree(
+  at: string,
+  container: Record<string, unknown> | unknown[],
+  name: string | undefined,
+  visit: SecretVisit,
+): void {
+  const entries: [string | number, unknown][] = Array.isArray(container)
+    ? container.map((item, index) => [index, item])
+    : Object.entries(container);
+  for (const [key, value] of entries) {
+    const path = child(at, key);
+    const field = typeof key === "string" ? key : name;
+    if (typeof value === "string") {
+      const sign = stringSign(value, field !== undefined && looksSecretName(field));
+      if (sign)
+        visit(
+          { path, sign },
+          (next) => ((container as Record<string | number, unknown>)[key] = next),
+          safeString(value, sign, field),
+        );
+    } else if (Array.isArray(value) || isPlainObject(value)) {
+      scanFree(path, value, field, visit);
+    }
   }
 }

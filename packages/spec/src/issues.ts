@@ -32,6 +32,8 @@ export interface SpecIssue {
   toString(): string;
 }
 
+const REASONS = new WeakMap<SpecIssue, string>();
+
 class Issue implements SpecIssue {
   constructor(
     readonly path: string,
@@ -44,27 +46,30 @@ class Issue implements SpecIssue {
   }
 }
 
-/** Makes an issue whose message is prefixed with its path. */
-export function issue(path: string, code: SpecIssueCode, text: string): SpecIssue {
-  return new Issue(path, code, path === "" ? text : `${path}: ${text}`);
+const atPath = (path: string, text: string) => (path === "" ? text : `${path}: ${text}`);
+
+/**
+ * Makes an issue whose message is prefixed with its path. `consequence` (what `parseSpec` did
+ * about it, e.g. "dropped") follows the reason in the message; `reasonOf` gives the message without it.
+ */
+export function issue(path: string, code: SpecIssueCode, reason: string, consequence?: string): SpecIssue {
+  const found = new Issue(
+    path,
+    code,
+    atPath(path, consequence === undefined ? reason : `${reason}; ${consequence}`),
+  );
+  REASONS.set(found, atPath(path, reason));
+  return found;
 }
 
-/** Describes a value for a message without quoting it: numbers and booleans shown, strings only measured. */
-export function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return `a list of ${value.length}`;
-  switch (typeof value) {
-    case "string":
-      if (value === "") return "an empty string";
-      return value.length === 1 ? "a string of 1 character" : `a string of ${value.length} characters`;
-    case "number":
-    case "boolean":
-      return String(value);
-    case "object":
-      return "an object";
-    case "undefined":
-      return "undefined";
-    default:
-      return `a ${typeof value}`;
-  }
+/** The issue's message without what `parseSpec` did about it: how a refusing function words it. */
+export function reasonOf(found: SpecIssue): string {
+  return (REASONS.get(found) ?? found.message).replace(/\.+$/, "");
+}
+
+/** The kind of a value, never the value: "a string", "a number", "a list", "an object". */
+export function describeKind(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }

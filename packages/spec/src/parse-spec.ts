@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import { describeValue, issue, type SpecIssue } from "./issues.js";
+import { expected } from "./expected.js";
+import { describeKind, issue, type SpecIssue } from "./issues.js";
 import { child, cloneJson, isPlainObject, setOwn } from "./json.js";
 import {
   agentSpecSchema,
@@ -80,7 +81,7 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
   if (node === FREE_JSON) {
     const copy = cloneJson(value);
     if (copy === undefined) {
-      ctx.warnings.push(issue(path, "invalid-value", "is not a JSON value; dropped."));
+      ctx.warnings.push(issue(path, "invalid-value", "is not a JSON value", "dropped."));
       return DROPPED;
     }
     return copy;
@@ -89,13 +90,7 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
   if (kind !== undefined) {
     const fits = def.type === "array" ? Array.isArray(value) : isPlainObject(value);
     if (!fits) {
-      ctx.errors.push(
-        issue(
-          path,
-          "container",
-          `must be ${kind}, not ${describeValue(value)}. Fix the document's structure.`,
-        ),
-      );
+      ctx.errors.push(issue(path, "container", `must be ${kind}, not ${describeKind(value)}.`));
       return DROPPED;
     }
   }
@@ -112,7 +107,12 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
         const keyCheck = def.keyType?.safeParse(key);
         if (keyCheck && !keyCheck.success) {
           ctx.warnings.push(
-            issue(at, "invalid-value", `is not an accepted name (${firstMessage(keyCheck.error)}); dropped.`),
+            issue(
+              at,
+              "invalid-value",
+              `is not an accepted name (${firstMessage(keyCheck.error)})`,
+              "dropped.",
+            ),
           );
           continue;
         }
@@ -126,7 +126,7 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
       (value as unknown[]).forEach((item, index) => {
         const at = child(path, index);
         if (item === null || item === undefined) {
-          ctx.warnings.push(issue(at, "null-entry", "is empty; dropped."));
+          ctx.warnings.push(issue(at, "null-entry", "is empty", "dropped."));
           return;
         }
         const accepted = walk(def.element as z.ZodType, item, at, ctx);
@@ -138,11 +138,13 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
     default: {
       const checked = node.safeParse(value);
       if (!checked.success) {
+        const allowed = expected(node) ?? firstMessage(checked.error);
         ctx.warnings.push(
           issue(
             path,
             "invalid-value",
-            `${describeValue(value)} is not accepted (${firstMessage(checked.error)}); dropped, not corrected, so a weaker layer's value applies.`,
+            `expected ${allowed}, got ${describeKind(value)}`,
+            "dropped, not corrected, so a weaker layer's value applies.",
           ),
         );
         return DROPPED;
@@ -168,10 +170,15 @@ function walkObject(
     if (field === undefined) {
       if (looksSecretName(key)) {
         ctx.warnings.push(
-          issue(at, "credential", "a document never carries a credential; dropped. The host supplies keys."),
+          issue(
+            at,
+            "credential",
+            "a document never carries a credential",
+            "dropped; the host supplies keys.",
+          ),
         );
       } else {
-        ctx.warnings.push(issue(at, "unknown-field", "is not a field of this format; dropped."));
+        ctx.warnings.push(issue(at, "unknown-field", "is not a field of this format", "dropped."));
       }
       continue;
     }
@@ -190,7 +197,7 @@ function walkObject(
       field !== undefined && !Object.hasOwn(out, field)
         ? `${field} is missing`
         : `${field === undefined ? "" : `${field}: `}${firstMessage(whole.error)}`;
-    ctx.warnings.push(issue(path, "incomplete", `${reason}; dropped whole.`));
+    ctx.warnings.push(issue(path, "incomplete", reason, "dropped whole."));
     return DROPPED;
   }
   return out;
@@ -249,7 +256,13 @@ export function parseSpec(value: unknown, options: ParseSpecOptions = {}): Parse
 export function parseInto(value: unknown, options: InternalParseOptions, ctx: Walk): AgentSpec | undefined {
   if (!isPlainObject(value)) {
     ctx.errors.push(
-      issue("", "not-object", `an agent document is a JSON object, not ${describeValue(value)}.`),
+      issue(
+        "",
+        "not-object",
+        typeof value === "string"
+          ? `an agent document is a JSON object, not a string; parse JSON text first: parseSpec(JSON.parse(text)).`
+          : `an agent document is a JSON object such as { "spec": "${SPEC_TOKEN}" }, not ${describeKind(value)}.`,
+      ),
     );
     return undefined;
   }
@@ -316,7 +329,7 @@ function checkRequires(
   requires.forEach((entry, index) => {
     const at = child("requires", index);
     if (typeof entry !== "string" || entry === "") {
-      ctx.errors.push(issue(at, "requires", `is ${describeValue(entry)}, not a feature name.`));
+      ctx.errors.push(issue(at, "requires", `is ${describeKind(entry)}, not a feature name.`));
       return;
     }
     if (entry === "bundle" && !options.bundle) {

@@ -57,6 +57,40 @@ const modelSettings = {
   extraBody: maybe(body),
 };
 const stringList = fc.array(maybe(fc.string({ maxLength: 10 })), { maxLength: 4 });
+// Strings that carry a credential in each way findSpecSecrets can see one, mixed with plain ones.
+const secretish = fc.oneof(
+  text,
+  fc.constantFrom(
+    "--api-key",
+    "--token",
+    "-e",
+    "sk-abcdefghijklmnopqrstuvwx",
+    `--token=\${T}`,
+    "--token=abc",
+    "--url=https://u:p@h.example/x?key=1",
+    "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz",
+    "Authorization: Bearer abcdefgh12",
+    "https://h.example/p?access_token=z&x=1",
+    "see sk-proj-abcdefghijklmnopqrstuvwx and ghp_abcdefghijklmnopqrstuvwxyz",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+  ),
+  fc
+    .tuple(fc.constantFrom("sk-", "ghp_", "hf_", "gsk_"), fc.stringMatching(/^[A-Za-z0-9]{20,30}$/))
+    .map(([lead, tail]) => lead + tail),
+);
+const secretUrl = fc.oneof(
+  url,
+  fc
+    .tuple(
+      fc.constantFrom("http://", "https://"),
+      fc.constantFrom("", "u:p@", "tok@", "${U}:${P}@", "sk-abcdefghijklmnopqrstuvwx@"),
+      fc.domain(),
+      fc.constantFrom("", "/v1", "/ghp_abcdefghijklmnopqrstuvwxyz"),
+      fc.constantFrom("", "?api_key=x", "?a=1&token=y&b=${B}", "?secret=${S}", "?Auth%6Fr=z"),
+    )
+    .map((parts) => parts.join("")),
+);
+
 const server = optional({
   name: maybe(name),
   type: maybe(fc.constantFrom("stdio", "http", "sse")),
@@ -71,6 +105,33 @@ const server = optional({
   url: maybe(url),
   cwd: maybe(text),
   enabled: maybe(fc.boolean()),
+});
+
+const secretServer = fc.record({
+  name,
+  command: fc.constant("npx"),
+  args: fc.array(secretish, { maxLength: 6 }),
+  env: fc.dictionary(fc.constantFrom("API_KEY", "DEBUG"), secretish, { maxKeys: 2 }),
+});
+const secretUrlServer = fc.record({ name, url: secretUrl });
+const secretBody = fc.dictionary(
+  fc.constantFrom("api_key", "top_k", "auth", "nested"),
+  fc.oneof(
+    secretish,
+    fc.array(secretish, { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom("token", "x"), secretish),
+  ),
+  { maxKeys: 3 },
+);
+const secretDocument = fc.record({
+  spec: fc.constant(SPEC_TOKEN),
+  model: fc.record({ endpoint: fc.record({ baseUrl: secretUrl }), extraBody: secretBody }),
+  tasks: fc.dictionary(
+    fc.constantFrom("title", "toolSelect"),
+    fc.record({ endpoint: fc.record({ baseUrl: secretUrl }), extraBody: secretBody }),
+    { maxKeys: 2 },
+  ),
+  bundle: fc.record({ mcpServers: fc.array(fc.oneof(secretServer, secretUrlServer), { maxLength: 3 }) }),
 });
 
 const documentArb = optional({
@@ -217,16 +278,42 @@ describe("what parseSpec accepts survives export and re-parse", { timeout: 60_00
     );
   });
 
-  it("parseSpec after exportSpec keeps every field but bundled servers' env and headers", () => {
+  it("parseSpec after exportSpec keeps every field but bundled servers' env and headers when nothing else is flagged", () => {
     fc.assert(
       fc.property(documentArb, (document) => {
         const { spec } = parseSpec(document, { bundle: true });
-        if (!spec) return;
+        if (!spec || findSpecSecrets(withoutSecrets(spec)).length > 0) return;
         const again = parseSpec(JSON.parse(JSON.stringify(exportSpec(spec))), { bundle: true });
         expect(again.spec).toEqual(withoutSecrets(spec));
       }),
       RUNS,
     );
+  });
+
+  it("exportSpec leaves nothing findSpecSecrets can see, in any generated document", () => {
+    fc.assert(
+      fc.property(fc.oneof(documentArb, secretDocument), (document) => {
+        const { spec } = parseSpec(document, { bundle: true });
+        if (!spec) return;
+        const exported = exportSpec(spec);
+        expect(findSpecSecrets(exported)).toEqual([]);
+        const again = parseSpec(JSON.parse(JSON.stringify(exported)), {
+          bundle: true,
+          features: spec.requires,
+        });
+        expect(again.warnings).toEqual([]);
+        expect(again.spec).toEqual(exported);
+      }),
+      RUNS,
+    );
+  });
+
+  it("the secret-bearing documents are accepted and flagged often enough to mean something", () => {
+    const flagged = fc
+      .sample(secretDocument, { numRuns: 200, seed: 11 })
+      .map((document) => parseSpec(document, { bundle: true }).spec)
+      .filter((spec): spec is AgentSpec => spec !== undefined && findSpecSecrets(spec).length > 0);
+    expect(flagged.length).toBeGreaterThan(150);
   });
 
   it("a parsed spec parses to itself (parsing is idempotent)", () => {

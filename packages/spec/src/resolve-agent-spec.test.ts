@@ -273,7 +273,7 @@ describe("resolveAgentSpec refuses what is not a parsed spec", () => {
 
   it("names the layer and the problem, in sentences that end once", () => {
     expect(() => resolveAgentSpec([layer(), layer({ model: { temperature: 5 } })])).toThrow(
-      /layer 1 is not a parsed agent spec: model\.temperature: 5 is not accepted/,
+      /layer 1 is not a parsed agent spec: model\.temperature: expected a number from 0 to 2/,
     );
     expect(() => resolveAgentSpec([layer({ model: { temperature: 5 } })])).not.toThrow(/\.\./);
   });

@@ -34,7 +34,8 @@ export function withoutReferences(value: string): string {
   return value.replace(/\$\{[^}]*\}/g, "");
 }
 
-const KEY_SHAPES: readonly RegExp[] = [
+/** @internal The shapes `looksLikeKey` knows. */
+export const KEY_SHAPES: readonly RegExp[] = [
   /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/, // OpenAI, Anthropic
   /\bgh[pousr]_[A-Za-z0-9]{20,}/, // GitHub
   /\bgithub_pat_[A-Za-z0-9_]{20,}/,
@@ -99,4 +100,23 @@ export function isLiteral(value: string): boolean {
       .replace(/^\s*(?:Bearer|Basic|Token)\b/i, "")
       .trim() !== ""
   );
+}
+
+/**
+ * The URL with what `urlSign` reads taken out: the userinfo, and each query parameter with a
+ * telling name and a literal value. The rest is kept as written (no re-encoding), so `${VAR}`
+ * references elsewhere in it survive. A string that is not a URL is returned as it is.
+ */
+export function withoutUrlSecrets(value: string): string {
+  const match = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:[^/?#]*@)?([^?#]*)(?:\?([^#]*))?(#[\s\S]*)?$/.exec(value);
+  if (!match) return value;
+  const [, scheme = "", rest = "", query, fragment = ""] = match;
+  const kept = (query ?? "").split("&").filter((pair) => {
+    if (pair === "") return false;
+    const cut = pair.indexOf("=");
+    const name = decodeSafe((cut === -1 ? pair : pair.slice(0, cut)).replace(/\+/g, " "));
+    const param = cut === -1 ? "" : decodeSafe(pair.slice(cut + 1).replace(/\+/g, " "));
+    return !(looksSecretName(name) && withoutReferences(param).trim() !== "");
+  });
+  return `${scheme}${rest}${kept.length > 0 ? `?${kept.join("&")}` : ""}${fragment}`;
 }

@@ -1,0 +1,92 @@
+import type { SequencedEvent } from "@loopwright/events";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { createRuntime, fold, runMetrics } from "./index.js";
+import { ADD_TOOL, QUESTION } from "./test-support/transcript.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function collect(events: AsyncIterable<SequencedEvent>): Promise<SequencedEvent[]> {
+  const seen: SequencedEvent[] = [];
+  for await (const event of events) seen.push(event);
+  return seen;
+}
+
+describe("a runtime that owns its bus", () => {
+  it("emits a run given a runId into the runtime's bus, closing with done, so a watcher needs nothing else", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "call_1", name: "add", arguments: '{"a": 2, "b": 3}' }] },
+        { content: "2 + 3 is 5." },
+      ],
+    });
+    const runtime = createRuntime();
+    const watched = collect(runtime.bus.watch("run-1"));
+    const result = await runtime.runAgentLoop({
+      runId: "run-1",
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: ({ args }) => (args.a as number) + (args.b as number),
+    });
+    const events = await watched;
+    expect(events.at(-1)?.kind).toBe("done");
+    expect(events.filter((event) => event.kind === "done")).toHaveLength(1);
+    // What the watcher folded is what the run answered, with fold and runMetrics reached from loop.
+    expect(
+      fold(events)
+        .filter((block) => block.kind === "text")
+        .map((block) => block.text),
+    ).toEqual(["2 + 3 is 5."]);
+    expect(runMetrics(events)).toMatchObject({ turns: 2, toolCalls: 1 });
+    expect(result.metrics).toMatchObject({ turns: 2, toolCalls: 1 });
+    runtime.close();
+  });
+
+  it("closes a failed run with its error, then done", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "call_1", name: "add", arguments: '{"a": 2, "b": 3}' }] }],
+    });
+    const runtime = createRuntime();
+    const watched = collect(runtime.bus.watch("run-2"));
+    await expect(
+      runtime.runAgentLoop({
+        runId: "run-2",
+        config: { baseUrl: server.baseUrl, model: "sim", maxToolIterations: 0 },
+        messages: QUESTION,
+        tools: [ADD_TOOL],
+        dispatch: () => 0,
+      }),
+    ).rejects.toThrow();
+    const events = await watched;
+    expect(events.slice(-2).map((event) => event.kind)).toEqual(["error", "done"]);
+    runtime.close();
+  });
+
+  it("leaves the bus alone for a run without a runId, and refuses an empty one before sending", async () => {
+    server = await startServer({ replies: [{ content: "hi" }] });
+    const runtime = createRuntime();
+    const forwarded: string[] = [];
+    await runtime.runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      dispatch: () => "",
+      onEvent: (event) => forwarded.push(event.kind),
+    });
+    expect(forwarded).toContain("usage");
+    await expect(
+      runtime.runAgentLoop({
+        runId: "",
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: QUESTION,
+        dispatch: () => "",
+      }),
+    ).rejects.toThrow(/runId must be a non-empty string/);
+    expect(server.chatRequests).toHaveLength(1);
+    runtime.close();
+  });
+});

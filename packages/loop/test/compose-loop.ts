@@ -1,0 +1,74 @@
+import { getClient } from "@loopwright/client";
+import { buildBody, capabilitiesFor, negotiate, type ToolDefinition } from "@loopwright/negotiate";
+import { dropOptionalNulls, sanitizeTools } from "@loopwright/schema-compat";
+import { streamTurn, type Turn } from "@loopwright/stream";
+import { parseToolArguments, ToolArgumentsError } from "@loopwright/tool-calls";
+import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+
+export interface MiniLoopOptions {
+  endpoint: { baseUrl: string; apiKey?: string; model: string };
+  messages: ChatCompletionMessageParam[];
+  tools: ToolDefinition[];
+  run: (name: string, args: Record<string, unknown>) => unknown;
+  maxSteps?: number;
+}
+
+export async function miniLoop(
+  options: MiniLoopOptions,
+): Promise<{ turn: Turn; messages: ChatCompletionMessageParam[] }> {
+  const { endpoint, tools, run, maxSteps = 8 } = options;
+  const messages = [...options.messages];
+  const client = getClient(endpoint);
+  const supports = capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+  // (1) Declare tools a strict server accepts; keep each original schema to read arguments against.
+  const declared = sanitizeTools(tools);
+  const schemas = new Map(tools.map((tool) => [tool.function.name, tool.function.parameters]));
+  for (let step = 0; step < maxSteps; step++) {
+    // (2) negotiate rebuilds the body per attempt from what the endpoint has refused so far.
+    const turn = await negotiate(
+      supports,
+      (supports, produced, model) =>
+        streamTurn(client, buildBody(endpoint, supports, model, messages, declared), { produced }),
+      { model: endpoint.model },
+    );
+    if (turn.toolCalls.length === 0) {
+      messages.push({ role: "assistant", content: turn.content });
+      return { turn, messages };
+    }
+    // (3) Parse (and repair) each call's arguments; drop the nulls a strict server made the model send.
+    const calls = turn.toolCalls.map((call) => {
+      const { name, arguments: raw } = call.function;
+      try {
+        const parsed = parseToolArguments(raw, { finishReason: turn.finishReason, name });
+        return { call, json: parsed.json, args: dropOptionalNulls(parsed.value, schemas.get(name)) };
+      } catch (error) {
+        if (!ToolArgumentsError.isInstance(error)) throw error;
+        return { call, json: "{}", refusal: `Error: ${error.message}` };
+      }
+    });
+    // (4) The assistant message carries the calls, replaying the repaired JSON, never the raw text.
+    messages.push({
+      role: "assistant",
+      content: turn.content || null,
+      tool_calls: calls.map(({ call, json }) => ({
+        id: call.id,
+        type: "function",
+        function: { name: call.function.name, arguments: json },
+      })),
+    });
+    // (5) One tool message per call, in order, a failure included: an unanswered call is refused.
+    for (const { call, args, refusal } of calls) {
+      let content = refusal ?? "";
+      if (args !== undefined) {
+        try {
+          const result = await run(call.function.name, args);
+          content = typeof result === "string" ? result : JSON.stringify(result);
+        } catch (error) {
+          content = `Error: ${error instanceof Error ? error.message : String(error)}`;
+        }
+      }
+      messages.push({ role: "tool", tool_call_id: call.id, content });
+    }
+  }
+  throw new Error(`miniLoop: no answer within ${maxSteps} steps`);
+}

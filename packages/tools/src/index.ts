@@ -1,0 +1,9 @@
+// @loopwright/tools: a tool written once — zod input schema, description, execute — declared to the
+// model from that schema and run by a dispatcher that checks the arguments first. zod is a peer.
+
+export type { ArgumentIssue, ToolInputErrorCode } from "./errors.js";
+export { ToolInputError } from "./errors.js";
+export type { Tool, ToolContext, ToolDeclaration, ToolSpec } from "./tool.js";
+export { defineTool } from "./tool.js";
+export type { ToolCall, Toolset } from "./toolset.js";
+export { createToolset } from "./toolset.js";

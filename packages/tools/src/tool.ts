@@ -1,0 +1,104 @@
+import { z } from "zod";
+import { type ArgumentIssue, ToolInputError } from "./errors.js";
+
+/** What `execute` is handed besides its arguments. */
+export interface ToolContext {
+  /** The call's id, as the model gave it. */
+  id: string;
+  /** Aborted when the run is stopped. */
+  signal?: AbortSignal;
+}
+
+/** What `defineTool` reads: one tool, written once. */
+export interface ToolSpec<Input extends z.ZodType> {
+  /** The name the model calls it by (letters, digits, `_` and `-`, at most 64). */
+  name: string;
+  /** What it does, for the model. */
+  description: string;
+  /** The arguments' schema: an object schema, so the model is asked for a JSON object. */
+  input: Input;
+  /** Runs the tool on arguments that passed `input` (defaults applied); what it returns is what the model reads. */
+  execute: (args: z.output<Input>, context: ToolContext) => unknown;
+}
+
+/** A function tool declaration, the shape chat-completions and `runAgentLoop`'s `tools` take. */
+export interface ToolDeclaration {
+  type: "function";
+  function: { name: string; description: string; parameters: { [keyword: string]: unknown } };
+}
+
+/** A tool `defineTool` made: its spec, and the declaration the model is sent. */
+export interface Tool<Input extends z.ZodType = z.ZodType> extends ToolSpec<Input> {
+  /** The declaration: name, description and the input schema as JSON Schema (input mode: defaulted fields optional). */
+  readonly declaration: ToolDeclaration;
+  /** Checks raw arguments against `input`: the parsed value, or a `ToolInputError` (`invalid-arguments`) naming each mismatch. */
+  parse(args: unknown): z.output<Input>;
+}
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Defines a tool once: `execute`'s argument is typed from `input`, and the declaration the model
+ * is sent is generated from the same schema (`z.toJSONSchema(input, { io: "input" })`, so a field
+ * with a default stays optional for the model and arrives filled in for `execute`).
+ *
+ * Throws `ToolInputError` (`invalid-tool`) for a name chat-completions refuses, a missing
+ * description or `execute`, or an `input` that is not an object schema or cannot be written as
+ * JSON Schema. Never calls `execute`.
+ */
+export function defineTool<Input extends z.ZodType>(spec: ToolSpec<Input>): Tool<Input> {
+  const name = typeof spec?.name === "string" ? spec.name : "";
+  const refuse = (why: string, cause?: unknown): never => {
+    throw new ToolInputError("invalid-tool", name, `defineTool: ${name === "" ? "a tool" : name} ${why}`, {
+      cause,
+    });
+  };
+  if (!NAME.test(name))
+    refuse("needs a name of 1 to 64 letters, digits, _ or - (chat-completions refuses others).");
+  if (typeof spec.description !== "string" || spec.description.trim() === "")
+    refuse("needs a description: it is what the model reads to choose it.");
+  if (typeof spec.execute !== "function") refuse("needs an execute function.");
+  if (!(spec.input instanceof z.ZodType))
+    refuse("needs an input zod schema, e.g. z.object({ path: z.string() }).");
+  let parameters: { [keyword: string]: unknown } = {};
+  try {
+    parameters = z.toJSONSchema(spec.input, { io: "input" }) as { [keyword: string]: unknown };
+  } catch (cause) {
+    refuse(
+      "has an input schema that cannot be written as JSON Schema (a transform or a custom type?).",
+      cause,
+    );
+  }
+  if (parameters.type !== "object")
+    refuse("needs an object input schema: a model's arguments are a JSON object.");
+  const { $schema: _dialect, ...declared } = parameters;
+  const input = spec.input;
+  return {
+    ...spec,
+    declaration: {
+      type: "function",
+      function: { name, description: spec.description, parameters: declared },
+    },
+    parse(args: unknown): z.output<Input> {
+      const checked = input.safeParse(args);
+      if (checked.success) return checked.data as z.output<Input>;
+      const issues: ArgumentIssue[] = checked.error.issues.map((found) => ({
+        path: found.path
+          .map((part, at) =>
+            typeof part === "number" ? `[${part}]` : at === 0 ? String(part) : `.${String(part)}`,
+          )
+          .join(""),
+        message: found.message,
+      }));
+      const listed = issues
+        .map(({ path, message }) => (path === "" ? message : `${path}: ${message}`))
+        .join("; ");
+      throw new ToolInputError(
+        "invalid-arguments",
+        name,
+        `${name} was not run: its arguments do not match its schema (${listed}). Call it again with arguments that do.`,
+        { issues },
+      );
+    },
+  };
+}
