@@ -65,7 +65,6 @@ async function main(): Promise<number> {
       session: { type: "string" },
       "session-id": { type: "string" },
       redis: { type: "string" },
-      watch: { type: "string" },
     },
   });
   if (values.help) {
@@ -78,6 +77,10 @@ async function main(): Promise<number> {
     return 0;
   }
   if (values.web) return (await import("./web/cli.js")).runWeb(values);
+  if (values.redis !== undefined) {
+    console.log("error: --redis is read with --web only (the web page's runs are what it shares).");
+    return 1;
+  }
 
   // Before the simulator starts, so a bad file leaves nothing running.
   const mcp = await loadMcp(values.mcp, (text) => console.log(dim(`(${text})`)));
