@@ -201,6 +201,8 @@ export class Agent {
   #appended = 0;
   /** Where the running run's messages start in the transcript. */
   #from = 0;
+  /** Messages the last request carried that are not the agent's own (what `transformContext` added). */
+  #viewOnly = new Set<ChatMessage>();
 
   constructor(options: AgentOptions) {
     if (typeof options !== "object" || options === null) {
@@ -427,8 +429,7 @@ export class Agent {
             ? await this.transformContext(this.#messages, signal, { step: 1 })
             : this.#messages,
         );
-        this.#sent = llm.length;
-        this.#appended = 0;
+        this.#sentView(llm);
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
         this.#adopt(result.messages);
         const steering = this.#drain(this.#steering, this.steeringMode);
@@ -508,14 +509,24 @@ export class Agent {
 
   /**
    * After the loop folded the transcript (`autoCompact`): the loop's transcript becomes the agent's
-   * (app-only messages, which the loop never saw, go with the folded stretch), and `compacted` is told.
+   * (app-only messages, which the loop never saw, go with the folded stretch; messages only a
+   * `transformContext` view carried are left out), and `compacted` is told.
    */
+  /** Notes the transcript handed to the loop: its length, and which of its messages are not the agent's. */
+  #sentView(llm: ChatMessage[]): void {
+    this.#sent = llm.length;
+    this.#appended = 0;
+    const own = new Set<AgentMessage>(this.#messages);
+    this.#viewOnly = new Set(llm.filter((m) => !own.has(m)));
+  }
+
   #adopt(loopMessages: readonly ChatMessage[]): void {
     if (this.config.compact !== true) return;
     const summary = foldedSummary(loopMessages);
     if (!summary || this.#messages.includes(summary)) return;
-    const removed = this.#messages.length - loopMessages.length;
-    this.#messages = [...loopMessages];
+    const adopted = loopMessages.filter((m) => !this.#viewOnly.has(m));
+    const removed = this.#messages.length - adopted.length;
+    this.#messages = adopted;
     this.#sent = loopMessages.length - this.#appended;
     this.#from = Math.max(0, this.#from - removed);
     this.#emit({ type: "compacted", messages: [...this.#messages] });
@@ -617,8 +628,7 @@ export class Agent {
       ? await this.transformContext(this.#messages, signal, info)
       : this.#messages;
     const llm = this.convertToLlm(view);
-    this.#sent = llm.length;
-    this.#appended = 0;
+    this.#sentView(llm);
     return llm;
   }
 

@@ -403,6 +403,41 @@ describe("automatic compaction (autoCompact)", () => {
     expect(text(sent(server, 1))).toContain("a detail worth keeping in mind");
   });
 
+  it("keeps a message only its transformContext sent out of the folded transcript it adopts", async () => {
+    // A short question with a long answer, then a second question: the fold comes before the second request.
+    server = await startServer({
+      replies: [
+        { content: LONG },
+        { content: "SUMMARY: a short question with a long answer." },
+        { content: "The second answer." },
+      ],
+    });
+    const note = { role: "user" as const, content: "[note] shown to the model, never stored" };
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "m", contextLength: 1000 },
+      autoCompact: { model: "summariser" },
+      transformContext: (view) => [...view, note],
+    });
+    const compacted: number[] = [];
+    agent.subscribe((event) => {
+      if (event.type === "compacted") compacted.push(event.messages.length);
+    });
+    await agent.prompt("A short first question?");
+    expect(compacted).toHaveLength(0);
+    const result = await agent.prompt("And the second question?");
+    expect(result.status).toBe("ok");
+    expect((server.chatRequests[1]!.body as { model: string }).model).toBe("summariser");
+    expect(text(sent(server, 2))).toContain("[note] shown to the model");
+    expect(text(sent(server, 2))).not.toContain("a detail worth keeping in mind");
+    expect(compacted).toHaveLength(1);
+    const kept = text(agent.messages as ChatMessageLike[]);
+    expect(kept).toContain("SUMMARY: a short question with a long answer.");
+    expect(kept).not.toContain("[note]");
+    expect(kept).not.toContain("a detail worth keeping in mind");
+    expect(agent.messages.at(-2)).toMatchObject({ role: "user", content: "And the second question?" });
+    expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: "The second answer." });
+  });
+
   it("refuses autoCompact without a window to measure, naming contextLength", () => {
     const make = () =>
       new Agent({ config: { baseUrl: "http://127.0.0.1:1/v1", model: "m" }, autoCompact: true });
