@@ -84,8 +84,12 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   if (options.sessionDir && sessionId === undefined) {
     sessionId = (await listSessions(options.sessionDir))[0]?.id;
   }
+  // With a known window (LOOPWRIGHT_CONTEXT_LENGTH), the session folds its oldest talk at 75 % of it.
+  const window = Number(process.env.LOOPWRIGHT_CONTEXT_LENGTH ?? 0);
   const session: Session = await createSession({
-    config: options.config,
+    config: window > 0 ? { ...options.config, contextLength: window } : options.config,
+    ...(window > 0 ? { autoCompact: true } : {}),
+    maxTurns: options.config.maxToolIterations ?? 8,
     system: options.system,
     tools: playgroundTools(options.mcp),
     builtInTools: { askUser: true, todoWrite: true },
