@@ -1,5 +1,8 @@
 import { execFile, spawn } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
@@ -16,6 +19,33 @@ function run(args: string[], env: Record<string, string | undefined> = {}, input
     );
     child.stdin?.end(input);
   });
+}
+
+type Sent = { role: string; content: unknown }[];
+/** The messages of the `index`th chat request the server received. */
+function sentMessages(server: { chatRequests: { body: unknown }[] }, index: number): Sent {
+  const body = server.chatRequests[index]?.body as { messages?: Sent } | undefined;
+  return body?.messages ?? [];
+}
+
+/** Starts the CLI against `baseUrl` with its output collected, and waits until its first request reached the server. */
+function startCli(server: { baseUrl: string; chatRequests: unknown[] }) {
+  const child = spawn(process.execPath, ["--import", "tsx", main], {
+    env: { ...process.env, OPENAI_BASE_URL: server.baseUrl, NO_COLOR: "1" },
+  });
+  const output = { text: "" };
+  const collect = (d: Buffer) => {
+    output.text += d.toString();
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  const firstRequest = async () => {
+    const deadline = Date.now() + 30_000;
+    while (server.chatRequests.length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+  };
+  return { child, output, exited, firstRequest };
 }
 
 describe("playground CLI", () => {
@@ -57,29 +87,111 @@ describe("playground CLI", () => {
       replies: [{ content: "I will never finish", silentAfterChunk: 2 }, { content: "The second answer." }],
     });
     try {
-      const child = spawn(process.execPath, ["--import", "tsx", main], {
-        env: { ...process.env, OPENAI_BASE_URL: server.baseUrl, NO_COLOR: "1" },
-      });
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => {
-        out += d.toString();
-      });
-      child.stderr.on("data", (d: Buffer) => {
-        out += d.toString();
-      });
-      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      const { child, output, exited, firstRequest } = startCli(server);
       child.stdin.end("first question\nsecond question\n");
-      const deadline = Date.now() + 30_000;
       // The first answer has started and then gone silent: the request is in, a chunk is out.
-      while (server.chatRequests.length === 0 && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 50));
+      await firstRequest();
       await new Promise((r) => setTimeout(r, 300));
       child.kill("SIGINT");
       const code = await exited;
+      const out = output.text;
       expect(out).toMatch(/^error: Stopped by Ctrl-C\.$/m);
       expect(out).toContain("The second answer.");
       expect(code).toBe(0);
       expect(server.chatRequests).toHaveLength(2);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it("--session stores the interactive conversation as JSONL and a second start resumes it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "playground-session-"));
+    const server = await startServer({ scriptedModel: true });
+    try {
+      const env = { OPENAI_BASE_URL: server.baseUrl };
+      const first = await run(["--session", dir], env, "what is 17 * 23\n");
+      expect(first.code).toBe(0);
+      expect(first.out).toMatch(/\(session [\w-]+: new, stored in /);
+      expect(first.out).toContain("← calculator: 391");
+      const files = await readdir(dir);
+      expect(files).toHaveLength(1);
+      const lines = (await readFile(join(dir, files[0]!), "utf8")).trim().split("\n");
+      const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(JSON.stringify(records)).toContain("what is 17 * 23");
+      expect(JSON.stringify(records)).toContain("391");
+
+      const before = server.chatRequests.length;
+      const second = await run(["--session", dir], env, "what is 6 * 7\n");
+      expect(second.code).toBe(0);
+      expect(second.out).toMatch(/\(session [\w-]+: resumed, 4 messages from /);
+      expect(second.out).toContain("← calculator: 42");
+      // The resumed conversation is sent: the next request carries the earlier question and its tool result.
+      const sent = JSON.stringify(server.chatRequests[before]?.body);
+      expect(sent).toContain("what is 17 * 23");
+      expect(sent).toContain("391");
+      expect(sent).toContain("what is 6 * 7");
+      expect(await readdir(dir)).toEqual(files);
+    } finally {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("asks an AskUser question on the terminal and sends the chosen option back", async () => {
+    const server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            {
+              name: "AskUser",
+              arguments: JSON.stringify({
+                questions: [
+                  {
+                    question: "Which colour?",
+                    options: [{ label: "red" }, { label: "blue" }],
+                    multiSelect: false,
+                  },
+                ],
+              }),
+            },
+          ],
+        },
+        { content: "Blue it is." },
+      ],
+    });
+    try {
+      const { code, out } = await run([], { OPENAI_BASE_URL: server.baseUrl }, "pick a colour\n2\n");
+      expect(code).toBe(0);
+      expect(out).toContain("? Which colour?");
+      expect(out).toContain("  2. blue");
+      expect(out).toContain("Blue it is.");
+      const answer = sentMessages(server, 1).find((m) => m.role === "tool");
+      expect(JSON.stringify(answer?.content)).toContain("blue");
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it("steers a line sent with /steer during a run into that run's next request", async () => {
+    const server = await startServer({
+      replies: [
+        { toolCalls: [{ name: "clock", arguments: "{}" }], firstByteDelayMs: 1500 },
+        { content: "Noted, in French." },
+      ],
+    });
+    try {
+      const { child, output, exited, firstRequest } = startCli(server);
+      child.stdin.write("what time is it\n");
+      await firstRequest();
+      child.stdin.end("/steer answer in French\n");
+      expect(await exited).toBe(0);
+      const out = output.text;
+      expect(out).toContain("(steering: answer in French)");
+      expect(out).toContain("Noted, in French.");
+      expect(server.chatRequests).toHaveLength(2);
+      const last = sentMessages(server, 1).at(-1);
+      expect(last?.role).toBe("user");
+      expect(JSON.stringify(last?.content)).toContain("answer in French");
     } finally {
       await server.close();
     }

@@ -2,7 +2,6 @@
 // The loopwright playground: an agent with a clock, a calculator and a file reader, streamed to the
 // terminal. Against OPENAI_BASE_URL / OPENAI_API_KEY / LOOPWRIGHT_MODEL when set, and against the
 // testkit's scripted simulator on a loopback server when not.
-import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import type { RunEvent } from "@loopwright/events";
 import {
@@ -14,6 +13,7 @@ import {
   runAgentLoop,
 } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
+import { runInteractive } from "./interactive.js";
 import { loadMcp } from "./mcp.js";
 import { runTool, TOOLS } from "./tools/index.js";
 
@@ -62,18 +62,25 @@ async function main(): Promise<number> {
       web: { type: "boolean" },
       spec: { type: "string" },
       port: { type: "string" },
+      session: { type: "string" },
+      "session-id": { type: "string" },
+      redis: { type: "string" },
     },
   });
   if (values.help) {
     console.log(
-      'usage: pnpm playground [--prompt "…"] [--model name] [--mcp servers.json]\n' +
-        "       pnpm playground --web [--spec agent.json] [--port n]   (a local web page)\n" +
+      'usage: pnpm playground [--prompt "…"] [--model name] [--mcp servers.json] [--session dir [--session-id id]]\n' +
+        "       pnpm playground --web [--spec agent.json] [--port n] [--redis url]   (a local web page)\n" +
         "Against OPENAI_BASE_URL / OPENAI_API_KEY / LOOPWRIGHT_MODEL when set, the built-in simulator otherwise.\n" +
         "MCP servers come from --mcp, else from ./.mcp.json when there is one.",
     );
     return 0;
   }
   if (values.web) return (await import("./web/cli.js")).runWeb(values);
+  if (values.redis !== undefined) {
+    console.log("error: --redis is read with --web only (the web page's runs are what it shares).");
+    return 1;
+  }
 
   // Before the simulator starts, so a bad file leaves nothing running.
   const mcp = await loadMcp(values.mcp, (text) => console.log(dim(`(${text})`)));
@@ -139,8 +146,8 @@ async function main(): Promise<number> {
     }
   };
 
-  // Outside a terminal's line editor (--prompt, piped input) Ctrl-C reaches the process: the first
-  // stops the answer in progress, and one with nothing running leaves.
+  // With --prompt, Ctrl-C reaches the process: the first stops the answer in progress, and one with
+  // nothing running leaves. The interactive mode handles its own.
   const onSigint = () => {
     if (!stop()) process.exit(130);
   };
@@ -149,34 +156,16 @@ async function main(): Promise<number> {
     if (values.prompt !== undefined) {
       return (await ask(values.prompt)) ? 0 : 1;
     }
-    const rl = createInterface({ input: process.stdin, output: process.stdout });
-    // In a terminal, readline takes Ctrl-C itself: stop the answer in progress, or leave at the prompt.
-    rl.on("SIGINT", () => {
-      if (!stop()) rl.close();
+    process.off("SIGINT", onSigint);
+    return await runInteractive({
+      config,
+      system: SYSTEM,
+      mcp,
+      ...(values.session !== undefined ? { sessionDir: values.session } : {}),
+      ...(values["session-id"] !== undefined ? { sessionId: values["session-id"] } : {}),
+      dim,
+      bold,
     });
-    rl.setPrompt(`\n${bold("you>")} `);
-    // Piped input closes readline at its end while answers are still streaming; Node 22+ throws on a
-    // prompt after close, so prompt only while it is open (buffered lines are still read below).
-    let open = true;
-    rl.on("close", () => {
-      open = false;
-    });
-    const prompt = () => {
-      if (open) rl.prompt();
-    };
-    prompt();
-    try {
-      // The iterator buffers lines, so piped input that arrives while an answer streams is not lost.
-      for await (const line of rl) {
-        if (line.trim() === "/exit") break;
-        if (line.trim()) await ask(line);
-        prompt();
-      }
-      process.stdout.write("\n");
-    } finally {
-      rl.close();
-    }
-    return 0;
   } finally {
     process.off("SIGINT", onSigint);
     await mcp?.pool.close();

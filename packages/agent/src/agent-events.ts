@@ -41,7 +41,9 @@ export type AgentEvent =
   /** A turn's token counts as the endpoint reported them. */
   | { type: "usage"; usage: TurnUsage }
   /** Something the loop wants a person to know (a retry, a recovered call). */
-  | { type: "notice"; text: string };
+  | { type: "notice"; text: string }
+  /** `autoCompact`: the loop folded the transcript; `messages` is the agent's transcript from now on. */
+  | { type: "compacted"; messages: AgentMessage[] };
 
 /** A subscriber: awaited in registration order; handed the run's signal. What it throws is ignored. */
 export type AgentListener = (event: AgentEvent, signal: AbortSignal | undefined) => void | Promise<void>;

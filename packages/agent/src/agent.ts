@@ -1,4 +1,5 @@
 import type { RunEvent } from "@loopwright/events";
+import { SUMMARY_LEAD } from "@loopwright/ledger";
 import {
   AgentLoopError,
   type AgentLoopOptions,
@@ -45,6 +46,13 @@ export interface AgentOptions {
   spec?: AgentSpec | readonly AgentSpec[];
   /** The system prompt. */
   system?: string;
+  /**
+   * Automatic compaction through the loop's `compact`: once a request would fill 75 % of the window
+   * (`config.contextLength`, required), the oldest stretch is folded into a summary written by
+   * `model` (default: the run's own model, named as `tasks.compaction.model`; an existing
+   * `tasks.compaction` in the config is kept), and the agent's transcript becomes the folded one.
+   */
+  autoCompact?: boolean | { model?: string };
   /** The tools, or a registry to share. */
   tools?: readonly AgentTool[] | ToolRegistry;
   /** Runs a call of a tool the registry does not hold; without it such a call is answered "unknown tool". */
@@ -107,6 +115,38 @@ interface Batch {
   chain: Promise<void>;
 }
 
+/** `config` with the loop's compaction turned on as `autoCompact` asks; throws `AgentError` (`invalid-input`) without a window. */
+function withAutoCompact(config: LoopConfig, autoCompact: AgentOptions["autoCompact"]): LoopConfig {
+  if (autoCompact === undefined || autoCompact === false) return config;
+  const limit = config.contextLength;
+  if (!(typeof limit === "number" && Number.isFinite(limit) && limit > 0)) {
+    throw new AgentError(
+      "invalid-input",
+      "autoCompact folds the transcript at 75 % of the context window and needs config.contextLength " +
+        `(the window in tokens, above zero); it was ${String(limit)}.`,
+    );
+  }
+  const given = (config.tasks?.compaction ?? {}) as Record<string, unknown>;
+  const model =
+    (typeof autoCompact === "object" ? autoCompact.model : undefined) ??
+    (typeof given.model === "string" && given.model !== "" ? given.model : config.model);
+  return {
+    ...config,
+    compact: true,
+    tasks: { ...config.tasks, compaction: { ...given, model } },
+  };
+}
+
+/** The summary message a loop's fold put into `messages`, if any. */
+function foldedSummary(messages: readonly AgentMessage[]): AgentMessage | undefined {
+  return messages.find(
+    (m) =>
+      (m as ChatMessage).role === "system" &&
+      typeof (m as ChatMessage).content === "string" &&
+      ((m as ChatMessage).content as string).startsWith(SUMMARY_LEAD),
+  );
+}
+
 /**
  * A conversation with a model that an application drives: it owns the transcript, runs each
  * prompt through the loop (tools called and answered until the model answers), and tells
@@ -159,6 +199,10 @@ export class Agent {
   #batch: Batch | undefined;
   #sent = 0;
   #appended = 0;
+  /** Where the running run's messages start in the transcript. */
+  #from = 0;
+  /** Messages the last request carried that are not the agent's own (what `transformContext` added). */
+  #viewOnly = new Set<ChatMessage>();
 
   constructor(options: AgentOptions) {
     if (typeof options !== "object" || options === null) {
@@ -173,9 +217,11 @@ export class Agent {
         "new Agent: give exactly one of config (the loop's config) and spec (parsed agent documents).",
       );
     }
-    this.config =
+    this.config = withAutoCompact(
       options.config ??
-      resolveAgentSpec(Array.isArray(options.spec) ? options.spec : [options.spec as AgentSpec]);
+        resolveAgentSpec(Array.isArray(options.spec) ? options.spec : [options.spec as AgentSpec]),
+      options.autoCompact,
+    );
     this.system = options.system;
     this.tools =
       options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
@@ -367,7 +413,7 @@ export class Agent {
 
   async #run(first: AgentMessage[]): Promise<AgentRunResult> {
     const signal = this.#abort?.signal;
-    const from = this.#messages.length;
+    this.#from = this.#messages.length;
     let status: AgentRunStatus = "ok";
     let error: string | undefined;
     let cause: unknown;
@@ -383,9 +429,9 @@ export class Agent {
             ? await this.transformContext(this.#messages, signal, { step: 1 })
             : this.#messages,
         );
-        this.#sent = llm.length;
-        this.#appended = 0;
-        await this.#backend.run(this.#loopOptions(llm, signal));
+        this.#sentView(llm);
+        const result = await this.#backend.run(this.#loopOptions(llm, signal));
+        this.#adopt(result.messages);
         const steering = this.#drain(this.#steering, this.steeringMode);
         pending = steering.length > 0 ? steering : this.#drain(this.#followUp, this.followUpMode);
         if (pending.length === 0) break;
@@ -409,7 +455,7 @@ export class Agent {
     }
     this.#closeTurn(this.#batch?.message, this.#batch?.results ?? []);
     this.#batch = undefined;
-    const messages = this.#messages.slice(from);
+    const messages = this.#messages.slice(this.#from);
     this.#emit({ type: "agent_end", messages, status, ...(error !== undefined ? { error } : {}) });
     await this.#delivery;
     this.#abort = undefined;
@@ -420,6 +466,7 @@ export class Agent {
   #recover(caught: unknown): void {
     const run = failedRun(caught);
     if (!run) return;
+    this.#adopt(run.messages);
     for (const message of run.messages.slice(this.#sent + this.#appended)) {
       this.#add(message);
       if (message.role === "tool") this.#batch?.results.push(message);
@@ -453,8 +500,36 @@ export class Agent {
           isError: !result.ok,
         }),
       onMessage: (message) => this.#onMessage(message),
-      beforeStep: (_messages, step, context) => this.#beforeStep({ step, ...pick(context) }, signal),
+      beforeStep: (messages, step, context) => {
+        this.#adopt(messages);
+        return this.#beforeStep({ step, ...pick(context) }, signal);
+      },
     };
+  }
+
+  /**
+   * After the loop folded the transcript (`autoCompact`): the loop's transcript becomes the agent's
+   * (app-only messages, which the loop never saw, go with the folded stretch; messages only a
+   * `transformContext` view carried are left out), and `compacted` is told.
+   */
+  /** Notes the transcript handed to the loop: its length, and which of its messages are not the agent's. */
+  #sentView(llm: ChatMessage[]): void {
+    this.#sent = llm.length;
+    this.#appended = 0;
+    const own = new Set<AgentMessage>(this.#messages);
+    this.#viewOnly = new Set(llm.filter((m) => !own.has(m)));
+  }
+
+  #adopt(loopMessages: readonly ChatMessage[]): void {
+    if (this.config.compact !== true) return;
+    const summary = foldedSummary(loopMessages);
+    if (!summary || this.#messages.includes(summary)) return;
+    const adopted = loopMessages.filter((m) => !this.#viewOnly.has(m));
+    const removed = this.#messages.length - adopted.length;
+    this.#messages = adopted;
+    this.#sent = loopMessages.length - this.#appended;
+    this.#from = Math.max(0, this.#from - removed);
+    this.#emit({ type: "compacted", messages: [...this.#messages] });
   }
 
   #onLoopEvent(event: RunEvent): void {
@@ -553,8 +628,7 @@ export class Agent {
       ? await this.transformContext(this.#messages, signal, info)
       : this.#messages;
     const llm = this.convertToLlm(view);
-    this.#sent = llm.length;
-    this.#appended = 0;
+    this.#sentView(llm);
     return llm;
   }
 

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  Agent,
+  AgentError,
   answeredPrefix,
   type ChatMessageLike,
   createSession,
@@ -331,5 +333,115 @@ describe("Session over HTTP", () => {
       type: "error",
       text: expect.stringMatching(/Could not append to the session file/),
     });
+  });
+});
+
+// Automatic compaction through the loop's `compact`, over HTTP with the testkit.
+const text = (messages: ChatMessageLike[]) => JSON.stringify(messages);
+
+// About 900 tokens at four characters a token: past 75 % of a 1,000-token window on its own.
+const LONG = `The first question, at length: ${"a detail worth keeping in mind ".repeat(120)}`;
+
+describe("automatic compaction (autoCompact)", () => {
+  it("folds the earlier talk into a summary once the window passes 75 %, and stores the folded transcript", async () => {
+    server = await startServer({
+      replies: [
+        { content: "The first answer." },
+        { content: "SUMMARY: the user asked a long first question and got the first answer." },
+        { content: "The second answer." },
+      ],
+    });
+    const dir = tempDir();
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", contextLength: 1000 },
+      autoCompact: true,
+      sessionDir: dir,
+      sessionId: "c",
+    });
+    expect((await session.prompt(LONG)).status).toBe("ok");
+    expect(server.chatRequests).toHaveLength(1); // nothing to fold yet: one request
+
+    const second = await session.prompt("And the second question?");
+    expect(second).toEqual({ status: "ok", reply: "The second answer." });
+    expect(server.chatRequests).toHaveLength(3);
+    // The summary was asked for with the stretch it folds, then the request carried the summary, not the stretch.
+    expect(text(sent(server, 1))).toContain("a detail worth keeping in mind");
+    const request = sent(server, 2);
+    expect(text(request)).toContain("SUMMARY: the user asked a long first question");
+    expect(text(request)).not.toContain("a detail worth keeping in mind");
+    expect(text(request)).toContain("And the second question?");
+
+    // The session keeps the folded transcript (the next prompt starts from it) and so does its file.
+    expect(text(session.messages as ChatMessageLike[])).not.toContain("a detail worth keeping in mind");
+    expect(session.messages.at(-1)).toMatchObject({ role: "assistant", content: "The second answer." });
+    const file = readFileSync(join(dir, "c.jsonl"), "utf8");
+    expect(file).toContain("SUMMARY: the user asked a long first question");
+    expect(file).not.toContain("a detail worth keeping in mind");
+    const resumed = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", contextLength: 1000 },
+      sessionDir: dir,
+      sessionId: "c",
+    });
+    expect(resumed.messages).toEqual(session.messages);
+  });
+
+  it("leaves a transcript under 75 % of the window whole", async () => {
+    server = await startServer({
+      replies: [{ content: "The first answer." }, { content: "The second answer." }],
+    });
+    // The same talk is about half of a 2,000-token window.
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", contextLength: 2000 },
+      autoCompact: true,
+    });
+    await session.prompt(LONG);
+    expect(await session.prompt("And the second question?")).toEqual({
+      status: "ok",
+      reply: "The second answer.",
+    });
+    expect(server.chatRequests).toHaveLength(2);
+    expect(text(sent(server, 1))).toContain("a detail worth keeping in mind");
+  });
+
+  it("keeps a message only its transformContext sent out of the folded transcript it adopts", async () => {
+    // A short question with a long answer, then a second question: the fold comes before the second request.
+    server = await startServer({
+      replies: [
+        { content: LONG },
+        { content: "SUMMARY: a short question with a long answer." },
+        { content: "The second answer." },
+      ],
+    });
+    const note = { role: "user" as const, content: "[note] shown to the model, never stored" };
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "m", contextLength: 1000 },
+      autoCompact: { model: "summariser" },
+      transformContext: (view) => [...view, note],
+    });
+    const compacted: number[] = [];
+    agent.subscribe((event) => {
+      if (event.type === "compacted") compacted.push(event.messages.length);
+    });
+    await agent.prompt("A short first question?");
+    expect(compacted).toHaveLength(0);
+    const result = await agent.prompt("And the second question?");
+    expect(result.status).toBe("ok");
+    expect((server.chatRequests[1]!.body as { model: string }).model).toBe("summariser");
+    expect(text(sent(server, 2))).toContain("[note] shown to the model");
+    expect(text(sent(server, 2))).not.toContain("a detail worth keeping in mind");
+    expect(compacted).toHaveLength(1);
+    const kept = text(agent.messages as ChatMessageLike[]);
+    expect(kept).toContain("SUMMARY: a short question with a long answer.");
+    expect(kept).not.toContain("[note]");
+    expect(kept).not.toContain("a detail worth keeping in mind");
+    expect(agent.messages.at(-2)).toMatchObject({ role: "user", content: "And the second question?" });
+    expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: "The second answer." });
+  });
+
+  it("refuses autoCompact without a window to measure, naming contextLength", () => {
+    const make = () =>
+      new Agent({ config: { baseUrl: "http://127.0.0.1:1/v1", model: "m" }, autoCompact: true });
+    expect(make).toThrow(AgentError);
+    expect(make).toThrow(/contextLength/);
   });
 });

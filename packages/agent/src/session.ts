@@ -116,6 +116,11 @@ export interface SessionOptions {
   importPath?: string;
   /** Tool-calling turns per prompt (default 50); the turn after is reserved for the answer. */
   maxTurns?: number;
+  /**
+   * Automatic compaction at 75 % of `config.contextLength` through the loop's `compact` (see
+   * `AgentOptions.autoCompact`); the file is rewritten with the folded transcript.
+   */
+  autoCompact?: boolean | { model?: string };
   /** Identical tool-call steps, or text-only replies with todos open, tolerated in a row (default 3). */
   stallThreshold?: number;
 }
@@ -218,6 +223,7 @@ export class Session {
       messages,
       ...(options.backend ? { backend: options.backend } : {}),
       ...(options.toolExecution ? { toolExecution: options.toolExecution } : {}),
+      ...(options.autoCompact !== undefined ? { autoCompact: options.autoCompact } : {}),
       transformContext: (view, _signal, { step }) => this.#inBand(view, step),
       shouldStopAfterTurn: ({ message }) => this.#stallCheck(message),
     });
@@ -458,6 +464,15 @@ export class Session {
 
   #onAgentEvent(event: AgentEvent): void {
     switch (event.type) {
+      case "compacted":
+        // The folded transcript replaces the stored one whole; appends continue after it.
+        try {
+          this.#file?.rewrite(this.sessionId, this.#createdAt, event.messages, this.#todos);
+          this.#stored = event.messages.length;
+        } catch (error) {
+          this.addError(errorText(error));
+        }
+        break;
       case "message_update":
         if (event.delta.type === "text") {
           this.#firstText ||= Date.now();

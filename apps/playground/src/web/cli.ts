@@ -7,6 +7,7 @@ export interface WebFlags {
   model?: string;
   spec?: string;
   port?: string;
+  redis?: string;
 }
 
 /** Runs the web playground until SIGINT/SIGTERM; resolves with the exit code. */
@@ -21,6 +22,7 @@ export async function runWeb(flags: WebFlags): Promise<number> {
   const contextLength = Number(process.env.LOOPWRIGHT_CONTEXT_LENGTH ?? 0);
   const server = await startWebServer({
     port,
+    ...(flags.redis !== undefined ? { redis: flags.redis } : {}),
     ...(spec !== undefined ? { spec } : {}),
     ...(baseUrl
       ? {
@@ -35,6 +37,9 @@ export async function runWeb(flags: WebFlags): Promise<number> {
   });
   process.stdout.write(
     `${baseUrl ? `Endpoint: ${baseUrl}` : "Simulator: a scripted model on a loopback server (set OPENAI_BASE_URL to use a real endpoint)."}\n` +
+      (flags.redis !== undefined
+        ? `Runs shared through Redis at ${flags.redis}: another playground with the same --redis shows them live.\n`
+        : "") +
       `Playground page: ${server.url}  (Ctrl-C to stop)\n`,
   );
   await new Promise<void>((resolve) => {

@@ -7,7 +7,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { RunEvent } from "@loopwright/events";
+import { createClientPool } from "@loopwright/client";
+import type { RunEvent, SequencedEvent } from "@loopwright/events";
 import {
   type ChatMessage,
   createRuntime,
@@ -17,8 +18,10 @@ import {
   type Runtime,
   type ToolDefinition,
 } from "@loopwright/loop";
+import { createRedisStores, type RedisStores } from "@loopwright/redis";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { runTool, TOOLS } from "../tools/index.js";
+import { connectSharedRuns, type RunInfo, type SharedRuns } from "./shared-runs.js";
 import { type AppliedSpec, checkSpec, type SpecReport } from "./spec.js";
 
 /** The system prompt of a run when no agent spec gives one. */
@@ -46,6 +49,12 @@ export interface WebServerOptions {
   hangTool?: boolean;
   /** The simulator's milliseconds between streamed chunks (default 10). */
   chunkDelayMs?: number;
+  /**
+   * A Redis URL: the runtime's bus, capability latches, calibration and window-route latches live
+   * there (`createRedisStores`), so another playground on the same Redis can follow this one's runs
+   * (and this one theirs: `GET /api/runs/<id>/events` serves any run Redis holds).
+   */
+  redis?: string;
 }
 
 /** A running web playground. */
@@ -85,6 +94,10 @@ const TYPES: Record<string, string> = {
 
 const MAX_BODY = 1_000_000;
 
+function infoOf(run: Run): RunInfo {
+  return { id: run.id, prompt: run.prompt, ended: run.ended };
+}
+
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
   res.end(JSON.stringify(body));
@@ -108,7 +121,26 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
  * and `POST /api/spec`. Listens on 127.0.0.1 only.
  */
 export async function startWebServer(options: WebServerOptions = {}): Promise<WebServer> {
-  const runtime: Runtime = createRuntime();
+  const stores: RedisStores | undefined = options.redis
+    ? await createRedisStores({ url: options.redis })
+    : undefined;
+  let shared: SharedRuns | undefined;
+  try {
+    shared = options.redis ? await connectSharedRuns(options.redis) : undefined;
+  } catch (error) {
+    await stores?.close();
+    throw error;
+  }
+  const runtime: Runtime = stores
+    ? createRuntime({
+        stores: {
+          clients: createClientPool({ routeLatches: stores.routeLatches }),
+          capabilities: stores.capabilities,
+          calibration: stores.calibration,
+          bus: stores.bus,
+        },
+      })
+    : createRuntime();
   const simulator: TestServer | undefined = options.endpoint
     ? undefined
     : await startServer({
@@ -162,6 +194,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const run: Run = { id: randomUUID(), prompt, controller: new AbortController(), ended: false };
     runs.set(run.id, run);
     latest = run;
+    await shared?.put(infoOf(run));
     const cfg = config();
     const contextLength = await windowOf(cfg);
     const emit = (event: RunEvent) => runtime.bus.emit(run.id, event);
@@ -188,28 +221,43 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       .finally(() => {
         run.ended = true;
         emit({ kind: "done" });
+        shared?.put(infoOf(run)).catch(() => {
+          // The record only tells other instances the run ended; their watchers see `done` anyway.
+        });
       });
     return run;
   };
 
-  const state = async () => {
+  /** A run by id: this instance's, else (with Redis) one another instance started. */
+  const find = async (id: string): Promise<RunInfo | undefined> => {
+    const local = runs.get(id);
+    return local ? infoOf(local) : await shared?.get(id);
+  };
+
+  const state = async (runId: string | null) => {
     const cfg = config();
+    const shown = runId ? await find(runId) : ((await shared?.latest()) ?? (latest && infoOf(latest)));
     return {
       mode: simulator ? "simulator" : "endpoint",
       baseUrl: simulator ? undefined : cfg.baseUrl,
       model: cfg.model,
       contextLength: await windowOf(cfg),
       spec: lastSpec,
-      run: latest ? { id: latest.id, prompt: latest.prompt, ended: latest.ended } : undefined,
+      run: shown,
+      shared: shared !== undefined,
     };
   };
 
-  const events = (req: IncomingMessage, res: ServerResponse, run: Run, url: URL) => {
+  const events = async (req: IncomingMessage, res: ServerResponse, run: RunInfo, url: URL) => {
     const header = req.headers["last-event-id"];
-    const after = Number(
+    const asked = Number(
       typeof header === "string" && header ? header : (url.searchParams.get("after") ?? 0),
     );
-    if (run.ended && runtime.bus.history(run.id).length === 0) {
+    const after = Number.isFinite(asked) && asked > 0 ? asked : 0;
+    const held = stores
+      ? (await stores.bus.readHistory(run.id, 0)).length
+      : runtime.bus.history(run.id).length;
+    if (run.ended && held === 0) {
       sendJson(res, 410, { error: "This run ended long enough ago that its events were dropped." });
       return;
     }
@@ -221,9 +269,13 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     res.write("retry: 300\n\n");
     const controller = new AbortController();
     req.on("close", () => controller.abort());
+    // The Redis bus replays from Redis after `after`, from whichever instance ran the run.
+    const watched: AsyncIterable<SequencedEvent<RunEvent>> = stores
+      ? stores.bus.watch(run.id, controller.signal, { after })
+      : runtime.bus.watch(run.id, controller.signal);
     void (async () => {
-      for await (const event of runtime.bus.watch(run.id, controller.signal)) {
-        if (event.seq <= (Number.isFinite(after) ? after : 0)) continue;
+      for await (const event of watched) {
+        if (event.seq <= after) continue;
         res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
       }
       res.end();
@@ -262,7 +314,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     if (!allowedHosts.has(host)) return sendJson(res, 403, { error: `unexpected Host ${host}` });
     if (method === "POST" && !/^application\/json\b/i.test(req.headers["content-type"] ?? ""))
       return sendJson(res, 415, { error: "POST bodies must be application/json" });
-    if (path === "/api/state" && method === "GET") return sendJson(res, 200, await state());
+    if (path === "/api/state" && method === "GET")
+      return sendJson(res, 200, await state(url.searchParams.get("run")));
     if (path === "/api/spec" && method === "POST") {
       const body = (await readBody(req)) as { text?: unknown };
       if (typeof body?.text !== "string") return sendJson(res, 400, { error: "expected { text: string }" });
@@ -282,9 +335,11 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     }
     const match = /^\/api\/runs\/([\w-]+)\/(events|stop)$/.exec(path);
     if (match) {
-      const run = runs.get(match[1]!);
-      if (!run) return sendJson(res, 404, { error: "no such run" });
-      if (match[2] === "events" && method === "GET") return events(req, res, run, url);
+      const info = await find(match[1]!);
+      if (!info) return sendJson(res, 404, { error: "no such run" });
+      if (match[2] === "events" && method === "GET") return events(req, res, info, url);
+      const run = runs.get(info.id);
+      if (!run) return sendJson(res, 409, { error: "this run is running on another playground instance" });
       if (match[2] === "stop" && method === "POST") {
         if (!run.ended) run.controller.abort(new Error("Stopped from the page."));
         return sendJson(res, 202, { id: run.id });
@@ -319,6 +374,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await simulator?.close();
+      await shared?.close();
+      await stores?.close();
     },
   };
 }

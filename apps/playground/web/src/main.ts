@@ -49,6 +49,10 @@ function follow(id: string, prompt: string): void {
   };
   current = run;
   runBox.dataset.run = id;
+  // The page's address names the run, so it can be opened elsewhere (another playground on the same --redis).
+  const address = new URL(location.href);
+  address.searchParams.set("run", id);
+  history.replaceState(null, "", address);
   const view = new RunView(runBox, prompt, contextLength);
   metricsBox.hidden = true;
   metricsBox.replaceChildren();
@@ -160,7 +164,8 @@ $<HTMLInputElement>("spec-file").addEventListener("change", async (event) => {
 });
 
 async function refreshWhere(): Promise<State> {
-  const { body: state } = await api<State>("/api/state");
+  const wanted = new URLSearchParams(location.search).get("run");
+  const { body: state } = await api<State>(`/api/state${wanted ? `?run=${encodeURIComponent(wanted)}` : ""}`);
   contextLength = state.contextLength;
   const window = state.contextLength > 0 ? `, window ${state.contextLength.toLocaleString("en")} tokens` : "";
   $<HTMLParagraphElement>("where").textContent =

@@ -1,0 +1,264 @@
+// The playground's interactive mode, built on `createSession` from @loopwright/agent: one durable
+// conversation (a JSONL file under --session <dir>, resumed at start), rendered to the terminal from
+// the session's events. AskUser questions are asked on the terminal; Ctrl-C aborts the run in
+// progress; text typed during a run (or `/steer text`) is steered into it.
+import { createInterface } from "node:readline";
+import {
+  type AgentTool,
+  createSession,
+  defineTool,
+  listSessions,
+  type PendingQuestion,
+  type RunMetrics,
+  type Session,
+  type SessionEvent,
+} from "@loopwright/agent";
+import type { LoopConfig } from "@loopwright/loop";
+import type { PlaygroundMcp } from "./mcp.js";
+import { runTool, TOOLS } from "./tools/index.js";
+
+export interface InteractiveOptions {
+  config: LoopConfig;
+  system: string;
+  mcp: PlaygroundMcp | undefined;
+  /** Where session files live; absent: nothing is stored. */
+  sessionDir?: string;
+  /** The session to resume (or start) in `sessionDir`; the newest one there when absent. */
+  sessionId?: string;
+  dim: (text: string) => string;
+  bold: (text: string) => string;
+}
+
+function clip(text: string, max = 160): string {
+  const flat = text.replace(/\s+/g, " ");
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** The playground's three tools and the MCP servers' tools, as agent tools. */
+export function playgroundTools(mcp: PlaygroundMcp | undefined): AgentTool[] {
+  const builtIn = TOOLS.map((t) =>
+    defineTool({
+      name: t.function.name,
+      description: t.function.description ?? "",
+      parameters: (t.function.parameters ?? { type: "object" }) as Record<string, unknown>,
+      execute: (args) => runTool(t.function.name, args),
+    }),
+  );
+  const taken = new Set(builtIn.map((t) => t.name));
+  const fromMcp = (mcp?.tools ?? [])
+    .filter((t) => !taken.has(t.function.name))
+    .map((t) =>
+      defineTool({
+        name: t.function.name,
+        description: t.function.description ?? "",
+        parameters: (t.function.parameters ?? { type: "object" }) as Record<string, unknown>,
+        execute: (args, context) => mcp!.pool.call(t.function.name, args, context.signal),
+      }),
+    );
+  return [...builtIn, ...fromMcp];
+}
+
+/** Reads an answer line for one question: option numbers or labels (comma-separated when multi-select), or empty to skip. */
+function answerFor(question: PendingQuestion["questions"][number], line: string): string | string[] {
+  const labels = question.options.map((o) => o.label);
+  const pick = (part: string): string => {
+    const n = Number(part);
+    if (Number.isInteger(n) && n >= 1 && n <= labels.length) return labels[n - 1]!;
+    return labels.find((l) => l.toLowerCase() === part.toLowerCase()) ?? part;
+  };
+  const text = line.trim();
+  if (text === "") return "";
+  if (question.multiSelect)
+    return text
+      .split(",")
+      .map((p) => pick(p.trim()))
+      .filter(Boolean);
+  return pick(text);
+}
+
+export async function runInteractive(options: InteractiveOptions): Promise<number> {
+  const { dim, bold } = options;
+  const write = (text: string) => process.stdout.write(text);
+
+  let sessionId = options.sessionId;
+  if (options.sessionDir && sessionId === undefined) {
+    sessionId = (await listSessions(options.sessionDir))[0]?.id;
+  }
+  // With a known window (LOOPWRIGHT_CONTEXT_LENGTH), the session folds its oldest talk at 75 % of it.
+  const window = Number(process.env.LOOPWRIGHT_CONTEXT_LENGTH ?? 0);
+  const session: Session = await createSession({
+    config: window > 0 ? { ...options.config, contextLength: window } : options.config,
+    ...(window > 0 ? { autoCompact: true } : {}),
+    maxTurns: options.config.maxToolIterations ?? 8,
+    system: options.system,
+    tools: playgroundTools(options.mcp),
+    builtInTools: { askUser: true, todoWrite: true },
+    ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
+    ...(sessionId !== undefined ? { sessionId } : {}),
+  });
+  if (options.sessionDir) {
+    const count = session.messages.length;
+    write(
+      `${dim(
+        count > 0
+          ? `(session ${session.sessionId}: resumed, ${count} message${count === 1 ? "" : "s"} from ${session.filePath})`
+          : `(session ${session.sessionId}: new, stored in ${session.filePath})`,
+      )}\n`,
+    );
+    // Notices from resuming (a torn last line dropped) are already in the timeline.
+    for (const entry of session.getSnapshot().timeline) {
+      if (entry.type === "notice") write(`${dim(`(${entry.text})`)}\n`);
+    }
+  }
+
+  const queued: string[] = [];
+  let question: PendingQuestion | undefined;
+  let answers: (string | string[])[] = [];
+  let toolCalls = 0;
+  const toolNames = new Map<string, string>();
+  let metrics: RunMetrics | undefined;
+  let inputEnded = false;
+  let wake: (() => void) | undefined;
+  const poke = () => {
+    wake?.();
+    wake = undefined;
+  };
+
+  const askNext = () => {
+    if (!question) return;
+    const q = question.questions[answers.length];
+    if (!q) return;
+    write(`\n${bold("?")} ${q.question}${q.multiSelect ? dim(" (several: 1,3)") : ""}\n`);
+    q.options.forEach((o, i) => {
+      write(`  ${i + 1}. ${o.label}${o.description ? dim(` — ${o.description}`) : ""}\n`);
+    });
+    write(dim("answer (number or text; empty to skip)> "));
+  };
+  const answerLine = (line: string) => {
+    if (!question) return;
+    const q = question.questions[answers.length]!;
+    answers.push(answerFor(q, line));
+    if (answers.length < question.questions.length) return askNext();
+    const { id } = question;
+    const given = answers;
+    question = undefined;
+    answers = [];
+    session.submitAnswer(id, given);
+  };
+
+  session.onEvent((event: SessionEvent) => {
+    switch (event.type) {
+      case "assistant_delta":
+        write(event.text);
+        break;
+      case "thinking_delta":
+        write(dim(event.text));
+        break;
+      case "tool_start":
+        toolCalls++;
+        toolNames.set(event.id, event.name);
+        write(`\n${dim(`→ ${event.name} ${clip(event.argsSummary)}`)}\n`);
+        break;
+      case "tool_end":
+        write(
+          `${dim(`${event.isError ? "✗" : "←"} ${toolNames.get(event.id) ?? "tool"}: ${clip(event.result)}`)}\n`,
+        );
+        break;
+      case "notice":
+        write(`\n${dim(`(${event.text})`)}\n`);
+        break;
+      case "todos_changed":
+        if (event.todos.length > 0) {
+          write(
+            `\n${dim(event.todos.map((t) => `[${t.status === "completed" ? "x" : " "}] ${t.content}`).join("\n"))}\n`,
+          );
+        }
+        break;
+      case "run_metrics":
+        metrics = event;
+        break;
+      case "question":
+        question = event;
+        answers = [];
+        askNext();
+        // Lines already typed (or piped) answer it first.
+        while (question && queued.length > 0) answerLine(queued.shift()!);
+        break;
+      default:
+        break;
+    }
+  });
+
+  const stop = (): boolean => {
+    if (!session.running) return false;
+    session.abort();
+    return true;
+  };
+
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  const steerable = process.stdin.isTTY === true;
+  rl.on("line", (line) => {
+    if (question) return answerLine(line);
+    const steer = /^\/steer\s+(.*)$/s.exec(line.trim());
+    if (session.running && (steer || (steerable && line.trim() && line.trim() !== "/exit"))) {
+      const text = steer ? steer[1]! : line.trim();
+      session.agent.steer(text);
+      write(`${dim(`(steering: ${clip(text, 80)})`)}\n`);
+      return;
+    }
+    queued.push(line);
+    poke();
+  });
+  rl.on("close", () => {
+    inputEnded = true;
+    poke();
+  });
+  // In a terminal, readline takes Ctrl-C itself: abort the run in progress, or leave at the prompt.
+  rl.on("SIGINT", () => {
+    if (!stop()) rl.close();
+  });
+  // Piped input: Ctrl-C reaches the process.
+  const onSigint = () => {
+    if (!stop()) process.exit(130);
+  };
+  process.on("SIGINT", onSigint);
+
+  const nextLine = async (): Promise<string | undefined> => {
+    for (;;) {
+      if (queued.length > 0) return queued.shift();
+      if (inputEnded) return undefined;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+  };
+
+  try {
+    for (;;) {
+      if (!inputEnded) write(`\n${bold("you>")} `);
+      const line = await nextLine();
+      if (line === undefined || line.trim() === "/exit") break;
+      const text = line.replace(/^\/steer\s+/, "").trim();
+      if (!text) continue;
+      toolCalls = 0;
+      metrics = undefined;
+      const result = await session.prompt(text);
+      if (result.status === "aborted") write(`\n${bold("error:")} Stopped by Ctrl-C.\n`);
+      else if (result.status === "error") write(`\n${bold("error:")} ${result.error ?? "The run failed."}\n`);
+      else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);
+      const m = metrics as RunMetrics | undefined;
+      if (m) {
+        const prompt = m.cacheInputTokens + m.missInputTokens;
+        write(
+          `\n${dim(`[${toolCalls} tool call${toolCalls === 1 ? "" : "s"}; tokens: ${prompt} prompt (${m.cacheInputTokens} cached), ${m.outputTokens} completion, ${prompt + m.outputTokens} total]`)}\n`,
+        );
+      }
+    }
+    write("\n");
+    return 0;
+  } finally {
+    process.off("SIGINT", onSigint);
+    rl.close();
+    session.dispose();
+  }
+}
