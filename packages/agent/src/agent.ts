@@ -5,6 +5,7 @@ import {
   type AgentLoopOptions,
   type CallResult,
   type ChatMessage,
+  type DedupePolicy,
   type DispatchRequest,
   failedRun,
   type LoopConfig,
@@ -55,6 +56,8 @@ export interface AgentOptions {
   autoCompact?: boolean | { model?: string };
   /** The tools, or a registry to share. */
   tools?: readonly AgentTool[] | ToolRegistry;
+  /** Whether identical calls of a step share one answer (the loop's `dedupeToolCalls`); overrides `config.dedupeToolCalls`. */
+  dedupeToolCalls?: DedupePolicy;
   /** Runs a call of a tool the registry does not hold; without it such a call is answered "unknown tool". */
   dispatch?: (request: DispatchRequest, signal?: AbortSignal) => unknown;
   /** The transcript to start from. */
@@ -188,6 +191,7 @@ export class Agent {
   #messages: AgentMessage[];
   readonly #backend: AgentBackend;
   readonly #dispatch: AgentOptions["dispatch"];
+  readonly #dedupeToolCalls: DedupePolicy | undefined;
   readonly #listeners: AgentListener[] = [];
   readonly #steering: AgentMessage[] = [];
   readonly #followUp: AgentMessage[] = [];
@@ -228,6 +232,7 @@ export class Agent {
     this.#messages = [...(options.messages ?? [])];
     this.#backend = options.backend ?? loopBackend();
     this.#dispatch = options.dispatch;
+    this.#dedupeToolCalls = options.dedupeToolCalls;
     this.toolExecution = options.toolExecution ?? "parallel";
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
     this.followUpMode = options.followUpMode ?? "one-at-a-time";
@@ -481,6 +486,7 @@ export class Agent {
       tools: this.tools.definitions(),
       dispatch: (request, callSignal) => this.#call(request, callSignal),
       ...(signal ? { signal } : {}),
+      ...(this.#dedupeToolCalls !== undefined ? { dedupeToolCalls: this.#dedupeToolCalls } : {}),
       // Sequential steps are chained in `#call`, so the loop may start them all.
       parallel: true,
       onEvent: (event) => this.#onLoopEvent(event),

@@ -19,6 +19,7 @@ export { AgentError, SessionBusyError } from "./errors.js";
 export type { AgentMessage, CustomAgentMessages } from "./messages.js";
 export { answeredPrefix, defaultConvertToLlm, messageText } from "./messages.js";
 export type {
+  McpServerInfo,
   PendingQuestion,
   PromptResult,
   RunMetrics,

@@ -2,6 +2,14 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { type ChatMessage, type LoopConfig, ToolIterationLimit } from "@loopwright/loop";
 import type { AgentSpec } from "@loopwright/spec";
+import {
+  createMcpPool,
+  type McpPool,
+  type McpPoolOptions,
+  type McpServerConfig,
+  type McpServersInput,
+  type ServerState,
+} from "@loopwright/tools-mcp";
 import { Agent } from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
 import type { AgentBackend } from "./backend.js";
@@ -83,7 +91,19 @@ export type StreamEvent =
   | { type: "tool_start"; id: string; name: string; argsSummary: string }
   | { type: "tool_end"; id: string; result: string; isError?: boolean; resultSummary?: string }
   | { type: "todos_changed"; todos: Todo[] }
+  | { type: "mcp_changed"; servers: McpServerInfo[] }
   | ({ type: "run_metrics" } & RunMetrics);
+
+/** One MCP server of a session, as `mcp_changed` and `session.mcpServers` show it. */
+export interface McpServerInfo {
+  name: string;
+  /** `pending` until first connected; then `connecting`, `connected`, `restarting`, `failed` or `closed`. */
+  state: ServerState;
+  /** The names the model calls this server's tools by (empty until connected). */
+  tools: string[];
+  /** Why it failed: the pool's message, naming the server and ending with its stderr tail (never env or header values). */
+  error?: string;
+}
 
 /** Everything `onEvent` delivers. */
 export type SessionEvent = TimelineEvent | StreamEvent;
@@ -123,6 +143,14 @@ export interface SessionOptions {
   autoCompact?: boolean | { model?: string };
   /** Identical tool-call steps, or text-only replies with todos open, tolerated in a row (default 3). */
   stallThreshold?: number;
+  /**
+   * MCP servers whose tools join the session's: a spec's `bundle.mcpServers` list or a `.mcp.json`
+   * document (`{ mcpServers: { name: {...} } }`). Absent: the `bundle.mcpServers` of `spec`. They
+   * connect in the background (see `mcp_changed`, `mcpReady`); `close()` ends them.
+   */
+  mcpServers?: McpServersInput | readonly McpServerConfig[];
+  /** Options for the MCP pool (timeouts, tool naming, restarts, elicitation). Images are described in text. */
+  mcpOptions?: Omit<McpPoolOptions, "onToolsChanged" | "images">;
 }
 
 /** What a session's model is told on the reserved final turn. */
@@ -181,6 +209,13 @@ export class Session {
   #firstText = 0;
   #metrics: RunMetrics = INITIAL_RUN_METRICS;
   #ticker: ReturnType<typeof setInterval> | undefined;
+  // MCP.
+  readonly #mcp: McpPool | undefined;
+  #mcpTools = new Set<string>();
+  #mcpServerOf = new Map<string, string>();
+  #mcpRefresh: Promise<void> = Promise.resolve();
+  #mcpShown = "";
+  #closed = false;
 
   constructor(options: SessionOptions) {
     this.maxTurns = positive(options.maxTurns, 50, "maxTurns");
@@ -226,6 +261,9 @@ export class Session {
       ...(options.autoCompact !== undefined ? { autoCompact: options.autoCompact } : {}),
       transformContext: (view, _signal, { step }) => this.#inBand(view, step),
       shouldStopAfterTurn: ({ message }) => this.#stallCheck(message),
+      ...(options.mcpServers !== undefined || specServers(options.spec).length > 0
+        ? { dedupeToolCalls: (request: { name: string }) => this.#dedupe(request, config) }
+        : {}),
     });
     if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
     this.agent.subscribe((event) => this.#onAgentEvent(event));
@@ -238,6 +276,45 @@ export class Session {
     }
     this.#stored = messages.length;
     for (const text of notices) this.addNotice(text);
+    const fromSpec = specServers(options.spec);
+    const servers = options.mcpServers ?? fromSpec;
+    if (options.mcpServers !== undefined || fromSpec.length > 0) {
+      try {
+        this.#mcp = createMcpPool(servers as McpServersInput, {
+          ...options.mcpOptions,
+          onToolsChanged: () => this.#queueMcpRefresh(),
+        });
+      } catch (error) {
+        throw new AgentError("invalid-input", `createSession: mcpServers: ${errorText(error)}`, {
+          cause: error,
+        });
+      }
+      // In the background: never holds up the constructor or a prompt.
+      void this.#mcp.connect().then(() => this.#queueMcpRefresh());
+    }
+  }
+
+  /** The session's MCP servers now (empty without `mcpServers`). */
+  get mcpServers(): McpServerInfo[] {
+    if (!this.#mcp) return [];
+    return this.#mcp.status().map((status) => ({
+      name: status.name,
+      state: status.state,
+      tools: [...this.#mcpTools].filter((tool) => this.#mcpServerOf.get(tool) === status.name).sort(),
+      ...(status.error ? { error: status.error.message } : {}),
+    }));
+  }
+
+  /**
+   * Waits until every MCP server has connected or failed and the connected servers' tools are
+   * registered; resolves to `mcpServers`. Never rejects. Resolves at once without servers.
+   */
+  async mcpReady(): Promise<McpServerInfo[]> {
+    if (this.#mcp && !this.#closed) {
+      await this.#mcp.connect();
+      await this.#queueMcpRefresh();
+    }
+    return this.mcpServers;
   }
 
   /** Whether a prompt is running. */
@@ -379,11 +456,75 @@ export class Session {
     this.#file?.rewrite(this.sessionId, this.#createdAt, this.agent.messages, this.#todos);
   }
 
-  /** Stops a running prompt and drops every listener. */
+  /** Stops a running prompt, drops every listener and starts closing the MCP servers (see `close`). */
   dispose(): void {
     this.abort();
     this.#eventListeners.clear();
     this.#viewListeners.clear();
+    if (!this.#closed) void this.close();
+  }
+
+  /** As `dispose`, and resolves once every MCP server has ended (stdio processes exited, HTTP sessions ended). */
+  async close(): Promise<void> {
+    const first = !this.#closed;
+    this.#closed = true;
+    if (first) this.dispose();
+    await this.#mcp?.close().catch(() => {});
+  }
+
+  /** Whether identical calls of a step may share one answer: the pool's annotations for MCP tools, the config's policy for the rest. */
+  #dedupe(request: { name: string }, config: LoopConfig | undefined): boolean {
+    if (this.#mcp && this.#mcpTools.has(request.name)) return this.#mcp.dedupe(request);
+    const policy = (config ?? this.agent.config)?.dedupeToolCalls;
+    if (typeof policy === "function") return policy(request as Parameters<typeof policy>[0]);
+    return policy !== false;
+  }
+
+  #queueMcpRefresh(): Promise<void> {
+    this.#mcpRefresh = this.#mcpRefresh.then(() => this.#refreshMcp());
+    return this.#mcpRefresh;
+  }
+
+  /** Registers the pool's tools as they are now, drops gone ones, and tells `mcp_changed` when anything moved. */
+  async #refreshMcp(): Promise<void> {
+    const pool = this.#mcp;
+    if (!pool || this.#closed) return;
+    let definitions: Awaited<ReturnType<McpPool["tools"]>> = [];
+    try {
+      definitions = await pool.tools();
+      this.#mcpServerOf = new Map(
+        (await pool.servers()).flatMap((server) => server.tools.map((tool) => [tool.name, server.name])),
+      );
+    } catch (error) {
+      this.addError(`MCP: ${errorText(error)}`);
+    }
+    if (this.#closed) return;
+    const next = new Set<string>();
+    for (const definition of definitions) {
+      const name = definition.function.name;
+      if (!this.#mcpTools.has(name) && this.agent.tools.get(name)) {
+        this.addNotice(`MCP tool "${name}" is not offered: the session already has a tool of that name.`);
+        continue;
+      }
+      next.add(name);
+      this.agent.tools.register(
+        {
+          name,
+          description: definition.function.description ?? "",
+          parameters: definition.function.parameters,
+          label: `MCP ${name}`,
+          execute: (args, context) => pool.call(name, args, context.signal),
+        },
+        { replace: true },
+      );
+    }
+    for (const name of this.#mcpTools) if (!next.has(name)) this.agent.tools.unregister(name);
+    this.#mcpTools = next;
+    const servers = this.mcpServers;
+    const shown = JSON.stringify(servers);
+    if (shown === this.#mcpShown) return;
+    this.#mcpShown = shown;
+    this.#emit({ type: "mcp_changed", servers });
   }
 
   #emit(event: SessionEvent): void {
@@ -594,6 +735,13 @@ export class Session {
     if (signal?.aborted) this.#pending.get(id)?.resolve(questions.map(() => ""));
     return answered;
   }
+}
+
+/** The `bundle.mcpServers` entries of the given spec(s), in order. */
+function specServers(spec: AgentSpec | readonly AgentSpec[] | undefined): McpServerConfig[] {
+  const specs: readonly AgentSpec[] =
+    spec === undefined ? [] : Array.isArray(spec) ? spec : [spec as AgentSpec];
+  return specs.flatMap((one) => (one.bundle?.mcpServers ?? []) as McpServerConfig[]);
 }
 
 /** The last assistant text among messages, "" for none. */

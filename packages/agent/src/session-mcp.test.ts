@@ -1,0 +1,157 @@
+// MCP servers in a Session: a real server-everything over stdio and a server command that fails,
+// with the testkit's scripted model over HTTP.
+import { fileURLToPath } from "node:url";
+import { SPEC_TOKEN } from "@loopwright/spec";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ChatMessageLike, createSession, type Session, type SessionEvent } from "./test-exports.js";
+
+const EVERYTHING = fileURLToPath(
+  new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
+);
+const NODE = process.execPath;
+
+let server: TestServer | undefined;
+const sessions: Session[] = [];
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.close();
+  await server?.close();
+  server = undefined;
+});
+
+type McpChanged = Extract<SessionEvent, { type: "mcp_changed" }>;
+
+function sent(s: TestServer, index: number): ChatMessageLike[] {
+  return (s.chatRequests[index]!.body as { messages: ChatMessageLike[] }).messages;
+}
+
+function declared(s: TestServer, index: number): string[] {
+  const tools = (s.chatRequests[index]!.body as { tools?: { function: { name: string } }[] }).tools ?? [];
+  return tools.map((t) => t.function.name);
+}
+
+/** Resolves with the first `mcp_changed` event that passes `match`. */
+function nextChange(session: Session, match: (event: McpChanged) => boolean): Promise<McpChanged> {
+  return new Promise((resolve) => {
+    const stop = session.onEvent((event) => {
+      if (event.type === "mcp_changed" && match(event)) {
+        stop();
+        resolve(event);
+      }
+    });
+  });
+}
+
+describe("Session with MCP servers", () => {
+  it("connects in the background, tells mcp_changed, and runs the model's MCP call through the pool", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            {
+              id: "c1",
+              name: "everything__echo",
+              arguments: JSON.stringify({ message: "hello over stdio" }),
+            },
+          ],
+        },
+        { content: "It echoed." },
+      ],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      mcpServers: { mcpServers: { everything: { command: NODE, args: [EVERYTHING, "stdio"] } } },
+    });
+    sessions.push(session);
+    // The constructor did not wait for the server.
+    expect(session.mcpServers[0]?.state).not.toBe("connected");
+    const connected = await nextChange(session, (e) => e.servers[0]?.state === "connected");
+    expect(connected.servers[0]).toMatchObject({ name: "everything", state: "connected" });
+    expect(connected.servers[0]?.tools).toContain("everything__echo");
+
+    const result = await session.prompt("Echo something");
+    expect(result).toEqual({ status: "ok", reply: "It echoed." });
+    expect(declared(server, 0)).toContain("everything__echo");
+    const toolMessage = sent(server, 1).at(-1)!;
+    expect(toolMessage.role).toBe("tool");
+    expect(toolMessage.content).toContain("hello over stdio");
+    const entry = session.getSnapshot().timeline.find((e) => e.type === "tool");
+    expect(entry).toMatchObject({ name: "everything__echo", isError: false });
+
+    await session.close();
+    expect(session.mcpServers[0]?.state).toBe("closed");
+  });
+
+  it("reports a server command that fails through mcp_changed, without its env values, and still answers", async () => {
+    server = await startServer({ replies: [{ content: "Still here." }] });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      mcpServers: [
+        {
+          name: "broken",
+          command: NODE,
+          args: ["-e", "process.stderr.write('cannot start: missing database\\n'); process.exit(3)"],
+          env: { API_TOKEN: "tok-very-secret-123" },
+        },
+      ],
+    });
+    sessions.push(session);
+    const failed = nextChange(session, (e) => e.servers[0]?.state === "failed");
+    // The first prompt is not held up by the failing server.
+    expect(await session.prompt("Are you there?")).toEqual({ status: "ok", reply: "Still here." });
+    const event = await failed;
+    expect(event.servers[0]?.error).toContain("broken");
+    expect(event.servers[0]?.error).toContain("cannot start: missing database");
+    expect(JSON.stringify(event)).not.toContain("tok-very-secret-123");
+    expect(event.servers[0]?.tools).toEqual([]);
+  });
+
+  it("takes the servers from a spec's bundle.mcpServers", async () => {
+    server = await startServer({ replies: [{ content: "ok" }] });
+    const session = await createSession({
+      spec: {
+        spec: SPEC_TOKEN,
+        model: { name: "sim", endpoint: { baseUrl: server.baseUrl } },
+        bundle: { mcpServers: [{ name: "ev", command: NODE, args: [EVERYTHING, "stdio"] }] },
+      },
+    });
+    sessions.push(session);
+    const servers = await session.mcpReady();
+    expect(servers[0]).toMatchObject({ name: "ev", state: "connected" });
+    expect(servers[0]?.tools).toContain("ev__get-sum");
+    expect(await session.prompt("hi")).toEqual({ status: "ok", reply: "ok" });
+    expect(declared(server, 0)).toContain("ev__get-sum");
+  });
+
+  it("runs identical calls of a tool that is not idempotent each time (the pool's dedupe policy)", async () => {
+    const toggle = (id: string) => ({ id, name: "e__toggle-simulated-logging", arguments: "{}" });
+    server = await startServer({
+      replies: [{ toolCalls: [toggle("t1"), toggle("t2")] }, { content: "Toggled." }],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      mcpServers: [{ name: "e", command: NODE, args: [EVERYTHING, "stdio"] }],
+    });
+    sessions.push(session);
+    await session.mcpReady();
+    expect((await session.prompt("toggle twice")).status).toBe("ok");
+    const results = sent(server, 1)
+      .filter((m) => m.role === "tool")
+      .map((m) => String(m.content));
+    expect(results).toHaveLength(2);
+    // Run twice, the toggle answers differently (on, then off); a shared answer would repeat the first.
+    expect(results[0]).not.toEqual(results[1]);
+  });
+
+  it("throws a typed error for a server entry the pool refuses", async () => {
+    await expect(
+      createSession({
+        config: { baseUrl: "http://127.0.0.1:9", model: "sim" },
+        mcpServers: [{ name: "x" } as never],
+      }),
+    ).rejects.toMatchObject({
+      code: "invalid-input",
+      message: expect.stringContaining("mcpServers"),
+    });
+  });
+});
