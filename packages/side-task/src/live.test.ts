@@ -1,5 +1,5 @@
 /**
- * Side tasks against a real llama.cpp server (../shared/live/, a tiny model that knows nothing but
+ * Side tasks against a real llama.cpp server (the folder LOOPWRIGHT_LIVE_LLAMA names: a tiny model that knows nothing but
  * behaves): the no-thinking hint and the side task's body are taken as sent, and a json_schema
  * holds the reply through the server's own grammar. Skipped with a message where the live server
  * is absent.
@@ -12,7 +12,9 @@ import { PRESELECT_SCHEMA } from "./preselect.js";
 
 const live = liveServerPath ? describe : describe.skip;
 if (!liveServerPath)
-  console.warn("side-task live tests skipped: ../shared/live/ (llama-server, tiny.gguf) is absent.");
+  console.warn(
+    "side-task live tests skipped: set LOOPWRIGHT_LIVE_LLAMA to a folder holding llama-server and tiny.gguf to run them.",
+  );
 
 // The tiny model on a shared CPU answers a few tokens a second: small ceilings, generous bounds.
 live("against a live llama.cpp server", { timeout: 120_000 }, () => {

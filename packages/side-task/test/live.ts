@@ -1,18 +1,20 @@
-// A live llama.cpp server (../shared/live/) for the tests that need a real one: started on a free
-// loopback port, stopped by its pid. `liveServerPath` is undefined where the folder is absent (a
-// lone clone of the project), and those tests skip with a message.
+// A live llama.cpp server for the tests that need a real one: started on a free loopback port,
+// stopped by its pid. The folder holding `llama-server` and `tiny.gguf` is named by the
+// LOOPWRIGHT_LIVE_LLAMA environment variable (CI sets it where such a folder is provided); the
+// tests read nothing outside the repository on their own. `liveServerPath` is undefined where the
+// variable is unset or the folder lacks either file, and those tests skip with a message.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const folder = join(root, "..", "shared", "live");
+const folder = process.env.LOOPWRIGHT_LIVE_LLAMA ?? "";
 
 /** The live server's folder, or undefined where it is absent. */
 export const liveServerPath: string | undefined =
-  existsSync(join(folder, "llama-server")) && existsSync(join(folder, "tiny.gguf")) ? folder : undefined;
+  folder !== "" && existsSync(join(folder, "llama-server")) && existsSync(join(folder, "tiny.gguf"))
+    ? folder
+    : undefined;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
