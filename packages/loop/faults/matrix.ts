@@ -38,6 +38,16 @@ const ANSWER: Reply = { content: "2 + 3 = 5." };
 const CALL: Reply = { toolCalls: [{ name: "add", arguments: '{"a": 2, "b": 3}' }] };
 const NEVER = 10 * 60_000;
 
+/** A 429 whose `retry-after` asks for `seconds`. */
+function rateLimited(message: string, seconds: number): Reply {
+  return {
+    type: "error",
+    status: 429,
+    body: { error: { message } },
+    headers: { "retry-after": String(seconds) },
+  };
+}
+
 type Expect =
   | { kind: "answer" }
   | { kind: "silent"; code: "first-chunk" | "idle" }
@@ -220,16 +230,7 @@ const ROWS: Row[] = [
     run: (env) =>
       trial(env, {
         server: {
-          replies: [
-            {
-              type: "error",
-              status: 429,
-              body: { error: { message: "Rate limit reached" } },
-              headers: { "retry-after": "2" },
-            },
-            CALL,
-            ANSWER,
-          ],
+          replies: [rateLimited("Rate limit reached", 2), CALL, ANSWER],
         },
       }),
   },
@@ -326,12 +327,7 @@ const ROWS: Row[] = [
     expect: { kind: "answer" },
     within: quick,
     run: (env) => {
-      const limited: Reply = {
-        type: "error",
-        status: 429,
-        body: { error: { message: "Too many requests" } },
-        headers: { "retry-after": "1" },
-      };
+      const limited = rateLimited("Too many requests", 1);
       return trial(env, { server: { replies: [limited, limited, limited, limited, limited, CALL, ANSWER] } });
     },
   },
@@ -472,14 +468,7 @@ const ROWS: Row[] = [
     run: (env) =>
       trial(env, {
         server: {
-          replies: [
-            {
-              type: "error",
-              status: 429,
-              body: { error: { message: "Slow down" } },
-              headers: { "retry-after": "30" },
-            },
-          ],
+          replies: [rateLimited("Slow down", 30)],
         },
         abortAt: "notice",
       }),
