@@ -14,6 +14,8 @@
 //
 // The loop is imported by path, not as a package: it depends on tool-loading, and a devDependency
 // back would make a cycle in the workspace graph. Its dependencies resolve from packages/loop.
+
+import { readdirSync, readFileSync } from "node:fs";
 import { commonPrefixLength, renderPrompt, startServer, type TurnReply } from "@loopwright/testkit";
 import { encode } from "gpt-tokenizer";
 import { createRuntime } from "../../loop/src/index.js";
@@ -33,6 +35,14 @@ interface Row {
   toolArray: number;
   /** Requests whose cached prefix fell short of 90% of the previous prompt. */
   breaks: number;
+  /**
+   * Tokens prefilled a second time: of each request, the part of the previous prompt the cache did
+   * not serve (a changed head makes the server process the transcript behind it again). Zero for a
+   * run whose every request extends the one before.
+   */
+  again: number;
+  /** The last request's prompt: what a run that never re-prefills pays in all (each token once). */
+  last: number;
   /** Uncached where the cache also holds each reply after its prompt, as llama.cpp's slot does. */
   uncachedWithReplies: number;
   toolsLoaded: number;
@@ -151,6 +161,38 @@ function tokens(text: string): number {
 }
 
 /**
+ * What a definition costs on real servers: the tools/list answers of the published MCP servers in
+ * bench/servers, each tool as a request would declare it, tokenised like the synthetic catalogue.
+ */
+function realDefinitionSizes() {
+  const dir = new URL("./servers/", import.meta.url);
+  const files = readdirSync(dir).filter((file) => file.endsWith(".json"));
+  const sizes = files
+    .flatMap((file) => {
+      const server = JSON.parse(readFileSync(new URL(file, dir), "utf8")) as {
+        tools: { name: string; description?: string; inputSchema: unknown }[];
+      };
+      return server.tools.map((tool) =>
+        tokens(
+          JSON.stringify({
+            type: "function",
+            function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+          }),
+        ),
+      );
+    })
+    .sort((a, b) => a - b);
+  const at = (q: number) => sizes[Math.min(sizes.length - 1, Math.floor(q * sizes.length))] ?? 0;
+  return {
+    servers: files.length,
+    tools: sizes.length,
+    mean: sizes.reduce((n, size) => n + size, 0) / sizes.length,
+    median: at(0.5),
+    p90: at(0.9),
+  };
+}
+
+/**
  * Runs bodies through a fresh prefix cache (the testkit's model, BPE tokens): `cached` is the
  * longest token prefix a request shares with an earlier prompt, as the testkit server reports it.
  * A server also keeps the tokens it generated, so `uncachedWithReplies` counts a prefix shared with
@@ -170,6 +212,8 @@ function measure(
     uncached: 0,
     toolArray: 0,
     breaks: 0,
+    again: 0,
+    last: 0,
     uncachedWithReplies: 0,
   };
   let previous = 0;
@@ -187,7 +231,9 @@ function measure(
       seenWithReplies.push(encode(rendered.slice(0, -"<|assistant|>\n".length)).map(String));
     }
     if (previous > 0 && cached < 0.9 * previous) row.breaks++;
+    row.again += Math.max(0, previous - cached);
     previous = ids.length;
+    row.last = ids.length;
     row.prompt += ids.length;
     row.cached += cached;
     row.uncached += ids.length - cached;
@@ -215,6 +261,11 @@ const VARIANTS: Variant[] = [
   { label: "proxy + preselect", mode: "proxy", preselected: PRESELECTED },
 ];
 
+const real = realDefinitionSizes();
+console.log(
+  `Real definitions (bench/servers: ${real.tools} tools from ${real.servers} published MCP servers): ` +
+    `${real.mean.toFixed(0)} tokens on average, median ${real.median}, 90th percentile ${real.p90}.`,
+);
 const verdicts: string[] = [];
 for (const size of [100, 300]) {
   const tools = toolset(size);
@@ -251,6 +302,7 @@ for (const size of [100, 300]) {
       "hit %": pct(row.cached, row.prompt),
       "hit % +replies": pct(row.prompt - row.uncachedWithReplies, row.prompt),
       breaks: row.breaks,
+      "prefilled again": k(row.again),
       "uncached vs eager": `${(row.uncached / eager.uncached).toFixed(3)}×`,
       "+replies cached": `${(row.uncachedWithReplies / eager.uncachedWithReplies).toFixed(3)}×`,
       "prompt vs eager": `${(row.prompt / eager.prompt).toFixed(3)}×`,
@@ -282,7 +334,10 @@ for (const size of [100, 300]) {
       `hit ${pct(proxy.cached, proxy.prompt)} (target ≥ 97%: ${hit >= 0.97 ? "met" : "NOT met"}; ` +
       `${pct(proxy.prompt - proxy.uncachedWithReplies, proxy.prompt)} with replies cached). ` +
       `Floor for this task: the transcript alone is ${floor.toFixed(3)}× eager's uncached; ` +
-      `the ratio target would hold from about ${breakEven} a definition (this catalogue: ${perTool.toFixed(0)}).`,
+      `the ratio target would hold from about ${breakEven} a definition (this catalogue: ${perTool.toFixed(0)}; ` +
+      `real servers: ${real.mean.toFixed(0)}). Proxy prefilled ${k(proxy.again)} tokens a second time ` +
+      `(eager ${k(eager.again)}, ondemand ${k((rows[1] as Row).again)}); a run that prefills every token once ` +
+      `can hit at most ${pct(proxy.prompt - proxy.last, proxy.prompt)} of proxy's prompts.`,
   );
 }
 console.log(`\n${verdicts.join("\n")}`);
