@@ -109,4 +109,6 @@ if (failures.length) {
   console.error(`packed-install smoke test failed: ${failures.join(", ")}`);
   process.exit(1);
 }
-console.log(`packed-install smoke test passed for ${only.length ? only.join(", ") : "every package and story"}`);
+console.log(
+  `packed-install smoke test passed for ${only.length ? only.join(", ") : "every package and story"}`,
+);

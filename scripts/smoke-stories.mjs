@@ -114,6 +114,7 @@ function node22() {
  */
 export function runStories({ root, tarballs, versionOf, tsc }) {
   const started = Date.now();
+  const at = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   const storiesDir = join(root, "stories");
   const stories = readdirSync(storiesDir)
     .filter((file) => file.endsWith(".ts"))
@@ -175,7 +176,7 @@ export function runStories({ root, tarballs, versionOf, tsc }) {
     if (!output.trimEnd().endsWith(`story ${name}: ok`)) {
       throw new Error(`story ${file} did not finish ("story ${name}: ok" missing):\n${output}`);
     }
-    console.log(`  ${file}: ok (${nodeMajor(node).version})`);
+    console.log(`  ${file}: ok (Node ${nodeMajor(node).version}, ${at()})`);
   };
 
   try {
@@ -184,7 +185,9 @@ export function runStories({ root, tarballs, versionOf, tsc }) {
     writeManifest(versionOf("openai"));
     install();
     typeCheck("out");
-    console.log(`stories: type-checked (strict, skipLibCheck: false) with openai ${versionOf("openai")}`);
+    console.log(
+      `stories: type-checked (strict, skipLibCheck: false) with openai ${versionOf("openai")} (${at()})`,
+    );
     for (const { file } of stories) run(process.execPath, "out", file);
 
     // openai 7: the same stories against its types, and run where a Node >= 22 is at hand.
@@ -192,7 +195,7 @@ export function runStories({ root, tarballs, versionOf, tsc }) {
     install();
     const { version } = JSON.parse(readFileSync(join(project, "node_modules/openai/package.json"), "utf8"));
     typeCheck("out7");
-    console.log(`stories: type-checked (strict, skipLibCheck: false) with openai ${version}`);
+    console.log(`stories: type-checked (strict, skipLibCheck: false) with openai ${version} (${at()})`);
     const node = node22();
     const sdkStories = stories.filter(({ source }) => importsOf(source).includes("openai"));
     if (node) for (const { file } of sdkStories) run(node, "out7", file);
@@ -200,5 +203,5 @@ export function runStories({ root, tarballs, versionOf, tsc }) {
   } finally {
     rmSync(project, { recursive: true, force: true });
   }
-  console.log(`stories: passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`stories: passed in ${at()}`);
 }
