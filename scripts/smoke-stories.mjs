@@ -137,10 +137,11 @@ export function runStories({ root, tarballs, versionOf, tsc }) {
     imported.map((name) => [name, tarballs[name] ? `file:${tarballs[name]}` : versionOf(name)]),
   );
   const project = mkdtempSync(join(tmpdir(), "loopwright-stories-"));
-  const sh = (command, args, options = {}) =>
-    execFileSync(command, args, { cwd: project, stdio: "inherit", ...options });
   const install = () =>
-    sh("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]);
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], {
+      cwd: project,
+      stdio: "inherit",
+    });
   const writeManifest = (openai) =>
     writeFileSync(
       join(project, "package.json"),
