@@ -2,7 +2,9 @@
 // install each tarball alone (its @loopwright siblings from their own tarballs, everything else
 // from the registry) into a fresh project, type-check an import of it with skipLibCheck: false,
 // and import it under Node. The testkit is then exercised from that install (scripts/smoke-testkit.mjs).
-//   node scripts/smoke-packed.mjs [package-name …]
+// Last, the user stories in stories/ are type-checked and run from the same tarballs, with openai 6
+// and 7 (scripts/smoke-stories.mjs).
+//   node scripts/smoke-packed.mjs [package-name … | stories]
 import { execFileSync } from "node:child_process";
 import {
   copyFileSync,
@@ -15,6 +17,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runStories, typeCheckStrict } from "./smoke-stories.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const only = process.argv.slice(2);
@@ -36,6 +39,10 @@ for (const p of packages) {
   tarballs[p.json.name] = file.startsWith("/") ? file : join(packDir, file);
 }
 
+const catalog = readFileSync(join(root, "pnpm-workspace.yaml"), "utf8");
+const versionOf = (dep) =>
+  catalog.match(new RegExp(`^\\s+['"]?${dep}['"]?: (.+)$`, "m"))?.[1]?.trim() ?? "latest";
+
 const failures = [];
 for (const p of packages) {
   const name = p.json.name;
@@ -43,9 +50,6 @@ for (const p of packages) {
   const project = mkdtempSync(join(tmpdir(), "loopwright-smoke-"));
   try {
     const peers = Object.keys(p.json.peerDependencies ?? {});
-    const catalog = readFileSync(join(root, "pnpm-workspace.yaml"), "utf8");
-    const versionOf = (dep) =>
-      catalog.match(new RegExp(`^\\s+'?${dep}'?: (.+)$`, "m"))?.[1]?.trim() ?? "latest";
     const overrides = Object.fromEntries(Object.entries(tarballs).map(([n, f]) => [n, `file:${f}`]));
     writeFileSync(
       join(project, "package.json"),
@@ -73,22 +77,7 @@ for (const p of packages) {
       join(project, "smoke.ts"),
       `import * as pkg from "${name}";\nconst names: string[] = Object.keys(pkg);\nconsole.log("${name}", names.length, "exports");\n`,
     );
-    writeFileSync(
-      join(project, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          target: "ES2022",
-          module: "NodeNext",
-          moduleResolution: "NodeNext",
-          strict: true,
-          skipLibCheck: false,
-          noEmit: true,
-          types: ["node"],
-        },
-        files: ["smoke.ts"],
-      }),
-    );
-    execFileSync(process.execPath, [tsc, "-p", project], { cwd: project, stdio: "inherit" });
+    typeCheckStrict({ project, files: ["smoke.ts"], tsc });
     mkdirSync(join(project, "run"), { recursive: true });
     writeFileSync(
       join(project, "run/smoke.mjs"),
@@ -107,9 +96,19 @@ for (const p of packages) {
     rmSync(project, { recursive: true, force: true });
   }
 }
+if (!only.length || only.includes("stories")) {
+  try {
+    runStories({ root, tarballs, versionOf, tsc });
+  } catch (error) {
+    failures.push("stories");
+    console.error(`the user stories failed: ${error.message}`);
+  }
+}
 rmSync(packDir, { recursive: true, force: true });
 if (failures.length) {
   console.error(`packed-install smoke test failed: ${failures.join(", ")}`);
   process.exit(1);
 }
-console.log("packed-install smoke test passed for every package");
+console.log(
+  `packed-install smoke test passed for ${only.length ? only.join(", ") : "every package and story"}`,
+);
