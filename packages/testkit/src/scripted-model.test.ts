@@ -209,6 +209,32 @@ describe("scripted model calls tools declared the way loopwright sends them", ()
     expect((await callsFor("What is in README.md?", filesystem)).calls).toEqual([
       { name: "filesystem__read_text_file", args: { path: "README.md", head: null } },
     ]);
+    // Whatever a question says about files, short of naming a writing tool, no writing tool runs.
+    const words = [
+      "What",
+      "is",
+      "in",
+      "README.md",
+      "src/a.ts",
+      "read",
+      "open",
+      "show",
+      "the",
+      "file",
+      "contents",
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...words), { maxLength: 8 }), (picked) => {
+        const reply = scriptedModel({
+          messages: [{ role: "user", content: picked.join(" ") }],
+          tools: filesystem,
+        });
+        expect((reply.toolCalls ?? []).map((call) => call.name)).not.toContainEqual(
+          expect.stringMatching(/write|edit|create|move|delete/),
+        );
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

@@ -248,27 +248,12 @@ function valueFor(
   offer: Offer,
   required: boolean,
 ): unknown {
-  if (!nullable(schema)) return plainValueFor(key, schema, tool, kind, offer, required);
-  const types = (schema.type as unknown[]).filter((type) => type !== "null");
-  const value = plainValueFor(
-    key,
-    { ...schema, type: types.length === 1 ? types[0] : undefined },
-    tool,
-    kind,
-    offer,
-    false,
-  );
-  return value === undefined && required ? null : value;
-}
-
-function plainValueFor(
-  key: string,
-  schema: Record<string, unknown>,
-  tool: ToolInfo,
-  kind: ToolKind,
-  offer: Offer,
-  required: boolean,
-): unknown {
+  if (nullable(schema)) {
+    const types = (schema.type as unknown[]).filter((type) => type !== "null");
+    const plain = { ...schema, type: types.length === 1 ? types[0] : undefined };
+    const value = valueFor(key, plain, tool, kind, offer, false);
+    return value === undefined && required ? null : value;
+  }
   const hint = `${key} ${typeof schema.description === "string" ? schema.description : ""}`.toLowerCase();
   const type = schema.type;
   if (Array.isArray(schema.enum)) {
