@@ -4,7 +4,7 @@
 // README's code can neither drift from the API it documents nor stop working. Build first.
 //
 // The fence says what a block is:
-//   ```ts                   a complete program: compiled, then run with node (timeout 30 s each)
+//   ```ts                   a complete program: compiled, then run with node (30 s timeout each)
 //   ```ts norun <reason>    compiled, not run; the reason is required and printed in the summary
 //   ```ts fragment          a shape listing or a piece of a larger program: prose, skipped
 // A ```json <file name> block (e.g. ```json .mcp.json) is written under that name into the folder
@@ -20,7 +20,10 @@
 // A non-zero exit (a thrown error included) or a timeout fails the check, named by Markdown file
 // and line; a stack trace's lines are given as Markdown lines.
 // (```js blocks are run by their package's own readme.test.ts, which also checks what they print.)
-//   node scripts/check-readmes.mjs   exit 1 on any compile error, failed run or unmarked fence
+//   node scripts/check-readmes.mjs [file.md …] [--timeout=<s>] [--verbose]
+//     exit 1 on a compile error, a failed run or an unknown fence marker; the named Markdown files
+//     only, when given; --verbose lists each run's time and keeps .readme-check/ (each run's folder
+//     holds what it printed, in output.txt)
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import {
@@ -33,6 +36,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createConnection, createServer } from "node:net";
+import { availableParallelism } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -43,7 +47,7 @@ const verbose = args.includes("--verbose");
 const timeoutFlag = args.find((arg) => arg.startsWith("--timeout="));
 const TIMEOUT_MS = timeoutFlag ? Number(timeoutFlag.slice("--timeout=".length)) * 1000 : 30_000;
 const named = args.filter((arg) => !arg.startsWith("--")).map((file) => relative(root, resolve(file)));
-const CONCURRENCY = 3; // the runs mostly wait on the server and on child processes
+const CONCURRENCY = Math.max(2, availableParallelism()); // the runs also wait on the server and on servers they start
 const started = Date.now();
 rmSync(work, { recursive: true, force: true });
 mkdirSync(join(work, "run"), { recursive: true });
@@ -165,7 +169,12 @@ async function freePort() {
   return port;
 }
 
-const testkit = await import(pathToFileURL(join(root, "packages/testkit/dist/index.js")).href);
+const testkitModule = join(root, "packages/testkit/dist/index.js");
+if (!existsSync(testkitModule)) {
+  console.error(`${relative(root, testkitModule)} is missing: build first (pnpm build)`);
+  process.exit(1);
+}
+const testkit = await import(pathToFileURL(testkitModule).href);
 const server = await testkit.startServer({
   scriptedModel: { chunkDelayMs: 0 },
   props: { default_generation_settings: { n_ctx: 16384 } },
@@ -225,6 +234,19 @@ function toMarkdownLines(text) {
   );
 }
 
+// The process groups of the runs under way, ended with this check when it is interrupted.
+const running = new Set();
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    for (const pid of running) {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {}
+    }
+    process.exit(1);
+  });
+}
+
 function run(block) {
   const cwd = join(work, "run", block.file);
   mkdirSync(cwd, { recursive: true });
@@ -233,7 +255,13 @@ function run(block) {
   return new Promise((resolve) => {
     const begun = Date.now();
     // Its own process group, so a timeout also ends what the block started (an MCP server, say).
-    const child = spawn(process.execPath, ["--enable-source-maps", script], { cwd, env, detached: true });
+    const child = spawn(process.execPath, ["--enable-source-maps", script], {
+      cwd,
+      env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"], // a block that reads the terminal reads an end of input
+    });
+    running.add(child.pid);
     let output = "";
     child.stdout.on("data", (chunk) => {
       output += chunk;
@@ -252,6 +280,7 @@ function run(block) {
     }, TIMEOUT_MS);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
+      running.delete(child.pid);
       // Whatever the block left running in its group (a server it started and did not stop).
       try {
         process.kill(-child.pid, "SIGKILL");
@@ -285,7 +314,7 @@ if (redis) {
 
 const failed = results.filter((result) => result.failure);
 for (const { block, failure, output } of failed) {
-  console.error(`\n${block.readme}:${block.line} the block ${failure}; it printed:`);
+  console.error(`\n${block.readme}:${block.line - 1} the block ${failure}; it printed:`);
   const printed = toMarkdownLines(output).trimEnd();
   console.error(printed === "" ? "  | (nothing)" : printed.replace(/^/gm, "  | "));
 }
@@ -293,7 +322,7 @@ for (const problem of problems) console.error(problem);
 
 if (verbose) {
   for (const { block, ms } of results.sort((a, b) => b.ms - a.ms))
-    console.log(`  ${ms} ms  ${block.readme}:${block.line}`);
+    console.log(`  ${ms} ms  ${block.readme}:${block.line - 1}`);
 }
 const norun = blocks.filter((block) => block.kind === "norun");
 console.log(
@@ -301,7 +330,7 @@ console.log(
     `${runnable.length} ran, ${norun.length} marked norun, ${fragments.length} fragments skipped ` +
     `(${((Date.now() - started) / 1000).toFixed(1)} s)`,
 );
-for (const block of norun) console.log(`  norun ${block.readme}:${block.line}: ${block.reason}`);
+for (const block of norun) console.log(`  norun ${block.readme}:${block.line - 1}: ${block.reason}`);
 if (!verbose) rmSync(work, { recursive: true, force: true });
 if (compileErrors > 0 || failed.length > 0 || results.length < runnable.length || problems.length > 0)
   process.exit(1);
