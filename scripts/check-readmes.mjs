@@ -11,14 +11,15 @@
 // where every block of the same Markdown file runs.
 //
 // What a run gets: its own empty folder under .readme-check/run/ (inside the repository, so `npx`
-// finds the devDependencies, e.g. the MCP reference servers, and never downloads: npm is set
-// offline); OPENAI_BASE_URL and OPENAI_API_KEY naming one real @loopwright/testkit server on
-// 127.0.0.1 (the scripted model, which calls the tools a prompt names; /props reports a 16384-token
-// window, as a llama.cpp started with -c 16384 does); REDIS_URL naming a redis-server started on a
-// free loopback port when a block imports @loopwright/redis (`redis-server` must be on PATH). The
-// examples read these variables with a default a reader would use, so they still copy as they are.
-// A non-zero exit (a thrown error included) or a timeout fails the check, named by Markdown file
-// and line; a stack trace's lines are given as Markdown lines.
+// finds the devDependencies, e.g. the MCP reference servers, without the registry; npm is set
+// offline where the block's environment reaches it); OPENAI_BASE_URL and OPENAI_API_KEY naming
+// one real @loopwright/testkit server on 127.0.0.1 (its scripted model, which calls the tools a
+// prompt names; /props reports a 16384-token window, as a llama.cpp started with -c 16384 does);
+// REDIS_URL naming a redis-server started on a free loopback port when a block imports
+// @loopwright/redis (`redis-server` must be on PATH); no stdin. The examples read these variables
+// with the default a reader would use, so they still copy as they are. A non-zero exit (a thrown
+// error included) or a timeout fails the check, named by Markdown file and line; a stack trace's
+// lines are given as Markdown lines. Whatever a block leaves running is ended with it.
 // (```js blocks are run by their package's own readme.test.ts, which also checks what they print.)
 //   node scripts/check-readmes.mjs [file.md …] [--timeout=<s>] [--verbose]
 //     exit 1 on a compile error, a failed run or an unknown fence marker; the named Markdown files
@@ -42,6 +43,9 @@ import { pathToFileURL } from "node:url";
 
 const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const work = join(root, ".readme-check");
+// The compiled blocks and the packages they import by name. The runs' folders sit beside it, so
+// nothing between a run's folder and the repository root holds a node_modules (npx looks there).
+const build = join(work, "build");
 const args = process.argv.slice(2);
 const verbose = args.includes("--verbose");
 const timeoutFlag = args.find((arg) => arg.startsWith("--timeout="));
@@ -51,6 +55,7 @@ const CONCURRENCY = Math.max(2, availableParallelism()); // the runs also wait o
 const started = Date.now();
 rmSync(work, { recursive: true, force: true });
 mkdirSync(join(work, "run"), { recursive: true });
+mkdirSync(build, { recursive: true });
 
 function markdownFiles() {
   const files = existsSync(join(root, "README.md")) ? ["README.md"] : [];
@@ -109,19 +114,19 @@ for (const readme of named.length > 0 ? named : markdownFiles()) {
     const file = `${slug}-${count}`;
     blocks.push({ file, readme, line, kind: marker === "norun" ? "norun" : "run", reason });
     // `export {}` keeps each block a module of its own (top-level await, no shared names).
-    writeFileSync(join(work, `${file}.ts`), `${code}\nexport {};\n`);
+    writeFileSync(join(build, `${file}.ts`), `${code}\nexport {};\n`);
   }
 }
 
 // The packages by name at run time, as an install would give them (types come from `paths`).
-mkdirSync(join(work, "node_modules", "@loopwright"), { recursive: true });
+mkdirSync(join(build, "node_modules", "@loopwright"), { recursive: true });
 for (const name of readdirSync(join(root, "packages"))) {
   if (existsSync(join(root, "packages", name, "package.json"))) {
-    symlinkSync(join(root, "packages", name), join(work, "node_modules", "@loopwright", name), "dir");
+    symlinkSync(join(root, "packages", name), join(build, "node_modules", "@loopwright", name), "dir");
   }
 }
 writeFileSync(
-  join(work, "tsconfig.json"),
+  join(build, "tsconfig.json"),
   JSON.stringify(
     {
       compilerOptions: {
@@ -134,7 +139,7 @@ writeFileSync(
         inlineSourceMap: true,
         skipLibCheck: true,
         types: ["node"],
-        paths: { "@loopwright/*": ["../packages/*/dist/index.d.ts"] },
+        paths: { "@loopwright/*": ["../../packages/*/dist/index.d.ts"] },
       },
       include: ["*.ts"],
     },
@@ -144,12 +149,12 @@ writeFileSync(
 );
 
 const byFile = new Map(blocks.map((block) => [block.file, block]));
-const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", work], {
+const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", build], {
   encoding: "utf8",
 });
 let compileErrors = 0;
 for (const line of `${tsc.stdout}${tsc.stderr}`.split("\n")) {
-  const hit = /^(?:\.readme-check\/)?([\w.-]+)\.ts\((\d+),(\d+)\): (error .*)$/.exec(line);
+  const hit = /^(?:\S*\/)?([\w.-]+)\.ts\((\d+),(\d+)\): (error .*)$/.exec(line);
   if (!hit) {
     if (line.trim() !== "" && tsc.status !== 0 && !line.startsWith(" ")) console.error(line);
     continue;
@@ -190,7 +195,7 @@ let redis;
 const runnable = blocks.filter((block) => block.kind === "run");
 if (
   runnable.some((block) =>
-    readFileSync(join(work, `${block.file}.ts`), "utf8").includes('"@loopwright/redis"'),
+    readFileSync(join(build, `${block.file}.ts`), "utf8").includes('"@loopwright/redis"'),
   )
 ) {
   const port = await freePort();
@@ -222,10 +227,10 @@ if (
   }
 }
 
-// A stack trace names .readme-check/<block>.ts:L:C (source maps); say the Markdown line instead.
+// A stack trace names .readme-check/build/<block>.ts:L:C (source maps); say the Markdown line instead.
 function toMarkdownLines(text) {
   return text.replace(
-    /(?:file:\/\/)?[^\s(]*\.readme-check\/([\w.-]+)\.ts:(\d+)(?::(\d+))?/g,
+    /(?:file:\/\/)?[^\s(]*\.readme-check\/build\/([\w.-]+)\.ts:(\d+)(?::(\d+))?/g,
     (all, file, at, column) => {
       const block = byFile.get(file);
       if (!block) return all;
@@ -251,7 +256,7 @@ function run(block) {
   const cwd = join(work, "run", block.file);
   mkdirSync(cwd, { recursive: true });
   for (const extra of extraFiles.get(block.readme) ?? []) writeFileSync(join(cwd, extra.name), extra.text);
-  const script = join(work, "out", `${block.file}.js`);
+  const script = join(build, "out", `${block.file}.js`);
   return new Promise((resolve) => {
     const begun = Date.now();
     // Its own process group, so a timeout also ends what the block started (an MCP server, say).
@@ -298,8 +303,8 @@ function run(block) {
 }
 
 const results = [];
-if (compileErrors === 0 || existsSync(join(work, "out"))) {
-  const queue = runnable.filter((block) => existsSync(join(work, "out", `${block.file}.js`)));
+if (compileErrors === 0 || existsSync(join(build, "out"))) {
+  const queue = runnable.filter((block) => existsSync(join(build, "out", `${block.file}.js`)));
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       for (let block = queue.shift(); block; block = queue.shift()) results.push(await run(block));
