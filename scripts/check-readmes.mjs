@@ -1,36 +1,132 @@
-// Type-checks every ```ts block of the package READMEs under `strict`, each block its own module,
-// importing the packages by name (their built declarations), so a README's code cannot drift from
-// the API it documents. A block fenced ```ts fragment (a shape listing, a piece of a larger
-// program) is read as prose and skipped. Build first (`pnpm build`).
-//   node scripts/check-readmes.mjs   exit 1, naming README and line, for any block that does not compile
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+// Compiles every ```ts block of the Markdown in the repository (the root README.md, each app's and
+// each package's top-level *.md: READMEs, COMPOSE.md) under `strict`, each block its own module
+// importing the packages by name (their built declarations), then RUNS each runnable block, so a
+// README's code can neither drift from the API it documents nor stop working. Build first.
+//
+// The fence says what a block is:
+//   ```ts                   a complete program: compiled, then run with node (30 s timeout each)
+//   ```ts norun <reason>    compiled, not run; the reason is required and printed in the summary
+//   ```ts fragment          a shape listing or a piece of a larger program: prose, skipped
+// A ```json <file name> block (e.g. ```json .mcp.json) is written under that name into the folder
+// where every block of the same Markdown file runs.
+//
+// What a run gets: its own empty folder under .readme-check/run/ (inside the repository, so `npx`
+// finds the devDependencies, e.g. the MCP reference servers, without the registry; npm is set
+// offline where the block's environment reaches it); OPENAI_BASE_URL and OPENAI_API_KEY naming
+// one real @loopwright/testkit server on 127.0.0.1 (its scripted model, which calls the tools a
+// prompt names; /props reports a 16384-token window, as a llama.cpp started with -c 16384 does);
+// REDIS_URL naming a redis-server started on a free loopback port when a block imports
+// @loopwright/redis (`redis-server` must be on PATH); no stdin. The examples read these variables
+// with the default a reader would use, so they still copy as they are. A non-zero exit (a thrown
+// error included) or a timeout fails the check, named by Markdown file and line; a stack trace's
+// lines are given as Markdown lines. Whatever a block leaves running is ended with it.
+// (```js blocks are run by their package's own readme.test.ts, which also checks what they print.)
+//   node scripts/check-readmes.mjs [file.md …] [--timeout=<s>] [--verbose]
+//     exit 1 on a compile error, a failed run or an unknown fence marker; the named Markdown files
+//     only, when given; --verbose lists each run's time and keeps .readme-check/ (each run's folder
+//     holds what it printed, in output.txt)
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { availableParallelism } from "node:os";
+import { join, relative, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 
-const root = new URL("..", import.meta.url).pathname;
+const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const work = join(root, ".readme-check");
+// The compiled blocks and the packages they import by name. The runs' folders sit beside it, so
+// nothing between a run's folder and the repository root holds a node_modules (npx looks there).
+const build = join(work, "build");
+const args = process.argv.slice(2);
+const verbose = args.includes("--verbose");
+const timeoutFlag = args.find((arg) => arg.startsWith("--timeout="));
+const TIMEOUT_MS = timeoutFlag ? Number(timeoutFlag.slice("--timeout=".length)) * 1000 : 30_000;
+const named = args.filter((arg) => !arg.startsWith("--")).map((file) => relative(root, resolve(file)));
+const CONCURRENCY = Math.max(2, availableParallelism()); // the runs also wait on the server and on servers they start
+const started = Date.now();
 rmSync(work, { recursive: true, force: true });
-mkdirSync(work, { recursive: true });
+mkdirSync(join(work, "run"), { recursive: true });
+mkdirSync(build, { recursive: true });
 
-const blocks = new Map(); // file name → { readme, line }
-for (const name of readdirSync(join(root, "packages")).sort()) {
-  const readme = join("packages", name, "README.md");
-  if (!existsSync(join(root, readme))) continue;
+function markdownFiles() {
+  const files = existsSync(join(root, "README.md")) ? ["README.md"] : [];
+  for (const parent of ["apps", "packages"]) {
+    if (!existsSync(join(root, parent))) continue;
+    for (const name of readdirSync(join(root, parent)).sort()) {
+      const dir = join(root, parent, name);
+      if (!existsSync(join(dir, "package.json"))) continue;
+      for (const file of readdirSync(dir).sort()) {
+        if (file.endsWith(".md") && file !== "CHANGELOG.md") files.push(join(parent, name, file));
+      }
+    }
+  }
+  return files;
+}
+
+const blocks = []; // { file, readme, line, kind: "run" | "norun", reason? }
+const fragments = [];
+const problems = [];
+const extraFiles = new Map(); // Markdown file → [{ name, text }]
+for (const readme of named.length > 0 ? named : markdownFiles()) {
   const text = readFileSync(join(root, readme), "utf8");
-  const fence = /^```ts\n([\s\S]*?)^```$/gm;
+  const slug =
+    readme === "README.md"
+      ? "root-README"
+      : readme
+          .replace(/^(?:apps|packages)\//, "")
+          .replace(/\W+/g, "-")
+          .replace(/^-+/, "");
+  const fence = /^```(ts|json)([^\n]*)\n([\s\S]*?)^```$/gm;
   let count = 0;
   for (let match = fence.exec(text); match; match = fence.exec(text)) {
+    const [, language, info = "", code = ""] = match;
+    const line = text.slice(0, match.index).split("\n").length + 1; // the block's first line of code
+    const [marker = "", ...rest] = info.trim().split(/\s+/);
+    if (language === "json") {
+      if (marker !== "")
+        extraFiles.set(readme, [...(extraFiles.get(readme) ?? []), { name: marker, text: code }]);
+      continue;
+    }
+    if (marker === "fragment") {
+      fragments.push({ readme, line });
+      continue;
+    }
+    if (marker !== "" && marker !== "norun") {
+      problems.push(
+        `${readme}:${line - 1} unknown fence marker "${info.trim()}" (use fragment or norun <reason>)`,
+      );
+      continue;
+    }
+    const reason = rest.join(" ");
+    if (marker === "norun" && reason === "") {
+      problems.push(`${readme}:${line - 1} a norun block must say why: \`\`\`ts norun <reason>`);
+    }
     count += 1;
-    const file = `${name}-${count}.ts`;
-    const line = text.slice(0, match.index).split("\n").length + 1;
-    blocks.set(file, { readme, line });
+    const file = `${slug}-${count}`;
+    blocks.push({ file, readme, line, kind: marker === "norun" ? "norun" : "run", reason });
     // `export {}` keeps each block a module of its own (top-level await, no shared names).
-    writeFileSync(join(work, file), `${match[1]}\nexport {};\n`);
+    writeFileSync(join(build, `${file}.ts`), `${code}\nexport {};\n`);
   }
 }
 
+// The packages by name at run time, as an install would give them (types come from `paths`).
+mkdirSync(join(build, "node_modules", "@loopwright"), { recursive: true });
+for (const name of readdirSync(join(root, "packages"))) {
+  if (existsSync(join(root, "packages", name, "package.json"))) {
+    symlinkSync(join(root, "packages", name), join(build, "node_modules", "@loopwright", name), "dir");
+  }
+}
 writeFileSync(
-  join(work, "tsconfig.json"),
+  join(build, "tsconfig.json"),
   JSON.stringify(
     {
       compilerOptions: {
@@ -39,10 +135,11 @@ writeFileSync(
         module: "NodeNext",
         moduleResolution: "NodeNext",
         strict: true,
-        noEmit: true,
+        outDir: "out",
+        inlineSourceMap: true,
         skipLibCheck: true,
         types: ["node"],
-        paths: { "@loopwright/*": ["../packages/*/dist/index.d.ts"] },
+        paths: { "@loopwright/*": ["../../packages/*/dist/index.d.ts"] },
       },
       include: ["*.ts"],
     },
@@ -51,21 +148,194 @@ writeFileSync(
   ),
 );
 
-const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", work], {
+const byFile = new Map(blocks.map((block) => [block.file, block]));
+const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", build], {
   encoding: "utf8",
 });
-let failures = 0;
+let compileErrors = 0;
 for (const line of `${tsc.stdout}${tsc.stderr}`.split("\n")) {
-  const hit = /^(?:\.readme-check\/)?([\w.-]+\.ts)\((\d+),(\d+)\): (error .*)$/.exec(line);
+  const hit = /^(?:\S*\/)?([\w.-]+)\.ts\((\d+),(\d+)\): (error .*)$/.exec(line);
   if (!hit) {
     if (line.trim() !== "" && tsc.status !== 0 && !line.startsWith(" ")) console.error(line);
     continue;
   }
-  const [, file, at, column, message] = hit;
-  const block = blocks.get(file ?? "");
-  failures += 1;
+  const [, file = "", at, column, message] = hit;
+  const block = byFile.get(file);
+  compileErrors += 1;
   console.error(`${block?.readme ?? file}:${(block?.line ?? 1) + Number(at) - 1}:${column} ${message}`);
 }
-rmSync(work, { recursive: true, force: true });
-console.log(`${blocks.size} README blocks checked, ${failures} errors`);
-if (failures > 0 || tsc.status !== 0) process.exit(1);
+if (tsc.status !== 0 && compileErrors === 0) compileErrors = 1;
+
+async function freePort() {
+  const probe = createServer().listen(0, "127.0.0.1");
+  await once(probe, "listening");
+  const { port } = probe.address();
+  probe.close();
+  return port;
+}
+
+const testkitModule = join(root, "packages/testkit/dist/index.js");
+if (!existsSync(testkitModule)) {
+  console.error(`${relative(root, testkitModule)} is missing: build first (pnpm build)`);
+  process.exit(1);
+}
+const testkit = await import(pathToFileURL(testkitModule).href);
+const server = await testkit.startServer({
+  scriptedModel: { chunkDelayMs: 0 },
+  props: { default_generation_settings: { n_ctx: 16384 } },
+});
+const env = {
+  ...process.env,
+  OPENAI_BASE_URL: server.baseUrl,
+  OPENAI_API_KEY: "sk-readme-check",
+  npm_config_offline: "true",
+  npm_config_yes: "true",
+};
+let redis;
+const runnable = blocks.filter((block) => block.kind === "run");
+if (
+  runnable.some((block) =>
+    readFileSync(join(build, `${block.file}.ts`), "utf8").includes('"@loopwright/redis"'),
+  )
+) {
+  const port = await freePort();
+  redis = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    {
+      stdio: "ignore",
+    },
+  );
+  redis.on("error", (error) => {
+    console.error(`redis-server did not start (${error.message}); a README block imports @loopwright/redis`);
+    process.exit(1);
+  });
+  env.REDIS_URL = `redis://127.0.0.1:${port}`;
+  // Wait until it accepts connections.
+  for (let tries = 0; ; tries++) {
+    const ok = await new Promise((resolve) => {
+      const socket = createConnection(port, "127.0.0.1");
+      socket.on("error", () => resolve(false));
+      socket.on("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+    });
+    if (ok) break;
+    if (tries > 100) throw new Error("redis-server did not accept connections within 5 s");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+// A stack trace names .readme-check/build/<block>.ts:L:C (source maps); say the Markdown line instead.
+function toMarkdownLines(text) {
+  return text.replace(
+    /(?:file:\/\/)?[^\s(]*\.readme-check\/build\/([\w.-]+)\.ts:(\d+)(?::(\d+))?/g,
+    (all, file, at, column) => {
+      const block = byFile.get(file);
+      if (!block) return all;
+      return `${block.readme}:${block.line + Number(at) - 1}${column ? `:${column}` : ""}`;
+    },
+  );
+}
+
+// The process groups of the runs under way, ended with this check when it is interrupted.
+const running = new Set();
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    for (const pid of running) {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {}
+    }
+    process.exit(1);
+  });
+}
+
+function run(block) {
+  const cwd = join(work, "run", block.file);
+  mkdirSync(cwd, { recursive: true });
+  for (const extra of extraFiles.get(block.readme) ?? []) writeFileSync(join(cwd, extra.name), extra.text);
+  const script = join(build, "out", `${block.file}.js`);
+  return new Promise((resolve) => {
+    const begun = Date.now();
+    // Its own process group, so a timeout also ends what the block started (an MCP server, say).
+    const child = spawn(process.execPath, ["--enable-source-maps", script], {
+      cwd,
+      env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"], // a block that reads the terminal reads an end of input
+    });
+    running.add(child.pid);
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      output += chunk;
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    }, TIMEOUT_MS);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      running.delete(child.pid);
+      // Whatever the block left running in its group (a server it started and did not stop).
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+      const ms = Date.now() - begun;
+      const failure = timedOut
+        ? `did not finish within ${TIMEOUT_MS / 1000} s`
+        : code !== 0
+          ? `exited with ${code ?? signal}`
+          : undefined;
+      writeFileSync(join(cwd, "output.txt"), output);
+      resolve({ block, ms, failure, output });
+    });
+  });
+}
+
+const results = [];
+if (compileErrors === 0 || existsSync(join(build, "out"))) {
+  const queue = runnable.filter((block) => existsSync(join(build, "out", `${block.file}.js`)));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let block = queue.shift(); block; block = queue.shift()) results.push(await run(block));
+    }),
+  );
+}
+await server.close();
+if (redis) {
+  redis.kill("SIGTERM");
+  await once(redis, "exit");
+}
+
+const failed = results.filter((result) => result.failure);
+for (const { block, failure, output } of failed) {
+  console.error(`\n${block.readme}:${block.line - 1} the block ${failure}; it printed:`);
+  const printed = toMarkdownLines(output).trimEnd();
+  console.error(printed === "" ? "  | (nothing)" : printed.replace(/^/gm, "  | "));
+}
+for (const problem of problems) console.error(problem);
+
+if (verbose) {
+  for (const { block, ms } of results.sort((a, b) => b.ms - a.ms))
+    console.log(`  ${ms} ms  ${block.readme}:${block.line - 1}`);
+}
+const norun = blocks.filter((block) => block.kind === "norun");
+console.log(
+  `README blocks: ${blocks.length} compiled (${compileErrors} errors), ${results.length - failed.length} of ` +
+    `${runnable.length} ran, ${norun.length} marked norun, ${fragments.length} fragments skipped ` +
+    `(${((Date.now() - started) / 1000).toFixed(1)} s)`,
+);
+for (const block of norun) console.log(`  norun ${block.readme}:${block.line - 1}: ${block.reason}`);
+if (!verbose) rmSync(work, { recursive: true, force: true });
+if (compileErrors > 0 || failed.length > 0 || results.length < runnable.length || problems.length > 0)
+  process.exit(1);

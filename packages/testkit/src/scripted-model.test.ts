@@ -157,6 +157,87 @@ describe("scripted model reads tools by their JSON schema", () => {
   });
 });
 
+describe("scripted model calls tools declared the way loopwright sends them", () => {
+  it("calls a tool whose optional parameters were made required and nullable, sending null for what the question leaves out", async () => {
+    const clock = fnTool("clock", "The current time", { zone: { type: ["string", "null"] } });
+    const round = fnTool("round", "Round a number", {
+      value: { type: "number" },
+      digits: { type: ["integer", "null"] },
+    });
+    expect((await callsFor("What time is it?", [clock])).calls).toEqual([
+      { name: "clock", args: { zone: null } },
+    ]);
+    expect((await callsFor("What time is it in Europe/Paris?", [clock])).calls).toEqual([
+      { name: "clock", args: { zone: "Europe/Paris" } },
+    ]);
+    expect((await callsFor("round 2.71", [round])).calls).toEqual([
+      { name: "round", args: { value: 2.71, digits: null } },
+    ]);
+    expect((await callsFor("round 2.71 to 2 digits", [round])).calls).toEqual([
+      { name: "round", args: { value: 2.71, digits: 2 } },
+    ]);
+  });
+
+  it("knows an MCP pool's server__tool by the tool's own name", async () => {
+    const echo = fnTool("everything__echo", "Echoes back the input", { message: { type: "string" } });
+    expect((await callsFor("Echo 'hi' with the echo tool.", [echo])).calls).toEqual([
+      { name: "everything__echo", args: { message: "hi" } },
+    ]);
+  });
+
+  it("reads a file the question names with the readers only, never with a tool that writes, moves or creates", async () => {
+    const filesystem = [
+      fnTool("filesystem__read_text_file", "Read the complete contents of a file as text.", {
+        path: { type: "string" },
+        head: { type: ["number", "null"] },
+      }),
+      fnTool("filesystem__write_file", "Create a new file or overwrite an existing file.", {
+        path: { type: "string" },
+        content: { type: "string" },
+      }),
+      fnTool("filesystem__edit_file", "Make line-based edits to a text file.", {
+        path: { type: "string" },
+        dryRun: { type: "boolean" },
+      }),
+      fnTool("filesystem__create_directory", "Create a new directory.", { path: { type: "string" } }),
+      fnTool("filesystem__move_file", "Move or rename files and directories.", {
+        source: { type: "string" },
+        destination: { type: "string" },
+      }),
+      fnTool("delete_file", "Delete a file.", { path: { type: "string" } }),
+    ];
+    expect((await callsFor("What is in README.md?", filesystem)).calls).toEqual([
+      { name: "filesystem__read_text_file", args: { path: "README.md", head: null } },
+    ]);
+    // Whatever a question says about files, short of naming a writing tool, no writing tool runs.
+    const words = [
+      "What",
+      "is",
+      "in",
+      "README.md",
+      "src/a.ts",
+      "read",
+      "open",
+      "show",
+      "the",
+      "file",
+      "contents",
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...words), { maxLength: 8 }), (picked) => {
+        const reply = scriptedModel({
+          messages: [{ role: "user", content: picked.join(" ") }],
+          tools: filesystem,
+        });
+        expect((reply.toolCalls ?? []).map((call) => call.name)).not.toContainEqual(
+          expect.stringMatching(/write|edit|create|move|delete/),
+        );
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe("scripted model", () => {
   it("runs a whole tool loop: asks for the clock, then answers with its result", async () => {
     const client = await start();

@@ -22,6 +22,8 @@ export interface ScriptedModelOptions {
 
 interface ToolInfo {
   name: string;
+  /** The tool's own name: the part after the last `__` of an MCP pool's `server__tool`, else the name. */
+  own: string;
   description: string;
   properties: Record<string, Record<string, unknown>>;
   required: string[];
@@ -58,6 +60,7 @@ function declaredTools(tools: unknown): ToolInfo[] {
     for (const [k, v] of Object.entries(props)) properties[k] = record(v) ?? {};
     out.push({
       name: fn.name,
+      own: fn.name.includes("__") ? fn.name.slice(fn.name.lastIndexOf("__") + 2) || fn.name : fn.name,
       description: typeof fn.description === "string" ? fn.description : "",
       properties,
       required: Array.isArray(params.required)
@@ -68,16 +71,21 @@ function declaredTools(tools: unknown): ToolInfo[] {
   return out;
 }
 
-/** What a tool is for, judged from its name (then its description). */
+/** A tool whose name says it changes something (`write_file`, `createDirectory`): never a reader. */
+const WRITES =
+  /\b(write|overwrite|edit|create|delete|remove|move|rename|copy|append|update|save|upload|put|insert|patch|mkdir|touch)/;
+
+/** What a tool is for, judged from its own name (then its description). */
 function kindOf(tool: ToolInfo): ToolKind {
-  const name = tool.name.toLowerCase();
+  const name = tool.own.toLowerCase();
+  const writes = WRITES.test(nameWords(tool));
   if (/clock|time|date|now/.test(name)) return "clock";
   if (/calc|math|arith|eval/.test(name)) return "calculator";
-  if (/read|file|cat|open/.test(name)) return "read_file";
+  if (/read|file|cat|open/.test(name)) return writes ? "other" : "read_file";
   const description = tool.description.toLowerCase();
   if (/current time|clock/.test(description)) return "clock";
   if (/arithmetic|calculat/.test(description)) return "calculator";
-  if (/read.*file|file.*content/.test(description)) return "read_file";
+  if (/read.*file|file.*content/.test(description) && !writes) return "read_file";
   return "other";
 }
 
@@ -131,22 +139,36 @@ const OPERATIONS: readonly { tool: RegExp; question: RegExp }[] = [
   { tool: /\b(divide|divides|division|quotient)\b/, question: /[/÷]|\b(divided|divide|quotient)\b/ },
 ];
 
-/** The tool's name as words (`addNumbers`, `add_numbers` → "add numbers") and its description. */
+/** The tool's own name as words: `addNumbers`, `add_numbers` → "add numbers". */
+function nameWords(tool: ToolInfo): string {
+  return tool.own
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .replace(/[_\-.]+/g, " ")
+    .toLowerCase();
+}
+
+/** The tool's own name as words and its description. */
 function toolWords(tool: ToolInfo): string {
-  const name = tool.name.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/[_\-.]+/g, " ");
-  return `${name} ${tool.description}`.toLowerCase();
+  return `${nameWords(tool)} ${tool.description}`.toLowerCase();
 }
 
 /** True when every required parameter of `tool` takes numbers (a number, an integer, or an array of them). */
 function takesOnlyNumbers(tool: ToolInfo): boolean {
+  // A required parameter that allows null is an optional one in the strict form: it does not count.
+  const needed = tool.required.filter((key) => !nullable(tool.properties[key] ?? {}));
   return (
-    tool.required.length > 0 &&
-    tool.required.every((key) => {
+    needed.length > 0 &&
+    needed.every((key) => {
       const schema = tool.properties[key] ?? {};
       const items = record(schema.items);
       return isNumberType(schema.type) || (schema.type === "array" && isNumberType(items?.type));
     })
   );
+}
+
+/** True for a schema whose `type` list allows null (`["string", "null"]`). */
+function nullable(schema: Record<string, unknown>): boolean {
+  return Array.isArray(schema.type) && schema.type.includes("null");
 }
 
 function isNumberType(type: unknown): boolean {
@@ -156,8 +178,9 @@ function isNumberType(type: unknown): boolean {
 /** True when the user's words point at `tool`. */
 function named(tool: ToolInfo, kind: ToolKind, text: string): boolean {
   const lower = text.toLowerCase();
-  const spaced = tool.name.toLowerCase().replace(/[_-]+/g, " ");
-  if (lower.includes(tool.name.toLowerCase()) || lower.includes(spaced)) return true;
+  for (const name of new Set([tool.name.toLowerCase(), tool.own.toLowerCase()])) {
+    if (lower.includes(name) || lower.includes(name.replace(/[_-]+/g, " "))) return true;
+  }
   switch (kind) {
     case "clock":
       return /\b(time|clock|date|day is it|today)\b/.test(lower);
@@ -205,15 +228,17 @@ function offerOf(text: string): Offer {
 
 /** A run of capitalised words that does not open a sentence (a place, a person, a title), or undefined. */
 function properNoun(text: string, tool: ToolInfo): string | undefined {
-  const toolName = tool.name.toLowerCase();
+  const names = [tool.name.toLowerCase(), tool.own.toLowerCase()];
   const found = text.match(/(?<=[^.!?\s]\s+)[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*/g) ?? [];
-  return found.find((w) => w.toLowerCase() !== toolName && !/^(I|I'm|I'd)$/.test(w));
+  return found.find((w) => !names.includes(w.toLowerCase()) && !/^(I|I'm|I'd)$/.test(w));
 }
 
 /**
  * A value for one parameter from its JSON Schema (type, enum, items, default) and the words that
  * name it (key, description), taken from the question. `required` allows the plain fallbacks (the
  * first enum value or the default, the whole question for a free-text string, false for a flag).
+ * A required parameter whose type allows null is the strict form of an optional one (as
+ * `sanitizeTools` declares it): filled only from the question, else null, as a model sends it.
  */
 function valueFor(
   key: string,
@@ -223,6 +248,12 @@ function valueFor(
   offer: Offer,
   required: boolean,
 ): unknown {
+  if (nullable(schema)) {
+    const types = (schema.type as unknown[]).filter((type) => type !== "null");
+    const plain = { ...schema, type: types.length === 1 ? types[0] : undefined };
+    const value = valueFor(key, plain, tool, kind, offer, false);
+    return value === undefined && required ? null : value;
+  }
   const hint = `${key} ${typeof schema.description === "string" ? schema.description : ""}`.toLowerCase();
   const type = schema.type;
   if (Array.isArray(schema.enum)) {
@@ -363,7 +394,9 @@ function plainAnswer(text: string, tools: ToolInfo[]): string {
  * - Otherwise, when the latest user words name declared tools — by name, or by obvious words
  *   (time/clock/date; calculate or an arithmetic expression; read/open/show with a path) — it
  *   calls each of them, in parallel, with arguments taken from those words (the expression, the
- *   path, a time zone, required fields filled plainly). A tool whose required argument cannot be
+ *   path, a time zone, required fields filled plainly, `null` for a required one that allows
+ *   null). A tool is judged by its own name (`echo` of an MCP pool's `everything__echo`); one
+ *   whose name says it writes is never a file reader. A tool whose required argument cannot be
  *   found is not called; the reply asks for it instead.
  * - Otherwise it answers plainly, saying it is a simulator and which tools it could call.
  * Text streams in small deltas (`chunkChars`, `chunkDelayMs`). Never throws.
