@@ -84,6 +84,9 @@ export function endsInString(text: string): boolean {
  * deeper than {@link MAX_DEPTH} (what could not be written back as JSON is not read).
  */
 export function tryParse(text: string): { value: unknown } | undefined {
+  // Exact for JSON text (its strings are double-quoted), and far cheaper than building a value
+  // thousands of levels deep only to refuse it: a megabyte of "[" took seconds that way.
+  if (nestsDeeper(text, MAX_DEPTH)) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);
