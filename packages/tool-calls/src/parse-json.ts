@@ -4,6 +4,28 @@ import { findFences, isRecord, repairParse, scanBrackets, tryParse, withinDepth 
 const THINK_END = "</think>";
 const MAX_CANDIDATES = 32;
 
+/**
+ * What one reading of a reply may spend looking for candidates: unclosed ones repaired (each runs
+ * to the end of the reply), and characters scanned for brackets over all candidates — four times
+ * the reply plus 64 KiB. Past it the reply is judged to hold no JSON: a megabyte of `[` would
+ * otherwise be scanned once per candidate.
+ */
+interface Budget {
+  unclosed: number;
+  chars: number;
+}
+
+function budgetFor(text: string): Budget {
+  return { unclosed: 4, chars: 4 * text.length + 64 * 1024 };
+}
+
+/** Scans from `start` for the bracket that closes it, charging the characters read to `budget`. */
+function scanWithin(text: string, start: number, budget: Budget): number {
+  const { end } = scanBrackets(text, start);
+  budget.chars -= (end < 0 ? text.length : end) - start;
+  return end;
+}
+
 function isStructure(value: unknown): boolean {
   return isRecord(value) || Array.isArray(value);
 }
@@ -20,15 +42,16 @@ function structureIn(fragment: string): { value: unknown } | undefined {
 function candidateAt(
   text: string,
   start: number,
-  budget: { unclosed: number },
+  budget: Budget,
 ): { value: unknown } | undefined {
+  if (budget.chars <= 0) return undefined;
   const opener = text[start];
   if (opener === "[") {
     // "[see below]" in prose is not JSON: an array must open on something a JSON value starts with.
     const next = text.slice(start + 1).trimStart()[0];
     if (next === undefined || !/[{["'\d\-tfn\]]/.test(next)) return undefined;
   }
-  const { end } = scanBrackets(text, start);
+  const end = scanWithin(text, start, budget);
   if (end < 0) {
     // An unclosed candidate runs to the end of the reply; repairing each of many such would take
     // quadratic time, and only the first few can be the JSON a cut reply ends with.
@@ -41,13 +64,13 @@ function candidateAt(
 const OPENER = /[{[]/g;
 
 /** An object or array that opens before `at` and is still open there, read as JSON. */
-function enclosing(text: string, at: number, budget: { unclosed: number }): { value: unknown } | undefined {
+function enclosing(text: string, at: number, budget: Budget): { value: unknown } | undefined {
   let from = 0;
-  for (let tries = 0; tries < MAX_CANDIDATES; tries++) {
+  for (let tries = 0; tries < MAX_CANDIDATES && budget.chars > 0; tries++) {
     OPENER.lastIndex = from;
     const start = OPENER.exec(text)?.index ?? -1;
     if (start < 0 || start >= at) return undefined;
-    const { end } = scanBrackets(text, start);
+    const end = scanWithin(text, start, budget);
     if (end < 0 || end > at) {
       const found = candidateAt(text, start, budget);
       if (found) return found;
@@ -66,7 +89,9 @@ function enclosing(text: string, at: number, budget: { unclosed: number }): { va
  * a bracket left open at the end.
  *
  * Returns the value, or `undefined` when the reply holds none. A whole reply that is valid JSON
- * may be any JSON value; inside prose or a fence only an object or an array counts. Throws a
+ * may be any JSON value; inside prose or a fence only an object or an array counts. The search is
+ * bounded: at most 32 candidates, and about four passes over the reply in all, so a reply built of
+ * brackets that never close is judged to hold none in linear time. Throws a
  * `ToolCallsError` (`code: "invalid-text"`) when `text` is not a string.
  */
 export function parseJson<T = unknown>(text: string): T | undefined {
@@ -82,7 +107,7 @@ export function parseJson<T = unknown>(text: string): T | undefined {
   const whole = tryParse(reply);
   if (whole) return withinDepth(whole.value) ? (whole.value as T) : undefined;
 
-  const budget = { unclosed: 4 };
+  const budget = budgetFor(reply);
   const fences = findFences(reply, MAX_CANDIDATES);
   if (fences.length > 0) {
     // A fence written inside a JSON value's string is part of that value, not a block of its own.
@@ -96,7 +121,7 @@ export function parseJson<T = unknown>(text: string): T | undefined {
 
   for (const opener of ["{", "["]) {
     let from = 0;
-    for (let tries = 0; tries < MAX_CANDIDATES; tries++) {
+    for (let tries = 0; tries < MAX_CANDIDATES && budget.chars > 0; tries++) {
       const start = reply.indexOf(opener, from);
       if (start < 0) break;
       const found = candidateAt(reply, start, budget);
