@@ -181,4 +181,19 @@ describe("depth: nesting past what JSON.stringify can write back", () => {
     expect(parseJson(`x ${"[".repeat(6000)}`)).toBeUndefined();
     expect(parseJson("[".repeat(6000) + "]".repeat(6000))).toBeUndefined();
   });
+
+  it("repairs a reply cut off deep inside a value, and refuses one left open far past the depth limit", () => {
+    // Cut off 511 levels deep (an object, then 510 arrays): closed and read, every level kept.
+    const value = parseJson<{ a: unknown }>(`Here: {"a":${"[".repeat(510)}1`);
+    let depth = 0;
+    for (let item: unknown = value?.a; Array.isArray(item); item = item[0]) depth++;
+    expect(depth).toBe(510);
+    // Left open 600 levels deep: closing it would nest past 512, so the reply holds no JSON.
+    expect(parseJson(`Here: {"a":${"[".repeat(600)}1`)).toBeUndefined();
+  });
+
+  it("still finds the JSON after prose full of brackets that never close", () => {
+    const reply = `${"[see ".repeat(40)}then {"path": "src/a.ts"}`;
+    expect(parseJson(reply)).toEqual({ path: "src/a.ts" });
+  });
 });

@@ -13,6 +13,8 @@ interface ScanResult {
   open: boolean;
   /** True when the text ended inside a string: its end was cut off, and no repair can know it. */
   inString: boolean;
+  /** How many brackets were still open when the text ended (0 when the first one closed). */
+  depth: number;
 }
 
 const VALUE_START = new Set(["{", "[", ",", ":"]);
@@ -51,11 +53,108 @@ export function scanBrackets(text: string, start: number): ScanResult {
     if (c === "{" || c === "[") depth++;
     else if (c === "}" || c === "]") {
       depth--;
-      if (depth === 0) return { end: i + 1, open: false, inString: false };
+      if (depth === 0) return { end: i + 1, open: false, inString: false, depth: 0 };
     }
     if (c !== " " && c !== "\n" && c !== "\t" && c !== "\r") previous = c;
   }
-  return { end: -1, open: quote !== undefined || depth > 0, inString: quote !== undefined };
+  return { end: -1, open: quote !== undefined || depth > 0, inString: quote !== undefined, depth };
+}
+
+/** A bare token that is whole: a literal (JSON's or Python's) or a complete JSON number. */
+const WHOLE_TOKEN = /^(?:true|false|null|True|False|None|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$/;
+
+/** Where {@link unfinishedValue} finds a value the text never finished. */
+export type UnfinishedValue = "cut" | "broken";
+
+/**
+ * Finds a value a repair would have to invent. `"cut"`: the text stops where a value had begun or
+ * was still to come — after a key, after a colon, or inside a bare token that is not whole (`tru`,
+ * `nul`, `-`, `1.`, `1e+`, a bare word). `"broken"`: a number begun and not finished before the
+ * next bracket or comma (`[-{`), or a key followed by something other than its colon. Closing
+ * such text up reads `{"a":` as `{"a": null}`, `{"a": tru` as `"tru"` and `-` as `-0`, so the
+ * caller refuses it instead. A trailing comma, or a bracket left open after a whole value, is
+ * neither: closing those invents nothing. Reads from the first `{` or `[` to where it closes, with
+ * the quote and comment rules of {@link scanBrackets}; answers `undefined` when nothing is missing.
+ * Linear.
+ */
+export function unfinishedValue(text: string): UnfinishedValue | undefined {
+  const first = text.search(/[{[]/);
+  if (first < 0) return undefined;
+  // Per open bracket: what comes next. In an object "key" → "colon" → "value" → "after"; in an
+  // array "value" → "after". A comma goes back to "key" or "value".
+  const stack: { object: boolean; phase: "key" | "colon" | "value" | "after" }[] = [];
+  let i = first;
+  while (i < text.length) {
+    const c = text[i] as string;
+    const top = stack[stack.length - 1];
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (stack.length > 0 && (c === "#" || c === "/")) {
+      const end = commentEnd(text, i);
+      if (end >= 0) {
+        i = end;
+        continue;
+      }
+    }
+    if (top?.phase === "colon" && c !== ":") return "broken";
+    if (c === "{" || c === "[") {
+      if (top) top.phase = "after";
+      stack.push({ object: c === "{", phase: c === "{" ? "key" : "value" });
+      i++;
+      continue;
+    }
+    if (c === "}" || c === "]") {
+      stack.pop();
+      if (stack.length === 0) return undefined;
+      i++;
+      continue;
+    }
+    if (!top) return undefined;
+    if (c === ",") {
+      top.phase = top.object ? "key" : "value";
+      i++;
+      continue;
+    }
+    if (c === ":") {
+      if (top.object) top.phase = "value";
+      i++;
+      continue;
+    }
+    // A single quote opens a string only where a key or a value can begin, as in scanBrackets.
+    if (c === '"' || (c === "'" && (top.phase === "key" || top.phase === "value"))) {
+      const close = closingQuote(text, i);
+      // A string that runs to the end is endsInString's case, not this one.
+      if (close < 0) return undefined;
+      top.phase = top.object && top.phase === "key" ? "colon" : "after";
+      i = close + 1;
+      continue;
+    }
+    // A bare token: a literal, a number, or a bare key or word.
+    let j = i;
+    while (j < text.length && !/[\s,:{}[\]"#/]/.test(text[j] as string)) j++;
+    if (j === i) j++; // a stray character the repair will judge
+    const token = text.slice(i, j);
+    const key = top.object && top.phase === "key";
+    // Text ends inside this token: a key with no value, or a value that may not be whole.
+    if (j >= text.length) return key || !WHOLE_TOKEN.test(token) ? "cut" : undefined;
+    if (!key && /^[-+.\d]/.test(token) && !WHOLE_TOKEN.test(token)) return "broken";
+    top.phase = key ? "colon" : "after";
+    i = j;
+  }
+  const top = stack[stack.length - 1];
+  return top?.object && (top.phase === "colon" || top.phase === "value") ? "cut" : undefined;
+}
+
+/** Index of the quote that closes the string opened at `at` (backslash escapes honoured), or -1. */
+function closingQuote(text: string, at: number): number {
+  const quote = text[at];
+  for (let i = at + 1; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === quote) return i;
+  }
+  return -1;
 }
 
 /** True when JSON-like text stops inside a string or with a bracket still open: cut off. */
@@ -227,6 +326,10 @@ const FENCE_OPEN = /^```[\w-]{0,64}[^\S\n]{0,64}\n?/;
 export function findFences(text: string, max: number): Fence[] {
   const fences: Fence[] = [];
   let from = 0;
+  // Reading a body's brackets (to pass over a fence written inside one of its strings) may cover
+  // the text about four times in all; past that a body ends at the next fence. Without the cap, a
+  // run of unclosed bodies was read to the end once per fence.
+  let budget = 4 * text.length + 64 * 1024;
   while (fences.length < max) {
     const start = text.indexOf("```", from);
     if (start < 0) break;
@@ -235,8 +338,9 @@ export function findFences(text: string, max: number): Fence[] {
     let close = -1;
     let i = bodyAt;
     while (i < text.length && /\s/.test(text[i] as string)) i++;
-    if (text[i] === "{" || text[i] === "[") {
+    if (budget > 0 && (text[i] === "{" || text[i] === "[")) {
       const { end } = scanBrackets(text, i);
+      budget -= (end > 0 ? end : text.length) - i;
       if (end > 0) {
         let j = end;
         while (j < text.length && /\s/.test(text[j] as string)) j++;

@@ -1,5 +1,13 @@
 import { describeValue, ToolCallsError } from "./errors.js";
-import { findFences, isRecord, repairParse, scanBrackets, tryParse, withinDepth } from "./json-text.js";
+import {
+  findFences,
+  isRecord,
+  MAX_DEPTH,
+  repairParse,
+  scanBrackets,
+  tryParse,
+  withinDepth,
+} from "./json-text.js";
 
 const THINK_END = "</think>";
 const MAX_CANDIDATES = 32;
@@ -20,10 +28,10 @@ function budgetFor(text: string): Budget {
 }
 
 /** Scans from `start` for the bracket that closes it, charging the characters read to `budget`. */
-function scanWithin(text: string, start: number, budget: Budget): number {
-  const { end } = scanBrackets(text, start);
-  budget.chars -= (end < 0 ? text.length : end) - start;
-  return end;
+function scanWithin(text: string, start: number, budget: Budget): { end: number; depth: number } {
+  const scan = scanBrackets(text, start);
+  budget.chars -= (scan.end < 0 ? text.length : scan.end) - start;
+  return scan;
 }
 
 function isStructure(value: unknown): boolean {
@@ -39,11 +47,7 @@ function structureIn(fragment: string): { value: unknown } | undefined {
 }
 
 /** Objects and arrays that begin at `start` in prose, closed where their brackets close. */
-function candidateAt(
-  text: string,
-  start: number,
-  budget: Budget,
-): { value: unknown } | undefined {
+function candidateAt(text: string, start: number, budget: Budget): { value: unknown } | undefined {
   if (budget.chars <= 0) return undefined;
   const opener = text[start];
   if (opener === "[") {
@@ -51,12 +55,14 @@ function candidateAt(
     const next = text.slice(start + 1).trimStart()[0];
     if (next === undefined || !/[{["'\d\-tfn\]]/.test(next)) return undefined;
   }
-  const end = scanWithin(text, start, budget);
+  const { end, depth } = scanWithin(text, start, budget);
   if (end < 0) {
     // An unclosed candidate runs to the end of the reply; repairing each of many such would take
     // quadratic time, and only the first few can be the JSON a cut reply ends with.
     if (budget.unclosed <= 0) return undefined;
     budget.unclosed--;
+    // Closing what is left open would nest it that deep: refused for its depth without the repair.
+    if (depth > MAX_DEPTH) return undefined;
   }
   return structureIn(text.slice(start, end < 0 ? undefined : end));
 }
@@ -70,7 +76,7 @@ function enclosing(text: string, at: number, budget: Budget): { value: unknown }
     OPENER.lastIndex = from;
     const start = OPENER.exec(text)?.index ?? -1;
     if (start < 0 || start >= at) return undefined;
-    const end = scanWithin(text, start, budget);
+    const { end } = scanWithin(text, start, budget);
     if (end < 0 || end > at) {
       const found = candidateAt(text, start, budget);
       if (found) return found;

@@ -128,6 +128,51 @@ describe("parseToolArguments: what the model meant, never what was inside its st
     }
   });
 
+  it("never invents a value the model had not finished writing, whatever the finish reason", () => {
+    // Found by the unseeded property above: `{"$":-` was read as { $: 0 }.
+    const cut = ['{"a":', '{"b": 1, "a"', "{a", "{'a':", '{"a": tru', '{"a": Fals', '{"a": [nul', '{"a": -'];
+    cut.push('{"a": 1.', '{"a": 1e+', 'Sure: {"q": nul', '{"mode": fast');
+    const kinds = cut.map((raw) => {
+      try {
+        return JSON.stringify(parseToolArguments(raw).value);
+      } catch (error) {
+        return ToolArgumentsError.isInstance(error) ? error.kind : "a raw throw";
+      }
+    });
+    expect(kinds).toEqual(cut.map(() => "truncated"));
+    // Closing a bracket or dropping a trailing comma after a whole value invents nothing.
+    expect(parseToolArguments('{"a": [1, 2').value).toEqual({ a: [1, 2] });
+    expect(parseToolArguments('{"a": -1.5e3,').value).toEqual({ a: -1500 });
+    expect(parseToolArguments('{"a": {"b": True').value).toEqual({ a: { b: true } });
+  });
+
+  it("reads no prefix of an object's JSON that stops after a colon or inside a literal", () => {
+    const literal = fc.constantFrom(true, false, null);
+    fc.assert(
+      fc.property(
+        argsArb,
+        fc.string({ minLength: 1, maxLength: 6 }),
+        literal,
+        fc.nat(),
+        (args, key, lit, at) => {
+          // The object's JSON with one more key last, its value a literal; stop right after that
+          // key's colon, or one to three characters into the literal.
+          const head = JSON.stringify(args).slice(0, -1);
+          const open = `${head}${head === "{" ? "" : ","}${JSON.stringify(key)}:`;
+          const prefix = open + String(lit).slice(0, at % 4);
+          let kind = "read";
+          try {
+            parseToolArguments(prefix);
+          } catch (error) {
+            kind = ToolArgumentsError.isInstance(error) ? error.kind : "a raw throw";
+          }
+          expect(kind).toBe("truncated");
+        },
+      ),
+      { numRuns: 300, seed: 22 },
+    );
+  });
+
   it("reports what is not an object as malformed", () => {
     for (const raw of ["[1, 2]", "42", "just words", '"hello"']) {
       try {

@@ -8,6 +8,7 @@ import {
   repairParse,
   scanBrackets,
   tryParse,
+  unfinishedValue,
   withinDepth,
 } from "./json-text.js";
 
@@ -156,6 +157,18 @@ function readSlow(
   if (!parsed) {
     // Text ending inside a string lost its end, whatever the finish reason: never closed up and run.
     if (endsInString(trimmed)) throw truncated(raw, name, finishReason === "length");
+    // So did text that stops where a value had begun or was still to come: closing it up would
+    // invent the value (`{"a":` as null, `{"a": tru` as "tru"). A number left unfinished inside
+    // the text, or a key with no colon, is not repaired either (`-` would be read as -0).
+    const unfinished = unfinishedValue(trimmed);
+    if (unfinished === "cut") throw truncated(raw, name, finishReason === "length");
+    if (unfinished === "broken") {
+      throw malformed(
+        raw,
+        name,
+        "a value in them is unfinished (a number cut short, or a key without its colon)",
+      );
+    }
     if (finishReason === "length" && isUnterminated(trimmed)) throw truncated(raw, name, true);
     if (trimmed.length > MAX_REPAIR_ARGUMENT_CHARS) {
       throw malformed(
