@@ -102,6 +102,8 @@ export function unfinishedValue(text: string): UnfinishedValue | undefined {
     if (c === "{" || c === "[") {
       if (top) top.phase = "after";
       stack.push({ object: c === "{", phase: c === "{" ? "key" : "value" });
+      // Deeper than any value is read: the repair refuses it for its depth, so nothing is invented.
+      if (stack.length > MAX_DEPTH) return undefined;
       i++;
       continue;
     }
