@@ -60,6 +60,22 @@ export function scanBrackets(text: string, start: number): ScanResult {
   return { end: -1, open: quote !== undefined || depth > 0, inString: quote !== undefined, depth };
 }
 
+/**
+ * What a search may spend reading one text for brackets over all its tries: about four passes over
+ * it, plus 64 KiB. A search that stops when it is spent stays linear however many candidates the
+ * text offers (a megabyte of `[` would otherwise be read to the end once per candidate).
+ */
+export function scanAllowance(text: string): { chars: number } {
+  return { chars: 4 * text.length + 64 * 1024 };
+}
+
+/** {@link scanBrackets}, charging the characters it reads to `allowance`. */
+export function scanCharged(text: string, start: number, allowance: { chars: number }): ScanResult {
+  const scan = scanBrackets(text, start);
+  allowance.chars -= (scan.end < 0 ? text.length : scan.end) - start;
+  return scan;
+}
+
 /** A bare token that is whole: a literal (JSON's or Python's) or a complete JSON number. */
 const WHOLE_TOKEN = /^(?:true|false|null|True|False|None|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$/;
 
@@ -328,10 +344,9 @@ const FENCE_OPEN = /^```[\w-]{0,64}[^\S\n]{0,64}\n?/;
 export function findFences(text: string, max: number): Fence[] {
   const fences: Fence[] = [];
   let from = 0;
-  // Reading a body's brackets (to pass over a fence written inside one of its strings) may cover
-  // the text about four times in all; past that a body ends at the next fence. Without the cap, a
-  // run of unclosed bodies was read to the end once per fence.
-  let budget = 4 * text.length + 64 * 1024;
+  // Reading a body's brackets passes over a fence written inside one of its strings; once the
+  // allowance is spent, a body ends at the next fence.
+  const allowance = scanAllowance(text);
   while (fences.length < max) {
     const start = text.indexOf("```", from);
     if (start < 0) break;
@@ -340,9 +355,8 @@ export function findFences(text: string, max: number): Fence[] {
     let close = -1;
     let i = bodyAt;
     while (i < text.length && /\s/.test(text[i] as string)) i++;
-    if (budget > 0 && (text[i] === "{" || text[i] === "[")) {
-      const { end } = scanBrackets(text, i);
-      budget -= (end > 0 ? end : text.length) - i;
+    if (allowance.chars > 0 && (text[i] === "{" || text[i] === "[")) {
+      const { end } = scanCharged(text, i, allowance);
       if (end > 0) {
         let j = end;
         while (j < text.length && /\s/.test(text[j] as string)) j++;

@@ -4,7 +4,8 @@ import {
   isRecord,
   MAX_DEPTH,
   repairParse,
-  scanBrackets,
+  scanAllowance,
+  scanCharged,
   tryParse,
   withinDepth,
 } from "./json-text.js";
@@ -14,24 +15,12 @@ const MAX_CANDIDATES = 32;
 
 /**
  * What one reading of a reply may spend looking for candidates: unclosed ones repaired (each runs
- * to the end of the reply), and characters scanned for brackets over all candidates — four times
- * the reply plus 64 KiB. Past it the reply is judged to hold no JSON: a megabyte of `[` would
- * otherwise be scanned once per candidate.
+ * to the end of the reply), and characters read for brackets over all candidates
+ * ({@link scanAllowance}). Past it the reply is judged to hold no JSON.
  */
 interface Budget {
   unclosed: number;
   chars: number;
-}
-
-function budgetFor(text: string): Budget {
-  return { unclosed: 4, chars: 4 * text.length + 64 * 1024 };
-}
-
-/** Scans from `start` for the bracket that closes it, charging the characters read to `budget`. */
-function scanWithin(text: string, start: number, budget: Budget): { end: number; depth: number } {
-  const scan = scanBrackets(text, start);
-  budget.chars -= (scan.end < 0 ? text.length : scan.end) - start;
-  return scan;
 }
 
 function isStructure(value: unknown): boolean {
@@ -55,7 +44,7 @@ function candidateAt(text: string, start: number, budget: Budget): { value: unkn
     const next = text.slice(start + 1).trimStart()[0];
     if (next === undefined || !/[{["'\d\-tfn\]]/.test(next)) return undefined;
   }
-  const { end, depth } = scanWithin(text, start, budget);
+  const { end, depth } = scanCharged(text, start, budget);
   if (end < 0) {
     // An unclosed candidate runs to the end of the reply; repairing each of many such would take
     // quadratic time, and only the first few can be the JSON a cut reply ends with.
@@ -76,7 +65,7 @@ function enclosing(text: string, at: number, budget: Budget): { value: unknown }
     OPENER.lastIndex = from;
     const start = OPENER.exec(text)?.index ?? -1;
     if (start < 0 || start >= at) return undefined;
-    const { end } = scanWithin(text, start, budget);
+    const { end } = scanCharged(text, start, budget);
     if (end < 0 || end > at) {
       const found = candidateAt(text, start, budget);
       if (found) return found;
@@ -113,7 +102,7 @@ export function parseJson<T = unknown>(text: string): T | undefined {
   const whole = tryParse(reply);
   if (whole) return withinDepth(whole.value) ? (whole.value as T) : undefined;
 
-  const budget = budgetFor(reply);
+  const budget: Budget = { unclosed: 4, ...scanAllowance(reply) };
   const fences = findFences(reply, MAX_CANDIDATES);
   if (fences.length > 0) {
     // A fence written inside a JSON value's string is part of that value, not a block of its own.
