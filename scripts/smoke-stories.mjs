@@ -68,7 +68,8 @@ function importsOf(source) {
  * included (`skipLibCheck: false`), with the compiler at `tsc`; emits JavaScript into `outDir` when
  * given, nothing otherwise. Throws when the compiler reports an error (printed as it comes).
  */
-export function typeCheckStrict({ project, files, tsc, outDir }) {
+/** Writes the strict NodeNext tsconfig the packed imports and the stories are checked under. */
+export function writeStrictConfig({ project, files, outDir }) {
   writeFileSync(
     join(project, "tsconfig.json"),
     JSON.stringify({
@@ -84,6 +85,10 @@ export function typeCheckStrict({ project, files, tsc, outDir }) {
       files,
     }),
   );
+}
+
+function typeCheckStrict({ project, files, tsc, outDir }) {
+  writeStrictConfig({ project, files, outDir });
   execFileSync(process.execPath, [tsc, "-p", project], { cwd: project, stdio: "inherit" });
 }
 
