@@ -33,8 +33,19 @@ export interface LiveServer {
   stop(): Promise<void>;
 }
 
+export interface LiveOptions {
+  /**
+   * The context in tokens (default 4096, the model's training length). Past 4096 the server is
+   * told the model was trained that long (`--override-kv llama.context_length`), since it would
+   * otherwise cap the slot there; the tiny model's output means nothing either way.
+   */
+  contextSize?: number;
+  /** Server slots (`--parallel`); absent: the server's own choice. */
+  slots?: number;
+}
+
 /** Starts llama-server with tiny.gguf (alias `tiny`) and waits until /health answers 200. */
-export async function startLive(): Promise<LiveServer> {
+export async function startLive(options: LiveOptions = {}): Promise<LiveServer> {
   if (!liveServerPath) throw new Error("The live llama.cpp server is not present.");
   const port = await freePort();
   const child: ChildProcess = spawn(
@@ -47,10 +58,14 @@ export async function startLive(): Promise<LiveServer> {
       "--port",
       String(port),
       "-c",
-      "4096",
+      String(options.contextSize ?? 4096),
       "--jinja",
       "--alias",
       "tiny",
+      ...(options.contextSize && options.contextSize > 4096
+        ? ["--override-kv", `llama.context_length=int:${options.contextSize}`]
+        : []),
+      ...(options.slots ? ["--parallel", String(options.slots)] : []),
     ],
     { stdio: "ignore" },
   );

@@ -19,6 +19,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { commonPrefixLength, renderPrompt, startServer, type TurnReply } from "@loopwright/testkit";
 import { encode } from "gpt-tokenizer";
 import { createRuntime } from "../../loop/src/index.js";
+// The live llama.cpp server the side-task tests start (by path, like the loop above).
+import { liveServerPath, startLive } from "../../side-task/test/live.js";
 import { holdsDefinitions } from "../src/load-result.js";
 import { CALL_TOOL_NAME, LOAD_TOOLS_NAME } from "../src/meta-tools.js";
 import { type Body, drive, type TaskStep } from "../src/test-support/drive.js";
@@ -243,6 +245,47 @@ function measure(
   return row;
 }
 
+/** The modes replayed on the live server: the all-tools baseline and the three ways of loading. */
+const LIVE_VARIANTS = ["eager (all tools)", "ondemand", "proxy", "proxy + preselect"];
+
+/**
+ * Sends each body to a fresh llama-server (one slot, so every request meets the cache the one
+ * before it left) as the loop sent it, with max_tokens 1 since only the prompt is measured, and
+ * adds up what the server says it processed: usage.prompt_tokens, prompt_tokens_details.cached_tokens
+ * and timings.prompt_n (the tokens it prefilled for the request).
+ */
+async function replayLive(bodies: Body[]) {
+  const server = await startLive({ contextSize: 131_072, slots: 1 });
+  const counts = { requests: 0, prompt: 0, cached: 0, prefilled: 0, last: 0, ms: 0 };
+  const started = Date.now();
+  try {
+    for (const body of bodies) {
+      const { stream_options: _, ...rest } = body as unknown as Record<string, unknown>;
+      const response = await fetch(`${server.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...rest, model: "tiny", stream: false, max_tokens: 1 }),
+      });
+      const text = await response.text();
+      if (!response.ok)
+        throw new Error(`llama-server refused request ${counts.requests + 1}: ${text.slice(0, 300)}`);
+      const reply = JSON.parse(text) as {
+        usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } };
+        timings: { prompt_n: number };
+      };
+      counts.requests++;
+      counts.prompt += reply.usage.prompt_tokens;
+      counts.cached += reply.usage.prompt_tokens_details?.cached_tokens ?? 0;
+      counts.prefilled += reply.timings.prompt_n;
+      counts.last = reply.usage.prompt_tokens;
+    }
+  } finally {
+    await server.stop();
+  }
+  counts.ms = Date.now() - started;
+  return counts;
+}
+
 const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`;
 const k = (n: number) => n.toLocaleString("en-US");
 
@@ -267,6 +310,7 @@ console.log(
     `${real.mean.toFixed(0)} tokens on average, median ${real.median}, 90th percentile ${real.p90}.`,
 );
 const verdicts: string[] = [];
+const liveVerdicts: string[] = [];
 for (const size of [100, 300]) {
   const tools = toolset(size);
   const perTool = tokens(JSON.stringify(tools.tools)) / tools.tools.length;
@@ -274,9 +318,11 @@ for (const size of [100, 300]) {
     `\nT = ${size} tools on ${tools.catalog.length} servers, ${perTool.toFixed(0)} tokens a definition; ${TASK.steps.length}-step task`,
   );
   const rows: Row[] = [];
+  const sent = new Map<string, Body[]>();
   let declaredArray = 0; // eager's tool array as the loop declares it (sanitized: strict schemas)
   for (const variant of VARIANTS) {
     const run = await requestsFor(variant, tools);
+    sent.set(variant.label, run.bodies);
     if (variant.mode === "eager") declaredArray = tokens(JSON.stringify(run.bodies[0]?.tools ?? []));
     const definitionTokens = run.messages
       .filter(holdsDefinitions)
@@ -337,7 +383,47 @@ for (const size of [100, 300]) {
       `the ratio target would hold from about ${breakEven} a definition (this catalogue: ${perTool.toFixed(0)}; ` +
       `real servers: ${real.mean.toFixed(0)}). Proxy prefilled ${k(proxy.again)} tokens a second time ` +
       `(eager ${k(eager.again)}, ondemand ${k((rows[1] as Row).again)}); a run that prefills every token once ` +
-      `can hit at most ${pct(proxy.prompt - proxy.last, proxy.prompt)} of proxy's prompts.`,
+      `can hit at most ${pct(proxy.prompt - proxy.last, proxy.prompt)} of proxy's prompts, and no run of ` +
+      `${proxy.requests} requests whose prompts never shrink can pass 1 − 1/${proxy.requests} = ` +
+      `${pct(proxy.requests - 1, proxy.requests)}.`,
   );
+  if (liveServerPath) {
+    const live: Record<string, string | number>[] = [];
+    let eagerLive = 0;
+    for (const label of LIVE_VARIANTS) {
+      const bodies = sent.get(label) ?? [];
+      const sim = rows.find((row) => row.label === label) as Row;
+      const counts = await replayLive(bodies);
+      if (label === "eager (all tools)") eagerLive = counts.prefilled;
+      live.push({
+        mode: label,
+        requests: counts.requests,
+        prompt: k(counts.prompt),
+        cached: k(counts.cached),
+        prefilled: k(counts.prefilled),
+        "hit %": pct(counts.cached, counts.prompt),
+        "prefilled vs eager": `${(counts.prefilled / eagerLive).toFixed(3)}×`,
+        "simulator said": `${(sim.uncached / eager.uncached).toFixed(3)}×`,
+        "ceiling hit %": pct(counts.prompt - counts.last, counts.prompt),
+        seconds: (counts.ms / 1000).toFixed(1),
+      });
+    }
+    console.log(
+      `\nT = ${size} on a real llama.cpp server (LOOPWRIGHT_LIVE_LLAMA: its tiny.gguf, Llama-3 BPE, Qwen2.5 ` +
+        "template; one slot, a fresh server per mode): each request as the loop sent it, max_tokens 1. " +
+        "prompt, cached and prefilled are the server's own usage.prompt_tokens, cached_tokens and timings.prompt_n.",
+    );
+    console.table(live);
+    liveVerdicts.push(
+      `T=${size} on llama.cpp: proxy prefilled ${live.find((r) => r.mode === "proxy")?.["prefilled vs eager"] ?? "?"} ` +
+        `of eager's tokens, hit ${live.find((r) => r.mode === "proxy")?.["hit %"] ?? "?"}.`,
+    );
+  }
 }
+if (!liveServerPath)
+  console.log(
+    "\n(The same requests replayed on a real llama.cpp server are skipped: set LOOPWRIGHT_LIVE_LLAMA to a folder " +
+      "holding llama-server and tiny.gguf.)",
+  );
+verdicts.push(...liveVerdicts);
 console.log(`\n${verdicts.join("\n")}`);
