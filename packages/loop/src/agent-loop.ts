@@ -121,7 +121,9 @@ export interface AgentLoopOptions {
    * run's last request reported (absent before the first and where nothing was reported), the
    * window (`config.contextLength`), and the token ledger so far — and may return a replacement:
    * where a host prunes or compacts mid-run. The ledger is moved onto the new transcript
-   * (`rebaseLedger`). A replacement must leave every tool call answered. What it throws ends the run.
+   * (`rebaseLedger`). A replacement must keep every tool call answered by the tool messages right
+   * after it, and no tool message without its call (refused with a `TypeError`, naming the ids,
+   * before anything is sent). What it throws ends the run.
    */
   beforeStep?: (
     messages: readonly ChatMessage[],

@@ -80,7 +80,7 @@ describe("beforeStep", () => {
       })
       .catch((e: unknown) => e);
     expect(AgentLoopError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/tool calls no tool message answers \(r1\)/);
+    expect((error as Error).message).toMatch(/tool calls no tool message answers right after them \(r1\)/);
     expect(failedRun(error)?.messages).toHaveLength(3);
     expect(server.chatRequests).toHaveLength(1);
   });

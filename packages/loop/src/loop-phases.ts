@@ -55,11 +55,21 @@ export async function prepareStep(run: LoopRun, step: number): Promise<void> {
   if (!Array.isArray(replaced)) {
     throw new TypeError("beforeStep must return an array of messages, or nothing to keep the transcript.");
   }
-  const missing = unansweredCalls(replaced);
-  if (missing.length > 0) {
+  const { missing, stray } = unpaired(replaced);
+  if (missing.length > 0 || stray.length > 0) {
+    const faults = [
+      ...(missing.length > 0
+        ? [`tool calls no tool message answers right after them (${missing.join(", ")})`]
+        : []),
+      ...(stray.length > 0
+        ? [
+            `tool messages that answer no call right before them, or one already answered (${stray.join(", ")})`,
+          ]
+        : []),
+    ];
     throw new TypeError(
-      `beforeStep returned a transcript with tool calls no tool message answers (${missing.join(", ")}); ` +
-        "an endpoint refuses that. Keep or drop each call together with its result.",
+      `beforeStep returned a transcript with ${faults.join(" and ")}; an endpoint refuses that. ` +
+        "Keep or drop each call together with its result, the results right after the call.",
     );
   }
   run.measure.rebase(run.messages, replaced);
@@ -333,26 +343,53 @@ function outcomeOf(result: CallResult): ToolCallOutcome {
 }
 
 /**
- * Phase: the step's calls under the host's tool names (the model wrote the wire's) and with
- * distinct ids — some servers (DeepSeek, GLM) repeat one across parallel calls, and a transcript
- * whose results cannot be told apart is refused on the next request.
+ * Phase: the step's calls under the host's tool names (the model wrote the wire's) and with ids
+ * the transcript has not used — some servers (DeepSeek, GLM) repeat one across parallel calls, one
+ * that sends none gets `call_0` from the stream every step, recovered calls are `call_recovered_0`
+ * every step, and a transcript whose results cannot be told apart is refused on the next request.
  */
 export function takeCalls(run: LoopRun, step: LoopStep): void {
   const calls = renameCalls(step.turn.toolCalls, run.names.toHost);
-  step.turn = { ...step.turn, toolCalls: distinctIds(calls) };
+  step.turn = { ...step.turn, toolCalls: distinctIds(calls, usedIds(run.messages)) };
 }
 
-/** The ids of tool calls in a transcript that no later tool message answers. */
-function unansweredCalls(messages: readonly ChatMessage[]): string[] {
+/** Every tool-call id a transcript holds: its calls' and its tool messages'. */
+function usedIds(messages: readonly ChatMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const message of messages) {
+    if (message.role === "tool") ids.add(message.tool_call_id);
+    else if (message.role === "assistant") for (const call of message.tool_calls ?? []) ids.add(call.id);
+  }
+  return ids;
+}
+
+/**
+ * What an endpoint refuses in a transcript's pairing, by id: calls the run of tool messages right
+ * after their assistant message does not answer (`missing`), and tool messages that answer no call
+ * of the assistant message right before their run, or one already answered (`stray`).
+ */
+function unpaired(messages: readonly ChatMessage[]): { missing: string[]; stray: string[] } {
   const missing: string[] = [];
-  messages.forEach((message, at) => {
-    if (message.role !== "assistant" || !message.tool_calls?.length) return;
-    let end = messages.findIndex((m, i) => i > at && m.role === "assistant");
-    if (end < 0) end = messages.length;
-    const answered = new Set(messages.slice(at + 1, end).map(answeredId));
-    for (const call of message.tool_calls) if (!answered.has(call.id)) missing.push(call.id);
-  });
-  return missing;
+  const stray: string[] = [];
+  let asked = new Set<string>();
+  let answered = new Set<string>();
+  const close = () => {
+    for (const id of asked) if (!answered.has(id)) missing.push(id);
+    asked = new Set();
+    answered = new Set();
+  };
+  for (const message of messages) {
+    if (message.role === "tool") {
+      const id = message.tool_call_id;
+      if (asked.has(id) && !answered.has(id)) answered.add(id);
+      else stray.push(id); // no such call, or one already answered
+      continue;
+    }
+    close();
+    if (message.role === "assistant") asked = new Set((message.tool_calls ?? []).map((call) => call.id));
+  }
+  close();
+  return { missing, stray };
 }
 
 function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
@@ -364,13 +401,13 @@ function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {
   };
 }
 
-/** Appends an answer for every call that has none yet, so a failing host callback leaves a sendable transcript. */
 /** The call a tool message answers, or `undefined` for any other message. */
 const answeredId = (message: ChatMessage): string | undefined =>
   message.role === "tool" ? message.tool_call_id : undefined;
 
+/** Appends an answer for every call that has none yet, so a failing host callback leaves a sendable transcript. */
 function answerMissing(messages: ChatMessage[], calls: ReadonlyArray<{ id: string }>, content: string): void {
-  // Only this step's answers count: a server may use an id again in a later step.
+  // Only this step's answers count: a host's history may hold an answer under the same id.
   const from = messages.findLastIndex((m) => m.role === "assistant");
   const answered = new Set(messages.slice(from + 1).map(answeredId));
   for (const call of calls) {
@@ -378,10 +415,13 @@ function answerMissing(messages: ChatMessage[], calls: ReadonlyArray<{ id: strin
   }
 }
 
-/** The calls with every id distinct: a repeat gets `<id>_2`, `<id>_3` … (the first keeps its own). */
-function distinctIds<T extends { id: string }>(calls: readonly T[]): T[] {
-  const taken = new Set(calls.map((call) => call.id));
-  const seen = new Set<string>();
+/**
+ * The calls with every id distinct, from each other and from `used`: a repeat, or an id `used`
+ * holds, gets `<id>_2`, `<id>_3` … (the first of a step's repeats keeps its own when it is new).
+ */
+function distinctIds<T extends { id: string }>(calls: readonly T[], used: ReadonlySet<string>): T[] {
+  const taken = new Set([...used, ...calls.map((call) => call.id)]);
+  const seen = new Set(used);
   return calls.map((call) => {
     if (!seen.has(call.id)) {
       seen.add(call.id);

@@ -80,6 +80,17 @@ export function runState(
   };
 }
 
+/** What the loop throws for options refused before the run began: the cause, with the caller's messages as the run. */
+export function refusedAtStart(messages: unknown, error: unknown): AgentLoopError {
+  return new AgentLoopError(error, {
+    messages: Array.isArray(messages) ? [...(messages as ChatMessage[])] : [],
+    usage: NO_USAGE,
+    toolCalls: [],
+    loaded: [],
+    preselected: [],
+  });
+}
+
 /** What the loop throws for a failure: the overflow as `AgentLoopOverflow`, anything else wrapped. */
 export function failure(
   run: Pick<LoopRun, "messages" | "usage" | "toolCalls" | "names"> & {
@@ -129,25 +140,20 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     compaction = startCompaction(options.config);
     discovery = startDiscovery(options, declared);
   } catch (error) {
-    const messages = Array.isArray(options?.messages) ? [...options.messages] : [];
-    throw new AgentLoopError(error, {
-      messages,
-      usage: NO_USAGE,
-      toolCalls: [],
-      loaded: [],
-      preselected: [],
-    });
+    throw refusedAtStart(options?.messages, error);
   }
   const { config } = options;
   const redact = redactor(config);
   const messages: ChatMessage[] = [...options.messages];
   let client: ChatClientLike;
+  let supports: EndpointCapabilities;
   try {
     client = options.client ?? services.clients.getClient(config);
+    // Keyed by baseUrl even when the host brings its own client: a config without one fails here, with the run.
+    supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
   } catch (error) {
     throw failure({ messages, usage: NO_USAGE, toolCalls: [], names: declared, discovery, redact }, error);
   }
-  const supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
   return {
     options,
     services,

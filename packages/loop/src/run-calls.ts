@@ -107,14 +107,24 @@ interface Prepared {
   onRun?: () => void;
 }
 
-function asContent(value: unknown): string {
+/**
+ * What the model reads of a tool's result: a string as it is, anything else as JSON. Throws (so
+ * the call is answered as failed, with the reason) for a value JSON cannot hold — a circular
+ * object, one holding a BigInt — rather than answering `[object Object]` as a success.
+ */
+function asContent(value: unknown, name: string): string {
   if (typeof value === "string") return value;
   if (value === undefined) return "";
+  if (typeof value === "bigint") return String(value);
+  let json: string | undefined;
   try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
+    json = JSON.stringify(value);
+  } catch (error) {
+    throw new TypeError(
+      `the ${name} tool returned a value JSON cannot hold (${errorMessage(error)}); return a string or plain data.`,
+    );
   }
+  return json ?? String(value);
 }
 
 function cutOff(name: string): string {
@@ -296,7 +306,12 @@ async function runOne(
       Promise.resolve().then(() => dispatch(request, callSignal)),
       callSignal,
     );
-    return { ok: true, content: asContent(value), source: "dispatched", ms: Date.now() - started };
+    return {
+      ok: true,
+      content: asContent(value, request.name),
+      source: "dispatched",
+      ms: Date.now() - started,
+    };
   } catch (error) {
     const ms = Date.now() - started;
     if (signal?.aborted) return { ok: false, content: STOPPED_DURING, source: "dispatched", ms };

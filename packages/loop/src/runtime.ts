@@ -21,13 +21,15 @@ import {
 } from "@loopwright/negotiate";
 import { type AgentLoopOptions, type AgentLoopResult, type LoopServices, runLoop } from "./agent-loop.js";
 import { errorMessage } from "./errors.js";
+import { refusedAtStart } from "./loop-run.js";
 
 /** `runAgentLoop`'s options on a runtime: the loop's, plus the id to emit the run under. */
 export interface RunOptions extends AgentLoopOptions {
   /**
    * Emit every event of the run into this runtime's bus under this id, then `error` (when it
    * throws) and `done`, so a watcher (`runtime.bus.watch(runId)`) needs nothing else. `onEvent` is
-   * still told of each event. Absent, nothing is emitted.
+   * still told of each event. Absent, nothing is emitted. Empty or not a string: refused before
+   * anything is sent (an `AgentLoopError` carrying the run, its cause an `EventsError`).
    */
   runId?: string;
 }
@@ -143,10 +145,12 @@ async function runOwned(
   if (!options || !Object.hasOwn(options, "runId")) return runLoop(services, options);
   const { runId, ...rest } = options;
   if (typeof runId !== "string" || runId === "") {
-    throw new EventsError(
+    const refused = new EventsError(
       "invalid-run-id",
       "runAgentLoop: runId must be a non-empty string (the id watchers read the run under), or absent.",
     );
+    // Like every other option refused at the start: the run (as given) rides on the error.
+    throw refusedAtStart(rest.messages, refused);
   }
   const forward = rest.onEvent;
   const onEvent: AgentLoopOptions["onEvent"] = (event) => {

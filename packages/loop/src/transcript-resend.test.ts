@@ -1,0 +1,196 @@
+// The second review of the loop: every transcript a run hands back — on success and on each error
+// path — sent again, as the host's next turn would, to a testkit server that refuses what a strict
+// endpoint refuses (STRICT_TRANSCRIPT: calls answered once right after them, no stray tool message,
+// ids used once, no empty assistant message).
+import type { RunEvent } from "@loopwright/events";
+import { EventsError } from "@loopwright/events";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage, LoopConfig } from "./config.js";
+import { AgentLoopError, failedRun } from "./errors.js";
+import { createRuntime } from "./runtime.js";
+import { ADD_TOOL, QUESTION, STRICT_TRANSCRIPT, transcriptFaults } from "./test-support/transcript.js";
+
+const servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function serve(options: Parameters<typeof startServer>[0]): Promise<TestServer> {
+  const server = await startServer(options);
+  servers.push(server);
+  return server;
+}
+
+/** The host's next turn: the transcript sent again with one more question to a strict server. */
+async function sendAgain(messages: readonly ChatMessage[]): Promise<string> {
+  const strict = await serve({ personality: STRICT_TRANSCRIPT, replies: [{ content: "Glad to help." }] });
+  const next = await createRuntime().runAgentLoop({
+    config: { baseUrl: strict.baseUrl, model: "sim" },
+    messages: [...messages, { role: "user", content: "Thanks. And then?" }],
+    tools: [ADD_TOOL],
+    dispatch: () => "unused",
+  });
+  return next.turn.content;
+}
+
+const add = (id: string, a: number) => ({ id, name: "add", arguments: JSON.stringify({ a, b: 1 }) });
+
+describe("tool-call ids stay distinct across the whole transcript", () => {
+  it("renames an id a later step, a recovered call or the host's history already used, everywhere the host sees it", async () => {
+    // A server that sends no ids gets call_0 from the stream every step; recovered calls are
+    // call_recovered_0 every step; the history already holds a call_0 from an earlier question.
+    const server = await serve({
+      replies: [
+        { toolCalls: [{ ...add("", 1) }] },
+        { toolCalls: [{ ...add("", 2) }] },
+        { content: '<tool_call>{"name": "add", "arguments": {"a": 3, "b": 1}}</tool_call>' },
+        { content: '<tool_call>{"name": "add", "arguments": {"a": 4, "b": 1}}</tool_call>' },
+        { content: "2, 3, 4 and 5." },
+      ],
+    });
+    const history: ChatMessage[] = [
+      { role: "user", content: "What is 0 + 1?" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_0", type: "function", function: { name: "add", arguments: '{"a":0,"b":1}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_0", content: "1" },
+      { role: "assistant", content: "1." },
+      { role: "user", content: "Now 1 + 1, 2 + 1, 3 + 1 and 4 + 1." },
+    ];
+    const dispatched: string[] = [];
+    const events: RunEvent[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: history,
+      tools: [ADD_TOOL],
+      dispatch: ({ id, args }) => {
+        dispatched.push(id);
+        return (args.a as number) + (args.b as number);
+      },
+      onEvent: (event) => events.push(event),
+    });
+    expect(transcriptFaults(result.messages)).toEqual([]);
+    const asked = result.messages
+      .slice(history.length)
+      .flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : []));
+    expect(asked).toHaveLength(4);
+    expect(new Set([...asked, "call_0"]).size).toBe(5);
+    // The host's callbacks, events and outcomes name the calls as the transcript does.
+    expect(dispatched).toEqual(asked);
+    expect(result.toolCalls.map((c) => c.id)).toEqual(asked);
+    expect(events.flatMap((e) => (e.kind === "tool-result" ? [e.id] : []))).toEqual(asked);
+    // Every request the run sent was one a strict endpoint takes, and so is the next turn.
+    for (const request of server.chatRequests) {
+      expect(transcriptFaults((request.body as { messages: unknown[] }).messages)).toEqual([]);
+    }
+    expect(await sendAgain(result.messages)).toBe("Glad to help.");
+  });
+});
+
+describe("a beforeStep replacement an endpoint would refuse", () => {
+  async function replaced(rewrite: (messages: readonly ChatMessage[]) => ChatMessage[]) {
+    const server = await serve({ replies: [{ toolCalls: [add("c1", 1)] }, { content: "never" }] });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: QUESTION,
+        tools: [ADD_TOOL],
+        dispatch: () => "2",
+        beforeStep: (messages, step) => (step === 2 ? rewrite(messages) : undefined),
+      })
+      .catch((e: unknown) => e);
+    return { server, error };
+  }
+
+  it("refuses one that keeps a tool message after dropping the call it answers, with the run as it was", async () => {
+    const { server, error } = await replaced((messages) =>
+      messages.filter((m) => !(m.role === "assistant" && m.tool_calls)),
+    );
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect((error as AgentLoopError).cause).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(/tool messages that answer no call .*\(c1\)/);
+    expect(server.chatRequests).toHaveLength(1);
+    const run = failedRun(error);
+    expect(run?.messages).toHaveLength(3);
+    expect(await sendAgain(run?.messages ?? [])).toBe("Glad to help.");
+  });
+
+  it("refuses one that puts a message between a call and its answer", async () => {
+    const { server, error } = await replaced((messages) => [
+      ...messages.slice(0, 2),
+      { role: "user", content: "Also, be brief." },
+      ...messages.slice(2),
+    ]);
+    expect((error as Error).message).toMatch(/no tool message answers right after them \(c1\)/);
+    expect(server.chatRequests).toHaveLength(1);
+    expect(await sendAgain(failedRun(error)?.messages ?? [])).toBe("Glad to help.");
+  });
+});
+
+describe("what dispatch returns", () => {
+  it("answers a result JSON cannot hold with an error the model reads, counted as failed, not as [object Object]", async () => {
+    const server = await serve({ replies: [{ toolCalls: [add("c1", 1)] }, { content: "It failed." }] });
+    const results: boolean[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: () => {
+        const node: Record<string, unknown> = { value: 2 };
+        node.self = node;
+        return node;
+      },
+      onToolResult: (r) => results.push(r.ok),
+    });
+    const answer = result.messages.find((m) => m.role === "tool")?.content;
+    expect(answer).not.toMatch(/\[object Object\]/);
+    expect(answer).toMatch(/^Error: .*add.*JSON/);
+    expect(results).toEqual([false]);
+    expect(result.toolCalls).toMatchObject([{ id: "c1", ok: false, source: "dispatched" }]);
+    expect(result.metrics.toolErrors).toBe(1);
+    expect(await sendAgain(result.messages)).toBe("Glad to help.");
+  });
+});
+
+describe("every error carries the run", () => {
+  it("when a host's own client comes with a config that has no baseUrl", async () => {
+    const server = await serve({ replies: [{ content: "hi" }] });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "sk-test" });
+    const error = await createRuntime()
+      // A host from plain JS: its own client, and a config that only names the model.
+      .runAgentLoop({
+        client,
+        config: { model: "sim" } as LoopConfig,
+        messages: QUESTION,
+        dispatch: () => "",
+      })
+      .catch((e: unknown) => e);
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/baseUrl/);
+    expect(failedRun(error)?.messages).toEqual(QUESTION);
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("when a runId cannot be emitted under", async () => {
+    const server = await serve({ replies: [{ content: "hi" }] });
+    const error = await createRuntime()
+      .runAgentLoop({
+        runId: "",
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: QUESTION,
+        dispatch: () => "",
+      })
+      .catch((e: unknown) => e);
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect(EventsError.isInstance((error as AgentLoopError).cause)).toBe(true);
+    expect((error as Error).message).toMatch(/runId must be a non-empty string/);
+    expect(failedRun(error)?.messages).toEqual(QUESTION);
+    expect(server.chatRequests).toHaveLength(0);
+  });
+});
