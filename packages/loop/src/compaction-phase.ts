@@ -16,7 +16,7 @@ import {
 } from "@loopwright/side-task";
 import type { ChatMessage, LoopConfig } from "./config.js";
 import { LoopOptionError } from "./errors.js";
-import { type LoopRun, notice } from "./loop-run.js";
+import { type LoopRun, notice, throwIfStopped } from "./loop-run.js";
 
 /** A run's compaction: the side task that writes the summary, and whether the run still tries. */
 export interface RunCompaction {
@@ -68,7 +68,8 @@ export function startCompaction(config: LoopConfig): RunCompaction | undefined {
  * `beforeCompact` hooks asked first where the run has hooks (`consult`: a veto from a hook that ran
  * leaves the transcript as it was) — and the ledger is moved onto the folded transcript. A veto, or a
  * summary that failed or came back empty, leaves the transcript as it was, with a notice, and the run
- * does not try again. Every tool call stays answered: the cut lands on a user message.
+ * does not try again. A stop while the hooks or the summariser are asked ends the run with the
+ * signal's reason, the transcript as it was. Every tool call stays answered: the cut lands on a user message.
  */
 export async function compactStep(run: LoopRun): Promise<void> {
   const compaction = run.compaction;
@@ -96,6 +97,7 @@ export async function compactStep(run: LoopRun): Promise<void> {
       ...(given.timeoutMs !== undefined ? { timeoutMs: given.timeoutMs } : {}),
     });
     for (const note of consulted.notes) notice(run, `Hooks: ${note}`);
+    throwIfStopped(run); // a stop is not a veto
     if (!consulted.proceed) {
       compaction.off = "vetoed";
       notice(run, "The transcript was left as it was; this run does not try to compact again.");
@@ -108,18 +110,23 @@ export async function compactStep(run: LoopRun): Promise<void> {
     ...(options.signal ? { signal: options.signal } : {}),
     clients: services.clients,
     capabilities: services.capabilities,
-    onNotice: (text) => notice(run, text),
+    // What the summariser says of a stop would call it a failure: the stop speaks for itself.
+    onNotice: (text) => {
+      if (!options.signal?.aborted) notice(run, text);
+    },
   });
   let fold: Fold | undefined;
   try {
     fold = await runCompaction(messages, plan, summarise);
   } catch (error) {
+    throwIfStopped(run); // a stop is not a failed summary: the run ends with it, compaction untouched
     notice(
       run,
       `The summary could not be written: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
   if (!fold) {
+    throwIfStopped(run);
     compaction.off = "failed";
     notice(
       run,

@@ -111,6 +111,15 @@ export function emitEvent(run: LoopRun, event: RunEvent): void {
   tell(run.options.onEvent, event);
 }
 
+/**
+ * Throws the run's stop — the signal's reason, as a stopped request does — once its signal has
+ * aborted: a side task a stop cut short is not a failure to report and carry on from.
+ */
+export function throwIfStopped(run: Pick<LoopRun, "options">): void {
+  const signal = run.options.signal;
+  if (signal?.aborted) throw signal.reason;
+}
+
 /** A notice event. */
 export function notice(run: LoopRun, text: string): void {
   emitEvent(run, { kind: "notice", text: run.redact(text) });

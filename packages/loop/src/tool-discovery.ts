@@ -12,7 +12,7 @@ import type { AgentLoopOptions } from "./agent-loop.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { preview } from "./loop-phases.js";
-import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
+import { append, emitEvent, type LoopRun, notice, throwIfStopped } from "./loop-run.js";
 import type { CallResult, CallRouting, DispatchRequest } from "./run-calls.js";
 import { tell } from "./tell.js";
 import type { DeclaredTools } from "./tool-names.js";
@@ -131,7 +131,10 @@ async function selectTools(run: LoopRun, discovery: Discovery): Promise<string[]
     {
       ...(config.toolSelectModel !== undefined ? { model: config.toolSelectModel } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
-      onNotice: (text) => notice(run, text),
+      // What the side task says of a stop would have the run start without a preselection: it does not start.
+      onNotice: (text) => {
+        if (!options.signal?.aborted) notice(run, text);
+      },
       capabilities: services.capabilities,
       clients: services.clients,
     },
@@ -157,6 +160,7 @@ export async function openDiscovery(run: LoopRun): Promise<void> {
   const picked =
     discovery.preselected.length === 0 && (run.options.preselect ?? run.config.preselect) === true;
   const chosen = picked ? await selectTools(run, discovery) : discovery.preselected;
+  throwIfStopped(run);
   const start = loading.start({ loaded: discovery.loaded, preselected: chosen });
   discovery.loaded = start.loaded;
   discovery.preselected = start.preselected;

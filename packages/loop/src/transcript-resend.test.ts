@@ -194,3 +194,42 @@ describe("every error carries the run", () => {
     expect(server.chatRequests).toHaveLength(0);
   });
 });
+
+describe("a stop during a side task before the first request", () => {
+  async function stopped(options: { preselect?: boolean }) {
+    const stop = new AbortController();
+    const server = await serve({
+      replies: (_request, index) => {
+        if (index === 0) setTimeout(() => stop.abort(new Error("stopped by the user")), 20);
+        return { content: index === 0 ? '{"tools":["add"]}' : "never", firstByteDelayMs: 2000 };
+      },
+    });
+    const events: RunEvent[] = [];
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: {
+          baseUrl: server.baseUrl,
+          model: "sim",
+          ...(options.preselect ? { toolDiscovery: "ondemand", toolSelectModel: "sim" } : {}),
+        },
+        messages: QUESTION,
+        tools: [ADD_TOOL],
+        dispatch: () => "5",
+        signal: stop.signal,
+        onEvent: (event) => events.push(event),
+        ...(options.preselect ? { preselect: true } : {}),
+      })
+      .catch((e: unknown) => e);
+    return { server, events, error };
+  }
+
+  it("ends the run with the stop during the preselection, with no notice calling it a failed preselection", async () => {
+    const { server, events, error } = await stopped({ preselect: true });
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toBe("stopped by the user");
+    expect(events.filter((e) => e.kind === "notice")).toEqual([]);
+    expect(events.filter((e) => e.kind === "turn")).toEqual([]);
+    expect(server.chatRequests).toHaveLength(1);
+    expect(failedRun(error)?.messages).toEqual(QUESTION);
+  });
+});

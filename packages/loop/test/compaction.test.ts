@@ -11,6 +11,7 @@ import {
   AgentLoopError,
   type ChatMessage,
   createRuntime,
+  failedRun,
   LoopOptionError,
   type ToolDefinition,
 } from "../src/index.js";
@@ -208,6 +209,38 @@ describe("compact: true", () => {
     );
     // Tried once for the run, not once a step.
     expect(said.filter((t) => t.startsWith("Compaction failed"))).toHaveLength(1);
+  });
+
+  it("ends the run with the stop, as the stop, when it lands while the summary is written", async () => {
+    const stop = new AbortController();
+    server = await startServer({
+      replies: script(() => {
+        setTimeout(() => stop.abort(new Error("stopped by the user")), 20);
+        return { content: NOTES, firstByteDelayMs: 2000 };
+      }),
+    });
+    const events: RunEvent[] = [];
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: resolved(server.baseUrl),
+        messages: history(),
+        tools: [READ],
+        dispatch: page,
+        signal: stop.signal,
+        onEvent: (e) => events.push(e),
+      })
+      .catch((e: unknown) => e);
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toBe("stopped by the user");
+    // A stop is not a failed summary: no notice says compaction failed or is off for the run.
+    expect(notices(events).filter((t) => /summary could not be written|Compaction failed/.test(t))).toEqual(
+      [],
+    );
+    // The request the fold was for was never sent; the transcript is whole and unfolded.
+    const run = failedRun(error);
+    expect(run?.messages.slice(0, 7)).toEqual(history());
+    expect(unanswered(run?.messages ?? [])).toEqual([]);
+    expect(mainRequests().every((messages) => JSON.stringify(messages).includes("Chapter one:"))).toBe(true);
   });
 
   it("refuses compact without a window or a compaction model, before anything is sent", async () => {
