@@ -57,6 +57,19 @@ describe("effortFor", () => {
     expect(effortFor(model, "high")).toBe("");
   });
 
+  it("refuses a model or a setting of the wrong type by name instead of crashing inside", () => {
+    const store = createCapabilityStore();
+    const model = store.modelCapabilitiesFor(store.capabilitiesFor(URL_A), "m");
+    for (const call of [
+      () => effortFor({} as never, "low"),
+      () => effortFor("m" as never, "low"),
+      () => effortFor(model, 5 as never),
+    ]) {
+      expect(call).toThrow(TypeError);
+      expect(call).toThrow(/^effortFor: (model|asked) must/);
+    }
+  });
+
   it("only ever climbs, and never moves a value that is not on the ladder", () => {
     fc.assert(
       fc.property(

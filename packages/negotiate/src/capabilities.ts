@@ -361,9 +361,28 @@ export function createCapabilityStore(options: CapabilityStoreOptions = {}): Cap
  * `""` (send none)
  * for an absent setting, for `"off"`, and for a model that takes no effort at all; otherwise the
  * cheapest rung at or above `asked` this model has not refused. Only climbs, and only from a value
- * on `EFFORT_LADDER`: any other value is sent as asked.
+ * on `EFFORT_LADDER`: any other value is sent as asked. Throws `TypeError` for a `model` that is
+ * not the store's object or an `asked` that is not a string.
  */
 export function effortFor(model: ModelCapabilities | undefined, asked: string | undefined): string {
+  if (
+    model !== undefined &&
+    !(
+      typeof model === "object" &&
+      model !== null &&
+      Array.isArray(model.droppedFields) &&
+      Array.isArray(model.refusedEfforts)
+    )
+  ) {
+    throw new TypeError(
+      "effortFor: model must be the object modelCapabilitiesFor(supports, model) returned, or undefined.",
+    );
+  }
+  if (asked != null && typeof asked !== "string") {
+    throw new TypeError(
+      `effortFor: asked must be a reasoning_effort string (or absent); got ${typeof asked}.`,
+    );
+  }
   if (!asked || asked === "off") return "";
   if (model?.droppedFields.includes("reasoning_effort")) return "";
   const start = EFFORT_LADDER.indexOf(asked);
