@@ -39,8 +39,12 @@ const CREDENTIAL_PARAMS = new Set([
   "subscriptionkey",
 ]);
 
-/** True for a query parameter name that carries a credential (`api-key`, `access_token`, `key`, …). */
+/**
+ * True for a query parameter name that carries a credential (`api-key`, `access_token`, `key`, …);
+ * false for anything that is not a string.
+ */
 export function isCredentialParam(name: string): boolean {
+  if (typeof name !== "string") return false;
   return CREDENTIAL_PARAMS.has(name.toLowerCase().replace(/[-_]/g, ""));
 }
 
