@@ -47,6 +47,18 @@ describe("capabilitiesFor", () => {
   });
 });
 
+describe("wrong-typed store arguments", () => {
+  it("names a key that is not a string, and reads null store options as none", () => {
+    const store = createCapabilityStore(null as never);
+    for (const key of [42, {}, ["sk"]]) {
+      expect(() => store.capabilitiesFor(URL_A, key as never)).toThrow(TypeError);
+      expect(() => store.capabilitiesFor(URL_A, key as never)).toThrow(/capabilitiesFor: apiKey must/);
+      expect(() => store.forget(URL_A, key as never)).toThrow(/forget: apiKey must/);
+    }
+    expect(store.capabilitiesFor(URL_A, null as never)).toBe(store.capabilitiesFor(URL_A));
+  });
+});
+
 describe("effortFor", () => {
   it("answers empty for off, absent, and a model that takes no effort", () => {
     expect(effortFor(undefined, undefined)).toBe("");

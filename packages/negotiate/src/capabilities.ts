@@ -273,7 +273,9 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
  * A host whose tenants must not share what one
  * endpoint refused makes one per tenant. The top-level functions use a default store.
  */
-export function createCapabilityStore(options: CapabilityStoreOptions = {}): CapabilityStore {
+export function createCapabilityStore(given: CapabilityStoreOptions = {}): CapabilityStore {
+  // A null options object is no options.
+  const options: CapabilityStoreOptions = given ?? {};
   const maxEndpoints = options.maxEndpoints ?? DEFAULT_MAX_ENDPOINTS;
   if (!Number.isInteger(maxEndpoints) || maxEndpoints < 1) {
     throw new RangeError(
@@ -293,7 +295,14 @@ export function createCapabilityStore(options: CapabilityStoreOptions = {}): Cap
     return entry;
   };
 
-  const idOf = (baseUrl: string, apiKey: string | undefined): { url: string; keyId: string } => {
+  const idOf = (
+    caller: string,
+    baseUrl: string,
+    apiKey: string | undefined,
+  ): { url: string; keyId: string } => {
+    if (apiKey != null && typeof apiKey !== "string") {
+      throw new TypeError(`${caller}: apiKey must be the endpoint's key as a string, or absent.`);
+    }
     const { url, hidden } = withoutCredentials(normaliseBaseUrl(baseUrl));
     return { url, keyId: hidden ? keyIdOf(`${apiKey ?? ""}\n${hidden}`) : keyIdOf(apiKey) };
   };
@@ -303,12 +312,12 @@ export function createCapabilityStore(options: CapabilityStoreOptions = {}): Cap
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
         throw new TypeError("capabilitiesFor: baseUrl must be the endpoint's non-empty base URL.");
       }
-      const { url, keyId } = idOf(baseUrl, apiKey);
+      const { url, keyId } = idOf("capabilitiesFor", baseUrl, apiKey);
       return entryFor(url, keyId).supports;
     },
     forget(baseUrl, apiKey) {
       if (typeof baseUrl !== "string") return false;
-      const { url, keyId } = idOf(baseUrl, apiKey);
+      const { url, keyId } = idOf("forget", baseUrl, apiKey);
       return entries.delete(`${url}\n${keyId}`);
     },
     get size() {
