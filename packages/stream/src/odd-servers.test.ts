@@ -57,6 +57,31 @@ describe("a whole message inside the stream", () => {
   });
 });
 
+describe("a whole message beside an empty delta", () => {
+  it("reads the message when the delta beside it carries nothing, and never twice", async () => {
+    const whole = (content: string) =>
+      frame({
+        choices: [
+          {
+            index: 0,
+            delta: { role: "assistant" },
+            message: { role: "assistant", content },
+            finish_reason: "stop",
+          },
+        ],
+      });
+    expect((await read([whole("All of it."), DONE])).content).toBe("All of it.");
+    const repeated = await read([
+      chunk({ content: "All of " }),
+      chunk({ content: "it." }),
+      whole("All of it."),
+      DONE,
+    ]);
+    expect(repeated.content).toBe("All of it.");
+    expect(repeated.finishReason).toBe("stop");
+  });
+});
+
 describe("tool-call pieces whose index moves", () => {
   it("keeps one call when a piece under a new index repeats the call's id without a name", async () => {
     const progress: ToolCallProgress[] = [];

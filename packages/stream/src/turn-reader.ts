@@ -149,10 +149,15 @@ export class TurnReader {
     for (const choice of choices) {
       if (!choice || typeof choice !== "object") continue;
       if (typeof choice.index === "number" && choice.index !== 0) continue;
-      // A choice carrying a whole `message` and no `delta` (a completion sent as one event of the
-      // stream) is read as one delta holding all of it, unless deltas already brought the reply.
-      const delta = choice.delta ?? (this.produced ? undefined : messageAsDelta(choice.message));
+      const delta = choice.delta;
       if (delta && typeof delta === "object" && this.readDelta(delta)) carried = true;
+      else if (!this.produced) {
+        // A choice carrying a whole `message` and no `delta`, or one that says nothing (a completion
+        // sent as one event of the stream), is read as one delta holding all of it — unless deltas
+        // already brought the reply, which the message would only repeat.
+        const whole = messageAsDelta(choice.message);
+        if (whole && this.readDelta(whole)) carried = true;
+      }
       const finish = choice.finish_reason;
       if (typeof finish === "string" && finish !== "") {
         this.finishReason = normalizeFinishReason(finish);
