@@ -12,6 +12,7 @@ import { isOverflow, isTransient, readRefusal } from "../packages/negotiate/src/
 import { checkStrictSchema, relaxSchema, sanitizeSchema } from "../packages/schema-compat/src/index.js";
 import { parseSpec, resolveAgentSpec } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
+import { TurnReader } from "../packages/stream/src/turn-reader.js";
 import { parseJson, parseToolArguments, recoverToolCalls } from "../packages/tool-calls/src/index.js";
 
 /** One adversarial shape: how to build it at a size, and what reads it. */
@@ -46,6 +47,16 @@ const splitByChar = (text: unknown) => {
   const splitter = new FenceSplitter();
   for (const c of text as string) splitter.push(c);
   splitter.flush();
+};
+/** One chunk carrying one tool-call piece. */
+const call = (piece: unknown) => ({ choices: [{ index: 0, delta: { tool_calls: [piece] } }] });
+/** About `size` characters' worth of chunks, `each` characters apiece. */
+const pieces = (size: number, each: number, make: (i: number) => unknown) =>
+  Array.from({ length: Math.max(1, Math.floor(size / each)) }, (_, i) => make(i));
+const readChunks = (chunks: unknown) => {
+  const reader = new TurnReader();
+  for (const chunk of chunks as object[]) reader.read(chunk);
+  reader.finish();
 };
 const JUNK = "a{[:,'\" x}]#/*\\\n\t<>=";
 const junk = (size: number) => {
@@ -117,6 +128,27 @@ export const SHAPES: Shape[] = [
     name: "FenceSplitter: '</thin' repeated, a character at a time",
     build: (n) => `<think>${repeat("</thin", n)}`,
     run: splitByChar,
+  },
+  {
+    name: "TurnReader: whole-JSON argument pieces after an unfinished one",
+    build: (n) => [
+      call({ index: 0, id: "c", function: { name: "f", arguments: '{"x":' } }),
+      ...pieces(n, 7, () => call({ index: 0, function: { arguments: '{"a":1}' } })),
+    ],
+    run: readChunks,
+  },
+  {
+    name: "TurnReader: calls without an index, each with a new id",
+    build: (n) => pieces(n, 16, (i) => call({ id: `c${i}`, function: { name: "f", arguments: "{}" } })),
+    run: readChunks,
+  },
+  {
+    name: "TurnReader: named pieces without index or id after an unfinished call",
+    build: (n) => [
+      call({ function: { name: "f", arguments: '{"x":' } }),
+      ...pieces(n, 6, () => call({ function: { name: "f", arguments: " " } })),
+    ],
+    run: readChunks,
   },
   {
     name: "stripThinking: '<think>' repeated",

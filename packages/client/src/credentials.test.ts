@@ -103,6 +103,31 @@ describe("what a server echoes is redacted before anything reads it", () => {
     expect(everything).not.toContain(HEADER);
   });
 
+  it("takes out a key the server echoes JSON-escaped (PHP's \\/, Gson's \\u003d, any \\uXXXX)", async () => {
+    // A base64 key: '/', '+' and '=' are what PHP's json_encode, Gson and Go escape when echoing.
+    const key = "c2VjcmV0/a2V5+cGFydA==";
+    const escapes: ((text: string) => string)[] = [
+      (text) => text.replaceAll("/", "\\/"),
+      (text) => text.replaceAll("=", "\\u003d"),
+      (text) =>
+        text.replace(
+          /[^A-Za-z0-9]/g,
+          (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()}`,
+        ),
+    ];
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: key });
+    for (const escaped of escapes) {
+      server.enqueue({
+        type: "error",
+        status: 401,
+        body: `{"error":{"message":"invalid key ${escaped(`Bearer ${key}`)}"}}`,
+      });
+      const error = (await ask(client).catch((e: unknown) => e)) as Error & { error?: unknown };
+      expect(error.message).toContain("invalid key");
+      expect(`${error.message}\n${error.stack}\n${JSON.stringify(error.error)}`).not.toContain(key);
+    }
+  });
+
   it("redacts a key cut across two stream pieces, and leaves an ordinary stream byte for byte", async () => {
     const half = KEY.length / 2;
     const chunk = (text: string) =>

@@ -81,7 +81,8 @@ export function servedWindow(settings: WindowSettings, options?: LookupOptions):
  * Bounded at ten seconds across all of it, or the endpoint's `requestTimeoutSeconds` where that is
  * shorter, and answers `0` past the bound or for a server it cannot reach. A signal rejects with
  * its reason, closes the open request and remembers nothing; nothing else makes it reject except an
- * endpoint without a usable base URL (`EndpointConfigError`).
+ * endpoint without a usable base URL, or options whose `signal` is not an `AbortSignal`
+ * (`EndpointConfigError`).
  */
 export function contextLimitFor(
   settings: WindowSettings,

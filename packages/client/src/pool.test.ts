@@ -9,6 +9,9 @@ import {
 } from "./endpoint.js";
 import { EndpointConfigError } from "./errors.js";
 import { createClientPool } from "./pool.js";
+import { isCredentialParam } from "./redact.js";
+import { redactingFetch } from "./redact-fetch.js";
+import { findEntry } from "./window.js";
 
 let server: TestServer;
 beforeEach(async () => {
@@ -133,5 +136,27 @@ describe("timeoutMs and firstTokenMs", () => {
       createClientPool().getClient({ baseUrl: server.baseUrl, requestTimeoutSeconds: 365 * 24 * 3600 }),
     );
     expect(reply.choices[0]?.message.content).toBe("still here");
+  });
+});
+
+describe("arguments of the wrong type", () => {
+  it("are named by a typed error, or read as absent where absent is what null means", async () => {
+    const pool = createClientPool(null as never);
+    const settings = { baseUrl: server.baseUrl, model: "m" };
+    // null options are no options; a signal that is not an AbortSignal is named.
+    await expect(pool.contextLimitFor(settings, 4096, null as never)).resolves.toBe(4096);
+    const served = await pool.servedWindow(settings, null as never);
+    expect(served === undefined || typeof served === "number").toBe(true);
+    for (const lookup of [{ signal: "stop" }, { signal: {} }, "fast"]) {
+      const error = await pool.listModels(settings, lookup as never).catch((e: unknown) => e);
+      expect(EndpointConfigError.isInstance(error)).toBe(true);
+      expect((error as EndpointConfigError).field).toMatch(/^(options|signal)$/);
+    }
+    expect(() => findEntry("models" as never, "m")).toThrow(/findEntry: entries must/);
+    expect(() => findEntry(null as never, undefined)).toThrow(/findEntry: entries must/);
+    expect(isCredentialParam(42 as never)).toBe(false);
+    expect(isCredentialParam(null as never)).toBe(false);
+    expect(() => redactingFetch(null as never)).toThrow(/redactingFetch: secrets must/);
+    expect(() => redactingFetch([42] as never)).toThrow(/redactingFetch: secrets must/);
   });
 });

@@ -132,7 +132,9 @@ function checkedHeaders(headers: unknown): Record<string, string> {
  * The top-level functions use a
  * default one; a host whose tenants must not share clients makes one each.
  */
-export function createClientPool(options: ClientPoolOptions = {}): ClientPool {
+export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
+  // A null options object is no options.
+  const options: ClientPoolOptions = given ?? {};
   const maxClients = positiveWhole("maxClients", options.maxClients, DEFAULT_MAX_CLIENTS);
   // Insertion order is recency: a hit is moved to the end, the first entry is the one to drop.
   const clients = new Map<string, { client: OpenAI; tenant: string }>();

@@ -58,9 +58,16 @@ function redactedBody(
  * as audio passes untouched) and every response header value — and out of the error a failed
  * request throws, so a server that echoes the key or a header
  * cannot put it into an SDK error, an event or a log line. `secrets` are the strings `secretsOf`
- * answers for the endpoint; with none it is `inner` itself.
+ * answers for the endpoint; with none it is `inner` itself. Throws `TypeError` for `secrets` that
+ * are not an array of non-empty strings, or an `inner` that is not a function.
  */
 export function redactingFetch(secrets: readonly string[], inner: FetchLike = globalThis.fetch): FetchLike {
+  if (!Array.isArray(secrets) || !secrets.every((s) => typeof s === "string" && s !== "")) {
+    throw new TypeError(
+      "redactingFetch: secrets must be an array of non-empty strings (secretsOf(endpoint)).",
+    );
+  }
+  if (typeof inner !== "function") throw new TypeError("redactingFetch: inner must be a fetch function.");
   if (secrets.length === 0) return inner;
   return async (input, init) => {
     let response: Response;

@@ -39,17 +39,56 @@ const CREDENTIAL_PARAMS = new Set([
   "subscriptionkey",
 ]);
 
-/** True for a query parameter name that carries a credential (`api-key`, `access_token`, `key`, …). */
+/**
+ * True for a query parameter name that carries a credential (`api-key`, `access_token`, `key`, …);
+ * false for anything that is not a string.
+ */
 export function isCredentialParam(name: string): boolean {
+  if (typeof name !== "string") return false;
   return CREDENTIAL_PARAMS.has(name.toLowerCase().replace(/[-_]/g, ""));
+}
+
+function unicodeEscape(c: string, upper = false): string {
+  const hex = c.charCodeAt(0).toString(16).padStart(4, "0");
+  return `\\u${upper ? hex.toUpperCase() : hex}`;
+}
+
+const ALPHANUMERIC = /[A-Za-z0-9]/;
+
+/**
+ * Which characters each JSON writer escapes besides `"`, `\` and control characters: none
+ * (`JSON.stringify`), `/` and non-ASCII (PHP's `json_encode`), `<>&='` (Gson), `<>&` and U+2028/9
+ * (Go), non-ASCII (Python), and everything but letters and digits (either case of hex).
+ */
+const JSON_ESCAPES: readonly ((c: string) => string | undefined)[] = [
+  () => undefined,
+  (c) => (c === "/" ? "\\/" : c > "\x7e" ? unicodeEscape(c) : undefined),
+  (c) => ("<>&='".includes(c) ? unicodeEscape(c) : undefined),
+  (c) => ("<>&\u2028\u2029".includes(c) ? unicodeEscape(c) : undefined),
+  (c) => (c > "\x7e" ? unicodeEscape(c) : undefined),
+  (c) => (ALPHANUMERIC.test(c) ? undefined : unicodeEscape(c)),
+  (c) => (ALPHANUMERIC.test(c) ? undefined : unicodeEscape(c, true)),
+];
+
+/** `value` as JSON writers put it inside a string: a server echoing it in a JSON body writes these. */
+function jsonForms(value: string): string[] {
+  const plain = (c: string): string | undefined =>
+    c === "\\" ? "\\\\" : c === '"' ? '\\"' : c < " " ? unicodeEscape(c) : undefined;
+  return JSON_ESCAPES.map((extra) =>
+    value
+      .split("")
+      .map((c) => plain(c) ?? extra(c) ?? c)
+      .join(""),
+  );
 }
 
 function addForms(out: Set<string>, value: string): void {
   const trimmed = value.trim();
   if (trimmed.length < MIN_SECRET_LENGTH || trimmed === NO_KEY) return;
   out.add(trimmed);
-  // The same value as it appears percent-encoded in a URL or a query string.
-  for (const form of [encodeURIComponent(trimmed), safeDecode(trimmed)]) {
+  // The same value as it appears percent-encoded in a URL or a query string, and escaped in a JSON
+  // body: the redaction reads the raw text, before a parser would turn `\/` or `\u003d` back.
+  for (const form of [encodeURIComponent(trimmed), safeDecode(trimmed), ...jsonForms(trimmed)]) {
     if (form && form !== trimmed && form.length >= MIN_SECRET_LENGTH) out.add(form);
   }
 }
@@ -65,7 +104,8 @@ function safeDecode(value: string): string | undefined {
 /**
  * The endpoint's own credentials, as they may be quoted back: its API key (not `NO_KEY`), every
  * header value, and the user name, password and credential query values of its base URL — each
- * as given, trimmed, and percent-encoded or decoded. Values under `MIN_SECRET_LENGTH` characters
+ * as given, trimmed, percent-encoded or decoded, and as JSON writers escape it inside a string
+ * (`\/`, `\u003d`, …). Values under `MIN_SECRET_LENGTH` characters
  * are left out. Reads only those fields; never throws (an unparseable URL gives nothing).
  */
 export function secretsOf(endpoint: SecretBearer | undefined): string[] {

@@ -113,8 +113,37 @@ function bareName(name: string): string {
   return name.replace(/^models\//, "");
 }
 
-/** The entry for `model` (by id, alias or name), or the only entry when no model is named. */
+/**
+ * A lookup's options: absent or `null` are none; anything else must be an object whose `signal`,
+ * where given, is an `AbortSignal` (`EndpointConfigError` naming it otherwise).
+ */
+function lookupOptions(given: LookupOptions | null | undefined): LookupOptions {
+  if (given == null) return {};
+  if (typeof given !== "object") {
+    throw new EndpointConfigError("options", "The lookup options must be an object ({ signal? }).");
+  }
+  const signal = given.signal as unknown;
+  if (
+    signal != null &&
+    !(
+      typeof signal === "object" &&
+      typeof (signal as AbortSignal).throwIfAborted === "function" &&
+      typeof (signal as AbortSignal).addEventListener === "function"
+    )
+  ) {
+    throw new EndpointConfigError("signal", "The lookup's signal must be an AbortSignal.");
+  }
+  return given;
+}
+
+/**
+ * The entry for `model` (by id, alias or name), or the only entry when no model is named. Throws
+ * `TypeError` for `entries` that are not an array.
+ */
 export function findEntry(entries: readonly ModelEntry[], model: string | undefined): ModelEntry | undefined {
+  if (!Array.isArray(entries)) {
+    throw new TypeError("findEntry: entries must be an array of model entries (as listingEntries answers).");
+  }
   if (!model) return entries.length === 1 ? entries[0] : undefined;
   const names = (e: ModelEntry): unknown[] => [
     e.id,
@@ -423,7 +452,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   };
 
   return {
-    async listModels(settings, lookup = {}) {
+    async listModels(settings, given) {
+      const lookup = lookupOptions(given);
       lookup.signal?.throwIfAborted();
       const deadline = deadlineFor(settings, lookup.signal);
       try {
@@ -444,7 +474,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       }
     },
 
-    async servedWindow(settings, lookup = {}) {
+    async servedWindow(settings, given) {
+      const lookup = lookupOptions(given);
       lookup.signal?.throwIfAborted();
       const deadline = deadlineFor(settings, lookup.signal);
       const latches: Latch[] = [];
@@ -454,7 +485,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       return n;
     },
 
-    async contextLimitFor(settings, operatorNumber, lookup = {}) {
+    async contextLimitFor(settings, operatorNumber, given) {
+      const lookup = lookupOptions(given);
       const own = positive(operatorNumber);
       if (own !== undefined) return own;
       checkedBaseUrl(settings);

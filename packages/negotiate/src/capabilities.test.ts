@@ -47,6 +47,18 @@ describe("capabilitiesFor", () => {
   });
 });
 
+describe("wrong-typed store arguments", () => {
+  it("names a key that is not a string, and reads null store options as none", () => {
+    const store = createCapabilityStore(null as never);
+    for (const key of [42, {}, ["sk"]]) {
+      expect(() => store.capabilitiesFor(URL_A, key as never)).toThrow(TypeError);
+      expect(() => store.capabilitiesFor(URL_A, key as never)).toThrow(/capabilitiesFor: apiKey must/);
+      expect(() => store.forget(URL_A, key as never)).toThrow(/forget: apiKey must/);
+    }
+    expect(store.capabilitiesFor(URL_A, null as never)).toBe(store.capabilitiesFor(URL_A));
+  });
+});
+
 describe("effortFor", () => {
   it("answers empty for off, absent, and a model that takes no effort", () => {
     expect(effortFor(undefined, undefined)).toBe("");
@@ -55,6 +67,19 @@ describe("effortFor", () => {
     const model = store.modelCapabilitiesFor(store.capabilitiesFor(URL_A), "gpt-4o");
     model.droppedFields.push("reasoning_effort");
     expect(effortFor(model, "high")).toBe("");
+  });
+
+  it("refuses a model or a setting of the wrong type by name instead of crashing inside", () => {
+    const store = createCapabilityStore();
+    const model = store.modelCapabilitiesFor(store.capabilitiesFor(URL_A), "m");
+    for (const call of [
+      () => effortFor({} as never, "low"),
+      () => effortFor("m" as never, "low"),
+      () => effortFor(model, 5 as never),
+    ]) {
+      expect(call).toThrow(TypeError);
+      expect(call).toThrow(/^effortFor: (model|asked) must/);
+    }
   });
 
   it("only ever climbs, and never moves a value that is not on the ladder", () => {

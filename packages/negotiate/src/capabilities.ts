@@ -273,7 +273,9 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
  * A host whose tenants must not share what one
  * endpoint refused makes one per tenant. The top-level functions use a default store.
  */
-export function createCapabilityStore(options: CapabilityStoreOptions = {}): CapabilityStore {
+export function createCapabilityStore(given: CapabilityStoreOptions = {}): CapabilityStore {
+  // A null options object is no options.
+  const options: CapabilityStoreOptions = given ?? {};
   const maxEndpoints = options.maxEndpoints ?? DEFAULT_MAX_ENDPOINTS;
   if (!Number.isInteger(maxEndpoints) || maxEndpoints < 1) {
     throw new RangeError(
@@ -293,7 +295,14 @@ export function createCapabilityStore(options: CapabilityStoreOptions = {}): Cap
     return entry;
   };
 
-  const idOf = (baseUrl: string, apiKey: string | undefined): { url: string; keyId: string } => {
+  const idOf = (
+    caller: string,
+    baseUrl: string,
+    apiKey: string | undefined,
+  ): { url: string; keyId: string } => {
+    if (apiKey != null && typeof apiKey !== "string") {
+      throw new TypeError(`${caller}: apiKey must be the endpoint's key as a string, or absent.`);
+    }
     const { url, hidden } = withoutCredentials(normaliseBaseUrl(baseUrl));
     return { url, keyId: hidden ? keyIdOf(`${apiKey ?? ""}\n${hidden}`) : keyIdOf(apiKey) };
   };
@@ -303,12 +312,12 @@ export function createCapabilityStore(options: CapabilityStoreOptions = {}): Cap
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
         throw new TypeError("capabilitiesFor: baseUrl must be the endpoint's non-empty base URL.");
       }
-      const { url, keyId } = idOf(baseUrl, apiKey);
+      const { url, keyId } = idOf("capabilitiesFor", baseUrl, apiKey);
       return entryFor(url, keyId).supports;
     },
     forget(baseUrl, apiKey) {
       if (typeof baseUrl !== "string") return false;
-      const { url, keyId } = idOf(baseUrl, apiKey);
+      const { url, keyId } = idOf("forget", baseUrl, apiKey);
       return entries.delete(`${url}\n${keyId}`);
     },
     get size() {
@@ -361,9 +370,28 @@ export function createCapabilityStore(options: CapabilityStoreOptions = {}): Cap
  * `""` (send none)
  * for an absent setting, for `"off"`, and for a model that takes no effort at all; otherwise the
  * cheapest rung at or above `asked` this model has not refused. Only climbs, and only from a value
- * on `EFFORT_LADDER`: any other value is sent as asked.
+ * on `EFFORT_LADDER`: any other value is sent as asked. Throws `TypeError` for a `model` that is
+ * not the store's object or an `asked` that is not a string.
  */
 export function effortFor(model: ModelCapabilities | undefined, asked: string | undefined): string {
+  if (
+    model !== undefined &&
+    !(
+      typeof model === "object" &&
+      model !== null &&
+      Array.isArray(model.droppedFields) &&
+      Array.isArray(model.refusedEfforts)
+    )
+  ) {
+    throw new TypeError(
+      "effortFor: model must be the object modelCapabilitiesFor(supports, model) returned, or undefined.",
+    );
+  }
+  if (asked != null && typeof asked !== "string") {
+    throw new TypeError(
+      `effortFor: asked must be a reasoning_effort string (or absent); got ${typeof asked}.`,
+    );
+  }
   if (!asked || asked === "off") return "";
   if (model?.droppedFields.includes("reasoning_effort")) return "";
   const start = EFFORT_LADDER.indexOf(asked);

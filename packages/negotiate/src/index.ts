@@ -34,7 +34,7 @@ export const defaultCapabilityStore: CapabilityStore = createCapabilityStore();
  * The live capabilities of the endpoint at `baseUrl` reached with `apiKey`, in the default store.
  * The key is part of what an endpoint is (a router may send two keys to two backends); absent,
  * empty, blank and `NO_KEY` are one key. Starts with everything allowed. Throws `TypeError` for an
- * empty base URL.
+ * empty base URL or a key that is not a string.
  */
 export function capabilitiesFor(baseUrl: string, apiKey?: string): EndpointCapabilities {
   return defaultCapabilityStore.capabilitiesFor(baseUrl, apiKey);

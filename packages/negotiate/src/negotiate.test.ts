@@ -376,3 +376,30 @@ describe("requests running side by side", () => {
     expect(bodies()).toHaveLength(4);
   });
 });
+
+describe("options of the wrong type", () => {
+  it("are named before anything is sent; null options are none", async () => {
+    const supports = createCapabilityStore().capabilitiesFor("http://127.0.0.1:1/v1");
+    let sent = 0;
+    const send = async () => {
+      sent++;
+      return "ok";
+    };
+    await expect(negotiate(supports, send, null as never)).resolves.toBe("ok");
+    const wrong: [string, Record<string, unknown>][] = [
+      ["model", { model: 5 }],
+      ["droppable", { droppable: "top_k" }],
+      ["droppable", { droppable: [1] }],
+      ["onNotice", { onNotice: "log" }],
+      ["produced", { produced: true }],
+      ["maxAttempts", { maxAttempts: 0 }],
+      ["maxAttempts", { maxAttempts: Number.NaN }],
+    ];
+    for (const [name, options] of wrong) {
+      const error = await negotiate(supports, send, options as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(new RegExp(`^negotiate: ${name} must`));
+    }
+    expect(sent).toBe(1);
+  });
+});

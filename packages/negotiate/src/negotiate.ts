@@ -132,6 +132,22 @@ function climbEffort(
   return true;
 }
 
+/** Refuses options of the wrong type before anything is sent, naming the option. */
+function checkOptions(options: NegotiateOptions): void {
+  const invalid = (name: string, what: string) => new TypeError(`negotiate: ${name} must be ${what}.`);
+  if (typeof options !== "object") throw invalid("options", "an object");
+  const { model, droppable, onNotice, produced, maxAttempts } = options;
+  if (model != null && typeof model !== "string") throw invalid("model", "the model's name as a string");
+  if (droppable != null && !(Array.isArray(droppable) && droppable.every((f) => typeof f === "string"))) {
+    throw invalid("droppable", "an array of field names");
+  }
+  if (onNotice != null && typeof onNotice !== "function") throw invalid("onNotice", "a function");
+  if (produced != null && typeof produced !== "object") throw invalid("produced", "a { value: boolean } box");
+  if (maxAttempts != null && !(Number.isInteger(maxAttempts) && maxAttempts >= 1)) {
+    throw invalid("maxAttempts", "a whole number from 1");
+  }
+}
+
 /**
  * Sends a request, re-sending it while the failure is a refusal it can answer by latching it.
  *
@@ -144,7 +160,9 @@ function climbEffort(
  * (→ `legacyTokenLimit: false`), a temperature only the model's default goes for
  * (→ `chosenTemperature: false`), `response_format` (→ `structuredOutput: false`), an unknown
  * `reasoning_effort`, and unknown fields named in `droppable`. Everything else — a refusal of a
- * value, an overflow, a rate limit, a server error — is rethrown as it came.
+ * value, an overflow, a rate limit, a server error — is rethrown as it came. Throws `TypeError`
+ * naming the argument, before anything is sent, for a `supports`, `send` or option of the wrong
+ * type (`null` options are none).
  */
 export async function negotiate<T>(
   supports: EndpointCapabilities,
@@ -157,6 +175,8 @@ export async function negotiate<T>(
   if (typeof send !== "function") {
     throw new TypeError("negotiate: send must be a function (supports, produced, model) => Promise.");
   }
+  checkOptions(options ?? {});
+  options = options ?? {};
   const model = options.model ? modelCapabilitiesFor(supports, options.model) : undefined;
   const droppable = new Set(options.droppable ?? []);
   const notice = options.onNotice ?? (() => {});

@@ -122,6 +122,45 @@ describe("buildBody", () => {
     expect(JSON.stringify({ tools, config, messages })).toBe(before);
   });
 
+  it("refuses arguments of the wrong type by name, rather than spreading a string or crashing inside", () => {
+    const { supports, model } = fresh();
+    const wrong: [string, () => unknown][] = [
+      ["messages", () => buildBody({ model: "m" }, supports, model, "hello" as never)],
+      ["messages", () => buildBody({ model: "m" }, supports, model, null as never)],
+      ["messages", () => buildBody({ model: "m" }, supports, model, { role: "user" } as never)],
+      ["tools", () => buildBody({ model: "m" }, supports, model, messages, "abc" as never)],
+      ["tools", () => buildBody({ model: "m" }, supports, model, messages, null as never)],
+      ["tools", () => buildBody({ model: "m" }, supports, model, messages, tool("a") as never)],
+      [
+        "config.extraBody",
+        () => buildBody({ model: "m", extraBody: "top_k" as never }, supports, model, messages),
+      ],
+      [
+        "config.extraBody",
+        () => buildBody({ model: "m", extraBody: [1] as never }, supports, model, messages),
+      ],
+      [
+        "config.maxTokens",
+        () => buildBody({ model: "m", maxTokens: "100" as never }, supports, model, messages),
+      ],
+      [
+        "config.temperature",
+        () => buildBody({ model: "m", temperature: "hot" as never }, supports, model, messages),
+      ],
+      [
+        "config.reasoningEffort",
+        () => buildBody({ model: "m", reasoningEffort: 5 as never }, supports, model, messages),
+      ],
+      ["supports", () => buildBody({ model: "m" }, null as never, model, messages)],
+      ["model", () => buildBody({ model: "m", reasoningEffort: "low" }, supports, {} as never, messages)],
+      ["model", () => buildBody({ model: "m" }, supports, "m" as never, messages)],
+    ];
+    for (const [name, call] of wrong) {
+      expect(call).toThrow(TypeError);
+      expect(call).toThrow(`buildBody: ${name} must`);
+    }
+  });
+
   it("refuses a config without a model name with a clear error", () => {
     const { supports } = fresh();
     expect(() => buildBody({ model: "" }, supports, undefined, messages)).toThrow(/config\.model/);

@@ -61,6 +61,55 @@ function relaxed(tools: readonly ToolDefinition[]): ToolDefinition[] {
 
 const LOOP_FIELDS = new Set(["model", "messages", "stream", "tools"]);
 
+function wrongType(name: string, what: string, value: unknown): TypeError {
+  const got = Array.isArray(value) ? "an array" : value === null ? "null" : typeof value;
+  return new TypeError(`buildBody: ${name} must be ${what}; got ${got}.`);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Refuses what would otherwise be spread into a wrong body (a string's characters as messages,
+ * tools or body fields) or crash further in, naming the argument.
+ */
+function checkArguments(
+  config: ModelParams,
+  supports: unknown,
+  model: unknown,
+  messages: unknown,
+  tools: unknown,
+): void {
+  if (!Array.isArray(messages)) throw wrongType("messages", "an array of chat messages", messages);
+  if (!Array.isArray(tools)) throw wrongType("tools", "an array of tool definitions (or absent)", tools);
+  if (!isRecord(supports))
+    throw wrongType("supports", "the object capabilitiesFor(baseUrl, apiKey) returned", supports);
+  if (
+    model !== undefined &&
+    !(isRecord(model) && Array.isArray(model.droppedFields) && Array.isArray(model.refusedEfforts))
+  ) {
+    throw wrongType(
+      "model",
+      "the object modelCapabilitiesFor(supports, model) returned, or undefined",
+      model,
+    );
+  }
+  const { extraBody, maxTokens, temperature, reasoningEffort } = config;
+  if (extraBody != null && !isRecord(extraBody)) {
+    throw wrongType("config.extraBody", "an object of body fields", extraBody);
+  }
+  if (maxTokens != null && typeof maxTokens !== "number") {
+    throw wrongType("config.maxTokens", "a number of tokens", maxTokens);
+  }
+  if (temperature != null && typeof temperature !== "number") {
+    throw wrongType("config.temperature", "a number", temperature);
+  }
+  if (reasoningEffort != null && typeof reasoningEffort !== "string") {
+    throw wrongType("config.reasoningEffort", 'a string such as "low"', reasoningEffort);
+  }
+}
+
 /**
  * Decides the streamed request body from the settings and what the endpoint and model refused.
  *
@@ -72,7 +121,10 @@ const LOOP_FIELDS = new Set(["model", "messages", "stream", "tools"]);
  * (an absent model reads as `true`). The temperature is sent only while `model.chosenTemperature`
  * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
  * refused (a `temperature` in it too, once the model refused one) and minus `model`, `messages`,
- * `stream` and `tools`. Never mutates its arguments.
+ * `stream` and `tools`. Never mutates its arguments. Throws `TypeError` naming the argument for a
+ * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
+ * array, `extraBody` not an object, `maxTokens` or `temperature` not a number, `reasoningEffort`
+ * not a string, `supports` or `model` not the store's objects).
  */
 export function buildBody(
   config: ModelParams,
@@ -85,6 +137,7 @@ export function buildBody(
   if (typeof config?.model !== "string" || config.model === "") {
     throw new TypeError("buildBody: config.model must be the model's non-empty name at the endpoint.");
   }
+  checkArguments(config, supports, model, messages, tools);
   const body: RequestBody = { model: config.model, messages: [...messages], stream: true };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
   if (tools.length > 0) {

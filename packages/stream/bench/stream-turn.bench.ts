@@ -187,3 +187,34 @@ console.log(`streamTurn      median ${tFull.toFixed(1)} ms   peak heap +${mb(med
 console.log(`time ratio streamTurn / bare: ${(tFull / tBare).toFixed(3)}x (target <= 1.25x)`);
 if ((globalThis as { gc?: unknown }).gc === undefined)
   console.log("(run with --expose-gc for a cleaner heap reading)");
+
+// A stream under another content type (text/plain from a proxy) is read by this package's own SSE
+// reader rather than the SDK's. One long event arriving in 16 KiB writes must cost about its
+// length: its time at 2 MiB and 8 MiB should differ by about 4x (25.8x, 145 ms to 3.7 s, when the reader
+// searched the whole held text on every write).
+async function mislabelled(mib: number): Promise<number> {
+  const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "x".repeat(mib * 1024 * 1024) }, finish_reason: "stop" }] })}\n\n`;
+  const pieces: string[] = [];
+  for (let at = 0; at < event.length; at += 16_384) pieces.push(event.slice(at, at + 16_384));
+  const plain = await startServer({
+    replies: () => ({
+      type: "raw",
+      headers: { "content-type": "text/plain" },
+      chunks: [...pieces, "data: [DONE]\n\n"],
+    }),
+  });
+  const plainClient = new OpenAI({ baseURL: plain.baseUrl, apiKey: "bench", maxRetries: 0 });
+  const runs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    await streamTurn(plainClient, { model: "bench", messages: [] });
+    runs.push(performance.now() - started);
+  }
+  await plain.close();
+  return Math.min(...runs);
+}
+const small = await mislabelled(2);
+const large = await mislabelled(8);
+console.log(
+  `text/plain SSE, one event: 2 MiB ${small.toFixed(0)} ms, 8 MiB ${large.toFixed(0)} ms, growth ${(large / small).toFixed(1)}x for 4x the size (linear: ~4x)`,
+);

@@ -1,3 +1,5 @@
+import { StreamError } from "./errors.js";
+
 /** The callers waiting on one signal, and how to take its one listener off again. */
 interface Waiting {
   callbacks: Set<() => void>;
@@ -11,11 +13,30 @@ interface Waiting {
  */
 const waiting = new WeakMap<AbortSignal, Waiting>();
 
+/** Whether `value` can be listened to as an abort signal (an `AbortSignal`, from any realm). */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Partial<AbortSignal>).aborted === "boolean" &&
+    typeof (value as Partial<AbortSignal>).addEventListener === "function" &&
+    typeof (value as Partial<AbortSignal>).removeEventListener === "function"
+  );
+}
+
 /**
  * Calls `onAbort` once when `signal` aborts; answers the function that stops listening. However many
  * callers listen to one signal, it carries one listener, removed when the last caller stops.
+ * Throws `StreamError` `"invalid-argument"` for a `signal` that is not an `AbortSignal` or an
+ * `onAbort` that is not a function.
  */
 export function listenForAbort(signal: AbortSignal, onAbort: () => void): () => void {
+  if (!isAbortSignal(signal)) {
+    throw new StreamError("invalid-argument", "listenForAbort: signal must be an AbortSignal.");
+  }
+  if (typeof onAbort !== "function") {
+    throw new StreamError("invalid-argument", "listenForAbort: onAbort must be a function.");
+  }
   let entry = waiting.get(signal);
   if (!entry) {
     const callbacks = new Set<() => void>();

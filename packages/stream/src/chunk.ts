@@ -48,6 +48,8 @@ export interface DeltaLike {
 export interface ChoiceLike {
   index?: number | null;
   delta?: DeltaLike | null;
+  /** A whole message some servers put in a stream event instead of a `delta` (read as one). */
+  message?: DeltaLike | null;
   finish_reason?: string | null;
   /** Usage some servers put on the choice rather than the chunk. */
   usage?: UsageLike | null;

@@ -109,6 +109,33 @@ describe("a 200 reply that is not a stream is an error naming what came back", (
     expect(turn.finishReason).toBe("stop");
   });
 
+  it("reads them when blank space leads the body and events and blank lines are cut across writes", async () => {
+    const event = (content: string) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}`;
+    const long = "x".repeat(50_000);
+    const first = event(long);
+    const { client } = await harness([
+      {
+        type: "raw",
+        headers: { "content-type": "text/plain" },
+        chunks: [
+          "\n",
+          "  \r\n",
+          first.slice(0, 10),
+          first.slice(10, 30_000),
+          `${first.slice(30_000)}\r`,
+          "\n\r",
+          `\n${event(" and more")}\n`,
+          '\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+        ],
+        chunkDelayMs: 5,
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn.content).toBe(`${long} and more`);
+    expect(turn.finishReason).toBe("stop");
+  });
+
   it("a 200 whose JSON body is an error is the server's error", async () => {
     const { client } = await harness([
       {

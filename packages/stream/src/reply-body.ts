@@ -42,11 +42,15 @@ export async function openReply(answer: unknown): Promise<AsyncIterable<ChunkLik
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let text = "";
-  // Peek until the first character that says what this is.
-  while (text.trim() === "") {
+  // Peek until the first character that says what this is. Blank space before it says nothing and
+  // is dropped as it comes, so a long run of it is neither kept nor searched again.
+  for (;;) {
     const next = await reader.read();
     if (next.done) break;
-    text += decoder.decode(next.value, { stream: true });
+    const piece = decoder.decode(next.value, { stream: true });
+    if (!/\S/.test(piece)) continue;
+    text = piece;
+    break;
   }
   if (SSE_START.test(text.trimStart())) return sseChunks(text, reader, decoder);
   let ended = text.trim() === "";
@@ -139,28 +143,46 @@ function eventData(frame: string): string {
     .join("\n");
 }
 
+/** The blank line that ends an event. */
+const EVENT_END = /\r?\n\r?\n/;
+
 /** Server-sent events read from the body as they arrive, until `[DONE]` or the body's end. */
 async function* sseChunks(
   start: string,
   reader: ReadableStreamDefaultReader<Uint8Array>,
   decoder: InstanceType<typeof TextDecoder>,
 ): AsyncGenerator<ChunkLike> {
-  let buffer = start;
+  // The text of the event still arriving, kept in pieces and joined only once a blank line shows it
+  // is whole: searching one growing text on every read would make a long event cost its square.
+  const held: string[] = [];
+  /** The held text's last characters, where a blank line cut across two reads begins. */
+  let tail = "";
+  let incoming = start;
   let finished = false;
   try {
     for (;;) {
-      for (let cut = /\r?\n\r?\n/.exec(buffer); cut; cut = /\r?\n\r?\n/.exec(buffer)) {
-        const data = eventData(buffer.slice(0, cut.index));
-        buffer = buffer.slice(cut.index + cut[0].length);
-        if (data.startsWith("[DONE]")) return;
-        // A line that is not JSON throws SyntaxError, which streamTurn reports as a malformed chunk.
-        if (data !== "") yield JSON.parse(data) as ChunkLike;
+      if (EVENT_END.test(tail + incoming)) {
+        let buffer = held.join("") + incoming;
+        held.length = 0;
+        tail = "";
+        for (let cut = EVENT_END.exec(buffer); cut; cut = EVENT_END.exec(buffer)) {
+          const data = eventData(buffer.slice(0, cut.index));
+          buffer = buffer.slice(cut.index + cut[0].length);
+          if (data.startsWith("[DONE]")) return;
+          // A line that is not JSON throws SyntaxError, which streamTurn reports as a malformed chunk.
+          if (data !== "") yield JSON.parse(data) as ChunkLike;
+        }
+        incoming = buffer;
+      }
+      if (incoming !== "") {
+        held.push(incoming);
+        tail = (tail + incoming).slice(-3);
       }
       if (finished) return;
       const next = await reader.read();
       finished = next.done;
       // At the end, whatever is left is the last event even without its blank line.
-      buffer += finished ? `${decoder.decode()}\n\n` : decoder.decode(next.value, { stream: true });
+      incoming = finished ? `${decoder.decode()}\n\n` : decoder.decode(next.value, { stream: true });
     }
   } finally {
     reader.cancel().catch(() => {});

@@ -1,8 +1,9 @@
 import { readFixtureJson } from "@loopwright/testkit";
 import OpenAI, { APIConnectionTimeoutError, APIError } from "openai";
 import { describe, expect, it } from "vitest";
+import { listenForAbort } from "./abort-listeners.js";
 import { EndpointSilent, StreamError } from "./errors.js";
-import { type ChatClientLike, type ProducedBox, streamTurn } from "./stream-turn.js";
+import { type ChatClientLike, type ProducedBox, type StreamTurnOptions, streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 
@@ -427,6 +428,25 @@ describe("streams that go wrong", () => {
     expect(noBody).toMatchObject({ name: "StreamError", code: "invalid-argument" });
     const notStreaming: ChatClientLike = { chat: { completions: { create: async () => ({}) as never } } };
     expect(await rejection(streamTurn(notStreaming, body()))).toMatchObject({ code: "not-a-stream" });
+  });
+
+  it("names an option of the wrong type before sending anything", async () => {
+    const { client, server } = await harness();
+    const wrong: [string, Record<string, unknown>][] = [
+      ["signal", { signal: {} }],
+      ["signal", { signal: "stop" }],
+      ["onOutput", { onOutput: "print" }],
+      ["onThinking", { onThinking: 1 }],
+      ["onToolCallDelta", { onToolCallDelta: {} }],
+      ["produced", { produced: "yes" }],
+    ];
+    for (const [name, options] of wrong) {
+      const error = await rejection(streamTurn(client, body(), options as StreamTurnOptions));
+      expect(error).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+      expect((error as Error).message).toContain(`streamTurn: ${name} must`);
+    }
+    expect(server.chatRequests).toHaveLength(0);
+    expect(() => listenForAbort({} as AbortSignal, () => {})).toThrow(/listenForAbort: signal must/);
   });
 });
 

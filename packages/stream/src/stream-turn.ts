@@ -1,4 +1,4 @@
-import { listenForAbort } from "./abort-listeners.js";
+import { isAbortSignal, listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { EndpointSilent, type EndpointSilentCode, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
@@ -242,6 +242,19 @@ function allowance(name: string, value: unknown): number | undefined {
   return value;
 }
 
+/** Refuses an option of the wrong type up front, before a request is sent, naming it. */
+function checkOptions(opts: StreamTurnOptions): void {
+  const invalid = (name: string, what: string) =>
+    new StreamError("invalid-argument", `streamTurn: ${name} must be ${what}.`);
+  if (opts.signal != null && !isAbortSignal(opts.signal)) throw invalid("signal", "an AbortSignal");
+  for (const name of ["onOutput", "onThinking", "onToolCallDelta"] as const) {
+    if (opts[name] != null && typeof opts[name] !== "function") throw invalid(name, "a function");
+  }
+  if (opts.produced != null && typeof opts.produced !== "object") {
+    throw invalid("produced", "a { value: boolean } box");
+  }
+}
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
@@ -327,7 +340,7 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
  * - `StreamError` for an error object inside the stream, a malformed chunk or a dropped connection
  *   (with the turn so far as `partial`), a 200 reply that is not a stream (`not-a-stream`, naming
  *   what came back; a whole completion from a server that ignored `stream: true` is read as the
- *   turn), or an argument it cannot use;
+ *   turn), or an argument or option it cannot use (refused before anything is sent);
  * - the client's own error, unchanged, when the request fails before the stream starts (an HTTP
  *   error status, for example), so a caller can read the server's refusal.
  * Never leaves a request open behind it and never rejects unhandled.
@@ -348,6 +361,7 @@ export async function streamTurn<Body extends ChatBody>(
     throw new StreamError("invalid-argument", "streamTurn: body must be a chat-completions request object.");
   }
   const opts: StreamTurnOptions = options ?? {};
+  checkOptions(opts);
   const idleMs = allowance("idleMs", opts.idleMs);
   const firstChunkMs = allowance("firstChunkMs", opts.firstChunkMs);
   const signal = opts.signal;

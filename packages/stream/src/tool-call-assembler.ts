@@ -29,6 +29,68 @@ interface Slot {
    * after all (a nested object repeating its parent's first key can look the same once).
    */
   undo: string | undefined;
+  /** What the arguments' text can still be, kept up to date piece by piece (see `JsonShape`). */
+  shape: JsonShape;
+}
+
+const WHITESPACE = /\s/;
+
+/**
+ * Whether a growing text can be one whole JSON object or array, tracked a piece at a time: the
+ * brackets and strings it has opened, and where its first value closed. Only a text shaped like a
+ * whole value is handed to `JSON.parse`, once per place its value closes, so asking after every
+ * piece costs the piece, not the whole text (a server sending thousands of pieces each shaped
+ * like a whole object after an unfinished one would otherwise be parsed over and over).
+ */
+class JsonShape {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private started = false;
+  /** The text cannot become one whole value by growing: wrong first character, or more after it. */
+  private broken = false;
+  /** The length at which the top-level value closed, or -1. */
+  private closedAt = -1;
+  private length = 0;
+  private parsed: { at: number; value: unknown } | undefined;
+
+  /** Reads `piece`, the text added at the end. */
+  add(piece: string): void {
+    for (let i = 0; i < piece.length && !this.broken; i++) {
+      const c = piece[i] as string;
+      if (this.closedAt >= 0) {
+        if (!WHITESPACE.test(c)) this.broken = true;
+        continue;
+      }
+      if (!this.started) {
+        if (WHITESPACE.test(c)) continue;
+        this.started = true;
+        if (c !== "{" && c !== "[") this.broken = true;
+        else this.depth = 1;
+        continue;
+      }
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === "\\") this.escaped = true;
+        else if (c === '"') this.inString = false;
+      } else if (c === '"') this.inString = true;
+      else if (c === "{" || c === "[") this.depth++;
+      else if (c === "}" || c === "]") {
+        this.depth--;
+        if (this.depth === 0) this.closedAt = this.length + i + 1;
+      }
+    }
+    this.length += piece.length;
+  }
+
+  /** The parsed value when `text` (everything added so far) is one whole JSON value, else `undefined`. */
+  whole(text: string): unknown {
+    if (this.broken || this.closedAt < 0) return undefined;
+    if (this.parsed?.at !== this.closedAt) {
+      this.parsed = { at: this.closedAt, value: completeJson(text.slice(0, this.closedAt)) };
+    }
+    return this.parsed.value;
+  }
 }
 
 function text(value: unknown): string {
@@ -83,6 +145,19 @@ function sameJson(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/** Replaces a call's arguments with `text`. */
+function setArguments(slot: Slot, text: string): void {
+  slot.arguments = text;
+  slot.shape = new JsonShape();
+  slot.shape.add(text);
+}
+
+/** Adds `piece` to the end of a call's arguments. */
+function appendArguments(slot: Slot, piece: string): void {
+  slot.arguments += piece;
+  slot.shape.add(piece);
+}
+
 /**
  * A call's arguments at the end. When a single piece made them look resent cumulatively and no
  * piece came after to confirm it, the reading that is whole JSON wins (the cumulative one if both
@@ -99,7 +174,8 @@ function settled(slot: Slot): string {
  * Reassembles tool calls from streamed pieces, the way real servers send them.
  *
  * Pieces are matched by `index`; a piece with a new `id` and a name under an index already taken
- * starts a new call (servers that number every call 0). Without an `index`, a piece whose `id` was
+ * starts a new call (servers that number every call 0), and a nameless piece under a new index
+ * continues the call with its `id`, or without one the latest call. Without an `index`, a piece whose `id` was
  * seen continues that call, a piece with a new `id` and a name starts one, and any other piece
  * continues the latest call (servers that send `index` once, or never) — unless that call is
  * already whole JSON and the piece brings a name and arguments, which starts the next call. A name is appended
@@ -113,6 +189,8 @@ function settled(slot: Slot): string {
 export class ToolCallAssembler {
   private readonly slots: Slot[] = [];
   private readonly byIndex = new Map<number, Slot>();
+  /** The latest call with each id. */
+  private readonly byId = new Map<string, Slot>();
 
   /** Adds one piece; returns the call's progress, or `undefined` for a piece that carried nothing. */
   push(piece: ToolCallDeltaLike): ToolCallProgress | undefined {
@@ -129,19 +207,19 @@ export class ToolCallAssembler {
       // A new id under a taken index is a new call only if it names its tool: some servers mint a
       // fresh id on every piece of one call, others number every call 0.
       if (slot && id && slot.id && id !== slot.id && name) slot = undefined;
+      if (!slot && !name) {
+        // A call is named in its first piece, so a nameless piece under a new index belongs to a
+        // call already begun: the one with its id, or without an id the latest. Opening a call for
+        // it would leave a nameless call, or two calls with one id, that no endpoint accepts back.
+        slot = id ? this.byId.get(id) : this.slots[this.slots.length - 1];
+        if (slot) this.byIndex.set(index, slot);
+      }
       if (!slot) {
         slot = this.open();
         this.byIndex.set(index, slot);
       }
     } else {
-      if (id) {
-        for (let i = this.slots.length - 1; i >= 0; i--) {
-          if (this.slots[i]?.id === id) {
-            slot = this.slots[i];
-            break;
-          }
-        }
-      }
+      if (id) slot = this.byId.get(id);
       if (!slot) {
         const latest = this.slots[this.slots.length - 1];
         const startsCall =
@@ -152,19 +230,19 @@ export class ToolCallAssembler {
           (name !== "" &&
             args.text !== "" &&
             latest.name !== "" &&
-            completeJson(latest.arguments) !== undefined);
+            latest.shape.whole(latest.arguments) !== undefined);
         slot = startsCall ? this.open() : latest;
       }
     }
-    if (id && !slot.id) slot.id = id;
+    if (id && !slot.id) this.identify(slot, id);
     if (name && !repeatsName(slot, name, id, args.text)) slot.name += name;
     const added = this.addArguments(slot, args.text, args.whole);
     if (added === undefined) {
       // The piece was a further call's whole arguments sent under a finished call's index: a new call.
       const next = this.open();
       next.name = name || slot.name;
-      next.id = id && id !== slot.id ? id : "";
-      next.arguments = args.text;
+      if (id && id !== slot.id) this.identify(next, id);
+      setArguments(next, args.text);
       if (index !== undefined) this.byIndex.set(index, next);
       return this.progress(next, args.text);
     }
@@ -198,7 +276,7 @@ export class ToolCallAssembler {
     if (piece === "") return "";
     let so = slot.arguments;
     if (so === "") {
-      slot.arguments = piece;
+      setArguments(slot, piece);
       return piece;
     }
     if (slot.undo !== undefined) {
@@ -209,7 +287,7 @@ export class ToolCallAssembler {
       } else {
         // It was an incremental stream whose piece happened to repeat the text before it.
         so = slot.undo + so;
-        slot.arguments = so;
+        setArguments(slot, so);
         slot.undo = undefined;
       }
     }
@@ -221,23 +299,23 @@ export class ToolCallAssembler {
           (completeJson(piece) !== undefined || completeJson(so + piece) === undefined)))
     ) {
       if (!slot.cumulative) slot.undo = so;
-      slot.arguments = piece;
+      appendArguments(slot, piece.slice(so.length));
       return piece.slice(so.length);
     }
     const looksWhole = whole || (piece.length > 1 && completeJson(piece) !== undefined);
     if (looksWhole) {
-      const before = completeJson(so);
+      const before = slot.shape.whole(so);
       if (before !== undefined) {
         // A finished call's arguments again (perhaps re-serialised): already there.
         if (sameJson(before, completeJson(piece))) return "";
         return undefined;
       }
       if (whole) {
-        slot.arguments = piece;
+        setArguments(slot, piece);
         return piece;
       }
     }
-    slot.arguments = so + piece;
+    appendArguments(slot, piece);
     return piece;
   }
 
@@ -251,6 +329,11 @@ export class ToolCallAssembler {
     };
   }
 
+  private identify(slot: Slot, id: string): void {
+    slot.id = id;
+    this.byId.set(id, slot);
+  }
+
   private open(): Slot {
     const slot: Slot = {
       position: this.slots.length,
@@ -259,6 +342,7 @@ export class ToolCallAssembler {
       arguments: "",
       cumulative: false,
       undo: undefined,
+      shape: new JsonShape(),
     };
     this.slots.push(slot);
     return slot;

@@ -9,7 +9,7 @@ import type {
 import { type Fence, type FenceSplit, FenceSplitter } from "./fences.js";
 import { ToolCallAssembler, type ToolCallProgress } from "./tool-call-assembler.js";
 import { normalizeFinishReason, type Turn, type TurnTimings } from "./turn.js";
-import { readUsage } from "./usage.js";
+import { readUsage, reportsUsage } from "./usage.js";
 
 /** The slot a legacy `function_call` delta goes to, apart from any `tool_calls` index. */
 const LEGACY_INDEX = -1;
@@ -131,8 +131,14 @@ export class TurnReader {
   read(chunk: ChunkLike): boolean {
     if (!chunk || typeof chunk !== "object") return false;
     let carried = false;
-    const usage = chunk.usage ?? chunk.x_groq?.usage;
-    if (usage && typeof usage === "object") {
+    // A usage object with no count in it (`"usage": {}`) reports nothing: it must not replace one
+    // that did.
+    const usage = reportsUsage(chunk.usage)
+      ? chunk.usage
+      : reportsUsage(chunk.x_groq?.usage)
+        ? chunk.x_groq?.usage
+        : undefined;
+    if (usage) {
       this.usage = usage;
       carried = true;
     }
@@ -145,12 +151,19 @@ export class TurnReader {
       if (typeof choice.index === "number" && choice.index !== 0) continue;
       const delta = choice.delta;
       if (delta && typeof delta === "object" && this.readDelta(delta)) carried = true;
+      else if (!this.produced) {
+        // A choice carrying a whole `message` and no `delta`, or one that says nothing (a completion
+        // sent as one event of the stream), is read as one delta holding all of it — unless deltas
+        // already brought the reply, which the message would only repeat.
+        const whole = messageAsDelta(choice.message);
+        if (whole && this.readDelta(whole)) carried = true;
+      }
       const finish = choice.finish_reason;
       if (typeof finish === "string" && finish !== "") {
         this.finishReason = normalizeFinishReason(finish);
         carried = true;
       }
-      if (!usage && choice.usage && typeof choice.usage === "object") {
+      if (!usage && reportsUsage(choice.usage)) {
         this.usage = choice.usage;
         carried = true;
       }
@@ -259,6 +272,17 @@ export class TurnReader {
     this.produced = true;
     this.options.onProduced?.();
   }
+}
+
+/** A whole message's fields as a delta: its tool calls numbered by position, as a stream numbers them. */
+function messageAsDelta(message: unknown): DeltaLike | undefined {
+  if (!message || typeof message !== "object" || Array.isArray(message)) return undefined;
+  const { tool_calls: calls, ...rest } = message as DeltaLike;
+  if (!Array.isArray(calls)) return message as DeltaLike;
+  const numbered = calls.map((call: ToolCallDeltaLike, index) =>
+    call && typeof call === "object" && typeof call.index !== "number" ? { ...call, index } : call,
+  );
+  return { ...rest, tool_calls: numbered };
 }
 
 function measured(value: unknown): number | undefined {

@@ -5,6 +5,39 @@ function count(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
+const COUNTS = [
+  "prompt_tokens",
+  "completion_tokens",
+  "total_tokens",
+  "input_tokens",
+  "output_tokens",
+  "prompt_cache_hit_tokens",
+  "prompt_cache_miss_tokens",
+  "cached_tokens",
+  "reasoning_tokens",
+] as const;
+const DETAILS = [
+  ["prompt_tokens_details", "cached_tokens"],
+  ["input_tokens_details", "cached_tokens"],
+  ["completion_tokens_details", "reasoning_tokens"],
+  ["output_tokens_details", "reasoning_tokens"],
+] as const;
+
+/** Whether `raw` is a usage object with at least one token count in it (`{}` reports nothing). */
+export function reportsUsage(raw: unknown): raw is UsageLike {
+  if (!raw || typeof raw !== "object") return false;
+  const usage = raw as Record<string, unknown>;
+  if (COUNTS.some((field) => count(usage[field]) !== undefined)) return true;
+  return DETAILS.some(([field, inner]) => {
+    const details = usage[field];
+    return (
+      !!details &&
+      typeof details === "object" &&
+      count((details as Record<string, unknown>)[inner]) !== undefined
+    );
+  });
+}
+
 /** Usage of a turn whose server reported nothing: every always-present count at zero. */
 export function emptyUsage(): TurnUsage {
   return { prompt: 0, completion: 0, total: 0, cached: 0 };

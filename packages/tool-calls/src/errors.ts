@@ -38,11 +38,12 @@ export class ToolArgumentsError extends Error {
 }
 
 /** What kind of bad input a {@link ToolCallsError} reports. */
-export type ToolCallsErrorCode = "invalid-text" | "invalid-tools";
+export type ToolCallsErrorCode = "invalid-text" | "invalid-tools" | "invalid-options";
 
 /**
- * Thrown when `recoverToolCalls` or `parseJson` is handed something that is not text, or a tool
- * list that is not an array. `code` says which; the message says what to pass instead.
+ * Thrown when `recoverToolCalls` or `parseJson` is handed something that is not text, a tool
+ * list that is not an array, or `parseToolArguments` options that are not an object. `code` says
+ * which; the message says what to pass instead.
  */
 export class ToolCallsError extends Error {
   override readonly name: string = "ToolCallsError";

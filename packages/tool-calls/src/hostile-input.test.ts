@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ToolArgumentsError } from "./errors.js";
+import { ToolArgumentsError, ToolCallsError } from "./errors.js";
 import { parseJson } from "./parse-json.js";
 import { parseToolArguments } from "./parse-tool-arguments.js";
 import { recoverToolCalls } from "./recover-tool-calls.js";
@@ -195,5 +195,16 @@ describe("depth: nesting past what JSON.stringify can write back", () => {
   it("still finds the JSON after prose full of brackets that never close", () => {
     const reply = `${"[see ".repeat(40)}then {"path": "src/a.ts"}`;
     expect(parseJson(reply)).toEqual({ path: "src/a.ts" });
+  });
+});
+
+describe("options of the wrong type", () => {
+  it("reads null options as none, and names options that are not an object", () => {
+    expect(parseToolArguments('{"a":1}', null as never).value).toEqual({ a: 1 });
+    expect(parseToolArguments("{'a': 1}", null as never).value).toEqual({ a: 1 });
+    expect(() => parseToolArguments('{"a":1}', "length" as never)).toThrow(ToolCallsError);
+    expect(() => parseToolArguments('{"a":1}', "length" as never)).toThrow(
+      /parseToolArguments: options must/,
+    );
   });
 });

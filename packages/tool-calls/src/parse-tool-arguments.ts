@@ -1,4 +1,4 @@
-import { ToolArgumentsError } from "./errors.js";
+import { ToolArgumentsError, ToolCallsError } from "./errors.js";
 import {
   endsInString,
   isRecord,
@@ -112,12 +112,18 @@ function done(
  * still not an object: `kind: "truncated"` when the text stops mid-JSON and either `finishReason`
  * is `"length"` or it stops inside a string (whatever the finish reason: the end of a string is
  * never invented) — those arguments are never closed up and run — `"malformed"` otherwise, with a message
- * for the model. Never mutates its input.
+ * for the model. Throws `ToolCallsError` (`"invalid-options"`) for options that are not an
+ * object (`null` reads as none). Never mutates its input.
  */
-export function parseToolArguments(
-  raw: unknown,
-  options: ParseToolArgumentsOptions = {},
-): ParsedToolArguments {
+export function parseToolArguments(raw: unknown, given: ParseToolArgumentsOptions = {}): ParsedToolArguments {
+  // Null options are none; anything else that is not an object is named rather than ignored.
+  const options: ParseToolArgumentsOptions = given ?? {};
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw new ToolCallsError(
+      "invalid-options",
+      `parseToolArguments: options must be an object ({ finishReason?, name? }), and was given ${Array.isArray(options) ? "an array" : `a ${typeof options}`}.`,
+    );
+  }
   if (raw === undefined || raw === null) return { ...EMPTY, value: {} };
   if (typeof raw !== "string") return readObject(raw, options.name);
   // Fast path: valid JSON, as almost every server and model sends.
