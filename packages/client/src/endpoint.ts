@@ -109,6 +109,21 @@ export function firstTokenMs(
 }
 
 /**
+ * The endpoint's API key as the client sends it: the key when it is a string with something in
+ * it, `NO_KEY` when it is absent, `null` or blank. Any other type is refused with an
+ * `EndpointConfigError` on `apiKey` that names the type, never the value (it may be a key).
+ */
+export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
+  const apiKey = endpoint?.apiKey;
+  if (apiKey === undefined || apiKey === null) return NO_KEY;
+  if (typeof apiKey !== "string") {
+    const kind = Array.isArray(apiKey) ? "an array" : `a ${typeof apiKey}`;
+    throw new EndpointConfigError("apiKey", `The endpoint's apiKey must be a string; it is ${kind}.`);
+  }
+  return apiKey.trim() ? apiKey : NO_KEY;
+}
+
+/**
  * The base URL, checked and without trailing slashes.
  *
  * Throws `EndpointConfigError` (`field: "baseUrl"`) when it is missing, not an http(s) URL, or

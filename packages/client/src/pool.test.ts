@@ -160,3 +160,31 @@ describe("arguments of the wrong type", () => {
     expect(() => redactingFetch([42] as never)).toThrow(/redactingFetch: secrets must/);
   });
 });
+
+describe("an apiKey that is not a string", () => {
+  it("is refused by name before anything is sent, and the error never repeats the value", async () => {
+    const pool = createClientPool();
+    for (const apiKey of [12345678901, { key: "sk-object-secret" }, ["sk-array-secret"], true]) {
+      const endpoint = { baseUrl: server.baseUrl, apiKey } as never;
+      const thrown = (() => {
+        try {
+          pool.getClient(endpoint);
+        } catch (error) {
+          return error;
+        }
+        return undefined;
+      })();
+      expect(EndpointConfigError.isInstance(thrown)).toBe(true);
+      expect((thrown as EndpointConfigError).field).toBe("apiKey");
+      expect(String((thrown as Error).message)).not.toMatch(/12345678901|sk-object-secret|sk-array-secret/);
+      const lookup = await pool
+        .listModels({ baseUrl: server.baseUrl, apiKey } as never)
+        .catch((error: unknown) => error);
+      expect(EndpointConfigError.isInstance(lookup)).toBe(true);
+      expect((lookup as EndpointConfigError).field).toBe("apiKey");
+    }
+    expect(server.requests.length).toBe(0);
+    // null and undefined are no key, as before.
+    expect(pool.getClient({ baseUrl: server.baseUrl, apiKey: null } as never)).toBeDefined();
+  });
+});

@@ -1,6 +1,13 @@
 import { createHash } from "node:crypto";
 import OpenAI from "openai";
-import { checkedBaseUrl, type Endpoint, NO_KEY, timeoutMs, type WindowSettings } from "./endpoint.js";
+import {
+  apiKeyOf,
+  checkedBaseUrl,
+  type Endpoint,
+  NO_KEY,
+  timeoutMs,
+  type WindowSettings,
+} from "./endpoint.js";
 import { keepErrorBodies } from "./error-bodies.js";
 import { EndpointConfigError } from "./errors.js";
 import { redactDeep, redactText, secretsOf } from "./redact.js";
@@ -152,7 +159,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
   return {
     getClient(endpoint) {
       const baseURL = checkedBaseUrl(endpoint);
-      const apiKey = endpoint.apiKey?.trim() ? endpoint.apiKey : NO_KEY;
+      const apiKey = apiKeyOf(endpoint);
       const headers = checkedHeaders(endpoint.headers);
       const timeout = timeoutMs(endpoint) ?? NO_TIMEOUT_MS;
       const tenant = tenantOf(baseURL, apiKey);
@@ -206,7 +213,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
     },
     forget(endpoint) {
       const baseURL = checkedBaseUrl(endpoint);
-      const tenant = tenantOf(baseURL, endpoint.apiKey);
+      const tenant = tenantOf(baseURL, apiKeyOf(endpoint));
       let dropped = 0;
       for (const [id, entry] of clients) {
         if (entry.tenant === tenant) {

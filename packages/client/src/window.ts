@@ -1,4 +1,4 @@
-import { checkedBaseUrl, NO_KEY, timeoutMs, type WindowSettings } from "./endpoint.js";
+import { apiKeyOf, checkedBaseUrl, timeoutMs, type WindowSettings } from "./endpoint.js";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
 
 /** One entry of a `GET /models` listing: an `id` and whatever else the server put beside it. */
@@ -103,7 +103,7 @@ function nativeBase(baseUrl: string): string {
 function authHeaders(settings: WindowSettings): Record<string, string> {
   return {
     ...(settings.headers ?? {}),
-    authorization: `Bearer ${settings.apiKey?.trim() ? settings.apiKey : NO_KEY}`,
+    authorization: `Bearer ${apiKeyOf(settings)}`,
     accept: "application/json",
   };
 }
@@ -454,6 +454,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   return {
     async listModels(settings, given) {
       const lookup = lookupOptions(given);
+      apiKeyOf(settings); // a key of the wrong type is named before anything is sent
       lookup.signal?.throwIfAborted();
       const deadline = deadlineFor(settings, lookup.signal);
       try {
@@ -476,6 +477,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
 
     async servedWindow(settings, given) {
       const lookup = lookupOptions(given);
+      apiKeyOf(settings); // a key of the wrong type is named before anything is sent
       lookup.signal?.throwIfAborted();
       const deadline = deadlineFor(settings, lookup.signal);
       const latches: Latch[] = [];
@@ -487,6 +489,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
 
     async contextLimitFor(settings, operatorNumber, given) {
       const lookup = lookupOptions(given);
+      apiKeyOf(settings); // a key of the wrong type is named before anything is sent
       const own = positive(operatorNumber);
       if (own !== undefined) return own;
       checkedBaseUrl(settings);

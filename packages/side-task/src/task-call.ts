@@ -98,7 +98,7 @@ export function taskCall(
     const shared =
       agent !== undefined && typeof agent.baseUrl === "string" && sameEndpoint(own.baseUrl, agent.baseUrl);
     if (shared) {
-      const key = own.apiKey?.trim() ? own.apiKey : agent.apiKey;
+      const key = typeof own.apiKey === "string" && own.apiKey.trim() ? own.apiKey : agent.apiKey;
       endpoint = pickEndpoint({ ...agent, ...definedOnly(own) }, agent.baseUrl, key);
     } else {
       endpoint = pickEndpoint(own, own.baseUrl, resolveApiKey(own, agent ?? {}));
