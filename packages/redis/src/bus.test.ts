@@ -47,6 +47,33 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
     expect(await b.readHistory("r1", 2)).toHaveLength(2);
   });
 
+  it("readHistory and a watcher read past stream entries another process wrote malformed", async () => {
+    const a = await bus();
+    const raw = createClient({ url: server.url });
+    await raw.connect();
+    try {
+      const key = `${prefixes.get(a)}run:foreign`;
+      await raw.sendCommand(["XADD", key, "1-0", "e", '{"seq":1,"kind":"output","text":"one"}']);
+      await raw.sendCommand(["XADD", key, "2-0", "e", "{not json"]);
+      await raw.sendCommand(["XADD", key, "3-0", "e", "null"]);
+      await raw.sendCommand(["XADD", key, "4-0", "x", "no event field"]);
+      await raw.sendCommand(["XADD", key, "5-0", "e", '{"seq":5,"kind":"output","text":"five"}']);
+      await raw.sendCommand(["XADD", key, "6-0", "e", '{"seq":6,"kind":"done"}']);
+      const history = await a.readHistory("foreign");
+      expect(history.map((e) => e.seq)).toEqual([1, 5, 6]);
+      expect(await a.readHistory("foreign", 4)).toHaveLength(2);
+      const watched = await collect(a.watch("foreign"));
+      expect(watched.map((e) => [e.seq, e.kind])).toEqual([
+        [1, "output"],
+        [4, "notice"],
+        [5, "output"],
+        [6, "done"],
+      ]);
+    } finally {
+      raw.destroy();
+    }
+  });
+
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const done = { kind: "done" } as const;
 

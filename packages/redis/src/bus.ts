@@ -16,7 +16,7 @@ import {
   whenReady,
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
-import { StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
+import { decode, StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
 export interface RedisBusOptions extends RedisOptions {
@@ -60,7 +60,11 @@ export interface RedisEventBus extends EventBus {
    * kept for the same retention). A run emitted elsewhere reads through `readHistory`.
    */
   history(runId: string): SequencedEvent[];
-  /** The run's events after seq `after` (default 0) as Redis holds them now, from any instance. */
+  /**
+   * The run's events after seq `after` (default 0) as Redis holds them now, from any instance. An
+   * entry this package did not write (not JSON, no `seq` or `kind`) is skipped, as a watcher skips
+   * it; the seqs show the gap. Never throws for what another process wrote into the stream.
+   */
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
   /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
   flushed(): Promise<void>;
@@ -405,12 +409,8 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         `${after + 1}-0`,
         "+",
       ]);
-      const events: SequencedEvent[] = [];
-      for (const [, fields] of entries) {
-        const at = fields.indexOf("e");
-        if (at >= 0) events.push(JSON.parse(fields[at + 1] as string) as SequencedEvent);
-      }
-      return events;
+      // An entry this package did not write is skipped, as a watcher skips it: the seqs show the gap.
+      return entries.map(decode).filter((event) => event !== undefined);
     },
 
     endRun(runId) {

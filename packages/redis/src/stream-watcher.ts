@@ -20,7 +20,7 @@ const BATCH = 256;
 type Entry = [string, string[]];
 
 /** Reads the event stored in one entry; `undefined` for an entry this package did not write. */
-function decode(entry: Entry): SequencedEvent | undefined {
+export function decode(entry: Entry): SequencedEvent | undefined {
   const fields = entry[1];
   const at = fields.indexOf("e");
   if (at < 0 || at + 1 >= fields.length) return undefined;
