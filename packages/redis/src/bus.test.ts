@@ -1,4 +1,4 @@
-import type { SequencedEvent } from "@loopwright/events";
+import { EventsError, type SequencedEvent } from "@loopwright/events";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
@@ -155,6 +155,35 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
     expect(() => a.emit("", { kind: "output", text: "x" })).toThrow(/run id as a non-empty string/);
     expect(() => a.emit("r", { text: "x" } as never)).toThrow(/string `kind`/);
     expect(() => a.watch(42 as never)).toThrow(/run id/);
+  });
+
+  it("refuses an event JSON cannot write with an EventsError, and goes on writing every run", async () => {
+    const a = await bus();
+    const cycle: Record<string, unknown> = { kind: "output", text: "x" };
+    cycle.self = cycle;
+    const getter = Object.defineProperty({ kind: "output" }, "text", {
+      enumerable: true,
+      get() {
+        throw new Error("no");
+      },
+    });
+    for (const event of [{ kind: "output", text: 1n }, cycle, getter]) {
+      let thrown: unknown;
+      try {
+        a.emit("r", event as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(EventsError.isInstance(thrown), String(thrown)).toBe(true);
+      expect((thrown as EventsError).code).toBe("invalid-event");
+    }
+    expect(a.emit("r", { kind: "output", text: "after" }).seq).toBe(1);
+    a.emit("other", { kind: "output", text: "another run" });
+    const flushed = await Promise.race([a.flushed().then(() => true), pause(3000).then(() => false)]);
+    expect(flushed).toBe(true);
+    expect(a.pending).toBe(0);
+    expect((await a.readHistory("r")).map((e) => (e as { text?: string }).text)).toEqual(["after"]);
+    expect(await a.readHistory("other")).toHaveLength(1);
   });
 
   it("refuses a second emitter's events into a run, through onError, without throwing", async () => {
