@@ -1,12 +1,18 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentMessage, answeredPrefix, createSession, readSessionFile } from "./test-exports.js";
+import {
+  AgentError,
+  type AgentMessage,
+  answeredPrefix,
+  createSession,
+  readSessionFile,
+} from "./test-exports.js";
 import { LONG_RUN_STEPS, longRunReplies, NOTE_TOOL } from "./test-support/long-run.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -173,5 +179,33 @@ describe("a session file another writer garbled", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("createSession's file options, as a host may pass them through from a request", () => {
+  const refused = async (options: Record<string, unknown>, pattern: RegExp) => {
+    const error = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" }, ...options }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(AgentError.isInstance(error), String(error)).toBe(true);
+    expect((error as AgentError).code).toBe("invalid-input");
+    expect((error as AgentError).message).toMatch(pattern);
+  };
+
+  it("refuses an importPath that is not a path, rather than reading an open file descriptor of that number", async () => {
+    const fd = openSync(join(root, "reference.jsonl"), "r");
+    try {
+      await refused({ importPath: fd }, /importPath must be a path \(a string\); got a number/);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it("refuses a sessionDir or sessionId of another type, and an id with a NUL, naming the option", async () => {
+    await refused({ sessionDir: 5 }, /sessionDir must be a path \(a string\); got a number/);
+    await refused({ sessionDir: root, sessionId: 7 }, /sessionId must be a string; got a number/);
+    await refused({ sessionDir: root, sessionId: "a\u0000b" }, /one path segment/);
+    await expect(createSession(null as never)).rejects.toSatisfy((e: unknown) => AgentError.isInstance(e));
   });
 });

@@ -38,10 +38,10 @@ export interface SessionMeta {
 
 /** The file of a session id inside a directory. Throws `AgentError` (`invalid-input`) for an id that is not one path segment. */
 export function sessionPath(dir: string, sessionId: string): string {
-  if (sessionId === "" || sessionId === "." || sessionId === ".." || /[/\\]/.test(sessionId)) {
+  if (sessionId === "" || sessionId === "." || sessionId === ".." || /[/\\\u0000]/.test(sessionId)) {
     throw new AgentError(
       "invalid-input",
-      `A session id must be one path segment (no "/" or "\\\\", not "." or ".."); got ${JSON.stringify(sessionId)}.`,
+      `A session id must be one path segment (no "/", "\\\\" or NUL, not "." or ".."); got ${JSON.stringify(sessionId)}.`,
     );
   }
   return join(dir, `${sessionId}.jsonl`);
