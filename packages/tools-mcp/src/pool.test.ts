@@ -185,6 +185,23 @@ describe("a server that fails to start", () => {
     expect((await pool.servers()).map((s) => s.name)).toEqual(["fx"]);
   });
 
+  it("a command that does not exist is reported without the credentials its arguments carry, as a host would log it", async () => {
+    const { inspect } = await import("node:util");
+    const { mcpServers } = await import("./index.js");
+    const configs = mcpServers(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a .mcp.json ${VAR} reference, meant literally.
+      { mcpServers: { ghost: { command: "/nonexistent/mcp-server", args: ["--token", "${GHOST_TOKEN}"] } } },
+      { env: { GHOST_TOKEN: "ghost-secret-24680" } },
+    );
+    const pool = createMcpPool(configs);
+    pools.push(pool);
+    const [status] = await pool.connect();
+    expect(status?.state).toBe("failed");
+    const logged = inspect(status?.error, { depth: 8 });
+    expect(logged).toContain("ENOENT");
+    expect(logged).not.toContain("ghost-secret-24680");
+  });
+
   it("a command that does not exist is reported by name", async () => {
     const pool = createMcpPool([{ name: "ghost", command: "/nonexistent/mcp-server" }]);
     pools.push(pool);

@@ -34,7 +34,7 @@ export function redact(text: string, secrets: readonly string[]): string {
 
 /**
  * An error as it may be kept as a `cause`: the same error when no secret is in its message, stack,
- * string properties or causes, else a copy (same prototype, so `instanceof` still holds) with each
+ * string properties (and lists of strings, such as `spawnargs`) or causes, else a copy (same prototype, so `instanceof` still holds) with each
  * secret replaced by `***`. Anything that is not an `Error` is kept only when it is a string (masked).
  */
 export function redactError(error: unknown, secrets: readonly string[], depth = 0): unknown {
@@ -47,6 +47,11 @@ export function redactError(error: unknown, secrets: readonly string[], depth = 
     let value: unknown = descriptor.value;
     if (typeof value === "string") value = redact(value, secrets);
     else if (key === "cause" && depth < 4) value = redactError(value, secrets, depth + 1);
+    else if (Array.isArray(value) && value.some((v) => typeof v === "string")) {
+      // A spawn failure's `spawnargs`: the server's arguments, where a credential may be.
+      const masked = value.map((v: unknown) => (typeof v === "string" ? redact(v, secrets) : v));
+      if (masked.some((v, i) => v !== value[i])) value = masked;
+    }
     if (value !== descriptor.value) changed = true;
     Object.defineProperty(copy, key, "value" in descriptor ? { ...descriptor, value } : descriptor);
   }
