@@ -56,13 +56,23 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
       await raw.sendCommand(["XADD", key, "1-0", "e", '{"seq":1,"kind":"output","text":"one"}']);
       await raw.sendCommand(["XADD", key, "2-0", "e", "{not json"]);
       await raw.sendCommand(["XADD", key, "3-0", "e", "null"]);
-      await raw.sendCommand(["XADD", key, "4-0", "x", "no event field"]);
+      await raw.sendCommand([
+        "XADD",
+        key,
+        "4-0",
+        "e",
+        '{"seq":1000000000000000,"kind":"output","text":"far"}',
+      ]);
       await raw.sendCommand(["XADD", key, "5-0", "e", '{"seq":5,"kind":"output","text":"five"}']);
       await raw.sendCommand(["XADD", key, "6-0", "e", '{"seq":6,"kind":"done"}']);
       const history = await a.readHistory("foreign");
       expect(history.map((e) => e.seq)).toEqual([1, 5, 6]);
       expect(await a.readHistory("foreign", 4)).toHaveLength(2);
-      const watched = await collect(a.watch("foreign"));
+      // A payload whose seq is not its entry's would move a watcher past every later event.
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), 3000);
+      const watched = await collect(a.watch("foreign", controller.signal));
+      clearTimeout(timer);
       expect(watched.map((e) => [e.seq, e.kind])).toEqual([
         [1, "output"],
         [4, "notice"],

@@ -64,7 +64,7 @@ export interface RedisEventBus extends EventBus {
   history(runId: string): SequencedEvent[];
   /**
    * The run's events after seq `after` (default 0) as Redis holds them now, from any instance. An
-   * entry this package did not write (not JSON, no `seq` or `kind`) is skipped, as a watcher skips
+   * entry this package did not write (not JSON, no `kind`, a `seq` not its entry id's) is skipped, as a watcher skips
    * it; the seqs show the gap. Never throws for what another process wrote into the stream.
    */
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
