@@ -49,8 +49,9 @@ export function redactError(error: unknown, secrets: readonly string[], depth = 
     else if (key === "cause" && depth < 4) value = redactError(value, secrets, depth + 1);
     else if (Array.isArray(value) && value.some((v) => typeof v === "string")) {
       // A spawn failure's `spawnargs`: the server's arguments, where a credential may be.
-      const masked = value.map((v: unknown) => (typeof v === "string" ? redact(v, secrets) : v));
-      if (masked.some((v, i) => v !== value[i])) value = masked;
+      const list: unknown[] = value;
+      const masked = list.map((v) => (typeof v === "string" ? redact(v, secrets) : v));
+      if (masked.some((v, i) => v !== list[i])) value = masked;
     }
     if (value !== descriptor.value) changed = true;
     Object.defineProperty(copy, key, "value" in descriptor ? { ...descriptor, value } : descriptor);
