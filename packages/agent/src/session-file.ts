@@ -38,7 +38,13 @@ export interface SessionMeta {
 
 /** The file of a session id inside a directory. Throws `AgentError` (`invalid-input`) for an id that is not one path segment. */
 export function sessionPath(dir: string, sessionId: string): string {
-  if (sessionId === "" || sessionId === "." || sessionId === ".." || /[/\\]/.test(sessionId) || sessionId.includes("\0")) {
+  if (
+    sessionId === "" ||
+    sessionId === "." ||
+    sessionId === ".." ||
+    /[/\\]/.test(sessionId) ||
+    sessionId.includes("\0")
+  ) {
     throw new AgentError(
       "invalid-input",
       `A session id must be one path segment (no "/", "\\\\" or NUL, not "." or ".."); got ${JSON.stringify(sessionId)}.`,
