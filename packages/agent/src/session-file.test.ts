@@ -1,12 +1,18 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentMessage, answeredPrefix, createSession, readSessionFile } from "./test-exports.js";
+import {
+  AgentError,
+  type AgentMessage,
+  answeredPrefix,
+  createSession,
+  readSessionFile,
+} from "./test-exports.js";
 import { LONG_RUN_STEPS, longRunReplies, NOTE_TOOL } from "./test-support/long-run.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -107,4 +113,99 @@ describe("session file", () => {
       expect(readSessionFile(file)).toMatchObject({ messages: resumed.messages, notices: [] });
     }
   }, 60_000);
+});
+
+describe("a session file another writer garbled", () => {
+  const garbled = [
+    "null",
+    "42",
+    '"text"',
+    "[]",
+    '{"type":"message","message":null}',
+    '{"type":"message","message":{"role":"assistant","content":"x","tool_calls":"call"}}',
+    '{"type":"message","message":{"role":"assistant","content":"x","tool_calls":[{"id":"c9","type":"function","function":null}]}}',
+    '{"type":"message","message":{"role":"tool","content":"x"}}',
+    '{"type":"message","message":{"content":"no role"}}',
+    '{"type":"todos","todos":"write tests"}',
+    '{"type":"todos","todos":[{"content":1,"status":"later"}]}',
+  ];
+
+  it("drops each record it could not have written with a notice naming the line, and the session still runs", async () => {
+    const lines = referenceFile.split("\n").filter(Boolean);
+    // The garbage goes between the session header and the first message.
+    const text = [lines[0], ...garbled, ...lines.slice(1)].map((l) => `${l}\n`).join("");
+    writeFileSync(join(root, "garbled.jsonl"), text);
+    const loaded = readSessionFile(join(root, "garbled.jsonl"));
+    expect(loaded.messages).toEqual(reference);
+    expect(loaded.todos).toEqual([]);
+    expect(loaded.notices).toHaveLength(garbled.length);
+    garbled.forEach((_, i) => {
+      expect(loaded.notices[i]).toMatch(new RegExp(`^Line ${i + 2} of the session file `));
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [NOTE_TOOL],
+      sessionDir: root,
+      sessionId: "garbled",
+    });
+    expect(session.messages).toEqual(reference);
+    expect(session.getSnapshot().timeline.filter((e) => e.type === "notice")).toHaveLength(garbled.length);
+  });
+
+  it("never throws for any JSON a line may hold, and keeps only answered messages", () => {
+    const path = join(root, "fuzzed.jsonl");
+    const lines = referenceFile.split("\n").filter(Boolean);
+    const record = fc.oneof(
+      fc.jsonValue(),
+      fc.record({ type: fc.constant("message"), message: fc.jsonValue() }),
+      fc.record({
+        type: fc.constant("message"),
+        message: fc.record({
+          role: fc.constantFrom("assistant", "tool", "user"),
+          content: fc.jsonValue(),
+          tool_calls: fc.jsonValue(),
+          tool_call_id: fc.jsonValue(),
+        }),
+      }),
+      fc.record({ type: fc.constant("todos"), todos: fc.jsonValue() }),
+    );
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 4 }), fc.nat(lines.length), (extra, at) => {
+        const all = [...lines.slice(0, at), ...extra.map((r) => JSON.stringify(r)), ...lines.slice(at)];
+        writeFileSync(path, all.map((l) => `${l}\n`).join(""));
+        const loaded = readSessionFile(path);
+        expect(answeredPrefix(loaded.messages)).toBe(loaded.messages.length);
+        for (const todo of loaded.todos) expect(typeof todo.content).toBe("string");
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("createSession's file options, as a host may pass them through from a request", () => {
+  const refused = async (options: Record<string, unknown>, pattern: RegExp) => {
+    const error = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" }, ...options }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(AgentError.isInstance(error), String(error)).toBe(true);
+    expect((error as AgentError).code).toBe("invalid-input");
+    expect((error as AgentError).message).toMatch(pattern);
+  };
+
+  it("refuses an importPath that is not a path, rather than reading an open file descriptor of that number", async () => {
+    const fd = openSync(join(root, "reference.jsonl"), "r");
+    try {
+      await refused({ importPath: fd }, /importPath must be a path \(a string\); got a number/);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it("refuses a sessionDir or sessionId of another type, and an id with a NUL, naming the option", async () => {
+    await refused({ sessionDir: 5 }, /sessionDir must be a path \(a string\); got a number/);
+    await refused({ sessionDir: root, sessionId: 7 }, /sessionId must be a string; got a number/);
+    await refused({ sessionDir: root, sessionId: "a\u0000b" }, /one path segment/);
+    await expect(createSession(null as never)).rejects.toSatisfy((e: unknown) => AgentError.isInstance(e));
+  });
 });

@@ -38,10 +38,16 @@ export interface SessionMeta {
 
 /** The file of a session id inside a directory. Throws `AgentError` (`invalid-input`) for an id that is not one path segment. */
 export function sessionPath(dir: string, sessionId: string): string {
-  if (sessionId === "" || sessionId === "." || sessionId === ".." || /[/\\]/.test(sessionId)) {
+  if (
+    sessionId === "" ||
+    sessionId === "." ||
+    sessionId === ".." ||
+    /[/\\]/.test(sessionId) ||
+    sessionId.includes("\0")
+  ) {
     throw new AgentError(
       "invalid-input",
-      `A session id must be one path segment (no "/" or "\\\\", not "." or ".."); got ${JSON.stringify(sessionId)}.`,
+      `A session id must be one path segment (no "/", "\\\\" or NUL, not "." or ".."); got ${JSON.stringify(sessionId)}.`,
     );
   }
   return join(dir, `${sessionId}.jsonl`);
@@ -49,7 +55,9 @@ export function sessionPath(dir: string, sessionId: string): string {
 
 /**
  * Reads a session file. A last line without its newline (a write cut off by a crash) is dropped,
- * and so is a line that is not JSON; messages past the last point where every tool call was
+ * and so is a line that is not JSON or not a record this module writes (a message without a role,
+ * tool calls that are not a list of `{ id, function: { name, arguments } }`, todos that are not a
+ * list of `{ content, status }`); messages past the last point where every tool call was
  * answered (a tool step cut off mid-run) are dropped too — each with a notice. Returns an empty
  * session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
  */
@@ -84,6 +92,11 @@ export function readSessionFile(path: string): LoadedSession {
       notices.push(`Line ${at + 1} of the session file is not JSON and was dropped.`);
       return;
     }
+    const problem = recordProblem(record);
+    if (problem) {
+      notices.push(`Line ${at + 1} of the session file is ${problem} and was dropped.`);
+      return;
+    }
     if (record.type === "session") createdAt = record.createdAt;
     else if (record.type === "message") messages.push(record.message);
     else if (record.type === "todos") todos = record.todos;
@@ -96,6 +109,58 @@ export function readSessionFile(path: string): LoadedSession {
     messages.length = keep;
   }
   return { messages, todos, createdAt, notices };
+}
+
+const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "completed"]);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** What is wrong with one tool call of an assistant message, or undefined. */
+function callProblem(call: unknown): string | undefined {
+  if (!isObject(call) || typeof call.id !== "string") return "a tool call without a string id";
+  const fn = call.type === "custom" ? call.custom : call.function;
+  const body = call.type === "custom" ? "input" : "arguments";
+  if (!isObject(fn) || typeof fn.name !== "string" || typeof fn[body] !== "string") {
+    return `tool call ${JSON.stringify(call.id)} without a string name and ${body}`;
+  }
+  return undefined;
+}
+
+/**
+ * What keeps a parsed line from being a record this module writes (said without quoting the
+ * line), or undefined for one it could have written.
+ */
+function recordProblem(record: unknown): string | undefined {
+  if (!isObject(record)) return "JSON but not a record";
+  if (record.type === "session") {
+    return typeof record.createdAt === "string" ? undefined : "a session header without its createdAt";
+  }
+  if (record.type === "todos") {
+    const ok =
+      Array.isArray(record.todos) &&
+      record.todos.every((t) => isObject(t) && typeof t.content === "string" && TODO_STATUSES.has(t.status));
+    return ok ? undefined : "a todo list that is not a list of { content, status }";
+  }
+  if (record.type !== "message") return "a record of no known type";
+  const message = record.message;
+  if (!isObject(message) || typeof message.role !== "string") return "a message without a role";
+  const content = message.content;
+  if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content)) {
+    return "a message whose content is neither text nor a list of parts";
+  }
+  if (message.role === "tool" && typeof message.tool_call_id !== "string") {
+    return "a tool message without its tool_call_id";
+  }
+  if (message.role === "assistant" && message.tool_calls !== undefined && message.tool_calls !== null) {
+    if (!Array.isArray(message.tool_calls)) return "an assistant message whose tool_calls is not a list";
+    for (const call of message.tool_calls) {
+      const problem = callProblem(call);
+      if (problem) return `an assistant message with ${problem}`;
+    }
+  }
+  return undefined;
 }
 
 /** Appends records to a session file, one line per `write`, so a crash loses at most the line being written. */

@@ -171,6 +171,13 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
+/** A string option a host may pass through from a request: refused unless it is one. */
+function text(value: unknown, name: string, what: string): string | undefined {
+  if (value === undefined || typeof value === "string") return value;
+  const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+  throw new AgentError("invalid-input", `createSession: ${name} must be ${what}; got ${kind}.`);
+}
+
 function summarize(text: string, max = 75): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
@@ -218,16 +225,25 @@ export class Session {
   #closed = false;
 
   constructor(options: SessionOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new AgentError(
+        "invalid-input",
+        "createSession(options): options must be an object with config or spec.",
+      );
+    }
     this.maxTurns = positive(options.maxTurns, 50, "maxTurns");
     this.stallThreshold = positive(options.stallThreshold, 3, "stallThreshold");
-    this.sessionId = options.sessionId ?? randomUUID();
-    this.filePath = options.sessionDir ? sessionPath(options.sessionDir, this.sessionId) : undefined;
+    // Checked before any is used as a path: a number given to `fs` is read as an open file descriptor.
+    const sessionDir = text(options.sessionDir, "sessionDir", "a path (a string)");
+    const importPath = text(options.importPath, "importPath", "a path (a string)");
+    this.sessionId = text(options.sessionId, "sessionId", "a string") ?? randomUUID();
+    this.filePath = sessionDir ? sessionPath(sessionDir, this.sessionId) : undefined;
     const notices: string[] = [];
     let messages: AgentMessage[] = [];
     let todos: Todo[] = [];
     let createdAt: string | undefined;
-    if (options.importPath) {
-      const imported = readSessionFile(options.importPath);
+    if (importPath) {
+      const imported = readSessionFile(importPath);
       messages = imported.messages;
       todos = imported.todos;
       notices.push(...imported.notices);
@@ -268,8 +284,8 @@ export class Session {
     if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
     this.agent.subscribe((event) => this.#onAgentEvent(event));
     this.#view = { timeline: timelineOf(messages), todos: [...todos] };
-    if (this.filePath && options.sessionDir) {
-      mkdirSync(options.sessionDir, { recursive: true });
+    if (this.filePath && sessionDir) {
+      mkdirSync(sessionDir, { recursive: true });
       this.#file = new SessionFile(this.filePath);
       // A fresh, imported or repaired file is written whole; an intact one is only appended to.
       this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos);

@@ -1,4 +1,4 @@
-import type { SequencedEvent } from "@loopwright/events";
+import { EventsError, type SequencedEvent } from "@loopwright/events";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
@@ -45,6 +45,43 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
     expect(seen.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(seen.map((e) => e.kind)).toEqual(["output", "output", "output", "done"]);
     expect(await b.readHistory("r1", 2)).toHaveLength(2);
+  });
+
+  it("readHistory and a watcher read past stream entries another process wrote malformed", async () => {
+    const a = await bus();
+    const raw = createClient({ url: server.url });
+    await raw.connect();
+    try {
+      const key = `${prefixes.get(a)}run:foreign`;
+      await raw.sendCommand(["XADD", key, "1-0", "e", '{"seq":1,"kind":"output","text":"one"}']);
+      await raw.sendCommand(["XADD", key, "2-0", "e", "{not json"]);
+      await raw.sendCommand(["XADD", key, "3-0", "e", "null"]);
+      await raw.sendCommand([
+        "XADD",
+        key,
+        "4-0",
+        "e",
+        '{"seq":1000000000000000,"kind":"output","text":"far"}',
+      ]);
+      await raw.sendCommand(["XADD", key, "5-0", "e", '{"seq":5,"kind":"output","text":"five"}']);
+      await raw.sendCommand(["XADD", key, "6-0", "e", '{"seq":6,"kind":"done"}']);
+      const history = await a.readHistory("foreign");
+      expect(history.map((e) => e.seq)).toEqual([1, 5, 6]);
+      expect(await a.readHistory("foreign", 4)).toHaveLength(2);
+      // A payload whose seq is not its entry's would move a watcher past every later event.
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), 3000);
+      const watched = await collect(a.watch("foreign", controller.signal));
+      clearTimeout(timer);
+      expect(watched.map((e) => [e.seq, e.kind])).toEqual([
+        [1, "output"],
+        [4, "notice"],
+        [5, "output"],
+        [6, "done"],
+      ]);
+    } finally {
+      raw.destroy();
+    }
   });
 
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -128,6 +165,35 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
     expect(() => a.emit("", { kind: "output", text: "x" })).toThrow(/run id as a non-empty string/);
     expect(() => a.emit("r", { text: "x" } as never)).toThrow(/string `kind`/);
     expect(() => a.watch(42 as never)).toThrow(/run id/);
+  });
+
+  it("refuses an event JSON cannot write with an EventsError, and goes on writing every run", async () => {
+    const a = await bus();
+    const cycle: Record<string, unknown> = { kind: "output", text: "x" };
+    cycle.self = cycle;
+    const getter = Object.defineProperty({ kind: "output" }, "text", {
+      enumerable: true,
+      get() {
+        throw new Error("no");
+      },
+    });
+    for (const event of [{ kind: "output", text: 1n }, cycle, getter]) {
+      let thrown: unknown;
+      try {
+        a.emit("r", event as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(EventsError.isInstance(thrown), String(thrown)).toBe(true);
+      expect((thrown as EventsError).code).toBe("invalid-event");
+    }
+    expect(a.emit("r", { kind: "output", text: "after" }).seq).toBe(1);
+    a.emit("other", { kind: "output", text: "another run" });
+    const flushed = await Promise.race([a.flushed().then(() => true), pause(3000).then(() => false)]);
+    expect(flushed).toBe(true);
+    expect(a.pending).toBe(0);
+    expect((await a.readHistory("r")).map((e) => (e as { text?: string }).text)).toEqual(["after"]);
+    expect(await a.readHistory("other")).toHaveLength(1);
   });
 
   it("refuses a second emitter's events into a run, through onError, without throwing", async () => {

@@ -16,7 +16,7 @@ import {
   whenReady,
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
-import { StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
+import { decode, StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
 export interface RedisBusOptions extends RedisOptions {
@@ -41,7 +41,9 @@ export interface RedisWatchOptions {
  * An `EventBus` whose runs live in Redis Streams, so a run emitted on one instance is watched from any other.
  *
  * One stream per run, entry id `<seq>-0`. `emit` stays synchronous: it numbers and
- * queues the event, and an ordered, pipelined flush writes the queue to Redis soon after.
+ * queues the event, and an ordered, pipelined flush writes the queue to Redis soon after. It
+ * serializes the event first: one JSON cannot write (a `BigInt`, a cycle) throws `EventsError`
+ * (`invalid-event`) to its emitter and never reaches the queue.
  */
 export interface RedisEventBus extends EventBus {
   /**
@@ -60,7 +62,11 @@ export interface RedisEventBus extends EventBus {
    * kept for the same retention). A run emitted elsewhere reads through `readHistory`.
    */
   history(runId: string): SequencedEvent[];
-  /** The run's events after seq `after` (default 0) as Redis holds them now, from any instance. */
+  /**
+   * The run's events after seq `after` (default 0) as Redis holds them now, from any instance. An
+   * entry this package did not write (not JSON, no `kind`, a `seq` not its entry id's) is skipped, as a watcher skips
+   * it; the seqs show the gap. Never throws for what another process wrote into the stream.
+   */
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
   /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
   flushed(): Promise<void>;
@@ -83,6 +89,8 @@ interface LocalRun {
 interface Pending {
   runId: string;
   event: SequencedEvent;
+  /** The event as written to the stream, serialized when it was emitted. */
+  json: string;
   /** Sent before and not confirmed: a "top item" answer now means the first send landed. */
   tried: boolean;
 }
@@ -252,7 +260,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     const sends = groups.map((group) => {
       const runId = (group[0] as Pending).runId;
       const args = [String(maxStreamLength), ttl(runs.get(runId))];
-      for (const item of group) args.push(`${item.event.seq}-0`, JSON.stringify(item.event));
+      for (const item of group) args.push(`${item.event.seq}-0`, item.json);
       return call<number[]>(writer, ["EVAL", APPEND_SCRIPT, "1", keyOf(runId), ...args]);
     });
     const results = await Promise.allSettled(sends);
@@ -347,15 +355,29 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       checkEvent(event);
       if (closed) throw new RedisStoreError("closed", "emit was called on a Redis bus after close().");
       let run = runs.get(runId);
+      // Serialized here, so an event JSON cannot write is refused to its emitter instead of
+      // failing the flush that carries every run's events.
+      let stored: SequencedEvent;
+      let json: string;
+      try {
+        stored = Object.assign({}, event, { seq: (run?.seq ?? 0) + 1 }) as SequencedEvent;
+        json = JSON.stringify(stored);
+      } catch (cause) {
+        throw new EventsError(
+          "invalid-event",
+          `emit on a Redis bus needs an event JSON can write (no BigInt, no cycle, no throwing getter); this one failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+          { cause },
+        );
+      }
       if (!run) {
         run = { seq: 0, events: [], ended: false, touched: Date.now() };
         runs.set(runId, run);
       }
-      const stored = Object.assign({}, event, { seq: ++run.seq }) as SequencedEvent;
+      run.seq = stored.seq;
       run.events.push(stored);
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
-      pending.push({ runId, event: stored, tried: false });
+      pending.push({ runId, event: stored, json, tried: false });
       if (pending.length > maxPending) {
         pending.shift();
         if (droppedWhileAway++ % 1000 === 0) {
@@ -405,12 +427,8 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         `${after + 1}-0`,
         "+",
       ]);
-      const events: SequencedEvent[] = [];
-      for (const [, fields] of entries) {
-        const at = fields.indexOf("e");
-        if (at >= 0) events.push(JSON.parse(fields[at + 1] as string) as SequencedEvent);
-      }
-      return events;
+      // An entry this package did not write is skipped, as a watcher skips it: the seqs show the gap.
+      return entries.map(decode).filter((event) => event !== undefined);
     },
 
     endRun(runId) {

@@ -79,6 +79,29 @@ describe.skipIf(!HAS_REDIS)("the Redis calibration store", () => {
     expect(calB.charsPerTokenFor("http://s.test", "m")).toBeGreaterThan(4.9);
   });
 
+  it("takes no reading from Redis that ledger would refuse, whether announced or stored", async () => {
+    const { createHash } = await import("node:crypto");
+    const [, calA] = await instance();
+    const endpoint = "http://poisoned.test/v1";
+    const id = `s:${createHash("sha256").update(endpoint).digest("hex").slice(0, 32)}\u0000m`;
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    try {
+      await raw.sendCommand(["PUBLISH", "cal:calibration", JSON.stringify({ id, reading: 1e9 })]);
+      await raw.sendCommand(["PUBLISH", "cal:calibration", JSON.stringify({ id, reading: -3 })]);
+      await raw.sendCommand(["RPUSH", `cal:calibration:${id}`, "1e9", "0.001", "-3"]);
+      await raw.sendCommand(["SADD", "cal:calibration:index", id]);
+      // A well-formed announcement after the bad ones: once it is here, the bad ones were read too.
+      await raw.sendCommand(["PUBLISH", "cal:calibration", JSON.stringify({ id, reading: 5 })]);
+      await settled(() => calA.charsPerTokenFor(endpoint, "m") !== 4);
+      expect(calA.charsPerTokenFor(endpoint, "m")).toBe(5);
+      const [, calB] = await instance();
+      expect(calB.charsPerTokenFor(endpoint, "m")).toBe(4);
+    } finally {
+      raw.destroy();
+    }
+  });
+
   it("forgets one endpoint's readings on every instance, and only that endpoint's", async () => {
     const [, calA] = await instance();
     const [, calB] = await instance();

@@ -22,6 +22,14 @@ export interface RedisCalibration extends Calibration {
 /** As `@loopwright/ledger` keeps them: the last four readings choose the divisor. */
 const KEPT = 4;
 const DEFAULT_DIVISOR = 4;
+/** The characters-per-token range `@loopwright/ledger` takes a reading in (its MIN_READING, MAX_READING). */
+const MIN_READING = 1;
+const MAX_READING = 8;
+
+/** A reading another process put in Redis is taken only in ledger's range: one bad value would be every instance's divisor. */
+function plausible(reading: unknown): reading is number {
+  return typeof reading === "number" && reading >= MIN_READING && reading <= MAX_READING;
+}
 
 /**
  * Makes a calibration store shared through Redis and loads every reading already there.
@@ -29,7 +37,7 @@ const DEFAULT_DIVISOR = 4;
  * A reading taken on one instance (a list per
  * endpoint and model, the last four kept) is announced and used by every instance's next
  * `charsPerTokenFor`, which never waits on Redis. Validation is `@loopwright/ledger`'s own: a
- * reading it would not take is not shared. Throws `RedisStoreError` for bad options or an
+ * reading it would not take is not shared, nor taken from Redis when another process put it there. Throws `RedisStoreError` for bad options or an
  * unreachable server.
  */
 export async function createRedisCalibration(options: RedisCalibrationOptions): Promise<RedisCalibration> {
@@ -51,6 +59,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       : (options.endpointIdOf?.(endpoint) ?? undefined);
 
   const take = (id: string, reading: number): void => {
+    if (!plausible(reading)) return;
     const readings = shared.get(id) ?? [];
     readings.push(reading);
     if (readings.length > KEPT) readings.splice(0, readings.length - KEPT);
@@ -61,7 +70,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     const ids = await call<string[]>(writer, ["SMEMBERS", indexKey]);
     for (const id of ids) {
       const values = await call<string[]>(writer, ["LRANGE", keyOf(id), String(-KEPT), "-1"]);
-      shared.set(id, values.map(Number).filter(Number.isFinite));
+      shared.set(id, values.map(Number).filter(plausible));
     }
   };
 
@@ -82,7 +91,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
         forget?: string;
       };
       if (typeof forget === "string") dropLocal(forget);
-      else if (typeof id === "string" && typeof reading === "number") take(id, reading);
+      else if (typeof id === "string") take(id, reading as number);
     } catch (error) {
       report(error);
     }

@@ -25,6 +25,18 @@ export interface Resolved {
   report: (error: unknown) => void;
 }
 
+/** A Redis URL as a message may name it: its password (`redis://user:password@host`) as `***`. */
+export function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === "") return url;
+    parsed.password = "***";
+    return parsed.href;
+  } catch {
+    return "(a URL that does not parse)";
+  }
+}
+
 /** Checks the common options, throwing `RedisStoreError` (`invalid-option`) naming the bad one. */
 export function resolveOptions(options: unknown, where: string): Resolved {
   if (typeof options !== "object" || options === null) {
@@ -37,7 +49,16 @@ export function resolveOptions(options: unknown, where: string): Resolved {
   if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
     throw new RedisStoreError(
       "invalid-option",
-      `${where} needs \`url\` as a redis:// or rediss:// URL, and was given ${JSON.stringify(url) ?? "nothing"}.`,
+      `${where} needs \`url\` as a redis:// or rediss:// URL, and was given ${typeof url === "string" ? JSON.stringify(shownUrl(url)) : (JSON.stringify(url) ?? "nothing")}.`,
+    );
+  }
+  try {
+    new URL(url);
+  } catch {
+    // The parser's error carries the text as its `input`: the password with it.
+    throw new RedisStoreError(
+      "invalid-option",
+      `${where} needs \`url\` as a URL that parses; this one does not.`,
     );
   }
   if (prefix !== undefined && typeof prefix !== "string") {
@@ -84,7 +105,7 @@ export async function open(client: RedisConnection, resolved: Resolved, where: s
       reject(
         new RedisStoreError(
           "connect",
-          `${where} could not reach Redis at ${resolved.url}. Check the URL and that the server is running.`,
+          `${where} could not reach Redis at ${shownUrl(resolved.url)}. Check the URL and that the server is running.`,
           { cause },
         ),
       );
@@ -132,7 +153,7 @@ export async function connectStore(options: unknown, where: string): Promise<Con
     writer.destroy();
     throw new RedisStoreError(
       "connect",
-      `${where} could not open its subscriber connection to ${resolved.url}.`,
+      `${where} could not open its subscriber connection to ${shownUrl(resolved.url)}.`,
       {
         cause,
       },

@@ -7,7 +7,7 @@ export type RedisStoreErrorCode = "invalid-option" | "connect" | "closed";
  * The error a Redis-backed store throws: bad options, an unreachable server, or use after `close()`.
  *
  * `code` is `invalid-option` for options it cannot use, `connect` when it cannot reach
- * its server when it is made (the client's error on `cause`), `closed` when used after `close()`. The message names the option or the URL and says what to do.
+ * its server when it is made (the client's error on `cause`), `closed` when used after `close()`. The message names the option or the URL (its password as `***`) and says what to do.
  */
 export class RedisStoreError extends Error {
   override readonly name: string = "RedisStoreError";

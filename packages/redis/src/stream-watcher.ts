@@ -19,14 +19,20 @@ const BATCH = 256;
 /** One stream entry as `XREAD` answers it in RESP2: `[id, [field, value, ...]]`. */
 type Entry = [string, string[]];
 
-/** Reads the event stored in one entry; `undefined` for an entry this package did not write. */
-function decode(entry: Entry): SequencedEvent | undefined {
+/**
+ * Reads the event stored in one entry; `undefined` for an entry this package did not write — not
+ * JSON, no string `kind`, or a `seq` that is not its entry id's (`<seq>-0`), which would move a
+ * reader past every later event.
+ */
+export function decode(entry: Entry): SequencedEvent | undefined {
   const fields = entry[1];
   const at = fields.indexOf("e");
   if (at < 0 || at + 1 >= fields.length) return undefined;
   try {
     const event = JSON.parse(fields[at + 1] as string) as SequencedEvent;
-    return typeof event?.seq === "number" && typeof event.kind === "string" ? event : undefined;
+    return typeof event?.seq === "number" && `${event.seq}-0` === entry[0] && typeof event.kind === "string"
+      ? event
+      : undefined;
   } catch {
     return undefined;
   }

@@ -122,6 +122,33 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     ]);
   });
 
+  it("reads a key-shaped value in a URL's path, as hosted MCP servers and proxies take one", () => {
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      model: { endpoint: { baseUrl: "https://proxy.example/sk-proj-abcdefghijklmnop1234/v1" } },
+      tasks: { title: { endpoint: { baseUrl: "https://h.example/gsk_abcdefghijklmnopqrstuv/v1" } } },
+      bundle: {
+        mcpServers: [
+          { name: "a", url: "https://mcp.example/tvly-abcdefghijklmnopqrst/sse" },
+          // Both signs at once: what the export leaves must be clean of both.
+          { name: "b", url: "https://me:pw@mcp.example/ghp_abcdefghijklmnopqrstuvwxyz0123/mcp" },
+        ],
+      },
+    };
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "model.endpoint.baseUrl", sign: SecretSign.Value },
+      { path: "tasks.title.endpoint.baseUrl", sign: SecretSign.Value },
+      { path: "bundle.mcpServers[0].url", server: "a", sign: SecretSign.Value },
+      { path: "bundle.mcpServers[1].url", server: "b", sign: SecretSign.Userinfo },
+    ]);
+    const exported = exportSpec(spec);
+    expect(findSpecSecrets(exported)).toEqual([]);
+    expect(exported.model?.endpoint?.baseUrl).toBe("https://proxy.example/${SECRET}/v1");
+    expect(exported.bundle?.mcpServers?.[1]?.url).toBe("https://mcp.example/${SECRET}/mcp");
+    const shown = JSON.stringify(exported);
+    for (const key of ["sk-proj-", "gsk_", "tvly-", "ghp_", "me:pw"]) expect(shown).not.toContain(key);
+  });
+
   it("reads endpoint URLs and extraBody at any depth, with no server named", () => {
     const spec: AgentSpec = {
       spec: SPEC_TOKEN,

@@ -61,9 +61,13 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
   const endpoint = (at: string, value: EndpointSpec | undefined) => {
     const url = value?.baseUrl;
     if (value === undefined || url === undefined) return;
-    const sign = urlSign(url);
+    const sign = stringSign(url, false);
     if (sign)
-      visit({ path: child(at, "baseUrl"), sign }, (next) => (value.baseUrl = next), withoutUrlSecrets(url));
+      visit(
+        { path: child(at, "baseUrl"), sign },
+        (next) => (value.baseUrl = next),
+        safeString(url, sign, undefined),
+      );
   };
   endpoint("model.endpoint", checked.model?.endpoint);
   if (checked.model?.extraBody) scanFree("model.extraBody", checked.model.extraBody, undefined, visit);
@@ -79,8 +83,9 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
       visit({ path, server: name, sign }, replace, safe);
     const url = server.url;
     if (url !== undefined) {
-      const sign = urlSign(url);
-      if (sign) found(child(at, "url"), sign, (next) => (server.url = next), withoutUrlSecrets(url));
+      const sign = stringSign(url, false);
+      if (sign)
+        found(child(at, "url"), sign, (next) => (server.url = next), safeString(url, sign, undefined));
     }
     const args = server.args ?? [];
     scanArgs(child(at, "args"), args, (path, sign, argIndex, safe) =>
@@ -114,7 +119,8 @@ function stringSign(value: string, tellingName: boolean): SecretSign | undefined
 
 /** What to write instead of a string `stringSign` flagged. */
 function safeString(value: string, sign: SecretSign, name: string | undefined): string {
-  if (sign === SecretSign.Userinfo || sign === SecretSign.Query) return withoutUrlSecrets(value);
+  // A URL may carry a key in its path as well as in its userinfo or query.
+  if (sign === SecretSign.Userinfo || sign === SecretSign.Query) return withoutKeys(withoutUrlSecrets(value));
   if (sign === SecretSign.Field) return reference(name ?? "");
   return withoutKeys(value);
 }

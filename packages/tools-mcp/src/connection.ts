@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "./config.js";
 import { McpPoolError, messageOf } from "./errors.js";
-import { describeServer, redact, secretsOf } from "./redact.js";
+import { describeServer, redact, redactError, secretsOf } from "./redact.js";
 import { untilStopped } from "./stop.js";
 
 /** Where a server stands. */
@@ -131,6 +131,11 @@ export class ServerConnection {
     return redact(text, this.#secrets);
   }
 
+  /** An error safe to keep as a cause: its message, stack and causes masked as `redact` does. */
+  #redactError(error: unknown): unknown {
+    return redactError(error, this.#secrets);
+  }
+
   #isClosed(): boolean {
     return this.#state === "closed";
   }
@@ -167,7 +172,7 @@ export class ServerConnection {
             this.redact(
               `${describeServer(this.config)} could not be started: ${failure(error)}.${this.#stderrTail()}`,
             ),
-            { server: this.name, cause: error },
+            { server: this.name, cause: this.#redactError(error) },
           );
       this.#options.onNotice(this.#error.message);
       throw this.#error;
@@ -302,14 +307,17 @@ export class ServerConnection {
   #noteStderr(chunk: string): void {
     const lines = (this.#partial + chunk).split(/\r?\n/);
     this.#partial = lines.pop() ?? "";
-    for (const line of lines) if (line.trim() !== "") this.#stderr.push(line.slice(0, LINE_CHARS));
+    // Masked before the cut, so a credential straddling it cannot leave its head behind.
+    for (const line of lines)
+      if (line.trim() !== "") this.#stderr.push(this.redact(line).slice(0, LINE_CHARS));
     const keep = this.#options.stderrLines;
     if (this.#stderr.length > keep) this.#stderr.splice(0, this.#stderr.length - keep);
   }
 
   #stderrTail(): string {
     if (this.config.type !== "stdio") return "";
-    const lines = [...this.#stderr, ...(this.#partial.trim() ? [this.#partial.slice(0, LINE_CHARS)] : [])];
+    const partial = this.#partial.trim() ? [this.redact(this.#partial).slice(0, LINE_CHARS)] : [];
+    const lines = [...this.#stderr, ...partial];
     const tail = lines.slice(-this.#options.stderrLines);
     return tail.length
       ? ` Its stderr ended with:\n${tail.map((l) => `  ${l}`).join("\n")}`
@@ -417,7 +425,7 @@ export class ServerConnection {
     deaths: number,
     options: { signal?: AbortSignal; timeoutMs: number },
   ): McpPoolError {
-    const where = { server: this.name, tool, cause: error };
+    const where = { server: this.name, tool, cause: this.#redactError(error) };
     const name = `${tool} on MCP server "${this.name}"`;
     if (options.signal?.aborted) {
       return new McpPoolError(

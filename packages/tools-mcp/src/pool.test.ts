@@ -179,8 +179,27 @@ describe("a server that fails to start", () => {
     expect(error?.message).toContain("token=***");
     const everything = JSON.stringify([notices, statuses, error?.message]);
     expect(everything).not.toContain("sk-live-1234567890");
+    // Not even the head of it, where a long stderr line was cut.
+    expect(everything).not.toContain("sk-live");
     expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
     expect((await pool.servers()).map((s) => s.name)).toEqual(["fx"]);
+  });
+
+  it("a command that does not exist is reported without the credentials its arguments carry, as a host would log it", async () => {
+    const { inspect } = await import("node:util");
+    const { mcpServers } = await import("./index.js");
+    const configs = mcpServers(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a .mcp.json ${VAR} reference, meant literally.
+      { mcpServers: { ghost: { command: "/nonexistent/mcp-server", args: ["--token", "${GHOST_TOKEN}"] } } },
+      { env: { GHOST_TOKEN: "ghost-secret-24680" } },
+    );
+    const pool = createMcpPool(configs);
+    pools.push(pool);
+    const [status] = await pool.connect();
+    expect(status?.state).toBe("failed");
+    const logged = inspect(status?.error, { depth: 8 });
+    expect(logged).toContain("ENOENT");
+    expect(logged).not.toContain("ghost-secret-24680");
   });
 
   it("a command that does not exist is reported by name", async () => {
@@ -191,6 +210,27 @@ describe("a server that fails to start", () => {
     expect(status?.error?.message).toMatch(
       /^MCP server "ghost" \(\/nonexistent\/mcp-server\) could not be started: .*ENOENT/,
     );
+  });
+});
+
+describe("a server whose error quotes its credentials", () => {
+  it("reaches the model, the error and its causes with the credential masked", async () => {
+    const secret = "sk-live-1234567890";
+    const pool = createMcpPool([{ name: "fx", command: NODE, args: [FIXTURE], env: { API_TOKEN: secret } }]);
+    pools.push(pool);
+    const error = await caught(pool.call("fx__refuse", {}));
+    expect(error.code).toBe("call-failed");
+    expect(error.message).toContain("refusing token=***");
+    const chain: string[] = [];
+    for (let e: unknown = error; e instanceof Error; e = e.cause) chain.push(e.message, e.stack ?? "");
+    expect(chain.length).toBeGreaterThan(2);
+    expect(chain.join("\n")).not.toContain(secret);
+    // The loop adds a cause's message to what the model reads.
+    const { results } = await callEachOnce(pool, [{ name: "fx__refuse", args: {} }]);
+    expect(results.get("fx__refuse")?.content).toMatch(
+      /^Error: refuse on MCP server "fx" failed: .*token=\*\*\*/,
+    );
+    expect(results.get("fx__refuse")?.content).not.toContain(secret);
   });
 });
 
@@ -252,7 +292,7 @@ describe("connecting", () => {
     const pool = fixturePool();
     expect(pool.status()).toEqual([{ name: "fx", state: "idle", tools: 0, restarts: 0 }]);
     expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
-    expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "stdio", tools: 8 });
+    expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "stdio", tools: 9 });
   });
 
   it("an HTTP server that cannot be reached is reported without its credentials", async () => {
@@ -279,6 +319,36 @@ describe("connecting", () => {
 });
 
 describe("an HTTP server that refuses the credentials", () => {
+  it("that echoes the Authorization header it refused is reported with the header masked, causes included", async () => {
+    const { createServer } = await import("node:http");
+    const echoing = createServer((request, response) => {
+      response
+        .writeHead(401, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: `refused ${request.headers.authorization}` }));
+    });
+    await new Promise<void>((resolve) => echoing.listen(0, "127.0.0.1", resolve));
+    const { port } = echoing.address() as { port: number };
+    const pool = createMcpPool([
+      {
+        name: "locked",
+        url: `http://127.0.0.1:${port}/mcp`,
+        headers: { authorization: "Bearer tok-9f8e7d6c5b" },
+      },
+    ]);
+    pools.push(pool);
+    try {
+      const [status] = await pool.connect();
+      expect(status?.error?.message).toMatch(/HTTP 401: .*refused \*\*\*"/);
+      const chain: string[] = [];
+      for (let e: unknown = status?.error; e instanceof Error; e = e.cause)
+        chain.push(e.message, e.stack ?? "");
+      expect(chain.length).toBeGreaterThan(2);
+      expect(chain.join("\n")).not.toContain("tok-9f8e7d6c5b");
+    } finally {
+      echoing.close();
+    }
+  });
+
   it("is reported as it answered (401), not retried over SSE", async () => {
     const { createServer } = await import("node:http");
     const refusing = createServer((_request, response) => {

@@ -32,6 +32,33 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/**
+ * An error as it may be kept as a `cause`: the same error when no secret is in its message, stack,
+ * string properties (and lists of strings, such as `spawnargs`) or causes, else a copy (same prototype, so `instanceof` still holds) with each
+ * secret replaced by `***`. Anything that is not an `Error` is kept only when it is a string (masked).
+ */
+export function redactError(error: unknown, secrets: readonly string[], depth = 0): unknown {
+  if (typeof error === "string") return redact(error, secrets);
+  if (!(error instanceof Error) || secrets.length === 0) return error;
+  let changed = false;
+  const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
+  for (const key of Reflect.ownKeys(error)) {
+    const descriptor = Object.getOwnPropertyDescriptor(error, key) as PropertyDescriptor;
+    let value: unknown = descriptor.value;
+    if (typeof value === "string") value = redact(value, secrets);
+    else if (key === "cause" && depth < 4) value = redactError(value, secrets, depth + 1);
+    else if (Array.isArray(value) && value.some((v) => typeof v === "string")) {
+      // A spawn failure's `spawnargs`: the server's arguments, where a credential may be.
+      const list: unknown[] = value;
+      const masked = list.map((v) => (typeof v === "string" ? redact(v, secrets) : v));
+      if (masked.some((v, i) => v !== list[i])) value = masked;
+    }
+    if (value !== descriptor.value) changed = true;
+    Object.defineProperty(copy, key, "value" in descriptor ? { ...descriptor, value } : descriptor);
+  }
+  return changed ? copy : error;
+}
+
 /** A URL as it may be shown: origin and path, without userinfo, query or fragment. */
 export function showUrl(url: string): string {
   try {

@@ -11,6 +11,8 @@ if (process.argv.includes("--fail")) {
   console.error("fixture: loading configuration");
   console.error(`fixture: started with ${process.argv.slice(2).join(" ")}`);
   console.error(`fixture: refusing token=${process.env.API_TOKEN ?? ""}`);
+  // A long line whose credential straddles the 500-character cut of a kept stderr line.
+  console.error(`${"x".repeat(480)} token=${process.env.API_TOKEN ?? ""}`);
   console.error("fixture: cannot start without a database");
   process.exit(3);
 }
@@ -26,6 +28,12 @@ const tools = [
   },
   { name: "add_tool", description: "Adds a tool called added_tool.", inputSchema: object() },
   { name: "fail", description: "Always fails.", inputSchema: object(), annotations: { readOnlyHint: true } },
+  {
+    name: "refuse",
+    description: "Throws (a JSON-RPC error, not an isError result) quoting its API_TOKEN.",
+    inputSchema: object(),
+    annotations: { readOnlyHint: true },
+  },
   {
     name: "whoami",
     description: "Says its process id.",
@@ -88,6 +96,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text("the added tool ran");
     case "fail":
       return { content: [{ type: "text", text: "the disk is full" }], isError: true };
+    case "refuse":
+      throw new Error(`refusing token=${process.env.API_TOKEN ?? ""}`);
     case "whoami":
       return text(String(process.pid));
     case "write_note": {

@@ -1,5 +1,6 @@
 // Two web playgrounds on one real redis-server: a run started on A is followed over SSE on B, which
 // did not start it — every event once, in seq order, to `done`.
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../../../../packages/redis/test/redis-server.js";
 import { startWebServer, type WebServer } from "./server.js";
@@ -93,4 +94,25 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
     const unknown = await fetch(new URL("api/runs/no-such-run/events", b.url));
     expect(unknown.status).toBe(404);
   }, 60_000);
+
+  it("reads past run records another process wrote malformed: no such run, never a 400 quoting them", async () => {
+    const raw = createClient({ url: redis.url });
+    await raw.connect();
+    try {
+      const records = { garbled: "{not json", nothing: "null", numbered: '{"id":7,"prompt":[]}' };
+      for (const [id, text] of Object.entries(records))
+        await raw.set(`loopwright:playground:run:${id}`, text);
+      await raw.set("loopwright:playground:latest", "garbled");
+      const state = await fetch(new URL("api/state", b.url));
+      expect(state.status).toBe(200);
+      expect(((await state.json()) as { run?: unknown }).run).toBeUndefined();
+      for (const id of Object.keys(records)) {
+        const events = await fetch(new URL(`api/runs/${id}/events`, b.url));
+        expect(events.status).toBe(404);
+        expect(await events.text()).not.toContain("not json");
+      }
+    } finally {
+      raw.destroy();
+    }
+  });
 });

@@ -22,7 +22,7 @@ import { createRedisStores, type RedisStores } from "@loopwright/redis";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { runTool, TOOLS } from "../tools/index.js";
 import { connectSharedRuns, type RunInfo, type SharedRuns } from "./shared-runs.js";
-import { type AppliedSpec, checkSpec, type SpecReport } from "./spec.js";
+import { type AppliedSpec, checkSpec, type SpecReport, shownUrl } from "./spec.js";
 
 /** The system prompt of a run when no agent spec gives one. */
 export const WEB_SYSTEM =
@@ -239,7 +239,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const shown = runId ? await find(runId) : ((await shared?.latest()) ?? (latest && infoOf(latest)));
     return {
       mode: simulator ? "simulator" : "endpoint",
-      baseUrl: simulator ? undefined : cfg.baseUrl,
+      baseUrl: simulator ? undefined : shownUrl(cfg.baseUrl),
       model: cfg.model,
       contextLength: await windowOf(cfg),
       spec: lastSpec,

@@ -25,10 +25,16 @@ const PREFIX = "loopwright:playground:";
 /** How long a run's record outlives its last update: a day, like the bus's retention of an ended run. */
 const TTL_SECONDS = 24 * 60 * 60;
 
+/** A run record as Redis holds it; undefined for one this module did not write (another process's, or garbled). */
 function parse(text: string | null | undefined): RunInfo | undefined {
   if (!text) return undefined;
-  const value = JSON.parse(text) as Partial<RunInfo>;
-  return typeof value.id === "string" && typeof value.prompt === "string"
+  let value: Partial<RunInfo> | null;
+  try {
+    value = JSON.parse(text) as Partial<RunInfo> | null;
+  } catch {
+    return undefined;
+  }
+  return typeof value?.id === "string" && typeof value.prompt === "string"
     ? { id: value.id, prompt: value.prompt, ended: value.ended === true }
     : undefined;
 }

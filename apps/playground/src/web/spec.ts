@@ -2,13 +2,34 @@
 // path, so the page can show it beside the field), resolved with `resolveAgentSpec` over the
 // playground's own settings, and turned into the loop config and system prompt of the next runs.
 import type { LoopConfig } from "@loopwright/loop";
-import { parseSpec, resolveAgentSpec, SPEC_TOKEN } from "@loopwright/spec";
+import { findSpecSecrets, parseSpec, resolveAgentSpec, SPEC_TOKEN } from "@loopwright/spec";
 
 /** One leaf of the loaded document, as the page lists it. */
 export interface SpecField {
   path: string;
-  /** The value as JSON, cut to 120 characters. */
+  /** The value as JSON, cut to 120 characters; {@link HIDDEN} where it may be a credential. */
   value: string;
+}
+
+/** What the page is shown in place of a value that may be a credential. */
+export const HIDDEN = "(hidden: may be a credential)";
+
+/** Keys whose string value is a credential by its name (`apiKey`, `token`, `password`, …); not `maxTokens`. */
+const SECRET_KEY = /(api[-_]?key|secret|passw(or)?d|credential|cookie|bearer|authorization|token)$/i;
+/** Values shaped like a provider's key, wherever they stand. */
+const KEY_SHAPE =
+  /\b(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{16,}|xox[abprs]-[\w-]{8,}|AKIA[0-9A-Z]{12,})/;
+
+/** A URL as the page may show it: without `user:password@`, query or fragment. */
+export function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return parsed.username || parsed.password || parsed.search || parsed.hash
+      ? `${parsed.origin}${parsed.pathname}`
+      : url;
+  } catch {
+    return url;
+  }
 }
 
 /** What the page is told about a loaded document. */
@@ -29,18 +50,51 @@ export interface AppliedSpec {
   system?: string;
 }
 
-function leaves(value: unknown, path: string, out: SpecField[]): SpecField[] {
+/**
+ * Every leaf of the document. A string where a credential may be is hidden: a bundled server's
+ * `env` and `headers` values, a value under a key named like one, a key-shaped value, each place
+ * `findSpecSecrets` points at; a URL is shown without its userinfo and query.
+ */
+function leaves(
+  value: unknown,
+  path: string,
+  out: SpecField[],
+  flagged: ReadonlySet<string>,
+  key = "",
+  parent = "",
+): SpecField[] {
   if (value !== null && typeof value === "object") {
     const entries = Array.isArray(value)
-      ? value.map((v, i) => [`${path}[${i}]`, v] as const)
-      : Object.entries(value).map(([k, v]) => [path ? `${path}.${k}` : k, v] as const);
+      ? value.map((v, i) => [`${path}[${i}]`, v, key] as const)
+      : Object.entries(value).map(([k, v]) => [path ? `${path}.${k}` : k, v, k] as const);
     if (entries.length === 0) out.push({ path, value: Array.isArray(value) ? "[]" : "{}" });
-    for (const [p, v] of entries) leaves(v, p, out);
+    for (const [p, v, k] of entries) leaves(v, p, out, flagged, k, Array.isArray(value) ? parent : key);
+    return out;
+  }
+  if (
+    typeof value === "string" &&
+    (parent === "env" ||
+      parent === "headers" ||
+      SECRET_KEY.test(key) ||
+      KEY_SHAPE.test(value) ||
+      flagged.has(path))
+  ) {
+    out.push({ path, value: shownUrl(value) !== value ? JSON.stringify(shownUrl(value)) : HIDDEN });
     return out;
   }
   const text = JSON.stringify(value) ?? String(value);
   out.push({ path, value: text.length > 120 ? `${text.slice(0, 120)}…` : text });
   return out;
+}
+
+/** The paths `findSpecSecrets` points at, bundled servers included. */
+function secretPaths(value: unknown): Set<string> {
+  const { spec } = parseSpec(value, { bundle: true });
+  try {
+    return new Set(spec ? findSpecSecrets(spec).map((hint) => hint.path) : []);
+  } catch {
+    return new Set();
+  }
 }
 
 /**
@@ -52,12 +106,19 @@ export function checkSpec(text: string, base: LoopConfig): { report: SpecReport;
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
+  } catch {
+    // The parser's message quotes the text around the fault, which may be a credential: say less.
     return {
-      report: { errors: [`not JSON: ${(error as Error).message}`], warnings: [], fields: [] },
+      report: {
+        errors: [
+          "not JSON: the text does not parse as JSON (its parser's message is left out: it quotes the text).",
+        ],
+        warnings: [],
+        fields: [],
+      },
     };
   }
-  const fields = leaves(value, "", []);
+  const fields = leaves(value, "", [], secretPaths(value));
   const { spec, errors, warnings } = parseSpec(value);
   const report: SpecReport = {
     errors: errors.map(String),
@@ -75,10 +136,12 @@ export function checkSpec(text: string, base: LoopConfig): { report: SpecReport;
     model: resolved.model,
     maxToolIterations: resolved.maxToolIterations,
   };
-  // The playground's own endpoint (and its key) stays unless the document names another.
+  // The playground's own endpoint and its key stay unless the document names another endpoint,
+  // which is sent no key: the host's key belongs to the endpoint it was given for, never to a URL
+  // a pasted document chose.
   if (resolved.baseUrl && resolved.baseUrl !== base.baseUrl) {
     config.baseUrl = resolved.baseUrl;
-    config.apiKey = process.env.OPENAI_API_KEY ?? "";
+    config.apiKey = "";
   }
   for (const key of ["temperature", "maxTokens", "reasoningEffort", "contextLength", "maxRetries"] as const) {
     if (resolved[key] !== undefined) Object.assign(config, { [key]: resolved[key] });
@@ -87,7 +150,7 @@ export function checkSpec(text: string, base: LoopConfig): { report: SpecReport;
   report.applied = {
     ...(resolved.name ? { name: resolved.name } : {}),
     model: resolved.model,
-    ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+    ...(config.baseUrl ? { baseUrl: shownUrl(config.baseUrl) } : {}),
     system: system !== undefined,
     maxToolIterations: resolved.maxToolIterations,
   };

@@ -1,0 +1,157 @@
+// What the web playground does with credentials: the host's key goes only to the endpoint it was
+// given for, and nothing a loaded spec holds that may be a credential is shown back on the page.
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startWebServer, type WebServer } from "./server.js";
+
+const servers: WebServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+function client(server: WebServer) {
+  const post = async (path: string, body: unknown) =>
+    (
+      await fetch(new URL(path, server.url), {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json" },
+      })
+    ).json() as Promise<Record<string, unknown>>;
+  const run = async (prompt: string) => {
+    const { id } = (await post("api/runs", { prompt })) as { id: string };
+    const text = await (await fetch(new URL(`api/runs/${id}/events`, server.url))).text();
+    return text;
+  };
+  return { post, run };
+}
+
+const spec = (extra: Record<string, unknown>) => JSON.stringify({ spec: "loopwright.agent/1", ...extra });
+
+describe("the host's API key", () => {
+  let other: TestServer;
+  let saved: string | undefined;
+  beforeAll(async () => {
+    other = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    saved = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = "sk-host-environment-key-123";
+  });
+  afterAll(async () => {
+    if (saved === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = saved;
+    await other.close();
+  });
+
+  const keysSeenBy = (server: TestServer, from = 0) =>
+    server.requests
+      .slice(from)
+      .map((r) => String(r.headers.authorization ?? ""))
+      .join("\n");
+
+  it("is never sent to an endpoint a loaded spec names (simulator mode, key in the environment)", async () => {
+    const web = await startWebServer();
+    servers.push(web);
+    const { post, run } = client(web);
+    const report = await post("api/spec", {
+      text: spec({ model: { name: "sim", endpoint: { baseUrl: other.baseUrl } } }),
+    });
+    expect(report.errors).toEqual([]);
+    const before = other.requests.length;
+    expect(await run("hello")).toContain('"kind":"done"');
+    expect(other.requests.length).toBeGreaterThan(before);
+    expect(keysSeenBy(other, before)).not.toContain("sk-host-environment-key-123");
+  }, 30_000);
+
+  it("stays with the endpoint it was given for: a spec naming another is sent neither key", async () => {
+    const own = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    try {
+      const web = await startWebServer({ endpoint: { baseUrl: own.baseUrl, apiKey: "sk-endpoint-key-456" } });
+      servers.push(web);
+      const { post, run } = client(web);
+      expect(await run("hello")).toContain('"kind":"done"');
+      expect(keysSeenBy(own)).toContain("sk-endpoint-key-456");
+      await post("api/spec", {
+        text: spec({ model: { name: "sim", endpoint: { baseUrl: other.baseUrl } } }),
+      });
+      const before = other.requests.length;
+      expect(await run("hello")).toContain('"kind":"done"');
+      expect(other.requests.length).toBeGreaterThan(before);
+      expect(keysSeenBy(other, before)).not.toMatch(/sk-endpoint-key-456|sk-host-environment-key-123/);
+    } finally {
+      await own.close();
+    }
+  }, 30_000);
+});
+
+describe("a loaded spec's credentials", () => {
+  const secrets = [
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "bearer-secret-value-789",
+    "tok-flag-secret-321",
+    "sk-extra-body-secret-654",
+    "pw-in-url-secret",
+    "query-secret-987",
+    "sk-unknown-field-secret-111",
+  ];
+  const document = spec({
+    model: {
+      name: "sim",
+      endpoint: {
+        baseUrl: "http://someone:pw-in-url-secret@127.0.0.1:9/v1?api_key=query-secret-987",
+        apiKey: "sk-unknown-field-secret-111",
+      },
+      extraBody: { api_key: "sk-extra-body-secret-654" },
+    },
+    bundle: {
+      mcpServers: [
+        {
+          name: "github",
+          command: "npx",
+          args: ["-y", "github-mcp", "--token", "tok-flag-secret-321"],
+          env: { GITHUB_TOKEN: "ghp_abcdefghijklmnopqrstuvwxyz0123456789" },
+        },
+        {
+          name: "remote",
+          url: "http://127.0.0.1:9/mcp",
+          headers: { Authorization: "Bearer bearer-secret-value-789" },
+        },
+      ],
+    },
+  });
+
+  it("are never shown back: not in the report's fields, not in what was applied, not in /api/state", async () => {
+    const web = await startWebServer();
+    servers.push(web);
+    const { post } = client(web);
+    const report = (await post("api/spec", { text: document })) as {
+      fields: { path: string; value: string }[];
+    };
+    const state = await (await fetch(new URL("api/state", web.url))).text();
+    const shown = `${JSON.stringify(report)}\n${state}`;
+    for (const secret of secrets) expect(shown).not.toContain(secret);
+    // The places are still listed, so the page can say what the document held.
+    const paths = report.fields.map((f) => f.path);
+    expect(paths).toContain("bundle.mcpServers[0].env.GITHUB_TOKEN");
+    expect(paths).toContain("bundle.mcpServers[1].headers.Authorization");
+    expect(report.fields.find((f) => f.path === "bundle.mcpServers[0].args[1]")?.value).toBe('"github-mcp"');
+  });
+
+  it("in a document that is not JSON are not quoted by the error", async () => {
+    const web = await startWebServer();
+    servers.push(web);
+    const { post } = client(web);
+    const report = (await post("api/spec", { text: '{"apiKey": sk-live-abcdefghijklmnop}' })) as {
+      errors: string[];
+    };
+    expect(report.errors[0]).toMatch(/^not JSON/);
+    expect(JSON.stringify(report)).not.toContain("sk-live");
+  });
+
+  it("in a --spec document are not shown on the page either", async () => {
+    const web = await startWebServer({ spec: document });
+    servers.push(web);
+    const state = await (await fetch(new URL("api/state", web.url))).text();
+    expect(state).toContain("bundle.mcpServers[0].env.GITHUB_TOKEN");
+    for (const secret of secrets) expect(state).not.toContain(secret);
+  });
+});
