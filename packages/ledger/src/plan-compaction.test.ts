@@ -83,6 +83,16 @@ describe("planCompaction", () => {
     expect(plan?.from).toBe(2);
   });
 
+  it("continues a summary already in the array when the host passes only from", () => {
+    const withSummary = [
+      say("system", 10),
+      { role: "system", content: `${SUMMARY_LEAD}\n\nThey asked about tides.` },
+      ...transcript.slice(1),
+    ];
+    const plan = planCompaction(withSummary, { limit: 5000, used: 5100, from: 0 });
+    expect(plan).toMatchObject({ from: 2, previous: "They asked about tides." });
+  });
+
   it("takes from and previous from a host that stores them, scanning nothing", () => {
     const stored = transcript.slice(1);
     const plan = planCompaction(stored, { limit: 5000, used: 5100, from: 0, previous: "notes" });

@@ -135,7 +135,9 @@ export function planCompaction(
           checkNumber(options.from, "from", where, { integer: true, max: messages.length }),
           lead?.count ?? leadingCount(messages),
         );
-  const previous = options.previous ?? (options.from === undefined ? lead?.previous : undefined);
+  // A summary already in the array is continued whether or not `from` was given: `applyCompaction`
+  // drops it for the new one, so not reading it here would lose its notes.
+  const previous = options.previous ?? lead?.previous;
 
   // suffix[i]: the estimated tokens of messages[i..].
   const n = messages.length;

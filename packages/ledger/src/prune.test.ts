@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { LedgerError } from "./errors.js";
 import type { MessageLike } from "./messages.js";
 import { pruneToolResults } from "./prune.js";
 
@@ -56,5 +57,28 @@ describe("pruneToolResults", () => {
 
   it("refuses a negative keepLast", () => {
     expect(() => pruneToolResults(transcript, { keepLast: -1 })).toThrow(/keepLast/);
+  });
+
+  it("refuses options, or a holdsDefinitions, of the wrong type with a typed error naming them", () => {
+    for (const options of [null, "keep 5", 5]) {
+      const thrown = (() => {
+        try {
+          pruneToolResults(transcript, options as never);
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(LedgerError.isInstance(thrown), String(thrown)).toBe(true);
+      expect((thrown as LedgerError).message).toMatch(/options/);
+    }
+    const thrown = (() => {
+      try {
+        pruneToolResults(transcript, { keepLast: 0, holdsDefinitions: "load_tools" as never });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(LedgerError.isInstance(thrown), String(thrown)).toBe(true);
+    expect((thrown as LedgerError).message).toMatch(/holdsDefinitions/);
   });
 });

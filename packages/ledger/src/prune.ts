@@ -1,4 +1,4 @@
-import { checkMessages, checkNumber } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
 import { contentChars, contentText, type MessageLike } from "./messages.js";
 
 /** Options for {@link pruneToolResults}. */
@@ -60,14 +60,27 @@ export function clearedStub(chars: number): string {
  * The array that comes back has the same length and every index in place (a compaction plan made
  * before pruning still applies); messages it does not clear are the same objects. Never cleared: a
  * result of `maxChars` or fewer, and one that holds tool definitions (`holdsDefinitions`). Pure —
- * the messages given are not changed. Throws `LedgerError` for a malformed transcript or a negative
- * or fractional `keepLast`/`maxChars`.
+ * the messages given are not changed. Throws `LedgerError` for a malformed transcript, options that
+ * are not an object, a negative or fractional `keepLast`/`maxChars`, or a `holdsDefinitions` that is
+ * not a function.
  */
 export function pruneToolResults(
   messages: readonly MessageLike[],
   options: PruneOptions = {},
 ): MessageLike[] {
   checkMessages(messages, "pruneToolResults");
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new LedgerError(
+      "invalid-option",
+      `pruneToolResults: options must be an object ({ keepLast?, maxChars?, holdsDefinitions? }) or left out, and was ${describe(options)}.`,
+    );
+  }
+  if (options.holdsDefinitions !== undefined && typeof options.holdsDefinitions !== "function") {
+    throw new LedgerError(
+      "invalid-option",
+      `pruneToolResults: holdsDefinitions must be a function (message) => boolean, and was ${describe(options.holdsDefinitions)}.`,
+    );
+  }
   const keepLast = checkNumber(options.keepLast ?? 5, "keepLast", "pruneToolResults", { integer: true });
   const maxChars = checkNumber(options.maxChars ?? 256, "maxChars", "pruneToolResults", { integer: true });
   const holds = options.holdsDefinitions ?? carriesDefinitions;

@@ -109,6 +109,20 @@ function checkPlan(
       `${where} needs the plan planCompaction made for these messages ({ from, through, ... } with 0 <= from < through <= ${messages.length}), and was given ${describe(plan)}.`,
     );
   }
+  checkKeptStart(messages, p.through as number, `${where}: the plan`);
+}
+
+/**
+ * Throws unless what a fold keeps starts on a question (or nothing is kept yet): kept from an
+ * answer, a tool result would lose the call it answers, and an endpoint refuses that transcript.
+ */
+function checkKeptStart(messages: readonly MessageLike[], through: number, what: string): void {
+  const first = messages[through];
+  if (first === undefined || first.role === "user") return;
+  throw new LedgerError(
+    "invalid-option",
+    `${what} keeps messages from index ${through}, a ${JSON.stringify(first.role)} message; the kept part has to start on a user message (as planCompaction cuts), or a tool result could be sent without its call.`,
+  );
 }
 
 /**
@@ -155,7 +169,9 @@ async function consultHooks<Context>(
  * (one that failed vetoes nothing) leaves everything as it was, with a note naming the hook —
  * unless `forced`, where the veto is noted and the fold goes ahead. A runner that throws is noted
  * and costs nothing else. Throws `LedgerError` (`summary-failed`, with the cause) when the
- * summariser throws, and for a plan that does not fit the messages.
+ * summariser throws, and (`invalid-option`, before anything runs) for options that are not an
+ * object or a plan that does not fit the messages — one whose `through` is not a user message, since
+ * the kept part would then start mid-exchange.
  */
 export async function runCompaction<Context = unknown>(
   messages: readonly MessageLike[],
@@ -164,6 +180,12 @@ export async function runCompaction<Context = unknown>(
   options: RunCompactionOptions<Context> = {},
 ): Promise<Fold | undefined> {
   checkMessages(messages, "runCompaction");
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new LedgerError(
+      "invalid-option",
+      `runCompaction: options must be an object ({ hooks?, forced?, signal? }) or left out, and was ${describe(options)}.`,
+    );
+  }
   checkPlan(plan, messages, "runCompaction");
   if (typeof summarise !== "function") {
     throw new LedgerError(
@@ -192,8 +214,9 @@ export async function runCompaction<Context = unknown>(
         );
       }
     } else {
-      // Beside the summary: nobody waits, and nothing it does can fail the fold.
-      void consultHooks(hooks, input);
+      // Beside the summary: nobody waits, and nothing it does can fail the fold — not even an
+      // onNote that throws, which would otherwise surface as an unhandled rejection.
+      consultHooks(hooks, input).catch(() => undefined);
     }
   }
   let summary: string | undefined;
@@ -216,7 +239,9 @@ export async function runCompaction<Context = unknown>(
 /**
  * A transcript with a fold applied: the leading system messages (an earlier summary among them
  * dropped, since the new one continues it), the summary as a system message starting with
- * `SUMMARY_LEAD`, then everything from `fold.through`. No fold hands back `messages` itself.
+ * `SUMMARY_LEAD`, then everything from `fold.through`. No fold hands back `messages` itself. Throws
+ * `LedgerError` for a fold that is not one, or that does not fit `messages`: a `through` past their
+ * end, or on a message other than a user one (the kept part would start mid-exchange).
  */
 export function applyCompaction(messages: readonly MessageLike[], fold: Fold | undefined): MessageLike[] {
   checkMessages(messages, "applyCompaction");
@@ -226,13 +251,15 @@ export function applyCompaction(messages: readonly MessageLike[], fold: Fold | u
     fold === null ||
     typeof fold.summary !== "string" ||
     !Number.isInteger(fold.through) ||
-    fold.through < 0
+    fold.through < 0 ||
+    fold.through > messages.length
   ) {
     throw new LedgerError(
       "invalid-option",
-      `applyCompaction needs a fold ({ summary, through, at }) as runCompaction answers it, and was given ${describe(fold)}.`,
+      `applyCompaction needs a fold ({ summary, through, at }) as runCompaction answers it for these ${messages.length} messages (through at most ${messages.length}), and was given ${describe(fold)}${typeof fold === "object" && fold !== null && Number.isInteger(fold.through) ? ` with through ${fold.through}` : ""}.`,
     );
   }
+  checkKeptStart(messages, fold.through, "applyCompaction: the fold");
   const lead: MessageLike[] = [];
   for (let i = 0; i < Math.min(fold.through, messages.length); i++) {
     const message = messages[i] as MessageLike;
