@@ -37,6 +37,14 @@ describe("pruneToolResults", () => {
     expect(pruned[3]).toBe(transcript[3]);
   });
 
+  it("leaves a stub it wrote alone when pruned again, even with a maxChars under the stub's length", () => {
+    const once = pruneToolResults(transcript, { keepLast: 0, maxChars: 0 });
+    const twice = pruneToolResults(once, { keepLast: 0, maxChars: 0 });
+    expect(twice[1]?.content).toBe("[tool result cleared: 10,412 characters]");
+    expect(twice).toEqual(once);
+    expect(twice[1]).toBe(once[1]);
+  });
+
   it("never clears a result that carries tool definitions, however old", () => {
     const definitions = result(
       "load",
