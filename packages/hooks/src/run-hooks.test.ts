@@ -226,6 +226,33 @@ describe("gather", () => {
     expect(consulted).toMatchObject({ proceed: false, vetoedBy: "pin" });
   });
 
+  it("turns an outcome that throws when read into a note, and keeps the others", async () => {
+    const unreadable = Object.defineProperty({ id: "proxy" }, "context", {
+      enumerable: true,
+      get() {
+        throw new Error("revoked");
+      },
+    });
+    const run: HookRunner<Session> = () => [unreadable, { id: "memory", context: "Friday." }];
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION);
+    expect(gathered.context).toBe('<context hook="memory">\nFriday.\n</context>');
+    expect(gathered.outcomes).toEqual([{ id: "memory", context: "Friday." }]);
+    expect(gathered.notes).toEqual([
+      "Outcome 1 of the beforeTurn hooks could not be read (revoked); it was ignored.",
+    ]);
+    const vetoing = Object.defineProperty({ ok: true }, "veto", {
+      enumerable: true,
+      get() {
+        throw new Error("revoked");
+      },
+    });
+    const consulted = await consult(() => [vetoing], { messages: [], from: 0, through: 1 }, SESSION);
+    expect(consulted.proceed).toBe(true);
+    expect(consulted.notes).toEqual([
+      "Outcome 1 of the beforeCompact hooks could not be read (revoked); it was ignored.",
+    ]);
+  });
+
   it("rejects a caller's mistake with a HooksError naming it", async () => {
     await expect(gather("run" as never, "beforeTurn", INPUT, SESSION)).rejects.toMatchObject({
       name: "HooksError",

@@ -85,9 +85,26 @@ function callRunner<Context>(
   });
 }
 
+/** The fields of an outcome this package reads. */
+const READ_FIELDS = ["id", "name", "ok", "error", "timedOut", "context", "maxTokens", "veto"] as const;
+
+/**
+ * Why an outcome cannot be read — a revoked Proxy, a getter that throws — or `undefined` when every
+ * field read here reads.
+ */
+function readFailure(outcome: HookOutcome): string | undefined {
+  try {
+    for (const field of READ_FIELDS) void outcome[field];
+    return undefined;
+  } catch (error) {
+    return errorText(error);
+  }
+}
+
 /**
  * The outcome objects of one runner's answer, with a note for everything else: an answer that is not
- * a list, an entry that is not an object, a hook that failed or timed out, context that is not text.
+ * a list, an entry that is not an object or throws when read, a hook that failed or timed out, context
+ * that is not text.
  */
 function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOutcome[] {
   if (!called.answered) {
@@ -111,6 +128,13 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
       return;
     }
     const outcome = entry as HookOutcome;
+    const unreadable = readFailure(outcome);
+    if (unreadable !== undefined) {
+      notes.push(
+        `Outcome ${place + 1} of the ${event} hooks could not be read (${unreadable}); it was ignored.`,
+      );
+      return;
+    }
     outcomes.push(outcome);
     const label = hookLabel(outcome, place);
     if (failed(outcome)) {

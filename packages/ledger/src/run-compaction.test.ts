@@ -260,4 +260,15 @@ describe("vetoedBy", () => {
     expect(vetoedBy({ veto: true })).toBeUndefined();
     expect(vetoedBy(undefined)).toBeUndefined();
   });
+
+  it("skips an outcome that throws when read, as the hook runner's junk it is", () => {
+    const unreadable = Object.defineProperty({ name: "proxy" }, "veto", {
+      enumerable: true,
+      get() {
+        throw new Error("revoked");
+      },
+    });
+    expect(vetoedBy([unreadable])).toBeUndefined();
+    expect(vetoedBy([unreadable, { name: "keeper", veto: true }])).toBe("keeper");
+  });
 });

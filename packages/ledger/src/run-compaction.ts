@@ -128,20 +128,32 @@ function checkKeptStart(messages: readonly MessageLike[], through: number, what:
 /**
  * The hook that vetoed a compaction, by its outcomes: the first that ran (neither `ok: false` nor an
  * `error`) and set `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook".
- * `undefined` when none did, and for anything that is not an array. The one rule both this package
+ * `undefined` when none did, and for anything that is not an array; an outcome that throws when read
+ * is skipped. The one rule both this package
  * and the hooks package's `consult` read a veto by. Never throws.
  */
 export function vetoedBy(outcomes: unknown): string | undefined {
   if (!Array.isArray(outcomes)) return undefined;
   for (const outcome of outcomes as readonly (HookOutcomeLike | null | undefined)[]) {
-    if (typeof outcome !== "object" || outcome === null) continue;
+    const by = vetoOf(outcome);
+    if (by !== undefined) return by;
+  }
+  return undefined;
+}
+
+/** One outcome's veto, by name; `undefined` for none, and for junk or an outcome that throws when read. */
+function vetoOf(outcome: HookOutcomeLike | null | undefined): string | undefined {
+  try {
+    if (typeof outcome !== "object" || outcome === null) return undefined;
     const failed = outcome.ok === false || outcome.error !== undefined;
-    if (outcome.veto !== true || failed) continue;
+    if (outcome.veto !== true || failed) return undefined;
     if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
     if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;
     return "a beforeCompact hook";
+  } catch {
+    // A revoked Proxy or a throwing getter: junk from the runner, which vetoes nothing.
+    return undefined;
   }
-  return undefined;
 }
 
 /** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
