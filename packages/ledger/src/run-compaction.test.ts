@@ -238,6 +238,14 @@ describe("requestIndex", () => {
   it("refuses an index that is not a whole number", () => {
     expect(() => requestIndex(-1, fold)).toThrow(LedgerError);
   });
+
+  it("refuses a lead or a fold of the wrong type by name, rather than answering a string or NaN", () => {
+    expect(() => requestIndex(12, fold, "1" as never)).toThrow(/lead/);
+    expect(() => requestIndex(12, fold, -1)).toThrow(/lead/);
+    expect(() => requestIndex(12, 5 as never)).toThrow(/fold/);
+    expect(() => requestIndex(12, { through: "10" } as never)).toThrow(/fold/);
+    expect(requestIndex(12, fold, 1)).toBe(4);
+  });
 });
 
 describe("vetoedBy", () => {

@@ -289,7 +289,8 @@ export function applyCompaction(messages: readonly MessageLike[], fold: Fold | u
  * Where a stored message sits in the request a fold made: `index` itself with no fold, `undefined`
  * for a message the fold took out, and otherwise its place after the summary. `lead` is how many
  * leading system messages the request keeps ahead of the summary (0 for a host whose system prompt
- * is not in the stored array).
+ * is not in the stored array). Throws `LedgerError` for an index or `lead` that is not a whole number
+ * 0 or more, or a fold that is not one.
  */
 export function requestIndex(
   index: number,
@@ -302,7 +303,19 @@ export function requestIndex(
       `requestIndex needs a message index (a whole number, 0 or more), and was given ${describe(index)}.`,
     );
   }
-  if (!fold) return index;
+  if (!Number.isInteger(lead) || lead < 0) {
+    throw new LedgerError(
+      "invalid-range",
+      `requestIndex: lead must be how many leading system messages the request keeps (a whole number, 0 or more), and was ${describe(lead)}.`,
+    );
+  }
+  if (fold === undefined || fold === null) return index;
+  if (typeof fold !== "object" || !Number.isInteger(fold.through) || fold.through < 0) {
+    throw new LedgerError(
+      "invalid-option",
+      `requestIndex needs a fold ({ through, ... }) as runCompaction answers it, or undefined for none, and was given ${describe(fold)}.`,
+    );
+  }
   if (index < lead) return index;
   if (index < fold.through) return undefined;
   return lead + 1 + (index - fold.through);
