@@ -51,3 +51,19 @@ const join = fastest(() => outcomes.map((o) => o.context.slice(0, 2000)).join("\
 console.log(
   `  ${assembled.toFixed(3)} ms, baseline (slice and join) ${join.toFixed(3)} ms, ratio ${(assembled / join).toFixed(1)}`,
 );
+
+// A hook's text that is one `<` and then a long run of spaces: the tag check after each `<` must read
+// that run once, not once per way of splitting it (which was quadratic: 4.4 s at 4·10^4 characters).
+console.log("assembleContext: one hook of '<' and a run of spaces, vs text.replaceAll('<', '&lt;')");
+let previousRun: number | undefined;
+for (const size of [10_000, 100_000, 1_000_000]) {
+  const hostile = [{ id: "h", context: `<${" ".repeat(size)}x` }];
+  const run = fastest(() => assembleBlocks(hostile, 2000), size >= 1_000_000 ? 5 : 20);
+  const text = hostile[0]?.context ?? "";
+  const baseline = fastest(() => text.replaceAll("<", "&lt;"), size >= 1_000_000 ? 5 : 20);
+  const growth = previousRun === undefined ? "" : `  growth ×${(run / previousRun).toFixed(1)}`;
+  console.log(
+    `  ${String(size).padStart(9)} chars: ${run.toFixed(2)} ms, baseline ${baseline.toFixed(2)} ms, ratio ${(run / baseline).toFixed(1)}${growth}`,
+  );
+  previousRun = run;
+}

@@ -7,6 +7,20 @@ export function failed(outcome: HookOutcome): boolean {
   return outcome.ok === false || outcome.error !== undefined || outcome.timedOut === true;
 }
 
+/**
+ * The fields of an outcome read here, copied once, or `undefined` for an entry that is not an object
+ * or throws when read (a revoked Proxy, a throwing getter).
+ */
+function readable(entry: unknown): HookOutcome | undefined {
+  if (typeof entry !== "object" || entry === null) return undefined;
+  try {
+    const { id, name, ok, error, timedOut, context, maxTokens } = entry as HookOutcome;
+    return { id, name, ok, error, timedOut, context, maxTokens } as HookOutcome;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Ends a block that was cut to fit, inside the limit it was cut to. */
 const CUT_MARK = " […]";
 
@@ -30,7 +44,9 @@ function attribute(value: string): string {
 
 /** A hook's text with any `<context` or `</context` tag in it disarmed, so it cannot close its block. */
 function disarm(text: string): string {
-  return text.replace(/<(?=\s*\/?\s*context)/gi, "&lt;");
+  // One run of spaces can be read only one way here (`\s*(?:\/\s*)?` rather than `\s*\/?\s*`, which
+  // tries every split of it): linear, where the other is quadratic in a long run after a `<`.
+  return text.replace(/<(?=\s*(?:\/\s*)?context)/gi, "&lt;");
 }
 
 /** `text` cut to at most `chars` UTF-16 units, never between the two halves of a surrogate pair. */
@@ -51,14 +67,24 @@ function cutTo(text: string, chars: number): string {
 export function assembleBlocks(
   outcomes: readonly HookOutcome[],
   maxTokens: number,
-  options: AssembleOptions = {},
+  given?: AssembleOptions | null,
 ): string {
+  const options: AssembleOptions = given ?? {};
   const charsPerToken = positive(options.charsPerToken) ? options.charsPerToken : DEFAULT_CHARS_PER_TOKEN;
+  const note = (text: string): void => {
+    if (typeof options.onNote === "function") options.onNote(text);
+  };
   const budget = Math.floor(maxTokens * charsPerToken);
   let out = "";
-  outcomes.forEach((outcome, place) => {
-    if (typeof outcome !== "object" || outcome === null || typeof outcome.context !== "string") return;
-    if (failed(outcome)) return;
+  outcomes.forEach((entry, place) => {
+    const outcome = readable(entry);
+    if (outcome === undefined) {
+      if (typeof entry === "object" && entry !== null) {
+        note(`Hook ${place + 1}'s outcome could not be read (it threw when read); it was left out.`);
+      }
+      return;
+    }
+    if (typeof outcome.context !== "string" || failed(outcome)) return;
     const text = disarm(outcome.context.trim());
     if (text === "") return;
     const label = hookLabel(outcome, place);
@@ -74,17 +100,13 @@ export function assembleBlocks(
     if (text.length > limit) {
       body = cutTo(text, limit - CUT_MARK.length);
       if (body.trim() === "") {
-        options.onNote?.(
-          `Hook ${label}'s context was left out: the ${maxTokens}-token hook budget had no room for it.`,
-        );
+        note(`Hook ${label}'s context was left out: the ${maxTokens}-token hook budget had no room for it.`);
         return;
       }
       body += CUT_MARK;
       const why =
         limit === own ? `its own limit of ${outcome.maxTokens} tokens` : `the ${maxTokens}-token hook budget`;
-      options.onNote?.(
-        `Hook ${label}'s context was cut from ${text.length} to ${body.length} characters to fit ${why}.`,
-      );
+      note(`Hook ${label}'s context was cut from ${text.length} to ${body.length} characters to fit ${why}.`);
     }
     out += separator + open + body + close;
   });

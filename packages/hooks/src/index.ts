@@ -117,7 +117,8 @@ export function consult<Context>(
  * An empty (or absent) context gives back a copy of `messages` unchanged.
  *
  * Throws `HooksError`: messages not an array of objects, `index` outside them, context not a string,
- * or context for a message that is not a `user` one.
+ * or context for a message that is not a `user` one or whose content is neither text, parts nor null
+ * (it would be overwritten).
  */
 export function withContext<Message extends MessageLike>(
   messages: readonly Message[],
@@ -135,7 +136,7 @@ export function withContext<Message extends MessageLike>(
  * estimates above the budget. A block cut to fit ends in " […]"; one with no room is left out;
  * `onNote` hears of both. A `<context` tag inside a hook's text is disarmed (`&lt;`) so a block cannot
  * be closed early. Outcomes without text, and failed ones (`ok: false`, an `error`, `timedOut`), are
- * skipped; never throws.
+ * skipped, and so is an outcome that throws when read (noted); never throws.
  */
 export function assembleContext(
   outcomes: readonly HookOutcome[],

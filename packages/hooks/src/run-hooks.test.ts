@@ -102,6 +102,19 @@ describe("gather", () => {
     expect(handed?.aborted).toBe(true);
   });
 
+  it("waits out a timeout longer than a timer can hold instead of giving up at once", async () => {
+    // 2^32 ms is about 50 days: past what setTimeout takes, which would fire it after 1 ms instead.
+    const late: HookRunner<Session> = () =>
+      new Promise((resolve) => setTimeout(() => resolve([{ id: "memory", context: "late but here" }]), 30));
+    const gathered = await gather(late, "beforeTurn", INPUT, SESSION, { timeoutMs: 2 ** 32 });
+    expect(gathered.notes).toEqual([]);
+    expect(gathered.context).toBe('<context hook="memory">\nlate but here\n</context>');
+    const configured = createHooks({ timeoutMs: Number.MAX_SAFE_INTEGER });
+    const told = await configured.notify(late, "afterTurn", INPUT, SESSION);
+    expect(told.notes).toEqual([]);
+    expect(told.outcomes).toEqual([{ id: "memory", context: "late but here" }]);
+  });
+
   it("takes the timeout from configureHooks when the call gives none", async () => {
     configureHooks({ timeoutMs: 15 });
     const gathered = await gather(() => new Promise(() => {}), "beforeTurn", INPUT, SESSION);
@@ -199,6 +212,45 @@ describe("gather", () => {
     ]);
     const whole = await gather(run, "beforeTurn", INPUT, SESSION, { maxTokens: 0 });
     expect(whole.notes).toEqual([]);
+  });
+
+  it("reads null options as none given, as notify does, rather than rejecting", async () => {
+    const { run } = tableRunner({
+      beforeTurn: () => [{ id: "memory", context: "Friday." }],
+      beforeCompact: () => [{ id: "pin", veto: true }],
+    });
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION, null as never);
+    expect(gathered.context).toBe('<context hook="memory">\nFriday.\n</context>');
+    expect(gathered.preface).toBe(HOOK_PREFACE);
+    const consulted = await consult(run, { messages: [], from: 0, through: 1 }, SESSION, null as never);
+    expect(consulted).toMatchObject({ proceed: false, vetoedBy: "pin" });
+  });
+
+  it("turns an outcome that throws when read into a note, and keeps the others", async () => {
+    const unreadable = Object.defineProperty({ id: "proxy" }, "context", {
+      enumerable: true,
+      get() {
+        throw new Error("revoked");
+      },
+    });
+    const run: HookRunner<Session> = () => [unreadable, { id: "memory", context: "Friday." }];
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION);
+    expect(gathered.context).toBe('<context hook="memory">\nFriday.\n</context>');
+    expect(gathered.outcomes).toEqual([{ id: "memory", context: "Friday." }]);
+    expect(gathered.notes).toEqual([
+      "Outcome 1 of the beforeTurn hooks could not be read (revoked); it was ignored.",
+    ]);
+    const vetoing = Object.defineProperty({ ok: true }, "veto", {
+      enumerable: true,
+      get() {
+        throw new Error("revoked");
+      },
+    });
+    const consulted = await consult(() => [vetoing], { messages: [], from: 0, through: 1 }, SESSION);
+    expect(consulted.proceed).toBe(true);
+    expect(consulted.notes).toEqual([
+      "Outcome 1 of the beforeCompact hooks could not be read (revoked); it was ignored.",
+    ]);
   });
 
   it("rejects a caller's mistake with a HooksError naming it", async () => {

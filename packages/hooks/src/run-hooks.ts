@@ -17,6 +17,9 @@ import type {
   NotifyOptions,
 } from "./types.js";
 
+/** The longest delay `setTimeout` honours; past it, the timer fires almost at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 const INJECTING: readonly string[] = ["sessionStart", "beforeTurn"];
 const NOTIFYING: readonly string[] = ["afterTurn", "beforeCompact", "sessionEnd", "sessionDelete"];
 
@@ -54,10 +57,15 @@ function callRunner<Context>(
       controller.abort(signal?.reason);
       finish({ answered: false, why: "the run was stopped while they ran" });
     };
-    const timer = setTimeout(() => {
-      controller.abort(new Error(`The ${event} hooks did not answer within ${timeoutMs} ms.`));
-      finish({ answered: false, why: `they did not answer within ${timeoutMs} ms` });
-    }, timeoutMs);
+    const timer = setTimeout(
+      () => {
+        controller.abort(new Error(`The ${event} hooks did not answer within ${timeoutMs} ms.`));
+        finish({ answered: false, why: `they did not answer within ${timeoutMs} ms` });
+      },
+      // A timer longer than this fires after 1 ms instead: a "wait as long as it takes" of 2^32 ms
+      // would otherwise drop every hook's context at once. 2^31 - 1 ms is 24.8 days.
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
     function finish(called: Called): void {
       if (settled) return;
       settled = true;
@@ -77,9 +85,26 @@ function callRunner<Context>(
   });
 }
 
+/** The fields of an outcome this package reads. */
+const READ_FIELDS = ["id", "name", "ok", "error", "timedOut", "context", "maxTokens", "veto"] as const;
+
+/**
+ * Why an outcome cannot be read — a revoked Proxy, a getter that throws — or `undefined` when every
+ * field read here reads.
+ */
+function readFailure(outcome: HookOutcome): string | undefined {
+  try {
+    for (const field of READ_FIELDS) void outcome[field];
+    return undefined;
+  } catch (error) {
+    return errorText(error);
+  }
+}
+
 /**
  * The outcome objects of one runner's answer, with a note for everything else: an answer that is not
- * a list, an entry that is not an object, a hook that failed or timed out, context that is not text.
+ * a list, an entry that is not an object or throws when read, a hook that failed or timed out, context
+ * that is not text.
  */
 function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOutcome[] {
   if (!called.answered) {
@@ -103,6 +128,13 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
       return;
     }
     const outcome = entry as HookOutcome;
+    const unreadable = readFailure(outcome);
+    if (unreadable !== undefined) {
+      notes.push(
+        `Outcome ${place + 1} of the ${event} hooks could not be read (${unreadable}); it was ignored.`,
+      );
+      return;
+    }
     outcomes.push(outcome);
     const label = hookLabel(outcome, place);
     if (failed(outcome)) {
@@ -138,9 +170,11 @@ export async function gatherWith<Context>(
   event: InjectingHookEvent | readonly InjectingHookEvent[],
   input: HookInput,
   context: Context,
-  options: GatherOptions = {},
+  given?: GatherOptions | null,
 ): Promise<Gathered> {
   checkRunner(run, "gather");
+  // null reads as no options, as `notify` reads it, rather than a TypeError from inside.
+  const options: GatherOptions = given ?? {};
   const events: readonly unknown[] = Array.isArray(event) ? event : [event];
   for (const name of events) {
     if (typeof name !== "string" || !INJECTING.includes(name)) {
@@ -202,9 +236,10 @@ export async function consultWith<Context>(
   run: HookRunner<Context>,
   input: HookInput,
   context: Context,
-  options: ConsultOptions = {},
+  given?: ConsultOptions | null,
 ): Promise<Consulted> {
   checkRunner(run, "consult");
+  const options: ConsultOptions = given ?? {};
   const called = await callRunner(
     run,
     "beforeCompact",

@@ -17,7 +17,7 @@ export interface HookSettings {
   maxTokens: number;
   /** The preface said above the blocks; `""` says none. */
   preface: string;
-  /** How long to wait for a runner before its event counts as failed. */
+  /** How long to wait for a runner before its event counts as failed; past 2^31 − 1 ms, that long. */
   timeoutMs: number;
 }
 

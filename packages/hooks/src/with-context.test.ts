@@ -88,4 +88,18 @@ describe("withContext", () => {
       /messages\[0\] is a "system" message, not a "user" one/,
     );
   });
+
+  it("refuses a question whose content is neither text, parts nor null, rather than overwrite it", () => {
+    const odd = [{ role: "user", content: { text: "When do we ship?" } }] as never as MessageLike[];
+    const thrown = (() => {
+      try {
+        withContext(odd, 0, BLOCK);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(HooksError.isInstance(thrown), String(thrown)).toBe(true);
+    expect((thrown as HooksError).code).toBe("invalid-messages");
+    expect((thrown as HooksError).message).toMatch(/messages\[0\]\.content/);
+  });
 });

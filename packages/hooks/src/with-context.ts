@@ -50,6 +50,13 @@ export function putContext<Message extends MessageLike>(
       `withContext puts context on a question, and messages[${index}] is a ${JSON.stringify(message.role)} message, not a "user" one.`,
     );
   }
+  const typed = message.content;
+  if (typed !== undefined && typed !== null && typeof typed !== "string" && !Array.isArray(typed)) {
+    throw new HooksError(
+      "invalid-messages",
+      `withContext: messages[${index}].content must be text, an array of content parts, or null, and was ${describe(typed)}; putting context on it would overwrite the question.`,
+    );
+  }
   const lead = preface === "" ? context : `${preface}\n\n${context}`;
   let content: MessageLike["content"];
   if (typeof message.content === "string") content = `${lead}\n\n${message.content}`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LedgerError } from "./errors.js";
+import { estimateFrom, rebaseLedger, recordRequest, tokensBetween } from "./ledger.js";
 import { contextChars, contextTokens, messageTokens, requestTokens, toolTokens } from "./tokens.js";
 
 /** Messages a host's own code may hand over: none of them is JSON. */
@@ -47,5 +48,43 @@ describe("the estimators answer a number or a LedgerError, never a raw TypeError
     }
     expect(() => toolTokens([cycle] as never)).toThrow(LedgerError);
     expect(() => toolTokens([{ n: 1n }] as never)).toThrow(/could not be read as JSON/);
+  });
+});
+
+describe("the ledger answers or throws a LedgerError for messages that cannot be written as JSON", () => {
+  it("when rebasing, recording a request, and estimating a message that is not the one measured", () => {
+    const base = [
+      { role: "system", content: "s" },
+      { role: "user", content: "q" },
+      { role: "assistant", content: "a" },
+    ];
+    const ledger = [
+      { through: 1, prompt: 10, epoch: 0 },
+      { through: 3, prompt: 30, epoch: 0 },
+    ];
+    for (const message of exotic()) {
+      const messages = [...base, message, { role: "user", content: "z" }] as never[];
+      // An equal message read back from storage; a revoked Proxy cannot even be copied.
+      const copy = (() => {
+        try {
+          return { ...(message as object) } as never;
+        } catch {
+          return { role: "user" } as never;
+        }
+      })();
+      typedOrAnswer(() => rebaseLedger(ledger, messages, messages.slice(1)));
+      typedOrAnswer(() => rebaseLedger(ledger, messages, [...messages]));
+      typedOrAnswer(() =>
+        recordRequest(ledger, { messages: [...base, copy] as never[] }, { messages, prompt: 50 }),
+      );
+      typedOrAnswer(() => estimateFrom(ledger, messages)(copy, 3));
+      typedOrAnswer(() => tokensBetween(ledger, 0, 5, messages));
+    }
+    // Reached, not skipped: a cycle is refused by name rather than answered.
+    const cycle: Record<string, unknown> = { role: "user" };
+    cycle.self = cycle;
+    expect(() => rebaseLedger(ledger, [...base, cycle] as never[], base)).toThrow(
+      /could not be read as JSON/,
+    );
   });
 });

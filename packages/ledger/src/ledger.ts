@@ -1,5 +1,5 @@
 import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
-import { type MessageLike, messageChars, sameMessage } from "./messages.js";
+import { type MessageLike, messageChars, messageJson, sameMessage } from "./messages.js";
 import { DEFAULT_CHARS_PER_TOKEN, type EstimateOptions } from "./tokens.js";
 
 /**
@@ -204,7 +204,7 @@ function mapIndexes(before: readonly MessageLike[], after: readonly MessageLike[
     const list = byObject.get(message) ?? [];
     list.push(index);
     byObject.set(message, list);
-    const key = JSON.stringify(message);
+    const key = messageJson(message);
     const same = byJson.get(key) ?? [];
     same.push(index);
     byJson.set(key, same);
@@ -221,7 +221,7 @@ function mapIndexes(before: readonly MessageLike[], after: readonly MessageLike[
   let floor = -1;
   for (const message of before) {
     let index = firstAfter(byObject.get(message), floor);
-    if (index < 0) index = firstAfter(byJson.get(JSON.stringify(message)), floor);
+    if (index < 0) index = firstAfter(byJson.get(messageJson(message)), floor);
     mapped.push(index);
     if (index >= 0) floor = index;
   }

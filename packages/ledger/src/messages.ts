@@ -145,9 +145,22 @@ export function hasMedia(messages: readonly MessageLike[]): boolean {
   return false;
 }
 
+/**
+ * A message as JSON, for comparing one read back from storage with the one sent. Throws
+ * `LedgerError` (`invalid-messages`) for one that cannot be written (a cycle, a BigInt, a getter
+ * that throws), never a raw `TypeError`.
+ */
+export function messageJson(message: MessageLike): string {
+  try {
+    return JSON.stringify(message);
+  } catch (cause) {
+    throw unreadable("a message", cause);
+  }
+}
+
 /** Two messages the same: the same object, or the same JSON. */
 export function sameMessage(a: MessageLike | undefined, b: MessageLike | undefined): boolean {
   if (a === b) return true;
   if (!a || !b) return false;
-  return JSON.stringify(a) === JSON.stringify(b);
+  return messageJson(a) === messageJson(b);
 }

@@ -83,6 +83,16 @@ describe("planCompaction", () => {
     expect(plan?.from).toBe(2);
   });
 
+  it("continues a summary already in the array when the host passes only from", () => {
+    const withSummary = [
+      say("system", 10),
+      { role: "system", content: `${SUMMARY_LEAD}\n\nThey asked about tides.` },
+      ...transcript.slice(1),
+    ];
+    const plan = planCompaction(withSummary, { limit: 5000, used: 5100, from: 0 });
+    expect(plan).toMatchObject({ from: 2, previous: "They asked about tides." });
+  });
+
   it("takes from and previous from a host that stores them, scanning nothing", () => {
     const stored = transcript.slice(1);
     const plan = planCompaction(stored, { limit: 5000, used: 5100, from: 0, previous: "notes" });
@@ -102,6 +112,36 @@ describe("planCompaction", () => {
     const short = planCompaction(transcript, { limit: 10_000, used: 8000, target: 0.1 });
     expect(short?.through).toBe(5);
     expect(short?.after).toBeGreaterThan(1000);
+  });
+
+  it("never cuts on a user message that sits between a tool call and its answer", () => {
+    const call = (ids: string[]): MessageLike => ({
+      role: "assistant",
+      content: "",
+      tool_calls: ids.map((id) => ({ id, function: { name: "read", arguments: "{}" } })),
+    });
+    const answer = (id: string | undefined, tokens: number): MessageLike => ({
+      role: "tool",
+      ...(id === undefined ? {} : { tool_call_id: id }),
+      content: "r".repeat(tokens * 4),
+    });
+    // A host that delivers the user's interjection while the calls are still being answered.
+    const interjected = [
+      say("system", 10),
+      say("user", 2000),
+      call(["c1", "c2"]),
+      answer("c1", 1000),
+      say("user", 10),
+      answer("c2", 100),
+      say("assistant", 100),
+      say("user", 100),
+      say("assistant", 100),
+    ];
+    const plan = planCompaction(interjected, { limit: 5000, used: 4000 });
+    expect(plan?.through).toBe(7);
+    // A tool message without an id answers the call before it: the same holds.
+    const unnamed = interjected.map((m) => (m.role === "tool" ? answer(undefined, 100) : m));
+    expect(planCompaction(unnamed, { limit: 5000, used: 4000 })?.through).toBe(7);
   });
 
   it("uses the estimate it is given, message by message", () => {
@@ -134,6 +174,30 @@ describe("planCompaction", () => {
         expect(tail).toBeLessThanOrEqual(0.35 * limit);
         expect(plan.kept).toBe(tail);
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("keeps every kept tool result's call, wherever user messages are interjected (fast-check)", () => {
+    fc.assert(
+      fc.property(
+        transcriptArb,
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 300 })), { maxLength: 4 }),
+        fc.integer({ min: 500, max: 40_000 }),
+        fc.option(fc.double({ min: 0.05, max: 0.9, noNaN: true }), { nil: undefined }),
+        (base, interjections, limit, target) => {
+          const messages = base.slice();
+          for (const [at, tokens] of interjections) {
+            messages.splice(1 + (at % messages.length), 0, say("user", tokens));
+          }
+          const plan = planCompaction(messages, { limit, ...(target === undefined ? {} : { target }) });
+          if (!plan) return;
+          expect(messages[plan.through]?.role).toBe("user");
+          const kept = messages.slice(plan.through);
+          const asked = new Set(kept.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id)));
+          for (const m of kept) if (m.role === "tool") expect(asked.has(m.tool_call_id)).toBe(true);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -76,12 +76,49 @@ function leadingSystem(messages: readonly MessageLike[]): { count: number; previ
 }
 
 /**
+ * For each index, whether a cut there would split a call from its answer: some tool message at or
+ * after it answers a call made before it. A tool message answers the call with its `tool_call_id`,
+ * or — without one, or with one no call made — the latest assistant message with tool calls before
+ * it. Linear.
+ */
+function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
+  const n = messages.length;
+  const open = new Int32Array(n + 2);
+  const callAt = new Map<string, number>();
+  let lastCaller = -1;
+  for (let j = 0; j < n; j++) {
+    const message = messages[j] as MessageLike;
+    if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
+      lastCaller = j;
+      for (const call of message.tool_calls) {
+        if (typeof call?.id === "string") callAt.set(call.id, j);
+      }
+    } else if (message.role === "tool") {
+      const id = message.tool_call_id;
+      const i = (typeof id === "string" ? callAt.get(id) : undefined) ?? lastCaller;
+      if (i >= 0 && i < j) {
+        (open[i + 1] as number)++;
+        (open[j + 1] as number)--;
+      }
+    }
+  }
+  const blocked = new Uint8Array(n);
+  let depth = 0;
+  for (let c = 0; c < n; c++) {
+    depth += open[c] as number;
+    blocked[c] = depth > 0 ? 1 : 0;
+  }
+  return blocked;
+}
+
+/**
  * Says where to fold the oldest stretch of a transcript into a summary, or `undefined` when it is
  * not time or there is nothing to fold.
  *
  * Fires once `used` (or, absent, the estimate of every message) is past three quarters of `limit`.
  * The cut is the earliest user message after `from` whose kept tail fills at most `keepRatio` of the
- * window, so a transcript never resumes mid-exchange; the leading system messages are never folded
+ * window, so a transcript never resumes mid-exchange (nor on a user message that sits between a tool
+ * call and its answer); the leading system messages are never folded
  * (a `from` given inside them moves past them), and an earlier summary is continued (`previous`).
  * Given a `target`, the cut also has to bring `used`, less what is folded, plus `summaryTokens`, to
  * `target` of the window or under; where no user message does, the plan folds as far as the last
@@ -135,7 +172,9 @@ export function planCompaction(
           checkNumber(options.from, "from", where, { integer: true, max: messages.length }),
           lead?.count ?? leadingCount(messages),
         );
-  const previous = options.previous ?? (options.from === undefined ? lead?.previous : undefined);
+  // A summary already in the array is continued whether or not `from` was given: `applyCompaction`
+  // drops it for the new one, so not reading it here would lose its notes.
+  const previous = options.previous ?? lead?.previous;
 
   // suffix[i]: the estimated tokens of messages[i..].
   const n = messages.length;
@@ -152,8 +191,11 @@ export function planCompaction(
   let keepCut: number | undefined;
   let targetCut: number | undefined;
   let lastUser: number | undefined;
+  // A user message between a call and its answer (a host that delivers an interjection mid-run) is
+  // no cut: the kept part would open on a tool result whose call was folded away.
+  const blocked = splitsAGroup(messages);
   for (let c = from + 1; c < n; c++) {
-    if ((messages[c] as MessageLike).role !== "user") continue;
+    if ((messages[c] as MessageLike).role !== "user" || blocked[c] === 1) continue;
     lastUser = c;
     if (keepCut === undefined && (suffix[c] as number) <= keepBudget) keepCut = c;
     if (targetTokens !== undefined && targetCut === undefined) {

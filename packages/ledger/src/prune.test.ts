@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { LedgerError } from "./errors.js";
 import type { MessageLike } from "./messages.js";
 import { pruneToolResults } from "./prune.js";
 
@@ -36,6 +37,14 @@ describe("pruneToolResults", () => {
     expect(pruned[3]).toBe(transcript[3]);
   });
 
+  it("leaves a stub it wrote alone when pruned again, even with a maxChars under the stub's length", () => {
+    const once = pruneToolResults(transcript, { keepLast: 0, maxChars: 0 });
+    const twice = pruneToolResults(once, { keepLast: 0, maxChars: 0 });
+    expect(twice[1]?.content).toBe("[tool result cleared: 10,412 characters]");
+    expect(twice).toEqual(once);
+    expect(twice[1]).toBe(once[1]);
+  });
+
   it("never clears a result that carries tool definitions, however old", () => {
     const definitions = result(
       "load",
@@ -56,5 +65,28 @@ describe("pruneToolResults", () => {
 
   it("refuses a negative keepLast", () => {
     expect(() => pruneToolResults(transcript, { keepLast: -1 })).toThrow(/keepLast/);
+  });
+
+  it("refuses options, or a holdsDefinitions, of the wrong type with a typed error naming them", () => {
+    for (const options of [null, "keep 5", 5]) {
+      const thrown = (() => {
+        try {
+          pruneToolResults(transcript, options as never);
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(LedgerError.isInstance(thrown), String(thrown)).toBe(true);
+      expect((thrown as LedgerError).message).toMatch(/options/);
+    }
+    const thrown = (() => {
+      try {
+        pruneToolResults(transcript, { keepLast: 0, holdsDefinitions: "load_tools" as never });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(LedgerError.isInstance(thrown), String(thrown)).toBe(true);
+    expect((thrown as LedgerError).message).toMatch(/holdsDefinitions/);
   });
 });

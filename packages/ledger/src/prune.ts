@@ -1,4 +1,4 @@
-import { checkMessages, checkNumber } from "./errors.js";
+import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
 import { contentChars, contentText, type MessageLike } from "./messages.js";
 
 /** Options for {@link pruneToolResults}. */
@@ -53,21 +53,38 @@ export function clearedStub(chars: number): string {
   return `[tool result cleared: ${grouped(chars)} characters]`;
 }
 
+/** A stub `clearedStub` wrote: pruned again, it stays as it is, its count and the prefix with it. */
+const STUB = /^\[tool result cleared: \d{1,3}(?:,\d{3})* characters\]$/;
+
 /**
  * Replaces every tool result but the latest `keepLast` with a short stub saying how many
  * characters were cleared, so the call stays answered and the model knows something was there.
  *
  * The array that comes back has the same length and every index in place (a compaction plan made
  * before pruning still applies); messages it does not clear are the same objects. Never cleared: a
- * result of `maxChars` or fewer, and one that holds tool definitions (`holdsDefinitions`). Pure —
- * the messages given are not changed. Throws `LedgerError` for a malformed transcript or a negative
- * or fractional `keepLast`/`maxChars`.
+ * result of `maxChars` or fewer, one that holds tool definitions (`holdsDefinitions`), and a stub an
+ * earlier prune wrote (so pruning again changes nothing, whatever `maxChars` says). Pure —
+ * the messages given are not changed. Throws `LedgerError` for a malformed transcript, options that
+ * are not an object, a negative or fractional `keepLast`/`maxChars`, or a `holdsDefinitions` that is
+ * not a function.
  */
 export function pruneToolResults(
   messages: readonly MessageLike[],
   options: PruneOptions = {},
 ): MessageLike[] {
   checkMessages(messages, "pruneToolResults");
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new LedgerError(
+      "invalid-option",
+      `pruneToolResults: options must be an object ({ keepLast?, maxChars?, holdsDefinitions? }) or left out, and was ${describe(options)}.`,
+    );
+  }
+  if (options.holdsDefinitions !== undefined && typeof options.holdsDefinitions !== "function") {
+    throw new LedgerError(
+      "invalid-option",
+      `pruneToolResults: holdsDefinitions must be a function (message) => boolean, and was ${describe(options.holdsDefinitions)}.`,
+    );
+  }
   const keepLast = checkNumber(options.keepLast ?? 5, "keepLast", "pruneToolResults", { integer: true });
   const maxChars = checkNumber(options.maxChars ?? 256, "maxChars", "pruneToolResults", { integer: true });
   const holds = options.holdsDefinitions ?? carriesDefinitions;
@@ -82,6 +99,7 @@ export function pruneToolResults(
     }
     const chars = contentChars(message.content);
     if (chars <= maxChars || holds(message)) continue;
+    if (typeof message.content === "string" && STUB.test(message.content)) continue;
     out[i] = { ...message, content: clearedStub(chars) };
   }
   return out;

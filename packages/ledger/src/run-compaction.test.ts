@@ -126,6 +126,35 @@ describe("runCompaction", () => {
     expect((failure as LedgerError).cause).toBe(cause);
   });
 
+  it("refuses options that are not an object with a typed error naming them", async () => {
+    const failure = await runCompaction(transcript, plan, () => "s", null as never).catch((e: unknown) => e);
+    expect(LedgerError.isInstance(failure), String(failure)).toBe(true);
+    expect((failure as LedgerError).message).toMatch(/options/);
+  });
+
+  it("folds beside its hooks without an unhandled rejection when the host's onNote throws", async () => {
+    const unhandled: unknown[] = [];
+    const listen = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", listen);
+    try {
+      const fold = await runCompaction(transcript, plan, () => "s", {
+        hooks: {
+          run: () => {
+            throw new Error("runner down");
+          },
+          onNote: () => {
+            throw new Error("the host's log is closed");
+          },
+        },
+      });
+      expect(fold?.summary).toBe("s");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      process.off("unhandledRejection", listen);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it("refuses a plan that does not fit the transcript", async () => {
     await expect(runCompaction(transcript, { ...plan, through: 99 }, () => "s")).rejects.toThrow(/plan/);
   });
@@ -139,6 +168,38 @@ describe("applyCompaction and compactTranscript", () => {
       { role: "system", content: `${SUMMARY_LEAD}\n\nnotes` },
       ...transcript.slice(3),
     ]);
+  });
+
+  it("refuses a plan or fold whose kept part would start on an answer rather than a question", async () => {
+    const withTools: MessageLike[] = [
+      say("system", "Be brief."),
+      say("user", "read it"),
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", function: { name: "read", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "the file" },
+      say("assistant", "done"),
+      say("user", "next"),
+    ];
+    // A cut at index 3 would send the tool result without the call that asked for it.
+    const cut = { ...plan, from: 1, through: 3 };
+    const summarise = vi.fn(() => "s");
+    const failure = await compactTranscript(withTools, cut, summarise).catch((e: unknown) => e);
+    expect(LedgerError.isInstance(failure), String(failure)).toBe(true);
+    expect((failure as LedgerError).message).toMatch(/user message/);
+    expect(summarise).not.toHaveBeenCalled();
+    expect(() => applyCompaction(withTools, { summary: "s", through: 3, at: 0 })).toThrow(/user message/);
+    // A fold past the end of the messages it is applied to belongs to another transcript.
+    expect(() => applyCompaction(withTools, { summary: "s", through: 9, at: 0 })).toThrow(LedgerError);
+    // On a question, or on the end of the array (nothing kept yet), it applies.
+    expect(applyCompaction(withTools, { summary: "s", through: 5, at: 0 }).map((m) => m.role)).toEqual([
+      "system",
+      "system",
+      "user",
+    ]);
+    expect(applyCompaction(withTools, { summary: "s", through: 6, at: 0 })).toHaveLength(2);
   });
 
   it("hands back the messages themselves when nothing was folded", async () => {
@@ -177,6 +238,14 @@ describe("requestIndex", () => {
   it("refuses an index that is not a whole number", () => {
     expect(() => requestIndex(-1, fold)).toThrow(LedgerError);
   });
+
+  it("refuses a lead or a fold of the wrong type by name, rather than answering a string or NaN", () => {
+    expect(() => requestIndex(12, fold, "1" as never)).toThrow(/lead/);
+    expect(() => requestIndex(12, fold, -1)).toThrow(/lead/);
+    expect(() => requestIndex(12, 5 as never)).toThrow(/fold/);
+    expect(() => requestIndex(12, { through: "10" } as never)).toThrow(/fold/);
+    expect(requestIndex(12, fold, 1)).toBe(4);
+  });
 });
 
 describe("vetoedBy", () => {
@@ -198,5 +267,16 @@ describe("vetoedBy", () => {
     expect(vetoedBy([null, 3, "veto", { veto: "yes" }])).toBeUndefined();
     expect(vetoedBy({ veto: true })).toBeUndefined();
     expect(vetoedBy(undefined)).toBeUndefined();
+  });
+
+  it("skips an outcome that throws when read, as the hook runner's junk it is", () => {
+    const unreadable = Object.defineProperty({ name: "proxy" }, "veto", {
+      enumerable: true,
+      get() {
+        throw new Error("revoked");
+      },
+    });
+    expect(vetoedBy([unreadable])).toBeUndefined();
+    expect(vetoedBy([unreadable, { name: "keeper", veto: true }])).toBe("keeper");
   });
 });

@@ -109,25 +109,51 @@ function checkPlan(
       `${where} needs the plan planCompaction made for these messages ({ from, through, ... } with 0 <= from < through <= ${messages.length}), and was given ${describe(plan)}.`,
     );
   }
+  checkKeptStart(messages, p.through as number, `${where}: the plan`);
+}
+
+/**
+ * Throws unless what a fold keeps starts on a question (or nothing is kept yet): kept from an
+ * answer, a tool result would lose the call it answers, and an endpoint refuses that transcript.
+ */
+function checkKeptStart(messages: readonly MessageLike[], through: number, what: string): void {
+  const first = messages[through];
+  if (first === undefined || first.role === "user") return;
+  throw new LedgerError(
+    "invalid-option",
+    `${what} keeps messages from index ${through}, a ${JSON.stringify(first.role)} message; the kept part has to start on a user message (as planCompaction cuts), or a tool result could be sent without its call.`,
+  );
 }
 
 /**
  * The hook that vetoed a compaction, by its outcomes: the first that ran (neither `ok: false` nor an
  * `error`) and set `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook".
- * `undefined` when none did, and for anything that is not an array. The one rule both this package
+ * `undefined` when none did, and for anything that is not an array; an outcome that throws when read
+ * is skipped. The one rule both this package
  * and the hooks package's `consult` read a veto by. Never throws.
  */
 export function vetoedBy(outcomes: unknown): string | undefined {
   if (!Array.isArray(outcomes)) return undefined;
   for (const outcome of outcomes as readonly (HookOutcomeLike | null | undefined)[]) {
-    if (typeof outcome !== "object" || outcome === null) continue;
+    const by = vetoOf(outcome);
+    if (by !== undefined) return by;
+  }
+  return undefined;
+}
+
+/** One outcome's veto, by name; `undefined` for none, and for junk or an outcome that throws when read. */
+function vetoOf(outcome: HookOutcomeLike | null | undefined): string | undefined {
+  try {
+    if (typeof outcome !== "object" || outcome === null) return undefined;
     const failed = outcome.ok === false || outcome.error !== undefined;
-    if (outcome.veto !== true || failed) continue;
+    if (outcome.veto !== true || failed) return undefined;
     if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
     if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;
     return "a beforeCompact hook";
+  } catch {
+    // A revoked Proxy or a throwing getter: junk from the runner, which vetoes nothing.
+    return undefined;
   }
-  return undefined;
 }
 
 /** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
@@ -155,7 +181,9 @@ async function consultHooks<Context>(
  * (one that failed vetoes nothing) leaves everything as it was, with a note naming the hook —
  * unless `forced`, where the veto is noted and the fold goes ahead. A runner that throws is noted
  * and costs nothing else. Throws `LedgerError` (`summary-failed`, with the cause) when the
- * summariser throws, and for a plan that does not fit the messages.
+ * summariser throws, and (`invalid-option`, before anything runs) for options that are not an
+ * object or a plan that does not fit the messages — one whose `through` is not a user message, since
+ * the kept part would then start mid-exchange.
  */
 export async function runCompaction<Context = unknown>(
   messages: readonly MessageLike[],
@@ -164,6 +192,12 @@ export async function runCompaction<Context = unknown>(
   options: RunCompactionOptions<Context> = {},
 ): Promise<Fold | undefined> {
   checkMessages(messages, "runCompaction");
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new LedgerError(
+      "invalid-option",
+      `runCompaction: options must be an object ({ hooks?, forced?, signal? }) or left out, and was ${describe(options)}.`,
+    );
+  }
   checkPlan(plan, messages, "runCompaction");
   if (typeof summarise !== "function") {
     throw new LedgerError(
@@ -192,8 +226,9 @@ export async function runCompaction<Context = unknown>(
         );
       }
     } else {
-      // Beside the summary: nobody waits, and nothing it does can fail the fold.
-      void consultHooks(hooks, input);
+      // Beside the summary: nobody waits, and nothing it does can fail the fold — not even an
+      // onNote that throws, which would otherwise surface as an unhandled rejection.
+      consultHooks(hooks, input).catch(() => undefined);
     }
   }
   let summary: string | undefined;
@@ -216,7 +251,9 @@ export async function runCompaction<Context = unknown>(
 /**
  * A transcript with a fold applied: the leading system messages (an earlier summary among them
  * dropped, since the new one continues it), the summary as a system message starting with
- * `SUMMARY_LEAD`, then everything from `fold.through`. No fold hands back `messages` itself.
+ * `SUMMARY_LEAD`, then everything from `fold.through`. No fold hands back `messages` itself. Throws
+ * `LedgerError` for a fold that is not one, or that does not fit `messages`: a `through` past their
+ * end, or on a message other than a user one (the kept part would start mid-exchange).
  */
 export function applyCompaction(messages: readonly MessageLike[], fold: Fold | undefined): MessageLike[] {
   checkMessages(messages, "applyCompaction");
@@ -226,13 +263,15 @@ export function applyCompaction(messages: readonly MessageLike[], fold: Fold | u
     fold === null ||
     typeof fold.summary !== "string" ||
     !Number.isInteger(fold.through) ||
-    fold.through < 0
+    fold.through < 0 ||
+    fold.through > messages.length
   ) {
     throw new LedgerError(
       "invalid-option",
-      `applyCompaction needs a fold ({ summary, through, at }) as runCompaction answers it, and was given ${describe(fold)}.`,
+      `applyCompaction needs a fold ({ summary, through, at }) as runCompaction answers it for these ${messages.length} messages (through at most ${messages.length}), and was given ${describe(fold)}${typeof fold === "object" && fold !== null && Number.isInteger(fold.through) ? ` with through ${fold.through}` : ""}.`,
     );
   }
+  checkKeptStart(messages, fold.through, "applyCompaction: the fold");
   const lead: MessageLike[] = [];
   for (let i = 0; i < Math.min(fold.through, messages.length); i++) {
     const message = messages[i] as MessageLike;
@@ -250,7 +289,8 @@ export function applyCompaction(messages: readonly MessageLike[], fold: Fold | u
  * Where a stored message sits in the request a fold made: `index` itself with no fold, `undefined`
  * for a message the fold took out, and otherwise its place after the summary. `lead` is how many
  * leading system messages the request keeps ahead of the summary (0 for a host whose system prompt
- * is not in the stored array).
+ * is not in the stored array). Throws `LedgerError` for an index or `lead` that is not a whole number
+ * 0 or more, or a fold that is not one.
  */
 export function requestIndex(
   index: number,
@@ -263,7 +303,19 @@ export function requestIndex(
       `requestIndex needs a message index (a whole number, 0 or more), and was given ${describe(index)}.`,
     );
   }
-  if (!fold) return index;
+  if (!Number.isInteger(lead) || lead < 0) {
+    throw new LedgerError(
+      "invalid-range",
+      `requestIndex: lead must be how many leading system messages the request keeps (a whole number, 0 or more), and was ${describe(lead)}.`,
+    );
+  }
+  if (fold === undefined || fold === null) return index;
+  if (typeof fold !== "object" || !Number.isInteger(fold.through) || fold.through < 0) {
+    throw new LedgerError(
+      "invalid-option",
+      `requestIndex needs a fold ({ through, ... }) as runCompaction answers it, or undefined for none, and was given ${describe(fold)}.`,
+    );
+  }
   if (index < lead) return index;
   if (index < fold.through) return undefined;
   return lead + 1 + (index - fold.through);
