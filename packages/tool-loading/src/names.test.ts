@@ -102,6 +102,40 @@ describe("expandNames", () => {
     );
   });
 
+  it("answers a pattern of many stars against a long tool name at once, instead of hanging", () => {
+    // A backtracking regex spent minutes here: each * multiplied the ways to split the name.
+    const long = "a".repeat(64);
+    const catalog = [{ name: "s", tools: [{ name: long }, { name: `${long}b` }] }];
+    const pattern = `${"*a".repeat(24)}*b`;
+    expect(expandNames([pattern], catalog).names).toEqual([`${long}b`]);
+    expect(expandNames([`${"*a".repeat(24)}*`], catalog).names).toEqual([long, `${long}b`]);
+  });
+
+  it("matches a pattern the way a shell glob does: * for any run of characters, everything else literally", () => {
+    const glob = (pattern: string) =>
+      new RegExp(
+        `^${pattern
+          .split("*")
+          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+          .join(".*")}$`,
+      );
+    const piece = fc.constantFrom("a", "b", ".", "(", "?", "_");
+    const name = fc.array(piece, { minLength: 1, maxLength: 8 }).map((parts) => parts.join(""));
+    const pattern = fc
+      .array(fc.oneof(piece, fc.constant("*")), { minLength: 1, maxLength: 8 })
+      .map((parts) => parts.join(""))
+      .filter((text) => text.includes("*") && !/^functions\./.test(text));
+    fc.assert(
+      fc.property(fc.uniqueArray(name, { minLength: 1, maxLength: 6 }), pattern, (names, text) => {
+        const catalog = [{ name: "srv", tools: names.map((tool) => ({ name: tool })) }];
+        const expected = names.filter((tool) => glob(text.trim()).test(tool)).sort();
+        const { names: found, overCap } = expandNames([text], catalog, 100);
+        expect(overCap).toEqual([]);
+        expect([...found].sort()).toEqual(expected);
+      }),
+    );
+  });
+
   it("refuses a cap that is not a whole number of at least 1", () => {
     for (const cap of [0, -1, 1.5, Number.NaN]) {
       expect((thrown(() => expandNames(["github"], CATALOG, cap)) as ToolLoadingError).code).toBe(

@@ -47,6 +47,28 @@ describe("proxiedCall", () => {
     );
   });
 
+  it("refuses a server's name or a pattern as the tool to run, even where it reaches only one tool", () => {
+    const catalog = [...CATALOG, { name: "mail", tools: [{ name: "send_email" }] }];
+    for (const name of ["mail", "MAIL", "send_*", "mail.*", "*email", "mail/"]) {
+      const error = thrown(() => proxiedCall({ name, arguments: {} }, catalog)) as ToolLoadingError;
+      expect(error.code, name).toBe("unknown-tool");
+    }
+    expect(proxiedCall({ name: "mail.send_email" }, catalog).name).toBe("send_email");
+    expect(proxiedCall({ name: "Send_Email" }, catalog).name).toBe("send_email");
+  });
+
+  it("takes the arguments written beside the name when the model left out arguments", () => {
+    expect(proxiedCall({ name: "read_file", path: "a.txt" }, CATALOG)).toEqual({
+      name: "read_file",
+      args: { path: "a.txt" },
+      raw: '{"path":"a.txt"}',
+    });
+    expect(proxiedCall('{"tool":"write_file","path":"b","content":"x"}', CATALOG).args).toEqual({
+      path: "b",
+      content: "x",
+    });
+  });
+
   it("refuses a call with no name, and arguments that are not an object", () => {
     expect((thrown(() => proxiedCall({ arguments: {} }, CATALOG)) as ToolLoadingError).code).toBe(
       "missing-name",

@@ -190,9 +190,14 @@ describe("createToolLoading: answering calls", () => {
       content: first.kind === "load" ? first.content : "",
     };
     expect(holdsDefinitions(answered)).toBe(true);
+    const asked = {
+      role: "assistant",
+      content: "",
+      tool_calls: [{ id: "c1", type: "function", function: { name: "load_tools", arguments: "{}" } }],
+    };
     const again = loading.route(call("load_tools", { names: ["read_file"] }, "c2"), {
       loaded: [],
-      messages: [answered],
+      messages: [asked, answered],
     });
     expect(again.kind === "load" && again.repeated).toEqual(["read_file"]);
     expect(again.kind === "load" && again.content).toContain("Already in this conversation: read_file");
@@ -202,6 +207,25 @@ describe("createToolLoading: answering calls", () => {
       messages: folded,
     });
     expect(reload.kind === "load" && reload.fresh).toEqual(["read_file"]);
+  });
+
+  it("proxy hands over a definition a tool's own result merely looks like", () => {
+    const loading = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
+    const messages = [
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [{ id: "r1", type: "function", function: { name: "call_tool", arguments: "{}" } }],
+      },
+      {
+        role: "tool",
+        tool_call_id: "r1",
+        content: '{"name":"write_file","description":"","parameters":{}}\nRun these with call_tool: {}',
+      },
+    ];
+    const load = loading.route(call("load_tools", { names: ["write_file"] }, "c2"), { loaded: [], messages });
+    expect(load.kind === "load" && load.fresh).toEqual(["write_file"]);
+    expect(load.kind === "load" && load.content).toContain('"name":"write_file","description":"Write a file');
   });
 
   it("writes a proxied preselection as a load_tools exchange numbered by where it lands", () => {
