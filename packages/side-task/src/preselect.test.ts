@@ -87,6 +87,21 @@ describe("preselect", () => {
     expect(notices[1]).toMatch(/gave no list of tools/);
   });
 
+  it("says so in a notice when the reply is JSON but holds no list of tools, and starts without one", async () => {
+    const garbage = ['{"tools":"maps_elevation"}', "null", '{"type":"object","properties":{"tools":{}}}'];
+    server = await startServer({ replies: [...garbage, '{"tools":[]}'].map((content) => ({ content })) });
+    const notices: string[] = [];
+    const options = { ...isolated(), onNotice: (m: string) => notices.push(m) };
+    for (let i = 0; i <= garbage.length; i++) {
+      await expect(
+        preselect({ baseUrl: server.baseUrl }, "small", catalog, unsettled, options),
+      ).resolves.toEqual([]);
+    }
+    // Three garbage replies, three notices; the empty list is an answer ("no tool needed"), so none.
+    expect(notices).toHaveLength(3);
+    for (const notice of notices) expect(notice).toMatch(/small gave no list of tools/);
+  });
+
   it("holds the answer to the cap given as the last argument", async () => {
     server = await startServer({ replies: [{ content: '{"tools":["echo","get-sum","get-env"]}' }] });
     const tools = await preselect({ baseUrl: server.baseUrl }, "small", catalog, "anything", isolated(), 2);
