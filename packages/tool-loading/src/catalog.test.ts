@@ -63,6 +63,13 @@ describe("catalogText", () => {
     expect(text).toContain("- get_file\n");
   });
 
+  it("refuses options it cannot tell the model truthfully: a mode it does not know, a cap below one", () => {
+    for (const options of [null, { mode: "lazy" }, { cap: 0 }, { cap: "12" }]) {
+      const error = thrown(() => catalogText(CATALOG, options as never));
+      expect(ToolLoadingError.isInstance(error), JSON.stringify(options)).toBe(true);
+    }
+  });
+
   it("is empty for a catalogue with no tools", () => {
     expect(catalogText([])).toBe("");
     expect(catalogText([{ name: "empty", tools: [] }])).toBe("");

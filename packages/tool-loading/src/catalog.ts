@@ -1,5 +1,5 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
-import { describe, ToolLoadingError } from "./errors.js";
+import { checkCap, checkRecord, describe, ToolLoadingError } from "./errors.js";
 
 /** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
 export interface CatalogTool {
@@ -161,12 +161,21 @@ export interface CatalogTextOptions {
  *
  * The text depends only on the catalogue and the options, never on what has been loaded, so it is
  * byte for byte the same on every step of a run (marking loads there would rewrite the head of the
- * prompt and lose the prompt cache). Throws a `ToolLoadingError` (`invalid-catalog`) for a
- * malformed catalogue. An empty catalogue gives an empty string.
+ * prompt and lose the prompt cache). Throws a `ToolLoadingError` for a malformed catalogue
+ * (`invalid-catalog`), a mode other than the two (`invalid-mode`) or a cap that is not a whole
+ * number of at least 1 (`invalid-cap`). An empty catalogue gives an empty string.
  */
 export function catalogText(catalog: readonly CatalogServer[], options: CatalogTextOptions = {}): string {
   checkCatalog(catalog, "catalogText");
+  checkRecord(options, "options ({ mode, descriptions, cap })", "catalogText");
   const { mode = "ondemand", descriptions = false, cap = 12 } = options;
+  if (mode !== "ondemand" && mode !== "proxy") {
+    throw new ToolLoadingError(
+      "invalid-mode",
+      `catalogText needs a mode of "ondemand" or "proxy", and was given ${describe(mode)}.`,
+    );
+  }
+  checkCap(cap, "a cap", "catalogText");
   const servers = [...catalog]
     .filter((server) => server.tools.length > 0)
     .sort((a, b) => compare(a.name, b.name));

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { ToolLoadingError } from "./errors.js";
-import { heldDefinitions, holdsDefinitions, loadResult, proxyLoadResult } from "./load-result.js";
+import {
+  definitionLine,
+  heldDefinitions,
+  holdsDefinitions,
+  loadResult,
+  proxyLoadResult,
+} from "./load-result.js";
 import { expandNames } from "./names.js";
 import { CATALOG, TOOLS, thrown } from "./test-support/tools.js";
 
@@ -76,6 +82,15 @@ function loadCall(id: string, name: string) {
     tool_calls: [{ id, type: "function", function: { name, arguments: "{}" } }],
   };
 }
+
+describe("definitionLine", () => {
+  it("refuses something that is not a function tool, with the package's typed error", () => {
+    for (const value of [null, {}, { type: "function" }]) {
+      const error = thrown(() => definitionLine(value as never));
+      expect(ToolLoadingError.isInstance(error) && error.code).toBe("invalid-tools");
+    }
+  });
+});
 
 describe("holdsDefinitions and heldDefinitions", () => {
   const loadAnswer = {

@@ -87,8 +87,12 @@ export function loadResult(resolution: NameResolution, alreadyLoaded: Iterable<s
   return lines.join("\n");
 }
 
-/** One tool's definition as one line of JSON: its name, description and parameters, in that order. */
+/**
+ * One tool's definition as one line of JSON: its name, description and parameters, in that order.
+ * Throws a `ToolLoadingError` (`invalid-tools`) for something that is not a named function tool.
+ */
 export function definitionLine(tool: FunctionToolLike): string {
+  definitionsByName([tool], "definitionLine");
   const { name, description, parameters } = tool.function;
   return JSON.stringify({
     name,

@@ -1,5 +1,5 @@
 import { type CatalogServer, catalogIndex, checkCatalog, compare } from "./catalog.js";
-import { checkCap, describe, ToolLoadingError } from "./errors.js";
+import { checkCap, checkNameList, describe, ToolLoadingError } from "./errors.js";
 
 /** Tools one `load_tools` call may load unless a cap is given. */
 export const DEFAULT_LOAD_CAP = 12;
@@ -82,12 +82,7 @@ function checkArguments(
 ) {
   checkCatalog(catalog, where);
   checkCap(cap, capName, where);
-  if (!Array.isArray(names) || names.some((name) => typeof name !== "string")) {
-    throw new ToolLoadingError(
-      "invalid-names",
-      `${where} needs ${what} as an array of strings, and was given ${describe(names)}.`,
-    );
-  }
+  checkNameList(names, what, where);
 }
 
 /**
