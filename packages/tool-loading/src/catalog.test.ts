@@ -2,6 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { catalogFromTools, catalogText } from "./catalog.js";
 import { ToolLoadingError } from "./errors.js";
+import { expandNames } from "./names.js";
+import { proxiedCall } from "./proxied-call.js";
 import { CATALOG, TOOLS, thrown } from "./test-support/tools.js";
 
 describe("catalogText", () => {
@@ -68,6 +70,19 @@ describe("catalogText", () => {
       const error = thrown(() => catalogText(CATALOG, options as never));
       expect(ToolLoadingError.isInstance(error), JSON.stringify(options)).toBe(true);
     }
+  });
+
+  it("lists a tool two servers name under both, and a load through either server finds it", () => {
+    const catalog = [
+      { name: "web", tools: [{ name: "fetch" }, { name: "search" }] },
+      { name: "docs", tools: [{ name: "search" }, { name: "read_page" }] },
+    ];
+    const text = catalogText(catalog);
+    expect(text).toContain("docs: read_page, search\n");
+    expect(text).toContain("web: fetch, search");
+    expect(expandNames(["docs.search"], catalog).names).toEqual(["search"]);
+    expect(expandNames(["docs"], catalog).names).toEqual(["read_page", "search"]);
+    expect(proxiedCall({ name: "docs/search" }, catalog).name).toBe("search");
   });
 
   it("is empty for a catalogue with no tools", () => {

@@ -114,6 +114,20 @@ function globMatch(pattern: string, text: string): boolean {
 }
 
 /**
+ * Every tool name each server lists, by server name. A name two servers list is under both, as the
+ * catalogue text shows it: definitions go by name, so loading it through either is the same load.
+ */
+function serverTools(catalog: readonly CatalogServer[]): Map<string, Set<string>> {
+  const servers = new Map<string, Set<string>>();
+  for (const server of catalog) {
+    const names = servers.get(server.name) ?? new Set<string>();
+    for (const tool of server.tools) names.add(tool.name);
+    servers.set(server.name, names);
+  }
+  return servers;
+}
+
+/**
  * The one catalogued tool a name stands for, or `undefined`: its exact name, `functions.tool`,
  * `server.tool` (or `/`, `:`, `__`), or a name that differs only in case from exactly one tool.
  * Never a server's name or a pattern, which stand for a set of tools rather than one.
@@ -123,12 +137,12 @@ export function toolNamed(raw: string, catalog: readonly CatalogServer[]): strin
   const name = raw.trim().replace(/^functions\./, "");
   if (name === "") return undefined;
   if (index.has(name)) return name;
-  const servers = new Set(catalog.map((server) => server.name));
+  const servers = serverTools(catalog);
   for (const separator of SEPARATORS) {
     const at = name.indexOf(separator);
     if (at <= 0) continue;
     const tool = name.slice(at + separator.length);
-    if (servers.has(name.slice(0, at)) && index.get(tool)?.server === name.slice(0, at)) return tool;
+    if (servers.get(name.slice(0, at))?.has(tool)) return tool;
   }
   const lower = name.toLowerCase();
   const tools = [...index.keys()].filter((tool) => tool.toLowerCase() === lower);
@@ -153,27 +167,22 @@ export function expandNames(
 ): NameResolution {
   checkArguments("expandNames", "the requested names", requested, catalog, cap, "a load cap");
   const index = catalogIndex(catalog);
-  const servers = new Map<string, string[]>();
-  for (const server of catalog) {
-    const names = servers.get(server.name) ?? [];
-    for (const tool of server.tools) if (index.get(tool.name)?.server === server.name) names.push(tool.name);
-    servers.set(server.name, names);
-  }
-  const serverTools = (server: string) => [...(servers.get(server) ?? [])].sort(compare);
+  const servers = serverTools(catalog);
+  const toolsOf = (server: string) => [...(servers.get(server) ?? [])].sort(compare);
 
   const match = (raw: string): string[] => {
     // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
     const name = raw.trim().replace(/^functions\./, "");
     if (name === "") return [];
     if (index.has(name)) return [name];
-    if (servers.has(name)) return serverTools(name);
+    if (servers.has(name)) return toolsOf(name);
     for (const separator of SEPARATORS) {
       const at = name.indexOf(separator);
       if (at <= 0) continue;
       const server = name.slice(0, at);
       const tool = name.slice(at + separator.length);
-      if (servers.has(server) && index.get(tool)?.server === server) return [tool];
-      if (servers.has(server) && (tool === "*" || tool === "")) return serverTools(server);
+      if (servers.get(server)?.has(tool)) return [tool];
+      if (servers.has(server) && (tool === "*" || tool === "")) return toolsOf(server);
     }
     if (name.includes("*")) {
       return [...index.keys()].filter((tool) => globMatch(name, tool)).sort(compare);
@@ -182,7 +191,7 @@ export function expandNames(
     const tools = [...index.keys()].filter((tool) => tool.toLowerCase() === lower);
     if (tools.length === 1) return tools;
     const named = [...servers.keys()].filter((server) => server.toLowerCase() === lower);
-    if (named.length === 1 && named[0] !== undefined) return serverTools(named[0]);
+    if (named.length === 1 && named[0] !== undefined) return toolsOf(named[0]);
     return [];
   };
 
