@@ -50,6 +50,37 @@ describe("loadNames", () => {
   });
 });
 
+describe("loadNames and expandNames on whatever a model wrote", () => {
+  it("give names that are catalogued, or the package's typed error, never another throw", () => {
+    const catalogued = CATALOG.flatMap((server) => server.tools.map((tool) => tool.name));
+    const word = fc.oneof(
+      fc.constantFrom(...catalogued, "github", "*", "fs.*"),
+      fc.string({ maxLength: 12 }),
+    );
+    const args = fc.oneof(
+      fc.anything(),
+      fc.record({ names: fc.oneof(fc.array(word), word, fc.anything()) }),
+      fc.array(word).map((names) => JSON.stringify(names)),
+    );
+    fc.assert(
+      fc.property(args, (value) => {
+        let names: string[] = [];
+        let refused: unknown;
+        try {
+          names = loadNames(value);
+        } catch (error) {
+          refused = error;
+        }
+        const typed = ToolLoadingError.isInstance(refused) && refused.code === "invalid-names";
+        expect(refused === undefined || typed).toBe(true);
+        const resolution = expandNames(names, CATALOG);
+        for (const name of [...resolution.names, ...resolution.overCap]) expect(catalogued).toContain(name);
+        expect(resolution.names.length).toBeLessThanOrEqual(12);
+      }),
+    );
+  });
+});
+
 describe("expandNames", () => {
   it("takes exact names, a server's name, server-prefixed names and patterns", () => {
     expect(expandNames(["read_file"], CATALOG).names).toEqual(["read_file"]);

@@ -15,9 +15,10 @@ export interface ProxiedCall {
 /** Options for {@link proxiedCall}. */
 export interface ProxiedCallOptions {
   /**
-   * Reads arguments given as text. `JSON.parse` unless given; the loop passes its lenient reader
-   * (`parseToolArguments` from `@loopwright/tool-calls`) so almost-JSON is repaired. Whatever it
-   * throws becomes the `cause` of an `invalid-arguments` error.
+   * Reads arguments given as text — the call's own, or the whole `{ name, arguments }` given as
+   * text. `JSON.parse` unless given; the loop passes its lenient reader (`parseToolArguments` from
+   * `@loopwright/tool-calls`) so almost-JSON is repaired. Whatever it throws becomes the `cause` of
+   * an `invalid-arguments` error.
    */
   parse?: (text: string) => unknown;
 }
@@ -46,7 +47,7 @@ export function proxiedCall(
   let outer = args;
   if (typeof outer === "string") {
     try {
-      outer = JSON.parse(outer);
+      outer = (options.parse ?? JSON.parse)(outer);
     } catch (cause) {
       throw new ToolLoadingError(
         "invalid-arguments",
