@@ -109,6 +109,23 @@ describe("preselect", () => {
     expect(systemContent(bodies(server)[0] ?? {})).toMatch(/at most 2 tools/);
   });
 
+  it("reads a tool whose description is not text as a tool without one, instead of crashing", async () => {
+    server = await startServer({ replies: [{ content: '{"tools":["maps_elevation"]}' }] });
+    const odd = [
+      {
+        name: "maps",
+        tools: [
+          { name: "maps_elevation", description: 42 },
+          { name: "maps_geocode", description: {} },
+        ],
+      },
+    ] as never;
+    await expect(
+      preselect({ baseUrl: server.baseUrl }, "small", odd, unsettled, isolated()),
+    ).resolves.toEqual(["maps_elevation"]);
+    expect(systemContent(bodies(server)[0] ?? {})).toMatch(/- maps_elevation\n- maps_geocode/);
+  });
+
   it("throws a typed error for a catalogue that is not a list", async () => {
     const error = await preselect({ baseUrl: "http://127.0.0.1:9/v1" }, "m", {} as never, "x").catch(
       (e: unknown) => e,
