@@ -252,4 +252,13 @@ describe("askJson", () => {
       expect(String((error as Error).message)).toMatch(message);
     }
   });
+
+  it("refuses options that are not an object with its typed error, as ask does", async () => {
+    const endpoint = { baseUrl: "http://127.0.0.1:9/v1" };
+    for (const options of [null, "strict", 3]) {
+      const error = await askJson(endpoint, "m", "", "x", person, options as never).catch((e: unknown) => e);
+      expect(SideTaskError.isInstance(error) && error.code).toBe("invalid-input");
+      expect(String((error as Error).message)).toMatch(/askJson: options must be an object/);
+    }
+  });
 });

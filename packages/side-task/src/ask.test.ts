@@ -46,6 +46,21 @@ describe("ask", () => {
     expect(body).not.toHaveProperty("reasoning_effort");
   });
 
+  it("keeps the no-thinking hint beside the template arguments an extraBody adds, unless it sets the hint itself", async () => {
+    server = await startServer({ replies: [{ content: "Lisbon" }, { content: "Lisbon" }] });
+    const endpoint = { baseUrl: server.baseUrl };
+    const kwargs = (extra: Record<string, unknown>) =>
+      ask(endpoint, "tiny", "Name this chat.", "Lisbon trip", { ...isolated(), extraBody: extra });
+    await kwargs({ chat_template_kwargs: { add_vision_id: true }, top_k: 20 });
+    await kwargs({ chat_template_kwargs: { enable_thinking: true } });
+    const [first, second] = bodies(server);
+    expect(first).toMatchObject({
+      top_k: 20,
+      chat_template_kwargs: { enable_thinking: false, add_vision_id: true },
+    });
+    expect(second?.chat_template_kwargs).toEqual({ enable_thinking: true });
+  });
+
   it("answers the refusals a turn would meet the same way: OpenAI's reasoning model and unknown fields", async () => {
     server = await startServer({ personality: "openai", replies: [{ content: "Lisbon" }] });
     const notices: string[] = [];

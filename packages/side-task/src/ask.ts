@@ -2,7 +2,7 @@ import type { Endpoint } from "@loopwright/client";
 import { dropOptionalNulls, relaxSchema, sanitizeSchema } from "@loopwright/schema-compat";
 import { parseJson } from "@loopwright/tool-calls";
 import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall } from "./call.js";
-import { describeValue, SideTaskError } from "./errors.js";
+import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
 
 /** `ask`'s reply ceiling when none is given: a side task's answer is short. */
@@ -81,8 +81,8 @@ function jsonInstruction(system: string, schema: Record<string, unknown>): strin
  * the system prompt, and the reply is read with `parseJson` (JSON inside prose or a fence, nearly
  * right JSON repaired); a `null` the normalising added for an optional property is taken out again.
  * A server that finds the schema itself invalid is not latched: that throws `SideTaskError`
- * (`request-failed`), as every other failure does. Throws `invalid-input` for a schema that is
- * not an object.
+ * (`request-failed`), as every other failure does. Throws `invalid-input` for a schema or options
+ * that are not an object.
  */
 export async function askJson<T = unknown>(
   endpoint: Endpoint,
@@ -96,6 +96,12 @@ export async function askJson<T = unknown>(
     throw new SideTaskError(
       "invalid-input",
       `askJson: the schema must be a JSON Schema object, and was ${describeValue(schema)}.`,
+    );
+  }
+  if (!isPlainObject(options)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `askJson: options must be an object, and was ${describeValue(options)}.`,
     );
   }
   const name = options.name ?? "answer";

@@ -45,7 +45,8 @@ export interface SideTaskOptions {
   /**
    * Fields merged into the body after the temperature (sampler settings a model card asks for).
    * Each key is droppable: a field the model refuses by name is latched off for it and the
-   * request sent again without it.
+   * request sent again without it. A `chat_template_kwargs` here is merged with the no-thinking
+   * hint's, so only an `enable_thinking` of its own replaces the hint.
    */
   extraBody?: Record<string, unknown>;
   /** Abandons the side task; it then rejects with `SideTaskError` (`aborted`). */
@@ -284,7 +285,18 @@ export async function sideCall(
   const client = (options.clients ?? defaultClientPool).getClient(endpoint);
   const effort = options.reasoningEffort;
   const thinkingOff = effort === undefined || effort === "" || effort === "off";
-  const extraBody = { ...(thinkingOff ? NO_THINKING_HINTS : {}), ...options.extraBody };
+  const extraBody: Record<string, unknown> = {
+    ...(thinkingOff ? NO_THINKING_HINTS : {}),
+    ...options.extraBody,
+  };
+  const kwargs = options.extraBody?.chat_template_kwargs;
+  if (thinkingOff && isPlainObject(kwargs)) {
+    // Template arguments a model card asks for sit beside the hint; only one that sets it replaces it.
+    extraBody.chat_template_kwargs = {
+      ...(NO_THINKING_HINTS.chat_template_kwargs as Record<string, unknown>),
+      ...(kwargs as Record<string, unknown>),
+    };
+  }
   const params: ModelParams = {
     model,
     maxTokens: options.maxTokens ?? defaults.maxTokens,

@@ -27,13 +27,14 @@ export interface CatalogEntry {
   server: string;
 }
 
-/** A description's first line: what a catalogue shows of a tool. */
-export function oneLine(description: string | undefined): string {
-  return (description ?? "").trim().split(/\r?\n/)[0]?.trim() ?? "";
+/** A description's first line: what a catalogue shows of a tool; `""` for one that is not text. */
+export function oneLine(description: unknown): string {
+  return typeof description === "string" ? (description.trim().split(/\r?\n/)[0]?.trim() ?? "") : "";
 }
 
 /**
- * Every tool of a catalogue once, in catalogue order (the first server naming a tool wins).
+ * Every tool of a catalogue once, in catalogue order (the first server naming a tool wins). A tool
+ * without a name is passed over, and one whose description is not text is listed without one.
  * Throws `SideTaskError` (`invalid-input`) for a catalogue that is not an array of servers.
  */
 export function catalogEntries(catalog: readonly CatalogServerLike[], where: string): CatalogEntry[] {

@@ -105,6 +105,18 @@ describe("terms", () => {
     expect(terms("files listed")).toEqual(terms("file list"));
   });
 
+  it("splits a run of capitals before a capitalised word, as it always has, for any text", () => {
+    // The split as first written, with a backtracking regex whose time grew with the square of a run of capitals.
+    const before = (text: string) =>
+      terms(text.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2"));
+    expect(terms("HTMLParser")).toEqual(["html", "parser"]);
+    fc.assert(
+      fc.property(fc.stringMatching(/^[A-Za-z0-9 _']{0,40}$/), (text) => {
+        expect(terms(text)).toEqual(before(text));
+      }),
+    );
+  });
+
   it("never yields an empty word or a function word, whatever the text", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 200 }), (text) => {

@@ -87,11 +87,43 @@ describe("preselect", () => {
     expect(notices[1]).toMatch(/gave no list of tools/);
   });
 
+  it("says so in a notice when the reply is JSON but holds no list of tools, and starts without one", async () => {
+    const garbage = ['{"tools":"maps_elevation"}', "null", '{"type":"object","properties":{"tools":{}}}'];
+    server = await startServer({ replies: [...garbage, '{"tools":[]}'].map((content) => ({ content })) });
+    const notices: string[] = [];
+    const options = { ...isolated(), onNotice: (m: string) => notices.push(m) };
+    for (let i = 0; i <= garbage.length; i++) {
+      await expect(
+        preselect({ baseUrl: server.baseUrl }, "small", catalog, unsettled, options),
+      ).resolves.toEqual([]);
+    }
+    // Three garbage replies, three notices; the empty list is an answer ("no tool needed"), so none.
+    expect(notices).toHaveLength(3);
+    for (const notice of notices) expect(notice).toMatch(/small gave no list of tools/);
+  });
+
   it("holds the answer to the cap given as the last argument", async () => {
     server = await startServer({ replies: [{ content: '{"tools":["echo","get-sum","get-env"]}' }] });
     const tools = await preselect({ baseUrl: server.baseUrl }, "small", catalog, "anything", isolated(), 2);
     expect(tools).toEqual(["echo", "get-sum"]);
     expect(systemContent(bodies(server)[0] ?? {})).toMatch(/at most 2 tools/);
+  });
+
+  it("reads a tool whose description is not text as a tool without one, instead of crashing", async () => {
+    server = await startServer({ replies: [{ content: '{"tools":["maps_elevation"]}' }] });
+    const odd = [
+      {
+        name: "maps",
+        tools: [
+          { name: "maps_elevation", description: 42 },
+          { name: "maps_geocode", description: {} },
+        ],
+      },
+    ] as never;
+    await expect(
+      preselect({ baseUrl: server.baseUrl }, "small", odd, unsettled, isolated()),
+    ).resolves.toEqual(["maps_elevation"]);
+    expect(systemContent(bodies(server)[0] ?? {})).toMatch(/- maps_elevation\n- maps_geocode/);
   });
 
   it("throws a typed error for a catalogue that is not a list", async () => {

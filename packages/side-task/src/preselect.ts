@@ -3,7 +3,7 @@ import { parseJson } from "@loopwright/tool-calls";
 import { askJson } from "./ask.js";
 import type { SideTaskOptions } from "./call.js";
 import { type CatalogServerLike, catalogEntries, checkCap, PRESELECT_MAX } from "./catalog.js";
-import { describeValue, errorText, SideTaskError } from "./errors.js";
+import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { type KeywordOptions, preselectByKeywords } from "./keywords.js";
 
 /** The shape a preselection answer is held to: `{ "tools": ["name", …] }`. */
@@ -125,8 +125,8 @@ export function preselection(
  * With `keywords`, the request's words are matched first and their shortlist is the answer when
  * `confident`, with no request at all. An empty or absent `model` means no preselection, words
  * included: `[]`. An empty catalogue or an empty request is `[]` with nothing sent. Never throws for
- * a failed side task: a refusal, a timeout or a reply with no JSON is `[]` with a notice saying
- * why. Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers, a
+ * a failed side task: a refusal, a timeout, or a reply with no JSON or with JSON holding no list of
+ * names is `[]` with a notice saying why. Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers, a
  * request that is not a string, or a bad cap.
  */
 export async function preselect(
@@ -168,7 +168,13 @@ export async function preselect(
         name: "preselection",
       },
     );
-    if (reply === undefined) {
+    const list = Array.isArray(reply)
+      ? reply
+      : isPlainObject(reply)
+        ? (reply as { tools?: unknown }).tools
+        : undefined;
+    if (!Array.isArray(list)) {
+      // No JSON, or JSON without a list (a bare name, null, the schema echoed): no answer, said so.
       notice(`${model} gave no list of tools for the preselection; the run starts without one.`);
       return [];
     }

@@ -115,5 +115,16 @@ describe("summariser", () => {
     const summarise = summariser({ baseUrl: "http://127.0.0.1:9/v1" }, "m");
     const error = await summarise("nope" as never, undefined).catch((e: unknown) => e);
     expect(SideTaskError.isInstance(error) && error.code).toBe("invalid-input");
+    expect(() => summariser({ baseUrl: "http://127.0.0.1:9/v1" }, "m", null as never)).toThrow(
+      /summariser: options must be an object/,
+    );
+  });
+
+  it("reads past an entry that is not a message, and earlier notes that are not text", async () => {
+    server = await startServer({ replies: [{ content: "The build passed." }] });
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", isolated());
+    const messages = [null, 3, ...longRun()] as unknown as MessageLike[];
+    await expect(summarise(messages, 42 as never)).resolves.toBe("The build passed.");
+    expect(String(userContent(bodies(server)[0] ?? {}))).toMatch(/^The conversation to take notes of:/);
   });
 });

@@ -1,6 +1,6 @@
 import type { Endpoint } from "@loopwright/client";
 import { checkTarget, type SideTaskOptions, sideCall } from "./call.js";
-import { describeValue, errorText, SideTaskError } from "./errors.js";
+import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 
 /** The summariser's reply ceiling when none is given. */
 export const SUMMARY_MAX_TOKENS = 1024;
@@ -69,6 +69,7 @@ function cut(text: string): string {
 export function transcriptText(messages: readonly SummaryMessageLike[]): string {
   const blocks: string[] = [];
   for (const message of messages) {
+    if (!isPlainObject(message)) continue;
     const text = cut(contentText(message.content).trim());
     if (message.role === "tool") {
       blocks.push(`[tool result${message.name ? ` from ${message.name}` : ""}]\n${text}`);
@@ -93,8 +94,8 @@ export function transcriptText(messages: readonly SummaryMessageLike[]): string 
  * The function it returns never throws for a failed side task: it answers `undefined` (which the
  * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
  * including for a summary cut off at the ceiling. It throws `SideTaskError` (`invalid-input`) only
- * for messages that are not an array. `summariser` itself throws `invalid-input` for a missing
- * endpoint or model.
+ * for messages that are not an array; an entry that is not a message is passed over. `summariser`
+ * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object.
  */
 export function summariser(
   endpoint: Endpoint,
@@ -102,6 +103,12 @@ export function summariser(
   options: SummariserOptions = {},
 ): SummariseFunction {
   checkTarget(endpoint, model, "summariser");
+  if (!isPlainObject(options)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `summariser: options must be an object, and was ${describeValue(options)}.`,
+    );
+  }
   const { system = SUMMARISER_SYSTEM, ...rest } = options;
   return async (messages, previous, signal) => {
     if (!Array.isArray(messages)) {
@@ -113,8 +120,9 @@ export function summariser(
     const notice = rest.onNotice ?? (() => {});
     const stretch = transcriptText(messages);
     if (!stretch.trim()) return undefined;
-    const input = previous?.trim()
-      ? `Notes so far:\n${previous.trim()}\n\nContinue these notes with what happened next:\n\n${stretch}`
+    const notes = typeof previous === "string" ? previous.trim() : "";
+    const input = notes
+      ? `Notes so far:\n${notes}\n\nContinue these notes with what happened next:\n\n${stretch}`
       : `The conversation to take notes of:\n\n${stretch}`;
     const callerSignal = rest.signal ?? (signal instanceof AbortSignal ? signal : undefined);
     try {

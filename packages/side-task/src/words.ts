@@ -45,7 +45,9 @@ export function stem(word: string): string {
 export function terms(text: string): string[] {
   const spaced = text
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    // "HTMLParser" → "HTML Parser". A lookahead, not ([A-Z]+)([A-Z][a-z]), whose backtracking made
+    // a long run of capitals cost the square of its length.
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, "$1 ")
     .toLowerCase();
   const out: string[] = [];
   for (const word of spaced.split(/[^\p{L}\p{N}']+/u)) {

@@ -1,5 +1,5 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
-import { describe, ToolLoadingError } from "./errors.js";
+import { checkCap, checkRecord, describe, ToolLoadingError } from "./errors.js";
 
 /** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
 export interface CatalogTool {
@@ -26,7 +26,28 @@ export interface CatalogEntry {
   tool: CatalogTool;
 }
 
-/** Throws `invalid-catalog` unless `catalog` is an array of servers with named tools. */
+/** C0 and C1 controls, DEL, and the Unicode line and paragraph separators. */
+function breaksLine(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) return true;
+  }
+  return false;
+}
+
+/** Throws `invalid-catalog` for a name that would break the catalogue's lines in the system prompt. */
+function checkLine(name: string, what: string, where: string): void {
+  if (!breaksLine(name)) return;
+  throw new ToolLoadingError(
+    "invalid-catalog",
+    `${where}: ${what} holds a line break or control character (${JSON.stringify(name.slice(0, 60))}), which would rewrite the system prompt it is listed in. Rename it.`,
+  );
+}
+
+/**
+ * Throws `invalid-catalog` unless `catalog` is an array of servers with named tools, no name
+ * holding a line break or control character.
+ */
 export function checkCatalog(catalog: unknown, where: string): readonly CatalogServer[] {
   if (!Array.isArray(catalog)) {
     throw new ToolLoadingError(
@@ -42,6 +63,7 @@ export function checkCatalog(catalog: unknown, where: string): readonly CatalogS
         `${where}: catalogue entry ${i} must be { name: string, tools: [...] }, and is ${describe(server)}.`,
       );
     }
+    checkLine(s.name, `the name of catalogue entry ${i}`, where);
     s.tools.forEach((tool: unknown, j) => {
       const t = tool as { name?: unknown; description?: unknown } | null;
       if (typeof t !== "object" || t === null || typeof t.name !== "string" || t.name === "") {
@@ -50,6 +72,7 @@ export function checkCatalog(catalog: unknown, where: string): readonly CatalogS
           `${where}: tool ${j} of server "${s.name}" must be { name: string }, and is ${describe(tool)}.`,
         );
       }
+      checkLine(t.name, `the name of tool ${j} of server ${JSON.stringify(s.name)}`, where);
       if (t.description !== undefined && typeof t.description !== "string") {
         throw new ToolLoadingError(
           "invalid-catalog",
@@ -138,12 +161,21 @@ export interface CatalogTextOptions {
  *
  * The text depends only on the catalogue and the options, never on what has been loaded, so it is
  * byte for byte the same on every step of a run (marking loads there would rewrite the head of the
- * prompt and lose the prompt cache). Throws a `ToolLoadingError` (`invalid-catalog`) for a
- * malformed catalogue. An empty catalogue gives an empty string.
+ * prompt and lose the prompt cache). Throws a `ToolLoadingError` for a malformed catalogue
+ * (`invalid-catalog`), a mode other than the two (`invalid-mode`) or a cap that is not a whole
+ * number of at least 1 (`invalid-cap`). An empty catalogue gives an empty string.
  */
 export function catalogText(catalog: readonly CatalogServer[], options: CatalogTextOptions = {}): string {
   checkCatalog(catalog, "catalogText");
+  checkRecord(options, "options ({ mode, descriptions, cap })", "catalogText");
   const { mode = "ondemand", descriptions = false, cap = 12 } = options;
+  if (mode !== "ondemand" && mode !== "proxy") {
+    throw new ToolLoadingError(
+      "invalid-mode",
+      `catalogText needs a mode of "ondemand" or "proxy", and was given ${describe(mode)}.`,
+    );
+  }
+  checkCap(cap, "a cap", "catalogText");
   const servers = [...catalog]
     .filter((server) => server.tools.length > 0)
     .sort((a, b) => compare(a.name, b.name));

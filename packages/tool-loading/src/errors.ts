@@ -17,7 +17,9 @@ export type ToolLoadingErrorCode =
   /** A `call_tool` naming a tool outside the catalogue. */
   | "unknown-tool"
   /** A `call_tool` whose `arguments` are neither an object nor JSON text of one. */
-  | "invalid-arguments";
+  | "invalid-arguments"
+  /** A call, a step's input or a run's state that is not the shape `createToolLoading`'s methods read. */
+  | "invalid-call";
 
 /**
  * The one error this package throws: `code` says which input was wrong, the message names what was
@@ -64,4 +66,21 @@ export function checkCap(cap: unknown, what: string, where: string): number {
     "invalid-cap",
     `${where} needs ${what} as a whole number of at least 1, and was given ${describe(cap)}.`,
   );
+}
+
+/** Throws `invalid-names` unless `names` is an array of strings; returns it. */
+export function checkNameList(names: unknown, what: string, where: string): readonly string[] {
+  if (Array.isArray(names) && names.every((name) => typeof name === "string")) return names;
+  throw new ToolLoadingError(
+    "invalid-names",
+    `${where} needs ${what} as an array of strings, and was given ${describe(names)}.`,
+  );
+}
+
+/** Throws `invalid-call` unless `value` is an object (not an array); returns it. */
+export function checkRecord(value: unknown, what: string, where: string): Record<string, unknown> {
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    return value as Record<string, unknown>;
+  }
+  throw new ToolLoadingError("invalid-call", `${where} needs ${what}, and was given ${describe(value)}.`);
 }

@@ -1,6 +1,7 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
 import { describe, ToolLoadingError } from "./errors.js";
+import { LOAD_TOOLS_NAME } from "./meta-tools.js";
 import type { NameResolution } from "./names.js";
 
 /** The narrowest message shape this package reads: a role, content, and a tool call's answer id. */
@@ -40,13 +41,25 @@ function checkNames(names: Iterable<string>, where: string): Set<string> {
   return new Set(names);
 }
 
+/** The last line of a proxied load that handed over definitions; part of what `holdsDefinitions` reads. */
+const CALL_HINT = 'Run these with call_tool: { "name": "<tool>", "arguments": { ... } }.';
+
+/** How many names the cap left out a load's answer lists before it only counts the rest. */
+const OVER_CAP_NAMED = 24;
+
 function tail(resolution: NameResolution, lines: string[]): void {
   if (resolution.unknown.length > 0) {
     lines.push(`Not in the catalogue: ${resolution.unknown.join(", ")}. Use the names the catalogue lists.`);
   }
-  if (resolution.overCap.length > 0) {
+  const left = resolution.overCap;
+  if (left.length > OVER_CAP_NAMED) {
+    // A server's name or "*" can reach thousands: name a few, count the rest (the catalogue lists them).
     lines.push(
-      `Held to ${resolution.cap} tools a load, so these were not loaded: ${resolution.overCap.join(", ")}. Load the ones you need in another call.`,
+      `Held to ${resolution.cap} tools a load, so ${left.length} were not loaded: ${left.slice(0, OVER_CAP_NAMED).join(", ")} and ${left.length - OVER_CAP_NAMED} more. Load the ones you need by name in another call.`,
+    );
+  } else if (left.length > 0) {
+    lines.push(
+      `Held to ${resolution.cap} tools a load, so these were not loaded: ${left.join(", ")}. Load the ones you need in another call.`,
     );
   }
 }
@@ -74,8 +87,12 @@ export function loadResult(resolution: NameResolution, alreadyLoaded: Iterable<s
   return lines.join("\n");
 }
 
-/** One tool's definition as one line of JSON: its name, description and parameters, in that order. */
+/**
+ * One tool's definition as one line of JSON: its name, description and parameters, in that order.
+ * Throws a `ToolLoadingError` (`invalid-tools`) for something that is not a named function tool.
+ */
 export function definitionLine(tool: FunctionToolLike): string {
+  definitionsByName([tool], "definitionLine");
   const { name, description, parameters } = tool.function;
   return JSON.stringify({
     name,
@@ -121,7 +138,7 @@ export function proxyLoadResult(
   if (missing.length > 0) lines.push(`No definition is available for: ${missing.join(", ")}.`);
   if (loaded === 0 && earlier.length === 0) lines.push("No tool was loaded.");
   tail(resolution, lines);
-  if (loaded > 0) lines.push('Run these with call_tool: { "name": "<tool>", "arguments": { ... } }.');
+  if (loaded > 0) lines.push(CALL_HINT);
   return lines.join("\n");
 }
 
@@ -137,26 +154,39 @@ function textOf(content: unknown): string {
   return "";
 }
 
+/** The tool named by a line exactly as `definitionLine` writes one, else `undefined`. */
+function definitionName(line: string): string | undefined {
+  if (!line.startsWith('{"name":')) return undefined;
+  try {
+    const value = JSON.parse(line) as Record<string, unknown>;
+    const keys = Object.keys(value);
+    if (
+      keys.length === 3 &&
+      keys[0] === "name" &&
+      keys[1] === "description" &&
+      keys[2] === "parameters" &&
+      typeof value.name === "string" &&
+      typeof value.parameters === "object" &&
+      value.parameters !== null &&
+      JSON.stringify(value) === line
+    ) {
+      return value.name;
+    }
+  } catch {
+    // Not a definition line.
+  }
+  return undefined;
+}
+
+/** The names a proxied load result hands over: its definition lines, with the hint that ends one. */
 function definedNames(message: MessageLike): string[] {
   if (message?.role !== "tool") return [];
-  const text = textOf(message.content);
-  if (!text.includes('"parameters"')) return [];
+  const lines = textOf(message.content).split("\n");
+  if (lines.at(-1)?.trim() !== CALL_HINT) return [];
   const names: string[] = [];
-  for (const line of text.split("\n")) {
-    const trimmed = line.trim();
-    if (!trimmed.startsWith("{")) continue;
-    try {
-      const value = JSON.parse(trimmed) as { name?: unknown; parameters?: unknown } | null;
-      if (
-        typeof value?.name === "string" &&
-        typeof value.parameters === "object" &&
-        value.parameters !== null
-      ) {
-        names.push(value.name);
-      }
-    } catch {
-      // Not a definition line.
-    }
+  for (const line of lines) {
+    const name = definitionName(line.trim());
+    if (name !== undefined) names.push(name);
   }
   return names;
 }
@@ -164,17 +194,21 @@ function definedNames(message: MessageLike): string[] {
 /**
  * Whether a message is a tool result that carries tool definitions — a proxied `load_tools`
  * result — and so must never be cleared by a prune: it is the model's only copy of those schemas.
- * Reads only the message; false for anything that is not a `tool` message. Never throws.
+ * Recognises exactly what `proxyLoadResult` writes (definition lines as `definitionLine` makes
+ * them, ending in its `call_tool` hint), not any JSON naming a tool. Reads only the message; false
+ * for anything that is not a `tool` message. Never throws.
  */
 export function holdsDefinitions(message: MessageLike): boolean {
   return definedNames(message).length > 0;
 }
 
 /**
- * The names whose definitions the transcript holds in tool results (what proxied loading counts
- * as loaded: a definition a compaction folded away is no longer held, and so is loadable again).
- * Throws a `ToolLoadingError` (`invalid-names`) when `messages` is not an array. Never throws for
- * a message it cannot read; it just holds nothing.
+ * The names whose definitions the transcript holds in answers to `load_tools` calls (what proxied
+ * loading counts as loaded: a definition a compaction folded away is no longer held, and so is
+ * loadable again). Only a tool message answering a `load_tools` call the transcript holds counts,
+ * so a tool's own result that looks like a definition never stands in for one. Throws a
+ * `ToolLoadingError` (`invalid-names`) when `messages` is not an array. Never throws for a message
+ * it cannot read; it just holds nothing.
  */
 export function heldDefinitions(messages: readonly MessageLike[]): Set<string> {
   if (!Array.isArray(messages)) {
@@ -183,7 +217,17 @@ export function heldDefinitions(messages: readonly MessageLike[]): Set<string> {
       `heldDefinitions needs the transcript as an array of messages, and was given ${describe(messages)}.`,
     );
   }
+  const loads = new Set<string>();
+  for (const message of messages) {
+    if (message?.role !== "assistant" || !Array.isArray(message.tool_calls)) continue;
+    for (const call of message.tool_calls) {
+      if (call?.function?.name === LOAD_TOOLS_NAME && typeof call.id === "string") loads.add(call.id);
+    }
+  }
   const held = new Set<string>();
-  for (const message of messages) for (const name of definedNames(message)) held.add(name);
+  for (const message of messages) {
+    if (typeof message?.tool_call_id !== "string" || !loads.has(message.tool_call_id)) continue;
+    for (const name of definedNames(message)) held.add(name);
+  }
   return held;
 }

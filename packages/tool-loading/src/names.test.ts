@@ -50,6 +50,37 @@ describe("loadNames", () => {
   });
 });
 
+describe("loadNames and expandNames on whatever a model wrote", () => {
+  it("give names that are catalogued, or the package's typed error, never another throw", () => {
+    const catalogued = CATALOG.flatMap((server) => server.tools.map((tool) => tool.name));
+    const word = fc.oneof(
+      fc.constantFrom(...catalogued, "github", "*", "fs.*"),
+      fc.string({ maxLength: 12 }),
+    );
+    const args = fc.oneof(
+      fc.anything(),
+      fc.record({ names: fc.oneof(fc.array(word), word, fc.anything()) }),
+      fc.array(word).map((names) => JSON.stringify(names)),
+    );
+    fc.assert(
+      fc.property(args, (value) => {
+        let names: string[] = [];
+        let refused: unknown;
+        try {
+          names = loadNames(value);
+        } catch (error) {
+          refused = error;
+        }
+        const typed = ToolLoadingError.isInstance(refused) && refused.code === "invalid-names";
+        expect(refused === undefined || typed).toBe(true);
+        const resolution = expandNames(names, CATALOG);
+        for (const name of [...resolution.names, ...resolution.overCap]) expect(catalogued).toContain(name);
+        expect(resolution.names.length).toBeLessThanOrEqual(12);
+      }),
+    );
+  });
+});
+
 describe("expandNames", () => {
   it("takes exact names, a server's name, server-prefixed names and patterns", () => {
     expect(expandNames(["read_file"], CATALOG).names).toEqual(["read_file"]);
@@ -98,6 +129,40 @@ describe("expandNames", () => {
         expect(names.length).toBeLessThanOrEqual(cap);
         expect(new Set([...names, ...overCap]).size).toBe(names.length + overCap.length);
         for (const name of [...names, ...overCap]) expect(catalogued).toContain(name);
+      }),
+    );
+  });
+
+  it("answers a pattern of many stars against a long tool name at once, instead of hanging", () => {
+    // A backtracking regex spent minutes here: each * multiplied the ways to split the name.
+    const long = "a".repeat(64);
+    const catalog = [{ name: "s", tools: [{ name: long }, { name: `${long}b` }] }];
+    const pattern = `${"*a".repeat(24)}*b`;
+    expect(expandNames([pattern], catalog).names).toEqual([`${long}b`]);
+    expect(expandNames([`${"*a".repeat(24)}*`], catalog).names).toEqual([long, `${long}b`]);
+  });
+
+  it("matches a pattern the way a shell glob does: * for any run of characters, everything else literally", () => {
+    const glob = (pattern: string) =>
+      new RegExp(
+        `^${pattern
+          .split("*")
+          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+          .join(".*")}$`,
+      );
+    const piece = fc.constantFrom("a", "b", ".", "(", "?", "_");
+    const name = fc.array(piece, { minLength: 1, maxLength: 8 }).map((parts) => parts.join(""));
+    const pattern = fc
+      .array(fc.oneof(piece, fc.constant("*")), { minLength: 1, maxLength: 8 })
+      .map((parts) => parts.join(""))
+      .filter((text) => text.includes("*") && !/^functions\./.test(text));
+    fc.assert(
+      fc.property(fc.uniqueArray(name, { minLength: 1, maxLength: 6 }), pattern, (names, text) => {
+        const catalog = [{ name: "srv", tools: names.map((tool) => ({ name: tool })) }];
+        const expected = names.filter((tool) => glob(text.trim()).test(tool)).sort();
+        const { names: found, overCap } = expandNames([text], catalog, 100);
+        expect(overCap).toEqual([]);
+        expect([...found].sort()).toEqual(expected);
       }),
     );
   });

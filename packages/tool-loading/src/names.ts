@@ -1,5 +1,5 @@
 import { type CatalogServer, catalogIndex, checkCatalog, compare } from "./catalog.js";
-import { checkCap, describe, ToolLoadingError } from "./errors.js";
+import { checkCap, checkNameList, describe, ToolLoadingError } from "./errors.js";
 
 /** Tools one `load_tools` call may load unless a cap is given. */
 export const DEFAULT_LOAD_CAP = 12;
@@ -54,11 +54,12 @@ export function loadNames(args: unknown): string[] {
   const given =
     Array.isArray(args) || typeof args === "string" ? args : (record.names ?? record.tools ?? record.name);
   const items = Array.isArray(given) ? given : [given];
-  const names: string[] = [];
+  const seen = new Set<string>();
   for (const item of items) {
     if (typeof item !== "string") continue;
-    for (const name of splitNames(item)) if (!names.includes(name)) names.push(name);
+    for (const name of splitNames(item)) seen.add(name);
   }
+  const names = [...seen];
   if (names.length === 0) {
     throw new ToolLoadingError(
       "invalid-names",
@@ -81,16 +82,71 @@ function checkArguments(
 ) {
   checkCatalog(catalog, where);
   checkCap(cap, capName, where);
-  if (!Array.isArray(names) || names.some((name) => typeof name !== "string")) {
-    throw new ToolLoadingError(
-      "invalid-names",
-      `${where} needs ${what} as an array of strings, and was given ${describe(names)}.`,
-    );
-  }
+  checkNameList(names, what, where);
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/**
+ * Whether `text` matches `pattern`, where `*` stands for any run of characters and everything else
+ * for itself. Greedy with one step back to the last `*`, so time grows with the product of the two
+ * lengths at worst: a regex built from a model's pattern backtracks exponentially in its stars.
+ */
+function globMatch(pattern: string, text: string): boolean {
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    if (p < pattern.length && pattern[p] !== "*" && pattern[p] === text[t]) {
+      p++;
+      t++;
+    } else if (p < pattern.length && pattern[p] === "*") {
+      star = p++;
+      resume = t;
+    } else if (star >= 0) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.length && pattern[p] === "*") p++;
+  return p === pattern.length;
+}
+
+/**
+ * Every tool name each server lists, by server name. A name two servers list is under both, as the
+ * catalogue text shows it: definitions go by name, so loading it through either is the same load.
+ */
+function serverTools(catalog: readonly CatalogServer[]): Map<string, Set<string>> {
+  const servers = new Map<string, Set<string>>();
+  for (const server of catalog) {
+    const names = servers.get(server.name) ?? new Set<string>();
+    for (const tool of server.tools) names.add(tool.name);
+    servers.set(server.name, names);
+  }
+  return servers;
+}
+
+/**
+ * The one catalogued tool a name stands for, or `undefined`: its exact name, `functions.tool`,
+ * `server.tool` (or `/`, `:`, `__`), or a name that differs only in case from exactly one tool.
+ * Never a server's name or a pattern, which stand for a set of tools rather than one.
+ */
+export function toolNamed(raw: string, catalog: readonly CatalogServer[]): string | undefined {
+  const index = catalogIndex(catalog);
+  const name = raw.trim().replace(/^functions\./, "");
+  if (name === "") return undefined;
+  if (index.has(name)) return name;
+  const servers = serverTools(catalog);
+  for (const separator of SEPARATORS) {
+    const at = name.indexOf(separator);
+    if (at <= 0) continue;
+    const tool = name.slice(at + separator.length);
+    if (servers.get(name.slice(0, at))?.has(tool)) return tool;
+  }
+  const lower = name.toLowerCase();
+  const tools = [...index.keys()].filter((tool) => tool.toLowerCase() === lower);
+  return tools.length === 1 ? tools[0] : undefined;
 }
 
 /**
@@ -111,55 +167,52 @@ export function expandNames(
 ): NameResolution {
   checkArguments("expandNames", "the requested names", requested, catalog, cap, "a load cap");
   const index = catalogIndex(catalog);
-  const servers = new Map<string, string[]>();
-  for (const server of catalog) {
-    const names = servers.get(server.name) ?? [];
-    for (const tool of server.tools) if (index.get(tool.name)?.server === server.name) names.push(tool.name);
-    servers.set(server.name, names);
-  }
-  const serverTools = (server: string) => [...(servers.get(server) ?? [])].sort(compare);
+  const servers = serverTools(catalog);
+  const toolsOf = (server: string) => [...(servers.get(server) ?? [])].sort(compare);
 
   const match = (raw: string): string[] => {
     // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
     const name = raw.trim().replace(/^functions\./, "");
     if (name === "") return [];
     if (index.has(name)) return [name];
-    if (servers.has(name)) return serverTools(name);
+    if (servers.has(name)) return toolsOf(name);
     for (const separator of SEPARATORS) {
       const at = name.indexOf(separator);
       if (at <= 0) continue;
       const server = name.slice(0, at);
       const tool = name.slice(at + separator.length);
-      if (servers.has(server) && index.get(tool)?.server === server) return [tool];
-      if (servers.has(server) && (tool === "*" || tool === "")) return serverTools(server);
+      if (servers.get(server)?.has(tool)) return [tool];
+      if (servers.has(server) && (tool === "*" || tool === "")) return toolsOf(server);
     }
     if (name.includes("*")) {
-      const pattern = new RegExp(`^${name.split("*").map(escapeRegExp).join(".*")}$`);
-      return [...index.keys()].filter((tool) => pattern.test(tool)).sort(compare);
+      return [...index.keys()].filter((tool) => globMatch(name, tool)).sort(compare);
     }
     const lower = name.toLowerCase();
     const tools = [...index.keys()].filter((tool) => tool.toLowerCase() === lower);
     if (tools.length === 1) return tools;
     const named = [...servers.keys()].filter((server) => server.toLowerCase() === lower);
-    if (named.length === 1 && named[0] !== undefined) return serverTools(named[0]);
+    if (named.length === 1 && named[0] !== undefined) return toolsOf(named[0]);
     return [];
   };
 
   const names: string[] = [];
-  const unknown: string[] = [];
+  const unknown = new Set<string>();
   const overCap: string[] = [];
+  // Sets beside the arrays: a server's name or "*" reaches every tool, so membership must not scan.
+  const reached = new Set<string>();
   for (const raw of requested) {
     const found = match(raw);
     if (found.length === 0) {
-      if (raw.trim() !== "" && !unknown.includes(raw)) unknown.push(raw);
+      if (raw.trim() !== "") unknown.add(raw);
       continue;
     }
     for (const tool of found) {
-      if (names.includes(tool) || overCap.includes(tool)) continue;
+      if (reached.has(tool)) continue;
+      reached.add(tool);
       (names.length < cap ? names : overCap).push(tool);
     }
   }
-  return { names, unknown, overCap, cap };
+  return { names, unknown: [...unknown], overCap, cap };
 }
 
 /**
@@ -176,11 +229,11 @@ export function carryOver(
 ): string[] {
   checkArguments("carryOver", "the loaded names", loaded, catalog, cap, "a carry cap");
   const index = catalogIndex(catalog);
-  const kept: string[] = [];
+  const kept = new Set<string>();
   // Walk from the newest so a name loaded twice counts at its latest position.
-  for (let i = loaded.length - 1; i >= 0 && kept.length < cap; i--) {
+  for (let i = loaded.length - 1; i >= 0 && kept.size < cap; i--) {
     const name = loaded[i] as string;
-    if (index.has(name) && !kept.includes(name)) kept.push(name);
+    if (index.has(name)) kept.add(name);
   }
-  return kept.reverse();
+  return [...kept].reverse();
 }

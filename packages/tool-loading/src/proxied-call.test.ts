@@ -33,6 +33,13 @@ describe("proxiedCall", () => {
     expect(proxiedCall({ name: "read_file", arguments: "{'path': 'a'}" }, CATALOG, { parse }).args).toEqual({
       path: "a",
     });
+    // The whole call given as text is read the same way.
+    expect(
+      proxiedCall("{'name': 'read_file', 'arguments': {'path': 'b'}}", CATALOG, { parse }),
+    ).toMatchObject({
+      name: "read_file",
+      args: { path: "b" },
+    });
   });
 
   it("refuses a name outside the catalogue, in words the model can act on", () => {
@@ -45,6 +52,28 @@ describe("proxiedCall", () => {
     expect((thrown(() => proxiedCall({ name: "github" }, CATALOG)) as ToolLoadingError).code).toBe(
       "unknown-tool",
     );
+  });
+
+  it("refuses a server's name or a pattern as the tool to run, even where it reaches only one tool", () => {
+    const catalog = [...CATALOG, { name: "mail", tools: [{ name: "send_email" }] }];
+    for (const name of ["mail", "MAIL", "send_*", "mail.*", "*email", "mail/"]) {
+      const error = thrown(() => proxiedCall({ name, arguments: {} }, catalog)) as ToolLoadingError;
+      expect(error.code, name).toBe("unknown-tool");
+    }
+    expect(proxiedCall({ name: "mail.send_email" }, catalog).name).toBe("send_email");
+    expect(proxiedCall({ name: "Send_Email" }, catalog).name).toBe("send_email");
+  });
+
+  it("takes the arguments written beside the name when the model left out arguments", () => {
+    expect(proxiedCall({ name: "read_file", path: "a.txt" }, CATALOG)).toEqual({
+      name: "read_file",
+      args: { path: "a.txt" },
+      raw: '{"path":"a.txt"}',
+    });
+    expect(proxiedCall('{"tool":"write_file","path":"b","content":"x"}', CATALOG).args).toEqual({
+      path: "b",
+      content: "x",
+    });
   });
 
   it("refuses a call with no name, and arguments that are not an object", () => {
@@ -60,6 +89,37 @@ describe("proxiedCall", () => {
     expect(
       (thrown(() => proxiedCall({ name: "read_file", arguments: "{" }, CATALOG)) as Error).cause,
     ).toBeInstanceOf(SyntaxError);
+  });
+
+  it("answers whatever the model wrote with the call or the package's typed error, never another throw", () => {
+    const catalogued = CATALOG.flatMap((server) => server.tools.map((tool) => tool.name));
+    const name = fc.oneof(fc.constantFrom(...catalogued, "github", "list_*", "github.get_file"), fc.string());
+    const outer = fc.oneof(
+      fc.anything(),
+      fc.record({ name, arguments: fc.anything() }, { requiredKeys: [] }),
+      fc.record({ name, arguments: fc.anything() }).map((value) => JSON.stringify(value) ?? ""),
+    );
+    fc.assert(
+      fc.property(outer, (args) => {
+        try {
+          const call = proxiedCall(args, CATALOG);
+          expect(catalogued).toContain(call.name);
+          expect(typeof call.args === "object" && !Array.isArray(call.args)).toBe(true);
+        } catch (error) {
+          expect(ToolLoadingError.isInstance(error), String(error)).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it("runs every catalogued tool by its name, bare, qualified by its server, or as functions.name", () => {
+    for (const server of CATALOG) {
+      for (const { name } of server.tools) {
+        for (const form of [name, `${server.name}.${name}`, `${server.name}__${name}`, `functions.${name}`]) {
+          expect(proxiedCall({ name: form, arguments: {} }, CATALOG).name).toBe(name);
+        }
+      }
+    }
   });
 
   it("reads the same arguments from an object and from its JSON text", () => {

@@ -1,6 +1,6 @@
-import { type CatalogServer, catalogIndex, checkCatalog } from "./catalog.js";
+import { type CatalogServer, checkCatalog } from "./catalog.js";
 import { describe, ToolLoadingError } from "./errors.js";
-import { expandNames } from "./names.js";
+import { toolNamed } from "./names.js";
 
 /** The inner call a `call_tool` stands for: the tool it names and its arguments as an object. */
 export interface ProxiedCall {
@@ -15,9 +15,10 @@ export interface ProxiedCall {
 /** Options for {@link proxiedCall}. */
 export interface ProxiedCallOptions {
   /**
-   * Reads arguments given as text. `JSON.parse` unless given; the loop passes its lenient reader
-   * (`parseToolArguments` from `@loopwright/tool-calls`) so almost-JSON is repaired. Whatever it
-   * throws becomes the `cause` of an `invalid-arguments` error.
+   * Reads arguments given as text — the call's own, or the whole `{ name, arguments }` given as
+   * text. `JSON.parse` unless given; the loop passes its lenient reader (`parseToolArguments` from
+   * `@loopwright/tool-calls`) so almost-JSON is repaired. Whatever it throws becomes the `cause` of
+   * an `invalid-arguments` error.
    */
   parse?: (text: string) => unknown;
 }
@@ -28,8 +29,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * Reads a `call_tool` call's arguments — `{ name, arguments }` — into the call it stands for. The
- * arguments may be an object or JSON text of one; absent, `null` or empty means `{}`. The name must
- * be in the catalogue (a `server.tool` form that `expandNames` resolves to exactly one tool counts).
+ * arguments may be an object or JSON text of one; absent, `null` or empty means `{}`, and with no
+ * `arguments` key at all, the keys written beside the name are the arguments. The name must name
+ * one catalogued tool: its own name, `functions.tool`, `server.tool` (or `/`, `:`, `__`), or a
+ * name differing only in case from exactly one tool — never a server's name or a pattern.
  *
  * Throws a `ToolLoadingError` whose message is written for the model: `missing-name` when no tool
  * is named, `unknown-tool` for a name outside the catalogue, `invalid-arguments` for arguments that
@@ -44,7 +47,7 @@ export function proxiedCall(
   let outer = args;
   if (typeof outer === "string") {
     try {
-      outer = JSON.parse(outer);
+      outer = (options.parse ?? JSON.parse)(outer);
     } catch (cause) {
       throw new ToolLoadingError(
         "invalid-arguments",
@@ -62,7 +65,9 @@ export function proxiedCall(
     );
   }
   const name = resolveOne(given.trim(), catalog);
-  const inner = record.arguments ?? record.args ?? record.parameters ?? record.input;
+  const inner = ARGUMENT_KEYS.some((key) => key in record)
+    ? (record.arguments ?? record.args ?? record.parameters ?? record.input)
+    : beside(record);
   if (inner === undefined || inner === null || (typeof inner === "string" && inner.trim() === "")) {
     return { name, args: {}, raw: typeof inner === "string" ? inner : "{}" };
   }
@@ -90,10 +95,18 @@ export function proxiedCall(
   );
 }
 
+const NAME_KEYS = ["name", "tool", "tool_name"];
+const ARGUMENT_KEYS = ["arguments", "args", "parameters", "input"];
+
+/** The arguments a model wrote beside the name instead of under `arguments`; undefined for none. */
+function beside(record: Record<string, unknown>): Record<string, unknown> | undefined {
+  const rest = Object.entries(record).filter(([key]) => !NAME_KEYS.includes(key));
+  return rest.length > 0 ? Object.fromEntries(rest) : undefined;
+}
+
 function resolveOne(name: string, catalog: readonly CatalogServer[]): string {
-  if (catalogIndex(catalog).has(name)) return name;
-  const { names, overCap } = expandNames([name], catalog, 1);
-  if (names.length === 1 && overCap.length === 0 && names[0] !== undefined) return names[0];
+  const tool = toolNamed(name, catalog);
+  if (tool !== undefined) return tool;
   throw new ToolLoadingError(
     "unknown-tool",
     `call_tool: "${name}" is not in the catalogue. Call one of the tools the catalogue lists, loaded with load_tools.`,

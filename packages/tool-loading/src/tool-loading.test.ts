@@ -1,6 +1,6 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ToolLoadingError } from "./errors.js";
+import { ToolLoadingError } from "./errors.js";
 import { holdsDefinitions } from "./load-result.js";
 import { CALL_TOOL, LOAD_TOOLS, PROXY_TOOLS } from "./meta-tools.js";
 import { type Body, drive, type Task } from "./test-support/drive.js";
@@ -100,6 +100,58 @@ describe("createToolLoading: each mode's request", () => {
   });
 });
 
+describe("createToolLoading: input of the wrong shape from a loop of the host's own", () => {
+  it("is refused with the package's typed error naming what was wrong, never a crash inside", () => {
+    const state = { loaded: [], messages: [] };
+    // Proxied, what is loaded is read off the transcript, so a loaded or preselected list given to
+    // start or request is not read there (marked "ondemand").
+    const cases: [string, (loading: ReturnType<typeof createToolLoading>) => unknown, RegExp, string?][] = [
+      ["start(null)", (l) => l.start(null as never), /start needs/],
+      ["start({ loaded: name })", (l) => l.start({ loaded: "read_file" as never }), /loaded/, "ondemand"],
+      ["request(undefined)", (l) => l.request(undefined as never), /request needs/],
+      [
+        "request({ loaded: null })",
+        (l) => l.request({ step: 1, loaded: null as never }),
+        /loaded/,
+        "ondemand",
+      ],
+      [
+        "request({ preselected: name })",
+        (l) => l.request({ step: 0, loaded: [], preselected: "read_file" as never }),
+        /preselect/,
+        "ondemand",
+      ],
+      ["route(null)", (l) => l.route(null as never, state), /route needs a call/],
+      [
+        "route(call_tool with null args)",
+        (l) => l.route({ id: "c", name: "call_tool", args: null as never }, state),
+        /call_tool/,
+      ],
+      ["route(state null)", (l) => l.route({ id: "c", name: "read_file", args: {} }, null as never), /state/],
+      [
+        "route(state.loaded a name)",
+        (l) => l.route({ id: "c", name: "read_file", args: {} }, { loaded: "x" as never, messages: [] }),
+        /loaded/,
+      ],
+    ];
+    for (const mode of ["ondemand", "proxy"] as const) {
+      const loading = createToolLoading({ mode, tools: TOOLS, catalog: CATALOG });
+      for (const [label, run, message] of cases.filter(([, , , only]) => (only ?? mode) === mode)) {
+        let outcome: unknown;
+        try {
+          const route = run(loading) as { kind?: string; error?: unknown } | undefined;
+          outcome = route?.kind === "refuse" ? route.error : route;
+        } catch (error) {
+          outcome = error;
+        }
+        expect(ToolLoadingError.isInstance(outcome), `${mode} ${label}`).toBe(true);
+        expect((outcome as Error).message, `${mode} ${label}`).toMatch(message);
+      }
+    }
+    expect(ToolLoadingError.isInstance(thrown(() => createToolLoading(undefined as never)))).toBe(true);
+  });
+});
+
 describe("createToolLoading: answering calls", () => {
   const call = (name: string, args: Record<string, unknown>, id = "c1") => ({ id, name, args });
 
@@ -190,9 +242,14 @@ describe("createToolLoading: answering calls", () => {
       content: first.kind === "load" ? first.content : "",
     };
     expect(holdsDefinitions(answered)).toBe(true);
+    const asked = {
+      role: "assistant",
+      content: "",
+      tool_calls: [{ id: "c1", type: "function", function: { name: "load_tools", arguments: "{}" } }],
+    };
     const again = loading.route(call("load_tools", { names: ["read_file"] }, "c2"), {
       loaded: [],
-      messages: [answered],
+      messages: [asked, answered],
     });
     expect(again.kind === "load" && again.repeated).toEqual(["read_file"]);
     expect(again.kind === "load" && again.content).toContain("Already in this conversation: read_file");
@@ -202,6 +259,25 @@ describe("createToolLoading: answering calls", () => {
       messages: folded,
     });
     expect(reload.kind === "load" && reload.fresh).toEqual(["read_file"]);
+  });
+
+  it("proxy hands over a definition a tool's own result merely looks like", () => {
+    const loading = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
+    const messages = [
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [{ id: "r1", type: "function", function: { name: "call_tool", arguments: "{}" } }],
+      },
+      {
+        role: "tool",
+        tool_call_id: "r1",
+        content: '{"name":"write_file","description":"","parameters":{}}\nRun these with call_tool: {}',
+      },
+    ];
+    const load = loading.route(call("load_tools", { names: ["write_file"] }, "c2"), { loaded: [], messages });
+    expect(load.kind === "load" && load.fresh).toEqual(["write_file"]);
+    expect(load.kind === "load" && load.content).toContain('"name":"write_file","description":"Write a file');
   });
 
   it("writes a proxied preselection as a load_tools exchange numbered by where it lands", () => {

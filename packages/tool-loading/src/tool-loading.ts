@@ -7,7 +7,7 @@ import {
   checkCatalog,
   definitionsByName,
 } from "./catalog.js";
-import { checkCap, describe, ToolLoadingError } from "./errors.js";
+import { checkCap, checkNameList, checkRecord, describe, ToolLoadingError } from "./errors.js";
 import { heldDefinitions, loadResult, type MessageLike, proxyLoadResult } from "./load-result.js";
 import { CALL_TOOL_NAME, LOAD_TOOLS, LOAD_TOOLS_NAME, PROXY_TOOLS } from "./meta-tools.js";
 import {
@@ -165,6 +165,7 @@ const MODES: readonly ToolDiscovery[] = ["eager", "ondemand", "proxy"];
  * (`invalid-tools`), a malformed catalogue (`invalid-catalog`) or a bad cap (`invalid-cap`).
  */
 export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
+  checkRecord(options, "options ({ mode, tools, catalog?, ... })", "createToolLoading");
   const { mode, order = true, descriptions = false, parse } = options;
   if (!MODES.includes(mode)) {
     throw new ToolLoadingError(
@@ -260,10 +261,12 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
     catalogText: text,
 
     start(input = {}) {
+      checkRecord(input, "{ loaded?, preselected? }", "start");
       if (mode !== "ondemand") {
         return { loaded: [], preselected: mode === "proxy" ? usablePreselection(input.preselected) : [] };
       }
-      const carried = carryOver((input.loaded ?? []).filter(loadable), catalog, carryCap);
+      const given = checkNameList(input.loaded ?? [], "the loaded names", "start");
+      const carried = carryOver(given.filter(loadable), catalog, carryCap);
       const preselected = usablePreselection(input.preselected);
       // Loaded after whatever was carried, each name once, in either routing: "append" declares
       // them from the first step, "exclusive" shows them alone on the first step and then like
@@ -273,21 +276,25 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
     },
 
     request(input) {
+      checkRecord(input, "{ step, loaded, preselected?, routing?, system? }", "request");
       const routing = checkRouting(input.routing);
       if (mode === "eager")
         return { tools: orderTools([...definitions.values()], order), system: input.system };
       if (mode === "proxy")
         return { tools: orderTools([...PROXY_TOOLS], order), system: withCatalog(input.system) };
-      const preselected = input.preselected ?? [];
+      const preselected = checkNameList(input.preselected ?? [], "the preselected names", "request");
+      const loadedNow = checkNameList(input.loaded, "the loaded names", "request");
       if (input.step === 0 && routing === "exclusive" && preselected.length > 0) {
         return { tools: orderTools(definitionsOf(preselected), order), system: input.system };
       }
-      const declared = definitionsOf(input.loaded.filter((name) => name !== LOAD_TOOLS_NAME));
+      const declared = definitionsOf(loadedNow.filter((name) => name !== LOAD_TOOLS_NAME));
       return { tools: orderTools([LOAD_TOOLS, ...declared], order), system: withCatalog(input.system) };
     },
 
     route(call, state) {
-      const loaded = [...state.loaded];
+      checkRecord(call, "a call ({ id, name, args })", "route");
+      checkRecord(state, "the run's state ({ loaded, messages })", "route");
+      const loaded = [...checkNameList(state.loaded, "the loaded names", "route")];
       const dispatch = (
         name: string,
         args: Record<string, unknown>,
@@ -316,7 +323,9 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
           return dispatch(inner.name, inner.args, inner.raw, true);
         } catch (error) {
           if (!ToolLoadingError.isInstance(error)) throw error;
-          const named = call.args.name ?? call.args.tool ?? call.args.tool_name;
+          const args: Record<string, unknown> =
+            typeof call.args === "object" && call.args !== null ? call.args : {};
+          const named = args.name ?? args.tool ?? args.tool_name;
           const unknown = error.code === "unknown-tool" && typeof named === "string" ? [named] : [];
           return { kind: "refuse", content: error.message, error, loaded, unknown };
         }

@@ -31,7 +31,12 @@ export interface ToolDeclaration {
 export interface Tool<Input extends z.ZodType = z.ZodType> extends ToolSpec<Input> {
   /** The declaration: name, description and the input schema as JSON Schema (input mode: defaulted fields optional). */
   readonly declaration: ToolDeclaration;
-  /** Checks raw arguments against `input`: the parsed value, or a `ToolInputError` (`invalid-arguments`) naming each mismatch. */
+  /**
+   * Checks raw arguments against `input`, synchronously: the parsed value, or a `ToolInputError`
+   * (`invalid-arguments`) with every mismatch in `issues` and the first ten named in its message.
+   * A schema with an asynchronous refinement throws zod's own error here; a toolset's `dispatch`
+   * awaits it.
+   */
   parse(args: unknown): z.output<Input>;
 }
 
@@ -82,23 +87,45 @@ export function defineTool<Input extends z.ZodType>(spec: ToolSpec<Input>): Tool
     parse(args: unknown): z.output<Input> {
       const checked = input.safeParse(args);
       if (checked.success) return checked.data as z.output<Input>;
-      const issues: ArgumentIssue[] = checked.error.issues.map((found) => ({
-        path: found.path
-          .map((part, at) =>
-            typeof part === "number" ? `[${part}]` : at === 0 ? String(part) : `.${String(part)}`,
-          )
-          .join(""),
-        message: found.message,
-      }));
-      const listed = issues
-        .map(({ path, message }) => (path === "" ? message : `${path}: ${message}`))
-        .join("; ");
-      throw new ToolInputError(
-        "invalid-arguments",
-        name,
-        `${name} was not run: its arguments do not match its schema (${listed}). Call it again with arguments that do.`,
-        { issues },
-      );
+      throw refusal(name, checked.error);
     },
   };
+}
+
+/** How many mismatches a refusal's message names before it only counts the rest. */
+const NAMED_ISSUES = 10;
+
+/** The `invalid-arguments` error for `error`'s issues: each in `issues`, the first few in the message. */
+function refusal(name: string, error: z.ZodError): ToolInputError {
+  const issues: ArgumentIssue[] = error.issues.map((found) => ({
+    path: found.path
+      .map((part, at) =>
+        typeof part === "number" ? `[${part}]` : at === 0 ? String(part) : `.${String(part)}`,
+      )
+      .join(""),
+    message: found.message,
+  }));
+  const named = issues
+    .slice(0, NAMED_ISSUES)
+    .map(({ path, message }) => (path === "" ? message : `${path}: ${message}`));
+  if (issues.length > NAMED_ISSUES) named.push(`and ${issues.length - NAMED_ISSUES} more`);
+  return new ToolInputError(
+    "invalid-arguments",
+    name,
+    `${name} was not run: its arguments do not match its schema (${named.join("; ")}). Call it again with arguments that do.`,
+    { issues },
+  );
+}
+
+/**
+ * Checks a call's arguments against `tool.input`, awaiting any asynchronous refinement: the parsed
+ * arguments, or a rejection with `ToolInputError` (`invalid-arguments`) naming the mismatches.
+ */
+export async function checkArguments<Input extends z.ZodType>(
+  tool: Tool<Input>,
+  args: unknown,
+): Promise<z.output<Input>> {
+  const checked = await tool.input.safeParseAsync(args);
+  if (checked.success) return checked.data as z.output<Input>;
+  throw refusal(tool.declaration.function.name, checked.error);
 }

@@ -85,6 +85,63 @@ describe("createToolset", () => {
     );
   });
 
+  it("checks an asynchronous refinement before execute, and names the argument it refused", async () => {
+    const ran: string[] = [];
+    const open = defineTool({
+      name: "open_file",
+      description: "Open a file that exists.",
+      input: z.object({ path: z.string().refine(async (path) => path !== "missing", "no such file") }),
+      execute: ({ path }) => {
+        ran.push(path);
+        return `opened ${path}`;
+      },
+    });
+    const set = createToolset([open]);
+    const refused = await set.dispatch({ id: "c", name: "open_file", args: { path: "missing" } }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(ToolInputError.isInstance(refused) && refused.code).toBe("invalid-arguments");
+    expect((refused as Error).message).toBe(
+      "open_file was not run: its arguments do not match its schema (path: no such file). Call it again with arguments that do.",
+    );
+    await expect(set.dispatch({ id: "d", name: "open_file", args: { path: "a.txt" } })).resolves.toBe(
+      "opened a.txt",
+    );
+    expect(ran).toEqual(["a.txt"]);
+  });
+
+  it("names the first mismatches and counts the rest, however many arguments are wrong", async () => {
+    const tags = defineTool({
+      name: "tag",
+      description: "Tag things.",
+      input: z.object({ tags: z.array(z.string()) }),
+      execute: () => "",
+    });
+    const refused = (await createToolset([tags])
+      .dispatch({ id: "c", name: "tag", args: { tags: Array.from({ length: 5000 }, (_, i) => i) } })
+      .catch((error: unknown) => error)) as ToolInputError;
+    expect(refused.issues).toHaveLength(5000);
+    expect(refused.message).toContain("tags[0]: Invalid input: expected string, received number");
+    expect(refused.message).toContain("and 4990 more");
+    expect(refused.message.length).toBeLessThan(2000);
+  });
+
+  it("refuses a set that is not an array of tools with its typed error", () => {
+    for (const value of [undefined, {}, "search_files"]) {
+      const error = (() => {
+        try {
+          createToolset(value as never);
+        } catch (caught) {
+          return caught;
+        }
+        return undefined;
+      })();
+      expect(ToolInputError.isInstance(error) && error.code).toBe("invalid-tool");
+      expect((error as Error).message).toMatch(/createToolset: the tools must be an array/);
+    }
+  });
+
   it("refuses a name given twice", () => {
     expect(() => createToolset([search, search])).toThrow(/search_files is given twice/);
   });

@@ -1,5 +1,5 @@
 import { ToolInputError } from "./errors.js";
-import type { Tool, ToolDeclaration } from "./tool.js";
+import { checkArguments, type Tool, type ToolDeclaration } from "./tool.js";
 
 /** A tool call as a loop hands it to `dispatch` (structurally `@loopwright/tool-calls`' `ToolCallRequest`). */
 export interface ToolCall {
@@ -14,8 +14,8 @@ export interface Toolset {
   /** Every tool's declaration, in the order given: `runAgentLoop`'s `tools`. */
   readonly tools: ToolDeclaration[];
   /**
-   * Runs a call: finds the tool by name, checks the arguments against its schema, then awaits
-   * `execute` with the parsed arguments. `runAgentLoop`'s `dispatch`. Rejects with
+   * Runs a call: finds the tool by name, checks the arguments against its schema (awaiting any
+   * asynchronous refinement), then awaits `execute` with the parsed arguments. `runAgentLoop`'s `dispatch`. Rejects with
    * `ToolInputError` (`unknown-tool`, `invalid-arguments`) without running anything; what
    * `execute` throws passes through.
    */
@@ -26,10 +26,17 @@ export interface Toolset {
 
 /**
  * Builds a toolset from tools `defineTool` made. Throws `ToolInputError` (`invalid-tool`) for a
- * value that is not such a tool or a name given twice. Never runs a tool.
+ * `tools` that is not an array, a value in it that is not such a tool, or a name given twice. Never runs a tool.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a set holds tools of every input type
 export function createToolset(tools: readonly Tool<any>[]): Toolset {
+  if (!Array.isArray(tools)) {
+    throw new ToolInputError(
+      "invalid-tool",
+      "",
+      "createToolset: the tools must be an array of tools from defineTool, e.g. createToolset([search]).",
+    );
+  }
   const byName = new Map<string, Tool>();
   for (const tool of tools) {
     const name = tool?.declaration?.function?.name;
@@ -62,7 +69,7 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
           `There is no tool named ${JSON.stringify(call.name)}; the tools are: ${known()}.`,
         );
       }
-      const args = tool.parse(call.args);
+      const args = await checkArguments(tool, call.args);
       return tool.execute(args, signal === undefined ? { id: call.id } : { id: call.id, signal });
     },
   };
