@@ -59,6 +59,23 @@ export function describe(value: unknown): string {
   return typeof value === "object" ? "an object" : String(typeof value);
 }
 
+/** How much of a name the model wrote is echoed back to it. */
+const ECHOED_CHARS = 60;
+
+/**
+ * A name the model wrote, as it is echoed back: whole up to 60 characters, cut there with its
+ * length said past that (a made-up name can be any size, and the answer costs tokens every step).
+ */
+export function echoName(name: string): string {
+  return name.length <= ECHOED_CHARS ? name : `${name.slice(0, ECHOED_CHARS)}… (${name.length} characters)`;
+}
+
+/** Names the model wrote, echoed: the first `limit`, each through `echoName`, and a count of the rest. */
+export function echoNames(names: readonly string[], limit: number): string {
+  const shown = names.slice(0, limit).map(echoName).join(", ");
+  return names.length > limit ? `${shown} and ${names.length - limit} more` : shown;
+}
+
 /** Throws `invalid-cap` unless `cap` is a whole number of at least 1. */
 export function checkCap(cap: unknown, what: string, where: string): number {
   if (typeof cap === "number" && Number.isInteger(cap) && cap >= 1) return cap;

@@ -42,6 +42,22 @@ describe("loadResult", () => {
     expect(text).toContain("Not in the catalogue: send_email.");
   });
 
+  it("echoes a few names a model made up, each cut short, instead of every name it wrote", () => {
+    const long = `x${"y".repeat(20_000)}`;
+    const made = Array.from({ length: 500 }, (_, i) => `made_up_${i}`);
+    for (const text of [
+      loadResult(expandNames([long, ...made], CATALOG), []),
+      proxyLoadResult(expandNames([long, ...made], CATALOG), TOOLS, []),
+    ]) {
+      expect(text).toContain(`Not in the catalogue: x${"y".repeat(40)}`);
+      expect(text).toContain("(20001 characters)");
+      expect(text).toContain("made_up_0, made_up_1");
+      expect(text).not.toContain("made_up_499");
+      expect(text).toMatch(/and 4\d\d more/);
+      expect(text.length).toBeLessThan(2000);
+    }
+  });
+
   it("refuses something that is not a resolution", () => {
     expect((thrown(() => loadResult({ names: [] } as never, [])) as ToolLoadingError).code).toBe(
       "invalid-names",

@@ -1,6 +1,6 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
 import { definitionsByName } from "./catalog.js";
-import { describe, ToolLoadingError } from "./errors.js";
+import { describe, echoNames, ToolLoadingError } from "./errors.js";
 import { LOAD_TOOLS_NAME } from "./meta-tools.js";
 import type { NameResolution } from "./names.js";
 
@@ -49,7 +49,10 @@ const OVER_CAP_NAMED = 24;
 
 function tail(resolution: NameResolution, lines: string[]): void {
   if (resolution.unknown.length > 0) {
-    lines.push(`Not in the catalogue: ${resolution.unknown.join(", ")}. Use the names the catalogue lists.`);
+    // Made up by the model, so any number of any size: a few, cut short, and a count of the rest.
+    lines.push(
+      `Not in the catalogue: ${echoNames(resolution.unknown, OVER_CAP_NAMED)}. Use the names the catalogue lists.`,
+    );
   }
   const left = resolution.overCap;
   if (left.length > OVER_CAP_NAMED) {

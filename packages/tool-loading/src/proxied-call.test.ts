@@ -42,6 +42,15 @@ describe("proxiedCall", () => {
     });
   });
 
+  it("cuts a made-up name short when it tells the model the name is not in the catalogue", () => {
+    const long = `send_${"e".repeat(50_000)}`;
+    const error = thrown(() => proxiedCall({ name: long, arguments: {} }, CATALOG)) as ToolLoadingError;
+    expect(error.code).toBe("unknown-tool");
+    expect(error.message).toContain(`"send_${"e".repeat(30)}`);
+    expect(error.message).toContain("(50005 characters)");
+    expect(error.message.length).toBeLessThan(400);
+  });
+
   it("refuses a name outside the catalogue, in words the model can act on", () => {
     const error = thrown(() =>
       proxiedCall({ name: "send_email", arguments: {} }, CATALOG),

@@ -1,5 +1,5 @@
 import { type CatalogServer, checkCatalog } from "./catalog.js";
-import { describe, ToolLoadingError } from "./errors.js";
+import { describe, echoName, ToolLoadingError } from "./errors.js";
 import { toolNamed } from "./names.js";
 
 /** The inner call a `call_tool` stands for: the tool it names and its arguments as an object. */
@@ -109,6 +109,6 @@ function resolveOne(name: string, catalog: readonly CatalogServer[]): string {
   if (tool !== undefined) return tool;
   throw new ToolLoadingError(
     "unknown-tool",
-    `call_tool: "${name}" is not in the catalogue. Call one of the tools the catalogue lists, loaded with load_tools.`,
+    `call_tool: "${echoName(name)}" is not in the catalogue. Call one of the tools the catalogue lists, loaded with load_tools.`,
   );
 }

@@ -1,7 +1,13 @@
 const MARKER = Symbol.for("@loopwright/tools.ToolInputError");
 
 /** What was wrong with a call a toolset was handed. */
-export type ToolInputErrorCode = "invalid-arguments" | "unknown-tool" | "invalid-tool";
+/**
+ * - `invalid-arguments`: the arguments do not match the tool's input schema;
+ * - `unknown-tool`: the set holds no tool of that name;
+ * - `invalid-tool`: `defineTool`/`createToolset` was given something that is not a tool;
+ * - `invalid-call`: `dispatch` was handed something that is not a call `{ id, name, args }`.
+ */
+export type ToolInputErrorCode = "invalid-arguments" | "unknown-tool" | "invalid-tool" | "invalid-call";
 
 /** One argument that did not match a tool's input schema: where, and what the schema wants. */
 export interface ArgumentIssue {

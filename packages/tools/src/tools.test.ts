@@ -85,6 +85,27 @@ describe("createToolset", () => {
     );
   });
 
+  it("cuts a made-up tool name short in its answer, and refuses a call that is not one by its typed error", async () => {
+    const long = `rm_${"f".repeat(30_000)}`;
+    const refused = await toolset.dispatch({ id: "c", name: long, args: {} }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect((refused as ToolInputError).code).toBe("unknown-tool");
+    expect((refused as Error).message).toContain(`There is no tool named "rm_${"f".repeat(40)}`);
+    expect((refused as Error).message).toContain("(30003 characters)");
+    expect((refused as Error).message.length).toBeLessThan(400);
+    for (const call of [null, undefined, "search_files", { id: "c", name: 7, args: {} }]) {
+      const error = await toolset.dispatch(call as never).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(ToolInputError.isInstance(error)).toBe(true);
+      expect((error as ToolInputError).code).toBe("invalid-call");
+      expect((error as Error).message).toMatch(/^dispatch: a call is an object/);
+    }
+  });
+
   it("checks an asynchronous refinement before execute, and names the argument it refused", async () => {
     const ran: string[] = [];
     const open = defineTool({

@@ -16,7 +16,8 @@ export interface Toolset {
   /**
    * Runs a call: finds the tool by name, checks the arguments against its schema (awaiting any
    * asynchronous refinement), then awaits `execute` with the parsed arguments. `runAgentLoop`'s `dispatch`. Rejects with
-   * `ToolInputError` (`unknown-tool`, `invalid-arguments`) without running anything; what
+   * `ToolInputError` (`unknown-tool`, `invalid-arguments`, `invalid-call` for a call that is not
+   * one) without running anything; what
    * `execute` throws passes through.
    */
   dispatch(call: ToolCall, signal?: AbortSignal): Promise<unknown>;
@@ -61,12 +62,22 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
     tools: [...byName.values()].map((tool) => tool.declaration),
     get: (name) => byName.get(name),
     async dispatch(call, signal) {
+      if (typeof call !== "object" || call === null || typeof call.name !== "string") {
+        throw new ToolInputError(
+          "invalid-call",
+          "",
+          "dispatch: a call is an object { id, name, args } with the tool's name as a string, as runAgentLoop hands it.",
+        );
+      }
       const tool = byName.get(call.name);
       if (!tool) {
+        // The model made the name up, so it can be any size: echo the start of it and its length.
+        const name =
+          call.name.length <= 60 ? call.name : `${call.name.slice(0, 60)}… (${call.name.length} characters)`;
         throw new ToolInputError(
           "unknown-tool",
           call.name,
-          `There is no tool named ${JSON.stringify(call.name)}; the tools are: ${known()}.`,
+          `There is no tool named ${JSON.stringify(name)}; the tools are: ${known()}.`,
         );
       }
       const args = await checkArguments(tool, call.args);
