@@ -534,4 +534,27 @@ describe("arguments read back whole however a server sends them", () => {
     // …and when that piece is the last one, the reading that is whole JSON wins.
     expect(read(stream(['{"a":', '{"a":1}}'])).toolCalls[0]?.function.arguments).toBe('{"a":{"a":1}}');
   });
+
+  it("joins incremental pieces that each repeat everything before them, however many in a row", () => {
+    // Found by the property above (seed -94605746): the second piece repeats the first, and the
+    // third repeats both, so a stream of new text only read as a cumulative resend and kept the
+    // last piece alone: `{":{"{":…`, which is not JSON, in place of the model's arguments.
+    const text = '{"{":{"{":{"{":563074038,"a":true}},"q":")s","path":{"{":-1820329967}}';
+    const pieces = ['{"', '{":{"', '{":{"{":563074038,"a":true}},"q":")s","path":{"{":-1820329967}}'];
+    expect(pieces.join("")).toBe(text);
+    const progress: ToolCallProgress[] = [];
+    expect(read(stream(pieces), progress).toolCalls[0]?.function.arguments).toBe(text);
+    expect(progress.at(-1)?.arguments).toBe(text);
+    // Four in a row: each piece starts with the one before it, and only the whole text is JSON.
+    const four = ['{"a":', '{"a":{"a":', '{"a":{"a":{"a":', `{"a":{"a":{"a":1${"}".repeat(9)}`];
+    const deep = four.join("");
+    expect(JSON.parse(deep)).toBeTypeOf("object");
+    expect(read(stream(four)).toolCalls[0]?.function.arguments).toBe(deep);
+  });
+
+  it("still reads a server that resends the whole arguments on every piece", () => {
+    const text = '{"path":"src/a.ts","body":"x"}';
+    const pieces = ['{"pa', '{"path":"src/', '{"path":"src/a.ts","bo', text];
+    expect(read(stream(pieces)).toolCalls[0]?.function.arguments).toBe(text);
+  });
 });

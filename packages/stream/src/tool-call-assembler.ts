@@ -24,12 +24,19 @@ interface Slot {
   /** The server resends the whole arguments so far on every piece, rather than the new part. */
   cumulative: boolean;
   /**
-   * Set while one piece alone has made the arguments look resent cumulatively: the text before
-   * that piece, so the reading can be undone if the next piece shows the stream was incremental
-   * after all (a nested object repeating its parent's first key can look the same once).
+   * Set while the pieces have looked resent cumulatively without proving it: the incremental reading
+   * kept beside the cumulative one, so it can still win if a later piece, or the end, shows the
+   * stream was incremental after all (a nested object repeating its parent's first key can look
+   * cumulative for several pieces).
    */
-  undo: string | undefined;
+  alt: Alternative | undefined;
   /** What the arguments' text can still be, kept up to date piece by piece (see `JsonShape`). */
+  shape: JsonShape;
+}
+
+/** The incremental reading of pieces that look cumulative: `before` + the slot's arguments, and its shape. */
+interface Alternative {
+  before: string;
   shape: JsonShape;
 }
 
@@ -53,6 +60,20 @@ class JsonShape {
   private closedAt = -1;
   private length = 0;
   private parsed: { at: number; value: unknown } | undefined;
+
+  /** A tracker in the same state, to read on separately. */
+  copy(): JsonShape {
+    const other = new JsonShape();
+    other.depth = this.depth;
+    other.inString = this.inString;
+    other.escaped = this.escaped;
+    other.started = this.started;
+    other.broken = this.broken;
+    other.closedAt = this.closedAt;
+    other.length = this.length;
+    other.parsed = this.parsed;
+    return other;
+  }
 
   /** Reads `piece`, the text added at the end. */
   add(piece: string): void {
@@ -159,13 +180,12 @@ function appendArguments(slot: Slot, piece: string): void {
 }
 
 /**
- * A call's arguments at the end. When a single piece made them look resent cumulatively and no
- * piece came after to confirm it, the reading that is whole JSON wins (the cumulative one if both
- * or neither are).
+ * A call's arguments at the end. When pieces made them look resent cumulatively and nothing settled
+ * it, the reading that is whole JSON wins (the cumulative one if both or neither are).
  */
 function settled(slot: Slot): string {
-  if (slot.undo === undefined) return slot.arguments;
-  const joined = slot.undo + slot.arguments;
+  if (slot.alt === undefined) return slot.arguments;
+  const joined = slot.alt.before + slot.arguments;
   if (completeJson(slot.arguments) === undefined && completeJson(joined) !== undefined) return joined;
   return slot.arguments;
 }
@@ -279,17 +299,28 @@ export class ToolCallAssembler {
       setArguments(slot, piece);
       return piece;
     }
-    if (slot.undo !== undefined) {
+    const alt = slot.alt;
+    if (alt !== undefined) {
+      slot.alt = undefined;
       if (piece.startsWith(so)) {
-        // Everything so far again: the server does resend cumulatively.
-        slot.cumulative = true;
-        slot.undo = undefined;
-      } else {
-        // It was an incremental stream whose piece happened to repeat the text before it.
-        so = slot.undo + so;
-        setArguments(slot, so);
-        slot.undo = undefined;
+        // Everything so far again: cumulative still fits, and so does incremental. Both readings
+        // go on; one that is whole JSON while the other is not settles it.
+        alt.before += so;
+        alt.shape.add(piece);
+        const added = piece.slice(so.length);
+        appendArguments(slot, added);
+        const cumulative = slot.shape.whole(slot.arguments) !== undefined;
+        const incremental = alt.shape.whole(alt.before + slot.arguments) !== undefined;
+        if (cumulative && !incremental) slot.cumulative = true;
+        else if (incremental && !cumulative) {
+          setArguments(slot, alt.before + slot.arguments);
+          return piece;
+        } else slot.alt = alt;
+        return added;
       }
+      // It was an incremental stream whose pieces happened to repeat the text before them.
+      so = alt.before + so;
+      setArguments(slot, so);
     }
     if (
       piece.startsWith(so) &&
@@ -298,7 +329,11 @@ export class ToolCallAssembler {
           // One piece alone: the appended reading wins when it is whole JSON and the other is not.
           (completeJson(piece) !== undefined || completeJson(so + piece) === undefined)))
     ) {
-      if (!slot.cumulative) slot.undo = so;
+      if (!slot.cumulative) {
+        const shape = slot.shape.copy();
+        shape.add(piece);
+        slot.alt = { before: so, shape };
+      }
       appendArguments(slot, piece.slice(so.length));
       return piece.slice(so.length);
     }
@@ -341,7 +376,7 @@ export class ToolCallAssembler {
       name: "",
       arguments: "",
       cumulative: false,
-      undo: undefined,
+      alt: undefined,
       shape: new JsonShape(),
     };
     this.slots.push(slot);
