@@ -1,5 +1,6 @@
 import type { ChunkLike } from "./chunk.js";
 import { StreamError } from "./errors.js";
+import { SseDecoder } from "./sse.js";
 
 /** How much of a reply that is not a stream is read to say what it was. */
 const NOT_STREAM_BYTES = 64 * 1024;
@@ -24,23 +25,29 @@ const SSE_START = /^(?:data|event|id|retry)\s*:|^:/;
 /**
  * The client's answer to a streamed request, read as a chunk stream when the reply is one.
  *
- * Where the answer is the openai SDK's (it has `withResponse`), the raw response is looked at first:
- * a `text/event-stream` reply is handed on untouched. Any other reply would read as a stream with
- * nothing in it — a finished, empty answer — so its body is read here instead: server-sent events
- * under another content type are read as a stream all the same; a whole `chat.completion` (a server
- * that ignored `stream: true`) is read as the turn; `{"error": …}` as the error the server sent; and
- * anything else (an HTML page from a proxy or captive portal, broken JSON, an empty body) rejects
- * with `StreamError` `not-a-stream` naming the status, the content type and the start of the body.
- * Any other client's answer is handed on as it is.
+ * Where the answer is the openai SDK's (it has `withResponse`), the raw response is read here rather
+ * than through the SDK's stream, whose reader costs the square of one event's length: a
+ * `text/event-stream` reply is read by `SseDecoder` (linear), an event whose JSON has a truthy
+ * `error` thrown as `makeError` makes it (the SDK's `APIError`), as the SDK would. Any other reply
+ * would read as a stream with nothing in it — a finished, empty answer — so it is looked at first:
+ * server-sent events under another content type are read as a stream all the same; a whole
+ * `chat.completion` (a server that ignored `stream: true`) is read as the turn; `{"error": …}` as the
+ * error the server sent; and anything else (an HTML page from a proxy or captive portal, broken JSON,
+ * an empty body) rejects with `StreamError` `not-a-stream` naming the status, the content type and
+ * the start of the body. Any other client's answer is handed on as it is.
  */
-export async function openReply(answer: unknown): Promise<AsyncIterable<ChunkLike>> {
+export async function openReply(
+  answer: unknown,
+  makeError: StreamErrorMaker = streamErrorMaker(undefined),
+): Promise<AsyncIterable<ChunkLike>> {
   // Not the SDK's: handed on, and streamTurn checks that it is a stream.
   if (!hasWithResponse(answer)) return (await answer) as AsyncIterable<ChunkLike>;
   const { data, response } = await answer.withResponse();
   const type = response.headers.get("content-type") ?? "";
-  if (/event-stream/i.test(type) || !response.body) return data as AsyncIterable<ChunkLike>;
-  const reader = response.body.getReader();
+  if (!response.body) return data as AsyncIterable<ChunkLike>;
   const decoder = new TextDecoder();
+  if (/event-stream/i.test(type)) return sseChunks("", response.body.getReader(), decoder, makeError);
+  const reader = response.body.getReader();
   let text = "";
   // Peek until the first character that says what this is. Blank space before it says nothing and
   // is dropped as it comes, so a long run of it is neither kept nor searched again.
@@ -52,7 +59,7 @@ export async function openReply(answer: unknown): Promise<AsyncIterable<ChunkLik
     text = piece;
     break;
   }
-  if (SSE_START.test(text.trimStart())) return sseChunks(text, reader, decoder);
+  if (SSE_START.test(text.trimStart())) return sseChunks(text, reader, decoder, makeError);
   let ended = text.trim() === "";
   while (!ended && text.length < NOT_STREAM_BYTES) {
     const next = await reader.read();
@@ -134,57 +141,74 @@ async function* asChunks(chunks: ChunkLike[]): AsyncGenerator<ChunkLike> {
   yield* chunks;
 }
 
-/** The `data:` of one event, its lines joined. */
-function eventData(frame: string): string {
-  return frame
-    .split(/\r?\n/)
-    .filter((line) => line.startsWith("data:"))
-    .map((line) => line.slice(5).replace(/^ /, ""))
-    .join("\n");
+/** What a server's error inside a stream is thrown as: the SDK's `APIError` where the client has it. */
+export type StreamErrorMaker = (error: unknown) => Error;
+
+/** A server's error inside a stream, where the client is not the SDK. `status` is absent: it came in a 200. */
+class ServerSentError extends Error {
+  override readonly name = "ServerSentError";
+  readonly status = undefined;
+  constructor(readonly error: unknown) {
+    super(`The server sent an error in the stream: ${JSON.stringify(error)}`);
+  }
 }
 
-/** The blank line that ends an event. */
-const EVENT_END = /\r?\n\r?\n/;
+/**
+ * How a client's server errors are made: the openai SDK's `APIError` (its class hangs on the
+ * client's constructor as `OpenAI.APIError`), so a stream's error is the error the SDK's own reader
+ * would have thrown; otherwise a plain error with the server's value on `error`.
+ */
+export function streamErrorMaker(client: unknown): StreamErrorMaker {
+  const made = (client as { constructor?: { APIError?: unknown } } | null | undefined)?.constructor?.APIError;
+  if (typeof made === "function") {
+    const APIError = made as new (
+      status: undefined,
+      error: unknown,
+      message: undefined,
+      headers: undefined,
+    ) => Error;
+    return (error) => new APIError(undefined, error, undefined, undefined);
+  }
+  return (error) => new ServerSentError(error);
+}
 
-/** Server-sent events read from the body as they arrive, until `[DONE]` or the body's end. */
+/**
+ * Server-sent events read from the body as they arrive (`SseDecoder`: linear however long one event
+ * is), until `[DONE]` or the body's end. Each event's data is a chunk; one whose JSON has a truthy
+ * `error` member is thrown as `makeError(error)`, as the SDK's reader does.
+ */
 async function* sseChunks(
   start: string,
   reader: ReadableStreamDefaultReader<Uint8Array>,
   decoder: InstanceType<typeof TextDecoder>,
+  makeError: StreamErrorMaker,
 ): AsyncGenerator<ChunkLike> {
-  // The text of the event still arriving, kept in pieces and joined only once a blank line shows it
-  // is whole: searching one growing text on every read would make a long event cost its square.
-  const held: string[] = [];
-  /** The held text's last characters, where a blank line cut across two reads begins. */
-  let tail = "";
-  let incoming = start;
-  let finished = false;
+  const sse = new SseDecoder();
+  let events = sse.push(start);
+  let ended = false;
   try {
     for (;;) {
-      if (EVENT_END.test(tail + incoming)) {
-        let buffer = held.join("") + incoming;
-        held.length = 0;
-        tail = "";
-        for (let cut = EVENT_END.exec(buffer); cut; cut = EVENT_END.exec(buffer)) {
-          const data = eventData(buffer.slice(0, cut.index));
-          buffer = buffer.slice(cut.index + cut[0].length);
-          if (data.startsWith("[DONE]")) return;
-          // A line that is not JSON throws SyntaxError, which streamTurn reports as a malformed chunk.
-          if (data !== "") yield JSON.parse(data) as ChunkLike;
+      for (const event of events) {
+        if (event.data.startsWith("[DONE]")) {
+          ended = true;
+          return;
         }
-        incoming = buffer;
+        // A line that is not JSON throws SyntaxError, which streamTurn reports as a malformed chunk.
+        const chunk = JSON.parse(event.data) as ChunkLike;
+        const error = (chunk as { error?: unknown } | null)?.error;
+        if (error) throw makeError(error);
+        yield chunk;
       }
-      if (incoming !== "") {
-        held.push(incoming);
-        tail = (tail + incoming).slice(-3);
-      }
-      if (finished) return;
+      if (ended) return;
       const next = await reader.read();
-      finished = next.done;
-      // At the end, whatever is left is the last event even without its blank line.
-      incoming = finished ? `${decoder.decode()}\n\n` : decoder.decode(next.value, { stream: true });
+      if (next.done) {
+        ended = true;
+        // At the end, an event left without its blank line is the last one, not dropped.
+        events = [...sse.push(decoder.decode()), ...sse.end()];
+      } else events = sse.push(decoder.decode(next.value, { stream: true }));
     }
   } finally {
+    // After [DONE], or when the read is abandoned: a server that keeps the connection open is not waited on.
     reader.cancel().catch(() => {});
   }
 }

@@ -103,6 +103,36 @@ describe("SSE dialects read back the same turn", () => {
     expect(await read([frames.map((f) => `data: ${f}\n\n`).join("")])).toEqual(EXPECTED);
   });
 
+  it("reads the last chunk when the body ends without the blank line after it (and without [DONE])", async () => {
+    const text = `${frames
+      .slice(0, 3)
+      .map((f) => `data: ${f}\n\n`)
+      .join("")}data: ${frames[3]}`;
+    expect(await read([text])).toEqual(EXPECTED);
+  });
+
+  it("skips an `event:` line that comes with no data line, as the event-stream format says", async () => {
+    const text = [
+      `data: ${frames[0]}\n\n`,
+      "event: ping\n\n",
+      `data: ${frames[1]}\n\n`,
+      `data: ${frames[2]}\n\n`,
+      `data: ${frames[3]}\n\n`,
+      "data: [DONE]\n\n",
+    ];
+    expect(await read(text)).toEqual(EXPECTED);
+  });
+
+  it("reads one text/event-stream event of two million characters, written 16 KiB at a time, whole", async () => {
+    const content = "y".repeat(2_000_000);
+    const event = `data: ${chunk({ content }, "stop")}\n\n`;
+    const pieces: string[] = [];
+    for (let at = 0; at < event.length; at += 16_384) pieces.push(event.slice(at, at + 16_384));
+    const turn = await read([...pieces, "data: [DONE]\n\n"]);
+    expect(turn.content).toBe(content);
+    expect(turn.finishReason).toBe("stop");
+  });
+
   it("ignores anything a server sends after [DONE]", async () => {
     const text =
       frames.map((f) => `data: ${f}\n\n`).join("") +

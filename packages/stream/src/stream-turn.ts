@@ -2,7 +2,7 @@ import { isAbortSignal, listenForAbort } from "./abort-listeners.js";
 import type { ChunkLike } from "./chunk.js";
 import { EndpointSilent, type EndpointSilentCode, StreamError } from "./errors.js";
 import type { Fence } from "./fences.js";
-import { openReply } from "./reply-body.js";
+import { openReply, streamErrorMaker } from "./reply-body.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 import type { Turn } from "./turn.js";
 import { chunkError, TurnReader } from "./turn-reader.js";
@@ -425,7 +425,10 @@ export async function streamTurn<Body extends ChatBody>(
         // Promise.resolve: a client may answer with a stream directly rather than a promise of one.
         // openReply: a 200 that is not a stream is read for what it is, never as an empty turn.
         Promise.resolve(
-          openReply(create.call(client.chat.completions, { ...body, stream: true }, requestOptions)),
+          openReply(
+            create.call(client.chat.completions, { ...body, stream: true }, requestOptions),
+            streamErrorMaker(client),
+          ),
         ),
       );
     } catch (error) {

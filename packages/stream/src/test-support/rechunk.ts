@@ -12,11 +12,9 @@ export function random(seed: number): () => number {
   };
 }
 
-function cuts(text: string, rand: () => number, max: number): string[] {
-  const n = Math.floor(rand() * (max + 1));
-  const points = new Set<number>();
-  for (let i = 0; i < n && text.length > 1; i++) points.add(1 + Math.floor(rand() * (text.length - 1)));
-  const sorted = [...points].sort((a, b) => a - b);
+/** `text` cut at the given places (each from 1 to its length − 1; repeats and order do not matter). */
+export function splitAt(text: string, places: Iterable<number>): string[] {
+  const sorted = [...new Set(places)].filter((p) => p > 0 && p < text.length).sort((a, b) => a - b);
   const parts: string[] = [];
   let last = 0;
   for (const p of sorted) {
@@ -25,6 +23,13 @@ function cuts(text: string, rand: () => number, max: number): string[] {
   }
   parts.push(text.slice(last));
   return parts;
+}
+
+function cuts(text: string, rand: () => number, max: number): string[] {
+  const n = Math.floor(rand() * (max + 1));
+  const points: number[] = [];
+  for (let i = 0; i < n && text.length > 1; i++) points.push(1 + Math.floor(rand() * (text.length - 1)));
+  return splitAt(text, points);
 }
 
 type Json = Record<string, unknown>;
