@@ -177,9 +177,10 @@ export function makeNullable(schema: JsonSchema): JsonSchema {
 }
 
 /**
- * Collects the subschemas an `allOf` combines (following `$ref`s) into one flat list. A `$ref`
- * followed here counts toward the recursion limit like any other, so `allOf: [{ $ref: "#" }]`
- * cannot expand forever.
+ * Collects the subschemas an `allOf` combines (following `$ref`s) into one flat list, in order.
+ * A `$ref` followed here counts toward the recursion limit like any other, so
+ * `allOf: [{ $ref: "#" }]` cannot expand forever. Walked with a stack of its own, not the call
+ * stack: an `allOf` nested tens of thousands deep is still one conjunction.
  */
 function flattenAllOf(
   schema: Raw,
@@ -188,27 +189,51 @@ function flattenAllOf(
   seen: Set<unknown>,
   out: Raw[],
 ): void {
-  const { allOf, ...rest } = schema;
-  out.push(rest);
-  if (!Array.isArray(allOf)) return;
-  for (const entry of allOf) {
-    if (seen.has(entry)) continue;
-    seen.add(entry);
-    let sub: unknown = entry;
-    for (let hops = 0; isObject(sub) && typeof sub.$ref === "string" && hops < 16; hops++) {
-      const { $ref, ...siblings } = sub;
-      const ref = $ref as string;
-      const target = resolvePointer(ctx.root, ref);
-      const times = counts.get(ref) ?? 0;
-      if (!isObject(target) || times >= ctx.recursionLimit) {
-        sub = siblings;
-        break;
+  const stack: Raw[] = [schema];
+  while (stack.length > 0) {
+    const { allOf, ...rest } = stack.pop() as Raw;
+    out.push(rest);
+    if (!Array.isArray(allOf)) continue;
+    const children: Raw[] = [];
+    for (const entry of allOf) {
+      if (seen.has(entry)) continue;
+      seen.add(entry);
+      let sub: unknown = entry;
+      for (let hops = 0; isObject(sub) && typeof sub.$ref === "string" && hops < 16; hops++) {
+        const { $ref, ...siblings } = sub;
+        const ref = $ref as string;
+        const target = resolvePointer(ctx.root, ref);
+        const times = counts.get(ref) ?? 0;
+        if (!isObject(target) || times >= ctx.recursionLimit) {
+          sub = siblings;
+          break;
+        }
+        counts.set(ref, times + 1);
+        sub = withReferenced(target, siblings);
       }
-      counts.set(ref, times + 1);
-      sub = { ...target, ...siblings };
+      if (isObject(sub)) children.push(sub);
     }
-    if (isObject(sub)) flattenAllOf(sub, ctx, counts, seen, out);
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as Raw);
   }
+}
+
+/**
+ * What a `$ref` beside other keywords means: both apply (the referenced schema's properties and
+ * requirements together with the siblings'), and where both say the same annotation — a
+ * description, a default — the siblings' wins.
+ */
+function withReferenced(target: Raw, siblings: Raw): Raw {
+  if (Object.keys(siblings).length === 0) return { ...target };
+  const merged = mergeParts([target, siblings]);
+  for (const [key, value] of Object.entries(siblings)) {
+    if (key === "properties" || key === "required" || key === "type") continue;
+    if (key === "allOf" && Array.isArray(value) && Array.isArray(target.allOf)) {
+      merged.allOf = [...target.allOf, ...value];
+    } else {
+      setKey(merged, key, value);
+    }
+  }
+  return merged;
 }
 
 function typesOf(value: unknown): string[] {
@@ -217,21 +242,25 @@ function typesOf(value: unknown): string[] {
   return [];
 }
 
-/** Merges what `allOf` requires of one value into a single schema (the first part wins ties). */
+/**
+ * Merges what `allOf` requires of one value into a single schema (the first part wins ties). A
+ * property several parts describe takes all their schemas (`allOf`). Linear in the parts.
+ */
 function mergeParts(parts: readonly Raw[]): Raw {
   const merged: Raw = {};
+  const properties = new Map<string, unknown[]>();
+  let required: Set<unknown> | undefined;
   for (const part of parts) {
     for (const [key, value] of Object.entries(part)) {
       if (key === "properties" && isObject(value)) {
-        const props: Raw = isObject(merged.properties) ? { ...merged.properties } : {};
         for (const [name, sub] of Object.entries(value)) {
-          const before = Object.hasOwn(props, name) ? props[name] : undefined;
-          setKey(props, name, before === undefined ? sub : { allOf: [before, sub] });
+          const subs = properties.get(name);
+          if (subs) subs.push(sub);
+          else properties.set(name, [sub]);
         }
-        merged.properties = props;
       } else if (key === "required" && Array.isArray(value)) {
-        const before = Array.isArray(merged.required) ? merged.required : [];
-        merged.required = [...new Set([...before, ...value])];
+        required ??= new Set();
+        for (const name of value) required.add(name);
       } else if (key === "type" && merged.type !== undefined) {
         const before = typesOf(merged.type);
         const both = before.filter(
@@ -243,6 +272,12 @@ function mergeParts(parts: readonly Raw[]): Raw {
       }
     }
   }
+  if (properties.size > 0 || parts.some((p) => isObject(p.properties))) {
+    const props: Raw = {};
+    for (const [name, subs] of properties) setKey(props, name, subs.length === 1 ? subs[0] : { allOf: subs });
+    merged.properties = props;
+  }
+  if (required) merged.required = [...required];
   return merged;
 }
 
@@ -377,7 +412,7 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     next.set(ref, seen + 1);
     counts = next;
     ctx.refsFollowed++;
-    schema = isObject(target) ? { ...target, ...rest } : rest;
+    schema = isObject(target) ? withReferenced(target, rest) : rest;
   }
   if (typeof schema.$ref === "string") {
     const { $ref: _dropped, ...rest } = schema;
@@ -605,8 +640,19 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
     const converted = convert(sub, ctx, depth + 1, refs);
     setKey(properties, key, required.has(key) ? converted : makeNullable(converted));
   }
+  // A required name no property describes: every value the schema takes has it, so it stays a
+  // parameter (of the schema other keys take, or any value) rather than one strict mode refuses.
+  if (schema.additionalProperties !== false) {
+    for (const key of required) {
+      if (Object.hasOwn(properties, key)) continue;
+      ctx.budget -= 1;
+      if (ctx.budget < 0) break;
+      const extra = schema.additionalProperties;
+      setKey(properties, key, isObject(extra) ? convert(extra, ctx, depth + 1, refs) : anyValue(undefined));
+    }
+  }
   const keys = Object.keys(properties);
-  if (keys.length === 0 && isObject(schema.additionalProperties)) {
+  if (Object.keys(source).length === 0 && isObject(schema.additionalProperties)) {
     notes.push("Free-form keys cannot be given here.");
   }
   return { type: "object", properties, required: keys, additionalProperties: false };
