@@ -9,7 +9,12 @@ import { firstTokenMs, listedWindow, timeoutMs } from "../packages/client/src/in
 import { runMetrics } from "../packages/events/src/index.js";
 import { contextTokens } from "../packages/ledger/src/index.js";
 import { isOverflow, isTransient, readRefusal } from "../packages/negotiate/src/index.js";
-import { checkStrictSchema, relaxSchema, sanitizeSchema } from "../packages/schema-compat/src/index.js";
+import {
+  checkStrictSchema,
+  dropOptionalNulls,
+  relaxSchema,
+  sanitizeSchema,
+} from "../packages/schema-compat/src/index.js";
 import { parseSpec, resolveAgentSpec } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
 import { TurnReader } from "../packages/stream/src/turn-reader.js";
@@ -209,6 +214,26 @@ export const SHAPES: Shape[] = [
     }),
     run: (schema) => {
       sanitizeSchema(schema as Record<string, unknown>);
+    },
+  },
+  {
+    // A null for every one of many required parameters: each was looked up in the required list
+    // (40,000: 1.4 s before; a set now).
+    name: "dropOptionalNulls: many nulls",
+    build: (n) => {
+      const names = Array.from({ length: Math.floor(n / 24) }, (_, i) => `p${i}`);
+      return {
+        schema: {
+          type: "object",
+          properties: Object.fromEntries(names.map((k) => [k, { type: "string" }])),
+          required: names,
+        },
+        args: Object.fromEntries(names.map((k) => [k, null])),
+      };
+    },
+    run: (input) => {
+      const { schema, args } = input as { schema: unknown; args: unknown };
+      dropOptionalNulls(args, schema);
     },
   },
   {
