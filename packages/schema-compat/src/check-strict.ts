@@ -116,11 +116,11 @@ function walk(
       return;
     }
     const keys = Object.keys(schema.properties);
-    const required = schema.required;
+    const required = Array.isArray(schema.required) ? new Set(schema.required) : undefined;
     if (
-      !Array.isArray(required) ||
-      required.length !== keys.length ||
-      !keys.every((k) => required.includes(k))
+      !required ||
+      (schema.required as unknown[]).length !== keys.length ||
+      !keys.every((k) => required.has(k))
     ) {
       report("does not list every property in required");
     }

@@ -50,12 +50,19 @@ function splitDescription(text: string): [head: string, rest: string] {
   return [`${text.slice(0, cut).trimEnd()}…`, text.slice(cut).trim()];
 }
 
-function uniqueName(name: string, taken: Set<string>): string {
+/**
+ * The name itself when free, else the first free `name_2`, `name_3`, … — searched from where the
+ * last search for the same name stopped (`next`), so a thousand tools of one name stay linear.
+ */
+function uniqueName(name: string, taken: Set<string>, next: Map<string, number>): string {
   if (!taken.has(name)) return name;
-  for (let n = 2; ; n++) {
+  for (let n = next.get(name) ?? 2; ; n++) {
     const suffix = `_${n}`;
     const candidate = `${name.slice(0, NAME_LIMIT - suffix.length)}${suffix}`;
-    if (!taken.has(candidate)) return candidate;
+    if (!taken.has(candidate)) {
+      next.set(name, n + 1);
+      return candidate;
+    }
   }
 }
 
@@ -77,6 +84,7 @@ function mapTools(
 ): unknown[] {
   checkTools(tools, where);
   const taken = new Set<string>();
+  const next = new Map<string, number>();
   return tools.map((tool, index) => {
     if (!isObject(tool)) {
       throw new SchemaCompatError(
@@ -88,7 +96,7 @@ function mapTools(
     const fn = tool.function;
     if (tool.type !== "function" || !isObject(fn)) return { ...tool };
     const original = typeof fn.name === "string" ? fn.name : "";
-    const name = uniqueName(legalName(original), taken);
+    const name = uniqueName(legalName(original), taken, next);
     taken.add(name);
     if (name !== original) options.onRename?.(original, name);
     const { description, parameters: _parameters, ...rest } = fn;
