@@ -16,7 +16,8 @@ export interface SanitizeOptions {
   maxDepth?: number;
   /**
    * Told, in a sentence for a log, when inlining `$ref`s would have made the schema larger than
-   * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead.
+   * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead,
+   * and when the keywords beside a wide `anyOf` were kept once rather than copied into each branch.
    */
   onNotice?: (notice: string) => void;
 }
@@ -37,6 +38,8 @@ interface Context {
   refsFollowed: number;
   /** Schemas being converted along the current path, whatever their kind (arrays of arrays too). */
   level: number;
+  /** Sentences for `onNotice` about what this conversion could not keep as it was. */
+  notices: string[];
 }
 
 /**
@@ -517,6 +520,18 @@ function convertUnion(
   if (possible.length > 0 && possible.length < branches.length) {
     return convertUnion(schema, possible, base, notes, ctx, depth, refs);
   }
+  const copies = shared && branches.length > 1 ? rawSize(constraints) * branches.length : 0;
+  if (copies > MAX_EXPANDED_CHARS) {
+    // Copied into every branch, the keywords beside the union would multiply the schema (100
+    // properties beside "one of them is required", 100 times): kept once, the rule in words.
+    ctx.notices.push(
+      `The keywords beside an anyOf of ${branches.length} alternatives would have been copied into each ` +
+        `(about ${copies} characters); they are kept once and the alternatives described in words instead.`,
+    );
+    const alone = convert(constraints, ctx, depth, refs);
+    const own = typeof alone.description === "string" ? [alone.description] : [];
+    return withDescription(alone, describe(base, [...notes, ...own, alternativesNote(branches)]));
+  }
   const converted = branches.map((branch) =>
     convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
   );
@@ -534,6 +549,34 @@ function convertUnion(
     return withDescription(merged, describe(base, notes) ?? (merged.description as string | undefined));
   }
   return withDescription(merged, describe(base, notes));
+}
+
+/** The JSON text length of a raw schema part, or 0 for one JSON cannot write. */
+function rawSize(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** A union's alternatives in words, as much of them as reads well. */
+function alternativesNote(branches: readonly unknown[]): string {
+  let listed = "";
+  let shown = 0;
+  for (const branch of branches) {
+    let text: string;
+    try {
+      text = JSON.stringify(branch) ?? "null";
+    } catch {
+      break;
+    }
+    if (listed.length + text.length + 2 > ENUM_NOTE_CHARS) break;
+    listed += listed === "" ? text : `, ${text}`;
+    shown++;
+  }
+  const rest = shown === branches.length ? "" : `${shown === 0 ? "" : ", "}…`;
+  return `Must also match one of ${branches.length} alternatives: ${listed}${rest}.`;
 }
 
 /**
@@ -766,19 +809,30 @@ export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): 
 function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema {
   const recursionLimit = Math.max(0, Math.floor(options.recursionLimit ?? 2));
   const first = convertRoot(schema, options, recursionLimit);
-  if (first.refsFollowed === 0) return first.schema;
+  const told = (notices: readonly string[]) => {
+    for (const notice of new Set(notices)) options.onNotice?.(notice);
+  };
+  if (first.refsFollowed === 0) {
+    told(first.notices);
+    return first.schema;
+  }
   let size = jsonSize(first.schema);
-  if (size <= MAX_EXPANDED_CHARS) return first.schema;
+  if (size <= MAX_EXPANDED_CHARS) {
+    told(first.notices);
+    return first.schema;
+  }
   // `$ref`s fanned out (each definition referring to the next several times): expand recursion
   // fewer times, down to none, where every reference is asked for as JSON text.
   const before = size;
   let out = first.schema;
+  let notices = first.notices;
   let limit = recursionLimit;
   while (size > MAX_EXPANDED_CHARS && limit > 0) {
     limit--;
-    out = convertRoot(schema, options, limit).schema;
+    ({ schema: out, notices } = convertRoot(schema, options, limit));
     size = jsonSize(out);
   }
+  told(notices);
   options.onNotice?.(
     `Inlining this schema's $refs made it ${before} characters (over ${MAX_EXPANDED_CHARS}); ` +
       (limit === 0
@@ -804,7 +858,7 @@ function convertRoot(
   schema: unknown,
   options: SanitizeOptions,
   recursionLimit: number,
-): { schema: JsonSchema; refsFollowed: number } {
+): { schema: JsonSchema; refsFollowed: number; notices: string[] } {
   const ctx: Context = {
     root: schema,
     recursionLimit,
@@ -814,8 +868,10 @@ function convertRoot(
     active: new Set(),
     refsFollowed: 0,
     level: 0,
+    notices: [],
   };
-  return { schema: toRootObject(convert(schema, ctx, 0, new Map()), schema), refsFollowed: ctx.refsFollowed };
+  const out = toRootObject(convert(schema, ctx, 0, new Map()), schema);
+  return { schema: out, refsFollowed: ctx.refsFollowed, notices: ctx.notices };
 }
 
 const BOUND_NOTES: Record<string, (value: unknown) => string> = {
