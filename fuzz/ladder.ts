@@ -12,6 +12,7 @@ import { isOverflow, isTransient, readRefusal } from "../packages/negotiate/src/
 import {
   checkStrictSchema,
   dropOptionalNulls,
+  isGrammarError,
   relaxSchema,
   sanitizeSchema,
   sanitizeTools,
@@ -265,6 +266,18 @@ export const SHAPES: Shape[] = [
     },
     run: (schema) => {
       checkStrictSchema(schema as Record<string, unknown>);
+    },
+  },
+  {
+    // An error body that echoes the request's tool paths: the Gemini patterns ran an unbounded
+    // run of path characters from every start (200 KB: 13.5 s before).
+    name: "isGrammarError: echoed tool paths",
+    build: (n) => ({
+      status: 400,
+      message: `Unknown name "a" at '${"function_declarations[0].parameters ".repeat(Math.floor(n / 37))}`,
+    }),
+    run: (error) => {
+      isGrammarError(error);
     },
   },
   {
