@@ -151,3 +151,37 @@ describe("dropOptionalNulls gives the tool back the call the original schema des
     expect(dropOptionalNulls({ target: { id: null, extra: null } }, schema)).toEqual({ target: {} });
   });
 });
+
+describe("dropOptionalNulls on recursive schemas", () => {
+  it("drops an optional field's null in a union that refers to itself, as well as through a recursive tree", () => {
+    const selfUnion = {
+      $defs: {
+        x: {
+          anyOf: [{ $ref: "#/$defs/x" }, { type: "object", properties: { a: { type: "string" } } }],
+        },
+      },
+      $ref: "#/$defs/x",
+    };
+    expect(dropOptionalNulls({ a: null }, selfUnion)).toEqual({});
+    const tree = {
+      $defs: {
+        node: {
+          type: "object",
+          properties: {
+            name: { type: "string" },
+            note: { type: "string" },
+            children: { type: "array", items: { $ref: "#/$defs/node" } },
+          },
+          required: ["name"],
+        },
+      },
+      $ref: "#/$defs/node",
+    };
+    expect(
+      dropOptionalNulls(
+        { name: "a", note: null, children: [{ name: "b", note: null, children: null }] },
+        tree,
+      ),
+    ).toEqual({ name: "a", children: [{ name: "b" }] });
+  });
+});

@@ -149,13 +149,17 @@ function remembered<K, V>(
   return value;
 }
 
+/** What a schema nested past {@link MAX_DEPTH} is read as (never remembered: it is not the schema's answer). */
+const UNREAD: KeyInfo = { described: false, nullOk: true, absentOk: true, sub: undefined };
+
 function keyInfo(schema: unknown, key: string, walk: Walk, depth: number): KeyInfo {
+  if (depth > MAX_DEPTH) return UNREAD;
   return remembered(walk.keys, schema, key, walk, () => readKey(schema, key, walk, depth));
 }
 
 function readKey(schema: unknown, key: string, walk: Walk, depth: number): KeyInfo {
   const { parts, never } = flatten(schema, walk);
-  if (never || depth > MAX_DEPTH) return { described: false, nullOk: true, absentOk: true, sub: undefined };
+  if (never) return UNREAD;
   const infos: KeyInfo[] = [];
   for (const part of parts) {
     const props = isObject(part.properties) ? part.properties : undefined;
@@ -163,14 +167,14 @@ function readKey(schema: unknown, key: string, walk: Walk, depth: number): KeyIn
     if (props && Object.hasOwn(props, key)) {
       infos.push({
         described: true,
-        nullOk: acceptsNull(props[key], walk, depth + 1),
+        nullOk: acceptsNull(props[key], walk, 0),
         absentOk: !requiredOf(part, walk).has(key),
         sub: props[key],
       });
     } else {
       infos.push({
         described: false,
-        nullOk: extra !== false && (!isObject(extra) || acceptsNull(extra, walk, depth + 1)),
+        nullOk: extra !== false && (!isObject(extra) || acceptsNull(extra, walk, 0)),
         absentOk: !requiredOf(part, walk).has(key),
         sub: isObject(extra) ? extra : undefined,
       });
@@ -207,12 +211,13 @@ function readKey(schema: unknown, key: string, walk: Walk, depth: number): KeyIn
 
 /** The schema the item at `index` of an array value is read against (tuples by position). */
 function itemSchema(schema: unknown, index: number, walk: Walk, depth: number): unknown {
+  if (depth > MAX_DEPTH) return undefined;
   return remembered(walk.items, schema, index, walk, () => readItem(schema, index, walk, depth));
 }
 
 function readItem(schema: unknown, index: number, walk: Walk, depth: number): unknown {
   const { parts, never } = flatten(schema, walk);
-  if (never || depth > MAX_DEPTH) return undefined;
+  if (never) return undefined;
   const subs: unknown[] = [];
   for (const part of parts) {
     const { prefixItems, items, additionalItems } = part;
