@@ -18,7 +18,8 @@ type Node =
       style: Style;
     }
   | { kind: "array"; item: Node; style: Style }
-  | { kind: "union"; branches: Node[]; style: Style };
+  | { kind: "tuple"; items: Node[]; style: Style }
+  | { kind: "union"; branches: Node[]; style: Style; key: "anyOf" | "oneOf" };
 
 const leaves: Node[] = [
   { kind: "leaf", schema: { type: "string" }, values: fc.string({ maxLength: 3 }) },
@@ -26,7 +27,16 @@ const leaves: Node[] = [
   { kind: "leaf", schema: { type: "boolean" }, values: fc.boolean() },
   { kind: "leaf", schema: { enum: ["fast", "slow"] }, values: fc.constantFrom("fast", "slow") },
   { kind: "leaf", schema: { const: "v1" }, values: fc.constant("v1") },
+  // Null is a value of these: required wherever they appear, so "absent" and "null" never blur.
+  { kind: "leaf", schema: { type: ["string", "null"] }, values: fc.option(fc.string({ maxLength: 3 })) },
+  { kind: "leaf", schema: { enum: ["x", null] }, values: fc.constantFrom("x", null) },
+  {
+    kind: "leaf",
+    schema: { anyOf: [{ type: "integer" }, { type: "null" }] },
+    values: fc.option(fc.nat(9)),
+  },
 ];
+const takesNull = (node: Node) => node.kind === "leaf" && JSON.stringify(node.schema).includes("null");
 const styleArb = fc.constantFrom<Style>("plain", "plain", "ref", "allOfRef", "allOf");
 
 const nodeArb: fc.Arbitrary<Node> = fc.letrec<{ node: Node; object: Node }>((tie) => ({
@@ -36,19 +46,27 @@ const nodeArb: fc.Arbitrary<Node> = fc.letrec<{ node: Node; object: Node }>((tie
     tie("object"),
     fc.record({ kind: fc.constant("array" as const), item: tie("node"), style: styleArb }),
     fc.record({
+      kind: fc.constant("tuple" as const),
+      items: fc.array(tie("node"), { minLength: 1, maxLength: 3 }),
+      style: styleArb,
+    }),
+    fc.record({
       kind: fc.constant("union" as const),
       branches: fc.array(tie("object"), { minLength: 2, maxLength: 3 }),
       style: styleArb,
+      key: fc.constantFrom("anyOf" as const, "oneOf" as const),
     }),
   ),
   object: fc.record({
     kind: fc.constant("object" as const),
     props: fc.uniqueArray(
-      fc.record({
-        name: fc.constantFrom("a", "b", "c", "__proto__", "constructor", "", "x/y", "~1"),
-        node: tie("node"),
-        required: fc.boolean(),
-      }),
+      fc
+        .record({
+          name: fc.constantFrom("a", "b", "c", "__proto__", "constructor", "", "x/y", "~1"),
+          node: tie("node"),
+          required: fc.boolean(),
+        })
+        .map((p) => ({ ...p, required: p.required || takesNull(p.node) })),
       { selector: (p) => p.name, maxLength: 4 },
     ),
     closed: fc.boolean(),
@@ -63,6 +81,8 @@ function tagged(node: Node, prefix = ""): Node {
       return node;
     case "array":
       return { ...node, item: tagged(node.item) };
+    case "tuple":
+      return { ...node, items: node.items.map((i) => tagged(i)) };
     case "object":
       return {
         ...node,
@@ -77,7 +97,9 @@ function schemaOf(node: Node, defs: Raw): unknown {
   if (node.kind === "leaf") return node.schema;
   let schema: Raw;
   if (node.kind === "array") schema = { type: "array", items: schemaOf(node.item, defs) };
-  else if (node.kind === "union") schema = { anyOf: node.branches.map((b) => schemaOf(b, defs)) };
+  else if (node.kind === "tuple")
+    schema = { type: "array", prefixItems: node.items.map((i) => schemaOf(i, defs)), items: false };
+  else if (node.kind === "union") schema = { [node.key]: node.branches.map((b) => schemaOf(b, defs)) };
   else {
     const properties: Raw = {};
     for (const p of node.props)
@@ -115,6 +137,10 @@ function callArb(node: Node): fc.Arbitrary<{ call: unknown; strict: unknown }> {
     case "array":
       return fc
         .array(callArb(node.item), { maxLength: 3 })
+        .map((items) => ({ call: items.map((i) => i.call), strict: items.map((i) => i.strict) }));
+    case "tuple":
+      return fc
+        .tuple(...node.items.map(callArb))
         .map((items) => ({ call: items.map((i) => i.call), strict: items.map((i) => i.strict) }));
     case "union":
       return fc.oneof(...node.branches.map(callArb));
@@ -172,7 +198,12 @@ const rootArb = fc
         nodeArb.filter((n) => n.kind === "object"),
         { minLength: 2, maxLength: 3 },
       )
-      .map((branches): Node => ({ kind: "union", branches, style: "plain" })),
+      // A field another alternative leaves out is written null: where null is also one of its
+      // values, null and absent both fit the original, and either answer is right.
+      .filter((branches) =>
+        branches.every((b) => b.kind !== "object" || !b.props.some((p) => takesNull(p.node))),
+      )
+      .map((branches): Node => ({ kind: "union", branches, style: "plain", key: "anyOf" })),
   )
   .map((n) => tagged(n));
 
