@@ -151,4 +151,35 @@ describe("sanitizeTools", () => {
     expect(() => sanitizeTools({} as never)).toThrow(SchemaCompatError);
     expect(() => relaxTools([null] as never)).toThrow(/index 0/);
   });
+
+  it("throws a SchemaCompatError naming the entry for a tool that cannot be read (a throwing getter, a revoked Proxy)", () => {
+    const getter = {
+      type: "function",
+      function: {
+        get name(): string {
+          throw new Error("no name today");
+        },
+      },
+    };
+    const { proxy, revoke } = Proxy.revocable({ type: "function" }, {});
+    revoke();
+    const fine = { type: "function", function: { name: "ok", parameters: {} } };
+    for (const [tools, index] of [
+      [[fine, getter], 1],
+      [[proxy], 0],
+    ] as const) {
+      for (const fn of [sanitizeTools, relaxTools]) {
+        let caught: unknown;
+        try {
+          fn(tools as never);
+        } catch (error) {
+          caught = error;
+        }
+        expect(SchemaCompatError.isInstance(caught)).toBe(true);
+        expect((caught as SchemaCompatError).code).toBe("invalid-tools");
+        expect((caught as Error).message).toContain(`index ${index}`);
+        expect((caught as Error).cause).toBeInstanceOf(Error);
+      }
+    }
+  });
 });
