@@ -118,3 +118,23 @@ describe("sanitizeSchema on keywords beside a wide anyOf", () => {
     ]);
   });
 });
+
+describe("sanitizeSchema's numeric options", () => {
+  it("reads a recursionLimit of Infinity, 1e9 or NaN without hanging, and NaN as the default", {
+    timeout: 20_000,
+  }, () => {
+    const schema = fanOut();
+    for (const recursionLimit of [Number.POSITIVE_INFINITY, 1e9]) {
+      const out = sanitizeSchema(schema, { recursionLimit });
+      expect(JSON.stringify(out).length).toBeLessThanOrEqual(MAX_EXPANDED_CHARS);
+      expect(checkStrictSchema(out)).toEqual([]);
+    }
+    expect(sanitizeSchema(schema, { recursionLimit: Number.NaN })).toEqual(sanitizeSchema(schema));
+  });
+
+  it("reads a maxDepth of NaN as the default ten levels", () => {
+    let deep: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 12; i++) deep = { type: "object", properties: { x: deep }, required: ["x"] };
+    expect(sanitizeSchema(deep, { maxDepth: Number.NaN })).toEqual(sanitizeSchema(deep));
+  });
+});

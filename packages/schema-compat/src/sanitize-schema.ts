@@ -6,12 +6,12 @@ import type { JsonSchema } from "./types.js";
 export interface SanitizeOptions {
   /**
    * How many times one recursive `$ref` is expanded along a path before the value at that point is
-   * asked for as JSON text instead. Default 2.
+   * asked for as JSON text instead. Default 2 (also for `NaN`); at most `MAX_NESTING`.
    */
   recursionLimit?: number;
   /**
    * How deep objects may nest (the root object is level 1) before a deeper object is asked for as
-   * JSON text. Default 10, OpenAI's strict-mode limit.
+   * JSON text. Default 10, OpenAI's strict-mode limit (also for `NaN`).
    */
   maxDepth?: number;
   /**
@@ -807,7 +807,8 @@ export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): 
 }
 
 function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema {
-  const recursionLimit = Math.max(0, Math.floor(options.recursionLimit ?? 2));
+  // More expansions than schemas may nest gain nothing; NaN (or a non-number) reads as the default.
+  const recursionLimit = Math.min(MAX_NESTING, Math.max(0, Math.floor(numberOr(options.recursionLimit, 2))));
   const first = convertRoot(schema, options, recursionLimit);
   const told = (notices: readonly string[]) => {
     for (const notice of new Set(notices)) options.onNotice?.(notice);
@@ -822,15 +823,34 @@ function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema 
     return first.schema;
   }
   // `$ref`s fanned out (each definition referring to the next several times): expand recursion
-  // fewer times, down to none, where every reference is asked for as JSON text.
+  // fewer times, down to none, where every reference is asked for as JSON text. The most
+  // expansions that fit is found by halving (a few conversions even from a limit of 64).
   const before = size;
-  let out = first.schema;
-  let notices = first.notices;
-  let limit = recursionLimit;
-  while (size > MAX_EXPANDED_CHARS && limit > 0) {
-    limit--;
-    ({ schema: out, notices } = convertRoot(schema, options, limit));
+  // One fewer expansion is tried first (it usually fits), then none, then halving between.
+  let limit = Math.max(0, recursionLimit - 1);
+  let { schema: out, notices } = convertRoot(schema, options, limit);
+  size = jsonSize(out);
+  let low = 1;
+  let high = limit - 1;
+  if (size > MAX_EXPANDED_CHARS && limit > 0) {
+    limit = 0;
+    ({ schema: out, notices } = convertRoot(schema, options, 0));
     size = jsonSize(out);
+  } else {
+    high = -1;
+  }
+  while (low <= high && size <= MAX_EXPANDED_CHARS) {
+    const mid = (low + high) >> 1;
+    const tried = convertRoot(schema, options, mid);
+    const triedSize = jsonSize(tried.schema);
+    if (triedSize <= MAX_EXPANDED_CHARS) {
+      ({ schema: out, notices } = tried);
+      size = triedSize;
+      limit = mid;
+      low = mid + 1;
+    } else {
+      high = mid - 1;
+    }
   }
   told(notices);
   options.onNotice?.(
@@ -850,6 +870,11 @@ function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema 
  */
 export const MAX_EXPANDED_CHARS = 64 * 1024;
 
+/** The option when it is a number (Infinity included), else the default. */
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === "number" && !Number.isNaN(value) ? value : fallback;
+}
+
 function jsonSize(schema: JsonSchema): number {
   return JSON.stringify(schema).length;
 }
@@ -862,7 +887,7 @@ function convertRoot(
   const ctx: Context = {
     root: schema,
     recursionLimit,
-    maxDepth: Math.max(1, Math.floor(options.maxDepth ?? STRICT_MAX_DEPTH)),
+    maxDepth: Math.max(1, Math.floor(numberOr(options.maxDepth, STRICT_MAX_DEPTH))),
     budget: NODE_BUDGET,
     enumBudget: ENUM_LIMIT,
     active: new Set(),
