@@ -151,9 +151,10 @@ export interface CheckStrictOptions {
  */
 export function checkStrictSchema(schema: unknown, options: CheckStrictOptions = {}): StrictSchemaIssue[] {
   const issues: StrictSchemaIssue[] = [];
-  const allowed = options.relaxed
-    ? ["type", "description", "properties", "required", "additionalProperties", "items", "enum", "anyOf"]
-    : STRICT_KEYWORDS;
+  const allowed =
+    isObject(options) && options.relaxed
+      ? ["type", "description", "properties", "required", "additionalProperties", "items", "enum", "anyOf"]
+      : STRICT_KEYWORDS;
   try {
     if (!isObject(schema) || schema.type !== "object") {
       issues.push({ path: "", message: 'the root is not an object schema (type: "object")' });

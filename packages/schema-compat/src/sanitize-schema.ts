@@ -798,7 +798,7 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
  */
 export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): JsonSchema {
   try {
-    return sanitizeBounded(schema, options);
+    return sanitizeBounded(schema, isObject(options) ? options : {});
   } catch {
     // Only a value no JSON holds gets here: a throwing getter, a revoked Proxy, a BigInt where a
     // number is read. What cannot be read is asked for as any object, as a non-schema is.
@@ -811,7 +811,7 @@ function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema 
   const recursionLimit = Math.min(MAX_NESTING, Math.max(0, Math.floor(numberOr(options.recursionLimit, 2))));
   const first = convertRoot(schema, options, recursionLimit);
   const told = (notices: readonly string[]) => {
-    for (const notice of new Set(notices)) options.onNotice?.(notice);
+    for (const notice of new Set(notices)) tell(options, notice);
   };
   if (first.refsFollowed === 0) {
     told(first.notices);
@@ -853,7 +853,8 @@ function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema 
     }
   }
   told(notices);
-  options.onNotice?.(
+  tell(
+    options,
     `Inlining this schema's $refs made it ${before} characters (over ${MAX_EXPANDED_CHARS}); ` +
       (limit === 0
         ? "every reference is asked for as JSON text instead"
@@ -869,6 +870,19 @@ function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema 
  * each refer to the next several times would otherwise multiply into megabytes of tool schema.
  */
 export const MAX_EXPANDED_CHARS = 64 * 1024;
+
+/**
+ * Tells the host's `onNotice`, if it is a function. A notice is for a log: a throwing or missing
+ * logger never costs the caller the schema (which a throw here would turn into "any object").
+ */
+function tell(options: SanitizeOptions, notice: string): void {
+  if (typeof options.onNotice !== "function") return;
+  try {
+    options.onNotice(notice);
+  } catch {
+    // The schema is the answer; the log line is lost.
+  }
+}
 
 /** The option when it is a number (Infinity included), else the default. */
 function numberOr(value: unknown, fallback: number): number {

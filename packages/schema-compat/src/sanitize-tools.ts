@@ -99,9 +99,10 @@ function mapTools(
   tools: unknown,
   where: string,
   schemaFn: (schema: unknown, options: SanitizeOptions) => Record<string, unknown>,
-  options: SanitizeToolsOptions,
+  given: SanitizeToolsOptions,
 ): unknown[] {
   checkTools(tools, where);
+  const options: SanitizeToolsOptions = isObject(given) ? given : {};
   const taken = new Set<string>();
   const next = new Map<string, number>();
   return tools.map((tool, index) => {
@@ -128,7 +129,7 @@ function mapTools(
     const { base, original, description, schema, rest } = read;
     const name = uniqueName(legalName(original), taken, next);
     taken.add(name);
-    if (name !== original) options.onRename?.(original, name);
+    if (name !== original && typeof options.onRename === "function") options.onRename(original, name);
     const out: Record<string, unknown> = { ...rest, name };
     const text = typeof description === "string" ? description.trim() : "";
     const parameters = schemaFn(schema, options);
