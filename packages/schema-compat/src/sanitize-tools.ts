@@ -45,8 +45,11 @@ function splitDescription(text: string): [head: string, rest: string] {
   const room = text.slice(0, DESCRIPTION_LIMIT - 1);
   const sentence = Math.max(room.lastIndexOf(". "), room.lastIndexOf(".\n"), room.lastIndexOf("\n\n"));
   const word = room.lastIndexOf(" ");
-  const cut =
+  let cut =
     sentence > DESCRIPTION_LIMIT / 2 ? sentence + 1 : word > DESCRIPTION_LIMIT / 2 ? word : room.length;
+  // Never between the two halves of a surrogate pair (an emoji): a lone half is not valid text.
+  const before = text.charCodeAt(cut - 1);
+  if (before >= 0xd800 && before <= 0xdbff) cut--;
   return [`${text.slice(0, cut).trimEnd()}…`, text.slice(cut).trim()];
 }
 
