@@ -119,3 +119,23 @@ describe("sanitizeSchema's patterns mean the same to a grammar server and to Jav
     );
   });
 });
+
+describe("sanitizeSchema at the root", () => {
+  it("keeps the object alternative of a root union that also allows a non-object (a tool's arguments are an object)", () => {
+    for (const schema of [
+      {
+        anyOf: [
+          { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+          { type: "string" },
+        ],
+      },
+      { type: ["object", "string"], properties: { path: { type: "string" } }, required: ["path"] },
+    ]) {
+      const out = sanitizeSchema(schema);
+      expect(out.properties).toEqual({ path: { type: "string" } });
+      expect(out.required).toEqual(["path"]);
+      expect(checkStrictSchema(out)).toEqual([]);
+      expect(sanitizeSchema(out)).toEqual(out);
+    }
+  });
+});

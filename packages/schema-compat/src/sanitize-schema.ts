@@ -749,8 +749,15 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
   if (schema.type === "object") return schema;
   if (Array.isArray(schema.type) && schema.type.includes("object")) return { ...schema, type: "object" };
   if (Array.isArray(schema.anyOf)) {
-    const branches = (schema.anyOf as JsonSchema[]).filter((b) => b.type !== "null");
-    if (branches.length > 0 && branches.every((b) => b.type === "object")) {
+    // A tool's arguments are an object: the union's other alternatives (a string, null) never apply.
+    const branches = (schema.anyOf as JsonSchema[])
+      .filter((b) => b.type === "object" || (Array.isArray(b.type) && b.type.includes("object")))
+      .map((b) => (b.type === "object" ? b : { ...b, type: "object" }));
+    if (branches.length === 1) {
+      const only = branches[0] as JsonSchema;
+      return withDescription(only, description ?? (only.description as string | undefined));
+    }
+    if (branches.length > 0) {
       const names: string[] = [];
       for (const branch of branches) {
         for (const key of Object.keys(branch.properties as Raw)) if (!names.includes(key)) names.push(key);
