@@ -116,11 +116,11 @@ function walk(
       return;
     }
     const keys = Object.keys(schema.properties);
-    const required = schema.required;
+    const required = Array.isArray(schema.required) ? new Set(schema.required) : undefined;
     if (
-      !Array.isArray(required) ||
-      required.length !== keys.length ||
-      !keys.every((k) => required.includes(k))
+      !required ||
+      (schema.required as unknown[]).length !== keys.length ||
+      !keys.every((k) => required.has(k))
     ) {
       report("does not list every property in required");
     }
@@ -151,9 +151,10 @@ export interface CheckStrictOptions {
  */
 export function checkStrictSchema(schema: unknown, options: CheckStrictOptions = {}): StrictSchemaIssue[] {
   const issues: StrictSchemaIssue[] = [];
-  const allowed = options.relaxed
-    ? ["type", "description", "properties", "required", "additionalProperties", "items", "enum", "anyOf"]
-    : STRICT_KEYWORDS;
+  const allowed =
+    isObject(options) && options.relaxed
+      ? ["type", "description", "properties", "required", "additionalProperties", "items", "enum", "anyOf"]
+      : STRICT_KEYWORDS;
   try {
     if (!isObject(schema) || schema.type !== "object") {
       issues.push({ path: "", message: 'the root is not an object schema (type: "object")' });

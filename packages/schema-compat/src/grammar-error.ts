@@ -36,8 +36,9 @@ const GRAMMAR_REFUSALS: readonly RegExp[] = [
   /json schema is invalid/i,
   /\b(?:input_schema|parameters)\b[^\n]{0,40}\bdoes not support\b/i,
   // Gemini (its OpenAI-compatible endpoint too): a field of a tool's parameters schema refused.
-  /unknown name\s+\\?"[^"\\]+\\?"\s+at\s+'[^']*(?:function_declarations|parameters|response_schema)[^']*'/i,
-  /function_declarations\[\d+\]\.parameters[^\s:]*:\s/i,
+  // Every run is bounded, so a body echoing thousands of tool paths is read in linear time.
+  /unknown name\s{1,8}\\?"[^"\\]{1,200}\\?"\s{1,8}at\s{1,8}'[^'\n]{0,300}?(?:function_declarations|parameters|response_schema)[^'\n]{0,300}'/i,
+  /function_declarations\[\d{1,6}\]\.parameters[^\s:]{0,300}:\s/i,
   // Ollama's structured outputs.
   /invalid json schema in format/i,
 ];

@@ -11,6 +11,8 @@ export const REPETITION_LIMIT = 1000;
 interface Scan {
   /** The pattern without its outer anchors, rewritten to keep `"` and `\` out (see {@link scan}). */
   inner: string;
+  /** `inner` split at each `|` outside any group: the alternatives the anchors bind to one each. */
+  alternatives: string[];
   anchoredStart: boolean;
   anchoredEnd: boolean;
 }
@@ -122,8 +124,19 @@ function scan(pattern: string): Scan | undefined {
   }
   let out = "";
   let anchoredEnd = false;
+  let groups = 0;
+  const alternatives: string[] = [];
+  let alternativeStart = 0;
   for (; i < pattern.length; i++) {
     const c = pattern[i] as string;
+    if (c === "(") groups++;
+    else if (c === ")") groups = Math.max(0, groups - 1);
+    else if (c === "|" && groups === 0) {
+      alternatives.push(out.slice(alternativeStart));
+      out += c;
+      alternativeStart = out.length;
+      continue;
+    }
     if (c === "\\") {
       const next = pattern[i + 1];
       if (next === undefined) return undefined;
@@ -182,7 +195,8 @@ function scan(pattern: string): Scan | undefined {
     if (c === "^") return undefined;
     out += c;
   }
-  return { inner: out, anchoredStart, anchoredEnd };
+  alternatives.push(out.slice(alternativeStart));
+  return { inner: out, alternatives, anchoredStart, anchoredEnd };
 }
 
 function compiles(pattern: string): boolean {
@@ -205,11 +219,22 @@ export function anchorPattern(pattern: string): string | undefined {
   if (!compiles(pattern)) return undefined;
   const parts = scan(pattern);
   if (!parts) return undefined;
-  const { inner, anchoredStart, anchoredEnd } = parts;
+  const { inner, alternatives, anchoredStart, anchoredEnd } = parts;
   const any = `${STRING_CHAR}*`;
   // Only `.*` (or nothing) constrains nothing; `[^"]*` written out still says "no quote".
   if (inner === "" || /^\^?(?:\.\*)?\$?$/.test(pattern))
     return anchoredStart && anchoredEnd && inner === "" ? "^$" : "";
+  if (alternatives.length > 1 && (anchoredStart || anchoredEnd)) {
+    // `^a|b$` is "starts with a, or ends with b": the anchors bind to the first and the last
+    // alternative alone, where a grammar server would read `a` or `b` whole. Each is anchored
+    // on its own inside one group, which both read the same way.
+    const last = alternatives.length - 1;
+    const each = alternatives.map(
+      (alt, n) => `${n === 0 && anchoredStart ? "" : any}${alt}${n === last && anchoredEnd ? "" : any}`,
+    );
+    const result = `^(${each.join("|")})$`;
+    return compiles(result) ? result : undefined;
+  }
   const open = anchoredStart && anchoredEnd;
   const body = open ? inner : `(${inner})`;
   const result = `^${anchoredStart ? "" : any}${body}${anchoredEnd ? "" : any}$`;

@@ -6,17 +6,18 @@ import type { JsonSchema } from "./types.js";
 export interface SanitizeOptions {
   /**
    * How many times one recursive `$ref` is expanded along a path before the value at that point is
-   * asked for as JSON text instead. Default 2.
+   * asked for as JSON text instead. Default 2 (also for `NaN`); at most `MAX_NESTING`.
    */
   recursionLimit?: number;
   /**
    * How deep objects may nest (the root object is level 1) before a deeper object is asked for as
-   * JSON text. Default 10, OpenAI's strict-mode limit.
+   * JSON text. Default 10, OpenAI's strict-mode limit (also for `NaN`).
    */
   maxDepth?: number;
   /**
    * Told, in a sentence for a log, when inlining `$ref`s would have made the schema larger than
-   * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead.
+   * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead,
+   * and when the keywords beside a wide `anyOf` were kept once rather than copied into each branch.
    */
   onNotice?: (notice: string) => void;
 }
@@ -37,6 +38,8 @@ interface Context {
   refsFollowed: number;
   /** Schemas being converted along the current path, whatever their kind (arrays of arrays too). */
   level: number;
+  /** Sentences for `onNotice` about what this conversion could not keep as it was. */
+  notices: string[];
 }
 
 /**
@@ -177,9 +180,10 @@ export function makeNullable(schema: JsonSchema): JsonSchema {
 }
 
 /**
- * Collects the subschemas an `allOf` combines (following `$ref`s) into one flat list. A `$ref`
- * followed here counts toward the recursion limit like any other, so `allOf: [{ $ref: "#" }]`
- * cannot expand forever.
+ * Collects the subschemas an `allOf` combines (following `$ref`s) into one flat list, in order.
+ * A `$ref` followed here counts toward the recursion limit like any other, so
+ * `allOf: [{ $ref: "#" }]` cannot expand forever. Walked with a stack of its own, not the call
+ * stack: an `allOf` nested tens of thousands deep is still one conjunction.
  */
 function flattenAllOf(
   schema: Raw,
@@ -188,27 +192,51 @@ function flattenAllOf(
   seen: Set<unknown>,
   out: Raw[],
 ): void {
-  const { allOf, ...rest } = schema;
-  out.push(rest);
-  if (!Array.isArray(allOf)) return;
-  for (const entry of allOf) {
-    if (seen.has(entry)) continue;
-    seen.add(entry);
-    let sub: unknown = entry;
-    for (let hops = 0; isObject(sub) && typeof sub.$ref === "string" && hops < 16; hops++) {
-      const { $ref, ...siblings } = sub;
-      const ref = $ref as string;
-      const target = resolvePointer(ctx.root, ref);
-      const times = counts.get(ref) ?? 0;
-      if (!isObject(target) || times >= ctx.recursionLimit) {
-        sub = siblings;
-        break;
+  const stack: Raw[] = [schema];
+  while (stack.length > 0) {
+    const { allOf, ...rest } = stack.pop() as Raw;
+    out.push(rest);
+    if (!Array.isArray(allOf)) continue;
+    const children: Raw[] = [];
+    for (const entry of allOf) {
+      if (seen.has(entry)) continue;
+      seen.add(entry);
+      let sub: unknown = entry;
+      for (let hops = 0; isObject(sub) && typeof sub.$ref === "string" && hops < 16; hops++) {
+        const { $ref, ...siblings } = sub;
+        const ref = $ref as string;
+        const target = resolvePointer(ctx.root, ref);
+        const times = counts.get(ref) ?? 0;
+        if (!isObject(target) || times >= ctx.recursionLimit) {
+          sub = siblings;
+          break;
+        }
+        counts.set(ref, times + 1);
+        sub = withReferenced(target, siblings);
       }
-      counts.set(ref, times + 1);
-      sub = { ...target, ...siblings };
+      if (isObject(sub)) children.push(sub);
     }
-    if (isObject(sub)) flattenAllOf(sub, ctx, counts, seen, out);
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as Raw);
   }
+}
+
+/**
+ * What a `$ref` beside other keywords means: both apply (the referenced schema's properties and
+ * requirements together with the siblings'), and where both say the same annotation — a
+ * description, a default — the siblings' wins.
+ */
+function withReferenced(target: Raw, siblings: Raw): Raw {
+  if (Object.keys(siblings).length === 0) return { ...target };
+  const merged = mergeParts([target, siblings]);
+  for (const [key, value] of Object.entries(siblings)) {
+    if (key === "properties" || key === "required" || key === "type") continue;
+    if (key === "allOf" && Array.isArray(value) && Array.isArray(target.allOf)) {
+      merged.allOf = [...target.allOf, ...value];
+    } else {
+      setKey(merged, key, value);
+    }
+  }
+  return merged;
 }
 
 function typesOf(value: unknown): string[] {
@@ -217,21 +245,25 @@ function typesOf(value: unknown): string[] {
   return [];
 }
 
-/** Merges what `allOf` requires of one value into a single schema (the first part wins ties). */
+/**
+ * Merges what `allOf` requires of one value into a single schema (the first part wins ties). A
+ * property several parts describe takes all their schemas (`allOf`). Linear in the parts.
+ */
 function mergeParts(parts: readonly Raw[]): Raw {
   const merged: Raw = {};
+  const properties = new Map<string, unknown[]>();
+  let required: Set<unknown> | undefined;
   for (const part of parts) {
     for (const [key, value] of Object.entries(part)) {
       if (key === "properties" && isObject(value)) {
-        const props: Raw = isObject(merged.properties) ? { ...merged.properties } : {};
         for (const [name, sub] of Object.entries(value)) {
-          const before = Object.hasOwn(props, name) ? props[name] : undefined;
-          setKey(props, name, before === undefined ? sub : { allOf: [before, sub] });
+          const subs = properties.get(name);
+          if (subs) subs.push(sub);
+          else properties.set(name, [sub]);
         }
-        merged.properties = props;
       } else if (key === "required" && Array.isArray(value)) {
-        const before = Array.isArray(merged.required) ? merged.required : [];
-        merged.required = [...new Set([...before, ...value])];
+        required ??= new Set();
+        for (const name of value) required.add(name);
       } else if (key === "type" && merged.type !== undefined) {
         const before = typesOf(merged.type);
         const both = before.filter(
@@ -243,6 +275,12 @@ function mergeParts(parts: readonly Raw[]): Raw {
       }
     }
   }
+  if (properties.size > 0 || parts.some((p) => isObject(p.properties))) {
+    const props: Raw = {};
+    for (const [name, subs] of properties) setKey(props, name, subs.length === 1 ? subs[0] : { allOf: subs });
+    merged.properties = props;
+  }
+  if (required) merged.required = [...required];
   return merged;
 }
 
@@ -377,7 +415,7 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
     next.set(ref, seen + 1);
     counts = next;
     ctx.refsFollowed++;
-    schema = isObject(target) ? { ...target, ...rest } : rest;
+    schema = isObject(target) ? withReferenced(target, rest) : rest;
   }
   if (typeof schema.$ref === "string") {
     const { $ref: _dropped, ...rest } = schema;
@@ -482,6 +520,18 @@ function convertUnion(
   if (possible.length > 0 && possible.length < branches.length) {
     return convertUnion(schema, possible, base, notes, ctx, depth, refs);
   }
+  const copies = shared && branches.length > 1 ? rawSize(constraints) * branches.length : 0;
+  if (copies > MAX_EXPANDED_CHARS) {
+    // Copied into every branch, the keywords beside the union would multiply the schema (100
+    // properties beside "one of them is required", 100 times): kept once, the rule in words.
+    ctx.notices.push(
+      `The keywords beside an anyOf of ${branches.length} alternatives would have been copied into each ` +
+        `(about ${copies} characters); they are kept once and the alternatives described in words instead.`,
+    );
+    const alone = convert(constraints, ctx, depth, refs);
+    const own = typeof alone.description === "string" ? [alone.description] : [];
+    return withDescription(alone, describe(base, [...notes, ...own, alternativesNote(branches)]));
+  }
   const converted = branches.map((branch) =>
     convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
   );
@@ -499,6 +549,34 @@ function convertUnion(
     return withDescription(merged, describe(base, notes) ?? (merged.description as string | undefined));
   }
   return withDescription(merged, describe(base, notes));
+}
+
+/** The JSON text length of a raw schema part, or 0 for one JSON cannot write. */
+function rawSize(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** A union's alternatives in words, as much of them as reads well. */
+function alternativesNote(branches: readonly unknown[]): string {
+  let listed = "";
+  let shown = 0;
+  for (const branch of branches) {
+    let text: string;
+    try {
+      text = JSON.stringify(branch) ?? "null";
+    } catch {
+      break;
+    }
+    if (listed.length + text.length + 2 > ENUM_NOTE_CHARS) break;
+    listed += listed === "" ? text : `, ${text}`;
+    shown++;
+  }
+  const rest = shown === branches.length ? "" : `${shown === 0 ? "" : ", "}…`;
+  return `Must also match one of ${branches.length} alternatives: ${listed}${rest}.`;
 }
 
 /**
@@ -605,8 +683,19 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
     const converted = convert(sub, ctx, depth + 1, refs);
     setKey(properties, key, required.has(key) ? converted : makeNullable(converted));
   }
+  // A required name no property describes: every value the schema takes has it, so it stays a
+  // parameter (of the schema other keys take, or any value) rather than one strict mode refuses.
+  if (schema.additionalProperties !== false) {
+    for (const key of required) {
+      if (Object.hasOwn(properties, key)) continue;
+      ctx.budget -= 1;
+      if (ctx.budget < 0) break;
+      const extra = schema.additionalProperties;
+      setKey(properties, key, isObject(extra) ? convert(extra, ctx, depth + 1, refs) : anyValue(undefined));
+    }
+  }
   const keys = Object.keys(properties);
-  if (keys.length === 0 && isObject(schema.additionalProperties)) {
+  if (Object.keys(source).length === 0 && isObject(schema.additionalProperties)) {
     notes.push("Free-form keys cannot be given here.");
   }
   return { type: "object", properties, required: keys, additionalProperties: false };
@@ -660,8 +749,15 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
   if (schema.type === "object") return schema;
   if (Array.isArray(schema.type) && schema.type.includes("object")) return { ...schema, type: "object" };
   if (Array.isArray(schema.anyOf)) {
-    const branches = (schema.anyOf as JsonSchema[]).filter((b) => b.type !== "null");
-    if (branches.length > 0 && branches.every((b) => b.type === "object")) {
+    // A tool's arguments are an object: the union's other alternatives (a string, null) never apply.
+    const branches = (schema.anyOf as JsonSchema[])
+      .filter((b) => b.type === "object" || (Array.isArray(b.type) && b.type.includes("object")))
+      .map((b) => (b.type === "object" ? b : { ...b, type: "object" }));
+    if (branches.length === 1) {
+      const only = branches[0] as JsonSchema;
+      return withDescription(only, description ?? (only.description as string | undefined));
+    }
+    if (branches.length > 0) {
       const names: string[] = [];
       for (const branch of branches) {
         for (const key of Object.keys(branch.properties as Raw)) if (!names.includes(key)) names.push(key);
@@ -709,7 +805,7 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
  */
 export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): JsonSchema {
   try {
-    return sanitizeBounded(schema, options);
+    return sanitizeBounded(schema, isObject(options) ? options : {});
   } catch {
     // Only a value no JSON holds gets here: a throwing getter, a revoked Proxy, a BigInt where a
     // number is read. What cannot be read is asked for as any object, as a non-schema is.
@@ -718,22 +814,54 @@ export function sanitizeSchema(schema: unknown, options: SanitizeOptions = {}): 
 }
 
 function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema {
-  const recursionLimit = Math.max(0, Math.floor(options.recursionLimit ?? 2));
+  // More expansions than schemas may nest gain nothing; NaN (or a non-number) reads as the default.
+  const recursionLimit = Math.min(MAX_NESTING, Math.max(0, Math.floor(numberOr(options.recursionLimit, 2))));
   const first = convertRoot(schema, options, recursionLimit);
-  if (first.refsFollowed === 0) return first.schema;
-  let size = jsonSize(first.schema);
-  if (size <= MAX_EXPANDED_CHARS) return first.schema;
-  // `$ref`s fanned out (each definition referring to the next several times): expand recursion
-  // fewer times, down to none, where every reference is asked for as JSON text.
-  const before = size;
-  let out = first.schema;
-  let limit = recursionLimit;
-  while (size > MAX_EXPANDED_CHARS && limit > 0) {
-    limit--;
-    out = convertRoot(schema, options, limit).schema;
-    size = jsonSize(out);
+  const told = (notices: readonly string[]) => {
+    for (const notice of new Set(notices)) tell(options, notice);
+  };
+  if (first.refsFollowed === 0) {
+    told(first.notices);
+    return first.schema;
   }
-  options.onNotice?.(
+  let size = jsonSize(first.schema);
+  if (size <= MAX_EXPANDED_CHARS) {
+    told(first.notices);
+    return first.schema;
+  }
+  // `$ref`s fanned out (each definition referring to the next several times): expand recursion
+  // fewer times, down to none, where every reference is asked for as JSON text. The most
+  // expansions that fit is found by halving (a few conversions even from a limit of 64).
+  const before = size;
+  // One fewer expansion is tried first (it usually fits), then none, then halving between.
+  let limit = Math.max(0, recursionLimit - 1);
+  let { schema: out, notices } = convertRoot(schema, options, limit);
+  size = jsonSize(out);
+  let low = 1;
+  let high = limit - 1;
+  if (size > MAX_EXPANDED_CHARS && limit > 0) {
+    limit = 0;
+    ({ schema: out, notices } = convertRoot(schema, options, 0));
+    size = jsonSize(out);
+  } else {
+    high = -1;
+  }
+  while (low <= high && size <= MAX_EXPANDED_CHARS) {
+    const mid = (low + high) >> 1;
+    const tried = convertRoot(schema, options, mid);
+    const triedSize = jsonSize(tried.schema);
+    if (triedSize <= MAX_EXPANDED_CHARS) {
+      ({ schema: out, notices } = tried);
+      size = triedSize;
+      limit = mid;
+      low = mid + 1;
+    } else {
+      high = mid - 1;
+    }
+  }
+  told(notices);
+  tell(
+    options,
     `Inlining this schema's $refs made it ${before} characters (over ${MAX_EXPANDED_CHARS}); ` +
       (limit === 0
         ? "every reference is asked for as JSON text instead"
@@ -750,6 +878,24 @@ function sanitizeBounded(schema: unknown, options: SanitizeOptions): JsonSchema 
  */
 export const MAX_EXPANDED_CHARS = 64 * 1024;
 
+/**
+ * Tells the host's `onNotice`, if it is a function. A notice is for a log: a throwing or missing
+ * logger never costs the caller the schema (which a throw here would turn into "any object").
+ */
+function tell(options: SanitizeOptions, notice: string): void {
+  if (typeof options.onNotice !== "function") return;
+  try {
+    options.onNotice(notice);
+  } catch {
+    // The schema is the answer; the log line is lost.
+  }
+}
+
+/** The option when it is a number (Infinity included), else the default. */
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === "number" && !Number.isNaN(value) ? value : fallback;
+}
+
 function jsonSize(schema: JsonSchema): number {
   return JSON.stringify(schema).length;
 }
@@ -758,18 +904,20 @@ function convertRoot(
   schema: unknown,
   options: SanitizeOptions,
   recursionLimit: number,
-): { schema: JsonSchema; refsFollowed: number } {
+): { schema: JsonSchema; refsFollowed: number; notices: string[] } {
   const ctx: Context = {
     root: schema,
     recursionLimit,
-    maxDepth: Math.max(1, Math.floor(options.maxDepth ?? STRICT_MAX_DEPTH)),
+    maxDepth: Math.max(1, Math.floor(numberOr(options.maxDepth, STRICT_MAX_DEPTH))),
     budget: NODE_BUDGET,
     enumBudget: ENUM_LIMIT,
     active: new Set(),
     refsFollowed: 0,
     level: 0,
+    notices: [],
   };
-  return { schema: toRootObject(convert(schema, ctx, 0, new Map()), schema), refsFollowed: ctx.refsFollowed };
+  const out = toRootObject(convert(schema, ctx, 0, new Map()), schema);
+  return { schema: out, refsFollowed: ctx.refsFollowed, notices: ctx.notices };
 }
 
 const BOUND_NOTES: Record<string, (value: unknown) => string> = {

@@ -147,8 +147,52 @@ describe("sanitizeTools", () => {
     expect(sanitizeTools(once)).toEqual(once);
   });
 
+  it("never cuts a long description between the two halves of an emoji", () => {
+    const long = "😀".repeat(800); // 1,600 UTF-16 units, no space or sentence to cut at
+    const [tool] = sanitizeTools([
+      { type: "function", function: { name: "t", description: long, parameters: {} } },
+    ]);
+    const head = tool?.type === "function" ? (tool.function.description as string) : "";
+    const params = tool?.type === "function" ? (tool.function.parameters.description as string) : "";
+    expect(head.length).toBeLessThanOrEqual(1024);
+    // No high surrogate without its low half after it, and no low half without its high half before it.
+    const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    for (const text of [head, params]) expect(lone.test(text)).toBe(false);
+  });
+
   it("throws a SchemaCompatError for something that is not a tool array", () => {
     expect(() => sanitizeTools({} as never)).toThrow(SchemaCompatError);
     expect(() => relaxTools([null] as never)).toThrow(/index 0/);
+  });
+
+  it("throws a SchemaCompatError naming the entry for a tool that cannot be read (a throwing getter, a revoked Proxy)", () => {
+    const getter = {
+      type: "function",
+      function: {
+        get name(): string {
+          throw new Error("no name today");
+        },
+      },
+    };
+    const { proxy, revoke } = Proxy.revocable({ type: "function" }, {});
+    revoke();
+    const fine = { type: "function", function: { name: "ok", parameters: {} } };
+    for (const [tools, index] of [
+      [[fine, getter], 1],
+      [[proxy], 0],
+    ] as const) {
+      for (const fn of [sanitizeTools, relaxTools]) {
+        let caught: unknown;
+        try {
+          fn(tools as never);
+        } catch (error) {
+          caught = error;
+        }
+        expect(SchemaCompatError.isInstance(caught)).toBe(true);
+        expect((caught as SchemaCompatError).code).toBe("invalid-tools");
+        expect((caught as Error).message).toContain(`index ${index}`);
+        expect((caught as Error).cause).toBeInstanceOf(Error);
+      }
+    }
   });
 });

@@ -45,17 +45,27 @@ function splitDescription(text: string): [head: string, rest: string] {
   const room = text.slice(0, DESCRIPTION_LIMIT - 1);
   const sentence = Math.max(room.lastIndexOf(". "), room.lastIndexOf(".\n"), room.lastIndexOf("\n\n"));
   const word = room.lastIndexOf(" ");
-  const cut =
+  let cut =
     sentence > DESCRIPTION_LIMIT / 2 ? sentence + 1 : word > DESCRIPTION_LIMIT / 2 ? word : room.length;
+  // Never between the two halves of a surrogate pair (an emoji): a lone half is not valid text.
+  const before = text.charCodeAt(cut - 1);
+  if (before >= 0xd800 && before <= 0xdbff) cut--;
   return [`${text.slice(0, cut).trimEnd()}…`, text.slice(cut).trim()];
 }
 
-function uniqueName(name: string, taken: Set<string>): string {
+/**
+ * The name itself when free, else the first free `name_2`, `name_3`, … — searched from where the
+ * last search for the same name stopped (`next`), so a thousand tools of one name stay linear.
+ */
+function uniqueName(name: string, taken: Set<string>, next: Map<string, number>): string {
   if (!taken.has(name)) return name;
-  for (let n = 2; ; n++) {
+  for (let n = next.get(name) ?? 2; ; n++) {
     const suffix = `_${n}`;
     const candidate = `${name.slice(0, NAME_LIMIT - suffix.length)}${suffix}`;
-    if (!taken.has(candidate)) return candidate;
+    if (!taken.has(candidate)) {
+      next.set(name, n + 1);
+      return candidate;
+    }
   }
 }
 
@@ -69,32 +79,63 @@ function checkTools(tools: unknown, where: string): asserts tools is readonly un
   }
 }
 
+/** What mapTools reads of one entry, read in one place so a value that throws when read is caught there. */
+function readTool(tool: Record<string, unknown>):
+  | { other: Record<string, unknown> }
+  | {
+      other?: undefined;
+      base: Record<string, unknown>;
+      original: string;
+      description: unknown;
+      schema: unknown;
+      rest: Record<string, unknown>;
+    } {
+  const base = { ...tool };
+  const fn = base.function;
+  if (base.type !== "function" || !isObject(fn)) return { other: base };
+  const { description, parameters, ...rest } = fn;
+  const original = typeof rest.name === "string" ? rest.name : "";
+  return { base, original, description, schema: parameters, rest };
+}
+
 function mapTools(
   tools: unknown,
   where: string,
   schemaFn: (schema: unknown, options: SanitizeOptions) => Record<string, unknown>,
-  options: SanitizeToolsOptions,
+  given: SanitizeToolsOptions,
 ): unknown[] {
   checkTools(tools, where);
+  const options: SanitizeToolsOptions = isObject(given) ? given : {};
   const taken = new Set<string>();
+  const next = new Map<string, number>();
   return tools.map((tool, index) => {
-    if (!isObject(tool)) {
+    let read: ReturnType<typeof readTool> | undefined;
+    try {
+      read = isObject(tool) ? readTool(tool) : undefined;
+    } catch (cause) {
+      // A throwing getter or a revoked Proxy in the host's own objects: named, not a TypeError inside.
+      throw new SchemaCompatError(
+        "invalid-tools",
+        `${where} could not read the tool at index ${index} of the tool array ` +
+          `(${cause instanceof Error ? cause.message : String(cause)}); each entry must be a plain tool definition object.`,
+        { cause },
+      );
+    }
+    if (!read) {
       throw new SchemaCompatError(
         "invalid-tools",
         `${where} was given ${describeValue(tool)} at index ${index} of the tool array; ` +
           "each entry must be a tool definition object.",
       );
     }
-    const fn = tool.function;
-    if (tool.type !== "function" || !isObject(fn)) return { ...tool };
-    const original = typeof fn.name === "string" ? fn.name : "";
-    const name = uniqueName(legalName(original), taken);
+    if (read.other) return read.other;
+    const { base, original, description, schema, rest } = read;
+    const name = uniqueName(legalName(original), taken, next);
     taken.add(name);
-    if (name !== original) options.onRename?.(original, name);
-    const { description, parameters: _parameters, ...rest } = fn;
+    if (name !== original && typeof options.onRename === "function") options.onRename(original, name);
     const out: Record<string, unknown> = { ...rest, name };
     const text = typeof description === "string" ? description.trim() : "";
-    const parameters = schemaFn(fn.parameters, options);
+    const parameters = schemaFn(schema, options);
     const [head, overflow] = splitDescription(text);
     if (head !== "") out.description = head;
     if (overflow !== "") {
@@ -102,7 +143,7 @@ function mapTools(
       parameters.description = `(Tool description, continued:) ${overflow}${own}`;
     }
     out.parameters = parameters;
-    return { ...tool, function: out };
+    return { ...base, function: out };
   });
 }
 
@@ -114,7 +155,8 @@ function mapTools(
  * pass through unchanged.
  *
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
- * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object.
+ * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object
+ * or cannot be read (a throwing getter, a revoked Proxy), naming its index.
  */
 export function sanitizeTools<T extends ToolLike>(
   tools: readonly T[],
@@ -128,7 +170,8 @@ export function sanitizeTools<T extends ToolLike>(
  * a server that could not build a grammar from the sanitized tools (see `isGrammarError`).
  *
  * Returns a new array in the same order; never mutates its input. Throws a `SchemaCompatError`
- * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object.
+ * (`code: "invalid-tools"`) when `tools` is not an array or holds something that is not an object
+ * or cannot be read (a throwing getter, a revoked Proxy), naming its index.
  */
 export function relaxTools<T extends ToolLike>(
   tools: readonly T[],

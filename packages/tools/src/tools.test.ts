@@ -211,3 +211,58 @@ describe("a toolset in runAgentLoop over HTTP", () => {
     });
   });
 });
+
+describe("a zod union tool in runAgentLoop over HTTP", () => {
+  it("runs a call whose variant leaves an optional field out the strict way (null)", async () => {
+    const edits: unknown[] = [];
+    const edit = defineTool({
+      name: "edit_file",
+      description: "Change a file.",
+      input: z.object({
+        path: z.string(),
+        change: z.discriminatedUnion("kind", [
+          z.object({
+            kind: z.literal("replace"),
+            old: z.string(),
+            new: z.string(),
+            count: z.number().optional(),
+          }),
+          z.object({ kind: z.literal("append"), text: z.string(), newline: z.boolean().optional() }),
+        ]),
+        pair: z.tuple([z.string(), z.object({ note: z.string().optional() })]).optional(),
+      }),
+      execute: (args) => {
+        edits.push(args);
+        return "done";
+      },
+    });
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            {
+              id: "call_1",
+              name: "edit_file",
+              // What a model answering the strict declaration writes: every field, null for the ones left out.
+              arguments: JSON.stringify({
+                path: "a.md",
+                change: { kind: "append", text: "hi", newline: null },
+                pair: ["x", { note: null }],
+              }),
+            },
+          ],
+        },
+        { content: "Edited." },
+      ],
+    });
+    const toolset = createToolset([edit]);
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: [{ role: "user", content: "Append hi to a.md." }],
+      tools: toolset.tools,
+      dispatch: toolset.dispatch,
+    });
+    expect(result.toolCalls.map(({ ok }) => ok)).toEqual([true]);
+    expect(edits).toEqual([{ path: "a.md", change: { kind: "append", text: "hi" }, pair: ["x", {}] }]);
+  });
+});

@@ -1,0 +1,241 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { dropOptionalNulls } from "./optional-nulls.js";
+import { sanitizeSchema } from "./sanitize-schema.js";
+
+// The round trip the loop relies on: a call the original schema takes, written the way a model
+// answering the sanitized schema writes it (every property present, null for one left out),
+// must pass the sanitized schema and come back from dropOptionalNulls as the original call.
+
+type Raw = Record<string, unknown>;
+type Style = "plain" | "ref" | "allOfRef" | "allOf";
+type Node =
+  | { kind: "leaf"; schema: Raw; values: fc.Arbitrary<unknown> }
+  | {
+      kind: "object";
+      props: Array<{ name: string; node: Node; required: boolean }>;
+      closed: boolean;
+      style: Style;
+    }
+  | { kind: "array"; item: Node; style: Style }
+  | { kind: "tuple"; items: Node[]; style: Style }
+  | { kind: "union"; branches: Node[]; style: Style; key: "anyOf" | "oneOf" };
+
+const leaves: Node[] = [
+  { kind: "leaf", schema: { type: "string" }, values: fc.string({ maxLength: 3 }) },
+  { kind: "leaf", schema: { type: "integer", minimum: 0 }, values: fc.nat(99) },
+  { kind: "leaf", schema: { type: "boolean" }, values: fc.boolean() },
+  { kind: "leaf", schema: { enum: ["fast", "slow"] }, values: fc.constantFrom("fast", "slow") },
+  { kind: "leaf", schema: { const: "v1" }, values: fc.constant("v1") },
+  // Null is a value of these: required wherever they appear, so "absent" and "null" never blur.
+  { kind: "leaf", schema: { type: ["string", "null"] }, values: fc.option(fc.string({ maxLength: 3 })) },
+  { kind: "leaf", schema: { enum: ["x", null] }, values: fc.constantFrom("x", null) },
+  {
+    kind: "leaf",
+    schema: { anyOf: [{ type: "integer" }, { type: "null" }] },
+    values: fc.option(fc.nat(9)),
+  },
+];
+const takesNull = (node: Node) => node.kind === "leaf" && JSON.stringify(node.schema).includes("null");
+const styleArb = fc.constantFrom<Style>("plain", "plain", "ref", "allOfRef", "allOf");
+
+const nodeArb: fc.Arbitrary<Node> = fc.letrec<{ node: Node; object: Node }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.constantFrom(...leaves),
+    tie("object"),
+    fc.record({ kind: fc.constant("array" as const), item: tie("node"), style: styleArb }),
+    fc.record({
+      kind: fc.constant("tuple" as const),
+      items: fc.array(tie("node"), { minLength: 1, maxLength: 3 }),
+      style: styleArb,
+    }),
+    fc.record({
+      kind: fc.constant("union" as const),
+      branches: fc.array(tie("object"), { minLength: 2, maxLength: 3 }),
+      style: styleArb,
+      key: fc.constantFrom("anyOf" as const, "oneOf" as const),
+    }),
+  ),
+  object: fc.record({
+    kind: fc.constant("object" as const),
+    props: fc.uniqueArray(
+      fc
+        .record({
+          name: fc.constantFrom("a", "b", "c", "__proto__", "constructor", "", "x/y", "~1"),
+          node: tie("node"),
+          required: fc.boolean(),
+        })
+        .map((p) => ({ ...p, required: p.required || takesNull(p.node) })),
+      { selector: (p) => p.name, maxLength: 4 },
+    ),
+    closed: fc.boolean(),
+    style: styleArb,
+  }),
+})).node;
+
+/** Gives each union branch its own property names, as a tagged union's variants have. */
+function tagged(node: Node, prefix = ""): Node {
+  switch (node.kind) {
+    case "leaf":
+      return node;
+    case "array":
+      return { ...node, item: tagged(node.item) };
+    case "tuple":
+      return { ...node, items: node.items.map((i) => tagged(i)) };
+    case "object":
+      return {
+        ...node,
+        props: node.props.map((p) => ({ ...p, name: `${prefix}${p.name}`, node: tagged(p.node) })),
+      };
+    case "union":
+      return { ...node, branches: node.branches.map((b, i) => tagged(b, `${prefix}u${i}_`)) };
+  }
+}
+
+function schemaOf(node: Node, defs: Raw): unknown {
+  if (node.kind === "leaf") return node.schema;
+  let schema: Raw;
+  if (node.kind === "array") schema = { type: "array", items: schemaOf(node.item, defs) };
+  else if (node.kind === "tuple")
+    schema = { type: "array", prefixItems: node.items.map((i) => schemaOf(i, defs)), items: false };
+  else if (node.kind === "union") schema = { [node.key]: node.branches.map((b) => schemaOf(b, defs)) };
+  else {
+    const properties: Raw = {};
+    for (const p of node.props)
+      Object.defineProperty(properties, p.name, { value: schemaOf(p.node, defs), enumerable: true });
+    schema = {
+      type: "object",
+      properties,
+      required: node.props.filter((p) => p.required).map((p) => p.name),
+    };
+    if (node.closed) schema.additionalProperties = false;
+  }
+  const name = `d${Object.keys(defs).length}`;
+  switch (node.style) {
+    case "plain":
+      return schema;
+    case "allOf":
+      return { allOf: [schema], description: "Wrapped." };
+    case "ref":
+      defs[name] = schema;
+      return { $ref: `#/$defs/${name}` };
+    case "allOfRef":
+      defs[name] = schema;
+      return { allOf: [{ $ref: `#/$defs/${name}` }], description: "Pydantic v1's field." };
+  }
+}
+
+const set = (target: Raw, key: string, value: unknown) =>
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+
+/** A call the original takes, and the same call as a model answering the strict schema writes it. */
+function callArb(node: Node): fc.Arbitrary<{ call: unknown; strict: unknown }> {
+  switch (node.kind) {
+    case "leaf":
+      return node.values.map((v) => ({ call: v, strict: v }));
+    case "array":
+      return fc
+        .array(callArb(node.item), { maxLength: 3 })
+        .map((items) => ({ call: items.map((i) => i.call), strict: items.map((i) => i.strict) }));
+    case "tuple":
+      return fc
+        .tuple(...node.items.map(callArb))
+        .map((items) => ({ call: items.map((i) => i.call), strict: items.map((i) => i.strict) }));
+    case "union":
+      return fc.oneof(...node.branches.map(callArb));
+    case "object":
+      return fc
+        .tuple(
+          ...node.props.map((p) =>
+            p.required ? callArb(p.node) : fc.option(callArb(p.node), { nil: undefined }),
+          ),
+        )
+        .map((values) => {
+          const call: Raw = {};
+          const strict: Raw = {};
+          node.props.forEach((p, i) => {
+            const v = values[i];
+            if (v) set(call, p.name, v.call);
+            set(strict, p.name, v ? v.strict : null);
+          });
+          return { call, strict };
+        });
+  }
+}
+
+/** Whether a value passes a schema in the strict subset (types, enum, anyOf, closed objects, items). */
+function passes(schema: Raw, value: unknown): boolean {
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as Raw[]).some((b) => passes(b, value));
+  const types = (typeof schema.type === "string" ? [schema.type] : schema.type) as string[];
+  const kind =
+    value === null
+      ? "null"
+      : Array.isArray(value)
+        ? "array"
+        : Number.isInteger(value)
+          ? "integer"
+          : typeof value;
+  if (!types.some((t) => t === kind || (t === "number" && kind === "integer"))) return false;
+  if (Array.isArray(schema.enum) && !schema.enum.includes(value)) return false;
+  if (kind === "array") return (value as unknown[]).every((v) => passes(schema.items as Raw, v));
+  if (kind === "object") {
+    const props = schema.properties as Raw;
+    const v = value as Raw;
+    return (
+      Object.keys(v).every((k) => Object.hasOwn(props, k) && passes(props[k] as Raw, v[k])) &&
+      (schema.required as string[]).every((k) => Object.hasOwn(v, k))
+    );
+  }
+  return true;
+}
+
+const rootArb = fc
+  .oneof(
+    nodeArb.filter((n) => n.kind === "object"),
+    fc
+      .array(
+        nodeArb.filter((n) => n.kind === "object"),
+        { minLength: 2, maxLength: 3 },
+      )
+      // A field another alternative leaves out is written null: where null is also one of its
+      // values, null and absent both fit the original, and either answer is right.
+      .filter((branches) =>
+        branches.every((b) => b.kind !== "object" || !b.props.some((p) => takesNull(p.node))),
+      )
+      .map((branches): Node => ({ kind: "union", branches, style: "plain", key: "anyOf" })),
+  )
+  .map((n) => tagged(n));
+
+describe("the strict round trip", { timeout: 60_000 }, () => {
+  it("every call the original schema takes passes the sanitized schema as the model writes it, and dropOptionalNulls gives it back", () => {
+    fc.assert(
+      fc.property(
+        rootArb.chain((root) => {
+          const defs: Raw = {};
+          const schema = schemaOf(root, defs) as Raw;
+          const full = Object.keys(defs).length > 0 ? { ...schema, $defs: defs } : schema;
+          let calls = callArb(root);
+          if (root.kind === "union") {
+            // sanitizeSchema merges a root union into one object: the other alternatives' fields are null.
+            const names = root.branches.flatMap((b) =>
+              b.kind === "object" ? b.props.map((p) => p.name) : [],
+            );
+            calls = calls.map(({ call, strict }) => {
+              const all: Raw = {};
+              for (const n of names) set(all, n, Object.hasOwn(strict as Raw, n) ? (strict as Raw)[n] : null);
+              return { call, strict: all };
+            });
+          }
+          return fc.tuple(fc.constant(full), calls);
+        }),
+        ([schema, { call, strict }]) => {
+          const sanitized = sanitizeSchema(schema);
+          expect(passes(sanitized, strict), JSON.stringify(sanitized)).toBe(true);
+          expect(dropOptionalNulls(strict, schema)).toEqual(call);
+        },
+      ),
+      { numRuns: 1000, seed: 2026 },
+    );
+  });
+});
