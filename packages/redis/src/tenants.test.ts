@@ -1,0 +1,135 @@
+import { EventsError, type SequencedEvent } from "@loopwright/events";
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisBus, type RedisEventBus } from "./bus.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other", () => {
+  let server: RedisServer;
+  const buses: RedisEventBus[] = [];
+  let made = 0;
+  const bus = async (onError: (error: unknown) => void = () => {}) => {
+    const prefix = `tenants${made++}:`;
+    const created = await createRedisBus({ url: server.url, prefix, onError });
+    buses.push(created);
+    return { bus: created, prefix };
+  };
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await Promise.all(buses.map((b) => b.close()));
+    await server.kill();
+  });
+
+  it("a run whose stream Redis refuses to write is reported and dropped; every other run is still written", async () => {
+    const errors: unknown[] = [];
+    const { bus: a, prefix } = await bus((error) => errors.push(error));
+    const raw = createClient({ url: server.url });
+    await raw.connect();
+    try {
+      // Something else already holds the run's key as another type: every XADD answers WRONGTYPE.
+      await raw.sendCommand(["SET", `${prefix}run:taken`, "not a stream"]);
+      a.emit("taken", { kind: "output", text: "never written" });
+      a.emit("other", { kind: "output", text: "another tenant" });
+      a.emit("other", { kind: "done" });
+      const flushed = await Promise.race([a.flushed().then(() => true), pause(3000).then(() => false)]);
+      expect(flushed).toBe(true);
+      expect(a.pending).toBe(0);
+      expect((await a.readHistory("other")).map((e) => e.kind)).toEqual(["output", "done"]);
+      // Told once, naming the run and what Redis said; not once per retry.
+      const refusals = errors.filter((e) => /WRONGTYPE/.test(String(e)));
+      expect(refusals).toHaveLength(1);
+      expect(String(refusals[0])).toMatch(/"taken"/);
+      // Later events of other runs are not held behind it either.
+      a.emit("later", { kind: "output", text: "later" });
+      await a.flushed();
+      expect(await a.readHistory("later")).toHaveLength(1);
+    } finally {
+      raw.destroy();
+    }
+  });
+
+  it("readHistory refuses an `after` that is not a seq instead of reading from the wrong place", async () => {
+    const { bus: a } = await bus();
+    for (let i = 1; i <= 60; i++) a.emit("numbered", { kind: "output", text: `n${i}` });
+    await a.flushed();
+    // A seq taken from a query string: "5" + 1 would have been "51".
+    for (const after of ["5", Number.NaN, 1.5, -1, Number.POSITIVE_INFINITY]) {
+      let thrown: unknown;
+      try {
+        await a.readHistory("numbered", after as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(EventsError.isInstance(thrown), `${String(after)}: ${String(thrown)}`).toBe(true);
+      expect(String(thrown)).toMatch(/after/);
+    }
+    expect((await a.readHistory("numbered", 5))[0]?.seq).toBe(6);
+  });
+
+  it("run ids that differ only in glob, hash-tag, separator or control characters stay apart", async () => {
+    const { bus: a } = await bus();
+    const ids = ["a", "a*", "*", "a?", "[a]", "{a}", "a:b", "a\nb", "a\u0000", "a".repeat(10_000)];
+    for (const id of ids) a.emit(id, { kind: "output", text: id });
+    await a.flushed();
+    for (const id of ids) {
+      const events = (await a.readHistory(id)) as SequencedEvent<{ kind: "output"; text: string }>[];
+      expect(events.map((e) => e.text)).toEqual([id]);
+    }
+    const watcher = a.watch("*");
+    a.emit("a", { kind: "done" });
+    a.emit("*", { kind: "done" });
+    const seen: string[] = [];
+    for await (const event of watcher) seen.push(event.kind);
+    expect(seen).toEqual(["output", "done"]);
+  });
+
+  it("an endRun made while Redis is away still reaches the other instances once it is back", async () => {
+    const { bus: a, prefix } = await bus();
+    const b = await createRedisBus({ url: server.url, prefix, onError: () => {} });
+    buses.push(b);
+    a.emit("cut", { kind: "output", text: "one" });
+    await a.flushed();
+    const watcher = b.watch("cut");
+    expect((await watcher.next()).value).toMatchObject({ seq: 1 });
+    await server.kill();
+    a.endRun("cut");
+    await server.start();
+    const ended = await Promise.race([watcher.next(), pause(8000).then(() => "still waiting")]);
+    expect(ended).toEqual({ done: true, value: undefined });
+    await a.flushed();
+    // The run started afresh under the same id after the end is written after it, from seq 1.
+    expect(a.emit("cut", { kind: "output", text: "again" }).seq).toBe(1);
+    await a.flushed();
+    expect((await a.readHistory("cut")).map((e) => e.seq)).toEqual([1]);
+  }, 20_000);
+
+  it("writes an event carrying __proto__ as data with that key, and keeps a copy whose prototype is untouched", async () => {
+    const { bus: a } = await bus();
+    const text = '{"kind":"output","text":"mine","__proto__":{"text":"inherited","kind":"done"}}';
+    const stored = a.emit("relayed", JSON.parse(text));
+    expect(Object.getPrototypeOf(stored)).toBe(Object.prototype);
+    await a.flushed();
+    const [read] = await a.readHistory("relayed");
+    expect(JSON.stringify(read)).toBe(`${text.slice(0, -1)},"seq":1}`);
+    expect(JSON.stringify(a.history("relayed")[0])).toBe(JSON.stringify(read));
+  });
+
+  it("takes only a settings object's own fields, so a polluted Object.prototype moves no number", async () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.maxEvents = 1;
+    try {
+      const created = await createRedisBus({ url: server.url, prefix: `tenants${made++}:`, settings: {} });
+      buses.push(created);
+      expect(created.configure({}).maxEvents).toBe(1000);
+    } finally {
+      delete proto.maxEvents;
+    }
+  });
+});
