@@ -1,0 +1,71 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { describe, expect, it } from "vitest";
+import { createBus } from "./bus.js";
+import { fold } from "./fold.js";
+import { runMetrics } from "./run-metrics.js";
+import type { RunEvent } from "./types.js";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+
+describe("events built from outside JSON", () => {
+  it("stores an event carrying __proto__ as data as a faithful copy, never with that value as its prototype", () => {
+    const bus = createBus();
+    // What a relay reading events from a socket or a file hands emit.
+    const text =
+      '{"kind":"tool-result","id":"c1","name":"f","content":"fine","__proto__":{"ok":false,"kind":"done"}}';
+    const stored = bus.emit("r", JSON.parse(text) as RunEvent);
+    expect(Object.getPrototypeOf(stored)).toBe(Object.prototype);
+    expect(JSON.stringify(stored)).toBe(`${text.slice(0, -1)},"seq":1}`);
+    expect(JSON.stringify(bus.history("r")[0])).toBe(JSON.stringify(stored));
+    // Read as the event was given: no `ok` of its own, so not a failed tool.
+    expect(runMetrics(bus.history("r")).toolErrors).toBe(0);
+    expect(fold(bus.history("r"))).toEqual([
+      { kind: "tool", id: "c1", name: "f", args: "", result: { ok: true, content: "fine" } },
+    ]);
+    bus.close();
+  });
+
+  it("forgets a run that was only watched once its last watcher leaves", async () => {
+    const bus = createBus();
+    const heap = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heap();
+    // A client naming run ids that never start (a typo, a crawler, an old link).
+    for (let i = 0; i < 50_000; i++) {
+      const controller = new AbortController();
+      const watcher = bus.watch(`never-started-${i}-${"x".repeat(64)}`, controller.signal);
+      const waiting = watcher.next();
+      controller.abort();
+      await waiting;
+    }
+    const grown = heap() - before;
+    // Each kept run is a record, a Set, an array and a 90-character key: about 15 MB for these.
+    expect(grown).toBeLessThan(3_000_000);
+    // A run that did start is still kept for a late watcher.
+    bus.emit("started", { kind: "output", text: "kept" });
+    const controller = new AbortController();
+    const watcher = bus.watch("started", controller.signal);
+    await watcher.next();
+    controller.abort();
+    expect(bus.history("started")).toHaveLength(1);
+    bus.close();
+  });
+
+  it("reads only a settings object's own fields, so a polluted Object.prototype moves no number", () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.maxEvents = 1;
+    proto.retainEndedMs = 1;
+    try {
+      const bus = createBus({});
+      expect(bus.configure({})).toMatchObject({ maxEvents: 1000, retainEndedMs: 600_000 });
+      bus.close();
+    } finally {
+      delete proto.maxEvents;
+      delete proto.retainEndedMs;
+    }
+  });
+});
