@@ -216,8 +216,11 @@ export class SessionFile {
 
 /**
  * Every session in a directory, most recently updated first: its id, title (the first user
- * message, shortened), creation and update times. Files that are not session files are skipped;
- * a missing directory lists nothing.
+ * message, shortened), creation and update times. The id is the file's name, the one
+ * `createSession({ sessionId })` opens it by, whatever its header says (a copied file keeps the
+ * header of the one it was copied from). A header without a string `createdAt` gives the update
+ * time instead. Files that are not session files (no session header on the first line, or a name
+ * `sessionPath` would not take) are skipped; a missing directory lists nothing.
  */
 export function listSessions(dir: string): SessionMeta[] {
   let names: string[];
@@ -228,22 +231,29 @@ export function listSessions(dir: string): SessionMeta[] {
   }
   const out: SessionMeta[] = [];
   for (const name of names) {
-    const path = join(dir, name);
-    let first: SessionRecord | undefined;
+    const id = name.slice(0, -".jsonl".length);
+    let path: string;
     try {
-      first = JSON.parse(readFileSync(path, "utf8").split("\n", 1)[0] ?? "") as SessionRecord;
+      path = sessionPath(dir, id);
     } catch {
       continue;
     }
-    if (first?.type !== "session") continue;
+    let first: unknown;
+    try {
+      first = JSON.parse(readFileSync(path, "utf8").split("\n", 1)[0] ?? "");
+    } catch {
+      continue;
+    }
+    if (!isObject(first) || first.type !== "session") continue;
     const loaded = readSessionFile(path);
     const user = loaded.messages.find((m) => (m as { role?: string }).role === "user");
     const title = user ? messageText(user).replace(/\s+/g, " ").trim().slice(0, 60) : "";
+    const updatedAt = statSync(path).mtime.toISOString();
     out.push({
-      id: first.id,
+      id,
       ...(title ? { title } : {}),
-      createdAt: first.createdAt,
-      updatedAt: statSync(path).mtime.toISOString(),
+      createdAt: loaded.createdAt ?? updatedAt,
+      updatedAt,
     });
   }
   return out.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
