@@ -113,6 +113,15 @@ function checkRunId(runId: unknown, where: string): asserts runId is string {
       `${where} needs a run id as a non-empty string, and was given ${describe(runId)}.`,
     );
   }
+  // Keys and channel messages go to Redis as UTF-8, where every unpaired surrogate becomes U+FFFD:
+  // "x\uD800" and "x\uDC00" would be one stream, each run reading the other's events.
+  if (/\p{Cs}/u.test(runId)) {
+    throw new EventsError(
+      "invalid-run-id",
+      `${where} needs a run id Redis can tell apart from others; this one holds an unpaired UTF-16 surrogate, ` +
+        "which Redis would store as U+FFFD, the same as any other. Use well-formed text (a UUID, say).",
+    );
+  }
 }
 
 function checkEvent(event: unknown): asserts event is RunEvent {

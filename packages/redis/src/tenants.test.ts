@@ -1,5 +1,6 @@
 import { EventsError, type SequencedEvent } from "@loopwright/events";
 import { createClient } from "@redis/client";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
@@ -131,5 +132,49 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
     } finally {
       delete proto.maxEvents;
     }
+  });
+
+  it("any run ids, any interleaving: each run reads back exactly its own events, or its id is refused by name", async () => {
+    const { bus: a } = await bus();
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(
+          fc.oneof(
+            fc.string({ unit: "binary", minLength: 1, maxLength: 6 }),
+            // Ids that are one key once written as UTF-8, unless told apart first.
+            fc.constantFrom("x\uD800", "x\uDBFF", "x\uDC00", "x\uFFFD", "*", "x*", "{x}", "x:y", "x\n"),
+          ),
+          { minLength: 1, maxLength: 4 },
+        ),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 12 }),
+        async (ids, picks) => {
+          // A fresh namespace per case, so one case's runs are not the next one's.
+          const scoped = ids.map((id) => `${round}/${id}`);
+          round++;
+          const sent = new Map<string, string[]>();
+          for (const [i, pick] of picks.entries()) {
+            const id = scoped[pick % scoped.length] as string;
+            let refused: unknown;
+            try {
+              a.emit(id, { kind: "output", text: `e${i}` });
+            } catch (error) {
+              refused = error;
+            }
+            // Taken, or refused before anything is written by a typed error naming the id as the problem.
+            expect(refused === undefined || (EventsError.isInstance(refused) && refused.code)).toSatisfy(
+              (v) => v === true || v === "invalid-run-id",
+            );
+            if (refused === undefined) sent.set(id, [...(sent.get(id) ?? []), `e${i}`]);
+          }
+          await a.flushed();
+          for (const [id, texts] of sent) {
+            const read = (await a.readHistory(id)) as SequencedEvent<{ kind: "output"; text: string }>[];
+            expect(read.map((e) => e.text)).toEqual(texts);
+          }
+        },
+      ),
+      { numRuns: 150, seed: 20261201 },
+    );
   });
 });
