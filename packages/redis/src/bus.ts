@@ -60,7 +60,8 @@ export interface RedisEventBus extends EventBus {
   ): AsyncIterableIterator<SequencedEvent, undefined>;
   /**
    * What this instance emitted into run `runId` and still holds (the in-memory bus's `history`,
-   * kept for the same retention). A run emitted elsewhere reads through `readHistory`.
+   * kept for the same retention, and like the stream no more than about `maxStreamLength` of a
+   * run's latest events). A run emitted elsewhere reads through `readHistory`.
    */
   history(runId: string): SequencedEvent[];
   /**
@@ -478,6 +479,10 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       }
       run.seq = stored.seq;
       run.events.push(stored);
+      // The local copy keeps no more than the stream does (`MAXLEN ~`): cut back in batches of a tenth.
+      if (run.events.length > maxStreamLength + Math.ceil(maxStreamLength / 10)) {
+        run.events.splice(0, run.events.length - maxStreamLength);
+      }
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
       pending.push({ runId, event: stored, json, tried: false });

@@ -177,4 +177,22 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
       { numRuns: 150, seed: 20261201 },
     );
   });
+
+  it("keeps no more of a long run here than its stream keeps in Redis", async () => {
+    const created = await createRedisBus({
+      url: server.url,
+      prefix: `tenants${made++}:`,
+      maxStreamLength: 100,
+    });
+    buses.push(created);
+    for (let i = 1; i <= 2000; i++) created.emit("long", { kind: "output", text: `n${i}` });
+    await created.flushed();
+    const local = created.history("long");
+    const stored = await created.readHistory("long");
+    expect(local.at(-1)?.seq).toBe(2000);
+    expect(local.length).toBeLessThanOrEqual(Math.max(stored.length, 110));
+    expect(local.map((e) => e.seq)).toEqual(
+      Array.from({ length: local.length }, (_, i) => 2001 - local.length + i),
+    );
+  });
 });
