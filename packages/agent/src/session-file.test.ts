@@ -137,6 +137,9 @@ describe("a session file another writer garbled", () => {
     '{"type":"message","message":{"role":"assistant","content":"x","tool_calls":[{"id":"c9","type":"function","function":null}]}}',
     '{"type":"message","message":{"role":"tool","content":"x"}}',
     '{"type":"message","message":{"content":"no role"}}',
+    '{"type":"message","message":{"role":"user","content":[42]}}',
+    '{"type":"message","message":{"role":"user","content":[{"type":"text","text":7}]}}',
+    '{"type":"message","message":{"role":"user","content":[{"type":"image_url","image_url":"x.png"}]}}',
     '{"type":"todos","todos":"write tests"}',
     '{"type":"todos","todos":[{"content":1,"status":"later"}]}',
   ];
