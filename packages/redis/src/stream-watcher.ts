@@ -72,6 +72,12 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
   private conn: RedisConnection | undefined;
   /** The last seq read from the stream (0 before the first). */
   private cursor: number;
+  /**
+   * The id of the last entry read, an event or not: the next read starts after it. An entry this
+   * package did not write is passed over once, not read again on every call (a busy loop while it
+   * is the stream's last).
+   */
+  private readFrom: string;
   /** The stream's last seq when this watcher subscribed: up to it nothing is trimmed. */
   private replayEnd = 0;
   private readonly onAbort = (): void => this.close();
@@ -83,6 +89,7 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
     private readonly signal: SignalLike | undefined,
   ) {
     this.cursor = after;
+    this.readFrom = `${after}-0`;
     signal?.addEventListener("abort", this.onAbort, { once: true });
     void this.run();
   }
@@ -244,7 +251,7 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
         "0",
         "STREAMS",
         this.key,
-        `${this.cursor}-0`,
+        this.readFrom,
       ]);
     } catch (error) {
       if (this.closed || this.ending) return;
@@ -254,6 +261,7 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
       return;
     }
     for (const entry of reply?.[0]?.[1] ?? []) {
+      this.readFrom = entry[0];
       const event = decode(entry);
       if (!event || event.seq <= this.cursor) continue;
       if (event.seq > this.cursor + 1) {

@@ -195,4 +195,30 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
       Array.from({ length: local.length }, (_, i) => 2001 - local.length + i),
     );
   });
+
+  it("a watcher waiting past a last entry it cannot read waits, instead of asking Redis again and again", async () => {
+    const { bus: a, prefix } = await bus();
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    const commands = async () =>
+      Number(/total_commands_processed:(\d+)/.exec(String(await raw.sendCommand(["INFO", "stats"])))?.[1]);
+    try {
+      const key = `${prefix}run:tail`;
+      await raw.sendCommand(["XADD", key, "1-0", "e", '{"seq":1,"kind":"output","text":"one"}']);
+      await raw.sendCommand(["XADD", key, "2-0", "e", "{not json"]);
+      const watcher = a.watch("tail");
+      expect((await watcher.next()).value).toMatchObject({ seq: 1 });
+      const waiting = watcher.next();
+      await pause(100);
+      const before = await commands();
+      await pause(500);
+      // A blocked XREAD is one command; a reader spinning on the entry sends thousands.
+      expect((await commands()) - before).toBeLessThan(20);
+      await raw.sendCommand(["XADD", key, "3-0", "e", '{"seq":3,"kind":"done"}']);
+      expect((await waiting).value).toMatchObject({ kind: "notice", dropped: 1, seq: 2 });
+      expect((await watcher.next()).value).toMatchObject({ seq: 3, kind: "done" });
+    } finally {
+      raw.destroy();
+    }
+  });
 });
