@@ -7,12 +7,12 @@ import {
   type SequencedEvent,
   type SignalLike,
 } from "@loopwright/events";
-import { ErrorReply } from "@redis/client";
 import {
   call,
   connectStore,
   type RedisConnection,
   type RedisOptions,
+  refusedForGood,
   resolveOptions,
   whenReady,
 } from "./connection.js";
@@ -170,17 +170,6 @@ function positive(value: unknown, name: string, fallback: number): number {
     );
   }
   return value;
-}
-
-/** Error replies that pass on their own: Redis loading its data, a busy script, memory, a failover. */
-const PASSING = /^(?:LOADING|BUSY|OOM|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
-
-/**
- * Whether a failed write was Redis answering that it will not store this run's events (the run's
- * key holds another type, a script error): an error reply that sending again cannot change.
- */
-function refusedForGood(error: unknown): boolean {
-  return error instanceof ErrorReply && !PASSING.test(error.message);
 }
 
 function errorText(error: unknown): string {

@@ -1,5 +1,5 @@
 import type { EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
-import { call, type RedisConnection, whenReady } from "./connection.js";
+import { call, type RedisConnection, refusedForGood, whenReady } from "./connection.js";
 
 type Result = IteratorResult<SequencedEvent, undefined>;
 const FINISHED: Result = Object.freeze({ done: true, value: undefined }) as Result;
@@ -78,6 +78,8 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
    * is the stream's last).
    */
   private readFrom: string;
+  /** The pause before reading again after a failed read, in ms (0 after a read that worked). */
+  private backoff = 0;
   /** The stream's last seq when this watcher subscribed: up to it nothing is trimmed. */
   private replayEnd = 0;
   private readonly onAbort = (): void => this.close();
@@ -255,11 +257,18 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
       ]);
     } catch (error) {
       if (this.closed || this.ending) return;
-      // The server went away (or restarted): read on from the same seq once it is back.
+      // Redis answered that this key cannot be read as a stream (it holds another type now): reading
+      // again cannot change that, so the watcher ends and says why (in `run`).
+      if (refusedForGood(error)) throw error;
+      // The server went away (or restarted), or answered with a refusal that passes (loading, busy):
+      // read on from the same seq once it is back, after a pause that grows while it lasts.
       this.host.report(error);
+      this.backoff = Math.min(Math.max(this.backoff * 2, 25), 1000);
+      await new Promise((resolve) => setTimeout(resolve, this.backoff).unref());
       await whenReady(conn);
       return;
     }
+    this.backoff = 0;
     for (const entry of reply?.[0]?.[1] ?? []) {
       this.readFrom = entry[0];
       const event = decode(entry);

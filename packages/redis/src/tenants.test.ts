@@ -221,4 +221,35 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
       raw.destroy();
     }
   });
+
+  it("a watcher whose run's key stops being a stream is ended and reported, not left asking Redis in a loop", async () => {
+    const errors: unknown[] = [];
+    const { bus: a, prefix } = await bus((error) => errors.push(error));
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    const commands = async () =>
+      Number(/total_commands_processed:(\d+)/.exec(String(await raw.sendCommand(["INFO", "stats"])))?.[1]);
+    try {
+      // More than one read's worth, so the watcher holds a replay batch while the key changes.
+      for (let i = 1; i <= 300; i++) a.emit("swapped", { kind: "output", text: `n${i}` });
+      await a.flushed();
+      const watcher = a.watch("swapped");
+      expect((await watcher.next()).value).toMatchObject({ seq: 1 });
+      await pause(100);
+      await raw.sendCommand(["DEL", `${prefix}run:swapped`]);
+      await raw.sendCommand(["SET", `${prefix}run:swapped`, "something else"]);
+      const before = await commands();
+      let read = 1;
+      const reading = (async () => {
+        for await (const _ of watcher) read++;
+      })();
+      const finished = await Promise.race([reading.then(() => true), pause(1000).then(() => false)]);
+      expect((await commands()) - before).toBeLessThan(50);
+      expect(finished).toBe(true);
+      expect(read).toBe(256);
+      expect(errors.some((e) => /WRONGTYPE/.test(String(e)))).toBe(true);
+    } finally {
+      raw.destroy();
+    }
+  });
 });
