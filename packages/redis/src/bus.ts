@@ -475,9 +475,13 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
       pending.push({ runId, event: stored, json, tried: false });
-      if (pending.length > maxPending) {
-        pending.shift();
-        if (droppedWhileAway++ % 1000 === 0) {
+      // Bounded while Redis is away; a burst while it is there waits for the flush, whole.
+      if (pending.length > maxPending && !writer.isReady) {
+        const excess = pending.length - maxPending;
+        pending.splice(0, excess);
+        const before = droppedWhileAway;
+        droppedWhileAway += excess;
+        if (before === 0 || Math.floor(before / 1000) !== Math.floor(droppedWhileAway / 1000)) {
           report(
             new RedisStoreError(
               "connect",

@@ -252,4 +252,34 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
       raw.destroy();
     }
   });
+
+  it("a burst of emits while Redis is there is written whole; maxPending bounds only what waits while it is away", async () => {
+    const errors: unknown[] = [];
+    const created = await createRedisBus({
+      url: server.url,
+      prefix: `tenants${made++}:`,
+      maxPending: 100,
+      onError: (error) => errors.push(error),
+    });
+    buses.push(created);
+    // A host replaying a saved run into the bus, in one synchronous loop.
+    for (let i = 1; i <= 1000; i++) created.emit("burst", { kind: "output", text: `n${i}` });
+    await created.flushed();
+    expect((await created.readHistory("burst")).map((e) => e.seq)).toEqual(
+      Array.from({ length: 1000 }, (_, i) => i + 1),
+    );
+    expect(errors).toEqual([]);
+    await server.kill();
+    // Until the client has seen its connection go, Redis is not away as far as the bus knows.
+    await pause(300);
+    for (let i = 1; i <= 300; i++) created.emit("burst", { kind: "output", text: `away${i}` });
+    expect(created.pending).toBe(100);
+    expect(errors.filter((e) => /the oldest are dropped/.test(String(e)))).toHaveLength(1);
+    await server.start();
+    await created.flushed();
+    // The server came back empty; what waited is the latest 100.
+    expect((await created.readHistory("burst")).map((e) => e.seq)).toEqual(
+      Array.from({ length: 100 }, (_, i) => 1201 + i),
+    );
+  }, 20_000);
 });
