@@ -1,4 +1,4 @@
-import { checkEvent, checkRunId } from "./errors.js";
+import { checkEvent, checkRunId, checkSignal } from "./errors.js";
 import { DEFAULT_EVENTS_SETTINGS, type EventsSettings, mergeSettings } from "./settings.js";
 import type { RunEvent, SequencedEvent } from "./types.js";
 import { type SignalLike, Watcher } from "./watcher.js";
@@ -176,6 +176,7 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
 
     watch(runId, signal) {
       checkRunId(runId, "watch");
+      checkSignal(signal, "watch");
       if (signal?.aborted) {
         // Gone before it started: hand back a finished watcher without opening a run for it.
         const stale = runs.get(runId);

@@ -2,6 +2,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { createBus } from "./bus.js";
+import { EventsError } from "./errors.js";
 import { fold } from "./fold.js";
 import { runMetrics } from "./run-metrics.js";
 import type { RunEvent } from "./types.js";
@@ -67,5 +68,26 @@ describe("events built from outside JSON", () => {
       delete proto.maxEvents;
       delete proto.retainEndedMs;
     }
+  });
+
+  it("refuses a signal that is not one with an EventsError naming it, before it opens the run", async () => {
+    const bus = createBus();
+    for (const signal of [{}, "abort", { aborted: false }, { aborted: false, addEventListener: () => {} }]) {
+      let thrown: unknown;
+      try {
+        bus.watch("r", signal as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(EventsError.isInstance(thrown), String(thrown)).toBe(true);
+      expect((thrown as EventsError).code).toBe("invalid-signal");
+      expect((thrown as EventsError).message).toMatch(/signal/);
+    }
+    // A real one, and none, still watch.
+    const controller = new AbortController();
+    const watching = bus.watch("r", controller.signal);
+    bus.emit("r", { kind: "done" });
+    expect((await watching.next()).value).toMatchObject({ kind: "done" });
+    bus.close();
   });
 });

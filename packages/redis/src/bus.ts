@@ -139,6 +139,25 @@ function checkEvent(event: unknown): asserts event is RunEvent {
   }
 }
 
+/** Checks `watch`'s signal as the in-memory bus does: absent, or what an `AbortSignal` has. */
+function checkSignal(signal: unknown): void {
+  const like = signal as Partial<Record<"aborted" | "addEventListener" | "removeEventListener", unknown>>;
+  if (
+    signal !== undefined &&
+    (typeof signal !== "object" ||
+      signal === null ||
+      typeof like.aborted !== "boolean" ||
+      typeof like.addEventListener !== "function" ||
+      typeof like.removeEventListener !== "function")
+  ) {
+    throw new EventsError(
+      "invalid-signal",
+      `watch takes an AbortSignal as its signal, or none, and was given ${describe(signal)}. ` +
+        "Pass the request's signal (request.signal), not the request.",
+    );
+  }
+}
+
 /** Checks a seq to read after: a string would be concatenated into the stream id ("5" + 1 is "51"). */
 function checkAfter(after: unknown, where: string): asserts after is number {
   if (!Number.isSafeInteger(after) || (after as number) < 0) {
@@ -500,6 +519,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     watch(runId, signal, watchOptions) {
       checkRunId(runId, "watch");
+      checkSignal(signal);
       const after = watchOptions?.after ?? 0;
       checkAfter(after, "watch");
       const watcher = new StreamWatcher(host, keyOf(runId), after, signal);

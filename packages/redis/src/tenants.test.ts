@@ -74,6 +74,17 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
     expect((await a.readHistory("numbered", 5))[0]?.seq).toBe(6);
   });
 
+  it("watch refuses a signal that is not one with an EventsError, before it opens a connection", async () => {
+    const { bus: a } = await bus();
+    let thrown: unknown;
+    try {
+      a.watch("r", { aborted: false } as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(EventsError.isInstance(thrown) && thrown.code).toBe("invalid-signal");
+  });
+
   it("run ids that differ only in glob, hash-tag, separator or control characters stay apart", async () => {
     const { bus: a } = await bus();
     const ids = ["a", "a*", "*", "a?", "[a]", "{a}", "a:b", "a\nb", "a\u0000", "a".repeat(10_000)];
