@@ -1,11 +1,12 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createBus } from "./bus.js";
 import { EventsError } from "./errors.js";
 import { fold } from "./fold.js";
 import { runMetrics } from "./run-metrics.js";
-import type { RunEvent } from "./types.js";
+import type { RunEvent, SequencedEvent } from "./types.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -89,5 +90,59 @@ describe("events built from outside JSON", () => {
     bus.emit("r", { kind: "done" });
     expect((await watching.next()).value).toMatchObject({ kind: "done" });
     bus.close();
+  });
+
+  it("any run ids, any interleaving of emits, watches and ends: a watcher reads only its own run, in order, to done", async () => {
+    const id = fc.oneof(
+      fc.string({ unit: "binary", minLength: 1, maxLength: 4 }),
+      fc.constantFrom(
+        "__proto__",
+        "toString",
+        "constructor",
+        "hasOwnProperty",
+        "*",
+        "a:b",
+        "x\uD800",
+        "x\uDC00",
+      ),
+    );
+    const step = fc.oneof(
+      fc.record({ op: fc.constant("emit" as const), run: fc.nat(3) }),
+      fc.record({ op: fc.constant("watch" as const), run: fc.nat(3) }),
+      fc.record({ op: fc.constant("end" as const), run: fc.nat(3) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(id, { minLength: 4, maxLength: 4 }),
+        fc.array(step, { maxLength: 40 }),
+        async (ids, steps) => {
+          const bus = createBus();
+          const readers: { run: number; reading: Promise<SequencedEvent[]> }[] = [];
+          const read = async (watcher: AsyncIterable<SequencedEvent>) => {
+            const seen: SequencedEvent[] = [];
+            for await (const event of watcher) seen.push(event);
+            return seen;
+          };
+          let n = 0;
+          for (const { op, run } of steps) {
+            const runId = ids[run] as string;
+            if (op === "emit") bus.emit(runId, { kind: "output", text: `${run}#${n++}` });
+            else if (op === "watch") readers.push({ run, reading: read(bus.watch(runId)) });
+            else bus.endRun(runId);
+          }
+          for (const runId of ids) bus.emit(runId, { kind: "done" });
+          for (const { run, reading } of readers) {
+            const seen = await reading;
+            const own = seen.filter((e) => e.kind === "output").map((e) => (e as { text: string }).text);
+            expect(own.every((text) => text.startsWith(`${run}#`))).toBe(true);
+            const seqs = seen.map((e) => e.seq);
+            expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+            expect(new Set(seqs).size).toBe(seqs.length);
+          }
+          bus.close();
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
