@@ -24,8 +24,9 @@ export interface RedisBusOptions extends RedisOptions {
   /** Laid over `DEFAULT_EVENTS_SETTINGS` the way `configure` lays changes over the current set. */
   settings?: Partial<EventsSettings>;
   /**
-   * How many emitted events may wait for Redis while it is away before the oldest are dropped
-   * (watchers then see one gap notice for them). Default 10 000.
+   * How many emitted events may wait for Redis while it is away, or refusing writes for now (out of
+   * memory, loading), before the oldest are dropped (watchers then see one gap notice for them).
+   * A burst while Redis takes writes is not cut: it waits for the flush, whole. Default 10 000.
    */
   maxPending?: number;
   /** Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. */
@@ -249,6 +250,8 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   const runs = new Map<string, LocalRun>();
   const watchers = new Map<string, Set<StreamWatcher>>();
   let pending: Pending[] = [];
+  /** The last write failed (a lost connection, or Redis refusing for now): what waits is bounded. */
+  let writesFailing = false;
   /** Runs ended here (`endRun`, `reset`) whose stream deletion and announcement Redis has not had yet. */
   const owedEnds = new Set<string>();
   let endsInFlight = 0;
@@ -383,6 +386,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
           pending.splice(0, Math.min(FLUSH_BATCH, pending.length), ...window);
           failed = handled.size < batch.length;
         }
+        writesFailing = failed;
         if (failed) {
           // Redis could not take it yet (or the connection went): wait a little, longer each time,
           // rather than ask again at once.
@@ -497,8 +501,8 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
       pending.push({ runId, event: stored, json, tried: false });
-      // Bounded while Redis is away; a burst while it is there waits for the flush, whole.
-      if (pending.length > maxPending && !writer.isReady) {
+      // Bounded while Redis is away or refusing writes; a burst while it takes them waits, whole.
+      if (pending.length > maxPending && (!writer.isReady || writesFailing)) {
         const excess = pending.length - maxPending;
         pending.splice(0, excess);
         const before = droppedWhileAway;
@@ -507,7 +511,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
           report(
             new RedisStoreError(
               "connect",
-              `Redis has been away while more than ${maxPending} events waited; the oldest are dropped.`,
+              `Redis has been away or refusing writes while more than ${maxPending} events waited; the oldest are dropped.`,
             ),
           );
         }

@@ -293,4 +293,35 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
       Array.from({ length: 100 }, (_, i) => 1201 + i),
     );
   }, 20_000);
+
+  it("maxPending also bounds what waits while Redis is there but refusing writes (out of memory)", async () => {
+    const errors: unknown[] = [];
+    const created = await createRedisBus({
+      url: server.url,
+      prefix: `tenants${made++}:`,
+      maxPending: 100,
+      onError: (error) => errors.push(error),
+    });
+    buses.push(created);
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    try {
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory", "1"]);
+      created.emit("full", { kind: "output", text: "first" });
+      for (let i = 0; i < 20 && !errors.some((e) => /OOM/.test(String(e))); i++) await pause(50);
+      expect(errors.some((e) => /OOM/.test(String(e)))).toBe(true);
+      for (let i = 0; i < 1000; i++) created.emit("full", { kind: "output", text: `n${i}` });
+      expect(created.pending).toBeLessThanOrEqual(100);
+      expect(errors.some((e) => /the oldest are dropped/.test(String(e)))).toBe(true);
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
+      await created.flushed();
+      const written = await created.readHistory("full");
+      expect(written.at(-1)?.seq).toBe(1001);
+      expect(written.length).toBe(100);
+    } finally {
+      await raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
+      raw.destroy();
+    }
+  }, 20_000);
 });
