@@ -1,5 +1,15 @@
 import { spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +21,7 @@ import {
   type AgentMessage,
   answeredPrefix,
   createSession,
+  listSessions,
   readSessionFile,
 } from "./test-exports.js";
 import { LONG_RUN_STEPS, longRunReplies, NOTE_TOOL } from "./test-support/long-run.js";
@@ -126,6 +137,9 @@ describe("a session file another writer garbled", () => {
     '{"type":"message","message":{"role":"assistant","content":"x","tool_calls":[{"id":"c9","type":"function","function":null}]}}',
     '{"type":"message","message":{"role":"tool","content":"x"}}',
     '{"type":"message","message":{"content":"no role"}}',
+    '{"type":"message","message":{"role":"user","content":[42]}}',
+    '{"type":"message","message":{"role":"user","content":[{"type":"text","text":7}]}}',
+    '{"type":"message","message":{"role":"user","content":[{"type":"image_url","image_url":"x.png"}]}}',
     '{"type":"todos","todos":"write tests"}',
     '{"type":"todos","todos":[{"content":1,"status":"later"}]}',
   ];
@@ -179,6 +193,33 @@ describe("a session file another writer garbled", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("listSessions over files a person copied or edited", () => {
+  it("names each session by its file, the id createSession opens it by, and always gives a string createdAt", async () => {
+    const dir = join(root, "listed");
+    mkdirSync(dir);
+    copyFileSync(join(root, "reference.jsonl"), join(dir, "reference.jsonl"));
+    // A copy kept as a backup, and a file whose header another tool wrote oddly.
+    copyFileSync(join(root, "reference.jsonl"), join(dir, "backup.jsonl"));
+    const body = referenceFile.split("\n").slice(1).join("\n");
+    writeFileSync(
+      join(dir, "odd.jsonl"),
+      `{"type":"session","id":{"not":"a string"},"createdAt":7}\n${body}`,
+    );
+    const listed = listSessions(dir);
+    expect(listed.map((s) => s.id).sort()).toEqual(["backup", "odd", "reference"]);
+    for (const meta of listed) {
+      expect(typeof meta.createdAt).toBe("string");
+      expect(meta.title).toBe("Take notes.");
+      const opened = await createSession({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        sessionDir: dir,
+        sessionId: meta.id,
+      });
+      expect(opened.messages).toEqual(reference);
+    }
   });
 });
 

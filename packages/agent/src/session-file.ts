@@ -56,7 +56,9 @@ export function sessionPath(dir: string, sessionId: string): string {
 /**
  * Reads a session file. A last line without its newline (a write cut off by a crash) is dropped,
  * and so is a line that is not JSON or not a record this module writes (a message without a role,
- * tool calls that are not a list of `{ id, function: { name, arguments } }`, todos that are not a
+ * tool calls that are not a list of `{ id, function: { name, arguments } }`, a chat message's
+ * content part an endpoint would refuse (no string `type`, a text part without its text, an image
+ * part without its url), todos that are not a
  * list of `{ content, status }`); messages past the last point where every tool call was
  * answered (a tool step cut off mid-run) are dropped too — each with a notice. Returns an empty
  * session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
@@ -112,6 +114,15 @@ export function readSessionFile(path: string): LoadedSession {
 }
 
 const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "completed"]);
+const CHAT_ROLES: ReadonlySet<unknown> = new Set(["system", "developer", "user", "assistant", "tool"]);
+
+/** A content part an endpoint takes the shape of: a string `type`, and a text part's text or an image part's url. */
+function isPart(part: unknown): boolean {
+  if (!isObject(part) || typeof part.type !== "string") return false;
+  if (part.type === "text") return typeof part.text === "string";
+  if (part.type === "image_url") return isObject(part.image_url) && typeof part.image_url.url === "string";
+  return true;
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -149,6 +160,11 @@ function recordProblem(record: unknown): string | undefined {
   const content = message.content;
   if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content)) {
     return "a message whose content is neither text nor a list of parts";
+  }
+  // A chat message is sent to the endpoint as it is read: a part it would refuse would fail every
+  // later request of the session. An app-only message (any other role) is never sent.
+  if (Array.isArray(content) && CHAT_ROLES.has(message.role) && !content.every(isPart)) {
+    return "a message with a content part that is not { type, … } (a text part without its text, an image part without its url)";
   }
   if (message.role === "tool" && typeof message.tool_call_id !== "string") {
     return "a tool message without its tool_call_id";
@@ -216,8 +232,11 @@ export class SessionFile {
 
 /**
  * Every session in a directory, most recently updated first: its id, title (the first user
- * message, shortened), creation and update times. Files that are not session files are skipped;
- * a missing directory lists nothing.
+ * message, shortened), creation and update times. The id is the file's name, the one
+ * `createSession({ sessionId })` opens it by, whatever its header says (a copied file keeps the
+ * header of the one it was copied from). A header without a string `createdAt` gives the update
+ * time instead. Files that are not session files (no session header on the first line, or a name
+ * `sessionPath` would not take) are skipped; a missing directory lists nothing.
  */
 export function listSessions(dir: string): SessionMeta[] {
   let names: string[];
@@ -228,22 +247,29 @@ export function listSessions(dir: string): SessionMeta[] {
   }
   const out: SessionMeta[] = [];
   for (const name of names) {
-    const path = join(dir, name);
-    let first: SessionRecord | undefined;
+    const id = name.slice(0, -".jsonl".length);
+    let path: string;
     try {
-      first = JSON.parse(readFileSync(path, "utf8").split("\n", 1)[0] ?? "") as SessionRecord;
+      path = sessionPath(dir, id);
     } catch {
       continue;
     }
-    if (first?.type !== "session") continue;
+    let first: unknown;
+    try {
+      first = JSON.parse(readFileSync(path, "utf8").split("\n", 1)[0] ?? "");
+    } catch {
+      continue;
+    }
+    if (!isObject(first) || first.type !== "session") continue;
     const loaded = readSessionFile(path);
     const user = loaded.messages.find((m) => (m as { role?: string }).role === "user");
     const title = user ? messageText(user).replace(/\s+/g, " ").trim().slice(0, 60) : "";
+    const updatedAt = statSync(path).mtime.toISOString();
     out.push({
-      id: first.id,
+      id,
       ...(title ? { title } : {}),
-      createdAt: first.createdAt,
-      updatedAt: statSync(path).mtime.toISOString(),
+      createdAt: loaded.createdAt ?? updatedAt,
+      updatedAt,
     });
   }
   return out.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));

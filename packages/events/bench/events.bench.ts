@@ -1,10 +1,15 @@
 // Benchmarks for the event bus, run by `pnpm bench` (node --expose-gc, through tsx):
 //  1. emit throughput with 0, 1 and 100 watchers (10 of the 100 stalled, never reading);
 //  2. retained heap with 10 stalled watchers at 10^4, 10^5 and 10^6 events, against the same run
-//     with no watchers measured in the same process: the watchers' share must stay flat.
+//     with no watchers measured in the same process: the watchers' share must stay flat;
+//  3. a long-lived host: the heap left by 10^4 finished runs once their retention has passed, and by
+//     10^5 watchers of run ids that never started once each has left, against an empty bus;
+//  4. fold over tool results that find no card (and over all calls, then all results) at 5 000 and
+//     40 000 of each: the time per event should not grow with the count.
 // Numbers are printed, never asserted.
 import { createBus } from "../src/bus.js";
-import type { SequencedEvent } from "../src/types.js";
+import { fold } from "../src/fold.js";
+import type { RunEvent, SequencedEvent } from "../src/types.js";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("Run with node --expose-gc (pnpm bench does).");
@@ -62,6 +67,51 @@ function retained(events: number, stalled: number, cap = true): { heap: number; 
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
+/** Heap left after many runs come and go on one bus, against the same bus before any. */
+async function manyRuns(): Promise<{ finished: number; kept: number; watchedOnly: number }> {
+  const bus = createBus({ retainEndedMs: 20 });
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  for (let run = 0; run < 10_000; run++) {
+    for (let i = 0; i < 20; i++) bus.emit(`run-${run}`, { kind: "output", text: "token " });
+    bus.emit(`run-${run}`, { kind: "done" });
+  }
+  gc?.();
+  const kept = process.memoryUsage().heapUsed - before;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gc?.();
+  const finished = process.memoryUsage().heapUsed - before;
+  for (let i = 0; i < 100_000; i++) {
+    const controller = new AbortController();
+    const watcher = bus.watch(`never-started-${i}`, controller.signal);
+    const waiting = watcher.next();
+    controller.abort();
+    await waiting;
+  }
+  gc?.();
+  const watchedOnly = process.memoryUsage().heapUsed - before - finished;
+  bus.close();
+  return { finished, kept, watchedOnly };
+}
+
+/** Microseconds per event that `fold` takes over `n` unmatched results, and over n calls then n results. */
+function foldCost(n: number): { orphans: number; paired: number } {
+  const orphans: RunEvent[] = [];
+  const paired: RunEvent[] = [];
+  for (let i = 0; i < n; i++) {
+    orphans.push({ kind: "tool-result", id: `r${i}`, name: "f", ok: true, content: "x" });
+    paired.push({ kind: "tool-call", id: `c${i}`, name: "f", args: "{}" });
+  }
+  for (let i = 0; i < n; i++)
+    paired.push({ kind: "tool-result", id: `c${i}`, name: "f", ok: true, content: "x" });
+  let t = performance.now();
+  fold(orphans);
+  const a = ((performance.now() - t) * 1000) / n;
+  t = performance.now();
+  fold(paired);
+  return { orphans: a, paired: ((performance.now() - t) * 1000) / (2 * n) };
+}
+
 async function main(): Promise<void> {
   const events = 200_000;
   await throughput(20_000, 1, 0); // warm-up
@@ -110,6 +160,19 @@ async function main(): Promise<void> {
   console.log(
     `  watchers' share at 10^6 over 10^4: ${mb(rows[2] ?? 0)} vs ${mb(rows[0] ?? 0)} (flat: bounded by 10 × (maxEvents + trimSlack) slots)`,
   );
+  foldCost(5_000); // warm-up
+  const small = foldCost(5_000);
+  const large = foldCost(40_000);
+  console.log("\nfold, µs per event at 5 000 and 40 000 (the same per event: linear)");
+  console.log(
+    `  results with no card: ${small.orphans.toFixed(2)} vs ${large.orphans.toFixed(2)}; all calls then all results: ${small.paired.toFixed(2)} vs ${large.paired.toFixed(2)}`,
+  );
+  const many = await manyRuns();
+  console.log("\na long-lived host, heap over an empty bus after GC:");
+  console.log(
+    `  10^4 finished runs of 21 events: ${mb(many.kept)} while retained, ${mb(many.finished)} once swept`,
+  );
+  console.log(`  10^5 watchers of ids that never started, each gone: ${mb(many.watchedOnly)} left`);
 }
 
 await main();

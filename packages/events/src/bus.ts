@@ -1,4 +1,4 @@
-import { checkEvent, checkRunId } from "./errors.js";
+import { checkEvent, checkRunId, checkSignal } from "./errors.js";
 import { DEFAULT_EVENTS_SETTINGS, type EventsSettings, mergeSettings } from "./settings.js";
 import type { RunEvent, SequencedEvent } from "./types.js";
 import { type SignalLike, Watcher } from "./watcher.js";
@@ -63,6 +63,19 @@ function unref(handle: unknown): void {
 }
 
 /**
+ * A copy of `event` with `seq` added. Object.assign rather than a spread: on V8 the spread of an
+ * object into a literal with one more key came out about four times the size per stored event
+ * (measured in the bench). But Object.assign sets `__proto__` through its setter, so an event
+ * carrying that key as data (JSON.parse makes one) would become a copy whose prototype is that
+ * value: fields it never had read through it, and JSON of it leaves the key out. Such an event is
+ * copied by a spread, which keeps the key as data.
+ */
+function copyWithSeq(event: RunEvent, seq: number): SequencedEvent {
+  if (Object.hasOwn(event, "__proto__")) return { ...event, seq } as SequencedEvent;
+  return Object.assign({}, event, { seq }) as SequencedEvent;
+}
+
+/**
  * A timer callback that reaches its bus only through a weak reference. Made at module level, so
  * the closure holds nothing of `createBus`'s scope: a pending sweep (hours away by default) never
  * keeps a dropped bus, and every run buffered in it, alive.
@@ -122,7 +135,10 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
     settings: () => current,
     detach: (watcher: Watcher) => {
       if (run.watchers.delete(watcher) && run.watchers.size === 0 && runs.get(run.id) === run) {
-        schedule(deadline(run));
+        // A run that was only watched, never emitted into, has nothing a later watcher could read:
+        // forget it now, not hours later (a watch on every id a client names would pile up).
+        if (run.events.length === 0) runs.delete(run.id);
+        else schedule(deadline(run));
       }
     },
   });
@@ -149,9 +165,7 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
       checkRunId(runId, "emit");
       checkEvent(event, "emit");
       const run = open(runId);
-      // Object.assign rather than a spread: on V8 the spread of an object into a literal with one
-      // more key came out about four times the size per stored event (measured in the bench).
-      const stored = Object.assign({}, event, { seq: run.events.length + 1 }) as SequencedEvent;
+      const stored = copyWithSeq(event, run.events.length + 1);
       run.events.push(stored);
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
@@ -162,6 +176,7 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
 
     watch(runId, signal) {
       checkRunId(runId, "watch");
+      checkSignal(signal, "watch");
       if (signal?.aborted) {
         // Gone before it started: hand back a finished watcher without opening a run for it.
         const stale = runs.get(runId);

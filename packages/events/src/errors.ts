@@ -1,11 +1,11 @@
 const EVENTS_ERROR = Symbol.for("@loopwright/events.EventsError");
 
 /** What kind of bad input an {@link EventsError} reports. */
-export type EventsErrorCode = "invalid-run-id" | "invalid-event";
+export type EventsErrorCode = "invalid-run-id" | "invalid-event" | "invalid-signal";
 
 /**
- * Thrown when `emit`, `watch`, `history` or `endRun` is handed something that is not a run id or
- * not an event. `code` says which; the message names the value's type and what to pass instead.
+ * Thrown when `emit`, `watch`, `history` or `endRun` is handed something that is not a run id, not
+ * an event, or (to `watch`) not a signal. `code` says which; the message names the value's type and what to pass instead.
  */
 export class EventsError extends Error {
   override readonly name: string = "EventsError";
@@ -68,6 +68,26 @@ export function checkEvent(event: unknown, where: string): void {
         `and was given ${describe(event)}${
           typeof event === "object" && event !== null ? " without a string kind" : ""
         }.`,
+    );
+  }
+}
+
+/** Checks `watch`'s signal: absent, or an object with `aborted` and the two listener methods. */
+export function checkSignal(signal: unknown, where: string): void {
+  if (signal === undefined) return;
+  const like = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  if (
+    typeof signal !== "object" ||
+    signal === null ||
+    typeof like.aborted !== "boolean" ||
+    typeof like.addEventListener !== "function" ||
+    typeof like.removeEventListener !== "function"
+  ) {
+    throw new EventsError(
+      "invalid-signal",
+      `${where} takes an AbortSignal (or an object with \`aborted\`, \`addEventListener\` and ` +
+        `\`removeEventListener\`) as its signal, or none, and was given ${describe(signal)}. ` +
+        "Pass the request's signal (request.signal), not the request.",
     );
   }
 }

@@ -93,4 +93,38 @@ describe("fold", () => {
       }),
     );
   });
+
+  it("fills each result into the latest card of its id still waiting, whatever the order and reuse of ids", () => {
+    // The rule said plainly, one card at a time: what fold must agree with.
+    const expected = (events: RunEvent[]) => {
+      const cards: { id: string; name: string; args: string; result?: { ok: boolean; content: string } }[] =
+        [];
+      for (const event of events) {
+        if (event.kind === "tool-call") cards.push({ id: event.id, name: event.name, args: event.args });
+        else if (event.kind === "tool-result") {
+          const result = { ok: event.ok, content: event.content };
+          const card = cards.findLast((c) => c.id === event.id && !c.result);
+          if (card) card.result = result;
+          else cards.push({ id: event.id, name: event.name, args: "", result });
+        }
+      }
+      return cards.map((card) => ({ kind: "tool", ...card }));
+    };
+    const id = fc.constantFrom("a", "b", "c", "toString", "__proto__");
+    const event = fc.oneof(
+      fc.record({ kind: fc.constant("tool-call" as const), id, name: fc.constant("f"), args: fc.string() }),
+      fc.record({
+        kind: fc.constant("tool-result" as const),
+        id,
+        name: fc.constant("f"),
+        ok: fc.boolean(),
+        content: fc.string(),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 30 }), (events) => {
+        expect(fold(events)).toEqual(expected(events));
+      }),
+    );
+  });
 });

@@ -68,6 +68,9 @@ function readable<T>(event: T): T | undefined {
 export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBlock[] {
   const blocks: DisplayBlock[] = [];
   const seen = new Set<number>();
+  // The cards still waiting for a result, by id, latest last: a result finds its card at once
+  // rather than by a walk back over every block (quadratic in a run of unmatched results).
+  const open = new Map<string, ToolBlock[]>();
   let joinable = false;
   for (const raw of events) {
     // A copy, so a getter or Proxy is read once here; one that throws is an event not drawn.
@@ -88,22 +91,27 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         joinable = true;
         break;
       }
-      case "tool-call":
-        blocks.push({
+      case "tool-call": {
+        const card: ToolBlock = {
           kind: "tool",
           id: text(event.id),
           name: text(event.name),
           args: text(event.args ?? ""),
-        });
+        };
+        blocks.push(card);
+        const waiting = open.get(card.id);
+        if (waiting) waiting.push(card);
+        else open.set(card.id, [card]);
         joinable = false;
         break;
+      }
       case "tool-result": {
         const result = {
           ok: event.ok !== false,
           content: text(event.content ?? ""),
           ...(typeof event.ms === "number" ? { ms: event.ms } : {}),
         };
-        const card = openCard(blocks, text(event.id));
+        const card = open.get(text(event.id))?.pop();
         if (card) card.result = result;
         else blocks.push({ kind: "tool", id: text(event.id), name: text(event.name), args: "", result });
         joinable = false;
@@ -125,12 +133,4 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
     }
   }
   return blocks;
-}
-
-function openCard(blocks: DisplayBlock[], id: string): ToolBlock | undefined {
-  for (let i = blocks.length - 1; i >= 0; i--) {
-    const block = blocks[i];
-    if (block?.kind === "tool" && block.id === id && !block.result) return block;
-  }
-  return undefined;
 }

@@ -29,7 +29,7 @@ export function mergeSettings(current: EventsSettings, changes: unknown): Events
   const next = { ...current };
   if (typeof changes !== "object" || changes === null) return next;
   for (const key of KEYS) {
-    const value = (changes as Record<string, unknown>)[key];
+    const value = Object.hasOwn(changes, key) ? (changes as Record<string, unknown>)[key] : undefined;
     if (typeof value === "number" && Number.isFinite(value) && value > 0) {
       next[key] = key === "maxEvents" || key === "trimSlack" ? Math.ceil(value) : value;
     }

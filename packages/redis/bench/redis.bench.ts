@@ -3,7 +3,9 @@
 //  1. emit throughput: events a second through `emit` alone, and until they are all in Redis;
 //  2. watch latency: from `emit` to a watcher's `next()` resolving, median and p95;
 //  3. the hot path of a request: `capabilitiesFor` and the flag reads a body build makes, per call,
-//     and how many commands Redis processed meanwhile (the target is none).
+//     and how many commands Redis processed meanwhile (the target is none);
+//  4. a burst: N events emitted in one synchronous stretch, time until all are in Redis, per event,
+//     at 50 000 and 400 000 (the per-event time should not grow with N).
 // Numbers are printed, never asserted.
 import { createBus, type SequencedEvent } from "@loopwright/events";
 import { createCapabilityStore, modelCapabilitiesFor } from "@loopwright/negotiate";
@@ -116,6 +118,21 @@ try {
   );
   await store.close();
   raw.destroy();
+
+  // 4. a synchronous burst, written whole
+  const burstBus = await createRedisBus({ url: server.url, prefix: "burst:", maxStreamLength: 1_000_000 });
+  const perEvent: number[] = [];
+  for (const n of [50_000, 400_000]) {
+    for (let i = 0; i < n; i++) burstBus.emit(`burst-${n}`, event);
+    const t = performance.now();
+    await burstBus.flushed();
+    perEvent.push(((performance.now() - t) * 1000) / n);
+  }
+  console.log("a synchronous burst of emits, time from the last emit until all are in Redis");
+  console.log(
+    `  50 000: ${fmt(perEvent[0] as number)} µs/event; 400 000: ${fmt(perEvent[1] as number)} µs/event (${fmt((perEvent[1] as number) / (perEvent[0] as number))}x)`,
+  );
+  await burstBus.close();
 } finally {
   await server.kill();
 }

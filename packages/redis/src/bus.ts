@@ -12,6 +12,7 @@ import {
   connectStore,
   type RedisConnection,
   type RedisOptions,
+  refusedForGood,
   resolveOptions,
   whenReady,
 } from "./connection.js";
@@ -23,8 +24,9 @@ export interface RedisBusOptions extends RedisOptions {
   /** Laid over `DEFAULT_EVENTS_SETTINGS` the way `configure` lays changes over the current set. */
   settings?: Partial<EventsSettings>;
   /**
-   * How many emitted events may wait for Redis while it is away before the oldest are dropped
-   * (watchers then see one gap notice for them). Default 10 000.
+   * How many emitted events may wait for Redis while it is away, or refusing writes for now (out of
+   * memory, loading), before the oldest are dropped (watchers then see one gap notice for them).
+   * A burst while Redis takes writes is not cut: it waits for the flush, whole. Default 10 000.
    */
   maxPending?: number;
   /** Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. */
@@ -59,13 +61,15 @@ export interface RedisEventBus extends EventBus {
   ): AsyncIterableIterator<SequencedEvent, undefined>;
   /**
    * What this instance emitted into run `runId` and still holds (the in-memory bus's `history`,
-   * kept for the same retention). A run emitted elsewhere reads through `readHistory`.
+   * kept for the same retention, and like the stream no more than about `maxStreamLength` of a
+   * run's latest events). A run emitted elsewhere reads through `readHistory`.
    */
   history(runId: string): SequencedEvent[];
   /**
    * The run's events after seq `after` (default 0) as Redis holds them now, from any instance. An
    * entry this package did not write (not JSON, no `kind`, a `seq` not its entry id's) is skipped, as a watcher skips
-   * it; the seqs show the gap. Never throws for what another process wrote into the stream.
+   * it; the seqs show the gap. Never throws for what another process wrote into the stream; rejects
+   * with `EventsError` (`invalid-event`) for an `after` that is not a whole number from 0.
    */
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
   /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
@@ -111,6 +115,15 @@ function checkRunId(runId: unknown, where: string): asserts runId is string {
       `${where} needs a run id as a non-empty string, and was given ${describe(runId)}.`,
     );
   }
+  // Keys and channel messages go to Redis as UTF-8, where every unpaired surrogate becomes U+FFFD:
+  // "x\uD800" and "x\uDC00" would be one stream, each run reading the other's events.
+  if (/\p{Cs}/u.test(runId)) {
+    throw new EventsError(
+      "invalid-run-id",
+      `${where} needs a run id Redis can tell apart from others; this one holds an unpaired UTF-16 surrogate, ` +
+        "which Redis would store as U+FFFD, the same as any other. Use well-formed text (a UUID, say).",
+    );
+  }
 }
 
 function checkEvent(event: unknown): asserts event is RunEvent {
@@ -127,11 +140,40 @@ function checkEvent(event: unknown): asserts event is RunEvent {
   }
 }
 
+/** Checks `watch`'s signal as the in-memory bus does: absent, or what an `AbortSignal` has. */
+function checkSignal(signal: unknown): void {
+  const like = signal as Partial<Record<"aborted" | "addEventListener" | "removeEventListener", unknown>>;
+  if (
+    signal !== undefined &&
+    (typeof signal !== "object" ||
+      signal === null ||
+      typeof like.aborted !== "boolean" ||
+      typeof like.addEventListener !== "function" ||
+      typeof like.removeEventListener !== "function")
+  ) {
+    throw new EventsError(
+      "invalid-signal",
+      `watch takes an AbortSignal as its signal, or none, and was given ${describe(signal)}. ` +
+        "Pass the request's signal (request.signal), not the request.",
+    );
+  }
+}
+
+/** Checks a seq to read after: a string would be concatenated into the stream id ("5" + 1 is "51"). */
+function checkAfter(after: unknown, where: string): asserts after is number {
+  if (!Number.isSafeInteger(after) || (after as number) < 0) {
+    throw new EventsError(
+      "invalid-event",
+      `${where}: \`after\` must be a seq (a whole number, 0 or more), and was given ${describe(after)}.`,
+    );
+  }
+}
+
 function mergeSettings(current: EventsSettings, changes: unknown): EventsSettings {
   const next = { ...current };
   if (typeof changes !== "object" || changes === null) return next;
   for (const key of Object.keys(DEFAULT_EVENTS_SETTINGS) as (keyof EventsSettings)[]) {
-    const value = (changes as Record<string, unknown>)[key];
+    const value = Object.hasOwn(changes, key) ? (changes as Record<string, unknown>)[key] : undefined;
     if (typeof value === "number" && Number.isFinite(value) && value > 0) {
       next[key] = key === "maxEvents" || key === "trimSlack" ? Math.ceil(value) : value;
     }
@@ -148,6 +190,10 @@ function positive(value: unknown, name: string, fallback: number): number {
     );
   }
   return value;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -204,6 +250,11 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   const runs = new Map<string, LocalRun>();
   const watchers = new Map<string, Set<StreamWatcher>>();
   let pending: Pending[] = [];
+  /** The last write failed (a lost connection, or Redis refusing for now): what waits is bounded. */
+  let writesFailing = false;
+  /** Runs ended here (`endRun`, `reset`) whose stream deletion and announcement Redis has not had yet. */
+  const owedEnds = new Set<string>();
+  let endsInFlight = 0;
   let flushing = false;
   let droppedWhileAway = 0;
   let idle: (() => void)[] = [];
@@ -243,13 +294,19 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   }
 
   const settle = (): void => {
-    if (pending.length > 0 && !closed) return;
+    if ((pending.length > 0 || owedEnds.size > 0 || endsInFlight > 0) && !closed) return;
     const waiting = idle;
     idle = [];
     for (const resolve of waiting) resolve();
   };
 
-  const writeBatch = async (batch: Pending[]): Promise<number> => {
+  /**
+   * Writes a batch, one script call per run in it, and answers the items that are done with: written,
+   * already there, or refused by Redis for good (reported and dropped, so one run whose key Redis
+   * will not take never holds up the others). Items from the first group that failed for a reason
+   * that passes (a lost connection, Redis loading, busy or out of memory) on are kept to send again.
+   */
+  const writeBatch = async (batch: Pending[]): Promise<Set<Pending>> => {
     // One script call per run in the batch: its events in seq order, then the expiry renewed.
     const groups: Pending[][] = [];
     for (const item of batch) {
@@ -264,12 +321,29 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       return call<number[]>(writer, ["EVAL", APPEND_SCRIPT, "1", keyOf(runId), ...args]);
     });
     const results = await Promise.allSettled(sends);
-    let acked = 0;
+    const handled = new Set<Pending>();
+    const refusedRuns = new Set<string>();
     for (const [g, result] of results.entries()) {
       const group = groups[g] as Pending[];
       if (result.status === "rejected") {
-        report(result.reason);
-        break;
+        if (!refusedForGood(result.reason)) {
+          report(result.reason);
+          break;
+        }
+        const runId = (group[0] as Pending).runId;
+        if (!refusedRuns.has(runId)) {
+          refusedRuns.add(runId);
+          report(
+            new RedisStoreError(
+              "refused",
+              `Redis refused to store run ${JSON.stringify(runId.length > 200 ? `${runId.slice(0, 200)}…` : runId)}'s events ` +
+                `(${errorText(result.reason)}); they were dropped, and the other runs' events are written as usual.`,
+              { cause: result.reason },
+            ),
+          );
+        }
+        for (const item of group) handled.add(item);
+        continue;
       }
       for (const [i, item] of group.entries()) {
         if (result.value[i] === 0 && !item.tried) {
@@ -282,34 +356,74 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
             ),
           );
         }
+        handled.add(item);
       }
-      acked += group.length;
     }
-    for (const item of batch.slice(acked)) item.tried = true;
-    return acked;
+    for (const item of batch) if (!handled.has(item)) item.tried = true;
+    return handled;
   };
 
   const flush = async (): Promise<void> => {
     if (flushing) return;
     flushing = true;
+    let backoff = 0;
     try {
-      while (pending.length > 0 && !closed) {
+      while ((pending.length > 0 || owedEnds.size > 0) && !closed) {
         if (!writer.isReady) {
           await Promise.race([whenReady(writer), closedSignal]);
           continue;
         }
-        const batch = pending.slice(0, FLUSH_BATCH);
-        const acked = await writeBatch(batch);
-        // `pending` may have been trimmed or had runs dropped meanwhile: remove what was written.
-        const written = new Set(batch.slice(0, acked));
-        pending = pending.filter((item) => !written.has(item));
-        if (acked < batch.length) await Promise.race([whenReady(writer), closedSignal]);
+        // An endRun made while Redis was away goes first: before the events of a run started
+        // afresh under the same id.
+        let failed = owedEnds.size > 0 && !(await sendEnds([...owedEnds]));
+        if (!failed && pending.length > 0) {
+          const batch = pending.slice(0, FLUSH_BATCH);
+          const handled = await writeBatch(batch);
+          // `pending` may have been trimmed or had runs dropped meanwhile, but nothing goes in ahead
+          // of the batch: whatever of it is left is in the first FLUSH_BATCH places. Only those are
+          // rewritten, not the whole queue (a burst of 10^5 emits was quadratic).
+          const window = pending.slice(0, FLUSH_BATCH).filter((item) => !handled.has(item));
+          pending.splice(0, Math.min(FLUSH_BATCH, pending.length), ...window);
+          failed = handled.size < batch.length;
+        }
+        writesFailing = failed;
+        if (failed) {
+          // Redis could not take it yet (or the connection went): wait a little, longer each time,
+          // rather than ask again at once.
+          backoff = Math.min(Math.max(backoff * 2, 25), 1000);
+          await Promise.race([new Promise((resolve) => setTimeout(resolve, backoff).unref()), closedSignal]);
+          await Promise.race([whenReady(writer), closedSignal]);
+        } else backoff = 0;
       }
     } finally {
       flushing = false;
       settle();
     }
   };
+
+  /** Deletes each run's stream and tells every instance; answers whether all of it reached Redis. */
+  async function sendEnds(runIds: string[]): Promise<boolean> {
+    // Taken off the owed set while on the wire, so no second flush sends them again meanwhile.
+    for (const runId of runIds) owedEnds.delete(runId);
+    endsInFlight++;
+    const sent = await Promise.allSettled(
+      runIds.map((runId) =>
+        Promise.all([call(writer, ["DEL", keyOf(runId)]), call(writer, ["PUBLISH", endChannel, runId])]),
+      ),
+    );
+    endsInFlight--;
+    let all = true;
+    for (const [i, result] of sent.entries()) {
+      if (result.status === "rejected") {
+        all = false;
+        if (!closed) owedEnds.add(runIds[i] as string);
+        report(result.reason);
+      }
+    }
+    if (!all) kick();
+    settle();
+    return all;
+  }
 
   let kicked = false;
   const kick = (): void => {
@@ -342,11 +456,11 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     runs.delete(runId);
     pending = pending.filter((item) => item.runId !== runId);
     endLocal(runId);
-    if (writer.isReady) {
-      writer.sendCommand(["DEL", keyOf(runId)]).catch(report);
-      writer.sendCommand(["PUBLISH", endChannel, runId]).catch(report);
-    }
-    settle();
+    // Owed until Redis has it: the stream deleted and every instance told, even if Redis is away now.
+    owedEnds.delete(runId);
+    owedEnds.add(runId);
+    if (writer.isReady && !flushing) void sendEnds([runId]);
+    else kick();
   };
 
   const bus: RedisEventBus = {
@@ -360,7 +474,12 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       let stored: SequencedEvent;
       let json: string;
       try {
-        stored = Object.assign({}, event, { seq: (run?.seq ?? 0) + 1 }) as SequencedEvent;
+        const seq = (run?.seq ?? 0) + 1;
+        // A spread where the event carries `__proto__` as data: Object.assign would set the copy's
+        // prototype through it (fields read through it, and left out of the JSON written).
+        stored = (
+          Object.hasOwn(event, "__proto__") ? { ...event, seq } : Object.assign({}, event, { seq })
+        ) as SequencedEvent;
         json = JSON.stringify(stored);
       } catch (cause) {
         throw new EventsError(
@@ -375,16 +494,24 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       }
       run.seq = stored.seq;
       run.events.push(stored);
+      // The local copy keeps no more than the stream does (`MAXLEN ~`): cut back in batches of a tenth.
+      if (run.events.length > maxStreamLength + Math.ceil(maxStreamLength / 10)) {
+        run.events.splice(0, run.events.length - maxStreamLength);
+      }
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
       pending.push({ runId, event: stored, json, tried: false });
-      if (pending.length > maxPending) {
-        pending.shift();
-        if (droppedWhileAway++ % 1000 === 0) {
+      // Bounded while Redis is away or refusing writes; a burst while it takes them waits, whole.
+      if (pending.length > maxPending && (!writer.isReady || writesFailing)) {
+        const excess = pending.length - maxPending;
+        pending.splice(0, excess);
+        const before = droppedWhileAway;
+        droppedWhileAway += excess;
+        if (before === 0 || Math.floor(before / 1000) !== Math.floor(droppedWhileAway / 1000)) {
           report(
             new RedisStoreError(
               "connect",
-              `Redis has been away while more than ${maxPending} events waited; the oldest are dropped.`,
+              `Redis has been away or refusing writes while more than ${maxPending} events waited; the oldest are dropped.`,
             ),
           );
         }
@@ -396,10 +523,9 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     watch(runId, signal, watchOptions) {
       checkRunId(runId, "watch");
+      checkSignal(signal);
       const after = watchOptions?.after ?? 0;
-      if (!Number.isInteger(after) || after < 0) {
-        throw new EventsError("invalid-event", "watch: `after` must be a seq (a whole number, 0 or more).");
-      }
+      checkAfter(after, "watch");
       const watcher = new StreamWatcher(host, keyOf(runId), after, signal);
       if (closed || signal?.aborted) {
         watcher.close();
@@ -421,6 +547,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     async readHistory(runId, after = 0) {
       checkRunId(runId, "readHistory");
+      checkAfter(after, "readHistory");
       const entries = await call<[string, string[]][]>(writer, [
         "XRANGE",
         keyOf(runId),
@@ -452,7 +579,9 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     },
 
     flushed() {
-      if (pending.length === 0 && !flushing) return Promise.resolve();
+      if (pending.length === 0 && owedEnds.size === 0 && endsInFlight === 0 && !flushing) {
+        return Promise.resolve();
+      }
       return new Promise((resolve) => idle.push(resolve));
     },
 
@@ -462,7 +591,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     async close() {
       if (closed) return;
-      if (writer.isReady && pending.length > 0) {
+      if (writer.isReady && (pending.length > 0 || owedEnds.size > 0)) {
         await Promise.race([bus.flushed(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       }
       closed = true;
@@ -471,6 +600,14 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       for (const runId of [...watchers.keys()]) endLocal(runId);
       if (pending.length > 0)
         report(new RedisStoreError("closed", `${pending.length} events were not written before close().`));
+      if (owedEnds.size > 0)
+        report(
+          new RedisStoreError(
+            "closed",
+            `${owedEnds.size} ended run(s) were not deleted from Redis nor announced before close().`,
+          ),
+        );
+      owedEnds.clear();
       pending = [];
       settle();
       subscriber.destroy();

@@ -1,5 +1,6 @@
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CutProxy } from "../test/cut-proxy.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
@@ -115,4 +116,32 @@ describe.skipIf(!HAS_REDIS)("the Redis calibration store", () => {
     await calB.reload();
     expect(calB.charsPerTokenFor("http://gone.test", "m")).toBe(4);
   });
+
+  it("an endpoint forgotten while the link to Redis is down stays forgotten once it is back", async () => {
+    const proxy = await CutProxy.start(server.port);
+    const a = await createRedisCalibration({ url: proxy.url, prefix: "calcut:", onError: () => {} });
+    const b = await createRedisCalibration({ url: server.url, prefix: "calcut:" });
+    closers.push(a, b);
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    const keys = async () => (await raw.sendCommand(["KEYS", "calcut:calibration:s:*"])) as string[];
+    try {
+      expect(a.calibrate("http://forget.test", "m", body(3000), 1000)).toBeGreaterThan(2.5);
+      await settled(() => b.charsPerTokenFor("http://forget.test", "m") !== 4);
+      expect(b.charsPerTokenFor("http://forget.test", "m")).not.toBe(4);
+      await proxy.cut();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(a.forget("http://forget.test")).toBe(true);
+      await proxy.restore();
+      for (let i = 0; i < 30 && (await keys()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await keys()).toEqual([]);
+      await settled(() => b.charsPerTokenFor("http://forget.test", "m") === 4);
+      expect(b.charsPerTokenFor("http://forget.test", "m")).toBe(4);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(a.charsPerTokenFor("http://forget.test", "m")).toBe(4);
+    } finally {
+      raw.destroy();
+      await proxy.cut();
+    }
+  }, 20_000);
 });

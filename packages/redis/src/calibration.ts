@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
-import { call, connectStore, type RedisOptions } from "./connection.js";
+import { call, connectStore, type RedisOptions, whenReady } from "./connection.js";
 
 /** Options for {@link createRedisCalibration}. */
 export interface RedisCalibrationOptions extends RedisOptions {
@@ -96,7 +96,22 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       report(error);
     }
   });
-  subscriber.on("ready", () => void reload().catch(report));
+  /** Endpoints forgotten while Redis was out of reach, with the reading lists they had: sent before any reload. */
+  const owed = new Map<string, string[]>();
+  const sendForget = (name: string, ids: string[]): Promise<unknown> =>
+    Promise.all([
+      ...ids.map((id) => call(writer, ["DEL", keyOf(id)])),
+      ...ids.map((id) => call(writer, ["SREM", indexKey, id])),
+      call(writer, ["PUBLISH", channel, JSON.stringify({ forget: name })]),
+    ]);
+  const sendOwed = async (): Promise<void> => {
+    for (const [name, ids] of [...owed]) {
+      await sendForget(name, ids);
+      owed.delete(name);
+    }
+  };
+  // What was forgotten while Redis was out of reach goes first, or the reload would bring it back.
+  subscriber.on("ready", () => void whenReady(writer).then(sendOwed).then(reload).catch(report));
   await reload();
 
   return {
@@ -129,13 +144,11 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       if (name === undefined) return heldLocally;
       const ids = [...shared.keys()].filter((id) => id.startsWith(`${name}\u0000`));
       const held = dropLocal(name) || heldLocally;
-      // One tenant forgotten everywhere: its readings go from Redis and from every instance.
+      // One tenant forgotten everywhere: its readings go from Redis and from every instance. Owed
+      // until Redis has it, so a reconnect's reload does not bring the readings back.
+      owed.set(name, [...new Set([...(owed.get(name) ?? []), ...ids])]);
       if (writer.isReady) {
-        Promise.all([
-          ...ids.map((id) => call(writer, ["DEL", keyOf(id)])),
-          ...ids.map((id) => call(writer, ["SREM", indexKey, id])),
-          call(writer, ["PUBLISH", channel, JSON.stringify({ forget: name })]),
-        ]).catch(report);
+        sendForget(name, ids).then(() => owed.delete(name), report);
       }
       return held;
     },

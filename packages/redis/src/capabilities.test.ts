@@ -1,6 +1,7 @@
 import { modelCapabilitiesFor } from "@loopwright/negotiate";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CutProxy } from "../test/cut-proxy.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
 import { RedisStoreError } from "./errors.js";
@@ -150,4 +151,35 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
     await settled(() => !onLate.usageInStream);
     expect(onLate.usageInStream).toBe(false);
   });
+
+  it("a tenant forgotten while the link to Redis is down stays forgotten once it is back, here and everywhere", async () => {
+    const proxy = await CutProxy.start(server.port);
+    const prefix = `caps${prefixes++}:`;
+    const a = await createRedisCapabilityStore({ url: proxy.url, prefix, onError: () => {} });
+    const b = await createRedisCapabilityStore({ url: server.url, prefix });
+    stores.push(a, b);
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    try {
+      a.capabilitiesFor("http://tenant.test/v1", "sk-t").usageInStream = false;
+      await a.sync();
+      const onB = b.capabilitiesFor("http://tenant.test/v1", "sk-t");
+      await settled(() => !onB.usageInStream);
+      expect(onB.usageInStream).toBe(false);
+      await proxy.cut();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(a.forget("http://tenant.test/v1", "sk-t")).toBe(true);
+      await proxy.restore();
+      const keys = async () => (await raw.sendCommand(["KEYS", `${prefix}caps:http*`])) as string[];
+      for (let i = 0; i < 30 && (await keys()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      // Redis kept the latch through the drop: the forget, owed until the link came back, removed it.
+      expect(await keys()).toEqual([]);
+      expect(b.size).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(a.capabilitiesFor("http://tenant.test/v1", "sk-t").usageInStream).toBe(true);
+    } finally {
+      raw.destroy();
+      await proxy.cut();
+    }
+  }, 20_000);
 });

@@ -5,7 +5,7 @@ import {
   type EndpointCapabilities,
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
-import { call, connectStore, type RedisOptions, resolveOptions } from "./connection.js";
+import { call, connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 
 /** Options for {@link createRedisCapabilityStore}. */
@@ -225,6 +225,36 @@ export async function createRedisCapabilityStore(
     return entries.delete(id);
   };
 
+  /** Forgets and a reset made while Redis was out of reach: sent once it is back, before any reload. */
+  const owedForgets = new Set<string>();
+  let owedReset = false;
+
+  const sendForget = (id: string): Promise<unknown> =>
+    Promise.all([
+      call(writer, ["DEL", keyOf(id)]),
+      call(writer, ["SREM", indexKey, id]),
+      call(writer, ["PUBLISH", channel, JSON.stringify({ id, forget: true })]),
+    ]);
+
+  const sendReset = async (): Promise<void> => {
+    const known = await call<string[]>(writer, ["SMEMBERS", indexKey]);
+    await Promise.all([
+      ...known.map((id) => call(writer, ["DEL", keyOf(id)])),
+      call(writer, ["DEL", indexKey]),
+    ]);
+  };
+
+  const sendOwed = async (): Promise<void> => {
+    if (owedReset) {
+      await sendReset();
+      owedReset = false;
+    }
+    for (const id of [...owedForgets]) {
+      await sendForget(id);
+      owedForgets.delete(id);
+    }
+  };
+
   const reload = async (): Promise<void> => {
     const known = await call<string[]>(writer, ["SMEMBERS", indexKey]);
     for (const id of known) {
@@ -248,11 +278,18 @@ export async function createRedisCapabilityStore(
   // written again (refusals are a union, so writing one twice is harmless), and whatever was
   // announced meanwhile is read again.
   subscriber.on("ready", () => {
-    for (const entry of entries.values()) {
-      entry.shared.clear();
-      soon(entry);
-    }
-    void reload().catch(report);
+    // What was forgotten while Redis was out of reach goes first: the rewrite of what this instance
+    // holds, and the reload, come after it, so neither brings a forgotten tenant back.
+    void whenReady(writer)
+      .then(sendOwed)
+      .then(() => {
+        for (const entry of entries.values()) {
+          entry.shared.clear();
+          soon(entry);
+        }
+        return reload();
+      })
+      .catch(report);
   });
   await reload();
 
@@ -307,12 +344,10 @@ export async function createRedisCapabilityStore(
       const id = idFor(baseUrl, apiKey);
       const held = dropLocal(id);
       // One tenant forgotten everywhere: its shared latches go, and every instance drops its copy.
+      // Owed until Redis has it, so a reconnect's reload does not bring the tenant back.
+      owedForgets.add(id);
       if (writer.isReady) {
-        Promise.all([
-          call(writer, ["DEL", keyOf(id)]),
-          call(writer, ["SREM", indexKey, id]),
-          call(writer, ["PUBLISH", channel, JSON.stringify({ id, forget: true })]),
-        ]).catch(report);
+        sendForget(id).then(() => owedForgets.delete(id), report);
       }
       return held;
     },
@@ -322,15 +357,12 @@ export async function createRedisCapabilityStore(
     reset() {
       entries.clear();
       idCache.clear();
+      owedForgets.clear();
+      owedReset = true;
       if (writer.isReady) {
-        call<string[]>(writer, ["SMEMBERS", indexKey]).then(
-          (known) =>
-            Promise.all([
-              ...known.map((id) => writer.sendCommand(["DEL", keyOf(id)])),
-              writer.sendCommand(["DEL", indexKey]),
-            ]),
-          report,
-        );
+        sendReset().then(() => {
+          owedReset = false;
+        }, report);
       }
     },
     sync: async () => {

@@ -1,4 +1,4 @@
-import { createClient } from "@redis/client";
+import { createClient, ErrorReply } from "@redis/client";
 import { RedisStoreError } from "./errors.js";
 
 /** The node-redis client this package drives (RESP2, no modules). */
@@ -160,4 +160,16 @@ export async function connectStore(options: unknown, where: string): Promise<Con
     );
   }
   return { resolved, writer, subscriber };
+}
+
+/** Error replies that pass on their own: Redis loading its data, a busy script, memory, a failover. */
+const PASSING = /^(?:LOADING|BUSY|OOM|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
+
+/**
+ * Whether a failed command was Redis refusing it for a reason that sending it again cannot change
+ * (the key holds another type, a script error): an error reply, neither a lost connection nor one
+ * of the refusals that pass.
+ */
+export function refusedForGood(error: unknown): boolean {
+  return error instanceof ErrorReply && !PASSING.test(error.message);
 }

@@ -1,13 +1,15 @@
 const REDIS_STORE_ERROR = Symbol.for("@loopwright/redis.RedisStoreError");
 
 /** What kind of failure a {@link RedisStoreError} reports. */
-export type RedisStoreErrorCode = "invalid-option" | "connect" | "closed";
+export type RedisStoreErrorCode = "invalid-option" | "connect" | "closed" | "refused";
 
 /**
- * The error a Redis-backed store throws: bad options, an unreachable server, or use after `close()`.
+ * The error a Redis-backed store throws: bad options, an unreachable server, or use after `close()`;
+ * and, through `onError` only, a write Redis refused.
  *
  * `code` is `invalid-option` for options it cannot use, `connect` when it cannot reach
- * its server when it is made (the client's error on `cause`), `closed` when used after `close()`. The message names the option or the URL (its password as `***`) and says what to do.
+ * its server when it is made (the client's error on `cause`), `closed` when used after `close()`, `refused` (never thrown; told to `onError`) when Redis answered
+ * that it will not store a run's events, such as a key that already holds another type. The message names the option or the URL (its password as `***`) and says what to do.
  */
 export class RedisStoreError extends Error {
   override readonly name: string = "RedisStoreError";

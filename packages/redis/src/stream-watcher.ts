@@ -1,5 +1,5 @@
 import type { EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
-import { call, type RedisConnection, whenReady } from "./connection.js";
+import { call, type RedisConnection, refusedForGood, whenReady } from "./connection.js";
 
 type Result = IteratorResult<SequencedEvent, undefined>;
 const FINISHED: Result = Object.freeze({ done: true, value: undefined }) as Result;
@@ -72,6 +72,14 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
   private conn: RedisConnection | undefined;
   /** The last seq read from the stream (0 before the first). */
   private cursor: number;
+  /**
+   * The id of the last entry read, an event or not: the next read starts after it. An entry this
+   * package did not write is passed over once, not read again on every call (a busy loop while it
+   * is the stream's last).
+   */
+  private readFrom: string;
+  /** The pause before reading again after a failed read, in ms (0 after a read that worked). */
+  private backoff = 0;
   /** The stream's last seq when this watcher subscribed: up to it nothing is trimmed. */
   private replayEnd = 0;
   private readonly onAbort = (): void => this.close();
@@ -83,6 +91,7 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
     private readonly signal: SignalLike | undefined,
   ) {
     this.cursor = after;
+    this.readFrom = `${after}-0`;
     signal?.addEventListener("abort", this.onAbort, { once: true });
     void this.run();
   }
@@ -244,16 +253,24 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
         "0",
         "STREAMS",
         this.key,
-        `${this.cursor}-0`,
+        this.readFrom,
       ]);
     } catch (error) {
       if (this.closed || this.ending) return;
-      // The server went away (or restarted): read on from the same seq once it is back.
+      // Redis answered that this key cannot be read as a stream (it holds another type now): reading
+      // again cannot change that, so the watcher ends and says why (in `run`).
+      if (refusedForGood(error)) throw error;
+      // The server went away (or restarted), or answered with a refusal that passes (loading, busy):
+      // read on from the same seq once it is back, after a pause that grows while it lasts.
       this.host.report(error);
+      this.backoff = Math.min(Math.max(this.backoff * 2, 25), 1000);
+      await new Promise((resolve) => setTimeout(resolve, this.backoff).unref());
       await whenReady(conn);
       return;
     }
+    this.backoff = 0;
     for (const entry of reply?.[0]?.[1] ?? []) {
+      this.readFrom = entry[0];
       const event = decode(entry);
       if (!event || event.seq <= this.cursor) continue;
       if (event.seq > this.cursor + 1) {
