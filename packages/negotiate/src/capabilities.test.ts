@@ -133,6 +133,28 @@ describe("export and import", () => {
     expect(restored.capabilitiesFor(URL_A, "sk-other").strictSchemas).toBe(true);
   });
 
+  it("keeps a model named like an Object.prototype member (__proto__, constructor) in the snapshot", () => {
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(URL_A);
+    for (const name of ["__proto__", "constructor", "toString"]) {
+      store.modelCapabilitiesFor(supports, name).legacyTokenLimit = false;
+    }
+    const snapshot = store.exportCapabilities();
+    const text = JSON.stringify(snapshot);
+    expect(Object.keys(JSON.parse(text).endpoints[0].models).sort()).toEqual([
+      "__proto__",
+      "constructor",
+      "toString",
+    ]);
+    const restored = createCapabilityStore();
+    restored.importCapabilities(text);
+    const back = restored.capabilitiesFor(URL_A);
+    for (const name of ["__proto__", "constructor", "toString"]) {
+      expect(restored.modelCapabilitiesFor(back, name).legacyTokenLimit).toBe(false);
+    }
+    expect(restored.exportCapabilities()).toEqual(snapshot);
+  });
+
   it("updates objects a caller already holds", () => {
     const restored = createCapabilityStore();
     const held = restored.capabilitiesFor(URL_A, "sk-live-abc");

@@ -42,6 +42,14 @@ export const EFFORT_LADDER: readonly string[] = Object.freeze(["none", "minimal"
 /** The version `exportCapabilities` writes and the only one `importCapabilities` reads. */
 export const CAPABILITY_SNAPSHOT_VERSION = 1;
 
+/**
+ * Sets `record[key]` as its own property whatever the key: a model named `__proto__` set with `=`
+ * would replace the record's prototype instead, and be missing from the snapshot's JSON.
+ */
+function setOwn<V>(record: Record<string, V>, key: string, value: V): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** A capability snapshot: every latch of a store as plain JSON (see `exportCapabilities`). */
 export interface CapabilitySnapshot {
   /** Always `CAPABILITY_SNAPSHOT_VERSION`. */
@@ -254,7 +262,7 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
     if (!isRecord(raw.models)) throw malformed(`${path}.models`, "expected an object");
     const models: Record<string, ModelCapabilities> = {};
     for (const [name, model] of Object.entries(raw.models)) {
-      models[name] = readModel(model, `${path}.models[${JSON.stringify(name)}]`);
+      setOwn(models, name, readModel(model, `${path}.models[${JSON.stringify(name)}]`));
     }
     return {
       baseUrl: withoutCredentials(normaliseBaseUrl(raw.baseUrl)).url,
@@ -329,11 +337,11 @@ export function createCapabilityStore(given: CapabilityStoreOptions = {}): Capab
         ({ baseUrl, keyId, supports }): CapabilitySnapshotEndpoint => {
           const models: Record<string, ModelCapabilities> = {};
           for (const [name, caps] of modelsOf.get(supports) ?? []) {
-            models[name] = {
+            setOwn(models, name, {
               ...caps,
               refusedEfforts: [...caps.refusedEfforts],
               droppedFields: [...caps.droppedFields],
-            };
+            });
           }
           return {
             baseUrl,
