@@ -47,6 +47,36 @@ describe("a runtime that owns its bus", () => {
     runtime.close();
   });
 
+  it("starts a finished run's id afresh when a run takes it again, so a watcher of the second run sees it", async () => {
+    server = await startServer({ replies: [{ content: "first answer" }, { content: "second answer" }] });
+    const runtime = createRuntime();
+    const run = () =>
+      runtime.runAgentLoop({
+        runId: "reused",
+        config: { baseUrl: server!.baseUrl, model: "sim" },
+        messages: QUESTION,
+        dispatch: () => "unused",
+      });
+    await run();
+    const watched = collect(runtime.bus.watch("reused"));
+    // A watcher that attaches between the runs reads the first run to its done.
+    const first = await watched;
+    expect(first.at(-1)?.kind).toBe("done");
+    // A watcher that attaches once the second run has started reads the second run alone.
+    const running = run();
+    const second = collect(runtime.bus.watch("reused"));
+    await running;
+    const events = await second;
+    const texts = fold(events)
+      .filter((block) => block.kind === "text")
+      .map((block) => block.text);
+    expect(texts).toEqual(["second answer"]);
+    expect(events[0]?.seq).toBe(1);
+    expect(events.filter((event) => event.kind === "done")).toHaveLength(1);
+    expect(runtime.bus.history("reused").at(-1)?.kind).toBe("done");
+    runtime.close();
+  });
+
   it("closes a failed run with its error, then done", async () => {
     server = await startServer({
       replies: [{ toolCalls: [{ id: "call_1", name: "add", arguments: '{"a": 2, "b": 3}' }] }],

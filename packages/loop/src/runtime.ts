@@ -136,7 +136,10 @@ function runtimeOf(
   };
 }
 
-/** Runs the loop; with a `runId`, emits its events into `bus`, closing with `error` (on a throw) and `done`. */
+/**
+ * Runs the loop; with a `runId`, emits its events into `bus`, closing with `error` (on a throw) and
+ * `done`. A `runId` whose last run ended is dropped from the bus first and starts again from seq 1.
+ */
 async function runOwned(
   services: LoopServices,
   bus: EventBus,
@@ -152,6 +155,9 @@ async function runOwned(
     // Like every other option refused at the start: the run (as given) rides on the error.
     throw refusedAtStart(rest.messages, refused);
   }
+  // An id whose last run finished is taken afresh: its old buffer is dropped, so a watcher that
+  // attaches now reads this run, not the last one's events up to its done.
+  if (bus.history(runId).at(-1)?.kind === "done") bus.endRun(runId);
   const forward = rest.onEvent;
   const onEvent: AgentLoopOptions["onEvent"] = (event) => {
     bus.emit(runId, event);
