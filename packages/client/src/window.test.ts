@@ -12,6 +12,12 @@ import { ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
 import { listedWindow } from "./window.js";
 
+/** Waits until `ready()` holds, or 5 s have passed (the assertions after it then say what is missing). */
+async function settle(ready: () => boolean): Promise<void> {
+  const until = Date.now() + 5_000;
+  while (!ready() && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+}
+
 const servers: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
@@ -205,12 +211,15 @@ describe("the lookup is bounded and stoppable", () => {
     const pool = createClientPool({ lookupBoundMs: 10_000 });
     const controller = new AbortController();
     const reason = new Error("run stopped");
-    setTimeout(() => controller.abort(reason), 100);
-    const error = await pool
+    const lookup = pool
       .contextLimitFor({ baseUrl: server.baseUrl, model: "m" }, undefined, { signal: controller.signal })
       .catch((e: unknown) => e);
+    // Stopped while LM Studio's route hangs (waited for, not timed: a busy machine is slow to get there).
+    await settle(() => server.seen.some((s) => s.path === "/api/v0/models"));
+    controller.abort(reason);
+    const error = await lookup;
     expect(error).toBe(reason);
-    await new Promise((r) => setTimeout(r, 50));
+    await settle(() => server.seen.some((s) => s.path === "/api/v0/models" && s.closedEarly));
     const lmstudio = server.seen.filter((s) => s.path === "/api/v0/models");
     expect(lmstudio).toHaveLength(1);
     expect(lmstudio[0]?.closedEarly).toBe(true);

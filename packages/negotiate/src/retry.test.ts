@@ -92,8 +92,11 @@ describe("isTransient over real failures", () => {
     const refused = await request(clientFor(url));
     expect(isTransient(refused)).toBe(true);
 
-    server.enqueue({ type: "turn", content: "late", firstByteDelayMs: 2000 });
-    const timedOut = await request(undefined, { timeout: 100 });
+    // A server of its own: on a busy machine the client can give up before the request arrives,
+    // and the slow reply would then wait in the queue for the next test's request.
+    const slow = await startServer({ replies: [{ type: "turn", content: "late", firstByteDelayMs: 2000 }] });
+    const timedOut = await request(clientFor(slow.baseUrl), { timeout: 100 });
+    await slow.close();
     expect((timedOut as Error).constructor.name).toBe("APIConnectionTimeoutError");
     expect(isTransient(timedOut)).toBe(true);
   });
@@ -114,10 +117,11 @@ describe("isTransient over real failures", () => {
   });
 
   it("never retries an abort", async () => {
-    server.enqueue({ type: "turn", content: "late", firstByteDelayMs: 2000 });
+    const slow = await startServer({ replies: [{ type: "turn", content: "late", firstByteDelayMs: 2000 }] });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
-    const aborted = await request(undefined, { signal: controller.signal });
+    const aborted = await request(clientFor(slow.baseUrl), { signal: controller.signal });
+    await slow.close();
     expect((aborted as Error).constructor.name).toBe("APIUserAbortError");
     expect(isTransient(aborted)).toBe(false);
   });
