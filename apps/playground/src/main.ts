@@ -16,6 +16,7 @@ import { startServer } from "@loopwright/testkit";
 import { runInteractive } from "./interactive.js";
 import { loadMcp } from "./mcp.js";
 import { runTool, TOOLS } from "./tools/index.js";
+import { shownUrl } from "./web/spec.js";
 
 const SYSTEM =
   "You are a helpful assistant in a terminal. Use the tools when they help: clock for the time, " +
@@ -102,7 +103,7 @@ async function main(): Promise<number> {
     dim(
       simulator
         ? `Simulator: the testkit's scripted model at ${simulator.baseUrl} (set OPENAI_BASE_URL to use a real endpoint).`
-        : `Endpoint: ${config.baseUrl}, model ${config.model}`,
+        : `Endpoint: ${shownUrl(config.baseUrl)}, model ${config.model}`,
     ),
   );
 

@@ -20,12 +20,15 @@ const SECRET_KEY = /(api[-_]?key|secret|passw(or)?d|credential|cookie|bearer|aut
 const KEY_SHAPE =
   /\b(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{16,}|xox[abprs]-[\w-]{8,}|AKIA[0-9A-Z]{12,})/;
 
-/** A URL as the page may show it: without `user:password@`, query or fragment. */
+/**
+ * A URL as the page or the terminal may show it: without `user:password@`, query or fragment (a
+ * `redis://` URL too, whose `origin` the URL parser calls "null").
+ */
 export function shownUrl(url: string): string {
   try {
     const parsed = new URL(url);
     return parsed.username || parsed.password || parsed.search || parsed.hash
-      ? `${parsed.origin}${parsed.pathname}`
+      ? `${parsed.protocol}//${parsed.host}${parsed.pathname}`
       : url;
   } catch {
     return url;
