@@ -56,8 +56,16 @@ export async function runTool(
   cwd = process.cwd(),
   keys: readonly string[] = [process.env.OPENAI_API_KEY ?? ""],
 ): Promise<string> {
-  const text = await toolResult(name, args, cwd);
-  return keys.reduce((out, apiKey) => redactor({ apiKey })(out), text);
+  return withoutKeys(await toolResult(name, args, cwd), keys);
+}
+
+/**
+ * A tool's answer (its text, or its parts) with each of `keys` (by default the host's
+ * `OPENAI_API_KEY`) replaced by `[redacted]`, as written or escaped: what `runTool` does to its own
+ * results, for an MCP server's (one given the key in its `env` may print it back).
+ */
+export function withoutKeys<T>(value: T, keys: readonly string[] = [process.env.OPENAI_API_KEY ?? ""]): T {
+  return keys.reduce((out, apiKey) => redactor({ apiKey })(out), value);
 }
 
 async function toolResult(name: string, args: Record<string, unknown>, cwd: string): Promise<string> {
