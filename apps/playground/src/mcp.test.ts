@@ -65,10 +65,10 @@ describe("playground with MCP servers", () => {
       join(cwd, ".mcp.json"),
       JSON.stringify({
         mcpServers: {
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: a .mcp.json ${VAR} reference, meant literally.
           e: {
             command: process.execPath,
             args: [everything, "stdio"],
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: a .mcp.json ${VAR} reference, meant literally.
             env: { OPENAI_API_KEY: "${OPENAI_API_KEY}" },
           },
         },
