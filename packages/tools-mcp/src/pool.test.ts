@@ -202,6 +202,35 @@ describe("a server that fails to start", () => {
     expect(logged).not.toContain("ghost-secret-24680");
   });
 
+  it("does not quote a credential written literally in its arguments when it prints them", async () => {
+    const pool = createMcpPool([
+      {
+        name: "broken",
+        command: NODE,
+        args: [
+          FIXTURE,
+          "--fail",
+          "--api-key",
+          "literal-key-24680",
+          "--token=literal-token-13579",
+          "-e",
+          "GH_TOKEN=literal-env-97531",
+          "--org",
+          "acme-corp",
+        ],
+      },
+    ]);
+    pools.push(pool);
+    const [status] = await pool.connect();
+    const message = status?.error?.message ?? "";
+    expect(message).toContain(
+      "fixture: started with --fail --api-key *** --token=*** -e GH_TOKEN=*** --org acme-corp",
+    );
+    for (const secret of ["literal-key-24680", "literal-token-13579", "literal-env-97531"]) {
+      expect(message).not.toContain(secret);
+    }
+  });
+
   it("a command that does not exist is reported by name", async () => {
     const pool = createMcpPool([{ name: "ghost", command: "/nonexistent/mcp-server" }]);
     pools.push(pool);

@@ -8,14 +8,15 @@ const SHORTEST_SECRET = 4;
 const SHORTEST_ENCODED = 8;
 
 /**
- * The values in a server's config that may be credentials: every `env` and `headers` value, and
- * the userinfo and query values of its URL. What is reported about a server (its stderr tail, an
+ * The values in a server's config that may be credentials: every `env` and `headers` value, an
+ * argument after (or assigned to) a flag named like a credential, and the userinfo and query values
+ * of its URL. What is reported about a server (its stderr tail, an
  * error from the SDK that quotes a request) passes through a {@link masker} of these first.
  */
 export function secretsOf(server: McpServerConfig): string[] {
   const values: string[] = [...(server.masked ?? [])];
   if (server.type === "stdio") {
-    values.push(...Object.values(server.env ?? {}));
+    values.push(...Object.values(server.env ?? {}), ...argumentSecrets(server.args));
   } else {
     values.push(...Object.values(server.headers ?? {}));
     // A "Bearer abc" header leaks as "abc" too.
@@ -28,6 +29,26 @@ export function secretsOf(server: McpServerConfig): string[] {
     }
   }
   return [...new Set(values.filter((v) => v.length >= SHORTEST_SECRET))].sort((a, b) => b.length - a.length);
+}
+
+/** A flag or variable name credentials are given under (`--api-key`, `--token`, `GH_TOKEN`); not `--max-tokens`. */
+const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+
+/**
+ * The arguments that are credentials by where they stand, as a `.mcp.json` writes them literally:
+ * the value of a flag named like one (`--api-key X`, `--token=X`) and of an assignment named like
+ * one (docker's `-e GITHUB_TOKEN=X`).
+ */
+function argumentSecrets(args: readonly string[]): string[] {
+  const out: string[] = [];
+  args.forEach((arg, i) => {
+    const assigned = /^(-{0,2}[A-Za-z][\w.-]*)=(.+)$/s.exec(arg);
+    if (assigned && TELLING_NAME.test(assigned[1] as string)) out.push(assigned[2] as string);
+    const next = args[i + 1];
+    if (/^--?[A-Za-z][\w.-]*$/.test(arg) && TELLING_NAME.test(arg) && next && !next.startsWith("-"))
+      out.push(next);
+  });
+  return out;
 }
 
 /** Text with every secret replaced by `***`. */
