@@ -2,7 +2,7 @@
 // write it back in, wherever it stands in the text, and nothing else.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { masker } from "./redact.js";
+import { masker, secretsOf } from "./redact.js";
 
 /** Printable ASCII without `*` (the mask itself): what keys, tokens and passwords are made of. */
 const secretChar = fc.constantFrom(
@@ -109,5 +109,19 @@ describe("masker", () => {
 
   it("masks the longer of two credentials whole when one contains the other", () => {
     expect(masker(["abcd1234", "abcd1234efgh5678"])("x abcd1234efgh5678 y abcd1234 z")).toBe("x *** y *** z");
+  });
+
+  it("masks an HTTP server's Authorization token, and leaves the scheme word of the message alone", () => {
+    const mask = masker(
+      secretsOf({
+        name: "remote",
+        type: "http",
+        url: "http://127.0.0.1:9/mcp",
+        headers: { authorization: "Bearer tok-9f8e7d6c5b" },
+      }),
+    );
+    expect(mask("HTTP 401: Bearer token expired; got Bearer tok-9f8e7d6c5b, then tok-9f8e7d6c5b")).toBe(
+      "HTTP 401: Bearer token expired; got ***, then ***",
+    );
   });
 });

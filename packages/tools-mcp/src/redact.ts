@@ -19,8 +19,9 @@ export function secretsOf(server: McpServerConfig): string[] {
     values.push(...Object.values(server.env ?? {}), ...argumentSecrets(server.args));
   } else {
     values.push(...Object.values(server.headers ?? {}));
-    // A "Bearer abc" header leaks as "abc" too.
-    for (const value of Object.values(server.headers ?? {})) values.push(...value.split(/\s+/));
+    // A "Bearer abc" header leaks as "abc" too; the scheme word alone is no secret.
+    for (const value of Object.values(server.headers ?? {}))
+      values.push(...value.split(/\s+/).filter((part) => !AUTH_SCHEMES.test(part)));
     try {
       const url = new URL(server.url);
       values.push(url.username, url.password, ...[...url.searchParams.values()]);
@@ -30,6 +31,9 @@ export function secretsOf(server: McpServerConfig): string[] {
   }
   return [...new Set(values.filter((v) => v.length >= SHORTEST_SECRET))].sort((a, b) => b.length - a.length);
 }
+
+/** Authorization scheme words, which a header value starts with and a message may name. */
+const AUTH_SCHEMES = /^(?:bearer|basic|token|bot|apikey|digest|dpop|mac|hmac)$/i;
 
 /** A flag or variable name credentials are given under (`--api-key`, `--token`, `GH_TOKEN`); not `--max-tokens`. */
 const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
