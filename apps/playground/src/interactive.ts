@@ -15,7 +15,7 @@ import {
 } from "@loopwright/agent";
 import type { LoopConfig } from "@loopwright/loop";
 import type { PlaygroundMcp } from "./mcp.js";
-import { runTool, TOOLS } from "./tools/index.js";
+import { runTool, TOOLS, withoutKeys } from "./tools/index.js";
 
 export interface InteractiveOptions {
   config: LoopConfig;
@@ -52,7 +52,8 @@ export function playgroundTools(mcp: PlaygroundMcp | undefined): AgentTool[] {
         name: t.function.name,
         description: t.function.description ?? "",
         parameters: (t.function.parameters ?? { type: "object" }) as Record<string, unknown>,
-        execute: (args, context) => mcp!.pool.call(t.function.name, args, context.signal),
+        execute: async (args, context) =>
+          withoutKeys(await mcp!.pool.call(t.function.name, args, context.signal)),
       }),
     );
   return [...builtIn, ...fromMcp];

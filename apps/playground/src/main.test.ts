@@ -72,6 +72,15 @@ describe("playground CLI", () => {
     expect(out).not.toMatch(/\n\s+at /);
   }, 60_000);
 
+  it("never prints credentials written into OPENAI_BASE_URL (user:password, a key in the query)", async () => {
+    const { code, out } = await run(["--prompt", "hi"], {
+      OPENAI_BASE_URL: "http://me:sk-pass-secret-1@127.0.0.1:9/v1?api-key=sk-query-secret-2",
+    });
+    expect(code).toBe(1);
+    expect(out).toContain("Endpoint: http://127.0.0.1:9/v1,");
+    expect(out).not.toMatch(/sk-pass-secret-1|sk-query-secret-2/);
+  }, 60_000);
+
   it("answers every line of piped interactive input, in order, then exits 0 at the end of input", async () => {
     const { code, out } = await run([], {}, "what is 17 * 23\nwhat is 6 * 7\n/exit\nwhat is 1 + 1\n");
     expect(code).toBe(0);

@@ -15,7 +15,8 @@ import {
 import { startServer } from "@loopwright/testkit";
 import { runInteractive } from "./interactive.js";
 import { loadMcp } from "./mcp.js";
-import { runTool, TOOLS } from "./tools/index.js";
+import { runTool, TOOLS, withoutKeys } from "./tools/index.js";
+import { shownUrl } from "./web/spec.js";
 
 const SYSTEM =
   "You are a helpful assistant in a terminal. Use the tools when they help: clock for the time, " +
@@ -102,7 +103,7 @@ async function main(): Promise<number> {
     dim(
       simulator
         ? `Simulator: the testkit's scripted model at ${simulator.baseUrl} (set OPENAI_BASE_URL to use a real endpoint).`
-        : `Endpoint: ${config.baseUrl}, model ${config.model}`,
+        : `Endpoint: ${shownUrl(config.baseUrl)}, model ${config.model}`,
     ),
   );
 
@@ -125,7 +126,9 @@ async function main(): Promise<number> {
         messages: [...history, { role: "user", content: prompt }],
         tools,
         dispatch: ({ name, args }, signal) =>
-          builtIn.has(name) || !mcp ? runTool(name, args) : mcp.pool.call(name, args, signal),
+          builtIn.has(name) || !mcp
+            ? runTool(name, args)
+            : mcp.pool.call(name, args, signal).then(withoutKeys),
         dedupeToolCalls: (request) => builtIn.has(request.name) || !mcp || mcp.pool.dedupe(request),
         signal: controller.signal,
         onEvent: show,

@@ -103,6 +103,30 @@ describe("what a server echoes is redacted before anything reads it", () => {
     expect(everything).not.toContain(HEADER);
   });
 
+  it("takes out the token of an Authorization header given in headers when the server echoes it alone", async () => {
+    const token = "gw-token-0123456789abcdef";
+    server.enqueue({
+      type: "error",
+      status: 401,
+      body: { error: { message: `gateway: token ${token} is not valid for this route` } },
+    });
+    const client = createClientPool().getClient({
+      baseUrl: server.baseUrl,
+      headers: { authorization: `Bearer ${token}`, "cf-aig-authorization": `Bearer ${HEADER}` },
+    });
+    const error = (await ask(client).catch((e: unknown) => e)) as Error & { error?: unknown };
+    expect(error.message).toContain(`gateway: token ${REDACTED} is not valid`);
+    const everything = `${error.message}\n${error.stack}\n${JSON.stringify(error.error)}`;
+    expect(everything).not.toContain(token);
+    // The scheme word alone is no secret: it is left where it stands.
+    expect(redactor({ headers: { authorization: `Bearer ${token}` } })("Use Bearer auth")).toBe(
+      "Use Bearer auth",
+    );
+    expect(redactor({ headers: { "cf-aig-authorization": `Bearer ${HEADER}` } })(`echo ${HEADER}`)).toBe(
+      `echo ${REDACTED}`,
+    );
+  });
+
   it("takes out a key the server echoes JSON-escaped (PHP's \\/, Gson's \\u003d, any \\uXXXX)", async () => {
     // A base64 key: '/', '+' and '=' are what PHP's json_encode, Gson and Go escape when echoing.
     const key = "c2VjcmV0/a2V5+cGFydA==";

@@ -82,6 +82,9 @@ function jsonForms(value: string): string[] {
   );
 }
 
+/** A header value that is an auth scheme and then the credentials: `Bearer <token>`, `Basic <base64>`. */
+const AUTH_SCHEME = /^\s*(?:bearer|basic|token|bot|apikey|api-key|key|digest|dpop|mac|hmac)\s+(\S.*)$/is;
+
 function addForms(out: Set<string>, value: string): void {
   const trimmed = value.trim();
   if (trimmed.length < MIN_SECRET_LENGTH || trimmed === NO_KEY) return;
@@ -103,7 +106,8 @@ function safeDecode(value: string): string | undefined {
 
 /**
  * The endpoint's own credentials, as they may be quoted back: its API key (not `NO_KEY`), every
- * header value, and the user name, password and credential query values of its base URL — each
+ * header value (and the credentials after an auth scheme: `Bearer <token>`'s token), and the user
+ * name, password and credential query values of its base URL — each
  * as given, trimmed, percent-encoded or decoded, and as JSON writers escape it inside a string
  * (`\/`, `\u003d`, …). Values under `MIN_SECRET_LENGTH` characters
  * are left out. Reads only those fields; never throws (an unparseable URL gives nothing).
@@ -112,7 +116,13 @@ export function secretsOf(endpoint: SecretBearer | undefined): string[] {
   const out = new Set<string>();
   if (typeof endpoint?.apiKey === "string") addForms(out, endpoint.apiKey);
   if (endpoint?.headers && typeof endpoint.headers === "object") {
-    for (const value of Object.values(endpoint.headers)) if (typeof value === "string") addForms(out, value);
+    for (const value of Object.values(endpoint.headers)) {
+      if (typeof value !== "string") continue;
+      addForms(out, value);
+      // `Bearer <token>`, `Basic <base64>`: a server may quote the credential without its scheme.
+      const credentials = AUTH_SCHEME.exec(value)?.[1];
+      if (credentials) addForms(out, credentials);
+    }
   }
   if (typeof endpoint?.baseUrl === "string") {
     try {

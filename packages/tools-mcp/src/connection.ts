@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "./config.js";
 import { McpPoolError, messageOf } from "./errors.js";
-import { describeServer, redact, redactError, secretsOf } from "./redact.js";
+import { describeServer, type Mask, masker, redactError, secretsOf } from "./redact.js";
 import { untilStopped } from "./stop.js";
 
 /** Where a server stands. */
@@ -68,6 +68,12 @@ export interface ConnectionOptions {
 }
 
 const LINE_CHARS = 500;
+/**
+ * How much of a stderr line is kept before masking: the shown 500 characters and room for the
+ * longest credential written out in full (every character percent-encoded as 4 UTF-8 bytes), so one
+ * that starts inside the shown part is masked whole. The rest of a longer line is never held.
+ */
+const keptChars = (secrets: readonly string[]) => LINE_CHARS + 12 * (secrets[0]?.length ?? 0);
 
 /** An error's message, with the HTTP status where the SDK kept it apart. */
 function failure(error: unknown): string {
@@ -79,7 +85,8 @@ function failure(error: unknown): string {
 export class ServerConnection {
   readonly config: McpServerConfig;
   readonly #options: ConnectionOptions;
-  readonly #secrets: string[];
+  readonly #mask: Mask;
+  readonly #keptChars: number;
   #state: ServerState = "idle";
   #client: Client | undefined;
   #transport: ServerStatus["transport"];
@@ -97,7 +104,9 @@ export class ServerConnection {
   constructor(config: McpServerConfig, options: ConnectionOptions) {
     this.config = config;
     this.#options = options;
-    this.#secrets = secretsOf(config);
+    const secrets = secretsOf(config);
+    this.#mask = masker(secrets);
+    this.#keptChars = keptChars(secrets);
   }
 
   get name(): string {
@@ -126,14 +135,17 @@ export class ServerConnection {
     };
   }
 
-  /** Text safe to report: every env and header value (and URL credential) replaced by `***`. */
+  /**
+   * Text safe to report: every env and header value (and URL credential) replaced by `***`, in the
+   * forms a server writes it back in (percent-encoded, JSON-escaped, base64, wrapped; see `masker`).
+   */
   redact(text: string): string {
-    return redact(text, this.#secrets);
+    return this.#mask(text);
   }
 
   /** An error safe to keep as a cause: its message, stack and causes masked as `redact` does. */
   #redactError(error: unknown): unknown {
-    return redactError(error, this.#secrets);
+    return redactError(error, this.#mask);
   }
 
   #isClosed(): boolean {
@@ -305,21 +317,30 @@ export class ServerConnection {
   }
 
   #noteStderr(chunk: string): void {
-    const lines = (this.#partial + chunk).split(/\r?\n/);
-    this.#partial = lines.pop() ?? "";
-    // Masked before the cut, so a credential straddling it cannot leave its head behind.
-    for (const line of lines)
-      if (line.trim() !== "") this.#stderr.push(this.redact(line).slice(0, LINE_CHARS));
+    // Kept as written (cut to what can be shown) and masked when quoted, all lines together, so a
+    // credential wrapped over two lines or cut across two writes is masked whole. A line that never
+    // ends is held only up to its kept part: the rest of it is never joined or searched again.
+    const lines = chunk.split(/\r?\n/);
+    const head = this.#partial + (lines.shift() ?? "");
+    if (lines.length === 0) {
+      this.#partial = head.slice(0, this.#keptChars);
+      return;
+    }
+    this.#partial = (lines.pop() ?? "").slice(0, this.#keptChars);
+    for (const line of [head, ...lines])
+      if (line.trim() !== "") this.#stderr.push(line.slice(0, this.#keptChars));
     const keep = this.#options.stderrLines;
     if (this.#stderr.length > keep) this.#stderr.splice(0, this.#stderr.length - keep);
   }
 
   #stderrTail(): string {
     if (this.config.type !== "stdio") return "";
-    const partial = this.#partial.trim() ? [this.redact(this.#partial).slice(0, LINE_CHARS)] : [];
-    const lines = [...this.#stderr, ...partial];
-    const tail = lines.slice(-this.#options.stderrLines);
-    return tail.length
+    const lines = [...this.#stderr, ...(this.#partial.trim() ? [this.#partial] : [])];
+    // Masked before the cut, so a credential straddling it cannot leave its head behind.
+    const tail = this.redact(lines.slice(-this.#options.stderrLines).join("\n"))
+      .split("\n")
+      .map((line) => line.slice(0, LINE_CHARS));
+    return lines.length
       ? ` Its stderr ended with:\n${tail.map((l) => `  ${l}`).join("\n")}`
       : " It wrote nothing to stderr.";
   }

@@ -202,6 +202,35 @@ describe("a server that fails to start", () => {
     expect(logged).not.toContain("ghost-secret-24680");
   });
 
+  it("does not quote a credential written literally in its arguments when it prints them", async () => {
+    const pool = createMcpPool([
+      {
+        name: "broken",
+        command: NODE,
+        args: [
+          FIXTURE,
+          "--fail",
+          "--api-key",
+          "literal-key-24680",
+          "--token=literal-token-13579",
+          "-e",
+          "GH_TOKEN=literal-env-97531",
+          "--org",
+          "acme-corp",
+        ],
+      },
+    ]);
+    pools.push(pool);
+    const [status] = await pool.connect();
+    const message = status?.error?.message ?? "";
+    expect(message).toContain(
+      "fixture: started with --fail --api-key *** --token=*** -e GH_TOKEN=*** --org acme-corp",
+    );
+    for (const secret of ["literal-key-24680", "literal-token-13579", "literal-env-97531"]) {
+      expect(message).not.toContain(secret);
+    }
+  });
+
   it("a command that does not exist is reported by name", async () => {
     const pool = createMcpPool([{ name: "ghost", command: "/nonexistent/mcp-server" }]);
     pools.push(pool);
@@ -292,7 +321,7 @@ describe("connecting", () => {
     const pool = fixturePool();
     expect(pool.status()).toEqual([{ name: "fx", state: "idle", tools: 0, restarts: 0 }]);
     expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
-    expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "stdio", tools: 9 });
+    expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "stdio", tools: 10 });
   });
 
   it("an HTTP server that cannot be reached is reported without its credentials", async () => {
@@ -315,6 +344,64 @@ describe("connecting", () => {
     for (const secret of ["pa55word-xyz", "query-secret-123", "header-secret-456", "key-secret-789"]) {
       expect(shown).not.toContain(secret);
     }
+  });
+});
+
+describe("a server that writes its credential encoded", () => {
+  // Characters that URL-encoding and JSON writers change, so each form differs from the value.
+  const TOKEN = "sk-live/AbC+xyz=1234567890";
+  const HEX = "9f86d081884c7d659a2feaa0c55ad015";
+  /** The forms of the credentials a reader could take back from `text`. */
+  const leaks = (text: string): string[] => {
+    const b64 = (value: string) => Buffer.from(value).toString("base64");
+    const forms = [
+      TOKEN,
+      encodeURIComponent(TOKEN),
+      JSON.stringify(TOKEN).slice(1, -1).replaceAll("/", "\\/"),
+      b64(TOKEN).slice(0, 32),
+      b64(`user:${TOKEN}`).slice(8, 36),
+      HEX,
+      HEX.toUpperCase(),
+      TOKEN.slice(0, 10),
+      TOKEN.slice(10),
+      TOKEN.slice(7),
+    ];
+    return forms.filter((form) => text.includes(form));
+  };
+
+  it("is masked in every form in the stderr tail: URL-encoded, JSON-escaped, base64, in capitals, wrapped, chunked", async () => {
+    const notices: string[] = [];
+    const pool = createMcpPool(
+      [
+        {
+          name: "broken",
+          command: NODE,
+          args: [FIXTURE, "--fail-encoded"],
+          env: { API_TOKEN: TOKEN, HEX_TOKEN: HEX },
+        },
+      ],
+      { onNotice: (t) => notices.push(t) },
+    );
+    pools.push(pool);
+    const [status] = await pool.connect();
+    const message = status?.error?.message ?? "";
+    expect(message).toContain("fixture: cannot start without a database");
+    expect(message).toContain("fixture: GET https://api.example/v1/items?key=*** failed");
+    expect(message).toContain('fixture: config {"token":"***"}');
+    expect(message).toContain("fixture: key *** refused");
+    expect(message).toContain("(end)");
+    expect(leaks([message, ...notices].join("\n"))).toEqual([]);
+  });
+
+  it("is masked in a call's error when the server quotes it JSON-escaped and URL-encoded", async () => {
+    const pool = createMcpPool([{ name: "fx", command: NODE, args: [FIXTURE], env: { API_TOKEN: TOKEN } }]);
+    pools.push(pool);
+    const error = await caught(pool.call("fx__refuse_encoded", {}));
+    expect(error.code).toBe("call-failed");
+    expect(error.message).toContain('refusing {"token":"***"} from https://api.example/v1?key=***');
+    const chain: string[] = [];
+    for (let e: unknown = error; e instanceof Error; e = e.cause) chain.push(e.message, e.stack ?? "");
+    expect(leaks(chain.join("\n"))).toEqual([]);
   });
 });
 

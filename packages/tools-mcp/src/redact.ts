@@ -1,20 +1,27 @@
 import type { McpServerConfig } from "./config.js";
 
 const SHORTEST_SECRET = 4;
+/**
+ * The shortest value also looked for base64-encoded and, when it is hex, in either case: a shorter
+ * one's encoded core is a handful of characters that ordinary text holds by chance.
+ */
+const SHORTEST_ENCODED = 8;
 
 /**
- * The values in a server's config that may be credentials: every `env` and `headers` value, and
- * the userinfo and query values of its URL. What is reported about a server (its stderr tail, an
- * error from the SDK that quotes a request) passes through {@link redact} with these first.
+ * The values in a server's config that may be credentials: every `env` and `headers` value, an
+ * argument after (or assigned to) a flag named like a credential, and the userinfo and query values
+ * of its URL. What is reported about a server (its stderr tail, an
+ * error from the SDK that quotes a request) passes through a {@link masker} of these first.
  */
 export function secretsOf(server: McpServerConfig): string[] {
   const values: string[] = [...(server.masked ?? [])];
   if (server.type === "stdio") {
-    values.push(...Object.values(server.env ?? {}));
+    values.push(...Object.values(server.env ?? {}), ...argumentSecrets(server.args));
   } else {
     values.push(...Object.values(server.headers ?? {}));
-    // A "Bearer abc" header leaks as "abc" too.
-    for (const value of Object.values(server.headers ?? {})) values.push(...value.split(/\s+/));
+    // A "Bearer abc" header leaks as "abc" too; the scheme word alone is no secret.
+    for (const value of Object.values(server.headers ?? {}))
+      values.push(...value.split(/\s+/).filter((part) => !AUTH_SCHEMES.test(part)));
     try {
       const url = new URL(server.url);
       values.push(url.username, url.password, ...[...url.searchParams.values()]);
@@ -25,11 +32,238 @@ export function secretsOf(server: McpServerConfig): string[] {
   return [...new Set(values.filter((v) => v.length >= SHORTEST_SECRET))].sort((a, b) => b.length - a.length);
 }
 
-/** `text` with every occurrence of each secret replaced by `***`. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) out = out.split(secret).join("***");
+/** Authorization scheme words, which a header value starts with and a message may name. */
+const AUTH_SCHEMES = /^(?:bearer|basic|token|bot|apikey|digest|dpop|mac|hmac)$/i;
+
+/** A flag or variable name credentials are given under (`--api-key`, `--token`, `GH_TOKEN`); not `--max-tokens`. */
+const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+
+/**
+ * The arguments that are credentials by where they stand, as a `.mcp.json` writes them literally:
+ * the value of a flag named like one (`--api-key X`, `--token=X`) and of an assignment named like
+ * one (docker's `-e GITHUB_TOKEN=X`).
+ */
+function argumentSecrets(args: readonly string[]): string[] {
+  const out: string[] = [];
+  args.forEach((arg, i) => {
+    const assigned = /^(-{0,2}[A-Za-z][\w.-]*)=(.+)$/s.exec(arg);
+    if (assigned && TELLING_NAME.test(assigned[1] as string)) out.push(assigned[2] as string);
+    const next = args[i + 1];
+    if (/^--?[A-Za-z][\w.-]*$/.test(arg) && TELLING_NAME.test(arg) && next && !next.startsWith("-"))
+      out.push(next);
+  });
   return out;
+}
+
+/** Text with every secret replaced by `***`. */
+export type Mask = (text: string) => string;
+
+/** JSON's one-character escapes, as they decode. */
+const JSON_ESCAPES: Record<string, string> = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+};
+const HEX4 = /^[0-9a-fA-F]{4}$/;
+const HEX2 = /^[0-9a-fA-F]{2}$/;
+const isBreak = (c: string) => c === "\n" || c === "\r";
+
+/**
+ * `text` as the characters it stands for: with `json`, JSON escapes (`\/`, `\"`, `\u002f`) decoded;
+ * with `percent`, percent-encoded ASCII (`%2F`, `%2f`); line breaks (written or escaped) always
+ * left out, so a value wrapped over two lines reads whole. `from[i]`/`to[i]` are where the i-th
+ * character was written.
+ */
+/** A reading of a text: its characters, and where the i-th of them was written (`from(i)` to `to(i)`). */
+interface Reading {
+  chars: string;
+  from(i: number): number;
+  to(i: number): number;
+}
+
+function decoded(text: string, json: boolean, percent: boolean): Reading {
+  const parts: string[] = [];
+  const from = new Int32Array(text.length);
+  const to = new Int32Array(text.length);
+  let n = 0;
+  const put = (char: string, start: number, end: number) => {
+    if (isBreak(char)) return;
+    parts.push(char);
+    from[n] = start;
+    to[n] = end;
+    n++;
+  };
+  for (let i = 0; i < text.length; ) {
+    const c = text[i] as string;
+    if (json && c === "\\" && i + 1 < text.length) {
+      const next = text[i + 1] as string;
+      const hex = text.slice(i + 2, i + 6);
+      if (next === "u" && HEX4.test(hex)) {
+        put(String.fromCharCode(Number.parseInt(hex, 16)), i, i + 6);
+        i += 6;
+        continue;
+      }
+      const escaped = JSON_ESCAPES[next];
+      if (escaped !== undefined) {
+        put(escaped, i, i + 2);
+        i += 2;
+        continue;
+      }
+    }
+    if (percent && c === "%" && HEX2.test(text.slice(i + 1, i + 3))) {
+      const code = Number.parseInt(text.slice(i + 1, i + 3), 16);
+      if (code < 0x80) {
+        put(String.fromCharCode(code), i, i + 3);
+        i += 3;
+        continue;
+      }
+    }
+    put(c, i, i + 1);
+    i++;
+  }
+  return { chars: parts.join(""), from: (i) => from[i] as number, to: (i) => to[i] as number };
+}
+
+/**
+ * `text` with only its line breaks left out, and where each of its characters was written: the
+ * common reading (a stderr tail, a message), made without a per-character table.
+ */
+function unbroken(text: string): Reading {
+  const breaks: number[] = [];
+  for (let at = text.search(/[\r\n]/); at >= 0; at = nextBreak(text, at + 1)) breaks.push(at);
+  if (breaks.length === 0) return { chars: text, from: (i) => i, to: (i) => i + 1 };
+  // The i-th kept character sits after every break j written before it, that is with breaks[j] - j <= i.
+  const written = (i: number) => {
+    let low = 0;
+    let high = breaks.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if ((breaks[mid] as number) - mid <= i) low = mid + 1;
+      else high = mid;
+    }
+    return i + low;
+  };
+  return { chars: text.replace(/[\r\n]/g, ""), from: written, to: (i) => written(i) + 1 };
+}
+
+function nextBreak(text: string, from: number): number {
+  const n = text.indexOf("\n", from);
+  const r = text.indexOf("\r", from);
+  return n < 0 ? r : r < 0 ? n : Math.min(n, r);
+}
+
+/** ASCII letters lowered, nothing else touched (so positions stay where they were). */
+const lowered = (text: string) => text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
+
+/**
+ * The base64 of `secret` wherever it stands in an encoded text: for each of the three byte
+ * alignments, the characters that depend on the secret's bytes alone (the ones at the edges also
+ * carry the neighbours' bits), standard and URL-safe.
+ */
+function base64Cores(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const cores = new Set<string>();
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64");
+    const core = encoded.slice(Math.ceil((offset * 8) / 6), Math.floor(((offset + bytes.length) * 8) / 6));
+    cores.add(core);
+    cores.add(core.replace(/\+/g, "-").replace(/\//g, "_"));
+  }
+  return [...cores];
+}
+
+/** Each place `needle` stands in `haystack`, as [start, end) pairs appended to `out`. */
+function find(haystack: string, needle: string, out: number[]): void {
+  if (!needle) return;
+  for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + needle.length)) {
+    out.push(at, at + needle.length);
+  }
+}
+
+/**
+ * A function that replaces each of `secrets` with `***`, in the forms a server writes a credential
+ * back in: as it is; percent-encoded (either case of hex, `+` for a space); escaped by any JSON
+ * writer (`\/`, `\u002f`, …); base64-encoded at any alignment, standard or URL-safe (a `Basic`
+ * header, a token blob; values of 8 characters or more); a hex key in either case; and any of those
+ * wrapped over line breaks (a logger's width, base64's 76 columns). Where two found places overlap,
+ * the whole stretch becomes one `***`. Linear in the text: the text is read with its line breaks
+ * left out, and again with JSON escapes and/or percent-encoding decoded when it has any (at most
+ * four readings, so a `%` or `\` the value itself holds is read as written too), each searched for
+ * every form.
+ */
+export function masker(secrets: readonly string[]): Mask {
+  const usable = [...new Set(secrets.filter((s) => typeof s === "string" && s.length >= SHORTEST_SECRET))];
+  if (usable.length === 0) return (text) => text;
+  /** Looked for in each reading, line breaks left out of them as out of the text. */
+  const forms = new Set<string>();
+  /** Looked for in each reading with ASCII letters lowered: hex keys. */
+  const anyCase = new Set<string>();
+  for (const secret of usable) {
+    const encoded = encodeURIComponent(secret);
+    for (const form of [
+      secret,
+      secret.replace(/ /g, "+"),
+      encoded,
+      encoded.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
+      JSON.stringify(secret).slice(1, -1),
+    ])
+      forms.add(form.replace(/[\r\n]/g, ""));
+    if (secret.length < SHORTEST_ENCODED) continue;
+    // A hex key (a digest, a UUID-shaped token) is the same key in capitals.
+    if (/^[0-9a-f-]+$/i.test(secret) && /[a-f]/i.test(secret)) anyCase.add(lowered(secret));
+    for (const core of base64Cores(secret)) forms.add(core);
+  }
+  return (text) => {
+    const found: number[] = [];
+    const json = text.includes("\\");
+    const percent = text.includes("%");
+    const readings: [boolean, boolean][] = [[false, false]];
+    if (json) readings.push([true, false]);
+    if (percent) readings.push([false, true]);
+    if (json && percent) readings.push([true, true]);
+    const places: number[] = [];
+    for (const [decodeJson, decodePercent] of readings) {
+      const { chars, from, to } =
+        decodeJson || decodePercent ? decoded(text, decodeJson, decodePercent) : unbroken(text);
+      for (const form of forms) find(chars, form, places);
+      if (anyCase.size > 0) {
+        const low = lowered(chars);
+        for (const form of anyCase) find(low, form, places);
+      }
+      for (let i = 0; i < places.length; i += 2) {
+        found.push(from(places[i] as number), to((places[i + 1] as number) - 1));
+      }
+      places.length = 0;
+    }
+    if (found.length === 0) return text;
+    const ranges: [number, number][] = [];
+    for (let i = 0; i < found.length; i += 2) ranges.push([found[i] as number, found[i + 1] as number]);
+    ranges.sort((a, b) => a[0] - b[0]);
+    let out = "";
+    let at = 0;
+    let open: [number, number] | undefined;
+    for (const range of ranges) {
+      if (open && range[0] < open[1]) {
+        open[1] = Math.max(open[1], range[1]);
+        continue;
+      }
+      if (open) {
+        out += `${text.slice(at, open[0])}***`;
+        at = open[1];
+      }
+      open = [range[0], range[1]];
+    }
+    if (open) {
+      out += `${text.slice(at, open[0])}***`;
+      at = open[1];
+    }
+    return out + text.slice(at);
+  };
 }
 
 /**
@@ -37,20 +271,20 @@ export function redact(text: string, secrets: readonly string[]): string {
  * string properties (and lists of strings, such as `spawnargs`) or causes, else a copy (same prototype, so `instanceof` still holds) with each
  * secret replaced by `***`. Anything that is not an `Error` is kept only when it is a string (masked).
  */
-export function redactError(error: unknown, secrets: readonly string[], depth = 0): unknown {
-  if (typeof error === "string") return redact(error, secrets);
-  if (!(error instanceof Error) || secrets.length === 0) return error;
+export function redactError(error: unknown, mask: Mask, depth = 0): unknown {
+  if (typeof error === "string") return mask(error);
+  if (!(error instanceof Error)) return error;
   let changed = false;
   const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
   for (const key of Reflect.ownKeys(error)) {
     const descriptor = Object.getOwnPropertyDescriptor(error, key) as PropertyDescriptor;
     let value: unknown = descriptor.value;
-    if (typeof value === "string") value = redact(value, secrets);
-    else if (key === "cause" && depth < 4) value = redactError(value, secrets, depth + 1);
+    if (typeof value === "string") value = mask(value);
+    else if (key === "cause" && depth < 4) value = redactError(value, mask, depth + 1);
     else if (Array.isArray(value) && value.some((v) => typeof v === "string")) {
       // A spawn failure's `spawnargs`: the server's arguments, where a credential may be.
       const list: unknown[] = value;
-      const masked = list.map((v) => (typeof v === "string" ? redact(v, secrets) : v));
+      const masked = list.map((v) => (typeof v === "string" ? mask(v) : v));
       if (masked.some((v, i) => v !== list[i])) value = masked;
     }
     if (value !== descriptor.value) changed = true;

@@ -17,6 +17,25 @@ if (process.argv.includes("--fail")) {
   process.exit(3);
 }
 
+if (process.argv.includes("--fail-encoded")) {
+  // The credential as servers and libraries really write it: in a URL, in JSON, base64 in a Basic
+  // header and alone, a hex key in capitals, wrapped over two lines, and cut across two writes.
+  const token = process.env.API_TOKEN ?? "";
+  const hex = process.env.HEX_TOKEN ?? "";
+  console.error(`fixture: GET https://api.example/v1/items?key=${encodeURIComponent(token)} failed`);
+  console.error(`fixture: config ${JSON.stringify({ token })}`);
+  console.error(`fixture: php config {"token":${JSON.stringify(token).replaceAll("/", "\\/")}}`);
+  console.error(`fixture: Authorization: Basic ${Buffer.from(`user:${token}`).toString("base64")}`);
+  console.error(`fixture: token as base64 ${Buffer.from(token).toString("base64")}`);
+  console.error(`fixture: key ${hex.toUpperCase()} refused`);
+  console.error(`fixture: wrapped token ${token.slice(0, 10)}\n${token.slice(10)} (end)`);
+  process.stderr.write(`fixture: chunked token ${token.slice(0, 7)}`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  process.stderr.write(`${token.slice(7)} (end)\n`);
+  console.error("fixture: cannot start without a database");
+  process.exit(3);
+}
+
 const log = process.env.CANCEL_LOG;
 const object = (properties = {}, required = []) => ({ type: "object", properties, required });
 const tools = [
@@ -31,6 +50,12 @@ const tools = [
   {
     name: "refuse",
     description: "Throws (a JSON-RPC error, not an isError result) quoting its API_TOKEN.",
+    inputSchema: object(),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "refuse_encoded",
+    description: "Throws quoting its API_TOKEN in JSON and in a URL.",
     inputSchema: object(),
     annotations: { readOnlyHint: true },
   },
@@ -98,6 +123,12 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return { content: [{ type: "text", text: "the disk is full" }], isError: true };
     case "refuse":
       throw new Error(`refusing token=${process.env.API_TOKEN ?? ""}`);
+    case "refuse_encoded": {
+      const token = process.env.API_TOKEN ?? "";
+      throw new Error(
+        `refusing ${JSON.stringify({ token })} from https://api.example/v1?key=${encodeURIComponent(token)}`,
+      );
+    }
     case "whoami":
       return text(String(process.pid));
     case "write_note": {

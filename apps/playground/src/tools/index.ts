@@ -1,5 +1,6 @@
 import { readFile, realpath, stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
+import { redactor } from "@loopwright/client";
 import type { ToolDefinition } from "@loopwright/loop";
 import { calculate } from "./calculator.js";
 
@@ -43,12 +44,31 @@ export const TOOLS: ToolDefinition[] = [
 
 const MAX_FILE_CHARS = 20_000;
 
-/** Runs one of the playground's tools. Throws with a message the model can act on. */
+/**
+ * Runs one of the playground's tools. Throws with a message the model can act on. Each of `keys`
+ * (by default the host's `OPENAI_API_KEY`) is replaced by `[redacted]` in what it returns, as
+ * written or escaped: a model asking `read_file` for a project's `.env` never reads the key back,
+ * whichever endpoint it runs on.
+ */
 export async function runTool(
   name: string,
   args: Record<string, unknown>,
   cwd = process.cwd(),
+  keys: readonly string[] = [process.env.OPENAI_API_KEY ?? ""],
 ): Promise<string> {
+  return withoutKeys(await toolResult(name, args, cwd), keys);
+}
+
+/**
+ * A tool's answer (its text, or its parts) with each of `keys` (by default the host's
+ * `OPENAI_API_KEY`) replaced by `[redacted]`, as written or escaped: what `runTool` does to its own
+ * results, for an MCP server's (one given the key in its `env` may print it back).
+ */
+export function withoutKeys<T>(value: T, keys: readonly string[] = [process.env.OPENAI_API_KEY ?? ""]): T {
+  return keys.reduce((out, apiKey) => redactor({ apiKey })(out), value);
+}
+
+async function toolResult(name: string, args: Record<string, unknown>, cwd: string): Promise<string> {
   switch (name) {
     case "clock": {
       const now = new Date();

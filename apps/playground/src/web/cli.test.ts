@@ -2,7 +2,9 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { createClient } from "@redis/client";
 import { describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
 
 const main = fileURLToPath(new URL("../main.ts", import.meta.url));
 
@@ -61,6 +63,56 @@ describe("playground --web", () => {
     expect(out.trim().split("\n")).toHaveLength(1);
     expect(out).toMatch(new RegExp(`^error: .*redis://127\\.0\\.0\\.1:${closed}`));
   }, 60_000);
+
+  /** Starts `--web` with `env` and resolves with what it printed up to its page's URL, then stops it. */
+  const startOutput = async (args: string[], env: Record<string, string>) => {
+    const child = spawn(process.execPath, ["--import", "tsx", main, "--web", ...args], {
+      env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1", ...env },
+    });
+    let out = "";
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          if (/Playground page: /.test(out)) resolve();
+        });
+        child.once("exit", () => reject(new Error(`exited early: ${out}`)));
+      });
+    } finally {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGINT");
+      await exited;
+    }
+    return out;
+  };
+
+  it("never prints credentials written into OPENAI_BASE_URL", async () => {
+    const out = await startOutput([], {
+      OPENAI_BASE_URL: "http://me:sk-pass-secret-1@127.0.0.1:9/v1?api-key=sk-query-secret-2",
+    });
+    expect(out).toContain("Endpoint: http://127.0.0.1:9/v1\n");
+    expect(out).not.toMatch(/sk-pass-secret-1|sk-query-secret-2/);
+  }, 60_000);
+
+  it.skipIf(!HAS_REDIS)(
+    "never prints the password of a --redis URL",
+    async () => {
+      const redis = await RedisServer.start();
+      try {
+        const admin = createClient({ url: redis.url });
+        await admin.connect();
+        await admin.configSet("requirepass", "redis-pass-secret-3");
+        admin.destroy();
+        const url = `redis://:redis-pass-secret-3@127.0.0.1:${redis.port}`;
+        const out = await startOutput(["--redis", url], {});
+        expect(out).toContain(`Runs shared through Redis at redis://127.0.0.1:${redis.port}`);
+        expect(out).not.toContain("redis-pass-secret-3");
+      } finally {
+        await redis.kill();
+      }
+    },
+    60_000,
+  );
 
   it("refuses --redis without --web", async () => {
     const { code, out } = await runCli(["--redis", "redis://127.0.0.1:6379"]);

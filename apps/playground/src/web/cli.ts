@@ -1,6 +1,7 @@
 // `pnpm playground --web`: starts the web page's server and prints its URL until Ctrl-C.
 import { readFile } from "node:fs/promises";
 import { startWebServer } from "./server.js";
+import { shownUrl } from "./spec.js";
 
 /** What `--web` reads off the command line. */
 export interface WebFlags {
@@ -36,9 +37,9 @@ export async function runWeb(flags: WebFlags): Promise<number> {
       : {}),
   });
   process.stdout.write(
-    `${baseUrl ? `Endpoint: ${baseUrl}` : "Simulator: a scripted model on a loopback server (set OPENAI_BASE_URL to use a real endpoint)."}\n` +
+    `${baseUrl ? `Endpoint: ${shownUrl(baseUrl)}` : "Simulator: a scripted model on a loopback server (set OPENAI_BASE_URL to use a real endpoint)."}\n` +
       (flags.redis !== undefined
-        ? `Runs shared through Redis at ${flags.redis}: another playground with the same --redis shows them live.\n`
+        ? `Runs shared through Redis at ${shownUrl(flags.redis)}: another playground with the same --redis shows them live.\n`
         : "") +
       `Playground page: ${server.url}  (Ctrl-C to stop)\n`,
   );

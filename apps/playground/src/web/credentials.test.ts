@@ -1,5 +1,7 @@
 // What the web playground does with credentials: the host's key goes only to the endpoint it was
 // given for, and nothing a loaded spec holds that may be a credential is shown back on the page.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { join, relative } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "./server.js";
@@ -79,6 +81,55 @@ describe("the host's API key", () => {
       expect(keysSeenBy(other, before)).not.toMatch(/sk-endpoint-key-456|sk-host-environment-key-123/);
     } finally {
       await own.close();
+    }
+  }, 30_000);
+});
+
+describe("the host's API key in a file the model reads", () => {
+  let saved: string | undefined;
+  let dir: string;
+  beforeAll(async () => {
+    saved = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = "sk-host-environment-key-123";
+    // Under the directory read_file reads from (the playground's current directory), as a project's .env is.
+    dir = await mkdtemp(join(process.cwd(), ".creds-test-"));
+    await writeFile(
+      join(dir, ".env"),
+      'OPENAI_API_KEY=sk-host-environment-key-123\nLOOPWRIGHT={"apiKey":"sk-endpoint-key-456"}\nMODE=fast\n',
+    );
+  });
+  afterAll(async () => {
+    if (saved === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = saved;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("never reaches an endpoint a loaded spec names through read_file (.env), nor the page", async () => {
+    const own = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    // The endpoint a pasted spec names asks for the project's .env, then answers from what it got.
+    const path = relative(process.cwd(), join(dir, ".env"));
+    const other = await startServer({
+      replies: [{ toolCalls: [{ id: "call_1", name: "read_file", arguments: JSON.stringify({ path }) }] }],
+      scriptedModel: { chunkDelayMs: 0 },
+    });
+    try {
+      const web = await startWebServer({ endpoint: { baseUrl: own.baseUrl, apiKey: "sk-endpoint-key-456" } });
+      servers.push(web);
+      const { post, run } = client(web);
+      await post("api/spec", {
+        text: spec({ model: { name: "sim", endpoint: { baseUrl: other.baseUrl } } }),
+      });
+      const page = await run("hello");
+      expect(page).toContain('"kind":"done"');
+      const sent = JSON.stringify(other.chatRequests.map((r) => r.body));
+      // The file was read and sent on (its other lines are there) …
+      expect(sent).toContain("MODE=fast");
+      // … without either key.
+      expect(sent).not.toMatch(/sk-host-environment-key-123|sk-endpoint-key-456/);
+      expect(page).not.toMatch(/sk-host-environment-key-123|sk-endpoint-key-456/);
+    } finally {
+      await own.close();
+      await other.close();
     }
   }, 30_000);
 });

@@ -104,6 +104,19 @@ describe("the web playground's API", () => {
     expect(bad.applied?.maxToolIterations).toBe(8);
   });
 
+  it("refuses a spec nested too deep by saying so, not with a stack overflow", async () => {
+    const deep = `{"spec":"loopwright.agent/1","model":${'{"a":'.repeat(20_000)}1${"}".repeat(20_000)}}`;
+    for (const text of ["[".repeat(10_000) + "]".repeat(10_000), deep]) {
+      const res = await post("api/spec", { text });
+      expect(res.status).toBe(200);
+      const report = (await res.json()) as { errors: string[]; applied?: unknown };
+      expect(report.errors).toEqual([
+        "too deeply nested: the document goes more than 64 levels deep, and an agent spec is a few levels deep.",
+      ]);
+      expect(report.applied).toBeUndefined();
+    }
+  });
+
   it("refuses a post that is not JSON (415) and a Host that is not this machine's (403)", async () => {
     const plain = await fetch(new URL("api/runs", server.url), { method: "POST", body: '{"prompt":"hi"}' });
     expect(plain.status).toBe(415);

@@ -187,7 +187,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
         signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
       });
     }
-    return runTool(name, args);
+    // Neither key reaches a model through a tool result, least of all one a loaded spec pointed at.
+    return runTool(name, args, undefined, [base.apiKey ?? "", process.env.OPENAI_API_KEY ?? ""]);
   };
 
   const start = async (prompt: string): Promise<Run> => {

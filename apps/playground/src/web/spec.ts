@@ -20,12 +20,15 @@ const SECRET_KEY = /(api[-_]?key|secret|passw(or)?d|credential|cookie|bearer|aut
 const KEY_SHAPE =
   /\b(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{16,}|xox[abprs]-[\w-]{8,}|AKIA[0-9A-Z]{12,})/;
 
-/** A URL as the page may show it: without `user:password@`, query or fragment. */
+/**
+ * A URL as the page or the terminal may show it: without `user:password@`, query or fragment (a
+ * `redis://` URL too, whose `origin` the URL parser calls "null").
+ */
 export function shownUrl(url: string): string {
   try {
     const parsed = new URL(url);
     return parsed.username || parsed.password || parsed.search || parsed.hash
-      ? `${parsed.origin}${parsed.pathname}`
+      ? `${parsed.protocol}//${parsed.host}${parsed.pathname}`
       : url;
   } catch {
     return url;
@@ -87,6 +90,21 @@ function leaves(
   return out;
 }
 
+/** How deep a loaded document may go (the format's deepest place is about six levels down). */
+const MAX_DEPTH = 64;
+
+/** Whether `value` has objects or lists nested more than `limit` deep; without recursion. */
+function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (item === null || typeof item !== "object") continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** The paths `findSpecSecrets` points at, bundled servers included. */
 function secretPaths(value: unknown): Set<string> {
   const { spec } = parseSpec(value, { bundle: true });
@@ -112,6 +130,18 @@ export function checkSpec(text: string, base: LoopConfig): { report: SpecReport;
       report: {
         errors: [
           "not JSON: the text does not parse as JSON (its parser's message is left out: it quotes the text).",
+        ],
+        warnings: [],
+        fields: [],
+      },
+    };
+  }
+  // Every reader after this one walks the document recursively: a deep one is refused by name here.
+  if (deeperThan(value, MAX_DEPTH)) {
+    return {
+      report: {
+        errors: [
+          `too deeply nested: the document goes more than ${MAX_DEPTH} levels deep, and an agent spec is a few levels deep.`,
         ],
         warnings: [],
         fields: [],

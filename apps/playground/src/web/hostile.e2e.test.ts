@@ -1,0 +1,160 @@
+/// <reference lib="dom" />
+// The playground's server as another web page sees it, in a real headless Chromium: a page on
+// another origin that the user happens to visit cannot start a run (so cannot send the host's key
+// anywhere, nor load a spec), and markup a model, a tool or a spec writes is shown as text, never
+// run. Against the page as built (dist/web).
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { type BrowserContext, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWebServer, type WebServer } from "./server.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const hasChromium = existsSync(CHROMIUM);
+const FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+if (!hasChromium) console.warn(`[playground hostile e2e] skipped: ${CHROMIUM} is absent.`);
+
+/** Markup that sets `window.pwned` if a page ever parses it as HTML. */
+const MARKUP = (where: string) =>
+  `<img src="x:" onerror="window.pwned='${where}'"><b class="injected">${where}</b>`;
+
+describe.skipIf(!hasChromium)("the playground's server against other pages, in headless Chromium", () => {
+  let context: BrowserContext;
+  let profile: string;
+  beforeAll(async () => {
+    profile = await mkdtemp(join(tmpdir(), "loopwright-chromium-"));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await context?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  describe("a page on another origin", () => {
+    let web: WebServer;
+    let attacker: Server;
+    let evil: TestServer;
+    beforeAll(async () => {
+      evil = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+      web = await startWebServer({ endpoint: { baseUrl: evil.baseUrl, apiKey: "sk-victim-key-1234" } });
+      // A page that tries every way a cross-site request can be made without a CORS grant.
+      const target = web.url;
+      const spec = JSON.stringify({
+        text: JSON.stringify({
+          spec: "loopwright.agent/1",
+          model: { name: "x", endpoint: { baseUrl: evil.baseUrl } },
+        }),
+      });
+      const html = `<!doctype html><form id="f" method="POST" action="${target}api/runs" enctype="text/plain" target="sink">
+<input name='{"prompt":"via form","x":"' value='"}'></form><iframe name="sink"></iframe><script>
+const tries = [
+  fetch("${target}api/runs", { method: "POST", mode: "no-cors", body: '{"prompt":"via no-cors"}' }),
+  fetch("${target}api/runs", { method: "POST", mode: "no-cors", headers: { "content-type": "application/json" }, body: '{"prompt":"via no-cors json"}' }),
+  fetch("${target}api/runs", { method: "POST", headers: { "content-type": "application/json" }, body: '{"prompt":"via cors"}' }),
+  fetch("${target}api/spec", { method: "POST", mode: "no-cors", body: ${JSON.stringify(spec)} }),
+  fetch("${target}api/state").then((r) => r.text()),
+  new Promise((resolve) => { navigator.sendBeacon("${target}api/runs", '{"prompt":"via beacon"}'); setTimeout(resolve, 300); }),
+];
+Promise.allSettled(tries).then((results) => {
+  window.readState = results[4].status === "fulfilled" ? results[4].value : "";
+  document.getElementById("f").submit();
+  setTimeout(() => { document.body.dataset.done = "true"; }, 500);
+});
+</script>`;
+      attacker = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(html));
+      await new Promise<void>((resolve) => attacker.listen(0, "127.0.0.1", resolve));
+    });
+    afterAll(async () => {
+      await web?.close();
+      await evil?.close();
+      attacker?.closeAllConnections();
+      await new Promise((resolve) => attacker?.close(resolve));
+    });
+
+    it("cannot start a run, load a spec or read the state: no request reaches the endpoint", async () => {
+      const page = await context.newPage();
+      const { port } = attacker.address() as AddressInfo;
+      // Another origin on this very machine (the port differs), as a local dev server or a visited site is.
+      await page.goto(`http://localhost:${port}/`);
+      await page.waitForSelector("body[data-done=true]", { timeout: 15_000 });
+      expect(await page.evaluate(() => (window as unknown as { readState: string }).readState)).toBe("");
+      await page.close();
+      const state = (await (await fetch(new URL("api/state", web.url))).json()) as {
+        run?: unknown;
+        spec?: unknown;
+      };
+      expect(state.run).toBeUndefined();
+      expect(state.spec).toBeUndefined();
+      expect(evil.chatRequests).toHaveLength(0);
+    }, 30_000);
+  });
+
+  describe.skipIf(!existsSync(fileURLToPath(new URL("../../dist/web/index.html", import.meta.url))))(
+    "markup from a model, a tool and a spec",
+    () => {
+      let web: WebServer;
+      let model: TestServer;
+      beforeAll(async () => {
+        model = await startServer({
+          replies: [
+            {
+              reasoning: MARKUP("reasoning"),
+              toolCalls: [
+                { id: "c1", name: "calculator", arguments: JSON.stringify({ expression: MARKUP("tool") }) },
+                { id: "c2", name: "<img src=x: onerror=window.pwned='name'>", arguments: "{}" },
+              ],
+            },
+            { content: MARKUP("answer") },
+          ],
+          scriptedModel: { chunkDelayMs: 0 },
+        });
+        web = await startWebServer({ endpoint: { baseUrl: model.baseUrl, model: "sim" } });
+      });
+      afterAll(async () => {
+        await web?.close();
+        await model?.close();
+      });
+
+      it("is shown as text and never run", async () => {
+        const page = await context.newPage();
+        await page.goto(web.url);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.click("#spec-panel summary");
+        await page.fill(
+          "#spec-text",
+          JSON.stringify({ spec: "loopwright.agent/1", [MARKUP("spec-key")]: MARKUP("spec-value") }),
+        );
+        await page.click("#spec-form button[type=submit]");
+        await page.waitForSelector("#spec-result .field");
+        await page.fill("#prompt", MARKUP("prompt"));
+        await page.press("#prompt", "Enter");
+        await page.waitForSelector("#metrics:not([hidden])", { timeout: 30_000 });
+        const text = await page.textContent("body");
+        for (const where of ["reasoning", "answer", "prompt", "spec-key"])
+          expect(text).toContain(`window.pwned='${where}'`);
+        expect(await page.evaluate(() => (window as unknown as { pwned?: string }).pwned)).toBeUndefined();
+        expect(await page.$$("img, b.injected")).toHaveLength(0);
+        await page.close();
+      }, 60_000);
+    },
+  );
+});

@@ -1,0 +1,127 @@
+// What the masking of a server's credentials catches: the value in the forms servers and libraries
+// write it back in, wherever it stands in the text, and nothing else.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { masker, secretsOf } from "./redact.js";
+
+/** Printable ASCII without `*` (the mask itself): what keys, tokens and passwords are made of. */
+const secretChar = fc.constantFrom(
+  ..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:@!$%&'\"(),;<>?[]\\^`{|}~ #",
+);
+const secret = fc.string({ unit: secretChar, minLength: 8, maxLength: 40 });
+const text = fc.string({ maxLength: 30 });
+/** Text before a credential; a lone backslash or `%` right before one would change what its first characters mean. */
+const lead = text.filter((t) => !/[\\%]$/.test(t));
+
+const hex4 = (c: string) => c.charCodeAt(0).toString(16).padStart(4, "0");
+/** The same value as different writers put it. */
+const ENCODINGS: Record<string, (value: string) => string> = {
+  "as is": (v) => v,
+  "percent-encoded": encodeURIComponent,
+  "percent-encoded, lower-case hex": (v) =>
+    encodeURIComponent(v).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+  "form-encoded": (v) => new URLSearchParams({ v }).toString().slice(2),
+  "JSON.stringify": (v) => JSON.stringify(v).slice(1, -1),
+  "PHP json_encode (\\/)": (v) => JSON.stringify(v).slice(1, -1).replace(/\//g, "\\/"),
+  "Gson (<>&=' as \\u)": (v) =>
+    JSON.stringify(v)
+      .slice(1, -1)
+      .replace(/[<>&=']/g, (c) => `\\u${hex4(c)}`),
+  "every symbol as \\u, capital hex": (v) =>
+    JSON.stringify(v)
+      .slice(1, -1)
+      .replace(/\\(["\\])/g, "$1")
+      .replace(/[^A-Za-z0-9]/g, (c) => `\\u${hex4(c).toUpperCase()}`),
+};
+
+describe("masker", () => {
+  for (const [name, encode] of Object.entries(ENCODINGS)) {
+    it(`masks a credential written ${name}, wherever it stands`, () => {
+      fc.assert(
+        fc.property(secret, lead, text, (value, before, after) => {
+          const written = encode(value);
+          const masked = masker([value])(`${before}${written}${after}`);
+          expect(masked).toContain("***");
+          expect(masked).not.toContain(written);
+        }),
+      );
+    });
+  }
+
+  it("masks a credential wrapped at a line break anywhere in it", () => {
+    fc.assert(
+      fc.property(
+        secret,
+        fc.nat(),
+        // Characters no credential here holds, so no match can start before the credential does.
+        fc.string({ unit: fc.constantFrom("é", "中", "—"), maxLength: 10 }),
+        (value, at, before) => {
+          const cut = 1 + (at % (value.length - 1));
+          const masked = masker([value])(`${before}${value.slice(0, cut)}\n${value.slice(cut)} end`);
+          expect(masked).toBe(`${before}*** end`);
+        },
+      ),
+    );
+  });
+
+  it("masks a credential base64-encoded at any alignment: no four of its bytes decode from what is left", () => {
+    // Neighbours from bytes a credential never holds, so whatever decodes to its bytes came from it.
+    const noise = fc.uint8Array({ maxLength: 7 }).map((a) => Buffer.from(a.map((b) => b | 0x80)));
+    fc.assert(
+      fc.property(secret, noise, noise, fc.boolean(), (value, before, after, urlSafe) => {
+        const encoded = Buffer.concat([before, Buffer.from(value), after]).toString(
+          urlSafe ? "base64url" : "base64",
+        );
+        const masked = masker([value])(encoded);
+        for (const piece of masked.split("***")) {
+          for (let offset = 0; offset < 4; offset++) {
+            const decoded = Buffer.from(piece.slice(offset), "base64").toString("latin1");
+            for (let i = 0; i + 4 <= value.length; i++) expect(decoded).not.toContain(value.slice(i, i + 4));
+          }
+        }
+      }),
+    );
+  });
+
+  it("masks a hex key in capitals, and leaves any other key in another case alone", () => {
+    const mask = masker(["9f86d081884c7d659a2feaa0c55ad015", "Passw0rd-Xyz"]);
+    expect(mask("key 9F86D081884C7D659A2FEAA0C55AD015 refused")).toBe("key *** refused");
+    expect(mask("user PASSW0RD-XYZ")).toBe("user PASSW0RD-XYZ");
+  });
+
+  it("leaves text without the credential as it was", () => {
+    fc.assert(
+      fc.property(secret, fc.string({ maxLength: 200 }), (value, other) => {
+        fc.pre(!other.includes(value[0] as string));
+        expect(masker([value])(other)).toBe(other);
+      }),
+    );
+  });
+
+  it("takes a whole environment's values and a long certificate, and masks each", () => {
+    const pem = `-----BEGIN PRIVATE KEY-----\n${"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC".repeat(300)}\n-----END PRIVATE KEY-----`;
+    const values = Array.from({ length: 200 }, (_, i) => `value-${i}-${"abcdefghij".repeat(1 + (i % 20))}`);
+    const mask = masker([...values, pem]);
+    expect(mask(`key ${JSON.stringify(pem)} and ${encodeURIComponent(values[199] as string)}.`)).toBe(
+      'key "***" and ***.',
+    );
+  });
+
+  it("masks the longer of two credentials whole when one contains the other", () => {
+    expect(masker(["abcd1234", "abcd1234efgh5678"])("x abcd1234efgh5678 y abcd1234 z")).toBe("x *** y *** z");
+  });
+
+  it("masks an HTTP server's Authorization token, and leaves the scheme word of the message alone", () => {
+    const mask = masker(
+      secretsOf({
+        name: "remote",
+        type: "http",
+        url: "http://127.0.0.1:9/mcp",
+        headers: { authorization: "Bearer tok-9f8e7d6c5b" },
+      }),
+    );
+    expect(mask("HTTP 401: Bearer token expired; got Bearer tok-9f8e7d6c5b, then tok-9f8e7d6c5b")).toBe(
+      "HTTP 401: Bearer token expired; got ***, then ***",
+    );
+  });
+});
