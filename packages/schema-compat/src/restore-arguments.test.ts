@@ -73,6 +73,21 @@ describe("restoreArguments", () => {
     });
   });
 
+  it("says an object goes as JSON text where one alternative of a union takes any value, and parses it back", () => {
+    const schema = {
+      type: "object",
+      properties: { value: { anyOf: [{ type: "integer" }, { description: "Anything else." }] } },
+      required: ["value"],
+    };
+    // Before: the untyped alternative was flattened into the union and its note lost, so the model
+    // was never told an object could be given, and no text was parsed back.
+    expect(at(sanitizeSchema(schema), ["value"]).description).toContain(
+      "give an object or an array as JSON text",
+    );
+    expect(restoreArguments({ value: '{"a":1}' }, schema)).toEqual({ value: { a: 1 } });
+    expect(restoreArguments({ value: 7 }, schema)).toEqual({ value: 7 });
+  });
+
   it("parses back an object nested past maxDepth, with the maxDepth the schema was sanitized with", () => {
     const schema = {
       type: "object",

@@ -541,20 +541,27 @@ function convertUnion(
   const converted = branches.map((branch) =>
     convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
   );
+  // An alternative that takes any value is flattened into this union: its note ("give an object or
+  // an array as JSON text") moves to the union, or the model is never told an object may go there.
+  const anyAlternative = converted.some(
+    (b) => Array.isArray(b.anyOf) && typeof b.description === "string" && b.description.includes(ANY_NOTE),
+  );
+  const told = anyAlternative && !(base ?? "").includes(ANY_NOTE) && !notes.includes(ANY_NOTE);
+  const unionNotes = told ? [...notes, ANY_NOTE] : notes;
   let union = unionOf(converted);
   if (schema.nullable === true && !union.some((b) => b.type === "null")) {
     union = [...union, { type: "null" }];
   }
   if (union.length === 1) {
     const only = union[0] as JsonSchema;
-    return withDescription(only, describe(base, notes) ?? (only.description as string | undefined));
+    return withDescription(only, describe(base, unionNotes) ?? (only.description as string | undefined));
   }
   // One type or null (pydantic's Optional[T]) is that type made nullable: `type: [T, "null"]`.
   const merged = unionSchema(union);
   if (!Array.isArray(merged.anyOf)) {
-    return withDescription(merged, describe(base, notes) ?? (merged.description as string | undefined));
+    return withDescription(merged, describe(base, unionNotes) ?? (merged.description as string | undefined));
   }
-  return withDescription(merged, describe(base, notes));
+  return withDescription(merged, describe(base, unionNotes));
 }
 
 /** The JSON text length of a raw schema part, or 0 for one JSON cannot write. */
