@@ -112,8 +112,7 @@ describe("askJson", () => {
       },
     );
     expect(answer).toEqual({ root: { title: "1", parts: [{ title: "1.1", parts: deep }] } });
-    const schema = (formatOf(bodies(server)[0] ?? {})?.json_schema as { schema: unknown }).schema;
-    expect(JSON.stringify(schema)).toContain("Give this value as JSON text.");
+    expect(JSON.stringify(formatOf(bodies(server)[0] ?? {}))).toContain("Give this value as JSON text.");
   });
 
   it("falls back to json_object where the model refuses json_schema, and latches it for that model", async () => {
