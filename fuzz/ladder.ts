@@ -14,6 +14,7 @@ import {
   dropOptionalNulls,
   isGrammarError,
   relaxSchema,
+  restoreArguments,
   sanitizeSchema,
   sanitizeTools,
 } from "../packages/schema-compat/src/index.js";
@@ -236,6 +237,32 @@ export const SHAPES: Shape[] = [
     run: (input) => {
       const { schema, args } = input as { schema: unknown; args: unknown };
       dropOptionalNulls(args, schema);
+    },
+  },
+  {
+    // Many children of a recursive tree, each with its own children as JSON text (where the
+    // sanitized schema stopped expanding the reference): every one is parsed back, its nulls dropped.
+    name: "restoreArguments: many JSON-text values",
+    build: (n) => {
+      const node = {
+        type: "object",
+        properties: {
+          name: { type: "string" },
+          tag: { type: "string" },
+          kids: { type: "array", items: { $ref: "#/$defs/node" } },
+        },
+        required: ["name"],
+      };
+      const text = JSON.stringify([{ name: "c", tag: null, kids: [{ name: "d" }] }]);
+      const item = { name: "b", tag: null, kids: text };
+      return {
+        schema: { ...node, $defs: { node } },
+        args: { name: "a", tag: null, kids: Array.from({ length: Math.floor(n / 90) }, () => item) },
+      };
+    },
+    run: (input) => {
+      const { schema, args } = input as { schema: unknown; args: unknown };
+      restoreArguments(args, schema);
     },
   },
   {

@@ -19,6 +19,7 @@ import {
   checkStrictSchema,
   dropOptionalNulls,
   relaxSchema,
+  restoreArguments,
   SchemaCompatError,
   sanitizeSchema,
 } from "../packages/schema-compat/src/index.js";
@@ -230,6 +231,7 @@ export const TARGETS: Target[] = [
           typedOnly(() => relaxSchema(value), SchemaCompatError.isInstance);
           typedOnly(() => checkStrictSchema(value as never), SchemaCompatError.isInstance);
           typedOnly(() => dropOptionalNulls(value as never, value as never), SchemaCompatError.isInstance);
+          typedOnly(() => restoreArguments(value as never, value as never), SchemaCompatError.isInstance);
         }),
       ),
   },

@@ -1,4 +1,4 @@
-import { dropOptionalNulls } from "@loopwright/schema-compat";
+import { restoreArguments } from "@loopwright/schema-compat";
 import { listenForAbort } from "@loopwright/stream";
 import {
   parseToolArguments,
@@ -150,7 +150,7 @@ function prepare(call: AssistantToolCall, finishReason: string | undefined, sche
   try {
     const parsed = parseToolArguments(raw, { finishReason, name });
     const schema = schemas.get(name);
-    const args = schema === undefined ? parsed.value : dropOptionalNulls(parsed.value, schema);
+    const args = schema === undefined ? parsed.value : restoreArguments(parsed.value, schema);
     return {
       call: { id: call.id, type: "function", function: { name, arguments: parsed.json } },
       request: { id: call.id, name, args, raw },
@@ -178,7 +178,7 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
   const inner = decision.dispatch;
   if (inner === p.request) return { ...p, onRun: decision.onRun };
   const schema = schemas.get(inner.name);
-  const args = schema === undefined ? inner.args : dropOptionalNulls(inner.args, schema);
+  const args = schema === undefined ? inner.args : restoreArguments(inner.args, schema);
   return {
     ...p,
     request: { ...inner, id: p.request.id, args },

@@ -1,4 +1,11 @@
-import { isObject, resolvePointer } from "./sanitize-schema.js";
+import {
+  ANY_NOTE,
+  isObject,
+  JSON_TEXT_NOTE,
+  resolvePointer,
+  type SanitizeOptions,
+  sanitizeSchema,
+} from "./sanitize-schema.js";
 
 type Raw = Record<string, unknown>;
 
@@ -21,7 +28,31 @@ interface Walk {
   nulls: Map<unknown, boolean>;
   keys: Map<unknown, Map<string, KeyInfo>>;
   items: Map<unknown, Map<number, unknown>>;
+  /** Set by `restoreArguments`: where the sanitized schema asked for JSON text, parse it back. */
+  restore?: Restore;
 }
+
+/** What `restoreArguments` reads besides the original schema: the sanitized form, built on demand. */
+interface Restore {
+  options: SanitizeOptions;
+  kinds: Map<unknown, number>;
+  /** Per sanitized schema: the schema under each key (`ITEM` for an array's items). */
+  steps: Map<unknown, Map<string | typeof ITEM, unknown>>;
+  asks: Map<unknown, Ask>;
+}
+
+/**
+ * Where a value sits, as a path into the sanitized schema; resolved only when a string there
+ * might be JSON text, and then once (so sanitizing happens only for calls that need it).
+ */
+interface Place {
+  parent: Place | undefined;
+  step: string | typeof ITEM;
+  resolved: boolean;
+  node: unknown;
+}
+
+const ITEM = Symbol("item");
 
 /** A schema as the conjunction it is: its parts, `$ref`s and `allOf`s followed. */
 interface Flat {
@@ -238,15 +269,17 @@ function readItem(schema: unknown, index: number, walk: Walk, depth: number): un
   );
 }
 
-function strip(value: unknown, schema: unknown, walk: Walk, depth: number): unknown {
+function strip(value: unknown, schema: unknown, walk: Walk, depth: number, place?: Place): unknown {
   if (schema === undefined || depth > MAX_DEPTH) return value;
+  if (typeof value === "string") return place ? parseBack(value, schema, walk, depth, place) : value;
   if (Array.isArray(value)) {
     const tuple = flatten(schema, walk).parts.some(
       (p) => Array.isArray(p.prefixItems) || Array.isArray(p.items),
     );
     const shared = tuple ? undefined : itemSchema(schema, 0, walk, depth);
+    const items = place ? below(place, ITEM) : undefined;
     return value.map((item, i) =>
-      strip(item, tuple ? itemSchema(schema, i, walk, depth) : shared, walk, depth + 1),
+      strip(item, tuple ? itemSchema(schema, i, walk, depth) : shared, walk, depth + 1, items),
     );
   }
   if (!isObject(value)) return value;
@@ -255,13 +288,174 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number): unkn
     const info = keyInfo(schema, key, walk, depth);
     if (inner === null && info.described && !info.nullOk && info.absentOk) continue;
     Object.defineProperty(out, key, {
-      value: strip(inner, info.sub, walk, depth + 1),
+      value: strip(inner, info.sub, walk, depth + 1, place ? below(place, key) : undefined),
       enumerable: true,
       writable: true,
       configurable: true,
     });
   }
   return out;
+}
+
+// JSON kinds, as bits: which kinds of value the original schema takes at a place.
+const OBJECT = 1;
+const ARRAY = 2;
+const STRING = 4;
+const NUMBER = 8;
+const BOOLEAN = 16;
+const NULL = 32;
+const ANY = 63;
+const KIND_OF_TYPE: Record<string, number> = {
+  object: OBJECT,
+  array: ARRAY,
+  string: STRING,
+  number: NUMBER,
+  integer: NUMBER,
+  boolean: BOOLEAN,
+  null: NULL,
+};
+
+function kindOf(value: unknown): number {
+  if (value === null) return NULL;
+  if (Array.isArray(value)) return ARRAY;
+  switch (typeof value) {
+    case "object":
+      return OBJECT;
+    case "string":
+      return STRING;
+    case "number":
+      return NUMBER;
+    case "boolean":
+      return BOOLEAN;
+    default:
+      return 0;
+  }
+}
+
+/** The kinds of value the original schema takes: every part's, and some branch's of each union. */
+function kindsOf(schema: unknown, walk: Walk, restore: Restore, depth: number): number {
+  const known = restore.kinds.get(schema);
+  if (known !== undefined) return known;
+  if (--walk.budget < 0) throw new Exhausted();
+  if (depth > MAX_DEPTH) return ANY;
+  // A union that reaches itself again (`anyOf: [{ $ref: "#" }]`) reads as any kind meanwhile.
+  restore.kinds.set(schema, ANY);
+  const { parts, never } = flatten(schema, walk);
+  let kinds = never ? 0 : ANY;
+  for (const part of parts) {
+    const t = part.type;
+    let own = ANY;
+    if (typeof t === "string") own = KIND_OF_TYPE[t] ?? 0;
+    else if (Array.isArray(t)) own = t.reduce((k: number, name) => k | (KIND_OF_TYPE[String(name)] ?? 0), 0);
+    if (t !== undefined && part.nullable === true) own |= NULL;
+    if (Object.hasOwn(part, "const")) own &= kindOf(part.const);
+    else if (Array.isArray(part.enum)) own &= part.enum.reduce((k: number, v) => k | kindOf(v), 0);
+    for (const group of unionsOf(part)) {
+      own &= group.reduce((k: number, b) => k | kindsOf(b, walk, restore, depth + 1), 0);
+    }
+    kinds &= own;
+  }
+  restore.kinds.set(schema, kinds);
+  return kinds;
+}
+
+function below(place: Place, step: string | typeof ITEM): Place {
+  return { parent: place, step, resolved: false, node: undefined };
+}
+
+/** The sanitized schema at a place (undefined where it describes none). */
+function resolve(place: Place, walk: Walk, restore: Restore): unknown {
+  if (place.resolved) return place.node;
+  place.node = place.parent
+    ? step(resolve(place.parent, walk, restore), place.step, walk, restore)
+    : sanitizeSchema(walk.root, restore.options);
+  place.resolved = true;
+  return place.node;
+}
+
+/** A sanitized schema's alternatives: itself, or the branches of its (nested) `anyOf`s. */
+function alternatives(node: unknown, out: Raw[], depth: number): Raw[] {
+  if (!isObject(node) || depth > MAX_DEPTH) return out;
+  if (Array.isArray(node.anyOf)) for (const branch of node.anyOf) alternatives(branch, out, depth + 1);
+  else out.push(node);
+  return out;
+}
+
+/** The sanitized schema for a key (or the items) of a value the sanitized `node` describes. */
+function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Restore): unknown {
+  if (node === undefined) return undefined;
+  let byKey = restore.steps.get(node);
+  if (byKey?.has(key)) return byKey.get(key);
+  if (--walk.budget < 0) throw new Exhausted();
+  const subs: unknown[] = [];
+  for (const alt of alternatives(node, [], 0)) {
+    if (key === ITEM) {
+      if (isObject(alt.items)) subs.push(alt.items);
+    } else if (isObject(alt.properties) && Object.hasOwn(alt.properties, key)) {
+      subs.push(alt.properties[key]);
+    }
+  }
+  const sub = combined("anyOf", subs);
+  if (!byKey) {
+    byKey = new Map();
+    restore.steps.set(node, byKey);
+  }
+  byKey.set(key, sub);
+  return sub;
+}
+
+/**
+ * What the sanitized schema asked a string here to be: `"text"` when the value itself is JSON
+ * text (too deep, recursive), `"any"` when it is any value with an object or array as JSON text.
+ */
+type Ask = "text" | "any" | undefined;
+
+function asks(node: unknown, restore: Restore, depth: number): Ask {
+  if (!isObject(node) || depth > MAX_DEPTH) return undefined;
+  const known = restore.asks.get(node);
+  if (known !== undefined || restore.asks.has(node)) return known;
+  let ask: Ask;
+  const text = typeof node.description === "string" ? node.description : "";
+  const takesString = node.type === "string" || (Array.isArray(node.type) && node.type.includes("string"));
+  if (text.includes(JSON_TEXT_NOTE) && (takesString || Array.isArray(node.anyOf))) ask = "text";
+  else {
+    if (text.includes(ANY_NOTE)) ask = "any";
+    if (Array.isArray(node.anyOf)) {
+      for (const branch of node.anyOf) {
+        const inner = asks(branch, restore, depth + 1);
+        if (inner === "text") {
+          ask = inner;
+          break;
+        }
+        ask ??= inner;
+      }
+    }
+  }
+  restore.asks.set(node, ask);
+  return ask;
+}
+
+/**
+ * A string where the sanitized schema asked for JSON text and the original takes an object or an
+ * array: parsed, when it parses to a kind the original takes there (then read like any value,
+ * its optional nulls dropped); otherwise left for the tool to refuse in its own words.
+ */
+function parseBack(value: string, schema: unknown, walk: Walk, depth: number, place: Place): unknown {
+  const restore = walk.restore as Restore;
+  const kinds = kindsOf(schema, walk, restore, 0);
+  if ((kinds & (OBJECT | ARRAY)) === 0) return value;
+  const ask = asks(resolve(place, walk, restore), restore, 0);
+  if (ask === undefined) return value;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return value;
+  }
+  const kind = kindOf(parsed);
+  if (ask === "any" && (kind & (OBJECT | ARRAY)) === 0) return value;
+  if ((kinds & kind) === 0) return value;
+  return strip(parsed, schema, walk, depth);
 }
 
 /**
@@ -281,16 +475,52 @@ function strip(value: unknown, schema: unknown, walk: Walk, depth: number): unkn
  */
 export function dropOptionalNulls<T>(args: T, originalSchema: unknown): T {
   try {
-    const walk: Walk = {
-      root: originalSchema,
-      budget: VISIT_BUDGET,
-      flat: new Map(),
-      required: new WeakMap(),
-      nulls: new Map(),
-      keys: new Map(),
-      items: new Map(),
+    return strip(args, originalSchema, newWalk(originalSchema), 0) as T;
+  } catch {
+    // Arguments or a schema no JSON holds (a throwing getter, a revoked Proxy), or one too large
+    // to read: left as they were.
+    return args;
+  }
+}
+
+function newWalk(root: unknown): Walk {
+  return {
+    root,
+    budget: VISIT_BUDGET,
+    flat: new Map(),
+    required: new WeakMap(),
+    nulls: new Map(),
+    keys: new Map(),
+    items: new Map(),
+  };
+}
+
+/**
+ * Turns a call a model wrote against the sanitized schema back into what the tool's ORIGINAL
+ * schema takes: everything {@link dropOptionalNulls} does, and where `sanitizeSchema` asked for a
+ * value as JSON text (an object nested past `maxDepth`, a recursive `$ref` past `recursionLimit`,
+ * a schema past `MAX_NESTING`, a value with no type) and the original takes an object or an array
+ * there, a string that parses as JSON of a kind the original takes there is parsed back. A string
+ * that does not parse, or parses to a kind the original does not take there, is left as it was
+ * (the tool's own validation names it).
+ *
+ * `options` are the `recursionLimit` and `maxDepth` the schema was sanitized with (the defaults
+ * when omitted; `onNotice` is not called). Linear in the arguments; the schema is sanitized again
+ * only when a string sits where JSON text may have been asked for. Returns new arguments; never
+ * mutates its input and never throws: arguments or a schema JSON cannot hold, or a schema past a
+ * million readings, come back as they were.
+ */
+export function restoreArguments<T>(args: T, originalSchema: unknown, options?: SanitizeOptions | null): T {
+  try {
+    const walk = newWalk(originalSchema);
+    walk.restore = {
+      options: { recursionLimit: options?.recursionLimit, maxDepth: options?.maxDepth },
+      kinds: new Map(),
+      steps: new Map(),
+      asks: new Map(),
     };
-    return strip(args, originalSchema, walk, 0) as T;
+    const root: Place = { parent: undefined, step: ITEM, resolved: false, node: undefined };
+    return strip(args, originalSchema, walk, 0, root) as T;
   } catch {
     // Arguments or a schema no JSON holds (a throwing getter, a revoked Proxy), or one too large
     // to read: left as they were.

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { dropOptionalNulls } from "./optional-nulls.js";
+import { dropOptionalNulls, restoreArguments } from "./optional-nulls.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
 
 // The round trip the loop relies on: a call the original schema takes, written the way a model
@@ -236,6 +236,126 @@ describe("the strict round trip", { timeout: 60_000 }, () => {
         },
       ),
       { numRuns: 1000, seed: 2026 },
+    );
+  });
+});
+
+// Deep and recursive enough to reach JSON text: a recursive tree (expanded `recursionLimit` times,
+// then asked for as JSON text), objects nested past `maxDepth`, and a value with no type. The model
+// writes each such value as JSON text; restoreArguments must hand the tool the original call.
+
+interface TreeCall {
+  name: string;
+  kids?: TreeCall[];
+  next?: TreeCall;
+  meta?: { n: number; tag?: string };
+}
+const treeArb = fc.letrec<{ tree: TreeCall }>((tie) => ({
+  tree: fc.record(
+    {
+      name: fc.string({ maxLength: 3 }),
+      kids: fc.array(tie("tree"), { maxLength: 2 }),
+      next: tie("tree"),
+      meta: fc.record({ n: fc.nat(9), tag: fc.string({ maxLength: 2 }) }, { requiredKeys: ["n"] }),
+    },
+    { requiredKeys: ["name"] },
+  ),
+})).tree;
+// A string under "any value" that reads as JSON text of an object or array would be parsed: not one a model means.
+const anyArb = fc.oneof(
+  fc.stringMatching(/^[a-z ]{0,4}$/),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.dictionary(fc.constantFrom("a", "b"), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
+  fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 2 }),
+);
+
+function treeSchema(wrap: boolean): Raw {
+  const ref = (target: string) =>
+    wrap ? { allOf: [{ $ref: target }], description: "Wrapped." } : { $ref: target };
+  return {
+    type: "object",
+    properties: { tree: ref("#/$defs/node"), extra: { description: "Anything." } },
+    required: ["tree", "extra"],
+    $defs: {
+      node: {
+        type: "object",
+        properties: {
+          name: { type: "string" },
+          kids: { type: "array", items: ref("#/$defs/node") },
+          next: { oneOf: [ref("#/$defs/node")] },
+          meta: {
+            type: "object",
+            properties: { n: { type: "integer" }, tag: { type: "string" } },
+            required: ["n"],
+          },
+        },
+        required: ["name"],
+      },
+    },
+  };
+}
+
+/** The call as a model answering the sanitized schema writes it: nulls for absent fields, JSON text where asked. */
+function writeStrict(value: unknown, node: Raw): unknown {
+  const description = typeof node.description === "string" ? node.description : "";
+  if (description.includes("Give this value as JSON text.")) return JSON.stringify(value);
+  if (description.includes("give an object or an array as JSON text")) {
+    return typeof value === "object" && value !== null ? JSON.stringify(value) : value;
+  }
+  if (Array.isArray(value)) return value.map((item) => writeStrict(item, node.items as Raw));
+  if (typeof value !== "object" || value === null) return value;
+  const out: Raw = {};
+  for (const [key, sub] of Object.entries(node.properties as Raw)) {
+    set(out, key, Object.hasOwn(value, key) ? writeStrict((value as Raw)[key], sub as Raw) : null);
+  }
+  return out;
+}
+
+describe("the strict round trip through JSON text", { timeout: 60_000 }, () => {
+  it("every call the original takes, written with JSON text where the sanitized schema asks for it, comes back from restoreArguments as the original call", () => {
+    let textWritten = 0;
+    fc.assert(
+      fc.property(
+        fc.record({
+          wrap: fc.boolean(),
+          recursionLimit: fc.integer({ min: 1, max: 3 }),
+          maxDepth: fc.integer({ min: 2, max: 6 }),
+          call: fc.record({ tree: treeArb, extra: anyArb }),
+        }),
+        ({ wrap, recursionLimit, maxDepth, call }) => {
+          const schema = treeSchema(wrap);
+          const options = { recursionLimit, maxDepth };
+          const sanitized = sanitizeSchema(schema, options);
+          const strict = writeStrict(call, sanitized);
+          if (JSON.stringify(strict).includes('\\"')) textWritten++;
+          expect(passes(sanitized, strict), JSON.stringify(strict)).toBe(true);
+          expect(restoreArguments(strict, schema, options)).toEqual(call);
+        },
+      ),
+      { numRuns: 500, seed: 2026 },
+    );
+    // The property reached JSON text, not only shallow calls.
+    expect(textWritten).toBeGreaterThan(100);
+  });
+
+  it("the calls the first round trip generates come back from restoreArguments as from dropOptionalNulls", () => {
+    fc.assert(
+      fc.property(
+        rootArb.chain((root) => {
+          const defs: Raw = {};
+          const schema = schemaOf(root, defs) as Raw;
+          return fc.tuple(
+            fc.constant(Object.keys(defs).length > 0 ? { ...schema, $defs: defs } : schema),
+            callArb(root),
+          );
+        }),
+        ([schema, { strict }]) => {
+          expect(restoreArguments(strict, schema)).toEqual(dropOptionalNulls(strict, schema));
+        },
+      ),
+      { numRuns: 300, seed: 2026 },
     );
   });
 });

@@ -81,8 +81,8 @@ const ANNOTATIONS = new Set([
   "oneOf",
 ]);
 
-const JSON_TEXT_NOTE = "Give this value as JSON text.";
-const ANY_NOTE = "Any JSON value; give an object or an array as JSON text.";
+export const JSON_TEXT_NOTE = "Give this value as JSON text.";
+export const ANY_NOTE = "Any JSON value; give an object or an array as JSON text.";
 
 export function isObject(value: unknown): value is Raw {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -180,7 +180,8 @@ export function makeNullable(schema: JsonSchema): JsonSchema {
 }
 
 /**
- * Collects the subschemas an `allOf` combines (following `$ref`s) into one flat list, in order.
+ * Collects the subschemas an `allOf` combines (following `$ref`s) into one flat list, in order;
+ * true when a local `$ref` among them was past the recursion limit (and not followed).
  * A `$ref` followed here counts toward the recursion limit like any other, so
  * `allOf: [{ $ref: "#" }]` cannot expand forever. Walked with a stack of its own, not the call
  * stack: an `allOf` nested tens of thousands deep is still one conjunction.
@@ -191,7 +192,8 @@ function flattenAllOf(
   counts: Map<string, number>,
   seen: Set<unknown>,
   out: Raw[],
-): void {
+): boolean {
+  let cut = false;
   const stack: Raw[] = [schema];
   while (stack.length > 0) {
     const { allOf, ...rest } = stack.pop() as Raw;
@@ -207,6 +209,7 @@ function flattenAllOf(
         const ref = $ref as string;
         const target = resolvePointer(ctx.root, ref);
         const times = counts.get(ref) ?? 0;
+        if (isObject(target) && times >= ctx.recursionLimit) cut = true;
         if (!isObject(target) || times >= ctx.recursionLimit) {
           sub = siblings;
           break;
@@ -218,6 +221,7 @@ function flattenAllOf(
     }
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as Raw);
   }
+  return cut;
 }
 
 /**
@@ -424,7 +428,9 @@ function convertObject(input: Raw, ctx: Context, depth: number, refs: RefCounts)
   if (Array.isArray(schema.allOf)) {
     const parts: Raw[] = [];
     const next = new Map(counts);
-    flattenAllOf(schema, ctx, next, new Set([schema]), parts);
+    // A reference past the recursion limit, as a bare `$ref` past it is: the value as JSON text
+    // (dropped, the conjunction would read as any value, and the model could give no object there).
+    if (flattenAllOf(schema, ctx, next, new Set([schema]), parts)) return jsonText(baseDescription(schema));
     counts = next;
     schema = mergeParts(parts);
   }
@@ -535,20 +541,27 @@ function convertUnion(
   const converted = branches.map((branch) =>
     convert(shared && isObject(branch) ? { allOf: [constraints, branch] } : branch, ctx, depth, refs),
   );
+  // An alternative that takes any value is flattened into this union: its note ("give an object or
+  // an array as JSON text") moves to the union, or the model is never told an object may go there.
+  const anyAlternative = converted.some(
+    (b) => Array.isArray(b.anyOf) && typeof b.description === "string" && b.description.includes(ANY_NOTE),
+  );
+  const told = anyAlternative && !(base ?? "").includes(ANY_NOTE) && !notes.includes(ANY_NOTE);
+  const unionNotes = told ? [...notes, ANY_NOTE] : notes;
   let union = unionOf(converted);
   if (schema.nullable === true && !union.some((b) => b.type === "null")) {
     union = [...union, { type: "null" }];
   }
   if (union.length === 1) {
     const only = union[0] as JsonSchema;
-    return withDescription(only, describe(base, notes) ?? (only.description as string | undefined));
+    return withDescription(only, describe(base, unionNotes) ?? (only.description as string | undefined));
   }
   // One type or null (pydantic's Optional[T]) is that type made nullable: `type: [T, "null"]`.
   const merged = unionSchema(union);
   if (!Array.isArray(merged.anyOf)) {
-    return withDescription(merged, describe(base, notes) ?? (merged.description as string | undefined));
+    return withDescription(merged, describe(base, unionNotes) ?? (merged.description as string | undefined));
   }
-  return withDescription(merged, describe(base, notes));
+  return withDescription(merged, describe(base, unionNotes));
 }
 
 /** The JSON text length of a raw schema part, or 0 for one JSON cannot write. */

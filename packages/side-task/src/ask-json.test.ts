@@ -73,6 +73,48 @@ describe("askJson", () => {
     expect(systemContent(body ?? {})).toMatch(/^Extract the person\.\n\nAnswer with one JSON value only/);
   });
 
+  it("gives back as objects the parts of a recursive schema the normalising asked for as JSON text", async () => {
+    const outline = {
+      type: "object",
+      properties: { root: { $ref: "#/$defs/section" } },
+      required: ["root"],
+      $defs: {
+        section: {
+          type: "object",
+          properties: {
+            title: { type: "string" },
+            parts: { type: "array", items: { $ref: "#/$defs/section" } },
+          },
+          required: ["title"],
+        },
+      },
+    };
+    const deep = [{ title: "1.1.1", parts: [{ title: "1.1.1.1" }] }];
+    server = await startServer({
+      personality: "llamacpp",
+      replies: [
+        {
+          content: JSON.stringify({
+            root: { title: "1", parts: [{ title: "1.1", parts: JSON.stringify(deep) }] },
+          }),
+        },
+      ],
+    });
+    const answer = await askJson(
+      { baseUrl: server.baseUrl },
+      "tiny.gguf",
+      "Outline it.",
+      "A book.",
+      outline,
+      {
+        ...isolated(),
+        name: "outline",
+      },
+    );
+    expect(answer).toEqual({ root: { title: "1", parts: [{ title: "1.1", parts: deep }] } });
+    expect(JSON.stringify(formatOf(bodies(server)[0] ?? {}))).toContain("Give this value as JSON text.");
+  });
+
   it("falls back to json_object where the model refuses json_schema, and latches it for that model", async () => {
     server = await startServer({
       replies: (request) => {

@@ -1,5 +1,5 @@
 import type { Endpoint } from "@loopwright/client";
-import { dropOptionalNulls, relaxSchema, sanitizeSchema } from "@loopwright/schema-compat";
+import { relaxSchema, restoreArguments, sanitizeSchema } from "@loopwright/schema-compat";
 import { parseJson } from "@loopwright/tool-calls";
 import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
@@ -133,5 +133,5 @@ export async function askJson<T = unknown>(
     return undefined;
   }
   const value = parseJson<T>(reply.text);
-  return value === undefined ? undefined : dropOptionalNulls(value, schema);
+  return value === undefined ? undefined : restoreArguments(value, schema);
 }

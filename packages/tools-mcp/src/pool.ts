@@ -1,4 +1,4 @@
-import { dropOptionalNulls, sanitizeTools } from "@loopwright/schema-compat";
+import { restoreArguments, sanitizeTools } from "@loopwright/schema-compat";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpServerConfig, type McpServersInput, mcpServers } from "./config.js";
 import {
@@ -321,7 +321,7 @@ export function createMcpPool(
     callTimeoutMs: number,
   ): Promise<McpCallOutput> => {
     const { connection, tool } = entry;
-    const object = dropOptionalNulls(argsObject(args, entry.name), tool.inputSchema);
+    const object = restoreArguments(argsObject(args, entry.name), tool.inputSchema);
     const serialize = options.serializeWrites !== false && !policyOf(tool).parallel;
     let release: (() => void) | undefined;
     try {
