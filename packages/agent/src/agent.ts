@@ -115,7 +115,6 @@ interface Batch {
   results: ChatMessage[];
   terminate: Set<string>;
   sequential: boolean;
-  chain: Promise<void>;
 }
 
 /** `config` with the loop's compaction turned on as `autoCompact` asks; throws `AgentError` (`invalid-input`) without a window. */
@@ -479,16 +478,21 @@ export class Agent {
   }
 
   #loopOptions(messages: ChatMessage[], signal: AbortSignal | undefined): AgentLoopOptions {
+    const batch = () => this.#batch;
     return {
       config: this.config,
       ...(this.system !== undefined ? { system: this.system } : {}),
       messages,
       tools: this.tools.definitions(),
-      dispatch: (request, callSignal) => this.#call(request, callSignal),
+      dispatch: (request, callSignal) => this.#callOne(request, callSignal, this.#batch),
       ...(signal ? { signal } : {}),
       ...(this.#dedupeToolCalls !== undefined ? { dedupeToolCalls: this.#dedupeToolCalls } : {}),
-      // Sequential steps are chained in `#call`, so the loop may start them all.
-      parallel: true,
+      // Read by the loop as each step's calls start, after `onMessage` made the step's batch: a
+      // sequential step is run one call at a time by the loop itself, so a stop leaves the calls
+      // after the running one unrun and each call's time limit starts when the call does.
+      get parallel() {
+        return batch()?.sequential !== true;
+      },
       onEvent: (event) => this.#onLoopEvent(event),
       onToolCall: (request) =>
         this.#emit({
@@ -590,7 +594,6 @@ export class Agent {
           results: [],
           terminate: new Set(),
           sequential,
-          chain: Promise.resolve(),
         };
       }
     } else if (message.role === "tool") {
@@ -636,24 +639,6 @@ export class Agent {
     const llm = this.convertToLlm(view);
     this.#sentView(llm);
     return llm;
-  }
-
-  async #call(request: DispatchRequest, signal: AbortSignal | undefined): Promise<unknown> {
-    const batch = this.#batch;
-    if (batch?.sequential) {
-      const previous = batch.chain;
-      let release: () => void = () => {};
-      batch.chain = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      await previous;
-      try {
-        return await this.#callOne(request, signal, batch);
-      } finally {
-        release();
-      }
-    }
-    return this.#callOne(request, signal, batch);
   }
 
   async #callOne(

@@ -233,3 +233,17 @@ describe("a stop during a side task before the first request", () => {
     expect(failedRun(error)?.messages).toEqual(QUESTION);
   });
 });
+
+describe("an answer that said nothing", () => {
+  it("is kept in the transcript but left out of the next request, which a strict endpoint takes", async () => {
+    // A reply that was all scratchpad: no text, no calls.
+    const server = await serve({ replies: [{ reasoning: "Let me think about it.", content: "" }] });
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      dispatch: () => "",
+    });
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "" });
+    expect(await sendAgain(result.messages)).toBe("Glad to help.");
+  });
+});
