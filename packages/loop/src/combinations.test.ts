@@ -54,7 +54,8 @@ interface CallSpec {
 type TurnSpec =
   | { calls: CallSpec[]; finish?: "none" | "length" }
   | { recovered: number }
-  | { empty: "content" | "reasoning" };
+  | { empty: "content" | "reasoning" }
+  | { cut: true };
 
 interface Case {
   mode: "eager" | "ondemand" | "proxy";
@@ -63,7 +64,10 @@ interface Case {
   preselect: "none" | "exclusive" | "append";
   loaded: string[];
   limit: number;
-  refusal: boolean;
+  refusal: "none" | "stream-options" | "strict-schema";
+  refusalAt: number;
+  onMessageThrowsAt: number;
+  continuations: number;
   beforeStep: "none" | "prune" | "identity";
   compact: boolean;
   hooks: boolean;
@@ -111,7 +115,10 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
   preselect: fc.constantFrom("none", "exclusive", "append"),
   loaded: fc.constantFrom([], ["fs.read"], ["add", "gone"]),
   limit: fc.integer({ min: 1, max: 5 }),
-  refusal: fc.boolean(),
+  refusal: fc.constantFrom("none", "stream-options", "strict-schema"),
+  refusalAt: fc.integer({ min: 1, max: 4 }),
+  onMessageThrowsAt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 8 })),
+  continuations: fc.integer({ min: 0, max: 1 }),
   beforeStep: fc.constantFrom("none", "prune", "identity"),
   compact: fc.boolean(),
   hooks: fc.boolean(),
@@ -168,6 +175,7 @@ function turnReply(turn: TurnSpec, index: number): Reply {
       content: `<tool_call>{"name": "add", "arguments": {"a": ${turn.recovered}, "b": 1}}</tool_call>`,
     };
   }
+  if ("cut" in turn) return { content: "The sum is fo", finishReason: "length" };
   if ("empty" in turn)
     return turn.empty === "content" ? { content: "" } : { reasoning: "Thinking it over.", content: "" };
   const toolCalls = turn.calls.map((call, at) => wireCall(call, index, at));
@@ -214,21 +222,25 @@ async function runCase(c: Case): Promise<void> {
   const stop = new AbortController();
   const main: Reply[] = [...c.turns.map((t, i) => turnReply(t, i)), { content: "All done." }];
   let mainIndex = 0;
+  let refused = false;
   const server = await startServer({
     personality: STRICT_TRANSCRIPT,
     replies: (request) => {
       if (isSummary(request.body)) return { content: "Summary: the user asked about sums earlier." };
       mainIndex++;
-      if (c.refusal && mainIndex === 1) {
+      if (c.refusal !== "none" && mainIndex === c.refusalAt && !refused) {
+        refused = true;
         return {
           type: "error",
           status: 400,
           body: readFixtureJson(
-            "errors/relay-new-api/unknown-parameter-stream-options-with-request-ids.json",
+            c.refusal === "stream-options"
+              ? "errors/relay-new-api/unknown-parameter-stream-options-with-request-ids.json"
+              : "errors/openai/strict-schema-root-additionalproperties-chat.json",
           ),
         };
       }
-      const at = mainIndex - (c.refusal ? 2 : 1);
+      const at = mainIndex - (refused ? 2 : 1);
       if (typeof c.stop === "object" && "atRequest" in c.stop && at + 1 === c.stop.atRequest) {
         setTimeout(() => stop.abort(new Error("stopped by the user")), 5);
         return { ...(main[Math.min(at, main.length - 1)] as object), firstByteDelayMs: 200 } as Reply;
@@ -241,6 +253,7 @@ async function runCase(c: Case): Promise<void> {
     const told: DispatchRequest[] = [];
     const results: CallResult[] = [];
     const dispatched: DispatchRequest[] = [];
+    let stored = 0;
     const hookRun: HookRunner = (event) =>
       event === "beforeTurn" ? [{ id: "memory", context: "The user likes exact sums." }] : [];
     const history = c.history ? HISTORY : [];
@@ -256,6 +269,7 @@ async function runCase(c: Case): Promise<void> {
           toolDiscovery: c.mode,
           maxToolIterations: c.limit,
           maxRetries: 0,
+          maxContinuations: c.continuations,
           ...(c.compact
             ? { compact: true, contextLength: 1200, tasks: { compaction: { model: "sim" } } }
             : {}),
@@ -290,12 +304,19 @@ async function runCase(c: Case): Promise<void> {
           ) {
             stop.abort(new Error("stopped by the user"));
           }
-          if (request.name === "add") return Number(request.args.a) + Number(request.args.b);
+          if (request.name === "add") {
+            if (request.args.a === 2) throw new Error("the adder is broken for 2");
+            return Number(request.args.a) + Number(request.args.b);
+          }
           if (request.name === "fs.read") {
             if ("zone" in request.args) throw new Error(`zone given as ${String(request.args.zone)}`);
             return `contents of ${String(request.args.path)}`;
           }
           throw new Error(`no tool named ${request.name}`);
+        },
+        onMessage: () => {
+          stored++;
+          if (stored === c.onMessageThrowsAt) throw new Error("the host's store failed");
         },
         onToolCall: (r) => told.push(r),
         onToolResult: (r) => results.push(r),
@@ -313,7 +334,8 @@ async function runCase(c: Case): Promise<void> {
       const expected =
         ToolIterationLimit.isInstance(outcome) ||
         AgentLoopOverflow.isInstance(outcome) ||
-        (AgentLoopError.isInstance(outcome) && reason === "stopped by the user");
+        (AgentLoopError.isInstance(outcome) &&
+          (reason === "stopped by the user" || reason === "the host's store failed"));
       expect(expected, `unexpected end: ${reason}`).toBe(true);
     }
     expect(run).toBeDefined();

@@ -219,13 +219,33 @@ export async function keepAnswer(run: LoopRun, step: LoopStep): Promise<void> {
 export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
   const calls = replayable(turn.toolCalls, turn.finishReason);
+  refuseCalls(run, turn, calls, NOT_RUN_AT_LIMIT);
+  await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
+  try {
+    for (const call of calls) {
+      await append(run, step.number, { role: "tool", tool_call_id: call.id, content: NOT_RUN_AT_LIMIT });
+    }
+  } catch (error) {
+    answerMissing(run.messages, calls, NOT_RUN_AT_LIMIT);
+    throw error;
+  }
+}
+
+/**
+ * Calls answered without running (`content` says why), told as if they had been refused: each to
+ * `onToolCall` and as a `tool-call` event (a `call_tool` as the tool it names), then its result to
+ * `onToolResult` and as a `tool-result` event, and counted in `toolCalls`. `calls` are the turn's
+ * replayable calls, or some of them (matched to the turn's own by id, for the model's raw text).
+ */
+function refuseCalls(run: LoopRun, turn: Turn, calls: readonly AssistantToolCall[], content: string): void {
   const watched = watchedCall(run); // a call_tool as the tool it names
-  const requests = calls.map((call, at) =>
+  const raw = new Map(turn.toolCalls.map((call) => [call.id, call.function.arguments]));
+  const requests = calls.map((call) =>
     watched({
       id: call.id,
       name: call.function.name,
       args: JSON.parse(call.function.arguments) as Record<string, unknown>,
-      raw: turn.toolCalls[at]?.function.arguments ?? call.function.arguments,
+      raw: raw.get(call.id) ?? call.function.arguments,
     }),
   );
   for (const request of requests) {
@@ -238,25 +258,10 @@ export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void>
     tell(run.options.onToolCall, request);
   }
   for (const request of requests) {
-    const result: CallResult = {
-      id: request.id,
-      name: request.name,
-      ok: false,
-      content: NOT_RUN_AT_LIMIT,
-      source: "refused",
-    };
+    const result: CallResult = { id: request.id, name: request.name, ok: false, content, source: "refused" };
     emitEvent(run, { kind: "tool-result", ...result });
     tell(run.options.onToolResult, result);
     run.toolCalls.push(outcomeOf(result));
-  }
-  await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
-  try {
-    for (const call of calls) {
-      await append(run, step.number, { role: "tool", tool_call_id: call.id, content: NOT_RUN_AT_LIMIT });
-    }
-  } catch (error) {
-    answerMissing(run.messages, calls, NOT_RUN_AT_LIMIT);
-    throw error;
   }
 }
 
@@ -321,12 +326,15 @@ async function appendCalls(
     await append(run, step.number, message, turn);
   } catch (error) {
     answerMissing(run.messages, calls, unanswered);
+    // Told to the watchers and counted like any call answered without running (the step limit's
+    // are already).
     const counted = new Set(run.toolCalls.map((c) => c.id));
-    for (const call of calls) {
-      if (!counted.has(call.id)) {
-        run.toolCalls.push({ id: call.id, name: call.function.name, source: "refused", ok: false });
-      }
-    }
+    refuseCalls(
+      run,
+      turn,
+      calls.filter((call) => !counted.has(call.id)),
+      unanswered,
+    );
     throw error;
   }
 }

@@ -247,3 +247,45 @@ describe("an answer that said nothing", () => {
     expect(await sendAgain(result.messages)).toBe("Glad to help.");
   });
 });
+
+describe("an onMessage that throws on the assistant message", () => {
+  it("tells the watchers and the events of the calls it leaves unrun, as toolCalls counts them", async () => {
+    const server = await serve({
+      replies: [
+        {
+          toolCalls: [
+            add("c1", 1),
+            { id: "c2", name: "call_tool", arguments: '{"name":"add","arguments":{"a":2,"b":1}}' },
+          ],
+        },
+      ],
+    });
+    const told: string[] = [];
+    const results: string[] = [];
+    const events: RunEvent[] = [];
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim", toolDiscovery: "proxy" },
+        messages: QUESTION,
+        tools: [ADD_TOOL],
+        dispatch: () => "never",
+        onMessage: (message) => {
+          if (message.role === "assistant") throw new Error("database is down");
+        },
+        onToolCall: (r) => told.push(`${r.id}=${r.name}`),
+        onToolResult: (r) => results.push(`${r.id}=${r.name}:${r.content}`),
+        onEvent: (event) => events.push(event),
+      })
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toBe("database is down");
+    const run = failedRun(error);
+    expect(run?.toolCalls.map((c) => `${c.id}=${c.name}`)).toEqual(["c1=add", "c2=add"]);
+    expect(told).toEqual(["c1=add", "c2=add"]);
+    expect(results).toEqual([
+      "c1=add:Not run: the run stopped first.",
+      "c2=add:Not run: the run stopped first.",
+    ]);
+    expect(events.filter((e) => e.kind === "tool-result")).toHaveLength(2);
+    expect(await sendAgain(run?.messages ?? [])).toBe("Glad to help.");
+  });
+});
