@@ -13,6 +13,7 @@ import {
   listSessions,
   SessionBusyError,
   type SessionEvent,
+  type TimelineEvent,
 } from "./test-exports.js";
 
 let server: TestServer | undefined;
@@ -443,5 +444,86 @@ describe("automatic compaction (autoCompact)", () => {
       new Agent({ config: { baseUrl: "http://127.0.0.1:1/v1", model: "m" }, autoCompact: true });
     expect(make).toThrow(AgentError);
     expect(make).toThrow(/contextLength/);
+  });
+});
+
+describe("what a session shows and what it resumes to", () => {
+  it("shows a message steered in during a tool, and a follow-up, in the live timeline as the resumed one does", async () => {
+    const dir = tempDir();
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "look", arguments: "{}" }] },
+        { content: "Found it under the mat." },
+        { content: "Nothing in the shed." },
+      ],
+    });
+    const config = { baseUrl: server.baseUrl, model: "sim" };
+    let session: Awaited<ReturnType<typeof createSession>> | undefined;
+    const tools = [
+      {
+        name: "look",
+        description: "Looks",
+        parameters: { type: "object" },
+        execute: () => {
+          session?.agent.steer("Also look under the mat.");
+          session?.agent.followUp("And the shed?");
+          return "a key";
+        },
+      },
+    ];
+    session = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
+    const result = await session.prompt("Find the key");
+    expect(result.status).toBe("ok");
+    const shown = (s: { getSnapshot(): { timeline: readonly { type: string }[] } }) =>
+      s.getSnapshot().timeline.filter((e) => e.type === "user" || e.type === "assistant");
+    const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
+    expect(resumed.messages).toEqual(session.messages);
+    expect(shown(session)).toEqual(shown(resumed));
+    expect(shown(session)).toContainEqual({ type: "user", text: "Also look under the mat." });
+    expect(shown(session)).toContainEqual({ type: "user", text: "And the shed?" });
+  });
+});
+
+describe("a resumed session's tool entries", () => {
+  it("shows a call the stop interrupted, and one it left unrun, as failed, as the live timeline did", async () => {
+    const dir = tempDir();
+    const twoCalls = (id: string) => ({
+      toolCalls: [
+        { id, name: "look", arguments: "{}" },
+        { id: `${id}b`, name: "look", arguments: '{"n":2}' },
+      ],
+    });
+    server = await startServer({ replies: [twoCalls("c1"), twoCalls("c2")] });
+    const config = { baseUrl: server.baseUrl, model: "sim" };
+    let session: Awaited<ReturnType<typeof createSession>> | undefined;
+    let calls = 0;
+    const tools = [
+      {
+        name: "look",
+        description: "Looks",
+        parameters: { type: "object", properties: { n: { type: "number" } } },
+        execute: async () => {
+          calls++;
+          if (calls === 3) {
+            session?.abort();
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          return "a key";
+        },
+      },
+    ];
+    session = await createSession({
+      config,
+      tools,
+      sessionDir: dir,
+      sessionId: "s1",
+      toolExecution: "sequential",
+    });
+    expect((await session.prompt("Find the key")).status).toBe("aborted");
+    const failed = (s: { getSnapshot(): { timeline: readonly TimelineEvent[] } }) =>
+      s.getSnapshot().timeline.flatMap((e) => (e.type === "tool" ? [`${e.id}:${e.isError}`] : []));
+    expect(failed(session)).toEqual(["c1:false", "c1b:false", "c2:true", "c2b:true"]);
+    const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
+    expect(failed(resumed)).toEqual(failed(session));
   });
 });
