@@ -1,73 +1,85 @@
 // A long run, timed per window of steps, run by `pnpm bench`: the loop answering `steps` tool steps
-// against a loopback testkit server (a server that sends no tool-call ids, so every step's call is
-// `call_0` until the loop makes it distinct), beside a baseline in the same process: the same
-// requests' transcripts built and serialised as a bare client would send them. The loop's own
-// per-step work should grow like the baseline's (linearly in the transcript); the ratio of the last
-// window to the first, against the baseline's, is what would show a step doing more than that.
-// Numbers are printed, never asserted.
+// against a loopback testkit server that sends no tool-call ids (every step's call is `call_0` until
+// the loop makes it distinct), beside a baseline in the same process: a bare client sending the same
+// requests — the same growing transcript, the same tools, streamed and read — to a server with the
+// same script. Every request carries the whole transcript, so both grow with it; what the loop adds
+// per step (its time less the baseline's) is what must not grow faster than that. Numbers are
+// printed, never asserted. LONG_RUN_STEPS sets the length (default 2000).
 import { startServer } from "@loopwright/testkit";
-import type { ChatMessage } from "../src/config.js";
+import OpenAI from "openai";
+import type { ChatMessage, ToolDefinition } from "../src/config.js";
 import { createRuntime } from "../src/runtime.js";
 
 const steps = Number(process.env.LONG_RUN_STEPS ?? 2000);
 const window = Math.max(1, Math.floor(steps / 8));
+const tools: ToolDefinition[] = [
+  {
+    type: "function",
+    function: {
+      name: "add",
+      description: "Add two numbers",
+      parameters: {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+const script = () =>
+  startServer({
+    replies: (_request, index) =>
+      index < steps
+        ? { toolCalls: [{ id: "", name: "add", arguments: `{"a":${index},"b":1}` }], usage: { prompt_tokens: 10 } }
+        : { content: "done", usage: { prompt_tokens: 10 } },
+  });
 
-const server = await startServer({
-  replies: (_request, index) =>
-    index < steps
-      ? {
-          toolCalls: [{ id: "", name: "add", arguments: `{"a":${index},"b":1}` }],
-          usage: { prompt_tokens: 10 },
-        }
-      : { content: "done", usage: { prompt_tokens: 10 } },
-});
-
+// The loop.
+const server = await script();
 const question: ChatMessage[] = [{ role: "user", content: "Add one, many times." }];
-const stamps: number[] = [];
-const started = performance.now();
+const loopStamps: number[] = [];
 const result = await createRuntime().runAgentLoop({
   config: { baseUrl: server.baseUrl, model: "sim", maxToolIterations: steps + 1 },
   messages: question,
-  tools: [
-    {
-      type: "function",
-      function: {
-        name: "add",
-        description: "Add two numbers",
-        parameters: {
-          type: "object",
-          properties: { a: { type: "number" }, b: { type: "number" } },
-          required: ["a", "b"],
-        },
-      },
-    },
-  ],
+  tools,
   dispatch: ({ args }) => Number(args.a) + Number(args.b),
-  onRequest: () => stamps.push(performance.now()),
+  onRequest: () => loopStamps.push(performance.now()),
 });
-const total = performance.now() - started;
 await server.close();
 
-// The baseline: the transcript of each step, as the run built it, serialised as a request body.
-const transcript = result.messages;
-const base: number[] = [];
-const t0 = performance.now();
-for (let step = 1; step <= steps; step++) {
-  const messages = transcript.slice(0, 1 + (step - 1) * 2);
-  JSON.parse(JSON.stringify({ model: "sim", stream: true, messages }));
-  base.push(performance.now());
+// The baseline: the same requests from a bare client, each stream read to its end.
+const bare = await script();
+const client = new OpenAI({ baseURL: bare.baseUrl, apiKey: "none", maxRetries: 0 });
+const baseStamps: number[] = [];
+for (let step = 1; step <= steps + 1; step++) {
+  baseStamps.push(performance.now());
+  const stream = await client.chat.completions.create({
+    model: "sim",
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: result.messages.slice(0, 1 + (step - 1) * 2),
+    tools,
+  });
+  for await (const _chunk of stream) {
+    // read to the end, as the loop does
+  }
 }
-const baseTotal = performance.now() - t0;
+await bare.close();
 
-function perStep(times: number[], from: number, to: number): number {
-  return ((times[to - 1] ?? 0) - (times[from - 1] ?? 0)) / (to - from);
+const perStep = (t: number[], from: number, to: number) => ((t[to] ?? 0) - (t[from] ?? 0)) / (to - from);
+const windows = [
+  ["first", 0, window],
+  ["last", steps - window, steps],
+] as const;
+const rows = windows.map(([name, from, to]) => {
+  const loop = perStep(loopStamps, from, to);
+  const base = perStep(baseStamps, from, to);
+  return { name, loop, base, added: loop - base };
+});
+for (const row of rows) {
+  console.log(
+    `long run, ${steps} steps, ${row.name} ${window}: loop ${row.loop.toFixed(2)} ms/step, bare client ${row.base.toFixed(2)} ms/step, ` +
+      `the loop's own ${row.added.toFixed(2)} ms/step (${(row.loop / row.base).toFixed(2)}x the bare client)`,
+  );
 }
-const first = [1, 1 + window] as const;
-const last = [steps - window, steps] as const;
-const loopGrowth = perStep(stamps, ...last) / perStep(stamps, ...first);
-const baseGrowth = perStep(base, ...last) / perStep(base, ...first);
-console.log(
-  `long run, ${steps} steps: ${(total / 1000).toFixed(1)} s in all; loop ${perStep(stamps, ...first).toFixed(2)} ms/step in the first ${window}, ` +
-    `${perStep(stamps, ...last).toFixed(2)} ms/step in the last (${loopGrowth.toFixed(1)}x); baseline serialisation ` +
-    `${(baseTotal / 1000).toFixed(1)} s, ${baseGrowth.toFixed(1)}x; loop growth over baseline growth ${(loopGrowth / baseGrowth).toFixed(2)}`,
-);

@@ -399,14 +399,26 @@ async function runCase(c: Case): Promise<void> {
       if (!c.compact) expect(metrics.toolsLoaded).toBeLessThanOrEqual(2);
       for (const name of metrics.unknownToolNames) expect(name).toBe("nope");
     }
-    // The host's next turn: the transcript sent again to a strict endpoint is taken.
+    // The host's next turn, in the same mode with what this run loaded: the transcript sent again
+    // to a strict endpoint is taken, and the tools it loaded are declared from the first step.
+    const before = strict.chatRequests.length;
     const next = await createRuntime().runAgentLoop({
-      config: { baseUrl: strict.baseUrl, model: "sim" },
+      config: { baseUrl: strict.baseUrl, model: "sim", toolDiscovery: c.mode },
       messages: [...state.messages, { role: "user", content: "Thanks. And then?" }],
       tools: TOOLS,
+      loaded: state.loaded,
       dispatch: () => "unused",
     });
     expect(next.turn.content).toBe("Glad to help.");
+    if (c.mode === "ondemand") {
+      const declared = (
+        (strict.chatRequests[before]?.body as { tools?: { function: { name: string } }[] }).tools ?? []
+      )
+        .map((t) => t.function.name)
+        .sort();
+      const wire = state.loaded.map((name) => (name === "fs.read" ? "fs_read" : name));
+      expect(declared).toEqual(["load_tools", ...wire].sort());
+    }
   } finally {
     await server.close();
   }

@@ -8,7 +8,7 @@ import type { AssistantMessage, AssistantToolCall, ChatMessage } from "./config.
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { withHookContext } from "./hooks-phase.js";
-import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
+import { append, emitEvent, type LoopRun, notice, replaceMessages } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 import { tell } from "./tell.js";
@@ -73,7 +73,7 @@ export async function prepareStep(run: LoopRun, step: number): Promise<void> {
     );
   }
   run.measure.rebase(run.messages, replaced);
-  run.messages.splice(0, run.messages.length, ...replaced);
+  replaceMessages(run, replaced);
 }
 
 /** Phase: the step's request — built, sent with `runTurn`, and carried on past the ceiling where allowed. */
@@ -358,17 +358,25 @@ function outcomeOf(result: CallResult): ToolCallOutcome {
  */
 export function takeCalls(run: LoopRun, step: LoopStep): void {
   const calls = renameCalls(step.turn.toolCalls, run.names.toHost);
-  step.turn = { ...step.turn, toolCalls: distinctIds(calls, usedIds(run.messages)) };
+  step.turn = { ...step.turn, toolCalls: distinctIds(calls, usedIds(run)) };
 }
 
-/** Every tool-call id a transcript holds: its calls' and its tool messages'. */
-function usedIds(messages: readonly ChatMessage[]): Set<string> {
-  const ids = new Set<string>();
-  for (const message of messages) {
-    if (message.role === "tool") ids.add(message.tool_call_id);
-    else if (message.role === "assistant") for (const call of message.tool_calls ?? []) ids.add(call.id);
+/**
+ * Every tool-call id the transcript holds: its calls' and its tool messages'. Read incrementally —
+ * only what was appended since the last step — so a long run does not read its whole transcript
+ * again for them every step.
+ */
+function usedIds(run: LoopRun): ReadonlySet<string> {
+  const known = run.knownIds ?? { ids: new Set<string>(), read: 0 };
+  run.knownIds = known;
+  const { messages } = run;
+  for (; known.read < messages.length; known.read++) {
+    const message = messages[known.read] as ChatMessage;
+    if (message.role === "tool") known.ids.add(message.tool_call_id);
+    else if (message.role === "assistant")
+      for (const call of message.tool_calls ?? []) known.ids.add(call.id);
   }
-  return ids;
+  return known.ids;
 }
 
 /**
@@ -428,18 +436,17 @@ function answerMissing(messages: ChatMessage[], calls: ReadonlyArray<{ id: strin
  * holds, gets `<id>_2`, `<id>_3` … (the first of a step's repeats keeps its own when it is new).
  */
 function distinctIds<T extends { id: string }>(calls: readonly T[], used: ReadonlySet<string>): T[] {
-  const taken = new Set([...used, ...calls.map((call) => call.id)]);
-  const seen = new Set(used);
+  const given = new Set(calls.map((call) => call.id));
+  const kept = new Set<string>(); // ids this step has handed out so far
   return calls.map((call) => {
-    if (!seen.has(call.id)) {
-      seen.add(call.id);
+    if (!used.has(call.id) && !kept.has(call.id)) {
+      kept.add(call.id);
       return call;
     }
     let n = 2;
-    while (taken.has(`${call.id}_${n}`)) n++;
+    while (used.has(`${call.id}_${n}`) || given.has(`${call.id}_${n}`) || kept.has(`${call.id}_${n}`)) n++;
     const id = `${call.id}_${n}`;
-    taken.add(id);
-    seen.add(id);
+    kept.add(id);
     return { ...call, id };
   });
 }

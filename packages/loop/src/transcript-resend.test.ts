@@ -289,3 +289,41 @@ describe("an onMessage that throws on the assistant message", () => {
     expect(await sendAgain(run?.messages ?? [])).toBe("Glad to help.");
   });
 });
+
+describe("ids after beforeStep rewrote the transcript", () => {
+  it("keeps a new call's id apart from one a replacement brought in", async () => {
+    // A server that sends no ids: every call is call_0 until the loop makes it distinct
+    // (call_0, call_0_2, then call_0_3 would be next).
+    const server = await serve({
+      replies: [
+        { toolCalls: [add("", 1)] },
+        { toolCalls: [add("", 2)] },
+        { toolCalls: [add("", 3)] },
+        { content: "Done." },
+      ],
+    });
+    const recalled: ChatMessage[] = [
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_0_3", type: "function", function: { name: "add", arguments: '{"a":9,"b":1}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_0_3", content: "10" },
+    ];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: ({ args }) => (args.a as number) + 1,
+      // Before the third request, the host swaps the first exchange for one from its own store.
+      beforeStep: (messages, step) =>
+        step === 3 ? [messages[0] as ChatMessage, ...recalled, ...messages.slice(3)] : undefined,
+    });
+    expect(transcriptFaults(result.messages)).toEqual([]);
+    for (const request of server.chatRequests) {
+      expect(transcriptFaults((request.body as { messages: unknown[] }).messages)).toEqual([]);
+    }
+  });
+});
