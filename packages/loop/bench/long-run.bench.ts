@@ -31,7 +31,10 @@ const script = () =>
   startServer({
     replies: (_request, index) =>
       index < steps
-        ? { toolCalls: [{ id: "", name: "add", arguments: `{"a":${index},"b":1}` }], usage: { prompt_tokens: 10 } }
+        ? {
+            toolCalls: [{ id: "", name: "add", arguments: `{"a":${index},"b":1}` }],
+            usage: { prompt_tokens: 10 },
+          }
         : { content: "done", usage: { prompt_tokens: 10 } },
   });
 

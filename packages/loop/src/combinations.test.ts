@@ -412,7 +412,8 @@ async function runCase(c: Case): Promise<void> {
     expect(next.turn.content).toBe("Glad to help.");
     if (c.mode === "ondemand") {
       const declared = (
-        (strict.chatRequests[before]?.body as { tools?: { function: { name: string } }[] }).tools ?? []
+        (strict.chatRequests[before]?.body as { tools?: { function: { name: string } }[] } | undefined)
+          ?.tools ?? []
       )
         .map((t) => t.function.name)
         .sort();

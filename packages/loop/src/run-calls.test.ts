@@ -38,13 +38,16 @@ describe("runCalls", () => {
       },
     };
     const handed: unknown[] = [];
-    const ran = await runCalls([call("a", "read", '{"path":"x","zone":null}'), call("b", "read", '{"path":"x"}')], {
-      tools: [read],
-      dispatch: ({ args }) => {
-        handed.push(args);
-        return "contents";
+    const ran = await runCalls(
+      [call("a", "read", '{"path":"x","zone":null}'), call("b", "read", '{"path":"x"}')],
+      {
+        tools: [read],
+        dispatch: ({ args }) => {
+          handed.push(args);
+          return "contents";
+        },
       },
-    });
+    );
     expect(handed).toEqual([{ path: "x" }]);
     expect(ran.outcomes.map((o) => o.source)).toEqual(["dispatched", "repeat"]);
   });
