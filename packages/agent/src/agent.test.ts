@@ -601,3 +601,33 @@ describe("a sequential step", () => {
     expect(answers).toEqual(["wrote 1", "wrote 2"]);
   });
 });
+
+describe("terminate and the dedupe together", () => {
+  it("ends the run when a tool asked to terminate and the step's other call was its repeat", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "finish", arguments: "{}" },
+            { id: "c2", name: "finish", arguments: "{}" },
+          ],
+        },
+        { content: "never asked" },
+      ],
+    });
+    let runs = 0;
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("finish", (_args, { terminate }) => {
+          runs++;
+          terminate();
+          return "finished";
+        }),
+      ],
+    });
+    expect((await agent.prompt("Finish")).status).toBe("terminated");
+    expect(runs).toBe(1); // the repeat shared the first call's answer
+    expect(server.chatRequests).toHaveLength(1);
+  });
+});

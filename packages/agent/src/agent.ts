@@ -114,6 +114,8 @@ interface Batch {
   ids: string[];
   results: ChatMessage[];
   terminate: Set<string>;
+  /** Calls answered with another call's result (the dedupe): they ran as that call did. */
+  repeats: Set<string>;
   sequential: boolean;
 }
 
@@ -501,14 +503,16 @@ export class Agent {
           toolName: request.name,
           args: request.args,
         }),
-      onToolResult: (result: CallResult) =>
+      onToolResult: (result: CallResult) => {
+        if (result.source === "repeat") this.#batch?.repeats.add(result.id);
         this.#emit({
           type: "tool_execution_end",
           toolCallId: result.id,
           toolName: result.name,
           result: result.content,
           isError: !result.ok,
-        }),
+        });
+      },
       onMessage: (message) => this.#onMessage(message),
       beforeStep: (messages, step, context) => {
         this.#adopt(messages);
@@ -593,6 +597,7 @@ export class Agent {
           ids,
           results: [],
           terminate: new Set(),
+          repeats: new Set(),
           sequential,
         };
       }
@@ -617,7 +622,9 @@ export class Agent {
     await this.#delivery;
     if (step === 1) return undefined;
     const batch = this.#batch;
-    if (batch && batch.ids.length > 0 && batch.ids.every((id) => batch.terminate.has(id))) throw TERMINATE;
+    // Every call asked to end the run: each that ran, and each repeat of one that ran.
+    const ran = batch?.ids.filter((id) => !batch.repeats.has(id)) ?? [];
+    if (ran.length > 0 && ran.every((id) => batch?.terminate.has(id))) throw TERMINATE;
     if (
       this.shouldStopAfterTurn &&
       (await this.shouldStopAfterTurn(
