@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   Agent,
@@ -526,4 +527,109 @@ describe("a resumed session's tool entries", () => {
     const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
     expect(failed(resumed)).toEqual(failed(session));
   });
+});
+
+describe("a session under random runs (fast-check)", () => {
+  type Action = "none" | "steer" | "followUp" | "abort" | "throw";
+  interface Step {
+    calls: { action: Action; id: "given" | "none" | "dup"; n: number }[];
+  }
+  const stepArb: fc.Arbitrary<Step> = fc.record({
+    calls: fc.array(
+      fc.record({
+        action: fc.constantFrom<Action>("none", "none", "steer", "followUp", "abort", "throw"),
+        id: fc.constantFrom<"given" | "none" | "dup">("given", "none", "dup"),
+        n: fc.integer({ min: 0, max: 1 }),
+      }),
+      { minLength: 1, maxLength: 3 },
+    ),
+  });
+  const caseArb = fc.record({
+    steps: fc.array(stepArb, { maxLength: 4 }),
+    sequential: fc.boolean(),
+    maxTurns: fc.integer({ min: 1, max: 4 }),
+    stallThreshold: fc.integer({ min: 2, max: 3 }),
+  });
+
+  it("always stores, shows and resumes one transcript with every call answered, and delivers or keeps every queued message", async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const dir = tempDir();
+        const script = c.steps.map((step, s) => ({
+          toolCalls: step.calls.map((call, i) => ({
+            id: call.id === "given" ? `s${s}_${i}` : call.id === "dup" ? "dup" : "",
+            name: "work",
+            arguments: JSON.stringify({ n: call.n, action: call.action, tag: `${s}.${i}` }),
+          })),
+        }));
+        const local = await startServer({
+          replies: (_request, index) => script[index] ?? { content: `Done ${index}.` },
+        });
+        try {
+          let session: Awaited<ReturnType<typeof createSession>> | undefined;
+          const issued: string[] = [];
+          const tools = [
+            {
+              name: "work",
+              description: "Works",
+              parameters: {
+                type: "object",
+                properties: { n: { type: "number" }, action: { type: "string" }, tag: { type: "string" } },
+              },
+              execute: async ({ action, tag }: Record<string, unknown>) => {
+                if (action === "steer" || action === "followUp") {
+                  const text = `${action} from ${String(tag)}`;
+                  issued.push(text);
+                  if (action === "steer") session?.agent.steer(text);
+                  else session?.agent.followUp(text);
+                }
+                if (action === "abort") session?.abort();
+                if (action === "throw") throw new Error(`failed at ${String(tag)}`);
+                await new Promise((resolve) => setTimeout(resolve, 1));
+                return `worked ${String(tag)}`;
+              },
+            },
+          ];
+          const config = { baseUrl: local.baseUrl, model: "sim" };
+          session = await createSession({
+            config,
+            tools,
+            sessionDir: dir,
+            sessionId: "p",
+            maxTurns: c.maxTurns,
+            stallThreshold: c.stallThreshold,
+            ...(c.sequential ? { toolExecution: "sequential" as const } : {}),
+          });
+          const result = await session.prompt("Do the work.");
+          expect(["ok", "aborted", "stalled", "maxTurns"]).toContain(result.status);
+          const messages = session.messages;
+          expect(answeredPrefix(messages)).toBe(messages.length);
+          // Every message queued during the run was delivered once, or is still queued.
+          const texts = messages.map((m) => (m as { content?: unknown }).content);
+          for (const text of issued) {
+            const delivered = texts.filter((t) => t === text).length;
+            expect(delivered, text).toBeLessThanOrEqual(1);
+            if (delivered === 0) expect(session.agent.hasQueuedMessages(), text).toBe(true);
+          }
+          // What the file resumes to is what the session holds and shows.
+          const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "p" });
+          expect(resumed.messages).toEqual(messages);
+          const shown = (s: { getSnapshot(): { timeline: readonly TimelineEvent[] } }) =>
+            s
+              .getSnapshot()
+              .timeline.flatMap((e) =>
+                e.type === "user" || e.type === "assistant"
+                  ? [`${e.type}:${e.text}`]
+                  : e.type === "tool"
+                    ? [`tool:${e.id}:${e.result}:${e.isError}`]
+                    : [],
+              );
+          expect(shown(session)).toEqual(shown(resumed));
+        } finally {
+          await local.close();
+        }
+      }),
+      { numRuns: Number(process.env.SESSION_COMBOS_RUNS ?? 25) },
+    );
+  }, 600_000);
 });
