@@ -72,7 +72,7 @@ interface Case {
   compact: boolean;
   hooks: boolean;
   stop: "none" | { atDispatch: number } | { atRequest: number };
-  history: boolean;
+  history: "none" | "calls" | "empty-answer";
   turns: TurnSpec[];
 }
 
@@ -127,7 +127,7 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
     { weight: 1, arbitrary: fc.record({ atDispatch: fc.integer({ min: 1, max: 4 }) }) },
     { weight: 1, arbitrary: fc.record({ atRequest: fc.integer({ min: 1, max: 4 }) }) },
   ),
-  history: fc.boolean(),
+  history: fc.constantFrom("none", "calls", "empty-answer"),
   turns: fc.array(turnSpec, { minLength: 0, maxLength: 5 }),
 });
 
@@ -256,7 +256,15 @@ async function runCase(c: Case): Promise<void> {
     let stored = 0;
     const hookRun: HookRunner = (event) =>
       event === "beforeTurn" ? [{ id: "memory", context: "The user likes exact sums." }] : [];
-    const history = c.history ? HISTORY : [];
+    const history: ChatMessage[] =
+      c.history === "calls"
+        ? HISTORY
+        : c.history === "empty-answer"
+          ? [
+              { role: "user", content: "Hello?" },
+              { role: "assistant", content: "" },
+            ]
+          : [];
     const question: ChatMessage = { role: "user", content: "Add some numbers and read some files." };
     const messages = [...history, question];
     const discovery = c.mode !== "eager";

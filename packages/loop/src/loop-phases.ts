@@ -82,7 +82,8 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
   emitEvent(run, { kind: "turn", step: number });
   // The wire's tool names in replayed calls; the transcript keeps the host's.
   // The hooks' context on the current question, this request only.
-  const transcript = withHookContext(run, wireMessages(run.messages, run.names.toWire));
+  // (The context goes on first, by the transcript's own indexes; then what says nothing is left out.)
+  const transcript = wireMessages(withHookContext(run, [...run.messages]), run.names.toWire);
   const { tools, system } = stepTools(run, number); // the step's tools and system prompt, per toolDiscovery
   const sent = system ? [{ role: "system", content: system }, ...transcript] : transcript;
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {

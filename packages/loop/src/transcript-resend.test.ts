@@ -248,6 +248,31 @@ describe("an answer that said nothing", () => {
   });
 });
 
+describe("an answer that said nothing, before the question the hooks speak to", () => {
+  it("puts the hooks' context on the question, not on a message after it", async () => {
+    const server = await serve({ replies: [{ content: "Still nothing." }] });
+    const history: ChatMessage[] = [
+      { role: "user", content: "Hello?" },
+      { role: "assistant", content: "" },
+      { role: "user", content: "Are you there?" },
+    ];
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: history,
+      dispatch: () => "",
+      hooks: {
+        run: (event) => (event === "beforeTurn" ? [{ id: "memory", context: "The user is patient." }] : []),
+      },
+    });
+    const sent = (server.chatRequests[0]?.body as { messages: ChatMessage[] }).messages;
+    expect(sent.map((m) => m.role)).toEqual(["user", "user"]);
+    expect(String(sent[1]?.content)).toMatch(
+      /The user is patient\.[\s\S]*Are you there\?|Are you there\?[\s\S]*The user is patient\./,
+    );
+    expect(String(sent[0]?.content)).toBe("Hello?");
+  });
+});
+
 describe("an onMessage that throws on the assistant message", () => {
   it("tells the watchers and the events of the calls it leaves unrun, as toolCalls counts them", async () => {
     const server = await serve({
