@@ -38,37 +38,46 @@ const script = () =>
         : { content: "done", usage: { prompt_tokens: 10 } },
   });
 
-// The loop.
-const server = await script();
-const question: ChatMessage[] = [{ role: "user", content: "Add one, many times." }];
-const loopStamps: number[] = [];
-const result = await createRuntime().runAgentLoop({
-  config: { baseUrl: server.baseUrl, model: "sim", maxToolIterations: steps + 1 },
-  messages: question,
-  tools,
-  dispatch: ({ args }) => Number(args.a) + Number(args.b),
-  onRequest: () => loopStamps.push(performance.now()),
-});
-await server.close();
-
-// The baseline: the same requests from a bare client, each stream read to its end.
-const bare = await script();
-const client = new OpenAI({ baseURL: bare.baseUrl, apiKey: "none", maxRetries: 0 });
-const baseStamps: number[] = [];
-for (let step = 1; step <= steps + 1; step++) {
-  baseStamps.push(performance.now());
-  const stream = await client.chat.completions.create({
-    model: "sim",
-    stream: true,
-    stream_options: { include_usage: true },
-    messages: result.messages.slice(0, 1 + (step - 1) * 2),
+/** The loop's run, stamped as each request goes out; the server is dropped after, so its records are freed. */
+async function loopRun(): Promise<{ stamps: number[]; messages: ChatMessage[] }> {
+  const server = await script();
+  const stamps: number[] = [];
+  const result = await createRuntime().runAgentLoop({
+    config: { baseUrl: server.baseUrl, model: "sim", maxToolIterations: steps + 1 },
+    messages: [{ role: "user", content: "Add one, many times." }],
     tools,
+    dispatch: ({ args }) => Number(args.a) + Number(args.b),
+    onRequest: () => stamps.push(performance.now()),
   });
-  for await (const _chunk of stream) {
-    // read to the end, as the loop does
-  }
+  await server.close();
+  return { stamps, messages: result.messages };
 }
-await bare.close();
+
+/** The baseline: the same requests from a bare client, each stream read to its end. */
+async function bareRun(messages: readonly ChatMessage[]): Promise<number[]> {
+  const server = await script();
+  const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "none", maxRetries: 0 });
+  const stamps: number[] = [];
+  for (let step = 1; step <= steps + 1; step++) {
+    stamps.push(performance.now());
+    const stream = await client.chat.completions.create({
+      model: "sim",
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: messages.slice(0, 1 + (step - 1) * 2),
+      tools,
+    });
+    for await (const _chunk of stream) {
+      // read to the end, as the loop does
+    }
+  }
+  await server.close();
+  return stamps;
+}
+
+const loop = await loopRun();
+const loopStamps = loop.stamps;
+const baseStamps = await bareRun(loop.messages);
 
 const perStep = (t: number[], from: number, to: number) => ((t[to] ?? 0) - (t[from] ?? 0)) / (to - from);
 const windows = [

@@ -264,7 +264,7 @@ describe("an answer that said nothing, before the question the hooks speak to", 
         run: (event) => (event === "beforeTurn" ? [{ id: "memory", context: "The user is patient." }] : []),
       },
     });
-    const sent = (server.chatRequests[0]?.body as { messages: ChatMessage[] }).messages;
+    const sent = (server.chatRequests[0]?.body as { messages: ChatMessage[] } | undefined)?.messages ?? [];
     expect(sent.map((m) => m.role)).toEqual(["user", "user"]);
     expect(String(sent[1]?.content)).toMatch(
       /The user is patient\.[\s\S]*Are you there\?|Are you there\?[\s\S]*The user is patient\./,
