@@ -549,19 +549,32 @@ describe("a session under random runs (fast-check)", () => {
     sequential: fc.boolean(),
     maxTurns: fc.integer({ min: 1, max: 4 }),
     stallThreshold: fc.integer({ min: 2, max: 3 }),
+    todos: fc.boolean(),
   });
 
   it("always stores, shows and resumes one transcript with every call answered, and delivers or keeps every queued message", async () => {
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
         const dir = tempDir();
-        const script = c.steps.map((step, s) => ({
-          toolCalls: step.calls.map((call, i) => ({
-            id: call.id === "given" ? `s${s}_${i}` : call.id === "dup" ? "dup" : "",
-            name: "work",
-            arguments: JSON.stringify({ n: call.n, action: call.action, tag: `${s}.${i}` }),
+        const todo = {
+          toolCalls: [
+            {
+              id: "todo",
+              name: "TodoWrite",
+              arguments: JSON.stringify({ todos: [{ content: "Finish", status: "pending" }] }),
+            },
+          ],
+        };
+        const script = [
+          ...(c.todos ? [todo] : []),
+          ...c.steps.map((step, s) => ({
+            toolCalls: step.calls.map((call, i) => ({
+              id: call.id === "given" ? `s${s}_${i}` : call.id === "dup" ? "dup" : "",
+              name: "work",
+              arguments: JSON.stringify({ n: call.n, action: call.action, tag: `${s}.${i}` }),
+            })),
           })),
-        }));
+        ];
         const local = await startServer({
           replies: (_request, index) => script[index] ?? { content: `Done ${index}.` },
         });
@@ -598,6 +611,7 @@ describe("a session under random runs (fast-check)", () => {
             sessionId: "p",
             maxTurns: c.maxTurns,
             stallThreshold: c.stallThreshold,
+            builtInTools: { todoWrite: true },
             ...(c.sequential ? { toolExecution: "sequential" as const } : {}),
           });
           const result = await session.prompt("Do the work.");
