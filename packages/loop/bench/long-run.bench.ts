@@ -1,13 +1,14 @@
 // A long run, timed per window of steps, run by `pnpm bench`: the loop answering `steps` tool steps
 // against a loopback testkit server that sends no tool-call ids (every step's call is `call_0` until
-// the loop makes it distinct), beside a baseline in the same process: a bare client sending the same
-// requests — the same growing transcript, the same tools, streamed and read — to a server with the
-// same script. Every request carries the whole transcript, so both grow with it; what the loop adds
-// per step (its time less the baseline's) is what must not grow faster than that. Numbers are
-// printed, never asserted. LONG_RUN_STEPS sets the length (default 2000).
+// the loop makes it distinct). The baseline is measured in the same run, step by step: before each
+// of the loop's requests, `beforeStep` sends the same transcript from a bare client (the SDK, the
+// same tools, the stream read to its end) to a second server with the same script, so both meet the
+// machine's load of that moment. Every request carries the whole transcript, so both grow with it;
+// the loop's step (less the baseline's request) over the baseline's request, window by window, is
+// what must not grow. Numbers are printed, never asserted. LONG_RUN_STEPS sets the length (default 2000).
 import { startServer } from "@loopwright/testkit";
 import OpenAI from "openai";
-import type { ChatMessage, ToolDefinition } from "../src/config.js";
+import type { ToolDefinition } from "../src/config.js";
 import { createRuntime } from "../src/runtime.js";
 
 const steps = Number(process.env.LONG_RUN_STEPS ?? 2000);
@@ -38,60 +39,57 @@ const script = () =>
         : { content: "done", usage: { prompt_tokens: 10 } },
   });
 
-/** The loop's run, stamped as each request goes out; the server is dropped after, so its records are freed. */
-async function loopRun(): Promise<{ stamps: number[]; messages: ChatMessage[] }> {
-  const server = await script();
-  const stamps: number[] = [];
-  const result = await createRuntime().runAgentLoop({
-    config: { baseUrl: server.baseUrl, model: "sim", maxToolIterations: steps + 1 },
-    messages: [{ role: "user", content: "Add one, many times." }],
-    tools,
-    dispatch: ({ args }) => Number(args.a) + Number(args.b),
-    onRequest: () => stamps.push(performance.now()),
-  });
-  await server.close();
-  return { stamps, messages: result.messages };
-}
-
-/** The baseline: the same requests from a bare client, each stream read to its end. */
-async function bareRun(messages: readonly ChatMessage[]): Promise<number[]> {
-  const server = await script();
-  const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "none", maxRetries: 0 });
-  const stamps: number[] = [];
-  for (let step = 1; step <= steps + 1; step++) {
-    stamps.push(performance.now());
+const server = await script();
+const bare = await script();
+const client = new OpenAI({ baseURL: bare.baseUrl, apiKey: "none", maxRetries: 0 });
+/** When each of the loop's steps began (its `beforeStep`), and how long the baseline's request took in it. */
+const began: number[] = [];
+const baseline: number[] = [];
+const finished = await createRuntime().runAgentLoop({
+  config: { baseUrl: server.baseUrl, model: "sim", maxToolIterations: steps + 1 },
+  messages: [{ role: "user", content: "Add one, many times." }],
+  tools,
+  dispatch: ({ args }) => Number(args.a) + Number(args.b),
+  beforeStep: async (messages) => {
+    const at = performance.now();
+    began.push(at);
     const stream = await client.chat.completions.create({
       model: "sim",
       stream: true,
       stream_options: { include_usage: true },
-      messages: messages.slice(0, 1 + (step - 1) * 2),
+      messages: [...messages],
       tools,
     });
     for await (const _chunk of stream) {
       // read to the end, as the loop does
     }
-  }
-  await server.close();
-  return stamps;
-}
-
-const loop = await loopRun();
-const loopStamps = loop.stamps;
-const baseStamps = await bareRun(loop.messages);
-
-const perStep = (t: number[], from: number, to: number) => ((t[to] ?? 0) - (t[from] ?? 0)) / (to - from);
-const windows = [
-  ["first", 0, window],
-  ["last", steps - window, steps],
-] as const;
-const rows = windows.map(([name, from, to]) => {
-  const loop = perStep(loopStamps, from, to);
-  const base = perStep(baseStamps, from, to);
-  return { name, loop, base, added: loop - base };
+    baseline.push(performance.now() - at);
+    return undefined;
+  },
 });
-for (const row of rows) {
+began.push(performance.now());
+await Promise.all([server.close(), bare.close()]);
+
+function windowOf(from: number, to: number): { loop: number; base: number } {
+  let loop = 0;
+  let base = 0;
+  for (let k = from; k < to; k++) {
+    loop += (began[k + 1] ?? 0) - (began[k] ?? 0) - (baseline[k] ?? 0);
+    base += baseline[k] ?? 0;
+  }
+  return { loop: loop / (to - from), base: base / (to - from) };
+}
+const first = windowOf(window, 2 * window); // the window after the first: past the warm-up
+const last = windowOf(steps - window, steps);
+for (const [name, w] of [
+  ["second", first],
+  ["last", last],
+] as const) {
   console.log(
-    `long run, ${steps} steps, ${row.name} ${window}: loop ${row.loop.toFixed(2)} ms/step, bare client ${row.base.toFixed(2)} ms/step, ` +
-      `the loop's own ${row.added.toFixed(2)} ms/step (${(row.loop / row.base).toFixed(2)}x the bare client)`,
+    `long run, ${finished.steps} steps, ${name} ${window}: the loop's step ${w.loop.toFixed(2)} ms, ` +
+      `a bare client's request of the same transcript ${w.base.toFixed(2)} ms (${(w.loop / w.base).toFixed(2)}x)`,
   );
 }
+console.log(
+  `growth from the second window to the last: loop ${(last.loop / first.loop).toFixed(1)}x, bare client ${(last.base / first.base).toFixed(1)}x`,
+);
