@@ -359,7 +359,8 @@ function outcomeOf(result: CallResult): ToolCallOutcome {
  */
 export function takeCalls(run: LoopRun, step: LoopStep): void {
   const calls = renameCalls(step.turn.toolCalls, run.names.toHost);
-  step.turn = { ...step.turn, toolCalls: distinctIds(calls, usedIds(run)) };
+  const known = usedIds(run);
+  step.turn = { ...step.turn, toolCalls: distinctIds(calls, known.ids, known.next) };
 }
 
 /**
@@ -367,8 +368,8 @@ export function takeCalls(run: LoopRun, step: LoopStep): void {
  * only what was appended since the last step — so a long run does not read its whole transcript
  * again for them every step.
  */
-function usedIds(run: LoopRun): ReadonlySet<string> {
-  const known = run.knownIds ?? { ids: new Set<string>(), read: 0 };
+function usedIds(run: LoopRun): NonNullable<LoopRun["knownIds"]> {
+  const known = run.knownIds ?? { ids: new Set<string>(), read: 0, next: new Map<string, number>() };
   run.knownIds = known;
   const { messages } = run;
   for (; known.read < messages.length; known.read++) {
@@ -377,7 +378,7 @@ function usedIds(run: LoopRun): ReadonlySet<string> {
     else if (message.role === "assistant")
       for (const call of message.tool_calls ?? []) known.ids.add(call.id);
   }
-  return known.ids;
+  return known;
 }
 
 /**
@@ -436,7 +437,11 @@ function answerMissing(messages: ChatMessage[], calls: ReadonlyArray<{ id: strin
  * The calls with every id distinct, from each other and from `used`: a repeat, or an id `used`
  * holds, gets `<id>_2`, `<id>_3` … (the first of a step's repeats keeps its own when it is new).
  */
-function distinctIds<T extends { id: string }>(calls: readonly T[], used: ReadonlySet<string>): T[] {
+function distinctIds<T extends { id: string }>(
+  calls: readonly T[],
+  used: ReadonlySet<string>,
+  next: Map<string, number>,
+): T[] {
   const given = new Set(calls.map((call) => call.id));
   const kept = new Set<string>(); // ids this step has handed out so far
   return calls.map((call) => {
@@ -444,8 +449,10 @@ function distinctIds<T extends { id: string }>(calls: readonly T[], used: Readon
       kept.add(call.id);
       return call;
     }
-    let n = 2;
+    // From where the last renaming of this id stopped: a server that sends none repeats call_0 every step.
+    let n = next.get(call.id) ?? 2;
     while (used.has(`${call.id}_${n}`) || given.has(`${call.id}_${n}`) || kept.has(`${call.id}_${n}`)) n++;
+    next.set(call.id, n + 1);
     const id = `${call.id}_${n}`;
     kept.add(id);
     return { ...call, id };

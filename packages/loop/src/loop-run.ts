@@ -60,10 +60,11 @@ export interface LoopRun {
   used: number | undefined;
   /**
    * The tool-call ids `messages` holds and how far it has been read for them, so a step reads only
-   * what was appended since; `undefined` until first read, and again once the transcript is
-   * replaced (`forgetIds`).
+   * what was appended since, and for each id made distinct the suffix to try next (every lower one
+   * is taken); `undefined` until first read, and again once the transcript is replaced
+   * (`replaceMessages`).
    */
-  knownIds: { ids: Set<string>; read: number } | undefined;
+  knownIds: { ids: Set<string>; read: number; next: Map<string, number> } | undefined;
   /** The `hooks` option, and what they added once gathered; absent without hooks. */
   readonly hooks?: RunHooks;
   /** `config.compact`'s summariser and state; absent when the loop does not compact. */
