@@ -540,3 +540,94 @@ describe("Agent over HTTP", () => {
     expect(agent.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c1", content: "finished" });
   });
 });
+
+const twoCalls = {
+  toolCalls: [
+    { id: "c1", name: "write", arguments: '{"n":1}' },
+    { id: "c2", name: "write", arguments: '{"n":2}' },
+  ],
+};
+
+describe("a sequential step", () => {
+  it("never starts a queued call after the run was stopped", async () => {
+    server = await startServer({ replies: [twoCalls, { content: "never" }] });
+    const ran: number[] = [];
+    let agent: Agent | undefined;
+    agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool(
+          "write",
+          async ({ n }) => {
+            ran.push(Number(n));
+            if (n === 1) {
+              agent?.abort();
+              await sleep(30); // a write that finishes what it started
+            }
+            return `wrote ${String(n)}`;
+          },
+          { executionMode: "sequential" },
+        ),
+      ],
+    });
+    const result = await agent.prompt("Write both");
+    await sleep(60);
+    expect(result.status).toBe("aborted");
+    expect(ran).toEqual([1]);
+    const answers = agent.messages.filter((m) => (m as ChatMessageLike).role === "tool");
+    expect(answers).toHaveLength(2);
+  });
+
+  it("gives each call its own time limit, not one that runs while it waits for the call before it", async () => {
+    server = await startServer({ replies: [twoCalls, { content: "done" }] });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", toolTimeoutSeconds: 0.3 },
+      tools: [
+        tool(
+          "write",
+          async ({ n }) => {
+            await sleep(200);
+            return `wrote ${String(n)}`;
+          },
+          { executionMode: "sequential" },
+        ),
+      ],
+    });
+    const result = await agent.prompt("Write both");
+    expect(result.status).toBe("ok");
+    const answers = agent.messages
+      .filter((m) => (m as ChatMessageLike).role === "tool")
+      .map((m) => (m as { content: string }).content);
+    expect(answers).toEqual(["wrote 1", "wrote 2"]);
+  });
+});
+
+describe("terminate and the dedupe together", () => {
+  it("ends the run when a tool asked to terminate and the step's other call was its repeat", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "finish", arguments: "{}" },
+            { id: "c2", name: "finish", arguments: "{}" },
+          ],
+        },
+        { content: "never asked" },
+      ],
+    });
+    let runs = 0;
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("finish", (_args, { terminate }) => {
+          runs++;
+          terminate();
+          return "finished";
+        }),
+      ],
+    });
+    expect((await agent.prompt("Finish")).status).toBe("terminated");
+    expect(runs).toBe(1); // the repeat shared the first call's answer
+    expect(server.chatRequests).toHaveLength(1);
+  });
+});

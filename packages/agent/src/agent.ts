@@ -114,8 +114,9 @@ interface Batch {
   ids: string[];
   results: ChatMessage[];
   terminate: Set<string>;
+  /** Calls answered with another call's result (the dedupe): they ran as that call did. */
+  repeats: Set<string>;
   sequential: boolean;
-  chain: Promise<void>;
 }
 
 /** `config` with the loop's compaction turned on as `autoCompact` asks; throws `AgentError` (`invalid-input`) without a window. */
@@ -479,16 +480,21 @@ export class Agent {
   }
 
   #loopOptions(messages: ChatMessage[], signal: AbortSignal | undefined): AgentLoopOptions {
+    const batch = () => this.#batch;
     return {
       config: this.config,
       ...(this.system !== undefined ? { system: this.system } : {}),
       messages,
       tools: this.tools.definitions(),
-      dispatch: (request, callSignal) => this.#call(request, callSignal),
+      dispatch: (request, callSignal) => this.#callOne(request, callSignal, this.#batch),
       ...(signal ? { signal } : {}),
       ...(this.#dedupeToolCalls !== undefined ? { dedupeToolCalls: this.#dedupeToolCalls } : {}),
-      // Sequential steps are chained in `#call`, so the loop may start them all.
-      parallel: true,
+      // Read by the loop as each step's calls start, after `onMessage` made the step's batch: a
+      // sequential step is run one call at a time by the loop itself, so a stop leaves the calls
+      // after the running one unrun and each call's time limit starts when the call does.
+      get parallel() {
+        return batch()?.sequential !== true;
+      },
       onEvent: (event) => this.#onLoopEvent(event),
       onToolCall: (request) =>
         this.#emit({
@@ -497,14 +503,16 @@ export class Agent {
           toolName: request.name,
           args: request.args,
         }),
-      onToolResult: (result: CallResult) =>
+      onToolResult: (result: CallResult) => {
+        if (result.source === "repeat") this.#batch?.repeats.add(result.id);
         this.#emit({
           type: "tool_execution_end",
           toolCallId: result.id,
           toolName: result.name,
           result: result.content,
           isError: !result.ok,
-        }),
+        });
+      },
       onMessage: (message) => this.#onMessage(message),
       beforeStep: (messages, step, context) => {
         this.#adopt(messages);
@@ -589,8 +597,8 @@ export class Agent {
           ids,
           results: [],
           terminate: new Set(),
+          repeats: new Set(),
           sequential,
-          chain: Promise.resolve(),
         };
       }
     } else if (message.role === "tool") {
@@ -614,7 +622,9 @@ export class Agent {
     await this.#delivery;
     if (step === 1) return undefined;
     const batch = this.#batch;
-    if (batch && batch.ids.length > 0 && batch.ids.every((id) => batch.terminate.has(id))) throw TERMINATE;
+    // Every call asked to end the run: each that ran, and each repeat of one that ran.
+    const ran = batch?.ids.filter((id) => !batch.repeats.has(id)) ?? [];
+    if (ran.length > 0 && ran.every((id) => batch?.terminate.has(id))) throw TERMINATE;
     if (
       this.shouldStopAfterTurn &&
       (await this.shouldStopAfterTurn(
@@ -636,24 +646,6 @@ export class Agent {
     const llm = this.convertToLlm(view);
     this.#sentView(llm);
     return llm;
-  }
-
-  async #call(request: DispatchRequest, signal: AbortSignal | undefined): Promise<unknown> {
-    const batch = this.#batch;
-    if (batch?.sequential) {
-      const previous = batch.chain;
-      let release: () => void = () => {};
-      batch.chain = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      await previous;
-      try {
-        return await this.#callOne(request, signal, batch);
-      } finally {
-        release();
-      }
-    }
-    return this.#callOne(request, signal, batch);
   }
 
   async #callOne(

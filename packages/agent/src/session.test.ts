@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   Agent,
@@ -13,6 +14,7 @@ import {
   listSessions,
   SessionBusyError,
   type SessionEvent,
+  type TimelineEvent,
 } from "./test-exports.js";
 
 let server: TestServer | undefined;
@@ -444,4 +446,204 @@ describe("automatic compaction (autoCompact)", () => {
     expect(make).toThrow(AgentError);
     expect(make).toThrow(/contextLength/);
   });
+});
+
+describe("what a session shows and what it resumes to", () => {
+  it("shows a message steered in during a tool, and a follow-up, in the live timeline as the resumed one does", async () => {
+    const dir = tempDir();
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "look", arguments: "{}" }] },
+        { content: "Found it under the mat." },
+        { content: "Nothing in the shed." },
+      ],
+    });
+    const config = { baseUrl: server.baseUrl, model: "sim" };
+    let session: Awaited<ReturnType<typeof createSession>> | undefined;
+    const tools = [
+      {
+        name: "look",
+        description: "Looks",
+        parameters: { type: "object" },
+        execute: () => {
+          session?.agent.steer("Also look under the mat.");
+          session?.agent.followUp("And the shed?");
+          return "a key";
+        },
+      },
+    ];
+    session = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
+    const result = await session.prompt("Find the key");
+    expect(result.status).toBe("ok");
+    const shown = (s: { getSnapshot(): { timeline: readonly { type: string }[] } }) =>
+      s.getSnapshot().timeline.filter((e) => e.type === "user" || e.type === "assistant");
+    const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
+    expect(resumed.messages).toEqual(session.messages);
+    expect(shown(session)).toEqual(shown(resumed));
+    expect(shown(session)).toContainEqual({ type: "user", text: "Also look under the mat." });
+    expect(shown(session)).toContainEqual({ type: "user", text: "And the shed?" });
+  });
+});
+
+describe("a resumed session's tool entries", () => {
+  it("shows a call the stop interrupted, and one it left unrun, as failed, as the live timeline did", async () => {
+    const dir = tempDir();
+    const twoCalls = (id: string) => ({
+      toolCalls: [
+        { id, name: "look", arguments: "{}" },
+        { id: `${id}b`, name: "look", arguments: '{"n":2}' },
+      ],
+    });
+    server = await startServer({ replies: [twoCalls("c1"), twoCalls("c2")] });
+    const config = { baseUrl: server.baseUrl, model: "sim" };
+    let session: Awaited<ReturnType<typeof createSession>> | undefined;
+    let calls = 0;
+    const tools = [
+      {
+        name: "look",
+        description: "Looks",
+        parameters: { type: "object", properties: { n: { type: "number" } } },
+        execute: async () => {
+          calls++;
+          if (calls === 3) {
+            session?.abort();
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          return "a key";
+        },
+      },
+    ];
+    session = await createSession({
+      config,
+      tools,
+      sessionDir: dir,
+      sessionId: "s1",
+      toolExecution: "sequential",
+    });
+    expect((await session.prompt("Find the key")).status).toBe("aborted");
+    const failed = (s: { getSnapshot(): { timeline: readonly TimelineEvent[] } }) =>
+      s.getSnapshot().timeline.flatMap((e) => (e.type === "tool" ? [`${e.id}:${e.isError}`] : []));
+    expect(failed(session)).toEqual(["c1:false", "c1b:false", "c2:true", "c2b:true"]);
+    const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
+    expect(failed(resumed)).toEqual(failed(session));
+  });
+});
+
+describe("a session under random runs (fast-check)", () => {
+  type Action = "none" | "steer" | "followUp" | "abort" | "throw";
+  interface Step {
+    calls: { action: Action; id: "given" | "none" | "dup"; n: number }[];
+  }
+  const stepArb: fc.Arbitrary<Step> = fc.record({
+    calls: fc.array(
+      fc.record({
+        action: fc.constantFrom<Action>("none", "none", "steer", "followUp", "abort", "throw"),
+        id: fc.constantFrom<"given" | "none" | "dup">("given", "none", "dup"),
+        n: fc.integer({ min: 0, max: 1 }),
+      }),
+      { minLength: 1, maxLength: 3 },
+    ),
+  });
+  const caseArb = fc.record({
+    steps: fc.array(stepArb, { maxLength: 4 }),
+    sequential: fc.boolean(),
+    maxTurns: fc.integer({ min: 1, max: 4 }),
+    stallThreshold: fc.integer({ min: 2, max: 3 }),
+    todos: fc.boolean(),
+  });
+
+  it("always stores, shows and resumes one transcript with every call answered, and delivers or keeps every queued message", async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const dir = tempDir();
+        const todo = {
+          toolCalls: [
+            {
+              id: "todo",
+              name: "TodoWrite",
+              arguments: JSON.stringify({ todos: [{ content: "Finish", status: "pending" }] }),
+            },
+          ],
+        };
+        const script = [
+          ...(c.todos ? [todo] : []),
+          ...c.steps.map((step, s) => ({
+            toolCalls: step.calls.map((call, i) => ({
+              id: call.id === "given" ? `s${s}_${i}` : call.id === "dup" ? "dup" : "",
+              name: "work",
+              arguments: JSON.stringify({ n: call.n, action: call.action, tag: `${s}.${i}` }),
+            })),
+          })),
+        ];
+        const local = await startServer({
+          replies: (_request, index) => script[index] ?? { content: `Done ${index}.` },
+        });
+        try {
+          let session: Awaited<ReturnType<typeof createSession>> | undefined;
+          const issued: string[] = [];
+          const tools = [
+            {
+              name: "work",
+              description: "Works",
+              parameters: {
+                type: "object",
+                properties: { n: { type: "number" }, action: { type: "string" }, tag: { type: "string" } },
+              },
+              execute: async ({ action, tag }: Record<string, unknown>) => {
+                if (action === "steer" || action === "followUp") {
+                  const text = `${action} from ${String(tag)}`;
+                  issued.push(text);
+                  if (action === "steer") session?.agent.steer(text);
+                  else session?.agent.followUp(text);
+                }
+                if (action === "abort") session?.abort();
+                if (action === "throw") throw new Error(`failed at ${String(tag)}`);
+                await new Promise((resolve) => setTimeout(resolve, 1));
+                return `worked ${String(tag)}`;
+              },
+            },
+          ];
+          const config = { baseUrl: local.baseUrl, model: "sim" };
+          session = await createSession({
+            config,
+            tools,
+            sessionDir: dir,
+            sessionId: "p",
+            maxTurns: c.maxTurns,
+            stallThreshold: c.stallThreshold,
+            builtInTools: { todoWrite: true },
+            ...(c.sequential ? { toolExecution: "sequential" as const } : {}),
+          });
+          const result = await session.prompt("Do the work.");
+          expect(["ok", "aborted", "stalled", "maxTurns"]).toContain(result.status);
+          const messages = session.messages;
+          expect(answeredPrefix(messages)).toBe(messages.length);
+          // Every message queued during the run was delivered once, or is still queued.
+          const texts = messages.map((m) => (m as { content?: unknown }).content);
+          for (const text of issued) {
+            const delivered = texts.filter((t) => t === text).length;
+            expect(delivered, text).toBeLessThanOrEqual(1);
+            if (delivered === 0) expect(session.agent.hasQueuedMessages(), text).toBe(true);
+          }
+          // What the file resumes to is what the session holds and shows.
+          const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "p" });
+          expect(resumed.messages).toEqual(messages);
+          const shown = (s: { getSnapshot(): { timeline: readonly TimelineEvent[] } }) =>
+            s
+              .getSnapshot()
+              .timeline.flatMap((e) =>
+                e.type === "user" || e.type === "assistant"
+                  ? [`${e.type}:${e.text}`]
+                  : e.type === "tool"
+                    ? [`tool:${e.id}:${e.result}:${e.isError}`]
+                    : [],
+              );
+          expect(shown(session)).toEqual(shown(resumed));
+        } finally {
+          await local.close();
+        }
+      }),
+      { numRuns: Number(process.env.SESSION_COMBOS_RUNS ?? 25) },
+    );
+  }, 600_000);
 });

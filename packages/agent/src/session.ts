@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { type ChatMessage, type LoopConfig, ToolIterationLimit } from "@loopwright/loop";
+import { type ChatMessage, type LoopConfig, STOPPED_DURING, ToolIterationLimit } from "@loopwright/loop";
 import type { AgentSpec } from "@loopwright/spec";
 import {
   createMcpPool,
@@ -21,7 +21,7 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
-import { type AgentMessage, messageText } from "./messages.js";
+import { type AgentMessage, messageText, userMessage } from "./messages.js";
 import { readSessionFile, SessionFile, sessionPath, type Todo } from "./session-file.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
@@ -204,6 +204,8 @@ export class Session {
   #stored = 0;
   #running = false;
   #questions = 0;
+  /** The running prompt's own message: on the timeline already when the agent adds it. */
+  #asked: AgentMessage | undefined;
   #pending = new Map<string, { entry: PendingQuestion; resolve: (answers: AskAnswer[]) => void }>();
   readonly #eventListeners = new Set<(event: SessionEvent) => void>();
   readonly #viewListeners = new Set<() => void>();
@@ -392,8 +394,9 @@ export class Session {
     this.#ticker = setInterval(() => this.#emitMetrics(), 1000);
     this.#ticker.unref?.();
     this.#push({ type: "user", text });
+    this.#asked = userMessage(text);
     try {
-      const result = await this.agent.prompt(text);
+      const result = await this.agent.prompt(this.#asked);
       const reply = lastReply(result.messages);
       let status: RunStatus;
       if (result.status === "aborted") status = "aborted";
@@ -647,6 +650,10 @@ export class Session {
         ) {
           this.#push({ type: "assistant", text: messageText(message) });
         }
+        // A message steered in or followed up during the run, as a resumed session shows it.
+        if (message.role === "user" && message !== this.#asked && this.agent.messages.includes(message)) {
+          this.#push({ type: "user", text: messageText(message) });
+        }
         this.#persist();
         break;
       }
@@ -769,6 +776,14 @@ function lastReply(messages: readonly AgentMessage[]): string {
   return "";
 }
 
+/**
+ * Whether a stored tool result is a failure, as the live timeline marked it: a tool's error, or a
+ * call the loop answered without a result (a stop, the step limit: "Not run: …").
+ */
+function failedResult(result: string): boolean {
+  return result.startsWith("Error:") || result.startsWith("Not run:") || result === STOPPED_DURING;
+}
+
 /** The timeline a resumed transcript shows: its user, assistant and tool entries. */
 function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
   const timeline: TimelineEvent[] = [];
@@ -788,9 +803,7 @@ function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
           name: call.type === "function" ? call.function.name : call.custom.name,
           argsSummary: summarize(call.type === "function" ? call.function.arguments : call.custom.input),
           result,
-          ...(result !== null
-            ? { resultSummary: summarize(result), isError: result.startsWith("Error:") }
-            : {}),
+          ...(result !== null ? { resultSummary: summarize(result), isError: failedResult(result) } : {}),
         });
       }
     }

@@ -16,7 +16,7 @@ import {
 } from "@loopwright/side-task";
 import type { ChatMessage, LoopConfig } from "./config.js";
 import { LoopOptionError } from "./errors.js";
-import { type LoopRun, notice, throwIfStopped } from "./loop-run.js";
+import { type LoopRun, notice, replaceMessages, throwIfStopped } from "./loop-run.js";
 
 /** A run's compaction: the side task that writes the summary, and whether the run still tries. */
 export interface RunCompaction {
@@ -137,7 +137,7 @@ export async function compactStep(run: LoopRun): Promise<void> {
   }
   const after = applyCompaction(messages, fold) as ChatMessage[];
   run.measure.rebase(run.messages, after);
-  run.messages.splice(0, run.messages.length, ...after);
+  replaceMessages(run, after);
   notice(
     run,
     `Compacted: messages ${plan.from} to ${plan.through - 1} (about ${plan.folded} tokens) were folded into a ` +

@@ -8,7 +8,7 @@ import type { AssistantMessage, AssistantToolCall, ChatMessage } from "./config.
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { withHookContext } from "./hooks-phase.js";
-import { append, emitEvent, type LoopRun, notice } from "./loop-run.js";
+import { append, emitEvent, type LoopRun, notice, replaceMessages } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 import { tell } from "./tell.js";
@@ -73,7 +73,7 @@ export async function prepareStep(run: LoopRun, step: number): Promise<void> {
     );
   }
   run.measure.rebase(run.messages, replaced);
-  run.messages.splice(0, run.messages.length, ...replaced);
+  replaceMessages(run, replaced);
 }
 
 /** Phase: the step's request — built, sent with `runTurn`, and carried on past the ceiling where allowed. */
@@ -82,7 +82,8 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
   emitEvent(run, { kind: "turn", step: number });
   // The wire's tool names in replayed calls; the transcript keeps the host's.
   // The hooks' context on the current question, this request only.
-  const transcript = withHookContext(run, wireMessages(run.messages, run.names.toWire));
+  // (The context goes on first, by the transcript's own indexes; then what says nothing is left out.)
+  const transcript = wireMessages(withHookContext(run, [...run.messages]), run.names.toWire);
   const { tools, system } = stepTools(run, number); // the step's tools and system prompt, per toolDiscovery
   const sent = system ? [{ role: "system", content: system }, ...transcript] : transcript;
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
@@ -219,13 +220,33 @@ export async function keepAnswer(run: LoopRun, step: LoopStep): Promise<void> {
 export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
   const calls = replayable(turn.toolCalls, turn.finishReason);
+  refuseCalls(run, turn, calls, NOT_RUN_AT_LIMIT);
+  await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
+  try {
+    for (const call of calls) {
+      await append(run, step.number, { role: "tool", tool_call_id: call.id, content: NOT_RUN_AT_LIMIT });
+    }
+  } catch (error) {
+    answerMissing(run.messages, calls, NOT_RUN_AT_LIMIT);
+    throw error;
+  }
+}
+
+/**
+ * Calls answered without running (`content` says why), told as if they had been refused: each to
+ * `onToolCall` and as a `tool-call` event (a `call_tool` as the tool it names), then its result to
+ * `onToolResult` and as a `tool-result` event, and counted in `toolCalls`. `calls` are the turn's
+ * replayable calls, or some of them (matched to the turn's own by id, for the model's raw text).
+ */
+function refuseCalls(run: LoopRun, turn: Turn, calls: readonly AssistantToolCall[], content: string): void {
   const watched = watchedCall(run); // a call_tool as the tool it names
-  const requests = calls.map((call, at) =>
+  const raw = new Map(turn.toolCalls.map((call) => [call.id, call.function.arguments]));
+  const requests = calls.map((call) =>
     watched({
       id: call.id,
       name: call.function.name,
       args: JSON.parse(call.function.arguments) as Record<string, unknown>,
-      raw: turn.toolCalls[at]?.function.arguments ?? call.function.arguments,
+      raw: raw.get(call.id) ?? call.function.arguments,
     }),
   );
   for (const request of requests) {
@@ -238,25 +259,10 @@ export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void>
     tell(run.options.onToolCall, request);
   }
   for (const request of requests) {
-    const result: CallResult = {
-      id: request.id,
-      name: request.name,
-      ok: false,
-      content: NOT_RUN_AT_LIMIT,
-      source: "refused",
-    };
+    const result: CallResult = { id: request.id, name: request.name, ok: false, content, source: "refused" };
     emitEvent(run, { kind: "tool-result", ...result });
     tell(run.options.onToolResult, result);
     run.toolCalls.push(outcomeOf(result));
-  }
-  await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
-  try {
-    for (const call of calls) {
-      await append(run, step.number, { role: "tool", tool_call_id: call.id, content: NOT_RUN_AT_LIMIT });
-    }
-  } catch (error) {
-    answerMissing(run.messages, calls, NOT_RUN_AT_LIMIT);
-    throw error;
   }
 }
 
@@ -321,12 +327,15 @@ async function appendCalls(
     await append(run, step.number, message, turn);
   } catch (error) {
     answerMissing(run.messages, calls, unanswered);
+    // Told to the watchers and counted like any call answered without running (the step limit's
+    // are already).
     const counted = new Set(run.toolCalls.map((c) => c.id));
-    for (const call of calls) {
-      if (!counted.has(call.id)) {
-        run.toolCalls.push({ id: call.id, name: call.function.name, source: "refused", ok: false });
-      }
-    }
+    refuseCalls(
+      run,
+      turn,
+      calls.filter((call) => !counted.has(call.id)),
+      unanswered,
+    );
     throw error;
   }
 }
@@ -350,17 +359,26 @@ function outcomeOf(result: CallResult): ToolCallOutcome {
  */
 export function takeCalls(run: LoopRun, step: LoopStep): void {
   const calls = renameCalls(step.turn.toolCalls, run.names.toHost);
-  step.turn = { ...step.turn, toolCalls: distinctIds(calls, usedIds(run.messages)) };
+  const known = usedIds(run);
+  step.turn = { ...step.turn, toolCalls: distinctIds(calls, known.ids, known.next) };
 }
 
-/** Every tool-call id a transcript holds: its calls' and its tool messages'. */
-function usedIds(messages: readonly ChatMessage[]): Set<string> {
-  const ids = new Set<string>();
-  for (const message of messages) {
-    if (message.role === "tool") ids.add(message.tool_call_id);
-    else if (message.role === "assistant") for (const call of message.tool_calls ?? []) ids.add(call.id);
+/**
+ * Every tool-call id the transcript holds: its calls' and its tool messages'. Read incrementally —
+ * only what was appended since the last step — so a long run does not read its whole transcript
+ * again for them every step.
+ */
+function usedIds(run: LoopRun): NonNullable<LoopRun["knownIds"]> {
+  const known = run.knownIds ?? { ids: new Set<string>(), read: 0, next: new Map<string, number>() };
+  run.knownIds = known;
+  const { messages } = run;
+  for (; known.read < messages.length; known.read++) {
+    const message = messages[known.read] as ChatMessage;
+    if (message.role === "tool") known.ids.add(message.tool_call_id);
+    else if (message.role === "assistant")
+      for (const call of message.tool_calls ?? []) known.ids.add(call.id);
   }
-  return ids;
+  return known;
 }
 
 /**
@@ -419,19 +437,24 @@ function answerMissing(messages: ChatMessage[], calls: ReadonlyArray<{ id: strin
  * The calls with every id distinct, from each other and from `used`: a repeat, or an id `used`
  * holds, gets `<id>_2`, `<id>_3` … (the first of a step's repeats keeps its own when it is new).
  */
-function distinctIds<T extends { id: string }>(calls: readonly T[], used: ReadonlySet<string>): T[] {
-  const taken = new Set([...used, ...calls.map((call) => call.id)]);
-  const seen = new Set(used);
+function distinctIds<T extends { id: string }>(
+  calls: readonly T[],
+  used: ReadonlySet<string>,
+  next: Map<string, number>,
+): T[] {
+  const given = new Set(calls.map((call) => call.id));
+  const kept = new Set<string>(); // ids this step has handed out so far
   return calls.map((call) => {
-    if (!seen.has(call.id)) {
-      seen.add(call.id);
+    if (!used.has(call.id) && !kept.has(call.id)) {
+      kept.add(call.id);
       return call;
     }
-    let n = 2;
-    while (taken.has(`${call.id}_${n}`)) n++;
+    // From where the last renaming of this id stopped: a server that sends none repeats call_0 every step.
+    let n = next.get(call.id) ?? 2;
+    while (used.has(`${call.id}_${n}`) || given.has(`${call.id}_${n}`) || kept.has(`${call.id}_${n}`)) n++;
+    next.set(call.id, n + 1);
     const id = `${call.id}_${n}`;
-    taken.add(id);
-    seen.add(id);
+    kept.add(id);
     return { ...call, id };
   });
 }

@@ -58,6 +58,13 @@ export interface LoopRun {
   toolSteps: number;
   /** The prompt the last request reported, for `beforeStep`; absent where none was reported. */
   used: number | undefined;
+  /**
+   * The tool-call ids `messages` holds and how far it has been read for them, so a step reads only
+   * what was appended since, and for each id made distinct the suffix to try next (every lower one
+   * is taken); `undefined` until first read, and again once the transcript is replaced
+   * (`replaceMessages`).
+   */
+  knownIds: { ids: Set<string>; read: number; next: Map<string, number> } | undefined;
   /** The `hooks` option, and what they added once gathered; absent without hooks. */
   readonly hooks?: RunHooks;
   /** `config.compact`'s summariser and state; absent when the loop does not compact. */
@@ -125,6 +132,12 @@ export function notice(run: LoopRun, text: string): void {
   emitEvent(run, { kind: "notice", text: run.redact(text) });
 }
 
+/** Replaces the transcript (a `beforeStep` replacement, a fold): its ids are read again from the start. */
+export function replaceMessages(run: LoopRun, messages: readonly ChatMessage[]): void {
+  run.messages.splice(0, run.messages.length, ...messages);
+  run.knownIds = undefined;
+}
+
 /** Appends a message to the transcript and awaits the host's `onMessage` for it. */
 export async function append(run: LoopRun, step: number, message: ChatMessage, turn?: Turn): Promise<void> {
   run.messages.push(message);
@@ -181,6 +194,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     toolCalls: [],
     toolSteps: 0,
     used: undefined,
+    knownIds: undefined,
     ...(hooks ? { hooks } : {}),
     ...(compaction ? { compaction } : {}),
     discovery,

@@ -25,6 +25,33 @@ describe("runCalls", () => {
     expect(ran.calls.map((c) => c.function.arguments)).toEqual(['{"path":"x"}', '{"path":"x"}']);
   });
 
+  it("takes two calls that reach the tool with the same arguments as one, a dropped optional null or not", async () => {
+    const read = {
+      type: "function" as const,
+      function: {
+        name: "read",
+        parameters: {
+          type: "object",
+          properties: { path: { type: "string" }, zone: { type: "string" } },
+          required: ["path"],
+        },
+      },
+    };
+    const handed: unknown[] = [];
+    const ran = await runCalls(
+      [call("a", "read", '{"path":"x","zone":null}'), call("b", "read", '{"path":"x"}')],
+      {
+        tools: [read],
+        dispatch: ({ args }) => {
+          handed.push(args);
+          return "contents";
+        },
+      },
+    );
+    expect(handed).toEqual([{ path: "x" }]);
+    expect(ran.outcomes.map((o) => o.source)).toEqual(["dispatched", "repeat"]);
+  });
+
   it("forgets a call that threw, so asking again is a real retry, and tells the model the error", async () => {
     let runs = 0;
     const ran = await runCalls([call("a", "flaky", "{}"), call("b", "flaky", "{}")], {

@@ -154,7 +154,9 @@ function prepare(call: AssistantToolCall, finishReason: string | undefined, sche
     return {
       call: { id: call.id, type: "function", function: { name, arguments: parsed.json } },
       request: { id: call.id, name, args, raw },
-      json: parsed.json,
+      // What the dedupe compares: the arguments the tool is handed (a dropped null and a left-out
+      // parameter reach it the same), as a proxied call's inner arguments are.
+      json: args === parsed.value ? parsed.json : JSON.stringify(args),
       ...(finishReason === "" ? { unreadable: cutOff(name) } : {}),
     };
   } catch (error) {

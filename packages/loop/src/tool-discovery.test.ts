@@ -415,6 +415,34 @@ describe("toolDiscovery: proxy", () => {
     expect(result.toolCalls.map((c) => c.source)).toEqual(["dispatched", "repeat"]);
   });
 
+  it("sends a definition once when two loads of one step name it, and counts the second as redundant", async () => {
+    const { result } = await run(
+      [
+        {
+          toolCalls: [
+            { id: "l1", name: "load_tools", arguments: JSON.stringify({ names: ["read_file"] }) },
+            {
+              id: "l2",
+              name: "load_tools",
+              arguments: JSON.stringify({ names: ["read_file", "list_pods"] }),
+            },
+          ],
+        },
+        { content: "ok" },
+      ],
+      { toolDiscovery: "proxy" },
+    );
+    const answers =
+      bodies()[1]
+        ?.messages.filter((m) => m.role === "tool")
+        .map((m) => String(m.content)) ?? [];
+    const definitions = answers.join("\n").match(/"name":"read_file"/g) ?? [];
+    expect(definitions).toHaveLength(1);
+    expect(answers[1]).toMatch(/"name":"list_pods"/);
+    expect(result.metrics.toolsLoaded).toBe(2);
+    expect(result.metrics.redundantLoads).toBe(1);
+  });
+
   it("writes a preselection into the transcript as a load_tools exchange the model did not make", async () => {
     const { result, watched, events } = await run(
       [{ content: "done" }],

@@ -234,6 +234,9 @@ export function callRouter(
   if (!discovery) return undefined;
   const { counts } = discovery;
   let loaded = discovery.loaded;
+  // Proxied, what is loaded is read off the transcript: this step's earlier loads are not in it
+  // yet, so their answers are handed along, and a later load of the step sees what they delivered.
+  const answered: ChatMessage[] = [];
   const unknown = (names: readonly string[]) => {
     for (const name of names) if (!counts.unknownToolNames.includes(name)) counts.unknownToolNames.push(name);
   };
@@ -246,11 +249,12 @@ export function callRouter(
         args: request.args,
         ...(request.raw !== undefined ? { raw: request.raw } : {}),
       },
-      { loaded, messages: run.messages },
+      { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages },
     );
     const after = route.loaded;
     loaded = after;
     if (route.kind === "load") {
+      answered.push({ role: "tool", tool_call_id: request.id, content: route.content });
       return {
         answer: { ok: true, content: route.content },
         onRun: () => {

@@ -62,13 +62,35 @@ export function renameCalls<T extends ChatCompletionMessageToolCall>(
   });
 }
 
-/** The transcript with the host's tool names in assistant tool calls replaced by the wire's. */
+/**
+ * Whether a message is an assistant message that says nothing: no tool calls, and no text (a reply
+ * that was all scratchpad, or cut off inside one). Endpoints that check the transcript refuse one
+ * ("either content or tool_calls"), and it tells the model nothing.
+ */
+function saysNothing(message: ChatMessage): boolean {
+  if (message.role !== "assistant" || (message.tool_calls?.length ?? 0) > 0 || message.refusal) return false;
+  const { content } = message;
+  if (content === null || content === undefined) return true;
+  if (typeof content === "string") return content.trim() === "";
+  return (
+    Array.isArray(content) &&
+    content.every(
+      (part) => part?.type === "text" && (typeof part.text !== "string" || part.text.trim() === ""),
+    )
+  );
+}
+
+/**
+ * The transcript as a request carries it: the host's tool names in assistant tool calls replaced by
+ * the wire's, and assistant messages that say nothing left out.
+ */
 export function wireMessages(
   messages: readonly ChatMessage[],
   toWire: ReadonlyMap<string, string>,
 ): ChatMessage[] {
-  if (toWire.size === 0) return [...messages];
-  return messages.map((message) =>
+  const said = messages.filter((message) => !saysNothing(message));
+  if (toWire.size === 0) return said;
+  return said.map((message) =>
     message.role === "assistant" &&
     message.tool_calls?.some((call) => call.type === "function" && toWire.has(call.function.name))
       ? { ...message, tool_calls: renameCalls(message.tool_calls, toWire) }

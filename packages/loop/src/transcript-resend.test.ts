@@ -233,3 +233,122 @@ describe("a stop during a side task before the first request", () => {
     expect(failedRun(error)?.messages).toEqual(QUESTION);
   });
 });
+
+describe("an answer that said nothing", () => {
+  it("is kept in the transcript but left out of the next request, which a strict endpoint takes", async () => {
+    // A reply that was all scratchpad: no text, no calls.
+    const server = await serve({ replies: [{ reasoning: "Let me think about it.", content: "" }] });
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      dispatch: () => "",
+    });
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "" });
+    expect(await sendAgain(result.messages)).toBe("Glad to help.");
+  });
+});
+
+describe("an answer that said nothing, before the question the hooks speak to", () => {
+  it("puts the hooks' context on the question, not on a message after it", async () => {
+    const server = await serve({ replies: [{ content: "Still nothing." }] });
+    const history: ChatMessage[] = [
+      { role: "user", content: "Hello?" },
+      { role: "assistant", content: "" },
+      { role: "user", content: "Are you there?" },
+    ];
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: history,
+      dispatch: () => "",
+      hooks: {
+        run: (event) => (event === "beforeTurn" ? [{ id: "memory", context: "The user is patient." }] : []),
+      },
+    });
+    const sent = (server.chatRequests[0]?.body as { messages: ChatMessage[] } | undefined)?.messages ?? [];
+    expect(sent.map((m) => m.role)).toEqual(["user", "user"]);
+    expect(String(sent[1]?.content)).toMatch(
+      /The user is patient\.[\s\S]*Are you there\?|Are you there\?[\s\S]*The user is patient\./,
+    );
+    expect(String(sent[0]?.content)).toBe("Hello?");
+  });
+});
+
+describe("an onMessage that throws on the assistant message", () => {
+  it("tells the watchers and the events of the calls it leaves unrun, as toolCalls counts them", async () => {
+    const server = await serve({
+      replies: [
+        {
+          toolCalls: [
+            add("c1", 1),
+            { id: "c2", name: "call_tool", arguments: '{"name":"add","arguments":{"a":2,"b":1}}' },
+          ],
+        },
+      ],
+    });
+    const told: string[] = [];
+    const results: string[] = [];
+    const events: RunEvent[] = [];
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim", toolDiscovery: "proxy" },
+        messages: QUESTION,
+        tools: [ADD_TOOL],
+        dispatch: () => "never",
+        onMessage: (message) => {
+          if (message.role === "assistant") throw new Error("database is down");
+        },
+        onToolCall: (r) => told.push(`${r.id}=${r.name}`),
+        onToolResult: (r) => results.push(`${r.id}=${r.name}:${r.content}`),
+        onEvent: (event) => events.push(event),
+      })
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toBe("database is down");
+    const run = failedRun(error);
+    expect(run?.toolCalls.map((c) => `${c.id}=${c.name}`)).toEqual(["c1=add", "c2=add"]);
+    expect(told).toEqual(["c1=add", "c2=add"]);
+    expect(results).toEqual([
+      "c1=add:Not run: the run stopped first.",
+      "c2=add:Not run: the run stopped first.",
+    ]);
+    expect(events.filter((e) => e.kind === "tool-result")).toHaveLength(2);
+    expect(await sendAgain(run?.messages ?? [])).toBe("Glad to help.");
+  });
+});
+
+describe("ids after beforeStep rewrote the transcript", () => {
+  it("keeps a new call's id apart from one a replacement brought in", async () => {
+    // A server that sends no ids: every call is call_0 until the loop makes it distinct
+    // (call_0, call_0_2, then call_0_3 would be next).
+    const server = await serve({
+      replies: [
+        { toolCalls: [add("", 1)] },
+        { toolCalls: [add("", 2)] },
+        { toolCalls: [add("", 3)] },
+        { content: "Done." },
+      ],
+    });
+    const recalled: ChatMessage[] = [
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_0_3", type: "function", function: { name: "add", arguments: '{"a":9,"b":1}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_0_3", content: "10" },
+    ];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: ({ args }) => (args.a as number) + 1,
+      // Before the third request, the host swaps the first exchange for one from its own store.
+      beforeStep: (messages, step) =>
+        step === 3 ? [messages[0] as ChatMessage, ...recalled, ...messages.slice(3)] : undefined,
+    });
+    expect(transcriptFaults(result.messages)).toEqual([]);
+    for (const request of server.chatRequests) {
+      expect(transcriptFaults((request.body as { messages: unknown[] }).messages)).toEqual([]);
+    }
+  });
+});
