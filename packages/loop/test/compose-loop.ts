@@ -1,6 +1,6 @@
 import { getClient } from "@loopwright/client";
 import { buildBody, capabilitiesFor, negotiate, type ToolDefinition } from "@loopwright/negotiate";
-import { dropOptionalNulls, sanitizeTools } from "@loopwright/schema-compat";
+import { restoreArguments, sanitizeTools } from "@loopwright/schema-compat";
 import { streamTurn, type Turn } from "@loopwright/stream";
 import { parseToolArguments, ToolArgumentsError } from "@loopwright/tool-calls";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
@@ -40,7 +40,7 @@ export async function miniLoop(
       const { name, arguments: raw } = call.function;
       try {
         const parsed = parseToolArguments(raw, { finishReason: turn.finishReason, name });
-        return { call, json: parsed.json, args: dropOptionalNulls(parsed.value, schemas.get(name)) };
+        return { call, json: parsed.json, args: restoreArguments(parsed.value, schemas.get(name)) };
       } catch (error) {
         if (!ToolArgumentsError.isInstance(error)) throw error;
         return { call, json: "{}", refusal: `Error: ${error.message}` };
