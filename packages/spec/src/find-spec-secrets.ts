@@ -2,11 +2,11 @@ import { asSpec } from "./as-spec.js";
 import { child, isPlainObject } from "./json.js";
 import {
   isLiteral,
-  KEY_SHAPES,
   looksLikeKey,
   looksSecretName,
   SecretSign,
   urlSign,
+  withoutKeys,
   withoutUrlSecrets,
 } from "./secret-signs.js";
 import type { AgentSpec, EndpointSpec } from "./types.js";
@@ -47,13 +47,6 @@ export function reference(name: string): string {
     .replace(/^_+|_+$/g, "")
     .toUpperCase();
   return `\${${upper === "" ? "SECRET" : upper}}`;
-}
-
-/** The string with every key-shaped part replaced by a reference. */
-function withoutKeys(value: string): string {
-  let out = value;
-  for (const shape of KEY_SHAPES) out = out.replace(new RegExp(shape.source, `${shape.flags}g`), "${SECRET}");
-  return out;
 }
 
 /** @internal Calls `visit` for each place `findSpecSecrets` reports, in the same order; `spec` must be a fresh copy it may change. */

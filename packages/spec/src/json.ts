@@ -1,4 +1,5 @@
 // Small JSON helpers shared by the parser, the resolver and the exporter.
+import { withoutKeys } from "./secret-signs.js";
 
 /** A plain object as JSON.parse makes one (or one with no prototype). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -49,9 +50,23 @@ export function cloneJson(value: unknown, depth = 0, seen: Set<object> = new Set
   }
 }
 
-/** `a.b`, `a["odd key"]`, `a[3]`: how a path names a child. */
+/** How much of a name a path or a message quotes; a longer one is cut and ends in `…`. */
+export const MAX_QUOTED = 60;
+
+/**
+ * A name from the document as a path or message may quote it: a key-shaped part written
+ * `${SECRET}` (a key pasted where a name goes is not echoed into a log) and at most
+ * `MAX_QUOTED` characters.
+ */
+export function quotable(name: string): string {
+  const safe = withoutKeys(name);
+  return safe.length > MAX_QUOTED ? `${safe.slice(0, MAX_QUOTED)}…` : safe;
+}
+
+/** `a.b`, `a["odd key"]`, `a[3]`: how a path names a child (its name as `quotable` shows it). */
 export function child(path: string, key: string | number): string {
   if (typeof key === "number") return `${path}[${key}]`;
-  if (/^[A-Za-z_$][\w$]*$/.test(key)) return path === "" ? key : `${path}.${key}`;
-  return `${path}[${JSON.stringify(key)}]`;
+  const shown = quotable(key);
+  if (/^[A-Za-z_$][\w$]*$/.test(shown)) return path === "" ? shown : `${path}.${shown}`;
+  return `${path}[${JSON.stringify(shown)}]`;
 }

@@ -62,3 +62,35 @@ describe("resolveAgentSpec's errors read as errors", () => {
     expect(message).not.toMatch(/dropped|not corrected|weaker layer/);
   });
 });
+
+describe("spec messages never quote a credential back", () => {
+  const key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx";
+
+  it("does not quote a key pasted as a requires entry, and says where it was", () => {
+    const result = parseSpec(doc({ requires: ["hooks", key] }));
+    expect(result.spec).toBeUndefined();
+    const [error] = result.errors;
+    expect(error?.path).toBe("requires[1]");
+    expect(error?.message).toMatch(/^requires\[1\]: /);
+    expect(error?.message).not.toContain("AbCdEfGhIjKl");
+    expect(error?.message).toContain("${SECRET}");
+  });
+
+  it("still quotes an unknown feature name that is not shaped like a key", () => {
+    expect(String(parseSpec(doc({ requires: ["teleport"] })).errors[0])).toContain('"teleport"');
+  });
+
+  it("does not quote a key pasted as a field name in any path or message", () => {
+    const result = parseSpec(doc({ [key]: true, model: { [key]: 1 }, tasks: { [key]: { model: 1 } } }));
+    const said = [...result.errors, ...result.warnings].map((found) => `${found.path}\n${found.message}`);
+    expect(said.length).toBeGreaterThanOrEqual(3);
+    for (const text of said) expect(text).not.toContain("AbCdEfGhIjKl");
+  });
+
+  it("names a huge field name in at most a line", () => {
+    const long = `x-${"a".repeat(100_000)}`;
+    const [warning] = parseSpec(doc({ [long]: 1 })).warnings;
+    expect(warning?.code).toBe("unknown-field");
+    expect(warning?.message.length).toBeLessThan(300);
+  });
+});

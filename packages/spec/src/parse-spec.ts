@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { expected } from "./expected.js";
 import { describeKind, issue, type SpecIssue } from "./issues.js";
-import { child, cloneJson, isPlainObject, setOwn } from "./json.js";
+import { child, cloneJson, isPlainObject, quotable, setOwn } from "./json.js";
 import {
   agentSpecSchema,
   FREE_JSON,
@@ -343,7 +343,7 @@ function checkRequires(
       return;
     }
     if (!options.anyRequires && !features.includes(entry)) {
-      const shown = entry.length > 60 ? `${entry.slice(0, 60)}…` : entry;
+      const shown = quotable(entry);
       ctx.errors.push(
         issue(
           at,

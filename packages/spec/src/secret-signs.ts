@@ -62,6 +62,15 @@ export const KEY_SHAPES: readonly RegExp[] = [
   /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/i, // an Authorization value
 ];
 
+const GLOBAL_SHAPES = KEY_SHAPES.map((shape) => new RegExp(shape.source, `${shape.flags}g`));
+
+/** The string with every key-shaped part replaced by the reference `${SECRET}`. */
+export function withoutKeys(value: string): string {
+  let out = value;
+  for (const shape of GLOBAL_SHAPES) out = out.replace(shape, "${SECRET}");
+  return out;
+}
+
 /** True when the literal part of a string looks like a key by its shape. */
 export function looksLikeKey(value: string): boolean {
   const literal = withoutReferences(value);
