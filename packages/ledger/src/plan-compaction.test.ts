@@ -64,6 +64,13 @@ describe("planCompaction", () => {
     expect(plan?.used).toBe(5100);
   });
 
+  it("reads a used of 0 (a turn whose server counted nothing) as not reported, and estimates", () => {
+    // A turn's usage.prompt is 0 where the server sent no usage: passed on as used, it must not
+    // read as an empty window, or the run is never compacted and overflows.
+    expect(planCompaction(transcript, { limit: 6000, used: 0 })?.used).toBe(5100);
+    expect(planCompaction(transcript, { limit: 6000, used: 0.4 })?.used).toBe(5100);
+  });
+
   it("has nothing to fold under one long tool run on a single question", () => {
     const run = [
       say("user", 10),

@@ -16,7 +16,10 @@ const FIRE_AT = 0.75;
 export interface PlanCompactionOptions {
   /** The context window, in tokens. Required, above zero. */
   limit: number;
-  /** The tokens the request is using: the last prompt reported, or absent for the estimate. */
+  /**
+   * The tokens the request is using: the last prompt reported. Absent, or under 1 (what a turn's
+   * usage reads where the server counted nothing), means not reported: the estimate is used.
+   */
   used?: number;
   /** The most of the window the kept tail may fill. 0.35 unless given. */
   keepRatio?: number;
@@ -115,7 +118,8 @@ function splitsAGroup(messages: readonly MessageLike[]): Uint8Array {
  * Says where to fold the oldest stretch of a transcript into a summary, or `undefined` when it is
  * not time or there is nothing to fold.
  *
- * Fires once `used` (or, absent, the estimate of every message) is past three quarters of `limit`.
+ * Fires once `used` (or, absent or 0 — not reported — the estimate of every message) is past three
+ * quarters of `limit`.
  * The cut is the earliest user message after `from` whose kept tail fills at most `keepRatio` of the
  * window, so a transcript never resumes mid-exchange (nor on a user message that sits between a tool
  * call and its answer); the leading system messages are never folded
@@ -183,7 +187,10 @@ export function planCompaction(
     const cost = estimate(messages[i] as MessageLike, i);
     suffix[i] = (suffix[i + 1] as number) + (Number.isFinite(cost) && cost > 0 ? cost : 0);
   }
-  const used = options.used === undefined ? (suffix[0] as number) : checkNumber(options.used, "used", where);
+  // Under one token is no report (a turn's usage.prompt is 0 where the server sent none), the way
+  // contextTokens and recordRequest read it: estimated, never taken for an empty window.
+  const reported = options.used === undefined ? 0 : checkNumber(options.used, "used", where);
+  const used = reported >= 1 ? reported : (suffix[0] as number);
   if (!(used > FIRE_AT * limit)) return undefined;
 
   const keepBudget = keepRatio * limit;
