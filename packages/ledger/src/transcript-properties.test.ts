@@ -73,7 +73,10 @@ const transcriptArb = fc
         messages.push({
           role: "assistant",
           content: "",
-          tool_calls: made.map((id) => ({ ...(id ? { id } : {}), function: { name: "read", arguments: "{}" } })),
+          tool_calls: made.map((id) => ({
+            ...(id ? { id } : {}),
+            function: { name: "read", arguments: "{}" },
+          })),
         });
         made.forEach((id, k) => {
           if (interject === k) messages.push({ role: "user", content: "also this" });
@@ -123,7 +126,11 @@ describe("compaction never hands back a transcript an endpoint refuses", () => {
           expect(users(out) + users(folded[0] ?? [])).toBe(users(messages));
           // Pruned before or after, the fold is the same one.
           const pruned = pruneToolResults(messages, { keepLast: 1, maxChars: 0 });
-          const again = planCompaction(pruned, { limit, used: plan.used, ...(target !== undefined ? { target } : {}) });
+          const again = planCompaction(pruned, {
+            limit,
+            used: plan.used,
+            ...(target !== undefined ? { target } : {}),
+          });
           expect(again?.through ?? -1).toBeLessThanOrEqual(plan.through);
         },
       ),
