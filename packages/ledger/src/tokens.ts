@@ -98,6 +98,11 @@ export function requestTokens(body: RequestBodyLike, options?: EstimateOptions):
  */
 export function contextChars(body: RequestBodyLike): ContextParts {
   checkBody(body, "contextChars");
+  return charsOf(body);
+}
+
+/** `contextChars` of a body already checked: one walk over its messages. */
+function charsOf(body: RequestBodyLike): ContextParts {
   const parts = { system: 0, tools: toolsChars(body.tools), history: 0, toolResults: 0, total: 0 };
   for (const message of body.messages) {
     const chars = messageChars(message);
@@ -147,7 +152,7 @@ export function contextTokens(body: RequestBodyLike, options?: ContextTokensOpti
     parts.total = parts.system + parts.tools + parts.history + parts.toolResults;
     return parts;
   }
-  const chars = contextChars(body);
+  const chars = charsOf(body);
   const parts = { system: 0, tools: 0, history: 0, toolResults: 0, total };
   // With nothing to divide by, the whole prompt is history: the part compaction would fold.
   let largest: (typeof PART_KEYS)[number] = "history";
