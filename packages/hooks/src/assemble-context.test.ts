@@ -164,3 +164,33 @@ describe("assembleContext", () => {
     expect(estimateTokens(assembleContext(long))).toBeGreaterThan(1000);
   });
 });
+
+describe("assembleContext never hands a server text it cannot decode", () => {
+  // JSON.stringify writes a lone surrogate as a \ud83d escape, which llama.cpp's JSON reader (and
+  // serde_json behind Rust gateways) refuses: stored beside the question, it would fail every turn.
+  const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+  it("writes a lone surrogate in a hook's text or id as U+FFFD, and keeps whole pairs", () => {
+    const context = assembleContext([
+      { id: "memory\uDC00", context: "cut mid-emoji \uD83D and \uDE00 here, whole 😀 kept" },
+    ]);
+    expect(context).not.toMatch(lone);
+    expect(context).toContain("cut mid-emoji \uFFFD and \uFFFD here, whole 😀 kept");
+    expect(context).toContain('hook="memory\uFFFD"');
+  });
+
+  // UTF-16 units around the surrogate range, plus ones a cut lands beside.
+  const units = fc.oneof(
+    fc.integer({ min: 0xd7f0, max: 0xe00f }).map((unit) => String.fromCharCode(unit)),
+    fc.constantFrom("a", " ", "😀", "<"),
+  );
+
+  it("holds for any text a hook answers", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: units, maxLength: 200 }), fc.nat({ max: 100 }), (text, maxTokens) => {
+        const context = assembleContext([{ id: "h", context: text }], maxTokens + 1);
+        expect(context).not.toMatch(lone);
+      }),
+    );
+  });
+});

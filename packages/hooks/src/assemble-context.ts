@@ -31,9 +31,20 @@ export function hookLabel(outcome: HookOutcome, place: number): string {
   return `hook ${place + 1}`;
 }
 
+/** A surrogate without its other half: JSON.stringify writes it as an escape that strict JSON readers refuse. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `text` with each lone surrogate written U+FFFD. A request carrying one is refused by llama.cpp's
+ * JSON reader (and serde_json's), and hook context stored beside its question would fail every turn.
+ */
+function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, "\uFFFD");
+}
+
 /** An attribute value that cannot end its quotes or its tag, and stays on one line. */
 function attribute(value: string): string {
-  return value.replace(/[&"<>\p{Cc}\u2028\u2029]/gu, (char) => {
+  return wellFormed(value).replace(/[&"<>\p{Cc}\u2028\u2029]/gu, (char) => {
     if (char === "&") return "&amp;";
     if (char === '"') return "&quot;";
     if (char === "<") return "&lt;";
@@ -85,7 +96,7 @@ export function assembleBlocks(
       return;
     }
     if (typeof outcome.context !== "string" || failed(outcome)) return;
-    const text = disarm(outcome.context.trim());
+    const text = disarm(wellFormed(outcome.context.trim()));
     if (text === "") return;
     const label = hookLabel(outcome, place);
     const open = `<context hook="${attribute(label)}">\n`;
