@@ -49,13 +49,32 @@ export function describe(value: unknown): string {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
-/** The text of a thrown value, for a note. */
+/** How much of a hook's or runner's error a note quotes. */
+const MAX_ERROR_CHARS = 300;
+
+/**
+ * The text of a thrown value, for a note: at most `MAX_ERROR_CHARS` characters (ending in `…` when
+ * cut). Never throws, whatever was thrown — an Error whose message throws when read, an object with
+ * no prototype and a toJSON that throws — so a runner's failure stays a note, never a rejection.
+ */
 export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
+  let text: string;
+  try {
+    text = readError(error);
+  } catch {
+    text = "an error that could not be read";
+  }
+  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text;
+}
+
+function readError(error: unknown): string {
+  if (error instanceof Error) return String(error.message || error.name);
   if (typeof error === "string") return error;
   try {
-    return JSON.stringify(error) ?? String(error);
+    const json = JSON.stringify(error);
+    if (typeof json === "string") return json;
   } catch {
-    return String(error);
+    // Not JSON: its own string, below.
   }
+  return String(error);
 }

@@ -423,3 +423,69 @@ describe("a runner written against neither package", () => {
     expect(seen).toEqual(["beforeTurn:s-9", "beforeCompact:s-9", "beforeCompact:s-9"]);
   });
 });
+
+describe("hostile failures are notes, never a rejection or a wait", () => {
+  /** A thrown value with no way to be written: no prototype, so no toString, and a toJSON that throws. */
+  const unwritable = () =>
+    Object.assign(Object.create(null), {
+      toJSON() {
+        throw new Error("no");
+      },
+    });
+  /** An Error whose message throws when read. */
+  const trap = () => {
+    const error = new Error("x");
+    Object.defineProperty(error, "message", {
+      get() {
+        throw new Error("trap");
+      },
+    });
+    return error;
+  };
+
+  it("a runner that rejects or throws with a value that cannot be written is noted at once", async () => {
+    for (const make of [unwritable, trap]) {
+      const started = Date.now();
+      const rejected = await gather(async () => Promise.reject(make()), "beforeTurn", INPUT, SESSION, {
+        timeoutMs: 20_000,
+      });
+      const thrown = await gather(
+        () => {
+          throw make();
+        },
+        "beforeTurn",
+        INPUT,
+        SESSION,
+      );
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(rejected.notes).toHaveLength(1);
+      expect(rejected.notes[0]).toMatch(/^The beforeTurn hooks could not be run: the runner failed: /);
+      expect(thrown.notes[0]).toMatch(/^The beforeTurn hooks could not be run: the runner threw: /);
+    }
+  });
+
+  it("an outcome whose error cannot be written is a note, and the other hooks' context is kept", async () => {
+    for (const make of [unwritable, trap]) {
+      const run: HookRunner<Session> = async () => [
+        { id: "broken", error: make() },
+        { id: "memory", context: "kept" },
+      ];
+      const gathered = await gather(run, "beforeTurn", INPUT, SESSION);
+      expect(gathered.context).toContain("kept");
+      expect(gathered.notes[0]).toMatch(/^Hook broken \(beforeTurn\) added nothing: it failed/);
+      const told = await notify(run, "afterTurn", INPUT, SESSION);
+      expect(told.notes[0]).toMatch(/^Hook broken \(afterTurn\) added nothing: it failed/);
+    }
+  });
+
+  it("a hook's error of a megabyte is noted in at most a few hundred characters", async () => {
+    const gathered = await gather(
+      async () => [{ id: "chatty", error: "e".repeat(1_000_000) }],
+      "beforeTurn",
+      INPUT,
+      SESSION,
+    );
+    expect(gathered.notes[0]?.length).toBeLessThan(600);
+    expect(gathered.notes[0]).toMatch(/^Hook chatty \(beforeTurn\) added nothing: it failed: e+…\.$/);
+  });
+});

@@ -126,6 +126,30 @@ describe("runCompaction", () => {
     expect((failure as LedgerError).cause).toBe(cause);
   });
 
+  it("wraps a summariser that throws something unwritable in the same typed error", async () => {
+    const unwritable = Object.create(null) as object; // no toString: String() of it throws
+    const failure = await runCompaction(transcript, plan, () => {
+      throw unwritable;
+    }).catch((error: unknown) => error);
+    expect(LedgerError.isInstance(failure)).toBe(true);
+    expect((failure as LedgerError).code).toBe("summary-failed");
+    expect((failure as LedgerError).cause).toBe(unwritable);
+  });
+
+  it("notes a runner that rejects with something unwritable, and waits on it as asked", async () => {
+    const notes: string[] = [];
+    const fold = await runCompaction(transcript, plan, () => "notes", {
+      hooks: {
+        run: () => Promise.reject(Object.create(null)),
+        onNote: (n) => notes.push(n),
+        honourVeto: true,
+      },
+    });
+    expect(fold?.summary).toBe("notes");
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/^The beforeCompact hooks could not be run: /);
+  });
+
   it("refuses options that are not an object with a typed error naming them", async () => {
     const failure = await runCompaction(transcript, plan, () => "s", null as never).catch((e: unknown) => e);
     expect(LedgerError.isInstance(failure), String(failure)).toBe(true);

@@ -85,8 +85,13 @@ export interface RunCompactionOptions<Context = unknown> {
   signal?: AbortSignalLike;
 }
 
+/** A thrown value as text for a note or message; never throws (a message getter that throws, no prototype). */
 function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  try {
+    return error instanceof Error ? String(error.message) : String(error);
+  } catch {
+    return "an error that could not be read";
+  }
 }
 
 function checkPlan(
