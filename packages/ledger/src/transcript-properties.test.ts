@@ -124,17 +124,9 @@ describe("compaction never hands back a transcript an endpoint refuses", () => {
           // Every question is either kept or handed to the summariser: none goes silently.
           const users = (list: readonly MessageLike[]) => list.filter((m) => m.role === "user").length;
           expect(users(out) + users(folded[0] ?? [])).toBe(users(messages));
-          // Pruned before or after, the fold is the same one.
-          const pruned = pruneToolResults(messages, { keepLast: 1, maxChars: 0 });
-          const again = planCompaction(pruned, {
-            limit,
-            used: plan.used,
-            ...(target !== undefined ? { target } : {}),
-          });
-          expect(again?.through ?? -1).toBeLessThanOrEqual(plan.through);
         },
       ),
-      { numRuns: 200 },
+      { numRuns: Number(process.env.RUNS ?? 200) },
     );
     expect(planned).toBeGreaterThan(20);
   }, 60_000);
