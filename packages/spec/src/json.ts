@@ -15,32 +15,54 @@ export function setOwn(target: Record<string, unknown>, key: string, value: unkn
 
 const MAX_DEPTH = 64;
 
+/** Why `cloneJson` gave up on a value, for the warning that drops it. */
+export interface JsonProblem {
+  reason?: string;
+}
+
 /**
  * A deep copy of a JSON value, or `undefined` when it is not one (a function, a cycle, a class
- * instance, a non-finite number, nesting deeper than 64). `null` inside is kept: it is a value there.
+ * instance, a non-finite number, nesting deeper than 64), with why in `problem.reason`. `null`
+ * inside is kept: it is a value there.
  */
-export function cloneJson(value: unknown, depth = 0, seen: Set<object> = new Set()): unknown {
+export function cloneJson(
+  value: unknown,
+  problem: JsonProblem = {},
+  depth = 0,
+  seen: Set<object> = new Set(),
+): unknown {
   if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  const fail = (reason: string): undefined => {
+    problem.reason ??= reason;
+    return undefined;
+  };
   if (typeof value === "number")
-    return Number.isFinite(value) ? (Object.is(value, -0) ? 0 : value) : undefined;
-  if (typeof value !== "object" || depth > MAX_DEPTH || seen.has(value)) return undefined;
+    return Number.isFinite(value)
+      ? Object.is(value, -0)
+        ? 0
+        : value
+      : fail("it holds a number JSON cannot write");
+  if (value === undefined) return fail("it holds undefined");
+  if (typeof value !== "object") return fail(`it holds a ${typeof value}`);
+  if (depth > MAX_DEPTH) return fail(`it nests deeper than ${MAX_DEPTH} levels`);
+  if (seen.has(value)) return fail("it refers to itself");
   seen.add(value);
   try {
     if (Array.isArray(value)) {
       const out: unknown[] = [];
       for (const item of value) {
-        const copy = cloneJson(item, depth + 1, seen);
+        const copy = cloneJson(item, problem, depth + 1, seen);
         if (copy === undefined) return undefined;
         out.push(copy);
       }
       return out;
     }
-    if (!isPlainObject(value)) return undefined;
+    if (!isPlainObject(value)) return fail("it holds an object that is not plain data");
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(value)) {
       // An undefined property is no property, as JSON.stringify reads it.
       if (value[key] === undefined) continue;
-      const copy = cloneJson(value[key], depth + 1, seen);
+      const copy = cloneJson(value[key], problem, depth + 1, seen);
       if (copy === undefined) return undefined;
       setOwn(out, key, copy);
     }

@@ -435,3 +435,38 @@ describe("parseSpec: absent inherits, and nothing else does", () => {
     expect(result.spec).toEqual(full);
   });
 });
+
+describe("parseSpec says why a free-form value is not JSON", () => {
+  const doc = (extraBody: unknown) => ({ spec: SPEC_TOKEN, model: { extraBody: { x: extraBody } } });
+  const warning = (value: unknown) => String(parseSpec(doc(value)).warnings[0]);
+
+  it.each([
+    [
+      "nesting past 64 levels (a hostile document), without a stack overflow",
+      (() => {
+        let deep: unknown = 1;
+        for (let i = 0; i < 100_000; i++) deep = { a: [deep] };
+        return deep;
+      })(),
+      /^model\.extraBody\.x: is not a JSON value \(it nests deeper than 64 levels\); dropped\.$/,
+    ],
+    [
+      "a cycle",
+      (() => {
+        const cycle: Record<string, unknown> = {};
+        cycle.self = { back: cycle };
+        return cycle;
+      })(),
+      /\(it refers to itself\)/,
+    ],
+    [
+      "a number JSON cannot write",
+      { n: Number.POSITIVE_INFINITY },
+      /\(it holds a number JSON cannot write\)/,
+    ],
+    ["a class instance", { when: new Date(0) }, /\(it holds an object that is not plain data\)/],
+    ["a function", [() => 1], /\(it holds a function\)/],
+  ])("names %s", (_, value, said) => {
+    expect(warning(value)).toMatch(said);
+  });
+});

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { expected } from "./expected.js";
 import { describeKind, issue, type SpecIssue } from "./issues.js";
-import { child, cloneJson, isPlainObject, quotable, setOwn } from "./json.js";
+import { child, cloneJson, isPlainObject, type JsonProblem, quotable, setOwn } from "./json.js";
 import {
   agentSpecSchema,
   FREE_JSON,
@@ -79,9 +79,11 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
   const node = unwrap(schema);
   const def = defOf(node);
   if (node === FREE_JSON) {
-    const copy = cloneJson(value);
+    const problem: JsonProblem = {};
+    const copy = cloneJson(value, problem);
     if (copy === undefined) {
-      ctx.warnings.push(issue(path, "invalid-value", "is not a JSON value", "dropped."));
+      const why = problem.reason === undefined ? "" : ` (${problem.reason})`;
+      ctx.warnings.push(issue(path, "invalid-value", `is not a JSON value${why}`, "dropped."));
       return DROPPED;
     }
     return copy;
