@@ -81,7 +81,8 @@ export const MAX_QUOTED = 60;
  * `MAX_QUOTED` characters.
  */
 export function quotable(name: string): string {
-  const safe = withoutKeys(name);
+  // No key shape matches fewer than 14 characters ("Basic " and 8), and most names are shorter.
+  const safe = name.length < 14 ? name : withoutKeys(name);
   return safe.length > MAX_QUOTED ? `${safe.slice(0, MAX_QUOTED)}…` : safe;
 }
 

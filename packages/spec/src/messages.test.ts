@@ -87,6 +87,13 @@ describe("spec messages never quote a credential back", () => {
     for (const text of said) expect(text).not.toContain("AbCdEfGhIjKl");
   });
 
+  it("redacts the shortest key shapes there are in a field name", () => {
+    for (const name of ["Basic abcdefgh", "xoxb-abcdefghij"]) {
+      const [warning] = parseSpec(doc({ [name]: 1 })).warnings;
+      expect(warning?.path).toBe('["${SECRET}"]');
+    }
+  });
+
   it("names a huge field name in at most a line", () => {
     const long = `x-${"a".repeat(100_000)}`;
     const [warning] = parseSpec(doc({ [long]: 1 })).warnings;

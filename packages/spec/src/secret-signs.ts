@@ -34,7 +34,7 @@ export function withoutReferences(value: string): string {
   return value.replace(/\$\{[^}]*\}/g, "");
 }
 
-/** @internal The shapes `looksLikeKey` knows. */
+/** @internal The shapes `looksLikeKey` knows. None matches fewer than 14 characters (`quotable` relies on it). */
 export const KEY_SHAPES: readonly RegExp[] = [
   /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/, // OpenAI, Anthropic
   /\bgh[pousr]_[A-Za-z0-9]{20,}/, // GitHub
