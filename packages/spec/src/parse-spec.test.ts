@@ -52,6 +52,17 @@ describe("parseSpec refuses only faults of the document itself", () => {
     expect(codes(result.errors)).toEqual([[path, "requires"]]);
   });
 
+  it("refuses requires when the host's features are not a list, rather than matching substrings of a string", () => {
+    for (const features of ["tasks,hooks", 5, { hooks: true }]) {
+      const result = parseSpec(doc({ requires: ["ask"] }), { features } as never);
+      expect(result.spec).toBeUndefined();
+      expect(codes(result.errors)).toEqual([["requires", "requires"]]);
+      expect(String(result.errors[0])).toMatch(/^requires: this host's features option is not a list/);
+    }
+    // Without requires there is nothing to check the option against.
+    expect(parseSpec(doc(), { features: "tasks" } as never).errors).toEqual([]);
+  });
+
   it("accepts requires bundle when the call accepts bundled servers", () => {
     const result = parseSpec(doc({ requires: ["bundle", "hooks"] }), { bundle: true });
     expect(result.errors).toEqual([]);

@@ -328,6 +328,17 @@ function checkRequires(
   ctx: Walk,
 ): void {
   if (!Array.isArray(requires)) return; // the walk reports it as a container of the wrong kind
+  if (!options.anyRequires && !Array.isArray(features)) {
+    // A string's includes() would accept any substring of it ("ask" in "tasks"): refuse instead.
+    ctx.errors.push(
+      issue(
+        "requires",
+        "requires",
+        `this host's features option is not a list of feature names (it is ${describeKind(features)}), so no entry can be checked against it.`,
+      ),
+    );
+    return;
+  }
   requires.forEach((entry, index) => {
     const at = child("requires", index);
     if (typeof entry !== "string" || entry === "") {
