@@ -65,20 +65,46 @@ function cut(text: string): string {
   return `${text.slice(0, half)}\n[… ${gone} characters left out …]\n${text.slice(-half)}`;
 }
 
+/**
+ * A line of a message that reads like one of the transcript's block headers (`[user]`,
+ * `[tool result from x]`, `[assistant called y]`) is shown with a backslash before it, so text a
+ * tool brought back cannot pass itself off as the user or the assistant.
+ */
+function escapeHeaders(text: string): string {
+  return text.replace(/^([ \t]*\\*)(\[[^[\]\n]*\][ \t\r]*)$/gm, "$1\\$2");
+}
+
+/** A call's arguments as stored: the model's JSON text, or the object a host parsed it into. */
+function argumentsText(args: unknown): string {
+  if (typeof args === "string") return args;
+  if (args === undefined || args === null) return "";
+  try {
+    return JSON.stringify(args) ?? "";
+  } catch {
+    return "";
+  }
+}
+
 /** The folded stretch as plain text, one block per message, for the summariser to read. */
 export function transcriptText(messages: readonly SummaryMessageLike[]): string {
   const blocks: string[] = [];
   for (const message of messages) {
     if (!isPlainObject(message)) continue;
-    const text = cut(contentText(message.content).trim());
-    if (message.role === "tool") {
-      blocks.push(`[tool result${message.name ? ` from ${message.name}` : ""}]\n${text}`);
+    const text = cut(escapeHeaders(contentText(message.content).trim()));
+    const role = String(message.role);
+    if (role === "tool") {
+      const name = typeof message.name === "string" && message.name ? ` from ${message.name}` : "";
+      blocks.push(`[tool result${name}]\n${text}`);
       continue;
     }
-    if (text) blocks.push(`[${message.role}]\n${text}`);
-    for (const call of message.tool_calls ?? []) {
-      const name = call?.function?.name ?? "a tool";
-      blocks.push(`[${message.role} called ${name}]\n${cut(call?.function?.arguments ?? "")}`);
+    if (text) blocks.push(`[${role}]\n${text}`);
+    const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+    for (const call of calls) {
+      const named = call?.function?.name;
+      const name = typeof named === "string" && named ? named : "a tool";
+      blocks.push(
+        `[${role} called ${name}]\n${cut(escapeHeaders(argumentsText(call?.function?.arguments)))}`,
+      );
     }
   }
   return blocks.join("\n\n");
