@@ -95,15 +95,26 @@ export function defineTool<Input extends z.ZodType>(spec: ToolSpec<Input>): Tool
 /** How many mismatches a refusal's message names before it only counts the rest. */
 const NAMED_ISSUES = 10;
 
+/** How much of a key the model wrote a path shows, and how much of zod's message an issue keeps. */
+const KEY_CHARS = 60;
+const MESSAGE_CHARS = 300;
+
+/** `text` cut to `max` characters, saying how long it was: the model wrote it, so it can be any size. */
+function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
 /** The `invalid-arguments` error for `error`'s issues: each in `issues`, the first few in the message. */
 function refusal(name: string, error: z.ZodError): ToolInputError {
   const issues: ArgumentIssue[] = error.issues.map((found) => ({
     path: found.path
-      .map((part, at) =>
-        typeof part === "number" ? `[${part}]` : at === 0 ? String(part) : `.${String(part)}`,
-      )
+      .map((part, at) => {
+        const key = shorten(String(part), KEY_CHARS);
+        return typeof part === "number" ? `[${part}]` : at === 0 ? key : `.${key}`;
+      })
       .join(""),
-    message: found.message,
+    // zod quotes unrecognised keys in its message, and the model made those up.
+    message: shorten(found.message, MESSAGE_CHARS),
   }));
   const named = issues
     .slice(0, NAMED_ISSUES)
