@@ -7,6 +7,8 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { bodies, isolated, userContent } from "../test/wire.js";
+import { ask } from "./ask.js";
+import { SideTaskError } from "./errors.js";
 import { preselect, preselection, preselectSystem } from "./preselect.js";
 import { summariser, transcriptText } from "./summariser.js";
 
@@ -149,5 +151,26 @@ describe("transcriptText", () => {
         },
       ),
     );
+  });
+});
+
+describe("options of the wrong type", () => {
+  it("are refused by name before anything is sent, not reported as the model refusing", async () => {
+    server = await startServer({ replies: [{ content: '{"tools":["maps_geocode"]}' }] });
+    const endpoint = { baseUrl: server.baseUrl };
+    for (const bad of [{ onNotice: "log" }, { signal: {} }, { signal: "stop" }]) {
+      const error = await ask(endpoint, "small", "", "hi", { ...isolated(), ...(bad as object) }).catch(
+        (e: unknown) => e,
+      );
+      expect(SideTaskError.isInstance(error) && error.code).toBe("invalid-input");
+      expect(String(error)).toMatch(/onNotice|signal/);
+      const picked = await preselect(endpoint, "small", catalog, "Where is Denver?", {
+        ...isolated(),
+        ...(bad as object),
+      }).catch((e: unknown) => e);
+      expect(SideTaskError.isInstance(picked) && picked.code).toBe("invalid-input");
+    }
+    expect(() => summariser(endpoint, "small", { onNotice: "log" } as never)).toThrow(/summariser: onNotice/);
+    expect(server.chatRequests).toHaveLength(0);
   });
 });

@@ -1,5 +1,5 @@
 import type { Endpoint } from "@loopwright/client";
-import { checkTarget, type SideTaskOptions, sideCall } from "./call.js";
+import { checkOptions, checkTarget, type SideTaskOptions, sideCall } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 
 /** The summariser's reply ceiling when none is given. */
@@ -121,7 +121,8 @@ export function transcriptText(messages: readonly SummaryMessageLike[]): string 
  * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
  * including for a summary cut off at the ceiling. It throws `SideTaskError` (`invalid-input`) only
  * for messages that are not an array; an entry that is not a message is passed over. `summariser`
- * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object.
+ * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object
+ * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one).
  */
 export function summariser(
   endpoint: Endpoint,
@@ -129,12 +130,7 @@ export function summariser(
   options: SummariserOptions = {},
 ): SummariseFunction {
   checkTarget(endpoint, model, "summariser");
-  if (!isPlainObject(options)) {
-    throw new SideTaskError(
-      "invalid-input",
-      `summariser: options must be an object, and was ${describeValue(options)}.`,
-    );
-  }
+  checkOptions(options, "summariser");
   const { system = SUMMARISER_SYSTEM, ...rest } = options;
   return async (messages, previous, signal) => {
     if (!Array.isArray(messages)) {
