@@ -124,17 +124,19 @@ function readReply(reply: unknown, entries: readonly CatalogEntry[], cap: number
   const reading: Reading = { names: [], unknown: [], overCap: [] };
   if (!Array.isArray(list)) return reading;
   const seen = new Set<string>();
+  const unknown = new Set<string>();
   for (const item of list) {
     if (typeof item !== "string" || item.trim() === "") continue;
     const name = catalogued(item, known, byCase);
     if (name === undefined) {
-      if (!reading.unknown.includes(item)) reading.unknown.push(item);
+      unknown.add(item);
       continue;
     }
     if (seen.has(name)) continue;
     seen.add(name);
     (reading.names.length < cap ? reading.names : reading.overCap).push(name);
   }
+  reading.unknown = [...unknown];
   return reading;
 }
 
