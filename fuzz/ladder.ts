@@ -24,7 +24,13 @@ import { parseSpec, resolveAgentSpec } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
 import { TurnReader } from "../packages/stream/src/turn-reader.js";
 import { parseJson, parseToolArguments, recoverToolCalls } from "../packages/tool-calls/src/index.js";
-import { catalogText, expandNames } from "../packages/tool-loading/src/index.js";
+import {
+  catalogText,
+  expandNames,
+  heldDefinitions,
+  loadNames,
+  proxiedCall,
+} from "../packages/tool-loading/src/index.js";
 
 /** One adversarial shape: how to build it at a size, and what reads it. */
 export interface Shape {
@@ -353,6 +359,37 @@ export const SHAPES: Shape[] = [
       const { catalog, names } = input as { catalog: never; names: string[] };
       expandNames(names, catalog);
     },
+  },
+  {
+    // A load_tools whose names are one long string of separators and quotes.
+    name: "loadNames: one long names string",
+    build: (n) => ({ names: repeat('"a", [b];`c` ', n) }),
+    run: (args) => quietly(() => loadNames(args)),
+  },
+  {
+    // A long proxied transcript: every load answered with definition lines.
+    name: "heldDefinitions: many loads",
+    build: (n) =>
+      Array.from({ length: Math.floor(n / 200) }, (_, i) => [
+        {
+          role: "assistant",
+          tool_calls: [{ id: `l${i}`, function: { name: "load_tools", arguments: "{}" } }],
+        },
+        {
+          role: "tool",
+          tool_call_id: `l${i}`,
+          content: `{"name":"t${i}","description":"","parameters":{}}\nRun these with call_tool: { "name": "<tool>", "arguments": { ... } }.`,
+        },
+      ]).flat(),
+    run: (messages) => {
+      heldDefinitions(messages as never);
+    },
+  },
+  {
+    // A call_tool whose arguments are a long almost-JSON string.
+    name: "proxiedCall: long argument text",
+    build: (n) => ({ name: "read", arguments: `{"a": "${repeat("x\\", n)}"` }),
+    run: (args) => quietly(() => proxiedCall(args, [{ name: "s", tools: [{ name: "read" }] }])),
   },
   {
     name: "runMetrics: events",

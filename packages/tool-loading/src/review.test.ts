@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { catalogText } from "./catalog.js";
+import { carryOver } from "./names.js";
 
 describe("catalogText", () => {
   it("is the same text for every ordering, with server names and tool names given more than once", () => {
@@ -51,5 +52,29 @@ describe("catalogText", () => {
     expect(lines.filter((line) => line.startsWith("#"))).toEqual(["# Tools you can load", "## web"]);
     expect(lines).toContain("- fetch: Fetches a page.");
     expect(lines).toContain("- search: Searches.");
+  });
+});
+
+describe("carryOver across runs", () => {
+  it("hands the next run the same names in the same order it carried, so its tool array is the same", () => {
+    const name = fc.constantFrom("a", "b", "c", "d", "e", "f", "gone");
+    const catalog = [{ name: "s", tools: ["a", "b", "c", "d", "e", "f"].map((n) => ({ name: n })) }];
+    fc.assert(
+      fc.property(
+        fc.array(name, { maxLength: 30 }),
+        fc.array(name, { maxLength: 10 }),
+        fc.integer({ min: 1, max: 8 }),
+        (loaded, more, cap) => {
+          const carried = carryOver(loaded, catalog, cap);
+          expect(carryOver(carried, catalog, cap)).toEqual(carried);
+          expect(new Set(carried).size).toBe(carried.length);
+          expect(carried.length).toBeLessThanOrEqual(cap);
+          // A later run that loads more keeps the carried names it still holds in the order they had.
+          const next = carryOver([...carried, ...more], catalog, cap);
+          const kept = carried.filter((n) => next.includes(n) && !more.includes(n));
+          expect(next.filter((n) => kept.includes(n))).toEqual(kept);
+        },
+      ),
+    );
   });
 });
