@@ -10,7 +10,7 @@ import { bodies, isolated, userContent } from "../test/wire.js";
 import { ask } from "./ask.js";
 import { SideTaskError } from "./errors.js";
 import { preselect, preselection, preselectSystem } from "./preselect.js";
-import { summariser, transcriptText } from "./summariser.js";
+import { SUMMARY_MESSAGE_CHARS, summariser, transcriptText } from "./summariser.js";
 
 let server: TestServer | undefined;
 afterEach(() => server?.close());
@@ -172,5 +172,17 @@ describe("options of the wrong type", () => {
     }
     expect(() => summariser(endpoint, "small", { onNotice: "log" } as never)).toThrow(/summariser: onNotice/);
     expect(server.chatRequests).toHaveLength(0);
+  });
+});
+
+describe("a message cut for the summariser", () => {
+  it("is never cut inside a character, which a server reading UTF-8 refuses", () => {
+    for (const lead of ["", "a"]) {
+      const shown = transcriptText([
+        { role: "tool", content: `${lead}${"😀".repeat(SUMMARY_MESSAGE_CHARS)}` },
+      ]);
+      expect(shown).toContain("characters left out");
+      expect(shown).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    }
   });
 });

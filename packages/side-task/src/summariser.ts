@@ -58,11 +58,24 @@ function contentText(content: unknown): string {
   return "";
 }
 
+/** `text` up to `end`, one code unit short where `end` would split a surrogate pair (an emoji). */
+function headOf(text: string, end: number): string {
+  const code = text.charCodeAt(end - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end);
+}
+
+/** `text` from `start`, one code unit on where `start` would split a surrogate pair. */
+function tailOf(text: string, start: number): string {
+  const code = text.charCodeAt(start);
+  return text.slice(code >= 0xdc00 && code <= 0xdfff ? start + 1 : start);
+}
+
 function cut(text: string): string {
   if (text.length <= SUMMARY_MESSAGE_CHARS) return text;
   const half = Math.floor(SUMMARY_MESSAGE_CHARS / 2);
-  const gone = text.length - 2 * half;
-  return `${text.slice(0, half)}\n[… ${gone} characters left out …]\n${text.slice(-half)}`;
+  const head = headOf(text, half);
+  const tail = tailOf(text, text.length - half);
+  return `${head}\n[… ${text.length - head.length - tail.length} characters left out …]\n${tail}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
-import { checkCap, checkRecord, describe, ToolLoadingError } from "./errors.js";
+import { checkCap, checkRecord, describe, headOf, ToolLoadingError } from "./errors.js";
 
 /** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
 export interface CatalogTool {
@@ -128,7 +128,7 @@ export function oneLine(text: string | undefined, max = 120): string {
   const first = (text ?? "").trim().split(LINE_BREAK, 1)[0] ?? "";
   // biome-ignore lint/suspicious/noControlCharactersInRegex: taking control characters out is the point
   const line = first.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim();
-  return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
+  return line.length > max ? `${headOf(line, max - 1).trimEnd()}…` : line;
 }
 
 /**

@@ -6,7 +6,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { catalogText } from "./catalog.js";
-import { carryOver } from "./names.js";
+import { loadResult } from "./load-result.js";
+import { carryOver, expandNames } from "./names.js";
 
 describe("catalogText", () => {
   it("is the same text for every ordering, with server names and tool names given more than once", () => {
@@ -57,7 +58,7 @@ describe("catalogText", () => {
 
 describe("carryOver across runs", () => {
   it("hands the next run the same names in the same order it carried, so its tool array is the same", () => {
-    const name = fc.constantFrom("a", "b", "c", "d", "e", "f", "gone");
+    const name = fc.constantFrom<string>("a", "b", "c", "d", "e", "f", "gone");
     const catalog = [{ name: "s", tools: ["a", "b", "c", "d", "e", "f"].map((n) => ({ name: n })) }];
     fc.assert(
       fc.property(
@@ -76,5 +77,21 @@ describe("carryOver across runs", () => {
         },
       ),
     );
+  });
+});
+
+describe("text cut short for the model", () => {
+  it("is never cut inside a character: a description, and a made-up name echoed back", () => {
+    for (const lead of ["", "a"]) {
+      const long = `${lead}${"😀".repeat(200)}`;
+      const text = catalogText([{ name: "s", tools: [{ name: "t", description: long }] }], {
+        descriptions: true,
+      });
+      expect(text).toContain("…");
+      expect(text).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+      const answer = loadResult(expandNames([long], [{ name: "s", tools: [{ name: "t" }] }]), []);
+      expect(answer).toContain("characters)");
+      expect(answer).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    }
   });
 });

@@ -66,3 +66,23 @@ describe("dispatch and the run's signal", () => {
     expect(String(outcome)).toMatch(/stopped by the user/);
   });
 });
+
+describe("text cut short for the model", () => {
+  it("is never cut inside a character: a made-up tool name, a made-up key", async () => {
+    for (const lead of ["", "a"]) {
+      const long = `${lead}${"😀".repeat(200)}`;
+      const unknown = (await createToolset([strict])
+        .dispatch({ id: "c", name: long, args: {} })
+        .catch((error: unknown) => error)) as ToolInputError;
+      expect(unknown.message).toContain("characters)");
+      expect(unknown.message).not.toMatch(
+        /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/,
+      );
+      const key = await refusal({ key: "a", [long]: 1, tags: { [long]: "x" } });
+      expect(key.message).toContain("characters)");
+      expect(key.message).not.toMatch(
+        /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/,
+      );
+    }
+  });
+});

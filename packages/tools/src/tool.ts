@@ -101,7 +101,11 @@ const MESSAGE_CHARS = 300;
 
 /** `text` cut to `max` characters, saying how long it was: the model wrote it, so it can be any size. */
 function shorten(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+  if (text.length <= max) return text;
+  // One code unit short where the cut would split a surrogate pair (an emoji): a lone half is text
+  // a server reading UTF-8 refuses.
+  const code = text.charCodeAt(max - 1);
+  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)}… (${text.length} characters)`;
 }
 
 /** The `invalid-arguments` error for `error`'s issues: each in `issues`, the first few in the message. */
