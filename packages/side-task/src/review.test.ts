@@ -186,3 +186,17 @@ describe("a message cut for the summariser", () => {
     }
   });
 });
+
+describe("an empty summary", () => {
+  it("leaves the transcript as it was and says why, like every other summary not written", async () => {
+    server = await startServer({ replies: [{ content: "<think>The user asked about jobs…</think>" }] });
+    const notices: string[] = [];
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(summarise([{ role: "user", content: "Check job 3." }], undefined)).resolves.toBeUndefined();
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/small.*empty|empty.*small/);
+  });
+});

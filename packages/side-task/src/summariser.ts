@@ -132,7 +132,7 @@ export function transcriptText(messages: readonly SummaryMessageLike[]): string 
  *
  * The function it returns never throws for a failed side task: it answers `undefined` (which the
  * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
- * including for a summary cut off at the ceiling. It throws `SideTaskError` (`invalid-input`) only
+ * including for a summary cut off at the ceiling and an empty one. It throws `SideTaskError` (`invalid-input`) only
  * for messages that are not an array; an entry that is not a message is passed over. `summariser`
  * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object
  * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one).
@@ -176,7 +176,14 @@ export function summariser(
         );
         return undefined;
       }
-      return reply.text || undefined;
+      if (reply.text === "") {
+        // A thinking model can spend the whole reply in its scratchpad, which is taken out.
+        notice(
+          `${model} wrote an empty summary (nothing outside its scratchpad); the transcript was left as it was.`,
+        );
+        return undefined;
+      }
+      return reply.text;
     } catch (error) {
       if (SideTaskError.isInstance(error) && error.code === "invalid-input") throw error;
       notice(`The summary could not be written, so the transcript was left as it was: ${errorText(error)}`);
