@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import { catalogText } from "./catalog.js";
 import { loadResult } from "./load-result.js";
 import { carryOver, expandNames } from "./names.js";
+import { CATALOG, TOOLS } from "./test-support/tools.js";
+import { createToolLoading } from "./tool-loading.js";
 
 describe("catalogText", () => {
   it("is the same text for every ordering, with server names and tool names given more than once", () => {
@@ -93,5 +95,33 @@ describe("text cut short for the model", () => {
       expect(answer).toContain("characters)");
       expect(answer).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
     }
+  });
+});
+
+describe("ondemand: a catalogued tool called without loading it", () => {
+  it("is loaded and run when the model spells it as load_tools and call_tool take it", () => {
+    const loading = createToolLoading({ mode: "ondemand", tools: TOOLS, catalog: CATALOG });
+    for (const [written, name] of [
+      ["github.create_issue", "create_issue"],
+      ["filesystem__write_file", "write_file"],
+      ["functions.read_file", "read_file"],
+      ["Read_File", "read_file"],
+    ] as const) {
+      const route = loading.route(
+        { id: "c1", name: written, args: { path: "a" } },
+        { loaded: [], messages: [] },
+      );
+      expect(route).toMatchObject({ kind: "dispatch", id: "c1", name, loaded: [name], loadedNow: name });
+    }
+  });
+
+  it("keeps a name the host itself declares, even where it folds to a catalogued one", () => {
+    const own = {
+      type: "function" as const,
+      function: { name: "READ_FILE", parameters: { type: "object" } },
+    };
+    const loading = createToolLoading({ mode: "ondemand", tools: [...TOOLS, own], catalog: CATALOG });
+    const route = loading.route({ id: "c2", name: "READ_FILE", args: {} }, { loaded: [], messages: [] });
+    expect(route).toMatchObject({ kind: "dispatch", name: "READ_FILE" });
   });
 });
