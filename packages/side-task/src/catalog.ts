@@ -32,13 +32,13 @@ const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
 
 /**
  * A description's first line: what a catalogue shows of a tool; `""` for one that is not text.
- * Other control characters are taken out, so a description cannot start a line of its own.
+ * Other control characters (a tab) read as a space, so a description cannot start a line of its own.
  */
 export function oneLine(description: unknown): string {
   if (typeof description !== "string") return "";
   const first = description.trim().split(LINE_BREAK, 1)[0] ?? "";
   // biome-ignore lint/suspicious/noControlCharactersInRegex: taking control characters out is the point
-  return first.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim();
+  return first.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
 }
 
 /**

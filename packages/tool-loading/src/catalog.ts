@@ -122,12 +122,12 @@ const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
 
 /**
  * The first line of a description, trimmed and cut to `max` characters, with any other control
- * character taken out: a description cannot start a line of its own in the system prompt.
+ * character (a tab) read as a space: a description cannot start a line of its own in the system prompt.
  */
 export function oneLine(text: string | undefined, max = 120): string {
   const first = (text ?? "").trim().split(LINE_BREAK, 1)[0] ?? "";
   // biome-ignore lint/suspicious/noControlCharactersInRegex: taking control characters out is the point
-  const line = first.replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim();
+  const line = first.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
   return line.length > max ? `${headOf(line, max - 1).trimEnd()}…` : line;
 }
 

@@ -38,6 +38,13 @@ describe("catalogText", () => {
     );
   });
 
+  it("keeps words a tab separated in a description apart", () => {
+    const text = catalogText([{ name: "s", tools: [{ name: "t", description: "Reads\tfiles" }] }], {
+      descriptions: true,
+    });
+    expect(text).toContain("- t: Reads files");
+  });
+
   it("keeps a description with a carriage return or a line separator on its tool's line", () => {
     const text = catalogText(
       [
