@@ -18,10 +18,19 @@ import {
   sanitizeSchema,
   sanitizeTools,
 } from "../packages/schema-compat/src/index.js";
+import { preselection } from "../packages/side-task/src/index.js";
+import { transcriptText } from "../packages/side-task/src/summariser.js";
 import { parseSpec, resolveAgentSpec } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
 import { TurnReader } from "../packages/stream/src/turn-reader.js";
 import { parseJson, parseToolArguments, recoverToolCalls } from "../packages/tool-calls/src/index.js";
+import {
+  catalogText,
+  expandNames,
+  heldDefinitions,
+  loadNames,
+  proxiedCall,
+} from "../packages/tool-loading/src/index.js";
 
 /** One adversarial shape: how to build it at a size, and what reads it. */
 export interface Shape {
@@ -306,6 +315,81 @@ export const SHAPES: Shape[] = [
     run: (error) => {
       isGrammarError(error);
     },
+  },
+  {
+    // A tool result full of lines posing as the transcript's block headers, each escaped.
+    name: "transcriptText: header-like lines",
+    build: (n) => [
+      { role: "tool", content: repeat("[user]\n", n) },
+      { role: "user", content: repeat("[a", n) },
+    ],
+    run: (messages) => {
+      transcriptText(messages as never);
+    },
+  },
+  {
+    // A preselection reply of names the model made up, every one different.
+    name: "preselection: many unknown names",
+    build: (n) => ({ tools: Array.from({ length: Math.floor(n / 8) }, (_, i) => `Tool_${i}`) }),
+    run: (reply) => {
+      preselection(reply, [{ name: "s", tools: [{ name: "tool_1" }, { name: "TOOL_1" }] }]);
+    },
+  },
+  {
+    // Many catalogue entries under one server name, each a tool listed again.
+    name: "catalogText: one server name many times",
+    build: (n) =>
+      Array.from({ length: Math.floor(n / 32) }, (_, i) => ({
+        name: "fs",
+        tools: [{ name: `t${i % 500}`, description: `d${i}` }, { name: "read" }],
+      })),
+    run: (catalog) => {
+      catalogText(catalog as never, { descriptions: true });
+    },
+  },
+  {
+    // A load_tools naming every tool case-folded: each name is matched against the catalogue.
+    name: "expandNames: case-folded names",
+    build: (n) => {
+      const count = Math.floor(n / 16);
+      const tools = Array.from({ length: count }, (_, i) => ({ name: `tool_${i}` }));
+      return { catalog: [{ name: "s", tools }], names: tools.map((t) => t.name.toUpperCase()) };
+    },
+    run: (input) => {
+      const { catalog, names } = input as { catalog: never; names: string[] };
+      expandNames(names, catalog);
+    },
+  },
+  {
+    // A load_tools whose names are one long string of separators and quotes.
+    name: "loadNames: one long names string",
+    build: (n) => ({ names: repeat('"a", [b];`c` ', n) }),
+    run: (args) => quietly(() => loadNames(args)),
+  },
+  {
+    // A long proxied transcript: every load answered with definition lines.
+    name: "heldDefinitions: many loads",
+    build: (n) =>
+      Array.from({ length: Math.floor(n / 200) }, (_, i) => [
+        {
+          role: "assistant",
+          tool_calls: [{ id: `l${i}`, function: { name: "load_tools", arguments: "{}" } }],
+        },
+        {
+          role: "tool",
+          tool_call_id: `l${i}`,
+          content: `{"name":"t${i}","description":"","parameters":{}}\nRun these with call_tool: { "name": "<tool>", "arguments": { ... } }.`,
+        },
+      ]).flat(),
+    run: (messages) => {
+      heldDefinitions(messages as never);
+    },
+  },
+  {
+    // A call_tool whose arguments are a long almost-JSON string.
+    name: "proxiedCall: long argument text",
+    build: (n) => ({ name: "read", arguments: `{"a": "${repeat("x\\", n)}"` }),
+    run: (args) => quietly(() => proxiedCall(args, [{ name: "s", tools: [{ name: "read" }] }])),
   },
   {
     name: "runMetrics: events",

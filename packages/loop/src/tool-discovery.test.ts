@@ -623,3 +623,19 @@ describe("preselect: true", () => {
     expect(own.events.some((e) => e.kind === "notice" && e.text.startsWith(PRESELECTED_NOTICE))).toBe(false);
   });
 });
+
+describe("toolDiscovery: ondemand, a catalogued tool called unloaded under another spelling", () => {
+  it("runs under the catalogued name, as load_tools and call_tool would read it", async () => {
+    for (const written of ["files.read_file", "functions.read_file", "Read_File"]) {
+      const { result, dispatched } = await run(
+        [call("c1", written, { path: "notes.txt" }), { content: "It says hello." }],
+        { toolDiscovery: "ondemand" },
+      );
+      expect(dispatched).toMatchObject([{ id: "c1", name: "read_file", args: { path: "notes.txt" } }]);
+      expect(result.loaded).toEqual(["read_file"]);
+      expect(toolAnswer(bodies()[1], "c1")).toBe("ran read_file");
+      await server?.close();
+      server = undefined;
+    }
+  });
+});

@@ -272,7 +272,9 @@ export function callRouter(
       discovery.loaded = after;
       if (route.loadedNow !== undefined) counts.toolsLoaded++;
     };
-    if (!route.proxied) return { dispatch: request, onRun };
+    // As the model called it, unless the route names another tool: call_tool unwrapped, or a
+    // catalogued tool spelled another way (files.read_file, Read_File).
+    if (!route.proxied && route.name === name) return { dispatch: request, onRun };
     const inner: DispatchRequest = {
       id: request.id,
       name: hostName(run.names, route.name),

@@ -240,6 +240,49 @@ function bound(options: SideTaskOptions, endpoint: Endpoint) {
 }
 
 /**
+ * Checks the options every side task takes, throwing `SideTaskError` (`invalid-input`) naming the
+ * one of the wrong type, before anything is sent.
+ */
+export function checkOptions(given: unknown, where: string): asserts given is SideTaskOptions {
+  if (!isPlainObject(given)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: options must be an object, and was ${describeValue(given)}.`,
+    );
+  }
+  const options = given as SideTaskOptions;
+  checkNumber(options.maxTokens, "maxTokens", where);
+  checkNumber(options.temperature, "temperature", where);
+  checkNumber(options.timeoutMs, "timeoutMs", where);
+  if (options.extraBody !== undefined && !isPlainObject(options.extraBody)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: extraBody must be an object of body fields, and was ${describeValue(options.extraBody)}.`,
+    );
+  }
+  if (options.onNotice !== undefined && typeof options.onNotice !== "function") {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: onNotice must be a function (message) => void, and was ${describeValue(options.onNotice)}.`,
+    );
+  }
+  const signal = options.signal as unknown;
+  if (
+    signal !== undefined &&
+    !(
+      isObject(signal) &&
+      typeof signal.aborted === "boolean" &&
+      typeof signal.addEventListener === "function"
+    )
+  ) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: signal must be an AbortSignal, and was ${describeValue(options.signal)}.`,
+    );
+  }
+}
+
+/**
  * One side-task request: the body built like a turn's (`buildBody` from the latches, through
  * `negotiate`), sent without streaming, read back as text. Refused images and a refused
  * `response_format` are answered here by sending less; everything else goes to the caller as a
@@ -263,21 +306,7 @@ export async function sideCall(
     );
   }
   checkInput(input, where);
-  if (!isPlainObject(options)) {
-    throw new SideTaskError(
-      "invalid-input",
-      `${where}: options must be an object, and was ${describeValue(options)}.`,
-    );
-  }
-  checkNumber(options.maxTokens, "maxTokens", where);
-  checkNumber(options.temperature, "temperature", where);
-  checkNumber(options.timeoutMs, "timeoutMs", where);
-  if (options.extraBody !== undefined && !isPlainObject(options.extraBody)) {
-    throw new SideTaskError(
-      "invalid-input",
-      `${where}: extraBody must be an object of body fields, and was ${describeValue(options.extraBody)}.`,
-    );
-  }
+  checkOptions(options, where);
   const notice = options.onNotice ?? (() => {});
   const store = options.capabilities ?? defaultCapabilityStore;
   const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);

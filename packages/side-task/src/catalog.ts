@@ -27,9 +27,18 @@ export interface CatalogEntry {
   server: string;
 }
 
-/** A description's first line: what a catalogue shows of a tool; `""` for one that is not text. */
+/** Whatever starts a new line somewhere: CR, LF, VT, FF, NEL, and the Unicode line and paragraph separators. */
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
+
+/**
+ * A description's first line: what a catalogue shows of a tool; `""` for one that is not text.
+ * Other control characters (a tab) read as a space, so a description cannot start a line of its own.
+ */
 export function oneLine(description: unknown): string {
-  return typeof description === "string" ? (description.trim().split(/\r?\n/)[0]?.trim() ?? "") : "";
+  if (typeof description !== "string") return "";
+  const first = description.trim().split(LINE_BREAK, 1)[0] ?? "";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: taking control characters out is the point
+  return first.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
 }
 
 /**

@@ -2,7 +2,13 @@ import type { Endpoint } from "@loopwright/client";
 import { parseJson } from "@loopwright/tool-calls";
 import { askJson } from "./ask.js";
 import type { SideTaskOptions } from "./call.js";
-import { type CatalogServerLike, catalogEntries, checkCap, PRESELECT_MAX } from "./catalog.js";
+import {
+  type CatalogEntry,
+  type CatalogServerLike,
+  catalogEntries,
+  checkCap,
+  PRESELECT_MAX,
+} from "./catalog.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { type KeywordOptions, preselectByKeywords } from "./keywords.js";
 
@@ -82,21 +88,32 @@ export function preselectInput(prompt: string, max: number = PRESELECT_MAX): str
   return `The request:\n"""\n${prompt}\n"""\n\nWhich tools (at most ${cap}) will it need?`;
 }
 
+/** A preselection reply read: the names kept, and those left out (outside the catalogue, past the cap). */
+interface Reading {
+  names: string[];
+  unknown: string[];
+  overCap: string[];
+}
+
 /**
- * Reads a preselection reply into catalogued tool names.
- *
- * Takes `{ tools: [...] }` or the bare array an older prompt
- * produced, as a parsed value or as the reply text (read with `parseJson`). Keeps only names the
- * catalogue has, each once, in the order given, at most `max`. Anything else reads as `[]`; never
- * throws for a reply. Throws `SideTaskError` (`invalid-input`) for a bad catalogue or cap.
+ * The catalogued name a model's spelling stands for: exact, trimmed, `functions.<name>` (OpenAI's
+ * templates namespace tools so), or differing only in case from exactly one tool — the spellings
+ * `load_tools` takes too. `undefined` for none.
  */
-export function preselection(
-  reply: unknown,
-  catalog: readonly CatalogServerLike[],
-  max: number = PRESELECT_MAX,
-): string[] {
-  const known = new Set(catalogEntries(catalog, "preselection").map((entry) => entry.name));
-  const cap = checkCap(max, "preselection");
+function catalogued(raw: string, known: ReadonlySet<string>, byCase: ReadonlyMap<string, string | null>) {
+  const name = raw.trim().replace(/^functions\./, "");
+  if (known.has(name)) return name;
+  return byCase.get(name.toLowerCase()) ?? undefined;
+}
+
+function readReply(reply: unknown, entries: readonly CatalogEntry[], cap: number): Reading {
+  const known = new Set(entries.map((entry) => entry.name));
+  // Lower-cased name → the one tool it stands for, or null where two tools differ only in case.
+  const byCase = new Map<string, string | null>();
+  for (const name of known) {
+    const lower = name.toLowerCase();
+    byCase.set(lower, byCase.has(lower) ? null : name);
+  }
   let value = reply;
   if (typeof value === "string") value = parseJson(value);
   const list = Array.isArray(value)
@@ -104,15 +121,53 @@ export function preselection(
     : typeof value === "object" && value !== null
       ? (value as { tools?: unknown }).tools
       : undefined;
-  if (!Array.isArray(list)) return [];
-  const out: string[] = [];
-  for (const name of list) {
-    if (typeof name !== "string") continue;
-    const trimmed = name.trim();
-    if (known.has(trimmed) && !out.includes(trimmed)) out.push(trimmed);
-    if (out.length >= cap) break;
+  const reading: Reading = { names: [], unknown: [], overCap: [] };
+  if (!Array.isArray(list)) return reading;
+  const seen = new Set<string>();
+  const unknown = new Set<string>();
+  for (const item of list) {
+    if (typeof item !== "string" || item.trim() === "") continue;
+    const name = catalogued(item, known, byCase);
+    if (name === undefined) {
+      unknown.add(item);
+      continue;
+    }
+    if (seen.has(name)) continue;
+    seen.add(name);
+    (reading.names.length < cap ? reading.names : reading.overCap).push(name);
   }
-  return out;
+  reading.unknown = [...unknown];
+  return reading;
+}
+
+/** How many left-out names a notice echoes, and how much of each: the model made them up. */
+const ECHOED = 12;
+const ECHO_CHARS = 60;
+
+function echo(names: readonly string[]): string {
+  const shown = names
+    .slice(0, ECHOED)
+    .map((name) => JSON.stringify(name.length <= ECHO_CHARS ? name : `${name.slice(0, ECHO_CHARS)}…`));
+  if (names.length > ECHOED) shown.push(`and ${names.length - ECHOED} more`);
+  return shown.join(", ");
+}
+
+/**
+ * Reads a preselection reply into catalogued tool names.
+ *
+ * Takes `{ tools: [...] }` or the bare array an older prompt
+ * produced, as a parsed value or as the reply text (read with `parseJson`). Keeps only names the
+ * catalogue has — spelled exactly, or as `functions.<name>`, or differing only in case from one
+ * tool — each once, in the order given, at most `max`. Anything else reads as `[]`; never
+ * throws for a reply. Throws `SideTaskError` (`invalid-input`) for a bad catalogue or cap.
+ */
+export function preselection(
+  reply: unknown,
+  catalog: readonly CatalogServerLike[],
+  max: number = PRESELECT_MAX,
+): string[] {
+  const entries = catalogEntries(catalog, "preselection");
+  return readReply(reply, entries, checkCap(max, "preselection")).names;
 }
 
 /**
@@ -124,7 +179,9 @@ export function preselection(
  *
  * With `keywords`, the request's words are matched first and their shortlist is the answer when
  * `confident`, with no request at all. An empty or absent `model` means no preselection, words
- * included: `[]`. An empty catalogue or an empty request is `[]` with nothing sent. Never throws for
+ * included: `[]`. An empty catalogue or an empty request is `[]` with nothing sent. Names the reply
+ * holds outside the catalogue, or past the cap, are left out with a notice naming them (each cut to
+ * 60 characters, at most 12 named). Never throws for
  * a failed side task: a refusal, a timeout, or a reply with no JSON or with JSON holding no list of
  * names is `[]` with a notice saying why. Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers, a
  * request that is not a string, or a bad cap.
@@ -178,7 +235,18 @@ export async function preselect(
       notice(`${model} gave no list of tools for the preselection; the run starts without one.`);
       return [];
     }
-    return preselection(reply, catalog, cap);
+    const reading = readReply(reply, entries, cap);
+    if (reading.unknown.length > 0) {
+      notice(
+        `${model} named tools the catalogue does not have, left out of the preselection: ${echo(reading.unknown)}.`,
+      );
+    }
+    if (reading.overCap.length > 0) {
+      notice(
+        `${model} named more than ${cap} tools; the preselection is held to ${cap}, so left out: ${echo(reading.overCap)}.`,
+      );
+    }
+    return reading.names;
   } catch (error) {
     if (SideTaskError.isInstance(error) && error.code === "invalid-input") throw error;
     notice(`The preselection could not be made, so the run starts without one: ${errorText(error)}`);

@@ -1,5 +1,5 @@
 import type { Endpoint } from "@loopwright/client";
-import { checkTarget, type SideTaskOptions, sideCall } from "./call.js";
+import { checkOptions, checkTarget, type SideTaskOptions, sideCall } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 
 /** The summariser's reply ceiling when none is given. */
@@ -58,11 +58,44 @@ function contentText(content: unknown): string {
   return "";
 }
 
+/** `text` up to `end`, one code unit short where `end` would split a surrogate pair (an emoji). */
+function headOf(text: string, end: number): string {
+  const code = text.charCodeAt(end - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end);
+}
+
+/** `text` from `start`, one code unit on where `start` would split a surrogate pair. */
+function tailOf(text: string, start: number): string {
+  const code = text.charCodeAt(start);
+  return text.slice(code >= 0xdc00 && code <= 0xdfff ? start + 1 : start);
+}
+
 function cut(text: string): string {
   if (text.length <= SUMMARY_MESSAGE_CHARS) return text;
   const half = Math.floor(SUMMARY_MESSAGE_CHARS / 2);
-  const gone = text.length - 2 * half;
-  return `${text.slice(0, half)}\n[… ${gone} characters left out …]\n${text.slice(-half)}`;
+  const head = headOf(text, half);
+  const tail = tailOf(text, text.length - half);
+  return `${head}\n[… ${text.length - head.length - tail.length} characters left out …]\n${tail}`;
+}
+
+/**
+ * A line of a message that reads like one of the transcript's block headers (`[user]`,
+ * `[tool result from x]`, `[assistant called y]`) is shown with a backslash before it, so text a
+ * tool brought back cannot pass itself off as the user or the assistant.
+ */
+function escapeHeaders(text: string): string {
+  return text.replace(/^([ \t]*\\*)(\[[^[\]\n]*\][ \t\r]*)$/gm, "$1\\$2");
+}
+
+/** A call's arguments as stored: the model's JSON text, or the object a host parsed it into. */
+function argumentsText(args: unknown): string {
+  if (typeof args === "string") return args;
+  if (args === undefined || args === null) return "";
+  try {
+    return JSON.stringify(args) ?? "";
+  } catch {
+    return "";
+  }
 }
 
 /** The folded stretch as plain text, one block per message, for the summariser to read. */
@@ -70,15 +103,21 @@ export function transcriptText(messages: readonly SummaryMessageLike[]): string 
   const blocks: string[] = [];
   for (const message of messages) {
     if (!isPlainObject(message)) continue;
-    const text = cut(contentText(message.content).trim());
-    if (message.role === "tool") {
-      blocks.push(`[tool result${message.name ? ` from ${message.name}` : ""}]\n${text}`);
+    const text = cut(escapeHeaders(contentText(message.content).trim()));
+    const role = String(message.role);
+    if (role === "tool") {
+      const name = typeof message.name === "string" && message.name ? ` from ${message.name}` : "";
+      blocks.push(`[tool result${name}]\n${text}`);
       continue;
     }
-    if (text) blocks.push(`[${message.role}]\n${text}`);
-    for (const call of message.tool_calls ?? []) {
-      const name = call?.function?.name ?? "a tool";
-      blocks.push(`[${message.role} called ${name}]\n${cut(call?.function?.arguments ?? "")}`);
+    if (text) blocks.push(`[${role}]\n${text}`);
+    const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+    for (const call of calls) {
+      const named = call?.function?.name;
+      const name = typeof named === "string" && named ? named : "a tool";
+      blocks.push(
+        `[${role} called ${name}]\n${cut(escapeHeaders(argumentsText(call?.function?.arguments)))}`,
+      );
     }
   }
   return blocks.join("\n\n");
@@ -93,9 +132,10 @@ export function transcriptText(messages: readonly SummaryMessageLike[]): string 
  *
  * The function it returns never throws for a failed side task: it answers `undefined` (which the
  * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
- * including for a summary cut off at the ceiling. It throws `SideTaskError` (`invalid-input`) only
+ * including for a summary cut off at the ceiling and an empty one. It throws `SideTaskError` (`invalid-input`) only
  * for messages that are not an array; an entry that is not a message is passed over. `summariser`
- * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object.
+ * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object
+ * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one).
  */
 export function summariser(
   endpoint: Endpoint,
@@ -103,12 +143,7 @@ export function summariser(
   options: SummariserOptions = {},
 ): SummariseFunction {
   checkTarget(endpoint, model, "summariser");
-  if (!isPlainObject(options)) {
-    throw new SideTaskError(
-      "invalid-input",
-      `summariser: options must be an object, and was ${describeValue(options)}.`,
-    );
-  }
+  checkOptions(options, "summariser");
   const { system = SUMMARISER_SYSTEM, ...rest } = options;
   return async (messages, previous, signal) => {
     if (!Array.isArray(messages)) {
@@ -141,7 +176,14 @@ export function summariser(
         );
         return undefined;
       }
-      return reply.text || undefined;
+      if (reply.text === "") {
+        // A thinking model can spend the whole reply in its scratchpad, which is taken out.
+        notice(
+          `${model} wrote an empty summary (nothing outside its scratchpad); the transcript was left as it was.`,
+        );
+        return undefined;
+      }
+      return reply.text;
     } catch (error) {
       if (SideTaskError.isInstance(error) && error.code === "invalid-input") throw error;
       notice(`The summary could not be written, so the transcript was left as it was: ${errorText(error)}`);

@@ -1,5 +1,5 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
-import { checkCap, checkRecord, describe, ToolLoadingError } from "./errors.js";
+import { checkCap, checkRecord, describe, headOf, ToolLoadingError } from "./errors.js";
 
 /** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
 export interface CatalogTool {
@@ -117,10 +117,18 @@ export function definitionsByName(tools: unknown, where: string): Map<string, Fu
   return byName;
 }
 
-/** The first line of a description, trimmed and cut to `max` characters. */
+/** Whatever starts a new line somewhere: CR, LF, VT, FF, NEL, and the Unicode line and paragraph separators. */
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
+
+/**
+ * The first line of a description, trimmed and cut to `max` characters, with any other control
+ * character (a tab) read as a space: a description cannot start a line of its own in the system prompt.
+ */
 export function oneLine(text: string | undefined, max = 120): string {
-  const line = (text ?? "").trim().split(/\r?\n/, 1)[0]?.trim() ?? "";
-  return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
+  const first = (text ?? "").trim().split(LINE_BREAK, 1)[0] ?? "";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: taking control characters out is the point
+  const line = first.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+  return line.length > max ? `${headOf(line, max - 1).trimEnd()}…` : line;
 }
 
 /**
@@ -176,8 +184,24 @@ export function catalogText(catalog: readonly CatalogServer[], options: CatalogT
     );
   }
   checkCap(cap, "a cap", "catalogText");
-  const servers = [...catalog]
-    .filter((server) => server.tools.length > 0)
+  // One entry a server name, each tool once under it (a load by the server's name reaches them all),
+  // so the same set of tools is the same text whichever entry listed which tool first.
+  const byServer = new Map<string, Map<string, CatalogTool>>();
+  for (const server of catalog) {
+    const tools = byServer.get(server.name) ?? new Map<string, CatalogTool>();
+    for (const tool of server.tools) {
+      const seen = tools.get(tool.name);
+      // A tool listed twice shows one description, whichever came first: a written one before none,
+      // then the first in code-unit order.
+      const line = oneLine(tool.description);
+      const held = seen ? oneLine(seen.description) : "";
+      if (!seen || (line !== "" && (held === "" || compare(line, held) < 0))) tools.set(tool.name, tool);
+    }
+    byServer.set(server.name, tools);
+  }
+  const servers = [...byServer]
+    .filter(([, tools]) => tools.size > 0)
+    .map(([name, tools]) => ({ name, tools: [...tools.values()] }))
     .sort((a, b) => compare(a.name, b.name));
   if (servers.length === 0) return "";
   const how =

@@ -59,6 +59,12 @@ export function describe(value: unknown): string {
   return typeof value === "object" ? "an object" : String(typeof value);
 }
 
+/** `text` up to `end`, one code unit short where `end` would split a surrogate pair (an emoji). */
+export function headOf(text: string, end: number): string {
+  const code = text.charCodeAt(end - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end);
+}
+
 /** How much of a name the model wrote is echoed back to it. */
 const ECHOED_CHARS = 60;
 
@@ -67,7 +73,7 @@ const ECHOED_CHARS = 60;
  * length said past that (a made-up name can be any size, and the answer costs tokens every step).
  */
 export function echoName(name: string): string {
-  return name.length <= ECHOED_CHARS ? name : `${name.slice(0, ECHOED_CHARS)}… (${name.length} characters)`;
+  return name.length <= ECHOED_CHARS ? name : `${headOf(name, ECHOED_CHARS)}… (${name.length} characters)`;
 }
 
 /** Names the model wrote, echoed: the first `limit`, each through `echoName`, and a count of the rest. */

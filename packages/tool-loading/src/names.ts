@@ -169,6 +169,20 @@ export function expandNames(
   const index = catalogIndex(catalog);
   const servers = serverTools(catalog);
   const toolsOf = (server: string) => [...(servers.get(server) ?? [])].sort(compare);
+  // Lower-cased name → every tool (or server) it folds from, built once: a load of many names
+  // written in capitals looked each one up by scanning the whole catalogue.
+  const folded = (names: Iterable<string>) => {
+    const map = new Map<string, string[]>();
+    for (const name of names) {
+      const lower = name.toLowerCase();
+      const same = map.get(lower);
+      if (same) same.push(name);
+      else map.set(lower, [name]);
+    }
+    return map;
+  };
+  let toolsByCase: Map<string, string[]> | undefined;
+  let serversByCase: Map<string, string[]> | undefined;
 
   const match = (raw: string): string[] => {
     // "functions.read_file" is how OpenAI's own templates namespace a tool; models copy it.
@@ -188,9 +202,11 @@ export function expandNames(
       return [...index.keys()].filter((tool) => globMatch(name, tool)).sort(compare);
     }
     const lower = name.toLowerCase();
-    const tools = [...index.keys()].filter((tool) => tool.toLowerCase() === lower);
-    if (tools.length === 1) return tools;
-    const named = [...servers.keys()].filter((server) => server.toLowerCase() === lower);
+    toolsByCase ??= folded(index.keys());
+    const tools = toolsByCase.get(lower) ?? [];
+    if (tools.length === 1) return [...tools];
+    serversByCase ??= folded(servers.keys());
+    const named = serversByCase.get(lower) ?? [];
     if (named.length === 1 && named[0] !== undefined) return toolsOf(named[0]);
     return [];
   };

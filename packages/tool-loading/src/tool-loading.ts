@@ -17,6 +17,7 @@ import {
   expandNames,
   loadNames,
   type NameResolution,
+  toolNamed,
 } from "./names.js";
 import { type ProxiedCallOptions, proxiedCall } from "./proxied-call.js";
 
@@ -330,7 +331,14 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
           return { kind: "refuse", content: error.message, error, loaded, unknown };
         }
       }
-      return dispatch(call.name, call.args, call.raw, false);
+      // A catalogued tool the model called unloaded, spelled as load_tools and call_tool take it
+      // (github.create_issue, functions.read_file, Read_File): loaded and run as that tool. A name
+      // the host declares itself is the host's, whatever it folds to.
+      const named =
+        mode === "ondemand" && !hostOwns(call.name)
+          ? (toolNamed(call.name, catalog) ?? call.name)
+          : call.name;
+      return dispatch(named, call.args, call.raw, false);
     },
 
     preselection(preselected, messages) {

@@ -95,15 +95,30 @@ export function defineTool<Input extends z.ZodType>(spec: ToolSpec<Input>): Tool
 /** How many mismatches a refusal's message names before it only counts the rest. */
 const NAMED_ISSUES = 10;
 
+/** How much of a key the model wrote a path shows, and how much of zod's message an issue keeps. */
+const KEY_CHARS = 60;
+const MESSAGE_CHARS = 300;
+
+/** `text` cut to `max` characters, saying how long it was: the model wrote it, so it can be any size. */
+function shorten(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // One code unit short where the cut would split a surrogate pair (an emoji): a lone half is text
+  // a server reading UTF-8 refuses.
+  const code = text.charCodeAt(max - 1);
+  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)}… (${text.length} characters)`;
+}
+
 /** The `invalid-arguments` error for `error`'s issues: each in `issues`, the first few in the message. */
 function refusal(name: string, error: z.ZodError): ToolInputError {
   const issues: ArgumentIssue[] = error.issues.map((found) => ({
     path: found.path
-      .map((part, at) =>
-        typeof part === "number" ? `[${part}]` : at === 0 ? String(part) : `.${String(part)}`,
-      )
+      .map((part, at) => {
+        const key = shorten(String(part), KEY_CHARS);
+        return typeof part === "number" ? `[${part}]` : at === 0 ? key : `.${key}`;
+      })
       .join(""),
-    message: found.message,
+    // zod quotes unrecognised keys in its message, and the model made those up.
+    message: shorten(found.message, MESSAGE_CHARS),
   }));
   const named = issues
     .slice(0, NAMED_ISSUES)

@@ -15,7 +15,9 @@ export interface Toolset {
   readonly tools: ToolDeclaration[];
   /**
    * Runs a call: finds the tool by name, checks the arguments against its schema (awaiting any
-   * asynchronous refinement), then awaits `execute` with the parsed arguments. `runAgentLoop`'s `dispatch`. Rejects with
+   * asynchronous refinement), then awaits `execute` with the parsed arguments — unless `signal` has
+   * fired by then, when it rejects with the signal's reason and never starts `execute`.
+   * `runAgentLoop`'s `dispatch`. Rejects with
    * `ToolInputError` (`unknown-tool`, `invalid-arguments`, `invalid-call` for a call that is not
    * one) without running anything; what
    * `execute` throws passes through.
@@ -81,6 +83,8 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
         );
       }
       const args = await checkArguments(tool, call.args);
+      // A run stopped while an asynchronous refinement was being awaited does not start the tool.
+      signal?.throwIfAborted();
       return tool.execute(args, signal === undefined ? { id: call.id } : { id: call.id, signal });
     },
   };
