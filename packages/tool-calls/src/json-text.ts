@@ -1,5 +1,5 @@
 import { jsonrepair } from "jsonrepair";
-import { commentEnd, normalizeAlmostJson } from "./almost-json.js";
+import { commentEnd, nonJsonNumber, normalizeAlmostJson } from "./almost-json.js";
 
 /** True for a plain JSON object (not an array, not null). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -274,7 +274,8 @@ function unfence(text: string): { body: string; fenced: boolean } {
  * unclosed brackets after a complete value, a code fence) and parses it. Strings are read token
  * by token first, so what is inside them never changes; only text that reader cannot take goes to
  * `jsonrepair`, and only up to {@link MAX_REPAIR_CHARS}. Text that stops inside a string is never
- * repaired (its end is unknown). Answers `undefined`, never throwing, when even the repaired text
+ * repaired (its end is unknown), nor text holding a bare NaN or Infinity (JSON has no such
+ * number). Answers `undefined`, never throwing, when even the repaired text
  * is not JSON or nests deeper than {@link MAX_DEPTH}.
  */
 export function repairParse(text: string): { value: unknown } | undefined {
@@ -289,6 +290,8 @@ function repairBody(body: string, fenced: boolean): { value: unknown } | undefin
     if (strict) return strict;
   }
   if (endsInString(body)) return undefined;
+  // NaN or Infinity would come back as the string "NaN" (or null): not what the model wrote.
+  if (nonJsonNumber(body) !== undefined) return undefined;
   const normalized = normalizeAlmostJson(body);
   if (normalized !== undefined) {
     const read = tryParse(normalized);
