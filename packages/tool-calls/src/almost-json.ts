@@ -103,6 +103,8 @@ function nextNonSpace(text: string, from: number): string | undefined {
 /** The bare words (and signed forms) of numbers JSON cannot write: NaN and the infinities. */
 const NON_JSON_NUMBER = /[-+]?(?:NaN|Infinity|nan|inf)(?![\w$])/y;
 const BEFORE_VALUE = new Set([":", "[", ",", ""]);
+/** A string (to its end, or the text's), a comment, a run of space, or one other character. */
+const SKIPPED = /"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?|\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|$)|#[^\n]*|\s+|[\s\S]/y;
 
 /**
  * The first NaN or Infinity (JavaScript's or Python's spelling, signed or not) written as a bare
@@ -112,34 +114,25 @@ const BEFORE_VALUE = new Set([":", "[", ",", ""]);
  */
 export function nonJsonNumber(text: string): string | undefined {
   let previous = "";
-  let quote: string | undefined;
-  for (let i = 0; i < text.length; i++) {
+  let i = 0;
+  while (i < text.length) {
     const c = text[i] as string;
-    if (quote !== undefined) {
-      if (c === "\\") i++;
-      else if (c === quote) {
-        quote = undefined;
-        previous = c;
-      }
+    if (c === "'" && !BEFORE_VALUE.has(previous)) {
+      previous = c; // an apostrophe in a bare word, not a string
+      i++;
       continue;
     }
-    if (c === '"' || (c === "'" && BEFORE_VALUE.has(previous))) {
-      quote = c;
-      continue;
-    }
-    const comment = commentEnd(text, i);
-    if (comment >= 0) {
-      i = comment - 1;
-      continue;
-    }
-    if (/\s/.test(c)) continue;
-    if (BEFORE_VALUE.has(previous) && previous !== "") {
+    if (previous !== "" && BEFORE_VALUE.has(previous)) {
       NON_JSON_NUMBER.lastIndex = i;
       const word = NON_JSON_NUMBER.exec(text);
       // A bare key spelt so (`{inf: 1}`) is a key.
       if (word && nextNonSpace(text, i + word[0].length) !== ":") return word[0];
     }
-    previous = c;
+    SKIPPED.lastIndex = i;
+    const skipped = SKIPPED.exec(text) as RegExpExecArray;
+    const token = skipped[0];
+    if (!/^(?:\s|\/\/|\/\*|#)/.test(token)) previous = token[token.length - 1] as string;
+    i += token.length;
   }
   return undefined;
 }
