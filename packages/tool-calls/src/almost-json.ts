@@ -104,7 +104,8 @@ function nextNonSpace(text: string, from: number): string | undefined {
 const NON_JSON_NUMBER = /[-+]?(?:NaN|Infinity|nan|inf)(?![\w$])/y;
 const BEFORE_VALUE = new Set([":", "[", ",", ""]);
 /** A string (to its end, or the text's), a comment, a run of space, or one other character. */
-const SKIPPED = /"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?|\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|$)|#[^\n]*|\s+|[\s\S]/y;
+const SKIPPED =
+  /"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?|\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|$)|#[^\n]*|\s+|[\s\S]/y;
 
 /**
  * The first NaN or Infinity (JavaScript's or Python's spelling, signed or not) written as a bare
