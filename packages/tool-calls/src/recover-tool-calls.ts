@@ -268,6 +268,17 @@ function pairsOf(body: string, pattern: RegExp): Pair[] {
   return [...body.matchAll(pattern)].map((m) => [m[1] as string, m[2] as string]);
 }
 
+/**
+ * True when the last value of key/value markup runs to the end of `body` with no closing tag
+ * (`closer`), or a key opened there has no value: where `body` is also where the reply ends, that
+ * value's end was never written (the turn was cut), so the call is not recovered — its text
+ * could have gone on (`Chapter one, the begi`), as a JSON string cut short is never run.
+ */
+function lastValueOpen(body: string, opener: string, closer: string): boolean {
+  const at = body.lastIndexOf(opener);
+  return at >= 0 && body.indexOf(closer, at) < 0;
+}
+
 interface Block {
   start: number;
   end: number;
@@ -283,7 +294,7 @@ const PARAMETER = /<parameter=([^>\n]{1,256})>([\s\S]*?)(?:<\/parameter>|(?=<par
  * `<function=name>…</function>` blocks: Qwen3-Coder's `<parameter=key>value</parameter>` markup
  * inside, or a JSON object (Llama 3.1's custom tool format, Functionary v3.1).
  */
-function functionBlocks(text: string, known: Known): Block[] {
+function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
   const blocks: Block[] = [];
   const opens = matches(text, FUNCTION_OPEN);
   let from = 0;
@@ -306,6 +317,7 @@ function functionBlocks(text: string, known: Known): Block[] {
     const end = bodyEnd === close ? close + FUNCTION_CLOSE.length : bodyEnd;
     const body = text.slice(bodyAt, bodyEnd);
     if (body.trim() !== "" && !body.includes("<parameter=")) return;
+    if (endsReply && bodyEnd === text.length && lastValueOpen(body, "<parameter=", "</parameter>")) return;
     blocks.push({ start: open.index, end, call: pairArguments(pairsOf(body, PARAMETER), known, name, true) });
     from = end;
   });
@@ -323,6 +335,8 @@ const INVOKE_PARAMETER = new RegExp(
   "g",
 );
 
+const INVOKE_PARAMETER_OPEN = new RegExp(`<${DSML}parameter\\s+name\\b`, "g");
+
 /**
  * `<invoke name="x"><parameter name="k">v</parameter></invoke>`: the markup MiniMax-M2,
  * DeepSeek V3.2 (with `｜DSML｜` tags; `string="true"` marks a text value) and Claude-style
@@ -332,9 +346,13 @@ function invokeBlocks(text: string, known: Known): Block[] {
   const blocks: Block[] = [];
   for (const match of matches(text, INVOKE)) {
     const name = unquote(match[1] as string);
-    const pairs = [...(match[2] as string).matchAll(INVOKE_PARAMETER)].map(
+    const body = match[2] as string;
+    const pairs = [...body.matchAll(INVOKE_PARAMETER)].map(
       (m): Pair => [m[1] as string, m[3] as string, m[2]],
     );
+    // A parameter opened and never closed (the reply cut inside it, or its tag left out) would be
+    // dropped and the call run without it: the block is not a call that can be read.
+    if ((body.match(INVOKE_PARAMETER_OPEN) ?? []).length !== pairs.length) continue;
     const end = match.index + match[0].length;
     blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name) });
   }
@@ -344,10 +362,16 @@ function invokeBlocks(text: string, known: Known): Block[] {
 const GLM_PAIR = /<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:<\/arg_value>|(?=<arg_key>)|$)/g;
 
 /** GLM-4.5/4.6/4.7: `name` then `<arg_key>k</arg_key><arg_value>v</arg_value>` pairs. */
-function glmCall(body: string, known: Known): Found | undefined {
+function glmCall(body: string, known: Known, endsReply: boolean): Found | undefined {
   const keyAt = body.indexOf("<arg_key>");
   const name = (keyAt < 0 ? body : body.slice(0, keyAt)).trim();
   if (!/^[^\s<>{}[\]"'`]+$/.test(name)) return undefined;
+  if (endsReply && keyAt >= 0) {
+    // A key with no value yet, or a value with no end, where the reply ends: cut off.
+    const lastKey = body.lastIndexOf("<arg_key>");
+    if (body.indexOf("<arg_value>", lastKey) < 0 || lastValueOpen(body, "<arg_value>", "</arg_value>"))
+      return undefined;
+  }
   return pairArguments(keyAt < 0 ? [] : pairsOf(body.slice(keyAt), GLM_PAIR), known, name);
 }
 
@@ -442,20 +466,20 @@ function pythonicCalls(body: string): Found[] | undefined {
 }
 
 /** The calls a tag's markup body holds, in whichever markup it is written. */
-function markupCalls(body: string, known: Known): Found[] | undefined {
+function markupCalls(body: string, known: Known, endsReply: boolean): Found[] | undefined {
   if (/^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) {
     const pythonic = pythonicCalls(body);
     if (pythonic) return pythonic;
   }
   if (body.includes("<function=")) {
-    const blocks = functionBlocks(body, known);
+    const blocks = functionBlocks(body, known, endsReply);
     return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
   }
   if (new RegExp(`<${DSML}invoke\\b`).test(body)) {
     const blocks = invokeBlocks(body, known);
     return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
   }
-  const glm = glmCall(body, known);
+  const glm = glmCall(body, known, endsReply);
   return glm ? [glm] : undefined;
 }
 
@@ -509,7 +533,7 @@ function tagSpans(text: string, known: Known): Span[] {
       const closer = closerOf(open[0]);
       const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
       end = close >= 0 && close < nextOpen ? close : nextOpen;
-      calls = markupCalls(text.slice(bodyAt, end), known);
+      calls = markupCalls(text.slice(bodyAt, end), known, end === text.length);
     }
     if (!calls) return;
     const tail = CLOSE_TAG.exec(text.slice(end));

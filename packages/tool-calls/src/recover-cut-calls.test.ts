@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { recoverToolCalls } from "./recover-tool-calls.js";
+
+const tools = [
+  {
+    name: "write_file",
+    inputSchema: {
+      type: "object",
+      properties: { path: { type: "string" }, content: { type: "string" }, n: { type: "integer" } },
+    },
+  },
+];
+
+/** What recoverToolCalls made of a reply: the calls as [name, args], and the text left. */
+function recovered(reply: string) {
+  const { calls, text } = recoverToolCalls(reply, tools);
+  return { calls: calls.map((c) => [c.name, c.args]), text };
+}
+
+describe("a markup call whose last value the reply never finished is not recovered", () => {
+  const cut = [
+    // Qwen3-Coder, wrapped and bare: the content's end was never written.
+    "<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<parameter=content>\nChapter one, the begi",
+    "<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<parameter=content>\nChapter one, the begi",
+    "<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<parameter=n>\n12",
+    // GLM.
+    "<tool_call>write_file<arg_key>path</arg_key><arg_value>a.txt</arg_value><arg_key>content</arg_key><arg_value>Chapter one, the beg",
+    // MiniMax / DeepSeek V3.2 <invoke>: the unfinished parameter was dropped and the call run without it.
+    '<invoke name="write_file"><parameter name="path">a.txt</parameter><parameter name="content">Chapter one, the beg',
+    '<minimax:tool_call><invoke name="write_file"><parameter name="path">a.txt</parameter><parameter name="content">Chapter one',
+  ];
+  for (const reply of cut) {
+    it(`leaves ${JSON.stringify(reply.slice(0, 48))}… in the text`, () => {
+      expect(recovered(reply)).toEqual({ calls: [], text: reply });
+    });
+  }
+
+  it("still recovers the same calls when their values are closed, or the block is", () => {
+    expect(
+      recovered(
+        "<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<parameter=content>\nhi\n</parameter>",
+      ).calls,
+    ).toEqual([["write_file", { path: "a.txt", content: "hi" }]]);
+    // The wrapper's closing tag says the model finished, though it left the value's own tag out.
+    expect(
+      recovered("<tool_call>\n<function=write_file>\n<parameter=content>\nhi\n</tool_call>").calls,
+    ).toEqual([["write_file", { content: "hi" }]]);
+    expect(
+      recovered("<tool_call>write_file<arg_key>content</arg_key><arg_value>hi</arg_value></tool_call>").calls,
+    ).toEqual([["write_file", { content: "hi" }]]);
+    expect(
+      recovered('<invoke name="write_file"><parameter name="content">hi</parameter></invoke>').calls,
+    ).toEqual([["write_file", { content: "hi" }]]);
+  });
+
+  it("never runs an <invoke> call without a parameter the model wrote", () => {
+    const reply =
+      '<invoke name="write_file"><parameter name="path">a.txt</parameter><parameter name="content">hi</invoke>';
+    expect(recovered(reply).calls).not.toEqual([["write_file", { path: "a.txt" }]]);
+  });
+});
