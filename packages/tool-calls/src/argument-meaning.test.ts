@@ -41,7 +41,7 @@ function stringText(value: string, escapes: boolean[]): string {
 }
 
 /** Any JSON text: any value written with any spacing, escapes, number spellings and repeated keys. */
-const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string; object: string }>((tie) => ({
+const jsonText = fc.letrec<{ value: string; object: string }>((tie) => ({
   value: fc.oneof(
     { depthSize: "small" },
     fc.constantFrom(

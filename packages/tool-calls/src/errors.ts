@@ -42,7 +42,8 @@ export type ToolCallsErrorCode = "invalid-text" | "invalid-tools" | "invalid-opt
 
 /**
  * Thrown when `recoverToolCalls` or `parseJson` is handed something that is not text, a tool
- * list that is not an array, or `parseToolArguments` options that are not an object. `code` says
+ * list that is not an array, or options (`parseToolArguments`'s, `recoverToolCalls`') that are
+ * not an object. `code` says
  * which; the message says what to pass instead.
  */
 export class ToolCallsError extends Error {

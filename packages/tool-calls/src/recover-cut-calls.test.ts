@@ -59,3 +59,45 @@ describe("a markup call whose last value the reply never finished is not recover
     expect(recovered(reply).calls).not.toEqual([["write_file", { path: "a.txt" }]]);
   });
 });
+
+describe("with finishReason length, a call still open where the reply ends is not recovered", () => {
+  const whole = { path: "a.txt", content: "Chapter one.", n: 123 };
+  const forms: Record<string, (args: Record<string, unknown>) => string> = {
+    hermes: (args) => `<tool_call>\n${JSON.stringify({ name: "write_file", arguments: args })}\n</tool_call>`,
+    bare: (args) => JSON.stringify({ name: "write_file", arguments: args }),
+    mistral: (args) => `[TOOL_CALLS]write_file[ARGS]${JSON.stringify(args)}`,
+    llama: (args) => `<function=write_file>${JSON.stringify(args)}</function>`,
+    pythonTag: (args) => `<|python_tag|>${JSON.stringify({ name: "write_file", parameters: args })}`,
+    qwenCoder: (args) =>
+      `<tool_call>\n<function=write_file>\n${Object.entries(args)
+        .map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`)
+        .join("")}</function>\n</tool_call>`,
+    invoke: (args) =>
+      `<minimax:tool_call><invoke name="write_file">${Object.entries(args)
+        .map(([k, v]) => `<parameter name="${k}">${v}</parameter>`)
+        .join("")}</invoke></minimax:tool_call>`,
+  };
+  for (const [form, write] of Object.entries(forms)) {
+    it(`${form}: every cut reads as the whole call or none`, () => {
+      const reply = write(whole);
+      const seen = new Set<string>();
+      for (let at = 1; at <= reply.length; at++) {
+        const { calls } = recoverToolCalls(reply.slice(0, at), tools, { finishReason: "length" });
+        seen.add(JSON.stringify(calls.map((c) => c.args)));
+      }
+      // The whole call, once its text is complete; nothing before.
+      expect([...seen].filter((s) => s !== "[]")).toEqual([JSON.stringify([whole])]);
+    });
+  }
+
+  it("without a finish reason a bracket left open after a whole value is still closed, as before", () => {
+    expect(recovered('<tool_call>{"name": "write_file", "arguments": {"n": 1}').calls).toEqual([
+      ["write_file", { n: 1 }],
+    ]);
+  });
+
+  it("refuses options that are not an object by name", () => {
+    expect(() => recoverToolCalls("x", tools, "length" as never)).toThrow(/options must be an object/);
+    expect(recoverToolCalls("x", tools, null).calls).toEqual([]);
+  });
+});

@@ -2,6 +2,7 @@ import { describeValue, ToolCallsError } from "./errors.js";
 import {
   findFences,
   isRecord,
+  isUnterminated,
   repairLeading,
   repairParse,
   scanBrackets,
@@ -24,6 +25,17 @@ export type ToolNameLike =
       parameters?: unknown;
       function?: { name?: unknown; parameters?: unknown };
     };
+
+/** Options for {@link recoverToolCalls}. */
+export interface RecoverToolCallsOptions {
+  /**
+   * The turn's finish reason. `"length"` (the reply was cut at the token ceiling) leaves in the
+   * text a call still open where the reply ends — JSON whose brackets never close, a markup block
+   * without its closing tag — as `parseToolArguments` refuses such arguments: they are never
+   * closed up and run.
+   */
+  finishReason?: string | null;
+}
 
 /** What {@link recoverToolCalls} found. */
 export interface RecoveredToolCalls {
@@ -170,10 +182,17 @@ function matches(text: string, pattern: RegExp): RegExpExecArray[] {
  */
 let scanBudget = Number.POSITIVE_INFINITY;
 
+/**
+ * True while the current `recoverToolCalls` call reads a reply cut at the token ceiling: a call
+ * still open where the reply ends is not recovered.
+ */
+let cutAtLimit = false;
+
 function jsonAt(text: string, start: number): { value: unknown; end: number } | undefined {
   if (scanBudget <= 0) return undefined;
   const { end } = scanBrackets(text, start);
   scanBudget -= (end < 0 ? text.length : end) - start;
+  if (end < 0 && cutAtLimit) return undefined;
   const stop = end < 0 ? text.length : end;
   const slice = text.slice(start, stop);
   const parsed = tryParse(slice) ?? repair(slice);
@@ -317,7 +336,8 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
     const end = bodyEnd === close ? close + FUNCTION_CLOSE.length : bodyEnd;
     const body = text.slice(bodyAt, bodyEnd);
     if (body.trim() !== "" && !body.includes("<parameter=")) return;
-    if (endsReply && bodyEnd === text.length && lastValueOpen(body, "<parameter=", "</parameter>")) return;
+    const unclosed = endsReply && bodyEnd === text.length;
+    if (unclosed && (cutAtLimit || lastValueOpen(body, "<parameter=", "</parameter>"))) return;
     blocks.push({ start: open.index, end, call: pairArguments(pairsOf(body, PARAMETER), known, name, true) });
     from = end;
   });
@@ -354,6 +374,7 @@ function invokeBlocks(text: string, known: Known): Block[] {
     // dropped and the call run without it: the block is not a call that can be read.
     if ((body.match(INVOKE_PARAMETER_OPEN) ?? []).length !== pairs.length) continue;
     const end = match.index + match[0].length;
+    if (cutAtLimit && end === text.length && !/invoke>$/.test(match[0])) continue;
     blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name) });
   }
   return blocks;
@@ -533,7 +554,10 @@ function tagSpans(text: string, known: Known): Span[] {
       const closer = closerOf(open[0]);
       const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
       end = close >= 0 && close < nextOpen ? close : nextOpen;
-      calls = markupCalls(text.slice(bodyAt, end), known, end === text.length);
+      calls =
+        cutAtLimit && end === text.length
+          ? undefined
+          : markupCalls(text.slice(bodyAt, end), known, end === text.length);
     }
     if (!calls) return;
     const tail = CLOSE_TAG.exec(text.slice(end));
@@ -864,6 +888,7 @@ function wholeReplySpan(text: string): Span | undefined {
   if (end) trimmed = trimmed.slice(0, lead + end.index);
   if (!/^[{[]/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
+  if (!strict && cutAtLimit && isUnterminated(trimmed)) return undefined;
   const parsed = strict ? { value: strict.value, whole: true } : repairLeading(trimmed);
   let calls = parsed?.whole ? callsIn(parsed.value) : undefined;
   if (!calls && parsed && !parsed.whole) {
@@ -942,10 +967,23 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * Only calls naming a tool in `tools` are recovered (a `functions.` prefix or `:0` suffix is
  * read past); a block that names anything else is left in the text. Returns the calls with ids
  * `call_recovered_0` onward in written order, and the text with them taken out (trimmed); with
- * nothing found, the text as it was. Never throws on any string; throws a `ToolCallsError` when
- * `text` is not a string or `tools` not an array.
+ * nothing found, the text as it was. A markup value running to the end of the reply without its
+ * closing tag is never recovered; with `finishReason: "length"` neither is any call still open
+ * where the reply ends. Never throws on any string; throws a `ToolCallsError` when `text` is not
+ * a string, `tools` not an array, or options (`null` reads as none) not an object.
  */
-export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): RecoveredToolCalls {
+export function recoverToolCalls(
+  text: string,
+  tools: readonly ToolNameLike[],
+  given: RecoverToolCallsOptions | null = {},
+): RecoveredToolCalls {
+  const options = given ?? {};
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw new ToolCallsError(
+      "invalid-options",
+      `recoverToolCalls: options must be an object ({ finishReason? }), and was given ${describeValue(options)}.`,
+    );
+  }
   if (typeof text !== "string") {
     throw new ToolCallsError(
       "invalid-text",
@@ -961,11 +999,13 @@ export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): 
   const known = readTools(tools);
   repairBudget = 2 * text.length + 4096;
   scanBudget = 8 * text.length + 65_536;
+  cutAtLimit = options.finishReason === "length";
   try {
     return recoverFrom(text, known);
   } finally {
     repairBudget = Number.POSITIVE_INFINITY;
     scanBudget = Number.POSITIVE_INFINITY;
+    cutAtLimit = false;
   }
 }
 
