@@ -145,6 +145,11 @@ export const SHAPES: Shape[] = [
     run: recover,
   },
   {
+    name: "recoverToolCalls: '`<tool_call>{}' repeated (inline code)",
+    build: (n) => repeat("`<tool_call>{} `` ", n),
+    run: recover,
+  },
+  {
     name: "recoverToolCalls: '<function=a><parameter=k>' repeated, cut at the limit",
     build: (n) => repeat("<function=a><parameter=k>v", n),
     run: (text: unknown) => recoverToolCalls(text as string, TOOLS, { finishReason: "length" }),

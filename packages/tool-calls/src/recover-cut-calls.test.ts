@@ -101,3 +101,23 @@ describe("with finishReason length, a call still open where the reply ends is no
     expect(recoverToolCalls("x", tools, null).calls).toEqual([]);
   });
 });
+
+describe("a call quoted in inline code is an example, not a call", () => {
+  const names = ["run", "add"];
+  it("leaves markup written between backticks in a sentence in the text", () => {
+    for (const reply of [
+      'Use `<tool_call>{"name": "run", "arguments": {"cmd": "rm -rf /"}}</tool_call>` to run commands.',
+      'Mistral writes ``[TOOL_CALLS]add[ARGS]{"a": 1}`` for a call.',
+      "Qwen3-Coder writes `<function=run><parameter=cmd>ls</parameter></function>` instead.",
+    ]) {
+      expect(recoverToolCalls(reply, names)).toEqual({ calls: [], text: reply });
+    }
+  });
+
+  it("still recovers a call beside inline code, or holding backticks in its arguments", () => {
+    const call = '<tool_call>{"name": "run", "arguments": {"cmd": "echo `date`"}}</tool_call>';
+    for (const reply of [`Run \`ls\` first.\n${call}`, call, `I will run it: ${call}`]) {
+      expect(recoverToolCalls(reply, names).calls.map((c) => c.args)).toEqual([{ cmd: "echo `date`" }]);
+    }
+  });
+});

@@ -1009,6 +1009,58 @@ export function recoverToolCalls(
   }
 }
 
+/**
+ * Inline code spans in `text`, as [start, end) pairs in order: a run of one or two backticks up
+ * to the next run of the same length on the same line (longer runs are fences). Linear.
+ */
+function inlineCode(text: string): Array<[number, number]> {
+  const regions: Array<[number, number]> = [];
+  const runs: Array<{ at: number; length: number; line: number }> = [];
+  let line = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\n") line++;
+    if (c !== "`") continue;
+    let j = i;
+    while (text[j] === "`") j++;
+    runs.push({ at: i, length: j - i, line });
+    i = j - 1;
+  }
+  // The next run of the same length on the same line, found from the end.
+  const next = new Array<number>(runs.length).fill(-1);
+  const seen = new Map<string, number>();
+  for (let k = runs.length - 1; k >= 0; k--) {
+    const run = runs[k] as { at: number; length: number; line: number };
+    const key = `${run.line}:${run.length}`;
+    next[k] = seen.get(key) ?? -1;
+    seen.set(key, k);
+  }
+  for (let k = 0; k < runs.length; ) {
+    const run = runs[k] as { at: number; length: number };
+    const close = next[k] as number;
+    if (run.length <= 2 && close >= 0) {
+      const end = runs[close] as { at: number; length: number };
+      regions.push([run.at, end.at + end.length]);
+      k = close + 1;
+    } else k++;
+  }
+  return regions;
+}
+
+/** True when `at` lies inside one of `regions` (sorted, apart). */
+function insideAny(at: number, regions: ReadonlyArray<[number, number]>): boolean {
+  let lo = 0;
+  let hi = regions.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const [start, end] = regions[mid] as [number, number];
+    if (at <= start) hi = mid - 1;
+    else if (at >= end) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
+
 function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   const cut = text.lastIndexOf(THINK_END);
   const headEnd = cut >= 0 ? cut + THINK_END.length : 0;
@@ -1041,6 +1093,9 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
       const previous = spans[spans.length - 1];
       if (!previous || span.start >= previous.end) spans.push(span);
     }
+    // Markup quoted in inline code (`<tool_call>…</tool_call>` in a sentence) is an example.
+    const code = inlineCode(tail);
+    spans.splice(0, spans.length, ...spans.filter((span) => !insideAny(span.start, code)));
     const fenced = fencedSpan(tail);
     // Markup found only inside the reply's one fenced call is that call's text.
     if (fenced && spans.every((span) => span.start >= fenced.start && span.end <= fenced.end)) {
