@@ -1,5 +1,5 @@
 import { nonJsonNumber } from "./almost-json.js";
-import { ToolArgumentsError, ToolCallsError } from "./errors.js";
+import { readOptions, ToolArgumentsError } from "./errors.js";
 import {
   endsInString,
   isRecord,
@@ -117,14 +117,12 @@ function done(
  * object (`null` reads as none). Never mutates its input.
  */
 export function parseToolArguments(raw: unknown, given: ParseToolArgumentsOptions = {}): ParsedToolArguments {
-  // Null options are none; anything else that is not an object is named rather than ignored.
-  const options: ParseToolArgumentsOptions = given ?? {};
-  if (typeof options !== "object" || Array.isArray(options)) {
-    throw new ToolCallsError(
-      "invalid-options",
-      `parseToolArguments: options must be an object ({ finishReason?, name? }), and was given ${Array.isArray(options) ? "an array" : `a ${typeof options}`}.`,
-    );
-  }
+  // Null options are none; anything else that is not an object of text fields is named.
+  const read = readOptions("parseToolArguments", given, ["finishReason", "name"]);
+  const options: ParseToolArgumentsOptions = {
+    finishReason: read.finishReason,
+    ...(typeof read.name === "string" ? { name: read.name } : {}),
+  };
   if (raw === undefined || raw === null) return { ...EMPTY, value: {} };
   if (typeof raw !== "string") return readObject(raw, options.name);
   // Fast path: valid JSON, as almost every server and model sends.

@@ -1,4 +1,4 @@
-import { describeValue, ToolCallsError } from "./errors.js";
+import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import {
   findFences,
   isRecord,
@@ -977,26 +977,30 @@ export function recoverToolCalls(
   tools: readonly ToolNameLike[],
   given: RecoverToolCallsOptions | null = {},
 ): RecoveredToolCalls {
-  const options = given ?? {};
-  if (typeof options !== "object" || Array.isArray(options)) {
-    throw new ToolCallsError(
-      "invalid-options",
-      `recoverToolCalls: options must be an object ({ finishReason? }), and was given ${describeValue(options)}.`,
-    );
-  }
   if (typeof text !== "string") {
     throw new ToolCallsError(
       "invalid-text",
       `recoverToolCalls needs the reply as a string, and was given ${describeValue(text)}.`,
     );
   }
-  if (!Array.isArray(tools)) {
+  const options = readOptions("recoverToolCalls", given, ["finishReason"]);
+  let known: Known;
+  try {
+    if (!Array.isArray(tools)) {
+      throw new ToolCallsError(
+        "invalid-tools",
+        `recoverToolCalls needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}.`,
+      );
+    }
+    known = readTools(tools);
+  } catch (error) {
+    if (ToolCallsError.isInstance(error)) throw error;
     throw new ToolCallsError(
       "invalid-tools",
-      `recoverToolCalls needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}.`,
+      `recoverToolCalls could not read its tools (${error instanceof Error ? error.message : "a value that cannot be read"}): pass names or plain tool definitions.`,
+      { cause: error },
     );
   }
-  const known = readTools(tools);
   repairBudget = 2 * text.length + 4096;
   scanBudget = 8 * text.length + 65_536;
   cutAtLimit = options.finishReason === "length";
