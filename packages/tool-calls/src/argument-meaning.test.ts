@@ -159,6 +159,8 @@ describe("a repair never changes a value the model wrote", () => {
     expect(readOf('{"a": 1}\n</tool_call>')).toBe('{"a":1}');
     expect(readOf('{"a": 1} is what I will send')).toBe('{"a":1}');
     expect(readOf('[{"a": 1}]')).toBe('{"a":1}');
+    // Prose with a fenced object in it is still read for its object.
+    expect(readOf('Args:\n```json\n{"a": 1}\n```\nDone')).toBe('{"a":1}');
   });
 });
 

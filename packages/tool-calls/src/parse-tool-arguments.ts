@@ -199,7 +199,8 @@ function readSlow(
     }
     // A list of argument objects: one is the call's arguments; more are several calls in one,
     // and running the first alone would drop the others.
-    if (Array.isArray(value)) {
+    // (Only a list the text is: prose a repair read as a list still has its object looked for.)
+    if (Array.isArray(value) && trimmed.startsWith("[")) {
       if (value.length === 1 && isRecord(value[0])) return done(value[0], true, raw, name);
       throw malformed(raw, name, `they are a JSON array of ${value.length} values; a call takes one object`);
     }
