@@ -121,3 +121,23 @@ describe("a call quoted in inline code is an example, not a call", () => {
     }
   });
 });
+
+describe("a tool definition written as JSON is not a call", () => {
+  it("never runs a tool with its own parameters schema as the arguments", () => {
+    const names = ["get_weather", "add"];
+    const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+    for (const reply of [
+      JSON.stringify({ name: "get_weather", description: "Weather for a city", parameters: schema }),
+      JSON.stringify([
+        { type: "function", function: { name: "get_weather", description: "Weather", parameters: schema } },
+      ]),
+      `I have these tools:\n\`\`\`json\n${JSON.stringify({ name: "add", description: "Adds", parameters: schema })}\n\`\`\``,
+    ]) {
+      expect(recoverToolCalls(reply, names)).toEqual({ calls: [], text: reply });
+    }
+    // A call is still a call.
+    expect(
+      recoverToolCalls('{"name": "add", "arguments": {"a": 1}}', names).calls.map((c) => c.args),
+    ).toEqual([{ a: 1 }]);
+  });
+});

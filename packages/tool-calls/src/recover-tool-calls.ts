@@ -102,6 +102,9 @@ const ARGUMENT_KEYS = ["arguments", "parameters", "args", "input", "tool_input",
 
 /** One call written as JSON: `{name, arguments}` and the other spellings models use for both. */
 function callOf(entry: Record<string, unknown>): Found | undefined {
+  // A tool's definition (a model listing its tools as JSON) describes it; a call never does. Read
+  // as a call, its parameters schema was handed to the tool as the arguments.
+  if (typeof entry.description === "string") return undefined;
   if (entry.name === undefined && isRecord(entry.function)) return callOf(entry.function);
   if (entry.name === undefined && isRecord(entry.function_call)) return callOf(entry.function_call);
   let name: string | undefined;
