@@ -119,6 +119,15 @@ describe("a repair never changes a value the model wrote", () => {
     expect(readOf("{'a': [1\n2\n3]}")).toBe('{"a":[1,2,3]}');
   });
 
+  it("refuses a key written with no value instead of handing the tool null", () => {
+    // {"a": "b", "c": } was read as { a: "b", c: null }.
+    for (const raw of ['{"a": "b", "c": }', '{"a": , "c": 1}', "{'a': 1, b:}"]) {
+      expect(readOf(raw)).toBe("error:malformed");
+    }
+    // A trailing comma is not a missing value.
+    expect(readOf('{"a": [1,], "b": 2,}')).toBe('{"a":[1],"b":2}');
+  });
+
   it("refuses NaN and Infinity by name instead of handing the tool the string 'NaN'", () => {
     for (const raw of ['{"a": NaN}', "{'a': [Infinity],}", '{"a": -Infinity}', "{'x': nan}", '{"x": inf}']) {
       expect(readOf(raw)).toBe("error:malformed");

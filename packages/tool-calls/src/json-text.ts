@@ -86,7 +86,8 @@ export type UnfinishedValue = "cut" | "broken";
  * Finds a value a repair would have to invent. `"cut"`: the text stops where a value had begun or
  * was still to come — after a key, after a colon, or inside a bare token that is not whole (`tru`,
  * `nul`, `-`, `1.`, `1e+`, a bare word). `"broken"`: a number begun and not finished before the
- * next bracket or comma (`[-{`), or a key followed by something other than its colon. Closing
+ * next bracket or comma (`[-{`), a key followed by something other than its colon, or a colon
+ * followed by no value (`{"a": }`, which a repair reads as null). Closing
  * such text up reads `{"a":` as `{"a": null}`, `{"a": tru` as `"tru"` and `-` as `-0`, so the
  * caller refuses it instead. A trailing comma, or a bracket left open after a whole value, is
  * neither: closing those invents nothing. Reads from the first `{` or `[` to where it closes, with
@@ -123,6 +124,8 @@ export function unfinishedValue(text: string): UnfinishedValue | undefined {
       i++;
       continue;
     }
+    // A key whose colon is followed by no value (`{"a": }`, `{"a": , "b": 1}`): a repair reads null.
+    if ((c === "}" || c === "]" || c === ",") && top?.object && top.phase === "value") return "broken";
     if (c === "}" || c === "]") {
       stack.pop();
       if (stack.length === 0) return undefined;

@@ -172,7 +172,7 @@ function readSlow(
       throw malformed(
         raw,
         name,
-        "a value in them is unfinished (a number cut short, or a key without its colon)",
+        "a value in them is unfinished (a number cut short, a key without its colon, or a colon with no value after it)",
       );
     }
     if (finishReason === "length" && isUnterminated(trimmed)) throw truncated(raw, name, true);
