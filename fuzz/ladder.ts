@@ -150,6 +150,11 @@ export const SHAPES: Shape[] = [
     run: recover,
   },
   {
+    name: "recoverToolCalls: calls between long runs of spaces",
+    build: (n) => repeat(`${" ".repeat(4096)}x<tool_call>{"name":"f","arguments":{}}</tool_call>`, n),
+    run: recover,
+  },
+  {
     name: "recoverToolCalls: '<function=a><parameter=k>' repeated, cut at the limit",
     build: (n) => repeat("<function=a><parameter=k>v", n),
     run: (text: unknown) => recoverToolCalls(text as string, TOOLS, { finishReason: "length" }),

@@ -141,3 +141,14 @@ describe("a tool definition written as JSON is not a call", () => {
     ).toEqual([{ a: 1 }]);
   });
 });
+
+describe("the text left after the calls are taken out", () => {
+  it("keeps the reasoning and the prose as written, closing up only where a call was", () => {
+    const thinking = "<think>step one\n\n\n\nstep two</think>";
+    const prose = "Here is the plan:\n```\na\n\n\n\nb\n```";
+    const call = '<tool_call>{"name": "add", "arguments": {"a": 1}}</tool_call>';
+    const { calls, text } = recoverToolCalls(`${thinking}\n${prose}\n\n\n${call}\n\n\nDone.`, ["add"]);
+    expect(calls).toHaveLength(1);
+    expect(text).toBe(`${thinking}\n${prose}\n\nDone.`);
+  });
+});

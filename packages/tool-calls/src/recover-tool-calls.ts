@@ -1117,12 +1117,27 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   let rest = "";
   let at = 0;
   for (const span of accepted) {
-    rest += tail.slice(at, span.start);
+    rest = joinAtCall(rest, tail.slice(at, span.start));
     at = span.end;
     for (const call of span.calls) {
       calls.push({ id: `call_recovered_${calls.length}`, name: call.name, args: call.args, raw: call.raw });
     }
   }
-  rest += tail.slice(at);
-  return { calls, text: `${head}${rest}`.replace(/\n{3,}/g, "\n\n").trim() };
+  rest = joinAtCall(rest, tail.slice(at));
+  return { calls, text: `${head}${rest}`.trim() };
+}
+
+/**
+ * Joins the text on either side of a call taken out: the blank lines that met there close up to
+ * one; everything else (the reasoning, a code block's blank lines) stays as written.
+ */
+function joinAtCall(left: string, right: string): string {
+  if (left === "") return right;
+  // trimEnd/trimStart, not a /\s*$/ pattern: that one rereads every run of spaces to its end.
+  const kept = left.trimEnd();
+  const next = right.trimStart();
+  const gap = left.slice(kept.length) + right.slice(0, right.length - next.length);
+  const newlines = gap.split("\n").length - 1;
+  const seam = newlines >= 2 ? "\n\n" : newlines === 1 ? "\n" : gap === "" ? "" : " ";
+  return kept + seam + next;
 }
