@@ -127,6 +127,47 @@ export const SHAPES: Shape[] = [
   { name: "parseToolArguments: \"{'a':\" repeated", build: (n) => repeat("{'a':", n), run: args },
   { name: "parseToolArguments: 'a ' repeated", build: (n) => repeat("a ", n), run: args },
   { name: "parseToolArguments: '// x\\n' repeated", build: (n) => `{${repeat("// x\n", n)}`, run: args },
+  {
+    name: "parseToolArguments: values without commas '[1 ' repeated",
+    build: (n) => `{"a": [${repeat("1 ", n)}`,
+    run: args,
+  },
+  {
+    name: "parseToolArguments: ', inf :' repeated",
+    build: (n) => `{"a": [0${repeat(", inf :", n)}`,
+    run: args,
+  },
+  {
+    name: "parseToolArguments: triple quotes repeated",
+    build: (n) => `{"a": ${repeat('"""x"""', n)}`,
+    run: args,
+  },
+  { name: "parseToolArguments: '{\"a\":1} ' repeated", build: (n) => repeat('{"a":1} ', n), run: args },
+  {
+    name: "recoverToolCalls: '<invoke name=a><parameter name=k>' repeated",
+    build: (n) => repeat("<invoke name=a><parameter name=k>v", n),
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: GLM '<tool_call>a<arg_key>k</arg_key>' repeated",
+    build: (n) => repeat("<tool_call>a<arg_key>k</arg_key><arg_value>v", n),
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: '`<tool_call>{}' repeated (inline code)",
+    build: (n) => repeat("`<tool_call>{} `` ", n),
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: calls between long runs of spaces",
+    build: (n) => repeat(`${" ".repeat(4096)}x<tool_call>{"name":"f","arguments":{}}</tool_call>`, n),
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: '<function=a><parameter=k>' repeated, cut at the limit",
+    build: (n) => repeat("<function=a><parameter=k>v", n),
+    run: (text: unknown) => recoverToolCalls(text as string, TOOLS, { finishReason: "length" }),
+  },
   { name: "parseJson: junk", build: junk, run: json },
   { name: "parseJson: '[' repeated", build: (n) => `x ${repeat("[", n)}`, run: json },
   { name: "parseJson: fences repeated", build: (n) => repeat("```\n{", n), run: json },

@@ -53,6 +53,25 @@ describe("runAgentLoop options", () => {
     );
   });
 
+  it("never runs a call written as text that the token ceiling cut (its brackets closed up)", async () => {
+    // {"a": 2, "b": 3 cut from {"a": 2, "b": 300}: recovered, closed up and run with b = 3.
+    const cut = 'Adding.\n<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3';
+    server = await startServer({ replies: [{ content: cut, finishReason: "length" }, { content: "again" }] });
+    const seen: unknown[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      tools: TOOLS,
+      dispatch: ({ args }) => {
+        seen.push(args);
+        return 5;
+      },
+    });
+    expect(seen).toEqual([]);
+    expect(result.toolCalls).toEqual([]);
+    expect(result.turn.content).toBe(cut);
+  });
+
   it("recovers the Hermes call a real vLLM build left in content, and leaves text alone when told not to", async () => {
     // Stored JSON-escaped, as it was pasted: unescape it into the content string the server sent.
     const escaped = readFixture("wire/vllm/hermes-2-pro-raw-tool-call-markup-in-content.txt").trim();

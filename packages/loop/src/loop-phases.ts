@@ -193,7 +193,10 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
   if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
   const { turn } = step;
   if (turn.toolCalls.length > 0 || run.tools.length === 0 || !turn.content.trim()) return;
-  const { calls, text } = recoverToolCalls(turn.content, recoverableTools(run));
+  // A reply cut at the token ceiling inside a call leaves that call in the text, never closed up and run.
+  const { calls, text } = recoverToolCalls(turn.content, recoverableTools(run), {
+    finishReason: turn.finishReason,
+  });
   if (calls.length === 0) return;
   const toolCalls = calls.map((c) => ({
     id: c.id,

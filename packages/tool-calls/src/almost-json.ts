@@ -39,11 +39,14 @@ interface StringToken {
 }
 
 function readString(text: string, start: number): StringToken | undefined {
-  const quote = text[start];
+  const quote = text[start] as string;
+  // A Python triple-quoted string ("""…""" or '''…''') runs to the same three quotes: read as
+  // three strings, {"a": """x"""} was {"a": "", "x": ""}.
+  const closer = text.startsWith(quote.repeat(3), start) ? quote.repeat(3) : quote;
   let value = "";
-  for (let i = start + 1; i < text.length; i++) {
+  for (let i = start + closer.length; i < text.length; i++) {
     const c = text[i] as string;
-    if (c === quote) return { value, end: i + 1, closed: true };
+    if (c === quote && text.startsWith(closer, i)) return { value, end: i + closer.length, closed: true };
     if (c !== "\\") {
       value += c;
       continue;
@@ -97,6 +100,44 @@ function nextNonSpace(text: string, from: number): string | undefined {
   return undefined;
 }
 
+/** The bare words (and signed forms) of numbers JSON cannot write: NaN and the infinities. */
+const NON_JSON_NUMBER = /[-+]?(?:NaN|Infinity|nan|inf)(?![\w$])/y;
+const BEFORE_VALUE = new Set([":", "[", ",", ""]);
+/** A string (to its end, or the text's), a comment, a run of space, or one other character. */
+const SKIPPED =
+  /"(?:[^"\\]|\\[\s\S])*"?|'(?:[^'\\]|\\[\s\S])*'?|\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|$)|#[^\n]*|\s+|[\s\S]/y;
+
+/**
+ * The first NaN or Infinity (JavaScript's or Python's spelling, signed or not) written as a bare
+ * value outside strings and comments, or `undefined`. A repair would hand the tool the string
+ * `"NaN"` (or `null`) for it, a value the model never wrote, so callers refuse such text instead.
+ * Single quotes open a string where a value can begin, as in the other scanners. Linear.
+ */
+export function nonJsonNumber(text: string): string | undefined {
+  let previous = "";
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    if (c === "'" && !BEFORE_VALUE.has(previous)) {
+      previous = c; // an apostrophe in a bare word, not a string
+      i++;
+      continue;
+    }
+    if (previous !== "" && BEFORE_VALUE.has(previous)) {
+      NON_JSON_NUMBER.lastIndex = i;
+      const word = NON_JSON_NUMBER.exec(text);
+      // A bare key spelt so (`{inf: 1}`) is a key.
+      if (word && nextNonSpace(text, i + word[0].length) !== ":") return word[0];
+    }
+    SKIPPED.lastIndex = i;
+    const skipped = SKIPPED.exec(text) as RegExpExecArray;
+    const token = skipped[0];
+    if (!/^(?:\s|\/\/|\/\*|#)/.test(token)) previous = token[token.length - 1] as string;
+    i += token.length;
+  }
+  return undefined;
+}
+
 /** Rewrites almost-JSON into strict JSON text, or answers `undefined` when it is something else. */
 export function normalizeAlmostJson(text: string): string | undefined {
   const out: string[] = [];
@@ -105,6 +146,12 @@ export function normalizeAlmostJson(text: string): string | undefined {
   const last = () => out[out.length - 1];
   const dropTrailingComma = () => {
     if (last() === ",") out.pop();
+  };
+  // A value written right after another with no comma between (`[1 2]`, `{"a": 1 "b": 2}`): the
+  // comma is put in, never the two joined (`[1 2]` was read as [12]).
+  const separate = () => {
+    const prev = last();
+    if (prev !== undefined && prev !== "," && prev !== ":" && prev !== "{" && prev !== "[") out.push(",");
   };
   let i = 0;
   while (i < text.length) {
@@ -124,12 +171,14 @@ export function normalizeAlmostJson(text: string): string | undefined {
       if (!token) return undefined;
       // A string whose end was never written: its value is unknown, so this is not almost-JSON.
       if (!token.closed) return undefined;
+      if (stack.length > 0) separate();
       out.push(JSON.stringify(token.value));
       i = token.end;
       if (stack.length === 0) started = true;
       continue;
     }
     if (c === "{" || c === "[") {
+      if (stack.length > 0) separate();
       stack.push(c === "{" ? "}" : "]");
       out.push(c);
       started = true;
@@ -158,6 +207,7 @@ export function normalizeAlmostJson(text: string): string | undefined {
     const number = NUMBER.exec(rest);
     if (number) {
       const token = number[0];
+      if (stack.length > 0) separate();
       if (JSON_NUMBER.test(token)) out.push(token);
       else {
         const value = Number(token);
@@ -171,6 +221,7 @@ export function normalizeAlmostJson(text: string): string | undefined {
     const word = IDENTIFIER.exec(rest);
     if (!word) return undefined;
     const name = word[0];
+    if (stack.length > 0) separate();
     if (stack[stack.length - 1] === "}" && nextNonSpace(text, i + name.length) === ":") {
       out.push(JSON.stringify(name));
     } else {

@@ -42,7 +42,8 @@ export type ToolCallsErrorCode = "invalid-text" | "invalid-tools" | "invalid-opt
 
 /**
  * Thrown when `recoverToolCalls` or `parseJson` is handed something that is not text, a tool
- * list that is not an array, or `parseToolArguments` options that are not an object. `code` says
+ * list that is not an array, or options (`parseToolArguments`'s, `recoverToolCalls`') that are
+ * not an object. `code` says
  * which; the message says what to pass instead.
  */
 export class ToolCallsError extends Error {
@@ -68,4 +69,42 @@ export function describeValue(value: unknown): string {
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return value === "" ? "an empty string" : "a string";
   return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}
+
+/**
+ * Reads an options argument once into a plain copy of its text `fields`: `null` or `undefined`
+ * options are none, and a field may be a string, `null` or left out. Options that are not an
+ * object, cannot be read (a throwing getter, a revoked Proxy) or hold a field of another type are
+ * a {@link ToolCallsError} (`"invalid-options"`) naming what was wrong, never a throw from inside.
+ */
+export function readOptions<K extends string>(
+  caller: string,
+  given: unknown,
+  fields: readonly K[],
+): Partial<Record<K, string | null>> {
+  const shape = `{ ${fields.map((f) => `${f}?`).join(", ")} }`;
+  const refuse = (what: string, cause?: unknown) =>
+    new ToolCallsError(
+      "invalid-options",
+      `${caller}: options must be an object (${shape}) with string fields, and ${what}.`,
+      cause === undefined ? undefined : { cause },
+    );
+  if (given === undefined || given === null) return {};
+  const read: Partial<Record<K, string | null>> = {};
+  let value: unknown;
+  let field: K | undefined;
+  try {
+    if (typeof given !== "object" || Array.isArray(given)) throw refuse(`was given ${describeValue(given)}`);
+    for (field of fields) {
+      value = (given as Record<string, unknown>)[field];
+      if (value === undefined) continue;
+      if (value !== null && typeof value !== "string")
+        throw refuse(`its ${field} was ${describeValue(value)}`);
+      read[field] = value;
+    }
+  } catch (error) {
+    if (ToolCallsError.isInstance(error)) throw error;
+    throw refuse(field === undefined ? "they could not be read" : `its ${field} could not be read`, error);
+  }
+  return read;
 }

@@ -1,5 +1,5 @@
 import { jsonrepair } from "jsonrepair";
-import { commentEnd, normalizeAlmostJson } from "./almost-json.js";
+import { commentEnd, nonJsonNumber, normalizeAlmostJson } from "./almost-json.js";
 
 /** True for a plain JSON object (not an array, not null). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -86,7 +86,8 @@ export type UnfinishedValue = "cut" | "broken";
  * Finds a value a repair would have to invent. `"cut"`: the text stops where a value had begun or
  * was still to come — after a key, after a colon, or inside a bare token that is not whole (`tru`,
  * `nul`, `-`, `1.`, `1e+`, a bare word). `"broken"`: a number begun and not finished before the
- * next bracket or comma (`[-{`), or a key followed by something other than its colon. Closing
+ * next bracket or comma (`[-{`), a key followed by something other than its colon, or a colon
+ * followed by no value (`{"a": }`, which a repair reads as null). Closing
  * such text up reads `{"a":` as `{"a": null}`, `{"a": tru` as `"tru"` and `-` as `-0`, so the
  * caller refuses it instead. A trailing comma, or a bracket left open after a whole value, is
  * neither: closing those invents nothing. Reads from the first `{` or `[` to where it closes, with
@@ -123,6 +124,8 @@ export function unfinishedValue(text: string): UnfinishedValue | undefined {
       i++;
       continue;
     }
+    // A key whose colon is followed by no value (`{"a": }`, `{"a": , "b": 1}`): a repair reads null.
+    if ((c === "}" || c === "]" || c === ",") && top?.object && top.phase === "value") return "broken";
     if (c === "}" || c === "]") {
       stack.pop();
       if (stack.length === 0) return undefined;
@@ -274,7 +277,8 @@ function unfence(text: string): { body: string; fenced: boolean } {
  * unclosed brackets after a complete value, a code fence) and parses it. Strings are read token
  * by token first, so what is inside them never changes; only text that reader cannot take goes to
  * `jsonrepair`, and only up to {@link MAX_REPAIR_CHARS}. Text that stops inside a string is never
- * repaired (its end is unknown). Answers `undefined`, never throwing, when even the repaired text
+ * repaired (its end is unknown), nor text holding a bare NaN or Infinity (JSON has no such
+ * number). Answers `undefined`, never throwing, when even the repaired text
  * is not JSON or nests deeper than {@link MAX_DEPTH}.
  */
 export function repairParse(text: string): { value: unknown } | undefined {
@@ -289,6 +293,8 @@ function repairBody(body: string, fenced: boolean): { value: unknown } | undefin
     if (strict) return strict;
   }
   if (endsInString(body)) return undefined;
+  // NaN or Infinity would come back as the string "NaN" (or null): not what the model wrote.
+  if (nonJsonNumber(body) !== undefined) return undefined;
   const normalized = normalizeAlmostJson(body);
   if (normalized !== undefined) {
     const read = tryParse(normalized);

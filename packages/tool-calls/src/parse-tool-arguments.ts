@@ -1,4 +1,5 @@
-import { ToolArgumentsError, ToolCallsError } from "./errors.js";
+import { nonJsonNumber } from "./almost-json.js";
+import { readOptions, ToolArgumentsError } from "./errors.js";
 import {
   endsInString,
   isRecord,
@@ -116,14 +117,12 @@ function done(
  * object (`null` reads as none). Never mutates its input.
  */
 export function parseToolArguments(raw: unknown, given: ParseToolArgumentsOptions = {}): ParsedToolArguments {
-  // Null options are none; anything else that is not an object is named rather than ignored.
-  const options: ParseToolArgumentsOptions = given ?? {};
-  if (typeof options !== "object" || Array.isArray(options)) {
-    throw new ToolCallsError(
-      "invalid-options",
-      `parseToolArguments: options must be an object ({ finishReason?, name? }), and was given ${Array.isArray(options) ? "an array" : `a ${typeof options}`}.`,
-    );
-  }
+  // Null options are none; anything else that is not an object of text fields is named.
+  const read = readOptions("parseToolArguments", given, ["finishReason", "name"]);
+  const options: ParseToolArgumentsOptions = {
+    finishReason: read.finishReason,
+    ...(typeof read.name === "string" ? { name: read.name } : {}),
+  };
   if (raw === undefined || raw === null) return { ...EMPTY, value: {} };
   if (typeof raw !== "string") return readObject(raw, options.name);
   // Fast path: valid JSON, as almost every server and model sends.
@@ -169,10 +168,11 @@ function readSlow(
     const unfinished = unfinishedValue(trimmed);
     if (unfinished === "cut") throw truncated(raw, name, finishReason === "length");
     if (unfinished === "broken") {
+      if (nonJsonNumber(trimmed) !== undefined) throw nonNumber(raw, name, trimmed);
       throw malformed(
         raw,
         name,
-        "a value in them is unfinished (a number cut short, or a key without its colon)",
+        "a value in them is unfinished (a number cut short, a key without its colon, or a colon with no value after it)",
       );
     }
     if (finishReason === "length" && isUnterminated(trimmed)) throw truncated(raw, name, true);
@@ -187,12 +187,22 @@ function readSlow(
   }
   if (parsed) {
     const { value } = parsed;
-    if (isRecord(value)) return done(value, true, raw, name);
+    if (isRecord(value)) {
+      if (secondObjectAfter(trimmed, 0)) throw twoObjects(raw, name);
+      return done(value, true, raw, name);
+    }
     if (value === null) return { ...EMPTY, value: {}, repaired: true };
     // JSON held in a string: open it (a model that double-encodes does it once, rarely twice).
     if (typeof value === "string" && layer < 2 && value.trim() !== trimmed) {
       const inner = readSlow(value, raw, options, tryParse(value), layer + 1);
       return { ...inner, repaired: true };
+    }
+    // A list of argument objects: one is the call's arguments; more are several calls in one,
+    // and running the first alone would drop the others.
+    // (Only a list the text is: prose a repair read as a list still has its object looked for.)
+    if (Array.isArray(value) && trimmed.startsWith("[")) {
+      if (value.length === 1 && isRecord(value[0])) return done(value[0], true, raw, name);
+      throw malformed(raw, name, `they are a JSON array of ${value.length} values; a call takes one object`);
     }
   }
   // An object with prose around it: take the object.
@@ -201,12 +211,50 @@ function readSlow(
     const { end } = scanBrackets(trimmed, open);
     const candidate = trimmed.slice(open, end < 0 ? undefined : end);
     const found = tryParse(candidate) ?? repairParse(candidate);
-    if (found && isRecord(found.value)) return done(found.value, true, raw, name);
+    if (found && isRecord(found.value)) {
+      if (secondObjectAfter(trimmed, open)) throw twoObjects(raw, name);
+      return done(found.value, true, raw, name);
+    }
   }
   if (finishReason === "length") throw truncated(raw, name, true);
+  if (!parsed && nonJsonNumber(trimmed) !== undefined) throw nonNumber(raw, name, trimmed);
   throw malformed(
     raw,
     name,
     parsed ? `they are ${kindOfValue(parsed.value)}` : "they could not be read as JSON",
   );
+}
+
+function nonNumber(raw: string, name: string | undefined, text: string): ToolArgumentsError {
+  const word = nonJsonNumber(text) as string;
+  return malformed(
+    raw,
+    name,
+    `they hold ${word}, and JSON has no NaN or Infinity: write the number, or a string if text was meant`,
+  );
+}
+
+function twoObjects(raw: string, name: string | undefined): ToolArgumentsError {
+  return malformed(
+    raw,
+    name,
+    "they hold more than one JSON object; a call takes one, so make one call for each",
+  );
+}
+
+/**
+ * True when the object whose `{` is at `open` is followed (past spaces, a comma or a semicolon)
+ * by another object that reads: two calls' arguments run together (`{…}{…}`, `{…},\n{…}`).
+ * Prose or a closing tag after the object is not another object.
+ */
+function secondObjectAfter(text: string, open: number): boolean {
+  const { end } = scanBrackets(text, open);
+  if (end < 0) return false;
+  const rest = /^[\s,;]*/.exec(text.slice(end)) as RegExpExecArray;
+  const next = end + rest[0].length;
+  if (text[next] !== "{") return false;
+  const second = scanBrackets(text, next);
+  const candidate = text.slice(next, second.end < 0 ? undefined : second.end);
+  const found = tryParse(candidate) ?? repairParse(candidate);
+  return found !== undefined && isRecord(found.value);
 }

@@ -1,7 +1,8 @@
-import { describeValue, ToolCallsError } from "./errors.js";
+import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import {
   findFences,
   isRecord,
+  isUnterminated,
   repairLeading,
   repairParse,
   scanBrackets,
@@ -24,6 +25,17 @@ export type ToolNameLike =
       parameters?: unknown;
       function?: { name?: unknown; parameters?: unknown };
     };
+
+/** Options for {@link recoverToolCalls}. */
+export interface RecoverToolCallsOptions {
+  /**
+   * The turn's finish reason. `"length"` (the reply was cut at the token ceiling) leaves in the
+   * text a call still open where the reply ends — JSON whose brackets never close, a markup block
+   * without its closing tag — as `parseToolArguments` refuses such arguments: they are never
+   * closed up and run.
+   */
+  finishReason?: string | null;
+}
 
 /** What {@link recoverToolCalls} found. */
 export interface RecoveredToolCalls {
@@ -90,6 +102,9 @@ const ARGUMENT_KEYS = ["arguments", "parameters", "args", "input", "tool_input",
 
 /** One call written as JSON: `{name, arguments}` and the other spellings models use for both. */
 function callOf(entry: Record<string, unknown>): Found | undefined {
+  // A tool's definition (a model listing its tools as JSON) describes it; a call never does. Read
+  // as a call, its parameters schema was handed to the tool as the arguments.
+  if (typeof entry.description === "string") return undefined;
   if (entry.name === undefined && isRecord(entry.function)) return callOf(entry.function);
   if (entry.name === undefined && isRecord(entry.function_call)) return callOf(entry.function_call);
   let name: string | undefined;
@@ -170,10 +185,17 @@ function matches(text: string, pattern: RegExp): RegExpExecArray[] {
  */
 let scanBudget = Number.POSITIVE_INFINITY;
 
+/**
+ * True while the current `recoverToolCalls` call reads a reply cut at the token ceiling: a call
+ * still open where the reply ends is not recovered.
+ */
+let cutAtLimit = false;
+
 function jsonAt(text: string, start: number): { value: unknown; end: number } | undefined {
   if (scanBudget <= 0) return undefined;
   const { end } = scanBrackets(text, start);
   scanBudget -= (end < 0 ? text.length : end) - start;
+  if (end < 0 && cutAtLimit) return undefined;
   const stop = end < 0 ? text.length : end;
   const slice = text.slice(start, stop);
   const parsed = tryParse(slice) ?? repair(slice);
@@ -268,6 +290,17 @@ function pairsOf(body: string, pattern: RegExp): Pair[] {
   return [...body.matchAll(pattern)].map((m) => [m[1] as string, m[2] as string]);
 }
 
+/**
+ * True when the last value of key/value markup runs to the end of `body` with no closing tag
+ * (`closer`), or a key opened there has no value: where `body` is also where the reply ends, that
+ * value's end was never written (the turn was cut), so the call is not recovered — its text
+ * could have gone on (`Chapter one, the begi`), as a JSON string cut short is never run.
+ */
+function lastValueOpen(body: string, opener: string, closer: string): boolean {
+  const at = body.lastIndexOf(opener);
+  return at >= 0 && body.indexOf(closer, at) < 0;
+}
+
 interface Block {
   start: number;
   end: number;
@@ -283,7 +316,7 @@ const PARAMETER = /<parameter=([^>\n]{1,256})>([\s\S]*?)(?:<\/parameter>|(?=<par
  * `<function=name>…</function>` blocks: Qwen3-Coder's `<parameter=key>value</parameter>` markup
  * inside, or a JSON object (Llama 3.1's custom tool format, Functionary v3.1).
  */
-function functionBlocks(text: string, known: Known): Block[] {
+function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
   const blocks: Block[] = [];
   const opens = matches(text, FUNCTION_OPEN);
   let from = 0;
@@ -306,6 +339,8 @@ function functionBlocks(text: string, known: Known): Block[] {
     const end = bodyEnd === close ? close + FUNCTION_CLOSE.length : bodyEnd;
     const body = text.slice(bodyAt, bodyEnd);
     if (body.trim() !== "" && !body.includes("<parameter=")) return;
+    const unclosed = endsReply && bodyEnd === text.length;
+    if (unclosed && (cutAtLimit || lastValueOpen(body, "<parameter=", "</parameter>"))) return;
     blocks.push({ start: open.index, end, call: pairArguments(pairsOf(body, PARAMETER), known, name, true) });
     from = end;
   });
@@ -323,6 +358,8 @@ const INVOKE_PARAMETER = new RegExp(
   "g",
 );
 
+const INVOKE_PARAMETER_OPEN = new RegExp(`<${DSML}parameter\\s+name\\b`, "g");
+
 /**
  * `<invoke name="x"><parameter name="k">v</parameter></invoke>`: the markup MiniMax-M2,
  * DeepSeek V3.2 (with `｜DSML｜` tags; `string="true"` marks a text value) and Claude-style
@@ -332,10 +369,15 @@ function invokeBlocks(text: string, known: Known): Block[] {
   const blocks: Block[] = [];
   for (const match of matches(text, INVOKE)) {
     const name = unquote(match[1] as string);
-    const pairs = [...(match[2] as string).matchAll(INVOKE_PARAMETER)].map(
+    const body = match[2] as string;
+    const pairs = [...body.matchAll(INVOKE_PARAMETER)].map(
       (m): Pair => [m[1] as string, m[3] as string, m[2]],
     );
+    // A parameter opened and never closed (the reply cut inside it, or its tag left out) would be
+    // dropped and the call run without it: the block is not a call that can be read.
+    if ((body.match(INVOKE_PARAMETER_OPEN) ?? []).length !== pairs.length) continue;
     const end = match.index + match[0].length;
+    if (cutAtLimit && end === text.length && !/invoke>$/.test(match[0])) continue;
     blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name) });
   }
   return blocks;
@@ -344,10 +386,16 @@ function invokeBlocks(text: string, known: Known): Block[] {
 const GLM_PAIR = /<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:<\/arg_value>|(?=<arg_key>)|$)/g;
 
 /** GLM-4.5/4.6/4.7: `name` then `<arg_key>k</arg_key><arg_value>v</arg_value>` pairs. */
-function glmCall(body: string, known: Known): Found | undefined {
+function glmCall(body: string, known: Known, endsReply: boolean): Found | undefined {
   const keyAt = body.indexOf("<arg_key>");
   const name = (keyAt < 0 ? body : body.slice(0, keyAt)).trim();
   if (!/^[^\s<>{}[\]"'`]+$/.test(name)) return undefined;
+  if (endsReply && keyAt >= 0) {
+    // A key with no value yet, or a value with no end, where the reply ends: cut off.
+    const lastKey = body.lastIndexOf("<arg_key>");
+    if (body.indexOf("<arg_value>", lastKey) < 0 || lastValueOpen(body, "<arg_value>", "</arg_value>"))
+      return undefined;
+  }
   return pairArguments(keyAt < 0 ? [] : pairsOf(body.slice(keyAt), GLM_PAIR), known, name);
 }
 
@@ -442,20 +490,20 @@ function pythonicCalls(body: string): Found[] | undefined {
 }
 
 /** The calls a tag's markup body holds, in whichever markup it is written. */
-function markupCalls(body: string, known: Known): Found[] | undefined {
+function markupCalls(body: string, known: Known, endsReply: boolean): Found[] | undefined {
   if (/^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) {
     const pythonic = pythonicCalls(body);
     if (pythonic) return pythonic;
   }
   if (body.includes("<function=")) {
-    const blocks = functionBlocks(body, known);
+    const blocks = functionBlocks(body, known, endsReply);
     return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
   }
   if (new RegExp(`<${DSML}invoke\\b`).test(body)) {
     const blocks = invokeBlocks(body, known);
     return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
   }
-  const glm = glmCall(body, known);
+  const glm = glmCall(body, known, endsReply);
   return glm ? [glm] : undefined;
 }
 
@@ -509,7 +557,10 @@ function tagSpans(text: string, known: Known): Span[] {
       const closer = closerOf(open[0]);
       const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
       end = close >= 0 && close < nextOpen ? close : nextOpen;
-      calls = markupCalls(text.slice(bodyAt, end), known);
+      calls =
+        cutAtLimit && end === text.length
+          ? undefined
+          : markupCalls(text.slice(bodyAt, end), known, end === text.length);
     }
     if (!calls) return;
     const tail = CLOSE_TAG.exec(text.slice(end));
@@ -840,6 +891,7 @@ function wholeReplySpan(text: string): Span | undefined {
   if (end) trimmed = trimmed.slice(0, lead + end.index);
   if (!/^[{[]/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
+  if (!strict && cutAtLimit && isUnterminated(trimmed)) return undefined;
   const parsed = strict ? { value: strict.value, whole: true } : repairLeading(trimmed);
   let calls = parsed?.whole ? callsIn(parsed.value) : undefined;
   if (!calls && parsed && !parsed.whole) {
@@ -918,31 +970,102 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * Only calls naming a tool in `tools` are recovered (a `functions.` prefix or `:0` suffix is
  * read past); a block that names anything else is left in the text. Returns the calls with ids
  * `call_recovered_0` onward in written order, and the text with them taken out (trimmed); with
- * nothing found, the text as it was. Never throws on any string; throws a `ToolCallsError` when
- * `text` is not a string or `tools` not an array.
+ * nothing found, the text as it was. A markup value running to the end of the reply without its
+ * closing tag is never recovered; with `finishReason: "length"` neither is any call still open
+ * where the reply ends. Never throws on any string; throws a `ToolCallsError` when `text` is not
+ * a string, `tools` not an array, or options (`null` reads as none) not an object.
  */
-export function recoverToolCalls(text: string, tools: readonly ToolNameLike[]): RecoveredToolCalls {
+export function recoverToolCalls(
+  text: string,
+  tools: readonly ToolNameLike[],
+  given: RecoverToolCallsOptions | null = {},
+): RecoveredToolCalls {
   if (typeof text !== "string") {
     throw new ToolCallsError(
       "invalid-text",
       `recoverToolCalls needs the reply as a string, and was given ${describeValue(text)}.`,
     );
   }
-  if (!Array.isArray(tools)) {
+  const options = readOptions("recoverToolCalls", given, ["finishReason"]);
+  let known: Known;
+  try {
+    if (!Array.isArray(tools)) {
+      throw new ToolCallsError(
+        "invalid-tools",
+        `recoverToolCalls needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}.`,
+      );
+    }
+    known = readTools(tools);
+  } catch (error) {
+    if (ToolCallsError.isInstance(error)) throw error;
     throw new ToolCallsError(
       "invalid-tools",
-      `recoverToolCalls needs the tools the model may call as an array (names or tool definitions), and was given ${describeValue(tools)}.`,
+      `recoverToolCalls could not read its tools (${error instanceof Error ? error.message : "a value that cannot be read"}): pass names or plain tool definitions.`,
+      { cause: error },
     );
   }
-  const known = readTools(tools);
   repairBudget = 2 * text.length + 4096;
   scanBudget = 8 * text.length + 65_536;
+  cutAtLimit = options.finishReason === "length";
   try {
     return recoverFrom(text, known);
   } finally {
     repairBudget = Number.POSITIVE_INFINITY;
     scanBudget = Number.POSITIVE_INFINITY;
+    cutAtLimit = false;
   }
+}
+
+/**
+ * Inline code spans in `text`, as [start, end) pairs in order: a run of one or two backticks up
+ * to the next run of the same length on the same line (longer runs are fences). Linear.
+ */
+function inlineCode(text: string): Array<[number, number]> {
+  const regions: Array<[number, number]> = [];
+  const runs: Array<{ at: number; length: number; line: number }> = [];
+  let line = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\n") line++;
+    if (c !== "`") continue;
+    let j = i;
+    while (text[j] === "`") j++;
+    runs.push({ at: i, length: j - i, line });
+    i = j - 1;
+  }
+  // The next run of the same length on the same line, found from the end.
+  const next = new Array<number>(runs.length).fill(-1);
+  const seen = new Map<string, number>();
+  for (let k = runs.length - 1; k >= 0; k--) {
+    const run = runs[k] as { at: number; length: number; line: number };
+    const key = `${run.line}:${run.length}`;
+    next[k] = seen.get(key) ?? -1;
+    seen.set(key, k);
+  }
+  for (let k = 0; k < runs.length; ) {
+    const run = runs[k] as { at: number; length: number };
+    const close = next[k] as number;
+    if (run.length <= 2 && close >= 0) {
+      const end = runs[close] as { at: number; length: number };
+      regions.push([run.at, end.at + end.length]);
+      k = close + 1;
+    } else k++;
+  }
+  return regions;
+}
+
+/** True when `at` lies inside one of `regions` (sorted, apart). */
+function insideAny(at: number, regions: ReadonlyArray<[number, number]>): boolean {
+  let lo = 0;
+  let hi = regions.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const [start, end] = regions[mid] as [number, number];
+    if (at <= start) hi = mid - 1;
+    else if (at >= end) lo = mid + 1;
+    else return true;
+  }
+  return false;
 }
 
 function recoverFrom(text: string, known: Known): RecoveredToolCalls {
@@ -977,6 +1100,9 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
       const previous = spans[spans.length - 1];
       if (!previous || span.start >= previous.end) spans.push(span);
     }
+    // Markup quoted in inline code (`<tool_call>…</tool_call>` in a sentence) is an example.
+    const code = inlineCode(tail);
+    spans.splice(0, spans.length, ...spans.filter((span) => !insideAny(span.start, code)));
     const fenced = fencedSpan(tail);
     // Markup found only inside the reply's one fenced call is that call's text.
     if (fenced && spans.every((span) => span.start >= fenced.start && span.end <= fenced.end)) {
@@ -991,12 +1117,27 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   let rest = "";
   let at = 0;
   for (const span of accepted) {
-    rest += tail.slice(at, span.start);
+    rest = joinAtCall(rest, tail.slice(at, span.start));
     at = span.end;
     for (const call of span.calls) {
       calls.push({ id: `call_recovered_${calls.length}`, name: call.name, args: call.args, raw: call.raw });
     }
   }
-  rest += tail.slice(at);
-  return { calls, text: `${head}${rest}`.replace(/\n{3,}/g, "\n\n").trim() };
+  rest = joinAtCall(rest, tail.slice(at));
+  return { calls, text: `${head}${rest}`.trim() };
+}
+
+/**
+ * Joins the text on either side of a call taken out: the blank lines that met there close up to
+ * one; everything else (the reasoning, a code block's blank lines) stays as written.
+ */
+function joinAtCall(left: string, right: string): string {
+  if (left === "") return right;
+  // trimEnd/trimStart, not a /\s*$/ pattern: that one rereads every run of spaces to its end.
+  const kept = left.trimEnd();
+  const next = right.trimStart();
+  const gap = left.slice(kept.length) + right.slice(0, right.length - next.length);
+  const newlines = gap.split("\n").length - 1;
+  const seam = newlines >= 2 ? "\n\n" : newlines === 1 ? "\n" : gap === "" ? "" : " ";
+  return kept + seam + next;
 }

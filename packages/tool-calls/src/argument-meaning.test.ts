@@ -1,0 +1,189 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ToolArgumentsError } from "./errors.js";
+import { parseJson } from "./parse-json.js";
+import { parseToolArguments } from "./parse-tool-arguments.js";
+
+/** What parseToolArguments made of `raw`: the compact JSON, or the error's kind. */
+function readOf(raw: string, finishReason?: string): string {
+  try {
+    return parseToolArguments(raw, { finishReason }).json;
+  } catch (error) {
+    return ToolArgumentsError.isInstance(error) ? `error:${error.kind}` : `a raw throw: ${String(error)}`;
+  }
+}
+
+/** Deep equality that tells -0 from 0 and keeps `__proto__` as an own key. */
+function same(a: unknown, b: unknown): boolean {
+  if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return Object.is(a, b);
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length || ka.some((k, i) => k !== kb[i])) return false;
+  return ka.every((k) => same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+const pad = fc.constantFrom("", " ", "\n", "\t", "\r\n  ", "   ");
+
+/** Writes a string as JSON, each character plain or \u-escaped at random (lone surrogates escaped). */
+function stringText(value: string, escapes: boolean[]): string {
+  let out = '"';
+  let i = 0;
+  for (const ch of value) {
+    const code = ch.charCodeAt(0);
+    const mustEscape =
+      ch === '"' || ch === "\\" || code < 0x20 || (ch.length === 1 && code >= 0xd800 && code <= 0xdfff);
+    if (mustEscape || escapes[i++ % Math.max(escapes.length, 1)]) {
+      for (let k = 0; k < ch.length; k++) out += `\\u${ch.charCodeAt(k).toString(16).padStart(4, "0")}`;
+    } else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** Any JSON text: any value written with any spacing, escapes, number spellings and repeated keys. */
+const jsonText = fc.letrec<{ value: string; object: string }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.constantFrom(
+      "true",
+      "false",
+      "null",
+      "-0",
+      "0",
+      "1e400",
+      "-1E+400",
+      "1e-400",
+      "0.10",
+      "12E2",
+      "-3.5e-2",
+    ),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => JSON.stringify(n)),
+    fc
+      .tuple(fc.string({ unit: "binary", maxLength: 8 }), fc.array(fc.boolean(), { maxLength: 4 }))
+      .map(([s, e]) => stringText(s, e)),
+    fc
+      .array(fc.tuple(pad, tie("value"), pad), { maxLength: 4 })
+      .map((items) => `[${items.map((p) => p.join("")).join(",")}]`),
+    tie("object"),
+  ),
+  object: fc
+    .array(
+      fc.tuple(
+        fc.oneof(fc.string({ maxLength: 5 }), fc.constantFrom("__proto__", "constructor", "a", "toString")),
+        fc.array(fc.boolean(), { maxLength: 3 }),
+        pad,
+        tie("value"),
+        pad,
+      ),
+      { maxLength: 5 },
+    )
+    .map(
+      (members) =>
+        `{${members.map(([k, e, p1, v, p2]) => `${p1}${stringText(k, e)}${p1}:${p2}${v}${p2}`).join(",")}}`,
+    ),
+}));
+
+describe("valid JSON arguments come back as JSON.parse reads them", () => {
+  it("any object written any way: spacing, \\u escapes, lone surrogates, -0, 1e400, repeated keys, __proto__", () => {
+    fc.assert(
+      fc.property(jsonText.object, pad, pad, (text, before, after) => {
+        const raw = `${before}${text}${after}`;
+        const expected = JSON.parse(raw) as unknown;
+        const out = parseToolArguments(raw);
+        expect(same(out.value, expected)).toBe(true);
+        expect(out.json).toBe(JSON.stringify(expected));
+        expect(out.repaired).toBe(false);
+        expect(Object.getPrototypeOf(out.value)).toBe(Object.prototype);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("parseJson reads any whole JSON value as JSON.parse does", () => {
+    fc.assert(
+      fc.property(jsonText.value, (text) => {
+        expect(same(parseJson(text), JSON.parse(text))).toBe(true);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
+
+describe("a repair never changes a value the model wrote", () => {
+  it("never joins two numbers written without a comma into one", () => {
+    // [1 2] was read as [12]: the tool was handed a number the model never wrote.
+    expect(readOf('{"a": [1 2]}')).not.toBe('{"a":[12]}');
+    expect(readOf('{"ids": [1 // first\n 2]}')).not.toBe('{"ids":[12]}');
+    expect(readOf('{"a": 1 2}')).not.toBe('{"a":12}');
+    expect(readOf('{"a": [1 2]}')).toBe('{"a":[1,2]}');
+    expect(readOf("{'a': [1\n2\n3]}")).toBe('{"a":[1,2,3]}');
+  });
+
+  it("refuses a key written with no value instead of handing the tool null", () => {
+    // {"a": "b", "c": } was read as { a: "b", c: null }.
+    for (const raw of ['{"a": "b", "c": }', '{"a": , "c": 1}', "{'a': 1, b:}"]) {
+      expect(readOf(raw)).toBe("error:malformed");
+    }
+    // A trailing comma is not a missing value.
+    expect(readOf('{"a": [1,], "b": 2,}')).toBe('{"a":[1],"b":2}');
+  });
+
+  it("refuses NaN and Infinity by name instead of handing the tool the string 'NaN'", () => {
+    for (const raw of ['{"a": NaN}', "{'a': [Infinity],}", '{"a": -Infinity}', "{'x': nan}", '{"x": inf}']) {
+      expect(readOf(raw)).toBe("error:malformed");
+      const error = (() => {
+        try {
+          parseToolArguments(raw);
+        } catch (e) {
+          return e as Error;
+        }
+        return new Error("read");
+      })();
+      expect(error.message).toMatch(/NaN or Infinity/);
+    }
+    // Inside a string they are text.
+    expect(readOf("{'a': 'NaN', b: 'Infinity'}")).toBe('{"a":"NaN","b":"Infinity"}');
+  });
+
+  it("reads a Python triple-quoted string as its text, never as invented keys", () => {
+    // {"a": """x"""} was read as {"a": "", "x": ""}.
+    expect(readOf('{"a": """x"""}')).toBe('{"a":"x"}');
+    expect(readOf("{'code': '''def f():\n    return \"hi\"'''}")).toBe(
+      JSON.stringify({ code: 'def f():\n    return "hi"' }),
+    );
+    expect(readOf("{'a': '''it's''', 'b': 1}")).toBe('{"a":"it\'s","b":1}');
+  });
+
+  it("refuses two argument objects in one call instead of running the first", () => {
+    // A server that merges two parallel calls' arguments writes {…}{…}: the second call was lost.
+    for (const raw of [
+      '{"a": 1}{"a": 2}',
+      '{"a": 1} {"a": 2}',
+      '{"a": 1},\n{"a": 2}',
+      '[{"a": 1}, {"a": 2}]',
+    ]) {
+      expect(readOf(raw)).toBe("error:malformed");
+    }
+    // One object with prose or a closing tag after it is still read.
+    expect(readOf('{"a": 1}\n</tool_call>')).toBe('{"a":1}');
+    expect(readOf('{"a": 1} is what I will send')).toBe('{"a":1}');
+    expect(readOf('[{"a": 1}]')).toBe('{"a":1}');
+    // Prose with a fenced object in it is still read for its object.
+    expect(readOf('Args:\n```json\n{"a": 1}\n```\nDone')).toBe('{"a":1}');
+  });
+});
+
+describe("arguments cut at the token ceiling are never closed up and run", () => {
+  it("any valid object text cut anywhere reads as the whole object or a typed error", () => {
+    fc.assert(
+      fc.property(jsonText.object, fc.nat(), (text, at) => {
+        // From the opening brace on (no text at all reads as no arguments, as documented).
+        const cut = text.slice(0, 1 + (at % text.length));
+        const whole = JSON.stringify(JSON.parse(text));
+        const read = readOf(cut, "length");
+        expect([whole, "error:truncated", "error:malformed"]).toContain(read);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
