@@ -80,15 +80,47 @@ function saysNothing(message: ChatMessage): boolean {
   );
 }
 
+type UserMessage = Extract<ChatMessage, { role: "user" }>;
+type UserPart = Exclude<UserMessage["content"], string>[number];
+
+function userParts(content: UserMessage["content"]): UserPart[] {
+  return typeof content === "string" ? [{ type: "text", text: content }] : [...content];
+}
+
+/** Two questions as one, the first's words first: what a user who asked twice in a row said. */
+function joinQuestions(first: UserMessage, second: UserMessage): UserMessage {
+  if (typeof first.content === "string" && typeof second.content === "string") {
+    return { ...first, content: `${first.content}\n\n${second.content}` };
+  }
+  return {
+    ...first,
+    content: [...userParts(first.content), { type: "text", text: "\n\n" }, ...userParts(second.content)],
+  };
+}
+
 /**
  * The transcript as a request carries it: the host's tool names in assistant tool calls replaced by
- * the wire's, and assistant messages that say nothing left out.
+ * the wire's, and assistant messages that say nothing left out. Where leaving one out puts two user
+ * messages side by side, they go as one: chat templates that make roles alternate (Gemma's,
+ * Mistral's) refuse two in a row, as endpoints that check the transcript refuse the empty answer.
  */
 export function wireMessages(
   messages: readonly ChatMessage[],
   toWire: ReadonlyMap<string, string>,
 ): ChatMessage[] {
-  const said = messages.filter((message) => !saysNothing(message));
+  const said: ChatMessage[] = [];
+  let leftOut = false;
+  for (const message of messages) {
+    if (saysNothing(message)) {
+      leftOut = true;
+      continue;
+    }
+    const before = said[said.length - 1];
+    if (leftOut && before?.role === "user" && message.role === "user") {
+      said[said.length - 1] = joinQuestions(before, message);
+    } else said.push(message);
+    leftOut = false;
+  }
   if (toWire.size === 0) return said;
   return said.map((message) =>
     message.role === "assistant" &&

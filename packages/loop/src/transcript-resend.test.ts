@@ -4,13 +4,19 @@
 // ids used once, no empty assistant message).
 import type { RunEvent } from "@loopwright/events";
 import { EventsError } from "@loopwright/events";
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { type Personality, startServer, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, LoopConfig } from "./config.js";
 import { AgentLoopError, failedRun } from "./errors.js";
 import { createRuntime } from "./runtime.js";
-import { ADD_TOOL, QUESTION, STRICT_TRANSCRIPT, transcriptFaults } from "./test-support/transcript.js";
+import {
+  ADD_TOOL,
+  ALTERNATING_ROLES,
+  QUESTION,
+  STRICT_TRANSCRIPT,
+  transcriptFaults,
+} from "./test-support/transcript.js";
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -246,6 +252,33 @@ describe("an answer that said nothing", () => {
     expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "" });
     expect(await sendAgain(result.messages)).toBe("Glad to help.");
   });
+
+  it("sends the questions either side of it as one, which a template that makes roles alternate takes", async () => {
+    const server = await serve({ replies: [{ reasoning: "Let me think about it.", content: "" }] });
+    const first = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      dispatch: () => "",
+    });
+    // Gemma's and Mistral's templates on llama.cpp: no empty answer (strict) and no two questions in a row.
+    const both: Personality = {
+      name: "strict-and-alternating",
+      check: (request, context) =>
+        STRICT_TRANSCRIPT.check?.(request, context) ?? ALTERNATING_ROLES.check?.(request, context),
+    };
+    const strict = await serve({ personality: both, replies: [{ content: "Glad to help." }] });
+    const next = await createRuntime().runAgentLoop({
+      config: { baseUrl: strict.baseUrl, model: "sim" },
+      messages: [...first.messages, { role: "user", content: [{ type: "text", text: "Thanks. And then?" }] }],
+      dispatch: () => "",
+    });
+    expect(next.turn.content).toBe("Glad to help.");
+    const sent = (strict.chatRequests[0]?.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+    expect(sent.map((m) => m.role)).toEqual(["user"]);
+    expect(JSON.stringify(sent[0]?.content)).toMatch(/What is 2 \+ 3\?[\s\S]*Thanks\. And then\?/);
+    // The transcript handed back keeps both questions and the empty answer as they were.
+    expect(next.messages.slice(0, 3).map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+  });
 });
 
 describe("an answer that said nothing, before the question the hooks speak to", () => {
@@ -265,11 +298,12 @@ describe("an answer that said nothing, before the question the hooks speak to", 
       },
     });
     const sent = (server.chatRequests[0]?.body as { messages: ChatMessage[] } | undefined)?.messages ?? [];
-    expect(sent.map((m) => m.role)).toEqual(["user", "user"]);
-    expect(String(sent[1]?.content)).toMatch(
+    // The two questions go as one (the empty answer between them is left out); the context is on it.
+    expect(sent.map((m) => m.role)).toEqual(["user"]);
+    expect(String(sent[0]?.content)).toMatch(/^Hello\?\n\n/);
+    expect(String(sent[0]?.content)).toMatch(
       /The user is patient\.[\s\S]*Are you there\?|Are you there\?[\s\S]*The user is patient\./,
     );
-    expect(String(sent[0]?.content)).toBe("Hello?");
   });
 });
 

@@ -99,3 +99,27 @@ export const STRICT_TRANSCRIPT: Personality = {
         };
   },
 };
+
+/**
+ * A testkit personality that refuses, as Gemma's and Mistral's chat templates do ("Conversation
+ * roles must alternate user/assistant/user/assistant"), a request with two user messages in a row.
+ */
+export const ALTERNATING_ROLES: Personality = {
+  name: "alternating-roles",
+  check(request) {
+    const messages = (request.body as { messages?: { role?: unknown }[] } | undefined)?.messages ?? [];
+    const at = messages.findIndex((m, i) => i > 0 && m?.role === "user" && messages[i - 1]?.role === "user");
+    return at === -1
+      ? undefined
+      : {
+          type: "error",
+          status: 500,
+          body: {
+            error: {
+              message: "Conversation roles must alternate user/assistant/user/assistant/...",
+              type: "server_error",
+            },
+          },
+        };
+  },
+};
