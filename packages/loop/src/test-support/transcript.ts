@@ -1,5 +1,5 @@
 // Shared by the loop's tests; not published (package.json `files` leaves src/test-support out).
-import type { Personality } from "@loopwright/testkit";
+import { type Personality, readFixture } from "@loopwright/testkit";
 import type { ChatMessage, ToolDefinition } from "../config.js";
 
 /** A tool the model can call with two numbers. */
@@ -101,25 +101,17 @@ export const STRICT_TRANSCRIPT: Personality = {
 };
 
 /**
- * A testkit personality that refuses, as Gemma's and Mistral's chat templates do ("Conversation
- * roles must alternate user/assistant/user/assistant"), a request with two user messages in a row.
+ * A testkit personality that refuses, as llama.cpp does under a chat template that makes roles
+ * alternate (Gemma's, Mistral's), a request with two user messages in a row: the 400 the real
+ * server (b9749) answered, recorded in `errors/llamacpp/roles-must-alternate-jinja-b9749.json`.
  */
 export const ALTERNATING_ROLES: Personality = {
   name: "alternating-roles",
   check(request) {
     const messages = (request.body as { messages?: { role?: unknown }[] } | undefined)?.messages ?? [];
     const at = messages.findIndex((m, i) => i > 0 && m?.role === "user" && messages[i - 1]?.role === "user");
-    return at === -1
-      ? undefined
-      : {
-          type: "error",
-          status: 500,
-          body: {
-            error: {
-              message: "Conversation roles must alternate user/assistant/user/assistant/...",
-              type: "server_error",
-            },
-          },
-        };
+    if (at === -1) return undefined;
+    const recorded = JSON.parse(readFixture("errors/llamacpp/roles-must-alternate-jinja-b9749.json"));
+    return { type: "error", status: 400, body: recorded };
   },
 };
