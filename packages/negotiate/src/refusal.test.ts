@@ -84,6 +84,10 @@ const ROWS: Record<string, Row> = {
     status: 400,
     refusal: { kind: "grammar" },
   },
+  "errors/llamacpp/roles-must-alternate-jinja-b9749.json": {
+    what: "a template that makes roles alternate refused two user messages in a row: the transcript's, not a field to drop",
+    status: 400,
+  },
   "errors/llamacpp/tools-param-requires-jinja.message.txt": {
     what: "llama.cpp without --jinja: a 500 that is the same every time",
     status: 500,

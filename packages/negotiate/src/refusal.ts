@@ -221,7 +221,13 @@ const GRAMMAR_WORDINGS = [
  * or one of the wordings above read through the same structural reader as every other refusal.
  */
 function isGrammarRefusal(error: unknown, facts: ErrorFacts): boolean {
-  return isGrammarError(error) || GRAMMAR_WORDINGS.some((re) => re.test(facts.text));
+  if (isGrammarError(error)) return true;
+  // llama.cpp puts "Automatic parser generation failed" before any failure to render the chat
+  // template, also an exception the template raised over the messages ("Conversation roles must
+  // alternate", recorded from b9749): no schema is at fault there, and relaxing the tools would
+  // latch a loss for nothing.
+  if (/Jinja Exception/i.test(facts.text)) return false;
+  return GRAMMAR_WORDINGS.some((re) => re.test(facts.text));
 }
 
 /**
