@@ -11,6 +11,7 @@ import {
 } from "./catalog.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { type KeywordOptions, preselectByKeywords } from "./keywords.js";
+import { headOf } from "./text.js";
 
 /** The shape a preselection answer is held to: `{ "tools": ["name", …] }`. */
 export const PRESELECT_SCHEMA: Readonly<Record<string, unknown>> = Object.freeze({
@@ -147,7 +148,7 @@ const ECHO_CHARS = 60;
 function echo(names: readonly string[]): string {
   const shown = names
     .slice(0, ECHOED)
-    .map((name) => JSON.stringify(name.length <= ECHO_CHARS ? name : `${name.slice(0, ECHO_CHARS)}…`));
+    .map((name) => JSON.stringify(name.length <= ECHO_CHARS ? name : `${headOf(name, ECHO_CHARS)}…`));
   if (names.length > ECHOED) shown.push(`and ${names.length - ECHOED} more`);
   return shown.join(", ");
 }

@@ -70,6 +70,20 @@ describe("a preselection reply", () => {
     expect(notices).toHaveLength(1);
     expect(notices[0]?.length).toBeLessThan(400);
   });
+
+  it("never cuts a made-up name inside a character when it echoes it", async () => {
+    // 59 letters then emoji: the 60-character cut falls between an emoji's two halves.
+    const made = `${"n".repeat(59)}${"🙂".repeat(10)}`;
+    server = await startServer({ replies: [{ content: JSON.stringify({ tools: [made, "maps_geocode"] }) }] });
+    const notices: string[] = [];
+    await preselect({ baseUrl: server.baseUrl }, "small", catalog, "Where is Denver?", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    expect(notices[0]).toContain(`${"n".repeat(59)}…`);
+  });
 });
 
 describe("the preselection's prompt", () => {

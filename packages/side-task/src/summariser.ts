@@ -1,6 +1,7 @@
 import type { Endpoint } from "@loopwright/client";
 import { checkOptions, checkTarget, type SideTaskOptions, sideCall } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
+import { headOf, tailOf } from "./text.js";
 
 /** The summariser's reply ceiling when none is given. */
 export const SUMMARY_MAX_TOKENS = 1024;
@@ -56,18 +57,6 @@ function contentText(content: unknown): string {
       .join("\n");
   }
   return "";
-}
-
-/** `text` up to `end`, one code unit short where `end` would split a surrogate pair (an emoji). */
-function headOf(text: string, end: number): string {
-  const code = text.charCodeAt(end - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end);
-}
-
-/** `text` from `start`, one code unit on where `start` would split a surrogate pair. */
-function tailOf(text: string, start: number): string {
-  const code = text.charCodeAt(start);
-  return text.slice(code >= 0xdc00 && code <= 0xdfff ? start + 1 : start);
 }
 
 function cut(text: string): string {
