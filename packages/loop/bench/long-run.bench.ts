@@ -10,24 +10,11 @@ import { startServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import type { ToolDefinition } from "../src/config.js";
 import { createRuntime } from "../src/runtime.js";
+import { ADD_TOOL } from "../src/test-support/transcript.js";
 
 const steps = Number(process.env.LONG_RUN_STEPS ?? 2000);
 const window = Math.max(1, Math.floor(steps / 8));
-const tools: ToolDefinition[] = [
-  {
-    type: "function",
-    function: {
-      name: "add",
-      description: "Add two numbers",
-      parameters: {
-        type: "object",
-        properties: { a: { type: "number" }, b: { type: "number" } },
-        required: ["a", "b"],
-        additionalProperties: false,
-      },
-    },
-  },
-];
+const tools: ToolDefinition[] = [ADD_TOOL];
 const script = () =>
   startServer({
     replies: (_request, index) =>
