@@ -2,7 +2,7 @@
 // write it back in, wherever it stands in the text, and nothing else.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { masker, secretsOf } from "./redact.js";
+import { masker, redactError, secretsOf } from "./redact.js";
 
 /** Printable ASCII without `*` (the mask itself): what keys, tokens and passwords are made of. */
 const secretChar = fc.constantFrom(
@@ -123,5 +123,18 @@ describe("masker", () => {
     expect(mask("HTTP 401: Bearer token expired; got Bearer tok-9f8e7d6c5b, then tok-9f8e7d6c5b")).toBe(
       "HTTP 401: Bearer token expired; got ***, then ***",
     );
+  });
+});
+
+describe("redactError", () => {
+  it("masks a secret in a cause that is a plain object, not only in an Error or a string", () => {
+    const mask = masker(["sk-live-4f9a8b7c6d5e"]);
+    const error = new Error("the server failed", { cause: { data: { echoed: "key sk-live-4f9a8b7c6d5e" } } });
+    const kept = redactError(error, mask) as Error;
+    expect(JSON.stringify(kept.cause)).not.toContain("sk-live-4f9a8b7c6d5e");
+    expect(String(kept.cause)).toContain("***");
+    // A value without a secret is kept as it was.
+    const plain = { data: { echoed: "nothing to hide" } };
+    expect(redactError(plain, mask)).toBe(plain);
   });
 });

@@ -269,11 +269,23 @@ export function masker(secrets: readonly string[]): Mask {
 /**
  * An error as it may be kept as a `cause`: the same error when no secret is in its message, stack,
  * string properties (and lists of strings, such as `spawnargs`) or causes, else a copy (same prototype, so `instanceof` still holds) with each
- * secret replaced by `***`. Anything that is not an `Error` is kept only when it is a string (masked).
+ * secret replaced by `***`. A string is masked; any other value (an SDK error's data, a plain
+ * object) is kept as it is when its JSON holds no secret, else replaced by that JSON masked.
  */
 export function redactError(error: unknown, mask: Mask, depth = 0): unknown {
   if (typeof error === "string") return mask(error);
-  if (!(error instanceof Error)) return error;
+  if (!(error instanceof Error)) {
+    if (typeof error !== "object" || error === null) return error;
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(error);
+    } catch {
+      return "[a value that could not be read]";
+    }
+    if (text === undefined) return error;
+    const masked = mask(text);
+    return masked === text ? error : masked;
+  }
   let changed = false;
   const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
   for (const key of Reflect.ownKeys(error)) {
