@@ -135,7 +135,7 @@ export async function gatherHooks(run: LoopRun): Promise<void> {
  * The transcript as this request sends it: the run's context on the current question (found by
  * identity; `transcript` has the run's indexes). The run's own transcript is never written to.
  */
-export function withHookContext(run: LoopRun, transcript: ChatMessage[]): ChatMessage[] {
+export function withHookContext(run: LoopRun, transcript: readonly ChatMessage[]): readonly ChatMessage[] {
   const hooks = run.hooks;
   const context = hooks?.gathered?.context;
   if (!hooks?.question || !context) return transcript;

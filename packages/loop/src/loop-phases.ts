@@ -83,7 +83,7 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
   // The wire's tool names in replayed calls; the transcript keeps the host's.
   // The hooks' context on the current question, this request only.
   // (The context goes on first, by the transcript's own indexes; then what says nothing is left out.)
-  const transcript = wireMessages(withHookContext(run, [...run.messages]), run.names.toWire);
+  const transcript = wireMessages(withHookContext(run, run.messages), run.names.toWire);
   const { tools, system } = stepTools(run, number); // the step's tools and system prompt, per toolDiscovery
   const sent = system ? [{ role: "system", content: system }, ...transcript] : transcript;
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {

@@ -1,5 +1,5 @@
 import type { FunctionToolLike } from "@loopwright/schema-compat";
-import { checkCap, checkRecord, describe, headOf, ToolLoadingError } from "./errors.js";
+import { checkCap, checkRecord, describe, echoName, headOf, ToolLoadingError } from "./errors.js";
 
 /** One tool as the catalogue lists it: its name, and a one-line description where there is one. */
 export interface CatalogTool {
@@ -40,7 +40,7 @@ function checkLine(name: string, what: string, where: string): void {
   if (!breaksLine(name)) return;
   throw new ToolLoadingError(
     "invalid-catalog",
-    `${where}: ${what} holds a line break or control character (${JSON.stringify(name.slice(0, 60))}), which would rewrite the system prompt it is listed in. Rename it.`,
+    `${where}: ${what} holds a line break or control character (${JSON.stringify(echoName(name))}), which would rewrite the system prompt it is listed in. Rename it.`,
   );
 }
 

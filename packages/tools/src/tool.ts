@@ -100,7 +100,7 @@ const KEY_CHARS = 60;
 const MESSAGE_CHARS = 300;
 
 /** `text` cut to `max` characters, saying how long it was: the model wrote it, so it can be any size. */
-function shorten(text: string, max: number): string {
+export function shorten(text: string, max: number): string {
   if (text.length <= max) return text;
   // One code unit short where the cut would split a surrogate pair (an emoji): a lone half is text
   // a server reading UTF-8 refuses.

@@ -1,5 +1,5 @@
 import { ToolInputError } from "./errors.js";
-import { checkArguments, type Tool, type ToolDeclaration } from "./tool.js";
+import { checkArguments, shorten, type Tool, type ToolDeclaration } from "./tool.js";
 
 /** A tool call as a loop hands it to `dispatch` (structurally `@loopwright/tool-calls`' `ToolCallRequest`). */
 export interface ToolCall {
@@ -74,8 +74,7 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
       const tool = byName.get(call.name);
       if (!tool) {
         // The model made the name up, so it can be any size: echo the start of it and its length.
-        const name =
-          call.name.length <= 60 ? call.name : `${call.name.slice(0, 60)}… (${call.name.length} characters)`;
+        const name = shorten(call.name, 60);
         throw new ToolInputError(
           "unknown-tool",
           call.name,
