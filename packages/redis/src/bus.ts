@@ -1,11 +1,14 @@
 import {
+  checkSignal,
   DEFAULT_EVENTS_SETTINGS,
   type EventBus,
   EventsError,
   type EventsSettings,
+  mergeSettings,
   type RunEvent,
   type SequencedEvent,
   type SignalLike,
+  withSeq,
 } from "@loopwright/events";
 import {
   call,
@@ -140,25 +143,6 @@ function checkEvent(event: unknown): asserts event is RunEvent {
   }
 }
 
-/** Checks `watch`'s signal as the in-memory bus does: absent, or what an `AbortSignal` has. */
-function checkSignal(signal: unknown): void {
-  const like = signal as Partial<Record<"aborted" | "addEventListener" | "removeEventListener", unknown>>;
-  if (
-    signal !== undefined &&
-    (typeof signal !== "object" ||
-      signal === null ||
-      typeof like.aborted !== "boolean" ||
-      typeof like.addEventListener !== "function" ||
-      typeof like.removeEventListener !== "function")
-  ) {
-    throw new EventsError(
-      "invalid-signal",
-      `watch takes an AbortSignal as its signal, or none, and was given ${describe(signal)}. ` +
-        "Pass the request's signal (request.signal), not the request.",
-    );
-  }
-}
-
 /** Checks a seq to read after: a string would be concatenated into the stream id ("5" + 1 is "51"). */
 function checkAfter(after: unknown, where: string): asserts after is number {
   if (!Number.isSafeInteger(after) || (after as number) < 0) {
@@ -167,18 +151,6 @@ function checkAfter(after: unknown, where: string): asserts after is number {
       `${where}: \`after\` must be a seq (a whole number, 0 or more), and was given ${describe(after)}.`,
     );
   }
-}
-
-function mergeSettings(current: EventsSettings, changes: unknown): EventsSettings {
-  const next = { ...current };
-  if (typeof changes !== "object" || changes === null) return next;
-  for (const key of Object.keys(DEFAULT_EVENTS_SETTINGS) as (keyof EventsSettings)[]) {
-    const value = Object.hasOwn(changes, key) ? (changes as Record<string, unknown>)[key] : undefined;
-    if (typeof value === "number" && Number.isFinite(value) && value > 0) {
-      next[key] = key === "maxEvents" || key === "trimSlack" ? Math.ceil(value) : value;
-    }
-  }
-  return next;
 }
 
 function positive(value: unknown, name: string, fallback: number): number {
@@ -474,12 +446,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       let stored: SequencedEvent;
       let json: string;
       try {
-        const seq = (run?.seq ?? 0) + 1;
-        // A spread where the event carries `__proto__` as data: Object.assign would set the copy's
-        // prototype through it (fields read through it, and left out of the JSON written).
-        stored = (
-          Object.hasOwn(event, "__proto__") ? { ...event, seq } : Object.assign({}, event, { seq })
-        ) as SequencedEvent;
+        stored = withSeq(event, (run?.seq ?? 0) + 1);
         json = JSON.stringify(stored);
       } catch (cause) {
         throw new EventsError(
@@ -523,7 +490,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     watch(runId, signal, watchOptions) {
       checkRunId(runId, "watch");
-      checkSignal(signal);
+      checkSignal(signal, "watch");
       const after = watchOptions?.after ?? 0;
       checkAfter(after, "watch");
       const watcher = new StreamWatcher(host, keyOf(runId), after, signal);
