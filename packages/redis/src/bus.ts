@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import {
   checkSignal,
   DEFAULT_EVENTS_SETTINGS,
@@ -88,6 +89,8 @@ export interface RedisEventBus extends EventBus {
 
 interface LocalRun {
   seq: number;
+  /** This emitter's mark on the run's stream entries: a new one for each run started here. */
+  token: string;
   events: SequencedEvent[];
   ended: boolean;
   touched: number;
@@ -95,6 +98,8 @@ interface LocalRun {
 
 interface Pending {
   runId: string;
+  /** The token of the local run the event was emitted into. */
+  token: string;
   event: SequencedEvent;
   /** The event as written to the stream, serialized when it was emitted. */
   json: string;
@@ -169,24 +174,64 @@ function errorText(error: unknown): string {
 }
 
 /**
- * Appends a run's events (ARGV: max length, expiry in ms, then id and JSON per event) and renews the
- * stream's expiry, in one call. Answers 1 per event written and 0 per event whose id is not above
- * the stream's top: already written by an earlier try whose reply was lost (or by another emitter).
+ * Appends a run's events (ARGV: max length, expiry in ms, the emitter's token, then id, JSON and
+ * "1" for a `done` or "0" per event) and renews the stream's expiry, in one call. Answers per event:
+ * 1 written; 0 its id is not above the stream's top (already written by an earlier try whose reply
+ * was lost, or by another emitter); -1 the stream's latest entry is another emitter's and its run has
+ * not ended. Each entry carries its emitter's token (`o`) and a `done` is marked (`end`), so the
+ * script reads the stream's last entry alone to tell whose run it holds and whether that run ended.
+ *
+ * A run started afresh under the id of one that ended in another process (its first batch starts at
+ * seq 1, the stream's last entry is a `done` not written by this emitter) deletes the old stream
+ * first: it is one script, so of two processes starting the same id at once only the first resets;
+ * the second finds the first's run, unended, and is refused. An entry without a token (written by
+ * an earlier version) whose JSON is a `done` counts as ended.
+ *
  * Retention is the key's expiry, renewed by every write: an unended run lives `retainUnendedMs`
  * past its last event, an ended one `retainEndedMs` past its `done`.
  */
 const APPEND_SCRIPT = `
+local token = ARGV[3]
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+local owner, ended, json = false, false, false
+if top then
+  local fields = top[2]
+  for i = 1, #fields - 1, 2 do
+    if fields[i] == 'o' then owner = fields[i + 1]
+    elseif fields[i] == 'end' then ended = true
+    elseif fields[i] == 'e' then json = fields[i + 1] end
+  end
+  if not owner and json then
+    local ok, event = pcall(cjson.decode, json)
+    ended = ok and type(event) == 'table' and event.kind == 'done'
+  end
+end
+if ended and owner ~= token and ARGV[4] == '1-0' then
+  redis.call('DEL', KEYS[1])
+  top, owner = nil, false
+end
+local topSeq = top and tonumber(string.match(top[1], '^%d+')) or 0
+local foreign = owner and owner ~= token
 local written = {}
-for i = 3, #ARGV, 2 do
-  local reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1])
-  if type(reply) == 'table' and reply.err then
-    if string.find(reply.err, 'equal or smaller', 1, true) then
-      written[#written + 1] = 0
-    else
-      return redis.error_reply(reply.err)
-    end
+for i = 4, #ARGV, 3 do
+  if foreign and tonumber(string.match(ARGV[i], '^%d+')) > topSeq then
+    written[#written + 1] = -1
   else
-    written[#written + 1] = 1
+    local reply
+    if ARGV[i + 2] == '1' then
+      reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token, 'end', '1')
+    else
+      reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token)
+    end
+    if type(reply) == 'table' and reply.err then
+      if string.find(reply.err, 'equal or smaller', 1, true) then
+        written[#written + 1] = 0
+      else
+        return redis.error_reply(reply.err)
+      end
+    else
+      written[#written + 1] = 1
+    end
   end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -203,7 +248,10 @@ return written
  * watcher reads each stored event exactly once, in order, across reconnects. While Redis is away,
  * emitted events wait (up to `maxPending`) and are written when it is back; events Redis lost (a
  * restart without persistence, trimming) show up to watchers as one gap notice. One instance emits
- * into a run: its seq counter lives in that process.
+ * into a run: its seq counter lives in that process, and another emitter's writes into a run that has
+ * not ended are refused (through `onError`). A run started under the id of one that ended in another
+ * process starts afresh: its first write clears the old stream, atomically, so of two processes
+ * starting it at once only one does.
  *
  * Throws `RedisStoreError` (`invalid-option`, `connect`) when the options are wrong or Redis cannot
  * be reached at first; never throws from `emit` for a Redis failure.
@@ -283,13 +331,15 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     const groups: Pending[][] = [];
     for (const item of batch) {
       const group = groups.at(-1);
-      if (group && group[0]?.runId === item.runId) group.push(item);
+      if (group && group[0]?.runId === item.runId && group[0].token === item.token) group.push(item);
       else groups.push([item]);
     }
     const sends = groups.map((group) => {
-      const runId = (group[0] as Pending).runId;
-      const args = [String(maxStreamLength), ttl(runs.get(runId))];
-      for (const item of group) args.push(`${item.event.seq}-0`, item.json);
+      const { runId, token } = group[0] as Pending;
+      const args = [String(maxStreamLength), ttl(runs.get(runId)), token];
+      for (const item of group) {
+        args.push(`${item.event.seq}-0`, item.json, item.event.kind === "done" ? "1" : "0");
+      }
       return call<number[]>(writer, ["EVAL", APPEND_SCRIPT, "1", keyOf(runId), ...args]);
     });
     const results = await Promise.allSettled(sends);
@@ -317,7 +367,19 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         for (const item of group) handled.add(item);
         continue;
       }
+      let toldForeign = false;
       for (const [i, item] of group.entries()) {
+        if (result.value[i] === -1 && !toldForeign) {
+          toldForeign = true;
+          report(
+            new RedisStoreError(
+              "invalid-option",
+              `Run ${JSON.stringify(item.runId)} is being emitted by another instance: the latest events in its ` +
+                `stream are not this instance's and that run has not ended. One instance emits into a run; ` +
+                `this instance's events from seq ${item.event.seq} on were not written.`,
+            ),
+          );
+        }
         if (result.value[i] === 0 && !item.tried) {
           report(
             new RedisStoreError(
@@ -456,7 +518,13 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         );
       }
       if (!run) {
-        run = { seq: 0, events: [], ended: false, touched: Date.now() };
+        run = {
+          seq: 0,
+          token: randomBytes(9).toString("base64url"),
+          events: [],
+          ended: false,
+          touched: Date.now(),
+        };
         runs.set(runId, run);
       }
       run.seq = stored.seq;
@@ -467,7 +535,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       }
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
-      pending.push({ runId, event: stored, json, tried: false });
+      pending.push({ runId, token: run.token, event: stored, json, tried: false });
       // Bounded while Redis is away or refusing writes; a burst while it takes them waits, whole.
       if (pending.length > maxPending && (!writer.isReady || writesFailing)) {
         const excess = pending.length - maxPending;
