@@ -21,6 +21,7 @@ import {
   whenReady,
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
+import { MAX_OWED, Owed } from "./owed.js";
 import { decode, StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
@@ -272,10 +273,20 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   let pending: Pending[] = [];
   /** The last write failed (a lost connection, or Redis refusing for now): what waits is bounded. */
   let writesFailing = false;
-  /** Runs ended here (`endRun`, `reset`) whose stream deletion and announcement Redis has not had yet. */
-  const owedEnds = new Set<string>();
-  let endsInFlight = 0;
   let flushing = false;
+  /**
+   * Runs ended here (`endRun`, `reset`) until Redis has had their stream deleted and every instance
+   * told. The flush sends them before any event, so a run started afresh under the same id comes after.
+   */
+  const ends = new Owed<string>({
+    link: writer,
+    send: (_key, runId) =>
+      Promise.all([call(writer, ["DEL", keyOf(runId)]), call(writer, ["PUBLISH", endChannel, runId])]),
+    max: MAX_OWED,
+    report,
+    what: "ended runs",
+    onSettled: () => settle(),
+  });
   let droppedWhileAway = 0;
   let idle: (() => void)[] = [];
   let sweepTimer: ReturnType<typeof setTimeout> | undefined;
@@ -314,7 +325,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   }
 
   const settle = (): void => {
-    if ((pending.length > 0 || owedEnds.size > 0 || endsInFlight > 0) && !closed) return;
+    if ((pending.length > 0 || ends.size > 0) && !closed) return;
     const waiting = idle;
     idle = [];
     for (const resolve of waiting) resolve();
@@ -402,14 +413,14 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     flushing = true;
     let backoff = 0;
     try {
-      while ((pending.length > 0 || owedEnds.size > 0) && !closed) {
+      while ((pending.length > 0 || ends.size > 0) && !closed) {
         if (!writer.isReady) {
           await Promise.race([whenReady(writer), closedSignal]);
           continue;
         }
         // An endRun made while Redis was away goes first: before the events of a run started
         // afresh under the same id.
-        let failed = owedEnds.size > 0 && !(await sendEnds([...owedEnds]));
+        let failed = ends.size > 0 && !(await ends.flush());
         if (!failed && pending.length > 0) {
           const batch = pending.slice(0, FLUSH_BATCH);
           const handled = await writeBatch(batch);
@@ -434,30 +445,6 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       settle();
     }
   };
-
-  /** Deletes each run's stream and tells every instance; answers whether all of it reached Redis. */
-  async function sendEnds(runIds: string[]): Promise<boolean> {
-    // Taken off the owed set while on the wire, so no second flush sends them again meanwhile.
-    for (const runId of runIds) owedEnds.delete(runId);
-    endsInFlight++;
-    const sent = await Promise.allSettled(
-      runIds.map((runId) =>
-        Promise.all([call(writer, ["DEL", keyOf(runId)]), call(writer, ["PUBLISH", endChannel, runId])]),
-      ),
-    );
-    endsInFlight--;
-    let all = true;
-    for (const [i, result] of sent.entries()) {
-      if (result.status === "rejected") {
-        all = false;
-        if (!closed) owedEnds.add(runIds[i] as string);
-        report(result.reason);
-      }
-    }
-    if (!all) kick();
-    settle();
-    return all;
-  }
 
   let kicked = false;
   const kick = (): void => {
@@ -491,10 +478,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     pending = pending.filter((item) => item.runId !== runId);
     endLocal(runId);
     // Owed until Redis has it: the stream deleted and every instance told, even if Redis is away now.
-    owedEnds.delete(runId);
-    owedEnds.add(runId);
-    if (writer.isReady && !flushing) void sendEnds([runId]);
-    else kick();
+    ends.owe(runId, runId);
   };
 
   const bus: RedisEventBus = {
@@ -614,7 +598,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     },
 
     flushed() {
-      if (pending.length === 0 && owedEnds.size === 0 && endsInFlight === 0 && !flushing) {
+      if (pending.length === 0 && ends.size === 0 && !flushing) {
         return Promise.resolve();
       }
       return new Promise((resolve) => idle.push(resolve));
@@ -626,7 +610,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     async close() {
       if (closed) return;
-      if (writer.isReady && (pending.length > 0 || owedEnds.size > 0)) {
+      if (writer.isReady && (pending.length > 0 || ends.size > 0)) {
         await Promise.race([bus.flushed(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       }
       closed = true;
@@ -635,14 +619,15 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       for (const runId of [...watchers.keys()]) endLocal(runId);
       if (pending.length > 0)
         report(new RedisStoreError("closed", `${pending.length} events were not written before close().`));
-      if (owedEnds.size > 0)
+      ends.close();
+      if (ends.size > 0)
         report(
           new RedisStoreError(
             "closed",
-            `${owedEnds.size} ended run(s) were not deleted from Redis nor announced before close().`,
+            `${ends.size} ended run(s) were not deleted from Redis nor announced before close().`,
           ),
         );
-      owedEnds.clear();
+      ends.clear();
       pending = [];
       settle();
       subscriber.destroy();
