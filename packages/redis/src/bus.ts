@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   checkSignal,
   DEFAULT_EVENTS_SETTINGS,
@@ -239,6 +239,8 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return written
 `;
 
+const APPEND_SHA = createHash("sha1").update(APPEND_SCRIPT).digest("hex");
+
 /**
  * Makes an event bus on Redis Streams and connects it; resolves once it is ready to emit.
  *
@@ -351,7 +353,14 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       for (const item of group) {
         args.push(`${item.event.seq}-0`, item.json, item.event.kind === "done" ? "1" : "0");
       }
-      return call<number[]>(writer, ["EVAL", APPEND_SCRIPT, "1", keyOf(runId), ...args]);
+      const keyed = ["1", keyOf(runId), ...args];
+      // By digest: the script's text is not sent with every batch. A server that does not hold it
+      // yet (a restart, SCRIPT FLUSH) answers NOSCRIPT, and the text goes once, loading it again.
+      return call<number[]>(writer, ["EVALSHA", APPEND_SHA, ...keyed]).catch((error: unknown) =>
+        error instanceof Error && error.message.startsWith("NOSCRIPT")
+          ? call<number[]>(writer, ["EVAL", APPEND_SCRIPT, ...keyed])
+          : Promise.reject(error),
+      );
     });
     const results = await Promise.allSettled(sends);
     const handled = new Set<Pending>();
