@@ -1,3 +1,5 @@
+import type { SignalLike } from "./watcher.js";
+
 const EVENTS_ERROR = Symbol.for("@loopwright/events.EventsError");
 
 /** What kind of bad input an {@link EventsError} reports. */
@@ -72,8 +74,11 @@ export function checkEvent(event: unknown, where: string): void {
   }
 }
 
-/** Checks `watch`'s signal: absent, or an object with `aborted` and the two listener methods. */
-export function checkSignal(signal: unknown, where: string): void {
+/**
+ * Checks `watch`'s signal: absent, or an object with `aborted` and the two listener methods. Throws
+ * an `EventsError` (`invalid-signal`) that names `where` (the function it was passed to).
+ */
+export function checkSignal(signal: unknown, where: string): asserts signal is SignalLike | undefined {
   if (signal === undefined) return;
   const like = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
   if (

@@ -6,13 +6,13 @@ import type { SignalLike } from "./watcher.js";
 export type { EventBus } from "./bus.js";
 export { createBus } from "./bus.js";
 export type { EventsErrorCode } from "./errors.js";
-export { EventsError } from "./errors.js";
+export { checkSignal, EventsError } from "./errors.js";
 export type { DisplayBlock, ErrorBlock, NoticeBlock, ReasoningBlock, TextBlock, ToolBlock } from "./fold.js";
 export { fold } from "./fold.js";
 export type { RunMetrics, RunMetricsOptions, RunOutcome } from "./run-metrics.js";
 export { runMetrics } from "./run-metrics.js";
 export type { EventsSettings } from "./settings.js";
-export { DEFAULT_EVENTS_SETTINGS } from "./settings.js";
+export { DEFAULT_EVENTS_SETTINGS, mergeSettings } from "./settings.js";
 export type {
   CacheBreakReason,
   ContextBreakdown,
@@ -34,6 +34,7 @@ export type {
   UsageEvent,
 } from "./types.js";
 export type { SignalLike } from "./watcher.js";
+export { withSeq } from "./with-seq.js";
 
 /** The bus the top-level functions use; `createBus()` makes another. */
 export const defaultBus: EventBus = createBus();

@@ -1,11 +1,15 @@
+import { createHash, randomBytes } from "node:crypto";
 import {
+  checkSignal,
   DEFAULT_EVENTS_SETTINGS,
   type EventBus,
   EventsError,
   type EventsSettings,
+  mergeSettings,
   type RunEvent,
   type SequencedEvent,
   type SignalLike,
+  withSeq,
 } from "@loopwright/events";
 import {
   call,
@@ -17,6 +21,7 @@ import {
   whenReady,
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
+import { MAX_OWED, Owed } from "./owed.js";
 import { decode, StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
@@ -85,6 +90,8 @@ export interface RedisEventBus extends EventBus {
 
 interface LocalRun {
   seq: number;
+  /** This emitter's mark on the run's stream entries: a new one for each run started here. */
+  token: string;
   events: SequencedEvent[];
   ended: boolean;
   touched: number;
@@ -92,6 +99,8 @@ interface LocalRun {
 
 interface Pending {
   runId: string;
+  /** The token of the local run the event was emitted into. */
+  token: string;
   event: SequencedEvent;
   /** The event as written to the stream, serialized when it was emitted. */
   json: string;
@@ -140,25 +149,6 @@ function checkEvent(event: unknown): asserts event is RunEvent {
   }
 }
 
-/** Checks `watch`'s signal as the in-memory bus does: absent, or what an `AbortSignal` has. */
-function checkSignal(signal: unknown): void {
-  const like = signal as Partial<Record<"aborted" | "addEventListener" | "removeEventListener", unknown>>;
-  if (
-    signal !== undefined &&
-    (typeof signal !== "object" ||
-      signal === null ||
-      typeof like.aborted !== "boolean" ||
-      typeof like.addEventListener !== "function" ||
-      typeof like.removeEventListener !== "function")
-  ) {
-    throw new EventsError(
-      "invalid-signal",
-      `watch takes an AbortSignal as its signal, or none, and was given ${describe(signal)}. ` +
-        "Pass the request's signal (request.signal), not the request.",
-    );
-  }
-}
-
 /** Checks a seq to read after: a string would be concatenated into the stream id ("5" + 1 is "51"). */
 function checkAfter(after: unknown, where: string): asserts after is number {
   if (!Number.isSafeInteger(after) || (after as number) < 0) {
@@ -167,18 +157,6 @@ function checkAfter(after: unknown, where: string): asserts after is number {
       `${where}: \`after\` must be a seq (a whole number, 0 or more), and was given ${describe(after)}.`,
     );
   }
-}
-
-function mergeSettings(current: EventsSettings, changes: unknown): EventsSettings {
-  const next = { ...current };
-  if (typeof changes !== "object" || changes === null) return next;
-  for (const key of Object.keys(DEFAULT_EVENTS_SETTINGS) as (keyof EventsSettings)[]) {
-    const value = Object.hasOwn(changes, key) ? (changes as Record<string, unknown>)[key] : undefined;
-    if (typeof value === "number" && Number.isFinite(value) && value > 0) {
-      next[key] = key === "maxEvents" || key === "trimSlack" ? Math.ceil(value) : value;
-    }
-  }
-  return next;
 }
 
 function positive(value: unknown, name: string, fallback: number): number {
@@ -197,29 +175,71 @@ function errorText(error: unknown): string {
 }
 
 /**
- * Appends a run's events (ARGV: max length, expiry in ms, then id and JSON per event) and renews the
- * stream's expiry, in one call. Answers 1 per event written and 0 per event whose id is not above
- * the stream's top: already written by an earlier try whose reply was lost (or by another emitter).
+ * Appends a run's events (ARGV: max length, expiry in ms, the emitter's token, then id, JSON and
+ * "1" for a `done` or "0" per event) and renews the stream's expiry, in one call. Answers per event:
+ * 1 written; 0 its id is not above the stream's top (already written by an earlier try whose reply
+ * was lost, or by another emitter); -1 the stream's latest entry is another emitter's and its run has
+ * not ended. Each entry carries its emitter's token (`o`) and a `done` is marked (`end`), so the
+ * script reads the stream's last entry alone to tell whose run it holds and whether that run ended.
+ *
+ * A run started afresh under the id of one that ended in another process (its first batch starts at
+ * seq 1, the stream's last entry is a `done` not written by this emitter) deletes the old stream
+ * first: it is one script, so of two processes starting the same id at once only the first resets;
+ * the second finds the first's run, unended, and is refused. An entry without a token (written by
+ * an earlier version) whose JSON is a `done` counts as ended.
+ *
  * Retention is the key's expiry, renewed by every write: an unended run lives `retainUnendedMs`
  * past its last event, an ended one `retainEndedMs` past its `done`.
  */
 const APPEND_SCRIPT = `
+local token = ARGV[3]
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+local owner, ended, json = false, false, false
+if top then
+  local fields = top[2]
+  for i = 1, #fields - 1, 2 do
+    if fields[i] == 'o' then owner = fields[i + 1]
+    elseif fields[i] == 'end' then ended = true
+    elseif fields[i] == 'e' then json = fields[i + 1] end
+  end
+  if not owner and json then
+    local ok, event = pcall(cjson.decode, json)
+    ended = ok and type(event) == 'table' and event.kind == 'done'
+  end
+end
+if ended and owner ~= token and ARGV[4] == '1-0' then
+  redis.call('DEL', KEYS[1])
+  top, owner = nil, false
+end
+local topSeq = top and tonumber(string.match(top[1], '^%d+')) or 0
+local foreign = owner and owner ~= token
 local written = {}
-for i = 3, #ARGV, 2 do
-  local reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1])
-  if type(reply) == 'table' and reply.err then
-    if string.find(reply.err, 'equal or smaller', 1, true) then
-      written[#written + 1] = 0
-    else
-      return redis.error_reply(reply.err)
-    end
+for i = 4, #ARGV, 3 do
+  if foreign and tonumber(string.match(ARGV[i], '^%d+')) > topSeq then
+    written[#written + 1] = -1
   else
-    written[#written + 1] = 1
+    local reply
+    if ARGV[i + 2] == '1' then
+      reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token, 'end', '1')
+    else
+      reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token)
+    end
+    if type(reply) == 'table' and reply.err then
+      if string.find(reply.err, 'equal or smaller', 1, true) then
+        written[#written + 1] = 0
+      else
+        return redis.error_reply(reply.err)
+      end
+    else
+      written[#written + 1] = 1
+    end
   end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return written
 `;
+
+const APPEND_SHA = createHash("sha1").update(APPEND_SCRIPT).digest("hex");
 
 /**
  * Makes an event bus on Redis Streams and connects it; resolves once it is ready to emit.
@@ -231,7 +251,10 @@ return written
  * watcher reads each stored event exactly once, in order, across reconnects. While Redis is away,
  * emitted events wait (up to `maxPending`) and are written when it is back; events Redis lost (a
  * restart without persistence, trimming) show up to watchers as one gap notice. One instance emits
- * into a run: its seq counter lives in that process.
+ * into a run: its seq counter lives in that process, and another emitter's writes into a run that has
+ * not ended are refused (through `onError`). A run started under the id of one that ended in another
+ * process starts afresh: its first write clears the old stream, atomically, so of two processes
+ * starting it at once only one does.
  *
  * Throws `RedisStoreError` (`invalid-option`, `connect`) when the options are wrong or Redis cannot
  * be reached at first; never throws from `emit` for a Redis failure.
@@ -252,10 +275,20 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   let pending: Pending[] = [];
   /** The last write failed (a lost connection, or Redis refusing for now): what waits is bounded. */
   let writesFailing = false;
-  /** Runs ended here (`endRun`, `reset`) whose stream deletion and announcement Redis has not had yet. */
-  const owedEnds = new Set<string>();
-  let endsInFlight = 0;
   let flushing = false;
+  /**
+   * Runs ended here (`endRun`, `reset`) until Redis has had their stream deleted and every instance
+   * told. The flush sends them before any event, so a run started afresh under the same id comes after.
+   */
+  const ends = new Owed<string>({
+    link: writer,
+    send: (_key, runId) =>
+      Promise.all([call(writer, ["DEL", keyOf(runId)]), call(writer, ["PUBLISH", endChannel, runId])]),
+    max: MAX_OWED,
+    report,
+    what: "ended runs",
+    onSettled: () => settle(),
+  });
   let droppedWhileAway = 0;
   let idle: (() => void)[] = [];
   let sweepTimer: ReturnType<typeof setTimeout> | undefined;
@@ -294,7 +327,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   }
 
   const settle = (): void => {
-    if ((pending.length > 0 || owedEnds.size > 0 || endsInFlight > 0) && !closed) return;
+    if ((pending.length > 0 || ends.size > 0) && !closed) return;
     const waiting = idle;
     idle = [];
     for (const resolve of waiting) resolve();
@@ -311,14 +344,23 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     const groups: Pending[][] = [];
     for (const item of batch) {
       const group = groups.at(-1);
-      if (group && group[0]?.runId === item.runId) group.push(item);
+      if (group && group[0]?.runId === item.runId && group[0].token === item.token) group.push(item);
       else groups.push([item]);
     }
     const sends = groups.map((group) => {
-      const runId = (group[0] as Pending).runId;
-      const args = [String(maxStreamLength), ttl(runs.get(runId))];
-      for (const item of group) args.push(`${item.event.seq}-0`, item.json);
-      return call<number[]>(writer, ["EVAL", APPEND_SCRIPT, "1", keyOf(runId), ...args]);
+      const { runId, token } = group[0] as Pending;
+      const args = [String(maxStreamLength), ttl(runs.get(runId)), token];
+      for (const item of group) {
+        args.push(`${item.event.seq}-0`, item.json, item.event.kind === "done" ? "1" : "0");
+      }
+      const keyed = ["1", keyOf(runId), ...args];
+      // By digest: the script's text is not sent with every batch. A server that does not hold it
+      // yet (a restart, SCRIPT FLUSH) answers NOSCRIPT, and the text goes once, loading it again.
+      return call<number[]>(writer, ["EVALSHA", APPEND_SHA, ...keyed]).catch((error: unknown) =>
+        error instanceof Error && error.message.startsWith("NOSCRIPT")
+          ? call<number[]>(writer, ["EVAL", APPEND_SCRIPT, ...keyed])
+          : Promise.reject(error),
+      );
     });
     const results = await Promise.allSettled(sends);
     const handled = new Set<Pending>();
@@ -345,7 +387,19 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         for (const item of group) handled.add(item);
         continue;
       }
+      let toldForeign = false;
       for (const [i, item] of group.entries()) {
+        if (result.value[i] === -1 && !toldForeign) {
+          toldForeign = true;
+          report(
+            new RedisStoreError(
+              "invalid-option",
+              `Run ${JSON.stringify(item.runId)} is being emitted by another instance: the latest events in its ` +
+                `stream are not this instance's and that run has not ended. One instance emits into a run; ` +
+                `this instance's events from seq ${item.event.seq} on were not written.`,
+            ),
+          );
+        }
         if (result.value[i] === 0 && !item.tried) {
           report(
             new RedisStoreError(
@@ -368,14 +422,14 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     flushing = true;
     let backoff = 0;
     try {
-      while ((pending.length > 0 || owedEnds.size > 0) && !closed) {
+      while ((pending.length > 0 || ends.size > 0) && !closed) {
         if (!writer.isReady) {
           await Promise.race([whenReady(writer), closedSignal]);
           continue;
         }
         // An endRun made while Redis was away goes first: before the events of a run started
         // afresh under the same id.
-        let failed = owedEnds.size > 0 && !(await sendEnds([...owedEnds]));
+        let failed = ends.size > 0 && !(await ends.flush());
         if (!failed && pending.length > 0) {
           const batch = pending.slice(0, FLUSH_BATCH);
           const handled = await writeBatch(batch);
@@ -400,30 +454,6 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       settle();
     }
   };
-
-  /** Deletes each run's stream and tells every instance; answers whether all of it reached Redis. */
-  async function sendEnds(runIds: string[]): Promise<boolean> {
-    // Taken off the owed set while on the wire, so no second flush sends them again meanwhile.
-    for (const runId of runIds) owedEnds.delete(runId);
-    endsInFlight++;
-    const sent = await Promise.allSettled(
-      runIds.map((runId) =>
-        Promise.all([call(writer, ["DEL", keyOf(runId)]), call(writer, ["PUBLISH", endChannel, runId])]),
-      ),
-    );
-    endsInFlight--;
-    let all = true;
-    for (const [i, result] of sent.entries()) {
-      if (result.status === "rejected") {
-        all = false;
-        if (!closed) owedEnds.add(runIds[i] as string);
-        report(result.reason);
-      }
-    }
-    if (!all) kick();
-    settle();
-    return all;
-  }
 
   let kicked = false;
   const kick = (): void => {
@@ -457,10 +487,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     pending = pending.filter((item) => item.runId !== runId);
     endLocal(runId);
     // Owed until Redis has it: the stream deleted and every instance told, even if Redis is away now.
-    owedEnds.delete(runId);
-    owedEnds.add(runId);
-    if (writer.isReady && !flushing) void sendEnds([runId]);
-    else kick();
+    ends.owe(runId, runId);
   };
 
   const bus: RedisEventBus = {
@@ -474,12 +501,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       let stored: SequencedEvent;
       let json: string;
       try {
-        const seq = (run?.seq ?? 0) + 1;
-        // A spread where the event carries `__proto__` as data: Object.assign would set the copy's
-        // prototype through it (fields read through it, and left out of the JSON written).
-        stored = (
-          Object.hasOwn(event, "__proto__") ? { ...event, seq } : Object.assign({}, event, { seq })
-        ) as SequencedEvent;
+        stored = withSeq(event, (run?.seq ?? 0) + 1);
         json = JSON.stringify(stored);
       } catch (cause) {
         throw new EventsError(
@@ -489,7 +511,13 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         );
       }
       if (!run) {
-        run = { seq: 0, events: [], ended: false, touched: Date.now() };
+        run = {
+          seq: 0,
+          token: randomBytes(9).toString("base64url"),
+          events: [],
+          ended: false,
+          touched: Date.now(),
+        };
         runs.set(runId, run);
       }
       run.seq = stored.seq;
@@ -500,7 +528,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       }
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
-      pending.push({ runId, event: stored, json, tried: false });
+      pending.push({ runId, token: run.token, event: stored, json, tried: false });
       // Bounded while Redis is away or refusing writes; a burst while it takes them waits, whole.
       if (pending.length > maxPending && (!writer.isReady || writesFailing)) {
         const excess = pending.length - maxPending;
@@ -523,7 +551,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     watch(runId, signal, watchOptions) {
       checkRunId(runId, "watch");
-      checkSignal(signal);
+      checkSignal(signal, "watch");
       const after = watchOptions?.after ?? 0;
       checkAfter(after, "watch");
       const watcher = new StreamWatcher(host, keyOf(runId), after, signal);
@@ -579,7 +607,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     },
 
     flushed() {
-      if (pending.length === 0 && owedEnds.size === 0 && endsInFlight === 0 && !flushing) {
+      if (pending.length === 0 && ends.size === 0 && !flushing) {
         return Promise.resolve();
       }
       return new Promise((resolve) => idle.push(resolve));
@@ -591,7 +619,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     async close() {
       if (closed) return;
-      if (writer.isReady && (pending.length > 0 || owedEnds.size > 0)) {
+      if (writer.isReady && (pending.length > 0 || ends.size > 0)) {
         await Promise.race([bus.flushed(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       }
       closed = true;
@@ -600,14 +628,15 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       for (const runId of [...watchers.keys()]) endLocal(runId);
       if (pending.length > 0)
         report(new RedisStoreError("closed", `${pending.length} events were not written before close().`));
-      if (owedEnds.size > 0)
+      ends.close();
+      if (ends.size > 0)
         report(
           new RedisStoreError(
             "closed",
-            `${owedEnds.size} ended run(s) were not deleted from Redis nor announced before close().`,
+            `${ends.size} ended run(s) were not deleted from Redis nor announced before close().`,
           ),
         );
-      owedEnds.clear();
+      ends.clear();
       pending = [];
       settle();
       subscriber.destroy();

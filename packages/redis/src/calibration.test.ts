@@ -144,4 +144,26 @@ describe.skipIf(!HAS_REDIS)("the Redis calibration store", () => {
       await proxy.cut();
     }
   }, 20_000);
+  it("an endpoint forgotten while only the command connection is down (Redis closed it as idle) is forgotten everywhere once it reconnects", async () => {
+    const a = await createRedisCalibration({ url: server.url, prefix: "calidle:", onError: () => {} });
+    const b = await createRedisCalibration({ url: server.url, prefix: "calidle:", onError: () => {} });
+    closers.push(a, b);
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    const keys = async () => (await raw.sendCommand(["KEYS", "calidle:calibration:s:*"])) as string[];
+    try {
+      expect(a.calibrate("http://idle.test", "m", body(3000), 1000)).toBeGreaterThan(2.5);
+      await settled(() => b.charsPerTokenFor("http://idle.test", "m") !== 4);
+      expect(b.charsPerTokenFor("http://idle.test", "m")).not.toBe(4);
+      // What Redis's `timeout` does to an idle client: command connections go, subscribers stay.
+      await raw.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+      expect(a.forget("http://idle.test")).toBe(true);
+      for (let i = 0; i < 30 && (await keys()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await keys()).toEqual([]);
+      await settled(() => b.charsPerTokenFor("http://idle.test", "m") === 4);
+      expect(b.charsPerTokenFor("http://idle.test", "m")).toBe(4);
+    } finally {
+      raw.destroy();
+    }
+  }, 20_000);
 });

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
 import { call, connectStore, type RedisOptions, whenReady } from "./connection.js";
+import { MAX_OWED, Owed } from "./owed.js";
 
 /** Options for {@link createRedisCalibration}. */
 export interface RedisCalibrationOptions extends RedisOptions {
@@ -96,22 +97,30 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       report(error);
     }
   });
-  /** Endpoints forgotten while Redis was out of reach, with the reading lists they had: sent before any reload. */
-  const owed = new Map<string, string[]>();
-  const sendForget = (name: string, ids: string[]): Promise<unknown> =>
-    Promise.all([
-      ...ids.map((id) => call(writer, ["DEL", keyOf(id)])),
-      ...ids.map((id) => call(writer, ["SREM", indexKey, id])),
-      call(writer, ["PUBLISH", channel, JSON.stringify({ forget: name })]),
-    ]);
-  const sendOwed = async (): Promise<void> => {
-    for (const [name, ids] of [...owed]) {
-      await sendForget(name, ids);
-      owed.delete(name);
-    }
-  };
+  /**
+   * Forgotten endpoints, with the reading lists they had, until Redis has the deletion and every
+   * instance was told: sent at once when the link is up, else when it is back, before any reload.
+   */
+  const owed = new Owed<string[]>({
+    link: writer,
+    send: (name, ids) =>
+      Promise.all([
+        ...ids.map((id) => call(writer, ["DEL", keyOf(id)])),
+        ...ids.map((id) => call(writer, ["SREM", indexKey, id])),
+        call(writer, ["PUBLISH", channel, JSON.stringify({ forget: name })]),
+      ]),
+    merge: (earlier, later) => [...new Set([...earlier, ...later])],
+    max: MAX_OWED,
+    report,
+    what: "forgotten endpoints",
+  });
   // What was forgotten while Redis was out of reach goes first, or the reload would bring it back.
-  subscriber.on("ready", () => void whenReady(writer).then(sendOwed).then(reload).catch(report));
+  subscriber.on("ready", () => {
+    void whenReady(writer)
+      .then(() => owed.flush())
+      .then((sent) => (sent ? reload() : undefined))
+      .catch(report);
+  });
   await reload();
 
   return {
@@ -146,10 +155,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       const held = dropLocal(name) || heldLocally;
       // One tenant forgotten everywhere: its readings go from Redis and from every instance. Owed
       // until Redis has it, so a reconnect's reload does not bring the readings back.
-      owed.set(name, [...new Set([...(owed.get(name) ?? []), ...ids])]);
-      if (writer.isReady) {
-        sendForget(name, ids).then(() => owed.delete(name), report);
-      }
+      owed.owe(name, ids);
       return held;
     },
     reset() {
@@ -158,6 +164,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     },
     reload,
     async close() {
+      owed.close();
       subscriber.destroy();
       writer.destroy();
     },

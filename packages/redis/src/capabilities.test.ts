@@ -182,4 +182,29 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
       await proxy.cut();
     }
   }, 20_000);
+  it("a tenant forgotten while only the command connection is down (Redis closed it as idle) is forgotten everywhere once it reconnects", async () => {
+    const prefix = `caps${prefixes++}:`;
+    const a = await createRedisCapabilityStore({ url: server.url, prefix, onError: () => {} });
+    const b = await createRedisCapabilityStore({ url: server.url, prefix, onError: () => {} });
+    stores.push(a, b);
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    try {
+      a.capabilitiesFor("http://idle.test/v1", "sk-i").usageInStream = false;
+      await a.sync();
+      const onB = b.capabilitiesFor("http://idle.test/v1", "sk-i");
+      await settled(() => !onB.usageInStream);
+      expect(onB.usageInStream).toBe(false);
+      // What Redis's `timeout` does to an idle client: command connections go, subscribers stay.
+      await raw.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+      expect(a.forget("http://idle.test/v1", "sk-i")).toBe(true);
+      const keys = async () => (await raw.sendCommand(["KEYS", `${prefix}caps:http*`])) as string[];
+      for (let i = 0; i < 30 && (await keys()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await keys()).toEqual([]);
+      await settled(() => b.size === 0);
+      expect(b.size).toBe(0);
+    } finally {
+      raw.destroy();
+    }
+  }, 20_000);
 });

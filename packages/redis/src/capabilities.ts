@@ -7,6 +7,7 @@ import {
 } from "@loopwright/negotiate";
 import { call, connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
+import { MAX_OWED, Owed } from "./owed.js";
 
 /** Options for {@link createRedisCapabilityStore}. */
 export interface RedisCapabilityStoreOptions extends RedisOptions {
@@ -225,10 +226,6 @@ export async function createRedisCapabilityStore(
     return entries.delete(id);
   };
 
-  /** Forgets and a reset made while Redis was out of reach: sent once it is back, before any reload. */
-  const owedForgets = new Set<string>();
-  let owedReset = false;
-
   const sendForget = (id: string): Promise<unknown> =>
     Promise.all([
       call(writer, ["DEL", keyOf(id)]),
@@ -244,16 +241,17 @@ export async function createRedisCapabilityStore(
     ]);
   };
 
-  const sendOwed = async (): Promise<void> => {
-    if (owedReset) {
-      await sendReset();
-      owedReset = false;
-    }
-    for (const id of [...owedForgets]) {
-      await sendForget(id);
-      owedForgets.delete(id);
-    }
-  };
+  /**
+   * Forgets and a reset, until Redis has them: sent at once when the link is up, else when it is
+   * back, in the order they were made and before any reload. A reset supersedes the forgets before it.
+   */
+  const owed = new Owed<{ forget: string } | { reset: true }>({
+    link: writer,
+    send: (_key, work) => ("forget" in work ? sendForget(work.forget) : sendReset()),
+    max: MAX_OWED,
+    report,
+    what: "forgotten tenants",
+  });
 
   const reload = async (): Promise<void> => {
     const known = await call<string[]>(writer, ["SMEMBERS", indexKey]);
@@ -281,8 +279,9 @@ export async function createRedisCapabilityStore(
     // What was forgotten while Redis was out of reach goes first: the rewrite of what this instance
     // holds, and the reload, come after it, so neither brings a forgotten tenant back.
     void whenReady(writer)
-      .then(sendOwed)
-      .then(() => {
+      .then(() => owed.flush())
+      .then((sent) => {
+        if (!sent) return;
         for (const entry of entries.values()) {
           entry.shared.clear();
           soon(entry);
@@ -345,10 +344,7 @@ export async function createRedisCapabilityStore(
       const held = dropLocal(id);
       // One tenant forgotten everywhere: its shared latches go, and every instance drops its copy.
       // Owed until Redis has it, so a reconnect's reload does not bring the tenant back.
-      owedForgets.add(id);
-      if (writer.isReady) {
-        sendForget(id).then(() => owedForgets.delete(id), report);
-      }
+      owed.owe(`forget:${id}`, { forget: id });
       return held;
     },
     get size() {
@@ -357,13 +353,8 @@ export async function createRedisCapabilityStore(
     reset() {
       entries.clear();
       idCache.clear();
-      owedForgets.clear();
-      owedReset = true;
-      if (writer.isReady) {
-        sendReset().then(() => {
-          owedReset = false;
-        }, report);
-      }
+      owed.clear();
+      owed.owe("reset", { reset: true });
     },
     sync: async () => {
       await Promise.all([...entries.values()].map(share));
@@ -371,6 +362,7 @@ export async function createRedisCapabilityStore(
     reload,
     async close() {
       closed = true;
+      owed.close();
       clearInterval(timer);
       subscriber.destroy();
       writer.destroy();

@@ -38,6 +38,13 @@ export function decode(entry: Entry): SequencedEvent | undefined {
   }
 }
 
+/** The token of the emitter that wrote an entry (`o`); `undefined` for one without it. */
+export function ownerOf(entry: Entry): string | undefined {
+  const fields = entry[1];
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === "o") return fields[i + 1];
+  return undefined;
+}
+
 function gapNotice(dropped: number, seq: number, why: string): SequencedEvent {
   const notice = {
     kind: "notice",
@@ -80,6 +87,12 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
   private readFrom: string;
   /** The pause before reading again after a failed read, in ms (0 after a read that worked). */
   private backoff = 0;
+  /**
+   * The emitter token on the entries read so far. Another one on a later entry means the run read
+   * so far ended and a new run was started under its id (its stream deleted and written afresh):
+   * the watcher ends there rather than read the new run's events as the old one's.
+   */
+  private owner: string | undefined;
   /** The stream's last seq when this watcher subscribed: up to it nothing is trimmed. */
   private replayEnd = 0;
   private readonly onAbort = (): void => this.close();
@@ -270,6 +283,14 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
     }
     this.backoff = 0;
     for (const entry of reply?.[0]?.[1] ?? []) {
+      const owner = ownerOf(entry);
+      if (owner !== undefined) {
+        if (this.owner !== undefined && owner !== this.owner) {
+          this.end();
+          return;
+        }
+        this.owner = owner;
+      }
       this.readFrom = entry[0];
       const event = decode(entry);
       if (!event || event.seq <= this.cursor) continue;

@@ -186,4 +186,38 @@ describe.skipIf(!HAS_REDIS)("two instances on one Redis", { timeout: 30_000 }, (
     expect(events).toEqual(expected);
     expect(seen.at(-1)?.kind).toBe("done");
   });
+  it("a run id that ended there, run again here with runAgentLoop({ runId }), is read afresh by a watcher", async () => {
+    llm = await startServer(script());
+    const prefix = "again:";
+    const runId = "run-again";
+    const there = await runThere(child, { url: redis.url, prefix, baseUrl: llm.baseUrl, runId, toolMs: 1 });
+    expect(there.steps).toBe(STEPS + 1);
+
+    const here = await redisHost({ url: redis.url, prefix });
+    try {
+      // This process never saw the run: its own history is empty, so nothing here ends it first.
+      expect(here.bus.history(runId)).toEqual([]);
+      await here.runAgentLoop({
+        runId,
+        config: { baseUrl: llm.baseUrl, model: "sim" },
+        messages: [{ role: "user", content: "once more" }],
+        dispatch: () => "",
+      });
+      await here.bus.flushed();
+      bus = await createRedisBus({ url: redis.url, prefix });
+      const seen: SequencedEvent[] = [];
+      await readUntil(bus.watch(runId), seen, () => false);
+      expect(seen.map((e) => e.seq)).toEqual(Array.from({ length: seen.length }, (_, i) => i + 1));
+      expect(seen.at(-1)?.kind).toBe("done");
+      expect(seen.filter((e) => e.kind === "tool-result")).toEqual([]);
+      expect(
+        seen
+          .filter((e) => e.kind === "output")
+          .map((e) => (e as { text: string }).text)
+          .join(""),
+      ).toBe("again");
+    } finally {
+      await here.close();
+    }
+  });
 });

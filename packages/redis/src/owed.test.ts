@@ -1,0 +1,183 @@
+import { createClient } from "@redis/client";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { CutProxy } from "../test/cut-proxy.js";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { call, connection, open, type RedisConnection, resolveOptions } from "./connection.js";
+import { RedisStoreError } from "./errors.js";
+import { Owed, type OwedOptions } from "./owed.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check()) && Date.now() < end) await pause(10);
+}
+
+// The work is real: each piece is an RPUSH onto a list in Redis, over a link that a relay cuts and
+// restores, and the list as Redis holds it is what the tests read.
+describe.skipIf(!HAS_REDIS)("work owed to Redis until the link comes back", () => {
+  let server: RedisServer;
+  let raw: ReturnType<typeof createClient>;
+  let proxy: CutProxy;
+  let link: RedisConnection;
+  let owed: Owed<string[]> | undefined;
+  let lists = 0;
+  let list = "";
+  const reports: unknown[] = [];
+
+  const logged = async () => (await raw.sendCommand(["LRANGE", list, "0", "-1"])) as string[];
+  const make = (options: Partial<OwedOptions<string[]>> = {}): Owed<string[]> => {
+    owed = new Owed<string[]>({
+      link,
+      send: (key, work) => call(link, ["RPUSH", list, `${key}:${work.join(",")}`]),
+      merge: (earlier, later) => [...earlier, ...later],
+      max: 100,
+      report: (error) => reports.push(error),
+      what: "test entries",
+      ...options,
+    });
+    return owed;
+  };
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+  });
+  afterEach(async () => {
+    owed?.close();
+    owed = undefined;
+    link?.destroy();
+    await proxy?.cut();
+    reports.length = 0;
+  });
+  afterAll(async () => {
+    raw.destroy();
+    await server.kill();
+  });
+
+  const start = async () => {
+    list = `owed:${lists++}`;
+    proxy = await CutProxy.start(server.port);
+    const resolved = resolveOptions({ url: proxy.url, onError: () => {} }, "test");
+    link = connection(resolved);
+    await open(link, resolved, "test");
+  };
+  const cutAndWait = async () => {
+    await proxy.cut();
+    await until(() => !link.isReady);
+    expect(link.isReady).toBe(false);
+  };
+
+  it("sends what was owed while the link was down once it is back, oldest first, each once", async () => {
+    await start();
+    const owing = make();
+    await cutAndWait();
+    owing.owe("a", ["1"]);
+    owing.owe("b", ["2"]);
+    owing.owe("c", ["3"]);
+    // Every caller that flushes on the link's return at once: the store's own, and the owner's.
+    link.on("ready", () => {
+      void owing.flush();
+      void owing.flush();
+    });
+    expect(owing.size).toBe(3);
+    await proxy.restore();
+    await until(() => owing.size === 0);
+    await pause(100);
+    expect(await logged()).toEqual(["a:1", "b:2", "c:3"]);
+    expect(await owing.flush()).toBe(true);
+    expect(await logged()).toHaveLength(3);
+  });
+
+  it("work owed again under a key still owed is merged into it and sent behind what was owed before", async () => {
+    await start();
+    const owing = make();
+    await cutAndWait();
+    owing.owe("x", ["1"]);
+    owing.owe("y", ["2"]);
+    owing.owe("x", ["3"]);
+    expect(owing.size).toBe(2);
+    await proxy.restore();
+    await until(() => owing.size === 0);
+    expect(await logged()).toEqual(["y:2", "x:1,3"]);
+  });
+
+  it("holds at most `max` keys: past it the oldest are dropped, and that is reported", async () => {
+    await start();
+    const owing = make({ max: 3 });
+    await cutAndWait();
+    for (const key of ["a", "b", "c", "d", "e"]) owing.owe(key, ["1"]);
+    expect(owing.size).toBe(3);
+    const dropped = reports.filter((r) => RedisStoreError.isInstance(r));
+    expect(dropped).toHaveLength(1);
+    expect(String(dropped[0])).toMatch(/more than 3 test entries waited.*oldest were dropped/);
+    await proxy.restore();
+    await until(() => owing.size === 0);
+    expect(await logged()).toEqual(["c:1", "d:1", "e:1"]);
+  });
+
+  it("loses nothing when the link drops again mid-flush: what was not sent goes on its next return", async () => {
+    await start();
+    let dropOnce = true;
+    const owing = make({
+      send: async (key, work) => {
+        if (key === "b" && dropOnce) {
+          dropOnce = false;
+          await proxy.cut();
+          setTimeout(() => void proxy.restore(), 150);
+        }
+        return call(link, ["RPUSH", list, `${key}:${work.join(",")}`]);
+      },
+    });
+    await cutAndWait();
+    for (const key of ["a", "b", "c"]) owing.owe(key, ["1"]);
+    await proxy.restore();
+    await until(async () => (await logged()).length >= 3 && owing.size === 0);
+    expect(dropOnce).toBe(false);
+    expect(await logged()).toEqual(["a:1", "b:1", "c:1"]);
+    expect(reports.length).toBeGreaterThan(0);
+  });
+
+  it("work owed again while its key is on the wire is sent again, not dropped with the first send", async () => {
+    await start();
+    let first = true;
+    const owing: Owed<string[]> = make({
+      send: async (key, work) => {
+        const sent = call(link, ["RPUSH", list, `${key}:${work.join(",")}`]);
+        if (first) {
+          first = false;
+          owing.owe(key, ["2"]);
+        }
+        return sent;
+      },
+    });
+    owing.owe("x", ["1"]);
+    await until(() => owing.size === 0);
+    expect(await logged()).toEqual(["x:1", "x:1,2"]);
+  });
+
+  it("goes on trying while the link is up but Redis refuses for now, and stops at close", async () => {
+    await start();
+    let refusals = 2;
+    const owing = make({
+      send: async (key, work) => {
+        if (refusals-- > 0) throw new Error("LOADING Redis is loading the dataset in memory");
+        return call(link, ["RPUSH", list, `${key}:${work.join(",")}`]);
+      },
+    });
+    owing.owe("a", ["1"]);
+    expect(await owing.flush()).toBe(false);
+    await until(() => owing.size === 0);
+    expect(await logged()).toEqual(["a:1"]);
+    expect(reports).toHaveLength(2);
+    owing.close();
+    await cutAndWait();
+    owing.owe("b", ["1"]);
+    await proxy.restore();
+    await pause(300);
+    expect(await logged()).toEqual(["a:1"]);
+  });
+});

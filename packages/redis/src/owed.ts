@@ -1,0 +1,149 @@
+import type { RedisConnection } from "./connection.js";
+import { RedisStoreError } from "./errors.js";
+
+/** What {@link Owed} needs: the link its work goes over, how to send one piece, and its bound. */
+export interface OwedOptions<T> {
+  /** The connection the work is sent on. Each time it is ready again, what is owed is sent. */
+  link: RedisConnection;
+  /** Sends one piece of work; resolves once Redis has it, rejects when it did not get there. */
+  send(key: string, work: T): Promise<unknown>;
+  /** Folds work owed again under a key still owed into what it held (default: the later replaces it). */
+  merge?(earlier: T, later: T): T;
+  /** How many keys may be owed at once; past it the oldest is dropped, and `report` is told. */
+  max: number;
+  /** Told of each failed send (it is kept and sent again) and of work dropped past `max`. */
+  report(error: unknown): void;
+  /** What the work is, in words, for the message about dropped work ("ended runs"). */
+  what: string;
+  /** Called whenever a flush stops: everything sent, or a send failed, or the link is away. */
+  onSettled?(): void;
+}
+
+/**
+ * How many keys each store's owed work holds: as many forgotten tenants or ended runs as the bus
+ * holds events (`maxPending`'s default) while Redis is away.
+ */
+export const MAX_OWED = 10_000;
+
+interface Entry<T> {
+  work: T;
+}
+
+/**
+ * Work a store owes Redis until its link comes back — deletions and announcements that must reach
+ * Redis even when they were asked for while it was out of reach, or while a send was failing.
+ *
+ * One entry per key: work owed again under a key already owed is merged into it and moves to the
+ * back, behind everything owed before it. Entries are sent one at a time, oldest first, by one
+ * flush at a time: a flush asked for while one runs joins it, and the running one also sends what
+ * was owed meanwhile. An entry leaves only once its send has resolved, and only if it was not owed
+ * again while on the wire; a send that fails (the link dropped again mid-flush) stops the flush with
+ * that entry and everything behind it still owed, sent on the link's next return or after a short
+ * pause that grows to a second while sends keep failing. At most `max` keys are held; past that the
+ * oldest is dropped and reported (once, then once per thousand). Never throws from `owe` or `flush`.
+ */
+export class Owed<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+  private running: Promise<boolean> | undefined;
+  private retry: ReturnType<typeof setTimeout> | undefined;
+  private backoff = 0;
+  private dropped = 0;
+  private closed = false;
+  private readonly onReady = (): void => {
+    void this.flush();
+  };
+
+  constructor(private readonly options: OwedOptions<T>) {
+    options.link.on("ready", this.onReady);
+  }
+
+  /** How many keys are owed, the one on the wire included. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Owes `work` under `key` (merged into what the key already owes) and sends it now if the link is up. */
+  owe(key: string, work: T): void {
+    if (this.closed) return;
+    const held = this.entries.get(key);
+    const merged = held && this.options.merge ? this.options.merge(held.work, work) : work;
+    // A fresh entry object: one on the wire is left in place only if nothing was owed on top of it.
+    this.entries.delete(key);
+    this.entries.set(key, { work: merged });
+    while (this.entries.size > this.options.max) {
+      const oldest = this.entries.keys().next().value as string;
+      this.entries.delete(oldest);
+      this.dropped++;
+      if (this.dropped === 1 || this.dropped % 1000 === 0) {
+        this.options.report(
+          new RedisStoreError(
+            "connect",
+            `Redis has been out of reach while more than ${this.options.max} ${this.options.what} waited to be sent; ` +
+              `the oldest were dropped (${this.dropped} so far).`,
+          ),
+        );
+      }
+    }
+    if (this.options.link.isReady) void this.flush();
+  }
+
+  /** Drops everything owed (what is on the wire still lands, but is not sent again). */
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /**
+   * Sends what is owed, oldest first; joins a flush already running. Resolves `true` once nothing is
+   * owed, `false` when it stopped first (a failed send, the link away, or `close`). Never rejects.
+   */
+  flush(): Promise<boolean> {
+    if (this.running) return this.running;
+    // Started a microtask later, so `running` is set before any send: a send that owes more (or a
+    // `flush` from inside it) joins this flush instead of starting a second one beside it.
+    const running = Promise.resolve()
+      .then(() => this.drain())
+      .finally(() => {
+        this.running = undefined;
+        this.options.onSettled?.();
+      });
+    this.running = running;
+    return running;
+  }
+
+  /** Stops sending and listening; what is still owed is left (read `size` first to report it). */
+  close(): void {
+    this.closed = true;
+    this.options.link.off("ready", this.onReady);
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+  }
+
+  private async drain(): Promise<boolean> {
+    while (!this.closed && this.entries.size > 0) {
+      if (!this.options.link.isReady) return false;
+      const [key, entry] = this.entries.entries().next().value as [string, Entry<T>];
+      try {
+        await this.options.send(key, entry.work);
+      } catch (error) {
+        this.options.report(error);
+        this.later();
+        return false;
+      }
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    }
+    this.backoff = 0;
+    if (this.entries.size === 0) this.dropped = 0;
+    return this.entries.size === 0;
+  }
+
+  /** Tries again after a pause: a send can fail with the link still up (Redis loading, busy). */
+  private later(): void {
+    if (this.closed || this.retry) return;
+    this.backoff = Math.min(Math.max(this.backoff * 2, 25), 1000);
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.flush();
+    }, this.backoff);
+    this.retry.unref();
+  }
+}
