@@ -139,7 +139,8 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
  * the new notes. Defaults: ceiling `SUMMARY_MAX_TOKENS`, temperature 0.3, the no-thinking hints.
  * The whole user turn is held to `inputChars` (else what fits `contextLength`): the stretch keeps
  * its opening question and its newest messages, its middle replaced by a marker. With neither, a
- * request the server refuses as too big is cut to the window the refusal names and sent once more.
+ * request the server refuses as too big is cut to the window the refusal names and sent once more,
+ * and the function's later summaries start within that size.
  *
  * The function it returns never throws for a failed side task: it answers `undefined` (which the
  * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
@@ -164,6 +165,8 @@ export function summariser(
   const budget =
     givenBudget ??
     (window === undefined ? undefined : inputBudget(window, ceiling, system.length, SUMMARY_CHARS_PER_TOKEN));
+  // What an overflow refusal taught this function: its later summaries start within it.
+  let learned: number | undefined;
   return async (messages, previous, signal) => {
     if (!Array.isArray(messages)) {
       throw new SideTaskError(
@@ -200,9 +203,10 @@ export function summariser(
       );
       return undefined;
     };
-    if (budget !== undefined && budget < MIN_SUMMARY_INPUT) return tooSmall(budget, window);
+    const start = learned === undefined ? budget : Math.min(learned, budget ?? learned);
+    if (start !== undefined && start < MIN_SUMMARY_INPUT) return tooSmall(start, window);
     try {
-      const input = compose(budget);
+      const input = compose(start);
       let reply: Awaited<ReturnType<typeof send>>;
       try {
         reply = await send(input);
@@ -223,6 +227,7 @@ export function summariser(
         notice(
           `The conversation to summarise did not fit ${model}'s window (${facts.window} tokens); its middle was left out and the summary asked for again.`,
         );
+        learned = room;
         reply = await send(compose(room));
       }
       if (reply.finishReason === "length") {

@@ -73,6 +73,12 @@ describe("a stretch longer than the compaction model's window", () => {
       /\[… \d+ entries of the conversation left out here \(\d[\d,]* characters\) to fit the model's window …\]/,
     );
     expect(notices.join("\n")).toMatch(/4096 tokens/);
+    // The same summariser's next fold starts within what the refusal taught it: one request, answered.
+    server.enqueue({ content: "Still passing." });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
+      summary: "Still passing.",
+    });
+    expect(server.chatRequests).toHaveLength(3);
   });
 
   it("reads the window from vLLM's words too, and the retried summary fits it", async () => {
