@@ -9,7 +9,7 @@ import { catalogText, expandNames } from "@loopwright/tool-loading";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SideTaskError } from "./errors.js";
-import { type CatalogServerLike, preselection, preselectSystem } from "./index.js";
+import { type CatalogServerLike, preselectByKeywords, preselection, preselectSystem } from "./index.js";
 
 const catalog: CatalogServerLike[] = [
   {
@@ -140,6 +140,7 @@ describe("a name that would break a line", () => {
       expect(() => expandNames(["ok"], bad)).toThrow(/line break or control character/);
       expect(() => preselectSystem(bad)).toThrow(SideTaskError);
       expect(() => preselection({ tools: ["ok"] }, bad)).toThrow(/line break or control character/);
+      expect(() => preselectByKeywords(bad, "ok")).toThrow(SideTaskError);
     }
     const badServer = [{ name: "s\u2029", tools: [{ name: "ok" }] }];
     expect(() => preselectSystem(badServer)).toThrow(/line break or control character/);
