@@ -7,18 +7,32 @@ export function failed(outcome: HookOutcome): boolean {
   return outcome.ok === false || outcome.error !== undefined || outcome.timedOut === true;
 }
 
+/** The fields of an outcome this package reads. */
+const READ_FIELDS = ["id", "name", "ok", "error", "timedOut", "context", "maxTokens", "veto", "ms"] as const;
+
 /**
- * The fields of an outcome read here, copied once, or `undefined` for an entry that is not an object
- * or throws when read (a revoked Proxy, a throwing getter).
+ * An outcome copied once — its own enumerable fields, and every field this package reads wherever it
+ * lives (a getter on a prototype) — so each getter is read a single time and every later read sees
+ * the same values; or, for one that throws when read (a revoked Proxy, a throwing getter), the
+ * reason as `{ unreadable }`.
  */
+export function snapshotOutcome(entry: object): HookOutcome | { unreadable: unknown } {
+  try {
+    const copy: Record<string, unknown> = { ...entry };
+    for (const field of READ_FIELDS) {
+      if (!Object.hasOwn(copy, field) && field in entry) copy[field] = (entry as HookOutcome)[field];
+    }
+    return copy as HookOutcome;
+  } catch (error) {
+    return { unreadable: error };
+  }
+}
+
+/** An entry's snapshot, or `undefined` for an entry that is not an object or throws when read. */
 function readable(entry: unknown): HookOutcome | undefined {
   if (typeof entry !== "object" || entry === null) return undefined;
-  try {
-    const { id, name, ok, error, timedOut, context, maxTokens } = entry as HookOutcome;
-    return { id, name, ok, error, timedOut, context, maxTokens } as HookOutcome;
-  } catch {
-    return undefined;
-  }
+  const copy = snapshotOutcome(entry);
+  return "unreadable" in copy ? undefined : copy;
 }
 
 /** Ends a block that was cut to fit, inside the limit it was cut to. */

@@ -253,6 +253,46 @@ describe("gather", () => {
     ]);
   });
 
+  it("reads an outcome once: a getter that throws on a second read cannot break the call later", async () => {
+    /** An outcome whose fields answer once, then throw (a Proxy over a hook result that was released). */
+    const once = (fields: Record<string, unknown>) => {
+      const outcome = {};
+      for (const [key, value] of Object.entries(fields)) {
+        let reads = 0;
+        Object.defineProperty(outcome, key, {
+          enumerable: true,
+          get() {
+            if (++reads > 1) throw new Error(`${key} read twice`);
+            return value;
+          },
+        });
+      }
+      return outcome;
+    };
+    const gathered = await gather(
+      () => [once({ id: "memory", ok: true, context: "Friday." })],
+      "beforeTurn",
+      INPUT,
+      SESSION,
+    );
+    expect(gathered.context).toBe('<context hook="memory">\nFriday.\n</context>');
+    expect(gathered.notes).toEqual([]);
+    expect(gathered.outcomes).toEqual([{ id: "memory", ok: true, context: "Friday." }]);
+    const consulted = await consult(
+      () => [once({ id: "pin", ok: true, veto: true })],
+      { messages: [], from: 0, through: 1 },
+      SESSION,
+    );
+    expect(consulted).toMatchObject({ proceed: false, vetoedBy: "pin" });
+    const failing = await notify(
+      () => [once({ id: "log", ok: false, error: "disk full" })],
+      "afterTurn",
+      INPUT,
+      SESSION,
+    );
+    expect(failing.notes).toEqual(["Hook log (afterTurn) added nothing: it failed: disk full."]);
+  });
+
   it("rejects a caller's mistake with a HooksError naming it", async () => {
     await expect(gather("run" as never, "beforeTurn", INPUT, SESSION)).rejects.toMatchObject({
       name: "HooksError",

@@ -1,5 +1,5 @@
 import { vetoedBy } from "@loopwright/ledger";
-import { assembleBlocks, failed, hookLabel } from "./assemble-context.js";
+import { assembleBlocks, failed, hookLabel, snapshotOutcome } from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
 import { type HookSettings, positive } from "./settings.js";
 import type {
@@ -85,22 +85,6 @@ function callRunner<Context>(
   });
 }
 
-/** The fields of an outcome this package reads. */
-const READ_FIELDS = ["id", "name", "ok", "error", "timedOut", "context", "maxTokens", "veto"] as const;
-
-/**
- * Why an outcome cannot be read — a revoked Proxy, a getter that throws — or `undefined` when every
- * field read here reads.
- */
-function readFailure(outcome: HookOutcome): string | undefined {
-  try {
-    for (const field of READ_FIELDS) void outcome[field];
-    return undefined;
-  } catch (error) {
-    return errorText(error);
-  }
-}
-
 /**
  * The outcome objects of one runner's answer, with a note for everything else: an answer that is not
  * a list, an entry that is not an object or throws when read, a hook that failed or timed out, context
@@ -127,11 +111,11 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
       );
       return;
     }
-    const outcome = entry as HookOutcome;
-    const unreadable = readFailure(outcome);
-    if (unreadable !== undefined) {
+    // Read once and kept: a getter that answered here may throw (or answer otherwise) on a later read.
+    const outcome = snapshotOutcome(entry);
+    if ("unreadable" in outcome) {
       notes.push(
-        `Outcome ${place + 1} of the ${event} hooks could not be read (${unreadable}); it was ignored.`,
+        `Outcome ${place + 1} of the ${event} hooks could not be read (${errorText(outcome.unreadable)}); it was ignored.`,
       );
       return;
     }

@@ -6,8 +6,9 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { descriptionLine } from "@loopwright/tool-loading";
 import type { CatalogServerLike } from "../src/catalog.js";
-import { catalogEntries, oneLine } from "../src/catalog.js";
+import { catalogEntries } from "../src/catalog.js";
 import { type KeywordOptions, preselectByKeywords } from "../src/keywords.js";
 import { terms } from "../src/words.js";
 import { capturedServers, realCatalog } from "./load-catalog.js";
@@ -42,7 +43,9 @@ type Ranker = (request: string) => string[];
 function overlapRanker(catalog: CatalogServerLike[], words: (text: string) => string[]): Ranker {
   const docs = catalogEntries(catalog, "bench").map((entry) => ({
     name: entry.name,
-    words: new Set(words(`${entry.name} ${entry.server} ${oneLine(entry.description)}`)),
+    words: new Set(
+      words(`${entry.name} ${entry.server} ${descriptionLine(entry.description, Number.POSITIVE_INFINITY)}`),
+    ),
   }));
   return (request) => {
     const asked = new Set(words(request));

@@ -1,3 +1,9 @@
+import {
+  type CatalogServer,
+  checkCatalog,
+  descriptionLine,
+  ToolLoadingError,
+} from "@loopwright/tool-loading";
 import { describeValue, SideTaskError } from "./errors.js";
 
 /** One tool as the catalogue lists it: a name and what it does. */
@@ -9,9 +15,9 @@ export interface CatalogToolLike {
 /**
  * One connected server as a catalogue: a name, a label and its tools.
  *
- * Its name, a label to show, and its tools by name and
- * description. Structurally the `CatalogServer` of `@loopwright/tool-loading`, declared here so
- * this package reads it without importing that one.
+ * Its name, a label to show, and its tools by name and description. Structurally the
+ * `CatalogServer` of `@loopwright/tool-loading` with a label beside it, so one catalogue serves
+ * both: a preselection reads a name exactly as `load_tools` does (`expandNames`).
  */
 export interface CatalogServerLike {
   name: string;
@@ -27,26 +33,22 @@ export interface CatalogEntry {
   server: string;
 }
 
-/** Whatever starts a new line somewhere: CR, LF, VT, FF, NEL, and the Unicode line and paragraph separators. */
-const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
-
-/**
- * A description's first line: what a catalogue shows of a tool; `""` for one that is not text.
- * Other control characters (a tab) read as a space, so a description cannot start a line of its own.
- */
-export function oneLine(description: unknown): string {
-  if (typeof description !== "string") return "";
-  const first = description.trim().split(LINE_BREAK, 1)[0] ?? "";
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: taking control characters out is the point
-  return first.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+/** A side task's catalogue read once: what its prompt lists, and what a name is resolved against. */
+export interface ReadCatalog {
+  /** Every tool once, in catalogue order, with its one-line description and its server's label. */
+  entries: CatalogEntry[];
+  /** The same tools as `@loopwright/tool-loading` reads a catalogue (checked by its `checkCatalog`). */
+  servers: CatalogServer[];
 }
 
 /**
- * Every tool of a catalogue once, in catalogue order (the first server naming a tool wins). A tool
- * without a name is passed over, and one whose description is not text is listed without one.
- * Throws `SideTaskError` (`invalid-input`) for a catalogue that is not an array of servers.
+ * Reads a catalogue: every tool once, in catalogue order (the first server naming a tool wins), and
+ * the catalogue as `load_tools` reads it. A tool without a name is passed over, and one whose
+ * description is not text is listed without one. Throws `SideTaskError` (`invalid-input`) for a
+ * catalogue that is not an array of servers, and for a server or tool name holding a line break or
+ * control character, which `load_tools` refuses too (it would start a line of its own in the prompt).
  */
-export function catalogEntries(catalog: readonly CatalogServerLike[], where: string): CatalogEntry[] {
+export function readCatalog(catalog: readonly CatalogServerLike[], where: string): ReadCatalog {
   if (!Array.isArray(catalog)) {
     throw new SideTaskError(
       "invalid-input",
@@ -54,7 +56,8 @@ export function catalogEntries(catalog: readonly CatalogServerLike[], where: str
     );
   }
   const seen = new Set<string>();
-  const out: CatalogEntry[] = [];
+  const entries: CatalogEntry[] = [];
+  const servers: CatalogServer[] = [];
   catalog.forEach((server, index) => {
     if (typeof server !== "object" || server === null || !Array.isArray(server.tools)) {
       throw new SideTaskError(
@@ -64,13 +67,38 @@ export function catalogEntries(catalog: readonly CatalogServerLike[], where: str
     }
     const label =
       typeof server.label === "string" && server.label.trim() ? server.label : String(server.name ?? "");
-    for (const tool of server.tools) {
-      if (typeof tool?.name !== "string" || tool.name === "" || seen.has(tool.name)) continue;
+    const named = (server.tools as readonly unknown[]).filter(
+      (tool): tool is CatalogToolLike =>
+        typeof (tool as CatalogToolLike | null)?.name === "string" && (tool as CatalogToolLike).name !== "",
+    );
+    servers.push({
+      name: typeof server.name === "string" ? server.name : "",
+      tools: named.map((tool) => ({ name: tool.name })),
+    });
+    for (const tool of named) {
+      if (seen.has(tool.name)) continue;
       seen.add(tool.name);
-      out.push({ name: tool.name, description: oneLine(tool.description), server: label });
+      const description = typeof tool.description === "string" ? tool.description : undefined;
+      // Uncut: a preselection shows (and scores) the whole first line.
+      entries.push({
+        name: tool.name,
+        description: descriptionLine(description, Number.POSITIVE_INFINITY),
+        server: label,
+      });
     }
   });
-  return out;
+  try {
+    checkCatalog(servers, where);
+  } catch (error) {
+    if (!ToolLoadingError.isInstance(error)) throw error;
+    throw new SideTaskError("invalid-input", error.message, { cause: error });
+  }
+  return { entries, servers };
+}
+
+/** The entries of {@link readCatalog}. */
+export function catalogEntries(catalog: readonly CatalogServerLike[], where: string): CatalogEntry[] {
+  return readCatalog(catalog, where).entries;
 }
 
 /** Checks a cap: a positive integer. */

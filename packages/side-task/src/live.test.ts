@@ -4,8 +4,9 @@
  * holds the reply through the server's own grammar. Skipped with a message where the live server
  * is absent.
  */
+
+import { type LiveServer, liveServerPath, startLive } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LiveServer, liveServerPath, startLive } from "../test/live.js";
 import { isolated } from "../test/wire.js";
 import { askJson, askReply } from "./ask.js";
 import { PRESELECT_SCHEMA } from "./preselect.js";

@@ -1,14 +1,9 @@
 import type { Endpoint } from "@loopwright/client";
 import { parseJson } from "@loopwright/tool-calls";
+import { expandNames } from "@loopwright/tool-loading";
 import { askJson } from "./ask.js";
 import type { SideTaskOptions } from "./call.js";
-import {
-  type CatalogEntry,
-  type CatalogServerLike,
-  catalogEntries,
-  checkCap,
-  PRESELECT_MAX,
-} from "./catalog.js";
+import { type CatalogServerLike, checkCap, PRESELECT_MAX, type ReadCatalog, readCatalog } from "./catalog.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { type KeywordOptions, preselectByKeywords } from "./keywords.js";
 import { headOf } from "./text.js";
@@ -50,7 +45,7 @@ export interface PreselectOptions extends SideTaskOptions {
  * Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers or a bad cap.
  */
 export function preselectSystem(catalog: readonly CatalogServerLike[], max: number = PRESELECT_MAX): string {
-  const entries = catalogEntries(catalog, "preselectSystem");
+  const { entries } = readCatalog(catalog, "preselectSystem");
   const cap = checkCap(max, "preselectSystem");
   const lines: string[] = [];
   let server: string | undefined;
@@ -97,24 +92,12 @@ interface Reading {
 }
 
 /**
- * The catalogued name a model's spelling stands for: exact, trimmed, `functions.<name>` (OpenAI's
- * templates namespace tools so), or differing only in case from exactly one tool — the spellings
- * `load_tools` takes too. `undefined` for none.
+ * The catalogued tools a reply names, read as `load_tools` reads names (`expandNames`): exact,
+ * trimmed, `functions.tool`, `server.tool` (or `/`, `:`, `__`), a server's name for its tools, a
+ * `*` pattern, or a name differing only in case from exactly one tool — so a preselection and a
+ * load never disagree on which tool a name means. Each once, at most `cap`.
  */
-function catalogued(raw: string, known: ReadonlySet<string>, byCase: ReadonlyMap<string, string | null>) {
-  const name = raw.trim().replace(/^functions\./, "");
-  if (known.has(name)) return name;
-  return byCase.get(name.toLowerCase()) ?? undefined;
-}
-
-function readReply(reply: unknown, entries: readonly CatalogEntry[], cap: number): Reading {
-  const known = new Set(entries.map((entry) => entry.name));
-  // Lower-cased name → the one tool it stands for, or null where two tools differ only in case.
-  const byCase = new Map<string, string | null>();
-  for (const name of known) {
-    const lower = name.toLowerCase();
-    byCase.set(lower, byCase.has(lower) ? null : name);
-  }
+function readReply(reply: unknown, catalog: ReadCatalog, cap: number): Reading {
   let value = reply;
   if (typeof value === "string") value = parseJson(value);
   const list = Array.isArray(value)
@@ -122,23 +105,10 @@ function readReply(reply: unknown, entries: readonly CatalogEntry[], cap: number
     : typeof value === "object" && value !== null
       ? (value as { tools?: unknown }).tools
       : undefined;
-  const reading: Reading = { names: [], unknown: [], overCap: [] };
-  if (!Array.isArray(list)) return reading;
-  const seen = new Set<string>();
-  const unknown = new Set<string>();
-  for (const item of list) {
-    if (typeof item !== "string" || item.trim() === "") continue;
-    const name = catalogued(item, known, byCase);
-    if (name === undefined) {
-      unknown.add(item);
-      continue;
-    }
-    if (seen.has(name)) continue;
-    seen.add(name);
-    (reading.names.length < cap ? reading.names : reading.overCap).push(name);
-  }
-  reading.unknown = [...unknown];
-  return reading;
+  if (!Array.isArray(list)) return { names: [], unknown: [], overCap: [] };
+  const written = list.filter((item): item is string => typeof item === "string");
+  const { names, unknown, overCap } = expandNames(written, catalog.servers, cap);
+  return { names, unknown, overCap };
 }
 
 /** How many left-out names a notice echoes, and how much of each: the model made them up. */
@@ -167,8 +137,8 @@ export function preselection(
   catalog: readonly CatalogServerLike[],
   max: number = PRESELECT_MAX,
 ): string[] {
-  const entries = catalogEntries(catalog, "preselection");
-  return readReply(reply, entries, checkCap(max, "preselection")).names;
+  const read = readCatalog(catalog, "preselection");
+  return readReply(reply, read, checkCap(max, "preselection")).names;
 }
 
 /**
@@ -195,7 +165,7 @@ export async function preselect(
   options: PreselectOptions = {},
   max: number = PRESELECT_MAX,
 ): Promise<string[]> {
-  const entries = catalogEntries(catalog, "preselect");
+  const read = readCatalog(catalog, "preselect");
   if (typeof prompt !== "string") {
     throw new SideTaskError(
       "invalid-input",
@@ -204,7 +174,7 @@ export async function preselect(
   }
   const cap = checkCap(max, "preselect");
   if (typeof model !== "string" || model.trim() === "") return [];
-  if (entries.length === 0 || prompt.trim() === "") return [];
+  if (read.entries.length === 0 || prompt.trim() === "") return [];
   const { keywords, ...rest } = options ?? {};
   if (keywords) {
     const bar = typeof keywords === "object" ? keywords : {};
@@ -236,7 +206,7 @@ export async function preselect(
       notice(`${model} gave no list of tools for the preselection; the run starts without one.`);
       return [];
     }
-    const reading = readReply(reply, entries, cap);
+    const reading = readReply(reply, read, cap);
     if (reading.unknown.length > 0) {
       notice(
         `${model} named tools the catalogue does not have, left out of the preselection: ${echo(reading.unknown)}.`,

@@ -1,7 +1,16 @@
 import type { Endpoint } from "@loopwright/client";
 import { checkOptions, checkTarget, type SideTaskOptions, sideCall } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
-import { headOf, tailOf } from "./text.js";
+import {
+  checkWhole,
+  fitStretch,
+  inputBudget,
+  MIN_SUMMARY_INPUT,
+  middleCut,
+  overflowFacts,
+  SUMMARY_CHARS_PER_TOKEN,
+} from "./summary-budget.js";
+import { keepEnds } from "./text.js";
 
 /** The summariser's reply ceiling when none is given. */
 export const SUMMARY_MAX_TOKENS = 1024;
@@ -39,10 +48,19 @@ export type SummariseFunction = (
   signal?: SummarySignalLike,
 ) => Promise<string | undefined>;
 
-/** Options of `summariser`: those of every side task, and the system prompt to write with. */
+/** Options of `summariser`: those of every side task, the system prompt, and how much it may be shown. */
 export interface SummariserOptions extends SideTaskOptions {
   /** Replaces `SUMMARISER_SYSTEM`. */
   system?: string;
+  /**
+   * The most characters of user turn (the notes so far and the stretch) one summary is asked with;
+   * a longer stretch keeps the question it opens with and its newest messages, and its middle is
+   * left out with a marker. Default: what fits `contextLength` where that is given, else no limit
+   * until the server refuses the request as too big (then what fits the window it names).
+   */
+  inputChars?: number;
+  /** The compaction model's context window in tokens, where the host knows it: sizes `inputChars`. */
+  contextLength?: number;
 }
 
 function contentText(content: unknown): string {
@@ -60,11 +78,7 @@ function contentText(content: unknown): string {
 }
 
 function cut(text: string): string {
-  if (text.length <= SUMMARY_MESSAGE_CHARS) return text;
-  const half = Math.floor(SUMMARY_MESSAGE_CHARS / 2);
-  const head = headOf(text, half);
-  const tail = tailOf(text, text.length - half);
-  return `${head}\n[… ${text.length - head.length - tail.length} characters left out …]\n${tail}`;
+  return text.length <= SUMMARY_MESSAGE_CHARS ? text : keepEnds(text, Math.floor(SUMMARY_MESSAGE_CHARS / 2));
 }
 
 /**
@@ -89,6 +103,11 @@ function argumentsText(args: unknown): string {
 
 /** The folded stretch as plain text, one block per message, for the summariser to read. */
 export function transcriptText(messages: readonly SummaryMessageLike[]): string {
+  return transcriptBlocks(messages).join("\n\n");
+}
+
+/** The blocks of {@link transcriptText}: one a message, and one a call it made. */
+function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
   const blocks: string[] = [];
   for (const message of messages) {
     if (!isPlainObject(message)) continue;
@@ -109,7 +128,7 @@ export function transcriptText(messages: readonly SummaryMessageLike[]): string 
       );
     }
   }
-  return blocks.join("\n\n");
+  return blocks;
 }
 
 /**
@@ -118,13 +137,18 @@ export function transcriptText(messages: readonly SummaryMessageLike[]): string 
  * For `runCompaction` and `compactTranscript`: it shows `model` at `endpoint` the folded stretch as text (each message cut to
  * `SUMMARY_MESSAGE_CHARS`), with the earlier notes to continue where there are some, and answers
  * the new notes. Defaults: ceiling `SUMMARY_MAX_TOKENS`, temperature 0.3, the no-thinking hints.
+ * The whole user turn is held to `inputChars` (else what fits `contextLength`): the stretch keeps
+ * its opening question and its newest messages, its middle replaced by a marker. With neither, a
+ * request the server refuses as too big is cut to the window the refusal names and sent once more,
+ * and the function's later summaries start within that size.
  *
  * The function it returns never throws for a failed side task: it answers `undefined` (which the
  * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
  * including for a summary cut off at the ceiling and an empty one. It throws `SideTaskError` (`invalid-input`) only
  * for messages that are not an array; an entry that is not a message is passed over. `summariser`
  * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object
- * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one).
+ * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one, an
+ * `inputChars` or `contextLength` that is not a whole number of 1 or more).
  */
 export function summariser(
   endpoint: Endpoint,
@@ -133,7 +157,16 @@ export function summariser(
 ): SummariseFunction {
   checkTarget(endpoint, model, "summariser");
   checkOptions(options, "summariser");
-  const { system = SUMMARISER_SYSTEM, ...rest } = options;
+  const { system = SUMMARISER_SYSTEM, inputChars, contextLength, ...rest } = options;
+  const givenBudget = checkWhole(inputChars, "inputChars", "summariser");
+  const window = checkWhole(contextLength, "contextLength", "summariser");
+  // The reply's room: the ceiling sent, or the task's own where none is sent.
+  const ceiling = rest.maxTokens || SUMMARY_MAX_TOKENS;
+  const budget =
+    givenBudget ??
+    (window === undefined ? undefined : inputBudget(window, ceiling, system.length, SUMMARY_CHARS_PER_TOKEN));
+  // What an overflow refusal taught this function: its later summaries start within it.
+  let learned: number | undefined;
   return async (messages, previous, signal) => {
     if (!Array.isArray(messages)) {
       throw new SideTaskError(
@@ -142,15 +175,20 @@ export function summariser(
       );
     }
     const notice = rest.onNotice ?? (() => {});
-    const stretch = transcriptText(messages);
-    if (!stretch.trim()) return undefined;
+    const blocks = transcriptBlocks(messages);
+    if (!blocks.join("").trim()) return undefined;
     const notes = typeof previous === "string" ? previous.trim() : "";
-    const input = notes
-      ? `Notes so far:\n${notes}\n\nContinue these notes with what happened next:\n\n${stretch}`
-      : `The conversation to take notes of:\n\n${stretch}`;
+    /** The user turn, held to `room` characters where given: the notes take at most half of it. */
+    const compose = (room: number | undefined): string => {
+      const kept = room === undefined ? notes : middleCut(notes, Math.floor(room / 2));
+      const lead = kept
+        ? `Notes so far:\n${kept}\n\nContinue these notes with what happened next:\n\n`
+        : "The conversation to take notes of:\n\n";
+      return lead + (room === undefined ? blocks.join("\n\n") : fitStretch(blocks, room - lead.length));
+    };
     const callerSignal = rest.signal ?? (signal instanceof AbortSignal ? signal : undefined);
-    try {
-      const reply = await sideCall(
+    const send = (input: string) =>
+      sideCall(
         endpoint,
         model,
         system,
@@ -159,6 +197,39 @@ export function summariser(
         { maxTokens: SUMMARY_MAX_TOKENS, temperature: 0.3 },
         "summariser",
       );
+    const tooSmall = (room: number, tokens?: number) => {
+      notice(
+        `The window of ${model}${tokens ? ` (${tokens} tokens)` : ""} leaves ${room} characters for the conversation, too few to summarise it; the transcript was left as it was.`,
+      );
+      return undefined;
+    };
+    const start = learned === undefined ? budget : Math.min(learned, budget ?? learned);
+    if (start !== undefined && start < MIN_SUMMARY_INPUT) return tooSmall(start, window);
+    try {
+      const input = compose(start);
+      let reply: Awaited<ReturnType<typeof send>>;
+      try {
+        reply = await send(input);
+      } catch (error) {
+        // Refused as too big: sized to the window the refusal names (measured against the prompt it
+        // counted, where it says), and asked once more.
+        const facts =
+          SideTaskError.isInstance(error) && error.code === "request-failed"
+            ? overflowFacts(error)
+            : undefined;
+        if (facts === undefined) throw error;
+        const sent = system.length + input.length;
+        const perToken = facts.prompt
+          ? Math.min(SUMMARY_CHARS_PER_TOKEN * 2, sent / facts.prompt)
+          : SUMMARY_CHARS_PER_TOKEN;
+        const room = Math.min(inputBudget(facts.window, ceiling, system.length, perToken), input.length - 1);
+        if (room < MIN_SUMMARY_INPUT) return tooSmall(room, facts.window);
+        notice(
+          `The conversation to summarise did not fit ${model}'s window (${facts.window} tokens); its middle was left out and the summary asked for again.`,
+        );
+        learned = room;
+        reply = await send(compose(room));
+      }
       if (reply.finishReason === "length") {
         notice(
           `The summary from ${model} was cut off at its reply ceiling; the transcript was left as it was.`,

@@ -10,6 +10,8 @@ export {
   readRecordedResponse,
   splitCapture,
 } from "./fixtures.js";
+export type { LiveOptions, LiveServer } from "./live-llama.js";
+export { liveServerPath, startLive } from "./live-llama.js";
 export type { LlamacppPersonalityOptions } from "./personalities/llamacpp.js";
 export { LLAMACPP_FIXTURES, llamacppPersonality } from "./personalities/llamacpp.js";
 export type { LmstudioPersonalityOptions } from "./personalities/lmstudio.js";

@@ -16,11 +16,16 @@
 // back would make a cycle in the workspace graph. Its dependencies resolve from packages/loop.
 
 import { readdirSync, readFileSync } from "node:fs";
-import { commonPrefixLength, renderPrompt, startServer, type TurnReply } from "@loopwright/testkit";
+import {
+  commonPrefixLength,
+  liveServerPath,
+  renderPrompt,
+  startLive,
+  startServer,
+  type TurnReply,
+} from "@loopwright/testkit";
 import { encode } from "gpt-tokenizer";
 import { createRuntime } from "../../loop/src/index.js";
-// The live llama.cpp server the side-task tests start (by path, like the loop above).
-import { liveServerPath, startLive } from "../../side-task/test/live.js";
 import { holdsDefinitions } from "../src/load-result.js";
 import { CALL_TOOL_NAME, LOAD_TOOLS_NAME } from "../src/meta-tools.js";
 import { type Body, drive, type TaskStep } from "../src/test-support/drive.js";

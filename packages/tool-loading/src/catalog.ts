@@ -45,8 +45,12 @@ function checkLine(name: string, what: string, where: string): void {
 }
 
 /**
- * Throws `invalid-catalog` unless `catalog` is an array of servers with named tools, no name
- * holding a line break or control character.
+ * Checks a catalogue as every function here reads it, and answers it unchanged.
+ *
+ * Throws a `ToolLoadingError` (`invalid-catalog`), its message starting with `where`, unless
+ * `catalog` is an array of `{ name, tools: [{ name, description? }] }` servers whose tools are named,
+ * whose descriptions are text, and whose names hold no line break or control character (a name is
+ * listed in the system prompt, where one would start a line of its own). Never changes the catalogue.
  */
 export function checkCatalog(catalog: unknown, where: string): readonly CatalogServer[] {
   if (!Array.isArray(catalog)) {
@@ -121,10 +125,12 @@ export function definitionsByName(tools: unknown, where: string): Map<string, Fu
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
 
 /**
- * The first line of a description, trimmed and cut to `max` characters, with any other control
- * character (a tab) read as a space: a description cannot start a line of its own in the system prompt.
+ * A description as the catalogue text shows it beside its tool: its first line (ended by CR, LF, VT,
+ * FF, NEL, U+2028 or U+2029), trimmed, any other control character (a tab) read as a space, and cut
+ * to `max` characters (120 unless given) with `…` at the cut, never inside a character. `""` for no
+ * description. Never throws for a string or `undefined`; never starts a line of its own.
  */
-export function oneLine(text: string | undefined, max = 120): string {
+export function descriptionLine(text: string | undefined, max = 120): string {
   const first = (text ?? "").trim().split(LINE_BREAK, 1)[0] ?? "";
   // biome-ignore lint/suspicious/noControlCharactersInRegex: taking control characters out is the point
   const line = first.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
@@ -143,7 +149,7 @@ export function catalogFromTools(tools: readonly FunctionToolLike[], server = "t
   return {
     name: server,
     tools: [...byName.values()].map(({ function: fn }) => {
-      const description = oneLine(fn.description);
+      const description = descriptionLine(fn.description);
       return description ? { name: fn.name, description } : { name: fn.name };
     }),
   };
@@ -193,8 +199,8 @@ export function catalogText(catalog: readonly CatalogServer[], options: CatalogT
       const seen = tools.get(tool.name);
       // A tool listed twice shows one description, whichever came first: a written one before none,
       // then the first in code-unit order.
-      const line = oneLine(tool.description);
-      const held = seen ? oneLine(seen.description) : "";
+      const line = descriptionLine(tool.description);
+      const held = seen ? descriptionLine(seen.description) : "";
       if (!seen || (line !== "" && (held === "" || compare(line, held) < 0))) tools.set(tool.name, tool);
     }
     byServer.set(server.name, tools);
@@ -214,7 +220,7 @@ export function catalogText(catalog: readonly CatalogServer[], options: CatalogT
     if (descriptions) {
       lines.push(`## ${server.name}`);
       for (const tool of tools) {
-        const line = oneLine(tool.description);
+        const line = descriptionLine(tool.description);
         lines.push(line ? `- ${tool.name}: ${line}` : `- ${tool.name}`);
       }
     } else {

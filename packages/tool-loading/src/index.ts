@@ -1,5 +1,5 @@
 export type { CatalogEntry, CatalogServer, CatalogTextOptions, CatalogTool, LoadingMode } from "./catalog.js";
-export { catalogFromTools, catalogText } from "./catalog.js";
+export { catalogFromTools, catalogText, checkCatalog, descriptionLine } from "./catalog.js";
 export type { ToolLoadingErrorCode } from "./errors.js";
 export { ToolLoadingError } from "./errors.js";
 export type { MessageLike } from "./load-result.js";

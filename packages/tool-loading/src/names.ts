@@ -132,21 +132,34 @@ function serverTools(catalog: readonly CatalogServer[]): Map<string, Set<string>
  * `server.tool` (or `/`, `:`, `__`), or a name that differs only in case from exactly one tool.
  * Never a server's name or a pattern, which stand for a set of tools rather than one.
  */
-export function toolNamed(raw: string, catalog: readonly CatalogServer[]): string | undefined {
+export type ToolResolver = (raw: string) => string | undefined;
+
+/**
+ * A {@link ToolResolver} for one catalogue, its lookups built once: a run holds one and resolves
+ * every `call_tool` and every unloaded call through it, where each used to rebuild the catalogue's
+ * index (and scan every name for a case match).
+ */
+export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
   const index = catalogIndex(catalog);
-  const name = raw.trim().replace(/^functions\./, "");
-  if (name === "") return undefined;
-  if (index.has(name)) return name;
   const servers = serverTools(catalog);
-  for (const separator of SEPARATORS) {
-    const at = name.indexOf(separator);
-    if (at <= 0) continue;
-    const tool = name.slice(at + separator.length);
-    if (servers.get(name.slice(0, at))?.has(tool)) return tool;
+  // Lower-cased name → the one tool it folds from, or null where two tools differ only in case.
+  const byCase = new Map<string, string | null>();
+  for (const tool of index.keys()) {
+    const lower = tool.toLowerCase();
+    byCase.set(lower, byCase.has(lower) ? null : tool);
   }
-  const lower = name.toLowerCase();
-  const tools = [...index.keys()].filter((tool) => tool.toLowerCase() === lower);
-  return tools.length === 1 ? tools[0] : undefined;
+  return (raw) => {
+    const name = raw.trim().replace(/^functions\./, "");
+    if (name === "") return undefined;
+    if (index.has(name)) return name;
+    for (const separator of SEPARATORS) {
+      const at = name.indexOf(separator);
+      if (at <= 0) continue;
+      const tool = name.slice(at + separator.length);
+      if (servers.get(name.slice(0, at))?.has(tool)) return tool;
+    }
+    return byCase.get(name.toLowerCase()) ?? undefined;
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type CatalogServer, checkCatalog } from "./catalog.js";
 import { describe, echoName, ToolLoadingError } from "./errors.js";
-import { toolNamed } from "./names.js";
+import { type ToolResolver, toolResolver } from "./names.js";
 
 /** The inner call a `call_tool` stands for: the tool it names and its arguments as an object. */
 export interface ProxiedCall {
@@ -44,6 +44,15 @@ export function proxiedCall(
   options: ProxiedCallOptions = {},
 ): ProxiedCall {
   checkCatalog(catalog, "proxiedCall");
+  return readProxiedCall(args, toolResolver(catalog), options);
+}
+
+/** `proxiedCall` against a catalogue already checked, its names resolved by `resolve`. */
+export function readProxiedCall(
+  args: unknown,
+  resolve: ToolResolver,
+  options: ProxiedCallOptions = {},
+): ProxiedCall {
   let outer = args;
   if (typeof outer === "string") {
     try {
@@ -64,7 +73,7 @@ export function proxiedCall(
       `call_tool needs the name of the tool to run, as { "name": "<tool>", "arguments": { ... } }, and was given ${describe(given)} as its name.`,
     );
   }
-  const name = resolveOne(given.trim(), catalog);
+  const name = resolveOne(given.trim(), resolve);
   const inner = ARGUMENT_KEYS.some((key) => key in record)
     ? (record.arguments ?? record.args ?? record.parameters ?? record.input)
     : beside(record);
@@ -104,8 +113,8 @@ function beside(record: Record<string, unknown>): Record<string, unknown> | unde
   return rest.length > 0 ? Object.fromEntries(rest) : undefined;
 }
 
-function resolveOne(name: string, catalog: readonly CatalogServer[]): string {
-  const tool = toolNamed(name, catalog);
+function resolveOne(name: string, resolve: ToolResolver): string {
+  const tool = resolve(name);
   if (tool !== undefined) return tool;
   throw new ToolLoadingError(
     "unknown-tool",

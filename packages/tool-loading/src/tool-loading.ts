@@ -17,9 +17,9 @@ import {
   expandNames,
   loadNames,
   type NameResolution,
-  toolNamed,
+  toolResolver,
 } from "./names.js";
-import { type ProxiedCallOptions, proxiedCall } from "./proxied-call.js";
+import { type ProxiedCallOptions, readProxiedCall } from "./proxied-call.js";
 
 /** How a run reaches its tools: all declared, loaded on demand into the tool array, or proxied. */
 export type ToolDiscovery = "eager" | "ondemand" | "proxy";
@@ -186,6 +186,8 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
   const loadCap = checkCap(options.loadCap ?? DEFAULT_LOAD_CAP, "loadCap", "createToolLoading");
   const carryCap = checkCap(options.carryCap ?? DEFAULT_CARRY_CAP, "carryCap", "createToolLoading");
   const index = catalogIndex(catalog);
+  // Built once: every call_tool and every unloaded call resolves its name through it.
+  const resolve = toolResolver(catalog);
   const text = mode === "eager" ? "" : catalogText(catalog, { mode, descriptions, cap: loadCap });
   const loadable = (name: string) => index.has(name);
   const definitionsOf = (names: readonly string[]) =>
@@ -320,7 +322,7 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
       if (call.name === LOAD_TOOLS_NAME) return loadRoute(call, loaded, state.messages);
       if (call.name === CALL_TOOL_NAME && !(mode === "ondemand" && hostOwns(CALL_TOOL_NAME))) {
         try {
-          const inner = proxiedCall(call.args, catalog, parse ? { parse } : {});
+          const inner = readProxiedCall(call.args, resolve, parse ? { parse } : {});
           return dispatch(inner.name, inner.args, inner.raw, true);
         } catch (error) {
           if (!ToolLoadingError.isInstance(error)) throw error;
@@ -335,9 +337,7 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
       // (github.create_issue, functions.read_file, Read_File): loaded and run as that tool. A name
       // the host declares itself is the host's, whatever it folds to.
       const named =
-        mode === "ondemand" && !hostOwns(call.name)
-          ? (toolNamed(call.name, catalog) ?? call.name)
-          : call.name;
+        mode === "ondemand" && !hostOwns(call.name) ? (resolve(call.name) ?? call.name) : call.name;
       return dispatch(named, call.args, call.raw, false);
     },
 

@@ -1,0 +1,168 @@
+/**
+ * The summariser's overall input budget, over HTTP against the testkit wearing llama.cpp's
+ * personality with a small window: a stretch longer than the compaction model's window is shown with
+ * its middle left out (a marker says how much), keeping the question it started with and the newest
+ * messages, so the compaction succeeds where the request used to be refused as too big.
+ */
+import { type MessageLike, planCompaction, runCompaction } from "@loopwright/ledger";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { bodies, isolated, userContent } from "../test/wire.js";
+import { SideTaskError } from "./errors.js";
+import { summariser } from "./summariser.js";
+import { fitStretch } from "./summary-budget.js";
+
+let server: TestServer | undefined;
+afterEach(() => server?.close());
+
+/** A long run of short questions and long tool results: far more than a 4,096-token window holds. */
+function longRun(exchanges: number): MessageLike[] {
+  const messages: MessageLike[] = [{ role: "system", content: "You are a build assistant." }];
+  for (let i = 0; i < exchanges; i++) {
+    messages.push({ role: "user", content: `Question ${i}: check the build log of job ${i}.` });
+    messages.push({
+      role: "assistant",
+      content: "",
+      tool_calls: [
+        { id: `c${i}`, type: "function", function: { name: "read_log", arguments: `{"job":${i}}` } },
+      ],
+    });
+    messages.push({
+      role: "tool",
+      tool_call_id: `c${i}`,
+      content: `job ${i}: ${"step passed, ".repeat(120)}`,
+    });
+    messages.push({ role: "assistant", content: `Job ${i} passed.` });
+  }
+  messages.push({ role: "user", content: "Now summarise the week." });
+  return messages;
+}
+
+function planFor(messages: MessageLike[]) {
+  const plan = planCompaction(messages, { limit: 4000, used: 3900 });
+  if (!plan) throw new Error("planCompaction made no plan");
+  return plan;
+}
+
+describe("a stretch longer than the compaction model's window", () => {
+  it("is cut in the middle to the window the refusal names, and the compaction succeeds", async () => {
+    server = await startServer({
+      personality: { name: "llamacpp", nCtx: 4096 },
+      replies: [{ content: "Jobs 0 to 19 passed; the user wants a weekly summary." }],
+    });
+    const notices: string[] = [];
+    const messages = longRun(20);
+    const plan = planFor(messages);
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    const fold = await runCompaction(messages, plan, summarise);
+    expect(fold?.summary).toBe("Jobs 0 to 19 passed; the user wants a weekly summary.");
+    // The first request was refused as too big; the second, cut to the window it named, was answered.
+    expect(server.chatRequests).toHaveLength(2);
+    const shown = String(userContent(bodies(server)[1] ?? {}));
+    expect(shown).toMatch(/\[user\]\nQuestion 0: check the build log of job 0\./);
+    // The newest message folded closes what it was shown.
+    const newest = messages[plan.through - 1];
+    expect(newest?.role).toBe("assistant");
+    expect(shown.endsWith(`[assistant]\n${String(newest?.content)}`)).toBe(true);
+    expect(shown).not.toMatch(/Question 10:/);
+    expect(shown).toMatch(
+      /\[… \d+ entries of the conversation left out here \(\d[\d,]* characters\) to fit the model's window …\]/,
+    );
+    expect(notices.join("\n")).toMatch(/4096 tokens/);
+    // The same summariser's next fold starts within what the refusal taught it: one request, answered.
+    server.enqueue({ content: "Still passing." });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
+      summary: "Still passing.",
+    });
+    expect(server.chatRequests).toHaveLength(3);
+  });
+
+  it("reads the window from vLLM's words too, and the retried summary fits it", async () => {
+    server = await startServer({
+      personality: { name: "vllm", maxModelLen: 4096 },
+      replies: [{ content: "Jobs passed." }],
+    });
+    const messages = longRun(20);
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", isolated());
+    await expect(runCompaction(messages, planFor(messages), summarise)).resolves.toMatchObject({
+      summary: "Jobs passed.",
+    });
+    expect(server.chatRequests).toHaveLength(2);
+    expect(String(userContent(bodies(server)[1] ?? {}))).toMatch(/left out here/);
+  });
+
+  it("is cut before sending when the host gives the model's window as contextLength", async () => {
+    server = await startServer({
+      personality: { name: "llamacpp", nCtx: 4096 },
+      replies: [{ content: "Jobs passed." }],
+    });
+    const messages = longRun(20);
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      contextLength: 4096,
+    });
+    await expect(runCompaction(messages, planFor(messages), summarise)).resolves.toMatchObject({
+      summary: "Jobs passed.",
+    });
+    expect(server.chatRequests).toHaveLength(1);
+    expect(String(userContent(bodies(server)[0] ?? {}))).toMatch(/left out here/);
+  });
+
+  it("holds the user turn to inputChars, the notes so far kept", async () => {
+    server = await startServer({ replies: [{ content: "Notes." }, { content: "Notes." }] });
+    const messages = longRun(20);
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", { ...isolated(), inputChars: 3000 });
+    await summarise(messages.slice(1, -1), "Earlier: CI was set up.");
+    const shown = String(userContent(bodies(server)[0] ?? {}));
+    expect(shown.length).toBeLessThanOrEqual(3000);
+    expect(shown).toMatch(/^Notes so far:\nEarlier: CI was set up\./);
+    expect(shown).toMatch(/Job 19 passed\.$/);
+    // Without a budget or a window, nothing is left out.
+    const whole = summariser({ baseUrl: server.baseUrl }, "small", isolated());
+    await whole(messages.slice(1, -1), undefined);
+    expect(String(userContent(bodies(server)[1] ?? {}))).not.toMatch(/left out here/);
+  });
+
+  it("refuses a budget or a window that is not a positive whole number, naming it", () => {
+    for (const bad of [0, -1, 1.5, Number.NaN, "4096"]) {
+      expect(() =>
+        summariser({ baseUrl: "http://127.0.0.1:9/v1" }, "m", { inputChars: bad as never }),
+      ).toThrow(SideTaskError);
+      expect(() =>
+        summariser({ baseUrl: "http://127.0.0.1:9/v1" }, "m", { contextLength: bad as never }),
+      ).toThrow(/contextLength/);
+    }
+  });
+});
+
+describe("fitStretch", () => {
+  it("stays within the room, keeps the question and the newest entry, in order (fast-check)", () => {
+    const block = fc
+      .tuple(fc.constantFrom("[user]", "[assistant]", "[tool result]"), fc.string({ maxLength: 600 }))
+      .map(([header, text]) => `${header}\n${text}`);
+    fc.assert(
+      fc.property(
+        fc.array(block, { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 400, max: 6000 }),
+        (blocks, room) => {
+          const out = fitStretch(blocks, room);
+          const whole = blocks.join("\n\n");
+          if (whole.length <= room) {
+            expect(out).toBe(whole);
+            return;
+          }
+          expect(out.length).toBeLessThanOrEqual(room);
+          expect(out).toMatch(/left out here/);
+          const question = blocks.find((b) => b.startsWith("[user]\n")) ?? (blocks[0] as string);
+          expect(out.startsWith(question.slice(0, Math.min(question.length, 40)))).toBe(true);
+          const newest = blocks.at(-1) as string;
+          expect(out.endsWith(newest.slice(-Math.min(newest.length, 40)))).toBe(true);
+        },
+      ),
+    );
+  });
+});

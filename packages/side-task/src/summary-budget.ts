@@ -1,0 +1,158 @@
+import { describeValue, SideTaskError } from "./errors.js";
+import { keepEnds } from "./text.js";
+
+/**
+ * Characters a token is taken to hold when sizing the summariser's input against a window with
+ * nothing measured: fewer than the usual four, since a stretch is tool results, JSON and code,
+ * which tokenise densely, and a request refused as too big costs the whole compaction.
+ */
+export const SUMMARY_CHARS_PER_TOKEN = 3;
+
+/** Tokens kept free for the chat template's own text around the two messages. */
+const TEMPLATE_TOKENS = 64;
+
+/** The fewest characters worth asking a summary of; a window leaving less is not tried. */
+export const MIN_SUMMARY_INPUT = 400;
+
+/** What an overflow refusal says about the window: its size and the prompt that did not fit, where it says. */
+export interface OverflowFacts {
+  /** The context window in tokens. */
+  window: number;
+  /** The refused prompt's size in tokens, where the server said. */
+  prompt?: number;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function positiveInteger(value: unknown): number | undefined {
+  const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
+  return typeof n === "number" && Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+/** The window and the prompt size in a server's words: llama.cpp's, vLLM's and OpenAI's. */
+const WINDOW_WORDS = [
+  /available context size \((\d+) tokens\)/i,
+  /maximum context length is (\d+) tokens/i,
+  /context (?:window|length|size) (?:is|of) (\d+) tokens/i,
+];
+const PROMPT_WORDS = [
+  /request \((\d+) tokens\)/i,
+  /\((\d+) in the messages/i,
+  /messages resulted in (\d+) tokens/i,
+];
+
+function firstNumber(text: string, patterns: readonly RegExp[]): number | undefined {
+  for (const re of patterns) {
+    const found = positiveInteger(re.exec(text)?.[1]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * What a refused side task's error says about the window: llama.cpp's `n_ctx` and
+ * `n_prompt_tokens` in its body, else the window and prompt sizes written in the message. Follows
+ * the `cause` chain (a `SideTaskError` holds the SDK's error). `undefined` where no window is named.
+ */
+export function overflowFacts(error: unknown): OverflowFacts | undefined {
+  const texts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && isRecord(current); depth++) {
+    const bodies = [current.error, isRecord(current.error) ? current.error.error : undefined, current];
+    for (const body of bodies) {
+      if (!isRecord(body)) continue;
+      const window = positiveInteger(body.n_ctx);
+      if (window !== undefined) {
+        const prompt = positiveInteger(body.n_prompt_tokens);
+        return prompt === undefined ? { window } : { window, prompt };
+      }
+      if (typeof body.message === "string") texts.push(body.message);
+    }
+    current = current.cause;
+  }
+  const text = texts.join("\n");
+  const window = firstNumber(text, WINDOW_WORDS);
+  if (window === undefined) return undefined;
+  const prompt = firstNumber(text, PROMPT_WORDS);
+  return prompt === undefined ? { window } : { window, prompt };
+}
+
+/**
+ * The characters of user turn that fit a window of `window` tokens beside `systemChars` of system
+ * prompt and a reply of up to `ceiling` tokens (held to half the window), at `charsPerToken`.
+ */
+export function inputBudget(
+  window: number,
+  ceiling: number,
+  systemChars: number,
+  charsPerToken: number,
+): number {
+  const reply = Math.min(ceiling, Math.floor(window / 2));
+  const tokens = window - reply - TEMPLATE_TOKENS - Math.ceil(systemChars / charsPerToken);
+  // A twentieth short of the estimate: the divisor is an average and the template is a guess.
+  return Math.max(0, Math.floor(tokens * charsPerToken * 0.95));
+}
+
+/** Checks an optional positive whole number option, naming it. */
+export function checkWhole(value: unknown, name: string, where: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: ${name} must be a whole number of 1 or more, and was ${describeValue(value)}.`,
+    );
+  }
+  return value;
+}
+
+/** `text` cut in the middle to at most `max` characters (for a `max` of 60 or more), the cut marked. */
+export function middleCut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const mark = `\n[… ${text.length} characters left out …]\n`.length;
+  return keepEnds(text, Math.max(0, Math.floor((max - mark) / 2)));
+}
+
+const SEPARATOR = "\n\n";
+/** The least room a block is cut down to rather than left out: its marker and some text either side. */
+const MIN_CUT = 100;
+
+function marker(entries: number, chars: number): string {
+  return `[… ${entries} entries of the conversation left out here (${chars.toLocaleString("en-US")} characters) to fit the model's window …]`;
+}
+
+/**
+ * The blocks of a stretch joined, held to `room` characters: whole where they fit; otherwise the
+ * question the stretch opens with (its first `[user]` block, else its first block, cut to a quarter
+ * of the room at most), a marker saying how many entries and characters were left out, and as many
+ * of the newest blocks as fit (the newest cut in the middle where even it alone does not). Never
+ * longer than `room` where `room` holds the marker and a little more.
+ */
+export function fitStretch(blocks: readonly string[], room: number): string {
+  const whole = blocks.join(SEPARATOR);
+  if (whole.length <= room) return whole;
+  const found = blocks.findIndex((block) => block.startsWith("[user]\n"));
+  const q = Math.max(found, 0);
+  const question = middleCut(blocks[q] as string, Math.floor(room / 4));
+  // The marker's size before its numbers are known: the widest they can be.
+  const reserve = marker(blocks.length, whole.length).length + 2 * SEPARATOR.length;
+  let left = room - question.length - reserve;
+  const tail: string[] = [];
+  for (let i = blocks.length - 1; i > q; i--) {
+    const block = blocks[i] as string;
+    const cost = block.length + (tail.length > 0 ? SEPARATOR.length : 0);
+    if (cost <= left) {
+      tail.unshift(block);
+      left -= cost;
+      continue;
+    }
+    // The newest entry is kept whatever its size, cut in the middle to what is left.
+    if (tail.length === 0 && left >= MIN_CUT) tail.unshift(middleCut(block, left));
+    break;
+  }
+  const omitted = blocks.length - 1 - tail.length;
+  const shown = question.length + tail.reduce((sum, block) => sum + block.length, 0);
+  const gone = Math.max(0, blocks.reduce((sum, block) => sum + block.length, 0) - shown);
+  return [question, marker(omitted, gone), ...tail].join(SEPARATOR);
+}
