@@ -1,4 +1,4 @@
-import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
+import { readFixture, startServer, type TestServer, vllmPersonality } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StepPlan } from "./agent-loop.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
@@ -200,6 +200,27 @@ describe("a refused tool_choice", () => {
     expect(bodies()[3]).not.toHaveProperty("tool_choice");
     expect(bodies()[3]).not.toHaveProperty("tools");
     expect(server.chatRequests).toHaveLength(4);
+  });
+});
+
+describe("a vLLM started without --enable-auto-tool-choice", () => {
+  it("refuses a run whose tools go with the default choice, and answers one whose steps plan 'none'", async () => {
+    server = await startServer({
+      personality: vllmPersonality({ autoToolChoice: false }),
+      replies: () => ({ content: "Five." }),
+    });
+    const run = (plan?: StepPlan) =>
+      createRuntime().runAgentLoop({
+        config: { baseUrl: (server as TestServer).baseUrl, model: "sim", maxRetries: 0 },
+        messages: QUESTION,
+        tools: [ADD_TOOL],
+        dispatch: () => 5,
+        ...(plan ? { beforeStep: () => plan } : {}),
+      });
+    await expect(run()).rejects.toThrow(/400/);
+    const answered = await run({ toolChoice: "none" });
+    expect(answered.turn.content).toBe("Five.");
+    expect(bodies().at(-1)?.tool_choice).toBe("none");
   });
 });
 
