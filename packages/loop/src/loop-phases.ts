@@ -27,7 +27,7 @@ export function preview(text: string, max = PREVIEW_CHARS): string {
 /** One step's state: its number, the turn as the phases have made it so far, and how it was asked. */
 export interface LoopStep {
   readonly number: number;
-  /** The `tool_choice` `beforeStep` planned for the step (the host's names); absent for none. */
+  /** The `tool_choice` `beforeStep` planned for the step, as the wire names it; absent for none. */
   readonly toolChoice?: ToolChoice;
   /** The turn as answered; recovery and distinct ids replace it. */
   turn: Turn;
@@ -46,7 +46,9 @@ export interface LoopStep {
 
 /**
  * Phase: `beforeStep` may replace the transcript (the ledger moves onto the replacement), and plan
- * the step's `tool_choice` or a stop. What it planned is handed back for `askModel` and the loop.
+ * the step's `tool_choice` or a stop. What it planned is handed back for `askModel` and the loop,
+ * the `tool_choice` checked and named as the wire does (`stepChoice`) before anything else of the
+ * step runs: a choice the step cannot honour is refused before a summary or a hook is asked.
  */
 export async function prepareStep(
   run: LoopRun,
@@ -64,7 +66,8 @@ export async function prepareStep(
     step,
   );
   const replaced = plan.messages;
-  if (replaced === undefined) return plan;
+  const planned = { toolChoice: stepChoice(run, step, plan.toolChoice), stop: plan.stop };
+  if (replaced === undefined) return planned;
   const { missing, stray } = unpaired(replaced);
   if (missing.length > 0 || stray.length > 0) {
     const faults = [
@@ -84,17 +87,15 @@ export async function prepareStep(
   }
   run.measure.rebase(run.messages, replaced);
   replaceMessages(run, replaced);
-  return plan;
+  return planned;
 }
 
 /**
  * Phase: the step's request — built, sent with `runTurn`, and carried on past the ceiling where
- * allowed — with the `tool_choice` `beforeStep` planned for it (checked and named as the wire does
- * first: nothing is sent for a choice the step cannot honour).
+ * allowed — with the `tool_choice` `prepareStep` planned for it (as the wire names it).
  */
-export async function askModel(run: LoopRun, number: number, planned?: ToolChoice): Promise<LoopStep> {
+export async function askModel(run: LoopRun, number: number, toolChoice?: ToolChoice): Promise<LoopStep> {
   const { config, options, supports } = run;
-  const toolChoice = stepChoice(run, number, planned); // may load a tool it names (on demand)
   emitEvent(run, { kind: "turn", step: number });
   // The wire's tool names in replayed calls; the transcript keeps the host's.
   // The hooks' context on the current question, this request only.
@@ -104,7 +105,7 @@ export async function askModel(run: LoopRun, number: number, planned?: ToolChoic
   const sent = system ? [{ role: "system", content: system }, ...transcript] : transcript;
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
-    ...(planned !== undefined ? { toolChoice: planned } : {}),
+    ...(toolChoice !== undefined ? { toolChoice } : {}),
     firstBody: undefined,
     answeredBody: undefined,
     charsPerToken: run.services.calibration.charsPerTokenFor(supports, config.model),

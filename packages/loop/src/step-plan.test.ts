@@ -96,6 +96,45 @@ describe("beforeStep's plan: a step's tool_choice", () => {
     expect(server.chatRequests).toHaveLength(0);
   });
 
+  it("refuses a plan before any hook of the step is asked", async () => {
+    server = await startServer({ replies: [{ content: "never" }] });
+    const asked: string[] = [];
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: QUESTION,
+        tools: [ADD_TOOL],
+        dispatch: () => 0,
+        hooks: {
+          run: async (event) => {
+            asked.push(event);
+            return [];
+          },
+        },
+        beforeStep: () => ({ toolChoice: named("nope") }),
+      })
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/"nope"/);
+    expect(asked).toEqual([]);
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("on demand, refuses a named choice the first step of an exclusive shortlist does not declare", async () => {
+    server = await startServer({ replies: [{ content: "never" }] });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim", toolDiscovery: "ondemand" },
+        messages: QUESTION,
+        tools: [ADD_TOOL, MUL_TOOL],
+        preselected: ["add"],
+        dispatch: () => 0,
+        beforeStep: (_messages, step) => (step === 1 ? { toolChoice: named("mul") } : undefined),
+      })
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/"mul", which the first step of an exclusive preselection/);
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
   it("refuses 'required' on a step that declares no tools", async () => {
     server = await startServer({ replies: [{ content: "never" }] });
     const error = await createRuntime()
