@@ -1,9 +1,12 @@
+import { isToolChoice } from "@loopwright/negotiate";
 import { readFixture, startServer, type TestServer, vllmPersonality } from "@loopwright/testkit";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StepPlan } from "./agent-loop.js";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, LoopOptionError } from "./errors.js";
 import { createRuntime } from "./index.js";
+import { readPlan } from "./step-plan.js";
 import { ADD_TOOL, QUESTION, transcriptFaults } from "./test-support/transcript.js";
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({
@@ -345,5 +348,50 @@ describe("beforeStep's plan: ending the run after a step", () => {
       expect((error as Error).message).toMatch(words);
       expect(server.chatRequests.length - before).toBe(sent);
     }
+  });
+});
+
+describe("readPlan (what beforeStep returned)", () => {
+  it("reads anything into a plan or refuses it with a TypeError or LoopOptionError; a choice it keeps is one buildBody takes", () => {
+    const choice = fc.oneof(
+      fc.constantFrom("auto", "none", "required", "never", ""),
+      fc.record({ type: fc.constantFrom("function", "tool"), function: fc.record({ name: fc.string() }) }),
+      fc.anything(),
+    );
+    const plan = fc.oneof(
+      fc.anything(),
+      fc.record(
+        {
+          messages: fc.oneof(fc.constant([]), fc.anything()),
+          toolChoice: choice,
+          stop: fc.oneof(fc.boolean(), fc.anything()),
+        },
+        { requiredKeys: [] },
+      ),
+    );
+    fc.assert(
+      fc.property(plan, fc.integer({ min: 1, max: 3 }), (value, step) => {
+        let read: ReturnType<typeof readPlan> | undefined;
+        let thrown: unknown;
+        try {
+          read = readPlan(value, step);
+        } catch (error) {
+          thrown = error;
+        }
+        // Refused with one of the two errors the loop documents, never a crash from inside.
+        const outcome =
+          thrown === undefined
+            ? "read"
+            : thrown instanceof TypeError || LoopOptionError.isInstance(thrown)
+              ? "refused"
+              : "crashed";
+        expect(outcome).not.toBe("crashed");
+        // What it read is what a request can carry.
+        const choice = read?.toolChoice;
+        expect(choice === undefined || isToolChoice(choice)).toBe(true);
+        expect(read?.stop !== true || step > 1).toBe(true);
+        expect(read?.messages === undefined || Array.isArray(read.messages)).toBe(true);
+      }),
+    );
   });
 });
