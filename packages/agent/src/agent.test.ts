@@ -287,6 +287,7 @@ describe("Agent over HTTP", () => {
     };
     server = await startServer({ replies: [calls, calls, { content: "never asked" }] });
     const seen: string[] = [];
+    const asked: number[] = [];
     const loop = loopBackend();
     const backend: AgentBackend = {
       run: (options) =>
@@ -317,8 +318,14 @@ describe("Agent over HTTP", () => {
       backend,
       tools: [tool("notify_done", () => "sent")],
       shouldStopAfterTurn: () => true,
+      toolChoice: ({ step }) => {
+        asked.push(step);
+        return undefined;
+      },
     });
     expect((await stopping.prompt("Notify me")).status).toBe("stopped");
+    // Asked for the request that was sent, not for the step the stop ended.
+    expect(asked).toEqual([1]);
     expect(seen).toEqual(["finished: stopped", "finished: stopped"]);
     expect(server.chatRequests).toHaveLength(2);
     expect(stopping.messages.filter((m) => (m as ChatMessageLike).role === "tool")).toHaveLength(2);

@@ -638,9 +638,12 @@ export class Agent {
   ): Promise<StepPlan | undefined> {
     const { step } = info;
     await this.#delivery;
-    const toolChoice = this.toolChoice?.(info);
-    const choice = toolChoice !== undefined ? { toolChoice } : {};
-    if (step === 1) return toolChoice !== undefined ? choice : undefined;
+    // Asked only for a step that is sent: after a stop there is none.
+    const planned = (): StepPlan => {
+      const toolChoice = this.toolChoice?.(info);
+      return toolChoice !== undefined ? { toolChoice } : {};
+    };
+    if (step === 1) return planned();
     const batch = this.#batch;
     // Every call asked to end the run: each that ran, and each repeat of one that ran.
     const ran = batch?.ids.filter((id) => !batch.repeats.has(id)) ?? [];
@@ -657,7 +660,7 @@ export class Agent {
     if (this.#ending) return { stop: true };
     this.#batch = undefined;
     const steering = this.#drain(this.#steering, this.steeringMode);
-    if (steering.length === 0 && !this.transformContext) return toolChoice !== undefined ? choice : undefined;
+    if (steering.length === 0 && !this.transformContext) return planned();
     this.#openTurn();
     for (const message of steering) this.#add(message);
     await this.#delivery;
@@ -666,7 +669,7 @@ export class Agent {
       : this.#messages;
     const llm = this.convertToLlm(view);
     this.#sentView(llm);
-    return { messages: llm, ...choice };
+    return { messages: llm, ...planned() };
   }
 
   async #callOne(
