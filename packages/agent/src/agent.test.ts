@@ -1,7 +1,14 @@
 import { type AgentSpec, SPEC_TOKEN } from "@loopwright/spec";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent, type AgentEvent, type AgentTool, type ChatMessageLike } from "./test-exports.js";
+import {
+  Agent,
+  type AgentBackend,
+  type AgentEvent,
+  type AgentTool,
+  type ChatMessageLike,
+  loopBackend,
+} from "./test-exports.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -269,6 +276,78 @@ describe("Agent over HTTP", () => {
       { role: "tool", tool_call_id: "c1", content: "sent!" },
       { role: "tool", tool_call_id: "c2", content: "sent!" },
     ]);
+  });
+
+  it("hands its backend a terminated or stopped run as a finished run, never a failure to log", async () => {
+    const calls = {
+      toolCalls: [
+        { id: "c1", name: "notify_done", arguments: "{}" },
+        { id: "c2", name: "notify_done", arguments: '{"n":2}' },
+      ],
+    };
+    server = await startServer({ replies: [calls, calls, { content: "never asked" }] });
+    const seen: string[] = [];
+    const asked: number[] = [];
+    const loop = loopBackend();
+    const backend: AgentBackend = {
+      run: (options) =>
+        loop.run(options).then(
+          (result) => {
+            seen.push(`finished: ${result.stopReason}`);
+            return result;
+          },
+          (error: unknown) => {
+            seen.push(`failed: ${String(error)}`);
+            throw error;
+          },
+        ),
+    };
+    const terminating = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      backend,
+      tools: [
+        tool("notify_done", (_args, { terminate }) => {
+          terminate();
+          return "sent";
+        }),
+      ],
+    });
+    expect((await terminating.prompt("Notify me")).status).toBe("terminated");
+    const stopping = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      backend,
+      tools: [tool("notify_done", () => "sent")],
+      shouldStopAfterTurn: () => true,
+      toolChoice: ({ step }) => {
+        asked.push(step);
+        return undefined;
+      },
+    });
+    expect((await stopping.prompt("Notify me")).status).toBe("stopped");
+    // Asked for the request that was sent, not for the step the stop ended.
+    expect(asked).toEqual([1]);
+    expect(seen).toEqual(["finished: stopped", "finished: stopped"]);
+    expect(server.chatRequests).toHaveLength(2);
+    expect(stopping.messages.filter((m) => (m as ChatMessageLike).role === "tool")).toHaveLength(2);
+  });
+
+  it("sends a step's tool_choice as its toolChoice option says", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "a", arguments: "{}" }] }, { content: "Done." }],
+    });
+    const told: number[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [tool("a", () => "A")],
+      toolChoice: ({ step }) => {
+        told.push(step);
+        return step === 1 ? { type: "function", function: { name: "a" } } : "none";
+      },
+    });
+    expect((await agent.prompt("Do it")).status).toBe("ok");
+    const choices = server.chatRequests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
+    expect(choices).toEqual([{ type: "function", function: { name: "a" } }, "none"]);
+    expect(told).toEqual([1, 2]);
   });
 
   it("keeps going when only some calls of a step ask to terminate", async () => {

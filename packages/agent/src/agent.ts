@@ -1,7 +1,6 @@
 import type { RunEvent } from "@loopwright/events";
 import { SUMMARY_LEAD } from "@loopwright/ledger";
 import {
-  AgentLoopError,
   type AgentLoopOptions,
   type CallResult,
   type ChatMessage,
@@ -9,6 +8,8 @@ import {
   type DispatchRequest,
   failedRun,
   type LoopConfig,
+  type StepPlan,
+  type ToolChoice,
 } from "@loopwright/loop";
 import { type AgentSpec, resolveAgentSpec } from "@loopwright/spec";
 import type {
@@ -86,6 +87,13 @@ export interface AgentOptions {
     context: AfterToolCallContext,
     signal: AbortSignal | undefined,
   ) => AfterToolCallResult | Promise<AfterToolCallResult>;
+  /**
+   * Asked before each request for that step's `tool_choice` (`"auto"`, `"none"`, `"required"` or
+   * `{ type: "function", function: { name } }`); `undefined` sends none. What the loop's
+   * `beforeStep` plan takes (see `StepPlan` in `@loopwright/loop`). A session answers `"none"` on its
+   * reserved final turn.
+   */
+  toolChoice?: (info: TransformContextInfo) => ToolChoice | undefined;
   /** Asked after each tool step, before queued messages and the next request: true ends the run ("stopped"). */
   shouldStopAfterTurn?: (
     context: {
@@ -104,9 +112,6 @@ function pick(context: { used?: number; limit?: number }): Omit<TransformContext
     ...(context.limit !== undefined ? { limit: context.limit } : {}),
   };
 }
-
-const TERMINATE = Symbol("terminate");
-const STOP = Symbol("stop");
 
 /** One tool step as the agent tracks it. */
 interface Batch {
@@ -182,6 +187,8 @@ export class Agent {
   afterToolCall: AgentOptions["afterToolCall"];
   /** See `AgentOptions.shouldStopAfterTurn`. */
   shouldStopAfterTurn: AgentOptions["shouldStopAfterTurn"];
+  /** See `AgentOptions.toolChoice`. */
+  toolChoice: AgentOptions["toolChoice"];
   /** See `AgentOptions.transformContext`. */
   transformContext: AgentOptions["transformContext"];
   /** See `AgentOptions.convertToLlm`. */
@@ -208,6 +215,8 @@ export class Agent {
   #from = 0;
   /** Messages the last request carried that are not the agent's own (what `transformContext` added). */
   #viewOnly = new Set<ChatMessage>();
+  /** Why the running run asked the loop to stop after its last tool step, if it did. */
+  #ending: "terminated" | "stopped" | undefined;
 
   constructor(options: AgentOptions) {
     if (typeof options !== "object" || options === null) {
@@ -240,6 +249,7 @@ export class Agent {
     this.beforeToolCall = options.beforeToolCall;
     this.afterToolCall = options.afterToolCall;
     this.shouldStopAfterTurn = options.shouldStopAfterTurn;
+    this.toolChoice = options.toolChoice;
     this.transformContext = options.transformContext;
     this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
   }
@@ -420,6 +430,7 @@ export class Agent {
   async #run(first: AgentMessage[]): Promise<AgentRunResult> {
     const signal = this.#abort?.signal;
     this.#from = this.#messages.length;
+    this.#ending = undefined;
     let status: AgentRunStatus = "ok";
     let error: string | undefined;
     let cause: unknown;
@@ -438,16 +449,18 @@ export class Agent {
         this.#sentView(llm);
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
         this.#adopt(result.messages);
+        // The loop ended after a tool step at this agent's word: nothing queued is delivered.
+        if (result.stopReason === "stopped" && this.#ending) {
+          status = this.#ending;
+          break;
+        }
         const steering = this.#drain(this.#steering, this.steeringMode);
         pending = steering.length > 0 ? steering : this.#drain(this.#followUp, this.followUpMode);
         if (pending.length === 0) break;
       }
     } catch (caught) {
-      const reason = AgentLoopError.isInstance(caught) ? caught.cause : caught;
       this.#recover(caught);
-      if (reason === TERMINATE) status = "terminated";
-      else if (reason === STOP) status = "stopped";
-      else if (signal?.aborted) status = "aborted";
+      if (signal?.aborted) status = "aborted";
       else {
         status = "error";
         error = errorText(caught);
@@ -614,29 +627,40 @@ export class Agent {
     await this.#delivery;
   }
 
+  /**
+   * The loop's `beforeStep`: after a tool step, a stop when every call asked to terminate or
+   * `shouldStopAfterTurn` says so (the loop ends with every call answered); else the steering
+   * delivered, the view rebuilt, and the step's `toolChoice`.
+   */
   async #beforeStep(
     info: TransformContextInfo,
     signal: AbortSignal | undefined,
-  ): Promise<ChatMessage[] | undefined> {
+  ): Promise<StepPlan | undefined> {
     const { step } = info;
     await this.#delivery;
-    if (step === 1) return undefined;
+    // Asked only for a step that is sent: after a stop there is none.
+    const planned = (): StepPlan => {
+      const toolChoice = this.toolChoice?.(info);
+      return toolChoice !== undefined ? { toolChoice } : {};
+    };
+    if (step === 1) return planned();
     const batch = this.#batch;
     // Every call asked to end the run: each that ran, and each repeat of one that ran.
     const ran = batch?.ids.filter((id) => !batch.repeats.has(id)) ?? [];
-    if (ran.length > 0 && ran.every((id) => batch?.terminate.has(id))) throw TERMINATE;
-    if (
+    if (ran.length > 0 && ran.every((id) => batch?.terminate.has(id))) this.#ending = "terminated";
+    else if (
       this.shouldStopAfterTurn &&
       (await this.shouldStopAfterTurn(
         { messages: this.#messages, message: batch?.message, toolResults: batch?.results ?? [] },
         signal,
       ))
     ) {
-      throw STOP;
+      this.#ending = "stopped";
     }
+    if (this.#ending) return { stop: true };
     this.#batch = undefined;
     const steering = this.#drain(this.#steering, this.steeringMode);
-    if (steering.length === 0 && !this.transformContext) return undefined;
+    if (steering.length === 0 && !this.transformContext) return planned();
     this.#openTurn();
     for (const message of steering) this.#add(message);
     await this.#delivery;
@@ -645,7 +669,7 @@ export class Agent {
       : this.#messages;
     const llm = this.convertToLlm(view);
     this.#sentView(llm);
-    return llm;
+    return { messages: llm, ...planned() };
   }
 
   async #callOne(

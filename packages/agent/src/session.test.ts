@@ -200,6 +200,22 @@ describe("Session over HTTP", () => {
     expect(sent(server, 1).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
   });
 
+  it("sends the reserved turn with tool_choice none (and the note: a server may ignore it), earlier turns without", async () => {
+    const call = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
+    server = await startServer({ replies: [call(1), call(2), { content: "Done looking." }] });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "nothing" },
+      ],
+      maxTurns: 2,
+    });
+    expect(await session.prompt("Search")).toEqual({ status: "ok", reply: "Done looking." });
+    const choices = server.chatRequests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
+    expect(choices).toEqual([undefined, undefined, "none"]);
+    expect(sent(server, 2).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+  });
+
   it("runs one prompt at a time, and keeps the timeline apart from stream events", async () => {
     server = await startServer({
       replies: [{ content: "Hello back.", chunkChars: 4, firstByteDelayMs: 30 }],

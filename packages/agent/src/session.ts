@@ -278,6 +278,8 @@ export class Session {
       ...(options.toolExecution ? { toolExecution: options.toolExecution } : {}),
       ...(options.autoCompact !== undefined ? { autoCompact: options.autoCompact } : {}),
       transformContext: (view, _signal, { step }) => this.#inBand(view, step),
+      // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
+      toolChoice: ({ step }) => (step > this.maxTurns ? "none" : undefined),
       shouldStopAfterTurn: ({ message }) => this.#stallCheck(message),
       ...(options.mcpServers !== undefined || specServers(options.spec).length > 0
         ? { dedupeToolCalls: (request: { name: string }) => this.#dedupe(request, config) }

@@ -5,7 +5,7 @@ import type { CapabilityStore } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
 import type { CatalogServer, PreselectRouting } from "@loopwright/tool-loading";
 import { compactStep } from "./compaction-phase.js";
-import type { ChatMessage, LoopConfig, ToolDefinition } from "./config.js";
+import type { ChatMessage, LoopConfig, ToolChoice, ToolDefinition } from "./config.js";
 import { type RunState, ToolIterationLimit } from "./errors.js";
 import {
   gatherHooks,
@@ -123,13 +123,42 @@ export interface AgentLoopOptions {
    * where a host prunes or compacts mid-run. The ledger is moved onto the new transcript
    * (`rebaseLedger`). A replacement must keep every tool call answered by the tool messages right
    * after it, and no tool message without its call (refused with a `TypeError`, naming the ids,
-   * before anything is sent). What it throws ends the run.
+   * before anything is sent). Or it returns a `StepPlan` — `{ messages?, toolChoice?, stop? }` —
+   * to also set this step's `tool_choice`, or to end the run here. Nothing (or `undefined`) keeps
+   * the transcript and plans nothing. What it throws ends the run.
    */
   beforeStep?: (
     messages: readonly ChatMessage[],
     step: number,
     context: BeforeStepContext,
-  ) => readonly ChatMessage[] | undefined | Promise<readonly ChatMessage[] | undefined>;
+  ) => readonly ChatMessage[] | StepPlan | undefined | Promise<readonly ChatMessage[] | StepPlan | undefined>;
+}
+
+/**
+ * What `beforeStep` may return for one step instead of a bare transcript. Every field is optional;
+ * `{}` plans nothing. Refused before anything is sent (`LoopOptionError`, `invalid-option`, option
+ * `beforeStep`): a field not listed here, a `toolChoice` that is none of its forms or names a tool
+ * the step cannot reach, `"required"` on a step that declares no tools, a `stop` that is not a
+ * boolean, a stop on the first step or one beside `messages` or `toolChoice`.
+ */
+export interface StepPlan {
+  /** A replacement transcript, held to the array form's rules. */
+  messages?: readonly ChatMessage[];
+  /**
+   * This step's `tool_choice`: `"auto"`, `"none"`, `"required"` or `{ type: "function", function:
+   * { name } }` with the host's name of a tool (sent under the wire's name of a renamed one). On
+   * demand, a catalogued tool not loaded yet is loaded for it; proxied, a named tool is only reached
+   * through `call_tool`, so `call_tool` is what is named. Absent: none is sent. On a `"none"` step
+   * calls the model wrote into its text are not recovered. A model whose endpoint refused
+   * `tool_choice` is sent none from then on (a `"none"` step then goes without tools).
+   */
+  toolChoice?: ToolChoice;
+  /**
+   * `true`: end the run here, before this step's request. The step before it ran all its calls and
+   * every one is answered; the run comes back as a finished run, `stopReason: "stopped"`, its `turn`
+   * the last step's (the one that asked for the calls).
+   */
+  stop?: boolean;
 }
 
 /** A step's request as `onRequest` is handed it: what the client is about to be sent. */
@@ -165,6 +194,12 @@ export interface AgentLoopResult extends RunState, HookResult {
   turn: Turn;
   /** How many turns (requests answered) the run took. */
   steps: number;
+  /**
+   * Why the run ended: `"answered"`, a turn asked for no tools (`turn` is the answer);
+   * `"stopped"`, `beforeStep` planned `{ stop: true }` after a tool step (`turn` asked for the calls
+   * that ran last, every one answered).
+   */
+  stopReason: "answered" | "stopped";
   /** The token ledger: one `{ through, prompt, epoch }` per request whose prompt was reported. */
   ledger: LedgerEntry[];
   /**
@@ -180,7 +215,8 @@ export interface AgentLoopResult extends RunState, HookResult {
  *
  * Runs an agent: one turn per step (`runTurn`: retries, refusals answered, the stream read back),
  * the model's tool calls dispatched and answered in the transcript between steps, until a turn asks
- * for no tools. Every turn ends in a `usage` event.
+ * for no tools (`stopReason: "answered"`) or `beforeStep` plans a stop (`"stopped"`). Every turn
+ * ends in a `usage` event.
  *
  * Throws `ToolIterationLimit` when the model still asks after `maxToolIterations` tool steps,
  * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window, and
@@ -196,19 +232,22 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
   } catch (error) {
     throw failure(run, error);
   }
+  let last: LoopStep | undefined; // the step before this one: what a stop ends on
   for (let number = 1; ; number++) {
     let limited = false;
     try {
-      await prepareStep(run, number);
+      const plan = await prepareStep(run, number);
+      if (plan.stop && last) return finished(run, last, "stopped");
       await compactStep(run);
       await gatherHooks(run);
-      const step = await askModel(run, number);
+      const step = await askModel(run, number, plan.toolChoice);
       measureStep(run, step);
       recoverCalls(run, step);
       if (step.turn.toolCalls.length === 0) {
         await keepAnswer(run, step);
-        return finished(run, step);
+        return finished(run, step, "answered");
       }
+      last = step;
       takeCalls(run, step);
       limited = run.toolSteps >= run.limit;
       await (limited ? refuseAtLimit(run, step) : runTools(run, step));
@@ -220,11 +259,12 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
 }
 
 /** What a finished run hands back: the answer, the run, and its metrics added up from its events. */
-function finished(run: LoopRun, step: LoopStep): AgentLoopResult {
+function finished(run: LoopRun, step: LoopStep, stopReason: AgentLoopResult["stopReason"]): AgentLoopResult {
   const { contextLength } = run.config;
   return {
     turn: step.turn,
     steps: step.number,
+    stopReason,
     ledger: run.measure.ledger,
     metrics: {
       ...runMetrics([...run.kept, { kind: "done" }], contextLength ? { contextLength } : {}),

@@ -1,12 +1,12 @@
 import type { Endpoint } from "@loopwright/client";
-import type { ModelParams, ToolDefinition, ToolOrder } from "@loopwright/negotiate";
+import type { ModelParams, ToolChoice, ToolDefinition, ToolOrder } from "@loopwright/negotiate";
 import type { ToolCallRequest } from "@loopwright/tool-calls";
 import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 
-export type { Endpoint, ModelParams, ToolDefinition, ToolOrder };
+export type { Endpoint, ModelParams, ToolChoice, ToolDefinition, ToolOrder };
 
 /**
  * Whether an identical call (same name, same repaired arguments) in one step is run once and its

@@ -17,6 +17,7 @@ export type {
   LoopHooksService,
   LoopRequest,
   LoopServices,
+  StepPlan,
 } from "./agent-loop.js";
 export { preview, runLoop } from "./agent-loop.js";
 export type {
@@ -29,6 +30,7 @@ export type {
   LoopConfig,
   ModelParams,
   RetryPolicy,
+  ToolChoice,
   ToolDefinition,
   ToolOrder,
   ToolPolicy,

@@ -4,15 +4,16 @@ import { buildBody, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import { recoverToolCalls } from "@loopwright/tool-calls";
-import type { AssistantMessage, AssistantToolCall, ChatMessage } from "./config.js";
+import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { withHookContext } from "./hooks-phase.js";
 import { append, emitEvent, type LoopRun, notice, replaceMessages } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
+import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
-import { callRouter, recoverableTools, stepTools, watchedCall } from "./tool-discovery.js";
+import { callRouter, recoverableTools, stepChoice, stepTools, watchedCall } from "./tool-discovery.js";
 import { renameCalls, wireMessages } from "./tool-names.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
@@ -26,6 +27,8 @@ export function preview(text: string, max = PREVIEW_CHARS): string {
 /** One step's state: its number, the turn as the phases have made it so far, and how it was asked. */
 export interface LoopStep {
   readonly number: number;
+  /** The `tool_choice` `beforeStep` planned for the step, as the wire names it; absent for none. */
+  readonly toolChoice?: ToolChoice;
   /** The turn as answered; recovery and distinct ids replace it. */
   turn: Turn;
   /** What the step's first request reported (a continuation's pieces are summed on `turn.usage`). */
@@ -41,20 +44,30 @@ export interface LoopStep {
   firstAt: number | undefined;
 }
 
-/** Phase: `beforeStep` may replace the transcript; the ledger moves onto the replacement. */
-export async function prepareStep(run: LoopRun, step: number): Promise<void> {
+/**
+ * Phase: `beforeStep` may replace the transcript (the ledger moves onto the replacement), and plan
+ * the step's `tool_choice` or a stop. What it planned is handed back for `askModel` and the loop,
+ * the `tool_choice` checked and named as the wire does (`stepChoice`) before anything else of the
+ * step runs: a choice the step cannot honour is refused before a summary or a hook is asked.
+ */
+export async function prepareStep(
+  run: LoopRun,
+  step: number,
+): Promise<{ toolChoice: ToolChoice | undefined; stop: boolean }> {
   const { beforeStep } = run.options;
-  if (!beforeStep) return;
+  if (!beforeStep) return { toolChoice: undefined, stop: false };
   const { config } = run;
-  const replaced = await beforeStep([...run.messages], step, {
-    ...(run.used !== undefined ? { used: run.used } : {}),
-    ...(config.contextLength ? { limit: config.contextLength } : {}),
-    ledger: [...run.measure.ledger],
-  });
-  if (replaced === undefined || replaced === null) return;
-  if (!Array.isArray(replaced)) {
-    throw new TypeError("beforeStep must return an array of messages, or nothing to keep the transcript.");
-  }
+  const plan = readPlan(
+    await beforeStep([...run.messages], step, {
+      ...(run.used !== undefined ? { used: run.used } : {}),
+      ...(config.contextLength ? { limit: config.contextLength } : {}),
+      ledger: [...run.measure.ledger],
+    }),
+    step,
+  );
+  const replaced = plan.messages;
+  const planned = { toolChoice: stepChoice(run, step, plan.toolChoice), stop: plan.stop };
+  if (replaced === undefined) return planned;
   const { missing, stray } = unpaired(replaced);
   if (missing.length > 0 || stray.length > 0) {
     const faults = [
@@ -74,10 +87,14 @@ export async function prepareStep(run: LoopRun, step: number): Promise<void> {
   }
   run.measure.rebase(run.messages, replaced);
   replaceMessages(run, replaced);
+  return planned;
 }
 
-/** Phase: the step's request — built, sent with `runTurn`, and carried on past the ceiling where allowed. */
-export async function askModel(run: LoopRun, number: number): Promise<LoopStep> {
+/**
+ * Phase: the step's request — built, sent with `runTurn`, and carried on past the ceiling where
+ * allowed — with the `tool_choice` `prepareStep` planned for it (as the wire names it).
+ */
+export async function askModel(run: LoopRun, number: number, toolChoice?: ToolChoice): Promise<LoopStep> {
   const { config, options, supports } = run;
   emitEvent(run, { kind: "turn", step: number });
   // The wire's tool names in replayed calls; the transcript keeps the host's.
@@ -88,6 +105,7 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
   const sent = system ? [{ role: "system", content: system }, ...transcript] : transcript;
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
+    ...(toolChoice !== undefined ? { toolChoice } : {}),
     firstBody: undefined,
     answeredBody: undefined,
     charsPerToken: run.services.calibration.charsPerTokenFor(supports, config.model),
@@ -99,7 +117,7 @@ export async function askModel(run: LoopRun, number: number): Promise<LoopStep> 
     step.firstAt ??= Date.now();
   };
   const build: BuildRequest = (supports, model) => {
-    const body = buildBody(config, supports, model, sent, tools, config.toolOrder);
+    const body = buildBody(config, supports, model, sent, tools, config.toolOrder, toolChoice);
     lastBody = body;
     if (!step.firstBody) {
       step.firstBody = body;
@@ -187,10 +205,13 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
 
 /**
  * Phase: a turn with no calls, some text and tools to call has the calls a server's parser left in
- * the text taken out of it and made real (`recoverToolCalls`), with a notice.
+ * the text taken out of it and made real (`recoverToolCalls`), with a notice. Not on a step planned
+ * `tool_choice: "none"`: a server that renders the tools anyway (llama.cpp) lets a model write call
+ * markup as its answer, and the host asked for an answer.
  */
 export function recoverCalls(run: LoopRun, step: LoopStep): void {
   if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
+  if (step.toolChoice === "none") return;
   const { turn } = step;
   if (turn.toolCalls.length > 0 || run.tools.length === 0 || !turn.content.trim()) return;
   // A reply cut at the token ceiling inside a call leaves that call in the text, never closed up and run.

@@ -4,10 +4,19 @@ import type OpenAI from "openai";
 import type {
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam,
+  ChatCompletionNamedToolChoice,
   ChatCompletionTool,
+  ChatCompletionToolChoiceOption,
 } from "openai/resources/chat/completions";
 import { expectTypeOf } from "vitest";
-import type { AgentLoopOptions, AgentLoopResult, ChatMessage, ToolDefinition } from "./index.js";
+import type {
+  AgentLoopOptions,
+  AgentLoopResult,
+  ChatMessage,
+  StepPlan,
+  ToolChoice,
+  ToolDefinition,
+} from "./index.js";
 
 // SDK messages in: a transcript typed for the SDK is a loop transcript.
 expectTypeOf<ChatCompletionMessageParam[]>().toExtend<AgentLoopOptions["messages"]>();
@@ -19,6 +28,13 @@ expectTypeOf<AgentLoopResult["messages"]>().toExtend<ChatCompletionMessageParam[
 // SDK tools in: a function tool (`strict: boolean | null`) is a loop tool.
 expectTypeOf<ChatCompletionFunctionTool>().toExtend<ToolDefinition>();
 expectTypeOf<ChatCompletionFunctionTool[]>().toExtend<NonNullable<AgentLoopOptions["tools"]>>();
+
+// A step's tool_choice is one the SDK takes, and the SDK's named function choice is one a plan takes.
+expectTypeOf<ToolChoice>().toExtend<ChatCompletionToolChoiceOption>();
+expectTypeOf<ChatCompletionNamedToolChoice>().toExtend<NonNullable<StepPlan["toolChoice"]>>();
+// beforeStep may still return a bare transcript, or a plan.
+expectTypeOf<() => ChatMessage[]>().toExtend<NonNullable<AgentLoopOptions["beforeStep"]>>();
+expectTypeOf<() => Promise<StepPlan>>().toExtend<NonNullable<AgentLoopOptions["beforeStep"]>>();
 
 // The calls a user writes, spelled out: no cast anywhere.
 export async function roundTrip(client: OpenAI, result: AgentLoopResult, tools: ChatCompletionTool[]) {

@@ -2,6 +2,7 @@ import type { FunctionToolLike, ToolOrder } from "@loopwright/schema-compat";
 import { PRESELECTED_NOTICE, preselect, type TaskSettings, taskCall } from "@loopwright/side-task";
 import { parseToolArguments } from "@loopwright/tool-calls";
 import {
+  CALL_TOOL_NAME,
   type CatalogServer,
   createToolLoading,
   type PreselectRouting,
@@ -9,11 +10,12 @@ import {
   type ToolLoading,
 } from "@loopwright/tool-loading";
 import type { AgentLoopOptions } from "./agent-loop.js";
-import type { ChatMessage, ToolDefinition } from "./config.js";
+import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { preview } from "./loop-phases.js";
 import { append, emitEvent, type LoopRun, notice, throwIfStopped } from "./loop-run.js";
 import type { CallResult, CallRouting, DispatchRequest } from "./run-calls.js";
+import { checkReachable } from "./step-plan.js";
 import { tell } from "./tell.js";
 import type { DeclaredTools } from "./tool-names.js";
 
@@ -210,6 +212,49 @@ export function stepTools(
     ...(run.system ? { system: run.system } : {}),
   });
   return { tools: request.tools as ToolDefinition[], system: request.system ?? "" };
+}
+
+/**
+ * A step's planned `tool_choice` as the wire spells it, checked against what the step declares: a
+ * named tool under its wire name; on demand, a catalogued tool not loaded yet is loaded first (and
+ * counted), so the step declares it; proxied, a catalogued tool is reached only through
+ * `call_tool`, which is what is named. Throws `LoopOptionError` (`invalid-option`) for a name the
+ * step cannot reach and for `"required"` on a step with no tools.
+ */
+export function stepChoice(
+  run: LoopRun,
+  number: number,
+  choice: ToolChoice | undefined,
+): ToolChoice | undefined {
+  if (choice === undefined) return undefined;
+  const declared = () => stepTools(run, number).tools.map((tool) => tool.function.name);
+  const wire = typeof choice === "object" ? wireName(run.names, choice.function.name) : undefined;
+  const known = run.tools.map((tool) => hostName(run.names, tool.function.name));
+  const discovery = run.discovery;
+  const catalogued =
+    wire !== undefined &&
+    discovery?.loading.catalog.some((server) => server.tools.some((tool) => tool.name === wire)) === true;
+  let names = declared();
+  if (wire !== undefined && !names.includes(wire) && catalogued && discovery) {
+    if (discovery.loading.mode === "proxy") {
+      checkReachable(choice, CALL_TOOL_NAME, names, known);
+      return { type: "function", function: { name: CALL_TOOL_NAME } };
+    }
+    discovery.loaded = [...discovery.loaded, wire];
+    discovery.counts.toolsLoaded++;
+    names = declared();
+    if (!names.includes(wire)) {
+      throw new LoopOptionError(
+        "invalid-option",
+        "beforeStep",
+        `beforeStep planned a toolChoice that names the tool "${hostName(run.names, wire)}", ` +
+          "which the first step of an exclusive preselection does not declare (it declares the shortlist alone); " +
+          'preselect it, or use preselectRouting "append".',
+      );
+    }
+  }
+  checkReachable(choice, wire, names, known);
+  return wire === undefined ? choice : { type: "function", function: { name: wire } };
 }
 
 /** The tools recovered calls may name: every tool, and the step's meta-tools in a loading mode. */

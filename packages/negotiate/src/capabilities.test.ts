@@ -37,6 +37,7 @@ describe("capabilitiesFor", () => {
       assistantPrefill: true,
       structuredOutput: true,
       droppedFields: [],
+      toolChoice: true,
     });
   });
 
@@ -115,6 +116,7 @@ describe("export and import", () => {
     model.legacyTokenLimit = false;
     model.assistantPrefill = false;
     model.droppedFields.push("min_p");
+    model.toolChoice = false;
     store.modelCapabilitiesFor(store.capabilitiesFor("http://other/v1"), "qwen").structuredOutput = false;
     return store;
   }
@@ -129,8 +131,24 @@ describe("export and import", () => {
     const supports = restored.capabilitiesFor(URL_A, "sk-live-abc");
     expect(supports.strictSchemas).toBe(false);
     expect(restored.modelCapabilitiesFor(supports, "gpt-5").legacyTokenLimit).toBe(false);
+    expect(restored.modelCapabilitiesFor(supports, "gpt-5").toolChoice).toBe(false);
     // The same URL with another key learned nothing.
     expect(restored.capabilitiesFor(URL_A, "sk-other").strictSchemas).toBe(true);
+  });
+
+  it("reads a snapshot written before the tool_choice latch existed as tool_choice still taken", () => {
+    const snapshot = learned().exportCapabilities();
+    for (const endpoint of snapshot.endpoints) {
+      for (const model of Object.values(endpoint.models))
+        delete (model as { toolChoice?: boolean }).toolChoice;
+    }
+    const restored = createCapabilityStore();
+    restored.importCapabilities(JSON.stringify(snapshot));
+    const supports = restored.capabilitiesFor(URL_A, "sk-live-abc");
+    expect(restored.modelCapabilitiesFor(supports, "gpt-5")).toMatchObject({
+      toolChoice: true,
+      legacyTokenLimit: false,
+    });
   });
 
   it("keeps a model named like an Object.prototype member (__proto__, constructor) in the snapshot", () => {

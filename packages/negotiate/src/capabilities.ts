@@ -34,6 +34,11 @@ export interface ModelCapabilities {
   structuredOutput: boolean;
   /** Top-level body fields this model refused and the caller said were droppable. */
   droppedFields: string[];
+  /**
+   * `tool_choice` is sent with the tools; `false` once the endpoint said no provider of this model
+   * takes it (a step that asked for `"none"` then goes without tools).
+   */
+  toolChoice: boolean;
 }
 
 /** The ladder `reasoning_effort` is climbed on, cheapest first: one rung per refusal, upward only. */
@@ -114,6 +119,7 @@ function freshModel(): ModelCapabilities {
     assistantPrefill: true,
     structuredOutput: true,
     droppedFields: [],
+    toolChoice: true,
   };
 }
 
@@ -222,6 +228,8 @@ function readModel(value: unknown, path: string): ModelCapabilities {
     assistantPrefill: readBool(value, "assistantPrefill", path),
     structuredOutput: readBool(value, "structuredOutput", path),
     droppedFields: readStrings(value, "droppedFields", path),
+    // Absent from a snapshot written before this latch existed: nothing was refused then.
+    toolChoice: value.toolChoice === undefined ? true : readBool(value, "toolChoice", path),
   };
 }
 

@@ -403,3 +403,63 @@ describe("options of the wrong type", () => {
     expect(sent).toBe(1);
   });
 });
+
+describe("a refused tool_choice (OpenRouter: no provider takes it)", () => {
+  const tools: ToolDefinition[] = [
+    { type: "function", function: { name: "add", parameters: { type: "object", properties: {} } } },
+  ];
+  // The wording as recorded (the reporter's prefix included), as OpenRouter's 404 body.
+  const refused = {
+    type: "error",
+    status: 404,
+    body: readFixture("errors/openrouter/404-no-endpoints-support-tool-choice.message.txt"),
+  } as const;
+
+  function choiceTurn(
+    store: ReturnType<typeof createCapabilityStore>,
+    model: string,
+    choice: "none" | "required",
+    notices: string[] = [],
+  ): Promise<string> {
+    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+    const client = clientFor(server.baseUrl);
+    return negotiate(
+      supports,
+      (s, produced, caps) =>
+        streamText(client, buildBody({ model }, s, caps, messages, tools, undefined, choice), produced),
+      { model, onNotice: (text) => notices.push(text) },
+    );
+  }
+
+  it("is re-sent without it, latched for that model only, and not asked again", async () => {
+    const store = createCapabilityStore();
+    const notices: string[] = [];
+    server.enqueue(refused, ok, ok, ok);
+    await expect(choiceTurn(store, "z-ai/glm-4.5-air", "required", notices)).resolves.toBe("fine");
+    expect(bodies()[0]?.tool_choice).toBe("required");
+    expect(bodies()[1]).not.toHaveProperty("tool_choice");
+    expect(bodies()[1]?.tools).toHaveLength(1);
+    expect(notices.join("\n")).toMatch(/z-ai\/glm-4\.5-air refused tool_choice/);
+    // The next request for that model goes out without it the first time; "none" goes without tools.
+    await choiceTurn(store, "z-ai/glm-4.5-air", "none");
+    expect(bodies()[2]).not.toHaveProperty("tool_choice");
+    expect(bodies()[2]).not.toHaveProperty("tools");
+    // Another model on the same endpoint is still asked.
+    await choiceTurn(store, "openai/gpt-4o", "none");
+    expect(bodies()[3]?.tool_choice).toBe("none");
+    expect(server.chatRequests).toHaveLength(4);
+  });
+
+  it("passes the refusal on when no model was named (nothing to latch it on)", async () => {
+    const supports = createCapabilityStore().capabilitiesFor(server.baseUrl, "sk-test");
+    const client = clientFor(server.baseUrl);
+    server.enqueue(refused, ok);
+    const error = await rejection(
+      negotiate(supports, (s, produced, caps) =>
+        streamText(client, buildBody({ model: "m" }, s, caps, messages, tools, undefined, "none"), produced),
+      ),
+    );
+    expect(String((error as Error).message)).toMatch(/tool_choice/);
+    expect(server.chatRequests).toHaveLength(1);
+  });
+});

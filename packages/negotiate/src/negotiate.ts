@@ -82,6 +82,14 @@ function answer(
       if (!model?.structuredOutput) return false;
       model.structuredOutput = false;
       return true;
+    case "tool-choice":
+      if (!model?.toolChoice) return false;
+      model.toolChoice = false;
+      notice(
+        `${modelName} refused tool_choice; sending requests without it from now on (a step asking for ` +
+          '"none" goes without tools).',
+      );
+      return true;
     case "effort":
       return model ? climbEffort(refusal, model, modelName ?? "", notice) : false;
     case "unknown-field": {
@@ -158,7 +166,8 @@ function checkOptions(options: NegotiateOptions): void {
  * Answered: strict tool schemas and grammar failures (→ `strictSchemas: false`), `stream_options`
  * (→ `usageInStream: false`), and — with `model` — a refused effort rung (climb), `max_tokens`
  * (→ `legacyTokenLimit: false`), a temperature only the model's default goes for
- * (→ `chosenTemperature: false`), `response_format` (→ `structuredOutput: false`), an unknown
+ * (→ `chosenTemperature: false`), `response_format` (→ `structuredOutput: false`), `tool_choice`
+ * no provider of the model takes (→ `toolChoice: false`, with a notice), an unknown
  * `reasoning_effort`, and unknown fields named in `droppable`. Everything else — a refusal of a
  * value, an overflow, a rate limit, a server error — is rethrown as it came. Throws `TypeError`
  * naming the argument, before anything is sent, for a `supports`, `send` or option of the wrong

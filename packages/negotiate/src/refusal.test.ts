@@ -217,8 +217,9 @@ const ROWS: Record<string, Row> = {
     refusal: { kind: "unknown-field", field: "reasoning_effort", name: "reasoning_effort" },
   },
   "errors/openrouter/404-no-endpoints-support-tool-choice.message.txt": {
-    what: "OpenRouter: no provider takes this tool_choice",
+    what: "OpenRouter: no provider takes this tool_choice (answered by sending none)",
     status: 404,
+    refusal: { kind: "tool-choice" },
   },
   "errors/openrouter/404-no-endpoints-support-tool-use.json": {
     what: "OpenRouter: no provider takes tools",

@@ -16,6 +16,9 @@ import { type ErrorFacts, readError } from "./error-shape.js";
  * - `structured-output`: the model does not take `response_format`.
  * - `unknown-field`: the endpoint does not know a request field; `field` is its top-level name
  *   and `name` the name as refused (`chat_template_kwargs.enable_thinking`).
+ * - `tool-choice`: no provider of the model takes the request's `tool_choice` (OpenRouter's "No
+ *   endpoints found that support the provided 'tool_choice' value"); answered for the model by
+ *   sending none.
  */
 export type Refusal =
   | { kind: "strict-schema" }
@@ -25,7 +28,8 @@ export type Refusal =
   | { kind: "token-limit-spelling" }
   | { kind: "temperature" }
   | { kind: "structured-output" }
-  | { kind: "unknown-field"; field: string; name: string };
+  | { kind: "unknown-field"; field: string; name: string }
+  | { kind: "tool-choice" };
 
 const EFFORT_PARAMS = new Set(["reasoning_effort", "reasoning.effort"]);
 
@@ -263,6 +267,12 @@ export function readRefusal(error: unknown): Refusal | undefined {
     return { kind: "temperature" };
   }
   if (refusesJsonSchema(facts)) return { kind: "structured-output" };
+  // OpenRouter, 404: no provider of the model takes the value (recorded for GLM 4.5 Air). vLLM's
+  // '"auto" tool choice requires --enable-auto-tool-choice' is not this: leaving tool_choice out
+  // means "auto" there, so only the server's setup can answer it.
+  if (/No endpoints found that support the provided 'tool_choice' value/i.test(facts.text)) {
+    return { kind: "tool-choice" };
+  }
   const fields = unknownFields(facts);
   const name = fields[0];
   if (name === undefined) return undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createCapabilityStore } from "./capabilities.js";
-import { buildBody, type ToolDefinition } from "./request-body.js";
+import { buildBody, isToolChoice, type ToolDefinition } from "./request-body.js";
 
 const tool = (name: string, parameters: Record<string, unknown> = { type: "object", properties: {} }) =>
   ({ type: "function", function: { name, parameters } }) satisfies ToolDefinition;
@@ -164,5 +164,67 @@ describe("buildBody", () => {
   it("refuses a config without a model name with a clear error", () => {
     const { supports } = fresh();
     expect(() => buildBody({ model: "" }, supports, undefined, messages)).toThrow(/config\.model/);
+  });
+});
+
+describe("buildBody's tool_choice", () => {
+  const named = { type: "function", function: { name: "a" } } as const;
+
+  it("sends a step's tool_choice beside the tools, and none where no tools go", () => {
+    const { supports, model } = fresh();
+    for (const choice of ["auto", "none", "required", named] as const) {
+      const body = buildBody({ model: "m" }, supports, model, messages, [tool("a")], undefined, choice);
+      expect(body.tool_choice).toEqual(choice);
+      expect(body.tools).toEqual([tool("a")]);
+    }
+    // tool_choice without tools is refused by OpenAI ("only allowed when tools are specified").
+    const bare = buildBody({ model: "m" }, supports, model, messages, [], undefined, "none");
+    expect(bare).not.toHaveProperty("tool_choice");
+    expect(bare).not.toHaveProperty("tools");
+  });
+
+  it("puts the step's choice over an extraBody tool_choice, and leaves extraBody's alone without one", () => {
+    const { supports, model } = fresh();
+    const config = { model: "m", extraBody: { tool_choice: "required" } };
+    expect(buildBody(config, supports, model, messages, [tool("a")], undefined, "none").tool_choice).toBe(
+      "none",
+    );
+    expect(buildBody(config, supports, model, messages, [tool("a")]).tool_choice).toBe("required");
+  });
+
+  it("after the model refused tool_choice: sends none (extraBody's too), and a 'none' step goes without tools", () => {
+    const { supports, model } = fresh();
+    model.toolChoice = false;
+    const config = { model: "m", extraBody: { tool_choice: "auto" } };
+    const required = buildBody(config, supports, model, messages, [tool("a")], undefined, "required");
+    expect(required).not.toHaveProperty("tool_choice");
+    expect(required.tools).toEqual([tool("a")]);
+    const none = buildBody(config, supports, model, messages, [tool("a")], undefined, "none");
+    expect(none).not.toHaveProperty("tool_choice");
+    expect(none).not.toHaveProperty("tools");
+  });
+
+  it("refuses a tool_choice that is none of the four forms, naming what it got", () => {
+    const { supports, model } = fresh();
+    const bad: unknown[] = [
+      "never",
+      "",
+      42,
+      null,
+      { type: "function" },
+      { type: "function", function: { name: "" } },
+      { type: "tool", function: { name: "a" } },
+      { function: { name: "a" } },
+    ];
+    for (const choice of ["auto", "none", "required", named]) expect(isToolChoice(choice)).toBe(true);
+    for (const choice of bad) {
+      expect(isToolChoice(choice)).toBe(false);
+      const call = () =>
+        buildBody({ model: "m" }, supports, model, messages, [tool("a")], undefined, choice as never);
+      expect(call).toThrow(TypeError);
+      expect(call).toThrow(
+        /buildBody: toolChoice must be "auto", "none", "required" or \{ type: "function", function: \{ name \} \}/,
+      );
+    }
   });
 });

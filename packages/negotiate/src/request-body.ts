@@ -33,6 +33,35 @@ export interface ToolDefinition {
   };
 }
 
+/**
+ * Which tools the model may call on one request, as the chat-completions API spells `tool_choice`:
+ * `"auto"` (the model decides), `"none"` (answer in text), `"required"` (call at least one), or
+ * one function by name. The `openai` SDK's `ChatCompletionToolChoiceOption` for function tools.
+ */
+export type ToolChoice = "auto" | "none" | "required" | { type: "function"; function: { name: string } };
+
+const CHOICE_WORDS = new Set(["auto", "none", "required"]);
+
+/**
+ * Whether a value is one of the four forms of `tool_choice`: `"auto"`, `"none"`, `"required"`, or
+ * `{ type: "function", function: { name } }` with a non-empty name. Never throws.
+ */
+export function isToolChoice(value: unknown): value is ToolChoice {
+  if (typeof value === "string") return CHOICE_WORDS.has(value);
+  if (!isRecord(value) || value.type !== "function" || !isRecord(value.function)) return false;
+  const name = value.function.name;
+  return typeof name === "string" && name !== "";
+}
+
+/** Refuses anything but the four forms of `tool_choice`, naming what it got. */
+function checkToolChoice(choice: unknown): asserts choice is ToolChoice | undefined {
+  if (choice === undefined || isToolChoice(choice)) return;
+  throw new TypeError(
+    'buildBody: toolChoice must be "auto", "none", "required" or { type: "function", function: { name } } ' +
+      `with a tool's name; got ${JSON.stringify(choice) ?? String(choice)}.`,
+  );
+}
+
 /** How `buildBody` orders the tool array: by name (default), the caller's order (`false`), or a comparator. */
 export type ToolOrder = boolean | ((a: ToolDefinition, b: ToolDefinition) => number) | undefined;
 
@@ -43,6 +72,7 @@ export interface RequestBody {
   stream: true;
   stream_options?: { include_usage: true };
   tools?: ToolDefinition[];
+  tool_choice?: ToolChoice;
   reasoning_effort?: string;
   max_tokens?: number;
   max_completion_tokens?: number;
@@ -125,6 +155,12 @@ function checkArguments(
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
  * array, `extraBody` not an object, `maxTokens` or `temperature` not a number, `reasoningEffort`
  * not a string, `supports` or `model` not the store's objects).
+ *
+ * `toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
+ * `extraBody.tool_choice`. Once the model refused `tool_choice` (`model.toolChoice === false`)
+ * none is sent (`extraBody`'s neither), and a request asking for `"none"` goes without tools
+ * instead — the only other way to keep the model from calling one. Throws `TypeError` for a
+ * `toolChoice` that is none of its four forms.
  */
 export function buildBody(
   config: ModelParams,
@@ -133,14 +169,19 @@ export function buildBody(
   messages: readonly unknown[],
   tools: readonly ToolDefinition[] = [],
   order?: ToolOrder,
+  toolChoice?: ToolChoice,
 ): RequestBody {
   if (typeof config?.model !== "string" || config.model === "") {
     throw new TypeError("buildBody: config.model must be the model's non-empty name at the endpoint.");
   }
   checkArguments(config, supports, model, messages, tools);
+  checkToolChoice(toolChoice);
   const body: RequestBody = { model: config.model, messages: [...messages], stream: true };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
-  if (tools.length > 0) {
+  const choiceTaken = model?.toolChoice !== false;
+  // A model that refused tool_choice is kept from calling a tool the one other way: none declared.
+  const withTools = tools.length > 0 && (choiceTaken || toolChoice !== "none");
+  if (withTools) {
     const declared = supports.strictSchemas ? [...tools] : relaxed(tools);
     body.tools = orderTools(declared, order) as ToolDefinition[];
   }
@@ -157,7 +198,9 @@ export function buildBody(
     if (model?.droppedFields.includes(field)) continue;
     if (field === "temperature" && model?.chosenTemperature === false) continue;
     if (field === "stream_options" && !supports.usageInStream) continue;
+    if (field === "tool_choice" && (!choiceTaken || toolChoice !== undefined)) continue;
     body[field] = value;
   }
+  if (toolChoice !== undefined && withTools && choiceTaken) body.tool_choice = toolChoice;
   return body;
 }

@@ -42,12 +42,14 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
     const modelOnA = modelCapabilitiesFor(onA, "m");
     modelOnA.refusedEfforts.push("minimal");
     modelOnA.legacyTokenLimit = false;
+    modelOnA.toolChoice = false;
     await a.sync();
     await settled(() => modelOnB.refusedEfforts.length > 0 && !onB.usageInStream);
     expect(onB.usageInStream).toBe(false);
     expect(onB.strictSchemas).toBe(true);
     expect(modelOnB.refusedEfforts).toEqual(["minimal"]);
     expect(modelOnB.legacyTokenLimit).toBe(false);
+    expect(modelOnB.toolChoice).toBe(false);
     // Another key is another endpoint: nothing of this reaches it.
     expect(b.capabilitiesFor("http://llm.test/v1", "sk-2").usageInStream).toBe(true);
   });

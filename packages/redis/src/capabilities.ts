@@ -44,7 +44,13 @@ interface Entry {
 }
 
 const SEP = "\u0000";
-const FLAGS = ["legacyTokenLimit", "chosenTemperature", "assistantPrefill", "structuredOutput"] as const;
+const FLAGS = [
+  "legacyTokenLimit",
+  "chosenTemperature",
+  "assistantPrefill",
+  "structuredOutput",
+  "toolChoice",
+] as const;
 const LISTS = ["refusedEfforts", "droppedFields"] as const;
 
 /**

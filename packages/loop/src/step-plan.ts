@@ -1,0 +1,99 @@
+import { isToolChoice } from "@loopwright/negotiate";
+import type { StepPlan } from "./agent-loop.js";
+import type { ChatMessage, ToolChoice } from "./config.js";
+import { LoopOptionError } from "./errors.js";
+
+/** A step's plan as `prepareStep` read it: a replacement (if any), the step's `tool_choice`, a stop. */
+export interface ReadPlan {
+  messages: readonly ChatMessage[] | undefined;
+  toolChoice: ToolChoice | undefined;
+  stop: boolean;
+}
+
+const FIELDS = new Set(["messages", "toolChoice", "stop"]);
+
+function refused(message: string): LoopOptionError {
+  return new LoopOptionError("invalid-option", "beforeStep", `beforeStep ${message}`);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const shown = (value: unknown): string => JSON.stringify(value) ?? String(value);
+
+/** Refuses a `tool_choice` that is none of its four forms (`isToolChoice`), naming what it got. */
+function checkToolChoice(choice: unknown): asserts choice is ToolChoice | undefined {
+  if (choice === undefined || isToolChoice(choice)) return;
+  throw refused(
+    'planned a toolChoice; toolChoice must be "auto", "none", "required" or { type: "function", function: ' +
+      `{ name } } with a tool's name, and it was ${shown(choice)}.`,
+  );
+}
+
+/**
+ * What `beforeStep` returned, read: nothing, a transcript (the array form), or a `StepPlan`.
+ * Throws `TypeError` for anything else, and `LoopOptionError` (`invalid-option`, option
+ * `beforeStep`) for a plan with a field it does not know, a field of the wrong type, or a stop it
+ * cannot honour (on the first step, or beside the request it cancels).
+ */
+export function readPlan(value: unknown, step: number): ReadPlan {
+  if (value === undefined || value === null)
+    return { messages: undefined, toolChoice: undefined, stop: false };
+  if (Array.isArray(value)) return { messages: value as ChatMessage[], toolChoice: undefined, stop: false };
+  if (!isRecord(value)) {
+    throw new TypeError(
+      "beforeStep must return an array of messages, a step plan { messages?, toolChoice?, stop? }, or nothing " +
+        `to keep the transcript; it returned ${shown(value)}.`,
+    );
+  }
+  for (const key of Object.keys(value)) {
+    if (!FIELDS.has(key)) {
+      throw refused(
+        `returned a step plan with the unknown field "${key}"; a plan has messages, toolChoice and stop.`,
+      );
+    }
+  }
+  const { messages, toolChoice, stop } = value as StepPlan;
+  if (messages !== undefined && !Array.isArray(messages)) {
+    throw refused(`planned messages of ${shown(messages)}; messages must be an array of chat messages.`);
+  }
+  checkToolChoice(toolChoice);
+  if (stop !== undefined && typeof stop !== "boolean") {
+    throw refused(`planned stop: ${shown(stop)}; stop must be true or false.`);
+  }
+  if (stop === true && step === 1) {
+    throw refused(
+      "planned a stop before the first request: there is no step to end on. Do not start the run instead.",
+    );
+  }
+  if (stop === true && (messages !== undefined || toolChoice !== undefined)) {
+    throw refused(
+      "planned a stop together with messages or a toolChoice, but a stopped run sends no request: " +
+        "plan the stop alone.",
+    );
+  }
+  return { messages, toolChoice, stop: stop === true };
+}
+
+/**
+ * Refuses a `tool_choice` a step cannot honour: a named tool the step does not declare (`declared`,
+ * the step's wire names; `known`, the host's names to list), or `"required"` with no tools at all.
+ */
+export function checkReachable(
+  choice: ToolChoice | undefined,
+  wire: string | undefined,
+  declared: readonly string[],
+  known: readonly string[],
+): void {
+  if (choice === "required" && declared.length === 0) {
+    throw refused(
+      'planned toolChoice "required" on a step that declares no tools; give the run tools, or plan "auto" or "none".',
+    );
+  }
+  if (typeof choice !== "object" || wire === undefined || declared.includes(wire)) return;
+  throw refused(
+    `planned a toolChoice that names the tool "${choice.function.name}", which this run does not have ` +
+      `(${known.join(", ") || "no tools"}).`,
+  );
+}
