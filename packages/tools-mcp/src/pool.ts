@@ -342,7 +342,8 @@ export function createMcpPool(
         timeoutMs: callTimeoutMs,
         ...(signal ? { signal } : {}),
       });
-      return { ...toolOutput(result), server: connection.name, tool: tool.name };
+      // Masked before anyone reads it: a server may echo the credentials it was given.
+      return { ...connection.maskOutput(toolOutput(result)), server: connection.name, tool: tool.name };
     } finally {
       release();
     }

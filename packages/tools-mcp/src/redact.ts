@@ -1,4 +1,5 @@
 import type { McpServerConfig } from "./config.js";
+import type { McpToolOutput } from "./content.js";
 
 const SHORTEST_SECRET = 4;
 /**
@@ -9,27 +10,102 @@ const SHORTEST_ENCODED = 8;
 
 /**
  * The values in a server's config that may be credentials: every `env` and `headers` value, an
- * argument after (or assigned to) a flag named like a credential, and the userinfo and query values
- * of its URL. What is reported about a server (its stderr tail, an
- * error from the SDK that quotes a request) passes through a {@link masker} of these first.
+ * argument after (or assigned to) a flag named like a credential, the userinfo and query values of
+ * its URL, and the password (and telling query values) of a URL among its env values and arguments. What is reported about a
+ * server (its stderr tail, an error from the SDK that quotes a request) passes through a
+ * {@link masker} of these first.
  */
 export function secretsOf(server: McpServerConfig): string[] {
-  const values: string[] = [...(server.masked ?? [])];
-  if (server.type === "stdio") {
-    values.push(...Object.values(server.env ?? {}), ...argumentSecrets(server.args));
-  } else {
-    values.push(...Object.values(server.headers ?? {}));
-    // A "Bearer abc" header leaks as "abc" too; the scheme word alone is no secret.
-    for (const value of Object.values(server.headers ?? {}))
-      values.push(...value.split(/\s+/).filter((part) => !AUTH_SCHEMES.test(part)));
-    try {
-      const url = new URL(server.url);
-      values.push(url.username, url.password, ...[...url.searchParams.values()]);
-    } catch {
-      // A bad URL was refused when the config was read.
-    }
-  }
+  return longestFirst(gathered(server).values);
+}
+
+/**
+ * The values of {@link secretsOf} that a tool's result is masked of: each of them but the ones
+ * nobody takes for a credential — a number, a yes/no word, a filesystem path, a URL without
+ * userinfo or query, and plain words (`production`, `info`, `acme-corp`) unless given under a
+ * telling name (`PASSWORD`, `--token`). A result is what the model works from, so an env
+ * `LOG_LEVEL: "info"` must not turn every "info" in it into `***`; what a message about the
+ * server quotes is masked of them all.
+ */
+export function resultSecretsOf(server: McpServerConfig): string[] {
+  const { values, named } = gathered(server);
+  return longestFirst(values.filter((value) => !ordinary(value, named.has(value))));
+}
+
+function longestFirst(values: readonly string[]): string[] {
   return [...new Set(values.filter((v) => v.length >= SHORTEST_SECRET))].sort((a, b) => b.length - a.length);
+}
+
+/** Every value that may be a credential, and those given under a telling name (by field, flag or parameter). */
+function gathered(server: McpServerConfig): { values: string[]; named: Set<string> } {
+  const values: string[] = [...(server.masked ?? [])];
+  const named = new Set<string>();
+  const add = (value: string, telling: boolean) => {
+    values.push(value);
+    if (telling) named.add(value);
+  };
+  if (server.type === "stdio") {
+    for (const [name, value] of Object.entries(server.env ?? {})) {
+      add(value, TELLING_NAME.test(name));
+      urlSecrets(value, add);
+    }
+    for (const value of argumentSecrets(server.args)) add(value, true);
+    for (const arg of server.args) urlSecrets(arg, add);
+  } else {
+    for (const [name, value] of Object.entries(server.headers ?? {})) {
+      const telling = TELLING_NAME.test(name);
+      add(value, telling);
+      // A "Bearer abc" header leaks as "abc" too; the scheme word alone is no secret.
+      for (const part of value.split(/\s+/)) if (!AUTH_SCHEMES.test(part)) add(part, telling);
+    }
+    urlSecrets(server.url, add, true);
+  }
+  return { values, named };
+}
+
+/**
+ * The credentials a URL carries: its password, and its query values under a telling name. For the
+ * server's own URL (`own`), its user name and every query value too, as a URL's place for them is
+ * the server's. Nothing for a string that is not a URL.
+ */
+function urlSecrets(text: string, add: (value: string, telling: boolean) => void, own = false): void {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) return;
+  try {
+    const url = new URL(text);
+    if (own && url.username) add(decodedPart(url.username), false);
+    if (url.password) add(decodedPart(url.password), true);
+    for (const [name, value] of url.searchParams) {
+      const telling = TELLING_NAME.test(name);
+      if (own || telling) add(value, telling);
+    }
+  } catch {
+    // A bad server URL was refused when the config was read; a bad URL elsewhere holds nothing here.
+  }
+}
+
+function decodedPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/** A plain word as people write one: all lower case, all capitals, or capitalised; not too long to be a word. */
+const WORD = /^(?:[a-z]{1,20}|[A-Z][a-z]{0,19}|[A-Z]{1,20})$/;
+
+/**
+ * True for a value nobody takes for a credential (see {@link resultSecretsOf}): a number or version
+ * (`8080`, `1.2.3`), a yes/no word, a filesystem path, a URL without userinfo or query, or — unless
+ * given under a telling name — plain words.
+ */
+function ordinary(value: string, named: boolean): boolean {
+  if (/^[+-]?\d{1,6}(?:\.\d+)*$/.test(value)) return true;
+  if (/^(?:true|false|yes|no|on|off|null|none|enabled|disabled)$/i.test(value)) return true;
+  if (/^(?:~|\.{1,2})?(?:\/[\w.@-]+)+\/?$/.test(value) || /^[A-Za-z]:(?:\\[\w. @-]+)+\\?$/.test(value))
+    return true;
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^@?#\s]*$/.test(value)) return true;
+  return !named && value.split(/[ ._-]/).every((word) => WORD.test(word));
 }
 
 /** Authorization scheme words, which a header value starts with and a message may name. */
@@ -303,6 +379,50 @@ export function redactError(error: unknown, mask: Mask, depth = 0): unknown {
     Object.defineProperty(copy, key, "value" in descriptor ? { ...descriptor, value } : descriptor);
   }
   return changed ? copy : error;
+}
+
+/** How deep {@link maskOutput} walks structured content before it masks the rest as JSON text. */
+const MAX_STRUCTURED_DEPTH = 256;
+
+function maskValue(value: unknown, mask: Mask, depth: number): unknown {
+  if (typeof value === "string") return mask(value);
+  if (typeof value !== "object" || value === null) return value;
+  if (depth >= MAX_STRUCTURED_DEPTH) {
+    const text = JSON.stringify(value);
+    const masked = mask(text);
+    return masked === text ? value : masked;
+  }
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, mask, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [mask(key), maskValue(item, mask, depth + 1)]),
+  );
+}
+
+/**
+ * A tool's output as the model may read it: `text`, each text part and every string (keys included)
+ * of `structured` with `mask`'s secrets replaced by `***`. Images are kept as sent (their bytes are a
+ * picture, not text a model reads back). The same output when nothing in it is a secret; never
+ * changes `output`.
+ */
+export function maskOutput<T extends McpToolOutput>(output: T, mask: Mask): T {
+  const text = mask(output.text);
+  let changed = text !== output.text;
+  const parts = output.parts.map((part) => {
+    if (part.type !== "text") return part;
+    const masked = mask(part.text);
+    if (masked === part.text) return part;
+    changed = true;
+    return { ...part, text: masked };
+  });
+  let structured = output.structured;
+  if (structured) {
+    const json = JSON.stringify(structured);
+    if (mask(json) !== json) {
+      structured = maskValue(structured, mask, 0) as Record<string, unknown>;
+      changed = true;
+    }
+  }
+  return changed ? { ...output, text, parts, ...(structured ? { structured } : {}) } : output;
 }
 
 /** A URL as it may be shown: origin and path, without userinfo, query or fragment. */
