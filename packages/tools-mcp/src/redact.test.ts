@@ -2,6 +2,7 @@
 // write it back in, wherever it stands in the text, and nothing else.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ENCODINGS } from "../test/encodings.js";
 import { masker, maskOutput, redactError, resultSecretsOf, secretsOf } from "./redact.js";
 
 /** Printable ASCII without `*` (the mask itself): what keys, tokens and passwords are made of. */
@@ -12,27 +13,6 @@ const secret = fc.string({ unit: secretChar, minLength: 8, maxLength: 40 });
 const text = fc.string({ maxLength: 30 });
 /** Text before a credential; a lone backslash or `%` right before one would change what its first characters mean. */
 const lead = text.filter((t) => !/[\\%]$/.test(t));
-
-const hex4 = (c: string) => c.charCodeAt(0).toString(16).padStart(4, "0");
-/** The same value as different writers put it. */
-const ENCODINGS: Record<string, (value: string) => string> = {
-  "as is": (v) => v,
-  "percent-encoded": encodeURIComponent,
-  "percent-encoded, lower-case hex": (v) =>
-    encodeURIComponent(v).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
-  "form-encoded": (v) => new URLSearchParams({ v }).toString().slice(2),
-  "JSON.stringify": (v) => JSON.stringify(v).slice(1, -1),
-  "PHP json_encode (\\/)": (v) => JSON.stringify(v).slice(1, -1).replace(/\//g, "\\/"),
-  "Gson (<>&=' as \\u)": (v) =>
-    JSON.stringify(v)
-      .slice(1, -1)
-      .replace(/[<>&=']/g, (c) => `\\u${hex4(c)}`),
-  "every symbol as \\u, capital hex": (v) =>
-    JSON.stringify(v)
-      .slice(1, -1)
-      .replace(/\\(["\\])/g, "$1")
-      .replace(/[^A-Za-z0-9]/g, (c) => `\\u${hex4(c).toUpperCase()}`),
-};
 
 describe("masker", () => {
   for (const [name, encode] of Object.entries(ENCODINGS)) {

@@ -21,9 +21,9 @@ export function secretsOf(server: McpServerConfig): string[] {
 
 /**
  * The values of {@link secretsOf} that a tool's result is masked of: each of them but the ones
- * nobody takes for a credential — a number, a yes/no word, a filesystem path, a URL without
- * userinfo or query, and plain words (`production`, `info`, `acme-corp`) unless given under a
- * telling name (`PASSWORD`, `--token`). A result is what the model works from, so an env
+ * nobody takes for a credential — a number, a yes/no word, and, unless given under a telling name
+ * (`PASSWORD`, `--token`, `Authorization`), a filesystem path, a URL without userinfo or query, and
+ * plain words (`production`, `info`, `acme-corp`). A result is what the model works from, so an env
  * `LOG_LEVEL: "info"` must not turn every "info" in it into `***`; what a message about the
  * server quotes is masked of them all.
  */
@@ -75,7 +75,7 @@ function urlSecrets(text: string, add: (value: string, telling: boolean) => void
     if (own && url.username) add(decodedPart(url.username), false);
     if (url.password) add(decodedPart(url.password), true);
     for (const [name, value] of url.searchParams) {
-      const telling = TELLING_NAME.test(name);
+      const telling = isCredentialParam(name);
       if (own || telling) add(value, telling);
     }
   } catch {
@@ -96,23 +96,42 @@ const WORD = /^(?:[a-z]{1,20}|[A-Z][a-z]{0,19}|[A-Z]{1,20})$/;
 
 /**
  * True for a value nobody takes for a credential (see {@link resultSecretsOf}): a number or version
- * (`8080`, `1.2.3`), a yes/no word, a filesystem path, a URL without userinfo or query, or — unless
- * given under a telling name — plain words.
+ * (`8080`, `1.2.3`), a yes/no word, and — unless given under a telling name — a filesystem path, a
+ * URL without userinfo or query, or plain words.
  */
 function ordinary(value: string, named: boolean): boolean {
   if (/^[+-]?\d{1,6}(?:\.\d+)*$/.test(value)) return true;
   if (/^(?:true|false|yes|no|on|off|null|none|enabled|disabled)$/i.test(value)) return true;
+  // Under a telling name, a value shaped like a path or a plain word may still be the credential.
+  if (named) return false;
   if (/^(?:~|\.{1,2})?(?:\/[\w.@-]+)+\/?$/.test(value) || /^[A-Za-z]:(?:\\[\w. @-]+)+\\?$/.test(value))
     return true;
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^@?#\s]*$/.test(value)) return true;
-  return !named && value.split(/[ ._-]/).every((word) => WORD.test(word));
+  return value.split(/[ ._-]/).every((word) => WORD.test(word));
 }
 
-/** Authorization scheme words, which a header value starts with and a message may name. */
-const AUTH_SCHEMES = /^(?:bearer|basic|token|bot|apikey|digest|dpop|mac|hmac)$/i;
+/**
+ * Authorization scheme words, which a header value starts with and a message may name: the same
+ * words as @loopwright/client's redactor (`src/parity.test.ts` holds the two to them).
+ */
+const AUTH_SCHEMES = /^(?:bearer|basic|token|bot|apikey|api-key|key|digest|dpop|mac|hmac)$/i;
 
-/** A flag or variable name credentials are given under (`--api-key`, `--token`, `GH_TOKEN`); not `--max-tokens`. */
+/**
+ * A flag or variable name credentials are given under (`--api-key`, `--token`, `GH_TOKEN`); not
+ * `--max-tokens`. The pattern of @loopwright/spec's `looksSecretName` (this package does not depend
+ * on spec; `src/parity.test.ts` holds the two to one answer).
+ */
 const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+
+/**
+ * Query parameter names that carry a credential besides the telling ones: the short names
+ * @loopwright/client's `isCredentialParam` also knows (`?sig=`, `?code=`, `?pass=`), compared
+ * without case, `-` and `_`.
+ */
+const CREDENTIAL_PARAM = /^(?:pass|sig|code|session|jwt)$/;
+
+const isCredentialParam = (name: string) =>
+  TELLING_NAME.test(name) || CREDENTIAL_PARAM.test(name.toLowerCase().replace(/[-_]/g, ""));
 
 /**
  * The arguments that are credentials by where they stand, as a `.mcp.json` writes them literally:
