@@ -182,6 +182,28 @@ describe("client and tools-mcp read names and scheme words alike", () => {
     );
   });
 
+  it("a query name is a credential's in client exactly where tools-mcp masks its value, and wherever spec calls it telling", () => {
+    const name = fc.string({
+      unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzAPIKEYTOKN_-"),
+      minLength: 1,
+      maxLength: 14,
+    });
+    fc.assert(
+      fc.property(name, (param) => {
+        const value = "value-1a2b3c4d";
+        const server: McpServerConfig = {
+          name: "x",
+          type: "stdio",
+          command: "node",
+          args: [],
+          env: { URL: `https://api.example/?${encodeURIComponent(param)}=${value}` },
+        };
+        expect(secretsOf(server).includes(value), param).toBe(isCredentialParam(param));
+        if (looksSecretName(param)) expect(isCredentialParam(param), param).toBe(true);
+      }),
+    );
+  });
+
   it("every query name client calls a credential's is one tools-mcp masks in a URL it is given", () => {
     for (const name of PARAMS.filter((p) => isCredentialParam(p))) {
       const server: McpServerConfig = {
