@@ -23,6 +23,7 @@ import {
   type Mask,
   masker,
   maskOutput,
+  maskTool,
   redactError,
   resultSecretsOf,
   secretsOf,
@@ -328,7 +329,8 @@ export class ServerConnection {
       const result = await client.listTools(cursor ? { cursor } : undefined, {
         timeout: this.#options.connectTimeoutMs,
       });
-      tools.push(...result.tools);
+      // A server may write its credentials into a description or a schema, which the model reads.
+      tools.push(...result.tools.map((tool) => maskTool(tool, this.#resultMask)));
       cursor = result.nextCursor;
       if (!cursor) break;
     }

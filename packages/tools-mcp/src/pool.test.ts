@@ -296,6 +296,17 @@ describe("a server whose result quotes its credentials", () => {
     expect(output.structured).toEqual({ token: "***", nested: { list: ["Bearer ***"] }, mode: "production" });
   });
 
+  it("never hands the model the credential through a tool's description or schema", async () => {
+    const pool = leaky();
+    const definitions = await pool.tools();
+    const leak = definitions.find((d) => d.function.name === "fx__leak");
+    expect(leak?.function.description).toMatch(/^Answers with its API_TOKEN \(\*\*\*\)/);
+    expect(holdsToken(JSON.stringify(definitions))).toBe(false);
+    expect(holdsToken(JSON.stringify(await pool.servers()))).toBe(false);
+    // The tool is still called by its own name.
+    expect(await pool.call("fx__leak", { form: "all" })).toContain("my token is ***");
+  });
+
   it("masks structured content that is the whole result, and an isError result's text", async () => {
     const pool = leaky();
     const text = (await pool.call("fx__leak", { form: "structured" })) as string;

@@ -418,6 +418,18 @@ function maskValue(value: unknown, mask: Mask, depth: number): unknown {
 }
 
 /**
+ * A tool as a server listed it, with `mask`'s secrets replaced by `***` in everything a model is
+ * shown of it (description, title, input schema, annotations); its `name` is kept, as calls go to
+ * the server by it. The same tool when nothing in it is a secret.
+ */
+export function maskTool<T extends { name: string }>(tool: T, mask: Mask): T {
+  const { name, ...rest } = tool;
+  const json = JSON.stringify(rest);
+  if (mask(json) === json) return tool;
+  return { ...(maskValue(rest, mask, 0) as object), name } as T;
+}
+
+/**
  * A tool's output as the model may read it: `text`, each text part and every string (keys included)
  * of `structured` with `mask`'s secrets replaced by `***`. Images are kept as sent (their bytes are a
  * picture, not text a model reads back). The same output when nothing in it is a secret; never

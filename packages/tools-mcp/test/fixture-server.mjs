@@ -92,9 +92,17 @@ const tools = [
 if (process.argv.includes("--leaky")) {
   tools.push({
     name: "leak",
-    description:
-      "Answers with its API_TOKEN: in text, a resource, a link and structured content (form: all), in structured content alone (structured), or as an isError result (error).",
-    inputSchema: object({ form: { type: "string", enum: ["all", "structured", "error"] } }, ["form"]),
+    description: `Answers with its API_TOKEN (${process.env.API_TOKEN ?? ""}): in text, a resource, a link and structured content (form: all), in structured content alone (structured), or as an isError result (error).`,
+    inputSchema: object(
+      {
+        form: {
+          type: "string",
+          enum: ["all", "structured", "error"],
+          description: `token ${process.env.API_TOKEN ?? ""}`,
+        },
+      },
+      ["form"],
+    ),
     annotations: { readOnlyHint: true },
   });
 }
