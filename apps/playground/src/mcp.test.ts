@@ -126,7 +126,14 @@ describe("loadMcp and a ./.mcp.json it finds", () => {
     await mcpJson(cwd, {
       e: {
         command: process.execPath,
-        args: [everything, "stdio", "--key", "sk-proj-abcdefghijklmnopqrstuv"],
+        args: [
+          everything,
+          "stdio",
+          "--key",
+          "literal-key-value",
+          "--token=literal-token",
+          "sk-proj-abcdefghijklmnopqrstuv",
+        ],
         // biome-ignore lint/suspicious/noTemplateCurlyInString: a .mcp.json ${VAR} reference, meant literally.
         env: { OPENAI_API_KEY: "${OPENAI_API_KEY}", LOG_LEVEL: "info" },
       },
@@ -155,11 +162,11 @@ describe("loadMcp and a ./.mcp.json it finds", () => {
     const question = questions[0] as string;
     expect(question).toContain("./.mcp.json in this directory lists MCP servers to start:");
     expect(question).toContain(
-      `  e: ${process.execPath} ${everything} stdio --key (a key, hidden) (env: OPENAI_API_KEY, LOG_LEVEL)`,
+      `  e: ${process.execPath} ${everything} stdio --key (hidden) --token=(hidden) (hidden) (env: OPENAI_API_KEY, LOG_LEVEL)`,
     );
     expect(question).toContain("  remote: http://127.0.0.1:9/mcp (headers: Authorization)");
     expect(question).toMatch(/Start them\? \[y\/N\] $/);
-    for (const secret of ["sk-host-key", "sk-proj-", "pw-secret-123", "q-secret", "h-secret"])
+    for (const secret of ["sk-host-key", "sk-proj-", "literal-", "pw-secret-123", "q-secret", "h-secret"])
       expect(question).not.toContain(secret);
     expect(notices).toEqual(["./.mcp.json not started. To use them: --mcp .mcp.json"]);
   });

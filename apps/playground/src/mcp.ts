@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ToolDefinition } from "@loopwright/loop";
-import { looksLikeKey } from "@loopwright/spec";
+import { looksLikeKey, looksSecretName } from "@loopwright/spec";
 import { createMcpPool, type McpPool, type McpServerConfig, readMcpJson } from "@loopwright/tools-mcp";
 import { shownUrl } from "./web/spec.js";
 
@@ -33,14 +33,32 @@ export interface LoadMcpOptions {
 /** The file looked for in the working directory when no `--mcp` is given. */
 const FOUND = ".mcp.json";
 
-/** An argument as the consent question shows it: a key-shaped one hidden. */
-const shownArg = (arg: string) => (looksLikeKey(arg) ? "(a key, hidden)" : arg);
+/** What the consent question shows in place of an argument that may be a credential. */
+const HIDDEN_ARG = "(hidden)";
+
+/**
+ * A command line as the consent question shows it: a key-shaped argument, the value of a flag or
+ * assignment named like a credential (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`) hidden, a
+ * `${VAR}` reference shown as written, a URL without its userinfo and query.
+ */
+function shownArgs(args: readonly string[]): string[] {
+  return args.map((arg, i) => {
+    if (/^\$\{[^}]+\}$/.test(arg)) return arg;
+    if (looksLikeKey(arg)) return HIDDEN_ARG;
+    const assigned = /^(-{0,2}[A-Za-z][\w.-]*)=(.+)$/s.exec(arg);
+    if (assigned && looksSecretName(assigned[1] as string)) return `${assigned[1]}=${HIDDEN_ARG}`;
+    const flag = args[i - 1];
+    if (flag && /^--?[A-Za-z][\w.-]*$/.test(flag) && looksSecretName(flag) && !arg.startsWith("-"))
+      return HIDDEN_ARG;
+    return shownUrl(arg);
+  });
+}
 
 /** One server as the consent question lists it: what runs or where it goes, and the names (never the values) of its env and headers. */
 function describe(server: McpServerConfig): string {
   if (server.type === "stdio") {
     const names = Object.keys(server.env ?? {});
-    return `  ${server.name}: ${[server.command, ...server.args].map(shownArg).join(" ")}${names.length ? ` (env: ${names.join(", ")})` : ""}`;
+    return `  ${server.name}: ${[server.command, ...shownArgs(server.args)].join(" ")}${names.length ? ` (env: ${names.join(", ")})` : ""}`;
   }
   const names = Object.keys(server.headers ?? {});
   return `  ${server.name}: ${shownUrl(server.url)}${names.length ? ` (headers: ${names.join(", ")})` : ""}`;
