@@ -11,9 +11,9 @@ const SHORTEST_ENCODED = 8;
 /**
  * The values in a server's config that may be credentials: every `env` and `headers` value, an
  * argument after (or assigned to) a flag named like a credential, the userinfo and query values of
- * its URL, and the password (and telling query values) of a URL among its env values and arguments. What is reported about a
- * server (its stderr tail, an error from the SDK that quotes a request) passes through a
- * {@link masker} of these first.
+ * its URL, and the password (and the query values under a credential's name) of a URL among its
+ * env values and arguments. What is reported about a server (its stderr tail, an error from the SDK
+ * that quotes a request) passes through a {@link masker} of these first.
  */
 export function secretsOf(server: McpServerConfig): string[] {
   return longestFirst(gathered(server).values);
