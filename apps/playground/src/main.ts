@@ -2,6 +2,7 @@
 // The loopwright playground: an agent with a clock, a calculator and a file reader, streamed to the
 // terminal. Against OPENAI_BASE_URL / OPENAI_API_KEY / LOOPWRIGHT_MODEL when set, and against the
 // testkit's scripted simulator on a loopback server when not.
+import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import type { RunEvent } from "@loopwright/events";
 import {
@@ -53,6 +54,19 @@ function show(event: RunEvent): void {
   }
 }
 
+/** One question at the terminal: the line typed, or "" on Ctrl-C or Ctrl-D. */
+async function askOnce(question: string): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  const controller = new AbortController();
+  rl.on("SIGINT", () => controller.abort());
+  const closed = new Promise<string>((resolve) => rl.once("close", () => resolve("")));
+  try {
+    return await Promise.race([rl.question(question, { signal: controller.signal }).catch(() => ""), closed]);
+  } finally {
+    rl.close();
+  }
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -73,7 +87,7 @@ async function main(): Promise<number> {
       'usage: pnpm playground [--prompt "…"] [--model name] [--mcp servers.json] [--session dir [--session-id id]]\n' +
         "       pnpm playground --web [--spec agent.json] [--port n] [--redis url]   (a local web page)\n" +
         "Against OPENAI_BASE_URL / OPENAI_API_KEY / LOOPWRIGHT_MODEL when set, the built-in simulator otherwise.\n" +
-        "MCP servers come from --mcp, else from ./.mcp.json when there is one.",
+        "MCP servers come from --mcp; a ./.mcp.json found here is started only when you say yes at the terminal.",
     );
     return 0;
   }
@@ -83,8 +97,12 @@ async function main(): Promise<number> {
     return 1;
   }
 
-  // Before the simulator starts, so a bad file leaves nothing running.
-  const mcp = await loadMcp(values.mcp, (text) => console.log(dim(`(${text})`)));
+  // Before the simulator starts, so a bad file leaves nothing running. A ./.mcp.json found here is
+  // started only when the user, asked at the terminal, says so.
+  const mcp = await loadMcp(values.mcp, {
+    onNotice: (text) => console.log(dim(`(${text})`)),
+    ...(process.stdin.isTTY && process.stdout.isTTY ? { ask: askOnce } : {}),
+  });
   if (mcp) console.log(dim(mcp.summary));
   const tools = [...TOOLS, ...(mcp?.tools ?? [])];
   const builtIn = new Set(TOOLS.map((t) => t.function.name));

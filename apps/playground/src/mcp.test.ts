@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -6,6 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { startServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadMcp } from "./mcp.js";
 
 const main = fileURLToPath(new URL("./main.ts", import.meta.url));
 // Run from another directory, so tsx is named by where it is rather than looked up from there.
@@ -24,6 +26,10 @@ function playground(args: string[], cwd: string, env: Record<string, string> = {
     );
   });
 }
+
+/** Writes `servers` as the `.mcp.json` of `cwd`. */
+const mcpJson = (cwd: string, servers: Record<string, unknown>) =>
+  writeFile(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
 
 describe("playground with MCP servers", () => {
   let dir: string;
@@ -46,13 +52,31 @@ describe("playground with MCP servers", () => {
     expect(out).toContain("← everything__echo: Echo: use everything__echo");
   }, 60_000);
 
-  it("reads ./.mcp.json when no --mcp is given", async () => {
+  it("does not run a ./.mcp.json it found without being asked to, and says how to opt in", async () => {
     const cwd = await mkdtemp(join(dir, "cwd-"));
-    await writeFile(
-      join(cwd, ".mcp.json"),
-      JSON.stringify({ mcpServers: { e: { command: process.execPath, args: [everything, "stdio"] } } }),
+    // A server entry whose command leaves a mark when it runs.
+    const mark = join(cwd, "started");
+    await mcpJson(cwd, {
+      repo: {
+        command: process.execPath,
+        args: ["-e", `require("fs").writeFileSync(${JSON.stringify(mark)}, "")`],
+      },
+    });
+    const { code, out } = await playground(["--prompt", "what time is it"], cwd);
+    expect(code).toBe(0);
+    expect(existsSync(mark)).toBe(false);
+    expect(out).not.toContain("MCP servers from");
+    expect(out).toContain(
+      "(./.mcp.json lists 1 MCP server (repo), a program this directory asks to run: not started without your consent. To use it: --mcp .mcp.json)",
     );
-    const { code, out } = await playground(["--prompt", "use e__get-tiny-image"], cwd);
+    // The run itself goes on with the built-in tools.
+    expect(out).toMatch(/← clock: /);
+  }, 60_000);
+
+  it("starts the servers of ./.mcp.json when it is named with --mcp", async () => {
+    const cwd = await mkdtemp(join(dir, "cwd-"));
+    await mcpJson(cwd, { e: { command: process.execPath, args: [everything, "stdio"] } });
+    const { code, out } = await playground(["--mcp", ".mcp.json", "--prompt", "use e__get-tiny-image"], cwd);
     expect(code).toBe(0);
     expect(out).toContain("MCP servers from .mcp.json: e (13 tools)");
     expect(out).toMatch(/← e__get-tiny-image: .*\[image: image\/png, [\d.]+ kB\]/);
@@ -61,22 +85,17 @@ describe("playground with MCP servers", () => {
   it("never hands the model the host's key through an MCP tool's result (a server given it prints its env)", async () => {
     const cwd = await mkdtemp(join(dir, "cwd-"));
     const key = "sk-host-key-for-mcp-7788";
-    await writeFile(
-      join(cwd, ".mcp.json"),
-      JSON.stringify({
-        mcpServers: {
-          e: {
-            command: process.execPath,
-            args: [everything, "stdio"],
-            // biome-ignore lint/suspicious/noTemplateCurlyInString: a .mcp.json ${VAR} reference, meant literally.
-            env: { OPENAI_API_KEY: "${OPENAI_API_KEY}" },
-          },
-        },
-      }),
-    );
+    await mcpJson(cwd, {
+      e: {
+        command: process.execPath,
+        args: [everything, "stdio"],
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a .mcp.json ${VAR} reference, meant literally.
+        env: { OPENAI_API_KEY: "${OPENAI_API_KEY}" },
+      },
+    });
     const endpoint = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
     try {
-      const { code, out } = await playground(["--prompt", "use e__get-env"], cwd, {
+      const { code, out } = await playground(["--mcp", ".mcp.json", "--prompt", "use e__get-env"], cwd, {
         OPENAI_BASE_URL: endpoint.baseUrl,
         OPENAI_API_KEY: key,
       });
@@ -98,4 +117,93 @@ describe("playground with MCP servers", () => {
     expect(code).toBe(1);
     expect(out).toMatch(/^error: .*broken\.json is not JSON\.$/m);
   }, 60_000);
+});
+
+describe("loadMcp and a ./.mcp.json it finds", () => {
+  let cwd: string;
+  beforeAll(async () => {
+    cwd = await mkdtemp(join(tmpdir(), "playground-consent-"));
+    await mcpJson(cwd, {
+      e: {
+        command: process.execPath,
+        args: [
+          everything,
+          "stdio",
+          "--key",
+          "literal-key-value",
+          "--token=literal-token",
+          "sk-proj-abcdefghijklmnopqrstuv",
+        ],
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a .mcp.json ${VAR} reference, meant literally.
+        env: { OPENAI_API_KEY: "${OPENAI_API_KEY}", LOG_LEVEL: "info" },
+      },
+      remote: {
+        url: "http://user:pw-secret-123@127.0.0.1:9/mcp?token=q-secret",
+        headers: { Authorization: "Bearer h-secret" },
+      },
+    });
+  });
+  afterAll(() => rm(cwd, { recursive: true, force: true }));
+
+  it("asks first, listing each server's command or URL and only the names of its env and headers", async () => {
+    const questions: string[] = [];
+    const notices: string[] = [];
+    const mcp = await loadMcp(undefined, {
+      cwd,
+      env: { OPENAI_API_KEY: "sk-host-key-for-consent-1234" },
+      onNotice: (text) => notices.push(text),
+      ask: async (question) => {
+        questions.push(question);
+        return "n";
+      },
+    });
+    expect(mcp).toBeUndefined();
+    expect(questions).toHaveLength(1);
+    const question = questions[0] as string;
+    expect(question).toContain("./.mcp.json in this directory lists MCP servers to start:");
+    expect(question).toContain(
+      `  e: ${process.execPath} ${everything} stdio --key (hidden) --token=(hidden) (hidden) (env: OPENAI_API_KEY, LOG_LEVEL)`,
+    );
+    expect(question).toContain("  remote: http://127.0.0.1:9/mcp (headers: Authorization)");
+    expect(question).toMatch(/Start them\? \[y\/N\] $/);
+    for (const secret of ["sk-host-key", "sk-proj-", "literal-", "pw-secret-123", "q-secret", "h-secret"])
+      expect(question).not.toContain(secret);
+    expect(notices).toEqual(["./.mcp.json not started. To use them: --mcp .mcp.json"]);
+  });
+
+  it("starts the servers on yes", async () => {
+    const mcp = await loadMcp(undefined, {
+      cwd,
+      onNotice: () => {},
+      env: { OPENAI_API_KEY: "sk-x" },
+      ask: async () => "yes",
+    });
+    try {
+      expect(mcp?.summary).toBe("MCP servers from .mcp.json: e (13 tools), remote (failed)");
+    } finally {
+      await mcp?.pool.close();
+    }
+  }, 60_000);
+
+  it("names a found file it cannot read in a notice, and starts nothing", async () => {
+    const broken = await mkdtemp(join(tmpdir(), "playground-consent-"));
+    try {
+      await writeFile(join(broken, ".mcp.json"), "{ not json");
+      const notices: string[] = [];
+      const asked: string[] = [];
+      const mcp = await loadMcp(undefined, {
+        cwd: broken,
+        onNotice: (text) => notices.push(text),
+        ask: async (q) => {
+          asked.push(q);
+          return "y";
+        },
+      });
+      expect(mcp).toBeUndefined();
+      expect(asked).toEqual([]);
+      expect(notices).toEqual([`./.mcp.json is not used: ${join(broken, ".mcp.json")} is not JSON.`]);
+    } finally {
+      await rm(broken, { recursive: true, force: true });
+    }
+  });
 });

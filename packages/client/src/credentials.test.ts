@@ -225,6 +225,8 @@ describe("credentials in a base URL", () => {
     "http://127.0.0.1:8080/v1?api-key=sk-in-query-123456",
     "https://host.example/v1?foo=1&access_token=sk-in-query-123456",
     "https://host.example/openai?key=sk-in-query-123456",
+    // GitLab's spelling: a name with a telling part, not in the short list.
+    "https://gitlab.example/api/v4?private_token=sk-in-query-123456",
   ];
 
   it("is refused up front with an error that does not repeat it, and nothing is sent", () => {
@@ -276,6 +278,31 @@ describe("redactor", () => {
     expect(text).not.toContain(KEY);
     expect(text).not.toContain(HEADER);
     expect(redactor(endpoint)(`Bearer ${KEY}`)).toBe(`Bearer ${REDACTED}`);
+  });
+
+  it("takes out a key a server writes lower-case percent-encoded, form-encoded, base64, all-\\u or in capitals", () => {
+    const key = "sk-live/AbC+x'y=1234567890";
+    const hex = "9f86d081884c7d659a2feaa0c55ad015";
+    const redact = redactor({ apiKey: key, headers: { "x-digest": hex } });
+    const basic = Buffer.from(`user:${key}`).toString("base64");
+    // What the server writes, and the part of it that would give the key back.
+    const written = [
+      ...[
+        encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
+        new URLSearchParams({ v: key }).toString().slice(2),
+        Buffer.from(key).toString("base64url"),
+        key.replace(/[^A-Za-z0-9]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+        hex.toUpperCase(),
+      ].map((form) => [form, form] as const),
+      [basic, basic.slice(8, 36)] as const,
+    ];
+    for (const [text, leak] of written) expect(redact(`echo ${text} end`), text).not.toContain(leak);
+  });
+
+  it("takes out a base URL's password as it reads, written in a JSON body", () => {
+    const password = 'pa"ss/word-123';
+    const redact = redactor({ baseUrl: `http://user:${encodeURIComponent(password)}@127.0.0.1:9/v1` });
+    expect(redact(`{"password":${JSON.stringify(password)}}`)).toBe(`{"password":"${REDACTED}"}`);
   });
 
   it("leaves NO_KEY and values too short to tell from words alone", () => {

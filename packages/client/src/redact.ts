@@ -40,12 +40,20 @@ const CREDENTIAL_PARAMS = new Set([
 ]);
 
 /**
- * True for a query parameter name that carries a credential (`api-key`, `access_token`, `key`, …);
- * false for anything that is not a string.
+ * Names credentials are given under wherever they stand (`private_token`, `x-goog-api-key`,
+ * `refresh_token`); not `max_tokens`. The pattern of @loopwright/spec's `looksSecretName`, which
+ * this package does not depend on (tools-mcp's parity test holds the copies to one answer).
+ */
+const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+
+/**
+ * True for a query parameter name that carries a credential (`api-key`, `access_token`, `key`,
+ * `sig`, `private_token`, …): one of the short names in the list, or a name with a telling part
+ * (`key`, `token`, `secret`, `passw`, `auth`, …); false for anything that is not a string.
  */
 export function isCredentialParam(name: string): boolean {
   if (typeof name !== "string") return false;
-  return CREDENTIAL_PARAMS.has(name.toLowerCase().replace(/[-_]/g, ""));
+  return CREDENTIAL_PARAMS.has(name.toLowerCase().replace(/[-_]/g, "")) || TELLING_NAME.test(name);
 }
 
 function unicodeEscape(c: string, upper = false): string {
@@ -58,7 +66,8 @@ const ALPHANUMERIC = /[A-Za-z0-9]/;
 /**
  * Which characters each JSON writer escapes besides `"`, `\` and control characters: none
  * (`JSON.stringify`), `/` and non-ASCII (PHP's `json_encode`), `<>&='` (Gson), `<>&` and U+2028/9
- * (Go), non-ASCII (Python), and everything but letters and digits (either case of hex).
+ * (Go), non-ASCII (Python), and everything but letters and digits (either case of hex; `"` and `\`
+ * as `\"` and `\\`, or as `\u0022` and `\u005c` too).
  */
 const JSON_ESCAPES: readonly ((c: string) => string | undefined)[] = [
   () => undefined,
@@ -70,16 +79,52 @@ const JSON_ESCAPES: readonly ((c: string) => string | undefined)[] = [
   (c) => (ALPHANUMERIC.test(c) ? undefined : unicodeEscape(c, true)),
 ];
 
+/** Writers that escape every character but letters and digits as `\u`, the quote and backslash included. */
+const ALL_ESCAPED: readonly ((c: string) => string)[] = [
+  (c) => (ALPHANUMERIC.test(c) ? c : unicodeEscape(c)),
+  (c) => (ALPHANUMERIC.test(c) ? c : unicodeEscape(c, true)),
+];
+
 /** `value` as JSON writers put it inside a string: a server echoing it in a JSON body writes these. */
 function jsonForms(value: string): string[] {
   const plain = (c: string): string | undefined =>
     c === "\\" ? "\\\\" : c === '"' ? '\\"' : c < " " ? unicodeEscape(c) : undefined;
-  return JSON_ESCAPES.map((extra) =>
-    value
-      .split("")
-      .map((c) => plain(c) ?? extra(c) ?? c)
-      .join(""),
-  );
+  const chars = value.split("");
+  return [
+    ...JSON_ESCAPES.map((extra) => chars.map((c) => plain(c) ?? extra(c) ?? c).join("")),
+    ...ALL_ESCAPED.map((write) => chars.map(write).join("")),
+  ];
+}
+
+/** The shortest value also looked for base64-encoded: a shorter one's encoded core is a few characters ordinary text holds. */
+const SHORTEST_ENCODED = 8;
+
+/**
+ * The base64 of `value` wherever it stands in an encoded text: for each of the three byte
+ * alignments, the characters that depend on its bytes alone (the edges also carry the neighbours'
+ * bits), standard and URL-safe.
+ */
+function base64Cores(value: string): string[] {
+  const bytes = new TextEncoder().encode(value);
+  const cores: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const padded = new Uint8Array(offset + bytes.length);
+    padded.set(bytes, offset);
+    let binary = "";
+    for (const byte of padded) binary += String.fromCharCode(byte);
+    const encoded = btoa(binary);
+    const core = encoded.slice(Math.ceil((offset * 8) / 6), Math.floor(((offset + bytes.length) * 8) / 6));
+    cores.push(core, core.replace(/\+/g, "-").replace(/\//g, "_"));
+  }
+  return cores;
+}
+
+/** `value` percent-encoded as URL and form writers put it: either case of hex, `+` for a space. */
+function percentForms(value: string): string[] {
+  const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase());
+  const component = encodeURIComponent(value);
+  const form = new URLSearchParams({ v: value }).toString().slice(2);
+  return [component, lower(component), form, lower(form)];
 }
 
 /** A header value that is an auth scheme and then the credentials: `Bearer <token>`, `Basic <base64>`. */
@@ -89,9 +134,16 @@ function addForms(out: Set<string>, value: string): void {
   const trimmed = value.trim();
   if (trimmed.length < MIN_SECRET_LENGTH || trimmed === NO_KEY) return;
   out.add(trimmed);
-  // The same value as it appears percent-encoded in a URL or a query string, and escaped in a JSON
-  // body: the redaction reads the raw text, before a parser would turn `\/` or `\u003d` back.
-  for (const form of [encodeURIComponent(trimmed), safeDecode(trimmed), ...jsonForms(trimmed)]) {
+  // The same value as it appears percent-encoded in a URL or a query string, escaped in a JSON
+  // body, base64-encoded and (a hex key) in capitals: the redaction reads the raw text, before a
+  // parser would turn `\/` or `\u003d` back.
+  const forms = [...percentForms(trimmed), safeDecode(trimmed), ...jsonForms(trimmed)];
+  if (trimmed.length >= SHORTEST_ENCODED) {
+    forms.push(...base64Cores(trimmed));
+    if (/^[0-9a-f-]+$/i.test(trimmed) && /[a-f]/i.test(trimmed))
+      forms.push(trimmed.toLowerCase(), trimmed.toUpperCase());
+  }
+  for (const form of forms) {
     if (form && form !== trimmed && form.length >= MIN_SECRET_LENGTH) out.add(form);
   }
 }
@@ -108,8 +160,10 @@ function safeDecode(value: string): string | undefined {
  * The endpoint's own credentials, as they may be quoted back: its API key (not `NO_KEY`), every
  * header value (and the credentials after an auth scheme: `Bearer <token>`'s token), and the user
  * name, password and credential query values of its base URL — each
- * as given, trimmed, percent-encoded or decoded, and as JSON writers escape it inside a string
- * (`\/`, `\u003d`, …). Values under `MIN_SECRET_LENGTH` characters
+ * as given, trimmed, percent-encoded (either case of hex, or as a form writes it) or decoded, as
+ * JSON writers escape it inside a string (`\/`, `\u003d`, …), and, for values of 8 characters or
+ * more, base64-encoded at any alignment (standard or URL-safe) and a hex key in either case.
+ * Values under `MIN_SECRET_LENGTH` characters
  * are left out. Reads only those fields; never throws (an unparseable URL gives nothing).
  */
 export function secretsOf(endpoint: SecretBearer | undefined): string[] {
@@ -127,8 +181,13 @@ export function secretsOf(endpoint: SecretBearer | undefined): string[] {
   if (typeof endpoint?.baseUrl === "string") {
     try {
       const url = new URL(endpoint.baseUrl.trim());
-      if (url.username) addForms(out, url.username);
-      if (url.password) addForms(out, url.password);
+      // As the URL holds them (percent-encoded) and as they read.
+      for (const part of [url.username, url.password]) {
+        if (!part) continue;
+        addForms(out, part);
+        const decoded = safeDecode(part);
+        if (decoded) addForms(out, decoded);
+      }
       for (const [name, value] of url.searchParams) if (isCredentialParam(name)) addForms(out, value);
     } catch {
       // Not a URL: nothing in it can be told apart as a credential.

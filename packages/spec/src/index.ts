@@ -18,7 +18,7 @@ export {
   SPEC_FEATURES,
   SPEC_TOKEN,
 } from "./schema.js";
-export { SecretSign } from "./secret-signs.js";
+export { looksLikeKey, looksSecretName, SecretSign } from "./secret-signs.js";
 export type {
   AgentSpec,
   BundledServer,

@@ -24,9 +24,14 @@ export type SecretSign = (typeof SecretSign)[keyof typeof SecretSign];
 // `token(?!s)`: max_tokens is a ceiling, not a credential.
 const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
 
-/** True for a field, flag or parameter name that credentials are usually given under. */
+/**
+ * True for a field, flag, variable or parameter name that credentials are usually given under
+ * (`apiKey`, `--token`, `GITHUB_TOKEN`, `password`, `Authorization`, `cookie`); false for
+ * `maxTokens` and anything that is not a string. The same test `findSpecSecrets` makes
+ * (`SecretSign.Field`, `Flag`, `Query`): a guess both ways (`--keyboard` is named). Never throws.
+ */
 export function looksSecretName(name: string): boolean {
-  return TELLING_NAME.test(name);
+  return typeof name === "string" && TELLING_NAME.test(name);
 }
 
 /** The string with every `${VAR}` reference removed: what is left is what the document itself says. */
@@ -71,8 +76,15 @@ export function withoutKeys(value: string): string {
   return out;
 }
 
-/** True when the literal part of a string looks like a key by its shape. */
+/**
+ * True when a string, with its `${VAR}` references left out, holds a value shaped like a known
+ * kind of key anywhere in it: OpenAI's and Anthropic's `sk-…`, GitHub's `ghp_…`, AWS's `AKIA…`,
+ * Groq's `gsk_…`, a JWT, an `Authorization` value such as `Bearer <token>`, and others (each at
+ * least 14 characters). The test `findSpecSecrets` makes for `SecretSign.Value`; false for
+ * anything that is not a string. Never throws.
+ */
 export function looksLikeKey(value: string): boolean {
+  if (typeof value !== "string") return false;
   const literal = withoutReferences(value);
   return KEY_SHAPES.some((shape) => shape.test(literal));
 }

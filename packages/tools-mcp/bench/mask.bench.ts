@@ -3,12 +3,17 @@
 //   lines) against plain split/join of the eight values as given (the exact-value masking it replaced);
 // - hostile text: near-misses of a secret (its head repeated) at 1 MB and 4 MB, to show the
 //   pass stays linear (the 4 MB row takes about four times the 1 MB row);
+// - a tool's result as the model reads it (a 100 KB text result, and a structured one of 2,000
+//   records, neither holding a secret: the common case): toolOutput then maskOutput (every form,
+//   text and structured content) against toolOutput then exact split/join of its text;
 // - a server that writes 8 MB, then 32 MB, of stderr with no line break (a progress bar redrawn
 //   with \r) and exits: the time until its failure is reported. Linear is at most 4x; the
 //   per-write re-split of the whole unended line this replaced took 1.5 s and 18.3 s here.
 // Run: pnpm --filter @loopwright/tools-mcp bench
+
+import { toolOutput } from "../src/content.js";
 import { createMcpPool } from "../src/index.js";
-import { masker } from "../src/redact.js";
+import { masker, maskOutput } from "../src/redact.js";
 
 const secrets = [
   "sk-live/AbC+xyz=1234567890",
@@ -62,6 +67,26 @@ const t4 = time(() => mask(four), 3);
 console.log(
   `near-misses of a secret              1 MB ${(t1 / 1000).toFixed(1).padStart(7)} ms   4 MB ${(t4 / 1000).toFixed(1).padStart(7)} ms   ratio ${(t4 / t1).toFixed(2)}x (4.00 is linear)`,
 );
+
+const textResult = {
+  content: [{ type: "text", text: Array.from({ length: 200 }, (_, i) => line(i)).join("\n") }],
+};
+const records = Array.from({ length: 2000 }, (_, i) => ({
+  id: i,
+  name: `item-${i}`,
+  path: `/srv/data/${i}.json`,
+}));
+const structuredResult = { content: [], structuredContent: { records } };
+for (const [what, result] of [
+  ["a 100 KB text result     ", textResult],
+  ["a 2,000-record structured", structuredResult],
+] as const) {
+  const plain = time(() => exact(toolOutput(result).text), 50);
+  const masked = time(() => maskOutput(toolOutput(result), mask), 50);
+  console.log(
+    `${what} result, 8 secrets  exact split/join ${plain.toFixed(0).padStart(6)} µs   maskOutput ${masked.toFixed(0).padStart(6)} µs   ratio ${(masked / plain).toFixed(2)}x`,
+  );
+}
 
 const FLOOD = `const mb = Number(process.argv[1]);
 const chunk = "progress 42% ".repeat(5000) + "\\r";

@@ -16,8 +16,18 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "./config.js";
+import type { McpToolOutput } from "./content.js";
 import { McpPoolError, messageOf } from "./errors.js";
-import { describeServer, type Mask, masker, redactError, secretsOf } from "./redact.js";
+import {
+  describeServer,
+  type Mask,
+  masker,
+  maskOutput,
+  maskTool,
+  redactError,
+  resultSecretsOf,
+  secretsOf,
+} from "./redact.js";
 import { untilStopped } from "./stop.js";
 
 /** Where a server stands. */
@@ -86,6 +96,7 @@ export class ServerConnection {
   readonly config: McpServerConfig;
   readonly #options: ConnectionOptions;
   readonly #mask: Mask;
+  readonly #resultMask: Mask;
   readonly #keptChars: number;
   #state: ServerState = "idle";
   #client: Client | undefined;
@@ -106,6 +117,7 @@ export class ServerConnection {
     this.#options = options;
     const secrets = secretsOf(config);
     this.#mask = masker(secrets);
+    this.#resultMask = masker(resultSecretsOf(config));
     this.#keptChars = keptChars(secrets);
   }
 
@@ -141,6 +153,14 @@ export class ServerConnection {
    */
   redact(text: string): string {
     return this.#mask(text);
+  }
+
+  /**
+   * A tool's output safe to hand a model: its text, text parts and structured content masked of
+   * this server's credentials (`resultSecretsOf`: ordinary values such as `info` are left alone).
+   */
+  maskOutput<T extends McpToolOutput>(output: T): T {
+    return maskOutput(output, this.#resultMask);
   }
 
   /** An error safe to keep as a cause: its message, stack and causes masked as `redact` does. */
@@ -309,7 +329,8 @@ export class ServerConnection {
       const result = await client.listTools(cursor ? { cursor } : undefined, {
         timeout: this.#options.connectTimeoutMs,
       });
-      tools.push(...result.tools);
+      // A server may write its credentials into a description or a schema, which the model reads.
+      tools.push(...result.tools.map((tool) => maskTool(tool, this.#resultMask)));
       cursor = result.nextCursor;
       if (!cursor) break;
     }

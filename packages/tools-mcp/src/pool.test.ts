@@ -263,6 +263,80 @@ describe("a server whose error quotes its credentials", () => {
   });
 });
 
+describe("a server whose result quotes its credentials", () => {
+  const TOKEN = "sk-live/AbC+xyz=1234567890";
+  const leaky = () => {
+    const pool = createMcpPool([
+      {
+        name: "fx",
+        command: NODE,
+        args: [FIXTURE, "--leaky"],
+        env: { API_TOKEN: TOKEN, MODE: "production" },
+      },
+    ]);
+    pools.push(pool);
+    return pool;
+  };
+  /** The token as the fixture writes it, in any form a reader could take back. */
+  const holdsToken = (text: string) =>
+    [TOKEN, encodeURIComponent(TOKEN), Buffer.from(TOKEN).toString("base64").slice(0, 32)].some((form) =>
+      text.includes(form),
+    );
+
+  it("hands the model its text, resource and link with the credential masked, in each encoding", async () => {
+    const pool = leaky();
+    const text = (await pool.call("fx__leak", { form: "all" })) as string;
+    expect(text).toContain("my token is ***; mode production");
+    expect(text).toContain("[resource secret://creds?key=***");
+    expect(text).toContain("token=***");
+    expect(text).toContain("[resource link] creds: https://api.example/v1?key=***");
+    expect(holdsToken(text)).toBe(false);
+    const output = await pool.callTool("fx__leak", { form: "all" });
+    expect(holdsToken(JSON.stringify(output))).toBe(false);
+    expect(output.structured).toEqual({ token: "***", nested: { list: ["Bearer ***"] }, mode: "production" });
+  });
+
+  it("never hands the model the credential through a tool's description or schema", async () => {
+    const pool = leaky();
+    const definitions = await pool.tools();
+    const leak = definitions.find((d) => d.function.name === "fx__leak");
+    expect(leak?.function.description).toMatch(/^Answers with its API_TOKEN \(\*\*\*\)/);
+    expect(holdsToken(JSON.stringify(definitions))).toBe(false);
+    expect(holdsToken(JSON.stringify(await pool.servers()))).toBe(false);
+    // The tool is still called by its own name.
+    expect(await pool.call("fx__leak", { form: "all" })).toContain("my token is ***");
+  });
+
+  it("masks structured content that is the whole result, and an isError result's text", async () => {
+    const pool = leaky();
+    const text = (await pool.call("fx__leak", { form: "structured" })) as string;
+    expect(JSON.parse(text)).toEqual({ token: "***", nested: { list: ["Bearer ***"] }, mode: "production" });
+    const error = await caught(pool.call("fx__leak", { form: "error" }));
+    expect(error.code).toBe("tool-error");
+    expect(error.message).toBe('refused: {"token":"***"}');
+  });
+
+  it("never lets server-everything's get-env hand the model the key it was given", async () => {
+    const pool = createMcpPool([
+      {
+        name: "everything",
+        command: NODE,
+        args: [EVERYTHING, "stdio"],
+        env: { OPENAI_API_KEY: TOKEN, GITHUB_TOKEN: "gh-plain-token-value", LOG_LEVEL: "info" },
+      },
+    ]);
+    pools.push(pool);
+    const { results } = await callEachOnce(pool, [{ name: "everything__get-env", args: {} }]);
+    const content = String(results.get("everything__get-env")?.content);
+    const env = JSON.parse(content) as Record<string, string>;
+    expect(env.OPENAI_API_KEY).toBe("***");
+    expect(env.GITHUB_TOKEN).toBe("***");
+    // An ordinary value beside them is left as the server wrote it (and so is every "info" in a result).
+    expect(env.LOG_LEVEL).toBe("info");
+    expect(holdsToken(content)).toBe(false);
+  });
+});
+
 describe("tools that change", () => {
   it("notifications/tools/list_changed refreshes the tools, and the new one can be called", async () => {
     let changed = 0;

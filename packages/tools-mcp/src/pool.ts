@@ -114,14 +114,16 @@ export interface McpPool {
   tools(): Promise<McpToolDefinition[]>;
   /**
    * Calls a tool by the name `tools()` gave it (or its unsanitized form). Resolves to what the model
-   * reads: the result's text, or content parts with the images under `images: "parts"`. Throws
+   * reads: the result's text, or content parts with the images under `images: "parts"`, with the
+   * server's credentials masked (`***`). Throws
    * `McpPoolError` whose message is what the model should read: `tool-error` (the tool's own
    * `isError` text), `timeout`, `aborted`, `server-died`, `unknown-tool`, `call-failed`, `closed`.
    * The shape `runAgentLoop`'s `dispatch` takes: `({ name, args }, signal) => pool.call(name, args, signal)`.
    */
   call(name: string, args: unknown, signal?: AbortSignal): Promise<string | ToolContentPart[]>;
   /**
-   * The same call with the whole output: text, parts, images, structured content, and `ok: false`
+   * The same call with the whole output (masked as `call`'s: text, parts and every string of the
+   * structured content; images as sent): text, parts, images, structured content, and `ok: false`
    * for an `isError` result (which does not throw here). Throws `McpPoolError` for the rest.
    */
   callTool(
@@ -194,7 +196,9 @@ function argsObject(args: unknown, name: string): Record<string, unknown> {
  * restarted once and the call it was running is answered with an error naming it.
  *
  * Throws `McpPoolError` (`invalid-config`) for a bad server entry or option. Never logs, and never
- * puts a server's `env` or `headers` values into a notice, a status or an error.
+ * puts a server's `env` or `headers` values into a notice, a status or an error; a tool's result
+ * (`call`, `callTool`, a hook's outcome) has the server's credentials masked (`***`) before it is
+ * handed on, so a server that echoes its own key does not hand it to the model.
  */
 export function createMcpPool(
   input: McpServersInput | readonly McpServerConfig[],
@@ -342,7 +346,8 @@ export function createMcpPool(
         timeoutMs: callTimeoutMs,
         ...(signal ? { signal } : {}),
       });
-      return { ...toolOutput(result), server: connection.name, tool: tool.name };
+      // Masked before anyone reads it: a server may echo the credentials it was given.
+      return { ...connection.maskOutput(toolOutput(result)), server: connection.name, tool: tool.name };
     } finally {
       release();
     }

@@ -2,7 +2,8 @@
 // write it back in, wherever it stands in the text, and nothing else.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { masker, redactError, secretsOf } from "./redact.js";
+import { ENCODINGS } from "../test/encodings.js";
+import { masker, maskOutput, redactError, resultSecretsOf, secretsOf } from "./redact.js";
 
 /** Printable ASCII without `*` (the mask itself): what keys, tokens and passwords are made of. */
 const secretChar = fc.constantFrom(
@@ -12,27 +13,6 @@ const secret = fc.string({ unit: secretChar, minLength: 8, maxLength: 40 });
 const text = fc.string({ maxLength: 30 });
 /** Text before a credential; a lone backslash or `%` right before one would change what its first characters mean. */
 const lead = text.filter((t) => !/[\\%]$/.test(t));
-
-const hex4 = (c: string) => c.charCodeAt(0).toString(16).padStart(4, "0");
-/** The same value as different writers put it. */
-const ENCODINGS: Record<string, (value: string) => string> = {
-  "as is": (v) => v,
-  "percent-encoded": encodeURIComponent,
-  "percent-encoded, lower-case hex": (v) =>
-    encodeURIComponent(v).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
-  "form-encoded": (v) => new URLSearchParams({ v }).toString().slice(2),
-  "JSON.stringify": (v) => JSON.stringify(v).slice(1, -1),
-  "PHP json_encode (\\/)": (v) => JSON.stringify(v).slice(1, -1).replace(/\//g, "\\/"),
-  "Gson (<>&=' as \\u)": (v) =>
-    JSON.stringify(v)
-      .slice(1, -1)
-      .replace(/[<>&=']/g, (c) => `\\u${hex4(c)}`),
-  "every symbol as \\u, capital hex": (v) =>
-    JSON.stringify(v)
-      .slice(1, -1)
-      .replace(/\\(["\\])/g, "$1")
-      .replace(/[^A-Za-z0-9]/g, (c) => `\\u${hex4(c).toUpperCase()}`),
-};
 
 describe("masker", () => {
   for (const [name, encode] of Object.entries(ENCODINGS)) {
@@ -136,5 +116,77 @@ describe("redactError", () => {
     // A value without a secret is kept as it was.
     const plain = { data: { echoed: "nothing to hide" } };
     expect(redactError(plain, mask)).toBe(plain);
+  });
+});
+
+describe("resultSecretsOf", () => {
+  it("keeps the credentials and leaves out values nobody takes for one, so a result stays readable", () => {
+    const secrets = resultSecretsOf({
+      name: "db",
+      type: "stdio",
+      command: "npx",
+      args: ["server-postgres", "postgres://app:s3cret-pw@db.internal/app", "--api-key", "hunter"],
+      env: {
+        API_TOKEN: "a8f7c6e5d4b3a291",
+        PASSWORD: "correct horse",
+        LOG_LEVEL: "info",
+        NODE_ENV: "production",
+        DATA_DIR: "/srv/data/files",
+        PORT: "8080",
+        USE_AUTH: "false",
+        API_BASE: "https://api.example/v1",
+        CLIENT_ID: "Zq81kPx0vM",
+      },
+    });
+    expect(secrets.sort()).toEqual(
+      ["Zq81kPx0vM", "a8f7c6e5d4b3a291", "correct horse", "hunter", "s3cret-pw"].sort(),
+    );
+  });
+
+  it("keeps an HTTP server's header token, URL password and query values, not a plain header word", () => {
+    const secrets = resultSecretsOf({
+      name: "remote",
+      type: "http",
+      url: "https://someone:pa55word-xyz@mcp.example/mcp?token=query-secret-123&region=eu",
+      headers: { Authorization: "Bearer tok-9f8e7d6c5b", "X-Org": "acme" },
+    });
+    for (const value of ["pa55word-xyz", "query-secret-123", "tok-9f8e7d6c5b", "Bearer tok-9f8e7d6c5b"])
+      expect(secrets).toContain(value);
+    for (const value of ["acme", "eu", "Bearer", "someone"]) expect(secrets).not.toContain(value);
+  });
+});
+
+describe("maskOutput", () => {
+  it("masks the text, the text parts and every string and key of structured content; keeps images", () => {
+    const mask = masker(["sk-live-4f9a8b7c6d5e"]);
+    const output = {
+      ok: true,
+      text: "key sk-live-4f9a8b7c6d5e",
+      parts: [
+        { type: "text" as const, text: "key sk-live-4f9a8b7c6d5e" },
+        { type: "image_url" as const, image_url: { url: "data:image/png;base64,AAAA" } },
+      ],
+      images: [{ mimeType: "image/png", data: "AAAA" }],
+      structured: { "sk-live-4f9a8b7c6d5e": [{ deep: "is sk-live-4f9a8b7c6d5e" }], n: 1 },
+    };
+    const masked = maskOutput(output, mask);
+    expect(masked.text).toBe("key ***");
+    expect(masked.parts).toEqual([{ type: "text", text: "key ***" }, output.parts[1]]);
+    expect(masked.structured).toEqual({ "***": [{ deep: "is ***" }], n: 1 });
+    expect(masked.images).toBe(output.images);
+    // The output given is left as it was, and one without a secret comes back as it is.
+    expect(output.text).toBe("key sk-live-4f9a8b7c6d5e");
+    const clean = { ...output, text: "fine", parts: [], structured: { a: "b" } };
+    expect(maskOutput(clean, mask)).toBe(clean);
+  });
+
+  it("masks structured content deeper than it walks, as JSON text", () => {
+    let deep: unknown = { token: "sk-live-4f9a8b7c6d5e" };
+    for (let i = 0; i < 1000; i++) deep = { next: deep };
+    const masked = maskOutput(
+      { ok: true, text: "", parts: [], images: [], structured: deep as Record<string, unknown> },
+      masker(["sk-live-4f9a8b7c6d5e"]),
+    );
+    expect(JSON.stringify(masked.structured)).not.toContain("sk-live-4f9a8b7c6d5e");
   });
 });

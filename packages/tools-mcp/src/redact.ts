@@ -1,4 +1,5 @@
 import type { McpServerConfig } from "./config.js";
+import type { McpToolOutput } from "./content.js";
 
 const SHORTEST_SECRET = 4;
 /**
@@ -9,34 +10,128 @@ const SHORTEST_ENCODED = 8;
 
 /**
  * The values in a server's config that may be credentials: every `env` and `headers` value, an
- * argument after (or assigned to) a flag named like a credential, and the userinfo and query values
- * of its URL. What is reported about a server (its stderr tail, an
- * error from the SDK that quotes a request) passes through a {@link masker} of these first.
+ * argument after (or assigned to) a flag named like a credential, the userinfo and query values of
+ * its URL, and the password (and the query values under a credential's name) of a URL among its
+ * env values and arguments. What is reported about a server (its stderr tail, an error from the SDK
+ * that quotes a request) passes through a {@link masker} of these first.
  */
 export function secretsOf(server: McpServerConfig): string[] {
-  const values: string[] = [...(server.masked ?? [])];
-  if (server.type === "stdio") {
-    values.push(...Object.values(server.env ?? {}), ...argumentSecrets(server.args));
-  } else {
-    values.push(...Object.values(server.headers ?? {}));
-    // A "Bearer abc" header leaks as "abc" too; the scheme word alone is no secret.
-    for (const value of Object.values(server.headers ?? {}))
-      values.push(...value.split(/\s+/).filter((part) => !AUTH_SCHEMES.test(part)));
-    try {
-      const url = new URL(server.url);
-      values.push(url.username, url.password, ...[...url.searchParams.values()]);
-    } catch {
-      // A bad URL was refused when the config was read.
-    }
-  }
+  return longestFirst(gathered(server).values);
+}
+
+/**
+ * The values of {@link secretsOf} that a tool's result is masked of: each of them but the ones
+ * nobody takes for a credential — a number, a yes/no word, and, unless given under a telling name
+ * (`PASSWORD`, `--token`, `Authorization`), a filesystem path, a URL without userinfo or query, and
+ * plain words (`production`, `info`, `acme-corp`). A result is what the model works from, so an env
+ * `LOG_LEVEL: "info"` must not turn every "info" in it into `***`; what a message about the
+ * server quotes is masked of them all.
+ */
+export function resultSecretsOf(server: McpServerConfig): string[] {
+  const { values, named } = gathered(server);
+  return longestFirst(values.filter((value) => !ordinary(value, named.has(value))));
+}
+
+function longestFirst(values: readonly string[]): string[] {
   return [...new Set(values.filter((v) => v.length >= SHORTEST_SECRET))].sort((a, b) => b.length - a.length);
 }
 
-/** Authorization scheme words, which a header value starts with and a message may name. */
-const AUTH_SCHEMES = /^(?:bearer|basic|token|bot|apikey|digest|dpop|mac|hmac)$/i;
+/** Every value that may be a credential, and those given under a telling name (by field, flag or parameter). */
+function gathered(server: McpServerConfig): { values: string[]; named: Set<string> } {
+  const values: string[] = [...(server.masked ?? [])];
+  const named = new Set<string>();
+  const add = (value: string, telling: boolean) => {
+    values.push(value);
+    if (telling) named.add(value);
+  };
+  if (server.type === "stdio") {
+    for (const [name, value] of Object.entries(server.env ?? {})) {
+      add(value, TELLING_NAME.test(name));
+      urlSecrets(value, add);
+    }
+    for (const value of argumentSecrets(server.args)) add(value, true);
+    for (const arg of server.args) urlSecrets(arg, add);
+  } else {
+    for (const [name, value] of Object.entries(server.headers ?? {})) {
+      const telling = TELLING_NAME.test(name);
+      add(value, telling);
+      // A "Bearer abc" header leaks as "abc" too; the scheme word alone is no secret.
+      for (const part of value.split(/\s+/)) if (!AUTH_SCHEMES.test(part)) add(part, telling);
+    }
+    urlSecrets(server.url, add, true);
+  }
+  return { values, named };
+}
 
-/** A flag or variable name credentials are given under (`--api-key`, `--token`, `GH_TOKEN`); not `--max-tokens`. */
+/**
+ * The credentials a URL carries: its password, and its query values under a telling name. For the
+ * server's own URL (`own`), its user name and every query value too, as a URL's place for them is
+ * the server's. Nothing for a string that is not a URL.
+ */
+function urlSecrets(text: string, add: (value: string, telling: boolean) => void, own = false): void {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) return;
+  try {
+    const url = new URL(text);
+    if (own && url.username) add(decodedPart(url.username), false);
+    if (url.password) add(decodedPart(url.password), true);
+    for (const [name, value] of url.searchParams) {
+      const telling = isCredentialParam(name);
+      if (own || telling) add(value, telling);
+    }
+  } catch {
+    // A bad server URL was refused when the config was read; a bad URL elsewhere holds nothing here.
+  }
+}
+
+function decodedPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/** A plain word as people write one: all lower case, all capitals, or capitalised; not too long to be a word. */
+const WORD = /^(?:[a-z]{1,20}|[A-Z][a-z]{0,19}|[A-Z]{1,20})$/;
+
+/**
+ * True for a value nobody takes for a credential (see {@link resultSecretsOf}): a number or version
+ * (`8080`, `1.2.3`), a yes/no word, and — unless given under a telling name — a filesystem path, a
+ * URL without userinfo or query, or plain words.
+ */
+function ordinary(value: string, named: boolean): boolean {
+  if (/^[+-]?\d{1,6}(?:\.\d+)*$/.test(value)) return true;
+  if (/^(?:true|false|yes|no|on|off|null|none|enabled|disabled)$/i.test(value)) return true;
+  // Under a telling name, a value shaped like a path or a plain word may still be the credential.
+  if (named) return false;
+  if (/^(?:~|\.{1,2})?(?:\/[\w.@-]+)+\/?$/.test(value) || /^[A-Za-z]:(?:\\[\w. @-]+)+\\?$/.test(value))
+    return true;
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^@?#\s]*$/.test(value)) return true;
+  return value.split(/[ ._-]/).every((word) => WORD.test(word));
+}
+
+/**
+ * Authorization scheme words, which a header value starts with and a message may name: the same
+ * words as @loopwright/client's redactor (`src/parity.test.ts` holds the two to them).
+ */
+const AUTH_SCHEMES = /^(?:bearer|basic|token|bot|apikey|api-key|key|digest|dpop|mac|hmac)$/i;
+
+/**
+ * A flag or variable name credentials are given under (`--api-key`, `--token`, `GH_TOKEN`); not
+ * `--max-tokens`. The pattern of @loopwright/spec's `looksSecretName` (this package does not depend
+ * on spec; `src/parity.test.ts` holds the two to one answer).
+ */
 const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+
+/**
+ * Query parameter names that carry a credential besides the telling ones: the short names
+ * @loopwright/client's `isCredentialParam` also knows (`?sig=`, `?code=`, `?pass=`), compared
+ * without case, `-` and `_`.
+ */
+const CREDENTIAL_PARAM = /^(?:pass|sig|code|session|jwt)$/;
+
+const isCredentialParam = (name: string) =>
+  TELLING_NAME.test(name) || CREDENTIAL_PARAM.test(name.toLowerCase().replace(/[-_]/g, ""));
 
 /**
  * The arguments that are credentials by where they stand, as a `.mcp.json` writes them literally:
@@ -303,6 +398,62 @@ export function redactError(error: unknown, mask: Mask, depth = 0): unknown {
     Object.defineProperty(copy, key, "value" in descriptor ? { ...descriptor, value } : descriptor);
   }
   return changed ? copy : error;
+}
+
+/** How deep {@link maskOutput} walks structured content before it masks the rest as JSON text. */
+const MAX_STRUCTURED_DEPTH = 256;
+
+function maskValue(value: unknown, mask: Mask, depth: number): unknown {
+  if (typeof value === "string") return mask(value);
+  if (typeof value !== "object" || value === null) return value;
+  if (depth >= MAX_STRUCTURED_DEPTH) {
+    const text = JSON.stringify(value);
+    const masked = mask(text);
+    return masked === text ? value : masked;
+  }
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, mask, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [mask(key), maskValue(item, mask, depth + 1)]),
+  );
+}
+
+/**
+ * A tool as a server listed it, with `mask`'s secrets replaced by `***` in everything a model is
+ * shown of it (description, title, input schema, annotations); its `name` is kept, as calls go to
+ * the server by it. The same tool when nothing in it is a secret.
+ */
+export function maskTool<T extends { name: string }>(tool: T, mask: Mask): T {
+  const { name, ...rest } = tool;
+  const json = JSON.stringify(rest);
+  if (mask(json) === json) return tool;
+  return { ...(maskValue(rest, mask, 0) as object), name } as T;
+}
+
+/**
+ * A tool's output as the model may read it: `text`, each text part and every string (keys included)
+ * of `structured` with `mask`'s secrets replaced by `***`. Images are kept as sent (their bytes are a
+ * picture, not text a model reads back). The same output when nothing in it is a secret; never
+ * changes `output`.
+ */
+export function maskOutput<T extends McpToolOutput>(output: T, mask: Mask): T {
+  const text = mask(output.text);
+  let changed = text !== output.text;
+  const parts = output.parts.map((part) => {
+    if (part.type !== "text") return part;
+    const masked = mask(part.text);
+    if (masked === part.text) return part;
+    changed = true;
+    return { ...part, text: masked };
+  });
+  let structured = output.structured;
+  if (structured) {
+    const json = JSON.stringify(structured);
+    if (mask(json) !== json) {
+      structured = maskValue(structured, mask, 0) as Record<string, unknown>;
+      changed = true;
+    }
+  }
+  return changed ? { ...output, text, parts, ...(structured ? { structured } : {}) } : output;
 }
 
 /** A URL as it may be shown: origin and path, without userinfo, query or fragment. */

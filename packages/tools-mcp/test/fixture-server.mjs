@@ -89,6 +89,23 @@ const tools = [
     annotations: { idempotentHint: true },
   },
 ];
+if (process.argv.includes("--leaky")) {
+  tools.push({
+    name: "leak",
+    description: `Answers with its API_TOKEN (${process.env.API_TOKEN ?? ""}): in text, a resource, a link and structured content (form: all), in structured content alone (structured), or as an isError result (error).`,
+    inputSchema: object(
+      {
+        form: {
+          type: "string",
+          enum: ["all", "structured", "error"],
+          description: `token ${process.env.API_TOKEN ?? ""}`,
+        },
+      },
+      ["form"],
+    ),
+    annotations: { readOnlyHint: true },
+  });
+}
 let writes = 0;
 let reads = 0;
 let maxWrites = 0;
@@ -154,6 +171,37 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
         ],
         structuredContent: { veto: args.event === "beforeCompact" },
       };
+    case "leak": {
+      const token = process.env.API_TOKEN ?? "";
+      const structuredContent = {
+        token,
+        nested: { list: [`Bearer ${token}`] },
+        mode: process.env.MODE ?? "",
+      };
+      if (args.form === "structured") return { content: [], structuredContent };
+      if (args.form === "error")
+        return { content: [{ type: "text", text: `refused: ${JSON.stringify({ token })}` }], isError: true };
+      return {
+        content: [
+          { type: "text", text: `my token is ${token}; mode ${process.env.MODE ?? ""}` },
+          {
+            type: "resource",
+            resource: {
+              uri: `secret://creds?key=${encodeURIComponent(token)}`,
+              mimeType: "text/plain",
+              text: `token=${token}`,
+            },
+          },
+          {
+            type: "resource_link",
+            uri: `https://api.example/v1?key=${encodeURIComponent(token)}`,
+            name: "creds",
+            description: `base64 ${Buffer.from(token).toString("base64")}`,
+          },
+        ],
+        structuredContent,
+      };
+    }
     case "set.flag":
       return text(`flag ${args.on ? "on" : "off"}`);
     default:

@@ -2,7 +2,14 @@
 // path, so the page can show it beside the field), resolved with `resolveAgentSpec` over the
 // playground's own settings, and turned into the loop config and system prompt of the next runs.
 import type { LoopConfig } from "@loopwright/loop";
-import { findSpecSecrets, parseSpec, resolveAgentSpec, SPEC_TOKEN } from "@loopwright/spec";
+import {
+  findSpecSecrets,
+  looksLikeKey,
+  looksSecretName,
+  parseSpec,
+  resolveAgentSpec,
+  SPEC_TOKEN,
+} from "@loopwright/spec";
 
 /** One leaf of the loaded document, as the page lists it. */
 export interface SpecField {
@@ -13,12 +20,6 @@ export interface SpecField {
 
 /** What the page is shown in place of a value that may be a credential. */
 export const HIDDEN = "(hidden: may be a credential)";
-
-/** Keys whose string value is a credential by its name (`apiKey`, `token`, `password`, …); not `maxTokens`. */
-const SECRET_KEY = /(api[-_]?key|secret|passw(or)?d|credential|cookie|bearer|authorization|token)$/i;
-/** Values shaped like a provider's key, wherever they stand. */
-const KEY_SHAPE =
-  /\b(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{16,}|xox[abprs]-[\w-]{8,}|AKIA[0-9A-Z]{12,})/;
 
 /**
  * A URL as the page or the terminal may show it: without `user:password@`, query or fragment (a
@@ -55,8 +56,9 @@ export interface AppliedSpec {
 
 /**
  * Every leaf of the document. A string where a credential may be is hidden: a bundled server's
- * `env` and `headers` values, a value under a key named like one, a key-shaped value, each place
- * `findSpecSecrets` points at; a URL is shown without its userinfo and query.
+ * `env` and `headers` values, a value under a key named like one (spec's `looksSecretName`), a
+ * key-shaped value (spec's `looksLikeKey`), each place `findSpecSecrets` points at; a URL is shown
+ * without its userinfo and query.
  */
 function leaves(
   value: unknown,
@@ -78,8 +80,8 @@ function leaves(
     typeof value === "string" &&
     (parent === "env" ||
       parent === "headers" ||
-      SECRET_KEY.test(key) ||
-      KEY_SHAPE.test(value) ||
+      looksSecretName(key) ||
+      looksLikeKey(value) ||
       flagged.has(path))
   ) {
     out.push({ path, value: shownUrl(value) !== value ? JSON.stringify(shownUrl(value)) : HIDDEN });

@@ -1,0 +1,219 @@
+// One credential, two redactors. @loopwright/client masks an endpoint's key, headers and URL
+// credentials in what a server sends back; this package masks an MCP server's in what is reported
+// about it and in its results. The two cannot share code (this package would pull the openai peer
+// in, see the README), so these properties hold them to one rule: where a server writes the same
+// secret back in the same form, both mask it, and a name or scheme word one package takes for a
+// credential's, the other does too. spec's `looksSecretName` is the name rule this package copies.
+import { isCredentialParam, redactor } from "@loopwright/client";
+import { looksSecretName } from "@loopwright/spec";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ENCODINGS } from "../test/encodings.js";
+import type { McpServerConfig } from "./config.js";
+import { masker, resultSecretsOf, secretsOf } from "./redact.js";
+
+/** Printable ASCII without a space (client trims) and without `*` (the mask itself). */
+const secretChar = fc.constantFrom(
+  ..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:@!$%&'\"(),;<>?[]\\^`{|}~#",
+);
+const secret = fc.string({ unit: secretChar, minLength: 8, maxLength: 40 });
+const hexSecret = fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 16, maxLength: 40 });
+
+const base64At = (value: string, offset: number, urlSafe: boolean) =>
+  Buffer.concat([Buffer.alloc(offset, 0xff), Buffer.from(value)]).toString(urlSafe ? "base64url" : "base64");
+
+/** A secret as servers and libraries write it back: the masking tests' encodings, and base64. */
+const FORMS: Record<string, (value: string) => string> = {
+  ...ENCODINGS,
+  "base64 (after a 3-byte neighbour)": (v) => base64At(v, 3, false).slice(4),
+  "base64url (after a 3-byte neighbour)": (v) => base64At(v, 3, true).slice(4),
+};
+
+/** Authorization scheme words either package knows, as servers spell them. */
+const SCHEMES = [
+  "Bearer",
+  "Basic",
+  "Token",
+  "Bot",
+  "ApiKey",
+  "Api-Key",
+  "Key",
+  "Digest",
+  "DPoP",
+  "MAC",
+  "HMAC",
+];
+
+/** One secret given to both: as the endpoint's and the MCP server's config hold it. */
+interface Place {
+  name: string;
+  endpoint: (s: string) => Parameters<typeof redactor>[0];
+  server: (s: string) => McpServerConfig;
+}
+const HTTP = { name: "remote", type: "http" as const };
+const PLACES: Place[] = [
+  ...SCHEMES.map((scheme) => ({
+    name: `an Authorization header (${scheme})`,
+    endpoint: (s: string) => ({ headers: { Authorization: `${scheme} ${s}` } }),
+    server: (s: string): McpServerConfig => ({
+      ...HTTP,
+      url: "http://127.0.0.1:9/mcp",
+      headers: { Authorization: `${scheme} ${s}` },
+    }),
+  })),
+  {
+    name: "an x-api-key header",
+    endpoint: (s) => ({ headers: { "x-api-key": s } }),
+    server: (s) => ({ ...HTTP, url: "http://127.0.0.1:9/mcp", headers: { "x-api-key": s } }),
+  },
+  {
+    name: "a URL's password",
+    endpoint: (s) => ({ baseUrl: `http://user:${encodeURIComponent(s)}@127.0.0.1:9/v1` }),
+    server: (s) => ({ ...HTTP, url: `http://user:${encodeURIComponent(s)}@127.0.0.1:9/mcp` }),
+  },
+];
+
+/** Query parameter names either package takes for a credential's (client's list and spec's pattern). */
+const PARAMS =
+  "api_key apiKey key token access_token auth secret client_secret password pass sig signature code session jwt subscription-key private_token x-goog-api-key refresh_token passwd".split(
+    " ",
+  );
+
+function maskedByBoth(place: Pick<Place, "endpoint" | "server">, value: string, written: string) {
+  const text = `echo ${written} end`;
+  const byClient = redactor(place.endpoint(value))(text);
+  const bySecrets = masker(secretsOf(place.server(value)))(text);
+  const byResults = masker(resultSecretsOf(place.server(value)))(text);
+  return { byClient, bySecrets, byResults };
+}
+
+describe("client and tools-mcp mask the same secret", () => {
+  for (const place of PLACES) {
+    for (const [form, encode] of Object.entries(FORMS)) {
+      it(`given in ${place.name}, written ${form}`, () => {
+        fc.assert(
+          fc.property(secret, (value) => {
+            const written = encode(value);
+            const { byClient, bySecrets, byResults } = maskedByBoth(place, value, written);
+            expect(byClient).not.toContain(written);
+            expect(bySecrets).not.toContain(written);
+            expect(byResults).not.toContain(written);
+          }),
+          { numRuns: 40 },
+        );
+      });
+    }
+  }
+
+  it("a hex key written in capitals", () => {
+    const place = PLACES.find((p) => p.name === "an x-api-key header") as Place;
+    fc.assert(
+      fc.property(hexSecret, (value) => {
+        const written = value.toUpperCase();
+        fc.pre(written !== value);
+        const { byClient, bySecrets, byResults } = maskedByBoth(place, value, written);
+        expect(byClient).not.toContain(written);
+        expect(bySecrets).not.toContain(written);
+        expect(byResults).not.toContain(written);
+      }),
+    );
+  });
+
+  it("a URL query value under any credential name either package knows", () => {
+    for (const name of PARAMS) {
+      fc.assert(
+        fc.property(secret, (value) => {
+          const url = `https://api.example/v1?${name}=${encodeURIComponent(value)}`;
+          // client: the endpoint's base URL; tools-mcp: a URL in a stdio server's env and args.
+          const place = {
+            endpoint: () => ({ baseUrl: url }),
+            server: (): McpServerConfig => ({
+              name: "local",
+              type: "stdio",
+              command: "node",
+              args: ["server.js", url],
+              env: { SERVICE_URL: url },
+            }),
+          };
+          const { byClient, bySecrets, byResults } = maskedByBoth(place, value, value);
+          expect(byClient, name).not.toContain(value);
+          expect(bySecrets, name).not.toContain(value);
+          expect(byResults, name).not.toContain(value);
+        }),
+        { numRuns: 10 },
+      );
+    }
+  });
+});
+
+describe("client and tools-mcp read names and scheme words alike", () => {
+  it("a scheme word alone is not taken for the secret, by either", () => {
+    for (const scheme of SCHEMES) {
+      const value = "tok-9f8e7d6c5b4a";
+      const text = `${scheme} expired`;
+      const server: McpServerConfig = {
+        ...HTTP,
+        url: "http://127.0.0.1:9/mcp",
+        headers: { Authorization: `${scheme} ${value}` },
+      };
+      expect(redactor({ headers: { Authorization: `${scheme} ${value}` } })(text), scheme).toBe(text);
+      expect(masker(secretsOf(server))(text), scheme).toBe(text);
+    }
+  });
+
+  it("a flag takes a credential in tools-mcp exactly where spec's looksSecretName says its name is telling", () => {
+    const name = fc.string({
+      unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzAPIKEYTOKN_-"),
+      minLength: 1,
+      maxLength: 16,
+    });
+    fc.assert(
+      fc.property(name, (flag) => {
+        fc.pre(/^[A-Za-z]/.test(flag));
+        const value = "flag-value-8c7b6a5f";
+        const server: McpServerConfig = {
+          name: "x",
+          type: "stdio",
+          command: "node",
+          args: [`--${flag}`, value],
+        };
+        expect(secretsOf(server).includes(value), flag).toBe(looksSecretName(`--${flag}`));
+      }),
+    );
+  });
+
+  it("a query name is a credential's in client exactly where tools-mcp masks its value, and wherever spec calls it telling", () => {
+    const name = fc.string({
+      unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzAPIKEYTOKN_-"),
+      minLength: 1,
+      maxLength: 14,
+    });
+    fc.assert(
+      fc.property(name, (param) => {
+        const value = "value-1a2b3c4d";
+        const server: McpServerConfig = {
+          name: "x",
+          type: "stdio",
+          command: "node",
+          args: [],
+          env: { URL: `https://api.example/?${encodeURIComponent(param)}=${value}` },
+        };
+        expect(secretsOf(server).includes(value), param).toBe(isCredentialParam(param));
+        if (looksSecretName(param)) expect(isCredentialParam(param), param).toBe(true);
+      }),
+    );
+  });
+
+  it("every query name client calls a credential's is one tools-mcp masks in a URL it is given", () => {
+    for (const name of PARAMS.filter((p) => isCredentialParam(p))) {
+      const server: McpServerConfig = {
+        name: "x",
+        type: "stdio",
+        command: "node",
+        args: [],
+        env: { URL: `https://api.example/?${name}=value-1a2b3c4d` },
+      };
+      expect(secretsOf(server), name).toContain("value-1a2b3c4d");
+    }
+  });
+});
