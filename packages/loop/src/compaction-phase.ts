@@ -9,6 +9,7 @@ import {
 } from "@loopwright/ledger";
 import {
   type SideTaskError,
+  type SummariseFunction,
   summariser,
   type TaskCall,
   type TaskSettings,
@@ -24,6 +25,11 @@ export interface RunCompaction {
   readonly task: TaskCall;
   /** Set once a fold was vetoed or its summary failed: the run does not try again. */
   off?: string;
+  /**
+   * The run's summariser, made at its first fold and kept, so a window it learned from a refusal
+   * sizes the run's later summaries without being refused again.
+   */
+  summarise?: SummariseFunction;
 }
 
 function refuse(option: string, message: string): never {
@@ -105,7 +111,7 @@ export async function compactStep(run: LoopRun): Promise<void> {
     }
   }
   const { endpoint, model, options: taskOptions } = compaction.task;
-  const summarise = summariser(endpoint, model, {
+  compaction.summarise ??= summariser(endpoint, model, {
     ...taskOptions,
     ...(options.signal ? { signal: options.signal } : {}),
     clients: services.clients,
@@ -115,6 +121,7 @@ export async function compactStep(run: LoopRun): Promise<void> {
       if (!options.signal?.aborted) notice(run, text);
     },
   });
+  const summarise = compaction.summarise;
   let fold: Fold | undefined;
   try {
     fold = await runCompaction(messages, plan, summarise);

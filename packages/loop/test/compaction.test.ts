@@ -262,3 +262,47 @@ describe("compact: true", () => {
     expect(server.chatRequests).toHaveLength(0);
   });
 });
+
+describe("compact: true, with a compaction model whose window is smaller than the run's", () => {
+  let small: TestServer | undefined;
+  afterEach(async () => {
+    await small?.close();
+    small = undefined;
+  });
+
+  it("is refused once as too big, and the run's later folds start within the window that refusal named", async () => {
+    // The summaries go to their own llama.cpp server with a small window; the main model to the other.
+    small = await startServer({
+      personality: { name: "llamacpp", nCtx: 1100 },
+      replies: () => ({ content: NOTES }),
+    });
+    server = await startServer({ replies: script(() => ({ content: "never asked here" }), 12) });
+    const events: RunEvent[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: {
+        ...resolved(server.baseUrl),
+        tasks: { compaction: { model: "notes-model", endpoint: { baseUrl: small.baseUrl } } },
+      },
+      system: "You read reports.",
+      messages: history(),
+      tools: [READ],
+      dispatch: page,
+      // The user adds to the question as the pages come in, so later stretches have a user message to end on.
+      beforeStep: (messages, step) =>
+        step % 4 === 1 && step > 1
+          ? [...messages, { role: "user", content: `Pages so far: ${step - 1}. Go on.` }]
+          : undefined,
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.turn.content).toBe("The 12 pages add up to 78.");
+    expect(unanswered(result.messages)).toEqual([]);
+    const said = notices(events);
+    const folds = said.filter((text) => text.startsWith("Compacted:")).length;
+    expect(folds).toBeGreaterThanOrEqual(2);
+    expect(said.some((text) => text.startsWith("Compaction failed"))).toBe(false);
+    // One request per fold, plus the first fold's request the server refused as too big: the later
+    // folds were cut to the window that refusal named before they were sent.
+    expect(small.chatRequests).toHaveLength(folds + 1);
+    expect(said.filter((text) => /1100 tokens/.test(text))).toHaveLength(1);
+  });
+});
