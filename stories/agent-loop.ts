@@ -50,6 +50,7 @@ const server = await startServer({
     { toolCalls: [{ id: "call_good", name: "search_files", arguments: '{"path": "src"}' }] },
     { content: "2 + 3 = 5; 10 files under src." },
     { content: "Yes: 5." },
+    { toolCalls: [{ id: "call_add2", name: "add", arguments: '{"a": 4, "b": 4}' }] },
   ],
 });
 const runtime = createRuntime();
@@ -91,6 +92,25 @@ try {
   const sent = server.chatRequests.at(-1)?.body;
   assert.ok(sent && typeof sent === "object" && "messages" in sent && Array.isArray(sent.messages));
   assert.equal(sent.messages.length, result.messages.length);
+  // A step plan (the loop README's "Per step"): name the tool for the first step, end after it.
+  ran.length = 0;
+  const planned = await runtime.runAgentLoop({
+    config: { baseUrl: server.baseUrl, model: "sim" },
+    messages: [{ role: "user", content: "Add 4 and 4 with the add tool." }],
+    tools: toolset.tools,
+    dispatch: toolset.dispatch,
+    beforeStep: (_messages, step) =>
+      step === 1 ? { toolChoice: { type: "function", function: { name: "add" } } } : { stop: true },
+  });
+  assert.equal(planned.stopReason, "stopped");
+  assert.deepEqual(ran, ["add 4 4"]);
+  assert.deepEqual(
+    planned.messages.map((message) => message.role),
+    ["user", "assistant", "tool"],
+  );
+  const asked = server.chatRequests.at(-1)?.body;
+  assert.ok(asked && typeof asked === "object" && "tool_choice" in asked);
+  assert.deepEqual(asked.tool_choice, { type: "function", function: { name: "add" } });
   console.log("story agent-loop: ok");
 } finally {
   runtime.close();
