@@ -1,15 +1,17 @@
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
+import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
   findFences,
   isRecord,
   isUnterminated,
+  type Parsed,
   repairLeading,
   repairParse,
   scanBrackets,
   tryParse,
   withinDepth,
 } from "./json-text.js";
-import { parseToolArguments } from "./parse-tool-arguments.js";
+import { readToolArguments } from "./parse-tool-arguments.js";
 import type { ToolCallRequest } from "./types.js";
 
 /**
@@ -83,13 +85,16 @@ function readTools(tools: readonly ToolNameLike[]): Known {
   return known;
 }
 
-/** Reads a call's arguments, which a model writes as an object or as JSON in a string. */
+/**
+ * Reads a call's arguments, which a model writes as an object or as JSON in a string. `raw` keeps
+ * the digits of a number JavaScript cannot hold (`parseToolArguments` of it decides what to do).
+ */
 function readArguments(value: unknown): { args: Record<string, unknown>; raw: string } | undefined {
   if (value === undefined || value === null) return { args: {}, raw: "{}" };
-  if (isRecord(value)) return withinDepth(value) ? { args: value, raw: JSON.stringify(value) } : undefined;
+  if (isRecord(value)) return withinDepth(value) ? { args: value, raw: exactJson(value) } : undefined;
   if (typeof value !== "string") return undefined;
   try {
-    return { args: parseToolArguments(value).value, raw: value };
+    return { args: readToolArguments(value).value, raw: value };
   } catch {
     return undefined;
   }
@@ -159,7 +164,7 @@ function callsIn(value: unknown): Found[] | undefined {
 let repairBudget = Number.POSITIVE_INFINITY;
 
 /** {@link repairParse} within the current call's budget. */
-function repair(text: string): { value: unknown } | undefined {
+function repair(text: string): Parsed | undefined {
   if (text.length > repairBudget) return undefined;
   repairBudget -= text.length;
   return repairParse(text);
@@ -199,6 +204,7 @@ function jsonAt(text: string, start: number): { value: unknown; end: number } | 
   const stop = end < 0 ? text.length : end;
   const slice = text.slice(start, stop);
   const parsed = tryParse(slice) ?? repair(slice);
+  if (parsed) rememberDigits(parsed.source, parsed.value);
   return parsed ? { value: parsed.value, end: stop } : undefined;
 }
 
@@ -252,14 +258,19 @@ function propertyType(schema: Record<string, unknown> | undefined, key: string):
  * otherwise). `framed`: the markup puts the value on its own line, so one newline each side is
  * the format's, not the value's (Qwen3-Coder).
  */
-function parameterValue(text: string, types: readonly string[], framed: boolean): unknown {
+function parameterValue(
+  text: string,
+  types: readonly string[],
+  framed: boolean,
+): { value: unknown; digits?: string | undefined } {
   const value = framed ? text.replace(/^\n/, "").replace(/\n$/, "") : text;
   if (types.includes("string") || (types.length > 0 && !types.some((t) => t !== "null" && t !== "string"))) {
-    if (types.includes("null") && value.trim() === "null") return null;
-    return value;
+    if (types.includes("null") && value.trim() === "null") return { value: null };
+    return { value };
   }
   const parsed = tryParse(value.trim()) ?? (types.length > 0 ? repairParse(value.trim()) : undefined);
-  return parsed ? parsed.value : value;
+  if (!parsed) return { value };
+  return { value: parsed.value, digits: rememberDigits(parsed.source, parsed.value) };
 }
 
 function setArg(args: Record<string, unknown>, key: string, value: unknown): void {
@@ -281,9 +292,11 @@ function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed
   for (const [rawKey, text, flag] of pairs) {
     const key = unquote(rawKey);
     const types = flag === "true" ? ["string"] : flag === "false" ? ["object"] : propertyType(schema, key);
-    setArg(args, key, parameterValue(text, types, framed));
+    const { value, digits } = parameterValue(text, types, framed);
+    setArg(args, key, value);
+    if (digits !== undefined) rememberDigitsAt(args, key, digits);
   }
-  return { name, args, raw: JSON.stringify(args) };
+  return { name, args, raw: exactJson(args) };
 }
 
 function pairsOf(body: string, pattern: RegExp): Pair[] {
@@ -446,16 +459,16 @@ function splitTopLevel(text: string): string[] {
 }
 
 /** One Python literal (string in either quotes, number, True/False/None, list, dict) as JSON. */
-function pythonValue(text: string): { value: unknown } | undefined {
+function pythonValue(text: string): { value: unknown; digits?: string | undefined } | undefined {
   const trimmed = text.trim();
   // A bare name or an expression is code, not a value the model means literally.
   if (!/^(?:["'[{\d.-]|(?:True|False|None|true|false|null)$)/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
-  if (strict) return strict;
+  if (strict) return { value: strict.value, digits: rememberDigits(strict.source, strict.value) };
   const wrapped = repair(`{"v": ${trimmed}}`);
-  return wrapped && isRecord(wrapped.value) && Object.hasOwn(wrapped.value, "v")
-    ? { value: wrapped.value.v }
-    : undefined;
+  if (!wrapped || !isRecord(wrapped.value) || !Object.hasOwn(wrapped.value, "v")) return undefined;
+  rememberDigits(wrapped.source, wrapped.value);
+  return { value: wrapped.value.v, digits: digitsAt(wrapped.value, "v") };
 }
 
 /**
@@ -482,8 +495,9 @@ function pythonicCalls(body: string): Found[] | undefined {
       const value = kv ? pythonValue(kv[2] as string) : undefined;
       if (!kv || !value) return undefined;
       setArg(args, kv[1] as string, value.value);
+      if (value.digits !== undefined) rememberDigitsAt(args, kv[1] as string, value.digits);
     }
-    calls.push({ name: head[1] as string, args, raw: JSON.stringify(args) });
+    calls.push({ name: head[1] as string, args, raw: exactJson(args) });
     i = close;
   }
   return calls.length > 0 ? calls : undefined;
@@ -653,11 +667,12 @@ function gemmaSpans(text: string): Span[] {
     const body = gemmaArguments(text, match.index + match[0].length);
     const parsed = body ? (tryParse(body.json) ?? repair(body.json)) : undefined;
     if (!body || !parsed || !isRecord(parsed.value)) continue;
+    rememberDigits(parsed.source, parsed.value);
     const tail = GEMMA_CLOSE.exec(text.slice(body.end));
     spans.push({
       start: match.index,
       end: body.end + (tail ? tail[0].length : 0),
-      calls: [{ name: match[1] as string, args: parsed.value, raw: JSON.stringify(parsed.value) }],
+      calls: [{ name: match[1] as string, args: parsed.value, raw: exactJson(parsed.value) }],
     });
   }
   return spans;
@@ -892,7 +907,8 @@ function wholeReplySpan(text: string): Span | undefined {
   if (!/^[{[]/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
   if (!strict && cutAtLimit && isUnterminated(trimmed)) return undefined;
-  const parsed = strict ? { value: strict.value, whole: true } : repairLeading(trimmed);
+  const parsed = strict ? { ...strict, whole: true } : repairLeading(trimmed);
+  if (parsed) rememberDigits(parsed.source, parsed.value);
   let calls = parsed?.whole ? callsIn(parsed.value) : undefined;
   if (!calls && parsed && !parsed.whole) {
     const sequence = jsonCallsAt(trimmed, 0);
@@ -918,6 +934,7 @@ function fencedSpan(text: string): Span | undefined {
   if (/^(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) calls = pythonicCalls(body);
   else if (/^[{[]/.test(body)) {
     const parsed = tryParse(body) ?? repairParse(body);
+    if (parsed) rememberDigits(parsed.source, parsed.value);
     calls = parsed ? callsIn(parsed.value) : undefined;
   }
   return calls ? { start: fence.start, end: fence.end, calls } : undefined;
