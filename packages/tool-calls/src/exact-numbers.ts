@@ -35,11 +35,38 @@ export interface InexactNumber {
 }
 
 /**
- * Cheap test for text that may hold such a number: 16 or more digits (with a point among them)
- * in a row, or an exponent of three digits or more. Any number with 15 significant digits or
- * fewer and an exponent below 100 reads back exactly, so text without either is never scanned.
+ * A number that may not read back as written: 16 or more digits (with a point among them) in a
+ * row, or an exponent of three digits or more. Any number with 15 significant digits or fewer and
+ * an exponent below 100 reads back exactly. (JSON writes an exponent right after a digit, so both
+ * alternatives begin with one.)
  */
-const MAY_HOLD = /\d[\d.]{15}|[eE][+-]?\d{3}/;
+const MAY_HOLD = /\d(?:[\d.]{15}|[eE][+-]?\d{3})/;
+
+/**
+ * Cheap test for strict JSON text that may hold such a number: {@link MAY_HOLD} outside its
+ * strings. Strings are skipped by searching for their closing quotes, so a long file write costs
+ * a few searches rather than a pattern run over every character of its content.
+ */
+function mayHold(text: string): boolean {
+  let at = 0;
+  while (at < text.length) {
+    const open = text.indexOf('"', at);
+    const end = open < 0 ? text.length : open;
+    if (end - at > 3 && MAY_HOLD.test(text.slice(at, end))) return true;
+    if (open < 0) return false;
+    // The closing quote: the next one not escaped (preceded by an even run of backslashes).
+    let close = text.indexOf('"', open + 1);
+    while (close >= 0) {
+      let slashes = 0;
+      while (text.charCodeAt(close - 1 - slashes) === 92) slashes++;
+      if (slashes % 2 === 0) break;
+      close = text.indexOf('"', close + 1);
+    }
+    if (close < 0) return false;
+    at = close + 1;
+  }
+  return false;
+}
 
 const NUMBER_TOKEN = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
@@ -91,11 +118,12 @@ interface Frame {
 
 /**
  * The numbers in strict JSON `text` that JavaScript cannot hold as written, with their paths, in
- * the order written (a key written twice: the last). Text that cannot hold one is not scanned;
- * otherwise linear in the text. Answers `[]` for text that is not JSON.
+ * the order written (a key written twice: the last). Text that cannot hold one (see
+ * {@link mayHold}) is not scanned; otherwise linear in the text. Answers `[]` for text that is
+ * not JSON.
  */
 export function findInexactNumbers(text: string): Omit<InexactNumber, "as">[] {
-  if (!MAY_HOLD.test(text)) return [];
+  if (!mayHold(text)) return [];
   const found = new Map<string, Omit<InexactNumber, "as">>();
   const stack: Frame[] = [];
   let expectingKey = false;
