@@ -122,6 +122,11 @@ describe("parseToolArguments: numbers JavaScript cannot hold as written", () => 
     }
   });
 
+  it("finds the number after strings holding escaped quotes and backslashes, and none inside them", () => {
+    const text = JSON.stringify({ a: 'say "hi" \\', b: `\\"${BIG}"`, c: "x" }).replace(/}$/, `, "id": ${BIG}}`);
+    expect(thrown(() => parseToolArguments(text)).numbers?.map((n) => n.path)).toEqual([["id"]]);
+  });
+
   it("reads a key written twice as JSON does: the last one", () => {
     expect(parseToolArguments(`{"id": ${BIG}, "id": 7}`).value).toEqual({ id: 7 });
     expect(thrown(() => parseToolArguments(`{"id": 7, "id": ${BIG}}`)).kind).toBe("inexact");
