@@ -123,7 +123,10 @@ describe("parseToolArguments: numbers JavaScript cannot hold as written", () => 
   });
 
   it("finds the number after strings holding escaped quotes and backslashes, and none inside them", () => {
-    const text = JSON.stringify({ a: 'say "hi" \\', b: `\\"${BIG}"`, c: "x" }).replace(/}$/, `, "id": ${BIG}}`);
+    const text = JSON.stringify({ a: 'say "hi" \\', b: `\\"${BIG}"`, c: "x" }).replace(
+      /}$/,
+      `, "id": ${BIG}}`,
+    );
     expect(thrown(() => parseToolArguments(text)).numbers?.map((n) => n.path)).toEqual([["id"]]);
   });
 
