@@ -62,6 +62,24 @@ interface Span {
   start: number;
   end: number;
   calls: Found[];
+  /**
+   * Set when calls of the span were still open where the text ended — JSON whose brackets never
+   * closed, markup without its closing tag: the span's closed part is its first `calls` calls, up
+   * to `end` (none, for a span open from its start). Only that part is recovered from a reply cut
+   * at the token ceiling ({@link closedPart}).
+   */
+  open?: Opening;
+}
+
+/** Where a span stops being closed: see {@link Span.open}. */
+interface Opening {
+  end: number;
+  calls: number;
+}
+
+/** A span open from its start: nothing of it is closed. */
+function openFrom(start: number): Opening {
+  return { end: start, calls: 0 };
 }
 
 const THINK_END = "</think>";
@@ -192,20 +210,31 @@ let scanBudget = Number.POSITIVE_INFINITY;
 
 /**
  * True while the current `recoverToolCalls` call reads a reply cut at the token ceiling: a call
- * still open where the reply ends is not recovered.
+ * still open where the reply ends is not recovered. Read in one place, {@link closedPart}; the
+ * readers of each format only say what was open.
  */
 let cutAtLimit = false;
 
-function jsonAt(text: string, start: number): { value: unknown; end: number } | undefined {
+/**
+ * The part of a span a reply may have recovered: all of it, or — the reply cut at the token ceiling
+ * — only its calls closed before the text ended (`undefined` when none was).
+ */
+function closedPart(span: Span | undefined): Span | undefined {
+  if (!span?.open || !cutAtLimit) return span;
+  const { end, calls } = span.open;
+  return calls === 0 ? undefined : { start: span.start, end, calls: span.calls.slice(0, calls) };
+}
+
+/** The JSON value that begins at `start`, closed up when its brackets never close (`open`). */
+function jsonAt(text: string, start: number): { value: unknown; end: number; open: boolean } | undefined {
   if (scanBudget <= 0) return undefined;
   const { end } = scanBrackets(text, start);
   scanBudget -= (end < 0 ? text.length : end) - start;
-  if (end < 0 && cutAtLimit) return undefined;
   const stop = end < 0 ? text.length : end;
   const slice = text.slice(start, stop);
   const parsed = tryParse(slice) ?? repair(slice);
   if (parsed) rememberDigits(parsed.source, parsed.value);
-  return parsed ? { value: parsed.value, end: stop } : undefined;
+  return parsed ? { value: parsed.value, end: stop, open: end < 0 } : undefined;
 }
 
 function skipSpace(text: string, index: number): number {
@@ -215,33 +244,36 @@ function skipSpace(text: string, index: number): number {
 }
 
 /** Calls written as JSON values one after another from `at` (apart by space, `;` or `,`). */
-function jsonCallsAt(text: string, at: number): { calls: Found[]; end: number } | undefined {
+function jsonCallsAt(text: string, at: number): { calls: Found[]; end: number; open?: Opening } | undefined {
   const calls: Found[] = [];
   let end = at;
   let i = at;
+  let open: Opening | undefined;
   while (text[i] === "{" || text[i] === "[") {
     const json = jsonAt(text, i);
     const found = json ? callsIn(json.value) : undefined;
     if (!json || !found) break;
+    // Open brackets run to the end of the text: this is the last value, and what came before it is closed.
+    if (json.open) open = { end, calls: calls.length };
     calls.push(...found);
     end = json.end;
     i = skipSpace(text, end);
     if (text[i] === ";" || text[i] === ",") i = skipSpace(text, i + 1);
   }
-  return calls.length > 0 ? { calls, end } : undefined;
+  return calls.length > 0 ? { calls, end, ...(open ? { open } : {}) } : undefined;
 }
 
 /** Arguments written as JSON from `at` (after a name, a separator, a fence), or none at all. */
 function jsonArgumentsAt(
   text: string,
   at: number,
-): { found: { args: Record<string, unknown>; raw: string }; end: number } | undefined {
+): { found: { args: Record<string, unknown>; raw: string }; end: number; open: boolean } | undefined {
   const i = skipSpace(text, at);
   if (text[i] !== "{") return undefined;
   const json = jsonAt(text, i);
   const read = json ? readArguments(json.value) : undefined;
   if (!json || !read) return undefined;
-  return { found: { args: read.args, raw: text.slice(i, json.end) }, end: json.end };
+  return { found: { args: read.args, raw: text.slice(i, json.end) }, end: json.end, open: json.open };
 }
 
 function propertyType(schema: Record<string, unknown> | undefined, key: string): string[] {
@@ -318,6 +350,8 @@ interface Block {
   start: number;
   end: number;
   call: Found;
+  /** Still open where the text ended: JSON whose brackets never closed, or no `</function>`. */
+  open: boolean;
 }
 
 // Names are bounded: an unbounded run would be read again from every `<function=` in junk.
@@ -343,7 +377,7 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
     if (json) {
       const after = skipSpace(text, json.end);
       const end = text.startsWith(FUNCTION_CLOSE, after) ? after + FUNCTION_CLOSE.length : json.end;
-      blocks.push({ start: open.index, end, call: { name, ...json.found } });
+      blocks.push({ start: open.index, end, call: { name, ...json.found }, open: json.open });
       from = end;
       return;
     }
@@ -353,8 +387,9 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
     const body = text.slice(bodyAt, bodyEnd);
     if (body.trim() !== "" && !body.includes("<parameter=")) return;
     const unclosed = endsReply && bodyEnd === text.length;
-    if (unclosed && (cutAtLimit || lastValueOpen(body, "<parameter=", "</parameter>"))) return;
-    blocks.push({ start: open.index, end, call: pairArguments(pairsOf(body, PARAMETER), known, name, true) });
+    if (unclosed && lastValueOpen(body, "<parameter=", "</parameter>")) return;
+    const call = pairArguments(pairsOf(body, PARAMETER), known, name, true);
+    blocks.push({ start: open.index, end, call, open: unclosed });
     from = end;
   });
   return blocks;
@@ -390,8 +425,8 @@ function invokeBlocks(text: string, known: Known): Block[] {
     // dropped and the call run without it: the block is not a call that can be read.
     if ((body.match(INVOKE_PARAMETER_OPEN) ?? []).length !== pairs.length) continue;
     const end = match.index + match[0].length;
-    if (cutAtLimit && end === text.length && !/invoke>$/.test(match[0])) continue;
-    blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name) });
+    const open = end === text.length && !/invoke>$/.test(match[0]);
+    blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name), open });
   }
   return blocks;
 }
@@ -503,22 +538,22 @@ function pythonicCalls(body: string): Found[] | undefined {
   return calls.length > 0 ? calls : undefined;
 }
 
-/** The calls a tag's markup body holds, in whichever markup it is written. */
-function markupCalls(body: string, known: Known, endsReply: boolean): Found[] | undefined {
+/** The calls a tag's markup body holds, in whichever markup it is written; `open` when one was still open. */
+function markupCalls(
+  body: string,
+  known: Known,
+  endsReply: boolean,
+): { calls: Found[]; open: boolean } | undefined {
   if (/^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) {
     const pythonic = pythonicCalls(body);
-    if (pythonic) return pythonic;
+    if (pythonic) return { calls: pythonic, open: false };
   }
-  if (body.includes("<function=")) {
-    const blocks = functionBlocks(body, known, endsReply);
-    return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
-  }
-  if (new RegExp(`<${DSML}invoke\\b`).test(body)) {
-    const blocks = invokeBlocks(body, known);
-    return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
-  }
+  const ofBlocks = (blocks: Block[]) =>
+    blocks.length > 0 ? { calls: blocks.map((b) => b.call), open: blocks.some((b) => b.open) } : undefined;
+  if (body.includes("<function=")) return ofBlocks(functionBlocks(body, known, endsReply));
+  if (new RegExp(`<${DSML}invoke\\b`).test(body)) return ofBlocks(invokeBlocks(body, known));
   const glm = glmCall(body, known, endsReply);
-  return glm ? [glm] : undefined;
+  return glm ? { calls: [glm], open: false } : undefined;
 }
 
 /**
@@ -563,23 +598,25 @@ function tagSpans(text: string, known: Known): Span[] {
     const nextOpen = opens.slice(n + 1).find((o) => o.index >= bodyAt)?.index ?? text.length;
     let calls: Found[] | undefined;
     let end: number;
+    let opening: Opening | undefined;
     if (text[bodyAt] === "{" || text[bodyAt] === "[") {
       const json = jsonCallsAt(text, bodyAt);
       calls = json?.calls;
       end = json ? json.end : bodyAt;
+      opening = json?.open;
     } else {
       const closer = closerOf(open[0]);
       const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
       end = close >= 0 && close < nextOpen ? close : nextOpen;
-      calls =
-        cutAtLimit && end === text.length
-          ? undefined
-          : markupCalls(text.slice(bodyAt, end), known, end === text.length);
+      const markup = markupCalls(text.slice(bodyAt, end), known, end === text.length);
+      calls = markup?.calls;
+      // A body that runs to the end of the reply never met its closing tag.
+      if (markup && (markup.open || end === text.length)) opening = openFrom(start);
     }
     if (!calls) return;
     const tail = CLOSE_TAG.exec(text.slice(end));
     if (tail) end += tail[0].length;
-    spans.push({ start, end, calls });
+    spans.push({ start, end, calls, ...(opening ? { open: opening } : {}) });
     from = end;
   });
   return spans;
@@ -591,6 +628,7 @@ function bareBlockSpans(text: string, known: Known): Span[] {
     start: b.start,
     end: b.end,
     calls: [b.call],
+    ...(b.open ? { open: openFrom(b.start) } : {}),
   }));
 }
 
@@ -606,12 +644,17 @@ function mistralSpans(text: string): Span[] {
     let span: Span | undefined;
     if (text[at] === "[" || text[at] === "{") {
       const json = jsonCallsAt(text, at);
-      if (json) span = { start, end: json.end, calls: json.calls };
+      if (json) span = { start, end: json.end, calls: json.calls, ...(json.open ? { open: json.open } : {}) };
     } else {
       const named = /^([^\s[\]{]+)\s*(?:\[CALL_ID\][^[]*)?\[ARGS\]/.exec(text.slice(at));
       const json = named ? jsonArgumentsAt(text, at + named[0].length) : undefined;
       if (named && json)
-        span = { start, end: json.end, calls: [{ name: named[1] as string, ...json.found }] };
+        span = {
+          start,
+          end: json.end,
+          calls: [{ name: named[1] as string, ...json.found }],
+          ...(json.open ? { open: openFrom(start) } : {}),
+        };
     }
     if (span) spans.push(span);
     from = span ? span.end : start + MARK.length;
@@ -720,6 +763,8 @@ function deepseekSpans(text: string): Span[] {
     let found: { args: Record<string, unknown>; raw: string } = { args: {}, raw: "{}" };
     let end = argsAt;
     const json = jsonArgumentsAt(text, argsAt);
+    // Open: its JSON never closed, or the reply ends right after the name, before any arguments.
+    const open = json ? json.open : limit === text.length && text.slice(argsAt).trim() === "";
     if (json) {
       found = json.found;
       end = json.end;
@@ -738,7 +783,7 @@ function deepseekSpans(text: string): Span[] {
     if (before) start = lead + before.index;
     const after = DS_AFTER.exec(text.slice(end));
     if (after) end += after[0].length;
-    spans.push({ start, end, calls: [{ name, ...found }] });
+    spans.push({ start, end, calls: [{ name, ...found }], ...(open ? { open: openFrom(start) } : {}) });
     from = end;
   });
   return spans;
@@ -767,7 +812,12 @@ function kimiSpans(text: string): Span[] {
       const sectionEnd = /^\s*<\|tool_calls_section_end\|>/.exec(text.slice(end));
       if (sectionEnd) end += sectionEnd[0].length;
     }
-    spans.push({ start, end, calls: [{ name: id[1] as string, ...json.found }] });
+    spans.push({
+      start,
+      end,
+      calls: [{ name: id[1] as string, ...json.found }],
+      ...(json.open ? { open: openFrom(start) } : {}),
+    });
   }
   return spans;
 }
@@ -832,6 +882,7 @@ function harmonySpans(text: string, known: Known): Span[] {
       start: lead.start,
       end: json.end + (tail ? tail[0].length : 0),
       calls: [{ name, ...json.found }],
+      ...(json.open ? { open: openFrom(lead.start) } : {}),
     });
   }
   return spans;
@@ -854,6 +905,7 @@ function plainHarmonySpans(text: string): Span[] {
       start: match.index,
       end: json.end + (tail ? tail[0].length : 0),
       calls: [{ name: match[1] as string, ...json.found }],
+      ...(json.open ? { open: openFrom(match.index) } : {}),
     });
   }
   return spans;
@@ -884,10 +936,14 @@ function functionarySpans(text: string, known: Known): Span[] {
       start: match.index,
       end: json.end + (tail ? tail[0].length : 0),
       calls: [{ name, ...json.found }],
+      ...(json.open ? { open: openFrom(match.index) } : {}),
     });
   }
-  const recovered = calls.some((s) => s.calls.every((c) => known.names.has(c.name)));
-  return recovered ? [...calls, ...markers] : calls;
+  const recovered = calls.filter((s) => s.calls.every((c) => known.names.has(c.name)));
+  if (recovered.length === 0) return calls;
+  // The `>>>all` markers go with the calls: with a cut reply, only if a closed call is recovered.
+  const closed = recovered.some((s) => !s.open);
+  return [...calls, ...markers.map((m) => (closed ? m : { ...m, open: openFrom(m.start) }))];
 }
 
 /** End-of-turn tokens a server may leave after a reply: Llama, ChatML, Phi, Mistral, Gemma, DeepSeek. */
@@ -906,15 +962,19 @@ function wholeReplySpan(text: string): Span | undefined {
   if (end) trimmed = trimmed.slice(0, lead + end.index);
   if (!/^[{[]/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
-  if (!strict && cutAtLimit && isUnterminated(trimmed)) return undefined;
+  // The reply is the calls only as a whole: one of them still open leaves none of it recovered.
+  let open = !strict && isUnterminated(trimmed);
   const parsed = strict ? { ...strict, whole: true } : repairLeading(trimmed);
   if (parsed) rememberDigits(parsed.source, parsed.value);
   let calls = parsed?.whole ? callsIn(parsed.value) : undefined;
   if (!calls && parsed && !parsed.whole) {
     const sequence = jsonCallsAt(trimmed, 0);
-    if (sequence && trimmed.slice(sequence.end).trim() === "") calls = sequence.calls;
+    if (sequence && trimmed.slice(sequence.end).trim() === "") {
+      calls = sequence.calls;
+      open ||= sequence.open !== undefined;
+    }
   }
-  return calls ? { start: 0, end: text.length, calls } : undefined;
+  return calls ? { start: 0, end: text.length, calls, ...(open ? { open: openFrom(0) } : {}) } : undefined;
 }
 
 /** A reply that is nothing but pythonic calls: `[name(k=v), …]`. */
@@ -1093,7 +1153,7 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   if (known.names.size === 0 || tail.trim() === "") return { calls: [], text };
 
   // A reply that is nothing but JSON (or pythonic) calls holds any markup in its strings.
-  const whole = wholeReplySpan(tail) ?? pythonicSpan(tail);
+  const whole = closedPart(wholeReplySpan(tail)) ?? pythonicSpan(tail);
   let accepted = whole ? named([whole], known) : [];
   if (accepted.length === 0) {
     const families = [
@@ -1106,7 +1166,7 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
       harmonySpans(tail, known),
       plainHarmonySpans(tail),
       functionarySpans(tail, known),
-    ];
+    ].map((spans) => spans.flatMap((span) => closedPart(span) ?? []));
     // The span that starts first wins (the earlier family on a tie): one starting inside another
     // is markup written in that call's string arguments, not a call of its own.
     const ordered = families
