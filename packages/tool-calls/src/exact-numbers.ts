@@ -114,6 +114,8 @@ interface Frame {
   /** The key being read (objects) or the index (arrays). */
   at: string | number;
   object: boolean;
+  /** An object's keys read so far, so a key written twice is found without a search. */
+  keys?: Set<string>;
 }
 
 /**
@@ -139,9 +141,15 @@ export function findInexactNumbers(text: string): Omit<InexactNumber, "as">[] {
           return [];
         }
         expectingKey = false;
-        // A key written again replaces what was read under it before.
-        const prefix = pathKey(stack);
-        for (const key of found.keys()) if (key === prefix || key.startsWith(`${prefix},`)) found.delete(key);
+        // A key written again replaces what was read under it before (rare: only then a search).
+        const key = top.at as string;
+        top.keys ??= new Set();
+        if (top.keys.has(key)) {
+          const prefix = pathKey(stack);
+          for (const key of found.keys())
+            if (key === prefix || key.startsWith(`${prefix},`)) found.delete(key);
+        }
+        top.keys.add(key);
       }
       i = end;
       continue;
