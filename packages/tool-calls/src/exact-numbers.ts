@@ -118,14 +118,27 @@ interface Frame {
   keys?: Set<string>;
 }
 
+/** True when a parsed value holds a number anywhere (most arguments hold only text). Iterative. */
+function holdsNumber(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === "number") return true;
+    if (typeof item === "object" && item !== null) {
+      for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push(child);
+    }
+  }
+  return false;
+}
+
 /**
- * The numbers in strict JSON `text` that JavaScript cannot hold as written, with their paths, in
- * the order written (a key written twice: the last). Text that cannot hold one (see
- * {@link mayHold}) is not scanned; otherwise linear in the text. Answers `[]` for text that is
- * not JSON.
+ * The numbers in strict JSON `text` (parsed as `value`) that JavaScript cannot hold as written,
+ * with their paths, in the order written (a key written twice: the last). A value holding no
+ * number, or text that cannot hold one (see {@link mayHold}), is not scanned; otherwise linear in
+ * the text. Answers `[]` for text that is not JSON.
  */
-export function findInexactNumbers(text: string): Omit<InexactNumber, "as">[] {
-  if (!mayHold(text)) return [];
+export function findInexactNumbers(text: string, value: unknown): Omit<InexactNumber, "as">[] {
+  if (!holdsNumber(value) || !mayHold(text)) return [];
   const found = new Map<string, Omit<InexactNumber, "as">>();
   const stack: Frame[] = [];
   let expectingKey = false;
@@ -230,7 +243,7 @@ const WRITTEN = new WeakMap<object, Map<string | number, string>>();
  */
 export function rememberDigits(source: string, value: unknown): string | undefined {
   let whole: string | undefined;
-  for (const number of findInexactNumbers(source)) {
+  for (const number of findInexactNumbers(source, value)) {
     let node = value;
     const { path } = number;
     if (path.length === 0) whole = number.digits;

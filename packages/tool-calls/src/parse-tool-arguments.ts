@@ -136,7 +136,7 @@ function done(
   const found =
     source === undefined
       ? []
-      : findInexactNumbers(source)
+      : findInexactNumbers(source, value)
           .filter((n) => within.every((step, i) => n.path[i] === step) && n.path.length > within.length)
           .map((n) => ({ ...n, path: n.path.slice(within.length) }));
   return { value, json: JSON.stringify(value), repaired, found };
