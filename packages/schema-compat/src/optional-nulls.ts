@@ -511,9 +511,9 @@ export function dropOptionalNulls<T>(args: T, originalSchema: unknown): T {
 }
 
 /**
- * True when `parsed` (read from `text`) holds a number past a double's range, or an integer past
- * ±(2^53 − 1) that JavaScript writes back with other digits than the text has (`…891` read as
- * `…000`). Iterative; only called for JSON text being parsed back.
+ * True when `parsed` (read from `text`) holds a number too large for a double (read as
+ * Infinity), or an integer past ±(2^53 − 1) that JavaScript writes back with other digits than the
+ * text has (`…891` read as `…000`). Iterative; only called for JSON text being parsed back.
  */
 function changesNumber(parsed: unknown, text: string): boolean {
   if (!/\d{16}|[eE][+-]?\d{3}/.test(text)) return false;
@@ -561,8 +561,11 @@ function newRestore(options: SanitizeOptions | null | undefined): Restore {
  * (the tool's own validation names it).
  *
  * `options` are the `recursionLimit` and `maxDepth` the schema was sanitized with (the defaults
- * when omitted; `onNotice` is not called). Linear in the arguments; the schema is sanitized again
- * only when a string sits where JSON text may have been asked for. Returns new arguments; never
+ * when omitted; `onNotice` is not called). The places asked for as JSON text are read from the
+ * record `sanitizeSchema` keeps of them, never from descriptions. Linear in the arguments; the
+ * sanitized form is made only when a string sits where JSON text may have been asked for, once per
+ * schema object and options (a schema changed in place keeps its first reading). JSON text holding
+ * a number JavaScript would hand on as another is left as text. Returns new arguments; never
  * mutates its input and never throws: arguments or a schema JSON cannot hold, or a schema past a
  * million readings, come back as they were.
  */
