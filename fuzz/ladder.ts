@@ -126,6 +126,12 @@ export const SHAPES: Shape[] = [
   { name: "parseToolArguments: '[' repeated", build: (n) => repeat("[", n), run: args },
   { name: "parseToolArguments: \"{'a':\" repeated", build: (n) => repeat("{'a':", n), run: args },
   { name: "parseToolArguments: 'a ' repeated", build: (n) => repeat("a ", n), run: args },
+  {
+    name: "parseToolArguments: integers JS cannot hold, under one key and in a list",
+    build: (n) =>
+      `{${repeat('"k": 12345678901234567891, ', n / 2)}"a": [${repeat("12345678901234567891, ", n / 2)}1]}`,
+    run: (text) => quietly(() => parseToolArguments(text, { takesString: () => true })),
+  },
   { name: "parseToolArguments: '// x\\n' repeated", build: (n) => `{${repeat("// x\n", n)}`, run: args },
   {
     name: "parseToolArguments: values without commas '[1 ' repeated",

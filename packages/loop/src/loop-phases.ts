@@ -222,7 +222,8 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
   const toolCalls = calls.map((c) => ({
     id: c.id,
     type: "function" as const,
-    function: { name: c.name, arguments: JSON.stringify(c.args) },
+    // The model's argument text, which keeps the digits of a number JS cannot hold.
+    function: { name: c.name, arguments: c.raw ?? JSON.stringify(c.args) },
   }));
   step.turn = { ...turn, content: text, toolCalls };
   notice(
@@ -243,7 +244,7 @@ export async function keepAnswer(run: LoopRun, step: LoopStep): Promise<void> {
  */
 export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
-  const calls = replayable(turn.toolCalls, turn.finishReason);
+  const calls = replayable(turn.toolCalls, turn.finishReason, run.options.tools);
   refuseCalls(run, turn, calls, NOT_RUN_AT_LIMIT);
   await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
   try {
@@ -298,7 +299,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
   const { options, config } = run;
   run.toolSteps++;
-  await appendCalls(run, step, replayable(turn.toolCalls, turn.finishReason), NOT_RUN);
+  await appendCalls(run, step, replayable(turn.toolCalls, turn.finishReason, options.tools), NOT_RUN);
   const ran = await runCalls(turn.toolCalls, {
     dispatch: options.dispatch,
     signal: options.signal,

@@ -1,6 +1,7 @@
-import { restoreArguments } from "@loopwright/schema-compat";
+import { restoreArguments, takesStringAt } from "@loopwright/schema-compat";
 import { listenForAbort } from "@loopwright/stream";
 import {
+  type ArgumentPath,
   parseToolArguments,
   ToolArgumentsError,
   type ToolCallRequest,
@@ -147,9 +148,13 @@ function schemasOf(tools: readonly ToolDefinition[] | undefined): Schemas {
 function prepare(call: AssistantToolCall, finishReason: string | undefined, schemas: Schemas): Prepared {
   const name = call.function.name;
   const raw = call.function.arguments ?? "";
+  const schema = schemas.get(name);
   try {
-    const parsed = parseToolArguments(raw, { finishReason, name });
-    const schema = schemas.get(name);
+    // A number JS cannot hold reaches the tool as the model's digits where its schema takes a
+    // string there, and is refused (answered, never run) elsewhere.
+    const takesString =
+      schema === undefined ? undefined : (path: ArgumentPath) => takesStringAt(schema, path);
+    const parsed = parseToolArguments(raw, { finishReason, name, ...(takesString ? { takesString } : {}) });
     const args = schema === undefined ? parsed.value : restoreArguments(parsed.value, schema);
     return {
       call: { id: call.id, type: "function", function: { name, arguments: parsed.json } },
@@ -192,13 +197,16 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
 /**
  * The calls as a transcript should replay them: arguments repaired into compact JSON, and `{}` for
  * arguments that could not be read (a server that parses replayed arguments refuses the originals
- * on every later request). What `runCalls` returns as `calls`, available before anything runs.
+ * on every later request). What `runCalls` returns as `calls`, available before anything runs;
+ * given the `tools`, a number JS cannot hold is replayed as the digits handed to the tool.
  */
 export function replayable(
   toolCalls: ReadonlyArray<AssistantToolCall>,
   finishReason?: string,
+  tools?: readonly ToolDefinition[],
 ): AssistantToolCall[] {
-  return toolCalls.map((call) => prepare(call, finishReason, new Map()).call);
+  const schemas = schemasOf(tools);
+  return toolCalls.map((call) => prepare(call, finishReason, schemas).call);
 }
 
 /**

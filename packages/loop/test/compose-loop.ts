@@ -1,8 +1,8 @@
 import { getClient } from "@loopwright/client";
 import { buildBody, capabilitiesFor, negotiate, type ToolDefinition } from "@loopwright/negotiate";
-import { restoreArguments, sanitizeTools } from "@loopwright/schema-compat";
+import { restoreArguments, sanitizeTools, takesStringAt } from "@loopwright/schema-compat";
 import { streamTurn, type Turn } from "@loopwright/stream";
-import { parseToolArguments, ToolArgumentsError } from "@loopwright/tool-calls";
+import { type ArgumentPath, parseToolArguments, ToolArgumentsError } from "@loopwright/tool-calls";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 
 export interface MiniLoopOptions {
@@ -39,8 +39,11 @@ export async function miniLoop(
     const calls = turn.toolCalls.map((call) => {
       const { name, arguments: raw } = call.function;
       try {
-        const parsed = parseToolArguments(raw, { finishReason: turn.finishReason, name });
-        return { call, json: parsed.json, args: restoreArguments(parsed.value, schemas.get(name)) };
+        const schema = schemas.get(name);
+        // A number JS cannot hold as written: its digits where the tool takes a string, else refused.
+        const takesString = (path: ArgumentPath) => takesStringAt(schema, path);
+        const parsed = parseToolArguments(raw, { finishReason: turn.finishReason, name, takesString });
+        return { call, json: parsed.json, args: restoreArguments(parsed.value, schema) };
       } catch (error) {
         if (!ToolArgumentsError.isInstance(error)) throw error;
         return { call, json: "{}", refusal: `Error: ${error.message}` };

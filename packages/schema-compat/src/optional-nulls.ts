@@ -1,11 +1,12 @@
 import {
-  ANY_NOTE,
+  type Asked,
+  askedAt,
   isObject,
-  JSON_TEXT_NOTE,
   resolvePointer,
   type SanitizeOptions,
   sanitizeSchema,
 } from "./sanitize-schema.js";
+import type { JsonSchema } from "./types.js";
 
 type Raw = Record<string, unknown>;
 
@@ -363,12 +364,38 @@ function below(place: Place, step: string | typeof ITEM): Place {
   return { parent: place, step, resolved: false, node: undefined };
 }
 
+/**
+ * The sanitized form of each original schema object `restoreArguments` has read, per
+ * `recursionLimit` and `maxDepth`: a run of a thousand calls to one tool sanitizes its schema once.
+ * Keyed by the object, so a schema changed in place after its first call keeps its first reading.
+ */
+const SANITIZED = new WeakMap<object, Map<string, JsonSchema>>();
+
+/** `sanitizeSchema(original, options)`, remembered per original schema object. */
+function sanitizedOnce(original: unknown, options: SanitizeOptions): JsonSchema {
+  if (typeof original !== "object" || original === null) return sanitizeSchema(original, options);
+  // What sanitizeSchema reads of the options: a number each, anything else the default.
+  const key = [options.recursionLimit, options.maxDepth]
+    .map((n) => (typeof n === "number" ? String(n) : "default"))
+    .join("|");
+  let byOptions = SANITIZED.get(original);
+  const known = byOptions?.get(key);
+  if (known) return known;
+  const fresh = sanitizeSchema(original, options);
+  if (!byOptions) {
+    byOptions = new Map();
+    SANITIZED.set(original, byOptions);
+  }
+  byOptions.set(key, fresh);
+  return fresh;
+}
+
 /** The sanitized schema at a place (undefined where it describes none). */
 function resolve(place: Place, walk: Walk, restore: Restore): unknown {
   if (place.resolved) return place.node;
   place.node = place.parent
     ? step(resolve(place.parent, walk, restore), place.step, walk, restore)
-    : sanitizeSchema(walk.root, restore.options);
+    : sanitizedOnce(walk.root, restore.options);
   place.resolved = true;
   return place.node;
 }
@@ -407,19 +434,16 @@ function step(node: unknown, key: string | typeof ITEM, walk: Walk, restore: Res
 /**
  * What the sanitized schema asked a string here to be: `"text"` when the value itself is JSON
  * text (too deep, recursive), `"any"` when it is any value with an object or array as JSON text.
+ * Read from what the sanitizer recorded when it made the place, never from its description.
  */
-type Ask = "text" | "any" | undefined;
+type Ask = Asked | undefined;
 
 function asks(node: unknown, restore: Restore, depth: number): Ask {
   if (!isObject(node) || depth > MAX_DEPTH) return undefined;
   const known = restore.asks.get(node);
   if (known !== undefined || restore.asks.has(node)) return known;
-  let ask: Ask;
-  const text = typeof node.description === "string" ? node.description : "";
-  const takesString = node.type === "string" || (Array.isArray(node.type) && node.type.includes("string"));
-  if (text.includes(JSON_TEXT_NOTE) && (takesString || Array.isArray(node.anyOf))) ask = "text";
-  else {
-    if (text.includes(ANY_NOTE)) ask = "any";
+  let ask: Ask = askedAt(node);
+  if (ask !== "text") {
     if (Array.isArray(node.anyOf)) {
       for (const branch of node.anyOf) {
         const inner = asks(branch, restore, depth + 1);
@@ -452,6 +476,9 @@ function parseBack(value: string, schema: unknown, walk: Walk, depth: number, pl
   } catch {
     return value;
   }
+  // A number the text holds that JavaScript would hand on as another: left as text, for the tool
+  // to refuse in its own words, rather than parsed into a number the model never wrote.
+  if (changesNumber(parsed, value)) return value;
   const kind = kindOf(parsed);
   if (ask === "any" && (kind & (OBJECT | ARRAY)) === 0) return value;
   if ((kinds & kind) === 0) return value;
@@ -483,6 +510,26 @@ export function dropOptionalNulls<T>(args: T, originalSchema: unknown): T {
   }
 }
 
+/**
+ * True when `parsed` (read from `text`) holds a number too large for a double (read as
+ * Infinity), or an integer past ±(2^53 − 1) that JavaScript writes back with other digits than the
+ * text has (`…891` read as `…000`). Iterative; only called for JSON text being parsed back.
+ */
+function changesNumber(parsed: unknown, text: string): boolean {
+  if (!/\d{16}|[eE][+-]?\d{3}/.test(text)) return false;
+  const stack: unknown[] = [parsed];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === "number") {
+      if (!Number.isFinite(item)) return true;
+      if (Number.isInteger(item) && !Number.isSafeInteger(item) && !text.includes(String(item))) return true;
+    } else if (typeof item === "object" && item !== null) {
+      for (const child of Object.values(item)) stack.push(child);
+    }
+  }
+  return false;
+}
+
 function newWalk(root: unknown): Walk {
   return {
     root,
@@ -492,6 +539,15 @@ function newWalk(root: unknown): Walk {
     nulls: new Map(),
     keys: new Map(),
     items: new Map(),
+  };
+}
+
+function newRestore(options: SanitizeOptions | null | undefined): Restore {
+  return {
+    options: { recursionLimit: options?.recursionLimit, maxDepth: options?.maxDepth },
+    kinds: new Map(),
+    steps: new Map(),
+    asks: new Map(),
   };
 }
 
@@ -505,25 +561,54 @@ function newWalk(root: unknown): Walk {
  * (the tool's own validation names it).
  *
  * `options` are the `recursionLimit` and `maxDepth` the schema was sanitized with (the defaults
- * when omitted; `onNotice` is not called). Linear in the arguments; the schema is sanitized again
- * only when a string sits where JSON text may have been asked for. Returns new arguments; never
+ * when omitted; `onNotice` is not called). The places asked for as JSON text are read from the
+ * record `sanitizeSchema` keeps of them, never from descriptions. Linear in the arguments; the
+ * sanitized form is made only when a string sits where JSON text may have been asked for, once per
+ * schema object and options (a schema changed in place keeps its first reading). JSON text holding
+ * a number JavaScript would hand on as another is left as text. Returns new arguments; never
  * mutates its input and never throws: arguments or a schema JSON cannot hold, or a schema past a
  * million readings, come back as they were.
  */
 export function restoreArguments<T>(args: T, originalSchema: unknown, options?: SanitizeOptions | null): T {
   try {
     const walk = newWalk(originalSchema);
-    walk.restore = {
-      options: { recursionLimit: options?.recursionLimit, maxDepth: options?.maxDepth },
-      kinds: new Map(),
-      steps: new Map(),
-      asks: new Map(),
-    };
+    walk.restore = newRestore(options);
     const root: Place = { parent: undefined, step: ITEM, resolved: false, node: undefined };
     return strip(args, originalSchema, walk, 0, root) as T;
   } catch {
     // Arguments or a schema no JSON holds (a throwing getter, a revoked Proxy), or one too large
     // to read: left as they were.
     return args;
+  }
+}
+
+/**
+ * True when the tool's ORIGINAL schema takes a string at `path` of its arguments (keys, and
+ * array indexes, from the root object): read through `properties`, `additionalProperties`,
+ * `items` (tuples by position), local `$ref`s, `allOf`, and the branches of `anyOf`/`oneOf`, as
+ * {@link restoreArguments} reads it. A place whose schema names `string` among its types (alone,
+ * with `null`, or beside a number: an id either way) is one; a place it leaves untyped, or does
+ * not describe, is not. Made for `parseToolArguments`' `takesString` (from
+ * `@loopwright/tool-calls`): a number JavaScript cannot hold, written unquoted where the tool takes
+ * a string, then reaches it as the model's exact digits. Never throws (false for a schema JSON
+ * cannot hold, or one past a million readings).
+ */
+export function takesStringAt(originalSchema: unknown, path: readonly (string | number)[]): boolean {
+  try {
+    if (!Array.isArray(path) || path.length === 0) return false;
+    const walk = newWalk(originalSchema);
+    let node: unknown = originalSchema;
+    for (let depth = 0; depth < path.length && node !== undefined; depth++) {
+      const at = path[depth];
+      node =
+        typeof at === "number"
+          ? itemSchema(node, at, walk, depth)
+          : keyInfo(node, String(at), walk, depth).sub;
+    }
+    if (node === undefined) return false;
+    const kinds = kindsOf(node, walk, newRestore(undefined), 0);
+    return (kinds & STRING) !== 0 && kinds !== ANY;
+  } catch {
+    return false;
   }
 }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { dropOptionalNulls, restoreArguments, sanitizeSchema } from "./index.js";
+import { dropOptionalNulls, restoreArguments, sanitizeSchema, takesStringAt } from "./index.js";
 
 // zod's z.toJSONSchema of a recursive tree: the reference is expanded twice, then asked for as JSON text.
 const tree = {
@@ -135,6 +135,17 @@ describe("restoreArguments", () => {
     expect(restoreArguments(args("3"), tree)).toEqual(args("3"));
   });
 
+  it("leaves JSON text holding an integer JavaScript would change as text, rather than parsing in another number", () => {
+    const args = (text: string) => ({ tree: { name: "r", children: [{ name: "k", children: text }] } });
+    // Before: parsed, and the tool was handed id 12345678901234567000.
+    const changed = '[{"name":"a","id":12345678901234567891},{"name":"b","size":1e400}]';
+    expect(restoreArguments(args(changed), tree)).toEqual(args(changed));
+    const held = '[{"name":"a","id":12345678901234567000}]';
+    expect(restoreArguments(args(held), tree)).toEqual({
+      tree: { name: "r", children: [{ name: "k", children: [{ name: "a", id: 12345678901234567000 }] }] },
+    });
+  });
+
   it("does not parse a string where the original takes a string, even under the JSON-text wording", () => {
     const schema = {
       type: "object",
@@ -142,6 +153,65 @@ describe("restoreArguments", () => {
       required: ["code"],
     };
     expect(restoreArguments({ code: '{"a":1}' }, schema)).toEqual({ code: '{"a":1}' });
+  });
+
+  it("keeps a string where the tool's own description uses the JSON-text wording and a string is one of its alternatives", () => {
+    // Before: the note was looked for in the sanitized description, which carried the tool's own
+    // words, so this string was parsed into an object the model never meant.
+    const schema = {
+      type: "object",
+      properties: {
+        query: {
+          anyOf: [
+            { type: "string" },
+            { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+          ],
+          description: "A search, or a raw query. Give this value as JSON text.",
+        },
+        value: {
+          type: ["string", "object"],
+          description: "Any JSON value; give an object or an array as JSON text.",
+        },
+      },
+      required: ["query", "value"],
+    };
+    const args = { query: '{"q":"cats"}', value: '{"a":1}' };
+    expect(restoreArguments(args, schema)).toEqual(args);
+    // Where the sanitizer did ask for JSON text (a recursion past its limit), it is still parsed back.
+    const args2 = { tree: { name: "r", children: [{ name: "k", children: JSON.stringify(deep) }] } };
+    expect(restoreArguments(args2, tree)).toEqual({
+      tree: { name: "r", children: [{ name: "k", children: deep }] },
+    });
+  });
+
+  it("sanitizes a schema once however many calls restore arguments against it", () => {
+    // A read only the sanitizer makes (not an enumerable key, which the argument walk copies).
+    let sanitized = 0;
+    const label: Record<string, unknown> = { type: "string" };
+    Object.defineProperty(label, "maxLength", {
+      enumerable: false,
+      get: () => {
+        sanitized++;
+        return 80;
+      },
+    });
+    const schema = { ...tree, properties: { ...tree.properties, label } };
+    const args = {
+      tree: { name: "r", children: [{ name: "k", children: JSON.stringify(deep) }] },
+      label: "x",
+    };
+    for (let i = 0; i < 1000; i++) {
+      expect(restoreArguments(args, schema)).toEqual({
+        ...args,
+        tree: { ...args.tree, children: [{ name: "k", children: deep }] },
+      });
+    }
+    // Before: once per call (1000).
+    expect(sanitized).toBe(1);
+    // Other options are another sanitized form, read once too.
+    restoreArguments(args, schema, { recursionLimit: 1 });
+    restoreArguments(args, schema, { recursionLimit: 1 });
+    expect(sanitized).toBe(2);
   });
 
   it("follows the shapes dropOptionalNulls follows: allOf, oneOf branches, tuples, a root union", () => {
@@ -203,5 +273,62 @@ describe("restoreArguments", () => {
     revoked.revoke();
     expect(restoreArguments({ a: 1 }, revoked.proxy)).toEqual({ a: 1 });
     expect(restoreArguments(revoked.proxy, tree)).toBe(revoked.proxy);
+  });
+});
+
+describe("takesStringAt", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      id: { type: "string" },
+      count: { type: "integer" },
+      either: { anyOf: [{ type: "string" }, { type: "integer" }] },
+      anything: {},
+      items: { type: "array", items: { $ref: "#/$defs/item" } },
+      pair: { type: "array", prefixItems: [{ type: "integer" }, { type: "string" }] },
+      extra: { type: "object", additionalProperties: { type: "string" } },
+    },
+    $defs: { item: { type: "object", properties: { sku: { type: ["string", "null"] } } } },
+  };
+
+  it("says where the original schema takes a string, through refs, items, tuples, unions and additionalProperties", () => {
+    const answers = Object.fromEntries(
+      [
+        ["id"],
+        ["count"],
+        ["either"],
+        ["anything"],
+        ["items", 3, "sku"],
+        ["pair", 0],
+        ["pair", 1],
+        ["extra", "free"],
+        ["unknown"],
+        [],
+      ].map((path) => [JSON.stringify(path), takesStringAt(schema, path)]),
+    );
+    expect(answers).toEqual({
+      '["id"]': true,
+      '["count"]': false,
+      '["either"]': true,
+      // A place the schema leaves untyped says nothing about strings.
+      '["anything"]': false,
+      '["items",3,"sku"]': true,
+      '["pair",0]': false,
+      '["pair",1]': true,
+      '["extra","free"]': true,
+      '["unknown"]': false,
+      "[]": false,
+    });
+  });
+
+  it("never throws, whatever the schema and path", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.array(fc.oneof(fc.string(), fc.nat())), (value, path) => {
+        expect(typeof takesStringAt(value, path)).toBe("boolean");
+      }),
+    );
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    expect(takesStringAt(revoked.proxy, ["a"])).toBe(false);
   });
 });

@@ -84,6 +84,38 @@ const ANNOTATIONS = new Set([
 export const JSON_TEXT_NOTE = "Give this value as JSON text.";
 export const ANY_NOTE = "Any JSON value; give an object or an array as JSON text.";
 
+/**
+ * What the sanitizer asked for at a place it could not shape: `"text"` — the value itself as
+ * JSON text (an object too deep, a recursion past its limit) — or `"any"`: any value, an object
+ * or an array as JSON text.
+ */
+export type Asked = "text" | "any";
+
+/**
+ * The sanitized schema objects the sanitizer made to ask for JSON text, and what each asks: kept
+ * beside them rather than read back from their descriptions, where a tool's own words may say
+ * the same. A copy the sanitizer makes of such an object (made nullable, described) is recorded
+ * too.
+ */
+const ASKED = new WeakMap<object, Asked>();
+
+/** What the sanitizer asked for at this sanitized schema object, if it asked for JSON text there. */
+export function askedAt(node: unknown): Asked | undefined {
+  return isObject(node) ? ASKED.get(node) : undefined;
+}
+
+function asking<T extends JsonSchema>(node: T, asked: Asked): T {
+  ASKED.set(node, asked);
+  return node;
+}
+
+/** `to`, a copy of `from`, asking what `from` asked. */
+function carried<T extends JsonSchema>(from: JsonSchema, to: T): T {
+  const asked = ASKED.get(from);
+  if (asked !== undefined) ASKED.set(to, asked);
+  return to;
+}
+
 export function isObject(value: unknown): value is Raw {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -141,20 +173,23 @@ function baseDescription(schema: Raw): string | undefined {
 
 function withDescription(schema: JsonSchema, description: string | undefined): JsonSchema {
   if (description === undefined) return schema;
-  return { ...schema, description };
+  return carried(schema, { ...schema, description });
 }
 
 /** A value the strict subset cannot shape (too deep, recursive): asked for as JSON text. */
 function jsonText(description: string | undefined): JsonSchema {
-  return { type: "string", description: describe(description, [JSON_TEXT_NOTE]) };
+  return asking({ type: "string", description: describe(description, [JSON_TEXT_NOTE]) }, "text");
 }
 
 /** A schema that accepts any JSON value, in the only form the strict subset has for it. */
 function anyValue(description: string | undefined): JsonSchema {
-  return {
-    anyOf: [{ type: "string" }, { type: "number" }, { type: "boolean" }, { type: "null" }],
-    description: describe(description, [ANY_NOTE]),
-  };
+  return asking(
+    {
+      anyOf: [{ type: "string" }, { type: "number" }, { type: "boolean" }, { type: "null" }],
+      description: describe(description, [ANY_NOTE]),
+    },
+    "any",
+  );
 }
 
 /** Adds `null` to what a sanitized schema accepts, in the form the strict subset uses. */
@@ -162,17 +197,17 @@ export function makeNullable(schema: JsonSchema): JsonSchema {
   if (Array.isArray(schema.anyOf)) {
     const branches = schema.anyOf as JsonSchema[];
     if (branches.some((b) => b.type === "null")) return schema;
-    return { ...schema, anyOf: [...branches, { type: "null" }] };
+    return carried(schema, { ...schema, anyOf: [...branches, { type: "null" }] });
   }
   const type = schema.type;
   if (type === "null") return schema;
   if (typeof type === "string") {
-    const out: JsonSchema = { ...schema, type: [type, "null"] };
+    const out: JsonSchema = carried(schema, { ...schema, type: [type, "null"] });
     if (Array.isArray(schema.enum) && !schema.enum.includes(null)) out.enum = [...schema.enum, null];
     return out;
   }
   if (Array.isArray(type) && !type.includes("null")) {
-    const out: JsonSchema = { ...schema, type: [...type, "null"] };
+    const out: JsonSchema = carried(schema, { ...schema, type: [...type, "null"] });
     if (Array.isArray(schema.enum) && !schema.enum.includes(null)) out.enum = [...schema.enum, null];
     return out;
   }
@@ -543,25 +578,28 @@ function convertUnion(
   );
   // An alternative that takes any value is flattened into this union: its note ("give an object or
   // an array as JSON text") moves to the union, or the model is never told an object may go there.
-  const anyAlternative = converted.some(
-    (b) => Array.isArray(b.anyOf) && typeof b.description === "string" && b.description.includes(ANY_NOTE),
-  );
+  const anyAlternative = converted.some((b) => ASKED.get(b) === "any");
   const told = anyAlternative && !(base ?? "").includes(ANY_NOTE) && !notes.includes(ANY_NOTE);
   const unionNotes = told ? [...notes, ANY_NOTE] : notes;
+  const asked = (node: JsonSchema) => (anyAlternative ? asking(node, "any") : node);
   let union = unionOf(converted);
   if (schema.nullable === true && !union.some((b) => b.type === "null")) {
     union = [...union, { type: "null" }];
   }
   if (union.length === 1) {
     const only = union[0] as JsonSchema;
-    return withDescription(only, describe(base, unionNotes) ?? (only.description as string | undefined));
+    return asked(
+      withDescription(only, describe(base, unionNotes) ?? (only.description as string | undefined)),
+    );
   }
   // One type or null (pydantic's Optional[T]) is that type made nullable: `type: [T, "null"]`.
   const merged = unionSchema(union);
   if (!Array.isArray(merged.anyOf)) {
-    return withDescription(merged, describe(base, unionNotes) ?? (merged.description as string | undefined));
+    return asked(
+      withDescription(merged, describe(base, unionNotes) ?? (merged.description as string | undefined)),
+    );
   }
-  return withDescription(merged, describe(base, unionNotes));
+  return asked(withDescription(merged, describe(base, unionNotes)));
 }
 
 /** The JSON text length of a raw schema part, or 0 for one JSON cannot write. */
@@ -685,7 +723,7 @@ function buildType(
 function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, notes: string[]): JsonSchema {
   if (depth + 1 > ctx.maxDepth) {
     notes.push(JSON_TEXT_NOTE);
-    return { type: "string" };
+    return asking({ type: "string" }, "text");
   }
   const source = isObject(schema.properties) ? schema.properties : {};
   const required = new Set(
@@ -765,7 +803,7 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
     // A tool's arguments are an object: the union's other alternatives (a string, null) never apply.
     const branches = (schema.anyOf as JsonSchema[])
       .filter((b) => b.type === "object" || (Array.isArray(b.type) && b.type.includes("object")))
-      .map((b) => (b.type === "object" ? b : { ...b, type: "object" }));
+      .map((b) => (b.type === "object" ? b : carried<JsonSchema>(b, { ...b, type: "object" })));
     if (branches.length === 1) {
       const only = branches[0] as JsonSchema;
       return withDescription(only, description ?? (only.description as string | undefined));

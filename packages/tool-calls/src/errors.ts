@@ -1,8 +1,13 @@
+import type { InexactNumber } from "./exact-numbers.js";
+
 const TOOL_ARGUMENTS_ERROR = Symbol.for("@loopwright/tool-calls.ToolArgumentsError");
 const TOOL_CALLS_ERROR = Symbol.for("@loopwright/tool-calls.ToolCallsError");
 
-/** Why a call's arguments could not be read: cut off at the token ceiling, or not an object. */
-export type ToolArgumentsErrorKind = "truncated" | "malformed";
+/**
+ * Why a call's arguments could not be read: cut off at the token ceiling, not an object, or
+ * holding a number JavaScript cannot hold as written (`"inexact"`).
+ */
+export type ToolArgumentsErrorKind = "truncated" | "malformed" | "inexact";
 
 function marked(value: unknown, marker: symbol): boolean {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true;
@@ -10,9 +15,11 @@ function marked(value: unknown, marker: symbol): boolean {
 
 /**
  * Thrown by `parseToolArguments` when a call's arguments are still not a JSON object after every
- * repair. `kind` (also `code`) is `"truncated"` when the turn stopped at the token ceiling and
- * `"malformed"` otherwise; the message is written for the model to read and act on, so it can be
- * sent back as the tool's result as is. `raw` is the text that could not be read.
+ * repair, or when they hold a number that would reach the tool as another number. `kind` (also
+ * `code`) is `"truncated"` when the turn stopped at the token ceiling, `"inexact"` for such a
+ * number (listed in `numbers`, each with its path and digits) and `"malformed"` otherwise; the
+ * message is written for the model to read and act on, so it can be sent back as the tool's
+ * result as is. `raw` is the text that could not be read.
  */
 export class ToolArgumentsError extends Error {
   override readonly name: string = "ToolArgumentsError";
@@ -23,12 +30,20 @@ export class ToolArgumentsError extends Error {
   readonly code: ToolArgumentsErrorKind;
   /** The arguments exactly as the model wrote them. */
   readonly raw: string;
+  /** For `"inexact"`: the numbers refused, each with its path and the digits written. */
+  readonly numbers?: readonly InexactNumber[];
 
-  constructor(kind: ToolArgumentsErrorKind, message: string, raw: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    kind: ToolArgumentsErrorKind,
+    message: string,
+    raw: string,
+    options?: { cause?: unknown; numbers?: readonly InexactNumber[] },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.kind = kind;
     this.code = kind;
     this.raw = raw;
+    if (options?.numbers) this.numbers = options.numbers;
   }
 
   /** True for a `ToolArgumentsError` from any installed copy of this package. */

@@ -199,11 +199,17 @@ export function endsInString(text: string): boolean {
   return end < 0 && inString;
 }
 
+/** A value read from text, with the strict JSON text it was parsed from (the repaired text, after a repair). */
+export interface Parsed {
+  value: unknown;
+  source: string;
+}
+
 /**
  * Parses strict JSON, answering `undefined` (never throwing) when it is not, or when it nests
  * deeper than {@link MAX_DEPTH} (what could not be written back as JSON is not read).
  */
-export function tryParse(text: string): { value: unknown } | undefined {
+export function tryParse(text: string): Parsed | undefined {
   // Exact for JSON text (its strings are double-quoted), and far cheaper than building a value
   // thousands of levels deep only to refuse it: a megabyte of "[" took seconds that way.
   if (nestsDeeper(text, MAX_DEPTH)) return undefined;
@@ -213,7 +219,7 @@ export function tryParse(text: string): { value: unknown } | undefined {
   } catch {
     return undefined;
   }
-  return withinDepth(value) ? { value } : undefined;
+  return withinDepth(value) ? { value, source: text } : undefined;
 }
 
 /**
@@ -281,13 +287,13 @@ function unfence(text: string): { body: string; fenced: boolean } {
  * number). Answers `undefined`, never throwing, when even the repaired text
  * is not JSON or nests deeper than {@link MAX_DEPTH}.
  */
-export function repairParse(text: string): { value: unknown } | undefined {
+export function repairParse(text: string): Parsed | undefined {
   const { body, fenced } = unfence(text);
   const read = repairBody(body, fenced);
   return read && withinDepth(read.value) ? read : undefined;
 }
 
-function repairBody(body: string, fenced: boolean): { value: unknown } | undefined {
+function repairBody(body: string, fenced: boolean): Parsed | undefined {
   if (fenced) {
     const strict = tryParse(body);
     if (strict) return strict;
@@ -304,7 +310,8 @@ function repairBody(body: string, fenced: boolean): { value: unknown } | undefin
   // refused for its depth anyway).
   if (body.length > MAX_REPAIR_CHARS || nestsDeeper(body, MAX_DEPTH)) return undefined;
   try {
-    return { value: JSON.parse(jsonrepair(body)) };
+    const source = jsonrepair(body);
+    return { value: JSON.parse(source), source };
   } catch {
     return undefined;
   }
@@ -314,18 +321,18 @@ function repairBody(body: string, fenced: boolean): { value: unknown } | undefin
  * Reads the JSON value text starts with (`{` or `[`), repaired, stopping where its brackets close
  * so prose after it cannot leak into its last string. `whole` is false when text follows it.
  */
-export function repairLeading(text: string): { value: unknown; whole: boolean } | undefined {
+export function repairLeading(text: string): (Parsed & { whole: boolean }) | undefined {
   const trimmed = text.trim();
   if (trimmed[0] === "{" || trimmed[0] === "[") {
     const { end } = scanBrackets(trimmed, 0);
     if (end > 0 && end < trimmed.length) {
       const slice = trimmed.slice(0, end);
       const read = tryParse(slice) ?? repairParse(slice);
-      if (read) return { value: read.value, whole: false };
+      if (read) return { ...read, whole: false };
     }
   }
   const read = repairParse(trimmed);
-  return read ? { value: read.value, whole: true } : undefined;
+  return read ? { ...read, whole: true } : undefined;
 }
 
 /** One code fence in a reply: where it starts and ends, and its body. */

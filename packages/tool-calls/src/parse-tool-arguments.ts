@@ -1,10 +1,18 @@
 import { nonJsonNumber } from "./almost-json.js";
-import { readOptions, ToolArgumentsError } from "./errors.js";
+import { describeValue, readOptions, ToolArgumentsError, ToolCallsError } from "./errors.js";
+import {
+  type ArgumentPath,
+  findInexactNumbers,
+  formatPath,
+  type InexactNumber,
+  setAt,
+} from "./exact-numbers.js";
 import {
   endsInString,
   isRecord,
   isUnterminated,
   MAX_DEPTH,
+  type Parsed,
   repairLeading,
   repairParse,
   scanBrackets,
@@ -29,6 +37,17 @@ export interface ParseToolArgumentsOptions {
   finishReason?: string | null;
   /** The tool's name, for the error message the model reads. */
   name?: string;
+  /**
+   * Asked, for each number in the arguments that JavaScript cannot hold as the model wrote it
+   * (an integer past ±(2^53 − 1), a number past a double's range, a decimal of more than about
+   * 17 significant digits), whether the tool takes a string at its place — `path` holds the keys
+   * and array indexes from the root. `true`: the model's digits are handed over exactly, as a
+   * string (an id written unquoted). Otherwise an integer or out-of-range number is refused (a
+   * {@link ToolArgumentsError} of kind `"inexact"`) rather than handed over as another number,
+   * and a long decimal is rounded to the nearest double. Absent, every such place is "no".
+   * `takesStringAt` from `@loopwright/schema-compat` answers it from a tool's schema.
+   */
+  takesString?: (path: ArgumentPath) => boolean;
 }
 
 /** Arguments read by {@link parseToolArguments}. */
@@ -42,13 +61,23 @@ export interface ParsedToolArguments {
   json: string;
   /** True when the text needed repair (or unwrapping) to be read. */
   repaired: boolean;
+  /**
+   * The numbers JavaScript could not hold as written that the arguments still carry: those handed
+   * over as the model's digits in a string (`as: "string"`) and decimals rounded to the nearest
+   * double (`as: "number"`). Usually empty.
+   */
+  inexact: readonly InexactNumber[];
 }
 
-const EMPTY: ParsedToolArguments = Object.freeze({
+/** What reading the text found, before `takesString` settles its inexact numbers. */
+type Read = Omit<ParsedToolArguments, "inexact"> & { found: Omit<InexactNumber, "as">[] };
+
+const EMPTY: Read = Object.freeze({
   value: {},
   json: "{}",
   repaired: false,
-}) as ParsedToolArguments;
+  found: [],
+}) as unknown as Read;
 
 function kindOfValue(value: unknown): string {
   if (Array.isArray(value)) return "a JSON array";
@@ -91,14 +120,91 @@ function malformed(
   );
 }
 
+/**
+ * The arguments object read from `source` (the strict JSON text parsed; none for an object handed
+ * over), found at `within` inside it (`[0]` for a list of one object).
+ */
 function done(
   value: Record<string, unknown>,
   repaired: boolean,
   raw: string,
   name: string | undefined,
-): ParsedToolArguments {
+  source?: string,
+  within: ArgumentPath = [],
+): Read {
   if (!withinDepth(value)) throw malformed(raw, name, `they nest deeper than ${MAX_DEPTH} levels`);
-  return { value, json: JSON.stringify(value), repaired };
+  const found =
+    source === undefined
+      ? []
+      : findInexactNumbers(source, value)
+          .filter((n) => within.every((step, i) => n.path[i] === step) && n.path.length > within.length)
+          .map((n) => ({ ...n, path: n.path.slice(within.length) }));
+  return { value, json: JSON.stringify(value), repaired, found };
+}
+
+/** The most numbers one refusal names; the rest are counted. */
+const NAMED_NUMBERS = 5;
+
+function inexact(raw: string, name: string | undefined, numbers: InexactNumber[]): ToolArgumentsError {
+  const named = numbers.slice(0, NAMED_NUMBERS).map((n) => `${n.digits} at ${formatPath(n.path)}`);
+  const more = numbers.length - named.length;
+  const list =
+    more > 0
+      ? `${named.join(", ")} and ${more} more`
+      : named.length > 1
+        ? `${named.slice(0, -1).join(", ")} and ${named[named.length - 1]}`
+        : named[0];
+  const first = numbers[0] as InexactNumber;
+  return new ToolArgumentsError(
+    "inexact",
+    `The arguments for ${name ? `the ${name} call` : "this call"} hold ${list}, past what a number can carry ` +
+      `exactly here (integers up to ±${Number.MAX_SAFE_INTEGER}, about 17 significant digits), so the call was not ` +
+      `run with a different number. Write the value as a string (${JSON.stringify(first.digits)}) if the tool takes ` +
+      "text there; otherwise give a number within that range.",
+    raw,
+    { numbers },
+  );
+}
+
+/**
+ * Settles the numbers JavaScript could not hold: the digits as a string where `takesString` says
+ * the tool takes one, a long decimal rounded, and otherwise the call refused.
+ */
+function settle(read: Read, raw: string, options: ParseToolArgumentsOptions): ParsedToolArguments {
+  const { value, json, repaired, found } = read;
+  if (found.length === 0) return { value, json, repaired, inexact: [] };
+  const kept: InexactNumber[] = [];
+  const refused: InexactNumber[] = [];
+  let changed = false;
+  for (const number of found) {
+    if (options.takesString?.(number.path) === true && setAt(value, number.path, number.digits)) {
+      kept.push({ ...number, as: "string" });
+      changed = true;
+    } else if (number.kind === "precision") kept.push({ ...number, as: "number" });
+    else refused.push({ ...number, as: "number" });
+  }
+  if (refused.length > 0) throw inexact(raw, options.name, refused);
+  return { value, json: changed ? JSON.stringify(value) : json, repaired, inexact: kept };
+}
+
+function readTakesString(caller: string, given: unknown): ParseToolArgumentsOptions["takesString"] {
+  if (typeof given !== "object" || given === null) return undefined;
+  let value: unknown;
+  try {
+    value = (given as Record<string, unknown>).takesString;
+  } catch (error) {
+    throw new ToolCallsError("invalid-options", `${caller}: its options' takesString could not be read.`, {
+      cause: error,
+    });
+  }
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "function") {
+    throw new ToolCallsError(
+      "invalid-options",
+      `${caller}: options.takesString must be a function (path) => boolean, and was ${describeValue(value)}.`,
+    );
+  }
+  return value as ParseToolArgumentsOptions["takesString"];
 }
 
 /**
@@ -113,26 +219,46 @@ function done(
  * still not an object: `kind: "truncated"` when the text stops mid-JSON and either `finishReason`
  * is `"length"` or it stops inside a string (whatever the finish reason: the end of a string is
  * never invented) — those arguments are never closed up and run — `"malformed"` otherwise, with a message
- * for the model. Throws `ToolCallsError` (`"invalid-options"`) for options that are not an
- * object (`null` reads as none). Never mutates its input.
+ * for the model. A number JavaScript cannot hold as written (`12345678901234567891`, `1e400`) is
+ * never handed over as another number: the model's digits as a string where `takesString` says the
+ * tool takes one, else `kind: "inexact"`, naming its path and digits (a decimal of more than about
+ * 17 significant digits is rounded instead, and listed in `inexact`). Throws `ToolCallsError`
+ * (`"invalid-options"`) for options that are not an object (`null` reads as none). Never mutates
+ * its input.
  */
 export function parseToolArguments(raw: unknown, given: ParseToolArgumentsOptions = {}): ParsedToolArguments {
+  const options = readArgumentOptions("parseToolArguments", given);
+  return settle(readToolArguments(raw, options), typeof raw === "string" ? raw : "", options);
+}
+
+/** The options of {@link parseToolArguments}, read once into a plain copy. */
+function readArgumentOptions(caller: string, given: unknown): ParseToolArgumentsOptions {
   // Null options are none; anything else that is not an object of text fields is named.
-  const read = readOptions("parseToolArguments", given, ["finishReason", "name"]);
-  const options: ParseToolArgumentsOptions = {
+  const read = readOptions(caller, given, ["finishReason", "name"]);
+  const takesString = readTakesString(caller, given);
+  return {
     finishReason: read.finishReason,
     ...(typeof read.name === "string" ? { name: read.name } : {}),
+    ...(takesString ? { takesString } : {}),
   };
+}
+
+/**
+ * {@link parseToolArguments} before the numbers JavaScript cannot hold are settled: they are
+ * reported in `found` (paths from the arguments' root), never refused, and `value` holds their
+ * nearest doubles. For `recoverToolCalls`, which hands on the model's text as `raw`.
+ */
+export function readToolArguments(raw: unknown, options: ParseToolArgumentsOptions = {}): Read {
   if (raw === undefined || raw === null) return { ...EMPTY, value: {} };
   if (typeof raw !== "string") return readObject(raw, options.name);
   // Fast path: valid JSON, as almost every server and model sends.
   const strict = tryParse(raw);
-  if (strict && isRecord(strict.value)) return done(strict.value, false, raw, options.name);
+  if (strict && isRecord(strict.value)) return done(strict.value, false, raw, options.name, raw);
   return readSlow(raw, raw, options, strict, 0);
 }
 
 /** Arguments handed over as an object: a JSON copy of it, which must itself be an object. */
-function readObject(raw: unknown, name: string | undefined): ParsedToolArguments {
+function readObject(raw: unknown, name: string | undefined): Read {
   let copy: unknown;
   let object = false;
   try {
@@ -152,9 +278,9 @@ function readSlow(
   text: string,
   raw: string,
   options: ParseToolArgumentsOptions,
-  strict: { value: unknown } | undefined,
+  strict: Parsed | undefined,
   layer: number,
-): ParsedToolArguments {
+): Read {
   const { name, finishReason } = options;
   const trimmed = text.trim();
   if (trimmed === "") return { ...EMPTY, value: {} };
@@ -186,10 +312,10 @@ function readSlow(
     parsed = repairLeading(trimmed);
   }
   if (parsed) {
-    const { value } = parsed;
+    const { value, source } = parsed;
     if (isRecord(value)) {
       if (secondObjectAfter(trimmed, 0)) throw twoObjects(raw, name);
-      return done(value, true, raw, name);
+      return done(value, true, raw, name, source);
     }
     if (value === null) return { ...EMPTY, value: {}, repaired: true };
     // JSON held in a string: open it (a model that double-encodes does it once, rarely twice).
@@ -201,7 +327,7 @@ function readSlow(
     // and running the first alone would drop the others.
     // (Only a list the text is: prose a repair read as a list still has its object looked for.)
     if (Array.isArray(value) && trimmed.startsWith("[")) {
-      if (value.length === 1 && isRecord(value[0])) return done(value[0], true, raw, name);
+      if (value.length === 1 && isRecord(value[0])) return done(value[0], true, raw, name, source, [0]);
       throw malformed(raw, name, `they are a JSON array of ${value.length} values; a call takes one object`);
     }
   }
@@ -213,7 +339,7 @@ function readSlow(
     const found = tryParse(candidate) ?? repairParse(candidate);
     if (found && isRecord(found.value)) {
       if (secondObjectAfter(trimmed, open)) throw twoObjects(raw, name);
-      return done(found.value, true, raw, name);
+      return done(found.value, true, raw, name, found.source);
     }
   }
   if (finishReason === "length") throw truncated(raw, name, true);

@@ -1,15 +1,17 @@
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
+import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
   findFences,
   isRecord,
   isUnterminated,
+  type Parsed,
   repairLeading,
   repairParse,
   scanBrackets,
   tryParse,
   withinDepth,
 } from "./json-text.js";
-import { parseToolArguments } from "./parse-tool-arguments.js";
+import { readToolArguments } from "./parse-tool-arguments.js";
 import type { ToolCallRequest } from "./types.js";
 
 /**
@@ -60,6 +62,24 @@ interface Span {
   start: number;
   end: number;
   calls: Found[];
+  /**
+   * Set when calls of the span were still open where the text ended — JSON whose brackets never
+   * closed, markup without its closing tag: the span's closed part is its first `calls` calls, up
+   * to `end` (none, for a span open from its start). Only that part is recovered from a reply cut
+   * at the token ceiling ({@link closedPart}).
+   */
+  open?: Opening;
+}
+
+/** Where a span stops being closed: see {@link Span.open}. */
+interface Opening {
+  end: number;
+  calls: number;
+}
+
+/** A span open from its start: nothing of it is closed. */
+function openFrom(start: number): Opening {
+  return { end: start, calls: 0 };
 }
 
 const THINK_END = "</think>";
@@ -83,13 +103,16 @@ function readTools(tools: readonly ToolNameLike[]): Known {
   return known;
 }
 
-/** Reads a call's arguments, which a model writes as an object or as JSON in a string. */
+/**
+ * Reads a call's arguments, which a model writes as an object or as JSON in a string. `raw` keeps
+ * the digits of a number JavaScript cannot hold (`parseToolArguments` of it decides what to do).
+ */
 function readArguments(value: unknown): { args: Record<string, unknown>; raw: string } | undefined {
   if (value === undefined || value === null) return { args: {}, raw: "{}" };
-  if (isRecord(value)) return withinDepth(value) ? { args: value, raw: JSON.stringify(value) } : undefined;
+  if (isRecord(value)) return withinDepth(value) ? { args: value, raw: exactJson(value) } : undefined;
   if (typeof value !== "string") return undefined;
   try {
-    return { args: parseToolArguments(value).value, raw: value };
+    return { args: readToolArguments(value).value, raw: value };
   } catch {
     return undefined;
   }
@@ -159,7 +182,7 @@ function callsIn(value: unknown): Found[] | undefined {
 let repairBudget = Number.POSITIVE_INFINITY;
 
 /** {@link repairParse} within the current call's budget. */
-function repair(text: string): { value: unknown } | undefined {
+function repair(text: string): Parsed | undefined {
   if (text.length > repairBudget) return undefined;
   repairBudget -= text.length;
   return repairParse(text);
@@ -187,19 +210,31 @@ let scanBudget = Number.POSITIVE_INFINITY;
 
 /**
  * True while the current `recoverToolCalls` call reads a reply cut at the token ceiling: a call
- * still open where the reply ends is not recovered.
+ * still open where the reply ends is not recovered. Read in one place, {@link closedPart}; the
+ * readers of each format only say what was open.
  */
 let cutAtLimit = false;
 
-function jsonAt(text: string, start: number): { value: unknown; end: number } | undefined {
+/**
+ * The part of a span a reply may have recovered: all of it, or — the reply cut at the token ceiling
+ * — only its calls closed before the text ended (`undefined` when none was).
+ */
+function closedPart(span: Span | undefined): Span | undefined {
+  if (!span?.open || !cutAtLimit) return span;
+  const { end, calls } = span.open;
+  return calls === 0 ? undefined : { start: span.start, end, calls: span.calls.slice(0, calls) };
+}
+
+/** The JSON value that begins at `start`, closed up when its brackets never close (`open`). */
+function jsonAt(text: string, start: number): { value: unknown; end: number; open: boolean } | undefined {
   if (scanBudget <= 0) return undefined;
   const { end } = scanBrackets(text, start);
   scanBudget -= (end < 0 ? text.length : end) - start;
-  if (end < 0 && cutAtLimit) return undefined;
   const stop = end < 0 ? text.length : end;
   const slice = text.slice(start, stop);
   const parsed = tryParse(slice) ?? repair(slice);
-  return parsed ? { value: parsed.value, end: stop } : undefined;
+  if (parsed) rememberDigits(parsed.source, parsed.value);
+  return parsed ? { value: parsed.value, end: stop, open: end < 0 } : undefined;
 }
 
 function skipSpace(text: string, index: number): number {
@@ -209,33 +244,36 @@ function skipSpace(text: string, index: number): number {
 }
 
 /** Calls written as JSON values one after another from `at` (apart by space, `;` or `,`). */
-function jsonCallsAt(text: string, at: number): { calls: Found[]; end: number } | undefined {
+function jsonCallsAt(text: string, at: number): { calls: Found[]; end: number; open?: Opening } | undefined {
   const calls: Found[] = [];
   let end = at;
   let i = at;
+  let open: Opening | undefined;
   while (text[i] === "{" || text[i] === "[") {
     const json = jsonAt(text, i);
     const found = json ? callsIn(json.value) : undefined;
     if (!json || !found) break;
+    // Open brackets run to the end of the text: this is the last value, and what came before it is closed.
+    if (json.open) open = { end, calls: calls.length };
     calls.push(...found);
     end = json.end;
     i = skipSpace(text, end);
     if (text[i] === ";" || text[i] === ",") i = skipSpace(text, i + 1);
   }
-  return calls.length > 0 ? { calls, end } : undefined;
+  return calls.length > 0 ? { calls, end, ...(open ? { open } : {}) } : undefined;
 }
 
 /** Arguments written as JSON from `at` (after a name, a separator, a fence), or none at all. */
 function jsonArgumentsAt(
   text: string,
   at: number,
-): { found: { args: Record<string, unknown>; raw: string }; end: number } | undefined {
+): { found: { args: Record<string, unknown>; raw: string }; end: number; open: boolean } | undefined {
   const i = skipSpace(text, at);
   if (text[i] !== "{") return undefined;
   const json = jsonAt(text, i);
   const read = json ? readArguments(json.value) : undefined;
   if (!json || !read) return undefined;
-  return { found: { args: read.args, raw: text.slice(i, json.end) }, end: json.end };
+  return { found: { args: read.args, raw: text.slice(i, json.end) }, end: json.end, open: json.open };
 }
 
 function propertyType(schema: Record<string, unknown> | undefined, key: string): string[] {
@@ -252,14 +290,19 @@ function propertyType(schema: Record<string, unknown> | undefined, key: string):
  * otherwise). `framed`: the markup puts the value on its own line, so one newline each side is
  * the format's, not the value's (Qwen3-Coder).
  */
-function parameterValue(text: string, types: readonly string[], framed: boolean): unknown {
+function parameterValue(
+  text: string,
+  types: readonly string[],
+  framed: boolean,
+): { value: unknown; digits?: string | undefined } {
   const value = framed ? text.replace(/^\n/, "").replace(/\n$/, "") : text;
   if (types.includes("string") || (types.length > 0 && !types.some((t) => t !== "null" && t !== "string"))) {
-    if (types.includes("null") && value.trim() === "null") return null;
-    return value;
+    if (types.includes("null") && value.trim() === "null") return { value: null };
+    return { value };
   }
   const parsed = tryParse(value.trim()) ?? (types.length > 0 ? repairParse(value.trim()) : undefined);
-  return parsed ? parsed.value : value;
+  if (!parsed) return { value };
+  return { value: parsed.value, digits: rememberDigits(parsed.source, parsed.value) };
 }
 
 function setArg(args: Record<string, unknown>, key: string, value: unknown): void {
@@ -281,9 +324,11 @@ function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed
   for (const [rawKey, text, flag] of pairs) {
     const key = unquote(rawKey);
     const types = flag === "true" ? ["string"] : flag === "false" ? ["object"] : propertyType(schema, key);
-    setArg(args, key, parameterValue(text, types, framed));
+    const { value, digits } = parameterValue(text, types, framed);
+    setArg(args, key, value);
+    if (digits !== undefined) rememberDigitsAt(args, key, digits);
   }
-  return { name, args, raw: JSON.stringify(args) };
+  return { name, args, raw: exactJson(args) };
 }
 
 function pairsOf(body: string, pattern: RegExp): Pair[] {
@@ -305,6 +350,8 @@ interface Block {
   start: number;
   end: number;
   call: Found;
+  /** Still open where the text ended: JSON whose brackets never closed, or no `</function>`. */
+  open: boolean;
 }
 
 // Names are bounded: an unbounded run would be read again from every `<function=` in junk.
@@ -330,7 +377,7 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
     if (json) {
       const after = skipSpace(text, json.end);
       const end = text.startsWith(FUNCTION_CLOSE, after) ? after + FUNCTION_CLOSE.length : json.end;
-      blocks.push({ start: open.index, end, call: { name, ...json.found } });
+      blocks.push({ start: open.index, end, call: { name, ...json.found }, open: json.open });
       from = end;
       return;
     }
@@ -340,8 +387,9 @@ function functionBlocks(text: string, known: Known, endsReply = true): Block[] {
     const body = text.slice(bodyAt, bodyEnd);
     if (body.trim() !== "" && !body.includes("<parameter=")) return;
     const unclosed = endsReply && bodyEnd === text.length;
-    if (unclosed && (cutAtLimit || lastValueOpen(body, "<parameter=", "</parameter>"))) return;
-    blocks.push({ start: open.index, end, call: pairArguments(pairsOf(body, PARAMETER), known, name, true) });
+    if (unclosed && lastValueOpen(body, "<parameter=", "</parameter>")) return;
+    const call = pairArguments(pairsOf(body, PARAMETER), known, name, true);
+    blocks.push({ start: open.index, end, call, open: unclosed });
     from = end;
   });
   return blocks;
@@ -377,8 +425,8 @@ function invokeBlocks(text: string, known: Known): Block[] {
     // dropped and the call run without it: the block is not a call that can be read.
     if ((body.match(INVOKE_PARAMETER_OPEN) ?? []).length !== pairs.length) continue;
     const end = match.index + match[0].length;
-    if (cutAtLimit && end === text.length && !/invoke>$/.test(match[0])) continue;
-    blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name) });
+    const open = end === text.length && !/invoke>$/.test(match[0]);
+    blocks.push({ start: match.index, end, call: pairArguments(pairs, known, name), open });
   }
   return blocks;
 }
@@ -446,16 +494,16 @@ function splitTopLevel(text: string): string[] {
 }
 
 /** One Python literal (string in either quotes, number, True/False/None, list, dict) as JSON. */
-function pythonValue(text: string): { value: unknown } | undefined {
+function pythonValue(text: string): { value: unknown; digits?: string | undefined } | undefined {
   const trimmed = text.trim();
   // A bare name or an expression is code, not a value the model means literally.
   if (!/^(?:["'[{\d.-]|(?:True|False|None|true|false|null)$)/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
-  if (strict) return strict;
+  if (strict) return { value: strict.value, digits: rememberDigits(strict.source, strict.value) };
   const wrapped = repair(`{"v": ${trimmed}}`);
-  return wrapped && isRecord(wrapped.value) && Object.hasOwn(wrapped.value, "v")
-    ? { value: wrapped.value.v }
-    : undefined;
+  if (!wrapped || !isRecord(wrapped.value) || !Object.hasOwn(wrapped.value, "v")) return undefined;
+  rememberDigits(wrapped.source, wrapped.value);
+  return { value: wrapped.value.v, digits: digitsAt(wrapped.value, "v") };
 }
 
 /**
@@ -482,29 +530,30 @@ function pythonicCalls(body: string): Found[] | undefined {
       const value = kv ? pythonValue(kv[2] as string) : undefined;
       if (!kv || !value) return undefined;
       setArg(args, kv[1] as string, value.value);
+      if (value.digits !== undefined) rememberDigitsAt(args, kv[1] as string, value.digits);
     }
-    calls.push({ name: head[1] as string, args, raw: JSON.stringify(args) });
+    calls.push({ name: head[1] as string, args, raw: exactJson(args) });
     i = close;
   }
   return calls.length > 0 ? calls : undefined;
 }
 
-/** The calls a tag's markup body holds, in whichever markup it is written. */
-function markupCalls(body: string, known: Known, endsReply: boolean): Found[] | undefined {
+/** The calls a tag's markup body holds, in whichever markup it is written; `open` when one was still open. */
+function markupCalls(
+  body: string,
+  known: Known,
+  endsReply: boolean,
+): { calls: Found[]; open: boolean } | undefined {
   if (/^\s*(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) {
     const pythonic = pythonicCalls(body);
-    if (pythonic) return pythonic;
+    if (pythonic) return { calls: pythonic, open: false };
   }
-  if (body.includes("<function=")) {
-    const blocks = functionBlocks(body, known, endsReply);
-    return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
-  }
-  if (new RegExp(`<${DSML}invoke\\b`).test(body)) {
-    const blocks = invokeBlocks(body, known);
-    return blocks.length > 0 ? blocks.map((b) => b.call) : undefined;
-  }
+  const ofBlocks = (blocks: Block[]) =>
+    blocks.length > 0 ? { calls: blocks.map((b) => b.call), open: blocks.some((b) => b.open) } : undefined;
+  if (body.includes("<function=")) return ofBlocks(functionBlocks(body, known, endsReply));
+  if (new RegExp(`<${DSML}invoke\\b`).test(body)) return ofBlocks(invokeBlocks(body, known));
   const glm = glmCall(body, known, endsReply);
-  return glm ? [glm] : undefined;
+  return glm ? { calls: [glm], open: false } : undefined;
 }
 
 /**
@@ -549,23 +598,25 @@ function tagSpans(text: string, known: Known): Span[] {
     const nextOpen = opens.slice(n + 1).find((o) => o.index >= bodyAt)?.index ?? text.length;
     let calls: Found[] | undefined;
     let end: number;
+    let opening: Opening | undefined;
     if (text[bodyAt] === "{" || text[bodyAt] === "[") {
       const json = jsonCallsAt(text, bodyAt);
       calls = json?.calls;
       end = json ? json.end : bodyAt;
+      opening = json?.open;
     } else {
       const closer = closerOf(open[0]);
       const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
       end = close >= 0 && close < nextOpen ? close : nextOpen;
-      calls =
-        cutAtLimit && end === text.length
-          ? undefined
-          : markupCalls(text.slice(bodyAt, end), known, end === text.length);
+      const markup = markupCalls(text.slice(bodyAt, end), known, end === text.length);
+      calls = markup?.calls;
+      // A body that runs to the end of the reply never met its closing tag.
+      if (markup && (markup.open || end === text.length)) opening = openFrom(start);
     }
     if (!calls) return;
     const tail = CLOSE_TAG.exec(text.slice(end));
     if (tail) end += tail[0].length;
-    spans.push({ start, end, calls });
+    spans.push({ start, end, calls, ...(opening ? { open: opening } : {}) });
     from = end;
   });
   return spans;
@@ -577,6 +628,7 @@ function bareBlockSpans(text: string, known: Known): Span[] {
     start: b.start,
     end: b.end,
     calls: [b.call],
+    ...(b.open ? { open: openFrom(b.start) } : {}),
   }));
 }
 
@@ -592,12 +644,17 @@ function mistralSpans(text: string): Span[] {
     let span: Span | undefined;
     if (text[at] === "[" || text[at] === "{") {
       const json = jsonCallsAt(text, at);
-      if (json) span = { start, end: json.end, calls: json.calls };
+      if (json) span = { start, end: json.end, calls: json.calls, ...(json.open ? { open: json.open } : {}) };
     } else {
       const named = /^([^\s[\]{]+)\s*(?:\[CALL_ID\][^[]*)?\[ARGS\]/.exec(text.slice(at));
       const json = named ? jsonArgumentsAt(text, at + named[0].length) : undefined;
       if (named && json)
-        span = { start, end: json.end, calls: [{ name: named[1] as string, ...json.found }] };
+        span = {
+          start,
+          end: json.end,
+          calls: [{ name: named[1] as string, ...json.found }],
+          ...(json.open ? { open: openFrom(start) } : {}),
+        };
     }
     if (span) spans.push(span);
     from = span ? span.end : start + MARK.length;
@@ -653,11 +710,12 @@ function gemmaSpans(text: string): Span[] {
     const body = gemmaArguments(text, match.index + match[0].length);
     const parsed = body ? (tryParse(body.json) ?? repair(body.json)) : undefined;
     if (!body || !parsed || !isRecord(parsed.value)) continue;
+    rememberDigits(parsed.source, parsed.value);
     const tail = GEMMA_CLOSE.exec(text.slice(body.end));
     spans.push({
       start: match.index,
       end: body.end + (tail ? tail[0].length : 0),
-      calls: [{ name: match[1] as string, args: parsed.value, raw: JSON.stringify(parsed.value) }],
+      calls: [{ name: match[1] as string, args: parsed.value, raw: exactJson(parsed.value) }],
     });
   }
   return spans;
@@ -705,6 +763,8 @@ function deepseekSpans(text: string): Span[] {
     let found: { args: Record<string, unknown>; raw: string } = { args: {}, raw: "{}" };
     let end = argsAt;
     const json = jsonArgumentsAt(text, argsAt);
+    // Open: its JSON never closed, or the reply ends right after the name, before any arguments.
+    const open = json ? json.open : limit === text.length && text.slice(argsAt).trim() === "";
     if (json) {
       found = json.found;
       end = json.end;
@@ -723,7 +783,7 @@ function deepseekSpans(text: string): Span[] {
     if (before) start = lead + before.index;
     const after = DS_AFTER.exec(text.slice(end));
     if (after) end += after[0].length;
-    spans.push({ start, end, calls: [{ name, ...found }] });
+    spans.push({ start, end, calls: [{ name, ...found }], ...(open ? { open: openFrom(start) } : {}) });
     from = end;
   });
   return spans;
@@ -752,7 +812,12 @@ function kimiSpans(text: string): Span[] {
       const sectionEnd = /^\s*<\|tool_calls_section_end\|>/.exec(text.slice(end));
       if (sectionEnd) end += sectionEnd[0].length;
     }
-    spans.push({ start, end, calls: [{ name: id[1] as string, ...json.found }] });
+    spans.push({
+      start,
+      end,
+      calls: [{ name: id[1] as string, ...json.found }],
+      ...(json.open ? { open: openFrom(start) } : {}),
+    });
   }
   return spans;
 }
@@ -817,6 +882,7 @@ function harmonySpans(text: string, known: Known): Span[] {
       start: lead.start,
       end: json.end + (tail ? tail[0].length : 0),
       calls: [{ name, ...json.found }],
+      ...(json.open ? { open: openFrom(lead.start) } : {}),
     });
   }
   return spans;
@@ -839,6 +905,7 @@ function plainHarmonySpans(text: string): Span[] {
       start: match.index,
       end: json.end + (tail ? tail[0].length : 0),
       calls: [{ name: match[1] as string, ...json.found }],
+      ...(json.open ? { open: openFrom(match.index) } : {}),
     });
   }
   return spans;
@@ -869,10 +936,14 @@ function functionarySpans(text: string, known: Known): Span[] {
       start: match.index,
       end: json.end + (tail ? tail[0].length : 0),
       calls: [{ name, ...json.found }],
+      ...(json.open ? { open: openFrom(match.index) } : {}),
     });
   }
-  const recovered = calls.some((s) => s.calls.every((c) => known.names.has(c.name)));
-  return recovered ? [...calls, ...markers] : calls;
+  const recovered = calls.filter((s) => s.calls.every((c) => known.names.has(c.name)));
+  if (recovered.length === 0) return calls;
+  // The `>>>all` markers go with the calls: with a cut reply, only if a closed call is recovered.
+  const closed = recovered.some((s) => !s.open);
+  return [...calls, ...markers.map((m) => (closed ? m : { ...m, open: openFrom(m.start) }))];
 }
 
 /** End-of-turn tokens a server may leave after a reply: Llama, ChatML, Phi, Mistral, Gemma, DeepSeek. */
@@ -891,14 +962,19 @@ function wholeReplySpan(text: string): Span | undefined {
   if (end) trimmed = trimmed.slice(0, lead + end.index);
   if (!/^[{[]/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
-  if (!strict && cutAtLimit && isUnterminated(trimmed)) return undefined;
-  const parsed = strict ? { value: strict.value, whole: true } : repairLeading(trimmed);
+  // The reply is the calls only as a whole: one of them still open leaves none of it recovered.
+  let open = !strict && isUnterminated(trimmed);
+  const parsed = strict ? { ...strict, whole: true } : repairLeading(trimmed);
+  if (parsed) rememberDigits(parsed.source, parsed.value);
   let calls = parsed?.whole ? callsIn(parsed.value) : undefined;
   if (!calls && parsed && !parsed.whole) {
     const sequence = jsonCallsAt(trimmed, 0);
-    if (sequence && trimmed.slice(sequence.end).trim() === "") calls = sequence.calls;
+    if (sequence && trimmed.slice(sequence.end).trim() === "") {
+      calls = sequence.calls;
+      open ||= sequence.open !== undefined;
+    }
   }
-  return calls ? { start: 0, end: text.length, calls } : undefined;
+  return calls ? { start: 0, end: text.length, calls, ...(open ? { open: openFrom(0) } : {}) } : undefined;
 }
 
 /** A reply that is nothing but pythonic calls: `[name(k=v), …]`. */
@@ -918,6 +994,7 @@ function fencedSpan(text: string): Span | undefined {
   if (/^(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) calls = pythonicCalls(body);
   else if (/^[{[]/.test(body)) {
     const parsed = tryParse(body) ?? repairParse(body);
+    if (parsed) rememberDigits(parsed.source, parsed.value);
     calls = parsed ? callsIn(parsed.value) : undefined;
   }
   return calls ? { start: fence.start, end: fence.end, calls } : undefined;
@@ -1076,7 +1153,7 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
   if (known.names.size === 0 || tail.trim() === "") return { calls: [], text };
 
   // A reply that is nothing but JSON (or pythonic) calls holds any markup in its strings.
-  const whole = wholeReplySpan(tail) ?? pythonicSpan(tail);
+  const whole = closedPart(wholeReplySpan(tail)) ?? pythonicSpan(tail);
   let accepted = whole ? named([whole], known) : [];
   if (accepted.length === 0) {
     const families = [
@@ -1089,7 +1166,7 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
       harmonySpans(tail, known),
       plainHarmonySpans(tail),
       functionarySpans(tail, known),
-    ];
+    ].map((spans) => spans.flatMap((span) => closedPart(span) ?? []));
     // The span that starts first wins (the earlier family on a tie): one starting inside another
     // is markup written in that call's string arguments, not a call of its own.
     const ordered = families
