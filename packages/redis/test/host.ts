@@ -1,7 +1,7 @@
 // What a host above this package writes: the Redis stores handed to the loop's `createRuntime`
 // (a client pool on the shared route latches), and the loop run with that runtime.
 import { createClientPool } from "@loopwright/client";
-import { type AgentLoopOptions, createRuntime } from "@loopwright/loop";
+import { createRuntime } from "@loopwright/loop";
 import { createRedisStores, type RedisStoresOptions } from "../src/index.js";
 
 export async function redisHost(options: RedisStoresOptions) {
@@ -14,6 +14,6 @@ export async function redisHost(options: RedisStoresOptions) {
     ...stores,
     clients,
     runtime,
-    runAgentLoop: (loop: AgentLoopOptions) => runtime.runAgentLoop(loop),
+    runAgentLoop: (loop: Parameters<typeof runtime.runAgentLoop>[0]) => runtime.runAgentLoop(loop),
   };
 }
