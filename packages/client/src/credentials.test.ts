@@ -263,7 +263,49 @@ describe("credentials in a base URL", () => {
   });
 });
 
+describe("the window lookups send the credentials the chat client sends", () => {
+  it("send an Authorization given in headers (any case) as the client does, never beside or instead of NO_KEY", async () => {
+    const pool = createClientPool();
+    for (const headers of [{ Authorization: `Bearer ${KEY}` }, { authorization: `Bearer ${KEY}` }] as Record<
+      string,
+      string
+    >[]) {
+      for (const apiKey of [undefined, "sk-other-key-0123456789"]) {
+        server.requests.length = 0;
+        const endpoint = { baseUrl: server.baseUrl, apiKey, headers };
+        await pool.getClient(endpoint).models.list();
+        await pool.listModels(endpoint);
+        await pool.contextLimitFor({ ...endpoint, model: "m" });
+        const sent = server.requests.map((r) => r.headers.authorization);
+        // The SDK lets the endpoint's own header win over its key; every lookup sends what it sends.
+        expect(sent[0]).toBe(`Bearer ${KEY}`);
+        expect(sent.slice(1)).toEqual(sent.slice(1).map(() => `Bearer ${KEY}`));
+        expect(sent.length).toBeGreaterThanOrEqual(3);
+      }
+    }
+  });
+});
+
 describe("redactor", () => {
+  it("redacts an error body nested a hundred thousand deep (a hostile server's JSON) without throwing", () => {
+    const depth = 100_000;
+    const body = JSON.parse(`${'{"a":'.repeat(depth)}"${KEY}"${"}".repeat(depth)}`) as Record<
+      string,
+      unknown
+    >;
+    const error = Object.assign(new Error("400"), {
+      error: body,
+      list: JSON.parse(`${"[".repeat(depth)}"${KEY}"${"]".repeat(depth)}`),
+    });
+    expect(redactor({ apiKey: KEY })(error)).toBe(error);
+    let node: unknown = error.error;
+    for (let i = 0; i < depth; i++) node = (node as Record<string, unknown>).a;
+    expect(node).toBe(REDACTED);
+    let item: unknown = error.list;
+    for (let i = 0; i < depth; i++) item = (item as unknown[])[0];
+    expect(item).toBe(REDACTED);
+  });
+
   it("redacts an error in place through its cause chain, body and stack", () => {
     const endpoint = { baseUrl: "http://127.0.0.1/v1", apiKey: KEY, headers: { "x-api-key": HEADER } };
     const inner = new Error(`socket said ${encodeURIComponent(HEADER)}`);
@@ -307,6 +349,27 @@ describe("a pool stays bounded", () => {
     expect(pool.forget(tenant)).toBe(3);
     expect(pool.size).toBe(1);
     expect(pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-b" })).toBe(other);
+  });
+
+  it("forgets a tenant whose base URL was spelled another way (scheme or host case, a default port)", () => {
+    const pool = createClientPool();
+    const port = new URL(server.baseUrl).port;
+    const spelled = [
+      `HTTP://LOCALHOST:${port}/v1`,
+      `http://localhost:${port}/v1/`,
+      "https://LLM.example.com:443/v1",
+      "HTTP://llm.example.com:80/v1",
+    ];
+    for (const baseUrl of spelled) pool.getClient({ baseUrl, apiKey: "sk-tenant-a" });
+    // One server, one client: the two spellings of each are the same endpoint.
+    expect(pool.size).toBe(3);
+    expect(pool.getClient({ baseUrl: `http://localhost:${port}/v1`, apiKey: "sk-tenant-a" })).toBe(
+      pool.getClient({ baseUrl: spelled[0] as string, apiKey: "sk-tenant-a" }),
+    );
+    expect(pool.forget({ baseUrl: `http://localhost:${port}/v1`, apiKey: "sk-tenant-a" })).toBe(1);
+    expect(pool.forget({ baseUrl: "https://llm.example.com/v1", apiKey: "sk-tenant-a" })).toBe(1);
+    expect(pool.forget({ baseUrl: "http://llm.example.com/v1", apiKey: "sk-tenant-a" })).toBe(1);
+    expect(pool.size).toBe(0);
   });
 
   it("refuses a bound that is not a whole number from 1", () => {

@@ -124,13 +124,17 @@ export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
 }
 
 /**
- * The base URL, checked and without trailing slashes.
+ * The base URL, checked, in one spelling per server: scheme and host lower-cased, a default port
+ * dropped, no trailing slashes (so `HTTP://Host:80/v1/` and `http://host/v1` are one endpoint to
+ * the pool, its `forget` and the route latches).
  *
  * Throws `EndpointConfigError` (`field: "baseUrl"`) when it is missing, not an http(s) URL, or
  * carries credentials — a user name or password (`https://user:key@host/v1`) or a credential query
  * parameter (`?api-key=`, `?key=`, `?access_token=`, …): those would be printed by every network
- * error and stored with every latch, so they are refused before anything is sent. The message
- * never repeats the URL; it says where the credentials go instead (`apiKey` or `headers`).
+ * error and stored with every latch, so they are refused before anything is sent. Any other query
+ * or a fragment is refused too: the SDK appends each path after the whole base URL, so
+ * `…/v1?api-version=1` would send `/chat/completions` inside the query. The message never repeats
+ * the URL; it names the host and the parameter names, and says where credentials go instead.
  */
 export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string {
   const raw = endpoint?.baseUrl;
@@ -171,5 +175,43 @@ export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string 
       `The endpoint's baseUrl for ${url.host} carries a credential in its query (${[...new Set(carried)].join(", ")}), which every network error would print. Put it in apiKey or in headers (e.g. { "api-key": … }) and give the URL without it.`,
     );
   }
-  return trimmed;
+  const names = [...new Set(url.searchParams.keys())];
+  if (url.search !== "" || url.hash !== "") {
+    const parts = [
+      ...(url.search !== "" ? [`a query (${names.map((n) => `?${n}`).join(", ") || "?"})`] : []),
+      ...(url.hash !== "" ? ["a fragment (#…)"] : []),
+    ];
+    throw new EndpointConfigError(
+      "baseUrl",
+      `The endpoint's baseUrl for ${url.host} has ${parts.join(" and ")}: every request path would be sent after it, inside the query. Give the URL up to its path only (e.g. https://host/v1).`,
+    );
+  }
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+/**
+ * The endpoint's headers as the clients send them: names lower-cased (one header, whatever case it
+ * was written in), values as given. Absent or `null` is none. Throws `EndpointConfigError`
+ * (`field: "headers"`) for headers that are not an object of strings, naming the header, never its
+ * value.
+ */
+export function checkedHeaders(headers: unknown): Record<string, string> {
+  if (headers === undefined || headers === null) return {};
+  if (typeof headers !== "object" || Array.isArray(headers)) {
+    throw new EndpointConfigError(
+      "headers",
+      "The endpoint's headers must be an object of header names to strings.",
+    );
+  }
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== "string") {
+      throw new EndpointConfigError(
+        "headers",
+        `The endpoint's header ${JSON.stringify(name)} must be a string.`,
+      );
+    }
+    out[name.toLowerCase()] = value;
+  }
+  return out;
 }

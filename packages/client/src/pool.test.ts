@@ -19,6 +19,16 @@ beforeEach(async () => {
 });
 afterEach(() => server.close());
 
+/** What `run` throws, or `undefined` when it returns. */
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
 const ask = (client: ReturnType<ReturnType<typeof createClientPool>["getClient"]>) =>
   client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
 
@@ -139,6 +149,55 @@ describe("timeoutMs and firstTokenMs", () => {
   });
 });
 
+describe("a base URL with a query or a fragment", () => {
+  it("is refused by name before anything is sent: the SDK would put every path after it", async () => {
+    const pool = createClientPool();
+    for (const [baseUrl, named] of [
+      [`${server.baseUrl}?api-version=2024-10-21`, "?api-version"],
+      [`${server.baseUrl}/?tenant=acme`, "?tenant"],
+      [`${server.baseUrl}#models`, "#"],
+    ] as const) {
+      const thrown = thrownBy(() => pool.getClient({ baseUrl }));
+      expect(EndpointConfigError.isInstance(thrown)).toBe(true);
+      expect((thrown as EndpointConfigError).field).toBe("baseUrl");
+      expect((thrown as Error).message).toContain(named);
+      expect((thrown as Error).message).not.toMatch(/2024-10-21|acme/);
+      const lookup = await pool.listModels({ baseUrl }).catch((error: unknown) => error);
+      expect(EndpointConfigError.isInstance(lookup)).toBe(true);
+      expect(await pool.contextLimitFor({ baseUrl }).catch((error: unknown) => error)).toBeInstanceOf(
+        EndpointConfigError,
+      );
+    }
+    // A credential in the query is still refused as one, naming the parameter and never its value.
+    expect(() => pool.getClient({ baseUrl: `${server.baseUrl}?api-key=sk-in-query-123456` })).toThrow(
+      /credential in its query \(api-key\)/,
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe("window lookup options a pool cannot use", () => {
+  it("are refused by name when the pool is made, not by a RangeError at the first lookup", () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ lookupBoundMs: -5 }, "lookupBoundMs"],
+      [{ lookupBoundMs: 0 }, "lookupBoundMs"],
+      [{ lookupBoundMs: Number.NaN }, "lookupBoundMs"],
+      [{ lookupBoundMs: "10s" }, "lookupBoundMs"],
+      [{ lookupBoundMs: 2 ** 40 }, "lookupBoundMs"],
+      [{ listingMissMs: -1 }, "listingMissMs"],
+      [{ listingMissMs: Number.POSITIVE_INFINITY }, "listingMissMs"],
+      [{ now: 1234 }, "now"],
+      [{ routeLatches: {} }, "routeLatches"],
+    ];
+    for (const [options, field] of cases) {
+      const thrown = thrownBy(() => createClientPool(options as never));
+      expect(EndpointConfigError.isInstance(thrown), field).toBe(true);
+      expect((thrown as EndpointConfigError).field).toBe(field);
+    }
+    expect(createClientPool({ lookupBoundMs: 1, listingMissMs: 0, routeLatches: new Map() }).size).toBe(0);
+  });
+});
+
 describe("arguments of the wrong type", () => {
   it("are named by a typed error, or read as absent where absent is what null means", async () => {
     const pool = createClientPool(null as never);
@@ -166,14 +225,7 @@ describe("an apiKey that is not a string", () => {
     const pool = createClientPool();
     for (const apiKey of [12345678901, { key: "sk-object-secret" }, ["sk-array-secret"], true]) {
       const endpoint = { baseUrl: server.baseUrl, apiKey } as never;
-      const thrown = (() => {
-        try {
-          pool.getClient(endpoint);
-        } catch (error) {
-          return error;
-        }
-        return undefined;
-      })();
+      const thrown = thrownBy(() => pool.getClient(endpoint));
       expect(EndpointConfigError.isInstance(thrown)).toBe(true);
       expect((thrown as EndpointConfigError).field).toBe("apiKey");
       expect(String((thrown as Error).message)).not.toMatch(/12345678901|sk-object-secret|sk-array-secret/);

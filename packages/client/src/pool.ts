@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import {
   apiKeyOf,
   checkedBaseUrl,
+  checkedHeaders,
   type Endpoint,
   NO_KEY,
   timeoutMs,
@@ -110,27 +111,6 @@ function positiveWhole(name: string, value: number | undefined, fallback: number
     throw new EndpointConfigError(name, `${name} must be a whole number from 1, got ${String(value)}.`);
   }
   return value;
-}
-
-function checkedHeaders(headers: unknown): Record<string, string> {
-  if (headers === undefined || headers === null) return {};
-  if (typeof headers !== "object" || Array.isArray(headers)) {
-    throw new EndpointConfigError(
-      "headers",
-      "The endpoint's headers must be an object of header names to strings.",
-    );
-  }
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== "string") {
-      throw new EndpointConfigError(
-        "headers",
-        `The endpoint's header ${JSON.stringify(name)} must be a string.`,
-      );
-    }
-    out[name.toLowerCase()] = value;
-  }
-  return out;
 }
 
 /**

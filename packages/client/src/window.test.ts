@@ -1,3 +1,6 @@
+import { getEventListeners } from "node:events";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import {
   llamacppPersonality,
   lmstudioPersonality,
@@ -10,7 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { captureJson, fixtureJson, type ScriptedHttp, scriptedHttp } from "../test/http.js";
 import { ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
-import { listedWindow } from "./window.js";
+import { listedWindow, listingEntries } from "./window.js";
 
 /** Waits until `ready()` holds, or 5 s have passed (the assertions after it then say what is missing). */
 async function settle(ready: () => boolean): Promise<void> {
@@ -115,6 +118,22 @@ describe("contextLimitFor reads each server's real listing", () => {
       122880,
     );
     expect(await pool.servedWindow({ baseUrl: live.baseUrl })).toBe(122880);
+  });
+
+  it("takes no window from LM Studio's listing of models it has not loaded (max_context_length is what each could take)", async () => {
+    const listing = fixtureJson("models/lmstudio-api-v0-models.docs-example.json");
+    const entries = listingEntries(listing) ?? [];
+    expect(entries.map((e) => e.state)).toEqual(["not-loaded", "not-loaded", "not-loaded"]);
+    expect(entries.map((e) => listedWindow(e))).toEqual([undefined, undefined, undefined]);
+    // A host whose base URL is LM Studio's /api/v0: its listing is this body.
+    const server = await scripted((path) => (path === "/api/v0/models" ? [200, listing] : [404, {}]));
+    const baseUrl = server.baseUrl.replace(/\/v1$/, "/api/v0");
+    const pool = createClientPool();
+    expect(await pool.contextLimitFor({ baseUrl, model: "meta-llama-3.1-8b-instruct" })).toBe(0);
+    // Newer LM Studio (/api/v1/models): no loaded instance, no window either.
+    expect(listedWindow({ id: "q", max_context_length: 32768, loaded_instances: [] })).toBeUndefined();
+    // Mistral's entries carry no load state: their max_context_length is the window served.
+    expect(listedWindow({ id: "mistral-large-latest", max_context_length: 131072 })).toBe(131072);
   });
 
   it("lets the operator's number win without any request", async () => {
@@ -230,6 +249,31 @@ describe("the lookup is bounded and stoppable", () => {
       })
       .catch(() => {});
     expect(server.seen.filter((s) => s.path === "/api/v0/models")).toHaveLength(2);
+  });
+
+  it("holds nothing once a lookup has answered: ten thousand lookups leave no timer or signal behind", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const server = await testkit({ models: [{ id: "m" }] });
+    // A long bound: what a lookup leaves armed would be held this long after it answered.
+    const pool = createClientPool({ lookupBoundMs: 600_000 });
+    const host = new AbortController();
+    const settings = { baseUrl: server.baseUrl, model: "m" };
+    expect(await pool.servedWindow(settings)).toBeUndefined(); // latched: no request from here on
+    const run = async (signal?: AbortSignal) => {
+      for (let i = 0; i < 10_000; i++) await pool.servedWindow(settings, { signal });
+    };
+    await run(host.signal); // warm-up
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    await run(host.signal);
+    await run();
+    gc();
+    const held = process.memoryUsage().heapUsed - before;
+    // Before: about 1.2 KB a lookup (2.4 KB with the caller's signal) held for the whole bound.
+    expect(held).toBeLessThan(4_000_000);
+    expect(getEventListeners(host.signal, "abort")).toHaveLength(0);
+    expect(server.requests).toHaveLength(2);
   });
 
   it("rejects at once with an already-aborted signal and sends nothing", async () => {
