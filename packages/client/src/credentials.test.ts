@@ -372,6 +372,17 @@ describe("a pool stays bounded", () => {
     expect(pool.size).toBe(0);
   });
 
+  it("takes a key with whitespace around it (read from a file with its newline) as the key itself", async () => {
+    const pool = createClientPool();
+    const client = pool.getClient({ baseUrl: server.baseUrl, apiKey: " sk-tenant-a\n" });
+    expect(pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-a" })).toBe(client);
+    server.enqueue({ type: "turn", content: "ok" });
+    await ask(client);
+    expect(server.chatRequests[0]?.headers.authorization).toBe("Bearer sk-tenant-a");
+    expect(pool.forget({ baseUrl: server.baseUrl, apiKey: "sk-tenant-a" })).toBe(1);
+    expect(pool.size).toBe(0);
+  });
+
   it("refuses a bound that is not a whole number from 1", () => {
     expect(() => createClientPool({ maxClients: 0 })).toThrow(/maxClients/);
     expect(() => createClientPool({ maxRoutes: 1.5 })).toThrow(/maxRoutes/);

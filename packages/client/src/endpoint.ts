@@ -109,8 +109,9 @@ export function firstTokenMs(
 }
 
 /**
- * The endpoint's API key as the client sends it: the key when it is a string with something in
- * it, `NO_KEY` when it is absent, `null` or blank. Any other type is refused with an
+ * The endpoint's API key as the client sends it: the key without the whitespace around it (a key
+ * read from a file keeps its newline; HTTP would drop the trailing part and send a leading space
+ * inside the header) when it has something in it, `NO_KEY` when it is absent, `null` or blank. Any other type is refused with an
  * `EndpointConfigError` on `apiKey` that names the type, never the value (it may be a key).
  */
 export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
@@ -120,7 +121,7 @@ export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
     const kind = Array.isArray(apiKey) ? "an array" : `a ${typeof apiKey}`;
     throw new EndpointConfigError("apiKey", `The endpoint's apiKey must be a string; it is ${kind}.`);
   }
-  return apiKey.trim() ? apiKey : NO_KEY;
+  return apiKey.trim() || NO_KEY;
 }
 
 /**

@@ -85,8 +85,9 @@ export function servedWindow(settings: WindowSettings, options?: LookupOptions):
  * Bounded at ten seconds across all of it, or the endpoint's `requestTimeoutSeconds` where that is
  * shorter, and answers `0` past the bound or for a server it cannot reach. A signal rejects with
  * its reason, closes the open request and remembers nothing; nothing else makes it reject except an
- * endpoint it cannot use (a base URL, key or headers `getClient` would refuse), or options whose
- * `signal` is not an `AbortSignal` (`EndpointConfigError`). Leaves no timer or listener behind.
+ * endpoint it cannot use (a base URL, key or headers `getClient` would refuse), an operator's
+ * number that is not a number (a string such as `"8192"`), or options whose `signal` is not an
+ * `AbortSignal` (`EndpointConfigError`). Leaves no timer or listener behind.
  */
 export function contextLimitFor(
   settings: WindowSettings,

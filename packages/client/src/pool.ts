@@ -132,7 +132,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
     throw new EndpointConfigError("logLevel", `logLevel must be one of ${LEVELS.slice(1).join(", ")}.`);
   }
   const tenantOf = (baseURL: string, apiKey: string | undefined): string => {
-    const key = apiKey?.trim() ? apiKey : NO_KEY;
+    const key = apiKey?.trim() || NO_KEY;
     // The pool keeps a digest of the key, never the key itself (the client holds it, and only it).
     return `${baseURL}\n${createHash("sha256").update(key).digest("hex")}`;
   };

@@ -11,7 +11,7 @@ import {
 } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { captureJson, fixtureJson, type ScriptedHttp, scriptedHttp } from "../test/http.js";
-import { ModelListingError } from "./errors.js";
+import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
 import { listedWindow, listingEntries } from "./window.js";
 
@@ -140,6 +140,23 @@ describe("contextLimitFor reads each server's real listing", () => {
     const server = await testkit({ models: fixtureJson("models/vllm.json") });
     expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl }, 32768)).toBe(32768);
     expect(server.requests).toHaveLength(0);
+  });
+
+  it("refuses an operator's number that is not a number (a string read from the environment) before asking anything", async () => {
+    const server = await testkit({ models: fixtureJson("models/vllm.json") });
+    const pool = createClientPool();
+    for (const given of ["8192", { tokens: 8192 }, true]) {
+      const error = await pool
+        .contextLimitFor({ baseUrl: server.baseUrl }, given as never)
+        .catch((e: unknown) => e);
+      expect(EndpointConfigError.isInstance(error)).toBe(true);
+      expect((error as EndpointConfigError).field).toBe("operatorNumber");
+    }
+    expect(server.requests).toHaveLength(0);
+    // Absent, null, 0 and a negative number are no number: the server is asked.
+    for (const given of [undefined, null, 0, -1]) {
+      expect(await pool.contextLimitFor({ baseUrl: server.baseUrl }, given as never)).toBe(8096);
+    }
   });
 
   it("answers 0 for a server it cannot reach", async () => {

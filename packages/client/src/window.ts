@@ -585,6 +585,13 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
 
     async contextLimitFor(settings, operatorNumber, given) {
       const { signal } = checked(settings, given);
+      if (operatorNumber != null && typeof operatorNumber !== "number") {
+        // A "8192" read from the environment would otherwise be passed over for the server's word.
+        throw new EndpointConfigError(
+          "operatorNumber",
+          `The operator's context length must be a number of tokens (0 or absent for none); it is a ${typeof operatorNumber}.`,
+        );
+      }
       const own = positive(operatorNumber);
       if (own !== undefined) return own;
       checkedBaseUrl(settings);
