@@ -286,6 +286,40 @@ describe("the window lookups send the credentials the chat client sends", () => 
   });
 });
 
+describe("a key or header HTTP cannot carry", () => {
+  it("is refused by name before anything is sent, never quoted (the SDK's TypeError quoted it whole)", async () => {
+    const pool = createClientPool();
+    const cases: [{ apiKey?: string; headers?: Record<string, string> }, string, string][] = [
+      [{ headers: { "x-note": `${HEADER}—pasted` } }, "headers", "x-note"],
+      [{ headers: { "x-api-key": `${HEADER}\r\nX-Injected: 1` } }, "headers", "x-api-key"],
+      [{ headers: { "bad name": HEADER } }, "headers", "bad name"],
+      [{ apiKey: `${KEY}\nsecond-line` }, "apiKey", "apiKey"],
+      [{ apiKey: `${KEY}\u0000` }, "apiKey", "apiKey"],
+    ];
+    for (const [fields, field, named] of cases) {
+      const endpoint = { baseUrl: server.baseUrl, ...fields };
+      let thrown: unknown;
+      try {
+        await pool.getClient(endpoint).models.list();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(EndpointConfigError.isInstance(thrown), named).toBe(true);
+      expect((thrown as EndpointConfigError).field).toBe(field);
+      expect((thrown as Error).message).toContain(named);
+      expect((thrown as Error).message).not.toContain(HEADER);
+      expect((thrown as Error).message).not.toContain(KEY);
+      const lookup = await pool.listModels(endpoint).catch((error: unknown) => error);
+      expect(EndpointConfigError.isInstance(lookup)).toBe(true);
+      expect((lookup as EndpointConfigError).field).toBe(field);
+    }
+    expect(server.requests).toHaveLength(0);
+    // Latin-1 letters and tabs are sendable: a header value such as "café\tbar" goes as it is.
+    await pool.getClient({ baseUrl: server.baseUrl, headers: { "x-note": "café\tbar" } }).models.list();
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
 describe("redactor", () => {
   it("redacts an error body nested a hundred thousand deep (a hostile server's JSON) without throwing", () => {
     const depth = 100_000;

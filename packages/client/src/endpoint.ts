@@ -108,10 +108,21 @@ export function firstTokenMs(
   return toMs(request === undefined ? DEFAULT_FIRST_TOKEN_SECONDS : request * 5);
 }
 
+/** A character no HTTP header value can carry: NUL, a line break, or one beyond Latin-1. */
+const UNSENDABLE = /[\0\r\n]|[^\0-\xff]/;
+
+/** What a header name must be: an HTTP token. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Why a value cannot be sent, in words that never quote it. */
+const UNSENDABLE_WORDS =
+  "has a character HTTP cannot send (a line break, a NUL, or one beyond Latin-1 such as a pasted dash or quote); the value is not shown";
+
 /**
  * The endpoint's API key as the client sends it: the key without the whitespace around it (a key
  * read from a file keeps its newline; HTTP would drop the trailing part and send a leading space
- * inside the header) when it has something in it, `NO_KEY` when it is absent, `null` or blank. Any other type is refused with an
+ * inside the header) when it has something in it, `NO_KEY` when it is absent, `null` or blank. A
+ * key HTTP cannot send (a line break or NUL inside it, a character beyond Latin-1) is refused too. Any other type is refused with an
  * `EndpointConfigError` on `apiKey` that names the type, never the value (it may be a key).
  */
 export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
@@ -121,7 +132,12 @@ export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
     const kind = Array.isArray(apiKey) ? "an array" : `a ${typeof apiKey}`;
     throw new EndpointConfigError("apiKey", `The endpoint's apiKey must be a string; it is ${kind}.`);
   }
-  return apiKey.trim() || NO_KEY;
+  const key = apiKey.trim();
+  if (UNSENDABLE.test(key)) {
+    // The SDK's own TypeError would quote the whole Authorization header, key and all.
+    throw new EndpointConfigError("apiKey", `The endpoint's apiKey ${UNSENDABLE_WORDS}.`);
+  }
+  return key || NO_KEY;
 }
 
 /**
@@ -193,8 +209,9 @@ export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string 
 /**
  * The endpoint's headers as the clients send them: names lower-cased (one header, whatever case it
  * was written in), values as given. Absent or `null` is none. Throws `EndpointConfigError`
- * (`field: "headers"`) for headers that are not an object of strings, naming the header, never its
- * value.
+ * (`field: "headers"`) for headers that are not an object of strings, a name that is not an HTTP
+ * token, or a value HTTP cannot send (a line break, a NUL, a character beyond Latin-1), naming the
+ * header, never its value.
  */
 export function checkedHeaders(headers: unknown): Record<string, string> {
   if (headers === undefined || headers === null) return {};
@@ -210,6 +227,19 @@ export function checkedHeaders(headers: unknown): Record<string, string> {
       throw new EndpointConfigError(
         "headers",
         `The endpoint's header ${JSON.stringify(name)} must be a string.`,
+      );
+    }
+    if (!TOKEN.test(name)) {
+      throw new EndpointConfigError(
+        "headers",
+        `The endpoint's header name ${JSON.stringify(name)} is not an HTTP token (letters, digits and !#$%&'*+.^_\`|~-, no spaces).`,
+      );
+    }
+    if (UNSENDABLE.test(value)) {
+      // The SDK's own TypeError would quote the whole value.
+      throw new EndpointConfigError(
+        "headers",
+        `The endpoint's header ${JSON.stringify(name)} ${UNSENDABLE_WORDS}.`,
       );
     }
     out[name.toLowerCase()] = value;
