@@ -1,6 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { EndpointConfigError } from "./errors.js";
+import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { type ClientLogEntry, createClientPool } from "./pool.js";
 import { REDACTED, redactor, secretsOf } from "./redact.js";
 import { redactingFetch } from "./redact-fetch.js";
@@ -282,6 +284,70 @@ describe("the window lookups send the credentials the chat client sends", () => 
         expect(sent.slice(1)).toEqual(sent.slice(1).map(() => `Bearer ${KEY}`));
         expect(sent.length).toBeGreaterThanOrEqual(3);
       }
+    }
+  });
+});
+
+describe("a redirect to another origin", () => {
+  /** A plain server on `host` that records what it is sent and answers `answer(path)`. */
+  async function origin(host: string, answer: (path: string) => [number, Record<string, string>, string]) {
+    const seen: { path: string; headers: Record<string, unknown> }[] = [];
+    const http = createServer((req, res) => {
+      seen.push({ path: req.url ?? "", headers: req.headers });
+      const [status, headers, body] = answer(req.url ?? "");
+      res.writeHead(status, headers);
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const { port } = http.address() as AddressInfo;
+    return {
+      url: `http://${host}:${port}`,
+      seen,
+      close: () =>
+        new Promise<void>((resolve) => {
+          http.close(() => resolve());
+          http.closeAllConnections();
+        }),
+    };
+  }
+
+  it("is not followed: the endpoint's headers never reach the other server (fetch drops only Authorization)", async () => {
+    const listing = JSON.stringify({ data: [{ id: "m", context_length: 999 }] });
+    const other = await origin("localhost", () => [200, { "content-type": "application/json" }, listing]);
+    const moved = await origin("127.0.0.1", (path) =>
+      path.startsWith("/v2/")
+        ? [
+            200,
+            { "content-type": "application/json" },
+            JSON.stringify({ data: [{ id: "m", context_length: 4096 }] }),
+          ]
+        : path.startsWith("/same/")
+          ? [307, { location: path.replace("/same/", "/v2/") }, ""]
+          : [302, { location: `${other.url}${path}` }, "moved"],
+    );
+    try {
+      const pool = createClientPool();
+      const endpoint = { baseUrl: `${moved.url}/v1`, apiKey: KEY, headers: { "api-key": HEADER } };
+      const error = await pool
+        .getClient(endpoint)
+        .models.list()
+        .catch((e: unknown) => e);
+      expect((error as { status?: number }).status).toBe(302);
+      const listed = await pool.listModels(endpoint).catch((e: unknown) => e);
+      expect(ModelListingError.isInstance(listed)).toBe(true);
+      expect((listed as ModelListingError).status).toBe(302);
+      expect(await pool.contextLimitFor({ ...endpoint, model: "m" })).toBe(0);
+      expect(other.seen).toEqual([]);
+      // A redirect within the same server is still followed, with the headers.
+      const same = { ...endpoint, baseUrl: `${moved.url}/same` };
+      expect((await pool.getClient(same).models.list()).data.map((m) => m.id)).toEqual(["m"]);
+      expect(await pool.contextLimitFor({ ...same, model: "m" })).toBe(4096);
+      expect(moved.seen.filter((s) => s.path.startsWith("/v2/")).map((s) => s.headers["api-key"])).toEqual([
+        HEADER,
+        HEADER,
+      ]);
+    } finally {
+      await Promise.all([other.close(), moved.close()]);
     }
   });
 });

@@ -13,6 +13,7 @@ import { keepErrorBodies } from "./error-bodies.js";
 import { EndpointConfigError } from "./errors.js";
 import { redactDeep, redactText, secretsOf } from "./redact.js";
 import { redactingFetch } from "./redact-fetch.js";
+import { sameOriginRedirects } from "./redirects.js";
 import {
   createWindowDiscovery,
   type LookupOptions,
@@ -175,7 +176,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
         maxRetries: 0,
         logLevel,
         logger: { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug") },
-        fetch: redactingFetch(secrets, keepErrorBodies()),
+        fetch: redactingFetch(secrets, keepErrorBodies(sameOriginRedirects())),
       });
       clients.set(id, { client, tenant });
       while (clients.size > maxClients) {

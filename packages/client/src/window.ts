@@ -1,5 +1,6 @@
 import { apiKeyOf, checkedBaseUrl, checkedHeaders, timeoutMs, type WindowSettings } from "./endpoint.js";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
+import { sameOriginRedirects } from "./redirects.js";
 
 /** One entry of a `GET /models` listing: an `id` and whatever else the server put beside it. */
 export interface ModelEntry {
@@ -298,6 +299,9 @@ export interface WindowDiscovery {
   reset(): void;
 }
 
+/** The lookups' fetch: a redirect to another origin would carry the endpoint's headers there. */
+const followSameOrigin = sameOriginRedirects((input, init) => fetch(input, init));
+
 /** The longest timer Node holds; a longer bound would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -422,7 +426,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   /** GET a URL under the deadline: the response, or the failure (the caller's stop is rethrown). */
   const get = async (url: string, settings: WindowSettings, deadline: Deadline): Promise<Response> => {
     try {
-      return await fetch(url, { headers: authHeaders(settings), signal: deadline.signal });
+      return await followSameOrigin(url, { headers: authHeaders(settings), signal: deadline.signal });
     } catch (error) {
       deadline.throwIfStopped();
       throw error;
