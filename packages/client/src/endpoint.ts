@@ -192,10 +192,13 @@ export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string 
       `The endpoint's baseUrl for ${url.host} carries a credential in its query (${[...new Set(carried)].join(", ")}), which every network error would print. Put it in apiKey or in headers (e.g. { "api-key": … }) and give the URL without it.`,
     );
   }
-  const names = [...new Set(url.searchParams.keys())];
+  // Named only where a name reads as one (a key pasted after the "?" is a parameter name too).
+  const names = [...new Set(url.searchParams.keys())].map((n) =>
+    /^[A-Za-z_][A-Za-z0-9_.-]{0,23}$/.test(n) ? `?${n}` : "a parameter not shown",
+  );
   if (url.search !== "" || url.hash !== "") {
     const parts = [
-      ...(url.search !== "" ? [`a query (${names.map((n) => `?${n}`).join(", ") || "?"})`] : []),
+      ...(url.search !== "" ? [`a query (${[...new Set(names)].join(", ") || "?"})`] : []),
       ...(url.hash !== "" ? ["a fragment (#…)"] : []),
     ];
     throw new EndpointConfigError(

@@ -168,6 +168,12 @@ describe("a base URL with a query or a fragment", () => {
         EndpointConfigError,
       );
     }
+    // A key pasted after the "?" is a parameter name: refused without being quoted.
+    const pasted = thrownBy(() =>
+      pool.getClient({ baseUrl: `${server.baseUrl}?sk-proj-0123456789abcdefghijkl` }),
+    );
+    expect((pasted as EndpointConfigError).field).toBe("baseUrl");
+    expect((pasted as Error).message).not.toContain("0123456789abcdefghijkl");
     // A credential in the query is still refused as one, naming the parameter and never its value.
     expect(() => pool.getClient({ baseUrl: `${server.baseUrl}?api-key=sk-in-query-123456` })).toThrow(
       /credential in its query \(api-key\)/,
