@@ -288,6 +288,27 @@ describe("the window lookups send the credentials the chat client sends", () => 
   });
 });
 
+describe("what a listing echoes", () => {
+  it("is redacted before listModels hands it back, as a pooled client's responses are", async () => {
+    const stop = await startServer({
+      models: [{ id: "m", owned_by: `tenant ${KEY}`, description: `sent with ${HEADER}` }],
+    });
+    try {
+      const entries = await createClientPool().listModels({
+        baseUrl: stop.baseUrl,
+        apiKey: KEY,
+        headers: { "x-api-key": HEADER },
+      });
+      expect(entries.map((e) => e.id)).toEqual(["m"]);
+      expect(JSON.stringify(entries)).not.toContain(KEY);
+      expect(JSON.stringify(entries)).not.toContain(HEADER);
+      expect(entries[0]?.owned_by).toBe(`tenant ${REDACTED}`);
+    } finally {
+      await stop.close();
+    }
+  });
+});
+
 describe("a redirect to another origin", () => {
   /** A plain server on `host` that records what it is sent and answers `answer(path)`. */
   async function origin(host: string, answer: (path: string) => [number, Record<string, string>, string]) {

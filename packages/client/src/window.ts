@@ -1,5 +1,7 @@
 import { apiKeyOf, checkedBaseUrl, checkedHeaders, timeoutMs, type WindowSettings } from "./endpoint.js";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
+import { secretsOf } from "./redact.js";
+import { redactingFetch } from "./redact-fetch.js";
 import { sameOriginRedirects } from "./redirects.js";
 
 /** One entry of a `GET /models` listing: an `id` and whatever else the server put beside it. */
@@ -426,7 +428,9 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   /** GET a URL under the deadline: the response, or the failure (the caller's stop is rethrown). */
   const get = async (url: string, settings: WindowSettings, deadline: Deadline): Promise<Response> => {
     try {
-      return await followSameOrigin(url, { headers: authHeaders(settings), signal: deadline.signal });
+      // Through the redaction pooled clients use: a listing that echoes the key is not handed back with it.
+      const redacted = redactingFetch(secretsOf(settings), followSameOrigin);
+      return await redacted(url, { headers: authHeaders(settings), signal: deadline.signal });
     } catch (error) {
       deadline.throwIfStopped();
       throw error;
