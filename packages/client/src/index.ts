@@ -67,7 +67,7 @@ export function listModels(settings: WindowSettings, options?: LookupOptions): P
  * Asks llama.cpp's `/props` (`default_generation_settings.n_ctx`, asked with `?model=`), then LM Studio's `/api/v0/models`
  * (`loaded_context_length`); `undefined` when neither says. A server with neither route is
  * remembered and not asked again; `/api/v0/models` is dropped for the process on 404/405/501 and
- * for `listingMissMs` after any other error. A signal rejects with its reason and remembers nothing.
+ * for `listingMissMs` after any other error but a refused credential (401, 403: one tenant's). A signal rejects with its reason and remembers nothing.
  */
 export function servedWindow(settings: WindowSettings, options?: LookupOptions): Promise<number | undefined> {
   return defaultClientPool.servedWindow(settings, options);

@@ -192,6 +192,30 @@ describe("route latches", () => {
     });
   }
 
+  it("latches nothing on a refused credential (401, 403): another tenant of the server is still asked", async () => {
+    const loaded = { data: [{ id: "m", state: "loaded", loaded_context_length: 8192 }] };
+    // LM Studio with an API token: its routes refuse any other key.
+    const server = await testkit({
+      models: [{ id: "m" }],
+      lmstudio: loaded,
+      personality: {
+        name: "token-required",
+        intercept: (request: RecordedRequest) =>
+          request.headers.authorization === "Bearer lm-token-right"
+            ? undefined
+            : {
+                type: "error" as const,
+                status: request.path === "/props" ? 403 : 401,
+                body: { error: "unauthorized" },
+              },
+      },
+    });
+    const pool = createClientPool({ now: () => 1_000 });
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, apiKey: "lm-token-wrong" })).toBeUndefined();
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, apiKey: "lm-token-right" })).toBe(8192);
+    expect(paths(server)).toEqual(["/props", "/api/v0/models", "/props", "/api/v0/models"]);
+  });
+
   it("leaves /api/v0/models alone for listingMissMs after any other error, then asks again", async () => {
     const server = await testkit({ models: [{ id: "m" }], personality: routeStatus("/api/v0/models", 500) });
     let now = 1_000;

@@ -89,6 +89,9 @@ type Latch = (state: RouteState) => void;
 
 const ABSENT = new Set([404, 405, 501]);
 
+/** A refusal of the credential that asked: says nothing about the server, so nothing is latched. */
+const REFUSED = new Set([401, 403]);
+
 function positive(value: unknown): number | undefined {
   // A window under one token is no window (0.5 would floor to 0).
   return typeof value === "number" && Number.isFinite(value) && value >= 1 ? Math.floor(value) : undefined;
@@ -508,7 +511,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
         if (ABSENT.has(response.status)) {
           latches.push(markGone);
           if (propsAbsent) latches.push(markNeither);
-        } else {
+        } else if (!REFUSED.has(response.status)) {
+          // The latches are the server's, for every tenant: a refused key is only this tenant's.
           latches.push(markMiss);
         }
         return undefined;
