@@ -194,6 +194,7 @@ describe("window lookup options a pool cannot use", () => {
       [{ listingMissMs: Number.POSITIVE_INFINITY }, "listingMissMs"],
       [{ now: 1234 }, "now"],
       [{ routeLatches: {} }, "routeLatches"],
+      [{ onLog: "console" }, "onLog"],
     ];
     for (const [options, field] of cases) {
       const thrown = thrownBy(() => createClientPool(options as never));

@@ -128,6 +128,10 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
   const clients = new Map<string, { client: OpenAI; tenant: string }>();
   const windows = createWindowDiscovery(options);
   const { onLog } = options;
+  if (onLog !== undefined && onLog !== null && typeof onLog !== "function") {
+    // Called only from inside the SDK's logger, where its TypeError would be swallowed line by line.
+    throw new EndpointConfigError("onLog", "onLog must be a function taking { level, message }.");
+  }
   const logLevel = onLog ? (options.logLevel ?? "warn") : "off";
   if (!LEVELS.includes(logLevel)) {
     throw new EndpointConfigError("logLevel", `logLevel must be one of ${LEVELS.slice(1).join(", ")}.`);
