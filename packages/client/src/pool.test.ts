@@ -1,5 +1,7 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { resolveApiKey } from "./api-key.js";
 import {
   DEFAULT_FIRST_TOKEN_SECONDS,
   DEFAULT_REQUEST_TIMEOUT_SECONDS,
@@ -146,6 +148,35 @@ describe("timeoutMs and firstTokenMs", () => {
       createClientPool().getClient({ baseUrl: server.baseUrl, requestTimeoutSeconds: 365 * 24 * 3600 }),
     );
     expect(reply.choices[0]?.message.content).toBe("still here");
+  });
+});
+
+describe("one endpoint, one client", () => {
+  it("shares a client exactly where resolveApiKey finds the same endpoint, whatever the spelling (property)", () => {
+    const spelling = fc.record({ upper: fc.boolean(), port: fc.boolean(), slashes: fc.nat(2) });
+    const respell = (
+      url: string,
+      { upper, port, slashes }: { upper: boolean; port: boolean; slashes: number },
+    ) => {
+      const u = new URL(url);
+      const scheme = upper ? u.protocol.toUpperCase() : u.protocol;
+      const host = upper ? u.hostname.toUpperCase() : u.hostname;
+      const portText = u.port ? `:${u.port}` : port ? (u.protocol === "https:" ? ":443" : ":80") : "";
+      return `${scheme}//${host}${portText}${u.pathname}${"/".repeat(slashes)}`;
+    };
+    const web = fc.webUrl({ validSchemes: ["http", "https"] });
+    fc.assert(
+      fc.property(web, web, spelling, fc.boolean(), (a, other, how, respelled) => {
+        const b = respelled ? respell(a, how) : other;
+        const pool = createClientPool();
+        const shared =
+          pool.getClient({ baseUrl: a, apiKey: "k" }) === pool.getClient({ baseUrl: b, apiKey: "k" });
+        const same = resolveApiKey({ baseUrl: b }, { baseUrl: a, apiKey: "sk-operator" }) === "sk-operator";
+        // A respelling is always the same endpoint; forget under one spelling drops the other's client.
+        const dropped = pool.forget({ baseUrl: b, apiKey: "k" });
+        return shared === same && (!respelled || shared) && dropped === 1 && pool.size === (shared ? 0 : 1);
+      }),
+    );
   });
 });
 
