@@ -154,7 +154,15 @@ export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
  * the URL; it names the host and the parameter names, and says where credentials go instead.
  */
 export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string {
-  const raw = endpoint?.baseUrl;
+  const raw = endpoint?.baseUrl as unknown;
+  if (raw !== undefined && raw !== null && typeof raw !== "string") {
+    // Given, but not as text: say so (the value is not shown; a URL object may carry credentials).
+    const kind = raw instanceof URL ? "a URL object" : Array.isArray(raw) ? "an array" : `a ${typeof raw}`;
+    throw new EndpointConfigError(
+      "baseUrl",
+      `The endpoint's baseUrl must be a string; it is ${kind}. Give the server's base URL as text, e.g. http://127.0.0.1:8080/v1.`,
+    );
+  }
   if (typeof raw !== "string" || raw.trim() === "") {
     throw new EndpointConfigError(
       "baseUrl",

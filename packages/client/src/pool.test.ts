@@ -151,6 +151,22 @@ describe("timeoutMs and firstTokenMs", () => {
   });
 });
 
+describe("a base URL that is not a string", () => {
+  it("is refused as one of the wrong type, not as missing", () => {
+    const pool = createClientPool();
+    for (const [baseUrl, kind] of [
+      [new URL(server.baseUrl), "a URL object"],
+      [8080, "a number"],
+    ] as const) {
+      const thrown = thrownBy(() => pool.getClient({ baseUrl: baseUrl as never }));
+      expect((thrown as EndpointConfigError).field).toBe("baseUrl");
+      expect((thrown as Error).message).not.toMatch(/has no baseUrl/);
+      expect((thrown as Error).message).toContain(`must be a string; it is ${kind}`);
+    }
+    expect((thrownBy(() => pool.getClient({} as never)) as Error).message).toMatch(/has no baseUrl/);
+  });
+});
+
 describe("one endpoint, one client", () => {
   it("shares a client exactly where resolveApiKey finds the same endpoint, whatever the spelling (property)", () => {
     const spelling = fc.record({ upper: fc.boolean(), port: fc.boolean(), slashes: fc.nat(2) });
