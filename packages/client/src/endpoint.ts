@@ -122,8 +122,9 @@ const UNSENDABLE_WORDS =
  * The endpoint's API key as the client sends it: the key without the whitespace around it (a key
  * read from a file keeps its newline; HTTP would drop the trailing part and send a leading space
  * inside the header) when it has something in it, `NO_KEY` when it is absent, `null` or blank. A
- * key HTTP cannot send (a line break or NUL inside it, a character beyond Latin-1) is refused too. Any other type is refused with an
- * `EndpointConfigError` on `apiKey` that names the type, never the value (it may be a key).
+ * key HTTP cannot send (a line break or NUL inside it, a character beyond Latin-1), or of another
+ * type than a string, is refused with an `EndpointConfigError` on `apiKey` that never quotes the
+ * value (it may be a key).
  */
 export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
   const apiKey = endpoint?.apiKey;
