@@ -11,10 +11,23 @@ const OPERATOR = { baseUrl: "https://api.openai.com/v1", apiKey: "sk-operator-se
  */
 const CASES: [
   string,
-  { baseUrl?: string; apiKey?: string },
+  { baseUrl?: string | URL; apiKey?: string },
   { baseUrl?: string; apiKey?: string },
   string,
 ][] = [
+  [
+    "a URL object naming another server gets no key (it was read as no URL of its own)",
+    { baseUrl: new URL("https://other.example/v1") },
+    OPERATOR,
+    NO_KEY,
+  ],
+  [
+    "a URL object naming the same server inherits",
+    { baseUrl: new URL(OPERATOR.baseUrl) },
+    OPERATOR,
+    "sk-operator-secret",
+  ],
+  ["a base URL of another type is another endpoint", { baseUrl: 42 as never }, OPERATOR, NO_KEY],
   ["own key wins on the same URL", { baseUrl: OPERATOR.baseUrl, apiKey: "sk-own" }, OPERATOR, "sk-own"],
   [
     "own key wins on another URL",
@@ -82,7 +95,7 @@ describe("resolveApiKey", () => {
   for (const [name, endpoint, settings, expected] of CASES) {
     it(name, () => {
       process.env.OPENAI_API_KEY = "sk-env-secret";
-      const key = resolveApiKey(endpoint, settings);
+      const key = resolveApiKey(endpoint as never, settings);
       expect(key).toBe(expected);
       expect(key).not.toBe("sk-env-secret");
     });

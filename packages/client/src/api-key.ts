@@ -19,6 +19,17 @@ function comparable(baseUrl: string): string {
 }
 
 /**
+ * A base URL as given: `""` when absent or blank, a string's text, a `URL` object's `href` (the SDK
+ * takes one as readily as a string), `undefined` for anything else that is there.
+ */
+function urlText(value: unknown): string | undefined {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value.trim();
+  if (value instanceof URL) return value.href;
+  return undefined;
+}
+
+/**
  * The key an endpoint should be sent, by the conservative rule.
  *
  * Its own key wins; an endpoint that
@@ -28,13 +39,16 @@ function comparable(baseUrl: string): string {
  * Reads only the two base URLs and two keys given. Never reads `$OPENAI_API_KEY` or any other
  * environment. Base URLs are compared after normalising case of scheme and host, a default port
  * and trailing slashes; any other difference (path, port, user info, query, a look-alike host) is
- * a different endpoint.
+ * a different endpoint. A `URL` object is read by its `href`; a base URL of any other type is
+ * another endpoint (`NO_KEY`), never none.
  */
 export function resolveApiKey(endpoint: KeyedEndpoint, settings: KeyedEndpoint): string {
   const own = typeof endpoint?.apiKey === "string" ? endpoint.apiKey.trim() : "";
   if (own) return endpoint.apiKey as string;
-  const ownUrl = typeof endpoint?.baseUrl === "string" ? endpoint.baseUrl.trim() : "";
-  const inheritedUrl = typeof settings?.baseUrl === "string" ? settings.baseUrl.trim() : "";
+  const ownUrl = urlText(endpoint?.baseUrl);
+  // A base URL that is there but cannot be read names some server: not the operator's to assume.
+  if (ownUrl === undefined) return NO_KEY;
+  const inheritedUrl = urlText(settings?.baseUrl) ?? "";
   if (ownUrl && (!inheritedUrl || comparable(ownUrl) !== comparable(inheritedUrl))) return NO_KEY;
   const inherited = typeof settings?.apiKey === "string" ? settings.apiKey.trim() : "";
   return inherited ? (settings.apiKey as string) : NO_KEY;

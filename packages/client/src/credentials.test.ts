@@ -1,6 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { EndpointConfigError } from "./errors.js";
+import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { type ClientLogEntry, createClientPool } from "./pool.js";
 import { REDACTED, redactor, secretsOf } from "./redact.js";
 import { redactingFetch } from "./redact-fetch.js";
@@ -265,7 +267,168 @@ describe("credentials in a base URL", () => {
   });
 });
 
+describe("the window lookups send the credentials the chat client sends", () => {
+  it("send an Authorization given in headers (any case) as the client does, never beside or instead of NO_KEY", async () => {
+    const pool = createClientPool();
+    for (const headers of [{ Authorization: `Bearer ${KEY}` }, { authorization: `Bearer ${KEY}` }] as Record<
+      string,
+      string
+    >[]) {
+      for (const apiKey of [undefined, "sk-other-key-0123456789"]) {
+        server.requests.length = 0;
+        const endpoint = { baseUrl: server.baseUrl, apiKey, headers };
+        await pool.getClient(endpoint).models.list();
+        await pool.listModels(endpoint);
+        await pool.contextLimitFor({ ...endpoint, model: "m" });
+        const sent = server.requests.map((r) => r.headers.authorization);
+        // The SDK lets the endpoint's own header win over its key; every lookup sends what it sends.
+        expect(sent[0]).toBe(`Bearer ${KEY}`);
+        expect(sent.slice(1)).toEqual(sent.slice(1).map(() => `Bearer ${KEY}`));
+        expect(sent.length).toBeGreaterThanOrEqual(3);
+      }
+    }
+  });
+});
+
+describe("what a listing echoes", () => {
+  it("is redacted before listModels hands it back, as a pooled client's responses are", async () => {
+    const stop = await startServer({
+      models: [{ id: "m", owned_by: `tenant ${KEY}`, description: `sent with ${HEADER}` }],
+    });
+    try {
+      const entries = await createClientPool().listModels({
+        baseUrl: stop.baseUrl,
+        apiKey: KEY,
+        headers: { "x-api-key": HEADER },
+      });
+      expect(entries.map((e) => e.id)).toEqual(["m"]);
+      expect(JSON.stringify(entries)).not.toContain(KEY);
+      expect(JSON.stringify(entries)).not.toContain(HEADER);
+      expect(entries[0]?.owned_by).toBe(`tenant ${REDACTED}`);
+    } finally {
+      await stop.close();
+    }
+  });
+});
+
+describe("a redirect to another origin", () => {
+  /** A plain server on `host` that records what it is sent and answers `answer(path)`. */
+  async function origin(host: string, answer: (path: string) => [number, Record<string, string>, string]) {
+    const seen: { path: string; headers: Record<string, unknown> }[] = [];
+    const http = createServer((req, res) => {
+      seen.push({ path: req.url ?? "", headers: req.headers });
+      const [status, headers, body] = answer(req.url ?? "");
+      res.writeHead(status, headers);
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const { port } = http.address() as AddressInfo;
+    return {
+      url: `http://${host}:${port}`,
+      seen,
+      close: () =>
+        new Promise<void>((resolve) => {
+          http.close(() => resolve());
+          http.closeAllConnections();
+        }),
+    };
+  }
+
+  it("is not followed: the endpoint's headers never reach the other server (fetch drops only Authorization)", async () => {
+    const listing = JSON.stringify({ data: [{ id: "m", context_length: 999 }] });
+    const other = await origin("localhost", () => [200, { "content-type": "application/json" }, listing]);
+    const moved = await origin("127.0.0.1", (path) =>
+      path.startsWith("/v2/")
+        ? [
+            200,
+            { "content-type": "application/json" },
+            JSON.stringify({ data: [{ id: "m", context_length: 4096 }] }),
+          ]
+        : path.startsWith("/same/")
+          ? [307, { location: path.replace("/same/", "/v2/") }, ""]
+          : [302, { location: `${other.url}${path}` }, "moved"],
+    );
+    try {
+      const pool = createClientPool();
+      const endpoint = { baseUrl: `${moved.url}/v1`, apiKey: KEY, headers: { "api-key": HEADER } };
+      const error = await pool
+        .getClient(endpoint)
+        .models.list()
+        .catch((e: unknown) => e);
+      expect((error as { status?: number }).status).toBe(302);
+      const listed = await pool.listModels(endpoint).catch((e: unknown) => e);
+      expect(ModelListingError.isInstance(listed)).toBe(true);
+      expect((listed as ModelListingError).status).toBe(302);
+      expect(await pool.contextLimitFor({ ...endpoint, model: "m" })).toBe(0);
+      expect(other.seen).toEqual([]);
+      // A redirect within the same server is still followed, with the headers.
+      const same = { ...endpoint, baseUrl: `${moved.url}/same` };
+      expect((await pool.getClient(same).models.list()).data.map((m) => m.id)).toEqual(["m"]);
+      expect(await pool.contextLimitFor({ ...same, model: "m" })).toBe(4096);
+      expect(moved.seen.filter((s) => s.path.startsWith("/v2/")).map((s) => s.headers["api-key"])).toEqual([
+        HEADER,
+        HEADER,
+      ]);
+    } finally {
+      await Promise.all([other.close(), moved.close()]);
+    }
+  });
+});
+
+describe("a key or header HTTP cannot carry", () => {
+  it("is refused by name before anything is sent, never quoted (the SDK's TypeError quoted it whole)", async () => {
+    const pool = createClientPool();
+    const cases: [{ apiKey?: string; headers?: Record<string, string> }, string, string][] = [
+      [{ headers: { "x-note": `${HEADER}—pasted` } }, "headers", "x-note"],
+      [{ headers: { "x-api-key": `${HEADER}\r\nX-Injected: 1` } }, "headers", "x-api-key"],
+      [{ headers: { "bad name": HEADER } }, "headers", "bad name"],
+      [{ apiKey: `${KEY}\nsecond-line` }, "apiKey", "apiKey"],
+      [{ apiKey: `${KEY}\u0000` }, "apiKey", "apiKey"],
+    ];
+    for (const [fields, field, named] of cases) {
+      const endpoint = { baseUrl: server.baseUrl, ...fields };
+      let thrown: unknown;
+      try {
+        await pool.getClient(endpoint).models.list();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(EndpointConfigError.isInstance(thrown), named).toBe(true);
+      expect((thrown as EndpointConfigError).field).toBe(field);
+      expect((thrown as Error).message).toContain(named);
+      expect((thrown as Error).message).not.toContain(HEADER);
+      expect((thrown as Error).message).not.toContain(KEY);
+      const lookup = await pool.listModels(endpoint).catch((error: unknown) => error);
+      expect(EndpointConfigError.isInstance(lookup)).toBe(true);
+      expect((lookup as EndpointConfigError).field).toBe(field);
+    }
+    expect(server.requests).toHaveLength(0);
+    // Latin-1 letters and tabs are sendable: a header value such as "café\tbar" goes as it is.
+    await pool.getClient({ baseUrl: server.baseUrl, headers: { "x-note": "café\tbar" } }).models.list();
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
 describe("redactor", () => {
+  it("redacts an error body nested a hundred thousand deep (a hostile server's JSON) without throwing", () => {
+    const depth = 100_000;
+    const body = JSON.parse(`${'{"a":'.repeat(depth)}"${KEY}"${"}".repeat(depth)}`) as Record<
+      string,
+      unknown
+    >;
+    const error = Object.assign(new Error("400"), {
+      error: body,
+      list: JSON.parse(`${"[".repeat(depth)}"${KEY}"${"]".repeat(depth)}`),
+    });
+    expect(redactor({ apiKey: KEY })(error)).toBe(error);
+    let node: unknown = error.error;
+    for (let i = 0; i < depth; i++) node = (node as Record<string, unknown>).a;
+    expect(node).toBe(REDACTED);
+    let item: unknown = error.list;
+    for (let i = 0; i < depth; i++) item = (item as unknown[])[0];
+    expect(item).toBe(REDACTED);
+  });
+
   it("redacts an error in place through its cause chain, body and stack", () => {
     const endpoint = { baseUrl: "http://127.0.0.1/v1", apiKey: KEY, headers: { "x-api-key": HEADER } };
     const inner = new Error(`socket said ${encodeURIComponent(HEADER)}`);
@@ -334,6 +497,38 @@ describe("a pool stays bounded", () => {
     expect(pool.forget(tenant)).toBe(3);
     expect(pool.size).toBe(1);
     expect(pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-b" })).toBe(other);
+  });
+
+  it("forgets a tenant whose base URL was spelled another way (scheme or host case, a default port)", () => {
+    const pool = createClientPool();
+    const port = new URL(server.baseUrl).port;
+    const spelled = [
+      `HTTP://LOCALHOST:${port}/v1`,
+      `http://localhost:${port}/v1/`,
+      "https://LLM.example.com:443/v1",
+      "HTTP://llm.example.com:80/v1",
+    ];
+    for (const baseUrl of spelled) pool.getClient({ baseUrl, apiKey: "sk-tenant-a" });
+    // One server, one client: the two spellings of each are the same endpoint.
+    expect(pool.size).toBe(3);
+    expect(pool.getClient({ baseUrl: `http://localhost:${port}/v1`, apiKey: "sk-tenant-a" })).toBe(
+      pool.getClient({ baseUrl: spelled[0] as string, apiKey: "sk-tenant-a" }),
+    );
+    expect(pool.forget({ baseUrl: `http://localhost:${port}/v1`, apiKey: "sk-tenant-a" })).toBe(1);
+    expect(pool.forget({ baseUrl: "https://llm.example.com/v1", apiKey: "sk-tenant-a" })).toBe(1);
+    expect(pool.forget({ baseUrl: "http://llm.example.com/v1", apiKey: "sk-tenant-a" })).toBe(1);
+    expect(pool.size).toBe(0);
+  });
+
+  it("takes a key with whitespace around it (read from a file with its newline) as the key itself", async () => {
+    const pool = createClientPool();
+    const client = pool.getClient({ baseUrl: server.baseUrl, apiKey: " sk-tenant-a\n" });
+    expect(pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-a" })).toBe(client);
+    server.enqueue({ type: "turn", content: "ok" });
+    await ask(client);
+    expect(server.chatRequests[0]?.headers.authorization).toBe("Bearer sk-tenant-a");
+    expect(pool.forget({ baseUrl: server.baseUrl, apiKey: "sk-tenant-a" })).toBe(1);
+    expect(pool.size).toBe(0);
   });
 
   it("refuses a bound that is not a whole number from 1", () => {

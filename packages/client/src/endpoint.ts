@@ -108,10 +108,23 @@ export function firstTokenMs(
   return toMs(request === undefined ? DEFAULT_FIRST_TOKEN_SECONDS : request * 5);
 }
 
+/** A character no HTTP header value can carry: NUL, a line break, or one beyond Latin-1. */
+const UNSENDABLE = /[\0\r\n]|[^\0-\xff]/;
+
+/** What a header name must be: an HTTP token. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Why a value cannot be sent, in words that never quote it. */
+const UNSENDABLE_WORDS =
+  "has a character HTTP cannot send (a line break, a NUL, or one beyond Latin-1 such as a pasted dash or quote); the value is not shown";
+
 /**
- * The endpoint's API key as the client sends it: the key when it is a string with something in
- * it, `NO_KEY` when it is absent, `null` or blank. Any other type is refused with an
- * `EndpointConfigError` on `apiKey` that names the type, never the value (it may be a key).
+ * The endpoint's API key as the client sends it: the key without the whitespace around it (a key
+ * read from a file keeps its newline; HTTP would drop the trailing part and send a leading space
+ * inside the header) when it has something in it, `NO_KEY` when it is absent, `null` or blank. A
+ * key HTTP cannot send (a line break or NUL inside it, a character beyond Latin-1), or of another
+ * type than a string, is refused with an `EndpointConfigError` on `apiKey` that never quotes the
+ * value (it may be a key).
  */
 export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
   const apiKey = endpoint?.apiKey;
@@ -120,20 +133,37 @@ export function apiKeyOf(endpoint: { apiKey?: unknown } | undefined): string {
     const kind = Array.isArray(apiKey) ? "an array" : `a ${typeof apiKey}`;
     throw new EndpointConfigError("apiKey", `The endpoint's apiKey must be a string; it is ${kind}.`);
   }
-  return apiKey.trim() ? apiKey : NO_KEY;
+  const key = apiKey.trim();
+  if (UNSENDABLE.test(key)) {
+    // The SDK's own TypeError would quote the whole Authorization header, key and all.
+    throw new EndpointConfigError("apiKey", `The endpoint's apiKey ${UNSENDABLE_WORDS}.`);
+  }
+  return key || NO_KEY;
 }
 
 /**
- * The base URL, checked and without trailing slashes.
+ * The base URL, checked, in one spelling per server: scheme and host lower-cased, a default port
+ * dropped, no trailing slashes (so `HTTP://Host:80/v1/` and `http://host/v1` are one endpoint to
+ * the pool, its `forget` and the route latches).
  *
  * Throws `EndpointConfigError` (`field: "baseUrl"`) when it is missing, not an http(s) URL, or
  * carries credentials — a user name or password (`https://user:key@host/v1`) or a credential query
  * parameter (`?api-key=`, `?key=`, `?access_token=`, …): those would be printed by every network
- * error and stored with every latch, so they are refused before anything is sent. The message
- * never repeats the URL; it says where the credentials go instead (`apiKey` or `headers`).
+ * error and stored with every latch, so they are refused before anything is sent. Any other query
+ * or a fragment is refused too: the SDK appends each path after the whole base URL, so
+ * `…/v1?api-version=1` would send `/chat/completions` inside the query. The message never repeats
+ * the URL; it names the host and the parameter names, and says where credentials go instead.
  */
 export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string {
-  const raw = endpoint?.baseUrl;
+  const raw = endpoint?.baseUrl as unknown;
+  if (raw !== undefined && raw !== null && typeof raw !== "string") {
+    // Given, but not as text: say so (the value is not shown; a URL object may carry credentials).
+    const kind = raw instanceof URL ? "a URL object" : Array.isArray(raw) ? "an array" : `a ${typeof raw}`;
+    throw new EndpointConfigError(
+      "baseUrl",
+      `The endpoint's baseUrl must be a string; it is ${kind}. Give the server's base URL as text, e.g. http://127.0.0.1:8080/v1.`,
+    );
+  }
   if (typeof raw !== "string" || raw.trim() === "") {
     throw new EndpointConfigError(
       "baseUrl",
@@ -171,5 +201,60 @@ export function checkedBaseUrl(endpoint: Partial<Endpoint> | undefined): string 
       `The endpoint's baseUrl for ${url.host} carries a credential in its query (${[...new Set(carried)].join(", ")}), which every network error would print. Put it in apiKey or in headers (e.g. { "api-key": … }) and give the URL without it.`,
     );
   }
-  return trimmed;
+  // Named only where a name reads as one (a key pasted after the "?" is a parameter name too).
+  const names = [...new Set(url.searchParams.keys())].map((n) =>
+    /^[A-Za-z_][A-Za-z0-9_.-]{0,23}$/.test(n) ? `?${n}` : "a parameter not shown",
+  );
+  if (url.search !== "" || url.hash !== "") {
+    const parts = [
+      ...(url.search !== "" ? [`a query (${[...new Set(names)].join(", ") || "?"})`] : []),
+      ...(url.hash !== "" ? ["a fragment (#…)"] : []),
+    ];
+    throw new EndpointConfigError(
+      "baseUrl",
+      `The endpoint's baseUrl for ${url.host} has ${parts.join(" and ")}: every request path would be sent after it, inside the query. Give the URL up to its path only (e.g. https://host/v1).`,
+    );
+  }
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+/**
+ * The endpoint's headers as the clients send them: names lower-cased (one header, whatever case it
+ * was written in), values as given. Absent or `null` is none. Throws `EndpointConfigError`
+ * (`field: "headers"`) for headers that are not an object of strings, a name that is not an HTTP
+ * token, or a value HTTP cannot send (a line break, a NUL, a character beyond Latin-1), naming the
+ * header, never its value.
+ */
+export function checkedHeaders(headers: unknown): Record<string, string> {
+  if (headers === undefined || headers === null) return {};
+  if (typeof headers !== "object" || Array.isArray(headers)) {
+    throw new EndpointConfigError(
+      "headers",
+      "The endpoint's headers must be an object of header names to strings.",
+    );
+  }
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== "string") {
+      throw new EndpointConfigError(
+        "headers",
+        `The endpoint's header ${JSON.stringify(name)} must be a string.`,
+      );
+    }
+    if (!TOKEN.test(name)) {
+      throw new EndpointConfigError(
+        "headers",
+        `The endpoint's header name ${JSON.stringify(name)} is not an HTTP token (letters, digits and !#$%&'*+.^_\`|~-, no spaces).`,
+      );
+    }
+    if (UNSENDABLE.test(value)) {
+      // The SDK's own TypeError would quote the whole value.
+      throw new EndpointConfigError(
+        "headers",
+        `The endpoint's header ${JSON.stringify(name)} ${UNSENDABLE_WORDS}.`,
+      );
+    }
+    out[name.toLowerCase()] = value;
+  }
+  return out;
 }

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { readFixture, readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -86,5 +88,34 @@ describe("error bodies the openai SDK would drop", () => {
     expect(error.status).toBe(503);
     expect(error.message).toMatch(/is currently loading/);
     expect(error.error).toEqual({ message: body.error, estimated_time: 20 });
+  });
+});
+
+describe("a status that has no body", () => {
+  it("reaches the caller as the server's status, as a bare SDK client reports it, not as a connection error", async () => {
+    const http = createServer((_req, res) => {
+      res.writeHead(304, { etag: '"listing-1"' });
+      res.end();
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;
+    try {
+      const bare = await new OpenAI({ baseURL: baseUrl, apiKey: "k", maxRetries: 0 }).models
+        .list()
+        .catch((e: unknown) => e);
+      expect((bare as InstanceType<typeof OpenAI.APIError>).status).toBe(304);
+      const pooled = await createClientPool()
+        .getClient({ baseUrl })
+        .models.list()
+        .catch((e: unknown) => e);
+      expect(pooled).toBeInstanceOf(OpenAI.APIError);
+      expect(pooled).not.toBeInstanceOf(OpenAI.APIConnectionError);
+      expect((pooled as InstanceType<typeof OpenAI.APIError>).status).toBe(304);
+    } finally {
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    }
   });
 });

@@ -11,6 +11,9 @@
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/** Statuses a response never has a body with (a `Response` made with one throws). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
 function wrapped(text: string): string | undefined {
   let body: unknown;
   try {
@@ -40,13 +43,14 @@ function wrapped(text: string): string | undefined {
  * server's words reach `APIError.message` and `APIError.error`. `getClient` uses it; pass it as
  * `new OpenAI({ fetch: keepErrorBodies() })` to a client of your own. Gemini's one-element array
  * is unwrapped, and an `error` that is a plain string becomes `{ message, …its siblings }` (so Hugging
- * Face's `estimated_time` survives). Successful responses, non-JSON bodies and bodies whose `error`
- * is already an object pass through untouched.
+ * Face's `estimated_time` survives). Successful responses, statuses without a body (a `304`),
+ * non-JSON bodies and bodies whose `error` is already an object pass through untouched.
  */
 export function keepErrorBodies(inner: FetchLike = globalThis.fetch): FetchLike {
   return async (input, init) => {
     const response = await inner(input, init);
-    if (response.ok) return response;
+    // A 304 from a caching proxy has no body to keep: handed on as it is, for the SDK to report.
+    if (response.ok || NULL_BODY.has(response.status)) return response;
     // Whatever the content-type says: the SDK parses any error text that happens to be JSON.
     const text = await response.text();
     const body = wrapped(text) ?? text;

@@ -7,8 +7,8 @@ function marked(value: unknown, mark: symbol): boolean {
 
 /**
  * An endpoint description this package cannot use: no base URL, a base URL that is not an http(s)
- * URL or carries credentials, a timeout that is not a number of seconds, or a pool option out of
- * range. The message names the field and never quotes a base URL.
+ * URL or carries credentials, a query or a fragment, a key or headers that are not strings, a
+ * timeout that is not a number of seconds, or a pool option out of range. The message names the field and never quotes a base URL.
  */
 export class EndpointConfigError extends Error {
   override readonly name: string = "EndpointConfigError";
@@ -32,7 +32,8 @@ export type ModelListingErrorCode = "http" | "malformed" | "unreachable";
 
 /**
  * `GET /models` did not give a listing. `code` is `"http"` (with the `status` the server answered),
- * `"malformed"` (the body was not JSON with a `data` array), or `"unreachable"` (no answer at all:
+ * `"malformed"` (the body was not JSON holding a listing: a `data` array, a bare array or a `models`
+ * array), or `"unreachable"` (no answer at all:
  * refused, reset, DNS — the network error is on `cause`); `url` is the address asked.
  */
 export class ModelListingError extends Error {

@@ -36,11 +36,13 @@ export const defaultClientPool: ClientPool = createClientPool();
 /**
  * The pooled `openai` client for an endpoint.
  *
- * One per (base URL, API key, headers, timeout), made
- * on first use. An absent or empty key is sent as `NO_KEY` (never `$OPENAI_API_KEY`); the timeout
- * is `requestTimeoutSeconds` (none where absent or 0). The client never retries on its own
- * (`maxRetries: 0`): retrying is the caller's, with `isTransient` and `backoffMs`. Throws
- * `EndpointConfigError` for an endpoint without a usable base URL.
+ * One per (base URL, API key, headers, timeout), made on first use; the base URL in one spelling
+ * per server (scheme and host case, a default port and trailing slashes do not count). An absent
+ * or empty key is sent as `NO_KEY` (never `$OPENAI_API_KEY`); the timeout is
+ * `requestTimeoutSeconds` (absent: `DEFAULT_REQUEST_TIMEOUT_SECONDS`; written as 0: none). The
+ * client never retries on its own (`maxRetries: 0`): retrying is the caller's, with `isTransient`
+ * and `backoffMs`. Throws `EndpointConfigError` for an endpoint without a usable base URL (missing,
+ * not http(s), carrying credentials, a query or a fragment), a key or headers that are not strings.
  */
 export function getClient(endpoint: Endpoint): OpenAI {
   return defaultClientPool.getClient(endpoint);
@@ -49,9 +51,11 @@ export function getClient(endpoint: Endpoint): OpenAI {
 /**
  * The endpoint's `GET /models` entries.
  *
- * The listing's `data` array, asked with the endpoint's key and headers. Bounded like
- * `contextLimitFor`: past the bound it rejects with a `TimeoutError`; a signal rejects with its
- * reason. Rejects with `ModelListingError` for an error status or a body that is not a listing.
+ * The listing's entries (`{ data: [...] }`, a bare array or `{ models: [...] }`), asked with the
+ * endpoint's key and headers as the pooled client sends them. Bounded like `contextLimitFor`: past
+ * the bound it rejects with a `TimeoutError`; a signal rejects with its reason. Rejects with
+ * `ModelListingError` for an error status, a body that is not a listing or a server it cannot
+ * reach, and `EndpointConfigError` for an endpoint it cannot use.
  */
 export function listModels(settings: WindowSettings, options?: LookupOptions): Promise<ModelEntry[]> {
   return defaultClientPool.listModels(settings, options);
@@ -63,7 +67,7 @@ export function listModels(settings: WindowSettings, options?: LookupOptions): P
  * Asks llama.cpp's `/props` (`default_generation_settings.n_ctx`, asked with `?model=`), then LM Studio's `/api/v0/models`
  * (`loaded_context_length`); `undefined` when neither says. A server with neither route is
  * remembered and not asked again; `/api/v0/models` is dropped for the process on 404/405/501 and
- * for `listingMissMs` after any other error. A signal rejects with its reason and remembers nothing.
+ * for `listingMissMs` after any other error but a refused credential (401, 403: one tenant's). A signal rejects with its reason and remembers nothing.
  */
 export function servedWindow(settings: WindowSettings, options?: LookupOptions): Promise<number | undefined> {
   return defaultClientPool.servedWindow(settings, options);
@@ -81,8 +85,9 @@ export function servedWindow(settings: WindowSettings, options?: LookupOptions):
  * Bounded at ten seconds across all of it, or the endpoint's `requestTimeoutSeconds` where that is
  * shorter, and answers `0` past the bound or for a server it cannot reach. A signal rejects with
  * its reason, closes the open request and remembers nothing; nothing else makes it reject except an
- * endpoint without a usable base URL, or options whose `signal` is not an `AbortSignal`
- * (`EndpointConfigError`).
+ * endpoint it cannot use (a base URL, key or headers `getClient` would refuse), an operator's
+ * number that is not a number (a string such as `"8192"`), or options whose `signal` is not an
+ * `AbortSignal` (`EndpointConfigError`). Leaves no timer or listener behind.
  */
 export function contextLimitFor(
   settings: WindowSettings,

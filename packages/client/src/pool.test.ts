@@ -1,5 +1,7 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { resolveApiKey } from "./api-key.js";
 import {
   DEFAULT_FIRST_TOKEN_SECONDS,
   DEFAULT_REQUEST_TIMEOUT_SECONDS,
@@ -18,6 +20,16 @@ beforeEach(async () => {
   server = await startServer();
 });
 afterEach(() => server.close());
+
+/** What `run` throws, or `undefined` when it returns. */
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
 
 const ask = (client: ReturnType<ReturnType<typeof createClientPool>["getClient"]>) =>
   client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
@@ -139,6 +151,107 @@ describe("timeoutMs and firstTokenMs", () => {
   });
 });
 
+describe("a base URL that is not a string", () => {
+  it("is refused as one of the wrong type, not as missing", () => {
+    const pool = createClientPool();
+    for (const [baseUrl, kind] of [
+      [new URL(server.baseUrl), "a URL object"],
+      [8080, "a number"],
+    ] as const) {
+      const thrown = thrownBy(() => pool.getClient({ baseUrl: baseUrl as never }));
+      expect((thrown as EndpointConfigError).field).toBe("baseUrl");
+      expect((thrown as Error).message).not.toMatch(/has no baseUrl/);
+      expect((thrown as Error).message).toContain(`must be a string; it is ${kind}`);
+    }
+    expect((thrownBy(() => pool.getClient({} as never)) as Error).message).toMatch(/has no baseUrl/);
+  });
+});
+
+describe("one endpoint, one client", () => {
+  it("shares a client exactly where resolveApiKey finds the same endpoint, whatever the spelling (property)", () => {
+    const spelling = fc.record({ upper: fc.boolean(), port: fc.boolean(), slashes: fc.nat(2) });
+    const respell = (
+      url: string,
+      { upper, port, slashes }: { upper: boolean; port: boolean; slashes: number },
+    ) => {
+      const u = new URL(url);
+      const scheme = upper ? u.protocol.toUpperCase() : u.protocol;
+      const host = upper ? u.hostname.toUpperCase() : u.hostname;
+      const portText = u.port ? `:${u.port}` : port ? (u.protocol === "https:" ? ":443" : ":80") : "";
+      return `${scheme}//${host}${portText}${u.pathname}${"/".repeat(slashes)}`;
+    };
+    const web = fc.webUrl({ validSchemes: ["http", "https"] });
+    fc.assert(
+      fc.property(web, web, spelling, fc.boolean(), (a, other, how, respelled) => {
+        const b = respelled ? respell(a, how) : other;
+        const pool = createClientPool();
+        const shared =
+          pool.getClient({ baseUrl: a, apiKey: "k" }) === pool.getClient({ baseUrl: b, apiKey: "k" });
+        const same = resolveApiKey({ baseUrl: b }, { baseUrl: a, apiKey: "sk-operator" }) === "sk-operator";
+        // A respelling is always the same endpoint; forget under one spelling drops the other's client.
+        const dropped = pool.forget({ baseUrl: b, apiKey: "k" });
+        return shared === same && (!respelled || shared) && dropped === 1 && pool.size === (shared ? 0 : 1);
+      }),
+    );
+  });
+});
+
+describe("a base URL with a query or a fragment", () => {
+  it("is refused by name before anything is sent: the SDK would put every path after it", async () => {
+    const pool = createClientPool();
+    for (const [baseUrl, named] of [
+      [`${server.baseUrl}?api-version=2024-10-21`, "?api-version"],
+      [`${server.baseUrl}/?tenant=acme`, "?tenant"],
+      [`${server.baseUrl}#models`, "#"],
+    ] as const) {
+      const thrown = thrownBy(() => pool.getClient({ baseUrl }));
+      expect(EndpointConfigError.isInstance(thrown)).toBe(true);
+      expect((thrown as EndpointConfigError).field).toBe("baseUrl");
+      expect((thrown as Error).message).toContain(named);
+      expect((thrown as Error).message).not.toMatch(/2024-10-21|acme/);
+      const lookup = await pool.listModels({ baseUrl }).catch((error: unknown) => error);
+      expect(EndpointConfigError.isInstance(lookup)).toBe(true);
+      expect(await pool.contextLimitFor({ baseUrl }).catch((error: unknown) => error)).toBeInstanceOf(
+        EndpointConfigError,
+      );
+    }
+    // A key pasted after the "?" is a parameter name: refused without being quoted.
+    const pasted = thrownBy(() =>
+      pool.getClient({ baseUrl: `${server.baseUrl}?sk-proj-0123456789abcdefghijkl` }),
+    );
+    expect((pasted as EndpointConfigError).field).toBe("baseUrl");
+    expect((pasted as Error).message).not.toContain("0123456789abcdefghijkl");
+    // A credential in the query is still refused as one, naming the parameter and never its value.
+    expect(() => pool.getClient({ baseUrl: `${server.baseUrl}?api-key=sk-in-query-123456` })).toThrow(
+      /credential in its query \(api-key\)/,
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe("window lookup options a pool cannot use", () => {
+  it("are refused by name when the pool is made, not by a RangeError at the first lookup", () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ lookupBoundMs: -5 }, "lookupBoundMs"],
+      [{ lookupBoundMs: 0 }, "lookupBoundMs"],
+      [{ lookupBoundMs: Number.NaN }, "lookupBoundMs"],
+      [{ lookupBoundMs: "10s" }, "lookupBoundMs"],
+      [{ lookupBoundMs: 2 ** 40 }, "lookupBoundMs"],
+      [{ listingMissMs: -1 }, "listingMissMs"],
+      [{ listingMissMs: Number.POSITIVE_INFINITY }, "listingMissMs"],
+      [{ now: 1234 }, "now"],
+      [{ routeLatches: {} }, "routeLatches"],
+      [{ onLog: "console" }, "onLog"],
+    ];
+    for (const [options, field] of cases) {
+      const thrown = thrownBy(() => createClientPool(options as never));
+      expect(EndpointConfigError.isInstance(thrown), field).toBe(true);
+      expect((thrown as EndpointConfigError).field).toBe(field);
+    }
+    expect(createClientPool({ lookupBoundMs: 1, listingMissMs: 0, routeLatches: new Map() }).size).toBe(0);
+  });
+});
+
 describe("arguments of the wrong type", () => {
   it("are named by a typed error, or read as absent where absent is what null means", async () => {
     const pool = createClientPool(null as never);
@@ -166,14 +279,7 @@ describe("an apiKey that is not a string", () => {
     const pool = createClientPool();
     for (const apiKey of [12345678901, { key: "sk-object-secret" }, ["sk-array-secret"], true]) {
       const endpoint = { baseUrl: server.baseUrl, apiKey } as never;
-      const thrown = (() => {
-        try {
-          pool.getClient(endpoint);
-        } catch (error) {
-          return error;
-        }
-        return undefined;
-      })();
+      const thrown = thrownBy(() => pool.getClient(endpoint));
       expect(EndpointConfigError.isInstance(thrown)).toBe(true);
       expect((thrown as EndpointConfigError).field).toBe("apiKey");
       expect(String((thrown as Error).message)).not.toMatch(/12345678901|sk-object-secret|sk-array-secret/);

@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import {
   apiKeyOf,
   checkedBaseUrl,
+  checkedHeaders,
   type Endpoint,
   NO_KEY,
   timeoutMs,
@@ -12,6 +13,7 @@ import { keepErrorBodies } from "./error-bodies.js";
 import { EndpointConfigError } from "./errors.js";
 import { redactDeep, redactText, secretsOf } from "./redact.js";
 import { redactingFetch } from "./redact-fetch.js";
+import { sameOriginRedirects } from "./redirects.js";
 import {
   createWindowDiscovery,
   type LookupOptions,
@@ -112,27 +114,6 @@ function positiveWhole(name: string, value: number | undefined, fallback: number
   return value;
 }
 
-function checkedHeaders(headers: unknown): Record<string, string> {
-  if (headers === undefined || headers === null) return {};
-  if (typeof headers !== "object" || Array.isArray(headers)) {
-    throw new EndpointConfigError(
-      "headers",
-      "The endpoint's headers must be an object of header names to strings.",
-    );
-  }
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== "string") {
-      throw new EndpointConfigError(
-        "headers",
-        `The endpoint's header ${JSON.stringify(name)} must be a string.`,
-      );
-    }
-    out[name.toLowerCase()] = value;
-  }
-  return out;
-}
-
 /**
  * Makes an independent client pool with its own window-lookup caches.
  *
@@ -147,12 +128,16 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
   const clients = new Map<string, { client: OpenAI; tenant: string }>();
   const windows = createWindowDiscovery(options);
   const { onLog } = options;
+  if (onLog !== undefined && onLog !== null && typeof onLog !== "function") {
+    // Called only from inside the SDK's logger, where its TypeError would be swallowed line by line.
+    throw new EndpointConfigError("onLog", "onLog must be a function taking { level, message }.");
+  }
   const logLevel = onLog ? (options.logLevel ?? "warn") : "off";
   if (!LEVELS.includes(logLevel)) {
     throw new EndpointConfigError("logLevel", `logLevel must be one of ${LEVELS.slice(1).join(", ")}.`);
   }
   const tenantOf = (baseURL: string, apiKey: string | undefined): string => {
-    const key = apiKey?.trim() ? apiKey : NO_KEY;
+    const key = apiKey?.trim() || NO_KEY;
     // The pool keeps a digest of the key, never the key itself (the client holds it, and only it).
     return `${baseURL}\n${createHash("sha256").update(key).digest("hex")}`;
   };
@@ -195,7 +180,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
         maxRetries: 0,
         logLevel,
         logger: { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug") },
-        fetch: redactingFetch(secrets, keepErrorBodies()),
+        fetch: redactingFetch(secrets, keepErrorBodies(sameOriginRedirects())),
       });
       clients.set(id, { client, tenant });
       while (clients.size > maxClients) {

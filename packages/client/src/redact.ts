@@ -221,37 +221,55 @@ export function redactor(endpoint: SecretBearer | undefined): <T>(value: T) => T
 
 /** `redactor`'s work with the secrets already gathered (for this package's own fetch). */
 export function redactDeep<T>(value: T, secrets: readonly string[]): T {
-  return secrets.length === 0 ? value : (redactValue(value, secrets, new WeakSet()) as T);
+  if (secrets.length === 0) return value;
+  if (typeof value === "string") return redactText(value, secrets) as T;
+  if (typeof value !== "object" || value === null) return value;
+  // Walked with a list of objects still to visit, not by recursion: a server's error body may nest
+  // deeper than the call stack goes.
+  const seen = new WeakSet<object>([value]);
+  const pending: object[] = [value];
+  /** The child `current` redacted (a string), or `current` itself, queued when it is an object to visit. */
+  const visit = (current: unknown): unknown => {
+    if (typeof current === "string") return redactText(current, secrets);
+    if (typeof current === "object" && current !== null && !seen.has(current)) {
+      seen.add(current);
+      pending.push(current);
+    }
+    return current;
+  };
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) redactOne(next, visit);
+  return value;
 }
 
-function redactValue(value: unknown, secrets: readonly string[], seen: WeakSet<object>): unknown {
-  if (typeof value === "string") return redactText(value, secrets);
-  if (typeof value !== "object" || value === null || seen.has(value)) return value;
-  seen.add(value);
+/** Redacts the strings held directly by `value` (through `visit`), queueing the objects it holds. */
+function redactOne(value: object, visit: (current: unknown) => unknown): void {
   if (value instanceof Headers) {
     for (const [name, text] of [...value]) {
-      const clean = redactText(text, secrets);
+      const clean = visit(text) as string;
       if (clean !== text) value.set(name, clean);
     }
-    return value;
+    return;
   }
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = redactValue(value[i], secrets, seen);
-    return value;
+    for (let i = 0; i < value.length; i++) {
+      const clean = visit(value[i]);
+      if (clean !== value[i]) value[i] = clean;
+    }
+    return;
   }
   const proto = Object.getPrototypeOf(value);
-  if (!(value instanceof Error) && proto !== Object.prototype && proto !== null) return value;
+  if (!(value instanceof Error) && proto !== Object.prototype && proto !== null) return;
   const keys = new Set<string>(Object.keys(value));
   if (value instanceof Error) for (const key of ["message", "stack", "cause"]) keys.add(key);
+  const record = value as Record<string, unknown>;
   for (const key of keys) {
-    const record = value as Record<string, unknown>;
     let current: unknown;
     try {
       current = record[key];
     } catch {
       continue;
     }
-    const clean = redactValue(current, secrets, seen);
+    const clean = visit(current);
     if (clean !== current) {
       try {
         record[key] = clean;
@@ -260,5 +278,4 @@ function redactValue(value: unknown, secrets: readonly string[], seen: WeakSet<o
       }
     }
   }
-  return value;
 }

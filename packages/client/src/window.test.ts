@@ -1,3 +1,6 @@
+import { getEventListeners } from "node:events";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import {
   llamacppPersonality,
   lmstudioPersonality,
@@ -8,9 +11,9 @@ import {
 } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { captureJson, fixtureJson, type ScriptedHttp, scriptedHttp } from "../test/http.js";
-import { ModelListingError } from "./errors.js";
+import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
-import { listedWindow } from "./window.js";
+import { listedWindow, listingEntries } from "./window.js";
 
 /** Waits until `ready()` holds, or 5 s have passed (the assertions after it then say what is missing). */
 async function settle(ready: () => boolean): Promise<void> {
@@ -117,10 +120,43 @@ describe("contextLimitFor reads each server's real listing", () => {
     expect(await pool.servedWindow({ baseUrl: live.baseUrl })).toBe(122880);
   });
 
+  it("takes no window from LM Studio's listing of models it has not loaded (max_context_length is what each could take)", async () => {
+    const listing = fixtureJson("models/lmstudio-api-v0-models.docs-example.json");
+    const entries = listingEntries(listing) ?? [];
+    expect(entries.map((e) => e.state)).toEqual(["not-loaded", "not-loaded", "not-loaded"]);
+    expect(entries.map((e) => listedWindow(e))).toEqual([undefined, undefined, undefined]);
+    // A host whose base URL is LM Studio's /api/v0: its listing is this body.
+    const server = await scripted((path) => (path === "/api/v0/models" ? [200, listing] : [404, {}]));
+    const baseUrl = server.baseUrl.replace(/\/v1$/, "/api/v0");
+    const pool = createClientPool();
+    expect(await pool.contextLimitFor({ baseUrl, model: "meta-llama-3.1-8b-instruct" })).toBe(0);
+    // Newer LM Studio (/api/v1/models): no loaded instance, no window either.
+    expect(listedWindow({ id: "q", max_context_length: 32768, loaded_instances: [] })).toBeUndefined();
+    // Mistral's entries carry no load state: their max_context_length is the window served.
+    expect(listedWindow({ id: "mistral-large-latest", max_context_length: 131072 })).toBe(131072);
+  });
+
   it("lets the operator's number win without any request", async () => {
     const server = await testkit({ models: fixtureJson("models/vllm.json") });
     expect(await createClientPool().contextLimitFor({ baseUrl: server.baseUrl }, 32768)).toBe(32768);
     expect(server.requests).toHaveLength(0);
+  });
+
+  it("refuses an operator's number that is not a number (a string read from the environment) before asking anything", async () => {
+    const server = await testkit({ models: fixtureJson("models/vllm.json") });
+    const pool = createClientPool();
+    for (const given of ["8192", { tokens: 8192 }, true]) {
+      const error = await pool
+        .contextLimitFor({ baseUrl: server.baseUrl }, given as never)
+        .catch((e: unknown) => e);
+      expect(EndpointConfigError.isInstance(error)).toBe(true);
+      expect((error as EndpointConfigError).field).toBe("operatorNumber");
+    }
+    expect(server.requests).toHaveLength(0);
+    // Absent, null, 0 and a negative number are no number: the server is asked.
+    for (const given of [undefined, null, 0, -1]) {
+      expect(await pool.contextLimitFor({ baseUrl: server.baseUrl }, given as never)).toBe(8096);
+    }
   });
 
   it("answers 0 for a server it cannot reach", async () => {
@@ -155,6 +191,30 @@ describe("route latches", () => {
       expect(paths(server)).toEqual(["/props", "/api/v0/models", "/props"]);
     });
   }
+
+  it("latches nothing on a refused credential (401, 403): another tenant of the server is still asked", async () => {
+    const loaded = { data: [{ id: "m", state: "loaded", loaded_context_length: 8192 }] };
+    // LM Studio with an API token: its routes refuse any other key.
+    const server = await testkit({
+      models: [{ id: "m" }],
+      lmstudio: loaded,
+      personality: {
+        name: "token-required",
+        intercept: (request: RecordedRequest) =>
+          request.headers.authorization === "Bearer lm-token-right"
+            ? undefined
+            : {
+                type: "error" as const,
+                status: request.path === "/props" ? 403 : 401,
+                body: { error: "unauthorized" },
+              },
+      },
+    });
+    const pool = createClientPool({ now: () => 1_000 });
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, apiKey: "lm-token-wrong" })).toBeUndefined();
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, apiKey: "lm-token-right" })).toBe(8192);
+    expect(paths(server)).toEqual(["/props", "/api/v0/models", "/props", "/api/v0/models"]);
+  });
 
   it("leaves /api/v0/models alone for listingMissMs after any other error, then asks again", async () => {
     const server = await testkit({ models: [{ id: "m" }], personality: routeStatus("/api/v0/models", 500) });
@@ -230,6 +290,31 @@ describe("the lookup is bounded and stoppable", () => {
       })
       .catch(() => {});
     expect(server.seen.filter((s) => s.path === "/api/v0/models")).toHaveLength(2);
+  });
+
+  it("holds nothing once a lookup has answered: ten thousand lookups leave no timer or signal behind", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const server = await testkit({ models: [{ id: "m" }] });
+    // A long bound: what a lookup leaves armed would be held this long after it answered.
+    const pool = createClientPool({ lookupBoundMs: 600_000 });
+    const host = new AbortController();
+    const settings = { baseUrl: server.baseUrl, model: "m" };
+    expect(await pool.servedWindow(settings)).toBeUndefined(); // latched: no request from here on
+    const run = async (signal?: AbortSignal) => {
+      for (let i = 0; i < 10_000; i++) await pool.servedWindow(settings, { signal });
+    };
+    await run(host.signal); // warm-up
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    await run(host.signal);
+    await run();
+    gc();
+    const held = process.memoryUsage().heapUsed - before;
+    // Before: about 1.2 KB a lookup (2.4 KB with the caller's signal) held for the whole bound.
+    expect(held).toBeLessThan(4_000_000);
+    expect(getEventListeners(host.signal, "abort")).toHaveLength(0);
+    expect(server.requests).toHaveLength(2);
   });
 
   it("rejects at once with an already-aborted signal and sends nothing", async () => {

@@ -1,5 +1,8 @@
-import { apiKeyOf, checkedBaseUrl, timeoutMs, type WindowSettings } from "./endpoint.js";
+import { apiKeyOf, checkedBaseUrl, checkedHeaders, timeoutMs, type WindowSettings } from "./endpoint.js";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
+import { secretsOf } from "./redact.js";
+import { redactingFetch } from "./redact-fetch.js";
+import { sameOriginRedirects } from "./redirects.js";
 
 /** One entry of a `GET /models` listing: an `id` and whatever else the server put beside it. */
 export interface ModelEntry {
@@ -15,7 +18,7 @@ export interface LookupOptions {
 
 /** Settings of the window lookups of one pool. */
 export interface WindowDiscoveryOptions {
-  /** The bound on one whole lookup, listing and native routes together (default 10 000 ms). */
+  /** The bound on one whole lookup, listing and native routes together (default 10 000 ms; 1 to 2147483647). */
   lookupBoundMs?: number;
   /** How long `/api/v0/models` is left alone after an error other than 404/405/501 (default 60 000 ms). */
   listingMissMs?: number;
@@ -86,6 +89,9 @@ type Latch = (state: RouteState) => void;
 
 const ABSENT = new Set([404, 405, 501]);
 
+/** A refusal of the credential that asked: says nothing about the server, so nothing is latched. */
+const REFUSED = new Set([401, 403]);
+
 function positive(value: unknown): number | undefined {
   // A window under one token is no window (0.5 would floor to 0).
   return typeof value === "number" && Number.isFinite(value) && value >= 1 ? Math.floor(value) : undefined;
@@ -100,11 +106,15 @@ function nativeBase(baseUrl: string): string {
   return baseUrl.replace(/\/v1$/, "");
 }
 
+/**
+ * What a lookup sends, as the pooled client would: the key as a bearer token, unless the
+ * endpoint's own headers carry an `Authorization` (in any case), which wins as it does in the SDK.
+ */
 function authHeaders(settings: WindowSettings): Record<string, string> {
   return {
-    ...(settings.headers ?? {}),
     authorization: `Bearer ${apiKeyOf(settings)}`,
     accept: "application/json",
+    ...checkedHeaders(settings.headers),
   };
 }
 
@@ -224,6 +234,8 @@ function routerCtxSize(entry: Record<string, unknown>): number | undefined {
  * `capabilities.limits` (`max_prompt_tokens`, else `max_context_window_tokens`), a LiteLLM
  * `model_info.max_input_tokens`, the `--ctx-size` in a llama.cpp router's `status.args`, and a
  * `num_ctx` in an Ollama `/api/show` body's `parameters` (never its trained `model_info` window).
+ * An LM Studio entry (one with a load `state` or `loaded_instances`) that is not loaded states no
+ * window: its `max_context_length` is only what the model could take.
  * `meta.n_ctx` / `meta.n_ctx_train` (llama.cpp) are not read here: `contextLimitFor` asks the
  * server's native routes before it settles for those. Zero, negative, null and non-numbers are no
  * window.
@@ -232,7 +244,11 @@ export function listedWindow(entry: ModelEntry | undefined): number | undefined 
   if (!entry) return undefined;
   const loaded = loadedWindow(entry);
   if (loaded !== undefined) return loaded;
+  // LM Studio's entries (a load `state`, or `loaded_instances`) give `max_context_length` as what the
+  // model could take: a model it has not loaded has no window yet (it loads with its own default).
+  const lmstudio = typeof entry.state === "string" || Array.isArray(entry.loaded_instances);
   for (const key of WINDOW_KEYS) {
+    if (lmstudio && key === "max_context_length") continue;
     const n = positive(entry[key]);
     if (n !== undefined) return n;
   }
@@ -288,25 +304,95 @@ export interface WindowDiscovery {
   reset(): void;
 }
 
+/** The lookups' fetch: a redirect to another origin would carry the endpoint's headers there. */
+const followSameOrigin = sameOriginRedirects((input, init) => fetch(input, init));
+
+/** The longest timer Node holds; a longer bound would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * One lookup's bound and its caller's signal as one signal. Its timer and its listener on the
+ * caller's signal go with `dispose`, when the lookup answers: nothing of a finished lookup is left
+ * armed (an `AbortSignal.timeout` would stay held, with what it reaches, for the whole bound).
+ */
 class Deadline {
-  readonly signal: AbortSignal;
+  private readonly controller = new AbortController();
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private readonly onStop = (): void => this.controller.abort(this.caller?.reason);
+  /** Set once the bound has passed: the `TimeoutError` the lookup answers with. */
+  reason: DOMException | undefined;
+
   constructor(
     readonly caller: AbortSignal | undefined,
-    readonly timer: AbortSignal,
+    ms: number,
   ) {
-    this.signal = caller ? AbortSignal.any([caller, timer]) : timer;
+    this.timer = setTimeout(() => {
+      this.reason = new DOMException("The operation was aborted due to timeout", "TimeoutError");
+      this.controller.abort(this.reason);
+    }, ms);
+    this.timer.unref?.();
+    caller?.addEventListener("abort", this.onStop, { once: true });
+  }
+  /** Aborts when the bound passes or the caller stops the lookup. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+  /** Whether the bound has passed. */
+  get expired(): boolean {
+    return this.reason !== undefined;
   }
   /** Rethrows the caller's reason when the caller stopped the lookup. */
   throwIfStopped(): void {
     if (this.caller?.aborted) throw this.caller.reason;
   }
+  /** Clears the timer and the listener on the caller's signal. */
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener("abort", this.onStop);
+  }
+}
+
+/** A pool option a lookup reads, checked when the pool is made (`EndpointConfigError` naming it). */
+function checkedOptions(options: WindowDiscoveryOptions) {
+  const { lookupBoundMs = 10_000, listingMissMs = 60_000, now = Date.now, routeLatches } = options;
+  if (
+    typeof lookupBoundMs !== "number" ||
+    !Number.isFinite(lookupBoundMs) ||
+    lookupBoundMs < 1 ||
+    lookupBoundMs > MAX_TIMER_MS
+  ) {
+    throw new EndpointConfigError(
+      "lookupBoundMs",
+      `lookupBoundMs must be a number of milliseconds from 1 to ${MAX_TIMER_MS}, got ${String(lookupBoundMs)}.`,
+    );
+  }
+  if (typeof listingMissMs !== "number" || !Number.isFinite(listingMissMs) || listingMissMs < 0) {
+    throw new EndpointConfigError(
+      "listingMissMs",
+      `listingMissMs must be a number of milliseconds, 0 or more, got ${String(listingMissMs)}.`,
+    );
+  }
+  if (typeof now !== "function") {
+    throw new EndpointConfigError("now", "now must be a function answering the time in epoch ms.");
+  }
+  const store = routeLatches as Partial<Record<keyof RouteLatchStore, unknown>> | undefined;
+  if (
+    store !== undefined &&
+    (typeof store !== "object" ||
+      store === null ||
+      !(["get", "set", "delete", "clear", "keys"] as const).every((m) => typeof store[m] === "function"))
+  ) {
+    throw new EndpointConfigError(
+      "routeLatches",
+      "routeLatches must be a RouteLatchStore (get, set, delete, clear, size, keys), such as a Map.",
+    );
+  }
+  return { boundMs: lookupBoundMs, missMs: listingMissMs, now };
 }
 
 /** Makes the window lookups and the route latches they keep. */
 export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): WindowDiscovery {
-  const boundMs = options.lookupBoundMs ?? 10_000;
-  const missMs = options.listingMissMs ?? 60_000;
-  const now = options.now ?? Date.now;
+  const { boundMs, missMs, now } = checkedOptions(options);
   const maxRoutes = options.maxRoutes ?? DEFAULT_MAX_ROUTES;
   if (!Number.isInteger(maxRoutes) || maxRoutes < 1) {
     throw new EndpointConfigError(
@@ -339,13 +425,15 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   const deadlineFor = (settings: WindowSettings, signal: AbortSignal | undefined): Deadline => {
     const request = timeoutMs(settings);
     const ms = request === undefined ? boundMs : Math.min(boundMs, request);
-    return new Deadline(signal, AbortSignal.timeout(ms));
+    return new Deadline(signal, ms);
   };
 
   /** GET a URL under the deadline: the response, or the failure (the caller's stop is rethrown). */
   const get = async (url: string, settings: WindowSettings, deadline: Deadline): Promise<Response> => {
     try {
-      return await fetch(url, { headers: authHeaders(settings), signal: deadline.signal });
+      // Through the redaction pooled clients use: a listing that echoes the key is not handed back with it.
+      const redacted = redactingFetch(secretsOf(settings), followSameOrigin);
+      return await redacted(url, { headers: authHeaders(settings), signal: deadline.signal });
     } catch (error) {
       deadline.throwIfStopped();
       throw error;
@@ -357,7 +445,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       return await response.json();
     } catch {
       deadline.throwIfStopped();
-      if (deadline.timer.aborted) throw deadline.timer.reason;
+      if (deadline.reason) throw deadline.reason;
       return undefined;
     }
   };
@@ -408,11 +496,11 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       }
     } catch {
       deadline.throwIfStopped();
-      if (deadline.timer.aborted) return undefined;
+      if (deadline.expired) return undefined;
       // Unreachable or reset: the next route may still answer.
     }
     // LM Studio: /api/v0/models (loaded_context_length of a loaded model).
-    if (state.lmstudioGone || state.lmstudioMissUntil > now() || deadline.timer.aborted) {
+    if (state.lmstudioGone || state.lmstudioMissUntil > now() || deadline.expired) {
       if (propsAbsent && state.lmstudioGone) latches.push(markNeither);
       return undefined;
     }
@@ -423,7 +511,8 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
         if (ABSENT.has(response.status)) {
           latches.push(markGone);
           if (propsAbsent) latches.push(markNeither);
-        } else {
+        } else if (!REFUSED.has(response.status)) {
+          // The latches are the server's, for every tenant: a refused key is only this tenant's.
           latches.push(markMiss);
         }
         return undefined;
@@ -451,69 +540,94 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
     for (const latch of latches) latch(state);
   };
 
+  /** What every lookup checks before anything is sent: its options, the key and the headers. */
+  const checked = (settings: WindowSettings, given: LookupOptions | null | undefined): LookupOptions => {
+    const lookup = lookupOptions(given);
+    apiKeyOf(settings);
+    checkedHeaders(settings?.headers);
+    return lookup;
+  };
+
+  /** Runs `lookup` under a fresh deadline, disposed (timer cleared, listener removed) when it ends. */
+  const bounded = async <T>(
+    settings: WindowSettings,
+    signal: AbortSignal | undefined,
+    lookup: (deadline: Deadline) => Promise<T>,
+  ): Promise<T> => {
+    signal?.throwIfAborted();
+    const deadline = deadlineFor(settings, signal);
+    try {
+      return await lookup(deadline);
+    } finally {
+      deadline.dispose();
+    }
+  };
+
   return {
     async listModels(settings, given) {
-      const lookup = lookupOptions(given);
-      apiKeyOf(settings); // a key of the wrong type is named before anything is sent
-      lookup.signal?.throwIfAborted();
-      const deadline = deadlineFor(settings, lookup.signal);
-      try {
-        return await list(settings, deadline);
-      } catch (error) {
-        deadline.throwIfStopped();
-        if (deadline.timer.aborted) throw deadline.timer.reason; // a TimeoutError DOMException
-        if (ModelListingError.isInstance(error)) throw error;
-        const url = `${checkedBaseUrl(settings)}/models`;
-        throw new ModelListingError(
-          "unreachable",
-          url,
-          `GET ${url} got no answer: ${describeNetworkError(error)}`,
-          {
-            cause: error,
-          },
-        );
-      }
+      const { signal } = checked(settings, given);
+      return bounded(settings, signal, async (deadline) => {
+        try {
+          return await list(settings, deadline);
+        } catch (error) {
+          deadline.throwIfStopped();
+          if (deadline.reason) throw deadline.reason; // a TimeoutError DOMException
+          if (ModelListingError.isInstance(error)) throw error;
+          const url = `${checkedBaseUrl(settings)}/models`;
+          throw new ModelListingError(
+            "unreachable",
+            url,
+            `GET ${url} got no answer: ${describeNetworkError(error)}`,
+            { cause: error },
+          );
+        }
+      });
     },
 
     async servedWindow(settings, given) {
-      const lookup = lookupOptions(given);
-      apiKeyOf(settings); // a key of the wrong type is named before anything is sent
-      lookup.signal?.throwIfAborted();
-      const deadline = deadlineFor(settings, lookup.signal);
-      const latches: Latch[] = [];
-      const n = await served(settings, deadline, latches);
-      deadline.throwIfStopped();
-      apply(settings, latches);
-      return n;
+      const { signal } = checked(settings, given);
+      return bounded(settings, signal, async (deadline) => {
+        const latches: Latch[] = [];
+        const n = await served(settings, deadline, latches);
+        deadline.throwIfStopped();
+        apply(settings, latches);
+        return n;
+      });
     },
 
     async contextLimitFor(settings, operatorNumber, given) {
-      const lookup = lookupOptions(given);
-      apiKeyOf(settings); // a key of the wrong type is named before anything is sent
+      const { signal } = checked(settings, given);
+      if (operatorNumber != null && typeof operatorNumber !== "number") {
+        // A "8192" read from the environment would otherwise be passed over for the server's word.
+        throw new EndpointConfigError(
+          "operatorNumber",
+          `The operator's context length must be a number of tokens (0 or absent for none); it is a ${typeof operatorNumber}.`,
+        );
+      }
       const own = positive(operatorNumber);
       if (own !== undefined) return own;
       checkedBaseUrl(settings);
-      lookup.signal?.throwIfAborted();
-      const deadline = deadlineFor(settings, lookup.signal);
-      const latches: Latch[] = [];
-      let entry: ModelEntry | undefined;
-      try {
-        entry = findEntry(await list(settings, deadline), settings.model);
-      } catch (error) {
+      return bounded(settings, signal, async (deadline) => {
+        const latches: Latch[] = [];
+        let entry: ModelEntry | undefined;
+        try {
+          entry = findEntry(await list(settings, deadline), settings.model);
+        } catch (error) {
+          deadline.throwIfStopped();
+          if (deadline.expired) return 0;
+          // A server that cannot be reached at all has no native routes to ask either.
+          if (!ModelListingError.isInstance(error)) return 0;
+        }
+        const listed = listedWindow(entry);
+        if (listed !== undefined) return listed;
+        const native = await served(settings, deadline, latches);
         deadline.throwIfStopped();
-        if (deadline.timer.aborted) return 0;
-        // A server that cannot be reached at all has no native routes to ask either.
-        if (!ModelListingError.isInstance(error)) return 0;
-      }
-      const listed = listedWindow(entry);
-      if (listed !== undefined) return listed;
-      const native = await served(settings, deadline, latches);
-      deadline.throwIfStopped();
-      apply(settings, latches);
-      if (native !== undefined) return native;
-      // The allocated context a newer llama.cpp lists under meta, then the trained window.
-      const meta = isRecord(entry?.meta) ? entry.meta : undefined;
-      return positive(meta?.n_ctx) ?? positive(meta?.n_ctx_train) ?? 0;
+        apply(settings, latches);
+        if (native !== undefined) return native;
+        // The allocated context a newer llama.cpp lists under meta, then the trained window.
+        const meta = isRecord(entry?.meta) ? entry.meta : undefined;
+        return positive(meta?.n_ctx) ?? positive(meta?.n_ctx_train) ?? 0;
+      });
     },
 
     forget(baseUrl) {

@@ -2,6 +2,7 @@ import { createClientPool } from "@loopwright/client";
 import { type RecordedRequest, startServer, type TestServer } from "@loopwright/testkit";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CutProxy } from "../test/cut-proxy.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
 
@@ -69,4 +70,51 @@ describe.skipIf(!HAS_REDIS)("the Redis window-route latches", () => {
       raw.destroy();
     }
   });
+
+  it("a latch learned while only the command connection is down (Redis closed it as idle) reaches every instance once it reconnects", async () => {
+    const a = await createRedisRouteLatches({ url: redis.url, prefix: "idle:", onError: () => {} });
+    const b = await createRedisRouteLatches({ url: redis.url, prefix: "idle:", onError: () => {} });
+    stores.push(a, b);
+    const base = "http://idle-routes.test";
+    a.set(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
+    const raw = createClient({ url: redis.url, RESP: 2 });
+    await raw.connect();
+    try {
+      // What Redis's `timeout` does to an idle client: command connections go, subscribers stay.
+      await raw.sendCommand(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+      const state = a.get(base);
+      if (!state) throw new Error("the latch set a moment ago is not held");
+      state.neither = true;
+      for (let i = 0; i < 100 && !b.get(base)?.neither; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(b.get(base)).toMatchObject({ neither: true });
+      const keys = (await raw.sendCommand(["KEYS", "idle:routes:*"])) as string[];
+      expect(keys.sort()).toHaveLength(2);
+      const late = await createRedisRouteLatches({ url: redis.url, prefix: "idle:" });
+      stores.push(late);
+      expect(late.get(base)).toMatchObject({ neither: true });
+    } finally {
+      raw.destroy();
+    }
+  }, 20_000);
+
+  it("a latch learned while the whole link to Redis is down reaches every instance once it is back", async () => {
+    const proxy = await CutProxy.start(redis.port);
+    const a = await createRedisRouteLatches({ url: proxy.url, prefix: "cut:", onError: () => {} });
+    const b = await createRedisRouteLatches({ url: redis.url, prefix: "cut:" });
+    stores.push(a, b);
+    const base = "http://cut-routes.test";
+    a.set(base, { neither: false, lmstudioGone: false, lmstudioMissUntil: 0 });
+    try {
+      await proxy.cut();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const state = a.get(base);
+      if (!state) throw new Error("the latch set a moment ago is not held");
+      state.lmstudioGone = true;
+      await proxy.restore();
+      for (let i = 0; i < 100 && !b.get(base)?.lmstudioGone; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(b.get(base)).toMatchObject({ neither: false, lmstudioGone: true });
+    } finally {
+      await proxy.cut();
+    }
+  }, 20_000);
 });

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
-import { call, connectStore, type RedisOptions } from "./connection.js";
+import { call, connectStore, type RedisOptions, whenReady } from "./connection.js";
+import { MAX_OWED, Owed } from "./owed.js";
 
 /**
  * The window-route latches of `@loopwright/client`'s lookups, shared through Redis.
@@ -51,17 +52,30 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
   const instrumented = new WeakSet<RouteLatches>();
   let receiving = false;
 
+  /**
+   * Latches learned and not yet in Redis, by server digest: sent at once when the command link is
+   * up, else when it is back (Redis's `timeout` closes an idle command connection and leaves the
+   * subscriber alone), and again after a send that failed. A server owed again is sent its whole
+   * state, which holds everything the earlier one did (a latch only closes).
+   */
+  const owed = new Owed<Fields>({
+    link: writer,
+    send: (id, fields) =>
+      Promise.all([
+        call(writer, ["HSET", keyOf(id), ...Object.entries(fields).flat()]),
+        call(writer, ["SADD", indexKey, id]),
+        call(writer, ["PUBLISH", channel, JSON.stringify({ id, fields })]),
+      ]),
+    max: MAX_OWED,
+    report,
+    what: "learned route latches",
+  });
+
   const share = (base: string, state: RouteLatches): void => {
-    if (receiving || !writer.isReady) return;
+    if (receiving) return;
     const fields = fieldsOf(state);
-    const flat = Object.entries(fields).flat();
-    if (flat.length === 0) return;
-    const id = idOf(base);
-    Promise.all([
-      call(writer, ["HSET", keyOf(id), ...flat]),
-      call(writer, ["SADD", indexKey, id]),
-      call(writer, ["PUBLISH", channel, JSON.stringify({ id, fields })]),
-    ]).catch(report);
+    if (Object.keys(fields).length === 0) return;
+    owed.owe(idOf(base), fields);
   };
 
   /**
@@ -138,8 +152,12 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
   });
   subscriber.on("ready", () => {
     // The server may have come back empty: write what this instance knows again, then read.
-    for (const [base, state] of states) share(base, state);
-    void reload().catch(report);
+    void whenReady(writer)
+      .then(() => {
+        for (const [base, state] of states) share(base, state);
+        return reload();
+      })
+      .catch(report);
   });
   await reload();
 
@@ -166,6 +184,7 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
     keys: () => states.keys(),
     reload,
     async close() {
+      owed.close();
       subscriber.destroy();
       writer.destroy();
     },
