@@ -172,10 +172,19 @@ export function streamErrorMaker(client: unknown): StreamErrorMaker {
   return (error) => new ServerSentError(error);
 }
 
+/** The error an `event: error` carries: the JSON's truthy `error` member, the JSON itself, or its text. */
+function namedError(data: string): unknown {
+  const value = parsed(data);
+  if (typeof value === "object" && value !== null) return (value as { error?: unknown }).error || value;
+  if (typeof value === "string" && value !== "") return value;
+  return data.trim() === "" ? "an `event: error` with no text" : data;
+}
+
 /**
  * Server-sent events read from the body as they arrive (`SseDecoder`: linear however long one event
  * is), until `[DONE]` or the body's end. Each event's data is a chunk; one whose JSON has a truthy
- * `error` member is thrown as `makeError(error)`, as the SDK's reader does.
+ * `error` member is thrown as `makeError(error)`, as the SDK's reader does, and so is any event named
+ * `error`, whatever its data (JSON of another shape, or plain text).
  */
 async function* sseChunks(
   start: string,
