@@ -202,6 +202,10 @@ async function* sseChunks(
           ended = true;
           return;
         }
+        // An event the server named `error` is its error whatever the data holds: JSON of any shape, or
+        // plain text from a gateway. (Read as a chunk, text was a malformed chunk and an unknown shape
+        // was skipped, ending the turn as if nothing had gone wrong.)
+        if (event.event === "error") throw makeError(namedError(event.data));
         // A line that is not JSON throws SyntaxError, which streamTurn reports as a malformed chunk.
         const chunk = JSON.parse(event.data) as ChunkLike;
         const error = (chunk as { error?: unknown } | null)?.error;
