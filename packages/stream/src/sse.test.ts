@@ -82,6 +82,13 @@ describe("SseDecoder", () => {
     ]);
   });
 
+  it("still reads a CRLF as one line end when an empty read comes between its CR and its LF", () => {
+    // A body may hand over a read with no bytes (a proxy flushing, a custom fetch); it is not a line.
+    expect(decode(["data: one\r", "", "\ndata: two\r\n", "", "\r", "", "\n"])).toEqual([
+      { event: null, data: "one\ntwo" },
+    ]);
+  });
+
   it("hands on no event for a bare `event: ping` with no data line", () => {
     expect(decode(["event: ping\n\n", ": keep-alive\n\n", "data: x\n\n"])).toEqual([
       { event: null, data: "x" },

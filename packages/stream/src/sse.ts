@@ -30,6 +30,8 @@ export class SseDecoder {
   /** Reads `text` on from where the last piece stopped; answers the events it completed. */
   push(text: string): SseEvent[] {
     const events: SseEvent[] = [];
+    // An empty read is nothing: a CR before it may still meet its LF in the next.
+    if (text === "") return events;
     let from = 0;
     if (this.afterCr && text.startsWith("\n")) from = 1;
     this.afterCr = false;
