@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -214,6 +214,39 @@ describe("Session over HTTP", () => {
     const choices = server.chatRequests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
     expect(choices).toEqual([undefined, undefined, "none"]);
     expect(sent(server, 2).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+  });
+
+  it("answers on the reserved turn when the server refuses tool_choice: re-sent without it, the note kept, every call answered", async () => {
+    // OpenRouter's 404 when no provider of the model takes tool_choice, as recorded.
+    const refused = {
+      type: "error",
+      status: 404,
+      body: readFixture("errors/openrouter/404-no-endpoints-support-tool-choice.message.txt"),
+    } as const;
+    const call = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
+    server = await startServer({
+      replies: [call(1), refused, { content: "Found nothing." }, call(2), { content: "Still nothing." }],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "z-ai/glm-4.5-air" },
+      tools: [
+        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "nothing" },
+      ],
+      maxTurns: 1,
+    });
+    expect(await session.prompt("Search")).toEqual({ status: "ok", reply: "Found nothing." });
+    // The next prompt: the model's latch sends its reserved turn without tool_choice and without tools.
+    expect(await session.prompt("Again")).toEqual({ status: "ok", reply: "Still nothing." });
+    const bodies = server.chatRequests.map((r) => r.body as { tool_choice?: unknown; tools?: unknown[] });
+    expect(bodies.map((b) => b.tool_choice)).toEqual([undefined, "none", undefined, undefined, undefined]);
+    expect(bodies.map((b) => b.tools?.length)).toEqual([1, 1, undefined, 1, undefined]);
+    for (const at of [1, 2, 4])
+      expect(sent(server, at).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+    expect(
+      session.getSnapshot().timeline.some((e) => e.type === "notice" && /refused tool_choice/.test(e.text)),
+    ).toBe(true);
+    expect(answeredPrefix(session.messages)).toBe(session.messages.length);
+    expect(session.messages.some((m) => (m as ChatMessageLike).content === FINAL_TURN_NOTE)).toBe(false);
   });
 
   /** A session with maxTurns 2 whose model opens a todo, pauses with text (nudged), then goes on as `rest`. */
