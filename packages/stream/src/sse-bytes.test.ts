@@ -7,7 +7,7 @@ import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
 
 // The text/event-stream reader decodes bytes as they arrive: characters and broken UTF-8 cut between
-// two network reads, a byte order mark, NUL. What comes out must be what the openai SDK's reader
+// two network reads, a byte order mark, NUL in a comment. What comes out must be what the openai SDK's reader
 // (which decodes each whole line) makes of the same bytes.
 
 /** A reply body of `pieces`, as the SDK's `withResponse()` hands it over. */
@@ -87,7 +87,15 @@ describe("the event-stream reader on bytes", () => {
         fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 10 }),
         async (contents, end, at) => {
           const bytes = concat([
-            ...contents.flatMap((c) => [encode('data: {"c":"'), c, encode(`"}${end}${end}`)]),
+            // Each event after a comment of the same bytes and NUL, which no reader may trip on.
+            ...contents.flatMap((c) => [
+              encode(": \u0000"),
+              c,
+              encode(end),
+              encode('data: {"c":"'),
+              c,
+              encode(`"}${end}${end}`),
+            ]),
             encode(`data: [DONE]${end}${end}`),
           ]);
           const pieces = cutBytes(bytes, at);
