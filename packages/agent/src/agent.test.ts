@@ -331,6 +331,28 @@ describe("Agent over HTTP", () => {
     expect(stopping.messages.filter((m) => (m as ChatMessageLike).role === "tool")).toHaveLength(2);
   });
 
+  it("asks shouldStopAfterTurn after a text answer too, before a queued follow-up: true ends the run without it", async () => {
+    server = await startServer({ replies: [{ content: "First answer." }, { content: "never asked" }] });
+    const asked: { message: unknown; toolResults: unknown[] }[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      shouldStopAfterTurn: ({ message, toolResults }) => {
+        asked.push({ message, toolResults });
+        return true;
+      },
+    });
+    const events = record(agent);
+    agent.followUp("And then this.");
+    const result = await agent.prompt("Question");
+    expect(result.status).toBe("stopped");
+    expect(server.chatRequests).toHaveLength(1);
+    expect(asked).toEqual([{ message: { role: "assistant", content: "First answer." }, toolResults: [] }]);
+    // Kept, as a stop after a tool step keeps it: nothing queued is delivered.
+    expect(agent.hasQueuedMessages()).toBe(true);
+    expect(sequence(events).slice(-3)).toEqual(["message_end:assistant", "turn_end", "agent_end"]);
+    expect(sequence(events).filter((t) => t === "turn_start")).toHaveLength(1);
+  });
+
   it("sends a step's tool_choice as its toolChoice option says", async () => {
     server = await startServer({
       replies: [{ toolCalls: [{ id: "c1", name: "a", arguments: "{}" }] }, { content: "Done." }],

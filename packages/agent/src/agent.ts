@@ -94,7 +94,11 @@ export interface AgentOptions {
    * reserved final turn.
    */
   toolChoice?: (info: TransformContextInfo) => ToolChoice | undefined;
-  /** Asked after each tool step, before queued messages and the next request: true ends the run ("stopped"). */
+  /**
+   * Asked after each tool step, before queued messages and the next request, and after a turn that
+   * answered with text when a queued message would start another: true ends the run ("stopped"),
+   * the queued messages kept.
+   */
   shouldStopAfterTurn?: (
     context: {
       messages: readonly AgentMessage[];
@@ -454,6 +458,11 @@ export class Agent {
           status = this.#ending;
           break;
         }
+        // The model answered; before a queued message starts another turn, the hook may end the run.
+        if (this.hasQueuedMessages() && (await this.#stopAfterAnswer(result.messages, signal))) {
+          status = "stopped";
+          break;
+        }
         const steering = this.#drain(this.#steering, this.steeringMode);
         pending = steering.length > 0 ? steering : this.#drain(this.#followUp, this.followUpMode);
         if (pending.length === 0) break;
@@ -625,6 +634,16 @@ export class Agent {
     }
     // A barrier: listeners have seen the message before any tool of its step starts.
     await this.#delivery;
+  }
+
+  /** `shouldStopAfterTurn` after a turn that answered with text (no tool results). */
+  async #stopAfterAnswer(
+    messages: readonly ChatMessage[],
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    if (!this.shouldStopAfterTurn) return false;
+    const message = messages.findLast((m) => m.role === "assistant");
+    return this.shouldStopAfterTurn({ messages: this.#messages, message, toolResults: [] }, signal);
   }
 
   /**

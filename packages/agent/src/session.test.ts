@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -214,6 +214,100 @@ describe("Session over HTTP", () => {
     const choices = server.chatRequests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
     expect(choices).toEqual([undefined, undefined, "none"]);
     expect(sent(server, 2).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+  });
+
+  it("answers on the reserved turn when the server refuses tool_choice: re-sent without it, the note kept, every call answered", async () => {
+    // OpenRouter's 404 when no provider of the model takes tool_choice, as recorded.
+    const refused = {
+      type: "error",
+      status: 404,
+      body: readFixture("errors/openrouter/404-no-endpoints-support-tool-choice.message.txt"),
+    } as const;
+    const call = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
+    server = await startServer({
+      replies: [call(1), refused, { content: "Found nothing." }, call(2), { content: "Still nothing." }],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "z-ai/glm-4.5-air" },
+      tools: [
+        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "nothing" },
+      ],
+      maxTurns: 1,
+    });
+    expect(await session.prompt("Search")).toEqual({ status: "ok", reply: "Found nothing." });
+    // The next prompt: the model's latch sends its reserved turn without tool_choice and without tools.
+    expect(await session.prompt("Again")).toEqual({ status: "ok", reply: "Still nothing." });
+    const bodies = server.chatRequests.map((r) => r.body as { tool_choice?: unknown; tools?: unknown[] });
+    expect(bodies.map((b) => b.tool_choice)).toEqual([undefined, "none", undefined, undefined, undefined]);
+    expect(bodies.map((b) => b.tools?.length)).toEqual([1, 1, undefined, 1, undefined]);
+    for (const at of [1, 2, 4])
+      expect(sent(server, at).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+    expect(
+      session.getSnapshot().timeline.some((e) => e.type === "notice" && /refused tool_choice/.test(e.text)),
+    ).toBe(true);
+    expect(answeredPrefix(session.messages)).toBe(session.messages.length);
+    expect(session.messages.some((m) => (m as ChatMessageLike).content === FINAL_TURN_NOTE)).toBe(false);
+  });
+
+  /** A session with maxTurns 2 whose model opens a todo, pauses with text (nudged), then goes on as `rest`. */
+  async function nudged(rest: object[]) {
+    const todos = JSON.stringify({ todos: [{ content: "write tests", status: "inProgress" }] });
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "t1", name: "TodoWrite", arguments: todos }] },
+        { content: "Pausing here." },
+        ...rest,
+      ],
+    });
+    const looked: number[] = [];
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      builtInTools: { todoWrite: true },
+      tools: [
+        {
+          name: "look",
+          description: "Looks",
+          parameters: { type: "object" },
+          execute: (args) => {
+            looked.push(Number((args as { n: number }).n));
+            return "nothing";
+          },
+        },
+      ],
+      maxTurns: 2,
+    });
+    return { session, looked, result: await session.prompt("Write the tests") };
+  }
+  const look = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
+
+  it("counts maxTurns over the whole prompt: a nudge about open todos starts no fresh tool budget", async () => {
+    const { result, looked } = await nudged([
+      look(2),
+      { content: "Out of turns; here is where it stands." },
+      look(3),
+      { content: "never" },
+    ]);
+    // Two tool turns (TodoWrite, then look after the nudge), then the reserved turn; its answer is the
+    // end, though a todo is open: the budget of the prompt is spent, so no nudge asks for more work.
+    expect(result).toEqual({ status: "ok", reply: "Out of turns; here is where it stands." });
+    expect(looked).toEqual([2]);
+    const s = server as TestServer;
+    expect(s.chatRequests).toHaveLength(4);
+    const choices = s.chatRequests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
+    expect(choices).toEqual([undefined, undefined, undefined, "none"]);
+    expect(sent(s, 2).at(-1)).toEqual({
+      role: "user",
+      content: "[notice] 1 tool turn(s) left for this request; plan to finish.",
+    });
+    expect(sent(s, 3).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+  });
+
+  it("ends with maxTurns, the call unrun, when the model calls on the reserved turn of a nudged prompt", async () => {
+    const { result, looked, session } = await nudged([look(2), look(3), { content: "never" }]);
+    expect(result.status).toBe("maxTurns");
+    expect(looked).toEqual([2]);
+    expect((server as TestServer).chatRequests).toHaveLength(4);
+    expect(answeredPrefix(session.messages)).toBe(session.messages.length);
   });
 
   it("runs one prompt at a time, and keeps the timeline apart from stream events", async () => {

@@ -12,7 +12,7 @@ import {
 } from "@loopwright/tools-mcp";
 import { Agent } from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
-import type { AgentBackend } from "./backend.js";
+import { type AgentBackend, loopBackend } from "./backend.js";
 import {
   type AskAnswer,
   type AskedQuestion,
@@ -214,6 +214,10 @@ export class Session {
   #lastCalls = "";
   #repeats = 0;
   #textOnly = 0;
+  /** Tool turns the running prompt has taken, over every loop run the agent started for it. */
+  #toolTurns = 0;
+  /** Tool turns taken before the agent's current loop run began (a follow-up starts a new one). */
+  #before = 0;
   #started = 0;
   #firstText = 0;
   #metrics: RunMetrics = INITIAL_RUN_METRICS;
@@ -268,18 +272,27 @@ export class Session {
       tools.push(tool);
     }
     const config = options.config ?? undefined;
+    // maxTurns is the prompt's budget, but the agent runs a follow-up (the open-todos nudge, a host's
+    // queued message) as a new loop run whose steps count from 1: each run is given what is left.
+    const backend = options.backend ?? loopBackend();
     this.agent = new Agent({
       ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
       ...(options.spec ? { spec: options.spec } : {}),
       ...(options.system !== undefined ? { system: options.system } : {}),
       tools,
       messages,
-      ...(options.backend ? { backend: options.backend } : {}),
+      backend: {
+        run: (loopOptions) => {
+          this.#before = this.#toolTurns;
+          const left = Math.max(0, this.maxTurns - this.#before);
+          return backend.run({ ...loopOptions, config: { ...loopOptions.config, maxToolIterations: left } });
+        },
+      },
       ...(options.toolExecution ? { toolExecution: options.toolExecution } : {}),
       ...(options.autoCompact !== undefined ? { autoCompact: options.autoCompact } : {}),
       transformContext: (view, _signal, { step }) => this.#inBand(view, step),
       // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
-      toolChoice: ({ step }) => (step > this.maxTurns ? "none" : undefined),
+      toolChoice: ({ step }) => (this.#before + step > this.maxTurns ? "none" : undefined),
       shouldStopAfterTurn: ({ message }) => this.#stallCheck(message),
       ...(options.mcpServers !== undefined || specServers(options.spec).length > 0
         ? { dedupeToolCalls: (request: { name: string }) => this.#dedupe(request, config) }
@@ -389,6 +402,8 @@ export class Session {
     this.#lastCalls = "";
     this.#repeats = 0;
     this.#textOnly = 0;
+    this.#toolTurns = 0;
+    this.#before = 0;
     this.#started = Date.now();
     this.#firstText = 0;
     this.#metrics = { ...INITIAL_RUN_METRICS, running: true };
@@ -681,8 +696,15 @@ export class Session {
         break;
       }
       case "turn_end":
-        if (event.toolResults.length > 0) this.#textOnly = 0;
-        else if (event.message && this.#todos.some((t) => t.status !== "completed")) {
+        if (event.toolResults.length > 0) {
+          this.#textOnly = 0;
+          this.#toolTurns++;
+        } else if (
+          event.message &&
+          this.#toolTurns < this.maxTurns &&
+          this.#todos.some((t) => t.status !== "completed")
+        ) {
+          // Past the budget the answer was the reserved turn's: no nudge asks for more work.
           this.#textOnly++;
           if (this.#textOnly >= this.stallThreshold) this.#stalled = true;
           else this.agent.followUp(OPEN_TODOS_NOTE);
@@ -708,9 +730,12 @@ export class Session {
 
   /** The model's view for a step: the reserved final turn and the last-fifth warning are told in-band, never stored. */
   #inBand(view: readonly AgentMessage[], step: number): AgentMessage[] {
-    const left = this.maxTurns - (step - 1);
+    // Step 1's view is built just before its loop run starts (the backend notes the same count).
+    if (step === 1) this.#before = this.#toolTurns;
+    const taken = this.#before + step - 1;
+    const left = this.maxTurns - taken;
     if (left <= 0) return [...view, { role: "user", content: FINAL_TURN_NOTE }];
-    if (step > 1 && left <= Math.ceil(this.maxTurns / 5)) {
+    if (taken > 0 && left <= Math.ceil(this.maxTurns / 5)) {
       return [
         ...view,
         { role: "user", content: `[notice] ${left} tool turn(s) left for this request; plan to finish.` },

@@ -148,6 +148,40 @@ describe("a 200 reply that is not a stream is an error naming what came back", (
     expect(error.code).toBe("server-error");
     expect(error.message).toContain("upstream quota exhausted");
   });
+
+  it("reads a JSON error, an HTML page or a whole completion sent under the stream content type for what it is", async () => {
+    // A proxy that sets text/event-stream on whatever it answers: read as events, the body was no
+    // event at all, and the error said only that the stream had no chunks.
+    const { client } = await harness([
+      {
+        type: "raw",
+        chunks: [
+          JSON.stringify({
+            error: { message: "The model `x` does not exist", type: "invalid_request_error" },
+          }),
+        ],
+      },
+      { type: "raw", chunks: [HTML] },
+      {
+        type: "raw",
+        chunks: [
+          JSON.stringify({
+            id: "chatcmpl-2",
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", content: "Whole." }, finish_reason: "stop" }],
+          }),
+        ],
+      },
+    ]);
+    const error = await rejection(streamTurn(client, body()));
+    expect(error.code).toBe("server-error");
+    expect(error.message).toContain("The model `x` does not exist");
+    const page = await rejection(streamTurn(client, body()));
+    expect(page.code).toBe("not-a-stream");
+    expect(page.message).toContain("Sign in to Guest Wi-Fi");
+    expect(page.message).toContain("text/event-stream");
+    expect(await streamTurn(client, body())).toMatchObject({ content: "Whole.", finishReason: "stop" });
+  });
 });
 
 describe("one host signal shared by many concurrent turns", () => {

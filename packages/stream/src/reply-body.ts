@@ -28,8 +28,9 @@ const SSE_START = /^(?:data|event|id|retry)\s*:|^:/;
  * Where the answer is the openai SDK's (it has `withResponse`), the raw response is read here rather
  * than through the SDK's stream, whose reader costs the square of one event's length: a
  * `text/event-stream` reply is read by `SseDecoder` (linear), an event whose JSON has a truthy
- * `error` thrown as `makeError` makes it (the SDK's `APIError`), as the SDK would. Any other reply
- * would read as a stream with nothing in it — a finished, empty answer — so it is looked at first:
+ * `error` thrown as `makeError` makes it (the SDK's `APIError`), as the SDK would — unless its body
+ * opens with JSON or a page, which is read as below. Any other reply would read as a stream with
+ * nothing in it — a finished, empty answer — so it is looked at first:
  * server-sent events under another content type are read as a stream all the same; a whole
  * `chat.completion` (a server that ignored `stream: true`) is read as the turn; `{"error": …}` as the
  * error the server sent; and anything else (an HTML page from a proxy or captive portal, broken JSON,
@@ -46,7 +47,7 @@ export async function openReply(
   const type = response.headers.get("content-type") ?? "";
   if (!response.body) return data as AsyncIterable<ChunkLike>;
   const decoder = new TextDecoder();
-  if (/event-stream/i.test(type)) return sseChunks("", response.body.getReader(), decoder, makeError);
+  const eventStream = /event-stream/i.test(type);
   const reader = response.body.getReader();
   let text = "";
   // Peek until the first character that says what this is. Blank space before it says nothing and
@@ -59,7 +60,12 @@ export async function openReply(
     text = piece;
     break;
   }
-  if (SSE_START.test(text.trimStart())) return sseChunks(text, reader, decoder, makeError);
+  const start = text.trimStart();
+  // Under the stream's own content type only JSON or a page is read otherwise (a proxy that labels
+  // whatever it answers as a stream); any other start is read as events, as the type says.
+  if (SSE_START.test(start) || (eventStream && !/^[{[<]/.test(start))) {
+    return sseChunks(text, reader, decoder, makeError);
+  }
   let ended = text.trim() === "";
   while (!ended && text.length < NOT_STREAM_BYTES) {
     const next = await reader.read();
@@ -172,10 +178,19 @@ export function streamErrorMaker(client: unknown): StreamErrorMaker {
   return (error) => new ServerSentError(error);
 }
 
+/** The error an `event: error` carries: the JSON's truthy `error` member, the JSON itself, or its text. */
+function namedError(data: string): unknown {
+  const value = parsed(data);
+  if (typeof value === "object" && value !== null) return (value as { error?: unknown }).error || value;
+  if (typeof value === "string" && value !== "") return value;
+  return data.trim() === "" ? "an `event: error` with no text" : data;
+}
+
 /**
  * Server-sent events read from the body as they arrive (`SseDecoder`: linear however long one event
  * is), until `[DONE]` or the body's end. Each event's data is a chunk; one whose JSON has a truthy
- * `error` member is thrown as `makeError(error)`, as the SDK's reader does.
+ * `error` member is thrown as `makeError(error)`, as the SDK's reader does, and so is any event named
+ * `error`, whatever its data (JSON of another shape, or plain text).
  */
 async function* sseChunks(
   start: string,
@@ -193,6 +208,10 @@ async function* sseChunks(
           ended = true;
           return;
         }
+        // An event the server named `error` is its error whatever the data holds: JSON of any shape, or
+        // plain text from a gateway. (Read as a chunk, text was a malformed chunk and an unknown shape
+        // was skipped, ending the turn as if nothing had gone wrong.)
+        if (event.event === "error") throw makeError(namedError(event.data));
         // A line that is not JSON throws SyntaxError, which streamTurn reports as a malformed chunk.
         const chunk = JSON.parse(event.data) as ChunkLike;
         const error = (chunk as { error?: unknown } | null)?.error;

@@ -179,6 +179,31 @@ describe("errors servers put in the stream", () => {
     expect(error.message).toContain("Overloaded");
   });
 
+  it("rejects with server-error quoting the text for `event: error` whose data is not JSON", async () => {
+    // A proxy or gateway in front of the server names the event and writes its complaint as plain text.
+    const error = await failure([opening, "event: error\ndata: upstream request timed out\n\n"]);
+    expect(error).toMatchObject({
+      code: "server-error",
+      serverError: "upstream request timed out",
+      partial: { content: "Partial" },
+    });
+    expect(error.message).toContain("upstream request timed out");
+  });
+
+  it("rejects with server-error for `event: error` whose JSON is of no known error shape", async () => {
+    // Before, such data was read as a chunk of no known shape and skipped: the turn ended as if fine.
+    const error = await failure([
+      opening,
+      'event: error\ndata: {"detail":"Rate limit reached for requests"}\n\n',
+      "data: [DONE]\n\n",
+    ]);
+    expect(error).toMatchObject({
+      code: "server-error",
+      serverError: { detail: "Rate limit reached for requests" },
+    });
+    expect(error.message).toContain("Rate limit reached for requests");
+  });
+
   it("rejects with server-error for vLLM's bare error object sent as a data frame", async () => {
     // vLLM's ErrorResponse shape with no {"error": …} wrapper (fixtures errors/vllm/*-legacy-top-level*).
     const body = {

@@ -27,11 +27,18 @@ async function sdkEvents(pieces: readonly string[]): Promise<SseEvent[]> {
   return out;
 }
 
-/** Cuts `text` at the given fractions of its length (any place, inside a CRLF too). */
+/**
+ * Cuts `text` at the given fractions of its length (any place, inside a CRLF too), never between the
+ * two halves of a surrogate pair: the SDK is handed each piece as UTF-8, and a lone half encodes as
+ * U+FFFD, which no server's bytes could make.
+ */
 const cut = (text: string, at: readonly number[]): string[] =>
   splitAt(
     text,
-    at.map((f) => Math.floor(f * text.length)),
+    at.map((f) => {
+      const p = Math.floor(f * text.length);
+      return /[\uDC00-\uDFFF]/.test(text.charAt(p)) ? p - 1 : p;
+    }),
   );
 
 const value = fc.string({ unit: fc.constantFrom("a", "b", " ", ":", "{", "}", '"', "é", "🙂", "[DONE]") });
@@ -78,6 +85,13 @@ describe("SseDecoder", () => {
 
   it("ends a line on a CR whose LF arrives in the next piece only once", () => {
     expect(decode(["data: one\r", "\ndata: two\r", "\n\r", "\n"])).toEqual([
+      { event: null, data: "one\ntwo" },
+    ]);
+  });
+
+  it("still reads a CRLF as one line end when an empty read comes between its CR and its LF", () => {
+    // A body may hand over a read with no bytes (a proxy flushing, a custom fetch); it is not a line.
+    expect(decode(["data: one\r", "", "\ndata: two\r\n", "", "\r", "", "\n"])).toEqual([
       { event: null, data: "one\ntwo" },
     ]);
   });

@@ -30,6 +30,8 @@ export class SseDecoder {
   /** Reads `text` on from where the last piece stopped; answers the events it completed. */
   push(text: string): SseEvent[] {
     const events: SseEvent[] = [];
+    // An empty read is nothing: a CR before it may still meet its LF in the next.
+    if (text === "") return events;
     let from = 0;
     if (this.afterCr && text.startsWith("\n")) from = 1;
     this.afterCr = false;
@@ -37,10 +39,14 @@ export class SseDecoder {
     for (let end = LINE_END.exec(text); end; end = LINE_END.exec(text)) {
       // A CR last in the piece may be the first half of a CRLF cut between two reads.
       if (end[0] === "\r" && end.index === text.length - 1) this.afterCr = true;
-      this.line.push(text.slice(from, end.index));
+      let line = text.slice(from, end.index);
       from = end.index + end[0].length;
-      const line = this.line.length === 1 ? (this.line[0] as string) : this.line.join("");
-      this.line = [];
+      // Most lines arrive whole: only one begun in an earlier piece is joined (and no array is made per line).
+      if (this.line.length > 0) {
+        this.line.push(line);
+        line = this.line.join("");
+        this.line.length = 0;
+      }
       const event = this.readLine(line);
       if (event) events.push(event);
     }
