@@ -42,7 +42,7 @@ function nextChange(session: Session, match: (event: McpChanged) => boolean): Pr
   });
 }
 
-describe("Session with MCP servers", () => {
+describe("Session with MCP servers", { timeout: 30_000 }, () => {
   it("connects in the background, tells mcp_changed, and runs the model's MCP call through the pool", async () => {
     server = await startServer({
       replies: [
