@@ -2,6 +2,7 @@
 // handed over as its digits where the tool's schema takes a string, and refused (answered, never
 // run with another number) elsewhere — over HTTP, through runAgentLoop.
 import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { failedRun, runAgentLoop } from "./index.js";
@@ -197,6 +198,24 @@ describe("a number JavaScript cannot hold, inside a call_tool call", () => {
   });
 });
 
+describe("a refused call holding such a number, on demand", () => {
+  it("loads and counts nothing, so the step's next call of the tool is the one that loads it", async () => {
+    const { seen, result } = await runLoaded("ondemand", [
+      {
+        toolCalls: [
+          { id: "c1", name: "shop.get_order", arguments: '{"id": "A-7", "lines": 9007199254740993}' },
+          { id: "c2", name: "get_order", arguments: '{"id": "A-7"}' },
+        ],
+      },
+      { content: "Done." },
+    ]);
+    expect(seen).toEqual([{ name: "get_order", args: { id: "A-7" } }]);
+    expect(result.toolCalls.map((c) => c.source)).toEqual(["refused", "dispatched"]);
+    expect(result.metrics.toolsLoaded).toBe(1);
+    expect(result.loaded).toEqual(["get_order"]);
+  });
+});
+
 describe("a call_tool the step limit leaves unrun", () => {
   it("is told to watchers as the inner call with the model's digits, and replayed so", async () => {
     server = await startServer({
@@ -226,5 +245,54 @@ describe("a call_tool the step limit leaves unrun", () => {
       name: "get_order",
       arguments: `{"id": ${BIG}}`,
     });
+  });
+});
+
+describe("parity: a call_tool call and the same call made directly", () => {
+  /** What the tool was handed and what the model read back, for one call of `get_order` with `args`. */
+  async function outcome(args: string, mode: "eager" | "proxy", text: boolean) {
+    const wrapped = text ? JSON.stringify(args) : args;
+    const call =
+      mode === "eager"
+        ? { id: "c1", name: "get_order", arguments: args }
+        : { id: "c1", name: "call_tool", arguments: `{"name": "get_order", "arguments": ${wrapped}}` };
+    const own = await startServer({ replies: [{ toolCalls: [call] }, { content: "ok" }] });
+    try {
+      const seen: unknown[] = [];
+      await runAgentLoop({
+        config: { baseUrl: own.baseUrl, model: "sim", toolDiscovery: mode },
+        messages: question,
+        tools: [GET_ORDER],
+        ...(mode === "proxy"
+          ? { catalog: [{ name: "shop", tools: [{ name: "get_order", description: "Looks an order up." }] }] }
+          : {}),
+        dispatch: ({ args: given }) => {
+          seen.push(given);
+          return "shipped";
+        },
+      });
+      const body = own.chatRequests[1]?.body as { messages?: SentMessage[] } | undefined;
+      return { seen, answer: body?.messages?.find((m) => m.role === "tool")?.content };
+    } finally {
+      await own.close();
+    }
+  }
+
+  it("hands the tool the same arguments, or refuses with the same message, for any integer at id or lines", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.bigInt({ min: -(10n ** 25n), max: 10n ** 25n }),
+        fc.constantFrom("id", "lines"),
+        fc.boolean(),
+        async (n, key, text) => {
+          const args = key === "id" ? `{"id": ${n}}` : `{"id": "A-7", "lines": ${n}}`;
+          const direct = await outcome(args, "eager", false);
+          const proxied = await outcome(args, "proxy", text);
+          expect(proxied).toEqual(direct);
+          expect(direct.seen.length + (String(direct.answer).startsWith("The arguments") ? 1 : 0)).toBe(1);
+        },
+      ),
+      { numRuns: 20 },
+    );
   });
 });

@@ -230,8 +230,8 @@ export function settleHeld(
   request: DispatchRequest,
   tools: Schemas | readonly ToolDefinition[] | undefined,
 ): Settled {
+  if (!holdsHeld(request.args)) return { request, values: new Map() };
   const paths = heldPaths(request.args);
-  if (paths.size === 0) return { request, values: new Map() };
   const schemas = tools instanceof Map ? tools : schemasOf(tools as readonly ToolDefinition[] | undefined);
   const schema = schemas.get(request.name);
   try {

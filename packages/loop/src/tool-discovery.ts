@@ -307,6 +307,14 @@ export function callRouter(
       },
       { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages },
     );
+    // A call holding a number JS cannot hold changes nothing loaded or counted unless the tool it
+    // reaches takes it: otherwise runCalls refuses it (as written, or as that tool refuses it).
+    const heldInner = route.kind === "dispatch" && holdsHeld(route.args);
+    if (heldInner || holdsHeld(request.args)) {
+      if (route.kind !== "dispatch" || (!route.proxied && route.name === name)) return undefined;
+      const settled = settleHeld(innerCall(run, request.id, route), run.options.tools);
+      if ("refusal" in settled) return { dispatch: innerCall(run, request.id, route) };
+    }
     const after = route.loaded;
     loaded = after;
     if (route.kind === "load") {
@@ -331,15 +339,24 @@ export function callRouter(
     // As the model called it, unless the route names another tool: call_tool unwrapped, or a
     // catalogued tool spelled another way (files.read_file, Read_File).
     if (!route.proxied && route.name === name) return { dispatch: request, onRun };
-    // Arguments given as an object are written back as text with the model's digits.
-    const written = holdsHeld(route.args) ? JSON.stringify(route.args) : undefined;
-    const inner: DispatchRequest = {
-      id: request.id,
-      name: hostName(run.names, route.name),
-      args: route.args,
-      raw: route.raw === undefined || route.raw === written ? exactArgumentsText(route.args) : route.raw,
-    };
+    const inner = innerCall(run, request.id, route);
     return { dispatch: inner, onRun };
+  };
+}
+
+/** The call a route hands on (a call_tool's inner tool, another spelling's tool) under the call's id. */
+function innerCall(
+  run: LoopRun,
+  id: string,
+  route: { name: string; args: Record<string, unknown>; raw?: string | undefined },
+): DispatchRequest {
+  // Arguments given as an object are written back as text with the model's digits.
+  const written = holdsHeld(route.args) ? JSON.stringify(route.args) : undefined;
+  return {
+    id,
+    name: hostName(run.names, route.name),
+    args: route.args,
+    raw: route.raw === undefined || route.raw === written ? exactArgumentsText(route.args) : route.raw,
   };
 }
 
