@@ -9,7 +9,7 @@ import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { withHookContext } from "./hooks-phase.js";
 import { append, emitEvent, type LoopRun, notice, replaceMessages } from "./loop-run.js";
-import { type CallResult, type DispatchRequest, NOT_RUN, replayable, runCalls } from "./run-calls.js";
+import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
@@ -244,7 +244,7 @@ export async function keepAnswer(run: LoopRun, step: LoopStep): Promise<void> {
  */
 export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
-  const calls = replayable(turn.toolCalls, turn.finishReason, run.options.tools);
+  const calls = replayedCalls(turn.toolCalls, turn.finishReason, run.options.tools, callRouter(run));
   refuseCalls(run, turn, calls, NOT_RUN_AT_LIMIT);
   await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
   try {
@@ -299,7 +299,8 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
   const { options, config } = run;
   run.toolSteps++;
-  await appendCalls(run, step, replayable(turn.toolCalls, turn.finishReason, options.tools), NOT_RUN);
+  const replayed = replayedCalls(turn.toolCalls, turn.finishReason, options.tools, callRouter(run));
+  await appendCalls(run, step, replayed, NOT_RUN);
   const ran = await runCalls(turn.toolCalls, {
     dispatch: options.dispatch,
     signal: options.signal,

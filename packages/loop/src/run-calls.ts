@@ -106,6 +106,146 @@ interface Prepared {
   unreadable?: string;
   answer?: { ok: boolean; content: string };
   onRun?: () => void;
+  /**
+   * Where the call's own schema refused a number JS cannot hold and a `route` may hand the call to
+   * another tool: that refusal (what the call is answered with if it reaches no other tool), and
+   * the numbers held in `request.args` meanwhile.
+   */
+  held?: { refusal: string; numbers: readonly HeldNumber[] };
+}
+
+/**
+ * A number JS cannot hold, kept in a routed call's arguments in place of its value until the tool
+ * the call reaches is known (a `call_tool`'s inner tool, a catalogued tool called by another
+ * spelling): that tool's own schema then settles it, as if it had been called directly.
+ */
+export class HeldNumber {
+  constructor(
+    /** The number exactly as the model wrote it. */
+    readonly digits: string,
+  ) {}
+}
+
+/**
+ * Reads arguments as `parseToolArguments` does, except that a number JS cannot hold is never
+ * refused or turned into text: it is left in place as a {@link HeldNumber}, for
+ * {@link settleHeld} to settle once the tool is known. Throws what `parseToolArguments` throws
+ * for arguments that cannot be read.
+ */
+export function readHolding(
+  raw: unknown,
+  options: { finishReason?: string | undefined; name?: string } = {},
+): { value: Record<string, unknown>; held: HeldNumber[] } {
+  const parsed = parseToolArguments(raw, { ...options, takesString: () => true });
+  const held: HeldNumber[] = [];
+  for (const number of parsed.inexact) {
+    const kept = new HeldNumber(number.digits);
+    if (placeAt(parsed.value, number.path, kept)) held.push(kept);
+  }
+  return { value: parsed.value, held };
+}
+
+/** Sets `root` at `path` to `value` (an own data property, safe for `__proto__`); false when the path is not there. */
+function placeAt(root: unknown, path: ArgumentPath, value: unknown): boolean {
+  let node = root;
+  for (const step of path.slice(0, -1)) {
+    if (typeof node !== "object" || node === null) return false;
+    node = (node as Record<string | number, unknown>)[step];
+  }
+  const last = path[path.length - 1];
+  if (last === undefined || typeof node !== "object" || node === null || !Object.hasOwn(node, last))
+    return false;
+  Object.defineProperty(node, last, { value, enumerable: true, writable: true, configurable: true });
+  return true;
+}
+
+/** True when `value` holds a {@link HeldNumber} anywhere (plain data; iterative, stops at the first). */
+export function holdsHeld(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (item instanceof HeldNumber) return true;
+    if (typeof item === "object" && item !== null) {
+      for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push(child);
+    }
+  }
+  return false;
+}
+
+/** JSON text of `value` with each held number written as the model's digits. */
+export function exactArgumentsText(value: unknown): string {
+  if (value instanceof HeldNumber) return value.digits;
+  if (Array.isArray(value)) return `[${value.map((item) => exactArgumentsText(item ?? null)).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const parts: string[] = [];
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+      parts.push(`${JSON.stringify(key)}:${exactArgumentsText(item)}`);
+    }
+    return `{${parts.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/** The value at `path` inside `root`, if there is one. */
+function valueAt(root: unknown, path: ArgumentPath): unknown {
+  let node = root;
+  for (const step of path) {
+    if (typeof node !== "object" || node === null) return undefined;
+    node = (node as Record<string | number, unknown>)[step];
+  }
+  return node;
+}
+
+/** Where each held number sits inside `value` (the first place met). */
+function heldPaths(value: unknown): Map<HeldNumber, ArgumentPath> {
+  const paths = new Map<HeldNumber, ArgumentPath>();
+  const walk = (node: unknown, path: (string | number)[]): void => {
+    if (node instanceof HeldNumber) {
+      if (!paths.has(node)) paths.set(node, [...path]);
+    } else if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) walk(node[i], [...path, i]);
+    } else if (typeof node === "object" && node !== null) {
+      for (const [key, item] of Object.entries(node)) walk(item, [...path, key]);
+    }
+  };
+  walk(value, []);
+  return paths;
+}
+
+/** A held call settled: its arguments as the tool takes them, or the refusal it is answered with. */
+export type Settled =
+  | { request: DispatchRequest; values: ReadonlyMap<HeldNumber, unknown> }
+  | { refusal: string };
+
+/**
+ * Settles the numbers held in `request.args` by the schema of the tool it names, among `tools`,
+ * exactly as a direct call of that tool is: its arguments are read again from their text with
+ * the model's digits (`parseToolArguments` with `takesString` from that schema), so each number
+ * becomes the digits as a string where the tool takes one, a long decimal its nearest double, and
+ * anything else a refusal naming the path inside the tool's own arguments. `values` says what
+ * each held number became. A request holding none is returned as it is.
+ */
+export function settleHeld(
+  request: DispatchRequest,
+  tools: Schemas | readonly ToolDefinition[] | undefined,
+): Settled {
+  if (!holdsHeld(request.args)) return { request, values: new Map() };
+  const paths = heldPaths(request.args);
+  const schemas = tools instanceof Map ? tools : schemasOf(tools as readonly ToolDefinition[] | undefined);
+  const schema = schemas.get(request.name);
+  try {
+    const parsed = parseToolArguments(exactArgumentsText(request.args), {
+      name: request.name,
+      ...(schema === undefined ? {} : { takesString: (path: ArgumentPath) => takesStringAt(schema, path) }),
+    });
+    const values = new Map<HeldNumber, unknown>();
+    for (const [held, path] of paths) values.set(held, valueAt(parsed.value, path));
+    return { request: { ...request, args: parsed.value }, values };
+  } catch (error) {
+    if (!ToolArgumentsError.isInstance(error)) throw error;
+    return { refusal: error.message };
+  }
 }
 
 /**
@@ -145,7 +285,12 @@ function schemasOf(tools: readonly ToolDefinition[] | undefined): Schemas {
   return schemas;
 }
 
-function prepare(call: AssistantToolCall, finishReason: string | undefined, schemas: Schemas): Prepared {
+function prepare(
+  call: AssistantToolCall,
+  finishReason: string | undefined,
+  schemas: Schemas,
+  routing = false,
+): Prepared {
   const name = call.function.name;
   const raw = call.function.arguments ?? "";
   const schema = schemas.get(name);
@@ -166,6 +311,17 @@ function prepare(call: AssistantToolCall, finishReason: string | undefined, sche
     };
   } catch (error) {
     if (!ToolArgumentsError.isInstance(error)) throw error;
+    // A call the route may hand to another tool (call_tool, another spelling) keeps its numbers
+    // held until that tool's schema settles them.
+    if (routing && error.kind === "inexact" && finishReason !== "") {
+      const read = readHolding(raw, { finishReason, name });
+      return {
+        call: { id: call.id, type: "function", function: { name, arguments: "{}" } },
+        request: { id: call.id, name, args: read.value, raw },
+        json: "{}",
+        held: { refusal: error.message, numbers: read.held },
+      };
+    }
     // Replayed as {}: a server that parses replayed arguments refuses the originals on every later request.
     return {
       call: { id: call.id, type: "function", function: { name, arguments: "{}" } },
@@ -176,22 +332,56 @@ function prepare(call: AssistantToolCall, finishReason: string | undefined, sche
   }
 }
 
-/** A readable call as `route` decides: as it was, another call under its id, or answered by the loop. */
+/** A call answered with `refusal` and never run; replayed as `{}`, as unreadable arguments are. */
+function refused(p: Prepared, refusal: string): Prepared {
+  return {
+    call: { ...p.call, function: { ...p.call.function, arguments: "{}" } },
+    request: { ...p.request, args: {} },
+    json: "{}",
+    unreadable: refusal,
+  };
+}
+
+/** A call whose held numbers reach no other tool: refused, as its own schema refused them. */
+function refusedAsWritten(p: Prepared): Prepared {
+  return p.held ? refused(p, p.held.refusal) : p;
+}
+
+/**
+ * A readable call as `route` decides: as it was, another call under its id, or answered by the
+ * loop. Numbers held for the route are settled by the tool the call reaches.
+ */
 function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas): Prepared {
   if (!route || p.unreadable !== undefined) return p;
   const decision = route(p.request);
-  if (decision === undefined) return p;
-  if ("answer" in decision) return { ...p, answer: decision.answer, onRun: decision.onRun };
+  if (decision === undefined) return refusedAsWritten(p);
+  if ("answer" in decision) {
+    return p.held ? refusedAsWritten(p) : { ...p, answer: decision.answer, onRun: decision.onRun };
+  }
   const inner = decision.dispatch;
-  if (inner === p.request) return { ...p, onRun: decision.onRun };
+  if (inner === p.request) return p.held ? refusedAsWritten(p) : { ...p, onRun: decision.onRun };
+  const settled = settleHeld(inner, schemas);
+  if ("refusal" in settled) return refused(p, settled.refusal);
+  // A number the call held outside what reaches the tool is refused as the call's own schema refused it.
+  if (p.held?.numbers.some((held) => !settled.values.has(held))) return refusedAsWritten(p);
   const schema = schemas.get(inner.name);
-  const args = schema === undefined ? inner.args : restoreArguments(inner.args, schema);
+  const args = schema === undefined ? settled.request.args : restoreArguments(settled.request.args, schema);
+  const written = p.held ? exactJsonOf(p.request.args, settled.values) : undefined;
   return {
-    ...p,
-    request: { ...inner, id: p.request.id, args },
+    call:
+      written === undefined ? p.call : { ...p.call, function: { ...p.call.function, arguments: written } },
+    request: { ...settled.request, id: p.request.id, args },
     json: JSON.stringify(args),
-    onRun: decision.onRun,
+    ...(p.unreadable === undefined ? {} : { unreadable: p.unreadable }),
+    ...(decision.onRun ? { onRun: decision.onRun } : {}),
   };
+}
+
+/** JSON of a call's arguments with each held number replaced by what it was settled as. */
+function exactJsonOf(args: unknown, values: ReadonlyMap<HeldNumber, unknown>): string {
+  return JSON.stringify(args, (_key, value: unknown) =>
+    value instanceof HeldNumber ? values.get(value) : value,
+  );
 }
 
 /**
@@ -205,8 +395,23 @@ export function replayable(
   finishReason?: string,
   tools?: readonly ToolDefinition[],
 ): AssistantToolCall[] {
+  return replayedCalls(toolCalls, finishReason, tools);
+}
+
+/**
+ * {@link replayable}, with the calls routed as `runCalls` routes them: a number a `call_tool` (or
+ * another spelling of a tool) holds is replayed as the tool it reaches settles it.
+ */
+export function replayedCalls(
+  toolCalls: ReadonlyArray<AssistantToolCall>,
+  finishReason?: string,
+  tools?: readonly ToolDefinition[],
+  route?: RunCallsOptions["route"],
+): AssistantToolCall[] {
   const schemas = schemasOf(tools);
-  return toolCalls.map((call) => prepare(call, finishReason, schemas).call);
+  return toolCalls.map(
+    (call) => routed(prepare(call, finishReason, schemas, route !== undefined), route, schemas).call,
+  );
 }
 
 /**
@@ -227,7 +432,7 @@ export async function runCalls(
   const limit = toolLimit(options.timeoutMs);
   const schemas = schemasOf(options.tools);
   const prepared = toolCalls.map((call) =>
-    routed(prepare(call, options.finishReason, schemas), options.route, schemas),
+    routed(prepare(call, options.finishReason, schemas, options.route !== undefined), options.route, schemas),
   );
   const inFlight = new Map<string, Promise<Outcome>>();
   let stopped: unknown;

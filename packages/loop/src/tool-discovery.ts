@@ -1,10 +1,10 @@
 import type { FunctionToolLike, ToolOrder } from "@loopwright/schema-compat";
 import { PRESELECTED_NOTICE, preselect, type TaskSettings, taskCall } from "@loopwright/side-task";
-import { parseToolArguments } from "@loopwright/tool-calls";
 import {
   CALL_TOOL_NAME,
   type CatalogServer,
   createToolLoading,
+  LOAD_TOOLS_NAME,
   type PreselectRouting,
   type ToolDiscovery,
   type ToolLoading,
@@ -14,7 +14,15 @@ import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { preview } from "./loop-phases.js";
 import { append, emitEvent, type LoopRun, notice, throwIfStopped } from "./loop-run.js";
-import type { CallResult, CallRouting, DispatchRequest } from "./run-calls.js";
+import {
+  type CallResult,
+  type CallRouting,
+  type DispatchRequest,
+  exactArgumentsText,
+  holdsHeld,
+  readHolding,
+  settleHeld,
+} from "./run-calls.js";
 import { checkReachable } from "./step-plan.js";
 import { tell } from "./tell.js";
 import type { DeclaredTools } from "./tool-names.js";
@@ -99,7 +107,8 @@ export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTool
     tools: declared.tools.filter((tool) => tool.type === "function"),
     ...(catalog ? { catalog } : {}),
     order: (config.toolOrder ?? true) as ToolOrder<FunctionToolLike>,
-    parse: (text) => parseToolArguments(text).value,
+    // A number JS cannot hold in a call_tool's arguments text is held for the inner tool's schema.
+    parse: (text) => readHolding(text).value,
   });
   // Checked here, once, rather than on the first step.
   loading.request({ step: 0, loaded: [], routing });
@@ -287,6 +296,8 @@ export function callRouter(
   };
   return (request) => {
     const name = wireName(run.names, request.name);
+    // A load holding a number JS cannot hold loads nothing: runCalls refuses it as written.
+    if (name === LOAD_TOOLS_NAME && holdsHeld(request.args)) return undefined;
     const route = discovery.loading.route(
       {
         id: request.id,
@@ -296,6 +307,14 @@ export function callRouter(
       },
       { loaded, messages: answered.length > 0 ? [...run.messages, ...answered] : run.messages },
     );
+    // A call holding a number JS cannot hold changes nothing loaded or counted unless the tool it
+    // reaches takes it: otherwise runCalls refuses it (as written, or as that tool refuses it).
+    const heldInner = route.kind === "dispatch" && holdsHeld(route.args);
+    if (heldInner || holdsHeld(request.args)) {
+      if (route.kind !== "dispatch" || (!route.proxied && route.name === name)) return undefined;
+      const settled = settleHeld(innerCall(run, request.id, route), run.options.tools);
+      if ("refusal" in settled) return { dispatch: innerCall(run, request.id, route) };
+    }
     const after = route.loaded;
     loaded = after;
     if (route.kind === "load") {
@@ -320,13 +339,24 @@ export function callRouter(
     // As the model called it, unless the route names another tool: call_tool unwrapped, or a
     // catalogued tool spelled another way (files.read_file, Read_File).
     if (!route.proxied && route.name === name) return { dispatch: request, onRun };
-    const inner: DispatchRequest = {
-      id: request.id,
-      name: hostName(run.names, route.name),
-      args: route.args,
-      raw: route.raw ?? JSON.stringify(route.args),
-    };
+    const inner = innerCall(run, request.id, route);
     return { dispatch: inner, onRun };
+  };
+}
+
+/** The call a route hands on (a call_tool's inner tool, another spelling's tool) under the call's id. */
+function innerCall(
+  run: LoopRun,
+  id: string,
+  route: { name: string; args: Record<string, unknown>; raw?: string | undefined },
+): DispatchRequest {
+  // Arguments given as an object are written back as text with the model's digits.
+  const written = holdsHeld(route.args) ? JSON.stringify(route.args) : undefined;
+  return {
+    id,
+    name: hostName(run.names, route.name),
+    args: route.args,
+    raw: route.raw === undefined || route.raw === written ? exactArgumentsText(route.args) : route.raw,
   };
 }
 
@@ -338,7 +368,10 @@ export function watchedCall(run: LoopRun): (request: DispatchRequest) => Dispatc
   const route = callRouter(run);
   return (request) => {
     const decision = route?.(request);
-    return decision && "dispatch" in decision ? { ...decision.dispatch, id: request.id } : request;
+    if (!decision || !("dispatch" in decision)) return request;
+    // Numbers held in the inner arguments are settled by the inner tool's schema, as when it runs.
+    const settled = settleHeld(decision.dispatch, run.options.tools);
+    return "refusal" in settled ? request : { ...settled.request, id: request.id };
   };
 }
 

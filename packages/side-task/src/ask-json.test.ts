@@ -281,6 +281,28 @@ describe("askJson", () => {
     expect(notices.join("\n")).toMatch(/reply ceiling before the JSON was finished/);
   });
 
+  it("keeps a number JavaScript cannot hold as the model's digits where the schema takes a string", async () => {
+    const order = {
+      type: "object",
+      properties: { id: { type: "string" }, lines: { type: "integer" } },
+      required: ["id", "lines"],
+    };
+    server = await startServer({ replies: [{ content: '{"id": 12345678901234567891, "lines": 3}' }] });
+    const answer = await askJson({ baseUrl: server.baseUrl }, "m", "", "Which order?", order, isolated());
+    // Before: { id: 12345678901234567000 }, another order's number.
+    expect(answer).toEqual({ id: "12345678901234567891", lines: 3 });
+  });
+
+  it("refuses an integer it cannot hold with a typed error naming its path and digits", async () => {
+    server = await startServer({ replies: [{ content: '{"name": "Ada", "age": 9007199254740993}' }] });
+    const error = await askJson({ baseUrl: server.baseUrl }, "m", "", "Who?", person, isolated()).catch(
+      (e: unknown) => e,
+    );
+    // Before: the answer { name: "Ada", age: 9007199254740992 }, a different number.
+    expect(SideTaskError.isInstance(error) && error.code).toBe("inexact-number");
+    expect(String((error as Error).message)).toMatch(/askJson: the answer of m .*9007199254740993 at age/);
+  });
+
   it("throws a typed error for a schema that is not an object or a bad name", async () => {
     const endpoint = { baseUrl: "http://127.0.0.1:9/v1" };
     for (const [schema, name, message] of [

@@ -1,6 +1,6 @@
 import type { Endpoint } from "@loopwright/client";
-import { relaxSchema, restoreArguments, sanitizeSchema } from "@loopwright/schema-compat";
-import { parseJson } from "@loopwright/tool-calls";
+import { relaxSchema, restoreArguments, sanitizeSchema, takesStringAt } from "@loopwright/schema-compat";
+import { parseJson, ToolCallsError } from "@loopwright/tool-calls";
 import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
@@ -80,17 +80,37 @@ function jsonInstruction(system: string, schema: Record<string, unknown>): strin
  * asked with `json_object`, then, if it refuses that too, in words alone. The schema also rides on
  * the system prompt, and the reply is read with `parseJson` (JSON inside prose or a fence, nearly
  * right JSON repaired); a `null` the normalising added for an optional property is taken out again.
+ * A number JavaScript cannot hold as written (`12345678901234567891`, `1e400`) is never answered as
+ * another number: it is the model's digits as a string where the schema takes a string there, and
+ * otherwise (an integer or out-of-range number) a `SideTaskError` (`inexact-number`) naming its
+ * path and digits; a decimal of more than about 17 significant digits is its nearest double.
  * A server that finds the schema itself invalid is not latched: that throws `SideTaskError`
  * (`request-failed`), as every other failure does. Throws `invalid-input` for a schema or options
  * that are not an object.
  */
-export async function askJson<T = unknown>(
+export function askJson<T = unknown>(
   endpoint: Endpoint,
   model: string,
   system: string,
   input: SideTaskInput,
   schema: Readonly<Record<string, unknown>>,
   options: AskJsonOptions = {},
+): Promise<T | undefined> {
+  return askJsonReading<T>(endpoint, model, system, input, schema, options, true);
+}
+
+/**
+ * {@link askJson}, with `exact` saying whether numbers JavaScript cannot hold are settled by the
+ * schema (`askJson`) or read as `JSON.parse` reads them (`preselect`, which reads only names).
+ */
+export async function askJsonReading<T = unknown>(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  schema: Readonly<Record<string, unknown>>,
+  options: AskJsonOptions,
+  exact: boolean,
 ): Promise<T | undefined> {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     throw new SideTaskError(
@@ -132,6 +152,19 @@ export async function askJson<T = unknown>(
     options.onNotice?.(`${model} ran into its reply ceiling before the JSON was finished; no answer taken.`);
     return undefined;
   }
-  const value = parseJson<T>(reply.text);
+  let value: T | undefined;
+  try {
+    // A number JS cannot hold: the model's digits where the schema takes a string, else refused.
+    value = parseJson<T>(reply.text, exact ? { takesString: (path) => takesStringAt(schema, path) } : {});
+  } catch (error) {
+    if (!ToolCallsError.isInstance(error) || error.code !== "inexact") throw error;
+    throw new SideTaskError(
+      "inexact-number",
+      `askJson: the answer of ${model} was not taken. ${error.message}`,
+      {
+        cause: error,
+      },
+    );
+  }
   return value === undefined ? undefined : restoreArguments(value, schema);
 }

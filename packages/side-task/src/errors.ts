@@ -9,8 +9,17 @@ const SIDE_TASK_ERROR = Symbol.for("@loopwright/side-task.SideTaskError");
  * - `timeout`: the side task ran past its time bound.
  * - `aborted`: the caller's signal fired.
  * - `no-reply`: the server answered without a message to read.
+ * - `inexact-number`: `askJson`'s answer holds a number JavaScript cannot hold as written (an
+ *   integer past ±(2^53 − 1), a number past a double's range) where the schema takes no string; the
+ *   message names its path and digits, and `cause` (a `ToolCallsError`) lists them in `numbers`.
  */
-export type SideTaskErrorCode = "invalid-input" | "request-failed" | "timeout" | "aborted" | "no-reply";
+export type SideTaskErrorCode =
+  | "invalid-input"
+  | "request-failed"
+  | "timeout"
+  | "aborted"
+  | "no-reply"
+  | "inexact-number";
 
 /**
  * The error of this package: a side task that could not be done, or a bad argument.

@@ -49,6 +49,20 @@ describe("preselect", () => {
     expect(String(userContent(body ?? {}))).toContain(unsettled);
   });
 
+  it("keeps the names of a reply that also holds a number JavaScript cannot hold", async () => {
+    server = await startServer({
+      replies: [{ content: '{"tools":["maps_elevation"],"confidence":90071992547409931}' }],
+    });
+    const notices: string[] = [];
+    const tools = await preselect({ baseUrl: server.baseUrl }, "small", catalog, unsettled, {
+      ...isolated(),
+      onNotice: (m: string) => notices.push(m),
+    });
+    // Only names are read: the number neither refuses the reply (as askJson would) nor is named.
+    expect(tools).toEqual(["maps_elevation"]);
+    expect(notices).toEqual([]);
+  });
+
   it("asks the model every time without keywords", async () => {
     server = await startServer({ replies: [{ content: '["uninstall_helm_chart"]' }] });
     await expect(

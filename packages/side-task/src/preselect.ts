@@ -1,7 +1,7 @@
 import type { Endpoint } from "@loopwright/client";
 import { parseJson } from "@loopwright/tool-calls";
 import { expandNames } from "@loopwright/tool-loading";
-import { askJson } from "./ask.js";
+import { askJsonReading } from "./ask.js";
 import type { SideTaskOptions } from "./call.js";
 import { type CatalogServerLike, checkCap, PRESELECT_MAX, type ReadCatalog, readCatalog } from "./catalog.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
@@ -183,7 +183,8 @@ export async function preselect(
   }
   const notice = rest.onNotice ?? (() => {});
   try {
-    const reply = await askJson(
+    // Only names are read, so a number JS cannot hold changes nothing here: read as JSON.parse reads it.
+    const reply = await askJsonReading(
       endpoint,
       model,
       preselectSystem(catalog, cap),
@@ -195,6 +196,7 @@ export async function preselect(
         temperature: rest.temperature ?? 0,
         name: "preselection",
       },
+      false,
     );
     const list = Array.isArray(reply)
       ? reply

@@ -52,24 +52,36 @@ export class ToolArgumentsError extends Error {
   }
 }
 
-/** What kind of bad input a {@link ToolCallsError} reports. */
-export type ToolCallsErrorCode = "invalid-text" | "invalid-tools" | "invalid-options";
+/**
+ * What a {@link ToolCallsError} reports: bad input (`"invalid-text"`, `"invalid-tools"`,
+ * `"invalid-options"`), or (`"inexact"`) JSON holding a number JavaScript cannot hold as written
+ * where `parseJson`'s `takesString` takes no string.
+ */
+export type ToolCallsErrorCode = "invalid-text" | "invalid-tools" | "invalid-options" | "inexact";
 
 /**
  * Thrown when `recoverToolCalls` or `parseJson` is handed something that is not text, a tool
- * list that is not an array, or options (`parseToolArguments`'s, `recoverToolCalls`') that are
- * not an object. `code` says
- * which; the message says what to pass instead.
+ * list that is not an array, or options (`parseToolArguments`'s, `recoverToolCalls`',
+ * `parseJson`'s) that are not an object; and by `parseJson` given `takesString` (`"inexact"`) for
+ * a reply holding an integer or out-of-range number it would read as another number, each listed
+ * in `numbers`. `code` says which; the message says what was wrong.
  */
 export class ToolCallsError extends Error {
   override readonly name: string = "ToolCallsError";
   readonly [TOOL_CALLS_ERROR] = true;
   /** Which input was wrong. */
   readonly code: ToolCallsErrorCode;
+  /** For `"inexact"`: the numbers refused, each with its path and the digits written. */
+  readonly numbers?: readonly InexactNumber[];
 
-  constructor(code: ToolCallsErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    code: ToolCallsErrorCode,
+    message: string,
+    options?: { cause?: unknown; numbers?: readonly InexactNumber[] },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    if (options?.numbers) this.numbers = options.numbers;
   }
 
   /** True for a `ToolCallsError` from any installed copy of this package. */

@@ -204,15 +204,74 @@ function pathKey(stack: readonly Frame[]): string {
   return JSON.stringify(stack.map((frame) => frame.at)).slice(1, -1);
 }
 
-/** `id`, `items[2].id`, `["a key"]`: a path as the model would write it to reach the value. */
-export function formatPath(path: ArgumentPath): string {
+/**
+ * `id`, `items[2].id`, `["a key"]`: a path as the model would write it to reach the value; `root`
+ * names the empty path.
+ */
+export function formatPath(path: ArgumentPath, root = "(the arguments)"): string {
   let out = "";
   for (const step of path) {
     if (typeof step === "number") out += `[${step}]`;
     else if (/^[A-Za-z_$][\w$]*$/.test(step)) out += out === "" ? step : `.${step}`;
     else out += `[${JSON.stringify(step)}]`;
   }
-  return out === "" ? "(the arguments)" : out;
+  return out === "" ? root : out;
+}
+
+/** The most numbers one refusal names; the rest are counted. */
+const NAMED_NUMBERS = 5;
+
+/** `"1 at a, 2 at b and 3 more"`: the numbers a refusal names (the empty path called `root`). */
+export function listNumbers(numbers: readonly InexactNumber[], root?: string): string {
+  const named = numbers.slice(0, NAMED_NUMBERS).map((n) => `${n.digits} at ${formatPath(n.path, root)}`);
+  const more = numbers.length - named.length;
+  if (more > 0) return `${named.join(", ")} and ${more} more`;
+  return named.length > 1
+    ? `${named.slice(0, -1).join(", ")} and ${named[named.length - 1]}`
+    : (named[0] ?? "");
+}
+
+/** What {@link settleNumbers} made of the numbers found. */
+export interface Settlement {
+  /** The value with the numbers handed over as strings put in (a new value only at the root). */
+  value: unknown;
+  /** Those handed over as strings, and decimals rounded. */
+  kept: InexactNumber[];
+  /** Integers and out-of-range numbers no string was taken for: the caller refuses. */
+  refused: InexactNumber[];
+  /** True when a string was put in. */
+  changed: boolean;
+}
+
+/**
+ * Settles the numbers JavaScript could not hold (`found` in `value`): the digits as a string where
+ * `takesString` says a string is taken there, a long decimal left as its nearest double, and the
+ * rest listed as refused. Mutates `value` where it puts a string in.
+ */
+export function settleNumbers(
+  value: unknown,
+  found: readonly Omit<InexactNumber, "as">[],
+  takesString: ((path: ArgumentPath) => boolean) | undefined,
+): Settlement {
+  let settled = value;
+  const kept: InexactNumber[] = [];
+  const refused: InexactNumber[] = [];
+  let changed = false;
+  for (const number of found) {
+    let placed = false;
+    if (takesString?.(number.path) === true) {
+      if (number.path.length === 0) {
+        settled = number.digits;
+        placed = true;
+      } else placed = setAt(settled, number.path, number.digits);
+    }
+    if (placed) {
+      kept.push({ ...number, as: "string" });
+      changed = true;
+    } else if (number.kind === "precision") kept.push({ ...number, as: "number" });
+    else refused.push({ ...number, as: "number" });
+  }
+  return { value: settled, kept, refused, changed };
 }
 
 /** Sets the value at `path` inside `root` (own data property, safe for `__proto__`); false when the path is not there. */

@@ -1,6 +1,7 @@
 export type { ToolArgumentsErrorKind, ToolCallsErrorCode } from "./errors.js";
 export { ToolArgumentsError, ToolCallsError } from "./errors.js";
 export type { ArgumentPath, InexactNumber, InexactNumberKind } from "./exact-numbers.js";
+export type { ParseJsonOptions } from "./parse-json.js";
 export { parseJson } from "./parse-json.js";
 export type { ParsedToolArguments, ParseToolArgumentsOptions } from "./parse-tool-arguments.js";
 export { MAX_REPAIR_ARGUMENT_CHARS, parseToolArguments } from "./parse-tool-arguments.js";

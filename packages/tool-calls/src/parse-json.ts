@@ -1,14 +1,32 @@
 import { describeValue, ToolCallsError } from "./errors.js";
+import { type ArgumentPath, findInexactNumbers, listNumbers, settleNumbers } from "./exact-numbers.js";
 import {
   findFences,
   isRecord,
   MAX_DEPTH,
+  type Parsed,
   repairParse,
   scanAllowance,
   scanCharged,
   tryParse,
   withinDepth,
 } from "./json-text.js";
+import { readTakesString } from "./parse-tool-arguments.js";
+
+/** Options for {@link parseJson}. */
+export interface ParseJsonOptions {
+  /**
+   * Asked, for each number in the JSON found that JavaScript cannot hold as the model wrote it
+   * (an integer past ±(2^53 − 1), a number past a double's range, a decimal of more than about
+   * 17 significant digits), whether a string is taken at its place — `path` holds the keys and
+   * array indexes from the JSON's root (`[]` for a reply that is one number). `true`: the
+   * model's digits are handed back exactly, as a string. Otherwise an integer or out-of-range
+   * number is refused (a `ToolCallsError` of code `"inexact"`) rather than read as another number,
+   * and a long decimal is its nearest double. Absent, numbers read as `JSON.parse` reads them.
+   * `takesStringAt` from `@loopwright/schema-compat` answers it from a JSON Schema.
+   */
+  takesString?: (path: ArgumentPath) => boolean;
+}
 
 const THINK_END = "</think>";
 const MAX_CANDIDATES = 32;
@@ -28,7 +46,7 @@ function isStructure(value: unknown): boolean {
 }
 
 /** Reads a fragment as JSON, repairing it when it is close; only objects and arrays count. */
-function structureIn(fragment: string): { value: unknown } | undefined {
+function structureIn(fragment: string): Parsed | undefined {
   const text = fragment.trim();
   if (text === "") return undefined;
   const found = tryParse(text) ?? (/^[{[]/.test(text) ? repairParse(text) : undefined);
@@ -36,7 +54,7 @@ function structureIn(fragment: string): { value: unknown } | undefined {
 }
 
 /** Objects and arrays that begin at `start` in prose, closed where their brackets close. */
-function candidateAt(text: string, start: number, budget: Budget): { value: unknown } | undefined {
+function candidateAt(text: string, start: number, budget: Budget): Parsed | undefined {
   if (budget.chars <= 0) return undefined;
   const opener = text[start];
   if (opener === "[") {
@@ -59,7 +77,7 @@ function candidateAt(text: string, start: number, budget: Budget): { value: unkn
 const OPENER = /[{[]/g;
 
 /** An object or array that opens before `at` and is still open there, read as JSON. */
-function enclosing(text: string, at: number, budget: Budget): { value: unknown } | undefined {
+function enclosing(text: string, at: number, budget: Budget): Parsed | undefined {
   let from = 0;
   for (let tries = 0; tries < MAX_CANDIDATES && budget.chars > 0; tries++) {
     OPENER.lastIndex = from;
@@ -87,31 +105,68 @@ function enclosing(text: string, at: number, budget: Budget): { value: unknown }
  * may be any JSON value; inside prose or a fence only an object or an array counts. The search is
  * bounded: at most 32 candidates, and about four passes over the reply in all, so a reply built of
  * brackets that never close is judged to hold none in linear time. Throws a
- * `ToolCallsError` (`code: "invalid-text"`) when `text` is not a string.
+ * `ToolCallsError` (`code: "invalid-text"`) when `text` is not a string, and
+ * (`"invalid-options"`) for options that are not an object or a `takesString` that is not a
+ * function. Given `takesString`, a number JavaScript cannot hold as written is never handed back
+ * as another number: the model's digits as a string where it answers `true`, else a
+ * `ToolCallsError` (`code: "inexact"`) naming each path and its digits (listed in `numbers`); a
+ * decimal of more than about 17 significant digits is its nearest double.
  */
-export function parseJson<T = unknown>(text: string): T | undefined {
+export function parseJson<T = unknown>(text: string, options?: ParseJsonOptions): T | undefined {
   if (typeof text !== "string") {
     throw new ToolCallsError(
       "invalid-text",
       `parseJson needs the reply as a string, and was given ${describeValue(text)}.`,
     );
   }
+  if (options !== undefined && options !== null && (typeof options !== "object" || Array.isArray(options))) {
+    throw new ToolCallsError(
+      "invalid-options",
+      `parseJson: options must be an object ({ takesString? }), and was given ${describeValue(options)}.`,
+    );
+  }
+  const takesString = readTakesString("parseJson", options);
+  const found = findJson(text);
+  if (found === undefined) return undefined;
+  if (takesString === undefined) return found.value as T;
+  return exact(found, takesString) as T;
+}
+
+/** The value read, its numbers JavaScript cannot hold settled by `takesString` (or refused). */
+function exact(found: Parsed, takesString: (path: ArgumentPath) => boolean): unknown {
+  const numbers = findInexactNumbers(found.source, found.value);
+  if (numbers.length === 0) return found.value;
+  const { value, refused } = settleNumbers(found.value, numbers, takesString);
+  if (refused.length > 0) {
+    throw new ToolCallsError(
+      "inexact",
+      `The reply's JSON holds ${listNumbers(refused, "(the reply)")}, past what a number can carry ` +
+        `exactly (integers up to ±${Number.MAX_SAFE_INTEGER}, about 17 significant digits), where no string ` +
+        "is taken; it was not read as a different number.",
+      { numbers: refused },
+    );
+  }
+  return value;
+}
+
+/** The JSON a reply holds, with the strict text it was read from; `undefined` for none. */
+function findJson(text: string): Parsed | undefined {
   const cut = text.lastIndexOf(THINK_END);
   const reply = (cut >= 0 ? text.slice(cut + THINK_END.length) : text).trim();
   if (reply === "") return undefined;
   const whole = tryParse(reply);
-  if (whole) return withinDepth(whole.value) ? (whole.value as T) : undefined;
+  if (whole) return withinDepth(whole.value) ? whole : undefined;
 
   const budget: Budget = { unclosed: 4, ...scanAllowance(reply) };
   const fences = findFences(reply, MAX_CANDIDATES);
   if (fences.length > 0) {
     // A fence written inside a JSON value's string is part of that value, not a block of its own.
     const outer = enclosing(reply, (fences[0] as { start: number }).start, budget);
-    if (outer) return outer.value as T;
+    if (outer) return outer;
   }
   for (const fence of fences) {
     const found = structureIn(fence.body);
-    if (found) return found.value as T;
+    if (found) return found;
   }
 
   for (const opener of ["{", "["]) {
@@ -120,7 +175,7 @@ export function parseJson<T = unknown>(text: string): T | undefined {
       const start = reply.indexOf(opener, from);
       if (start < 0) break;
       const found = candidateAt(reply, start, budget);
-      if (found) return found.value as T;
+      if (found) return found;
       from = start + 1;
     }
   }

@@ -3,9 +3,9 @@ import { describeValue, readOptions, ToolArgumentsError, ToolCallsError } from "
 import {
   type ArgumentPath,
   findInexactNumbers,
-  formatPath,
   type InexactNumber,
-  setAt,
+  listNumbers,
+  settleNumbers,
 } from "./exact-numbers.js";
 import {
   endsInString,
@@ -142,18 +142,8 @@ function done(
   return { value, json: JSON.stringify(value), repaired, found };
 }
 
-/** The most numbers one refusal names; the rest are counted. */
-const NAMED_NUMBERS = 5;
-
 function inexact(raw: string, name: string | undefined, numbers: InexactNumber[]): ToolArgumentsError {
-  const named = numbers.slice(0, NAMED_NUMBERS).map((n) => `${n.digits} at ${formatPath(n.path)}`);
-  const more = numbers.length - named.length;
-  const list =
-    more > 0
-      ? `${named.join(", ")} and ${more} more`
-      : named.length > 1
-        ? `${named.slice(0, -1).join(", ")} and ${named[named.length - 1]}`
-        : named[0];
+  const list = listNumbers(numbers);
   const first = numbers[0] as InexactNumber;
   return new ToolArgumentsError(
     "inexact",
@@ -173,21 +163,18 @@ function inexact(raw: string, name: string | undefined, numbers: InexactNumber[]
 function settle(read: Read, raw: string, options: ParseToolArgumentsOptions): ParsedToolArguments {
   const { value, json, repaired, found } = read;
   if (found.length === 0) return { value, json, repaired, inexact: [] };
-  const kept: InexactNumber[] = [];
-  const refused: InexactNumber[] = [];
-  let changed = false;
-  for (const number of found) {
-    if (options.takesString?.(number.path) === true && setAt(value, number.path, number.digits)) {
-      kept.push({ ...number, as: "string" });
-      changed = true;
-    } else if (number.kind === "precision") kept.push({ ...number, as: "number" });
-    else refused.push({ ...number, as: "number" });
-  }
+  // The arguments' root is an object, never a number: only paths inside it are settled.
+  const { kept, refused, changed } = settleNumbers(
+    value,
+    found.filter((n) => n.path.length > 0),
+    options.takesString,
+  );
   if (refused.length > 0) throw inexact(raw, options.name, refused);
   return { value, json: changed ? JSON.stringify(value) : json, repaired, inexact: kept };
 }
 
-function readTakesString(caller: string, given: unknown): ParseToolArgumentsOptions["takesString"] {
+/** Reads `takesString` from options (absent or `null`: none); anything but a function is named. */
+export function readTakesString(caller: string, given: unknown): ParseToolArgumentsOptions["takesString"] {
   if (typeof given !== "object" || given === null) return undefined;
   let value: unknown;
   try {
