@@ -135,6 +135,32 @@ describe("Session over HTTP", () => {
     expect(answeredPrefix(session.messages)).toBe(session.messages.length);
   });
 
+  it("calls it stalled when the same tool call comes back between text replies while todos are open", async () => {
+    const todos = JSON.stringify({ todos: [{ content: "find the key", status: "inProgress" }] });
+    const look = { toolCalls: [{ id: "x", name: "look", arguments: '{"at":"door"}' }] };
+    const text = { content: "Looking around." };
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "t1", name: "TodoWrite", arguments: todos }] },
+        ...Array.from({ length: 12 }, () => [look, text]).flat(),
+      ],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      builtInTools: { todoWrite: true },
+      tools: [
+        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a door" },
+      ],
+      stallThreshold: 3,
+      maxTurns: 12,
+    });
+    const result = await session.prompt("Find the key");
+    expect(result.status).toBe("stalled");
+    // TodoWrite, look, text, look, text, look: the third identical call set ends the run.
+    expect(server.chatRequests).toHaveLength(6);
+    expect(answeredPrefix(session.messages)).toBe(session.messages.length);
+  });
+
   it("nudges text-only replies while todos are open, and calls it stalled past the threshold", async () => {
     const todos = JSON.stringify({ todos: [{ content: "write tests", status: "inProgress" }] });
     server = await startServer({

@@ -293,7 +293,10 @@ export class Session {
       transformContext: (view, _signal, { step }) => this.#inBand(view, step),
       // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
       toolChoice: ({ step }) => (this.#before + step > this.maxTurns ? "none" : undefined),
-      shouldStopAfterTurn: ({ message }) => this.#stallCheck(message),
+      // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
+      // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
+      shouldStopAfterTurn: ({ message, toolResults }) =>
+        toolResults.length > 0 ? this.#stallCheck(message) : this.#stalled,
       ...(options.mcpServers !== undefined || specServers(options.spec).length > 0
         ? { dedupeToolCalls: (request: { name: string }) => this.#dedupe(request, config) }
         : {}),
