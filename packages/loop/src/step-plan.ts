@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { isToolChoice } from "@loopwright/negotiate";
 import type { StepPlan } from "./agent-loop.js";
 import type { ChatMessage, ToolChoice } from "./config.js";
@@ -20,7 +21,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-const shown = (value: unknown): string => JSON.stringify(value) ?? String(value);
+/** `value` as JSON for a message; what JSON cannot show (a bigint, a cycle) as Node inspects it. */
+function shown(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return inspect(value, { depth: 3, breakLength: Number.POSITIVE_INFINITY });
+  }
+}
 
 /** Refuses a `tool_choice` that is none of its four forms (`isToolChoice`), naming what it got. */
 function checkToolChoice(choice: unknown): asserts choice is ToolChoice | undefined {

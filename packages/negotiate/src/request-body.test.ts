@@ -206,6 +206,8 @@ describe("buildBody's tool_choice", () => {
 
   it("refuses a tool_choice that is none of the four forms, naming what it got", () => {
     const { supports, model } = fresh();
+    const circular: Record<string, unknown> = { type: "function" };
+    circular.function = circular;
     const bad: unknown[] = [
       "never",
       "",
@@ -215,6 +217,9 @@ describe("buildBody's tool_choice", () => {
       { type: "function", function: { name: "" } },
       { type: "tool", function: { name: "a" } },
       { function: { name: "a" } },
+      5n,
+      { type: "function", function: { name: 7n } },
+      circular,
     ];
     for (const choice of ["auto", "none", "required", named]) expect(isToolChoice(choice)).toBe(true);
     for (const choice of bad) {
@@ -226,5 +231,9 @@ describe("buildBody's tool_choice", () => {
         /buildBody: toolChoice must be "auto", "none", "required" or \{ type: "function", function: \{ name \} \}/,
       );
     }
+    const call = (choice: unknown) => () =>
+      buildBody({ model: "m" }, supports, model, messages, [tool("a")], undefined, choice as never);
+    expect(call(5n)).toThrow(/; got 5n\.$/);
+    expect(call(circular)).toThrow("[Circular *1]");
   });
 });

@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { orderTools, relaxTools } from "@loopwright/schema-compat";
 import { type EndpointCapabilities, effortFor, type ModelCapabilities } from "./capabilities.js";
 
@@ -58,8 +59,17 @@ function checkToolChoice(choice: unknown): asserts choice is ToolChoice | undefi
   if (choice === undefined || isToolChoice(choice)) return;
   throw new TypeError(
     'buildBody: toolChoice must be "auto", "none", "required" or { type: "function", function: { name } } ' +
-      `with a tool's name; got ${JSON.stringify(choice) ?? String(choice)}.`,
+      `with a tool's name; got ${shown(choice)}.`,
   );
+}
+
+/** `value` as JSON for a message; what JSON cannot show (a bigint, a cycle) as Node inspects it. */
+function shown(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return inspect(value, { depth: 3, breakLength: Number.POSITIVE_INFINITY });
+  }
 }
 
 /** How `buildBody` orders the tool array: by name (default), the caller's order (`false`), or a comparator. */
