@@ -106,4 +106,37 @@ describe("runCalls", () => {
     expect(told).toEqual(["a", "b"]);
     expect(ran.stopped).toBeInstanceOf(Error);
   });
+
+  it("never hands a host's route a number JS cannot hold: the call's own schema refuses it, and a route's answer for a readable call stands", async () => {
+    const order = {
+      type: "function" as const,
+      function: {
+        name: "get_order",
+        parameters: { type: "object", properties: { lines: { type: "integer" } }, required: ["lines"] },
+      },
+    };
+    const asked: unknown[] = [];
+    let dispatched = 0;
+    const ran = await runCalls(
+      [call("a", "get_order", '{"lines": 12345678901234567891}'), call("b", "get_order", '{"lines": 3}')],
+      {
+        tools: [order],
+        dispatch: () => {
+          dispatched++;
+          return "ran";
+        },
+        route: (request) => {
+          asked.push(request.args);
+          return { answer: { ok: true, content: "answered by the host" } };
+        },
+      },
+    );
+    // The route is asked only of the call it can be handed as plain JSON.
+    expect(asked).toEqual([{ lines: 3 }]);
+    expect(dispatched).toBe(0);
+    expect(ran.outcomes[0]).toMatchObject({ ok: false, source: "refused" });
+    expect(ran.results[0]?.content).toContain("12345678901234567891");
+    expect(ran.results[1]).toEqual({ role: "tool", tool_call_id: "b", content: "answered by the host" });
+    expect(ran.calls.map((c) => c.function.arguments)).toEqual(["{}", '{"lines":3}']);
+  });
 });

@@ -64,7 +64,8 @@ export interface RunCallsOptions {
    * written; `{ dispatch }` runs another call in its place under the same id (a proxied
    * `call_tool`'s inner tool), which is what watchers and the dedupe see; `{ answer }` answers it
    * without dispatching (`source: "loop"`). `onRun` is called when the call's turn comes and it is
-   * not stopped first.
+   * not stopped first. Handed plain JSON only: a call holding a number JS cannot hold that its own
+   * schema refuses is answered with that refusal and never asked about.
    */
   route?: (request: DispatchRequest) => CallRouting | undefined;
 }
@@ -112,6 +113,24 @@ interface Prepared {
    * the numbers held in `request.args` meanwhile.
    */
   held?: { refusal: string; numbers: readonly HeldNumber[] };
+}
+
+/** The routes that take a routed call's held numbers: the loop's own, never a host's. */
+const HOLDING_ROUTES = new WeakSet<NonNullable<RunCallsOptions["route"]>>();
+
+/**
+ * Marks `route` as the loop's own, handed a call's {@link HeldNumber}s to settle by the tool the
+ * call reaches. A host's `route` is never marked: a number its call's own schema refuses is refused
+ * before the route is asked, so it sees plain JSON only.
+ */
+export function holdingNumbers<R extends NonNullable<RunCallsOptions["route"]>>(route: R): R {
+  HOLDING_ROUTES.add(route);
+  return route;
+}
+
+/** True when `route` is one {@link holdingNumbers} marked. */
+function holds(route: RunCallsOptions["route"]): boolean {
+  return route !== undefined && HOLDING_ROUTES.has(route);
 }
 
 /**
@@ -355,9 +374,7 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
   if (!route || p.unreadable !== undefined) return p;
   const decision = route(p.request);
   if (decision === undefined) return refusedAsWritten(p);
-  if ("answer" in decision) {
-    return p.held ? refusedAsWritten(p) : { ...p, answer: decision.answer, onRun: decision.onRun };
-  }
+  if ("answer" in decision) return { ...p, answer: decision.answer, onRun: decision.onRun };
   const inner = decision.dispatch;
   if (inner === p.request) return p.held ? refusedAsWritten(p) : { ...p, onRun: decision.onRun };
   const settled = settleHeld(inner, schemas);
@@ -410,7 +427,7 @@ export function replayedCalls(
 ): AssistantToolCall[] {
   const schemas = schemasOf(tools);
   return toolCalls.map(
-    (call) => routed(prepare(call, finishReason, schemas, route !== undefined), route, schemas).call,
+    (call) => routed(prepare(call, finishReason, schemas, holds(route)), route, schemas).call,
   );
 }
 
@@ -432,7 +449,7 @@ export async function runCalls(
   const limit = toolLimit(options.timeoutMs);
   const schemas = schemasOf(options.tools);
   const prepared = toolCalls.map((call) =>
-    routed(prepare(call, options.finishReason, schemas, options.route !== undefined), options.route, schemas),
+    routed(prepare(call, options.finishReason, schemas, holds(options.route)), options.route, schemas),
   );
   const inFlight = new Map<string, Promise<Outcome>>();
   let stopped: unknown;

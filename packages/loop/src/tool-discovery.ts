@@ -19,6 +19,7 @@ import {
   type CallRouting,
   type DispatchRequest,
   exactArgumentsText,
+  holdingNumbers,
   holdsHeld,
   readHolding,
   settleHeld,
@@ -294,7 +295,7 @@ export function callRouter(
   const unknown = (names: readonly string[]) => {
     for (const name of names) if (!counts.unknownToolNames.includes(name)) counts.unknownToolNames.push(name);
   };
-  return (request) => {
+  return holdingNumbers((request: DispatchRequest): CallRouting | undefined => {
     const name = wireName(run.names, request.name);
     // A load holding a number JS cannot hold loads nothing: runCalls refuses it as written.
     if (name === LOAD_TOOLS_NAME && holdsHeld(request.args)) return undefined;
@@ -341,7 +342,7 @@ export function callRouter(
     if (!route.proxied && route.name === name) return { dispatch: request, onRun };
     const inner = innerCall(run, request.id, route);
     return { dispatch: inner, onRun };
-  };
+  });
 }
 
 /** The call a route hands on (a call_tool's inner tool, another spelling's tool) under the call's id. */
