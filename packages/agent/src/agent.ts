@@ -535,7 +535,7 @@ export class Agent {
           isError: !result.ok,
         });
       },
-      onMessage: (message) => this.#onMessage(message),
+      onMessage: (message, step) => this.#onMessage(message, step),
       beforeStep: (messages, step, context) => {
         this.#adopt(messages);
         return this.#beforeStep({ step, ...pick(context) }, signal);
@@ -597,10 +597,15 @@ export class Agent {
     }
   }
 
-  async #onMessage(message: ChatMessage): Promise<void> {
+  async #onMessage(message: ChatMessage, step: number): Promise<void> {
     this.#appended++;
     this.#messages.push(message);
-    if (message.role === "assistant") {
+    if (step === 0) {
+      // The loop's own exchange before the first request (a proxied preselection's load_tools):
+      // part of the turn the prompt opened, no model turn of its own, so no turn_end for it.
+      this.#emit({ type: "message_start", message });
+      this.#emit({ type: "message_end", message });
+    } else if (message.role === "assistant") {
       if (!this.#partial) this.#emit({ type: "message_start", message });
       this.#partial = undefined;
       this.#emit({ type: "message_end", message });

@@ -135,6 +135,54 @@ describe("Session over HTTP", () => {
     expect(answeredPrefix(session.messages)).toBe(session.messages.length);
   });
 
+  it("does not count the loop's preselection exchange as a tool turn: a follow-up run keeps the prompt's budget", async () => {
+    const look = (id: string, at: string) => ({
+      toolCalls: [
+        { id, name: "call_tool", arguments: JSON.stringify({ name: "look_door", arguments: { at } }) },
+      ],
+    });
+    const main = [{ content: "Seen." }, look("l1", "front"), look("l2", "back"), { content: "Both seen." }];
+    const isSelection = (body: unknown) =>
+      JSON.stringify((body as { messages: unknown[] }).messages[0]).includes("You choose which tools");
+    server = await startServer({
+      replies: (request) =>
+        isSelection(request.body)
+          ? { content: '{"tools":["look_door"]}' }
+          : (main.shift() ?? { content: "extra" }),
+    });
+    const session = await createSession({
+      config: {
+        baseUrl: server.baseUrl,
+        model: "sim",
+        toolDiscovery: "proxy",
+        preselect: true,
+        toolSelectModel: "sim",
+      },
+      tools: [
+        {
+          name: "look_door",
+          description: "Looks at a door",
+          parameters: { type: "object", properties: { at: { type: "string" } } },
+          execute: () => "a door",
+        },
+      ],
+      maxTurns: 2,
+    });
+    session.agent.followUp({ role: "user", content: "Now look at the front door and the back door." });
+    const result = await session.prompt("Look at the door");
+    const turns = server.chatRequests.filter((r) => !isSelection(r.body));
+    expect(result.status).toBe("ok");
+    expect(result.reply).toBe("Both seen.");
+    expect(turns).toHaveLength(4);
+    // The preselection's load_tools exchange is in the transcript the model is sent.
+    expect(JSON.stringify(turns[0]!.body)).toContain("call_preselected_");
+    // The follow-up's two tool turns fit the budget of 2: neither request is the reserved final turn.
+    for (const turn of turns.slice(1, 3)) {
+      expect(JSON.stringify(turn.body)).not.toContain(FINAL_TURN_NOTE.slice(0, 40));
+      expect((turn.body as { tool_choice?: unknown }).tool_choice).toBeUndefined();
+    }
+  });
+
   it("calls it stalled when the same tool call comes back between text replies while todos are open", async () => {
     const todos = JSON.stringify({ todos: [{ content: "find the key", status: "inProgress" }] });
     const look = { toolCalls: [{ id: "x", name: "look", arguments: '{"at":"door"}' }] };
