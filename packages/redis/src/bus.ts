@@ -186,7 +186,9 @@ function errorText(error: unknown): string {
  * seq 1, the stream's last entry is a `done` not written by this emitter) deletes the old stream
  * first: it is one script, so of two processes starting the same id at once only the first resets;
  * the second finds the first's run, unended, and is refused. An entry without a token (written by
- * an earlier version) whose JSON is a `done` counts as ended.
+ * an earlier version) whose JSON is a `done` counts as ended. The new run's first entry carries the
+ * old run's last seq (`p`) and emitter (`po`), so a watcher left part-way through the old run can say
+ * how much of it was gone.
  *
  * Retention is the key's expiry, renewed by every write: an unended run lives `retainUnendedMs`
  * past its last event, an ended one `retainEndedMs` past its `done`.
@@ -207,7 +209,11 @@ if top then
     ended = ok and type(event) == 'table' and event.kind == 'done'
   end
 end
+-- The new run's first entry names the old run's last seq and emitter, for its late watchers.
+local reset = false
 if ended and owner ~= token and ARGV[4] == '1-0' then
+  reset = {'p', string.match(top[1], '^%d+')}
+  if owner then reset[3], reset[4] = 'po', owner end
   redis.call('DEL', KEYS[1])
   top, owner = nil, false
 end
@@ -218,12 +224,14 @@ for i = 4, #ARGV, 3 do
   if foreign and tonumber(string.match(ARGV[i], '^%d+')) > topSeq then
     written[#written + 1] = -1
   else
-    local reply
+    local command = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token}
     if ARGV[i + 2] == '1' then
-      reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token, 'end', '1')
-    else
-      reply = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token)
+      command[#command + 1], command[#command + 2] = 'end', '1'
     end
+    if reset and i == 4 then
+      for _, value in ipairs(reset) do command[#command + 1] = value end
+    end
+    local reply = redis.pcall(unpack(command))
     if type(reply) == 'table' and reply.err then
       if string.find(reply.err, 'equal or smaller', 1, true) then
         written[#written + 1] = 0

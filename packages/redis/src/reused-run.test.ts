@@ -1,4 +1,5 @@
 import type { SequencedEvent } from "@loopwright/events";
+import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
@@ -13,6 +14,32 @@ async function collect(watcher: AsyncIterable<SequencedEvent>): Promise<Sequence
 
 const text = (event: SequencedEvent) => (event as { text?: string }).text;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Writes an old run of 600 outputs and a `done` into `runId` and watches it from its start; the
+ * replay is read a batch at a time, as the reader uses it, so the watcher returned holds the first.
+ */
+async function partWayThroughOldRun(bus: RedisEventBus, runId: string) {
+  for (let i = 1; i <= 600; i++) bus.emit(runId, { kind: "output", text: `old ${i}` });
+  bus.emit(runId, { kind: "done" });
+  await bus.flushed();
+  const watcher = bus.watch(runId);
+  expect(text((await watcher.next()).value as SequencedEvent)).toBe("old 1");
+  await pause(100);
+  return watcher;
+}
+
+/**
+ * What such a watcher read after "old 1": old events in order from seq 2, none of the new run's,
+ * then one notice for the rest of the old run (its outputs from there and its `done`, seq 601).
+ */
+function expectOldThenNotice(seen: SequencedEvent[]): void {
+  const old = seen.slice(0, -1);
+  expect(old.length).toBeGreaterThan(0);
+  expect(old.filter((e) => !text(e)?.startsWith("old "))).toEqual([]);
+  expect(old.map((e) => e.seq)).toEqual(Array.from({ length: old.length }, (_, i) => i + 2));
+  expect(seen.at(-1)).toMatchObject({ kind: "notice", dropped: 601 - old.length - 1, seq: 601 });
+}
 
 // Each bus stands for a process of its own: its own connections, its own seq counters.
 describe.skipIf(!HAS_REDIS)("a run id used again, in another process, after its run ended", () => {
@@ -103,20 +130,86 @@ describe.skipIf(!HAS_REDIS)("a run id used again, in another process, after its 
   it("a watcher part-way through the old run when it is started afresh ends, and reads none of the new run as the old one's", async () => {
     const [a, b] = await processes(2);
     if (!a || !b) throw new Error("two buses");
-    for (let i = 1; i <= 600; i++) a.bus.emit("long", { kind: "output", text: `old ${i}` });
-    a.bus.emit("long", { kind: "done" });
-    await a.bus.flushed();
-    const watcher = a.bus.watch("long");
-    // The replay is read a batch at a time, as the reader uses it: this watcher holds the first.
-    expect(text((await watcher.next()).value as SequencedEvent)).toBe("old 1");
-    await pause(100);
+    const watcher = await partWayThroughOldRun(a.bus, "long");
 
     for (let i = 1; i <= 700; i++) b.bus.emit("long", { kind: "output", text: `new ${i}` });
     await b.bus.flushed();
 
     const rest = await collect(watcher);
-    expect(rest.length).toBeGreaterThan(0);
-    expect(rest.filter((e) => !(e.kind === "done" || text(e)?.startsWith("old ")))).toEqual([]);
-    expect(rest.map((e) => e.seq)).toEqual(Array.from({ length: rest.length }, (_, i) => i + 2));
+    expectOldThenNotice(rest);
   });
+
+  it("a watcher part-way through the old run ends with a gap notice when the new run is shorter than where it stood", async () => {
+    const [a, b] = await processes(2);
+    if (!a || !b) throw new Error("two buses");
+    const watcher = await partWayThroughOldRun(a.bus, "short");
+
+    // The new run ends below every seq the watcher has read: no entry past its position ever comes.
+    for (let i = 1; i <= 5; i++) b.bus.emit("short", { kind: "output", text: `new ${i}` });
+    b.bus.emit("short", { kind: "done" });
+    await b.bus.flushed();
+
+    const rest = await Promise.race([collect(watcher), pause(8000).then(() => "still waiting" as const)]);
+    expect(rest).not.toBe("still waiting");
+    const seen = rest as SequencedEvent[];
+    expectOldThenNotice(seen);
+    expect(text(seen.at(-1) as SequencedEvent)).toMatch(/started afresh/);
+    // The new run's first entry named where the old one ended: the count is exact.
+    expect(text(seen.at(-1) as SequencedEvent)).not.toMatch(/at least/);
+    // A watcher of the new run reads it whole.
+    expect((await collect(a.bus.watch("short"))).map(text)).toEqual([
+      "new 1",
+      "new 2",
+      "new 3",
+      "new 4",
+      "new 5",
+      undefined,
+    ]);
+    expect(a.errors).toEqual([]);
+    expect(b.errors).toEqual([]);
+  }, 15_000);
+
+  it("a watcher whose run was started afresh twice before it looked ends with a notice that gives the least it skipped", async () => {
+    const [a, b, c] = await processes(3);
+    if (!a || !b || !c) throw new Error("three buses");
+    const watcher = await partWayThroughOldRun(a.bus, "twice");
+    b.bus.emit("twice", { kind: "output", text: "second run" });
+    b.bus.emit("twice", { kind: "done" });
+    await b.bus.flushed();
+    // The second run's first entry named the old run's end; the third's names the second's.
+    c.bus.emit("twice", { kind: "done" });
+    await c.bus.flushed();
+
+    const seen = await collect(watcher);
+    expectOldThenNotice(seen);
+    expect(text(seen.at(-1) as SequencedEvent)).toMatch(/at least \d+ events were skipped/);
+  }, 15_000);
+
+  it("an idle watcher asks Redis O(1) times a second while it waits, and still reads the next event at once", async () => {
+    const [a] = await processes(1);
+    if (!a) throw new Error("one bus");
+    a.bus.emit("idle", { kind: "output", text: "first" });
+    await a.bus.flushed();
+    const watcher = a.bus.watch("idle");
+    expect(text((await watcher.next()).value as SequencedEvent)).toBe("first");
+    const waiting = watcher.next();
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    const commands = async () =>
+      Number(/total_commands_processed:(\d+)/.exec(String(await raw.sendCommand(["INFO", "stats"])))?.[1]);
+    try {
+      await pause(100);
+      const before = await commands();
+      await pause(3000);
+      // A bounded XREAD and one look at the stream's top per bound: a handful in 3 s, not thousands.
+      expect((await commands()) - before).toBeLessThan(15);
+      a.bus.emit("idle", { kind: "output", text: "second" });
+      const started = Date.now();
+      expect(text((await waiting).value as SequencedEvent)).toBe("second");
+      expect(Date.now() - started).toBeLessThan(500);
+    } finally {
+      raw.destroy();
+      await watcher.return?.();
+    }
+  }, 10_000);
 });

@@ -16,6 +16,13 @@ export interface StreamWatcherHost {
 /** How many entries one `XREAD` asks for. */
 const BATCH = 256;
 
+/**
+ * How long one `XREAD` waits for a new entry, in ms. Bounded, so a watcher whose run was started
+ * afresh below its position (the new run's entries never pass it) finds out: after each empty wait
+ * it reads the stream's top entry, one more command — two a second at most, never a busy loop.
+ */
+const BLOCK_MS = 1000;
+
 /** One stream entry as `XREAD` answers it in RESP2: `[id, [field, value, ...]]`. */
 type Entry = [string, string[]];
 
@@ -38,17 +45,22 @@ export function decode(entry: Entry): SequencedEvent | undefined {
   }
 }
 
-/** The token of the emitter that wrote an entry (`o`); `undefined` for one without it. */
-export function ownerOf(entry: Entry): string | undefined {
+/** The value of one field of an entry; `undefined` for an entry without it. */
+function fieldOf(entry: Entry, name: string): string | undefined {
   const fields = entry[1];
-  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === "o") return fields[i + 1];
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
   return undefined;
 }
 
-function gapNotice(dropped: number, seq: number, why: string): SequencedEvent {
+/** The token of the emitter that wrote an entry (`o`); `undefined` for one without it. */
+export function ownerOf(entry: Entry): string | undefined {
+  return fieldOf(entry, "o");
+}
+
+function gapNotice(dropped: number, seq: number, why: string, atLeast = false): SequencedEvent {
   const notice = {
     kind: "notice",
-    text: `This watcher ${why}: ${dropped} event${dropped === 1 ? " was" : "s were"} skipped.`,
+    text: `This watcher ${why}: ${atLeast ? "at least " : ""}${dropped} event${dropped === 1 ? " was" : "s were"} skipped.`,
     dropped,
     seq,
   };
@@ -62,7 +74,10 @@ function gapNotice(dropped: number, seq: number, why: string): SequencedEvent {
  * watcher's (the most recent `maxEvents` kept, one gap notice for the skipped stretch). A seq
  * jump in the stream itself (events lost to a Redis restart or trimmed away) is announced the same
  * way, once. Survives the server going away: it waits for the connection and reads on from the
- * last seq it saw.
+ * last seq it saw. A run started afresh under its id by another emitter ends it, with one notice for
+ * the part of the old run it had not read: seen when an entry of the new emitter's comes, or, when
+ * the new run stays below this watcher's position, by a look at the stream's top after each empty
+ * `XREAD` (bounded to {@link BLOCK_MS}).
  */
 export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, undefined> {
   private queue: SequencedEvent[] = [];
@@ -247,6 +262,28 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
     }
   }
 
+  /**
+   * The run read so far ended and another emitter started its id afresh (its stream deleted): says
+   * how much of the old run this watcher did not read, once, and ends. The new run's first entry
+   * names the old run's last seq and emitter (`p`, `po`); without it (trimmed away, or started again
+   * since) the count is the least it can be — to the stream's top at subscribe time, and the `done`.
+   */
+  private async endStartedAfresh(): Promise<void> {
+    const conn = this.conn as RedisConnection;
+    const first = await call<Entry[]>(conn, ["XRANGE", this.key, "-", "+", "COUNT", "1"]).then(
+      (entries) => entries[0],
+      () => undefined,
+    );
+    const last = first && fieldOf(first, "po") === this.owner ? Number(fieldOf(first, "p")) : Number.NaN;
+    const exact = Number.isSafeInteger(last);
+    const end = exact ? last : Math.max(this.replayEnd, this.cursor + 1);
+    if (end > this.cursor) {
+      const why = "was reading a run that ended and was started afresh under its id by another emitter";
+      this.push(gapNotice(end - this.cursor, end, why, !exact));
+    }
+    this.end();
+  }
+
   private async topSeq(): Promise<number> {
     const conn = this.conn as RedisConnection;
     const top = await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]);
@@ -263,11 +300,21 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
         "COUNT",
         String(BATCH),
         "BLOCK",
-        "0",
+        String(BLOCK_MS),
         "STREAMS",
         this.key,
         this.readFrom,
       ]);
+      // Nothing new for a while: the run read so far may have been started afresh below this
+      // watcher's position. Only a watcher that knows whose run it reads can tell.
+      if (reply === null && this.owner !== undefined) {
+        const top = (await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]))[0];
+        const owner = top && ownerOf(top);
+        if (owner !== undefined && owner !== this.owner) {
+          await this.endStartedAfresh();
+          return;
+        }
+      }
     } catch (error) {
       if (this.closed || this.ending) return;
       // Redis answered that this key cannot be read as a stream (it holds another type now): reading
@@ -286,7 +333,7 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
       const owner = ownerOf(entry);
       if (owner !== undefined) {
         if (this.owner !== undefined && owner !== this.owner) {
-          this.end();
+          await this.endStartedAfresh();
           return;
         }
         this.owner = owner;
