@@ -450,6 +450,39 @@ describe("a redirect to another origin", () => {
   });
 });
 
+describe("a redirect from http to https on the same host", () => {
+  it("is another origin (scheme and port differ), refused as any other: the 3xx is answered", async () => {
+    const seen: string[] = [];
+    const http = createServer((req, res) => {
+      seen.push(req.url ?? "");
+      res.writeHead(301, { location: `https://127.0.0.1:${(http.address() as AddressInfo).port}${req.url}` });
+      res.end();
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const endpoint = {
+        baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`,
+        apiKey: KEY,
+      };
+      const pool = createClientPool();
+      const listed = await pool.listModels(endpoint).catch((e: unknown) => e);
+      expect(ModelListingError.isInstance(listed)).toBe(true);
+      expect((listed as ModelListingError).status).toBe(301);
+      const error = await pool
+        .getClient(endpoint)
+        .models.list()
+        .catch((e: unknown) => e);
+      expect((error as { status?: number }).status).toBe(301);
+      expect(seen).toEqual(["/v1/models", "/v1/models"]);
+    } finally {
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    }
+  });
+});
+
 describe("a key or header HTTP cannot carry", () => {
   it("is refused by name before anything is sent, never quoted (the SDK's TypeError quoted it whole)", async () => {
     const pool = createClientPool();
