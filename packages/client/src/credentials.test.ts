@@ -4,7 +4,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { type ClientLogEntry, createClientPool } from "./pool.js";
-import { REDACTED, redactor, secretsOf } from "./redact.js";
+import { credentialsOf, REDACTED, redactor, secretsOf } from "./redact.js";
 import { redactingFetch } from "./redact-fetch.js";
 
 let server: TestServer;
@@ -309,6 +309,81 @@ describe("what a listing echoes", () => {
       await stop.close();
     }
   });
+
+  it("leaves an ordinary header value alone: a gateway's provider word stays in the model ids it names", async () => {
+    // A gateway routes by a plain word; the listing's ids hold it. Only credentials are redacted.
+    const stop = await startServer({
+      models: [
+        { id: "mistral-large-latest", max_context_length: 131072, owned_by: `tenant ${KEY}` },
+        { id: "mistral-small-latest", max_context_length: 32768, description: `via ${HEADER}` },
+      ],
+    });
+    try {
+      const endpoint = {
+        baseUrl: stop.baseUrl,
+        apiKey: KEY,
+        headers: { "x-portkey-provider": "mistral", "x-upstream": `Bearer ${HEADER}` },
+      };
+      const pool = createClientPool();
+      const entries = await pool.listModels(endpoint);
+      expect(entries.map((e) => e.id)).toEqual(["mistral-large-latest", "mistral-small-latest"]);
+      // The key and a bearer token (under any header name) are still taken out.
+      expect([entries[0]?.owned_by, entries[1]?.description]).toEqual([
+        `tenant ${REDACTED}`,
+        `via ${REDACTED}`,
+      ]);
+      expect(await pool.contextLimitFor({ ...endpoint, model: "mistral-large-latest" })).toBe(131072);
+      expect(await pool.contextLimitFor({ ...endpoint, model: "mistral-small-latest" })).toBe(32768);
+    } finally {
+      await stop.close();
+    }
+  });
+
+  it("counts a header as a credential by the words of its name, not a 'key' inside a brand", () => {
+    const value = "word-in-ids";
+    const counted = (name: string) => credentialsOf({ headers: { [name]: value } }).includes(value);
+    for (const name of ["authorization", "api-key", "x-api-key", "x-goog-api-key", "apikey", "XApiKey"]) {
+      expect(counted(name), name).toBe(true);
+    }
+    for (const name of [
+      "x-portkey-virtual-key",
+      "ocp-apim-subscription-key",
+      "helicone-auth",
+      "cf-aig-authorization",
+      "x-auth-token",
+    ]) {
+      expect(counted(name), name).toBe(true);
+    }
+    for (const name of [
+      "x-portkey-provider",
+      "x-portkey-config",
+      "openai-organization",
+      "x-tenant",
+      "x-region",
+      "monkey-id",
+    ]) {
+      expect(counted(name), name).toBe(false);
+    }
+    // A bearer token is a credential under any name; the key always is.
+    expect(credentialsOf({ headers: { "x-upstream": `Bearer ${HEADER}` } })).toContain(HEADER);
+    expect(credentialsOf({ apiKey: KEY, headers: { "x-portkey-provider": "mistral" } })).toContain(KEY);
+    expect(credentialsOf({ apiKey: KEY, headers: { "x-portkey-provider": "mistral" } })).not.toContain(
+      "mistral",
+    );
+  });
+
+  it("does not hide the model it looks for: contextLimitFor reads the window from the listing as sent", async () => {
+    // A fine-tune named after the tenant's virtual key: listModels redacts it, the lookup still finds it.
+    const stop = await startServer({ models: [{ id: `ft:${HEADER}:m`, context_length: 4096 }] });
+    try {
+      const endpoint = { baseUrl: stop.baseUrl, headers: { "x-portkey-virtual-key": HEADER } };
+      const pool = createClientPool();
+      expect((await pool.listModels(endpoint)).map((e) => e.id)).toEqual([`ft:${REDACTED}:m`]);
+      expect(await pool.contextLimitFor({ ...endpoint, model: `ft:${HEADER}:m` })).toBe(4096);
+    } finally {
+      await stop.close();
+    }
+  });
 });
 
 describe("a redirect to another origin", () => {
@@ -371,6 +446,39 @@ describe("a redirect to another origin", () => {
       ]);
     } finally {
       await Promise.all([other.close(), moved.close()]);
+    }
+  });
+});
+
+describe("a redirect from http to https on the same host", () => {
+  it("is another origin (scheme and port differ), refused as any other: the 3xx is answered", async () => {
+    const seen: string[] = [];
+    const http = createServer((req, res) => {
+      seen.push(req.url ?? "");
+      res.writeHead(301, { location: `https://127.0.0.1:${(http.address() as AddressInfo).port}${req.url}` });
+      res.end();
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const endpoint = {
+        baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`,
+        apiKey: KEY,
+      };
+      const pool = createClientPool();
+      const listed = await pool.listModels(endpoint).catch((e: unknown) => e);
+      expect(ModelListingError.isInstance(listed)).toBe(true);
+      expect((listed as ModelListingError).status).toBe(301);
+      const error = await pool
+        .getClient(endpoint)
+        .models.list()
+        .catch((e: unknown) => e);
+      expect((error as { status?: number }).status).toBe(301);
+      expect(seen).toEqual(["/v1/models", "/v1/models"]);
+    } finally {
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
     }
   });
 });

@@ -52,7 +52,9 @@ export function getClient(endpoint: Endpoint): OpenAI {
  * The endpoint's `GET /models` entries.
  *
  * The listing's entries (`{ data: [...] }`, a bare array or `{ models: [...] }`), asked with the
- * endpoint's key and headers as the pooled client sends them. Bounded like `contextLimitFor`: past
+ * endpoint's key and headers as the pooled client sends them, handed back with the endpoint's
+ * credentials (key, auth-scheme tokens, headers under a credential's name) replaced by `REDACTED`;
+ * an ordinary header word in an id is left whole. Bounded like `contextLimitFor`: past
  * the bound it rejects with a `TimeoutError`; a signal rejects with its reason. Rejects with
  * `ModelListingError` for an error status, a body that is not a listing or a server it cannot
  * reach, and `EndpointConfigError` for an endpoint it cannot use.

@@ -197,6 +197,52 @@ export function secretsOf(endpoint: SecretBearer | undefined): string[] {
   return [...out].sort((a, b) => b.length - a.length);
 }
 
+/** A telling word of a header name other than `key` (which only counts as a word of its own, below). */
+const TELLING_PART = /token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+
+/** `key` as a word of a header name, alone or after what it is the key of (`apikey`, `subscription-key`). */
+const KEY_PART =
+  /^(?:x?api|access|secret|private|subscription|client|master|admin|service|virtual|session|license|account|app)?keys?$/i;
+
+/**
+ * True for a header name that reads as a credential's: one of its words (split at `-`, `_`, `.`)
+ * is a credential name (`isCredentialParam`'s short list), holds a telling part (`auth`, `token`,
+ * `secret`, …) or is a key (`key`, `apikey`, `virtual-key`). Words are read whole, so the `key` in a
+ * brand such as `x-portkey-provider` does not count.
+ */
+function isCredentialHeader(name: string): boolean {
+  return name
+    .split(/[-_.]/)
+    .some(
+      (part) =>
+        part !== "" &&
+        (CREDENTIAL_PARAMS.has(part.toLowerCase()) || KEY_PART.test(part) || TELLING_PART.test(part)),
+    );
+}
+
+/**
+ * The credentials among `endpoint`'s secrets, for what a server answers successfully (a model
+ * listing): the key, URL credentials, every header under a name that reads as a credential's
+ * (`authorization`, `api-key`, `x-portkey-virtual-key`, `helicone-auth`, …) and the credentials
+ * after an auth scheme under any name (`Bearer <token>`) — in `secretsOf`'s forms. A header under
+ * any other name (`x-portkey-provider: mistral`, a tenant or region word) is routing, not a
+ * credential: a listing naming it (`mistral-large-latest`) is left whole.
+ */
+export function credentialsOf(endpoint: SecretBearer | undefined): string[] {
+  const headers: Record<string, string> = {};
+  if (endpoint?.headers && typeof endpoint.headers === "object") {
+    for (const [name, value] of Object.entries(endpoint.headers)) {
+      if (typeof value !== "string") continue;
+      if (isCredentialHeader(name)) headers[name] = value;
+      else {
+        const credentials = AUTH_SCHEME.exec(value)?.[1];
+        if (credentials) headers[name] = credentials;
+      }
+    }
+  }
+  return secretsOf({ baseUrl: endpoint?.baseUrl, apiKey: endpoint?.apiKey, headers });
+}
+
 /** `text` with every occurrence of each secret replaced by `REDACTED`. */
 export function redactText(text: string, secrets: readonly string[]): string {
   let out = text;

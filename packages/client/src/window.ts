@@ -1,7 +1,6 @@
 import { apiKeyOf, checkedBaseUrl, checkedHeaders, timeoutMs, type WindowSettings } from "./endpoint.js";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
-import { secretsOf } from "./redact.js";
-import { redactingFetch } from "./redact-fetch.js";
+import { credentialsOf, redactText } from "./redact.js";
 import { sameOriginRedirects } from "./redirects.js";
 
 /** One entry of a `GET /models` listing: an `id` and whatever else the server put beside it. */
@@ -304,7 +303,13 @@ export interface WindowDiscovery {
   reset(): void;
 }
 
-/** The lookups' fetch: a redirect to another origin would carry the endpoint's headers there. */
+/**
+ * The lookups' fetch: a redirect to another origin would carry the endpoint's headers there. What
+ * it reads is not redacted: a window is found in the body as the server sent it (redacting first
+ * turned `mistral-large-latest` into `[redacted]-large-latest` for a `mistral` header, and the entry
+ * was no longer found). Only what `listModels` hands back is redacted, and a failed lookup's error
+ * by the pool, as a pooled client's are.
+ */
 const followSameOrigin = sameOriginRedirects((input, init) => fetch(input, init));
 
 /** The longest timer Node holds; a longer bound would fire at once. */
@@ -431,26 +436,43 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   /** GET a URL under the deadline: the response, or the failure (the caller's stop is rethrown). */
   const get = async (url: string, settings: WindowSettings, deadline: Deadline): Promise<Response> => {
     try {
-      // Through the redaction pooled clients use: a listing that echoes the key is not handed back with it.
-      const redacted = redactingFetch(secretsOf(settings), followSameOrigin);
-      return await redacted(url, { headers: authHeaders(settings), signal: deadline.signal });
+      return await followSameOrigin(url, { headers: authHeaders(settings), signal: deadline.signal });
     } catch (error) {
       deadline.throwIfStopped();
       throw error;
     }
   };
 
-  const readJson = async (response: Response, deadline: Deadline): Promise<unknown> => {
+  /** The body as JSON (`undefined` for one that is not), with `secrets` taken out of its text first. */
+  const readJson = async (
+    response: Response,
+    deadline: Deadline,
+    secrets: readonly string[] = [],
+  ): Promise<unknown> => {
+    let text: string;
     try {
-      return await response.json();
+      text = await response.text();
     } catch {
       deadline.throwIfStopped();
       if (deadline.reason) throw deadline.reason;
       return undefined;
     }
+    try {
+      return JSON.parse(secrets.length === 0 ? text : redactText(text, secrets));
+    } catch {
+      return undefined;
+    }
   };
 
-  const list = async (settings: WindowSettings, deadline: Deadline): Promise<ModelEntry[]> => {
+  /**
+   * The listing's entries. `handBack` redacts the endpoint's credentials (`credentialsOf`) from
+   * the body before it is parsed, for a listing handed to the caller; a lookup reads it as sent.
+   */
+  const list = async (
+    settings: WindowSettings,
+    deadline: Deadline,
+    handBack = false,
+  ): Promise<ModelEntry[]> => {
     const url = `${checkedBaseUrl(settings)}/models`;
     const response = await get(url, settings, deadline);
     if (!response.ok) {
@@ -459,7 +481,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
         status: response.status,
       });
     }
-    const body = await readJson(response, deadline);
+    const body = await readJson(response, deadline, handBack ? credentialsOf(settings) : []);
     const entries = listingEntries(body);
     if (!entries) {
       throw new ModelListingError(
@@ -568,7 +590,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       const { signal } = checked(settings, given);
       return bounded(settings, signal, async (deadline) => {
         try {
-          return await list(settings, deadline);
+          return await list(settings, deadline, true);
         } catch (error) {
           deadline.throwIfStopped();
           if (deadline.reason) throw deadline.reason; // a TimeoutError DOMException
