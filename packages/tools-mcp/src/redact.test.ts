@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ENCODINGS } from "../test/encodings.js";
-import { masker, maskOutput, redactError, resultSecretsOf, secretsOf } from "./redact.js";
+import { masker, maskOutput, maskTool, redactError, resultSecretsOf, secretsOf } from "./redact.js";
 
 /** Printable ASCII without `*` (the mask itself): what keys, tokens and passwords are made of. */
 const secretChar = fc.constantFrom(
@@ -13,6 +13,23 @@ const secret = fc.string({ unit: secretChar, minLength: 8, maxLength: 40 });
 const text = fc.string({ maxLength: 30 });
 /** Text before a credential; a lone backslash or `%` right before one would change what its first characters mean. */
 const lead = text.filter((t) => !/[\\%]$/.test(t));
+
+/** `{ next: { next: … { token } } }`, `levels` objects above the one with the token. */
+const nested = (levels: number, token: string) => {
+  let deep: unknown = { token };
+  for (let i = 0; i < levels; i++) deep = { next: deep };
+  return deep as Record<string, unknown>;
+};
+const depthOf = (value: unknown) => {
+  let levels = 0;
+  for (
+    let at = value;
+    typeof at === "object" && at !== null && "next" in at;
+    at = (at as { next: unknown }).next
+  )
+    levels++;
+  return levels;
+};
 
 describe("masker", () => {
   for (const [name, encode] of Object.entries(ENCODINGS)) {
@@ -180,13 +197,50 @@ describe("maskOutput", () => {
     expect(maskOutput(clean, mask)).toBe(clean);
   });
 
-  it("masks structured content deeper than it walks, as JSON text", () => {
-    let deep: unknown = { token: "sk-live-4f9a8b7c6d5e" };
-    for (let i = 0; i < 1000; i++) deep = { next: deep };
+  it("replaces structured content deeper than it walks with a note, secret and all", () => {
     const masked = maskOutput(
-      { ok: true, text: "", parts: [], images: [], structured: deep as Record<string, unknown> },
+      { ok: true, text: "", parts: [], images: [], structured: nested(1000, "sk-live-4f9a8b7c6d5e") },
       masker(["sk-live-4f9a8b7c6d5e"]),
     );
     expect(JSON.stringify(masked.structured)).not.toContain("sk-live-4f9a8b7c6d5e");
+    expect(depthOf(masked.structured)).toBe(256);
+    expect(JSON.stringify(masked.structured)).toContain(
+      '"next":"[left out: nested more than 256 levels deep]"',
+    );
+  });
+
+  it("walks structured content 100,000 levels deep without exhausting the stack", () => {
+    const output = {
+      ok: true,
+      text: "",
+      parts: [],
+      images: [],
+      structured: nested(100_000, "sk-live-4f9a8b7c6d5e"),
+    };
+    // No secret to mask: the output as it came, nothing walked.
+    expect(maskOutput(output, masker([]))).toBe(output);
+    expect(maskOutput(output, masker(["", "abc"]))).toBe(output);
+    const masked = maskOutput(output, masker(["sk-live-4f9a8b7c6d5e"]));
+    expect(depthOf(masked.structured)).toBe(256);
+    expect(depthOf(output.structured)).toBe(100_000);
+  });
+});
+
+describe("maskTool", () => {
+  it("masks what the model is shown of a tool, keeps its name, and cuts a schema nested too deep", () => {
+    const tool = {
+      name: "sk-live-4f9a8b7c6d5e",
+      description: "uses sk-live-4f9a8b7c6d5e",
+      inputSchema: { type: "object", properties: nested(100_000, "sk-live-4f9a8b7c6d5e") },
+    };
+    const masked = maskTool(tool, masker(["sk-live-4f9a8b7c6d5e"]));
+    expect(masked.name).toBe("sk-live-4f9a8b7c6d5e");
+    expect(masked.description).toBe("uses ***");
+    expect(depthOf(masked.inputSchema.properties)).toBe(254);
+    expect(tool.description).toBe("uses sk-live-4f9a8b7c6d5e");
+    // Nothing to mask, or nothing masked: the tool as listed.
+    expect(maskTool(tool, masker([]))).toBe(tool);
+    const plain = { name: "t", description: "fine", inputSchema: { type: "object" } };
+    expect(maskTool(plain, masker(["sk-live-4f9a8b7c6d5e"]))).toBe(plain);
   });
 });

@@ -153,6 +153,9 @@ function argumentSecrets(args: readonly string[]): string[] {
 /** Text with every secret replaced by `***`. */
 export type Mask = (text: string) => string;
 
+/** The mask of a server with no secret: text as it is. {@link maskOutput} and {@link maskTool} walk nothing for it. */
+export const unmasked: Mask = (text) => text;
+
 /** JSON's one-character escapes, as they decode. */
 const JSON_ESCAPES: Record<string, string> = {
   '"': '"',
@@ -293,7 +296,7 @@ function find(haystack: string, needle: string, out: number[]): void {
  */
 export function masker(secrets: readonly string[]): Mask {
   const usable = [...new Set(secrets.filter((s) => typeof s === "string" && s.length >= SHORTEST_SECRET))];
-  if (usable.length === 0) return (text) => text;
+  if (usable.length === 0) return unmasked;
   /** Looked for in each reading, line breaks left out of them as out of the text. */
   const forms = new Set<string>();
   /** Looked for in each reading with ASCII letters lowered: hex keys. */
@@ -400,42 +403,99 @@ export function redactError(error: unknown, mask: Mask, depth = 0): unknown {
   return changed ? copy : error;
 }
 
-/** How deep {@link maskOutput} walks structured content before it masks the rest as JSON text. */
-const MAX_STRUCTURED_DEPTH = 256;
+/** How deep {@link maskOutput} and {@link maskTool} walk a value; what lies deeper is left out. */
+export const MAX_STRUCTURED_DEPTH = 256;
 
-function maskValue(value: unknown, mask: Mask, depth: number): unknown {
-  if (typeof value === "string") return mask(value);
-  if (typeof value !== "object" || value === null) return value;
-  if (depth >= MAX_STRUCTURED_DEPTH) {
-    const text = JSON.stringify(value);
-    const masked = mask(text);
-    return masked === text ? value : masked;
+/** What stands in for a part nested deeper than {@link MAX_STRUCTURED_DEPTH} levels, as the model reads it. */
+export const TOO_DEEP = `[left out: nested more than ${MAX_STRUCTURED_DEPTH} levels deep]`;
+
+/** An object or array being copied: its entries, how far through them, and what they became. */
+interface Frame {
+  source: object;
+  entries: [string, unknown][];
+  at: number;
+  out: [string, unknown][];
+  changed: boolean;
+  depth: number;
+  /** The key this value stands under in its parent, masked. */
+  key: string;
+}
+
+/**
+ * `root` with every string and key masked and each object or array nested
+ * {@link MAX_STRUCTURED_DEPTH} levels down replaced by {@link TOO_DEEP}. Walked with a list, not
+ * by recursion, so no depth exhausts the stack; an unchanged part is the same object.
+ */
+function maskValue(root: unknown, mask: Mask): unknown {
+  if (typeof root === "string") return mask(root);
+  if (typeof root !== "object" || root === null) return root;
+  const open = (source: object, depth: number, key: string): Frame => ({
+    source,
+    entries: Object.entries(source),
+    at: 0,
+    out: [],
+    changed: false,
+    depth,
+    key,
+  });
+  const stack: Frame[] = [open(root, 0, "")];
+  for (;;) {
+    const frame = stack[stack.length - 1] as Frame;
+    if (frame.at < frame.entries.length) {
+      const [written, item] = frame.entries[frame.at++] as [string, unknown];
+      // An array's indexes are no text; an object's keys are masked as its strings are.
+      const key = Array.isArray(frame.source) ? written : mask(written);
+      if (key !== written) frame.changed = true;
+      if (typeof item === "object" && item !== null) {
+        if (frame.depth + 1 < MAX_STRUCTURED_DEPTH) {
+          stack.push(open(item, frame.depth + 1, key));
+          continue;
+        }
+        frame.out.push([key, TOO_DEEP]);
+        frame.changed = true;
+        continue;
+      }
+      const value = typeof item === "string" ? mask(item) : item;
+      frame.out.push([key, value]);
+      if (value !== item) frame.changed = true;
+      continue;
+    }
+    stack.pop();
+    const built = frame.changed ? rebuilt(frame) : frame.source;
+    const parent = stack[stack.length - 1];
+    if (!parent) return built;
+    parent.out.push([frame.key, built]);
+    if (built !== frame.source) parent.changed = true;
   }
-  if (Array.isArray(value)) return value.map((item) => maskValue(item, mask, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [mask(key), maskValue(item, mask, depth + 1)]),
-  );
+}
+
+/** A new object or array of what a frame's entries became. */
+function rebuilt(frame: Frame): unknown {
+  return Array.isArray(frame.source) ? frame.out.map(([, value]) => value) : Object.fromEntries(frame.out);
 }
 
 /**
  * A tool as a server listed it, with `mask`'s secrets replaced by `***` in everything a model is
- * shown of it (description, title, input schema, annotations); its `name` is kept, as calls go to
- * the server by it. The same tool when nothing in it is a secret.
+ * shown of it (description, title, input schema, annotations) and each part nested deeper than
+ * {@link MAX_STRUCTURED_DEPTH} levels replaced by {@link TOO_DEEP}; its `name` is kept, as calls go
+ * to the server by it. The same tool when the server has no secret to mask or nothing changed.
  */
 export function maskTool<T extends { name: string }>(tool: T, mask: Mask): T {
+  if (mask === unmasked) return tool;
   const { name, ...rest } = tool;
-  const json = JSON.stringify(rest);
-  if (mask(json) === json) return tool;
-  return { ...(maskValue(rest, mask, 0) as object), name } as T;
+  const masked = maskValue(rest, mask);
+  return masked === rest ? tool : ({ ...(masked as object), name } as T);
 }
 
 /**
  * A tool's output as the model may read it: `text`, each text part and every string (keys included)
- * of `structured` with `mask`'s secrets replaced by `***`. Images are kept as sent (their bytes are a
- * picture, not text a model reads back). The same output when nothing in it is a secret; never
- * changes `output`.
+ * of `structured` with `mask`'s secrets replaced by `***`, and each part of `structured` nested
+ * deeper than {@link MAX_STRUCTURED_DEPTH} levels replaced by {@link TOO_DEEP}. Images are kept as
+ * sent (their bytes are a picture, not text a model reads back). The same output when the server
+ * has no secret to mask (nothing is walked then) or nothing changed; never changes `output`.
  */
 export function maskOutput<T extends McpToolOutput>(output: T, mask: Mask): T {
+  if (mask === unmasked) return output;
   const text = mask(output.text);
   let changed = text !== output.text;
   const parts = output.parts.map((part) => {
@@ -447,9 +507,9 @@ export function maskOutput<T extends McpToolOutput>(output: T, mask: Mask): T {
   });
   let structured = output.structured;
   if (structured) {
-    const json = JSON.stringify(structured);
-    if (mask(json) !== json) {
-      structured = maskValue(structured, mask, 0) as Record<string, unknown>;
+    const masked = maskValue(structured, mask) as Record<string, unknown>;
+    if (masked !== structured) {
+      structured = masked;
       changed = true;
     }
   }
