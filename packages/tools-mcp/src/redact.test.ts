@@ -173,6 +173,65 @@ describe("resultSecretsOf", () => {
   });
 });
 
+describe("resultSecretsOf: which values of an entry a result is masked of", () => {
+  /** [env name, value, whether a result is masked of it] */
+  const TABLE: [string, string, boolean][] = [
+    // Ordinary values: every piece a word, a number or a short token such as 4o.
+    ["AWS_REGION", "us-east-1", false],
+    ["AWS_DEFAULT_REGION", "eu-central-1", false],
+    ["OPENAI_MODEL", "gpt-4o", false],
+    ["MODEL", "llama-3.1-70b", false],
+    ["LANG", "en_US.UTF-8", false],
+    ["TZ", "Europe/Berlin", false],
+    ["API_BASE", "https://api.example/v1/items", false],
+    ["LOG_LEVEL", "info", false],
+    // Credentials: under a telling name, or opaque wherever they stand.
+    ["SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T000/B000/XXXX", true],
+    ["SLACK_WEBHOOK", "https://hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/abcdEFGHijklMNOPqrstUVWX", true],
+    ["DB_PASS", "sunshine", true],
+    ["MYSQL_PASSWD", "sunshine", true],
+    ["dbPass", "sunshine", true],
+    ["AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE", true],
+    ["AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", true],
+    ["CLIENT_ID", "Zq81kPx0vM", true],
+    ["REQUEST_ID", "550e8400-e29b-41d4-a716-446655440000", true],
+    ["LICENSE", "ab12-cd34-ef56", true],
+    ["ACCOUNT", "1234-5678-9012", true],
+  ];
+  for (const [name, value, secret] of TABLE) {
+    it(`${name}=${value} is ${secret ? "masked" : "left as written"}`, () => {
+      const secrets = resultSecretsOf({
+        name: "aws",
+        type: "stdio",
+        command: "node",
+        args: [],
+        env: { [name]: value },
+      });
+      expect(secrets.includes(value)).toBe(secret);
+    });
+  }
+
+  it("leaves a typical AWS entry's region readable in an ARN, and masks its keys", () => {
+    const mask = masker(
+      resultSecretsOf({
+        name: "aws",
+        type: "stdio",
+        command: "uvx",
+        args: ["awslabs.aws-api-mcp-server"],
+        env: {
+          AWS_REGION: "us-east-1",
+          AWS_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE",
+          AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+          AWS_PROFILE: "default",
+        },
+      }),
+    );
+    expect(mask("arn:aws:lambda:us-east-1:123456789012:function:hello by AKIAIOSFODNN7EXAMPLE")).toBe(
+      "arn:aws:lambda:us-east-1:123456789012:function:hello by ***",
+    );
+  });
+});
+
 describe("maskOutput", () => {
   it("masks the text, the text parts and every string and key of structured content; keeps images", () => {
     const mask = masker(["sk-live-4f9a8b7c6d5e"]);

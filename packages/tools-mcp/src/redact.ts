@@ -22,8 +22,9 @@ export function secretsOf(server: McpServerConfig): string[] {
 /**
  * The values of {@link secretsOf} that a tool's result is masked of: each of them but the ones
  * nobody takes for a credential — a number, a yes/no word, and, unless given under a telling name
- * (`PASSWORD`, `--token`, `Authorization`), a filesystem path, a URL without userinfo or query, and
- * plain words (`production`, `info`, `acme-corp`). A result is what the model works from, so an env
+ * (`PASSWORD`, `DB_PASS`, `--token`, `Authorization`), a filesystem path, a URL without userinfo or
+ * query whose path reads as words, and words, numbers and short tokens (`production`, `acme-corp`,
+ * `us-east-1`, `gpt-4o`, `en_US.UTF-8`, `Europe/Berlin`). A result is what the model works from, so an env
  * `LOG_LEVEL: "info"` must not turn every "info" in it into `***`; what a message about the
  * server quotes is masked of them all.
  */
@@ -46,14 +47,14 @@ function gathered(server: McpServerConfig): { values: string[]; named: Set<strin
   };
   if (server.type === "stdio") {
     for (const [name, value] of Object.entries(server.env ?? {})) {
-      add(value, TELLING_NAME.test(name));
+      add(value, tellingName(name));
       urlSecrets(value, add);
     }
     for (const value of argumentSecrets(server.args)) add(value, true);
     for (const arg of server.args) urlSecrets(arg, add);
   } else {
     for (const [name, value] of Object.entries(server.headers ?? {})) {
-      const telling = TELLING_NAME.test(name);
+      const telling = tellingName(name);
       add(value, telling);
       // A "Bearer abc" header leaks as "abc" too; the scheme word alone is no secret.
       for (const part of value.split(/\s+/)) if (!AUTH_SCHEMES.test(part)) add(part, telling);
@@ -91,13 +92,21 @@ function decodedPart(part: string): string {
   }
 }
 
-/** A plain word as people write one: all lower case, all capitals, or capitalised; not too long to be a word. */
-const WORD = /^(?:[a-z]{1,20}|[A-Z][a-z]{0,19}|[A-Z]{1,20})$/;
+/**
+ * A piece of an ordinary value: a word as people write one (all lower case, all capitals or
+ * capitalised, not too long to be a word), a number, or a short token of lower-case letters and
+ * digits (`4o`, `v1`, `x86`, `70b`).
+ */
+const PIECE = /^(?:[a-z]{1,20}|[A-Z][a-z]{0,19}|[A-Z]{1,20}|\d{1,8}|[a-z0-9]{1,4})$/;
+/** A word of two letters or more: what an ordinary value made of pieces holds at least one of. */
+const LETTERS = /^[A-Za-z]{2,}$/;
 
 /**
  * True for a value nobody takes for a credential (see {@link resultSecretsOf}): a number or version
  * (`8080`, `1.2.3`), a yes/no word, and — unless given under a telling name — a filesystem path, a
- * URL without userinfo or query, or plain words.
+ * URL without userinfo or query whose path is made of {@link PIECE}s (`https://api.example/v1`, not
+ * a webhook's `/services/T000/B000/XXXX`), or pieces split at ` . _ - / :` with a word among them
+ * (`production`, `us-east-1`, `gpt-4o`, `en_US.UTF-8`, `Europe/Berlin`).
  */
 function ordinary(value: string, named: boolean): boolean {
   if (/^[+-]?\d{1,6}(?:\.\d+)*$/.test(value)) return true;
@@ -106,8 +115,26 @@ function ordinary(value: string, named: boolean): boolean {
   if (named) return false;
   if (/^(?:~|\.{1,2})?(?:\/[\w.@-]+)+\/?$/.test(value) || /^[A-Za-z]:(?:\\[\w. @-]+)+\\?$/.test(value))
     return true;
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^@?#\s]*$/.test(value)) return true;
-  return value.split(/[ ._-]/).every((word) => WORD.test(word));
+  const url = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@?#\s]*(\/[^@?#\s]*)?$/.exec(value);
+  if (url) {
+    // A path segment that is no word (a webhook's T000, a share link's id) may be the credential.
+    const segments = (url[1] ?? "").split("/").filter((segment) => segment !== "");
+    return segments.every((segment) => segment.split(/[._-]/).every((piece) => PIECE.test(piece)));
+  }
+  const pieces = value.split(/[ ._\-/:]/);
+  return pieces.every((piece) => PIECE.test(piece)) && pieces.some((piece) => LETTERS.test(piece));
+}
+
+/**
+ * A name an env value or a header is given under that says it is a credential: spec's telling
+ * names, and `pass` as a word of its own (`DB_PASS`, `dbPass`; not `bypass` or `passage`). A flag
+ * in `args` is read by {@link TELLING_NAME} alone, as spec's `looksSecretName` reads it.
+ */
+function tellingName(name: string): boolean {
+  return (
+    TELLING_NAME.test(name) ||
+    name.split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).some((word) => word.toLowerCase() === "pass")
+  );
 }
 
 /**
