@@ -256,6 +256,44 @@ describe("maskOutput", () => {
     expect(maskOutput(clean, mask)).toBe(clean);
   });
 
+  it("masks every string and key of any JSON value as a plain recursive copy would, and keeps it when none holds the secret", () => {
+    const SECRET = "sk-live-4f9a8b7c6d5e";
+    const mask = masker([SECRET]);
+    const copy = (value: unknown): unknown =>
+      typeof value === "string"
+        ? mask(value)
+        : Array.isArray(value)
+          ? value.map(copy)
+          : typeof value === "object" && value !== null
+            ? Object.fromEntries(Object.entries(value).map(([k, v]) => [mask(k), copy(v)]))
+            : value;
+    // Strings that now and then hold the secret, whole, percent-encoded or cut over a line break.
+    const piece = fc.oneof(
+      fc.string({ maxLength: 8 }),
+      fc.constantFrom(SECRET, encodeURIComponent(`${SECRET}/`), `sk-live-\n4f9a8b7c6d5e`),
+    );
+    const withSecrets = fc.array(piece, { maxLength: 3 }).map((parts) => parts.join(""));
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        withSecrets,
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie("value"), { maxLength: 4 }),
+        fc.dictionary(withSecrets, tie("value"), { maxKeys: 4 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(fc.dictionary(withSecrets, json, { maxKeys: 4 }), (structured) => {
+        const output = { ok: true, text: "", parts: [], images: [], structured };
+        const masked = maskOutput(output, mask);
+        expect(masked.structured).toEqual(copy(structured));
+        if (!JSON.stringify(structured).includes("sk-live-")) expect(masked).toBe(output);
+      }),
+    );
+  });
+
   it("replaces structured content deeper than it walks with a note, secret and all", () => {
     const masked = maskOutput(
       { ok: true, text: "", parts: [], images: [], structured: nested(1000, "sk-live-4f9a8b7c6d5e") },
