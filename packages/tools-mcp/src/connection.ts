@@ -164,7 +164,7 @@ export class ServerConnection {
   }
 
   /** An error safe to keep as a cause: its message, stack and causes masked as `redact` does. */
-  #redactError(error: unknown): unknown {
+  redactError(error: unknown): unknown {
     return redactError(error, this.#mask);
   }
 
@@ -204,7 +204,7 @@ export class ServerConnection {
             this.redact(
               `${describeServer(this.config)} could not be started: ${failure(error)}.${this.#stderrTail()}`,
             ),
-            { server: this.name, cause: this.#redactError(error) },
+            { server: this.name, cause: this.redactError(error) },
           );
       this.#options.onNotice(this.#error.message);
       throw this.#error;
@@ -467,7 +467,7 @@ export class ServerConnection {
     deaths: number,
     options: { signal?: AbortSignal; timeoutMs: number },
   ): McpPoolError {
-    const where = { server: this.name, tool, cause: this.#redactError(error) };
+    const where = { server: this.name, tool, cause: this.redactError(error) };
     const name = `${tool} on MCP server "${this.name}"`;
     if (options.signal?.aborted) {
       return new McpPoolError(

@@ -337,6 +337,52 @@ describe("a server whose result quotes its credentials", () => {
   });
 });
 
+describe("a result nested deeper than JSON can be written by recursion", () => {
+  const TOKEN = "sk-live/AbC+xyz=1234567890";
+  const DEPTH = 100_000;
+  const deepPool = (env: Record<string, string>) => {
+    const pool = createMcpPool([{ name: "fx", command: NODE, args: [FIXTURE, "--deep"], env }]);
+    pools.push(pool);
+    return pool;
+  };
+  /** How many objects deep `value` goes along `next`, and what stands at the end. */
+  const descend = (value: unknown) => {
+    let levels = 0;
+    let at = value;
+    while (typeof at === "object" && at !== null && "next" in at) {
+      at = (at as { next: unknown }).next;
+      levels++;
+    }
+    return { levels, end: at };
+  };
+
+  it("is handed on whole when the server has no credential to mask", async () => {
+    const pool = deepPool({ MODE: "production" });
+    const output = await pool.callTool("fx__deep", { depth: DEPTH, text: true });
+    expect(output.text).toBe(`a result ${DEPTH} levels deep`);
+    expect(descend(output.structured)).toEqual({ levels: DEPTH + 1, end: { token: "" } });
+  });
+
+  it("is masked down to 256 levels and cut there with a note the model can read, when it has one", async () => {
+    const pool = deepPool({ API_TOKEN: TOKEN });
+    const output = await pool.callTool("fx__deep", { depth: DEPTH, text: true });
+    expect(output.structured?.token).toBe("***");
+    expect(descend(output.structured)).toEqual({
+      levels: 256,
+      end: "[left out: nested more than 256 levels deep]",
+    });
+    expect(JSON.stringify(output)).not.toContain(TOKEN);
+  });
+
+  it("that cannot be written as text is refused with McpPoolError, not a RangeError", async () => {
+    const pool = deepPool({ API_TOKEN: TOKEN });
+    const error = await caught(pool.callTool("fx__deep", { depth: DEPTH }));
+    expect(error.code).toBe("call-failed");
+    expect(error.message).toMatch(/^deep on MCP server "fx" answered with a result that could not be read: /);
+    expect(error.message).not.toContain(TOKEN);
+  });
+});
+
 describe("tools that change", () => {
   it("notifications/tools/list_changed refreshes the tools, and the new one can be called", async () => {
     let changed = 0;

@@ -346,8 +346,20 @@ export function createMcpPool(
         timeoutMs: callTimeoutMs,
         ...(signal ? { signal } : {}),
       });
-      // Masked before anyone reads it: a server may echo the credentials it was given.
-      return { ...connection.maskOutput(toolOutput(result)), server: connection.name, tool: tool.name };
+      let output: McpToolOutput;
+      try {
+        // Masked before anyone reads it: a server may echo the credentials it was given.
+        output = connection.maskOutput(toolOutput(result));
+      } catch (error) {
+        // A result the server could send but nothing here can write out (structured content too
+        // deep for JSON.stringify, with no text of its own) is this call's failure, not a crash.
+        throw new McpPoolError(
+          "call-failed",
+          `${tool.name} on MCP server "${connection.name}" answered with a result that could not be read: ${connection.redact(messageOf(error))}`,
+          { server: connection.name, tool: tool.name, cause: connection.redactError(error) },
+        );
+      }
+      return { ...output, server: connection.name, tool: tool.name };
     } finally {
       release();
     }

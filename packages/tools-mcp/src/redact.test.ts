@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ENCODINGS } from "../test/encodings.js";
-import { masker, maskOutput, redactError, resultSecretsOf, secretsOf } from "./redact.js";
+import { masker, maskOutput, maskTool, redactError, resultSecretsOf, secretsOf } from "./redact.js";
 
 /** Printable ASCII without `*` (the mask itself): what keys, tokens and passwords are made of. */
 const secretChar = fc.constantFrom(
@@ -13,6 +13,23 @@ const secret = fc.string({ unit: secretChar, minLength: 8, maxLength: 40 });
 const text = fc.string({ maxLength: 30 });
 /** Text before a credential; a lone backslash or `%` right before one would change what its first characters mean. */
 const lead = text.filter((t) => !/[\\%]$/.test(t));
+
+/** `{ next: { next: … { token } } }`, `levels` objects above the one with the token. */
+const nested = (levels: number, token: string) => {
+  let deep: unknown = { token };
+  for (let i = 0; i < levels; i++) deep = { next: deep };
+  return deep as Record<string, unknown>;
+};
+const depthOf = (value: unknown) => {
+  let levels = 0;
+  for (
+    let at = value;
+    typeof at === "object" && at !== null && "next" in at;
+    at = (at as { next: unknown }).next
+  )
+    levels++;
+  return levels;
+};
 
 describe("masker", () => {
   for (const [name, encode] of Object.entries(ENCODINGS)) {
@@ -156,6 +173,65 @@ describe("resultSecretsOf", () => {
   });
 });
 
+describe("resultSecretsOf: which values of an entry a result is masked of", () => {
+  /** [env name, value, whether a result is masked of it] */
+  const TABLE: [string, string, boolean][] = [
+    // Ordinary values: every piece a word, a number or a short token such as 4o.
+    ["AWS_REGION", "us-east-1", false],
+    ["AWS_DEFAULT_REGION", "eu-central-1", false],
+    ["OPENAI_MODEL", "gpt-4o", false],
+    ["MODEL", "llama-3.1-70b", false],
+    ["LANG", "en_US.UTF-8", false],
+    ["TZ", "Europe/Berlin", false],
+    ["API_BASE", "https://api.example/v1/items", false],
+    ["LOG_LEVEL", "info", false],
+    // Credentials: under a telling name, or opaque wherever they stand.
+    ["SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T000/B000/XXXX", true],
+    ["SLACK_WEBHOOK", "https://hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/abcdEFGHijklMNOPqrstUVWX", true],
+    ["DB_PASS", "sunshine", true],
+    ["MYSQL_PASSWD", "sunshine", true],
+    ["dbPass", "sunshine", true],
+    ["AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE", true],
+    ["AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", true],
+    ["CLIENT_ID", "Zq81kPx0vM", true],
+    ["REQUEST_ID", "550e8400-e29b-41d4-a716-446655440000", true],
+    ["LICENSE", "ab12-cd34-ef56", true],
+    ["ACCOUNT", "1234-5678-9012", true],
+  ];
+  for (const [name, value, secret] of TABLE) {
+    it(`${name}=${value} is ${secret ? "masked" : "left as written"}`, () => {
+      const secrets = resultSecretsOf({
+        name: "aws",
+        type: "stdio",
+        command: "node",
+        args: [],
+        env: { [name]: value },
+      });
+      expect(secrets.includes(value)).toBe(secret);
+    });
+  }
+
+  it("leaves a typical AWS entry's region readable in an ARN, and masks its keys", () => {
+    const mask = masker(
+      resultSecretsOf({
+        name: "aws",
+        type: "stdio",
+        command: "uvx",
+        args: ["awslabs.aws-api-mcp-server"],
+        env: {
+          AWS_REGION: "us-east-1",
+          AWS_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE",
+          AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+          AWS_PROFILE: "default",
+        },
+      }),
+    );
+    expect(mask("arn:aws:lambda:us-east-1:123456789012:function:hello by AKIAIOSFODNN7EXAMPLE")).toBe(
+      "arn:aws:lambda:us-east-1:123456789012:function:hello by ***",
+    );
+  });
+});
+
 describe("maskOutput", () => {
   it("masks the text, the text parts and every string and key of structured content; keeps images", () => {
     const mask = masker(["sk-live-4f9a8b7c6d5e"]);
@@ -180,13 +256,88 @@ describe("maskOutput", () => {
     expect(maskOutput(clean, mask)).toBe(clean);
   });
 
-  it("masks structured content deeper than it walks, as JSON text", () => {
-    let deep: unknown = { token: "sk-live-4f9a8b7c6d5e" };
-    for (let i = 0; i < 1000; i++) deep = { next: deep };
+  it("masks every string and key of any JSON value as a plain recursive copy would, and keeps it when none holds the secret", () => {
+    const SECRET = "sk-live-4f9a8b7c6d5e";
+    const mask = masker([SECRET]);
+    const copy = (value: unknown): unknown =>
+      typeof value === "string"
+        ? mask(value)
+        : Array.isArray(value)
+          ? value.map(copy)
+          : typeof value === "object" && value !== null
+            ? Object.fromEntries(Object.entries(value).map(([k, v]) => [mask(k), copy(v)]))
+            : value;
+    // Strings that now and then hold the secret, whole, percent-encoded or cut over a line break.
+    const piece = fc.oneof(
+      fc.string({ maxLength: 8 }),
+      fc.constantFrom(SECRET, encodeURIComponent(`${SECRET}/`), `sk-live-\n4f9a8b7c6d5e`),
+    );
+    const withSecrets = fc.array(piece, { maxLength: 3 }).map((parts) => parts.join(""));
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        withSecrets,
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie("value"), { maxLength: 4 }),
+        fc.dictionary(withSecrets, tie("value"), { maxKeys: 4 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(fc.dictionary(withSecrets, json, { maxKeys: 4 }), (structured) => {
+        const output = { ok: true, text: "", parts: [], images: [], structured };
+        const masked = maskOutput(output, mask);
+        expect(masked.structured).toEqual(copy(structured));
+        if (!JSON.stringify(structured).includes("sk-live-")) expect(masked).toBe(output);
+      }),
+    );
+  });
+
+  it("replaces structured content deeper than it walks with a note, secret and all", () => {
     const masked = maskOutput(
-      { ok: true, text: "", parts: [], images: [], structured: deep as Record<string, unknown> },
+      { ok: true, text: "", parts: [], images: [], structured: nested(1000, "sk-live-4f9a8b7c6d5e") },
       masker(["sk-live-4f9a8b7c6d5e"]),
     );
     expect(JSON.stringify(masked.structured)).not.toContain("sk-live-4f9a8b7c6d5e");
+    expect(depthOf(masked.structured)).toBe(256);
+    expect(JSON.stringify(masked.structured)).toContain(
+      '"next":"[left out: nested more than 256 levels deep]"',
+    );
+  });
+
+  it("walks structured content 100,000 levels deep without exhausting the stack", () => {
+    const output = {
+      ok: true,
+      text: "",
+      parts: [],
+      images: [],
+      structured: nested(100_000, "sk-live-4f9a8b7c6d5e"),
+    };
+    // No secret to mask: the output as it came, nothing walked.
+    expect(maskOutput(output, masker([]))).toBe(output);
+    expect(maskOutput(output, masker(["", "abc"]))).toBe(output);
+    const masked = maskOutput(output, masker(["sk-live-4f9a8b7c6d5e"]));
+    expect(depthOf(masked.structured)).toBe(256);
+    expect(depthOf(output.structured)).toBe(100_000);
+  });
+});
+
+describe("maskTool", () => {
+  it("masks what the model is shown of a tool, keeps its name, and cuts a schema nested too deep", () => {
+    const tool = {
+      name: "sk-live-4f9a8b7c6d5e",
+      description: "uses sk-live-4f9a8b7c6d5e",
+      inputSchema: { type: "object", properties: nested(100_000, "sk-live-4f9a8b7c6d5e") },
+    };
+    const masked = maskTool(tool, masker(["sk-live-4f9a8b7c6d5e"]));
+    expect(masked.name).toBe("sk-live-4f9a8b7c6d5e");
+    expect(masked.description).toBe("uses ***");
+    expect(depthOf(masked.inputSchema.properties)).toBe(254);
+    expect(tool.description).toBe("uses sk-live-4f9a8b7c6d5e");
+    // Nothing to mask, or nothing masked: the tool as listed.
+    expect(maskTool(tool, masker([]))).toBe(tool);
+    const plain = { name: "t", description: "fine", inputSchema: { type: "object" } };
+    expect(maskTool(plain, masker(["sk-live-4f9a8b7c6d5e"]))).toBe(plain);
   });
 });

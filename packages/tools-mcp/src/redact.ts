@@ -22,8 +22,9 @@ export function secretsOf(server: McpServerConfig): string[] {
 /**
  * The values of {@link secretsOf} that a tool's result is masked of: each of them but the ones
  * nobody takes for a credential — a number, a yes/no word, and, unless given under a telling name
- * (`PASSWORD`, `--token`, `Authorization`), a filesystem path, a URL without userinfo or query, and
- * plain words (`production`, `info`, `acme-corp`). A result is what the model works from, so an env
+ * (`PASSWORD`, `DB_PASS`, `--token`, `Authorization`), a filesystem path, a URL without userinfo or
+ * query whose path reads as words, and words, numbers and short tokens (`production`, `acme-corp`,
+ * `us-east-1`, `gpt-4o`, `en_US.UTF-8`, `Europe/Berlin`). A result is what the model works from, so an env
  * `LOG_LEVEL: "info"` must not turn every "info" in it into `***`; what a message about the
  * server quotes is masked of them all.
  */
@@ -46,14 +47,14 @@ function gathered(server: McpServerConfig): { values: string[]; named: Set<strin
   };
   if (server.type === "stdio") {
     for (const [name, value] of Object.entries(server.env ?? {})) {
-      add(value, TELLING_NAME.test(name));
+      add(value, tellingName(name));
       urlSecrets(value, add);
     }
     for (const value of argumentSecrets(server.args)) add(value, true);
     for (const arg of server.args) urlSecrets(arg, add);
   } else {
     for (const [name, value] of Object.entries(server.headers ?? {})) {
-      const telling = TELLING_NAME.test(name);
+      const telling = tellingName(name);
       add(value, telling);
       // A "Bearer abc" header leaks as "abc" too; the scheme word alone is no secret.
       for (const part of value.split(/\s+/)) if (!AUTH_SCHEMES.test(part)) add(part, telling);
@@ -91,13 +92,21 @@ function decodedPart(part: string): string {
   }
 }
 
-/** A plain word as people write one: all lower case, all capitals, or capitalised; not too long to be a word. */
-const WORD = /^(?:[a-z]{1,20}|[A-Z][a-z]{0,19}|[A-Z]{1,20})$/;
+/**
+ * A piece of an ordinary value: a word as people write one (all lower case, all capitals or
+ * capitalised, not too long to be a word), a number, or a short token of lower-case letters and
+ * digits (`4o`, `v1`, `x86`, `70b`).
+ */
+const PIECE = /^(?:[a-z]{1,20}|[A-Z][a-z]{0,19}|[A-Z]{1,20}|\d{1,8}|[a-z0-9]{1,4})$/;
+/** A word of two letters or more: what an ordinary value made of pieces holds at least one of. */
+const LETTERS = /^[A-Za-z]{2,}$/;
 
 /**
  * True for a value nobody takes for a credential (see {@link resultSecretsOf}): a number or version
  * (`8080`, `1.2.3`), a yes/no word, and — unless given under a telling name — a filesystem path, a
- * URL without userinfo or query, or plain words.
+ * URL without userinfo or query whose path is made of {@link PIECE}s (`https://api.example/v1`, not
+ * a webhook's `/services/T000/B000/XXXX`), or pieces split at ` . _ - / :` with a word among them
+ * (`production`, `us-east-1`, `gpt-4o`, `en_US.UTF-8`, `Europe/Berlin`).
  */
 function ordinary(value: string, named: boolean): boolean {
   if (/^[+-]?\d{1,6}(?:\.\d+)*$/.test(value)) return true;
@@ -106,8 +115,26 @@ function ordinary(value: string, named: boolean): boolean {
   if (named) return false;
   if (/^(?:~|\.{1,2})?(?:\/[\w.@-]+)+\/?$/.test(value) || /^[A-Za-z]:(?:\\[\w. @-]+)+\\?$/.test(value))
     return true;
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^@?#\s]*$/.test(value)) return true;
-  return value.split(/[ ._-]/).every((word) => WORD.test(word));
+  const url = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@?#\s]*(\/[^@?#\s]*)?$/.exec(value);
+  if (url) {
+    // A path segment that is no word (a webhook's T000, a share link's id) may be the credential.
+    const segments = (url[1] ?? "").split("/").filter((segment) => segment !== "");
+    return segments.every((segment) => segment.split(/[._-]/).every((piece) => PIECE.test(piece)));
+  }
+  const pieces = value.split(/[ ._\-/:]/);
+  return pieces.every((piece) => PIECE.test(piece)) && pieces.some((piece) => LETTERS.test(piece));
+}
+
+/**
+ * A name an env value or a header is given under that says it is a credential: spec's telling
+ * names, and `pass` as a word of its own (`DB_PASS`, `dbPass`; not `bypass` or `passage`). A flag
+ * in `args` is read by {@link TELLING_NAME} alone, as spec's `looksSecretName` reads it.
+ */
+function tellingName(name: string): boolean {
+  return (
+    TELLING_NAME.test(name) ||
+    name.split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).some((word) => word.toLowerCase() === "pass")
+  );
 }
 
 /**
@@ -152,6 +179,9 @@ function argumentSecrets(args: readonly string[]): string[] {
 
 /** Text with every secret replaced by `***`. */
 export type Mask = (text: string) => string;
+
+/** The mask of a server with no secret: text as it is. {@link maskOutput} and {@link maskTool} walk nothing for it. */
+export const unmasked: Mask = (text) => text;
 
 /** JSON's one-character escapes, as they decode. */
 const JSON_ESCAPES: Record<string, string> = {
@@ -293,7 +323,7 @@ function find(haystack: string, needle: string, out: number[]): void {
  */
 export function masker(secrets: readonly string[]): Mask {
   const usable = [...new Set(secrets.filter((s) => typeof s === "string" && s.length >= SHORTEST_SECRET))];
-  if (usable.length === 0) return (text) => text;
+  if (usable.length === 0) return unmasked;
   /** Looked for in each reading, line breaks left out of them as out of the text. */
   const forms = new Set<string>();
   /** Looked for in each reading with ASCII letters lowered: hex keys. */
@@ -400,42 +430,126 @@ export function redactError(error: unknown, mask: Mask, depth = 0): unknown {
   return changed ? copy : error;
 }
 
-/** How deep {@link maskOutput} walks structured content before it masks the rest as JSON text. */
-const MAX_STRUCTURED_DEPTH = 256;
+/** How deep {@link maskOutput} and {@link maskTool} walk a value; what lies deeper is left out. */
+export const MAX_STRUCTURED_DEPTH = 256;
 
-function maskValue(value: unknown, mask: Mask, depth: number): unknown {
-  if (typeof value === "string") return mask(value);
-  if (typeof value !== "object" || value === null) return value;
-  if (depth >= MAX_STRUCTURED_DEPTH) {
-    const text = JSON.stringify(value);
-    const masked = mask(text);
-    return masked === text ? value : masked;
+/** What stands in for a part nested deeper than {@link MAX_STRUCTURED_DEPTH} levels, as the model reads it. */
+export const TOO_DEEP = `[left out: nested more than ${MAX_STRUCTURED_DEPTH} levels deep]`;
+
+/** An object or array being copied: its entries, how far through them, and what they became. */
+interface Frame {
+  source: object;
+  entries: [string, unknown][];
+  at: number;
+  out: [string, unknown][];
+  changed: boolean;
+  depth: number;
+  /** The key this value stands under in its parent, masked. */
+  key: string;
+}
+
+/**
+ * `root` with every string and key masked and each object or array nested
+ * {@link MAX_STRUCTURED_DEPTH} levels down replaced by {@link TOO_DEEP}. Walked with a list, not
+ * by recursion, so no depth exhausts the stack; an unchanged part is the same object.
+ */
+function maskValue(root: unknown, mask: Mask): unknown {
+  if (typeof root === "string") return mask(root);
+  if (typeof root !== "object" || root === null) return root;
+  // The common case, nothing to mask, found with one pass of the masker: a secret in one string is
+  // found where that string stands between two NULs (no escape or encoding reads across one).
+  const { texts, deeper } = textsOf(root);
+  if (!deeper) {
+    const joined = texts.join("\u0000");
+    if (mask(joined) === joined) return root;
   }
-  if (Array.isArray(value)) return value.map((item) => maskValue(item, mask, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [mask(key), maskValue(item, mask, depth + 1)]),
-  );
+  const open = (source: object, depth: number, key: string): Frame => ({
+    source,
+    entries: Object.entries(source),
+    at: 0,
+    out: [],
+    changed: false,
+    depth,
+    key,
+  });
+  const stack: Frame[] = [open(root, 0, "")];
+  for (;;) {
+    const frame = stack[stack.length - 1] as Frame;
+    if (frame.at < frame.entries.length) {
+      const [written, item] = frame.entries[frame.at++] as [string, unknown];
+      // An array's indexes are no text; an object's keys are masked as its strings are.
+      const key = Array.isArray(frame.source) ? written : mask(written);
+      if (key !== written) frame.changed = true;
+      if (typeof item === "object" && item !== null) {
+        if (frame.depth + 1 < MAX_STRUCTURED_DEPTH) {
+          stack.push(open(item, frame.depth + 1, key));
+          continue;
+        }
+        frame.out.push([key, TOO_DEEP]);
+        frame.changed = true;
+        continue;
+      }
+      const value = typeof item === "string" ? mask(item) : item;
+      frame.out.push([key, value]);
+      if (value !== item) frame.changed = true;
+      continue;
+    }
+    stack.pop();
+    const built = frame.changed ? rebuilt(frame) : frame.source;
+    const parent = stack[stack.length - 1];
+    if (!parent) return built;
+    parent.out.push([frame.key, built]);
+    if (built !== frame.source) parent.changed = true;
+  }
+}
+
+/** Every string and object key in `root` down to the depth walked, and whether any part lies deeper. */
+function textsOf(root: object): { texts: string[]; deeper: boolean } {
+  const texts: string[] = [];
+  let deeper = false;
+  const stack: [object, number][] = [[root, 0]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [value, depth] = next;
+    const keyed = !Array.isArray(value);
+    for (const [key, item] of Object.entries(value)) {
+      if (keyed) texts.push(key);
+      if (typeof item === "string") texts.push(item);
+      else if (typeof item === "object" && item !== null) {
+        if (depth + 1 < MAX_STRUCTURED_DEPTH) stack.push([item, depth + 1]);
+        else deeper = true;
+      }
+    }
+  }
+  return { texts, deeper };
+}
+
+/** A new object or array of what a frame's entries became. */
+function rebuilt(frame: Frame): unknown {
+  return Array.isArray(frame.source) ? frame.out.map(([, value]) => value) : Object.fromEntries(frame.out);
 }
 
 /**
  * A tool as a server listed it, with `mask`'s secrets replaced by `***` in everything a model is
- * shown of it (description, title, input schema, annotations); its `name` is kept, as calls go to
- * the server by it. The same tool when nothing in it is a secret.
+ * shown of it (description, title, input schema, annotations) and each part nested deeper than
+ * {@link MAX_STRUCTURED_DEPTH} levels replaced by {@link TOO_DEEP}; its `name` is kept, as calls go
+ * to the server by it. The same tool when the server has no secret to mask or nothing changed.
  */
 export function maskTool<T extends { name: string }>(tool: T, mask: Mask): T {
+  if (mask === unmasked) return tool;
   const { name, ...rest } = tool;
-  const json = JSON.stringify(rest);
-  if (mask(json) === json) return tool;
-  return { ...(maskValue(rest, mask, 0) as object), name } as T;
+  const masked = maskValue(rest, mask);
+  return masked === rest ? tool : ({ ...(masked as object), name } as T);
 }
 
 /**
  * A tool's output as the model may read it: `text`, each text part and every string (keys included)
- * of `structured` with `mask`'s secrets replaced by `***`. Images are kept as sent (their bytes are a
- * picture, not text a model reads back). The same output when nothing in it is a secret; never
- * changes `output`.
+ * of `structured` with `mask`'s secrets replaced by `***`, and each part of `structured` nested
+ * deeper than {@link MAX_STRUCTURED_DEPTH} levels replaced by {@link TOO_DEEP}. Images are kept as
+ * sent (their bytes are a picture, not text a model reads back). The same output when the server
+ * has no secret to mask (nothing is walked then) or nothing changed; never changes `output`.
  */
 export function maskOutput<T extends McpToolOutput>(output: T, mask: Mask): T {
+  if (mask === unmasked) return output;
   const text = mask(output.text);
   let changed = text !== output.text;
   const parts = output.parts.map((part) => {
@@ -447,9 +561,9 @@ export function maskOutput<T extends McpToolOutput>(output: T, mask: Mask): T {
   });
   let structured = output.structured;
   if (structured) {
-    const json = JSON.stringify(structured);
-    if (mask(json) !== json) {
-      structured = maskValue(structured, mask, 0) as Record<string, unknown>;
+    const masked = maskValue(structured, mask) as Record<string, unknown>;
+    if (masked !== structured) {
+      structured = masked;
       changed = true;
     }
   }

@@ -106,6 +106,17 @@ if (process.argv.includes("--leaky")) {
     annotations: { readOnlyHint: true },
   });
 }
+if (process.argv.includes("--deep")) {
+  tools.push({
+    name: "deep",
+    description:
+      "Answers with structured content nested `depth` levels deep, its API_TOKEN at the top and at the bottom; with text, a line of text too.",
+    inputSchema: object({ depth: { type: "integer" }, text: { type: "boolean" } }, ["depth"]),
+    annotations: { readOnlyHint: true },
+  });
+}
+/** Stands for the deep tool's nested value until the answer is written (JSON.stringify cannot write that depth). */
+const DEEP = "fixture:deep";
 let writes = 0;
 let reads = 0;
 let maxWrites = 0;
@@ -202,10 +213,28 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
         structuredContent,
       };
     }
+    case "deep": {
+      const token = process.env.API_TOKEN ?? "";
+      return {
+        content: args.text ? [{ type: "text", text: `a result ${args.depth} levels deep` }] : [],
+        structuredContent: { token, next: DEEP, depth: args.depth },
+      };
+    }
     case "set.flag":
       return text(`flag ${args.on ? "on" : "off"}`);
     default:
       return { content: [{ type: "text", text: `no tool ${name}` }], isError: true };
   }
 });
-await server.connect(new StdioServerTransport());
+const transport = new StdioServerTransport();
+const send = transport.send.bind(transport);
+transport.send = async (message) => {
+  const structured = message.result?.structuredContent;
+  if (structured?.next !== DEEP) return send(message);
+  // Written by hand: each level is {"next": …}, with {"token": …} at the bottom.
+  const bottom = JSON.stringify({ token: structured.token });
+  const nested = `${'{"next":'.repeat(structured.depth)}${bottom}${"}".repeat(structured.depth)}`;
+  const line = JSON.stringify(message).replace(JSON.stringify(DEEP), nested);
+  await new Promise((resolve) => process.stdout.write(`${line}\n`, resolve));
+};
+await server.connect(transport);
