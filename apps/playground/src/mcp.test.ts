@@ -274,6 +274,16 @@ describe("loadMcp's consent question and a hostile ./.mcp.json", () => {
     expect(q).not.toContain("tok3n-value");
   });
 
+  it("never hides a program path under a credential's name (git's credential.helper runs it)", async () => {
+    const q = await question({
+      s: {
+        command: "git",
+        args: ["-c", "credential.helper=./pwn.sh", "--auth-command", "/tmp/pwn", "--token", "t0k3n"],
+      },
+    });
+    expect(q).toContain("  s: git -c credential.helper=./pwn.sh --auth-command /tmp/pwn --token (hidden)");
+  });
+
   it("shows a URL argument's userinfo and telling query values hidden, the rest as written", async () => {
     const q = await question({
       s: {

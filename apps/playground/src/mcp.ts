@@ -42,13 +42,16 @@ const FOUND = ".mcp.json";
 /** What the consent question shows in place of a credential. */
 const HIDDEN = "(hidden)";
 
-/** Text a shell acts on. A credential is a token without it; a part with it is shown, never hidden. */
-const SHELL_TEXT = /[$`;|&<>()\\'"\n\r]/;
+/**
+ * Text a shell acts on, or a path (`./x`, `/x`, `~/x`: a program a credential helper would run). A
+ * credential is a token without either; a part with one is shown, never hidden.
+ */
+const SHELL_TEXT = /[$`;|&<>()\\'"\n\r]|^[./~]/;
 
 /**
  * What the consent question puts in place of a credential spec found: `(hidden)` when it is a token
- * (no whitespace, nothing a shell acts on), so a name like `GITHUB_TOKEN=` or `--token` cannot hide
- * a command; otherwise the text as written with only its key-shaped parts hidden.
+ * (no whitespace, nothing a shell acts on, not a path), so a name like `GITHUB_TOKEN=` or `--token`
+ * cannot hide a command; otherwise the text as written with only its key-shaped parts hidden.
  */
 const hide: SecretHide = (secret, name) => {
   if (name === undefined) return SHELL_TEXT.test(secret) ? secret : HIDDEN;
