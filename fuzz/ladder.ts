@@ -20,7 +20,7 @@ import {
 } from "../packages/schema-compat/src/index.js";
 import { preselection } from "../packages/side-task/src/index.js";
 import { transcriptText } from "../packages/side-task/src/summariser.js";
-import { parseSpec, resolveAgentSpec } from "../packages/spec/src/index.js";
+import { looksLikeKey, parseSpec, resolveAgentSpec, withoutArgSecrets } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
 import { TurnReader } from "../packages/stream/src/turn-reader.js";
 import { parseJson, parseToolArguments, recoverToolCalls } from "../packages/tool-calls/src/index.js";
@@ -233,6 +233,33 @@ export const SHAPES: Shape[] = [
     name: "listedWindow: Ollama parameters of newlines",
     build: (n) => `${"\n".repeat(n)}x`,
     run: (p) => listedWindow({ id: "m", parameters: p as string }),
+  },
+  // Each key shape's prefix, repeated with a separator that keeps it a word start: a shape that
+  // rescans the rest of the run from every start is quadratic.
+  ...[
+    "eyJ-",
+    "eyJaaaaaaaa.",
+    "eyJaaaaaaaa.aaaaaaaa-",
+    "${",
+    "sk-",
+    "AKIA",
+    "Bearer ",
+    "Bearer -",
+    "ghp_-",
+  ].map(
+    (unit): Shape => ({
+      name: `looksLikeKey: '${unit}' repeated`,
+      build: (n) => repeat(unit, n),
+      run: (text) => looksLikeKey(text as string),
+    }),
+  ),
+  {
+    name: "withoutArgSecrets: 'eyJ-' and '${' repeated, as a URL, a header and a flag value",
+    build: (n) => {
+      const body = repeat("eyJ-${", n / 4);
+      return [`http://u:${body}@h/?token=${body}`, `X-Api-Key: ${body}`, "--token", body];
+    },
+    run: (list) => withoutArgSecrets(list as string[]),
   },
   {
     name: "resolveAgentSpec: prompt entries",

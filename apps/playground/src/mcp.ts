@@ -4,8 +4,14 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ToolDefinition } from "@loopwright/loop";
-import { looksLikeKey, looksSecretName } from "@loopwright/spec";
-import { createMcpPool, type McpPool, type McpServerConfig, readMcpJson } from "@loopwright/tools-mcp";
+import { type SecretHide, withoutArgSecrets, withoutSecrets } from "@loopwright/spec";
+import {
+  createMcpPool,
+  type McpPool,
+  type McpServerConfig,
+  mcpServers,
+  readMcpJson,
+} from "@loopwright/tools-mcp";
 import { shownUrl } from "./web/spec.js";
 
 /** The servers a config names, connected: their tools, the pool, and a line saying what started. */
@@ -33,35 +39,69 @@ export interface LoadMcpOptions {
 /** The file looked for in the working directory when no `--mcp` is given. */
 const FOUND = ".mcp.json";
 
-/** What the consent question shows in place of an argument that may be a credential. */
-const HIDDEN_ARG = "(hidden)";
+/** What the consent question shows in place of a credential. */
+const HIDDEN = "(hidden)";
 
 /**
- * A command line as the consent question shows it: a key-shaped argument, the value of a flag or
- * assignment named like a credential (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`) hidden, a
- * `${VAR}` reference shown as written, a URL without its userinfo and query.
+ * Text a shell acts on, or a path (`./x`, `/x`, `~/x`: a program a credential helper would run). A
+ * credential is a token without either; a part with one is shown, never hidden.
  */
-function shownArgs(args: readonly string[]): string[] {
-  return args.map((arg, i) => {
-    if (/^\$\{[^}]+\}$/.test(arg)) return arg;
-    if (looksLikeKey(arg)) return HIDDEN_ARG;
-    const assigned = /^(-{0,2}[A-Za-z][\w.-]*)=(.+)$/s.exec(arg);
-    if (assigned && looksSecretName(assigned[1] as string)) return `${assigned[1]}=${HIDDEN_ARG}`;
-    const flag = args[i - 1];
-    if (flag && /^--?[A-Za-z][\w.-]*$/.test(flag) && looksSecretName(flag) && !arg.startsWith("-"))
-      return HIDDEN_ARG;
-    return shownUrl(arg);
+const SHELL_TEXT = /[$`;|&<>()\\'"\n\r]|^[./~]/;
+
+/**
+ * What the consent question puts in place of a credential spec found: `(hidden)` when it is a token
+ * (no whitespace, nothing a shell acts on, not a path), so a name like `GITHUB_TOKEN=` or `--token`
+ * cannot hide a command; otherwise the text as written with only its key-shaped parts hidden.
+ */
+const hide: SecretHide = (secret, name) => {
+  if (name === undefined) return SHELL_TEXT.test(secret) ? secret : HIDDEN;
+  return /\s/.test(secret) || SHELL_TEXT.test(secret) ? withoutSecrets(secret, undefined, hide) : HIDDEN;
+};
+
+// C0 and C1 controls, DEL, and the invisible characters that reorder or join text (bidi
+// embeddings, overrides and isolates, marks, zero-width, line and paragraph separators, BOM).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it escapes.
+const UNSEEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * A string as the terminal is shown it: each control or invisible character written as an escape
+ * (`\x1b`, `\u202e`), so the file cannot move the cursor or reorder the line; in double quotes
+ * when it is empty or holds whitespace or a quote, so each argument reads as one.
+ */
+function shown(text: string): string {
+  const escaped = text.replace(UNSEEN, (c) => {
+    const code = c.charCodeAt(0);
+    return (
+      NAMED[c] ??
+      (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`)
+    );
   });
+  return escaped === "" || /[\s"']/.test(escaped) ? `"${escaped.replace(/"/g, '\\"')}"` : escaped;
 }
 
-/** One server as the consent question lists it: what runs or where it goes, and the names (never the values) of its env and headers. */
+/**
+ * One server as the consent question lists it, every part escaped: the command line as written,
+ * its `cwd`, and its env values (all decide what runs), with only what spec's `withoutArgSecrets`
+ * and `withoutSecrets` find taken out (a credential-named flag's, assignment's or header's value,
+ * a URL's userinfo and telling query values, each key-shaped part; `${VAR}` references shown as
+ * written); for an HTTP server, its URL without userinfo and query, and only the names of its headers.
+ */
 function describe(server: McpServerConfig): string {
+  const name = shown(server.name);
   if (server.type === "stdio") {
-    const names = Object.keys(server.env ?? {});
-    return `  ${server.name}: ${[server.command, ...shownArgs(server.args)].join(" ")}${names.length ? ` (env: ${names.join(", ")})` : ""}`;
+    const line = [withoutSecrets(server.command, undefined, hide), ...withoutArgSecrets(server.args, hide)];
+    const env = Object.entries(server.env ?? {}).map(
+      ([k, v]) => `${shown(k)}=${shown(withoutSecrets(v, k, hide))}`,
+    );
+    return (
+      `  ${name}: ${line.map(shown).join(" ")}` +
+      `${server.cwd !== undefined ? ` (cwd: ${shown(server.cwd)})` : ""}` +
+      `${env.length ? ` (env: ${env.join(", ")})` : ""}`
+    );
   }
-  const names = Object.keys(server.headers ?? {});
-  return `  ${server.name}: ${shownUrl(server.url)}${names.length ? ` (headers: ${names.join(", ")})` : ""}`;
+  const names = Object.keys(server.headers ?? {}).map(shown);
+  return `  ${name}: ${shown(shownUrl(server.url))}${names.length ? ` (headers: ${names.join(", ")})` : ""}`;
 }
 
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
@@ -87,7 +127,7 @@ export async function loadMcp(
   const { onNotice, ask } = options;
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
-  if (file !== undefined) return start(resolve(cwd, file), file, env, onNotice);
+  if (file !== undefined) return start(await readMcpJson(resolve(cwd, file), { env }), file, onNotice);
   const found = join(cwd, FOUND);
   if (!existsSync(found)) return undefined;
   let servers: McpServerConfig[];
@@ -108,7 +148,9 @@ export async function loadMcp(
         `Starting ${plural(n, "it runs that command", "them runs these commands")}, with each \${VAR} filled in from your environment. ` +
         `Start ${plural(n, "it", "them")}? [y/N] `,
     );
-    if (/^\s*y(es)?\s*$/i.test(answer)) return start(found, FOUND, env, onNotice);
+    // Started from what was read and shown, with its `${VAR}`s filled in: the file is not read
+    // again, so a change made to it while the question waited starts nothing.
+    if (/^\s*y(es)?\s*$/i.test(answer)) return start(mcpServers(servers, { env }), FOUND, onNotice);
     onNotice(`./${FOUND} not started. ${optIn}`);
     return undefined;
   }
@@ -120,16 +162,15 @@ export async function loadMcp(
 }
 
 async function start(
-  path: string,
-  shown: string,
-  env: Readonly<Record<string, string | undefined>>,
+  servers: McpServerConfig[],
+  from: string,
   onNotice: (text: string) => void,
 ): Promise<PlaygroundMcp> {
-  const pool = createMcpPool(await readMcpJson(path, { env }), { onNotice });
+  const pool = createMcpPool(servers, { onNotice });
   const statuses = await pool.connect();
   const tools = (await pool.tools()) as ToolDefinition[];
   const parts = statuses.map((s) =>
     s.state === "connected" ? `${s.name} (${s.tools} tools)` : `${s.name} (failed)`,
   );
-  return { pool, tools, summary: `MCP servers from ${shown}: ${parts.join(", ") || "none"}` };
+  return { pool, tools, summary: `MCP servers from ${from}: ${parts.join(", ") || "none"}` };
 }

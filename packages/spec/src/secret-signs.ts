@@ -36,8 +36,17 @@ export function looksSecretName(name: string): boolean {
 
 /** The string with every `${VAR}` reference removed: what is left is what the document itself says. */
 export function withoutReferences(value: string): string {
-  return value.replace(/\$\{[^}]*\}/g, "");
+  // `[^{}]`, not `[^}]`: from each `${` of a run of them the scan stops at the next `{` instead of
+  // reading to the end of the string (quadratic on `"${".repeat(n)`).
+  return value.replace(/\$\{[^{}]*\}/g, "");
 }
+
+/**
+ * What takes the place of a credential that is taken out of a string: given the credential's text
+ * as written and the name of the flag, field or header it was given under (undefined for a key
+ * shape or a part of a URL), returns the text shown instead.
+ */
+export type SecretHide = (secret: string, name: string | undefined) => string;
 
 /** @internal The shapes `looksLikeKey` knows. None matches fewer than 14 characters (`quotable` relies on it). */
 export const KEY_SHAPES: readonly RegExp[] = [
@@ -63,16 +72,20 @@ export const KEY_SHAPES: readonly RegExp[] = [
   /\blin_api_[A-Za-z0-9]{20,}/, // Linear
   /\bsbp_[A-Za-z0-9]{20,}/, // Supabase
   /\b(?:ntn|secret)_[A-Za-z0-9]{30,}/, // Notion
-  /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/, // JWT
+  // JWT. It starts only where a run of its characters starts (not at each `eyJ` inside one, which
+  // would rescan the run from each: quadratic on `"eyJ-".repeat(n)`).
+  /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/,
   /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/i, // an Authorization value
 ];
 
 const GLOBAL_SHAPES = KEY_SHAPES.map((shape) => new RegExp(shape.source, `${shape.flags}g`));
 
-/** The string with every key-shaped part replaced by the reference `${SECRET}`. */
-export function withoutKeys(value: string): string {
+/** The string with every key-shaped part replaced by the reference `${SECRET}`, or by what `hide` returns for it. */
+export function withoutKeys(value: string, hide?: SecretHide): string {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+  const put = hide ?? (() => "${SECRET}");
   let out = value;
-  for (const shape of GLOBAL_SHAPES) out = out.replace(shape, "${SECRET}");
+  for (const shape of GLOBAL_SHAPES) out = out.replace(shape, (key) => put(key, undefined));
   return out;
 }
 
@@ -126,18 +139,27 @@ export function isLiteral(value: string): boolean {
 /**
  * The URL with what `urlSign` reads taken out: the userinfo, and each query parameter with a
  * telling name and a literal value. The rest is kept as written (no re-encoding), so `${VAR}`
- * references elsewhere in it survive. A string that is not a URL is returned as it is.
+ * references elsewhere in it survive. A string that is not a URL is returned as it is. With `hide`,
+ * the userinfo and each such value are replaced by what it returns instead of being dropped.
  */
-export function withoutUrlSecrets(value: string): string {
-  const match = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:[^/?#]*@)?([^?#]*)(?:\?([^#]*))?(#[\s\S]*)?$/.exec(value);
+export function withoutUrlSecrets(value: string, hide?: SecretHide): string {
+  const match = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:([^/?#]*)@)?([^?#]*)(?:\?([^#]*))?(#[\s\S]*)?$/.exec(
+    value,
+  );
   if (!match) return value;
-  const [, scheme = "", rest = "", query, fragment = ""] = match;
-  const kept = (query ?? "").split("&").filter((pair) => {
-    if (pair === "") return false;
+  const [, scheme = "", userinfo, rest = "", query, fragment = ""] = match;
+  // With `hide`, a userinfo that says something and a telling parameter's value are replaced, not dropped.
+  let user = "";
+  if (hide && userinfo !== undefined)
+    user = `${withoutReferences(decodeSafe(userinfo)).replace(":", "") !== "" ? hide(userinfo, undefined) : userinfo}@`;
+  const kept: string[] = [];
+  for (const pair of (query ?? "").split("&")) {
+    if (pair === "") continue;
     const cut = pair.indexOf("=");
     const name = decodeSafe((cut === -1 ? pair : pair.slice(0, cut)).replace(/\+/g, " "));
     const param = cut === -1 ? "" : decodeSafe(pair.slice(cut + 1).replace(/\+/g, " "));
-    return !(looksSecretName(name) && withoutReferences(param).trim() !== "");
-  });
-  return `${scheme}${rest}${kept.length > 0 ? `?${kept.join("&")}` : ""}${fragment}`;
+    if (!(looksSecretName(name) && withoutReferences(param).trim() !== "")) kept.push(pair);
+    else if (hide) kept.push(`${pair.slice(0, cut + 1)}${hide(pair.slice(cut + 1), name)}`);
+  }
+  return `${scheme}${user}${rest}${kept.length > 0 ? `?${kept.join("&")}` : ""}${fragment}`;
 }
