@@ -132,6 +132,23 @@ export const SHAPES: Shape[] = [
       `{${repeat('"k": 12345678901234567891, ', n / 2)}"a": [${repeat("12345678901234567891, ", n / 2)}1]}`,
     run: (text) => quietly(() => parseToolArguments(text, { takesString: () => true })),
   },
+  {
+    // Numbers JS cannot hold, then one key written again and again: each repeat searched every
+    // number found so far (128 KiB: 3.5 s before; each object lists the numbers under its keys now).
+    name: "parseToolArguments: numbers JS cannot hold, then a key repeated",
+    build: (n) => {
+      const count = Math.max(1, Math.floor(n / 28));
+      const numbers = Array.from({ length: count }, (_, i) => `"n${i}": 1e400`).join(", ");
+      return `{${numbers}, ${repeat('"x": 0, ', n / 2)}"x": 0}`;
+    },
+    run: (text) => quietly(() => parseToolArguments(text, { takesString: () => true })),
+  },
+  {
+    // The same with the repeats inside many small objects after the numbers (256 KiB: 5.7 s before).
+    name: "parseToolArguments: numbers JS cannot hold, then objects each repeating a key",
+    build: (n) => `{"n": [${repeat("1e400,", n / 2)}1], "m": [${repeat('{"a":0,"a":0},', n / 2)}{}]}`,
+    run: (text) => quietly(() => parseToolArguments(text, { takesString: () => true })),
+  },
   { name: "parseToolArguments: '// x\\n' repeated", build: (n) => `{${repeat("// x\n", n)}`, run: args },
   {
     name: "parseToolArguments: values without commas '[1 ' repeated",

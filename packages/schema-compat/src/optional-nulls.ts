@@ -478,7 +478,7 @@ function parseBack(value: string, schema: unknown, walk: Walk, depth: number, pl
   }
   // A number the text holds that JavaScript would hand on as another: left as text, for the tool
   // to refuse in its own words, rather than parsed into a number the model never wrote.
-  if (changesNumber(parsed, value)) return value;
+  if (changesNumber(value)) return value;
   const kind = kindOf(parsed);
   if (ask === "any" && (kind & (OBJECT | ARRAY)) === 0) return value;
   if ((kinds & kind) === 0) return value;
@@ -510,24 +510,59 @@ export function dropOptionalNulls<T>(args: T, originalSchema: unknown): T {
   }
 }
 
+/** A JSON number token, from where one starts. */
+const NUMBER_TOKEN = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
 /**
- * True when `parsed` (read from `text`) holds a number too large for a double (read as
- * Infinity), or an integer past ±(2^53 − 1) that JavaScript writes back with other digits than the
- * text has (`…891` read as `…000`). Iterative; only called for JSON text being parsed back.
+ * True when the JSON `text` (one that parses) holds a number JavaScript would hand on as another:
+ * one too large or too small for a double (read as Infinity, or a nonzero read as 0), or an
+ * integer whose double is another integer (`12345678901234567891` read as `…567000`). Each number
+ * token outside the text's strings is weighed by itself, so digits written elsewhere (in a string,
+ * or as another number) excuse nothing. A decimal longer than a double keeps reads as its nearest
+ * double, as every JSON reader's does, and is not counted. Linear in the text; only called for
+ * JSON text being parsed back.
  */
-function changesNumber(parsed: unknown, text: string): boolean {
+function changesNumber(text: string): boolean {
   if (!/\d{16}|[eE][+-]?\d{3}/.test(text)) return false;
-  const stack: unknown[] = [parsed];
-  while (stack.length > 0) {
-    const item = stack.pop();
-    if (typeof item === "number") {
-      if (!Number.isFinite(item)) return true;
-      if (Number.isInteger(item) && !Number.isSafeInteger(item) && !text.includes(String(item))) return true;
-    } else if (typeof item === "object" && item !== null) {
-      for (const child of Object.values(item)) stack.push(child);
-    }
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: skipped to just past its closing quote.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+      i++;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      NUMBER_TOKEN.lastIndex = i;
+      const token = NUMBER_TOKEN.exec(text)?.[0] ?? text[i];
+      if (changes(token as string)) return true;
+      i += (token as string).length;
+    } else i++;
   }
   return false;
+}
+
+/** True when the number token `token` is read as another number (see {@link changesNumber}). */
+function changes(token: string): boolean {
+  // 15 digits or fewer with an exponent under 100 always read back as written.
+  if (!/\d{16}|[eE][+-]?\d{3}/.test(token)) return false;
+  const value = Number(token);
+  if (!Number.isFinite(value)) return true;
+  if (value === 0) return /[1-9]/.test(token.replace(/[eE].*$/, ""));
+  // An integer is handed on as JavaScript writes its double back: the same number, or another.
+  return /^-?\d+$/.test(token) && scientific(token) !== scientific(String(value));
+}
+
+/** `-1.2345e+21`, `123000`: a numeral's value as `sign digits*10^power`, trailing zeros folded in. */
+function scientific(numeral: string): string {
+  const [, sign = "", whole = "", fraction = "", power = "0"] =
+    /^(-?)(\d+)(?:\.(\d+))?(?:e\+?(-?\d+))?$/.exec(numeral) ?? [numeral];
+  const digits = `${whole}${fraction}`.replace(/^0+/, "");
+  const significant = digits.replace(/0+$/, "");
+  const exponent = Number(power) - fraction.length + (digits.length - significant.length);
+  return `${sign}${significant}*10^${exponent}`;
 }
 
 function newWalk(root: unknown): Walk {

@@ -146,6 +146,95 @@ describe("restoreArguments", () => {
     });
   });
 
+  // An object nested past maxDepth 2: asked for as JSON text, parsed back.
+  const nested = {
+    type: "object",
+    properties: {
+      outer: {
+        type: "object",
+        properties: {
+          inner: {
+            type: "object",
+            properties: { b: { type: "integer" }, c: { type: "integer" }, note: { type: "string" } },
+          },
+        },
+        required: ["inner"],
+      },
+    },
+    required: ["outer"],
+  };
+  const innerText = (text: string) => ({ outer: { inner: text } });
+
+  it("leaves JSON text as text when another number in it, or a string, has the digits its changed integer reads as", () => {
+    expect(at(sanitizeSchema(nested, { maxDepth: 2 }), ["outer", "inner"]).description).toContain(
+      "JSON text",
+    );
+    // Before: both were parsed, and the tool was handed b: 12345678901234567000, a number the model
+    // never wrote (its digits were found elsewhere in the text: c's number, or the note).
+    for (const text of [
+      '{"b": 12345678901234567891, "c": 12345678901234567000}',
+      '{"b": 12345678901234567891, "note": "12345678901234567000"}',
+      '{"b": 1e-400, "c": 0}',
+    ]) {
+      expect(restoreArguments(innerText(text), nested, { maxDepth: 2 })).toEqual(innerText(text));
+    }
+    // Numbers that read back as written are parsed, a long decimal as its nearest double.
+    const held = '{"b": 12345678901234567000, "c": 1e21, "note": "12345678901234567891"}';
+    expect(restoreArguments(innerText(held), nested, { maxDepth: 2 })).toEqual({
+      outer: { inner: { b: 12345678901234567000, c: 1e21, note: "12345678901234567891" } },
+    });
+  });
+
+  it("parses JSON text back only when each number in it reads back as written (property)", () => {
+    /** The exact value a numeral names, as `[mantissa, power of ten]` with no trailing zeros. */
+    const exact = (numeral: string): [bigint, number] => {
+      const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(numeral) as RegExpExecArray;
+      let mantissa = BigInt(`${m[1]}${m[2]}${m[3] ?? ""}`);
+      let power = Number(m[4] ?? "0") - (m[3] ?? "").length;
+      if (mantissa === 0n) return [0n, 0];
+      while (mantissa % 10n === 0n) {
+        mantissa /= 10n;
+        power++;
+      }
+      return [mantissa, power];
+    };
+    const same = (a: string, b: string) => {
+      const [ma, pa] = exact(a);
+      const [mb, pb] = exact(b);
+      return ma === mb && pa === pb;
+    };
+    const integer = fc.oneof(
+      fc.bigInt({ min: -(10n ** 22n), max: 10n ** 22n }).map(String),
+      fc.bigInt({ min: 2n ** 53n - 4n, max: 2n ** 64n }).map(String),
+    );
+    const numeral = fc.oneof(
+      integer,
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)),
+      fc
+        .tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: -420, max: 420 }))
+        .map(([digit, power]) => `${digit}e${power}`),
+    );
+    fc.assert(
+      fc.property(numeral, numeral, fc.boolean(), (b, c, quoted) => {
+        // c's digits, or the digits b reads as, sit in a string or as another number beside b.
+        const other = quoted ? `"note": "${String(Number(b))}"` : `"c": ${c}`;
+        const text = `{"b": ${b}, ${other}}`;
+        const out = restoreArguments(innerText(text), nested, { maxDepth: 2 }) as {
+          outer: { inner: unknown };
+        };
+        const numerals = quoted ? [b] : [b, c];
+        // Written back as JavaScript writes a number, each reads as the same number it was written as
+        // (a decimal longer than a double keeps: rounded, as every JSON reader does).
+        const holds = (n: string) =>
+          Number.isFinite(Number(n)) &&
+          (same(n, String(Number(n))) || (!/^-?\d+$/.test(n) && (Number(n) !== 0 || exact(n)[0] === 0n)));
+        if (numerals.every(holds)) expect(out.outer.inner).toEqual(JSON.parse(text));
+        else expect(out.outer.inner).toBe(text);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("does not parse a string where the original takes a string, even under the JSON-text wording", () => {
     const schema = {
       type: "object",

@@ -135,6 +135,22 @@ describe("parseToolArguments: numbers JavaScript cannot hold as written", () => 
     expect(thrown(() => parseToolArguments(`{"id": 7, "id": ${BIG}}`)).kind).toBe("inexact");
   });
 
+  it("forgets only the numbers under a key written again, at any depth, and keeps the rest", () => {
+    // The earlier `a` (and the number inside it) is replaced; `b`'s number and the later ones stay.
+    const text = `{"a": {"x": [${BIG}], "y": 1e400}, "b": {"z": ${BIG}, "z": {"w": ${BIG}}}, "a": {"y": 1e-400}}`;
+    const numbers = thrown(() => parseToolArguments(text)).numbers ?? [];
+    expect(numbers.map((n) => [n.path, n.digits])).toEqual([
+      [["b", "z", "w"], BIG],
+      [["a", "y"], "1e-400"],
+    ]);
+    // The same key written again inside objects of a list forgets nothing outside them.
+    const list = `{"n": [1e400, {"a": ${BIG}, "a": 0}, {"a": 0, "a": ${BIG}}]}`;
+    expect(thrown(() => parseToolArguments(list)).numbers?.map((n) => n.path)).toEqual([
+      ["n", 0],
+      ["n", 2, "a"],
+    ]);
+  });
+
   it("refuses a takesString that is not a function, by name", () => {
     expect(() => parseToolArguments("{}", { takesString: "id" } as never)).toThrow(
       /takesString must be a function/,

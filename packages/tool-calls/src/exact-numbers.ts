@@ -114,8 +114,11 @@ interface Frame {
   /** The key being read (objects) or the index (arrays). */
   at: string | number;
   object: boolean;
-  /** An object's keys read so far, so a key written twice is found without a search. */
-  keys?: Set<string>;
+  /**
+   * An object's keys read so far, each with the numbers recorded under it (their path keys in
+   * `found`), so a key written again forgets exactly those, without a search.
+   */
+  keys?: Map<string, string[] | undefined>;
 }
 
 /** True when a parsed value holds a number anywhere (most arguments hold only text). Iterative. */
@@ -135,7 +138,9 @@ function holdsNumber(value: unknown): boolean {
  * The numbers in strict JSON `text` (parsed as `value`) that JavaScript cannot hold as written,
  * with their paths, in the order written (a key written twice: the last). A value holding no
  * number, or text that cannot hold one (see {@link mayHold}), is not scanned; otherwise linear in
- * the text. Answers `[]` for text that is not JSON.
+ * the text and the paths of the numbers found, keys written again included (each object lists the
+ * numbers under each of its keys, so a repeat forgets those alone). Answers `[]` for text that is
+ * not JSON.
  */
 export function findInexactNumbers(text: string, value: unknown): Omit<InexactNumber, "as">[] {
   if (!holdsNumber(value) || !mayHold(text)) return [];
@@ -154,15 +159,12 @@ export function findInexactNumbers(text: string, value: unknown): Omit<InexactNu
           return [];
         }
         expectingKey = false;
-        // A key written again replaces what was read under it before (rare: only then a search).
+        // A key written again replaces what was read under it before: the numbers recorded under
+        // it are forgotten (each list is read once, so repeats cost what the numbers did).
         const key = top.at as string;
-        top.keys ??= new Set();
-        if (top.keys.has(key)) {
-          const prefix = pathKey(stack);
-          for (const key of found.keys())
-            if (key === prefix || key.startsWith(`${prefix},`)) found.delete(key);
-        }
-        top.keys.add(key);
+        top.keys ??= new Map();
+        for (const earlier of top.keys.get(key) ?? []) found.delete(earlier);
+        top.keys.set(key, undefined);
       }
       i = end;
       continue;
@@ -187,10 +189,19 @@ export function findInexactNumbers(text: string, value: unknown): Omit<InexactNu
     if (c === "-" || (c >= "0" && c <= "9")) {
       NUMBER_TOKEN.lastIndex = i;
       const token = NUMBER_TOKEN.exec(text)?.[0] ?? c;
-      const kind = inexactKind(token);
+      // Most tokens (0, 7, 3.5) are too short to lose anything (see MAY_HOLD): only the rest are weighed.
+      const kind = MAY_HOLD.test(token) ? inexactKind(token) : undefined;
       if (kind) {
         const path = stack.map((frame) => frame.at);
-        found.set(pathKey(stack), { path, digits: token, kind });
+        const key = JSON.stringify(path);
+        found.set(key, { path, digits: token, kind });
+        // Listed under the key it sits beneath in every enclosing object (as long as the path).
+        for (const frame of stack) {
+          if (!frame.keys) continue;
+          const under = frame.keys.get(frame.at as string);
+          if (under) under.push(key);
+          else frame.keys.set(frame.at as string, [key]);
+        }
       }
       i += token.length;
       continue;
@@ -198,10 +209,6 @@ export function findInexactNumbers(text: string, value: unknown): Omit<InexactNu
     i++;
   }
   return [...found.values()];
-}
-
-function pathKey(stack: readonly Frame[]): string {
-  return JSON.stringify(stack.map((frame) => frame.at)).slice(1, -1);
 }
 
 /**
