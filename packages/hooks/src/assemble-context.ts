@@ -10,29 +10,54 @@ export function failed(outcome: HookOutcome): boolean {
 /** The fields of an outcome this package reads. */
 const READ_FIELDS = ["id", "name", "ok", "error", "timedOut", "context", "maxTokens", "veto", "ms"] as const;
 
-/**
- * An outcome copied once — its own enumerable fields, and every field this package reads wherever it
- * lives (a getter on a prototype) — so each getter is read a single time and every later read sees
- * the same values; or, for one that throws when read (a revoked Proxy, a throwing getter), the
- * reason as `{ unreadable }`.
- */
-export function snapshotOutcome(entry: object): HookOutcome | { unreadable: unknown } {
+/** An outcome as read once ({@link snapshotOutcome}): its copy, or why it could not be read. */
+export type OutcomeSnapshot = { readonly outcome: HookOutcome } | { readonly unreadable: unknown };
+
+/** The own enumerable keys of `entry` not in `READ_FIELDS`; none where even listing them throws. */
+function otherKeys(entry: object): (string | symbol)[] {
   try {
-    const copy: Record<string, unknown> = { ...entry };
+    return Reflect.ownKeys(entry).filter(
+      (key) =>
+        !(READ_FIELDS as readonly (string | symbol)[]).includes(key) &&
+        Object.prototype.propertyIsEnumerable.call(entry, key),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * An outcome copied once, so each getter is read a single time and every later read sees the same
+ * values: every field this package reads wherever it lives (a getter on a prototype), then the
+ * outcome's other own enumerable fields. A read field that throws (a revoked Proxy, a throwing
+ * getter) makes the whole outcome unreadable, the reason kept; another field that throws is left
+ * out of the copy and costs nothing else. The answer is tagged by its wrapper, never by the
+ * outcome's own fields, so an outcome holding a field named `unreadable` is read like any other.
+ */
+export function snapshotOutcome(entry: object): OutcomeSnapshot {
+  const copy: Record<string | symbol, unknown> = {};
+  try {
     for (const field of READ_FIELDS) {
-      if (!Object.hasOwn(copy, field) && field in entry) copy[field] = (entry as HookOutcome)[field];
+      if (field in entry) copy[field] = (entry as HookOutcome)[field];
     }
-    return copy as HookOutcome;
   } catch (error) {
     return { unreadable: error };
   }
+  for (const key of otherKeys(entry)) {
+    try {
+      copy[key] = (entry as Record<string | symbol, unknown>)[key];
+    } catch {
+      // Not a field this package reads: the outcome stands without it.
+    }
+  }
+  return { outcome: copy as HookOutcome };
 }
 
 /** An entry's snapshot, or `undefined` for an entry that is not an object or throws when read. */
 function readable(entry: unknown): HookOutcome | undefined {
   if (typeof entry !== "object" || entry === null) return undefined;
-  const copy = snapshotOutcome(entry);
-  return "unreadable" in copy ? undefined : copy;
+  const read = snapshotOutcome(entry);
+  return "outcome" in read ? read.outcome : undefined;
 }
 
 /** Ends a block that was cut to fit, inside the limit it was cut to. */

@@ -253,6 +253,39 @@ describe("gather", () => {
     ]);
   });
 
+  it("keeps an outcome that holds a field named unreadable, and one whose unread field throws", async () => {
+    const debug = Object.defineProperty({ id: "recall", ok: true, context: "Tuesday." }, "debug", {
+      enumerable: true,
+      get() {
+        throw new Error("released");
+      },
+    });
+    const gathered = await gather(
+      () => [{ id: "memory", ok: true, context: "Friday.", unreadable: false }, debug],
+      "beforeTurn",
+      INPUT,
+      SESSION,
+    );
+    expect(gathered.context).toBe(
+      '<context hook="memory">\nFriday.\n</context>\n\n<context hook="recall">\nTuesday.\n</context>',
+    );
+    expect(gathered.notes).toEqual([]);
+    expect(gathered.outcomes).toEqual([
+      { id: "memory", ok: true, context: "Friday.", unreadable: false },
+      { id: "recall", ok: true, context: "Tuesday." },
+    ]);
+    const consulted = await consult(
+      () => [{ id: "pin", veto: true, unreadable: "no" }],
+      { messages: [], from: 0, through: 1 },
+      SESSION,
+    );
+    expect(consulted).toMatchObject({
+      proceed: false,
+      vetoedBy: "pin",
+      notes: ["Compaction skipped: pin vetoed it."],
+    });
+  });
+
   it("reads an outcome once: a getter that throws on a second read cannot break the call later", async () => {
     /** An outcome whose fields answer once, then throw (a Proxy over a hook result that was released). */
     const once = (fields: Record<string, unknown>) => {

@@ -112,13 +112,14 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
       return;
     }
     // Read once and kept: a getter that answered here may throw (or answer otherwise) on a later read.
-    const outcome = snapshotOutcome(entry);
-    if ("unreadable" in outcome) {
+    const read = snapshotOutcome(entry);
+    if (!("outcome" in read)) {
       notes.push(
-        `Outcome ${place + 1} of the ${event} hooks could not be read (${errorText(outcome.unreadable)}); it was ignored.`,
+        `Outcome ${place + 1} of the ${event} hooks could not be read (${errorText(read.unreadable)}); it was ignored.`,
       );
       return;
     }
+    const outcome = read.outcome;
     outcomes.push(outcome);
     const label = hookLabel(outcome, place);
     if (failed(outcome)) {

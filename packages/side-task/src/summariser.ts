@@ -8,6 +8,7 @@ import {
   MIN_SUMMARY_INPUT,
   middleCut,
   overflowFacts,
+  replyRoom,
   SUMMARY_CHARS_PER_TOKEN,
 } from "./summary-budget.js";
 import { keepEnds } from "./text.js";
@@ -140,7 +141,9 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
  * The whole user turn is held to `inputChars` (else what fits `contextLength`): the stretch keeps
  * its opening question and its newest messages, its middle replaced by a marker. With neither, a
  * request the server refuses as too big is cut to the window the refusal names and sent once more,
- * and the function's later summaries start within that size.
+ * and the function's later summaries start within that size. Where the window is known
+ * (`contextLength`, or a refusal), the reply asked for is the ceiling held to half the window, the
+ * room the input was sized beside, so prompt plus `max_tokens` stays inside it (vLLM refuses more).
  *
  * The function it returns never throws for a failed side task: it answers `undefined` (which the
  * compaction reads as "no fold", leaving the transcript as it was) and tells `onNotice` why,
@@ -167,6 +170,7 @@ export function summariser(
     (window === undefined ? undefined : inputBudget(window, ceiling, system.length, SUMMARY_CHARS_PER_TOKEN));
   // What an overflow refusal taught this function: its later summaries start within it.
   let learned: number | undefined;
+  let learnedWindow: number | undefined;
   return async (messages, previous, signal) => {
     if (!Array.isArray(messages)) {
       throw new SideTaskError(
@@ -187,13 +191,21 @@ export function summariser(
       return lead + (room === undefined ? blocks.join("\n\n") : fitStretch(blocks, room - lead.length));
     };
     const callerSignal = rest.signal ?? (signal instanceof AbortSignal ? signal : undefined);
-    const send = (input: string) =>
+    /**
+     * Asks for the summary of `input`. Where the window is known, the reply asked for is the room
+     * the input was budgeted beside, not the whole ceiling: vLLM refuses prompt + max_tokens past it.
+     */
+    const send = (input: string, windowTokens: number | undefined) =>
       sideCall(
         endpoint,
         model,
         system,
         input,
-        { ...rest, ...(callerSignal ? { signal: callerSignal } : {}) },
+        {
+          ...rest,
+          ...(windowTokens === undefined ? {} : { maxTokens: replyRoom(windowTokens, ceiling) }),
+          ...(callerSignal ? { signal: callerSignal } : {}),
+        },
         { maxTokens: SUMMARY_MAX_TOKENS, temperature: 0.3 },
         "summariser",
       );
@@ -204,12 +216,14 @@ export function summariser(
       return undefined;
     };
     const start = learned === undefined ? budget : Math.min(learned, budget ?? learned);
+    const knownWindow =
+      learnedWindow === undefined ? window : Math.min(learnedWindow, window ?? learnedWindow);
     if (start !== undefined && start < MIN_SUMMARY_INPUT) return tooSmall(start, window);
     try {
       const input = compose(start);
       let reply: Awaited<ReturnType<typeof send>>;
       try {
-        reply = await send(input);
+        reply = await send(input, knownWindow);
       } catch (error) {
         // Refused as too big: sized to the window the refusal names (measured against the prompt it
         // counted, where it says), and asked once more.
@@ -228,7 +242,8 @@ export function summariser(
           `The conversation to summarise did not fit ${model}'s window (${facts.window} tokens); its middle was left out and the summary asked for again.`,
         );
         learned = room;
-        reply = await send(compose(room));
+        learnedWindow = Math.min(facts.window, learnedWindow ?? facts.window);
+        reply = await send(compose(room), facts.window);
       }
       if (reply.finishReason === "length") {
         notice(

@@ -95,6 +95,49 @@ describe("a stretch longer than the compaction model's window", () => {
     expect(String(userContent(bodies(server)[1] ?? {}))).toMatch(/left out here/);
   });
 
+  it("asks for no more reply than the window's budget left room for, so vLLM takes it (contextLength)", async () => {
+    // A window under twice the 1,024-token ceiling: the budget leaves half of it for the reply, and
+    // vLLM refuses a prompt plus max_tokens over max_model_len.
+    server = await startServer({
+      personality: { name: "vllm", maxModelLen: 1200 },
+      replies: [{ content: "Jobs passed." }],
+    });
+    const notices: string[] = [];
+    const messages = longRun(20);
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      contextLength: 1200,
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(runCompaction(messages, planFor(messages), summarise)).resolves.toMatchObject({
+      summary: "Jobs passed.",
+    });
+    expect(notices).toEqual([]);
+    expect(server.chatRequests).toHaveLength(1);
+    expect(bodies(server)[0]?.max_tokens).toBe(600);
+  });
+
+  it("asks for no more reply than the refusal's window leaves room for when it retries (vLLM)", async () => {
+    server = await startServer({
+      personality: { name: "vllm", maxModelLen: 1200 },
+      replies: [{ content: "Jobs passed." }, { content: "Still passing." }],
+    });
+    const messages = longRun(20);
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", isolated());
+    await expect(runCompaction(messages, planFor(messages), summarise)).resolves.toMatchObject({
+      summary: "Jobs passed.",
+    });
+    expect(server.chatRequests).toHaveLength(2);
+    expect(bodies(server)[0]?.max_tokens).toBe(1024);
+    expect(bodies(server)[1]?.max_tokens).toBe(600);
+    // The next fold starts within what the refusal taught, reply room included: one request.
+    await expect(runCompaction(messages, planFor(messages), summarise)).resolves.toMatchObject({
+      summary: "Still passing.",
+    });
+    expect(server.chatRequests).toHaveLength(3);
+    expect(bodies(server)[2]?.max_tokens).toBe(600);
+  });
+
   it("is cut before sending when the host gives the model's window as contextLength", async () => {
     server = await startServer({
       personality: { name: "llamacpp", nCtx: 4096 },
@@ -141,8 +184,13 @@ describe("a stretch longer than the compaction model's window", () => {
 
 describe("fitStretch", () => {
   it("stays within the room, keeps the question and the newest entry, in order (fast-check)", () => {
+    // size "max": blocks up to 600 characters, so stretches overflow rooms of 400 and more and the
+    // cutting code runs (fast-check's default size keeps strings far shorter).
     const block = fc
-      .tuple(fc.constantFrom("[user]", "[assistant]", "[tool result]"), fc.string({ maxLength: 600 }))
+      .tuple(
+        fc.constantFrom("[user]", "[assistant]", "[tool result]"),
+        fc.string({ maxLength: 600, size: "max" }),
+      )
       .map(([header, text]) => `${header}\n${text}`);
     fc.assert(
       fc.property(
@@ -156,13 +204,54 @@ describe("fitStretch", () => {
             return;
           }
           expect(out.length).toBeLessThanOrEqual(room);
-          expect(out).toMatch(/left out here/);
-          const question = blocks.find((b) => b.startsWith("[user]\n")) ?? (blocks[0] as string);
-          expect(out.startsWith(question.slice(0, Math.min(question.length, 40)))).toBe(true);
+          expect(out).toMatch(/left out/);
+          // A marker for dropped entries counts at least one.
+          expect(out).not.toMatch(/\[… 0 entr/);
+          const found = blocks.findIndex((b) => b.startsWith("[user]\n"));
+          const question = blocks[Math.max(found, 0)] as string;
+          const head = question.slice(0, Math.min(question.length, 20));
+          // The question opens the text, or follows the marker where it closes the stretch.
+          if (found === blocks.length - 1 && found > 0) expect(out).toContain(`window …]\n\n${head}`);
+          else expect(out.startsWith(head)).toBe(true);
           const newest = blocks.at(-1) as string;
-          expect(out.endsWith(newest.slice(-Math.min(newest.length, 40)))).toBe(true);
+          expect(out.endsWith(newest.slice(-Math.min(newest.length, 20)))).toBe(true);
         },
       ),
     );
+  });
+
+  it("gives a question that closes the stretch the room the marker leaves, not a quarter of it", () => {
+    const question = `[user]\n${"Which of the failing jobs share a runner? ".repeat(9)}`;
+    const out = fitStretch([`[assistant]\n${"a".repeat(500)}`, question], 400);
+    expect(out.length).toBeLessThanOrEqual(400);
+    expect(out.length).toBeGreaterThan(340);
+    // The entry left out came before the question, and the marker says so there.
+    expect(out).toMatch(
+      /^\[… 1 entry of the conversation left out here \(\d+ characters\)[^\n]*\n\n\[user\]\n/,
+    );
+    expect(out).toMatch(/\[… \d+ characters of this entry left out …\]/);
+    expect(out).toContain(question.slice(0, 100));
+    expect(out.endsWith(question.slice(-100))).toBe(true);
+  });
+
+  it("cuts a single block too big for the room in its middle, to the room, saying so", () => {
+    const only = `[tool result]\n${"0123456789".repeat(60)}`;
+    const out = fitStretch([only], 400);
+    expect(out.length).toBeLessThanOrEqual(400);
+    expect(out.length).toBeGreaterThan(340);
+    expect(out).not.toMatch(/entries of the conversation/);
+    expect(out).toMatch(/\[… \d+ characters of this entry left out …\]/);
+    expect(out.startsWith(only.slice(0, 150))).toBe(true);
+    expect(out.endsWith(only.slice(-150))).toBe(true);
+  });
+
+  it("gives a long question the room its short answer leaves when nothing else is dropped", () => {
+    const question = `[user]\n${"q".repeat(1000)}`;
+    const answer = "[assistant]\nDone.";
+    const out = fitStretch([question, answer], 600);
+    expect(out.length).toBeLessThanOrEqual(600);
+    expect(out.length).toBeGreaterThan(500);
+    expect(out).not.toMatch(/entries of the conversation/);
+    expect(out.endsWith(`\n\n${answer}`)).toBe(true);
   });
 });

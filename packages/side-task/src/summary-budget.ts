@@ -80,8 +80,17 @@ export function overflowFacts(error: unknown): OverflowFacts | undefined {
 }
 
 /**
+ * The reply tokens a window of `window` tokens is budgeted to leave: the `ceiling`, held to half the
+ * window. What {@link inputBudget} sizes the input beside, and so the `max_tokens` to send with it: a
+ * server that counts prompt plus `max_tokens` against the window (vLLM) refuses a larger one.
+ */
+export function replyRoom(window: number, ceiling: number): number {
+  return Math.max(1, Math.min(ceiling, Math.floor(window / 2)));
+}
+
+/**
  * The characters of user turn that fit a window of `window` tokens beside `systemChars` of system
- * prompt and a reply of up to `ceiling` tokens (held to half the window), at `charsPerToken`.
+ * prompt and a reply of {@link replyRoom} tokens, at `charsPerToken`.
  */
 export function inputBudget(
   window: number,
@@ -89,7 +98,7 @@ export function inputBudget(
   systemChars: number,
   charsPerToken: number,
 ): number {
-  const reply = Math.min(ceiling, Math.floor(window / 2));
+  const reply = replyRoom(window, ceiling);
   const tokens = window - reply - TEMPLATE_TOKENS - Math.ceil(systemChars / charsPerToken);
   // A twentieth short of the estimate: the divisor is an average and the template is a guess.
   return Math.max(0, Math.floor(tokens * charsPerToken * 0.95));
@@ -107,38 +116,54 @@ export function checkWhole(value: unknown, name: string, where: string): number 
   return value;
 }
 
-/** `text` cut in the middle to at most `max` characters (for a `max` of 60 or more), the cut marked. */
-export function middleCut(text: string, max: number): string {
+/**
+ * `text` cut in the middle to at most `max` characters (for a `max` of 60 or more), the cut marked
+ * with `what` after the number of characters left out.
+ */
+export function middleCut(text: string, max: number, what = "characters left out"): string {
   if (text.length <= max) return text;
-  const mark = `\n[… ${text.length} characters left out …]\n`.length;
-  return keepEnds(text, Math.max(0, Math.floor((max - mark) / 2)));
+  const mark = `\n[… ${text.length} ${what} …]\n`.length;
+  return keepEnds(text, Math.max(0, Math.floor((max - mark) / 2)), what);
 }
 
 const SEPARATOR = "\n\n";
 /** The least room a block is cut down to rather than left out: its marker and some text either side. */
 const MIN_CUT = 100;
+/** How a block of the stretch cut in its middle says so. */
+const ENTRY_CUT = "characters of this entry left out";
 
 function marker(entries: number, chars: number): string {
-  return `[… ${entries} entries of the conversation left out here (${chars.toLocaleString("en-US")} characters) to fit the model's window …]`;
+  const what = entries === 1 ? "entry" : "entries";
+  return `[… ${entries} ${what} of the conversation left out here (${chars.toLocaleString("en-US")} characters) to fit the model's window …]`;
+}
+
+function cutEntry(block: string, max: number): string {
+  return middleCut(block, max, ENTRY_CUT);
 }
 
 /**
  * The blocks of a stretch joined, held to `room` characters: whole where they fit; otherwise the
- * question the stretch opens with (its first `[user]` block, else its first block, cut to a quarter
- * of the room at most), a marker saying how many entries and characters were left out, and as many
- * of the newest blocks as fit (the newest cut in the middle where even it alone does not). Never
- * longer than `room` where `room` holds the marker and a little more.
+ * question the stretch opens with (its first `[user]` block, else its first block), a marker saying
+ * how many entries and characters were left out, and as many of the newest blocks as fit (the newest
+ * cut in the middle where even it alone does not). Where that question is the last block, the marker
+ * comes before it, since every entry left out did. The question is cut to a quarter of the room
+ * while newer blocks compete for it, and to all the room they leave where every block after it is
+ * shown (it closes the stretch, or they are short). A block cut in its middle says so in its own
+ * line (`[… 212 characters of this entry left out …]`); the marker for dropped entries appears only
+ * where one was. Never longer than `room` where `room` holds the marker and a little more.
  */
 export function fitStretch(blocks: readonly string[], room: number): string {
   const whole = blocks.join(SEPARATOR);
   if (whole.length <= room) return whole;
   const found = blocks.findIndex((block) => block.startsWith("[user]\n"));
   const q = Math.max(found, 0);
-  const question = middleCut(blocks[q] as string, Math.floor(room / 4));
-  // The marker's size before its numbers are known: the widest they can be.
-  const reserve = marker(blocks.length, whole.length).length + 2 * SEPARATOR.length;
-  let left = room - question.length - reserve;
+  const first = blocks[q] as string;
+  let question = cutEntry(first, Math.floor(room / 4));
+  // The marker and its separator before its numbers are known: the widest they can be.
+  const markRoom = marker(blocks.length, whole.length).length + SEPARATOR.length;
+  let left = room - question.length - markRoom - SEPARATOR.length;
   const tail: string[] = [];
+  let newestCut = false;
   for (let i = blocks.length - 1; i > q; i--) {
     const block = blocks[i] as string;
     const cost = block.length + (tail.length > 0 ? SEPARATOR.length : 0);
@@ -148,11 +173,27 @@ export function fitStretch(blocks: readonly string[], room: number): string {
       continue;
     }
     // The newest entry is kept whatever its size, cut in the middle to what is left.
-    if (tail.length === 0 && left >= MIN_CUT) tail.unshift(middleCut(block, left));
+    if (tail.length === 0 && left >= MIN_CUT) {
+      tail.unshift(cutEntry(block, left));
+      newestCut = true;
+    }
     break;
   }
   const omitted = blocks.length - 1 - tail.length;
+  const marked = omitted > 0 ? markRoom : 0;
+  if (!newestCut && tail.length === blocks.length - 1 - q) {
+    // Every block after the question is shown whole: the question takes the room they leave.
+    const after = tail.length > 0 ? SEPARATOR.length + tail.join(SEPARATOR).length : 0;
+    question = cutEntry(first, room - after - marked);
+  } else if (newestCut && omitted === 0) {
+    // The question and the newest block alone, no marker between them: the newest takes its room too.
+    tail[0] = cutEntry(blocks.at(-1) as string, room - question.length - SEPARATOR.length);
+  }
   const shown = question.length + tail.reduce((sum, block) => sum + block.length, 0);
   const gone = Math.max(0, blocks.reduce((sum, block) => sum + block.length, 0) - shown);
-  return [question, marker(omitted, gone), ...tail].join(SEPARATOR);
+  if (omitted === 0) return [question, ...tail].join(SEPARATOR);
+  // The marker stands where entries went: before a question that closes the stretch (all of them
+  // came before it), else after the question (those before it, if any, and those after).
+  const mark = marker(omitted, gone);
+  return (q === blocks.length - 1 ? [mark, question] : [question, mark, ...tail]).join(SEPARATOR);
 }

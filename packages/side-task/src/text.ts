@@ -12,10 +12,11 @@ export function tailOf(text: string, start: number): string {
 
 /**
  * `text` with `each` characters kept at either end and the middle replaced by a line saying how many
- * characters went; never cuts inside a character.
+ * characters went (`[… 120 characters left out …]`, the words after the number `what`); never cuts
+ * inside a character.
  */
-export function keepEnds(text: string, each: number): string {
+export function keepEnds(text: string, each: number, what = "characters left out"): string {
   const head = headOf(text, each);
   const tail = tailOf(text, text.length - each);
-  return `${head}\n[… ${text.length - head.length - tail.length} characters left out …]\n${tail}`;
+  return `${head}\n[… ${text.length - head.length - tail.length} ${what} …]\n${tail}`;
 }

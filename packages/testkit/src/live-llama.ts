@@ -31,7 +31,10 @@ export interface LiveServer {
   baseUrl: string;
   /** `http://127.0.0.1:<port>`, for `/health`, `/props` and `/slots`. */
   origin: string;
-  /** Stops the server (SIGTERM, then SIGKILL after 3 s) and removes its template file. Idempotent. */
+  /**
+   * Stops the server (SIGTERM, then SIGKILL after 3 s) and removes its template file; resolves at once
+   * for one that already ended. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -83,8 +86,10 @@ function whole(value: unknown, name: string): number | undefined {
  *
  * Throws a `TestkitError` (`invalid-option`) when `LOOPWRIGHT_LIVE_LLAMA` names no usable folder
  * (check `liveServerPath` first and skip) or for an option of the wrong type, and rejects with an
- * `Error` when the server exits or is not healthy within `startupMs`; it is stopped before that
- * rejection. Never leaves a server running that the caller cannot stop.
+ * `Error` naming why when `llama-server` cannot be run (the spawn error, EACCES say, as its `cause`),
+ * exits or is ended by a signal before it is healthy (at once, not after `startupMs`), or is not
+ * healthy within `startupMs`; it is stopped before that rejection. Never leaves a server running
+ * that the caller cannot stop, and never lets a failed spawn's error go unheard.
  */
 export async function startLive(options: LiveOptions = {}): Promise<LiveServer> {
   if (typeof options !== "object" || options === null) {
@@ -130,6 +135,15 @@ export async function startLive(options: LiveOptions = {}): Promise<LiveServer> 
     ],
     { stdio: "ignore" },
   );
+  // A spawn that fails (a llama-server that cannot be run: EACCES) is told by 'error', never 'exit';
+  // unheard, it would kill the process running the tests.
+  let failure: Error | undefined;
+  child.on("error", (error) => {
+    failure ??= error;
+  });
+  /** The child is not running: it never started, or it exited, or a signal ended it. */
+  const gone = () =>
+    failure !== undefined || child.pid === undefined || child.exitCode !== null || child.signalCode !== null;
   const origin = `http://127.0.0.1:${port}`;
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -138,11 +152,11 @@ export async function startLive(options: LiveOptions = {}): Promise<LiveServer> 
         if (scratch) rmSync(scratch, { recursive: true, force: true });
         resolve();
       };
-      if (child.exitCode !== null || child.signalCode !== null) return done();
+      if (gone()) return done();
       child.once("exit", done);
       child.kill();
       // A server busy answering may take a while over SIGTERM; it holds nothing worth a wait.
-      setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 3000).unref();
+      setTimeout(() => !gone() && child.kill("SIGKILL"), 3000).unref();
     });
     return stopping;
   };
@@ -154,7 +168,15 @@ export async function startLive(options: LiveOptions = {}): Promise<LiveServer> 
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline || child.exitCode !== null) {
+    if (gone()) {
+      await stop();
+      if (failure !== undefined) {
+        throw new Error(`llama-server could not be started: ${failure.message}`, { cause: failure });
+      }
+      const how = child.signalCode !== null ? `signal ${child.signalCode}` : `exit code ${child.exitCode}`;
+      throw new Error(`llama-server stopped (${how}) before it became healthy.`);
+    }
+    if (Date.now() > deadline) {
       await stop();
       throw new Error(`llama-server did not become healthy within ${startupMs} ms.`);
     }
