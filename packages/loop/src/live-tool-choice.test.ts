@@ -39,6 +39,8 @@ const WEATHER: ToolDefinition = {
       baseUrl: server.baseUrl,
       model: "tiny",
       maxTokens: 120,
+      // Greedy, so the random-weight model writes the same reply every run.
+      temperature: 0,
       requestTimeoutSeconds: 110,
     });
 
