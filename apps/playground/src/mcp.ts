@@ -43,20 +43,33 @@ const FOUND = ".mcp.json";
 const HIDDEN = "(hidden)";
 
 /**
- * Text a shell acts on, or a path (`./x`, `/x`, `~/x`: a program a credential helper would run). A
- * credential is a token without either; a part with one is shown, never hidden.
+ * Text a shell acts on, whitespace, or a path (`./x`, `/x`, `~/x`): what a plain token never holds.
+ * A credential-named part holding one may be a command or a program rather than a secret.
  */
-const SHELL_TEXT = /[$`;|&<>()\\'"\n\r]|^[./~]/;
+const NOT_A_TOKEN = /[\s$`;|&<>()\\'"]|^[./~]/;
+
+/** `NOT_A_TOKEN` without whitespace: what a shell acts on, or a path. */
+const SHELL_TEXT = /[$`;|&<>()\\'"]|^[./~]/;
+
+/** What the consent question shows in place of a credential that is not a plain token. */
+const HIDDEN_ODD = "(hidden, and not a plain token: read the file)";
 
 /**
- * What the consent question puts in place of a credential spec found: `(hidden)` when it is a token
- * (no whitespace, nothing a shell acts on, not a path), so a name like `GITHUB_TOKEN=` or `--token`
- * cannot hide a command; otherwise the text as written with only its key-shaped parts hidden.
+ * What the consent question puts in place of a credential spec found: always hidden — a
+ * password with `$&;` in it, a base64 key starting with `/` and a URL's userinfo are credentials
+ * too — but marked when it is not a plain token (shell text, whitespace, a path), so a name like
+ * `GITHUB_TOKEN=` or `credential.helper=` cannot quietly hide a command: the user is told to read
+ * the file.
  */
-const hide: SecretHide = (secret, name) => {
-  if (name === undefined) return SHELL_TEXT.test(secret) ? secret : HIDDEN;
-  return /\s/.test(secret) || SHELL_TEXT.test(secret) ? withoutSecrets(secret, undefined, hide) : HIDDEN;
-};
+const hide: SecretHide = (secret, name) =>
+  // A key shape (no name) may hold a space ("Bearer …"); a URL's userinfo never holds shell text.
+  (name === undefined ? SHELL_TEXT : NOT_A_TOKEN).test(secret) ? HIDDEN_ODD : HIDDEN;
+
+/**
+ * An env name that reads as a password's though spec's names miss it: `pass` as a word of its own
+ * (`DB_PASS`, `dbPass`, `pass`), as tools-mcp reads env and header names.
+ */
+const PASS_WORD = /(?:^|[^A-Za-z])(?:pass|PASS|Pass)(?![A-Za-z])|[a-z]Pass(?![a-z])/;
 
 // C0 and C1 controls, DEL, and the invisible characters that reorder or join text (bidi
 // embeddings, overrides and isolates, marks, zero-width, line and paragraph separators, BOM).
@@ -92,7 +105,8 @@ function describe(server: McpServerConfig): string {
   if (server.type === "stdio") {
     const line = [withoutSecrets(server.command, undefined, hide), ...withoutArgSecrets(server.args, hide)];
     const env = Object.entries(server.env ?? {}).map(
-      ([k, v]) => `${shown(k)}=${shown(withoutSecrets(v, k, hide))}`,
+      ([k, v]) =>
+        `${shown(k)}=${shown(PASS_WORD.test(k) && !v.includes("${") ? hide(v, k) : withoutSecrets(v, k, hide))}`,
     );
     return (
       `  ${name}: ${line.map(shown).join(" ")}` +
