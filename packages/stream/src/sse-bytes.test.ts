@@ -5,6 +5,7 @@ import type { ChunkLike } from "./chunk.js";
 import { openReply } from "./reply-body.js";
 import { streamTurn } from "./stream-turn.js";
 import { body, harness } from "./test-support/http.js";
+import { splitAt } from "./test-support/rechunk.js";
 
 // The text/event-stream reader decodes bytes as they arrive: characters and broken UTF-8 cut between
 // two network reads, a byte order mark, NUL in a comment. What comes out must be what the openai SDK's reader
@@ -41,17 +42,10 @@ async function sdks(pieces: readonly Uint8Array[]): Promise<ChunkLike[]> {
 }
 
 function cutBytes(bytes: Uint8Array, at: readonly number[]): Uint8Array[] {
-  const places = [...new Set(at.map((f) => Math.floor(f * bytes.length)))]
-    .filter((p) => p > 0 && p < bytes.length)
-    .sort((a, b) => a - b);
-  const pieces: Uint8Array[] = [];
-  let last = 0;
-  for (const p of places) {
-    pieces.push(bytes.slice(last, p));
-    last = p;
-  }
-  pieces.push(bytes.slice(last));
-  return pieces;
+  return splitAt(
+    bytes,
+    at.map((f) => Math.floor(f * bytes.length)),
+  );
 }
 
 const encode = (text: string) => new TextEncoder().encode(text);

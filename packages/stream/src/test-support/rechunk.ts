@@ -12,16 +12,16 @@ export function random(seed: number): () => number {
   };
 }
 
-/** `text` cut at the given places (each from 1 to its length − 1; repeats and order do not matter). */
-export function splitAt(text: string, places: Iterable<number>): string[] {
+/** `text` (a string or bytes) cut at the given places (each from 1 to its length − 1; repeats and order do not matter). */
+export function splitAt<T extends string | Uint8Array>(text: T, places: Iterable<number>): T[] {
   const sorted = [...new Set(places)].filter((p) => p > 0 && p < text.length).sort((a, b) => a - b);
-  const parts: string[] = [];
+  const parts: T[] = [];
   let last = 0;
   for (const p of sorted) {
-    parts.push(text.slice(last, p));
+    parts.push(text.slice(last, p) as T);
     last = p;
   }
-  parts.push(text.slice(last));
+  parts.push(text.slice(last) as T);
   return parts;
 }
 
