@@ -338,6 +338,39 @@ describe("gather", () => {
   });
 });
 
+describe("a signal that is not one", () => {
+  it("is refused by gather and consult with a HooksError naming the signal, before the runner is called", async () => {
+    // The AbortController itself, passed where its signal was meant: before, a raw TypeError from
+    // inside (\`signal?.addEventListener is not a function\`), with the runner never called and a
+    // 30 s timer left running.
+    const { run, calls } = tableRunner({ beforeTurn: () => [{ id: "memory", context: "recalled" }] });
+    const controller = new AbortController();
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION, {
+      signal: controller as unknown as AbortSignal,
+    }).catch((e: unknown) => e);
+    expect(HooksError.isInstance(gathered)).toBe(true);
+    expect(gathered).toMatchObject({ code: "invalid-option" });
+    expect((gathered as Error).message).toMatch(/gather: signal must be an AbortSignal/);
+    const consulted = await consult(run, {}, SESSION, { signal: "stop" as unknown as AbortSignal }).catch(
+      (e: unknown) => e,
+    );
+    expect(consulted).toMatchObject({ code: "invalid-option" });
+    expect((consulted as Error).message).toMatch(/consult: signal must be an AbortSignal.*the string "stop"/);
+    expect(calls).toEqual([]);
+  });
+
+  it("still takes null, an AbortSignal, and any object shaped like one", async () => {
+    const { run } = tableRunner({ beforeTurn: () => [{ id: "memory", context: "recalled" }] });
+    const shaped = { aborted: false, addEventListener() {}, removeEventListener() {} };
+    for (const signal of [null, new AbortController().signal, shaped]) {
+      const gathered = await gather(run, "beforeTurn", INPUT, SESSION, {
+        signal: signal as unknown as AbortSignal,
+      });
+      expect(gathered.context).toBe('<context hook="memory">\nrecalled\n</context>');
+    }
+  });
+});
+
 describe("notify", () => {
   it("tells the afterTurn hooks and resolves with their outcomes", async () => {
     const { run, calls } = tableRunner({ afterTurn: () => [{ id: "memory", ok: true }] });

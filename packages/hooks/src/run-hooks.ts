@@ -36,6 +36,28 @@ function checkRunner(run: unknown, where: string): void {
 }
 
 /**
+ * Throws `invalid-option` unless `signal` is absent (`undefined` or `null`) or shaped like an
+ * `AbortSignal` (a boolean `aborted` and the two listener methods): the AbortController itself or a
+ * request passed where its signal was meant would otherwise fail inside, as a bare TypeError.
+ */
+function checkSignal(signal: unknown, where: string): void {
+  if (signal === undefined || signal === null) return;
+  const like = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  if (
+    typeof signal === "object" &&
+    typeof like.aborted === "boolean" &&
+    typeof like.addEventListener === "function" &&
+    typeof like.removeEventListener === "function"
+  ) {
+    return;
+  }
+  throw new HooksError(
+    "invalid-option",
+    `${where}: signal must be an AbortSignal (the run's, or controller.signal), or left out, and was ${describe(signal)}.`,
+  );
+}
+
+/**
  * Calls the runner once, never rejecting: a throw, a rejection, no answer within `timeoutMs`, or the
  * caller's `signal` aborting each settle it as unanswered. The runner's own signal aborts in the last
  * two cases, so a runner that can cancel its hooks does.
@@ -160,6 +182,7 @@ export async function gatherWith<Context>(
   checkRunner(run, "gather");
   // null reads as no options, as `notify` reads it, rather than a TypeError from inside.
   const options: GatherOptions = given ?? {};
+  checkSignal(options.signal, "gather");
   const events: readonly unknown[] = Array.isArray(event) ? event : [event];
   for (const name of events) {
     if (typeof name !== "string" || !INJECTING.includes(name)) {
@@ -225,6 +248,7 @@ export async function consultWith<Context>(
 ): Promise<Consulted> {
   checkRunner(run, "consult");
   const options: ConsultOptions = given ?? {};
+  checkSignal(options.signal, "consult");
   const called = await callRunner(
     run,
     "beforeCompact",

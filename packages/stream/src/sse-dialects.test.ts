@@ -267,6 +267,14 @@ describe("errors servers put in the stream", () => {
     expect(error.message).toContain("exceeds the available context size");
   });
 
+  it("rejects with server-error for an `error:` line that is the first thing in the body", async () => {
+    const error = await failure([
+      'error: {"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"invalid_request_error"}\n\n',
+    ]);
+    expect(error).toMatchObject({ code: "server-error", produced: false, partial: { content: "" } });
+    expect(error.message).toContain("exceeds the available context size");
+  });
+
   it("rejects with server-error for an `error:` line after text, keeping the text as partial", async () => {
     const error = await failure([
       opening,
