@@ -149,6 +149,34 @@ describe("gather", () => {
     ]);
   });
 
+  it("notes an outcome that is still a promise, naming the likely cause, and a rejected one costs nothing more", async () => {
+    // `hooks.map(async (hook) => …)` without Promise.all: each entry is a promise. Read as an object
+    // it was an outcome with no fields — the hook's context dropped without a word — and a promise
+    // that rejected was left unhandled, which ends a Node process.
+    const run: HookRunner<Session> = async () =>
+      [
+        Promise.resolve({ id: "memory", context: "recalled" }),
+        Promise.reject(new Error("recall server down")),
+        { id: "fine", context: "usable" },
+      ] as never;
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION);
+    expect(gathered.context).toBe('<context hook="fine">\nusable\n</context>');
+    expect(gathered.outcomes).toEqual([{ id: "fine", context: "usable" }]);
+    expect(gathered.notes).toEqual([
+      "Outcome 1 of the beforeTurn hooks is a promise, not an outcome (the runner should wait for its hooks, with Promise.all, and answer what they gave); it was ignored.",
+      "Outcome 2 of the beforeTurn hooks is a promise, not an outcome (the runner should wait for its hooks, with Promise.all, and answer what they gave); it was ignored.",
+    ]);
+    const consulted = await consult(
+      async () => [Promise.resolve({ id: "guard", veto: true })] as never,
+      {},
+      SESSION,
+    );
+    expect(consulted.proceed).toBe(true);
+    expect(consulted.notes[0]).toMatch(/^Outcome 1 of the beforeCompact hooks is a promise/);
+    // A turn later: nothing left unhandled by the rejected one.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  });
+
   it("runs several events into one budget, and a runner that fails one costs only that event's context", async () => {
     const { run, calls } = tableRunner({
       sessionStart: () => {

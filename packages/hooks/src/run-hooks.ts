@@ -108,6 +108,28 @@ function callRunner<Context>(
 }
 
 /**
+ * Whether `entry` is a promise (anything with a callable `then`): a runner that mapped its hooks with
+ * an async function and did not wait for them. Its failure is handled here, where it is ignored, so a
+ * hook that rejects cannot end the process as an unhandled rejection. False where reading `then`
+ * throws: not a field this package reads, so the outcome is read as any other.
+ */
+function isThenable(entry: object): boolean {
+  let then: unknown;
+  try {
+    then = (entry as { then?: unknown }).then;
+  } catch {
+    return false;
+  }
+  if (typeof then !== "function") return false;
+  try {
+    then.call(entry, undefined, () => {});
+  } catch {
+    // A thenable whose `then` throws: nothing to handle, and still no outcome.
+  }
+  return true;
+}
+
+/**
  * The outcome objects of one runner's answer, with a note for everything else: an answer that is not
  * a list, an entry that is not an object or throws when read, a hook that failed or timed out, context
  * that is not text.
@@ -130,6 +152,12 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
       notes.push(
         `Outcome ${place + 1} of the ${event} hooks is ${describe(entry)}, not an outcome; it was ignored.`,
+      );
+      return;
+    }
+    if (isThenable(entry)) {
+      notes.push(
+        `Outcome ${place + 1} of the ${event} hooks is a promise, not an outcome (the runner should wait for its hooks, with Promise.all, and answer what they gave); it was ignored.`,
       );
       return;
     }
