@@ -192,6 +192,20 @@ describe("retention", () => {
     expect(bus.history("r")).toEqual([]);
   });
 
+  it("sweeps a run that never ended on time when finished runs are kept longer than unfinished ones", () => {
+    // Keep a finished run a long while for late viewers, give up on a stuck one soon. The sweep was
+    // planned only for the first run's deadline, so the stuck run stayed until the finished one went.
+    vi.useFakeTimers();
+    const bus = createBus({ retainEndedMs: 60_000, retainUnendedMs: 1000 });
+    bus.emit("finished", { kind: "done" });
+    bus.emit("stuck", { kind: "output", text: "a" });
+    vi.advanceTimersByTime(1001);
+    expect(bus.history("stuck")).toEqual([]);
+    expect(bus.history("finished")).toHaveLength(1);
+    vi.advanceTimersByTime(60_000);
+    expect(bus.history("finished")).toEqual([]);
+  });
+
   it("never sweeps a run while a watcher is on it, and sweeps it once the watcher leaves", async () => {
     vi.useFakeTimers();
     const bus = createBus({ retainUnendedMs: 1000 });

@@ -158,7 +158,9 @@ export function createBus(settings?: Partial<EventsSettings>): EventBus {
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
       for (const watcher of run.watchers) watcher.push(stored);
-      if (run.watchers.size === 0 && (!timer || stored.kind === "done")) schedule(deadline(run));
+      // Planned whenever no one watches: an earlier deadline than the timer's (a run that never ended,
+      // where finished runs are kept longer) moves the timer; a later one costs a comparison.
+      if (run.watchers.size === 0) schedule(deadline(run));
       return stored;
     },
 

@@ -57,6 +57,17 @@ describe("assembleContext", () => {
     expect(notes).toEqual([expect.stringMatching(/chatty's context was cut .* its own limit of 10 tokens/)]);
   });
 
+  it("names the hook's own limit, not the shared budget, when that limit leaves no room at all", () => {
+    // One token is four characters, all of them the cut mark's: the block is left out because of the
+    // hook's own maxTokens, with the shared budget nearly untouched. The note used to blame the budget.
+    const notes: string[] = [];
+    const context = assembleContext([{ id: "tiny", context: "hello world", maxTokens: 1 }], 2000, {
+      onNote: (note) => notes.push(note),
+    });
+    expect(context).toBe("");
+    expect(notes).toEqual(["Hook tiny's context was left out: its own limit of 1 token had no room for it."]);
+  });
+
   it("shares one budget: a generous hook cannot take what the ones after it need past the total", () => {
     const notes: string[] = [];
     const context = assembleContext(

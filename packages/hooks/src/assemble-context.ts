@@ -60,6 +60,11 @@ function readable(entry: unknown): HookOutcome | undefined {
   return "outcome" in read ? read.outcome : undefined;
 }
 
+/** A count of tokens as a note says it. */
+function tokens(count: unknown): string {
+  return count === 1 ? "1 token" : `${String(count)} tokens`;
+}
+
 /** Ends a block that was cut to fit, inside the limit it was cut to. */
 const CUT_MARK = " […]";
 
@@ -149,13 +154,15 @@ export function assembleBlocks(
     let body = text;
     if (text.length > limit) {
       body = cutTo(text, limit - CUT_MARK.length);
+      const why =
+        limit === own
+          ? `its own limit of ${tokens(outcome.maxTokens)}`
+          : `the ${maxTokens}-token hook budget`;
       if (body.trim() === "") {
-        note(`Hook ${label}'s context was left out: the ${maxTokens}-token hook budget had no room for it.`);
+        note(`Hook ${label}'s context was left out: ${why} had no room for it.`);
         return;
       }
       body += CUT_MARK;
-      const why =
-        limit === own ? `its own limit of ${outcome.maxTokens} tokens` : `the ${maxTokens}-token hook budget`;
       note(`Hook ${label}'s context was cut from ${text.length} to ${body.length} characters to fit ${why}.`);
     }
     out += separator + open + body + close;

@@ -60,7 +60,8 @@ export const defaultHooks: Hooks = createHooks();
  * Never rejects for a hook's sake: a runner that throws, rejects, hangs past `timeoutMs` or answers
  * junk, and a hook that failed, costs only its own context and becomes a line in `notes`. A
  * `signal` that aborts makes it stop waiting and add nothing. Rejects with `HooksError` only for a
- * caller's mistake: `run` not a function, or an event that is not `sessionStart` or `beforeTurn`.
+ * caller's mistake: `run` not a function, an event that is not `sessionStart` or `beforeTurn`, or a
+ * `signal` that is not an `AbortSignal` (`invalid-option`).
  */
 export function gather<Context>(
   run: HookRunner<Context>,
@@ -94,7 +95,8 @@ export function notify<Context>(
  * is false when a hook that ran set `veto` (one that failed vetoes nothing), with `vetoedBy` naming
  * it. `forced: true` (the request was already refused as too big) proceeds anyway and notes the veto.
  * The same rule, and the same notes, as the ledger's `runCompaction` with `honourVeto`. A runner that
- * throws or hangs vetoes nothing. Rejects with `HooksError` only for a runner that is not a function.
+ * throws or hangs vetoes nothing. Rejects with `HooksError` only for a runner that is not a function,
+ * or a `signal` that is not an `AbortSignal` (`invalid-option`).
  */
 export function consult<Context>(
   run: HookRunner<Context>,

@@ -149,6 +149,34 @@ describe("gather", () => {
     ]);
   });
 
+  it("notes an outcome that is still a promise, naming the likely cause, and a rejected one costs nothing more", async () => {
+    // `hooks.map(async (hook) => …)` without Promise.all: each entry is a promise. Read as an object
+    // it was an outcome with no fields — the hook's context dropped without a word — and a promise
+    // that rejected was left unhandled, which ends a Node process.
+    const run: HookRunner<Session> = async () =>
+      [
+        Promise.resolve({ id: "memory", context: "recalled" }),
+        Promise.reject(new Error("recall server down")),
+        { id: "fine", context: "usable" },
+      ] as never;
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION);
+    expect(gathered.context).toBe('<context hook="fine">\nusable\n</context>');
+    expect(gathered.outcomes).toEqual([{ id: "fine", context: "usable" }]);
+    expect(gathered.notes).toEqual([
+      "Outcome 1 of the beforeTurn hooks is a promise, not an outcome (the runner should wait for its hooks, with Promise.all, and answer what they gave); it was ignored.",
+      "Outcome 2 of the beforeTurn hooks is a promise, not an outcome (the runner should wait for its hooks, with Promise.all, and answer what they gave); it was ignored.",
+    ]);
+    const consulted = await consult(
+      async () => [Promise.resolve({ id: "guard", veto: true })] as never,
+      {},
+      SESSION,
+    );
+    expect(consulted.proceed).toBe(true);
+    expect(consulted.notes[0]).toMatch(/^Outcome 1 of the beforeCompact hooks is a promise/);
+    // A turn later: nothing left unhandled by the rejected one.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  });
+
   it("runs several events into one budget, and a runner that fails one costs only that event's context", async () => {
     const { run, calls } = tableRunner({
       sessionStart: () => {
@@ -335,6 +363,39 @@ describe("gather", () => {
     expect(HooksError.isInstance(error)).toBe(true);
     expect((error as HooksError).code).toBe("invalid-event");
     expect((error as Error).message).toMatch(/use notify for the others/);
+  });
+});
+
+describe("a signal that is not one", () => {
+  it("is refused by gather and consult with a HooksError naming the signal, before the runner is called", async () => {
+    // The AbortController itself, passed where its signal was meant: before, a raw TypeError from
+    // inside (\`signal?.addEventListener is not a function\`), with the runner never called and a
+    // 30 s timer left running.
+    const { run, calls } = tableRunner({ beforeTurn: () => [{ id: "memory", context: "recalled" }] });
+    const controller = new AbortController();
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION, {
+      signal: controller as unknown as AbortSignal,
+    }).catch((e: unknown) => e);
+    expect(HooksError.isInstance(gathered)).toBe(true);
+    expect(gathered).toMatchObject({ code: "invalid-option" });
+    expect((gathered as Error).message).toMatch(/gather: signal must be an AbortSignal/);
+    const consulted = await consult(run, {}, SESSION, { signal: "stop" as unknown as AbortSignal }).catch(
+      (e: unknown) => e,
+    );
+    expect(consulted).toMatchObject({ code: "invalid-option" });
+    expect((consulted as Error).message).toMatch(/consult: signal must be an AbortSignal.*the string "stop"/);
+    expect(calls).toEqual([]);
+  });
+
+  it("still takes null, an AbortSignal, and any object shaped like one", async () => {
+    const { run } = tableRunner({ beforeTurn: () => [{ id: "memory", context: "recalled" }] });
+    const shaped = { aborted: false, addEventListener() {}, removeEventListener() {} };
+    for (const signal of [null, new AbortController().signal, shaped]) {
+      const gathered = await gather(run, "beforeTurn", INPUT, SESSION, {
+        signal: signal as unknown as AbortSignal,
+      });
+      expect(gathered.context).toBe('<context hook="memory">\nrecalled\n</context>');
+    }
   });
 });
 

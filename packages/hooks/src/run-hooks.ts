@@ -36,6 +36,28 @@ function checkRunner(run: unknown, where: string): void {
 }
 
 /**
+ * Throws `invalid-option` unless `signal` is absent (`undefined` or `null`) or shaped like an
+ * `AbortSignal` (a boolean `aborted` and the two listener methods): the AbortController itself or a
+ * request passed where its signal was meant would otherwise fail inside, as a bare TypeError.
+ */
+function checkSignal(signal: unknown, where: string): void {
+  if (signal === undefined || signal === null) return;
+  const like = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  if (
+    typeof signal === "object" &&
+    typeof like.aborted === "boolean" &&
+    typeof like.addEventListener === "function" &&
+    typeof like.removeEventListener === "function"
+  ) {
+    return;
+  }
+  throw new HooksError(
+    "invalid-option",
+    `${where}: signal must be an AbortSignal (the run's, or controller.signal), or left out, and was ${describe(signal)}.`,
+  );
+}
+
+/**
  * Calls the runner once, never rejecting: a throw, a rejection, no answer within `timeoutMs`, or the
  * caller's `signal` aborting each settle it as unanswered. The runner's own signal aborts in the last
  * two cases, so a runner that can cancel its hooks does.
@@ -86,6 +108,28 @@ function callRunner<Context>(
 }
 
 /**
+ * Whether `entry` is a promise (anything with a callable `then`): a runner that mapped its hooks with
+ * an async function and did not wait for them. Its failure is handled here, where it is ignored, so a
+ * hook that rejects cannot end the process as an unhandled rejection. False where reading `then`
+ * throws: not a field this package reads, so the outcome is read as any other.
+ */
+function isThenable(entry: object): boolean {
+  let then: unknown;
+  try {
+    then = (entry as { then?: unknown }).then;
+  } catch {
+    return false;
+  }
+  if (typeof then !== "function") return false;
+  try {
+    then.call(entry, undefined, () => {});
+  } catch {
+    // A thenable whose `then` throws: nothing to handle, and still no outcome.
+  }
+  return true;
+}
+
+/**
  * The outcome objects of one runner's answer, with a note for everything else: an answer that is not
  * a list, an entry that is not an object or throws when read, a hook that failed or timed out, context
  * that is not text.
@@ -108,6 +152,12 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
       notes.push(
         `Outcome ${place + 1} of the ${event} hooks is ${describe(entry)}, not an outcome; it was ignored.`,
+      );
+      return;
+    }
+    if (isThenable(entry)) {
+      notes.push(
+        `Outcome ${place + 1} of the ${event} hooks is a promise, not an outcome (the runner should wait for its hooks, with Promise.all, and answer what they gave); it was ignored.`,
       );
       return;
     }
@@ -160,6 +210,7 @@ export async function gatherWith<Context>(
   checkRunner(run, "gather");
   // null reads as no options, as `notify` reads it, rather than a TypeError from inside.
   const options: GatherOptions = given ?? {};
+  checkSignal(options.signal, "gather");
   const events: readonly unknown[] = Array.isArray(event) ? event : [event];
   for (const name of events) {
     if (typeof name !== "string" || !INJECTING.includes(name)) {
@@ -225,6 +276,7 @@ export async function consultWith<Context>(
 ): Promise<Consulted> {
   checkRunner(run, "consult");
   const options: ConsultOptions = given ?? {};
+  checkSignal(options.signal, "consult");
   const called = await callRunner(
     run,
     "beforeCompact",

@@ -39,6 +39,7 @@ type Kind =
   | "html-error"
   | "header-echo"
   | "error-mid-stream"
+  | "error-line"
   | "malformed-chunk"
   | "html-200"
   | "broken-json-200"
@@ -53,6 +54,7 @@ const KINDS: Kind[] = [
   "html-error",
   "header-echo",
   "error-mid-stream",
+  "error-line",
   "malformed-chunk",
   "html-200",
   "broken-json-200",
@@ -93,6 +95,15 @@ function replyFor(kind: Kind, status: number, echo: string): Reply {
       return {
         content: "Hello there",
         errorMidStream: { afterChunk: 2, error: { message: `mid-stream: ${echo}` } },
+      };
+    case "error-line":
+      // Old llama.cpp's mid-stream error, on an `error:` line (before ggml-org/llama.cpp#16109).
+      return {
+        type: "raw",
+        chunks: [
+          `data: {"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}\n\n`,
+          `error: ${JSON.stringify({ code: 500, message: `failed: ${echo}`, type: "server_error" })}\n\n`,
+        ],
       };
     case "malformed-chunk":
       return { type: "raw", chunks: [`data: {"choices": [${echo}\n\n`] };

@@ -71,6 +71,34 @@ describe("runTurn", () => {
     expect(server.chatRequests).toHaveLength(1);
   });
 
+  it("answers old llama.cpp's overflow on an `error:` line with a ContextOverflow, not an empty answer", async () => {
+    // Builds before ggml-org/llama.cpp#16109 sent a mid-stream error as `error: {…}`; it read as a
+    // turn with nothing in it, which the loop took as the model's (empty) answer.
+    const message =
+      "the request exceeds the available context size. try increasing the context size or enable context shift";
+    server = await startServer({
+      replies: [
+        {
+          type: "raw",
+          chunks: [
+            'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n',
+            `error: ${JSON.stringify({ code: 400, message, type: "invalid_request_error" })}\n\n`,
+            "data: [DONE]\n\n",
+          ],
+        },
+      ],
+    });
+    const store = createCapabilityStore();
+    const error = await runTurn(
+      getClient({ baseUrl: server.baseUrl }),
+      store.capabilitiesFor(server.baseUrl),
+      (supports, model) => buildBody({ model: "any" }, supports, model, messages),
+    ).catch((e: unknown) => e);
+    expect(ContextOverflow.isInstance(error)).toBe(true);
+    expect((error as ContextOverflow).serverMessage).toBe(message);
+    expect(server.chatRequests).toHaveLength(1);
+  });
+
   it("counts the reply ceiling in the size guard, as the endpoint would", async () => {
     server = await startServer({ replies: [{ content: "fits" }] });
     const store = createCapabilityStore();

@@ -116,6 +116,24 @@ describe("isTransient over real failures", () => {
     expect(isTransient(midStream)).toBe(false);
   });
 
+  it("reads old llama.cpp's `error:` line overflow as an overflow, never transient", async () => {
+    // Builds before ggml-org/llama.cpp#16109 wrote the error body on an `error:` line mid-stream;
+    // the overflow body of that time (PR #15780) said code 500.
+    const { error } = JSON.parse(readFixture("errors/llamacpp/exceed-context-size-code-500-pr15780.json"));
+    server.enqueue({
+      type: "raw",
+      chunks: [
+        'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}\n\n',
+        `error: ${JSON.stringify(error)}\n\n`,
+        "data: [DONE]\n\n",
+      ],
+    });
+    const body = { model: "m", messages: [{ role: "user", content: "x" }], stream: true };
+    const midStream = await rejection(streamTurn(clientFor(server.baseUrl), body));
+    expect(isOverflow(midStream)).toBe(true);
+    expect(isTransient(midStream)).toBe(false);
+  });
+
   it("never retries an abort", async () => {
     const slow = await startServer({ replies: [{ type: "turn", content: "late", firstByteDelayMs: 2000 }] });
     const controller = new AbortController();

@@ -244,20 +244,43 @@ describe("errors servers put in the stream", () => {
     expect(error).toMatchObject({ code: "malformed-chunk", partial: { content: "One" } });
   });
 
-  it("resolves with an empty, unfinished turn when old llama.cpp sends its error on an `error:` line", async () => {
-    // llama.cpp until ggml-org/llama.cpp#16109 (Sept 2025) wrote `error: {…}` — not an SSE field the
-    // SDK reads, so it is dropped and the stream ends. What reaches us is a turn with nothing in it
-    // and no finish reason: finishReason "" is how the caller can tell.
-    const turn = await read([
+  it("rejects with server-error for old llama.cpp's `error:` line, quoting the server's message", async () => {
+    // llama.cpp until ggml-org/llama.cpp#16109 (Sept 2025) wrote a mid-stream error as `error: {…}`,
+    // a field no SSE reader takes as data. Read as the format says, it was dropped and the turn came
+    // back empty with finishReason "" — an unfinished answer that looked like a quiet one.
+    const error = await failure([
       `data: ${chunk({ role: "assistant", content: null })}\n\n`,
       'error: {"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"invalid_request_error"}\n\n',
       "data: [DONE]\n\n",
     ]);
-    expect(turn).toEqual({
-      ...EXPECTED,
-      content: "",
-      usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
-      finishReason: "",
+    expect(error).toMatchObject({
+      code: "server-error",
+      produced: false,
+      serverError: {
+        code: 400,
+        message:
+          "the request exceeds the available context size. try increasing the context size or enable context shift",
+        type: "invalid_request_error",
+      },
+      partial: { content: "", finishReason: "" },
     });
+    expect(error.message).toContain("exceeds the available context size");
+  });
+
+  it("rejects with server-error for an `error:` line that is the first thing in the body", async () => {
+    const error = await failure([
+      'error: {"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"invalid_request_error"}\n\n',
+    ]);
+    expect(error).toMatchObject({ code: "server-error", produced: false, partial: { content: "" } });
+    expect(error.message).toContain("exceeds the available context size");
+  });
+
+  it("rejects with server-error for an `error:` line after text, keeping the text as partial", async () => {
+    const error = await failure([
+      opening,
+      'error: {"code":500,"message":"failed to parse tool call arguments","type":"server_error"}\n\n',
+    ]);
+    expect(error).toMatchObject({ code: "server-error", produced: true, partial: { content: "Partial" } });
+    expect(error.message).toContain("failed to parse tool call arguments");
   });
 });

@@ -102,6 +102,15 @@ describe("SseDecoder", () => {
     ]);
   });
 
+  it("reads old llama.cpp's `error:` line as an event named error carrying its value", () => {
+    // The SDK's reader drops the unknown field; here it is the server's error, not nothing.
+    expect(decode(['data: a\n\nerror: {"code":500,"message":"boom"}\n\n', "error:plain\n\n"])).toEqual([
+      { event: null, data: "a" },
+      { event: "error", data: '{"code":500,"message":"boom"}' },
+      { event: "error", data: "plain" },
+    ]);
+  });
+
   it("keeps the last event when the body ends without its blank line, and a last line without its end", () => {
     expect(decode(["data: first\n\ndata: last"])).toEqual([
       { event: null, data: "first" },

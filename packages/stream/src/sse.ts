@@ -16,8 +16,9 @@ const LINE_END = /\r\n|\r|\n/g;
  * Lines end in CRLF, CR or LF, also when the CR and LF arrive in different pieces. A line starting
  * with `:` is a comment; `field: value` loses one space after the colon; a line with no colon is a
  * field with an empty value. `event` and `data` are kept (several `data:` lines joined with "\n"),
- * every other field is ignored, and a blank line ends the event — one without a `data:` line (a bare
- * `event: ping`) is no event, as the format says.
+ * an `error:` line (old llama.cpp's mid-stream error) is read as `event: error` plus a `data:` line
+ * holding its value, every other field is ignored, and a blank line ends the event — one without a
+ * `data:` line (a bare `event: ping`) is no event, as the format says.
  */
 export class SseDecoder {
   /** The pieces of the line still arriving. */
@@ -79,6 +80,12 @@ export class SseDecoder {
     if (value.startsWith(" ")) value = value.slice(1);
     if (field === "event") this.event = value;
     else if (field === "data") this.data.push(value);
+    else if (field === "error") {
+      // llama.cpp before ggml-org/llama.cpp#16109 wrote a mid-stream error as `error: {…}`: read as
+      // `event: error` with that data, so the server's error is not dropped as an unknown field.
+      this.event = "error";
+      this.data.push(value);
+    }
     return undefined;
   }
 
