@@ -293,3 +293,124 @@ describe("rebaseLedger", () => {
     ]);
   });
 });
+
+/**
+ * A transcript as a row store hands it back: one column per field, null where the message had
+ * none, and every object's keys in the order Postgres' jsonb (and MySQL's JSON) keeps them —
+ * shorter keys first — rather than the order they were written in.
+ */
+function readBackFromRows(messages: readonly MessageLike[]): MessageLike[] {
+  const columns = ["role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"];
+  const jsonb = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(jsonb);
+    if (typeof value !== "object" || value === null) return value;
+    const keys = Object.keys(value).sort((x, y) => x.length - y.length || (x < y ? -1 : x > y ? 1 : 0));
+    return Object.fromEntries(keys.map((key) => [key, jsonb((value as Record<string, unknown>)[key])]));
+  };
+  return messages.map((message) => {
+    const row: Record<string, unknown> = {};
+    for (const column of columns)
+      row[column] = (message as unknown as Record<string, unknown>)[column] ?? null;
+    return jsonb(row) as MessageLike;
+  });
+}
+
+describe("a transcript stored as rows and read back", () => {
+  // Assistant turns that carry their reasoning beside their calls, and tool messages written
+  // { role, tool_call_id, content } as the loop writes them: both come back in another key order.
+  const withReasoning: fc.Arbitrary<Scripted> = conversation.map(({ transcript, sends }) => ({
+    sends,
+    transcript: transcript.map((message) =>
+      message.role === "tool"
+        ? { role: "tool", tool_call_id: message.tool_call_id as string, content: message.content as string }
+        : message.tool_calls
+          ? {
+              role: "assistant",
+              content: "",
+              reasoning_content: "look it up",
+              tool_calls: message.tool_calls,
+            }
+          : message,
+    ),
+  }));
+
+  it("is still the transcript the ledger measured: rebasing onto it keeps every entry", () => {
+    fc.assert(
+      fc.property(withReasoning, (scripted) => {
+        const ledger = recordAll(scripted);
+        expect(rebaseLedger(ledger, scripted.transcript, readBackFromRows(scripted.transcript))).toEqual(
+          ledger,
+        );
+      }),
+    );
+  });
+
+  it("measures each message read back as it measured the one sent", () => {
+    fc.assert(
+      fc.property(withReasoning, (scripted) => {
+        const ledger = recordAll(scripted);
+        const estimate = estimateFrom(ledger, scripted.transcript);
+        readBackFromRows(scripted.transcript).forEach((message, i) => {
+          expect(estimate(message, i)).toBe(estimate(scripted.transcript[i] as MessageLike, i));
+        });
+      }),
+    );
+  });
+
+  it("keeps the epoch when the next request is built from the rows: it only appended", () => {
+    fc.assert(
+      fc.property(withReasoning, ({ transcript, sends }) => {
+        const rows = readBackFromRows(transcript);
+        let ledger: LedgerEntry[] = [];
+        let previous: MessageLike[] | undefined;
+        sends.forEach((length, k) => {
+          // A host whose every request is read back from its store, and whose ledger's previous
+          // request is the one it sent.
+          const messages = rows.slice(0, length);
+          ledger = recordRequest(ledger, previous && { messages: previous }, {
+            messages,
+            prompt: 100 * (k + 1),
+          });
+          previous = transcript.slice(0, length);
+        });
+        expect(ledger.map((entry) => entry.epoch)).toEqual(sends.map(() => 0));
+      }),
+    );
+  });
+});
+
+describe("recordRequest with tools read back from a store", () => {
+  it("keeps the epoch for the same tools with their keys in another order, and starts one for other tools", () => {
+    const q: MessageLike = { role: "user", content: "what is in a.txt?" };
+    const call: MessageLike = {
+      role: "assistant",
+      content: "",
+      tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: '{"p":"a.txt"}' } }],
+    };
+    const answer: MessageLike = { role: "tool", tool_call_id: "c1", content: "hello" };
+    const sent = [
+      {
+        type: "function",
+        function: { name: "read", description: "Reads a file.", parameters: { type: "object" } },
+      },
+    ];
+    // jsonb's order: shorter keys first.
+    const stored = [
+      {
+        type: "function",
+        function: { name: "read", parameters: { type: "object" }, description: "Reads a file." },
+      },
+    ];
+    const other = [
+      {
+        type: "function",
+        function: { name: "read", parameters: { type: "object" }, description: "Reads files." },
+      },
+    ];
+    const first = { messages: [q], tools: sent };
+    const ledger = recordRequest([], undefined, { ...first, prompt: 40 });
+    const next = { messages: [q, call, answer] };
+    expect(recordRequest(ledger, first, { ...next, tools: stored, prompt: 60 }).at(-1)?.epoch).toBe(0);
+    expect(recordRequest(ledger, first, { ...next, tools: other, prompt: 60 }).at(-1)?.epoch).toBe(1);
+  });
+});

@@ -1,5 +1,5 @@
 import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
-import { type MessageLike, messageChars, messageJson, sameMessage } from "./messages.js";
+import { canonicalJson, type MessageLike, messageChars, messageJson, sameMessage } from "./messages.js";
 import { DEFAULT_CHARS_PER_TOKEN, type EstimateOptions } from "./tokens.js";
 
 /**
@@ -56,7 +56,15 @@ function checkLedger(ledger: unknown, where: string): asserts ledger is readonly
 const sameTools = (a: LedgerRequest["tools"], b: LedgerRequest["tools"]): boolean => {
   const empty = (t: LedgerRequest["tools"]) => !Array.isArray(t) || t.length === 0;
   if (empty(a) && empty(b)) return true;
-  return a === b || JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+  if (a === b) return true;
+  try {
+    // Keys in any order: tools read back from a store that sorts them are the same tools.
+    return canonicalJson(a ?? []) === canonicalJson(b ?? []);
+  } catch (cause) {
+    throw new LedgerError("invalid-messages", "recordRequest: the tools could not be read as JSON.", {
+      cause,
+    });
+  }
 };
 
 function onlyAppended(previous: LedgerRequest, next: LedgerRequest): boolean {
@@ -76,7 +84,8 @@ const nextEpoch = (ledger: readonly LedgerEntry[]): number =>
  *
  * `previous` is the request the ledger's last entry was recorded from (`undefined` for the first).
  * The new entry stays in the last entry's epoch when `next` only appended to `previous` — the same
- * tools, every earlier message unchanged — and starts a new epoch otherwise. Nothing is recorded
+ * tools, every earlier message unchanged (the same object, or the same JSON with keys in any order and
+ * a null field read as absent, as a row store hands it back) — and starts a new epoch otherwise. Nothing is recorded
  * where the prompt was not reported (absent or zero), or where it is smaller than its own cache
  * count, which is how a server counting prompts net of the cache would show. A prompt that did not
  * grow over the last entry's, or a request that did not grow the transcript, is recorded in a new
@@ -175,7 +184,8 @@ export function tokensBetween(
  * `tokensBetween` one message at a time: a function from a message's index to its cost — its share
  * of a measured group where the ledger covers it, its estimate otherwise. This is the function
  * `planCompaction` takes as `estimate`. The costs are worked out once, here. A message at its index
- * (the same object, or an equal one read back from storage) gets its measured cost; an index
+ * (the same object, or an equal one read back from storage: keys in any order, a null field as an
+ * absent one) gets its measured cost; an index
  * outside `messages`, or a message that changed since (a pruned result), is estimated from the
  * message passed with it.
  */
@@ -199,16 +209,26 @@ export function estimateFrom(
 /** For each index of `before`, where the same message sits in `after` (in order), or -1. */
 function mapIndexes(before: readonly MessageLike[], after: readonly MessageLike[]): number[] {
   const byObject = new Map<MessageLike, number[]>();
-  const byJson = new Map<string, number[]>();
   after.forEach((message, index) => {
     const list = byObject.get(message) ?? [];
     list.push(index);
     byObject.set(message, list);
-    const key = messageJson(message);
-    const same = byJson.get(key) ?? [];
-    same.push(index);
-    byJson.set(key, same);
   });
+  // By JSON only once a message is not found as itself (a transcript read back from storage): a
+  // loop's rewrite keeps the objects, and writing every message out would be most of the work.
+  let byJson: Map<string, number[]> | undefined;
+  const sameJson = (message: MessageLike): number[] | undefined => {
+    if (!byJson) {
+      byJson = new Map();
+      after.forEach((other, index) => {
+        const key = messageJson(other);
+        const same = (byJson as Map<string, number[]>).get(key) ?? [];
+        same.push(index);
+        (byJson as Map<string, number[]>).set(key, same);
+      });
+    }
+    return byJson.get(messageJson(message));
+  };
   const cursors = new Map<number[], number>();
   const firstAfter = (list: number[] | undefined, floor: number): number => {
     if (!list) return -1;
@@ -221,7 +241,7 @@ function mapIndexes(before: readonly MessageLike[], after: readonly MessageLike[
   let floor = -1;
   for (const message of before) {
     let index = firstAfter(byObject.get(message), floor);
-    if (index < 0) index = firstAfter(byJson.get(messageJson(message)), floor);
+    if (index < 0) index = firstAfter(sameJson(message), floor);
     mapped.push(index);
     if (index >= 0) floor = index;
   }
@@ -230,7 +250,8 @@ function mapIndexes(before: readonly MessageLike[], after: readonly MessageLike[
 
 /**
  * Moves a ledger onto a rewritten transcript: each entry whose last message is still in `after`
- * (the same object, or the same JSON, in order) is kept at that message's new index; the others
+ * (the same object, or the same JSON — keys in any order, a null field as an absent one — in
+ * order) is kept at that message's new index; the others
  * are dropped. Two kept entries stay paired in one epoch only where the stretch between them
  * survived whole and in place; otherwise the later one starts a new epoch, so no difference is
  * taken across a change. Differences inside an old epoch stay exact, since the prefix they shared

@@ -146,21 +146,68 @@ export function hasMedia(messages: readonly MessageLike[]): boolean {
 }
 
 /**
- * A message as JSON, for comparing one read back from storage with the one sent. Throws
- * `LedgerError` (`invalid-messages`) for one that cannot be written (a cycle, a BigInt, a getter
- * that throws), never a raw `TypeError`.
+ * `value` as JSON with every object's keys in sorted order, so two writings of one value compare
+ * equal: a store that keeps keys in its own order (Postgres' jsonb and MySQL's JSON put shorter keys
+ * first) hands back the same text. With `dropNulls`, a top-level key whose value is null or absent is
+ * left out, as a row store's empty column is no field at all. Throws what `JSON.stringify` would
+ * (a cycle, a BigInt, a getter that throws).
+ */
+export function canonicalJson(value: unknown, dropNulls = false): string {
+  const open = new Set<object>();
+  const write = (item: unknown, top: boolean): string | undefined => {
+    let v = item;
+    if (typeof v === "object" && v !== null && typeof (v as { toJSON?: unknown }).toJSON === "function") {
+      v = (v as { toJSON: () => unknown }).toJSON();
+    }
+    if (typeof v !== "object" || v === null) return JSON.stringify(v) as string | undefined;
+    if (open.has(v)) throw new TypeError("a value refers to itself (a cycle)");
+    open.add(v);
+    try {
+      if (Array.isArray(v)) return `[${v.map((entry) => write(entry, false) ?? "null").join(",")}]`;
+      const record = v as Record<string, unknown>;
+      const fields: string[] = [];
+      for (const key of Object.keys(record).sort()) {
+        const field = record[key];
+        if (top && dropNulls && (field === null || field === undefined)) continue;
+        const text = write(field, false);
+        if (text !== undefined) fields.push(`${JSON.stringify(key)}:${text}`);
+      }
+      return `{${fields.join(",")}}`;
+    } finally {
+      open.delete(v);
+    }
+  };
+  return write(value, true) ?? "";
+}
+
+/**
+ * A message as JSON, for comparing one read back from storage with the one sent: keys in sorted
+ * order and null fields left out, so a store that reorders keys or fills an absent column with null
+ * hands back the same text. Throws `LedgerError` (`invalid-messages`) for one that cannot be written
+ * (a cycle, a BigInt, a getter that throws), never a raw `TypeError`.
  */
 export function messageJson(message: MessageLike): string {
   try {
-    return JSON.stringify(message);
+    return canonicalJson(message, true);
   } catch (cause) {
     throw unreadable("a message", cause);
   }
 }
 
-/** Two messages the same: the same object, or the same JSON. */
+/**
+ * Two messages the same: the same object, or the same message written another way (keys in another
+ * order, an absent field as null).
+ */
 export function sameMessage(a: MessageLike | undefined, b: MessageLike | undefined): boolean {
   if (a === b) return true;
   if (!a || !b) return false;
-  return messageJson(a) === messageJson(b);
+  // Written the same way is the common case (a copy, a store that keeps key order), and the
+  // engine's own JSON is the quick way to see it.
+  let plain: boolean;
+  try {
+    plain = JSON.stringify(a) === JSON.stringify(b);
+  } catch (cause) {
+    throw unreadable("a message", cause);
+  }
+  return plain || messageJson(a) === messageJson(b);
 }

@@ -68,6 +68,42 @@ describe("beforeStep", () => {
     expect(epochs[2]).not.toBe(epochs[1]);
   });
 
+  it("takes no difference across a rewrite made at a step whose prompt the server did not report", async () => {
+    server = await startServer({
+      prefixCache: true,
+      // The fourth step's request is the one after the rewrite, and its usage never comes back.
+      replies: [
+        call("r1", 1),
+        call("r2", 2),
+        call("r3", 3),
+        { ...call("r4", 4), usage: false },
+        { content: "Done." },
+      ],
+    });
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", contextLength: 100_000 },
+      messages: question,
+      tools: TOOLS,
+      // The first page is short and later pages long, so the prompt still grows across the prune.
+      dispatch: ({ args }) => `page ${args.n}: ${"lorem ipsum ".repeat(args.n === 1 ? 60 : 300)}`,
+      beforeStep: (messages, step) =>
+        step === 4
+          ? messages.map((m) =>
+              m.role === "tool" && m.tool_call_id === "r1" ? { ...m, content: "[cleared]" } : m,
+            )
+          : undefined,
+    });
+    const requests = server.chatRequests.map((r) => (r.body as { messages: Read[] }).messages);
+    expect(requests[3]?.find((m) => m.tool_call_id === "r1")?.content).toBe("[cleared]");
+    // Steps 1, 2, 3 and 5 reported; step 2's entry went with the page the prune rewrote.
+    const [, third, fifth] = result.ledger;
+    expect(result.ledger.map((e) => e.through)).toEqual([0, 4, 8]);
+    expect(fifth!.prompt).toBeGreaterThan(third!.prompt);
+    // The fifth request only appended to the unreported fourth, but not to the third: its prompt
+    // less the third's is the new pages less what the prune cleared, so it must not be a measurement.
+    expect(fifth!.epoch).not.toBe(third!.epoch);
+  });
+
   it("refuses a replacement that leaves a tool call unanswered, naming it, with the run as it was", async () => {
     server = await startServer({ replies: [call("r1", 1), { content: "never" }] });
     const error = await createRuntime()

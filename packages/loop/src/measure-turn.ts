@@ -118,12 +118,15 @@ export class RunMeasure {
       messages: transcript as LedgerRequest["messages"],
       tools: answered.tools ?? [],
     };
-    this.ledger = recordRequest(this.ledger, this.previousForLedger, {
+    const recorded = recordRequest(this.ledger, this.previousForLedger, {
       ...request,
       prompt: reported.prompt,
       ...(reported.uncached !== undefined ? { cached: reported.cached } : {}),
     });
-    this.previousForLedger = request;
+    // `previous` is the request the last entry was recorded from: a step with no entry (its prompt
+    // not reported) leaves it, so a rewrite made at that step still starts a new epoch.
+    if (recorded.length > this.ledger.length) this.previousForLedger = request;
+    this.ledger = recorded;
     this.previous = now;
     metrics.context = contextTokens(step.firstBody as unknown as RequestBodyLike, {
       charsPerToken,
