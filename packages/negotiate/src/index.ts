@@ -22,7 +22,14 @@ export type { NegotiateOptions, Produced, Send } from "./negotiate.js";
 export { negotiate } from "./negotiate.js";
 export type { Refusal } from "./refusal.js";
 export { readRefusal } from "./refusal.js";
-export type { ModelParams, RequestBody, ToolChoice, ToolDefinition, ToolOrder } from "./request-body.js";
+export type {
+  BuildBodyOptions,
+  ModelParams,
+  RequestBody,
+  ToolChoice,
+  ToolDefinition,
+  ToolOrder,
+} from "./request-body.js";
 export { buildBody, isToolChoice } from "./request-body.js";
 export type { BackoffOptions } from "./retry.js";
 export { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
