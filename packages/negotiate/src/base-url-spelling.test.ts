@@ -44,6 +44,17 @@ describe("one spelling of a base URL per server", () => {
     expect(store.capabilitiesFor("HTTP://Host:80/v1/", "sk-1").strictSchemas).toBe(true);
   });
 
+  it("reads a key with a newline around it (read from a file) as the key the client sends", () => {
+    const store = createCapabilityStore();
+    const fromFile = store.capabilitiesFor("http://host/v1", "sk-file-key\n");
+    expect(store.capabilitiesFor("http://host/v1", "sk-file-key")).toBe(fromFile);
+    expect(store.capabilitiesFor("http://host/v1", " sk-file-key ", { "x-title": "app" })).toBe(
+      store.capabilitiesFor("http://host/v1", "sk-file-key", { "x-title": "app" }),
+    );
+    expect(store.forget("http://host/v1", "sk-file-key")).toBe(true);
+    expect(store.size).toBe(1);
+  });
+
   it("keeps a path's case and another port apart, as the server would", () => {
     const store = createCapabilityStore();
     const v1 = store.capabilitiesFor("http://host/v1");

@@ -207,10 +207,16 @@ function spellingOf(baseUrl: string): { url: string; hidden: string } {
 /** `@loopwright/client`'s `NO_KEY`: what a keyless endpoint is sent, so it reads as no key here too. */
 const NO_KEY = "no-key";
 
-function keyIdOf(apiKey: string | undefined): string {
+/** The key as `@loopwright/client` sends it: without the whitespace around it (a key read from a file). */
+function sentKey(apiKey: string | undefined): string {
+  const key = apiKey?.trim() ?? "";
   // Absent, empty, blank and NO_KEY are one key: a keyless server is one entry however it is spelled.
-  if (!apiKey?.trim() || apiKey === NO_KEY) return "";
-  return createHash("sha256").update(apiKey).digest("hex").slice(0, 32);
+  return key === NO_KEY ? "" : key;
+}
+
+function keyIdOf(text: string): string {
+  if (text === "") return "";
+  return createHash("sha256").update(text).digest("hex").slice(0, 32);
 }
 
 /**
@@ -371,13 +377,11 @@ export function createCapabilityStore(given: CapabilityStoreOptions = {}): Capab
     }
     const sent = headersText(caller, headers);
     const { url, hidden } = spellingOf(baseUrl);
-    if (sent) {
-      // Headers may carry the credential (Azure's api-key, x-api-key) or pick the backend: they are
-      // part of which tenant this is, as the key is, and only their digest is kept.
-      const key = keyIdOf(apiKey) === "" ? "" : apiKey;
-      return { url, keyId: keyIdOf(`${key}\n${hidden}\n${sent}`) };
-    }
-    return { url, keyId: hidden ? keyIdOf(`${apiKey ?? ""}\n${hidden}`) : keyIdOf(apiKey) };
+    const key = sentKey(apiKey);
+    // Headers may carry the credential (Azure's api-key, x-api-key) or pick the backend: they are
+    // part of which tenant this is, as the key is, and only their digest is kept.
+    if (sent) return { url, keyId: keyIdOf(`${key}\n${hidden}\n${sent}`) };
+    return { url, keyId: hidden ? keyIdOf(`${key}\n${hidden}`) : keyIdOf(key) };
   };
 
   return {
