@@ -117,7 +117,7 @@ export async function askModel(run: LoopRun, number: number, toolChoice?: ToolCh
     step.firstAt ??= Date.now();
   };
   const build: BuildRequest = (supports, model) => {
-    const body = buildBody(config, supports, model, sent, tools, config.toolOrder, toolChoice);
+    const body = buildBody(config, supports, model, sent, tools, { order: config.toolOrder, toolChoice });
     lastBody = body;
     if (!step.firstBody) {
       step.firstBody = body;

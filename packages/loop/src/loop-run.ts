@@ -172,7 +172,8 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
   try {
     client = options.client ?? services.clients.getClient(config);
     // Keyed by baseUrl even when the host brings its own client: a config without one fails here, with the run.
-    supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey);
+    // The headers too: a tenant may authenticate by one (Azure's api-key), and is then its own tenant.
+    supports = services.capabilities.capabilitiesFor(config.baseUrl, config.apiKey, config.headers);
   } catch (error) {
     throw failure({ messages, usage: NO_USAGE, toolCalls: [], names: declared, discovery, redact }, error);
   }

@@ -38,6 +38,53 @@ describe("runtimes", () => {
     expect(tenantB.clients.size).toBe(1);
   });
 
+  it("forget under another spelling of the base URL drops what a run latched under the first", async () => {
+    server = await startServer({
+      replies: [refusal(), { content: "a" }, { content: "b" }, { content: "c" }],
+    });
+    const runtime = createRuntime();
+    const shouted = `${server.baseUrl.replace("http://", "HTTP://")}/`;
+    const config = { baseUrl: shouted, model: "sim" };
+    await runtime.runAgentLoop({ config, messages: question, dispatch: () => "" });
+    // The same server written the usual way is the same endpoint: it knows the refusal too.
+    await runtime.runAgentLoop({
+      config: { ...config, baseUrl: server.baseUrl },
+      messages: question,
+      dispatch: () => "",
+    });
+    expect(runtime.capabilities.size).toBe(1);
+
+    runtime.forget({ baseUrl: server.baseUrl });
+
+    expect(runtime.capabilities.size).toBe(0);
+    await runtime.runAgentLoop({ config, messages: question, dispatch: () => "" });
+    const sentOptions = server.chatRequests.map((r) => "stream_options" in (r.body as object));
+    // Refused and re-sent without; latched for the second spelling; asked again once forgotten.
+    expect(sentOptions).toEqual([true, false, false, true]);
+  });
+
+  it("keeps tenants told apart only by an api-key header apart, and forgets one alone", async () => {
+    server = await startServer({ replies: [refusal(), { content: "a" }, refusal(), { content: "b" }] });
+    const runtime = createRuntime();
+    const tenantA = { baseUrl: server.baseUrl, headers: { "api-key": "azure-tenant-a" }, model: "sim" };
+    const tenantB = { baseUrl: server.baseUrl, headers: { "api-key": "azure-tenant-b" }, model: "sim" };
+    await runtime.runAgentLoop({ config: tenantA, messages: question, dispatch: () => "" });
+    // B's backend is B's own: what A's refused is not assumed of it.
+    await runtime.runAgentLoop({ config: tenantB, messages: question, dispatch: () => "" });
+    const sentOptions = () => server!.chatRequests.map((r) => "stream_options" in (r.body as object));
+    expect(sentOptions()).toEqual([true, false, true, false]);
+    expect(runtime.capabilities.size).toBe(2);
+
+    runtime.forget(tenantA);
+
+    expect(runtime.capabilities.size).toBe(1);
+    const held = runtime.capabilities.capabilitiesFor(server.baseUrl, undefined, tenantB.headers);
+    expect(held.usageInStream).toBe(false);
+    expect(
+      runtime.capabilities.capabilitiesFor(server.baseUrl, undefined, tenantA.headers).usageInStream,
+    ).toBe(true);
+  });
+
   it("resetAll forgets the default runtime's latches, clients and run buffers", async () => {
     server = await startServer({ replies: [refusal(), { content: "a" }, { content: "b" }] });
     const config = { baseUrl: server.baseUrl, model: "sim" };

@@ -54,10 +54,12 @@ export interface Runtime {
   runAgentLoop(options: RunOptions): Promise<AgentLoopResult>;
   /**
    * Drops one tenant's entries: its pooled clients and window-route latches, the capability latches
-   * of its endpoint (base URL and key) and the calibration readings taken against them. Other
-   * tenants keep theirs. Throws `EndpointConfigError` for an unusable base URL.
+   * of its endpoint (base URL in any spelling of that server, key, and the headers it is sent: pass
+   * the endpoint the runs were given) and the calibration readings taken against them, in shared
+   * stores too. Other tenants keep theirs, a tenant told apart only by its headers (an `api-key`
+   * header, no `apiKey`) included. Throws `EndpointConfigError` for an unusable base URL.
    */
-  forget(endpoint: Pick<Endpoint, "baseUrl" | "apiKey">): void;
+  forget(endpoint: Pick<Endpoint, "baseUrl" | "apiKey" | "headers">): void;
   /** Drops every cache and latch of this runtime and puts the bus's and the hooks' settings back to the defaults. */
   reset(): void;
   /**
@@ -114,10 +116,14 @@ function runtimeOf(
     runAgentLoop: (options) => runOwned({ clients, capabilities, calibration, hooks }, bus, options),
     forget(endpoint) {
       clients.forget(endpoint);
-      // The loop calibrates against the endpoint's capability record (a weak key): forgetting the
-      // record lets its readings go with it. Readings a host took under the base URL go too.
-      capabilities.forget(endpoint.baseUrl, endpoint.apiKey);
-      calibration.forget(endpoint.baseUrl);
+      const { baseUrl, apiKey, headers } = endpoint;
+      // The loop calibrates against the endpoint's capability record. In memory that is a weak key,
+      // gone with the record; a shared store names the record by its endpoint, so its readings
+      // outlive it and are forgotten by it here. (A tenant the store did not hold is made, then dropped.)
+      calibration.forget(capabilities.capabilitiesFor(baseUrl, apiKey, headers));
+      capabilities.forget(baseUrl, apiKey, headers);
+      // Readings a host took under the base URL go too.
+      calibration.forget(baseUrl);
     },
     reset() {
       clients.reset();

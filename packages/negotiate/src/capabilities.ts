@@ -65,7 +65,10 @@ export interface CapabilitySnapshot {
 
 /** One endpoint in a snapshot. The API key is never written: `keyId` is a digest of it. */
 export interface CapabilitySnapshotEndpoint {
-  /** The base URL as the store normalised it (trailing slashes removed). */
+  /**
+   * The base URL in the store's one spelling per server (as `@loopwright/client` spells it: scheme
+   * and host lower-cased, a default port and trailing slashes dropped), without credentials.
+   */
   baseUrl: string;
   /** A SHA-256 prefix of the API key; `""` for no key (absent and empty are one key). */
   keyId: string;
@@ -79,8 +82,15 @@ export interface CapabilitySnapshotEndpoint {
 
 /** A set of capability latches: what each endpoint and each model on it refused. */
 export interface CapabilityStore {
-  /** The live capabilities of the endpoint at `baseUrl` reached with `apiKey` (absent = empty). */
-  capabilitiesFor(baseUrl: string, apiKey?: string): EndpointCapabilities;
+  /**
+   * The live capabilities of the endpoint at `baseUrl` reached with `apiKey` (absent = empty) and
+   * sent `headers` (absent = none; names in any case): one tenant each.
+   */
+  capabilitiesFor(
+    baseUrl: string,
+    apiKey?: string,
+    headers?: Readonly<Record<string, string>>,
+  ): EndpointCapabilities;
   /** The live capabilities of `model` on the endpoint `supports` describes. */
   modelCapabilitiesFor(supports: EndpointCapabilities, model: string): ModelCapabilities;
   /** Every latch as a versioned JSON-safe snapshot. */
@@ -88,10 +98,11 @@ export interface CapabilityStore {
   /** Lays a snapshot over the store; throws `CapabilitySnapshotError` and changes nothing if bad. */
   importCapabilities(snapshot: unknown): void;
   /**
-   * Forgets one tenant: the endpoint at `baseUrl` reached with `apiKey`, and its models. Answers
-   * whether it was held. The object handed out earlier keeps its values.
+   * Forgets one tenant: the endpoint at `baseUrl` reached with `apiKey` and sent `headers` (as
+   * `capabilitiesFor` was given them), and its models. Answers whether it was held. The object
+   * handed out earlier keeps its values.
    */
-  forget(baseUrl: string, apiKey?: string): boolean;
+  forget(baseUrl: string, apiKey?: string, headers?: Readonly<Record<string, string>>): boolean;
   /** How many endpoints the store holds. */
   readonly size: number;
   /** Forgets every endpoint and model (objects handed out earlier keep their values). */
@@ -152,38 +163,82 @@ export function modelCapabilitiesFor(supports: EndpointCapabilities, model: stri
   return caps;
 }
 
-function normaliseBaseUrl(baseUrl: string): string {
-  return baseUrl.trim().replace(/\/+$/, "");
-}
-
 /**
- * The base URL without anything that may be a credential — a user name, a password, the values of
- * its query — and those taken out (``""`` for none). Only the stripped URL is ever stored or
- * exported; what was taken out tells endpoints apart through the key digest.
+ * The base URL in one spelling per server, without anything that may be a credential — a user
+ * name, a password, the values of its query — and those taken out (`""` for none). Only that
+ * spelling is ever stored or exported; what was taken out tells endpoints apart through the key
+ * digest.
+ *
+ * The spelling is `@loopwright/client`'s (its pool, `forget` and route latches key by it, and a
+ * parity property holds the two together): around spaces and trailing slashes gone, and for an
+ * http(s) URL the scheme and host lower-cased (the host as the URL standard writes it), a default
+ * port dropped and the path percent-encoded as the client sends it. So `HTTP://Host:80/v1/` and
+ * `http://host/v1` are one endpoint; a path's case, another port or scheme are another.
  */
-function withoutCredentials(baseUrl: string): { url: string; hidden: string } {
+function spellingOf(baseUrl: string): { url: string; hidden: string } {
+  const trimmed = baseUrl.trim().replace(/\/+$/, "");
   let url: URL;
   try {
-    url = new URL(baseUrl);
+    url = new URL(trimmed);
   } catch {
-    return { url: baseUrl, hidden: "" };
+    return { url: trimmed, hidden: "" };
   }
-  if (!url.username && !url.password && !url.search) return { url: baseUrl, hidden: "" };
-  const hidden = JSON.stringify([url.username, url.password, url.search]);
-  url.username = "";
-  url.password = "";
+  const hidden =
+    url.username || url.password || url.search
+      ? JSON.stringify([url.username, url.password, url.search])
+      : "";
+  const web = url.protocol === "http:" || url.protocol === "https:";
+  if (!web && !hidden) return { url: trimmed, hidden };
   const names = [...url.searchParams.keys()];
-  url.search = names.length > 0 ? `?${names.map((name) => `${encodeURIComponent(name)}=`).join("&")}` : "";
-  return { url: normaliseBaseUrl(url.toString()), hidden };
+  const query = names.length > 0 ? `?${names.map((name) => `${encodeURIComponent(name)}=`).join("&")}` : "";
+  if (!web) {
+    // No server the client reaches: only the credentials are taken out.
+    url.username = "";
+    url.password = "";
+    url.search = query;
+    return { url: url.toString().replace(/\/+$/, ""), hidden };
+  }
+  return {
+    url: `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}${query}${url.hash}`,
+    hidden,
+  };
 }
 
 /** `@loopwright/client`'s `NO_KEY`: what a keyless endpoint is sent, so it reads as no key here too. */
 const NO_KEY = "no-key";
 
-function keyIdOf(apiKey: string | undefined): string {
+/** The key as `@loopwright/client` sends it: without the whitespace around it (a key read from a file). */
+function sentKey(apiKey: string | undefined): string {
+  const key = apiKey?.trim() ?? "";
   // Absent, empty, blank and NO_KEY are one key: a keyless server is one entry however it is spelled.
-  if (!apiKey?.trim() || apiKey === NO_KEY) return "";
-  return createHash("sha256").update(apiKey).digest("hex").slice(0, 32);
+  return key === NO_KEY ? "" : key;
+}
+
+function keyIdOf(text: string): string {
+  if (text === "") return "";
+  return createHash("sha256").update(text).digest("hex").slice(0, 32);
+}
+
+/**
+ * The headers an endpoint is sent, as one text: names lower-cased (HTTP reads them so), sorted;
+ * `""` for none (absent, `null` or `{}`). Throws `TypeError` for headers that are not an object of
+ * strings, never quoting a value (one may be a key).
+ */
+function headersText(caller: string, headers: unknown): string {
+  if (headers === undefined || headers === null) return "";
+  const wrong = () =>
+    new TypeError(
+      `${caller}: headers must be an object of header names to strings (the endpoint's headers), or absent.`,
+    );
+  if (typeof headers !== "object" || Array.isArray(headers)) throw wrong();
+  const pairs: [string, string][] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== "string") throw wrong();
+    pairs.push([name.toLowerCase(), value]);
+  }
+  if (pairs.length === 0) return "";
+  pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify(pairs);
 }
 
 interface Entry {
@@ -273,7 +328,7 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
       setOwn(models, name, readModel(model, `${path}.models[${JSON.stringify(name)}]`));
     }
     return {
-      baseUrl: withoutCredentials(normaliseBaseUrl(raw.baseUrl)).url,
+      baseUrl: spellingOf(raw.baseUrl).url,
       keyId: raw.keyId,
       strictSchemas: readBool(raw, "strictSchemas", path),
       usageInStream: readBool(raw, "usageInStream", path),
@@ -315,25 +370,31 @@ export function createCapabilityStore(given: CapabilityStoreOptions = {}): Capab
     caller: string,
     baseUrl: string,
     apiKey: string | undefined,
+    headers: Readonly<Record<string, string>> | undefined,
   ): { url: string; keyId: string } => {
     if (apiKey != null && typeof apiKey !== "string") {
       throw new TypeError(`${caller}: apiKey must be the endpoint's key as a string, or absent.`);
     }
-    const { url, hidden } = withoutCredentials(normaliseBaseUrl(baseUrl));
-    return { url, keyId: hidden ? keyIdOf(`${apiKey ?? ""}\n${hidden}`) : keyIdOf(apiKey) };
+    const sent = headersText(caller, headers);
+    const { url, hidden } = spellingOf(baseUrl);
+    const key = sentKey(apiKey);
+    // Headers may carry the credential (Azure's api-key, x-api-key) or pick the backend: they are
+    // part of which tenant this is, as the key is, and only their digest is kept.
+    if (sent) return { url, keyId: keyIdOf(`${key}\n${hidden}\n${sent}`) };
+    return { url, keyId: hidden ? keyIdOf(`${key}\n${hidden}`) : keyIdOf(key) };
   };
 
   return {
-    capabilitiesFor(baseUrl, apiKey) {
+    capabilitiesFor(baseUrl, apiKey, headers) {
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
         throw new TypeError("capabilitiesFor: baseUrl must be the endpoint's non-empty base URL.");
       }
-      const { url, keyId } = idOf("capabilitiesFor", baseUrl, apiKey);
+      const { url, keyId } = idOf("capabilitiesFor", baseUrl, apiKey, headers);
       return entryFor(url, keyId).supports;
     },
-    forget(baseUrl, apiKey) {
+    forget(baseUrl, apiKey, headers) {
       if (typeof baseUrl !== "string") return false;
-      const { url, keyId } = idOf("forget", baseUrl, apiKey);
+      const { url, keyId } = idOf("forget", baseUrl, apiKey, headers);
       return entries.delete(`${url}\n${keyId}`);
     },
     get size() {

@@ -22,7 +22,14 @@ export type { NegotiateOptions, Produced, Send } from "./negotiate.js";
 export { negotiate } from "./negotiate.js";
 export type { Refusal } from "./refusal.js";
 export { readRefusal } from "./refusal.js";
-export type { ModelParams, RequestBody, ToolChoice, ToolDefinition, ToolOrder } from "./request-body.js";
+export type {
+  BuildBodyOptions,
+  ModelParams,
+  RequestBody,
+  ToolChoice,
+  ToolDefinition,
+  ToolOrder,
+} from "./request-body.js";
 export { buildBody, isToolChoice } from "./request-body.js";
 export type { BackoffOptions } from "./retry.js";
 export { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
@@ -31,13 +38,22 @@ export { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from
 export const defaultCapabilityStore: CapabilityStore = createCapabilityStore();
 
 /**
- * The live capabilities of the endpoint at `baseUrl` reached with `apiKey`, in the default store.
- * The key is part of what an endpoint is (a router may send two keys to two backends); absent,
- * empty, blank and `NO_KEY` are one key. Starts with everything allowed. Throws `TypeError` for an
- * empty base URL or a key that is not a string.
+ * The live capabilities of the endpoint at `baseUrl` reached with `apiKey` and sent `headers`, in
+ * the default store.
+ *
+ * The key and the headers are part of what an endpoint is (a router may send two keys to two
+ * backends; Azure's `api-key` header is the key): absent, empty, blank and `NO_KEY` are one key, and
+ * absent, `null` and `{}` are no headers, whose names are read in any case. The base URL is read in
+ * `@loopwright/client`'s one spelling per server (`HTTP://Host:80/v1/` is `http://host/v1`). Starts
+ * with everything allowed. Only digests of the key and headers are kept. Throws `TypeError` for an
+ * empty base URL, a key that is not a string, or headers that are not an object of strings.
  */
-export function capabilitiesFor(baseUrl: string, apiKey?: string): EndpointCapabilities {
-  return defaultCapabilityStore.capabilitiesFor(baseUrl, apiKey);
+export function capabilitiesFor(
+  baseUrl: string,
+  apiKey?: string,
+  headers?: Readonly<Record<string, string>>,
+): EndpointCapabilities {
+  return defaultCapabilityStore.capabilitiesFor(baseUrl, apiKey, headers);
 }
 
 /**
@@ -60,11 +76,16 @@ export function importCapabilities(snapshot: unknown): void {
 }
 
 /**
- * Forgets one tenant's latches in the default store: the endpoint at `baseUrl` reached with
- * `apiKey`, and its models. Answers whether it was held.
+ * Forgets one tenant's latches in the default store: the endpoint at `baseUrl` (in any spelling of
+ * that server) reached with `apiKey` and sent `headers`, as `capabilitiesFor` was given them, and
+ * its models. Answers whether it was held.
  */
-export function forgetCapabilities(baseUrl: string, apiKey?: string): boolean {
-  return defaultCapabilityStore.forget(baseUrl, apiKey);
+export function forgetCapabilities(
+  baseUrl: string,
+  apiKey?: string,
+  headers?: Readonly<Record<string, string>>,
+): boolean {
+  return defaultCapabilityStore.forget(baseUrl, apiKey, headers);
 }
 
 /** Forgets every latch in the default store. */

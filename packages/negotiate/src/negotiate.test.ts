@@ -426,7 +426,7 @@ describe("a refused tool_choice (OpenRouter: no provider takes it)", () => {
     return negotiate(
       supports,
       (s, produced, caps) =>
-        streamText(client, buildBody({ model }, s, caps, messages, tools, undefined, choice), produced),
+        streamText(client, buildBody({ model }, s, caps, messages, tools, { toolChoice: choice }), produced),
       { model, onNotice: (text) => notices.push(text) },
     );
   }
@@ -456,7 +456,11 @@ describe("a refused tool_choice (OpenRouter: no provider takes it)", () => {
     server.enqueue(refused, ok);
     const error = await rejection(
       negotiate(supports, (s, produced, caps) =>
-        streamText(client, buildBody({ model: "m" }, s, caps, messages, tools, undefined, "none"), produced),
+        streamText(
+          client,
+          buildBody({ model: "m" }, s, caps, messages, tools, { toolChoice: "none" }),
+          produced,
+        ),
       ),
     );
     expect(String((error as Error).message)).toMatch(/tool_choice/);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createCapabilityStore } from "./capabilities.js";
-import { buildBody, isToolChoice, type ToolDefinition } from "./request-body.js";
+import { type BuildBodyOptions, buildBody, isToolChoice, type ToolDefinition } from "./request-body.js";
 
 const tool = (name: string, parameters: Record<string, unknown> = { type: "object", properties: {} }) =>
   ({ type: "function", function: { name, parameters } }) satisfies ToolDefinition;
@@ -113,6 +113,49 @@ describe("buildBody", () => {
     ).toEqual(["c", "b", "a"]);
   });
 
+  it("takes the order as its last argument, alone or as options.order beside a toolChoice", () => {
+    const { supports, model } = fresh();
+    const tools = [tool("b"), tool("c"), tool("a")];
+    const reverse = (x: ToolDefinition, y: ToolDefinition) => y.function.name.localeCompare(x.function.name);
+    const names = (last: Parameters<typeof buildBody>[5]) =>
+      buildBody({ model: "m" }, supports, model, messages, tools, last).tools?.map((t) => t.function.name);
+    expect(names({ order: false })).toEqual(["b", "c", "a"]);
+    expect(names({ order: reverse })).toEqual(["c", "b", "a"]);
+    expect(names({})).toEqual(["a", "b", "c"]);
+    expect(names({ order: undefined, toolChoice: undefined })).toEqual(["a", "b", "c"]);
+    const options: BuildBodyOptions = { order: false, toolChoice: "required" };
+    const body = buildBody({ model: "m" }, supports, model, messages, tools, options);
+    expect(body.tools?.map((t) => t.function.name)).toEqual(["b", "c", "a"]);
+    expect(body.tool_choice).toBe("required");
+  });
+
+  it("refuses a last argument that is neither an order nor its options, naming it and what is wrong", () => {
+    const { supports, model } = fresh();
+    const last = (value: unknown) => () =>
+      buildBody({ model: "m" }, supports, model, messages, [tool("a")], value as never);
+    for (const value of ["name", 0, 1, [false], 5n]) {
+      expect(last(value)).toThrow(TypeError);
+      expect(last(value)).toThrow(
+        /^buildBody: the last argument must be a tool order .* or \{ order\?, toolChoice\? \}/,
+      );
+    }
+    // A misspelt option would otherwise be ignored and the tools sent in another order than meant.
+    expect(last({ toolOrder: false })).toThrow(TypeError);
+    expect(last({ toolOrder: false })).toThrow(
+      'buildBody: options has no "toolOrder"; it takes order and toolChoice.',
+    );
+    expect(last({ tool_choice: "none" })).toThrow('buildBody: options has no "tool_choice"');
+    expect(last({ order: "name" })).toThrow(TypeError);
+    expect(last({ order: "name" })).toThrow(
+      'buildBody: options.order must be true (by name), false (as given) or a comparator; got "name".',
+    );
+    expect(last({ order: null })).toThrow("buildBody: options.order must be");
+    // null is no options, as elsewhere in the package.
+    expect(
+      buildBody({ model: "m" }, supports, model, messages, [tool("b"), tool("a")], null as never).tools,
+    ).toEqual([tool("a"), tool("b")]);
+  });
+
   it("never mutates its arguments", () => {
     const { supports, model } = fresh();
     const tools = [tool("b"), tool("a")];
@@ -173,12 +216,12 @@ describe("buildBody's tool_choice", () => {
   it("sends a step's tool_choice beside the tools, and none where no tools go", () => {
     const { supports, model } = fresh();
     for (const choice of ["auto", "none", "required", named] as const) {
-      const body = buildBody({ model: "m" }, supports, model, messages, [tool("a")], undefined, choice);
+      const body = buildBody({ model: "m" }, supports, model, messages, [tool("a")], { toolChoice: choice });
       expect(body.tool_choice).toEqual(choice);
       expect(body.tools).toEqual([tool("a")]);
     }
     // tool_choice without tools is refused by OpenAI ("only allowed when tools are specified").
-    const bare = buildBody({ model: "m" }, supports, model, messages, [], undefined, "none");
+    const bare = buildBody({ model: "m" }, supports, model, messages, [], { toolChoice: "none" });
     expect(bare).not.toHaveProperty("tool_choice");
     expect(bare).not.toHaveProperty("tools");
   });
@@ -186,9 +229,9 @@ describe("buildBody's tool_choice", () => {
   it("puts the step's choice over an extraBody tool_choice, and leaves extraBody's alone without one", () => {
     const { supports, model } = fresh();
     const config = { model: "m", extraBody: { tool_choice: "required" } };
-    expect(buildBody(config, supports, model, messages, [tool("a")], undefined, "none").tool_choice).toBe(
-      "none",
-    );
+    expect(
+      buildBody(config, supports, model, messages, [tool("a")], { toolChoice: "none" }).tool_choice,
+    ).toBe("none");
     expect(buildBody(config, supports, model, messages, [tool("a")]).tool_choice).toBe("required");
   });
 
@@ -196,10 +239,10 @@ describe("buildBody's tool_choice", () => {
     const { supports, model } = fresh();
     model.toolChoice = false;
     const config = { model: "m", extraBody: { tool_choice: "auto" } };
-    const required = buildBody(config, supports, model, messages, [tool("a")], undefined, "required");
+    const required = buildBody(config, supports, model, messages, [tool("a")], { toolChoice: "required" });
     expect(required).not.toHaveProperty("tool_choice");
     expect(required.tools).toEqual([tool("a")]);
-    const none = buildBody(config, supports, model, messages, [tool("a")], undefined, "none");
+    const none = buildBody(config, supports, model, messages, [tool("a")], { toolChoice: "none" });
     expect(none).not.toHaveProperty("tool_choice");
     expect(none).not.toHaveProperty("tools");
   });
@@ -225,14 +268,14 @@ describe("buildBody's tool_choice", () => {
     for (const choice of bad) {
       expect(isToolChoice(choice)).toBe(false);
       const call = () =>
-        buildBody({ model: "m" }, supports, model, messages, [tool("a")], undefined, choice as never);
+        buildBody({ model: "m" }, supports, model, messages, [tool("a")], { toolChoice: choice as never });
       expect(call).toThrow(TypeError);
       expect(call).toThrow(
-        /buildBody: toolChoice must be "auto", "none", "required" or \{ type: "function", function: \{ name \} \}/,
+        /buildBody: options.toolChoice must be "auto", "none", "required" or \{ type: "function", function: \{ name \} \}/,
       );
     }
     const call = (choice: unknown) => () =>
-      buildBody({ model: "m" }, supports, model, messages, [tool("a")], undefined, choice as never);
+      buildBody({ model: "m" }, supports, model, messages, [tool("a")], { toolChoice: choice as never });
     expect(call(5n)).toThrow(/; got 5n\.$/);
     expect(call(circular)).toThrow("[Circular *1]");
   });

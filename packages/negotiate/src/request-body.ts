@@ -54,15 +54,6 @@ export function isToolChoice(value: unknown): value is ToolChoice {
   return typeof name === "string" && name !== "";
 }
 
-/** Refuses anything but the four forms of `tool_choice`, naming what it got. */
-function checkToolChoice(choice: unknown): asserts choice is ToolChoice | undefined {
-  if (choice === undefined || isToolChoice(choice)) return;
-  throw new TypeError(
-    'buildBody: toolChoice must be "auto", "none", "required" or { type: "function", function: { name } } ' +
-      `with a tool's name; got ${shown(choice)}.`,
-  );
-}
-
 /** `value` as JSON for a message; what JSON cannot show (a bigint, a cycle) as Node inspects it. */
 function shown(value: unknown): string {
   try {
@@ -74,6 +65,55 @@ function shown(value: unknown): string {
 
 /** How `buildBody` orders the tool array: by name (default), the caller's order (`false`), or a comparator. */
 export type ToolOrder = boolean | ((a: ToolDefinition, b: ToolDefinition) => number) | undefined;
+
+/** `buildBody`'s last argument in its longer form: the tool order and one request's `tool_choice`. */
+export interface BuildBodyOptions {
+  /** How the tools are ordered: by name when absent or `true`, as given with `false`, or a comparator. */
+  order?: ToolOrder;
+  /** This request's `tool_choice`, sent only beside tools (see `buildBody`). */
+  toolChoice?: ToolChoice;
+}
+
+const OPTION_NAMES = new Set(["order", "toolChoice"]);
+
+/**
+ * The order and tool choice `buildBody`'s last argument holds, which is a `ToolOrder` or a
+ * `BuildBodyOptions` (`null` is none). Refuses anything else, an option it does not know (a
+ * misspelt one would be ignored and the request sent otherwise than meant), an order that is not
+ * one, and a `toolChoice` that is none of the four forms, each by name.
+ */
+function readLast(last: unknown): { order: ToolOrder; toolChoice: ToolChoice | undefined } {
+  if (last === undefined || last === null) return { order: undefined, toolChoice: undefined };
+  if (typeof last === "boolean" || typeof last === "function") {
+    return { order: last as ToolOrder, toolChoice: undefined };
+  }
+  if (!isRecord(last)) {
+    throw new TypeError(
+      "buildBody: the last argument must be a tool order (true, false or a comparator) or " +
+        `{ order?, toolChoice? }; got ${shown(last)}.`,
+    );
+  }
+  for (const name of Object.keys(last)) {
+    if (!OPTION_NAMES.has(name)) {
+      throw new TypeError(
+        `buildBody: options has no ${JSON.stringify(name)}; it takes order and toolChoice.`,
+      );
+    }
+  }
+  const { order, toolChoice } = last;
+  if (order !== undefined && typeof order !== "boolean" && typeof order !== "function") {
+    throw new TypeError(
+      `buildBody: options.order must be true (by name), false (as given) or a comparator; got ${shown(order)}.`,
+    );
+  }
+  if (toolChoice !== undefined && !isToolChoice(toolChoice)) {
+    throw new TypeError(
+      'buildBody: options.toolChoice must be "auto", "none", "required" or { type: "function", function: { name } } ' +
+        `with a tool's name; got ${shown(toolChoice)}.`,
+    );
+  }
+  return { order: order as ToolOrder, toolChoice };
+}
 
 /** The streamed chat-completions body `buildBody` produces. */
 export interface RequestBody {
@@ -157,7 +197,8 @@ function checkArguments(
  * (`supports`) and the model (`model`) have refused, the transcript, and the declared tools.
  *
  * Tools go as given while the endpoint takes strict schemas, and relaxed (`relaxTools`, without
- * `strict: true`) after it refused them, in `order`. The ceiling is `max_completion_tokens` only when `model.legacyTokenLimit === false`
+ * `strict: true`) after it refused them, ordered by the last argument: a `ToolOrder` (by name when
+ * absent, `false` as given, or a comparator) or `BuildBodyOptions` (`{ order?, toolChoice? }`). The ceiling is `max_completion_tokens` only when `model.legacyTokenLimit === false`
  * (an absent model reads as `true`). The temperature is sent only while `model.chosenTemperature`
  * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
  * refused (a `temperature` in it too, once the model refused one) and minus `model`, `messages`,
@@ -166,11 +207,13 @@ function checkArguments(
  * array, `extraBody` not an object, `maxTokens` or `temperature` not a number, `reasoningEffort`
  * not a string, `supports` or `model` not the store's objects).
  *
- * `toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
+ * `options.toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
  * `extraBody.tool_choice`. Once the model refused `tool_choice` (`model.toolChoice === false`)
  * none is sent (`extraBody`'s neither), and a request asking for `"none"` goes without tools
- * instead — the only other way to keep the model from calling one. Throws `TypeError` for a
- * `toolChoice` that is none of its four forms.
+ * instead — the only other way to keep the model from calling one. Throws `TypeError` naming what
+ * is wrong for a last argument that is neither an order nor an options object, an option it does
+ * not know, an `options.order` that is no order, and an `options.toolChoice` that is none of its
+ * four forms.
  */
 export function buildBody(
   config: ModelParams,
@@ -178,14 +221,13 @@ export function buildBody(
   model: ModelCapabilities | undefined,
   messages: readonly unknown[],
   tools: readonly ToolDefinition[] = [],
-  order?: ToolOrder,
-  toolChoice?: ToolChoice,
+  last?: ToolOrder | BuildBodyOptions,
 ): RequestBody {
   if (typeof config?.model !== "string" || config.model === "") {
     throw new TypeError("buildBody: config.model must be the model's non-empty name at the endpoint.");
   }
   checkArguments(config, supports, model, messages, tools);
-  checkToolChoice(toolChoice);
+  const { order, toolChoice } = readLast(last);
   const body: RequestBody = { model: config.model, messages: [...messages], stream: true };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
   const choiceTaken = model?.toolChoice !== false;

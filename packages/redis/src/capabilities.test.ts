@@ -107,6 +107,24 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
     expect(a.forget("http://never.test")).toBe(false);
   });
 
+  it("keys an endpoint as negotiate does: any spelling of the server, and its headers, on every instance", async () => {
+    const [a, b] = await pair();
+    const azure = (key: string) => ({ "api-key": key });
+    a.capabilitiesFor("HTTP://Azure.test:80/v1/", undefined, azure("tenant-a")).usageInStream = false;
+    a.capabilitiesFor("http://azure.test/v1", undefined, azure("tenant-b")).strictSchemas = false;
+    await a.sync();
+    await settled(() => b.size === 2);
+    const onB = (key: string) => b.capabilitiesFor("http://azure.test/v1", undefined, { "API-Key": key });
+    expect(onB("tenant-a")).toMatchObject({ usageInStream: false, strictSchemas: true });
+    expect(onB("tenant-b")).toMatchObject({ usageInStream: true, strictSchemas: false });
+    expect(JSON.stringify(b.exportCapabilities())).not.toContain("tenant-a");
+    // Forgotten under another spelling, with its header: only that tenant goes, everywhere.
+    expect(a.forget("http://AZURE.test/v1", undefined, azure("tenant-a"))).toBe(true);
+    await settled(() => b.size === 1);
+    expect(onB("tenant-a").usageInStream).toBe(true);
+    expect(onB("tenant-b").strictSchemas).toBe(false);
+  });
+
   it("serves every read from its local copy: a thousand requests' reads send Redis nothing", async () => {
     const [a] = await pair();
     const supports = a.capabilitiesFor("http://hot.test", "k");

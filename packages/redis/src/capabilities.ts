@@ -44,6 +44,7 @@ interface Entry {
 }
 
 const SEP = "\u0000";
+type Headers = Readonly<Record<string, string>>;
 const FLAGS = [
   "legacyTokenLimit",
   "chosenTemperature",
@@ -172,11 +173,11 @@ export async function createRedisCapabilityStore(
     }, 0).unref();
   };
 
-  const entryFor = (id: string, baseUrl: string, apiKey: string | undefined): Entry => {
+  const entryFor = (id: string, baseUrl: string, apiKey: string | undefined, headers?: Headers): Entry => {
     let entry = entries.get(id);
     if (entry) return entry;
     const inner = createCapabilityStore();
-    const raw = inner.capabilitiesFor(baseUrl, apiKey);
+    const raw = inner.capabilitiesFor(baseUrl, apiKey, headers);
     const values = { strictSchemas: raw.strictSchemas, usageInStream: raw.usageInStream };
     // The flags become accessors on the same object: a read (every request body reads both) plans a
     // comparison, and the object stays the one the loop and `negotiate` mutate.
@@ -201,10 +202,13 @@ export async function createRedisCapabilityStore(
     return entry;
   };
 
-  /** The id an endpoint is shared under: the base URL as `negotiate` normalises it, and its key digest. */
-  const idFor = (baseUrl: string, apiKey: string | undefined): string => {
+  /**
+   * The id an endpoint is shared under: the base URL in `negotiate`'s spelling, and its digest of
+   * the key and headers.
+   */
+  const idFor = (baseUrl: string, apiKey: string | undefined, headers: Headers | undefined): string => {
     const probe = createCapabilityStore();
-    probe.capabilitiesFor(baseUrl, apiKey);
+    probe.capabilitiesFor(baseUrl, apiKey, headers);
     const endpoint = probe.exportCapabilities().endpoints[0] as CapabilitySnapshotEndpoint;
     return `${endpoint.baseUrl}${SEP}${endpoint.keyId}`;
   };
@@ -304,17 +308,18 @@ export async function createRedisCapabilityStore(
   timer.unref();
 
   return {
-    capabilitiesFor(baseUrl, apiKey) {
+    capabilitiesFor(baseUrl, apiKey, headers) {
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
         throw new TypeError("capabilitiesFor: baseUrl must be the endpoint's non-empty base URL.");
       }
-      const cacheKey = `${baseUrl}${SEP}${apiKey ?? ""}`;
-      let id = idCache.get(cacheKey);
+      // An endpoint sent headers is worked out each time (a digest, no Redis): they may hold its key.
+      const cacheKey = headers == null ? `${baseUrl}${SEP}${apiKey ?? ""}` : undefined;
+      let id = cacheKey === undefined ? undefined : idCache.get(cacheKey);
       if (id === undefined) {
-        id = idFor(baseUrl, apiKey);
-        idCache.set(cacheKey, id);
+        id = idFor(baseUrl, apiKey, headers);
+        if (cacheKey !== undefined) idCache.set(cacheKey, id);
       }
-      return entryFor(id, baseUrl, apiKey).supports;
+      return entryFor(id, baseUrl, apiKey, headers).supports;
     },
     modelCapabilitiesFor,
     endpointIdOf: (supports) => ids.get(supports),
@@ -344,9 +349,9 @@ export async function createRedisCapabilityStore(
         soon(entry);
       }
     },
-    forget(baseUrl, apiKey) {
+    forget(baseUrl, apiKey, headers) {
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") return false;
-      const id = idFor(baseUrl, apiKey);
+      const id = idFor(baseUrl, apiKey, headers);
       const held = dropLocal(id);
       // One tenant forgotten everywhere: its shared latches go, and every instance drops its copy.
       // Owed until Redis has it, so a reconnect's reload does not bring the tenant back.

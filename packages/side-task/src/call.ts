@@ -28,7 +28,11 @@ export interface SideTaskClients {
 
 /** Where a side task reads and latches refusals: `@loopwright/negotiate`'s store, or its shape. */
 export interface SideTaskCapabilities {
-  capabilitiesFor(baseUrl: string, apiKey?: string): EndpointCapabilities;
+  capabilitiesFor(
+    baseUrl: string,
+    apiKey?: string,
+    headers?: Readonly<Record<string, string>>,
+  ): EndpointCapabilities;
 }
 
 /** Options every side task takes. Anything absent is the side task's own default, never the agent's. */
@@ -309,7 +313,8 @@ export async function sideCall(
   checkOptions(options, where);
   const notice = options.onNotice ?? (() => {});
   const store = options.capabilities ?? defaultCapabilityStore;
-  const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
+  // Keyed as the loop keys a turn (its headers too), so a task on the agent's endpoint shares its latches.
+  const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
   const latches = modelCapabilitiesFor(supports, model);
   const client = (options.clients ?? defaultClientPool).getClient(endpoint);
   const effort = options.reasoningEffort;
