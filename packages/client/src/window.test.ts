@@ -192,6 +192,37 @@ describe("route latches", () => {
     });
   }
 
+  it("latches nothing on a llama.cpp router's answer for a model it does not know: the next model's window is found", async () => {
+    // llama.cpp's router (tools/server/server-models.cpp, router_validate_model) answers a /props?model=
+    // it has no preset for with 400 invalid_request_error "model '<name>' not found", not 404: the route
+    // is there, only the model is not. A router build asked for a model it serves answers its n_ctx.
+    const server = await testkit({
+      models: [{ id: "qwen3-8b" }],
+      props: { default_generation_settings: { n_ctx: 16384 } },
+      personality: {
+        name: "llamacpp-router",
+        intercept: (request: RecordedRequest) =>
+          request.path === "/props" && request.url !== "/props?model=qwen3-8b"
+            ? {
+                type: "error" as const,
+                status: 400,
+                body: {
+                  error: { code: 400, message: "model 'ghost' not found", type: "invalid_request_error" },
+                },
+              }
+            : undefined,
+      },
+    });
+    const pool = createClientPool();
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, model: "ghost" })).toBeUndefined();
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, model: "qwen3-8b" })).toBe(16384);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      "/props?model=ghost",
+      "/api/v0/models",
+      "/props?model=qwen3-8b",
+    ]);
+  });
+
   it("latches nothing on a refused credential (401, 403): another tenant of the server is still asked", async () => {
     const loaded = { data: [{ id: "m", state: "loaded", loaded_context_length: 8192 }] };
     // LM Studio with an API token: its routes refuse any other key.
