@@ -288,6 +288,10 @@ describe("loadMcp's consent question and a hostile ./.mcp.json", () => {
           "-e",
           "AWS_SECRET_ACCESS_KEY=/wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
           "postgres://admin:S3cr3t$pw@db.example.com/app",
+          "--pass",
+          "hunter4",
+          "-e",
+          "SMTP_PASS=hunter5",
         ],
         env: {
           DB_PASSWORD: "p@ss;w0rd!",
@@ -309,11 +313,14 @@ describe("loadMcp's consent question and a hostile ./.mcp.json", () => {
       "p4ss&w",
       "hunter2",
       "hunter3",
+      "hunter4",
+      "hunter5",
     ]) {
       expect(q).not.toContain(secret);
     }
     expect(q).toContain("BYPASS_CACHE=yes");
     expect(q).toContain("pg-mcp --password");
+    expect(q).toContain("--pass (hidden) -e SMTP_PASS=(hidden)");
   });
 
   it("hides a program path under a credential's name, and says it is not a plain token", async () => {

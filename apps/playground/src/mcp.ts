@@ -65,12 +65,6 @@ const hide: SecretHide = (secret, name) =>
   // A key shape (no name) may hold a space ("Bearer …"); a URL's userinfo never holds shell text.
   (name === undefined ? SHELL_TEXT : NOT_A_TOKEN).test(secret) ? HIDDEN_ODD : HIDDEN;
 
-/**
- * An env name that reads as a password's though spec's names miss it: `pass` as a word of its own
- * (`DB_PASS`, `dbPass`, `pass`), as tools-mcp reads env and header names.
- */
-const PASS_WORD = /(?:^|[^A-Za-z])(?:pass|PASS|Pass)(?![A-Za-z])|[a-z]Pass(?![a-z])/;
-
 // C0 and C1 controls, DEL, and the invisible characters that reorder or join text (bidi
 // embeddings, overrides and isolates, marks, zero-width, line and paragraph separators, BOM).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it escapes.
@@ -105,8 +99,7 @@ function describe(server: McpServerConfig): string {
   if (server.type === "stdio") {
     const line = [withoutSecrets(server.command, undefined, hide), ...withoutArgSecrets(server.args, hide)];
     const env = Object.entries(server.env ?? {}).map(
-      ([k, v]) =>
-        `${shown(k)}=${shown(PASS_WORD.test(k) && !v.includes("${") ? hide(v, k) : withoutSecrets(v, k, hide))}`,
+      ([k, v]) => `${shown(k)}=${shown(withoutSecrets(v, k, hide))}`,
     );
     return (
       `  ${name}: ${line.map(shown).join(" ")}` +

@@ -9,10 +9,18 @@
 //    baseline of the least any lookup must do: fetch the same body and JSON-parse it. contextLimitFor
 //    reads the body as sent; listModels takes the endpoint's credentials out of it before parsing (the
 //    key and the header in every form secretsOf lists), so its ratio is the cost of that redaction.
-//    Linear growth is ×2 per doubling; the ratios to the baseline should stay flat.
+//    Linear growth is ×2 per doubling; the ratios to the baseline should stay flat. These listings
+//    are past the default maxLookupBodyBytes (16 MiB) from 5·10^4 models on, so the pool raises it.
+// 3. An endless /v1/models body (a hostile or broken server) at the default cap: how much the server
+//    got out before listModels closed the response, how long that took, and the heap's peak while it
+//    ran, beside a baseline of fetching a finite body the size of the cap whole (the least any
+//    reader of a body that big holds). Before the cap, the lookup read until the bound (10 s) ran
+//    out, holding all of it.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createClientPool } from "../src/pool.js";
+import { DEFAULT_MAX_LOOKUP_BODY_BYTES } from "../src/window.js";
+import { scriptedHttp } from "../test/http.js";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with node --expose-gc (pnpm bench does)");
@@ -99,7 +107,7 @@ for (const n of [10_000, 50_000, 100_000, 200_000]) {
   }));
   const body = JSON.stringify({ data });
   const server = await serve(body);
-  const pool = createClientPool({ lookupBoundMs: 120_000 });
+  const pool = createClientPool({ lookupBoundMs: 120_000, maxLookupBodyBytes: 256 * 1024 * 1024 });
   const rounds = n >= 100_000 ? 3 : 5;
   const endpoint = { ...credentials, baseUrl: server.baseUrl, model: `org/model-${n - 1}` };
   const looked = await fastest(() => pool.contextLimitFor(endpoint), rounds);
@@ -113,5 +121,48 @@ for (const n of [10_000, 50_000, 100_000, 200_000]) {
     `  ${String(n).padStart(7)} models (${(body.length / 1e6).toFixed(0)} MB): contextLimitFor ${looked.toFixed(0)} ms (ratio ${(looked / base).toFixed(2)}), listModels ${listed.toFixed(0)} ms (ratio ${(listed / base).toFixed(2)}), baseline ${base.toFixed(0)} ms${growth}`,
   );
   previous = { n, ms: looked };
+  await server.close();
+}
+
+{
+  const cap = DEFAULT_MAX_LOOKUP_BODY_BYTES;
+  const entry = `{"id":"org/model","description":"${"x".repeat(400)}","context_length":8192},`;
+  // The baseline: a listing the size of the cap, sent whole.
+  const finite = `{"data":[${entry.repeat(Math.floor((cap - 16) / entry.length)).slice(0, -1)}]}`;
+  // Endless, with a 1 GiB backstop so a reader without a cap ends instead of taking the machine down.
+  const server = await scriptedHttp((path) =>
+    path === "/finite" ? [200, finite] : { head: '{"data":[', repeat: entry, upTo: 1024 * 1024 * 1024 },
+  );
+  const origin = server.baseUrl.replace(/\/v1$/, "");
+
+  /** The heap's peak above where it started while `run` runs, sampled every 2 ms. */
+  async function peakOf(run: () => Promise<unknown>): Promise<{ peak: number; ms: number; answer: unknown }> {
+    gc?.();
+    const before = process.memoryUsage().heapUsed;
+    let peak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().heapUsed - before);
+    }, 2);
+    const started = performance.now();
+    const answer = await run().catch((error: unknown) => error);
+    const ms = performance.now() - started;
+    peak = Math.max(peak, process.memoryUsage().heapUsed - before);
+    clearInterval(sampler);
+    return { peak, ms, answer };
+  }
+
+  const pool = createClientPool({ lookupBoundMs: 600_000 });
+  await pool.listModels({ baseUrl: server.baseUrl }).catch(() => {}); // warm-up
+  const base = await peakOf(async () => (await fetch(`${origin}/finite`)).text());
+  const capped = await peakOf(() => pool.listModels({ baseUrl: server.baseUrl }));
+  const code = (capped.answer as { code?: string }).code;
+  const last = server.seen.at(-1);
+  // The server hears the close a moment after the lookup answered.
+  for (let waited = 0; !last?.closedEarly && waited < 2_000; waited += 10)
+    await new Promise((r) => setTimeout(r, 10));
+  console.log(`an endless /v1/models body, default maxLookupBodyBytes (${MB(cap)}):`);
+  console.log(
+    `  listModels answered ${code} in ${capped.ms.toFixed(0)} ms; the server wrote ${MB(last?.bytesWritten ?? 0)} before the response was closed (${last?.closedEarly ? "closed" : "NOT closed"}); heap peak +${MB(capped.peak)} (ratio ${(capped.peak / base.peak).toFixed(2)}), baseline fetch + text() of a body the size of the cap +${MB(base.peak)} in ${base.ms.toFixed(0)} ms`,
+  );
   await server.close();
 }

@@ -4,7 +4,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { type ClientLogEntry, createClientPool } from "./pool.js";
-import { credentialsOf, REDACTED, redactor, secretsOf } from "./redact.js";
+import { credentialsOf, isCredentialParam, REDACTED, redactor, secretsOf } from "./redact.js";
 import { redactingFetch } from "./redact-fetch.js";
 
 let server: TestServer;
@@ -260,6 +260,22 @@ describe("credentials in a base URL", () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it("is refused where a query name has pass as a word (db_pass, SMTP-PASS, dbPass), not bypass or passive", () => {
+    const pool = createClientPool();
+    for (const name of ["db_pass", "SMTP-PASS", "dbPass", "pass_word", "gpg_passphrase"]) {
+      expect(isCredentialParam(name), name).toBe(true);
+      expect(
+        () => pool.getClient({ baseUrl: `https://host.example/v1?${name}=hunter2-123456` }),
+        name,
+      ).toThrow(
+        expect.objectContaining({ field: "baseUrl", message: expect.not.stringContaining("hunter2") }),
+      );
+    }
+    for (const name of ["bypass", "bypass_cache", "passive", "compass", "passes"]) {
+      expect(isCredentialParam(name), name).toBe(false);
+    }
+  });
+
   it("an unparseable URL is not quoted either", () => {
     expect(() => createClientPool().getClient({ baseUrl: "sk-pasted-key-0123456789" })).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining("sk-pasted") }),
@@ -337,6 +353,15 @@ describe("what a listing echoes", () => {
     } finally {
       await stop.close();
     }
+  });
+
+  it("counts a header with pass as a word of its name (x-db-pass, X-DbPass) as a credential's, not x-bypass-cache", () => {
+    const value = "word-in-ids";
+    const counted = (name: string) => credentialsOf({ headers: { [name]: value } }).includes(value);
+    for (const name of ["x-db-pass", "X-DbPass", "X-Smtp-Pass2", "x-key-passphrase"]) {
+      expect(counted(name), name).toBe(true);
+    }
+    for (const name of ["x-bypass-cache", "x-compass", "x-passive"]) expect(counted(name), name).toBe(false);
   });
 
   it("counts a header as a credential by the words of its name, not a 'key' inside a brand", () => {

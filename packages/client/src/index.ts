@@ -28,7 +28,14 @@ export type {
   RouteLatchStore,
   WindowDiscoveryOptions,
 } from "./window.js";
-export { DEFAULT_MAX_ROUTES, findEntry, listedWindow, listingEntries, WINDOW_KEYS } from "./window.js";
+export {
+  DEFAULT_MAX_LOOKUP_BODY_BYTES,
+  DEFAULT_MAX_ROUTES,
+  findEntry,
+  listedWindow,
+  listingEntries,
+  WINDOW_KEYS,
+} from "./window.js";
 
 /** The pool the top-level functions use; `createClientPool()` makes another. */
 export const defaultClientPool: ClientPool = createClientPool();
@@ -56,8 +63,9 @@ export function getClient(endpoint: Endpoint): OpenAI {
  * credentials (key, auth-scheme tokens, headers under a credential's name) replaced by `REDACTED`;
  * an ordinary header word in an id is left whole. Bounded like `contextLimitFor`: past
  * the bound it rejects with a `TimeoutError`; a signal rejects with its reason. Rejects with
- * `ModelListingError` for an error status, a body that is not a listing or a server it cannot
- * reach, and `EndpointConfigError` for an endpoint it cannot use.
+ * `ModelListingError` for an error status, a body that is not a listing or is longer than
+ * `DEFAULT_MAX_LOOKUP_BODY_BYTES` (16 MiB; never read past it, the response closed) or a server it
+ * cannot reach, and `EndpointConfigError` for an endpoint it cannot use.
  */
 export function listModels(settings: WindowSettings, options?: LookupOptions): Promise<ModelEntry[]> {
   return defaultClientPool.listModels(settings, options);
@@ -69,7 +77,9 @@ export function listModels(settings: WindowSettings, options?: LookupOptions): P
  * Asks llama.cpp's `/props` (`default_generation_settings.n_ctx`, asked with `?model=`), then LM Studio's `/api/v0/models`
  * (`loaded_context_length`); `undefined` when neither says. A server with neither route is
  * remembered and not asked again; `/api/v0/models` is dropped for the process on 404/405/501 and
- * for `listingMissMs` after any other error but a refused credential (401, 403: one tenant's). A signal rejects with its reason and remembers nothing.
+ * for `listingMissMs` after any other error but a refused credential (401, 403: one tenant's). A
+ * body longer than `DEFAULT_MAX_LOOKUP_BODY_BYTES` is no answer from its route and latches nothing.
+ * A signal rejects with its reason and remembers nothing.
  */
 export function servedWindow(settings: WindowSettings, options?: LookupOptions): Promise<number | undefined> {
   return defaultClientPool.servedWindow(settings, options);
@@ -85,7 +95,9 @@ export function servedWindow(settings: WindowSettings, options?: LookupOptions):
  * listing's `meta.n_ctx`, then `meta.n_ctx_train`; else `0`.
  *
  * Bounded at ten seconds across all of it, or the endpoint's `requestTimeoutSeconds` where that is
- * shorter, and answers `0` past the bound or for a server it cannot reach. A signal rejects with
+ * shorter, and answers `0` past the bound or for a server it cannot reach. Reads at most
+ * `DEFAULT_MAX_LOOKUP_BODY_BYTES` of any body: one longer is not read further and is no answer from
+ * its route (nothing latched). A signal rejects with
  * its reason, closes the open request and remembers nothing; nothing else makes it reject except an
  * endpoint it cannot use (a base URL, key or headers `getClient` would refuse), an operator's
  * number that is not a number (a string such as `"8192"`), or options whose `signal` is not an

@@ -41,19 +41,34 @@ const CREDENTIAL_PARAMS = new Set([
 
 /**
  * Names credentials are given under wherever they stand (`private_token`, `x-goog-api-key`,
- * `refresh_token`); not `max_tokens`. The pattern of @loopwright/spec's `looksSecretName`, which
- * this package does not depend on (tools-mcp's parity test holds the copies to one answer).
+ * `refresh_token`); not `max_tokens`. With {@link hasPassWord}, the rule of @loopwright/spec's
+ * `looksSecretName`, which this package does not depend on (tools-mcp's parity test holds the
+ * copies to one answer).
  */
-const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+const TELLING_NAME =
+  /key|token(?!s)|secret|passw|passphrase|pwd|auth|credential|cookie|bearer|signature|private/i;
+
+/** Where a name splits into words: at anything but a letter, and where a small letter meets a capital. */
+const WORD_BREAK = /[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/;
+
+/** `pass` as a word of a name of its own (`db_pass`, `SMTP-PASS`, `dbPass`); not `bypass` or `passive`. */
+function hasPassWord(name: string): boolean {
+  return name.split(WORD_BREAK).some((word) => word.toLowerCase() === "pass");
+}
 
 /**
  * True for a query parameter name that carries a credential (`api-key`, `access_token`, `key`,
- * `sig`, `private_token`, …): one of the short names in the list, or a name with a telling part
- * (`key`, `token`, `secret`, `passw`, `auth`, …); false for anything that is not a string.
+ * `sig`, `private_token`, `db_pass`, …): one of the short names in the list, a name with a telling
+ * part (`key`, `token`, `secret`, `passw`, `passphrase`, `auth`, …), or one with `pass` as a word
+ * of its own (`db_pass`, `dbPass`; not `bypass`); false for anything that is not a string.
  */
 export function isCredentialParam(name: string): boolean {
   if (typeof name !== "string") return false;
-  return CREDENTIAL_PARAMS.has(name.toLowerCase().replace(/[-_]/g, "")) || TELLING_NAME.test(name);
+  return (
+    CREDENTIAL_PARAMS.has(name.toLowerCase().replace(/[-_]/g, "")) ||
+    TELLING_NAME.test(name) ||
+    hasPassWord(name)
+  );
 }
 
 function unicodeEscape(c: string, upper = false): string {
@@ -198,7 +213,8 @@ export function secretsOf(endpoint: SecretBearer | undefined): string[] {
 }
 
 /** A telling word of a header name other than `key` (which only counts as a word of its own, below). */
-const TELLING_PART = /token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+const TELLING_PART =
+  /token(?!s)|secret|passw|passphrase|pwd|auth|credential|cookie|bearer|signature|private/i;
 
 /** `key` as a word of a header name, alone or after what it is the key of (`apikey`, `subscription-key`). */
 const KEY_PART =
@@ -207,8 +223,9 @@ const KEY_PART =
 /**
  * True for a header name that reads as a credential's: one of its words (split at `-`, `_`, `.`)
  * is a credential name (`isCredentialParam`'s short list), holds a telling part (`auth`, `token`,
- * `secret`, …) or is a key (`key`, `apikey`, `virtual-key`). Words are read whole, so the `key` in a
- * brand such as `x-portkey-provider` does not count.
+ * `secret`, …), has `pass` as a word of its own (`X-DbPass`) or is a key (`key`, `apikey`,
+ * `virtual-key`). Words are read whole, so the `key` in a brand such as `x-portkey-provider` and the
+ * `pass` in `x-bypass-cache` do not count.
  */
 function isCredentialHeader(name: string): boolean {
   return name
@@ -216,7 +233,10 @@ function isCredentialHeader(name: string): boolean {
     .some(
       (part) =>
         part !== "" &&
-        (CREDENTIAL_PARAMS.has(part.toLowerCase()) || KEY_PART.test(part) || TELLING_PART.test(part)),
+        (CREDENTIAL_PARAMS.has(part.toLowerCase()) ||
+          KEY_PART.test(part) ||
+          TELLING_PART.test(part) ||
+          hasPassWord(part)),
     );
 }
 

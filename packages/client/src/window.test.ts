@@ -10,10 +10,10 @@ import {
   vllmPersonality,
 } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { captureJson, fixtureJson, type ScriptedHttp, scriptedHttp } from "../test/http.js";
+import { captureJson, type EndlessBody, fixtureJson, type ScriptedHttp, scriptedHttp } from "../test/http.js";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { createClientPool } from "./pool.js";
-import { listedWindow, listingEntries } from "./window.js";
+import { DEFAULT_MAX_LOOKUP_BODY_BYTES, listedWindow, listingEntries } from "./window.js";
 
 /** Waits until `ready()` holds, or 5 s have passed (the assertions after it then say what is missing). */
 async function settle(ready: () => boolean): Promise<void> {
@@ -192,6 +192,37 @@ describe("route latches", () => {
     });
   }
 
+  it("latches nothing on a llama.cpp router's answer for a model it does not know: the next model's window is found", async () => {
+    // llama.cpp's router (tools/server/server-models.cpp, router_validate_model) answers a /props?model=
+    // it has no preset for with 400 invalid_request_error "model '<name>' not found", not 404: the route
+    // is there, only the model is not. A router build asked for a model it serves answers its n_ctx.
+    const server = await testkit({
+      models: [{ id: "qwen3-8b" }],
+      props: { default_generation_settings: { n_ctx: 16384 } },
+      personality: {
+        name: "llamacpp-router",
+        intercept: (request: RecordedRequest) =>
+          request.path === "/props" && request.url !== "/props?model=qwen3-8b"
+            ? {
+                type: "error" as const,
+                status: 400,
+                body: {
+                  error: { code: 400, message: "model 'ghost' not found", type: "invalid_request_error" },
+                },
+              }
+            : undefined,
+      },
+    });
+    const pool = createClientPool();
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, model: "ghost" })).toBeUndefined();
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, model: "qwen3-8b" })).toBe(16384);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      "/props?model=ghost",
+      "/api/v0/models",
+      "/props?model=qwen3-8b",
+    ]);
+  });
+
   it("latches nothing on a refused credential (401, 403): another tenant of the server is still asked", async () => {
     const loaded = { data: [{ id: "m", state: "loaded", loaded_context_length: 8192 }] };
     // LM Studio with an API token: its routes refuse any other key.
@@ -235,6 +266,88 @@ describe("route latches", () => {
     pool.reset();
     await pool.servedWindow({ baseUrl: server.baseUrl });
     expect(paths(server)).toEqual(["/props", "/api/v0/models", "/props", "/api/v0/models"]);
+  });
+});
+
+describe("a lookup reads at most maxLookupBodyBytes of a body", () => {
+  const MiB = 1024 * 1024;
+  /** A listing that never closes its data array: an entry like OpenRouter's, again and again. */
+  const endless = (upTo = 64 * MiB): EndlessBody => ({
+    head: '{"data":[',
+    repeat: `{"id":"org/model","description":"${"x".repeat(400)}","context_length":8192},`,
+    upTo,
+  });
+  const ofPath = (server: ScriptedHttp, path: string) => server.seen.filter((s) => s.path.startsWith(path));
+
+  it("stops reading an endless listing at the cap, closes the response, and listModels says why", async () => {
+    const server = await scripted((path) => (path === "/v1/models" ? endless() : [404, {}]));
+    // A bound far off: what ends the lookup is the cap, not the clock.
+    const pool = createClientPool({ maxLookupBodyBytes: MiB, lookupBoundMs: 120_000 });
+    const error = await pool.listModels({ baseUrl: server.baseUrl }).catch((e: unknown) => e);
+    expect(ModelListingError.isInstance(error)).toBe(true);
+    expect((error as ModelListingError).code).toBe("malformed");
+    expect((error as Error).message).toMatch(/more than 1048576 bytes \(maxLookupBodyBytes\)/);
+    await settle(() => server.seen[0]?.closedEarly === true);
+    expect(server.seen[0]?.closedEarly).toBe(true);
+    // What left the server before the client closed: the cap and what the sockets buffer, not 64 MiB.
+    expect(server.seen[0]?.bytesWritten).toBeLessThan(12 * MiB);
+  });
+
+  it("takes a listing over the cap as no listing: contextLimitFor asks /props, which answers", async () => {
+    const server = await scripted((path) =>
+      path === "/v1/models"
+        ? endless()
+        : path === "/props"
+          ? [200, { default_generation_settings: { n_ctx: 4096 } }]
+          : [404, {}],
+    );
+    const pool = createClientPool({ maxLookupBodyBytes: MiB, lookupBoundMs: 120_000 });
+    expect(await pool.contextLimitFor({ baseUrl: server.baseUrl, model: "m" })).toBe(4096);
+    await settle(() => ofPath(server, "/v1/models")[0]?.closedEarly === true);
+    expect(ofPath(server, "/v1/models")[0]?.bytesWritten).toBeLessThan(12 * MiB);
+  });
+
+  it("takes a /props or /api/v0/models body over the cap as no answer, and latches nothing for it", async () => {
+    const server = await scripted((path) =>
+      path === "/v1/models"
+        ? [200, { data: [{ id: "m" }] }]
+        : path === "/props" || path === "/api/v0/models"
+          ? endless()
+          : [404, {}],
+    );
+    const pool = createClientPool({ maxLookupBodyBytes: MiB, lookupBoundMs: 120_000 });
+    expect(await pool.contextLimitFor({ baseUrl: server.baseUrl, model: "m" })).toBe(0);
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, model: "m" })).toBeUndefined();
+    // Both routes asked again the second time: a body too big says nothing about the route for
+    // other tenants (as a refused key does not), so no miss and no "neither" was latched.
+    expect(ofPath(server, "/props")).toHaveLength(2);
+    expect(ofPath(server, "/api/v0/models")).toHaveLength(2);
+    await settle(() => server.seen.every((s) => s.path.startsWith("/v1/models") || s.closedEarly));
+    for (const seen of server.seen.filter((s) => !s.path.startsWith("/v1/models"))) {
+      expect(seen.closedEarly, seen.path).toBe(true);
+      expect(seen.bytesWritten, seen.path).toBeLessThan(12 * MiB);
+    }
+  });
+
+  it("reads a listing many times OpenRouter's whole catalogue under the default cap, and not one past it", async () => {
+    // The recording holds 4 of OpenRouter's 338 models (total_count) at about 1.8 KB each: the whole
+    // catalogue is about 0.6 MB. 4,000 entries (about 7 MB) read as they are; 10,000 (over 16 MiB) do not.
+    const recorded = (fixtureJson("models/openrouter.json") as { data: Record<string, unknown>[] }).data;
+    const listing = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ ...recorded[i % recorded.length], id: `org/model-${i}` }));
+    expect(DEFAULT_MAX_LOOKUP_BODY_BYTES).toBe(16 * MiB);
+    const fits = await testkit({ models: listing(4_000) });
+    const pool = createClientPool();
+    expect(await pool.contextLimitFor({ baseUrl: fits.baseUrl, model: "org/model-3999" })).toBeGreaterThan(0);
+    expect(await pool.listModels({ baseUrl: fits.baseUrl })).toHaveLength(4_000);
+    const over = await testkit({ models: listing(10_000) });
+    const error = await pool.listModels({ baseUrl: over.baseUrl }).catch((e: unknown) => e);
+    expect((error as ModelListingError).code).toBe("malformed");
+    expect((error as Error).message).toMatch(/more than 16777216 bytes/);
+    expect(await pool.contextLimitFor({ baseUrl: over.baseUrl, model: "org/model-9999" })).toBe(0);
+    // The cap is the pool's to raise.
+    const wide = createClientPool({ maxLookupBodyBytes: 64 * MiB });
+    expect(await wide.listModels({ baseUrl: over.baseUrl })).toHaveLength(10_000);
   });
 });
 

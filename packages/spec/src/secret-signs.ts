@@ -22,16 +22,26 @@ export const SecretSign = {
 export type SecretSign = (typeof SecretSign)[keyof typeof SecretSign];
 
 // `token(?!s)`: max_tokens is a ceiling, not a credential.
-const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+const TELLING_NAME =
+  /key|token(?!s)|secret|passw|passphrase|pwd|auth|credential|cookie|bearer|signature|private/i;
+
+/** Where a name splits into words: at anything but a letter, and where a small letter meets a capital. */
+const WORD_BREAK = /[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/;
 
 /**
  * True for a field, flag, variable or parameter name that credentials are usually given under
- * (`apiKey`, `--token`, `GITHUB_TOKEN`, `password`, `Authorization`, `cookie`); false for
- * `maxTokens` and anything that is not a string. The same test `findSpecSecrets` makes
- * (`SecretSign.Field`, `Flag`, `Query`): a guess both ways (`--keyboard` is named). Never throws.
+ * (`apiKey`, `--token`, `GITHUB_TOKEN`, `password`, `passphrase`, `Authorization`, `cookie`), and
+ * for one with `pass` as a word of its own (`DB_PASS`, `--pass`, `db-pass`, `dbPass`, `PASS_WORD`;
+ * words split at anything but a letter and at a small letter before a capital, so not `passive`,
+ * `compass` or `BYPASS_CACHE`); false for `maxTokens` and anything that is not a string. The same
+ * test `findSpecSecrets` makes (`SecretSign.Field`, `Flag`, `Query`): a guess both ways
+ * (`--keyboard` and `--pass-through` are named). Never throws.
  */
 export function looksSecretName(name: string): boolean {
-  return typeof name === "string" && TELLING_NAME.test(name);
+  return (
+    typeof name === "string" &&
+    (TELLING_NAME.test(name) || name.split(WORD_BREAK).some((word) => word.toLowerCase() === "pass"))
+  );
 }
 
 /** The string with every `${VAR}` reference removed: what is left is what the document itself says. */

@@ -75,7 +75,7 @@ const PLACES: Place[] = [
 
 /** Query parameter names either package takes for a credential's (client's list and spec's pattern). */
 const PARAMS =
-  "api_key apiKey key token access_token auth secret client_secret password pass sig signature code session jwt subscription-key private_token x-goog-api-key refresh_token passwd".split(
+  "api_key apiKey key token access_token auth secret client_secret password pass sig signature code session jwt subscription-key private_token x-goog-api-key refresh_token passwd db_pass SMTP-PASS dbPass gpg_passphrase".split(
     " ",
   );
 
@@ -200,6 +200,52 @@ describe("client and tools-mcp read names and scheme words alike", () => {
         };
         expect(secretsOf(server).includes(value), param).toBe(isCredentialParam(param));
         if (looksSecretName(param)) expect(isCredentialParam(param), param).toBe(true);
+      }),
+    );
+  });
+
+  it("a name built around pass (DB_PASS, dbPass, bypass_cache, passive) is a credential's to spec, client and tools-mcp alike", () => {
+    // Pieces that put `pass` at every kind of edge: a word of its own, inside a longer word, before a capital.
+    const piece = fc.constantFrom(
+      "pass",
+      "PASS",
+      "Pass",
+      "by",
+      "com",
+      "ive",
+      "word",
+      "Word",
+      "db",
+      "DB",
+      "x",
+    );
+    const sep = fc.constantFrom("", "_", "-", ".", "2");
+    const name = fc
+      .array(fc.tuple(piece, sep), { minLength: 1, maxLength: 4 })
+      .map((parts) => parts.map(([p, s]) => p + s).join(""))
+      .filter((n) => /^[A-Za-z][\w.-]*$/.test(n));
+    fc.assert(
+      fc.property(name, (n) => {
+        const value = "value-5e6f7a8b";
+        const telling = looksSecretName(n);
+        const flag: McpServerConfig = { name: "x", type: "stdio", command: "node", args: [`--${n}`, value] };
+        const assigned: McpServerConfig = {
+          name: "x",
+          type: "stdio",
+          command: "node",
+          args: [`${n}=${value}`],
+        };
+        const query: McpServerConfig = {
+          name: "x",
+          type: "stdio",
+          command: "node",
+          args: [],
+          env: { URL: `https://api.example/?${n}=${value}` },
+        };
+        expect(secretsOf(flag).includes(value), `--${n}`).toBe(telling);
+        expect(secretsOf(assigned).includes(value), `${n}=`).toBe(telling);
+        expect(secretsOf(query).includes(value), `?${n}=`).toBe(isCredentialParam(n));
+        if (telling) expect(isCredentialParam(n), n).toBe(true);
       }),
     );
   });

@@ -211,6 +211,31 @@ describe("resultSecretsOf: which values of an entry a result is masked of", () =
     });
   }
 
+  it("masks a value given under pass as a word in args (--pass X, -e DB_PASS=X, ?db_pass=X), not under --bypass-cache", () => {
+    const server = {
+      name: "db",
+      type: "stdio" as const,
+      command: "docker",
+      args: [
+        "run",
+        "-e",
+        "DB_PASS=sunshine",
+        "--pass",
+        "moonlight",
+        "--smtp-pass=starlight",
+        "--bypass-cache",
+        "keep-me-42x",
+        "https://db.example/?db_pass=query-pw-77",
+      ],
+      env: { GPG_PASSPHRASE: "daylight" },
+    };
+    for (const found of [secretsOf(server), resultSecretsOf(server)]) {
+      for (const value of ["sunshine", "moonlight", "starlight", "query-pw-77", "daylight"])
+        expect(found, value).toContain(value);
+      expect(found).not.toContain("keep-me-42x");
+    }
+  });
+
   it("leaves a typical AWS entry's region readable in an ARN, and masks its keys", () => {
     const mask = masker(
       resultSecretsOf({

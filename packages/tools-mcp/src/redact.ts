@@ -125,16 +125,18 @@ function ordinary(value: string, named: boolean): boolean {
   return pieces.every((piece) => PIECE.test(piece)) && pieces.some((piece) => LETTERS.test(piece));
 }
 
+/** Where a name splits into words: at anything but a letter, and where a small letter meets a capital. */
+const WORD_BREAK = /[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/;
+
 /**
- * A name an env value or a header is given under that says it is a credential: spec's telling
- * names, and `pass` as a word of its own (`DB_PASS`, `dbPass`; not `bypass` or `passage`). A flag
- * in `args` is read by {@link TELLING_NAME} alone, as spec's `looksSecretName` reads it.
+ * A name a value is given under that says it is a credential — an env name, a header, a flag or an
+ * assignment in `args`, a URL's query parameter: one with a {@link TELLING_NAME} part, or with
+ * `pass` as a word of its own (`DB_PASS`, `--pass`, `dbPass`; not `bypass` or `passage`). The rule
+ * of @loopwright/spec's `looksSecretName` (this package does not depend on spec;
+ * `src/parity.test.ts` holds the two to one answer).
  */
 function tellingName(name: string): boolean {
-  return (
-    TELLING_NAME.test(name) ||
-    name.split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).some((word) => word.toLowerCase() === "pass")
-  );
+  return TELLING_NAME.test(name) || name.split(WORD_BREAK).some((word) => word.toLowerCase() === "pass");
 }
 
 /**
@@ -144,11 +146,11 @@ function tellingName(name: string): boolean {
 const AUTH_SCHEMES = /^(?:bearer|basic|token|bot|apikey|api-key|key|digest|dpop|mac|hmac)$/i;
 
 /**
- * A flag or variable name credentials are given under (`--api-key`, `--token`, `GH_TOKEN`); not
- * `--max-tokens`. The pattern of @loopwright/spec's `looksSecretName` (this package does not depend
- * on spec; `src/parity.test.ts` holds the two to one answer).
+ * A part of a name credentials are given under (`--api-key`, `--token`, `GH_TOKEN`, `PASSWORD`,
+ * `GPG_PASSPHRASE`); not `--max-tokens`. Read by {@link tellingName}.
  */
-const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bearer|signature|private/i;
+const TELLING_NAME =
+  /key|token(?!s)|secret|passw|passphrase|pwd|auth|credential|cookie|bearer|signature|private/i;
 
 /**
  * Query parameter names that carry a credential besides the telling ones: the short names
@@ -158,7 +160,7 @@ const TELLING_NAME = /key|token(?!s)|secret|passw|pwd|auth|credential|cookie|bea
 const CREDENTIAL_PARAM = /^(?:pass|sig|code|session|jwt)$/;
 
 const isCredentialParam = (name: string) =>
-  TELLING_NAME.test(name) || CREDENTIAL_PARAM.test(name.toLowerCase().replace(/[-_]/g, ""));
+  tellingName(name) || CREDENTIAL_PARAM.test(name.toLowerCase().replace(/[-_]/g, ""));
 
 /**
  * The arguments that are credentials by where they stand, as a `.mcp.json` writes them literally:
@@ -169,10 +171,9 @@ function argumentSecrets(args: readonly string[]): string[] {
   const out: string[] = [];
   args.forEach((arg, i) => {
     const assigned = /^(-{0,2}[A-Za-z][\w.-]*)=(.+)$/s.exec(arg);
-    if (assigned && TELLING_NAME.test(assigned[1] as string)) out.push(assigned[2] as string);
+    if (assigned && tellingName(assigned[1] as string)) out.push(assigned[2] as string);
     const next = args[i + 1];
-    if (/^--?[A-Za-z][\w.-]*$/.test(arg) && TELLING_NAME.test(arg) && next && !next.startsWith("-"))
-      out.push(next);
+    if (/^--?[A-Za-z][\w.-]*$/.test(arg) && tellingName(arg) && next && !next.startsWith("-")) out.push(next);
   });
   return out;
 }
