@@ -452,6 +452,23 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // A load_tools (or call_tool) name of nothing but separators, against servers whose names hold
+    // them: each place a separator stands could end a server's name.
+    name: "expandNames: a name of separators",
+    build: (n) => ({
+      catalog: [
+        { name: "mcp.notion", tools: [{ name: "search" }] },
+        { name: "a.b.c.d.e.f.g.h", tools: [{ name: "x" }] },
+      ],
+      names: [`${repeat("a.", n)}x`, `${repeat(".", n)}x`, `${repeat("__", n)}x`],
+    }),
+    run: (input) => {
+      const { catalog, names } = input as { catalog: never; names: string[] };
+      expandNames(names, catalog);
+      for (const name of names) quietly(() => proxiedCall({ name }, catalog));
+    },
+  },
+  {
     // A load_tools whose names are one long string of separators and quotes.
     name: "loadNames: one long names string",
     build: (n) => ({ names: repeat('"a", [b];`c` ', n) }),

@@ -220,6 +220,23 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
     );
   };
 
+  /**
+   * What a load reaches, held to the cap by what it adds: a tool already loaded (or, proxied, whose
+   * definition the transcript holds) takes no place under it, so loading a server's name again
+   * brings the tools the cap left out the last time instead of the same ones.
+   */
+  const resolveLoad = (names: readonly string[], has: ReadonlySet<string>): NameResolution => {
+    const reached = expandNames(names, catalog, Math.max(1, index.size));
+    const fresh = reached.names.filter((name) => !has.has(name));
+    const kept = new Set(fresh.slice(0, loadCap));
+    return {
+      names: reached.names.filter((name) => has.has(name) || kept.has(name)),
+      unknown: reached.unknown,
+      overCap: fresh.slice(loadCap),
+      cap: loadCap,
+    };
+  };
+
   const loadRoute = (
     call: CallInput,
     loaded: readonly string[],
@@ -232,9 +249,9 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
       if (!ToolLoadingError.isInstance(error)) throw error;
       return { kind: "refuse", content: error.message, error, loaded: [...loaded], unknown: [] };
     }
-    const resolution = expandNames(names, catalog, loadCap);
     if (mode === "proxy") {
       const held = heldDefinitions(messages);
+      const resolution = resolveLoad(names, held);
       const fresh = resolution.names.filter((name) => !held.has(name));
       const repeated = resolution.names.filter((name) => held.has(name));
       return {
@@ -246,8 +263,10 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
         repeated,
       };
     }
-    const fresh = resolution.names.filter((name) => !loaded.includes(name));
-    const repeated = resolution.names.filter((name) => loaded.includes(name));
+    const before = new Set(loaded);
+    const resolution = resolveLoad(names, before);
+    const fresh = resolution.names.filter((name) => !before.has(name));
+    const repeated = resolution.names.filter((name) => before.has(name));
     return {
       kind: "load",
       content: loadResult(resolution, loaded),
