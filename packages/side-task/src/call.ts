@@ -53,7 +53,8 @@ export interface SideTaskOptions {
   signal?: AbortSignal;
   /**
    * The time bound in ms. Default: the endpoint's `requestTimeoutSeconds`, else
-   * `SIDE_TASK_TIMEOUT_MS`. `0` waits for as long as the server takes.
+   * `SIDE_TASK_TIMEOUT_MS`. `0` here, or a `requestTimeoutSeconds` of `0`, waits for as long as the
+   * server takes; a bound past what a timer holds (about 24.8 days) is held to that.
    */
   timeoutMs?: number;
   /** Told, in words, when a request is changed to get past a refusal. */
@@ -212,9 +213,21 @@ export interface TaskDefaults {
   temperature: number;
 }
 
-/** Signals the request is sent with: the caller's, and the time bound. */
+/**
+ * The longest timer Node holds (about 24.8 days). A longer one fires after 1 ms instead, so a bound
+ * past it is held to it, and it is what "no bound" asks of the client.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Signals the request is sent with: the caller's, and the time bound — `timeoutMs`, else the
+ * endpoint's `requestTimeoutSeconds` (absent: `SIDE_TASK_TIMEOUT_MS`), `0` in either for none.
+ */
 function bound(options: SideTaskOptions, endpoint: Endpoint) {
-  const limit = options.timeoutMs ?? timeoutMs(endpoint) ?? SIDE_TASK_TIMEOUT_MS;
+  const absent = endpoint.requestTimeoutSeconds === undefined || endpoint.requestTimeoutSeconds === null;
+  // The endpoint's requestTimeoutSeconds: 0 is "wait for ever" (timeoutMs reads it as undefined).
+  const fromEndpoint = absent ? SIDE_TASK_TIMEOUT_MS : (timeoutMs(endpoint) ?? 0);
+  const limit = Math.min(options.timeoutMs ?? fromEndpoint, MAX_TIMER_MS);
   const controller = new AbortController();
   let timedOut = false;
   const timer =
@@ -354,7 +367,8 @@ export async function sideCall(
             const body = { ...built, stream: false, ...(format ? { response_format: format } : {}) };
             const completion = await client.chat.completions.create(body as never, {
               signal: timing.signal,
-              ...(timing.limit > 0 ? { timeout: timing.limit + 1000 } : {}),
+              // The bound is ours; the client's own timer (the endpoint's, or two minutes) must not cut it short.
+              timeout: timing.limit > 0 ? Math.min(timing.limit + 1000, MAX_TIMER_MS) : MAX_TIMER_MS,
             });
             return readReply(completion, model);
           },
