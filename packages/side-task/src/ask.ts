@@ -72,7 +72,8 @@ function jsonInstruction(system: string, schema: Record<string, unknown>): strin
  * `ask` for an answer held to a JSON Schema: the parsed value, or `undefined`.
  *
  * Answers the parsed JSON, or `undefined` for a reply with no JSON in it
- * (or one cut off at the ceiling, whose JSON never closed).
+ * (or one cut off at the ceiling before its JSON closed; an object or array followed only by blank
+ * space up to the ceiling is whole, and answered).
  *
  * The schema goes as `response_format` of type `json_schema` — normalised as a tool's parameters
  * are (`sanitizeSchema`), relaxed (`relaxSchema`) once the endpoint could not build a grammar —
@@ -97,6 +98,22 @@ export function askJson<T = unknown>(
   options: AskJsonOptions = {},
 ): Promise<T | undefined> {
   return askJsonReading<T>(endpoint, model, system, input, schema, options, true);
+}
+
+/**
+ * Whether a reply cut off at the ceiling still holds a whole answer: an object or array that
+ * closed, then nothing but blank space (what a grammar lets follow the value, and a model can loop
+ * on until the ceiling). Read strictly: a repair would close a cut-off value and answer it.
+ */
+function closedJson(text: string): boolean {
+  const trimmed = text.trim();
+  if (!/^[[{]/.test(trimmed)) return false;
+  try {
+    JSON.parse(trimmed);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -148,7 +165,7 @@ export async function askJsonReading<T = unknown>(
     "askJson",
     shape,
   );
-  if (reply.finishReason === "length") {
+  if (reply.finishReason === "length" && !closedJson(reply.text)) {
     options.onNotice?.(`${model} ran into its reply ceiling before the JSON was finished; no answer taken.`);
     return undefined;
   }
