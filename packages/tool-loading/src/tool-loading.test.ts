@@ -560,3 +560,31 @@ describe("a load the cap held back, asked for again", () => {
     expect(full.kind === "load" && full.content.length).toBeLessThan(400);
   });
 });
+
+describe("a catalogued tool called directly in proxy mode", () => {
+  it("reaches dispatch as the catalogued tool however it was spelled, as on demand", () => {
+    const loading = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
+    for (const spelled of ["functions.read_file", "filesystem.read_file", "Read_File"]) {
+      const route = loading.route(
+        { id: "c1", name: spelled, args: { path: "a" } },
+        { loaded: [], messages: [] },
+      );
+      expect(route).toMatchObject({
+        kind: "dispatch",
+        id: "c1",
+        name: "read_file",
+        args: { path: "a" },
+        loaded: [],
+      });
+    }
+  });
+});
+
+describe("an exclusive first step whose preselection has no definition", () => {
+  it("declares load_tools and shows the catalogue, never an empty tool array", () => {
+    const loading = createToolLoading({ mode: "ondemand", tools: TOOLS, catalog: CATALOG });
+    const first = loading.request({ step: 0, loaded: [], preselected: ["send_email"], system: SYSTEM });
+    expect(names(first.tools)).toEqual(["load_tools"]);
+    expect(first.system).toContain("# Tools you can load");
+  });
+});

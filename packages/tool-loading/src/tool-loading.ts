@@ -306,9 +306,9 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
         return { tools: orderTools([...PROXY_TOOLS], order), system: withCatalog(input.system) };
       const preselected = checkNameList(input.preselected ?? [], "the preselected names", "request");
       const loadedNow = checkNameList(input.loaded, "the loaded names", "request");
-      if (input.step === 0 && routing === "exclusive" && preselected.length > 0) {
-        return { tools: orderTools(definitionsOf(preselected), order), system: input.system };
-      }
+      // A shortlist with no definition left (a host's own names) is no shortlist: never an empty array.
+      const shortlist = input.step === 0 && routing === "exclusive" ? definitionsOf(preselected) : [];
+      if (shortlist.length > 0) return { tools: orderTools(shortlist, order), system: input.system };
       const declared = definitionsOf(loadedNow.filter((name) => name !== LOAD_TOOLS_NAME));
       return { tools: orderTools([LOAD_TOOLS, ...declared], order), system: withCatalog(input.system) };
     },
@@ -352,11 +352,10 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
           return { kind: "refuse", content: error.message, error, loaded, unknown };
         }
       }
-      // A catalogued tool the model called unloaded, spelled as load_tools and call_tool take it
-      // (github.create_issue, functions.read_file, Read_File): loaded and run as that tool. A name
-      // the host declares itself is the host's, whatever it folds to.
-      const named =
-        mode === "ondemand" && !hostOwns(call.name) ? (resolve(call.name) ?? call.name) : call.name;
+      // A catalogued tool called by name, spelled as load_tools and call_tool take it
+      // (github.create_issue, functions.read_file, Read_File): run as that tool (and, on demand,
+      // loaded), in proxy mode too. A name the host declares itself is the host's, whatever it folds to.
+      const named = hostOwns(call.name) ? call.name : (resolve(call.name) ?? call.name);
       return dispatch(named, call.args, call.raw, false);
     },
 
