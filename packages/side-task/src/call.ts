@@ -168,7 +168,15 @@ function messageText(content: unknown): string {
   return "";
 }
 
-function readReply(completion: unknown, model: string): SideTaskReply {
+/**
+ * A reply as a side task reads it: `SideTaskReply`, and the refusal the model answered in place of
+ * content where the server sent one (OpenAI's `message.refusal`, with structured outputs).
+ */
+export interface SideCallReply extends SideTaskReply {
+  refusal?: string;
+}
+
+function readReply(completion: unknown, model: string): SideCallReply {
   const choices = isObject(completion) ? completion.choices : undefined;
   const choice = Array.isArray(choices) ? choices[0] : undefined;
   if (!isObject(choice) || !isObject(choice.message)) {
@@ -179,7 +187,13 @@ function readReply(completion: unknown, model: string): SideTaskReply {
   }
   const { content } = stripThinking(messageText(choice.message.content), { fences: ALL_FENCES });
   const finish = choice.finish_reason;
-  return { text: content.trim(), finishReason: typeof finish === "string" ? finish : undefined };
+  const reply: SideCallReply = {
+    text: content.trim(),
+    finishReason: typeof finish === "string" ? finish : undefined,
+  };
+  const refusal = choice.message.refusal;
+  if (typeof refusal === "string" && refusal.trim() !== "") reply.refusal = refusal.trim();
+  return reply;
 }
 
 /** Checks the endpoint and model every side task is handed. */
@@ -310,7 +324,7 @@ export async function sideCall(
   defaults: TaskDefaults,
   where: string,
   shape?: JsonShape,
-): Promise<SideTaskReply> {
+): Promise<SideCallReply> {
   checkTarget(endpoint, model, where);
   if (typeof system !== "string") {
     throw new SideTaskError(
