@@ -247,6 +247,31 @@ describe("bounded and abandonable", () => {
     expect(answer).toBe("in time");
   });
 
+  it("waits for a server still loading its model, within its time bound, and says so", async () => {
+    // llama.cpp answers 503 "Loading model" until the weights are mapped; a router build says the
+    // same while it swaps to the side task's own model.
+    server = await startServer({
+      personality: { name: "llamacpp", loadingMs: 700 },
+      replies: [{ content: "Paris" }],
+    });
+    const notices: string[] = [];
+    const answer = await ask({ baseUrl: server.baseUrl }, "small", "", "Capital of France?", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    }).catch((e: unknown) => e);
+    expect(answer).toBe("Paris");
+    expect(notices.join("\n")).toMatch(/loading the model/);
+  });
+
+  it("gives up on a model still loading at its time bound, with a typed error", async () => {
+    server = await startServer({ personality: { name: "llamacpp", loadingMs: 60_000 } });
+    const error = await ask({ baseUrl: server.baseUrl }, "small", "", "x", {
+      ...isolated(),
+      timeoutMs: 600,
+    }).catch((e: unknown) => e);
+    expect(SideTaskError.isInstance(error) && error.code).toBe("timeout");
+  });
+
   it("stops when the caller's signal fires", async () => {
     server = await startServer({ replies: [{ content: "late", firstByteDelayMs: 3000 }] });
     const controller = new AbortController();

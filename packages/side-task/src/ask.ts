@@ -24,8 +24,10 @@ const ASK_DEFAULTS = { maxTokens: ASK_MAX_TOKENS, temperature: ASK_TEMPERATURE }
  * `negotiate`), so a refusal is answered the same way and latched for both. Defaults: ceiling
  * `ASK_MAX_TOKENS`, temperature `ASK_TEMPERATURE`, the no-thinking hints. An image part the model
  * refuses is latched and the text sent alone. Throws `SideTaskError`: `invalid-input` for bad
- * arguments, `request-failed`, `timeout`, `aborted` or `no-reply`. Never retries a lost request
- * (that is the caller's budget), and never tells a cut-off reply from a finished one — `askReply` does.
+ * arguments, `request-failed`, `timeout`, `aborted` or `no-reply`. A server still loading the model
+ * (a 503 "Loading model") is asked again every second, within the time bound and for at most two
+ * minutes, with a notice. Never retries a lost request (that is the caller's budget), and never
+ * tells a cut-off reply from a finished one — `askReply` does.
  */
 export async function ask(
   endpoint: Endpoint,

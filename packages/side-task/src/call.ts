@@ -3,6 +3,7 @@ import {
   buildBody,
   defaultCapabilityStore,
   type EndpointCapabilities,
+  isModelLoading,
   type ModelCapabilities,
   type ModelParams,
   modelCapabilitiesFor,
@@ -233,6 +234,26 @@ export interface TaskDefaults {
  */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** How often a side task asks again while the server is loading the model. */
+const LOADING_POLL_MS = 1000;
+
+/** The longest a side task waits for a model to load, whatever its time bound: runTurn's default. */
+const LOADING_WAIT_MS = 120_000;
+
+/** Resolves after `ms`, or at once when `signal` fires (the next request then fails as abandoned). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
 /**
  * Signals the request is sent with: the caller's, and the time bound — `timeoutMs`, else the
  * endpoint's `requestTimeoutSeconds` (absent: `SIDE_TASK_TIMEOUT_MS`), `0` in either for none.
@@ -363,7 +384,9 @@ export async function sideCall(
   const timing = bound(options, endpoint);
   try {
     // Each round answers one refusal negotiate leaves to its caller; each latches, so three is enough.
-    for (let round = 0; ; round++) {
+    let round = 0;
+    let loadingSince: number | undefined;
+    for (;;) {
       const sent = { images: false, format: "" };
       try {
         return await negotiate(
@@ -400,12 +423,29 @@ export async function sideCall(
         if (timing.signal.aborted) {
           throw new SideTaskError("aborted", `${where}: abandoned by the caller's signal.`, { cause: error });
         }
+        // A server still loading the model (llama.cpp's 503, a router swapping to this model) is
+        // waited for within the time bound, as a turn waits for it, rather than failing the task.
+        if (isModelLoading(error)) {
+          const now = Date.now();
+          const first = loadingSince === undefined;
+          loadingSince ??= now;
+          if (now - loadingSince < LOADING_WAIT_MS) {
+            if (first)
+              notice(
+                `The server is loading the model ${model}; the side task waits for it, within its time bound.`,
+              );
+            await pause(LOADING_POLL_MS, timing.signal);
+            continue;
+          }
+        }
         if (round < 3 && sent.images && isImageRefusal(error)) {
+          round++;
           refusesImages.add(latches);
           notice(`${model} refused the image in a side task; sending it the text alone from now on.`);
           continue;
         }
         if (round < 3 && sent.format === "json_object" && isResponseFormatRefusal(error)) {
+          round++;
           latches.droppedFields.push("response_format");
           notice(`${model} refused response_format; asking it for JSON in words from now on.`);
           continue;
