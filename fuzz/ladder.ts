@@ -18,7 +18,7 @@ import {
   sanitizeSchema,
   sanitizeTools,
 } from "../packages/schema-compat/src/index.js";
-import { preselection } from "../packages/side-task/src/index.js";
+import { preselection, preselectSystem } from "../packages/side-task/src/index.js";
 import { transcriptText } from "../packages/side-task/src/summariser.js";
 import { looksLikeKey, parseSpec, resolveAgentSpec, withoutArgSecrets } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
@@ -417,6 +417,20 @@ export const SHAPES: Shape[] = [
     run: (messages) => {
       transcriptText(messages as never);
     },
+  },
+  {
+    // A preselection prompt over one server of many tools, listed in reverse name order.
+    name: "preselectSystem: one server of many tools",
+    build: (n) => [
+      {
+        name: "s",
+        tools: Array.from({ length: Math.floor(n / 16) }, (_, i) => ({
+          name: `tool_${1e9 - i}`,
+          description: "d",
+        })),
+      },
+    ],
+    run: (catalog) => preselectSystem(catalog as never),
   },
   {
     // A preselection reply of names the model made up, every one different.
