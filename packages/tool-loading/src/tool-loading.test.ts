@@ -1,4 +1,5 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { ToolLoadingError } from "./errors.js";
 import { holdsDefinitions } from "./load-result.js";
@@ -529,6 +530,32 @@ describe("a load the cap held back, asked for again", () => {
         }
       }
     }
+  });
+
+  it("adds at most the cap a load, never a tool twice, and reaches every tool in as few loads as the cap allows (fast-check)", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 15 }), (count, cap) => {
+        const all = Array.from({ length: count }, (_, i) => `t${String(i).padStart(2, "0")}`);
+        const loading = createToolLoading({
+          mode: "ondemand",
+          tools: all.map((name) => ({ type: "function" as const, function: { name } })),
+          catalog: [{ name: "srv", tools: all.map((name) => ({ name })) }],
+          loadCap: cap,
+        });
+        let loaded: string[] = [];
+        for (let i = 0; i < Math.ceil(count / cap); i++) {
+          const route = loading.route(
+            { id: `c${i}`, name: "load_tools", args: { names: ["srv"] } },
+            { loaded, messages: [] },
+          );
+          if (route.kind !== "load") throw new Error(route.kind);
+          expect(route.fresh.length).toBeLessThanOrEqual(cap);
+          loaded = route.loaded;
+        }
+        expect(new Set(loaded).size).toBe(loaded.length);
+        expect([...loaded].sort()).toEqual(all);
+      }),
+    );
   });
 
   it("still holds what one load adds to the cap, and names the rest", () => {
