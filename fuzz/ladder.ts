@@ -18,7 +18,7 @@ import {
   sanitizeSchema,
   sanitizeTools,
 } from "../packages/schema-compat/src/index.js";
-import { preselection } from "../packages/side-task/src/index.js";
+import { preselection, preselectSystem } from "../packages/side-task/src/index.js";
 import { transcriptText } from "../packages/side-task/src/summariser.js";
 import { looksLikeKey, parseSpec, resolveAgentSpec, withoutArgSecrets } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
@@ -419,6 +419,20 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // A preselection prompt over one server of many tools, listed in reverse name order.
+    name: "preselectSystem: one server of many tools",
+    build: (n) => [
+      {
+        name: "s",
+        tools: Array.from({ length: Math.floor(n / 16) }, (_, i) => ({
+          name: `tool_${1e9 - i}`,
+          description: "d",
+        })),
+      },
+    ],
+    run: (catalog) => preselectSystem(catalog as never),
+  },
+  {
     // A preselection reply of names the model made up, every one different.
     name: "preselection: many unknown names",
     build: (n) => ({ tools: Array.from({ length: Math.floor(n / 8) }, (_, i) => `Tool_${i}`) }),
@@ -449,6 +463,23 @@ export const SHAPES: Shape[] = [
     run: (input) => {
       const { catalog, names } = input as { catalog: never; names: string[] };
       expandNames(names, catalog);
+    },
+  },
+  {
+    // A load_tools (or call_tool) name of nothing but separators, against servers whose names hold
+    // them: each place a separator stands could end a server's name.
+    name: "expandNames: a name of separators",
+    build: (n) => ({
+      catalog: [
+        { name: "mcp.notion", tools: [{ name: "search" }] },
+        { name: "a.b.c.d.e.f.g.h", tools: [{ name: "x" }] },
+      ],
+      names: [`${repeat("a.", n)}x`, `${repeat(".", n)}x`, `${repeat("__", n)}x`],
+    }),
+    run: (input) => {
+      const { catalog, names } = input as { catalog: never; names: string[] };
+      expandNames(names, catalog);
+      for (const name of names) quietly(() => proxiedCall({ name }, catalog));
     },
   },
   {

@@ -281,6 +281,67 @@ describe("askJson", () => {
     expect(notices.join("\n")).toMatch(/reply ceiling before the JSON was finished/);
   });
 
+  it("says what the model refused with, where it answered a refusal in place of the JSON (OpenAI)", async () => {
+    // OpenAI's structured outputs: a safety refusal comes as message.refusal, with no content.
+    const completion = {
+      id: "chatcmpl-1",
+      object: "chat.completion",
+      created: 0,
+      model: "gpt-4o",
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: null,
+            refusal: "I'm sorry, I can't help with that request.",
+          },
+          finish_reason: "stop",
+        },
+      ],
+    };
+    server = await startServer({
+      replies: [
+        {
+          type: "raw",
+          headers: { "content-type": "application/json" },
+          chunks: [JSON.stringify(completion)],
+        },
+      ],
+    });
+    const notices: string[] = [];
+    const options = { ...isolated(), onNotice: (m: string) => notices.push(m) };
+    await expect(
+      askJson({ baseUrl: server.baseUrl }, "gpt-4o", "", "Who?", person, options),
+    ).resolves.toBeUndefined();
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toContain("gpt-4o refused");
+    expect(notices[0]).toContain("I'm sorry, I can't help with that request.");
+  });
+
+  it("takes a JSON answer that closed before the ceiling cut off the blank space a grammar let run on", async () => {
+    // A grammar that lets whitespace follow the value, or a model that loops on newlines after it,
+    // runs into max_tokens with the answer already whole.
+    server = await startServer({
+      replies: [
+        { content: `{"name": "Dee", "age": 41}${"\n".repeat(300)}`, finishReason: "length" },
+        { content: `[{"name": "Dee", "age": 41}]  \n \t`, finishReason: "length" },
+      ],
+    });
+    const notices: string[] = [];
+    const options = { ...isolated(), onNotice: (m: string) => notices.push(m) };
+    const endpoint = { baseUrl: server.baseUrl };
+    await expect(askJson(endpoint, "m", "", "Who?", person, options)).resolves.toEqual({
+      name: "Dee",
+      age: 41,
+    });
+    const people = { type: "array", items: person };
+    await expect(askJson(endpoint, "m", "", "Who?", people, options)).resolves.toEqual([
+      { name: "Dee", age: 41 },
+    ]);
+    expect(notices).toEqual([]);
+  });
+
   it("keeps a number JavaScript cannot hold as the model's digits where the schema takes a string", async () => {
     const order = {
       type: "object",

@@ -4,14 +4,17 @@
  * refuses, the time bound, and bad arguments.
  */
 import { readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { bodies, isolated, userContent } from "../test/wire.js";
 import { ask, askReply } from "./ask.js";
 import { SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
 
 let server: TestServer | undefined;
-afterEach(() => server?.close());
+afterEach(() => {
+  vi.useRealTimers();
+  return server?.close();
+});
 
 const page: SideTaskInput = [
   { type: "text", text: "Transcribe this page." },
@@ -191,6 +194,81 @@ describe("bounded and abandonable", () => {
       "x",
       isolated(),
     ).catch((e: unknown) => e);
+    expect(SideTaskError.isInstance(error) && error.code).toBe("timeout");
+  });
+
+  /**
+   * A reply the server holds until the test lets it go, and a promise that settles once the request
+   * has arrived: with the clock faked, minutes pass in an instant while the request is open.
+   */
+  async function heldReply(content: string) {
+    let arrived!: () => void;
+    let release!: () => void;
+    const received = new Promise<void>((resolve) => (arrived = resolve));
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    server = await startServer({
+      replies: async () => {
+        arrived();
+        await gate;
+        return { content };
+      },
+    });
+    return { received, release, baseUrl: server.baseUrl };
+  }
+
+  it.each([
+    ["requestTimeoutSeconds: 0 on the endpoint", { requestTimeoutSeconds: 0 }, {}],
+    ["timeoutMs: 0", {}, { timeoutMs: 0 }],
+  ])(
+    "waits for as long as the server takes with %s (a CPU model's long summary)",
+    async (_what, endpoint, options) => {
+      const held = await heldReply("slow but sure");
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      const answer = ask({ baseUrl: held.baseUrl, ...endpoint }, "cpu-model", "", "Summarise.", {
+        ...isolated(),
+        ...options,
+      }).catch((e: unknown) => e);
+      await held.received;
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      held.release();
+      expect(await answer).toBe("slow but sure");
+    },
+  );
+
+  it.each([
+    ["requestTimeoutSeconds past what a timer holds", { requestTimeoutSeconds: 1e7 }, {}],
+    ["timeoutMs past what a timer holds", {}, { timeoutMs: 3e9 }],
+  ])("answers with %s, instead of failing at once", async (_what, endpoint, options) => {
+    server = await startServer({ replies: [{ content: "in time", firstByteDelayMs: 100 }] });
+    const answer = await ask({ baseUrl: server.baseUrl, ...endpoint }, "m", "", "x", {
+      ...isolated(),
+      ...options,
+    }).catch((e: unknown) => e);
+    expect(answer).toBe("in time");
+  });
+
+  it("waits for a server still loading its model, within its time bound, and says so", async () => {
+    // llama.cpp answers 503 "Loading model" until the weights are mapped; a router build says the
+    // same while it swaps to the side task's own model.
+    server = await startServer({
+      personality: { name: "llamacpp", loadingMs: 700 },
+      replies: [{ content: "Paris" }],
+    });
+    const notices: string[] = [];
+    const answer = await ask({ baseUrl: server.baseUrl }, "small", "", "Capital of France?", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    }).catch((e: unknown) => e);
+    expect(answer).toBe("Paris");
+    expect(notices.join("\n")).toMatch(/loading the model/);
+  });
+
+  it("gives up on a model still loading at its time bound, with a typed error", async () => {
+    server = await startServer({ personality: { name: "llamacpp", loadingMs: 60_000 } });
+    const error = await ask({ baseUrl: server.baseUrl }, "small", "", "x", {
+      ...isolated(),
+      timeoutMs: 600,
+    }).catch((e: unknown) => e);
     expect(SideTaskError.isInstance(error) && error.code).toBe("timeout");
   });
 

@@ -4,6 +4,7 @@ import { parseJson, ToolCallsError } from "@loopwright/tool-calls";
 import { type JsonShape, type SideTaskOptions, type SideTaskReply, sideCall } from "./call.js";
 import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 import type { SideTaskInput } from "./input.js";
+import { headOf } from "./text.js";
 
 /** `ask`'s reply ceiling when none is given: a side task's answer is short. */
 export const ASK_MAX_TOKENS = 512;
@@ -23,8 +24,10 @@ const ASK_DEFAULTS = { maxTokens: ASK_MAX_TOKENS, temperature: ASK_TEMPERATURE }
  * `negotiate`), so a refusal is answered the same way and latched for both. Defaults: ceiling
  * `ASK_MAX_TOKENS`, temperature `ASK_TEMPERATURE`, the no-thinking hints. An image part the model
  * refuses is latched and the text sent alone. Throws `SideTaskError`: `invalid-input` for bad
- * arguments, `request-failed`, `timeout`, `aborted` or `no-reply`. Never retries a lost request
- * (that is the caller's budget), and never tells a cut-off reply from a finished one — `askReply` does.
+ * arguments, `request-failed`, `timeout`, `aborted` or `no-reply`. A server still loading the model
+ * (a 503 "Loading model") is asked again every second, within the time bound and for at most two
+ * minutes, with a notice. Never retries a lost request (that is the caller's budget), and never
+ * tells a cut-off reply from a finished one — `askReply` does.
  */
 export async function ask(
   endpoint: Endpoint,
@@ -42,14 +45,23 @@ export async function ask(
  * `finishReason` is the choice's `finish_reason` as the server sent it (`"length"` for one cut off at the ceiling), or
  * `undefined` where it sent none. Nothing is thrown for a cut-off reply. Throws as `ask` does.
  */
-export function askReply(
+export async function askReply(
   endpoint: Endpoint,
   model: string,
   system: string,
   input: SideTaskInput,
   options: SideTaskOptions = {},
 ): Promise<SideTaskReply> {
-  return sideCall(endpoint, model, system, input, options, ASK_DEFAULTS, "askReply");
+  const { text, finishReason } = await sideCall(
+    endpoint,
+    model,
+    system,
+    input,
+    options,
+    ASK_DEFAULTS,
+    "askReply",
+  );
+  return { text, finishReason };
 }
 
 /** Options of `askJson`: those of `ask`, plus the schema's name and strictness. */
@@ -72,7 +84,9 @@ function jsonInstruction(system: string, schema: Record<string, unknown>): strin
  * `ask` for an answer held to a JSON Schema: the parsed value, or `undefined`.
  *
  * Answers the parsed JSON, or `undefined` for a reply with no JSON in it
- * (or one cut off at the ceiling, whose JSON never closed).
+ * (or one cut off at the ceiling before its JSON closed; an object or array followed only by blank
+ * space up to the ceiling is whole, and answered). A refusal sent in place of content (OpenAI's
+ * `message.refusal`) is `undefined` too, told to `onNotice` with its words.
  *
  * The schema goes as `response_format` of type `json_schema` — normalised as a tool's parameters
  * are (`sanitizeSchema`), relaxed (`relaxSchema`) once the endpoint could not build a grammar —
@@ -97,6 +111,25 @@ export function askJson<T = unknown>(
   options: AskJsonOptions = {},
 ): Promise<T | undefined> {
   return askJsonReading<T>(endpoint, model, system, input, schema, options, true);
+}
+
+/** How much of a model's refusal a notice quotes. */
+const REFUSAL_CHARS = 300;
+
+/**
+ * Whether a reply cut off at the ceiling still holds a whole answer: an object or array that
+ * closed, then nothing but blank space (what a grammar lets follow the value, and a model can loop
+ * on until the ceiling). Read strictly: a repair would close a cut-off value and answer it.
+ */
+function closedJson(text: string): boolean {
+  const trimmed = text.trim();
+  if (!/^[[{]/.test(trimmed)) return false;
+  try {
+    JSON.parse(trimmed);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -148,7 +181,13 @@ export async function askJsonReading<T = unknown>(
     "askJson",
     shape,
   );
-  if (reply.finishReason === "length") {
+  if (reply.text === "" && reply.refusal !== undefined) {
+    options.onNotice?.(
+      `${model} refused to answer: ${JSON.stringify(headOf(reply.refusal, REFUSAL_CHARS))}. No answer taken.`,
+    );
+    return undefined;
+  }
+  if (reply.finishReason === "length" && !closedJson(reply.text)) {
     options.onNotice?.(`${model} ran into its reply ceiling before the JSON was finished; no answer taken.`);
     return undefined;
   }

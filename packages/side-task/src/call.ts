@@ -3,6 +3,7 @@ import {
   buildBody,
   defaultCapabilityStore,
   type EndpointCapabilities,
+  isModelLoading,
   type ModelCapabilities,
   type ModelParams,
   modelCapabilitiesFor,
@@ -57,7 +58,8 @@ export interface SideTaskOptions {
   signal?: AbortSignal;
   /**
    * The time bound in ms. Default: the endpoint's `requestTimeoutSeconds`, else
-   * `SIDE_TASK_TIMEOUT_MS`. `0` waits for as long as the server takes.
+   * `SIDE_TASK_TIMEOUT_MS`. `0` here, or a `requestTimeoutSeconds` of `0`, waits for as long as the
+   * server takes; a bound past what a timer holds (about 24.8 days) is held to that.
    */
   timeoutMs?: number;
   /** Told, in words, when a request is changed to get past a refusal. */
@@ -171,7 +173,15 @@ function messageText(content: unknown): string {
   return "";
 }
 
-function readReply(completion: unknown, model: string): SideTaskReply {
+/**
+ * A reply as a side task reads it: `SideTaskReply`, and the refusal the model answered in place of
+ * content where the server sent one (OpenAI's `message.refusal`, with structured outputs).
+ */
+export interface SideCallReply extends SideTaskReply {
+  refusal?: string;
+}
+
+function readReply(completion: unknown, model: string): SideCallReply {
   const choices = isObject(completion) ? completion.choices : undefined;
   const choice = Array.isArray(choices) ? choices[0] : undefined;
   if (!isObject(choice) || !isObject(choice.message)) {
@@ -182,7 +192,13 @@ function readReply(completion: unknown, model: string): SideTaskReply {
   }
   const { content } = stripThinking(messageText(choice.message.content), { fences: ALL_FENCES });
   const finish = choice.finish_reason;
-  return { text: content.trim(), finishReason: typeof finish === "string" ? finish : undefined };
+  const reply: SideCallReply = {
+    text: content.trim(),
+    finishReason: typeof finish === "string" ? finish : undefined,
+  };
+  const refusal = choice.message.refusal;
+  if (typeof refusal === "string" && refusal.trim() !== "") reply.refusal = refusal.trim();
+  return reply;
 }
 
 /** Checks the endpoint and model every side task is handed. */
@@ -216,9 +232,41 @@ export interface TaskDefaults {
   temperature: number;
 }
 
-/** Signals the request is sent with: the caller's, and the time bound. */
+/**
+ * The longest timer Node holds (about 24.8 days). A longer one fires after 1 ms instead, so a bound
+ * past it is held to it, and it is what "no bound" asks of the client.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** How often a side task asks again while the server is loading the model. */
+const LOADING_POLL_MS = 1000;
+
+/** The longest a side task waits for a model to load, whatever its time bound: runTurn's default. */
+const LOADING_WAIT_MS = 120_000;
+
+/** Resolves after `ms`, or at once when `signal` fires (the next request then fails as abandoned). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * Signals the request is sent with: the caller's, and the time bound — `timeoutMs`, else the
+ * endpoint's `requestTimeoutSeconds` (absent: `SIDE_TASK_TIMEOUT_MS`), `0` in either for none.
+ */
 function bound(options: SideTaskOptions, endpoint: Endpoint) {
-  const limit = options.timeoutMs ?? timeoutMs(endpoint) ?? SIDE_TASK_TIMEOUT_MS;
+  const absent = endpoint.requestTimeoutSeconds === undefined || endpoint.requestTimeoutSeconds === null;
+  // The endpoint's requestTimeoutSeconds: 0 is "wait for ever" (timeoutMs reads it as undefined).
+  const fromEndpoint = absent ? SIDE_TASK_TIMEOUT_MS : (timeoutMs(endpoint) ?? 0);
+  const limit = Math.min(options.timeoutMs ?? fromEndpoint, MAX_TIMER_MS);
   const controller = new AbortController();
   let timedOut = false;
   const timer =
@@ -301,7 +349,7 @@ export async function sideCall(
   defaults: TaskDefaults,
   where: string,
   shape?: JsonShape,
-): Promise<SideTaskReply> {
+): Promise<SideCallReply> {
   checkTarget(endpoint, model, where);
   if (typeof system !== "string") {
     throw new SideTaskError(
@@ -341,7 +389,9 @@ export async function sideCall(
   const timing = bound(options, endpoint);
   try {
     // Each round answers one refusal negotiate leaves to its caller; each latches, so three is enough.
-    for (let round = 0; ; round++) {
+    let round = 0;
+    let loadingSince: number | undefined;
+    for (;;) {
       const sent = { images: false, format: "" };
       try {
         return await negotiate(
@@ -359,7 +409,8 @@ export async function sideCall(
             const body = { ...built, stream: false, ...(format ? { response_format: format } : {}) };
             const completion = await client.chat.completions.create(body as never, {
               signal: timing.signal,
-              ...(timing.limit > 0 ? { timeout: timing.limit + 1000 } : {}),
+              // The bound is ours; the client's own timer (the endpoint's, or two minutes) must not cut it short.
+              timeout: timing.limit > 0 ? Math.min(timing.limit + 1000, MAX_TIMER_MS) : MAX_TIMER_MS,
             });
             return readReply(completion, model);
           },
@@ -377,12 +428,29 @@ export async function sideCall(
         if (timing.signal.aborted) {
           throw new SideTaskError("aborted", `${where}: abandoned by the caller's signal.`, { cause: error });
         }
+        // A server still loading the model (llama.cpp's 503, a router swapping to this model) is
+        // waited for within the time bound, as a turn waits for it, rather than failing the task.
+        if (isModelLoading(error)) {
+          const now = Date.now();
+          const first = loadingSince === undefined;
+          loadingSince ??= now;
+          if (now - loadingSince < LOADING_WAIT_MS) {
+            if (first)
+              notice(
+                `The server is loading the model ${model}; the side task waits for it, within its time bound.`,
+              );
+            await pause(LOADING_POLL_MS, timing.signal);
+            continue;
+          }
+        }
         if (round < 3 && sent.images && isImageRefusal(error)) {
+          round++;
           refusesImages.add(latches);
           notice(`${model} refused the image in a side task; sending it the text alone from now on.`);
           continue;
         }
         if (round < 3 && sent.format === "json_object" && isResponseFormatRefusal(error)) {
+          round++;
           latches.droppedFields.push("response_format");
           notice(`${model} refused response_format; asking it for JSON in words from now on.`);
           continue;

@@ -154,9 +154,19 @@ describe("the prompt and the reading of the reply", () => {
   it("lists each tool under its server's label with its one-line description, and the cap", () => {
     const system = preselectSystem(small, 5);
     expect(system).toMatch(/at most 5 tools/);
-    expect(system).toMatch(/Brave Search:\n- brave_web_search: Performs a web search/);
-    expect(system).toMatch(/Google Maps:\n- maps_geocode: Convert an address into geographic coordinates/);
+    expect(system).toMatch(/Brave Search:\n(?:- brave_\w+: .*\n)*- brave_web_search: Performs a web search/);
+    expect(system).toMatch(
+      /Google Maps:\n(?:- maps_\w+: .*\n)*- maps_geocode: Convert an address into geographic coordinates/,
+    );
     expect(preselectInput("find a cafe", 5)).toMatch(/find a cafe[\s\S]*at most 5/);
+  });
+
+  it("is the same prompt for the same tools whatever order the servers connected in, so its cache holds", () => {
+    const reversed = [...small]
+      .reverse()
+      .map((server) => ({ ...server, tools: [...server.tools].reverse() }));
+    expect(preselectSystem(reversed)).toBe(preselectSystem(small));
+    expect(preselectSystem(small)).toMatch(/Brave Search:[\s\S]*Google Maps:/);
   });
 
   it("reads { tools }, the bare array an older prompt produced, and either as reply text", () => {

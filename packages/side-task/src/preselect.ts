@@ -3,7 +3,14 @@ import { parseJson } from "@loopwright/tool-calls";
 import { expandNames } from "@loopwright/tool-loading";
 import { askJsonReading } from "./ask.js";
 import type { SideTaskOptions } from "./call.js";
-import { type CatalogServerLike, checkCap, PRESELECT_MAX, type ReadCatalog, readCatalog } from "./catalog.js";
+import {
+  type CatalogEntry,
+  type CatalogServerLike,
+  checkCap,
+  PRESELECT_MAX,
+  type ReadCatalog,
+  readCatalog,
+} from "./catalog.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { type KeywordOptions, preselectByKeywords } from "./keywords.js";
 import { headOf } from "./text.js";
@@ -37,24 +44,36 @@ export interface PreselectOptions extends SideTaskOptions {
   keywords?: boolean | KeywordOptions;
 }
 
+/** Code-unit order, the same in every locale. */
+function codeUnitOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /**
  * The system prompt of a preselection: the catalogue and the rule.
  *
- * The catalogue, one tool a line under its server's label,
+ * The catalogue, one tool a line under its server's label (servers and tools in code-unit order, so
+ * the same tools are the same prompt however the catalogue was assembled),
  * and the rule — answer `{"tools": [...]}` with at most `max` names, `[]` when none is needed.
  * Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers or a bad cap.
  */
 export function preselectSystem(catalog: readonly CatalogServerLike[], max: number = PRESELECT_MAX): string {
   const { entries } = readCatalog(catalog, "preselectSystem");
   const cap = checkCap(max, "preselectSystem");
-  const lines: string[] = [];
-  let server: string | undefined;
+  // Servers and their tools in code-unit order: the same tools are the same prompt whatever order
+  // the servers connected in, so the small model's prompt cache holds from one run to the next.
+  const byServer = new Map<string, CatalogEntry[]>();
   for (const entry of entries) {
-    if (entry.server !== server) {
-      server = entry.server;
-      lines.push(`${lines.length ? "\n" : ""}${server}:`);
+    const listed = byServer.get(entry.server);
+    if (listed) listed.push(entry);
+    else byServer.set(entry.server, [entry]);
+  }
+  const lines: string[] = [];
+  for (const server of [...byServer.keys()].sort(codeUnitOrder)) {
+    lines.push(`${lines.length ? "\n" : ""}${server}:`);
+    for (const entry of (byServer.get(server) ?? []).sort((a, b) => codeUnitOrder(a.name, b.name))) {
+      lines.push(`- ${entry.name}${entry.description ? `: ${entry.description}` : ""}`);
     }
-    lines.push(`- ${entry.name}${entry.description ? `: ${entry.description}` : ""}`);
   }
   return [
     "You choose which tools an assistant will need for a request, before it starts.",

@@ -47,6 +47,12 @@ const CALL_HINT = 'Run these with call_tool: { "name": "<tool>", "arguments": { 
 /** How many names the cap left out a load's answer lists before it only counts the rest. */
 const OVER_CAP_NAMED = 24;
 
+/** Names the model already has, as a load's answer lists them: the first 24, and a count of the rest. */
+function listed(names: readonly string[]): string {
+  if (names.length <= OVER_CAP_NAMED) return names.join(", ");
+  return `${names.slice(0, OVER_CAP_NAMED).join(", ")} and ${names.length - OVER_CAP_NAMED} more`;
+}
+
 function tail(resolution: NameResolution, lines: string[]): void {
   if (resolution.unknown.length > 0) {
     // Made up by the model, so any number of any size: a few, cut short, and a count of the rest.
@@ -84,7 +90,7 @@ export function loadResult(resolution: NameResolution, alreadyLoaded: Iterable<s
   const lines: string[] = [];
   if (fresh.length > 0) lines.push(`Loaded: ${fresh.join(", ")}. Call them by name.`);
   if (repeated.length > 0)
-    lines.push(`Already loaded: ${repeated.join(", ")}. Call them by name; no need to load them again.`);
+    lines.push(`Already loaded: ${listed(repeated)}. Call them by name; no need to load them again.`);
   if (fresh.length === 0 && repeated.length === 0) lines.push("No tool was loaded.");
   tail(resolution, lines);
   return lines.join("\n");
@@ -135,7 +141,7 @@ export function proxyLoadResult(
   const loaded = lines.length;
   if (earlier.length > 0) {
     lines.push(
-      `Already in this conversation: ${earlier.join(", ")}. Their definitions are in an earlier load_tools result; call them with call_tool.`,
+      `Already in this conversation: ${listed(earlier)}. Their definitions are in an earlier load_tools result; call them with call_tool.`,
     );
   }
   if (missing.length > 0) lines.push(`No definition is available for: ${missing.join(", ")}.`);

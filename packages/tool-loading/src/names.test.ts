@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ToolLoadingError } from "./errors.js";
 import { carryOver, expandNames, loadNames } from "./names.js";
+import { proxiedCall } from "./proxied-call.js";
 import { CATALOG, thrown } from "./test-support/tools.js";
 
 const toolName = fc.stringMatching(/^[a-z][a-z0-9_]{0,20}$/);
@@ -197,5 +198,31 @@ describe("carryOver", () => {
     expect((thrown(() => carryOver("read_file" as never, CATALOG)) as ToolLoadingError).code).toBe(
       "invalid-names",
     );
+  });
+});
+
+describe("a server whose name holds a separator", () => {
+  // Hosts name servers after their config keys or registry names: "mcp.notion", "io.github/fs".
+  const catalog = [
+    { name: "mcp.notion", tools: [{ name: "search_pages" }, { name: "get_page" }] },
+    { name: "io.github/fs", tools: [{ name: "read_file" }] },
+  ];
+
+  it("reaches its tool written as server.tool (or / : __), and all its tools as server.*", () => {
+    const resolution = expandNames(
+      ["mcp.notion.search_pages", "io.github/fs/read_file", "io.github/fs:read_file", "mcp.notion__get_page"],
+      catalog,
+    );
+    expect(resolution.names).toEqual(["search_pages", "read_file", "get_page"]);
+    expect(resolution.unknown).toEqual([]);
+    expect(expandNames(["mcp.notion.*"], catalog).names).toEqual(["get_page", "search_pages"]);
+  });
+
+  it("runs its tool through call_tool written as server.tool", () => {
+    expect(proxiedCall({ name: "mcp.notion.search_pages", arguments: { query: "q" } }, catalog)).toEqual({
+      name: "search_pages",
+      args: { query: "q" },
+      raw: '{"query":"q"}',
+    });
   });
 });

@@ -71,6 +71,34 @@ export function loadNames(args: unknown): string[] {
 
 const SEPARATORS = [".", "/", ":", "__"];
 
+/**
+ * Every way `name` reads as a catalogued server's name, a separator and the rest, in the order
+ * `SEPARATORS` and then the name's own order give: a server's name may hold a separator itself
+ * ("mcp.notion", "io.github/fs"), so each place one stands is tried, not only the first. Places
+ * past the longest server name are never tried, so a name full of separators costs its length.
+ */
+function serverSplits(
+  name: string,
+  servers: ReadonlyMap<string, unknown>,
+  longest: number,
+): [string, string][] {
+  const splits: [string, string][] = [];
+  for (const separator of SEPARATORS) {
+    for (let at = name.indexOf(separator, 1); at > 0 && at <= longest; at = name.indexOf(separator, at + 1)) {
+      const server = name.slice(0, at);
+      if (servers.has(server)) splits.push([server, name.slice(at + separator.length)]);
+    }
+  }
+  return splits;
+}
+
+/** The length of the longest server name: no `server.tool` split is tried past it. */
+function longestName(servers: ReadonlyMap<string, unknown>): number {
+  let longest = 0;
+  for (const name of servers.keys()) longest = Math.max(longest, name.length);
+  return longest;
+}
+
 /** The checks `expandNames` and `carryOver` share: names, a catalogue and a cap. */
 function checkArguments(
   where: string,
@@ -142,6 +170,7 @@ export type ToolResolver = (raw: string) => string | undefined;
 export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
   const index = catalogIndex(catalog);
   const servers = serverTools(catalog);
+  const longest = longestName(servers);
   // Lower-cased name → the one tool it folds from, or null where two tools differ only in case.
   const byCase = new Map<string, string | null>();
   for (const tool of index.keys()) {
@@ -152,11 +181,8 @@ export function toolResolver(catalog: readonly CatalogServer[]): ToolResolver {
     const name = raw.trim().replace(/^functions\./, "");
     if (name === "") return undefined;
     if (index.has(name)) return name;
-    for (const separator of SEPARATORS) {
-      const at = name.indexOf(separator);
-      if (at <= 0) continue;
-      const tool = name.slice(at + separator.length);
-      if (servers.get(name.slice(0, at))?.has(tool)) return tool;
+    for (const [server, tool] of serverSplits(name, servers, longest)) {
+      if (servers.get(server)?.has(tool)) return tool;
     }
     return byCase.get(name.toLowerCase()) ?? undefined;
   };
@@ -181,6 +207,7 @@ export function expandNames(
   checkArguments("expandNames", "the requested names", requested, catalog, cap, "a load cap");
   const index = catalogIndex(catalog);
   const servers = serverTools(catalog);
+  const longest = longestName(servers);
   const toolsOf = (server: string) => [...(servers.get(server) ?? [])].sort(compare);
   // Lower-cased name → every tool (or server) it folds from, built once: a load of many names
   // written in capitals looked each one up by scanning the whole catalogue.
@@ -203,13 +230,9 @@ export function expandNames(
     if (name === "") return [];
     if (index.has(name)) return [name];
     if (servers.has(name)) return toolsOf(name);
-    for (const separator of SEPARATORS) {
-      const at = name.indexOf(separator);
-      if (at <= 0) continue;
-      const server = name.slice(0, at);
-      const tool = name.slice(at + separator.length);
+    for (const [server, tool] of serverSplits(name, servers, longest)) {
       if (servers.get(server)?.has(tool)) return [tool];
-      if (servers.has(server) && (tool === "*" || tool === "")) return toolsOf(server);
+      if (tool === "*" || tool === "") return toolsOf(server);
     }
     if (name.includes("*")) {
       return [...index.keys()].filter((tool) => globMatch(name, tool)).sort(compare);

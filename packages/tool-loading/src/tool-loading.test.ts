@@ -1,4 +1,5 @@
 import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { ToolLoadingError } from "./errors.js";
 import { holdsDefinitions } from "./load-result.js";
@@ -475,5 +476,142 @@ describe("a catalogue that lists a tool the run has no definition for", () => {
       );
       expect(call.kind).toBe("refuse");
     }
+  });
+});
+
+describe("a load the cap held back, asked for again", () => {
+  // One server of fourteen tools: a load of its name reaches all of them, twelve at a time.
+  const fourteen = Array.from({ length: 14 }, (_, i) => `tool_${String(i).padStart(2, "0")}`);
+  const tools = fourteen.map((name) => ({
+    type: "function" as const,
+    function: { name, description: `Tool ${name}.`, parameters: { type: "object", properties: {} } },
+  }));
+  const catalog = [{ name: "files", tools: fourteen.map((name) => ({ name })) }];
+
+  /** Loads `names` twice the way a loop would, the transcript growing with each exchange. */
+  const loadTwice = (mode: "ondemand" | "proxy", names: string[]) => {
+    const loading = createToolLoading({ mode, tools, catalog });
+    const messages: { role: string; content?: unknown; tool_call_id?: string; tool_calls?: unknown[] }[] = [
+      { role: "user", content: "Tidy the folder." },
+    ];
+    let loaded: string[] = [];
+    const routes = ["c1", "c2"].map((id) => {
+      const route = loading.route({ id, name: "load_tools", args: { names } }, { loaded, messages } as never);
+      loaded = route.loaded;
+      messages.push({
+        role: "assistant",
+        content: "",
+        tool_calls: [
+          { id, type: "function", function: { name: "load_tools", arguments: JSON.stringify({ names }) } },
+        ],
+      });
+      messages.push({ role: "tool", tool_call_id: id, content: route.kind === "load" ? route.content : "" });
+      return route;
+    });
+    return { routes, loaded };
+  };
+
+  it("loads what the cap left out the first time, instead of spending the cap on tools already loaded", () => {
+    for (const mode of ["ondemand", "proxy"] as const) {
+      for (const names of [["files"], ["tool_*"], fourteen]) {
+        const { routes, loaded } = loadTwice(mode, names);
+        const [first, second] = routes;
+        expect(first?.kind === "load" && first.fresh).toEqual(fourteen.slice(0, 12));
+        expect(second?.kind === "load" && second.fresh).toEqual(["tool_12", "tool_13"]);
+        expect(second?.kind === "load" && second.resolution.overCap).toEqual([]);
+        const content = second?.kind === "load" ? second.content : "";
+        expect(content).not.toContain("were not loaded");
+        if (mode === "ondemand") {
+          expect(loaded).toEqual(fourteen);
+          expect(content).toContain("Loaded: tool_12, tool_13.");
+        } else {
+          expect(content).toContain('{"name":"tool_12"');
+          expect(content).toContain('{"name":"tool_13"');
+        }
+      }
+    }
+  });
+
+  it("adds at most the cap a load, never a tool twice, and reaches every tool in as few loads as the cap allows (fast-check)", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 15 }), (count, cap) => {
+        const all = Array.from({ length: count }, (_, i) => `t${String(i).padStart(2, "0")}`);
+        const loading = createToolLoading({
+          mode: "ondemand",
+          tools: all.map((name) => ({ type: "function" as const, function: { name } })),
+          catalog: [{ name: "srv", tools: all.map((name) => ({ name })) }],
+          loadCap: cap,
+        });
+        let loaded: string[] = [];
+        for (let i = 0; i < Math.ceil(count / cap); i++) {
+          const route = loading.route(
+            { id: `c${i}`, name: "load_tools", args: { names: ["srv"] } },
+            { loaded, messages: [] },
+          );
+          if (route.kind !== "load") throw new Error(route.kind);
+          expect(route.fresh.length).toBeLessThanOrEqual(cap);
+          loaded = route.loaded;
+        }
+        expect(new Set(loaded).size).toBe(loaded.length);
+        expect([...loaded].sort()).toEqual(all);
+      }),
+    );
+  });
+
+  it("still holds what one load adds to the cap, and names the rest", () => {
+    const many = Array.from({ length: 40 }, (_, i) => `t${String(i).padStart(2, "0")}`);
+    const loading = createToolLoading({
+      mode: "ondemand",
+      tools: many.map((name) => ({ type: "function" as const, function: { name } })),
+      catalog: [{ name: "big", tools: many.map((name) => ({ name })) }],
+    });
+    const route = loading.route(
+      { id: "c1", name: "load_tools", args: { names: ["big"] } },
+      { loaded: many.slice(0, 30), messages: [] },
+    );
+    expect(route.kind === "load" && route.fresh).toEqual(many.slice(30, 40));
+    expect(route.kind === "load" && route.repeated).toHaveLength(30);
+    const again = loading.route(
+      { id: "c2", name: "load_tools", args: { names: ["big"] } },
+      { loaded: many.slice(0, 5), messages: [] },
+    );
+    expect(again.kind === "load" && again.fresh).toEqual(many.slice(5, 17));
+    expect(again.kind === "load" && again.resolution.overCap).toEqual(many.slice(17));
+    const content = again.kind === "load" ? again.content : "";
+    expect(content).toContain("Held to 12 tools a load, so these were not loaded: t17, t18");
+    // Already-loaded names are said in a line of bounded length, however many there are.
+    const full = loading.route(
+      { id: "c3", name: "load_tools", args: { names: ["big"] } },
+      { loaded: many, messages: [] },
+    );
+    expect(full.kind === "load" && full.content.length).toBeLessThan(400);
+  });
+});
+
+describe("a catalogued tool called directly in proxy mode", () => {
+  it("reaches dispatch as the catalogued tool however it was spelled, as on demand", () => {
+    const loading = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
+    for (const spelled of ["functions.read_file", "filesystem.read_file", "Read_File"]) {
+      const route = loading.route(
+        { id: "c1", name: spelled, args: { path: "a" } },
+        { loaded: [], messages: [] },
+      );
+      expect(route).toMatchObject({
+        kind: "dispatch",
+        id: "c1",
+        name: "read_file",
+        args: { path: "a" },
+        loaded: [],
+      });
+    }
+  });
+});
+
+describe("an exclusive first step whose preselection has no definition", () => {
+  it("declares load_tools and shows the catalogue, never an empty tool array", () => {
+    const loading = createToolLoading({ mode: "ondemand", tools: TOOLS, catalog: CATALOG });
+    const first = loading.request({ step: 0, loaded: [], preselected: ["send_email"], system: SYSTEM });
+    expect(names(first.tools)).toEqual(["load_tools"]);
+    expect(first.system).toContain("# Tools you can load");
   });
 });

@@ -220,6 +220,23 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
     );
   };
 
+  /**
+   * What a load reaches, held to the cap by what it adds: a tool already loaded (or, proxied, whose
+   * definition the transcript holds) takes no place under it, so loading a server's name again
+   * brings the tools the cap left out the last time instead of the same ones.
+   */
+  const resolveLoad = (names: readonly string[], has: ReadonlySet<string>): NameResolution => {
+    const reached = expandNames(names, catalog, Math.max(1, index.size));
+    const fresh = reached.names.filter((name) => !has.has(name));
+    const kept = new Set(fresh.slice(0, loadCap));
+    return {
+      names: reached.names.filter((name) => has.has(name) || kept.has(name)),
+      unknown: reached.unknown,
+      overCap: fresh.slice(loadCap),
+      cap: loadCap,
+    };
+  };
+
   const loadRoute = (
     call: CallInput,
     loaded: readonly string[],
@@ -232,9 +249,9 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
       if (!ToolLoadingError.isInstance(error)) throw error;
       return { kind: "refuse", content: error.message, error, loaded: [...loaded], unknown: [] };
     }
-    const resolution = expandNames(names, catalog, loadCap);
     if (mode === "proxy") {
       const held = heldDefinitions(messages);
+      const resolution = resolveLoad(names, held);
       const fresh = resolution.names.filter((name) => !held.has(name));
       const repeated = resolution.names.filter((name) => held.has(name));
       return {
@@ -246,8 +263,10 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
         repeated,
       };
     }
-    const fresh = resolution.names.filter((name) => !loaded.includes(name));
-    const repeated = resolution.names.filter((name) => loaded.includes(name));
+    const before = new Set(loaded);
+    const resolution = resolveLoad(names, before);
+    const fresh = resolution.names.filter((name) => !before.has(name));
+    const repeated = resolution.names.filter((name) => before.has(name));
     return {
       kind: "load",
       content: loadResult(resolution, loaded),
@@ -287,9 +306,9 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
         return { tools: orderTools([...PROXY_TOOLS], order), system: withCatalog(input.system) };
       const preselected = checkNameList(input.preselected ?? [], "the preselected names", "request");
       const loadedNow = checkNameList(input.loaded, "the loaded names", "request");
-      if (input.step === 0 && routing === "exclusive" && preselected.length > 0) {
-        return { tools: orderTools(definitionsOf(preselected), order), system: input.system };
-      }
+      // A shortlist with no definition left (a host's own names) is no shortlist: never an empty array.
+      const shortlist = input.step === 0 && routing === "exclusive" ? definitionsOf(preselected) : [];
+      if (shortlist.length > 0) return { tools: orderTools(shortlist, order), system: input.system };
       const declared = definitionsOf(loadedNow.filter((name) => name !== LOAD_TOOLS_NAME));
       return { tools: orderTools([LOAD_TOOLS, ...declared], order), system: withCatalog(input.system) };
     },
@@ -333,11 +352,10 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
           return { kind: "refuse", content: error.message, error, loaded, unknown };
         }
       }
-      // A catalogued tool the model called unloaded, spelled as load_tools and call_tool take it
-      // (github.create_issue, functions.read_file, Read_File): loaded and run as that tool. A name
-      // the host declares itself is the host's, whatever it folds to.
-      const named =
-        mode === "ondemand" && !hostOwns(call.name) ? (resolve(call.name) ?? call.name) : call.name;
+      // A catalogued tool called by name, spelled as load_tools and call_tool take it
+      // (github.create_issue, functions.read_file, Read_File): run as that tool (and, on demand,
+      // loaded), in proxy mode too. A name the host declares itself is the host's, whatever it folds to.
+      const named = hostOwns(call.name) ? call.name : (resolve(call.name) ?? call.name);
       return dispatch(named, call.args, call.raw, false);
     },
 
