@@ -362,10 +362,24 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       else res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+    });
+  } catch (error) {
+    // What was started for the page would keep the process alive after the error is told.
+    await simulator?.close();
+    await shared?.close();
+    await stores?.close();
+    if ((error as { code?: unknown }).code === "EADDRINUSE") {
+      throw new Error(
+        `127.0.0.1:${options.port} is already in use by another program: choose another --port (0 picks a free one).`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   allowedHosts.add(`127.0.0.1:${port}`).add(`localhost:${port}`);
   return {
