@@ -252,6 +252,43 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     }
   }, 60_000);
 
+  it("opened after its last run's events were let go: says the run ended and takes the next prompt at once", async () => {
+    const web = await startWebServer({ retainEndedMs: 200 });
+    try {
+      const started = await fetch(`${web.url}api/runs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ prompt: "what is 6 * 7" }),
+      });
+      const { id } = (await started.json()) as { id: string };
+      // Followed to its end (the stream closes after done), then let go by the server.
+      await (await fetch(`${web.url}api/runs/${id}/events`)).text();
+      const deadline = Date.now() + 10_000;
+      while ((await fetch(`${web.url}api/runs/${id}/events`)).status !== 410 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      expect((await fetch(`${web.url}api/runs/${id}/events`)).status).toBe(410);
+
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      await page.waitForFunction(
+        () => !(document.getElementById("send") as HTMLButtonElement).disabled,
+        undefined,
+        { timeout: 20_000 },
+      );
+      // Was "Lost this run's events: the server no longer has it. Reload to start again." after six
+      // failed reconnects, with the Run button disabled meanwhile — and a reload did the same.
+      expect(await page.textContent("#status")).toBe(
+        "The last run has ended; its events are no longer kept.",
+      );
+      expect(await page.isDisabled("#stop")).toBe(true);
+      await ask("what is 6 * 7");
+      await finished();
+      expect(await page.textContent(".tool .result")).toBe("42");
+    } finally {
+      await web.close();
+    }
+  }, 60_000);
+
   it("shows an endpoint that cannot be reached as an error line, and the run as failed", async () => {
     const closed = await startServer({});
     const baseUrl = closed.baseUrl;

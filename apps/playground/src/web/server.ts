@@ -47,6 +47,11 @@ export interface WebServerOptions {
    * the stop button only; the scripted simulator calls it when a prompt names it.
    */
   hangTool?: boolean;
+  /**
+   * How long a finished run's events stay for a reload to replay (the bus's `retainEndedMs`; default
+   * 10 minutes). Without `redis` only; Redis keeps them as `createRedisStores` does.
+   */
+  retainEndedMs?: number;
   /** The simulator's milliseconds between streamed chunks (default 10). */
   chunkDelayMs?: number;
   /**
@@ -140,7 +145,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
           bus: stores.bus,
         },
       })
-    : createRuntime();
+    : createRuntime(
+        options.retainEndedMs !== undefined ? { events: { retainEndedMs: options.retainEndedMs } } : {},
+      );
   const simulator: TestServer | undefined = options.endpoint
     ? undefined
     : await startServer({

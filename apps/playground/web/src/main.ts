@@ -93,19 +93,36 @@ function follow(id: string, prompt: string): void {
     source.onerror = () => {
       if (run.ended || current !== run) return;
       // CONNECTING: the browser reconnects by itself, sending Last-Event-ID. CLOSED: the server
-      // refused (restarted, or the run is gone); try a few times, then say so.
-      if (source.readyState !== EventSource.CLOSED) return;
-      failures++;
-      if (failures > 5) {
-        status.textContent = "Lost this run's events: the server no longer has it. Reload to start again.";
-        setRunning(false);
-        return;
-      }
-      status.textContent = "Lost the run's events; reconnecting…";
-      setTimeout(() => {
-        if (current === run && !run.ended) connect(lastSeq);
-      }, 1000);
+      // refused (restarted, or the run is gone).
+      if (source.readyState === EventSource.CLOSED) void refused(source);
     };
+  };
+  /** After a refused stream: a run that ended (its events let go) or that the server no longer knows is over; else retry a few times, then say so. */
+  const refused = async (source: EventSource) => {
+    const known = await api<State>(`/api/state?run=${encodeURIComponent(id)}`).then(
+      ({ body }) => body.run ?? "unknown",
+      () => "unreachable" as const,
+    );
+    if (run.ended || current !== run || run.source !== source) return;
+    if (known === "unknown" || (known !== "unreachable" && known.ended)) {
+      run.ended = true;
+      setRunning(false);
+      status.textContent =
+        known === "unknown"
+          ? "The server no longer has this run (it was restarted); ask again."
+          : "The last run has ended; its events are no longer kept.";
+      return;
+    }
+    failures++;
+    if (failures > 5) {
+      status.textContent = "Lost this run's events: the server did not answer. Reload to try again.";
+      setRunning(false);
+      return;
+    }
+    status.textContent = "Lost the run's events; reconnecting…";
+    setTimeout(() => {
+      if (current === run && !run.ended) connect(lastSeq);
+    }, 1000);
   };
   connect(0);
 }
