@@ -440,7 +440,9 @@ describe("Session over HTTP", () => {
         name: "alternating-roles",
         check(request) {
           const messages = (request.body as { messages?: { role?: unknown }[] }).messages ?? [];
-          const twice = messages.some((m, i) => i > 0 && m.role === "user" && messages[i - 1]?.role === "user");
+          const twice = messages.some(
+            (m, i) => i > 0 && m.role === "user" && messages[i - 1]?.role === "user",
+          );
           return twice ? { type: "error", status: 400, body: JSON.parse(refusal) } : undefined;
         },
       },

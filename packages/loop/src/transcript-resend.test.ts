@@ -303,7 +303,8 @@ describe("a question no answer followed", () => {
     });
     // Was the recorded 400 "Conversation roles must alternate", on this and every later question.
     expect(next.turn.content).toBe("5, then 7.");
-    const sent = (alternating.chatRequests[0]?.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+    const sent =
+      (alternating.chatRequests[0]?.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
     expect(sent).toEqual([{ role: "user", content: "What is 2 + 3?\n\nAnd 3 + 4?" }]);
     expect(next.messages.slice(0, 2)).toEqual([...QUESTION, { role: "user", content: "And 3 + 4?" }]);
   });
