@@ -199,6 +199,11 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
   const steerable = process.stdin.isTTY === true;
   rl.on("line", (line) => {
+    // A stop answers a waiting question itself: the line is then no answer to it.
+    if (question && session.pendingQuestion?.id !== question.id) {
+      question = undefined;
+      answers = [];
+    }
     if (question) return answerLine(line);
     const steer = /^\/steer\s+(.*)$/s.exec(line.trim());
     if (session.running && (steer || (steerable && line.trim() && line.trim() !== "/exit"))) {
@@ -244,6 +249,8 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       toolCalls = 0;
       metrics = undefined;
       const result = await session.prompt(text);
+      question = undefined;
+      answers = [];
       if (result.status === "aborted") write(`\n${bold("error:")} Stopped by Ctrl-C.\n`);
       else if (result.status === "error") write(`\n${bold("error:")} ${result.error ?? "The run failed."}\n`);
       else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);

@@ -181,6 +181,53 @@ describe("playground CLI", () => {
     }
   }, 60_000);
 
+  it("Ctrl-C while an AskUser question waits stops the run, and the next line is the next question", async () => {
+    const server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            {
+              name: "AskUser",
+              arguments: JSON.stringify({
+                questions: [
+                  {
+                    question: "Which colour?",
+                    options: [{ label: "red" }, { label: "blue" }],
+                    multiSelect: false,
+                  },
+                ],
+              }),
+            },
+          ],
+        },
+        { content: "Four." },
+      ],
+    });
+    try {
+      const { child, output, exited } = startCli(server);
+      child.stdin.write("pick a colour\n");
+      const seen = async (text: string) => {
+        const deadline = Date.now() + 30_000;
+        while (!output.text.includes(text) && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 50));
+      };
+      await seen("? Which colour?");
+      child.kill("SIGINT");
+      await seen("Stopped by Ctrl-C.");
+      // Was read as the answer to the question the stop had already answered: the playground
+      // crashed with "No question group "q1" is waiting for an answer."
+      child.stdin.end("what is 2 + 2\n");
+      const code = await exited;
+      expect(output.text).not.toMatch(/No question group|\n\s+at /);
+      expect(output.text).toContain("Four.");
+      expect(code).toBe(0);
+      expect(server.chatRequests).toHaveLength(2);
+      expect(JSON.stringify(sentMessages(server, 1).at(-1)?.content)).toContain("what is 2 + 2");
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
   it("steers a line sent with /steer during a run into that run's next request", async () => {
     const server = await startServer({
       replies: [
