@@ -289,6 +289,27 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     }
   }, 60_000);
 
+  it("says a prompt was not started when the playground server is gone, rather than 'Starting…' for ever", async () => {
+    const web = await startWebServer();
+    await page.goto(web.url);
+    await page.waitForSelector("body[data-ready=true]");
+    await web.close(); // Ctrl-C in the terminal; the page stays open
+    await page.fill("#prompt", "what is 6 * 7");
+    await page.press("#prompt", "Enter");
+    await page.waitForFunction(
+      () => document.getElementById("status")?.textContent?.startsWith("Not started"),
+      undefined,
+      {
+        timeout: 10_000,
+      },
+    );
+    expect(await page.textContent("#status")).toBe(
+      "Not started: the playground server did not answer (is it still running?).",
+    );
+    expect(await page.inputValue("#prompt")).toBe("what is 6 * 7");
+    expect(await page.isEnabled("#send")).toBe(true);
+  }, 60_000);
+
   it("shows an endpoint that cannot be reached as an error line, and the run as failed", async () => {
     const closed = await startServer({});
     const baseUrl = closed.baseUrl;

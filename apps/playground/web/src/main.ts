@@ -127,12 +127,20 @@ function follow(id: string, prompt: string): void {
   connect(0);
 }
 
+/** What the page says when the playground server did not answer a request (stopped, or not reachable). */
+const NO_SERVER = "the playground server did not answer (is it still running?).";
+
 async function ask(prompt: string): Promise<void> {
   status.textContent = "Starting…";
-  const { status: code, body } = await api<{ id?: string; error?: string }>("/api/runs", {
+  const answer = await api<{ id?: string; error?: string }>("/api/runs", {
     method: "POST",
     body: JSON.stringify({ prompt }),
-  });
+  }).catch(() => undefined);
+  if (!answer) {
+    status.textContent = `Not started: ${NO_SERVER}`;
+    return;
+  }
+  const { status: code, body } = answer;
   if (code !== 201 || !body.id) {
     status.textContent = `Not started: ${body.error ?? code}`;
     return;
@@ -156,18 +164,24 @@ promptBox.addEventListener("keydown", (event) => {
 stop.addEventListener("click", () => {
   if (!current || current.ended) return;
   status.textContent = "Stopping…";
-  void api(`/api/runs/${encodeURIComponent(current.id)}/stop`, { method: "POST", body: "{}" });
+  void api(`/api/runs/${encodeURIComponent(current.id)}/stop`, { method: "POST", body: "{}" }).catch(() => {
+    status.textContent = `Not stopped: ${NO_SERVER}`;
+  });
 });
 
 const specText = $<HTMLTextAreaElement>("spec-text");
 const specResult = $<HTMLElement>("spec-result");
 async function loadSpec(text: string): Promise<void> {
-  const { body } = await api<SpecReport & { error?: string }>("/api/spec", {
-    method: "POST",
-    body: JSON.stringify({ text }),
-  });
-  renderSpec(specResult, body);
-  await refreshWhere();
+  try {
+    const { body } = await api<SpecReport & { error?: string }>("/api/spec", {
+      method: "POST",
+      body: JSON.stringify({ text }),
+    });
+    renderSpec(specResult, body);
+    await refreshWhere();
+  } catch {
+    status.textContent = `Spec not loaded: ${NO_SERVER}`;
+  }
 }
 $<HTMLFormElement>("spec-form").addEventListener("submit", (event) => {
   event.preventDefault();
