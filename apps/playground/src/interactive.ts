@@ -135,6 +135,14 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     });
     write(dim("answer (number or text; empty to skip)> "));
   };
+  /** At the end of input no line can answer: the questions left are skipped, as an empty line skips one. */
+  const skipAtEnd = () => {
+    if (!inputEnded) return;
+    while (question) {
+      write("\n");
+      answerLine("");
+    }
+  };
   const answerLine = (line: string) => {
     if (!question) return;
     const q = question.questions[answers.length]!;
@@ -184,6 +192,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
         askNext();
         // Lines already typed (or piped) answer it first.
         while (question && queued.length > 0) answerLine(queued.shift()!);
+        skipAtEnd();
         break;
       default:
         break;
@@ -217,6 +226,9 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   });
   rl.on("close", () => {
     inputEnded = true;
+    // A stop answers a waiting question itself; one still waiting is skipped.
+    if (question && session.pendingQuestion?.id !== question.id) question = undefined;
+    skipAtEnd();
     poke();
   });
   // In a terminal, readline takes Ctrl-C itself: abort the run in progress, or leave at the prompt.

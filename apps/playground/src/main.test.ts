@@ -181,6 +181,41 @@ describe("playground CLI", () => {
     }
   }, 60_000);
 
+  it("skips an AskUser question asked after piped input ended, and exits 0", async () => {
+    const server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            {
+              name: "AskUser",
+              arguments: JSON.stringify({
+                questions: [
+                  {
+                    question: "Which colour?",
+                    options: [{ label: "red" }, { label: "blue" }],
+                    multiSelect: false,
+                  },
+                ],
+              }),
+            },
+          ],
+        },
+        { content: "Fine, no colour." },
+      ],
+    });
+    try {
+      // Was a hang: the question waited for a line that could no longer come.
+      const { code, out } = await run([], { OPENAI_BASE_URL: server.baseUrl }, "pick a colour\n");
+      expect(out).toContain("? Which colour?");
+      expect(out).toContain("Fine, no colour.");
+      expect(code).toBe(0);
+      const answer = sentMessages(server, 1).find((m) => m.role === "tool");
+      expect(JSON.parse(String(answer?.content))).toEqual({ "Which colour?": "" });
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
+
   it("Ctrl-C while an AskUser question waits stops the run, and the next line is the next question", async () => {
     const server = await startServer({
       replies: [
