@@ -48,6 +48,20 @@ function startCli(server: { baseUrl: string; chatRequests: unknown[] }) {
   return { child, output, exited, firstRequest };
 }
 
+/** A reply asking one AskUser question: "Which colour?" (red or blue). */
+const ASK_COLOUR = {
+  toolCalls: [
+    {
+      name: "AskUser",
+      arguments: JSON.stringify({
+        questions: [
+          { question: "Which colour?", options: [{ label: "red" }, { label: "blue" }], multiSelect: false },
+        ],
+      }),
+    },
+  ],
+};
+
 describe("playground CLI", () => {
   it("answers a prompt on the simulator with a streamed answer that used a tool, then exits 0", async () => {
     const { code, out } = await run(["--prompt", "What is 17 * 23?"]);
@@ -148,25 +162,7 @@ describe("playground CLI", () => {
 
   it("asks an AskUser question on the terminal and sends the chosen option back", async () => {
     const server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            {
-              name: "AskUser",
-              arguments: JSON.stringify({
-                questions: [
-                  {
-                    question: "Which colour?",
-                    options: [{ label: "red" }, { label: "blue" }],
-                    multiSelect: false,
-                  },
-                ],
-              }),
-            },
-          ],
-        },
-        { content: "Blue it is." },
-      ],
+      replies: [ASK_COLOUR, { content: "Blue it is." }],
     });
     try {
       const { code, out } = await run([], { OPENAI_BASE_URL: server.baseUrl }, "pick a colour\n2\n");
@@ -183,25 +179,7 @@ describe("playground CLI", () => {
 
   it("skips an AskUser question asked after piped input ended, and exits 0", async () => {
     const server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            {
-              name: "AskUser",
-              arguments: JSON.stringify({
-                questions: [
-                  {
-                    question: "Which colour?",
-                    options: [{ label: "red" }, { label: "blue" }],
-                    multiSelect: false,
-                  },
-                ],
-              }),
-            },
-          ],
-        },
-        { content: "Fine, no colour." },
-      ],
+      replies: [ASK_COLOUR, { content: "Fine, no colour." }],
     });
     try {
       // Was a hang: the question waited for a line that could no longer come.
@@ -218,25 +196,7 @@ describe("playground CLI", () => {
 
   it("Ctrl-C while an AskUser question waits stops the run, and the next line is the next question", async () => {
     const server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            {
-              name: "AskUser",
-              arguments: JSON.stringify({
-                questions: [
-                  {
-                    question: "Which colour?",
-                    options: [{ label: "red" }, { label: "blue" }],
-                    multiSelect: false,
-                  },
-                ],
-              }),
-            },
-          ],
-        },
-        { content: "Four." },
-      ],
+      replies: [ASK_COLOUR, { content: "Four." }],
     });
     try {
       const { child, output, exited } = startCli(server);
