@@ -156,6 +156,27 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     expect(await page.textContent(".answer")).toBe(streamed);
   }, 60_000);
 
+  it("a second tab left open shows a run the first one starts, live, to its end", async () => {
+    const other = await context.newPage();
+    try {
+      await other.goto(server.url);
+      await other.waitForSelector("body[data-ready=true]");
+      await ask("What is 17 * 23?");
+      const id = await page.getAttribute("#run", "data-run");
+      // Was never: an idle page learnt of no run but the one it was opened on.
+      await other.waitForFunction((want) => document.getElementById("run")?.dataset.run === want, id, {
+        timeout: 10_000,
+      });
+      await other.waitForSelector("#metrics:not([hidden])", { timeout: 30_000 });
+      await finished();
+      expect(await other.textContent(".tool .result")).toBe("391");
+      expect(await other.textContent(".answer")).toBe(await page.textContent(".answer"));
+      expect(await other.isEnabled("#send")).toBe(true);
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
+
   it("the stop button ends a run whose tool hangs, with every call answered", async () => {
     await ask("What time is it? Then call hang_forever.");
     await page.waitForSelector(".tool[data-state='running'] .name:text('hang_forever')");

@@ -130,12 +130,45 @@ function follow(id: string, prompt: string): void {
 /** What the page says when the playground server did not answer a request (stopped, or not reachable). */
 const NO_SERVER = "the playground server did not answer (is it still running?).";
 
+/** How often an idle page asks whether a run was started elsewhere. */
+const WATCH_MS = 1500;
+/** The newest run the server named when last asked: a newer one was started elsewhere. */
+let newest: string | undefined;
+/** True while this page's own prompt is being started. */
+let asking = false;
+
+/** The server's newest run (any tab's, or with --redis any playground's); null when it did not answer. */
+function newestRun(): Promise<State["run"] | null> {
+  return api<State>("/api/state").then(
+    ({ body }) => body.run,
+    () => null,
+  );
+}
+
+/** While the page is idle, a run started in another tab (or another playground on the same --redis) is followed. */
+function watchForRuns(): void {
+  setInterval(async () => {
+    if (asking || (current && !current.ended)) return;
+    const run = await newestRun();
+    if (!run || run.id === newest) return;
+    newest = run.id;
+    if (asking || (current && !current.ended) || run.id === current?.id) return;
+    status.textContent = "Following a run started in another tab or playground…";
+    follow(run.id, run.prompt);
+  }, WATCH_MS);
+}
+
 async function ask(prompt: string): Promise<void> {
   status.textContent = "Starting…";
+  asking = true;
   const answer = await api<{ id?: string; error?: string }>("/api/runs", {
     method: "POST",
     body: JSON.stringify({ prompt }),
-  }).catch(() => undefined);
+  })
+    .catch(() => undefined)
+    .finally(() => {
+      asking = false;
+    });
   if (!answer) {
     status.textContent = `Not started: ${NO_SERVER}`;
     return;
@@ -147,6 +180,7 @@ async function ask(prompt: string): Promise<void> {
   }
   status.textContent = "Running…";
   promptBox.value = "";
+  newest = body.id;
   follow(body.id, prompt);
 }
 
@@ -214,6 +248,8 @@ async function boot(): Promise<void> {
   }
   if (state.run) follow(state.run.id, state.run.prompt);
   else setRunning(false);
+  newest = (await newestRun())?.id;
+  watchForRuns();
   document.body.dataset.ready = "true";
 }
 
