@@ -135,6 +135,14 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     });
     write(dim("answer (number or text; empty to skip)> "));
   };
+  /** At the end of input no line can answer: the questions left are skipped, as an empty line skips one. */
+  const skipAtEnd = () => {
+    if (!inputEnded) return;
+    while (question) {
+      write("\n");
+      answerLine("");
+    }
+  };
   const answerLine = (line: string) => {
     if (!question) return;
     const q = question.questions[answers.length]!;
@@ -184,6 +192,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
         askNext();
         // Lines already typed (or piped) answer it first.
         while (question && queued.length > 0) answerLine(queued.shift()!);
+        skipAtEnd();
         break;
       default:
         break;
@@ -199,6 +208,11 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
   const steerable = process.stdin.isTTY === true;
   rl.on("line", (line) => {
+    // A stop answers a waiting question itself: the line is then no answer to it.
+    if (question && session.pendingQuestion?.id !== question.id) {
+      question = undefined;
+      answers = [];
+    }
     if (question) return answerLine(line);
     const steer = /^\/steer\s+(.*)$/s.exec(line.trim());
     if (session.running && (steer || (steerable && line.trim() && line.trim() !== "/exit"))) {
@@ -212,6 +226,9 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   });
   rl.on("close", () => {
     inputEnded = true;
+    // A stop answers a waiting question itself; one still waiting is skipped.
+    if (question && session.pendingQuestion?.id !== question.id) question = undefined;
+    skipAtEnd();
     poke();
   });
   // In a terminal, readline takes Ctrl-C itself: abort the run in progress, or leave at the prompt.
@@ -244,6 +261,8 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       toolCalls = 0;
       metrics = undefined;
       const result = await session.prompt(text);
+      question = undefined;
+      answers = [];
       if (result.status === "aborted") write(`\n${bold("error:")} Stopped by Ctrl-C.\n`);
       else if (result.status === "error") write(`\n${bold("error:")} ${result.error ?? "The run failed."}\n`);
       else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);

@@ -48,6 +48,20 @@ function startCli(server: { baseUrl: string; chatRequests: unknown[] }) {
   return { child, output, exited, firstRequest };
 }
 
+/** A reply asking one AskUser question: "Which colour?" (red or blue). */
+const ASK_COLOUR = {
+  toolCalls: [
+    {
+      name: "AskUser",
+      arguments: JSON.stringify({
+        questions: [
+          { question: "Which colour?", options: [{ label: "red" }, { label: "blue" }], multiSelect: false },
+        ],
+      }),
+    },
+  ],
+};
+
 describe("playground CLI", () => {
   it("answers a prompt on the simulator with a streamed answer that used a tool, then exits 0", async () => {
     const { code, out } = await run(["--prompt", "What is 17 * 23?"]);
@@ -148,25 +162,7 @@ describe("playground CLI", () => {
 
   it("asks an AskUser question on the terminal and sends the chosen option back", async () => {
     const server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            {
-              name: "AskUser",
-              arguments: JSON.stringify({
-                questions: [
-                  {
-                    question: "Which colour?",
-                    options: [{ label: "red" }, { label: "blue" }],
-                    multiSelect: false,
-                  },
-                ],
-              }),
-            },
-          ],
-        },
-        { content: "Blue it is." },
-      ],
+      replies: [ASK_COLOUR, { content: "Blue it is." }],
     });
     try {
       const { code, out } = await run([], { OPENAI_BASE_URL: server.baseUrl }, "pick a colour\n2\n");
@@ -176,6 +172,52 @@ describe("playground CLI", () => {
       expect(out).toContain("Blue it is.");
       const answer = sentMessages(server, 1).find((m) => m.role === "tool");
       expect(JSON.stringify(answer?.content)).toContain("blue");
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it("skips an AskUser question asked after piped input ended, and exits 0", async () => {
+    const server = await startServer({
+      replies: [ASK_COLOUR, { content: "Fine, no colour." }],
+    });
+    try {
+      // Was a hang: the question waited for a line that could no longer come.
+      const { code, out } = await run([], { OPENAI_BASE_URL: server.baseUrl }, "pick a colour\n");
+      expect(out).toContain("? Which colour?");
+      expect(out).toContain("Fine, no colour.");
+      expect(code).toBe(0);
+      const answer = sentMessages(server, 1).find((m) => m.role === "tool");
+      expect(JSON.parse(String(answer?.content))).toEqual({ "Which colour?": "" });
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
+
+  it("Ctrl-C while an AskUser question waits stops the run, and the next line is the next question", async () => {
+    const server = await startServer({
+      replies: [ASK_COLOUR, { content: "Four." }],
+    });
+    try {
+      const { child, output, exited } = startCli(server);
+      child.stdin.write("pick a colour\n");
+      const seen = async (text: string) => {
+        const deadline = Date.now() + 30_000;
+        while (!output.text.includes(text) && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 50));
+      };
+      await seen("? Which colour?");
+      child.kill("SIGINT");
+      await seen("Stopped by Ctrl-C.");
+      // Was read as the answer to the question the stop had already answered: the playground
+      // crashed with "No question group "q1" is waiting for an answer."
+      child.stdin.end("what is 2 + 2\n");
+      const code = await exited;
+      expect(output.text).not.toMatch(/No question group|\n\s+at /);
+      expect(output.text).toContain("Four.");
+      expect(code).toBe(0);
+      expect(server.chatRequests).toHaveLength(2);
+      expect(JSON.stringify(sentMessages(server, 1).at(-1)?.content)).toContain("what is 2 + 2");
     } finally {
       await server.close();
     }

@@ -179,7 +179,10 @@ describe("Agent over HTTP", () => {
       ],
     });
     await agent.prompt("Go.");
-    expect(sentMessages(server, 1).slice(-2)).toEqual([
+    // Both in the next request, in order (side by side they go as one user message, which chat
+    // templates that make roles alternate take); the transcript keeps each.
+    expect(sentMessages(server, 1).at(-1)).toEqual({ role: "user", content: "one\n\ntwo" });
+    expect(agent.messages.slice(-3, -1)).toEqual([
       { role: "user", content: "one" },
       { role: "user", content: "two" },
     ]);
@@ -470,9 +473,10 @@ describe("Agent over HTTP", () => {
       transformContext: (messages) => [{ role: "user", content: "Context: today is Tuesday." }, ...messages],
     });
     await agent.prompt("What day is it?");
+    // The added context goes first, in the same user message as the question (side by side, user
+    // messages go as one).
     expect(sentMessages(server, 0)).toEqual([
-      { role: "user", content: "Context: today is Tuesday." },
-      { role: "user", content: "What day is it?" },
+      { role: "user", content: "Context: today is Tuesday.\n\nWhat day is it?" },
     ]);
     expect(agent.messages[0]).toEqual({ role: "notification", text: "UI only" });
   });

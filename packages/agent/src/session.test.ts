@@ -369,9 +369,9 @@ describe("Session over HTTP", () => {
     expect(s.chatRequests).toHaveLength(4);
     const choices = s.chatRequests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
     expect(choices).toEqual([undefined, undefined, undefined, "none"]);
-    expect(sent(s, 2).at(-1)).toEqual({
+    expect(sent(s, 2).at(-1)).toMatchObject({
       role: "user",
-      content: "[notice] 1 tool turn(s) left for this request; plan to finish.",
+      content: expect.stringMatching(/\[notice\] 1 tool turn\(s\) left for this request; plan to finish\.$/),
     });
     expect(sent(s, 3).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
   });
@@ -427,6 +427,57 @@ describe("Session over HTTP", () => {
     expect(result.status).toBe("error");
     expect(result.error).toMatch(/bad model/);
     expect(session.getSnapshot().timeline.at(-1)).toMatchObject({ type: "error" });
+  });
+
+  it("goes on after a failed or stopped prompt on a chat template that makes roles alternate", async () => {
+    // Gemma's and Mistral's templates on llama.cpp refuse two user messages in a row (a 400,
+    // recorded from b9749). A prompt that failed, or was stopped before any answer, leaves its
+    // question unanswered; the next one went as a second user message and was refused — and so was
+    // every later prompt of the session, resumed or not.
+    const refusal = readFixture("errors/llamacpp/roles-must-alternate-jinja-b9749.json");
+    server = await startServer({
+      personality: {
+        name: "alternating-roles",
+        check(request) {
+          const messages = (request.body as { messages?: { role?: unknown }[] }).messages ?? [];
+          const twice = messages.some(
+            (m, i) => i > 0 && m.role === "user" && messages[i - 1]?.role === "user",
+          );
+          return twice ? { type: "error", status: 400, body: JSON.parse(refusal) } : undefined;
+        },
+      },
+      replies: [
+        { type: "error", status: 400, body: { error: { message: "bad request" } } },
+        { content: "Never seen.", firstByteDelayMs: 30_000 },
+        { content: "Both answered." },
+      ],
+    });
+    const dir = tempDir();
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "alt",
+    });
+    expect((await session.prompt("What is 6 * 7?")).status).toBe("error");
+    const stopped = session.prompt("Are you there?");
+    // Stopped while the server thinks, before any answer: was refused at once instead.
+    while (server.chatRequests.length < 2) await new Promise((r) => setTimeout(r, 20));
+    session.abort();
+    expect((await stopped).status).toBe("aborted");
+    session.dispose();
+
+    const resumed = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "alt",
+    });
+    const result = await resumed.prompt("Answer all three, please.");
+    expect(result).toEqual({ status: "ok", reply: "Both answered." });
+    // The questions nobody answered went with the new one, in order; the stored transcript keeps each.
+    const last = sent(server, server.chatRequests.length - 1);
+    expect(last.filter((m) => m.role === "user")).toHaveLength(1);
+    expect(JSON.stringify(last)).toMatch(/What is 6 \* 7\?.*Are you there\?.*Answer all three, please\./);
+    expect(resumed.messages.filter((m) => (m as ChatMessageLike).role === "user")).toHaveLength(3);
   });
 
   it("writes the session as JSONL and resumes it, dropping a torn last line with a notice", async () => {

@@ -100,26 +100,22 @@ function joinQuestions(first: UserMessage, second: UserMessage): UserMessage {
 
 /**
  * The transcript as a request carries it: the host's tool names in assistant tool calls replaced by
- * the wire's, and assistant messages that say nothing left out. Where leaving one out puts two user
- * messages side by side, they go as one: chat templates that make roles alternate (Gemma's,
- * Mistral's) refuse two in a row, as endpoints that check the transcript refuse the empty answer.
+ * the wire's, and assistant messages that say nothing left out. User messages side by side (around a
+ * left-out answer, or a question a failed or stopped run never answered before the next) go as one:
+ * chat templates that make roles alternate (Gemma's, Mistral's) refuse two in a row, as endpoints
+ * that check the transcript refuse the empty answer.
  */
 export function wireMessages(
   messages: readonly ChatMessage[],
   toWire: ReadonlyMap<string, string>,
 ): ChatMessage[] {
   const said: ChatMessage[] = [];
-  let leftOut = false;
   for (const message of messages) {
-    if (saysNothing(message)) {
-      leftOut = true;
-      continue;
-    }
+    if (saysNothing(message)) continue;
     const before = said[said.length - 1];
-    if (leftOut && before?.role === "user" && message.role === "user") {
+    if (before?.role === "user" && message.role === "user") {
       said[said.length - 1] = joinQuestions(before, message);
     } else said.push(message);
-    leftOut = false;
   }
   if (toWire.size === 0) return said;
   return said.map((message) =>

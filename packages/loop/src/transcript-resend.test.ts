@@ -281,6 +281,35 @@ describe("an answer that said nothing", () => {
   });
 });
 
+describe("a question no answer followed", () => {
+  it("goes with the next question as one, which a template that makes roles alternate takes", async () => {
+    // A run that failed (or was stopped) before the model answered hands back its question alone.
+    const server = await serve({
+      replies: [{ type: "error", status: 400, body: { error: { message: "bad request" } } }],
+    });
+    const failed = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+        messages: QUESTION,
+        dispatch: () => "",
+      })
+      .catch((error: unknown) => failedRun(error));
+    expect(failed?.messages.map((m) => m.role)).toEqual(["user"]);
+    const alternating = await serve({ personality: ALTERNATING_ROLES, replies: [{ content: "5, then 7." }] });
+    const next = await createRuntime().runAgentLoop({
+      config: { baseUrl: alternating.baseUrl, model: "sim" },
+      messages: [...(failed?.messages ?? []), { role: "user", content: "And 3 + 4?" }],
+      dispatch: () => "",
+    });
+    // Was the recorded 400 "Conversation roles must alternate", on this and every later question.
+    expect(next.turn.content).toBe("5, then 7.");
+    const sent =
+      (alternating.chatRequests[0]?.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+    expect(sent).toEqual([{ role: "user", content: "What is 2 + 3?\n\nAnd 3 + 4?" }]);
+    expect(next.messages.slice(0, 2)).toEqual([...QUESTION, { role: "user", content: "And 3 + 4?" }]);
+  });
+});
+
 describe("an answer that said nothing, before the question the hooks speak to", () => {
   it("puts the hooks' context on the question, not on a message after it", async () => {
     const server = await serve({ replies: [{ content: "Still nothing." }] });

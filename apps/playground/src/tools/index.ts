@@ -1,4 +1,4 @@
-import { readFile, realpath, stat } from "node:fs/promises";
+import { open, realpath, stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { redactor } from "@loopwright/client";
 import type { ToolDefinition } from "@loopwright/loop";
@@ -68,6 +68,27 @@ export function withoutKeys<T>(value: T, keys: readonly string[] = [process.env.
   return keys.reduce((out, apiKey) => redactor({ apiKey })(out), value);
 }
 
+/**
+ * A file's first `MAX_FILE_CHARS` characters, and how many bytes follow them: only the bytes that can
+ * hold those characters are read, so a log of any size (past the longest string JavaScript can hold)
+ * costs no more than a short one.
+ */
+async function readHead(path: string): Promise<string> {
+  const handle = await open(path, "r");
+  try {
+    const { size } = await handle.stat();
+    // A UTF-16 unit is at most 3 bytes of UTF-8 (a surrogate pair 4): the characters shown are whole.
+    const buffer = Buffer.alloc(Math.min(size, MAX_FILE_CHARS * 3 + 4));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const text = buffer.subarray(0, bytesRead).toString("utf8");
+    if (bytesRead >= size && text.length <= MAX_FILE_CHARS) return text;
+    const shown = text.slice(0, MAX_FILE_CHARS);
+    return `${shown}\n[… ${Math.max(0, size - Buffer.byteLength(shown))} more bytes not shown]`;
+  } finally {
+    await handle.close();
+  }
+}
+
 async function toolResult(name: string, args: Record<string, unknown>, cwd: string): Promise<string> {
   switch (name) {
     case "clock": {
@@ -95,10 +116,7 @@ async function toolResult(name: string, args: Record<string, unknown>, cwd: stri
       if (real === undefined || !info?.isFile())
         throw new Error(`${args.path} is not a file under the current directory.`);
       if (!under(await realpath(cwd), real)) throw outside();
-      const text = await readFile(real, "utf8");
-      return text.length > MAX_FILE_CHARS
-        ? `${text.slice(0, MAX_FILE_CHARS)}\n[… ${text.length - MAX_FILE_CHARS} more characters not shown]`
-        : text;
+      return await readHead(real);
     }
     default:
       throw new Error(

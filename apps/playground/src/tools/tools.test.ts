@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -46,5 +46,30 @@ describe("playground tools", () => {
     expect(await runTool("read_file", { path: "..notes" }, dir).catch((e: Error) => e.message)).toMatch(
       /not a file/,
     );
+  });
+
+  it("reads the first 20,000 characters of a file of any size, saying how much more there is", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "playground-"));
+    try {
+      const head = Array.from({ length: 3000 }, (_, i) => `log line ${i}: ok`).join("\n");
+      await writeFile(join(dir, "app.log"), head);
+      // A log past the longest string JavaScript can hold (sparse: no disk is spent). Read whole, it
+      // failed with "Cannot create a string longer than 0x1fffffe8 characters" after holding 600 MB.
+      const size = 600 * 1024 * 1024;
+      await truncate(join(dir, "app.log"), size);
+      const text = await runTool("read_file", { path: "app.log" }, dir);
+      expect(text.startsWith(head.slice(0, 20_000))).toBe(true);
+      const shown = Buffer.byteLength(head.slice(0, 20_000));
+      expect(text.slice(20_000)).toBe(`\n[… ${size - shown} more bytes not shown]`);
+      // A file that fits is read whole, as before.
+      await writeFile(join(dir, "small.txt"), "é".repeat(20_000));
+      expect(await runTool("read_file", { path: "small.txt" }, dir)).toBe("é".repeat(20_000));
+      await writeFile(join(dir, "over.txt"), "é".repeat(20_001));
+      expect(await runTool("read_file", { path: "over.txt" }, dir)).toBe(
+        `${"é".repeat(20_000)}\n[… 2 more bytes not shown]`,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

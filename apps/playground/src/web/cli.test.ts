@@ -51,6 +51,36 @@ describe("playground --web", () => {
     expect(out.trim()).toBe("error: --port must be a whole number from 0 to 65535, not http");
   }, 60_000);
 
+  it("names a --port another program holds in one error line and exits 1, leaving nothing running", async () => {
+    const holder = createServer();
+    const port = await new Promise<number>((resolve) =>
+      holder.listen(0, "127.0.0.1", () => resolve((holder.address() as { port: number }).port)),
+    );
+    try {
+      const child = spawn(process.execPath, ["--import", "tsx", main, "--web", "--port", String(port)], {
+        env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1" },
+      });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      // The simulator it started first kept the process alive after the error: it never exited.
+      const exited = await new Promise<number | null | "still running">((resolve) => {
+        const timer = setTimeout(() => resolve("still running"), 20_000);
+        child.once("exit", (code) => {
+          clearTimeout(timer);
+          resolve(code);
+        });
+      });
+      if (exited === "still running") child.kill("SIGKILL");
+      expect(exited).toBe(1);
+      expect(out.trim().split("\n")).toHaveLength(1);
+      expect(out).toMatch(new RegExp(`^error: .*127\\.0\\.0\\.1:${port}.*--port`));
+    } finally {
+      holder.close();
+    }
+  }, 60_000);
+
   it("names a Redis it cannot reach in one error line and exits 1", async () => {
     const closed = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, "127.0.0.1", () => {

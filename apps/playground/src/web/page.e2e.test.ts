@@ -156,6 +156,27 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     expect(await page.textContent(".answer")).toBe(streamed);
   }, 60_000);
 
+  it("a second tab left open shows a run the first one starts, live, to its end", async () => {
+    const other = await context.newPage();
+    try {
+      await other.goto(server.url);
+      await other.waitForSelector("body[data-ready=true]");
+      await ask("What is 17 * 23?");
+      const id = await page.getAttribute("#run", "data-run");
+      // Was never: an idle page learnt of no run but the one it was opened on.
+      await other.waitForFunction((want) => document.getElementById("run")?.dataset.run === want, id, {
+        timeout: 10_000,
+      });
+      await other.waitForSelector("#metrics:not([hidden])", { timeout: 30_000 });
+      await finished();
+      expect(await other.textContent(".tool .result")).toBe("391");
+      expect(await other.textContent(".answer")).toBe(await page.textContent(".answer"));
+      expect(await other.isEnabled("#send")).toBe(true);
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
+
   it("the stop button ends a run whose tool hangs, with every call answered", async () => {
     await ask("What time is it? Then call hang_forever.");
     await page.waitForSelector(".tool[data-state='running'] .name:text('hang_forever')");
@@ -250,6 +271,64 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
       await web.close();
       await endpoint.close();
     }
+  }, 60_000);
+
+  it("opened after its last run's events were let go: says the run ended and takes the next prompt at once", async () => {
+    const web = await startWebServer({ retainEndedMs: 200 });
+    try {
+      const started = await fetch(`${web.url}api/runs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ prompt: "what is 6 * 7" }),
+      });
+      const { id } = (await started.json()) as { id: string };
+      // Followed to its end (the stream closes after done), then let go by the server.
+      await (await fetch(`${web.url}api/runs/${id}/events`)).text();
+      const deadline = Date.now() + 10_000;
+      while ((await fetch(`${web.url}api/runs/${id}/events`)).status !== 410 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      expect((await fetch(`${web.url}api/runs/${id}/events`)).status).toBe(410);
+
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      await page.waitForFunction(
+        () => !(document.getElementById("send") as HTMLButtonElement).disabled,
+        undefined,
+        { timeout: 20_000 },
+      );
+      // Was "Lost this run's events: the server no longer has it. Reload to start again." after six
+      // failed reconnects, with the Run button disabled meanwhile — and a reload did the same.
+      expect(await page.textContent("#status")).toBe(
+        "The last run has ended; its events are no longer kept.",
+      );
+      expect(await page.isDisabled("#stop")).toBe(true);
+      await ask("what is 6 * 7");
+      await finished();
+      expect(await page.textContent(".tool .result")).toBe("42");
+    } finally {
+      await web.close();
+    }
+  }, 60_000);
+
+  it("says a prompt was not started when the playground server is gone, rather than 'Starting…' for ever", async () => {
+    const web = await startWebServer();
+    await page.goto(web.url);
+    await page.waitForSelector("body[data-ready=true]");
+    await web.close(); // Ctrl-C in the terminal; the page stays open
+    await page.fill("#prompt", "what is 6 * 7");
+    await page.press("#prompt", "Enter");
+    await page.waitForFunction(
+      () => document.getElementById("status")?.textContent?.startsWith("Not started"),
+      undefined,
+      {
+        timeout: 10_000,
+      },
+    );
+    expect(await page.textContent("#status")).toBe(
+      "Not started: the playground server did not answer (is it still running?).",
+    );
+    expect(await page.inputValue("#prompt")).toBe("what is 6 * 7");
+    expect(await page.isEnabled("#send")).toBe(true);
   }, 60_000);
 
   it("shows an endpoint that cannot be reached as an error line, and the run as failed", async () => {

@@ -47,6 +47,11 @@ export interface WebServerOptions {
    * the stop button only; the scripted simulator calls it when a prompt names it.
    */
   hangTool?: boolean;
+  /**
+   * How long a finished run's events stay for a reload to replay (the bus's `retainEndedMs`; default
+   * 10 minutes). Without `redis` only; Redis keeps them as `createRedisStores` does.
+   */
+  retainEndedMs?: number;
   /** The simulator's milliseconds between streamed chunks (default 10). */
   chunkDelayMs?: number;
   /**
@@ -140,7 +145,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
           bus: stores.bus,
         },
       })
-    : createRuntime();
+    : createRuntime(
+        options.retainEndedMs !== undefined ? { events: { retainEndedMs: options.retainEndedMs } } : {},
+      );
   const simulator: TestServer | undefined = options.endpoint
     ? undefined
     : await startServer({
@@ -362,10 +369,24 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       else res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+    });
+  } catch (error) {
+    // What was started for the page would keep the process alive after the error is told.
+    await simulator?.close();
+    await shared?.close();
+    await stores?.close();
+    if ((error as { code?: unknown }).code === "EADDRINUSE") {
+      throw new Error(
+        `127.0.0.1:${options.port} is already in use by another program: choose another --port (0 picks a free one).`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   allowedHosts.add(`127.0.0.1:${port}`).add(`localhost:${port}`);
   return {

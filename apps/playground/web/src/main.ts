@@ -93,35 +93,94 @@ function follow(id: string, prompt: string): void {
     source.onerror = () => {
       if (run.ended || current !== run) return;
       // CONNECTING: the browser reconnects by itself, sending Last-Event-ID. CLOSED: the server
-      // refused (restarted, or the run is gone); try a few times, then say so.
-      if (source.readyState !== EventSource.CLOSED) return;
-      failures++;
-      if (failures > 5) {
-        status.textContent = "Lost this run's events: the server no longer has it. Reload to start again.";
-        setRunning(false);
-        return;
-      }
-      status.textContent = "Lost the run's events; reconnecting…";
-      setTimeout(() => {
-        if (current === run && !run.ended) connect(lastSeq);
-      }, 1000);
+      // refused (restarted, or the run is gone).
+      if (source.readyState === EventSource.CLOSED) void refused(source);
     };
+  };
+  /** After a refused stream: a run that ended (its events let go) or that the server no longer knows is over; else retry a few times, then say so. */
+  const refused = async (source: EventSource) => {
+    const known = await api<State>(`/api/state?run=${encodeURIComponent(id)}`).then(
+      ({ body }) => body.run ?? "unknown",
+      () => "unreachable" as const,
+    );
+    if (run.ended || current !== run || run.source !== source) return;
+    if (known === "unknown" || (known !== "unreachable" && known.ended)) {
+      run.ended = true;
+      setRunning(false);
+      status.textContent =
+        known === "unknown"
+          ? "The server no longer has this run (it was restarted); ask again."
+          : "The last run has ended; its events are no longer kept.";
+      return;
+    }
+    failures++;
+    if (failures > 5) {
+      status.textContent = "Lost this run's events: the server did not answer. Reload to try again.";
+      setRunning(false);
+      return;
+    }
+    status.textContent = "Lost the run's events; reconnecting…";
+    setTimeout(() => {
+      if (current === run && !run.ended) connect(lastSeq);
+    }, 1000);
   };
   connect(0);
 }
 
+/** What the page says when the playground server did not answer a request (stopped, or not reachable). */
+const NO_SERVER = "the playground server did not answer (is it still running?).";
+
+/** How often an idle page asks whether a run was started elsewhere. */
+const WATCH_MS = 1500;
+/** The newest run the server named when last asked: a newer one was started elsewhere. */
+let newest: string | undefined;
+/** True while this page's own prompt is being started. */
+let asking = false;
+
+/** The server's newest run (any tab's, or with --redis any playground's); null when it did not answer. */
+function newestRun(): Promise<State["run"] | null> {
+  return api<State>("/api/state").then(
+    ({ body }) => body.run,
+    () => null,
+  );
+}
+
+/** While the page is idle, a run started in another tab (or another playground on the same --redis) is followed. */
+function watchForRuns(): void {
+  setInterval(async () => {
+    if (asking || (current && !current.ended)) return;
+    const run = await newestRun();
+    if (!run || run.id === newest) return;
+    newest = run.id;
+    if (asking || (current && !current.ended) || run.id === current?.id) return;
+    status.textContent = "Following a run started in another tab or playground…";
+    follow(run.id, run.prompt);
+  }, WATCH_MS);
+}
+
 async function ask(prompt: string): Promise<void> {
   status.textContent = "Starting…";
-  const { status: code, body } = await api<{ id?: string; error?: string }>("/api/runs", {
+  asking = true;
+  const answer = await api<{ id?: string; error?: string }>("/api/runs", {
     method: "POST",
     body: JSON.stringify({ prompt }),
-  });
+  })
+    .catch(() => undefined)
+    .finally(() => {
+      asking = false;
+    });
+  if (!answer) {
+    status.textContent = `Not started: ${NO_SERVER}`;
+    return;
+  }
+  const { status: code, body } = answer;
   if (code !== 201 || !body.id) {
     status.textContent = `Not started: ${body.error ?? code}`;
     return;
   }
   status.textContent = "Running…";
   promptBox.value = "";
+  newest = body.id;
   follow(body.id, prompt);
 }
 
@@ -139,18 +198,24 @@ promptBox.addEventListener("keydown", (event) => {
 stop.addEventListener("click", () => {
   if (!current || current.ended) return;
   status.textContent = "Stopping…";
-  void api(`/api/runs/${encodeURIComponent(current.id)}/stop`, { method: "POST", body: "{}" });
+  void api(`/api/runs/${encodeURIComponent(current.id)}/stop`, { method: "POST", body: "{}" }).catch(() => {
+    status.textContent = `Not stopped: ${NO_SERVER}`;
+  });
 });
 
 const specText = $<HTMLTextAreaElement>("spec-text");
 const specResult = $<HTMLElement>("spec-result");
 async function loadSpec(text: string): Promise<void> {
-  const { body } = await api<SpecReport & { error?: string }>("/api/spec", {
-    method: "POST",
-    body: JSON.stringify({ text }),
-  });
-  renderSpec(specResult, body);
-  await refreshWhere();
+  try {
+    const { body } = await api<SpecReport & { error?: string }>("/api/spec", {
+      method: "POST",
+      body: JSON.stringify({ text }),
+    });
+    renderSpec(specResult, body);
+    await refreshWhere();
+  } catch {
+    status.textContent = `Spec not loaded: ${NO_SERVER}`;
+  }
 }
 $<HTMLFormElement>("spec-form").addEventListener("submit", (event) => {
   event.preventDefault();
@@ -183,6 +248,8 @@ async function boot(): Promise<void> {
   }
   if (state.run) follow(state.run.id, state.run.prompt);
   else setRunning(false);
+  newest = (await newestRun())?.id;
+  watchForRuns();
   document.body.dataset.ready = "true";
 }
 
