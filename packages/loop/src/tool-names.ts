@@ -103,7 +103,8 @@ function joinQuestions(first: UserMessage, second: UserMessage): UserMessage {
  * the wire's, and assistant messages that say nothing left out. User messages side by side (around a
  * left-out answer, or a question a failed or stopped run never answered before the next) go as one:
  * chat templates that make roles alternate (Gemma's, Mistral's) refuse two in a row, as endpoints
- * that check the transcript refuse the empty answer.
+ * that check the transcript refuse the empty answer. Two with different `name`s (two speakers in a
+ * group chat) stay apart: joined, the second speaker's words would go under the first's name.
  */
 export function wireMessages(
   messages: readonly ChatMessage[],
@@ -113,7 +114,7 @@ export function wireMessages(
   for (const message of messages) {
     if (saysNothing(message)) continue;
     const before = said[said.length - 1];
-    if (before?.role === "user" && message.role === "user") {
+    if (before?.role === "user" && message.role === "user" && before.name === message.name) {
       said[said.length - 1] = joinQuestions(before, message);
     } else said.push(message);
   }

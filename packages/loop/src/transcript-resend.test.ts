@@ -308,6 +308,25 @@ describe("a question no answer followed", () => {
     expect(sent).toEqual([{ role: "user", content: "What is 2 + 3?\n\nAnd 3 + 4?" }]);
     expect(next.messages.slice(0, 2)).toEqual([...QUESTION, { role: "user", content: "And 3 + 4?" }]);
   });
+
+  it("stays apart from a question another named speaker asked next, so no one's words go under another's name", async () => {
+    const server = await serve({ replies: [{ content: "Both answered." }] });
+    const asked: ChatMessage[] = [
+      { role: "user", name: "alice", content: "What is 2 + 3?" },
+      { role: "user", name: "bob", content: "And 3 + 4?" },
+      { role: "user", name: "bob", content: "Quickly, please." },
+    ];
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: asked,
+      dispatch: () => "",
+    });
+    const sent = (server.chatRequests[0]?.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+    expect(sent).toEqual([
+      { role: "user", name: "alice", content: "What is 2 + 3?" },
+      { role: "user", name: "bob", content: "And 3 + 4?\n\nQuickly, please." },
+    ]);
+  });
 });
 
 describe("an answer that said nothing, before the question the hooks speak to", () => {
