@@ -321,6 +321,19 @@ export async function createRedisCapabilityStore(
       }
       return entryFor(id, baseUrl, apiKey, headers).supports;
     },
+    peekCapabilities(baseUrl, apiKey, headers) {
+      if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
+        throw new TypeError("peekCapabilities: baseUrl must be the endpoint's non-empty base URL.");
+      }
+      const id = idFor(baseUrl, apiKey, headers);
+      const held = entries.get(id);
+      if (held) return held.supports;
+      // Not held here, but another instance may have calibrated against this tenant: a detached
+      // object named as it (for `endpointIdOf`), never stored, so nothing here is made or changed.
+      const detached: EndpointCapabilities = { strictSchemas: true, usageInStream: true };
+      ids.set(detached, id);
+      return detached;
+    },
     modelCapabilitiesFor,
     endpointIdOf: (supports) => ids.get(supports),
     exportCapabilities() {
