@@ -173,7 +173,13 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
       states.set(base, latches);
       return this;
     },
-    delete: (base) => states.delete(base),
+    delete(base) {
+      // What Redis said of the server goes too, or the next lookup would adopt it straight back:
+      // the pool's `forget` (and its bound) would drop nothing, and the server would never be asked
+      // again by this instance. Learned again, it is shared again.
+      known.delete(idOf(base));
+      return states.delete(base);
+    },
     clear() {
       states.clear();
       known.clear();
