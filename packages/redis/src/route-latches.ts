@@ -190,7 +190,8 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
     keys: () => states.keys(),
     reload,
     async close() {
-      owed.close();
+      // A latch learned just before close() still reaches Redis when it is there.
+      await owed.finish();
       subscriber.destroy();
       writer.destroy();
     },
