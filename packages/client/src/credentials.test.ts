@@ -632,6 +632,58 @@ describe("a pool stays bounded", () => {
     expect(pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-b" })).toBe(other);
   });
 
+  it("forgets one tenant told apart only by its api-key header, and keeps the other's client", async () => {
+    const pool = createClientPool();
+    const tenantA = { baseUrl: server.baseUrl, headers: { "api-key": "azure-tenant-a-0123" } };
+    const tenantB = { baseUrl: server.baseUrl, headers: { "Api-Key": "azure-tenant-b-4567" } };
+    const a = pool.getClient(tenantA);
+    const aSlow = pool.getClient({ ...tenantA, requestTimeoutSeconds: 600 });
+    const b = pool.getClient(tenantB);
+    const keyless = pool.getClient({ baseUrl: server.baseUrl });
+    server.enqueue({ type: "turn", content: "a" }, { type: "turn", content: "b" });
+    await ask(a);
+    await ask(b);
+    expect(server.chatRequests.map((r) => r.headers["api-key"])).toEqual([
+      "azure-tenant-a-0123",
+      "azure-tenant-b-4567",
+    ]);
+
+    // A's clients (every timeout), named by its headers in any case; B's and the headerless one stay.
+    expect(pool.forget({ baseUrl: server.baseUrl, headers: { "API-KEY": "azure-tenant-a-0123" } })).toBe(2);
+    expect(pool.size).toBe(2);
+    expect(pool.getClient(tenantB)).toBe(b);
+    expect(pool.getClient({ baseUrl: server.baseUrl })).toBe(keyless);
+    expect(pool.getClient(tenantA)).not.toBe(a);
+    expect(pool.getClient({ ...tenantA, requestTimeoutSeconds: 600 })).not.toBe(aSlow);
+    server.enqueue({ type: "turn", content: "b again" });
+    await ask(pool.getClient(tenantB));
+    expect(server.chatRequests.at(-1)?.headers["api-key"]).toBe("azure-tenant-b-4567");
+
+    // Without headers, as before: every client of that base URL and key, whatever its headers (A's
+    // two made again above, B's and the headerless one).
+    expect(pool.forget({ baseUrl: server.baseUrl })).toBe(4);
+    expect(pool.size).toBe(0);
+    // Headers forget checks them as getClient does.
+    expect(() => pool.forget({ baseUrl: server.baseUrl, headers: { "api-key": "a\nb" } })).toThrow(
+      EndpointConfigError,
+    );
+  });
+
+  it("forgets with empty headers only the clients sent no headers", () => {
+    const pool = createClientPool();
+    const plain = pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-a" });
+    const titled = pool.getClient({
+      baseUrl: server.baseUrl,
+      apiKey: "sk-tenant-a",
+      headers: { "X-Title": "t" },
+    });
+    expect(pool.forget({ baseUrl: server.baseUrl, apiKey: "sk-tenant-a", headers: {} })).toBe(1);
+    expect(
+      pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-a", headers: { "x-title": "t" } }),
+    ).toBe(titled);
+    expect(pool.getClient({ baseUrl: server.baseUrl, apiKey: "sk-tenant-a" })).not.toBe(plain);
+  });
+
   it("forgets a tenant whose base URL was spelled another way (scheme or host case, a default port)", () => {
     const pool = createClientPool();
     const port = new URL(server.baseUrl).port;

@@ -112,11 +112,11 @@ export function contextLimitFor(
 }
 
 /**
- * Drops one tenant's entries from the default pool: its clients (any headers and timeout) and its
- * server's window-route latches. Answers how many clients went. Throws `EndpointConfigError` for
- * an unusable base URL.
+ * Drops one tenant's entries from the default pool: its clients (any timeout; given `headers`, only
+ * those sent exactly them, else any headers) and its server's window-route latches. Answers how
+ * many clients went. Throws `EndpointConfigError` for an unusable base URL or headers.
  */
-export function forgetClients(endpoint: Pick<Endpoint, "baseUrl" | "apiKey">): number {
+export function forgetClients(endpoint: Pick<Endpoint, "baseUrl" | "apiKey" | "headers">): number {
   return defaultClientPool.forget(endpoint);
 }
 

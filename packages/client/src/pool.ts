@@ -67,10 +67,14 @@ export interface ClientPool {
   /** How many clients are pooled. */
   readonly size: number;
   /**
-   * Drops one tenant's entries: every client made for this base URL and key (whatever its headers
-   * and timeout) and the window-route latches of its server. Answers how many clients went.
+   * Drops one tenant's entries: every client made for this base URL and key — given `headers`, only
+   * those sent exactly these headers (names in any case; `{}` is the clients sent none), absent or
+   * `null`, whatever their headers — whatever its timeout, and the window-route latches of its
+   * server. So a tenant told apart only by a header (an `api-key`, no `apiKey`) is forgotten alone.
+   * Answers how many clients went. Throws `EndpointConfigError` for a base URL or headers
+   * `getClient` would refuse.
    */
-  forget(endpoint: Pick<Endpoint, "baseUrl" | "apiKey">): number;
+  forget(endpoint: Pick<Endpoint, "baseUrl" | "apiKey" | "headers">): number;
   /** Drops every pooled client and every window-route latch. */
   reset(): void;
 }
@@ -125,7 +129,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
   const options: ClientPoolOptions = given ?? {};
   const maxClients = positiveWhole("maxClients", options.maxClients, DEFAULT_MAX_CLIENTS);
   // Insertion order is recency: a hit is moved to the end, the first entry is the one to drop.
-  const clients = new Map<string, { client: OpenAI; tenant: string }>();
+  const clients = new Map<string, { client: OpenAI; tenant: string; sent: string }>();
   const windows = createWindowDiscovery(options);
   const { onLog } = options;
   if (onLog !== undefined && onLog !== null && typeof onLog !== "function") {
@@ -148,7 +152,8 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
       const headers = checkedHeaders(endpoint.headers);
       const timeout = timeoutMs(endpoint) ?? NO_TIMEOUT_MS;
       const tenant = tenantOf(baseURL, apiKey);
-      const id = JSON.stringify([tenant, Object.entries(headers).sort(), timeout]);
+      const sent = sentText(headers);
+      const id = JSON.stringify([tenant, sent, timeout]);
       const hit = clients.get(id);
       if (hit) {
         clients.delete(id);
@@ -182,7 +187,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
         logger: { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug") },
         fetch: redactingFetch(secrets, keepErrorBodies(sameOriginRedirects())),
       });
-      clients.set(id, { client, tenant });
+      clients.set(id, { client, tenant, sent });
       while (clients.size > maxClients) {
         const oldest = clients.keys().next().value as string;
         clients.delete(oldest);
@@ -199,9 +204,12 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
     forget(endpoint) {
       const baseURL = checkedBaseUrl(endpoint);
       const tenant = tenantOf(baseURL, apiKeyOf(endpoint));
+      // Absent or null headers: the tenant is the base URL and key, whatever it was sent besides.
+      const given = endpoint.headers;
+      const sent = given === undefined || given === null ? undefined : sentText(checkedHeaders(given));
       let dropped = 0;
       for (const [id, entry] of clients) {
-        if (entry.tenant === tenant) {
+        if (entry.tenant === tenant && (sent === undefined || entry.sent === sent)) {
           clients.delete(id);
           dropped++;
         }
@@ -214,6 +222,14 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
       windows.reset();
     },
   };
+}
+
+/**
+ * Checked headers as one text, sorted by name: the headers part of a client's pool id. Only ever
+ * held in the pool's own map, as the client itself holds them.
+ */
+function sentText(headers: Record<string, string>): string {
+  return JSON.stringify(Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** The lookup's answer, or its failure with the endpoint's credentials taken out. */

@@ -85,6 +85,52 @@ describe("runtimes", () => {
     ).toBe(true);
   });
 
+  it("forgetting a header tenant keeps the pooled client of the tenant told apart only by its header", async () => {
+    server = await startServer({ replies: [{ content: "a" }, { content: "b" }, { content: "b again" }] });
+    const runtime = createRuntime();
+    const tenantA = { baseUrl: server.baseUrl, headers: { "api-key": "azure-tenant-a" }, model: "sim" };
+    const tenantB = { baseUrl: server.baseUrl, headers: { "api-key": "azure-tenant-b" }, model: "sim" };
+    await runtime.runAgentLoop({ config: tenantA, messages: question, dispatch: () => "" });
+    await runtime.runAgentLoop({ config: tenantB, messages: question, dispatch: () => "" });
+    const clientB = runtime.clients.getClient(tenantB);
+    const clientA = runtime.clients.getClient(tenantA);
+    expect(runtime.clients.size).toBe(2);
+
+    runtime.forget(tenantA);
+
+    expect(runtime.clients.size).toBe(1);
+    expect(runtime.clients.getClient(tenantB)).toBe(clientB);
+    expect(runtime.clients.getClient(tenantA)).not.toBe(clientA);
+    await runtime.runAgentLoop({ config: tenantB, messages: question, dispatch: () => "" });
+    expect(server.chatRequests.map((r) => r.headers["api-key"])).toEqual([
+      "azure-tenant-a",
+      "azure-tenant-b",
+      "azure-tenant-b",
+    ]);
+  });
+
+  it("forgetting a tenant the store does not hold evicts no other tenant's latches at the store's bound", async () => {
+    server = await startServer({
+      replies: [refusal(), { content: "a" }, { content: "b" }, { content: "a again" }],
+    });
+    const runtime = createRuntime({ capabilities: { maxEndpoints: 2 } });
+    const tenantA = { baseUrl: server.baseUrl, apiKey: "sk-tenant-a", model: "sim" };
+    const tenantB = { baseUrl: server.baseUrl, apiKey: "sk-tenant-b", model: "sim" };
+    await runtime.runAgentLoop({ config: tenantA, messages: question, dispatch: () => "" });
+    await runtime.runAgentLoop({ config: tenantB, messages: question, dispatch: () => "" });
+    expect(runtime.capabilities.size).toBe(2);
+
+    // A tenant that never ran here (or was dropped already) is forgotten: nothing to drop.
+    runtime.forget({ baseUrl: server.baseUrl, apiKey: "sk-tenant-never-seen" });
+    runtime.forget({ baseUrl: "http://127.0.0.1:9/v1", headers: { "api-key": "azure-other" } });
+
+    expect(runtime.capabilities.size).toBe(2);
+    await runtime.runAgentLoop({ config: tenantA, messages: question, dispatch: () => "" });
+    const sentOptions = server.chatRequests.map((r) => "stream_options" in (r.body as object));
+    // A refused stream_options, re-sent without; B asked with it; A still remembers its refusal.
+    expect(sentOptions).toEqual([true, false, true, false]);
+  });
+
   it("resetAll forgets the default runtime's latches, clients and run buffers", async () => {
     server = await startServer({ replies: [refusal(), { content: "a" }, { content: "b" }] });
     const config = { baseUrl: server.baseUrl, model: "sim" };

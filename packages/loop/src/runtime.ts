@@ -119,8 +119,10 @@ function runtimeOf(
       const { baseUrl, apiKey, headers } = endpoint;
       // The loop calibrates against the endpoint's capability record. In memory that is a weak key,
       // gone with the record; a shared store names the record by its endpoint, so its readings
-      // outlive it and are forgotten by it here. (A tenant the store did not hold is made, then dropped.)
-      calibration.forget(capabilities.capabilitiesFor(baseUrl, apiKey, headers));
+      // outlive it and are forgotten by it here. Only looked at: making a record for a tenant the
+      // store does not hold would push the least recently used tenant out of a store at its bound.
+      const record = capabilities.peekCapabilities?.(baseUrl, apiKey, headers);
+      if (record !== undefined) calibration.forget(record);
       capabilities.forget(baseUrl, apiKey, headers);
       // Readings a host took under the base URL go too.
       calibration.forget(baseUrl);

@@ -91,6 +91,20 @@ export interface CapabilityStore {
     apiKey?: string,
     headers?: Readonly<Record<string, string>>,
   ): EndpointCapabilities;
+  /**
+   * The live capabilities `capabilitiesFor` hands out for this tenant (same arguments), if the store
+   * holds them; `undefined` if it does not. Never creates an endpoint, never forgets one to make
+   * room and never changes which is least recently used — for finding what to forget (the loop's
+   * `runtime.forget` calibrates against this object) without pushing another tenant out. A store
+   * shared between processes may answer, for a tenant it does not hold here, a detached object it
+   * names as that tenant, so what other processes keep under that name can be forgotten too; it is
+   * never stored. Optional, so a store written before it still fits; throws as `capabilitiesFor`.
+   */
+  peekCapabilities?(
+    baseUrl: string,
+    apiKey?: string,
+    headers?: Readonly<Record<string, string>>,
+  ): EndpointCapabilities | undefined;
   /** The live capabilities of `model` on the endpoint `supports` describes. */
   modelCapabilitiesFor(supports: EndpointCapabilities, model: string): ModelCapabilities;
   /** Every latch as a versioned JSON-safe snapshot. */
@@ -391,6 +405,13 @@ export function createCapabilityStore(given: CapabilityStoreOptions = {}): Capab
       }
       const { url, keyId } = idOf("capabilitiesFor", baseUrl, apiKey, headers);
       return entryFor(url, keyId).supports;
+    },
+    peekCapabilities(baseUrl, apiKey, headers) {
+      if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
+        throw new TypeError("peekCapabilities: baseUrl must be the endpoint's non-empty base URL.");
+      }
+      const { url, keyId } = idOf("peekCapabilities", baseUrl, apiKey, headers);
+      return entries.get(`${url}\n${keyId}`)?.supports;
     },
     forget(baseUrl, apiKey, headers) {
       if (typeof baseUrl !== "string") return false;

@@ -29,6 +29,24 @@ describe("a capability store stays bounded", () => {
     expect(store.capabilitiesFor("http://shared.test/v1", "sk-theirs")).toBe(theirs);
   });
 
+  it("peeks at a tenant without making it, pushing another out, or moving it up", () => {
+    const store = createCapabilityStore({ maxEndpoints: 2 });
+    const a = store.capabilitiesFor("http://a.test/v1", "sk-a");
+    a.strictSchemas = false;
+    const b = store.capabilitiesFor("http://b.test/v1", "sk-b", { "api-key": "hdr-b" });
+    expect(store.peekCapabilities?.("http://never.test/v1", "sk-never")).toBeUndefined();
+    expect(store.peekCapabilities?.("http://a.test/v1", "sk-other")).toBeUndefined();
+    expect(store.size).toBe(2);
+    // Found under any spelling of the server, with its headers in any case; not made most recent.
+    expect(store.peekCapabilities?.("HTTP://A.test:80/v1/", "sk-a")).toBe(a);
+    expect(store.peekCapabilities?.("http://b.test/v1", "sk-b", { "API-KEY": "hdr-b" })).toBe(b);
+    store.capabilitiesFor("http://c.test/v1", "sk-c");
+    expect(store.peekCapabilities?.("http://a.test/v1", "sk-a")).toBeUndefined();
+    expect(store.peekCapabilities?.("http://b.test/v1", "sk-b", { "api-key": "hdr-b" })).toBe(b);
+    expect(() => store.peekCapabilities?.("", "sk-a")).toThrow(TypeError);
+    expect(() => store.peekCapabilities?.("http://a.test/v1", 7 as never)).toThrow(TypeError);
+  });
+
   it("refuses a bound that is not a whole number from 1", () => {
     expect(() => createCapabilityStore({ maxEndpoints: 0 })).toThrow(/maxEndpoints/);
   });

@@ -160,6 +160,34 @@ describe.skipIf(!HAS_REDIS)("the Redis bus", () => {
     }
   });
 
+  it("keeps a run for a retention longer than Redis can count in ms, without reporting its events refused", async () => {
+    // A host's "keep it for ever": settings take any positive finite number.
+    const keep = { retainEndedMs: Number.MAX_VALUE, retainUnendedMs: 1e19 };
+    const prefix = `t${buses.length}:`;
+    const reports: unknown[] = [];
+    const a = await createRedisBus({
+      url: server.url,
+      prefix,
+      settings: keep,
+      onError: (e) => reports.push(e),
+    });
+    buses.push(a);
+    const raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+    try {
+      a.emit("kept", { kind: "output", text: "one" });
+      await a.flushed();
+      expect(Number(await raw.sendCommand(["PTTL", `${prefix}run:kept`]))).toBeGreaterThan(1e15);
+      a.emit("kept", done);
+      await a.flushed();
+      expect(reports).toEqual([]);
+      expect((await a.readHistory("kept")).map((e) => e.kind)).toEqual(["output", "done"]);
+      expect(Number(await raw.sendCommand(["PTTL", `${prefix}run:kept`]))).toBeGreaterThan(1e15);
+    } finally {
+      raw.destroy();
+    }
+  });
+
   it("rejects a bad run id or event with an EventsError naming it", async () => {
     const a = await bus();
     expect(() => a.emit("", { kind: "output", text: "x" })).toThrow(/run id as a non-empty string/);

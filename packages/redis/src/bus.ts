@@ -315,8 +315,16 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
   const deadline = (run: LocalRun) =>
     run.touched + (run.ended ? current.retainEndedMs : current.retainUnendedMs);
+  // Redis counts an expiry in whole ms below 2^63 from now, and reads no exponent: a retention past
+  // that (a host's "for ever", Number.MAX_VALUE) is held to about 285,000 years, not refused by
+  // PEXPIRE after the events were appended (they were reported dropped and the stream never expired).
   const ttl = (run: LocalRun | undefined) =>
-    String(Math.ceil(run?.ended ? current.retainEndedMs : current.retainUnendedMs));
+    String(
+      Math.min(
+        Math.ceil(run?.ended ? current.retainEndedMs : current.retainUnendedMs),
+        Number.MAX_SAFE_INTEGER,
+      ),
+    );
 
   const sweep = (): void => {
     sweepTimer = undefined;

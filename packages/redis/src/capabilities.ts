@@ -7,7 +7,7 @@ import {
 } from "@loopwright/negotiate";
 import { call, connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
-import { MAX_OWED, Owed } from "./owed.js";
+import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 
 /** Options for {@link createRedisCapabilityStore}. */
 export interface RedisCapabilityStoreOptions extends RedisOptions {
@@ -307,6 +307,26 @@ export async function createRedisCapabilityStore(
   }, syncMs);
   timer.unref();
 
+  let closing: Promise<void> | undefined;
+  const closeOnce = async (): Promise<void> => {
+    // A latch learned or a tenant forgotten just before close() still reaches Redis when it is there.
+    if (writer.isReady) {
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.all([...entries.values()].map(share)),
+        new Promise((resolve) => {
+          bound = setTimeout(resolve, CLOSE_BOUND_MS);
+        }),
+      ]);
+      clearTimeout(bound);
+    }
+    await owed.finish();
+    closed = true;
+    clearInterval(timer);
+    subscriber.destroy();
+    writer.destroy();
+  };
+
   return {
     capabilitiesFor(baseUrl, apiKey, headers) {
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
@@ -320,6 +340,19 @@ export async function createRedisCapabilityStore(
         if (cacheKey !== undefined) idCache.set(cacheKey, id);
       }
       return entryFor(id, baseUrl, apiKey, headers).supports;
+    },
+    peekCapabilities(baseUrl, apiKey, headers) {
+      if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
+        throw new TypeError("peekCapabilities: baseUrl must be the endpoint's non-empty base URL.");
+      }
+      const id = idFor(baseUrl, apiKey, headers);
+      const held = entries.get(id);
+      if (held) return held.supports;
+      // Not held here, but another instance may have calibrated against this tenant: a detached
+      // object named as it (for `endpointIdOf`), never stored, so nothing here is made or changed.
+      const detached: EndpointCapabilities = { strictSchemas: true, usageInStream: true };
+      ids.set(detached, id);
+      return detached;
     },
     modelCapabilitiesFor,
     endpointIdOf: (supports) => ids.get(supports),
@@ -371,12 +404,9 @@ export async function createRedisCapabilityStore(
       await Promise.all([...entries.values()].map(share));
     },
     reload,
-    async close() {
-      closed = true;
-      owed.close();
-      clearInterval(timer);
-      subscriber.destroy();
-      writer.destroy();
+    close() {
+      closing ??= closeOnce();
+      return closing;
     },
   };
 }

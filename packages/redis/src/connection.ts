@@ -159,6 +159,21 @@ export async function connectStore(options: unknown, where: string): Promise<Con
       },
     );
   }
+  // A server can take the connection and refuse every command (it wants a password the URL does not
+  // give: NOAUTH): ask once on each, so that fails here, as a RedisStoreError with both closed, not
+  // as the client's bare error from the store's first subscribe or read with both left open.
+  try {
+    await Promise.all([call(writer, ["PING"]), call(subscriber, ["PING"])]);
+  } catch (cause) {
+    writer.destroy();
+    subscriber.destroy();
+    const reply = cause instanceof Error ? (cause.message.match(/^[A-Z]+/)?.[0] ?? "an error") : "an error";
+    throw new RedisStoreError(
+      "connect",
+      `${where} reached Redis at ${shownUrl(resolved.url)}, which refused its first command (${reply}). If the server needs a password, give it in the URL (redis://:password@host:6379, or redis://user:password@host:6379).`,
+      { cause },
+    );
+  }
   return { resolved, writer, subscriber };
 }
 

@@ -25,6 +25,9 @@ export interface OwedOptions<T> {
  */
 export const MAX_OWED = 10_000;
 
+/** How long a store's `close()` waits for what it owes to reach Redis, as the bus waits for its events. */
+export const CLOSE_BOUND_MS = 2000;
+
 interface Entry<T> {
   work: T;
 }
@@ -108,6 +111,34 @@ export class Owed<T> {
       });
     this.running = running;
     return running;
+  }
+
+  /**
+   * For a store's `close()`: sends what is owed first when the link is up (a forget made just
+   * before `close()` — a one-shot admin command — reaches Redis instead of being dropped with the
+   * connection), waiting at most `boundMs`; then closes, and tells `report` (`closed`) of whatever is
+   * still owed. Never rejects.
+   */
+  async finish(boundMs = CLOSE_BOUND_MS): Promise<void> {
+    if (!this.closed && this.entries.size > 0 && this.options.link.isReady) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        this.flush(),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, boundMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    this.close();
+    if (this.entries.size > 0) {
+      this.options.report(
+        new RedisStoreError(
+          "closed",
+          `${this.entries.size} ${this.options.what} were not sent to Redis before close().`,
+        ),
+      );
+    }
   }
 
   /** Stops sending and listening; what is still owed is left (read `size` first to report it). */

@@ -48,6 +48,31 @@ describe.skipIf(!HAS_REDIS)("the Redis window-route latches", () => {
     expect(paths(llm)).toHaveLength(2);
   });
 
+  it("a server forgotten by the pool (runtime.forget) is asked its native routes again, as a pool on a Map asks", async () => {
+    // A server that gains llama.cpp's /props later (upgraded, or replaced behind the same address).
+    const served: { models: { id: string }[]; props?: unknown } = { models: [{ id: "m" }] };
+    const server = await startServer(served);
+    const store = await createRedisRouteLatches({ url: redis.url, prefix: "forget-routes:" });
+    stores.push(store);
+    const shared = createClientPool({ routeLatches: store });
+    const own = createClientPool();
+    const endpoint = { baseUrl: server.baseUrl, model: "m" };
+    try {
+      expect(await own.servedWindow(endpoint)).toBeUndefined();
+      expect(await shared.servedWindow(endpoint)).toBeUndefined();
+      expect(store.get(server.baseUrl.replace(/\/v1$/, ""))?.neither).toBe(true);
+      // Forgotten at once, before this instance's own announcement of the latch has come back.
+      shared.forget(endpoint);
+      own.forget(endpoint);
+      served.props = { default_generation_settings: { n_ctx: 8192 } };
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await own.servedWindow(endpoint)).toBe(8192);
+      expect(await shared.servedWindow(endpoint)).toBe(8192);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("shares a latch under a digest of the base URL, so credentials in it never reach Redis", async () => {
     const a = await createRedisRouteLatches({ url: redis.url, prefix: "creds:" });
     const b = await createRedisRouteLatches({ url: redis.url, prefix: "creds:" });

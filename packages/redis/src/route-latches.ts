@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
 import { call, connectStore, type RedisOptions, whenReady } from "./connection.js";
 import { MAX_OWED, Owed } from "./owed.js";
@@ -45,6 +45,8 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
   const keyOf = (id: string) => `${prefix}routes:${id}`;
   const idOf = (base: string) => createHash("sha256").update(base).digest("hex").slice(0, 32);
 
+  /** This instance's mark on what it announces: its own announcements are not laid on again. */
+  const self = randomBytes(9).toString("base64url");
   const states = new Map<string, RouteLatches>();
   /** What Redis says about each server, by digest, until this instance meets the server itself. */
   const known = new Map<string, Fields>();
@@ -64,7 +66,7 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
       Promise.all([
         call(writer, ["HSET", keyOf(id), ...Object.entries(fields).flat()]),
         call(writer, ["SADD", indexKey, id]),
-        call(writer, ["PUBLISH", channel, JSON.stringify({ id, fields })]),
+        call(writer, ["PUBLISH", channel, JSON.stringify({ id, fields, from: self })]),
       ]),
     max: MAX_OWED,
     report,
@@ -144,7 +146,10 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
 
   await subscriber.subscribe(channel, (message) => {
     try {
-      const { id, fields } = JSON.parse(message) as { id: string; fields: Fields };
+      const { id, fields, from } = JSON.parse(message) as { id: string; fields: Fields; from?: string };
+      // Its own announcement, echoed back, holds nothing it did not hold — and arriving after a
+      // `delete` (the pool's forget) it would lay the forgotten latch straight back on.
+      if (from === self) return;
       if (typeof id === "string" && typeof fields === "object" && fields !== null) receive(id, fields);
     } catch (error) {
       report(error);
@@ -173,7 +178,13 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
       states.set(base, latches);
       return this;
     },
-    delete: (base) => states.delete(base),
+    delete(base) {
+      // What Redis said of the server goes too, or the next lookup would adopt it straight back:
+      // the pool's `forget` (and its bound) would drop nothing, and the server would never be asked
+      // again by this instance. Learned again, it is shared again.
+      known.delete(idOf(base));
+      return states.delete(base);
+    },
     clear() {
       states.clear();
       known.clear();
@@ -184,7 +195,8 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
     keys: () => states.keys(),
     reload,
     async close() {
-      owed.close();
+      // A latch learned just before close() still reaches Redis when it is there.
+      await owed.finish();
       subscriber.destroy();
       writer.destroy();
     },

@@ -49,4 +49,26 @@ describe.skipIf(!HAS_REDIS)("a loop runtime on the Redis stores forgets a tenant
     await settled(() => divisor(there) === 4);
     expect(divisor(there)).toBe(4);
   });
+
+  it("runtime.forget on an instance that never ran the tenant drops its readings everywhere and makes nothing", async () => {
+    llm = await startServer({ replies: () => ({ content: "ok", usage: { prompt_tokens: 1000 } }) });
+    const here = await redisHost({ url: redis.url, prefix: "forget-elsewhere:" });
+    const there = await redisHost({ url: redis.url, prefix: "forget-elsewhere:" });
+    closers.push(here, there);
+    const tenant = { baseUrl: llm.baseUrl, headers: { "api-key": "azure-tenant-elsewhere" } };
+    await here.runAgentLoop({ config: { ...tenant, model: "sim" }, messages: QUESTION, dispatch: () => "" });
+    const divisor = () =>
+      here.calibration.charsPerTokenFor(
+        here.capabilities.capabilitiesFor(tenant.baseUrl, undefined, tenant.headers),
+        "sim",
+      );
+    expect(divisor()).not.toBe(4);
+    expect(there.capabilities.size).toBe(0);
+
+    there.runtime.forget(tenant);
+
+    expect(there.capabilities.size).toBe(0);
+    await settled(() => divisor() === 4);
+    expect(divisor()).toBe(4);
+  });
 });
