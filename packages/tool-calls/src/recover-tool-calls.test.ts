@@ -108,6 +108,50 @@ describe("recoverToolCalls in each format", () => {
     expect(out.text).toBe("Let me check.");
   });
 
+  it("keeps a parameter's text as written where the schema takes a string through a union, a $ref, an allOf or an enum", () => {
+    // pydantic writes Optional[str] as anyOf [string, null], a named type as a $ref (v1 wraps it
+    // in allOf), a Literal as an enum: "1984" and "1.10" are the text the model wrote, not numbers.
+    const schema = {
+      type: "object",
+      properties: {
+        query: { anyOf: [{ type: "string" }, { type: "null" }], default: null, title: "Query" },
+        year: { anyOf: [{ type: "integer" }, { type: "null" }], default: null, title: "Year" },
+        version: { $ref: "#/$defs/Version" },
+        channel: { allOf: [{ $ref: "#/$defs/Channel" }], description: "Release channel." },
+        answer: { enum: ["true", "false", "maybe"] },
+        tag: { anyOf: [{ not: {} }, { type: "string" }] },
+      },
+      $defs: { Version: { type: "string", title: "Version" }, Channel: { enum: ["1", "2", "beta"] } },
+    };
+    const param = (key: string, value: string) => [`<parameter=${key}>`, value, "</parameter>"];
+    const text = [
+      "<tool_call>",
+      "<function=search>",
+      ...param("query", "1984"),
+      ...param("year", "1984"),
+      ...param("version", "1.10"),
+      ...param("channel", "1"),
+      ...param("answer", "true"),
+      ...param("tag", "2024"),
+      "</function>",
+      "</tool_call>",
+    ].join("\n");
+    const out = recoverToolCalls(text, [{ name: "search", inputSchema: schema }]);
+    expect(out.calls[0]?.args).toEqual({
+      query: "1984",
+      year: 1984,
+      version: "1.10",
+      channel: "1",
+      answer: "true",
+      tag: "2024",
+    });
+    const none = recoverToolCalls(
+      "<tool_call>\n<function=search>\n<parameter=query>\nnull\n</parameter>\n</function>\n</tool_call>",
+      [{ name: "search", inputSchema: schema }],
+    );
+    expect(none.calls[0]?.args).toEqual({ query: null });
+  });
+
   it("reads both Mistral spellings and Llama 3's python tag", () => {
     expect(
       recoverToolCalls('[TOOL_CALLS] [{"name": "add", "arguments": {"a": 1}}]', tools).calls[0]?.args,

@@ -276,13 +276,78 @@ function jsonArgumentsAt(
   return { found: { args: read.args, raw: text.slice(i, json.end) }, end: json.end, open: json.open };
 }
 
+/**
+ * The JSON types one parameter takes, read through what schema writers put round a type:
+ * `anyOf`/`oneOf` (pydantic's `Optional[str]`), a local `$ref` (a named type), `allOf` (pydantic
+ * v1's wrapper), `enum`/`const` (a `Literal`), `nullable`. Empty for a parameter that takes any
+ * value or is not described.
+ */
 function propertyType(schema: Record<string, unknown> | undefined, key: string): string[] {
   const props = isRecord(schema?.properties) ? schema.properties : undefined;
-  const prop = props && Object.hasOwn(props, key) && isRecord(props[key]) ? props[key] : undefined;
-  if (!prop) return [];
-  const type = prop.type;
-  if (typeof type === "string") return [type];
-  return Array.isArray(type) ? type.filter((t): t is string => typeof t === "string") : [];
+  if (!props || !Object.hasOwn(props, key)) return [];
+  return typesTaken(props[key], schema, 0) ?? [];
+}
+
+/** How deep `typesTaken` follows unions and references before it reads a schema as any value. */
+const TYPE_READ_DEPTH = 16;
+
+/**
+ * The types a schema takes: `[]` for any value, `undefined` for none (`not: {}`, `false`, zod's
+ * way of writing "left out"). Bounded by {@link TYPE_READ_DEPTH}, so a `$ref` to itself ends.
+ */
+function typesTaken(schema: unknown, root: unknown, depth: number): string[] | undefined {
+  if (schema === false) return undefined;
+  if (!isRecord(schema) || depth > TYPE_READ_DEPTH) return [];
+  const not = schema.not;
+  if (not === true || (isRecord(not) && Object.keys(not).length === 0)) return undefined;
+  let types: string[] = [];
+  const narrow = (other: string[] | undefined) => {
+    if (other === undefined || other.length === 0) return;
+    if (types.length === 0) {
+      types = other;
+      return;
+    }
+    const both = types.filter(
+      (t) =>
+        other.includes(t) ||
+        (t === "integer" && other.includes("number")) ||
+        (t === "number" && other.includes("integer")),
+    );
+    if (both.length > 0) types = both;
+  };
+  if (typeof schema.type === "string") narrow([schema.type]);
+  else if (Array.isArray(schema.type)) narrow(schema.type.filter((t): t is string => typeof t === "string"));
+  const values = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
+  if (Array.isArray(values) && values.length > 0) narrow([...new Set(values.map(valueType))]);
+  if (typeof schema.$ref === "string") narrow(typesTaken(localRef(root, schema.$ref), root, depth + 1));
+  if (Array.isArray(schema.allOf)) for (const part of schema.allOf) narrow(typesTaken(part, root, depth + 1));
+  for (const union of [schema.anyOf, schema.oneOf]) {
+    if (!Array.isArray(union) || union.length === 0) continue;
+    const taken = union.map((branch) => typesTaken(branch, root, depth + 1)).filter((t) => t !== undefined);
+    // A branch that takes any value makes the union take any value.
+    if (taken.length > 0 && taken.every((t) => t.length > 0)) narrow([...new Set(taken.flat())]);
+  }
+  if (schema.nullable === true && types.length > 0 && !types.includes("null")) types = [...types, "null"];
+  return types;
+}
+
+function valueType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value === "object" ? "object" : typeof value;
+}
+
+/** A local JSON pointer (`#/$defs/Name`) read in the tool's schema; undefined for any other. */
+function localRef(root: unknown, ref: string): unknown {
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return undefined;
+  let node = root;
+  for (const raw of ref.slice(2).split("/")) {
+    const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (!isRecord(node) || !Object.hasOwn(node, token)) return undefined;
+    node = node[token];
+  }
+  return node;
 }
 
 /**
