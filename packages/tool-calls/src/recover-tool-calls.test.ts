@@ -152,6 +152,20 @@ describe("recoverToolCalls in each format", () => {
     expect(none.calls[0]?.args).toEqual({ query: null });
   });
 
+  it("reads a parameter of an enum of several types as the listed value its text spells", () => {
+    const schema = {
+      type: "object",
+      properties: { size: { enum: [1, 2, "auto"] }, tier: { enum: ["1.10", 2] } },
+    };
+    const call = (size: string, tier: string) =>
+      recoverToolCalls(
+        `<tool_call>\n<function=pick>\n<parameter=size>\n${size}\n</parameter>\n<parameter=tier>\n${tier}\n</parameter>\n</function>\n</tool_call>`,
+        [{ name: "pick", inputSchema: schema }],
+      ).calls[0]?.args;
+    expect(call("2", "1.10")).toEqual({ size: 2, tier: "1.10" });
+    expect(call("auto", "2")).toEqual({ size: "auto", tier: 2 });
+  });
+
   it("reads both Mistral spellings and Llama 3's python tag", () => {
     expect(
       recoverToolCalls('[TOOL_CALLS] [{"name": "add", "arguments": {"a": 1}}]', tools).calls[0]?.args,

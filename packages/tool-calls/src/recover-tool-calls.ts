@@ -282,10 +282,14 @@ function jsonArgumentsAt(
  * v1's wrapper), `enum`/`const` (a `Literal`), `nullable`. Empty for a parameter that takes any
  * value or is not described.
  */
-function propertyType(schema: Record<string, unknown> | undefined, key: string): string[] {
+function propertyType(
+  schema: Record<string, unknown> | undefined,
+  key: string,
+): { types: string[]; listed: unknown[] } {
   const props = isRecord(schema?.properties) ? schema.properties : undefined;
-  if (!props || !Object.hasOwn(props, key)) return [];
-  return typesTaken(props[key], schema, 0) ?? [];
+  const listed: unknown[] = [];
+  if (!props || !Object.hasOwn(props, key)) return { types: [], listed };
+  return { types: typesTaken(props[key], schema, 0, listed) ?? [], listed };
 }
 
 /** How deep `typesTaken` follows unions and references before it reads a schema as any value. */
@@ -295,7 +299,7 @@ const TYPE_READ_DEPTH = 16;
  * The types a schema takes: `[]` for any value, `undefined` for none (`not: {}`, `false`, zod's
  * way of writing "left out"). Bounded by {@link TYPE_READ_DEPTH}, so a `$ref` to itself ends.
  */
-function typesTaken(schema: unknown, root: unknown, depth: number): string[] | undefined {
+function typesTaken(schema: unknown, root: unknown, depth: number, listed: unknown[]): string[] | undefined {
   if (schema === false) return undefined;
   if (!isRecord(schema) || depth > TYPE_READ_DEPTH) return [];
   const not = schema.not;
@@ -318,12 +322,19 @@ function typesTaken(schema: unknown, root: unknown, depth: number): string[] | u
   if (typeof schema.type === "string") narrow([schema.type]);
   else if (Array.isArray(schema.type)) narrow(schema.type.filter((t): t is string => typeof t === "string"));
   const values = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
-  if (Array.isArray(values) && values.length > 0) narrow([...new Set(values.map(valueType))]);
-  if (typeof schema.$ref === "string") narrow(typesTaken(localRef(root, schema.$ref), root, depth + 1));
-  if (Array.isArray(schema.allOf)) for (const part of schema.allOf) narrow(typesTaken(part, root, depth + 1));
+  if (Array.isArray(values) && values.length > 0) {
+    narrow([...new Set(values.map(valueType))]);
+    listed.push(...values);
+  }
+  if (typeof schema.$ref === "string")
+    narrow(typesTaken(localRef(root, schema.$ref), root, depth + 1, listed));
+  if (Array.isArray(schema.allOf))
+    for (const part of schema.allOf) narrow(typesTaken(part, root, depth + 1, listed));
   for (const union of [schema.anyOf, schema.oneOf]) {
     if (!Array.isArray(union) || union.length === 0) continue;
-    const taken = union.map((branch) => typesTaken(branch, root, depth + 1)).filter((t) => t !== undefined);
+    const taken = union
+      .map((branch) => typesTaken(branch, root, depth + 1, listed))
+      .filter((t) => t !== undefined);
     // A branch that takes any value makes the union take any value.
     if (taken.length > 0 && taken.every((t) => t.length > 0)) narrow([...new Set(taken.flat())]);
   }
@@ -370,6 +381,26 @@ function parameterValue(
   return { value: parsed.value, digits: rememberDigits(parsed.source, parsed.value) };
 }
 
+/**
+ * The enum (or const) value a parameter's text spells, where the schema lists values: the string
+ * written, or the number, boolean or null its text is (`2` for `[1, 2, "auto"]`, `1.10` for
+ * `["1.10", 2]`). Undefined where it spells none of them.
+ */
+function listedValue(
+  text: string,
+  listed: readonly unknown[],
+  framed: boolean,
+): { value: unknown; digits?: string } | undefined {
+  if (listed.length === 0) return undefined;
+  const value = (framed ? text.replace(/^\n/, "").replace(/\n$/, "") : text).trim();
+  if (listed.includes(value)) return { value };
+  const parsed = tryParse(value);
+  if (parsed && typeof parsed.value !== "object" && listed.includes(parsed.value))
+    return { value: parsed.value };
+  if (parsed?.value === null && listed.includes(null)) return { value: null };
+  return undefined;
+}
+
 function setArg(args: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(args, key, { value, enumerable: true, writable: true, configurable: true });
 }
@@ -388,8 +419,11 @@ function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed
   const args: Record<string, unknown> = {};
   for (const [rawKey, text, flag] of pairs) {
     const key = unquote(rawKey);
-    const types = flag === "true" ? ["string"] : flag === "false" ? ["object"] : propertyType(schema, key);
-    const { value, digits } = parameterValue(text, types, framed);
+    const { types, listed } =
+      flag === "true" || flag === "false"
+        ? { types: [flag === "true" ? "string" : "object"], listed: [] }
+        : propertyType(schema, key);
+    const { value, digits } = listedValue(text, listed, framed) ?? parameterValue(text, types, framed);
     setArg(args, key, value);
     if (digits !== undefined) rememberDigitsAt(args, key, digits);
   }
