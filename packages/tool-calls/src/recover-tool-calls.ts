@@ -285,26 +285,46 @@ function jsonArgumentsAt(
 function propertyType(
   schema: Record<string, unknown> | undefined,
   key: string,
+  seen: Map<unknown, TypeRead>,
 ): { types: string[]; listed: unknown[] } {
   const props = isRecord(schema?.properties) ? schema.properties : undefined;
-  const listed: unknown[] = [];
-  if (!props || !Object.hasOwn(props, key)) return { types: [], listed };
-  return { types: typesTaken(props[key], schema, 0, listed) ?? [], listed };
+  if (!props || !Object.hasOwn(props, key)) return { types: [], listed: [] };
+  const read = typesTaken(props[key], schema, 0, seen);
+  return { types: read.types ?? [], listed: read.listed };
 }
 
 /** How deep `typesTaken` follows unions and references before it reads a schema as any value. */
-const TYPE_READ_DEPTH = 16;
+const TYPE_READ_DEPTH = 64;
+
+/** What `typesTaken` read of one schema: its types, and the values it lists (`enum`, `const`). */
+interface TypeRead {
+  /** `[]` for any value, `undefined` for none (`not: {}`, `false`: zod's way of writing "left out"). */
+  types: string[] | undefined;
+  listed: unknown[];
+}
+
+const ANY_TYPE: TypeRead = { types: [], listed: [] };
 
 /**
- * The types a schema takes: `[]` for any value, `undefined` for none (`not: {}`, `false`, zod's
- * way of writing "left out"). Bounded by {@link TYPE_READ_DEPTH}, so a `$ref` to itself ends.
+ * The types a schema takes and the values it lists. Each schema object is read once per call
+ * (`seen`), so references that fan out (a union of eight references to a union of eight, sixteen
+ * deep) cost the schema's size, not the paths through it; one being read reads as any value where
+ * it refers to itself, and {@link TYPE_READ_DEPTH} bounds the nesting.
  */
-function typesTaken(schema: unknown, root: unknown, depth: number, listed: unknown[]): string[] | undefined {
-  if (schema === false) return undefined;
-  if (!isRecord(schema) || depth > TYPE_READ_DEPTH) return [];
+function typesTaken(schema: unknown, root: unknown, depth: number, seen: Map<unknown, TypeRead>): TypeRead {
+  if (schema === false) return { types: undefined, listed: [] };
+  if (!isRecord(schema) || depth > TYPE_READ_DEPTH) return ANY_TYPE;
+  const known = seen.get(schema);
+  if (known) return known;
+  seen.set(schema, ANY_TYPE);
   const not = schema.not;
-  if (not === true || (isRecord(not) && Object.keys(not).length === 0)) return undefined;
+  if (not === true || (isRecord(not) && Object.keys(not).length === 0)) {
+    const none: TypeRead = { types: undefined, listed: [] };
+    seen.set(schema, none);
+    return none;
+  }
   let types: string[] = [];
+  const listed: unknown[] = [];
   const narrow = (other: string[] | undefined) => {
     if (other === undefined || other.length === 0) return;
     if (types.length === 0) {
@@ -319,6 +339,11 @@ function typesTaken(schema: unknown, root: unknown, depth: number, listed: unkno
     );
     if (both.length > 0) types = both;
   };
+  const read = (sub: unknown) => {
+    const inner = typesTaken(sub, root, depth + 1, seen);
+    listed.push(...inner.listed);
+    return inner.types;
+  };
   if (typeof schema.type === "string") narrow([schema.type]);
   else if (Array.isArray(schema.type)) narrow(schema.type.filter((t): t is string => typeof t === "string"));
   const values = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
@@ -326,20 +351,18 @@ function typesTaken(schema: unknown, root: unknown, depth: number, listed: unkno
     narrow([...new Set(values.map(valueType))]);
     listed.push(...values);
   }
-  if (typeof schema.$ref === "string")
-    narrow(typesTaken(localRef(root, schema.$ref), root, depth + 1, listed));
-  if (Array.isArray(schema.allOf))
-    for (const part of schema.allOf) narrow(typesTaken(part, root, depth + 1, listed));
+  if (typeof schema.$ref === "string") narrow(read(localRef(root, schema.$ref)));
+  if (Array.isArray(schema.allOf)) for (const part of schema.allOf) narrow(read(part));
   for (const union of [schema.anyOf, schema.oneOf]) {
     if (!Array.isArray(union) || union.length === 0) continue;
-    const taken = union
-      .map((branch) => typesTaken(branch, root, depth + 1, listed))
-      .filter((t) => t !== undefined);
+    const taken = union.map(read).filter((t) => t !== undefined);
     // A branch that takes any value makes the union take any value.
     if (taken.length > 0 && taken.every((t) => t.length > 0)) narrow([...new Set(taken.flat())]);
   }
   if (schema.nullable === true && types.length > 0 && !types.includes("null")) types = [...types, "null"];
-  return types;
+  const answer: TypeRead = { types, listed: [...new Set(listed)] };
+  seen.set(schema, answer);
+  return answer;
 }
 
 function valueType(value: unknown): string {
@@ -416,13 +439,15 @@ type Pair = [key: string, value: string, flag?: string];
 /** Arguments written as key/value markup, each value typed by the flag or the tool's schema. */
 function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed = false): Found {
   const schema = known.schemas.get(name);
+  // What each schema object types, read once for all of the call's parameters.
+  const seen = new Map<unknown, TypeRead>();
   const args: Record<string, unknown> = {};
   for (const [rawKey, text, flag] of pairs) {
     const key = unquote(rawKey);
     const { types, listed } =
       flag === "true" || flag === "false"
         ? { types: [flag === "true" ? "string" : "object"], listed: [] }
-        : propertyType(schema, key);
+        : propertyType(schema, key, seen);
     const { value, digits } = listedValue(text, listed, framed) ?? parameterValue(text, types, framed);
     setArg(args, key, value);
     if (digits !== undefined) rememberDigitsAt(args, key, digits);
