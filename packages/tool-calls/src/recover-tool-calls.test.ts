@@ -166,6 +166,34 @@ describe("recoverToolCalls in each format", () => {
     expect(call("auto", "2")).toEqual({ size: "auto", tier: 2 });
   });
 
+  it("leaves no end-of-turn token behind in the text once the calls before it are taken out", () => {
+    // A server that prints special tokens ends the reply with the template's end token: with the
+    // call recovered, "</s>" or "<|im_end|>" was left as the turn's whole answer.
+    const weather = '{"name": "get_weather", "arguments": {"city": "Oslo"}}';
+    const replies = [
+      '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}</s>',
+      `[TOOL_CALLS][${weather}]</s>`,
+      `<tool_call>\n${weather}\n</tool_call><|im_end|>`,
+      `<tool_call>\n${weather}\n</tool_call>\n<|im_end|>\n`,
+      "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n</tool_call><|im_end|>",
+      '```tool_code\nget_weather(city="Oslo")\n```<end_of_turn>',
+      '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Oslo"}<|call|><|return|>',
+    ];
+    for (const reply of replies) {
+      const out = recoverToolCalls(reply, tools);
+      expect(
+        out.calls.map((c) => [c.name, c.args]),
+        reply,
+      ).toEqual([["get_weather", { city: "Oslo" }]]);
+      expect(out.text, reply).toBe("");
+    }
+    expect(recoverToolCalls(`Checking.\n<tool_call>\n${weather}\n</tool_call><|im_end|>`, tools).text).toBe(
+      "Checking.",
+    );
+    // With no call found, the reply is left as it was, token and all.
+    expect(recoverToolCalls("No tool needed.</s>", tools).text).toBe("No tool needed.</s>");
+  });
+
   it("reads both Mistral spellings and Llama 3's python tag", () => {
     expect(
       recoverToolCalls('[TOOL_CALLS] [{"name": "add", "arguments": {"a": 1}}]', tools).calls[0]?.args,

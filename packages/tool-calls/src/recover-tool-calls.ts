@@ -1079,11 +1079,7 @@ const END_TOKENS =
  * 3.x writes `{…}; {…}`) in JSON — an end-of-turn token after them allowed.
  */
 function wholeReplySpan(text: string): Span | undefined {
-  let trimmed = text.trim();
-  // Only the end can hold the tokens; looking there alone keeps the pattern linear.
-  const lead = Math.max(0, trimmed.length - 256);
-  const end = END_TOKENS.exec(trimmed.slice(lead));
-  if (end) trimmed = trimmed.slice(0, lead + end.index);
+  const trimmed = withoutEndTokens(text.trim());
   if (!/^[{[]/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
   // The reply is the calls only as a whole: one of them still open leaves none of it recovered.
@@ -1324,8 +1320,19 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
       calls.push({ id: `call_recovered_${calls.length}`, name: call.name, args: call.args, raw: call.raw });
     }
   }
-  rest = joinAtCall(rest, tail.slice(at));
+  rest = withoutEndTokens(joinAtCall(rest, tail.slice(at)));
   return { calls, text: `${head}${rest}`.trim() };
+}
+
+/**
+ * The text without the end-of-turn tokens it ends with (a server that prints special tokens
+ * leaves `</s>` or `<|im_end|>` after the calls); only its last 256 characters are looked at, so
+ * the pattern stays linear.
+ */
+function withoutEndTokens(text: string): string {
+  const lead = Math.max(0, text.length - 256);
+  const end = END_TOKENS.exec(text.slice(lead));
+  return end ? text.slice(0, lead + end.index) : text;
 }
 
 /**
