@@ -78,10 +78,14 @@ function readString(text: string, start: number): StringToken | undefined {
 
 /**
  * Whether a `'` inside a single-quoted string ends it: only where what follows could follow a
- * value (a comma, a bracket, a colon, another string, a comment, the end). Followed by a letter or
- * a word, it is an apostrophe the model wrote (`'it's fine'`, `'the users' files'`), and kept.
+ * value (a comma, a bracket, a colon, another string after a space, a comment, the end). Followed
+ * by a letter or a word, it is an apostrophe the model wrote (`'it's fine'`, `'the users' files'`),
+ * and kept; followed at once by another `'`, it is a quote inside the text (SQL's `'bob'` as the
+ * last thing in `'… name = 'bob''`).
  */
 function endsSingleQuoted(text: string, after: number): boolean {
+  // Two together (`'bob''` closing SQL's 'bob'): the first is the text's, the second may end it.
+  if (text[after] === "'") return false;
   let i = after;
   while (i < text.length && /\s/.test(text[i] as string)) i++;
   return i >= text.length || /[,:}\])'"#/]/.test(text[i] as string);

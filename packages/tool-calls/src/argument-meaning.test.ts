@@ -172,6 +172,14 @@ describe("a repair never changes a value the model wrote", () => {
       JSON.stringify({ song: "rock 'n' roll", message: "I can't" }),
     );
     expect(readOf("{'msg': 'don't stop',}")).toBe(JSON.stringify({ msg: "don't stop" }));
+    // SQL quoted inside a single-quoted string: 'bob' became "bob" (an identifier, not a
+    // string), and two quoted values read as a second key named ", 'n".
+    expect(readOf("{'sql': 'SELECT * FROM t WHERE name = 'bob''}")).toBe(
+      JSON.stringify({ sql: "SELECT * FROM t WHERE name = 'bob'" }),
+    );
+    expect(readOf("{'sql': 'WHERE a = 'x' AND b = 'y'', 'n': 1}")).toBe(
+      JSON.stringify({ sql: "WHERE a = 'x' AND b = 'y'", n: 1 }),
+    );
     // A quote followed by a comma, a bracket, a colon or another string still ends the string.
     expect(readOf("{'a': 'x' 'b': 'y'}")).toBe('{"a":"x","b":"y"}');
     expect(readOf("{'a': ['x','y'], 'b': 'z'}")).toBe('{"a":["x","y"],"b":"z"}');
