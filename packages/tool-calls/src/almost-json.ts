@@ -77,6 +77,15 @@ function readString(text: string, start: number): StringToken | undefined {
 }
 
 /**
+ * Index just past the string that opens with the quote at `start`, read as {@link normalizeAlmostJson}
+ * reads it (escapes, triple quotes, an apostrophe inside single quotes), or -1 when it never closes.
+ */
+export function quotedEnd(text: string, start: number): number {
+  const token = readString(text, start);
+  return token?.closed ? token.end : -1;
+}
+
+/**
  * Whether a `'` inside a single-quoted string ends it: only where what follows could follow a
  * value (a comma, a bracket, a colon, another string after a space, a comment, the end). Followed
  * by a letter or a word, it is an apostrophe the model wrote (`'it's fine'`, `'the users' files'`),

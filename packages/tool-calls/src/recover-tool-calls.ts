@@ -1,3 +1,4 @@
+import { quotedEnd } from "./almost-json.js";
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
@@ -574,16 +575,14 @@ function glmCall(body: string, known: Known, endsReply: boolean): Found | undefi
 /** Index just past the `)` closing the `(` at `open`, skipping quoted text; -1 when it never closes. */
 function closeParen(text: string, open: number): number {
   let depth = 0;
-  let quote: string | undefined;
   for (let i = open; i < text.length; i++) {
     const c = text[i] as string;
-    if (quote !== undefined) {
-      if (c === "\\") i++;
-      else if (c === quote) quote = undefined;
-      continue;
-    }
-    if (c === '"' || c === "'") quote = c;
-    else if (c === "(" || c === "[" || c === "{") depth++;
+    if (c === '"' || c === "'") {
+      // A string is read as its value will be (an apostrophe inside single quotes is text).
+      const end = quotedEnd(text, i);
+      if (end < 0) return -1;
+      i = end - 1;
+    } else if (c === "(" || c === "[" || c === "{") depth++;
     else if (c === ")" || c === "]" || c === "}") {
       depth--;
       if (depth === 0) return c === ")" ? i + 1 : -1;
@@ -596,17 +595,14 @@ function closeParen(text: string, open: number): number {
 function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
   let depth = 0;
-  let quote: string | undefined;
   let from = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text[i] as string;
-    if (quote !== undefined) {
-      if (c === "\\") i++;
-      else if (c === quote) quote = undefined;
-      continue;
-    }
-    if (c === '"' || c === "'") quote = c;
-    else if (c === "(" || c === "[" || c === "{") depth++;
+    if (c === '"' || c === "'") {
+      const end = quotedEnd(text, i);
+      if (end < 0) break;
+      i = end - 1;
+    } else if (c === "(" || c === "[" || c === "{") depth++;
     else if (c === ")" || c === "]" || c === "}") depth--;
     else if (c === "," && depth === 0) {
       parts.push(text.slice(from, i));
