@@ -226,4 +226,13 @@ describe("a tool schema whose references fan out", () => {
     // A hang guard, not a speed test: the paths would take years.
     expect(Date.now() - started).toBeLessThan(15_000);
   });
+
+  it("types a markup parameter whose schema lists 300,000 values without overflowing the stack", () => {
+    const values = Array.from({ length: 300_000 }, (_, i) => `v${i}`);
+    const schema = { type: "object", properties: { v: { anyOf: [{ enum: values }, { type: "null" }] } } };
+    const text = "<tool_call>\n<function=set>\n<parameter=v>\nv7\n</parameter>\n</function>\n</tool_call>";
+    expect(recoverToolCalls(text, [{ name: "set", inputSchema: schema }]).calls[0]?.args).toEqual({
+      v: "v7",
+    });
+  });
 });

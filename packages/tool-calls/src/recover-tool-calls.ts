@@ -342,7 +342,8 @@ function typesTaken(schema: unknown, root: unknown, depth: number, seen: Map<unk
   };
   const read = (sub: unknown) => {
     const inner = typesTaken(sub, root, depth + 1, seen);
-    listed.push(...inner.listed);
+    // One at a time: spread into push, an enum of a few hundred thousand values overflows the stack.
+    for (const value of inner.listed) listed.push(value);
     return inner.types;
   };
   if (typeof schema.type === "string") narrow([schema.type]);
@@ -350,7 +351,7 @@ function typesTaken(schema: unknown, root: unknown, depth: number, seen: Map<unk
   const values = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
   if (Array.isArray(values) && values.length > 0) {
     narrow([...new Set(values.map(valueType))]);
-    listed.push(...values);
+    for (const value of values) listed.push(value);
   }
   if (typeof schema.$ref === "string") narrow(read(localRef(root, schema.$ref)));
   if (Array.isArray(schema.allOf)) for (const part of schema.allOf) narrow(read(part));
