@@ -103,6 +103,20 @@ describe("sanitizeSchema keeps every argument the original schema takes", () => 
     // Left out, as a model answering the sanitized schema leaves an optional one out: gone again.
     const sparse = { name: "main", conditions: null, headers: null, labels: null, version: '{"major":1}' };
     expect(restoreArguments(sparse, schema)).toEqual({ name: "main", version: { major: 1 } });
+    // An object closed to other keys (`false`, or `{ not: {} }` as some generators write it) stays {}.
+    for (const additionalProperties of [false, { not: {} }]) {
+      const closed = sanitizeSchema({
+        type: "object",
+        properties: { none: { type: "object", properties: {}, additionalProperties } },
+        required: ["none"],
+      });
+      expect(propsOf(closed).none, JSON.stringify(additionalProperties)).toEqual({
+        type: "object",
+        properties: {},
+        required: [],
+        additionalProperties: false,
+      });
+    }
     // The root is the tool's arguments object, free-form or not.
     expect(sanitizeSchema({ type: "object" })).toEqual({
       type: "object",

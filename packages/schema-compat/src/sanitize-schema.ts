@@ -759,7 +759,8 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
 
 /** Whether an object schema takes keys it does not list in `properties`. */
 function takesOtherKeys(schema: Raw): boolean {
-  if (schema.additionalProperties !== false) return schema.maxProperties !== 0;
+  // `additionalProperties: { not: {} }` closes an object as `false` does.
+  if (!isNever(schema.additionalProperties)) return schema.maxProperties !== 0;
   return isObject(schema.patternProperties) && Object.keys(schema.patternProperties).length > 0;
 }
 
