@@ -366,6 +366,33 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // Qwen3-Coder markup whose parameters are typed through definitions that fan out (each a
+    // union of four references to the next, sixteen deep): read path by path, one parameter
+    // cost 4^16 readings; each schema object is now read once per call.
+    name: "recoverToolCalls: markup typed through fanned-out $refs",
+    build: (n) => {
+      const $defs: Record<string, unknown> = { d16: { type: "string" } };
+      for (let i = 15; i >= 0; i--) {
+        $defs[`d${i}`] = { anyOf: Array.from({ length: 4 }, () => ({ $ref: `#/$defs/d${i + 1}` })) };
+      }
+      const count = Math.max(1, Math.floor(n / 40));
+      const properties: Record<string, unknown> = {};
+      let body = "";
+      for (let k = 0; k < count; k++) {
+        properties[`p${k}`] = { $ref: "#/$defs/d0" };
+        body += `<parameter=p${k}>\n${k}\n</parameter>\n`;
+      }
+      return {
+        text: `<tool_call>\n<function=set>\n${body}</function>\n</tool_call>`,
+        tools: [{ name: "set", inputSchema: { type: "object", properties, $defs } }],
+      };
+    },
+    run: (input) => {
+      const { text, tools } = input as { text: string; tools: [{ name: string; inputSchema: unknown }] };
+      recoverToolCalls(text, tools);
+    },
+  },
+  {
     // Many tools under one name (servers listing the same tools): each new name was searched
     // for from suffix _2 up (8,000 tools: 41 s before).
     name: "sanitizeTools: one name many times",

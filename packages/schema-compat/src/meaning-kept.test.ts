@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkStrictSchema } from "./check-strict.js";
+import { restoreArguments } from "./optional-nulls.js";
 import { sanitizeSchema } from "./sanitize-schema.js";
 import type { JsonSchema } from "./types.js";
 
@@ -48,6 +49,81 @@ describe("sanitizeSchema keeps every argument the original schema takes", () => 
       additionalProperties: { type: "string" },
     });
     expect(propsOf(typed).token).toEqual({ type: "string" });
+  });
+
+  it("lets the model give a free-form object (GitHub's ruleset conditions, a dict, a const object) as JSON text, parsed back by restoreArguments", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        name: { type: "string" },
+        // github/github-mcp-server create_repository_ruleset (test-fixtures/mcp-published.tools.json).
+        conditions: {
+          description:
+            'Conditions for when this ruleset applies, e.g. {"ref_name": {"include": ["refs/heads/main"], "exclude": []}}',
+          type: "object",
+        },
+        // pydantic's dict[str, str].
+        headers: { type: "object", additionalProperties: { type: "string" }, title: "Headers" },
+        labels: {
+          type: "object",
+          patternProperties: { "^[a-z]+$": { type: "string" } },
+          additionalProperties: false,
+        },
+        version: { const: { major: 1 } },
+      },
+      required: ["name", "version"],
+    };
+    const out = sanitizeSchema(schema);
+    expect(checkStrictSchema(out)).toEqual([]);
+    expect(sanitizeSchema(out)).toEqual(out);
+    const call = {
+      name: "main",
+      conditions: { ref_name: { include: ["refs/heads/main"], exclude: [] } },
+      headers: { Accept: "text/plain" },
+      labels: { team: "core" },
+      version: { major: 1 },
+    };
+    // Each free-form object takes a string in the sanitized schema (a closed object with no
+    // properties takes only {}), and its description still says what goes there.
+    for (const key of ["conditions", "headers", "labels", "version"] as const) {
+      const sub = propsOf(out)[key] as JsonSchema;
+      expect([sub.type].flat(), key).toContain("string");
+      expect(sub.properties, key).toBeUndefined();
+    }
+    expect(propsOf(out).conditions?.description).toContain('e.g. {"ref_name"');
+    expect(propsOf(out).version?.description).toContain('{"major":1}');
+    const written = {
+      name: "main",
+      conditions: JSON.stringify(call.conditions),
+      headers: JSON.stringify(call.headers),
+      labels: JSON.stringify(call.labels),
+      version: JSON.stringify(call.version),
+    };
+    expect(restoreArguments(written, schema)).toEqual(call);
+    // Left out, as a model answering the sanitized schema leaves an optional one out: gone again.
+    const sparse = { name: "main", conditions: null, headers: null, labels: null, version: '{"major":1}' };
+    expect(restoreArguments(sparse, schema)).toEqual({ name: "main", version: { major: 1 } });
+    // An object closed to other keys (`false`, or `{ not: {} }` as some generators write it) stays {}.
+    for (const additionalProperties of [false, { not: {} }]) {
+      const closed = sanitizeSchema({
+        type: "object",
+        properties: { none: { type: "object", properties: {}, additionalProperties } },
+        required: ["none"],
+      });
+      expect(propsOf(closed).none, JSON.stringify(additionalProperties)).toEqual({
+        type: "object",
+        properties: {},
+        required: [],
+        additionalProperties: false,
+      });
+    }
+    // The root is the tool's arguments object, free-form or not.
+    expect(sanitizeSchema({ type: "object" })).toEqual({
+      type: "object",
+      properties: {},
+      required: [],
+      additionalProperties: false,
+    });
   });
 
   it("reads allOf nested 20,000 deep as the one type it asks for, not as an empty object", () => {

@@ -590,8 +590,8 @@ function newRestore(options: SanitizeOptions | null | undefined): Restore {
  * Turns a call a model wrote against the sanitized schema back into what the tool's ORIGINAL
  * schema takes: everything {@link dropOptionalNulls} does, and where `sanitizeSchema` asked for a
  * value as JSON text (an object nested past `maxDepth`, a recursive `$ref` past `recursionLimit`,
- * a schema past `MAX_NESTING`, a value with no type) and the original takes an object or an array
- * there, a string that parses as JSON of a kind the original takes there is parsed back. A string
+ * a schema past `MAX_NESTING`, an object of keys the schema does not list, a value with no type)
+ * and the original takes an object or an array there, a string that parses as JSON of a kind the original takes there is parsed back. A string
  * that does not parse, or parses to a kind the original does not take there, is left as it was
  * (the tool's own validation names it).
  *

@@ -746,10 +746,22 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
     }
   }
   const keys = Object.keys(properties);
-  if (Object.keys(source).length === 0 && isObject(schema.additionalProperties)) {
-    notes.push("Free-form keys cannot be given here.");
+  // An object of keys the schema does not list (GitHub's free-form `type: "object"`, a dict, a
+  // `const` object): closed with no properties it could only be {}, and what the model meant would
+  // never reach the tool. Below the root it is asked for as JSON text, which restoreArguments
+  // parses back; the root is the arguments object itself.
+  if (depth > 0 && keys.length === 0 && takesOtherKeys(schema)) {
+    notes.push(JSON_TEXT_NOTE);
+    return asking({ type: "string" }, "text");
   }
   return { type: "object", properties, required: keys, additionalProperties: false };
+}
+
+/** Whether an object schema takes keys it does not list in `properties`. */
+function takesOtherKeys(schema: Raw): boolean {
+  // `additionalProperties: { not: {} }` closes an object as `false` does.
+  if (!isNever(schema.additionalProperties)) return schema.maxProperties !== 0;
+  return isObject(schema.patternProperties) && Object.keys(schema.patternProperties).length > 0;
 }
 
 function buildArray(schema: Raw, ctx: Context, depth: number, refs: RefCounts, notes: string[]): JsonSchema {
@@ -845,9 +857,10 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
  *
  * Reads any value and never throws: a value that is not a schema reads as "any object". Returns
  * a new object schema in which every object lists all its properties in `required` (the optional
- * ones made nullable), sets `additionalProperties: false`, has local `$ref`s inlined (recursion
- * expanded `recursionLimit` times, then asked for as JSON text), `allOf` merged, `oneOf` read as
- * `anyOf`, and keywords outside the subset removed — their intent moved into `description` where
+ * ones made nullable), sets `additionalProperties: false` (below the root, an object with no
+ * properties that takes other keys — a free-form object, a map — is asked for as JSON text), has
+ * local `$ref`s inlined (recursion expanded `recursionLimit` times, then asked for as JSON text),
+ * `allOf` merged, `oneOf` read as `anyOf`, and keywords outside the subset removed — their intent moved into `description` where
  * it helps the model. Inlined `$ref`s may grow it to at most `MAX_EXPANDED_CHARS` (64 KiB); past
  * that, recursive references are expanded fewer times, down to none (each then asked for as JSON
  * text), and `onNotice` is told. Schemas nested deeper than `MAX_NESTING` (64) are asked for as

@@ -46,7 +46,9 @@ function readString(text: string, start: number): StringToken | undefined {
   let value = "";
   for (let i = start + closer.length; i < text.length; i++) {
     const c = text[i] as string;
-    if (c === quote && text.startsWith(closer, i)) return { value, end: i + closer.length, closed: true };
+    if (c === quote && text.startsWith(closer, i) && (closer !== "'" || endsSingleQuoted(text, i + 1))) {
+      return { value, end: i + closer.length, closed: true };
+    }
     if (c !== "\\") {
       value += c;
       continue;
@@ -72,6 +74,30 @@ function readString(text: string, start: number): StringToken | undefined {
     }
   }
   return { value, end: text.length, closed: false };
+}
+
+/**
+ * Index just past the string that opens with the quote at `start`, read as {@link normalizeAlmostJson}
+ * reads it (escapes, triple quotes, an apostrophe inside single quotes), or -1 when it never closes.
+ */
+export function quotedEnd(text: string, start: number): number {
+  const token = readString(text, start);
+  return token?.closed ? token.end : -1;
+}
+
+/**
+ * Whether a `'` inside a single-quoted string ends it: only where what follows could follow a
+ * value (a comma, a bracket, a colon, another string after a space, a comment, the end). Followed
+ * by a letter or a word, it is an apostrophe the model wrote (`'it's fine'`, `'the users' files'`),
+ * and kept; followed at once by another `'`, it is a quote inside the text (SQL's `'bob'` as the
+ * last thing in `'… name = 'bob''`).
+ */
+function endsSingleQuoted(text: string, after: number): boolean {
+  // Two together (`'bob''` closing SQL's 'bob'): the first is the text's, the second may end it.
+  if (text[after] === "'") return false;
+  let i = after;
+  while (i < text.length && /\s/.test(text[i] as string)) i++;
+  return i >= text.length || /[,:}\])'"#/]/.test(text[i] as string);
 }
 
 /** Index of the end of the comment starting at `i` (`//`, `/* *\/` or `#`), or -1 when none starts there. */

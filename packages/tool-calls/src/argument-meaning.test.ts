@@ -162,6 +162,45 @@ describe("a repair never changes a value the model wrote", () => {
     expect(readOf("{'a': '''it's''', 'b': 1}")).toBe('{"a":"it\'s","b":1}');
   });
 
+  it("keeps an apostrophe inside a single-quoted string as the apostrophe the model wrote", () => {
+    // {'text': 'it's fine'} reached the tool as it"s fine: the repair turned the apostrophe into a quote.
+    expect(readOf("{'text': 'it's fine'}")).toBe(JSON.stringify({ text: "it's fine" }));
+    expect(readOf("{'note': 'the users' files', 'n': 2}")).toBe(
+      JSON.stringify({ note: "the users' files", n: 2 }),
+    );
+    expect(readOf("{'song': 'rock 'n' roll', 'message': \"I can't\"}")).toBe(
+      JSON.stringify({ song: "rock 'n' roll", message: "I can't" }),
+    );
+    expect(readOf("{'msg': 'don't stop',}")).toBe(JSON.stringify({ msg: "don't stop" }));
+    // SQL quoted inside a single-quoted string: 'bob' became "bob" (an identifier, not a
+    // string), and two quoted values read as a second key named ", 'n".
+    expect(readOf("{'sql': 'SELECT * FROM t WHERE name = 'bob''}")).toBe(
+      JSON.stringify({ sql: "SELECT * FROM t WHERE name = 'bob'" }),
+    );
+    expect(readOf("{'sql': 'WHERE a = 'x' AND b = 'y'', 'n': 1}")).toBe(
+      JSON.stringify({ sql: "WHERE a = 'x' AND b = 'y'", n: 1 }),
+    );
+    // A quote followed by a comma, a bracket, a colon or another string still ends the string.
+    expect(readOf("{'a': 'x' 'b': 'y'}")).toBe('{"a":"x","b":"y"}');
+    expect(readOf("{'a': ['x','y'], 'b': 'z'}")).toBe('{"a":["x","y"],"b":"z"}');
+  });
+
+  it("reads any English-like text with apostrophes in a single-quoted string as written (property)", () => {
+    const word = fc.stringMatching(/^[A-Za-z]{1,5}(?:'[a-z]{0,2})?$/);
+    const text = fc
+      .array(word, { minLength: 1, maxLength: 8 })
+      .map((words) => words.join(" "))
+      // An apostrophe that ends the text, or meets another across spaces, reads as the string's end.
+      .filter((v) => !/'\s*$/.test(v) && !/'\s*'/.test(v));
+    fc.assert(
+      fc.property(text, pad, (value, space) => {
+        const raw = `{'text':${space}'${value}',${space}'n': 1}`;
+        expect(readOf(raw)).toBe(JSON.stringify({ text: value, n: 1 }));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("refuses two argument objects in one call instead of running the first", () => {
     // A server that merges two parallel calls' arguments writes {…}{…}: the second call was lost.
     for (const raw of [

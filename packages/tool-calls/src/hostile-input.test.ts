@@ -208,3 +208,31 @@ describe("options of the wrong type", () => {
     );
   });
 });
+
+describe("a tool schema whose references fan out", () => {
+  it("types a markup parameter in time linear in the schema, not in the paths through it", {
+    timeout: 20_000,
+  }, () => {
+    // Sixteen definitions, each a union of eight references to the next: 8^16 paths, 136 nodes.
+    const $defs: Record<string, unknown> = { d16: { type: "string" } };
+    for (let i = 15; i >= 0; i--) {
+      $defs[`d${i}`] = { anyOf: Array.from({ length: 8 }, () => ({ $ref: `#/$defs/d${i + 1}` })) };
+    }
+    const schema = { type: "object", properties: { v: { $ref: "#/$defs/d0" } }, $defs };
+    const text = "<tool_call>\n<function=set>\n<parameter=v>\n1984\n</parameter>\n</function>\n</tool_call>";
+    const started = Date.now();
+    const { calls } = recoverToolCalls(text, [{ name: "set", inputSchema: schema }]);
+    expect(calls[0]?.args).toEqual({ v: "1984" });
+    // A hang guard, not a speed test: the paths would take years.
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it("types a markup parameter whose schema lists 300,000 values without overflowing the stack", () => {
+    const values = Array.from({ length: 300_000 }, (_, i) => `v${i}`);
+    const schema = { type: "object", properties: { v: { anyOf: [{ enum: values }, { type: "null" }] } } };
+    const text = "<tool_call>\n<function=set>\n<parameter=v>\nv7\n</parameter>\n</function>\n</tool_call>";
+    expect(recoverToolCalls(text, [{ name: "set", inputSchema: schema }]).calls[0]?.args).toEqual({
+      v: "v7",
+    });
+  });
+});

@@ -256,6 +256,14 @@ describe("recoverToolCalls reads the formats of more model families (real wordin
     });
     const tagged = only('<tool_call>get_weather(city="Lyon, FR", tags=["a"], opts={"k": None})</tool_call>');
     expect(tagged.calls[0]?.args).toEqual({ city: "Lyon, FR", tags: ["a"], opts: { k: null } });
+    // An apostrophe inside a single-quoted value: the call was missed, left as the whole answer.
+    const apostrophe = only("[get_weather(city='Martha's Vineyard', days=2)]");
+    expect(apostrophe.calls.map((c) => [c.name, c.args])).toEqual([
+      ["get_weather", { city: "Martha's Vineyard", days: 2 }],
+    ]);
+    expect(apostrophe.text).toBe("");
+    const fencedApostrophe = only("```tool_code\nget_weather(city='Land's End')\n```");
+    expect(fencedApostrophe.calls[0]?.args).toEqual({ city: "Land's End" });
     // Gemma 3's prompted form (ai.google.dev function-calling guide): a ```tool_code fence.
     const toolCode = only('I\'ll look that up.\n```tool_code\nget_weather(city="London")\n```');
     expect(toolCode.calls[0]).toMatchObject({ name: "get_weather", args: { city: "London" } });

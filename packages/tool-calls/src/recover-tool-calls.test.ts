@@ -108,6 +108,92 @@ describe("recoverToolCalls in each format", () => {
     expect(out.text).toBe("Let me check.");
   });
 
+  it("keeps a parameter's text as written where the schema takes a string through a union, a $ref, an allOf or an enum", () => {
+    // pydantic writes Optional[str] as anyOf [string, null], a named type as a $ref (v1 wraps it
+    // in allOf), a Literal as an enum: "1984" and "1.10" are the text the model wrote, not numbers.
+    const schema = {
+      type: "object",
+      properties: {
+        query: { anyOf: [{ type: "string" }, { type: "null" }], default: null, title: "Query" },
+        year: { anyOf: [{ type: "integer" }, { type: "null" }], default: null, title: "Year" },
+        version: { $ref: "#/$defs/Version" },
+        channel: { allOf: [{ $ref: "#/$defs/Channel" }], description: "Release channel." },
+        answer: { enum: ["true", "false", "maybe"] },
+        tag: { anyOf: [{ not: {} }, { type: "string" }] },
+      },
+      $defs: { Version: { type: "string", title: "Version" }, Channel: { enum: ["1", "2", "beta"] } },
+    };
+    const param = (key: string, value: string) => [`<parameter=${key}>`, value, "</parameter>"];
+    const text = [
+      "<tool_call>",
+      "<function=search>",
+      ...param("query", "1984"),
+      ...param("year", "1984"),
+      ...param("version", "1.10"),
+      ...param("channel", "1"),
+      ...param("answer", "true"),
+      ...param("tag", "2024"),
+      "</function>",
+      "</tool_call>",
+    ].join("\n");
+    const out = recoverToolCalls(text, [{ name: "search", inputSchema: schema }]);
+    expect(out.calls[0]?.args).toEqual({
+      query: "1984",
+      year: 1984,
+      version: "1.10",
+      channel: "1",
+      answer: "true",
+      tag: "2024",
+    });
+    const none = recoverToolCalls(
+      "<tool_call>\n<function=search>\n<parameter=query>\nnull\n</parameter>\n</function>\n</tool_call>",
+      [{ name: "search", inputSchema: schema }],
+    );
+    expect(none.calls[0]?.args).toEqual({ query: null });
+  });
+
+  it("reads a parameter of an enum of several types as the listed value its text spells", () => {
+    const schema = {
+      type: "object",
+      properties: { size: { enum: [1, 2, "auto"] }, tier: { enum: ["1.10", 2] } },
+    };
+    const call = (size: string, tier: string) =>
+      recoverToolCalls(
+        `<tool_call>\n<function=pick>\n<parameter=size>\n${size}\n</parameter>\n<parameter=tier>\n${tier}\n</parameter>\n</function>\n</tool_call>`,
+        [{ name: "pick", inputSchema: schema }],
+      ).calls[0]?.args;
+    expect(call("2", "1.10")).toEqual({ size: 2, tier: "1.10" });
+    expect(call("auto", "2")).toEqual({ size: "auto", tier: 2 });
+  });
+
+  it("leaves no end-of-turn token behind in the text once the calls before it are taken out", () => {
+    // A server that prints special tokens ends the reply with the template's end token: with the
+    // call recovered, "</s>" or "<|im_end|>" was left as the turn's whole answer.
+    const weather = '{"name": "get_weather", "arguments": {"city": "Oslo"}}';
+    const replies = [
+      '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}</s>',
+      `[TOOL_CALLS][${weather}]</s>`,
+      `<tool_call>\n${weather}\n</tool_call><|im_end|>`,
+      `<tool_call>\n${weather}\n</tool_call>\n<|im_end|>\n`,
+      "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n</tool_call><|im_end|>",
+      '```tool_code\nget_weather(city="Oslo")\n```<end_of_turn>',
+      '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Oslo"}<|call|><|return|>',
+    ];
+    for (const reply of replies) {
+      const out = recoverToolCalls(reply, tools);
+      expect(
+        out.calls.map((c) => [c.name, c.args]),
+        reply,
+      ).toEqual([["get_weather", { city: "Oslo" }]]);
+      expect(out.text, reply).toBe("");
+    }
+    expect(recoverToolCalls(`Checking.\n<tool_call>\n${weather}\n</tool_call><|im_end|>`, tools).text).toBe(
+      "Checking.",
+    );
+    // With no call found, the reply is left as it was, token and all.
+    expect(recoverToolCalls("No tool needed.</s>", tools).text).toBe("No tool needed.</s>");
+  });
+
   it("reads both Mistral spellings and Llama 3's python tag", () => {
     expect(
       recoverToolCalls('[TOOL_CALLS] [{"name": "add", "arguments": {"a": 1}}]', tools).calls[0]?.args,

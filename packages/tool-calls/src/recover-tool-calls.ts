@@ -1,3 +1,4 @@
+import { quotedEnd } from "./almost-json.js";
 import { describeValue, readOptions, ToolCallsError } from "./errors.js";
 import { digitsAt, exactJson, rememberDigits, rememberDigitsAt } from "./exact-numbers.js";
 import {
@@ -276,13 +277,113 @@ function jsonArgumentsAt(
   return { found: { args: read.args, raw: text.slice(i, json.end) }, end: json.end, open: json.open };
 }
 
-function propertyType(schema: Record<string, unknown> | undefined, key: string): string[] {
+/**
+ * The JSON types one parameter takes, read through what schema writers put round a type:
+ * `anyOf`/`oneOf` (pydantic's `Optional[str]`), a local `$ref` (a named type), `allOf` (pydantic
+ * v1's wrapper), `enum`/`const` (a `Literal`), `nullable`. Empty for a parameter that takes any
+ * value or is not described.
+ */
+function propertyType(
+  schema: Record<string, unknown> | undefined,
+  key: string,
+  seen: Map<unknown, TypeRead>,
+): { types: string[]; listed: unknown[] } {
   const props = isRecord(schema?.properties) ? schema.properties : undefined;
-  const prop = props && Object.hasOwn(props, key) && isRecord(props[key]) ? props[key] : undefined;
-  if (!prop) return [];
-  const type = prop.type;
-  if (typeof type === "string") return [type];
-  return Array.isArray(type) ? type.filter((t): t is string => typeof t === "string") : [];
+  if (!props || !Object.hasOwn(props, key)) return { types: [], listed: [] };
+  const read = typesTaken(props[key], schema, 0, seen);
+  return { types: read.types ?? [], listed: read.listed };
+}
+
+/** How deep `typesTaken` follows unions and references before it reads a schema as any value. */
+const TYPE_READ_DEPTH = 64;
+
+/** What `typesTaken` read of one schema: its types, and the values it lists (`enum`, `const`). */
+interface TypeRead {
+  /** `[]` for any value, `undefined` for none (`not: {}`, `false`: zod's way of writing "left out"). */
+  types: string[] | undefined;
+  listed: unknown[];
+}
+
+const ANY_TYPE: TypeRead = { types: [], listed: [] };
+
+/**
+ * The types a schema takes and the values it lists. Each schema object is read once per call
+ * (`seen`), so references that fan out (a union of eight references to a union of eight, sixteen
+ * deep) cost the schema's size, not the paths through it; one being read reads as any value where
+ * it refers to itself, and {@link TYPE_READ_DEPTH} bounds the nesting.
+ */
+function typesTaken(schema: unknown, root: unknown, depth: number, seen: Map<unknown, TypeRead>): TypeRead {
+  if (schema === false) return { types: undefined, listed: [] };
+  if (!isRecord(schema) || depth > TYPE_READ_DEPTH) return ANY_TYPE;
+  const known = seen.get(schema);
+  if (known) return known;
+  seen.set(schema, ANY_TYPE);
+  const not = schema.not;
+  if (not === true || (isRecord(not) && Object.keys(not).length === 0)) {
+    const none: TypeRead = { types: undefined, listed: [] };
+    seen.set(schema, none);
+    return none;
+  }
+  let types: string[] = [];
+  const listed: unknown[] = [];
+  const narrow = (other: string[] | undefined) => {
+    if (other === undefined || other.length === 0) return;
+    if (types.length === 0) {
+      types = other;
+      return;
+    }
+    const both = types.filter(
+      (t) =>
+        other.includes(t) ||
+        (t === "integer" && other.includes("number")) ||
+        (t === "number" && other.includes("integer")),
+    );
+    if (both.length > 0) types = both;
+  };
+  const read = (sub: unknown) => {
+    const inner = typesTaken(sub, root, depth + 1, seen);
+    // One at a time: spread into push, an enum of a few hundred thousand values overflows the stack.
+    for (const value of inner.listed) listed.push(value);
+    return inner.types;
+  };
+  if (typeof schema.type === "string") narrow([schema.type]);
+  else if (Array.isArray(schema.type)) narrow(schema.type.filter((t): t is string => typeof t === "string"));
+  const values = Object.hasOwn(schema, "const") ? [schema.const] : schema.enum;
+  if (Array.isArray(values) && values.length > 0) {
+    narrow([...new Set(values.map(valueType))]);
+    for (const value of values) listed.push(value);
+  }
+  if (typeof schema.$ref === "string") narrow(read(localRef(root, schema.$ref)));
+  if (Array.isArray(schema.allOf)) for (const part of schema.allOf) narrow(read(part));
+  for (const union of [schema.anyOf, schema.oneOf]) {
+    if (!Array.isArray(union) || union.length === 0) continue;
+    const taken = union.map(read).filter((t) => t !== undefined);
+    // A branch that takes any value makes the union take any value.
+    if (taken.length > 0 && taken.every((t) => t.length > 0)) narrow([...new Set(taken.flat())]);
+  }
+  if (schema.nullable === true && types.length > 0 && !types.includes("null")) types = [...types, "null"];
+  const answer: TypeRead = { types, listed: [...new Set(listed)] };
+  seen.set(schema, answer);
+  return answer;
+}
+
+function valueType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value === "object" ? "object" : typeof value;
+}
+
+/** A local JSON pointer (`#/$defs/Name`) read in the tool's schema; undefined for any other. */
+function localRef(root: unknown, ref: string): unknown {
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return undefined;
+  let node = root;
+  for (const raw of ref.slice(2).split("/")) {
+    const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (!isRecord(node) || !Object.hasOwn(node, token)) return undefined;
+    node = node[token];
+  }
+  return node;
 }
 
 /**
@@ -305,6 +406,26 @@ function parameterValue(
   return { value: parsed.value, digits: rememberDigits(parsed.source, parsed.value) };
 }
 
+/**
+ * The enum (or const) value a parameter's text spells, where the schema lists values: the string
+ * written, or the number, boolean or null its text is (`2` for `[1, 2, "auto"]`, `1.10` for
+ * `["1.10", 2]`). Undefined where it spells none of them.
+ */
+function listedValue(
+  text: string,
+  listed: readonly unknown[],
+  framed: boolean,
+): { value: unknown; digits?: string } | undefined {
+  if (listed.length === 0) return undefined;
+  const value = (framed ? text.replace(/^\n/, "").replace(/\n$/, "") : text).trim();
+  if (listed.includes(value)) return { value };
+  const parsed = tryParse(value);
+  if (parsed && typeof parsed.value !== "object" && listed.includes(parsed.value))
+    return { value: parsed.value };
+  if (parsed?.value === null && listed.includes(null)) return { value: null };
+  return undefined;
+}
+
 function setArg(args: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(args, key, { value, enumerable: true, writable: true, configurable: true });
 }
@@ -320,11 +441,16 @@ type Pair = [key: string, value: string, flag?: string];
 /** Arguments written as key/value markup, each value typed by the flag or the tool's schema. */
 function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed = false): Found {
   const schema = known.schemas.get(name);
+  // What each schema object types, read once for all of the call's parameters.
+  const seen = new Map<unknown, TypeRead>();
   const args: Record<string, unknown> = {};
   for (const [rawKey, text, flag] of pairs) {
     const key = unquote(rawKey);
-    const types = flag === "true" ? ["string"] : flag === "false" ? ["object"] : propertyType(schema, key);
-    const { value, digits } = parameterValue(text, types, framed);
+    const { types, listed } =
+      flag === "true" || flag === "false"
+        ? { types: [flag === "true" ? "string" : "object"], listed: [] }
+        : propertyType(schema, key, seen);
+    const { value, digits } = listedValue(text, listed, framed) ?? parameterValue(text, types, framed);
     setArg(args, key, value);
     if (digits !== undefined) rememberDigitsAt(args, key, digits);
   }
@@ -450,16 +576,14 @@ function glmCall(body: string, known: Known, endsReply: boolean): Found | undefi
 /** Index just past the `)` closing the `(` at `open`, skipping quoted text; -1 when it never closes. */
 function closeParen(text: string, open: number): number {
   let depth = 0;
-  let quote: string | undefined;
   for (let i = open; i < text.length; i++) {
     const c = text[i] as string;
-    if (quote !== undefined) {
-      if (c === "\\") i++;
-      else if (c === quote) quote = undefined;
-      continue;
-    }
-    if (c === '"' || c === "'") quote = c;
-    else if (c === "(" || c === "[" || c === "{") depth++;
+    if (c === '"' || c === "'") {
+      // A string is read as its value will be (an apostrophe inside single quotes is text).
+      const end = quotedEnd(text, i);
+      if (end < 0) return -1;
+      i = end - 1;
+    } else if (c === "(" || c === "[" || c === "{") depth++;
     else if (c === ")" || c === "]" || c === "}") {
       depth--;
       if (depth === 0) return c === ")" ? i + 1 : -1;
@@ -472,17 +596,14 @@ function closeParen(text: string, open: number): number {
 function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
   let depth = 0;
-  let quote: string | undefined;
   let from = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text[i] as string;
-    if (quote !== undefined) {
-      if (c === "\\") i++;
-      else if (c === quote) quote = undefined;
-      continue;
-    }
-    if (c === '"' || c === "'") quote = c;
-    else if (c === "(" || c === "[" || c === "{") depth++;
+    if (c === '"' || c === "'") {
+      const end = quotedEnd(text, i);
+      if (end < 0) break;
+      i = end - 1;
+    } else if (c === "(" || c === "[" || c === "{") depth++;
     else if (c === ")" || c === "]" || c === "}") depth--;
     else if (c === "," && depth === 0) {
       parts.push(text.slice(from, i));
@@ -955,11 +1076,7 @@ const END_TOKENS =
  * 3.x writes `{…}; {…}`) in JSON — an end-of-turn token after them allowed.
  */
 function wholeReplySpan(text: string): Span | undefined {
-  let trimmed = text.trim();
-  // Only the end can hold the tokens; looking there alone keeps the pattern linear.
-  const lead = Math.max(0, trimmed.length - 256);
-  const end = END_TOKENS.exec(trimmed.slice(lead));
-  if (end) trimmed = trimmed.slice(0, lead + end.index);
+  const trimmed = withoutEndTokens(text.trim());
   if (!/^[{[]/.test(trimmed)) return undefined;
   const strict = tryParse(trimmed);
   // The reply is the calls only as a whole: one of them still open leaves none of it recovered.
@@ -1200,8 +1317,19 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
       calls.push({ id: `call_recovered_${calls.length}`, name: call.name, args: call.args, raw: call.raw });
     }
   }
-  rest = joinAtCall(rest, tail.slice(at));
+  rest = withoutEndTokens(joinAtCall(rest, tail.slice(at)));
   return { calls, text: `${head}${rest}`.trim() };
+}
+
+/**
+ * The text without the end-of-turn tokens it ends with (a server that prints special tokens
+ * leaves `</s>` or `<|im_end|>` after the calls); only its last 256 characters are looked at, so
+ * the pattern stays linear.
+ */
+function withoutEndTokens(text: string): string {
+  const lead = Math.max(0, text.length - 256);
+  const end = END_TOKENS.exec(text.slice(lead));
+  return end ? text.slice(0, lead + end.index) : text;
 }
 
 /**
