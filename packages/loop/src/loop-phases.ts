@@ -301,24 +301,32 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   run.toolSteps++;
   const replayed = replayedCalls(turn.toolCalls, turn.finishReason, options.tools, callRouter(run));
   await appendCalls(run, step, replayed, NOT_RUN);
-  const ran = await runCalls(turn.toolCalls, {
-    dispatch: options.dispatch,
-    signal: options.signal,
-    ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
-    finishReason: turn.finishReason,
-    tools: options.tools,
-    parallel: options.parallel ?? config.parallel,
-    dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
-    route: callRouter(run), // load_tools and call_tool, per toolDiscovery
-    onToolCall: (r: DispatchRequest) => {
-      emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
-      tell(options.onToolCall, r);
-    },
-    onToolResult: (r: CallResult) => {
-      emitEvent(run, { kind: "tool-result", ...r, content: preview(r.content) });
-      tell(options.onToolResult, r);
-    },
-  });
+  let ran: Awaited<ReturnType<typeof runCalls>>;
+  try {
+    ran = await runCalls(turn.toolCalls, {
+      dispatch: options.dispatch,
+      signal: options.signal,
+      ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
+      finishReason: turn.finishReason,
+      tools: options.tools,
+      parallel: options.parallel ?? config.parallel,
+      dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
+      route: callRouter(run), // load_tools and call_tool, per toolDiscovery
+      onToolCall: (r: DispatchRequest) => {
+        emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
+        tell(options.onToolCall, r);
+      },
+      onToolResult: (r: CallResult) => {
+        emitEvent(run, { kind: "tool-result", ...r, content: preview(r.content) });
+        tell(options.onToolResult, r);
+      },
+    });
+  } catch (error) {
+    // The dedupe predicate threw before any call ran: each is answered as not run, and told so.
+    answerMissing(run.messages, replayed, NOT_RUN);
+    refuseCalls(run, turn, replayed, NOT_RUN);
+    throw error;
+  }
   run.toolCalls.push(...ran.outcomes.map(outcomeOf));
   let appended = 0;
   try {

@@ -438,8 +438,9 @@ export function replayedCalls(
  * `NOT_RUN`. An identical call (same name, same repaired arguments) is dispatched once per step and
  * its answer handed to the repeat under the repeat's own id, unless `dedupe` says otherwise; a call
  * that threw is forgotten, so asking again is a real retry. Calls run in order, or all at once with
- * `parallel`; the tool messages are in the calls' order either way. Never throws; a stop is
- * reported on `stopped`.
+ * `parallel`; the tool messages are in the calls' order either way. A stop is reported on
+ * `stopped`, never thrown. Throws only what the `dedupe` predicate throws (asked of every call
+ * before any is told or dispatched, so nothing has run) and a `RangeError` for a bad `timeoutMs`.
  */
 export async function runCalls(
   toolCalls: ReadonlyArray<AssistantToolCall>,
@@ -451,6 +452,15 @@ export async function runCalls(
   const prepared = toolCalls.map((call) =>
     routed(prepare(call, options.finishReason, schemas, holds(options.route)), options.route, schemas),
   );
+  // Asked of every call that may reach dispatch before any call is told or run: a predicate that
+  // throws ends the step with nothing dispatched, rather than half the step run and the rest unanswered.
+  const policy = options.dedupe ?? true;
+  const sharing = new Map<Prepared, boolean>();
+  for (const p of prepared) {
+    if (p.unreadable === undefined && !p.answer) {
+      sharing.set(p, typeof policy === "function" ? Boolean(policy(p.request)) : policy);
+    }
+  }
   const inFlight = new Map<string, Promise<Outcome>>();
   let stopped: unknown;
 
@@ -463,8 +473,7 @@ export async function runCalls(
     }
     p.onRun?.();
     if (p.answer) return Promise.resolve({ ...p.answer, source: "loop" });
-    const policy = options.dedupe ?? true;
-    const shared = typeof policy === "function" ? policy(p.request) : policy;
+    const shared = sharing.get(p) === true;
     const key = `${p.request.name}\u0000${p.json}`;
     const existing = shared ? inFlight.get(key) : undefined;
     if (existing) return existing.then(({ ok, content }) => ({ ok, content, source: "repeat" }));
