@@ -2,7 +2,7 @@
 import type { RunEvent } from "@loopwright/events";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ToolDefinition } from "./config.js";
+import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, failedRun } from "./errors.js";
 import { createRuntime } from "./index.js";
 import { ADD_TOOL, QUESTION, transcriptFaults, unanswered } from "./test-support/transcript.js";
@@ -71,4 +71,45 @@ describe("a dedupe predicate that throws", () => {
       expect(server.chatRequests.length).toBe(1);
     });
   }
+});
+
+describe("an assistant message stored with an empty tool_calls array", () => {
+  // vLLM's non-streamed message carries `tool_calls: []`, and the openai SDK's parse helpers once
+  // added one; OpenAI refuses it (400 `empty_array`, openai/openai-node#1341), DashScope and DeepSeek too.
+  const REFUSAL = {
+    error: {
+      message:
+        "Invalid 'messages[2].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      type: "invalid_request_error",
+      param: "messages[2].tool_calls",
+      code: "empty_array",
+    },
+  };
+
+  it("is sent without the empty array, and the transcript handed back keeps the message as the host stored it", async () => {
+    server = await startServer({
+      replies: (request) => {
+        const messages = (request.body as { messages: { tool_calls?: unknown[] }[] }).messages;
+        const empty = messages.some((m) => Array.isArray(m.tool_calls) && m.tool_calls.length === 0);
+        return empty ? { type: "error", status: 400, body: REFUSAL } : { content: "Paris." };
+      },
+    });
+    const stored = { role: "assistant", content: "Hello! How can I help?", tool_calls: [] } as ChatMessage;
+    const history: ChatMessage[] = [
+      { role: "user", content: "Hi" },
+      stored,
+      { role: "user", content: "What is the capital of France?" },
+    ];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      messages: history,
+      tools: [ADD_TOOL],
+      dispatch: () => "unused",
+    });
+    expect(result.turn.content).toBe("Paris.");
+    const sent = (server.chatRequests[0]?.body as { messages: Record<string, unknown>[] } | undefined)
+      ?.messages;
+    expect(sent?.[1]).toEqual({ role: "assistant", content: "Hello! How can I help?" });
+    expect(result.messages[1]).toBe(stored);
+  });
 });

@@ -99,8 +99,21 @@ function joinQuestions(first: UserMessage, second: UserMessage): UserMessage {
 }
 
 /**
+ * An assistant message stored with `tool_calls: []` (vLLM's non-streamed message, an older openai
+ * SDK's parse) without the empty array, which OpenAI (`empty_array`), DashScope and DeepSeek refuse.
+ */
+function withoutNoCalls(message: ChatMessage): ChatMessage {
+  if (message.role !== "assistant" || !Array.isArray(message.tool_calls) || message.tool_calls.length > 0) {
+    return message;
+  }
+  const { tool_calls: _none, ...rest } = message;
+  return rest;
+}
+
+/**
  * The transcript as a request carries it: the host's tool names in assistant tool calls replaced by
- * the wire's, and assistant messages that say nothing left out. Where leaving one out puts two user
+ * the wire's, an empty `tool_calls` array left off, and assistant messages that say nothing left
+ * out. Where leaving one out puts two user
  * messages side by side, they go as one: chat templates that make roles alternate (Gemma's,
  * Mistral's) refuse two in a row, as endpoints that check the transcript refuse the empty answer.
  */
@@ -118,7 +131,7 @@ export function wireMessages(
     const before = said[said.length - 1];
     if (leftOut && before?.role === "user" && message.role === "user") {
       said[said.length - 1] = joinQuestions(before, message);
-    } else said.push(message);
+    } else said.push(withoutNoCalls(message));
     leftOut = false;
   }
   if (toWire.size === 0) return said;
