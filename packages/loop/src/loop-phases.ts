@@ -7,7 +7,7 @@ import { recoverToolCalls } from "@loopwright/tool-calls";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
-import { withHookContext } from "./hooks-phase.js";
+import { followQuestion, withHookContext } from "./hooks-phase.js";
 import { append, emitEvent, type LoopRun, notice, replaceMessages } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
@@ -86,6 +86,7 @@ export async function prepareStep(
     );
   }
   run.measure.rebase(run.messages, replaced);
+  followQuestion(run, replaced);
   replaceMessages(run, replaced);
   return planned;
 }

@@ -113,3 +113,37 @@ describe("an assistant message stored with an empty tool_calls array", () => {
     expect(result.messages[1]).toBe(stored);
   });
 });
+
+describe("the hooks' context across a beforeStep that hands back copies", () => {
+  it("stays on the question of every request when beforeStep returns the transcript as a deep copy", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "add", arguments: '{"a":2,"b":3}' }] },
+        { toolCalls: [{ id: "c2", name: "add", arguments: '{"a":5,"b":1}' }] },
+        { content: "It is 6." },
+      ],
+    });
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: ({ args }) => Number(args.a) + Number(args.b),
+      hooks: {
+        run: async (event) =>
+          event === "beforeTurn" ? [{ id: "memory", context: "The user likes exact sums." }] : [],
+        context: { session: { id: "s-1" } },
+      },
+      // A host that keeps its transcript in a store and hands back what it read.
+      beforeStep: (messages) => structuredClone(messages) as ChatMessage[],
+    });
+    expect(result.turn.content).toBe("It is 6.");
+    const questions = server.chatRequests.map((request) => {
+      const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
+      return JSON.stringify(messages.find((m) => m.role === "user")?.content);
+    });
+    expect(questions).toHaveLength(3);
+    expect(questions[0]).toContain("The user likes exact sums.");
+    expect(questions[1]).toBe(questions[0]);
+    expect(questions[2]).toBe(questions[0]);
+  });
+});
