@@ -147,3 +147,43 @@ describe("the hooks' context across a beforeStep that hands back copies", () => 
     expect(questions[2]).toBe(questions[0]);
   });
 });
+
+describe("a tool that returns nothing", () => {
+  // MiniMax answers an empty message with 400 "chat content is empty (2013)", GLM on Z.ai with code
+  // 1213, and Anthropic models behind OpenAI-compatible gateways refuse an empty tool result
+  // (earendil-works/pi#3309, zed-industries/zed#27130).
+  const REFUSAL = { base_resp: { status_code: 2013, status_msg: "chat content is empty" } };
+
+  it("is answered with text saying so, which every endpoint takes, and watchers are told the same", async () => {
+    server = await startServer({
+      replies: (request, index) => {
+        const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
+        const empty = messages.some((m) => m.role === "tool" && (m.content === "" || m.content === null));
+        if (empty) return { type: "error", status: 400, body: REFUSAL };
+        return index === 0
+          ? {
+              toolCalls: [
+                { id: "w1", name: "send_email", arguments: '{"to":"a@example.com"}' },
+                { id: "w2", name: "add", arguments: '{"a":1,"b":2}' },
+              ],
+            }
+          : { content: "Sent." };
+      },
+    });
+    const results: { id: string; content: string }[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      messages: QUESTION,
+      tools: [ADD_TOOL, SEND],
+      // A void tool, and one whose output is blank.
+      dispatch: ({ name }) => (name === "send_email" ? undefined : "  \n"),
+      onToolResult: (r) => results.push({ id: r.id, content: r.content }),
+    });
+    expect(result.turn.content).toBe("Sent.");
+    const answers = result.messages.filter((m) => m.role === "tool").map((m) => m.content);
+    expect(answers).toHaveLength(2);
+    for (const answer of answers) expect(typeof answer === "string" && answer.trim()).not.toBe("");
+    expect(results.map((r) => r.content)).toEqual(answers);
+    expect(result.toolCalls.map((c) => c.ok)).toEqual([true, true]);
+  });
+});

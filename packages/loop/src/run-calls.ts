@@ -18,7 +18,10 @@ import { tell } from "./tell.js";
 /** A tool call as `dispatch` is handed it: arguments repaired and parsed, the model's own text as `raw`. */
 export type DispatchRequest = ToolCallRequest;
 
-/** Runs one tool call; what it returns (a string, or anything JSON can hold) is what the model reads. */
+/**
+ * Runs one tool call; what it returns (a string, or anything JSON can hold) is what the model reads
+ * — nothing (`undefined`, blank text) as `(the tool returned no output)`.
+ */
 export type Dispatch = (request: DispatchRequest, signal?: AbortSignal) => unknown;
 
 /** One call's outcome as the transcript and a watcher see it. */
@@ -97,6 +100,12 @@ const MAX_TIMER_MS = 2_147_483_647;
 export const STOPPED_DURING = "Stopped before this call finished.";
 /** What a call the run never reached is answered with. */
 export const NOT_RUN = "Not run: the run stopped first.";
+/**
+ * What a call whose tool returned nothing (`undefined`, `""`, blank text) is answered with: an empty
+ * tool message is refused by MiniMax ("chat content is empty"), GLM on Z.ai, and Anthropic models
+ * behind OpenAI-compatible gateways.
+ */
+const NO_OUTPUT = "(the tool returned no output)";
 
 type Outcome = { ok: boolean; content: string; source: ToolCallSource; ms?: number };
 
@@ -268,7 +277,8 @@ export function settleHeld(
 }
 
 /**
- * What the model reads of a tool's result: a string as it is, anything else as JSON. Throws (so
+ * What the model reads of a tool's result: a string as it is, anything else as JSON (nothing, as
+ * `""`, which the call is then answered with `NO_OUTPUT` for). Throws (so
  * the call is answered as failed, with the reason) for a value JSON cannot hold — a circular
  * object, one holding a BigInt — rather than answering `[object Object]` as a success.
  */
@@ -547,9 +557,10 @@ async function runOne(
       Promise.resolve().then(() => dispatch(request, callSignal)),
       callSignal,
     );
+    const content = asContent(value, request.name);
     return {
       ok: true,
-      content: asContent(value, request.name),
+      content: content.trim() === "" ? NO_OUTPUT : content,
       source: "dispatched",
       ms: Date.now() - started,
     };
