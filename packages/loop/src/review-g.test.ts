@@ -187,3 +187,59 @@ describe("a tool that returns nothing", () => {
     expect(result.toolCalls.map((c) => c.ok)).toEqual([true, true]);
   });
 });
+
+describe("a tool call that names no tool", () => {
+  // OpenAI refuses the replayed call (continuedev/continue#11645): "Invalid
+  // 'messages[1].tool_calls[0].function.name': empty string. Expected a string with minimum length 1".
+  const REFUSAL = {
+    error: {
+      message:
+        "Invalid 'messages[1].tool_calls[0].function.name': empty string. Expected a string with minimum length 1, but got an empty string instead.",
+      type: "invalid_request_error",
+      param: "messages[1].tool_calls[0].function.name",
+      code: "empty_string",
+    },
+  };
+
+  for (const parallel of [false, true]) {
+    it(`is answered without dispatching and replayed under a name an endpoint takes (parallel: ${parallel})`, async () => {
+      server = await startServer({
+        replies: (request, index) => {
+          const messages = (request.body as { messages: { tool_calls?: { function: { name: string } }[] }[] })
+            .messages;
+          if (messages.some((m) => m.tool_calls?.some((c) => c.function.name.trim() === ""))) {
+            return { type: "error", status: 400, body: REFUSAL };
+          }
+          return index === 0
+            ? {
+                toolCalls: [
+                  { id: "c1", name: "", arguments: '{"a":1,"b":2}' },
+                  { id: "c2", name: "add", arguments: '{"a":2,"b":2}' },
+                ],
+              }
+            : { content: "4" };
+        },
+      });
+      const dispatched: string[] = [];
+      const result = await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+        messages: QUESTION,
+        tools: [ADD_TOOL],
+        parallel,
+        dispatch: ({ id, args }) => {
+          dispatched.push(id);
+          return Number(args.a) + Number(args.b);
+        },
+      });
+      expect(result.turn.content).toBe("4");
+      expect(dispatched).toEqual(["c2"]);
+      const answer = result.messages.find((m) => m.role === "tool" && m.tool_call_id === "c1");
+      expect(answer?.content).toMatch(/named no tool/);
+      expect(result.toolCalls.map((c) => [c.id, c.ok])).toEqual([
+        ["c1", false],
+        ["c2", true],
+      ]);
+      expect(transcriptFaults(result.messages)).toEqual([]);
+    });
+  }
+});

@@ -314,14 +314,42 @@ function schemasOf(tools: readonly ToolDefinition[] | undefined): Schemas {
   return schemas;
 }
 
+/**
+ * The name a call that named no tool is replayed under: OpenAI refuses an empty `function.name`
+ * in the history ("Expected a string with minimum length 1").
+ */
+const UNNAMED = "unnamed_tool";
+
+function unnamed(name: string): string {
+  return (
+    `This call named no tool${name === "" ? "" : ` (only ${JSON.stringify(name)})`}, so nothing was run. ` +
+    "Call one of the declared tools by its name."
+  );
+}
+
 function prepare(
   call: AssistantToolCall,
   finishReason: string | undefined,
   schemas: Schemas,
   routing = false,
 ): Prepared {
-  const name = call.function.name;
+  const name = call.function.name ?? "";
   const raw = call.function.arguments ?? "";
+  if (name.trim() === "") {
+    // Never dispatched: there is no tool to run. Its arguments are replayed as read, or as {}.
+    let json = "{}";
+    try {
+      json = parseToolArguments(raw, { finishReason, name: UNNAMED, takesString: () => true }).json;
+    } catch {
+      // Unreadable as well: {} as any unreadable call is replayed.
+    }
+    return {
+      call: { id: call.id, type: "function", function: { name: UNNAMED, arguments: json } },
+      request: { id: call.id, name, args: {}, raw },
+      json,
+      unreadable: unnamed(name),
+    };
+  }
   const schema = schemas.get(name);
   try {
     // A number JS cannot hold reaches the tool as the model's digits where its schema takes a
