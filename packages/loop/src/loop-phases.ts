@@ -14,7 +14,7 @@ import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
 import { callRouter, recoverableTools, stepChoice, stepTools, watchedCall } from "./tool-discovery.js";
-import { renameCalls, wireMessages } from "./tool-names.js";
+import { renameCalls, wireMessages, withSystem } from "./tool-names.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
 const PREVIEW_CHARS = 2000;
@@ -103,7 +103,7 @@ export async function askModel(run: LoopRun, number: number, toolChoice?: ToolCh
   // (The context goes on first, by the transcript's own indexes; then what says nothing is left out.)
   const transcript = wireMessages(withHookContext(run, run.messages), run.names.toWire);
   const { tools, system } = stepTools(run, number); // the step's tools and system prompt, per toolDiscovery
-  const sent = system ? [{ role: "system", content: system }, ...transcript] : transcript;
+  const sent = withSystem(system, transcript); // one system message, the transcript's leading ones joined to it
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
     ...(toolChoice !== undefined ? { toolChoice } : {}),

@@ -1,11 +1,19 @@
 // Failing-first review findings (round four, review g), each pinned over HTTP against the testkit.
 import type { RunEvent } from "@loopwright/events";
+import { SUMMARY_LEAD } from "@loopwright/ledger";
+import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, failedRun } from "./errors.js";
 import { createRuntime } from "./index.js";
-import { ADD_TOOL, QUESTION, transcriptFaults, unanswered } from "./test-support/transcript.js";
+import {
+  ADD_TOOL,
+  ALTERNATING_ROLES,
+  QUESTION,
+  transcriptFaults,
+  unanswered,
+} from "./test-support/transcript.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -242,4 +250,62 @@ describe("a tool call that names no tool", () => {
       expect(transcriptFaults(result.messages)).toEqual([]);
     });
   }
+});
+
+describe("a system prompt beside a transcript that opens with a system message", () => {
+  const NOTES = "Notes: the user is reviewing a report; chapters one to three were discussed.";
+  const READ: ToolDefinition = {
+    type: "function",
+    function: {
+      name: "read_page",
+      description: "Read one page of the report",
+      parameters: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+    },
+  };
+
+  it("goes as one system message, so a template that makes roles alternate takes the run after a fold", async () => {
+    let step = 0;
+    server = await startServer({
+      personality: ALTERNATING_ROLES,
+      replies: (request) => {
+        const messages = (request.body as { messages: ChatMessage[] }).messages;
+        if (messages[0]?.content === SUMMARISER_SYSTEM) return { content: NOTES };
+        step++;
+        return step <= 4
+          ? { toolCalls: [{ id: `p${step}`, name: "read_page", arguments: `{"n":${step}}` }] }
+          : { content: "The 4 pages add up to 10." };
+      },
+    });
+    const history: ChatMessage[] = [];
+    for (const chapter of ["one", "two", "three"]) {
+      history.push(
+        { role: "user", content: `Summarise chapter ${chapter}.` },
+        { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(150).trim()}` },
+      );
+    }
+    history.push({ role: "user", content: "Read pages 1 to 4 and add them up." });
+    const result = await createRuntime().runAgentLoop({
+      config: {
+        baseUrl: server.baseUrl,
+        model: "sim",
+        maxRetries: 0,
+        contextLength: 1600,
+        compact: true,
+        tasks: { compaction: { model: "notes-model" } },
+      },
+      system: "You read reports.",
+      messages: history,
+      tools: [READ],
+      dispatch: ({ args }) => `page ${args.n}: ${"ipsum ".repeat(70).trim()}`,
+    });
+    expect(result.turn.content).toBe("The 4 pages add up to 10.");
+    // The fold happened: the transcript handed back opens with the summary as its own message.
+    expect(result.messages[0]).toEqual({ role: "system", content: `${SUMMARY_LEAD}\n\n${NOTES}` });
+    const last =
+      (server.chatRequests.at(-1)?.body as { messages: ChatMessage[] } | undefined)?.messages ?? [];
+    expect(last.filter((m) => m.role === "system")).toEqual([
+      { role: "system", content: `You read reports.\n\n${SUMMARY_LEAD}\n\n${NOTES}` },
+    ]);
+    expect(last[0]?.role).toBe("system");
+  });
 });

@@ -142,3 +142,24 @@ export function wireMessages(
       : message,
   );
 }
+
+/**
+ * A request's messages: the system prompt first, as one system message with the system messages
+ * the transcript opens with (a compaction's summary, a host's own), joined by a blank line. Chat
+ * templates that make roles alternate (Gemma's, Mistral's, on llama.cpp: a 400) refuse two system
+ * messages in a row, and the loop's own fold puts its summary first. A lone one is sent as it is;
+ * a leading system message that is not text stops the joining.
+ */
+export function withSystem(system: string, transcript: readonly ChatMessage[]): ChatMessage[] {
+  const texts = system === "" ? [] : [system];
+  let lead = 0;
+  for (; lead < transcript.length; lead++) {
+    const message = transcript[lead] as ChatMessage;
+    if (message.role !== "system" || typeof message.content !== "string") break;
+    if (message.content !== "") texts.push(message.content);
+  }
+  if (lead === 0)
+    return system === "" ? [...transcript] : [{ role: "system", content: system }, ...transcript];
+  if (system === "" && lead === 1) return [...transcript];
+  return [{ role: "system", content: texts.join("\n\n") }, ...transcript.slice(lead)];
+}
