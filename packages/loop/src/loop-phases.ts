@@ -19,9 +19,15 @@ import { renameCalls, wireMessages, withSystem } from "./tool-names.js";
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
 const PREVIEW_CHARS = 2000;
 
-/** Cuts a long argument or result for a watcher; the model always reads the whole text. */
+/**
+ * Cuts a long argument or result for a watcher (never between the two halves of a surrogate pair);
+ * the model always reads the whole text.
+ */
 export function preview(text: string, max = PREVIEW_CHARS): string {
-  return text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text;
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  const end = max > 0 && last >= 0xd800 && last <= 0xdbff ? max - 1 : max;
+  return `${text.slice(0, end)}… [${text.length - end} more characters]`;
 }
 
 /** One step's state: its number, the turn as the phases have made it so far, and how it was asked. */

@@ -6,7 +6,7 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { AgentLoopError, failedRun } from "./errors.js";
-import { createRuntime } from "./index.js";
+import { createRuntime, preview } from "./index.js";
 import {
   ADD_TOOL,
   ALTERNATING_ROLES,
@@ -307,5 +307,65 @@ describe("a system prompt beside a transcript that opens with a system message",
       { role: "system", content: `You read reports.\n\n${SUMMARY_LEAD}\n\n${NOTES}` },
     ]);
     expect(last[0]?.role).toBe("system");
+  });
+});
+
+describe("a tool result cut in the middle of a surrogate pair", () => {
+  /** What llama.cpp b9749 answered a request carrying one (seen against the live server). */
+  const LLAMACPP_500 = {
+    error: {
+      code: 500,
+      message:
+        "[json.exception.parse_error.101] parse error at line 1, column 262: syntax error while parsing value - invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF; last read: '\"file says \\ud83d\"'",
+      type: "server_error",
+    },
+  };
+  const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+  it("is sent with the lone half written U+FFFD, so a strict JSON reader takes the next request", async () => {
+    server = await startServer({
+      replies: (request, index) => {
+        const messages = (request.body as { messages: { content?: unknown }[] }).messages;
+        if (messages.some((m) => typeof m.content === "string" && LONE.test(m.content))) {
+          return { type: "error", status: 500, body: LLAMACPP_500 };
+        }
+        return index === 0
+          ? {
+              toolCalls: [
+                { id: "r1", name: "add", arguments: '{"a":1,"b":2}' },
+                { id: "r2", name: "lookup", arguments: "{}" },
+              ],
+            }
+          : { content: "Done." };
+      },
+    });
+    const forecast = "sunny \u{1F31E} all day";
+    const results: string[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: ({ name }) => {
+        // Output capped by UTF-16 units, and an error message cut the same way.
+        if (name === "add") return forecast.slice(0, 7);
+        throw new Error(`no tool ${forecast.slice(7, 9)}`.slice(0, -1) + forecast.slice(8));
+      },
+      onToolResult: (r) => results.push(r.content),
+    });
+    expect(result.turn.content).toBe("Done.");
+    const answers = result.messages.filter((m) => m.role === "tool").map((m) => m.content);
+    expect(answers[0]).toBe("sunny \uFFFD");
+    expect(answers[1]).toBe("Error: no tool \uFFFD all day");
+    expect(results).toEqual(answers);
+  });
+});
+
+describe("preview", () => {
+  it("never cuts between the two halves of a surrogate pair, so a watcher's text stays well-formed", () => {
+    const text = `${"a".repeat(1999)}\u{1F31E}${"b".repeat(10)}`;
+    const shown = preview(text);
+    expect(shown.startsWith(`${"a".repeat(1999)}…`)).toBe(true);
+    expect(shown).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    expect(shown).toMatch(/\[12 more characters\]$/);
   });
 });

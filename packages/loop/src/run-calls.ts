@@ -297,6 +297,18 @@ function asContent(value: unknown, name: string): string {
   return json ?? String(value);
 }
 
+/** Half a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `text` with each lone surrogate (a host's output cap that cut an emoji in half) written U+FFFD:
+ * JSON.stringify sends one as an escape that llama.cpp's JSON reader refuses (a 500 on every later
+ * request of the run), as do other strict readers.
+ */
+function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, "\uFFFD");
+}
+
 function cutOff(name: string): string {
   return (
     `The turn ended before the server said it was finished (no finish reason), so the arguments for the ${name} ` +
@@ -585,7 +597,7 @@ async function runOne(
       Promise.resolve().then(() => dispatch(request, callSignal)),
       callSignal,
     );
-    const content = asContent(value, request.name);
+    const content = wellFormed(asContent(value, request.name));
     return {
       ok: true,
       content: content.trim() === "" ? NO_OUTPUT : content,
@@ -598,7 +610,7 @@ async function runOne(
     if (call?.signal.aborted && limit !== undefined) {
       return { ok: false, content: timedOut(request.name, limit), source: "dispatched", ms };
     }
-    return { ok: false, content: `Error: ${errorMessage(error)}`, source: "dispatched", ms };
+    return { ok: false, content: `Error: ${wellFormed(errorMessage(error))}`, source: "dispatched", ms };
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     unlink?.();
