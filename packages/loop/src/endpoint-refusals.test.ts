@@ -1,4 +1,4 @@
-// Failing-first review findings (round four, review g), each pinned over HTTP against the testkit.
+// What endpoints refuse in a transcript the loop sends, and a host callback that throws mid-step (the fourth review round), each pinned over HTTP against the testkit.
 import type { RunEvent } from "@loopwright/events";
 import { SUMMARY_LEAD } from "@loopwright/ledger";
 import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
