@@ -41,7 +41,7 @@ export interface AgentLoopOptions {
   messages: ReadonlyArray<ChatMessage>;
   /** Every tool the run may call. */
   tools?: ReadonlyArray<ToolDefinition>;
-  /** Runs a tool call; what it returns or throws is what the model reads. */
+  /** Runs a tool call; what it returns or throws is what the model reads (nothing, as `(the tool returned no output)`). */
   dispatch: Dispatch;
   /** Stops the run: the stream is closed and every pending call answered. */
   signal?: AbortSignal;

@@ -11,7 +11,8 @@ export type { Endpoint, ModelParams, ToolChoice, ToolDefinition, ToolOrder };
 /**
  * Whether an identical call (same name, same repaired arguments) in one step is run once and its
  * answer shared: `true` (default) for every tool, `false` for none, or asked per call — a tool
- * whose second call is a second effect (`send_email`) answers `false`.
+ * whose second call is a second effect (`send_email`) answers `false`. A predicate is asked of
+ * every call of a step before any runs; what it throws ends the run, nothing of the step dispatched.
  */
 export type DedupePolicy = boolean | ((request: ToolCallRequest) => boolean);
 

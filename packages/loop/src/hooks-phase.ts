@@ -43,7 +43,10 @@ export interface RunHooks {
   readonly given: LoopHooks;
   /** What `gather` answered; absent until the first request is prepared. */
   gathered?: Gathered;
-  /** The question the context goes on (by identity, so a fold or a `beforeStep` that keeps it keeps it found). */
+  /**
+   * The question the context goes on: by identity, so a fold or a `beforeStep` that keeps it keeps
+   * it found; a `beforeStep` replacement holding it as a copy moves it there (`followQuestion`).
+   */
   question?: ChatMessage;
 }
 
@@ -129,6 +132,21 @@ export async function gatherHooks(run: LoopRun): Promise<void> {
   }
   hooks.gathered = gathered;
   if (question) hooks.question = question;
+}
+
+/**
+ * After `beforeStep` replaced the transcript: where the replacement holds the question not as
+ * itself but as the same message read back (a host's store hands back copies), the context moves
+ * onto that copy — the last user message equal to it — instead of silently leaving every later
+ * request. A replacement without it (the host rewrote or dropped the question) carries no context.
+ */
+export function followQuestion(run: LoopRun, messages: readonly ChatMessage[]): void {
+  const hooks = run.hooks;
+  const question = hooks?.question;
+  if (!hooks || !question || messages.includes(question)) return;
+  const json = JSON.stringify(question);
+  const same = messages.findLast((message) => message.role === "user" && JSON.stringify(message) === json);
+  if (same) hooks.question = same;
 }
 
 /**

@@ -80,6 +80,42 @@ const ALTERNATING_TEMPLATE = `{%- for message in messages %}
       expect(await response.text()).toMatch(/Conversation roles must alternate/);
     });
 
+    it("refuses two system messages in a row (a system prompt, then a transcript opening with one)", async () => {
+      const response = await fetch(`${server.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "tiny",
+          max_tokens: 4,
+          messages: [
+            { role: "system", content: "You add numbers." },
+            { role: "system", content: "Summary of the conversation so far: the user asked about sums." },
+            { role: "user", content: "What is 2 + 3?" },
+          ],
+        }),
+      });
+      expect(response.status).toBe(400);
+      expect(await response.text()).toMatch(/Conversation roles must alternate/);
+    });
+
+    it("takes a run whose system prompt meets a transcript opening with a system message (a compaction's summary)", async () => {
+      const sent: ChatMessage[][] = [];
+      const result = await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "tiny", maxTokens: 8, requestTimeoutSeconds: 110 },
+        system: "You add numbers.",
+        messages: [
+          { role: "system", content: "Summary of the conversation so far: the user asked about sums." },
+          { role: "user", content: "What is 2 + 3?" },
+        ],
+        dispatch: () => "",
+        onRequest: (request) => sent.push(request.messages as ChatMessage[]),
+      });
+      expect(["stop", "length"]).toContain(result.turn.finishReason);
+      expect(sent[0]?.map((m) => m.role)).toEqual(["system", "user"]);
+      // The transcript handed back keeps the summary as its own message.
+      expect(result.messages[0]?.role).toBe("system");
+    });
+
     it("takes the next question after an answer that was all reasoning, sent joined to the one before", async () => {
       const runtime = createRuntime();
       const config = { baseUrl: server.baseUrl, model: "tiny", maxTokens: 8, requestTimeoutSeconds: 110 };

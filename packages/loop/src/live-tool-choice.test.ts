@@ -86,5 +86,20 @@ const WEATHER: ToolDefinition = {
       expect(result.stopReason).toBe("stopped");
       expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
     });
+
+    it("takes a tool result the host cut in the middle of an emoji (llama.cpp's JSON reader refuses a lone surrogate)", async () => {
+      const forecast = "Paris: sunny \u{1F31E} all day";
+      const result = await createRuntime().runAgentLoop({
+        config: { ...config(), maxRetries: 0 },
+        messages: [{ role: "user", content: "What is the weather in Paris?" }],
+        tools: [WEATHER],
+        // A host that caps output by UTF-16 units, cutting the emoji's pair in half.
+        dispatch: () => forecast.slice(0, forecast.indexOf("\u{1F31E}") + 1),
+      });
+      expect(result.stopReason).toBe("answered");
+      expect(result.steps).toBe(2);
+      const answer = result.messages.find((m) => m.role === "tool");
+      expect(answer?.content).toBe("Paris: sunny \uFFFD");
+    });
   },
 );

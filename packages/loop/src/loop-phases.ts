@@ -7,21 +7,27 @@ import { recoverToolCalls } from "@loopwright/tool-calls";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
-import { withHookContext } from "./hooks-phase.js";
+import { followQuestion, withHookContext } from "./hooks-phase.js";
 import { append, emitEvent, type LoopRun, notice, replaceMessages } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
 import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
 import { callRouter, recoverableTools, stepChoice, stepTools, watchedCall } from "./tool-discovery.js";
-import { renameCalls, wireMessages } from "./tool-names.js";
+import { renameCalls, wireMessages, withSystem } from "./tool-names.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
 const PREVIEW_CHARS = 2000;
 
-/** Cuts a long argument or result for a watcher; the model always reads the whole text. */
+/**
+ * Cuts a long argument or result for a watcher (never between the two halves of a surrogate pair);
+ * the model always reads the whole text.
+ */
 export function preview(text: string, max = PREVIEW_CHARS): string {
-  return text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text;
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  const end = max > 0 && last >= 0xd800 && last <= 0xdbff ? max - 1 : max;
+  return `${text.slice(0, end)}… [${text.length - end} more characters]`;
 }
 
 /** One step's state: its number, the turn as the phases have made it so far, and how it was asked. */
@@ -86,6 +92,7 @@ export async function prepareStep(
     );
   }
   run.measure.rebase(run.messages, replaced);
+  followQuestion(run, replaced);
   replaceMessages(run, replaced);
   return planned;
 }
@@ -102,7 +109,7 @@ export async function askModel(run: LoopRun, number: number, toolChoice?: ToolCh
   // (The context goes on first, by the transcript's own indexes; then what says nothing is left out.)
   const transcript = wireMessages(withHookContext(run, run.messages), run.names.toWire);
   const { tools, system } = stepTools(run, number); // the step's tools and system prompt, per toolDiscovery
-  const sent = system ? [{ role: "system", content: system }, ...transcript] : transcript;
+  const sent = withSystem(system, transcript); // one system message, the transcript's leading ones joined to it
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
     ...(toolChoice !== undefined ? { toolChoice } : {}),
@@ -301,24 +308,32 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   run.toolSteps++;
   const replayed = replayedCalls(turn.toolCalls, turn.finishReason, options.tools, callRouter(run));
   await appendCalls(run, step, replayed, NOT_RUN);
-  const ran = await runCalls(turn.toolCalls, {
-    dispatch: options.dispatch,
-    signal: options.signal,
-    ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
-    finishReason: turn.finishReason,
-    tools: options.tools,
-    parallel: options.parallel ?? config.parallel,
-    dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
-    route: callRouter(run), // load_tools and call_tool, per toolDiscovery
-    onToolCall: (r: DispatchRequest) => {
-      emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
-      tell(options.onToolCall, r);
-    },
-    onToolResult: (r: CallResult) => {
-      emitEvent(run, { kind: "tool-result", ...r, content: preview(r.content) });
-      tell(options.onToolResult, r);
-    },
-  });
+  let ran: Awaited<ReturnType<typeof runCalls>>;
+  try {
+    ran = await runCalls(turn.toolCalls, {
+      dispatch: options.dispatch,
+      signal: options.signal,
+      ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
+      finishReason: turn.finishReason,
+      tools: options.tools,
+      parallel: options.parallel ?? config.parallel,
+      dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
+      route: callRouter(run), // load_tools and call_tool, per toolDiscovery
+      onToolCall: (r: DispatchRequest) => {
+        emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
+        tell(options.onToolCall, r);
+      },
+      onToolResult: (r: CallResult) => {
+        emitEvent(run, { kind: "tool-result", ...r, content: preview(r.content) });
+        tell(options.onToolResult, r);
+      },
+    });
+  } catch (error) {
+    // The dedupe predicate threw before any call ran: each is answered as not run, and told so.
+    answerMissing(run.messages, replayed, NOT_RUN);
+    refuseCalls(run, turn, replayed, NOT_RUN);
+    throw error;
+  }
   run.toolCalls.push(...ran.outcomes.map(outcomeOf));
   let appended = 0;
   try {

@@ -18,7 +18,10 @@ import { tell } from "./tell.js";
 /** A tool call as `dispatch` is handed it: arguments repaired and parsed, the model's own text as `raw`. */
 export type DispatchRequest = ToolCallRequest;
 
-/** Runs one tool call; what it returns (a string, or anything JSON can hold) is what the model reads. */
+/**
+ * Runs one tool call; what it returns (a string, or anything JSON can hold) is what the model reads
+ * — nothing (`undefined`, blank text) as `(the tool returned no output)`.
+ */
 export type Dispatch = (request: DispatchRequest, signal?: AbortSignal) => unknown;
 
 /** One call's outcome as the transcript and a watcher see it. */
@@ -97,6 +100,12 @@ const MAX_TIMER_MS = 2_147_483_647;
 export const STOPPED_DURING = "Stopped before this call finished.";
 /** What a call the run never reached is answered with. */
 export const NOT_RUN = "Not run: the run stopped first.";
+/**
+ * What a call whose tool returned nothing (`undefined`, `""`, blank text) is answered with: an empty
+ * tool message is refused by MiniMax ("chat content is empty"), GLM on Z.ai, and Anthropic models
+ * behind OpenAI-compatible gateways.
+ */
+const NO_OUTPUT = "(the tool returned no output)";
 
 type Outcome = { ok: boolean; content: string; source: ToolCallSource; ms?: number };
 
@@ -268,7 +277,8 @@ export function settleHeld(
 }
 
 /**
- * What the model reads of a tool's result: a string as it is, anything else as JSON. Throws (so
+ * What the model reads of a tool's result: a string as it is, anything else as JSON (nothing, as
+ * `""`, which the call is then answered with `NO_OUTPUT` for). Throws (so
  * the call is answered as failed, with the reason) for a value JSON cannot hold — a circular
  * object, one holding a BigInt — rather than answering `[object Object]` as a success.
  */
@@ -285,6 +295,18 @@ function asContent(value: unknown, name: string): string {
     );
   }
   return json ?? String(value);
+}
+
+/** Half a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `text` with each lone surrogate (a host's output cap that cut an emoji in half) written U+FFFD:
+ * JSON.stringify sends one as an escape that llama.cpp's JSON reader refuses (a 500 on every later
+ * request of the run), as do other strict readers.
+ */
+function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, "\uFFFD");
 }
 
 function cutOff(name: string): string {
@@ -304,14 +326,42 @@ function schemasOf(tools: readonly ToolDefinition[] | undefined): Schemas {
   return schemas;
 }
 
+/**
+ * The name a call that named no tool is replayed under: OpenAI refuses an empty `function.name`
+ * in the history ("Expected a string with minimum length 1").
+ */
+const UNNAMED = "unnamed_tool";
+
+function unnamed(name: string): string {
+  return (
+    `This call named no tool${name === "" ? "" : ` (only ${JSON.stringify(name)})`}, so nothing was run. ` +
+    "Call one of the declared tools by its name."
+  );
+}
+
 function prepare(
   call: AssistantToolCall,
   finishReason: string | undefined,
   schemas: Schemas,
   routing = false,
 ): Prepared {
-  const name = call.function.name;
+  const name = call.function.name ?? "";
   const raw = call.function.arguments ?? "";
+  if (name.trim() === "") {
+    // Never dispatched: there is no tool to run. Its arguments are replayed as read, or as {}.
+    let json = "{}";
+    try {
+      json = parseToolArguments(raw, { finishReason, name: UNNAMED, takesString: () => true }).json;
+    } catch {
+      // Unreadable as well: {} as any unreadable call is replayed.
+    }
+    return {
+      call: { id: call.id, type: "function", function: { name: UNNAMED, arguments: json } },
+      request: { id: call.id, name, args: {}, raw },
+      json,
+      unreadable: unnamed(name),
+    };
+  }
   const schema = schemas.get(name);
   try {
     // A number JS cannot hold reaches the tool as the model's digits where its schema takes a
@@ -438,8 +488,9 @@ export function replayedCalls(
  * `NOT_RUN`. An identical call (same name, same repaired arguments) is dispatched once per step and
  * its answer handed to the repeat under the repeat's own id, unless `dedupe` says otherwise; a call
  * that threw is forgotten, so asking again is a real retry. Calls run in order, or all at once with
- * `parallel`; the tool messages are in the calls' order either way. Never throws; a stop is
- * reported on `stopped`.
+ * `parallel`; the tool messages are in the calls' order either way. A stop is reported on
+ * `stopped`, never thrown. Throws only what the `dedupe` predicate throws (asked of every call
+ * before any is told or dispatched, so nothing has run) and a `RangeError` for a bad `timeoutMs`.
  */
 export async function runCalls(
   toolCalls: ReadonlyArray<AssistantToolCall>,
@@ -451,6 +502,15 @@ export async function runCalls(
   const prepared = toolCalls.map((call) =>
     routed(prepare(call, options.finishReason, schemas, holds(options.route)), options.route, schemas),
   );
+  // Asked of every call that may reach dispatch before any call is told or run: a predicate that
+  // throws ends the step with nothing dispatched, rather than half the step run and the rest unanswered.
+  const policy = options.dedupe ?? true;
+  const sharing = new Map<Prepared, boolean>();
+  for (const p of prepared) {
+    if (p.unreadable === undefined && !p.answer) {
+      sharing.set(p, typeof policy === "function" ? Boolean(policy(p.request)) : policy);
+    }
+  }
   const inFlight = new Map<string, Promise<Outcome>>();
   let stopped: unknown;
 
@@ -463,8 +523,7 @@ export async function runCalls(
     }
     p.onRun?.();
     if (p.answer) return Promise.resolve({ ...p.answer, source: "loop" });
-    const policy = options.dedupe ?? true;
-    const shared = typeof policy === "function" ? policy(p.request) : policy;
+    const shared = sharing.get(p) === true;
     const key = `${p.request.name}\u0000${p.json}`;
     const existing = shared ? inFlight.get(key) : undefined;
     if (existing) return existing.then(({ ok, content }) => ({ ok, content, source: "repeat" }));
@@ -538,9 +597,10 @@ async function runOne(
       Promise.resolve().then(() => dispatch(request, callSignal)),
       callSignal,
     );
+    const content = wellFormed(asContent(value, request.name));
     return {
       ok: true,
-      content: asContent(value, request.name),
+      content: content.trim() === "" ? NO_OUTPUT : content,
       source: "dispatched",
       ms: Date.now() - started,
     };
@@ -550,7 +610,7 @@ async function runOne(
     if (call?.signal.aborted && limit !== undefined) {
       return { ok: false, content: timedOut(request.name, limit), source: "dispatched", ms };
     }
-    return { ok: false, content: `Error: ${errorMessage(error)}`, source: "dispatched", ms };
+    return { ok: false, content: `Error: ${wellFormed(errorMessage(error))}`, source: "dispatched", ms };
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     unlink?.();

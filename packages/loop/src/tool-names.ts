@@ -99,12 +99,25 @@ function joinQuestions(first: UserMessage, second: UserMessage): UserMessage {
 }
 
 /**
+ * An assistant message stored with `tool_calls: []` (vLLM's non-streamed message, an older openai
+ * SDK's parse) without the empty array, which OpenAI (`empty_array`), DashScope and DeepSeek refuse.
+ */
+function withoutNoCalls(message: ChatMessage): ChatMessage {
+  if (message.role !== "assistant" || !Array.isArray(message.tool_calls) || message.tool_calls.length > 0) {
+    return message;
+  }
+  const { tool_calls: _none, ...rest } = message;
+  return rest;
+}
+
+/**
  * The transcript as a request carries it: the host's tool names in assistant tool calls replaced by
- * the wire's, and assistant messages that say nothing left out. User messages side by side (around a
- * left-out answer, or a question a failed or stopped run never answered before the next) go as one:
- * chat templates that make roles alternate (Gemma's, Mistral's) refuse two in a row, as endpoints
- * that check the transcript refuse the empty answer. Two with different `name`s (two speakers in a
- * group chat) stay apart: joined, the second speaker's words would go under the first's name.
+ * the wire's, an empty `tool_calls` array left off, and assistant messages that say nothing left
+ * out. User messages side by side (around a left-out answer, or a question a failed or stopped run
+ * never answered before the next) go as one: chat templates that make roles alternate (Gemma's,
+ * Mistral's) refuse two in a row, as endpoints that check the transcript refuse the empty answer.
+ * Two with different `name`s (two speakers in a group chat) stay apart: joined, the second
+ * speaker's words would go under the first's name.
  */
 export function wireMessages(
   messages: readonly ChatMessage[],
@@ -116,7 +129,7 @@ export function wireMessages(
     const before = said[said.length - 1];
     if (before?.role === "user" && message.role === "user" && before.name === message.name) {
       said[said.length - 1] = joinQuestions(before, message);
-    } else said.push(message);
+    } else said.push(withoutNoCalls(message));
   }
   if (toWire.size === 0) return said;
   return said.map((message) =>
@@ -125,4 +138,25 @@ export function wireMessages(
       ? { ...message, tool_calls: renameCalls(message.tool_calls, toWire) }
       : message,
   );
+}
+
+/**
+ * A request's messages: the system prompt first, as one system message with the system messages
+ * the transcript opens with (a compaction's summary, a host's own), joined by a blank line. Chat
+ * templates that make roles alternate (Gemma's, Mistral's, on llama.cpp: a 400) refuse two system
+ * messages in a row, and the loop's own fold puts its summary first. A lone one is sent as it is;
+ * a leading system message that is not text stops the joining.
+ */
+export function withSystem(system: string, transcript: readonly ChatMessage[]): ChatMessage[] {
+  const texts = system === "" ? [] : [system];
+  let lead = 0;
+  for (; lead < transcript.length; lead++) {
+    const message = transcript[lead] as ChatMessage;
+    if (message.role !== "system" || typeof message.content !== "string") break;
+    if (message.content !== "") texts.push(message.content);
+  }
+  if (lead === 0)
+    return system === "" ? [...transcript] : [{ role: "system", content: system }, ...transcript];
+  if (system === "" && lead === 1) return [...transcript];
+  return [{ role: "system", content: texts.join("\n\n") }, ...transcript.slice(lead)];
 }

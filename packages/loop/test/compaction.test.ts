@@ -117,8 +117,10 @@ describe("compact: true", () => {
     const requests = mainRequests();
     expect(JSON.stringify(requests[0])).toContain("Chapter one:");
     const last = requests.at(-1) ?? [];
-    expect(last[0]).toEqual({ role: "system", content: "You read reports." });
-    expect(last[1]?.content).toBe(`${SUMMARY_LEAD}\n\n${NOTES}`);
+    // One system message, the summary joined to the system prompt (templates that make roles
+    // alternate refuse two in a row).
+    expect(last[0]).toEqual({ role: "system", content: `You read reports.\n\n${SUMMARY_LEAD}\n\n${NOTES}` });
+    expect(last[1]?.role).toBe("user");
     expect(JSON.stringify(last)).not.toContain("Chapter one:");
     expect(notices(events).some((t) => t.startsWith("Compacted: messages 0 to 5"))).toBe(true);
     // The ledger was moved onto the folded transcript: every entry names a message that is there.

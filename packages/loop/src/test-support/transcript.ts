@@ -102,14 +102,17 @@ export const STRICT_TRANSCRIPT: Personality = {
 
 /**
  * A testkit personality that refuses, as llama.cpp does under a chat template that makes roles
- * alternate (Gemma's, Mistral's), a request with two user messages in a row: the 400 the real
- * server (b9749) answered, recorded in `errors/llamacpp/roles-must-alternate-jinja-b9749.json`.
+ * alternate (Gemma's, Mistral's), a request with two user messages in a row, or two system messages
+ * in a row: the 400 the real server (b9749) answered, recorded in
+ * `errors/llamacpp/roles-must-alternate-jinja-b9749.json` (the live test sees it for both).
  */
 export const ALTERNATING_ROLES: Personality = {
   name: "alternating-roles",
   check(request) {
     const messages = (request.body as { messages?: { role?: unknown }[] } | undefined)?.messages ?? [];
-    const at = messages.findIndex((m, i) => i > 0 && m?.role === "user" && messages[i - 1]?.role === "user");
+    const at = messages.findIndex(
+      (m, i) => i > 0 && (m?.role === "user" || m?.role === "system") && messages[i - 1]?.role === m?.role,
+    );
     if (at === -1) return undefined;
     const recorded = JSON.parse(readFixture("errors/llamacpp/roles-must-alternate-jinja-b9749.json"));
     return { type: "error", status: 400, body: recorded };
