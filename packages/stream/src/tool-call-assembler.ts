@@ -194,7 +194,8 @@ function settled(slot: Slot): string {
  * Reassembles tool calls from streamed pieces, the way real servers send them.
  *
  * Pieces are matched by `index`; a piece with a new `id` and a name under an index already taken
- * starts a new call (servers that number every call 0), and a nameless piece under a new index
+ * starts a new call (servers that number every call 0), and so does one naming another tool once
+ * that call's arguments are whole JSON (the same servers, sending no id), and a nameless piece under a new index
  * continues the call with its `id`, or without one the latest call. Without an `index`, a piece whose `id` was
  * seen continues that call, a piece with a new `id` and a name starts one, and any other piece
  * continues the latest call (servers that send `index` once, or never) — unless that call is
@@ -227,6 +228,17 @@ export class ToolCallAssembler {
       // A new id under a taken index is a new call only if it names its tool: some servers mint a
       // fresh id on every piece of one call, others number every call 0.
       if (slot && id && slot.id && id !== slot.id && name) slot = undefined;
+      // Another tool's name after the call's arguments are whole JSON is another call (servers that
+      // number every call 0 and send no id).
+      if (
+        slot &&
+        name &&
+        name !== slot.name &&
+        !(id && id === slot.id) &&
+        slot.shape.whole(slot.arguments) !== undefined
+      ) {
+        slot = undefined;
+      }
       if (!slot && !name) {
         // A call is named in its first piece, so a nameless piece under a new index belongs to a
         // call already begun: the one with its id, or without an id the latest. Opening a call for
@@ -290,7 +302,7 @@ export class ToolCallAssembler {
 
   /**
    * Adds a piece of arguments to a call; returns the text it added, or `undefined` when the piece
-   * is a second, different whole JSON value after a finished one (a further call).
+   * is a second, different whole JSON value after a finished one, or the start of one (a further call).
    */
   private addArguments(slot: Slot, piece: string, whole: boolean): string | undefined {
     if (piece === "") return "";
@@ -350,6 +362,9 @@ export class ToolCallAssembler {
         return piece;
       }
     }
+    // The first piece of another value after a whole one: the next call, streamed under the same
+    // index (or none) with no id (servers that number every call 0).
+    if (/^\s*[{[]/.test(piece) && slot.shape.whole(so) !== undefined) return undefined;
     appendArguments(slot, piece);
     return piece;
   }
