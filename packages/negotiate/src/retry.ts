@@ -17,6 +17,7 @@ const OVERFLOW_WORDINGS = [
   /prompt is too big compared to KV size/i, // ik_llama.cpp
   /Requested tokens \(\d+\) exceed context window/i, // llama-cpp-python
   /`inputs` tokens \+ `max_new_tokens` must be <=/i, // TGI (Together, Hugging Face router)
+  /`?inputs`? must have less than \d+ tokens/i, // TGI, the prompt alone too long (InputLength)
   /longer than the (?:maximum model length|model's context length)/i, // vLLM V1, SGLang
   /too long to fit into the model/i, // vLLM ("The prompt (total length …) is too long to fit into the model")
   /Input prompt \(\d+ tokens\) is too long and exceeds limit/i, // vLLM scheduler
@@ -35,7 +36,8 @@ const OVERFLOW_WORDINGS = [
   /Range of input length should be \[/i, // Qwen / DashScope
   /\b(?:prompt|input) exceeds (?:the )?max(?:imum)? (?:length|tokens|context)/i, // Zhipu GLM ("Prompt exceeds max length")
   /context[_ ]length[_ ]exceeded|context[_ ]window[_ ]exceeded|ContextWindowExceeded/i, // codes, LiteLLM
-  /exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length|limit|size)/i,
+  // Ollama "prompt too long; exceeded max context length by 4 tokens"; oMLX "… exceeds max context window".
+  /exceed(?:s|ed)? (?:the )?(?:model'?s? )?(?:max(?:imum)? )?context (?:window|length|limit|size)/i,
 ];
 
 // A rate or quota limit borrows the overflow's words ("Request too large … tokens per min") and
