@@ -127,6 +127,14 @@ describe("tool calls reassembled from deltas", () => {
       ["add_task", "Take a walk"],
     ]);
     expect(new Set(same.toolCalls.map((c) => c.id)).size).toBe(3);
+    // Arguments a server repeats after they were whole, with no naming piece between (vLLM's GLM
+    // repetition, vllm-project/vllm#47504), stay one call: never a second call to run.
+    const repeated = read([
+      delta({ tool_calls: [{ index: 0, function: { name: "delete_file", arguments: '{"path":"a"}' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '{"path":' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '"a"}' } }] }),
+    ]);
+    expect(repeated.toolCalls).toHaveLength(1);
   });
 
   it("gives a call an id when the server sent none, so its result can answer it", () => {
