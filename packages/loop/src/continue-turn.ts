@@ -116,7 +116,8 @@ function statusOf(error: unknown): number | undefined {
  * `usage`, since they were spent, and its text is never passed to `onOutput`: a continuation's
  * opening is held back until it parts from the answer so far. Either way, and on any other failure
  * short of a stop — an overflow included, which latches nothing — the cut-off answer is kept with
- * a notice. A stop rejects with the signal's reason.
+ * a notice. A stop rejects with the signal's reason. A continuation is read as answer even under
+ * `startInReasoning`: the prefilled answer is already past the scratchpad the template opened.
  */
 export async function continueTurn(
   client: ChatClientLike,
@@ -144,7 +145,8 @@ export async function continueTurn(
           const body = build(supports, caps);
           return { ...body, messages: [...body.messages, { role: "assistant", content: soFar }] };
         },
-        { ...options, onOutput: shown.onOutput },
+        // The prefilled answer is past any scratchpad the template opened: the piece is answer.
+        { ...options, startInReasoning: false, onOutput: shown.onOutput },
       );
     } catch (error) {
       if (options.signal?.aborted) throw error;

@@ -80,6 +80,28 @@ describe("a continued turn is measured on its first request", () => {
   });
 });
 
+describe("continuing with startInReasoning", () => {
+  it("reads the continuation as answer: the prefilled answer is past the scratchpad the template opened", async () => {
+    server = await startServer({
+      replies: [
+        { content: "The user asks.</think>The answer is", finishReason: "length" },
+        { content: " forty-two." },
+      ],
+    });
+    const store = createCapabilityStore();
+    const client = getClient({ baseUrl: server.baseUrl });
+    const supports = store.capabilitiesFor(server.baseUrl);
+    const build = () => buildBody({ model: "r1", maxTokens: 5 }, supports, undefined, question);
+    const output: string[] = [];
+    const options = { model: "r1", startInReasoning: true, onOutput: (t: string) => output.push(t) };
+    const first = await runTurn(client, supports, build, options);
+    expect(first).toMatchObject({ content: "The answer is", reasoning: "The user asks." });
+    const whole = await continueTurn(client, supports, build, first, options);
+    expect(whole).toMatchObject({ content: "The answer is forty-two.", reasoning: "The user asks." });
+    expect(output.join("")).toBe("The answer is forty-two.");
+  });
+});
+
 describe("every call answered, truthfully, on every path", () => {
   it("keeps the real results of calls that ran when onMessage fails while they are appended", async () => {
     server = await startServer({

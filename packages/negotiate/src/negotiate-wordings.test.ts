@@ -98,6 +98,34 @@ describe("model-level: refusals in vLLM's, Bedrock's and llama.cpp's words", () 
     expect(bodies()[2]?.reasoning_effort).toBe("minimal");
   });
 
+  it("steps 'none' up to the cheapest rung a refusal saying 'Expected … to be one of …; found …' lists", async () => {
+    // qwen3-next behind Ollama, quoted in https://github.com/continuedev/continue/issues/9981.
+    const expected = {
+      error: {
+        message:
+          "Expected 'reasoning_effort' to be one of: 'high', 'low', 'medium', 'minimal'; found 'none'.",
+      },
+    };
+    server.enqueue(refusal(400, expected), ok, ok);
+    const store = createCapabilityStore();
+    const notices: string[] = [];
+    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+    const client = clientFor(server.baseUrl);
+    const config = { model: "qwen3-next", reasoningEffort: "none" };
+    const send = () =>
+      negotiate(
+        supports,
+        (supports, produced, model) =>
+          streamText(client, buildBody(config, supports, model, messages), produced),
+        { model: config.model, onNotice: (n) => notices.push(n) },
+      );
+    await expect(send()).resolves.toBe("fine");
+    expect(bodies().map((b) => b.reasoning_effort)).toEqual(["none", "minimal"]);
+    expect(notices.join("\n")).toMatch(/"minimal"/);
+    await send();
+    expect(bodies()[2]?.reasoning_effort).toBe("minimal");
+  });
+
   it("drops a field Bedrock's serde refused when the caller allowed it, and passes it on when not", async () => {
     // https://github.com/BerriAI/litellm/issues/14225
     const bedrock = {

@@ -52,7 +52,7 @@ function effortRefusal(facts: ErrorFacts): Refusal | undefined {
       ? /(?:Unsupported|Invalid) value:\s*'([^']*)'/i.exec(text)
       : null;
   const match = chat ?? responses;
-  if (!match) return pydanticEffort(facts) ?? thinkingOnly(facts);
+  if (!match) return pydanticEffort(facts) ?? expectedOneOf(facts) ?? thinkingOnly(facts);
   const refused = match[2] === "null" ? null : (match[1] ?? null);
   const tail = /Supported values are:\s*([^\n]*)/i.exec(text.slice(match.index))?.[1] ?? "";
   return { kind: "effort", refused, supported: quoted(tail) };
@@ -81,6 +81,20 @@ function pydanticEffort(facts: ErrorFacts): Refusal | undefined {
     if (input) return { kind: "effort", refused: input[1] ?? input[2] ?? null, supported: quoted(expected) };
   }
   return undefined;
+}
+
+/**
+ * A validator naming the values it takes and the one it found: "Expected 'reasoning_effort' to be
+ * one of: 'high', 'low', 'medium', 'minimal'; found 'none'." (qwen3-next behind Ollama).
+ */
+function expectedOneOf(facts: ErrorFacts): Refusal | undefined {
+  const match =
+    /Expected ['"`]?reasoning[_.]effort['"`]? to be one of:?\s*([^;\n]*);\s*(?:found|got|received)\s+(?:'([^']*)'|"([^"]*)"|(null|None))/i.exec(
+      facts.text,
+    );
+  if (!match) return undefined;
+  const refused = match[2] ?? match[3] ?? null;
+  return { kind: "effort", refused, supported: quoted(match[1] ?? "") };
 }
 
 /**

@@ -313,6 +313,23 @@ const OVERFLOWS: Record<string, Row> = {
       error: { code: "InvalidParameter", message: "Input length 203743 exceeds the maximum length 202752" },
     },
   },
+  "Ollama: prompt too long, exceeded max context length by N tokens": {
+    source: "openclaw/openclaw sanitizer test quoting Ollama's 400 body",
+    status: 400,
+    body: {
+      StatusCode: 400,
+      Status: "400 Bad Request",
+      error: "prompt too long; exceeded max context length by 4 tokens",
+    },
+  },
+  "TGI: `inputs` must have less than N tokens": {
+    source: "huggingface/text-generation-inference router/src/validation.rs (InputLength)",
+    status: 422,
+    body: {
+      error: "Input validation error: `inputs` must have less than 4096 tokens. Given: 5120",
+      error_type: "validation",
+    },
+  },
 };
 
 const NOT_OVERFLOWS: Record<string, Row> = {

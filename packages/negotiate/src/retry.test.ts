@@ -78,6 +78,35 @@ describe("backoffMs", () => {
     expect(backoffMs(3, await request())).toBe(644);
   });
 
+  it("waits the seconds Azure's 429 names in words when no retry-after header came (a relay's copy)", async () => {
+    // Quoted from https://github.com/dyad-sh/dyad/issues/1849 (LiteLLM relaying Azure) and
+    // https://github.com/microsoft/sample-app-aoai-chatGPT/issues/131 (Azure, 2023).
+    server.enqueue({
+      type: "error",
+      status: 429,
+      body: {
+        error: {
+          message:
+            "litellm.RateLimitError: AzureException RateLimitError - Your requests to gpt-5.1 for gpt-5.1 in East US 2 have exceeded the token rate limit for your current AIServices S0 pricing tier. This request was for ChatCompletions_Create under Azure OpenAI API version 2025-03-01-preview. Please retry after 60 seconds. To increase your default rate limit, visit: https://aka.ms/oai/quotaincrease.. Received Model Group=gpt-5.1",
+          type: "throttling_error",
+          param: null,
+          code: "429",
+        },
+      },
+    });
+    const relayed = await request();
+    expect(backoffMs(0, relayed, { random: () => 0 })).toBe(60_000);
+    expect(retryAfterMs(relayed)).toBe(60_000);
+    const azure = {
+      status: 429,
+      error: {
+        message:
+          "Requests to the Creates a completion for the chat message Operation under Azure OpenAI API version 2023-03-15-preview have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 7 seconds. Please go here: https://aka.ms/oai/quotaincrease if you would like to further increase the default rate limit.",
+      },
+    };
+    expect(backoffMs(4, azure)).toBe(7000);
+  });
+
   it("rejects an attempt that is not a whole number", () => {
     expect(() => backoffMs(-1)).toThrow(RangeError);
     expect(() => backoffMs(1.5)).toThrow(/whole number/);

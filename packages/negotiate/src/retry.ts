@@ -17,6 +17,7 @@ const OVERFLOW_WORDINGS = [
   /prompt is too big compared to KV size/i, // ik_llama.cpp
   /Requested tokens \(\d+\) exceed context window/i, // llama-cpp-python
   /`inputs` tokens \+ `max_new_tokens` must be <=/i, // TGI (Together, Hugging Face router)
+  /`?inputs`? must have less than \d+ tokens/i, // TGI, the prompt alone too long (InputLength)
   /longer than the (?:maximum model length|model's context length)/i, // vLLM V1, SGLang
   /too long to fit into the model/i, // vLLM ("The prompt (total length …) is too long to fit into the model")
   /Input prompt \(\d+ tokens\) is too long and exceeds limit/i, // vLLM scheduler
@@ -35,7 +36,8 @@ const OVERFLOW_WORDINGS = [
   /Range of input length should be \[/i, // Qwen / DashScope
   /\b(?:prompt|input) exceeds (?:the )?max(?:imum)? (?:length|tokens|context)/i, // Zhipu GLM ("Prompt exceeds max length")
   /context[_ ]length[_ ]exceeded|context[_ ]window[_ ]exceeded|ContextWindowExceeded/i, // codes, LiteLLM
-  /exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context (?:window|length|limit|size)/i,
+  // Ollama "prompt too long; exceeded max context length by 4 tokens"; oMLX "… exceeds max context window".
+  /exceed(?:s|ed)? (?:the )?(?:model'?s? )?(?:max(?:imum)? )?context (?:window|length|limit|size)/i,
 ];
 
 // A rate or quota limit borrows the overflow's words ("Request too large … tokens per min") and
@@ -185,7 +187,10 @@ export interface BackoffOptions {
   now?: () => number;
 }
 
-/** The server's own "wait this long" in ms: `retry-after-ms`, `retry-after`, or "try again in 644ms". */
+/**
+ * The server's own "wait this long" in ms: `retry-after-ms`, `retry-after`, "try again in 644ms", or
+ * "retry after 20 seconds".
+ */
 function hintMs(error: unknown, now: () => number): number | undefined {
   const facts = readError(error);
   const ms = facts.headers?.("retry-after-ms");
@@ -210,6 +215,16 @@ function hintMs(error: unknown, now: () => number): number | undefined {
       part(/(\d+(?:\.\d+)?)ms/);
     if (ms > 0 || /^0/.test(said)) return ms;
   }
+  // Azure's 429 (and relays' copies of it, which drop the header): "Please retry after 60 seconds."
+  const words =
+    /\b(?:retry after|try again in) (\d+(?:\.\d+)?) ?(milliseconds?|ms|seconds?|secs?|minutes?|mins?)\b/i.exec(
+      facts.text,
+    );
+  if (words) {
+    const unit = (words[2] as string).toLowerCase();
+    const scale = unit === "ms" || unit.startsWith("milli") ? 1 : unit.startsWith("s") ? 1000 : 60_000;
+    return Number(words[1]) * scale;
+  }
   return undefined;
 }
 
@@ -217,7 +232,8 @@ function hintMs(error: unknown, now: () => number): number | undefined {
  * The wait the server asked for, in ms, uncapped; `undefined` where it asked for none.
  *
  * Reads `retry-after-ms`, `retry-after` (seconds or an HTTP date, against `now`, default
- * `Date.now`), Hugging Face's `estimated_time`, and "Please try again in 644ms" in the message —
+ * `Date.now`), Hugging Face's `estimated_time`, and "Please try again in 644ms" or Azure's "Please
+ * retry after 20 seconds" in the message —
  * the same hints `backoffMs` honours. A caller that caps the wait compares this with its cap to
  * tell the user what was asked and what it will wait. Never throws.
  */
@@ -231,7 +247,7 @@ export function retryAfterMs(error: unknown, options: { now?: () => number } = {
  *
  * For retry number `attempt` (0 for the first retry): the server's own hint
  * when the error carries one (`retry-after-ms`, `retry-after` in seconds or as a date, or OpenAI's
- * "Please try again in 644ms"), capped at `maxHintMs`; otherwise exponential from `baseMs` with
+ * "Please try again in 644ms", Azure's "Please retry after 20 seconds"), capped at `maxHintMs`; otherwise exponential from `baseMs` with
  * equal jitter (between half and all of `baseMs · 2^attempt`, capped at `maxMs`).
  */
 export function backoffMs(attempt: number, error?: unknown, options: BackoffOptions = {}): number {

@@ -146,6 +146,26 @@ describe("streamTurn reads a streamed turn over HTTP", () => {
     expect(shown.join("").startsWith("The user")).toBe(true);
   });
 
+  it("with startInReasoning, reads the answer of a server that parsed the scratchpad into reasoning_content", async () => {
+    // deepseek-reasoner's template opens <think> in the prompt; the server's parser takes the
+    // scratchpad out, so the content is the answer and never holds </think>.
+    const fixture = "wire/deepseek/deepseek-reasoner-reasoning-content.sse";
+    const { client } = await harness([
+      { type: "replay", fixture },
+      { type: "replay", fixture },
+    ]);
+    const plain = await streamTurn(client, body());
+    expect(plain.content.length).toBeGreaterThan(0);
+    const told: string[] = [];
+    const declared = await streamTurn(client, body(), {
+      startInReasoning: true,
+      onOutput: (t) => told.push(t),
+    });
+    expect(declared.content).toBe(plain.content);
+    expect(declared.reasoning).toBe(plain.reasoning);
+    expect(told.join("")).toBe(plain.content);
+  });
+
   it("reads a stream that ends without [DONE]", async () => {
     const { client } = await harness([{ content: "No terminator here.", noDone: true }]);
     await expect(streamTurn(client, body())).resolves.toMatchObject({

@@ -75,7 +75,11 @@ export interface StreamTurnOptions {
   onToolCallDelta?: (progress: ToolCallProgress) => void;
   /** Fences to take out of the content; `[]` reads all content as answer. Default `DEFAULT_FENCES`. */
   fences?: readonly Fence[];
-  /** The content starts inside a scratchpad (the template opened it in the prompt). */
+  /**
+   * The content starts inside a scratchpad (the template opened it in the prompt). A server that
+   * sends reasoning in a field of its own before any content has parsed the scratchpad out, so its
+   * content is read as answer.
+   */
   startInReasoning?: boolean;
 }
 

@@ -32,6 +32,8 @@ interface Slot {
   alt: Alternative | undefined;
   /** What the arguments' text can still be, kept up to date piece by piece (see `JsonShape`). */
   shape: JsonShape;
+  /** A piece named this call's tool again, alone, after its arguments were whole JSON. */
+  renamed: boolean;
 }
 
 /** The incremental reading of pieces that look cumulative: `before` + the slot's arguments, and its shape. */
@@ -194,7 +196,9 @@ function settled(slot: Slot): string {
  * Reassembles tool calls from streamed pieces, the way real servers send them.
  *
  * Pieces are matched by `index`; a piece with a new `id` and a name under an index already taken
- * starts a new call (servers that number every call 0), and a nameless piece under a new index
+ * starts a new call (servers that number every call 0), and so does one naming another tool once
+ * that call's arguments are whole JSON, or naming the same tool alone before another value opens
+ * (the same servers, sending no id), and a nameless piece under a new index
  * continues the call with its `id`, or without one the latest call. Without an `index`, a piece whose `id` was
  * seen continues that call, a piece with a new `id` and a name starts one, and any other piece
  * continues the latest call (servers that send `index` once, or never) — unless that call is
@@ -227,6 +231,17 @@ export class ToolCallAssembler {
       // A new id under a taken index is a new call only if it names its tool: some servers mint a
       // fresh id on every piece of one call, others number every call 0.
       if (slot && id && slot.id && id !== slot.id && name) slot = undefined;
+      // Another tool's name after the call's arguments are whole JSON is another call (servers that
+      // number every call 0 and send no id).
+      if (
+        slot &&
+        name &&
+        name !== slot.name &&
+        !(id && id === slot.id) &&
+        slot.shape.whole(slot.arguments) !== undefined
+      ) {
+        slot = undefined;
+      }
       if (!slot && !name) {
         // A call is named in its first piece, so a nameless piece under a new index belongs to a
         // call already begun: the one with its id, or without an id the latest. Opening a call for
@@ -254,11 +269,21 @@ export class ToolCallAssembler {
         slot = startsCall ? this.open() : latest;
       }
     }
+    if (
+      name !== "" &&
+      name === slot.name &&
+      args.text === "" &&
+      !(id && id === slot.id) &&
+      slot.shape.whole(slot.arguments) !== undefined
+    ) {
+      slot.renamed = true;
+    }
     if (id && !slot.id) this.identify(slot, id);
     if (name && !repeatsName(slot, name, id, args.text)) slot.name += name;
     const added = this.addArguments(slot, args.text, args.whole);
     if (added === undefined) {
       // The piece was a further call's whole arguments sent under a finished call's index: a new call.
+      slot.renamed = false;
       const next = this.open();
       next.name = name || slot.name;
       if (id && id !== slot.id) this.identify(next, id);
@@ -290,7 +315,8 @@ export class ToolCallAssembler {
 
   /**
    * Adds a piece of arguments to a call; returns the text it added, or `undefined` when the piece
-   * is a second, different whole JSON value after a finished one (a further call).
+   * is a second, different whole JSON value after a finished one, or the start of one after the tool
+   * was named again (a further call).
    */
   private addArguments(slot: Slot, piece: string, whole: boolean): string | undefined {
     if (piece === "") return "";
@@ -350,6 +376,12 @@ export class ToolCallAssembler {
         return piece;
       }
     }
+    // The tool named again after a whole call, then another value opening: the next call to the
+    // same tool, under the same index (or none) and with no id (servers that number every call 0).
+    // Without that naming piece, a value after a whole one is a server repeating the arguments, and
+    // never read as a second call to run.
+    if (slot.renamed && /^\s*[{[]/.test(piece) && slot.shape.whole(so) !== undefined) return undefined;
+    slot.renamed = false;
     appendArguments(slot, piece);
     return piece;
   }
@@ -378,6 +410,7 @@ export class ToolCallAssembler {
       cumulative: false,
       alt: undefined,
       shape: new JsonShape(),
+      renamed: false,
     };
     this.slots.push(slot);
     return slot;

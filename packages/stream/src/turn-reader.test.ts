@@ -89,6 +89,54 @@ describe("tool calls reassembled from deltas", () => {
     expect(turn.toolCalls.map((c) => c.function.name)).toEqual(["one", "two"]);
   });
 
+  it("starts a new call when a server numbers every call 0 and sends no ids, whole or in pieces", () => {
+    // Ollama and proxies translating Gemini or the Responses API number every parallel call 0
+    // (ollama/ollama#15457, su-kaka/gcli2api#406, mcowger/plexus#691); some send no id either.
+    const whole = read([
+      delta({ tool_calls: [{ index: 0, id: "", function: { name: "read", arguments: '{"path":"a"}' } }] }),
+      delta({ tool_calls: [{ index: 0, id: "", function: { name: "write", arguments: '{"path":"b"}' } }] }),
+    ]);
+    expect(whole.toolCalls.map((c) => [c.function.name, c.function.arguments])).toEqual([
+      ["read", '{"path":"a"}'],
+      ["write", '{"path":"b"}'],
+    ]);
+    const pieces = read([
+      delta({ tool_calls: [{ index: 0, function: { name: "read", arguments: "" } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '{"path":' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '"a"}' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { name: "write", arguments: "" } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '{"path":"b"}' } }] }),
+    ]);
+    expect(pieces.toolCalls.map((c) => [c.id, c.function.name, c.function.arguments])).toEqual([
+      ["call_0", "read", '{"path":"a"}'],
+      ["call_1", "write", '{"path":"b"}'],
+    ]);
+    // Three calls to one tool, each streamed in pieces under index 0 (mcowger/plexus#691 saw their
+    // arguments joined into one call).
+    const same = read(
+      ["Organize the photos", "Try a new recipe", "Take a walk"].flatMap((title) => [
+        delta({ tool_calls: [{ index: 0, function: { name: "add_task", arguments: "" } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: '{"title":' } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(title) } }] }),
+        delta({ tool_calls: [{ index: 0, function: { arguments: "}" } }] }),
+      ]),
+    );
+    expect(same.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments).title])).toEqual([
+      ["add_task", "Organize the photos"],
+      ["add_task", "Try a new recipe"],
+      ["add_task", "Take a walk"],
+    ]);
+    expect(new Set(same.toolCalls.map((c) => c.id)).size).toBe(3);
+    // Arguments a server repeats after they were whole, with no naming piece between (vLLM's GLM
+    // repetition, vllm-project/vllm#47504), stay one call: never a second call to run.
+    const repeated = read([
+      delta({ tool_calls: [{ index: 0, function: { name: "delete_file", arguments: '{"path":"a"}' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '{"path":' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '"a"}' } }] }),
+    ]);
+    expect(repeated.toolCalls).toHaveLength(1);
+  });
+
   it("gives a call an id when the server sent none, so its result can answer it", () => {
     const turn = read([delta({ tool_calls: [{ index: 0, function: { name: "f", arguments: "{}" } }] })]);
     expect(turn.toolCalls[0]?.id).toBe("call_0");

@@ -102,7 +102,9 @@ export function chunkError(chunk: ChunkLike): unknown {
  * without the network. Never throws on a malformed chunk; a shape it does not know is skipped.
  */
 export class TurnReader {
-  private readonly splitter: FenceSplitter;
+  private splitter: FenceSplitter;
+  /** Whether any content has gone to the splitter yet. */
+  private contentRead = false;
   private readonly calls = new ToolCallAssembler();
   private readonly options: TurnReaderOptions;
   private reasoning = "";
@@ -196,6 +198,7 @@ export class TurnReader {
     let carried = false;
     const thought = deltaReasoning(delta);
     if (thought !== "") {
+      this.parsedByServer();
       carried = true;
       this.markProduced();
       this.reasoning += thought;
@@ -209,12 +212,13 @@ export class TurnReader {
       if (content !== "") {
         carried = true;
         this.markProduced();
-        this.deliver(this.splitter.push(content));
+        this.readContent(content);
       }
     } else if (Array.isArray(content)) {
       const parts = content as readonly ContentPartLike[];
       const thinking = partsText(parts, "thinking");
       if (thinking !== "") {
+        this.parsedByServer();
         carried = true;
         this.markProduced();
         this.reasoning += thinking;
@@ -224,14 +228,14 @@ export class TurnReader {
       if (text !== "") {
         carried = true;
         this.markProduced();
-        this.deliver(this.splitter.push(text));
+        this.readContent(text);
       }
     }
     const refusal = delta.refusal;
     if (typeof refusal === "string" && refusal !== "") {
       carried = true;
       this.markProduced();
-      this.deliver(this.splitter.push(refusal));
+      this.readContent(refusal);
     }
     const calls = delta.tool_calls;
     const pieces: readonly ToolCallDeltaLike[] | undefined = Array.isArray(calls)
@@ -257,6 +261,22 @@ export class TurnReader {
     this.markProduced();
     this.options.onToolCallDelta?.(progress);
     return true;
+  }
+
+  /**
+   * The server sent the scratchpad in a field of its own: its reasoning parser took it out of the
+   * content, so content the template began inside `<think>` (`startInReasoning`) is the answer and
+   * will hold no closing marker. Read before any content, it ends that implicit scratchpad.
+   */
+  private parsedByServer(): void {
+    if (this.contentRead || !this.splitter.inReasoning) return;
+    this.contentRead = true;
+    this.splitter = new FenceSplitter({ fences: this.options.fences });
+  }
+
+  private readContent(text: string): void {
+    this.contentRead = true;
+    this.deliver(this.splitter.push(text));
   }
 
   private deliver(split: FenceSplit): void {
