@@ -100,6 +100,8 @@ export class ServerConnection {
   readonly #keptChars: number;
   #state: ServerState = "idle";
   #client: Client | undefined;
+  /** The client of a start under way, so close() can end it (and its process) before it answers. */
+  #starting: Client | undefined;
   #transport: ServerStatus["transport"];
   #pid: number | undefined;
   #tools: Tool[] = [];
@@ -301,7 +303,9 @@ export class ServerConnection {
     timeout: number,
   ): Promise<void> {
     const client = this.#newClient(generation);
+    this.#starting = client;
     try {
+      if (this.#isClosed()) throw this.#closedError();
       await client.connect(transport, { timeout });
       const tools = await this.#listTools(client);
       if (generation !== this.#generation) throw new Error("superseded");
@@ -319,6 +323,8 @@ export class ServerConnection {
     } catch (error) {
       await client.close().catch(() => {});
       throw error;
+    } finally {
+      if (this.#starting === client) this.#starting = undefined;
     }
   }
 
@@ -517,6 +523,10 @@ export class ServerConnection {
   async close(): Promise<void> {
     this.#state = "closed";
     this.#generation++;
+    // A start under way is ended too: its process would otherwise run on until the connect timeout.
+    const starting = this.#starting;
+    this.#starting = undefined;
+    if (starting) await starting.close().catch(() => {});
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;

@@ -1,6 +1,7 @@
 // The pool's behaviour under the things that go wrong: a hung call, a stop, a server that dies
 // mid-call or never starts, tools that change, writes asked to run together. Against real servers:
 // server-everything and a small SDK server (test/fixture-server.mjs) that hangs and changes on cue.
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,6 +38,23 @@ async function caught(promise: Promise<unknown>): Promise<McpPoolError> {
   expect(McpPoolError.isInstance(error)).toBe(true);
   return error as McpPoolError;
 }
+/** Pids of this process's children whose command line holds `marker` (read from /proc). */
+function childrenWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== process.pid) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) found.push(Number(entry));
+    } catch {
+      // The process ended while it was read.
+    }
+  }
+  return found;
+}
+
 async function cancellations(): Promise<string> {
   // The notification travels to the server after the call has already been answered here.
   for (let i = 0; i < 50; i++) {
@@ -740,5 +758,27 @@ describe("closing", () => {
     expect(error.code).toBe("closed");
     await new Promise((r) => setTimeout(r, 200));
     expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it("ends a server still starting (one that never answers initialize): no process is left running", async () => {
+    const marker = `never-initializes-${process.pid}-${Date.now()}`;
+    // A real process that reads its stdin and never answers: its start would wait the whole connect timeout.
+    const pool = createMcpPool(
+      [{ name: "mute", command: NODE, args: ["-e", "process.stdin.resume()", marker] }],
+      { connectTimeoutMs: 60_000 },
+    );
+    pools.push(pool);
+    const connecting = pool.connect();
+    for (let i = 0; i < 100 && childrenWith(marker).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(childrenWith(marker)).toHaveLength(1);
+    const started = Date.now();
+    await pool.close();
+    const statuses = await connecting;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(statuses[0]?.state).toBe("closed");
+    for (let i = 0; i < 100 && childrenWith(marker).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(childrenWith(marker)).toEqual([]);
   });
 });
