@@ -482,6 +482,14 @@ export class ServerConnection {
         where,
       );
     }
+    if (this.#isClosed()) {
+      // The pool was closed under the call: not a death, and nothing will restart it.
+      return new McpPoolError(
+        "closed",
+        `${name} had not answered when the pool was closed, so the call has no answer.`,
+        where,
+      );
+    }
     const died =
       this.#deaths !== deaths || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed);
     if (died) {

@@ -760,6 +760,18 @@ describe("closing", () => {
     expect(() => process.kill(pid, 0)).toThrow();
   });
 
+  it("answers a call still running with closed, not as a server that died", async () => {
+    const pool = fixturePool();
+    await pool.connect();
+    const running = caught(pool.call("fx__hang", {}));
+    await new Promise((r) => setTimeout(r, 100));
+    await pool.close();
+    const error = await running;
+    expect(error.code).toBe("closed");
+    expect(error.message).toContain("closed");
+    expect(error.message).not.toContain("not restarted");
+  });
+
   it("ends a server still starting (one that never answers initialize): no process is left running", async () => {
     const marker = `never-initializes-${process.pid}-${Date.now()}`;
     // A real process that reads its stdin and never answers: its start would wait the whole connect timeout.
