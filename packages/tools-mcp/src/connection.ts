@@ -452,18 +452,63 @@ export class ServerConnection {
           undefined,
           requestOptions,
         )) as CallToolResult;
-      // A tool that runs only as a task (MCP 2025-11-25): started, polled, and read back by the SDK.
-      for await (const message of client.experimental.tasks.callToolStream(
-        { name: tool, arguments: args },
-        undefined,
-        requestOptions,
-      )) {
+      return await this.#callTask(client, tool, args, options);
+    } catch (error) {
+      throw this.#callError(error, tool, deaths, options);
+    }
+  }
+
+  /**
+   * A tool that runs only as a task (MCP 2025-11-25): started, polled, and read back by the SDK.
+   * Each poll is a quick request of its own, so the call's time bound and the caller's stop are
+   * kept here over the whole task: past either the wait ends at once (not at the next poll) and
+   * the server is asked to cancel the task (`tasks/cancel`).
+   */
+  async #callTask(
+    client: Client,
+    tool: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<CallToolResult> {
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(new McpError(ErrorCode.RequestTimeout, "Request timed out")),
+      options.timeoutMs,
+    );
+    const stop = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) stop();
+    else options.signal?.addEventListener("abort", stop, { once: true });
+    const ended = new Promise<never>((_resolve, reject) => {
+      const fail = () => reject(controller.signal.reason);
+      if (controller.signal.aborted) fail();
+      else controller.signal.addEventListener("abort", fail, { once: true });
+    });
+    ended.catch(() => {});
+    const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: args }, undefined, {
+      timeout: options.timeoutMs,
+      signal: controller.signal,
+    });
+    let taskId: string | undefined;
+    try {
+      for (;;) {
+        const next = await Promise.race([stream.next(), ended]);
+        if (next.done) break;
+        const message = next.value;
+        if (message.type === "taskCreated") taskId = message.task.taskId;
         if (message.type === "result") return message.result as CallToolResult;
         if (message.type === "error") throw message.error;
       }
       throw new Error("the task ended without a result");
     } catch (error) {
-      throw this.#callError(error, tool, deaths, options);
+      if (!controller.signal.aborted) throw error;
+      if (taskId !== undefined)
+        client.experimental.tasks.cancelTask(taskId, { timeout: 5_000 }).catch(() => {});
+      throw controller.signal.reason;
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", stop);
+      if (!controller.signal.aborted) controller.abort();
+      stream.return(undefined).catch(() => {});
     }
   }
 

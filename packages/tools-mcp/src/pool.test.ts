@@ -89,6 +89,34 @@ describe("a call that hangs", () => {
     expect(await cancellations()).toMatch(/^cancelled \d+/);
   });
 
+  it("a tool that runs as a task (server-everything's research query) is answered with timeout past timeoutMs", async () => {
+    // The research takes four stages of a second each, polled a second apart: far past 1.5 s.
+    const pool = createMcpPool([{ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }], {
+      timeoutMs: 1_500,
+    });
+    pools.push(pool);
+    await pool.connect();
+    const error = await caught(pool.call("everything__simulate-research-query", { topic: "tides" }));
+    expect(error.code).toBe("timeout");
+    expect(error.message).toBe(
+      'simulate-research-query on MCP server "everything" did not answer within 1.5 s; the server was asked to cancel it.',
+    );
+  });
+
+  it("a tool that runs as a task is stopped by the caller's signal, between two polls", async () => {
+    const pool = createMcpPool([{ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }]);
+    pools.push(pool);
+    await pool.connect();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("user pressed stop")), 200);
+    const error = await caught(
+      pool.call("everything__simulate-research-query", { topic: "tides" }, controller.signal),
+    );
+    expect(error.code).toBe("aborted");
+    // The pool still serves: the next call is answered.
+    expect(await pool.call("everything__echo", { message: "still here" })).toContain("still here");
+  });
+
   it("a stop while the server is still starting ends the wait at once", async () => {
     const pool = fixturePool();
     const controller = new AbortController();
