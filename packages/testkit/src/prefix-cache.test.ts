@@ -132,6 +132,39 @@ describe("prefix cache", () => {
     cache.clear();
     expect(cache.peek(again).cachedTokens).toBe(0);
   });
+
+  it("property: each count is the longest prefix shared with any prompt processed before it, peeked ones left out", () => {
+    // Small words, so prompts share prefixes of every length, split mid-edge, or hold one another.
+    const request = fc.record({
+      tools: fc.constantFrom(undefined, tools),
+      messages: fc.array(
+        fc.record({
+          role: fc.constantFrom("system", "user", "assistant"),
+          content: fc
+            .array(fc.constantFrom("a", "b", "a b", "7", "!", " "), { maxLength: 6 })
+            .map((w) => w.join(" ")),
+        }),
+        { maxLength: 4 },
+      ),
+    });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), request), { maxLength: 25 }), (steps) => {
+        const cache = createPrefixCache();
+        const processed: string[][] = [];
+        for (const [remember, body] of steps) {
+          const tokens = tokenize(renderPrompt(body));
+          const cachedTokens = Math.max(
+            0,
+            ...processed.map((earlier) => commonPrefixLength(tokens, earlier)),
+          );
+          const count = remember ? cache.process(body) : cache.peek(body);
+          expect(count).toEqual({ promptTokens: tokens.length, cachedTokens });
+          if (remember) processed.push(tokens);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe("usage over HTTP with prefixCache", () => {
