@@ -133,7 +133,7 @@ describe("prefix cache", () => {
     expect(cache.peek(again).cachedTokens).toBe(0);
   });
 
-  it("property: each count is the longest prefix shared with any prompt processed before it, peeked ones left out", () => {
+  it("property: each count is the longest prefix shared with any prompt processed before it (all but the last token at most), peeked ones left out", () => {
     // Small words, so prompts share prefixes of every length, split mid-edge, or hold one another.
     const request = fc.record({
       tools: fc.constantFrom(undefined, tools),
@@ -153,10 +153,9 @@ describe("prefix cache", () => {
         const processed: string[][] = [];
         for (const [remember, body] of steps) {
           const tokens = tokenize(renderPrompt(body));
-          const cachedTokens = Math.max(
-            0,
-            ...processed.map((earlier) => commonPrefixLength(tokens, earlier)),
-          );
+          const shared = Math.max(0, ...processed.map((earlier) => commonPrefixLength(tokens, earlier)));
+          // A server computes at least the last token of a prompt it has seen whole.
+          const cachedTokens = Math.min(shared, Math.max(0, tokens.length - 1));
           const count = remember ? cache.process(body) : cache.peek(body);
           expect(count).toEqual({ promptTokens: tokens.length, cachedTokens });
           if (remember) processed.push(tokens);
@@ -196,6 +195,18 @@ describe("usage over HTTP with prefixCache", () => {
     expect(u2?.prompt_tokens_details?.cached_tokens).toBe(u1?.prompt_tokens);
   });
 
+  it("the same request again reports all but its last token cached, as llama.cpp does (capture 12)", async () => {
+    // llamacpp-live/11 and 12 send one prompt twice; the second answers 268 prompt tokens, 267
+    // cached (timings.prompt_n 1): a server computes at least the last token to have its logits.
+    server = await startServer({ prefixCache: true, replies: () => ({ content: "Hello" }) });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const body = { tools, messages: [{ role: "user", content: "hi there" }] };
+    const first = await usageOf(client, body);
+    const again = await usageOf(client, body);
+    expect(again?.prompt_tokens).toBe(first?.prompt_tokens);
+    expect(again?.prompt_tokens_details?.cached_tokens).toBe((first?.prompt_tokens as number) - 1);
+  });
+
   it("changing the tools invalidates the cache from the start, because tools render first", async () => {
     server = await startServer({ prefixCache: true, replies: () => ({ content: "x" }) });
     const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
@@ -220,7 +231,8 @@ describe("usage over HTTP with prefixCache", () => {
     const completion = await client.chat.completions.create(body);
     const tokens = countTokens(renderPrompt(body));
     expect(completion.usage?.prompt_tokens).toBe(tokens);
-    expect(completion.usage?.prompt_tokens_details?.cached_tokens).toBe(tokens);
+    // The same prompt again: all but its last token (which a server computes for its logits).
+    expect(completion.usage?.prompt_tokens_details?.cached_tokens).toBe(tokens - 1);
   });
 
   it("without prefixCache no cached_tokens are reported unless scripted", async () => {

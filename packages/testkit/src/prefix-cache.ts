@@ -102,7 +102,7 @@ export function commonPrefixLength(a: readonly string[], b: readonly string[]): 
 export interface PromptCount {
   /** Tokens of the rendered prompt. */
   promptTokens: number;
-  /** Longest common token prefix with any earlier prompt this cache saw (0 for the first). */
+  /** Longest common token prefix with any earlier prompt this cache saw (0 for the first), at most `promptTokens - 1`. */
   cachedTokens: number;
 }
 
@@ -192,7 +192,8 @@ function insertPrompt(root: PromptNode, tokens: readonly string[]): void {
  * Makes an empty prefix cache.
  *
  * `cachedTokens` for a request is the longest common token prefix (by {@link tokenize}) between its
- * {@link renderPrompt} output and any earlier prompt passed to `process`. The prompts are held as
+ * {@link renderPrompt} output and any earlier prompt passed to `process`, at most all its tokens
+ * but the last (a server computes that one for its logits). The prompts are held as
  * a tree of shared prefixes: a request costs time in its own length, however many came before,
  * and a conversation that only appends holds each token once.
  */
@@ -200,7 +201,10 @@ export function createPrefixCache(): PrefixCache {
   let root: PromptNode = { edge: [], children: new Map() };
   const count = (request: PromptLike): { tokens: string[]; result: PromptCount } => {
     const tokens = tokenize(renderPrompt(request));
-    return { tokens, result: { promptTokens: tokens.length, cachedTokens: matchLength(root, tokens) } };
+    // A real server computes at least the last token of a prompt it has seen whole, for its logits
+    // (llama.cpp answers a repeated 268-token prompt with 267 cached).
+    const cachedTokens = Math.min(matchLength(root, tokens), Math.max(0, tokens.length - 1));
+    return { tokens, result: { promptTokens: tokens.length, cachedTokens } };
   };
   return {
     process(request) {
