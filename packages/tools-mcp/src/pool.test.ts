@@ -383,6 +383,26 @@ describe("a server whose result quotes its credentials", () => {
   });
 });
 
+describe("the environment a stdio server gets", () => {
+  it("is what its entry gives plus a small safe default (PATH, HOME), never the host's whole environment", async () => {
+    // A variable only the host has: a credential of the host's own must not reach a server.
+    process.env.LOOPWRIGHT_HOST_ONLY_SECRET = "host-secret-value";
+    try {
+      const pool = createMcpPool([
+        { name: "everything", command: NODE, args: [EVERYTHING, "stdio"], env: { MODE: "asked-for" } },
+      ]);
+      pools.push(pool);
+      const env = JSON.parse(String(await pool.call("everything__get-env", {}))) as Record<string, string>;
+      expect(env.MODE).toBe("asked-for");
+      expect(env.PATH).toBe(process.env.PATH);
+      expect(env.LOOPWRIGHT_HOST_ONLY_SECRET).toBeUndefined();
+      expect(Object.keys(env).length).toBeLessThan(12);
+    } finally {
+      delete process.env.LOOPWRIGHT_HOST_ONLY_SECRET;
+    }
+  });
+});
+
 describe("a result nested deeper than JSON can be written by recursion", () => {
   const TOKEN = "sk-live/AbC+xyz=1234567890";
   const DEPTH = 100_000;
