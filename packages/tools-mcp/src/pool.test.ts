@@ -117,6 +117,13 @@ describe("a call that hangs", () => {
     expect(await pool.call("everything__echo", { message: "still here" })).toContain("still here");
   });
 
+  it("a time bound past what a Node timer holds (timeoutMs, connectTimeoutMs 3e9) waits, not fails at once", async () => {
+    const pool = fixturePool({ timeoutMs: 3e9, connectTimeoutMs: Number.MAX_SAFE_INTEGER });
+    expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
+    const pid = await pool.callTool("fx__whoami", {}, { timeoutMs: 2 ** 31 });
+    expect(pid.text).toMatch(/^\d+$/);
+  });
+
   it("a stop while the server is still starting ends the wait at once", async () => {
     const pool = fixturePool();
     const controller = new AbortController();
