@@ -779,6 +779,18 @@ describe("runHooks", () => {
     });
   });
 
+  it("a hook given more time than a timer holds (timeoutSeconds 1e7) runs, not times out at once", async () => {
+    const pool = fixturePool({
+      hooks: [{ id: "patient", events: ["afterTurn"], server: "fx", tool: "hook", timeoutSeconds: 1e7 }],
+    });
+    const [outcome] = await pool.runHooks("afterTurn", {}, { session: { id: "s1" } });
+    expect(outcome).toMatchObject({
+      id: "patient",
+      ok: true,
+      context: "context for afterTurn in session s1",
+    });
+  });
+
   it("passes straight to the ledger's compaction as its hook runner, whose veto it honours", async () => {
     const pool = fixturePool({
       hooks: [{ id: "keep-it", events: ["beforeCompact"], server: "fx", tool: "hook" }],
