@@ -132,6 +132,38 @@ describe("prefix cache", () => {
     cache.clear();
     expect(cache.peek(again).cachedTokens).toBe(0);
   });
+
+  it("property: each count is the longest prefix shared with any prompt processed before it (all but the last token at most), peeked ones left out", () => {
+    // Small words, so prompts share prefixes of every length, split mid-edge, or hold one another.
+    const request = fc.record({
+      tools: fc.constantFrom(undefined, tools),
+      messages: fc.array(
+        fc.record({
+          role: fc.constantFrom("system", "user", "assistant"),
+          content: fc
+            .array(fc.constantFrom("a", "b", "a b", "7", "!", " "), { maxLength: 6 })
+            .map((w) => w.join(" ")),
+        }),
+        { maxLength: 4 },
+      ),
+    });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), request), { maxLength: 25 }), (steps) => {
+        const cache = createPrefixCache();
+        const processed: string[][] = [];
+        for (const [remember, body] of steps) {
+          const tokens = tokenize(renderPrompt(body));
+          const shared = Math.max(0, ...processed.map((earlier) => commonPrefixLength(tokens, earlier)));
+          // A server computes at least the last token of a prompt it has seen whole.
+          const cachedTokens = Math.min(shared, Math.max(0, tokens.length - 1));
+          const count = remember ? cache.process(body) : cache.peek(body);
+          expect(count).toEqual({ promptTokens: tokens.length, cachedTokens });
+          if (remember) processed.push(tokens);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe("usage over HTTP with prefixCache", () => {
@@ -163,6 +195,18 @@ describe("usage over HTTP with prefixCache", () => {
     expect(u2?.prompt_tokens_details?.cached_tokens).toBe(u1?.prompt_tokens);
   });
 
+  it("the same request again reports all but its last token cached, as llama.cpp does (capture 12)", async () => {
+    // llamacpp-live/11 and 12 send one prompt twice; the second answers 268 prompt tokens, 267
+    // cached (timings.prompt_n 1): a server computes at least the last token to have its logits.
+    server = await startServer({ prefixCache: true, replies: () => ({ content: "Hello" }) });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const body = { tools, messages: [{ role: "user", content: "hi there" }] };
+    const first = await usageOf(client, body);
+    const again = await usageOf(client, body);
+    expect(again?.prompt_tokens).toBe(first?.prompt_tokens);
+    expect(again?.prompt_tokens_details?.cached_tokens).toBe((first?.prompt_tokens as number) - 1);
+  });
+
   it("changing the tools invalidates the cache from the start, because tools render first", async () => {
     server = await startServer({ prefixCache: true, replies: () => ({ content: "x" }) });
     const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
@@ -187,7 +231,8 @@ describe("usage over HTTP with prefixCache", () => {
     const completion = await client.chat.completions.create(body);
     const tokens = countTokens(renderPrompt(body));
     expect(completion.usage?.prompt_tokens).toBe(tokens);
-    expect(completion.usage?.prompt_tokens_details?.cached_tokens).toBe(tokens);
+    // The same prompt again: all but its last token (which a server computes for its logits).
+    expect(completion.usage?.prompt_tokens_details?.cached_tokens).toBe(tokens - 1);
   });
 
   it("without prefixCache no cached_tokens are reported unless scripted", async () => {

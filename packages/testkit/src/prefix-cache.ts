@@ -102,7 +102,7 @@ export function commonPrefixLength(a: readonly string[], b: readonly string[]): 
 export interface PromptCount {
   /** Tokens of the rendered prompt. */
   promptTokens: number;
-  /** Longest common token prefix with any earlier prompt this cache saw (0 for the first). */
+  /** Longest common token prefix with any earlier prompt this cache saw (0 for the first), at most `promptTokens - 1`. */
   cachedTokens: number;
 }
 
@@ -117,28 +117,104 @@ export interface PrefixCache {
 }
 
 /**
+ * One edge of the prompt tree: the tokens it spells and the edges that leave its end, by their
+ * first token. Prompts that share a prefix share its edges, so an appended conversation is held
+ * once, not once per request.
+ */
+interface PromptNode {
+  edge: string[];
+  children: Map<string, PromptNode>;
+}
+
+/** Length of the longest path from `root` that `tokens` begins with. */
+function matchLength(root: PromptNode, tokens: readonly string[]): number {
+  let node = root;
+  let i = 0;
+  for (;;) {
+    const child = i < tokens.length ? node.children.get(tokens[i] as string) : undefined;
+    if (!child) return i;
+    const edge = child.edge;
+    let j = 0;
+    while (j < edge.length && i < tokens.length && edge[j] === tokens[i]) {
+      i++;
+      j++;
+    }
+    if (j < edge.length) return i;
+    node = child;
+  }
+}
+
+/**
+ * The tokens from `start` on, as a list of its own: tokens cut from a prompt hold on to the whole
+ * prompt text, so a kept edge is written out and split again (the same tokens: each match of the
+ * rule depends only on the text from where it starts).
+ */
+function ownTokens(tokens: readonly string[], start: number): string[] {
+  return tokenize(tokens.slice(start).join(""));
+}
+
+/** Adds `tokens` as a path from `root`, splitting the edge where it leaves a known prompt. */
+function insertPrompt(root: PromptNode, tokens: readonly string[]): void {
+  let node = root;
+  let i = 0;
+  while (i < tokens.length) {
+    const first = tokens[i] as string;
+    const child = node.children.get(first);
+    if (!child) {
+      const edge = ownTokens(tokens, i);
+      node.children.set(edge[0] as string, { edge, children: new Map() });
+      return;
+    }
+    const edge = child.edge;
+    let j = 0;
+    while (j < edge.length && i < tokens.length && edge[j] === tokens[i]) {
+      i++;
+      j++;
+    }
+    if (j === edge.length) {
+      node = child;
+      continue;
+    }
+    // A prompt that is a prefix of a known one is already held.
+    if (i === tokens.length) return;
+    const tail: PromptNode = { edge: edge.slice(j), children: child.children };
+    const branch: PromptNode = { edge: ownTokens(tokens, i), children: new Map() };
+    child.edge = edge.slice(0, j);
+    child.children = new Map([
+      [tail.edge[0] as string, tail],
+      [branch.edge[0] as string, branch],
+    ]);
+    return;
+  }
+}
+
+/**
  * Makes an empty prefix cache.
  *
  * `cachedTokens` for a request is the longest common token prefix (by {@link tokenize}) between its
- * {@link renderPrompt} output and any earlier prompt passed to `process`.
+ * {@link renderPrompt} output and any earlier prompt passed to `process`, at most all its tokens
+ * but the last (a server computes that one for its logits). The prompts are held as
+ * a tree of shared prefixes: a request costs time in its own length, however many came before,
+ * and a conversation that only appends holds each token once.
  */
 export function createPrefixCache(): PrefixCache {
-  const seen: string[][] = [];
+  let root: PromptNode = { edge: [], children: new Map() };
   const count = (request: PromptLike): { tokens: string[]; result: PromptCount } => {
     const tokens = tokenize(renderPrompt(request));
-    let cached = 0;
-    for (const prev of seen) cached = Math.max(cached, commonPrefixLength(tokens, prev));
-    return { tokens, result: { promptTokens: tokens.length, cachedTokens: cached } };
+    // A real server computes at least the last token of a prompt it has seen whole, for its logits
+    // (llama.cpp answers a repeated 268-token prompt with 267 cached).
+    const cachedTokens = Math.min(matchLength(root, tokens), Math.max(0, tokens.length - 1));
+    return { tokens, result: { promptTokens: tokens.length, cachedTokens } };
   };
   return {
     process(request) {
       const { tokens, result } = count(request);
-      seen.push(tokens);
+      insertPrompt(root, tokens);
       return result;
     },
     peek: (request) => count(request).result,
     clear() {
-      seen.length = 0;
+      root = { edge: [], children: new Map() };
     },
   };
 }

@@ -100,6 +100,8 @@ export class ServerConnection {
   readonly #keptChars: number;
   #state: ServerState = "idle";
   #client: Client | undefined;
+  /** The client of a start under way, so close() can end it (and its process) before it answers. */
+  #starting: Client | undefined;
   #transport: ServerStatus["transport"];
   #pid: number | undefined;
   #tools: Tool[] = [];
@@ -301,7 +303,9 @@ export class ServerConnection {
     timeout: number,
   ): Promise<void> {
     const client = this.#newClient(generation);
+    this.#starting = client;
     try {
+      if (this.#isClosed()) throw this.#closedError();
       await client.connect(transport, { timeout });
       const tools = await this.#listTools(client);
       if (generation !== this.#generation) throw new Error("superseded");
@@ -319,6 +323,8 @@ export class ServerConnection {
     } catch (error) {
       await client.close().catch(() => {});
       throw error;
+    } finally {
+      if (this.#starting === client) this.#starting = undefined;
     }
   }
 
@@ -446,18 +452,63 @@ export class ServerConnection {
           undefined,
           requestOptions,
         )) as CallToolResult;
-      // A tool that runs only as a task (MCP 2025-11-25): started, polled, and read back by the SDK.
-      for await (const message of client.experimental.tasks.callToolStream(
-        { name: tool, arguments: args },
-        undefined,
-        requestOptions,
-      )) {
+      return await this.#callTask(client, tool, args, options);
+    } catch (error) {
+      throw this.#callError(error, tool, deaths, options);
+    }
+  }
+
+  /**
+   * A tool that runs only as a task (MCP 2025-11-25): started, polled, and read back by the SDK.
+   * Each poll is a quick request of its own, so the call's time bound and the caller's stop are
+   * kept here over the whole task: past either the wait ends at once (not at the next poll) and
+   * the server is asked to cancel the task (`tasks/cancel`).
+   */
+  async #callTask(
+    client: Client,
+    tool: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<CallToolResult> {
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(new McpError(ErrorCode.RequestTimeout, "Request timed out")),
+      options.timeoutMs,
+    );
+    const stop = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) stop();
+    else options.signal?.addEventListener("abort", stop, { once: true });
+    const ended = new Promise<never>((_resolve, reject) => {
+      const fail = () => reject(controller.signal.reason);
+      if (controller.signal.aborted) fail();
+      else controller.signal.addEventListener("abort", fail, { once: true });
+    });
+    ended.catch(() => {});
+    const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: args }, undefined, {
+      timeout: options.timeoutMs,
+      signal: controller.signal,
+    });
+    let taskId: string | undefined;
+    try {
+      for (;;) {
+        const next = await Promise.race([stream.next(), ended]);
+        if (next.done) break;
+        const message = next.value;
+        if (message.type === "taskCreated") taskId = message.task.taskId;
         if (message.type === "result") return message.result as CallToolResult;
         if (message.type === "error") throw message.error;
       }
       throw new Error("the task ended without a result");
     } catch (error) {
-      throw this.#callError(error, tool, deaths, options);
+      if (!controller.signal.aborted) throw error;
+      if (taskId !== undefined)
+        client.experimental.tasks.cancelTask(taskId, { timeout: 5_000 }).catch(() => {});
+      throw controller.signal.reason;
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", stop);
+      if (!controller.signal.aborted) controller.abort();
+      stream.return(undefined).catch(() => {});
     }
   }
 
@@ -473,6 +524,14 @@ export class ServerConnection {
       return new McpPoolError(
         "aborted",
         `${name} was stopped before it answered; the server was asked to cancel it.`,
+        where,
+      );
+    }
+    if (this.#isClosed()) {
+      // The pool was closed under the call: not a death, and nothing will restart it.
+      return new McpPoolError(
+        "closed",
+        `${name} had not answered when the pool was closed, so the call has no answer.`,
         where,
       );
     }
@@ -517,6 +576,10 @@ export class ServerConnection {
   async close(): Promise<void> {
     this.#state = "closed";
     this.#generation++;
+    // A start under way is ended too: its process would otherwise run on until the connect timeout.
+    const starting = this.#starting;
+    this.#starting = undefined;
+    if (starting) await starting.close().catch(() => {});
     const client = this.#client;
     this.#client = undefined;
     if (!client) return;

@@ -1,6 +1,7 @@
 // The pool's behaviour under the things that go wrong: a hung call, a stop, a server that dies
 // mid-call or never starts, tools that change, writes asked to run together. Against real servers:
 // server-everything and a small SDK server (test/fixture-server.mjs) that hangs and changes on cue.
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,6 +38,23 @@ async function caught(promise: Promise<unknown>): Promise<McpPoolError> {
   expect(McpPoolError.isInstance(error)).toBe(true);
   return error as McpPoolError;
 }
+/** Pids of this process's children whose command line holds `marker` (read from /proc). */
+function childrenWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== process.pid) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) found.push(Number(entry));
+    } catch {
+      // The process ended while it was read.
+    }
+  }
+  return found;
+}
+
 async function cancellations(): Promise<string> {
   // The notification travels to the server after the call has already been answered here.
   for (let i = 0; i < 50; i++) {
@@ -69,6 +87,41 @@ describe("a call that hangs", () => {
     expect(error.code).toBe("aborted");
     expect(error.message).toContain("was stopped before it answered");
     expect(await cancellations()).toMatch(/^cancelled \d+/);
+  });
+
+  it("a tool that runs as a task (server-everything's research query) is answered with timeout past timeoutMs", async () => {
+    // The research takes four stages of a second each, polled a second apart: far past 1.5 s.
+    const pool = createMcpPool([{ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }], {
+      timeoutMs: 1_500,
+    });
+    pools.push(pool);
+    await pool.connect();
+    const error = await caught(pool.call("everything__simulate-research-query", { topic: "tides" }));
+    expect(error.code).toBe("timeout");
+    expect(error.message).toBe(
+      'simulate-research-query on MCP server "everything" did not answer within 1.5 s; the server was asked to cancel it.',
+    );
+  });
+
+  it("a tool that runs as a task is stopped by the caller's signal, between two polls", async () => {
+    const pool = createMcpPool([{ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }]);
+    pools.push(pool);
+    await pool.connect();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("user pressed stop")), 200);
+    const error = await caught(
+      pool.call("everything__simulate-research-query", { topic: "tides" }, controller.signal),
+    );
+    expect(error.code).toBe("aborted");
+    // The pool still serves: the next call is answered.
+    expect(await pool.call("everything__echo", { message: "still here" })).toContain("still here");
+  });
+
+  it("a time bound past what a Node timer holds (timeoutMs, connectTimeoutMs 3e9) waits, not fails at once", async () => {
+    const pool = fixturePool({ timeoutMs: 3e9, connectTimeoutMs: Number.MAX_SAFE_INTEGER });
+    expect(await pool.call("fx__whoami", {})).toMatch(/^\d+$/);
+    const pid = await pool.callTool("fx__whoami", {}, { timeoutMs: 2 ** 31 });
+    expect(pid.text).toMatch(/^\d+$/);
   });
 
   it("a stop while the server is still starting ends the wait at once", async () => {
@@ -334,6 +387,26 @@ describe("a server whose result quotes its credentials", () => {
     // An ordinary value beside them is left as the server wrote it (and so is every "info" in a result).
     expect(env.LOG_LEVEL).toBe("info");
     expect(holdsToken(content)).toBe(false);
+  });
+});
+
+describe("the environment a stdio server gets", () => {
+  it("is what its entry gives plus a small safe default (PATH, HOME), never the host's whole environment", async () => {
+    // A variable only the host has: a credential of the host's own must not reach a server.
+    process.env.LOOPWRIGHT_HOST_ONLY_SECRET = "host-secret-value";
+    try {
+      const pool = createMcpPool([
+        { name: "everything", command: NODE, args: [EVERYTHING, "stdio"], env: { MODE: "asked-for" } },
+      ]);
+      pools.push(pool);
+      const env = JSON.parse(String(await pool.call("everything__get-env", {}))) as Record<string, string>;
+      expect(env.MODE).toBe("asked-for");
+      expect(env.PATH).toBe(process.env.PATH);
+      expect(env.LOOPWRIGHT_HOST_ONLY_SECRET).toBeUndefined();
+      expect(Object.keys(env).length).toBeLessThan(12);
+    } finally {
+      delete process.env.LOOPWRIGHT_HOST_ONLY_SECRET;
+    }
   });
 });
 
@@ -706,6 +779,18 @@ describe("runHooks", () => {
     });
   });
 
+  it("a hook given more time than a timer holds (timeoutSeconds 1e7) runs, not times out at once", async () => {
+    const pool = fixturePool({
+      hooks: [{ id: "patient", events: ["afterTurn"], server: "fx", tool: "hook", timeoutSeconds: 1e7 }],
+    });
+    const [outcome] = await pool.runHooks("afterTurn", {}, { session: { id: "s1" } });
+    expect(outcome).toMatchObject({
+      id: "patient",
+      ok: true,
+      context: "context for afterTurn in session s1",
+    });
+  });
+
   it("passes straight to the ledger's compaction as its hook runner, whose veto it honours", async () => {
     const pool = fixturePool({
       hooks: [{ id: "keep-it", events: ["beforeCompact"], server: "fx", tool: "hook" }],
@@ -740,5 +825,39 @@ describe("closing", () => {
     expect(error.code).toBe("closed");
     await new Promise((r) => setTimeout(r, 200));
     expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it("answers a call still running with closed, not as a server that died", async () => {
+    const pool = fixturePool();
+    await pool.connect();
+    const running = caught(pool.call("fx__hang", {}));
+    await new Promise((r) => setTimeout(r, 100));
+    await pool.close();
+    const error = await running;
+    expect(error.code).toBe("closed");
+    expect(error.message).toContain("closed");
+    expect(error.message).not.toContain("not restarted");
+  });
+
+  it("ends a server still starting (one that never answers initialize): no process is left running", async () => {
+    const marker = `never-initializes-${process.pid}-${Date.now()}`;
+    // A real process that reads its stdin and never answers: its start would wait the whole connect timeout.
+    const pool = createMcpPool(
+      [{ name: "mute", command: NODE, args: ["-e", "process.stdin.resume()", marker] }],
+      { connectTimeoutMs: 60_000 },
+    );
+    pools.push(pool);
+    const connecting = pool.connect();
+    for (let i = 0; i < 100 && childrenWith(marker).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(childrenWith(marker)).toHaveLength(1);
+    const started = Date.now();
+    await pool.close();
+    const statuses = await connecting;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(statuses[0]?.state).toBe("closed");
+    for (let i = 0; i < 100 && childrenWith(marker).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(childrenWith(marker)).toEqual([]);
   });
 });

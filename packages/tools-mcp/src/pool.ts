@@ -55,7 +55,10 @@ export interface McpToolPolicy {
 
 /** Options for {@link createMcpPool}. */
 export interface McpPoolOptions {
-  /** How long one call may take, in ms (default 60 000); the server is told to cancel past it. */
+  /**
+   * How long one call may take, in ms (default 60 000); the server is told to cancel past it. A
+   * bound past what a timer holds (2^31 - 1 ms, about 24.8 days) is held to it. So is every bound here.
+   */
   timeoutMs?: number;
   /** How long starting a server and listing its tools may take, in ms (default 30 000). */
   connectTimeoutMs?: number;
@@ -152,12 +155,16 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 const DEFAULT_HOOK_TIMEOUT_MS = 10_000;
 const CATALOG_DESCRIPTION_CHARS = 200;
 
+/** The longest delay a Node timer holds (about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A time bound in ms, held to what a timer can wait (a longer one would end every wait at once). */
 function positive(value: unknown, fallback: number, what: string): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
     throw new McpPoolError("invalid-config", `${what} must be a positive number of milliseconds.`);
   }
-  return value;
+  return Math.min(value, MAX_TIMER_MS);
 }
 
 function oneLine(text: string | undefined): string | undefined {
@@ -407,7 +414,7 @@ export function createMcpPool(
             { connection, tool: found, name: found.name },
             { event, input, context },
             signal,
-            limit > 0 ? limit : hookTimeoutMs,
+            limit > 0 ? Math.min(limit, MAX_TIMER_MS) : hookTimeoutMs,
           );
           const veto = output.structured?.veto === true;
           return output.ok
