@@ -123,6 +123,38 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     ]);
   });
 
+  it("reads a password with #, / or ? written unescaped in a URL, which a URL parser refuses", () => {
+    // The WHATWG parser ends the host at the #, reads "s3cr3t" as a port and throws; the password
+    // is still there in the text, and a database server's own parser may take it.
+    const urls = [
+      "postgres://admin:s3cr3t#1@db.example/app",
+      "https://admin:pa/ss@mcp.example/mcp",
+      "https://admin:what?now@mcp.example/mcp",
+    ];
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      model: { endpoint: { baseUrl: urls[1] } },
+      bundle: {
+        mcpServers: [
+          { name: "db", command: "pg-mcp", args: [urls[0] as string] },
+          { name: "web", url: urls[2] },
+        ],
+      },
+    };
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "model.endpoint.baseUrl", sign: SecretSign.Userinfo },
+      { path: "bundle.mcpServers[0].args[0]", server: "db", sign: SecretSign.Userinfo },
+      { path: "bundle.mcpServers[1].url", server: "web", sign: SecretSign.Userinfo },
+    ]);
+    const out = exportSpec(spec);
+    expect(out.model?.endpoint?.baseUrl).toBe("https://mcp.example/mcp");
+    expect(out.bundle?.mcpServers?.[0]?.args).toEqual(["postgres://db.example/app"]);
+    expect(out.bundle?.mcpServers?.[1]?.url).toBe("https://mcp.example/mcp");
+    expect(withoutSecrets(urls[0] as string, undefined, () => "(hidden)")).toBe(
+      "postgres://(hidden)@db.example/app",
+    );
+  });
+
   it("reads a key-shaped value in a URL's path, as hosted MCP servers and proxies take one", () => {
     const spec: AgentSpec = {
       spec: SPEC_TOKEN,

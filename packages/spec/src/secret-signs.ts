@@ -119,7 +119,8 @@ export function urlSign(value: string): SecretSign | undefined {
   try {
     url = new URL(value);
   } catch {
-    return undefined;
+    const loose = unparsedUserinfo(value);
+    return loose && saysSomething(loose[2] ?? "") ? SecretSign.Userinfo : undefined;
   }
   if (withoutReferences(decodeSafe(url.username) + decodeSafe(url.password)) !== "")
     return SecretSign.Userinfo;
@@ -128,6 +129,26 @@ export function urlSign(value: string): SecretSign | undefined {
   }
   return undefined;
 }
+
+/**
+ * A URL parser ends the host at the first `/`, `?` or `#`, so `https://me:pa#ss@host/` (a password
+ * written unescaped) is refused as a bad port, though the password is there in the text and a
+ * server's own parser may take it. For a URL the parser refuses, reads `user:password@` up to the
+ * first `@` instead: the match (scheme, userinfo), or null.
+ */
+function unparsedUserinfo(value: string): RegExpExecArray | null {
+  const loose = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^\s@/?#:]*:[^\s@]*)@/.exec(value);
+  if (!loose) return null;
+  try {
+    new URL(value);
+    return null;
+  } catch {
+    return loose;
+  }
+}
+
+/** True when a URL's userinfo, without its `${VAR}` references and its colon, says something. */
+const saysSomething = (userinfo: string) => withoutReferences(decodeSafe(userinfo)).replace(":", "") !== "";
 
 function decodeSafe(part: string): string {
   try {
@@ -153,6 +174,17 @@ export function isLiteral(value: string): boolean {
  * the userinfo and each such value are replaced by what it returns instead of being dropped.
  */
 export function withoutUrlSecrets(value: string, hide?: SecretHide): string {
+  const loose = unparsedUserinfo(value);
+  if (loose) {
+    const [whole, scheme = "", userinfo = ""] = loose;
+    const user = hide ? `${saysSomething(userinfo) ? hide(userinfo, undefined) : userinfo}@` : "";
+    const rest = withoutParsedUrlSecrets(scheme + value.slice(whole.length), hide).slice(scheme.length);
+    return `${scheme}${user}${rest}`;
+  }
+  return withoutParsedUrlSecrets(value, hide);
+}
+
+function withoutParsedUrlSecrets(value: string, hide?: SecretHide): string {
   const match = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:([^/?#]*)@)?([^?#]*)(?:\?([^#]*))?(#[\s\S]*)?$/.exec(
     value,
   );
@@ -161,7 +193,7 @@ export function withoutUrlSecrets(value: string, hide?: SecretHide): string {
   // With `hide`, a userinfo that says something and a telling parameter's value are replaced, not dropped.
   let user = "";
   if (hide && userinfo !== undefined)
-    user = `${withoutReferences(decodeSafe(userinfo)).replace(":", "") !== "" ? hide(userinfo, undefined) : userinfo}@`;
+    user = `${saysSomething(userinfo) ? hide(userinfo, undefined) : userinfo}@`;
   const kept: string[] = [];
   for (const pair of (query ?? "").split("&")) {
     if (pair === "") continue;
