@@ -123,6 +123,28 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     ]);
   });
 
+  it("reads the short query names client masks as credentials: Azure's ?code= and ?sig=, ?session=, ?jwt=", () => {
+    const urls = [
+      "https://fn.azurewebsites.net/runtime/webhooks/mcp/sse?code=Zm9vYmFyYmF6cXV4MTIz==",
+      "https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=abcDEF123%2Bxyz%3D",
+      "https://mcp.example/mcp?Session=abc123&jwt=x.y.z",
+    ];
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: { mcpServers: urls.map((url, index) => ({ name: `s${index}`, url })) },
+    };
+    expect(findSpecSecrets(spec).map((hint) => hint.sign)).toEqual(Array(3).fill(SecretSign.Query));
+    expect(exportSpec(spec).bundle?.mcpServers?.map((server) => server.url)).toEqual([
+      "https://fn.azurewebsites.net/runtime/webhooks/mcp/sse",
+      "https://acct.blob.core.windows.net/c?sv=2022-11-02",
+      "https://mcp.example/mcp",
+    ]);
+    // Only as a query parameter's whole name: a flag or a longer name is not read so.
+    expect(
+      findSpecSecrets(withServer({ args: ["--code", "print(1)", "https://h.example/?codec=h264&signal=1"] })),
+    ).toEqual([]);
+  });
+
   it("reads a password with #, / or ? written unescaped in a URL, which a URL parser refuses", () => {
     // The WHATWG parser ends the host at the #, reads "s3cr3t" as a port and throws; the password
     // is still there in the text, and a database server's own parser may take it.

@@ -5,7 +5,7 @@
 export const SecretSign = {
   /** A URL with `user:password@` (or a bare token as the user) before its host. */
   Userinfo: "userinfo",
-  /** A URL query parameter with a telling name, such as `?token=` or `?api_key=`. */
+  /** A URL query parameter with a telling name, such as `?token=`, `?api_key=`, Azure's `?code=` or `?sig=`. */
   Query: "query",
   /**
    * A command-line argument with a telling name: a flag such as `--api-key X` or `--token=X`, a
@@ -42,6 +42,16 @@ export function looksSecretName(name: string): boolean {
     typeof name === "string" &&
     (TELLING_NAME.test(name) || name.split(WORD_BREAK).some((word) => word.toLowerCase() === "pass"))
   );
+}
+
+// Query parameters that carry a credential under a name too short to tell elsewhere: Azure's
+// `?code=` (a function key) and `?sig=` (a SAS signature), `?session=`, `?jwt=`. The short names
+// @loopwright/client's `isCredentialParam` masks that `looksSecretName` does not read.
+const SECRET_PARAMS = new Set(["code", "sig", "session", "jwt"]);
+
+/** True for a URL query parameter's name a credential is given under: `looksSecretName`, or one of `SECRET_PARAMS`. */
+function looksSecretParam(name: string): boolean {
+  return looksSecretName(name) || SECRET_PARAMS.has(name.toLowerCase().replace(/[-_]/g, ""));
 }
 
 /** The string with every `${VAR}` reference removed: what is left is what the document itself says. */
@@ -125,7 +135,7 @@ export function urlSign(value: string): SecretSign | undefined {
   if (withoutReferences(decodeSafe(url.username) + decodeSafe(url.password)) !== "")
     return SecretSign.Userinfo;
   for (const [name, param] of url.searchParams) {
-    if (looksSecretName(name) && withoutReferences(param).trim() !== "") return SecretSign.Query;
+    if (looksSecretParam(name) && withoutReferences(param).trim() !== "") return SecretSign.Query;
   }
   return undefined;
 }
@@ -200,7 +210,7 @@ function withoutParsedUrlSecrets(value: string, hide?: SecretHide): string {
     const cut = pair.indexOf("=");
     const name = decodeSafe((cut === -1 ? pair : pair.slice(0, cut)).replace(/\+/g, " "));
     const param = cut === -1 ? "" : decodeSafe(pair.slice(cut + 1).replace(/\+/g, " "));
-    if (!(looksSecretName(name) && withoutReferences(param).trim() !== "")) kept.push(pair);
+    if (!(looksSecretParam(name) && withoutReferences(param).trim() !== "")) kept.push(pair);
     else if (hide) kept.push(`${pair.slice(0, cut + 1)}${hide(pair.slice(cut + 1), name)}`);
   }
   return `${scheme}${user}${rest}${kept.length > 0 ? `?${kept.join("&")}` : ""}${fragment}`;
