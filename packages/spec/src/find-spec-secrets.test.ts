@@ -123,6 +123,23 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     ]);
   });
 
+  it("reads a key shape or a URL's credentials in a server's command, written as one command line", () => {
+    const spec = withServer({
+      command:
+        "docker run -i --rm -e GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz12 ghcr.io/github/github-mcp-server",
+    });
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "bundle.mcpServers[0].command", server: "srv", sign: SecretSign.Value },
+    ]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe(
+      "docker run -i --rm -e GITHUB_TOKEN=${SECRET} ghcr.io/github/github-mcp-server",
+    );
+    const url = withServer({ command: "https://me:pw@mcp.example/run.sh" });
+    expect(findSpecSecrets(url).map((hint) => hint.sign)).toEqual([SecretSign.Userinfo]);
+    expect(exportSpec(url).bundle?.mcpServers?.[0]?.command).toBe("https://mcp.example/run.sh");
+    expect(findSpecSecrets(withServer({ command: "${MCP_BIN}" }))).toEqual([]);
+  });
+
   it("reads the short query names client masks as credentials: Azure's ?code= and ?sig=, ?session=, ?jwt=", () => {
     const urls = [
       "https://fn.azurewebsites.net/runtime/webhooks/mcp/sse?code=Zm9vYmFyYmF6cXV4MTIz==",
