@@ -140,6 +140,24 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     expect(findSpecSecrets(withServer({ command: "${MCP_BIN}" }))).toEqual([]);
   });
 
+  it("reads a URL whose host and port are references for the host to fill, which a URL parser refuses", () => {
+    const baseUrl = "http://${LLM_HOST}:${LLM_PORT}/v1?api_key=abc123&region=eu";
+    const url = "https://me:pw@${MCP_HOST}:${MCP_PORT}/mcp";
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      model: { endpoint: { baseUrl } },
+      bundle: { mcpServers: [{ name: "web", url }] },
+    };
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "model.endpoint.baseUrl", sign: SecretSign.Query },
+      { path: "bundle.mcpServers[0].url", server: "web", sign: SecretSign.Userinfo },
+    ]);
+    const out = exportSpec(spec);
+    expect(out.model?.endpoint?.baseUrl).toBe("http://${LLM_HOST}:${LLM_PORT}/v1?region=eu");
+    expect(out.bundle?.mcpServers?.[0]?.url).toBe("https://${MCP_HOST}:${MCP_PORT}/mcp");
+    expect(findSpecSecrets(out)).toEqual([]);
+  });
+
   it("reads the short query names client masks as credentials: Azure's ?code= and ?sig=, ?session=, ?jwt=", () => {
     const urls = [
       "https://fn.azurewebsites.net/runtime/webhooks/mcp/sse?code=Zm9vYmFyYmF6cXV4MTIz==",

@@ -129,8 +129,11 @@ export function urlSign(value: string): SecretSign | undefined {
   try {
     url = new URL(value);
   } catch {
+    // Refused (a `${HOST}:${PORT}` to fill, a password with a #): read the text as written.
     const loose = unparsedUserinfo(value);
-    return loose && saysSomething(loose[2] ?? "") ? SecretSign.Userinfo : undefined;
+    if (loose && saysSomething(loose[2] ?? "")) return SecretSign.Userinfo;
+    const query = /^[^?#]*\?([^#]*)/.exec(value)?.[1] ?? "";
+    return query.split("&").some(tellingPair) ? SecretSign.Query : undefined;
   }
   if (withoutReferences(decodeSafe(url.username) + decodeSafe(url.password)) !== "")
     return SecretSign.Userinfo;
@@ -159,6 +162,20 @@ function unparsedUserinfo(value: string): RegExpExecArray | null {
 
 /** True when a URL's userinfo, without its `${VAR}` references and its colon, says something. */
 const saysSomething = (userinfo: string) => withoutReferences(decodeSafe(userinfo)).replace(":", "") !== "";
+
+/** A query pair's name, decoded as a form decodes it. */
+function queryName(pair: string): string {
+  const cut = pair.indexOf("=");
+  return decodeSafe((cut === -1 ? pair : pair.slice(0, cut)).replace(/\+/g, " "));
+}
+
+/** True for a raw `name=value` query pair with a telling name and a value that says something. */
+function tellingPair(pair: string): boolean {
+  const cut = pair.indexOf("=");
+  if (cut === -1) return false;
+  const param = decodeSafe(pair.slice(cut + 1).replace(/\+/g, " "));
+  return looksSecretParam(queryName(pair)) && withoutReferences(param).trim() !== "";
+}
 
 function decodeSafe(part: string): string {
   try {
@@ -208,10 +225,8 @@ function withoutParsedUrlSecrets(value: string, hide?: SecretHide): string {
   for (const pair of (query ?? "").split("&")) {
     if (pair === "") continue;
     const cut = pair.indexOf("=");
-    const name = decodeSafe((cut === -1 ? pair : pair.slice(0, cut)).replace(/\+/g, " "));
-    const param = cut === -1 ? "" : decodeSafe(pair.slice(cut + 1).replace(/\+/g, " "));
-    if (!(looksSecretParam(name) && withoutReferences(param).trim() !== "")) kept.push(pair);
-    else if (hide) kept.push(`${pair.slice(0, cut + 1)}${hide(pair.slice(cut + 1), name)}`);
+    if (!tellingPair(pair)) kept.push(pair);
+    else if (hide) kept.push(`${pair.slice(0, cut + 1)}${hide(pair.slice(cut + 1), queryName(pair))}`);
   }
   return `${scheme}${user}${rest}${kept.length > 0 ? `?${kept.join("&")}` : ""}${fragment}`;
 }
