@@ -123,6 +123,95 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     ]);
   });
 
+  it("reads a key shape or a URL's credentials in a server's command, written as one command line", () => {
+    const spec = withServer({
+      command:
+        "docker run -i --rm -e GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz12 ghcr.io/github/github-mcp-server",
+    });
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "bundle.mcpServers[0].command", server: "srv", sign: SecretSign.Value },
+    ]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe(
+      "docker run -i --rm -e GITHUB_TOKEN=${SECRET} ghcr.io/github/github-mcp-server",
+    );
+    const url = withServer({ command: "https://me:pw@mcp.example/run.sh" });
+    expect(findSpecSecrets(url).map((hint) => hint.sign)).toEqual([SecretSign.Userinfo]);
+    expect(exportSpec(url).bundle?.mcpServers?.[0]?.command).toBe("https://mcp.example/run.sh");
+    expect(findSpecSecrets(withServer({ command: "${MCP_BIN}" }))).toEqual([]);
+  });
+
+  it("reads a URL whose host and port are references for the host to fill, which a URL parser refuses", () => {
+    const baseUrl = "http://${LLM_HOST}:${LLM_PORT}/v1?api_key=abc123&region=eu";
+    const url = "https://me:pw@${MCP_HOST}:${MCP_PORT}/mcp";
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      model: { endpoint: { baseUrl } },
+      bundle: { mcpServers: [{ name: "web", url }] },
+    };
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "model.endpoint.baseUrl", sign: SecretSign.Query },
+      { path: "bundle.mcpServers[0].url", server: "web", sign: SecretSign.Userinfo },
+    ]);
+    const out = exportSpec(spec);
+    expect(out.model?.endpoint?.baseUrl).toBe("http://${LLM_HOST}:${LLM_PORT}/v1?region=eu");
+    expect(out.bundle?.mcpServers?.[0]?.url).toBe("https://${MCP_HOST}:${MCP_PORT}/mcp");
+    expect(findSpecSecrets(out)).toEqual([]);
+  });
+
+  it("reads the short query names client masks as credentials: Azure's ?code= and ?sig=, ?session=, ?jwt=", () => {
+    const urls = [
+      "https://fn.azurewebsites.net/runtime/webhooks/mcp/sse?code=Zm9vYmFyYmF6cXV4MTIz==",
+      "https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=abcDEF123%2Bxyz%3D",
+      "https://mcp.example/mcp?Session=abc123&jwt=x.y.z",
+    ];
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: { mcpServers: urls.map((url, index) => ({ name: `s${index}`, url })) },
+    };
+    expect(findSpecSecrets(spec).map((hint) => hint.sign)).toEqual(Array(3).fill(SecretSign.Query));
+    expect(exportSpec(spec).bundle?.mcpServers?.map((server) => server.url)).toEqual([
+      "https://fn.azurewebsites.net/runtime/webhooks/mcp/sse",
+      "https://acct.blob.core.windows.net/c?sv=2022-11-02",
+      "https://mcp.example/mcp",
+    ]);
+    // Only as a query parameter's whole name: a flag or a longer name is not read so.
+    expect(
+      findSpecSecrets(withServer({ args: ["--code", "print(1)", "https://h.example/?codec=h264&signal=1"] })),
+    ).toEqual([]);
+  });
+
+  it("reads a password with #, / or ? written unescaped in a URL, which a URL parser refuses", () => {
+    // The WHATWG parser ends the host at the #, reads "s3cr3t" as a port and throws; the password
+    // is still there in the text, and a database server's own parser may take it.
+    const urls = [
+      "postgres://admin:s3cr3t#1@db.example/app",
+      "https://admin:pa/ss@mcp.example/mcp",
+      "https://admin:what?now@mcp.example/mcp",
+    ];
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      model: { endpoint: { baseUrl: urls[1] } },
+      bundle: {
+        mcpServers: [
+          { name: "db", command: "pg-mcp", args: [urls[0] as string] },
+          { name: "web", url: urls[2] },
+        ],
+      },
+    };
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "model.endpoint.baseUrl", sign: SecretSign.Userinfo },
+      { path: "bundle.mcpServers[0].args[0]", server: "db", sign: SecretSign.Userinfo },
+      { path: "bundle.mcpServers[1].url", server: "web", sign: SecretSign.Userinfo },
+    ]);
+    const out = exportSpec(spec);
+    expect(out.model?.endpoint?.baseUrl).toBe("https://mcp.example/mcp");
+    expect(out.bundle?.mcpServers?.[0]?.args).toEqual(["postgres://db.example/app"]);
+    expect(out.bundle?.mcpServers?.[1]?.url).toBe("https://mcp.example/mcp");
+    expect(withoutSecrets(urls[0] as string, undefined, () => "(hidden)")).toBe(
+      "postgres://(hidden)@db.example/app",
+    );
+  });
+
   it("reads a key-shaped value in a URL's path, as hosted MCP servers and proxies take one", () => {
     const spec: AgentSpec = {
       spec: SPEC_TOKEN,

@@ -30,7 +30,7 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
 /**
  * Lists the places in a spec that may hold a credential, so a host can warn before calling it safe to share.
  *
- * Reads bundled servers (url, args, env, headers), endpoint URLs, and `extraBody` at any depth.
+ * Reads bundled servers (url, command, args, env, headers), endpoint URLs, and `extraBody` at any depth.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
  * not a credential and is not reported. Throws `AgentSpecError` when `spec` is not a parsed spec.
  */
@@ -80,6 +80,18 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
       const sign = stringSign(url, false);
       if (sign)
         found(child(at, "url"), sign, (next) => (server.url = next), safeString(url, sign, undefined));
+    }
+    // A command is a program, but a pasted one is sometimes a whole command line.
+    const command = server.command;
+    if (command !== undefined) {
+      const sign = stringSign(command, false);
+      if (sign)
+        found(
+          child(at, "command"),
+          sign,
+          (next) => (server.command = next),
+          safeString(command, sign, undefined),
+        );
     }
     const args = server.args ?? [];
     scanArgs(child(at, "args"), args, (path, sign, argIndex, safe) =>

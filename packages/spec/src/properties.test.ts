@@ -1,10 +1,11 @@
+import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets } from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
 import { resolveAgentSpec } from "./resolve-agent-spec.js";
-import { SPEC_TOKEN } from "./schema.js";
+import { agentSpecJsonSchema, SPEC_TOKEN } from "./schema.js";
 import type { AgentSpec } from "./types.js";
 
 // Documents that are mostly right: each field is usually a plausible value, sometimes a wrong
@@ -355,6 +356,40 @@ describe("what parseSpec accepts survives export and re-parse", { timeout: 60_00
       }),
       RUNS,
     );
+  });
+});
+
+describe("the JSON Schema agrees with parseSpec", { timeout: 60_000 }, () => {
+  const validate = new Ajv2020({ strict: false }).compile(agentSpecJsonSchema());
+  // A generated document, or what parseSpec kept of one (which parseSpec takes cleanly), as JSON
+  // text reads it (no NaN, no undefined); a side task sometimes given as null, read as absent.
+  const jsonDocument = fc
+    .tuple(documentArb, fc.boolean(), fc.boolean())
+    .map(([generated, kept, nullTask]) => {
+      const chosen = (kept && parseSpec(generated, { bundle: true }).spec) || generated;
+      const document = JSON.parse(JSON.stringify(chosen)) as Record<string, unknown>;
+      if (nullTask && typeof document.tasks === "object" && document.tasks !== null)
+        (document.tasks as Record<string, unknown>).later = null;
+      return document;
+    });
+  // What the schema cannot say: that two prompt entries, hooks or servers share an id.
+  const clean = (document: unknown) => {
+    const { errors, warnings } = parseSpec(document, { bundle: true });
+    return errors.length === 0 && warnings.every((warning) => warning.code === "duplicate-id");
+  };
+
+  it("accepts a document exactly when parseSpec takes it without an error or a warning", () => {
+    fc.assert(
+      fc.property(jsonDocument, (document) => {
+        expect(validate(document)).toBe(clean(document));
+      }),
+      RUNS,
+    );
+  });
+
+  it("is asked about enough documents it accepts for that to mean something", () => {
+    const samples = fc.sample(jsonDocument, { numRuns: 400, seed: 7 });
+    expect(samples.filter((document) => validate(document)).length).toBeGreaterThan(40);
   });
 });
 

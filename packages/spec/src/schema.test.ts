@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
+import { parseSpec } from "./parse-spec.js";
 import { AGENT_SPEC_SCHEMA_ID, agentSpecJsonSchema, agentSpecSchema, SPEC_TOKEN } from "./schema.js";
 import type { AgentSpec } from "./types.js";
 
@@ -35,6 +36,23 @@ describe("the JSON Schema", () => {
 describe("the zod schema", () => {
   it("agrees with the AgentSpec type, field for field", () => {
     expectTypeOf<Present<z.output<typeof agentSpecSchema>>>().toEqualTypeOf<AgentSpec>();
+  });
+
+  it("accepts null as an entry's value in tasks, env and headers, which parseSpec reads as absent", () => {
+    const document = {
+      spec: SPEC_TOKEN,
+      tasks: { title: null },
+      bundle: { mcpServers: [{ name: "gh", command: "x", env: { A: null }, headers: { B: null } }] },
+    };
+    expect(parseSpec(document, { bundle: true })).toMatchObject({ errors: [], warnings: [] });
+    expect(agentSpecSchema.safeParse(document).success).toBe(true);
+    // The JSON Schema an editor reads says the same: each entry's value may be null.
+    // biome-ignore lint/suspicious/noExplicitAny: walking the generated JSON document by its known paths
+    const json = agentSpecJsonSchema() as any;
+    const server = json.properties.bundle.anyOf[0].properties.mcpServers.anyOf[0].items.properties;
+    for (const entries of [json.properties.tasks.anyOf[0], server.env.anyOf[0], server.headers.anyOf[0]]) {
+      expect(JSON.stringify(entries.additionalProperties)).toContain('"null"');
+    }
   });
 
   it("accepts null where a field is optional, as parseSpec does", () => {

@@ -41,7 +41,8 @@ export const RESERVED_BODY_FIELDS: readonly string[] = Object.freeze([
 ]);
 
 // Every optional field also takes null, which reads as absent: a nullable column round-trips
-// through JSON that way, and the schema should not flag a document the parser accepts.
+// through JSON that way, and the schema should not flag a document the parser accepts. So does
+// an entry's value in a map (tasks, env, headers): the parser reads it as an absent entry.
 const opt = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
 
 /** Any JSON value, kept as written (a value inside `extraBody`). */
@@ -171,10 +172,10 @@ const bundledServer = z
     type: opt(z.enum(["stdio", "http", "sse"])),
     command: opt(z.string().min(1)),
     args: opt(z.array(z.string())),
-    env: opt(z.record(z.string(), z.string())),
+    env: opt(z.record(z.string(), z.string().nullable())),
     cwd: opt(z.string()),
     url: opt(httpUrl),
-    headers: opt(z.record(z.string(), z.string())),
+    headers: opt(z.record(z.string(), z.string().nullable())),
     enabled: opt(z.boolean()),
   })
   .refine((server) => (server.command != null) !== (server.url != null), {
@@ -211,7 +212,9 @@ export const agentSpecSchema = z
     prompt: opt(z.array(promptEntry)),
     tools: opt(tools),
     hooks: opt(z.array(hook)),
-    tasks: opt(z.record(taskKey, task).describe("Side tasks by name (title, compaction, toolSelect, …).")),
+    tasks: opt(
+      z.record(taskKey, task.nullable()).describe("Side tasks by name (title, compaction, toolSelect, …)."),
+    ),
     limits: opt(limits),
     bundle: opt(
       z

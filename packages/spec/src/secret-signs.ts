@@ -5,7 +5,7 @@
 export const SecretSign = {
   /** A URL with `user:password@` (or a bare token as the user) before its host. */
   Userinfo: "userinfo",
-  /** A URL query parameter with a telling name, such as `?token=` or `?api_key=`. */
+  /** A URL query parameter with a telling name, such as `?token=`, `?api_key=`, Azure's `?code=` or `?sig=`. */
   Query: "query",
   /**
    * A command-line argument with a telling name: a flag such as `--api-key X` or `--token=X`, a
@@ -42,6 +42,16 @@ export function looksSecretName(name: string): boolean {
     typeof name === "string" &&
     (TELLING_NAME.test(name) || name.split(WORD_BREAK).some((word) => word.toLowerCase() === "pass"))
   );
+}
+
+// Query parameters that carry a credential under a name too short to tell elsewhere: Azure's
+// `?code=` (a function key) and `?sig=` (a SAS signature), `?session=`, `?jwt=`. The short names
+// @loopwright/client's `isCredentialParam` masks that `looksSecretName` does not read.
+const SECRET_PARAMS = new Set(["code", "sig", "session", "jwt"]);
+
+/** True for a URL query parameter's name a credential is given under: `looksSecretName`, or one of `SECRET_PARAMS`. */
+function looksSecretParam(name: string): boolean {
+  return looksSecretName(name) || SECRET_PARAMS.has(name.toLowerCase().replace(/[-_]/g, ""));
 }
 
 /** The string with every `${VAR}` reference removed: what is left is what the document itself says. */
@@ -119,14 +129,52 @@ export function urlSign(value: string): SecretSign | undefined {
   try {
     url = new URL(value);
   } catch {
-    return undefined;
+    // Refused (a `${HOST}:${PORT}` to fill, a password with a #): read the text as written.
+    const loose = unparsedUserinfo(value);
+    if (loose && saysSomething(loose[2] ?? "")) return SecretSign.Userinfo;
+    const query = /^[^?#]*\?([^#]*)/.exec(value)?.[1] ?? "";
+    return query.split("&").some(tellingPair) ? SecretSign.Query : undefined;
   }
   if (withoutReferences(decodeSafe(url.username) + decodeSafe(url.password)) !== "")
     return SecretSign.Userinfo;
   for (const [name, param] of url.searchParams) {
-    if (looksSecretName(name) && withoutReferences(param).trim() !== "") return SecretSign.Query;
+    if (looksSecretParam(name) && withoutReferences(param).trim() !== "") return SecretSign.Query;
   }
   return undefined;
+}
+
+/**
+ * A URL parser ends the host at the first `/`, `?` or `#`, so `https://me:pa#ss@host/` (a password
+ * written unescaped) is refused as a bad port, though the password is there in the text and a
+ * server's own parser may take it. For a URL the parser refuses, reads `user:password@` up to the
+ * first `@` instead: the match (scheme, userinfo), or null.
+ */
+function unparsedUserinfo(value: string): RegExpExecArray | null {
+  const loose = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^\s@/?#:]*:[^\s@]*)@/.exec(value);
+  if (!loose) return null;
+  try {
+    new URL(value);
+    return null;
+  } catch {
+    return loose;
+  }
+}
+
+/** True when a URL's userinfo, without its `${VAR}` references and its colon, says something. */
+const saysSomething = (userinfo: string) => withoutReferences(decodeSafe(userinfo)).replace(":", "") !== "";
+
+/** A query pair's name, decoded as a form decodes it. */
+function queryName(pair: string): string {
+  const cut = pair.indexOf("=");
+  return decodeSafe((cut === -1 ? pair : pair.slice(0, cut)).replace(/\+/g, " "));
+}
+
+/** True for a raw `name=value` query pair with a telling name and a value that says something. */
+function tellingPair(pair: string): boolean {
+  const cut = pair.indexOf("=");
+  if (cut === -1) return false;
+  const param = decodeSafe(pair.slice(cut + 1).replace(/\+/g, " "));
+  return looksSecretParam(queryName(pair)) && withoutReferences(param).trim() !== "";
 }
 
 function decodeSafe(part: string): string {
@@ -153,6 +201,17 @@ export function isLiteral(value: string): boolean {
  * the userinfo and each such value are replaced by what it returns instead of being dropped.
  */
 export function withoutUrlSecrets(value: string, hide?: SecretHide): string {
+  const loose = unparsedUserinfo(value);
+  if (loose) {
+    const [whole, scheme = "", userinfo = ""] = loose;
+    const user = hide ? `${saysSomething(userinfo) ? hide(userinfo, undefined) : userinfo}@` : "";
+    const rest = withoutParsedUrlSecrets(scheme + value.slice(whole.length), hide).slice(scheme.length);
+    return `${scheme}${user}${rest}`;
+  }
+  return withoutParsedUrlSecrets(value, hide);
+}
+
+function withoutParsedUrlSecrets(value: string, hide?: SecretHide): string {
   const match = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:([^/?#]*)@)?([^?#]*)(?:\?([^#]*))?(#[\s\S]*)?$/.exec(
     value,
   );
@@ -161,15 +220,13 @@ export function withoutUrlSecrets(value: string, hide?: SecretHide): string {
   // With `hide`, a userinfo that says something and a telling parameter's value are replaced, not dropped.
   let user = "";
   if (hide && userinfo !== undefined)
-    user = `${withoutReferences(decodeSafe(userinfo)).replace(":", "") !== "" ? hide(userinfo, undefined) : userinfo}@`;
+    user = `${saysSomething(userinfo) ? hide(userinfo, undefined) : userinfo}@`;
   const kept: string[] = [];
   for (const pair of (query ?? "").split("&")) {
     if (pair === "") continue;
     const cut = pair.indexOf("=");
-    const name = decodeSafe((cut === -1 ? pair : pair.slice(0, cut)).replace(/\+/g, " "));
-    const param = cut === -1 ? "" : decodeSafe(pair.slice(cut + 1).replace(/\+/g, " "));
-    if (!(looksSecretName(name) && withoutReferences(param).trim() !== "")) kept.push(pair);
-    else if (hide) kept.push(`${pair.slice(0, cut + 1)}${hide(pair.slice(cut + 1), name)}`);
+    if (!tellingPair(pair)) kept.push(pair);
+    else if (hide) kept.push(`${pair.slice(0, cut + 1)}${hide(pair.slice(cut + 1), queryName(pair))}`);
   }
   return `${scheme}${user}${rest}${kept.length > 0 ? `?${kept.join("&")}` : ""}${fragment}`;
 }
