@@ -154,6 +154,48 @@ describe("the hooks' context across a beforeStep that hands back copies", () => 
     expect(questions[1]).toBe(questions[0]);
     expect(questions[2]).toBe(questions[0]);
   });
+
+  it("stays on the question when the store hands it back with its keys in another order and empty columns as null", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "add", arguments: '{"a":2,"b":3}' }] },
+        { content: "It is 5." },
+      ],
+    });
+    // Postgres jsonb orders keys its own way, and a row store gives an empty column as null: each
+    // read here hands the messages back with their keys in another order than the read before.
+    let reads = 0;
+    const asRows = (messages: readonly ChatMessage[]) => {
+      reads++;
+      return messages.map((message) => {
+        const fields = Object.entries(message).filter(([, value]) => value !== null);
+        if (reads % 2 === 1) fields.reverse();
+        const row: Record<string, unknown> = Object.fromEntries(fields);
+        if (reads % 2 === 1) row.name = null;
+        return row as unknown as ChatMessage;
+      });
+    };
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: ({ args }) => Number(args.a) + Number(args.b),
+      hooks: {
+        run: async (event) =>
+          event === "beforeTurn" ? [{ id: "memory", context: "The user likes exact sums." }] : [],
+        context: { session: { id: "s-1" } },
+      },
+      beforeStep: (messages) => asRows(messages),
+    });
+    expect(result.turn.content).toBe("It is 5.");
+    const questions = server.chatRequests.map((request) => {
+      const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
+      return JSON.stringify(messages.find((m) => m.role === "user")?.content);
+    });
+    expect(questions).toHaveLength(2);
+    expect(questions[0]).toContain("The user likes exact sums.");
+    expect(questions[1]).toBe(questions[0]);
+  });
 });
 
 describe("a tool that returns nothing", () => {

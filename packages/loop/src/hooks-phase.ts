@@ -9,6 +9,7 @@ import {
   turnIndex,
   turnMessages,
 } from "@loopwright/hooks";
+import { type MessageLike, sameMessage } from "@loopwright/ledger";
 import type { ChatMessage } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { type LoopRun, notice } from "./loop-run.js";
@@ -144,8 +145,9 @@ export function followQuestion(run: LoopRun, messages: readonly ChatMessage[]): 
   const hooks = run.hooks;
   const question = hooks?.question;
   if (!hooks || !question || messages.includes(question)) return;
-  const json = JSON.stringify(question);
-  const same = messages.findLast((message) => message.role === "user" && JSON.stringify(message) === json);
+  const same = messages.findLast(
+    (message) => message.role === "user" && sameMessage(message as MessageLike, question as MessageLike),
+  );
   if (same) hooks.question = same;
 }
 
