@@ -123,12 +123,17 @@ describe("an assistant message stored with an empty tool_calls array", () => {
 });
 
 describe("the hooks' context across a beforeStep that hands back copies", () => {
-  it("stays on the question of every request when beforeStep returns the transcript as a deep copy", async () => {
+  /** Runs the add task with a memory hook, `beforeStep` handing back `reread(messages)`; answers each request's question. */
+  async function questionsSent(
+    calls: number,
+    reread: (messages: readonly ChatMessage[]) => ChatMessage[],
+  ): Promise<{ answer: string; questions: string[] }> {
     server = await startServer({
       replies: [
-        { toolCalls: [{ id: "c1", name: "add", arguments: '{"a":2,"b":3}' }] },
-        { toolCalls: [{ id: "c2", name: "add", arguments: '{"a":5,"b":1}' }] },
-        { content: "It is 6." },
+        ...Array.from({ length: calls }, (_, i) => ({
+          toolCalls: [{ id: `c${i + 1}`, name: "add", arguments: `{"a":${i + 2},"b":3}` }],
+        })),
+        { content: "Done." },
       ],
     });
     const result = await createRuntime().runAgentLoop({
@@ -141,14 +146,22 @@ describe("the hooks' context across a beforeStep that hands back copies", () => 
           event === "beforeTurn" ? [{ id: "memory", context: "The user likes exact sums." }] : [],
         context: { session: { id: "s-1" } },
       },
-      // A host that keeps its transcript in a store and hands back what it read.
-      beforeStep: (messages) => structuredClone(messages) as ChatMessage[],
+      beforeStep: (messages) => reread(messages),
     });
-    expect(result.turn.content).toBe("It is 6.");
     const questions = server.chatRequests.map((request) => {
       const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
       return JSON.stringify(messages.find((m) => m.role === "user")?.content);
     });
+    return { answer: result.turn.content, questions };
+  }
+
+  it("stays on the question of every request when beforeStep returns the transcript as a deep copy", async () => {
+    // A host that keeps its transcript in a store and hands back what it read.
+    const { answer, questions } = await questionsSent(
+      2,
+      (messages) => structuredClone(messages) as ChatMessage[],
+    );
+    expect(answer).toBe("Done.");
     expect(questions).toHaveLength(3);
     expect(questions[0]).toContain("The user likes exact sums.");
     expect(questions[1]).toBe(questions[0]);
@@ -156,12 +169,6 @@ describe("the hooks' context across a beforeStep that hands back copies", () => 
   });
 
   it("stays on the question when the store hands it back with its keys in another order and empty columns as null", async () => {
-    server = await startServer({
-      replies: [
-        { toolCalls: [{ id: "c1", name: "add", arguments: '{"a":2,"b":3}' }] },
-        { content: "It is 5." },
-      ],
-    });
     // Postgres jsonb orders keys its own way, and a row store gives an empty column as null: each
     // read here hands the messages back with their keys in another order than the read before.
     let reads = 0;
@@ -175,26 +182,12 @@ describe("the hooks' context across a beforeStep that hands back copies", () => 
         return row as unknown as ChatMessage;
       });
     };
-    const result = await createRuntime().runAgentLoop({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      messages: QUESTION,
-      tools: [ADD_TOOL],
-      dispatch: ({ args }) => Number(args.a) + Number(args.b),
-      hooks: {
-        run: async (event) =>
-          event === "beforeTurn" ? [{ id: "memory", context: "The user likes exact sums." }] : [],
-        context: { session: { id: "s-1" } },
-      },
-      beforeStep: (messages) => asRows(messages),
-    });
-    expect(result.turn.content).toBe("It is 5.");
-    const questions = server.chatRequests.map((request) => {
-      const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
-      return JSON.stringify(messages.find((m) => m.role === "user")?.content);
-    });
-    expect(questions).toHaveLength(2);
+    const { answer, questions } = await questionsSent(2, asRows);
+    expect(answer).toBe("Done.");
+    expect(questions).toHaveLength(3);
     expect(questions[0]).toContain("The user likes exact sums.");
     expect(questions[1]).toBe(questions[0]);
+    expect(questions[2]).toBe(questions[0]);
   });
 });
 
