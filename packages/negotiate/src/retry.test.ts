@@ -1,6 +1,8 @@
 import { streamTurn } from "@loopwright/stream";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, fixtureError, rejection } from "../test/wire.js";
 import { ContextOverflow } from "./errors.js";
@@ -47,6 +49,30 @@ describe("backoffMs", () => {
       headers: { "retry-after-ms": "150" },
     });
     expect(backoffMs(5, await request())).toBe(150);
+  });
+
+  it("reads a retry-after sent twice (fetch joins the copies as '2, 2') as its first number of seconds", async () => {
+    // testkit sends one value a header; a bare loopback server sends the header twice on the wire.
+    const values: Record<string, string[]> = {
+      "retry-after": ["2", "2"],
+      "retry-after-ms": ["150", "150"],
+    };
+    let name = "retry-after";
+    const twice = createServer((_req, res) => {
+      res.writeHead(429, { "content-type": "application/json", [name]: values[name] });
+      res.end(JSON.stringify({ error: { message: "slow down" } }));
+    });
+    await new Promise<void>((resolve) => twice.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = clientFor(`http://127.0.0.1:${(twice.address() as AddressInfo).port}/v1`);
+      const asked = await request(client);
+      expect(retryAfterMs(asked)).toBe(2000);
+      expect(backoffMs(0, asked, { random: () => 0 })).toBe(2000);
+      name = "retry-after-ms";
+      expect(retryAfterMs(await request(client))).toBe(150);
+    } finally {
+      await new Promise((resolve) => twice.close(resolve));
+    }
   });
 
   it("honours a retry-after date, and caps a server's hint", () => {

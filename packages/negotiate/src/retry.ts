@@ -188,16 +188,27 @@ export interface BackoffOptions {
 }
 
 /**
+ * A header's number, or the first of a list of numbers: a header sent twice reaches us joined
+ * (`"2, 2"`), and read whole that is neither a number nor, as an HTTP date, a time still ahead.
+ * `undefined` for anything else (an HTTP date has letters in it).
+ */
+function firstNumber(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*)*$/.test(value)) return undefined;
+  return Number(value.split(",")[0]);
+}
+
+/**
  * The server's own "wait this long" in ms: `retry-after-ms`, `retry-after`, "try again in 644ms", or
  * "retry after 20 seconds".
  */
 function hintMs(error: unknown, now: () => number): number | undefined {
   const facts = readError(error);
-  const ms = facts.headers?.("retry-after-ms");
-  if (ms !== undefined && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
+  const ms = firstNumber(facts.headers?.("retry-after-ms"));
+  if (ms !== undefined) return ms;
   const after = facts.headers?.("retry-after");
   if (after !== undefined) {
-    if (/^\s*\d+(\.\d+)?\s*$/.test(after)) return Number(after) * 1000;
+    const seconds = firstNumber(after);
+    if (seconds !== undefined) return seconds * 1000;
     const date = Date.parse(after);
     if (Number.isFinite(date)) return Math.max(0, date - now());
   }
