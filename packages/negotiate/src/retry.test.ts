@@ -1,8 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { streamTurn } from "@loopwright/stream";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, fixtureError, rejection } from "../test/wire.js";
 import { ContextOverflow } from "./errors.js";
