@@ -209,7 +209,8 @@ function hintMs(error: unknown, now: () => number): number | undefined {
   if (after !== undefined) {
     const seconds = firstNumber(after);
     if (seconds !== undefined) return seconds * 1000;
-    const date = Date.parse(after);
+    // A date sent twice is joined too ("Sun, 29 Nov 2026 12:00:10 GMT, Sun, …"): read the first.
+    const date = Date.parse(/^[^,]*,[^,]*GMT(?=\s*,)/i.exec(after)?.[0] ?? after);
     if (Number.isFinite(date)) return Math.max(0, date - now());
   }
   // Hugging Face's loading 503: { error: "Model … is currently loading", estimated_time: 20.0 } (seconds).
