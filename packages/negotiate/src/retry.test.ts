@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { streamTurn } from "@loopwright/stream";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
@@ -47,6 +49,52 @@ describe("backoffMs", () => {
       headers: { "retry-after-ms": "150" },
     });
     expect(backoffMs(5, await request())).toBe(150);
+  });
+
+  it("reads a retry-after sent twice (fetch joins the copies as '2, 2') as its first number of seconds, or date", async () => {
+    // testkit sends one value a header; a bare loopback server sends the header twice on the wire.
+    const values: Record<string, string[]> = {
+      "retry-after": ["2", "2"],
+      "retry-after-ms": ["150", "150"],
+    };
+    let name = "retry-after";
+    const twice = createServer((_req, res) => {
+      res.writeHead(429, { "content-type": "application/json", [name]: values[name] });
+      res.end(JSON.stringify({ error: { message: "slow down" } }));
+    });
+    await new Promise<void>((resolve) => twice.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = clientFor(`http://127.0.0.1:${(twice.address() as AddressInfo).port}/v1`);
+      const asked = await request(client);
+      expect(retryAfterMs(asked)).toBe(2000);
+      expect(backoffMs(0, asked, { random: () => 0 })).toBe(2000);
+      name = "retry-after-ms";
+      expect(retryAfterMs(await request(client))).toBe(150);
+      // Twice as a date: the first date, not no hint at all.
+      name = "retry-after";
+      values[name] = ["Sun, 29 Nov 2026 12:00:10 GMT", "Sun, 29 Nov 2026 12:00:10 GMT"];
+      const now = () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT");
+      expect(retryAfterMs(await request(client), { now })).toBe(10_000);
+    } finally {
+      await new Promise((resolve) => twice.close(resolve));
+    }
+  });
+
+  it("reads the first of any number of joined copies of a retry-after, in seconds or as a date (property)", () => {
+    const now = Date.parse("Sun, 29 Nov 2026 12:00:00 GMT");
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 86_400 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.constantFrom(", ", ",", " , "),
+        fc.boolean(),
+        (seconds, copies, joint, asDate) => {
+          const value = asDate ? new Date(now + seconds * 1000).toUTCString() : String(seconds);
+          const headers = { "retry-after": Array.from({ length: copies }, () => value).join(joint) };
+          return retryAfterMs({ status: 429, headers }, { now: () => now }) === seconds * 1000;
+        },
+      ),
+    );
   });
 
   it("honours a retry-after date, and caps a server's hint", () => {

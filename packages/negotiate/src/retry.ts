@@ -188,17 +188,29 @@ export interface BackoffOptions {
 }
 
 /**
+ * A header's number, or the first of a list of numbers: a header sent twice reaches us joined
+ * (`"2, 2"`), and read whole that is neither a number nor, as an HTTP date, a time still ahead.
+ * `undefined` for anything else (an HTTP date has letters in it).
+ */
+function firstNumber(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*)*$/.test(value)) return undefined;
+  return Number(value.split(",")[0]);
+}
+
+/**
  * The server's own "wait this long" in ms: `retry-after-ms`, `retry-after`, "try again in 644ms", or
  * "retry after 20 seconds".
  */
 function hintMs(error: unknown, now: () => number): number | undefined {
   const facts = readError(error);
-  const ms = facts.headers?.("retry-after-ms");
-  if (ms !== undefined && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
+  const ms = firstNumber(facts.headers?.("retry-after-ms"));
+  if (ms !== undefined) return ms;
   const after = facts.headers?.("retry-after");
   if (after !== undefined) {
-    if (/^\s*\d+(\.\d+)?\s*$/.test(after)) return Number(after) * 1000;
-    const date = Date.parse(after);
+    const seconds = firstNumber(after);
+    if (seconds !== undefined) return seconds * 1000;
+    // A date sent twice is joined too ("Sun, 29 Nov 2026 12:00:10 GMT, Sun, …"): read the first.
+    const date = Date.parse(/^[^,]*,[^,]*GMT(?=\s*,)/i.exec(after)?.[0] ?? after);
     if (Number.isFinite(date)) return Math.max(0, date - now());
   }
   // Hugging Face's loading 503: { error: "Model … is currently loading", estimated_time: 20.0 } (seconds).

@@ -3,13 +3,15 @@
 //  1. emit throughput: events a second through `emit` alone, and until they are all in Redis;
 //  2. watch latency: from `emit` to a watcher's `next()` resolving, median and p95;
 //  3. the hot path of a request: `capabilitiesFor` and the flag reads a body build makes, per call,
-//     and how many commands Redis processed meanwhile (the target is none);
+//     and how many commands Redis processed meanwhile (the target is none); and the store's id
+//     lookup alone as it was (a Map keyed by the key in clear) against as it is (a digest, LRU);
 //  4. a burst: N events emitted in one synchronous stretch, time until all are in Redis, per event,
 //     at 50 000 and 400 000 (the per-event time should not grow with N).
 // Numbers are printed, never asserted.
 import { createBus, type SequencedEvent } from "@loopwright/events";
 import { createCapabilityStore, modelCapabilitiesFor } from "@loopwright/negotiate";
 import { createClient } from "@redis/client";
+import { cacheKeyOf } from "../src/capabilities.js";
 import { createRedisBus, createRedisCapabilityStore } from "../src/index.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 
@@ -115,6 +117,31 @@ try {
   console.log(`  in-memory store  ${fmt(inMemory.ns)} ns/read`);
   console.log(
     `  Redis store      ${fmt(shared.ns)} ns/read (${fmt(shared.ns / inMemory.ns)}x), Redis commands meanwhile: ${commands}`,
+  );
+  // The id lookup alone, as it was (a Map keyed by the base URL and the key in clear) and as it is
+  // (a SHA-256 of the two, in a bounded LRU), on the same read, same run.
+  const baseUrl = "http://llm.bench/v1";
+  const apiKey = "sk-bench";
+  const clear = new Map([[`${baseUrl}\u0000${apiKey}`, "id"]]);
+  const digested = new Map([[cacheKeyOf(baseUrl, apiKey), "id"]]);
+  const lookup = (read: () => string | undefined) => {
+    let found = 0;
+    const t = performance.now();
+    for (let i = 0; i < READS; i++) if (read() !== undefined) found++;
+    return { ns: ((performance.now() - t) * 1e6) / READS, found };
+  };
+  const inClear = lookup(() => clear.get(`${baseUrl}\u0000${apiKey}`));
+  const asDigest = lookup(() => {
+    const key = cacheKeyOf(baseUrl, apiKey);
+    const id = digested.get(key);
+    if (id !== undefined) {
+      digested.delete(key);
+      digested.set(key, id);
+    }
+    return id;
+  });
+  console.log(
+    `  its id lookup    ${fmt(asDigest.ns)} ns/read (digest, bounded LRU) against ${fmt(inClear.ns)} ns/read (key in clear, unbounded): ${fmt(asDigest.ns / inClear.ns)}x`,
   );
   await store.close();
   raw.destroy();

@@ -1,7 +1,9 @@
+import { createHash } from "node:crypto";
 import {
   type CapabilitySnapshotEndpoint,
   type CapabilityStore,
   createCapabilityStore,
+  DEFAULT_MAX_ENDPOINTS,
   type EndpointCapabilities,
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
@@ -93,10 +95,28 @@ function applyFields(supports: EndpointCapabilities, fields: Iterable<[string, s
 }
 
 /**
+ * How many tenants' ids (base URL and key, worked out as `negotiate` does) a store keeps at hand,
+ * least recently used let go first: `negotiate`'s `DEFAULT_MAX_ENDPOINTS`, as many endpoints as its
+ * in-memory store keeps.
+ */
+const ID_CACHE_SIZE = DEFAULT_MAX_ENDPOINTS;
+
+/**
+ * What `idCache` is keyed by: a SHA-256 of the base URL (as given: it may carry a user and password)
+ * and the key, each with its length so no two pairs run together. Exported for the bench only.
+ */
+export function cacheKeyOf(baseUrl: string, apiKey: string | undefined): string {
+  const key = apiKey ?? "";
+  return createHash("sha256").update(`${baseUrl.length}:${baseUrl}${key.length}:${key}`).digest("base64");
+}
+
+/**
  * Makes a capability store shared through Redis and loads every latch already there.
  *
  * Each endpoint is a hash (`<prefix>caps:<baseUrl>␀<keyId>`, one field per flag and per refused
- * value; the API key itself is never written, only its digest). A change — `negotiate` latching a
+ * value; the API key itself is never written, only its digest, nor held here: a tenant's id is kept
+ * at hand under a digest of its base URL and key, for at most `DEFAULT_MAX_ENDPOINTS` tenants, least
+ * recently used let go first). A change — `negotiate` latching a
  * refusal on the live objects, or `importCapabilities` — is noticed by a local comparison run after
  * the next read of the endpoint's flags (every request reads them) and every `syncMs`, written with
  * `HSET` and announced on `<prefix>caps` so every instance lays it onto its own live objects. Only
@@ -212,6 +232,11 @@ export async function createRedisCapabilityStore(
     const endpoint = probe.exportCapabilities().endpoints[0] as CapabilitySnapshotEndpoint;
     return `${endpoint.baseUrl}${SEP}${endpoint.keyId}`;
   };
+  /**
+   * Ids already worked out, by a digest of the base URL and key (either may hold a credential, so
+   * neither is kept), least recently used first; at most `ID_CACHE_SIZE`. One let go is only worked
+   * out again: its endpoint and latches stay.
+   */
   const idCache = new Map<string, string>();
 
   const receive = (id: string, fields: [string, string][]): void => {
@@ -327,17 +352,23 @@ export async function createRedisCapabilityStore(
     writer.destroy();
   };
 
-  return {
+  const store: RedisCapabilityStore = {
     capabilitiesFor(baseUrl, apiKey, headers) {
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
         throw new TypeError("capabilitiesFor: baseUrl must be the endpoint's non-empty base URL.");
       }
       // An endpoint sent headers is worked out each time (a digest, no Redis): they may hold its key.
-      const cacheKey = headers == null ? `${baseUrl}${SEP}${apiKey ?? ""}` : undefined;
+      const cacheKey = headers == null ? cacheKeyOf(baseUrl, apiKey) : undefined;
       let id = cacheKey === undefined ? undefined : idCache.get(cacheKey);
-      if (id === undefined) {
+      if (cacheKey !== undefined && id !== undefined) {
+        idCache.delete(cacheKey); // now the most recently used
+        idCache.set(cacheKey, id);
+      } else {
         id = idFor(baseUrl, apiKey, headers);
-        if (cacheKey !== undefined) idCache.set(cacheKey, id);
+        if (cacheKey !== undefined) {
+          idCache.set(cacheKey, id);
+          if (idCache.size > ID_CACHE_SIZE) idCache.delete(idCache.keys().next().value as string);
+        }
       }
       return entryFor(id, baseUrl, apiKey, headers).supports;
     },
@@ -409,4 +440,16 @@ export async function createRedisCapabilityStore(
       return closing;
     },
   };
+  idCacheSizes.set(store, () => idCache.size);
+  return store;
+}
+
+const idCacheSizes = new WeakMap<RedisCapabilityStore, () => number>();
+
+/**
+ * How many tenants' ids a store made here keeps worked out (for the tests; not exported from the
+ * package). `undefined` for any other object.
+ */
+export function idCacheSize(store: RedisCapabilityStore): number | undefined {
+  return idCacheSizes.get(store)?.();
 }
