@@ -367,8 +367,9 @@ export class ToolCallAssembler {
     if (looksWhole) {
       const before = slot.shape.whole(so);
       if (before !== undefined) {
-        // A finished call's arguments again (perhaps re-serialised): already there.
-        if (sameJson(before, completeJson(piece))) return "";
+        // A finished call's arguments again (perhaps re-serialised): already there — unless the
+        // tool was named again alone first, which makes them the next call's, as in pieces.
+        if (!slot.renamed && sameJson(before, completeJson(piece))) return "";
         return undefined;
       }
       if (whole) {

@@ -137,6 +137,23 @@ describe("tool calls reassembled from deltas", () => {
     expect(repeated.toolCalls).toHaveLength(1);
   });
 
+  it("reads the same call named again alone the same way whether its arguments come whole or in pieces", () => {
+    // The tool named alone after a whole call starts the next call to it; arguments equal to the
+    // last call's are that next call's, not a repeat, however the server cut them.
+    const named = (args: string[]) =>
+      read([
+        delta({ tool_calls: [{ index: 0, function: { name: "ping", arguments: '{"host":"a"}' } }] }),
+        delta({ tool_calls: [{ index: 0, function: { name: "ping", arguments: "" } }] }),
+        ...args.map((piece) => delta({ tool_calls: [{ index: 0, function: { arguments: piece } }] })),
+      ]).toolCalls.map((c) => [c.function.name, c.function.arguments]);
+    const twice = [
+      ["ping", '{"host":"a"}'],
+      ["ping", '{"host":"a"}'],
+    ];
+    expect(named(['{"host":', '"a"}'])).toEqual(twice);
+    expect(named(['{"host":"a"}'])).toEqual(twice);
+  });
+
   it("gives a call an id when the server sent none, so its result can answer it", () => {
     const turn = read([delta({ tool_calls: [{ index: 0, function: { name: "f", arguments: "{}" } }] })]);
     expect(turn.toolCalls[0]?.id).toBe("call_0");

@@ -88,7 +88,10 @@ export function rechunk(
       const argParts = cuts(args, rand, 6);
       const seq: { name?: string; arguments?: string }[] = [];
       for (const n of names) seq.push({ name: n });
-      seq[0]!.arguments = argParts[0];
+      // The arguments begin once the name is whole, as servers that split a name send it: a name's
+      // second half after whole arguments would be another tool named alone (a further call, from
+      // servers that number every call 0).
+      seq[seq.length - 1]!.arguments = argParts[0];
       for (const a of argParts.slice(1)) seq.push({ arguments: a });
       pieces = seq.map((s, i) => {
         const piece: Json = {};
