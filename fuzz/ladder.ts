@@ -133,6 +133,14 @@ export const SHAPES: Shape[] = [
     run: (text) => quietly(() => parseToolArguments(text, { takesString: () => true })),
   },
   {
+    // Every number token read as text where only a string is taken (a list of zip codes), beside
+    // numbers read as numbers, and nesting that deepens the paths asked about.
+    name: "parseToolArguments: number tokens where only a string is taken (takesOnlyString)",
+    build: (n) =>
+      `{"zips": [${repeat("02134, +5, ", n / 2)}1], "n": [${repeat("[0012, {'a': 1.10}], ", n / 2)}1]}`,
+    run: (text) => quietly(() => parseToolArguments(text, { takesOnlyString: (path) => path[0] === "zips" })),
+  },
+  {
     // Numbers JS cannot hold, then one key written again and again: each repeat searched every
     // number found so far (128 KiB: 3.5 s before; each object lists the numbers under its keys now).
     name: "parseToolArguments: numbers JS cannot hold, then a key repeated",

@@ -1,4 +1,4 @@
-import { restoreArguments, takesStringAt } from "@loopwright/schema-compat";
+import { restoreArguments, takesOnlyStringAt, takesStringAt } from "@loopwright/schema-compat";
 import { listenForAbort } from "@loopwright/stream";
 import {
   type ArgumentPath,
@@ -365,10 +365,18 @@ function prepare(
   const schema = schemas.get(name);
   try {
     // A number JS cannot hold reaches the tool as the model's digits where its schema takes a
-    // string there, and is refused (answered, never run) elsewhere.
-    const takesString =
-      schema === undefined ? undefined : (path: ArgumentPath) => takesStringAt(schema, path);
-    const parsed = parseToolArguments(raw, { finishReason, name, ...(takesString ? { takesString } : {}) });
+    // string there, and is refused (answered, never run) elsewhere; any number token where it
+    // takes only a string (a zip code written 02134) reaches it as the text written.
+    const parsed = parseToolArguments(raw, {
+      finishReason,
+      name,
+      ...(schema === undefined
+        ? {}
+        : {
+            takesString: (path: ArgumentPath) => takesStringAt(schema, path),
+            takesOnlyString: (path: ArgumentPath) => takesOnlyStringAt(schema, path),
+          }),
+    });
     const args = schema === undefined ? parsed.value : restoreArguments(parsed.value, schema);
     return {
       call: { id: call.id, type: "function", function: { name, arguments: parsed.json } },
@@ -425,8 +433,13 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
   const decision = route(p.request);
   if (decision === undefined) return refusedAsWritten(p);
   if ("answer" in decision) return { ...p, answer: decision.answer, onRun: decision.onRun };
-  const inner = decision.dispatch;
-  if (inner === p.request) return p.held ? refusedAsWritten(p) : { ...p, onRun: decision.onRun };
+  if (decision.dispatch === p.request) return p.held ? refusedAsWritten(p) : { ...p, onRun: decision.onRun };
+  const rewritten = p.held ? undefined : asWrittenFor(p.request, decision.dispatch, schemas);
+  const call =
+    rewritten?.json === undefined
+      ? p.call
+      : { ...p.call, function: { ...p.call.function, arguments: rewritten.json } };
+  const inner = rewritten?.inner ?? decision.dispatch;
   const settled = settleHeld(inner, schemas);
   if ("refusal" in settled) return refused(p, settled.refusal);
   // A number the call held outside what reaches the tool is refused as the call's own schema refused it.
@@ -435,13 +448,60 @@ function routed(p: Prepared, route: RunCallsOptions["route"], schemas: Schemas):
   const args = schema === undefined ? settled.request.args : restoreArguments(settled.request.args, schema);
   const written = p.held ? exactJsonOf(p.request.args, settled.values) : undefined;
   return {
-    call:
-      written === undefined ? p.call : { ...p.call, function: { ...p.call.function, arguments: written } },
+    call: written === undefined ? call : { ...call, function: { ...call.function, arguments: written } },
     request: { ...settled.request, id: p.request.id, args },
     json: JSON.stringify(args),
     ...(p.unreadable === undefined ? {} : { unreadable: p.unreadable }),
     ...(decision.onRun ? { onRun: decision.onRun } : {}),
   };
+}
+
+/**
+ * The call a route hands on (`inner`, a `call_tool`'s tool) with its arguments read again from the
+ * model's text by that tool's schema, so a number token where it takes only a string (`02134`)
+ * reaches it as the text written, as when the tool is called directly; with the outer call's
+ * arguments as they now read (`json`). Undefined where nothing would change, or where the inner
+ * arguments are not found in the text (written beside the name rather than under a key), or
+ * hold a number the inner schema refuses (settled as before).
+ */
+function asWrittenFor(
+  outer: DispatchRequest,
+  inner: DispatchRequest,
+  schemas: Schemas,
+): { inner: DispatchRequest; json?: string } | undefined {
+  const schema = schemas.get(inner.name);
+  if (schema === undefined || typeof outer.raw !== "string") return undefined;
+  const text = (parsed: { inexact: readonly { kind: string }[] }) =>
+    parsed.inexact.some((n) => n.kind === "text");
+  try {
+    for (const [key, value] of Object.entries(outer.args)) {
+      if (value === inner.args) {
+        // Under a key of the outer arguments: that part of the model's text, read by the inner schema.
+        const under = (ask: (schema: unknown, path: ArgumentPath) => boolean) => (path: ArgumentPath) =>
+          path[0] === key && path.length > 1 && ask(schema, path.slice(1));
+        const parsed = parseToolArguments(outer.raw, {
+          takesString: under(takesStringAt),
+          takesOnlyString: under(takesOnlyStringAt),
+        });
+        const args = parsed.value[key];
+        if (!text(parsed) || typeof args !== "object" || args === null || Array.isArray(args))
+          return undefined;
+        const read = args as Record<string, unknown>;
+        return { inner: { ...inner, args: read, raw: JSON.stringify(read) }, json: parsed.json };
+      }
+      if (typeof value === "string" && value === inner.raw) {
+        // JSON text in a string: read again by the inner schema.
+        const parsed = parseToolArguments(value, {
+          takesString: (path) => takesStringAt(schema, path),
+          takesOnlyString: (path) => takesOnlyStringAt(schema, path),
+        });
+        return text(parsed) ? { inner: { ...inner, args: parsed.value } } : undefined;
+      }
+    }
+  } catch (error) {
+    if (!ToolArgumentsError.isInstance(error)) throw error;
+  }
+  return undefined;
 }
 
 /** JSON of a call's arguments with each held number replaced by what it was settled as. */

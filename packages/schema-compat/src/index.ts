@@ -4,7 +4,7 @@ export type { SchemaCompatErrorCode } from "./errors.js";
 export { SchemaCompatError } from "./errors.js";
 export { isGrammarError } from "./grammar-error.js";
 export { RELAXED_KEYWORDS, STRICT_FORMATS, STRICT_KEYWORDS, STRICT_MAX_DEPTH } from "./keywords.js";
-export { dropOptionalNulls, restoreArguments, takesStringAt } from "./optional-nulls.js";
+export { dropOptionalNulls, restoreArguments, takesOnlyStringAt, takesStringAt } from "./optional-nulls.js";
 export type { ToolOrder } from "./order-tools.js";
 export { orderTools } from "./order-tools.js";
 export { REPETITION_LIMIT } from "./pattern.js";

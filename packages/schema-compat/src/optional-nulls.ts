@@ -629,8 +629,27 @@ export function restoreArguments<T>(args: T, originalSchema: unknown, options?: 
  * cannot hold, or one past a million readings).
  */
 export function takesStringAt(originalSchema: unknown, path: readonly (string | number)[]): boolean {
+  const kinds = kindsAt(originalSchema, path);
+  return (kinds & STRING) !== 0 && kinds !== ANY;
+}
+
+/**
+ * True when the tool's ORIGINAL schema takes a string at `path` of its arguments and no number or
+ * integer there — read as {@link takesStringAt} reads it (`{ type: "string" }`, with `null`, an
+ * `enum` or `const` of strings; not `["string", "integer"]`, not a place left untyped). Made for
+ * `parseToolArguments`' `takesOnlyString` (from `@loopwright/tool-calls`): any number token the
+ * model writes there (`02134`, `1.10`, `1e3`, `+5`) then reaches the tool as the text written.
+ * Never throws (false for a schema JSON cannot hold, or one past a million readings).
+ */
+export function takesOnlyStringAt(originalSchema: unknown, path: readonly (string | number)[]): boolean {
+  const kinds = kindsAt(originalSchema, path);
+  return (kinds & STRING) !== 0 && (kinds & NUMBER) === 0;
+}
+
+/** The kinds the ORIGINAL schema takes at `path` (0 where it says nothing, or cannot be read). */
+function kindsAt(originalSchema: unknown, path: readonly (string | number)[]): number {
   try {
-    if (!Array.isArray(path) || path.length === 0) return false;
+    if (!Array.isArray(path) || path.length === 0) return 0;
     const walk = newWalk(originalSchema);
     let node: unknown = originalSchema;
     for (let depth = 0; depth < path.length && node !== undefined; depth++) {
@@ -640,10 +659,9 @@ export function takesStringAt(originalSchema: unknown, path: readonly (string | 
           ? itemSchema(node, at, walk, depth)
           : keyInfo(node, String(at), walk, depth).sub;
     }
-    if (node === undefined) return false;
-    const kinds = kindsOf(node, walk, newRestore(undefined), 0);
-    return (kinds & STRING) !== 0 && kinds !== ANY;
+    if (node === undefined) return 0;
+    return kindsOf(node, walk, newRestore(undefined), 0);
   } catch {
-    return false;
+    return 0;
   }
 }

@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { dropOptionalNulls, restoreArguments, sanitizeSchema, takesStringAt } from "./index.js";
+import {
+  dropOptionalNulls,
+  restoreArguments,
+  sanitizeSchema,
+  takesOnlyStringAt,
+  takesStringAt,
+} from "./index.js";
 
 // zod's z.toJSONSchema of a recursive tree: the reference is expanded twice, then asked for as JSON text.
 const tree = {
@@ -365,7 +371,7 @@ describe("restoreArguments", () => {
   });
 });
 
-describe("takesStringAt", () => {
+describe("takesStringAt (and takesOnlyStringAt: never throws)", () => {
   const schema = {
     type: "object",
     properties: {
@@ -414,10 +420,59 @@ describe("takesStringAt", () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.array(fc.oneof(fc.string(), fc.nat())), (value, path) => {
         expect(typeof takesStringAt(value, path)).toBe("boolean");
+        expect(typeof takesOnlyStringAt(value, path)).toBe("boolean");
       }),
     );
     const revoked = Proxy.revocable({}, {});
     revoked.revoke();
     expect(takesStringAt(revoked.proxy, ["a"])).toBe(false);
+    expect(takesOnlyStringAt(revoked.proxy, ["a"])).toBe(false);
+  });
+});
+
+describe("takesOnlyStringAt", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      zip: { type: "string", pattern: "^\\d{5}$" },
+      id: { type: ["string", "integer"] },
+      either: { anyOf: [{ type: "string" }, { type: "number" }] },
+      code: { enum: ["01", "02"] },
+      mixed: { enum: ["01", 2] },
+      maybe: { type: ["string", "null"] },
+      anything: {},
+      skus: { type: "array", items: { $ref: "#/$defs/sku" } },
+    },
+    $defs: { sku: { type: "string" } },
+  };
+
+  it("says where a string is taken and no number, so a number token there is meant as text", () => {
+    const paths = [
+      ["zip"],
+      ["id"],
+      ["either"],
+      ["code"],
+      ["mixed"],
+      ["maybe"],
+      ["anything"],
+      ["skus", 4],
+      ["none"],
+      [],
+    ];
+    expect(
+      Object.fromEntries(paths.map((path) => [JSON.stringify(path), takesOnlyStringAt(schema, path)])),
+    ).toEqual({
+      '["zip"]': true,
+      // A string beside a number: the number the model wrote is one the tool takes.
+      '["id"]': false,
+      '["either"]': false,
+      '["code"]': true,
+      '["mixed"]': false,
+      '["maybe"]': true,
+      '["anything"]': false,
+      '["skus",4]': true,
+      '["none"]': false,
+      "[]": false,
+    });
   });
 });

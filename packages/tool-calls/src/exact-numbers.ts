@@ -15,11 +15,15 @@ export type ArgumentPath = readonly (string | number)[];
  * - `"range"`: a number past what a double holds at all (`1e400` reads as `Infinity`, which JSON
  *   writes as `null`; `1e-400` reads as `0`);
  * - `"precision"`: a decimal with more significant digits than a double keeps (about 17); it reads
- *   as the nearest double, as every JSON reader's does.
+ *   as the nearest double, as every JSON reader's does;
+ * - `"text"`: any number token written where the tool takes a string and no number (the
+ *   `takesOnlyString` option): a number would drop what the model wrote (`02134`'s leading zero,
+ *   `1.10`'s trailing zero, `1e3`'s form, `+5`, `.5`, or just that it is text), so it is handed
+ *   over as the token's text.
  */
-export type InexactNumberKind = "integer" | "range" | "precision";
+export type InexactNumberKind = "integer" | "range" | "precision" | "text";
 
-/** A number in the arguments text that JavaScript cannot hold as written. */
+/** A number in the arguments text that JavaScript cannot hold as written, or that is handed over as its text. */
 export interface InexactNumber {
   /** Where it sits in the arguments. */
   path: ArgumentPath;
@@ -28,8 +32,8 @@ export interface InexactNumber {
   /** What would be lost. */
   kind: InexactNumberKind;
   /**
-   * How the tool is handed it: `"string"` — the digits, as text (the tool takes a string there) —
-   * or `"number"`: the nearest double (only for `"precision"`).
+   * How the tool is handed it: `"string"` — the digits, as text (the tool takes a string there;
+   * always for `"text"`) — or `"number"`: the nearest double (only for `"precision"`).
    */
   as: "string" | "number";
 }

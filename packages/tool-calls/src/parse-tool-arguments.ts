@@ -20,6 +20,7 @@ import {
   unfinishedValue,
   withinDepth,
 } from "./json-text.js";
+import { type NumberAsText, quoteNumbersAsText } from "./number-text.js";
 
 /**
  * The longest argument text `parseToolArguments` will repair (1 MiB). Valid JSON of any length
@@ -48,6 +49,16 @@ export interface ParseToolArgumentsOptions {
    * `takesStringAt` from `@loopwright/schema-compat` answers it from a tool's schema.
    */
   takesString?: (path: ArgumentPath) => boolean;
+  /**
+   * Asked, for each number token the model wrote in the arguments (`02134`, `1.10`, `1e3`, and
+   * `+5` or `.5`, which JSON refuses), whether the tool takes a string at its place and no number
+   * — `path` as for `takesString`. `true`: the token reaches the tool as the text written
+   * (`"02134"`, `"1.10"`), listed in `inexact` with kind `"text"`, never as a number that drops
+   * a leading zero or the form the model wrote. Otherwise the number is read as it is without
+   * this option (a leading-zero integer as the number, `+5` refused). Absent, every place is
+   * "no". `takesOnlyStringAt` from `@loopwright/schema-compat` answers it from a tool's schema.
+   */
+  takesOnlyString?: (path: ArgumentPath) => boolean;
 }
 
 /** Arguments read by {@link parseToolArguments}. */
@@ -64,13 +75,20 @@ export interface ParsedToolArguments {
   /**
    * The numbers JavaScript could not hold as written that the arguments still carry: those handed
    * over as the model's digits in a string (`as: "string"`) and decimals rounded to the nearest
-   * double (`as: "number"`). Usually empty.
+   * double (`as: "number"`); and, given `takesOnlyString`, every number token handed over as its
+   * text (kind `"text"`). Usually empty.
    */
   inexact: readonly InexactNumber[];
 }
 
-/** What reading the text found, before `takesString` settles its inexact numbers. */
-type Read = Omit<ParsedToolArguments, "inexact"> & { found: Omit<InexactNumber, "as">[] };
+/**
+ * What reading the text found, before `takesString` settles its inexact numbers; `quoted`: the
+ * number tokens `takesOnlyString` had read as text.
+ */
+type Read = Omit<ParsedToolArguments, "inexact"> & {
+  found: Omit<InexactNumber, "as">[];
+  quoted?: NumberAsText[];
+};
 
 const EMPTY: Read = Object.freeze({
   value: {},
@@ -162,7 +180,8 @@ function inexact(raw: string, name: string | undefined, numbers: InexactNumber[]
  */
 function settle(read: Read, raw: string, options: ParseToolArgumentsOptions): ParsedToolArguments {
   const { value, json, repaired, found } = read;
-  if (found.length === 0) return { value, json, repaired, inexact: [] };
+  const texts = asText(value, read.quoted);
+  if (found.length === 0) return { value, json, repaired, inexact: texts };
   // The arguments' root is an object, never a number: only paths inside it are settled.
   const { kept, refused, changed } = settleNumbers(
     value,
@@ -170,17 +189,43 @@ function settle(read: Read, raw: string, options: ParseToolArgumentsOptions): Pa
     options.takesString,
   );
   if (refused.length > 0) throw inexact(raw, options.name, refused);
-  return { value, json: changed ? JSON.stringify(value) : json, repaired, inexact: kept };
+  return { value, json: changed ? JSON.stringify(value) : json, repaired, inexact: [...texts, ...kept] };
+}
+
+/** The tokens read as text that the arguments still hold there (a key written twice keeps its last). */
+function asText(value: unknown, quoted: readonly NumberAsText[] | undefined): InexactNumber[] {
+  const kept: InexactNumber[] = [];
+  for (const token of quoted ?? []) {
+    let node = value;
+    for (const step of token.path) {
+      node =
+        typeof node === "object" && node !== null && Object.hasOwn(node, step)
+          ? (node as Record<string | number, unknown>)[step]
+          : undefined;
+    }
+    if (node === token.digits)
+      kept.push({ path: token.path, digits: token.digits, kind: "text", as: "string" });
+  }
+  return kept;
 }
 
 /** Reads `takesString` from options (absent or `null`: none); anything but a function is named. */
 export function readTakesString(caller: string, given: unknown): ParseToolArgumentsOptions["takesString"] {
+  return readPathQuestion(caller, given, "takesString");
+}
+
+/** Reads a `(path) => boolean` option by its key (absent or `null`: none); anything but a function is named. */
+function readPathQuestion(
+  caller: string,
+  given: unknown,
+  key: "takesString" | "takesOnlyString",
+): ((path: ArgumentPath) => boolean) | undefined {
   if (typeof given !== "object" || given === null) return undefined;
   let value: unknown;
   try {
-    value = (given as Record<string, unknown>).takesString;
+    value = (given as Record<string, unknown>)[key];
   } catch (error) {
-    throw new ToolCallsError("invalid-options", `${caller}: its options' takesString could not be read.`, {
+    throw new ToolCallsError("invalid-options", `${caller}: its options' ${key} could not be read.`, {
       cause: error,
     });
   }
@@ -188,10 +233,10 @@ export function readTakesString(caller: string, given: unknown): ParseToolArgume
   if (typeof value !== "function") {
     throw new ToolCallsError(
       "invalid-options",
-      `${caller}: options.takesString must be a function (path) => boolean, and was ${describeValue(value)}.`,
+      `${caller}: options.${key} must be a function (path) => boolean, and was ${describeValue(value)}.`,
     );
   }
-  return value as ParseToolArgumentsOptions["takesString"];
+  return value as (path: ArgumentPath) => boolean;
 }
 
 /**
@@ -223,10 +268,12 @@ function readArgumentOptions(caller: string, given: unknown): ParseToolArguments
   // Null options are none; anything else that is not an object of text fields is named.
   const read = readOptions(caller, given, ["finishReason", "name"]);
   const takesString = readTakesString(caller, given);
+  const takesOnlyString = readPathQuestion(caller, given, "takesOnlyString");
   return {
     finishReason: read.finishReason,
     ...(typeof read.name === "string" ? { name: read.name } : {}),
     ...(takesString ? { takesString } : {}),
+    ...(takesOnlyString ? { takesOnlyString } : {}),
   };
 }
 
@@ -238,10 +285,15 @@ function readArgumentOptions(caller: string, given: unknown): ParseToolArguments
 export function readToolArguments(raw: unknown, options: ParseToolArgumentsOptions = {}): Read {
   if (raw === undefined || raw === null) return { ...EMPTY, value: {} };
   if (typeof raw !== "string") return readObject(raw, options.name);
+  const quoting = options.takesOnlyString ? quoteNumbersAsText(raw, options.takesOnlyString) : undefined;
+  const text = quoting?.text ?? raw;
   // Fast path: valid JSON, as almost every server and model sends.
-  const strict = tryParse(raw);
-  if (strict && isRecord(strict.value)) return done(strict.value, false, raw, options.name, raw);
-  return readSlow(raw, raw, options, strict, 0);
+  const strict = tryParse(text);
+  const read =
+    strict && isRecord(strict.value)
+      ? done(strict.value, false, raw, options.name, text)
+      : readSlow(text, raw, options, strict, 0);
+  return quoting ? { ...read, quoted: [...quoting.quoted, ...(read.quoted ?? [])] } : read;
 }
 
 /** Arguments handed over as an object: a JSON copy of it, which must itself be an object. */
@@ -307,8 +359,13 @@ function readSlow(
     if (value === null) return { ...EMPTY, value: {}, repaired: true };
     // JSON held in a string: open it (a model that double-encodes does it once, rarely twice).
     if (typeof value === "string" && layer < 2 && value.trim() !== trimmed) {
-      const inner = readSlow(value, raw, options, tryParse(value), layer + 1);
-      return { ...inner, repaired: true };
+      // Held in a string, its numbers were out of sight: read as text here where only a string is taken.
+      const quoting = options.takesOnlyString
+        ? quoteNumbersAsText(value, options.takesOnlyString)
+        : undefined;
+      const held = quoting?.text ?? value;
+      const inner = readSlow(held, raw, options, tryParse(held), layer + 1);
+      return { ...inner, repaired: true, quoted: [...(quoting?.quoted ?? []), ...(inner.quoted ?? [])] };
     }
     // A list of argument objects: one is the call's arguments; more are several calls in one,
     // and running the first alone would drop the others.

@@ -1,0 +1,122 @@
+// A number token the model writes where the tool's schema takes only a string (a zip code written
+// 02134, a version written 1.10) reaches the tool as the text written — over HTTP, through
+// runAgentLoop, called directly and through call_tool — and is read as a number where one is taken.
+import { type Reply, startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage, ToolDefinition } from "./config.js";
+import { runAgentLoop } from "./index.js";
+
+const SHIP: ToolDefinition = {
+  type: "function",
+  function: {
+    name: "ship",
+    description: "Ships a parcel to a zip code.",
+    parameters: {
+      type: "object",
+      properties: { zip: { type: "string" }, version: { type: "string" }, count: { type: "integer" } },
+      required: ["zip"],
+    },
+  },
+};
+const question: ChatMessage[] = [{ role: "user", content: "Ship two parcels to Boston, 02134." }];
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Runs `ship` over HTTP against `replies`, directly or as a catalogued tool behind call_tool. */
+async function runShip(mode: "eager" | "proxy", replies: Reply[]) {
+  server = await startServer({ replies });
+  const seen: unknown[] = [];
+  const result = await runAgentLoop({
+    config: { baseUrl: server.baseUrl, model: "sim", toolDiscovery: mode },
+    messages: question,
+    tools: [SHIP],
+    ...(mode === "proxy"
+      ? { catalog: [{ name: "post", tools: [{ name: "ship", description: "Ships." }] }] }
+      : {}),
+    dispatch: ({ args }) => {
+      seen.push(args);
+      return "shipped";
+    },
+  });
+  const body = server.chatRequests[1]?.body as
+    | { messages?: { role: string; tool_calls?: { function: { arguments: string } }[] }[] }
+    | undefined;
+  const replayed = body?.messages?.find((m) => m.role === "assistant")?.tool_calls?.[0]?.function.arguments;
+  return { seen, result, replayed };
+}
+
+const direct = (args: string): Reply => ({ toolCalls: [{ id: "c1", name: "ship", arguments: args }] });
+const proxied = (args: string): Reply => ({
+  toolCalls: [{ id: "c1", name: "call_tool", arguments: `{"name": "ship", "arguments": ${args}}` }],
+});
+
+describe("a number token written where the tool takes only a string", () => {
+  it("reaches the tool as written (eager), and a leading-zero count is still the number", async () => {
+    const { seen, result, replayed } = await runShip("eager", [
+      direct('{"zip": 02134, "version": 1.10, "count": 02}'),
+      { content: "Shipped." },
+    ]);
+    // Before: { zip: 2134, version: 1.1, count: 2 } — a zip code without its zero.
+    expect(seen).toEqual([{ zip: "02134", version: "1.10", count: 2 }]);
+    expect(result.toolCalls).toMatchObject([{ id: "c1", source: "dispatched", ok: true }]);
+    expect(replayed).toBe('{"zip":"02134","version":"1.10","count":2}');
+  });
+
+  it("reaches the inner tool as written through call_tool (object arguments)", async () => {
+    const { seen, replayed } = await runShip("proxy", [
+      proxied('{"zip": 02134, "version": 1.10, "count": 02}'),
+      { content: "Shipped." },
+    ]);
+    expect(seen).toEqual([{ zip: "02134", version: "1.10", count: 2 }]);
+    expect(JSON.parse(replayed ?? "null")).toEqual({
+      name: "ship",
+      arguments: { zip: "02134", version: "1.10", count: 2 },
+    });
+  });
+
+  it("reaches the inner tool as written through call_tool (arguments as text)", async () => {
+    const { seen } = await runShip("proxy", [
+      proxied(JSON.stringify('{"zip": 02134, "version": 1e3, "count": 3}')),
+      { content: "Shipped." },
+    ]);
+    expect(seen).toEqual([{ zip: "02134", version: "1e3", count: 3 }]);
+  });
+
+  it("reaches the tool as written with a plus sign or a bare point, which JSON refuses (eager)", async () => {
+    const { seen } = await runShip("eager", [direct('{"zip": +5, "version": .5}'), { content: "Shipped." }]);
+    // Before: refused as unfinished arguments, never run.
+    expect(seen).toEqual([{ zip: "+5", version: ".5" }]);
+  });
+
+  // Through call_tool, `+5` and `.5` (not JSON) are still refused: call_tool's own arguments are
+  // read before the tool they reach is known. Every JSON number form is covered.
+  it("parity: any JSON number token at zip reaches the tool the same, called directly or through call_tool", async () => {
+    const token = fc
+      .tuple(
+        fc.constantFrom("", "-"),
+        fc.stringMatching(/^\d{1,22}$/),
+        fc.oneof(fc.constant(""), fc.stringMatching(/^\.\d{1,6}$/)),
+        fc.oneof(fc.constant(""), fc.stringMatching(/^[eE][+-]?\d{1,3}$/)),
+      )
+      .map((parts) => parts.join(""));
+    await fc.assert(
+      fc.asyncProperty(token, fc.boolean(), async (written, text) => {
+        const args = `{"zip": ${written}, "count": 1}`;
+        const eager = await runShip("eager", [direct(args), { content: "ok" }]);
+        await server?.close();
+        const proxy = await runShip("proxy", [
+          proxied(text ? JSON.stringify(args) : args),
+          { content: "ok" },
+        ]);
+        expect(eager.seen).toEqual([{ zip: written, count: 1 }]);
+        expect(proxy.seen).toEqual(eager.seen);
+      }),
+      { numRuns: 15 },
+    );
+  });
+});

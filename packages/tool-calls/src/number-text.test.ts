@@ -1,0 +1,156 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type ArgumentPath, ToolArgumentsError, ToolCallsError } from "./index.js";
+import { parseToolArguments } from "./parse-tool-arguments.js";
+
+/** Only the listed top-level keys take a string (and no number). */
+const onlyAt =
+  (...keys: string[]) =>
+  (path: ArgumentPath): boolean =>
+    typeof path[0] === "string" && keys.includes(path[0]);
+
+describe("parseToolArguments: a number written where the tool takes only a string reaches it as written", () => {
+  it("keeps a zip code's leading zero, and still repairs one where a number is taken", () => {
+    // Before: {"zip": 2134, "count": 2134} — the tool was handed a zip code missing its zero.
+    const parsed = parseToolArguments('{"zip": 02134, "count": 02134}', { takesOnlyString: onlyAt("zip") });
+    expect(parsed.value).toEqual({ zip: "02134", count: 2134 });
+    expect(parsed.json).toBe('{"zip":"02134","count":2134}');
+    expect(parsed.inexact).toEqual([{ path: ["zip"], digits: "02134", kind: "text", as: "string" }]);
+  });
+
+  it("keeps every form a model writes: trailing zeros, exponents, a plus sign, a bare point", () => {
+    const forms = ["1.10", "0012", "1e5", "2.50E-3", "+5", ".5", "-0.50", "12345", "-07"];
+    for (const form of forms) {
+      const parsed = parseToolArguments(`{"version": ${form}}`, { takesOnlyString: onlyAt("version") });
+      expect(parsed.value).toEqual({ version: form });
+      expect(parsed.inexact.map((n) => [n.digits, n.kind])).toEqual([[form, "text"]]);
+    }
+  });
+
+  it("still refuses +5 and .5 where the tool takes a number, as before", () => {
+    for (const form of ["+5", ".5"]) {
+      let error: unknown;
+      try {
+        parseToolArguments(`{"n": ${form}}`, { takesOnlyString: onlyAt("zip") });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(ToolArgumentsError.isInstance(error)).toBe(true);
+      expect((error as ToolArgumentsError).kind).toBe("malformed");
+    }
+  });
+
+  it("reads the almost-JSON local models write: bare and single-quoted keys, Python literals, a list of one, JSON in a string", () => {
+    const takesOnlyString = onlyAt("zip", "skus");
+    expect(
+      parseToolArguments("{zip: 02134, 'ok': True, skus: [0012, 7, 'x']}", { takesOnlyString }).value,
+    ).toEqual({
+      zip: "02134",
+      ok: true,
+      skus: ["0012", "7", "x"],
+    });
+    expect(parseToolArguments('[{"zip": 02134}]', { takesOnlyString }).value).toEqual({ zip: "02134" });
+    expect(parseToolArguments(JSON.stringify('{"zip": 02134}'), { takesOnlyString }).value).toEqual({
+      zip: "02134",
+    });
+    // Comments and strings holding brackets or digits do not move the places read.
+    expect(
+      parseToolArguments('{"note": "a {b: 1} [2]", // 3\n "zip": 02134 /* 4 */, "n": 1.10}', {
+        takesOnlyString,
+      }).value,
+    ).toEqual({ note: "a {b: 1} [2]", zip: "02134", n: 1.1 });
+  });
+
+  it("never closes up a number the text ends inside: cut arguments are still refused", () => {
+    let error: unknown;
+    try {
+      parseToolArguments('{"zip": 0213', { finishReason: "length", takesOnlyString: onlyAt("zip") });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(ToolArgumentsError.isInstance(error)).toBe(true);
+    expect((error as ToolArgumentsError).kind).toBe("truncated");
+  });
+
+  it("lists only what the tool is handed: a key written again keeps its last value", () => {
+    const parsed = parseToolArguments('{"zip": 02134, "zip": "10001"}', { takesOnlyString: onlyAt("zip") });
+    expect(parsed.value).toEqual({ zip: "10001" });
+    expect(parsed.inexact).toEqual([]);
+  });
+
+  it("names a takesOnlyString that is not a function", () => {
+    let error: unknown;
+    try {
+      parseToolArguments("{}", { takesOnlyString: "zip" as never });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(ToolCallsError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain("options.takesOnlyString must be a function");
+  });
+
+  it("property: each number token at a string-only place reaches the tool as its text, exactly", () => {
+    const token = fc
+      .tuple(
+        fc.constantFrom("", "-", "+"),
+        fc.oneof(fc.stringMatching(/^\d{1,25}$/), fc.constant("")),
+        fc.oneof(fc.constant(""), fc.stringMatching(/^\.\d{1,20}$/)),
+        fc.oneof(fc.constant(""), fc.stringMatching(/^[eE][+-]?\d{1,3}$/)),
+      )
+      .map(([sign, whole, fraction, power]) => `${sign}${whole || (fraction ? "" : "0")}${fraction}${power}`);
+    const space = fc.constantFrom("", " ", "\n  ", "\t");
+    const leaf = fc.oneof(
+      { weight: 3, arbitrary: token.map((text) => ({ token: text })) },
+      fc.integer().map((n) => ({ number: n })),
+      fc.string({ maxLength: 8 }).map((s) => ({ string: s })),
+    );
+    type Leaf = { token: string } | { number: number } | { string: string };
+    const tree = fc.letrec<{ node: unknown }>((tie) => ({
+      node: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        leaf,
+        fc.array(tie("node"), { maxLength: 4 }),
+        fc.dictionary(fc.string({ maxLength: 5 }), tie("node"), { maxKeys: 4 }).map((o) => ({ object: o })),
+      ),
+    })).node;
+    const root = fc.dictionary(fc.string({ maxLength: 5 }), tree, { maxKeys: 5 });
+    fc.assert(
+      fc.property(root, space, (args, gap) => {
+        const tokens = new Map<string, string>();
+        const numbers = new Map<string, number>();
+        const write = (node: unknown, path: ArgumentPath): string => {
+          if (Array.isArray(node))
+            return `[${gap}${node.map((item, i) => write(item, [...path, i])).join(`,${gap}`)}]`;
+          const n = node as Leaf | { object: Record<string, unknown> };
+          if ("object" in n)
+            return `{${gap}${Object.entries(n.object)
+              .map(([k, v]) => `${JSON.stringify(k)}:${gap}${write(v, [...path, k])}`)
+              .join(",")}}`;
+          if ("token" in n) {
+            tokens.set(JSON.stringify(path), n.token);
+            return n.token;
+          }
+          if ("number" in n) {
+            numbers.set(JSON.stringify(path), n.number);
+            return String(n.number);
+          }
+          return JSON.stringify(n.string);
+        };
+        const text = `{${gap}${Object.entries(args)
+          .map(([k, v]) => `${JSON.stringify(k)}:${gap}${write(v, [k])}`)
+          .join(`,${gap}`)}}`;
+        const parsed = parseToolArguments(text, {
+          takesOnlyString: (path) => tokens.has(JSON.stringify(path)),
+        });
+        const at = (path: ArgumentPath): unknown =>
+          path.reduce<unknown>(
+            (node, step) => (node as Record<string | number, unknown>)[step],
+            parsed.value,
+          );
+        for (const [key, written] of tokens) expect(at(JSON.parse(key))).toBe(written);
+        for (const [key, number] of numbers) expect(at(JSON.parse(key))).toBe(number);
+        expect(parsed.inexact.filter((n) => n.kind === "text")).toHaveLength(tokens.size);
+      }),
+    );
+  });
+});
