@@ -158,6 +158,30 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     expect(findSpecSecrets(out)).toEqual([]);
   });
 
+  it("keeps a URL with a referenced host and port and a later @ (a scoped path, an email in the query) as written", () => {
+    const url = "http://${MCP_HOST}:${MCP_PORT}/@acme/mcp";
+    const arg = "http://${H}:${P}/x?user=me@corp.com";
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: {
+        mcpServers: [
+          { name: "web", url },
+          { name: "cli", command: "run-it", args: [arg] },
+        ],
+      },
+    };
+    expect(findSpecSecrets(spec)).toEqual([]);
+    const out = exportSpec(spec).bundle?.mcpServers;
+    expect(out?.[0]?.url).toBe(url);
+    expect(out?.[1]?.args).toEqual([arg]);
+    expect(withoutSecrets(url)).toBe(url);
+    expect(withoutArgSecrets([arg])).toEqual([arg]);
+    // A password the parser refuses is still read: the text before its # is not a port.
+    expect(findSpecSecrets(withServer({ args: ["postgres://admin:s3cr3t#1@db/app"] }))).toEqual([
+      { path: "bundle.mcpServers[0].args[0]", server: "srv", sign: SecretSign.Userinfo },
+    ]);
+  });
+
   it("reads the short query names client masks as credentials: Azure's ?code= and ?sig=, ?session=, ?jwt=", () => {
     const urls = [
       "https://fn.azurewebsites.net/runtime/webhooks/mcp/sse?code=Zm9vYmFyYmF6cXV4MTIz==",

@@ -147,11 +147,18 @@ export function urlSign(value: string): SecretSign | undefined {
  * A URL parser ends the host at the first `/`, `?` or `#`, so `https://me:pa#ss@host/` (a password
  * written unescaped) is refused as a bad port, though the password is there in the text and a
  * server's own parser may take it. For a URL the parser refuses, reads `user:password@` up to the
- * first `@` instead: the match (scheme, userinfo), or null.
+ * first `@` instead: the match (scheme, userinfo), or null — also where what follows the colon up
+ * to the first `/`, `?` or `#` is a port or a `${PORT}` to fill (the `@` is then the path's or the
+ * query's: `http://${HOST}:${PORT}/@scope/pkg`).
  */
 function unparsedUserinfo(value: string): RegExpExecArray | null {
   const loose = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^\s@/?#:]*:[^\s@]*)@/.exec(value);
   if (!loose) return null;
+  // `http://${HOST}:${PORT}/@scope/pkg` (or an email in the query): what follows the colon up to
+  // the path is a port to fill, not a password, and the `@` belongs to the path or the query.
+  const afterColon = (loose[2] ?? "").slice((loose[2] ?? "").indexOf(":") + 1);
+  const beforePath = withoutReferences(afterColon.split(/[/?#]/, 1)[0] ?? "");
+  if (/^\d*$/.test(beforePath)) return null;
   try {
     new URL(value);
     return null;

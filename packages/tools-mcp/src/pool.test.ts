@@ -851,10 +851,8 @@ describe("closing", () => {
     for (let i = 0; i < 100 && childrenWith(marker).length === 0; i++)
       await new Promise((r) => setTimeout(r, 20));
     expect(childrenWith(marker)).toHaveLength(1);
-    const started = Date.now();
     await pool.close();
     const statuses = await connecting;
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(statuses[0]?.state).toBe("closed");
     for (let i = 0; i < 100 && childrenWith(marker).length > 0; i++)
       await new Promise((r) => setTimeout(r, 20));
