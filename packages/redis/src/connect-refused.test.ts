@@ -15,6 +15,24 @@ import {
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
+/** Starts a throwaway redis-server with `extra` arguments on a free port; answers it and its port. */
+async function startRedis(extra: string[]): Promise<{ child: ChildProcess; port: number }> {
+  const port = await freePort();
+  const child = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...extra],
+    { stdio: ["ignore", "pipe", "ignore"] },
+  );
+  await new Promise<void>((resolve) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes("Ready to accept connections")) resolve();
+    });
+  });
+  return { child, port };
+}
+
 describe.skipIf(!HAS_REDIS)("a Redis that wants a password the URL does not give", () => {
   let child: ChildProcess;
   let port: number;
@@ -22,30 +40,7 @@ describe.skipIf(!HAS_REDIS)("a Redis that wants a password the URL does not give
   const PASSWORD = "pw-required-2468";
 
   beforeAll(async () => {
-    port = await freePort();
-    child = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--requirepass",
-        PASSWORD,
-      ],
-      { stdio: ["ignore", "pipe", "ignore"] },
-    );
-    await new Promise<void>((resolve) => {
-      let out = "";
-      child.stdout?.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes("Ready to accept connections")) resolve();
-      });
-    });
+    ({ child, port } = await startRedis(["--requirepass", PASSWORD]));
     admin = createClient({ url: `redis://:${PASSWORD}@127.0.0.1:${port}`, RESP: 2 });
     await admin.connect();
   });
@@ -78,5 +73,41 @@ describe.skipIf(!HAS_REDIS)("a Redis that wants a password the URL does not give
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await connections()).toBe(before);
+  });
+});
+
+describe.skipIf(!HAS_REDIS)("a Redis busy with a long script when a factory starts", () => {
+  let child: ChildProcess;
+  let port: number;
+
+  beforeAll(async () => {
+    ({ child, port } = await startRedis(["--busy-reply-threshold", "20"]));
+  });
+  afterAll(() => {
+    child.kill("SIGKILL");
+  });
+
+  it("is waited out (BUSY passes), not refused with a hint to give a password", async () => {
+    const url = `redis://127.0.0.1:${port}`;
+    const script = createClient({ url, RESP: 2 });
+    const killer = createClient({ url, RESP: 2 });
+    await Promise.all([script.connect(), killer.connect()]);
+    // A script that runs until it is killed: past the threshold, Redis answers BUSY to everyone else.
+    const running = script.sendCommand(["EVAL", "while true do end", "0"]).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const starting = createRedisCapabilityStore({ url }).then(
+      (store) => store,
+      (error: unknown) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await killer.sendCommand(["SCRIPT", "KILL"]);
+    await running;
+    const store = await starting;
+    expect(RedisStoreError.isInstance(store), String(store)).toBe(false);
+    const caps = (store as Awaited<ReturnType<typeof createRedisCapabilityStore>>).capabilitiesFor(url);
+    expect(caps).toBeTypeOf("object");
+    await (store as Awaited<ReturnType<typeof createRedisCapabilityStore>>).close();
+    script.destroy();
+    killer.destroy();
   });
 });

@@ -161,21 +161,40 @@ export async function connectStore(options: unknown, where: string): Promise<Con
   }
   // A server can take the connection and refuse every command (it wants a password the URL does not
   // give: NOAUTH): ask once on each, so that fails here, as a RedisStoreError with both closed, not
-  // as the client's bare error from the store's first subscribe or read with both left open.
-  try {
-    await Promise.all([call(writer, ["PING"]), call(subscriber, ["PING"])]);
-  } catch (cause) {
-    writer.destroy();
-    subscriber.destroy();
-    const reply = cause instanceof Error ? (cause.message.match(/^[A-Z]+/)?.[0] ?? "an error") : "an error";
-    throw new RedisStoreError(
-      "connect",
-      `${where} reached Redis at ${shownUrl(resolved.url)}, which refused its first command (${reply}). If the server needs a password, give it in the URL (redis://:password@host:6379, or redis://user:password@host:6379).`,
-      { cause },
-    );
+  // as the client's bare error from the store's first subscribe or read with both left open. A reply
+  // that passes on its own (LOADING after a restart, BUSY under a long script) is waited out, up to
+  // STARTING_MS, rather than failing a host that starts beside its Redis.
+  const started = Date.now();
+  for (;;) {
+    try {
+      await Promise.all([call(writer, ["PING"]), call(subscriber, ["PING"])]);
+      break;
+    } catch (cause) {
+      const passing = cause instanceof ErrorReply && !refusedForGood(cause);
+      if (passing && Date.now() - started < STARTING_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
+      writer.destroy();
+      subscriber.destroy();
+      const reply = cause instanceof Error ? (cause.message.match(/^[A-Z]+/)?.[0] ?? "an error") : "an error";
+      const hint = /^(?:NOAUTH|WRONGPASS)$/.test(reply)
+        ? " If the server needs a password, give it in the URL (redis://:password@host:6379, or redis://user:password@host:6379)."
+        : passing
+          ? ` It still answered ${reply} after ${STARTING_MS / 1000} s.`
+          : "";
+      throw new RedisStoreError(
+        "connect",
+        `${where} reached Redis at ${shownUrl(resolved.url)}, which refused its first command (${reply}).${hint}`,
+        { cause },
+      );
+    }
   }
   return { resolved, writer, subscriber };
 }
+
+/** How long a factory waits out a Redis answering LOADING, BUSY or another reply that passes. */
+const STARTING_MS = 30_000;
 
 /** Error replies that pass on their own: Redis loading its data, a busy script, memory, a failover. */
 const PASSING = /^(?:LOADING|BUSY|OOM|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
