@@ -82,6 +82,33 @@ const junk = (size: number) => {
   return out;
 };
 
+/**
+ * About `size` characters of Qwen3-Coder markup whose parameters are typed through sixteen
+ * definitions, each a union of four references to the next, the seventeenth `last`; parameter
+ * `k` is typed by definition `refOf(k)`.
+ */
+const fannedOut = (size: number, last: unknown, refOf: (k: number) => number) => {
+  const $defs: Record<string, unknown> = { d16: last };
+  for (let i = 15; i >= 0; i--) {
+    $defs[`d${i}`] = { anyOf: Array.from({ length: 4 }, () => ({ $ref: `#/$defs/d${i + 1}` })) };
+  }
+  const count = Math.max(1, Math.floor(size / 40));
+  const properties: Record<string, unknown> = {};
+  let body = "";
+  for (let k = 0; k < count; k++) {
+    properties[`p${k}`] = { $ref: `#/$defs/d${refOf(k)}` };
+    body += `<parameter=p${k}>\n${k}\n</parameter>\n`;
+  }
+  return {
+    text: `<tool_call>\n<function=set>\n${body}</function>\n</tool_call>`,
+    tools: [{ name: "set", inputSchema: { type: "object", properties, $defs } }],
+  };
+};
+const recoverMarkup = (input: unknown) => {
+  const { text, tools } = input as { text: string; tools: [{ name: string; inputSchema: unknown }] };
+  recoverToolCalls(text, tools);
+};
+
 export const SHAPES: Shape[] = [
   { name: "recoverToolCalls: 'to=' repeated", build: (n) => repeat("to=", n), run: recover },
   { name: "recoverToolCalls: '<function=' repeated", build: (n) => repeat("<function=", n), run: recover },
@@ -115,6 +142,33 @@ export const SHAPES: Shape[] = [
     run: recover,
   },
   { name: "recoverToolCalls: pythonic '[f(a=' repeated", build: (n) => repeat("[f(a=", n), run: recover },
+  // A model looping on one pythonic call, its quote never closed: the repair of last resort re-read
+  // the rest of the text from every quote (28 KB: 19 s before; such text now ends inside a string).
+  {
+    name: "recoverToolCalls: pythonic \"[f(a='x \" repeated then ']'",
+    build: (n) => `[${repeat("f(a='x ", n)}]`,
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: pythonic '[f(a=\"x ' repeated then ']'",
+    build: (n) => `[${repeat('f(a="x ', n)}]`,
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: \"<tool_call>[f(a='x \" repeated then ']</tool_call>'",
+    build: (n) => `<tool_call>[${repeat("f(a='x ", n)}]</tool_call>`,
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: \"<|python_tag|>[f(a='x \" repeated then ']'",
+    build: (n) => `<|python_tag|>[${repeat("f(a='x ", n)}]`,
+    run: recover,
+  },
+  {
+    name: 'parseToolArguments: "a=\'x " repeated in a list',
+    build: (n) => `{"a": [${repeat("a='x ", n)}]}`,
+    run: args,
+  },
   { name: "recoverToolCalls: junk", build: junk, run: recover },
   { name: "parseToolArguments: junk", build: junk, run: args },
   {
@@ -378,27 +432,15 @@ export const SHAPES: Shape[] = [
     // union of four references to the next, sixteen deep): read path by path, one parameter
     // cost 4^16 readings; each schema object is now read once per call.
     name: "recoverToolCalls: markup typed through fanned-out $refs",
-    build: (n) => {
-      const $defs: Record<string, unknown> = { d16: { type: "string" } };
-      for (let i = 15; i >= 0; i--) {
-        $defs[`d${i}`] = { anyOf: Array.from({ length: 4 }, () => ({ $ref: `#/$defs/d${i + 1}` })) };
-      }
-      const count = Math.max(1, Math.floor(n / 40));
-      const properties: Record<string, unknown> = {};
-      let body = "";
-      for (let k = 0; k < count; k++) {
-        properties[`p${k}`] = { $ref: "#/$defs/d0" };
-        body += `<parameter=p${k}>\n${k}\n</parameter>\n`;
-      }
-      return {
-        text: `<tool_call>\n<function=set>\n${body}</function>\n</tool_call>`,
-        tools: [{ name: "set", inputSchema: { type: "object", properties, $defs } }],
-      };
-    },
-    run: (input) => {
-      const { text, tools } = input as { text: string; tools: [{ name: string; inputSchema: unknown }] };
-      recoverToolCalls(text, tools);
-    },
+    build: (n) => fannedOut(n, { type: "string" }, () => 0),
+    run: recoverMarkup,
+  },
+  {
+    // The same fan-out closed into a cycle (the last definition refers back to the first): a reading
+    // made inside the cycle is kept only while the cycle is read, never re-read path by path.
+    name: "recoverToolCalls: markup typed through fanned-out $refs that cycle back",
+    build: (n) => fannedOut(n, { anyOf: [{ $ref: "#/$defs/d0" }, { type: "string" }] }, (k) => k % 17),
+    run: recoverMarkup,
   },
   {
     // Many tools under one name (servers listing the same tools): each new name was searched

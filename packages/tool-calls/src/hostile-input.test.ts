@@ -220,11 +220,9 @@ describe("a tool schema whose references fan out", () => {
     }
     const schema = { type: "object", properties: { v: { $ref: "#/$defs/d0" } }, $defs };
     const text = "<tool_call>\n<function=set>\n<parameter=v>\n1984\n</parameter>\n</function>\n</tool_call>";
-    const started = Date.now();
+    // The test's timeout is the hang guard (the paths would take years); no timing is asserted.
     const { calls } = recoverToolCalls(text, [{ name: "set", inputSchema: schema }]);
     expect(calls[0]?.args).toEqual({ v: "1984" });
-    // A hang guard, not a speed test: the paths would take years.
-    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   it("types a markup parameter whose schema lists 300,000 values without overflowing the stack", () => {
@@ -234,5 +232,40 @@ describe("a tool schema whose references fan out", () => {
     expect(recoverToolCalls(text, [{ name: "set", inputSchema: schema }]).calls[0]?.args).toEqual({
       v: "v7",
     });
+  });
+});
+
+describe("a looping reply of quotes that never close", () => {
+  // A model looping on one pythonic call: each `'` opens a string whose end is never written.
+  // The general repair of last resort re-read the rest of the text from every such quote (a 28 KB
+  // reply took 19 s, 64 KiB minutes); such text ends inside a string, so nothing is repaired.
+  // The test's timeout is the hang guard; no timing is asserted.
+  const looping = (unit: string, head = "[", tail = "]") =>
+    `${head}${unit.repeat(Math.floor((64 * 1024 - head.length - tail.length) / unit.length))}${tail}`;
+
+  it("recovers no call from 64 KiB of a repeated pythonic call, listed or in a tag, and leaves the text", {
+    timeout: 20_000,
+  }, () => {
+    for (const text of [
+      looping("get_weather(city='x "),
+      looping("get_weather(city='x ", "<tool_call>[", "]</tool_call>"),
+      looping("get_weather(city='x ", "<|python_tag|>[", "]"),
+    ]) {
+      expect(recoverToolCalls(text, ["get_weather"])).toEqual({ calls: [], text });
+    }
+  });
+
+  it("refuses 64 KiB of arguments whose list repeats a quote that never closes, as malformed", {
+    timeout: 20_000,
+  }, () => {
+    const error = thrown(() => parseToolArguments(looping("a='x ", '{"a": [', "]}")));
+    expect(ToolArgumentsError.isInstance(error)).toBe(true);
+  });
+
+  it("still reads a pythonic call in a list, and an apostrophe inside a closed single-quoted string", () => {
+    expect(recoverToolCalls("[get_weather(city='it's x')]", ["get_weather"]).calls[0]?.args).toEqual({
+      city: "it's x",
+    });
+    expect(parseToolArguments("{'a': ['x', 'y']}").value).toEqual({ a: ["x", "y"] });
   });
 });

@@ -1,5 +1,5 @@
 import { jsonrepair } from "jsonrepair";
-import { commentEnd, nonJsonNumber, normalizeAlmostJson } from "./almost-json.js";
+import { commentEnd, nonJsonNumber, normalizeAlmostJson, quotedEnd } from "./almost-json.js";
 
 /** True for a plain JSON object (not an array, not null). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -309,12 +309,38 @@ function repairBody(body: string, fenced: boolean): Parsed | undefined {
   // Past these, jsonrepair's recursion costs far more than the text (and the value would be
   // refused for its depth anyway).
   if (body.length > MAX_REPAIR_CHARS || nestsDeeper(body, MAX_DEPTH)) return undefined;
+  // A single-quoted string whose end was never written is a value no repair may finish, and
+  // jsonrepair re-reads the rest of the text from each such quote (a looping `f(a='x f(a='x …`
+  // of 28 KB took 19 s).
+  if (unclosedQuote(body)) return undefined;
   try {
     const source = jsonrepair(body);
     return { value: JSON.parse(source), source };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * True when a single-quoted string outside double-quoted strings and comments never closes, read
+ * as the almost-JSON reader reads it (escapes, triple quotes, an apostrophe inside the string).
+ * Linear: each string is read once, and the first that never closes ends the walk.
+ */
+function unclosedQuote(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (c === '"') {
+      while (++i < text.length && text[i] !== '"') if (text[i] === "\\") i++;
+    } else if (c === "'") {
+      const end = quotedEnd(text, i);
+      if (end < 0) return true;
+      i = end - 1;
+    } else {
+      const end = commentEnd(text, i);
+      if (end >= 0) i = end - 1;
+    }
+  }
+  return false;
 }
 
 /**

@@ -108,6 +108,32 @@ describe("recoverToolCalls in each format", () => {
     expect(out.text).toBe("Let me check.");
   });
 
+  it("types a parameter through definitions that refer to each other, whichever is read first", () => {
+    // Tree = anyOf [Leaf, string] and Leaf = anyOf [Tree, integer]: each takes a string or an
+    // integer. Reading one met the other half-read; that half-reading was kept as "any value" for
+    // the rest of the call, so "7" (text the schema takes) was handed on as the number 7.
+    // Strict = a string narrowed by Loose, and Loose = anyOf [Strict, integer]: Loose takes a
+    // string once Strict is read first too.
+    const $defs = {
+      Tree: { anyOf: [{ $ref: "#/$defs/Leaf" }, { type: "string" }] },
+      Leaf: { anyOf: [{ $ref: "#/$defs/Tree" }, { type: "integer" }] },
+      Strict: { type: "string", allOf: [{ $ref: "#/$defs/Loose" }] },
+      Loose: { anyOf: [{ $ref: "#/$defs/Strict" }, { type: "integer" }] },
+    };
+    const ref = (name: string) => ({ $ref: `#/$defs/${name}` });
+    const read = (keys: string[]) => {
+      const properties = Object.fromEntries(keys.map((k) => [k, ref(k)]));
+      const body = keys.map((k) => `<parameter=${k}>\n7\n</parameter>`).join("\n");
+      const text = `<tool_call>\n<function=set>\n${body}\n</function>\n</tool_call>`;
+      return recoverToolCalls(text, [{ name: "set", inputSchema: { type: "object", properties, $defs } }])
+        .calls[0]?.args;
+    };
+    expect(read(["Leaf"])).toEqual({ Leaf: "7" });
+    expect(read(["Tree", "Leaf"])).toEqual({ Tree: "7", Leaf: "7" });
+    expect(read(["Loose"])).toEqual({ Loose: "7" });
+    expect(read(["Strict", "Loose"])).toEqual({ Strict: "7", Loose: "7" });
+  });
+
   it("keeps a parameter's text as written where the schema takes a string through a union, a $ref, an allOf or an enum", () => {
     // pydantic writes Optional[str] as anyOf [string, null], a named type as a $ref (v1 wraps it
     // in allOf), a Literal as an enum: "1984" and "1.10" are the text the model wrote, not numbers.

@@ -286,7 +286,7 @@ function jsonArgumentsAt(
 function propertyType(
   schema: Record<string, unknown> | undefined,
   key: string,
-  seen: Map<unknown, TypeRead>,
+  seen: TypeReads,
 ): { types: string[]; listed: unknown[] } {
   const props = isRecord(schema?.properties) ? schema.properties : undefined;
   if (!props || !Object.hasOwn(props, key)) return { types: [], listed: [] };
@@ -306,24 +306,86 @@ interface TypeRead {
 
 const ANY_TYPE: TypeRead = { types: [], listed: [] };
 
+/** What one call has read of its tool's schemas, for {@link typesTaken}. */
+interface TypeReads {
+  /** Readings that are final. */
+  done: Map<unknown, TypeRead>;
+  /** The schemas being read, from the parameter's down: each with its reading's id. */
+  path: Array<{ schema: unknown; id: number }>;
+  /** Where on `path` each schema being read stands. */
+  at: Map<unknown, number>;
+  /**
+   * Readings made while a schema further up `path` was still being read (a cycle back to it), so
+   * without what that schema adds: reused only while that same reading of it is still under way.
+   */
+  partial: Map<unknown, { read: TypeRead; low: number; id: number }>;
+  /** The lowest place on `path` the reading under way leaned on before it was finished. */
+  low: number;
+  /** Ids handed to readings. */
+  ids: number;
+}
+
+/** A fresh {@link TypeReads}: nothing read yet. */
+function typeReads(): TypeReads {
+  return { done: new Map(), path: [], at: new Map(), partial: new Map(), low: Infinity, ids: 0 };
+}
+
+/** A schema met again while it is still being read: it adds nothing its first reading will not. */
+const CYCLE: TypeRead = { types: undefined, listed: [] };
+
 /**
  * The types a schema takes and the values it lists. Each schema object is read once per call
- * (`seen`), so references that fan out (a union of eight references to a union of eight, sixteen
- * deep) cost the schema's size, not the paths through it; one being read reads as any value where
- * it refers to itself, and {@link TYPE_READ_DEPTH} bounds the nesting.
+ * (`reads`), so references that fan out (a union of eight references to a union of eight,
+ * sixteen deep) cost the schema's size, not the paths through it. One being read adds nothing
+ * where a cycle leads back to it (its other branches are read anyway), and a reading made
+ * meanwhile is kept only for that cycle, never for the call: read from elsewhere, the schema is
+ * read again with the whole cycle. {@link TYPE_READ_DEPTH} bounds the nesting.
  */
-function typesTaken(schema: unknown, root: unknown, depth: number, seen: Map<unknown, TypeRead>): TypeRead {
+function typesTaken(schema: unknown, root: unknown, depth: number, reads: TypeReads): TypeRead {
   if (schema === false) return { types: undefined, listed: [] };
   if (!isRecord(schema) || depth > TYPE_READ_DEPTH) return ANY_TYPE;
-  const known = seen.get(schema);
+  const known = reads.done.get(schema);
   if (known) return known;
-  seen.set(schema, ANY_TYPE);
-  const not = schema.not;
-  if (not === true || (isRecord(not) && Object.keys(not).length === 0)) {
-    const none: TypeRead = { types: undefined, listed: [] };
-    seen.set(schema, none);
-    return none;
+  const reading = reads.at.get(schema);
+  if (reading !== undefined) {
+    reads.low = Math.min(reads.low, reading);
+    return CYCLE;
   }
+  const partial = reads.partial.get(schema);
+  if (partial && reads.path[partial.low]?.id === partial.id) {
+    reads.low = Math.min(reads.low, partial.low);
+    return partial.read;
+  }
+  const place = reads.path.length;
+  const outerLow = reads.low;
+  reads.low = Infinity;
+  reads.path.push({ schema, id: reads.ids++ });
+  reads.at.set(schema, place);
+  let answer = readSchemaTypes(schema, root, depth, reads);
+  reads.path.pop();
+  reads.at.delete(schema);
+  if (reads.low >= place) {
+    // Final: the cycles through it are closed. One that only refers to itself constrains nothing.
+    if (answer === CYCLE) answer = ANY_TYPE;
+    reads.done.set(schema, answer);
+  } else {
+    const low = reads.path[reads.low] as { id: number };
+    reads.partial.set(schema, { read: answer, low: reads.low, id: low.id });
+  }
+  reads.low = Math.min(outerLow, reads.low);
+  return answer;
+}
+
+/** {@link typesTaken} of one schema object, its own keywords read. */
+function readSchemaTypes(
+  schema: Record<string, unknown>,
+  root: unknown,
+  depth: number,
+  reads: TypeReads,
+): TypeRead {
+  const not = schema.not;
+  if (not === true || (isRecord(not) && Object.keys(not).length === 0))
+    return { types: undefined, listed: [] };
   let types: string[] = [];
   const listed: unknown[] = [];
   const narrow = (other: string[] | undefined) => {
@@ -340,8 +402,12 @@ function typesTaken(schema: unknown, root: unknown, depth: number, seen: Map<unk
     );
     if (both.length > 0) types = both;
   };
+  // Whether every part read led back into a cycle: then this schema, a wrapper round those
+  // references, adds nothing either (read as any value, it made the union round it any value).
+  let onlyCycles: boolean | undefined;
   const read = (sub: unknown) => {
-    const inner = typesTaken(sub, root, depth + 1, seen);
+    const inner = typesTaken(sub, root, depth + 1, reads);
+    onlyCycles = inner === CYCLE && onlyCycles !== false;
     // One at a time: spread into push, an enum of a few hundred thousand values overflows the stack.
     for (const value of inner.listed) listed.push(value);
     return inner.types;
@@ -362,9 +428,8 @@ function typesTaken(schema: unknown, root: unknown, depth: number, seen: Map<unk
     if (taken.length > 0 && taken.every((t) => t.length > 0)) narrow([...new Set(taken.flat())]);
   }
   if (schema.nullable === true && types.length > 0 && !types.includes("null")) types = [...types, "null"];
-  const answer: TypeRead = { types, listed: [...new Set(listed)] };
-  seen.set(schema, answer);
-  return answer;
+  if (onlyCycles && types.length === 0 && listed.length === 0) return CYCLE;
+  return { types, listed: [...new Set(listed)] };
 }
 
 function valueType(value: unknown): string {
@@ -442,7 +507,7 @@ type Pair = [key: string, value: string, flag?: string];
 function pairArguments(pairs: Iterable<Pair>, known: Known, name: string, framed = false): Found {
   const schema = known.schemas.get(name);
   // What each schema object types, read once for all of the call's parameters.
-  const seen = new Map<unknown, TypeRead>();
+  const seen = typeReads();
   const args: Record<string, unknown> = {};
   for (const [rawKey, text, flag] of pairs) {
     const key = unquote(rawKey);
