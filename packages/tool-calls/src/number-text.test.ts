@@ -19,12 +19,20 @@ describe("parseToolArguments: a number written where the tool takes only a strin
   });
 
   it("keeps every form a model writes: trailing zeros, exponents, a plus sign, a bare point", () => {
-    const forms = ["1.10", "0012", "1e5", "2.50E-3", "+5", ".5", "-0.50", "12345", "-07"];
+    const forms = ["1.10", "0012", "1e5", "2.50E-3", "+5", ".5", "-0.50", "12345678901234567890", "-07"];
     for (const form of forms) {
       const parsed = parseToolArguments(`{"version": ${form}}`, { takesOnlyString: onlyAt("version") });
       expect(parsed.value).toEqual({ version: form });
       expect(parsed.inexact.map((n) => [n.digits, n.kind])).toEqual([[form, "text"]]);
     }
+  });
+
+  it("leaves a number a string place was given that JavaScript writes back as written, for the tool's validation to refuse", () => {
+    const parsed = parseToolArguments('{"zip": 7, "version": -3.5}', {
+      takesOnlyString: (path) => path[0] === "zip" || path[0] === "version",
+    });
+    expect(parsed.value).toEqual({ zip: 7, version: -3.5 });
+    expect(parsed.inexact).toEqual([]);
   });
 
   it("still refuses +5 and .5 where the tool takes a number, as before", () => {
@@ -47,7 +55,7 @@ describe("parseToolArguments: a number written where the tool takes only a strin
     ).toEqual({
       zip: "02134",
       ok: true,
-      skus: ["0012", "7", "x"],
+      skus: ["0012", 7, "x"],
     });
     expect(parseToolArguments('[{"zip": 02134}]', { takesOnlyString }).value).toEqual({ zip: "02134" });
     expect(parseToolArguments(JSON.stringify('{"zip": 02134}'), { takesOnlyString }).value).toEqual({
@@ -89,7 +97,7 @@ describe("parseToolArguments: a number written where the tool takes only a strin
     expect((error as Error).message).toContain("options.takesOnlyString must be a function");
   });
 
-  it("property: each number token at a string-only place reaches the tool as its text, exactly", () => {
+  it("property: each number token at a string-only place reaches the tool as its text, exactly, unless a number writes it back the same", () => {
     const token = fc
       .tuple(
         fc.constantFrom("", "-", "+"),
@@ -147,9 +155,15 @@ describe("parseToolArguments: a number written where the tool takes only a strin
             (node, step) => (node as Record<string | number, unknown>)[step],
             parsed.value,
           );
-        for (const [key, written] of tokens) expect(at(JSON.parse(key))).toBe(written);
+        // A token a number writes back as written stays a number (nothing is lost); any other
+        // reaches the tool as its text.
+        const keepsText = (written: string) => String(Number(written)) !== written;
+        for (const [key, written] of tokens)
+          expect(at(JSON.parse(key))).toBe(keepsText(written) ? written : Number(written));
         for (const [key, number] of numbers) expect(at(JSON.parse(key))).toBe(number);
-        expect(parsed.inexact.filter((n) => n.kind === "text")).toHaveLength(tokens.size);
+        expect(parsed.inexact.filter((n) => n.kind === "text")).toHaveLength(
+          [...tokens.values()].filter(keepsText).length,
+        );
       }),
     );
   });

@@ -50,8 +50,9 @@ function keyOf(quoted: string): string {
 
 /**
  * Quotes each bare number token in the JSON-like arguments `text` whose place `onlyText` says
- * takes a string and no number, so a reader keeps the model's text (`02134`, `1.10`, `1e3`, `+5`,
- * `.5`) instead of a number. Reads the almost-JSON the repair takes — single-quoted strings, bare
+ * takes a string and no number, and that a number would not write back as written, so a reader
+ * keeps the model's text (`02134`, `1.10`, `1e3`, `+5`, `.5`) instead of a number. A token
+ * JavaScript writes back the same (`7`, `-3.5`) is left a number, for the tool's validation. Reads the almost-JSON the repair takes — single-quoted strings, bare
  * keys, comments — from the first `{` or `[` to where it closes (a list's first item is the
  * arguments, as the reader takes `[{…}]`); what follows is copied as it is. A token the text ends
  * inside is never quoted (it may be cut short). Linear in the text and the paths of the numbers;
@@ -128,7 +129,14 @@ export function quoteNumbersAsText(
       top.at = token;
       top.phase = "colon";
     } else {
-      if (top.phase === "value" && j < text.length && NUMBER_WORD.test(token)) {
+      // A token JavaScript writes back as it was written (`7`, `-3.5`) loses nothing as a number,
+      // and the tool's own validation decides about it; the others would lose the model's text.
+      if (
+        top.phase === "value" &&
+        j < text.length &&
+        NUMBER_WORD.test(token) &&
+        String(Number(token)) !== token
+      ) {
         const path = stack.map((frame) => frame.at);
         // A list's first item is the arguments: its paths are read from inside it.
         const inside = list ? (path[0] === 0 ? path.slice(1) : undefined) : path;

@@ -52,9 +52,10 @@ export interface ParseToolArgumentsOptions {
   /**
    * Asked, for each number token the model wrote in the arguments (`02134`, `1.10`, `1e3`, and
    * `+5` or `.5`, which JSON refuses), whether the tool takes a string at its place and no number
-   * — `path` as for `takesString`. `true`: the token reaches the tool as the text written
-   * (`"02134"`, `"1.10"`), listed in `inexact` with kind `"text"`, never as a number that drops
-   * a leading zero or the form the model wrote. Otherwise the number is read as it is without
+   * — `path` as for `takesString`. `true`: a token a number would not write back as written
+   * reaches the tool as the text written (`"02134"`, `"1.10"`), listed in `inexact` with kind
+   * `"text"`, never as a number that drops a leading zero or the form the model wrote; one it
+   * writes back the same (`7`) stays a number, for the tool's validation. Otherwise the number is read as it is without
    * this option (a leading-zero integer as the number, `+5` refused). Absent, every place is
    * "no". `takesOnlyStringAt` from `@loopwright/schema-compat` answers it from a tool's schema.
    */
