@@ -63,37 +63,29 @@ const ALTERNATING_TEMPLATE = `{%- for message in messages %}
     }, 90_000);
     afterAll(() => server?.stop(), 20_000);
 
-    it("refuses two questions in a row, as the recording says", async () => {
-      const response = await fetch(`${server.baseUrl}/chat/completions`, {
+    /** Sends `messages` to the live server as they are, with no loop between; answers its reply. */
+    const sendRaw = (messages: { role: string; content: string }[]) =>
+      fetch(`${server.baseUrl}/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "tiny",
-          max_tokens: 4,
-          messages: [
-            { role: "user", content: "What is 2 + 3?" },
-            { role: "user", content: "Thanks. And then?" },
-          ],
-        }),
+        body: JSON.stringify({ model: "tiny", max_tokens: 4, messages }),
       });
+
+    it("refuses two questions in a row, as the recording says", async () => {
+      const response = await sendRaw([
+        { role: "user", content: "What is 2 + 3?" },
+        { role: "user", content: "Thanks. And then?" },
+      ]);
       expect(response.status).toBe(400);
       expect(await response.text()).toMatch(/Conversation roles must alternate/);
     });
 
     it("refuses two system messages in a row (a system prompt, then a transcript opening with one)", async () => {
-      const response = await fetch(`${server.baseUrl}/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "tiny",
-          max_tokens: 4,
-          messages: [
-            { role: "system", content: "You add numbers." },
-            { role: "system", content: "Summary of the conversation so far: the user asked about sums." },
-            { role: "user", content: "What is 2 + 3?" },
-          ],
-        }),
-      });
+      const response = await sendRaw([
+        { role: "system", content: "You add numbers." },
+        { role: "system", content: "Summary of the conversation so far: the user asked about sums." },
+        { role: "user", content: "What is 2 + 3?" },
+      ]);
       expect(response.status).toBe(400);
       expect(await response.text()).toMatch(/Conversation roles must alternate/);
     });
