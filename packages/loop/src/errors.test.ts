@@ -1,6 +1,14 @@
 import { ContextOverflow } from "@loopwright/negotiate";
-import { describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
 import { AgentLoopError, AgentLoopOverflow, errorMessage, failedRun, ToolIterationLimit } from "./errors.js";
+import { createRuntime } from "./index.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
 
 describe("errorMessage", () => {
   it("puts an API error's status first and a connection failure's system code after", () => {
@@ -17,6 +25,28 @@ describe("errorMessage", () => {
       cause: new TypeError("fetch failed", { cause: new Error("bad port") }),
     });
     expect(errorMessage(bad)).toBe("Connection error. (bad port)");
+  });
+
+  it("says llama.cpp's overflow once, as sentences: no run-on and no status-prefixed copy of it in brackets", async () => {
+    server = await startServer({
+      personality: { name: "llamacpp", nCtx: 64 },
+      replies: [{ content: "never" }],
+    });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "tiny" },
+        messages: [{ role: "user", content: "word ".repeat(400) }],
+        tools: [],
+        dispatch: () => "unused",
+      })
+      .catch((e: unknown) => e);
+    const line = errorMessage(error);
+    // llama.cpp's own words end without a full stop ("…try increasing it").
+    expect(line).toMatch(
+      /^The request does not fit the model's context window: request \(\d+ tokens\) exceeds the available context size \(64 tokens\), try increasing it\. Shorten the transcript/,
+    );
+    expect(line).not.toMatch(/\(400 /);
+    expect(line.match(/exceeds the available context size/g)).toHaveLength(1);
   });
 
   it("turns strings, nullish and plain objects into one line", () => {

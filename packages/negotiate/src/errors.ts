@@ -20,6 +20,12 @@ function safeString(value: unknown): string {
   }
 }
 
+/** The server's words ending as a sentence does (llama.cpp's end "…try increasing it", no stop). */
+function asSentence(words: string): string {
+  const trimmed = words.trimEnd();
+  return /[.!?…:;]["')\]]*$/.test(trimmed) || trimmed === "" ? trimmed : `${trimmed}.`;
+}
+
 /**
  * A request too big for the model's context window, as the endpoint (or a size guard) said so.
  *
@@ -35,7 +41,7 @@ export class ContextOverflow extends Error {
 
   constructor(serverMessage: string, options?: { cause?: unknown }) {
     super(
-      `The request does not fit the model's context window: ${serverMessage} ` +
+      `The request does not fit the model's context window: ${asSentence(serverMessage)} ` +
         "Shorten the transcript (prune tool results or compact it) or raise the window, then send again.",
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
