@@ -25,6 +25,12 @@ export interface InteractiveOptions {
   sessionDir?: string;
   /** The session to resume (or start) in `sessionDir`; the newest one there when absent. */
   sessionId?: string;
+  /**
+   * Lines to send instead of reading the terminal (`--prompt` with `--session`): each is sent as if
+   * typed, then input ends, so a question the model asks is skipped as at the end of piped input.
+   * The exit code is then 1 when a run failed or was stopped.
+   */
+  lines?: readonly string[];
   dim: (text: string) => string;
   bold: (text: string) => string;
 }
@@ -112,7 +118,9 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     }
   }
 
-  const queued: string[] = [];
+  const queued: string[] = [...(options.lines ?? [])];
+  const scripted = options.lines !== undefined;
+  let failed = false;
   let question: PendingQuestion | undefined;
   let answers: (string | string[])[] = [];
   let toolCalls = 0;
@@ -205,9 +213,13 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     return true;
   };
 
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  // Scripted lines (--prompt with --session) are the whole input: the terminal is not read.
+  const rl = scripted
+    ? undefined
+    : createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  if (scripted) inputEnded = true;
   const steerable = process.stdin.isTTY === true;
-  rl.on("line", (line) => {
+  rl?.on("line", (line) => {
     // A stop answers a waiting question itself: the line is then no answer to it.
     if (question && session.pendingQuestion?.id !== question.id) {
       question = undefined;
@@ -224,7 +236,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     queued.push(line);
     poke();
   });
-  rl.on("close", () => {
+  rl?.on("close", () => {
     inputEnded = true;
     // A stop answers a waiting question itself; one still waiting is skipped.
     if (question && session.pendingQuestion?.id !== question.id) question = undefined;
@@ -232,7 +244,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     poke();
   });
   // In a terminal, readline takes Ctrl-C itself: abort the run in progress, or leave at the prompt.
-  rl.on("SIGINT", () => {
+  rl?.on("SIGINT", () => {
     if (!stop()) rl.close();
   });
   // Piped input: Ctrl-C reaches the process.
@@ -263,6 +275,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       const result = await session.prompt(text);
       question = undefined;
       answers = [];
+      if (result.status === "aborted" || result.status === "error") failed = true;
       if (result.status === "aborted") write(`\n${bold("error:")} Stopped by Ctrl-C.\n`);
       else if (result.status === "error") write(`\n${bold("error:")} ${result.error ?? "The run failed."}\n`);
       else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);
@@ -275,10 +288,10 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       }
     }
     write("\n");
-    return 0;
+    return scripted && failed ? 1 : 0;
   } finally {
     process.off("SIGINT", onSigint);
-    rl.close();
+    rl?.close();
     session.dispose();
   }
 }

@@ -174,7 +174,8 @@ async function main(): Promise<number> {
   };
   process.on("SIGINT", onSigint);
   try {
-    if (values.prompt !== undefined) {
+    // With --session, one prompt goes into the stored conversation (resumed, or new) and is kept.
+    if (values.prompt !== undefined && values.session === undefined) {
       return (await ask(values.prompt)) ? 0 : 1;
     }
     process.off("SIGINT", onSigint);
@@ -184,6 +185,7 @@ async function main(): Promise<number> {
       mcp,
       ...(values.session !== undefined ? { sessionDir: values.session } : {}),
       ...(values["session-id"] !== undefined ? { sessionId: values["session-id"] } : {}),
+      ...(values.prompt !== undefined ? { lines: [values.prompt] } : {}),
       dim,
       bold,
     });
