@@ -205,7 +205,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           created: Math.floor(Date.now() / 1000),
           promptTokens: counted.promptTokens,
           cachedTokens: counted.cachedTokens,
-          toolCallId: (i) => `call_sim${n}_${i}`,
+          toolCallId: (i) => personality?.toolCallId?.(n, i) ?? `call_sim${n}_${i}`,
         };
         const includeUsage = personality?.streamsUsage?.(request) ?? true;
         const budget = personality?.completionBudget?.(request, {

@@ -14,6 +14,7 @@ export const PERSONALITY_HOOKS = [
   "headers",
   "streamsUsage",
   "completionBudget",
+  "toolCallId",
 ] as const satisfies readonly (keyof Personality)[];
 
 /**

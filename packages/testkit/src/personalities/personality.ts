@@ -50,6 +50,11 @@ export interface Personality {
    * stream answers; replays and raw replies keep exactly their own headers.
    */
   headers?(contentType: string): Record<string, string>;
+  /**
+   * The id of the `index`-th tool call of the `completion`-th scripted turn, where the script gives
+   * none (default `call_sim<completion>_<index>`); Mistral's are nine letters and digits.
+   */
+  toolCallId?(completion: number, index: number): string;
   /** Whether a streamed reply ends with a usage chunk for this request (default: always). */
   streamsUsage?(request: RecordedRequest): boolean;
 }
