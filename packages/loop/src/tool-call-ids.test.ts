@@ -61,4 +61,35 @@ describe("a run against Mistral's API with calls the model wrote as text", () =>
     const notices = events.filter((e) => e.kind === "notice").map((e) => (e as { text: string }).text);
     expect(notices.some((text) => /refused a tool-call id/.test(text))).toBe(true);
   });
+
+  it("keeps the ids Mistral minted for its own calls as they are, beside the derived ones", async () => {
+    server = await startServer({
+      personality: "mistral",
+      replies: [
+        { content: '[TOOL_CALLS] [{"name": "add", "arguments": {"a": 2, "b": 3}}]' },
+        // A call Mistral's parser read: streamed whole in the finish chunk, with its own id.
+        { toolCalls: [{ name: "add", arguments: '{"a": 5, "b": 1}' }] },
+        { content: "It is 6." },
+      ],
+    });
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "mistral-small-latest" },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch: ({ args }) => (args as { a: number; b: number }).a + (args as { a: number; b: number }).b,
+    });
+    expect(result.turn.content).toBe("It is 6.");
+    const kept = idsOf(result.messages as Wire[]);
+    const minted = kept[2] as string;
+    expect(kept).toEqual(["call_recovered_0", "call_recovered_0", minted, minted]);
+    expect(minted).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(result.toolCalls.map((call) => [call.id, call.ok])).toEqual([
+      ["call_recovered_0", true],
+      [minted, true],
+    ]);
+    const last = idsOf((server.chatRequests.at(-1)?.body as { messages: Wire[] }).messages);
+    expect(last.slice(2)).toEqual([minted, minted]);
+    expect(last[0]).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(last[0]).not.toBe(minted);
+  });
 });

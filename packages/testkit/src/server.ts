@@ -139,7 +139,11 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const startedAt = Date.now();
   let completionCounter = 0;
 
-  const respond = createResponder(stop.signal, personality?.headers?.bind(personality));
+  const respond = createResponder(
+    stop.signal,
+    personality?.headers?.bind(personality),
+    personality?.chunks?.bind(personality),
+  );
 
   const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
     const queued = queue.shift();

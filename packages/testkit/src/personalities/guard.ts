@@ -15,6 +15,7 @@ export const PERSONALITY_HOOKS = [
   "streamsUsage",
   "completionBudget",
   "toolCallId",
+  "chunks",
 ] as const satisfies readonly (keyof Personality)[];
 
 /**

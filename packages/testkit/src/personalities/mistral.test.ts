@@ -53,6 +53,30 @@ describe("mistral personality", () => {
     });
   });
 
+  it("streams a tool call whole in the finish chunk with the usage, as the recorded stream does", async () => {
+    server = await startServer({
+      personality: "mistral",
+      replies: [
+        { toolCalls: [{ id: "gSIMJiOkT", name: "weather", arguments: '{"location": "San Francisco"}' }] },
+      ],
+    });
+    const res = await post(withId("gSIMJiOkT"));
+    const chunks = (await res.text())
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: {"))
+      .map((frame) => JSON.parse(frame.slice(6)));
+    const recorded = readFixture("wire/mistral/mistral-small-tool-call-no-index.sse")
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: {"))
+      .map((frame) => JSON.parse(frame.slice(6)));
+    const shape = (chunk: { choices: unknown[]; usage?: unknown }) => ({
+      choices: chunk.choices,
+      usage: chunk.usage === undefined ? "none" : Object.keys(chunk.usage as object).sort(),
+    });
+    expect(chunks.length).toBe(recorded.length);
+    expect(shape(chunks[1])).toEqual(shape(recorded[1]));
+  });
+
   it("answers a transcript of nine-character ids, and mints nine-character ids for its own calls", async () => {
     server = await startServer({
       personality: mistralPersonality({ refuseStreamOptions: false }),
@@ -67,7 +91,7 @@ describe("mistral personality", () => {
     });
     const res = await post({ ...withId("gSIMJiOkT"), stream_options: { include_usage: true } });
     expect(res.status).toBe(200);
-    const ids = [...(await res.text()).matchAll(/"id":"([^"]+)","type":"function"/g)].map((m) => m[1]);
+    const ids = [...(await res.text()).matchAll(/"id":"([^"]+)","function"/g)].map((m) => m[1]);
     expect(ids.length).toBe(2);
     for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9]{9}$/);
     expect(new Set(ids).size).toBe(2);

@@ -50,6 +50,51 @@ function refusedId(messages: unknown): string | undefined {
   return undefined;
 }
 
+type Chunk = { choices?: { delta?: Record<string, unknown>; finish_reason?: unknown }[]; usage?: unknown };
+type CallDelta = { index?: number; id?: string; function?: { name?: string; arguments?: string } };
+
+/**
+ * A scripted stream as Mistral sends it (`wire/mistral/mistral-small-tool-call-no-index.sse`,
+ * `mistral-text.sse`): each tool call whole — id, name and arguments, without `index` or `type` —
+ * in the finish chunk's delta beside `content: null`, and the usage on that same chunk rather than
+ * on a chunk of its own.
+ */
+function mistralChunks(chunks: object[]): object[] {
+  // A turn scripted to end without a finish reason is sent as made: there is no chunk to carry them.
+  if (!(chunks as Chunk[]).some((chunk) => chunk.choices?.[0]?.finish_reason != null)) return chunks;
+  const calls = new Map<number, { id: string; function: { name: string; arguments: string } }>();
+  const out: object[] = [];
+  let finish: Chunk | undefined;
+  let usage: unknown;
+  for (const chunk of chunks as Chunk[]) {
+    const choice = chunk.choices?.[0];
+    if (!choice) {
+      usage = chunk.usage ?? usage;
+      continue;
+    }
+    const pieces = choice.delta?.tool_calls as CallDelta[] | undefined;
+    if (pieces) {
+      for (const piece of pieces) {
+        const at = piece.index ?? 0;
+        const call = calls.get(at) ?? { id: "", function: { name: "", arguments: "" } };
+        call.id ||= piece.id ?? "";
+        call.function.name += piece.function?.name ?? "";
+        call.function.arguments += piece.function?.arguments ?? "";
+        calls.set(at, call);
+      }
+      continue;
+    }
+    if (choice.finish_reason != null) finish = chunk;
+    else out.push(chunk);
+  }
+  if (finish) {
+    const [choice] = finish.choices ?? [];
+    const delta = calls.size > 0 ? { content: null, tool_calls: [...calls.values()] } : { content: "" };
+    out.push({ ...finish, choices: [{ ...choice, delta }], ...(usage ? { usage } : {}) });
+  }
+  return out;
+}
+
 /**
  * Makes the `mistral` personality.
  *
@@ -58,7 +103,8 @@ function refusedId(messages: unknown): string | undefined {
  * tool-call id (an assistant `tool_calls[].id`, a tool message's `tool_call_id`) that is not
  * exactly nine ASCII letters and digits (the recorded 400, `invalid_function_call`, code `"3280"`,
  * naming the first such id). The tool calls it streams get nine-character ids, as Mistral's do
- * (`gSIMJiOkT`); a scripted id is sent as scripted.
+ * (`gSIMJiOkT`; a scripted id is sent as scripted), each whole in the finish chunk without `index`
+ * or `type`, and the usage rides on the finish chunk, as the recorded streams show.
  */
 export function mistralPersonality(options: MistralPersonalityOptions = {}): Personality {
   const refuseStreamOptions = options.refuseStreamOptions ?? true;
@@ -84,6 +130,7 @@ export function mistralPersonality(options: MistralPersonalityOptions = {}): Per
   return {
     name: "mistral",
     check,
+    chunks: mistralChunks,
     toolCallId(completion, index) {
       const digest = createHash("sha256").update(`${completion}:${index}`).digest("base64");
       return digest

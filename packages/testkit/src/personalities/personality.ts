@@ -55,6 +55,11 @@ export interface Personality {
    * none (default `call_sim<completion>_<index>`); Mistral's are nine letters and digits.
    */
   toolCallId?(completion: number, index: number): string;
+  /**
+   * The chunk objects of a scripted streamed turn as this server would send them (Mistral puts each
+   * tool call whole, and the usage, on the finish chunk); replays and raw replies are not reshaped.
+   */
+  chunks?(chunks: object[]): object[];
   /** Whether a streamed reply ends with a usage chunk for this request (default: always). */
   streamsUsage?(request: RecordedRequest): boolean;
 }
