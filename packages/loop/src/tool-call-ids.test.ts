@@ -87,7 +87,9 @@ describe("a run against Mistral's API with calls the model wrote as text", () =>
       ["call_recovered_0", true],
       [minted, true],
     ]);
-    const last = idsOf((server.chatRequests.at(-1)?.body as { messages: Wire[] }).messages);
+    const last = idsOf(
+      (server.chatRequests.at(-1)?.body as { messages?: Wire[] } | undefined)?.messages ?? [],
+    );
     expect(last.slice(2)).toEqual([minted, minted]);
     expect(last[0]).toMatch(/^[A-Za-z0-9]{9}$/);
     expect(last[0]).not.toBe(minted);
