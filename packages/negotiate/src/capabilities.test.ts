@@ -38,6 +38,7 @@ describe("capabilitiesFor", () => {
       structuredOutput: true,
       droppedFields: [],
       toolChoice: true,
+      anyToolCallIds: true,
     });
   });
 

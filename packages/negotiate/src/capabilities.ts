@@ -39,6 +39,13 @@ export interface ModelCapabilities {
    * takes it (a step that asked for `"none"` then goes without tools).
    */
   toolChoice: boolean;
+  /**
+   * Tool-call ids go on the wire as the transcript has them (the start). `false` once the model
+   * refused one that is not exactly nine ASCII letters and digits (Mistral's tokenizer and chat
+   * templates), or one too long (Azure's 40): `buildBody` then sends each such id as the nine
+   * characters `shortToolCallIds` derives from it.
+   */
+  anyToolCallIds: boolean;
 }
 
 /** The ladder `reasoning_effort` is climbed on, cheapest first: one rung per refusal, upward only. */
@@ -145,6 +152,7 @@ function freshModel(): ModelCapabilities {
     structuredOutput: true,
     droppedFields: [],
     toolChoice: true,
+    anyToolCallIds: true,
   };
 }
 
@@ -299,6 +307,7 @@ function readModel(value: unknown, path: string): ModelCapabilities {
     droppedFields: readStrings(value, "droppedFields", path),
     // Absent from a snapshot written before this latch existed: nothing was refused then.
     toolChoice: value.toolChoice === undefined ? true : readBool(value, "toolChoice", path),
+    anyToolCallIds: value.anyToolCallIds === undefined ? true : readBool(value, "anyToolCallIds", path),
   };
 }
 

@@ -90,6 +90,14 @@ function answer(
           '"none" goes without tools).',
       );
       return true;
+    case "tool-call-ids":
+      if (!model?.anyToolCallIds) return false;
+      model.anyToolCallIds = false;
+      notice(
+        `${modelName} refused a tool-call id in the transcript; sending each id that is not nine letters ` +
+          "and digits as nine derived from it from now on (the transcript keeps its own).",
+      );
+      return true;
     case "effort":
       return model ? climbEffort(refusal, model, modelName ?? "", notice) : false;
     case "unknown-field": {
@@ -167,7 +175,8 @@ function checkOptions(options: NegotiateOptions): void {
  * (→ `usageInStream: false`), and — with `model` — a refused effort rung (climb), `max_tokens`
  * (→ `legacyTokenLimit: false`), a temperature only the model's default goes for
  * (→ `chosenTemperature: false`), `response_format` (→ `structuredOutput: false`), `tool_choice`
- * no provider of the model takes (→ `toolChoice: false`, with a notice), an unknown
+ * no provider of the model takes (→ `toolChoice: false`, with a notice), a tool-call id the model
+ * refused for its form or length, also as a 500 (→ `anyToolCallIds: false`, with a notice), an unknown
  * `reasoning_effort`, and unknown fields named in `droppable`. Everything else — a refusal of a
  * value, an overflow, a rate limit, a server error — is rethrown as it came. Throws `TypeError`
  * naming the argument, before anything is sent, for a `supports`, `send` or option of the wrong

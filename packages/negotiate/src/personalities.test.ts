@@ -2,6 +2,7 @@
  * negotiate as the seed writes a turn — around the real `streamTurn` and the real `openai` client —
  * against the testkit's server personalities, which refuse with the recorded bodies.
  */
+import { keepErrorBodies } from "@loopwright/client";
 import { streamTurn, type Turn } from "@loopwright/stream";
 import {
   llamacppPersonality,
@@ -10,6 +11,7 @@ import {
   startServer,
   type TestServer,
 } from "@loopwright/testkit";
+import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { clientFor, rejection } from "../test/wire.js";
 import { type CapabilityStore, createCapabilityStore } from "./capabilities.js";
@@ -206,5 +208,68 @@ describe("against the vllm personality", () => {
     );
     expect((error as Error).message).toBe("400 status code (no body)");
     expect(bodies()).toHaveLength(1);
+  });
+});
+
+describe("against the mistral personality", () => {
+  it("latches stream_options for the endpoint and the ids for the model, then reads Mistral's whole tool call", async () => {
+    server = await startServer({
+      personality: "mistral",
+      replies: [{ toolCalls: [{ name: "weather", arguments: '{"city": "Paris"}' }] }],
+    });
+    const store = createCapabilityStore();
+    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+    // The client @loopwright/client's pool makes: Mistral's errors have no `error` member.
+    const client = new OpenAI({
+      baseURL: server.baseUrl,
+      apiKey: "sk-test",
+      maxRetries: 0,
+      fetch: keepErrorBodies(),
+    });
+    const transcript = [
+      ...question,
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "call_recovered_0",
+            type: "function",
+            function: { name: "weather", arguments: '{"city":"Lyon"}' },
+          },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_recovered_0", content: "12 C" },
+    ];
+    const notices: string[] = [];
+    const turn: Turn = await negotiate(
+      supports,
+      (s, produced, model) =>
+        streamTurn(client, buildBody({ model: "mistral-small-latest" }, s, model, transcript, [weather]), {
+          produced,
+          idleMs: 5_000,
+        }),
+      { model: "mistral-small-latest", onNotice: (n) => notices.push(n) },
+    );
+    expect(server.chatRequests.length).toBe(3);
+    expect(bodies()[0]).toHaveProperty("stream_options");
+    expect(bodies()[1]).not.toHaveProperty("stream_options");
+    const sent = bodies()[2]?.messages as { tool_calls?: { id: string }[]; tool_call_id?: string }[];
+    const wire = sent[1]?.tool_calls?.[0]?.id;
+    expect(wire).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(sent[2]?.tool_call_id).toBe(wire);
+    expect(transcript[1]).toMatchObject({ tool_calls: [{ id: "call_recovered_0" }] });
+    expect(supports.usageInStream).toBe(false);
+    expect(notices).toEqual([expect.stringMatching(/refused a tool-call id/)]);
+    // Mistral's stream: the call whole in the finish chunk, no index, its own nine-character id.
+    expect(turn.toolCalls).toEqual([
+      {
+        id: expect.stringMatching(/^[A-Za-z0-9]{9}$/),
+        type: "function",
+        function: { name: "weather", arguments: '{"city": "Paris"}' },
+      },
+    ]);
+    // Its usage rides on the finish chunk, so it is read though stream_options is no longer sent.
+    expect(turn.usage).toMatchObject({ prompt: expect.any(Number), completion: expect.any(Number) });
   });
 });

@@ -24,6 +24,11 @@ interface Row {
 }
 
 const ROWS: Record<string, Row> = {
+  "errors/azure-openai/tool-call-id-string-too-long-max-40.message.txt": {
+    what: "a tool-call id longer than Azure takes (40): answered with nine-character ids",
+    status: 400,
+    refusal: { kind: "tool-call-ids" },
+  },
   "errors/fireworks/extra-inputs-not-permitted-stream-options.message.txt": {
     what: "stream_options refused (Fireworks 'Extra inputs are not permitted')",
     status: 400,
@@ -88,6 +93,11 @@ const ROWS: Record<string, Row> = {
     what: "a template that makes roles alternate refused two user messages in a row: the transcript's, not a field to drop",
     status: 400,
   },
+  "errors/llamacpp/tool-call-ids-length-9-jinja-b9749.json": {
+    what: "a Mistral v3 template's exception about the ids (llama.cpp): ids, not a grammar",
+    status: 400,
+    refusal: { kind: "tool-call-ids" },
+  },
   "errors/llamacpp/tools-param-requires-jinja.message.txt": {
     what: "llama.cpp without --jinja: a 500 that is the same every time",
     status: 500,
@@ -111,6 +121,12 @@ const ROWS: Record<string, Row> = {
     what: "a refused response_format value (json_object): the caller's to see",
     status: 400,
   },
+  "errors/mistral/400-tool-call-id-must-be-nine-alphanumerics.json": {
+    what: "Mistral API: a tool-call id not nine letters and digits",
+    status: 400,
+    refusal: { kind: "tool-call-ids" },
+    sdkLoses: true,
+  },
   "errors/mistral/422-stream-options-extra-forbidden-message-is-object.json": {
     what: "stream_options.include_usage refused (Mistral pydantic detail, nested name)",
     status: 422,
@@ -132,9 +148,19 @@ const ROWS: Record<string, Row> = {
     what: "the model has no tools at all: dropping them would change the request",
     status: 400,
   },
+  "errors/omlx/500-tool-call-id-must-be-nine-alphanumerics.message.txt": {
+    what: "oMLX: the tokenizer's refusal of an id, as a 500 — a refusal, never retried",
+    status: 500,
+    refusal: { kind: "tool-call-ids" },
+  },
   "errors/openai/400-invalid-content-block-in-tool-message.json": {
     what: "an invalid message: the caller's to fix",
     status: 400,
+  },
+  "errors/openai/400-tool-call-id-string-above-max-length.json": {
+    what: "OpenAI: a tool-call id above 40 characters (string_above_max_length)",
+    status: 400,
+    refusal: { kind: "tool-call-ids" },
   },
   "errors/openai/400-web-search-options-not-supported.json": {
     what: "web_search_options not taken by this model (droppable if the caller says so)",
@@ -264,6 +290,18 @@ const ROWS: Record<string, Row> = {
   "errors/vllm/max-tokens-negative-legacy-top-level.json": {
     what: "a refused max_tokens value: passed on, never latched",
     status: 400,
+    sdkLoses: true,
+  },
+  "errors/vllm/tool-call-id-must-be-nine-alphanumerics-legacy-top-level.json": {
+    what: "vLLM with mistral_common: a tool-call id not nine letters and digits",
+    status: 400,
+    refusal: { kind: "tool-call-ids" },
+    sdkLoses: true,
+  },
+  "errors/vllm/tool-call-ids-alphanumeric-length-9-chat-template.json": {
+    what: "vLLM rendering a Mistral v3 template: the template's exception about the ids",
+    status: 400,
+    refusal: { kind: "tool-call-ids" },
     sdkLoses: true,
   },
   "llamacpp-live/00-loading-503.response.txt": {

@@ -19,6 +19,10 @@ import { type ErrorFacts, readError } from "./error-shape.js";
  * - `tool-choice`: no provider of the model takes the request's `tool_choice` (OpenRouter's "No
  *   endpoints found that support the provided 'tool_choice' value"); answered for the model by
  *   sending none.
+ * - `tool-call-ids`: the model refused a tool-call id in the transcript — not exactly nine ASCII
+ *   letters and digits (Mistral's API, `mistral_common` behind vLLM or oMLX, a Mistral v3 chat
+ *   template's exception), or longer than the endpoint takes (Azure's and OpenAI's "string too
+ *   long" on `tool_calls[].id`); answered for the model by sending nine-character ids.
  */
 export type Refusal =
   | { kind: "strict-schema" }
@@ -29,7 +33,8 @@ export type Refusal =
   | { kind: "temperature" }
   | { kind: "structured-output" }
   | { kind: "unknown-field"; field: string; name: string }
-  | { kind: "tool-choice" };
+  | { kind: "tool-choice" }
+  | { kind: "tool-call-ids" };
 
 const EFFORT_PARAMS = new Set(["reasoning_effort", "reasoning.effort"]);
 
@@ -248,6 +253,28 @@ function isGrammarRefusal(error: unknown, facts: ErrorFacts): boolean {
   return GRAMMAR_WORDINGS.some((re) => re.test(facts.text));
 }
 
+const TOOL_CALL_ID_WORDINGS = [
+  // Mistral's API and mistral_common (vLLM, oMLX): "Tool call id was call_0 but must be a-z, A-Z,
+  // 0-9, with a length of 9." — oMLX's as pasted broke the line after "0-9,".
+  /Tool call id was [^\n]{0,300}? but must be a-z, A-Z, 0-9,\s*with a length of 9/i,
+  // Mistral v3 chat templates' raise_exception (vLLM, llama.cpp, mlx-lm).
+  /Tool call IDs should be alphanumeric strings with length 9/i,
+  // OpenAI and Azure: "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string
+  // with maximum length 40 …" (and a tool message's tool_call_id, named the same way).
+  /messages\[\d+\]\.(?:tool_calls\[\d+\]\.id|tool_call_id)'?:\s*string too long/i,
+];
+
+/** True when the words say a tool-call id in the transcript was refused for its form or length. */
+function refusesToolCallIds(facts: ErrorFacts): boolean {
+  if (
+    facts.code === "string_above_max_length" &&
+    /^messages\[\d+\]\.(?:tool_calls\[\d+\]\.id|tool_call_id)$/.test(facts.param ?? "")
+  ) {
+    return true;
+  }
+  return TOOL_CALL_ID_WORDINGS.some((re) => re.test(facts.text));
+}
+
 /**
  * Reads the refusal a failed request carries, if `negotiate` can answer it.
  *
@@ -258,11 +285,16 @@ export function readRefusal(error: unknown): Refusal | undefined {
   const facts = readError(error);
   const status = facts.status;
   // A refusal of the request is a 4xx. A 429 or a 5xx is the server's trouble, except a grammar
-  // failure, which an older llama.cpp answered with a 500.
+  // failure, which an older llama.cpp answered with a 500, and a refused tool-call id, which oMLX
+  // answers with a 500.
   if (status !== undefined && (status < 400 || status === 429)) return undefined;
   if (status !== undefined && status >= 500) {
+    if (refusesToolCallIds(facts)) return { kind: "tool-call-ids" };
     return isGrammarRefusal(error, facts) ? { kind: "grammar" } : undefined;
   }
+  // Before the grammar wordings: llama.cpp puts "Automatic parser generation failed" in front of a
+  // template's exception about the ids, and no schema is at fault there.
+  if (refusesToolCallIds(facts)) return { kind: "tool-call-ids" };
   if (isStrictSchemaRefusal(facts)) return { kind: "strict-schema" };
   // A response_format schema the server found invalid is the caller's to see, never a latch.
   if (/Invalid schema for response_format/i.test(facts.text)) return undefined;

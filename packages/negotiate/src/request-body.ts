@@ -1,6 +1,7 @@
 import { inspect } from "node:util";
 import { orderTools, relaxTools } from "@loopwright/schema-compat";
 import { type EndpointCapabilities, effortFor, type ModelCapabilities } from "./capabilities.js";
+import { shortToolCallIds } from "./tool-call-ids.js";
 
 /** The model settings `buildBody` reads (a structural subset of any host's config). */
 export interface ModelParams {
@@ -202,7 +203,10 @@ function checkArguments(
  * (an absent model reads as `true`). The temperature is sent only while `model.chosenTemperature`
  * is true, so an absent model sends none. `extraBody` is merged last, minus the fields the model
  * refused (a `temperature` in it too, once the model refused one) and minus `model`, `messages`,
- * `stream` and `tools`. Never mutates its arguments. Throws `TypeError` naming the argument for a
+ * `stream` and `tools`. Once the model refused a tool-call id (`model.anyToolCallIds === false`),
+ * `messages` go with every id that is not nine letters and digits replaced as `shortToolCallIds`
+ * replaces it (the same wire id for the same transcript on every step). Never mutates its
+ * arguments. Throws `TypeError` naming the argument for a
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
  * array, `extraBody` not an object, `maxTokens` or `temperature` not a number, `reasoningEffort`
  * not a string, `supports` or `model` not the store's objects).
@@ -228,7 +232,9 @@ export function buildBody(
   }
   checkArguments(config, supports, model, messages, tools);
   const { order, toolChoice } = readLast(last);
-  const body: RequestBody = { model: config.model, messages: [...messages], stream: true };
+  // A model that refused a tool-call id is sent nine-character ones; the caller's messages keep theirs.
+  const wireMessages = model?.anyToolCallIds === false ? shortToolCallIds(messages) : [...messages];
+  const body: RequestBody = { model: config.model, messages: wireMessages, stream: true };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
   const choiceTaken = model?.toolChoice !== false;
   // A model that refused tool_choice is kept from calling a tool the one other way: none declared.

@@ -102,6 +102,8 @@ const DETERMINISTIC_5XX = [
   /json\.exception\.parse_error/i, // the body we sent did not parse
   /JSON schema conversion failed|failed to parse grammar/i, // an older llama.cpp's grammar failure
   /unable to start process|upstream command exited/i, // llama-swap: the model's server would not start
+  // oMLX: a tool-call id the model's tokenizer refuses (mistral_common), the same on every resend.
+  /Tool call id was [^\n]{0,300}? but must be a-z, A-Z, 0-9,|Tool call IDs should be alphanumeric strings/i,
 ];
 
 /** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */
@@ -133,7 +135,8 @@ function isAbort(error: unknown): boolean {
  * status), an endpoint that went silent (`EndpointSilent`), 408, 409, 425, 429 (every 429, the
  * "Request too large … tokens per min" one included: it is waited through, never read as an
  * overflow), and 5xx other than a few that are the same every time (llama.cpp's "tools param
- * requires --jinja flag", Ollama's out-of-memory load failure, a body the server could not parse).
+ * requires --jinja flag", Ollama's out-of-memory load failure, a body the server could not parse,
+ * oMLX's refusal of a tool-call id that is not nine letters and digits).
  * Never true for an abort, an overflow, or any other 4xx.
  */
 export function isTransient(error: unknown): boolean {

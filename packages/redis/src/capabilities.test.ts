@@ -54,6 +54,31 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
     expect(b.capabilitiesFor("http://llm.test/v1", "sk-2").usageInStream).toBe(true);
   });
 
+  it("shares a model's refusal of tool-call ids, so the other instance sends nine-character ids too", async () => {
+    const [a, b] = await pair();
+    const modelOnB = modelCapabilitiesFor(
+      b.capabilitiesFor("http://mistral.test/v1", "sk-1"),
+      "mistral-small",
+    );
+    const modelOnA = modelCapabilitiesFor(
+      a.capabilitiesFor("http://mistral.test/v1", "sk-1"),
+      "mistral-small",
+    );
+    modelOnA.anyToolCallIds = false;
+    await a.sync();
+    await settled(() => !modelOnB.anyToolCallIds);
+    expect(modelOnB.anyToolCallIds).toBe(false);
+    // Another model on the endpoint still sends its ids as they are.
+    expect(
+      modelCapabilitiesFor(b.capabilitiesFor("http://mistral.test/v1", "sk-1"), "other").anyToolCallIds,
+    ).toBe(true);
+    // And a store that connects later loads it.
+    const late = await createRedisCapabilityStore({ url: server.url, prefix: `caps${prefixes - 1}:` });
+    stores.push(late);
+    const onLate = late.capabilitiesFor("http://mistral.test/v1", "sk-1");
+    expect(modelCapabilitiesFor(onLate, "mistral-small").anyToolCallIds).toBe(false);
+  });
+
   it("notices a latch from the next read of the endpoint, as a request makes, without sync()", async () => {
     const [a, b] = await pair();
     const onA = a.capabilitiesFor("http://quiet.test");

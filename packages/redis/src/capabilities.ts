@@ -53,6 +53,7 @@ const FLAGS = [
   "assistantPrefill",
   "structuredOutput",
   "toolChoice",
+  "anyToolCallIds",
 ] as const;
 const LISTS = ["refusedEfforts", "droppedFields"] as const;
 

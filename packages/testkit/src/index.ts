@@ -16,6 +16,8 @@ export type { LlamacppPersonalityOptions } from "./personalities/llamacpp.js";
 export { LLAMACPP_FIXTURES, llamacppPersonality } from "./personalities/llamacpp.js";
 export type { LmstudioPersonalityOptions } from "./personalities/lmstudio.js";
 export { LMSTUDIO_FIXTURES, lmstudioPersonality } from "./personalities/lmstudio.js";
+export type { MistralPersonalityOptions } from "./personalities/mistral.js";
+export { MISTRAL_FIXTURES, mistralPersonality } from "./personalities/mistral.js";
 export type { OpenAiPersonalityOptions } from "./personalities/openai.js";
 export { OPENAI_CHAT_PARAMS, OPENAI_FIXTURES, openaiPersonality } from "./personalities/openai.js";
 export type { HttpAnswer, Personality, PersonalityContext } from "./personalities/personality.js";

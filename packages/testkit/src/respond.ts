@@ -42,12 +42,20 @@ const SSE_HEADERS = {
 /** Headers a personality adds to every answer it gives, given the answer's content type. */
 export type ServerHeaders = (contentType: string) => Record<string, string>;
 
+/** A personality's reshaping of a scripted stream's chunk objects (see `Personality.chunks`). */
+export type ChunkShaper = (chunks: object[]) => object[];
+
 /**
  * Makes a responder whose waits end early when `signal` aborts. `serverHeaders` (a personality's)
  * are added to JSON, text and scripted-stream answers; an answer's own headers win over them, and
- * replays and raw replies are left exactly as scripted.
+ * replays and raw replies are left exactly as scripted. `shapeChunks` (a personality's) reshapes
+ * the chunks of a scripted stream before they are framed.
  */
-export function createResponder(signal: AbortSignal, serverHeaders?: ServerHeaders): Responder {
+export function createResponder(
+  signal: AbortSignal,
+  serverHeaders?: ServerHeaders,
+  shapeChunks?: ChunkShaper,
+): Responder {
   /** Sleeps; false when the server closed or the client went away meanwhile. */
   const sleep = async (ms: number, res: ServerResponse): Promise<boolean> => {
     if (ms > 0) {
@@ -119,7 +127,8 @@ export function createResponder(signal: AbortSignal, serverHeaders?: ServerHeade
         answer(res, { status: 200, body: turnCompletion(turn, ctx) });
         return;
       }
-      const frames = turnChunks(turn, ctx, { includeUsage }).map((c) => sseFrame(c));
+      const made = turnChunks(turn, ctx, { includeUsage });
+      const frames = (shapeChunks ? shapeChunks(made) : made).map((c) => sseFrame(c));
       if (!turn.noDone) frames.push(sseFrame("[DONE]"));
       res.writeHead(200, { ...SSE_HEADERS, ...serverHeaders?.(SSE_HEADERS["content-type"]) });
       res.flushHeaders();

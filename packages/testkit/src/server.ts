@@ -139,7 +139,11 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const startedAt = Date.now();
   let completionCounter = 0;
 
-  const respond = createResponder(stop.signal, personality?.headers?.bind(personality));
+  const respond = createResponder(
+    stop.signal,
+    personality?.headers?.bind(personality),
+    personality?.chunks?.bind(personality),
+  );
 
   const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
     const queued = queue.shift();
@@ -205,7 +209,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           created: Math.floor(Date.now() / 1000),
           promptTokens: counted.promptTokens,
           cachedTokens: counted.cachedTokens,
-          toolCallId: (i) => `call_sim${n}_${i}`,
+          toolCallId: (i) => personality?.toolCallId?.(n, i) ?? `call_sim${n}_${i}`,
         };
         const includeUsage = personality?.streamsUsage?.(request) ?? true;
         const budget = personality?.completionBudget?.(request, {

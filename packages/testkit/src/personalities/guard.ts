@@ -14,6 +14,8 @@ export const PERSONALITY_HOOKS = [
   "headers",
   "streamsUsage",
   "completionBudget",
+  "toolCallId",
+  "chunks",
 ] as const satisfies readonly (keyof Personality)[];
 
 /**

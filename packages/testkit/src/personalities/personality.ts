@@ -50,6 +50,16 @@ export interface Personality {
    * stream answers; replays and raw replies keep exactly their own headers.
    */
   headers?(contentType: string): Record<string, string>;
+  /**
+   * The id of the `index`-th tool call of the `completion`-th scripted turn, where the script gives
+   * none (default `call_sim<completion>_<index>`); Mistral's are nine letters and digits.
+   */
+  toolCallId?(completion: number, index: number): string;
+  /**
+   * The chunk objects of a scripted streamed turn as this server would send them (Mistral puts each
+   * tool call whole, and the usage, on the finish chunk); replays and raw replies are not reshaped.
+   */
+  chunks?(chunks: object[]): object[];
   /** Whether a streamed reply ends with a usage chunk for this request (default: always). */
   streamsUsage?(request: RecordedRequest): boolean;
 }

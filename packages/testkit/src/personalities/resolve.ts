@@ -2,19 +2,21 @@ import { TestkitError } from "../errors.js";
 import { PERSONALITY_HOOKS } from "./guard.js";
 import { type LlamacppPersonalityOptions, llamacppPersonality } from "./llamacpp.js";
 import { type LmstudioPersonalityOptions, lmstudioPersonality } from "./lmstudio.js";
+import { type MistralPersonalityOptions, mistralPersonality } from "./mistral.js";
 import { type OpenAiPersonalityOptions, openaiPersonality } from "./openai.js";
 import type { Personality } from "./personality.js";
 import { type VllmPersonalityOptions, vllmPersonality } from "./vllm.js";
 
 /** Names of the built-in personalities. */
-export type PersonalityName = "openai" | "llamacpp" | "vllm" | "lmstudio";
+export type PersonalityName = "openai" | "llamacpp" | "vllm" | "lmstudio" | "mistral";
 
 /** A built-in personality by name with its options, e.g. `{ name: "llamacpp", nCtx: 2048 }`. */
 export type PersonalityConfig =
   | ({ name: "openai" } & OpenAiPersonalityOptions)
   | ({ name: "llamacpp" } & LlamacppPersonalityOptions)
   | ({ name: "vllm" } & VllmPersonalityOptions)
-  | ({ name: "lmstudio" } & LmstudioPersonalityOptions);
+  | ({ name: "lmstudio" } & LmstudioPersonalityOptions)
+  | ({ name: "mistral" } & MistralPersonalityOptions);
 
 /** How `startServer` is told which personality to wear: a built-in name, a name with options, or a personality object. */
 export type PersonalitySpec = PersonalityName | PersonalityConfig | Personality;
@@ -29,10 +31,12 @@ function fromConfig(config: PersonalityConfig): Personality {
       return vllmPersonality(config);
     case "lmstudio":
       return lmstudioPersonality(config);
+    case "mistral":
+      return mistralPersonality(config);
   }
 }
 
-const NAMES: readonly string[] = ["openai", "llamacpp", "vllm", "lmstudio"];
+const NAMES: readonly string[] = ["openai", "llamacpp", "vllm", "lmstudio", "mistral"];
 
 /**
  * Turns a personality option into a personality.
