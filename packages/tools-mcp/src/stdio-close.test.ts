@@ -37,12 +37,16 @@ function pool(server: McpServerEntry & { name: string }): McpPool {
 
 describe("closing a stdio server started through a wrapper", () => {
   it("ends the wrapper, the server that ignores stdin EOF, and the child that ignores SIGTERM", async () => {
+    const exitListeners = process.listenerCount("exit");
     const lingering = pool({ name: "lingering", command: "sh", args: [WRAPPER, NODE, LINGERING] });
     const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
     const wrapper = lingering.status()[0]?.pid as number;
+    // While it runs, the pool listens for the host's exit (to end the group there); not after close.
+    expect(process.listenerCount("exit")).toBe(exitListeners + 1);
     expect(descendants(wrapper).sort((a, b) => a - b)).toEqual([server, child].sort((a, b) => a - b));
     await lingering.close();
     expect(await stillRunning([wrapper, server, child])).toEqual([]);
+    expect(process.listenerCount("exit")).toBe(exitListeners);
   });
 
   it("ends server-everything behind a wrapper after its research task (its timers outlive stdin)", async () => {
