@@ -28,6 +28,7 @@ import {
   resultSecretsOf,
   secretsOf,
 } from "./redact.js";
+import { GroupStdioTransport } from "./stdio-transport.js";
 import { untilStopped } from "./stop.js";
 
 /** Where a server stands. */
@@ -39,7 +40,10 @@ export interface ServerStatus {
   state: ServerState;
   /** How it is reached once connected: `stdio`, `streamable-http`, or `sse` (the legacy fallback). */
   transport?: "stdio" | "streamable-http" | "sse";
-  /** The child process of a stdio server while it runs. */
+  /**
+   * The process a stdio server was started as, while it runs (for `npx …`, the npx process). On
+   * Linux and macOS it leads a process group holding everything the server started.
+   */
   pid?: number;
   /** Tools it offers (0 until connected). */
   tools: number;
@@ -259,13 +263,17 @@ export class ServerConnection {
     const config = this.config;
     const timeout = this.#options.connectTimeoutMs;
     if (config.type === "stdio") {
-      const transport = new StdioClientTransport({
+      const params = {
         command: config.command,
         args: config.args,
         ...(config.env ? { env: config.env } : {}),
         ...(config.cwd ? { cwd: config.cwd } : {}),
-        stderr: "pipe",
-      });
+      };
+      // Windows has no process groups to signal: there the SDK's transport ends the direct child only.
+      const transport =
+        process.platform === "win32"
+          ? new StdioClientTransport({ ...params, stderr: "pipe" })
+          : new GroupStdioTransport(params);
       transport.stderr?.on("data", (chunk: Buffer | string) => this.#noteStderr(String(chunk)));
       await this.#start(generation, transport, "stdio", timeout);
       this.#pid = transport.pid ?? undefined;

@@ -140,7 +140,11 @@ export interface McpPool {
   dedupe(request: { name: string }): boolean;
   /** Runs the `hooks` for an event on their servers: a `HookRunner`. */
   runHooks: HookRunner;
-  /** Closes every server (stdio processes ended, HTTP sessions ended). Calls after this throw `closed`. */
+  /**
+   * Closes every server: HTTP sessions ended, and each stdio server's whole process tree ended
+   * (stdin closed, then SIGTERM and SIGKILL to its process group on Linux and macOS; within about
+   * 1.25 s). Calls after this throw `closed`.
+   */
   close(): Promise<void>;
 }
 

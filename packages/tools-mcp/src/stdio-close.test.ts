@@ -1,0 +1,117 @@
+// Closing a stdio server ends its whole process tree: the wrapper it was started through (npx, a
+// shell script), the real server under it, and what that server started. Real processes only: a
+// sh wrapper, published server-everything, a small SDK server that outlives its stdin
+// (test/lingering-server.mjs), and a host process of its own (test/close-host.mts).
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { descendants, stillRunning } from "../test/processes.js";
+import { EVERYTHING, NODE } from "../test/support.js";
+import { createMcpPool, type McpPool, type McpServerEntry } from "./index.js";
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+const WRAPPER = here("../test/wrapper.sh");
+const LINGERING = here("../test/lingering-server.mjs");
+const HOST = here("../test/close-host.mts");
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "tools-mcp-close-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const pools: McpPool[] = [];
+const hosts: ChildProcess[] = [];
+afterEach(async () => {
+  for (const host of hosts.splice(0)) host.kill("SIGKILL");
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+function pool(server: McpServerEntry & { name: string }): McpPool {
+  const created = createMcpPool([server]);
+  pools.push(created);
+  return created;
+}
+
+describe("closing a stdio server started through a wrapper", () => {
+  it("ends the wrapper, the server that ignores stdin EOF, and the child that ignores SIGTERM", async () => {
+    const exitListeners = process.listenerCount("exit");
+    const lingering = pool({ name: "lingering", command: "sh", args: [WRAPPER, NODE, LINGERING] });
+    const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
+    const wrapper = lingering.status()[0]?.pid as number;
+    // While it runs, the pool listens for the host's exit (to end the group there); not after close.
+    expect(process.listenerCount("exit")).toBe(exitListeners + 1);
+    expect(descendants(wrapper).sort((a, b) => a - b)).toEqual([server, child].sort((a, b) => a - b));
+    await lingering.close();
+    expect(await stillRunning([wrapper, server, child])).toEqual([]);
+    expect(process.listenerCount("exit")).toBe(exitListeners);
+  });
+
+  it("ends server-everything behind a wrapper after its research task (its timers outlive stdin)", async () => {
+    const everything = pool({ name: "everything", command: "sh", args: [WRAPPER, NODE, EVERYTHING] });
+    const output = await everything.callTool("everything__simulate-research-query", { topic: "tides" });
+    expect(output.text).toContain("Research Report: tides");
+    const wrapper = everything.status()[0]?.pid as number;
+    const tree = [wrapper, ...descendants(wrapper)];
+    expect(tree.length).toBeGreaterThanOrEqual(2);
+    await everything.close();
+    expect(await stillRunning(tree)).toEqual([]);
+  });
+
+  it("lets a server that exits on stdin EOF finish on its own, with no signal", async () => {
+    const log = join(dir, "eof.log");
+    const polite = pool({
+      name: "polite",
+      command: "sh",
+      args: [WRAPPER, NODE, LINGERING, "--on-eof", "exit", "--log", log],
+    });
+    const { server } = JSON.parse((await polite.callTool("polite__pids", {})).text);
+    await polite.close();
+    expect(await stillRunning([server])).toEqual([]);
+    expect(await readFile(log, "utf8")).toBe("stdin ended\n");
+  });
+
+  it("restarts a server whose wrapper died, and ends what the wrapper left running", async () => {
+    const lingering = pool({ name: "lingering", command: "sh", args: [WRAPPER, NODE, LINGERING] });
+    const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
+    const wrapper = lingering.status()[0]?.pid as number;
+    process.kill(wrapper, "SIGKILL");
+    let status = lingering.status()[0];
+    for (let i = 0; i < 400 && !(status?.state === "connected" && status.pid !== wrapper); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      status = lingering.status()[0];
+    }
+    expect(status).toMatchObject({ state: "connected", restarts: 1 });
+    expect(await stillRunning([server, child])).toEqual([]);
+    const again = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
+    expect(again.server).not.toBe(server);
+  });
+});
+
+describe("a host process running a pool", () => {
+  async function runHost(mode: "close" | "exit"): Promise<{ code: number | null; pids: number[] }> {
+    const host = spawn(NODE, ["--import", "tsx", HOST, mode], { stdio: ["ignore", "pipe", "inherit"] });
+    hosts.push(host);
+    let out = "";
+    host.stdout?.on("data", (chunk) => {
+      out += String(chunk);
+    });
+    const code = await new Promise<number | null>((resolve) => host.once("exit", resolve));
+    const { wrapper, server, child } = JSON.parse(out) as Record<string, number>;
+    return { code, pids: [wrapper, server, child] as number[] };
+  }
+
+  it("exits on its own once its pool is closed, with no server left running", async () => {
+    const { code, pids } = await runHost("close");
+    expect(code).toBe(0);
+    expect(await stillRunning(pids)).toEqual([]);
+  });
+
+  it("leaves no server running when it exits without closing its pool", async () => {
+    const { code, pids } = await runHost("exit");
+    expect(code).toBe(0);
+    expect(await stillRunning(pids)).toEqual([]);
+  });
+});

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// A small MCP server that does not exit when its stdin ends (as server-everything does not while a
+// task's timers run), and that starts a child of its own which ignores SIGTERM: the process tree a
+// pool must end on close. `--on-eof exit` makes it the well-behaved kind instead, which writes
+// "stdin ended" to `--log <file>` and exits. Either way it exits by itself after two minutes, so a
+// failing test cannot leave it running for long.
+import { spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const option = (name) => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? undefined : process.argv[at + 1];
+};
+const log = option("--log");
+const exitOnEof = option("--on-eof") === "exit";
+
+const child = spawn(
+  process.execPath,
+  ["-e", "process.on('SIGTERM', () => {}); setTimeout(() => {}, 120_000)"],
+  { stdio: "ignore" },
+);
+setTimeout(() => process.exit(0), 120_000).unref();
+// Alive after stdin ends, as a server with a timer of its own is.
+const keepAlive = setInterval(() => {}, 1_000);
+
+process.stdin.on("end", () => {
+  if (log) appendFileSync(log, "stdin ended\n");
+  if (!exitOnEof) return;
+  clearInterval(keepAlive);
+  child.kill("SIGKILL");
+  process.exit(0);
+});
+
+const server = new Server({ name: "lingering", version: "1.0.0" }, { capabilities: { tools: {} } });
+server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  tools: [
+    {
+      name: "pids",
+      description: "The server's pid and its child's, as JSON.",
+      inputSchema: { type: "object", properties: {} },
+    },
+  ],
+}));
+server.setRequestHandler(CallToolRequestSchema, async () => ({
+  content: [{ type: "text", text: JSON.stringify({ server: process.pid, child: child.pid }) }],
+}));
+await server.connect(new StdioServerTransport());
