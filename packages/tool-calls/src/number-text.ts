@@ -1,5 +1,5 @@
 import { commentEnd } from "./almost-json.js";
-import type { ArgumentPath } from "./exact-numbers.js";
+import { type ArgumentPath, holdsNumber, rememberDigitsAt } from "./exact-numbers.js";
 import { MAX_DEPTH } from "./json-text.js";
 
 /**
@@ -48,27 +48,30 @@ function keyOf(quoted: string): string {
   }
 }
 
+/** A bare number token met in almost-JSON text. */
+export interface NumberToken {
+  /** Keys and indexes from the outermost bracket (a list's first item is `0`). */
+  path: (string | number)[];
+  /** The token as written. */
+  token: string;
+  /** Where it starts in the text. */
+  start: number;
+  /** Index just past it. */
+  end: number;
+}
+
 /**
- * Quotes each bare number token in the JSON-like arguments `text` whose place `onlyText` says
- * takes a string and no number, and that a number would not write back as written, so a reader
- * keeps the model's text (`02134`, `1.10`, `1e3`, `+5`, `.5`) instead of a number. A token
- * JavaScript writes back the same (`7`, `-3.5`) is left a number, for the tool's validation. Reads the almost-JSON the repair takes — single-quoted strings, bare
- * keys, comments — from the first `{` or `[` to where it closes (a list's first item is the
- * arguments, as the reader takes `[{…}]`); what follows is copied as it is. A token the text ends
- * inside is never quoted (it may be cut short). Linear in the text and the paths of the numbers;
- * asks `onlyText` once per number token. Answers `undefined` when no token was quoted.
+ * Walks JSON-like `text` — the almost-JSON the repair takes: single-quoted strings, bare keys,
+ * comments — from its first `{` or `[` to where that closes, and hands `visit` each bare token
+ * in a value's place that is a whole number as a model writes one (JSON's, and `02134`, `+5`,
+ * `.5`). A token the text ends inside is not handed over (it may be cut short). Answers false
+ * when the text nests deeper than {@link MAX_DEPTH} (the walk stops there). Linear in the text and
+ * the paths of the numbers.
  */
-export function quoteNumbersAsText(
-  text: string,
-  onlyText: (path: ArgumentPath) => boolean,
-): { text: string; quoted: NumberAsText[] } | undefined {
+export function forEachNumberToken(text: string, visit: (token: NumberToken) => void): boolean {
   const first = text.search(/[{[]/);
-  if (first < 0) return undefined;
-  const list = text[first] === "[";
+  if (first < 0) return true;
   const stack: Frame[] = [];
-  const quoted: NumberAsText[] = [];
-  const parts: string[] = [];
-  let copied = 0;
   let i = first;
   while (i < text.length) {
     const c = text[i] as string;
@@ -87,7 +90,7 @@ export function quoteNumbersAsText(
     if (c === "{" || c === "[") {
       if (top) top.phase = "after";
       stack.push({ object: c === "{", at: c === "{" ? "" : 0, phase: c === "{" ? "key" : "value" });
-      if (stack.length > MAX_DEPTH) return undefined;
+      if (stack.length > MAX_DEPTH) return false;
       i++;
       continue;
     }
@@ -129,28 +132,109 @@ export function quoteNumbersAsText(
       top.at = token;
       top.phase = "colon";
     } else {
-      // A token JavaScript writes back as it was written (`7`, `-3.5`) loses nothing as a number,
-      // and the tool's own validation decides about it; the others would lose the model's text.
-      if (
-        top.phase === "value" &&
-        j < text.length &&
-        NUMBER_WORD.test(token) &&
-        String(Number(token)) !== token
-      ) {
-        const path = stack.map((frame) => frame.at);
-        // A list's first item is the arguments: its paths are read from inside it.
-        const inside = list ? (path[0] === 0 ? path.slice(1) : undefined) : path;
-        if (inside !== undefined && inside.length > 0 && onlyText(inside)) {
-          parts.push(text.slice(copied, i), JSON.stringify(token));
-          copied = j;
-          quoted.push({ path: inside, digits: token });
-        }
+      if (top.phase === "value" && j < text.length && NUMBER_WORD.test(token)) {
+        visit({ path: stack.map((frame) => frame.at), token, start: i, end: j });
       }
       top.phase = "after";
     }
     i = j;
   }
-  if (quoted.length === 0) return undefined;
+  return true;
+}
+
+/** True when JavaScript writes the number `token` reads as back as `token` (`7`, `-3.5`; not `07`, `1e21`). */
+export function writesBack(token: string): boolean {
+  return String(Number(token)) === token;
+}
+
+/**
+ * `text` with each number token `replace` answers text for written as that text instead; answers
+ * `undefined` when none was replaced, or when the text nests deeper than {@link MAX_DEPTH}.
+ */
+function rewriteNumberTokens(
+  text: string,
+  replace: (token: NumberToken) => string | undefined,
+): string | undefined {
+  const parts: string[] = [];
+  let copied = 0;
+  const whole = forEachNumberToken(text, (token) => {
+    const written = replace(token);
+    if (written === undefined) return;
+    parts.push(text.slice(copied, token.start), written);
+    copied = token.end;
+  });
+  if (!whole || parts.length === 0) return undefined;
   parts.push(text.slice(copied));
-  return { text: parts.join(""), quoted };
+  return parts.join("");
+}
+
+/**
+ * Quotes each bare number token in the JSON-like arguments `text` whose place `onlyText` says
+ * takes a string and no number, and that a number would not write back as written, so a reader
+ * keeps the model's text (`02134`, `1.10`, `1e3`, `1e21`, `+5`, `.5`) instead of a number. A token
+ * JavaScript writes back the same (`7`, `-3.5`, `1e+21`) is left a number, for the tool's
+ * validation. Reads the text as {@link forEachNumberToken} does (a list's first item is the
+ * arguments, as the reader takes `[{…}]`); what follows it is copied as it is. Asks `onlyText`
+ * once per such token. Answers `undefined` when no token was quoted.
+ */
+export function quoteNumbersAsText(
+  text: string,
+  onlyText: (path: ArgumentPath) => boolean,
+): { text: string; quoted: NumberAsText[] } | undefined {
+  const list = text[text.search(/[{[]/)] === "[";
+  const quoted: NumberAsText[] = [];
+  const rewritten = rewriteNumberTokens(text, ({ path, token }) => {
+    // A token JavaScript writes back as it was written (`7`, `-3.5`) loses nothing as a number,
+    // and the tool's own validation decides about it; the others would lose the model's text.
+    if (writesBack(token)) return undefined;
+    // A list's first item is the arguments: its paths are read from inside it.
+    const inside = list ? (path[0] === 0 ? path.slice(1) : undefined) : path;
+    if (inside === undefined || inside.length === 0 || !onlyText(inside)) return undefined;
+    quoted.push({ path: inside, digits: token });
+    return JSON.stringify(token);
+  });
+  return rewritten === undefined ? undefined : { text: rewritten, quoted };
+}
+
+/**
+ * `text` with each number token JSON refuses but whose meaning is plain (`+5`, `.5`, `-.5`,
+ * `+007`) written as JSON writes it (`5`, `0.5`, `-0.5`, `7`), for a reader that refuses them; `undefined`
+ * when there is none.
+ */
+export function withJsonNumbers(text: string): string | undefined {
+  return rewriteNumberTokens(text, ({ token }) => {
+    const [, sign, whole, rest] = /^([+-]?)(\d*)(.*)$/.exec(token) as RegExpExecArray;
+    if (sign !== "+" && whole !== "") return undefined;
+    // The whole part as JSON writes it: no leading zeros (`+007` is 7), `0` before a bare point.
+    return `${sign === "-" ? "-" : ""}${(whole as string).replace(/^0+(?=\d)/, "") || "0"}${rest}`;
+  });
+}
+
+/**
+ * Records, for `value` just read from the model's JSON-like `written` text, each number token
+ * JavaScript would write back otherwise (`02134`, `1.10`, `1e21`, `+5`, `.5`) where `value` holds
+ * that number, so `exactJson` writes it as the model wrote it and a later reading by the tool's
+ * schema (`takesOnlyString`) sees what the model wrote. Answers the token when `written` is itself
+ * such a number and `value` that number. Walks the text only when `value` holds a number.
+ */
+export function rememberWrittenNumbers(written: string, value: unknown): string | undefined {
+  if (typeof value === "number") {
+    const token = written.trim();
+    return NUMBER_WORD.test(token) && !writesBack(token) && Number(token) === value ? token : undefined;
+  }
+  if (!holdsNumber(value)) return undefined;
+  forEachNumberToken(written, ({ path, token }) => {
+    if (writesBack(token)) return;
+    let node: unknown = value;
+    for (let k = 0; k < path.length - 1 && typeof node === "object" && node !== null; k++) {
+      node = Object.hasOwn(node, path[k] as string | number)
+        ? (node as Record<string | number, unknown>)[path[k] as string | number]
+        : undefined;
+    }
+    const last = path[path.length - 1];
+    if (last === undefined || typeof node !== "object" || node === null || !Object.hasOwn(node, last)) return;
+    if ((node as Record<string | number, unknown>)[last] === Number(token))
+      rememberDigitsAt(node, last, token);
+  });
+  return undefined;
 }
