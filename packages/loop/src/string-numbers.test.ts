@@ -123,8 +123,28 @@ describe("a number token written where the tool takes only a string", () => {
     expect(written.seen).toEqual([]);
   });
 
-  // Through call_tool, `+5` and `.5` (not JSON) are still refused: call_tool's own arguments are
-  // read before the tool they reach is known. Every JSON number form is covered.
+  it("reaches the inner tool as written with a plus sign or a bare point through call_tool (arguments as text)", async () => {
+    const { seen, result } = await runShip("proxy", [
+      proxied(JSON.stringify('{"zip": +5, "version": .5, "count": 3}')),
+      { content: "Shipped." },
+    ]);
+    // Before: refused as "not a JSON object", never run.
+    expect(result.toolCalls).toMatchObject([{ ok: true, source: "dispatched" }]);
+    expect(seen).toEqual([{ zip: "+5", version: ".5", count: 3 }]);
+  });
+
+  it("still refuses a plus sign where the inner tool takes a number, through call_tool as called directly", async () => {
+    const { seen, result } = await runShip("proxy", [
+      proxied(JSON.stringify('{"zip": "02134", "count": +3}')),
+      { content: "ok" },
+    ]);
+    expect(seen).toEqual([]);
+    expect(result.toolCalls).toMatchObject([{ ok: false }]);
+  });
+
+  // Through call_tool with the arguments as an object, `+5` and `.5` (not JSON) are still refused:
+  // call_tool's own arguments are read before the tool they reach is known (as text, above, they
+  // are read by that tool's schema). Every JSON number form is covered.
   it("parity: any JSON number token at zip reaches the tool the same, called directly or through call_tool", async () => {
     const token = fc
       .tuple(
