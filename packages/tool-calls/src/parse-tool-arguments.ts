@@ -55,7 +55,9 @@ export interface ParseToolArgumentsOptions {
    * — `path` as for `takesString`. `true`: a token a number would not write back as written
    * reaches the tool as the text written (`"02134"`, `"1.10"`), listed in `inexact` with kind
    * `"text"`, never as a number that drops a leading zero or the form the model wrote; one it
-   * writes back the same (`7`) stays a number, for the tool's validation. Otherwise the number is read as it is without
+   * writes back the same (`7`) stays a number, for the tool's validation — "writes back" as
+   * `String(Number(token))` does, so `1e21` and `0.0000001` are text while `1e+21` and `1e-7`, as
+   * JavaScript prints them, stay numbers. Otherwise the number is read as it is without
    * this option (a leading-zero integer as the number, `+5` refused). Absent, every place is
    * "no". `takesOnlyStringAt` from `@loopwright/schema-compat` answers it from a tool's schema.
    */
