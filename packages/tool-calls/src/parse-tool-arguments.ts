@@ -3,6 +3,7 @@ import { describeValue, readOptions, ToolArgumentsError, ToolCallsError } from "
 import {
   type ArgumentPath,
   findInexactNumbers,
+  holdsNumber,
   type InexactNumber,
   listNumbers,
   settleNumbers,
@@ -288,10 +289,15 @@ function readArgumentOptions(caller: string, given: unknown): ParseToolArguments
 export function readToolArguments(raw: unknown, options: ParseToolArgumentsOptions = {}): Read {
   if (raw === undefined || raw === null) return { ...EMPTY, value: {} };
   if (typeof raw !== "string") return readObject(raw, options.name);
-  const quoting = options.takesOnlyString ? quoteNumbersAsText(raw, options.takesOnlyString) : undefined;
+  const given = tryParse(raw);
+  // Valid JSON holding no number (a file write, a search) has no token to read as text: not walked.
+  const quoting =
+    options.takesOnlyString && !(given && isRecord(given.value) && !holdsNumber(given.value))
+      ? quoteNumbersAsText(raw, options.takesOnlyString)
+      : undefined;
   const text = quoting?.text ?? raw;
   // Fast path: valid JSON, as almost every server and model sends.
-  const strict = tryParse(text);
+  const strict = quoting ? tryParse(text) : given;
   const read =
     strict && isRecord(strict.value)
       ? done(strict.value, false, raw, options.name, text)
