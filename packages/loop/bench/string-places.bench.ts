@@ -3,9 +3,10 @@
 // walks the schema again for each number token a double would write back otherwise (`02134`), on
 // every call of the tool. Timed against the same reading without that option (the baseline) and
 // against a reading whose answers are kept per schema object and path (what a cache would save).
-// Median of alternating rounds, so a noisy neighbour moves every side alike; printed, never asserted.
+// The fastest of interleaved rounds, so a noisy neighbour moves every side alike; printed, never asserted.
 import { takesOnlyStringAt, takesStringAt } from "@loopwright/schema-compat";
 import { type ArgumentPath, parseToolArguments } from "@loopwright/tool-calls";
+import { fastest } from "./timing.js";
 
 /** A tool with the shapes schemas have: a `$ref`'d object, `anyOf` with null, arrays, enums. */
 const schema = {
@@ -63,61 +64,39 @@ const cached = (path: ArgumentPath) => {
   return answer;
 };
 
-let sink = 0;
-
-/** Nanoseconds per call of `fn`, timed over `iterations` calls. */
-function time(fn: () => unknown, iterations: number): number {
-  const start = process.hrtime.bigint();
-  for (let i = 0; i < iterations; i++) if (fn()) sink++;
-  return Number(process.hrtime.bigint() - start) / iterations;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
-
-/** Each subject timed against the first (the baseline), in alternating rounds. */
-function compare(label: string, subjects: [string, () => unknown][], iterations: number, rounds = 15): void {
-  for (const [, fn] of subjects) time(fn, iterations);
-  const times = subjects.map(() => [] as number[]);
-  for (let r = 0; r < rounds; r++) subjects.forEach(([, fn], i) => times[i]?.push(time(fn, iterations)));
-  const medians = times.map(median);
-  const base = medians[0] as number;
+/** Each subject timed against the first (the baseline): the fastest of interleaved rounds. */
+function compare(label: string, subjects: [string, () => unknown][]): void {
+  const times = fastest(
+    subjects.map(([, fn]) => fn),
+    40,
+    10,
+  );
+  const base = times[0] as number;
   console.log(label);
   subjects.forEach(([name], i) => {
-    const ns = medians[i] as number;
-    console.log(`  ${name.padEnd(44)} ${ns.toFixed(0).padStart(8)} ns/call   ${(ns / base).toFixed(2)}x`);
+    const ns = (times[i] as number) * 1e6;
+    console.log(
+      `  ${name.padEnd(44)} ${ns.toFixed(0).padStart(8)} ns/call   ${(ns / (base * 1e6)).toFixed(2)}x`,
+    );
   });
 }
 
 const read = (text: string, only?: (path: ArgumentPath) => boolean) => () =>
   parseToolArguments(text, { name: "ship", takesString, ...(only ? { takesOnlyString: only } : {}) });
 
-console.log(`node ${process.version}; median of 15 alternating rounds; ratios against the first line\n`);
-compare(
-  `a call holding 4 tokens at string-only places (${tokens.length} B)`,
-  [
-    ["without takesOnlyString (before the rule)", read(tokens)],
-    ["takesOnlyStringAt asked on each call", read(tokens, uncached)],
-    ["answers kept per schema and path", read(tokens, cached)],
-  ],
-  5_000,
+console.log(
+  `node ${process.version}; fastest of 400 calls in interleaved rounds; ratios against the first line\n`,
 );
-compare(
-  `a call holding no such token (${plain.length} B)`,
-  [
-    ["without takesOnlyString", read(plain)],
-    ["takesOnlyStringAt (never asked)", read(plain, uncached)],
-  ],
-  20_000,
-);
-compare(
-  `a file write (${(write.length / 1024).toFixed(1)} kB)`,
-  [
-    ["without takesOnlyString", read(write)],
-    ["takesOnlyStringAt (never asked)", read(write, uncached)],
-  ],
-  500,
-);
-if (sink < 0) console.log(sink);
+compare(`a call holding 4 tokens at string-only places (${tokens.length} B)`, [
+  ["without takesOnlyString (before the rule)", read(tokens)],
+  ["takesOnlyStringAt asked on each call", read(tokens, uncached)],
+  ["answers kept per schema and path", read(tokens, cached)],
+]);
+compare(`a call holding no such token (${plain.length} B)`, [
+  ["without takesOnlyString", read(plain)],
+  ["takesOnlyStringAt (never asked)", read(plain, uncached)],
+]);
+compare(`a file write (${(write.length / 1024).toFixed(1)} kB)`, [
+  ["without takesOnlyString", read(write)],
+  ["takesOnlyStringAt (never asked)", read(write, uncached)],
+]);
