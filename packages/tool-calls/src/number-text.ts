@@ -1,15 +1,11 @@
-import { commentEnd } from "./almost-json.js";
 import { type ArgumentPath, holdsNumber, rememberDigitsAt } from "./exact-numbers.js";
-import { MAX_DEPTH } from "./json-text.js";
+import { walkJsonLike } from "./json-text.js";
 
 /**
  * A number token as a model writes one: JSON's, and the forms JSON refuses but the meaning is
  * plain (`02134`, `+5`, `.5`). `1.` and `1e` are not whole and are left for the reader to refuse.
  */
 const NUMBER_WORD = /^[+-]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-/** Characters that end a bare token (a number, a literal, a bare key). */
-const TOKEN_END = /[\s,:{}[\]"'#/]/;
 
 /** A number written where only a string is taken, quoted so it reaches the tool as written. */
 export interface NumberAsText {
@@ -19,30 +15,13 @@ export interface NumberAsText {
   digits: string;
 }
 
-interface Frame {
-  object: boolean;
-  /** The key (objects) or index (arrays) being read. */
-  at: string | number;
-  phase: "key" | "colon" | "value" | "after";
-}
-
-/** Index just past the string whose quote is at `at` (backslash escapes honoured), or -1 when it never closes. */
-function stringEnd(text: string, at: number): number {
-  const quote = text[at];
-  for (let i = at + 1; i < text.length; i++) {
-    const c = text[i];
-    if (c === "\\") i++;
-    else if (c === quote) return i + 1;
-  }
-  return -1;
-}
-
-/** The key a quoted key names (`"a"`, `'a'`); its inner text where JSON cannot read it. */
-function keyOf(quoted: string): string {
-  const inner = quoted.slice(1, -1);
-  if (quoted[0] === "'") return inner.replace(/\\(['"\\])/g, "$1");
+/** The key a quoted key names (`"a"`, `'a'`); its inner text where JSON cannot read it. A bare key as written. */
+function keyOf(written: string): string {
+  if (written[0] !== '"' && written[0] !== "'") return written;
+  const inner = written.slice(1, -1);
+  if (written[0] === "'") return inner.replace(/\\(['"\\])/g, "$1");
   try {
-    return JSON.parse(quoted) as string;
+    return JSON.parse(written) as string;
   } catch {
     return inner;
   }
@@ -50,8 +29,8 @@ function keyOf(quoted: string): string {
 
 /** A bare number token met in almost-JSON text. */
 export interface NumberToken {
-  /** Keys and indexes from the outermost bracket (a list's first item is `0`). */
-  path: (string | number)[];
+  /** Keys and indexes from the outermost bracket (a list's first item is `0`), read when asked. */
+  path(): (string | number)[];
   /** The token as written. */
   token: string;
   /** Where it starts in the text. */
@@ -61,85 +40,29 @@ export interface NumberToken {
 }
 
 /**
- * Walks JSON-like `text` — the almost-JSON the repair takes: single-quoted strings, bare keys,
- * comments — from its first `{` or `[` to where that closes, and hands `visit` each bare token
- * in a value's place that is a whole number as a model writes one (JSON's, and `02134`, `+5`,
- * `.5`). A token the text ends inside is not handed over (it may be cut short). Answers false
- * when the text nests deeper than {@link MAX_DEPTH} (the walk stops there). Linear in the text and
- * the paths of the numbers.
+ * Hands `visit` each bare token of JSON-like `text` — read as `walkJsonLike` reads it: single-quoted
+ * strings, bare keys, comments, from the first `{` or `[` to where it closes — that sits in a
+ * value's place and is a whole number as a model writes one (JSON's, and `02134`, `+5`, `.5`). A
+ * token the text ends inside is not handed over (it may be cut short). Answers false when the text
+ * nests deeper than `MAX_DEPTH` (the walk stops there). Linear in the text and the paths of the
+ * numbers.
  */
 export function forEachNumberToken(text: string, visit: (token: NumberToken) => void): boolean {
-  const first = text.search(/[{[]/);
-  if (first < 0) return true;
-  const stack: Frame[] = [];
-  let i = first;
-  while (i < text.length) {
-    const c = text[i] as string;
+  const walk = walkJsonLike(text, (step, stack) => {
     const top = stack[stack.length - 1];
-    if (c === " " || c === "\n" || c === "\t" || c === "\r") {
-      i++;
-      continue;
+    if (
+      step.kind === "token" &&
+      top?.phase === "value" &&
+      step.end < text.length &&
+      NUMBER_WORD.test(step.text)
+    ) {
+      // Keys are read only for the tokens a caller asks about (most numbers write back as written).
+      const path = () => stack.map((place) => (typeof place.at === "number" ? place.at : keyOf(place.at)));
+      visit({ path, token: step.text, start: step.start, end: step.end });
     }
-    if (stack.length > 0 && (c === "#" || c === "/")) {
-      const end = commentEnd(text, i);
-      if (end >= 0) {
-        i = end;
-        continue;
-      }
-    }
-    if (c === "{" || c === "[") {
-      if (top) top.phase = "after";
-      stack.push({ object: c === "{", at: c === "{" ? "" : 0, phase: c === "{" ? "key" : "value" });
-      if (stack.length > MAX_DEPTH) return false;
-      i++;
-      continue;
-    }
-    if (c === "}" || c === "]") {
-      stack.pop();
-      i++;
-      if (stack.length === 0) break;
-      continue;
-    }
-    if (!top) break;
-    if (c === ",") {
-      if (top.object) top.phase = "key";
-      else {
-        top.phase = "value";
-        top.at = (top.at as number) + 1;
-      }
-      i++;
-      continue;
-    }
-    if (c === ":") {
-      if (top.object) top.phase = "value";
-      i++;
-      continue;
-    }
-    if (c === '"' || (c === "'" && (top.phase === "key" || top.phase === "value"))) {
-      const end = stringEnd(text, i);
-      if (end < 0) break;
-      if (top.object && top.phase === "key") {
-        top.at = keyOf(text.slice(i, end));
-        top.phase = "colon";
-      } else top.phase = "after";
-      i = end;
-      continue;
-    }
-    let j = i + 1;
-    while (j < text.length && !TOKEN_END.test(text[j] as string)) j++;
-    const token = text.slice(i, j);
-    if (top.object && top.phase === "key") {
-      top.at = token;
-      top.phase = "colon";
-    } else {
-      if (top.phase === "value" && j < text.length && NUMBER_WORD.test(token)) {
-        visit({ path: stack.map((frame) => frame.at), token, start: i, end: j });
-      }
-      top.phase = "after";
-    }
-    i = j;
-  }
-  return true;
+    return undefined;
+  });
+  return !("end" in walk) || walk.end !== "deep";
 }
 
 /** True when JavaScript writes the number `token` reads as back as `token` (`7`, `-3.5`; not `07`, `1e21`). */
@@ -183,10 +106,11 @@ export function quoteNumbersAsText(
 ): { text: string; quoted: NumberAsText[] } | undefined {
   const list = text[text.search(/[{[]/)] === "[";
   const quoted: NumberAsText[] = [];
-  const rewritten = rewriteNumberTokens(text, ({ path, token }) => {
+  const rewritten = rewriteNumberTokens(text, ({ token, ...at }) => {
     // A token JavaScript writes back as it was written (`7`, `-3.5`) loses nothing as a number,
     // and the tool's own validation decides about it; the others would lose the model's text.
     if (writesBack(token)) return undefined;
+    const path = at.path();
     // A list's first item is the arguments: its paths are read from inside it.
     const inside = list ? (path[0] === 0 ? path.slice(1) : undefined) : path;
     if (inside === undefined || inside.length === 0 || !onlyText(inside)) return undefined;
@@ -223,8 +147,9 @@ export function rememberWrittenNumbers(written: string, value: unknown): string 
     return NUMBER_WORD.test(token) && !writesBack(token) && Number(token) === value ? token : undefined;
   }
   if (!holdsNumber(value)) return undefined;
-  forEachNumberToken(written, ({ path, token }) => {
+  forEachNumberToken(written, ({ token, ...at }) => {
     if (writesBack(token)) return;
+    const path = at.path();
     let node: unknown = value;
     for (let k = 0; k < path.length - 1 && typeof node === "object" && node !== null; k++) {
       node = Object.hasOwn(node, path[k] as string | number)
