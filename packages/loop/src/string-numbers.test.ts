@@ -123,6 +123,17 @@ describe("a number token written where the tool takes only a string", () => {
     expect(written.seen).toEqual([]);
   });
 
+  it("a call_tool written into the reply as text reaches the inner tool as written", async () => {
+    const { seen } = await runShip("proxy", [
+      {
+        content:
+          '<tool_call>\n{"name": "call_tool", "arguments": {"name": "ship", "arguments": {"zip": 02134, "version": 1.10, "count": 02}}}\n</tool_call>',
+      },
+      { content: "Shipped." },
+    ]);
+    expect(seen).toEqual([{ zip: "02134", version: "1.10", count: 2 }]);
+  });
+
   it("reaches the inner tool as written with a plus sign or a bare point through call_tool (arguments as text)", async () => {
     const { seen, result } = await runShip("proxy", [
       proxied(JSON.stringify('{"zip": +5, "version": .5, "count": 3}')),
