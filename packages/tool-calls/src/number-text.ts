@@ -72,7 +72,7 @@ export function writesBack(token: string): boolean {
 
 /**
  * `text` with each number token `replace` answers text for written as that text instead; answers
- * `undefined` when none was replaced, or when the text nests deeper than {@link MAX_DEPTH}.
+ * `undefined` when none was replaced, or when the text nests deeper than `MAX_DEPTH`.
  */
 function rewriteNumberTokens(
   text: string,
@@ -121,11 +121,13 @@ export function quoteNumbersAsText(
 }
 
 /**
- * `text` with each number token JSON refuses but whose meaning is plain (`+5`, `.5`, `-.5`,
- * `+007`) written as JSON writes it (`5`, `0.5`, `-0.5`, `7`), for a reader that refuses them; `undefined`
- * when there is none.
+ * JSON-like `text` that begins with its `{` or `[` with each number token JSON refuses but whose
+ * meaning is plain (`+5`, `.5`, `-.5`, `+007`) written as JSON writes it (`5`, `0.5`, `-0.5`,
+ * `7`), for a reader that refuses them; `undefined` when there is none, or when the text begins
+ * with anything else (a string whose text holds a bracket is not walked from inside it).
  */
 export function withJsonNumbers(text: string): string | undefined {
+  if (!/^\s*[{[]/.test(text)) return undefined;
   return rewriteNumberTokens(text, ({ token }) => {
     const [, sign, whole, rest] = /^([+-]?)(\d*)(.*)$/.exec(token) as RegExpExecArray;
     if (sign !== "+" && whole !== "") return undefined;
@@ -137,16 +139,22 @@ export function withJsonNumbers(text: string): string | undefined {
 /**
  * Records, for `value` just read from the model's JSON-like `written` text, each number token
  * JavaScript would write back otherwise (`02134`, `1.10`, `1e21`, `+5`, `.5`) where `value` holds
- * that number, so `exactJson` writes it as the model wrote it and a later reading by the tool's
+ * that number (or the token as a string, where a repair quoted it), so `exactJson` writes it as the model wrote it and a later reading by the tool's
  * schema (`takesOnlyString`) sees what the model wrote. Answers the token when `written` is itself
- * such a number and `value` that number. Walks the text only when `value` holds a number.
+ * such a number and `value` that number. Walks the text only when `value` holds a number or was
+ * `repaired` (read from other text than `written`).
  */
-export function rememberWrittenNumbers(written: string, value: unknown): string | undefined {
+export function rememberWrittenNumbers(
+  written: string,
+  value: unknown,
+  repaired: boolean,
+): string | undefined {
   if (typeof value === "number") {
     const token = written.trim();
     return NUMBER_WORD.test(token) && !writesBack(token) && Number(token) === value ? token : undefined;
   }
-  if (!holdsNumber(value)) return undefined;
+  // Read only from the text's own bracket, never from one inside a string it begins with.
+  if (!(repaired || holdsNumber(value)) || !/^\s*[{[]/.test(written)) return undefined;
   forEachNumberToken(written, ({ token, ...at }) => {
     if (writesBack(token)) return;
     const path = at.path();
@@ -158,8 +166,10 @@ export function rememberWrittenNumbers(written: string, value: unknown): string 
     }
     const last = path[path.length - 1];
     if (last === undefined || typeof node !== "object" || node === null || !Object.hasOwn(node, last)) return;
-    if ((node as Record<string | number, unknown>)[last] === Number(token))
-      rememberDigitsAt(node, last, token);
+    const read = (node as Record<string | number, unknown>)[last];
+    // The number it reads as, or the token as a string (a repair that quoted `00.0` rather than
+    // read it): either way the model wrote this token there.
+    if (read === Number(token) || read === token) rememberDigitsAt(node, last, token);
   });
   return undefined;
 }

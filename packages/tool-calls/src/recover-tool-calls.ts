@@ -207,7 +207,8 @@ function readWritten<P extends Parsed>(
   const parsed = read(withJsonNumbers(written) ?? written);
   if (!parsed) return undefined;
   const inexact = rememberDigits(parsed.source, parsed.value);
-  return { ...parsed, digits: rememberWrittenNumbers(written, parsed.value) ?? inexact };
+  const repaired = parsed.source !== written;
+  return { ...parsed, digits: rememberWrittenNumbers(written, parsed.value, repaired) ?? inexact };
 }
 
 /** Strict JSON, else the almost-JSON repair within the current call's budget. */
