@@ -50,6 +50,21 @@ const FORMATS: Record<string, (zip: string, count: string) => string> = {
     `<tool_call>{'name': 'ship', 'arguments': {zip: ${zip}, 'count': ${count}}}</tool_call>`,
   pythonic: (zip, count) => `[ship(zip=${zip}, count=${count})]`,
   gemma: (zip, count) => `<|tool_call>call:ship{zip:${zip},count:${count}}<tool_call|>`,
+  llama3: (zip, count) =>
+    `<|python_tag|>{"name": "ship", "parameters": {"zip": ${zip}, "count": ${count}}}<|eom_id|>`,
+  "llama 3.1 function": (zip, count) => `<function=ship>{"zip": ${zip}, "count": ${count}}</function>`,
+  harmony: (zip, count) =>
+    `<|start|>assistant<|channel|>commentary to=functions.ship <|constrain|>json<|message|>{"zip": ${zip}, "count": ${count}}<|call|>`,
+  "deepseek v3.1": (zip, count) =>
+    `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>ship<｜tool▁sep｜>{"zip": ${zip}, "count": ${count}}<｜tool▁call▁end｜><｜tool▁calls▁end｜>`,
+  kimi: (zip, count) =>
+    `<|tool_calls_section_begin|><|tool_call_begin|>functions.ship:0<|tool_call_argument_begin|>{"zip": ${zip}, "count": ${count}}<|tool_call_end|><|tool_calls_section_end|>`,
+  granite: (zip, count) => `<|tool_call|>[{"name": "ship", "arguments": {"zip": ${zip}, "count": ${count}}}]`,
+  functionary: (zip, count) => `>>>ship\n{"zip": ${zip}, "count": ${count}}`,
+  fenced: (zip, count) =>
+    `\`\`\`json\n{"name": "ship", "arguments": {"zip": ${zip}, "count": ${count}}}\n\`\`\``,
+  "in a string": (zip, count) =>
+    `<tool_call>{"name": "ship", "arguments": ${JSON.stringify(`{"zip": ${zip}, "count": ${count}}`)}}</tool_call>`,
 };
 
 describe("recoverToolCalls keeps the number tokens the model wrote, for the loop's schema-aware reading", () => {

@@ -114,7 +114,8 @@ function readArguments(value: unknown): { args: Record<string, unknown>; raw: st
   if (isRecord(value)) return withinDepth(value) ? { args: value, raw: exactJson(value) } : undefined;
   if (typeof value !== "string") return undefined;
   try {
-    return { args: readToolArguments(value).value, raw: value };
+    // `+5` and `.5` read as the numbers they are; `raw`, the text as written, lets the tool's schema decide.
+    return { args: readToolArguments(withJsonNumbers(value) ?? value).value, raw: value };
   } catch {
     return undefined;
   }
