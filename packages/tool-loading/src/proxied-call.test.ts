@@ -56,6 +56,12 @@ describe("proxiedCall", () => {
     expect(() => proxiedCall({ name: "read_file", arguments: '{"path": +5}' }, CATALOG, { parse })).toThrow(
       /not a JSON object/,
     );
+    // Definitions that are not named function tools are named, not read past.
+    const bad = thrown(() =>
+      proxiedCall({ name: "read_file" }, CATALOG, { tools: [{ type: "function" }] as never }),
+    );
+    expect(ToolLoadingError.isInstance(bad) && bad.code).toBe("invalid-tools");
+    expect(bad.message).toContain("proxiedCall: tool 0");
     // The loading a run holds knows its tools' definitions itself.
     const loading = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG, parse });
     const route = loading.route(
