@@ -5,6 +5,7 @@
 import { sanitizeTools } from "@loopwright/schema-compat";
 import type { ChatMessage, ToolDefinition } from "../src/config.js";
 import { declareTools, wireMessages } from "../src/tool-names.js";
+import { fastest } from "./timing.js";
 
 function tools(count: number): ToolDefinition[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -38,21 +39,6 @@ function transcript(size: number, names: readonly string[]): ChatMessage[] {
     messages.push({ role: "tool", tool_call_id: id, content: "export const a = 1;\n".repeat(10) });
   }
   return messages;
-}
-
-function fastest(runs: (() => unknown)[], rounds = 20, perRound = 5): number[] {
-  const best = runs.map(() => Number.POSITIVE_INFINITY);
-  for (const run of runs) for (let i = 0; i < 3; i++) run();
-  for (let round = 0; round < rounds; round++) {
-    runs.forEach((run, k) => {
-      for (let i = 0; i < perRound; i++) {
-        const started = performance.now();
-        run();
-        best[k] = Math.min(best[k] as number, performance.now() - started);
-      }
-    });
-  }
-  return best;
 }
 
 const ms = (value: number) => `${value.toFixed(3)} ms`;

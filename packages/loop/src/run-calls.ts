@@ -157,16 +157,23 @@ export class HeldNumber {
 /**
  * Reads arguments as `parseToolArguments` does, except that a number JS cannot hold is never
  * refused or turned into text: it is left in place as a {@link HeldNumber}, for
- * {@link settleHeld} to settle once the tool is known. Throws what `parseToolArguments` throws
- * for arguments that cannot be read.
+ * {@link settleHeld} to settle once the tool is known. Given `takesOnlyString` (a `call_tool`'s
+ * inner tool known), a number token where that tool takes only a string is read as its text.
+ * Throws what `parseToolArguments` throws for arguments that cannot be read.
  */
 export function readHolding(
   raw: unknown,
-  options: { finishReason?: string | undefined; name?: string } = {},
+  options: {
+    finishReason?: string | undefined;
+    name?: string;
+    takesOnlyString?: ((path: ArgumentPath) => boolean) | undefined;
+  } = {},
 ): { value: Record<string, unknown>; held: HeldNumber[] } {
   const parsed = parseToolArguments(raw, { ...options, takesString: () => true });
   const held: HeldNumber[] = [];
   for (const number of parsed.inexact) {
+    // Read as the text written where the tool takes only a string: settled, nothing to hold.
+    if (number.kind === "text") continue;
     const kept = new HeldNumber(number.digits);
     if (placeAt(parsed.value, number.path, kept)) held.push(kept);
   }

@@ -93,8 +93,69 @@ describe("a number token written where the tool takes only a string", () => {
     expect(seen).toEqual([{ zip: "+5", version: ".5" }]);
   });
 
-  // Through call_tool, `+5` and `.5` (not JSON) are still refused: call_tool's own arguments are
-  // read before the tool they reach is known. Every JSON number form is covered.
+  it("a call the server's parser left in the reply as text reaches the tool as the same call streamed", async () => {
+    const cases: [string, unknown][] = [
+      ['{"zip": 02134, "version": 1e21, "count": 02}', { zip: "02134", version: "1e21", count: 2 }],
+      ['{"zip": +5, "version": .5, "count": 3}', { zip: "+5", version: ".5", count: 3 }],
+    ];
+    for (const [args, handed] of cases) {
+      const streamed = await runShip("eager", [direct(args), { content: "Shipped." }]);
+      await server?.close();
+      const written = await runShip("eager", [
+        { content: `<tool_call>\n{"name": "ship", "arguments": ${args}}\n</tool_call>` },
+        { content: "Shipped." },
+      ]);
+      await server?.close();
+      // Before: { zip: 2134, version: 1e21, count: 2 } (and +5 left in the reply, never run).
+      expect(streamed.seen).toEqual([handed]);
+      expect(written.seen).toEqual(streamed.seen);
+      expect(written.replayed).toBe(streamed.replayed);
+    }
+    const streamed = await runShip("eager", [direct('{"zip": "x", "count": .5}'), { content: "ok" }]);
+    await server?.close();
+    const written = await runShip("eager", [
+      { content: '<tool_call>{"name": "ship", "arguments": {"zip": "x", "count": .5}}</tool_call>' },
+      { content: "ok" },
+    ]);
+    // A bare point where a number is taken is refused either way (before: recovered as 0.5 and run).
+    expect(streamed.result.toolCalls).toMatchObject([{ ok: false, source: "refused" }]);
+    expect(written.result.toolCalls).toMatchObject([{ ok: false, source: "refused" }]);
+    expect(written.seen).toEqual([]);
+  });
+
+  it("a call_tool written into the reply as text reaches the inner tool as written", async () => {
+    const { seen } = await runShip("proxy", [
+      {
+        content:
+          '<tool_call>\n{"name": "call_tool", "arguments": {"name": "ship", "arguments": {"zip": 02134, "version": 1.10, "count": 02}}}\n</tool_call>',
+      },
+      { content: "Shipped." },
+    ]);
+    expect(seen).toEqual([{ zip: "02134", version: "1.10", count: 2 }]);
+  });
+
+  it("reaches the inner tool as written with a plus sign or a bare point through call_tool (arguments as text)", async () => {
+    const { seen, result } = await runShip("proxy", [
+      proxied(JSON.stringify('{"zip": +5, "version": .5, "count": 3}')),
+      { content: "Shipped." },
+    ]);
+    // Before: refused as "not a JSON object", never run.
+    expect(result.toolCalls).toMatchObject([{ ok: true, source: "dispatched" }]);
+    expect(seen).toEqual([{ zip: "+5", version: ".5", count: 3 }]);
+  });
+
+  it("still refuses a plus sign where the inner tool takes a number, through call_tool as called directly", async () => {
+    const { seen, result } = await runShip("proxy", [
+      proxied(JSON.stringify('{"zip": "02134", "count": +3}')),
+      { content: "ok" },
+    ]);
+    expect(seen).toEqual([]);
+    expect(result.toolCalls).toMatchObject([{ ok: false }]);
+  });
+
+  // Through call_tool with the arguments as an object, `+5` and `.5` (not JSON) are still refused:
+  // call_tool's own arguments are read before the tool they reach is known (as text, above, they
+  // are read by that tool's schema). Every JSON number form is covered.
   it("parity: any JSON number token at zip reaches the tool the same, called directly or through call_tool", async () => {
     const token = fc
       .tuple(

@@ -108,8 +108,9 @@ export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTool
     tools: declared.tools.filter((tool) => tool.type === "function"),
     ...(catalog ? { catalog } : {}),
     order: (config.toolOrder ?? true) as ToolOrder<FunctionToolLike>,
-    // A number JS cannot hold in a call_tool's arguments text is held for the inner tool's schema.
-    parse: (text) => readHolding(text).value,
+    // A number JS cannot hold in a call_tool's arguments text is held for the inner tool's schema;
+    // a number token where that tool takes only a string (`+5`, `02134`) is read as its text.
+    parse: (text, read) => readHolding(text, read).value,
   });
   // Checked here, once, rather than on the first step.
   loading.request({ step: 0, loaded: [], routing });

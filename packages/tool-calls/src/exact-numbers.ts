@@ -126,7 +126,7 @@ interface Frame {
 }
 
 /** True when a parsed value holds a number anywhere (most arguments hold only text). Iterative. */
-function holdsNumber(value: unknown): boolean {
+export function holdsNumber(value: unknown): boolean {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const item = stack.pop();
@@ -301,7 +301,7 @@ export function setAt(root: unknown, path: ArgumentPath, value: unknown): boolea
 
 /**
  * Per object or array read from text: its keys (or indexes) whose number JavaScript could not
- * hold as written, with the digits written. Kept beside the values, never on them, so a value
+ * hold or would write back otherwise, with the digits written. Kept beside the values, never on them, so a value
  * stays plain data; read by {@link exactJson} wherever the value travels.
  */
 const WRITTEN = new WeakMap<object, Map<string | number, string>>();
@@ -348,23 +348,27 @@ export function rememberDigitsAt(container: object, key: string | number, digits
 }
 
 /**
- * JSON text of `value` in which each number read from text (see {@link rememberDigits}) is written
- * with the model's digits instead of its nearest double, so text handed on carries what was
- * written. `JSON.stringify` of it otherwise.
+ * JSON text of `value` in which each number read from text (see {@link rememberDigits}, and
+ * `rememberWrittenNumbers` for a token a double writes back otherwise: `02134`, `1.10`, `+5`) is
+ * written with the model's digits instead of its nearest double (or instead of the string a repair
+ * made of such a token), so text handed on carries what was written — almost-JSON where the model wrote a number JSON refuses, which `parseToolArguments`
+ * reads. `JSON.stringify` of it otherwise.
  */
 export function exactJson(value: unknown): string {
+  // The digits recorded for a number, or for a string that is exactly the token a repair quoted.
+  const written = (item: unknown, digits: string | undefined): string | undefined =>
+    digits !== undefined && (typeof item === "number" || item === digits) ? digits : undefined;
   const write = (node: unknown): string => {
     if (Array.isArray(node)) {
       const keys = WRITTEN.get(node);
-      return `[${node.map((item, i) => (typeof item === "number" && keys?.get(i)) || write(item)).join(",")}]`;
+      return `[${node.map((item, i) => written(item, keys?.get(i)) ?? write(item)).join(",")}]`;
     }
     if (typeof node === "object" && node !== null) {
       const keys = WRITTEN.get(node);
       const parts: string[] = [];
       for (const [key, item] of Object.entries(node)) {
         if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
-        const digits = typeof item === "number" ? keys?.get(key) : undefined;
-        parts.push(`${JSON.stringify(key)}:${digits ?? write(item)}`);
+        parts.push(`${JSON.stringify(key)}:${written(item, keys?.get(key)) ?? write(item)}`);
       }
       return `{${parts.join(",")}}`;
     }

@@ -79,6 +79,126 @@ export function scanCharged(text: string, start: number, allowance: { chars: num
 /** A bare token that is whole: a literal (JSON's or Python's) or a complete JSON number. */
 const WHOLE_TOKEN = /^(?:true|false|null|True|False|None|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$/;
 
+/** Characters that end a bare token (a number, a literal, a bare key or word). */
+const TOKEN_END = /[\s,:{}[\]"#/]/;
+
+/** One open bracket as {@link walkJsonLike} stands in it. */
+export interface JsonPlace {
+  object: boolean;
+  /** The key being read (objects: its text as written, quotes and all) or the index (arrays). */
+  at: string | number;
+  /** What comes next. In an object "key" → "colon" → "value" → "after"; in an array "value" → "after". */
+  phase: "key" | "colon" | "value" | "after";
+}
+
+/**
+ * One thing {@link walkJsonLike} meets: a bracket, a comma, a colon, a string (`end` just past its
+ * closing quote, or -1 when it never closes) or a bare token (a literal, a number, a bare key or
+ * word; `end` just past it).
+ */
+export type JsonStep =
+  | { kind: "open" | "close" | "comma" | "colon"; start: number }
+  | { kind: "string"; start: number; end: number }
+  | { kind: "token"; start: number; end: number; text: string };
+
+/** How a {@link walkJsonLike} ended: where its first bracket closed, at the end of the text, in a
+ * string that never closes, past {@link MAX_DEPTH}; or stopped by its visitor with `stopped`. */
+export type JsonWalk<R> =
+  | { stopped: R }
+  | { end: "closed" | "text" | "string" | "deep" | "none"; stack: readonly JsonPlace[] };
+
+function isSpace(c: string): boolean {
+  return c === " " || c === "\n" || c === "\t" || c === "\r" || /\s/.test(c);
+}
+
+/**
+ * Walks JSON-like text — the almost-JSON the repair takes: single-quoted strings (a `'` opens one
+ * only where a key or a value can begin, as in {@link scanBrackets}), bare keys and words,
+ * comments (`//`, `/* *\/`, `#`) between tokens — from its first `{` or `[` to where that closes,
+ * handing `visit` each step with the brackets open before it is taken (`stack`; the walk updates
+ * them after). A visitor answering anything but `undefined` stops the walk with that answer. The
+ * one reader of this text's structure for {@link unfinishedValue} and the number-token readers.
+ * Linear in the text.
+ */
+export function walkJsonLike<R>(
+  text: string,
+  visit: (step: JsonStep, stack: readonly JsonPlace[]) => R | undefined,
+): JsonWalk<R> {
+  const stack: JsonPlace[] = [];
+  let i = text.search(/[{[]/);
+  if (i < 0) return { end: "none", stack };
+  while (i < text.length) {
+    const c = text[i] as string;
+    const top = stack[stack.length - 1];
+    if (isSpace(c)) {
+      i++;
+      continue;
+    }
+    if (stack.length > 0 && (c === "#" || c === "/")) {
+      const end = commentEnd(text, i);
+      if (end >= 0) {
+        i = end;
+        continue;
+      }
+    }
+    let step: JsonStep;
+    if (c === "{" || c === "[") step = { kind: "open", start: i };
+    else if (c === "}" || c === "]") step = { kind: "close", start: i };
+    else if (!top) break;
+    else if (c === ",") step = { kind: "comma", start: i };
+    else if (c === ":") step = { kind: "colon", start: i };
+    else if (c === '"' || (c === "'" && (top.phase === "key" || top.phase === "value"))) {
+      const close = closingQuote(text, i);
+      step = { kind: "string", start: i, end: close < 0 ? -1 : close + 1 };
+    } else {
+      let j = i;
+      while (j < text.length && !TOKEN_END.test(text[j] as string)) j++;
+      if (j === i) j++; // a stray character (a `/` or `#` that opens no comment) the repair will judge
+      step = { kind: "token", start: i, end: j, text: text.slice(i, j) };
+    }
+    const answer = visit(step, stack);
+    if (answer !== undefined) return { stopped: answer };
+    switch (step.kind) {
+      case "open":
+        if (top) top.phase = "after";
+        stack.push({ object: c === "{", at: c === "{" ? "" : 0, phase: c === "{" ? "key" : "value" });
+        // Deeper than any value is read: the readers refuse it for its depth.
+        if (stack.length > MAX_DEPTH) return { end: "deep", stack };
+        i++;
+        break;
+      case "close":
+        stack.pop();
+        i++;
+        if (stack.length === 0) return { end: "closed", stack };
+        break;
+      case "comma":
+        if (!top) break;
+        if (top.object) top.phase = "key";
+        else {
+          top.phase = "value";
+          top.at = (top.at as number) + 1;
+        }
+        i++;
+        break;
+      case "colon":
+        if (top?.object) top.phase = "value";
+        i++;
+        break;
+      case "string":
+      case "token":
+        if (step.end < 0) return { end: "string", stack };
+        if (!top) break;
+        if (top.object && top.phase === "key") {
+          top.at = text.slice(step.start, step.end);
+          top.phase = "colon";
+        } else top.phase = "after";
+        i = step.end;
+        break;
+    }
+  }
+  return { end: "text", stack };
+}
+
 /** Where {@link unfinishedValue} finds a value the text never finished. */
 export type UnfinishedValue = "cut" | "broken";
 
@@ -90,81 +210,29 @@ export type UnfinishedValue = "cut" | "broken";
  * followed by no value (`{"a": }`, which a repair reads as null). Closing
  * such text up reads `{"a":` as `{"a": null}`, `{"a": tru` as `"tru"` and `-` as `-0`, so the
  * caller refuses it instead. A trailing comma, or a bracket left open after a whole value, is
- * neither: closing those invents nothing. Reads from the first `{` or `[` to where it closes, with
- * the quote and comment rules of {@link scanBrackets}; answers `undefined` when nothing is missing.
- * Linear.
+ * neither: closing those invents nothing. Reads the text as {@link walkJsonLike} does; answers
+ * `undefined` when nothing is missing. Linear.
  */
 export function unfinishedValue(text: string): UnfinishedValue | undefined {
-  const first = text.search(/[{[]/);
-  if (first < 0) return undefined;
-  // Per open bracket: what comes next. In an object "key" → "colon" → "value" → "after"; in an
-  // array "value" → "after". A comma goes back to "key" or "value".
-  const stack: { object: boolean; phase: "key" | "colon" | "value" | "after" }[] = [];
-  let i = first;
-  while (i < text.length) {
-    const c = text[i] as string;
+  const walk = walkJsonLike<UnfinishedValue>(text, (step, stack) => {
     const top = stack[stack.length - 1];
-    if (/\s/.test(c)) {
-      i++;
-      continue;
-    }
-    if (stack.length > 0 && (c === "#" || c === "/")) {
-      const end = commentEnd(text, i);
-      if (end >= 0) {
-        i = end;
-        continue;
-      }
-    }
-    if (top?.phase === "colon" && c !== ":") return "broken";
-    if (c === "{" || c === "[") {
-      if (top) top.phase = "after";
-      stack.push({ object: c === "{", phase: c === "{" ? "key" : "value" });
-      // Deeper than any value is read: the repair refuses it for its depth, so nothing is invented.
-      if (stack.length > MAX_DEPTH) return undefined;
-      i++;
-      continue;
-    }
+    if (top?.phase === "colon" && step.kind !== "colon") return "broken";
     // A key whose colon is followed by no value (`{"a": }`, `{"a": , "b": 1}`): a repair reads null.
-    if ((c === "}" || c === "]" || c === ",") && top?.object && top.phase === "value") return "broken";
-    if (c === "}" || c === "]") {
-      stack.pop();
-      if (stack.length === 0) return undefined;
-      i++;
-      continue;
-    }
-    if (!top) return undefined;
-    if (c === ",") {
-      top.phase = top.object ? "key" : "value";
-      i++;
-      continue;
-    }
-    if (c === ":") {
-      if (top.object) top.phase = "value";
-      i++;
-      continue;
-    }
-    // A single quote opens a string only where a key or a value can begin, as in scanBrackets.
-    if (c === '"' || (c === "'" && (top.phase === "key" || top.phase === "value"))) {
-      const close = closingQuote(text, i);
-      // A string that runs to the end is endsInString's case, not this one.
-      if (close < 0) return undefined;
-      top.phase = top.object && top.phase === "key" ? "colon" : "after";
-      i = close + 1;
-      continue;
-    }
-    // A bare token: a literal, a number, or a bare key or word.
-    let j = i;
-    while (j < text.length && !/[\s,:{}[\]"#/]/.test(text[j] as string)) j++;
-    if (j === i) j++; // a stray character the repair will judge
-    const token = text.slice(i, j);
+    if ((step.kind === "close" || step.kind === "comma") && top?.object && top.phase === "value")
+      return "broken";
+    if (step.kind !== "token" || !top) return undefined;
     const key = top.object && top.phase === "key";
-    // Text ends inside this token: a key with no value, or a value that may not be whole.
-    if (j >= text.length) return key || !WHOLE_TOKEN.test(token) ? "cut" : undefined;
-    if (!key && /^[-+.\d]/.test(token) && !WHOLE_TOKEN.test(token)) return "broken";
-    top.phase = key ? "colon" : "after";
-    i = j;
-  }
-  const top = stack[stack.length - 1];
+    // Text ends inside this token: a key with no value, or a value that may not be whole. (A whole
+    // one ends the walk with its place read.)
+    if (step.end >= text.length) return key || !WHOLE_TOKEN.test(step.text) ? "cut" : undefined;
+    if (!key && /^[-+.\d]/.test(step.text) && !WHOLE_TOKEN.test(step.text)) return "broken";
+    return undefined;
+  });
+  if ("stopped" in walk) return walk.stopped;
+  // A string that runs to the end is endsInString's case, not this one; past MAX_DEPTH the repair
+  // refuses the text for its depth, so nothing is invented.
+  if (walk.end !== "text") return undefined;
+  const top = walk.stack[walk.stack.length - 1];
   return top?.object && (top.phase === "colon" || top.phase === "value") ? "cut" : undefined;
 }
 

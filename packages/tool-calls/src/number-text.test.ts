@@ -80,6 +80,31 @@ describe("parseToolArguments: a number written where the tool takes only a strin
     expect((error as ToolArgumentsError).kind).toBe("truncated");
   });
 
+  it("numbers JavaScript prints in its own exponent form: text at a string-only place unless written that way; the number at a number place", () => {
+    // JavaScript prints 1e21 and past, and below 1e-6, as `1e+21` and `1e-7`: those spellings
+    // write back as written and stay numbers (the tool's validation decides); any other spelling
+    // of the same number is the model's text where only a string is taken.
+    const rows: [written: string, stringOnly: unknown, numberPlace: number, json: string][] = [
+      ["1e21", "1e21", 1e21, "1e+21"],
+      ["1E21", "1E21", 1e21, "1e+21"],
+      ["1e+21", 1e21, 1e21, "1e+21"],
+      ["1000000000000000000000", "1000000000000000000000", 1e21, "1e+21"],
+      ["2.5e30", "2.5e30", 2.5e30, "2.5e+30"],
+      ["1e20", "1e20", 1e20, "100000000000000000000"],
+      ["100000000000000000000", 1e20, 1e20, "100000000000000000000"],
+      ["0.0000001", "0.0000001", 1e-7, "1e-7"],
+      ["1e-7", 1e-7, 1e-7, "1e-7"],
+    ];
+    for (const [written, stringOnly, numberPlace, json] of rows) {
+      const text = `{"zip": ${written}, "count": ${written}}`;
+      const parsed = parseToolArguments(text, { takesOnlyString: onlyAt("zip") });
+      expect([written, parsed.value]).toEqual([written, { zip: stringOnly, count: numberPlace }]);
+      expect(parsed.json).toBe(
+        `{"zip":${typeof stringOnly === "string" ? JSON.stringify(stringOnly) : json},"count":${json}}`,
+      );
+    }
+  });
+
   it("lists only what the tool is handed: a key written again keeps its last value", () => {
     const parsed = parseToolArguments('{"zip": 02134, "zip": "10001"}', { takesOnlyString: onlyAt("zip") });
     expect(parsed.value).toEqual({ zip: "10001" });

@@ -1,15 +1,11 @@
-import { commentEnd } from "./almost-json.js";
-import type { ArgumentPath } from "./exact-numbers.js";
-import { MAX_DEPTH } from "./json-text.js";
+import { type ArgumentPath, holdsNumber, rememberDigitsAt } from "./exact-numbers.js";
+import { walkJsonLike } from "./json-text.js";
 
 /**
  * A number token as a model writes one: JSON's, and the forms JSON refuses but the meaning is
  * plain (`02134`, `+5`, `.5`). `1.` and `1e` are not whole and are left for the reader to refuse.
  */
 const NUMBER_WORD = /^[+-]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-/** Characters that end a bare token (a number, a literal, a bare key). */
-const TOKEN_END = /[\s,:{}[\]"'#/]/;
 
 /** A number written where only a string is taken, quoted so it reaches the tool as written. */
 export interface NumberAsText {
@@ -19,138 +15,161 @@ export interface NumberAsText {
   digits: string;
 }
 
-interface Frame {
-  object: boolean;
-  /** The key (objects) or index (arrays) being read. */
-  at: string | number;
-  phase: "key" | "colon" | "value" | "after";
-}
-
-/** Index just past the string whose quote is at `at` (backslash escapes honoured), or -1 when it never closes. */
-function stringEnd(text: string, at: number): number {
-  const quote = text[at];
-  for (let i = at + 1; i < text.length; i++) {
-    const c = text[i];
-    if (c === "\\") i++;
-    else if (c === quote) return i + 1;
-  }
-  return -1;
-}
-
-/** The key a quoted key names (`"a"`, `'a'`); its inner text where JSON cannot read it. */
-function keyOf(quoted: string): string {
-  const inner = quoted.slice(1, -1);
-  if (quoted[0] === "'") return inner.replace(/\\(['"\\])/g, "$1");
+/** The key a quoted key names (`"a"`, `'a'`); its inner text where JSON cannot read it. A bare key as written. */
+function keyOf(written: string): string {
+  if (written[0] !== '"' && written[0] !== "'") return written;
+  const inner = written.slice(1, -1);
+  if (written[0] === "'") return inner.replace(/\\(['"\\])/g, "$1");
   try {
-    return JSON.parse(quoted) as string;
+    return JSON.parse(written) as string;
   } catch {
     return inner;
   }
 }
 
+/** A bare number token met in almost-JSON text. */
+export interface NumberToken {
+  /** Keys and indexes from the outermost bracket (a list's first item is `0`), read when asked. */
+  path(): (string | number)[];
+  /** The token as written. */
+  token: string;
+  /** Where it starts in the text. */
+  start: number;
+  /** Index just past it. */
+  end: number;
+}
+
+/**
+ * Hands `visit` each bare token of JSON-like `text` — read as `walkJsonLike` reads it: single-quoted
+ * strings, bare keys, comments, from the first `{` or `[` to where it closes — that sits in a
+ * value's place and is a whole number as a model writes one (JSON's, and `02134`, `+5`, `.5`). A
+ * token the text ends inside is not handed over (it may be cut short). Answers false when the text
+ * nests deeper than `MAX_DEPTH` (the walk stops there). Linear in the text and the paths of the
+ * numbers.
+ */
+export function forEachNumberToken(text: string, visit: (token: NumberToken) => void): boolean {
+  const walk = walkJsonLike(text, (step, stack) => {
+    const top = stack[stack.length - 1];
+    if (
+      step.kind === "token" &&
+      top?.phase === "value" &&
+      step.end < text.length &&
+      NUMBER_WORD.test(step.text)
+    ) {
+      // Keys are read only for the tokens a caller asks about (most numbers write back as written).
+      const path = () => stack.map((place) => (typeof place.at === "number" ? place.at : keyOf(place.at)));
+      visit({ path, token: step.text, start: step.start, end: step.end });
+    }
+    return undefined;
+  });
+  return !("end" in walk) || walk.end !== "deep";
+}
+
+/** True when JavaScript writes the number `token` reads as back as `token` (`7`, `-3.5`; not `07`, `1e21`). */
+export function writesBack(token: string): boolean {
+  return String(Number(token)) === token;
+}
+
+/**
+ * `text` with each number token `replace` answers text for written as that text instead; answers
+ * `undefined` when none was replaced, or when the text nests deeper than `MAX_DEPTH`.
+ */
+function rewriteNumberTokens(
+  text: string,
+  replace: (token: NumberToken) => string | undefined,
+): string | undefined {
+  const parts: string[] = [];
+  let copied = 0;
+  const whole = forEachNumberToken(text, (token) => {
+    const written = replace(token);
+    if (written === undefined) return;
+    parts.push(text.slice(copied, token.start), written);
+    copied = token.end;
+  });
+  if (!whole || parts.length === 0) return undefined;
+  parts.push(text.slice(copied));
+  return parts.join("");
+}
+
 /**
  * Quotes each bare number token in the JSON-like arguments `text` whose place `onlyText` says
  * takes a string and no number, and that a number would not write back as written, so a reader
- * keeps the model's text (`02134`, `1.10`, `1e3`, `+5`, `.5`) instead of a number. A token
- * JavaScript writes back the same (`7`, `-3.5`) is left a number, for the tool's validation. Reads the almost-JSON the repair takes — single-quoted strings, bare
- * keys, comments — from the first `{` or `[` to where it closes (a list's first item is the
- * arguments, as the reader takes `[{…}]`); what follows is copied as it is. A token the text ends
- * inside is never quoted (it may be cut short). Linear in the text and the paths of the numbers;
- * asks `onlyText` once per number token. Answers `undefined` when no token was quoted.
+ * keeps the model's text (`02134`, `1.10`, `1e3`, `1e21`, `+5`, `.5`) instead of a number. A token
+ * JavaScript writes back the same (`7`, `-3.5`, `1e+21`) is left a number, for the tool's
+ * validation. Reads the text as {@link forEachNumberToken} does (a list's first item is the
+ * arguments, as the reader takes `[{…}]`); what follows it is copied as it is. Asks `onlyText`
+ * once per such token. Answers `undefined` when no token was quoted.
  */
 export function quoteNumbersAsText(
   text: string,
   onlyText: (path: ArgumentPath) => boolean,
 ): { text: string; quoted: NumberAsText[] } | undefined {
-  const first = text.search(/[{[]/);
-  if (first < 0) return undefined;
-  const list = text[first] === "[";
-  const stack: Frame[] = [];
+  const list = text[text.search(/[{[]/)] === "[";
   const quoted: NumberAsText[] = [];
-  const parts: string[] = [];
-  let copied = 0;
-  let i = first;
-  while (i < text.length) {
-    const c = text[i] as string;
-    const top = stack[stack.length - 1];
-    if (c === " " || c === "\n" || c === "\t" || c === "\r") {
-      i++;
-      continue;
-    }
-    if (stack.length > 0 && (c === "#" || c === "/")) {
-      const end = commentEnd(text, i);
-      if (end >= 0) {
-        i = end;
-        continue;
-      }
-    }
-    if (c === "{" || c === "[") {
-      if (top) top.phase = "after";
-      stack.push({ object: c === "{", at: c === "{" ? "" : 0, phase: c === "{" ? "key" : "value" });
-      if (stack.length > MAX_DEPTH) return undefined;
-      i++;
-      continue;
-    }
-    if (c === "}" || c === "]") {
-      stack.pop();
-      i++;
-      if (stack.length === 0) break;
-      continue;
-    }
-    if (!top) break;
-    if (c === ",") {
-      if (top.object) top.phase = "key";
-      else {
-        top.phase = "value";
-        top.at = (top.at as number) + 1;
-      }
-      i++;
-      continue;
-    }
-    if (c === ":") {
-      if (top.object) top.phase = "value";
-      i++;
-      continue;
-    }
-    if (c === '"' || (c === "'" && (top.phase === "key" || top.phase === "value"))) {
-      const end = stringEnd(text, i);
-      if (end < 0) break;
-      if (top.object && top.phase === "key") {
-        top.at = keyOf(text.slice(i, end));
-        top.phase = "colon";
-      } else top.phase = "after";
-      i = end;
-      continue;
-    }
-    let j = i + 1;
-    while (j < text.length && !TOKEN_END.test(text[j] as string)) j++;
-    const token = text.slice(i, j);
-    if (top.object && top.phase === "key") {
-      top.at = token;
-      top.phase = "colon";
-    } else {
-      // A token JavaScript writes back as it was written (`7`, `-3.5`) loses nothing as a number,
-      // and the tool's own validation decides about it; the others would lose the model's text.
-      if (
-        top.phase === "value" &&
-        j < text.length &&
-        NUMBER_WORD.test(token) &&
-        String(Number(token)) !== token
-      ) {
-        const path = stack.map((frame) => frame.at);
-        // A list's first item is the arguments: its paths are read from inside it.
-        const inside = list ? (path[0] === 0 ? path.slice(1) : undefined) : path;
-        if (inside !== undefined && inside.length > 0 && onlyText(inside)) {
-          parts.push(text.slice(copied, i), JSON.stringify(token));
-          copied = j;
-          quoted.push({ path: inside, digits: token });
-        }
-      }
-      top.phase = "after";
-    }
-    i = j;
+  const rewritten = rewriteNumberTokens(text, ({ token, ...at }) => {
+    // A token JavaScript writes back as it was written (`7`, `-3.5`) loses nothing as a number,
+    // and the tool's own validation decides about it; the others would lose the model's text.
+    if (writesBack(token)) return undefined;
+    const path = at.path();
+    // A list's first item is the arguments: its paths are read from inside it.
+    const inside = list ? (path[0] === 0 ? path.slice(1) : undefined) : path;
+    if (inside === undefined || inside.length === 0 || !onlyText(inside)) return undefined;
+    quoted.push({ path: inside, digits: token });
+    return JSON.stringify(token);
+  });
+  return rewritten === undefined ? undefined : { text: rewritten, quoted };
+}
+
+/**
+ * JSON-like `text` that begins with its `{` or `[` with each number token JSON refuses but whose
+ * meaning is plain (`+5`, `.5`, `-.5`, `+007`) written as JSON writes it (`5`, `0.5`, `-0.5`,
+ * `7`), for a reader that refuses them; `undefined` when there is none, or when the text begins
+ * with anything else (a string whose text holds a bracket is not walked from inside it).
+ */
+export function withJsonNumbers(text: string): string | undefined {
+  if (!/^\s*[{[]/.test(text)) return undefined;
+  return rewriteNumberTokens(text, ({ token }) => {
+    const [, sign, whole, rest] = /^([+-]?)(\d*)(.*)$/.exec(token) as RegExpExecArray;
+    if (sign !== "+" && whole !== "") return undefined;
+    // The whole part as JSON writes it: no leading zeros (`+007` is 7), `0` before a bare point.
+    return `${sign === "-" ? "-" : ""}${(whole as string).replace(/^0+(?=\d)/, "") || "0"}${rest}`;
+  });
+}
+
+/**
+ * Records, for `value` just read from the model's JSON-like `written` text, each number token
+ * JavaScript would write back otherwise (`02134`, `1.10`, `1e21`, `+5`, `.5`) where `value` holds
+ * that number (or the token as a string, where a repair quoted it), so `exactJson` writes it as the model wrote it and a later reading by the tool's
+ * schema (`takesOnlyString`) sees what the model wrote. Answers the token when `written` is itself
+ * such a number and `value` that number. Walks the text only when `value` holds a number or was
+ * `repaired` (read from other text than `written`).
+ */
+export function rememberWrittenNumbers(
+  written: string,
+  value: unknown,
+  repaired: boolean,
+): string | undefined {
+  if (typeof value === "number") {
+    const token = written.trim();
+    return NUMBER_WORD.test(token) && !writesBack(token) && Number(token) === value ? token : undefined;
   }
-  if (quoted.length === 0) return undefined;
-  parts.push(text.slice(copied));
-  return { text: parts.join(""), quoted };
+  // Read only from the text's own bracket, never from one inside a string it begins with.
+  if (!(repaired || holdsNumber(value)) || !/^\s*[{[]/.test(written)) return undefined;
+  forEachNumberToken(written, ({ token, ...at }) => {
+    if (writesBack(token)) return;
+    const path = at.path();
+    let node: unknown = value;
+    for (let k = 0; k < path.length - 1 && typeof node === "object" && node !== null; k++) {
+      node = Object.hasOwn(node, path[k] as string | number)
+        ? (node as Record<string | number, unknown>)[path[k] as string | number]
+        : undefined;
+    }
+    const last = path[path.length - 1];
+    if (last === undefined || typeof node !== "object" || node === null || !Object.hasOwn(node, last)) return;
+    const read = (node as Record<string | number, unknown>)[last];
+    // The number it reads as, or the token as a string (a repair that quoted `00.0` rather than
+    // read it): either way the model wrote this token there.
+    if (read === Number(token) || read === token) rememberDigitsAt(node, last, token);
+  });
+  return undefined;
 }

@@ -3,6 +3,7 @@ import { describeValue, readOptions, ToolArgumentsError, ToolCallsError } from "
 import {
   type ArgumentPath,
   findInexactNumbers,
+  holdsNumber,
   type InexactNumber,
   listNumbers,
   settleNumbers,
@@ -55,7 +56,9 @@ export interface ParseToolArgumentsOptions {
    * — `path` as for `takesString`. `true`: a token a number would not write back as written
    * reaches the tool as the text written (`"02134"`, `"1.10"`), listed in `inexact` with kind
    * `"text"`, never as a number that drops a leading zero or the form the model wrote; one it
-   * writes back the same (`7`) stays a number, for the tool's validation. Otherwise the number is read as it is without
+   * writes back the same (`7`) stays a number, for the tool's validation — "writes back" as
+   * `String(Number(token))` does, so `1e21` and `0.0000001` are text while `1e+21` and `1e-7`, as
+   * JavaScript prints them, stay numbers. Otherwise the number is read as it is without
    * this option (a leading-zero integer as the number, `+5` refused). Absent, every place is
    * "no". `takesOnlyStringAt` from `@loopwright/schema-compat` answers it from a tool's schema.
    */
@@ -286,10 +289,15 @@ function readArgumentOptions(caller: string, given: unknown): ParseToolArguments
 export function readToolArguments(raw: unknown, options: ParseToolArgumentsOptions = {}): Read {
   if (raw === undefined || raw === null) return { ...EMPTY, value: {} };
   if (typeof raw !== "string") return readObject(raw, options.name);
-  const quoting = options.takesOnlyString ? quoteNumbersAsText(raw, options.takesOnlyString) : undefined;
+  const given = tryParse(raw);
+  // Valid JSON holding no number (a file write, a search) has no token to read as text: not walked.
+  const quoting =
+    options.takesOnlyString && !(given && isRecord(given.value) && !holdsNumber(given.value))
+      ? quoteNumbersAsText(raw, options.takesOnlyString)
+      : undefined;
   const text = quoting?.text ?? raw;
   // Fast path: valid JSON, as almost every server and model sends.
-  const strict = tryParse(text);
+  const strict = quoting ? tryParse(text) : given;
   const read =
     strict && isRecord(strict.value)
       ? done(strict.value, false, raw, options.name, text)

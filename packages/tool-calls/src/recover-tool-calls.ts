@@ -12,6 +12,7 @@ import {
   tryParse,
   withinDepth,
 } from "./json-text.js";
+import { rememberWrittenNumbers, withJsonNumbers } from "./number-text.js";
 import { readToolArguments } from "./parse-tool-arguments.js";
 import type { ToolCallRequest } from "./types.js";
 
@@ -113,7 +114,8 @@ function readArguments(value: unknown): { args: Record<string, unknown>; raw: st
   if (isRecord(value)) return withinDepth(value) ? { args: value, raw: exactJson(value) } : undefined;
   if (typeof value !== "string") return undefined;
   try {
-    return { args: readToolArguments(value).value, raw: value };
+    // `+5` and `.5` read as the numbers they are; `raw`, the text as written, lets the tool's schema decide.
+    return { args: readToolArguments(withJsonNumbers(value) ?? value).value, raw: value };
   } catch {
     return undefined;
   }
@@ -189,6 +191,32 @@ function repair(text: string): Parsed | undefined {
   return repairParse(text);
 }
 
+/**
+ * Reads the model's JSON-like `written` text with `read` (strict JSON, a repair), the number
+ * tokens JSON refuses but whose meaning is plain (`+5`, `.5`) read as the numbers they are, and
+ * remembers the digits of every number a double would write back otherwise
+ * (`12345678901234567891`, `02134`, `1.10`, `1e21`, `+5`), so `exactJson` — the call's `raw` —
+ * writes each as the model wrote it, for a reading by the tool's schema to decide. `digits`: the
+ * value's own, when it is such a number.
+ */
+function readWritten<P extends Parsed>(
+  written: string,
+  read: (text: string) => P | undefined,
+): (P & { digits?: string | undefined }) | undefined {
+  // Rewritten before the first reading: a repair that has to reach past them reads less kindly
+  // (`00.0` beside `.5` came back as the string "00.0").
+  const parsed = read(withJsonNumbers(written) ?? written);
+  if (!parsed) return undefined;
+  const inexact = rememberDigits(parsed.source, parsed.value);
+  const repaired = parsed.source !== written;
+  return { ...parsed, digits: rememberWrittenNumbers(written, parsed.value, repaired) ?? inexact };
+}
+
+/** Strict JSON, else the almost-JSON repair within the current call's budget. */
+function strictOrRepaired(text: string): Parsed | undefined {
+  return tryParse(text) ?? repair(text);
+}
+
 /** Calls one format may hold in one reply; past it, the rest is text (bounds the work on junk). */
 const MAX_MATCHES = 256;
 
@@ -233,8 +261,7 @@ function jsonAt(text: string, start: number): { value: unknown; end: number; ope
   scanBudget -= (end < 0 ? text.length : end) - start;
   const stop = end < 0 ? text.length : end;
   const slice = text.slice(start, stop);
-  const parsed = tryParse(slice) ?? repair(slice);
-  if (parsed) rememberDigits(parsed.source, parsed.value);
+  const parsed = readWritten(slice, strictOrRepaired);
   return parsed ? { value: parsed.value, end: stop, open: end < 0 } : undefined;
 }
 
@@ -683,12 +710,11 @@ function splitTopLevel(text: string): string[] {
 function pythonValue(text: string): { value: unknown; digits?: string | undefined } | undefined {
   const trimmed = text.trim();
   // A bare name or an expression is code, not a value the model means literally.
-  if (!/^(?:["'[{\d.-]|(?:True|False|None|true|false|null)$)/.test(trimmed)) return undefined;
-  const strict = tryParse(trimmed);
-  if (strict) return { value: strict.value, digits: rememberDigits(strict.source, strict.value) };
-  const wrapped = repair(`{"v": ${trimmed}}`);
+  if (!/^(?:["'[{\d.+-]|(?:True|False|None|true|false|null)$)/.test(trimmed)) return undefined;
+  const strict = readWritten(trimmed, tryParse);
+  if (strict) return { value: strict.value, digits: strict.digits };
+  const wrapped = readWritten(`{"v": ${trimmed}}`, repair);
   if (!wrapped || !isRecord(wrapped.value) || !Object.hasOwn(wrapped.value, "v")) return undefined;
-  rememberDigits(wrapped.source, wrapped.value);
   return { value: wrapped.value.v, digits: digitsAt(wrapped.value, "v") };
 }
 
@@ -894,9 +920,8 @@ function gemmaSpans(text: string): Span[] {
   const spans: Span[] = [];
   for (const match of matches(text, GEMMA_CALL)) {
     const body = gemmaArguments(text, match.index + match[0].length);
-    const parsed = body ? (tryParse(body.json) ?? repair(body.json)) : undefined;
+    const parsed = body ? readWritten(body.json, strictOrRepaired) : undefined;
     if (!body || !parsed || !isRecord(parsed.value)) continue;
-    rememberDigits(parsed.source, parsed.value);
     const tail = GEMMA_CLOSE.exec(text.slice(body.end));
     spans.push({
       start: match.index,
@@ -1146,8 +1171,9 @@ function wholeReplySpan(text: string): Span | undefined {
   const strict = tryParse(trimmed);
   // The reply is the calls only as a whole: one of them still open leaves none of it recovered.
   let open = !strict && isUnterminated(trimmed);
-  const parsed = strict ? { ...strict, whole: true } : repairLeading(trimmed);
-  if (parsed) rememberDigits(parsed.source, parsed.value);
+  const parsed = strict
+    ? readWritten(trimmed, () => ({ ...strict, whole: true }))
+    : readWritten(trimmed, repairLeading);
   let calls = parsed?.whole ? callsIn(parsed.value) : undefined;
   if (!calls && parsed && !parsed.whole) {
     const sequence = jsonCallsAt(trimmed, 0);
@@ -1175,8 +1201,7 @@ function fencedSpan(text: string): Span | undefined {
   // Gemma 3's prompted form: a ```tool_code fence holding a Python call.
   if (/^(?:\[\s*)?[A-Za-z_][\w.-]*\s*\(/.test(body)) calls = pythonicCalls(body);
   else if (/^[{[]/.test(body)) {
-    const parsed = tryParse(body) ?? repairParse(body);
-    if (parsed) rememberDigits(parsed.source, parsed.value);
+    const parsed = readWritten(body, (text) => tryParse(text) ?? repairParse(text));
     calls = parsed ? callsIn(parsed.value) : undefined;
   }
   return calls ? { start: fence.start, end: fence.end, calls } : undefined;
@@ -1229,7 +1254,10 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * Only calls naming a tool in `tools` are recovered (a `functions.` prefix or `:0` suffix is
  * read past); a block that names anything else is left in the text. Returns the calls with ids
  * `call_recovered_0` onward in written order, and the text with them taken out (trimmed); with
- * nothing found, the text as it was. A markup value running to the end of the reply without its
+ * nothing found, the text as it was. Each call's `raw` is its argument text — the model's, or JSON
+ * with every number token a double would write back otherwise kept as written (`02134`, `1.10`,
+ * `+5`) — so `parseToolArguments(raw, …)` with the tool's `takesOnlyString` reads it exactly as
+ * it reads the same arguments streamed as a call; `args` holds the numbers they read as. A markup value running to the end of the reply without its
  * closing tag is never recovered; with `finishReason: "length"` neither is any call still open
  * where the reply ends. Never throws on any string; throws a `ToolCallsError` when `text` is not
  * a string, `tools` not an array, or options (`null` reads as none) not an object.

@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ToolLoadingError } from "./errors.js";
 import { proxiedCall } from "./proxied-call.js";
-import { CATALOG, thrown } from "./test-support/tools.js";
+import { CATALOG, TOOLS, thrown } from "./test-support/tools.js";
+import { createToolLoading } from "./tool-loading.js";
 
 describe("proxiedCall", () => {
   it("reads the inner call from arguments given as an object", () => {
@@ -26,6 +27,48 @@ describe("proxiedCall", () => {
     expect(proxiedCall({ name: "filesystem.list_directory" }, CATALOG).name).toBe("list_directory");
     expect(proxiedCall({ name: "list_directory", arguments: "" }, CATALOG).args).toEqual({});
     expect(proxiedCall('{"name":"list_directory","arguments":null}', CATALOG).args).toEqual({});
+  });
+
+  it("hands the reader the places the named tool takes only a string, so a number written there stays text", () => {
+    // A reader as the loop's is: a number token (`+5`, `02134`) where only a string is taken stays its text.
+    const asked: unknown[][] = [];
+    const parse = (
+      text: string,
+      options?: { takesOnlyString?: (path: readonly (string | number)[]) => boolean },
+    ) => {
+      asked.push(["path", "repo", "count"].map((key) => options?.takesOnlyString?.([key])));
+      return JSON.parse(
+        text.replace(/"(\w+)": ([+.\d]+)/g, (whole, key: string, token: string) =>
+          options?.takesOnlyString?.([key]) ? `"${key}": "${token}"` : whole,
+        ),
+      );
+    };
+    // Before: the reader was handed the text alone, and `+5` was refused as not JSON.
+    expect(
+      proxiedCall({ name: "read_file", arguments: '{"path": +5}' }, CATALOG, { parse, tools: TOOLS }),
+    ).toEqual({
+      name: "read_file",
+      args: { path: "+5" },
+      raw: '{"path": +5}',
+    });
+    expect(asked).toEqual([[true, false, false]]);
+    // No definitions given: the reader is asked about nothing, as before.
+    expect(() => proxiedCall({ name: "read_file", arguments: '{"path": +5}' }, CATALOG, { parse })).toThrow(
+      /not a JSON object/,
+    );
+    // Definitions that are not named function tools are named, not read past.
+    const bad = thrown(() =>
+      proxiedCall({ name: "read_file" }, CATALOG, { tools: [{ type: "function" }] as never }),
+    );
+    expect(ToolLoadingError.isInstance(bad) && bad.code).toBe("invalid-tools");
+    expect(bad.message).toContain("proxiedCall: tool 0");
+    // The loading a run holds knows its tools' definitions itself.
+    const loading = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG, parse });
+    const route = loading.route(
+      { id: "c1", name: "call_tool", args: { name: "get_file", arguments: '{"repo": 0012, "path": .5}' } },
+      { loaded: [], messages: [] },
+    );
+    expect(route).toMatchObject({ kind: "dispatch", name: "get_file", args: { repo: "0012", path: ".5" } });
   });
 
   it("uses the given reader for text arguments, so almost-JSON can be repaired", () => {

@@ -1,4 +1,5 @@
-import { type CatalogServer, checkCatalog } from "./catalog.js";
+import { type FunctionToolLike, takesOnlyStringAt } from "@loopwright/schema-compat";
+import { type CatalogServer, checkCatalog, definitionsByName } from "./catalog.js";
 import { describe, echoName, ToolLoadingError } from "./errors.js";
 import { type ToolResolver, toolResolver } from "./names.js";
 
@@ -12,15 +13,43 @@ export interface ProxiedCall {
   raw: string;
 }
 
+/**
+ * What `ProxiedCallOptions.parse` is handed beside the text: the options of `parseToolArguments`
+ * (from `@loopwright/tool-calls`) that the tool named decides, so that reader can be passed as it is.
+ */
+export interface ProxiedParseOptions {
+  /**
+   * Where the text is the inner tool's arguments and its definition is known: true at a place its
+   * parameters take a string and no number (`takesOnlyStringAt` from `@loopwright/schema-compat`),
+   * so a number token written there (`02134`, `+5`, `.5`) is read as the text written, as when the
+   * tool is called directly. Absent for the whole call given as text, or a tool with no definition.
+   */
+  takesOnlyString?: (path: readonly (string | number)[]) => boolean;
+}
+
 /** Options for {@link proxiedCall}. */
 export interface ProxiedCallOptions {
   /**
    * Reads arguments given as text — the call's own, or the whole `{ name, arguments }` given as
-   * text. `JSON.parse` unless given; the loop passes its lenient reader (`parseToolArguments` from
-   * `@loopwright/tool-calls`) so almost-JSON is repaired. Whatever it throws becomes the `cause` of
-   * an `invalid-arguments` error.
+   * text — handed {@link ProxiedParseOptions} as well. `JSON.parse` unless given; the loop passes
+   * its lenient reader (`parseToolArguments` from `@loopwright/tool-calls`) so almost-JSON is
+   * repaired, and a number token where the tool takes only a string stays text. Whatever it
+   * throws becomes the `cause` of an `invalid-arguments` error.
    */
-  parse?: (text: string) => unknown;
+  parse?: (text: string, options: ProxiedParseOptions) => unknown;
+  /**
+   * The catalogued tools' definitions (`{ type: "function", function: { name, parameters } }`):
+   * where the tool named has one, `parse` is handed its `takesOnlyString` for the inner
+   * arguments. `createToolLoading` passes its own. None unless given; anything but an array of
+   * named function tools throws `invalid-tools`.
+   */
+  tools?: readonly FunctionToolLike[];
+}
+
+/** What `readProxiedCall` reads beyond the call: the reader, and each tool's parameters by name. */
+interface ReadOptions {
+  parse?: ProxiedCallOptions["parse"];
+  parametersOf?: (name: string) => unknown;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -34,9 +63,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * one catalogued tool: its own name, `functions.tool`, `server.tool` (or `/`, `:`, `__`), or a
  * name differing only in case from exactly one tool — never a server's name or a pattern.
  *
+ * Arguments given as text are read by `options.parse`, handed — where `options.tools` defines the
+ * tool named — the places its parameters take only a string (`takesOnlyString`), so a number
+ * token written there (`02134`, `+5`) can reach the tool as written, as when it is called directly.
+ *
  * Throws a `ToolLoadingError` whose message is written for the model: `missing-name` when no tool
  * is named, `unknown-tool` for a name outside the catalogue, `invalid-arguments` for arguments that
- * are not an object, and `invalid-catalog` for a malformed catalogue. Never runs anything.
+ * are not an object, and `invalid-catalog` for a malformed catalogue (`invalid-tools` for `tools`
+ * that are not named function tools). Never runs anything.
  */
 export function proxiedCall(
   args: unknown,
@@ -44,19 +78,28 @@ export function proxiedCall(
   options: ProxiedCallOptions = {},
 ): ProxiedCall {
   checkCatalog(catalog, "proxiedCall");
-  return readProxiedCall(args, toolResolver(catalog), options);
+  const definitions =
+    options.tools === undefined ? undefined : definitionsByName(options.tools, "proxiedCall");
+  return readProxiedCall(args, toolResolver(catalog), {
+    ...(options.parse ? { parse: options.parse } : {}),
+    ...(definitions ? { parametersOf: (name: string) => definitions.get(name)?.function.parameters } : {}),
+  });
 }
+
+/** `JSON.parse` of the text alone (its second argument is a reviver, never the options). */
+const jsonParse = (text: string): unknown => JSON.parse(text);
 
 /** `proxiedCall` against a catalogue already checked, its names resolved by `resolve`. */
 export function readProxiedCall(
   args: unknown,
   resolve: ToolResolver,
-  options: ProxiedCallOptions = {},
+  options: ReadOptions = {},
 ): ProxiedCall {
+  const parse = options.parse ?? jsonParse;
   let outer = args;
   if (typeof outer === "string") {
     try {
-      outer = (options.parse ?? JSON.parse)(outer);
+      outer = parse(outer, {});
     } catch (cause) {
       throw new ToolLoadingError(
         "invalid-arguments",
@@ -83,8 +126,12 @@ export function readProxiedCall(
   if (isRecord(inner)) return { name, args: inner, raw: JSON.stringify(inner) };
   if (typeof inner === "string") {
     let parsed: unknown;
+    const parameters = options.parametersOf?.(name);
     try {
-      parsed = (options.parse ?? JSON.parse)(inner);
+      parsed = parse(
+        inner,
+        parameters === undefined ? {} : { takesOnlyString: (path) => takesOnlyStringAt(parameters, path) },
+      );
     } catch (cause) {
       throw new ToolLoadingError(
         "invalid-arguments",

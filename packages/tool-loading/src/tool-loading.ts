@@ -42,7 +42,10 @@ export interface ToolLoadingOptions {
   carryCap?: number;
   /** List a one-line description beside each name in the catalogue text. Off unless given. */
   descriptions?: boolean;
-  /** Reads `call_tool` arguments given as text (see `proxiedCall`). `JSON.parse` unless given. */
+  /**
+   * Reads `call_tool` arguments given as text (see `proxiedCall`), handed the inner tool's
+   * `takesOnlyString` from its definition in `tools`. `JSON.parse` unless given.
+   */
   parse?: ProxiedCallOptions["parse"];
 }
 
@@ -195,6 +198,7 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
   const withCatalog = (system: string | undefined) =>
     text === "" ? system : system ? `${system}\n\n${text}` : text;
   const hostOwns = (name: string) => definitions.has(name);
+  const parametersOf = (name: string) => definitions.get(name)?.function.parameters;
 
   const usablePreselection = (preselected: readonly string[] | undefined): string[] => {
     if (preselected === undefined) return [];
@@ -341,7 +345,7 @@ export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
       if (call.name === LOAD_TOOLS_NAME) return loadRoute(call, loaded, state.messages);
       if (call.name === CALL_TOOL_NAME && !(mode === "ondemand" && hostOwns(CALL_TOOL_NAME))) {
         try {
-          const inner = readProxiedCall(call.args, resolve, parse ? { parse } : {});
+          const inner = readProxiedCall(call.args, resolve, { ...(parse ? { parse } : {}), parametersOf });
           return dispatch(inner.name, inner.args, inner.raw, true);
         } catch (error) {
           if (!ToolLoadingError.isInstance(error)) throw error;
