@@ -25,6 +25,11 @@ describe("errorMessage", () => {
       cause: new TypeError("fetch failed", { cause: new Error("bad port") }),
     });
     expect(errorMessage(bad)).toBe("Connection error. (bad port)");
+    // A cause whose words the message happens to contain once its status is taken off still shows.
+    const short = new Error("Connection error.", {
+      cause: Object.assign(new Error("500 error"), { status: 500 }),
+    });
+    expect(errorMessage(short)).toBe("Connection error. (500 error)");
   });
 
   it("says llama.cpp's overflow once, as sentences: no run-on and no status-prefixed copy of it in brackets", async () => {

@@ -173,10 +173,13 @@ export function errorMessage(error: unknown): string {
     if (typeof status === "number" && !message.startsWith(String(status))) message = `${status} ${message}`;
     // A connection failure says only "Connection error."; the code (or words) underneath say which.
     const detail = causeDetail(error);
-    // An API error's message starts with its status ("400 request (…) exceeds …"); the loop's own
-    // error quoting the server's words has already said the rest.
-    const said = detail?.replace(/^\d{3} /, "");
-    return detail && said && !message.includes(said) ? `${message} (${detail})` : message;
+    // An overflow quotes the server's words, which its cause (the API error) says again after its
+    // status ("400 request (…) exceeds …"): said once is enough.
+    const repeated =
+      detail !== undefined &&
+      ContextOverflow.isInstance(error) &&
+      message.includes(detail.replace(/^\d{3} /, ""));
+    return detail && !repeated && !message.includes(detail) ? `${message} (${detail})` : message;
   }
   if (typeof error === "string") return error;
   if (error === undefined || error === null) return String(error);

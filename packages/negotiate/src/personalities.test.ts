@@ -270,6 +270,7 @@ describe("against the mistral personality", () => {
       },
     ]);
     // Its usage rides on the finish chunk, so it is read though stream_options is no longer sent.
-    expect(turn.usage).toMatchObject({ prompt: expect.any(Number), completion: expect.any(Number) });
+    expect(turn.usage.prompt).toBeGreaterThan(0);
+    expect(turn.usage.completion).toBeGreaterThan(0);
   });
 });

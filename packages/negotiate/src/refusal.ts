@@ -256,7 +256,8 @@ function isGrammarRefusal(error: unknown, facts: ErrorFacts): boolean {
 const TOOL_CALL_ID_WORDINGS = [
   // Mistral's API and mistral_common (vLLM, oMLX): "Tool call id was call_0 but must be a-z, A-Z,
   // 0-9, with a length of 9." — oMLX's as pasted broke the line after "0-9,".
-  /Tool call id was [^\n]{0,300}? but must be a-z, A-Z, 0-9,\s*with a length of 9/i,
+  // The rule's own words, matched alone: the refused id is quoted whole, of any length.
+  /but must be a-z, A-Z, 0-9,\s*with a length of 9/i,
   // Mistral v3 chat templates' raise_exception (vLLM, llama.cpp, mlx-lm).
   /Tool call IDs should be alphanumeric strings with length 9/i,
   // OpenAI and Azure: "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string

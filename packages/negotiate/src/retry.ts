@@ -103,7 +103,7 @@ const DETERMINISTIC_5XX = [
   /JSON schema conversion failed|failed to parse grammar/i, // an older llama.cpp's grammar failure
   /unable to start process|upstream command exited/i, // llama-swap: the model's server would not start
   // oMLX: a tool-call id the model's tokenizer refuses (mistral_common), the same on every resend.
-  /Tool call id was [^\n]{0,300}? but must be a-z, A-Z, 0-9,|Tool call IDs should be alphanumeric strings/i,
+  /but must be a-z, A-Z, 0-9,\s*with a length of 9|Tool call IDs should be alphanumeric strings/i,
 ];
 
 /** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */

@@ -150,6 +150,19 @@ describe("a refused tool-call id, in each recorded wording", () => {
     expect(server.chatRequests.length).toBe(1);
   });
 
+  it("reads the refusal whatever the length of the id it quotes (a host's own 400-character id)", async () => {
+    const store = createCapabilityStore();
+    const long = `host_${"x".repeat(400)}`;
+    const message = `Tool call id was ${long} but must be a-z, A-Z, 0-9, with a length of 9.`;
+    server.enqueue(
+      { type: "error", status: 400, body: { object: "error", message, type: "invalid_function_call" } },
+      ok,
+    );
+    await expect(turn(store, transcript(), { model: "mistral-small-latest" })).resolves.toBe("fine");
+    expect(sentIds(1).every((id) => SHORT.test(id))).toBe(true);
+    expect(isTransient({ status: 500, body: { object: "error", message } })).toBe(false);
+  });
+
   it("does not retry oMLX's 500 for the id when the latch cannot answer it", () => {
     const error = { status: 500, body: WORDINGS[4]?.[2] };
     expect(isTransient(error)).toBe(false);
