@@ -3,17 +3,18 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
+import { cliForFile } from "./cli-build.js";
 
-const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+// The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
+const main = cliForFile();
 
 function run(args: string[], env: Record<string, string | undefined> = {}, input?: string) {
   return new Promise<{ code: number; out: string }>((resolve) => {
     const child = execFile(
       process.execPath,
-      ["--import", "tsx", main, ...args],
+      [main(), ...args],
       { env: { ...process.env, OPENAI_BASE_URL: undefined, NO_COLOR: "1", ...env }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout + stderr }),
     );
@@ -30,7 +31,7 @@ function sentMessages(server: { chatRequests: { body: unknown }[] }, index: numb
 
 /** Starts the CLI against `baseUrl` with its output collected, and waits until its first request reached the server. */
 function startCli(server: { baseUrl: string; chatRequests: unknown[] }) {
-  const child = spawn(process.execPath, ["--import", "tsx", main], {
+  const child = spawn(process.execPath, [main()], {
     env: { ...process.env, OPENAI_BASE_URL: server.baseUrl, NO_COLOR: "1" },
   });
   const output = { text: "" };
@@ -112,9 +113,11 @@ describe("playground CLI", () => {
     try {
       const { child, output, exited, firstRequest } = startCli(server);
       child.stdin.end("first question\nsecond question\n");
-      // The first answer has started and then gone silent: the request is in, a chunk is out.
+      // The first answer has started and then gone silent: the request is in, a chunk is shown.
       await firstRequest();
-      await new Promise((r) => setTimeout(r, 300));
+      const shown = Date.now() + 30_000;
+      while (!output.text.includes("I will") && Date.now() < shown)
+        await new Promise((r) => setTimeout(r, 20));
       child.kill("SIGINT");
       const code = await exited;
       const out = output.text;

@@ -1,17 +1,16 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { startServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliForFile } from "./cli-build.js";
 import { loadMcp } from "./mcp.js";
 
-const main = fileURLToPath(new URL("./main.ts", import.meta.url));
-// Run from another directory, so tsx is named by where it is rather than looked up from there.
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+// The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
+const main = cliForFile();
 const everything = fileURLToPath(
   new URL("../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
 );
@@ -20,7 +19,7 @@ function playground(args: string[], cwd: string, env: Record<string, string> = {
   return new Promise<{ code: number; out: string }>((resolve) => {
     execFile(
       process.execPath,
-      ["--import", tsx, main, ...args],
+      [main(), ...args],
       { cwd, env: { ...process.env, OPENAI_BASE_URL: undefined, NO_COLOR: "1", ...env }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout + stderr }),
     );
