@@ -64,7 +64,9 @@ const ASK_COLOUR = {
 };
 
 describe("playground CLI", () => {
-  it("answers a prompt on the simulator with a streamed answer that used a tool, then exits 0", async () => {
+  // The first four start a process each and share nothing, signal nothing and time nothing: they
+  // run side by side (the unreachable endpoint's answer waits out the loop's retry backoff).
+  it.concurrent("answers a prompt on the simulator with a streamed answer that used a tool, then exits 0", async () => {
     const { code, out } = await run(["--prompt", "What is 17 * 23?"]);
     expect(code).toBe(0);
     expect(out).toContain("Simulator:");
@@ -74,7 +76,7 @@ describe("playground CLI", () => {
     expect(out).toMatch(/\[2 requests, 1 tool call; tokens: \d+ prompt \(\d+ cached\)/);
   }, 60_000);
 
-  it("shows an unreachable endpoint as one error line and exits 1", async () => {
+  it.concurrent("shows an unreachable endpoint as one error line and exits 1", async () => {
     const closed = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, "127.0.0.1", () => {
         const { port } = probe.address() as { port: number };
@@ -87,7 +89,7 @@ describe("playground CLI", () => {
     expect(out).not.toMatch(/\n\s+at /);
   }, 60_000);
 
-  it("never prints credentials written into OPENAI_BASE_URL (user:password, a key in the query)", async () => {
+  it.concurrent("never prints credentials written into OPENAI_BASE_URL (user:password, a key in the query)", async () => {
     const { code, out } = await run(["--prompt", "hi"], {
       OPENAI_BASE_URL: "http://me:sk-pass-secret-1@127.0.0.1:9/v1?api-key=sk-query-secret-2",
     });
@@ -96,7 +98,7 @@ describe("playground CLI", () => {
     expect(out).not.toMatch(/sk-pass-secret-1|sk-query-secret-2/);
   }, 60_000);
 
-  it("answers every line of piped interactive input, in order, then exits 0 at the end of input", async () => {
+  it.concurrent("answers every line of piped interactive input, in order, then exits 0 at the end of input", async () => {
     const { code, out } = await run([], {}, "what is 17 * 23\nwhat is 6 * 7\n/exit\nwhat is 1 + 1\n");
     expect(code).toBe(0);
     expect(out).toContain('→ calculator {"expression":"17 * 23"}');
