@@ -31,6 +31,8 @@ const mcpJson = (cwd: string, servers: Record<string, unknown>) =>
   writeFile(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
 
 describe("playground with MCP servers", () => {
+  // Each test starts its own playground (and MCP servers) in a folder of its own, or reads shared
+  // files it never writes: they run side by side.
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "playground-mcp-"));
@@ -40,7 +42,7 @@ describe("playground with MCP servers", () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it("offers the servers of --mcp <file> beside its own tools, and runs their calls", async () => {
+  it.concurrent("offers the servers of --mcp <file> beside its own tools, and runs their calls", async () => {
     const { code, out } = await playground(
       ["--mcp", "servers.json", "--prompt", "use everything__echo"],
       dir,
@@ -51,7 +53,7 @@ describe("playground with MCP servers", () => {
     expect(out).toContain("← everything__echo: Echo: use everything__echo");
   }, 60_000);
 
-  it("does not run a ./.mcp.json it found without being asked to, and says how to opt in", async () => {
+  it.concurrent("does not run a ./.mcp.json it found without being asked to, and says how to opt in", async () => {
     const cwd = await mkdtemp(join(dir, "cwd-"));
     // A server entry whose command leaves a mark when it runs.
     const mark = join(cwd, "started");
@@ -72,7 +74,7 @@ describe("playground with MCP servers", () => {
     expect(out).toMatch(/← clock: /);
   }, 60_000);
 
-  it("starts the servers of ./.mcp.json when it is named with --mcp", async () => {
+  it.concurrent("starts the servers of ./.mcp.json when it is named with --mcp", async () => {
     const cwd = await mkdtemp(join(dir, "cwd-"));
     await mcpJson(cwd, { e: { command: process.execPath, args: [everything, "stdio"] } });
     const { code, out } = await playground(["--mcp", ".mcp.json", "--prompt", "use e__get-tiny-image"], cwd);
@@ -81,7 +83,7 @@ describe("playground with MCP servers", () => {
     expect(out).toMatch(/← e__get-tiny-image: .*\[image: image\/png, [\d.]+ kB\]/);
   }, 60_000);
 
-  it("never hands the model the host's key through an MCP tool's result (a server given it prints its env)", async () => {
+  it.concurrent("never hands the model the host's key through an MCP tool's result (a server given it prints its env)", async () => {
     const cwd = await mkdtemp(join(dir, "cwd-"));
     const key = "sk-host-key-for-mcp-7788";
     await mcpJson(cwd, {
@@ -111,7 +113,7 @@ describe("playground with MCP servers", () => {
     }
   }, 60_000);
 
-  it("says a config that is not JSON is not JSON, in one line, and exits 1", async () => {
+  it.concurrent("says a config that is not JSON is not JSON, in one line, and exits 1", async () => {
     const { code, out } = await playground(["--mcp", "broken.json", "--prompt", "hi"], dir);
     expect(code).toBe(1);
     expect(out).toMatch(/^error: .*broken\.json is not JSON\.$/m);
