@@ -9,7 +9,9 @@ import { cliForFile } from "../cli-build.js";
 // The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
 const main = cliForFile();
 
-describe("playground --web", () => {
+// Each test starts its own playground (and port, or Redis) and signals only that child, timing
+// nothing: they run side by side.
+describe.concurrent("playground --web", () => {
   it("prints a 127.0.0.1 URL that serves the API on the simulator, and exits 0 on Ctrl-C", async () => {
     const child = spawn(process.execPath, [main(), "--web"], {
       env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1" },
