@@ -3,17 +3,18 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
+import { cliForFile } from "./cli-build.js";
 
-const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+// The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
+const main = cliForFile();
 
 function run(args: string[], env: Record<string, string | undefined> = {}, input?: string) {
   return new Promise<{ code: number; out: string }>((resolve) => {
     const child = execFile(
       process.execPath,
-      ["--import", "tsx", main, ...args],
+      [main(), ...args],
       { env: { ...process.env, OPENAI_BASE_URL: undefined, NO_COLOR: "1", ...env }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout + stderr }),
     );
@@ -30,7 +31,7 @@ function sentMessages(server: { chatRequests: { body: unknown }[] }, index: numb
 
 /** Starts the CLI against `baseUrl` with its output collected, and waits until its first request reached the server. */
 function startCli(server: { baseUrl: string; chatRequests: unknown[] }) {
-  const child = spawn(process.execPath, ["--import", "tsx", main], {
+  const child = spawn(process.execPath, [main()], {
     env: { ...process.env, OPENAI_BASE_URL: server.baseUrl, NO_COLOR: "1" },
   });
   const output = { text: "" };
@@ -63,7 +64,9 @@ const ASK_COLOUR = {
 };
 
 describe("playground CLI", () => {
-  it("answers a prompt on the simulator with a streamed answer that used a tool, then exits 0", async () => {
+  // The first four start a process each and share nothing, signal nothing and time nothing: they
+  // run side by side (the unreachable endpoint's answer waits out the loop's retry backoff).
+  it.concurrent("answers a prompt on the simulator with a streamed answer that used a tool, then exits 0", async () => {
     const { code, out } = await run(["--prompt", "What is 17 * 23?"]);
     expect(code).toBe(0);
     expect(out).toContain("Simulator:");
@@ -73,7 +76,7 @@ describe("playground CLI", () => {
     expect(out).toMatch(/\[2 requests, 1 tool call; tokens: \d+ prompt \(\d+ cached\)/);
   }, 60_000);
 
-  it("shows an unreachable endpoint as one error line and exits 1", async () => {
+  it.concurrent("shows an unreachable endpoint as one error line and exits 1", async () => {
     const closed = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, "127.0.0.1", () => {
         const { port } = probe.address() as { port: number };
@@ -86,7 +89,7 @@ describe("playground CLI", () => {
     expect(out).not.toMatch(/\n\s+at /);
   }, 60_000);
 
-  it("never prints credentials written into OPENAI_BASE_URL (user:password, a key in the query)", async () => {
+  it.concurrent("never prints credentials written into OPENAI_BASE_URL (user:password, a key in the query)", async () => {
     const { code, out } = await run(["--prompt", "hi"], {
       OPENAI_BASE_URL: "http://me:sk-pass-secret-1@127.0.0.1:9/v1?api-key=sk-query-secret-2",
     });
@@ -95,7 +98,7 @@ describe("playground CLI", () => {
     expect(out).not.toMatch(/sk-pass-secret-1|sk-query-secret-2/);
   }, 60_000);
 
-  it("answers every line of piped interactive input, in order, then exits 0 at the end of input", async () => {
+  it.concurrent("answers every line of piped interactive input, in order, then exits 0 at the end of input", async () => {
     const { code, out } = await run([], {}, "what is 17 * 23\nwhat is 6 * 7\n/exit\nwhat is 1 + 1\n");
     expect(code).toBe(0);
     expect(out).toContain('→ calculator {"expression":"17 * 23"}');
@@ -112,9 +115,11 @@ describe("playground CLI", () => {
     try {
       const { child, output, exited, firstRequest } = startCli(server);
       child.stdin.end("first question\nsecond question\n");
-      // The first answer has started and then gone silent: the request is in, a chunk is out.
+      // The first answer has started and then gone silent: the request is in, a chunk is shown.
       await firstRequest();
-      await new Promise((r) => setTimeout(r, 300));
+      const shown = Date.now() + 30_000;
+      while (!output.text.includes("I will") && Date.now() < shown)
+        await new Promise((r) => setTimeout(r, 20));
       child.kill("SIGINT");
       const code = await exited;
       const out = output.text;

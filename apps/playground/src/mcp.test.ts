@@ -1,17 +1,16 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { startServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliForFile } from "./cli-build.js";
 import { loadMcp } from "./mcp.js";
 
-const main = fileURLToPath(new URL("./main.ts", import.meta.url));
-// Run from another directory, so tsx is named by where it is rather than looked up from there.
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+// The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
+const main = cliForFile();
 const everything = fileURLToPath(
   new URL("../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
 );
@@ -20,7 +19,7 @@ function playground(args: string[], cwd: string, env: Record<string, string> = {
   return new Promise<{ code: number; out: string }>((resolve) => {
     execFile(
       process.execPath,
-      ["--import", tsx, main, ...args],
+      [main(), ...args],
       { cwd, env: { ...process.env, OPENAI_BASE_URL: undefined, NO_COLOR: "1", ...env }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout + stderr }),
     );
@@ -32,6 +31,8 @@ const mcpJson = (cwd: string, servers: Record<string, unknown>) =>
   writeFile(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
 
 describe("playground with MCP servers", () => {
+  // Each test starts its own playground (and MCP servers) in a folder of its own, or reads shared
+  // files it never writes: they run side by side.
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "playground-mcp-"));
@@ -41,7 +42,7 @@ describe("playground with MCP servers", () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it("offers the servers of --mcp <file> beside its own tools, and runs their calls", async () => {
+  it.concurrent("offers the servers of --mcp <file> beside its own tools, and runs their calls", async () => {
     const { code, out } = await playground(
       ["--mcp", "servers.json", "--prompt", "use everything__echo"],
       dir,
@@ -52,7 +53,7 @@ describe("playground with MCP servers", () => {
     expect(out).toContain("← everything__echo: Echo: use everything__echo");
   }, 60_000);
 
-  it("does not run a ./.mcp.json it found without being asked to, and says how to opt in", async () => {
+  it.concurrent("does not run a ./.mcp.json it found without being asked to, and says how to opt in", async () => {
     const cwd = await mkdtemp(join(dir, "cwd-"));
     // A server entry whose command leaves a mark when it runs.
     const mark = join(cwd, "started");
@@ -73,7 +74,7 @@ describe("playground with MCP servers", () => {
     expect(out).toMatch(/← clock: /);
   }, 60_000);
 
-  it("starts the servers of ./.mcp.json when it is named with --mcp", async () => {
+  it.concurrent("starts the servers of ./.mcp.json when it is named with --mcp", async () => {
     const cwd = await mkdtemp(join(dir, "cwd-"));
     await mcpJson(cwd, { e: { command: process.execPath, args: [everything, "stdio"] } });
     const { code, out } = await playground(["--mcp", ".mcp.json", "--prompt", "use e__get-tiny-image"], cwd);
@@ -82,7 +83,7 @@ describe("playground with MCP servers", () => {
     expect(out).toMatch(/← e__get-tiny-image: .*\[image: image\/png, [\d.]+ kB\]/);
   }, 60_000);
 
-  it("never hands the model the host's key through an MCP tool's result (a server given it prints its env)", async () => {
+  it.concurrent("never hands the model the host's key through an MCP tool's result (a server given it prints its env)", async () => {
     const cwd = await mkdtemp(join(dir, "cwd-"));
     const key = "sk-host-key-for-mcp-7788";
     await mcpJson(cwd, {
@@ -112,7 +113,7 @@ describe("playground with MCP servers", () => {
     }
   }, 60_000);
 
-  it("says a config that is not JSON is not JSON, in one line, and exits 1", async () => {
+  it.concurrent("says a config that is not JSON is not JSON, in one line, and exits 1", async () => {
     const { code, out } = await playground(["--mcp", "broken.json", "--prompt", "hi"], dir);
     expect(code).toBe(1);
     expect(out).toMatch(/^error: .*broken\.json is not JSON\.$/m);

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import {
   closeSync,
   copyFileSync,
@@ -24,6 +24,7 @@ import {
   listSessions,
   readSessionFile,
 } from "./test-exports.js";
+import { bundleChild } from "./test-support/bundle-child.js";
 import { LONG_RUN_STEPS, longRunReplies, NOTE_TOOL } from "./test-support/long-run.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -82,14 +83,18 @@ describe("session file", () => {
   });
 
   it("resumes a session whose writer was killed with SIGKILL mid-run", async () => {
-    const child = join(here, "test-support/kill-child.ts");
-    for (const [i, waitBytes] of [300, 2000, 4000].entries()) {
+    const child = await bundleChild(join(here, "test-support/kill-child.ts"));
+    // Three writers at once, each killed at its own point: the rounds share nothing (a file each),
+    // so they need not wait for each other's start-up.
+    const procs: ChildProcess[] = [];
+    const killRound = async (waitBytes: number, i: number) => {
       const id = `killed${i}`;
       const file = join(root, `${id}.jsonl`);
-      const proc = spawn(process.execPath, ["--import", "tsx", child, root, id], {
+      const proc = spawn(process.execPath, [child.file, root, id], {
         cwd: join(here, ".."),
         stdio: ["ignore", "pipe", "inherit"],
       });
+      procs.push(proc);
       // Kill once the file has grown past a point that varies per round, mid-write as it happens.
       await new Promise<void>((resolve, reject) => {
         const timer = setInterval(() => {
@@ -111,6 +116,16 @@ describe("session file", () => {
       await new Promise((resolve) =>
         proc.exitCode !== null || proc.signalCode ? resolve(null) : proc.on("exit", resolve),
       );
+      return { id, file };
+    };
+    let rounds: { id: string; file: string }[];
+    try {
+      rounds = await Promise.all([300, 2000, 4000].map(killRound));
+    } finally {
+      for (const proc of procs) if (proc.exitCode === null && !proc.signalCode) proc.kill("SIGKILL");
+      await child.remove();
+    }
+    for (const { id, file } of rounds) {
       const resumed = await createSession({
         config: { baseUrl: server.baseUrl, model: "sim" },
         tools: [NOTE_TOOL],

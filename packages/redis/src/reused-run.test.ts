@@ -46,13 +46,13 @@ describe.skipIf(!HAS_REDIS)("a run id used again, in another process, after its 
   let server: RedisServer;
   const buses: RedisEventBus[] = [];
   let prefixes = 0;
-  /** `count` buses on one fresh prefix, each with its own list of what it reported. */
-  const processes = async (count: number) => {
+  /** `count` buses on one fresh prefix (of the file's Redis, or `url`'s), each with its own list of what it reported. */
+  const processes = async (count: number, url = server.url) => {
     const prefix = `reuse${prefixes++}:`;
     return Promise.all(
       Array.from({ length: count }, async () => {
         const errors: unknown[] = [];
-        const bus = await createRedisBus({ url: server.url, prefix, onError: (e) => errors.push(e) });
+        const bus = await createRedisBus({ url, prefix, onError: (e) => errors.push(e) });
         buses.push(bus);
         return { bus, errors };
       }),
@@ -139,7 +139,7 @@ describe.skipIf(!HAS_REDIS)("a run id used again, in another process, after its 
     expectOldThenNotice(rest);
   });
 
-  it("a watcher part-way through the old run ends with a gap notice when the new run is shorter than where it stood", async () => {
+  it.concurrent("a watcher part-way through the old run ends with a gap notice when the new run is shorter than where it stood", async () => {
     const [a, b] = await processes(2);
     if (!a || !b) throw new Error("two buses");
     const watcher = await partWayThroughOldRun(a.bus, "short");
@@ -169,7 +169,7 @@ describe.skipIf(!HAS_REDIS)("a run id used again, in another process, after its 
     expect(b.errors).toEqual([]);
   }, 15_000);
 
-  it("a watcher whose run was started afresh twice before it looked ends with a notice that gives the least it skipped", async () => {
+  it.concurrent("a watcher whose run was started afresh twice before it looked ends with a notice that gives the least it skipped", async () => {
     const [a, b, c] = await processes(3);
     if (!a || !b || !c) throw new Error("three buses");
     const watcher = await partWayThroughOldRun(a.bus, "twice");
@@ -185,15 +185,19 @@ describe.skipIf(!HAS_REDIS)("a run id used again, in another process, after its 
     expect(text(seen.at(-1) as SequencedEvent)).toMatch(/at least \d+ events were skipped/);
   }, 15_000);
 
-  it("an idle watcher asks Redis O(1) times a second while it waits, and still reads the next event at once", async () => {
-    const [a] = await processes(1);
+  // These three wait on the watcher's bounded XREAD (the last on purpose, for 3 s), each on its own
+  // prefix: they wait side by side. The last counts every command its Redis processed, so it has a
+  // Redis of its own that the other two cannot add to.
+  it.concurrent("an idle watcher asks Redis O(1) times a second while it waits, and still reads the next event at once", async () => {
+    const own = await RedisServer.start();
+    const [a] = await processes(1, own.url);
     if (!a) throw new Error("one bus");
     a.bus.emit("idle", { kind: "output", text: "first" });
     await a.bus.flushed();
     const watcher = a.bus.watch("idle");
     expect(text((await watcher.next()).value as SequencedEvent)).toBe("first");
     const waiting = watcher.next();
-    const raw = createClient({ url: server.url, RESP: 2 });
+    const raw = createClient({ url: own.url, RESP: 2 });
     await raw.connect();
     const commands = async () =>
       Number(/total_commands_processed:(\d+)/.exec(String(await raw.sendCommand(["INFO", "stats"])))?.[1]);
@@ -210,6 +214,8 @@ describe.skipIf(!HAS_REDIS)("a run id used again, in another process, after its 
     } finally {
       raw.destroy();
       await watcher.return?.();
+      await a.bus.close();
+      await own.kill();
     }
   }, 10_000);
 });

@@ -1,10 +1,10 @@
 import { readFixtureJson } from "@loopwright/testkit";
 import OpenAI, { APIConnectionTimeoutError, APIError } from "openai";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { listenForAbort } from "./abort-listeners.js";
 import { EndpointSilent, StreamError } from "./errors.js";
 import { type ChatClientLike, type ProducedBox, type StreamTurnOptions, streamTurn } from "./stream-turn.js";
-import { body, harness } from "./test-support/http.js";
+import { body, harness, harness as startHarness } from "./test-support/http.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 
 // The real SDK client is what streamTurn is written against: it must fit the structural shape.
@@ -202,7 +202,17 @@ describe("the produced box", () => {
   });
 });
 
-describe("the watchdog", () => {
+// Most of these wait out an allowance on purpose; each has its own server and client, so they wait
+// side by side. Their servers are closed when the suite ends, not after each test, which would
+// close another test's server mid-run.
+describe.concurrent("the watchdog", () => {
+  const open: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    await Promise.all(open.splice(0).map((close) => close()));
+  });
+  const harness = (replies?: Parameters<typeof startHarness>[0], options?: { timeout?: number }) =>
+    startHarness(replies, options, (close) => open.push(close));
+
   it("raises EndpointSilent and closes the connection when the server goes silent mid-reply", async () => {
     const { client, relay } = await harness([
       { content: "partial answer here", chunkChars: 4, silentAfterChunk: 3 },

@@ -55,147 +55,152 @@ async function checkEverything(pool: McpPool, prefix: string): Promise<void> {
   expect(text("simulate-research-query")).toContain("# Research Report: tide pools");
 }
 
-describe("server-everything over stdio", () => {
-  let pool: McpPool;
-  beforeAll(() => {
-    pool = createMcpPool([{ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }]);
-  });
-  afterAll(() => pool.close());
-
-  it("lists every tool with a legal name and calls each once through runAgentLoop", async () => {
-    await checkEverything(pool, "everything");
-    expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "stdio", tools: 13 });
-  });
-
-  it("answers the loop's dedupe and parallel questions from the annotations", async () => {
-    await pool.tools();
-    expect(pool.policy("everything__get-sum")).toMatchObject({
-      readOnly: true,
-      parallel: true,
-      dedupe: true,
+// The suites wait mostly on the servers' own timers (server-everything's research query takes four
+// seconds, polled a second apart, on each transport), and each starts its own servers, pools and
+// folders: they run side by side.
+describe.concurrent("the reference servers", () => {
+  describe("server-everything over stdio", () => {
+    let pool: McpPool;
+    beforeAll(() => {
+      pool = createMcpPool([{ name: "everything", command: NODE, args: [EVERYTHING, "stdio"] }]);
     });
-    expect(pool.dedupe({ name: "everything__get-sum" })).toBe(true);
-    // toggle-simulated-logging states no hints: the MCP defaults (not read-only, not idempotent) apply.
-    expect(pool.policy("everything__toggle-simulated-logging")).toMatchObject({
-      readOnly: false,
-      parallel: false,
-      dedupe: false,
-    });
-    expect(pool.dedupe({ name: "nothing__here" })).toBe(false);
-  });
+    afterAll(() => pool.close());
 
-  it("passes an image on as an image part where the host takes parts", async () => {
-    const parts = createMcpPool([{ name: "e", command: NODE, args: [EVERYTHING, "stdio"] }], {
-      images: "parts",
+    it("lists every tool with a legal name and calls each once through runAgentLoop", async () => {
+      await checkEverything(pool, "everything");
+      expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "stdio", tools: 13 });
     });
-    try {
-      const out = await parts.call("e__get-tiny-image", {});
-      expect(Array.isArray(out)).toBe(true);
-      expect(out).toContainEqual({
-        type: "image_url",
-        image_url: { url: expect.stringMatching(/^data:image\/png;base64,iVBOR/) },
+
+    it("answers the loop's dedupe and parallel questions from the annotations", async () => {
+      await pool.tools();
+      expect(pool.policy("everything__get-sum")).toMatchObject({
+        readOnly: true,
+        parallel: true,
+        dedupe: true,
       });
-    } finally {
-      await parts.close();
-    }
-  });
-});
+      expect(pool.dedupe({ name: "everything__get-sum" })).toBe(true);
+      // toggle-simulated-logging states no hints: the MCP defaults (not read-only, not idempotent) apply.
+      expect(pool.policy("everything__toggle-simulated-logging")).toMatchObject({
+        readOnly: false,
+        parallel: false,
+        dedupe: false,
+      });
+      expect(pool.dedupe({ name: "nothing__here" })).toBe(false);
+    });
 
-describe("server-everything over Streamable HTTP", () => {
-  let server: Awaited<ReturnType<typeof startEverythingHttp>>;
-  let pool: McpPool;
-  beforeAll(async () => {
-    server = await startEverythingHttp("streamableHttp");
-    pool = createMcpPool({
-      mcpServers: {
-        web: {
-          type: "http",
-          url: `http://127.0.0.1:${server.port}/mcp`,
-          headers: { authorization: "Bearer not-a-real-token" },
+    it("passes an image on as an image part where the host takes parts", async () => {
+      const parts = createMcpPool([{ name: "e", command: NODE, args: [EVERYTHING, "stdio"] }], {
+        images: "parts",
+      });
+      try {
+        const out = await parts.call("e__get-tiny-image", {});
+        expect(Array.isArray(out)).toBe(true);
+        expect(out).toContainEqual({
+          type: "image_url",
+          image_url: { url: expect.stringMatching(/^data:image\/png;base64,iVBOR/) },
+        });
+      } finally {
+        await parts.close();
+      }
+    });
+  });
+
+  describe("server-everything over Streamable HTTP", () => {
+    let server: Awaited<ReturnType<typeof startEverythingHttp>>;
+    let pool: McpPool;
+    beforeAll(async () => {
+      server = await startEverythingHttp("streamableHttp");
+      pool = createMcpPool({
+        mcpServers: {
+          web: {
+            type: "http",
+            url: `http://127.0.0.1:${server.port}/mcp`,
+            headers: { authorization: "Bearer not-a-real-token" },
+          },
         },
-      },
+      });
+    });
+    afterAll(async () => {
+      await pool?.close();
+      server?.stop();
+    });
+
+    it("lists every tool with a legal name and calls each once through runAgentLoop", async () => {
+      await checkEverything(pool, "web");
+      expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "streamable-http" });
     });
   });
-  afterAll(async () => {
-    await pool?.close();
-    server?.stop();
-  });
 
-  it("lists every tool with a legal name and calls each once through runAgentLoop", async () => {
-    await checkEverything(pool, "web");
-    expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "streamable-http" });
-  });
-});
+  describe("server-everything over the legacy SSE transport", () => {
+    let server: Awaited<ReturnType<typeof startEverythingHttp>>;
+    afterAll(() => server?.stop());
 
-describe("server-everything over the legacy SSE transport", () => {
-  let server: Awaited<ReturnType<typeof startEverythingHttp>>;
-  afterAll(() => server?.stop());
-
-  it("falls back to SSE when the server refuses Streamable HTTP, and calls its tools", async () => {
-    server = await startEverythingHttp("sse");
-    const notices: string[] = [];
-    const pool = createMcpPool([{ name: "old", url: `http://127.0.0.1:${server.port}/sse` }], {
-      onNotice: (t) => notices.push(t),
+    it("falls back to SSE when the server refuses Streamable HTTP, and calls its tools", async () => {
+      server = await startEverythingHttp("sse");
+      const notices: string[] = [];
+      const pool = createMcpPool([{ name: "old", url: `http://127.0.0.1:${server.port}/sse` }], {
+        onNotice: (t) => notices.push(t),
+      });
+      try {
+        expect(await pool.call("old__get-sum", { a: 1, b: 2 })).toContain("3");
+        expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "sse" });
+        expect(notices.join("\n")).toMatch(
+          /refused Streamable HTTP \(4\d\d\); trying the legacy SSE transport/,
+        );
+      } finally {
+        await pool.close();
+      }
     });
-    try {
-      expect(await pool.call("old__get-sum", { a: 1, b: 2 })).toContain("3");
-      expect(pool.status()[0]).toMatchObject({ state: "connected", transport: "sse" });
-      expect(notices.join("\n")).toMatch(
-        /refused Streamable HTTP \(4\d\d\); trying the legacy SSE transport/,
-      );
-    } finally {
-      await pool.close();
-    }
-  });
-});
-
-describe("server-filesystem over stdio", () => {
-  let dir: string;
-  let pool: McpPool;
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "tools-mcp-fs-"));
-    await writeFile(join(dir, "a.txt"), "hello\nworld\n");
-    await writeFile(join(dir, "b.txt"), "to be moved\n");
-    await writeFile(join(dir, "pic.png"), Buffer.from(TINY_PNG, "base64"));
-    pool = createMcpPool({ mcpServers: { fs: { command: NODE, args: [FILESYSTEM, dir] } } });
-  });
-  afterAll(async () => {
-    await pool?.close();
-    await rm(dir, { recursive: true, force: true });
   });
 
-  it("lists every tool and calls each once through runAgentLoop, with real effects on disk", async () => {
-    const at = (name: string) => join(dir, name);
-    const calls = [
-      ["list_allowed_directories", {}],
-      ["write_file", { path: at("c.txt"), content: "written by the loop" }],
-      ["create_directory", { path: at("sub") }],
-      ["move_file", { source: at("b.txt"), destination: at("sub/b.txt") }],
-      ["edit_file", { path: at("a.txt"), edits: [{ oldText: "hello", newText: "hi" }], dryRun: null }],
-      ["read_file", { path: at("a.txt"), head: null, tail: null }],
-      ["read_text_file", { path: at("a.txt"), head: 1, tail: null }],
-      ["read_media_file", { path: at("pic.png") }],
-      ["read_multiple_files", { paths: [at("a.txt"), at("c.txt")] }],
-      ["get_file_info", { path: at("c.txt") }],
-      ["list_directory", { path: dir }],
-      ["list_directory_with_sizes", { path: dir, sortBy: "size" }],
-      ["directory_tree", { path: dir, excludePatterns: null }],
-      ["search_files", { path: dir, pattern: "*.txt", excludePatterns: null }],
-    ].map(([name, args]) => ({ name: `fs__${name as string}`, args: args as Record<string, unknown> }));
-    const tools = await pool.tools();
-    expect(tools.map((t) => t.function.name).sort()).toEqual(calls.map((c) => c.name).sort());
+  describe("server-filesystem over stdio", () => {
+    let dir: string;
+    let pool: McpPool;
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "tools-mcp-fs-"));
+      await writeFile(join(dir, "a.txt"), "hello\nworld\n");
+      await writeFile(join(dir, "b.txt"), "to be moved\n");
+      await writeFile(join(dir, "pic.png"), Buffer.from(TINY_PNG, "base64"));
+      pool = createMcpPool({ mcpServers: { fs: { command: NODE, args: [FILESYSTEM, dir] } } });
+    });
+    afterAll(async () => {
+      await pool?.close();
+      await rm(dir, { recursive: true, force: true });
+    });
 
-    const { results } = await callEachOnce(pool, calls);
-    for (const call of calls)
-      expect({ name: call.name, ok: results.get(call.name)?.ok }).toEqual({ name: call.name, ok: true });
-    const text = (tool: string) => results.get(`fs__${tool}`)?.content ?? "";
-    expect(await readFile(at("c.txt"), "utf8")).toBe("written by the loop");
-    expect(await readFile(at("sub/b.txt"), "utf8")).toBe("to be moved\n");
-    expect(await readFile(at("a.txt"), "utf8")).toBe("hi\nworld\n");
-    expect(text("read_text_file")).toBe("hi");
-    expect(text("read_media_file")).toMatch(/\[image: image\/png/);
-    expect(text("search_files")).toContain("c.txt");
-    expect(pool.policy("fs__read_text_file")).toMatchObject({ readOnly: true, parallel: true });
-    expect(pool.policy("fs__write_file")).toMatchObject({ readOnly: false, parallel: false });
+    it("lists every tool and calls each once through runAgentLoop, with real effects on disk", async () => {
+      const at = (name: string) => join(dir, name);
+      const calls = [
+        ["list_allowed_directories", {}],
+        ["write_file", { path: at("c.txt"), content: "written by the loop" }],
+        ["create_directory", { path: at("sub") }],
+        ["move_file", { source: at("b.txt"), destination: at("sub/b.txt") }],
+        ["edit_file", { path: at("a.txt"), edits: [{ oldText: "hello", newText: "hi" }], dryRun: null }],
+        ["read_file", { path: at("a.txt"), head: null, tail: null }],
+        ["read_text_file", { path: at("a.txt"), head: 1, tail: null }],
+        ["read_media_file", { path: at("pic.png") }],
+        ["read_multiple_files", { paths: [at("a.txt"), at("c.txt")] }],
+        ["get_file_info", { path: at("c.txt") }],
+        ["list_directory", { path: dir }],
+        ["list_directory_with_sizes", { path: dir, sortBy: "size" }],
+        ["directory_tree", { path: dir, excludePatterns: null }],
+        ["search_files", { path: dir, pattern: "*.txt", excludePatterns: null }],
+      ].map(([name, args]) => ({ name: `fs__${name as string}`, args: args as Record<string, unknown> }));
+      const tools = await pool.tools();
+      expect(tools.map((t) => t.function.name).sort()).toEqual(calls.map((c) => c.name).sort());
+
+      const { results } = await callEachOnce(pool, calls);
+      for (const call of calls)
+        expect({ name: call.name, ok: results.get(call.name)?.ok }).toEqual({ name: call.name, ok: true });
+      const text = (tool: string) => results.get(`fs__${tool}`)?.content ?? "";
+      expect(await readFile(at("c.txt"), "utf8")).toBe("written by the loop");
+      expect(await readFile(at("sub/b.txt"), "utf8")).toBe("to be moved\n");
+      expect(await readFile(at("a.txt"), "utf8")).toBe("hi\nworld\n");
+      expect(text("read_text_file")).toBe("hi");
+      expect(text("read_media_file")).toMatch(/\[image: image\/png/);
+      expect(text("search_files")).toContain("c.txt");
+      expect(pool.policy("fs__read_text_file")).toMatchObject({ readOnly: true, parallel: true });
+      expect(pool.policy("fs__write_file")).toMatchObject({ readOnly: false, parallel: false });
+    });
   });
 });

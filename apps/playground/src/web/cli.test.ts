@@ -1,16 +1,19 @@
 // `playground --web` as a user starts it: a child process that prints the page's URL and serves it.
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
 import { createClient } from "@redis/client";
 import { describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
+import { cliForFile } from "../cli-build.js";
 
-const main = fileURLToPath(new URL("../main.ts", import.meta.url));
+// The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
+const main = cliForFile();
 
-describe("playground --web", () => {
+// Each test starts its own playground (and port, or Redis) and signals only that child, timing
+// nothing: they run side by side.
+describe.concurrent("playground --web", () => {
   it("prints a 127.0.0.1 URL that serves the API on the simulator, and exits 0 on Ctrl-C", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", main, "--web"], {
+    const child = spawn(process.execPath, [main(), "--web"], {
       env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1" },
     });
     let out = "";
@@ -34,7 +37,7 @@ describe("playground --web", () => {
 
   /** Runs the CLI to its exit; its stdout and exit code. */
   const runCli = async (args: string[]) => {
-    const child = spawn(process.execPath, ["--import", "tsx", main, ...args], {
+    const child = spawn(process.execPath, [main(), ...args], {
       env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1" },
     });
     let out = "";
@@ -57,7 +60,7 @@ describe("playground --web", () => {
       holder.listen(0, "127.0.0.1", () => resolve((holder.address() as { port: number }).port)),
     );
     try {
-      const child = spawn(process.execPath, ["--import", "tsx", main, "--web", "--port", String(port)], {
+      const child = spawn(process.execPath, [main(), "--web", "--port", String(port)], {
         env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1" },
       });
       let out = "";
@@ -96,7 +99,7 @@ describe("playground --web", () => {
 
   /** Starts `--web` with `env` and resolves with what it printed up to its page's URL, then stops it. */
   const startOutput = async (args: string[], env: Record<string, string>) => {
-    const child = spawn(process.execPath, ["--import", "tsx", main, "--web", ...args], {
+    const child = spawn(process.execPath, [main(), "--web", ...args], {
       env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1", ...env },
     });
     let out = "";

@@ -16,14 +16,19 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c()));
 });
 
-/** Starts a testkit server with `replies` and an openai client (no retries, quiet) aimed at it. */
+/**
+ * Starts a testkit server with `replies` and an openai client (no retries, quiet) aimed at it. Both
+ * are closed after the test; a suite whose tests run at once (`describe.concurrent`) passes
+ * `closeWith` to close them itself, since "after each test" would close another test's mid-run.
+ */
 export async function harness(
   replies: Reply[] | ReplyFunction = [],
   clientOptions: { timeout?: number } = {},
+  closeWith: (cleanup: () => Promise<void>) => void = (cleanup) => cleanups.push(cleanup),
 ): Promise<Harness> {
   const server = await startServer({ replies });
   const relay = await startRelay(server.port);
-  cleanups.push(async () => {
+  closeWith(async () => {
     await relay.close();
     await server.close();
   });
