@@ -28,7 +28,8 @@ export interface InteractiveOptions {
   /**
    * Lines to send instead of reading the terminal (`--prompt` with `--session`): each is sent as if
    * typed, then input ends, so a question the model asks is skipped as at the end of piped input.
-   * The exit code is then 1 when a run failed or was stopped.
+   * The exit code is then 1 when a run ended without an answer (failed, stopped, stalled, or at
+   * the tool-step limit), as with `--prompt` alone.
    */
   lines?: readonly string[];
   dim: (text: string) => string;
@@ -275,7 +276,8 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       const result = await session.prompt(text);
       question = undefined;
       answers = [];
-      if (result.status === "aborted" || result.status === "error") failed = true;
+      // Any end short of an answer fails a scripted run, as the same ends fail --prompt alone.
+      if (result.status !== "ok") failed = true;
       if (result.status === "aborted") write(`\n${bold("error:")} Stopped by Ctrl-C.\n`);
       else if (result.status === "error") write(`\n${bold("error:")} ${result.error ?? "The run failed."}\n`);
       else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);

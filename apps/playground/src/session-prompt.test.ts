@@ -2,17 +2,18 @@ import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
+import { cliForFile } from "./cli-build.js";
 
-const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+// The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
+const main = cliForFile();
 
 function run(args: string[], env: Record<string, string>) {
   return new Promise<{ code: number; out: string }>((resolve) => {
     const child = execFile(
       process.execPath,
-      ["--import", "tsx", main, ...args],
+      [main(), ...args],
       { env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: stdout + stderr }),
     );
@@ -66,6 +67,23 @@ describe("--prompt with --session", () => {
       expect(result.out).toMatch(/error:.*no such model/);
       const files = await readdir(dir);
       expect(await readFile(join(dir, files[0]!), "utf8")).toContain("hello there");
+    } finally {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("exits 1, as --prompt alone does, when the run ends at the tool-step limit", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "playground-session-prompt-"));
+    // A model that never stops calling the clock: the playground allows 8 tool steps.
+    const clock = { toolCalls: [{ name: "clock", arguments: "{}" }] };
+    const server = await startServer({ replies: Array.from({ length: 12 }, () => clock) });
+    try {
+      const result = await run(["--session", dir, "--prompt", "what time is it"], {
+        OPENAI_BASE_URL: server.baseUrl,
+      });
+      expect(result.out).toContain("← clock:");
+      expect(result.code).toBe(1);
     } finally {
       await server.close();
       await rm(dir, { recursive: true, force: true });
