@@ -268,13 +268,15 @@ describe.concurrent("the watchdog", () => {
     const { client, relay } = await harness([{ content: text, chunkChars: 1, chunkDelayMs: 30 }]);
     const controller = new AbortController();
     const pieces: string[] = [];
+    // A chunk every 30 ms against 600 ms allowances: twenty chunks an allowance, so a loaded CI
+    // machine that stalls this process for a few hundred milliseconds is not read as a silence.
     const run = streamTurn(client, body(), {
-      idleMs: 300,
-      firstChunkMs: 300,
+      idleMs: 600,
+      firstChunkMs: 600,
       signal: controller.signal,
       onOutput: (t) => pieces.push(t),
     });
-    await sleep(3000); // ten idle allowances
+    await sleep(3000); // five idle allowances
     controller.abort(new Error("enough"));
     const error = await rejection(run);
     expect(error).toMatchObject({ message: "enough" });
