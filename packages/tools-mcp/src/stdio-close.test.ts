@@ -8,9 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { descendants, stillRunning } from "../test/processes.js";
+import { descendants, running, stillRunning } from "../test/processes.js";
 import { EVERYTHING, NODE } from "../test/support.js";
 import { createMcpPool, type McpPool, type McpServerEntry } from "./index.js";
+import { GroupStdioTransport } from "./stdio-transport.js";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const WRAPPER = here("../test/wrapper.sh");
@@ -90,17 +91,65 @@ describe("closing a stdio server started through a wrapper", () => {
   });
 });
 
+describe("closing one stdio transport twice at once", () => {
+  // The SDK's Client.connect closes the transport itself when initialize fails, while the pool
+  // awaits its own close: neither may resolve (or report the close) while the server still runs.
+  it("resolves both closes, and reports the close once, only after the server's group has ended", async () => {
+    const transport = new GroupStdioTransport({ command: "sh", args: [WRAPPER, NODE, LINGERING] });
+    const runningAtClose: number[][] = [];
+    let tree: number[] = [];
+    transport.onclose = () => runningAtClose.push(tree.filter(running));
+    await transport.start();
+    const wrapper = transport.pid as number;
+    // The wrapper's node server and the server's child: both started once the server answers.
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "ping" });
+    const answered = new Promise<void>((resolve) => {
+      transport.onmessage = () => resolve();
+    });
+    await answered;
+    tree = [wrapper, ...descendants(wrapper)];
+    expect(tree).toHaveLength(3);
+    const first = transport.close();
+    await transport.close();
+    const afterSecond = tree.filter(running);
+    await first;
+    expect(afterSecond).toEqual([]);
+    expect(runningAtClose).toEqual([[]]);
+  });
+});
+
 describe("a host process running a pool", () => {
-  async function runHost(mode: "close" | "exit"): Promise<{ code: number | null; pids: number[] }> {
-    const host = spawn(NODE, ["--import", "tsx", HOST, mode], { stdio: ["ignore", "pipe", "inherit"] });
+  type Pids = { wrapper: number; server: number; child: number };
+  /** Starts a host (the leader of a process group of its own, as a terminal's job is) in `mode`. */
+  function startHost(mode: string): { host: ChildProcess; pids: Promise<Pids>; output: () => string } {
+    const host = spawn(NODE, ["--import", "tsx", HOST, mode], {
+      stdio: ["ignore", "pipe", "inherit"],
+      detached: true,
+    });
     hosts.push(host);
     let out = "";
-    host.stdout?.on("data", (chunk) => {
-      out += String(chunk);
+    const pids = new Promise<Pids>((resolve, reject) => {
+      host.stdout?.on("data", (chunk) => {
+        out += String(chunk);
+        const line = out.split("\n").find((l) => l.startsWith("{"));
+        if (line) resolve(JSON.parse(line) as Pids);
+      });
+      host.once("exit", () => reject(new Error(`host (${mode}) exited before its pids: ${out}`)));
     });
-    const code = await new Promise<number | null>((resolve) => host.once("exit", resolve));
-    const { wrapper, server, child } = JSON.parse(out) as Record<string, number>;
-    return { code, pids: [wrapper, server, child] as number[] };
+    return { host, pids, output: () => out };
+  }
+  const exited = (host: ChildProcess) =>
+    new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      if (host.exitCode !== null || host.signalCode !== null)
+        resolve({ code: host.exitCode, signal: host.signalCode });
+      else host.once("exit", (code, signal) => resolve({ code, signal }));
+    });
+
+  async function runHost(mode: "close" | "exit"): Promise<{ code: number | null; pids: number[] }> {
+    const { host, pids } = startHost(mode);
+    const { wrapper, server, child } = await pids;
+    const { code } = await exited(host);
+    return { code, pids: [wrapper, server, child] };
   }
 
   it("exits on its own once its pool is closed, with no server left running", async () => {
@@ -114,4 +163,44 @@ describe("a host process running a pool", () => {
     expect(code).toBe(0);
     expect(await stillRunning(pids)).toEqual([]);
   });
+
+  // Ctrl-C sends SIGINT to the terminal's foreground process group, and closing the terminal sends
+  // SIGHUP: the servers are in groups of their own, so only the host gets it.
+  it.each(["SIGINT", "SIGHUP", "SIGTERM"] as const)(
+    "dies of a %s to its process group that it does not handle, with no server left running",
+    async (signal) => {
+      const { host, pids } = startHost("wait");
+      const { wrapper, server, child } = await pids;
+      process.kill(-(host.pid as number), signal);
+      expect(await exited(host)).toEqual({ code: null, signal });
+      expect(await stillRunning([wrapper, server, child])).toEqual([]);
+    },
+  );
+
+  it.each(["handle-before", "handle-after"])(
+    "keeps control of a signal it handles itself (%s its server starts): its handler runs, its servers run on",
+    async (mode) => {
+      const { host, pids, output } = startHost(mode);
+      const { wrapper, server, child } = await pids;
+      try {
+        for (const signal of ["SIGINT", "SIGHUP", "SIGTERM"] as const) {
+          process.kill(-(host.pid as number), signal);
+          for (let i = 0; i < 200 && !output().includes(`handled ${signal}`); i++)
+            await new Promise((r) => setTimeout(r, 25));
+          expect(output()).toContain(`handled ${signal}\n`);
+        }
+        // Given the time our own handling would have taken to kill them and re-raise.
+        await new Promise((r) => setTimeout(r, 300));
+        expect(host.exitCode === null && host.signalCode === null).toBe(true);
+        expect([wrapper, server, child].filter(running)).toEqual([wrapper, server, child]);
+      } finally {
+        host.kill("SIGKILL");
+        try {
+          process.kill(-wrapper, "SIGKILL");
+        } catch {
+          // Already gone (the failure this test is there to catch).
+        }
+      }
+    },
+  );
 });

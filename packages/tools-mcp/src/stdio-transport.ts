@@ -24,21 +24,53 @@ export interface GroupStdioParameters {
 }
 
 /**
- * Process groups still running, by their leader's pid. One `exit` listener for all of them, there
- * only while one runs: a host that exits without closing its pool leaves no server behind.
+ * Process groups still running, by their leader's pid. While one runs, the host's `exit` ends them
+ * (SIGKILL, synchronously, the only way there), so a host that exits without closing its pool
+ * leaves no server behind; and so do SIGINT, SIGTERM and SIGHUP when the host does not handle them.
  */
 const running = new Set<number>();
 function killAllSync(): void {
   for (const pid of running) signalGroup(pid, "SIGKILL");
   running.clear();
+  unlisten();
+}
+
+/**
+ * The signals a server used to get along with its host when they shared the terminal's process
+ * group: Ctrl-C (SIGINT), the terminal closing (SIGHUP), and SIGTERM, which a host's supervisor
+ * may send to its whole group. A server in a group of its own no longer does, so while one runs,
+ * and only for a signal the host has no listener of its own for, we listen for it: the host is
+ * about to die of it, so its servers' groups are SIGKILLed (a SIGTERM would leave a process that
+ * ignores it running, and a dying host cannot wait to follow it up), our listeners go, and the
+ * signal is raised again, so that the host dies of it exactly as it would have.
+ */
+const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+const listening = new Map<NodeJS.Signals, (signal: NodeJS.Signals) => void>();
+function listen(): void {
+  if (running.size === 0) process.on("exit", killAllSync);
+  for (const signal of FORWARDED) {
+    if (listening.has(signal) || process.listenerCount(signal) > 0) continue;
+    const onSignal = (received: NodeJS.Signals) => {
+      // The host added a handler of its own since: the signal is its to handle.
+      if (process.listeners(received).some((listener) => listener !== onSignal)) return;
+      killAllSync();
+      process.kill(process.pid, received);
+    };
+    listening.set(signal, onSignal);
+    process.on(signal, onSignal);
+  }
+}
+function unlisten(): void {
+  process.off("exit", killAllSync);
+  for (const [signal, onSignal] of listening) process.off(signal, onSignal);
+  listening.clear();
 }
 function track(pid: number): void {
-  if (running.size === 0) process.on("exit", killAllSync);
+  listen();
   running.add(pid);
 }
 function untrack(pid: number): void {
-  if (!running.delete(pid)) return;
-  if (running.size === 0) process.off("exit", killAllSync);
+  if (running.delete(pid) && running.size === 0) unlisten();
 }
 
 /** How often a closing transport looks whether its group has ended. */
@@ -104,6 +136,7 @@ export class GroupStdioTransport implements Transport {
   #process: ChildProcess | undefined;
   #pipesClosed = false;
   #ended = false;
+  #closing: Promise<void> | undefined;
 
   constructor(params: GroupStdioParameters) {
     this.#params = params;
@@ -144,7 +177,8 @@ export class GroupStdioTransport implements Transport {
       });
       child.once("close", () => {
         this.#pipesClosed = true;
-        this.#finish();
+        // A close under way reports the close itself, once the whole group has ended.
+        if (!this.#closing) this.#finish();
       });
       child.stdin?.on("error", (error) => this.onerror?.(error));
       child.stdout?.on("error", (error) => this.onerror?.(error));
@@ -181,8 +215,16 @@ export class GroupStdioTransport implements Transport {
     });
   }
 
-  /** Ends the server's whole process group (see the class) and resolves once it is let go of. */
-  async close(): Promise<void> {
+  /**
+   * Ends the server's whole process group (see the class) and resolves once it is let go of. Every
+   * call, a second one while the first still runs too, gets the one close's promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     const child = this.#process;
     if (!child || this.#ended) {
       this.#finish();
