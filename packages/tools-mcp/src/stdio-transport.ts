@@ -8,9 +8,9 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /**
  * How long a closed server has after its stdin ends to exit on its own, then how long its process
- * group has after SIGTERM before SIGKILL, then how long the host waits for the killed processes'
- * pipes to close before it lets go of them. A server that exits on stdin EOF closes within the
- * first; one that does not is gone within about a second.
+ * group has after SIGTERM before SIGKILL, then how long the host waits for the killed processes to
+ * go and their pipes to close before it lets go of the pipes. A server that exits on stdin EOF
+ * closes within the first; one that does not is gone, and the close over, within their sum, 1.25 s.
  */
 export const CLOSE_TIMINGS = { eofGraceMs: 500, termGraceMs: 500, killWaitMs: 250 } as const;
 
@@ -86,33 +86,46 @@ function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-/**
- * Whether any process of the group `pid` leads still runs. On Linux a zombie does not count: it
- * runs nothing and only waits to be reaped, which a slow init (or a host running as pid 1) may
- * leave for seconds. Elsewhere, whether the group has any process at all.
- */
-function groupRuns(pid: number): boolean {
-  if (!signalGroup(pid, 0)) return false;
-  if (process.platform !== "linux") return true;
-  let entries: string[];
+/** A process's state and process group from its /proc stat, or undefined once it is gone. */
+function procStat(pid: number | string): { state: string; group: number } | undefined {
+  let stat: string;
   try {
-    entries = readdirSync("/proc");
+    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
   } catch {
-    return true;
+    return undefined;
   }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
+  // After the command's closing parenthesis: state, ppid, process group.
+  const [state = "", , group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { state, group: Number(group) };
+}
+
+/**
+ * A check of whether any process of the group `pid` leads still runs. On Linux a zombie does not
+ * count: it runs nothing and only waits to be reaped, which a slow init (or a host running as pid
+ * 1) may leave for seconds. Elsewhere, whether the group has any process at all. On Linux the
+ * first check reads every /proc/<pid>/stat to learn the group's members; later ones (a close polls
+ * every {@link POLL_MS} while a stubborn process outlives SIGTERM) read only those members', and
+ * the whole of /proc again only once none of them runs, to find any the members started since.
+ */
+function groupWatch(pid: number): () => boolean {
+  let members: number[] = [];
+  const member = (candidate: number | string) => {
+    const stat = procStat(candidate);
+    return stat !== undefined && stat.group === pid && stat.state !== "Z";
+  };
+  return () => {
+    if (!signalGroup(pid, 0)) return false;
+    if (process.platform !== "linux") return true;
+    if (members.some(member)) return true;
+    let entries: string[];
     try {
-      stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+      entries = readdirSync("/proc");
     } catch {
-      continue; // It ended while the list was read.
+      return true;
     }
-    // After the command's closing parenthesis: state, ppid, process group.
-    const [state, , group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(group) === pid && state !== "Z") return true;
-  }
-  return false;
+    members = entries.filter((entry) => /^\d+$/.test(entry) && member(entry)).map(Number);
+    return members.length > 0;
+  };
 }
 
 /**
@@ -242,8 +255,8 @@ export class GroupStdioTransport implements Transport {
 
   /**
    * Gives the server the EOF grace to exit (none when its leader has exited already), then SIGTERMs
-   * what is left of its group, then SIGKILLs what is left, then lets go of the pipes once they close
-   * (or at once after `killWaitMs` when a process that left the group still holds them).
+   * what is left of its group, then SIGKILLs what is left, then lets go of the pipes once the group
+   * is gone and they close (or after `killWaitMs` when a process that left the group holds them).
    */
   async #endGroup(child: ChildProcess, pid: number): Promise<void> {
     const until = async (done: () => boolean, ms: number) => {
@@ -256,17 +269,17 @@ export class GroupStdioTransport implements Transport {
       return true;
     };
     const exited = () => child.exitCode !== null || child.signalCode !== null;
-    const empty = () => !groupRuns(pid);
+    const groupRuns = groupWatch(pid);
+    const empty = () => !groupRuns();
     const { eofGraceMs, termGraceMs, killWaitMs } = CLOSE_TIMINGS;
     if (!exited()) await until(() => exited() && this.#pipesClosed, eofGraceMs);
     if (!empty()) {
       signalGroup(pid, "SIGTERM");
-      if (!(await until(empty, termGraceMs))) {
-        signalGroup(pid, "SIGKILL");
-        await until(empty, killWaitMs);
-      }
+      if (!(await until(empty, termGraceMs))) signalGroup(pid, "SIGKILL");
     }
-    await until(() => this.#pipesClosed, killWaitMs);
+    // One wait, of at most killWaitMs, for the killed processes to go and the pipes to close: so a
+    // close takes at most eofGraceMs + termGraceMs + killWaitMs (1.25 s), plus a poll's lateness.
+    await until(() => this.#pipesClosed && empty(), killWaitMs);
     untrack(pid);
     child.stdin?.destroy();
     child.stdout?.destroy();
