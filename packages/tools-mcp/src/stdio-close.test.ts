@@ -1,7 +1,8 @@
 // Closing a stdio server ends its whole process tree: the wrapper it was started through (npx, a
 // shell script), the real server under it, and what that server started. Real processes only: a
 // sh wrapper, published server-everything, a small SDK server that outlives its stdin
-// (test/lingering-server.mjs), and a host process of its own (test/close-host.mts).
+// (test/lingering-server.mjs), and a host process of its own (test/close-host.mts) that closes its
+// pool, exits without closing it, or is signalled (handling the signal itself or not).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
