@@ -55,8 +55,8 @@ const cases: Case[] = [
   },
 ];
 
-async function once(c: Case, group: boolean): Promise<{ ms: number; left: number }> {
-  const transport = group
+async function once(c: Case, ours: boolean): Promise<{ ms: number; left: number }> {
+  const transport = ours
     ? new TreeStdioTransport({ command: c.command, args: c.args })
     : new StdioClientTransport({ command: c.command, args: c.args, stderr: "pipe" });
   const client = new Client({ name: "bench", version: "0" });
