@@ -1,12 +1,12 @@
 // How long closing a stdio server takes, and whether its process tree is gone afterwards: the
-// pool's process-group transport against the SDK's StdioClientTransport in the same run, for a
+// pool's process-tree transport against the SDK's StdioClientTransport in the same run, for a
 // server that exits on stdin EOF and for servers that do not (server-everything after a task,
 // and a server behind a sh wrapper that ignores EOF and has a child ignoring SIGTERM).
 // Run: pnpm --filter @loopwright/tools-mcp bench
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { GroupStdioTransport } from "../src/stdio-transport.js";
+import { TreeStdioTransport } from "../src/stdio-transport.js";
 import { descendants, running } from "../test/processes.js";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -55,9 +55,9 @@ const cases: Case[] = [
   },
 ];
 
-async function once(c: Case, group: boolean): Promise<{ ms: number; left: number }> {
-  const transport = group
-    ? new GroupStdioTransport({ command: c.command, args: c.args })
+async function once(c: Case, ours: boolean): Promise<{ ms: number; left: number }> {
+  const transport = ours
+    ? new TreeStdioTransport({ command: c.command, args: c.args })
     : new StdioClientTransport({ command: c.command, args: c.args, stderr: "pipe" });
   const client = new Client({ name: "bench", version: "0" });
   await client.connect(transport);

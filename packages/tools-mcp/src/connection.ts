@@ -28,7 +28,7 @@ import {
   resultSecretsOf,
   secretsOf,
 } from "./redact.js";
-import { GroupStdioTransport } from "./stdio-transport.js";
+import { TreeStdioTransport } from "./stdio-transport.js";
 import { untilStopped } from "./stop.js";
 
 /** Where a server stands. */
@@ -41,8 +41,8 @@ export interface ServerStatus {
   /** How it is reached once connected: `stdio`, `streamable-http`, or `sse` (the legacy fallback). */
   transport?: "stdio" | "streamable-http" | "sse";
   /**
-   * The process a stdio server was started as, while it runs (for `npx …`, the npx process). On
-   * Linux and macOS it leads a process group holding everything the server started.
+   * The process a stdio server was started as, while it runs (for `npx …`, the npx process): the
+   * root of the process tree that closing the server ends on Linux and macOS.
    */
   pid?: number;
   /** Tools it offers (0 until connected). */
@@ -269,11 +269,11 @@ export class ServerConnection {
         ...(config.env ? { env: config.env } : {}),
         ...(config.cwd ? { cwd: config.cwd } : {}),
       };
-      // Windows has no process groups to signal: there the SDK's transport ends the direct child only.
+      // On Windows the SDK's transport, as before: it ends the direct child only.
       const transport =
         process.platform === "win32"
           ? new StdioClientTransport({ ...params, stderr: "pipe" })
-          : new GroupStdioTransport(params);
+          : new TreeStdioTransport(params);
       transport.stderr?.on("data", (chunk: Buffer | string) => this.#noteStderr(String(chunk)));
       await this.#start(generation, transport, "stdio", timeout);
       this.#pid = transport.pid ?? undefined;

@@ -142,8 +142,8 @@ export interface McpPool {
   runHooks: HookRunner;
   /**
    * Closes every server: HTTP sessions ended, and each stdio server's whole process tree ended
-   * (stdin closed, then SIGTERM and SIGKILL to its process group on Linux and macOS; within about
-   * 1.25 s). Calls after this throw `closed`.
+   * (stdin closed, then SIGTERM and SIGKILL to a snapshot of its process tree on Linux and macOS;
+   * within about 1.25 s). Calls after this throw `closed`.
    */
   close(): Promise<void>;
 }

@@ -1,16 +1,19 @@
 // Closing a stdio server ends its whole process tree: the wrapper it was started through (npx, a
 // shell script), the real server under it, and what that server started. Real processes only: a
 // sh wrapper, published server-everything, a small SDK server that outlives its stdin
-// (test/lingering-server.mjs), and a host process of its own (test/close-host.mts).
+// (test/lingering-server.mjs), and a host process of its own (test/close-host.mts) that closes its
+// pool, exits without closing it, or gets a terminal's signals (handling them itself, or not, or
+// through a signal-exit-style listener).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { descendants, stillRunning } from "../test/processes.js";
+import { descendants, running, stillRunning } from "../test/processes.js";
 import { EVERYTHING, NODE } from "../test/support.js";
 import { createMcpPool, type McpPool, type McpServerEntry } from "./index.js";
+import { listSync, TreeStdioTransport, treeOf } from "./stdio-transport.js";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const WRAPPER = here("../test/wrapper.sh");
@@ -26,7 +29,14 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 const pools: McpPool[] = [];
 const hosts: ChildProcess[] = [];
 afterEach(async () => {
-  for (const host of hosts.splice(0)) host.kill("SIGKILL");
+  // A host and its servers share its process group.
+  for (const host of hosts.splice(0)) {
+    try {
+      process.kill(-(host.pid as number), "SIGKILL");
+    } catch {
+      // Gone with its group already.
+    }
+  }
   await Promise.all(pools.splice(0).map((p) => p.close()));
 });
 function pool(server: McpServerEntry & { name: string }): McpPool {
@@ -38,12 +48,19 @@ function pool(server: McpServerEntry & { name: string }): McpPool {
 describe("closing a stdio server started through a wrapper", () => {
   it("ends the wrapper, the server that ignores stdin EOF, and the child that ignores SIGTERM", async () => {
     const exitListeners = process.listenerCount("exit");
+    const signalListeners = () => ["SIGINT", "SIGTERM", "SIGHUP"].map((s) => process.listenerCount(s));
+    const signalsBefore = signalListeners();
     const lingering = pool({ name: "lingering", command: "sh", args: [WRAPPER, NODE, LINGERING] });
     const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
     const wrapper = lingering.status()[0]?.pid as number;
-    // While it runs, the pool listens for the host's exit (to end the group there); not after close.
+    // While it runs, the pool listens for the host's exit (to end the tree there); not after close,
+    // and never for a signal: those are the host's (and reach the server, in the host's group).
     expect(process.listenerCount("exit")).toBe(exitListeners + 1);
+    expect(signalListeners()).toEqual(signalsBefore);
     expect(descendants(wrapper).sort((a, b) => a - b)).toEqual([server, child].sort((a, b) => a - b));
+    // The same tree as `ps` lists it (how it is read on macOS and other POSIX systems).
+    const viaPs = treeOf([wrapper], listSync(false)).map((entry) => entry.pid);
+    expect(viaPs.sort((a, b) => a - b)).toEqual([wrapper, server, child].sort((a, b) => a - b));
     await lingering.close();
     expect(await stillRunning([wrapper, server, child])).toEqual([]);
     expect(process.listenerCount("exit")).toBe(exitListeners);
@@ -90,17 +107,65 @@ describe("closing a stdio server started through a wrapper", () => {
   });
 });
 
+describe("closing one stdio transport twice at once", () => {
+  // The SDK's Client.connect closes the transport itself when initialize fails, while the pool
+  // awaits its own close: neither may resolve (or report the close) while the server still runs.
+  it("resolves both closes, and reports the close once, only after the server's tree has ended", async () => {
+    const transport = new TreeStdioTransport({ command: "sh", args: [WRAPPER, NODE, LINGERING] });
+    const runningAtClose: number[][] = [];
+    let tree: number[] = [];
+    transport.onclose = () => runningAtClose.push(tree.filter(running));
+    await transport.start();
+    const wrapper = transport.pid as number;
+    // The wrapper's node server and the server's child: both started once the server answers.
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "ping" });
+    const answered = new Promise<void>((resolve) => {
+      transport.onmessage = () => resolve();
+    });
+    await answered;
+    tree = [wrapper, ...descendants(wrapper)];
+    expect(tree).toHaveLength(3);
+    const first = transport.close();
+    await transport.close();
+    const afterSecond = tree.filter(running);
+    await first;
+    expect(afterSecond).toEqual([]);
+    expect(runningAtClose).toEqual([[]]);
+  });
+});
+
 describe("a host process running a pool", () => {
-  async function runHost(mode: "close" | "exit"): Promise<{ code: number | null; pids: number[] }> {
-    const host = spawn(NODE, ["--import", "tsx", HOST, mode], { stdio: ["ignore", "pipe", "inherit"] });
+  type Pids = { wrapper: number; server: number; child: number };
+  /** Starts a host (the leader of a process group of its own, as a terminal's job is) in `mode`. */
+  function startHost(mode: string): { host: ChildProcess; pids: Promise<Pids>; output: () => string } {
+    const host = spawn(NODE, ["--import", "tsx", HOST, mode], {
+      stdio: ["ignore", "pipe", "inherit"],
+      detached: true,
+    });
     hosts.push(host);
     let out = "";
-    host.stdout?.on("data", (chunk) => {
-      out += String(chunk);
+    const pids = new Promise<Pids>((resolve, reject) => {
+      host.stdout?.on("data", (chunk) => {
+        out += String(chunk);
+        const line = out.split("\n").find((l) => l.startsWith("{"));
+        if (line) resolve(JSON.parse(line) as Pids);
+      });
+      host.once("exit", () => reject(new Error(`host (${mode}) exited before its pids: ${out}`)));
     });
-    const code = await new Promise<number | null>((resolve) => host.once("exit", resolve));
-    const { wrapper, server, child } = JSON.parse(out) as Record<string, number>;
-    return { code, pids: [wrapper, server, child] as number[] };
+    return { host, pids, output: () => out };
+  }
+  const exited = (host: ChildProcess) =>
+    new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      if (host.exitCode !== null || host.signalCode !== null)
+        resolve({ code: host.exitCode, signal: host.signalCode });
+      else host.once("exit", (code, signal) => resolve({ code, signal }));
+    });
+
+  async function runHost(mode: "close" | "exit"): Promise<{ code: number | null; pids: number[] }> {
+    const { host, pids } = startHost(mode);
+    const { wrapper, server, child } = await pids;
+    const { code } = await exited(host);
+    return { code, pids: [wrapper, server, child] };
   }
 
   it("exits on its own once its pool is closed, with no server left running", async () => {
@@ -113,5 +178,59 @@ describe("a host process running a pool", () => {
     const { code, pids } = await runHost("exit");
     expect(code).toBe(0);
     expect(await stillRunning(pids)).toEqual([]);
+  });
+
+  // Ctrl-C sends SIGINT to the terminal's foreground process group, and closing the terminal sends
+  // SIGHUP: the servers share the host's group, so they get it too.
+  it.each(["SIGINT", "SIGHUP"] as const)(
+    "dies of a %s to its process group that it does not handle, with no server left running",
+    async (signal) => {
+      const { host, pids } = startHost("wait");
+      const { wrapper, server, child } = await pids;
+      process.kill(-(host.pid as number), signal);
+      expect(await exited(host)).toEqual({ code: null, signal });
+      expect(await stillRunning([wrapper, server, child])).toEqual([]);
+    },
+  );
+
+  // signal-exit (ink's cli-cursor, execa, …) re-raises a signal only when its listener is the
+  // process's only one: no listener of the pool's may keep it from doing so, or stand in for it.
+  it.each(["signal-exit-before", "signal-exit-after"])(
+    "dies of Ctrl-C with a signal-exit-style listener (%s its server starts), with no server left running",
+    async (mode) => {
+      const { host, pids } = startHost(mode);
+      const { wrapper, server, child } = await pids;
+      process.kill(-(host.pid as number), "SIGINT");
+      expect(await exited(host)).toEqual({ code: null, signal: "SIGINT" });
+      expect(await stillRunning([wrapper, server, child])).toEqual([]);
+    },
+  );
+
+  it("keeps control of the signals it handles itself: its handler runs, and its servers run on", async () => {
+    const { host, pids, output } = startHost("handle");
+    const { wrapper, server, child } = await pids;
+    const handled = async (signal: string, times: number) => {
+      const count = () => output().split(`handled ${signal}\n`).length - 1;
+      for (let i = 0; i < 200 && count() < times; i++) await new Promise((r) => setTimeout(r, 25));
+      return count();
+    };
+    try {
+      // Sent to the host alone (`kill <pid>`, a supervisor): nothing of the pool's acts on it.
+      for (const signal of ["SIGINT", "SIGHUP", "SIGTERM"] as const) {
+        process.kill(host.pid as number, signal);
+        expect(await handled(signal, 1)).toBe(1);
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      expect(host.exitCode === null && host.signalCode === null).toBe(true);
+      expect([wrapper, server, child].filter(running)).toEqual([wrapper, server, child]);
+      // A terminal's Ctrl-C: the host's handler decides for the host, which runs on.
+      process.kill(-(host.pid as number), "SIGINT");
+      expect(await handled("SIGINT", 2)).toBe(2);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(host.exitCode === null && host.signalCode === null).toBe(true);
+    } finally {
+      // The host's group: it, its servers, and any the pool restarted after the Ctrl-C.
+      process.kill(-(host.pid as number), "SIGKILL");
+    }
   });
 });

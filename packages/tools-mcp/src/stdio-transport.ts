@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -7,15 +7,16 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /**
- * How long a closed server has after its stdin ends to exit on its own, then how long its process
- * group has after SIGTERM before SIGKILL, then how long the host waits for the killed processes'
- * pipes to close before it lets go of them. A server that exits on stdin EOF closes within the
- * first; one that does not is gone within about a second.
+ * How long a closed server has after its stdin ends to exit on its own (with what it started),
+ * then how long what still runs of its process tree has after SIGTERM before SIGKILL, then how
+ * long the host waits for the killed processes to go and their pipes to close before it lets go
+ * of the pipes. A server that exits on stdin EOF
+ * closes within the first; one that does not is gone, and the close over, within their sum, 1.25 s.
  */
 export const CLOSE_TIMINGS = { eofGraceMs: 500, termGraceMs: 500, killWaitMs: 250 } as const;
 
 /** What the transport starts: the stdio entry of a server, as the pool resolved it. */
-export interface GroupStdioParameters {
+export interface TreeStdioParameters {
   command: string;
   args?: string[];
   /** Set on top of the SDK's small safe default environment (`getDefaultEnvironment()`). */
@@ -24,88 +25,171 @@ export interface GroupStdioParameters {
 }
 
 /**
- * Process groups still running, by their leader's pid. One `exit` listener for all of them, there
- * only while one runs: a host that exits without closing its pool leaves no server behind.
+ * One process as the system lists it: its parent, whether it is a zombie (which runs nothing and
+ * only waits to be reaped), and when it started, so that a pid the system has since given to a
+ * new process is not taken for the one we saw.
  */
-const running = new Set<number>();
-function killAllSync(): void {
-  for (const pid of running) signalGroup(pid, "SIGKILL");
-  running.clear();
-}
-function track(pid: number): void {
-  if (running.size === 0) process.on("exit", killAllSync);
-  running.add(pid);
-}
-function untrack(pid: number): void {
-  if (!running.delete(pid)) return;
-  if (running.size === 0) process.off("exit", killAllSync);
+interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  zombie: boolean;
+  started: string;
 }
 
-/** How often a closing transport looks whether its group has ended. */
-const POLL_MS = 20;
-
-/** Signals every process in the group `pid` leads (0: none, only asks); false when none is left. */
-function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+/** A process's entry from Linux's /proc/<pid>/stat, or undefined once it is gone. */
+function procEntry(pid: number | string): ProcessEntry | undefined {
+  let stat: string;
   try {
-    process.kill(-pid, signal);
-    return true;
+    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
   } catch {
-    return false;
+    return undefined;
+  }
+  // After the command's closing parenthesis: state (field 3), ppid (4), …, start time (22).
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { pid: Number(pid), ppid: Number(fields[1]), zombie: fields[0] === "Z", started: fields[19] ?? "" };
+}
+
+/** `ps` everywhere but Linux: every process's pid, parent, state and start time. */
+const PS_ARGS = ["-A", "-o", "pid=,ppid=,stat=,lstart="];
+/** Reads `ps -A -o pid=,ppid=,stat=,lstart=` output; lines it cannot read are skipped. */
+export function parsePs(text: string): ProcessEntry[] {
+  const entries: ProcessEntry[] = [];
+  for (const line of text.split("\n")) {
+    const match = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*\S)\s*$/.exec(line);
+    if (!match) continue;
+    const [, pid, ppid, state, started] = match as unknown as [string, string, string, string, string];
+    entries.push({ pid: Number(pid), ppid: Number(ppid), zombie: state.startsWith("Z"), started });
+  }
+  return entries;
+}
+
+/** Every process on the system, now: /proc on Linux, `ps` elsewhere (synchronously, for `exit`). */
+export function listSync(linux = process.platform === "linux"): ProcessEntry[] {
+  if (!linux) return parsePs(execFileSync("ps", PS_ARGS, { encoding: "latin1" }));
+  const entries: ProcessEntry[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const entry = procEntry(name);
+    if (entry) entries.push(entry);
+  }
+  return entries;
+}
+/** {@link listSync} without blocking the event loop on `ps`. */
+function list(linux = process.platform === "linux"): Promise<ProcessEntry[]> {
+  if (linux) return Promise.resolve(listSync(true));
+  return new Promise((resolve, reject) =>
+    execFile("ps", PS_ARGS, { encoding: "latin1" }, (error, stdout) =>
+      error ? reject(error) : resolve(parsePs(stdout)),
+    ),
+  );
+}
+
+/**
+ * `roots` and all their descendants in `table`, by its parent links: a snapshot of a process
+ * tree. Snapshot, because the links go when a parent dies (its children are given to init).
+ */
+export function treeOf(roots: readonly number[], table: readonly ProcessEntry[]): ProcessEntry[] {
+  const children = new Map<number, ProcessEntry[]>();
+  for (const entry of table) {
+    const siblings = children.get(entry.ppid);
+    if (siblings) siblings.push(entry);
+    else children.set(entry.ppid, [entry]);
+  }
+  const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+  const found = new Map<number, ProcessEntry>();
+  const visit = (entry: ProcessEntry): void => {
+    if (found.has(entry.pid)) return;
+    found.set(entry.pid, entry);
+    for (const child of children.get(entry.pid) ?? []) visit(child);
+  };
+  for (const root of roots) {
+    const entry = byPid.get(root);
+    if (entry) visit(entry);
+  }
+  return [...found.values()];
+}
+
+/**
+ * Whether the process `entry` saw still runs: not gone, not a zombie, and (on Linux, or against a
+ * fresh `table`) the same process, not a later one given its pid. Without a table off Linux, only
+ * whether the pid exists: what a close polls with there, and so what picks the processes it
+ * SIGKILLs (within `termGraceMs` of SIGTERMing a snapshot checked against `ps`).
+ */
+function alive(entry: ProcessEntry, table?: ReadonlyMap<number, ProcessEntry>): boolean {
+  const now = table ? table.get(entry.pid) : process.platform === "linux" ? procEntry(entry.pid) : undefined;
+  if (table || process.platform === "linux")
+    return now !== undefined && !now.zombie && now.started === entry.started;
+  try {
+    process.kill(entry.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** Sends `signal` to each process of `entries` that can still get it. */
+function signalAll(entries: readonly ProcessEntry[], signal: NodeJS.Signals): void {
+  for (const { pid } of entries) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Gone already, or not ours to signal.
+    }
   }
 }
 
 /**
- * Whether any process of the group `pid` leads still runs. On Linux a zombie does not count: it
- * runs nothing and only waits to be reaped, which a slow init (or a host running as pid 1) may
- * leave for seconds. Elsewhere, whether the group has any process at all.
+ * The servers still running, each as a function that SIGKILLs its tree synchronously. While one
+ * runs, the host's `exit` event calls them (only synchronous work runs there), so a host that calls
+ * `process.exit()` without closing its pool leaves no server behind.
  */
-function groupRuns(pid: number): boolean {
-  if (!signalGroup(pid, 0)) return false;
-  if (process.platform !== "linux") return true;
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "latin1");
-    } catch {
-      continue; // It ended while the list was read.
-    }
-    // After the command's closing parenthesis: state, ppid, process group.
-    const [state, , group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(group) === pid && state !== "Z") return true;
-  }
-  return false;
+const running = new Set<() => void>();
+function killAllSync(): void {
+  for (const kill of running) kill();
+  running.clear();
+  process.off("exit", killAllSync);
 }
+function track(kill: () => void): void {
+  if (running.size === 0) process.on("exit", killAllSync);
+  running.add(kill);
+}
+function untrack(kill: () => void): void {
+  if (running.delete(kill) && running.size === 0) process.off("exit", killAllSync);
+}
+
+/** How often a closing transport looks whether the processes it is ending have ended. */
+const POLL_MS = 20;
 
 /**
  * An MCP client transport over a child process's stdin and stdout (POSIX), like the SDK's
- * `StdioClientTransport` except that the process is started as the leader of its own process
- * group, so the server and everything it starts (a wrapper such as `npx` and the real server
- * under it) are ended together. `close()` ends stdin, gives the server
- * {@link CLOSE_TIMINGS}`.eofGraceMs` to exit, then SIGTERMs the group, then SIGKILLs it, and lets
- * go of the pipes, so a process that survives all that cannot keep the host's event loop alive.
- * The direct child exiting on its own ends the rest of its group the same way (SIGTERM, then
- * SIGKILL), and `onclose` follows once its pipes close.
+ * `StdioClientTransport` except that closing it ends the server's whole process tree: a wrapper
+ * such as `npx`, the real server under it, and what that started. The server is started as an
+ * ordinary child, in the host's process group, so a terminal's Ctrl-C and hang-up reach it as
+ * they reach the host. `close()` ends stdin and gives the server {@link CLOSE_TIMINGS}`.eofGraceMs`
+ * to exit; whatever of its tree still runs then is snapshotted (pids and parent links), SIGTERMed,
+ * SIGKILLed after `termGraceMs`, and the pipes are let go of after at most `killWaitMs` more, so
+ * a process that survives all that cannot keep the host's event loop alive. The tree is also
+ * snapshotted when the server first answers, so the direct child exiting on its own (a wrapper
+ * that died) ends what was under it then the same way, and `onclose` follows.
  */
-export class GroupStdioTransport implements Transport {
+export class TreeStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  readonly #params: GroupStdioParameters;
+  readonly #params: TreeStdioParameters;
   readonly #readBuffer = new ReadBuffer();
   readonly #stderr = new PassThrough();
+  readonly #killSync = () => this.#killTreeSync();
   #process: ChildProcess | undefined;
   #pipesClosed = false;
   #ended = false;
+  #closing: Promise<void> | undefined;
+  #answered = false;
+  /** The server's process tree as last snapshotted, by pid. */
+  #tree = new Map<number, ProcessEntry>();
 
-  constructor(params: GroupStdioParameters) {
+  constructor(params: TreeStdioParameters) {
     this.#params = params;
   }
 
@@ -114,19 +198,18 @@ export class GroupStdioTransport implements Transport {
     return this.#stderr;
   }
 
-  /** The pid of the started process (the group's leader), or null before start and after close. */
+  /** The pid of the started process (the tree's root), or null before start and after close. */
   get pid(): number | null {
     return this.#process?.pid ?? null;
   }
 
   start(): Promise<void> {
-    if (this.#process || this.#ended) throw new Error("GroupStdioTransport already started");
+    if (this.#process || this.#ended) throw new Error("TreeStdioTransport already started");
     return new Promise((resolve, reject) => {
       const child = spawn(this.#params.command, this.#params.args ?? [], {
         env: { ...getDefaultEnvironment(), ...this.#params.env },
         stdio: ["pipe", "pipe", "pipe"],
         shell: false,
-        detached: true,
         ...(this.#params.cwd ? { cwd: this.#params.cwd } : {}),
       });
       this.#process = child;
@@ -135,16 +218,17 @@ export class GroupStdioTransport implements Transport {
         this.onerror?.(error);
       });
       child.once("spawn", () => {
-        if (child.pid !== undefined) track(child.pid);
+        track(this.#killSync);
         resolve();
       });
       child.once("exit", () => {
-        // The leader is gone (a wrapper, or the server itself): whatever it left running goes too.
-        if (!this.#ended && child.pid !== undefined) void this.#endGroup(child, child.pid);
+        // The root is gone (a wrapper, or the server itself): whatever was under it goes too.
+        if (!this.#ended) void this.#endTree(child, false);
       });
       child.once("close", () => {
         this.#pipesClosed = true;
-        this.#finish();
+        // A close under way reports the close itself, once the whole tree has ended.
+        if (!this.#closing) this.#finish();
       });
       child.stdin?.on("error", (error) => this.onerror?.(error));
       child.stdout?.on("error", (error) => this.onerror?.(error));
@@ -165,6 +249,11 @@ export class GroupStdioTransport implements Transport {
             continue;
           }
           if (message === null) break;
+          if (!this.#answered) {
+            // The process that answered runs by now: note the tree, for a root that dies on its own.
+            this.#answered = true;
+            void this.#snapshot().catch(() => {});
+          }
           this.onmessage?.(message);
         }
       });
@@ -181,8 +270,16 @@ export class GroupStdioTransport implements Transport {
     });
   }
 
-  /** Ends the server's whole process group (see the class) and resolves once it is let go of. */
-  async close(): Promise<void> {
+  /**
+   * Ends the server's whole process tree (see the class) and resolves once it is let go of. Every
+   * call, a second one while the first still runs too, gets the one close's promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     const child = this.#process;
     if (!child || this.#ended) {
       this.#finish();
@@ -194,16 +291,58 @@ export class GroupStdioTransport implements Transport {
     } catch {
       // Its stdin is already gone.
     }
-    if (child.pid !== undefined) await this.#endGroup(child, child.pid);
+    await this.#endTree(child, true);
     this.#finish();
   }
 
+  /** Whether the started process itself has exited. */
+  #exited(child: ChildProcess): boolean {
+    return child.exitCode !== null || child.signalCode !== null;
+  }
+
   /**
-   * Gives the server the EOF grace to exit (none when its leader has exited already), then SIGTERMs
-   * what is left of its group, then SIGKILLs what is left, then lets go of the pipes once they close
-   * (or at once after `killWaitMs` when a process that left the group still holds them).
+   * Snapshots the tree again: the processes of the last snapshot that still run, the started
+   * process while it runs, and every descendant of them now. Returns the snapshot, verified
+   * against the same listing (so no pid a new process took over is in it).
    */
-  async #endGroup(child: ChildProcess, pid: number): Promise<void> {
+  async #snapshot(): Promise<ProcessEntry[]> {
+    const child = this.#process;
+    const table = await list();
+    const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+    const roots = [...this.#tree.values()].filter((entry) => alive(entry, byPid)).map((entry) => entry.pid);
+    if (child?.pid !== undefined && !this.#exited(child)) roots.push(child.pid);
+    const tree = treeOf(roots, table).filter((entry) => !entry.zombie);
+    this.#tree = new Map(tree.map((entry) => [entry.pid, entry]));
+    return tree;
+  }
+
+  /** For the host's `exit`: SIGKILLs the server's tree, snapshotted there and then. */
+  #killTreeSync(): void {
+    const child = this.#process;
+    let table: ProcessEntry[];
+    try {
+      table = listSync();
+    } catch {
+      table = [];
+    }
+    const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+    const roots = [...this.#tree.values()].filter((entry) => alive(entry, byPid)).map((entry) => entry.pid);
+    if (child?.pid !== undefined && !this.#exited(child)) {
+      roots.push(child.pid);
+      // Even with no listing (no `ps`), the started process itself.
+      if (!byPid.has(child.pid))
+        signalAll([{ pid: child.pid, ppid: 0, zombie: false, started: "" }], "SIGKILL");
+    }
+    signalAll(treeOf(roots, table), "SIGKILL");
+  }
+
+  /**
+   * On close (`eof`), gives the server the EOF grace to exit with everything it started; then
+   * snapshots what of its tree still runs, SIGTERMs it, SIGKILLs what of that snapshot is left,
+   * and lets go of the pipes once those are gone and the pipes close (or after `killWaitMs`, when
+   * a process outside the snapshot holds them).
+   */
+  async #endTree(child: ChildProcess, eof: boolean): Promise<void> {
     const until = async (done: () => boolean, ms: number) => {
       const deadline = Date.now() + ms;
       while (!done()) {
@@ -213,19 +352,34 @@ export class GroupStdioTransport implements Transport {
       }
       return true;
     };
-    const exited = () => child.exitCode !== null || child.signalCode !== null;
-    const empty = () => !groupRuns(pid);
     const { eofGraceMs, termGraceMs, killWaitMs } = CLOSE_TIMINGS;
-    if (!exited()) await until(() => exited() && this.#pipesClosed, eofGraceMs);
-    if (!empty()) {
-      signalGroup(pid, "SIGTERM");
-      if (!(await until(empty, termGraceMs))) {
-        signalGroup(pid, "SIGKILL");
-        await until(empty, killWaitMs);
-      }
+    const known = () => [...this.#tree.values()];
+    if (eof)
+      await until(
+        () => this.#exited(child) && this.#pipesClosed && !known().some((entry) => alive(entry)),
+        eofGraceMs,
+      );
+    let snapshot: ProcessEntry[] = [];
+    try {
+      snapshot = await this.#snapshot();
+    } catch {
+      // No listing (no `ps`): the started process alone, if it still runs.
+      if (child.pid !== undefined && !this.#exited(child))
+        snapshot = [{ pid: child.pid, ppid: 0, zombie: false, started: "" }];
     }
-    await until(() => this.#pipesClosed, killWaitMs);
-    untrack(pid);
+    const anyAlive = () => snapshot.some((entry) => (entry.started ? alive(entry) : !this.#exited(child)));
+    if (anyAlive()) {
+      signalAll(snapshot, "SIGTERM");
+      if (!(await until(() => !anyAlive(), termGraceMs)))
+        signalAll(
+          snapshot.filter((entry) => (entry.started ? alive(entry) : !this.#exited(child))),
+          "SIGKILL",
+        );
+    }
+    // One wait, of at most killWaitMs, for the killed processes to go and the pipes to close: so a
+    // close takes at most eofGraceMs + termGraceMs + killWaitMs (1.25 s), plus a poll's lateness.
+    await until(() => this.#pipesClosed && !anyAlive(), killWaitMs);
+    untrack(this.#killSync);
     child.stdin?.destroy();
     child.stdout?.destroy();
     child.stderr?.destroy();
@@ -237,6 +391,7 @@ export class GroupStdioTransport implements Transport {
     this.#readBuffer.clear();
     if (!child && this.#ended) return;
     this.#ended = true;
+    untrack(this.#killSync);
     this.onclose?.();
   }
 }
