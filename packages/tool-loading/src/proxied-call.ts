@@ -15,7 +15,9 @@ export interface ProxiedCall {
 
 /**
  * What `ProxiedCallOptions.parse` is handed beside the text: the options of `parseToolArguments`
- * (from `@loopwright/tool-calls`) that the tool named decides, so that reader can be passed as it is.
+ * (from `@loopwright/tool-calls`) that the tool named decides. That reader answers an object
+ * (`{ value, json, repaired, inexact }`), not the arguments: pass
+ * `(text, o) => parseToolArguments(text, o).value`, as the loop does.
  */
 export interface ProxiedParseOptions {
   /**
@@ -27,16 +29,30 @@ export interface ProxiedParseOptions {
   takesOnlyString?: (path: readonly (string | number)[]) => boolean;
 }
 
+/**
+ * Any other option a reader may declare. None is ever passed: declared so a reader whose second
+ * parameter takes something else (`JSON.parse`'s reviver) is still accepted as `parse`.
+ */
+export interface OtherReaderOptions {
+  // biome-ignore lint/suspicious/noExplicitAny: only `any` lets a function (a reviver) be read as this options object
+  readonly [other: string]: any;
+}
+
 /** Options for {@link proxiedCall}. */
 export interface ProxiedCallOptions {
   /**
    * Reads arguments given as text — the call's own, or the whole `{ name, arguments }` given as
    * text — handed {@link ProxiedParseOptions} as well. `JSON.parse` unless given; the loop passes
    * its lenient reader (`parseToolArguments` from `@loopwright/tool-calls`) so almost-JSON is
-   * repaired, and a number token where the tool takes only a string stays text. Whatever it
-   * throws becomes the `cause` of an `invalid-arguments` error.
+   * repaired, and a number token where the tool takes only a string stays text — as
+   * `(text, o) => parseToolArguments(text, o).value`, since that reader answers an object holding
+   * the arguments as `value`. Whatever it throws becomes the `cause` of an `invalid-arguments` error.
+   *
+   * Declared as a method, its options optional and open, so a reader whose second parameter is
+   * something else still type-checks: `JSON.parse` (a reviver, which ignores the options object),
+   * `parseJson` from `@loopwright/tool-calls`, or a one-argument function.
    */
-  parse?: (text: string, options: ProxiedParseOptions) => unknown;
+  parse?(text: string, options?: ProxiedParseOptions & OtherReaderOptions): unknown;
   /**
    * The catalogued tools' definitions (`{ type: "function", function: { name, parameters } }`):
    * where the tool named has one, `parse` is handed its `takesOnlyString` for the inner

@@ -19,7 +19,7 @@ import {
   type NameResolution,
   toolResolver,
 } from "./names.js";
-import { type ProxiedCallOptions, readProxiedCall } from "./proxied-call.js";
+import { type OtherReaderOptions, type ProxiedParseOptions, readProxiedCall } from "./proxied-call.js";
 
 /** How a run reaches its tools: all declared, loaded on demand into the tool array, or proxied. */
 export type ToolDiscovery = "eager" | "ondemand" | "proxy";
@@ -44,9 +44,12 @@ export interface ToolLoadingOptions {
   descriptions?: boolean;
   /**
    * Reads `call_tool` arguments given as text (see `proxiedCall`), handed the inner tool's
-   * `takesOnlyString` from its definition in `tools`. `JSON.parse` unless given.
+   * `takesOnlyString` from its definition in `tools`. `JSON.parse` unless given; for the lenient
+   * reader, `(text, o) => parseToolArguments(text, o).value` (it answers an object holding the
+   * arguments as `value`). A method, as `ProxiedCallOptions.parse`, so `JSON.parse`, `parseJson`
+   * and a one-argument function type-check.
    */
-  parse?: ProxiedCallOptions["parse"];
+  parse?(text: string, options?: ProxiedParseOptions & OtherReaderOptions): unknown;
 }
 
 /** What a run starts with (from {@link ToolLoading.start}). */
