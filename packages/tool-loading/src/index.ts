@@ -18,6 +18,7 @@ export type {
   ProxiedCall,
   ProxiedCallOptions,
   ProxiedParseOptions,
+  ReaderAnswersArguments,
 } from "./proxied-call.js";
 export { proxiedCall } from "./proxied-call.js";
 export type {

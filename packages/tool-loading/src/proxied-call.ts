@@ -38,8 +38,32 @@ export interface OtherReaderOptions {
   readonly [other: string]: any;
 }
 
-/** Options for {@link proxiedCall}. */
-export interface ProxiedCallOptions {
+/** What a reading such as `parseToolArguments` answers: the arguments are its `value`. */
+interface ReadingResult {
+  value: unknown;
+  json: string;
+  repaired: boolean;
+  inexact: readonly unknown[];
+}
+
+/**
+ * Nothing more, unless `R` — what a `parse` answers — is a reading's result holding the arguments
+ * as `value` (`parseToolArguments` passed as it is, whose answer would reach the tool as its
+ * arguments): then a `parse` no function is, whose type names the fix, so that does not compile.
+ */
+export type ReaderAnswersArguments<R> = 0 extends 1 & R
+  ? unknown
+  : [R] extends [ReadingResult]
+    ? {
+        parse: "parse answers the arguments, not a reading of them: pass (text, o) => parseToolArguments(text, o).value";
+      }
+    : unknown;
+
+/**
+ * Options for {@link proxiedCall}; `R` is what `parse` answers (inferred; a reading's result
+ * holding the arguments as `value` is refused by {@link ReaderAnswersArguments}).
+ */
+export interface ProxiedCallOptions<R = unknown> {
   /**
    * Reads arguments given as text — the call's own, or the whole `{ name, arguments }` given as
    * text — handed {@link ProxiedParseOptions} as well. `JSON.parse` unless given; the loop passes
@@ -52,7 +76,7 @@ export interface ProxiedCallOptions {
    * something else still type-checks: `JSON.parse` (a reviver, which ignores the options object),
    * `parseJson` from `@loopwright/tool-calls`, or a one-argument function.
    */
-  parse?(text: string, options?: ProxiedParseOptions & OtherReaderOptions): unknown;
+  parse?(text: string, options?: ProxiedParseOptions & OtherReaderOptions): R;
   /**
    * The catalogued tools' definitions (`{ type: "function", function: { name, parameters } }`):
    * where the tool named has one, `parse` is handed its `takesOnlyString` for the inner
@@ -88,11 +112,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * are not an object, and `invalid-catalog` for a malformed catalogue (`invalid-tools` for `tools`
  * that are not named function tools). Never runs anything.
  */
-export function proxiedCall(
+export function proxiedCall<R = unknown>(
   args: unknown,
   catalog: readonly CatalogServer[],
-  options: ProxiedCallOptions = {},
+  given?: ProxiedCallOptions<R> & ReaderAnswersArguments<R>,
 ): ProxiedCall {
+  const options: ProxiedCallOptions<R> = given ?? {};
   checkCatalog(catalog, "proxiedCall");
   const definitions =
     options.tools === undefined ? undefined : definitionsByName(options.tools, "proxiedCall");
