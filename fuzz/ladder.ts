@@ -199,6 +199,13 @@ export const SHAPES: Shape[] = [
     run: (text) => quietly(() => parseToolArguments(text, { takesOnlyString: (path) => path[0] === "zips" })),
   },
   {
+    // Numbers JSON refuses but whose meaning is plain, where a number is taken: each rewritten as
+    // JSON writes it before the reading (`.5` as 0.5), nested so the walk keeps a stack.
+    name: "parseToolArguments: '+5' and '.5' where a number is taken",
+    build: (n) => `{"a": [${repeat("+5, {'b': [.5, -.5]}, ", n)}1]}`,
+    run: args,
+  },
+  {
     // One long key over many tokens a number does not write back (`01`): each token's path decoded
     // every key on the stack again (200k-char key, 20,000 tokens: 102 ms -> 6 s before).
     name: "parseToolArguments: one long key over '01' tokens (takesOnlyString)",

@@ -54,7 +54,12 @@ describe("parseToolArguments: a number written where the tool takes only a strin
       // Held in a JSON string, and in almost-JSON beside a repair.
       expect(parseToolArguments(JSON.stringify(`{"n": ${form}}`)).value).toEqual({ n: number });
       expect(parseToolArguments(`{n: ${form}, 'm': [${form},],}`).value).toEqual({ n: number, m: [number] });
+      // In a fence, or after prose, as the object is taken from them.
+      expect(parseToolArguments(`\`\`\`json\n{"n": ${form}}\n\`\`\``).value).toEqual({ n: number });
+      expect(parseToolArguments(`Calling it: {"n": ${form}}`).value).toEqual({ n: number });
     }
+    // Held in a JSON string after prose, read as the same text written with JSON's numbers.
+    expect(parseToolArguments("\"note: {a: .5, b: '.5'}\"").value).toEqual({ a: 0.5, b: ".5" });
   });
 
   it("still refuses a sign or a point with nothing whole after it, naming what is unfinished", () => {

@@ -336,7 +336,11 @@ function readSlow(
   if (!parsed) {
     // `+5`, `.5`, `-.5` where a number is taken read as the numbers they are, as a recovered call's
     // do (a string-only place was quoted before). Once: the rewritten text holds none of them.
-    const plain = withJsonNumbers(trimmed);
+    // After a fence or prose, from the object's bracket (never from inside a string the text begins with).
+    const bracket = /^["'`]/.test(trimmed) && !trimmed.startsWith("```") ? -1 : trimmed.search(/[{[]/);
+    const rest = bracket > 0 ? withJsonNumbers(trimmed.slice(bracket)) : undefined;
+    const plain =
+      withJsonNumbers(trimmed) ?? (rest === undefined ? undefined : trimmed.slice(0, bracket) + rest);
     if (plain !== undefined)
       return { ...readSlow(plain, raw, options, tryParse(plain), layer), repaired: true };
     // Text ending inside a string lost its end, whatever the finish reason: never closed up and run.
