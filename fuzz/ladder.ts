@@ -82,6 +82,10 @@ const junk = (size: number) => {
   return out;
 };
 
+/** `{"<key>": [01, 01, …]}`: a key of half `size` characters (escapes in it), over `01` tokens worth the other half. */
+const longKeyOverZeros = (size: number) =>
+  `{"${repeat("k\\u00e9", size / 2)}": [${repeat("01, ", size / 2)}1]}`;
+
 /**
  * About `size` characters of Qwen3-Coder markup whose parameters are typed through sixteen
  * definitions, each a union of four references to the next, the seventeenth `last`; parameter
@@ -193,6 +197,26 @@ export const SHAPES: Shape[] = [
     build: (n) =>
       `{"zips": [${repeat("02134, +5, ", n / 2)}1], "n": [${repeat("[0012, {'a': 1.10}], ", n / 2)}1]}`,
     run: (text) => quietly(() => parseToolArguments(text, { takesOnlyString: (path) => path[0] === "zips" })),
+  },
+  {
+    // Numbers JSON refuses but whose meaning is plain, where a number is taken: each rewritten as
+    // JSON writes it before the reading (`.5` as 0.5), nested so the walk keeps a stack.
+    name: "parseToolArguments: '+5' and '.5' where a number is taken",
+    build: (n) => `{"a": [${repeat("+5, {'b': [.5, -.5]}, ", n)}1]}`,
+    run: args,
+  },
+  {
+    // One long key over many tokens a number does not write back (`01`): each token's path decoded
+    // every key on the stack again (200k-char key, 20,000 tokens: 102 ms -> 6 s before).
+    name: "parseToolArguments: one long key over '01' tokens (takesOnlyString)",
+    build: (n) => longKeyOverZeros(n),
+    run: (text) => quietly(() => parseToolArguments(text, { takesOnlyString: (path) => path.length > 5 })),
+  },
+  {
+    // The same recovered from the reply: every recovered call's numbers are remembered by path.
+    name: "recoverToolCalls: one long key over '01' tokens",
+    build: (n) => `<tool_call>{"name": "f", "arguments": ${longKeyOverZeros(n)}}</tool_call>`,
+    run: recover,
   },
   {
     // Numbers JS cannot hold, then one key written again and again: each repeat searched every

@@ -117,10 +117,12 @@ describe("a number token written where the tool takes only a string", () => {
       { content: '<tool_call>{"name": "ship", "arguments": {"zip": "x", "count": .5}}</tool_call>' },
       { content: "ok" },
     ]);
-    // A bare point where a number is taken is refused either way (before: recovered as 0.5 and run).
-    expect(streamed.result.toolCalls).toMatchObject([{ ok: false, source: "refused" }]);
-    expect(written.result.toolCalls).toMatchObject([{ ok: false, source: "refused" }]);
-    expect(written.seen).toEqual([]);
+    // A bare point where a number is taken is that number either way (before: refused either way
+    // as "a number cut short", where the same call recovered from the reply used to run with 0.5).
+    expect(streamed.result.toolCalls).toMatchObject([{ ok: true, source: "dispatched" }]);
+    expect(written.result.toolCalls).toMatchObject([{ ok: true, source: "dispatched" }]);
+    expect(streamed.seen).toEqual([{ zip: "x", count: 0.5 }]);
+    expect(written.seen).toEqual(streamed.seen);
   });
 
   it("a call_tool written into the reply as text reaches the inner tool as written", async () => {
@@ -144,18 +146,24 @@ describe("a number token written where the tool takes only a string", () => {
     expect(seen).toEqual([{ zip: "+5", version: ".5", count: 3 }]);
   });
 
-  it("still refuses a plus sign where the inner tool takes a number, through call_tool as called directly", async () => {
-    const { seen, result } = await runShip("proxy", [
+  it("reads a plus sign where the inner tool takes a number as that number, through call_tool as called directly", async () => {
+    const direct3 = await runShip("eager", [direct('{"zip": "02134", "count": +3}'), { content: "ok" }]);
+    await server?.close();
+    const asText = await runShip("proxy", [
       proxied(JSON.stringify('{"zip": "02134", "count": +3}')),
       { content: "ok" },
     ]);
-    expect(seen).toEqual([]);
-    expect(result.toolCalls).toMatchObject([{ ok: false }]);
+    await server?.close();
+    const asObject = await runShip("proxy", [proxied('{"zip": +5, "count": +3}'), { content: "ok" }]);
+    // Before: refused every way ("a number cut short").
+    expect(direct3.seen).toEqual([{ zip: "02134", count: 3 }]);
+    expect(asText.seen).toEqual(direct3.seen);
+    expect(asObject.seen).toEqual([{ zip: "+5", count: 3 }]);
   });
 
-  // Through call_tool with the arguments as an object, `+5` and `.5` (not JSON) are still refused:
-  // call_tool's own arguments are read before the tool they reach is known (as text, above, they
-  // are read by that tool's schema). Every JSON number form is covered.
+  // Through call_tool with the arguments as an object, call_tool's own arguments are read before
+  // the tool they reach is known, then that part of the text again by the tool's schema (as text,
+  // above, they are read by it at once). Every JSON number form is covered.
   it("parity: any JSON number token at zip reaches the tool the same, called directly or through call_tool", async () => {
     const token = fc
       .tuple(

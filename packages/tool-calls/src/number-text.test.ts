@@ -35,15 +35,42 @@ describe("parseToolArguments: a number written where the tool takes only a strin
     expect(parsed.inexact).toEqual([]);
   });
 
-  it("still refuses +5 and .5 where the tool takes a number, as before", () => {
-    for (const form of ["+5", ".5"]) {
+  it("reads +5, .5 and -.5 as the numbers they are where the tool takes a number, as a recovered call does", () => {
+    // Before: refused as "a number cut short", where the same call written into the reply ran.
+    const forms: [string, number][] = [
+      ["+5", 5],
+      [".5", 0.5],
+      ["-.5", -0.5],
+      ["+.25e1", 2.5],
+      ["+007", 7],
+    ];
+    for (const [form, number] of forms) {
+      for (const options of [{}, { takesOnlyString: onlyAt("zip") }]) {
+        const parsed = parseToolArguments(`{"zip": ${form}, "n": ${form}}`, options);
+        const zip = "takesOnlyString" in options ? form : number;
+        expect([form, parsed.value]).toEqual([form, { zip, n: number }]);
+        expect(JSON.parse(parsed.json)).toEqual({ zip, n: number });
+      }
+      // Held in a JSON string, and in almost-JSON beside a repair.
+      expect(parseToolArguments(JSON.stringify(`{"n": ${form}}`)).value).toEqual({ n: number });
+      expect(parseToolArguments(`{n: ${form}, 'm': [${form},],}`).value).toEqual({ n: number, m: [number] });
+      // In a fence, or after prose, as the object is taken from them.
+      expect(parseToolArguments(`\`\`\`json\n{"n": ${form}}\n\`\`\``).value).toEqual({ n: number });
+      expect(parseToolArguments(`Calling it: {"n": ${form}}`).value).toEqual({ n: number });
+    }
+    // Held in a JSON string after prose, read as the same text written with JSON's numbers.
+    expect(parseToolArguments("\"note: {a: .5, b: '.5'}\"").value).toEqual({ a: 0.5, b: ".5" });
+  });
+
+  it("still refuses a sign or a point with nothing whole after it, naming what is unfinished", () => {
+    for (const form of ["+", "-", ".", "+.", "1.", ".e5"]) {
       let error: unknown;
       try {
-        parseToolArguments(`{"n": ${form}}`, { takesOnlyString: onlyAt("zip") });
+        parseToolArguments(`{"n": ${form}, "m": 1}`);
       } catch (caught) {
         error = caught;
       }
-      expect(ToolArgumentsError.isInstance(error)).toBe(true);
+      expect([form, ToolArgumentsError.isInstance(error)]).toEqual([form, true]);
       expect((error as ToolArgumentsError).kind).toBe("malformed");
     }
   });

@@ -1,5 +1,5 @@
 import { type ArgumentPath, holdsNumber, rememberDigitsAt } from "./exact-numbers.js";
-import { walkJsonLike } from "./json-text.js";
+import { type JsonPlace, walkJsonLike } from "./json-text.js";
 
 /**
  * A number token as a model writes one: JSON's, and the forms JSON refuses but the meaning is
@@ -45,9 +45,19 @@ export interface NumberToken {
  * value's place and is a whole number as a model writes one (JSON's, and `02134`, `+5`, `.5`). A
  * token the text ends inside is not handed over (it may be cut short). Answers false when the text
  * nests deeper than `MAX_DEPTH` (the walk stops there). Linear in the text and the paths of the
- * numbers.
+ * numbers asked for (each key is decoded once, however many tokens' paths it is part of).
  */
 export function forEachNumberToken(text: string, visit: (token: NumberToken) => void): boolean {
+  // Each place's key as last decoded, with the text it was decoded from (the same string while
+  // the walk stands at that key, so the check costs nothing).
+  const decoded = new WeakMap<JsonPlace, { written: string; key: string }>();
+  const keyAt = (place: JsonPlace, written: string): string => {
+    const known = decoded.get(place);
+    if (known?.written === written) return known.key;
+    const key = keyOf(written);
+    decoded.set(place, { written, key });
+    return key;
+  };
   const walk = walkJsonLike(text, (step, stack) => {
     const top = stack[stack.length - 1];
     if (
@@ -56,8 +66,10 @@ export function forEachNumberToken(text: string, visit: (token: NumberToken) => 
       step.end < text.length &&
       NUMBER_WORD.test(step.text)
     ) {
-      // Keys are read only for the tokens a caller asks about (most numbers write back as written).
-      const path = () => stack.map((place) => (typeof place.at === "number" ? place.at : keyOf(place.at)));
+      // Keys are read only for the tokens a caller asks about (most numbers write back as written),
+      // and each key once: a long key over many such tokens is not decoded again for each.
+      const path = () =>
+        stack.map((place) => (typeof place.at === "number" ? place.at : keyAt(place, place.at)));
       visit({ path, token: step.text, start: step.start, end: step.end });
     }
     return undefined;

@@ -21,7 +21,7 @@ import {
   unfinishedValue,
   withinDepth,
 } from "./json-text.js";
-import { type NumberAsText, quoteNumbersAsText } from "./number-text.js";
+import { type NumberAsText, quoteNumbersAsText, withJsonNumbers } from "./number-text.js";
 
 /**
  * The longest argument text `parseToolArguments` will repair (1 MiB). Valid JSON of any length
@@ -59,7 +59,7 @@ export interface ParseToolArgumentsOptions {
    * writes back the same (`7`) stays a number, for the tool's validation — "writes back" as
    * `String(Number(token))` does, so `1e21` and `0.0000001` are text while `1e+21` and `1e-7`, as
    * JavaScript prints them, stay numbers. Otherwise the number is read as it is without
-   * this option (a leading-zero integer as the number, `+5` refused). Absent, every place is
+   * this option (a leading-zero integer as the number, `+5` as 5, `.5` as 0.5). Absent, every place is
    * "no". `takesOnlyStringAt` from `@loopwright/schema-compat` answers it from a tool's schema.
    */
   takesOnlyString?: (path: ArgumentPath) => boolean;
@@ -334,6 +334,15 @@ function readSlow(
   if (trimmed === "") return { ...EMPTY, value: {} };
   let parsed = strict;
   if (!parsed) {
+    // `+5`, `.5`, `-.5` where a number is taken read as the numbers they are, as a recovered call's
+    // do (a string-only place was quoted before). Once: the rewritten text holds none of them.
+    // After a fence or prose, from the object's bracket (never from inside a string the text begins with).
+    const bracket = /^["'`]/.test(trimmed) && !trimmed.startsWith("```") ? -1 : trimmed.search(/[{[]/);
+    const rest = bracket > 0 ? withJsonNumbers(trimmed.slice(bracket)) : undefined;
+    const plain =
+      withJsonNumbers(trimmed) ?? (rest === undefined ? undefined : trimmed.slice(0, bracket) + rest);
+    if (plain !== undefined)
+      return { ...readSlow(plain, raw, options, tryParse(plain), layer), repaired: true };
     // Text ending inside a string lost its end, whatever the finish reason: never closed up and run.
     if (endsInString(trimmed)) throw truncated(raw, name, finishReason === "length");
     // So did text that stops where a value had begun or was still to come: closing it up would

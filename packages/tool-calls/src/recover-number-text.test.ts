@@ -83,12 +83,15 @@ describe("recoverToolCalls keeps the number tokens the model wrote, for the loop
     }
   });
 
-  it("a plus sign or a bare point: text at a string-only place, refused at a number place, as when streamed", () => {
+  it("a plus sign or a bare point: text at a string-only place, the number at a number place, as when streamed", () => {
     for (const [format, write] of Object.entries(FORMATS)) {
       expect([format, recovered(write("+5", "3"))]).toEqual([format, { zip: "+5", count: 3 }]);
       expect([format, recovered(write(".5", "3"))]).toEqual([format, { zip: ".5", count: 3 }]);
-      // Before: .5 recovered as 0.5 and run, where the streamed call is refused.
-      expect([format, recovered(write('"a"', ".5"))]).toEqual([format, handed('{"zip": "a", "count": .5}')]);
+      // Before: the recovered call's raw was refused by the loop's reading ("a number cut short").
+      expect([format, recovered(write('"a"', ".5"))]).toEqual([format, { zip: "a", count: 0.5 }]);
+      expect([format, recovered(write('"a"', "+5"))]).toEqual([format, { zip: "a", count: 5 }]);
+      expect([format, recovered(write('"a"', "-.5"))]).toEqual([format, { zip: "a", count: -0.5 }]);
+      expect(handed('{"zip": "a", "count": .5}')).toEqual({ zip: "a", count: 0.5 });
     }
   });
 

@@ -13,7 +13,13 @@ export {
 export { CALL_TOOL, CALL_TOOL_NAME, LOAD_TOOLS, LOAD_TOOLS_NAME, PROXY_TOOLS } from "./meta-tools.js";
 export type { NameResolution } from "./names.js";
 export { carryOver, DEFAULT_CARRY_CAP, DEFAULT_LOAD_CAP, expandNames, loadNames } from "./names.js";
-export type { ProxiedCall, ProxiedCallOptions, ProxiedParseOptions } from "./proxied-call.js";
+export type {
+  OtherReaderOptions,
+  ProxiedCall,
+  ProxiedCallOptions,
+  ProxiedParseOptions,
+  ReaderAnswersArguments,
+} from "./proxied-call.js";
 export { proxiedCall } from "./proxied-call.js";
 export type {
   CallInput,

@@ -15,7 +15,9 @@ export interface ProxiedCall {
 
 /**
  * What `ProxiedCallOptions.parse` is handed beside the text: the options of `parseToolArguments`
- * (from `@loopwright/tool-calls`) that the tool named decides, so that reader can be passed as it is.
+ * (from `@loopwright/tool-calls`) that the tool named decides. That reader answers an object
+ * (`{ value, json, repaired, inexact }`), not the arguments: pass
+ * `(text, o) => parseToolArguments(text, o).value`, as the loop does.
  */
 export interface ProxiedParseOptions {
   /**
@@ -27,16 +29,54 @@ export interface ProxiedParseOptions {
   takesOnlyString?: (path: readonly (string | number)[]) => boolean;
 }
 
-/** Options for {@link proxiedCall}. */
-export interface ProxiedCallOptions {
+/**
+ * Any other option a reader may declare. None is ever passed: declared so a reader whose second
+ * parameter takes something else (`JSON.parse`'s reviver) is still accepted as `parse`.
+ */
+export interface OtherReaderOptions {
+  // biome-ignore lint/suspicious/noExplicitAny: only `any` lets a function (a reviver) be read as this options object
+  readonly [other: string]: any;
+}
+
+/** What a reading such as `parseToolArguments` answers: the arguments are its `value`. */
+interface ReadingResult {
+  value: unknown;
+  json: string;
+  repaired: boolean;
+  inexact: readonly unknown[];
+}
+
+/**
+ * Nothing more, unless `R` — what a `parse` answers — is a reading's result holding the arguments
+ * as `value` (`parseToolArguments` passed as it is, whose answer would reach the tool as its
+ * arguments): then a `parse` no function is, whose type names the fix, so that does not compile.
+ */
+export type ReaderAnswersArguments<R> = 0 extends 1 & R
+  ? unknown
+  : [R] extends [ReadingResult]
+    ? {
+        parse: "parse answers the arguments, not a reading of them: pass (text, o) => parseToolArguments(text, o).value";
+      }
+    : unknown;
+
+/**
+ * Options for {@link proxiedCall}; `R` is what `parse` answers (inferred; a reading's result
+ * holding the arguments as `value` is refused by {@link ReaderAnswersArguments}).
+ */
+export interface ProxiedCallOptions<R = unknown> {
   /**
    * Reads arguments given as text — the call's own, or the whole `{ name, arguments }` given as
    * text — handed {@link ProxiedParseOptions} as well. `JSON.parse` unless given; the loop passes
    * its lenient reader (`parseToolArguments` from `@loopwright/tool-calls`) so almost-JSON is
-   * repaired, and a number token where the tool takes only a string stays text. Whatever it
-   * throws becomes the `cause` of an `invalid-arguments` error.
+   * repaired, and a number token where the tool takes only a string stays text — as
+   * `(text, o) => parseToolArguments(text, o).value`, since that reader answers an object holding
+   * the arguments as `value`. Whatever it throws becomes the `cause` of an `invalid-arguments` error.
+   *
+   * Declared as a method, its options optional and open, so a reader whose second parameter is
+   * something else still type-checks: `JSON.parse` (a reviver, which ignores the options object),
+   * `parseJson` from `@loopwright/tool-calls`, or a one-argument function.
    */
-  parse?: (text: string, options: ProxiedParseOptions) => unknown;
+  parse?(text: string, options?: ProxiedParseOptions & OtherReaderOptions): R;
   /**
    * The catalogued tools' definitions (`{ type: "function", function: { name, parameters } }`):
    * where the tool named has one, `parse` is handed its `takesOnlyString` for the inner
@@ -72,11 +112,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * are not an object, and `invalid-catalog` for a malformed catalogue (`invalid-tools` for `tools`
  * that are not named function tools). Never runs anything.
  */
-export function proxiedCall(
+export function proxiedCall<R = unknown>(
   args: unknown,
   catalog: readonly CatalogServer[],
-  options: ProxiedCallOptions = {},
+  given?: ProxiedCallOptions<R> & ReaderAnswersArguments<R>,
 ): ProxiedCall {
+  const options: ProxiedCallOptions<R> = given ?? {};
   checkCatalog(catalog, "proxiedCall");
   const definitions =
     options.tools === undefined ? undefined : definitionsByName(options.tools, "proxiedCall");

@@ -19,15 +19,23 @@ import {
   type NameResolution,
   toolResolver,
 } from "./names.js";
-import { type ProxiedCallOptions, readProxiedCall } from "./proxied-call.js";
+import {
+  type OtherReaderOptions,
+  type ProxiedParseOptions,
+  type ReaderAnswersArguments,
+  readProxiedCall,
+} from "./proxied-call.js";
 
 /** How a run reaches its tools: all declared, loaded on demand into the tool array, or proxied. */
 export type ToolDiscovery = "eager" | "ondemand" | "proxy";
 /** Where an on-demand preselection goes: a first step of its own, or loaded beside the catalogue. */
 export type PreselectRouting = "exclusive" | "append";
 
-/** What {@link createToolLoading} is built from: the run's tools and how it reaches them. */
-export interface ToolLoadingOptions {
+/**
+ * What {@link createToolLoading} is built from: the run's tools and how it reaches them. `R` is
+ * what `parse` answers (inferred; a reading's result holding the arguments as `value` is refused).
+ */
+export interface ToolLoadingOptions<R = unknown> {
   /** `"eager"` declares every tool; `"ondemand"` and `"proxy"` put the catalogue on the system prompt. */
   mode: ToolDiscovery;
   /** Every tool the run may reach, as full definitions. */
@@ -44,9 +52,12 @@ export interface ToolLoadingOptions {
   descriptions?: boolean;
   /**
    * Reads `call_tool` arguments given as text (see `proxiedCall`), handed the inner tool's
-   * `takesOnlyString` from its definition in `tools`. `JSON.parse` unless given.
+   * `takesOnlyString` from its definition in `tools`. `JSON.parse` unless given; for the lenient
+   * reader, `(text, o) => parseToolArguments(text, o).value` (it answers an object holding the
+   * arguments as `value`). A method, as `ProxiedCallOptions.parse`, so `JSON.parse`, `parseJson`
+   * and a one-argument function type-check.
    */
-  parse?: ProxiedCallOptions["parse"];
+  parse?(text: string, options?: ProxiedParseOptions & OtherReaderOptions): R;
 }
 
 /** What a run starts with (from {@link ToolLoading.start}). */
@@ -168,7 +179,9 @@ const MODES: readonly ToolDiscovery[] = ["eager", "ondemand", "proxy"];
  * mode that is not one of the three (`invalid-mode`), tools that are not named function tools
  * (`invalid-tools`), a malformed catalogue (`invalid-catalog`) or a bad cap (`invalid-cap`).
  */
-export function createToolLoading(options: ToolLoadingOptions): ToolLoading {
+export function createToolLoading<R = unknown>(
+  options: ToolLoadingOptions<R> & ReaderAnswersArguments<R>,
+): ToolLoading {
   checkRecord(options, "options ({ mode, tools, catalog?, ... })", "createToolLoading");
   const { mode, order = true, descriptions = false, parse } = options;
   if (!MODES.includes(mode)) {
