@@ -220,3 +220,55 @@ describe("parseToolArguments: a number written where the tool takes only a strin
     );
   });
 });
+
+describe("parseToolArguments reports and reads number tokens as the model wrote them, wherever the object starts", () => {
+  it("names a rewritten token (.5e400, .123…91) by the model's digits, in `inexact` and in the error", () => {
+    // Before: digits "0.12345678901234567891" and "hold 0.5e400 at a": the rewritten token.
+    const long = ".12345678901234567891";
+    expect(parseToolArguments(`{"a": ${long}}`).inexact).toEqual([
+      { path: ["a"], digits: long, kind: "precision", as: "number" },
+    ]);
+    const asText = parseToolArguments(`[{"a": ${long}}]`, { takesString: () => true });
+    expect(asText.value).toEqual({ a: long });
+    expect(asText.inexact).toEqual([{ path: ["a"], digits: long, kind: "precision", as: "string" }]);
+    const error = (() => {
+      try {
+        parseToolArguments('{"a": .5e400, "b": +1e400}');
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(ToolArgumentsError.isInstance(error)).toBe(true);
+    expect((error as ToolArgumentsError).message).toContain("hold .5e400 at a and +1e400 at b");
+    expect((error as ToolArgumentsError).numbers?.map((n) => n.digits)).toEqual([".5e400", "+1e400"]);
+  });
+
+  it("walks from the object's brace, not from a bracket in the prose before it", () => {
+    // Before: {zip: 2134} and a refusal of `Step [1/2] {"n": +5}`, where `Calling it:` read 5.
+    const zip = parseToolArguments('Note [x]: {"zip": 02134}', { takesOnlyString: onlyAt("zip") });
+    expect(zip.value).toEqual({ zip: "02134" });
+    expect(zip.inexact).toEqual([{ path: ["zip"], digits: "02134", kind: "text", as: "string" }]);
+    expect(parseToolArguments('Step [1/2] {"n": +5}').value).toEqual({ n: 5 });
+    expect(parseToolArguments('Step [1/2] {"n": +5}', { takesOnlyString: onlyAt("n") }).value).toEqual({
+      n: "+5",
+    });
+    expect(parseToolArguments('See (a) [b] {"n": .5, "m": [+1, .25]}').value).toEqual({
+      n: 0.5,
+      m: [1, 0.25],
+    });
+  });
+
+  it("property: prose with brackets before the object reads the same as the object alone", () => {
+    const token = fc.constantFrom("+5", ".5", "-.5", "02134", "1.10", "7", "+007", "1e3");
+    const prose = fc.constantFrom("Step [1/2] ", "Note [x]: ", "Calling it: ", "(see [1]) then ");
+    fc.assert(
+      fc.property(prose, token, fc.boolean(), (before, written, onlyText) => {
+        const options = onlyText ? { takesOnlyString: onlyAt("n") } : {};
+        const alone = parseToolArguments(`{"n": ${written}}`, options);
+        const after = parseToolArguments(`${before}{"n": ${written}}`, options);
+        expect(after.value).toEqual(alone.value);
+        expect(after.inexact).toEqual(alone.inexact);
+      }),
+    );
+  });
+});

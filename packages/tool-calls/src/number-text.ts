@@ -116,9 +116,11 @@ export function quoteNumbersAsText(
   text: string,
   onlyText: (path: ArgumentPath) => boolean,
 ): { text: string; quoted: NumberAsText[] } | undefined {
-  const list = text[text.search(/[{[]/)] === "[";
+  const bracket = argumentsBracket(text);
+  if (bracket < 0) return undefined;
+  const list = text[bracket] === "[";
   const quoted: NumberAsText[] = [];
-  const rewritten = rewriteNumberTokens(text, ({ token, ...at }) => {
+  const rewritten = rewriteNumberTokens(text.slice(bracket), ({ token, ...at }) => {
     // A token JavaScript writes back as it was written (`7`, `-3.5`) loses nothing as a number,
     // and the tool's own validation decides about it; the others would lose the model's text.
     if (writesBack(token)) return undefined;
@@ -129,7 +131,22 @@ export function quoteNumbersAsText(
     quoted.push({ path: inside, digits: token });
     return JSON.stringify(token);
   });
-  return rewritten === undefined ? undefined : { text: rewritten, quoted };
+  return rewritten === undefined ? undefined : { text: text.slice(0, bracket) + rewritten, quoted };
+}
+
+/**
+ * Where the arguments' own bracket is in JSON-like `text`: its first character when that is a
+ * `{` or `[`; after a fence or prose, the first `{` — the object the reader takes from them, so a
+ * bracket in the prose (`Step [1/2] {…}`) is not read as the arguments; -1 when there is no `{`,
+ * or when the text begins with a string (a bracket in its text is not the arguments').
+ */
+export function argumentsBracket(text: string): number {
+  const first = text.search(/\S/);
+  if (first < 0) return -1;
+  const c = text[first] as string;
+  if (c === "{" || c === "[") return first;
+  if (/["'`]/.test(c) && !text.startsWith("```", first)) return -1;
+  return text.indexOf("{", first);
 }
 
 /**
@@ -139,13 +156,35 @@ export function quoteNumbersAsText(
  * with anything else (a string whose text holds a bracket is not walked from inside it).
  */
 export function withJsonNumbers(text: string): string | undefined {
+  return jsonNumbers(text)?.text;
+}
+
+/** A token {@link jsonNumbers} wrote as JSON writes it. */
+export interface RewrittenNumber {
+  /** Keys and indexes from the text's outermost bracket. */
+  path: (string | number)[];
+  /** The token as the model wrote it (`.5e400`). */
+  token: string;
+  /** As it was rewritten (`0.5e400`). */
+  json: string;
+}
+
+/**
+ * {@link withJsonNumbers}, with each token it rewrote: where it sits, as the model wrote it and as
+ * rewritten, so what is reported about a number names the model's token.
+ */
+export function jsonNumbers(text: string): { text: string; rewritten: RewrittenNumber[] } | undefined {
   if (!/^\s*[{[]/.test(text)) return undefined;
-  return rewriteNumberTokens(text, ({ token }) => {
+  const rewritten: RewrittenNumber[] = [];
+  const result = rewriteNumberTokens(text, ({ token, path }) => {
     const [, sign, whole, rest] = /^([+-]?)(\d*)(.*)$/.exec(token) as RegExpExecArray;
     if (sign !== "+" && whole !== "") return undefined;
     // The whole part as JSON writes it: no leading zeros (`+007` is 7), `0` before a bare point.
-    return `${sign === "-" ? "-" : ""}${(whole as string).replace(/^0+(?=\d)/, "") || "0"}${rest}`;
+    const json = `${sign === "-" ? "-" : ""}${(whole as string).replace(/^0+(?=\d)/, "") || "0"}${rest}`;
+    rewritten.push({ path: path(), token, json });
+    return json;
   });
+  return result === undefined ? undefined : { text: result, rewritten };
 }
 
 /**

@@ -21,7 +21,13 @@ import {
   unfinishedValue,
   withinDepth,
 } from "./json-text.js";
-import { type NumberAsText, quoteNumbersAsText, withJsonNumbers } from "./number-text.js";
+import {
+  argumentsBracket,
+  jsonNumbers,
+  type NumberAsText,
+  quoteNumbersAsText,
+  type RewrittenNumber,
+} from "./number-text.js";
 
 /**
  * The longest argument text `parseToolArguments` will repair (1 MiB). Valid JSON of any length
@@ -337,12 +343,16 @@ function readSlow(
     // `+5`, `.5`, `-.5` where a number is taken read as the numbers they are, as a recovered call's
     // do (a string-only place was quoted before). Once: the rewritten text holds none of them.
     // After a fence or prose, from the object's bracket (never from inside a string the text begins with).
-    const bracket = /^["'`]/.test(trimmed) && !trimmed.startsWith("```") ? -1 : trimmed.search(/[{[]/);
-    const rest = bracket > 0 ? withJsonNumbers(trimmed.slice(bracket)) : undefined;
-    const plain =
-      withJsonNumbers(trimmed) ?? (rest === undefined ? undefined : trimmed.slice(0, bracket) + rest);
-    if (plain !== undefined)
-      return { ...readSlow(plain, raw, options, tryParse(plain), layer), repaired: true };
+    // From the brace the object is taken from: a bracket in the prose before it is not walked.
+    const bracket = argumentsBracket(trimmed);
+    const rewrite = bracket < 0 ? undefined : jsonNumbers(trimmed.slice(bracket));
+    if (rewrite !== undefined) {
+      const plain = trimmed.slice(0, bracket) + rewrite.text;
+      const read = readSlow(plain, raw, options, tryParse(plain), layer);
+      // What is reported names the token as the model wrote it (`.5e400`, not `0.5e400`).
+      const list = trimmed[bracket] === "[";
+      return { ...read, repaired: true, found: asWritten(read.found, rewrite.rewritten, list) };
+    }
     // Text ending inside a string lost its end, whatever the finish reason: never closed up and run.
     if (endsInString(trimmed)) throw truncated(raw, name, finishReason === "length");
     // So did text that stops where a value had begun or was still to come: closing it up would
@@ -411,6 +421,28 @@ function readSlow(
     name,
     parsed ? `they are ${kindOfValue(parsed.value)}` : "they could not be read as JSON",
   );
+}
+
+/**
+ * `found` with the digits of each number that was rewritten for the reader (`.5e400` read as
+ * `0.5e400`) as the model wrote them. `list`: the rewritten paths are from a list whose first item
+ * is the arguments.
+ */
+function asWritten<N extends { path: ArgumentPath; digits: string }>(
+  found: N[],
+  rewritten: readonly RewrittenNumber[],
+  list: boolean,
+): N[] {
+  if (rewritten.length === 0 || found.length === 0) return found;
+  const written = new Map<string, RewrittenNumber>();
+  for (const number of rewritten) {
+    if (list && number.path[0] !== 0) continue;
+    written.set(JSON.stringify(list ? number.path.slice(1) : number.path), number);
+  }
+  return found.map((n) => {
+    const number = written.get(JSON.stringify(n.path));
+    return number?.json === n.digits ? { ...n, digits: number.token } : n;
+  });
 }
 
 function nonNumber(raw: string, name: string | undefined, text: string): ToolArgumentsError {

@@ -19,7 +19,13 @@ export type ToolLoadingErrorCode =
   /** A `call_tool` whose `arguments` are neither an object nor JSON text of one. */
   | "invalid-arguments"
   /** A call, a step's input or a run's state that is not the shape `createToolLoading`'s methods read. */
-  | "invalid-call";
+  | "invalid-call"
+  /**
+   * A `parse` reader that answered something other than the arguments it read: a Promise (a reader
+   * runs synchronously), or a reading's result — `{ value, json, repaired, inexact }`, what
+   * `parseToolArguments` answers, passed as it is.
+   */
+  | "invalid-reader";
 
 /**
  * The one error this package throws: `code` says which input was wrong, the message names what was

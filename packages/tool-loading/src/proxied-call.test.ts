@@ -1,7 +1,9 @@
+import { parseToolArguments } from "@loopwright/tool-calls";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ToolLoadingError } from "./errors.js";
-import { proxiedCall } from "./proxied-call.js";
+import type { ToolLoadingOptions } from "./index.js";
+import { type ProxiedCallOptions, proxiedCall } from "./proxied-call.js";
 import { CATALOG, TOOLS, thrown } from "./test-support/tools.js";
 import { createToolLoading } from "./tool-loading.js";
 
@@ -183,5 +185,52 @@ describe("proxiedCall", () => {
         expect(JSON.parse(asObject.raw)).toEqual(asText.args);
       }),
     );
+  });
+});
+
+describe("proxiedCall refuses a reader that answers something other than the arguments", () => {
+  it("refuses parseToolArguments passed as it is, even where the types could not see it, naming the fix", () => {
+    // Typed as the options are, R falls back to unknown and the compile-time guard cannot see the reader.
+    // Before: the tool was run with { value, json, repaired, inexact } as its arguments.
+    const options: ToolLoadingOptions = {
+      mode: "proxy",
+      tools: TOOLS,
+      catalog: CATALOG,
+      parse: parseToolArguments,
+    };
+    const loading = createToolLoading(options);
+    // A run refuses the call (every call answered) and carries the typed error for the host to see.
+    const route = loading.route(
+      { id: "c1", name: "call_tool", args: { name: "read_file", arguments: '{"path": "a.txt"}' } },
+      { loaded: [], messages: [] },
+    );
+    expect(route.kind).toBe("refuse");
+    const refused = (route as { error: Error }).error;
+    expect(ToolLoadingError.isInstance(refused) && refused.code).toBe("invalid-reader");
+    expect(refused.message).toContain("(text, o) => parseToolArguments(text, o).value");
+    const proxied: ProxiedCallOptions = { parse: parseToolArguments };
+    const outer = thrown(() =>
+      proxiedCall('{"name": "read_file", "arguments": {"path": "a.txt"}}', CATALOG, proxied),
+    );
+    expect(ToolLoadingError.isInstance(outer) && outer.code).toBe("invalid-reader");
+    // The fix the message names reads the call.
+    const fixed = proxiedCall({ name: "read_file", arguments: '{"path": "a.txt"}' }, CATALOG, {
+      parse: (text, o) => parseToolArguments(text, o).value,
+    });
+    expect(fixed.args).toEqual({ path: "a.txt" });
+  });
+
+  it("refuses a reader that answers a Promise, rather than running the tool with one", () => {
+    // Before: a Promise is not a plain record, so the model was told its arguments were not an object.
+    const parse = async (text: string): Promise<unknown> => JSON.parse(text);
+    const options: ProxiedCallOptions = { parse };
+    const refused = thrown(() =>
+      proxiedCall({ name: "read_file", arguments: '{"path": "a.txt"}' }, CATALOG, options),
+    );
+    expect(ToolLoadingError.isInstance(refused) && refused.code).toBe("invalid-reader");
+    expect(refused.message).toContain("answered a Promise");
+    const rejecting: ProxiedCallOptions = { parse: async () => Promise.reject(new Error("no")) };
+    const outer = thrown(() => proxiedCall('{"name": "read_file"}', CATALOG, rejecting));
+    expect(ToolLoadingError.isInstance(outer) && outer.code).toBe("invalid-reader");
   });
 });

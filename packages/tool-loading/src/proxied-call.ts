@@ -127,6 +127,39 @@ export function proxiedCall<R = unknown>(
   });
 }
 
+/** The keys of a reading's result (`parseToolArguments`' answer), which holds the arguments as `value`. */
+const READING_KEYS = ["inexact", "json", "repaired", "value"];
+
+/**
+ * `read`, what the `parse` reader answered, unless it cannot be the text's value: a Promise, or
+ * exactly a reading's result (`{ value, json, repaired, inexact }`) — then a `ToolLoadingError`
+ * (`invalid-reader`) naming the fix, rather than the result handed to the tool as its arguments.
+ */
+function readerAnswer(read: unknown): unknown {
+  if (typeof (read as { then?: unknown } | null)?.then === "function") {
+    // Its rejection is not left unhandled: the error below is what the caller sees.
+    Promise.resolve(read).catch(() => undefined);
+    throw new ToolLoadingError(
+      "invalid-reader",
+      "The parse option answered a Promise; it must read the text synchronously and answer the value it holds.",
+    );
+  }
+  if (
+    isRecord(read) &&
+    Object.keys(read).sort().join() === READING_KEYS.join() &&
+    typeof read.json === "string" &&
+    typeof read.repaired === "boolean" &&
+    Array.isArray(read.inexact)
+  ) {
+    throw new ToolLoadingError(
+      "invalid-reader",
+      "The parse option answered a reading's result ({ value, json, repaired, inexact }), not the arguments: " +
+        "pass (text, o) => parseToolArguments(text, o).value rather than parseToolArguments itself.",
+    );
+  }
+  return read;
+}
+
 /** `JSON.parse` of the text alone (its second argument is a reviver, never the options). */
 const jsonParse = (text: string): unknown => JSON.parse(text);
 
@@ -139,8 +172,9 @@ export function readProxiedCall(
   const parse = options.parse ?? jsonParse;
   let outer = args;
   if (typeof outer === "string") {
+    let read: unknown;
     try {
-      outer = parse(outer, {});
+      read = parse(outer, {});
     } catch (cause) {
       throw new ToolLoadingError(
         "invalid-arguments",
@@ -148,6 +182,7 @@ export function readProxiedCall(
         { cause },
       );
     }
+    outer = readerAnswer(read);
   }
   const record = isRecord(outer) ? outer : {};
   const given = record.name ?? record.tool ?? record.tool_name;
@@ -180,6 +215,7 @@ export function readProxiedCall(
         { cause },
       );
     }
+    parsed = readerAnswer(parsed);
     if (isRecord(parsed)) return { name, args: parsed, raw: inner };
     throw new ToolLoadingError(
       "invalid-arguments",
