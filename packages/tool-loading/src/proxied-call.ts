@@ -61,7 +61,8 @@ export type ReaderAnswersArguments<R> = 0 extends 1 & R
 
 /**
  * Options for {@link proxiedCall}; `R` is what `parse` answers (inferred; a reading's result
- * holding the arguments as `value` is refused by {@link ReaderAnswersArguments}).
+ * holding the arguments as `value` is refused by {@link ReaderAnswersArguments}, and, where the
+ * types cannot see it, when the call is read).
  */
 export interface ProxiedCallOptions<R = unknown> {
   /**
@@ -110,7 +111,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * Throws a `ToolLoadingError` whose message is written for the model: `missing-name` when no tool
  * is named, `unknown-tool` for a name outside the catalogue, `invalid-arguments` for arguments that
  * are not an object, and `invalid-catalog` for a malformed catalogue (`invalid-tools` for `tools`
- * that are not named function tools). Never runs anything.
+ * that are not named function tools); `invalid-reader` when `parse` answers a Promise or exactly
+ * a reading's result (`{ value, json, repaired, inexact }` — `parseToolArguments` passed as it is
+ * where the types could not see it), naming the fix. Never runs anything.
  */
 export function proxiedCall<R = unknown>(
   args: unknown,
