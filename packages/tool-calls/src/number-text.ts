@@ -108,8 +108,9 @@ function rewriteNumberTokens(
  * takes a string and no number, and that a number would not write back as written, so a reader
  * keeps the model's text (`02134`, `1.10`, `1e3`, `1e21`, `+5`, `.5`) instead of a number. A token
  * JavaScript writes back the same (`7`, `-3.5`, `1e+21`) is left a number, for the tool's
- * validation. Reads the text as {@link forEachNumberToken} does (a list's first item is the
- * arguments, as the reader takes `[{…}]`); what follows it is copied as it is. Asks `onlyText`
+ * validation. Reads the text as {@link forEachNumberToken} does, from {@link argumentsBracket} (a
+ * list's first item is the arguments, as the reader takes `[{…}]`; after prose, the `{` the reader
+ * takes the object from); what precedes and follows it is copied as it is. Asks `onlyText`
  * once per such token. Answers `undefined` when no token was quoted.
  */
 export function quoteNumbersAsText(
