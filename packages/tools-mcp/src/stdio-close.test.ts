@@ -130,6 +130,18 @@ describe("closing a stdio server started through a wrapper", () => {
     expect(await stillRunning([server, helper])).toEqual([]);
   });
 
+  it("ends a helper the server started more than a second after its first answer, when the server crashes and its wrapper exits", async () => {
+    const lingering = pool({ name: "lingering", command: "sh", args: [WRAPPER, NODE, LINGERING] });
+    const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const { helper } = JSON.parse((await lingering.callTool("lingering__helper", {})).text);
+    // Let the snapshot taken on the helper's answer finish before the server crashes: the helper
+    // goes to init, out of reach of a walk down from the wrapper, which then exits by itself.
+    await new Promise((r) => setTimeout(r, 100));
+    process.kill(server, "SIGKILL");
+    expect(await stillRunning([server, child, helper])).toEqual([]);
+  });
+
   it("restarts a server whose wrapper died, and ends what the wrapper left running", async () => {
     const lingering = pool({ name: "lingering", command: "sh", args: [WRAPPER, NODE, LINGERING] });
     const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
@@ -218,6 +230,13 @@ describe("a host process running a pool", () => {
     const { code, pids } = await runHost("exit");
     expect(code).toBe(0);
     expect(await stillRunning(pids)).toEqual([]);
+  });
+
+  it("leaves nothing of a dead wrapper's tree running when it exits while that tree is being ended", async () => {
+    const { host, pids } = startHost("wrapper-dies");
+    const { wrapper, server, child } = await pids;
+    expect(await exited(host)).toEqual({ code: 0, signal: null });
+    expect(await stillRunning([wrapper, server, child], 1_000)).toEqual([]);
   });
 
   // Ctrl-C sends SIGINT to the terminal's foreground process group, and closing the terminal sends

@@ -116,6 +116,46 @@ async function childrenOf(pid: number): Promise<number[]> {
   );
 }
 
+/** The pids of a process's children, read synchronously (see {@link childrenOf}). */
+function childrenOfSync(pid: number): number[] {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return tasks.flatMap((tid) => {
+    let text = "";
+    try {
+      text = readFileSync(`/proc/${pid}/task/${tid}/children`, "latin1");
+    } catch {
+      // The thread has ended.
+    }
+    return text
+      .split(" ")
+      .filter((word) => /^\d+$/.test(word))
+      .map(Number);
+  });
+}
+
+/**
+ * Linux with /proc children files only: {@link listTree}'s walk, synchronously. It reads just the
+ * tree's own files (a few for a server), and nothing can die between its reads unseen, so a
+ * server's answer has its tree noted before the caller can act on the answer.
+ */
+function listTreeSync(roots: readonly number[]): ProcessEntry[] {
+  const found = new Map<number, ProcessEntry>();
+  const stack = [...roots];
+  for (let pid = stack.pop(); pid !== undefined; pid = stack.pop()) {
+    if (found.has(pid)) continue;
+    const entry = procEntry(pid);
+    if (!entry) continue;
+    found.set(pid, entry);
+    stack.push(...childrenOfSync(pid));
+  }
+  return [...found.values()];
+}
+
 /**
  * A table of processes running now that holds at least `roots` and all their descendants, read
  * without blocking the event loop: on Linux by walking down from `roots` through /proc's children
@@ -137,14 +177,19 @@ export async function listTree(
     return entries.filter((entry) => entry !== undefined);
   }
   const found = new Map<number, ProcessEntry>();
+  // The parent each process was found under: its parent link as the walk saw it, kept even if the
+  // parent dies (and the process goes to init) before the process's own stat is read.
+  const foundUnder = new Map<number, number>();
   let level = [...new Set(roots)];
   while (level.length > 0) {
     const next = await Promise.all(
       level.map(async (pid) => {
         const entry = await procEntryAsync(pid);
         if (!entry) return [];
-        found.set(pid, entry);
-        return childrenOf(pid);
+        found.set(pid, { ...entry, ppid: foundUnder.get(pid) ?? entry.ppid });
+        const children = await childrenOf(pid);
+        for (const child of children) if (!foundUnder.has(child)) foundUnder.set(child, pid);
+        return children;
       }),
     );
     level = [...new Set(next.flat())].filter((pid) => !found.has(pid));
@@ -336,9 +381,11 @@ export class TreeStdioTransport implements Transport {
           if (message === null) break;
           if (!this.#ended && Date.now() - this.#refreshedAt >= REFRESH_MS) {
             // The process that answered runs by now: note the tree (again, at most once a second,
-            // for what it started since), for a root that dies on its own.
+            // for what it started since), for a root that dies on its own. On Linux at once, by a
+            // walk of the tree's own /proc files, before whoever gets the answer can act on it.
             this.#refreshedAt = Date.now();
-            void this.#snapshot().catch(() => {});
+            if (process.platform === "linux" && hasChildrenFiles()) this.#snapshotSync();
+            else void this.#snapshot().catch(() => {});
           }
           this.onmessage?.(message);
         }
@@ -401,10 +448,24 @@ export class TreeStdioTransport implements Transport {
   }
 
   async #snapshotNow(): Promise<ProcessEntry[]> {
+    return this.#snapshotFrom(await listTree(this.#candidates()));
+  }
+
+  /** {@link #snapshotNow} at once, by {@link listTreeSync} (Linux with children files only). */
+  #snapshotSync(): void {
+    this.#snapshotFrom(listTreeSync(this.#candidates()));
+  }
+
+  /** The pids a snapshot walks down from: the last snapshot's, and the started process. */
+  #candidates(): number[] {
     const child = this.#process;
     const candidates = [...this.#tree.keys()];
     if (child?.pid !== undefined && !this.#exited(child)) candidates.push(child.pid);
-    const table = await listTree(candidates);
+    return candidates;
+  }
+
+  #snapshotFrom(table: readonly ProcessEntry[]): ProcessEntry[] {
+    const child = this.#process;
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
     const roots = [...this.#tree.values()].filter((entry) => alive(entry, byPid)).map((entry) => entry.pid);
     if (child?.pid !== undefined && !this.#exited(child)) roots.push(child.pid);
