@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { descendants, running, stillRunning } from "../test/processes.js";
 import { EVERYTHING, NODE } from "../test/support.js";
 import { createMcpPool, type McpPool, type McpServerEntry } from "./index.js";
-import { listSync, TreeStdioTransport, treeOf } from "./stdio-transport.js";
+import { listSync, listTree, TreeStdioTransport, treeOf } from "./stdio-transport.js";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const WRAPPER = here("../test/wrapper.sh");
@@ -62,6 +62,18 @@ describe.skipIf(!HAS_PS)("the process tree as ps lists it", () => {
   });
 });
 
+describe.skipIf(process.platform !== "linux")("the process tree as /proc's children files give it", () => {
+  it("is the tree a scan of all of /proc gives: the wrapper, the server and what it started", async () => {
+    const lingering = pool({ name: "lingering", command: "sh", args: [WRAPPER, NODE, LINGERING] });
+    const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
+    const wrapper = lingering.status()[0]?.pid as number;
+    const walked = treeOf([wrapper], await listTree([wrapper])).map((entry) => entry.pid);
+    const scanned = treeOf([wrapper], listSync(true)).map((entry) => entry.pid);
+    expect(walked.sort((a, b) => a - b)).toEqual([wrapper, server, child].sort((a, b) => a - b));
+    expect(scanned.sort((a, b) => a - b)).toEqual(walked);
+  });
+});
+
 describe("closing a stdio server started through a wrapper", () => {
   it("ends the wrapper, the server that ignores stdin EOF, and the child that ignores SIGTERM", async () => {
     const exitListeners = process.listenerCount("exit");
@@ -102,6 +114,32 @@ describe("closing a stdio server started through a wrapper", () => {
     await polite.close();
     expect(await stillRunning([server])).toEqual([]);
     expect(await readFile(log, "utf8")).toBe("stdin ended\n");
+  });
+
+  it("ends a helper the server started after its first answer, when the server exits on stdin EOF", async () => {
+    const polite = pool({
+      name: "polite",
+      command: "sh",
+      args: [WRAPPER, NODE, LINGERING, "--on-eof", "exit"],
+    });
+    const { server } = JSON.parse((await polite.callTool("polite__pids", {})).text);
+    // Started after the server's first answer; it ignores SIGTERM and the server leaves it behind.
+    const { helper } = JSON.parse((await polite.callTool("polite__helper", {})).text);
+    expect(descendants(server)).toContain(helper);
+    await polite.close();
+    expect(await stillRunning([server, helper])).toEqual([]);
+  });
+
+  it("ends a helper the server started more than a second after its first answer, when the server crashes and its wrapper exits", async () => {
+    const lingering = pool({ name: "lingering", command: "sh", args: [WRAPPER, NODE, LINGERING] });
+    const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const { helper } = JSON.parse((await lingering.callTool("lingering__helper", {})).text);
+    // Let the snapshot taken on the helper's answer finish before the server crashes: the helper
+    // goes to init, out of reach of a walk down from the wrapper, which then exits by itself.
+    await new Promise((r) => setTimeout(r, 100));
+    process.kill(server, "SIGKILL");
+    expect(await stillRunning([server, child, helper])).toEqual([]);
   });
 
   it("restarts a server whose wrapper died, and ends what the wrapper left running", async () => {
@@ -192,6 +230,13 @@ describe("a host process running a pool", () => {
     const { code, pids } = await runHost("exit");
     expect(code).toBe(0);
     expect(await stillRunning(pids)).toEqual([]);
+  });
+
+  it("leaves nothing of a dead wrapper's tree running when it exits while that tree is being ended", async () => {
+    const { host, pids } = startHost("wrapper-dies");
+    const { wrapper, server, child } = await pids;
+    expect(await exited(host)).toEqual({ code: 0, signal: null });
+    expect(await stillRunning([wrapper, server, child], 1_000)).toEqual([]);
   });
 
   // Ctrl-C sends SIGINT to the terminal's foreground process group, and closing the terminal sends

@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { PassThrough } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
@@ -36,21 +37,35 @@ interface ProcessEntry {
   started: string;
 }
 
-/** A process's entry from Linux's /proc/<pid>/stat, or undefined once it is gone. */
-function procEntry(pid: number | string): ProcessEntry | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-  } catch {
-    return undefined;
-  }
+/** Reads Linux's /proc/<pid>/stat text into an entry. */
+function parseStat(pid: number | string, stat: string): ProcessEntry {
   // After the command's closing parenthesis: state (field 3), ppid (4), …, start time (22).
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return { pid: Number(pid), ppid: Number(fields[1]), zombie: fields[0] === "Z", started: fields[19] ?? "" };
 }
 
+/** A process's entry from Linux's /proc/<pid>/stat, or undefined once it is gone. */
+function procEntry(pid: number | string): ProcessEntry | undefined {
+  try {
+    return parseStat(pid, readFileSync(`/proc/${pid}/stat`, "latin1"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** {@link procEntry} without blocking the event loop. */
+async function procEntryAsync(pid: number | string): Promise<ProcessEntry | undefined> {
+  try {
+    return parseStat(pid, await readFile(`/proc/${pid}/stat`, "latin1"));
+  } catch {
+    return undefined;
+  }
+}
+
 /** `ps` everywhere but Linux: every process's pid, parent, state and start time. */
 const PS_ARGS = ["-A", "-o", "pid=,ppid=,stat=,lstart="];
+/** Room for `ps` on a host with very many processes (the default, 1 MiB, is about 20,000). */
+const PS_OPTIONS = { encoding: "latin1", maxBuffer: 64 * 1024 * 1024 } as const;
 /** Reads `ps -A -o pid=,ppid=,stat=,lstart=` output; lines it cannot read are skipped. */
 export function parsePs(text: string): ProcessEntry[] {
   const entries: ProcessEntry[] = [];
@@ -65,7 +80,7 @@ export function parsePs(text: string): ProcessEntry[] {
 
 /** Every process on the system, now: /proc on Linux, `ps` elsewhere (synchronously, for `exit`). */
 export function listSync(linux = process.platform === "linux"): ProcessEntry[] {
-  if (!linux) return parsePs(execFileSync("ps", PS_ARGS, { encoding: "latin1" }));
+  if (!linux) return parsePs(execFileSync("ps", PS_ARGS, PS_OPTIONS));
   const entries: ProcessEntry[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
@@ -74,14 +89,112 @@ export function listSync(linux = process.platform === "linux"): ProcessEntry[] {
   }
   return entries;
 }
-/** {@link listSync} without blocking the event loop on `ps`. */
-function list(linux = process.platform === "linux"): Promise<ProcessEntry[]> {
-  if (linux) return Promise.resolve(listSync(true));
-  return new Promise((resolve, reject) =>
-    execFile("ps", PS_ARGS, { encoding: "latin1" }, (error, stdout) =>
-      error ? reject(error) : resolve(parsePs(stdout)),
-    ),
+
+/** Whether this Linux kernel lists each task's children in /proc/<pid>/task/<tid>/children. */
+let childrenFiles: boolean | undefined;
+function hasChildrenFiles(): boolean {
+  childrenFiles ??= existsSync(`/proc/self/task/${process.pid}/children`);
+  return childrenFiles;
+}
+
+/** The pids of a process's children, from each of its threads' /proc children file. */
+async function childrenOf(pid: number): Promise<number[]> {
+  let tasks: string[];
+  try {
+    tasks = await readdir(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const lists = await Promise.all(
+    tasks.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, "latin1").catch(() => "")),
   );
+  return lists.flatMap((text) =>
+    text
+      .split(" ")
+      .filter((word) => /^\d+$/.test(word))
+      .map(Number),
+  );
+}
+
+/** The pids of a process's children, read synchronously (see {@link childrenOf}). */
+function childrenOfSync(pid: number): number[] {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return tasks.flatMap((tid) => {
+    let text = "";
+    try {
+      text = readFileSync(`/proc/${pid}/task/${tid}/children`, "latin1");
+    } catch {
+      // The thread has ended.
+    }
+    return text
+      .split(" ")
+      .filter((word) => /^\d+$/.test(word))
+      .map(Number);
+  });
+}
+
+/**
+ * Linux with /proc children files only: {@link listTree}'s walk, synchronously. It reads just the
+ * tree's own files (a few for a server), and nothing can die between its reads unseen, so a
+ * server's answer has its tree noted before the caller can act on the answer.
+ */
+function listTreeSync(roots: readonly number[]): ProcessEntry[] {
+  const found = new Map<number, ProcessEntry>();
+  const stack = [...roots];
+  for (let pid = stack.pop(); pid !== undefined; pid = stack.pop()) {
+    if (found.has(pid)) continue;
+    const entry = procEntry(pid);
+    if (!entry) continue;
+    found.set(pid, entry);
+    stack.push(...childrenOfSync(pid));
+  }
+  return [...found.values()];
+}
+
+/**
+ * A table of processes running now that holds at least `roots` and all their descendants, read
+ * without blocking the event loop: on Linux by walking down from `roots` through /proc's children
+ * files (the whole of /proc only on a kernel without them), elsewhere every process from `ps`.
+ */
+export async function listTree(
+  roots: readonly number[],
+  linux = process.platform === "linux",
+): Promise<ProcessEntry[]> {
+  if (!linux)
+    return new Promise((resolve, reject) =>
+      execFile("ps", PS_ARGS, PS_OPTIONS, (error, stdout) =>
+        error ? reject(error) : resolve(parsePs(stdout)),
+      ),
+    );
+  if (!hasChildrenFiles()) {
+    const names = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
+    const entries = await Promise.all(names.map(procEntryAsync));
+    return entries.filter((entry) => entry !== undefined);
+  }
+  const found = new Map<number, ProcessEntry>();
+  // The parent each process was found under: its parent link as the walk saw it, kept even if the
+  // parent dies (and the process goes to init) before the process's own stat is read.
+  const foundUnder = new Map<number, number>();
+  let level = [...new Set(roots)];
+  while (level.length > 0) {
+    const next = await Promise.all(
+      level.map(async (pid) => {
+        const entry = await procEntryAsync(pid);
+        if (!entry) return [];
+        found.set(pid, { ...entry, ppid: foundUnder.get(pid) ?? entry.ppid });
+        const children = await childrenOf(pid);
+        for (const child of children) if (!foundUnder.has(child)) foundUnder.set(child, pid);
+        return children;
+      }),
+    );
+    level = [...new Set(next.flat())].filter((pid) => !found.has(pid));
+  }
+  return [...found.values()];
 }
 
 /**
@@ -112,8 +225,8 @@ export function treeOf(roots: readonly number[], table: readonly ProcessEntry[])
 /**
  * Whether the process `entry` saw still runs: not gone, not a zombie, and (on Linux, or against a
  * fresh `table`) the same process, not a later one given its pid. Without a table off Linux, only
- * whether the pid exists: what a close polls with there, and so what picks the processes it
- * SIGKILLs (within `termGraceMs` of SIGTERMing a snapshot checked against `ps`).
+ * whether the pid exists: what a close polls with there (what it SIGKILLs is checked against a
+ * fresh `ps` listing first).
  */
 function alive(entry: ProcessEntry, table?: ReadonlyMap<number, ProcessEntry>): boolean {
   const now = table ? table.get(entry.pid) : process.platform === "linux" ? procEntry(entry.pid) : undefined;
@@ -139,26 +252,36 @@ function signalAll(entries: readonly ProcessEntry[], signal: NodeJS.Signals): vo
 }
 
 /**
- * The servers still running, each as a function that SIGKILLs its tree synchronously. While one
- * runs, the host's `exit` event calls them (only synchronous work runs there), so a host that calls
+ * The servers still running, each as a function that SIGKILLs its tree synchronously, found in a
+ * table of every process. While one runs, the host's `exit` event lists the processes once and
+ * calls them all with that table (only synchronous work runs there), so a host that calls
  * `process.exit()` without closing its pool leaves no server behind.
  */
-const running = new Set<() => void>();
+type KillSync = (table: readonly ProcessEntry[]) => void;
+const running = new Set<KillSync>();
 function killAllSync(): void {
-  for (const kill of running) kill();
+  let table: ProcessEntry[];
+  try {
+    table = listSync();
+  } catch {
+    table = [];
+  }
+  for (const kill of running) kill(table);
   running.clear();
   process.off("exit", killAllSync);
 }
-function track(kill: () => void): void {
+function track(kill: KillSync): void {
   if (running.size === 0) process.on("exit", killAllSync);
   running.add(kill);
 }
-function untrack(kill: () => void): void {
+function untrack(kill: KillSync): void {
   if (running.delete(kill) && running.size === 0) process.off("exit", killAllSync);
 }
 
 /** How often a closing transport looks whether the processes it is ending have ended. */
 const POLL_MS = 20;
+/** At most how often a server's answers have its process tree snapshotted again. */
+const REFRESH_MS = 1_000;
 
 /**
  * An MCP client transport over a child process's stdin and stdout (POSIX), like the SDK's
@@ -166,11 +289,13 @@ const POLL_MS = 20;
  * such as `npx`, the real server under it, and what that started. The server is started as an
  * ordinary child, in the host's process group, so a terminal's Ctrl-C and hang-up reach it as
  * they reach the host. `close()` ends stdin and gives the server {@link CLOSE_TIMINGS}`.eofGraceMs`
- * to exit; whatever of its tree still runs then is snapshotted (pids and parent links), SIGTERMed,
- * SIGKILLed after `termGraceMs`, and the pipes are let go of after at most `killWaitMs` more, so
- * a process that survives all that cannot keep the host's event loop alive. The tree is also
- * snapshotted when the server first answers, so the direct child exiting on its own (a wrapper
- * that died) ends what was under it then the same way, and `onclose` follows.
+ * to exit, waiting also on what its tree held just before (pids, parent links and start times);
+ * whatever of that and its descendants still runs then is SIGTERMed, SIGKILLed after
+ * `termGraceMs`, and the pipes are let go of after at most `killWaitMs` more, so a process that
+ * survives all that cannot keep the host's event loop alive, and a helper the server leaves behind
+ * when it exits on EOF goes too. The tree is also snapshotted when the server answers (at most once
+ * a second), so the direct child exiting on its own (a wrapper that died) ends what was under it
+ * then the same way, and `onclose` follows.
  */
 export class TreeStdioTransport implements Transport {
   onclose?: () => void;
@@ -180,12 +305,17 @@ export class TreeStdioTransport implements Transport {
   readonly #params: TreeStdioParameters;
   readonly #readBuffer = new ReadBuffer();
   readonly #stderr = new PassThrough();
-  readonly #killSync = () => this.#killTreeSync();
+  readonly #killSync: KillSync = (table) => this.#killTreeSync(table);
   #process: ChildProcess | undefined;
   #pipesClosed = false;
   #ended = false;
   #closing: Promise<void> | undefined;
-  #answered = false;
+  /** When the last snapshot on an answer was started (ms since the epoch). */
+  #refreshedAt = Number.NEGATIVE_INFINITY;
+  /** The snapshots under way, one after another, so none overwrites a later one's tree. */
+  #snapshots: Promise<unknown> = Promise.resolve();
+  /** How many runs of #endTree are under way: the exit hook stays until none is. */
+  #endingTrees = 0;
   /** The server's process tree as last snapshotted, by pid. */
   #tree = new Map<number, ProcessEntry>();
 
@@ -249,10 +379,13 @@ export class TreeStdioTransport implements Transport {
             continue;
           }
           if (message === null) break;
-          if (!this.#answered) {
-            // The process that answered runs by now: note the tree, for a root that dies on its own.
-            this.#answered = true;
-            void this.#snapshot().catch(() => {});
+          if (!this.#ended && Date.now() - this.#refreshedAt >= REFRESH_MS) {
+            // The process that answered runs by now: note the tree (again, at most once a second,
+            // for what it started since), for a root that dies on its own. On Linux at once, by a
+            // walk of the tree's own /proc files, before whoever gets the answer can act on it.
+            this.#refreshedAt = Date.now();
+            if (process.platform === "linux" && hasChildrenFiles()) this.#snapshotSync();
+            else void this.#snapshot().catch(() => {});
           }
           this.onmessage?.(message);
         }
@@ -286,6 +419,9 @@ export class TreeStdioTransport implements Transport {
       return;
     }
     this.#ended = true;
+    // Before stdin ends: what the server started since its last snapshot, which it may leave
+    // behind (given to init, out of reach of a later snapshot) when it exits on EOF.
+    await this.#snapshot().catch(() => {});
     try {
       child.stdin?.end();
     } catch {
@@ -305,9 +441,31 @@ export class TreeStdioTransport implements Transport {
    * process while it runs, and every descendant of them now. Returns the snapshot, verified
    * against the same listing (so no pid a new process took over is in it).
    */
-  async #snapshot(): Promise<ProcessEntry[]> {
+  #snapshot(): Promise<ProcessEntry[]> {
+    const taken = this.#snapshots.then(() => this.#snapshotNow());
+    this.#snapshots = taken.catch(() => {});
+    return taken;
+  }
+
+  async #snapshotNow(): Promise<ProcessEntry[]> {
+    return this.#snapshotFrom(await listTree(this.#candidates()));
+  }
+
+  /** {@link #snapshotNow} at once, by {@link listTreeSync} (Linux with children files only). */
+  #snapshotSync(): void {
+    this.#snapshotFrom(listTreeSync(this.#candidates()));
+  }
+
+  /** The pids a snapshot walks down from: the last snapshot's, and the started process. */
+  #candidates(): number[] {
     const child = this.#process;
-    const table = await list();
+    const candidates = [...this.#tree.keys()];
+    if (child?.pid !== undefined && !this.#exited(child)) candidates.push(child.pid);
+    return candidates;
+  }
+
+  #snapshotFrom(table: readonly ProcessEntry[]): ProcessEntry[] {
+    const child = this.#process;
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
     const roots = [...this.#tree.values()].filter((entry) => alive(entry, byPid)).map((entry) => entry.pid);
     if (child?.pid !== undefined && !this.#exited(child)) roots.push(child.pid);
@@ -316,15 +474,9 @@ export class TreeStdioTransport implements Transport {
     return tree;
   }
 
-  /** For the host's `exit`: SIGKILLs the server's tree, snapshotted there and then. */
-  #killTreeSync(): void {
+  /** For the host's `exit`: SIGKILLs the server's tree, found in `table` (every process, now). */
+  #killTreeSync(table: readonly ProcessEntry[]): void {
     const child = this.#process;
-    let table: ProcessEntry[];
-    try {
-      table = listSync();
-    } catch {
-      table = [];
-    }
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
     const roots = [...this.#tree.values()].filter((entry) => alive(entry, byPid)).map((entry) => entry.pid);
     if (child?.pid !== undefined && !this.#exited(child)) {
@@ -337,12 +489,22 @@ export class TreeStdioTransport implements Transport {
   }
 
   /**
-   * On close (`eof`), gives the server the EOF grace to exit with everything it started; then
-   * snapshots what of its tree still runs, SIGTERMs it, SIGKILLs what of that snapshot is left,
+   * On close (`eof`), gives the server the EOF grace to exit with everything of the snapshot
+   * taken before its stdin ended; then snapshots what of its tree still runs, SIGTERMs it, SIGKILLs what of that snapshot is left,
    * and lets go of the pipes once those are gone and the pipes close (or after `killWaitMs`, when
    * a process outside the snapshot holds them).
    */
   async #endTree(child: ChildProcess, eof: boolean): Promise<void> {
+    this.#endingTrees++;
+    try {
+      await this.#endTreeOnce(child, eof);
+    } finally {
+      // The exit hook stays while another run may still be between SIGTERM and SIGKILL.
+      if (--this.#endingTrees === 0) untrack(this.#killSync);
+    }
+  }
+
+  async #endTreeOnce(child: ChildProcess, eof: boolean): Promise<void> {
     const until = async (done: () => boolean, ms: number) => {
       const deadline = Date.now() + ms;
       while (!done()) {
@@ -367,19 +529,29 @@ export class TreeStdioTransport implements Transport {
       if (child.pid !== undefined && !this.#exited(child))
         snapshot = [{ pid: child.pid, ppid: 0, zombie: false, started: "" }];
     }
-    const anyAlive = () => snapshot.some((entry) => (entry.started ? alive(entry) : !this.#exited(child)));
+    const live = (entry: ProcessEntry, table?: ReadonlyMap<number, ProcessEntry>) =>
+      entry.started ? alive(entry, table) : !this.#exited(child);
+    const anyAlive = () => snapshot.some((entry) => live(entry));
     if (anyAlive()) {
       signalAll(snapshot, "SIGTERM");
-      if (!(await until(() => !anyAlive(), termGraceMs)))
+      if (!(await until(() => !anyAlive(), termGraceMs))) {
+        // Off Linux the poll above only asks whether a pid exists: check the start times against a
+        // fresh listing, so no process that has since taken a pid of the snapshot is SIGKILLed.
+        let table: ReadonlyMap<number, ProcessEntry> | undefined;
+        if (process.platform !== "linux")
+          table = await listTree([]).then(
+            (entries) => new Map(entries.map((entry) => [entry.pid, entry])),
+            () => undefined,
+          );
         signalAll(
-          snapshot.filter((entry) => (entry.started ? alive(entry) : !this.#exited(child))),
+          snapshot.filter((entry) => live(entry, table)),
           "SIGKILL",
         );
+      }
     }
     // One wait, of at most killWaitMs, for the killed processes to go and the pipes to close: so a
     // close takes at most eofGraceMs + termGraceMs + killWaitMs (1.25 s), plus a poll's lateness.
     await until(() => this.#pipesClosed && !anyAlive(), killWaitMs);
-    untrack(this.#killSync);
     child.stdin?.destroy();
     child.stdout?.destroy();
     child.stderr?.destroy();
@@ -391,7 +563,7 @@ export class TreeStdioTransport implements Transport {
     this.#readBuffer.clear();
     if (!child && this.#ended) return;
     this.#ended = true;
-    untrack(this.#killSync);
+    if (this.#endingTrees === 0) untrack(this.#killSync);
     this.onclose?.();
   }
 }

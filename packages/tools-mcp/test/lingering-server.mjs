@@ -2,7 +2,8 @@
 // A small MCP server that does not exit when its stdin ends (as server-everything does not while a
 // task's timers run), and that starts a child of its own which ignores SIGTERM: the process tree a
 // pool must end on close. `--on-eof exit` makes it the well-behaved kind instead, which writes
-// "stdin ended" to `--log <file>` and exits. Either way it exits by itself after two minutes, so a
+// "stdin ended" to `--log <file>` and exits. Its `helper` tool starts, after the server has answered,
+// one more child that ignores SIGTERM and that the server leaves running when it exits. Either way it exits by itself after two minutes, so a
 // failing test cannot leave it running for long.
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
@@ -34,6 +35,16 @@ process.stdin.on("end", () => {
   process.exit(0);
 });
 
+/** Starts a late helper: a child that ignores SIGTERM and outlives the server. Returns its pid. */
+function startHelper() {
+  const helper = spawn(
+    process.execPath,
+    ["-e", "process.on('SIGTERM', () => {}); setTimeout(() => {}, 120_000)"],
+    { stdio: "ignore" },
+  );
+  return helper.pid;
+}
+
 const server = new Server({ name: "lingering", version: "1.0.0" }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
   tools: [
@@ -42,9 +53,23 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
       description: "The server's pid and its child's, as JSON.",
       inputSchema: { type: "object", properties: {} },
     },
+    {
+      name: "helper",
+      description: "Starts a child that ignores SIGTERM and outlives the server; its pid, as JSON.",
+      inputSchema: { type: "object", properties: {} },
+    },
   ],
 }));
-server.setRequestHandler(CallToolRequestSchema, async () => ({
-  content: [{ type: "text", text: JSON.stringify({ server: process.pid, child: child.pid }) }],
+server.setRequestHandler(CallToolRequestSchema, async (request) => ({
+  content: [
+    {
+      type: "text",
+      text: JSON.stringify(
+        request.params.name === "helper"
+          ? { helper: startHelper() }
+          : { server: process.pid, child: child.pid },
+      ),
+    },
+  ],
 }));
 await server.connect(new StdioServerTransport());
