@@ -253,7 +253,8 @@ function isGrammarRefusal(error: unknown, facts: ErrorFacts): boolean {
   return GRAMMAR_WORDINGS.some((re) => re.test(facts.text));
 }
 
-const TOOL_CALL_ID_WORDINGS = [
+/** How servers word a refused tool-call id; `retry.ts` reads the same list (never retried). */
+export const TOOL_CALL_ID_WORDINGS: readonly RegExp[] = [
   // Mistral's API and mistral_common (vLLM, oMLX): "Tool call id was call_0 but must be a-z, A-Z,
   // 0-9, with a length of 9." — oMLX's as pasted broke the line after "0-9,".
   // The rule's own words, matched alone: the refused id is quoted whole, of any length.

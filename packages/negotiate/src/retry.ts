@@ -1,5 +1,6 @@
 import { readError } from "./error-shape.js";
 import { ContextOverflow } from "./errors.js";
+import { TOOL_CALL_ID_WORDINGS } from "./refusal.js";
 
 // Every server's wording for "the request does not fit the window". Patterns are on meaning (a
 // prompt/input/request that is too long/large/exceeds a context/window/length/limit), not on one
@@ -103,7 +104,7 @@ const DETERMINISTIC_5XX = [
   /JSON schema conversion failed|failed to parse grammar/i, // an older llama.cpp's grammar failure
   /unable to start process|upstream command exited/i, // llama-swap: the model's server would not start
   // oMLX: a tool-call id the model's tokenizer refuses (mistral_common), the same on every resend.
-  /but must be a-z, A-Z, 0-9,\s*with a length of 9|Tool call IDs should be alphanumeric strings/i,
+  ...TOOL_CALL_ID_WORDINGS,
 ];
 
 /** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */

@@ -37,6 +37,11 @@ interface ProcessEntry {
   started: string;
 }
 
+/** A process known only by its pid (no listing could be read): no parent, no start time. */
+function unlisted(pid: number): ProcessEntry {
+  return { pid, ppid: 0, zombie: false, started: "" };
+}
+
 /** Reads Linux's /proc/<pid>/stat text into an entry. */
 function parseStat(pid: number | string, stat: string): ProcessEntry {
   // After the command's closing parenthesis: state (field 3), ppid (4), …, start time (22).
@@ -97,6 +102,14 @@ function hasChildrenFiles(): boolean {
   return childrenFiles;
 }
 
+/** The pids a /proc children file lists (space-separated). */
+function pidsIn(text: string): number[] {
+  return text
+    .split(" ")
+    .filter((word) => /^\d+$/.test(word))
+    .map(Number);
+}
+
 /** The pids of a process's children, from each of its threads' /proc children file. */
 async function childrenOf(pid: number): Promise<number[]> {
   let tasks: string[];
@@ -108,12 +121,7 @@ async function childrenOf(pid: number): Promise<number[]> {
   const lists = await Promise.all(
     tasks.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, "latin1").catch(() => "")),
   );
-  return lists.flatMap((text) =>
-    text
-      .split(" ")
-      .filter((word) => /^\d+$/.test(word))
-      .map(Number),
-  );
+  return lists.flatMap(pidsIn);
 }
 
 /** The pids of a process's children, read synchronously (see {@link childrenOf}). */
@@ -131,10 +139,7 @@ function childrenOfSync(pid: number): number[] {
     } catch {
       // The thread has ended.
     }
-    return text
-      .split(" ")
-      .filter((word) => /^\d+$/.test(word))
-      .map(Number);
+    return pidsIn(text);
   });
 }
 
@@ -464,11 +469,19 @@ export class TreeStdioTransport implements Transport {
     return candidates;
   }
 
-  #snapshotFrom(table: readonly ProcessEntry[]): ProcessEntry[] {
+  /**
+   * The pids a tree is read down from in `table`: the last snapshot's processes that still run
+   * there, and the started process while it runs.
+   */
+  #roots(byPid: ReadonlyMap<number, ProcessEntry>): number[] {
     const child = this.#process;
-    const byPid = new Map(table.map((entry) => [entry.pid, entry]));
     const roots = [...this.#tree.values()].filter((entry) => alive(entry, byPid)).map((entry) => entry.pid);
     if (child?.pid !== undefined && !this.#exited(child)) roots.push(child.pid);
+    return roots;
+  }
+
+  #snapshotFrom(table: readonly ProcessEntry[]): ProcessEntry[] {
+    const roots = this.#roots(new Map(table.map((entry) => [entry.pid, entry])));
     const tree = treeOf(roots, table).filter((entry) => !entry.zombie);
     this.#tree = new Map(tree.map((entry) => [entry.pid, entry]));
     return tree;
@@ -478,14 +491,10 @@ export class TreeStdioTransport implements Transport {
   #killTreeSync(table: readonly ProcessEntry[]): void {
     const child = this.#process;
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
-    const roots = [...this.#tree.values()].filter((entry) => alive(entry, byPid)).map((entry) => entry.pid);
-    if (child?.pid !== undefined && !this.#exited(child)) {
-      roots.push(child.pid);
-      // Even with no listing (no `ps`), the started process itself.
-      if (!byPid.has(child.pid))
-        signalAll([{ pid: child.pid, ppid: 0, zombie: false, started: "" }], "SIGKILL");
-    }
-    signalAll(treeOf(roots, table), "SIGKILL");
+    // Even with no listing (no `ps`), the started process itself.
+    if (child?.pid !== undefined && !this.#exited(child) && !byPid.has(child.pid))
+      signalAll([unlisted(child.pid)], "SIGKILL");
+    signalAll(treeOf(this.#roots(byPid), table), "SIGKILL");
   }
 
   /**
@@ -526,8 +535,7 @@ export class TreeStdioTransport implements Transport {
       snapshot = await this.#snapshot();
     } catch {
       // No listing (no `ps`): the started process alone, if it still runs.
-      if (child.pid !== undefined && !this.#exited(child))
-        snapshot = [{ pid: child.pid, ppid: 0, zombie: false, started: "" }];
+      if (child.pid !== undefined && !this.#exited(child)) snapshot = [unlisted(child.pid)];
     }
     const live = (entry: ProcessEntry, table?: ReadonlyMap<number, ProcessEntry>) =>
       entry.started ? alive(entry, table) : !this.#exited(child);
