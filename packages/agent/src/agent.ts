@@ -50,7 +50,8 @@ export interface AgentOptions {
   system?: string;
   /**
    * Automatic compaction through the loop's `compact`: once a request would fill 75 % of the window
-   * (`config.contextLength`, required), the oldest stretch is folded into a summary written by
+   * (`config.contextLength`, required), or would not fit it with its reply ceiling — the request as
+   * it goes out, tool results appended since the last one counted — the oldest stretch is folded into a summary written by
    * `model` (default: the run's own model, named as `tasks.compaction.model`; an existing
    * `tasks.compaction` in the config is kept), and the agent's transcript becomes the folded one.
    */

@@ -675,6 +675,51 @@ describe("automatic compaction (autoCompact)", () => {
     expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: "The second answer." });
   });
 
+  it("folds before a tool result takes the next request past the window, where the last prompt alone was under 75 %", async () => {
+    // A 4,096-token window with a 1,024-token reply ceiling: the first request reports 2,800 prompt
+    // tokens, and the 3,000-character result it asked for takes the next one past the window.
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [{ id: "r1", name: "read_file", arguments: '{"path":"notes.md"}' }],
+          usage: { prompt_tokens: 2800, completion_tokens: 20 },
+        },
+        { content: "SUMMARY: the user asked about the project." },
+        { content: "Done.", usage: { prompt_tokens: 1500, completion_tokens: 5 } },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, apiKey: "k", model: "m", contextLength: 4096, maxTokens: 1024 },
+      autoCompact: true,
+      tools: [
+        {
+          name: "read_file",
+          description: "Read a file",
+          parameters: { type: "object", properties: { path: { type: "string" } } },
+          execute: () => "z".repeat(3000),
+        },
+      ],
+      messages: [
+        { role: "user", content: `Tell me about the project. ${"x".repeat(6000)}` },
+        { role: "assistant", content: `It is a library. ${"y".repeat(4000)}` },
+      ],
+    });
+    const compacted: number[] = [];
+    agent.subscribe((event) => {
+      if (event.type === "compacted") compacted.push(event.messages.length);
+    });
+    const result = await agent.prompt("Now read notes.md.");
+    expect(result.status).toBe("ok");
+    expect(agent.errorMessage).toBeUndefined();
+    expect(compacted).toHaveLength(1);
+    expect(server.chatRequests).toHaveLength(3);
+    const request = sent(server, 2);
+    expect(text(request)).toContain("SUMMARY: the user asked about the project.");
+    expect(text(request)).not.toContain("x".repeat(100));
+    expect(text(request)).toContain("z".repeat(3000));
+    expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: "Done." });
+  });
+
   it("refuses autoCompact without a window to measure, naming contextLength", () => {
     const make = () =>
       new Agent({ config: { baseUrl: "http://127.0.0.1:1/v1", model: "m" }, autoCompact: true });

@@ -238,7 +238,7 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
     try {
       const plan = await prepareStep(run, number);
       if (plan.stop && last) return finished(run, last, "stopped");
-      await compactStep(run);
+      await compactStep(run, number, plan.toolChoice);
       await gatherHooks(run);
       const step = await askModel(run, number, plan.toolChoice);
       measureStep(run, step);

@@ -6,6 +6,7 @@ import {
   type MessageLike,
   planCompaction,
   runCompaction,
+  tokensBetween,
 } from "@loopwright/ledger";
 import {
   type SideTaskError,
@@ -15,8 +16,9 @@ import {
   type TaskSettings,
   taskCall,
 } from "@loopwright/side-task";
-import type { ChatMessage, LoopConfig } from "./config.js";
+import type { ChatMessage, LoopConfig, ToolChoice } from "./config.js";
 import { LoopOptionError } from "./errors.js";
+import { stepSize } from "./loop-phases.js";
 import { type LoopRun, notice, replaceMessages, throwIfStopped } from "./loop-run.js";
 
 /** A run's compaction: the side task that writes the summary, and whether the run still tries. */
@@ -69,15 +71,48 @@ export function startCompaction(config: LoopConfig): RunCompaction | undefined {
 }
 
 /**
- * Phase, before each request: once `planCompaction` says the `contextLength` window is filling, the
- * oldest stretch is folded into a summary the `tasks.compaction` model writes (`summariser`) — the
+ * What the step's request will take of the window, as `planCompaction`'s `used`. Its prompt: the
+ * size guard's own estimate (`stepSize`), or — where the last request reported its prompt and the
+ * transcript still holds what it carried — that prompt plus what was appended since
+ * (`tokensBetween`: the call and its results, which no request has measured yet), whichever is
+ * larger. With the reply ceiling added where the two would not fit the window together, which is
+ * what the guard refuses: such a request is past three quarters of it, so a fold is planned for
+ * it, while one that fits is planned for at 75 % of its prompt, as before.
+ */
+function requestAhead(
+  run: LoopRun,
+  number: number,
+  toolChoice: ToolChoice | undefined,
+  charsPerToken: number,
+): number {
+  const { size, ceiling } = stepSize(run, number, toolChoice, charsPerToken);
+  let prompt = size - ceiling;
+  const reported = run.reported;
+  const messages = run.messages as MessageLike[];
+  if (reported && reported.length <= messages.length) {
+    const appended = tokensBetween(run.measure.ledger, reported.length, messages.length, messages, {
+      charsPerToken,
+    });
+    prompt = Math.max(prompt, reported.prompt + appended);
+  }
+  return prompt + ceiling > (run.config.contextLength as number) ? prompt + ceiling : prompt;
+}
+
+/**
+ * Phase, before each request: once `planCompaction` says the `contextLength` window is filling — the
+ * request about to go out (`requestAhead`: what was appended since the last reported prompt
+ * counted) past three quarters of it, or too big for it with its reply ceiling — the oldest stretch is folded into a summary the `tasks.compaction` model writes (`summariser`) — the
  * `beforeCompact` hooks asked first where the run has hooks (`consult`: a veto from a hook that ran
  * leaves the transcript as it was) — and the ledger is moved onto the folded transcript. A veto, or a
  * summary that failed or came back empty, leaves the transcript as it was, with a notice, and the run
  * does not try again. A stop while the hooks or the summariser are asked ends the run with the
  * signal's reason, the transcript as it was. Every tool call stays answered: the cut lands on a user message.
  */
-export async function compactStep(run: LoopRun): Promise<void> {
+export async function compactStep(
+  run: LoopRun,
+  number: number,
+  toolChoice: ToolChoice | undefined,
+): Promise<void> {
   const compaction = run.compaction;
   if (!compaction || compaction.off !== undefined) return;
   const { config, services, options } = run;
@@ -85,7 +120,7 @@ export async function compactStep(run: LoopRun): Promise<void> {
   const messages = run.messages as MessageLike[];
   const plan = planCompaction(messages, {
     limit: config.contextLength as number,
-    ...(run.used !== undefined ? { used: run.used } : {}),
+    used: requestAhead(run, number, toolChoice, charsPerToken),
     charsPerToken,
     estimate: estimateFrom(run.measure.ledger, messages, { charsPerToken }),
   });

@@ -10,7 +10,14 @@ import type { RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
 import { append, emitEvent, type LoopRun, notice, replaceMessages } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
-import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
+import {
+  type BuildRequest,
+  ceilingOf,
+  firstBody,
+  type RunTurnOptions,
+  requestSize,
+  runTurn,
+} from "./run-turn.js";
 import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
 import { callRouter, recoverableTools, stepChoice, stepTools, watchedCall } from "./tool-discovery.js";
@@ -98,18 +105,44 @@ export async function prepareStep(
 }
 
 /**
+ * How the step's request is built, per attempt: the transcript with the hooks' context on the
+ * current question (this request only) and the wire's tool names in replayed calls (the transcript
+ * keeps the host's), what says nothing left out, behind one system message (the step's system
+ * prompt, per `toolDiscovery`, with the transcript's leading ones joined to it), and the step's tools.
+ */
+function stepBody(run: LoopRun, number: number, toolChoice: ToolChoice | undefined): BuildRequest {
+  // The context goes on first, by the transcript's own indexes; then what says nothing is left out.
+  const transcript = wireMessages(withHookContext(run, run.messages), run.names.toWire);
+  const { tools, system } = stepTools(run, number);
+  const sent = withSystem(system, transcript);
+  const { config } = run;
+  return (supports, model) =>
+    buildBody(config, supports, model, sent, tools, { order: config.toolOrder, toolChoice });
+}
+
+/**
+ * What the step's request takes of the window as `runTurn`'s size guard will count it (the prompt
+ * estimate plus the reply ceiling, `requestSize`), and the ceiling alone, from the transcript as it
+ * stands: what `compactStep` plans on.
+ */
+export function stepSize(
+  run: LoopRun,
+  number: number,
+  toolChoice: ToolChoice | undefined,
+  charsPerToken: number,
+): { size: number; ceiling: number } {
+  const body = firstBody(stepBody(run, number, toolChoice), run.supports, run.config.model);
+  return { size: requestSize(body, charsPerToken), ceiling: ceilingOf(body) };
+}
+
+/**
  * Phase: the step's request — built, sent with `runTurn`, and carried on past the ceiling where
  * allowed — with the `tool_choice` `prepareStep` planned for it (as the wire names it).
  */
 export async function askModel(run: LoopRun, number: number, toolChoice?: ToolChoice): Promise<LoopStep> {
   const { config, options, supports } = run;
   emitEvent(run, { kind: "turn", step: number });
-  // The wire's tool names in replayed calls; the transcript keeps the host's.
-  // The hooks' context on the current question, this request only.
-  // (The context goes on first, by the transcript's own indexes; then what says nothing is left out.)
-  const transcript = wireMessages(withHookContext(run, run.messages), run.names.toWire);
-  const { tools, system } = stepTools(run, number); // the step's tools and system prompt, per toolDiscovery
-  const sent = withSystem(system, transcript); // one system message, the transcript's leading ones joined to it
+  const bodyOf = stepBody(run, number, toolChoice);
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
     ...(toolChoice !== undefined ? { toolChoice } : {}),
@@ -124,7 +157,7 @@ export async function askModel(run: LoopRun, number: number, toolChoice?: ToolCh
     step.firstAt ??= Date.now();
   };
   const build: BuildRequest = (supports, model) => {
-    const body = buildBody(config, supports, model, sent, tools, { order: config.toolOrder, toolChoice });
+    const body = bodyOf(supports, model);
     lastBody = body;
     if (!step.firstBody) {
       step.firstBody = body;
@@ -184,6 +217,7 @@ export function measureStep(run: LoopRun, step: LoopStep): void {
   run.usage = addUsage(run.usage, turn.usage);
   // The last request's prompt, or nothing where it reported none (never an older request's).
   run.used = step.firstUsage.prompt > 0 ? step.firstUsage.prompt : undefined;
+  run.reported = run.used !== undefined ? { prompt: run.used, length: run.messages.length } : undefined;
   const metrics: TurnMetrics = {
     usage: turn.usage,
     finishReason: turn.finishReason,

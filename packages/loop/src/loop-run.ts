@@ -1,5 +1,6 @@
 import { redactor } from "@loopwright/client";
 import type { RunEvent } from "@loopwright/events";
+import { type MessageLike, sameMessage } from "@loopwright/ledger";
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
@@ -58,6 +59,12 @@ export interface LoopRun {
   toolSteps: number;
   /** The prompt the last request reported, for `beforeStep`; absent where none was reported. */
   used: number | undefined;
+  /**
+   * The last request's reported prompt and how many of the transcript's messages it carried, so
+   * compaction can add what was appended since to it; `undefined` where that request reported none,
+   * and once the transcript is replaced by one that does not keep those messages in place.
+   */
+  reported: { prompt: number; length: number } | undefined;
   /**
    * The tool-call ids `messages` holds and how far it has been read for them, so a step reads only
    * what was appended since, and for each id made distinct the suffix to try next (every lower one
@@ -132,10 +139,29 @@ export function notice(run: LoopRun, text: string): void {
   emitEvent(run, { kind: "notice", text: run.redact(text) });
 }
 
-/** Replaces the transcript (a `beforeStep` replacement, a fold): its ids are read again from the start. */
+/**
+ * Replaces the transcript (a `beforeStep` replacement, a fold): its ids are read again from the
+ * start, and the last reported prompt stays the base compaction adds to only where the replacement
+ * keeps the messages that request carried, in place.
+ */
 export function replaceMessages(run: LoopRun, messages: readonly ChatMessage[]): void {
+  const reported = run.reported;
+  if (reported && !keepsPrefix(run.messages, messages, reported.length)) run.reported = undefined;
   run.messages.splice(0, run.messages.length, ...messages);
   run.knownIds = undefined;
+}
+
+/** Whether `after` opens with the first `length` messages of `before` (the same, or equal ones). */
+function keepsPrefix(before: readonly ChatMessage[], after: readonly ChatMessage[], length: number): boolean {
+  if (after.length < length || before.length < length) return false;
+  try {
+    for (let i = 0; i < length; i++) {
+      if (!sameMessage(before[i] as MessageLike, after[i] as MessageLike)) return false;
+    }
+  } catch {
+    return false; // a message that cannot be read as JSON is not known to be the same
+  }
+  return true;
 }
 
 /** Appends a message to the transcript and awaits the host's `onMessage` for it. */
@@ -195,6 +221,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     toolCalls: [],
     toolSteps: 0,
     used: undefined,
+    reported: undefined,
     knownIds: undefined,
     ...(hooks ? { hooks } : {}),
     ...(compaction ? { compaction } : {}),

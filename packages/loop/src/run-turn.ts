@@ -106,8 +106,27 @@ function asking(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : seconds(ms);
 }
 
-function ceilingOf(body: RequestBody): number {
+/** The reply ceiling a body asks for; 0 for none. */
+export function ceilingOf(body: RequestBody): number {
   return body.max_completion_tokens ?? body.max_tokens ?? 0;
+}
+
+/**
+ * What a body takes of the window as the size guard counts it: the prompt estimate
+ * (`requestTokens` at `charsPerToken`) plus the reply ceiling. Compaction reads the same number, so
+ * a request the guard would refuse is one a fold is planned for.
+ */
+export function requestSize(body: RequestBody, charsPerToken: number): number {
+  return requestTokens(body as unknown as RequestBodyLike, { charsPerToken }) + ceilingOf(body);
+}
+
+/** A step's first body as `runTurn` builds it: with what this model has refused, not as if it were unknown. */
+export function firstBody(
+  build: BuildRequest,
+  supports: EndpointCapabilities,
+  model: string | undefined,
+): RequestBody {
+  return build(supports, model ? modelCapabilitiesFor(supports, model) : undefined);
 }
 
 /**
@@ -134,10 +153,10 @@ export async function runTurn(
   if (options.contextLimit && options.contextLimit > 0) {
     // Sized once: a downgraded re-send is never larger, and the transcript does not change between retries.
     // Built as the first attempt will be: with what this model has refused, not as if it were unknown.
-    const first = build(supports, options.model ? modelCapabilitiesFor(supports, options.model) : undefined);
+    const first = firstBody(build, supports, options.model);
     const charsPerToken =
       options.charsPerToken ?? calibration.charsPerTokenFor(supports, options.model ?? first.model);
-    const needed = requestTokens(first as unknown as RequestBodyLike, { charsPerToken }) + ceilingOf(first);
+    const needed = requestSize(first, charsPerToken);
     if (needed > options.contextLimit) {
       throw new ContextOverflow(
         `the request needs about ${needed} tokens (prompt estimate plus the reply ceiling) and the window is ${options.contextLimit}.`,

@@ -107,9 +107,11 @@ describe("compact: true", () => {
     expect(summaries).toHaveLength(1);
     expect((summaries[0]?.body as { model?: string } | undefined)?.model).toBe("notes-model");
     expect(JSON.stringify(summaries[0]?.body)).toContain("Chapter one:");
-    // The returned transcript is the fold: the summary, then the question and everything the run added.
+    // The returned transcript is the fold: the summary, then the last exchange, the question and
+    // everything the run added. The fold came before the second request: the first reported a prompt
+    // under 75 % of the window, and the call and page it added took the second past it.
     expect(result.messages[0]).toEqual({ role: "system", content: `${SUMMARY_LEAD}\n\n${NOTES}` });
-    expect(result.messages[1]).toEqual(given.at(-1));
+    expect(result.messages.slice(1, 4)).toEqual(given.slice(4));
     expect(JSON.stringify(result.messages)).not.toContain("Chapter one:");
     expect(unanswered(result.messages)).toEqual([]);
     expect(result.messages.filter((m) => m.role === "tool")).toHaveLength(4);
@@ -122,7 +124,7 @@ describe("compact: true", () => {
     expect(last[0]).toEqual({ role: "system", content: `You read reports.\n\n${SUMMARY_LEAD}\n\n${NOTES}` });
     expect(last[1]?.role).toBe("user");
     expect(JSON.stringify(last)).not.toContain("Chapter one:");
-    expect(notices(events).some((t) => t.startsWith("Compacted: messages 0 to 5"))).toBe(true);
+    expect(notices(events).some((t) => t.startsWith("Compacted: messages 0 to 3"))).toBe(true);
     // The ledger was moved onto the folded transcript: every entry names a message that is there.
     expect(result.ledger.length).toBeGreaterThan(0);
     for (const entry of result.ledger) expect(entry.through).toBeLessThan(result.messages.length);
@@ -148,7 +150,7 @@ describe("compact: true", () => {
     expect(result.turn.content).toBe("The 4 pages add up to 10.");
     // The hooks were shown what was going, by index, before the fold was made.
     expect(told.filter((t) => t.event === "beforeCompact")).toEqual([
-      { event: "beforeCompact", from: 0, through: 6 },
+      { event: "beforeCompact", from: 0, through: 4 },
     ]);
     expect(result.messages[0]?.content).toBe(`${SUMMARY_LEAD}\n\n${NOTES}`);
     // Every request, before the fold and after it, carried the context on the question; the transcript did not.
@@ -157,7 +159,7 @@ describe("compact: true", () => {
       const question = messages.find((m) => String(m.content).endsWith("Read pages 1 to 4 and add them up."));
       expect(question?.content).toContain("The report is due Friday.");
     }
-    expect(result.messages[1]).toEqual(given.at(-1));
+    expect(result.messages.slice(1, 4)).toEqual(given.slice(4));
     expect(result.context).toContain("The report is due Friday.");
   });
 
@@ -306,5 +308,108 @@ describe("compact: true, with a compaction model whose window is smaller than th
     // folds were cut to the window that refusal named before they were sent.
     expect(small.chatRequests).toHaveLength(folds + 1);
     expect(said.filter((text) => /1100 tokens/.test(text))).toHaveLength(1);
+  });
+});
+
+describe("compact: true, sized on the request about to go out", () => {
+  // A 4,096-token window with a 1,024-token reply ceiling; about 10,000 characters of history.
+  const config = (baseUrl: string) => ({
+    baseUrl,
+    apiKey: "k",
+    model: "sim",
+    contextLength: 4096,
+    maxTokens: 1024,
+    compact: true,
+    tasks: { compaction: { model: "notes-model" } },
+  });
+  const READ_FILE: ToolDefinition = {
+    type: "function",
+    function: {
+      name: "read_file",
+      description: "Read a file",
+      parameters: { type: "object", properties: { path: { type: "string" } } },
+    },
+  };
+  const long = (): ChatMessage[] => [
+    { role: "user", content: `Tell me about the project. ${"x".repeat(6000)}` },
+    { role: "assistant", content: `It is a library. ${"y".repeat(4000)}` },
+    { role: "user", content: "Now read notes.md." },
+  ];
+
+  it("folds before a tool result takes the next request past the window, not on the last prompt alone", async () => {
+    // The first request reported 2,800 prompt tokens (under 75 % of the window); the 3,000-character
+    // result it asked for is what takes the next request, with its reply ceiling, past the window.
+    let step = 0;
+    server = await startServer({
+      replies: (request) => {
+        if (isSummary(request.body)) return { content: NOTES };
+        step++;
+        return step === 1
+          ? {
+              toolCalls: [{ id: "r1", name: "read_file", arguments: '{"path":"notes.md"}' }],
+              usage: { prompt_tokens: 2800, completion_tokens: 20 },
+            }
+          : { content: "Done.", usage: { prompt_tokens: 1500, completion_tokens: 5 } };
+      },
+    });
+    const events: RunEvent[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: config(server.baseUrl),
+      messages: long(),
+      tools: [READ_FILE],
+      dispatch: () => "z".repeat(3000),
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.turn.content).toBe("Done.");
+    expect(server.chatRequests.filter((r) => isSummary(r.body))).toHaveLength(1);
+    expect(notices(events).some((t) => t.startsWith("Compacted: messages 0 to 1"))).toBe(true);
+    // The second request carried the summary, the question, the call and its whole result.
+    const second = mainRequests()[1] ?? [];
+    expect(JSON.stringify(second)).not.toContain("x".repeat(100));
+    expect(JSON.stringify(second)).toContain("z".repeat(3000));
+    expect(result.messages[0]?.content).toBe(`${SUMMARY_LEAD}\n\n${NOTES}`);
+    expect(unanswered(result.messages)).toEqual([]);
+  });
+
+  it("folds before the first request when the size guard would refuse it: system prompt, tools and reply ceiling counted", async () => {
+    // The messages alone are about 2,270 tokens and with the system prompt about 2,780, both under
+    // 75 % of the window; with a 1,500-token reply ceiling the request does not fit it, so unfolded
+    // it is never sent.
+    server = await startServer({
+      replies: (request) => (isSummary(request.body) ? { content: NOTES } : { content: "Done." }),
+    });
+    const messages: ChatMessage[] = [
+      { role: "user", content: `Tell me about the project. ${"x".repeat(5000)}` },
+      { role: "assistant", content: `It is a library. ${"y".repeat(4000)}` },
+      { role: "user", content: "Now sum it up." },
+    ];
+    const result = await createRuntime().runAgentLoop({
+      config: { ...config(server.baseUrl), maxTokens: 1500 },
+      system: `You answer questions about the project. ${"s".repeat(2000)}`,
+      messages,
+      dispatch: () => "",
+    });
+    expect(result.turn.content).toBe("Done.");
+    expect(server.chatRequests.filter((r) => isSummary(r.body))).toHaveLength(1);
+    expect(mainRequests()).toHaveLength(1);
+    expect(JSON.stringify(mainRequests()[0])).not.toContain("x".repeat(100));
+  });
+
+  it("does not fold a request under 75 % of the window that fits with its reply ceiling", async () => {
+    server = await startServer({
+      replies: (request) => (isSummary(request.body) ? { content: NOTES } : { content: "Done." }),
+    });
+    const result = await createRuntime().runAgentLoop({
+      config: config(server.baseUrl),
+      messages: [
+        { role: "user", content: `Tell me about the project. ${"x".repeat(5000)}` },
+        { role: "assistant", content: `It is a library. ${"y".repeat(4000)}` },
+        { role: "user", content: "Now sum it up." },
+      ],
+      dispatch: () => "",
+    });
+    expect(result.turn.content).toBe("Done.");
+    expect(server.chatRequests.filter((r) => isSummary(r.body))).toHaveLength(0);
+    expect(JSON.stringify(mainRequests()[0])).toContain("x".repeat(5000));
   });
 });
