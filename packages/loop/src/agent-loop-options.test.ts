@@ -2,7 +2,7 @@ import type { RunEvent } from "@loopwright/events";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
-import { failedRun } from "./errors.js";
+import { AgentLoopError, failedRun, LoopOptionError } from "./errors.js";
 import { runAgentLoop } from "./index.js";
 
 const tool = (name: string, properties: Record<string, unknown> = {}): ToolDefinition => ({
@@ -183,5 +183,52 @@ describe("runAgentLoop options", () => {
       tool_call_id: "y1",
       content: "Not run: the run stopped first.",
     });
+  });
+});
+
+describe("the ledger option", () => {
+  it("refuses a ledger that is not one before anything is sent, naming ledger, with the caller's messages", async () => {
+    server = await startServer({ replies: () => ({ content: "never sent" }) });
+    const bad: unknown[] = [
+      {}, // an object, not an array
+      "[]", // kept as JSON beside the session and passed without JSON.parse
+      [{ through: "0", prompt: "40", epoch: "0" }], // entries read back as strings
+      [{ through: 0, prompt: 40 }], // no epoch
+      [null],
+    ];
+    for (const ledger of bad) {
+      const error = await runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: question,
+        dispatch: () => "",
+        ledger: ledger as never,
+      }).catch((e: unknown) => e);
+      expect(AgentLoopError.isInstance(error)).toBe(true);
+      const cause = (error as AgentLoopError).cause;
+      expect(LoopOptionError.isInstance(cause)).toBe(true);
+      expect(cause).toMatchObject({ code: "invalid-option", option: "ledger" });
+      expect((cause as Error).message).toMatch(/^runAgentLoop: ledger /);
+      expect(failedRun(error)?.messages).toEqual(question);
+    }
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("takes a ledger a previous run handed back, an empty one, and none (null included)", async () => {
+    server = await startServer({ replies: () => ({ content: "ok", usage: { prompt_tokens: 30 } }) });
+    const first = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      dispatch: () => "",
+    });
+    expect(first.ledger).toHaveLength(1);
+    for (const ledger of [first.ledger, [], undefined, null]) {
+      const result = await runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: [...first.messages, { role: "user", content: "again" }],
+        dispatch: () => "",
+        ledger: ledger as never,
+      });
+      expect(result.turn.content).toBe("ok");
+    }
   });
 });

@@ -56,7 +56,11 @@ export interface AgentLoopOptions {
   onRequest?: (request: LoopRequest, step: number) => void;
   /** The client to send with; `getClient(config)` when absent. */
   client?: ChatClientLike;
-  /** The token ledger a previous run handed back, to continue it (indexes into `messages`). */
+  /**
+   * The token ledger a previous run handed back, to continue it (indexes into `messages`); absent
+   * or `null` starts one. One that is not a ledger is refused before anything is sent
+   * (`LoopOptionError`, `invalid-option`, option `ledger`).
+   */
   ledger?: readonly LedgerEntry[];
   /** Run a step's tool calls together rather than one after another; overrides `config.parallel` (default false). */
   parallel?: boolean;

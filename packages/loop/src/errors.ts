@@ -124,7 +124,8 @@ export class AgentLoopOverflow extends ContextOverflow {
  * - `tool-name-collision`: two tools whose names become one name on the wire;
  * - `conflicting-options`: two options that say the same thing differently (`system` and `config.prompt`);
  * - `invalid-option`: an option the loop does that cannot work as given (`hooks` without a `run`
- *   function, `config.compact` without a `contextLength` or a `tasks.compaction` model).
+ *   function, `config.compact` without a `contextLength` or a `tasks.compaction` model, a `ledger`
+ *   that is not an array of `{ through, prompt, epoch }` entries).
  */
 export type LoopOptionErrorCode =
   | "unknown-option"

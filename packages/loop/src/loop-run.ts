@@ -1,6 +1,6 @@
 import { redactor } from "@loopwright/client";
 import type { RunEvent } from "@loopwright/events";
-import { type MessageLike, sameMessage } from "@loopwright/ledger";
+import { type LedgerEntry, type MessageLike, sameMessage, tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
@@ -247,6 +247,28 @@ function systemOf(options: AgentLoopOptions): string {
   return parts.join("\n\n");
 }
 
+/**
+ * Refuses a `ledger` that is not one, by the ledger package's own rule (the check its functions
+ * make): otherwise it is read only once the first request has been answered, and the answer is lost
+ * with the run. Absent or `null` is no ledger: the run starts one.
+ */
+function checkLedgerOption(ledger: unknown): void {
+  if (ledger === undefined || ledger === null) return;
+  try {
+    tokensBetween(ledger as readonly LedgerEntry[], 0, 0, []);
+  } catch (error) {
+    // The rule's own words say what is wrong ("entry 0 is not one"), after its function's name.
+    const said = error instanceof Error ? error.message : String(error);
+    const detail = said.includes("; ") ? said.slice(said.indexOf("; ") + 2) : said;
+    throw new LoopOptionError(
+      "invalid-option",
+      "ledger",
+      "runAgentLoop: ledger must be the ledger a previous run handed back (its result.ledger, an array of " +
+        `{ through, prompt, epoch } entries, parsed if it was stored as JSON), [] or absent; ${detail}`,
+    );
+  }
+}
+
 /** Refuses what would otherwise fail deep inside the run, or never end it (a NaN step limit). */
 function checkOptions(options: AgentLoopOptions): void {
   if (typeof options !== "object" || options === null) {
@@ -267,6 +289,7 @@ function checkOptions(options: AgentLoopOptions): void {
     throw new TypeError("runAgentLoop: tools must be an array of tool definitions.");
   }
   refuseUnbuilt(options, options.config);
+  checkLedgerOption(options.ledger);
   const { config } = options;
   for (const name of ["maxToolIterations", "maxContinuations", "maxRetries"] as const) {
     const value = config[name];
