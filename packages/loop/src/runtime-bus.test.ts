@@ -1,7 +1,8 @@
 import type { SequencedEvent } from "@loopwright/events";
+import { EventsError } from "@loopwright/events";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRuntime, fold, runMetrics } from "./index.js";
+import { AgentLoopError, createRuntime, failedRun, fold, runMetrics } from "./index.js";
 import { ADD_TOOL, QUESTION } from "./test-support/transcript.js";
 
 let server: TestServer | undefined;
@@ -117,6 +118,66 @@ describe("a runtime that owns its bus", () => {
       }),
     ).rejects.toThrow(/runId must be a non-empty string/);
     expect(server.chatRequests).toHaveLength(1);
+    runtime.close();
+  });
+
+  it("refuses a runId a run on the same bus is still running under, before anything is sent, and takes it once that run ended", async () => {
+    server = await startServer({
+      replies: [
+        { content: "Answer to the first question.", firstByteDelayMs: 300 },
+        { content: "Answer to the next question." },
+      ],
+    });
+    const runtime = createRuntime();
+    // Another runtime sharing the bus: the run it holds is in progress there too.
+    const sharing = createRuntime({ stores: { bus: runtime.bus } });
+    const ask = (on: typeof runtime, content: string) =>
+      on.runAgentLoop({
+        runId: "session-42",
+        config: { baseUrl: server!.baseUrl, model: "sim" },
+        messages: [{ role: "user", content }],
+        dispatch: () => "unused",
+      });
+    const first = ask(runtime, "first?");
+    const watched = collect(runtime.bus.watch("session-42"));
+    for (const on of [runtime, sharing]) {
+      const error = await ask(on, "again?").catch((e: unknown) => e);
+      expect(AgentLoopError.isInstance(error)).toBe(true);
+      const cause = (error as AgentLoopError).cause;
+      expect(EventsError.isInstance(cause)).toBe(true);
+      expect(cause).toMatchObject({ code: "invalid-run-id" });
+      expect((cause as Error).message).toMatch(/session-42.*still in progress/);
+      expect(failedRun(error)?.messages).toEqual([{ role: "user", content: "again?" }]);
+    }
+    expect((await first).turn.content).toBe("Answer to the first question.");
+    expect(server.chatRequests).toHaveLength(1);
+    // The first run's stream is its own: one done, nothing of the refused runs in it.
+    const events = await watched;
+    expect(events.filter((event) => event.kind === "done")).toHaveLength(1);
+    expect(events.some((event) => event.kind === "error")).toBe(false);
+    expect(
+      fold(events)
+        .filter((block) => block.kind === "text")
+        .map((block) => block.text),
+    ).toEqual(["Answer to the first question."]);
+    // Ended, the id is taken again, from seq 1.
+    expect((await ask(sharing, "next?")).turn.content).toBe("Answer to the next question.");
+    expect(runtime.bus.history("session-42")[0]?.seq).toBe(1);
+    runtime.close();
+  });
+
+  it("frees the runId of a run that failed, and of one refused at the start", async () => {
+    server = await startServer({ replies: [{ content: "hi" }] });
+    const runtime = createRuntime();
+    const run = (messages: unknown) =>
+      runtime.runAgentLoop({
+        runId: "r",
+        config: { baseUrl: server!.baseUrl, model: "sim" },
+        messages: messages as [],
+        dispatch: () => "",
+      });
+    await expect(run("not an array")).rejects.toThrow(/messages must be an array/);
+    expect((await run(QUESTION)).turn.content).toBe("hi");
     runtime.close();
   });
 });

@@ -28,8 +28,10 @@ export interface RunOptions extends AgentLoopOptions {
   /**
    * Emit every event of the run into this runtime's bus under this id, then `error` (when it
    * throws) and `done`, so a watcher (`runtime.bus.watch(runId)`) needs nothing else. `onEvent` is
-   * still told of each event. Absent, nothing is emitted. Empty or not a string: refused before
-   * anything is sent (an `AgentLoopError` carrying the run, its cause an `EventsError`).
+   * still told of each event. Absent, nothing is emitted. Empty or not a string, or the id of a run
+   * still in progress on the same bus (in this process): refused before anything is sent (an
+   * `AgentLoopError` carrying the run, its cause an `EventsError`, `invalid-run-id`). A run's id is
+   * free again once it has emitted its `done`.
    */
   runId?: string;
 }
@@ -145,8 +147,17 @@ function runtimeOf(
 }
 
 /**
+ * The run ids each bus has a run in progress under, in this process: kept by the bus, so runtimes
+ * that share one (`stores.bus`, the default bus) see each other's runs.
+ */
+const inProgress = new WeakMap<EventBus, Set<string>>();
+
+/**
  * Runs the loop; with a `runId`, emits its events into `bus`, closing with `error` (on a throw) and
- * `done`. A `runId` whose last run ended is dropped from the bus first and starts again from seq 1.
+ * `done`. A `runId` whose last run ended is dropped from the bus first and starts again from seq 1;
+ * one a run on the same bus is still running under is refused before anything is sent, since two
+ * runs emitting under one id would be one stream with two `done`s, and its watcher would stop at
+ * the first.
  */
 async function runOwned(
   services: LoopServices,
@@ -163,22 +174,44 @@ async function runOwned(
     // Like every other option refused at the start: the run (as given) rides on the error.
     throw refusedAtStart(rest.messages, refused);
   }
-  // An id whose last run finished is taken afresh: its old buffer is dropped, so a watcher that
-  // attaches now reads this run, not the last one's events up to its done.
-  if (bus.history(runId).at(-1)?.kind === "done") bus.endRun(runId);
-  const forward = rest.onEvent;
-  const onEvent: AgentLoopOptions["onEvent"] = (event) => {
-    bus.emit(runId, event);
-    forward?.(event);
-  };
+  let running = inProgress.get(bus);
+  if (running?.has(runId)) {
+    throw refusedAtStart(
+      rest.messages,
+      new EventsError(
+        "invalid-run-id",
+        `runAgentLoop: a run under runId ${JSON.stringify(runId)} is still in progress on this bus; its ` +
+          "watchers would read the two runs as one. Wait for it to end (its done event, or the promise " +
+          "runAgentLoop returned), stop it with its signal, or give this run an id of its own.",
+      ),
+    );
+  }
+  if (!running) {
+    running = new Set();
+    inProgress.set(bus, running);
+  }
+  running.add(runId);
   try {
-    const result = await runLoop(services, { ...rest, onEvent });
-    bus.emit(runId, { kind: "done" });
-    return result;
-  } catch (error) {
-    bus.emit(runId, { kind: "error", message: errorMessage(error) });
-    bus.emit(runId, { kind: "done" });
-    throw error;
+    // An id whose last run finished is taken afresh: its old buffer is dropped, so a watcher that
+    // attaches now reads this run, not the last one's events up to its done.
+    if (bus.history(runId).at(-1)?.kind === "done") bus.endRun(runId);
+    const forward = rest.onEvent;
+    const onEvent: AgentLoopOptions["onEvent"] = (event) => {
+      bus.emit(runId, event);
+      forward?.(event);
+    };
+    try {
+      const result = await runLoop(services, { ...rest, onEvent });
+      bus.emit(runId, { kind: "done" });
+      return result;
+    } catch (error) {
+      bus.emit(runId, { kind: "error", message: errorMessage(error) });
+      bus.emit(runId, { kind: "done" });
+      throw error;
+    }
+  } finally {
+    // Once its done is out, the id is free for the next run.
+    running.delete(runId);
   }
 }
 
