@@ -139,7 +139,8 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
  * `SUMMARY_MESSAGE_CHARS`), with the earlier notes to continue where there are some, and answers
  * the new notes. A line that reads like a block header (`[user]`, also with blanks or invisible
  * characters around it, or made one by a cut) is shown escaped (`\[user]`), and a tool name goes into
- * its header on one line without brackets, cut to 64 characters: a tool result cannot pose as the user. Defaults: ceiling `SUMMARY_MAX_TOKENS`, temperature 0.3, the no-thinking hints.
+ * its header on one line without brackets, cut to 64 characters: a tool result cannot pose as the
+ * user. Defaults: ceiling `SUMMARY_MAX_TOKENS`, temperature 0.3, the no-thinking hints.
  * The whole user turn is held to `inputChars` (else what fits `contextLength`): the stretch keeps
  * its opening question and its newest messages, its middle replaced by a marker. With neither, a
  * request the server refuses as too big is cut to the window the refusal names and sent once more,
@@ -152,8 +153,9 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
  * including for a summary cut off at the ceiling and an empty one. It throws `SideTaskError` (`invalid-input`) only
  * for messages that are not an array; an entry that is not a message is passed over. `summariser`
  * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object
- * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one, an
- * `inputChars` or `contextLength` that is not a whole number of 1 or more).
+ * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one, a
+ * `system` that is not a string, an `inputChars` or `contextLength` that is not a whole number of 1
+ * or more; `null` in any of these reads as absent).
  */
 export function summariser(
   endpoint: Endpoint,
@@ -162,7 +164,15 @@ export function summariser(
 ): SummariseFunction {
   checkTarget(endpoint, model, "summariser");
   checkOptions(options, "summariser");
-  const { system = SUMMARISER_SYSTEM, inputChars, contextLength, ...rest } = options;
+  const { system: givenSystem, inputChars, contextLength, ...rest } = options;
+  if (givenSystem != null && typeof givenSystem !== "string") {
+    throw new SideTaskError(
+      "invalid-input",
+      `summariser: system must be a string ("" for none), and was ${describeValue(givenSystem)}.`,
+    );
+  }
+  // Absent (null reads as absent): the summariser's own.
+  const system = givenSystem ?? SUMMARISER_SYSTEM;
   const givenBudget = checkWhole(inputChars, "inputChars", "summariser");
   const window = checkWhole(contextLength, "contextLength", "summariser");
   // The reply's room: the ceiling sent, or the task's own where none is sent.

@@ -104,9 +104,9 @@ export function inputBudget(
   return Math.max(0, Math.floor(tokens * charsPerToken * 0.95));
 }
 
-/** Checks an optional positive whole number option, naming it. */
+/** Checks an optional positive whole number option, naming it; `null` reads as absent. */
 export function checkWhole(value: unknown, name: string, where: string): number | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
     throw new SideTaskError(
       "invalid-input",
