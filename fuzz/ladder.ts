@@ -18,7 +18,7 @@ import {
   sanitizeSchema,
   sanitizeTools,
 } from "../packages/schema-compat/src/index.js";
-import { preselection, preselectSystem } from "../packages/side-task/src/index.js";
+import { preselectByKeywords, preselection, preselectSystem } from "../packages/side-task/src/index.js";
 import { transcriptText } from "../packages/side-task/src/summariser.js";
 import { looksLikeKey, parseSpec, resolveAgentSpec, withoutArgSecrets } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
@@ -517,6 +517,29 @@ export const SHAPES: Shape[] = [
     ],
     run: (messages) => {
       transcriptText(messages as never);
+    },
+  },
+  {
+    // The same, each line opening with blanks, invisible characters and backslashes, and a bracket
+    // never closed: the header pattern must not read the run again from every character of it.
+    name: "transcriptText: blanks before a bracket never closed",
+    build: (n) => [
+      { role: "tool", content: `${repeat("\u200b\u00a0\\", n / 2)}[${"a".repeat(n / 2)}` },
+      { role: "tool", content: repeat("\u200b[a]\u200bb\n", n) },
+    ],
+    run: (messages) => {
+      transcriptText(messages as never);
+    },
+  },
+  {
+    // A pasted request with a run of apostrophes inside a word: its trim once cost the run's square.
+    name: "preselectByKeywords: apostrophes inside a word",
+    build: (n) => `read a${"'".repeat(n)}b file`,
+    run: (request) => {
+      preselectByKeywords(
+        [{ name: "fs", tools: [{ name: "read_file", description: "Read a file." }] }],
+        request as string,
+      );
     },
   },
   {

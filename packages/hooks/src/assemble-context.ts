@@ -68,10 +68,32 @@ function tokens(count: unknown): string {
 /** Ends a block that was cut to fit, inside the limit it was cut to. */
 const CUT_MARK = " […]";
 
-/** A hook's label for its block and its notes: its id, else its name, else its place. */
+/** A hook's label for its `<context hook="…">` block: its id, else its name, else its place. */
 export function hookLabel(outcome: HookOutcome, place: number): string {
   if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;
   if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
+  return `hook ${place + 1}`;
+}
+
+/** The most characters of a hook's name or id a note quotes; a longer one ends in `…`. */
+const NOTE_LABEL_CHARS = 60;
+
+/**
+ * `label` as a note quotes it: on one line, cut to {@link NOTE_LABEL_CHARS} with `…` (never inside
+ * a character), so a hook with a megabyte of id costs a line, as a megabyte of error does.
+ */
+function noteName(label: string): string {
+  const flat = wellFormed(label).replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
+  return flat.length <= NOTE_LABEL_CHARS ? flat : `${cutTo(flat, NOTE_LABEL_CHARS - 1)}…`;
+}
+
+/**
+ * A hook's label for a note: its name (a display name, preferred in notes), else its id, else its
+ * place, as `noteName` quotes it.
+ */
+export function noteLabel(outcome: HookOutcome, place: number): string {
+  if (typeof outcome.name === "string" && outcome.name !== "") return noteName(outcome.name);
+  if (typeof outcome.id === "string" && outcome.id !== "") return noteName(outcome.id);
   return `hook ${place + 1}`;
 }
 
@@ -142,8 +164,8 @@ export function assembleBlocks(
     if (typeof outcome.context !== "string" || failed(outcome)) return;
     const text = disarm(wellFormed(outcome.context.trim()));
     if (text === "") return;
-    const label = hookLabel(outcome, place);
-    const open = `<context hook="${attribute(label)}">\n`;
+    const open = `<context hook="${attribute(hookLabel(outcome, place))}">\n`;
+    const label = noteLabel(outcome, place);
     const close = "\n</context>";
     const separator = out === "" ? "" : "\n\n";
     const own = positive(outcome.maxTokens)

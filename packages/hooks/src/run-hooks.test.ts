@@ -481,7 +481,7 @@ describe("consult", () => {
       fc.record(
         {
           id: fc.constantFrom("a", "b", ""),
-          name: fc.constantFrom("Alpha", "Beta", ""),
+          name: fc.constantFrom("Alpha", "Beta", "", "Gu\nard", "g".repeat(100)),
           ok: fc.boolean(),
           error: fc.constantFrom("boom", new Error("e")),
           veto: fc.boolean(),
@@ -621,5 +621,54 @@ describe("hostile failures are notes, never a rejection or a wait", () => {
     );
     expect(gathered.notes[0]?.length).toBeLessThan(600);
     expect(gathered.notes[0]).toMatch(/^Hook chatty \(beforeTurn\) added nothing: it failed: e+…\.$/);
+  });
+});
+
+describe("how a note names a hook", () => {
+  it("by its name, else its id, else its place, as a display name is meant to be preferred", async () => {
+    const run: HookRunner<Session> = async () => [
+      { id: "mem-7f3a", name: "Memory", ok: false, error: "db down" },
+      { id: "log-2", error: "disk full" },
+      { error: "boom" },
+      { id: "guard-1", name: "Guard", veto: true },
+    ];
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION);
+    expect(gathered.notes).toEqual([
+      "Hook Memory (beforeTurn) added nothing: it failed: db down.",
+      "Hook log-2 (beforeTurn) added nothing: it failed: disk full.",
+      "Hook hook 3 (beforeTurn) added nothing: it failed: boom.",
+    ]);
+    const consulted = await consult(run, INPUT, SESSION);
+    // A beforeCompact hook adds nothing when it works either: a failed one's veto is not read.
+    expect(consulted.notes).toEqual([
+      "Hook Memory (beforeCompact) vetoes nothing: it failed: db down.",
+      "Hook log-2 (beforeCompact) vetoes nothing: it failed: disk full.",
+      "Hook hook 3 (beforeCompact) vetoes nothing: it failed: boom.",
+      "Compaction skipped: Guard vetoed it.",
+    ]);
+  });
+
+  it("in a line however long its id or name, while the block it adds keeps the id whole", async () => {
+    const long = "x".repeat(1_000_000);
+    const run: HookRunner<Session> = async (event) =>
+      event === "beforeCompact"
+        ? [{ name: `guard-${long}`, veto: true }]
+        : [
+            { id: long, error: "boom" },
+            { name: `${long}\nsecond line`, context: "what was decided", maxTokens: 1 },
+            { id: `mem-${"y".repeat(100)}`, name: "Memory", context: "the release is on Friday" },
+          ];
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION);
+    expect(gathered.notes).toHaveLength(2);
+    for (const note of gathered.notes) {
+      expect(note.length).toBeLessThan(200);
+      expect(note).not.toContain("\n");
+    }
+    expect(gathered.notes[0]).toMatch(/^Hook x+… \(beforeTurn\) added nothing: it failed: boom\.$/);
+    expect(gathered.context).toContain(`<context hook="mem-${"y".repeat(100)}">`);
+    const consulted = await consult(run, INPUT, SESSION);
+    expect(consulted.vetoedBy).toBe(`guard-${long}`);
+    expect(consulted.notes[0]?.length).toBeLessThan(200);
+    expect(consulted.notes[0]).toMatch(/^Compaction skipped: guard-x+… vetoed it\.$/);
   });
 });

@@ -1,5 +1,5 @@
-import { vetoedBy } from "@loopwright/ledger";
-import { assembleBlocks, failed, hookLabel, snapshotOutcome } from "./assemble-context.js";
+import { vetoedBy, vetoNote } from "@loopwright/ledger";
+import { assembleBlocks, failed, noteLabel, snapshotOutcome } from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
 import { type HookSettings, positive } from "./settings.js";
 import type {
@@ -171,7 +171,7 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
     }
     const outcome = read.outcome;
     outcomes.push(outcome);
-    const label = hookLabel(outcome, place);
+    const label = noteLabel(outcome, place);
     if (failed(outcome)) {
       const why =
         outcome.timedOut === true
@@ -179,7 +179,9 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
           : outcome.error !== undefined
             ? `it failed: ${errorText(outcome.error)}`
             : "it failed";
-      notes.push(`Hook ${label} (${event}) added nothing: ${why}.`);
+      // A beforeCompact hook adds nothing when it works either: what a failed one loses is its veto.
+      const lost = event === "beforeCompact" ? "vetoes nothing" : "added nothing";
+      notes.push(`Hook ${label} (${event}) ${lost}: ${why}.`);
     } else if (
       outcome.context !== undefined &&
       outcome.context !== null &&
@@ -290,11 +292,9 @@ export async function consultWith<Context>(
   const by = vetoedBy(outcomes);
   if (by === undefined) return { proceed: true, outcomes, notes };
   if (options.forced === true) {
-    notes.push(
-      `${by} vetoed the compaction, but it was forced: the request had already been refused as too big.`,
-    );
+    notes.push(vetoNote(by, true));
     return { proceed: true, vetoedBy: by, outcomes, notes };
   }
-  notes.push(`Compaction skipped: ${by} vetoed it.`);
+  notes.push(vetoNote(by));
   return { proceed: false, vetoedBy: by, outcomes, notes };
 }

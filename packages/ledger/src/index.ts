@@ -33,6 +33,7 @@ export {
   requestIndex,
   runCompaction,
   vetoedBy,
+  vetoNote,
 } from "./run-compaction.js";
 export type { ContextParts, ContextTokensOptions, EstimateOptions } from "./tokens.js";
 export {

@@ -9,6 +9,7 @@ import {
   requestIndex,
   runCompaction,
   vetoedBy,
+  vetoNote,
 } from "./run-compaction.js";
 
 const say = (role: string, text: string): MessageLike => ({ role, content: text });
@@ -59,6 +60,25 @@ describe("runCompaction", () => {
     expect(fold).toBeUndefined();
     expect(summarise).not.toHaveBeenCalled();
     expect(onNote).toHaveBeenCalledWith(expect.stringMatching(/keep-everything/));
+  });
+
+  it("names a vetoing hook in one short line, however long or many-lined its name", async () => {
+    for (const forced of [false, true]) {
+      const notes: string[] = [];
+      const run: CompactionHookRunner = async () => [{ name: `guard\n${"g".repeat(1_000_000)}`, veto: true }];
+      await runCompaction(transcript, plan, () => "s", {
+        hooks: { run, onNote: (note) => notes.push(note), honourVeto: true },
+        forced,
+      });
+      expect(notes).toHaveLength(1);
+      expect(notes[0]?.length).toBeLessThan(200);
+      expect(notes[0]).toMatch(
+        forced
+          ? /^guard g+… vetoed the compaction, but it was forced/
+          : /^Compaction skipped: guard g+… vetoed it\.$/,
+      );
+    }
+    expect(vetoNote("Guard")).toBe("Compaction skipped: Guard vetoed it.");
   });
 
   it("lets no veto stop it by default: the hooks run beside the summary and nobody waits", async () => {

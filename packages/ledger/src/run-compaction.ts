@@ -161,6 +161,34 @@ function vetoOf(outcome: HookOutcomeLike | null | undefined): string | undefined
   }
 }
 
+/** The most characters of a vetoing hook's name a note quotes; a longer one ends in `…`. */
+const VETO_NAME_CHARS = 60;
+
+/** A surrogate without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * The note a veto makes (`by` as {@link vetoedBy} names the hook), the same here and in
+ * `@loopwright/hooks`' `consult`: "Compaction skipped: Guard vetoed it.", or, where the fold was
+ * `forced`, that the veto was overridden. The name is quoted on one line (line breaks and control
+ * characters a space, a lone surrogate U+FFFD) and cut to 60 characters ending in `…`, so a hook
+ * with a megabyte of name costs a line. Never throws.
+ */
+export function vetoNote(by: string, forced = false): string {
+  const flat = String(by)
+    .replace(LONE_SURROGATE, "\uFFFD")
+    .replace(/[\p{Cc}\u2028\u2029]+/gu, " ");
+  let name = flat;
+  if (flat.length > VETO_NAME_CHARS) {
+    const end = VETO_NAME_CHARS - 1;
+    const last = flat.charCodeAt(end - 1);
+    name = `${flat.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end)}…`;
+  }
+  return forced
+    ? `${name} vetoed the compaction, but it was forced: the request had already been refused as too big.`
+    : `Compaction skipped: ${name} vetoed it.`;
+}
+
 /** Runs the hooks, answering the name of a hook that vetoed (one that ran), if any. */
 async function consultHooks<Context>(
   hooks: CompactionHooks<Context>,
@@ -222,14 +250,10 @@ export async function runCompaction<Context = unknown>(
     if (hooks.honourVeto) {
       const vetoedBy = await consultHooks(hooks, input);
       if (vetoedBy !== undefined && !options.forced) {
-        hooks.onNote?.(`Compaction skipped: ${vetoedBy} vetoed it.`);
+        hooks.onNote?.(vetoNote(vetoedBy));
         return undefined;
       }
-      if (vetoedBy !== undefined) {
-        hooks.onNote?.(
-          `${vetoedBy} vetoed the compaction, but it was forced: the request had already been refused as too big.`,
-        );
-      }
+      if (vetoedBy !== undefined) hooks.onNote?.(vetoNote(vetoedBy, true));
     } else {
       // Beside the summary: nobody waits, and nothing it does can fail the fold — not even an
       // onNote that throws, which would otherwise surface as an unhandled rejection.

@@ -306,7 +306,7 @@ describe("bad arguments", () => {
     [
       "a negative ceiling",
       () => ask(endpoint, "m", "s", "x", { maxTokens: -1 }),
-      /maxTokens must be a number/,
+      /maxTokens must be a whole number/,
     ],
     [
       "a system prompt that is not text",
@@ -317,5 +317,49 @@ describe("bad arguments", () => {
     const error = await call().catch((e: unknown) => e);
     expect(SideTaskError.isInstance(error) && error.code).toBe("invalid-input");
     expect(String((error as Error).message)).toMatch(message);
+  });
+});
+
+describe("options a host stored or typed wrong", () => {
+  it("reads null as absent, as a nullable column comes back from JSON: the side task's own defaults and hints are sent", async () => {
+    server = await startServer({ replies: [{ content: "A title" }] });
+    const nulls = { maxTokens: null, temperature: null, timeoutMs: null, reasoningEffort: null };
+    const answer = await ask({ baseUrl: server.baseUrl }, "small", "Name it.", "hello", {
+      ...isolated(),
+      ...(nulls as object),
+    });
+    expect(answer).toBe("A title");
+    const [body] = bodies(server);
+    expect(body).toMatchObject({
+      max_tokens: 512,
+      temperature: 0.3,
+      chat_template_kwargs: { enable_thinking: false },
+    });
+    expect(body).not.toHaveProperty("reasoning_effort");
+  });
+
+  it.each([
+    ["a reasoningEffort that is a number", { reasoningEffort: 5 }, /reasoningEffort must be a string/],
+    [
+      "a reasoningEffort that is an object",
+      { reasoningEffort: { level: "high" } },
+      /reasoningEffort must be a string/,
+    ],
+    ["a fractional ceiling", { maxTokens: 2.5 }, /maxTokens must be a whole number of 0 or more/],
+    ["a ceiling past a safe integer", { maxTokens: 1e21 }, /maxTokens must be a whole number of 0 or more/],
+    [
+      "a signal-like object with no removeEventListener",
+      { signal: { aborted: false, addEventListener() {} } },
+      /signal must be an AbortSignal/,
+    ],
+  ])("%s is refused as invalid-input, naming it, with nothing sent", async (_what, bad, message) => {
+    server = await startServer({ replies: [{ content: "A title" }] });
+    const error = await ask({ baseUrl: server.baseUrl }, "small", "Name it.", "hello", {
+      ...isolated(),
+      ...(bad as object),
+    }).catch((e: unknown) => e);
+    expect(SideTaskError.isInstance(error) && error.code).toBe("invalid-input");
+    expect(String((error as Error).message)).toMatch(message);
+    expect(server.chatRequests).toHaveLength(0);
   });
 });

@@ -38,7 +38,11 @@ export interface SideTaskCapabilities {
 
 /** Options every side task takes. Anything absent is the side task's own default, never the agent's. */
 export interface SideTaskOptions {
-  /** Reply ceiling in tokens; `0` sends none. Default: the task's own (ask 512, summariser 1024, preselect 256). */
+  /**
+   * Reply ceiling in tokens, a whole number; `0` sends none. Default: the task's own (ask 512,
+   * summariser 1024, preselect 256). Here and in `temperature`, `reasoningEffort` and `timeoutMs`,
+   * `null` reads as absent.
+   */
   maxTokens?: number;
   /** Sampling temperature. Default: the task's own (0.3; preselect 0). */
   temperature?: number;
@@ -217,11 +221,22 @@ export function checkTarget(endpoint: unknown, model: unknown, where: string): a
   }
 }
 
+/** Checks a number option; `null` reads as absent (a nullable column comes back from JSON so). */
 function checkNumber(value: unknown, name: string, where: string): void {
-  if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
+  if (value != null && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
     throw new SideTaskError(
       "invalid-input",
       `${where}: ${name} must be a number of 0 or more, and was ${describeValue(value)}.`,
+    );
+  }
+}
+
+/** Checks a count of tokens: a safe whole number of 0 or more, or absent (`null` too). */
+function checkCount(value: unknown, name: string, where: string): void {
+  if (value != null && (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: ${name} must be a whole number of 0 or more, and was ${describeValue(value)}.`,
     );
   }
 }
@@ -303,9 +318,16 @@ export function checkOptions(given: unknown, where: string): asserts given is Si
     );
   }
   const options = given as SideTaskOptions;
-  checkNumber(options.maxTokens, "maxTokens", where);
+  checkCount(options.maxTokens, "maxTokens", where);
   checkNumber(options.temperature, "temperature", where);
   checkNumber(options.timeoutMs, "timeoutMs", where);
+  const effort = options.reasoningEffort as unknown;
+  if (effort != null && typeof effort !== "string") {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: reasoningEffort must be a string such as "low" ("off" or absent for the no-thinking hints), and was ${describeValue(effort)}.`,
+    );
+  }
   if (options.extraBody !== undefined && !isPlainObject(options.extraBody)) {
     throw new SideTaskError(
       "invalid-input",
@@ -324,7 +346,8 @@ export function checkOptions(given: unknown, where: string): asserts given is Si
     !(
       isObject(signal) &&
       typeof signal.aborted === "boolean" &&
-      typeof signal.addEventListener === "function"
+      typeof signal.addEventListener === "function" &&
+      typeof signal.removeEventListener === "function"
     )
   ) {
     throw new SideTaskError(
@@ -366,7 +389,8 @@ export async function sideCall(
   const latches = modelCapabilitiesFor(supports, model);
   const client = (options.clients ?? defaultClientPool).getClient(endpoint);
   const effort = options.reasoningEffort;
-  const thinkingOff = effort === undefined || effort === "" || effort === "off";
+  // Absent (null reads as absent), "" or "off": the no-thinking hints.
+  const thinkingOff = effort == null || effort === "" || effort === "off";
   const extraBody: Record<string, unknown> = {
     ...(thinkingOff ? NO_THINKING_HINTS : {}),
     ...options.extraBody,

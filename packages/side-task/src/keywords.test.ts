@@ -117,6 +117,29 @@ describe("terms", () => {
     );
   });
 
+  it("trims the apostrophes round a word as it always has, for any text", () => {
+    // The trim as first written, with a regex whose `'+$` backtracked through every run inside a word.
+    const before = (word: string) => word.replace(/^'+|'+$/g, "");
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z' ]{0,40}$/), (text) => {
+        // Words trimmed beforehand by the regex come out of terms as the words themselves do.
+        expect(terms(text)).toEqual(terms(text.split(" ").map(before).join(" ")));
+      }),
+    );
+    expect(terms("'rock'n'roll''")).toEqual(terms("rocknroll"));
+  });
+
+  it("reads a run of 100,000 apostrophes inside a word at once, not in a time that grows with its square", () => {
+    // Quadratic, this took about 10 s (the test's timeout is 5 s) and froze the process meanwhile.
+    const catalogue = [{ name: "fs", tools: [{ name: "read_file", description: "Read a file." }] }];
+    const request = `read a${"'".repeat(100_000)}b file`;
+    expect(preselectByKeywords(catalogue, request).tools).toEqual(["read_file"]);
+    expect(terms(`a${"'".repeat(100_000)}b ${"'".repeat(100_000)}c${"'".repeat(100_000)}`)).toEqual([
+      "ab",
+      "c",
+    ]);
+  });
+
   it("never yields an empty word or a function word, whatever the text", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 200 }), (text) => {

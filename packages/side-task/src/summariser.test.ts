@@ -120,6 +120,27 @@ describe("summariser", () => {
     );
   });
 
+  it("refuses a system prompt that is not text when it is made, and reads a null one as absent", async () => {
+    const endpoint = { baseUrl: "http://127.0.0.1:9/v1" };
+    for (const options of [{ system: 5 }, { system: 5, contextLength: 4096 }, { system: ["a"] }]) {
+      let thrown: unknown;
+      try {
+        summariser(endpoint, "small", options as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(SideTaskError.isInstance(thrown) && thrown.code).toBe("invalid-input");
+      expect(String(thrown)).toMatch(/summariser: system must be a string/);
+    }
+    server = await startServer({ replies: [{ content: "Notes." }] });
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      ...({ system: null, contextLength: 4096, inputChars: null } as object),
+    });
+    await expect(summarise(longRun(), undefined)).resolves.toBe("Notes.");
+    expect(systemContent(bodies(server)[0] ?? {})).toMatch(/working notes/);
+  });
+
   it("reads past an entry that is not a message, and earlier notes that are not text", async () => {
     server = await startServer({ replies: [{ content: "The build passed." }] });
     const summarise = summariser({ baseUrl: server.baseUrl }, "small", isolated());

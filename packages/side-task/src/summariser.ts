@@ -1,6 +1,7 @@
 import type { Endpoint } from "@loopwright/client";
 import { checkOptions, checkTarget, type SideTaskOptions, sideCall } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
+import { escapeHeaders, headerName, keepEndsEscaped } from "./headers.js";
 import {
   checkWhole,
   fitStretch,
@@ -11,7 +12,6 @@ import {
   replyRoom,
   SUMMARY_CHARS_PER_TOKEN,
 } from "./summary-budget.js";
-import { keepEnds } from "./text.js";
 
 /** The summariser's reply ceiling when none is given. */
 export const SUMMARY_MAX_TOKENS = 1024;
@@ -78,17 +78,18 @@ function contentText(content: unknown): string {
   return "";
 }
 
-function cut(text: string): string {
-  return text.length <= SUMMARY_MESSAGE_CHARS ? text : keepEnds(text, Math.floor(SUMMARY_MESSAGE_CHARS / 2));
-}
-
 /**
- * A line of a message that reads like one of the transcript's block headers (`[user]`,
- * `[tool result from x]`, `[assistant called y]`) is shown with a backslash before it, so text a
- * tool brought back cannot pass itself off as the user or the assistant.
+ * A message's text as a block shows it: every line that reads like one of the transcript's block
+ * headers (`[user]`, `[tool result from x]`, `[assistant called y]`) with a backslash before its
+ * bracket, so text a tool brought back cannot pass itself off as the user or the assistant; then
+ * cut in the middle to `SUMMARY_MESSAGE_CHARS`, the line either side of the cut escaped too (the cut
+ * can make a header-like line of part of one).
  */
-function escapeHeaders(text: string): string {
-  return text.replace(/^([ \t]*\\*)(\[[^[\]\n]*\][ \t\r]*)$/gm, "$1\\$2");
+function shown(text: string): string {
+  const escaped = escapeHeaders(text);
+  return escaped.length <= SUMMARY_MESSAGE_CHARS
+    ? escaped
+    : keepEndsEscaped(escaped, Math.floor(SUMMARY_MESSAGE_CHARS / 2));
 }
 
 /** A call's arguments as stored: the model's JSON text, or the object a host parsed it into. */
@@ -112,10 +113,11 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
   const blocks: string[] = [];
   for (const message of messages) {
     if (!isPlainObject(message)) continue;
-    const text = cut(escapeHeaders(contentText(message.content).trim()));
-    const role = String(message.role);
+    const text = shown(contentText(message.content).trim());
+    const role = headerName(String(message.role));
     if (role === "tool") {
-      const name = typeof message.name === "string" && message.name ? ` from ${message.name}` : "";
+      const named = typeof message.name === "string" ? headerName(message.name) : "";
+      const name = named ? ` from ${named}` : "";
       blocks.push(`[tool result${name}]\n${text}`);
       continue;
     }
@@ -123,10 +125,8 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
     const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
     for (const call of calls) {
       const named = call?.function?.name;
-      const name = typeof named === "string" && named ? named : "a tool";
-      blocks.push(
-        `[${role} called ${name}]\n${cut(escapeHeaders(argumentsText(call?.function?.arguments)))}`,
-      );
+      const name = (typeof named === "string" && headerName(named)) || "a tool";
+      blocks.push(`[${role} called ${name}]\n${shown(argumentsText(call?.function?.arguments))}`);
     }
   }
   return blocks;
@@ -137,7 +137,10 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
  *
  * For `runCompaction` and `compactTranscript`: it shows `model` at `endpoint` the folded stretch as text (each message cut to
  * `SUMMARY_MESSAGE_CHARS`), with the earlier notes to continue where there are some, and answers
- * the new notes. Defaults: ceiling `SUMMARY_MAX_TOKENS`, temperature 0.3, the no-thinking hints.
+ * the new notes. A line that reads like a block header (`[user]`, also with blanks or invisible
+ * characters around it, or made one by a cut) is shown escaped (`\[user]`), and a tool name goes into
+ * its header on one line without brackets, cut to 64 characters: a tool result cannot pose as the
+ * user. Defaults: ceiling `SUMMARY_MAX_TOKENS`, temperature 0.3, the no-thinking hints.
  * The whole user turn is held to `inputChars` (else what fits `contextLength`): the stretch keeps
  * its opening question and its newest messages, its middle replaced by a marker. With neither, a
  * request the server refuses as too big is cut to the window the refusal names and sent once more,
@@ -150,8 +153,9 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
  * including for a summary cut off at the ceiling and an empty one. It throws `SideTaskError` (`invalid-input`) only
  * for messages that are not an array; an entry that is not a message is passed over. `summariser`
  * itself throws `invalid-input` for a missing endpoint or model, or options that are not an object
- * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one, an
- * `inputChars` or `contextLength` that is not a whole number of 1 or more).
+ * or hold an option of the wrong type (a non-function `onNotice`, a `signal` that is not one, a
+ * `system` that is not a string, an `inputChars` or `contextLength` that is not a whole number of 1
+ * or more; `null` in any of these reads as absent).
  */
 export function summariser(
   endpoint: Endpoint,
@@ -160,7 +164,15 @@ export function summariser(
 ): SummariseFunction {
   checkTarget(endpoint, model, "summariser");
   checkOptions(options, "summariser");
-  const { system = SUMMARISER_SYSTEM, inputChars, contextLength, ...rest } = options;
+  const { system: givenSystem, inputChars, contextLength, ...rest } = options;
+  if (givenSystem != null && typeof givenSystem !== "string") {
+    throw new SideTaskError(
+      "invalid-input",
+      `summariser: system must be a string ("" for none), and was ${describeValue(givenSystem)}.`,
+    );
+  }
+  // Absent (null reads as absent): the summariser's own.
+  const system = givenSystem ?? SUMMARISER_SYSTEM;
   const givenBudget = checkWhole(inputChars, "inputChars", "summariser");
   const window = checkWhole(contextLength, "contextLength", "summariser");
   // The reply's room: the ceiling sent, or the task's own where none is sent.
@@ -181,7 +193,8 @@ export function summariser(
     const notice = rest.onNotice ?? (() => {});
     const blocks = transcriptBlocks(messages);
     if (!blocks.join("").trim()) return undefined;
-    const notes = typeof previous === "string" ? previous.trim() : "";
+    // The notes too are shown escaped: a summary may quote a header-like line it was shown.
+    const notes = typeof previous === "string" ? escapeHeaders(previous.trim()) : "";
     /** The user turn, held to `room` characters where given: the notes take at most half of it. */
     const compose = (room: number | undefined): string => {
       const kept = room === undefined ? notes : middleCut(notes, Math.floor(room / 2));

@@ -1,5 +1,5 @@
 import { describeValue, SideTaskError } from "./errors.js";
-import { keepEnds } from "./text.js";
+import { keepEndsEscaped } from "./headers.js";
 
 /**
  * Characters a token is taken to hold when sizing the summariser's input against a window with
@@ -104,9 +104,9 @@ export function inputBudget(
   return Math.max(0, Math.floor(tokens * charsPerToken * 0.95));
 }
 
-/** Checks an optional positive whole number option, naming it. */
+/** Checks an optional positive whole number option, naming it; `null` reads as absent. */
 export function checkWhole(value: unknown, name: string, where: string): number | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
     throw new SideTaskError(
       "invalid-input",
@@ -117,13 +117,15 @@ export function checkWhole(value: unknown, name: string, where: string): number 
 }
 
 /**
- * `text` cut in the middle to at most `max` characters (for a `max` of 60 or more), the cut marked
- * with `what` after the number of characters left out.
+ * `text` (its header-like lines already escaped) cut in the middle to at most `max` characters (for
+ * a `max` of 60 or more), the cut marked with `what` after the number of characters left out, and
+ * the line either side of the cut escaped where the cut fell inside it (`keepEndsEscaped`).
  */
 export function middleCut(text: string, max: number, what = "characters left out"): string {
   if (text.length <= max) return text;
-  const mark = `\n[… ${text.length} ${what} …]\n`.length;
-  return keepEnds(text, Math.max(0, Math.floor((max - mark) / 2)), what);
+  // The marker, and a backslash either side that escaping a cut line can add.
+  const mark = `\n[… ${text.length} ${what} …]\n`.length + 2;
+  return keepEndsEscaped(text, Math.max(0, Math.floor((max - mark) / 2)), what);
 }
 
 const SEPARATOR = "\n\n";
@@ -149,7 +151,8 @@ function cutEntry(block: string, max: number): string {
  * comes before it, since every entry left out did. The question is cut to a quarter of the room
  * while newer blocks compete for it, and to all the room they leave where every block after it is
  * shown (it closes the stretch, or they are short). A block cut in its middle says so in its own
- * line (`[… 212 characters of this entry left out …]`); the marker for dropped entries appears only
+ * line (`[… 212 characters of this entry left out …]`), and the line either side of that cut is
+ * escaped where the cut split it (`keepEndsEscaped`); the marker for dropped entries appears only
  * where one was. Never longer than `room` where `room` holds the marker and a little more.
  */
 export function fitStretch(blocks: readonly string[], room: number): string {

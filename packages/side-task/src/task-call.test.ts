@@ -84,6 +84,23 @@ describe("taskCall", () => {
     });
   });
 
+  it("reads a task's null as absent: the host's option, else the side task's own default, no-thinking hints included", async () => {
+    const main = await serve("Lisbon");
+    // A task row read back from a database: its unset columns come back null.
+    const task = { model: "small", maxTokens: null, temperature: null, reasoningEffort: null } as never;
+    const call = taskCall(task, { ...isolated(), maxTokens: 100 }, { baseUrl: main.baseUrl });
+    expect(call.options).not.toHaveProperty("temperature");
+    expect(call.options).not.toHaveProperty("reasoningEffort");
+    await ask(call.endpoint, call.model, "Name this chat.", "Lisbon trip", call.options);
+    const [body] = bodies(main);
+    expect(body).toMatchObject({
+      max_tokens: 100,
+      temperature: 0.3,
+      chat_template_kwargs: { enable_thinking: false },
+    });
+    expect(body).not.toHaveProperty("reasoning_effort");
+  });
+
   it("sends no ceiling for maxTokens 0", async () => {
     const main = await serve("x");
     const call = taskCall({ model: "m", maxTokens: 0 }, isolated(), { baseUrl: main.baseUrl });

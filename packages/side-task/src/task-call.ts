@@ -61,10 +61,10 @@ function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | un
  *
  * What the task states wins over the same field in `options`, which is where a host puts its own
  * default for a task that names none; anything neither states is the side task's own default,
- * never the agent's. `extraBody` is laid over the options' key by key. The endpoint: the task's
- * own where it names one — given `agent` (the endpoint the main turn uses) and the same URL, the
- * agent's spelling of it and, with no key of its own, the agent's key, so both share one set of
- * capability latches; on another endpoint only a key of its own (`resolveApiKey`). No task
+ * never the agent's; a `null` the task states reads as absent. `extraBody` is laid over the
+ * options' key by key. The endpoint: the task's own where it names one — given `agent` (the
+ * endpoint the main turn uses) and the same URL, the agent's spelling of it and, with no key of its
+ * own, the agent's key, so both share one set of capability latches; on another endpoint only a key of its own (`resolveApiKey`). No task
  * endpoint: the agent's. Reads only its arguments; never changes them. Throws `SideTaskError`
  * (`invalid-input`) when neither the task nor `agent` gives an endpoint, or for settings that are
  * not an object.
@@ -118,10 +118,12 @@ export function taskCall(
   }
   const { model: hostModel, ...hostOptions } = options;
   const merged: SideTaskOptions = { ...hostOptions };
-  if (stated.maxTokens !== undefined) merged.maxTokens = stated.maxTokens;
-  if (stated.temperature !== undefined) merged.temperature = stated.temperature;
-  if (stated.reasoningEffort !== undefined) merged.reasoningEffort = stated.reasoningEffort;
-  if (stated.extraBody !== undefined || hostOptions.extraBody !== undefined) {
+  // A null the task states reads as absent (a nullable column round-trips through JSON so): the
+  // host's option, else the side task's own default, holds.
+  if (stated.maxTokens != null) merged.maxTokens = stated.maxTokens;
+  if (stated.temperature != null) merged.temperature = stated.temperature;
+  if (stated.reasoningEffort != null) merged.reasoningEffort = stated.reasoningEffort;
+  if (stated.extraBody != null || hostOptions.extraBody != null) {
     merged.extraBody = { ...hostOptions.extraBody, ...stated.extraBody };
   }
   return { endpoint, model: stated.model ?? hostModel ?? "", options: merged };

@@ -9,14 +9,3 @@ export function tailOf(text: string, start: number): string {
   const code = text.charCodeAt(start);
   return text.slice(code >= 0xdc00 && code <= 0xdfff ? start + 1 : start);
 }
-
-/**
- * `text` with `each` characters kept at either end and the middle replaced by a line saying how many
- * characters went (`[… 120 characters left out …]`, the words after the number `what`); never cuts
- * inside a character.
- */
-export function keepEnds(text: string, each: number, what = "characters left out"): string {
-  const head = headOf(text, each);
-  const tail = tailOf(text, text.length - each);
-  return `${head}\n[… ${text.length - head.length - tail.length} ${what} …]\n${tail}`;
-}

@@ -39,6 +39,19 @@ export function stem(word: string): string {
 }
 
 /**
+ * `word` without the apostrophes it opens or ends with. Index loops, not `/^'+|'+$/`: that regex
+ * tried `'+$` at every apostrophe of a run inside a word and read on to the run's end each time, so
+ * a pasted run of 100,000 of them took seconds.
+ */
+function trimApostrophes(word: string): string {
+  let start = 0;
+  let end = word.length;
+  while (start < end && word[start] === "'") start++;
+  while (end > start && word[end - 1] === "'") end--;
+  return word.slice(start, end);
+}
+
+/**
  * The words of a text as matching terms: split on anything that is not a letter or digit and at
  * camelCase and snake_case seams, lower-cased, function words dropped, stemmed.
  */
@@ -51,7 +64,7 @@ export function terms(text: string): string[] {
     .toLowerCase();
   const out: string[] = [];
   for (const word of spaced.split(/[^\p{L}\p{N}']+/u)) {
-    const bare = word.replace(/^'+|'+$/g, "");
+    const bare = trimApostrophes(word);
     if (bare === "" || FUNCTION_WORDS.has(bare)) continue;
     const plain = bare.replace(/'s$/, "").replace(/'/g, "");
     if (plain === "" || FUNCTION_WORDS.has(plain)) continue;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createToolset, defineTool, type ToolInputError } from "./index.js";
+import { createToolset, defineTool, MAX_ARGUMENT_DEPTH, ToolInputError } from "./index.js";
 
 const ran: unknown[] = [];
 const strict = defineTool({
@@ -84,5 +84,99 @@ describe("text cut short for the model", () => {
         /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/,
       );
     }
+  });
+});
+
+describe("dispatch handed the wrong things", () => {
+  const seen: string[] = [];
+  const search = defineTool({
+    name: "search_files",
+    description: "Find files under a directory.",
+    input: z.object({ path: z.string() }).refine(async ({ path }) => {
+      seen.push(`refine ${path}`);
+      return true;
+    }),
+    execute: ({ path }) => {
+      seen.push(`run ${path}`);
+      return `files under ${path}`;
+    },
+  });
+  const set = createToolset([search]);
+  const failure = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (error: unknown) => error as ToolInputError,
+    );
+
+  it("refuses a signal that is not an AbortSignal as invalid-call, before anything runs", async () => {
+    seen.length = 0;
+    const controller = new AbortController();
+    for (const signal of [controller, {}, "stop", { aborted: false, addEventListener() {} }]) {
+      const error = await failure(
+        set.dispatch({ id: "c", name: "search_files", args: { path: "a" } }, signal as never),
+      );
+      expect(ToolInputError.isInstance(error)).toBe(true);
+      expect(error?.code).toBe("invalid-call");
+      expect(error?.message).toMatch(/^dispatch: signal must be an AbortSignal/);
+    }
+    expect(seen).toEqual([]);
+    // Left out, or null, the call runs.
+    await expect(
+      set.dispatch({ id: "c", name: "search_files", args: { path: "b" } }, null as never),
+    ).resolves.toBe("files under b");
+  });
+
+  it("does not check the arguments of a call whose signal has already fired (a refinement may have effects)", async () => {
+    seen.length = 0;
+    const controller = new AbortController();
+    controller.abort(new Error("stopped by the user"));
+    const outcome = await failure(
+      set.dispatch({ id: "c", name: "search_files", args: { path: "a" } }, controller.signal),
+    );
+    expect(String(outcome)).toMatch(/stopped by the user/);
+    expect(seen).toEqual([]);
+  });
+
+  it("refuses a call with no id as invalid-call: execute is promised one", async () => {
+    seen.length = 0;
+    for (const call of [
+      { name: "search_files", args: { path: "a" } },
+      { id: 42, name: "search_files", args: { path: "a" } },
+    ]) {
+      const error = await failure(set.dispatch(call as never));
+      expect(error?.code).toBe("invalid-call");
+      expect(error?.message).toMatch(/^dispatch: a call is an object \{ id, name, args \}/);
+    }
+    expect(seen).toEqual([]);
+  });
+
+  it("refuses arguments nested deeper than MAX_ARGUMENT_DEPTH as invalid-arguments, not a stack overflow", async () => {
+    const Tree: z.ZodType = z.lazy(() => z.object({ name: z.string(), children: z.array(Tree).optional() }));
+    const plant = createToolset([
+      defineTool({
+        name: "plant",
+        description: "Plant a tree.",
+        input: z.object({ tree: Tree }),
+        execute: () => "planted",
+      }),
+    ]);
+    // Each level is an object and an array: `levels` tree levels nest 2 × levels deep.
+    const tree = (levels: number) =>
+      JSON.parse(`${'{"name":"n","children":['.repeat(levels)}{"name":"leaf"}${"]}".repeat(levels)}`);
+    // { tree } is level 0, so 255 tree levels reach level 511, the deepest taken.
+    await expect(plant.dispatch({ id: "c", name: "plant", args: { tree: tree(255) } })).resolves.toBe(
+      "planted",
+    );
+    for (const levels of [256, 900, 10_000]) {
+      const error = await failure(plant.dispatch({ id: "c", name: "plant", args: { tree: tree(levels) } }));
+      expect(ToolInputError.isInstance(error)).toBe(true);
+      expect(error?.code).toBe("invalid-arguments");
+      expect(error?.message).toMatch(new RegExp(`nested deeper than ${MAX_ARGUMENT_DEPTH} levels`));
+    }
+    // A cycle a host built (no model writes one) is as deep as it goes.
+    const loop: Record<string, unknown> = { name: "n" };
+    loop.children = [loop, loop];
+    const cyclic = await failure(plant.dispatch({ id: "c", name: "plant", args: { tree: loop } }));
+    expect(cyclic?.code).toBe("invalid-arguments");
   });
 });

@@ -1,6 +1,52 @@
 import { ToolInputError } from "./errors.js";
 import { checkArguments, shorten, type Tool, type ToolDeclaration } from "./tool.js";
 
+/**
+ * The deepest nesting of objects and arrays `dispatch` hands to a tool's schema (512 levels, the
+ * depth `@loopwright/tool-calls` reads a model's JSON to, so nothing `runAgentLoop` passes on is
+ * refused here). zod checks a recursive schema by recursing, so deeper arguments, which only a host
+ * calling `dispatch` itself can pass, would overflow the stack.
+ */
+export const MAX_ARGUMENT_DEPTH = 512;
+
+/**
+ * True when an object or array in `value` lies deeper than `max` levels (the value itself is level
+ * 0). Level by level, each level's objects counted once, so a cycle a host built ends (it is as deep
+ * as it goes) and shared branches are not walked again and again.
+ */
+function nestsDeeper(value: unknown, max: number): boolean {
+  let level: Set<object> = new Set();
+  if (typeof value === "object" && value !== null) level.add(value);
+  for (let depth = 0; level.size > 0; depth++) {
+    if (depth >= max) return true;
+    const next = new Set<object>();
+    for (const item of level) {
+      for (const child of Array.isArray(item) ? item : Object.values(item)) {
+        if (typeof child === "object" && child !== null) next.add(child);
+      }
+    }
+    level = next;
+  }
+  return false;
+}
+
+/** Whether `signal` is an AbortSignal as `dispatch` uses one (or something with its shape). */
+function isSignal(signal: unknown): signal is AbortSignal {
+  const like = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  return (
+    typeof signal === "object" &&
+    signal !== null &&
+    typeof like.aborted === "boolean" &&
+    typeof like.addEventListener === "function" &&
+    typeof like.removeEventListener === "function"
+  );
+}
+
+/** Rejects with the signal's reason once it has fired, as `AbortSignal.throwIfAborted` does. */
+function stopIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason;
+}
+
 /** A tool call as a loop hands it to `dispatch` (structurally `@loopwright/tool-calls`' `ToolCallRequest`). */
 export interface ToolCall {
   id: string;
@@ -16,11 +62,11 @@ export interface Toolset {
   /**
    * Runs a call: finds the tool by name, checks the arguments against its schema (awaiting any
    * asynchronous refinement), then awaits `execute` with the parsed arguments — unless `signal` has
-   * fired by then, when it rejects with the signal's reason and never starts `execute`.
-   * `runAgentLoop`'s `dispatch`. Rejects with
-   * `ToolInputError` (`unknown-tool`, `invalid-arguments`, `invalid-call` for a call that is not
-   * one) without running anything; what
-   * `execute` throws passes through.
+   * fired before the check or by its end, when it rejects with the signal's reason and never starts
+   * `execute`. `runAgentLoop`'s `dispatch`. Rejects with `ToolInputError` (`unknown-tool`;
+   * `invalid-arguments`, also for arguments nested deeper than `MAX_ARGUMENT_DEPTH`; `invalid-call`
+   * for a call that is not one, with no string `id`, or a `signal` that is not an AbortSignal)
+   * without running anything; what `execute` throws passes through.
    */
   dispatch(call: ToolCall, signal?: AbortSignal): Promise<unknown>;
   /** The tool of that name, or `undefined`. */
@@ -63,14 +109,35 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
   return {
     tools: [...byName.values()].map((tool) => tool.declaration),
     get: (name) => byName.get(name),
-    async dispatch(call, signal) {
-      if (typeof call !== "object" || call === null || typeof call.name !== "string") {
+    async dispatch(call, given) {
+      if (
+        typeof call !== "object" ||
+        call === null ||
+        typeof call.name !== "string" ||
+        typeof call.id !== "string"
+      ) {
         throw new ToolInputError(
           "invalid-call",
           "",
-          "dispatch: a call is an object { id, name, args } with the tool's name as a string, as runAgentLoop hands it.",
+          "dispatch: a call is an object { id, name, args } with the call's id and the tool's name as strings, as runAgentLoop hands it.",
         );
       }
+      // Left out, or null: no signal. The controller passed in its signal's place is the usual slip.
+      const passed: unknown = given;
+      if (passed !== undefined && passed !== null && !isSignal(passed)) {
+        const what =
+          passed instanceof AbortController
+            ? "an AbortController"
+            : typeof passed === "object"
+              ? "an object that is not one"
+              : `a ${typeof passed}`;
+        throw new ToolInputError(
+          "invalid-call",
+          call.name,
+          `dispatch: signal must be an AbortSignal (the run's, or controller.signal), or left out; it was ${what}.`,
+        );
+      }
+      const signal = given ?? undefined;
       const tool = byName.get(call.name);
       if (!tool) {
         // The model made the name up, so it can be any size: echo the start of it and its length.
@@ -81,9 +148,19 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
           `There is no tool named ${JSON.stringify(name)}; the tools are: ${known()}.`,
         );
       }
+      // A stopped run checks nothing: an asynchronous refinement may have effects of its own.
+      stopIfAborted(signal);
+      if (nestsDeeper(call.args, MAX_ARGUMENT_DEPTH)) {
+        throw new ToolInputError(
+          "invalid-arguments",
+          call.name,
+          `${call.name} was not run: its arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels. Call it again with arguments nested less deeply.`,
+          { issues: [{ path: "", message: `nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }] },
+        );
+      }
       const args = await checkArguments(tool, call.args);
       // A run stopped while an asynchronous refinement was being awaited does not start the tool.
-      signal?.throwIfAborted();
+      stopIfAborted(signal);
       return tool.execute(args, signal === undefined ? { id: call.id } : { id: call.id, signal });
     },
   };
