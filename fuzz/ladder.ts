@@ -365,6 +365,21 @@ export const SHAPES: Shape[] = [
     run: (list) => withoutArgSecrets(list as string[]),
   },
   {
+    // A URL field that fails its pattern by one trailing space: the host and the rest of the URL
+    // could match the same characters, so every split point was tried (100,000 characters: 13 s).
+    name: "parseSpec: a long base URL, bundled URL and task URL each ending in a space",
+    build: (n) => {
+      const bad = `http://${"a".repeat(Math.max(1, Math.floor(n / 3)))} `;
+      return {
+        spec: "loopwright.agent/1",
+        model: { endpoint: { baseUrl: bad } },
+        tasks: { title: { endpoint: { baseUrl: bad } } },
+        bundle: { mcpServers: [{ name: "s", url: bad }] },
+      };
+    },
+    run: (doc) => parseSpec(doc, { bundle: true }),
+  },
+  {
     name: "resolveAgentSpec: prompt entries",
     build: (n) => ({
       spec: "loopwright.agent/1",

@@ -280,6 +280,43 @@ describe("parseSpec drops what does not pass, with a warning naming its path", (
     expect(result.spec?.bundle).toEqual({ mcpServers: [] });
   });
 
+  it("reads a 100,000-character URL that fails its pattern in one pass, in every URL field", () => {
+    // The pattern once let its host and its rest match the same characters, so a long URL that
+    // failed (one trailing space) was retried at every split point: 100,000 characters took
+    // about 13 s. Each field here would take that long; the test's timeout is 5 s for all three.
+    const bad = `http://${"a".repeat(100_000)} `;
+    const result = parseSpec(
+      doc({
+        model: { endpoint: { baseUrl: bad } },
+        tasks: { title: { endpoint: { baseUrl: `https://h/${"a".repeat(100_000)} ` } } },
+        bundle: { mcpServers: [{ name: "s", url: bad }] },
+      }),
+      { bundle: true },
+    );
+    expect(result.errors).toEqual([]);
+    expect(codes(result.warnings)).toEqual([
+      ["model.endpoint.baseUrl", "invalid-value"],
+      ["tasks.title.endpoint.baseUrl", "invalid-value"],
+      ["tasks.title.endpoint", "incomplete"],
+      ["bundle.mcpServers[0].url", "invalid-value"],
+      ["bundle.mcpServers[0]", "incomplete"],
+    ]);
+  });
+
+  it.each([
+    ["a host alone", "http://h", true],
+    ["a host and port", "https://127.0.0.1:8080", true],
+    ["a path", "http://h/v1/", true],
+    ["a query on the host", "http://h?x=1", true],
+    ["a fragment on the host", "https://h#top", true],
+    ["no host", "http:///v1", false],
+    ["a space in the path", "http://h/a b", false],
+    ["a trailing space", "http://h/v1 ", false],
+  ])("agrees with the JSON Schema's URL pattern on %s", (_, baseUrl, ok) => {
+    expect(parseSpec(doc({ model: { endpoint: { baseUrl } } })).warnings.length === 0).toBe(ok);
+    expect(agentSpecSchema.safeParse(doc({ model: { endpoint: { baseUrl } } })).success).toBe(ok);
+  });
+
   it("never quotes a string value from the document in a message", () => {
     const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz";
     const result = parseSpec(
