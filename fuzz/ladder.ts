@@ -20,7 +20,13 @@ import {
 } from "../packages/schema-compat/src/index.js";
 import { preselection, preselectSystem } from "../packages/side-task/src/index.js";
 import { transcriptText } from "../packages/side-task/src/summariser.js";
-import { looksLikeKey, parseSpec, resolveAgentSpec, withoutArgSecrets } from "../packages/spec/src/index.js";
+import {
+  exportSpec,
+  looksLikeKey,
+  parseSpec,
+  resolveAgentSpec,
+  withoutArgSecrets,
+} from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
 import { TurnReader } from "../packages/stream/src/turn-reader.js";
 import { parseJson, parseToolArguments, recoverToolCalls } from "../packages/tool-calls/src/index.js";
@@ -378,6 +384,23 @@ export const SHAPES: Shape[] = [
       };
     },
     run: (doc) => parseSpec(doc, { bundle: true }),
+  },
+  {
+    // A bundled server's command pasted as a whole command line: split into words (quotes read),
+    // each scanned as an argument, the flagged ones written back.
+    name: "exportSpec: a command line of flags, quotes and assignments",
+    build: (n) => ({
+      spec: "loopwright.agent/1",
+      bundle: {
+        mcpServers: [
+          { name: "s", command: `srv ${repeat(`--token abc -e DB_PASS='a b' "x\\"y" 'unclosed `, n)}` },
+        ],
+      },
+    }),
+    run: (doc) => {
+      const { spec } = parseSpec(doc, { bundle: true });
+      if (spec) exportSpec(spec);
+    },
   },
   {
     name: "resolveAgentSpec: prompt entries",
