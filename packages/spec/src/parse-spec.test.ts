@@ -243,6 +243,26 @@ describe("parseSpec drops what does not pass, with a warning naming its path", (
     ]);
   });
 
+  it("names a repeated entry by its place in the document when an earlier entry was dropped", () => {
+    const result = parseSpec(
+      doc({
+        prompt: [null, { id: "x" }, { id: "role", text: "A" }, { id: "role", text: "B" }],
+        hooks: [{ id: "bad" }, { id: "h", events: [] }, { id: "h", events: ["afterTurn"] }],
+      }),
+    );
+    expect(codes(result.warnings)).toEqual([
+      ["prompt[0]", "null-entry"],
+      ["prompt[1]", "incomplete"],
+      ["prompt[3]", "duplicate-id"],
+      ["hooks[0]", "incomplete"],
+      ["hooks[2]", "duplicate-id"],
+    ]);
+    expect(result.errors).toEqual([]);
+    expect(String(result.warnings[2])).toBe("prompt[3]: repeats id of entry 2; it replaces that entry.");
+    expect(String(result.warnings[4])).toBe("hooks[2]: repeats id of entry 1; it replaces that entry.");
+    expect(result.spec?.prompt).toEqual([{ id: "role", text: "B" }]);
+  });
+
   it("keeps one hook per id and one bundled server per name, the later winning", () => {
     const result = parseSpec(
       doc({
