@@ -35,6 +35,16 @@ describe("parseSpec refuses only faults of the document itself", () => {
     }
   });
 
+  it("reads null options as none, as null reads as absent in a document", () => {
+    const result = parseSpec(doc({ name: "ok", requires: ["hooks"], bundle: { mcpServers: [] } }), null);
+    expect(result.errors).toEqual([]);
+    expect(codes(result.warnings)).toEqual([["bundle", "bundle-ignored"]]);
+    expect(result.spec).toEqual({ spec: SPEC_TOKEN, requires: ["hooks"], name: "ok" });
+    expect(parseSpec(doc({ requires: ["teleport"] }), null).errors.map(String)).toEqual([
+      'requires[0]: this host does not understand "teleport", so it cannot run the agent as meant.',
+    ]);
+  });
+
   it("accepts a later minor of the same major", () => {
     const result = parseSpec({ spec: "loopwright.agent/1.7" });
     expect(result.errors).toEqual([]);

@@ -261,12 +261,14 @@ export interface InternalParseOptions extends ParseSpecOptions {
  * understand; a container (object or list) of the wrong kind. Anything else that does not pass is
  * dropped with a warning naming its path — an out-of-range number is dropped, never clamped.
  * `null` reads as absent; `0`, `-1`, `""` and `[]` are values. `${VAR}` stays literal.
- * `bundle.mcpServers` is read only with `{ bundle: true }`. Never throws, for any value.
+ * `bundle.mcpServers` is read only with `{ bundle: true }`. `options` absent or `null` reads as
+ * none. Never throws, for any value.
  */
-export function parseSpec(value: unknown, options: ParseSpecOptions = {}): ParseSpecResult {
+export function parseSpec(value: unknown, options?: ParseSpecOptions | null): ParseSpecResult {
   const ctx: Walk = { errors: [], warnings: [] };
   try {
-    const spec = parseInto(value, options as InternalParseOptions, ctx);
+    // null options read as none, as null reads as absent in a document.
+    const spec = parseInto(value, (options ?? {}) as InternalParseOptions, ctx);
     return { spec: ctx.errors.length === 0 ? spec : undefined, errors: ctx.errors, warnings: ctx.warnings };
   } catch (cause) {
     // Only an exotic value (a throwing getter, a proxy) gets here; the contract is a result.
