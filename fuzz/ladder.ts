@@ -20,7 +20,13 @@ import {
 } from "../packages/schema-compat/src/index.js";
 import { preselectByKeywords, preselection, preselectSystem } from "../packages/side-task/src/index.js";
 import { transcriptText } from "../packages/side-task/src/summariser.js";
-import { looksLikeKey, parseSpec, resolveAgentSpec, withoutArgSecrets } from "../packages/spec/src/index.js";
+import {
+  exportSpec,
+  looksLikeKey,
+  parseSpec,
+  resolveAgentSpec,
+  withoutArgSecrets,
+} from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
 import { TurnReader } from "../packages/stream/src/turn-reader.js";
 import { parseJson, parseToolArguments, recoverToolCalls } from "../packages/tool-calls/src/index.js";
@@ -363,6 +369,38 @@ export const SHAPES: Shape[] = [
       return [`http://u:${body}@h/?token=${body}`, `X-Api-Key: ${body}`, "--token", body];
     },
     run: (list) => withoutArgSecrets(list as string[]),
+  },
+  {
+    // A URL field that fails its pattern by one trailing space: the host and the rest of the URL
+    // could match the same characters, so every split point was tried (100,000 characters: 13 s).
+    name: "parseSpec: a long base URL, bundled URL and task URL each ending in a space",
+    build: (n) => {
+      const bad = `http://${"a".repeat(Math.max(1, Math.floor(n / 3)))} `;
+      return {
+        spec: "loopwright.agent/1",
+        model: { endpoint: { baseUrl: bad } },
+        tasks: { title: { endpoint: { baseUrl: bad } } },
+        bundle: { mcpServers: [{ name: "s", url: bad }] },
+      };
+    },
+    run: (doc) => parseSpec(doc, { bundle: true }),
+  },
+  {
+    // A bundled server's command pasted as a whole command line: split into words (quotes read),
+    // each scanned as an argument, the flagged ones written back.
+    name: "exportSpec: a command line of flags, quotes and assignments",
+    build: (n) => ({
+      spec: "loopwright.agent/1",
+      bundle: {
+        mcpServers: [
+          { name: "s", command: `srv ${repeat(`--token abc -e DB_PASS='a b' "x\\"y" 'unclosed `, n)}` },
+        ],
+      },
+    }),
+    run: (doc) => {
+      const { spec } = parseSpec(doc, { bundle: true });
+      if (spec) exportSpec(spec);
+    },
   },
   {
     name: "resolveAgentSpec: prompt entries",

@@ -3,11 +3,13 @@ import type { SignalLike } from "./watcher.js";
 const EVENTS_ERROR = Symbol.for("@loopwright/events.EventsError");
 
 /** What kind of bad input an {@link EventsError} reports. */
-export type EventsErrorCode = "invalid-run-id" | "invalid-event" | "invalid-signal";
+export type EventsErrorCode = "invalid-run-id" | "invalid-event" | "invalid-signal" | "invalid-argument";
 
 /**
  * Thrown when `emit`, `watch`, `history` or `endRun` is handed something that is not a run id, not
- * an event, or (to `watch`) not a signal. `code` says which; the message names the value's type and what to pass instead.
+ * an event, or (to `watch`) not a signal, and when `runMetrics` is handed events that are not
+ * iterable or options that are not an object (`invalid-argument`). `code` says which; the message
+ * names the value's type and what to pass instead.
  */
 export class EventsError extends Error {
   override readonly name: string = "EventsError";
@@ -93,6 +95,35 @@ export function checkSignal(signal: unknown, where: string): asserts signal is S
       `${where} takes an AbortSignal (or an object with \`aborted\`, \`addEventListener\` and ` +
         `\`removeEventListener\`) as its signal, or none, and was given ${describe(signal)}. ` +
         "Pass the request's signal (request.signal), not the request.",
+    );
+  }
+}
+
+/**
+ * Checks `runMetrics`'s arguments: `events` iterable, `options` an object or absent. Throws an
+ * `EventsError` (`invalid-argument`) naming the argument.
+ */
+export function checkMetricsArguments(events: unknown, options: unknown): void {
+  let iterable = false;
+  try {
+    iterable =
+      typeof events === "object" &&
+      events !== null &&
+      typeof (events as { [Symbol.iterator]?: unknown })[Symbol.iterator] === "function";
+  } catch {
+    // A revoked Proxy: not something to iterate.
+  }
+  if (!iterable) {
+    throw new EventsError(
+      "invalid-argument",
+      `runMetrics needs its events as a list (or any iterable) of run events, and was given ${describe(events)}. ` +
+        "Pass what history(runId) returns, or the events a watcher read.",
+    );
+  }
+  if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options))) {
+    throw new EventsError(
+      "invalid-argument",
+      `runMetrics takes its options as an object ({ contextLength? }) or nothing, and was given ${describe(options)}.`,
     );
   }
 }

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { createBus } from "./bus.js";
 import { fold } from "./fold.js";
 import type { RunEvent } from "./types.js";
 
@@ -75,6 +76,47 @@ describe("fold", () => {
     ];
     expect(fold([...events, events[1] as RunEvent & { seq: number }])).toEqual([
       { kind: "text", text: "ab" },
+    ]);
+  });
+
+  it("folds a slow watcher's events with the replay that fills its gap: no event lost, no stale notice", async () => {
+    const bus = createBus({ maxEvents: 2, trimSlack: 1 });
+    const watcher = bus.watch("r");
+    for (let i = 1; i <= 6; i++) bus.emit("r", { kind: "output", text: `t${i} ` });
+    bus.emit("r", { kind: "done" });
+    const live = [];
+    for await (const event of watcher) live.push(event);
+    const gap = live.find((event) => event.kind === "notice");
+    expect(gap).toMatchObject({ dropped: 4, seq: 4 });
+    // The live events alone still say that some were skipped.
+    expect(fold(live).map((block) => block.kind)).toEqual(["notice", "text"]);
+    const replay = bus.history("r");
+    const whole = [{ kind: "text", text: "t1 t2 t3 t4 t5 t6 " }];
+    // Sorted by seq (the live copy first on a tie), live first then the replay, or the other way.
+    expect(fold([...live, ...replay].sort((a, b) => a.seq - b.seq))).toEqual(whole);
+    expect(fold([...replay, ...live])).toEqual(whole);
+    expect(fold([...live, ...replay]).filter((block) => block.kind === "notice")).toEqual([]);
+    expect(
+      fold([...live, ...replay])
+        .flatMap((block) => (block.kind === "text" ? [block.text] : []))
+        .join(""),
+    ).toBe("t5 t6 t1 t2 t3 t4 ");
+  });
+
+  it("draws a gap notice once, and only while some of its gap is missing", () => {
+    const gap = { kind: "notice" as const, text: "skipped", dropped: 2, seq: 3 };
+    const at = (seq: number) => ({ kind: "output" as const, text: `t${seq}`, seq });
+    expect(fold([at(1), gap, gap, at(4)])).toEqual([
+      { kind: "text", text: "t1" },
+      { kind: "notice", text: "skipped" },
+      { kind: "text", text: "t4" },
+    ]);
+    // Half the gap filled: the notice stays; all of it: the notice goes.
+    expect(fold([at(1), at(2), gap, at(4)]).map((block) => block.kind)).toEqual(["text", "notice", "text"]);
+    expect(fold([at(1), at(2), gap, at(3), at(4)])).toEqual([{ kind: "text", text: "t1t2t3t4" }]);
+    // A notice without `dropped` is an ordinary event: its seq is folded once like any other.
+    expect(fold([{ kind: "notice", text: "retrying", seq: 2 }, at(2)])).toEqual([
+      { kind: "notice", text: "retrying" },
     ]);
   });
 

@@ -56,12 +56,61 @@ function readable<T>(event: T): T | undefined {
   }
 }
 
+type Folded = RunEvent & { seq?: number };
+
+/** The notice a watcher inserts where it skipped events: a `notice` with a `dropped` count. */
+function isGapNotice(event: Folded): event is Folded & { kind: "notice"; dropped: number } {
+  return event.kind === "notice" && typeof (event as { dropped?: unknown }).dropped === "number";
+}
+
+/**
+ * Whether every event a gap notice stands for is among `list`: the notice at seq `s` with
+ * `dropped` n stands for seqs s-n+1 through s. Counted by binary search over the real events'
+ * seqs (whole numbers), sorted once and only when there is a gap notice, so many notices stay
+ * n log n.
+ */
+function gapsFilled(list: readonly Folded[]): (notice: Folded & { dropped: number }) => boolean {
+  if (!list.some(isGapNotice)) return () => false;
+  const seqs = [
+    ...new Set(
+      list.flatMap((event) =>
+        !isGapNotice(event) && Number.isSafeInteger(event.seq) ? [event.seq as number] : [],
+      ),
+    ),
+  ].sort((a, b) => a - b);
+  /** How many of `seqs` are below `value`. */
+  const below = (value: number) => {
+    let lo = 0;
+    let hi = seqs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((seqs[mid] as number) < value) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return ({ seq, dropped }) => {
+    if (
+      typeof seq !== "number" ||
+      !Number.isSafeInteger(seq) ||
+      !Number.isSafeInteger(dropped) ||
+      dropped < 1
+    )
+      return false;
+    // Distinct whole numbers only are in `seqs`, so as many of them in the range as it is wide is all of it.
+    return below(seq + 1) - below(seq - dropped + 1) === dropped;
+  };
+}
+
 /**
  * Collapses a run's events into blocks for display: runs of `output` into one text block and of
  * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
  * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
  * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. An event whose `seq`
- * was already folded is skipped, so replayed and live events can be passed together. Pure: reads
+ * was already folded is skipped, so replayed and live events can be passed together. A watcher's
+ * gap notice (a `notice` with `dropped`) is the exception: its `seq` is unique only within that
+ * watcher, so it never hides the real event of that seq; it is drawn once, and not at all when
+ * every event it stands for is among those passed (a replay filled the gap). Pure: reads
  * only its argument, never throws: an unknown kind is ignored, and an event that cannot be read
  * (a throwing getter, a revoked Proxy) is not drawn.
  */
@@ -72,11 +121,23 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
   // rather than by a walk back over every block (quadratic in a run of unmatched results).
   const open = new Map<string, ToolBlock[]>();
   let joinable = false;
+  // Each a copy, so a getter or Proxy is read once here; one that throws is an event not drawn.
+  const list: (RunEvent & { seq?: number })[] = [];
   for (const raw of events) {
-    // A copy, so a getter or Proxy is read once here; one that throws is an event not drawn.
     const event = readable(raw);
-    if (event === undefined) continue;
-    if (typeof event?.seq === "number") {
+    if (event !== undefined) list.push(event);
+  }
+  const filled = gapsFilled(list);
+  const gapsDrawn = new Set<string>();
+  for (const event of list) {
+    if (isGapNotice(event)) {
+      // A gap notice's seq is one a real event of the run carries too (it is only unique within
+      // one watcher), so it never hides that event; it is drawn once, and not at all once every
+      // event it stands for is among those folded (a replay filled the gap).
+      const key = `${String(event.seq)}/${event.dropped}`;
+      if (gapsDrawn.has(key) || filled(event)) continue;
+      gapsDrawn.add(key);
+    } else if (typeof event?.seq === "number") {
       if (seen.has(event.seq)) continue;
       seen.add(event.seq);
     }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { EventsError } from "./errors.js";
 import { runMetrics } from "./run-metrics.js";
 import type { RunEvent, TurnMetrics } from "./types.js";
 
@@ -121,5 +122,58 @@ describe("runMetrics", () => {
     const metrics = runMetrics([{ kind: "usage" } as never, null as never, { kind: "mystery" } as never]);
     expect(metrics.turns).toBe(1);
     expect(metrics.tokens.prompt).toBe(0);
+  });
+});
+
+describe("runMetrics refuses arguments of the wrong kind, and reads its options once", () => {
+  const turn: RunEvent = usage({
+    usage: { prompt: 800, completion: 40, total: 840, cached: 600, uncached: 200 },
+    timings: { firstTokenMs: 120, draftTokens: 10, draftAccepted: 7 },
+  });
+
+  it.each([
+    [
+      "events that are null",
+      null,
+      undefined,
+      /^runMetrics needs its events as a list \(or any iterable\) of run events, and was given null\./,
+    ],
+    ["events that are a number", 5, undefined, /and was given number 5\./],
+    [
+      "options that are null",
+      [turn],
+      null,
+      /^runMetrics takes its options as an object \(\{ contextLength\? \}\) or nothing, and was given null\./,
+    ],
+    ["options that are a string", [turn], "8192", /and was given a string\./],
+  ])("throws an EventsError for %s", (_, events, options, said) => {
+    let thrown: unknown;
+    try {
+      runMetrics(events as never, options as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(EventsError.isInstance(thrown)).toBe(true);
+    expect((thrown as EventsError).code).toBe("invalid-argument");
+    expect((thrown as EventsError).message).toMatch(said);
+  });
+
+  it("reads contextLength once for the whole run, not inside each event", () => {
+    let reads = 0;
+    const options = {
+      get contextLength() {
+        reads++;
+        return 1000;
+      },
+    };
+    const larger = usage({ usage: { prompt: 900, completion: 1, total: 901, cached: 0 } });
+    const metrics = runMetrics([turn, larger, { kind: "done" }], options);
+    expect(reads).toBe(1);
+    expect(metrics).toMatchObject({
+      turns: 2,
+      largestPrompt: { turn: 2, tokens: 900, share: 0.9 },
+      meanFirstTokenMs: 120,
+      draftAcceptance: 0.7,
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { checkMetricsArguments } from "./errors.js";
 import type { CacheBreakReason, RunEvent, RunUsageTotals, TurnMetrics } from "./types.js";
 
 /** How a run ended, as far as its events say. */
@@ -77,9 +78,14 @@ const num = (value: unknown): number | undefined =>
  * tool time, the slowest turn, mean time to first token, draft acceptance, the largest prompt
  * (against `contextLength`), turns cut off, tool errors by name, and an outcome. Pure; never
  * throws on malformed events (what it cannot read is not counted). It cannot tell a stopped run
- * from a failed one, nor whether the host compacted: neither is in the events.
+ * from a failed one, nor whether the host compacted: neither is in the events. Throws
+ * `EventsError` (`invalid-argument`) when `events` is not iterable or `options` is given and is
+ * not an object (`null` included).
  */
-export function runMetrics(events: Iterable<RunEvent>, options: RunMetricsOptions = {}): RunMetrics {
+export function runMetrics(events: Iterable<RunEvent>, options?: RunMetricsOptions): RunMetrics {
+  checkMetricsArguments(events, options);
+  // Read once, here: a getter that throws is the caller's error, not a malformed event to skip.
+  const window = num(options?.contextLength);
   const metrics: RunMetrics = {
     turns: 0,
     toolCalls: 0,
@@ -117,7 +123,7 @@ export function runMetrics(events: Iterable<RunEvent>, options: RunMetricsOption
       case "usage": {
         metrics.turns++;
         const turn = (event.turn ?? {}) as Partial<TurnMetrics>;
-        addTurn(metrics, turn, metrics.turns, options, breaksByReason);
+        addTurn(metrics, turn, metrics.turns, window, breaksByReason);
         const usage = turn.usage;
         // `uncached` is there wherever a cache count was reported, zero included; a host with its
         // own loop may send only `cached`, which counts as reported once it is above zero.
@@ -184,7 +190,7 @@ function addTurn(
   metrics: RunMetrics,
   turn: Partial<TurnMetrics>,
   index: number,
-  options: RunMetricsOptions,
+  window: number | undefined,
   breaksByReason: Map<string, number>,
 ): void {
   const usage = turn.usage;
@@ -216,7 +222,6 @@ function addTurn(
 
   if (usage && num(usage.prompt) !== undefined && prompt > 0) {
     if (!metrics.largestPrompt || prompt > metrics.largestPrompt.tokens) {
-      const window = num(options.contextLength);
       metrics.largestPrompt = {
         turn: index,
         tokens: prompt,

@@ -165,7 +165,10 @@ export interface UsageEvent {
 export interface NoticeEvent {
   kind: "notice";
   text: string;
-  /** Set on the notice `watch` inserts for a slow watcher: how many events it skipped. */
+  /**
+   * Set on the notice `watch` inserts for a slow watcher: how many events it skipped. Its `seq` is
+   * that of the last skipped event, so it is unique only within that watcher.
+   */
   dropped?: number;
 }
 

@@ -41,4 +41,22 @@ describe("calibration stays bounded", () => {
   it("refuses a bound that is not a whole number from 1", () => {
     expect(() => createCalibration({ maxModels: 0 })).toThrow(LedgerError);
   });
+
+  it.each([
+    ["null", null, "null"],
+    ["a number", 5, "the number 5"],
+    ["a list", [], "an array"],
+  ])("refuses options that are %s with a LedgerError naming the options argument", (_, options, shown) => {
+    let thrown: unknown;
+    try {
+      createCalibration(options as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(LedgerError.isInstance(thrown)).toBe(true);
+    expect((thrown as LedgerError).code).toBe("invalid-option");
+    expect((thrown as LedgerError).message).toBe(
+      `createCalibration takes its options as an object ({ maxEndpoints?, maxModels? }) or nothing, and was given ${shown}.`,
+    );
+  });
 });

@@ -82,9 +82,17 @@ function checkEndpoint(endpoint: unknown, where: string): void {
 
 /**
  * Makes an empty calibration store. The top-level `calibrate` and `charsPerTokenFor` use one
- * default store; a host whose tenants must not share readings makes its own.
+ * default store; a host whose tenants must not share readings makes its own. Throws `LedgerError`
+ * (`invalid-option`) when `options` is given and is not an object, or a bound is not a whole
+ * number from 1.
  */
 export function createCalibration(options: CalibrationOptions = {}): Calibration {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new LedgerError(
+      "invalid-option",
+      `createCalibration takes its options as an object ({ maxEndpoints?, maxModels? }) or nothing, and was given ${describe(options)}.`,
+    );
+  }
   const maxEndpoints = bound("maxEndpoints", options.maxEndpoints, DEFAULT_MAX_CALIBRATED_ENDPOINTS);
   const maxModels = bound("maxModels", options.maxModels, DEFAULT_MAX_CALIBRATED_MODELS);
   let byObject = new WeakMap<object, Map<string, number[]>>();

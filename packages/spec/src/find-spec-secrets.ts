@@ -31,6 +31,8 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * Lists the places in a spec that may hold a credential, so a host can warn before calling it safe to share.
  *
  * Reads bundled servers (url, command, args, env, headers), endpoint URLs, and `extraBody` at any depth.
+ * A `command` holding whitespace is read as a pasted command line: split into words as a shell
+ * splits it, each read as an argument is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
  * not a credential and is not reported. Throws `AgentSpecError` when `spec` is not a parsed spec.
  */
@@ -81,9 +83,12 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
       if (sign)
         found(child(at, "url"), sign, (next) => (server.url = next), safeString(url, sign, undefined));
     }
-    // A command is a program, but a pasted one is sometimes a whole command line.
+    // A command is a program, but a pasted one is sometimes a whole command line: its words are
+    // read as args are, and the place is named once however many of them are flagged.
     const command = server.command;
-    if (command !== undefined) {
+    const line = command !== undefined && /\s/.test(command) ? commandLineSecrets(command) : undefined;
+    if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
+    else if (command !== undefined) {
       const sign = stringSign(command, false);
       if (sign)
         found(
@@ -164,6 +169,97 @@ export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): s
 }
 
 const FLAG = /^--?([A-Za-z][\w.-]*)(?:=([\s\S]*))?$/;
+
+/** One word of a command line: where it is written, what it says once its quotes are read, and the quote it opened with. */
+interface CommandWord {
+  start: number;
+  end: number;
+  value: string;
+  quote?: string;
+}
+
+const SPACE = /\s/;
+
+/**
+ * A command line split into words as a shell reads it: at unquoted whitespace, with `'…'` taken
+ * literally, `"…"` reading `\"` and `\\` as the character, and a backslash outside quotes escaping
+ * a space, a quote or a backslash (any other is kept, so a Windows path reads as written). An
+ * unclosed quote runs to the end. One pass over the line.
+ */
+function commandWords(line: string): CommandWord[] {
+  const words: CommandWord[] = [];
+  let i = 0;
+  while (i < line.length) {
+    if (SPACE.test(line[i] as string)) {
+      i += 1;
+      continue;
+    }
+    const start = i;
+    let value = "";
+    let quote: string | undefined;
+    while (i < line.length && !SPACE.test(line[i] as string)) {
+      const c = line[i] as string;
+      if (c === "'") {
+        quote ??= c;
+        const close = line.indexOf("'", i + 1);
+        const end = close < 0 ? line.length : close;
+        value += line.slice(i + 1, end);
+        i = end + 1;
+      } else if (c === '"') {
+        quote ??= c;
+        i += 1;
+        while (i < line.length && line[i] !== '"') {
+          const next = line[i + 1];
+          if (line[i] === "\\" && (next === '"' || next === "\\")) i += 1;
+          value += line[i];
+          i += 1;
+        }
+        i += 1;
+      } else if (c === "\\" && i + 1 < line.length && /[\s'"\\]/.test(line[i + 1] as string)) {
+        value += line[i + 1];
+        i += 2;
+      } else {
+        value += c;
+        i += 1;
+      }
+    }
+    words.push({ start, end: Math.min(i, line.length), value, quote });
+  }
+  return words;
+}
+
+/** A word written back so a shell reads it as `value`: bare when it can be, else in the quote it had (double by default). */
+function quoteWord(value: string, quote: string | undefined): string {
+  if (value !== "" && !/[\s'"\\]/.test(value)) return value;
+  if (quote === "'" && !value.includes("'")) return `'${value}'`;
+  return `"${value.replace(/["\\]/g, "\\$&")}"`;
+}
+
+/**
+ * A command line's words scanned as args are: the first sign found and the line with every
+ * flagged word redacted (each other word, and the spacing between them, kept as written); none
+ * when no word is flagged.
+ */
+function commandLineSecrets(line: string): { sign: SecretSign; safe: string } | undefined {
+  const words = commandWords(line);
+  const values = words.map((word) => word.value);
+  const safe = [...values];
+  let sign: SecretSign | undefined;
+  scanArgs("command", values, (_path, found, index, redacted) => {
+    sign ??= found;
+    safe[index] = redacted;
+  });
+  if (sign === undefined) return undefined;
+  let out = "";
+  let at = 0;
+  words.forEach((word, index) => {
+    const redacted = safe[index] as string;
+    out += line.slice(at, word.start);
+    out += redacted === word.value ? line.slice(word.start, word.end) : quoteWord(redacted, word.quote);
+    at = word.end;
+  });
+  return { sign, safe: out + line.slice(at) };
+}
 
 function scanArgs(
   at: string,

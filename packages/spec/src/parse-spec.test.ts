@@ -35,6 +35,16 @@ describe("parseSpec refuses only faults of the document itself", () => {
     }
   });
 
+  it("reads null options as none, as null reads as absent in a document", () => {
+    const result = parseSpec(doc({ name: "ok", requires: ["hooks"], bundle: { mcpServers: [] } }), null);
+    expect(result.errors).toEqual([]);
+    expect(codes(result.warnings)).toEqual([["bundle", "bundle-ignored"]]);
+    expect(result.spec).toEqual({ spec: SPEC_TOKEN, requires: ["hooks"], name: "ok" });
+    expect(parseSpec(doc({ requires: ["teleport"] }), null).errors.map(String)).toEqual([
+      'requires[0]: this host does not understand "teleport", so it cannot run the agent as meant.',
+    ]);
+  });
+
   it("accepts a later minor of the same major", () => {
     const result = parseSpec({ spec: "loopwright.agent/1.7" });
     expect(result.errors).toEqual([]);
@@ -243,6 +253,26 @@ describe("parseSpec drops what does not pass, with a warning naming its path", (
     ]);
   });
 
+  it("names a repeated entry by its place in the document when an earlier entry was dropped", () => {
+    const result = parseSpec(
+      doc({
+        prompt: [null, { id: "x" }, { id: "role", text: "A" }, { id: "role", text: "B" }],
+        hooks: [{ id: "bad" }, { id: "h", events: [] }, { id: "h", events: ["afterTurn"] }],
+      }),
+    );
+    expect(codes(result.warnings)).toEqual([
+      ["prompt[0]", "null-entry"],
+      ["prompt[1]", "incomplete"],
+      ["prompt[3]", "duplicate-id"],
+      ["hooks[0]", "incomplete"],
+      ["hooks[2]", "duplicate-id"],
+    ]);
+    expect(result.errors).toEqual([]);
+    expect(String(result.warnings[2])).toBe("prompt[3]: repeats id of entry 2; it replaces that entry.");
+    expect(String(result.warnings[4])).toBe("hooks[2]: repeats id of entry 1; it replaces that entry.");
+    expect(result.spec?.prompt).toEqual([{ id: "role", text: "B" }]);
+  });
+
   it("keeps one hook per id and one bundled server per name, the later winning", () => {
     const result = parseSpec(
       doc({
@@ -278,6 +308,43 @@ describe("parseSpec drops what does not pass, with a warning naming its path", (
     expect(result.errors).toEqual([]);
     expect(codes(result.warnings)).toEqual([["bundle.mcpServers[0]", "incomplete"]]);
     expect(result.spec?.bundle).toEqual({ mcpServers: [] });
+  });
+
+  it("reads a 100,000-character URL that fails its pattern in one pass, in every URL field", () => {
+    // The pattern once let its host and its rest match the same characters, so a long URL that
+    // failed (one trailing space) was retried at every split point: 100,000 characters took
+    // about 13 s. Each field here would take that long; the test's timeout is 5 s for all three.
+    const bad = `http://${"a".repeat(100_000)} `;
+    const result = parseSpec(
+      doc({
+        model: { endpoint: { baseUrl: bad } },
+        tasks: { title: { endpoint: { baseUrl: `https://h/${"a".repeat(100_000)} ` } } },
+        bundle: { mcpServers: [{ name: "s", url: bad }] },
+      }),
+      { bundle: true },
+    );
+    expect(result.errors).toEqual([]);
+    expect(codes(result.warnings)).toEqual([
+      ["model.endpoint.baseUrl", "invalid-value"],
+      ["tasks.title.endpoint.baseUrl", "invalid-value"],
+      ["tasks.title.endpoint", "incomplete"],
+      ["bundle.mcpServers[0].url", "invalid-value"],
+      ["bundle.mcpServers[0]", "incomplete"],
+    ]);
+  });
+
+  it.each([
+    ["a host alone", "http://h", true],
+    ["a host and port", "https://127.0.0.1:8080", true],
+    ["a path", "http://h/v1/", true],
+    ["a query on the host", "http://h?x=1", true],
+    ["a fragment on the host", "https://h#top", true],
+    ["no host", "http:///v1", false],
+    ["a space in the path", "http://h/a b", false],
+    ["a trailing space", "http://h/v1 ", false],
+  ])("agrees with the JSON Schema's URL pattern on %s", (_, baseUrl, ok) => {
+    expect(parseSpec(doc({ model: { endpoint: { baseUrl } } })).warnings.length === 0).toBe(ok);
+    expect(agentSpecSchema.safeParse(doc({ model: { endpoint: { baseUrl } } })).success).toBe(ok);
   });
 
   it("never quotes a string value from the document in a message", () => {

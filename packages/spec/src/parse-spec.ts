@@ -125,6 +125,8 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
     }
     case "array": {
       const out: unknown[] = [];
+      // Each accepted entry's index in the document, so a warning about it names that entry.
+      const places: number[] = [];
       (value as unknown[]).forEach((item, index) => {
         const at = child(path, index);
         if (item === null || item === undefined) {
@@ -132,10 +134,13 @@ function walk(schema: z.ZodType, value: unknown, path: string, ctx: Walk): unkno
           return;
         }
         const accepted = walk(def.element as z.ZodType, item, at, ctx);
-        if (accepted !== DROPPED) out.push(accepted);
+        if (accepted !== DROPPED) {
+          out.push(accepted);
+          places.push(index);
+        }
       });
       const keyField = KEYED[path];
-      return keyField ? dedupe(out as Record<string, unknown>[], keyField, path, ctx) : out;
+      return keyField ? dedupe(out as Record<string, unknown>[], places, keyField, path, ctx) : out;
     }
     default: {
       const checked = node.safeParse(value);
@@ -205,22 +210,39 @@ function walkObject(
   return out;
 }
 
-/** Keeps one entry per key: a later entry replaces an earlier one in its place. */
-function dedupe(entries: Record<string, unknown>[], key: string, path: string, ctx: Walk): unknown[] {
+/**
+ * Keeps one entry per key: a later entry replaces an earlier one in its place. `places[i]` is
+ * entry i's index in the document (entries dropped before this are not in `entries`), which the
+ * warning names.
+ */
+function dedupe(
+  entries: Record<string, unknown>[],
+  places: readonly number[],
+  key: string,
+  path: string,
+  ctx: Walk,
+): unknown[] {
   const out: Record<string, unknown>[] = [];
-  const at = new Map<unknown, number>();
+  // For each key: where its entry is in `out`, and the document index of the entry last kept there.
+  const at = new Map<unknown, { slot: number; place: number }>();
   entries.forEach((entry, index) => {
     const name = entry[key];
+    const place = places[index] ?? index;
     const seen = at.get(name);
     if (seen === undefined) {
-      at.set(name, out.length);
+      at.set(name, { slot: out.length, place });
       out.push(entry);
       return;
     }
     ctx.warnings.push(
-      issue(child(path, index), "duplicate-id", `repeats ${key} of entry ${seen}; it replaces that entry.`),
+      issue(
+        child(path, place),
+        "duplicate-id",
+        `repeats ${key} of entry ${seen.place}; it replaces that entry.`,
+      ),
     );
-    out[seen] = entry;
+    out[seen.slot] = entry;
+    seen.place = place;
   });
   return out;
 }
@@ -239,12 +261,14 @@ export interface InternalParseOptions extends ParseSpecOptions {
  * understand; a container (object or list) of the wrong kind. Anything else that does not pass is
  * dropped with a warning naming its path — an out-of-range number is dropped, never clamped.
  * `null` reads as absent; `0`, `-1`, `""` and `[]` are values. `${VAR}` stays literal.
- * `bundle.mcpServers` is read only with `{ bundle: true }`. Never throws, for any value.
+ * `bundle.mcpServers` is read only with `{ bundle: true }`. `options` absent or `null` reads as
+ * none. Never throws, for any value.
  */
-export function parseSpec(value: unknown, options: ParseSpecOptions = {}): ParseSpecResult {
+export function parseSpec(value: unknown, options?: ParseSpecOptions | null): ParseSpecResult {
   const ctx: Walk = { errors: [], warnings: [] };
   try {
-    const spec = parseInto(value, options as InternalParseOptions, ctx);
+    // null options read as none, as null reads as absent in a document.
+    const spec = parseInto(value, (options ?? {}) as InternalParseOptions, ctx);
     return { spec: ctx.errors.length === 0 ? spec : undefined, errors: ctx.errors, warnings: ctx.warnings };
   } catch (cause) {
     // Only an exotic value (a throwing getter, a proxy) gets here; the contract is a result.

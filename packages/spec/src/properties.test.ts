@@ -108,9 +108,20 @@ const server = optional({
   enabled: maybe(fc.boolean()),
 });
 
+// A command pasted as a whole command line: its words secretish, some of them quoted.
+const commandLine = fc
+  .array(
+    fc.oneof(
+      secretish,
+      secretish.map((word) => `"${word.replace(/["\\]/g, "\\$&")}"`),
+      secretish.filter((word) => !word.includes("'")).map((word) => `'${word}'`),
+    ),
+    { maxLength: 5 },
+  )
+  .map((words) => ["npx", ...words].join(" "));
 const secretServer = fc.record({
   name,
-  command: fc.constant("npx"),
+  command: fc.oneof(fc.constant("npx"), commandLine),
   args: fc.array(secretish, { maxLength: 6 }),
   env: fc.dictionary(fc.constantFrom("API_KEY", "DEBUG"), secretish, { maxKeys: 2 }),
 });

@@ -259,6 +259,9 @@ describe("resolveAgentSpec refuses what is not a parsed spec", () => {
     ["a raw string", ["loopwright.agent/1"], "not-a-spec"],
     ["a hand-built layer with a temperature of 5", [layer({ model: { temperature: 5 } })], "not-a-spec"],
     ["a layer of another major", [{ spec: "loopwright.agent/2" }], "not-a-spec"],
+    ["a list of one hole", new Array(1), "not-a-spec"],
+    // biome-ignore lint/suspicious/noSparseArray: a hole between two layers, meant.
+    ["a hole between two layers", [layer(), , layer()], "not-a-spec"],
   ])("throws an AgentSpecError for %s", (_, layers, code) => {
     let thrown: unknown;
     try {
@@ -269,6 +272,13 @@ describe("resolveAgentSpec refuses what is not a parsed spec", () => {
     expect(AgentSpecError.isInstance(thrown)).toBe(true);
     expect((thrown as AgentSpecError).code).toBe(code);
     expect((thrown as AgentSpecError).message).toMatch(/^resolveAgentSpec: /);
+  });
+
+  it("names the layer a hole stands in", () => {
+    // biome-ignore lint/suspicious/noSparseArray: a hole between two layers, meant.
+    expect(() => resolveAgentSpec([layer(), , layer()] as AgentSpec[])).toThrow(
+      /^resolveAgentSpec: layer 1 is not a parsed agent spec: an agent document is a JSON object/,
+    );
   });
 
   it("names the layer and the problem, in sentences that end once", () => {

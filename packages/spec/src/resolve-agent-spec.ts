@@ -67,7 +67,8 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgentCon
       "resolveAgentSpec: layers must be a list of parsed specs, weakest first, e.g. resolveAgentSpec([hostSpec, spec]).",
     );
   }
-  const specs = layers.map((layer, index) => asSpec(layer, "resolveAgentSpec", `layer ${index}`));
+  // Array.from visits a hole too (map skips it), so a sparse list is refused at the hole.
+  const specs = Array.from(layers, (layer, index) => asSpec(layer, "resolveAgentSpec", `layer ${index}`));
   const config: ResolvedAgentConfig = {
     baseUrl: "",
     apiKey: "",

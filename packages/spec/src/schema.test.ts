@@ -26,6 +26,21 @@ describe("the JSON Schema", () => {
     expect(schema.required).toEqual(["spec"]);
   });
 
+  it("has URL patterns an editor reads in one pass on a long URL that fails them", () => {
+    const patterns = new Set<string>();
+    JSON.stringify(agentSpecJsonSchema(), (key, value) => {
+      if (key === "pattern" && String(value).startsWith("^https?")) patterns.add(value);
+      return value;
+    });
+    expect(patterns.size).toBe(1);
+    // 100,000 characters and a trailing space: about 13 s when the host and the rest overlapped.
+    const bad = `http://${"a".repeat(100_000)} `;
+    for (const pattern of patterns) {
+      expect(new RegExp(pattern, "u").test(bad)).toBe(false);
+      expect(new RegExp(pattern, "u").test(bad.trim())).toBe(true);
+    }
+  });
+
   it("is what package.json publishes as ./schema.json", () => {
     const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
     expect(pkg.exports["./schema.json"]).toBe("./schema/agent.schema.json");

@@ -53,9 +53,11 @@ const seconds = z
   .min(0)
   .max(86_400 * 365);
 const count = z.int().min(0);
+// The host and what follows it share no character (the rest starts at a `/`, `?` or `#`), so a
+// long string that fails is read once, not retried at every split point between the two.
 const httpUrl = z
   .string()
-  .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/, "expected an absolute http(s) URL")
+  .regex(/^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/, "expected an absolute http(s) URL")
   .describe("An absolute http(s) URL.");
 const id = z.string().min(1).max(200);
 const effort = z
