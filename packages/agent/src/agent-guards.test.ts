@@ -249,6 +249,33 @@ describe("what prompt, steer and followUp take", () => {
     },
   );
 
+  it("refuses a stray tool message when a convertToLlm copies every message, naming the messages given", () => {
+    const agent = new Agent({
+      config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" },
+      messages: history(),
+      convertToLlm: (messages) => messages.map((m) => ({ ...(m as ChatMessageLike) })),
+    });
+    const error = thrown(() => agent.prompt([{ role: "tool", tool_call_id: "x", content: "y" }]));
+    expect(error.code).toBe("invalid-input");
+    expect(error.message).toMatch(/a message given answers no open tool call/);
+    expect(agent.messages).toEqual(history());
+  });
+
+  it("refuses a transcript assigned that is not a list of messages, keeping the one it had", () => {
+    const agent = new Agent({
+      config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" },
+      messages: history(),
+    });
+    for (const bad of ["hi", [{ role: "user", content: "ok" }, 7]]) {
+      const error = thrown(() => {
+        agent.messages = bad as unknown as AgentMessage[];
+      });
+      expect(error.code).toBe("invalid-input");
+      expect(error.message).toMatch(/^Agent\.messages/);
+    }
+    expect(agent.messages).toEqual(history());
+  });
+
   it("refuses a bad steer or followUp before it is queued", () => {
     const agent = new Agent({ config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" } });
     for (const queue of ["steer", "followUp"] as const) {

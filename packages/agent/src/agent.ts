@@ -195,13 +195,7 @@ function checkOptions(options: AgentOptions): void {
   for (const name of FUNCTION_OPTIONS) {
     if (present(name) && typeof given[name] !== "function") refuse(name, "a function");
   }
-  if (present("messages")) {
-    if (!Array.isArray(given.messages)) refuse("messages", "a list of messages");
-    (given.messages as unknown[]).forEach((message, at) => {
-      const problem = messageProblem(message, false);
-      if (problem) throw new AgentError("invalid-input", `new Agent: messages[${at}] ${problem}.`);
-    });
-  }
+  if (present("messages")) checkedMessages("new Agent: messages", given.messages);
   if (present("backend") && !(isRecord(given.backend) && typeof given.backend.run === "function")) {
     refuse("backend", "an AgentBackend (an object with a run function)");
   }
@@ -213,6 +207,18 @@ function checkOptions(options: AgentOptions): void {
   oneOf("toolExecution", ["parallel", "sequential"]);
   oneOf("steeringMode", ["one-at-a-time", "all"]);
   oneOf("followUpMode", ["one-at-a-time", "all"]);
+}
+
+/** A transcript given whole, checked: a list, each entry a message (`messageProblem`); else `AgentError` (`invalid-input`). */
+function checkedMessages(what: string, messages: unknown): readonly AgentMessage[] {
+  if (!Array.isArray(messages)) {
+    throw new AgentError("invalid-input", `${what} must be a list of messages; got ${kindOf(messages)}.`);
+  }
+  messages.forEach((message, at) => {
+    const problem = messageProblem(message, false);
+    if (problem) throw new AgentError("invalid-input", `${what}[${at}] ${problem}.`);
+  });
+  return messages as readonly AgentMessage[];
 }
 
 /**
@@ -375,12 +381,15 @@ function standsFor(source: readonly unknown[], target: readonly unknown[]): numb
  * subscribers every step. One run at a time; `steer` and `followUp` queue messages into a run.
  */
 export class Agent {
-  /** The transcript. Assigning copies the array. */
+  /**
+   * The transcript. Assigning copies the array; a value that is not a list of messages throws
+   * `AgentError` (`invalid-input`) naming the first that is not one, the transcript unchanged.
+   */
   get messages(): AgentMessage[] {
     return this.#messages;
   }
   set messages(messages: readonly AgentMessage[]) {
-    this.#messages = [...messages];
+    this.#messages = [...checkedMessages("Agent.messages", messages)];
   }
   /** The system prompt sent first on every request (read at each run's start). */
   system: string | undefined;
@@ -535,13 +544,22 @@ export class Agent {
       return; // the run reports a convertToLlm that throws, as it always has
     }
     const fault = pairingFault(view);
-    const given = fault ? messages.indexOf(view[fault.at] as AgentMessage) : -1;
-    // A fault of the transcript as the host left it is not this prompt's to name.
-    if (fault && given >= 0) {
-      throw new AgentError(
-        "invalid-input",
-        `Agent.prompt: message ${given} ${fault.text}; an endpoint refuses that.`,
-      );
+    if (fault) {
+      const given = messages.indexOf(view[fault.at] as AgentMessage);
+      // A fault of the transcript as the host left it is not this prompt's to name; past it, one of
+      // the messages given (a convertToLlm that copies leaves no index to name) is.
+      const which =
+        given >= 0
+          ? `message ${given}`
+          : fault.at >= this.convertToLlm(this.#messages).length
+            ? "a message given"
+            : undefined;
+      if (which !== undefined) {
+        throw new AgentError(
+          "invalid-input",
+          `Agent.prompt: ${which} ${fault.text}; an endpoint refuses that.`,
+        );
+      }
     }
     if (view.length === 0 || view.at(-1)?.role === "assistant") {
       throw new AgentError(
