@@ -435,6 +435,8 @@ export class Agent {
   #from = 0;
   /** The messages of the loop's transcript this agent knows of: the view it handed over, and each one `onMessage` told. */
   #known = new Set<ChatMessage>();
+  /** How many leading messages of the loop's transcript the agent knows of: what follows, a failed run added unannounced. */
+  #told = 0;
   /** With compaction on: for each message of the last view, the agent's own message it stands for (a view's copy included). */
   #owners = new Map<ChatMessage, AgentMessage>();
   /** Why the running run asked the loop to stop after its last tool step, if it did. */
@@ -787,8 +789,8 @@ export class Agent {
     const run = failedRun(caught);
     if (!run) return;
     this.#adopt(run.messages);
-    for (const message of run.messages) {
-      if (this.#known.has(message) || isSummary(message)) continue;
+    // By place, not by object: a backend may hand back its run's messages as copies.
+    for (const message of run.messages.slice(this.#told)) {
       this.#known.add(message);
       this.#add(message);
       if (message.role === "tool") this.#batch?.results.push(message);
@@ -840,6 +842,7 @@ export class Agent {
   /** Notes the transcript handed to the loop (`view` made into `llm`), and which own message each of its messages stands for. */
   #sentView(view: readonly AgentMessage[], llm: readonly ChatMessage[]): void {
     this.#known = new Set(llm);
+    this.#told = llm.length;
     this.#owners = new Map();
     if (this.config.compact !== true) return;
     const own = this.#messages;
@@ -892,6 +895,7 @@ export class Agent {
         return i >= 0 && i < cut;
       }) || this.#unpaired([...adopted, ...unreported]);
     this.#known.add(summary as ChatMessage);
+    this.#told = loopMessages.length - unreported.length;
     if (fault) {
       this.#emit({
         type: "notice",
@@ -947,6 +951,7 @@ export class Agent {
 
   async #onMessage(message: ChatMessage, step: number): Promise<void> {
     this.#known.add(message);
+    this.#told++;
     this.#messages.push(message);
     if (step === 0) {
       // The loop's own exchange before the first request (a proxied preselection's load_tools):
