@@ -23,8 +23,8 @@ import type {
   BeforeToolCallResult,
 } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
-import { AgentError, errorText } from "./errors.js";
-import { type AgentMessage, defaultConvertToLlm, userMessage } from "./messages.js";
+import { AgentError, errorText, kindOf } from "./errors.js";
+import { type AgentMessage, defaultConvertToLlm, messageProblem, userMessage } from "./messages.js";
 import { type AgentTool, type ToolExecutionMode, ToolRegistry } from "./tools.js";
 
 /** How many queued messages a drain point delivers: the oldest only (default), or all of them. */
@@ -40,7 +40,11 @@ export interface TransformContextInfo {
   limit?: number;
 }
 
-/** What `new Agent` reads. Give `config` (the loop's config) or `spec` (agent documents, weakest first). */
+/**
+ * What `new Agent` reads. Give `config` (the loop's config) or `spec` (agent documents, weakest
+ * first). Each option is checked when the agent is built: a wrong type throws `AgentError`
+ * (`invalid-input`) naming the option and what it got.
+ */
 export interface AgentOptions {
   /** Endpoint, model parameters, tool and retry policy, as `runAgentLoop` takes them. */
   config?: LoopConfig;
@@ -78,7 +82,10 @@ export interface AgentOptions {
   ) => readonly AgentMessage[] | Promise<readonly AgentMessage[]>;
   /** Turns the transcript into chat messages; `defaultConvertToLlm` (app-only messages left out) when absent. */
   convertToLlm?: (messages: readonly AgentMessage[]) => ChatMessage[];
-  /** Runs before each tool call, after `tool_execution_start`: may block it or rewrite its arguments. */
+  /**
+   * Runs before each tool call, after `tool_execution_start`: may block it or rewrite its arguments.
+   * When the run is stopped while it is pending, the tool never starts, whatever it answers.
+   */
   beforeToolCall?: (
     context: BeforeToolCallContext,
     signal: AbortSignal | undefined,
@@ -129,6 +136,142 @@ interface Batch {
   sequential: boolean;
 }
 
+const FUNCTION_OPTIONS = [
+  "dispatch",
+  "transformContext",
+  "convertToLlm",
+  "beforeToolCall",
+  "afterToolCall",
+  "toolChoice",
+  "shouldStopAfterTurn",
+] as const;
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Checks every option `new Agent` reads, before any is used: throws `AgentError` (`invalid-input`)
+ * naming the option, what it must be, and what it got. An option left `undefined` is absent.
+ */
+function checkOptions(options: AgentOptions): void {
+  const given = options as unknown as Record<string, unknown>;
+  const refuse = (name: string, want: string, got: unknown = given[name]): never => {
+    throw new AgentError("invalid-input", `new Agent: ${name} must be ${want}; got ${kindOf(got)}.`);
+  };
+  const present = (name: string) => given[name] !== undefined;
+  if (present("config") && !isRecord(given.config)) refuse("config", "an object (the loop's config)");
+  if (present("spec")) {
+    const specs = Array.isArray(given.spec) ? given.spec : [given.spec];
+    if (!specs.every(isRecord)) refuse("spec", "a parsed agent spec or a list of them");
+  }
+  if (present("system") && typeof given.system !== "string") refuse("system", "a string");
+  const autoCompact = given.autoCompact;
+  if (present("autoCompact") && typeof autoCompact !== "boolean") {
+    if (!isRecord(autoCompact)) refuse("autoCompact", "true, false or { model }");
+    const model = (autoCompact as Record<string, unknown>).model;
+    if (model !== undefined && (typeof model !== "string" || model === "")) {
+      refuse("autoCompact.model", "a model name (a non-empty string)", model);
+    }
+  }
+  if (present("tools")) {
+    const tools = given.tools;
+    if (!(tools instanceof ToolRegistry)) {
+      if (!Array.isArray(tools)) refuse("tools", "a list of tools or a ToolRegistry");
+      (tools as unknown[]).forEach((tool, at) => {
+        if (
+          !isRecord(tool) ||
+          typeof tool.name !== "string" ||
+          tool.name === "" ||
+          typeof tool.execute !== "function"
+        ) {
+          refuse(`tools[${at}]`, "a tool with a non-empty name and an execute function", tool);
+        }
+      });
+    }
+  }
+  const dedupe = given.dedupeToolCalls;
+  if (present("dedupeToolCalls") && typeof dedupe !== "boolean" && typeof dedupe !== "function") {
+    refuse("dedupeToolCalls", "true, false or a function");
+  }
+  for (const name of FUNCTION_OPTIONS) {
+    if (present(name) && typeof given[name] !== "function") refuse(name, "a function");
+  }
+  if (present("messages")) checkedMessages("new Agent: messages", given.messages);
+  if (present("backend") && !(isRecord(given.backend) && typeof given.backend.run === "function")) {
+    refuse("backend", "an AgentBackend (an object with a run function)");
+  }
+  const oneOf = (name: string, values: readonly string[]) => {
+    if (present(name) && !values.includes(given[name] as string)) {
+      refuse(name, values.map((v) => `"${v}"`).join(" or "));
+    }
+  };
+  oneOf("toolExecution", ["parallel", "sequential"]);
+  oneOf("steeringMode", ["one-at-a-time", "all"]);
+  oneOf("followUpMode", ["one-at-a-time", "all"]);
+}
+
+/** A transcript given whole, checked: a list, each entry a message (`messageProblem`); else `AgentError` (`invalid-input`). */
+function checkedMessages(what: string, messages: unknown): readonly AgentMessage[] {
+  if (!Array.isArray(messages)) {
+    throw new AgentError("invalid-input", `${what} must be a list of messages; got ${kindOf(messages)}.`);
+  }
+  messages.forEach((message, at) => {
+    const problem = messageProblem(message, false);
+    if (problem) throw new AgentError("invalid-input", `${what}[${at}] ${problem}.`);
+  });
+  return messages as readonly AgentMessage[];
+}
+
+/**
+ * Where a chat transcript's tool calls and answers do not pair as an endpoint takes them: the
+ * index of the first message at fault and what is wrong with it, or undefined when they pair.
+ */
+function pairingFault(view: readonly ChatMessage[]): { at: number; text: string } | undefined {
+  let asked: string[] = [];
+  let askedAt = -1;
+  const answered = new Set<string>();
+  const open = () => asked.filter((id) => !answered.has(id));
+  for (let at = 0; at < view.length; at++) {
+    const message = view[at] as ChatMessage;
+    if (message.role === "tool") {
+      const id = message.tool_call_id;
+      if (asked.includes(id) && !answered.has(id)) {
+        answered.add(id);
+        continue;
+      }
+      return {
+        at,
+        text: `answers no open tool call of the assistant message right before it (tool_call_id ${JSON.stringify(id)})`,
+      };
+    }
+    if (open().length > 0) {
+      return {
+        at: askedAt,
+        text: `has tool calls no tool message answers right after it (${open().join(", ")})`,
+      };
+    }
+    asked = message.role === "assistant" ? (message.tool_calls ?? []).map((call) => call.id) : [];
+    askedAt = at;
+    answered.clear();
+  }
+  if (open().length > 0) {
+    return {
+      at: askedAt,
+      text: `has tool calls no tool message answers right after it (${open().join(", ")})`,
+    };
+  }
+  return undefined;
+}
+
+/** The loop config the agent specs resolve to; what `resolveAgentSpec` refuses is `AgentError` (`invalid-input`) naming `spec`. */
+function specConfig(spec: AgentSpec | readonly AgentSpec[]): LoopConfig {
+  try {
+    return resolveAgentSpec(Array.isArray(spec) ? spec : [spec as AgentSpec]);
+  } catch (error) {
+    throw new AgentError("invalid-input", `new Agent: spec: ${errorText(error)}`, { cause: error });
+  }
+}
+
 /** `config` with the loop's compaction turned on as `autoCompact` asks; throws `AgentError` (`invalid-input`) without a window. */
 function withAutoCompact(config: LoopConfig, autoCompact: AgentOptions["autoCompact"]): LoopConfig {
   if (autoCompact === undefined || autoCompact === false) return config;
@@ -137,7 +280,7 @@ function withAutoCompact(config: LoopConfig, autoCompact: AgentOptions["autoComp
     throw new AgentError(
       "invalid-input",
       "autoCompact folds the transcript at 75 % of the context window and needs config.contextLength " +
-        `(the window in tokens, above zero); it was ${String(limit)}.`,
+        `(the window in tokens, above zero); it was ${typeof limit === "number" ? String(limit) : kindOf(limit)}.`,
     );
   }
   const given = (config.tasks?.compaction ?? {}) as Record<string, unknown>;
@@ -151,14 +294,86 @@ function withAutoCompact(config: LoopConfig, autoCompact: AgentOptions["autoComp
   };
 }
 
+/**
+ * Throws the signal's reason once it has aborted: the loop answered the call with the stop already,
+ * so nothing of it may start afterwards.
+ */
+function stopIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason ?? new Error("The run was stopped.");
+}
+
+/** Whether a message is the summary a loop's fold writes. */
+function isSummary(message: AgentMessage): boolean {
+  const m = message as ChatMessage;
+  return m.role === "system" && typeof m.content === "string" && m.content.startsWith(SUMMARY_LEAD);
+}
+
 /** The summary message a loop's fold put into `messages`, if any. */
 function foldedSummary(messages: readonly AgentMessage[]): AgentMessage | undefined {
-  return messages.find(
-    (m) =>
-      (m as ChatMessage).role === "system" &&
-      typeof (m as ChatMessage).content === "string" &&
-      ((m as ChatMessage).content as string).startsWith(SUMMARY_LEAD),
-  );
+  return messages.find(isSummary);
+}
+
+/** What a copy of a chat message keeps however a view rewrote it: the call it answers, or the calls it makes. */
+function callKey(message: unknown): string | undefined {
+  if (!isRecord(message)) return undefined;
+  if (message.role === "tool" && typeof message.tool_call_id === "string")
+    return `tool ${message.tool_call_id}`;
+  if (message.role === "assistant" && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
+    return `calls ${message.tool_calls.map((call) => (isRecord(call) ? String(call.id) : "")).join(" ")}`;
+  }
+  return undefined;
+}
+
+/**
+ * For each message of `target` (a view made from `source`), the index of the `source` message it
+ * stands for, or -1 for one the view added: the same object; else a copy answering, or making, the
+ * same tool calls; else, in a stretch between two such matches where the view kept as many messages
+ * as the source has, the message in the same place (a copy with its text pruned).
+ */
+function standsFor(source: readonly unknown[], target: readonly unknown[]): number[] {
+  const found = target.map(() => -1);
+  const claimed = new Set<number>();
+  const first = new Map<unknown, number>();
+  source.forEach((message, i) => {
+    if (!first.has(message)) first.set(message, i);
+  });
+  target.forEach((message, j) => {
+    const i = first.get(message);
+    if (i !== undefined && !claimed.has(i)) {
+      found[j] = i;
+      claimed.add(i);
+    }
+  });
+  const byKey = new Map<string, number[]>();
+  source.forEach((message, i) => {
+    const key = callKey(message);
+    if (key !== undefined && !claimed.has(i)) byKey.set(key, [...(byKey.get(key) ?? []), i]);
+  });
+  target.forEach((message, j) => {
+    if ((found[j] as number) >= 0) return;
+    const key = callKey(message);
+    const i = key === undefined ? undefined : byKey.get(key)?.shift();
+    if (i !== undefined) {
+      found[j] = i;
+      claimed.add(i);
+    }
+  });
+  let fromTarget = 0;
+  let fromSource = 0;
+  for (let j = 0; j <= target.length; j++) {
+    const match = j < target.length ? (found[j] as number) : source.length;
+    if (match < 0) continue;
+    if (match >= fromSource) {
+      const open: number[] = [];
+      for (let i = fromSource; i < match; i++) if (!claimed.has(i)) open.push(i);
+      if (open.length === j - fromTarget) {
+        for (let n = 0; n < open.length; n++) found[fromTarget + n] = open[n] as number;
+      }
+      fromSource = match + 1;
+    }
+    fromTarget = j + 1;
+  }
+  return found;
 }
 
 /**
@@ -167,12 +382,15 @@ function foldedSummary(messages: readonly AgentMessage[]): AgentMessage | undefi
  * subscribers every step. One run at a time; `steer` and `followUp` queue messages into a run.
  */
 export class Agent {
-  /** The transcript. Assigning copies the array. */
+  /**
+   * The transcript. Assigning copies the array; a value that is not a list of messages throws
+   * `AgentError` (`invalid-input`) naming the first that is not one, the transcript unchanged.
+   */
   get messages(): AgentMessage[] {
     return this.#messages;
   }
   set messages(messages: readonly AgentMessage[]) {
-    this.#messages = [...messages];
+    this.#messages = [...checkedMessages("Agent.messages", messages)];
   }
   /** The system prompt sent first on every request (read at each run's start). */
   system: string | undefined;
@@ -214,12 +432,14 @@ export class Agent {
   #turnOpen = false;
   #partial: ChatMessage | undefined;
   #batch: Batch | undefined;
-  #sent = 0;
-  #appended = 0;
   /** Where the running run's messages start in the transcript. */
   #from = 0;
-  /** Messages the last request carried that are not the agent's own (what `transformContext` added). */
-  #viewOnly = new Set<ChatMessage>();
+  /** The messages of the loop's transcript this agent knows of: the view it handed over, and each one `onMessage` told. */
+  #known = new Set<ChatMessage>();
+  /** How many leading messages of the loop's transcript the agent knows of: what follows, a failed run added unannounced. */
+  #told = 0;
+  /** With compaction on: for each message of the last view, the agent's own message it stands for (a view's copy included). */
+  #owners = new Map<ChatMessage, AgentMessage>();
   /** Why the running run asked the loop to stop after its last tool step, if it did. */
   #ending: "terminated" | "stopped" | undefined;
 
@@ -230,6 +450,7 @@ export class Agent {
         "new Agent(options): options must be an object with config or spec.",
       );
     }
+    checkOptions(options);
     if ((options.config === undefined) === (options.spec === undefined)) {
       throw new AgentError(
         "invalid-input",
@@ -237,8 +458,7 @@ export class Agent {
       );
     }
     this.config = withAutoCompact(
-      options.config ??
-        resolveAgentSpec(Array.isArray(options.spec) ? options.spec : [options.spec as AgentSpec]),
+      options.config ?? specConfig(options.spec as AgentSpec),
       options.autoCompact,
     );
     this.system = options.system;
@@ -286,7 +506,8 @@ export class Agent {
   /**
    * Adds the message(s) to the transcript and runs until the model answers. Resolves with how the
    * run ended (a failed run resolves with `status: "error"`, never rejects). Throws `AgentError`
-   * `busy` while a run is going, `invalid-input` for an empty prompt.
+   * `busy` while a run is going, `invalid-input` (nothing added, nothing sent) for an empty prompt
+   * or messages an endpoint would refuse, naming the message and the fault.
    */
   prompt(input: string | AgentMessage | readonly AgentMessage[]): Promise<AgentRunResult> {
     this.#notBusy("prompt");
@@ -299,10 +520,77 @@ export class Agent {
     } else if (typeof input === "object" && input !== null) {
       messages = [input as AgentMessage];
     } else {
-      throw new AgentError("invalid-input", "Agent.prompt takes text, a message, or a list of messages.");
+      throw new AgentError(
+        "invalid-input",
+        `Agent.prompt takes text, a message, or a list of messages; got ${kindOf(input)}.`,
+      );
     }
     if (messages.length === 0) throw new AgentError("invalid-input", "Agent.prompt: no messages given.");
+    this.#checkPrompt(messages);
     return this.#start(messages);
+  }
+
+  /**
+   * What `prompt` adds, checked before anything is stored: each a message, the tool messages among
+   * them answering the assistant call before them, and the request ending in something for the
+   * model to answer. Throws `AgentError` (`invalid-input`) naming the message and the fault.
+   */
+  #checkPrompt(messages: readonly AgentMessage[]): void {
+    messages.forEach((message, at) => {
+      const problem = messageProblem(message, true);
+      if (problem) throw new AgentError("invalid-input", `Agent.prompt: message ${at} ${problem}.`);
+    });
+    let view: ChatMessage[];
+    try {
+      view = this.convertToLlm([...this.#messages, ...messages]);
+    } catch {
+      return; // the run reports a convertToLlm that throws, as it always has
+    }
+    const fault = pairingFault(view);
+    if (fault) {
+      const given = messages.indexOf(view[fault.at] as AgentMessage);
+      // A fault of the transcript as the host left it is not this prompt's to name; past it, one of
+      // the messages given (a convertToLlm that copies leaves no index to name) is.
+      const which =
+        given >= 0
+          ? `message ${given}`
+          : fault.at >= this.convertToLlm(this.#messages).length
+            ? "a message given"
+            : undefined;
+      if (which !== undefined) {
+        throw new AgentError(
+          "invalid-input",
+          `Agent.prompt: ${which} ${fault.text}; an endpoint refuses that.`,
+        );
+      }
+    }
+    if (view.length === 0 || view.at(-1)?.role === "assistant") {
+      throw new AgentError(
+        "invalid-input",
+        "Agent.prompt: the messages given leave nothing for the model to answer: what the model is sent " +
+          "ends in an assistant reply (an app-only message is not sent). Add a user message, or use continue().",
+      );
+    }
+  }
+
+  /** A message for a queue, checked: `AgentError` (`invalid-input`) for one a request could not carry. */
+  #queued(method: string, message: string | AgentMessage): AgentMessage {
+    if (typeof message === "string") {
+      if (message.trim() === "")
+        throw new AgentError("invalid-input", `Agent.${method}: the message is empty.`);
+      return userMessage(message);
+    }
+    const problem = messageProblem(message, true);
+    if (problem) throw new AgentError("invalid-input", `Agent.${method}: the message ${problem}.`);
+    const chat = message as ChatMessage;
+    if (chat.role === "tool" || (chat.role === "assistant" && (chat.tool_calls ?? []).length > 0)) {
+      throw new AgentError(
+        "invalid-input",
+        `Agent.${method}: a queued message is delivered after every call of a step was answered, so it ` +
+          `cannot be a ${chat.role === "tool" ? "tool message" : "tool call"}; give a user message.`,
+      );
+    }
+    return message;
   }
 
   /**
@@ -327,14 +615,18 @@ export class Agent {
     return this.#start([]);
   }
 
-  /** Queues a message delivered after the current tool step, before the next request. */
+  /**
+   * Queues a message delivered after the current tool step, before the next request. Throws
+   * `AgentError` `invalid-input` (nothing queued) for empty text, a value that is not a message, or
+   * a tool message or tool call.
+   */
   steer(message: string | AgentMessage): void {
-    this.#steering.push(typeof message === "string" ? userMessage(message) : message);
+    this.#steering.push(this.#queued("steer", message));
   }
 
-  /** Queues a message delivered when the run would otherwise stop. */
+  /** Queues a message delivered when the run would otherwise stop. Checked as `steer` checks. */
   followUp(message: string | AgentMessage): void {
-    this.#followUp.push(typeof message === "string" ? userMessage(message) : message);
+    this.#followUp.push(this.#queued("followUp", message));
   }
 
   /** True when either queue holds a message. */
@@ -358,7 +650,10 @@ export class Agent {
     this.clearFollowUpQueue();
   }
 
-  /** Stops the running run: the stream is closed, running tools are signalled, every call is answered. No-op when idle. */
+  /**
+   * Stops the running run: the stream is closed, running tools are signalled, every call is
+   * answered; a call whose `beforeToolCall` is pending never starts its tool. No-op when idle.
+   */
   abort(reason?: unknown): void {
     this.#abort?.abort(reason ?? new Error("Aborted by the caller."));
   }
@@ -446,12 +741,11 @@ export class Agent {
         this.#openTurn();
         for (const message of pending) this.#add(message);
         await this.#delivery;
-        const llm = this.convertToLlm(
-          this.transformContext
-            ? await this.transformContext(this.#messages, signal, { step: 1 })
-            : this.#messages,
-        );
-        this.#sentView(llm);
+        const view = this.transformContext
+          ? await this.transformContext(this.#messages, signal, { step: 1 })
+          : this.#messages;
+        const llm = this.convertToLlm(view);
+        this.#sentView(view, llm);
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
         this.#adopt(result.messages);
         // The loop ended after a tool step at this agent's word: nothing queued is delivered.
@@ -496,7 +790,9 @@ export class Agent {
     const run = failedRun(caught);
     if (!run) return;
     this.#adopt(run.messages);
-    for (const message of run.messages.slice(this.#sent + this.#appended)) {
+    // By place, not by object: a backend may hand back its run's messages as copies.
+    for (const message of run.messages.slice(this.#told)) {
+      this.#known.add(message);
       this.#add(message);
       if (message.role === "tool") this.#batch?.results.push(message);
     }
@@ -544,29 +840,85 @@ export class Agent {
     };
   }
 
-  /**
-   * After the loop folded the transcript (`autoCompact`): the loop's transcript becomes the agent's
-   * (app-only messages, which the loop never saw, go with the folded stretch; messages only a
-   * `transformContext` view carried are left out), and `compacted` is told.
-   */
-  /** Notes the transcript handed to the loop: its length, and which of its messages are not the agent's. */
-  #sentView(llm: ChatMessage[]): void {
-    this.#sent = llm.length;
-    this.#appended = 0;
-    const own = new Set<AgentMessage>(this.#messages);
-    this.#viewOnly = new Set(llm.filter((m) => !own.has(m)));
+  /** Notes the transcript handed to the loop (`view` made into `llm`), and which own message each of its messages stands for. */
+  #sentView(view: readonly AgentMessage[], llm: readonly ChatMessage[]): void {
+    this.#known = new Set(llm);
+    this.#told = llm.length;
+    this.#owners = new Map();
+    if (this.config.compact !== true) return;
+    const own = this.#messages;
+    const toOwn = view === own ? undefined : standsFor(own, view);
+    const toView = standsFor(view, llm);
+    llm.forEach((message, k) => {
+      const j = toView[k] as number;
+      const i = j < 0 ? -1 : toOwn ? (toOwn[j] as number) : j;
+      if (i >= 0) this.#owners.set(message, own[i] as AgentMessage);
+    });
   }
 
+  /**
+   * After the loop folded the transcript (`autoCompact`): the fold becomes the agent's own. The
+   * agent's messages the folded stretch stood for go (app-only messages among them too); the rest
+   * stay as the agent keeps them — its own message where the request carried a `transformContext`
+   * copy, app-only messages after the stretch in their places, nothing a view only added — behind the
+   * summary. The result is checked to pair every tool call with its answers before it is adopted and
+   * `compacted` is told; one that would not is left alone (a notice says so) and the agent keeps its
+   * transcript whole.
+   */
   #adopt(loopMessages: readonly ChatMessage[]): void {
     if (this.config.compact !== true) return;
     const summary = foldedSummary(loopMessages);
-    if (!summary || this.#messages.includes(summary)) return;
-    const adopted = loopMessages.filter((m) => !this.#viewOnly.has(m));
-    const removed = this.#messages.length - adopted.length;
+    if (!summary || this.#known.has(summary as ChatMessage)) return;
+    const own = this.#messages;
+    const index = new Map<AgentMessage, number>(own.map((message, i) => [message, i]));
+    const ownIndex = (message: ChatMessage): number => {
+      const owner = this.#owners.get(message) ?? message;
+      return index.get(owner) ?? -1;
+    };
+    const at = loopMessages.indexOf(summary as ChatMessage);
+    const after = new Set(loopMessages);
+    // The folded stretch: what the loop had before the fold and has no more.
+    let cut = 0;
+    for (const message of this.#known) {
+      if (!after.has(message)) cut = Math.max(cut, ownIndex(message) + 1);
+    }
+    const lead = loopMessages
+      .slice(0, at)
+      .map(ownIndex)
+      .filter((i) => i >= 0 && i < cut)
+      .map((i) => own[i] as AgentMessage);
+    const unreported = loopMessages.filter((m) => !this.#known.has(m) && m !== summary);
+    const kept = loopMessages.slice(at + 1).filter((m) => !unreported.includes(m));
+    const adopted = [...lead, summary, ...own.slice(cut)];
+    const fault =
+      kept.some((m) => {
+        const i = ownIndex(m);
+        return i >= 0 && i < cut;
+      }) || this.#unpaired([...adopted, ...unreported]);
+    this.#known.add(summary as ChatMessage);
+    this.#told = loopMessages.length - unreported.length;
+    if (fault) {
+      this.#emit({
+        type: "notice",
+        text:
+          "The fold was not taken into the agent's transcript: its messages and the fold's did not line up " +
+          "(tool calls would go unanswered). The agent keeps its transcript whole; the next run folds again.",
+      });
+      return;
+    }
     this.#messages = adopted;
-    this.#sent = loopMessages.length - this.#appended;
-    this.#from = Math.max(0, this.#from - removed);
+    for (const message of loopMessages) if (!unreported.includes(message)) this.#known.add(message);
+    this.#from = Math.max(0, this.#from - (cut - lead.length - 1));
     this.#emit({ type: "compacted", messages: [...this.#messages] });
+  }
+
+  /** Whether a transcript's request would leave a tool call unanswered or an answer without its call. */
+  #unpaired(messages: readonly AgentMessage[]): boolean {
+    try {
+      return pairingFault(this.convertToLlm(messages)) !== undefined;
+    } catch {
+      return true;
+    }
   }
 
   #onLoopEvent(event: RunEvent): void {
@@ -599,7 +951,8 @@ export class Agent {
   }
 
   async #onMessage(message: ChatMessage, step: number): Promise<void> {
-    this.#appended++;
+    this.#known.add(message);
+    this.#told++;
     this.#messages.push(message);
     if (step === 0) {
       // The loop's own exchange before the first request (a proxied preselection's load_tools):
@@ -693,7 +1046,7 @@ export class Agent {
       ? await this.transformContext(this.#messages, signal, info)
       : this.#messages;
     const llm = this.convertToLlm(view);
-    this.#sentView(llm);
+    this.#sentView(view, llm);
     return { messages: llm, ...planned() };
   }
 
@@ -715,6 +1068,8 @@ export class Agent {
       }
       if (decision && "args" in decision && decision.args) args = decision.args;
     }
+    // A stop while the hook was pending answered the call already: the tool must not start after it.
+    stopIfAborted(signal);
     let result: unknown;
     let isError = false;
     try {
@@ -754,6 +1109,8 @@ export class Agent {
         { toolCall: request, args, messages: this.#messages, result, isError },
         signal,
       );
+      // Stopped while the hook ran: the call was answered with the stop, and what the hook said is not used.
+      stopIfAborted(signal);
       if (after) {
         if (after.result !== undefined) result = after.result;
         if (after.isError !== undefined) isError = after.isError;

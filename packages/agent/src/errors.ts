@@ -65,3 +65,24 @@ export class SessionBusyError extends AgentError {
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** What a refused value was, for an error message: its kind, with a short scalar's value ("a string (\"5\")"). */
+export function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (Array.isArray(value)) return "a list";
+  switch (typeof value) {
+    case "string":
+      return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)})`;
+    case "number":
+    case "bigint":
+    case "boolean":
+      return `a ${typeof value} (${String(value)})`;
+    case "function":
+      return "a function";
+    case "symbol":
+      return "a symbol";
+    default:
+      return "an object";
+  }
+}

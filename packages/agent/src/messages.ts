@@ -1,4 +1,5 @@
 import type { ChatMessage } from "@loopwright/loop";
+import { kindOf } from "./errors.js";
 
 /**
  * App-only message types, added by declaration merging: each property's type is one more member
@@ -69,4 +70,60 @@ export function answeredPrefix(messages: readonly AgentMessage[]): number {
     if (open.size === 0) good = at + 1;
   }
   return good;
+}
+
+/** A content part an endpoint takes the shape of: a string `type`, and a text part's text or an image part's url. */
+function isPart(part: unknown): boolean {
+  if (!isRecord(part) || typeof part.type !== "string") return false;
+  if (part.type === "text") return typeof part.text === "string";
+  if (part.type === "image_url") return isRecord(part.image_url) && typeof part.image_url.url === "string";
+  return true;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** What is wrong with one tool call of an assistant message, or undefined. */
+function callProblem(call: unknown): string | undefined {
+  if (!isRecord(call) || typeof call.id !== "string") return "a tool call without a string id";
+  const fn = call.type === "custom" ? call.custom : call.function;
+  const body = call.type === "custom" ? "input" : "arguments";
+  if (!isRecord(fn) || typeof fn.name !== "string" || typeof fn[body] !== "string") {
+    return `tool call ${JSON.stringify(call.id)} without a string name and ${body}`;
+  }
+  return undefined;
+}
+
+/**
+ * What keeps a value from being a message of a transcript (said as "is …" / "has …", without quoting
+ * it), or undefined for one: an object with a non-empty string `role`; for a chat message, content
+ * that is text or a list of parts an endpoint takes (`needContent`: present, except on an assistant
+ * message), a tool message's `tool_call_id`, an assistant message's well-formed `tool_calls`. An
+ * app-only message (any other role) is checked for its role only.
+ */
+export function messageProblem(message: unknown, needContent: boolean): string | undefined {
+  if (!isRecord(message)) return `is not a message (an object with a role); got ${kindOf(message)}`;
+  const { role, content } = message;
+  if (typeof role !== "string" || role === "") return `has no role (a non-empty string); got ${kindOf(role)}`;
+  if (!LLM_ROLES.has(role)) return undefined;
+  const absent = content === undefined || content === null;
+  if (absent ? needContent && role !== "assistant" : typeof content !== "string" && !Array.isArray(content)) {
+    return `has content that is neither text nor a list of parts; got ${kindOf(content)}`;
+  }
+  if (Array.isArray(content) && !content.every(isPart)) {
+    return "has a content part that is not { type, … } (a text part without its text, an image part without its url)";
+  }
+  if (role === "tool" && typeof message.tool_call_id !== "string") {
+    return `is a tool message without its tool_call_id (a string); got ${kindOf(message.tool_call_id)}`;
+  }
+  if (role === "assistant" && message.tool_calls !== undefined && message.tool_calls !== null) {
+    if (!Array.isArray(message.tool_calls))
+      return `has tool_calls that is not a list; got ${kindOf(message.tool_calls)}`;
+    for (const call of message.tool_calls) {
+      const problem = callProblem(call);
+      if (problem) return `has ${problem}`;
+    }
+  }
+  return undefined;
 }
