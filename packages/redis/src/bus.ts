@@ -18,7 +18,11 @@ import {
   type RedisOptions,
   refusedForGood,
   resolveOptions,
+  shownMs,
+  shownUrl,
+  timeoutOption,
   whenReady,
+  within,
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { MAX_OWED, Owed } from "./owed.js";
@@ -29,13 +33,22 @@ export interface RedisBusOptions extends RedisOptions {
   /** Laid over `DEFAULT_EVENTS_SETTINGS` the way `configure` lays changes over the current set. */
   settings?: Partial<EventsSettings>;
   /**
-   * How many emitted events may wait for Redis while it is away, or refusing writes for now (out of
-   * memory, loading), before the oldest are dropped (watchers then see one gap notice for them).
+   * How many emitted events may wait for Redis while it is away, refusing writes for now (out of
+   * memory, loading), or silent (a write unanswered past `writeTimeoutMs`), before the oldest are
+   * dropped (watchers then see one gap notice for them).
    * A burst while Redis takes writes is not cut: it waits for the flush, whole. Default 10 000.
    */
   maxPending?: number;
   /** Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. */
   maxStreamLength?: number;
+  /**
+   * How long, in ms, a write may go unanswered before it counts as failed: past it, what waits is
+   * held to `maxPending` (the oldest dropped) and `onError` is told, as when Redis is away. The write
+   * itself stays on the wire and is not sent twice; its answer, when Redis wakes, is taken as usual.
+   * For a Redis that keeps the connection open and answers nothing (stopped, cut off by the network).
+   * Default 5000.
+   */
+  writeTimeoutMs?: number;
 }
 
 /** Where a {@link RedisEventBus} watcher starts reading. */
@@ -74,7 +87,9 @@ export interface RedisEventBus extends EventBus {
    * The run's events after seq `after` (default 0) as Redis holds them now, from any instance. An
    * entry this package did not write (not JSON, no `kind`, a `seq` not its entry id's) is skipped, as a watcher skips
    * it; the seqs show the gap. Never throws for what another process wrote into the stream; rejects
-   * with `EventsError` (`invalid-event`) for an `after` that is not a whole number from 0.
+   * with `EventsError` (`invalid-event`) for an `after` that is not a whole number from 0, and with
+   * the client's error (Redis away) or `RedisStoreError` (`connect`: Redis took the request and did
+   * not answer within `connectTimeoutMs`) when Redis cannot be read.
    */
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
   /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
@@ -109,6 +124,9 @@ interface Pending {
 }
 
 const FLUSH_BATCH = 512;
+
+/** How long a write may go unanswered before it counts as failed, by default (`writeTimeoutMs`). */
+const DEFAULT_WRITE_TIMEOUT_MS = 5000;
 
 function describe(value: unknown): string {
   if (value === null) return "null";
@@ -265,13 +283,21 @@ const APPEND_SHA = createHash("sha1").update(APPEND_SCRIPT).digest("hex");
  * starting it at once only one does.
  *
  * Throws `RedisStoreError` (`invalid-option`, `connect`) when the options are wrong or Redis cannot
- * be reached at first; never throws from `emit` for a Redis failure.
+ * be reached at first, or does not answer within `connectTimeoutMs`; never throws from `emit` for a
+ * Redis failure. A Redis that stops answering later counts as away once a write has gone unanswered
+ * for `writeTimeoutMs`.
  */
 export async function createRedisBus(options: RedisBusOptions): Promise<RedisEventBus> {
   resolveOptions(options, "createRedisBus");
   const maxPending = positive(options.maxPending, "maxPending", 10_000);
   const maxStreamLength = positive(options.maxStreamLength, "maxStreamLength", 100_000);
-  const { resolved, writer, subscriber } = await connectStore(options, "createRedisBus");
+  const writeTimeoutMs = timeoutOption(
+    options.writeTimeoutMs,
+    "writeTimeoutMs",
+    "createRedisBus",
+    DEFAULT_WRITE_TIMEOUT_MS,
+  );
+  const { resolved, writer, subscriber, bounded, starting } = await connectStore(options, "createRedisBus");
   const { prefix, report } = resolved;
   const endChannel = `${prefix}bus:end`;
   const keyOf = (runId: string) => `${prefix}run:${runId}`;
@@ -311,7 +337,13 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     watchers.delete(runId);
     for (const watcher of [...set]) watcher.end();
   };
-  await subscriber.subscribe(endChannel, (runId) => endLocal(runId));
+  await starting(
+    `subscribe to ${endChannel}`,
+    bounded(
+      subscriber.subscribe(endChannel, (runId) => endLocal(runId)),
+      "SUBSCRIBE",
+    ),
+  );
 
   const deadline = (run: LocalRun) =>
     run.touched + (run.ended ? current.retainEndedMs : current.retainUnendedMs);
@@ -341,6 +373,63 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     sweepTimer = setTimeout(sweep, Math.min(2 ** 31 - 1, Math.max(0, at - Date.now())));
     sweepTimer.unref();
   }
+
+  /**
+   * Holds what waits to `maxPending`, dropping the oldest, while Redis is away, refusing writes for
+   * now, or leaving a write unanswered past `writeTimeoutMs`; a burst while it takes writes waits, whole.
+   */
+  const bound = (): void => {
+    if (pending.length <= maxPending || (writer.isReady && !writesFailing)) return;
+    const excess = pending.length - maxPending;
+    pending.splice(0, excess);
+    const before = droppedWhileAway;
+    droppedWhileAway += excess;
+    if (before === 0 || Math.floor(before / 1000) !== Math.floor(droppedWhileAway / 1000)) {
+      report(
+        new RedisStoreError(
+          "connect",
+          `Redis has been away, silent or refusing writes while more than ${maxPending} events waited; the oldest are dropped.`,
+        ),
+      );
+    }
+  };
+
+  /**
+   * Awaits a write (a batch, or the ended runs owed) as it is. If it is still unanswered after
+   * `writeTimeoutMs` (Redis stopped, or cut off with the connection left open), writes count as
+   * failing from then on: the queue is held to `maxPending` and `onError` is told, once per silence.
+   * Nothing is sent again meanwhile: the write on the wire is answered when Redis wakes, or fails
+   * with the connection.
+   */
+  const answered = async <T>(write: Promise<T>): Promise<T> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<true>((resolve) => {
+      timer = setTimeout(() => resolve(true), writeTimeoutMs);
+      timer.unref();
+    });
+    const silent = await Promise.race([
+      write.then(
+        () => false,
+        () => false,
+      ),
+      late,
+    ]);
+    clearTimeout(timer);
+    if (silent) {
+      if (!writesFailing) {
+        report(
+          new RedisStoreError(
+            "connect",
+            `Redis at ${shownUrl(resolved.url)} did not answer a write within ${shownMs(writeTimeoutMs)}; ` +
+              `until it does, at most ${maxPending} events wait (maxPending) and the oldest are dropped.`,
+          ),
+        );
+      }
+      writesFailing = true;
+      bound();
+    }
+    return write;
+  };
 
   const settle = (): void => {
     if ((pending.length > 0 || ends.size > 0) && !closed) return;
@@ -445,10 +534,10 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         }
         // An endRun made while Redis was away goes first: before the events of a run started
         // afresh under the same id.
-        let failed = ends.size > 0 && !(await ends.flush());
+        let failed = ends.size > 0 && !(await answered(ends.flush()));
         if (!failed && pending.length > 0) {
           const batch = pending.slice(0, FLUSH_BATCH);
-          const handled = await writeBatch(batch);
+          const handled = await answered(writeBatch(batch));
           // `pending` may have been trimmed or had runs dropped meanwhile, but nothing goes in ahead
           // of the batch: whatever of it is left is in the first FLUSH_BATCH places. Only those are
           // rewritten, not the whole queue (a burst of 10^5 emits was quadratic).
@@ -545,21 +634,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
       pending.push({ runId, token: run.token, event: stored, json, tried: false });
-      // Bounded while Redis is away or refusing writes; a burst while it takes them waits, whole.
-      if (pending.length > maxPending && (!writer.isReady || writesFailing)) {
-        const excess = pending.length - maxPending;
-        pending.splice(0, excess);
-        const before = droppedWhileAway;
-        droppedWhileAway += excess;
-        if (before === 0 || Math.floor(before / 1000) !== Math.floor(droppedWhileAway / 1000)) {
-          report(
-            new RedisStoreError(
-              "connect",
-              `Redis has been away or refusing writes while more than ${maxPending} events waited; the oldest are dropped.`,
-            ),
-          );
-        }
-      }
+      bound();
       schedule(deadline(run));
       kick();
       return stored;
@@ -592,12 +667,18 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     async readHistory(runId, after = 0) {
       checkRunId(runId, "readHistory");
       checkAfter(after, "readHistory");
-      const entries = await call<[string, string[]][]>(writer, [
-        "XRANGE",
-        keyOf(runId),
-        `${after + 1}-0`,
-        "+",
-      ]);
+      // Bounded: a Redis that keeps the connection and answers nothing rejects this after
+      // `connectTimeoutMs` (as one that is away rejects it at once), not never.
+      const entries = await within(
+        call<[string, string[]][]>(writer, ["XRANGE", keyOf(runId), `${after + 1}-0`, "+"]),
+        resolved.connectTimeoutMs,
+        () =>
+          new RedisStoreError(
+            "connect",
+            `readHistory: Redis at ${shownUrl(resolved.url)} did not answer within ${shownMs(resolved.connectTimeoutMs)} ` +
+              "(connectTimeoutMs). Check that the server is running and reachable.",
+          ),
+      );
       // An entry this package did not write is skipped, as a watcher skips it: the seqs show the gap.
       return entries.map(decode).filter((event) => event !== undefined);
     },

@@ -42,7 +42,10 @@ function plausible(reading: unknown): reading is number {
  * unreachable server.
  */
 export async function createRedisCalibration(options: RedisCalibrationOptions): Promise<RedisCalibration> {
-  const { resolved, writer, subscriber } = await connectStore(options, "createRedisCalibration");
+  const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
+    options,
+    "createRedisCalibration",
+  );
   const { prefix, report } = resolved;
   const channel = `${prefix}calibration`;
   const indexKey = `${prefix}calibration:index`;
@@ -67,10 +70,12 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     shared.set(id, readings);
   };
 
+  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
+  // `onError` after a reconnect, instead of leaving the reload waiting for ever.
   const reload = async (): Promise<void> => {
-    const ids = await call<string[]>(writer, ["SMEMBERS", indexKey]);
+    const ids = await ask<string[]>(["SMEMBERS", indexKey]);
     for (const id of ids) {
-      const values = await call<string[]>(writer, ["LRANGE", keyOf(id), String(-KEPT), "-1"]);
+      const values = await ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]);
       shared.set(id, values.map(Number).filter(plausible));
     }
   };
@@ -84,19 +89,25 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     return held;
   };
 
-  await subscriber.subscribe(channel, (message) => {
-    try {
-      const { id, reading, forget } = JSON.parse(message) as {
-        id: string;
-        reading?: number;
-        forget?: string;
-      };
-      if (typeof forget === "string") dropLocal(forget);
-      else if (typeof id === "string") take(id, reading as number);
-    } catch (error) {
-      report(error);
-    }
-  });
+  await starting(
+    `subscribe to ${channel}`,
+    bounded(
+      subscriber.subscribe(channel, (message) => {
+        try {
+          const { id, reading, forget } = JSON.parse(message) as {
+            id: string;
+            reading?: number;
+            forget?: string;
+          };
+          if (typeof forget === "string") dropLocal(forget);
+          else if (typeof id === "string") take(id, reading as number);
+        } catch (error) {
+          report(error);
+        }
+      }),
+      "SUBSCRIBE",
+    ),
+  );
   /**
    * Forgotten endpoints, with the reading lists they had, until Redis has the deletion and every
    * instance was told: sent at once when the link is up, else when it is back, before any reload.
@@ -121,7 +132,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       .then((sent) => (sent ? reload() : undefined))
       .catch(report);
   });
-  await reload();
+  await starting("read the readings already shared", reload());
 
   return {
     calibrate(endpoint, model, body, promptTokens) {

@@ -137,7 +137,10 @@ export async function createRedisCapabilityStore(
       "createRedisCapabilityStore: `syncMs` must be a positive number of ms.",
     );
   }
-  const { resolved, writer, subscriber } = await connectStore(options, "createRedisCapabilityStore");
+  const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
+    options,
+    "createRedisCapabilityStore",
+  );
   const { prefix, report } = resolved;
   const channel = `${prefix}caps`;
   const indexKey = `${prefix}caps:index`;
@@ -289,25 +292,33 @@ export async function createRedisCapabilityStore(
     what: "forgotten tenants",
   });
 
+  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
+  // `onError` after a reconnect, instead of leaving the reload waiting for ever.
   const reload = async (): Promise<void> => {
-    const known = await call<string[]>(writer, ["SMEMBERS", indexKey]);
+    const known = await ask<string[]>(["SMEMBERS", indexKey]);
     for (const id of known) {
-      const flat = await call<string[]>(writer, ["HGETALL", keyOf(id)]);
+      const flat = await ask<string[]>(["HGETALL", keyOf(id)]);
       const fields: [string, string][] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) fields.push([flat[i] as string, flat[i + 1] as string]);
       receive(id, fields);
     }
   };
 
-  await subscriber.subscribe(channel, (message) => {
-    try {
-      const parsed = JSON.parse(message) as { id: string; fields?: [string, string][]; forget?: true };
-      if (parsed.forget) dropLocal(parsed.id);
-      else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
-    } catch (error) {
-      report(error);
-    }
-  });
+  await starting(
+    `subscribe to ${channel}`,
+    bounded(
+      subscriber.subscribe(channel, (message) => {
+        try {
+          const parsed = JSON.parse(message) as { id: string; fields?: [string, string][]; forget?: true };
+          if (parsed.forget) dropLocal(parsed.id);
+          else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
+        } catch (error) {
+          report(error);
+        }
+      }),
+      "SUBSCRIBE",
+    ),
+  );
   // Back from a lost connection: the server may have restarted empty, so every local latch is
   // written again (refusals are a union, so writing one twice is harmless), and whatever was
   // announced meanwhile is read again.
@@ -326,7 +337,7 @@ export async function createRedisCapabilityStore(
       })
       .catch(report);
   });
-  await reload();
+  await starting("read the latches already shared", reload());
 
   const timer = setInterval(() => {
     for (const entry of entries.values()) void share(entry);

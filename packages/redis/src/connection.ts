@@ -16,6 +16,14 @@ export interface RedisOptions {
    * ignored. Default: nothing.
    */
   onError?: (error: unknown) => void;
+  /**
+   * How long, in ms, to wait for Redis to take a connection and to answer each command a factory
+   * sends while it starts (the handshake, the first `PING`, the subscription, each read of what is
+   * shared); also each command of a reload after a reconnect. A server that keeps the connection open
+   * and answers nothing (a stopped process, a network partition) fails the factory with
+   * `RedisStoreError` (`connect`) after this long, instead of hanging it. Default 5000.
+   */
+  connectTimeoutMs?: number;
 }
 
 /** The checked form of {@link RedisOptions}. */
@@ -23,6 +31,56 @@ export interface Resolved {
   url: string;
   prefix: string;
   report: (error: unknown) => void;
+  connectTimeoutMs: number;
+}
+
+/** How long a factory waits for Redis to answer, by default (`connectTimeoutMs`). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+
+/** The longest a Node timer waits (about 24.8 days); a longer bound is held to it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Checks a timing option: absent is `fallback`, else a positive, finite number of ms (held to what
+ * a timer can wait). Throws `RedisStoreError` (`invalid-option`) naming it.
+ */
+export function timeoutOption(value: unknown, name: string, where: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || !(value > 0)) {
+    throw new RedisStoreError(
+      "invalid-option",
+      `${where}: \`${name}\` must be a positive number of ms when given, and was given ${typeof value === "number" ? String(value) : `a ${typeof value}`}.`,
+    );
+  }
+  return Math.min(value, MAX_TIMER_MS);
+}
+
+/** A bound in words: "5 s", "300 ms". */
+export function shownMs(ms: number): string {
+  return ms >= 1000 && ms % 100 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
+}
+
+/**
+ * Awaits `work`, rejecting with `late()` if it has not settled within `ms`. `work` itself runs on:
+ * a command already written is answered when (if) Redis wakes, so the caller that gives up on it
+ * closes the connection, or waits for it on its own terms.
+ */
+export function within<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+  });
+  return Promise.race([work, bound]).finally(() => clearTimeout(timer));
+}
+
+/** The error for a Redis that took the connection and did not answer `what` within the bound. */
+function silent(resolved: Resolved, where: string, what: string): RedisStoreError {
+  return new RedisStoreError(
+    "connect",
+    `${where}: Redis at ${shownUrl(resolved.url)} did not answer ${what} within ${shownMs(resolved.connectTimeoutMs)}. ` +
+      "Check that the server is running and reachable: a stopped server, or one cut off by the network, " +
+      "can keep the connection open and answer nothing. `connectTimeoutMs` sets how long to wait.",
+  );
 }
 
 /** A Redis URL as a message may name it: its password (`redis://user:password@host`) as `***`. */
@@ -45,7 +103,7 @@ export function resolveOptions(options: unknown, where: string): Resolved {
       `${where} needs an options object such as { url: "redis://127.0.0.1:6379" }, and was given ${options === null ? "null" : typeof options}.`,
     );
   }
-  const { url, prefix, onError } = options as Record<string, unknown>;
+  const { url, prefix, onError, connectTimeoutMs } = options as Record<string, unknown>;
   if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
     throw new RedisStoreError(
       "invalid-option",
@@ -67,10 +125,12 @@ export function resolveOptions(options: unknown, where: string): Resolved {
   if (onError !== undefined && typeof onError !== "function") {
     throw new RedisStoreError("invalid-option", `${where}: \`onError\` must be a function when given.`);
   }
+  const bound = timeoutOption(connectTimeoutMs, "connectTimeoutMs", where, DEFAULT_CONNECT_TIMEOUT_MS);
   const tell = onError as ((error: unknown) => void) | undefined;
   return {
     url,
     prefix: prefix ?? "lw:",
+    connectTimeoutMs: bound,
     report: (error) => {
       try {
         tell?.(error);
@@ -83,39 +143,56 @@ export function resolveOptions(options: unknown, where: string): Resolved {
 
 /**
  * A client that never queues a command while it is away (so a write fails fast and is retried by
- * its owner), reconnects with a short capped backoff forever, and reports errors instead of
- * throwing them from an event emitter.
+ * its owner), gives up a TCP connect after `connectTimeoutMs` (and tries again), reconnects with a
+ * short capped backoff forever, and reports errors instead of throwing them from an event emitter.
  */
 export function connection(resolved: Resolved) {
   const client = createClient({
     url: resolved.url,
     RESP: 2,
     disableOfflineQueue: true,
-    socket: { reconnectStrategy: (retries: number) => Math.min(25 * 2 ** retries, 500) },
+    socket: {
+      connectTimeout: resolved.connectTimeoutMs,
+      reconnectStrategy: (retries: number) => Math.min(25 * 2 ** retries, 500),
+    },
   });
   client.on("error", resolved.report);
   return client;
 }
 
-/** Connects `client`, turning a refusal into a `RedisStoreError` (`connect`) that names the URL. */
-export async function open(client: RedisConnection, resolved: Resolved, where: string): Promise<void> {
+/**
+ * Connects `client`, turning a refusal into a `RedisStoreError` (`connect`) that names the URL, and
+ * so does a server that takes the connection and does not finish the handshake within
+ * `connectTimeoutMs`. The client is destroyed when it fails.
+ */
+export async function open(
+  client: RedisConnection,
+  resolved: Resolved,
+  where: string,
+  which = "",
+): Promise<void> {
   // The first connection must not retry forever: a wrong URL should fail the factory, not hang it.
+  let fail: (cause: unknown) => void = () => {};
   const first = new Promise<never>((_, reject) => {
-    const fail = (cause: unknown) =>
+    fail = (cause: unknown) =>
       reject(
         new RedisStoreError(
           "connect",
-          `${where} could not reach Redis at ${shownUrl(resolved.url)}. Check the URL and that the server is running.`,
+          `${where} could not ${which === "" ? "reach Redis" : `open its ${which} connection to Redis`} at ${shownUrl(resolved.url)}. Check the URL and that the server is running.`,
           { cause },
         ),
       );
     client.once("error", fail);
   });
   try {
-    await Promise.race([client.connect(), first]);
+    await within(Promise.race([client.connect(), first]), resolved.connectTimeoutMs, () =>
+      silent(resolved, where, `the handshake${which === "" ? "" : ` of its ${which} connection`}`),
+    );
   } catch (error) {
     client.destroy();
     throw error;
+  } finally {
+    client.off("error", fail);
   }
 }
 
@@ -135,6 +212,22 @@ export interface Connections {
   resolved: Resolved;
   writer: RedisConnection;
   subscriber: RedisConnection;
+  /**
+   * `call` on the writer, bounded: a reply that has not come within `connectTimeoutMs` rejects with
+   * `RedisStoreError` (`connect`). For the reads a store starts with (and repeats after a reconnect),
+   * which would otherwise wait for ever on a server that answers nothing.
+   */
+  ask<T>(args: string[]): Promise<T>;
+  /**
+   * `work` (a subscription, `within`), bounded as `ask` is: for a command that is not a `call`.
+   */
+  bounded<T>(work: Promise<T>, what: string): Promise<T>;
+  /**
+   * Awaits one more step of a factory's start (`step` says what, for the message). If it fails —
+   * Redis silent past the bound, the link lost, an error reply — closes both connections and throws
+   * `RedisStoreError` (`connect`), the one `ask`/`bounded` made or one naming the URL and the step.
+   */
+  starting<T>(step: string, work: Promise<T>): Promise<T>;
 }
 
 /**
@@ -148,16 +241,10 @@ export async function connectStore(options: unknown, where: string): Promise<Con
   const subscriber = writer.duplicate();
   subscriber.on("error", resolved.report);
   try {
-    await subscriber.connect();
-  } catch (cause) {
+    await open(subscriber, resolved, where, "subscriber");
+  } catch (error) {
     writer.destroy();
-    throw new RedisStoreError(
-      "connect",
-      `${where} could not open its subscriber connection to ${shownUrl(resolved.url)}.`,
-      {
-        cause,
-      },
-    );
+    throw error;
   }
   // A server can take the connection and refuse every command (it wants a password the URL does not
   // give: NOAUTH): ask once on each, so that fails here, as a RedisStoreError with both closed, not
@@ -167,9 +254,20 @@ export async function connectStore(options: unknown, where: string): Promise<Con
   const started = Date.now();
   for (;;) {
     try {
-      await Promise.all([call(writer, ["PING"]), call(subscriber, ["PING"])]);
+      // Bounded: a server that takes the connection and then answers nothing (stopped, cut off by
+      // the network) fails the factory after `connectTimeoutMs`, with both connections closed.
+      await within(
+        Promise.all([call(writer, ["PING"]), call(subscriber, ["PING"])]),
+        resolved.connectTimeoutMs,
+        () => silent(resolved, where, "its first command (PING)"),
+      );
       break;
     } catch (cause) {
+      if (RedisStoreError.isInstance(cause)) {
+        writer.destroy();
+        subscriber.destroy();
+        throw cause;
+      }
       const passing = cause instanceof ErrorReply && !refusedForGood(cause);
       if (passing && Date.now() - started < STARTING_MS) {
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -190,7 +288,29 @@ export async function connectStore(options: unknown, where: string): Promise<Con
       );
     }
   }
-  return { resolved, writer, subscriber };
+  const bounded = <T>(work: Promise<T>, what: string): Promise<T> =>
+    within(work, resolved.connectTimeoutMs, () => silent(resolved, where, what));
+  return {
+    resolved,
+    writer,
+    subscriber,
+    ask: <T>(args: string[]) => bounded(call<T>(writer, args), args[0] ?? "a command"),
+    bounded,
+    async starting<T>(step: string, work: Promise<T>): Promise<T> {
+      try {
+        return await work;
+      } catch (cause) {
+        writer.destroy();
+        subscriber.destroy();
+        if (RedisStoreError.isInstance(cause)) throw cause;
+        throw new RedisStoreError(
+          "connect",
+          `${where} connected to Redis at ${shownUrl(resolved.url)}, but could not ${step}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          { cause },
+        );
+      }
+    },
+  };
 }
 
 /** How long a factory waits out a Redis answering LOADING, BUSY or another reply that passes. */

@@ -38,7 +38,10 @@ function fieldsOf(state: RouteLatches): Fields {
  * later of two. Throws `RedisStoreError` for bad options or an unreachable server.
  */
 export async function createRedisRouteLatches(options: RedisOptions): Promise<RedisRouteLatches> {
-  const { resolved, writer, subscriber } = await connectStore(options, "createRedisRouteLatches");
+  const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
+    options,
+    "createRedisRouteLatches",
+  );
   const { prefix, report } = resolved;
   const channel = `${prefix}routes`;
   const indexKey = `${prefix}routes:index`;
@@ -134,27 +137,35 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
     return state;
   };
 
+  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
+  // `onError` after a reconnect, instead of leaving the reload waiting for ever.
   const reload = async (): Promise<void> => {
-    const ids = await call<string[]>(writer, ["SMEMBERS", indexKey]);
+    const ids = await ask<string[]>(["SMEMBERS", indexKey]);
     for (const id of ids) {
-      const flat = await call<string[]>(writer, ["HGETALL", keyOf(id)]);
+      const flat = await ask<string[]>(["HGETALL", keyOf(id)]);
       const fields: Record<string, string> = {};
       for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
       receive(id, fields);
     }
   };
 
-  await subscriber.subscribe(channel, (message) => {
-    try {
-      const { id, fields, from } = JSON.parse(message) as { id: string; fields: Fields; from?: string };
-      // Its own announcement, echoed back, holds nothing it did not hold — and arriving after a
-      // `delete` (the pool's forget) it would lay the forgotten latch straight back on.
-      if (from === self) return;
-      if (typeof id === "string" && typeof fields === "object" && fields !== null) receive(id, fields);
-    } catch (error) {
-      report(error);
-    }
-  });
+  await starting(
+    `subscribe to ${channel}`,
+    bounded(
+      subscriber.subscribe(channel, (message) => {
+        try {
+          const { id, fields, from } = JSON.parse(message) as { id: string; fields: Fields; from?: string };
+          // Its own announcement, echoed back, holds nothing it did not hold — and arriving after a
+          // `delete` (the pool's forget) it would lay the forgotten latch straight back on.
+          if (from === self) return;
+          if (typeof id === "string" && typeof fields === "object" && fields !== null) receive(id, fields);
+        } catch (error) {
+          report(error);
+        }
+      }),
+      "SUBSCRIBE",
+    ),
+  );
   subscriber.on("ready", () => {
     // The server may have come back empty: write what this instance knows again, then read.
     void whenReady(writer)
@@ -164,7 +175,7 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
       })
       .catch(report);
   });
-  await reload();
+  await starting("read the latches already shared", reload());
 
   return {
     get: (base) => states.get(base) ?? adopt(base),

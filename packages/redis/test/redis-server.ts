@@ -57,6 +57,19 @@ export class RedisServer {
     });
   }
 
+  /**
+   * Stops the server by its pid (SIGSTOP): it keeps every connection open and answers nothing, as a
+   * Redis cut off by the network does, until `resume`.
+   */
+  pause(): void {
+    process.kill(this.child?.pid as number, "SIGSTOP");
+  }
+
+  /** Lets a paused server run again (SIGCONT); it answers what was sent meanwhile. */
+  resume(): void {
+    process.kill(this.child?.pid as number, "SIGCONT");
+  }
+
   /** Kills the server by its pid (SIGKILL: everything it held is gone) and waits for the exit. */
   async kill(): Promise<void> {
     const child = this.child;

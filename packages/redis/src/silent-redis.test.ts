@@ -1,0 +1,189 @@
+// A Redis that keeps the connection open and answers nothing — stopped (SIGSTOP), swapped out, or cut
+// off by a network partition that sends no RST — must not hang a factory, nor let the bus's queue
+// grow past `maxPending` without `onError` hearing of it.
+import { createServer, type Server, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { HoldProxy } from "../test/hold-proxy.js";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import {
+  createRedisBus,
+  createRedisCalibration,
+  createRedisCapabilityStore,
+  createRedisRouteLatches,
+  createRedisStores,
+  RedisStoreError,
+} from "./index.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const FACTORIES = [
+  createRedisBus,
+  createRedisCapabilityStore,
+  createRedisCalibration,
+  createRedisRouteLatches,
+  createRedisStores,
+] as const;
+
+async function failure(promise: Promise<unknown>): Promise<RedisStoreError> {
+  const error = await promise.then(
+    async (store) => {
+      await (store as { close(): Promise<void> }).close();
+      return undefined;
+    },
+    (e: unknown) => e,
+  );
+  expect(RedisStoreError.isInstance(error), `resolved or threw ${String(error)}`).toBe(true);
+  return error as RedisStoreError;
+}
+
+/** A TCP listener that accepts every connection and never writes a byte back. */
+async function silentListener(): Promise<{ server: Server; port: number; open: Set<Socket> }> {
+  const open = new Set<Socket>();
+  const server = createServer((socket) => {
+    open.add(socket);
+    socket.on("error", () => {});
+    socket.on("close", () => open.delete(socket));
+    socket.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const address = server.address();
+  return { server, port: typeof address === "object" && address ? address.port : 0, open };
+}
+
+describe("a server that takes the connection and never answers", () => {
+  let listener: Awaited<ReturnType<typeof silentListener>>;
+  beforeAll(async () => {
+    listener = await silentListener();
+  });
+  afterAll(async () => {
+    for (const socket of listener.open) socket.destroy();
+    await new Promise((resolve) => listener.server.close(resolve));
+  });
+
+  it("fails every factory with RedisStoreError (connect) naming the URL without its password, and closes what it opened", async () => {
+    const url = `redis://:pw-sekret-8642@127.0.0.1:${listener.port}`;
+    for (const make of FACTORIES) {
+      const error = await failure(make({ url, connectTimeoutMs: 300 }));
+      expect(error.code, make.name).toBe("connect");
+      expect(error.message, make.name).toContain(`127.0.0.1:${listener.port}`);
+      expect(error.message, make.name).toMatch(/did not answer/);
+      expect(error.message, make.name).not.toContain("pw-sekret-8642");
+      await vi.waitFor(() => expect(listener.open.size, make.name).toBe(0), { timeout: 5000 });
+    }
+  }, 60_000);
+
+  it("fails a factory given no connectTimeoutMs too, after the default bound", async () => {
+    const error = await failure(createRedisBus({ url: `redis://127.0.0.1:${listener.port}` }));
+    expect(error.code).toBe("connect");
+    expect(error.message).toMatch(/within 5 s/);
+    await vi.waitFor(() => expect(listener.open.size).toBe(0), { timeout: 5000 });
+  }, 60_000);
+
+  it("refuses a connectTimeoutMs or writeTimeoutMs that is not a positive number of ms", async () => {
+    const url = `redis://127.0.0.1:${listener.port}`;
+    for (const bad of [0, -5, "5000", Number.NaN, Number.POSITIVE_INFINITY]) {
+      const a = await failure(createRedisCapabilityStore({ url, connectTimeoutMs: bad as number }));
+      expect(a.code).toBe("invalid-option");
+      expect(a.message).toContain("connectTimeoutMs");
+      const b = await failure(createRedisBus({ url, writeTimeoutMs: bad as number }));
+      expect(b.code).toBe("invalid-option");
+      expect(b.message).toContain("writeTimeoutMs");
+    }
+    expect(listener.open.size).toBe(0);
+  });
+});
+
+describe.skipIf(!HAS_REDIS)("a Redis that goes silent while a factory starts", () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await server.kill();
+  });
+
+  // The first PING (both connections), the store's subscription, its first read of what is shared.
+  for (const word of ["PING", "SUBSCRIBE", "SMEMBERS"]) {
+    it(`fails the factories held at ${word} with RedisStoreError (connect), and closes what they opened`, async () => {
+      const proxy = await HoldProxy.start(server.port, word);
+      try {
+        for (const make of FACTORIES) {
+          // The bus reads nothing shared when it starts: it never sends SMEMBERS.
+          if (word === "SMEMBERS" && make === createRedisBus) continue;
+          const error = await failure(make({ url: proxy.url, prefix: "held:", connectTimeoutMs: 300 }));
+          expect(error.code, make.name).toBe("connect");
+          expect(error.message, make.name).toContain(`127.0.0.1:${proxy.port}`);
+          expect(error.message, make.name).toMatch(/did not answer/);
+          await vi.waitFor(() => expect(proxy.open, make.name).toBe(0), { timeout: 5000 });
+        }
+      } finally {
+        await proxy.close();
+      }
+    }, 60_000);
+  }
+});
+
+describe.skipIf(!HAS_REDIS)("the bus while Redis is stopped (SIGSTOP)", () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await server.kill();
+  });
+
+  it("keeps at most maxPending events once a write goes unanswered, tells onError, and writes the rest once Redis runs again", async () => {
+    const errors: unknown[] = [];
+    const bus = await createRedisBus({
+      url: server.url,
+      prefix: "stopped:",
+      maxPending: 100,
+      writeTimeoutMs: 500,
+      connectTimeoutMs: 500,
+      onError: (error) => errors.push(error),
+    });
+    try {
+      bus.emit("warm", { kind: "output", text: "x" });
+      await bus.flushed();
+      server.pause();
+      try {
+        for (let i = 1; i <= 1000; i++) bus.emit("run", { kind: "output", text: `event ${i}` });
+        await vi.waitFor(
+          () => {
+            expect(bus.pending).toBeLessThanOrEqual(100);
+            expect(
+              errors.some((e) => RedisStoreError.isInstance(e) && e.code === "connect"),
+              errors.map(String).join("\n"),
+            ).toBe(true);
+          },
+          { timeout: 20_000, interval: 100 },
+        );
+        const told = errors.find((e) => RedisStoreError.isInstance(e)) as RedisStoreError;
+        expect(told.message).toMatch(/did not answer/);
+        // Still stopped: what is emitted now is cut at once, not queued.
+        for (let i = 1001; i <= 2000; i++) bus.emit("run", { kind: "output", text: `event ${i}` });
+        expect(bus.pending).toBeLessThanOrEqual(100);
+        expect(errors.some((e) => RedisStoreError.isInstance(e) && /dropped/.test(e.message))).toBe(true);
+        // A read is refused after the bound, not left waiting.
+        const read = await bus.readHistory("run").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(RedisStoreError.isInstance(read), String(read)).toBe(true);
+        expect((read as RedisStoreError).code).toBe("connect");
+        expect((read as RedisStoreError).message).toMatch(/readHistory: .*did not answer/);
+      } finally {
+        server.resume();
+      }
+      await bus.flushed();
+      expect(bus.pending).toBe(0);
+      const written = await bus.readHistory("run");
+      // The newest events are there, the oldest that waited past the bound are not.
+      expect(written.at(-1)?.seq).toBe(2000);
+      expect(written.length).toBeLessThan(2000);
+    } finally {
+      server.resume();
+      await bus.close();
+    }
+  }, 60_000);
+});
