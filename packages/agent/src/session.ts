@@ -129,12 +129,20 @@ export type PendingQuestion = Extract<TimelineEvent, { type: "question" }>;
 export interface SessionOptions {
   config?: LoopConfig;
   spec?: AgentSpec | readonly AgentSpec[];
+  /** The system prompt; refused together with a spec's or config's `prompt` entries (give it one way). */
   system?: string;
-  /** The host's tools, registered after the built-ins (a same name replaces a built-in). */
+  /**
+   * The host's tools, registered after the built-ins (a same name replaces a built-in). Anything
+   * but a list of tools, each with a name and an `execute`, is refused (`invalid-input`).
+   */
   tools?: readonly AgentTool[];
   backend?: AgentBackend;
   toolExecution?: ToolExecutionMode;
-  /** Interactive built-ins to register (off by default); `false` for none. */
+  /**
+   * Interactive built-ins to register (off by default); `false` for none. Anything else, or a name
+   * or value that is not `askUser`/`todoWrite` and a boolean, is refused (`invalid-input`). The
+   * built-in AskUser waits for `submitAnswer` without `toolTimeoutSeconds`.
+   */
   builtInTools?: { askUser?: boolean; todoWrite?: boolean } | false;
   /** Names the session's file; one path segment. A fresh UUID when absent. */
   sessionId?: string;
@@ -236,14 +244,17 @@ function hostTools(value: unknown): readonly AgentTool[] {
     );
   }
   value.forEach((tool: unknown, at) => {
-    const { name, execute } = (typeof tool === "object" && tool !== null ? tool : {}) as Partial<AgentTool>;
-    if (typeof name !== "string" || name === "" || typeof execute !== "function") {
+    if (typeof tool !== "object" || tool === null) {
       throw invalid(
-        `createSession: tools[${at}] must be a tool with a non-empty name and an execute function; got ${
-          typeof tool === "object" && tool !== null
-            ? `an object with ${typeof name === "string" && name !== "" ? `name ${shortQuote(name)}` : "no name"} and ${typeof execute === "function" ? "an execute function" : "no execute function"}`
-            : kindOf(tool)
-        }.`,
+        `createSession: tools[${at}] must be a tool with a non-empty name and an execute function; got ${kindOf(tool)}.`,
+      );
+    }
+    const { name, execute } = tool as Partial<AgentTool>;
+    const named = typeof name === "string" && name !== "";
+    if (!named || typeof execute !== "function") {
+      const has = `${named ? `name ${shortQuote(name)}` : "no name"} and ${typeof execute === "function" ? "an" : "no"} execute function`;
+      throw invalid(
+        `createSession: tools[${at}] must be a tool with a non-empty name and an execute function; got an object with ${has}.`,
       );
     }
   });
@@ -287,30 +298,28 @@ function timedOutText(name: string, ms: number): string {
 function answerFault(question: AskQuestion, answer: unknown): string | undefined {
   const labels = question.options.map((option) => option.label);
   const offered = labels.map((label) => shortQuote(label)).join(", ");
-  if (typeof answer === "string") {
-    if (answer === "" || labels.includes(answer)) return undefined;
-    return `must be "" (skipped) or one of the offered labels (${offered}); got ${shortQuote(answer)}, which was not offered.`;
-  }
-  if (Array.isArray(answer)) {
-    if (!question.multiSelect) {
-      return `is a list, but the question is not multi-select: answer one of the offered labels (${offered}), or "" to skip.`;
-    }
-    const seen = new Set<string>();
-    for (const [at, label] of answer.entries()) {
-      if (typeof label !== "string")
-        return `must list offered labels (${offered}); it holds ${kindOf(label)} at [${at}].`;
-      if (!labels.includes(label)) {
-        return `must list offered labels (${offered}); ${shortQuote(label)} at [${at}] was not offered.`;
-      }
-      if (seen.has(label)) return `lists ${shortQuote(label)} twice.`;
-      seen.add(label);
-    }
-    return undefined;
-  }
   const allowed = question.multiSelect
     ? `"" (skipped), one of the offered labels (${offered}) or a list of them`
     : `"" (skipped) or one of the offered labels (${offered})`;
-  return `must be ${allowed}; got ${kindOf(answer)}.`;
+  if (typeof answer === "string") {
+    if (answer === "" || labels.includes(answer)) return undefined;
+    return `must be ${allowed}; got ${shortQuote(answer)}, which was not offered.`;
+  }
+  if (!Array.isArray(answer)) return `must be ${allowed}; got ${kindOf(answer)}.`;
+  if (!question.multiSelect) {
+    return `is a list, but the question is not multi-select: answer one of the offered labels (${offered}), or "" to skip.`;
+  }
+  const seen = new Set<string>();
+  for (const [at, label] of answer.entries()) {
+    if (typeof label !== "string")
+      return `must list offered labels (${offered}); it holds ${kindOf(label)} at [${at}].`;
+    if (!labels.includes(label)) {
+      return `must list offered labels (${offered}); ${shortQuote(label)} at [${at}] was not offered.`;
+    }
+    if (seen.has(label)) return `lists ${shortQuote(label)} twice.`;
+    seen.add(label);
+  }
+  return undefined;
 }
 
 function summarize(text: string, max = 75): string {
