@@ -24,16 +24,28 @@ function fail(message: string): never {
   throw new Error(message);
 }
 
-/** Reads AskUser's arguments; throws an error the model reads, naming what was wrong. */
+/**
+ * Reads AskUser's arguments; throws an error the model reads, naming what was wrong. Two questions
+ * of one call with the same text (trimmed) are refused: the answers come back keyed by the text,
+ * and one would be lost.
+ */
 export function readQuestions(args: Record<string, unknown>): AskQuestion[] {
   const list = args.questions;
   if (!Array.isArray(list) || list.length < 1 || list.length > 4) {
     fail("AskUser takes `questions`: a list of 1 to 4 questions.");
   }
+  const texts: string[] = [];
   return list.map((raw: unknown, at) => {
     const q = (raw ?? {}) as Record<string, unknown>;
     if (typeof q.question !== "string" || q.question.trim() === "")
       fail(`questions[${at}].question must be non-empty text.`);
+    const before = texts.indexOf(q.question.trim());
+    if (before >= 0) {
+      fail(
+        `questions[${at}].question repeats questions[${before}]'s text (${JSON.stringify(q.question.trim())}); the answers come back keyed by the question's text, so each question needs its own. Put what tells them apart${typeof q.header === "string" && q.header.trim() !== "" ? ` (such as "${q.header.trim()}")` : ""} into the question, and ask again.`,
+      );
+    }
+    texts.push(q.question.trim());
     const options = q.options;
     if (!Array.isArray(options) || options.length < 2 || options.length > 4) {
       fail(`questions[${at}].options must list 2 to 4 options.`);

@@ -1,6 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { type ChatMessage, type LoopConfig, STOPPED_DURING, ToolIterationLimit } from "@loopwright/loop";
+import {
+  type AgentLoopOptions,
+  type AgentLoopResult,
+  type ChatMessage,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  type LoopConfig,
+  STOPPED_DURING,
+  ToolIterationLimit,
+} from "@loopwright/loop";
 import type { AgentSpec } from "@loopwright/spec";
 import {
   createMcpPool,
@@ -121,12 +129,20 @@ export type PendingQuestion = Extract<TimelineEvent, { type: "question" }>;
 export interface SessionOptions {
   config?: LoopConfig;
   spec?: AgentSpec | readonly AgentSpec[];
+  /** The system prompt; refused together with a spec's or config's `prompt` entries (give it one way). */
   system?: string;
-  /** The host's tools, registered after the built-ins (a same name replaces a built-in). */
+  /**
+   * The host's tools, registered after the built-ins (a same name replaces a built-in). Anything
+   * but a list of tools, each with a name and an `execute`, is refused (`invalid-input`).
+   */
   tools?: readonly AgentTool[];
   backend?: AgentBackend;
   toolExecution?: ToolExecutionMode;
-  /** Interactive built-ins to register (off by default); `false` for none. */
+  /**
+   * Interactive built-ins to register (off by default); `false` for none. Anything else, or a name
+   * or value that is not `askUser`/`todoWrite` and a boolean, is refused (`invalid-input`). The
+   * built-in AskUser waits for `submitAnswer` without `toolTimeoutSeconds`.
+   */
   builtInTools?: { askUser?: boolean; todoWrite?: boolean } | false;
   /** Names the session's file; one path segment. A fresh UUID when absent. */
   sessionId?: string;
@@ -160,13 +176,31 @@ export const FINAL_TURN_NOTE =
 export const OPEN_TODOS_NOTE =
   "[notice] Your todo list still has unfinished items. Continue working on them, or update the list with TodoWrite.";
 
+/** What a value is, for an error message: `null`, `an array`, `a number (5)`, `a string ("5")`. */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "nothing (undefined)";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return `a string (${shortQuote(value)})`;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
+    return `a ${typeof value} (${String(value)})`;
+  }
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** `text` as a JSON string, cut to 60 characters. */
+function shortQuote(text: string): string {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+}
+
+function invalid(message: string): AgentError {
+  return new AgentError("invalid-input", message);
+}
+
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1) {
-    throw new AgentError(
-      "invalid-input",
-      `createSession: ${name} must be a positive integer; got ${String(value)}.`,
-    );
+    throw invalid(`createSession: ${name} must be a positive integer; got ${kindOf(value)}.`);
   }
   return value;
 }
@@ -175,7 +209,117 @@ function positive(value: number | undefined, fallback: number, name: string): nu
 function text(value: unknown, name: string, what: string): string | undefined {
   if (value === undefined || typeof value === "string") return value;
   const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
-  throw new AgentError("invalid-input", `createSession: ${name} must be ${what}; got ${kind}.`);
+  throw invalid(`createSession: ${name} must be ${what}; got ${kind}.`);
+}
+
+const BUILT_IN_NAMES = ["askUser", "todoWrite"] as const;
+
+/** `builtInTools` as given: absent, `null` or `false` is none; otherwise `{ askUser?, todoWrite? }` of booleans. */
+function builtInChoice(value: unknown): { askUser?: boolean; todoWrite?: boolean } {
+  if (value === undefined || value === null || value === false) return {};
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw invalid(
+      `createSession: builtInTools must be { askUser?, todoWrite? } (each true or false), or false for none; got ${kindOf(value)}.`,
+    );
+  }
+  for (const [name, on] of Object.entries(value)) {
+    if (!(BUILT_IN_NAMES as readonly string[]).includes(name)) {
+      throw invalid(
+        `createSession: builtInTools.${name} is not a built-in tool of a session (${BUILT_IN_NAMES.join(", ")}).`,
+      );
+    }
+    if (on !== undefined && typeof on !== "boolean") {
+      throw invalid(`createSession: builtInTools.${name} must be true or false; got ${kindOf(on)}.`);
+    }
+  }
+  return value as { askUser?: boolean; todoWrite?: boolean };
+}
+
+/** `tools` as given: absent or `null` is none; otherwise a list of tools, each with a name and an `execute`. */
+function hostTools(value: unknown): readonly AgentTool[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    throw invalid(
+      `createSession: tools must be a list of tools ({ name, execute, … }); got ${kindOf(value)}.`,
+    );
+  }
+  value.forEach((tool: unknown, at) => {
+    if (typeof tool !== "object" || tool === null) {
+      throw invalid(
+        `createSession: tools[${at}] must be a tool with a non-empty name and an execute function; got ${kindOf(tool)}.`,
+      );
+    }
+    const { name, execute } = tool as Partial<AgentTool>;
+    const named = typeof name === "string" && name !== "";
+    if (!named || typeof execute !== "function") {
+      const has = `${named ? `name ${shortQuote(name)}` : "no name"} and ${typeof execute === "function" ? "an" : "no"} execute function`;
+      throw invalid(
+        `createSession: tools[${at}] must be a tool with a non-empty name and an execute function; got an object with ${has}.`,
+      );
+    }
+  });
+  return value;
+}
+
+/** Whether a resolved config's `prompt` has text the loop would send as the system prompt. */
+function hasPromptText(config: LoopConfig): boolean {
+  const prompt: unknown = config.prompt;
+  return (
+    Array.isArray(prompt) &&
+    prompt.some(
+      (entry: unknown) =>
+        typeof (entry as { text?: unknown })?.text === "string" && (entry as { text: string }).text !== "",
+    )
+  );
+}
+
+/**
+ * The per-call limit `toolTimeoutSeconds` sets, in milliseconds, as the loop reads it: absent is
+ * `DEFAULT_TOOL_TIMEOUT_MS`, `0` (or infinity) none. `false` for a value the loop refuses (left to
+ * the loop to refuse, as before).
+ */
+function toolLimitMs(seconds: unknown): number | undefined | false {
+  if (seconds === undefined) return DEFAULT_TOOL_TIMEOUT_MS;
+  if (typeof seconds !== "number" || !(seconds >= 0)) return false;
+  if (seconds === 0 || seconds === Number.POSITIVE_INFINITY) return undefined;
+  return Math.min(seconds * 1000, 2_147_483_647);
+}
+
+/** What the model reads for a call stopped at `toolTimeoutSeconds`: the loop's own words. */
+function timedOutText(name: string, ms: number): string {
+  const s = ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+  return `the ${name} tool did not finish within ${s} (toolTimeoutSeconds) and was stopped. Try it again with less to do, or do without it.`;
+}
+
+/**
+ * Why `answer` is no answer to `question`, or undefined when it is one: `""` (skipped), an offered
+ * label, or for a multi-select question a list of offered labels, each once.
+ */
+function answerFault(question: AskQuestion, answer: unknown): string | undefined {
+  const labels = question.options.map((option) => option.label);
+  const offered = labels.map((label) => shortQuote(label)).join(", ");
+  const allowed = question.multiSelect
+    ? `"" (skipped), one of the offered labels (${offered}) or a list of them`
+    : `"" (skipped) or one of the offered labels (${offered})`;
+  if (typeof answer === "string") {
+    if (answer === "" || labels.includes(answer)) return undefined;
+    return `must be ${allowed}; got ${shortQuote(answer)}, which was not offered.`;
+  }
+  if (!Array.isArray(answer)) return `must be ${allowed}; got ${kindOf(answer)}.`;
+  if (!question.multiSelect) {
+    return `is a list, but the question is not multi-select: answer one of the offered labels (${offered}), or "" to skip.`;
+  }
+  const seen = new Set<string>();
+  for (const [at, label] of answer.entries()) {
+    if (typeof label !== "string")
+      return `must list offered labels (${offered}); it holds ${kindOf(label)} at [${at}].`;
+    if (!labels.includes(label)) {
+      return `must list offered labels (${offered}); ${shortQuote(label)} at [${at}] was not offered.`;
+    }
+    if (seen.has(label)) return `lists ${shortQuote(label)} twice.`;
+    seen.add(label);
+  }
+  return undefined;
 }
 
 function summarize(text: string, max = 75): string {
@@ -207,6 +351,8 @@ export class Session {
   /** The running prompt's own message: on the timeline already when the agent adds it. */
   #asked: AgentMessage | undefined;
   #pending = new Map<string, { entry: PendingQuestion; resolve: (answers: AskAnswer[]) => void }>();
+  /** The built-in AskUser tool, when registered: it waits for the person, never for `toolTimeoutSeconds`. */
+  #askUser: AgentTool | undefined;
   readonly #eventListeners = new Set<(event: SessionEvent) => void>();
   readonly #viewListeners = new Set<() => void>();
   // Per run.
@@ -239,6 +385,9 @@ export class Session {
     }
     this.maxTurns = positive(options.maxTurns, 50, "maxTurns");
     this.stallThreshold = positive(options.stallThreshold, 3, "stallThreshold");
+    const builtIn = builtInChoice(options.builtInTools);
+    const given = hostTools(options.tools);
+    const system = text(options.system, "system", "text (the system prompt)");
     // Checked before any is used as a path: a number given to `fs` is read as an open file descriptor.
     const sessionDir = text(options.sessionDir, "sessionDir", "a path (a string)");
     const importPath = text(options.importPath, "importPath", "a path (a string)");
@@ -262,11 +411,13 @@ export class Session {
     }
     this.#createdAt = createdAt ?? new Date().toISOString();
     this.#todos = todos;
-    const builtIn = options.builtInTools === false ? {} : (options.builtInTools ?? {});
     const tools: AgentTool[] = [];
-    if (builtIn.askUser) tools.push(askUserTool((questions, signal) => this.#ask(questions, signal)));
+    if (builtIn.askUser) {
+      this.#askUser = askUserTool((questions, signal) => this.#ask(questions, signal));
+      tools.push(this.#askUser);
+    }
     if (builtIn.todoWrite) tools.push(todoWriteTool((next) => this.#setTodos(next)));
-    for (const tool of options.tools ?? []) {
+    for (const tool of given) {
       const at = tools.findIndex((t) => t.name === tool.name);
       if (at >= 0) tools.splice(at, 1);
       tools.push(tool);
@@ -278,14 +429,14 @@ export class Session {
     this.agent = new Agent({
       ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
       ...(options.spec ? { spec: options.spec } : {}),
-      ...(options.system !== undefined ? { system: options.system } : {}),
+      ...(system !== undefined ? { system } : {}),
       tools,
       messages,
       backend: {
         run: (loopOptions) => {
           this.#before = this.#toolTurns;
           const left = Math.max(0, this.maxTurns - this.#before);
-          return backend.run({ ...loopOptions, config: { ...loopOptions.config, maxToolIterations: left } });
+          return this.#timedRun(backend, loopOptions, left);
         },
       },
       ...(options.toolExecution ? { toolExecution: options.toolExecution } : {}),
@@ -301,6 +452,12 @@ export class Session {
         ? { dedupeToolCalls: (request: { name: string }) => this.#dedupe(request, config) }
         : {}),
     });
+    if (system !== undefined && hasPromptText(this.agent.config)) {
+      // The loop refuses both at every prompt, after the user's text is in the transcript.
+      throw invalid(
+        `createSession: the system prompt was given twice, as system and as the ${options.spec ? "spec's prompt entries" : "config's prompt"}; give it one way.`,
+      );
+    }
     if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
     this.agent.subscribe((event) => this.#onAgentEvent(event));
     this.#view = { timeline: timelineOf(messages), todos: [...todos] };
@@ -449,9 +606,10 @@ export class Session {
   }
 
   /**
-   * Answers a pending question group: one entry per question (a label, a list of labels for a
-   * multi-select question, "" to skip). Throws `AgentError` (`unknown-question`) for an id that is
-   * not pending, (`invalid-input`) for the wrong number of answers.
+   * Answers a pending question group: one entry per question (an offered label, a list of offered
+   * labels for a multi-select question, "" to skip). Throws `AgentError` (`unknown-question`) for
+   * an id that is not pending, (`invalid-input`) for the wrong number of answers or an answer the
+   * question did not offer (naming its index); the group then still waits.
    */
   submitAnswer(id: string, answers: readonly AskAnswer[]): void {
     const pending = this.#pending.get(id);
@@ -464,7 +622,18 @@ export class Session {
         `Question group "${id}" has ${pending.entry.questions.length} question(s); submitAnswer got ${Array.isArray(answers) ? answers.length : "no list of"} answer(s).`,
       );
     }
-    pending.resolve([...answers]);
+    const questions = pending.entry.questions;
+    answers.forEach((answer, at) => {
+      const question = questions[at] as AskQuestion;
+      const fault = answerFault(question, answer);
+      if (fault) {
+        throw invalid(
+          `submitAnswer: question group "${id}", answers[${at}] (${shortQuote(question.question)}) ${fault}`,
+        );
+      }
+    });
+    // Copied: a host changing its lists afterwards changes neither the timeline nor what the model read.
+    pending.resolve(answers.map((answer) => (Array.isArray(answer) ? [...answer] : answer)));
   }
 
   /** Adds a notice to the timeline. */
@@ -509,6 +678,55 @@ export class Session {
     this.#closed = true;
     if (first) this.dispose();
     await this.#mcp?.close().catch(() => {});
+  }
+
+  /**
+   * Runs one loop run with the session's per-call time limit applied here rather than by the loop,
+   * so the built-in AskUser is exempt: its question waits for the person (or the run's stop), never
+   * for `toolTimeoutSeconds`. Every other call is stopped at the limit as the loop stops it — its
+   * signal aborted with a `TimeoutError`, the model told in the loop's words. The loop's options are
+   * copied with their getters (`parallel` is read as each step's calls start).
+   */
+  #timedRun(backend: AgentBackend, loopOptions: AgentLoopOptions, left: number): Promise<AgentLoopResult> {
+    const options = Object.defineProperties(
+      {},
+      Object.getOwnPropertyDescriptors(loopOptions),
+    ) as AgentLoopOptions;
+    options.config = { ...loopOptions.config, maxToolIterations: left };
+    const limit = toolLimitMs(loopOptions.config.toolTimeoutSeconds);
+    // A value the loop refuses is left for it to refuse; no limit needs nothing of ours.
+    if (limit === false || limit === undefined) return backend.run(options);
+    options.config.toolTimeoutSeconds = 0;
+    const run = loopOptions.signal;
+    const dispatch = loopOptions.dispatch;
+    // One listener on the run's signal, however many calls are in flight.
+    const calls = new Set<AbortController>();
+    const onStop = () => {
+      for (const call of calls) call.abort(run?.reason);
+    };
+    run?.addEventListener("abort", onStop, { once: true });
+    options.dispatch = async (request, signal) => {
+      if (this.#askUser && this.agent.tools.get(request.name) === this.#askUser) {
+        return dispatch(request, signal);
+      }
+      const call = new AbortController();
+      if (run?.aborted) call.abort(run.reason);
+      calls.add(call);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          call.abort(new DOMException(`The ${request.name} tool ran out of time`, "TimeoutError"));
+          reject(new Error(timedOutText(request.name, limit)));
+        }, limit);
+      });
+      try {
+        return await Promise.race([Promise.resolve().then(() => dispatch(request, call.signal)), timedOut]);
+      } finally {
+        clearTimeout(timer);
+        calls.delete(call);
+      }
+    };
+    return backend.run(options).finally(() => run?.removeEventListener("abort", onStop));
   }
 
   /** Whether identical calls of a step may share one answer: the pool's annotations for MCP tools, the config's policy for the rest. */

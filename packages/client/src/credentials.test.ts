@@ -175,6 +175,42 @@ describe("what a server echoes is redacted before anything reads it", () => {
     expect(text).toBe(`key: ${REDACTED}done`);
   });
 
+  it("leaves a routing header's value in a reply: whole deltas, tool-call arguments and a call that does not stream", async () => {
+    // X-Title and x-portkey-provider route, they do not authenticate: a model's answer may name
+    // their values, and a tool's arguments must reach it as the model wrote them.
+    const headers = { "x-portkey-provider": "openai", "X-Title": "My Chat App", "x-api-key": HEADER };
+    const content = `Install the openai package for My Chat App; not ${HEADER} or ${KEY}.`;
+    const args = JSON.stringify({ pkg: "openai", app: "My Chat App" });
+    const kept = `Install the openai package for My Chat App; not ${REDACTED} or ${REDACTED}.`;
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: KEY, headers });
+    server.enqueue({
+      type: "turn",
+      content,
+      toolCalls: [{ name: "install", arguments: args }],
+      chunkChars: 1000,
+    });
+    let text = "";
+    let called = "";
+    const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
+    for await (const part of stream) {
+      text += part.choices[0]?.delta.content ?? "";
+      called += part.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? "";
+    }
+    expect([text, called]).toEqual([kept, args]);
+    server.enqueue({ type: "turn", content, toolCalls: [{ name: "install", arguments: args }] });
+    const whole = await ask(client);
+    expect(whole.choices[0]?.message.content).toBe(kept);
+    expect(whole.choices[0]?.message.tool_calls?.[0]).toMatchObject({ function: { arguments: args } });
+    // An error body keeps the wider rule: every header value is taken out, routing words included.
+    server.enqueue({
+      type: "error",
+      status: 400,
+      body: { error: { message: `bad route openai for My Chat App` } },
+    });
+    const error = (await ask(client).catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain(`bad route ${REDACTED} for ${REDACTED}`);
+  });
+
   it("passes a binary body through byte for byte", async () => {
     const bytes = new Uint8Array([0xff, 0xfe, 0x00, 0x80, ...new TextEncoder().encode(KEY), 0xc3]);
     server.enqueue({ type: "raw", headers: { "content-type": "audio/mpeg" }, chunks: [bytes] });

@@ -99,7 +99,8 @@ export function servedWindow(settings: WindowSettings, options?: LookupOptions):
  * `DEFAULT_MAX_LOOKUP_BODY_BYTES` of any body: one longer is not read further and is no answer from
  * its route (nothing latched). A signal rejects with
  * its reason, closes the open request and remembers nothing; nothing else makes it reject except an
- * endpoint it cannot use (a base URL, key or headers `getClient` would refuse), an operator's
+ * endpoint it cannot use (a base URL, key or headers `getClient` would refuse), a `model` that is
+ * not a string (a listing entry in place of its id), an operator's
  * number that is not a number (a string such as `"8192"`), or options whose `signal` is not an
  * `AbortSignal` (`EndpointConfigError`). Leaves no timer or listener behind.
  */

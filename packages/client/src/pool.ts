@@ -11,8 +11,8 @@ import {
 } from "./endpoint.js";
 import { keepErrorBodies } from "./error-bodies.js";
 import { EndpointConfigError } from "./errors.js";
-import { redactDeep, redactText, secretsOf } from "./redact.js";
-import { redactingFetch } from "./redact-fetch.js";
+import { credentialsOf, redactDeep, redactText, secretsOf } from "./redact.js";
+import { splitRedactingFetch } from "./redact-fetch.js";
 import { sameOriginRedirects } from "./redirects.js";
 import {
   createWindowDiscovery,
@@ -185,7 +185,13 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
         maxRetries: 0,
         logLevel,
         logger: { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug") },
-        fetch: redactingFetch(secrets, keepErrorBodies(sameOriginRedirects())),
+        // A reply (a model's text, its tool calls' arguments) loses only the endpoint's credentials:
+        // a routing header's value is a word the model may write. Error bodies lose every secret.
+        fetch: splitRedactingFetch(
+          secrets,
+          credentialsOf({ baseUrl: baseURL, apiKey, headers }),
+          keepErrorBodies(sameOriginRedirects()),
+        ),
       });
       clients.set(id, { client, tenant, sent });
       while (clients.size > maxClients) {

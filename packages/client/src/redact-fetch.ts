@@ -62,10 +62,27 @@ function redactedBody(
  * are not an array of non-empty strings, or an `inner` that is not a function.
  */
 export function redactingFetch(secrets: readonly string[], inner: FetchLike = globalThis.fetch): FetchLike {
-  if (!Array.isArray(secrets) || !secrets.every((s) => typeof s === "string" && s !== "")) {
-    throw new TypeError(
-      "redactingFetch: secrets must be an array of non-empty strings (secretsOf(endpoint)).",
-    );
+  return splitRedactingFetch(secrets, secrets, inner);
+}
+
+/**
+ * `redactingFetch` with a narrower list for the body of a successful (2xx) response: what a model
+ * answers — its text and the arguments of its tool calls — loses only `replySecrets` (the pool
+ * passes `credentialsOf`), so a routing header's value (`x-portkey-provider: openai`, an `X-Title`)
+ * the model happens to write stays whole. Error bodies, every response header and a thrown error
+ * lose all of `secrets`. `replySecrets` must be a subset of `secrets`.
+ */
+export function splitRedactingFetch(
+  secrets: readonly string[],
+  replySecrets: readonly string[],
+  inner: FetchLike = globalThis.fetch,
+): FetchLike {
+  for (const list of [secrets, replySecrets]) {
+    if (!Array.isArray(list) || !list.every((s) => typeof s === "string" && s !== "")) {
+      throw new TypeError(
+        "redactingFetch: secrets must be an array of non-empty strings (secretsOf(endpoint)).",
+      );
+    }
   }
   if (typeof inner !== "function") throw new TypeError("redactingFetch: inner must be a fetch function.");
   if (secrets.length === 0) return inner;
@@ -83,15 +100,20 @@ export function redactingFetch(secrets: readonly string[], inner: FetchLike = gl
       if (clean !== value) headersChanged = true;
       headers.append(name, clean);
     }
+    const bodySecrets = response.ok ? replySecrets : secrets;
     // Only text is searched: a binary body (audio, a file) would be corrupted by decoding it.
     const type = response.headers.get("content-type");
     const textual = !type || TEXTUAL.test(type);
-    if ((!response.body || !textual) && !headersChanged) return response;
-    if (textual) headers.delete("content-length");
-    return new Response(response.body && textual ? redactedBody(response.body, secrets) : response.body, {
-      status: response.status,
-      statusText: redactText(response.statusText, secrets),
-      headers,
-    });
+    const searched = textual && bodySecrets.length > 0;
+    if ((!response.body || !searched) && !headersChanged) return response;
+    if (searched) headers.delete("content-length");
+    return new Response(
+      response.body && searched ? redactedBody(response.body, bodySecrets) : response.body,
+      {
+        status: response.status,
+        statusText: redactText(response.statusText, secrets),
+        headers,
+      },
+    );
   };
 }

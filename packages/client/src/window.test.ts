@@ -159,6 +159,34 @@ describe("contextLimitFor reads each server's real listing", () => {
     }
   });
 
+  it("refuses a model that is not a string (a listing entry in place of its id) before asking anything, and latches nothing", async () => {
+    const server = await testkit({
+      models: [
+        { id: "a", context_length: 8192 },
+        { id: "b", context_length: 4096 },
+      ],
+      lmstudio: { data: [{ id: "a", state: "loaded", loaded_context_length: 2048 }] },
+    });
+    const pool = createClientPool();
+    for (const model of [42, { id: "a" }, ["a"], true]) {
+      const settings = { baseUrl: server.baseUrl, model: model as never };
+      for (const lookup of [
+        () => pool.contextLimitFor(settings),
+        () => pool.servedWindow(settings),
+        () => pool.listModels(settings),
+      ]) {
+        const error = await lookup().catch((e: unknown) => e);
+        expect(EndpointConfigError.isInstance(error)).toBe(true);
+        expect((error as EndpointConfigError).field).toBe("model");
+        expect((error as Error).message).toMatch(/model must be a string/);
+      }
+    }
+    expect(server.requests).toHaveLength(0);
+    // The server's LM Studio route is still asked, for this tenant and every other.
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, model: "a" })).toBe(2048);
+    expect(await pool.servedWindow({ baseUrl: server.baseUrl, model: null as never })).toBe(2048);
+  });
+
   it("answers 0 for a server it cannot reach", async () => {
     const gone = await startServer();
     const url = gone.baseUrl;

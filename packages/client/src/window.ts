@@ -605,6 +605,9 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
       if (propsAbsent && state.lmstudioGone) latches.push(markNeither);
       return undefined;
     }
+    let body: unknown;
+    // Only the server's own failures are caught here: the latch is the server's, for every tenant,
+    // so a fault in what this lookup was given must not set it.
     try {
       const response = await get(`${base}/api/v0/models`, settings, deadline);
       if (!response.ok) {
@@ -613,26 +616,26 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
           latches.push(markGone);
           if (propsAbsent) latches.push(markNeither);
         } else if (!REFUSED.has(response.status)) {
-          // The latches are the server's, for every tenant: a refused key is only this tenant's.
+          // A refused key is only this tenant's.
           latches.push(markMiss);
         }
         return undefined;
       }
-      const body = await readJson(response, deadline);
-      const entries = listingEntries(body) ?? [];
-      const loaded = entries.filter((e) => loadedWindow(e) !== undefined);
-      const entry = settings.model
-        ? findEntry(entries, settings.model)
-        : loaded.length === 1
-          ? loaded[0]
-          : undefined;
-      return entry ? loadedWindow(entry) : undefined;
+      body = await readJson(response, deadline);
     } catch {
       deadline.throwIfStopped();
       // Unreachable, reset, or too slow for the bound: left alone for listingMissMs.
       latches.push(markMiss);
       return undefined;
     }
+    const entries = listingEntries(body) ?? [];
+    const loaded = entries.filter((e) => loadedWindow(e) !== undefined);
+    const entry = settings.model
+      ? findEntry(entries, settings.model)
+      : loaded.length === 1
+        ? loaded[0]
+        : undefined;
+    return entry ? loadedWindow(entry) : undefined;
   };
 
   const apply = (settings: WindowSettings, latches: Latch[]): void => {
@@ -641,11 +644,20 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
     for (const latch of latches) latch(state);
   };
 
-  /** What every lookup checks before anything is sent: its options, the key and the headers. */
+  /** What every lookup checks before anything is sent: its options, the key, the headers and the model. */
   const checked = (settings: WindowSettings, given: LookupOptions | null | undefined): LookupOptions => {
     const lookup = lookupOptions(given);
     apiKeyOf(settings);
     checkedHeaders(settings?.headers);
+    const model: unknown = settings?.model;
+    if (model != null && typeof model !== "string") {
+      // A listing entry passed in place of its id would be sent as `?model=[object Object]`.
+      const kind = Array.isArray(model) ? "an array" : `a ${typeof model}`;
+      throw new EndpointConfigError(
+        "model",
+        `The lookup's model must be a string (the model's id, absent for none); it is ${kind}.`,
+      );
+    }
     return lookup;
   };
 
