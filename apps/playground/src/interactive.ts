@@ -14,8 +14,8 @@ import {
   type SessionEvent,
 } from "@loopwright/agent";
 import type { LoopConfig } from "@loopwright/loop";
-import type { PlaygroundMcp } from "./mcp.js";
-import { runTool, TOOLS, withoutKeys } from "./tools/index.js";
+import { callMcp, type PlaygroundMcp } from "./mcp.js";
+import { runTool, TOOLS } from "./tools/index.js";
 
 export interface InteractiveOptions {
   config: LoopConfig;
@@ -59,8 +59,7 @@ export function playgroundTools(mcp: PlaygroundMcp | undefined): AgentTool[] {
         name: t.function.name,
         description: t.function.description ?? "",
         parameters: (t.function.parameters ?? { type: "object" }) as Record<string, unknown>,
-        execute: async (args, context) =>
-          withoutKeys(await mcp!.pool.call(t.function.name, args, context.signal)),
+        execute: (args, context) => callMcp(mcp!.pool, t.function.name, args, context.signal),
       }),
     );
   return [...builtIn, ...fromMcp];

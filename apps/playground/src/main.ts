@@ -15,8 +15,8 @@ import {
 } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
 import { runInteractive } from "./interactive.js";
-import { loadMcp } from "./mcp.js";
-import { runTool, TOOLS, withoutKeys } from "./tools/index.js";
+import { callMcp, loadMcp } from "./mcp.js";
+import { runTool, TOOLS } from "./tools/index.js";
 import { shownUrl } from "./web/spec.js";
 
 const SYSTEM =
@@ -144,9 +144,7 @@ async function main(): Promise<number> {
         messages: [...history, { role: "user", content: prompt }],
         tools,
         dispatch: ({ name, args }, signal) =>
-          builtIn.has(name) || !mcp
-            ? runTool(name, args)
-            : mcp.pool.call(name, args, signal).then(withoutKeys),
+          builtIn.has(name) || !mcp ? runTool(name, args) : callMcp(mcp.pool, name, args, signal),
         dedupeToolCalls: (request) => builtIn.has(request.name) || !mcp || mcp.pool.dedupe(request),
         signal: controller.signal,
         onEvent: show,

@@ -11,7 +11,9 @@ import {
   type McpServerConfig,
   mcpServers,
   readMcpJson,
+  type ToolContentPart,
 } from "@loopwright/tools-mcp";
+import { withoutKeys } from "./tools/index.js";
 import { shownUrl } from "./web/spec.js";
 
 /** The servers a config names, connected: their tools, the pool, and a line saying what started. */
@@ -23,7 +25,10 @@ export interface PlaygroundMcp {
 
 /** What {@link loadMcp} reads besides the file. */
 export interface LoadMcpOptions {
-  /** Told why a found `./.mcp.json` was not started, and of servers failing or restarting. */
+  /**
+   * Told why a found `./.mcp.json` was not started, and of servers failing or restarting (the host's
+   * `OPENAI_API_KEY` replaced by `[redacted]` in what a server wrote to stderr).
+   */
   onNotice: (text: string) => void;
   /**
    * Asks the user a question and resolves to the line they answered. Given, a found `./.mcp.json`
@@ -173,11 +178,35 @@ async function start(
   from: string,
   onNotice: (text: string) => void,
 ): Promise<PlaygroundMcp> {
-  const pool = createMcpPool(servers, { onNotice });
+  // The pool masks the values it gave a server; a server may have read the host's key elsewhere.
+  const pool = createMcpPool(servers, { onNotice: (text) => onNotice(withoutKeys(text)) });
   const statuses = await pool.connect();
   const tools = (await pool.tools()) as ToolDefinition[];
   const parts = statuses.map((s) =>
     s.state === "connected" ? `${s.name} (${s.tools} tools)` : `${s.name} (failed)`,
   );
   return { pool, tools, summary: `MCP servers from ${from}: ${parts.join(", ") || "none"}` };
+}
+
+/**
+ * Calls an MCP tool through the pool with each of `keys` (by default the host's `OPENAI_API_KEY`)
+ * replaced by `[redacted]` in either outcome: in the result, and in a failure's message, stack and
+ * causes (an `isError` result or a JSON-RPC error is thrown as `McpPoolError`, quoting the server's
+ * words). The pool masks only the credentials it gave a server; one that read the key another way
+ * (a project's `.env`) may quote it in either. What this resolves to or throws is what the model,
+ * the terminal and a session file are given.
+ */
+export async function callMcp(
+  pool: McpPool,
+  name: string,
+  args: unknown,
+  signal?: AbortSignal,
+  keys?: readonly string[],
+): Promise<string | ToolContentPart[]> {
+  try {
+    return withoutKeys(await pool.call(name, args, signal), keys);
+  } catch (error) {
+    // The error is this call's own: redacted where it is, as `withoutKeys` does an error.
+    throw withoutKeys(error, keys);
+  }
 }
