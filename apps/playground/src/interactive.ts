@@ -15,6 +15,7 @@ import {
 } from "@loopwright/agent";
 import type { LoopConfig } from "@loopwright/loop";
 import { callMcp, type PlaygroundMcp } from "./mcp.js";
+import { clip, escapeUnseen, printable } from "./printable.js";
 import { runTool, TOOLS } from "./tools/index.js";
 
 export interface InteractiveOptions {
@@ -34,11 +35,6 @@ export interface InteractiveOptions {
   lines?: readonly string[];
   dim: (text: string) => string;
   bold: (text: string) => string;
-}
-
-function clip(text: string, max = 160): string {
-  const flat = text.replace(/\s+/g, " ");
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
 /** The playground's three tools and the MCP servers' tools, as agent tools. */
@@ -114,7 +110,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     );
     // Notices from resuming (a torn last line dropped) are already in the timeline.
     for (const entry of session.getSnapshot().timeline) {
-      if (entry.type === "notice") write(`${dim(`(${entry.text})`)}\n`);
+      if (entry.type === "notice") write(`${dim(`(${printable(entry.text)})`)}\n`);
     }
   }
 
@@ -137,9 +133,11 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     if (!question) return;
     const q = question.questions[answers.length];
     if (!q) return;
-    write(`\n${bold("?")} ${q.question}${q.multiSelect ? dim(" (several: 1,3)") : ""}\n`);
+    write(`\n${bold("?")} ${printable(q.question)}${q.multiSelect ? dim(" (several: 1,3)") : ""}\n`);
     q.options.forEach((o, i) => {
-      write(`  ${i + 1}. ${o.label}${o.description ? dim(` — ${o.description}`) : ""}\n`);
+      write(
+        `  ${i + 1}. ${escapeUnseen(o.label)}${o.description ? dim(` — ${escapeUnseen(o.description)}`) : ""}\n`,
+      );
     });
     write(dim("answer (number or text; empty to skip)> "));
   };
@@ -174,20 +172,20 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       case "tool_start":
         toolCalls++;
         toolNames.set(event.id, event.name);
-        write(`\n${dim(`→ ${event.name} ${clip(event.argsSummary)}`)}\n`);
+        write(`\n${dim(`→ ${escapeUnseen(event.name)} ${clip(event.argsSummary)}`)}\n`);
         break;
       case "tool_end":
         write(
-          `${dim(`${event.isError ? "✗" : "←"} ${toolNames.get(event.id) ?? "tool"}: ${clip(event.result)}`)}\n`,
+          `${dim(`${event.isError ? "✗" : "←"} ${escapeUnseen(toolNames.get(event.id) ?? "tool")}: ${clip(event.result)}`)}\n`,
         );
         break;
       case "notice":
-        write(`\n${dim(`(${event.text})`)}\n`);
+        write(`\n${dim(`(${printable(event.text)})`)}\n`);
         break;
       case "todos_changed":
         if (event.todos.length > 0) {
           write(
-            `\n${dim(event.todos.map((t) => `[${t.status === "completed" ? "x" : " "}] ${t.content}`).join("\n"))}\n`,
+            `\n${dim(event.todos.map((t) => `[${t.status === "completed" ? "x" : " "}] ${escapeUnseen(t.content)}`).join("\n"))}\n`,
           );
         }
         break;
@@ -278,7 +276,8 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       // Any end short of an answer fails a scripted run, as the same ends fail --prompt alone.
       if (result.status !== "ok") failed = true;
       if (result.status === "aborted") write(`\n${bold("error:")} Stopped by Ctrl-C.\n`);
-      else if (result.status === "error") write(`\n${bold("error:")} ${result.error ?? "The run failed."}\n`);
+      else if (result.status === "error")
+        write(`\n${bold("error:")} ${printable(result.error ?? "The run failed.")}\n`);
       else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);
       const m = metrics as RunMetrics | undefined;
       if (m) {

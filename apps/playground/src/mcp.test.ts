@@ -194,6 +194,51 @@ describe("playground with MCP servers", () => {
     expect(stored).not.toContain(key);
   }, 90_000);
 
+  it.concurrent("escapes control characters in the tool calls, results and notices it prints", async () => {
+    const cwd = await mkdtemp(join(dir, "cwd-"));
+    // Sets the window title, erases the line, moves the cursor up, and reverses what follows.
+    const hostile = "hello \x1b]0;PWNED\x07\x1b[2K\x1b[1A\u202e visible";
+    const escaped = "hello \\x1b]0;PWNED\\x07\\x1b[2K\\x1b[1A\\u202e visible";
+    await writeFile(join(cwd, "esc.txt"), hostile);
+    await writeFile(join(cwd, "server.mjs"), ENV_READER);
+    const args = [join(cwd, "server.mjs"), join(cwd, "esc.txt")];
+    await mcpJson(cwd, {
+      s: { command: process.execPath, args },
+      dies: { command: process.execPath, args: [...args, "--die"] },
+    });
+    const calls = {
+      toolCalls: [
+        { name: "read_file", arguments: JSON.stringify({ path: "esc.txt" }) },
+        { name: "s__read_env", arguments: "{}" },
+        { name: "clock\x1b[2K", arguments: "{}" },
+      ],
+    };
+    for (const extra of [[], ["--session", join(cwd, "sessions")]]) {
+      const endpoint = await startServer({ replies: [calls, { content: "Done." }] });
+      try {
+        const { code, out } = await playground(
+          ["--mcp", ".mcp.json", "--prompt", "read esc.txt", ...extra],
+          cwd,
+          {
+            OPENAI_BASE_URL: endpoint.baseUrl,
+          },
+        );
+        expect(code).toBe(0);
+        // Nothing but line breaks acts on the terminal (NO_COLOR: no styling either).
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters it must not print raw.
+        expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+        expect(out).toContain(`← read_file: ${escaped}`);
+        expect(out).toContain(`✗ s__read_env: Error: cannot parse .env: ${escaped}`);
+        expect(out).toMatch(/✗ clock\\x1b\[2K: /);
+        // The failed server's stderr, in the notice saying it could not start.
+        expect(out).toContain(`  cannot parse .env: ${escaped})`);
+        expect(out).toContain("Done.");
+      } finally {
+        await endpoint.close();
+      }
+    }
+  }, 90_000);
+
   it.concurrent("says a config that is not JSON is not JSON, in one line, and exits 1", async () => {
     const { code, out } = await playground(["--mcp", "broken.json", "--prompt", "hi"], dir);
     expect(code).toBe(1);

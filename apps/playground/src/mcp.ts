@@ -13,6 +13,7 @@ import {
   readMcpJson,
   type ToolContentPart,
 } from "@loopwright/tools-mcp";
+import { escapeUnseen } from "./printable.js";
 import { withoutKeys } from "./tools/index.js";
 import { shownUrl } from "./web/spec.js";
 
@@ -70,25 +71,13 @@ const hide: SecretHide = (secret, name) =>
   // A key shape (no name) may hold a space ("Bearer …"); a URL's userinfo never holds shell text.
   (name === undefined ? SHELL_TEXT : NOT_A_TOKEN).test(secret) ? HIDDEN_ODD : HIDDEN;
 
-// C0 and C1 controls, DEL, and the invisible characters that reorder or join text (bidi
-// embeddings, overrides and isolates, marks, zero-width, line and paragraph separators, BOM).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it escapes.
-const UNSEEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
-const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-
 /**
  * A string as the terminal is shown it: each control or invisible character written as an escape
  * (`\x1b`, `\u202e`), so the file cannot move the cursor or reorder the line; in double quotes
  * when it is empty or holds whitespace or a quote, so each argument reads as one.
  */
 function shown(text: string): string {
-  const escaped = text.replace(UNSEEN, (c) => {
-    const code = c.charCodeAt(0);
-    return (
-      NAMED[c] ??
-      (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`)
-    );
-  });
+  const escaped = escapeUnseen(text);
   return escaped === "" || /[\s"']/.test(escaped) ? `"${escaped.replace(/"/g, '\\"')}"` : escaped;
 }
 
