@@ -15,7 +15,7 @@ import {
 } from "@loopwright/agent";
 import type { LoopConfig } from "@loopwright/loop";
 import { callMcp, type PlaygroundMcp } from "./mcp.js";
-import { clip, escapeUnseen, printable } from "./printable.js";
+import { clip, escapeUnseen, printable, streamed } from "./printable.js";
 import { runTool, TOOLS } from "./tools/index.js";
 
 export interface InteractiveOptions {
@@ -164,10 +164,10 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   session.onEvent((event: SessionEvent) => {
     switch (event.type) {
       case "assistant_delta":
-        write(event.text);
+        write(streamed(event.text));
         break;
       case "thinking_delta":
-        write(dim(event.text));
+        write(dim(streamed(event.text)));
         break;
       case "tool_start":
         toolCalls++;

@@ -16,7 +16,7 @@ import {
 import { startServer } from "@loopwright/testkit";
 import { runInteractive } from "./interactive.js";
 import { callMcp, loadMcp } from "./mcp.js";
-import { clip, escapeUnseen, printable } from "./printable.js";
+import { clip, escapeUnseen, printable, streamed } from "./printable.js";
 import { runTool, TOOLS } from "./tools/index.js";
 import { shownUrl } from "./web/spec.js";
 
@@ -31,10 +31,10 @@ const bold = (text: string) => (color ? `\x1b[1m${text}\x1b[22m` : text);
 function show(event: RunEvent): void {
   switch (event.kind) {
     case "output":
-      process.stdout.write(event.text);
+      process.stdout.write(streamed(event.text));
       break;
     case "thinking":
-      process.stdout.write(dim(event.text));
+      process.stdout.write(dim(streamed(event.text)));
       break;
     case "tool-call":
       process.stdout.write(`\n${dim(`→ ${escapeUnseen(event.name)} ${clip(event.args)}`)}\n`);

@@ -194,7 +194,7 @@ describe("playground with MCP servers", () => {
     expect(stored).not.toContain(key);
   }, 90_000);
 
-  it.concurrent("escapes control characters in the tool calls, results and notices it prints", async () => {
+  it.concurrent("escapes control characters in the tool calls, results, notices and answers it prints", async () => {
     const cwd = await mkdtemp(join(dir, "cwd-"));
     // Sets the window title, erases the line, moves the cursor up, and reverses what follows.
     const hostile = "hello \x1b]0;PWNED\x07\x1b[2K\x1b[1A\u202e visible";
@@ -214,7 +214,8 @@ describe("playground with MCP servers", () => {
       ],
     };
     for (const extra of [[], ["--session", join(cwd, "sessions")]]) {
-      const endpoint = await startServer({ replies: [calls, { content: "Done." }] });
+      // The answer quotes the file, as a model (and the simulator) may: tabs and line breaks kept.
+      const endpoint = await startServer({ replies: [calls, { content: `Done:\n\t${hostile}` }] });
       try {
         const { code, out } = await playground(
           ["--mcp", ".mcp.json", "--prompt", "read esc.txt", ...extra],
@@ -224,15 +225,15 @@ describe("playground with MCP servers", () => {
           },
         );
         expect(code).toBe(0);
-        // Nothing but line breaks acts on the terminal (NO_COLOR: no styling either).
+        // Nothing but line breaks and tabs acts on the terminal (NO_COLOR: no styling either).
         // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters it must not print raw.
-        expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+        expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
         expect(out).toContain(`← read_file: ${escaped}`);
         expect(out).toContain(`✗ s__read_env: Error: cannot parse .env: ${escaped}`);
         expect(out).toMatch(/✗ clock\\x1b\[2K: /);
         // The failed server's stderr, in the notice saying it could not start.
         expect(out).toContain(`  cannot parse .env: ${escaped})`);
-        expect(out).toContain("Done.");
+        expect(out).toContain(`Done:\n\t${escaped}`);
       } finally {
         await endpoint.close();
       }

@@ -1,5 +1,5 @@
 // What the terminal playground prints of text it did not write itself (a tool's arguments and
-// result, an MCP server's stderr in a notice, a `.mcp.json` entry): every character that would act
+// result, an MCP server's stderr in a notice, a `.mcp.json` entry, the model's answer): every character that would act
 // on the terminal instead of showing is written as an escape, so that text cannot set the window
 // title, erase or redraw lines, move the cursor or reorder what is shown.
 
@@ -23,6 +23,15 @@ export function escapeUnseen(text: string): string {
 /** `text` escaped as {@link escapeUnseen} does, its line breaks (`\n`) kept: for a notice of several lines. */
 export function printable(text: string): string {
   return text.split("\n").map(escapeUnseen).join("\n");
+}
+
+/**
+ * A piece of the model's streamed answer (or reasoning), escaped as {@link escapeUnseen} does but
+ * with its line breaks and tabs kept: a model quoting a file it read cannot act on the terminal
+ * either. Each character is escaped on its own, so a piece cut anywhere needs nothing from the next.
+ */
+export function streamed(text: string): string {
+  return text.replace(/[^\n\t]+/g, escapeUnseen);
 }
 
 /** `text` on one line (each run of whitespace one space), cut at `max` characters, then escaped. */
