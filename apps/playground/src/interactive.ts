@@ -14,8 +14,9 @@ import {
   type SessionEvent,
 } from "@loopwright/agent";
 import type { LoopConfig } from "@loopwright/loop";
-import type { PlaygroundMcp } from "./mcp.js";
-import { runTool, TOOLS, withoutKeys } from "./tools/index.js";
+import { callMcp, type PlaygroundMcp } from "./mcp.js";
+import { clip, escapeUnseen, printable, streamed } from "./printable.js";
+import { runTool, TOOLS } from "./tools/index.js";
 
 export interface InteractiveOptions {
   config: LoopConfig;
@@ -36,11 +37,6 @@ export interface InteractiveOptions {
   bold: (text: string) => string;
 }
 
-function clip(text: string, max = 160): string {
-  const flat = text.replace(/\s+/g, " ");
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
-}
-
 /** The playground's three tools and the MCP servers' tools, as agent tools. */
 export function playgroundTools(mcp: PlaygroundMcp | undefined): AgentTool[] {
   const builtIn = TOOLS.map((t) =>
@@ -59,8 +55,7 @@ export function playgroundTools(mcp: PlaygroundMcp | undefined): AgentTool[] {
         name: t.function.name,
         description: t.function.description ?? "",
         parameters: (t.function.parameters ?? { type: "object" }) as Record<string, unknown>,
-        execute: async (args, context) =>
-          withoutKeys(await mcp!.pool.call(t.function.name, args, context.signal)),
+        execute: (args, context) => callMcp(mcp!.pool, t.function.name, args, context.signal),
       }),
     );
   return [...builtIn, ...fromMcp];
@@ -115,7 +110,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     );
     // Notices from resuming (a torn last line dropped) are already in the timeline.
     for (const entry of session.getSnapshot().timeline) {
-      if (entry.type === "notice") write(`${dim(`(${entry.text})`)}\n`);
+      if (entry.type === "notice") write(`${dim(`(${printable(entry.text)})`)}\n`);
     }
   }
 
@@ -138,9 +133,11 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     if (!question) return;
     const q = question.questions[answers.length];
     if (!q) return;
-    write(`\n${bold("?")} ${q.question}${q.multiSelect ? dim(" (several: 1,3)") : ""}\n`);
+    write(`\n${bold("?")} ${printable(q.question)}${q.multiSelect ? dim(" (several: 1,3)") : ""}\n`);
     q.options.forEach((o, i) => {
-      write(`  ${i + 1}. ${o.label}${o.description ? dim(` — ${o.description}`) : ""}\n`);
+      write(
+        `  ${i + 1}. ${escapeUnseen(o.label)}${o.description ? dim(` — ${escapeUnseen(o.description)}`) : ""}\n`,
+      );
     });
     write(dim("answer (number or text; empty to skip)> "));
   };
@@ -167,28 +164,28 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   session.onEvent((event: SessionEvent) => {
     switch (event.type) {
       case "assistant_delta":
-        write(event.text);
+        write(streamed(event.text));
         break;
       case "thinking_delta":
-        write(dim(event.text));
+        write(dim(streamed(event.text)));
         break;
       case "tool_start":
         toolCalls++;
         toolNames.set(event.id, event.name);
-        write(`\n${dim(`→ ${event.name} ${clip(event.argsSummary)}`)}\n`);
+        write(`\n${dim(`→ ${escapeUnseen(event.name)} ${clip(event.argsSummary)}`)}\n`);
         break;
       case "tool_end":
         write(
-          `${dim(`${event.isError ? "✗" : "←"} ${toolNames.get(event.id) ?? "tool"}: ${clip(event.result)}`)}\n`,
+          `${dim(`${event.isError ? "✗" : "←"} ${escapeUnseen(toolNames.get(event.id) ?? "tool")}: ${clip(event.result)}`)}\n`,
         );
         break;
       case "notice":
-        write(`\n${dim(`(${event.text})`)}\n`);
+        write(`\n${dim(`(${printable(event.text)})`)}\n`);
         break;
       case "todos_changed":
         if (event.todos.length > 0) {
           write(
-            `\n${dim(event.todos.map((t) => `[${t.status === "completed" ? "x" : " "}] ${t.content}`).join("\n"))}\n`,
+            `\n${dim(event.todos.map((t) => `[${t.status === "completed" ? "x" : " "}] ${escapeUnseen(t.content)}`).join("\n"))}\n`,
           );
         }
         break;
@@ -279,7 +276,8 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       // Any end short of an answer fails a scripted run, as the same ends fail --prompt alone.
       if (result.status !== "ok") failed = true;
       if (result.status === "aborted") write(`\n${bold("error:")} Stopped by Ctrl-C.\n`);
-      else if (result.status === "error") write(`\n${bold("error:")} ${result.error ?? "The run failed."}\n`);
+      else if (result.status === "error")
+        write(`\n${bold("error:")} ${printable(result.error ?? "The run failed.")}\n`);
       else if (result.status !== "ok") write(`\n${dim(`(run ended: ${result.status})`)}\n`);
       const m = metrics as RunMetrics | undefined;
       if (m) {

@@ -15,8 +15,9 @@ import {
 } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
 import { runInteractive } from "./interactive.js";
-import { loadMcp } from "./mcp.js";
-import { runTool, TOOLS, withoutKeys } from "./tools/index.js";
+import { callMcp, loadMcp } from "./mcp.js";
+import { clip, escapeUnseen, printable, streamed } from "./printable.js";
+import { runTool, TOOLS } from "./tools/index.js";
 import { shownUrl } from "./web/spec.js";
 
 const SYSTEM =
@@ -27,27 +28,24 @@ const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const dim = (text: string) => (color ? `\x1b[2m${text}\x1b[22m` : text);
 const bold = (text: string) => (color ? `\x1b[1m${text}\x1b[22m` : text);
 
-function clip(text: string, max = 160): string {
-  const flat = text.replace(/\s+/g, " ");
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
-}
-
 function show(event: RunEvent): void {
   switch (event.kind) {
     case "output":
-      process.stdout.write(event.text);
+      process.stdout.write(streamed(event.text));
       break;
     case "thinking":
-      process.stdout.write(dim(event.text));
+      process.stdout.write(dim(streamed(event.text)));
       break;
     case "tool-call":
-      process.stdout.write(`\n${dim(`→ ${event.name} ${clip(event.args)}`)}\n`);
+      process.stdout.write(`\n${dim(`→ ${escapeUnseen(event.name)} ${clip(event.args)}`)}\n`);
       break;
     case "tool-result":
-      process.stdout.write(`${dim(`${event.ok ? "←" : "✗"} ${event.name}: ${clip(event.content)}`)}\n`);
+      process.stdout.write(
+        `${dim(`${event.ok ? "←" : "✗"} ${escapeUnseen(event.name)}: ${clip(event.content)}`)}\n`,
+      );
       break;
     case "notice":
-      process.stdout.write(`\n${dim(`(${event.text})`)}\n`);
+      process.stdout.write(`\n${dim(`(${printable(event.text)})`)}\n`);
       break;
     default:
       break;
@@ -100,10 +98,10 @@ async function main(): Promise<number> {
   // Before the simulator starts, so a bad file leaves nothing running. A ./.mcp.json found here is
   // started only when the user, asked at the terminal, says so.
   const mcp = await loadMcp(values.mcp, {
-    onNotice: (text) => console.log(dim(`(${text})`)),
+    onNotice: (text) => console.log(dim(`(${printable(text)})`)),
     ...(process.stdin.isTTY && process.stdout.isTTY ? { ask: askOnce } : {}),
   });
-  if (mcp) console.log(dim(mcp.summary));
+  if (mcp) console.log(dim(printable(mcp.summary)));
   const tools = [...TOOLS, ...(mcp?.tools ?? [])];
   const builtIn = new Set(TOOLS.map((t) => t.function.name));
 
@@ -144,9 +142,7 @@ async function main(): Promise<number> {
         messages: [...history, { role: "user", content: prompt }],
         tools,
         dispatch: ({ name, args }, signal) =>
-          builtIn.has(name) || !mcp
-            ? runTool(name, args)
-            : mcp.pool.call(name, args, signal).then(withoutKeys),
+          builtIn.has(name) || !mcp ? runTool(name, args) : callMcp(mcp.pool, name, args, signal),
         dedupeToolCalls: (request) => builtIn.has(request.name) || !mcp || mcp.pool.dedupe(request),
         signal: controller.signal,
         onEvent: show,
@@ -160,7 +156,7 @@ async function main(): Promise<number> {
     } catch (error) {
       const run = failedRun(error);
       if (run) history.splice(0, history.length, ...run.messages);
-      process.stdout.write(`\n${bold("error:")} ${errorMessage(error)}\n`);
+      process.stdout.write(`\n${bold("error:")} ${printable(errorMessage(error))}\n`);
       return undefined;
     } finally {
       running = undefined;

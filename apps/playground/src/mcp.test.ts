@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +25,35 @@ function playground(args: string[], cwd: string, env: Record<string, string> = {
     );
   });
 }
+
+/**
+ * A small MCP server over stdio (JSON-RPC by hand) that quotes the file named by its first argument:
+ * `read_env` in an `isError` result, `refuse_env` in a JSON-RPC error. With `--die` it writes the
+ * file to stderr and exits before answering anything.
+ */
+const ENV_READER = `
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+const text = () => "cannot parse .env: " + readFileSync(process.argv[2], "utf8").trim();
+if (process.argv.includes("--die")) {
+  process.stderr.write(text() + "\\n");
+  process.exit(1);
+}
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\\n");
+const empty = { type: "object", properties: {} };
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === "initialize")
+    return send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "env-reader", version: "1" } } });
+  if (m.method === "tools/list")
+    return send({ id: m.id, result: { tools: [{ name: "read_env", inputSchema: empty }, { name: "refuse_env", inputSchema: empty }] } });
+  if (m.method === "tools/call" && m.params.name === "read_env")
+    return send({ id: m.id, result: { isError: true, content: [{ type: "text", text: text() }] } });
+  if (m.method === "tools/call") return send({ id: m.id, error: { code: -32603, message: text() } });
+  send({ id: m.id, result: {} });
+});
+`;
 
 /** Writes `servers` as the `.mcp.json` of `cwd`. */
 const mcpJson = (cwd: string, servers: Record<string, unknown>) =>
@@ -112,6 +141,104 @@ describe("playground with MCP servers", () => {
       await endpoint.close();
     }
   }, 60_000);
+
+  it.concurrent("never hands the model, the terminal or a --session file the host's key through an MCP tool's error", async () => {
+    // A server that reads the key from a project's .env (not from the env it was given, which the
+    // pool masks) and quotes it in an isError result, in a JSON-RPC error, and on stderr as it dies.
+    const cwd = await mkdtemp(join(dir, "cwd-"));
+    const key = "sk-proj-host-key-in-dotenv-4455";
+    await writeFile(join(cwd, ".env"), `OPENAI_API_KEY=${key}\n`);
+    await writeFile(join(cwd, "server.mjs"), ENV_READER);
+    const args = [join(cwd, "server.mjs"), join(cwd, ".env")];
+    await mcpJson(cwd, {
+      s: { command: process.execPath, args },
+      dies: { command: process.execPath, args: [...args, "--die"] },
+    });
+    const calls = {
+      toolCalls: [
+        { name: "s__read_env", arguments: "{}" },
+        { name: "s__refuse_env", arguments: "{}" },
+      ],
+    };
+    const sessions = join(cwd, "sessions");
+    // --prompt alone runs main.ts's loop; with --session, interactive.ts's session.
+    for (const extra of [[], ["--session", sessions]]) {
+      const endpoint = await startServer({ replies: [calls, { content: "Both failed." }] });
+      try {
+        const { code, out } = await playground(
+          ["--mcp", ".mcp.json", "--prompt", "read the env", ...extra],
+          cwd,
+          {
+            OPENAI_BASE_URL: endpoint.baseUrl,
+            OPENAI_API_KEY: key,
+          },
+        );
+        expect(code).toBe(0);
+        expect(out).toContain("✗ s__read_env: ");
+        expect(out).toContain("✗ s__refuse_env: ");
+        expect(out).toContain("OPENAI_API_KEY=[redacted]");
+        expect(out).not.toContain(key);
+        const sent = endpoint.chatRequests.map((r) => JSON.stringify(r.body));
+        expect(sent).toHaveLength(2);
+        // The model read both failures, each with the file's words and without the key.
+        expect(sent[1]).toContain("cannot parse .env: OPENAI_API_KEY=[redacted]");
+        expect(sent[1]!.match(/cannot parse \.env/g)).toHaveLength(2);
+        expect(sent.join("\n")).not.toContain(key);
+      } finally {
+        await endpoint.close();
+      }
+    }
+    const [file] = await readdir(sessions);
+    const stored = await readFile(join(sessions, file!), "utf8");
+    expect(stored).toContain("cannot parse .env: OPENAI_API_KEY=[redacted]");
+    expect(stored).not.toContain(key);
+  }, 90_000);
+
+  it.concurrent("escapes control characters in the tool calls, results, notices and answers it prints", async () => {
+    const cwd = await mkdtemp(join(dir, "cwd-"));
+    // Sets the window title, erases the line, moves the cursor up, and reverses what follows.
+    const hostile = "hello \x1b]0;PWNED\x07\x1b[2K\x1b[1A\u202e visible";
+    const escaped = "hello \\x1b]0;PWNED\\x07\\x1b[2K\\x1b[1A\\u202e visible";
+    await writeFile(join(cwd, "esc.txt"), hostile);
+    await writeFile(join(cwd, "server.mjs"), ENV_READER);
+    const args = [join(cwd, "server.mjs"), join(cwd, "esc.txt")];
+    await mcpJson(cwd, {
+      s: { command: process.execPath, args },
+      dies: { command: process.execPath, args: [...args, "--die"] },
+    });
+    const calls = {
+      toolCalls: [
+        { name: "read_file", arguments: JSON.stringify({ path: "esc.txt" }) },
+        { name: "s__read_env", arguments: "{}" },
+        { name: "clock\x1b[2K", arguments: "{}" },
+      ],
+    };
+    for (const extra of [[], ["--session", join(cwd, "sessions")]]) {
+      // The answer quotes the file, as a model (and the simulator) may: tabs and line breaks kept.
+      const endpoint = await startServer({ replies: [calls, { content: `Done:\n\t${hostile}` }] });
+      try {
+        const { code, out } = await playground(
+          ["--mcp", ".mcp.json", "--prompt", "read esc.txt", ...extra],
+          cwd,
+          {
+            OPENAI_BASE_URL: endpoint.baseUrl,
+          },
+        );
+        expect(code).toBe(0);
+        // Nothing but line breaks and tabs acts on the terminal (NO_COLOR: no styling either).
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters it must not print raw.
+        expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+        expect(out).toContain(`← read_file: ${escaped}`);
+        expect(out).toContain(`✗ s__read_env: Error: cannot parse .env: ${escaped}`);
+        expect(out).toMatch(/✗ clock\\x1b\[2K: /);
+        // The failed server's stderr, in the notice saying it could not start.
+        expect(out).toContain(`  cannot parse .env: ${escaped})`);
+        expect(out).toContain(`Done:\n\t${escaped}`);
+      } finally {
+        await endpoint.close();
+      }
+    }
+  }, 90_000);
 
   it.concurrent("says a config that is not JSON is not JSON, in one line, and exits 1", async () => {
     const { code, out } = await playground(["--mcp", "broken.json", "--prompt", "hi"], dir);

@@ -11,7 +11,10 @@ import {
   type McpServerConfig,
   mcpServers,
   readMcpJson,
+  type ToolContentPart,
 } from "@loopwright/tools-mcp";
+import { escapeUnseen } from "./printable.js";
+import { withoutKeys } from "./tools/index.js";
 import { shownUrl } from "./web/spec.js";
 
 /** The servers a config names, connected: their tools, the pool, and a line saying what started. */
@@ -23,7 +26,10 @@ export interface PlaygroundMcp {
 
 /** What {@link loadMcp} reads besides the file. */
 export interface LoadMcpOptions {
-  /** Told why a found `./.mcp.json` was not started, and of servers failing or restarting. */
+  /**
+   * Told why a found `./.mcp.json` was not started, and of servers failing or restarting (the host's
+   * `OPENAI_API_KEY` replaced by `[redacted]` in what a server wrote to stderr).
+   */
   onNotice: (text: string) => void;
   /**
    * Asks the user a question and resolves to the line they answered. Given, a found `./.mcp.json`
@@ -65,25 +71,13 @@ const hide: SecretHide = (secret, name) =>
   // A key shape (no name) may hold a space ("Bearer …"); a URL's userinfo never holds shell text.
   (name === undefined ? SHELL_TEXT : NOT_A_TOKEN).test(secret) ? HIDDEN_ODD : HIDDEN;
 
-// C0 and C1 controls, DEL, and the invisible characters that reorder or join text (bidi
-// embeddings, overrides and isolates, marks, zero-width, line and paragraph separators, BOM).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it escapes.
-const UNSEEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
-const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-
 /**
  * A string as the terminal is shown it: each control or invisible character written as an escape
  * (`\x1b`, `\u202e`), so the file cannot move the cursor or reorder the line; in double quotes
  * when it is empty or holds whitespace or a quote, so each argument reads as one.
  */
 function shown(text: string): string {
-  const escaped = text.replace(UNSEEN, (c) => {
-    const code = c.charCodeAt(0);
-    return (
-      NAMED[c] ??
-      (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`)
-    );
-  });
+  const escaped = escapeUnseen(text);
   return escaped === "" || /[\s"']/.test(escaped) ? `"${escaped.replace(/"/g, '\\"')}"` : escaped;
 }
 
@@ -173,11 +167,35 @@ async function start(
   from: string,
   onNotice: (text: string) => void,
 ): Promise<PlaygroundMcp> {
-  const pool = createMcpPool(servers, { onNotice });
+  // The pool masks the values it gave a server; a server may have read the host's key elsewhere.
+  const pool = createMcpPool(servers, { onNotice: (text) => onNotice(withoutKeys(text)) });
   const statuses = await pool.connect();
   const tools = (await pool.tools()) as ToolDefinition[];
   const parts = statuses.map((s) =>
     s.state === "connected" ? `${s.name} (${s.tools} tools)` : `${s.name} (failed)`,
   );
   return { pool, tools, summary: `MCP servers from ${from}: ${parts.join(", ") || "none"}` };
+}
+
+/**
+ * Calls an MCP tool through the pool with each of `keys` (by default the host's `OPENAI_API_KEY`)
+ * replaced by `[redacted]` in either outcome: in the result, and in a failure's message, stack and
+ * causes (an `isError` result or a JSON-RPC error is thrown as `McpPoolError`, quoting the server's
+ * words). The pool masks only the credentials it gave a server; one that read the key another way
+ * (a project's `.env`) may quote it in either. What this resolves to or throws is what the model,
+ * the terminal and a session file are given.
+ */
+export async function callMcp(
+  pool: McpPool,
+  name: string,
+  args: unknown,
+  signal?: AbortSignal,
+  keys?: readonly string[],
+): Promise<string | ToolContentPart[]> {
+  try {
+    return withoutKeys(await pool.call(name, args, signal), keys);
+  } catch (error) {
+    // The error is this call's own: redacted where it is, as `withoutKeys` does an error.
+    throw withoutKeys(error, keys);
+  }
 }

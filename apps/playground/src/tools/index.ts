@@ -62,7 +62,8 @@ export async function runTool(
 /**
  * A tool's answer (its text, or its parts) with each of `keys` (by default the host's
  * `OPENAI_API_KEY`) replaced by `[redacted]`, as written or escaped: what `runTool` does to its own
- * results, for an MCP server's (one given the key in its `env` may print it back).
+ * results, for an MCP server's (one given the key in its `env` may print it back). Given an error,
+ * redacts it where it is (message, stack, causes) and answers it, as `redactor` does.
  */
 export function withoutKeys<T>(value: T, keys: readonly string[] = [process.env.OPENAI_API_KEY ?? ""]): T {
   return keys.reduce((out, apiKey) => redactor({ apiKey })(out), value);

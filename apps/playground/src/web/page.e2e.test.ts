@@ -273,6 +273,41 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     }
   }, 60_000);
 
+  it("says where the runs go once a loaded spec names an endpoint, instead of the simulator", async () => {
+    const endpoint = await startServer({
+      models: [{ id: "elsewhere", context_length: 2048 }],
+      scriptedModel: true,
+    });
+    const web = await startWebServer();
+    try {
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      expect(await page.textContent("#where")).toMatch(/^Simulator \(a scripted stand-in, not a model\): /);
+      await page.click("#spec-panel summary");
+      await page.fill(
+        "#spec-text",
+        JSON.stringify({
+          spec: "loopwright.agent/1",
+          model: { name: "elsewhere", endpoint: { baseUrl: endpoint.baseUrl } },
+        }),
+      );
+      await page.click("#spec-form button[type=submit]");
+      await page.waitForSelector(".applied");
+      // Was still "Simulator (a scripted stand-in, not a model): elsewhere" while the runs went there.
+      await page.waitForFunction(
+        () => document.getElementById("where")?.textContent?.startsWith("Endpoint"),
+        undefined,
+        { timeout: 10_000 },
+      );
+      expect(await page.textContent("#where")).toBe(
+        `Endpoint ${endpoint.baseUrl}: elsewhere, window 2,048 tokens`,
+      );
+    } finally {
+      await web.close();
+      await endpoint.close();
+    }
+  }, 60_000);
+
   it("opened after its last run's events were let go: says the run ended and takes the next prompt at once", async () => {
     const web = await startWebServer({ retainEndedMs: 200 });
     try {

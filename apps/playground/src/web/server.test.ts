@@ -1,6 +1,7 @@
 // The web playground's HTTP API over real loopback HTTP: the SSE stream replayed after Last-Event-ID,
 // one run at a time, and specs checked with their warnings.
 import { request } from "node:http";
+import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "./server.js";
 
@@ -165,5 +166,66 @@ describe("the web playground's API", () => {
     expect(report.applied).toMatchObject({ system: true, maxToolIterations: 3 });
     const after = await systemTokens("hello");
     expect(after).toBeGreaterThan(before + 100);
+  }, 30_000);
+});
+
+describe("where the web playground's runs go, as /api/state says", () => {
+  let other: TestServer;
+  beforeAll(async () => {
+    other = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+  });
+  afterAll(() => other.close());
+
+  it("names the endpoint a loaded spec sends the runs to, not the simulator it started with", async () => {
+    const web = await startWebServer();
+    try {
+      const state = async () =>
+        (await (await fetch(new URL("api/state", web.url))).json()) as { mode: string; baseUrl?: string };
+      const load = (endpoint: Record<string, unknown> | undefined) =>
+        fetch(new URL("api/spec", web.url), {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            text: JSON.stringify({
+              spec: "loopwright.agent/1",
+              model: { name: "sim", ...(endpoint ? { endpoint } : {}) },
+            }),
+          }),
+        });
+      expect(await state()).toMatchObject({ mode: "simulator" });
+      expect((await state()).baseUrl).toBeUndefined();
+
+      expect((await load({ baseUrl: other.baseUrl })).status).toBe(200);
+      const before = other.chatRequests.length;
+      const { id } = (await (
+        await fetch(new URL("api/runs", web.url), {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ prompt: "hello" }),
+        })
+      ).json()) as { id: string };
+      expect(await (await fetch(new URL(`api/runs/${id}/events`, web.url))).text()).toContain(
+        '"kind":"done"',
+      );
+      // The run went there, and the state says so.
+      expect(other.chatRequests.length).toBeGreaterThan(before);
+      expect(await state()).toMatchObject({ mode: "endpoint", baseUrl: other.baseUrl });
+
+      // Written with a user, a password and a key in the query: shown without them.
+      const written = new URL(other.baseUrl);
+      written.username = "me";
+      written.password = "sk-pass-in-spec-url-1";
+      written.search = "?api-key=sk-query-in-spec-url-2";
+      expect((await load({ baseUrl: written.href })).status).toBe(200);
+      const told = await state();
+      expect(told).toMatchObject({ mode: "endpoint", baseUrl: other.baseUrl });
+      expect(JSON.stringify(told)).not.toMatch(/sk-pass-in-spec-url-1|sk-query-in-spec-url-2/);
+
+      // A spec naming no endpoint: the runs go to the playground's own again, the simulator.
+      expect((await load(undefined)).status).toBe(200);
+      expect(await state()).toMatchObject({ mode: "simulator" });
+    } finally {
+      await web.close();
+    }
   }, 30_000);
 });

@@ -245,9 +245,11 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const state = async (runId: string | null) => {
     const cfg = config();
     const shown = runId ? await find(runId) : ((await shared?.latest()) ?? (latest && infoOf(latest)));
+    // Where the next run goes: a loaded spec may name an endpoint in place of the simulator.
+    const onSimulator = simulator !== undefined && cfg.baseUrl === simulator.baseUrl;
     return {
-      mode: simulator ? "simulator" : "endpoint",
-      baseUrl: simulator ? undefined : shownUrl(cfg.baseUrl),
+      mode: onSimulator ? "simulator" : "endpoint",
+      baseUrl: onSimulator ? undefined : shownUrl(cfg.baseUrl),
       model: cfg.model,
       contextLength: await windowOf(cfg),
       spec: lastSpec,

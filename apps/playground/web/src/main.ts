@@ -5,7 +5,9 @@ import { renderSpec, type SpecReport } from "./spec-view.js";
 import "./style.css";
 
 interface State {
+  /** Where the next run goes: the simulator, or an endpoint (the playground's, or one a loaded spec names). */
   mode: "simulator" | "endpoint";
+  /** That endpoint, without userinfo and query; absent on the simulator. */
   baseUrl?: string;
   model: string;
   contextLength: number;
