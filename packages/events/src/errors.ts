@@ -100,10 +100,10 @@ export function checkSignal(signal: unknown, where: string): asserts signal is S
 }
 
 /**
- * Checks `runMetrics`'s arguments: `events` iterable, `options` an object or absent. Throws an
- * `EventsError` (`invalid-argument`) naming the argument.
+ * Checks that `events`, the list `where` (`fold`, `runMetrics`) reads, is iterable. Throws an
+ * `EventsError` (`invalid-argument`) naming what it was given.
  */
-export function checkMetricsArguments(events: unknown, options: unknown): void {
+export function checkEventList(where: string, events: unknown): void {
   let iterable = false;
   try {
     iterable =
@@ -116,10 +116,18 @@ export function checkMetricsArguments(events: unknown, options: unknown): void {
   if (!iterable) {
     throw new EventsError(
       "invalid-argument",
-      `runMetrics needs its events as a list (or any iterable) of run events, and was given ${describe(events)}. ` +
+      `${where} needs its events as a list (or any iterable) of run events, and was given ${describe(events)}. ` +
         "Pass what history(runId) returns, or the events a watcher read.",
     );
   }
+}
+
+/**
+ * Checks `runMetrics`'s arguments: `events` iterable, `options` an object or absent. Throws an
+ * `EventsError` (`invalid-argument`) naming the argument.
+ */
+export function checkMetricsArguments(events: unknown, options: unknown): void {
+  checkEventList("runMetrics", events);
   if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options))) {
     throw new EventsError(
       "invalid-argument",

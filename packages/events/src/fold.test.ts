@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createBus } from "./bus.js";
+import { EventsError } from "./errors.js";
 import { fold } from "./fold.js";
 import type { RunEvent } from "./types.js";
 
@@ -168,5 +169,22 @@ describe("fold", () => {
         expect(fold(events)).toEqual(expected(events));
       }),
     );
+  });
+
+  it.each([
+    ["null", null],
+    ["undefined", undefined],
+    ["one event instead of a list", { kind: "output", text: "hi", seq: 1 }],
+    ["a number", 3],
+  ])("refuses events that are not a list (%s) with an EventsError naming fold", (_, events) => {
+    let thrown: unknown;
+    try {
+      fold(events as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(EventsError.isInstance(thrown)).toBe(true);
+    expect((thrown as EventsError).code).toBe("invalid-argument");
+    expect((thrown as EventsError).message).toMatch(/^fold needs its events as a list/);
   });
 });

@@ -1,3 +1,4 @@
+import { checkEventList } from "./errors.js";
 import type { RunEvent } from "./types.js";
 
 /** Answer text: consecutive `output` deltas of one turn, joined. */
@@ -111,10 +112,12 @@ function gapsFilled(list: readonly Folded[]): (notice: Folded & { dropped: numbe
  * gap notice (a `notice` with `dropped`) is the exception: its `seq` is unique only within that
  * watcher, so it never hides the real event of that seq; it is drawn once, and not at all when
  * every event it stands for is among those passed (a replay filled the gap). Pure: reads
- * only its argument, never throws: an unknown kind is ignored, and an event that cannot be read
- * (a throwing getter, a revoked Proxy) is not drawn.
+ * only its argument, and never throws over what the events hold: an unknown kind is ignored, and an
+ * event that cannot be read (a throwing getter, a revoked Proxy) is not drawn. `events` itself that
+ * is not iterable (`null`, one event rather than a list) is an `EventsError` (`invalid-argument`).
  */
 export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBlock[] {
+  checkEventList("fold", events);
   const blocks: DisplayBlock[] = [];
   const seen = new Set<number>();
   // The cards still waiting for a result, by id, latest last: a result finds its card at once
