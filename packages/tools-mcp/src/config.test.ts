@@ -92,6 +92,32 @@ describe("mcpServers", () => {
     );
     expect(refusal(() => createMcpPool([], { toolNames: "short" as never })).code).toBe("invalid-config");
   });
+
+  it("createMcpPool refuses a bad count, enum, flag, clientInfo or listener, naming the option", () => {
+    const refused = (options: Record<string, unknown>) => {
+      const error = refusal(() => createMcpPool([], options as never));
+      expect(error.code).toBe("invalid-config");
+      return error.message;
+    };
+    for (const bad of [-1, Number.NaN, "lots", 1.5, Number.POSITIVE_INFINITY])
+      expect(refused({ maxRestarts: bad })).toBe("maxRestarts must be a non-negative integer.");
+    for (const bad of [-3, Number.NaN, "20"])
+      expect(refused({ stderrLines: bad })).toBe("stderrLines must be a non-negative integer.");
+    for (const bad of [0, -1, 1e3 + 0.5, "10MB"])
+      expect(refused({ maxMessageBytes: bad })).toBe("maxMessageBytes must be a positive integer.");
+    expect(refused({ images: "bogus" })).toBe('images must be "describe" or "parts".');
+    expect(refused({ serializeWrites: "no" })).toBe("serializeWrites must be true or false.");
+    for (const bad of [42, null, { name: "x" }, { name: "x", version: 1 }])
+      expect(refused({ clientInfo: bad })).toBe("clientInfo must be { name, version }, both strings.");
+    expect(refused({ hooks: "h" })).toBe("hooks must be an array.");
+    expect(refused({ onNotice: "log" })).toBe("onNotice must be a function.");
+    // The edges that are allowed.
+    for (const good of [
+      { maxRestarts: 0, stderrLines: 0, maxMessageBytes: 1 },
+      { images: "parts", serializeWrites: false, clientInfo: { name: "host", version: "2" } },
+    ])
+      expect(() => createMcpPool([], good as never)).not.toThrow();
+  });
 });
 
 describe("${VAR} in a .mcp.json", () => {

@@ -28,7 +28,12 @@ import {
   resultSecretsOf,
   secretsOf,
 } from "./redact.js";
-import { TreeStdioTransport } from "./stdio-transport.js";
+import {
+  MESSAGE_TOO_LARGE,
+  type OversizedData,
+  OversizedMessageError,
+  TreeStdioTransport,
+} from "./stdio-transport.js";
 import { untilStopped } from "./stop.js";
 
 /** Where a server stands. */
@@ -77,6 +82,7 @@ export interface ConnectionOptions {
   connectTimeoutMs: number;
   maxRestarts: number;
   stderrLines: number;
+  maxMessageBytes: number;
   onToolsChanged: () => void;
   onNotice: (text: string) => void;
 }
@@ -88,6 +94,23 @@ const LINE_CHARS = 500;
  * that starts inside the shown part is masked whole. The rest of a longer line is never held.
  */
 const keptChars = (secrets: readonly string[]) => LINE_CHARS + 12 * (secrets[0]?.length ?? 0);
+
+/** The most pages of `tools/list` read from one server; past them the rest is left out, with a notice. */
+const MAX_TOOL_PAGES = 100;
+
+/** A count of bytes as people read it (`10,485,760`). */
+const bytes = (n: number) => n.toLocaleString("en-US");
+
+/** The size and cap of an answer the transport skipped as too large, or undefined for any other error. */
+function oversized(error: unknown): OversizedData | undefined {
+  if (!(error instanceof McpError) || error.code !== MESSAGE_TOO_LARGE) return undefined;
+  const data = error.data as Partial<OversizedData> | undefined;
+  return data?.loopwrightOversized === true &&
+    typeof data.bytes === "number" &&
+    typeof data.limit === "number"
+    ? (data as OversizedData)
+    : undefined;
+}
 
 /** An error's message, with the HTTP status where the SDK kept it apart. */
 function failure(error: unknown): string {
@@ -254,8 +277,15 @@ export class ServerConnection {
       }
     });
     client.onclose = () => this.#closed(generation);
-    // The SDK reports transport hiccups here; a death is handled by onclose, the rest by the call that met them.
-    client.onerror = () => {};
+    // The SDK reports transport hiccups here; a death is handled by onclose, the rest by the call that
+    // met them. An oversized message that answered no call is told here, as nothing else hears of it.
+    client.onerror = (error) => {
+      if (!(error instanceof OversizedMessageError) || error.answered) return;
+      if (generation !== this.#generation) return;
+      this.#options.onNotice(
+        `MCP server "${this.name}" sent a message of ${bytes(error.bytes)} bytes, more than maxMessageBytes (${bytes(error.limit)}) allows; it was skipped. A call it answered, if any, ends at its timeout.`,
+      );
+    };
     return client;
   }
 
@@ -273,7 +303,7 @@ export class ServerConnection {
       const transport =
         process.platform === "win32"
           ? new StdioClientTransport({ ...params, stderr: "pipe" })
-          : new TreeStdioTransport(params);
+          : new TreeStdioTransport({ ...params, maxMessageBytes: this.#options.maxMessageBytes });
       transport.stderr?.on("data", (chunk: Buffer | string) => this.#noteStderr(String(chunk)));
       await this.#start(generation, transport, "stdio", timeout);
       this.#pid = transport.pid ?? undefined;
@@ -336,17 +366,38 @@ export class ServerConnection {
     }
   }
 
+  /**
+   * Every page of the server's tools, all within one `connectTimeoutMs`; past
+   * {@link MAX_TOOL_PAGES} pages the first ones are kept, and `onNotice` is told.
+   */
   async #listTools(client: Client): Promise<Tool[]> {
+    const limit = this.#options.connectTimeoutMs;
+    const deadline = Date.now() + limit;
     const tools: Tool[] = [];
     let cursor: string | undefined;
-    for (let page = 0; page < 100; page++) {
-      const result = await client.listTools(cursor ? { cursor } : undefined, {
-        timeout: this.#options.connectTimeoutMs,
-      });
+    let pages = 0;
+    do {
+      let result: Awaited<ReturnType<Client["listTools"]>>;
+      try {
+        result = await client.listTools(cursor ? { cursor } : undefined, {
+          timeout: Math.max(1, deadline - Date.now()),
+        });
+      } catch (error) {
+        if (!(error instanceof McpError && error.code === ErrorCode.RequestTimeout)) throw error;
+        throw new Error(
+          `listing its tools took longer than connectTimeoutMs (${Math.round(limit / 100) / 10} s), after ${pages} page${pages === 1 ? "" : "s"}`,
+          { cause: error },
+        );
+      }
+      pages++;
       // A server may write its credentials into a description or a schema, which the model reads.
       tools.push(...result.tools.map((tool) => maskTool(tool, this.#resultMask)));
       cursor = result.nextCursor;
-      if (!cursor) break;
+    } while (cursor && pages < MAX_TOOL_PAGES);
+    if (cursor) {
+      this.#options.onNotice(
+        `MCP server "${this.name}" listed its tools over more than ${MAX_TOOL_PAGES} pages; only the first ${MAX_TOOL_PAGES} pages (${tools.length} tools) are used.`,
+      );
     }
     return tools;
   }
@@ -369,7 +420,7 @@ export class ServerConnection {
   }
 
   #stderrTail(): string {
-    if (this.config.type !== "stdio") return "";
+    if (this.config.type !== "stdio" || this.#options.stderrLines === 0) return "";
     const lines = [...this.#stderr, ...(this.#partial.trim() ? [this.#partial] : [])];
     // Masked before the cut, so a credential straddling it cannot leave its head behind.
     const tail = this.redact(lines.slice(-this.#options.stderrLines).join("\n"))
@@ -556,6 +607,14 @@ export class ServerConnection {
         this.redact(
           `MCP server "${this.name}" stopped while ${tool} was running, so the call has no answer.${next}${this.#stderrTail()}`,
         ),
+        where,
+      );
+    }
+    const tooLarge = oversized(error);
+    if (tooLarge) {
+      return new McpPoolError(
+        "call-failed",
+        `${name} answered with a message of ${bytes(tooLarge.bytes)} bytes, more than maxMessageBytes (${bytes(tooLarge.limit)}) allows, so the answer was dropped; the server runs on. Ask for less at a time, or raise the pool's maxMessageBytes.`,
         where,
       );
     }

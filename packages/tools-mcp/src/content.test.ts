@@ -59,4 +59,19 @@ describe("toolOutput", () => {
       }),
     );
   });
+
+  it("sizes base64 with a long run of '=' in linear time (no backtracking regex)", () => {
+    const data = `${"=".repeat(50_000)}A`;
+    const started = performance.now();
+    const out = toolOutput({ content: [{ type: "image", data, mimeType: "image/png" }] });
+    // Before, this took seconds (quadratic: about 65 s at 200,000); linear, well under a millisecond.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(out.text).toBe("[image: image/png, 36.6 kB]");
+    expect(toolOutput({ content: [{ type: "audio", data: "aGk=", mimeType: "audio/wav" }] }).text).toBe(
+      "[audio: audio/wav, 2 bytes; not shown]",
+    );
+    expect(
+      toolOutput({ content: [{ type: "resource", resource: { uri: "x://b", blob: "aGVsbG8h====" } }] }).text,
+    ).toBe("[resource x://b: binary, 6 bytes; not shown]");
+  });
 });

@@ -48,7 +48,11 @@ export interface CallToolResultLike {
 type Item = Record<string, unknown>;
 
 function size(base64: string): string {
-  const bytes = Math.floor((base64.replace(/=+$/, "").length * 3) / 4);
+  // The '=' padding counted from the end by a loop: a regex such as /=+$/ backtracks from every
+  // '=' of a long run that is not at the end, which takes quadratic time.
+  let end = base64.length;
+  while (end > 0 && base64.charCodeAt(end - 1) === 61) end--;
+  const bytes = Math.floor((end * 3) / 4);
   return bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} kB` : `${bytes} bytes`;
 }
 

@@ -9,7 +9,8 @@ const MCP_POOL_ERROR = Symbol.for("@loopwright/tools-mcp.McpPoolError");
  * - `timeout`: the call took longer than its timeout (the server was told to cancel it).
  * - `aborted`: the caller's signal stopped the call (the server was told to cancel it).
  * - `server-died`: the server stopped while the call was running.
- * - `call-failed`: the server refused the call (bad arguments, a protocol error) or could not be reached.
+ * - `call-failed`: the server refused the call (bad arguments, a protocol error) or could not be
+ *   reached, or its answer was larger than the pool's `maxMessageBytes` (the message names the size).
  * - `closed`: the pool was closed.
  */
 export type McpPoolErrorCode =

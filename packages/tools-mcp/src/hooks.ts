@@ -18,7 +18,10 @@ export interface McpHookSpec {
   tool?: string;
   /** Its share of the hook context budget, in tokens; passed on in its outcome. */
   maxTokens?: number;
-  /** How long the call may take (default: the pool's `hookTimeoutMs`). */
+  /**
+   * How long the hook may take once its server is up, its wait for a turn at the server's write
+   * gate included (default: the pool's `hookTimeoutMs`).
+   */
   timeoutSeconds?: number;
   enabled?: boolean;
 }

@@ -60,7 +60,11 @@ export interface McpPoolOptions {
    * bound past what a timer holds (2^31 - 1 ms, about 24.8 days) is held to it. So is every bound here.
    */
   timeoutMs?: number;
-  /** How long starting a server and listing its tools may take, in ms (default 30 000). */
+  /**
+   * How long starting a server may take, in ms (default 30 000), and apart from that, how long
+   * listing its tools may take: every page of `tools/list` together, at a start and on each
+   * `list_changed`.
+   */
   connectTimeoutMs?: number;
   /**
    * How tools are named for the model: `"prefixed"` (default) as `<server>__<tool>`, so two
@@ -70,18 +74,29 @@ export interface McpPoolOptions {
   toolNames?: "prefixed" | "plain";
   /** What `call` hands back for a result with images: `"describe"` (default) text only, `"parts"` content parts with the images. */
   images?: "describe" | "parts";
-  /** Restarts after a server dies (default 1). */
+  /** Restarts after a server dies (default 1): a non-negative integer. */
   maxRestarts?: number;
-  /** Lines of a server's stderr kept for a failure message (default 20). */
+  /** Lines of a server's stderr kept for a failure message (default 20): a non-negative integer. */
   stderrLines?: number;
   /**
-   * Run non-read-only calls one at a time, read-only ones together (default true) — so a loop
-   * with `parallel: true` cannot run two writes at once.
+   * The largest message a stdio server may send, in bytes (default 10 MiB, the SDK's own cap): a
+   * positive integer. A longer line is skipped, not held; the call it answered fails with
+   * `call-failed` naming its size and this option, and the server runs on. (On Windows the SDK's
+   * transport is used, with its fixed 10 MiB cap.)
+   */
+  maxMessageBytes?: number;
+  /**
+   * Run each server's non-read-only calls one at a time, its read-only ones together (default
+   * true) — so a loop with `parallel: true` cannot run two writes at once on one server. Calls to
+   * different servers never wait for each other.
    */
   serializeWrites?: boolean;
   /** Hooks run by `runHooks`: the spec's `hooks` entries that name a server and tool. */
   hooks?: readonly McpHookSpec[];
-  /** Default time a hook call may take, in ms (default 10 000). */
+  /**
+   * Default time a hook may take once its server is up, in ms (default 10 000), its wait for a turn at its server's
+   * write gate included.
+   */
   hookTimeoutMs?: number;
   /** Told of a server failing, restarting or changing its tools. Never given env or header values. */
   onNotice?: (text: string) => void;
@@ -157,6 +172,8 @@ interface Entry {
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 const DEFAULT_HOOK_TIMEOUT_MS = 10_000;
+/** The SDK's own cap on one stdio message (`STDIO_DEFAULT_MAX_BUFFER_SIZE`). */
+const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 const CATALOG_DESCRIPTION_CHARS = 200;
 
 /** The longest delay a Node timer holds (about 24.8 days); a longer one fires at once. */
@@ -169,6 +186,48 @@ function positive(value: unknown, fallback: number, what: string): number {
     throw new McpPoolError("invalid-config", `${what} must be a positive number of milliseconds.`);
   }
   return Math.min(value, MAX_TIMER_MS);
+}
+
+/** A count (restarts, lines, bytes): an integer of at least `min`, or `fallback` when not given. */
+function count(value: unknown, fallback: number, what: string, min = 0): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
+    throw new McpPoolError(
+      "invalid-config",
+      `${what} must be ${min === 0 ? "a non-negative" : "a positive"} integer.`,
+    );
+  }
+  return value;
+}
+
+/** Checks the options that are neither time bounds nor counts; throws `invalid-config` naming the first bad one. */
+function checkOptions(options: McpPoolOptions): void {
+  const fail = (message: string) => {
+    throw new McpPoolError("invalid-config", message);
+  };
+  if (typeof options !== "object" || options === null) fail("options must be an object.");
+  const { images, serializeWrites, clientInfo, hooks } = options;
+  if (images !== undefined && images !== "describe" && images !== "parts")
+    fail(`images must be "describe" or "parts".`);
+  if (serializeWrites !== undefined && typeof serializeWrites !== "boolean")
+    fail("serializeWrites must be true or false.");
+  if (
+    clientInfo !== undefined &&
+    (typeof clientInfo !== "object" ||
+      clientInfo === null ||
+      typeof clientInfo.name !== "string" ||
+      typeof clientInfo.version !== "string")
+  )
+    fail("clientInfo must be { name, version }, both strings.");
+  if (hooks !== undefined && !Array.isArray(hooks)) fail("hooks must be an array.");
+  for (const name of ["onNotice", "onToolsChanged", "elicit"] as const)
+    if (options[name] !== undefined && typeof options[name] !== "function")
+      fail(`${name} must be a function.`);
+}
+
+/** ms as seconds to a tenth, for a message. */
+function seconds(ms: number): number {
+  return Math.round(ms / 100) / 10;
 }
 
 function oneLine(text: string | undefined): string | undefined {
@@ -204,7 +263,9 @@ function argsObject(args: unknown, name: string): Record<string, unknown> {
  * HTTP, falling back to legacy SSE on a 4xx). Nothing starts until first needed; then every server
  * connects in parallel, and one that fails is reported (status, `onNotice`, its stderr tail) while
  * the others work. `notifications/tools/list_changed` refreshes the tools; a server that dies is
- * restarted once and the call it was running is answered with an error naming it.
+ * restarted once and the call it was running is answered with an error naming it. Each server's
+ * calls to tools not marked read-only run one at a time (`serializeWrites`); different servers'
+ * calls never wait for each other.
  *
  * Throws `McpPoolError` (`invalid-config`) for a bad server entry or option. Never logs, and never
  * puts a server's `env` or `headers` values into a notice, a status or an error; a tool's result
@@ -216,9 +277,14 @@ export function createMcpPool(
   options: McpPoolOptions = {},
 ): McpPool {
   const configs = mcpServers(input as McpServersInput);
+  checkOptions(options);
   const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, "timeoutMs");
   const connectTimeoutMs = positive(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, "connectTimeoutMs");
   const hookTimeoutMs = positive(options.hookTimeoutMs, DEFAULT_HOOK_TIMEOUT_MS, "hookTimeoutMs");
+  const maxRestarts = count(options.maxRestarts, 1, "maxRestarts");
+  const stderrLines = count(options.stderrLines, 20, "stderrLines");
+  const serializeWrites = options.serializeWrites !== false;
+  const maxMessageBytes = count(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes", 1);
   const naming = options.toolNames ?? "prefixed";
   if (naming !== "prefixed" && naming !== "plain") {
     throw new McpPoolError("invalid-config", `toolNames must be "prefixed" or "plain".`);
@@ -236,7 +302,8 @@ export function createMcpPool(
       // A listener's failure is its own.
     }
   };
-  const gate = new CallGate();
+  // One gate per server: writes on different servers cannot conflict, so they never wait for each other.
+  const gates = new Map<ServerConnection, CallGate>();
   let closed = false;
   let stale = true;
   let definitions: McpToolDefinition[] = [];
@@ -248,8 +315,9 @@ export function createMcpPool(
         clientInfo: options.clientInfo ?? { name: "loopwright-tools-mcp", version: "0.1.0" },
         connectTimeoutMs,
         ...(options.elicit ? { elicit: options.elicit } : {}),
-        maxRestarts: options.maxRestarts ?? 1,
-        stderrLines: options.stderrLines ?? 20,
+        maxRestarts,
+        stderrLines,
+        maxMessageBytes,
         onNotice: notice,
         onToolsChanged: () => {
           stale = true;
@@ -329,32 +397,78 @@ export function createMcpPool(
     return entry;
   };
 
+  const gateOf = (connection: ServerConnection): CallGate => {
+    let gate = gates.get(connection);
+    if (!gate) {
+      gate = new CallGate();
+      gates.set(connection, gate);
+    }
+    return gate;
+  };
+
+  /**
+   * Runs one call at its server's gate. `callTimeoutMs` bounds the call once it has its turn; a
+   * hook's `bound` (a deadline, ms since the epoch, and the time it was given) bounds its wait for
+   * the turn and the call together.
+   */
   const run = async (
     entry: Entry,
     args: unknown,
     signal: AbortSignal | undefined,
     callTimeoutMs: number,
+    bound?: { deadline: number; limitMs: number },
   ): Promise<McpCallOutput> => {
     const { connection, tool } = entry;
+    const where = { server: connection.name, tool: tool.name };
+    const name = `${tool.name} on MCP server "${connection.name}"`;
     const object = restoreArguments(argsObject(args, entry.name), tool.inputSchema);
-    const serialize = options.serializeWrites !== false && !policyOf(tool).parallel;
-    let release: (() => void) | undefined;
-    try {
-      release = await gate.acquire(!serialize, signal);
-    } catch (error) {
-      throw new McpPoolError(
-        "aborted",
-        `${tool.name} on MCP server "${connection.name}" was stopped before it started.`,
-        {
-          server: connection.name,
-          tool: tool.name,
-          cause: error,
+    const serialize = serializeWrites && !policyOf(tool).parallel;
+    const waitStarted = Date.now();
+    let waitSignal = signal;
+    let outOfTime = false;
+    let stopWaiting = () => {};
+    if (bound) {
+      const controller = new AbortController();
+      const stop = () => controller.abort(signal?.reason);
+      if (signal?.aborted) stop();
+      else signal?.addEventListener("abort", stop, { once: true });
+      const timer = setTimeout(
+        () => {
+          outOfTime = true;
+          controller.abort();
         },
+        Math.max(0, bound.deadline - waitStarted),
       );
+      waitSignal = controller.signal;
+      stopWaiting = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", stop);
+      };
     }
+    const neverStarted = () =>
+      new McpPoolError(
+        "timeout",
+        `${name} did not start within ${seconds(bound?.limitMs ?? 0)} s: it waited all that time for its turn behind the server's other calls that are not read-only.`,
+        where,
+      );
+    let release: () => void;
+    try {
+      release = await gateOf(connection).acquire(!serialize, waitSignal);
+    } catch (error) {
+      if (outOfTime && !signal?.aborted) throw neverStarted();
+      throw new McpPoolError("aborted", `${name} was stopped before it started.`, { ...where, cause: error });
+    } finally {
+      stopWaiting();
+    }
+    if (bound && Date.now() >= bound.deadline) {
+      // Its turn came as its time ran out: the same outcome as running out while waiting.
+      release();
+      throw neverStarted();
+    }
+    const waited = Date.now() - waitStarted;
     try {
       const result = await connection.call(tool.name, object, {
-        timeoutMs: callTimeoutMs,
+        timeoutMs: bound ? Math.max(1, bound.deadline - Date.now()) : callTimeoutMs,
         ...(signal ? { signal } : {}),
       });
       let output: McpToolOutput;
@@ -366,11 +480,22 @@ export function createMcpPool(
         // deep for JSON.stringify, with no text of its own) is this call's failure, not a crash.
         throw new McpPoolError(
           "call-failed",
-          `${tool.name} on MCP server "${connection.name}" answered with a result that could not be read: ${connection.redact(messageOf(error))}`,
-          { server: connection.name, tool: tool.name, cause: connection.redactError(error) },
+          `${name} answered with a result that could not be read: ${connection.redact(messageOf(error))}`,
+          { ...where, cause: connection.redactError(error) },
         );
       }
-      return { ...output, server: connection.name, tool: tool.name };
+      return { ...output, ...where };
+    } catch (error) {
+      // A hook's timeout names the whole time it was given, and how much of it went on waiting.
+      if (bound && McpPoolError.isInstance(error) && error.code === "timeout") {
+        const wait = seconds(waited);
+        throw new McpPoolError(
+          "timeout",
+          `${name} did not answer within ${seconds(bound.limitMs)} s${wait > 0 ? ` (${wait} s of it waiting for its turn behind the server's other calls that are not read-only)` : ""}; the server was asked to cancel it.`,
+          { ...where, cause: error.cause },
+        );
+      }
+      throw error;
     } finally {
       release();
     }
@@ -413,12 +538,15 @@ export function createMcpPool(
           const found = connection.tools.find((t) => t.name === hook.tool);
           if (!found)
             throw new Error(`MCP server "${hook.server}" has no tool "${hook.tool}" for hook "${hook.id}".`);
-          const limit = hook.timeoutSeconds !== undefined ? hook.timeoutSeconds * 1000 : hookTimeoutMs;
+          const given = hook.timeoutSeconds !== undefined ? hook.timeoutSeconds * 1000 : hookTimeoutMs;
+          const limitMs = given > 0 ? Math.min(given, MAX_TIMER_MS) : hookTimeoutMs;
+          // From here, not from the call: the wait for a turn at the server's gate counts too.
           const output = await run(
             { connection, tool: found, name: found.name },
             { event, input, context },
             signal,
-            limit > 0 ? Math.min(limit, MAX_TIMER_MS) : hookTimeoutMs,
+            limitMs,
+            { deadline: Date.now() + limitMs, limitMs },
           );
           const veto = output.structured?.veto === true;
           return output.ok

@@ -3,7 +3,11 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { PassThrough } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import {
+  deserializeMessage,
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  serializeMessage,
+} from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
@@ -23,6 +27,187 @@ export interface TreeStdioParameters {
   /** Set on top of the SDK's small safe default environment (`getDefaultEnvironment()`). */
   env?: Record<string, string>;
   cwd?: string;
+  /**
+   * The longest message (one line) the server may send, in bytes (default 10 MiB, the SDK's cap).
+   * A longer one is skipped to its newline, never held whole; see {@link TreeStdioTransport}.
+   */
+  maxMessageBytes?: number;
+}
+
+/**
+ * The JSON-RPC error code of the answer {@link TreeStdioTransport} puts in place of one too large
+ * to take; its `data` is {@link OversizedData}. It never goes over the wire.
+ */
+export const MESSAGE_TOO_LARGE = -32_090;
+
+/** The `data` of a {@link MESSAGE_TOO_LARGE} error: the message's size and the cap, in bytes. */
+export interface OversizedData {
+  loopwrightOversized: true;
+  bytes: number;
+  limit: number;
+}
+
+/** Reported to `onerror` for each message skipped as too large; `answered` says whether a call was failed for it. */
+export class OversizedMessageError extends Error {
+  override readonly name = "OversizedMessageError";
+  readonly bytes: number;
+  readonly limit: number;
+  readonly answered: boolean;
+
+  constructor(bytes: number, limit: number, answered: boolean) {
+    super(`a message of ${bytes} bytes, more than the ${limit} allowed, was skipped`);
+    this.bytes = bytes;
+    this.limit = limit;
+    this.answered = answered;
+  }
+}
+
+/** How much of a skipped line's start and end is kept, to find the id of the request it answers. */
+const HEAD_BYTES = 4096;
+const TAIL_BYTES = 1024;
+
+/** A line of the stream: whole, or skipped as too long with its size and its two ends. */
+export type StdioLine = { text: string } | { bytes: number; head: string; tail: string };
+
+/**
+ * Splits a byte stream into lines of at most `limit` bytes (not counting the newline). A longer
+ * line is not held: once it passes the limit its bytes are counted and dropped up to its newline,
+ * keeping only its first {@link HEAD_BYTES} and last {@link TAIL_BYTES}. So a server's one oversized
+ * message costs it that message, not the connection, and memory stays bounded by `limit`.
+ */
+export class LineSplitter {
+  readonly limit: number;
+  #chunks: Buffer[] = [];
+  #size = 0;
+  #skipping: { bytes: number; head: Buffer; tail: Buffer } | undefined;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /** Takes the next chunk; returns the lines it completed, in order. */
+  push(chunk: Buffer): StdioLine[] {
+    const lines: StdioLine[] = [];
+    let start = 0;
+    while (start <= chunk.length) {
+      const newline = chunk.indexOf(10, start);
+      const end = newline === -1 ? chunk.length : newline;
+      const piece = chunk.subarray(start, end);
+      if (this.#skipping) {
+        this.#skipping.bytes += piece.length;
+        this.#skipping.tail = lastBytes([this.#skipping.tail, piece], TAIL_BYTES);
+      } else if (this.#size + piece.length > this.limit) {
+        const held = [...this.#chunks, piece];
+        this.#skipping = {
+          bytes: this.#size + piece.length,
+          head: firstBytes(held, HEAD_BYTES),
+          tail: lastBytes(held, TAIL_BYTES),
+        };
+        this.#chunks = [];
+        this.#size = 0;
+      } else if (piece.length > 0) {
+        // Copied: a view would keep the whole chunk alive.
+        this.#chunks.push(Buffer.from(piece));
+        this.#size += piece.length;
+      }
+      if (newline === -1) break;
+      const skipped = this.#skipping;
+      if (skipped) {
+        lines.push({ bytes: skipped.bytes, head: utf8(skipped.head), tail: utf8(skipped.tail) });
+      } else {
+        lines.push({ text: Buffer.concat(this.#chunks, this.#size).toString("utf8") });
+      }
+      this.#skipping = undefined;
+      this.#chunks = [];
+      this.#size = 0;
+      start = newline + 1;
+    }
+    return lines;
+  }
+
+  clear(): void {
+    this.#chunks = [];
+    this.#size = 0;
+    this.#skipping = undefined;
+  }
+}
+
+function utf8(bytes: Buffer): string {
+  return bytes.toString("utf8").replace(/\r$/, "");
+}
+
+function firstBytes(buffers: readonly Buffer[], count: number): Buffer {
+  const out: Buffer[] = [];
+  let left = count;
+  for (const buffer of buffers) {
+    if (left <= 0) break;
+    const part = buffer.subarray(0, left);
+    out.push(part);
+    left -= part.length;
+  }
+  return Buffer.from(Buffer.concat(out));
+}
+
+function lastBytes(buffers: readonly Buffer[], count: number): Buffer {
+  const out: Buffer[] = [];
+  let left = count;
+  for (let i = buffers.length - 1; i >= 0 && left > 0; i--) {
+    const buffer = buffers[i] as Buffer;
+    const part = buffer.subarray(Math.max(0, buffer.length - left));
+    out.unshift(part);
+    left -= part.length;
+  }
+  return Buffer.from(Buffer.concat(out));
+}
+
+/**
+ * The id of the request a skipped line answered, from its two ends, or undefined when it is not
+ * an answer (a request or notification: a `method` at its top level) or the id is not in reach.
+ * Reads the top level of its start (keys and simple values, up to where the kept start ends) for
+ * `result`/`error` and `id`; else an `"id": …` that is the line's last member (where the SDK
+ * writes it).
+ */
+export function answeredId(head: string, tail: string): string | number | undefined {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let stringStart = -1;
+  let lastKey: string | undefined;
+  let answer = false;
+  let id: string | number | undefined;
+  if (!head.trimStart().startsWith("{")) return undefined;
+  for (let i = 0; i < head.length; i++) {
+    const c = head[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === "\\") escaped = true;
+      else if (c === '"') {
+        inString = false;
+        if (depth === 1) {
+          const after = /^\s*:/.exec(head.slice(i + 1, i + 17));
+          if (after) {
+            lastKey = head.slice(stringStart + 1, i);
+            if (lastKey === "method") return undefined;
+            if (lastKey === "result" || lastKey === "error") answer = true;
+            if (lastKey === "id") {
+              const value = /^\s*:\s*(-?\d+|"[^"\\]*")\s*[,}]/.exec(head.slice(i + 1, i + 200));
+              if (value?.[1]) id = JSON.parse(value[1]) as string | number;
+            }
+          }
+        }
+      }
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+      stringStart = i;
+    } else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+  }
+  if (!answer) return undefined;
+  if (id !== undefined) return id;
+  const last = /[{,]\s*"id"\s*:\s*(-?\d+|"[^"\\]*")\s*\}\s*$/.exec(tail);
+  return last?.[1] ? (JSON.parse(last[1]) as string | number) : undefined;
 }
 
 /**
@@ -290,7 +475,9 @@ const REFRESH_MS = 1_000;
 
 /**
  * An MCP client transport over a child process's stdin and stdout (POSIX), like the SDK's
- * `StdioClientTransport` except that closing it ends the server's whole process tree: a wrapper
+ * `StdioClientTransport` except in two things. A message longer than `maxMessageBytes` is skipped
+ * (the SDK's transport throws and closes): the call it answered gets an error in its place, and
+ * the server runs on. And closing it ends the server's whole process tree: a wrapper
  * such as `npx`, the real server under it, and what that started. The server is started as an
  * ordinary child, in the host's process group, so a terminal's Ctrl-C and hang-up reach it as
  * they reach the host. `close()` ends stdin and gives the server {@link CLOSE_TIMINGS}`.eofGraceMs`
@@ -308,7 +495,7 @@ export class TreeStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #params: TreeStdioParameters;
-  readonly #readBuffer = new ReadBuffer();
+  readonly #lines: LineSplitter;
   readonly #stderr = new PassThrough();
   readonly #killSync: KillSync = (table) => this.#killTreeSync(table);
   #process: ChildProcess | undefined;
@@ -326,6 +513,7 @@ export class TreeStdioTransport implements Transport {
 
   constructor(params: TreeStdioParameters) {
     this.#params = params;
+    this.#lines = new LineSplitter(params.maxMessageBytes ?? STDIO_DEFAULT_MAX_BUFFER_SIZE);
   }
 
   /** The server's stderr, there before `start()` so nothing it writes first is missed. */
@@ -368,22 +556,18 @@ export class TreeStdioTransport implements Transport {
       child.stdin?.on("error", (error) => this.onerror?.(error));
       child.stdout?.on("error", (error) => this.onerror?.(error));
       child.stdout?.on("data", (chunk: Buffer) => {
-        try {
-          this.#readBuffer.append(chunk);
-        } catch (error) {
-          this.onerror?.(error as Error);
-          void this.close();
-          return;
-        }
-        for (;;) {
-          let message: JSONRPCMessage | null;
+        for (const line of this.#lines.push(chunk)) {
+          if ("bytes" in line) {
+            this.#oversized(line);
+            continue;
+          }
+          let message: JSONRPCMessage;
           try {
-            message = this.#readBuffer.readMessage();
+            message = deserializeMessage(line.text.replace(/\r$/, ""));
           } catch (error) {
             this.onerror?.(error as Error);
             continue;
           }
-          if (message === null) break;
           if (!this.#ended && Date.now() - this.#refreshedAt >= REFRESH_MS) {
             // The process that answered runs by now: note the tree (again, at most once a second,
             // for what it started since), for a root that dies on its own. On Linux at once, by a
@@ -396,6 +580,28 @@ export class TreeStdioTransport implements Transport {
         }
       });
       child.stderr?.pipe(this.#stderr);
+    });
+  }
+
+  /**
+   * A line too long to take was skipped: the request it answers (found from its ends) gets a
+   * {@link MESSAGE_TOO_LARGE} error in its place, so that call fails at once, and `onerror` hears
+   * of it either way.
+   */
+  #oversized(line: { bytes: number; head: string; tail: string }): void {
+    const limit = this.#lines.limit;
+    const id = answeredId(line.head, line.tail);
+    this.onerror?.(new OversizedMessageError(line.bytes, limit, id !== undefined));
+    if (id === undefined) return;
+    const data: OversizedData = { loopwrightOversized: true, bytes: line.bytes, limit };
+    this.onmessage?.({
+      jsonrpc: "2.0",
+      id,
+      error: {
+        code: MESSAGE_TOO_LARGE,
+        message: `the answer was a message of ${line.bytes} bytes, more than maxMessageBytes (${limit}) allows, so it was skipped`,
+        data,
+      },
     });
   }
 
@@ -568,7 +774,7 @@ export class TreeStdioTransport implements Transport {
   #finish(): void {
     const child = this.#process;
     this.#process = undefined;
-    this.#readBuffer.clear();
+    this.#lines.clear();
     if (!child && this.#ended) return;
     this.#ended = true;
     if (this.#endingTrees === 0) untrack(this.#killSync);

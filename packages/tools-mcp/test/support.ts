@@ -13,6 +13,8 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export const EVERYTHING = here("../node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 export const FILESYSTEM = here("../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 export const FIXTURE = here("./fixture-server.mjs");
+/** A server written by hand over stdio (no SDK): oversized answers, endless pages, slow writes. */
+export const RAW = here("./raw-server.mjs");
 export const NODE = process.execPath;
 
 export async function freePort(): Promise<number> {

@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// An MCP server written by hand, line by line over stdio (no SDK), for what an SDK server will not
+// do on cue: write one answer larger than a client takes, with its id first or last; page its
+// tools without end; answer slowly from tools that are not read-only, or never. Run by the tests.
+//
+//   PAGES=1      tools/list always answers with a nextCursor, each page after PAGE_MS (default 0)
+//   ID_FIRST=1   answers are written {"jsonrpc","id","result"}; otherwise as the SDK writes them,
+//                {"result","jsonrpc","id"}, the id last
+import { createInterface } from "node:readline";
+
+const PAGES = process.env.PAGES === "1";
+const PAGE_MS = Number(process.env.PAGE_MS ?? 0);
+const ID_FIRST = process.env.ID_FIRST === "1";
+
+const write = (text) => process.stdout.write(`${text}\n`);
+const send = (message) => write(JSON.stringify(message));
+const answer = (id, result) =>
+  ID_FIRST ? send({ jsonrpc: "2.0", id, result }) : send({ result, jsonrpc: "2.0", id });
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+const object = (properties = {}) => ({ type: "object", properties });
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const TOOLS = [
+  { name: "echo", inputSchema: object({ text: { type: "string" } }), annotations: { readOnlyHint: true } },
+  {
+    name: "write_slow",
+    description: "Sleeps `ms`, then answers.",
+    inputSchema: object({ ms: { type: "number" } }),
+  },
+  { name: "write_hang", description: "Never answers.", inputSchema: object() },
+  {
+    name: "big",
+    description: "Answers with `bytes` characters of text.",
+    inputSchema: object({ bytes: { type: "number" } }),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: "big_notice",
+    description: "Sends a log notification of `bytes` characters, then answers small.",
+    inputSchema: object({ bytes: { type: "number" } }),
+    annotations: { readOnlyHint: true },
+  },
+];
+
+let running = 0;
+let most = 0;
+
+createInterface({ input: process.stdin }).on("line", async (line) => {
+  let message;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return;
+  }
+  const { id, method, params } = message;
+  if (id === undefined) return;
+  if (method === "initialize") {
+    return answer(id, {
+      protocolVersion: params.protocolVersion,
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      serverInfo: { name: "raw", version: "1.0.0" },
+    });
+  }
+  if (method === "tools/list" && PAGES) {
+    const page = Number(params?.cursor ?? 0);
+    await sleep(PAGE_MS);
+    return answer(id, {
+      tools: [{ name: `page${page}`, inputSchema: object() }],
+      nextCursor: String(page + 1),
+    });
+  }
+  if (method === "tools/list") return answer(id, { tools: TOOLS });
+  if (method !== "tools/call") return answer(id, {});
+  const args = params.arguments ?? {};
+  switch (params.name) {
+    case "echo":
+      return answer(id, text(String(args.text)));
+    case "write_slow": {
+      running++;
+      most = Math.max(most, running);
+      await sleep(Number(args.ms ?? 1000));
+      running--;
+      return answer(id, text(`slept; most at once: ${most}`));
+    }
+    case "write_hang":
+      return;
+    case "big":
+      return answer(id, text("x".repeat(Number(args.bytes))));
+    case "big_notice":
+      send({
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: "y".repeat(Number(args.bytes)) },
+      });
+      return answer(id, text("after the notice"));
+    default:
+      return send({ jsonrpc: "2.0", id, error: { code: -32602, message: `no tool ${params.name}` } });
+  }
+});
