@@ -37,6 +37,7 @@ import {
   loadNames,
   proxiedCall,
 } from "../packages/tool-loading/src/index.js";
+import { toolOutput } from "../packages/tools-mcp/src/content.js";
 
 /** One adversarial shape: how to build it at a size, and what reads it. */
 export interface Shape {
@@ -578,6 +579,14 @@ export const SHAPES: Shape[] = [
         [{ name: "fs", tools: [{ name: "read_file", description: "Read a file." }] }],
         request as string,
       );
+    },
+  },
+  {
+    // Base64 data with a long run of '=' before its last character: sizing it once cost the run's square.
+    name: "toolOutput: an image whose base64 is a run of '=' then a letter",
+    build: (n) => ({ content: [{ type: "image", data: `${"=".repeat(n)}A`, mimeType: "image/png" }] }),
+    run: (result) => {
+      toolOutput(result as never);
     },
   },
   {
