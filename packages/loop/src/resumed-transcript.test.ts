@@ -3,6 +3,7 @@
 // process died after `onMessage` wrote the assistant row) answered as not run, and what cannot be
 // repaired without guessing refused — all against the real loopback testkit server.
 import type { RunEvent } from "@loopwright/events";
+import type { LedgerEntry } from "@loopwright/ledger";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, LoopConfig } from "./config.js";
@@ -33,7 +34,7 @@ const sentMessages = (server: TestServer, at = 0) =>
   (server.chatRequests[at]?.body as Sent | undefined)?.messages;
 
 /** A run from `messages` against a server that refuses what a strict endpoint refuses. */
-async function resume(messages: readonly unknown[], extra: { system?: string; ledger?: never } = {}) {
+async function resume(messages: readonly unknown[], extra: { ledger?: readonly LedgerEntry[] } = {}) {
   const server = await serve({ personality: STRICT_TRANSCRIPT, replies: [{ content: "Done." }] });
   const events: RunEvent[] = [];
   const dispatched: string[] = [];
@@ -106,6 +107,29 @@ describe("a stored transcript whose last step's calls were never answered", () =
     expect(transcriptFaults(result?.messages ?? [])).toEqual([]);
   });
 
+  it("hands the answer back on a run that fails too, so the stored transcript can be sent again", async () => {
+    const server = await serve({
+      replies: [{ type: "error", status: 500, body: { error: { message: "boom", type: "server_error" } } }],
+    });
+    const stored: ChatMessage[] = [
+      { role: "user", content: "What is 1 + 1?" },
+      { role: "assistant", content: null, tool_calls: [call("c1")] },
+    ];
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+        messages: stored,
+        tools: [ADD_TOOL],
+        dispatch: () => "2",
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentLoopError);
+    expect(failedRun(error)?.messages).toEqual([
+      ...stored,
+      { role: "tool", tool_call_id: "c1", content: NOT_RUN },
+    ]);
+  });
+
   it("moves the ledger handed back with it past the answer, so its indexes name the same messages", async () => {
     const stored: ChatMessage[] = [
       { role: "user", content: "What are 1 + 1 and 2 + 1?" },
@@ -117,7 +141,7 @@ describe("a stored transcript whose last step's calls were never answered", () =
       { through: 0, prompt: 40, epoch: 0 },
       { through: 3, prompt: 90, epoch: 0 },
     ];
-    const { result, error } = await resume(stored, { ledger: ledger as never });
+    const { result, error } = await resume(stored, { ledger });
     expect(error).toBeUndefined();
     // "And?" is now at 4: the entry that ended on it ends there still; the one before it is kept.
     expect(result?.ledger.slice(0, 2).map((e) => [e.through, e.prompt])).toEqual([
