@@ -37,7 +37,14 @@ export interface AgentLoopOptions {
   config: LoopConfig;
   /** Sent as the first message when given; absent, `config.prompt`'s entries joined (both at once is refused). */
   system?: string;
-  /** The transcript so far, ending in the question. Not written to. */
+  /**
+   * The transcript so far, ending in the question. Not written to. Checked before anything is sent:
+   * a message that is not a chat message, a call answered twice or a tool message answering no call
+   * right before it is refused (`LoopOptionError`, `invalid-option`, option `messages`, naming the
+   * index). A call no tool message answers (a run that stopped after its host stored the call) is
+   * answered `NOT_RUN` right after its other answers, not run, with a notice; the transcript the run
+   * hands back carries the answer.
+   */
   messages: ReadonlyArray<ChatMessage>;
   /** Every tool the run may call. */
   tools?: ReadonlyArray<ToolDefinition>;
@@ -225,8 +232,9 @@ export interface AgentLoopResult extends RunState, HookResult {
  * Throws `ToolIterationLimit` when the model still asks after `maxToolIterations` tool steps,
  * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window, and
  * `AgentLoopError` (the cause on `cause`) for anything else — a `LoopOptionError` cause, before
- * anything is sent, for an option the loop does not know or does not do yet, or two tools whose
- * names become one on the wire. Each carries the run, whose transcript always has every tool call
+ * anything is sent, for an option the loop does not know or does not do yet, a message in
+ * `messages` that is not a chat message or a tool message that does not pair with a call, or two
+ * tools whose names become one on the wire. Each carries the run, whose transcript always has every tool call
  * answered, so it can be stored or sent again as it is.
  */
 export async function runLoop(services: LoopServices, options: AgentLoopOptions): Promise<AgentLoopResult> {

@@ -343,6 +343,43 @@ describe("a system prompt beside a transcript that opens with a system message",
     ]);
     expect(last[0]?.role).toBe("system");
   });
+
+  it("takes a leading system message written as text parts as its text, so no two go in a row", async () => {
+    // A valid OpenAI form: a stored transcript (or a host's own note) as a list of text parts.
+    server = await startServer({ personality: ALTERNATING_ROLES, replies: [{ content: "Done." }] });
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      system: "You read reports.",
+      messages: [
+        {
+          role: "system",
+          content: [
+            { type: "text", text: "Notes: chapters one " },
+            { type: "text", text: "to three." },
+          ],
+        },
+        { role: "system", content: "The user is in a hurry." },
+        { role: "user", content: "What was chapter two about?" },
+      ],
+      dispatch: () => "unused",
+    });
+    expect(result.turn.content).toBe("Done.");
+    expect((server.chatRequests[0]?.body as { messages: ChatMessage[] } | undefined)?.messages).toEqual([
+      {
+        role: "system",
+        content: "You read reports.\n\nNotes: chapters one to three.\n\nThe user is in a hurry.",
+      },
+      { role: "user", content: "What was chapter two about?" },
+    ]);
+    // The transcript keeps the messages as they were.
+    expect(result.messages[0]).toEqual({
+      role: "system",
+      content: [
+        { type: "text", text: "Notes: chapters one " },
+        { type: "text", text: "to three." },
+      ],
+    });
+  });
 });
 
 describe("a tool result cut in the middle of a surrogate pair", () => {

@@ -125,7 +125,8 @@ export class AgentLoopOverflow extends ContextOverflow {
  * - `conflicting-options`: two options that say the same thing differently (`system` and `config.prompt`);
  * - `invalid-option`: an option the loop does that cannot work as given (`hooks` without a `run`
  *   function, `config.compact` without a `contextLength` or a `tasks.compaction` model, a `ledger`
- *   that is not an array of `{ through, prompt, epoch }` entries).
+ *   that is not an array of `{ through, prompt, epoch }` entries, a message in `messages` that is
+ *   not a chat message, a call answered twice or a tool message that answers no call).
  */
 export type LoopOptionErrorCode =
   | "unknown-option"

@@ -22,6 +22,7 @@ import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
 import { callRouter, recoverableTools, stepChoice, stepTools, watchedCall } from "./tool-discovery.js";
 import { renameCalls, wireMessages, withSystem } from "./tool-names.js";
+import { unpaired } from "./transcript-check.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
 const PREVIEW_CHARS = 2000;
@@ -81,7 +82,9 @@ export async function prepareStep(
   const replaced = plan.messages;
   const planned = { toolChoice: stepChoice(run, step, plan.toolChoice), stop: plan.stop };
   if (replaced === undefined) return planned;
-  const { missing, stray } = unpaired(replaced);
+  const pairing = unpaired(replaced);
+  const missing = pairing.missing.map(({ id }) => id);
+  const stray = pairing.stray.map(({ id }) => id);
   if (missing.length > 0 || stray.length > 0) {
     const faults = [
       ...(missing.length > 0
@@ -454,35 +457,6 @@ function usedIds(run: LoopRun): NonNullable<LoopRun["knownIds"]> {
       for (const call of message.tool_calls ?? []) known.ids.add(call.id);
   }
   return known;
-}
-
-/**
- * What an endpoint refuses in a transcript's pairing, by id: calls the run of tool messages right
- * after their assistant message does not answer (`missing`), and tool messages that answer no call
- * of the assistant message right before their run, or one already answered (`stray`).
- */
-function unpaired(messages: readonly ChatMessage[]): { missing: string[]; stray: string[] } {
-  const missing: string[] = [];
-  const stray: string[] = [];
-  let asked = new Set<string>();
-  let answered = new Set<string>();
-  const close = () => {
-    for (const id of asked) if (!answered.has(id)) missing.push(id);
-    asked = new Set();
-    answered = new Set();
-  };
-  for (const message of messages) {
-    if (message.role === "tool") {
-      const id = message.tool_call_id;
-      if (asked.has(id) && !answered.has(id)) answered.add(id);
-      else stray.push(id); // no such call, or one already answered
-      continue;
-    }
-    close();
-    if (message.role === "assistant") asked = new Set((message.tool_calls ?? []).map((call) => call.id));
-  }
-  close();
-  return { missing, stray };
 }
 
 function addUsage(total: RunUsage, usage: Turn["usage"]): RunUsage {

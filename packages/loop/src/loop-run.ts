@@ -22,9 +22,11 @@ import {
 import { type RunHooks, startHooks } from "./hooks-phase.js";
 import { refuseUnbuilt } from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
+import { NOT_RUN } from "./run-calls.js";
 import { tell } from "./tell.js";
 import { type Discovery, discoveryState, startDiscovery } from "./tool-discovery.js";
 import { type DeclaredTools, declareTools } from "./tool-names.js";
+import { checkMessages, startingTranscript } from "./transcript-check.js";
 
 /**
  * Everything a run's phases read and write, in one place: what the caller passed, what the run
@@ -173,8 +175,11 @@ export async function append(run: LoopRun, step: number, message: ChatMessage, t
 /**
  * The run's start: the options checked, the client and the capability latches looked up, the
  * measurements begun. Throws what the loop throws (the run as given on it) when any of that fails.
+ * A call the given transcript leaves unanswered is answered as not run (`startingTranscript`), with
+ * a notice naming it.
  */
 export function startRun(services: LoopServices, options: AgentLoopOptions): LoopRun {
+  let start: ReturnType<typeof startingTranscript>;
   let system: string;
   let declared: DeclaredTools;
   let hooks: RunHooks | undefined;
@@ -182,6 +187,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
   let discovery: Discovery | undefined;
   try {
     checkOptions(options);
+    start = startingTranscript(options.messages);
     system = systemOf(options);
     declared = declareTools(options.tools ?? []);
     hooks = startHooks(options.hooks);
@@ -192,7 +198,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
   }
   const { config } = options;
   const redact = redactor(config);
-  const messages: ChatMessage[] = [...options.messages];
+  const { messages } = start;
   let client: ChatClientLike;
   let supports: EndpointCapabilities;
   try {
@@ -203,7 +209,9 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
   } catch (error) {
     throw failure({ messages, usage: NO_USAGE, toolCalls: [], names: declared, discovery, redact }, error);
   }
-  return {
+  const measure = new RunMeasure(options.ledger ?? [], system);
+  if (start.answered.length > 0) measure.rebase(options.messages, messages); // its indexes, past an answer, moved
+  const run: LoopRun = {
     options,
     services,
     config,
@@ -213,7 +221,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     tools: declared.tools,
     names: declared,
     limit: config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS,
-    measure: new RunMeasure(options.ledger ?? [], system),
+    measure,
     redact,
     kept: [],
     messages,
@@ -227,6 +235,17 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     ...(compaction ? { compaction } : {}),
     discovery,
   };
+  if (start.answered.length > 0) {
+    const ids = start.answered.map((id) => JSON.stringify(id)).join(", ");
+    const one = start.answered.length === 1;
+    notice(
+      run,
+      `The transcript given has ${one ? "a tool call" : "tool calls"} no tool message answers (${ids}), ` +
+        `as a run stopped after storing the call leaves it. ${one ? "It is" : "Each is"} answered ` +
+        `"${NOT_RUN}" right after the call and not run; the transcript this run hands back carries the answer.`,
+    );
+  }
+  return run;
 }
 
 /** `system`, or the resolved agent config's prompt entries joined; both at once is refused. */
@@ -280,6 +299,7 @@ function checkOptions(options: AgentLoopOptions): void {
   if (!Array.isArray(options.messages)) {
     throw new TypeError("runAgentLoop: messages must be an array of chat messages ending in the question.");
   }
+  checkMessages(options.messages);
   if (typeof options.dispatch !== "function") {
     throw new TypeError(
       "runAgentLoop: dispatch must be a function (request, signal) => result that runs a tool call.",

@@ -141,19 +141,37 @@ export function wireMessages(
 }
 
 /**
+ * The text of a system message that is all text — a string, or a list of text parts (joined, as an
+ * endpoint reads them) — or `undefined` for one that holds anything else.
+ */
+function systemText(message: ChatMessage): string | undefined {
+  if (message.role !== "system") return undefined;
+  const { content } = message;
+  if (typeof content === "string") return content;
+  if (
+    !Array.isArray(content) ||
+    !content.every((part) => part?.type === "text" && typeof part.text === "string")
+  ) {
+    return undefined;
+  }
+  return content.map((part) => part.text).join("");
+}
+
+/**
  * A request's messages: the system prompt first, as one system message with the system messages
- * the transcript opens with (a compaction's summary, a host's own), joined by a blank line. Chat
- * templates that make roles alternate (Gemma's, Mistral's, on llama.cpp: a 400) refuse two system
- * messages in a row, and the loop's own fold puts its summary first. A lone one is sent as it is;
- * a leading system message that is not text stops the joining.
+ * the transcript opens with (a compaction's summary, a host's own; text, or a list of text parts),
+ * joined by a blank line. Chat templates that make roles alternate (Gemma's, Mistral's, on
+ * llama.cpp: a 400) refuse two system messages in a row, and the loop's own fold puts its summary
+ * first. A lone one is sent as it is; a leading system message with a part that is not text stops
+ * the joining.
  */
 export function withSystem(system: string, transcript: readonly ChatMessage[]): ChatMessage[] {
   const texts = system === "" ? [] : [system];
   let lead = 0;
   for (; lead < transcript.length; lead++) {
-    const message = transcript[lead] as ChatMessage;
-    if (message.role !== "system" || typeof message.content !== "string") break;
-    if (message.content !== "") texts.push(message.content);
+    const text = systemText(transcript[lead] as ChatMessage);
+    if (text === undefined) break;
+    if (text !== "") texts.push(text);
   }
   if (lead === 0)
     return system === "" ? [...transcript] : [{ role: "system", content: system }, ...transcript];
