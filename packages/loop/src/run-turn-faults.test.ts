@@ -93,6 +93,40 @@ describe("runTurn against a faulty endpoint", () => {
     expect(notices[0]).toMatch(/waiting 0\.4 s/);
   });
 
+  it("waits for a retry-after longer than one timer takes when the cap allows it, rather than retrying at once", async () => {
+    // 3 000 000 s is past the 2^31-1 ms a Node timer takes (it would fire after 1 ms instead).
+    const limited = {
+      type: "error" as const,
+      status: 429,
+      body: { error: { message: "Rate limited" } },
+      headers: { "retry-after": "3000000" },
+    };
+    server = await startServer({ replies: Array.from({ length: 20 }, () => limited) });
+    const controller = new AbortController();
+    const notices: string[] = [];
+    let told: () => void = () => {};
+    const noticed = new Promise<void>((resolve) => {
+      told = resolve;
+    });
+    const run = turnAgainst(server, {
+      signal: controller.signal,
+      backoff: { maxHintMs: Number.POSITIVE_INFINITY },
+      onNotice: (m) => {
+        notices.push(m);
+        told();
+      },
+    }).catch((e: unknown) => e);
+    await noticed;
+    // A moment in which a wait cut short would have sent the request again, many times over.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const reason = new Error("the host stopped waiting");
+    controller.abort(reason);
+    expect(await run).toBe(reason);
+    expect(server.chatRequests).toHaveLength(1);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/waiting 3000000\.0 s/);
+  });
+
   it("rides out a burst of 429s that each say when to come back, beyond maxRetries, within the wait cap", async () => {
     const limited = {
       type: "error" as const,

@@ -55,7 +55,8 @@ export interface RunTurnOptions extends Omit<StreamTurnOptions, "produced"> {
   /**
    * Backoff tuning (base, ceiling, jitter source) for transient failures. `maxHintMs` (default
    * `DEFAULT_MAX_RETRY_WAIT_MS`, 120 000) caps a server's `retry-after`: each wait, and the sum of
-   * the waits a turn spends on them.
+   * the waits a turn spends on them. `Infinity` waits as long as the server asks, however long (past
+   * the 24.8 days one timer takes, too), until `signal` aborts.
    */
   backoff?: BackoffOptions;
   /** The window to size the request against before sending; absent or 0 sends unsized. */
@@ -75,19 +76,39 @@ export interface RunTurnOptions extends Omit<StreamTurnOptions, "produced"> {
   onNotice?: (message: string) => void;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** The longest delay one Node timer takes; a longer one fires after 1 ms (`TimeoutOverflowWarning`). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Waits `ms` (a loading poll, a backoff, a server's `retry-after`), rejecting with `signal.reason`
+ * as soon as `signal` aborts. The wait is made in steps of at most `maxStepMs` (default and ceiling:
+ * the longest one timer takes, about 24.8 days), so a longer one — a `retry-after` let through by
+ * `maxHintMs: Infinity` — is waited for in full instead of ending at once, and `Infinity` waits
+ * until the abort. The abort is honoured in every step, and leaves no timer behind.
+ */
+export function sleep(ms: number, signal: AbortSignal | undefined, maxStepMs = MAX_TIMER_MS): Promise<void> {
+  const most = maxStepMs >= 1 ? Math.min(maxStepMs, MAX_TIMER_MS) : MAX_TIMER_MS;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      stop?.();
-      resolve();
-    }, ms);
+    let left = ms;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const stop = signal
       ? listenForAbort(signal, () => {
           clearTimeout(timer);
           reject(signal.reason);
         })
       : undefined;
+    const done = (): void => {
+      stop?.();
+      resolve();
+    };
+    const step = (): void => {
+      // Always one timer, even for 0 (or NaN, as Node reads it): a retry is never sent in the same tick.
+      const now = left > most ? most : left;
+      left -= now;
+      timer = setTimeout(left > 0 ? step : done, now);
+    };
+    step();
   });
 }
 

@@ -3,7 +3,13 @@ import OpenAI, { APIConnectionTimeoutError, APIError } from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import { listenForAbort } from "./abort-listeners.js";
 import { EndpointSilent, StreamError } from "./errors.js";
-import { type ChatClientLike, type ProducedBox, type StreamTurnOptions, streamTurn } from "./stream-turn.js";
+import {
+  type ChatClientLike,
+  FINISH_GRACE_MS,
+  type ProducedBox,
+  type StreamTurnOptions,
+  streamTurn,
+} from "./stream-turn.js";
 import { body, harness, harness as startHarness } from "./test-support/http.js";
 import type { ToolCallProgress } from "./tool-call-assembler.js";
 
@@ -294,6 +300,43 @@ describe.concurrent("the watchdog", () => {
       content: "Done.",
       finishReason: "stop",
     });
+    await relay.drained();
+  });
+
+  it("with no watchdog at all, returns the turn when the server sent its finish reason (and usage) and then kept the connection open without [DONE]", {
+    timeout: FINISH_GRACE_MS * 4,
+  }, async () => {
+    // Frames: role, "Done.", finish, usage. The first server stops after the finish, the second
+    // after the usage: neither sends [DONE] nor closes. No idleMs, as the loop runs without a
+    // request timeout: the turn is whole, and waiting for the close would be waiting forever.
+    const finishOnly = await harness([{ content: "Done.", silentAfterChunk: 3 }]);
+    const withUsage = await harness([{ content: "Done.", silentAfterChunk: 4 }]);
+    const [bare, counted] = await Promise.all([
+      streamTurn(finishOnly.client, body()),
+      streamTurn(withUsage.client, body()),
+    ]);
+    expect(bare).toMatchObject({ content: "Done.", finishReason: "stop", usage: { total: 0 } });
+    expect(counted).toMatchObject({ content: "Done.", finishReason: "stop" });
+    expect(counted.usage.total).toBeGreaterThan(0);
+    // The connection left open was closed for it.
+    await finishOnly.relay.drained();
+    await withUsage.relay.drained();
+  });
+
+  it("keeps a usage chunk that arrives a moment after the finish reason", {
+    timeout: FINISH_GRACE_MS * 4,
+  }, async () => {
+    // Frames: role, "Done.", finish, (a pause well inside the grace), usage, then silence.
+    const { client, relay } = await harness([
+      {
+        content: "Done.",
+        pause: { afterChunk: 3, ms: Math.floor(FINISH_GRACE_MS / 5) },
+        silentAfterChunk: 4,
+      },
+    ]);
+    const turn = await streamTurn(client, body());
+    expect(turn).toMatchObject({ content: "Done.", finishReason: "stop" });
+    expect(turn.usage.total).toBeGreaterThan(0);
     await relay.drained();
   });
 

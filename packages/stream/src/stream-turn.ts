@@ -10,6 +10,14 @@ import { chunkError, TurnReader } from "./turn-reader.js";
 /** The longest delay a Node timer takes; longer ones fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/**
+ * How long, at most, the rest of a stream is waited for once the server has said why it finished:
+ * the usage chunk, `[DONE]` or the close. Re-armed by every chunk after the finish reason; with
+ * `idleMs` set, the shorter of the two. A server that then says nothing more has finished its turn,
+ * and the connection is closed for it.
+ */
+export const FINISH_GRACE_MS = 5000;
+
 /** The request body `streamTurn` sends: any chat-completions body; `stream: true` is set for you. */
 export interface ChatBody {
   model: string;
@@ -85,7 +93,8 @@ export interface StreamTurnOptions {
 
 type Stop =
   | { kind: "abort"; reason: unknown }
-  | { kind: "silent"; code: EndpointSilentCode; limit: number; waited: number };
+  | { kind: "silent"; code: EndpointSilentCode; limit: number; waited: number }
+  | { kind: "finished" };
 
 const STOPPED = Symbol("stopped");
 
@@ -235,6 +244,50 @@ class Watchdog {
   }
 }
 
+/**
+ * The wait after the finish reason: started by the first chunk that carries it, started again by
+ * every chunk after it (lazily, as the watchdog is: a chunk only records the time), and fired once
+ * `ms` have passed with nothing more.
+ */
+class Grace {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private last = 0;
+  private done = false;
+
+  constructor(
+    private readonly ms: number,
+    private readonly fire: () => void,
+  ) {}
+
+  /** A chunk arrived once the finish reason had been read. */
+  arm(): void {
+    this.last = performance.now();
+    if (this.timer === undefined && !this.done) this.schedule(this.ms);
+  }
+
+  stop(): void {
+    this.done = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => this.check(), Math.max(1, Math.min(Math.ceil(ms), MAX_TIMER_MS)));
+  }
+
+  private check(): void {
+    this.timer = undefined;
+    if (this.done) return;
+    const waited = performance.now() - this.last;
+    if (waited >= this.ms) {
+      this.done = true;
+      this.fire();
+      return;
+    }
+    this.schedule(this.ms - waited);
+  }
+}
+
 function allowance(name: string, value: unknown): number | undefined {
   if (value === undefined || value === 0 || value === Number.POSITIVE_INFINITY) return undefined;
   if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
@@ -338,7 +391,10 @@ function classify(error: unknown, partial: Turn, produced: boolean): StreamError
  * switched off for this request (`timeout` set to the longest a timer takes).
  *
  * Resolves with the turn when the stream ends, with or without `[DONE]`, and also when the server
- * said why it finished and then went silent without closing. Rejects with:
+ * said why it finished and then went silent without closing: once the finish reason has been read,
+ * the rest (usage, `[DONE]`, the close) is waited for `FINISH_GRACE_MS` (5 s; the shorter `idleMs`
+ * when set) after the last chunk, with or without a watchdog, and the connection is then closed for
+ * it. Rejects with:
  * - `EndpointSilent` when an allowance runs out (the connection is closed);
  * - `signal.reason` when `signal` aborts (the connection is closed);
  * - `StreamError` for an error object inside the stream, a malformed chunk or a dropped connection
@@ -406,10 +462,16 @@ export async function streamTurn<Body extends ChatBody>(
         )
       : undefined;
 
+  // Once the server has said why it finished, only the usage chunk and [DONE] may follow: a server
+  // that sends neither and keeps the connection open is not waited on for ever, watchdog or not.
+  const grace = new Grace(Math.min(idleMs ?? FINISH_GRACE_MS, FINISH_GRACE_MS), () =>
+    halt({ kind: "finished" }),
+  );
+
   const requestOptions: RequestOptionsLike = { signal: controller.signal };
   if (watchdog) requestOptions.timeout = MAX_TIMER_MS;
 
-  const stoppedError = (why: Stop, cause?: unknown): unknown => {
+  const stoppedError = (why: Exclude<Stop, { kind: "finished" }>, cause?: unknown): unknown => {
     if (why.kind === "abort") return why.reason;
     return new EndpointSilent(
       why.code,
@@ -436,7 +498,10 @@ export async function streamTurn<Body extends ChatBody>(
         ),
       );
     } catch (error) {
-      if (stopped !== undefined) throw stoppedError(stopped, error === STOPPED ? undefined : error);
+      // No chunk has been read yet, so the grace (armed by a chunk) cannot have stopped the wait.
+      if (stopped !== undefined && stopped.kind !== "finished") {
+        throw stoppedError(stopped, error === STOPPED ? undefined : error);
+      }
       throw error;
     }
     if (!isAsyncIterable(stream)) {
@@ -453,6 +518,7 @@ export async function streamTurn<Body extends ChatBody>(
       if (serverError !== undefined) throw new Failure("stream", new ErrorChunk(serverError));
       const carried = reader.read(chunk);
       watchdog?.tick(carried);
+      if (reader.finished) grace.arm();
     };
     try {
       await waiter.wait(pull(iterator, take, waiter));
@@ -471,14 +537,17 @@ export async function streamTurn<Body extends ChatBody>(
       );
     }
     if (stopped !== undefined) {
-      // The server said why it finished, then kept the connection open: the turn is whole.
-      if (stopped.kind === "silent" && reader.finished) return reader.finish();
+      // The server said why it finished, then kept the connection open: the turn is whole (the
+      // connection is closed for it below).
+      if (stopped.kind === "finished" || (stopped.kind === "silent" && reader.finished))
+        return reader.finish();
       throw stoppedError(stopped);
     }
     complete = true;
     return reader.finish();
   } finally {
     watchdog?.stop();
+    grace.stop();
     stopListening?.();
     if (!complete) close(controller, stream, iterator);
   }
