@@ -61,22 +61,38 @@ export function playgroundTools(mcp: PlaygroundMcp | undefined): AgentTool[] {
   return [...builtIn, ...fromMcp];
 }
 
-/** Reads an answer line for one question: option numbers or labels (comma-separated when multi-select), or empty to skip. */
-function answerFor(question: PendingQuestion["questions"][number], line: string): string | string[] {
+/**
+ * Reads an answer line for one question: an option's number or text (case aside), several of them
+ * comma-separated for a multi-select question (a repeat counts once), or empty to skip. Anything
+ * else is no answer: `{ refused }` holds a line saying what was not an option and what to type.
+ */
+function answerFor(
+  question: PendingQuestion["questions"][number],
+  line: string,
+): { answer: string | string[] } | { refused: string } {
   const labels = question.options.map((o) => o.label);
-  const pick = (part: string): string => {
-    const n = Number(part);
-    if (Number.isInteger(n) && n >= 1 && n <= labels.length) return labels[n - 1]!;
-    return labels.find((l) => l.toLowerCase() === part.toLowerCase()) ?? part;
+  const pick = (part: string): string | undefined => {
+    if (/^\d+$/.test(part)) return labels[Number(part) - 1];
+    return labels.find((l) => l.toLowerCase() === part.toLowerCase());
   };
+  const range = labels.length === 1 ? "1" : `1-${labels.length}`;
+  const refuse = (part: string) => ({
+    refused: `not an option: ${JSON.stringify(part)}. Type ${question.multiSelect ? `numbers ${range} (comma-separated)` : `a number ${range}`}, an option's text, or an empty line to skip.`,
+  });
   const text = line.trim();
-  if (text === "") return "";
-  if (question.multiSelect)
-    return text
-      .split(",")
-      .map((p) => pick(p.trim()))
-      .filter(Boolean);
-  return pick(text);
+  if (text === "") return { answer: "" };
+  const whole = pick(text);
+  if (!question.multiSelect) return whole === undefined ? refuse(text) : { answer: whole };
+  // An option whose text holds a comma is still one option when typed whole.
+  if (whole !== undefined) return { answer: [whole] };
+  const chosen: string[] = [];
+  for (const part of text.split(",").map((p) => p.trim())) {
+    if (part === "") continue;
+    const label = pick(part);
+    if (label === undefined) return refuse(part);
+    if (!chosen.includes(label)) chosen.push(label);
+  }
+  return { answer: chosen };
 }
 
 export async function runInteractive(options: InteractiveOptions): Promise<number> {
@@ -139,7 +155,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
         `  ${i + 1}. ${escapeUnseen(o.label)}${o.description ? dim(` — ${escapeUnseen(o.description)}`) : ""}\n`,
       );
     });
-    write(dim("answer (number or text; empty to skip)> "));
+    write(dim("answer (a number or an option's text; empty to skip)> "));
   };
   /** At the end of input no line can answer: the questions left are skipped, as an empty line skips one. */
   const skipAtEnd = () => {
@@ -152,13 +168,34 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   const answerLine = (line: string) => {
     if (!question) return;
     const q = question.questions[answers.length]!;
-    answers.push(answerFor(q, line));
+    const read = answerFor(q, line);
+    // Not an option: the same question is asked again, and the next line answers it.
+    if ("refused" in read) {
+      write(`${dim(printable(read.refused))}\n`);
+      return askNext();
+    }
+    answers.push(read.answer);
     if (answers.length < question.questions.length) return askNext();
-    const { id } = question;
+    const waiting = question;
     const given = answers;
     question = undefined;
     answers = [];
-    session.submitAnswer(id, given);
+    try {
+      session.submitAnswer(waiting.id, given);
+    } catch (error) {
+      // A stop already answered it: nothing waits for this answer.
+      if (session.pendingQuestion?.id !== waiting.id) return;
+      // Refused all the same (answerFor reads only offered options): the group still waits. It is
+      // asked again from its first question, or, with no line left to come, stopped.
+      write(`\n${dim(`(${printable(error instanceof Error ? error.message : String(error))})`)}\n`);
+      if (inputEnded) {
+        write(`${dim("(no input left to answer it: the run is stopped)")}\n`);
+        session.abort();
+        return;
+      }
+      question = waiting;
+      askNext();
+    }
   };
 
   session.onEvent((event: SessionEvent) => {

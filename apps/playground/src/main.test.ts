@@ -182,6 +182,83 @@ describe("playground CLI", () => {
     }
   }, 60_000);
 
+  it("asks again when the answer is not an option, and takes the next line that is", async () => {
+    const server = await startServer({
+      replies: [ASK_COLOUR, { content: "Blue it is." }],
+    });
+    try {
+      // Was a crash on a terminal, and with piped input an exit 0 with the run left waiting:
+      // submitAnswer refuses an answer the question did not offer.
+      const { code, out } = await run(
+        [],
+        { OPENAI_BASE_URL: server.baseUrl },
+        "pick a colour\ngreen\n7\n2\n",
+      );
+      expect(out).not.toMatch(/AgentError|\n\s+at /);
+      expect(out).toContain('not an option: "green"');
+      expect(out).toContain('not an option: "7"');
+      expect(out).toContain("Blue it is.");
+      expect(code).toBe(0);
+      expect(server.chatRequests).toHaveLength(2);
+      const answer = sentMessages(server, 1).find((m) => m.role === "tool");
+      expect(JSON.parse(String(answer?.content))).toEqual({ "Which colour?": "blue" });
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it("reads a multi-select answer as a list of options (a repeat counted once), asking again for one it does not offer", async () => {
+    const askColours = {
+      toolCalls: [
+        {
+          name: "AskUser",
+          arguments: JSON.stringify({
+            questions: [
+              {
+                question: "Which colours?",
+                options: [{ label: "red" }, { label: "blue" }, { label: "green" }],
+                multiSelect: true,
+              },
+            ],
+          }),
+        },
+      ],
+    };
+    const server = await startServer({ replies: [askColours, { content: "Two colours." }] });
+    try {
+      const { code, out } = await run(
+        [],
+        { OPENAI_BASE_URL: server.baseUrl },
+        "pick colours\n1,gren\n3, 1,3\n",
+      );
+      expect(out).not.toMatch(/AgentError|\n\s+at /);
+      expect(out).toContain('not an option: "gren"');
+      expect(out).toContain("Two colours.");
+      expect(code).toBe(0);
+      const answer = sentMessages(server, 1).find((m) => m.role === "tool");
+      expect(JSON.parse(String(answer?.content))).toEqual({ "Which colours?": ["green", "red"] });
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it("skips a question whose last piped line was not an option, and finishes the run", async () => {
+    const server = await startServer({
+      replies: [ASK_COLOUR, { content: "Fine, no colour." }],
+    });
+    try {
+      const { code, out } = await run([], { OPENAI_BASE_URL: server.baseUrl }, "pick a colour\ngreen\n");
+      expect(out).toContain('not an option: "green"');
+      expect(out).toContain("Fine, no colour.");
+      expect(code).toBe(0);
+      expect(server.chatRequests).toHaveLength(2);
+      const answer = sentMessages(server, 1).find((m) => m.role === "tool");
+      expect(JSON.parse(String(answer?.content))).toEqual({ "Which colour?": "" });
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
   it("skips an AskUser question asked after piped input ended, and exits 0", async () => {
     const server = await startServer({
       replies: [ASK_COLOUR, { content: "Fine, no colour." }],

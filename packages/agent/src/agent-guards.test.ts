@@ -1,6 +1,7 @@
 // The Agent's guards, over HTTP with the testkit: a stop that lands while a tool hook is pending,
 // a fold that keeps the agent's own messages, input checked before it is stored, and options checked
 // when the agent is built.
+import { SPEC_TOKEN } from "@loopwright/spec";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -322,7 +323,6 @@ describe("what new Agent takes", () => {
     ["followUpMode", { followUpMode: 1 }, /followUpMode .*a number/],
     ["messages", { messages: "hi" }, /messages .*list.*a string/],
     ["messages", { messages: [null] }, /messages\[0\]/],
-    ["config", { config: null }, /config .*an object.*null/],
     ["config", { config: "x" }, /config .*an object.*a string/],
     ["spec", { config: undefined, spec: 42 }, /spec .*a number/],
     ["spec", { config: undefined, spec: {} }, /spec: .*not a parsed agent spec/],
@@ -350,6 +350,52 @@ describe("what new Agent takes", () => {
     const error = thrown(() => new Agent({ config, ...(options as object) }));
     expect(error.code).toBe("invalid-input");
     expect(error.message).toMatch(pattern);
+  });
+
+  it("reads null as absent, as createSession does (a nullable field read back from JSON)", async () => {
+    server = await startServer({ replies: [{ content: "ok" }] });
+    const names = [
+      "system",
+      "tools",
+      "messages",
+      "dispatch",
+      "dedupeToolCalls",
+      "backend",
+      "toolExecution",
+      "steeringMode",
+      "followUpMode",
+      "transformContext",
+      "convertToLlm",
+      "beforeToolCall",
+      "afterToolCall",
+      "shouldStopAfterTurn",
+      "toolChoice",
+      "autoCompact",
+      "spec",
+    ];
+    const nulls = Object.fromEntries(names.map((name) => [name, null]));
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" }, ...nulls } as never);
+    expect([agent.system, agent.transformContext, agent.beforeToolCall, agent.toolChoice]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect([agent.toolExecution, agent.steeringMode, agent.followUpMode]).toEqual([
+      "parallel",
+      "one-at-a-time",
+      "one-at-a-time",
+    ]);
+    expect(agent.messages).toEqual([]);
+    expect(agent.config.compact).toBeUndefined();
+    expect((await agent.prompt("hi")).status).toBe("ok");
+    expect(sentMessages(server, 0).map((m) => m.role)).toEqual(["user"]);
+    // A null config is absent too: a spec alone is enough, and neither is still refused.
+    const spec = { spec: SPEC_TOKEN, model: { name: "sim", endpoint: { baseUrl: server.baseUrl } } };
+    expect(new Agent({ config: null, spec } as never).config.model).toBe("sim");
+    expect(thrown(() => new Agent({ config: null } as never)).message).toMatch(
+      /give exactly one of config .* and spec/,
+    );
   });
 
   it("says a window given as text was text", () => {

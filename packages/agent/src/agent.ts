@@ -146,19 +146,44 @@ const FUNCTION_OPTIONS = [
   "shouldStopAfterTurn",
 ] as const;
 
+/** Every option `new Agent` reads (the type makes a new option be listed here). */
+const OPTION_NAMES = Object.keys({
+  config: true,
+  spec: true,
+  system: true,
+  autoCompact: true,
+  tools: true,
+  dedupeToolCalls: true,
+  dispatch: true,
+  messages: true,
+  backend: true,
+  toolExecution: true,
+  steeringMode: true,
+  followUpMode: true,
+  transformContext: true,
+  convertToLlm: true,
+  beforeToolCall: true,
+  afterToolCall: true,
+  toolChoice: true,
+  shouldStopAfterTurn: true,
+} satisfies Record<keyof AgentOptions, true>) as (keyof AgentOptions)[];
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * Checks every option `new Agent` reads, before any is used: throws `AgentError` (`invalid-input`)
- * naming the option, what it must be, and what it got. An option left `undefined` is absent.
+ * naming the option, what it must be, and what it got, after `who` (the call the host made:
+ * `createSession` checks the options it hands on with this rule too). An option left `undefined`
+ * or `null` is absent (null is how a nullable field reads back from JSON); options it does not know
+ * are not looked at.
  */
-function checkOptions(options: AgentOptions): void {
-  const given = options as unknown as Record<string, unknown>;
+export function checkAgentOptions(options: object, who = "new Agent"): void {
+  const given = options as Record<string, unknown>;
   const refuse = (name: string, want: string, got: unknown = given[name]): never => {
-    throw new AgentError("invalid-input", `new Agent: ${name} must be ${want}; got ${kindOf(got)}.`);
+    throw new AgentError("invalid-input", `${who}: ${name} must be ${want}; got ${kindOf(got)}.`);
   };
-  const present = (name: string) => given[name] !== undefined;
+  const present = (name: string) => given[name] != null;
   if (present("config") && !isRecord(given.config)) refuse("config", "an object (the loop's config)");
   if (present("spec")) {
     const specs = Array.isArray(given.spec) ? given.spec : [given.spec];
@@ -169,7 +194,7 @@ function checkOptions(options: AgentOptions): void {
   if (present("autoCompact") && typeof autoCompact !== "boolean") {
     if (!isRecord(autoCompact)) refuse("autoCompact", "true, false or { model }");
     const model = (autoCompact as Record<string, unknown>).model;
-    if (model !== undefined && (typeof model !== "string" || model === "")) {
+    if (model != null && (typeof model !== "string" || model === "")) {
       refuse("autoCompact.model", "a model name (a non-empty string)", model);
     }
   }
@@ -196,7 +221,7 @@ function checkOptions(options: AgentOptions): void {
   for (const name of FUNCTION_OPTIONS) {
     if (present(name) && typeof given[name] !== "function") refuse(name, "a function");
   }
-  if (present("messages")) checkedMessages("new Agent: messages", given.messages);
+  if (present("messages")) checkedMessages(`${who}: messages`, given.messages);
   if (present("backend") && !(isRecord(given.backend) && typeof given.backend.run === "function")) {
     refuse("backend", "an AgentBackend (an object with a run function)");
   }
@@ -450,33 +475,35 @@ export class Agent {
         "new Agent(options): options must be an object with config or spec.",
       );
     }
-    checkOptions(options);
-    if ((options.config === undefined) === (options.spec === undefined)) {
+    checkAgentOptions(options);
+    // A null option is absent, as an undefined one is: dropped here, so what follows sees only values.
+    const set: AgentOptions = {};
+    for (const name of OPTION_NAMES) {
+      const value = options[name];
+      if (value !== null && value !== undefined) (set as Record<string, unknown>)[name] = value;
+    }
+    if ((set.config === undefined) === (set.spec === undefined)) {
       throw new AgentError(
         "invalid-input",
         "new Agent: give exactly one of config (the loop's config) and spec (parsed agent documents).",
       );
     }
-    this.config = withAutoCompact(
-      options.config ?? specConfig(options.spec as AgentSpec),
-      options.autoCompact,
-    );
-    this.system = options.system;
-    this.tools =
-      options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
-    this.#messages = [...(options.messages ?? [])];
-    this.#backend = options.backend ?? loopBackend();
-    this.#dispatch = options.dispatch;
-    this.#dedupeToolCalls = options.dedupeToolCalls;
-    this.toolExecution = options.toolExecution ?? "parallel";
-    this.steeringMode = options.steeringMode ?? "one-at-a-time";
-    this.followUpMode = options.followUpMode ?? "one-at-a-time";
-    this.beforeToolCall = options.beforeToolCall;
-    this.afterToolCall = options.afterToolCall;
-    this.shouldStopAfterTurn = options.shouldStopAfterTurn;
-    this.toolChoice = options.toolChoice;
-    this.transformContext = options.transformContext;
-    this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
+    this.config = withAutoCompact(set.config ?? specConfig(set.spec as AgentSpec), set.autoCompact);
+    this.system = set.system;
+    this.tools = set.tools instanceof ToolRegistry ? set.tools : new ToolRegistry(set.tools ?? []);
+    this.#messages = [...(set.messages ?? [])];
+    this.#backend = set.backend ?? loopBackend();
+    this.#dispatch = set.dispatch;
+    this.#dedupeToolCalls = set.dedupeToolCalls;
+    this.toolExecution = set.toolExecution ?? "parallel";
+    this.steeringMode = set.steeringMode ?? "one-at-a-time";
+    this.followUpMode = set.followUpMode ?? "one-at-a-time";
+    this.beforeToolCall = set.beforeToolCall;
+    this.afterToolCall = set.afterToolCall;
+    this.shouldStopAfterTurn = set.shouldStopAfterTurn;
+    this.toolChoice = set.toolChoice;
+    this.transformContext = set.transformContext;
+    this.convertToLlm = set.convertToLlm ?? defaultConvertToLlm;
   }
 
   /** True from the start of a run until it has settled (its `agent_end` listeners included). */

@@ -76,6 +76,60 @@ describe("createSession refuses options of the wrong shape, naming the option, b
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it("refuses a backend or config of the wrong shape, as new Agent does, before the session wraps them", async () => {
+    // Were accepted: the session hands the Agent its own backend and a copied config, so every
+    // prompt then ended "error" with nothing sent and the user's text kept in the file.
+    expect((await refusal({ backend: {} })).message).toMatch(
+      /^createSession: backend must be an AgentBackend \(an object with a run function\); got an object\./,
+    );
+    expect((await refusal({ backend: { run: "go" } })).message).toMatch(/^createSession: backend must be/);
+    expect((await refusal({ config: "x" })).message).toMatch(
+      /^createSession: config must be an object \(the loop's config\); got a string \("x"\)\./,
+    );
+    expect((await refusal({ config: [] })).message).toMatch(/^createSession: config must be .*got a list/);
+    expect((await refusal({ config: 42 })).message).toMatch(/^createSession: config must be .*got a number/);
+    // What the Agent refuses for a session names createSession, the call the host made.
+    expect((await refusal({ toolExecution: "fast" })).message).toMatch(
+      /^createSession: toolExecution must be "parallel" or "sequential"; got a string \("fast"\)\./,
+    );
+    expect((await refusal({ autoCompact: "yes" })).message).toMatch(/^createSession: autoCompact must be/);
+    expect((await refusal({ config: undefined })).message).toMatch(
+      /^createSession: give exactly one of config .* and spec/,
+    );
+    expect(readdirSync(dir)).toEqual([]);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("reads null as absent for every option, as new Agent does", async () => {
+    const names = [
+      "spec",
+      "system",
+      "tools",
+      "backend",
+      "toolExecution",
+      "builtInTools",
+      "sessionId",
+      "sessionDir",
+      "importPath",
+      "maxTurns",
+      "autoCompact",
+      "stallThreshold",
+      "mcpServers",
+      "mcpOptions",
+    ];
+    const nulls = Object.fromEntries(names.map((name) => [name, null]));
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      ...nulls,
+    } as unknown as SessionOptions);
+    expect([session.maxTurns, session.stallThreshold, session.filePath]).toEqual([50, 3, undefined]);
+    expect(session.agent.tools.list()).toEqual([]);
+    expect(await session.prompt("hello")).toEqual({ status: "ok", reply: "hi" });
+    expect(server.chatRequests).toHaveLength(1);
+    expect(readdirSync(dir)).toEqual([]);
+    session.dispose();
+  });
+
   it('says a number option given as text is text (maxTurns: "5")', async () => {
     expect((await refusal({ maxTurns: "5" })).message).toMatch(
       /maxTurns must be a positive integer; got a string \("5"\)/,

@@ -18,7 +18,7 @@ import {
   type McpServersInput,
   type ServerState,
 } from "@loopwright/tools-mcp";
-import { Agent } from "./agent.js";
+import { Agent, checkAgentOptions } from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
@@ -197,19 +197,37 @@ function invalid(message: string): AgentError {
   return new AgentError("invalid-input", message);
 }
 
+/** A count option: absent (`undefined` or `null`) is `fallback`; otherwise a positive integer or `invalid-input`. */
 function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
+  if (value == null) return fallback;
   if (!Number.isInteger(value) || value < 1) {
     throw invalid(`createSession: ${name} must be a positive integer; got ${kindOf(value)}.`);
   }
   return value;
 }
 
-/** A string option a host may pass through from a request: refused unless it is one. */
+/** A string option a host may pass through from a request: absent (`undefined` or `null`), or refused unless it is one. */
 function text(value: unknown, name: string, what: string): string | undefined {
-  if (value === undefined || typeof value === "string") return value;
-  const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+  if (value == null) return undefined;
+  if (typeof value === "string") return value;
+  const kind = Array.isArray(value) ? "an array" : `a ${typeof value}`;
   throw invalid(`createSession: ${name} must be ${what}; got ${kind}.`);
+}
+
+/**
+ * Builds what `make` builds; an `invalid-input` it throws names `createSession`, the call the host
+ * made, where it named `new Agent`.
+ */
+function asSession<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    if (!AgentError.isInstance(error) || error.code !== "invalid-input") throw error;
+    const message = error.message.startsWith("new Agent: ")
+      ? `createSession: ${error.message.slice("new Agent: ".length)}`
+      : `createSession: ${error.message}`;
+    throw new AgentError("invalid-input", message, "cause" in error ? { cause: error.cause } : undefined);
+  }
 }
 
 const BUILT_IN_NAMES = ["askUser", "todoWrite"] as const;
@@ -388,6 +406,18 @@ export class Session {
     const builtIn = builtInChoice(options.builtInTools);
     const given = hostTools(options.tools);
     const system = text(options.system, "system", "text (the system prompt)");
+    // What the agent is handed as given is checked by its rule; the backend and the config are
+    // wrapped and copied on the way, so they are checked here, as the host gave them.
+    checkAgentOptions(
+      {
+        config: options.config,
+        spec: options.spec,
+        backend: options.backend,
+        toolExecution: options.toolExecution,
+        autoCompact: options.autoCompact,
+      },
+      "createSession",
+    );
     // Checked before any is used as a path: a number given to `fs` is read as an open file descriptor.
     const sessionDir = text(options.sessionDir, "sessionDir", "a path (a string)");
     const importPath = text(options.importPath, "importPath", "a path (a string)");
@@ -426,32 +456,35 @@ export class Session {
     // maxTurns is the prompt's budget, but the agent runs a follow-up (the open-todos nudge, a host's
     // queued message) as a new loop run whose steps count from 1: each run is given what is left.
     const backend = options.backend ?? loopBackend();
-    this.agent = new Agent({
-      ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
-      ...(options.spec ? { spec: options.spec } : {}),
-      ...(system !== undefined ? { system } : {}),
-      tools,
-      messages,
-      backend: {
-        run: (loopOptions) => {
-          this.#before = this.#toolTurns;
-          const left = Math.max(0, this.maxTurns - this.#before);
-          return this.#timedRun(backend, loopOptions, left);
-        },
-      },
-      ...(options.toolExecution ? { toolExecution: options.toolExecution } : {}),
-      ...(options.autoCompact !== undefined ? { autoCompact: options.autoCompact } : {}),
-      transformContext: (view, _signal, { step }) => this.#inBand(view, step),
-      // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
-      toolChoice: ({ step }) => (this.#before + step > this.maxTurns ? "none" : undefined),
-      // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
-      // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
-      shouldStopAfterTurn: ({ message, toolResults }) =>
-        toolResults.length > 0 ? this.#stallCheck(message) : this.#stalled,
-      ...(options.mcpServers !== undefined || specServers(options.spec).length > 0
-        ? { dedupeToolCalls: (request: { name: string }) => this.#dedupe(request, config) }
-        : {}),
-    });
+    this.agent = asSession(
+      () =>
+        new Agent({
+          ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
+          ...(options.spec ? { spec: options.spec } : {}),
+          ...(system !== undefined ? { system } : {}),
+          tools,
+          messages,
+          backend: {
+            run: (loopOptions) => {
+              this.#before = this.#toolTurns;
+              const left = Math.max(0, this.maxTurns - this.#before);
+              return this.#timedRun(backend, loopOptions, left);
+            },
+          },
+          ...(options.toolExecution != null ? { toolExecution: options.toolExecution } : {}),
+          ...(options.autoCompact != null ? { autoCompact: options.autoCompact } : {}),
+          transformContext: (view, _signal, { step }) => this.#inBand(view, step),
+          // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
+          toolChoice: ({ step }) => (this.#before + step > this.maxTurns ? "none" : undefined),
+          // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
+          // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
+          shouldStopAfterTurn: ({ message, toolResults }) =>
+            toolResults.length > 0 ? this.#stallCheck(message) : this.#stalled,
+          ...(options.mcpServers != null || specServers(options.spec).length > 0
+            ? { dedupeToolCalls: (request: { name: string }) => this.#dedupe(request, config) }
+            : {}),
+        }),
+    );
     if (system !== undefined && hasPromptText(this.agent.config)) {
       // The loop refuses both at every prompt, after the user's text is in the transcript.
       throw invalid(
@@ -471,7 +504,7 @@ export class Session {
     for (const text of notices) this.addNotice(text);
     const fromSpec = specServers(options.spec);
     const servers = options.mcpServers ?? fromSpec;
-    if (options.mcpServers !== undefined || fromSpec.length > 0) {
+    if (options.mcpServers != null || fromSpec.length > 0) {
       try {
         this.#mcp = createMcpPool(servers as McpServersInput, {
           ...options.mcpOptions,
@@ -1010,8 +1043,7 @@ export class Session {
 
 /** The `bundle.mcpServers` entries of the given spec(s), in order. */
 function specServers(spec: AgentSpec | readonly AgentSpec[] | undefined): McpServerConfig[] {
-  const specs: readonly AgentSpec[] =
-    spec === undefined ? [] : Array.isArray(spec) ? spec : [spec as AgentSpec];
+  const specs: readonly AgentSpec[] = spec == null ? [] : Array.isArray(spec) ? spec : [spec as AgentSpec];
   return specs.flatMap((one) => (one.bundle?.mcpServers ?? []) as McpServerConfig[]);
 }
 
