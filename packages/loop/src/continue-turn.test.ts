@@ -74,6 +74,40 @@ describe("continuing an answer cut off at the ceiling", () => {
     );
   });
 
+  it("joins a continuation of a short answer that begins as it did, latching nothing (too short to show a restart)", async () => {
+    server = await startServer({
+      replies: [
+        cut("1", 10, 1),
+        { content: "1, 12 and 13 are the three values." },
+        cut("A long answer that the ceiling cut off in the mid", 10, 5),
+        { content: "dle of a word." },
+      ],
+    });
+    const runtime = createRuntime();
+    const config = { baseUrl: server.baseUrl, model: "gpt-4o", maxTokens: 5, maxContinuations: 2 };
+    const output: string[] = [];
+    const notices: string[] = [];
+    const first = await runtime.runAgentLoop({
+      config,
+      messages: question,
+      dispatch: () => "",
+      onEvent: (e) => {
+        if (e.kind === "output") output.push(e.text);
+        if (e.kind === "notice") notices.push(e.text);
+      },
+    });
+    expect(first.turn.content).toBe("11, 12 and 13 are the three values.");
+    expect(first.turn.finishReason).toBe("stop");
+    expect(output.join("")).toBe("11, 12 and 13 are the three values.");
+    expect(notices.join("\n")).not.toMatch(/started the answer over/);
+    const caps = modelCapabilitiesFor(runtime.capabilities.capabilitiesFor(server.baseUrl), "gpt-4o");
+    expect(caps.assistantPrefill).not.toBe(false);
+    // The next run on the same runtime is still carried on.
+    const second = await runtime.runAgentLoop({ config, messages: question, dispatch: () => "" });
+    expect(second.turn.content).toBe("A long answer that the ceiling cut off in the middle of a word.");
+    expect(server.chatRequests).toHaveLength(4);
+  });
+
   it("keeps the cut-off answer when llama.cpp refuses a prefill with thinking on (recorded 400), latched", async () => {
     server = await startServer({
       personality: { name: "llamacpp", thinking: true },

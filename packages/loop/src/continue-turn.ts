@@ -17,6 +17,21 @@ export interface ContinuedTurn extends Turn {
 
 /** How much of the answer a continuation must not start with, word for word, to count as carrying on. */
 const RESTART_PROBE = 64;
+/**
+ * The least an answer so far must hold for a continuation that begins with it to be taken as the
+ * answer starting over: 16 characters, or 3 words. Anything shorter (`1`, `Yes`, `The`) is begun
+ * the same way by real continuations (`1` → `1, 12 and 13…`, an answer of `11, 12 and 13`) too
+ * often to mean anything.
+ */
+const RESTART_MIN_CHARS = 16;
+const RESTART_MIN_WORDS = 3;
+
+/** The opening of the answer so far a restart would repeat, or `""` when it is too short to tell. */
+function restartProbe(soFar: string): string {
+  const probe = soFar.trimStart().slice(0, RESTART_PROBE);
+  const words = probe.split(/\s+/).filter((word) => word !== "").length;
+  return probe.length >= RESTART_MIN_CHARS || words >= RESTART_MIN_WORDS ? probe : "";
+}
 
 function sumOptional(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined || b === undefined ? undefined : a + b;
@@ -112,7 +127,8 @@ function statusOf(error: unknown): number | undefined {
  * call comes back as it was. Whether the model carries on is latched per (endpoint, model) as
  * `assistantPrefill`: a 400 or 422 for the request latches it off, and so does a continuation that
  * starts the answer over word for word (how a server that ignores the trailing message shows
- * itself) — that piece is not joined, but its request counts in `continuations` and its tokens in
+ * itself; only for an answer so far of at least 16 characters or 3 words, since a shorter one such
+ * as `1` is begun the same way by real continuations, whose pieces are joined) — that piece is not joined, but its request counts in `continuations` and its tokens in
  * `usage`, since they were spent, and its text is never passed to `onOutput`: a continuation's
  * opening is held back until it parts from the answer so far. Either way, and on any other failure
  * short of a stop — an overflow included, which latches nothing — the cut-off answer is kept with
@@ -134,7 +150,7 @@ export async function continueTurn(
   let continuations = 0;
   while (continuations < max && isContinuable(whole) && model?.assistantPrefill !== false) {
     const soFar = whole.content;
-    const probe = soFar.trimStart().slice(0, RESTART_PROBE);
+    const probe = restartProbe(soFar);
     const shown = holdOpening(probe, options.onOutput);
     let piece: Turn;
     try {

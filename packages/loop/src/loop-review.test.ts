@@ -164,6 +164,68 @@ describe("tool names the wire cannot carry (finding 3)", () => {
   });
 });
 
+describe("tool names in other scripts (r5 finding 4)", () => {
+  const named = (name: string, description: string): ToolDefinition => ({
+    type: "function",
+    function: {
+      name,
+      description,
+      parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+    },
+  });
+  const TOOLS = [
+    named("検索", "Search documents"),
+    named("翻訳", "Translate text"),
+    named("search_🙂", "Smile"),
+  ];
+
+  it("declares each under a distinct, stable wire name with a hash of the original, and hands dispatch the host's", async () => {
+    // The model calls the tool described as translating, by whatever name the request declared it under.
+    server = await startServer({
+      replies: (request, index) => {
+        const tools = (request.body as { tools?: ToolDefinition[] }).tools ?? [];
+        const translate = tools.find((t) => t.function.description === "Translate text")?.function.name;
+        return index % 2 === 0
+          ? { toolCalls: [{ id: `c${index}`, name: translate ?? "missing", arguments: '{"q": "hi"}' }] }
+          : { content: "Done." };
+      },
+    });
+    const dispatched: string[] = [];
+    const first = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: QUESTION,
+      tools: TOOLS,
+      dispatch: ({ name }) => {
+        dispatched.push(name);
+        return "ok";
+      },
+    });
+    const wire = body(server, 0).tools?.map((t) => t.function.name) ?? [];
+    expect(wire).toHaveLength(3);
+    expect(new Set(wire).size).toBe(3);
+    for (const name of wire) expect(name).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    expect(wire.filter((name) => /^tool_[0-9a-f]{8}$/.test(name))).toHaveLength(2);
+    expect(wire.filter((name) => /^search_[0-9a-f]{8}$/.test(name))).toHaveLength(1);
+    const translate = body(server, 0).tools?.find((t) => t.function.description === "Translate text");
+    expect(dispatched).toEqual(["翻訳"]);
+    expect((first.messages[1] as Read | undefined)?.tool_calls?.[0]?.function.name).toBe("翻訳");
+    // Resumed on another runtime: the same wire names, and the stored call replayed under its own.
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: [...first.messages, { role: "user", content: "Again." }],
+      tools: [...TOOLS].reverse(),
+      dispatch: ({ name }) => {
+        dispatched.push(name);
+        return "ok";
+      },
+    });
+    expect(body(server, 2).tools?.map((t) => t.function.name)).toEqual(wire);
+    const replayed = body(server, 2).messages.find((m) => m.role === "assistant")?.tool_calls?.[0];
+    expect(replayed?.function.name).toBe(translate?.function.name);
+    expect(dispatched).toEqual(["翻訳", "翻訳"]);
+  });
+});
+
 describe("a continuation that overflows (finding 5)", () => {
   it("keeps the cut-off answer, with a notice, when the continuation is refused as too long", async () => {
     const overflow = readFixtureJson("errors/vllm/context-length-legacy-top-level-object-error.json");

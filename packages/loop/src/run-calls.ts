@@ -283,23 +283,47 @@ export function settleHeld(
   }
 }
 
+/** What kind of value JSON would lose without a word: `{}` for a Map or Set, dropped or source text for the rest. */
+function unheldKind(value: unknown): string | undefined {
+  if (typeof value === "function") return "function";
+  if (typeof value === "symbol") return "symbol";
+  if (typeof value === "bigint") return "bigint";
+  if (value instanceof Map) return "Map";
+  if (value instanceof Set) return "Set";
+  if (value instanceof WeakMap) return "WeakMap";
+  if (value instanceof WeakSet) return "WeakSet";
+  return undefined;
+}
+
+function cannotHold(name: string, why: string): TypeError {
+  return new TypeError(`the ${name} tool returned ${why}; return a string or plain data.`);
+}
+
 /**
  * What the model reads of a tool's result: a string as it is, anything else as JSON (nothing, as
- * `""`, which the call is then answered with `NO_OUTPUT` for). Throws (so
- * the call is answered as failed, with the reason) for a value JSON cannot hold — a circular
- * object, one holding a BigInt — rather than answering `[object Object]` as a success.
+ * `""`, which the call is then answered with `NO_OUTPUT` for). Throws (so the call is answered as
+ * failed, with the reason) for a value JSON cannot hold — a circular object, a BigInt, a function,
+ * a symbol, or a Map or Set anywhere inside (which JSON would write `{}`, its data lost) — rather
+ * than answering `[object Object]`, `{}` or a function's source as a success. A returned Error is
+ * thrown as it is, so it is answered as a thrown one (`Error: <message>`).
  */
 function asContent(value: unknown, name: string): string {
   if (typeof value === "string") return value;
   if (value === undefined) return "";
-  if (typeof value === "bigint") return String(value);
+  if (value instanceof Error) throw value;
+  const kind = unheldKind(value);
+  if (kind !== undefined) throw cannotHold(name, `a ${kind}, which JSON cannot hold`);
   let json: string | undefined;
+  let inside: TypeError | undefined;
   try {
-    json = JSON.stringify(value);
+    json = JSON.stringify(value, (_key, item: unknown) => {
+      if (!(item instanceof Map || item instanceof Set)) return item;
+      inside = cannotHold(name, `a ${unheldKind(item)}, which JSON cannot hold, inside its result`);
+      throw inside;
+    });
   } catch (error) {
-    throw new TypeError(
-      `the ${name} tool returned a value JSON cannot hold (${errorMessage(error)}); return a string or plain data.`,
-    );
+    if (error === inside) throw error;
+    throw cannotHold(name, `a value JSON cannot hold (${errorMessage(error)})`);
   }
   return json ?? String(value);
 }

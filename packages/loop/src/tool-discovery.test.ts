@@ -393,6 +393,30 @@ describe("toolDiscovery: proxy", () => {
     expect(result.metrics.unknownToolNames).toEqual(["send_fax"]);
   });
 
+  it("refuses a direct call to a name neither declared nor catalogued, as call_tool does, in ondemand and proxy", async () => {
+    // Each mode's run on a server of its own.
+    const fresh = async () => {
+      await server?.close();
+      server = undefined;
+    };
+    for (const mode of ["ondemand", "proxy"] as const) {
+      await fresh();
+      const { result, dispatched, events } = await run(
+        [call("c1", "delete_everything", {}), { content: "cannot" }],
+        { toolDiscovery: mode },
+      );
+      expect(dispatched).toEqual([]);
+      expect(toolAnswer(bodies()[1], "c1")).toMatch(/"delete_everything" is not in the catalogue/);
+      expect(result.toolCalls).toMatchObject([{ id: "c1", ok: false }]);
+      expect(result.metrics.unknownToolNames).toEqual(["delete_everything"]);
+      expect(events.some((e) => e.kind === "tool-result" && e.id === "c1" && !e.ok)).toBe(true);
+    }
+    // Eager mode has no catalogue to gate on: the name reaches the host's dispatch, which decides.
+    await fresh();
+    const eager = await run([call("c1", "delete_everything", {}), { content: "ran" }], {});
+    expect(eager.dispatched).toMatchObject([{ id: "c1", name: "delete_everything" }]);
+  });
+
   it("shares one answer between identical proxied calls (the dedupe compares the inner call)", async () => {
     const inner = { name: "read_file", arguments: { path: "a" } };
     const { dispatched, result } = await run(

@@ -162,6 +162,33 @@ describe("what dispatch returns", () => {
     expect(result.metrics.toolErrors).toBe(1);
     expect(await sendAgain(result.messages)).toBe("Glad to help.");
   });
+
+  it("answers a returned Error as a thrown one, and a Map, Set, function, symbol or bigint as a failed call naming the type", async () => {
+    const returned: [unknown, RegExp][] = [
+      [new Error("quota exceeded"), /^Error: quota exceeded$/],
+      [new Map([["k", 2]]), /^Error: the add tool returned a Map, which JSON cannot hold/],
+      [new Set([1]), /^Error: the add tool returned a Set, which JSON cannot hold/],
+      [{ rows: new Map([["k", 2]]) }, /^Error: the add tool returned a Map, which JSON cannot hold/],
+      [() => 1, /^Error: the add tool returned a function, which JSON cannot hold/],
+      [Symbol("s"), /^Error: the add tool returned a symbol, which JSON cannot hold/],
+      [10n, /^Error: the add tool returned a bigint, which JSON cannot hold/],
+    ];
+    for (const [value, expected] of returned) {
+      const server = await serve({ replies: [{ toolCalls: [add("c1", 1)] }, { content: "It failed." }] });
+      const results: boolean[] = [];
+      const result = await createRuntime().runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: QUESTION,
+        tools: [ADD_TOOL],
+        dispatch: () => value,
+        onToolResult: (r) => results.push(r.ok),
+      });
+      const body = server.chatRequests[1]?.body as { messages: ChatMessage[] } | undefined;
+      expect(body?.messages.at(-1)?.content).toMatch(expected);
+      expect(results).toEqual([false]);
+      expect(result.metrics.toolErrors).toBe(1);
+    }
+  });
 });
 
 describe("every error carries the run", () => {

@@ -14,7 +14,10 @@ export type ToolLoadingErrorCode =
   | "invalid-mode"
   /** A `call_tool` with no tool name. */
   | "missing-name"
-  /** A `call_tool` naming a tool outside the catalogue. */
+  /**
+   * A `call_tool` naming a tool outside the catalogue, or (ondemand and proxy) a direct call to a
+   * name that is neither one of the host's tools nor catalogued.
+   */
   | "unknown-tool"
   /** A `call_tool` whose `arguments` are neither an object nor JSON text of one. */
   | "invalid-arguments"

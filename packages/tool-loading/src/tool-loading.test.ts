@@ -214,6 +214,34 @@ describe("createToolLoading: answering calls", () => {
     expect(route.kind === "refuse" && route.content).toContain("not in the catalogue");
   });
 
+  it("refuses a direct call to a name neither declared nor catalogued in ondemand and proxy, as call_tool does; eager dispatches it", () => {
+    for (const mode of ["ondemand", "proxy"] as const) {
+      const loading = createToolLoading({ mode, tools: TOOLS, catalog: CATALOG });
+      for (const name of ["delete_everything", "constructor", "toString", "__proto__"]) {
+        const direct = loading.route(call(name, {}), { loaded: ["read_file"], messages: [] });
+        const proxied = loading.route(call("call_tool", { name, arguments: {} }), {
+          loaded: ["read_file"],
+          messages: [],
+        });
+        expect(direct).toMatchObject({ kind: "refuse", loaded: ["read_file"], unknown: [name] });
+        expect(direct.kind === "refuse" && direct.error.code).toBe("unknown-tool");
+        expect(direct.kind === "refuse" && direct.content).toContain(`"${name}" is not in the catalogue`);
+        expect(proxied.kind).toBe("refuse");
+      }
+    }
+    // A tool the host declares but the catalogue leaves out is the host's: dispatched as it was.
+    const own = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG.slice(0, 1) });
+    expect(own.route(call("read_file", { path: "a" }), { loaded: [], messages: [] })).toMatchObject({
+      kind: "dispatch",
+      name: "read_file",
+    });
+    const eager = createToolLoading({ mode: "eager", tools: TOOLS });
+    expect(eager.route(call("delete_everything", {}), { loaded: [], messages: [] })).toMatchObject({
+      kind: "dispatch",
+      name: "delete_everything",
+    });
+  });
+
   it("refuses a load_tools that names nothing", () => {
     const loading = createToolLoading({ mode: "proxy", tools: TOOLS, catalog: CATALOG });
     const route = loading.route(call("load_tools", {}), { loaded: [], messages: [] });

@@ -7,7 +7,7 @@ import {
   checkCatalog,
   definitionsByName,
 } from "./catalog.js";
-import { checkCap, checkNameList, checkRecord, describe, ToolLoadingError } from "./errors.js";
+import { checkCap, checkNameList, checkRecord, describe, echoName, ToolLoadingError } from "./errors.js";
 import { heldDefinitions, loadResult, type MessageLike, proxyLoadResult } from "./load-result.js";
 import { CALL_TOOL_NAME, LOAD_TOOLS, LOAD_TOOLS_NAME, PROXY_TOOLS } from "./meta-tools.js";
 import {
@@ -127,7 +127,10 @@ export type CallRoute =
       proxied: boolean;
     }
   | {
-      /** A call refused with `content` as its (failed) result: a bad `call_tool` or `load_tools`. */
+      /**
+       * A call refused with `content` as its (failed) result: a bad `call_tool` or `load_tools`, or
+       * (ondemand and proxy) a direct call to a name neither the host's tools nor the catalogue hold.
+       */
       kind: "refuse";
       content: string;
       error: ToolLoadingError;
@@ -153,7 +156,10 @@ export interface ToolLoading {
   start(input?: { loaded?: readonly string[]; preselected?: readonly string[] }): LoadingStart;
   /** The tool array and system text for one step. */
   request(input: StepInput): StepRequest;
-  /** How to answer one call the model made. */
+  /**
+   * How to answer one call the model made. In ondemand and proxy mode a name that is neither one of
+   * `tools` nor catalogued is refused (`unknown-tool`) however it is called; eager dispatches any name.
+   */
   route(call: CallInput, state: { loaded: readonly string[]; messages: readonly MessageLike[] }): CallRoute;
   /**
    * Proxy mode: a preselection written as a `load_tools` call the model did not make and its result,
@@ -372,8 +378,15 @@ export function createToolLoading<R = unknown>(
       // A catalogued tool called by name, spelled as load_tools and call_tool take it
       // (github.create_issue, functions.read_file, Read_File): run as that tool (and, on demand,
       // loaded), in proxy mode too. A name the host declares itself is the host's, whatever it folds to.
-      const named = hostOwns(call.name) ? call.name : (resolve(call.name) ?? call.name);
-      return dispatch(named, call.args, call.raw, false);
+      const named = hostOwns(call.name) ? call.name : resolve(call.name);
+      if (named !== undefined) return dispatch(named, call.args, call.raw, false);
+      // Neither the host's nor catalogued: refused as call_tool refuses it, never dispatched.
+      const error = new ToolLoadingError(
+        "unknown-tool",
+        `"${echoName(call.name)}" is not in the catalogue, so nothing was run. Call one of the tools the catalogue lists` +
+          (mode === "proxy" ? " through call_tool, loaded with load_tools." : ", loaded with load_tools."),
+      );
+      return { kind: "refuse", content: error.message, error, loaded, unknown: [call.name] };
     },
 
     preselection(preselected, messages) {
