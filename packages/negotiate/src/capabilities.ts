@@ -348,6 +348,8 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
     if (!isRecord(raw.models)) throw malformed(`${path}.models`, "expected an object");
     const models: Record<string, ModelCapabilities> = {};
     for (const [name, model] of Object.entries(raw.models)) {
+      // modelCapabilitiesFor refuses an empty name: caught here, before the first write.
+      if (name === "") throw malformed(`${path}.models`, "a model name must be non-empty");
       setOwn(models, name, readModel(model, `${path}.models[${JSON.stringify(name)}]`));
     }
     return {

@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientFor, fixtureError, rejection } from "../test/wire.js";
 import { ContextOverflow } from "./errors.js";
 import { readRefusal } from "./refusal.js";
-import { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
+import {
+  type BackoffOptions,
+  backoffMs,
+  isModelLoading,
+  isOverflow,
+  isTransient,
+  retryAfterMs,
+} from "./retry.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -153,6 +160,43 @@ describe("backoffMs", () => {
       },
     };
     expect(backoffMs(4, azure)).toBe(7000);
+  });
+
+  it("refuses a tuning option that is not a number of ms from 0, naming it, hint or no hint", () => {
+    const hinted = { status: 429, headers: { "retry-after": "5" } };
+    const bad: [BackoffOptions, string][] = [
+      [{ baseMs: Number.NaN }, "baseMs"],
+      [{ baseMs: -5 }, "baseMs"],
+      [{ baseMs: Number.POSITIVE_INFINITY }, "baseMs"],
+      [{ baseMs: "1000" as never }, "baseMs"],
+      [{ maxMs: -5 }, "maxMs"],
+      [{ maxMs: Number.NaN }, "maxMs"],
+      [{ maxMs: Number.POSITIVE_INFINITY }, "maxMs"],
+      [{ maxHintMs: -1 }, "maxHintMs"],
+      [{ maxHintMs: Number.NaN }, "maxHintMs"],
+      [{ maxHintMs: Number.NEGATIVE_INFINITY }, "maxHintMs"],
+    ];
+    for (const [options, name] of bad) {
+      for (const error of [undefined, hinted]) {
+        const call = () => backoffMs(0, error, options);
+        expect(call).toThrow(RangeError);
+        expect(call).toThrow(
+          new RegExp(`backoffMs: ${name} must be .* got ${String(Object.values(options)[0])}`),
+        );
+      }
+    }
+    // maxHintMs may be Infinity (honour any hint in full); 0 everywhere is allowed and waits nothing.
+    expect(
+      backoffMs(
+        0,
+        { status: 429, headers: { "retry-after": "600" } },
+        { maxHintMs: Number.POSITIVE_INFINITY },
+      ),
+    ).toBe(600_000);
+    expect(backoffMs(3, undefined, { baseMs: 0, maxMs: 0 })).toBe(0);
+    expect(backoffMs(0, hinted, { maxHintMs: 0 })).toBe(0);
+    // null options are none.
+    expect(backoffMs(0, undefined, null as never)).toBeGreaterThanOrEqual(500);
   });
 
   it("rejects an attempt that is not a whole number", () => {

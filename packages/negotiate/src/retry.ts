@@ -179,11 +179,14 @@ function transient(error: unknown): boolean {
 
 /** Options for `backoffMs`. */
 export interface BackoffOptions {
-  /** The first wait before jitter (default 1000 ms); doubles per attempt. */
+  /** The first wait before jitter (default 1000 ms), a finite number from 0; doubles per attempt. */
   baseMs?: number;
-  /** The longest computed wait (default 30 000 ms). */
+  /** The longest computed wait (default 30 000 ms), a finite number from 0. */
   maxMs?: number;
-  /** The longest wait a server's own hint is honoured up to (default 120 000 ms). */
+  /**
+   * The longest wait a server's own hint is honoured up to (default 120 000 ms), a number from 0;
+   * `Infinity` honours any hint in full.
+   */
   maxHintMs?: number;
   /** A source of numbers in [0, 1), for jitter (default `Math.random`). */
   random?: () => number;
@@ -259,22 +262,43 @@ export function retryAfterMs(error: unknown, options: { now?: () => number } = {
 }
 
 /**
+ * A `backoffMs` option in ms: its default when absent, else a number from 0 (`Infinity` only where
+ * `unbounded`). A NaN or negative wait would fire at once and turn the backoff into a tight loop,
+ * so anything else throws `RangeError` naming the option.
+ */
+function msOption(name: string, value: unknown, fallback: number, unbounded: boolean): number {
+  if (value === undefined) return fallback;
+  if (typeof value === "number" && value >= 0 && (unbounded || Number.isFinite(value))) return value;
+  throw new RangeError(
+    `backoffMs: ${name} must be ${unbounded ? "a number of ms from 0 (Infinity: no cap)" : "a finite number of ms from 0"}, got ${String(value)}.`,
+  );
+}
+
+/**
  * How long to wait before a retry, in ms: the server's hint, else exponential backoff with jitter.
  *
  * For retry number `attempt` (0 for the first retry): the server's own hint
  * when the error carries one (`retry-after-ms`, `retry-after` in seconds or as a date, or OpenAI's
  * "Please try again in 644ms", Azure's "Please retry after 20 seconds"), capped at `maxHintMs`; otherwise exponential from `baseMs` with
- * equal jitter (between half and all of `baseMs · 2^attempt`, capped at `maxMs`).
+ * equal jitter (between half and all of `baseMs · 2^attempt`, capped at `maxMs`). Throws
+ * `RangeError` for an `attempt` that is not a whole number from 0, and for a `baseMs` or `maxMs`
+ * that is not a finite number from 0 or a `maxHintMs` that is not a number from 0 (`Infinity`
+ * honours any hint in full), naming it; `null` options are none.
  */
-export function backoffMs(attempt: number, error?: unknown, options: BackoffOptions = {}): number {
+export function backoffMs(attempt: number, error?: unknown, given: BackoffOptions = {}): number {
   if (!Number.isInteger(attempt) || attempt < 0) {
     throw new RangeError(`backoffMs: attempt must be a whole number from 0, got ${String(attempt)}.`);
   }
+  // A null options object is no options.
+  const options: BackoffOptions = given ?? {};
+  const baseMs = msOption("baseMs", options.baseMs, 1000, false);
+  const maxMs = msOption("maxMs", options.maxMs, 30_000, false);
+  const maxHintMs = msOption("maxHintMs", options.maxHintMs, 120_000, true);
   const random = options.random ?? Math.random;
   const hint = error === undefined ? undefined : hintMs(error, options.now ?? Date.now);
-  if (hint !== undefined) return Math.min(Math.ceil(hint), options.maxHintMs ?? 120_000);
+  if (hint !== undefined) return Math.min(Math.ceil(hint), maxHintMs);
   // 2^1024 is Infinity, and 0 · Infinity is NaN: past 2^64 the wait is at its ceiling anyway.
-  const ceiling = Math.min((options.baseMs ?? 1000) * 2 ** Math.min(attempt, 64), options.maxMs ?? 30_000);
+  const ceiling = Math.min(baseMs * 2 ** Math.min(attempt, 64), maxMs);
   const r = random();
   const jitter = Number.isFinite(r) ? Math.min(Math.max(r, 0), 1) : 0.5;
   return Math.round(ceiling / 2 + (ceiling / 2) * jitter);
