@@ -66,7 +66,12 @@ describe("backoffMs", () => {
     };
     let name = "retry-after";
     const twice = createServer((_req, res) => {
-      res.writeHead(429, { "content-type": "application/json", [name]: values[name] });
+      // A date is measured against the response's own Date header: this server's clock says 12:00:00.
+      res.writeHead(429, {
+        "content-type": "application/json",
+        date: "Sun, 29 Nov 2026 12:00:00 GMT",
+        [name]: values[name],
+      });
       res.end(JSON.stringify({ error: { message: "slow down" } }));
     });
     await new Promise<void>((resolve) => twice.listen(0, "127.0.0.1", resolve));
@@ -80,8 +85,7 @@ describe("backoffMs", () => {
       // Twice as a date: the first date, not no hint at all.
       name = "retry-after";
       values[name] = ["Sun, 29 Nov 2026 12:00:10 GMT", "Sun, 29 Nov 2026 12:00:10 GMT"];
-      const now = () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT");
-      expect(retryAfterMs(await request(client), { now })).toBe(10_000);
+      expect(retryAfterMs(await request(client))).toBe(10_000);
     } finally {
       await new Promise((resolve) => twice.close(resolve));
     }
@@ -108,6 +112,65 @@ describe("backoffMs", () => {
     const error = { status: 429, headers: { "Retry-After": "Sun, 29 Nov 2026 12:00:10 GMT" } };
     expect(backoffMs(0, error, { now: () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT") })).toBe(10_000);
     expect(backoffMs(0, { status: 429, headers: { "retry-after": "3600" } })).toBe(120_000);
+  });
+
+  it("reads a retry-after that is neither seconds nor an HTTP date as no hint (never a date in the past)", async () => {
+    // V8's Date.parse reads "-1" as 2001-01-01: a wait of 0, and runTurn spent its 429 budget at once.
+    const malformed = [
+      "-1",
+      "-5",
+      "-1.5",
+      "-60",
+      "-100",
+      "1e3",
+      "0x10",
+      "Infinity",
+      "soon",
+      "12 apples",
+      "9".repeat(400),
+    ];
+    for (const value of malformed) {
+      server.enqueue({
+        type: "error",
+        status: 429,
+        body: { error: { message: "slow down" } },
+        headers: { "retry-after": value },
+      });
+      const asked = await request();
+      expect([value, retryAfterMs(asked)]).toEqual([value, undefined]);
+      // The ordinary backoff: half of baseMs at the lowest jitter, not an immediate retry.
+      expect([value, backoffMs(0, asked, { random: () => 0 })]).toEqual([value, 500]);
+    }
+  });
+
+  it("reads each of RFC 9110's three HTTP-date forms, and no other date", () => {
+    const now = () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT");
+    const after = (value: string) =>
+      retryAfterMs({ status: 429, headers: { "retry-after": value } }, { now });
+    expect(after("Sun, 29 Nov 2026 12:00:10 GMT")).toBe(10_000); // IMF-fixdate
+    expect(after("Sunday, 29-Nov-26 12:00:10 GMT")).toBe(10_000); // obsolete RFC 850
+    expect(after("Sun Nov 29 12:00:10 2026")).toBe(10_000); // asctime, read as GMT
+    expect(after("Sun Nov  6 12:00:00 2026")).toBe(0); // asctime's space-padded day, in the past
+    for (const other of ["2026-11-29T12:00:10Z", "29 Nov 2026 12:00:10", "Sun, 31 Feb 2027 12:00:10 GMT"]) {
+      expect([other, after(other)]).toEqual([other, undefined]);
+    }
+  });
+
+  it("measures a retry-after date against the response's own Date header, not the local clock", async () => {
+    // The server's clock is behind ours (its Date says 11:59:00) and it asks for ten seconds of it.
+    server.enqueue({
+      type: "error",
+      status: 429,
+      body: { error: { message: "slow down" } },
+      headers: { date: "Sun, 29 Nov 2026 11:59:00 GMT", "retry-after": "Sun, 29 Nov 2026 11:59:10 GMT" },
+    });
+    const asked = await request();
+    const ours = () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT");
+    expect(retryAfterMs(asked, { now: ours })).toBe(10_000);
+    expect(backoffMs(0, asked, { now: ours })).toBe(10_000);
+    // Without a Date header the local clock (`now`) is what it is measured against.
+    const bare = { status: 429, headers: { "retry-after": "Sun, 29 Nov 2026 12:00:04 GMT" } };
+    expect(retryAfterMs(bare, { now: ours })).toBe(4000);
   });
 
   it("retryAfterMs says what the server asked for, uncapped, off the real client's error", async () => {

@@ -190,7 +190,10 @@ export interface BackoffOptions {
   maxHintMs?: number;
   /** A source of numbers in [0, 1), for jitter (default `Math.random`). */
   random?: () => number;
-  /** The current time in ms, for an HTTP-date `retry-after` (default `Date.now`). */
+  /**
+   * The current time in ms, for an HTTP-date `retry-after` on a response without a `Date` header
+   * (default `Date.now`); with one, the date is measured against the server's own clock.
+   */
   now?: () => number;
 }
 
@@ -201,7 +204,84 @@ export interface BackoffOptions {
  */
 function firstNumber(value: string | undefined): number | undefined {
   if (value === undefined || !/^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*)*$/.test(value)) return undefined;
-  return Number(value.split(",")[0]);
+  const first = Number(value.split(",")[0]);
+  // Four hundred digits read as Infinity: no wait a server meant.
+  return Number.isFinite(first) ? first : undefined;
+}
+
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+const MONTH = "(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)";
+const TIME = "(\\d{2}):(\\d{2}):(\\d{2})";
+// RFC 9110's three forms of an HTTP date, each followed by the end or by another copy (", …"):
+// IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", obsolete RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT",
+// and asctime "Sun Nov  6 08:49:37 1994" (which is GMT too). Only these: `Date.parse` reads almost
+// anything as some date ("-1" as 2001), and a malformed value is no hint.
+const IMF_FIXDATE = new RegExp(
+  `^(?:mon|tue|wed|thu|fri|sat|sun), (\\d{1,2}) ${MONTH} (\\d{4}) ${TIME} GMT(?=\\s*(?:,|$))`,
+  "i",
+);
+const RFC_850 = new RegExp(
+  `^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT(?=\\s*(?:,|$))`,
+  "i",
+);
+const ASCTIME = new RegExp(
+  `^(?:mon|tue|wed|thu|fri|sat|sun) ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})(?=\\s*(?:,|$))`,
+  "i",
+);
+
+/**
+ * The first HTTP date in a header value, in ms since the epoch, or `undefined` when the value is not
+ * one of RFC 9110's three forms (or names no real day and time). A two-digit RFC 850 year is the
+ * one nearest `reference` that is not more than 50 years ahead of it, as RFC 9110 says.
+ */
+function httpDate(value: string | undefined, reference: number): number | undefined {
+  if (value === undefined) return undefined;
+  const parts = dateParts(value.trim(), reference);
+  if (!parts) return undefined;
+  const { year, month, day, hour, minute, second } = parts;
+  if (hour > 23 || minute > 59 || second > 60) return undefined;
+  const at = Date.UTC(year, MONTHS.indexOf(month.toLowerCase()), day, hour, minute, Math.min(second, 59));
+  // 31 Feb rolls over into March: no such day.
+  return new Date(at).getUTCDate() === day ? at : undefined;
+}
+
+interface DateParts {
+  year: number;
+  month: string;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+/** The fields of one of the three HTTP-date forms at the start of `text`, or `undefined`. */
+function dateParts(text: string, reference: number): DateParts | undefined {
+  const clock = (m: RegExpExecArray, at: number) => ({
+    hour: Number(m[at]),
+    minute: Number(m[at + 1]),
+    second: Number(m[at + 2]),
+  });
+  const imf = IMF_FIXDATE.exec(text);
+  if (imf) {
+    return { day: Number(imf[1]), month: imf[2] as string, year: Number(imf[3]), ...clock(imf, 4) };
+  }
+  const rfc850 = RFC_850.exec(text);
+  if (rfc850) {
+    const thisYear = new Date(Number.isFinite(reference) ? reference : Date.now()).getUTCFullYear();
+    let year = 2000 + Number(rfc850[3]);
+    while (year > thisYear + 50) year -= 100;
+    return { day: Number(rfc850[1]), month: rfc850[2] as string, year, ...clock(rfc850, 4) };
+  }
+  const asctime = ASCTIME.exec(text);
+  if (asctime) {
+    return {
+      month: asctime[1] as string,
+      day: Number(asctime[2]),
+      year: Number(asctime[6]),
+      ...clock(asctime, 3),
+    };
+  }
+  return undefined;
 }
 
 /**
@@ -216,9 +296,11 @@ function hintMs(error: unknown, now: () => number): number | undefined {
   if (after !== undefined) {
     const seconds = firstNumber(after);
     if (seconds !== undefined) return seconds * 1000;
-    // A date sent twice is joined too ("Sun, 29 Nov 2026 12:00:10 GMT, Sun, …"): read the first.
-    const date = Date.parse(/^[^,]*,[^,]*GMT(?=\s*,)/i.exec(after)?.[0] ?? after);
-    if (Number.isFinite(date)) return Math.max(0, date - now());
+    // A date is on the server's clock: measured against the response's own Date header where it
+    // sent one (a server whose clock is behind ours still gets the wait it asked for), else ours.
+    const local = now();
+    const date = httpDate(after, local);
+    if (date !== undefined) return Math.max(0, date - (httpDate(facts.headers?.("date"), local) ?? local));
   }
   // Hugging Face's loading 503: { error: "Model … is currently loading", estimated_time: 20.0 } (seconds).
   const estimated = facts.objects.find((o) => typeof o.estimated_time === "number")?.estimated_time;
@@ -250,14 +332,15 @@ function hintMs(error: unknown, now: () => number): number | undefined {
 /**
  * The wait the server asked for, in ms, uncapped; `undefined` where it asked for none.
  *
- * Reads `retry-after-ms`, `retry-after` (seconds or an HTTP date, against `now`, default
- * `Date.now`), Hugging Face's `estimated_time`, and "Please try again in 644ms" or Azure's "Please
+ * Reads `retry-after-ms`, `retry-after` (seconds, or an HTTP date in one of RFC 9110's three forms
+ * — IMF-fixdate, RFC 850, asctime — measured against the response's own `Date` header, else `now`,
+ * default `Date.now`; any other value, such as `-1`, is no hint), Hugging Face's `estimated_time`, and "Please try again in 644ms" or Azure's "Please
  * retry after 20 seconds" in the message —
  * the same hints `backoffMs` honours. A caller that caps the wait compares this with its cap to
  * tell the user what was asked and what it will wait. Never throws.
  */
 export function retryAfterMs(error: unknown, options: { now?: () => number } = {}): number | undefined {
-  const hint = hintMs(error, options.now ?? Date.now);
+  const hint = hintMs(error, options?.now ?? Date.now);
   return hint === undefined ? undefined : Math.ceil(hint);
 }
 
@@ -278,7 +361,8 @@ function msOption(name: string, value: unknown, fallback: number, unbounded: boo
  * How long to wait before a retry, in ms: the server's hint, else exponential backoff with jitter.
  *
  * For retry number `attempt` (0 for the first retry): the server's own hint
- * when the error carries one (`retry-after-ms`, `retry-after` in seconds or as a date, or OpenAI's
+ * when the error carries one (`retry-after-ms`, `retry-after` in seconds or as an HTTP date read as
+ * `retryAfterMs` reads it, or OpenAI's
  * "Please try again in 644ms", Azure's "Please retry after 20 seconds"), capped at `maxHintMs`; otherwise exponential from `baseMs` with
  * equal jitter (between half and all of `baseMs · 2^attempt`, capped at `maxMs`). Throws
  * `RangeError` for an `attempt` that is not a whole number from 0, and for a `baseMs` or `maxMs`
