@@ -4,7 +4,7 @@ import { streamTurn } from "@loopwright/stream";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientFor, fixtureError, rejection } from "../test/wire.js";
+import { capture, clientFor, fixtureError, rejection } from "../test/wire.js";
 import { ContextOverflow } from "./errors.js";
 import { readRefusal } from "./refusal.js";
 import {
@@ -298,6 +298,48 @@ describe("isTransient over real failures", () => {
     const midStream = await rejection(streamTurn(client, body));
     expect(isOverflow(midStream)).toBe(true);
     expect(isTransient(midStream)).toBe(false);
+  });
+
+  it("retries an in-stream server error that names no status by its type or code, as a 5xx or 429 is", async () => {
+    const client = clientFor(server.baseUrl);
+    const body = { model: "m", messages: [{ role: "user", content: "x" }], stream: true };
+    // Spellings as recorded: llama.cpp's type "server_error" (fixtures llamacpp-live/24 and
+    // no-jinja/nj05, there beside code 500) and OpenAI's code "rate_limit_exceeded" (the TPM 429
+    // body); in a stream a server may send either without a numeric code. The others are the
+    // brief's list, not in the recorded set: internal_error, internal_server_error, overloaded(_error).
+    const recorded24 = JSON.parse(capture("llamacpp-live/24-invalid-json-body.response.txt").body).error;
+    const tpm = JSON.parse(readFixture("errors/openai/429-request-too-large-tpm-gpt-4o.json")).error;
+    const transientErrors = [
+      {
+        type: recorded24.type,
+        message: "The server had an error while processing your request. Sorry about that!",
+      },
+      { code: "server_error", message: "Provider disconnected unexpectedly" },
+      tpm,
+      { code: "rate_limit_exceeded", message: "Rate limit reached for requests" },
+      { code: "internal_error", message: "Internal error" },
+      { type: "internal_server_error", message: "Something went wrong" },
+      { type: "overloaded_error", message: "Overloaded" },
+      { code: "overloaded", message: "The engine is currently overloaded" },
+    ];
+    expect(recorded24.type).toBe("server_error");
+    expect(tpm.code).toBe("rate_limit_exceeded");
+    const notTransient = [
+      { type: "invalid_request_error", code: "invalid_value", message: "Invalid value" },
+      // The same every time, whatever the type says (a body the server could not parse).
+      { type: "server_error", message: recorded24.message },
+    ];
+    for (const [errors, expected] of [
+      [transientErrors, true],
+      [notTransient, false],
+    ] as const) {
+      for (const error of errors) {
+        server.enqueue({ type: "turn", content: "hi", errorMidStream: { afterChunk: 1, error } });
+        const midStream = await rejection(streamTurn(client, body));
+        expect((midStream as { code?: unknown }).code).toBe("server-error");
+        expect([error, isTransient(midStream)]).toEqual([error, expected]);
+      }
+    }
   });
 
   it("reads old llama.cpp's `error:` line overflow as an overflow, never transient", async () => {

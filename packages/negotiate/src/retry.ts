@@ -107,6 +107,22 @@ const DETERMINISTIC_5XX = [
   ...TOOL_CALL_ID_WORDINGS,
 ];
 
+// The `type` or `code` of a server's error that says "a fault of ours, or too many requests: ask
+// again": llama.cpp's and OpenAI's `server_error` (recorded), OpenAI's `rate_limit_exceeded`
+// (recorded), and `internal_error` / `internal_server_error`, `overloaded` / `overloaded_error`.
+const TRANSIENT_KINDS = new Set([
+  "server_error",
+  "internal_error",
+  "internal_server_error",
+  "overloaded",
+  "overloaded_error",
+  "rate_limit_exceeded",
+]);
+
+function kindWord(value: unknown): string {
+  return typeof value === "string" ? value.toLowerCase() : "";
+}
+
 /** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */
 function kindOf(error: unknown): string {
   try {
@@ -137,7 +153,10 @@ function isAbort(error: unknown): boolean {
  * "Request too large … tokens per min" one included: it is waited through, never read as an
  * overflow), and 5xx other than a few that are the same every time (llama.cpp's "tools param
  * requires --jinja flag", Ollama's out-of-memory load failure, a body the server could not parse,
- * oMLX's refusal of a tool-call id that is not nine letters and digits).
+ * oMLX's refusal of a tool-call id that is not nine letters and digits). An error with no status
+ * (one a server sent inside a stream) whose `type` or `code` is `server_error`, `internal_error`,
+ * `internal_server_error`, `overloaded`, `overloaded_error` or `rate_limit_exceeded` is read as that
+ * 5xx or 429 would be.
  * Never true for an abort, an overflow, or any other 4xx.
  */
 export function isTransient(error: unknown): boolean {
@@ -159,6 +178,15 @@ function transient(error: unknown): boolean {
   const status = facts.status;
   if (status === undefined) {
     if (typeof error !== "object" || error === null) return false;
+    // An error a server sent inside a stream often names no status, only what kind it is: the same
+    // fault as a 5xx or a 429, spelled in words.
+    if (
+      facts.objects.some(
+        (o) => TRANSIENT_KINDS.has(kindWord(o.type)) || TRANSIENT_KINDS.has(kindWord(o.code)),
+      )
+    ) {
+      return !DETERMINISTIC_5XX.some((re) => re.test(facts.text));
+    }
     const e = error as { code?: unknown; cause?: { code?: unknown } };
     const code = typeof e.code === "string" ? e.code : typeof e.cause?.code === "string" ? e.cause.code : "";
     return (
