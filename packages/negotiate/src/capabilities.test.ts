@@ -219,6 +219,27 @@ describe("export and import", () => {
     expect(restored.exportCapabilities().endpoints).toEqual([]);
   });
 
+  it("refuses a model with an empty name at its path before writing anything", () => {
+    const snapshot = learned().exportCapabilities();
+    const broken = JSON.parse(JSON.stringify(snapshot));
+    broken.endpoints[1].models[""] = broken.endpoints[1].models.qwen;
+    const restored = createCapabilityStore();
+    const error = (() => {
+      try {
+        restored.importCapabilities(broken);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(CapabilitySnapshotError.isInstance(error)).toBe(true);
+    expect((error as CapabilitySnapshotError).code).toBe("malformed");
+    expect((error as CapabilitySnapshotError).path).toBe("$.endpoints[1].models");
+    expect((error as Error).message).toMatch(/model name must be non-empty/);
+    // The first endpoint, valid, is not written either.
+    expect(restored.size).toBe(0);
+    expect(restored.exportCapabilities().endpoints).toEqual([]);
+  });
+
   it("never throws anything but a CapabilitySnapshotError, whatever it is given", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {

@@ -188,8 +188,9 @@ export function modelCapabilitiesFor(supports: EndpointCapabilities, model: stri
 /**
  * The base URL in one spelling per server, without anything that may be a credential — a user
  * name, a password, the values of its query — and those taken out (`""` for none). Only that
- * spelling is ever stored or exported; what was taken out tells endpoints apart through the key
- * digest.
+ * spelling is ever stored or exported, also for a base URL the URL parser refuses (no scheme, a bad
+ * port, a space, a broken bracket: see `looseSpellingOf`); what was taken out tells endpoints apart
+ * through the key digest.
  *
  * The spelling is `@loopwright/client`'s (its pool, `forget` and route latches key by it, and a
  * parity property holds the two together): around spaces and trailing slashes gone, and for an
@@ -203,16 +204,19 @@ function spellingOf(baseUrl: string): { url: string; hidden: string } {
   try {
     url = new URL(trimmed);
   } catch {
-    return { url: trimmed, hidden: "" };
+    // No scheme, a bad port, a space in the host, a broken IPv6 bracket: still no credential kept.
+    return looseSpellingOf(trimmed);
   }
+  // `user:sk-…@host/v1` and `localhost:8080/v1?key=…` parse, as a scheme and an opaque path (no
+  // host) that the URL parser finds no user name or password in: read them as text too.
+  if (url.host === "" && !url.pathname.startsWith("/")) return looseSpellingOf(trimmed);
   const hidden =
     url.username || url.password || url.search
       ? JSON.stringify([url.username, url.password, url.search])
       : "";
   const web = url.protocol === "http:" || url.protocol === "https:";
   if (!web && !hidden) return { url: trimmed, hidden };
-  const names = [...url.searchParams.keys()];
-  const query = names.length > 0 ? `?${names.map((name) => `${encodeURIComponent(name)}=`).join("&")}` : "";
+  const query = queryNames(url.searchParams);
   if (!web) {
     // No server the client reaches: only the credentials are taken out.
     url.username = "";
@@ -224,6 +228,44 @@ function spellingOf(baseUrl: string): { url: string; hidden: string } {
     url: `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}${query}${url.hash}`,
     hidden,
   };
+}
+
+/** The query's names, values dropped: `?api-key=&api-version=` (`""` for no query). */
+function queryNames(params: URLSearchParams): string {
+  const names = [...params.keys()];
+  return names.length > 0 ? `?${names.map((name) => `${encodeURIComponent(name)}=`).join("&")}` : "";
+}
+
+/**
+ * `spellingOf` for a base URL the URL parser refuses or reads as an opaque path: the text as given,
+ * without what may be a credential — the query's values (from the first `?` before any `#`) and a
+ * `userinfo@` before the host (after `scheme://`, or at the start where there is no scheme) — and
+ * those taken out. Never normalised otherwise: no client reaches such a URL, but a host that brings
+ * its own client may still name the tenant by it, and the store must not keep its key.
+ */
+function looseSpellingOf(text: string): { url: string; hidden: string } {
+  const hashAt = text.indexOf("#");
+  const fragment = hashAt < 0 ? "" : text.slice(hashAt);
+  const beforeHash = hashAt < 0 ? text : text.slice(0, hashAt);
+  const queryAt = beforeHash.indexOf("?");
+  const rawQuery = queryAt < 0 ? "" : beforeHash.slice(queryAt + 1);
+  const rest = queryAt < 0 ? beforeHash : beforeHash.slice(0, queryAt);
+  // The host starts after `scheme:` and its slashes; with no slash after the colon (`user:pw@host`,
+  // `localhost:8080`) the colon is no scheme's, and the host starts at the beginning.
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:[/\\]+/.exec(rest)?.[0] ?? "";
+  const afterScheme = rest.slice(scheme.length);
+  const slashAt = afterScheme.search(/[/\\]/);
+  const authority = slashAt < 0 ? afterScheme : afterScheme.slice(0, slashAt);
+  const at = authority.lastIndexOf("@");
+  const userinfo = at < 0 ? "" : authority.slice(0, at);
+  const colon = userinfo.indexOf(":");
+  const username = colon < 0 ? userinfo : userinfo.slice(0, colon);
+  const password = colon < 0 ? "" : userinfo.slice(colon + 1);
+  const search = rawQuery === "" ? "" : `?${rawQuery}`;
+  // The same three pieces, in the same form, as a parsed URL's (`["", "", "?key=…"]`).
+  const hidden = username || password || search ? JSON.stringify([username, password, search]) : "";
+  const path = `${scheme}${afterScheme.slice(at + 1)}`.replace(/\/+$/, "");
+  return { url: `${path}${queryNames(new URLSearchParams(rawQuery))}${fragment}`, hidden };
 }
 
 /** `@loopwright/client`'s `NO_KEY`: what a keyless endpoint is sent, so it reads as no key here too. */
@@ -348,6 +390,8 @@ export function parseCapabilitySnapshot(snapshot: unknown): CapabilitySnapshot {
     if (!isRecord(raw.models)) throw malformed(`${path}.models`, "expected an object");
     const models: Record<string, ModelCapabilities> = {};
     for (const [name, model] of Object.entries(raw.models)) {
+      // modelCapabilitiesFor refuses an empty name: caught here, before the first write.
+      if (name === "") throw malformed(`${path}.models`, "a model name must be non-empty");
       setOwn(models, name, readModel(model, `${path}.models[${JSON.stringify(name)}]`));
     }
     return {

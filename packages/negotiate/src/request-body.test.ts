@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { createCapabilityStore } from "./capabilities.js";
-import { type BuildBodyOptions, buildBody, isToolChoice, type ToolDefinition } from "./request-body.js";
+import {
+  type BuildBodyOptions,
+  buildBody,
+  isToolChoice,
+  type ModelParams,
+  type ToolDefinition,
+} from "./request-body.js";
 
 const tool = (name: string, parameters: Record<string, unknown> = { type: "object", properties: {} }) =>
   ({ type: "function", function: { name, parameters } }) satisfies ToolDefinition;
@@ -202,6 +208,41 @@ describe("buildBody", () => {
       expect(call).toThrow(TypeError);
       expect(call).toThrow(`buildBody: ${name} must`);
     }
+  });
+
+  it("refuses a ceiling that is not a whole number from 0, and a temperature that is not finite, naming the value", () => {
+    const { supports, model } = fresh();
+    const bad: [Partial<ModelParams>, RegExp][] = [
+      [{ maxTokens: Number.POSITIVE_INFINITY }, /config\.maxTokens must be a whole number.*got Infinity/],
+      [{ maxTokens: Number.NaN }, /config\.maxTokens must be a whole number.*got NaN/],
+      [{ maxTokens: -5 }, /config\.maxTokens must be a whole number.*got -5/],
+      [{ maxTokens: 1.5 }, /config\.maxTokens must be a whole number.*got 1\.5/],
+      [{ maxTokens: 2 ** 60 }, /config\.maxTokens must be a whole number.*got 1152921504606847000/],
+      [{ temperature: Number.NaN }, /config\.temperature must be a finite number.*got NaN/],
+      [
+        { temperature: Number.POSITIVE_INFINITY },
+        /config\.temperature must be a finite number.*got Infinity/,
+      ],
+      [
+        { temperature: Number.NEGATIVE_INFINITY },
+        /config\.temperature must be a finite number.*got -Infinity/,
+      ],
+    ];
+    for (const [given, message] of bad) {
+      // An absent model (no temperature sent) is refused too: the config is wrong whatever is sent.
+      for (const caps of [model, undefined]) {
+        const call = () => buildBody({ model: "m", ...given }, supports, caps, messages);
+        expect(call).toThrow(RangeError);
+        expect(call).toThrow(message);
+      }
+    }
+    // What stays allowed: 0 (no ceiling), a whole ceiling, any finite temperature (a server judges its range).
+    expect(buildBody({ model: "m", maxTokens: 0 }, supports, model, messages)).not.toHaveProperty(
+      "max_tokens",
+    );
+    const body = buildBody({ model: "m", maxTokens: 7, temperature: -0.5 }, supports, model, messages);
+    expect(body).toMatchObject({ max_tokens: 7, temperature: -0.5 });
+    expect(JSON.parse(JSON.stringify(body))).toMatchObject({ max_tokens: 7, temperature: -0.5 });
   });
 
   it("refuses a config without a model name with a clear error", () => {

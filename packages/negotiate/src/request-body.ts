@@ -7,9 +7,9 @@ import { shortToolCallIds } from "./tool-call-ids.js";
 export interface ModelParams {
   /** The model's name at the endpoint. */
   model: string;
-  /** Sampling temperature; sent only while the model lets the caller pick it. */
+  /** Sampling temperature, a finite number; sent only while the model lets the caller pick it. */
   temperature?: number;
-  /** Reply ceiling in tokens; absent or `0` sends none. */
+  /** Reply ceiling in tokens, a whole number; absent or `0` sends none. */
   maxTokens?: number;
   /** `"none"`…`"high"` (or any value the server takes); absent or `"off"` sends none. */
   reasoningEffort?: string;
@@ -183,8 +183,20 @@ function checkArguments(
   if (maxTokens != null && typeof maxTokens !== "number") {
     throw wrongType("config.maxTokens", "a number of tokens", maxTokens);
   }
+  // Infinity and NaN would go out as JSON null, and NaN or a negative would silently send no
+  // ceiling: a number that cannot be a ceiling is refused by its value.
+  if (typeof maxTokens === "number" && !(Number.isSafeInteger(maxTokens) && maxTokens >= 0)) {
+    throw new RangeError(
+      `buildBody: config.maxTokens must be a whole number of tokens from 0 (0 or absent: no ceiling); got ${String(maxTokens)}.`,
+    );
+  }
   if (temperature != null && typeof temperature !== "number") {
     throw wrongType("config.temperature", "a number", temperature);
+  }
+  if (typeof temperature === "number" && !Number.isFinite(temperature)) {
+    throw new RangeError(
+      `buildBody: config.temperature must be a finite number; got ${String(temperature)}.`,
+    );
   }
   if (reasoningEffort != null && typeof reasoningEffort !== "string") {
     throw wrongType("config.reasoningEffort", 'a string such as "low"', reasoningEffort);
@@ -209,7 +221,9 @@ function checkArguments(
  * arguments. Throws `TypeError` naming the argument for a
  * config without a model name and for an argument of the wrong type (`messages` or `tools` not an
  * array, `extraBody` not an object, `maxTokens` or `temperature` not a number, `reasoningEffort`
- * not a string, `supports` or `model` not the store's objects).
+ * not a string, `supports` or `model` not the store's objects), and `RangeError` naming the field
+ * and its value for a `maxTokens` that is not a whole number from 0 (`NaN`, `Infinity`, `-5`,
+ * `1.5`) or a `temperature` that is not finite — whether or not the model's latches would send it.
  *
  * `options.toolChoice` (one request's `tool_choice`) is sent only beside tools, and wins over an
  * `extraBody.tool_choice`. Once the model refused `tool_choice` (`model.toolChoice === false`)

@@ -4,10 +4,17 @@ import { streamTurn } from "@loopwright/stream";
 import { readFixture, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientFor, fixtureError, rejection } from "../test/wire.js";
+import { capture, clientFor, fixtureError, rejection } from "../test/wire.js";
 import { ContextOverflow } from "./errors.js";
 import { readRefusal } from "./refusal.js";
-import { backoffMs, isModelLoading, isOverflow, isTransient, retryAfterMs } from "./retry.js";
+import {
+  type BackoffOptions,
+  backoffMs,
+  isModelLoading,
+  isOverflow,
+  isTransient,
+  retryAfterMs,
+} from "./retry.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -59,7 +66,12 @@ describe("backoffMs", () => {
     };
     let name = "retry-after";
     const twice = createServer((_req, res) => {
-      res.writeHead(429, { "content-type": "application/json", [name]: values[name] });
+      // A date is measured against the response's own Date header: this server's clock says 12:00:00.
+      res.writeHead(429, {
+        "content-type": "application/json",
+        date: "Sun, 29 Nov 2026 12:00:00 GMT",
+        [name]: values[name],
+      });
       res.end(JSON.stringify({ error: { message: "slow down" } }));
     });
     await new Promise<void>((resolve) => twice.listen(0, "127.0.0.1", resolve));
@@ -73,8 +85,7 @@ describe("backoffMs", () => {
       // Twice as a date: the first date, not no hint at all.
       name = "retry-after";
       values[name] = ["Sun, 29 Nov 2026 12:00:10 GMT", "Sun, 29 Nov 2026 12:00:10 GMT"];
-      const now = () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT");
-      expect(retryAfterMs(await request(client), { now })).toBe(10_000);
+      expect(retryAfterMs(await request(client))).toBe(10_000);
     } finally {
       await new Promise((resolve) => twice.close(resolve));
     }
@@ -101,6 +112,65 @@ describe("backoffMs", () => {
     const error = { status: 429, headers: { "Retry-After": "Sun, 29 Nov 2026 12:00:10 GMT" } };
     expect(backoffMs(0, error, { now: () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT") })).toBe(10_000);
     expect(backoffMs(0, { status: 429, headers: { "retry-after": "3600" } })).toBe(120_000);
+  });
+
+  it("reads a retry-after that is neither seconds nor an HTTP date as no hint (never a date in the past)", async () => {
+    // V8's Date.parse reads "-1" as 2001-01-01: a wait of 0, and runTurn spent its 429 budget at once.
+    const malformed = [
+      "-1",
+      "-5",
+      "-1.5",
+      "-60",
+      "-100",
+      "1e3",
+      "0x10",
+      "Infinity",
+      "soon",
+      "12 apples",
+      "9".repeat(400),
+    ];
+    for (const value of malformed) {
+      server.enqueue({
+        type: "error",
+        status: 429,
+        body: { error: { message: "slow down" } },
+        headers: { "retry-after": value },
+      });
+      const asked = await request();
+      expect([value, retryAfterMs(asked)]).toEqual([value, undefined]);
+      // The ordinary backoff: half of baseMs at the lowest jitter, not an immediate retry.
+      expect([value, backoffMs(0, asked, { random: () => 0 })]).toEqual([value, 500]);
+    }
+  });
+
+  it("reads each of RFC 9110's three HTTP-date forms, and no other date", () => {
+    const now = () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT");
+    const after = (value: string) =>
+      retryAfterMs({ status: 429, headers: { "retry-after": value } }, { now });
+    expect(after("Sun, 29 Nov 2026 12:00:10 GMT")).toBe(10_000); // IMF-fixdate
+    expect(after("Sunday, 29-Nov-26 12:00:10 GMT")).toBe(10_000); // obsolete RFC 850
+    expect(after("Sun Nov 29 12:00:10 2026")).toBe(10_000); // asctime, read as GMT
+    expect(after("Sun Nov  6 12:00:00 2026")).toBe(0); // asctime's space-padded day, in the past
+    for (const other of ["2026-11-29T12:00:10Z", "29 Nov 2026 12:00:10", "Sun, 31 Feb 2027 12:00:10 GMT"]) {
+      expect([other, after(other)]).toEqual([other, undefined]);
+    }
+  });
+
+  it("measures a retry-after date against the response's own Date header, not the local clock", async () => {
+    // The server's clock is behind ours (its Date says 11:59:00) and it asks for ten seconds of it.
+    server.enqueue({
+      type: "error",
+      status: 429,
+      body: { error: { message: "slow down" } },
+      headers: { date: "Sun, 29 Nov 2026 11:59:00 GMT", "retry-after": "Sun, 29 Nov 2026 11:59:10 GMT" },
+    });
+    const asked = await request();
+    const ours = () => Date.parse("Sun, 29 Nov 2026 12:00:00 GMT");
+    expect(retryAfterMs(asked, { now: ours })).toBe(10_000);
+    expect(backoffMs(0, asked, { now: ours })).toBe(10_000);
+    // Without a Date header the local clock (`now`) is what it is measured against.
+    const bare = { status: 429, headers: { "retry-after": "Sun, 29 Nov 2026 12:00:04 GMT" } };
+    expect(retryAfterMs(bare, { now: ours })).toBe(4000);
   });
 
   it("retryAfterMs says what the server asked for, uncapped, off the real client's error", async () => {
@@ -155,6 +225,43 @@ describe("backoffMs", () => {
     expect(backoffMs(4, azure)).toBe(7000);
   });
 
+  it("refuses a tuning option that is not a number of ms from 0, naming it, hint or no hint", () => {
+    const hinted = { status: 429, headers: { "retry-after": "5" } };
+    const bad: [BackoffOptions, string][] = [
+      [{ baseMs: Number.NaN }, "baseMs"],
+      [{ baseMs: -5 }, "baseMs"],
+      [{ baseMs: Number.POSITIVE_INFINITY }, "baseMs"],
+      [{ baseMs: "1000" as never }, "baseMs"],
+      [{ maxMs: -5 }, "maxMs"],
+      [{ maxMs: Number.NaN }, "maxMs"],
+      [{ maxMs: Number.POSITIVE_INFINITY }, "maxMs"],
+      [{ maxHintMs: -1 }, "maxHintMs"],
+      [{ maxHintMs: Number.NaN }, "maxHintMs"],
+      [{ maxHintMs: Number.NEGATIVE_INFINITY }, "maxHintMs"],
+    ];
+    for (const [options, name] of bad) {
+      for (const error of [undefined, hinted]) {
+        const call = () => backoffMs(0, error, options);
+        expect(call).toThrow(RangeError);
+        expect(call).toThrow(
+          new RegExp(`backoffMs: ${name} must be .* got ${String(Object.values(options)[0])}`),
+        );
+      }
+    }
+    // maxHintMs may be Infinity (honour any hint in full); 0 everywhere is allowed and waits nothing.
+    expect(
+      backoffMs(
+        0,
+        { status: 429, headers: { "retry-after": "600" } },
+        { maxHintMs: Number.POSITIVE_INFINITY },
+      ),
+    ).toBe(600_000);
+    expect(backoffMs(3, undefined, { baseMs: 0, maxMs: 0 })).toBe(0);
+    expect(backoffMs(0, hinted, { maxHintMs: 0 })).toBe(0);
+    // null options are none.
+    expect(backoffMs(0, undefined, null as never)).toBeGreaterThanOrEqual(500);
+  });
+
   it("rejects an attempt that is not a whole number", () => {
     expect(() => backoffMs(-1)).toThrow(RangeError);
     expect(() => backoffMs(1.5)).toThrow(/whole number/);
@@ -191,6 +298,48 @@ describe("isTransient over real failures", () => {
     const midStream = await rejection(streamTurn(client, body));
     expect(isOverflow(midStream)).toBe(true);
     expect(isTransient(midStream)).toBe(false);
+  });
+
+  it("retries an in-stream server error that names no status by its type or code, as a 5xx or 429 is", async () => {
+    const client = clientFor(server.baseUrl);
+    const body = { model: "m", messages: [{ role: "user", content: "x" }], stream: true };
+    // Spellings as recorded: llama.cpp's type "server_error" (fixtures llamacpp-live/24 and
+    // no-jinja/nj05, there beside code 500) and OpenAI's code "rate_limit_exceeded" (the TPM 429
+    // body); in a stream a server may send either without a numeric code. The others are the
+    // brief's list, not in the recorded set: internal_error, internal_server_error, overloaded(_error).
+    const recorded24 = JSON.parse(capture("llamacpp-live/24-invalid-json-body.response.txt").body).error;
+    const tpm = JSON.parse(readFixture("errors/openai/429-request-too-large-tpm-gpt-4o.json")).error;
+    const transientErrors = [
+      {
+        type: recorded24.type,
+        message: "The server had an error while processing your request. Sorry about that!",
+      },
+      { code: "server_error", message: "Provider disconnected unexpectedly" },
+      tpm,
+      { code: "rate_limit_exceeded", message: "Rate limit reached for requests" },
+      { code: "internal_error", message: "Internal error" },
+      { type: "internal_server_error", message: "Something went wrong" },
+      { type: "overloaded_error", message: "Overloaded" },
+      { code: "overloaded", message: "The engine is currently overloaded" },
+    ];
+    expect(recorded24.type).toBe("server_error");
+    expect(tpm.code).toBe("rate_limit_exceeded");
+    const notTransient = [
+      { type: "invalid_request_error", code: "invalid_value", message: "Invalid value" },
+      // The same every time, whatever the type says (a body the server could not parse).
+      { type: "server_error", message: recorded24.message },
+    ];
+    for (const [errors, expected] of [
+      [transientErrors, true],
+      [notTransient, false],
+    ] as const) {
+      for (const error of errors) {
+        server.enqueue({ type: "turn", content: "hi", errorMidStream: { afterChunk: 1, error } });
+        const midStream = await rejection(streamTurn(client, body));
+        expect((midStream as { code?: unknown }).code).toBe("server-error");
+        expect([error, isTransient(midStream)]).toEqual([error, expected]);
+      }
+    }
   });
 
   it("reads old llama.cpp's `error:` line overflow as an overflow, never transient", async () => {

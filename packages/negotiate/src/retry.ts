@@ -107,6 +107,22 @@ const DETERMINISTIC_5XX = [
   ...TOOL_CALL_ID_WORDINGS,
 ];
 
+// The `type` or `code` of a server's error that says "a fault of ours, or too many requests: ask
+// again": llama.cpp's and OpenAI's `server_error` (recorded), OpenAI's `rate_limit_exceeded`
+// (recorded), and `internal_error` / `internal_server_error`, `overloaded` / `overloaded_error`.
+const TRANSIENT_KINDS = new Set([
+  "server_error",
+  "internal_error",
+  "internal_server_error",
+  "overloaded",
+  "overloaded_error",
+  "rate_limit_exceeded",
+]);
+
+function kindWord(value: unknown): string {
+  return typeof value === "string" ? value.toLowerCase() : "";
+}
+
 /** An error's kind: its `name`, or its class name where the class left `name` as "Error" (openai-node). */
 function kindOf(error: unknown): string {
   try {
@@ -137,7 +153,10 @@ function isAbort(error: unknown): boolean {
  * "Request too large … tokens per min" one included: it is waited through, never read as an
  * overflow), and 5xx other than a few that are the same every time (llama.cpp's "tools param
  * requires --jinja flag", Ollama's out-of-memory load failure, a body the server could not parse,
- * oMLX's refusal of a tool-call id that is not nine letters and digits).
+ * oMLX's refusal of a tool-call id that is not nine letters and digits). An error with no status
+ * (one a server sent inside a stream) whose `type` or `code` is `server_error`, `internal_error`,
+ * `internal_server_error`, `overloaded`, `overloaded_error` or `rate_limit_exceeded` is read as that
+ * 5xx or 429 would be.
  * Never true for an abort, an overflow, or any other 4xx.
  */
 export function isTransient(error: unknown): boolean {
@@ -159,6 +178,15 @@ function transient(error: unknown): boolean {
   const status = facts.status;
   if (status === undefined) {
     if (typeof error !== "object" || error === null) return false;
+    // An error a server sent inside a stream often names no status, only what kind it is: the same
+    // fault as a 5xx or a 429, spelled in words.
+    if (
+      facts.objects.some(
+        (o) => TRANSIENT_KINDS.has(kindWord(o.type)) || TRANSIENT_KINDS.has(kindWord(o.code)),
+      )
+    ) {
+      return !DETERMINISTIC_5XX.some((re) => re.test(facts.text));
+    }
     const e = error as { code?: unknown; cause?: { code?: unknown } };
     const code = typeof e.code === "string" ? e.code : typeof e.cause?.code === "string" ? e.cause.code : "";
     return (
@@ -179,15 +207,21 @@ function transient(error: unknown): boolean {
 
 /** Options for `backoffMs`. */
 export interface BackoffOptions {
-  /** The first wait before jitter (default 1000 ms); doubles per attempt. */
+  /** The first wait before jitter (default 1000 ms), a finite number from 0; doubles per attempt. */
   baseMs?: number;
-  /** The longest computed wait (default 30 000 ms). */
+  /** The longest computed wait (default 30 000 ms), a finite number from 0. */
   maxMs?: number;
-  /** The longest wait a server's own hint is honoured up to (default 120 000 ms). */
+  /**
+   * The longest wait a server's own hint is honoured up to (default 120 000 ms), a number from 0;
+   * `Infinity` honours any hint in full.
+   */
   maxHintMs?: number;
   /** A source of numbers in [0, 1), for jitter (default `Math.random`). */
   random?: () => number;
-  /** The current time in ms, for an HTTP-date `retry-after` (default `Date.now`). */
+  /**
+   * The current time in ms, for an HTTP-date `retry-after` on a response without a `Date` header
+   * (default `Date.now`); with one, the date is measured against the server's own clock.
+   */
   now?: () => number;
 }
 
@@ -198,7 +232,84 @@ export interface BackoffOptions {
  */
 function firstNumber(value: string | undefined): number | undefined {
   if (value === undefined || !/^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*)*$/.test(value)) return undefined;
-  return Number(value.split(",")[0]);
+  const first = Number(value.split(",")[0]);
+  // Four hundred digits read as Infinity: no wait a server meant.
+  return Number.isFinite(first) ? first : undefined;
+}
+
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+const MONTH = "(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)";
+const TIME = "(\\d{2}):(\\d{2}):(\\d{2})";
+// RFC 9110's three forms of an HTTP date, each followed by the end or by another copy (", …"):
+// IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", obsolete RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT",
+// and asctime "Sun Nov  6 08:49:37 1994" (which is GMT too). Only these: `Date.parse` reads almost
+// anything as some date ("-1" as 2001), and a malformed value is no hint.
+const IMF_FIXDATE = new RegExp(
+  `^(?:mon|tue|wed|thu|fri|sat|sun), (\\d{1,2}) ${MONTH} (\\d{4}) ${TIME} GMT(?=\\s*(?:,|$))`,
+  "i",
+);
+const RFC_850 = new RegExp(
+  `^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT(?=\\s*(?:,|$))`,
+  "i",
+);
+const ASCTIME = new RegExp(
+  `^(?:mon|tue|wed|thu|fri|sat|sun) ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})(?=\\s*(?:,|$))`,
+  "i",
+);
+
+/**
+ * The first HTTP date in a header value, in ms since the epoch, or `undefined` when the value is not
+ * one of RFC 9110's three forms (or names no real day and time). A two-digit RFC 850 year is the
+ * one nearest `reference` that is not more than 50 years ahead of it, as RFC 9110 says.
+ */
+function httpDate(value: string | undefined, reference: number): number | undefined {
+  if (value === undefined) return undefined;
+  const parts = dateParts(value.trim(), reference);
+  if (!parts) return undefined;
+  const { year, month, day, hour, minute, second } = parts;
+  if (hour > 23 || minute > 59 || second > 60) return undefined;
+  const at = Date.UTC(year, MONTHS.indexOf(month.toLowerCase()), day, hour, minute, Math.min(second, 59));
+  // 31 Feb rolls over into March: no such day.
+  return new Date(at).getUTCDate() === day ? at : undefined;
+}
+
+interface DateParts {
+  year: number;
+  month: string;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+/** The fields of one of the three HTTP-date forms at the start of `text`, or `undefined`. */
+function dateParts(text: string, reference: number): DateParts | undefined {
+  const clock = (m: RegExpExecArray, at: number) => ({
+    hour: Number(m[at]),
+    minute: Number(m[at + 1]),
+    second: Number(m[at + 2]),
+  });
+  const imf = IMF_FIXDATE.exec(text);
+  if (imf) {
+    return { day: Number(imf[1]), month: imf[2] as string, year: Number(imf[3]), ...clock(imf, 4) };
+  }
+  const rfc850 = RFC_850.exec(text);
+  if (rfc850) {
+    const thisYear = new Date(Number.isFinite(reference) ? reference : Date.now()).getUTCFullYear();
+    let year = 2000 + Number(rfc850[3]);
+    while (year > thisYear + 50) year -= 100;
+    return { day: Number(rfc850[1]), month: rfc850[2] as string, year, ...clock(rfc850, 4) };
+  }
+  const asctime = ASCTIME.exec(text);
+  if (asctime) {
+    return {
+      month: asctime[1] as string,
+      day: Number(asctime[2]),
+      year: Number(asctime[6]),
+      ...clock(asctime, 3),
+    };
+  }
+  return undefined;
 }
 
 /**
@@ -213,9 +324,11 @@ function hintMs(error: unknown, now: () => number): number | undefined {
   if (after !== undefined) {
     const seconds = firstNumber(after);
     if (seconds !== undefined) return seconds * 1000;
-    // A date sent twice is joined too ("Sun, 29 Nov 2026 12:00:10 GMT, Sun, …"): read the first.
-    const date = Date.parse(/^[^,]*,[^,]*GMT(?=\s*,)/i.exec(after)?.[0] ?? after);
-    if (Number.isFinite(date)) return Math.max(0, date - now());
+    // A date is on the server's clock: measured against the response's own Date header where it
+    // sent one (a server whose clock is behind ours still gets the wait it asked for), else ours.
+    const local = now();
+    const date = httpDate(after, local);
+    if (date !== undefined) return Math.max(0, date - (httpDate(facts.headers?.("date"), local) ?? local));
   }
   // Hugging Face's loading 503: { error: "Model … is currently loading", estimated_time: 20.0 } (seconds).
   const estimated = facts.objects.find((o) => typeof o.estimated_time === "number")?.estimated_time;
@@ -247,34 +360,57 @@ function hintMs(error: unknown, now: () => number): number | undefined {
 /**
  * The wait the server asked for, in ms, uncapped; `undefined` where it asked for none.
  *
- * Reads `retry-after-ms`, `retry-after` (seconds or an HTTP date, against `now`, default
- * `Date.now`), Hugging Face's `estimated_time`, and "Please try again in 644ms" or Azure's "Please
+ * Reads `retry-after-ms`, `retry-after` (seconds, or an HTTP date in one of RFC 9110's three forms
+ * — IMF-fixdate, RFC 850, asctime — measured against the response's own `Date` header, else `now`,
+ * default `Date.now`; any other value, such as `-1`, is no hint), Hugging Face's `estimated_time`, and "Please try again in 644ms" or Azure's "Please
  * retry after 20 seconds" in the message —
  * the same hints `backoffMs` honours. A caller that caps the wait compares this with its cap to
  * tell the user what was asked and what it will wait. Never throws.
  */
 export function retryAfterMs(error: unknown, options: { now?: () => number } = {}): number | undefined {
-  const hint = hintMs(error, options.now ?? Date.now);
+  const hint = hintMs(error, options?.now ?? Date.now);
   return hint === undefined ? undefined : Math.ceil(hint);
+}
+
+/**
+ * A `backoffMs` option in ms: its default when absent, else a number from 0 (`Infinity` only where
+ * `unbounded`). A NaN or negative wait would fire at once and turn the backoff into a tight loop,
+ * so anything else throws `RangeError` naming the option.
+ */
+function msOption(name: string, value: unknown, fallback: number, unbounded: boolean): number {
+  if (value === undefined) return fallback;
+  if (typeof value === "number" && value >= 0 && (unbounded || Number.isFinite(value))) return value;
+  throw new RangeError(
+    `backoffMs: ${name} must be ${unbounded ? "a number of ms from 0 (Infinity: no cap)" : "a finite number of ms from 0"}, got ${String(value)}.`,
+  );
 }
 
 /**
  * How long to wait before a retry, in ms: the server's hint, else exponential backoff with jitter.
  *
  * For retry number `attempt` (0 for the first retry): the server's own hint
- * when the error carries one (`retry-after-ms`, `retry-after` in seconds or as a date, or OpenAI's
+ * when the error carries one (`retry-after-ms`, `retry-after` in seconds or as an HTTP date read as
+ * `retryAfterMs` reads it, or OpenAI's
  * "Please try again in 644ms", Azure's "Please retry after 20 seconds"), capped at `maxHintMs`; otherwise exponential from `baseMs` with
- * equal jitter (between half and all of `baseMs · 2^attempt`, capped at `maxMs`).
+ * equal jitter (between half and all of `baseMs · 2^attempt`, capped at `maxMs`). Throws
+ * `RangeError` for an `attempt` that is not a whole number from 0, and for a `baseMs` or `maxMs`
+ * that is not a finite number from 0 or a `maxHintMs` that is not a number from 0 (`Infinity`
+ * honours any hint in full), naming it; `null` options are none.
  */
-export function backoffMs(attempt: number, error?: unknown, options: BackoffOptions = {}): number {
+export function backoffMs(attempt: number, error?: unknown, given: BackoffOptions = {}): number {
   if (!Number.isInteger(attempt) || attempt < 0) {
     throw new RangeError(`backoffMs: attempt must be a whole number from 0, got ${String(attempt)}.`);
   }
+  // A null options object is no options.
+  const options: BackoffOptions = given ?? {};
+  const baseMs = msOption("baseMs", options.baseMs, 1000, false);
+  const maxMs = msOption("maxMs", options.maxMs, 30_000, false);
+  const maxHintMs = msOption("maxHintMs", options.maxHintMs, 120_000, true);
   const random = options.random ?? Math.random;
   const hint = error === undefined ? undefined : hintMs(error, options.now ?? Date.now);
-  if (hint !== undefined) return Math.min(Math.ceil(hint), options.maxHintMs ?? 120_000);
+  if (hint !== undefined) return Math.min(Math.ceil(hint), maxHintMs);
   // 2^1024 is Infinity, and 0 · Infinity is NaN: past 2^64 the wait is at its ceiling anyway.
-  const ceiling = Math.min((options.baseMs ?? 1000) * 2 ** Math.min(attempt, 64), options.maxMs ?? 30_000);
+  const ceiling = Math.min(baseMs * 2 ** Math.min(attempt, 64), maxMs);
   const r = random();
   const jitter = Number.isFinite(r) ? Math.min(Math.max(r, 0), 1) : 0.5;
   return Math.round(ceiling / 2 + (ceiling / 2) * jitter);

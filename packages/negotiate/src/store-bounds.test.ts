@@ -78,4 +78,45 @@ describe("credentials in a base URL are never stored", () => {
       false,
     );
   });
+  it("takes them out of a base URL the URL parser refuses too (r6's six spellings)", () => {
+    const unparseable = [
+      "http://user:sk-secret1@host:99999/v1", // port out of range
+      "http://user:sk-secret2@ho st/v1", // a space in the host
+      "user:sk-secret3@host/v1", // no scheme
+      "host/v1?api_key=sk-secret4", // no scheme, a key in the query
+      "http://[::1/v1?key=sk-secret5", // a broken IPv6 bracket
+      "localhost:8080/v1?key=sk-secret6", // read as scheme "localhost:"
+    ];
+    const store = createCapabilityStore();
+    for (const url of unparseable) store.capabilitiesFor(url, "k").usageInStream = false;
+    const text = JSON.stringify(store.exportCapabilities());
+    for (let i = 1; i <= unparseable.length; i++) expect(text).not.toContain(`sk-secret${i}`);
+    expect(text).not.toContain("user");
+    expect(store.exportCapabilities().endpoints.map((e) => e.baseUrl)).toEqual([
+      "http://host:99999/v1",
+      "http://ho st/v1",
+      "host/v1",
+      "host/v1?api_key=",
+      "http://[::1/v1?key=",
+      "localhost:8080/v1?key=",
+    ]);
+    // The same spelling finds its latches again; another secret is another endpoint.
+    for (const url of unparseable) expect(store.capabilitiesFor(url, "k").usageInStream).toBe(false);
+    expect(store.capabilitiesFor("host/v1?api_key=sk-other", "k").usageInStream).toBe(true);
+    expect(store.capabilitiesFor("user:sk-other@host/v1", "k").usageInStream).toBe(true);
+    // A snapshot written with one of them verbatim (by an older version) is stripped on import.
+    const restored = createCapabilityStore();
+    restored.importCapabilities({
+      version: 1,
+      endpoints: unparseable.map((baseUrl) => ({
+        baseUrl,
+        keyId: "",
+        strictSchemas: true,
+        usageInStream: true,
+        models: {},
+      })),
+    });
+    const again = JSON.stringify(restored.exportCapabilities());
+    for (let i = 1; i <= unparseable.length; i++) expect(again).not.toContain(`sk-secret${i}`);
+  });
 });
