@@ -36,6 +36,11 @@ async function failure(promise: Promise<unknown>): Promise<RedisStoreError> {
   return error as RedisStoreError;
 }
 
+/** Lets the events of a connection just closed (its socket's close, the client's error) be heard. */
+function settled(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 /** A TCP listener that accepts every connection and never writes a byte back. */
 async function silentListener(): Promise<{ server: Server; port: number; open: Set<Socket> }> {
   const open = new Set<Socket>();
@@ -60,23 +65,33 @@ describe("a server that takes the connection and never answers", () => {
     await new Promise((resolve) => listener.server.close(resolve));
   });
 
-  it("fails every factory with RedisStoreError (connect) naming the URL without its password, and closes what it opened", async () => {
-    const url = `redis://:pw-sekret-8642@127.0.0.1:${listener.port}`;
-    for (const make of FACTORIES) {
-      const error = await failure(make({ url, connectTimeoutMs: 300 }));
+  it("fails every factory with RedisStoreError (connect) naming the URL without its password, closes what it opened, and tells onError nothing more", async () => {
+    // With a password the handshake starts with AUTH, without one it does not: both are cut short.
+    const urls = [`redis://:pw-sekret-8642@127.0.0.1:${listener.port}`, `redis://127.0.0.1:${listener.port}`];
+    for (const [make, url] of FACTORIES.flatMap((make) => urls.map((url) => [make, url] as const))) {
+      const told: unknown[] = [];
+      const error = await failure(make({ url, connectTimeoutMs: 300, onError: (e) => told.push(e) }));
       expect(error.code, make.name).toBe("connect");
       expect(error.message, make.name).toContain(`127.0.0.1:${listener.port}`);
       expect(error.message, make.name).toMatch(/did not answer/);
       expect(error.message, make.name).not.toContain("pw-sekret-8642");
       await vi.waitFor(() => expect(listener.open.size, make.name).toBe(0), { timeout: 5000 });
+      await settled();
+      // What the factory threw is the whole story: no bare client error for a store never handed back.
+      expect(told.map(String), make.name).toEqual([]);
     }
   }, 60_000);
 
   it("fails a factory given no connectTimeoutMs too, after the default bound", async () => {
-    const error = await failure(createRedisBus({ url: `redis://127.0.0.1:${listener.port}` }));
+    const told: unknown[] = [];
+    const error = await failure(
+      createRedisBus({ url: `redis://127.0.0.1:${listener.port}`, onError: (e) => told.push(e) }),
+    );
     expect(error.code).toBe("connect");
     expect(error.message).toMatch(/within 5 s/);
     await vi.waitFor(() => expect(listener.open.size).toBe(0), { timeout: 5000 });
+    await settled();
+    expect(told.map(String)).toEqual([]);
   }, 60_000);
 
   it("refuses a connectTimeoutMs or writeTimeoutMs that is not a positive number of ms", async () => {
@@ -110,11 +125,16 @@ describe.skipIf(!HAS_REDIS)("a Redis that goes silent while a factory starts", (
         for (const make of FACTORIES) {
           // The bus reads nothing shared when it starts: it never sends SMEMBERS.
           if (word === "SMEMBERS" && make === createRedisBus) continue;
-          const error = await failure(make({ url: proxy.url, prefix: "held:", connectTimeoutMs: 300 }));
+          const told: unknown[] = [];
+          const error = await failure(
+            make({ url: proxy.url, prefix: "held:", connectTimeoutMs: 300, onError: (e) => told.push(e) }),
+          );
           expect(error.code, make.name).toBe("connect");
           expect(error.message, make.name).toContain(`127.0.0.1:${proxy.port}`);
           expect(error.message, make.name).toMatch(/did not answer/);
           await vi.waitFor(() => expect(proxy.open, make.name).toBe(0), { timeout: 5000 });
+          await settled();
+          expect(told.map(String), make.name).toEqual([]);
         }
       } finally {
         await proxy.close();
