@@ -571,6 +571,24 @@ export const SHAPES: Shape[] = [
     },
   },
   {
+    // A run of carriage returns between two letters: in a multiline pattern `^` stands after every
+    // lone `\r`, so each one starts a line; a prefix that could read `\r` read the rest of the run
+    // from each of them (40,000 once took 8 s).
+    name: "transcriptText: a run of carriage returns",
+    build: (n) => [{ role: "tool", content: `a${"\r".repeat(n)}a` }],
+    run: (messages) => {
+      transcriptText(messages as never);
+    },
+  },
+  {
+    // The same with blanks between the carriage returns, as terminal output that redraws its line.
+    name: "transcriptText: carriage returns between blanks",
+    build: (n) => [{ role: "tool", content: `a${repeat("\r \t", n)}a` }],
+    run: (messages) => {
+      transcriptText(messages as never);
+    },
+  },
+  {
     // A pasted request with a run of apostrophes inside a word: its trim once cost the run's square.
     name: "preselectByKeywords: apostrophes inside a word",
     build: (n) => `read a${"'".repeat(n)}b file`,

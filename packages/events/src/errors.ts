@@ -30,8 +30,15 @@ export class EventsError extends Error {
   }
 }
 
+/**
+ * What a wrong argument was, for a message ending "and was given …": `null`, `undefined` (an unset
+ * variable), a kind for objects, strings and functions (never their contents), the value for a number
+ * or a boolean.
+ */
 function describe(value: unknown): string {
   if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (typeof value === "function") return "a function";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return value === "" ? "an empty string" : "a string";
   return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;

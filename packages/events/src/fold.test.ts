@@ -172,19 +172,23 @@ describe("fold", () => {
   });
 
   it.each([
-    ["null", null],
-    ["undefined", undefined],
-    ["one event instead of a list", { kind: "output", text: "hi", seq: 1 }],
-    ["a number", 3],
-  ])("refuses events that are not a list (%s) with an EventsError naming fold", (_, events) => {
-    let thrown: unknown;
-    try {
-      fold(events as never);
-    } catch (error) {
-      thrown = error;
-    }
-    expect(EventsError.isInstance(thrown)).toBe(true);
-    expect((thrown as EventsError).code).toBe("invalid-argument");
-    expect((thrown as EventsError).message).toMatch(/^fold needs its events as a list/);
-  });
+    ["null", null, "null"],
+    ["undefined", undefined, "undefined"],
+    ["one event instead of a list", { kind: "output", text: "hi", seq: 1 }, "an object"],
+    ["a number", 3, "number 3"],
+  ])(
+    "refuses events that are not a list (%s) with an EventsError naming fold and what it was given",
+    (_, events, given) => {
+      let thrown: unknown;
+      try {
+        fold(events as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(EventsError.isInstance(thrown)).toBe(true);
+      expect((thrown as EventsError).code).toBe("invalid-argument");
+      expect((thrown as EventsError).message).toMatch(/^fold needs its events as a list/);
+      expect((thrown as EventsError).message).toContain(`and was given ${given}. `);
+    },
+  );
 });

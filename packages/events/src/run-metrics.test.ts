@@ -138,7 +138,14 @@ describe("runMetrics refuses arguments of the wrong kind, and reads its options 
       undefined,
       /^runMetrics needs its events as a list \(or any iterable\) of run events, and was given null\./,
     ],
+    [
+      "events that are undefined (an unset variable)",
+      undefined,
+      undefined,
+      /^runMetrics needs its events as a list \(or any iterable\) of run events, and was given undefined\. /,
+    ],
     ["events that are a number", 5, undefined, /and was given number 5\./],
+    ["events that are a function", () => [turn], undefined, /and was given a function\. /],
     [
       "options that are null",
       [turn],

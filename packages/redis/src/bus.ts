@@ -33,18 +33,21 @@ export interface RedisBusOptions extends RedisOptions {
   /** Laid over `DEFAULT_EVENTS_SETTINGS` the way `configure` lays changes over the current set. */
   settings?: Partial<EventsSettings>;
   /**
-   * How many emitted events may wait for Redis while it is away, refusing writes for now (out of
-   * memory, loading), or silent (a write unanswered past `writeTimeoutMs`), before the oldest are
-   * dropped (watchers then see one gap notice for them).
+   * How many emitted events not yet sent may wait for Redis while it is away, refusing writes for now
+   * (out of memory, loading), or silent (a write unanswered past `writeTimeoutMs`), before the oldest
+   * of them are dropped (watchers then see one gap notice for them). A batch already sent and not yet
+   * answered (up to 512 events, the oldest waiting) is kept besides: Redis stores it when it answers,
+   * and it is sent again if the connection fails instead, so `pending` can stand up to 512 above this.
    * A burst while Redis takes writes is not cut: it waits for the flush, whole. Default 10 000.
    */
   maxPending?: number;
   /** Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. */
   maxStreamLength?: number;
   /**
-   * How long, in ms, a write may go unanswered before it counts as failed: past it, what waits is
-   * held to `maxPending` (the oldest dropped) and `onError` is told, as when Redis is away. The write
-   * itself stays on the wire and is not sent twice; its answer, when Redis wakes, is taken as usual.
+   * How long, in ms, a write may go unanswered before it counts as failed: past it, what waits unsent
+   * is held to `maxPending` (the oldest dropped) and `onError` is told, as when Redis is away. The write
+   * itself stays on the wire and is not sent twice; its answer, when Redis wakes, is taken as usual, and
+   * its events are kept until then (they are not among those dropped).
    * For a Redis that keeps the connection open and answers nothing (stopped, cut off by the network).
    * Default 5000.
    */
@@ -94,7 +97,7 @@ export interface RedisEventBus extends EventBus {
   readHistory(runId: string, after?: number): Promise<SequencedEvent[]>;
   /** Resolves once every event emitted so far is written to Redis (or was dropped; see `onError`). */
   flushed(): Promise<void>;
-  /** How many emitted events are still waiting to be written. */
+  /** How many emitted events are still waiting to be written: those not yet sent, and a batch sent and not yet answered. */
   readonly pending: number;
   /**
    * Ends this instance's watchers, writes what is pending if Redis is there, and closes every
@@ -307,6 +310,11 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   const runs = new Map<string, LocalRun>();
   const watchers = new Map<string, Set<StreamWatcher>>();
   let pending: Pending[] = [];
+  /**
+   * How many of the first entries of `pending` are on the wire: the batch the flush sent and awaits
+   * (0 when none). The cut in `bound` never takes them: Redis stores them when it answers.
+   */
+  let sending = 0;
   /** The last write failed (a lost connection, or Redis refusing for now): what waits is bounded. */
   let writesFailing = false;
   let flushing = false;
@@ -375,20 +383,24 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   }
 
   /**
-   * Holds what waits to `maxPending`, dropping the oldest, while Redis is away, refusing writes for
-   * now, or leaving a write unanswered past `writeTimeoutMs`; a burst while it takes writes waits, whole.
+   * Holds what waits unsent to `maxPending`, dropping the oldest of it, while Redis is away, refusing
+   * writes for now, or leaving a write unanswered past `writeTimeoutMs`; a burst while it takes writes
+   * waits, whole. The batch on the wire (the first `sending` entries) is kept: it is not sent twice,
+   * and Redis stores it when it answers, so dropping it would only hide it from the count.
    */
   const bound = (): void => {
-    if (pending.length <= maxPending || (writer.isReady && !writesFailing)) return;
-    const excess = pending.length - maxPending;
-    pending.splice(0, excess);
+    const unsent = pending.length - sending;
+    if (unsent <= maxPending || (writer.isReady && !writesFailing)) return;
+    const excess = unsent - maxPending;
+    pending.splice(sending, excess);
     const before = droppedWhileAway;
     droppedWhileAway += excess;
     if (before === 0 || Math.floor(before / 1000) !== Math.floor(droppedWhileAway / 1000)) {
       report(
         new RedisStoreError(
           "connect",
-          `Redis has been away, silent or refusing writes while more than ${maxPending} events waited; the oldest are dropped.`,
+          `Redis has been away, silent or refusing writes while more than ${maxPending} events waited to be sent; ` +
+            `the oldest of those not yet sent are dropped (a batch already sent is kept, and stored when Redis answers).`,
         ),
       );
     }
@@ -421,7 +433,10 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
           new RedisStoreError(
             "connect",
             `Redis at ${shownUrl(resolved.url)} did not answer a write within ${shownMs(writeTimeoutMs)}; ` +
-              `until it does, at most ${maxPending} events wait (maxPending) and the oldest are dropped.`,
+              (sending > 0
+                ? `until it does, the ${sending} events of that write are kept (stored when it answers, sent again if ` +
+                  `the connection fails) and at most ${maxPending} more wait unsent (maxPending), the oldest of them dropped.`
+                : `until it does, at most ${maxPending} events wait unsent (maxPending), the oldest of them dropped.`),
           ),
         );
       }
@@ -537,7 +552,13 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         let failed = ends.size > 0 && !(await answered(ends.flush()));
         if (!failed && pending.length > 0) {
           const batch = pending.slice(0, FLUSH_BATCH);
-          const handled = await answered(writeBatch(batch));
+          sending = batch.length;
+          let handled: Set<Pending>;
+          try {
+            handled = await answered(writeBatch(batch));
+          } finally {
+            sending = 0;
+          }
           // `pending` may have been trimmed or had runs dropped meanwhile, but nothing goes in ahead
           // of the batch: whatever of it is left is in the first FLUSH_BATCH places. Only those are
           // rewritten, not the whole queue (a burst of 10^5 emits was quadratic).
@@ -589,7 +610,10 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
   const dropRun = (runId: string): void => {
     runs.delete(runId);
-    pending = pending.filter((item) => item.runId !== runId);
+    const other = (item: Pending) => item.runId !== runId;
+    // The run's entries on the wire leave the head with the rest of it.
+    sending = pending.slice(0, sending).filter(other).length;
+    pending = pending.filter(other);
     endLocal(runId);
     // Owed until Redis has it: the stream deleted and every instance told, even if Redis is away now.
     ends.owe(runId, runId);
@@ -735,6 +759,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         );
       ends.clear();
       pending = [];
+      sending = 0;
       settle();
       subscriber.destroy();
       writer.destroy();

@@ -156,14 +156,41 @@ export function connection(resolved: Resolved) {
       reconnectStrategy: (retries: number) => Math.min(25 * 2 ** retries, 500),
     },
   });
-  client.on("error", resolved.report);
+  reportErrors(client, resolved);
   return client;
+}
+
+/** Clients a factory gave up on: what they raise from now on is not for `onError`. */
+const discarded = new WeakSet<object>();
+
+/**
+ * Passes what `client` raises (an `error` event) to `onError`, until the client is {@link discard}ed.
+ * A gate rather than taking the listener off: node-redis hands back a client whose listeners live on
+ * the object it was made from, and `off`/`removeAllListeners` on it can leave the one that emits
+ * still holding them.
+ */
+export function reportErrors(client: RedisConnection, resolved: Resolved): void {
+  client.on("error", (error: unknown) => {
+    if (!discarded.has(client)) resolved.report(error);
+  });
+}
+
+/**
+ * Closes `client` for good while a factory gives up on it, and deafens `onError` to it first:
+ * destroying a client mid-handshake makes node-redis emit a bare `SocketClosedUnexpectedlyError`
+ * that names no URL and no step, for a store that is never handed back. The factory's own
+ * `RedisStoreError` says it all.
+ */
+export function discard(client: RedisConnection): void {
+  discarded.add(client);
+  client.destroy();
 }
 
 /**
  * Connects `client`, turning a refusal into a `RedisStoreError` (`connect`) that names the URL, and
  * so does a server that takes the connection and does not finish the handshake within
- * `connectTimeoutMs`. The client is destroyed when it fails.
+ * `connectTimeoutMs`. The client is destroyed when it fails (see {@link discard}: `onError` hears
+ * nothing of it).
  */
 export async function open(
   client: RedisConnection,
@@ -189,7 +216,7 @@ export async function open(
       silent(resolved, where, `the handshake${which === "" ? "" : ` of its ${which} connection`}`),
     );
   } catch (error) {
-    client.destroy();
+    discard(client);
     throw error;
   } finally {
     client.off("error", fail);
@@ -239,11 +266,11 @@ export async function connectStore(options: unknown, where: string): Promise<Con
   const writer = connection(resolved);
   await open(writer, resolved, where);
   const subscriber = writer.duplicate();
-  subscriber.on("error", resolved.report);
+  reportErrors(subscriber, resolved);
   try {
     await open(subscriber, resolved, where, "subscriber");
   } catch (error) {
-    writer.destroy();
+    discard(writer);
     throw error;
   }
   // A server can take the connection and refuse every command (it wants a password the URL does not
@@ -264,8 +291,8 @@ export async function connectStore(options: unknown, where: string): Promise<Con
       break;
     } catch (cause) {
       if (RedisStoreError.isInstance(cause)) {
-        writer.destroy();
-        subscriber.destroy();
+        discard(writer);
+        discard(subscriber);
         throw cause;
       }
       const passing = cause instanceof ErrorReply && !refusedForGood(cause);
@@ -273,8 +300,8 @@ export async function connectStore(options: unknown, where: string): Promise<Con
         await new Promise((resolve) => setTimeout(resolve, 100));
         continue;
       }
-      writer.destroy();
-      subscriber.destroy();
+      discard(writer);
+      discard(subscriber);
       const reply = cause instanceof Error ? (cause.message.match(/^[A-Z]+/)?.[0] ?? "an error") : "an error";
       const hint = /^(?:NOAUTH|WRONGPASS)$/.test(reply)
         ? " If the server needs a password, give it in the URL (redis://:password@host:6379, or redis://user:password@host:6379)."
@@ -300,8 +327,8 @@ export async function connectStore(options: unknown, where: string): Promise<Con
       try {
         return await work;
       } catch (cause) {
-        writer.destroy();
-        subscriber.destroy();
+        discard(writer);
+        discard(subscriber);
         if (RedisStoreError.isInstance(cause)) throw cause;
         throw new RedisStoreError(
           "connect",

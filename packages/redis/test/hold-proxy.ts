@@ -12,19 +12,23 @@ export class HoldProxy {
   private server: Server | undefined;
   /** How many client connections are open through the relay now. */
   open = 0;
+  /** How many connections have been held so far. */
+  private heldCount = 0;
 
   private constructor(
     readonly port: number,
     private readonly target: number,
     private readonly word: string,
+    private readonly holds: number,
   ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(target: number, word: string): Promise<HoldProxy> {
-    const proxy = new HoldProxy(await freePort(), target, word);
+  /** `holds`: how many connections are held at `word` before the relay passes it on (default: all). */
+  static async start(target: number, word: string, holds = Number.POSITIVE_INFINITY): Promise<HoldProxy> {
+    const proxy = new HoldProxy(await freePort(), target, word, holds);
     await proxy.listen();
     return proxy;
   }
@@ -47,13 +51,25 @@ export class HoldProxy {
       let held = false;
       client.on("data", (chunk: Buffer) => {
         // node-redis spells some commands in lower case (`subscribe`).
-        if (!held && chunk.toString("latin1").toUpperCase().includes(this.word.toUpperCase())) held = true;
+        if (
+          !held &&
+          this.heldCount < this.holds &&
+          chunk.toString("latin1").toUpperCase().includes(this.word.toUpperCase())
+        ) {
+          held = true;
+          this.heldCount++;
+        }
         if (!held) upstream.write(chunk);
       });
       upstream.pipe(client);
     });
     this.server = server;
     return new Promise((resolve) => server.listen(this.port, "127.0.0.1", () => resolve()));
+  }
+
+  /** Drops every connection open now (as a network that comes back with a reset does); keeps listening. */
+  drop(): void {
+    for (const socket of this.sockets) socket.destroy();
   }
 
   /** Drops every connection and stops listening. */

@@ -8,12 +8,20 @@ import { headOf, tailOf } from "./text.js";
 const BLANK = String.raw`[\t\v\f\r\p{Zs}\p{Cf}]`;
 
 /**
+ * {@link BLANK} without the carriage return: what may stand before a header's bracket. It must hold
+ * no line terminator. `^` already stands after every lone `\r`, so a prefix that could read one would
+ * read the rest of a run of them again from each of its characters (time growing as the square of
+ * the run); with none, each line's prefix is read once.
+ */
+const LEAD = String.raw`[\t\v\f\p{Zs}\p{Cf}]`;
+
+/**
  * A line that reads like one of the transcript's block headers (`[user]`, `[tool result from x]`,
  * `[assistant called y]`): blanks and backslashes before the bracket (`$1`), the bracketed words and
  * blanks after them (`$2`). `^` and `$` also stand at U+2028, U+2029 and a lone `\r`, which a model
  * may read as line breaks too.
  */
-const HEADER_LINE = new RegExp(String.raw`^((?:${BLANK}|\\)*)(\[[^[\]\n\r\u2028\u2029]*\]${BLANK}*)$`, "gmu");
+const HEADER_LINE = new RegExp(String.raw`^((?:${LEAD}|\\)*)(\[[^[\]\n\r\u2028\u2029]*\]${BLANK}*)$`, "gmu");
 
 /** The characters that end a line, for `^` and `$` in {@link HEADER_LINE}. */
 const LINE_END = /[\n\r\u2028\u2029]/;
