@@ -120,4 +120,25 @@ describe("beforeStep", () => {
     expect(failedRun(error)?.messages).toHaveLength(3);
     expect(server.chatRequests).toHaveLength(1);
   });
+
+  it("refuses a replacement holding a message that is not a chat message, naming its index, with nothing sent for it", async () => {
+    server = await startServer({ replies: [call("r1", 1), { content: "never" }] });
+    const error = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        messages: question,
+        tools: TOOLS,
+        dispatch: () => "page",
+        // A host's prune that wrote a row back in its own shape, and one that left a hole.
+        beforeStep: (messages, step) =>
+          step === 2 ? ([...messages, { role: "user", content: 42 }, null] as never) : undefined,
+      })
+      .catch((e: unknown) => e);
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(
+      /^beforeStep returned a transcript in which messages\[3\] .*; messages\[4\] is null/,
+    );
+    expect(failedRun(error)?.messages).toHaveLength(3);
+    expect(server.chatRequests).toHaveLength(1);
+  });
 });

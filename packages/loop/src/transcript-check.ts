@@ -115,11 +115,25 @@ function messageFault(message: unknown): string | undefined {
   }
 }
 
+/** Each message of `messages` that is not a chat message, as `messages[i] <what is wrong>`. */
+export function messageFaults(messages: readonly unknown[]): string[] {
+  const faults: string[] = [];
+  for (let at = 0; at < messages.length; at++) {
+    const fault = messageFault(messages[at]);
+    if (fault) faults.push(`messages[${at}] ${fault}`);
+  }
+  return faults;
+}
+
+/** The first few of `faults` listed, the rest counted. */
+export function listFaults(faults: readonly string[]): string {
+  const listed = faults.slice(0, LISTED).join("; ");
+  return faults.length > LISTED ? `${listed}; and ${faults.length - LISTED} more` : listed;
+}
+
 /** The refusal for a transcript's faults: the first few listed, the rest counted. */
 function refusal(faults: readonly string[], advice: string): LoopOptionError {
-  const listed = faults.slice(0, LISTED).join("; ");
-  const more = faults.length > LISTED ? `; and ${faults.length - LISTED} more` : "";
-  return new LoopOptionError("invalid-option", "messages", `runAgentLoop: ${listed}${more}. ${advice}`);
+  return new LoopOptionError("invalid-option", "messages", `runAgentLoop: ${listFaults(faults)}. ${advice}`);
 }
 
 /**
@@ -128,11 +142,7 @@ function refusal(faults: readonly string[], advice: string): LoopOptionError {
  * otherwise fail deep inside the run, be sent for the endpoint to refuse, or be dropped.
  */
 export function checkMessages(messages: readonly unknown[]): asserts messages is readonly ChatMessage[] {
-  const faults: string[] = [];
-  for (let at = 0; at < messages.length; at++) {
-    const fault = messageFault(messages[at]);
-    if (fault) faults.push(`messages[${at}] ${fault}`);
-  }
+  const faults = messageFaults(messages);
   if (faults.length > 0) {
     throw refusal(
       faults,
