@@ -111,6 +111,7 @@ function readClass(pattern: string, start: number): { text: string; end: number 
       // A literal `-` is written escaped, so what is appended after it can never form a range.
       if (c === "-") text = "\\-";
     }
+    const endsRange = rangeFrom !== undefined;
     const low = rangeFrom ?? code;
     const high = code;
     rangeFrom = undefined;
@@ -125,7 +126,8 @@ function readClass(pattern: string, start: number): { text: string; end: number 
         excludesBackslash = true;
       }
     }
-    previous = low === code ? code : undefined;
+    // An atom that ended a range starts none: `[a-a-z]` is a, `-` and z, as `[a-c-z]` is.
+    previous = endsRange ? undefined : code;
     body += text;
   }
   if (i >= pattern.length) return undefined;
