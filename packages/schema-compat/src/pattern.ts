@@ -83,6 +83,8 @@ function readClass(pattern: string, start: number): { text: string; end: number 
   let excludesBackslash = false;
   let previous: number | undefined;
   let rangeFrom: number | undefined;
+  /** The atom before was a set (`\d`, `\w`, `\s`, …). */
+  let afterSet = false;
   for (; i < pattern.length; i++) {
     const c = pattern[i] as string;
     // ECMAScript has no "a `]` first is literal" rule: `[]` matches nothing and `[^]` anything.
@@ -97,7 +99,8 @@ function readClass(pattern: string, start: number): { text: string; end: number 
       text = pattern.slice(i, i + escaped.length);
       if (!negated && /[SWD]/.test(next)) return undefined;
       code = escaped.code;
-      // `[a-\d]`: a set cannot end a range, and engines disagree about what the `-` then means.
+      // `[a-\d]`: a set cannot end a range. Without the `u` flag ECMAScript reads it as a, `-` and
+      // the set, with it it refuses the pattern; other engines differ again. Not guessed at.
       if (code === undefined && rangeFrom !== undefined) return undefined;
       i += text.length - 1;
     } else if (c === "-" && previous !== undefined && pattern[i + 1] !== "]") {
@@ -107,6 +110,8 @@ function readClass(pattern: string, start: number): { text: string; end: number 
       body += c;
       continue;
     } else {
+      // `[\s-a]`, a set starting a range, is the same riddle (`[\s-a-z]` is \s, a, `-` and z there).
+      if (c === "-" && afterSet && pattern[i + 1] !== "]") return undefined;
       code = c.codePointAt(0);
       // A literal `-` is written escaped, so what is appended after it can never form a range.
       if (c === "-") text = "\\-";
@@ -128,6 +133,7 @@ function readClass(pattern: string, start: number): { text: string; end: number 
     }
     // An atom that ended a range starts none: `[a-a-z]` is a, `-` and z, as `[a-c-z]` is.
     previous = endsRange ? undefined : code;
+    afterSet = code === undefined;
     body += text;
   }
   if (i >= pattern.length) return undefined;

@@ -378,6 +378,13 @@ describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what
     expect(re.test("a")).toBe(false);
   });
 
+  it("moves a set at either end of a range into the description, where engines read the - differently", () => {
+    for (const pattern of ["^[a-\\d]$", "^[\\s-a-z]+$", "^[^\\W--\\x7f]$"]) {
+      expect(emitted(pattern)?.description).toBe(`Must match the regular expression ${pattern}.`);
+    }
+    expect(emitted("^[\\d-]+$")?.pattern).toBe("^[\\d\\-]+$");
+  });
+
   it("reads [] as matching nothing and [^] as any character, as ECMAScript does", () => {
     expect(emitted("^[^]a]$")?.pattern).toBe('^[^"\\\\]a]$');
     expect(new RegExp(emitted("^[^]a]$")?.pattern as string).test("xa]")).toBe(true);
@@ -450,6 +457,77 @@ describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what
         },
       ),
       { numRuns: 3000, seed: 3 },
+    );
+  });
+
+  it("does the same for classes mixing sets, control letters and escaped brackets, between other atoms (property)", () => {
+    const wider = fc.constantFrom(
+      ...["\\0", "\\b", "\\t", "\\x1f", "\\x22", "\\\\", '"', "\\-", "\\]", "\\^", "\\[", "\\cA", "\\cZ"],
+      ...[
+        "\\u0041",
+        "\\u00e9",
+        "\\d",
+        "\\w",
+        "\\s",
+        "\\D",
+        "\\W",
+        "\\S",
+        "\\/",
+        "-",
+        "0",
+        "9",
+        "a",
+        "z",
+        "^",
+        "[",
+        ".",
+        "é",
+      ],
+    );
+    const wideItem = fc.oneof(
+      wider,
+      fc.tuple(wider, wider).map(([low, high]) => `${low}-${high}`),
+    );
+    const wideClass = fc
+      .tuple(fc.boolean(), fc.array(wideItem, { maxLength: 5 }))
+      .map(([negated, items]) => `[${negated ? "^" : ""}${items.join("")}]`);
+    const piece = fc
+      .tuple(
+        fc.oneof(wideClass, fc.constantFrom("a", "-", "\\d", "\\t", "\\0", "\\x41")),
+        fc.constantFrom("", "*", "+", "?"),
+      )
+      .map(([atom, repeat]) => atom + repeat);
+    const pattern = fc
+      .tuple(fc.array(piece, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.boolean())
+      .map(([pieces, start, end]) => `${start ? "^" : ""}${pieces.join("")}${end ? "$" : ""}`);
+    const texts = [...'\0\x01\b\t\n\x1f -09AZ[]^_az"\\é'];
+    fc.assert(
+      fc.property(
+        pattern,
+        fc.array(fc.string({ unit: fc.constantFrom(...texts), maxLength: 6 }), {
+          minLength: 20,
+          maxLength: 20,
+        }),
+        (source, generated) => {
+          let original: RegExp;
+          try {
+            original = new RegExp(source);
+          } catch {
+            return;
+          }
+          const out = emitted(source);
+          if (typeof out?.pattern !== "string") return;
+          const kept = new RegExp(out.pattern);
+          for (const text of [...generated, ...texts]) {
+            const plain = !text.includes('"') && !text.includes("\\");
+            expect(kept.test(text), `${JSON.stringify(text)} against ${source} → ${out.pattern}`).toBe(
+              plain && original.test(text),
+            );
+          }
+          expect(emitted(out.pattern)).toEqual(out);
+        },
+      ),
+      { numRuns: 3000, seed: 5 },
     );
   });
 });
