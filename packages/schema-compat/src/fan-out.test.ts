@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { checkStrictSchema } from "./check-strict.js";
-import { MAX_EXPANDED_CHARS, relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
+import {
+  JSON_TEXT_NOTE,
+  MAX_EXPANDED_CHARS,
+  MAX_EXPANDED_NODES,
+  relaxSchema,
+  sanitizeSchema,
+} from "./sanitize-schema.js";
+import type { JsonSchema } from "./types.js";
 
 /** Three definitions in a cycle, each referring to the next eight times: under 1 KB of schema. */
 function fanOut(): Record<string, unknown> {
@@ -116,6 +123,86 @@ describe("sanitizeSchema on keywords beside a wide anyOf", () => {
         additionalProperties: false,
       },
     ]);
+  });
+});
+
+// Schemas of tens of thousands of nodes, each sanitized twice: a second or two on a busy machine
+// (not a timing assert).
+describe("sanitizeSchema past MAX_EXPANDED_NODES", { timeout: 60_000 }, () => {
+  const fields = () => ({
+    type: "object",
+    properties: Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`f${i}`, { type: "string" }])),
+    required: ["f0"],
+  });
+  const wide = (property: (i: number) => unknown, count: number) => ({
+    type: "object",
+    properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, property(i)])),
+    required: ["p0"],
+  });
+  const sanitized = (schema: unknown) => {
+    const notices: string[] = [];
+    return { out: sanitizeSchema(schema, { onNotice: (n) => notices.push(n) }), notices };
+  };
+  const notesIn = (schema: JsonSchema) => JSON.stringify(schema).split(JSON_TEXT_NOTE).length - 1;
+
+  it("keeps a large schema read once whole: 1,500 objects of 15 fields, and 20,001 strings", () => {
+    for (const schema of [wide(fields, 1500), wide(() => ({ type: "string" }), 20_001)]) {
+      const { out, notices } = sanitized(schema);
+      expect(notesIn(out)).toBe(0);
+      expect(notices).toEqual([]);
+      expect(sanitizeSchema(out)).toEqual(out);
+    }
+    const last = sanitizeSchema(wide(() => ({ type: "string" }), 20_001)).properties as Record<
+      string,
+      unknown
+    >;
+    expect(last.p20000).toEqual({ type: ["string", "null"] });
+    // A required name no property describes is a parameter too; none is dropped for size.
+    const names = Array.from({ length: 20_001 }, (_, i) => `r${i}`);
+    expect(sanitizeSchema({ type: "object", required: names }).required).toEqual(names);
+  });
+
+  it("keeps a scalar leaf shared by 30,000 places a scalar, never JSON text", () => {
+    const leaf = { type: "string" };
+    const { out, notices } = sanitized(wide(() => leaf, 30_000));
+    const props = out.properties as Record<string, unknown>;
+    expect(props.p29999).toEqual({ type: ["string", "null"] });
+    expect(notesIn(out)).toBe(0);
+    expect(notices).toEqual([]);
+  });
+
+  it("tells onNotice, naming the budget, when repeated objects past it are asked for as JSON text, and a second pass changes nothing", () => {
+    const shared = fields();
+    const { out, notices } = sanitized(wide(() => shared, 1500));
+    expect(checkStrictSchema(out)).toEqual([]);
+    const props = out.properties as Record<string, JsonSchema>;
+    const cut = Object.keys(props).filter((k) => notesIn(props[k] as JsonSchema) > 0);
+    expect(cut.length).toBeGreaterThan(0);
+    expect(notices).toHaveLength(1);
+    expect(MAX_EXPANDED_NODES).toBe(20_000);
+    expect(notices[0]).toContain("MAX_EXPANDED_NODES");
+    expect(notices[0]).toContain(String(MAX_EXPANDED_NODES));
+    expect(notices[0]).toContain(`${cut.length} repeated objects`);
+    // Every field of every property kept whole is still a string.
+    const kept = props.p0 as JsonSchema;
+    expect((kept.properties as Record<string, unknown>).f14).toEqual({ type: ["string", "null"] });
+    const again = sanitized(out);
+    expect(again.out).toEqual(out);
+    expect(again.notices).toEqual([]);
+    for (const key of cut) expect(notesIn(props[key] as JsonSchema)).toBe(1);
+  });
+
+  it("bounds a schema of shared objects nested 30 wide and 4 deep (810,000 places), told and idempotent", () => {
+    let node: unknown = { type: "string" };
+    for (let level = 0; level < 4; level++) {
+      const inner = node;
+      node = wide(() => inner, 30);
+    }
+    const { out, notices } = sanitized(node);
+    expect(checkStrictSchema(out)).toEqual([]);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toContain("MAX_EXPANDED_NODES");
+    expect(sanitizeSchema(out)).toEqual(out);
   });
 });
 

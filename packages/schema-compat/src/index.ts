@@ -9,7 +9,13 @@ export type { ToolOrder } from "./order-tools.js";
 export { orderTools } from "./order-tools.js";
 export { REPETITION_LIMIT } from "./pattern.js";
 export type { SanitizeOptions } from "./sanitize-schema.js";
-export { MAX_EXPANDED_CHARS, MAX_NESTING, relaxSchema, sanitizeSchema } from "./sanitize-schema.js";
+export {
+  MAX_EXPANDED_CHARS,
+  MAX_EXPANDED_NODES,
+  MAX_NESTING,
+  relaxSchema,
+  sanitizeSchema,
+} from "./sanitize-schema.js";
 export type { SanitizeToolsOptions } from "./sanitize-tools.js";
 export { relaxTools, sanitizeTools } from "./sanitize-tools.js";
 export type {

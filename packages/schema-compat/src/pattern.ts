@@ -23,9 +23,30 @@ export const STRING_CHAR = '[^"\\\\]';
 /** `\S`, `\W`, `\D` outside a class, made to leave out the quote and the backslash too. */
 const NEGATED_ESCAPES: Record<string, string> = { S: '[^\\s"\\\\]', W: '[^\\w"\\\\]', D: '[^\\d"\\\\]' };
 
-/** The code point an escape inside or outside a class stands for, where it stands for one. */
-function escapedChar(pattern: string, i: number): { code: number; length: number } | undefined {
+/**
+ * What one escape stands for: a single character (`code`), or a set of them (`\d`, `\w`, `\s`
+ * and their negations: `code` undefined).
+ */
+interface Escape {
+  code: number | undefined;
+  /** The escape's length in the pattern, backslash included. */
+  length: number;
+}
+
+/** The code points of the one-letter escapes that stand for a control character. */
+const CONTROL_ESCAPES: Record<string, number> = { t: 9, n: 10, v: 11, f: 12, r: 13 };
+
+/**
+ * What the escape at `i` stands for, inside or outside a class (`\b`, the backspace, is only
+ * asked about inside one: outside, it is a word boundary and refused before). Answers undefined
+ * for an escape that cannot be read as one character or a set: an octal or back-reference digit,
+ * `\0` before a digit, `\c` without a letter, a malformed `\x` or `\u`, `\u{…}`, `\p`, `\P`
+ * and `\k`, which engines read differently with and without the `u` flag. The caller then moves
+ * the pattern into the description rather than guess what it admits.
+ */
+function escapedChar(pattern: string, i: number): Escape | undefined {
   const next = pattern[i + 1] as string;
+  const after = pattern[i + 2] ?? "";
   const hex = (digits: number) => {
     const text = pattern.slice(i + 2, i + 2 + digits);
     return new RegExp(`^[0-9a-fA-F]{${digits}}$`).test(text)
@@ -34,7 +55,13 @@ function escapedChar(pattern: string, i: number): { code: number; length: number
   };
   if (next === "x") return hex(2);
   if (next === "u") return hex(4);
-  if (/[dDwWsSbBnrtfv0]/.test(next)) return undefined;
+  if (/[dDwWsS]/.test(next)) return { code: undefined, length: 2 };
+  const control = CONTROL_ESCAPES[next];
+  if (control !== undefined) return { code: control, length: 2 };
+  if (next === "b") return { code: 8, length: 2 };
+  if (next === "0") return /[0-9]/.test(after) ? undefined : { code: 0, length: 2 };
+  if (next === "c") return /[A-Za-z]/.test(after) ? { code: after.charCodeAt(0) % 32, length: 3 } : undefined;
+  if (/[1-9kpP]/.test(next)) return undefined;
   return { code: next.codePointAt(0) as number, length: 2 };
 }
 
@@ -56,20 +83,25 @@ function readClass(pattern: string, start: number): { text: string; end: number 
   let excludesBackslash = false;
   let previous: number | undefined;
   let rangeFrom: number | undefined;
-  let first = true;
+  /** The atom before was a set (`\d`, `\w`, `\s`, …). */
+  let afterSet = false;
   for (; i < pattern.length; i++) {
     const c = pattern[i] as string;
-    if (c === "]" && !first) break;
-    first = false;
+    // ECMAScript has no "a `]` first is literal" rule: `[]` matches nothing and `[^]` anything.
+    if (c === "]") break;
     let code: number | undefined;
     let text = c;
     if (c === "\\") {
       const next = pattern[i + 1];
       if (next === undefined) return undefined;
       const escaped = escapedChar(pattern, i);
-      text = pattern.slice(i, i + (escaped?.length ?? 2));
+      if (!escaped) return undefined;
+      text = pattern.slice(i, i + escaped.length);
       if (!negated && /[SWD]/.test(next)) return undefined;
-      code = escaped?.code;
+      code = escaped.code;
+      // `[a-\d]`: a set cannot end a range. Without the `u` flag ECMAScript reads it as a, `-` and
+      // the set, with it it refuses the pattern; other engines differ again. Not guessed at.
+      if (code === undefined && rangeFrom !== undefined) return undefined;
       i += text.length - 1;
     } else if (c === "-" && previous !== undefined && pattern[i + 1] !== "]") {
       // The `-` of a range `a-b`: the next atom is its end.
@@ -78,10 +110,13 @@ function readClass(pattern: string, start: number): { text: string; end: number 
       body += c;
       continue;
     } else {
+      // `[\s-a]`, a set starting a range, is the same riddle (`[\s-a-z]` is \s, a, `-` and z there).
+      if (c === "-" && afterSet && pattern[i + 1] !== "]") return undefined;
       code = c.codePointAt(0);
       // A literal `-` is written escaped, so what is appended after it can never form a range.
       if (c === "-") text = "\\-";
     }
+    const endsRange = rangeFrom !== undefined;
     const low = rangeFrom ?? code;
     const high = code;
     rangeFrom = undefined;
@@ -96,7 +131,9 @@ function readClass(pattern: string, start: number): { text: string; end: number 
         excludesBackslash = true;
       }
     }
-    previous = low === code ? code : undefined;
+    // An atom that ended a range starts none: `[a-a-z]` is a, `-` and z, as `[a-c-z]` is.
+    previous = endsRange ? undefined : code;
+    afterSet = code === undefined;
     body += text;
   }
   if (i >= pattern.length) return undefined;
@@ -149,10 +186,9 @@ function scan(pattern: string): Scan | undefined {
         continue;
       }
       const escaped = escapedChar(pattern, i);
-      if (escaped && (escaped.code === QUOTE || escaped.code === BACKSLASH)) return undefined;
-      const length = escaped?.length ?? 2;
-      out += pattern.slice(i, i + length);
-      i += length - 1;
+      if (!escaped || escaped.code === QUOTE || escaped.code === BACKSLASH) return undefined;
+      out += pattern.slice(i, i + escaped.length);
+      i += escaped.length - 1;
       continue;
     }
     if (c === '"') return undefined;

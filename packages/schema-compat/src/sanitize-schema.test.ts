@@ -336,6 +336,202 @@ describe("every pattern sanitize emits keeps a grammar server inside the string"
   });
 });
 
+// Thousands of generated patterns: a second alone, more on a busy machine (not a timing assert).
+describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what it matches", {
+  timeout: 60_000,
+}, () => {
+  const emitted = (pattern: string) => {
+    const out = sanitizeSchema({
+      type: "object",
+      properties: { a: { type: "string", pattern } },
+      required: ["a"],
+    });
+    return (out.properties as Record<string, Record<string, unknown>>).a;
+  };
+
+  it("keeps a no-control-characters range a range, so a hyphen is still allowed and a tab is not", () => {
+    const out = emitted("^[^\\0-\\x1f]*$");
+    expect(out?.pattern).toBe('^[^\\0-\\x1f"\\\\]*$');
+    const re = new RegExp(out?.pattern as string);
+    expect(re.test("my-file.txt")).toBe(true);
+    expect(re.test("2024-01-01")).toBe(true);
+    expect(re.test("\t\n")).toBe(false);
+    expect(emitted("^[\\t-\\r ]+$")?.pattern).toBe("^[\\t-\\r ]+$");
+    expect(new RegExp(emitted("^[\\t-\\r ]+$")?.pattern as string).test("-")).toBe(false);
+  });
+
+  it("moves a range across the quote or the backslash, and one it cannot read, into the description", () => {
+    for (const pattern of ["^[\\0-\\x7f]+$", "^[\\b-z]$", "^[\\42]$", "^\\042$", "^[a-\\d]$", "^[\\x-z]$"]) {
+      expect(emitted(pattern)).toEqual({
+        type: "string",
+        description: `Must match the regular expression ${pattern}.`,
+      });
+    }
+  });
+
+  it("reads the - after a range as a hyphen, even after a one-character range", () => {
+    // ECMAScript: `\\0-\\0` (NUL), then a hyphen, then z; never a range from NUL to z.
+    const out = emitted("^[\\0-\\0-z]+$");
+    expect(out?.pattern).toBe("^[\\0-\\0\\-z]+$");
+    const re = new RegExp(out?.pattern as string);
+    expect(re.test("-z")).toBe(true);
+    expect(re.test("a")).toBe(false);
+  });
+
+  it("moves a set at either end of a range into the description, where engines read the - differently", () => {
+    for (const pattern of ["^[a-\\d]$", "^[\\s-a-z]+$", "^[^\\W--\\x7f]$"]) {
+      expect(emitted(pattern)?.description).toBe(`Must match the regular expression ${pattern}.`);
+    }
+    expect(emitted("^[\\d-]+$")?.pattern).toBe("^[\\d\\-]+$");
+  });
+
+  it("reads [] as matching nothing and [^] as any character, as ECMAScript does", () => {
+    expect(emitted("^[^]a]$")?.pattern).toBe('^[^"\\\\]a]$');
+    expect(new RegExp(emitted("^[^]a]$")?.pattern as string).test("xa]")).toBe(true);
+  });
+
+  // Every character a class with these escapes can name or range over, plus the quote and the
+  // backslash the sanitized class must leave out.
+  const chars = [...'\0\b\t\n\v\f\r\x0e\x1f -!#,./09AZ[]^_`az~\x7f"\\'];
+  const atom = fc.constantFrom(
+    "\\0",
+    "\\b",
+    "\\t",
+    "\\n",
+    "\\v",
+    "\\f",
+    "\\r",
+    "\\x00",
+    "\\x1f",
+    "\\x20",
+    "\\x7f",
+    "\\-",
+    " ",
+    "!",
+    "#",
+    "-",
+    "0",
+    "9",
+    "A",
+    "Z",
+    "a",
+    "z",
+    "~",
+  );
+  const item = fc.oneof(
+    atom,
+    fc.tuple(atom, atom).map(([low, high]) => `${low}-${high}`),
+  );
+  const classPattern = fc
+    .tuple(fc.boolean(), fc.array(item, { minLength: 1, maxLength: 4 }), fc.constantFrom("*", "+", ""))
+    .map(([negated, items, repeat]) => `^[${negated ? "^" : ""}${items.join("")}]${repeat}$`);
+
+  it("keeps a class's meaning on every text without a quote or a backslash, or moves it to the description (property)", () => {
+    fc.assert(
+      fc.property(
+        classPattern,
+        fc.array(fc.string({ unit: fc.constantFrom(...chars), maxLength: 6 }), {
+          minLength: 20,
+          maxLength: 20,
+        }),
+        (pattern, texts) => {
+          let original: RegExp;
+          try {
+            original = new RegExp(pattern);
+          } catch {
+            return; // a reversed range: not a pattern at all
+          }
+          const out = emitted(pattern);
+          if (typeof out?.pattern !== "string") {
+            expect(out?.description).toBe(`Must match the regular expression ${pattern}.`);
+            return;
+          }
+          const kept = new RegExp(out.pattern);
+          for (const text of [...texts, ...chars]) {
+            const plain = !text.includes('"') && !text.includes("\\");
+            expect(kept.test(text), `${JSON.stringify(text)} against ${pattern} → ${out.pattern}`).toBe(
+              plain && original.test(text),
+            );
+          }
+          expect(emitted(out.pattern)).toEqual(out);
+        },
+      ),
+      { numRuns: 3000, seed: 3 },
+    );
+  });
+
+  it("does the same for classes mixing sets, control letters and escaped brackets, between other atoms (property)", () => {
+    const wider = fc.constantFrom(
+      ...["\\0", "\\b", "\\t", "\\x1f", "\\x22", "\\\\", '"', "\\-", "\\]", "\\^", "\\[", "\\cA", "\\cZ"],
+      ...[
+        "\\u0041",
+        "\\u00e9",
+        "\\d",
+        "\\w",
+        "\\s",
+        "\\D",
+        "\\W",
+        "\\S",
+        "\\/",
+        "-",
+        "0",
+        "9",
+        "a",
+        "z",
+        "^",
+        "[",
+        ".",
+        "é",
+      ],
+    );
+    const wideItem = fc.oneof(
+      wider,
+      fc.tuple(wider, wider).map(([low, high]) => `${low}-${high}`),
+    );
+    const wideClass = fc
+      .tuple(fc.boolean(), fc.array(wideItem, { maxLength: 5 }))
+      .map(([negated, items]) => `[${negated ? "^" : ""}${items.join("")}]`);
+    const piece = fc
+      .tuple(
+        fc.oneof(wideClass, fc.constantFrom("a", "-", "\\d", "\\t", "\\0", "\\x41")),
+        fc.constantFrom("", "*", "+", "?"),
+      )
+      .map(([atom, repeat]) => atom + repeat);
+    const pattern = fc
+      .tuple(fc.array(piece, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.boolean())
+      .map(([pieces, start, end]) => `${start ? "^" : ""}${pieces.join("")}${end ? "$" : ""}`);
+    const texts = [...'\0\x01\b\t\n\x1f -09AZ[]^_az"\\é'];
+    fc.assert(
+      fc.property(
+        pattern,
+        fc.array(fc.string({ unit: fc.constantFrom(...texts), maxLength: 6 }), {
+          minLength: 20,
+          maxLength: 20,
+        }),
+        (source, generated) => {
+          let original: RegExp;
+          try {
+            original = new RegExp(source);
+          } catch {
+            return;
+          }
+          const out = emitted(source);
+          if (typeof out?.pattern !== "string") return;
+          const kept = new RegExp(out.pattern);
+          for (const text of [...generated, ...texts]) {
+            const plain = !text.includes('"') && !text.includes("\\");
+            expect(kept.test(text), `${JSON.stringify(text)} against ${source} → ${out.pattern}`).toBe(
+              plain && original.test(text),
+            );
+          }
+          expect(emitted(out.pattern)).toEqual(out);
+        },
+      ),
+      { numRuns: 3000, seed: 5 },
+    );
+  });
+});
+
 describe("sanitizeSchema on what grammar builders reject", () => {
   it("leaves nothing llama.cpp refuses: unanchored patterns, lookaheads, huge repeats, formats, refs, oneOf", () => {
     const out = sanitizeSchema({

@@ -17,7 +17,8 @@ export interface SanitizeOptions {
   /**
    * Told, in a sentence for a log, when inlining `$ref`s would have made the schema larger than
    * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead,
-   * and when the keywords beside a wide `anyOf` were kept once rather than copied into each branch.
+   * when the keywords beside a wide `anyOf` were kept once rather than copied into each branch,
+   * and when repeated parts past {@link MAX_EXPANDED_NODES} were asked for as JSON text.
    */
   onNotice?: (notice: string) => void;
 }
@@ -28,8 +29,17 @@ interface Context {
   root: unknown;
   recursionLimit: number;
   maxDepth: number;
-  /** Schema nodes still allowed to be built; guards against `$ref` fan-out blowing up. */
+  /**
+   * Schema nodes still allowed to be built more than once ({@link MAX_EXPANDED_NODES}); guards
+   * against `$ref` fan-out, shared subschemas and copied `anyOf` keywords blowing up.
+   */
   budget: number;
+  /** Input objects converted so far: a second visit is repeated work, paid from `budget`. */
+  seen: Set<object>;
+  /** Repeated subtrees being converted along the current path: everything inside them is paid. */
+  repeating: number;
+  /** Places asked for as JSON text because `budget` ran out. */
+  cut: number;
   /** Enum values the schema may still hold (OpenAI strict: 1,000 across the whole schema). */
   enumBudget: number;
   /** Input objects on the current path, so a cyclic JavaScript object cannot loop forever. */
@@ -51,7 +61,14 @@ export const MAX_NESTING = 64;
 
 type RefCounts = ReadonlyMap<string, number>;
 
-const NODE_BUDGET = 20_000;
+/**
+ * How many schema nodes a conversion may build beyond reading its input once: what a `$ref`
+ * inlined again, a subschema object shared by several places, or the keywords beside an `anyOf`
+ * copied into its branches add. A schema read once is never cut, however large; past this many
+ * repeated nodes, a repeated object, array or union is asked for as JSON text (a scalar leaf is
+ * kept: it costs no more than the JSON text would) and `onNotice` is told.
+ */
+export const MAX_EXPANDED_NODES = 20_000;
 
 /** Enum values OpenAI strict mode takes across one schema. */
 const ENUM_LIMIT = 1000;
@@ -409,6 +426,20 @@ function isNever(schema: unknown): boolean {
 
 const NEVER_NOTE = "Not used; always null.";
 
+const SCALAR_TYPES: readonly string[] = ["string", "number", "integer", "boolean", "null"];
+
+/**
+ * A schema whose conversion builds no subschema: not an object, or one whose types are all
+ * scalar and that has no `$ref`, `allOf`, `anyOf` or `oneOf`. Kept past {@link MAX_EXPANDED_NODES}:
+ * asked for as JSON text instead, it would be no smaller, and a second pass would read it again.
+ */
+function isLeaf(input: unknown): boolean {
+  if (!isObject(input)) return true;
+  if (["$ref", "allOf", "anyOf", "oneOf"].some((k) => Object.hasOwn(input, k))) return false;
+  const types = typesOf(input.type);
+  return types.length > 0 && types.every((t) => SCALAR_TYPES.includes(t));
+}
+
 /** `{ type: "string" }` with at most a description: a leaf, kept at any depth (so a second pass changes nothing). */
 function isPlainString(input: unknown): boolean {
   return (
@@ -421,19 +452,28 @@ function isPlainString(input: unknown): boolean {
 }
 
 function convert(input: unknown, ctx: Context, depth: number, refs: RefCounts): JsonSchema {
-  ctx.budget -= 1;
-  if (ctx.budget < 0) return jsonText(isObject(input) ? baseDescription(input) : undefined);
+  const repeat = isObject(input) && ctx.seen.has(input);
+  if (repeat || ctx.repeating > 0) {
+    ctx.budget -= 1;
+    if (ctx.budget < 0 && !isLeaf(input)) {
+      ctx.cut++;
+      return jsonText(isObject(input) ? baseDescription(input) : undefined);
+    }
+  }
   if (ctx.level >= MAX_NESTING && !isPlainString(input)) {
     return jsonText(isObject(input) ? baseDescription(input) : undefined);
   }
   if (isNever(input)) return { type: "null", description: NEVER_NOTE };
   if (!isObject(input)) return anyValue(undefined);
   if (ctx.active.has(input)) return jsonText(baseDescription(input));
+  ctx.seen.add(input);
   ctx.active.add(input);
   ctx.level++;
+  if (repeat) ctx.repeating++;
   try {
     return convertObject(input, ctx, depth, refs);
   } finally {
+    if (repeat) ctx.repeating--;
     ctx.level--;
     ctx.active.delete(input);
   }
@@ -739,8 +779,8 @@ function buildObject(schema: Raw, ctx: Context, depth: number, refs: RefCounts, 
   if (schema.additionalProperties !== false) {
     for (const key of required) {
       if (Object.hasOwn(properties, key)) continue;
-      ctx.budget -= 1;
-      if (ctx.budget < 0) break;
+      // Paid when repeated; never dropped: a required name left out is one the tool never gets.
+      if (ctx.repeating > 0) ctx.budget -= 1;
       const extra = schema.additionalProperties;
       setKey(properties, key, isObject(extra) ? convert(extra, ctx, depth + 1, refs) : anyValue(undefined));
     }
@@ -863,7 +903,10 @@ function toRootObject(schema: JsonSchema, original: unknown): JsonSchema {
  * `allOf` merged, `oneOf` read as `anyOf`, and keywords outside the subset removed — their intent moved into `description` where
  * it helps the model. Inlined `$ref`s may grow it to at most `MAX_EXPANDED_CHARS` (64 KiB); past
  * that, recursive references are expanded fewer times, down to none (each then asked for as JSON
- * text), and `onNotice` is told. Schemas nested deeper than `MAX_NESTING` (64) are asked for as
+ * text), and `onNotice` is told. A schema is read whole once however large; what is built more
+ * than once (a `$ref` inlined again, a shared subschema object, keywords copied into `anyOf`
+ * branches) past `MAX_EXPANDED_NODES` nodes is asked for as JSON text where it is an object, an
+ * array or a union, and `onNotice` is told. Schemas nested deeper than `MAX_NESTING` (64) are asked for as
  * JSON text from there; a value JSON cannot hold (a throwing getter, a revoked Proxy) reads as any
  * object. Idempotent; never throws; never mutates its input.
  */
@@ -973,7 +1016,10 @@ function convertRoot(
     root: schema,
     recursionLimit,
     maxDepth: Math.max(1, Math.floor(numberOr(options.maxDepth, STRICT_MAX_DEPTH))),
-    budget: NODE_BUDGET,
+    budget: MAX_EXPANDED_NODES,
+    seen: new Set(),
+    repeating: 0,
+    cut: 0,
     enumBudget: ENUM_LIMIT,
     active: new Set(),
     refsFollowed: 0,
@@ -981,6 +1027,13 @@ function convertRoot(
     notices: [],
   };
   const out = toRootObject(convert(schema, ctx, 0, new Map()), schema);
+  if (ctx.cut > 0) {
+    ctx.notices.push(
+      `Converting this schema repeated more than ${MAX_EXPANDED_NODES} schema nodes (MAX_EXPANDED_NODES: ` +
+        `$refs inlined again, shared subschemas, keywords copied into anyOf branches); past that, ` +
+        `${ctx.cut} repeated object${ctx.cut === 1 ? "" : "s"}, array${ctx.cut === 1 ? "" : "s"} or union${ctx.cut === 1 ? " is" : "s are"} asked for as JSON text instead.`,
+    );
+  }
   return { schema: out, refsFollowed: ctx.refsFollowed, notices: ctx.notices };
 }
 
