@@ -96,14 +96,47 @@ export interface RawReply {
 /** What the server sends for one `POST /v1/chat/completions`. */
 export type Reply = TurnReply | ErrorReply | ReplayReply | RawReply;
 
+/** How a bad value is quoted in a message: strings in quotes, everything else as `String` gives it. */
+function shown(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
+function invalid(message: string): TestkitError {
+  return new TestkitError("invalid-reply", message);
+}
+
+/** A wait in milliseconds: a finite number >= 0 (any length: long waits are taken in steps). */
 function nonNegative(value: unknown, field: string): void {
   if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
-    throw new TestkitError(
-      "invalid-reply",
-      `Reply field ${field} must be a non-negative number, got ${String(value)}.`,
-    );
+    throw invalid(`Reply field ${field} must be a non-negative number of milliseconds, got ${shown(value)}.`);
   }
 }
+
+/** A count (a chunk number, a token number): a whole number >= `min`. */
+function wholeNumber(value: unknown, field: string, min = 0): void {
+  if (value !== undefined && (typeof value !== "number" || !Number.isInteger(value) || value < min)) {
+    throw invalid(`Reply field ${field} must be a whole number of at least ${min}, got ${shown(value)}.`);
+  }
+}
+
+/** An HTTP status, 100-599 (optional unless `required`). */
+function httpStatus(value: unknown, what: string, required = false): void {
+  if (value === undefined && !required) return;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 100 || value > 599) {
+    throw invalid(`${what} needs an HTTP status 100-599, got ${shown(value)}.`);
+  }
+}
+
+/** What a value is, for a message: `null`, `an array`, `an object`, or its type and value (`number 5`). */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `${typeof value} ${shown(value)}`;
+}
+
+const USAGE_FIELDS = ["prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens"] as const;
+const REASONING_AS = ["reasoning_content", "reasoning", "fence"];
 
 /**
  * Checks a scripted reply and returns it unchanged.
@@ -119,19 +152,19 @@ export function validateReply(reply: unknown): Reply {
   switch (r.type) {
     case undefined:
     case "turn": {
-      for (const f of ["chunkDelayMs", "firstByteDelayMs", "silentAfterChunk", "dropAfterChunk"]) {
-        nonNegative(r[f], f);
+      for (const f of ["chunkDelayMs", "firstByteDelayMs"]) nonNegative(r[f], f);
+      for (const f of ["silentAfterChunk", "dropAfterChunk"]) wholeNumber(r[f], f);
+      wholeNumber(r.chunkChars, "chunkChars", 1);
+      if (r.usage !== undefined && r.usage !== false) {
+        if (typeof r.usage !== "object" || r.usage === null || Array.isArray(r.usage)) {
+          throw invalid("Reply field usage must be an object of token numbers or false.");
+        }
+        const usage = r.usage as Record<string, unknown>;
+        for (const f of USAGE_FIELDS) wholeNumber(usage[f], `usage.${f}`);
       }
-      if (r.chunkChars !== undefined && !(typeof r.chunkChars === "number" && r.chunkChars >= 1)) {
-        throw new TestkitError(
-          "invalid-reply",
-          `Reply field chunkChars must be at least 1, got ${String(r.chunkChars)}.`,
-        );
-      }
-      if (r.usage !== undefined && r.usage !== false && (typeof r.usage !== "object" || r.usage === null)) {
-        throw new TestkitError(
-          "invalid-reply",
-          "Reply field usage must be an object of token numbers or false.",
+      if (r.reasoningAs !== undefined && !REASONING_AS.includes(r.reasoningAs as string)) {
+        throw invalid(
+          `Reply field reasoningAs must be "reasoning_content", "reasoning" or "fence", got ${shown(r.reasoningAs)}.`,
         );
       }
       if (r.finishReason !== undefined && r.finishReason !== null && typeof r.finishReason !== "string") {
@@ -149,31 +182,29 @@ export function validateReply(reply: unknown): Reply {
         r.toolCalls.forEach((c: unknown, i) => {
           const call = c as Record<string, unknown> | null;
           if (!call || typeof call.name !== "string" || typeof call.arguments !== "string") {
-            throw new TestkitError(
-              "invalid-reply",
+            throw invalid(
               `toolCalls[${i}] needs a string name and a string arguments (JSON text), got ${JSON.stringify(c)}.`,
             );
+          }
+          // An empty name or id is allowed: it scripts a model that names no tool or gives no id.
+          if (call.id !== undefined && typeof call.id !== "string") {
+            throw invalid(`toolCalls[${i}].id must be a string when given, got ${kindOf(call.id)}.`);
           }
         });
       }
       if (r.pause !== undefined) {
         const p = r.pause as Record<string, unknown> | null;
-        nonNegative(p?.afterChunk ?? -1, "pause.afterChunk");
+        wholeNumber(p?.afterChunk ?? -1, "pause.afterChunk");
         nonNegative(p?.ms ?? -1, "pause.ms");
       }
       if (r.errorMidStream !== undefined) {
         const e = r.errorMidStream as Record<string, unknown> | null;
-        nonNegative(e?.afterChunk ?? -1, "errorMidStream.afterChunk");
+        wholeNumber(e?.afterChunk ?? -1, "errorMidStream.afterChunk");
       }
       return reply as TurnReply;
     }
     case "error":
-      if (typeof r.status !== "number" || r.status < 100 || r.status > 599) {
-        throw new TestkitError(
-          "invalid-reply",
-          `An error reply needs an HTTP status 100-599, got ${String(r.status)}.`,
-        );
-      }
+      httpStatus(r.status, "An error reply", true);
       return reply as ErrorReply;
     case "replay":
       if (typeof r.fixture !== "string") {
@@ -182,6 +213,7 @@ export function validateReply(reply: unknown): Reply {
           'A replay reply needs fixture: a path inside the recordings folder (e.g. "wire/openai/gpt-4.1-nano-text-usage-chunk.sse").',
         );
       }
+      httpStatus(r.status, "A replay reply");
       nonNegative(r.chunkDelayMs, "chunkDelayMs");
       return reply as ReplayReply;
     case "raw":
@@ -191,6 +223,12 @@ export function validateReply(reply: unknown): Reply {
           "A raw reply needs chunks: an array of strings or byte arrays.",
         );
       }
+      r.chunks.forEach((chunk: unknown, i) => {
+        if (typeof chunk !== "string" && !(chunk instanceof Uint8Array)) {
+          throw invalid(`A raw reply's chunks[${i}] must be a string or a Uint8Array, got ${kindOf(chunk)}.`);
+        }
+      });
+      httpStatus(r.status, "A raw reply");
       nonNegative(r.chunkDelayMs, "chunkDelayMs");
       return reply as RawReply;
     default:

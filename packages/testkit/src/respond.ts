@@ -33,6 +33,9 @@ export interface Responder {
   raw(res: ServerResponse, reply: RawReply): Promise<void>;
 }
 
+/** The longest single timer Node keeps (2^31 - 1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const SSE_HEADERS = {
   "content-type": "text/event-stream",
   "cache-control": "no-cache",
@@ -56,14 +59,22 @@ export function createResponder(
   serverHeaders?: ServerHeaders,
   shapeChunks?: ChunkShaper,
 ): Responder {
-  /** Sleeps; false when the server closed or the client went away meanwhile. */
+  /**
+   * Sleeps; false when the server closed or the client went away meanwhile. A wait longer than a
+   * timer can hold (2^31 - 1 ms, about 24.8 days) is taken in steps of at most that, so a huge
+   * delay means "not in practice" rather than Node's "at once".
+   */
   const sleep = async (ms: number, res: ServerResponse): Promise<boolean> => {
-    if (ms > 0) {
+    let left = ms;
+    while (left > 0) {
+      const step = Math.min(left, MAX_TIMER_MS);
       try {
-        await sleepFor(ms, undefined, { signal });
+        await sleepFor(step, undefined, { signal });
       } catch {
         return false;
       }
+      if (res.destroyed) return false;
+      left -= step;
     }
     return !signal.aborted && !res.destroyed;
   };

@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { TestkitError } from "./errors.js";
 import { guardPersonality } from "./personalities/guard.js";
+import { checkOptions, finiteMs, type OptionRule, positiveWhole } from "./personalities/options.js";
 import type { Personality } from "./personalities/personality.js";
 import { type PersonalitySpec, resolvePersonality } from "./personalities/resolve.js";
 import { countTokens, createPrefixCache, renderPrompt } from "./prefix-cache.js";
@@ -48,6 +49,12 @@ export interface ServerOptions {
   /** Port to listen on (default 0: a free one). */
   port?: number;
 }
+
+/** What each field of `scriptedModel: { … }` must be. */
+const SCRIPTED_MODEL_RULES: Record<keyof ScriptedModelOptions, OptionRule> = {
+  chunkChars: positiveWhole,
+  chunkDelayMs: finiteMs,
+};
 
 /** A running server; see {@link startServer}. */
 export interface TestServer {
@@ -107,10 +114,34 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * completion), `GET /v1/models`, `GET /props` and `GET /api/v0/models` when configured. Each chat
  * request is answered, in order of precedence, by: the personality's refusal, the next queued reply,
  * the reply function, the scripted model (when enabled), else a 500 saying the script ran out.
- * Throws a `TestkitError` (`invalid-option`) for bad options; never leaves a listener behind on failure.
+ * Throws a `TestkitError` (`invalid-option` naming the option, `invalid-reply` for a bad queued
+ * reply) before listening for options it cannot honour; never leaves a listener behind on failure.
  */
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TestkitError("invalid-option", "startServer: options must be an object.");
+  }
   const resolved = resolvePersonality(options.personality);
+  if (options.prefixCache !== undefined && typeof options.prefixCache !== "boolean") {
+    throw new TestkitError(
+      "invalid-option",
+      `startServer: prefixCache must be true or false, got ${JSON.stringify(options.prefixCache) ?? String(options.prefixCache)}.`,
+    );
+  }
+  const scripted: unknown = options.scriptedModel;
+  if (
+    scripted !== undefined &&
+    typeof scripted !== "boolean" &&
+    (typeof scripted !== "object" || scripted === null)
+  ) {
+    throw new TestkitError(
+      "invalid-option",
+      `startServer: scriptedModel must be true, false or { chunkChars?, chunkDelayMs? }, got ${JSON.stringify(scripted) ?? String(scripted)}.`,
+    );
+  }
+  if (typeof scripted === "object") {
+    checkOptions("startServer scriptedModel", options.scriptedModel, SCRIPTED_MODEL_RULES);
+  }
   const personality: Personality | undefined = resolved && guardPersonality(resolved);
   if (
     options.replies !== undefined &&

@@ -7,6 +7,7 @@ import { readFixture, readRecordedResponse } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
 import { grammarErrors } from "./grammar-schema.js";
+import { checkOptions, durationMs, flag, nonEmptyString, type OptionRule, positiveWhole } from "./options.js";
 import type { Personality, PersonalityContext } from "./personality.js";
 import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
@@ -93,6 +94,16 @@ function toolSchemaRefusal(errors: string[]): ErrorReply {
   return jsonError(400, JSON.stringify(body), serverHeaders());
 }
 
+/** What each option of {@link llamacppPersonality} must be. */
+const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule> = {
+  nCtx: positiveWhole,
+  loadingMs: durationMs,
+  jinja: flag,
+  model: nonEmptyString,
+  thinking: flag,
+  legacyOverflow: flag,
+};
+
 /**
  * Makes the `llamacpp` personality.
  *
@@ -109,6 +120,7 @@ function toolSchemaRefusal(errors: string[]): ErrorReply {
  * A streamed reply carries a usage chunk only with `stream_options.include_usage`.
  */
 export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): Personality {
+  checkOptions("llamacpp personality", options, LLAMACPP_OPTION_RULES);
   const nCtx = options.nCtx ?? 4096;
   const loadingMs = options.loadingMs ?? 0;
   const model = options.model ?? "tiny.gguf";

@@ -6,6 +6,7 @@
 import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
+import { checkOptions, nonEmptyString, type OptionRule, positiveWhole } from "./options.js";
 import type { Personality, PersonalityContext } from "./personality.js";
 import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
@@ -33,6 +34,12 @@ function recordedOverflowMessage(): string {
   return match?.[1] ?? swap(text, [["error: '", ""]], F.overflow);
 }
 
+/** What each option of {@link lmstudioPersonality} must be. */
+const LMSTUDIO_OPTION_RULES: Record<keyof LmstudioPersonalityOptions, OptionRule> = {
+  contextLength: positiveWhole,
+  model: nonEmptyString,
+};
+
 /**
  * Makes the `lmstudio` personality.
  *
@@ -41,6 +48,7 @@ function recordedOverflowMessage(): string {
  * status 400 — the status was not recorded). `GET /api/v0/models` answers the documented listing.
  */
 export function lmstudioPersonality(options: LmstudioPersonalityOptions = {}): Personality {
+  checkOptions("lmstudio personality", options, LMSTUDIO_OPTION_RULES);
   const contextLength = options.contextLength ?? 4096;
 
   const check = (request: RecordedRequest, ctx: PersonalityContext): ErrorReply | undefined => {

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
+import { checkOptions, flag, type OptionRule } from "./options.js";
 import type { Personality } from "./personality.js";
 import { isRecord, jsonError, swap } from "./recorded.js";
 
@@ -95,6 +96,11 @@ function mistralChunks(chunks: object[]): object[] {
   return out;
 }
 
+/** What each option of {@link mistralPersonality} must be. */
+const MISTRAL_OPTION_RULES: Record<keyof MistralPersonalityOptions, OptionRule> = {
+  refuseStreamOptions: flag,
+};
+
 /**
  * Makes the `mistral` personality.
  *
@@ -107,6 +113,7 @@ function mistralChunks(chunks: object[]): object[] {
  * or `type`, and the usage rides on the finish chunk, as the recorded streams show.
  */
 export function mistralPersonality(options: MistralPersonalityOptions = {}): Personality {
+  checkOptions("mistral personality", options, MISTRAL_OPTION_RULES);
   const refuseStreamOptions = options.refuseStreamOptions ?? true;
 
   const check = (request: RecordedRequest): ErrorReply | undefined => {

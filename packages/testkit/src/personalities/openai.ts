@@ -6,6 +6,7 @@ import { readFixture } from "../fixtures.js";
 import { countTokens, renderPrompt } from "../prefix-cache.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
+import { checkOptions, type OptionRule, positiveWhole, regExp, stringList } from "./options.js";
 import type { Personality, PersonalityContext } from "./personality.js";
 import {
   includeUsageRequested,
@@ -211,6 +212,16 @@ function contextRefusal(
   );
 }
 
+/** What each option of {@link openaiPersonality} must be. */
+const OPENAI_OPTION_RULES: Record<keyof OpenAiPersonalityOptions, OptionRule> = {
+  reasoningModels: regExp,
+  reasoningEffortValues: stringList,
+  extraParams: stringList,
+  unknownParams: stringList,
+  contextWindow: positiveWhole,
+  models: stringList,
+};
+
 /**
  * Makes the `openai` personality.
  *
@@ -225,6 +236,7 @@ function contextRefusal(
  * does.
  */
 export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Personality {
+  checkOptions("openai personality", options, OPENAI_OPTION_RULES);
   const reasoning = options.reasoningModels ?? /^(o\d|gpt-5)/;
   const efforts = options.reasoningEffortValues ?? ["none", "low", "medium", "high"];
   const refused = new Set(options.unknownParams ?? []);

@@ -21,18 +21,29 @@ export type PersonalityConfig =
 /** How `startServer` is told which personality to wear: a built-in name, a name with options, or a personality object. */
 export type PersonalitySpec = PersonalityName | PersonalityConfig | Personality;
 
+/** The named personality made with the config's other fields as its options (checked by its factory). */
 function fromConfig(config: PersonalityConfig): Personality {
   switch (config.name) {
-    case "openai":
-      return openaiPersonality(config);
-    case "llamacpp":
-      return llamacppPersonality(config);
-    case "vllm":
-      return vllmPersonality(config);
-    case "lmstudio":
-      return lmstudioPersonality(config);
-    case "mistral":
-      return mistralPersonality(config);
+    case "openai": {
+      const { name: _, ...options } = config;
+      return openaiPersonality(options);
+    }
+    case "llamacpp": {
+      const { name: _, ...options } = config;
+      return llamacppPersonality(options);
+    }
+    case "vllm": {
+      const { name: _, ...options } = config;
+      return vllmPersonality(options);
+    }
+    case "lmstudio": {
+      const { name: _, ...options } = config;
+      return lmstudioPersonality(options);
+    }
+    case "mistral": {
+      const { name: _, ...options } = config;
+      return mistralPersonality(options);
+    }
   }
 }
 
@@ -42,7 +53,8 @@ const NAMES: readonly string[] = ["openai", "llamacpp", "vllm", "lmstudio", "mis
  * Turns a personality option into a personality.
  *
  * An object with a built-in `name` and no hook functions is read as that personality's options.
- * Throws a `TestkitError` (`invalid-option`) for an unknown name.
+ * Throws a `TestkitError` (`invalid-option`) for an unknown name, an option that personality does
+ * not have, or an option value it cannot honour (naming the option).
  */
 export function resolvePersonality(spec: PersonalitySpec | undefined): Personality | undefined {
   if (spec === undefined) return undefined;

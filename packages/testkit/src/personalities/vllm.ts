@@ -6,6 +6,7 @@
 import { readFixture } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
 import type { ErrorReply } from "../replies.js";
+import { checkOptions, flag, nonEmptyString, type OptionRule, oneOf, positiveWhole } from "./options.js";
 import type { HttpAnswer, Personality, PersonalityContext } from "./personality.js";
 import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
@@ -47,6 +48,15 @@ function recordedBody(rel: string, message: (recorded: string) => string): Recor
   return body;
 }
 
+/** What each option of {@link vllmPersonality} must be. */
+const VLLM_OPTION_RULES: Record<keyof VllmPersonalityOptions, OptionRule> = {
+  maxModelLen: positiveWhole,
+  model: nonEmptyString,
+  autoToolChoice: flag,
+  errorFormat: oneOf("legacy", "nested"),
+  refuseUnknownModels: flag,
+};
+
 /**
  * Makes the `vllm` personality.
  *
@@ -61,6 +71,7 @@ function recordedBody(rel: string, message: (recorded: string) => string): Recor
  * `{"detail":"Not Found"}` (404) or `{"detail":"Method Not Allowed"}` (405).
  */
 export function vllmPersonality(options: VllmPersonalityOptions = {}): Personality {
+  checkOptions("vllm personality", options, VLLM_OPTION_RULES);
   const maxModelLen = options.maxModelLen ?? 8096;
   const nested = options.errorFormat === "nested";
 
