@@ -22,7 +22,7 @@ import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
 import { callRouter, recoverableTools, stepChoice, stepTools, watchedCall } from "./tool-discovery.js";
 import { renameCalls, wireMessages, withSystem } from "./tool-names.js";
-import { listFaults, messageFaults, unpaired } from "./transcript-check.js";
+import { listFaults, messageFaults, unpaired, withCallTypes } from "./transcript-check.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
 const PREVIEW_CHARS = 2000;
@@ -79,16 +79,16 @@ export async function prepareStep(
     }),
     step,
   );
-  const replaced = plan.messages;
   const planned = { toolChoice: stepChoice(run, step, plan.toolChoice), stop: plan.stop };
-  if (replaced === undefined) return planned;
-  const shapes = messageFaults(replaced);
+  if (plan.messages === undefined) return planned;
+  const shapes = messageFaults(plan.messages);
   if (shapes.length > 0) {
     throw new TypeError(
       `beforeStep returned a transcript in which ${listFaults(shapes)}; it would fail inside the run ` +
         "or be sent for the endpoint to refuse. Give each message as the endpoint takes it.",
     );
   }
+  const replaced = withCallTypes(plan.messages); // a call stored without its type, as a function call
   const pairing = unpaired(replaced);
   const missing = pairing.missing.map(({ id }) => id);
   const stray = pairing.stray.map(({ id }) => id);

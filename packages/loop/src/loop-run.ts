@@ -210,7 +210,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     throw failure({ messages, usage: NO_USAGE, toolCalls: [], names: declared, discovery, redact }, error);
   }
   const measure = new RunMeasure(options.ledger ?? [], system);
-  if (start.answered.length > 0) measure.rebase(options.messages, messages); // its indexes, past an answer, moved
+  if (start.answered.length > 0) measure.rebase(start.read, messages); // its indexes, past an answer, moved
   const run: LoopRun = {
     options,
     services,

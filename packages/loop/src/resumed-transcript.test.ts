@@ -229,18 +229,28 @@ describe("a malformed message in messages", () => {
       /tool_calls\[0\]/,
     ],
     [
-      "a call without its type",
+      "a call with neither a type nor a function",
+      [
+        q,
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", name: "add", arguments: "{}" }] },
+        { role: "tool", tool_call_id: "c1", content: "r" },
+      ],
+      1,
+      /tool_calls\[0\] that has no string type/,
+    ],
+    [
+      "a call of a type the endpoint does not know",
       [
         q,
         {
           role: "assistant",
           content: null,
-          tool_calls: [{ id: "c1", function: { name: "add", arguments: "{}" } }],
+          tool_calls: [{ id: "c1", type: "fn", function: { name: "add", arguments: "{}" } }],
         },
         { role: "tool", tool_call_id: "c1", content: "r" },
       ],
       1,
-      /tool_calls\[0\]/,
+      /tool_calls\[0\] that has type "fn"/,
     ],
     ["assistant content a number", [q, { role: "assistant", content: 7 }, q], 1, /content/],
     ["a tool message without its tool_call_id", [q, { role: "tool", content: "r" }], 1, /tool_call_id/],
@@ -274,5 +284,86 @@ describe("a malformed message in messages", () => {
     expect(error).toBeUndefined();
     expect(result?.turn.content).toBe("Done.");
     expect(server.chatRequests).toHaveLength(1);
+  });
+});
+
+describe("a stored call without its type (a row whose type column is empty or null)", () => {
+  // A stored row's empty column reads as absent, as for name, refusal and tool_calls: beside a
+  // function object the call is a function call, and it goes out with its type filled in.
+  const untyped = (id: string, type?: null) => ({
+    id,
+    ...(type === null ? { type } : {}),
+    function: { name: "add", arguments: '{"a":1,"b":1}' },
+  });
+  const typed = (id: string) => ({ ...untyped(id), type: "function" });
+
+  it("is read as a function call: the run is answered, and the call is sent and handed back typed", async () => {
+    const stored = [
+      { role: "user", content: "What is 1 + 1?" },
+      { role: "assistant", content: null, tool_calls: [untyped("c1"), untyped("c2", null)] },
+      { role: "tool", tool_call_id: "c1", content: "2" },
+      { role: "tool", tool_call_id: "c2", content: "2" },
+      { role: "assistant", content: "Two, twice." },
+      { role: "user", content: "And again?" },
+    ];
+    const { server, result, error } = await resume(stored);
+    expect(error).toBeUndefined();
+    expect(result?.turn.content).toBe("Done.");
+    const sentCalls = sentMessages(server)?.[1]?.tool_calls;
+    expect(sentCalls).toEqual([typed("c1"), typed("c2")]);
+    const handedBack = result?.messages[1];
+    expect(handedBack?.role === "assistant" ? handedBack.tool_calls : undefined).toEqual([
+      typed("c1"),
+      typed("c2"),
+    ]);
+    expect(result?.messages.slice(2)).toEqual([...stored.slice(2), { role: "assistant", content: "Done." }]);
+    expect(stored[1]?.tool_calls?.[0]).not.toHaveProperty("type"); // the caller's rows are not written to
+  });
+
+  it("answers such a call left unanswered as not run, and keeps the ledger on its message", async () => {
+    const stored = [
+      { role: "user", content: "What is 1 + 1?" },
+      { role: "assistant", content: null, tool_calls: [untyped("c1", null), untyped("c2")] },
+      { role: "tool", tool_call_id: "c1", content: "2" },
+      { role: "user", content: "And?" },
+    ];
+    const ledger = [
+      { through: 1, prompt: 60, epoch: 0 },
+      { through: 3, prompt: 90, epoch: 0 },
+    ];
+    const { server, result, error, dispatched } = await resume(stored, { ledger });
+    expect(error).toBeUndefined();
+    expect(sentMessages(server)).toEqual([
+      stored[0],
+      { role: "assistant", content: null, tool_calls: [typed("c1"), typed("c2")] },
+      stored[2],
+      { role: "tool", tool_call_id: "c2", content: NOT_RUN },
+      stored[3],
+    ]);
+    expect(dispatched).toEqual([]);
+    // The typed call is the same message: the entry through it stays, the one through "And?" moves.
+    expect(result?.ledger.slice(0, 2).map((e) => [e.through, e.prompt])).toEqual([
+      [1, 60],
+      [4, 90],
+    ]);
+  });
+
+  it("is read so in a transcript beforeStep hands back too", async () => {
+    const server = await serve({ personality: STRICT_TRANSCRIPT, replies: [{ content: "Done." }] });
+    const replacement = [
+      { role: "user", content: "What is 1 + 1?" },
+      { role: "assistant", content: null, tool_calls: [untyped("c1", null)] },
+      { role: "tool", tool_call_id: "c1", content: "2" },
+      { role: "user", content: "And again?" },
+    ];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      messages: [{ role: "user", content: "And again?" }],
+      tools: [ADD_TOOL],
+      dispatch: () => "2",
+      beforeStep: (_messages, step) => (step === 1 ? { messages: replacement as ChatMessage[] } : undefined),
+    });
+    expect(result.turn.content).toBe("Done.");
+    expect(sentMessages(server)?.[1]?.tool_calls).toEqual([typed("c1")]);
   });
 });

@@ -305,7 +305,9 @@ function cannotHold(name: string, why: string): TypeError {
  * failed, with the reason) for a value JSON cannot hold — a circular object, a BigInt, a function,
  * a symbol, or a Map or Set anywhere inside (which JSON would write `{}`, its data lost) — rather
  * than answering `[object Object]`, `{}` or a function's source as a success. A returned Error is
- * thrown as it is, so it is answered as a thrown one (`Error: <message>`).
+ * thrown as it is, so it is answered as a thrown one (`Error: <message>`); one inside the result (a
+ * `{ ok: false, error }`, an `allSettled` entry) is written as the text `<name>: <message>`
+ * (`nestedError`), the rest of the result as it was.
  */
 function asContent(value: unknown, name: string): string {
   if (typeof value === "string") return value;
@@ -317,6 +319,7 @@ function asContent(value: unknown, name: string): string {
   let inside: TypeError | undefined;
   try {
     json = JSON.stringify(value, (_key, item: unknown) => {
+      if (item instanceof Error) return nestedError(item);
       if (!(item instanceof Map || item instanceof Set)) return item;
       inside = cannotHold(name, `a ${unheldKind(item)}, which JSON cannot hold, inside its result`);
       throw inside;
@@ -326,6 +329,16 @@ function asContent(value: unknown, name: string): string {
     throw cannotHold(name, `a value JSON cannot hold (${errorMessage(error)})`);
   }
   return json ?? String(value);
+}
+
+/**
+ * An Error inside a tool's result as the model reads it: `<name>: <message>`, the message said as a
+ * thrown error's is (`errorMessage`: its status, its cause's code) rather than JSON's `{}`.
+ */
+function nestedError(error: Error): string {
+  const said = wellFormed(errorMessage(error));
+  const name = typeof error.name === "string" && error.name !== "" ? error.name : "Error";
+  return said === name ? name : `${name}: ${said}`;
 }
 
 /** Half a surrogate pair without its other half. */

@@ -51,6 +51,30 @@ function contentFault(role: string, content: unknown, optional: boolean): string
   return undefined;
 }
 
+/**
+ * Whether a call is a function call stored without its type: `type` absent or `null` (a stored
+ * row's empty column) beside a `function` object. It is read, and sent, as `type: "function"`.
+ */
+function untypedFunctionCall(call: Record<string, unknown>): boolean {
+  return (call.type === undefined || call.type === null) && isObject(call.function);
+}
+
+/**
+ * `messages` with each function call stored without its type (`untypedFunctionCall`) given
+ * `type: "function"`, as the endpoint takes it and as the rest of the run reads a call. Only an
+ * assistant message holding such a call is copied; the others, and the array given, are left as
+ * they are. Takes a transcript `messageFaults` found nothing wrong with.
+ */
+export function withCallTypes(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.map((message) => {
+    if (message.role !== "assistant" || !Array.isArray(message.tool_calls)) return message;
+    const calls = message.tool_calls as unknown as Record<string, unknown>[];
+    if (!calls.some(untypedFunctionCall)) return message;
+    const typed = calls.map((call) => (untypedFunctionCall(call) ? { ...call, type: "function" } : call));
+    return { ...message, tool_calls: typed } as unknown as ChatMessage;
+  });
+}
+
 /** What is wrong with one tool call of an assistant message, or undefined. */
 function callFault(call: unknown): string | undefined {
   const shape = '{ id, type: "function", function: { name, arguments } } with strings';
@@ -63,7 +87,7 @@ function callFault(call: unknown): string | undefined {
       ? undefined
       : "is a custom call without a string custom.name and custom.input";
   }
-  if (call.type !== "function") {
+  if (call.type !== "function" && !untypedFunctionCall(call)) {
     const type = typeof call.type === "string" ? `type ${JSON.stringify(call.type)}` : "no string type";
     return `has ${type}; a call is ${shape}`;
   }
@@ -81,7 +105,8 @@ function callFault(call: unknown): string | undefined {
 /**
  * What keeps one message of a transcript from being a chat message an endpoint takes — said
  * without quoting it — or undefined. A stored row's empty columns as `null` (`name`, `refusal`,
- * an assistant's `tool_calls`) are taken as absent.
+ * an assistant's `tool_calls`, a call's `type` beside its `function`) are taken as absent; a call
+ * without its type is a function call (`withCallTypes`).
  */
 function messageFault(message: unknown): string | undefined {
   if (!isObject(message)) return `is ${kindOf(message)}, not a message object { role, content, … }`;
@@ -198,12 +223,17 @@ export function unpaired(messages: readonly ChatMessage[]): Unpaired {
  * left unanswered, and running a call of an earlier run unasked could repeat an effect. A tool
  * message answering no call right before it, or a call answered twice, cannot be repaired without
  * guessing which answer is meant: refused (`LoopOptionError`, `invalid-option`, option `messages`,
- * naming the index and the id). Returns a copy, and the ids answered so.
+ * naming the index and the id). A function call stored without its type is given
+ * `type: "function"` (`withCallTypes`). Returns a copy, the ids answered so, and `read`: the given
+ * transcript with those types filled in and nothing answered, index for index (what a given ledger
+ * is moved from).
  */
-export function startingTranscript(messages: readonly ChatMessage[]): {
+export function startingTranscript(given: readonly ChatMessage[]): {
   messages: ChatMessage[];
   answered: string[];
+  read: readonly ChatMessage[];
 } {
+  const messages = withCallTypes(given);
   const { missing, stray } = unpaired(messages);
   if (stray.length > 0) {
     throw refusal(
@@ -215,7 +245,7 @@ export function startingTranscript(messages: readonly ChatMessage[]): {
       "An endpoint refuses that, and which answer is meant cannot be told: keep one tool message per call, right after the assistant message that made it.",
     );
   }
-  if (missing.length === 0) return { messages: [...messages], answered: [] };
+  if (missing.length === 0) return { messages: [...messages], answered: [], read: messages };
   const repaired: ChatMessage[] = [];
   let next = 0;
   for (let at = 0; at <= messages.length; at++) {
@@ -224,5 +254,5 @@ export function startingTranscript(messages: readonly ChatMessage[]): {
     }
     if (at < messages.length) repaired.push(messages[at] as ChatMessage);
   }
-  return { messages: repaired, answered: missing.map(({ id }) => id) };
+  return { messages: repaired, answered: missing.map(({ id }) => id), read: messages };
 }

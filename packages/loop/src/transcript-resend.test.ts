@@ -191,6 +191,60 @@ describe("what dispatch returns", () => {
   });
 });
 
+describe("an Error inside what dispatch returns", () => {
+  /** What the model read of the call's answer, and whether the call counted as ok. */
+  async function answered(dispatch: () => unknown): Promise<{ read: unknown; ok: boolean[] }> {
+    const server = await serve({
+      personality: STRICT_TRANSCRIPT,
+      replies: [{ toolCalls: [add("c1", 1)] }, { content: "Noted." }],
+    });
+    const ok: boolean[] = [];
+    await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      messages: QUESTION,
+      tools: [ADD_TOOL],
+      dispatch,
+      onToolResult: (r) => ok.push(r.ok),
+    });
+    const body = server.chatRequests[1]?.body as { messages: ChatMessage[] } | undefined;
+    return { read: body?.messages.at(-1)?.content, ok };
+  }
+
+  it("is written as 'Name: message', not as {} (a result shape, an array, an allSettled entry)", async () => {
+    const settled = await Promise.allSettled([
+      Promise.resolve(2),
+      Promise.reject(new RangeError("a is too large")),
+    ]);
+    const cases: [unknown, string][] = [
+      [{ ok: false, error: new Error("disk full") }, '{"ok":false,"error":"Error: disk full"}'],
+      [[new TypeError("boom")], '["TypeError: boom"]'],
+      [
+        settled,
+        '[{"status":"fulfilled","value":2},{"status":"rejected","reason":"RangeError: a is too large"}]',
+      ],
+    ];
+    for (const [value, expected] of cases) {
+      const { read, ok } = await answered(() => value);
+      expect(read).toBe(expected);
+      expect(ok).toEqual([true]); // the tool returned data; the model reads the error in it
+    }
+  });
+
+  it("says what a thrown error of the same kind says (its status, its cause)", async () => {
+    const make = () => {
+      const cause = Object.assign(new Error("x"), { code: "ECONNREFUSED" });
+      return Object.assign(new Error("upstream refused", { cause }), { status: 503 });
+    };
+    const thrown = await answered(() => {
+      throw make();
+    });
+    const nested = await answered(() => ({ error: make() }));
+    expect(thrown.read).toMatch(/^Error: 503 upstream refused/);
+    expect(nested.read).toBe(JSON.stringify({ error: thrown.read }));
+    expect(nested.ok).toEqual([true]);
+  });
+});
+
 describe("every error carries the run", () => {
   it("when a host's own client comes with a config that has no baseUrl", async () => {
     const server = await serve({ replies: [{ content: "hi" }] });
