@@ -211,6 +211,46 @@ describe("a session file another writer garbled", () => {
   });
 });
 
+describe("a session file whose tool calls were stored without their type", () => {
+  it("opens with the calls on its timeline, as the loop reads them (function calls), and goes on", async () => {
+    const own = await startServer({ replies: [{ content: "Still here." }] });
+    try {
+      const header = referenceFile.split("\n")[0];
+      const records = [
+        { role: "user", content: "Note it." },
+        {
+          role: "assistant",
+          content: null,
+          // One row read back with no type, one with a null column.
+          tool_calls: [
+            { id: "c1", function: { name: "note", arguments: '{"text":"a"}' } },
+            { id: "c2", type: null, function: { name: "note", arguments: '{"text":"b"}' } },
+          ],
+        },
+        { role: "tool", tool_call_id: "c1", content: "noted" },
+        { role: "tool", tool_call_id: "c2", content: "noted" },
+        { role: "assistant", content: "Done." },
+      ].map((message) => JSON.stringify({ type: "message", message }));
+      writeFileSync(join(root, "untyped.jsonl"), [header, ...records].map((l) => `${l}\n`).join(""));
+      const session = await createSession({
+        config: { baseUrl: own.baseUrl, model: "sim" },
+        tools: [NOTE_TOOL],
+        sessionDir: root,
+        sessionId: "untyped",
+      });
+      const tools = session.getSnapshot().timeline.filter((e) => e.type === "tool");
+      expect(tools).toMatchObject([
+        { id: "c1", name: "note", result: "noted" },
+        { id: "c2", name: "note", result: "noted" },
+      ]);
+      expect((await session.prompt("Still there?")).status).toBe("ok");
+      expect(own.chatRequests).toHaveLength(1);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe("listSessions over files a person copied or edited", () => {
   it("names each session by its file, the id createSession opens it by, and always gives a string createdAt", async () => {
     const dir = join(root, "listed");

@@ -1080,8 +1080,9 @@ function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
         timeline.push({
           type: "tool",
           id: call.id,
-          name: call.type === "function" ? call.function.name : call.custom.name,
-          argsSummary: summarize(call.type === "function" ? call.function.arguments : call.custom.input),
+          // A stored call without its type (or with a null one) is a function call, as the loop reads it.
+          name: call.type === "custom" ? call.custom.name : call.function.name,
+          argsSummary: summarize(call.type === "custom" ? call.custom.input : call.function.arguments),
           result,
           ...(result !== null ? { resultSummary: summarize(result), isError: failedResult(result) } : {}),
         });
