@@ -62,9 +62,12 @@ export function playgroundTools(mcp: PlaygroundMcp | undefined): AgentTool[] {
 }
 
 /**
- * Reads an answer line for one question: an option's number or text (case aside), several of them
- * comma-separated for a multi-select question (a repeat counts once), or empty to skip. Anything
- * else is no answer: `{ refused }` holds a line saying what was not an option and what to type.
+ * Reads an answer line for one question: an option's text or number, several of them
+ * comma-separated for a multi-select question (a repeat counts once), or empty to skip. An option's
+ * exact text wins over reading the same digits as a number (options 3 / 5 / 7: `5` is "5", `3` is
+ * "3"); otherwise a number from 1 to the option count picks by position, then text matches case
+ * aside. Anything else is no answer: `{ refused }` holds a line saying what was not an option and
+ * what to type.
  */
 function answerFor(
   question: PendingQuestion["questions"][number],
@@ -72,7 +75,12 @@ function answerFor(
 ): { answer: string | string[] } | { refused: string } {
   const labels = question.options.map((o) => o.label);
   const pick = (part: string): string | undefined => {
-    if (/^\d+$/.test(part)) return labels[Number(part) - 1];
+    const exact = labels.find((l) => l === part);
+    if (exact !== undefined) return exact;
+    if (/^\d+$/.test(part)) {
+      const position = Number(part);
+      if (position >= 1 && position <= labels.length) return labels[position - 1];
+    }
     return labels.find((l) => l.toLowerCase() === part.toLowerCase());
   };
   const range = labels.length === 1 ? "1" : `1-${labels.length}`;

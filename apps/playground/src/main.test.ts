@@ -242,6 +242,49 @@ describe("playground CLI", () => {
     }
   }, 60_000);
 
+  it("reads an answer that is an option's exact text as that option before reading it as a number", async () => {
+    const replicas = (question: string) => ({
+      question,
+      options: [{ label: "3" }, { label: "5" }, { label: "7" }],
+      multiSelect: false,
+    });
+    const askReplicas = {
+      toolCalls: [
+        {
+          name: "AskUser",
+          arguments: JSON.stringify({
+            questions: [
+              replicas("Replicas here?"),
+              replicas("Replicas there?"),
+              replicas("Replicas elsewhere?"),
+            ],
+          }),
+        },
+      ],
+    };
+    const server = await startServer({ replies: [askReplicas, { content: "Scaled." }] });
+    try {
+      // 9 is neither an option's text nor a position: asked again. 5 is the option "5" (it was
+      // refused as an index out of range); 2 is the second option, "5"; 3 is the option "3", not
+      // the third option.
+      const { code, out } = await run([], { OPENAI_BASE_URL: server.baseUrl }, "scale it\n9\n5\n2\n3\n");
+      expect(out).not.toMatch(/AgentError|\n\s+at /);
+      expect(out).toContain('not an option: "9"');
+      expect(out).not.toContain('not an option: "5"');
+      expect(out).toContain("Scaled.");
+      expect(code).toBe(0);
+      expect(server.chatRequests).toHaveLength(2);
+      const answer = sentMessages(server, 1).find((m) => m.role === "tool");
+      expect(JSON.parse(String(answer?.content))).toEqual({
+        "Replicas here?": "5",
+        "Replicas there?": "5",
+        "Replicas elsewhere?": "3",
+      });
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
   it("skips a question whose last piped line was not an option, and finishes the run", async () => {
     const server = await startServer({
       replies: [ASK_COLOUR, { content: "Fine, no colour." }],

@@ -88,7 +88,7 @@ describe("mcpServers", () => {
 
   it("createMcpPool refuses a bad option before starting anything", () => {
     expect(refusal(() => createMcpPool([], { timeoutMs: 0 })).message).toBe(
-      "timeoutMs must be a positive number of milliseconds.",
+      "timeoutMs must be a positive number of milliseconds; got the number 0.",
     );
     expect(refusal(() => createMcpPool([], { toolNames: "short" as never })).code).toBe("invalid-config");
   });
@@ -99,24 +99,103 @@ describe("mcpServers", () => {
       expect(error.code).toBe("invalid-config");
       return error.message;
     };
-    for (const bad of [-1, Number.NaN, "lots", 1.5, Number.POSITIVE_INFINITY])
-      expect(refused({ maxRestarts: bad })).toBe("maxRestarts must be a non-negative integer.");
-    for (const bad of [-3, Number.NaN, "20"])
-      expect(refused({ stderrLines: bad })).toBe("stderrLines must be a non-negative integer.");
-    for (const bad of [0, -1, 1e3 + 0.5, "10MB"])
-      expect(refused({ maxMessageBytes: bad })).toBe("maxMessageBytes must be a positive integer.");
-    expect(refused({ images: "bogus" })).toBe('images must be "describe" or "parts".');
-    expect(refused({ serializeWrites: "no" })).toBe("serializeWrites must be true or false.");
-    for (const bad of [42, null, { name: "x" }, { name: "x", version: 1 }])
-      expect(refused({ clientInfo: bad })).toBe("clientInfo must be { name, version }, both strings.");
-    expect(refused({ hooks: "h" })).toBe("hooks must be an array.");
-    expect(refused({ onNotice: "log" })).toBe("onNotice must be a function.");
+    // Each refusal says what it was given.
+    for (const [bad, got] of [
+      [-1, "the number -1"],
+      [Number.NaN, "NaN"],
+      ["lots", 'the string "lots"'],
+      [1.5, "the number 1.5"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+    ] as const)
+      expect(refused({ maxRestarts: bad })).toBe(`maxRestarts must be a non-negative integer; got ${got}.`);
+    for (const [bad, got] of [
+      [-3, "the number -3"],
+      ["20", 'the string "20"'],
+    ] as const)
+      expect(refused({ stderrLines: bad })).toBe(`stderrLines must be a non-negative integer; got ${got}.`);
+    for (const [bad, got] of [
+      [0, "the number 0"],
+      [1e3 + 0.5, "the number 1000.5"],
+      ["10MB", 'the string "10MB"'],
+    ] as const)
+      expect(refused({ maxMessageBytes: bad })).toBe(
+        `maxMessageBytes must be a positive integer; got ${got}.`,
+      );
+    expect(refused({ timeoutMs: "60s" })).toBe(
+      'timeoutMs must be a positive number of milliseconds; got the string "60s".',
+    );
+    expect(refused({ images: "bogus" })).toBe(
+      'images must be "describe" or "parts"; got the string "bogus".',
+    );
+    expect(refused({ toolNames: 7 })).toBe('toolNames must be "prefixed" or "plain"; got the number 7.');
+    expect(refused({ serializeWrites: "no" })).toBe(
+      'serializeWrites must be true or false; got the string "no".',
+    );
+    for (const [bad, got] of [
+      [42, "the number 42"],
+      [{ name: "x" }, "an object"],
+      [{ name: "x", version: 1 }, "an object"],
+    ] as const)
+      expect(refused({ clientInfo: bad })).toBe(
+        `clientInfo must be { name, version }, both strings; got ${got}.`,
+      );
+    expect(refused({ hooks: "h" })).toBe('hooks must be an array; got the string "h".');
+    expect(refused({ onNotice: "log" })).toBe('onNotice must be a function; got the string "log".');
+    expect(refused({ elicit: true })).toBe("elicit must be a function; got true.");
+    expect(refusal(() => createMcpPool([], "fast" as never)).message).toBe(
+      'options must be an object; got the string "fast".',
+    );
+    // A long string is not quoted whole.
+    expect(refused({ images: "x".repeat(100) })).toBe(
+      'images must be "describe" or "parts"; got a string of 100 characters.',
+    );
     // The edges that are allowed.
     for (const good of [
       { maxRestarts: 0, stderrLines: 0, maxMessageBytes: 1 },
       { images: "parts", serializeWrites: false, clientInfo: { name: "host", version: "2" } },
     ])
       expect(() => createMcpPool([], good as never)).not.toThrow();
+  });
+
+  // Options from JSON or a database row hold null for "not set": null is absent for every option,
+  // as @loopwright/agent reads its own (and passes mcpOptions on as given).
+  const OPTION_NAMES = [
+    "timeoutMs",
+    "connectTimeoutMs",
+    "toolNames",
+    "images",
+    "maxRestarts",
+    "stderrLines",
+    "maxMessageBytes",
+    "serializeWrites",
+    "hooks",
+    "hookTimeoutMs",
+    "onNotice",
+    "onToolsChanged",
+    "elicit",
+    "clientInfo",
+  ] as const;
+
+  it.each(OPTION_NAMES)("createMcpPool reads %s: null as absent", (name) => {
+    expect(() => createMcpPool([], { [name]: null } as never)).not.toThrow();
+  });
+
+  it("a pool with every option null (and null options) runs on the defaults", async () => {
+    const { FIXTURE, NODE } = await import("../test/support.js");
+    expect(() => createMcpPool([], null as never)).not.toThrow();
+    const nulls = Object.fromEntries(OPTION_NAMES.map((name) => [name, null]));
+    const pool = createMcpPool([{ name: "fx", command: NODE, args: [FIXTURE] }], nulls as never);
+    try {
+      const [status] = await pool.connect();
+      expect(status?.error).toBeUndefined();
+      // toolNames defaults to prefixed, images to text.
+      const names = (await pool.tools()).map((t) => t.function.name);
+      expect(names).toContain("fx__whoami");
+      expect(typeof (await pool.call("fx__whoami", {}))).toBe("string");
+      expect(pool.policy("fx__write_note")?.parallel).toBe(false);
+    } finally {
+      await pool.close();
+    }
   });
 });
 

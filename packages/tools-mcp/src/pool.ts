@@ -8,7 +8,7 @@ import {
   type ServerStatus,
 } from "./connection.js";
 import { type McpToolOutput, type ToolContentPart, toolOutput } from "./content.js";
-import { McpPoolError, messageOf } from "./errors.js";
+import { describeValue, McpPoolError, messageOf } from "./errors.js";
 import { CallGate } from "./gate.js";
 import type { HookEvent, HookOutcome, HookRunner, McpHookSpec } from "./hooks.js";
 import { untilStopped } from "./stop.js";
@@ -179,11 +179,40 @@ const CATALOG_DESCRIPTION_CHARS = 200;
 /** The longest delay a Node timer holds (about 24.8 days); a longer one fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** Longest string an option refusal quotes; a longer one is given by its length. */
+const QUOTED_CHARS = 40;
+
+/** What an option was given, for its refusal: a number, boolean or short string as written, else its kind. */
+function shown(value: unknown): string {
+  if (typeof value === "number") return Number.isFinite(value) ? `the number ${value}` : String(value);
+  if (typeof value === "boolean") return String(value);
+  if (typeof value === "string")
+    return value.length <= QUOTED_CHARS
+      ? `the string ${JSON.stringify(value)}`
+      : `a string of ${value.length} characters`;
+  if (typeof value === "function") return "a function";
+  return describeValue(value);
+}
+
+function refuse(what: string, value: unknown): never {
+  throw new McpPoolError("invalid-config", `${what}; got ${shown(value)}.`);
+}
+
+/**
+ * The options as given, with every `null` member left out: null is "not set" (as in JSON or a
+ * database row), for every option alike, and so are null options.
+ */
+function withoutNulls(options: unknown): McpPoolOptions {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== "object" || Array.isArray(options)) refuse("options must be an object", options);
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== null)) as McpPoolOptions;
+}
+
 /** A time bound in ms, held to what a timer can wait (a longer one would end every wait at once). */
 function positive(value: unknown, fallback: number, what: string): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
-    throw new McpPoolError("invalid-config", `${what} must be a positive number of milliseconds.`);
+    refuse(`${what} must be a positive number of milliseconds`, value);
   }
   return Math.min(value, MAX_TIMER_MS);
 }
@@ -192,25 +221,23 @@ function positive(value: unknown, fallback: number, what: string): number {
 function count(value: unknown, fallback: number, what: string, min = 0): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
-    throw new McpPoolError(
-      "invalid-config",
-      `${what} must be ${min === 0 ? "a non-negative" : "a positive"} integer.`,
-    );
+    refuse(`${what} must be ${min === 0 ? "a non-negative" : "a positive"} integer`, value);
   }
   return value;
 }
 
-/** Checks the options that are neither time bounds nor counts; throws `invalid-config` naming the first bad one. */
+/**
+ * Checks the options that are neither time bounds nor counts (nulls already left out); throws
+ * `invalid-config` naming the first bad one and what it was given.
+ */
 function checkOptions(options: McpPoolOptions): void {
-  const fail = (message: string) => {
-    throw new McpPoolError("invalid-config", message);
-  };
-  if (typeof options !== "object" || options === null) fail("options must be an object.");
-  const { images, serializeWrites, clientInfo, hooks } = options;
+  const { images, toolNames, serializeWrites, clientInfo, hooks } = options;
   if (images !== undefined && images !== "describe" && images !== "parts")
-    fail(`images must be "describe" or "parts".`);
+    refuse(`images must be "describe" or "parts"`, images);
+  if (toolNames !== undefined && toolNames !== "prefixed" && toolNames !== "plain")
+    refuse(`toolNames must be "prefixed" or "plain"`, toolNames);
   if (serializeWrites !== undefined && typeof serializeWrites !== "boolean")
-    fail("serializeWrites must be true or false.");
+    refuse("serializeWrites must be true or false", serializeWrites);
   if (
     clientInfo !== undefined &&
     (typeof clientInfo !== "object" ||
@@ -218,11 +245,11 @@ function checkOptions(options: McpPoolOptions): void {
       typeof clientInfo.name !== "string" ||
       typeof clientInfo.version !== "string")
   )
-    fail("clientInfo must be { name, version }, both strings.");
-  if (hooks !== undefined && !Array.isArray(hooks)) fail("hooks must be an array.");
+    refuse("clientInfo must be { name, version }, both strings", clientInfo);
+  if (hooks !== undefined && !Array.isArray(hooks)) refuse("hooks must be an array", hooks);
   for (const name of ["onNotice", "onToolsChanged", "elicit"] as const)
     if (options[name] !== undefined && typeof options[name] !== "function")
-      fail(`${name} must be a function.`);
+      refuse(`${name} must be a function`, options[name]);
 }
 
 /** ms as seconds to a tenth, for a message. */
@@ -267,7 +294,8 @@ function argsObject(args: unknown, name: string): Record<string, unknown> {
  * calls to tools not marked read-only run one at a time (`serializeWrites`); different servers'
  * calls never wait for each other.
  *
- * Throws `McpPoolError` (`invalid-config`) for a bad server entry or option. Never logs, and never
+ * Throws `McpPoolError` (`invalid-config`) for a bad server entry or option (an option's refusal
+ * says what it was given). A `null` option counts as not given, as do `null` options. Never logs, and never
  * puts a server's `env` or `headers` values into a notice, a status or an error; a tool's result
  * (`call`, `callTool`, a hook's outcome) has the server's credentials masked (`***`) before it is
  * handed on, so a server that echoes its own key does not hand it to the model.
@@ -277,19 +305,21 @@ export function createMcpPool(
   options: McpPoolOptions = {},
 ): McpPool {
   const configs = mcpServers(input as McpServersInput);
-  checkOptions(options);
-  const timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, "timeoutMs");
-  const connectTimeoutMs = positive(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, "connectTimeoutMs");
-  const hookTimeoutMs = positive(options.hookTimeoutMs, DEFAULT_HOOK_TIMEOUT_MS, "hookTimeoutMs");
-  const maxRestarts = count(options.maxRestarts, 1, "maxRestarts");
-  const stderrLines = count(options.stderrLines, 20, "stderrLines");
-  const serializeWrites = options.serializeWrites !== false;
-  const maxMessageBytes = count(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes", 1);
-  const naming = options.toolNames ?? "prefixed";
-  if (naming !== "prefixed" && naming !== "plain") {
-    throw new McpPoolError("invalid-config", `toolNames must be "prefixed" or "plain".`);
-  }
-  const hooks = [...(options.hooks ?? [])];
+  const settings = withoutNulls(options);
+  checkOptions(settings);
+  const timeoutMs = positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS, "timeoutMs");
+  const connectTimeoutMs = positive(
+    settings.connectTimeoutMs,
+    DEFAULT_CONNECT_TIMEOUT_MS,
+    "connectTimeoutMs",
+  );
+  const hookTimeoutMs = positive(settings.hookTimeoutMs, DEFAULT_HOOK_TIMEOUT_MS, "hookTimeoutMs");
+  const maxRestarts = count(settings.maxRestarts, 1, "maxRestarts");
+  const stderrLines = count(settings.stderrLines, 20, "stderrLines");
+  const serializeWrites = settings.serializeWrites !== false;
+  const maxMessageBytes = count(settings.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, "maxMessageBytes", 1);
+  const naming = settings.toolNames ?? "prefixed";
+  const hooks = [...(settings.hooks ?? [])];
   for (const hook of hooks) {
     if (typeof hook?.id !== "string" || !Array.isArray(hook.events)) {
       throw new McpPoolError("invalid-config", "each hook needs an id (a string) and events (an array).");
@@ -297,7 +327,7 @@ export function createMcpPool(
   }
   const notice = (text: string) => {
     try {
-      options.onNotice?.(text);
+      settings.onNotice?.(text);
     } catch {
       // A listener's failure is its own.
     }
@@ -312,9 +342,9 @@ export function createMcpPool(
   const connections = configs.map(
     (config) =>
       new ServerConnection(config, {
-        clientInfo: options.clientInfo ?? { name: "loopwright-tools-mcp", version: "0.1.0" },
+        clientInfo: settings.clientInfo ?? { name: "loopwright-tools-mcp", version: "0.1.0" },
         connectTimeoutMs,
-        ...(options.elicit ? { elicit: options.elicit } : {}),
+        ...(settings.elicit ? { elicit: settings.elicit } : {}),
         maxRestarts,
         stderrLines,
         maxMessageBytes,
@@ -322,7 +352,7 @@ export function createMcpPool(
         onToolsChanged: () => {
           stale = true;
           try {
-            options.onToolsChanged?.();
+            settings.onToolsChanged?.();
           } catch {
             // A listener's failure is its own.
           }
@@ -597,7 +627,7 @@ export function createMcpPool(
       if (!output.ok) {
         throw new McpPoolError("tool-error", output.text, { server: output.server, tool: output.tool });
       }
-      return options.images === "parts" && output.images.length > 0 ? output.parts : output.text;
+      return settings.images === "parts" && output.images.length > 0 ? output.parts : output.text;
     },
     callTool,
     policy(name) {
