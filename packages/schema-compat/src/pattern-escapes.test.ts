@@ -90,6 +90,16 @@ const SOURCES = [
   "^.*$",
   "a.c",
   "\\d{3}-\\d{4}",
+  "^é+$",
+  "^[é-ü]+$",
+  "^日本語$",
+  "^a{b$",
+  "^a}b$",
+  "^a{,5}$",
+  "^a{2,}$",
+  "^\\😀$",
+  "^[😀]$",
+  "^😀$",
   "^[A-Z]{2}\\d{2}[A-Z0-9]{4}\\d{7}([A-Z0-9]?){0,16}$",
 ];
 
@@ -105,14 +115,25 @@ describe("anchorPattern writes only escapes a grammar server reads", () => {
     }
   });
 
-  it("writes control escapes as \\x (\\v → \\x0B), a literal - in a class as \\x2D, and \\d as [0-9]", () => {
-    expect(anchorPattern("^a\\vb$")).toBe("^a\\x0Bb$");
-    expect(anchorPattern("^a\\0b$")).toBe("^a\\x00b$");
+  it("writes control escapes as \\x (\\v → [\\x0B] outside a class), a literal - in a class as \\x2D, and \\d as [0-9]", () => {
+    expect(anchorPattern("^a\\vb$")).toBe("^a[\\x0B]b$");
+    expect(anchorPattern("^a\\0b$")).toBe("^a[\\x00]b$");
     expect(anchorPattern("^[\\b]$")).toBe("^[\\x08]$");
     expect(anchorPattern("^[a\\-z]$")).toBe("^[a\\x2Dz]$");
     expect(anchorPattern("^a\\-b$")).toBe("^a-b$");
     expect(anchorPattern("^\\d+$")).toBe("^[0-9]+$");
     expect(anchorPattern("^[\\w]$")).toBe("^[A-Za-z0-9_]$");
+  });
+
+  it("writes a character past ASCII as \\u…, a brace that is no count escaped, and an emoji's halves together", () => {
+    expect(anchorPattern("^é+$")).toBe("^[\\u00E9]+$");
+    expect(anchorPattern("^\\x41\\u00e9{2}$")).toBe("^A[\\u00E9]{2}$");
+    expect(anchorPattern("^[é-ü]$")).toBe("^[\\u00E9-\\u00FC]$");
+    expect(anchorPattern("^a{b}$")).toBe("^a\\{b\\}$");
+    expect(anchorPattern("^a{2,3}$")).toBe("^a{2,3}$");
+    // `\😀` is an identity escape of the high half; the low half follows. Never a lone `\uD83D`.
+    expect(anchorPattern("^\\😀$")).toBe("^😀$");
+    expect(anchorPattern("^[😀]$")).toBe("^[😀]$");
   });
 
   it("writes \\s as the whole of ECMAScript's white space, and \\S as the rest but the quote and backslash", () => {

@@ -49,6 +49,19 @@ const OPERATORS = "^$.[]()|{}*+?";
 const hexOf = (code: number, digits: number) => code.toString(16).toUpperCase().padStart(digits, "0");
 
 /**
+ * `\x..` for a control character other than tab, line feed and carriage return (`\v`, `\f`, `\0`,
+ * `\b`, `\cX` are refused by llama.cpp's grammar parser), `\u....` past ASCII but for half of a
+ * surrogate pair (llama.cpp's converter reads a pattern byte by byte: a raw `é+` repeats the last
+ * byte of `é`, a 400); undefined for any other character.
+ */
+function hexEscape(code: number): string | undefined {
+  if (code === 9 || code === 10 || code === 13) return undefined;
+  if (code < 0x20 || code === 0x7f) return `\\x${hexOf(code, 2)}`;
+  if (code > 0x7f && (code < 0xd800 || code > 0xdfff)) return `\\u${hexOf(code, 4)}`;
+  return undefined;
+}
+
+/**
  * One character as a pattern writes it, in a form both ECMAScript and llama.cpp's grammar parser
  * read as that character: `\t`, `\n`, `\r`, `\x..` for another control character (`\v`, `\f`,
  * `\0`, `\b`, `\cJ` are refused there), `\u....` past ASCII, an operator escaped, and anything
@@ -56,11 +69,16 @@ const hexOf = (code: number, digits: number) => code.toString(16).toUpperCase().
  * `^` and `-` written as `\x5E` and `\x2D`, so neither can negate the class or make a range.
  */
 function writeChar(code: number, inClass: boolean): string {
+  const hex = hexEscape(code);
+  // Outside a class llama.cpp's converter reads `\x..` and `\u....` as literal text, so a count
+  // after one repeats its last digit (`\u00E9+`: a 400); as a class of one it is one atom.
+  if (hex !== undefined) return inClass ? hex : `[${hex}]`;
   if (code === 9) return "\\t";
   if (code === 10) return "\\n";
   if (code === 13) return "\\r";
-  if (code < 0x20 || code === 0x7f) return `\\x${hexOf(code, 2)}`;
-  if (code > 0x7f) return `\\u${hexOf(code, 4)}`;
+  // Half of a surrogate pair stays as it stands, beside its other half: `\uD83D` alone is not text
+  // a JSON parser takes.
+  if (code >= 0xd800 && code <= 0xdfff) return String.fromCharCode(code);
   const c = String.fromCharCode(code);
   if (!inClass) return OPERATORS.includes(c) ? `\\${c}` : c;
   if (c === "]" || c === "[" || c === "\\") return `\\${c}`;
@@ -160,9 +178,8 @@ function readClass(pattern: string, start: number): { text: string; end: number 
       // `[\s-a]`, a set starting a range, is the same riddle (`[\s-a-z]` is \s, a, `-` and z there).
       if (c === "-" && afterSet && pattern[i + 1] !== "]") return undefined;
       code = c.charCodeAt(0);
-      // A literal `-` is written as `\x2D`, so what is appended after it can never form a range;
-      // past ASCII a character is kept as it stands (an emoji's two halves stay together).
-      if (code < 0x80) text = writeChar(code, true);
+      // A literal `-` is written as `\x2D`, so what is appended after it can never form a range.
+      text = writeChar(code, true);
     }
     const endsRange = rangeFrom !== undefined;
     const low = rangeFrom ?? code;
@@ -272,7 +289,10 @@ function scan(pattern: string): Scan | undefined {
       return undefined;
     }
     if (c === "^") return undefined;
-    out += c;
+    // A `{` or `}` that is no repetition count is a literal brace in ECMAScript; llama.cpp
+    // refuses it bare ("Unbalanced curly brackets") and reads it escaped.
+    if (c === "{" || c === "}") out += `\\${c}`;
+    else out += c.charCodeAt(0) > 0x7f ? writeChar(c.charCodeAt(0), false) : c;
   }
   alternatives.push(out.slice(alternativeStart));
   return { inner: out, alternatives, anchoredStart, anchoredEnd };
