@@ -20,8 +20,71 @@ interface Scan {
 /** Any character a JSON string's text may hold raw: everything but the quote and the backslash. */
 export const STRING_CHAR = '[^"\\\\]';
 
-/** `\S`, `\W`, `\D` outside a class, made to leave out the quote and the backslash too. */
-const NEGATED_ESCAPES: Record<string, string> = { S: '[^\\s"\\\\]', W: '[^\\w"\\\\]', D: '[^\\d"\\\\]' };
+/**
+ * What `.` stands for: any character but a line terminator (as in ECMAScript without the `s`
+ * flag), and not the quote or the backslash either.
+ */
+export const DOT_CHAR = '[^"\\\\\\n\\r\\u2028\\u2029]';
+
+/**
+ * `\d`, `\w` and `\s` as the contents of a class, in escapes llama.cpp's grammar parser reads: it
+ * knows none of the three (its converter copies them into the grammar as they stand, a 400
+ * "failed to parse grammar"). `\s` is all of ECMAScript's white space and line terminators.
+ */
+const SETS: Record<string, string> = {
+  d: "0-9",
+  w: "A-Za-z0-9_",
+  s: "\\t\\n\\x0B\\x0C\\r \\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF",
+};
+
+/** A set escape (`\d`, `\S`, …) outside a class; the negated ones leave out the quote and the backslash too. */
+function setClass(letter: string): string {
+  const set = SETS[letter.toLowerCase()] as string;
+  return letter === letter.toLowerCase() ? `[${set}]` : `[^${set}"\\\\]`;
+}
+
+/** The characters that are regex operators outside a class, written escaped (`\.`), which llama.cpp reads. */
+const OPERATORS = "^$.[]()|{}*+?";
+
+const hexOf = (code: number, digits: number) => code.toString(16).toUpperCase().padStart(digits, "0");
+
+/**
+ * `\x..` for a control character other than tab, line feed and carriage return (`\v`, `\f`, `\0`,
+ * `\b`, `\cX` are refused by llama.cpp's grammar parser), `\u....` past ASCII but for half of a
+ * surrogate pair (llama.cpp's converter reads a pattern byte by byte: a raw `é+` repeats the last
+ * byte of `é`, a 400); undefined for any other character.
+ */
+function hexEscape(code: number): string | undefined {
+  if (code === 9 || code === 10 || code === 13) return undefined;
+  if (code < 0x20 || code === 0x7f) return `\\x${hexOf(code, 2)}`;
+  if (code > 0x7f && (code < 0xd800 || code > 0xdfff)) return `\\u${hexOf(code, 4)}`;
+  return undefined;
+}
+
+/**
+ * One character as a pattern writes it, in a form both ECMAScript and llama.cpp's grammar parser
+ * read as that character: `\t`, `\n`, `\r`, `\x..` for another control character (`\v`, `\f`,
+ * `\0`, `\b`, `\cJ` are refused there), `\u....` past ASCII, an operator escaped, and anything
+ * else as itself (`\-`, `\/`, `\ ` are refused there). In a class `]` and `[` are escaped, and
+ * `^` and `-` written as `\x5E` and `\x2D`, so neither can negate the class or make a range.
+ */
+function writeChar(code: number, inClass: boolean): string {
+  const hex = hexEscape(code);
+  // Outside a class llama.cpp's converter reads `\x..` and `\u....` as literal text, so a count
+  // after one repeats its last digit (`\u00E9+`: a 400); as a class of one it is one atom.
+  if (hex !== undefined) return inClass ? hex : `[${hex}]`;
+  if (code === 9) return "\\t";
+  if (code === 10) return "\\n";
+  if (code === 13) return "\\r";
+  // Half of a surrogate pair stays as it stands, beside its other half: `\uD83D` alone is not text
+  // a JSON parser takes.
+  if (code >= 0xd800 && code <= 0xdfff) return String.fromCharCode(code);
+  const c = String.fromCharCode(code);
+  if (!inClass) return OPERATORS.includes(c) ? `\\${c}` : c;
+  if (c === "]" || c === "[" || c === "\\") return `\\${c}`;
+  if (c === "^" || c === "-") return `\\x${hexOf(code, 2)}`;
+  return c;
+}
 
 /**
  * What one escape stands for: a single character (`code`), or a set of them (`\d`, `\w`, `\s`
@@ -62,7 +125,8 @@ function escapedChar(pattern: string, i: number): Escape | undefined {
   if (next === "0") return /[0-9]/.test(after) ? undefined : { code: 0, length: 2 };
   if (next === "c") return /[A-Za-z]/.test(after) ? { code: after.charCodeAt(0) % 32, length: 3 } : undefined;
   if (/[1-9kpP]/.test(next)) return undefined;
-  return { code: next.codePointAt(0) as number, length: 2 };
+  // Without the `u` flag an identity escape is of one UTF-16 unit (the high half of an emoji).
+  return { code: next.charCodeAt(0), length: 2 };
 }
 
 const QUOTE = 0x22;
@@ -96,13 +160,14 @@ function readClass(pattern: string, start: number): { text: string; end: number 
       if (next === undefined) return undefined;
       const escaped = escapedChar(pattern, i);
       if (!escaped) return undefined;
-      text = pattern.slice(i, i + escaped.length);
-      if (!negated && /[SWD]/.test(next)) return undefined;
+      // `[^\S]`, `[\Wa]`: no grammar class says "not this set" beside other atoms.
+      if (/[SWD]/.test(next)) return undefined;
       code = escaped.code;
+      text = code === undefined ? (SETS[next] as string) : writeChar(code, true);
       // `[a-\d]`: a set cannot end a range. Without the `u` flag ECMAScript reads it as a, `-` and
       // the set, with it it refuses the pattern; other engines differ again. Not guessed at.
       if (code === undefined && rangeFrom !== undefined) return undefined;
-      i += text.length - 1;
+      i += escaped.length - 1;
     } else if (c === "-" && previous !== undefined && pattern[i + 1] !== "]") {
       // The `-` of a range `a-b`: the next atom is its end.
       rangeFrom = previous;
@@ -112,9 +177,9 @@ function readClass(pattern: string, start: number): { text: string; end: number 
     } else {
       // `[\s-a]`, a set starting a range, is the same riddle (`[\s-a-z]` is \s, a, `-` and z there).
       if (c === "-" && afterSet && pattern[i + 1] !== "]") return undefined;
-      code = c.codePointAt(0);
-      // A literal `-` is written escaped, so what is appended after it can never form a range.
-      if (c === "-") text = "\\-";
+      code = c.charCodeAt(0);
+      // A literal `-` is written as `\x2D`, so what is appended after it can never form a range.
+      text = writeChar(code, true);
     }
     const endsRange = rangeFrom !== undefined;
     const low = rangeFrom ?? code;
@@ -149,8 +214,9 @@ function readClass(pattern: string, start: number): { text: string; end: number 
  *
  * Grammar servers (llama.cpp) match a pattern against the string's raw text, so whatever can
  * match `"` lets the model walk out of the string mid-value. The rewrite keeps them out: `.` is
- * {@link STRING_CHAR}, `\S`/`\W`/`\D` and negated classes leave out `"` and `\` as well, and a
- * pattern that names either outright is not expressed.
+ * {@link DOT_CHAR}, `\S`/`\W`/`\D` and negated classes leave out `"` and `\` as well, and a
+ * pattern that names either outright is not expressed. Every escape is written in a form
+ * llama.cpp's grammar parser reads (see {@link writeChar}; `\d`, `\w`, `\s` as classes).
  */
 function scan(pattern: string): Scan | undefined {
   let i = 0;
@@ -179,21 +245,15 @@ function scan(pattern: string): Scan | undefined {
       if (next === undefined) return undefined;
       if (next === "b" || next === "B") return undefined;
       if (/[1-9]/.test(next) || next === "k" || next === "p" || next === "P") return undefined;
-      const negatedClass = NEGATED_ESCAPES[next];
-      if (negatedClass !== undefined) {
-        out += negatedClass;
-        i++;
-        continue;
-      }
       const escaped = escapedChar(pattern, i);
       if (!escaped || escaped.code === QUOTE || escaped.code === BACKSLASH) return undefined;
-      out += pattern.slice(i, i + escaped.length);
+      out += escaped.code === undefined ? setClass(next) : writeChar(escaped.code, false);
       i += escaped.length - 1;
       continue;
     }
     if (c === '"') return undefined;
     if (c === ".") {
-      out += STRING_CHAR;
+      out += DOT_CHAR;
       continue;
     }
     if (c === "[") {
@@ -229,7 +289,10 @@ function scan(pattern: string): Scan | undefined {
       return undefined;
     }
     if (c === "^") return undefined;
-    out += c;
+    // A `{` or `}` that is no repetition count is a literal brace in ECMAScript; llama.cpp
+    // refuses it bare ("Unbalanced curly brackets") and reads it escaped.
+    if (c === "{" || c === "}") out += `\\${c}`;
+    else out += c.charCodeAt(0) > 0x7f ? writeChar(c.charCodeAt(0), false) : c;
   }
   alternatives.push(out.slice(alternativeStart));
   return { inner: out, alternatives, anchoredStart, anchoredEnd };
@@ -257,8 +320,9 @@ export function anchorPattern(pattern: string): string | undefined {
   if (!parts) return undefined;
   const { inner, alternatives, anchoredStart, anchoredEnd } = parts;
   const any = `${STRING_CHAR}*`;
-  // Only `.*` (or nothing) constrains nothing; `[^"]*` written out still says "no quote".
-  if (inner === "" || /^\^?(?:\.\*)?\$?$/.test(pattern))
+  // Only `.*` (or nothing) constrains nothing; `[^"]*` written out still says "no quote", and
+  // `^.*$` says "no line break".
+  if (inner === "" || (/^\^?(?:\.\*)?\$?$/.test(pattern) && !(anchoredStart && anchoredEnd)))
     return anchoredStart && anchoredEnd && inner === "" ? "^$" : "";
   if (alternatives.length > 1 && (anchoredStart || anchoredEnd)) {
     // `^a|b$` is "starts with a, or ends with b": the anchors bind to the first and the last

@@ -299,15 +299,17 @@ describe("every pattern sanitize emits keeps a grammar server inside the string"
   const admitsQuote = (pattern: string) =>
     ['"', "\\", 'x"y', "a\\b", 'abc"', '"abc'].some((text) => new RegExp(pattern).test(text));
 
-  it('puts [^"\\\\] where it anchored with .*, and in place of every .', () => {
+  it('puts [^"\\\\] where it anchored with .*, and in place of every . that and the line terminators', () => {
     expect(emitted("abc")?.pattern).toBe('^[^"\\\\]*(abc)[^"\\\\]*$');
-    expect(emitted("^a.b$")?.pattern).toBe('^a[^"\\\\]b$');
-    expect(emitted("^.+$")?.pattern).toBe('^[^"\\\\]+$');
+    expect(emitted("^a.b$")?.pattern).toBe('^a[^"\\\\\\n\\r\\u2028\\u2029]b$');
+    expect(emitted("^.+$")?.pattern).toBe('^[^"\\\\\\n\\r\\u2028\\u2029]+$');
   });
 
   it("makes negated classes and \\S, \\W, \\D leave out the quote and backslash too", () => {
     expect(emitted("^[^a-z]+$")?.pattern).toBe('^[^a-z"\\\\]+$');
-    expect(emitted("^\\S+$")?.pattern).toBe('^[^\\s"\\\\]+$');
+    expect(emitted("^\\S+$")?.pattern).toBe(
+      '^[^\\t\\n\\x0B\\x0C\\r \\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF"\\\\]+$',
+    );
     expect(emitted('^[^"]*$')?.pattern).toBe('^[^"\\\\]*$');
   });
 
@@ -351,7 +353,7 @@ describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what
 
   it("keeps a no-control-characters range a range, so a hyphen is still allowed and a tab is not", () => {
     const out = emitted("^[^\\0-\\x1f]*$");
-    expect(out?.pattern).toBe('^[^\\0-\\x1f"\\\\]*$');
+    expect(out?.pattern).toBe('^[^\\x00-\\x1F"\\\\]*$');
     const re = new RegExp(out?.pattern as string);
     expect(re.test("my-file.txt")).toBe(true);
     expect(re.test("2024-01-01")).toBe(true);
@@ -372,7 +374,7 @@ describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what
   it("reads the - after a range as a hyphen, even after a one-character range", () => {
     // ECMAScript: `\\0-\\0` (NUL), then a hyphen, then z; never a range from NUL to z.
     const out = emitted("^[\\0-\\0-z]+$");
-    expect(out?.pattern).toBe("^[\\0-\\0\\-z]+$");
+    expect(out?.pattern).toBe("^[\\x00-\\x00\\x2Dz]+$");
     const re = new RegExp(out?.pattern as string);
     expect(re.test("-z")).toBe(true);
     expect(re.test("a")).toBe(false);
@@ -382,7 +384,7 @@ describe("a class with \\t, \\n, \\v, \\f, \\r, \\0 or \\b in a range keeps what
     for (const pattern of ["^[a-\\d]$", "^[\\s-a-z]+$", "^[^\\W--\\x7f]$"]) {
       expect(emitted(pattern)?.description).toBe(`Must match the regular expression ${pattern}.`);
     }
-    expect(emitted("^[\\d-]+$")?.pattern).toBe("^[\\d\\-]+$");
+    expect(emitted("^[\\d-]+$")?.pattern).toBe("^[0-9\\x2D]+$");
   });
 
   it("reads [] as matching nothing and [^] as any character, as ECMAScript does", () => {
@@ -548,7 +550,11 @@ describe("sanitizeSchema on what grammar builders reject", () => {
     });
     expect(checkStrictSchema(out)).toEqual([]);
     const props = out.properties as Record<string, Record<string, unknown>>;
-    expect(props.slug).toEqual({ type: "string", pattern: '^[^"\\\\]*([^\\s"\\\\])[^"\\\\]*$' });
+    expect(props.slug).toEqual({
+      type: "string",
+      pattern:
+        '^[^"\\\\]*([^\\t\\n\\x0B\\x0C\\r \\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF"\\\\])[^"\\\\]*$',
+    });
     expect(props.safe).toEqual({
       type: "string",
       description: "Must match the regular expression ^(?=.*[A-Z]).{8,}$.",

@@ -196,3 +196,64 @@ describe("sanitizeTools", () => {
     }
   });
 });
+
+describe("sanitizeTools names outside printable ASCII", () => {
+  // The names @loopwright/loop declares for these tools (its wireNameOf): the letters and digits
+  // kept, each run of other characters one `_`, none at either end, `tool` for none, then `_` and
+  // the FNV-1a hash of the whole name. Written out here so the two packages cannot drift apart.
+  const table: Array<[string, string]> = [
+    ["検索", "tool_fea3073b"],
+    ["読む", "tool_76959028"],
+    ["書く", "tool_0a641458"],
+    ["_中_", "tool_9e2b35d2"],
+    ["🙂", "tool_8d31631e"],
+    ["search_🙂", "search_e9f02d7d"],
+    ["café", "caf_3308be7c"],
+    ["über_", "ber_697fe365"],
+    ["naïve.read file", "na_ve_read_file_bb86ef3c"],
+    ["Ünïcødé-name", "n_c_d_-name_17fdece0"],
+    ["ééé-z", "-z_b157593d"],
+    ["a\u0000b", "a_b_10f3abd2"],
+    ["tab\there", "tab_here_a0c92419"],
+    ["\u0007", "tool_020c5866"],
+    ["ab\u007fc", "ab_c_cf50fd64"],
+    ["read\u200bfile", "read_file_5002124c"],
+    [`${"x".repeat(70)}é`, `${"x".repeat(55)}_68c653fc`],
+    // Printable ASCII keeps the old rule: punctuation to `_`, no hash.
+    ["fs.read", "fs_read"],
+    ["github.search issues", "github_search_issues"],
+  ];
+
+  const named = (name: string): ToolLike => ({ type: "function", function: { name, parameters: {} } });
+  const namesOf = (tools: ToolLike[]): string[] =>
+    (sanitizeTools(tools) as FunctionToolLike[]).map((t) => t.function.name);
+
+  it("gives each the name the loop declares it under", () => {
+    for (const [name, wire] of table) {
+      expect(namesOf([named(name)]), JSON.stringify(name)).toEqual([wire]);
+      expect(wire).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    }
+  });
+
+  it("gives the same names whatever the order of the tools, on every call", () => {
+    const unique = table.filter(([name]) => name !== "github.search issues");
+    const forward = namesOf(unique.map(([name]) => named(name)));
+    expect(forward).toEqual(unique.map(([, wire]) => wire));
+    const backward = namesOf([...unique].reverse().map(([name]) => named(name)));
+    expect(backward).toEqual([...forward].reverse());
+    expect(namesOf(unique.map(([name]) => named(name)))).toEqual(forward);
+  });
+
+  it("keeps distinct non-ASCII names distinct, and tells onRename", () => {
+    const renamed: Array<[string, string]> = [];
+    const out = sanitizeTools([named("読む"), named("書く"), named("検索")], {
+      onRename: (from, to) => renamed.push([from, to]),
+    }) as FunctionToolLike[];
+    expect(new Set(out.map((t) => t.function.name)).size).toBe(3);
+    expect(renamed).toEqual([
+      ["読む", "tool_76959028"],
+      ["書く", "tool_0a641458"],
+      ["検索", "tool_fea3073b"],
+    ]);
+  });
+});

@@ -13,7 +13,7 @@ export interface SanitizeToolsOptions extends SanitizeOptions {
 
 const NAME_LIMIT = 64;
 
-/** A short, stable hash of a string (FNV-1a, 32 bits), for names cut to length. */
+/** A short, stable hash of a string (FNV-1a, 32 bits, over its UTF-16 code units), as 8 hex digits. */
 function hash(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
@@ -23,13 +23,31 @@ function hash(text: string): string {
   return (h >>> 0).toString(16).padStart(8, "0");
 }
 
-/** Makes a function name OpenAI accepts, changing nothing about a name that already passes. */
+/**
+ * Makes a function name OpenAI accepts, changing nothing about a name that already passes.
+ *
+ * A name of printable ASCII has each other character made `_` (`fs.read` → `fs_read`), cut with a
+ * hash when over 64. A name holding anything else (`検索`, `café`, `🙂`, a control character),
+ * which that swap would leave as bare `_`s told apart only by their order, goes as its legal
+ * letters and digits — each run of other characters one `_`, none at either end, `tool` for none —
+ * and `_` and a hash of the whole name (`検索` → `tool_fea3073b`, `café` → `caf_3308be7c`): the
+ * same on every run whatever the other tools, and the name `@loopwright/loop` declares it under.
+ */
 function legalName(name: unknown): string {
   const text = typeof name === "string" ? name : "";
-  let legal = text.replace(/[^A-Za-z0-9_-]/g, "_");
-  if (legal === "") legal = "tool";
-  if (legal.length > NAME_LIMIT) legal = `${legal.slice(0, NAME_LIMIT - 9)}_${hash(text)}`;
-  return legal;
+  if (/^[\x20-\x7e]*$/.test(text)) {
+    let legal = text.replace(/[^A-Za-z0-9_-]/g, "_");
+    if (legal === "") legal = "tool";
+    if (legal.length > NAME_LIMIT) legal = `${legal.slice(0, NAME_LIMIT - 9)}_${hash(text)}`;
+    return legal;
+  }
+  const base =
+    text
+      .split(/[^A-Za-z0-9_-]+/)
+      .filter((part) => part !== "")
+      .join("_")
+      .replace(/^_+|_+$/g, "") || "tool";
+  return `${base.slice(0, NAME_LIMIT - 9)}_${hash(text)}`;
 }
 
 /** The longest function description OpenAI takes (`string_above_max_length` past it). */
@@ -149,7 +167,8 @@ function mapTools(
 
 /**
  * Makes every function tool in an array acceptable to a strict or grammar-constrained server:
- * parameters through {@link sanitizeSchema}, names OpenAI refuses made legal (and unique),
+ * parameters through {@link sanitizeSchema}, names OpenAI refuses made legal (and unique; a name
+ * outside printable ASCII as its letters and digits and a hash of it, the same on every run),
  * descriptions that are not text dropped, a description over OpenAI's 1,024 characters cut at a
  * sentence or word with the rest moved into the parameters' description. Other tool kinds and other fields (such as `strict`)
  * pass through unchanged.
