@@ -17,7 +17,7 @@ export interface CustomAgentMessages {}
 /** A message of an agent's transcript: a chat message the endpoint takes, or an app-only one. */
 export type AgentMessage = ChatMessage | CustomAgentMessages[keyof CustomAgentMessages];
 
-const LLM_ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
+export const LLM_ROLES: ReadonlySet<string> = new Set(["system", "developer", "user", "assistant", "tool"]);
 
 /**
  * The default conversion from an agent's transcript to what the model is sent: chat messages pass
@@ -73,19 +73,19 @@ export function answeredPrefix(messages: readonly AgentMessage[]): number {
 }
 
 /** A content part an endpoint takes the shape of: a string `type`, and a text part's text or an image part's url. */
-function isPart(part: unknown): boolean {
+export function isPart(part: unknown): boolean {
   if (!isRecord(part) || typeof part.type !== "string") return false;
   if (part.type === "text") return typeof part.text === "string";
   if (part.type === "image_url") return isRecord(part.image_url) && typeof part.image_url.url === "string";
   return true;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** What is wrong with one tool call of an assistant message, or undefined. */
-function callProblem(call: unknown): string | undefined {
+export function callProblem(call: unknown): string | undefined {
   if (!isRecord(call) || typeof call.id !== "string") return "a tool call without a string id";
   const fn = call.type === "custom" ? call.custom : call.function;
   const body = call.type === "custom" ? "input" : "arguments";

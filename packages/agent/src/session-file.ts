@@ -1,7 +1,15 @@
 import { appendFileSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AgentError, errorText } from "./errors.js";
-import { type AgentMessage, answeredPrefix, messageText } from "./messages.js";
+import {
+  type AgentMessage,
+  answeredPrefix,
+  callProblem,
+  isRecord as isObject,
+  isPart,
+  LLM_ROLES,
+  messageText,
+} from "./messages.js";
 
 /** One item of a session's todo list. */
 export interface Todo {
@@ -114,31 +122,6 @@ export function readSessionFile(path: string): LoadedSession {
 }
 
 const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "completed"]);
-const CHAT_ROLES: ReadonlySet<unknown> = new Set(["system", "developer", "user", "assistant", "tool"]);
-
-/** A content part an endpoint takes the shape of: a string `type`, and a text part's text or an image part's url. */
-function isPart(part: unknown): boolean {
-  if (!isObject(part) || typeof part.type !== "string") return false;
-  if (part.type === "text") return typeof part.text === "string";
-  if (part.type === "image_url") return isObject(part.image_url) && typeof part.image_url.url === "string";
-  return true;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** What is wrong with one tool call of an assistant message, or undefined. */
-function callProblem(call: unknown): string | undefined {
-  if (!isObject(call) || typeof call.id !== "string") return "a tool call without a string id";
-  const fn = call.type === "custom" ? call.custom : call.function;
-  const body = call.type === "custom" ? "input" : "arguments";
-  if (!isObject(fn) || typeof fn.name !== "string" || typeof fn[body] !== "string") {
-    return `tool call ${JSON.stringify(call.id)} without a string name and ${body}`;
-  }
-  return undefined;
-}
-
 /**
  * What keeps a parsed line from being a record this module writes (said without quoting the
  * line), or undefined for one it could have written.
@@ -163,7 +146,7 @@ function recordProblem(record: unknown): string | undefined {
   }
   // A chat message is sent to the endpoint as it is read: a part it would refuse would fail every
   // later request of the session. An app-only message (any other role) is never sent.
-  if (Array.isArray(content) && CHAT_ROLES.has(message.role) && !content.every(isPart)) {
+  if (Array.isArray(content) && LLM_ROLES.has(message.role) && !content.every(isPart)) {
     return "a message with a content part that is not { type, … } (a text part without its text, an image part without its url)";
   }
   if (message.role === "tool" && typeof message.tool_call_id !== "string") {

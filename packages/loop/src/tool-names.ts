@@ -13,43 +13,12 @@ export interface DeclaredTools {
   toWire: ReadonlyMap<string, string>;
 }
 
-/** The longest tool name OpenAI-compatible servers take. */
-const NAME_LIMIT = 64;
-
-/** A short, stable hash of a name (FNV-1a, 32 bits, over its UTF-16 code units), as 8 hex digits. */
-function nameHash(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, "0");
-}
-
 /**
- * The name a tool goes under on the wire, given the one `sanitizeTools` made legal. A name of
- * printable ASCII keeps it: its punctuation becomes `_` (`fs.read` → `fs_read`), a swap that makes
- * look-alikes one name on purpose, so they are refused rather than told apart by chance. A name
- * holding anything else (`検索`, `café`, `🙂`, a control character), which that swap would erase,
- * goes as its legal letters and digits — each run of other characters one `_`, none at either end,
- * `tool` for none —
- * and `_` and a hash of the whole original (`検索` → `tool_<8 hex>`, `search_🙂` → `search_<8 hex>`):
- * distinct names stay distinct, and the same name is the same on every run and resume.
- */
-function wireNameOf(host: string, legal: string): string {
-  if (/^[\x20-\x7e]*$/.test(host)) return legal;
-  const base =
-    host
-      .split(/[^A-Za-z0-9_-]+/)
-      .filter((part) => part !== "")
-      .join("_")
-      .replace(/^_+|_+$/g, "") || "tool";
-  return `${base.slice(0, NAME_LIMIT - 9)}_${nameHash(host)}`;
-}
-
-/**
- * Sanitizes the host's tools for the wire, keeping the name map. A name outside printable ASCII
- * is declared with a hash of it (see `wireNameOf`). Throws `LoopOptionError`
+ * Sanitizes the host's tools for the wire, keeping the name map. Names are made legal by
+ * `sanitizeTools`: a name of printable ASCII has its punctuation made `_` (`fs.read` → `fs_read`),
+ * a swap that makes look-alikes one name on purpose, so they are refused rather than told apart by
+ * chance; a name holding anything else (`検索`, `café`, `🙂`) goes as its legal letters and digits
+ * and a hash of the whole name, the same on every run and resume. Throws `LoopOptionError`
  * (`tool-name-collision`) naming both tools when two names become one on the wire (`fs.read` and
  * `fs_read`), or a name is declared twice: a call to it could not be told apart.
  */
@@ -66,10 +35,8 @@ export function declareTools(tools: readonly ToolDefinition[]): DeclaredTools {
       continue;
     }
     const host = tool.function.name;
-    const name = wireNameOf(typeof host === "string" ? host : "", legal.function.name);
-    const wire: ToolDefinition =
-      name === legal.function.name ? legal : { ...legal, function: { ...legal.function, name } };
-    declared.push(wire);
+    const name = legal.function.name;
+    declared.push(legal);
     const other = seen.get(name);
     if (other !== undefined) {
       throw new LoopOptionError(
