@@ -57,7 +57,14 @@ export type {
   RunCallsOptions,
   RunCallsResult,
 } from "./run-calls.js";
-export { DEFAULT_TOOL_TIMEOUT_MS, NOT_RUN, replayable, runCalls, STOPPED_DURING } from "./run-calls.js";
+export {
+  DEFAULT_TOOL_TIMEOUT_MS,
+  NOT_RUN,
+  replayable,
+  runCalls,
+  STOPPED_DURING,
+  WITHHELD,
+} from "./run-calls.js";
 export type { BuildRequest, RunTurnOptions } from "./run-turn.js";
 export { DEFAULT_MAX_RETRY_WAIT_MS, RATE_LIMIT_RETRIES, runTurn } from "./run-turn.js";
 export type { RunOptions, Runtime, RuntimeOptions, RuntimeStores } from "./runtime.js";

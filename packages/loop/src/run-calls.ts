@@ -71,6 +71,18 @@ export interface RunCallsOptions {
    * schema refuses is answered with that refusal and never asked about.
    */
   route?: (request: DispatchRequest) => CallRouting | undefined;
+  /**
+   * Applied to the host's words in every error a dispatched call is answered with — a thrown
+   * Error's message (with its status and cause), a rejected value that is no Error, an Error
+   * returned as the result, and each Error inside a returned result (its `<name>: <message>`) —
+   * before the answer reaches the results, the outcomes or `onToolResult`. The loop passes the
+   * run's redactor (the endpoint's `apiKey` and `headers` values). Not applied to what a tool
+   * returned successfully (its own output), nor to the loop's own words (a timeout, a stop, a
+   * refusal of unreadable arguments). Where it throws or answers anything but a string, the error
+   * text is withheld ({@link WITHHELD}) rather than sent as it was. Absent (or `null`): the error
+   * text goes as the tool wrote it.
+   */
+  redact?: ((text: string) => string) | null;
 }
 
 /** What `RunCallsOptions.route` decides for one call. */
@@ -106,6 +118,37 @@ export const NOT_RUN = "Not run: the run stopped first.";
  * behind OpenAI-compatible gateways.
  */
 const NO_OUTPUT = "(the tool returned no output)";
+/** What stands for a tool's error text when `RunCallsOptions.redact` threw on it or answered no string. */
+export const WITHHELD =
+  "(the tool's error message was withheld: the redact option could not be applied to it)";
+
+/** How a call's error text is made fit to send: the `redact` option, made safe; the text as it is without one. */
+type Clean = (text: string) => string;
+
+const AS_IS: Clean = (text) => text;
+
+/** The `redact` option checked and made safe: never throws, always a string (`WITHHELD` when it failed). */
+function cleanerOf(redact: unknown): Clean {
+  if (redact === undefined || redact === null) return AS_IS;
+  if (typeof redact !== "function") {
+    throw new TypeError(`runCalls: redact must be a function (text) => text, got ${kindOf(redact)}.`);
+  }
+  return (text) => {
+    try {
+      const out: unknown = redact(text);
+      if (typeof out === "string") return out;
+    } catch {
+      // Withheld below: the text is never sent unredacted.
+    }
+    return WITHHELD;
+  };
+}
+
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  const kind = typeof value;
+  return kind === "object" || kind === "undefined" ? `an ${kind}` : `a ${kind}`;
+}
 
 type Outcome = { ok: boolean; content: string; source: ToolCallSource; ms?: number };
 
@@ -307,9 +350,9 @@ function cannotHold(name: string, why: string): TypeError {
  * than answering `[object Object]`, `{}` or a function's source as a success. A returned Error is
  * thrown as it is, so it is answered as a thrown one (`Error: <message>`); one inside the result (a
  * `{ ok: false, error }`, an `allSettled` entry) is written as the text `<name>: <message>`
- * (`nestedError`), the rest of the result as it was.
+ * (`nestedError`), passed through `clean` (the `redact` option), the rest of the result as it was.
  */
-function asContent(value: unknown, name: string): string {
+function asContent(value: unknown, name: string, clean: Clean = AS_IS): string {
   if (typeof value === "string") return value;
   if (value === undefined) return "";
   if (value instanceof Error) throw value;
@@ -319,7 +362,7 @@ function asContent(value: unknown, name: string): string {
   let inside: TypeError | undefined;
   try {
     json = JSON.stringify(value, (_key, item: unknown) => {
-      if (item instanceof Error) return nestedError(item);
+      if (item instanceof Error) return nestedError(item, clean);
       if (!(item instanceof Map || item instanceof Set)) return item;
       inside = cannotHold(name, `a ${unheldKind(item)}, which JSON cannot hold, inside its result`);
       throw inside;
@@ -335,10 +378,10 @@ function asContent(value: unknown, name: string): string {
  * An Error inside a tool's result as the model reads it: `<name>: <message>`, the message said as a
  * thrown error's is (`errorMessage`: its status, its cause's code) rather than JSON's `{}`.
  */
-function nestedError(error: Error): string {
-  const said = wellFormed(errorMessage(error));
+function nestedError(error: Error, clean: Clean): string {
+  const said = errorMessage(error);
   const name = typeof error.name === "string" && error.name !== "" ? error.name : "Error";
-  return said === name ? name : `${name}: ${said}`;
+  return wellFormed(clean(said === name ? name : `${name}: ${said}`));
 }
 
 /** Half a surrogate pair without its other half. */
@@ -593,8 +636,10 @@ export function replayedCalls(
  * its answer handed to the repeat under the repeat's own id, unless `dedupe` says otherwise; a call
  * that threw is forgotten, so asking again is a real retry. Calls run in order, or all at once with
  * `parallel`; the tool messages are in the calls' order either way. A stop is reported on
- * `stopped`, never thrown. Throws only what the `dedupe` predicate throws (asked of every call
- * before any is told or dispatched, so nothing has run) and a `RangeError` for a bad `timeoutMs`.
+ * `stopped`, never thrown. Given `redact`, every error text a tool's failure puts in an answer goes
+ * through it first. Throws only what the `dedupe` predicate throws (asked of every call
+ * before any is told or dispatched, so nothing has run), a `RangeError` for a bad `timeoutMs` and a
+ * `TypeError` for a `redact` that is not a function.
  */
 export async function runCalls(
   toolCalls: ReadonlyArray<AssistantToolCall>,
@@ -602,6 +647,7 @@ export async function runCalls(
 ): Promise<RunCallsResult> {
   const { signal, dispatch } = options;
   const limit = toolLimit(options.timeoutMs);
+  const clean = cleanerOf(options.redact);
   const schemas = schemasOf(options.tools);
   const prepared = toolCalls.map((call) =>
     routed(prepare(call, options.finishReason, schemas, holds(options.route)), options.route, schemas),
@@ -631,7 +677,7 @@ export async function runCalls(
     const key = `${p.request.name}\u0000${p.json}`;
     const existing = shared ? inFlight.get(key) : undefined;
     if (existing) return existing.then(({ ok, content }) => ({ ok, content, source: "repeat" }));
-    const pending = runOne(dispatch, p.request, signal, limit).then((outcome) => {
+    const pending = runOne(dispatch, p.request, signal, limit, clean).then((outcome) => {
       if (!outcome.ok) inFlight.delete(key);
       return outcome;
     });
@@ -684,6 +730,7 @@ async function runOne(
   request: DispatchRequest,
   signal: AbortSignal | undefined,
   limit: number | undefined,
+  clean: Clean,
 ): Promise<Outcome> {
   const started = Date.now();
   // The call's own signal: the run's stop, or its time running out.
@@ -701,7 +748,7 @@ async function runOne(
       Promise.resolve().then(() => dispatch(request, callSignal)),
       callSignal,
     );
-    const content = wellFormed(asContent(value, request.name));
+    const content = wellFormed(asContent(value, request.name, clean));
     return {
       ok: true,
       content: content.trim() === "" ? NO_OUTPUT : content,
@@ -714,7 +761,13 @@ async function runOne(
     if (call?.signal.aborted && limit !== undefined) {
       return { ok: false, content: timedOut(request.name, limit), source: "dispatched", ms };
     }
-    return { ok: false, content: `Error: ${wellFormed(errorMessage(error))}`, source: "dispatched", ms };
+    // The host's words: a failing tool often quotes the request it sent, credentials and all.
+    return {
+      ok: false,
+      content: `Error: ${wellFormed(clean(errorMessage(error)))}`,
+      source: "dispatched",
+      ms,
+    };
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     unlink?.();
