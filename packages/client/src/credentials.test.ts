@@ -4,7 +4,14 @@ import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
 import { type ClientLogEntry, createClientPool } from "./pool.js";
-import { credentialsOf, isCredentialParam, REDACTED, redactor, secretsOf } from "./redact.js";
+import {
+  credentialRedactor,
+  credentialsOf,
+  isCredentialParam,
+  REDACTED,
+  redactor,
+  secretsOf,
+} from "./redact.js";
 import { redactingFetch } from "./redact-fetch.js";
 
 let server: TestServer;
@@ -575,6 +582,38 @@ describe("a key or header HTTP cannot carry", () => {
     // Latin-1 letters and tabs are sendable: a header value such as "café\tbar" goes as it is.
     await pool.getClient({ baseUrl: server.baseUrl, headers: { "x-note": "café\tbar" } }).models.list();
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("credentialRedactor", () => {
+  const endpoint = {
+    apiKey: KEY,
+    headers: { "x-portkey-provider": "openai", "X-Title": "My Chat App", "x-upstream": `Bearer ${HEADER}` },
+  };
+
+  it("takes out the key and what follows an auth scheme, and leaves a routing header's words", () => {
+    const text = `openai answered 401 for My Chat App: key ${KEY}, sent Bearer ${HEADER}`;
+    expect(credentialRedactor(endpoint)(text)).toBe(
+      `openai answered 401 for My Chat App: key ${REDACTED}, sent Bearer ${REDACTED}`,
+    );
+    // redactor, for logs, takes every header value whole.
+    expect(redactor(endpoint)(text)).toBe(
+      `${REDACTED} answered 401 for ${REDACTED}: key ${REDACTED}, sent ${REDACTED}`,
+    );
+  });
+
+  it("redacts an error in place, cause included, and answers it", () => {
+    const error = new Error(`failed with ${KEY}`, { cause: new Error(`upstream ${HEADER} via openai`) });
+    expect(credentialRedactor(endpoint)(error)).toBe(error);
+    expect(error.message).toBe(`failed with ${REDACTED}`);
+    expect((error.cause as Error).message).toBe(`upstream ${REDACTED} via openai`);
+  });
+
+  it("answers anything with no endpoint, or no credential in it, as it was", () => {
+    expect(credentialRedactor(undefined)(`key ${KEY}`)).toBe(`key ${KEY}`);
+    expect(credentialRedactor({ headers: { "x-portkey-provider": "openai" } })("openai is down")).toBe(
+      "openai is down",
+    );
   });
 });
 

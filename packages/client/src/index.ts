@@ -19,7 +19,14 @@ export { EndpointConfigError, ModelListingError } from "./errors.js";
 export type { ClientLogEntry, ClientPool, ClientPoolOptions } from "./pool.js";
 export { createClientPool, DEFAULT_MAX_CLIENTS, NO_TIMEOUT_MS } from "./pool.js";
 export type { SecretBearer } from "./redact.js";
-export { isCredentialParam, MIN_SECRET_LENGTH, REDACTED, redactor, secretsOf } from "./redact.js";
+export {
+  credentialRedactor,
+  isCredentialParam,
+  MIN_SECRET_LENGTH,
+  REDACTED,
+  redactor,
+  secretsOf,
+} from "./redact.js";
 export { redactingFetch } from "./redact-fetch.js";
 export type {
   LookupOptions,

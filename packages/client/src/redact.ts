@@ -285,6 +285,18 @@ export function redactor(endpoint: SecretBearer | undefined): <T>(value: T) => T
   return <T>(value: T): T => redactDeep(value, secrets);
 }
 
+/**
+ * `redactor` for text a model or a person reads rather than a log: only `endpoint`'s credentials
+ * (`credentialsOf`: the key, URL credentials, headers under a credential's name and what follows
+ * an auth scheme) are replaced by `REDACTED`. A routing header's value (`x-portkey-provider:
+ * openai`, an `X-Title`) stays whole, so a tool error that names the provider still reads. Strings,
+ * errors and objects are handled as `redactor` handles them. Never throws.
+ */
+export function credentialRedactor(endpoint: SecretBearer | undefined): <T>(value: T) => T {
+  const secrets = credentialsOf(endpoint);
+  return <T>(value: T): T => redactDeep(value, secrets);
+}
+
 /** `redactor`'s work with the secrets already gathered (for this package's own fetch). */
 export function redactDeep<T>(value: T, secrets: readonly string[]): T {
   if (secrets.length === 0) return value;

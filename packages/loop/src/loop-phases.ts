@@ -363,9 +363,9 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
       parallel: options.parallel ?? config.parallel,
       dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
       route: callRouter(run), // load_tools and call_tool, per toolDiscovery
-      // A tool's error often quotes the request it sent: the endpoint's key and headers never reach
-      // the model, the transcript or a watcher through it.
-      redact: run.redact,
+      // A tool's error often quotes the request it sent: the endpoint's credentials never reach the
+      // model, the transcript or a watcher through it (a routing header's words, as in a reply, do).
+      redact: run.redactCredentials,
       onToolCall: (r: DispatchRequest) => {
         emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
         tell(options.onToolCall, r);

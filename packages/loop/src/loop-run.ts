@@ -1,4 +1,4 @@
-import { redactor } from "@loopwright/client";
+import { credentialRedactor, redactor } from "@loopwright/client";
 import type { RunEvent } from "@loopwright/events";
 import { type LedgerEntry, type MessageLike, sameMessage, tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
@@ -50,6 +50,11 @@ export interface LoopRun {
   readonly measure: RunMeasure;
   /** Takes the endpoint's own key, header values and URL credentials out of a text or an error (in place). */
   readonly redact: <T>(value: T) => T;
+  /**
+   * Takes only the endpoint's credentials out of a text the model reads (a tool's error): a
+   * routing header's value (`x-portkey-provider: openai`) stays, as it does in a reply.
+   */
+  readonly redactCredentials: (text: string) => string;
   /** The events `runMetrics` reads (every event but the output and thinking deltas). */
   readonly kept: RunEvent[];
   /** The transcript: the caller's messages plus what the run appended. */
@@ -223,6 +228,7 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     limit: config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS,
     measure,
     redact,
+    redactCredentials: credentialRedactor(config),
     kept: [],
     messages,
     usage: NO_USAGE,

@@ -1,6 +1,7 @@
 // A tool's error text is the host's words, and a failing HTTP tool often quotes the request it
 // sent — the endpoint's own key among it. The loop redacts the endpoint's credentials (its
-// `apiKey` and every `headers` value, as `redactor` from @loopwright/client reads them) out of
+// `apiKey`, and headers under a credential's name or after an auth scheme, as `credentialRedactor`
+// from @loopwright/client reads them; a routing header's words stay, as in a reply) out of
 // every error a call is answered with, before the model, the transcript or a watcher sees it. A
 // result the tool returned is its own output, and stays as it was.
 import type { RunEvent } from "@loopwright/events";
@@ -146,6 +147,17 @@ describe("a tool's error text reaches the model without the endpoint's credentia
     );
     expectNone(seen, HEADER_SECRET);
     expect(seen.sent).toBe("Error: proxy said: x-tenant-token [redacted] is not allowed here");
+  });
+
+  it("leaves a routing header's value in the error (the model may need to read it), as in a reply", async () => {
+    const seen = await runWith(
+      () => {
+        throw new Error(`upstream openai-eu-west refused Bearer ${KEY}`);
+      },
+      { headers: { "x-portkey-provider": "openai-eu-west" } },
+    );
+    expectNone(seen, KEY);
+    expect(seen.sent).toBe("Error: upstream openai-eu-west refused Bearer [redacted]");
   });
 
   it("leaves a tool's successful output as the tool returned it, the key included (the host redacts what its tools return)", async () => {
