@@ -177,6 +177,47 @@ describe("compact: true, a request refused as too big", () => {
     expect(given).toEqual(history());
   });
 
+  it("recovers on a llama.cpp server whose window is smaller than contextLength: refused by its own count, folded, finished", async () => {
+    // About 750 tokens by the loop's count (under three quarters of 1,600), about 1,070 by the
+    // server's, whose window is 900: it refuses the first request in its own words. The summary is
+    // written on another server.
+    const notes = await startServer({ replies: () => ({ content: NOTES }) });
+    try {
+      let n = 0;
+      server = await startServer({
+        personality: { name: "llamacpp", nCtx: 900 },
+        replies: () => reader(++n),
+      });
+      const events: RunEvent[] = [];
+      const result = await createRuntime().runAgentLoop({
+        config: config(server.baseUrl, {
+          tasks: { compaction: { model: "notes-model", endpoint: { baseUrl: notes.baseUrl } } },
+        }),
+        system: "You read reports.",
+        messages: history(),
+        tools: [READ],
+        dispatch: page,
+        onEvent: (e) => events.push(e),
+      });
+      expect(result.turn.content).toBe("The 2 pages add up to 3.");
+      expect(notes.chatRequests).toHaveLength(1);
+      // Refused once (the server's words in the notice), then three requests answered, all folded.
+      expect(server.chatRequests).toHaveLength(4);
+      expect(n).toBe(3);
+      const said = notices(events);
+      expect(
+        said.some((t) => /refused as too big.*exceeds the available context size \(900 tokens\)/.test(t)),
+      ).toBe(true);
+      for (const request of server.chatRequests.slice(1)) {
+        expect(JSON.stringify(request.body)).not.toContain("Chapter one:");
+      }
+      expect(result.messages[0]?.content).toBe(`${SUMMARY_LEAD}\n\n${NOTES}`);
+      expect(unanswered(result.messages)).toEqual([]);
+    } finally {
+      await notes.close();
+    }
+  });
+
   it("folds once the size guard finds the request too big after a hook vetoed the planned fold", async () => {
     // About 2,800 tokens of system prompt and messages with a 1,500-token reply ceiling do not fit
     // the 4,096-token window: the fold planned for it is vetoed, the guard refuses it before it is
