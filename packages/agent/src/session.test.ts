@@ -720,6 +720,65 @@ describe("automatic compaction (autoCompact)", () => {
     expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: "Done." });
   });
 
+  it("recovers from a request the endpoint refuses as too big: the loop folds once (forced) and sends it again", async () => {
+    // The talk is about half of a 2,000-token window by the loop's count, so no fold is planned;
+    // the endpoint refuses the second request anyway (llama.cpp's captured refusal).
+    const refusal = JSON.parse(
+      readFixture("errors/llamacpp/exceed-context-size-new-format-8708-of-8192.json"),
+    );
+    server = await startServer({
+      replies: [
+        { content: "The first answer." },
+        { type: "error", status: 400, body: refusal },
+        { content: "SUMMARY: the user asked a long first question and got the first answer." },
+        { content: "The second answer." },
+      ],
+    });
+    const dir = tempDir();
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", contextLength: 2000 },
+      autoCompact: { model: "summariser" },
+      sessionDir: dir,
+      sessionId: "f",
+    });
+    const agent = session.agent;
+    const compacted: ChatMessageLike[][] = [];
+    const notices: string[] = [];
+    agent.subscribe((event) => {
+      if (event.type === "compacted") compacted.push(event.messages as ChatMessageLike[]);
+      if (event.type === "notice") notices.push(event.text);
+    });
+    expect((await session.prompt(LONG)).status).toBe("ok");
+    const second = await session.prompt("And the second question?");
+    expect(second).toEqual({ status: "ok", reply: "The second answer." });
+    expect(agent.errorMessage).toBeUndefined();
+    // Refused, summarised, sent again folded: four requests in all, the summary by the compaction model.
+    expect(server.chatRequests).toHaveLength(4);
+    expect(text(sent(server, 1))).toContain("a detail worth keeping in mind");
+    expect((server.chatRequests[2]!.body as { model: string }).model).toBe("summariser");
+    const request = sent(server, 3);
+    expect(text(request)).toContain("SUMMARY: the user asked a long first question");
+    expect(text(request)).not.toContain("a detail worth keeping in mind");
+    expect(request.at(-1)).toMatchObject({ role: "user", content: "And the second question?" });
+    expect(notices.some((t) => t.startsWith("The request was refused as too big"))).toBe(true);
+    // The agent took the fold as its own, once: the summary, the question, the answer.
+    expect(compacted).toHaveLength(1);
+    expect(compacted[0]?.[0]?.role).toBe("system");
+    expect(text(compacted[0]!)).toContain("SUMMARY: the user asked a long first question");
+    const kept = agent.messages as ChatMessageLike[];
+    expect(kept).toHaveLength(3);
+    expect(text(kept)).not.toContain("a detail worth keeping in mind");
+    expect(kept.at(-2)).toMatchObject({ role: "user", content: "And the second question?" });
+    expect(kept.at(-1)).toMatchObject({ role: "assistant", content: "The second answer." });
+    // The session's file holds the folded transcript, and a resumed session starts from it.
+    const resumed = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", contextLength: 2000 },
+      sessionDir: dir,
+      sessionId: "f",
+    });
+    expect(resumed.messages).toEqual(session.messages);
+  });
+
   it("refuses autoCompact without a window to measure, naming contextLength", () => {
     const make = () =>
       new Agent({ config: { baseUrl: "http://127.0.0.1:1/v1", model: "m" }, autoCompact: true });

@@ -1,10 +1,10 @@
 import type { ClientPool } from "@loopwright/client";
 import { type RunEvent, type RunMetrics, runMetrics } from "@loopwright/events";
 import type { Calibration, LedgerEntry } from "@loopwright/ledger";
-import type { CapabilityStore } from "@loopwright/negotiate";
+import type { CapabilityStore, ContextOverflow } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
 import type { CatalogServer, PreselectRouting } from "@loopwright/tool-loading";
-import { compactStep } from "./compaction-phase.js";
+import { compactStep, foldRefused } from "./compaction-phase.js";
 import type { ChatMessage, LoopConfig, ToolChoice, ToolDefinition } from "./config.js";
 import { type RunState, ToolIterationLimit } from "./errors.js";
 import {
@@ -57,7 +57,8 @@ export interface AgentLoopOptions {
   /**
    * Told once a step, before the request goes out, of the messages and tools as the client is about
    * to be sent them — the request as first built: a retry sends it again, while a refusal's lesser
-   * body and a continuation are not reported. For reading (`beforeStep` is where the transcript is
+   * body and a continuation are not reported; with `config.compact`, a step sent again after a
+   * forced fold is told again, folded. For reading (`beforeStep` is where the transcript is
    * changed). Not awaited; what it throws is ignored.
    */
   onRequest?: (request: LoopRequest, step: number) => void;
@@ -230,7 +231,9 @@ export interface AgentLoopResult extends RunState, HookResult {
  * ends in a `usage` event.
  *
  * Throws `ToolIterationLimit` when the model still asks after `maxToolIterations` tool steps,
- * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window, and
+ * `AgentLoopOverflow` (a `ContextOverflow`) for a request too big for the window — with
+ * `config.compact`, once the transcript was folded for it (forced) and the step sent again, or
+ * nothing could be folded, the message saying which — and
  * `AgentLoopError` (the cause on `cause`) for anything else — a `LoopOptionError` cause, before
  * anything is sent, for an option the loop does not know or does not do yet, a message in
  * `messages` that is not a chat message or a tool message that does not pair with a call, or two
@@ -252,7 +255,11 @@ export async function runLoop(services: LoopServices, options: AgentLoopOptions)
       if (plan.stop && last) return finished(run, last, "stopped");
       await compactStep(run, number, plan.toolChoice);
       await gatherHooks(run);
-      const step = await askModel(run, number, plan.toolChoice);
+      // With compact on, a request refused as too big is folded (forced) and sent once more.
+      const refit = run.compaction
+        ? (overflow: ContextOverflow) => foldRefused(run, number, plan.toolChoice, overflow)
+        : undefined;
+      const step = await askModel(run, number, plan.toolChoice, refit);
       measureStep(run, step);
       recoverCalls(run, step);
       if (step.turn.toolCalls.length === 0) {

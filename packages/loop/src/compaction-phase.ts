@@ -1,6 +1,7 @@
 import {
   applyCompaction,
   type BeforeCompactInput,
+  type CompactionPlan,
   estimateFrom,
   type Fold,
   type MessageLike,
@@ -8,6 +9,7 @@ import {
   runCompaction,
   tokensBetween,
 } from "@loopwright/ledger";
+import type { ContextOverflow } from "@loopwright/negotiate";
 import {
   type SideTaskError,
   type SummariseFunction,
@@ -19,7 +21,7 @@ import {
 import type { ChatMessage, LoopConfig, ToolChoice } from "./config.js";
 import { LoopOptionError } from "./errors.js";
 import { stepSize } from "./loop-phases.js";
-import { type LoopRun, notice, replaceMessages, throwIfStopped } from "./loop-run.js";
+import { type LoopRun, noteOverflow, notice, replaceMessages, throwIfStopped } from "./loop-run.js";
 
 /** A run's compaction: the side task that writes the summary, and whether the run still tries. */
 export interface RunCompaction {
@@ -99,6 +101,12 @@ function requestAhead(
 }
 
 /**
+ * The share of the window a forced fold brings the refused request down to, by the loop's count
+ * (`planCompaction`'s `target`): as far as the last user message where nothing less does.
+ */
+const FORCED_TARGET = 0.75;
+
+/**
  * Phase, before each request: once `planCompaction` says the `contextLength` window is filling — the
  * request about to go out (`requestAhead`: what was appended since the last reported prompt
  * counted) past three quarters of it, or too big for it with its reply ceiling — the oldest stretch is folded into a summary the `tasks.compaction` model writes (`summariser`) — the
@@ -115,16 +123,91 @@ export async function compactStep(
 ): Promise<void> {
   const compaction = run.compaction;
   if (!compaction || compaction.off !== undefined) return;
-  const { config, services, options } = run;
+  const plan = planFold(run, number, toolChoice, false);
+  if (plan) await fold(run, compaction, plan, false);
+}
+
+/**
+ * After the step's request came back as a `ContextOverflow` (the endpoint refused it, or the size
+ * guard found it too big), with `config.compact` on: the fold `compactStep` makes, planned on the
+ * refused request — taken as filling the window whatever the loop's count said, and brought down to
+ * three quarters of it, as far as the last user message where nothing less does — and forced: a
+ * `beforeCompact` veto (this step's or an earlier one's) is noted and overridden. A notice names the
+ * refusal. Resolves once folded, for the step to be sent again; otherwise throws `overflow`, noted
+ * (`noteOverflow`) with why nothing was folded: no user message to cut at (one long tool run under a
+ * single question), or a summary that failed (now or earlier in the run). A stop throws the stop.
+ */
+export async function foldRefused(
+  run: LoopRun,
+  number: number,
+  toolChoice: ToolChoice | undefined,
+  overflow: ContextOverflow,
+): Promise<void> {
+  const compaction = run.compaction;
+  if (!compaction) throw overflow;
+  const why = "With compact on, the loop did not fold the transcript and send it again:";
+  if (compaction.off === "failed") {
+    throw noteOverflow(
+      overflow,
+      `${why} a summary already failed in this run, so it does not compact again.`,
+    );
+  }
+  const plan = planFold(run, number, toolChoice, true);
+  if (!plan) {
+    throw noteOverflow(
+      overflow,
+      `${why} there is nothing to fold, no user message after the first to cut at (one long tool run under a ` +
+        "single question keeps its whole transcript; prune its tool results to go on).",
+    );
+  }
+  notice(
+    run,
+    `The request was refused as too big for the window (${overflow.serverMessage}); folding the transcript ` +
+      "(compact) and sending it once more.",
+  );
+  const failed = await fold(run, compaction, plan, true);
+  if (failed !== undefined) throw noteOverflow(overflow, `${why} ${failed}.`);
+}
+
+/**
+ * Where to fold the transcript for the step's request (`planCompaction`), or `undefined` for no fold.
+ * `forced`: the request was refused as too big, so it is taken as filling the window at least, and the
+ * plan has to bring it down to `FORCED_TARGET` of it.
+ */
+function planFold(
+  run: LoopRun,
+  number: number,
+  toolChoice: ToolChoice | undefined,
+  forced: boolean,
+): CompactionPlan | undefined {
+  const { config, services } = run;
   const charsPerToken = services.calibration.charsPerTokenFor(run.supports, config.model);
   const messages = run.messages as MessageLike[];
-  const plan = planCompaction(messages, {
-    limit: config.contextLength as number,
-    used: requestAhead(run, number, toolChoice, charsPerToken),
+  const limit = config.contextLength as number;
+  const ahead = requestAhead(run, number, toolChoice, charsPerToken);
+  return planCompaction(messages, {
+    limit,
+    used: forced ? Math.max(ahead, limit) : ahead,
+    ...(forced ? { target: FORCED_TARGET } : {}),
     charsPerToken,
     estimate: estimateFrom(run.measure.ledger, messages, { charsPerToken }),
   });
-  if (!plan) return;
+}
+
+/**
+ * Folds as `plan` says: the hooks consulted (`forced`: a veto noted, not honoured), the summary
+ * written, the transcript and the ledger moved onto the fold, with notices. Resolves `undefined` once
+ * folded; otherwise why not, the transcript as it was and the run's compaction off (a veto, a summary
+ * that failed). A stop throws the stop.
+ */
+async function fold(
+  run: LoopRun,
+  compaction: RunCompaction,
+  plan: CompactionPlan,
+  forced: boolean,
+): Promise<string | undefined> {
+  const { services, options } = run;
+  const messages = run.messages as MessageLike[];
   if (run.hooks) {
     const { given } = run.hooks;
     const input: BeforeCompactInput = {
@@ -134,6 +217,7 @@ export async function compactStep(
       ...(plan.previous !== undefined ? { previous: plan.previous } : {}),
     };
     const consulted = await services.hooks.consult(given.run, input, given.context, {
+      ...(forced ? { forced } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(given.timeoutMs !== undefined ? { timeoutMs: given.timeoutMs } : {}),
     });
@@ -142,7 +226,7 @@ export async function compactStep(
     if (!consulted.proceed) {
       compaction.off = "vetoed";
       notice(run, "The transcript was left as it was; this run does not try to compact again.");
-      return;
+      return `a beforeCompact hook vetoed the fold${consulted.vetoedBy ? ` (${consulted.vetoedBy})` : ""}`;
     }
   }
   const { endpoint, model, options: taskOptions } = compaction.task;
@@ -157,9 +241,9 @@ export async function compactStep(
     },
   });
   const summarise = compaction.summarise;
-  let fold: Fold | undefined;
+  let folded: Fold | undefined;
   try {
-    fold = await runCompaction(messages, plan, summarise);
+    folded = await runCompaction(messages, plan, summarise);
   } catch (error) {
     throwIfStopped(run); // a stop is not a failed summary: the run ends with it, compaction untouched
     notice(
@@ -167,7 +251,7 @@ export async function compactStep(
       `The summary could not be written: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  if (!fold) {
+  if (!folded) {
     throwIfStopped(run);
     compaction.off = "failed";
     notice(
@@ -175,9 +259,9 @@ export async function compactStep(
       `Compaction failed: no summary came back from ${model}, so the transcript was left as it was; ` +
         "this run does not try to compact again.",
     );
-    return;
+    return `no summary came back from ${model}`;
   }
-  const after = applyCompaction(messages, fold) as ChatMessage[];
+  const after = applyCompaction(messages, folded) as ChatMessage[];
   run.measure.rebase(run.messages, after);
   replaceMessages(run, after);
   notice(
@@ -185,4 +269,5 @@ export async function compactStep(
     `Compacted: messages ${plan.from} to ${plan.through - 1} (about ${plan.folded} tokens) were folded into a ` +
       `summary written by ${model}.`,
   );
+  return undefined;
 }

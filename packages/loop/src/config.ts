@@ -59,7 +59,9 @@ export interface AgentParts {
   /**
    * Fold the oldest stretch of the transcript into a summary before a request once `planCompaction`
    * says the `contextLength` window is filling, the summary written by `tasks.compaction` (never the
-   * main model). Needs `contextLength` and `tasks.compaction.model`; default false.
+   * main model). A request that comes back too big all the same (the endpoint's refusal, or the size
+   * guard's) is folded for, forced past a `beforeCompact` veto, and sent once more before the run
+   * ends with `AgentLoopOverflow`. Needs `contextLength` and `tasks.compaction.model`; default false.
    */
   compact?: boolean;
   /** The host's: names, servers to connect; side tasks (the loop reads `tasks.toolSelect` for `preselect`). */

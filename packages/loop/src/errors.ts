@@ -94,7 +94,9 @@ export class ToolIterationLimit extends Error {
 /**
  * A request too big for the model's window, found by the size guard or refused by the endpoint. It
  * is a `ContextOverflow` (a catch written for one still catches it) carrying the run, so a host can
- * compact `run.messages` and send again. The original overflow is on `cause`.
+ * compact `run.messages` and send again. The original overflow is on `cause`. With `config.compact`
+ * the loop has already tried one forced fold for the request, and the message ends saying how that
+ * went (folded and refused again, or why nothing was folded).
  */
 export class AgentLoopOverflow extends ContextOverflow {
   override readonly name: string = "AgentLoopOverflow";
@@ -103,8 +105,13 @@ export class AgentLoopOverflow extends ContextOverflow {
   /** The run as it stood when the request was refused. */
   readonly run: RunState;
 
-  constructor(overflow: ContextOverflow, run: RunState) {
+  /**
+   * `note`, where given, is added to the message: what the loop did about the overflow before it
+   * gave up (a forced fold, with `config.compact`). `serverMessage` stays the overflow's own.
+   */
+  constructor(overflow: ContextOverflow, run: RunState, note?: string) {
     super(overflow.serverMessage, { cause: overflow });
+    if (note) this.message = `${this.message} ${note}`;
     this.run = run;
   }
 

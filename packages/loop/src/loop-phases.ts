@@ -1,6 +1,6 @@
 import { firstTokenMs, timeoutMs } from "@loopwright/client";
 import type { TurnMetrics } from "@loopwright/events";
-import { buildBody, type RequestBody } from "@loopwright/negotiate";
+import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import { recoverToolCalls } from "@loopwright/tool-calls";
@@ -8,7 +8,7 @@ import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } fro
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
-import { append, emitEvent, type LoopRun, notice, replaceMessages } from "./loop-run.js";
+import { append, emitEvent, type LoopRun, noteOverflow, notice, replaceMessages } from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
 import {
   type BuildRequest,
@@ -146,13 +146,29 @@ export function stepSize(
 }
 
 /**
- * Phase: the step's request — built, sent with `runTurn`, and carried on past the ceiling where
- * allowed — with the `tool_choice` `prepareStep` planned for it (as the wire names it).
+ * Where the step's request came back as a `ContextOverflow`: makes the transcript smaller (a forced
+ * fold, `foldRefused`) for the request to be sent once more, or throws why it could not.
  */
-export async function askModel(run: LoopRun, number: number, toolChoice?: ToolChoice): Promise<LoopStep> {
+export type Refit = (overflow: ContextOverflow) => Promise<void>;
+
+/**
+ * Phase: the step's request — built, sent with `runTurn`, and carried on past the ceiling where
+ * allowed — with the `tool_choice` `prepareStep` planned for it (as the wire names it). Given
+ * `refit` (`config.compact`), a first request that comes back as a `ContextOverflow` — the endpoint's
+ * refusal, or the size guard's before sending — is refitted and the request built again from the
+ * transcript and sent once more, within the same turn (`onRequest` told of it as the step's request
+ * again); a second overflow is thrown, noted (`noteOverflow`). One that came after part of the reply
+ * streamed, or a continuation's, is never refitted: the reply has been shown.
+ */
+export async function askModel(
+  run: LoopRun,
+  number: number,
+  toolChoice?: ToolChoice,
+  refit?: Refit,
+): Promise<LoopStep> {
   const { config, options, supports } = run;
   emitEvent(run, { kind: "turn", step: number });
-  const bodyOf = stepBody(run, number, toolChoice);
+  let bodyOf = stepBody(run, number, toolChoice);
   const step: Omit<LoopStep, "turn" | "firstUsage"> = {
     number,
     ...(toolChoice !== undefined ? { toolChoice } : {}),
@@ -206,7 +222,29 @@ export async function askModel(run: LoopRun, number: number, toolChoice?: ToolCh
     },
     onToolCallDelta: mark,
   };
-  let turn = await runTurn(run.client, supports, build, turnOptions);
+  let turn: Turn;
+  try {
+    turn = await runTurn(run.client, supports, build, turnOptions);
+  } catch (error) {
+    // Only a request nothing came back for: a reply already streamed to the watchers is not asked again.
+    const shown = step.firstAt !== undefined;
+    if (!refit || shown || !ContextOverflow.isInstance(error) || options.signal?.aborted) throw error;
+    await refit(error);
+    // The step's request as the refitted transcript makes it, told and measured as the step's own.
+    bodyOf = stepBody(run, number, toolChoice);
+    step.firstBody = undefined;
+    step.started = Date.now();
+    try {
+      turn = await runTurn(run.client, supports, build, turnOptions);
+    } catch (again) {
+      if (!ContextOverflow.isInstance(again) || options.signal?.aborted) throw again;
+      throw noteOverflow(
+        again,
+        "With compact on, the loop folded the transcript once and sent it again, and the folded request " +
+          "was refused too; shorten what is kept (prune tool results) or raise the window.",
+      );
+    }
+  }
   const firstUsage = turn.usage;
   step.answeredBody = lastBody;
   const continuations = config.maxContinuations ?? 0;

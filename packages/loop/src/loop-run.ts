@@ -112,7 +112,22 @@ export function refusedAtStart(messages: unknown, error: unknown): AgentLoopErro
   });
 }
 
-/** What the loop throws for a failure: the overflow as `AgentLoopOverflow`, anything else wrapped. */
+/** What the loop did about an overflow before giving up on it (a forced fold), by the overflow. */
+const overflowNotes = new WeakMap<object, string>();
+
+/**
+ * Notes on `overflow` what the loop did about it before giving up (a forced fold tried, or why not):
+ * `failure` adds it to the `AgentLoopOverflow`'s message. Returns the overflow, to throw.
+ */
+export function noteOverflow(overflow: ContextOverflow, note: string): ContextOverflow {
+  overflowNotes.set(overflow, note);
+  return overflow;
+}
+
+/**
+ * What the loop throws for a failure: the overflow as `AgentLoopOverflow` (its message ending in
+ * what `noteOverflow` noted on it), anything else wrapped.
+ */
 export function failure(
   run: Pick<LoopRun, "messages" | "usage" | "toolCalls" | "names"> & {
     redact?: LoopRun["redact"];
@@ -122,7 +137,14 @@ export function failure(
 ): Error {
   // The endpoint's own credentials never reach the error a host logs or shows.
   run.redact?.(error);
-  if (ContextOverflow.isInstance(error)) return new AgentLoopOverflow(error, runState(run));
+  if (ContextOverflow.isInstance(error)) {
+    const note = overflowNotes.get(error);
+    return new AgentLoopOverflow(
+      error,
+      runState(run),
+      note === undefined ? undefined : (run.redact?.(note) ?? note),
+    );
+  }
   return new AgentLoopError(error, runState(run));
 }
 
