@@ -349,8 +349,9 @@ function cannotHold(name: string, why: string): TypeError {
  * a symbol, or a Map or Set anywhere inside (which JSON would write `{}`, its data lost) — rather
  * than answering `[object Object]`, `{}` or a function's source as a success. A returned Error is
  * thrown as it is, so it is answered as a thrown one (`Error: <message>`); one inside the result (a
- * `{ ok: false, error }`, an `allSettled` entry) is written as the text `<name>: <message>`
- * (`nestedError`), passed through `clean` (the `redact` option), the rest of the result as it was.
+ * `{ ok: false, error }`, an `allSettled` entry) is written as the text `<name>: <message>`, or
+ * with fields of its own as `{ name, message, …fields }` (`nestedError`), passed through `clean`
+ * (the `redact` option), the rest of the result as it was.
  */
 function asContent(value: unknown, name: string, clean: Clean = AS_IS): string {
   if (typeof value === "string") return value;
@@ -374,14 +375,52 @@ function asContent(value: unknown, name: string, clean: Clean = AS_IS): string {
   return json ?? String(value);
 }
 
+/** An Error's own fields its text (`errorMessage`) already says, or that JSON has no use for. */
+const SAID_FIELDS = new Set(["name", "message", "stack", "cause"]);
+
 /**
  * An Error inside a tool's result as the model reads it: `<name>: <message>`, the message said as a
- * thrown error's is (`errorMessage`: its status, its cause's code) rather than JSON's `{}`.
+ * thrown error's is (`errorMessage`: its status, its cause's code) rather than JSON's `{}`. An
+ * error with fields of its own besides those (a validation error's `issues`, a system error's
+ * `code` and `path`) is written `{ name, message, …fields }` instead, so the details the model needs
+ * to correct its call are kept: the fields as JSON writes them, each string in them passed through
+ * `clean` as the message is.
  */
-function nestedError(error: Error, clean: Clean): string {
+function nestedError(error: Error, clean: Clean): string | Record<string, unknown> {
   const said = errorMessage(error);
   const name = typeof error.name === "string" && error.name !== "" ? error.name : "Error";
-  return wellFormed(clean(said === name ? name : `${name}: ${said}`));
+  const text = wellFormed(clean(said === name ? name : `${name}: ${said}`));
+  const own = Object.keys(error).filter(
+    (key) =>
+      !SAID_FIELDS.has(key) &&
+      !(key === "status" && typeof (error as { status?: unknown }).status === "number"),
+  );
+  if (own.length === 0) return text;
+  const fields: Record<string, unknown> = { name, message: wellFormed(clean(said)) };
+  for (const key of own)
+    fields[key] = cleanStrings((error as unknown as Record<string, unknown>)[key], clean, new Set());
+  return fields;
+}
+
+/**
+ * `value` with every string in it (keys left as they are) passed through `clean`, copied where
+ * anything changed; an Error inside is left for the JSON replacer. Throws a TypeError for a
+ * circular value, which JSON could not write either.
+ */
+function cleanStrings(value: unknown, clean: Clean, within: Set<object>): unknown {
+  if (typeof value === "string") return wellFormed(clean(value));
+  if (typeof value !== "object" || value === null || value instanceof Error) return value;
+  if (within.has(value)) throw new TypeError("Converting circular structure to JSON");
+  within.add(value);
+  let out: unknown;
+  if (Array.isArray(value)) out = value.map((item) => cleanStrings(item, clean, within));
+  else if (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null) {
+    const copy: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) copy[key] = cleanStrings(item, clean, within);
+    out = copy;
+  } else out = value; // a Date, a Map (refused by the replacer), a class instance: as JSON writes it
+  within.delete(value);
+  return out;
 }
 
 /** Half a surrogate pair without its other half. */

@@ -138,6 +138,22 @@ describe("a tool's error text reaches the model without the endpoint's credentia
     expect(entry.sent).toBe('[{"status":"rejected","reason":"TypeError: bad key [redacted]"}]');
   });
 
+  it("the fields of an Error inside a returned result, as its message", async () => {
+    const error = Object.assign(new Error(`refused Bearer ${KEY}`), {
+      request: { headers: [`Authorization: Bearer ${KEY}`], url: "/v1/search" },
+    });
+    const seen = await runWith(() => ({ ok: false, error }));
+    expectNone(seen, KEY);
+    expect(JSON.parse(String(seen.sent))).toEqual({
+      ok: false,
+      error: {
+        name: "Error",
+        message: "refused Bearer [redacted]",
+        request: { headers: ["Authorization: Bearer [redacted]"], url: "/v1/search" },
+      },
+    });
+  });
+
   it("a secret header value from config.headers, in a thrown error", async () => {
     const seen = await runWith(
       () => {

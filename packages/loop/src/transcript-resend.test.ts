@@ -230,6 +230,30 @@ describe("an Error inside what dispatch returns", () => {
     }
   });
 
+  it("keeps an error's own fields (a validation error's issues, a system error's code and path) beside its message", async () => {
+    class ValidationError extends Error {
+      override name = "ValidationError";
+      constructor(readonly issues: { path: string; message: string }[]) {
+        super("invalid input");
+      }
+    }
+    const issues = [{ path: "email", message: "not an email address" }];
+    const { read, ok } = await answered(() => ({ ok: false, error: new ValidationError(issues) }));
+    expect(JSON.parse(String(read))).toEqual({
+      ok: false,
+      error: { name: "ValidationError", message: "invalid input", issues },
+    });
+    expect(ok).toEqual([true]);
+    const system = Object.assign(new Error("ENOENT: no such file or directory"), {
+      code: "ENOENT",
+      path: "/x",
+    });
+    const missing = await answered(() => [system]);
+    expect(JSON.parse(String(missing.read))).toEqual([
+      { name: "Error", message: "ENOENT: no such file or directory", code: "ENOENT", path: "/x" },
+    ]);
+  });
+
   it("says what a thrown error of the same kind says (its status, its cause)", async () => {
     const make = () => {
       const cause = Object.assign(new Error("x"), { code: "ECONNREFUSED" });
