@@ -277,6 +277,44 @@ describe("what prompt, steer and followUp take", () => {
     expect(agent.messages).toEqual(history());
   });
 
+  it("refuses a stored call whose type is neither function nor custom, as the loop would at every prompt", () => {
+    const config = { baseUrl: "http://127.0.0.1:9/v1", model: "sim" };
+    for (const type of ["tool", "function_call", "", 7]) {
+      const stored = [
+        { role: "user", content: "add" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type, function: { name: "add", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "c1", content: "3" },
+      ] as unknown as AgentMessage[];
+      const error = thrown(() => new Agent({ config, messages: stored }));
+      expect(error.code).toBe("invalid-input");
+      expect(error.message).toMatch(
+        /with (type "[^"]*"|a type that is no string) \(a call's type is "function" or "custom"\)/,
+      );
+      const agent = new Agent({ config });
+      expect(() => {
+        agent.messages = stored;
+      }).toThrow(/a call's type is "function" or "custom"/);
+      expect(agent.messages).toEqual([]);
+    }
+    // Absent or null is a function call, as the loop reads it.
+    for (const type of [undefined, null, "function"]) {
+      const stored = [
+        { role: "user", content: "add" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type, function: { name: "add", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "c1", content: "3" },
+      ] as unknown as AgentMessage[];
+      expect(new Agent({ config, messages: stored }).messages).toHaveLength(3);
+    }
+  });
+
   it("refuses a bad steer or followUp before it is queued", () => {
     const agent = new Agent({ config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" } });
     for (const queue of ["steer", "followUp"] as const) {

@@ -87,6 +87,12 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 /** What is wrong with one tool call of an assistant message, or undefined. */
 export function callProblem(call: unknown): string | undefined {
   if (!isRecord(call) || typeof call.id !== "string") return "a tool call without a string id";
+  // The loop's rule: a function call (its type absent or null read as one) or a custom one.
+  if (call.type !== undefined && call.type !== null && call.type !== "function" && call.type !== "custom") {
+    const type =
+      typeof call.type === "string" ? `type ${JSON.stringify(call.type)}` : "a type that is no string";
+    return `tool call ${JSON.stringify(call.id)} with ${type} (a call's type is "function" or "custom")`;
+  }
   const fn = call.type === "custom" ? call.custom : call.function;
   const body = call.type === "custom" ? "input" : "arguments";
   if (!isRecord(fn) || typeof fn.name !== "string" || typeof fn[body] !== "string") {
