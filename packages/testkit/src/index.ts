@@ -20,7 +20,12 @@ export type { MistralPersonalityOptions } from "./personalities/mistral.js";
 export { MISTRAL_FIXTURES, mistralPersonality } from "./personalities/mistral.js";
 export type { OpenAiPersonalityOptions } from "./personalities/openai.js";
 export { OPENAI_CHAT_PARAMS, OPENAI_FIXTURES, openaiPersonality } from "./personalities/openai.js";
-export type { HttpAnswer, Personality, PersonalityContext } from "./personalities/personality.js";
+export type {
+  HttpAnswer,
+  Personality,
+  PersonalityContext,
+  TurnFacts,
+} from "./personalities/personality.js";
 export type { PersonalityConfig, PersonalityName, PersonalitySpec } from "./personalities/resolve.js";
 export type { VllmPersonalityOptions } from "./personalities/vllm.js";
 export { VLLM_FIXTURES, vllmPersonality } from "./personalities/vllm.js";
@@ -48,5 +53,6 @@ export type { ScriptedModelOptions, ScriptedModelRequest } from "./scripted-mode
 export { extractExpression, extractPath, scriptedModel } from "./scripted-model.js";
 export type { ModelListing, ReplyFunction, ServerOptions, TestServer } from "./server.js";
 export { startServer } from "./server.js";
+export type { WireUsage } from "./sse.js";
 export { splitFrames } from "./sse.js";
 export { limitTurn } from "./token-budget.js";

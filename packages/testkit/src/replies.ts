@@ -186,7 +186,8 @@ export function validateReply(reply: unknown): Reply {
               `toolCalls[${i}] needs a string name and a string arguments (JSON text), got ${JSON.stringify(c)}.`,
             );
           }
-          // An empty name or id is allowed: it scripts a model that names no tool or gives no id.
+          // An empty name or id is allowed: it scripts a model that names no tool or gives no id
+          // (a personality may refuse it: llamacpp's checkReply does for the name).
           if (call.id !== undefined && typeof call.id !== "string") {
             throw invalid(`toolCalls[${i}].id must be a string when given, got ${kindOf(call.id)}.`);
           }

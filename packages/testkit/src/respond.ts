@@ -5,9 +5,9 @@
 import type { ServerResponse } from "node:http";
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { readFixtureBytes, splitCapture } from "./fixtures.js";
-import type { HttpAnswer } from "./personalities/personality.js";
+import type { HttpAnswer, TurnFacts } from "./personalities/personality.js";
 import type { RawReply, ReplayReply, TurnReply } from "./replies.js";
-import { splitFrames, sseFrame, type TurnContext, turnChunks, turnCompletion } from "./sse.js";
+import { splitFrames, sseFrame, type TurnContext, turnChunks, turnCompletion, turnUsage } from "./sse.js";
 
 /** The misbehaviour fields the frame writer applies. */
 type FramePacing = Pick<
@@ -19,13 +19,14 @@ type FramePacing = Pick<
 export interface Responder {
   /** Sends `body` with `status`: JSON, or verbatim text when a string. */
   answer(res: ServerResponse, answer: HttpAnswer): void;
-  /** Sends a scripted turn, streamed when `stream` is true. */
+  /** Sends the `completion`-th scripted turn, streamed when `stream` is true. */
   turn(
     res: ServerResponse,
     turn: TurnReply,
     ctx: TurnContext,
     stream: boolean,
     includeUsage: boolean,
+    completion: number,
   ): Promise<void>;
   /** Sends a recorded fixture byte for byte. */
   replay(res: ServerResponse, reply: ReplayReply): Promise<void>;
@@ -46,18 +47,23 @@ const SSE_HEADERS = {
 export type ServerHeaders = (contentType: string) => Record<string, string>;
 
 /** A personality's reshaping of a scripted stream's chunk objects (see `Personality.chunks`). */
-export type ChunkShaper = (chunks: object[]) => object[];
+export type ChunkShaper = (chunks: object[], facts: TurnFacts) => object[];
+
+/** A personality's reshaping of a scripted plain completion's body (see `Personality.completion`). */
+export type CompletionShaper = (body: object, facts: TurnFacts) => object;
 
 /**
  * Makes a responder whose waits end early when `signal` aborts. `serverHeaders` (a personality's)
  * are added to JSON, text and scripted-stream answers; an answer's own headers win over them, and
- * replays and raw replies are left exactly as scripted. `shapeChunks` (a personality's) reshapes
- * the chunks of a scripted stream before they are framed.
+ * replays and raw replies are left exactly as scripted. `shapeChunks` and `shapeCompletion` (a
+ * personality's) reshape the chunks of a scripted stream before they are framed and the body of a
+ * scripted plain completion before it is sent.
  */
 export function createResponder(
   signal: AbortSignal,
   serverHeaders?: ServerHeaders,
   shapeChunks?: ChunkShaper,
+  shapeCompletion?: CompletionShaper,
 ): Responder {
   /**
    * Sleeps; false when the server closed or the client went away meanwhile. A wait longer than a
@@ -127,19 +133,21 @@ export function createResponder(
 
   return {
     answer,
-    async turn(res, turn, ctx, stream, includeUsage) {
+    async turn(res, turn, ctx, stream, includeUsage, completion) {
       if (turn.firstByteDelayMs && !(await sleep(turn.firstByteDelayMs, res))) return;
+      const facts = (): TurnFacts => ({ completion, usage: turnUsage(turn, ctx) });
       if (!stream) {
         if (turn.silentAfterChunk !== undefined) return; // never answers
         if (turn.dropAfterChunk !== undefined) {
           res.socket?.destroy();
           return;
         }
-        answer(res, { status: 200, body: turnCompletion(turn, ctx) });
+        const body = turnCompletion(turn, ctx);
+        answer(res, { status: 200, body: shapeCompletion ? shapeCompletion(body, facts()) : body });
         return;
       }
       const made = turnChunks(turn, ctx, { includeUsage });
-      const frames = (shapeChunks ? shapeChunks(made) : made).map((c) => sseFrame(c));
+      const frames = (shapeChunks ? shapeChunks(made, facts()) : made).map((c) => sseFrame(c));
       if (!turn.noDone) frames.push(sseFrame("[DONE]"));
       res.writeHead(200, { ...SSE_HEADERS, ...serverHeaders?.(SSE_HEADERS["content-type"]) });
       res.flushHeaders();

@@ -160,7 +160,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       `startServer: port must be an integer 0-65535 (0: any free port), got ${String(port)}.`,
     );
   }
-  const queue: Reply[] = Array.isArray(options.replies) ? options.replies.map(validateReply) : [];
+
   const replyFn = typeof options.replies === "function" ? options.replies : undefined;
   const requests: RecordedRequest[] = [];
   const chatRequests: RecordedRequest[] = [];
@@ -174,14 +174,23 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     stop.signal,
     personality?.headers?.bind(personality),
     personality?.chunks?.bind(personality),
+    personality?.completion?.bind(personality),
   );
+
+  /** The testkit's checks of a reply, then the personality's own for a scripted turn. */
+  const checked = (value: unknown): Reply => {
+    const reply = validateReply(value);
+    if (reply.type === undefined || reply.type === "turn") personality?.checkReply?.(reply);
+    return reply;
+  };
+  const queue: Reply[] = Array.isArray(options.replies) ? options.replies.map(checked) : [];
 
   const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
     const queued = queue.shift();
     if (queued) return queued;
     if (replyFn) {
       try {
-        return validateReply(await replyFn(request, index));
+        return checked(await replyFn(request, index));
       } catch (cause) {
         const message = cause instanceof Error ? cause.message : String(cause);
         throw new TestkitError(
@@ -219,7 +228,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     const counted = options.prefixCache
       ? cache.process(request.body)
       : { promptTokens, cachedTokens: undefined };
-    const reply = validateReply(await nextReply(request, index));
+    const reply = checked(await nextReply(request, index));
     switch (reply.type) {
       case "error":
         respond.answer(res, reply);
@@ -248,7 +257,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           uptimeMs: Date.now() - startedAt,
         });
         const turn = budget === undefined ? reply : limitTurn(reply, budget);
-        await respond.turn(res, turn, ctx, request.body.stream === true, includeUsage);
+        await respond.turn(res, turn, ctx, request.body.stream === true, includeUsage, n);
       }
     }
   };
@@ -434,7 +443,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     requests,
     chatRequests,
     enqueue(...replies: Reply[]) {
-      for (const r of replies) queue.push(validateReply(r));
+      for (const r of replies) queue.push(checked(r));
     },
     get pending() {
       return queue.length;

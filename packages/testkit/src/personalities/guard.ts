@@ -16,12 +16,14 @@ export const PERSONALITY_HOOKS = [
   "completionBudget",
   "toolCallId",
   "chunks",
+  "completion",
+  "checkReply",
 ] as const satisfies readonly (keyof Personality)[];
 
 /**
  * The same personality with each hook wrapped: a hook that throws is rethrown as a `TestkitError`
  * (`server-fault`) whose message names the personality and the hook and quotes the original
- * message (kept as `cause`). Hooks the personality lacks stay absent; `this` is the original.
+ * message (kept as `cause`); a `TestkitError` `invalid-reply` (a `checkReply` refusal) passes as is. Hooks the personality lacks stay absent; `this` is the original.
  */
 export function guardPersonality(personality: Personality): Personality {
   const guarded: Record<string, unknown> = { name: personality.name };
@@ -32,7 +34,12 @@ export function guardPersonality(personality: Personality): Personality {
       try {
         return (value as (...a: unknown[]) => unknown).apply(personality, args);
       } catch (cause) {
-        if (TestkitError.isInstance(cause) && cause.code === "server-fault") throw cause;
+        // A refused reply keeps its own code: it is the script's mistake, not the hook's.
+        if (
+          TestkitError.isInstance(cause) &&
+          (cause.code === "server-fault" || cause.code === "invalid-reply")
+        )
+          throw cause;
         const message = cause instanceof Error ? cause.message : String(cause);
         throw new TestkitError(
           "server-fault",

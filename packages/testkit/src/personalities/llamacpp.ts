@@ -1,14 +1,17 @@
 /**
  * The `llamacpp` personality: llama-server's start-up 503, context overflow, grammar refusals,
- * `/props`, `/health` and its `/v1/models`, from the live captures in `llamacpp-live/` and the
- * bodies in `errors/llamacpp/`.
+ * `/props`, `/health` and its `/v1/models`, and the shape of its completions, from the live
+ * captures in `llamacpp-live/` and the bodies in `errors/llamacpp/`.
  */
+import { createHash } from "node:crypto";
+import { TestkitError } from "../errors.js";
 import { readFixture, readRecordedResponse } from "../fixtures.js";
 import type { RecordedRequest } from "../recorded-request.js";
-import type { ErrorReply } from "../replies.js";
+import type { ErrorReply, TurnReply } from "../replies.js";
+import type { WireUsage } from "../sse.js";
 import { grammarErrors } from "./grammar-schema.js";
 import { checkOptions, durationMs, flag, nonEmptyString, type OptionRule, positiveWhole } from "./options.js";
-import type { Personality, PersonalityContext } from "./personality.js";
+import type { Personality, PersonalityContext, TurnFacts } from "./personality.js";
 import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } from "./recorded.js";
 
 /** Options of {@link llamacppPersonality}. */
@@ -41,6 +44,7 @@ const F = {
   models: "llamacpp-live/01-models.response.txt",
   props: "llamacpp-live/02-props.response.txt",
   health: "llamacpp-live/03-health.response.txt",
+  chat: "llamacpp-live/04-chat-nonstream.response.txt",
   overflow: "llamacpp-live/18-overflow-nonstream.response.txt",
   patternRejected: "llamacpp-live/20-schema-rejected-pattern.response.txt",
   badFormatType: "llamacpp-live/23-bad-response-format-type.response.txt",
@@ -94,6 +98,222 @@ function toolSchemaRefusal(errors: string[]): ErrorReply {
   return jsonError(400, JSON.stringify(body), serverHeaders());
 }
 
+/**
+ * `length` letters and digits drawn from `seed`: the same seed gives the same string, so a test
+ * can count on them, and they look like llama-server's random ones (32 of `[A-Za-z0-9]`).
+ */
+function lettersAndDigits(seed: string, length: number): string {
+  let out = "";
+  for (let round = 0; out.length < length; round++) {
+    out += createHash("sha256")
+      .update(`${seed}#${round}`)
+      .digest("base64")
+      .replace(/[^A-Za-z0-9]/g, "");
+  }
+  return out.slice(0, length);
+}
+
+/**
+ * The rates the `timings` report: prefill 0.1 ms and decoding 2 ms a token (10,000 and 500 tokens
+ * a second, the order of capture 04's 8,655 and 503). Made up, so a test's numbers do not depend
+ * on the machine; the counts are the turn's.
+ */
+const PREFILL_MS_PER_TOKEN = 0.1;
+const DECODE_MS_PER_TOKEN = 2;
+
+/** A rate's three figures for `n` tokens, computed as llama-server does (0 for no tokens). */
+function rate(n: number, msPerToken: number): { ms: number; perTokenMs: number; perSecond: number } {
+  if (n <= 0) return { ms: 0, perTokenMs: 0, perSecond: 0 };
+  const ms = Math.round(n * msPerToken * 1000) / 1000;
+  return { ms, perTokenMs: ms / n, perSecond: (1e3 / ms) * n };
+}
+
+/**
+ * llama-server's `timings` for a turn with this usage, in its key order (captures 04-06):
+ * `cache_n` prompt tokens reused from the slot's cache, `prompt_n` evaluated, `predicted_n`
+ * generated, and the milliseconds each took.
+ */
+function timingsFor(usage: WireUsage): Record<string, number> {
+  const cacheN = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const promptN = Math.max(0, usage.prompt_tokens - cacheN);
+  const prompt = rate(promptN, PREFILL_MS_PER_TOKEN);
+  const predicted = rate(usage.completion_tokens, DECODE_MS_PER_TOKEN);
+  return {
+    cache_n: cacheN,
+    prompt_n: promptN,
+    prompt_ms: prompt.ms,
+    prompt_per_token_ms: prompt.perTokenMs,
+    prompt_per_second: prompt.perSecond,
+    predicted_n: usage.completion_tokens,
+    predicted_ms: predicted.ms,
+    predicted_per_token_ms: predicted.perTokenMs,
+    predicted_per_second: predicted.perSecond,
+  };
+}
+
+/**
+ * A usage object in llama-server's key order, `prompt_tokens_details.cached_tokens` always
+ * present (0 when nothing was reused), as captures 04-07 send it.
+ */
+function llamaUsage(usage: WireUsage): Record<string, unknown> {
+  const { completion_tokens_details: details } = usage;
+  return {
+    completion_tokens: usage.completion_tokens,
+    prompt_tokens: usage.prompt_tokens,
+    total_tokens: usage.total_tokens,
+    prompt_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 },
+    ...(details ? { completion_tokens_details: details } : {}),
+  };
+}
+
+type Delta = Record<string, unknown>;
+type WireChoice = { index?: number; delta?: Delta; message?: Delta; finish_reason?: string | null };
+type WireChunk = { choices?: WireChoice[]; created?: number; usage?: WireUsage };
+type CallDelta = {
+  index?: number;
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string };
+};
+
+/**
+ * The tool-call deltas of a stream as llama-server sends them (captures 12, 28): a call's first
+ * delta carries index, id, type, its whole name and the first piece of its arguments; each later
+ * one its index and a piece of arguments. Name pieces after the first go into the first delta,
+ * and so does the first arguments piece (its own chunk is dropped).
+ */
+function llamaCallDeltas(chunks: WireChunk[]): (CallDelta | undefined)[] {
+  const names = new Map<number, string>();
+  const firstArgs = new Map<number, number>(); // call index → position of its first arguments piece
+  const calls = chunks.map((c) => (c.choices?.[0]?.delta?.tool_calls as CallDelta[] | undefined)?.[0]);
+  calls.forEach((call, at) => {
+    if (!call) return;
+    const i = call.index ?? 0;
+    if (call.function?.name !== undefined) names.set(i, (names.get(i) ?? "") + call.function.name);
+    else if (call.function?.arguments !== undefined && !firstArgs.has(i)) firstArgs.set(i, at);
+  });
+  const dropped = new Set(firstArgs.values());
+  return calls.map((call, at) => {
+    if (!call) return undefined;
+    const i = call.index ?? 0;
+    if (call.id !== undefined) {
+      const first = firstArgs.get(i);
+      const args = first === undefined ? "" : (calls[first]?.function?.arguments ?? "");
+      return {
+        index: i,
+        id: call.id,
+        type: "function",
+        function: { name: names.get(i) ?? "", arguments: args },
+      };
+    }
+    if (call.function?.name !== undefined || dropped.has(at)) return undefined;
+    return { index: i, function: { arguments: call.function?.arguments ?? "" } };
+  });
+}
+
+/** What a scripted turn's chunks and body are given, beside the turn's facts. */
+interface Answering {
+  /** The model name it answers with (its own, whatever the request named). */
+  model: string;
+  /** The build's `system_fingerprint`, as captured. */
+  fingerprint: string;
+}
+
+/** `chatcmpl-` and 32 letters and digits, one per completion, as llama-server's ids look. */
+function completionId(completion: number): string {
+  return `chatcmpl-${lettersAndDigits(`llamacpp-completion:${completion}`, 32)}`;
+}
+
+/**
+ * A scripted stream as llama-server sends it (captures 05, 06, 12, 28): every chunk keyed
+ * choices, created, id, model, system_fingerprint, object; its own model name; no `logprobs`; the
+ * opener `{role: "assistant", content: null}`; tool calls as `llamaCallDeltas` gives them; the
+ * finish chunk's `delta: {}`; and `timings` on the usage chunk, or on the finish chunk when no
+ * usage chunk is sent.
+ */
+function llamaChunks(chunks: object[], facts: TurnFacts, answering: Answering): object[] {
+  const list = chunks as WireChunk[];
+  const id = completionId(facts.completion);
+  const calls = llamaCallDeltas(list);
+  const usageAt = list.findIndex((c) => c.usage !== undefined && (c.choices?.length ?? 0) === 0);
+  const finishAt = list.findIndex((c) => c.choices?.[0]?.finish_reason != null);
+  const timingsAt = usageAt >= 0 ? usageAt : finishAt;
+  const out: object[] = [];
+  list.forEach((chunk, at) => {
+    const shaped = (choices: unknown[]): Record<string, unknown> => ({
+      choices,
+      created: chunk.created,
+      id,
+      model: answering.model,
+      system_fingerprint: answering.fingerprint,
+      object: "chat.completion.chunk",
+    });
+    const choice = chunk.choices?.[0];
+    let body: Record<string, unknown>;
+    if (choice === undefined) {
+      body = shaped([]);
+      if (chunk.usage) body.usage = llamaUsage(chunk.usage);
+    } else {
+      let delta: Delta = choice.delta ?? {};
+      if (delta.tool_calls !== undefined) {
+        const call = calls[at];
+        if (call === undefined) return; // folded into the call's first delta
+        delta = { tool_calls: [call] };
+      } else if ("role" in delta) {
+        delta = { role: delta.role, content: delta.content === "" ? null : (delta.content ?? null) };
+      }
+      body = shaped([{ finish_reason: choice.finish_reason ?? null, index: choice.index ?? 0, delta }]);
+    }
+    if (at === timingsAt && facts.usage) body.timings = timingsFor(facts.usage);
+    out.push(body);
+  });
+  return out;
+}
+
+/**
+ * A scripted plain completion as llama-server sends it (captures 04, 07, 11, 17): keyed choices,
+ * created, model, system_fingerprint, object, usage, id, timings; its own model name; no
+ * `logprobs`; `content` a string (`""` beside tool calls); each tool call keyed type, function, id.
+ */
+function llamaCompletion(body: object, facts: TurnFacts, answering: Answering): object {
+  const plain = body as { created?: number; choices?: WireChoice[]; usage?: WireUsage };
+  const choices = (plain.choices ?? []).map((choice) => {
+    const { role, content, tool_calls: calls, ...rest } = choice.message ?? {};
+    const message: Delta = { role, content: content ?? "", ...rest };
+    if (Array.isArray(calls)) {
+      message.tool_calls = (calls as { id?: string; function?: unknown }[]).map((c) => ({
+        type: "function",
+        function: c.function,
+        id: c.id,
+      }));
+    }
+    return { finish_reason: choice.finish_reason ?? null, index: choice.index ?? 0, message };
+  });
+  const out: Record<string, unknown> = {
+    choices,
+    created: plain.created,
+    model: answering.model,
+    system_fingerprint: answering.fingerprint,
+    object: "chat.completion",
+  };
+  if (plain.usage) out.usage = llamaUsage(plain.usage);
+  out.id = completionId(facts.completion);
+  if (facts.usage) out.timings = timingsFor(facts.usage);
+  return out;
+}
+
+/** Refuses a scripted tool call without a name: llama-server never sends one (captures 11-15, 28). */
+function checkToolNames(reply: TurnReply): void {
+  reply.toolCalls?.forEach((call, i) => {
+    if (call.name === "") {
+      throw new TestkitError(
+        "invalid-reply",
+        `Reply field toolCalls[${i}].name must not be empty with the llamacpp personality: llama-server never sends a tool call without a name. Name the tool, or script the nameless call without this personality.`,
+      );
+    }
+  });
+}
+
 /** What each option of {@link llamacppPersonality} must be. */
 const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule> = {
   nCtx: positiveWhole,
@@ -118,6 +338,13 @@ const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule
  * captured headers (`Server: llama.cpp`, JSON with charset). `GET /props`,
  * `GET /health` and `GET /v1/models` answer the captured bodies with `n_ctx` set to `nCtx`.
  * A streamed reply carries a usage chunk only with `stream_options.include_usage`.
+ *
+ * A scripted turn goes out as llama-server sends its completions (captures 04-06, 11, 12, 28): its
+ * own model name whatever the request named, `chatcmpl-` and 32 letters and digits as the id, 32
+ * letters and digits as a tool call's default id, the captured `system_fingerprint`, no
+ * `logprobs`, the opener `content: null`, each tool call's whole name in its first delta,
+ * `cached_tokens` always in the usage, and `timings` built from the usage (made-up rates). A
+ * scripted tool call with an empty name is refused (`invalid-reply`): llama-server never sends one.
  */
 export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): Personality {
   checkOptions("llamacpp personality", options, LLAMACPP_OPTION_RULES);
@@ -183,6 +410,11 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
   };
 
   const capturedJson = (rel: string): Record<string, unknown> => JSON.parse(readRecordedResponse(rel).body);
+  let fingerprint: string | undefined;
+  const answering = (): Answering => {
+    fingerprint ??= String(capturedJson(F.chat).system_fingerprint);
+    return { model, fingerprint };
+  };
 
   const models = () => {
     const body = capturedJson(F.models) as {
@@ -237,5 +469,10 @@ export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): P
     completionBudget: (request, ctx) =>
       Math.min(requestedMaxTokens(request) ?? Number.POSITIVE_INFINITY, nCtx - ctx.promptTokens),
     streamsUsage: includeUsageRequested,
+    // A scripted answer goes out as llama-server words it: its own model name, its ids, timings.
+    chunks: (chunks, facts) => llamaChunks(chunks, facts, answering()),
+    completion: (body, facts) => llamaCompletion(body, facts, answering()),
+    toolCallId: (completion, index) => lettersAndDigits(`llamacpp-call:${completion}:${index}`, 32),
+    checkReply: checkToolNames,
   };
 }

@@ -1,5 +1,6 @@
 import type { RecordedRequest } from "../recorded-request.js";
-import type { ErrorReply } from "../replies.js";
+import type { ErrorReply, TurnReply } from "../replies.js";
+import type { WireUsage } from "../sse.js";
 
 /** What the server tells a personality about a chat request it is about to answer. */
 export interface PersonalityContext {
@@ -7,6 +8,17 @@ export interface PersonalityContext {
   promptTokens: number;
   /** Milliseconds since the server started. */
   uptimeMs: number;
+}
+
+/** What the server tells a personality's `chunks` and `completion` hooks about the scripted turn it is sending. */
+export interface TurnFacts {
+  /** Which scripted completion of this server this is, counted from 1. */
+  completion: number;
+  /**
+   * The usage the turn reports (scripted numbers, else computed), also where a stream carries no
+   * usage chunk; undefined when the turn says `usage: false`.
+   */
+  usage?: WireUsage;
 }
 
 /** A plain HTTP answer: status, body (JSON, or verbatim when a string) and optional headers. */
@@ -59,7 +71,18 @@ export interface Personality {
    * The chunk objects of a scripted streamed turn as this server would send them (Mistral puts each
    * tool call whole, and the usage, on the finish chunk); replays and raw replies are not reshaped.
    */
-  chunks?(chunks: object[]): object[];
+  chunks?(chunks: object[], facts: TurnFacts): object[];
+  /**
+   * The body of a scripted plain (non-streamed) completion as this server would send it (llama.cpp
+   * names its own model and adds `timings`); error, replay and raw replies are not reshaped.
+   */
+  completion?(body: object, facts: TurnFacts): object;
+  /**
+   * Refuses a scripted turn this server could never send (llama.cpp never emits a tool call
+   * without a name) by throwing a `TestkitError` `invalid-reply` naming the field; runs wherever
+   * the testkit checks a reply (the queue, `enqueue`, a reply function's answer).
+   */
+  checkReply?(reply: TurnReply): void;
   /** Whether a streamed reply ends with a usage chunk for this request (default: always). */
   streamsUsage?(request: RecordedRequest): boolean;
 }
