@@ -205,6 +205,63 @@ describe("startServer refuses options it cannot honour, before listening", () =>
     }
   });
 
+  it("reads null as the default for every option, as a config read back from JSON has it", async () => {
+    const forms: ServerOptions[] = [
+      { personality: null, prefixCache: null, scriptedModel: null },
+      {
+        personality: {
+          name: "llamacpp",
+          nCtx: null,
+          loadingMs: null,
+          model: null,
+          jinja: null,
+          thinking: null,
+          legacyOverflow: null,
+        },
+      },
+      {
+        personality: {
+          name: "openai",
+          reasoningModels: null,
+          reasoningEffortValues: null,
+          extraParams: null,
+          unknownParams: null,
+          contextWindow: null,
+          models: null,
+        },
+      },
+      {
+        personality: {
+          name: "vllm",
+          maxModelLen: null,
+          model: null,
+          autoToolChoice: null,
+          errorFormat: null,
+        },
+      },
+      { personality: { name: "lmstudio", contextLength: null, model: null } },
+      { personality: { name: "mistral", refuseStreamOptions: null } },
+      { scriptedModel: { chunkChars: null, chunkDelayMs: null } },
+    ];
+    for (const options of forms) {
+      const s = await startServer({ replies: [{ content: "ok" }], ...options });
+      try {
+        expect(await post(s), JSON.stringify(options)).toMatchObject({ status: 200 });
+      } finally {
+        await s.close();
+      }
+    }
+    // The defaults, not nothing: a llamacpp window of null is 4096 tokens.
+    server = await startServer({
+      personality: { name: "llamacpp", nCtx: null },
+      replies: [{ content: "ok" }],
+    });
+    const models = (await (await fetch(`${server.baseUrl}/models`)).json()) as {
+      data: { meta?: { n_ctx?: number } }[];
+    };
+    expect(models.data[0]?.meta?.n_ctx).toBe(4096);
+  });
+
   it("takes loadingMs: Infinity as loading for ever", async () => {
     server = await startServer({ personality: { name: "llamacpp", loadingMs: Number.POSITIVE_INFINITY } });
     expect(await post(server)).toMatchObject({ status: 503, text: expect.stringContaining("Loading model") });

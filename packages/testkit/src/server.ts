@@ -35,9 +35,9 @@ export interface ServerOptions {
   /** The script: a queue consumed one reply per chat request, or a function deciding each reply. */
   replies?: Reply[] | ReplyFunction;
   /** A real server's refusals and routes: a name, `{ name, …options }`, or a `Personality` object. */
-  personality?: PersonalitySpec;
+  personality?: PersonalitySpec | null;
   /** Report `prompt_tokens_details.cached_tokens` from the prefix-cache model. */
-  prefixCache?: boolean;
+  prefixCache?: boolean | null;
   /** Body of `GET /v1/models`: an array is wrapped as `{ object: "list", data }`, anything else sent as is. */
   models?: ModelListing[] | unknown;
   /** Body of `GET /props`; `false` or absent (without a personality that has one): 404. */
@@ -45,7 +45,7 @@ export interface ServerOptions {
   /** Body of LM Studio's `GET /api/v0/models`; `false` or absent (without the lmstudio personality): 404. */
   lmstudio?: unknown;
   /** Let the rule-based demo model answer chat requests when no scripted reply is left (options: its streaming pace). */
-  scriptedModel?: boolean | ScriptedModelOptions;
+  scriptedModel?: boolean | ScriptedModelOptions | null;
   /** Port to listen on (default 0: a free one). */
   port?: number;
 }
@@ -122,7 +122,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     throw new TestkitError("invalid-option", "startServer: options must be an object.");
   }
   const resolved = resolvePersonality(options.personality);
-  if (options.prefixCache !== undefined && typeof options.prefixCache !== "boolean") {
+  // null reads as absent, as everywhere in the project (a field read back from JSON).
+  if (options.prefixCache != null && typeof options.prefixCache !== "boolean") {
     throw new TestkitError(
       "invalid-option",
       `startServer: prefixCache must be true or false, got ${JSON.stringify(options.prefixCache) ?? String(options.prefixCache)}.`,
@@ -130,7 +131,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   }
   const scripted: unknown = options.scriptedModel;
   if (
-    scripted !== undefined &&
+    scripted != null &&
     typeof scripted !== "boolean" &&
     (typeof scripted !== "object" || scripted === null)
   ) {
@@ -139,7 +140,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       `startServer: scriptedModel must be true, false or { chunkChars?, chunkDelayMs? }, got ${JSON.stringify(scripted) ?? String(scripted)}.`,
     );
   }
-  if (typeof scripted === "object") {
+  if (typeof scripted === "object" && scripted !== null) {
     checkOptions("startServer scriptedModel", options.scriptedModel, SCRIPTED_MODEL_RULES);
   }
   const personality: Personality | undefined = resolved && guardPersonality(resolved);

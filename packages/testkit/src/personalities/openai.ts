@@ -21,17 +21,17 @@ import { findStrictViolation, pythonTuple, type StrictViolation } from "./strict
 /** Options of {@link openaiPersonality}. */
 export interface OpenAiPersonalityOptions {
   /** Which models are reasoning models (default `/^(o\d|gpt-5)/`). */
-  reasoningModels?: RegExp;
+  reasoningModels?: RegExp | null;
   /** `reasoning_effort` values reasoning models accept (default `none`, `low`, `medium`, `high`, as recorded for gpt-5.1). */
-  reasoningEffortValues?: readonly string[];
+  reasoningEffortValues?: readonly string[] | null;
   /** Extra body fields to accept besides the documented chat-completions ones. */
-  extraParams?: readonly string[];
+  extraParams?: readonly string[] | null;
   /** Body fields to refuse as unrecognized even though OpenAI documents them. */
-  unknownParams?: readonly string[];
+  unknownParams?: readonly string[] | null;
   /** When set, prompts over this many tokens (by the token rule) get the context-length refusal. */
-  contextWindow?: number;
+  contextWindow?: number | null;
   /** When set, other model names get the 404 model_not_found refusal. */
-  models?: readonly string[];
+  models?: readonly string[] | null;
 }
 
 /** The chat-completions body fields OpenAI documents (reasoning_effort only for reasoning models). */
@@ -308,7 +308,7 @@ export function openaiPersonality(options: OpenAiPersonalityOptions = {}): Perso
     if (options.models && !options.models.includes(model)) {
       return jsonError(404, withMessage(F.notFound, [["gpt-5.2-proo", model]]));
     }
-    if (options.contextWindow !== undefined) {
+    if (options.contextWindow != null) {
       const refusal = contextRefusal(
         body,
         ctx.promptTokens,

@@ -67,7 +67,8 @@ function shown(value: unknown): string {
 
 /**
  * Throws a `TestkitError` (`invalid-option`) when `options` is not an object, has a name `rules`
- * does not list, or has a value (other than `undefined`, which means the default) its rule refuses.
+ * does not list, or has a value (other than `undefined` or `null`, which mean the default: a field
+ * read back from JSON) its rule refuses.
  * `owner` names whose options they are, e.g. "llamacpp personality".
  */
 export function checkOptions(owner: string, options: unknown, rules: Record<string, OptionRule>): void {
@@ -87,7 +88,7 @@ export function checkOptions(owner: string, options: unknown, rules: Record<stri
         `${owner} has no option ${JSON.stringify(name)}; its options are ${known.join(", ")}.`,
       );
     }
-    if (value !== undefined && !rule.test(value)) {
+    if (value !== undefined && value !== null && !rule.test(value)) {
       throw new TestkitError(
         "invalid-option",
         `${owner} option ${name} must be ${rule.expected}, got ${shown(value)}.`,

@@ -56,8 +56,8 @@ const NAMES: readonly string[] = ["openai", "llamacpp", "vllm", "lmstudio", "mis
  * Throws a `TestkitError` (`invalid-option`) for an unknown name, an option that personality does
  * not have, or an option value it cannot honour (naming the option).
  */
-export function resolvePersonality(spec: PersonalitySpec | undefined): Personality | undefined {
-  if (spec === undefined) return undefined;
+export function resolvePersonality(spec: PersonalitySpec | null | undefined): Personality | undefined {
+  if (spec === undefined || spec === null) return undefined;
   const unknown = () =>
     new TestkitError(
       "invalid-option",
