@@ -98,6 +98,8 @@ export class Reaper {
     const env = { ...process.env };
     // Options meant for the host (an inspector port, a loader) are not the reaper's.
     delete env.NODE_OPTIONS;
+    // In Electron (an editor's extension host), its binary runs the script as Node only when told.
+    if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = "1";
     let child: ChildProcess;
     try {
       child = spawn(process.execPath, [this.#script], {

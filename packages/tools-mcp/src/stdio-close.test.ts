@@ -338,6 +338,16 @@ describe.skipIf(process.platform !== "linux")("a host's reaper", () => {
     expect(running(bystander)).toBe(true);
   });
 
+  it("ends server-everything behind sh, whose research task's timers outlive stdin EOF, when its host is killed by SIGKILL", async () => {
+    const { host, pids } = startReaperHost("wait", "--everything");
+    const { wrapper } = await pids;
+    const tree = [wrapper, ...descendants(wrapper)];
+    expect(tree.length).toBeGreaterThanOrEqual(2);
+    process.kill(host.pid as number, "SIGKILL");
+    await exited(host);
+    expect(await stillRunning(tree, 10_000)).toEqual([]);
+  });
+
   it("with reaper: false starts none, and a server that ignores stdin EOF outlives a host killed by SIGKILL", async () => {
     const { host, pids } = startReaperHost("wait", "--no-reaper");
     const { wrapper, server, child } = await pids;
