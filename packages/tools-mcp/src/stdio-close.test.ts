@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { commandLine, descendants, groupOf, running, stillRunning } from "../test/processes.js";
+import { commandLine, descendants, groupOf, running, startTime, stillRunning } from "../test/processes.js";
 import { EVERYTHING, NODE } from "../test/support.js";
 import { createMcpPool, type McpPool, type McpServerEntry } from "./index.js";
 import { listSync, listTree, TreeStdioTransport, treeOf } from "./stdio-transport.js";
@@ -309,9 +309,12 @@ describe.skipIf(process.platform !== "linux")("a host's reaper", () => {
   const REAPER_HOST = here("../test/reaper-host.mjs");
   const REAPER_SCRIPT = here("../dist/reaper-process.js");
   type HostPids = Pids & { bystander: number };
-  function startReaperHost(mode: "wait" | "close" | "exit", ...args: string[]) {
+  const needBuild = () => {
     if (!existsSync(REAPER_SCRIPT))
       throw new Error("dist/reaper-process.js is missing: run `pnpm build` in packages/tools-mcp first.");
+  };
+  function startReaperHost(mode: "wait" | "close" | "exit", ...args: string[]) {
+    needBuild();
     const started = startHost(mode, { path: REAPER_HOST, args });
     return { ...started, pids: started.pids as Promise<HostPids> };
   }
@@ -346,6 +349,36 @@ describe.skipIf(process.platform !== "linux")("a host's reaper", () => {
     process.kill(host.pid as number, "SIGKILL");
     await exited(host);
     expect(await stillRunning(tree, 10_000)).toEqual([]);
+  });
+
+  it("signals only a listed process with the start time listed: a pid taken over by another process is left alone", async () => {
+    // The reaper run by itself: told of two processes, one of them with a start time it does not
+    // have now (as when its pid has been given to a new process), then its stdin ends with no bye.
+    needBuild();
+    const victim = spawn(NODE, ["-e", "setTimeout(() => {}, 120_000)"], { stdio: "ignore" });
+    const stranger = spawn(NODE, ["-e", "setTimeout(() => {}, 120_000)"], { stdio: "ignore" });
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      const [v, s] = [victim.pid as number, stranger.pid as number];
+      const reaper = spawn(NODE, [REAPER_SCRIPT], { stdio: ["pipe", "ignore", "inherit"] });
+      const gone = exited(reaper);
+      const before = String(Number(startTime(s)) - 1);
+      reaper.stdin?.end(
+        `${JSON.stringify({
+          set: 1,
+          procs: [
+            [v, startTime(v)],
+            [s, before],
+          ],
+        })}\n`,
+      );
+      expect(await gone).toEqual({ code: 0, signal: null });
+      expect(running(v)).toBe(false);
+      expect(running(s)).toBe(true);
+    } finally {
+      victim.kill("SIGKILL");
+      stranger.kill("SIGKILL");
+    }
   });
 
   it("with reaper: false starts none, and a server that ignores stdin EOF outlives a host killed by SIGKILL", async () => {

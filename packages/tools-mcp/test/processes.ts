@@ -71,3 +71,13 @@ export function groupOf(pid: number): { group: number; session: number } | undef
     return undefined;
   }
 }
+
+/** The start time of `pid` as Linux's /proc/<pid>/stat gives it (clock ticks after boot), or "". */
+export function startTime(pid: number): string {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ")[19] ?? "";
+  } catch {
+    return "";
+  }
+}
