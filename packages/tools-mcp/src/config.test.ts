@@ -131,6 +131,8 @@ describe("mcpServers", () => {
     expect(refused({ serializeWrites: "no" })).toBe(
       'serializeWrites must be true or false; got the string "no".',
     );
+    expect(refused({ reaper: "off" })).toBe('reaper must be true or false; got the string "off".');
+    expect(refused({ reaper: 0 })).toBe("reaper must be true or false; got the number 0.");
     for (const [bad, got] of [
       [42, "the number 42"],
       [{ name: "x" }, "an object"],
@@ -153,6 +155,8 @@ describe("mcpServers", () => {
     for (const good of [
       { maxRestarts: 0, stderrLines: 0, maxMessageBytes: 1 },
       { images: "parts", serializeWrites: false, clientInfo: { name: "host", version: "2" } },
+      { reaper: false },
+      { reaper: true },
     ])
       expect(() => createMcpPool([], good as never)).not.toThrow();
   });
@@ -168,6 +172,7 @@ describe("mcpServers", () => {
     "stderrLines",
     "maxMessageBytes",
     "serializeWrites",
+    "reaper",
     "hooks",
     "hookTimeoutMs",
     "onNotice",

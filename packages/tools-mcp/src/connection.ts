@@ -18,6 +18,7 @@ import {
 import type { McpServerConfig } from "./config.js";
 import type { McpToolOutput } from "./content.js";
 import { McpPoolError, messageOf } from "./errors.js";
+import type { Reaper } from "./reaper.js";
 import {
   describeServer,
   type Mask,
@@ -83,6 +84,8 @@ export interface ConnectionOptions {
   maxRestarts: number;
   stderrLines: number;
   maxMessageBytes: number;
+  /** The pool's reaper, if it has one (not on Windows, not with `reaper: false`). */
+  reaper?: Reaper;
   onToolsChanged: () => void;
   onNotice: (text: string) => void;
 }
@@ -303,7 +306,11 @@ export class ServerConnection {
       const transport =
         process.platform === "win32"
           ? new StdioClientTransport({ ...params, stderr: "pipe" })
-          : new TreeStdioTransport({ ...params, maxMessageBytes: this.#options.maxMessageBytes });
+          : new TreeStdioTransport({
+              ...params,
+              maxMessageBytes: this.#options.maxMessageBytes,
+              ...(this.#options.reaper ? { reaper: this.#options.reaper.link() } : {}),
+            });
       transport.stderr?.on("data", (chunk: Buffer | string) => this.#noteStderr(String(chunk)));
       await this.#start(generation, transport, "stdio", timeout);
       this.#pid = transport.pid ?? undefined;

@@ -11,6 +11,7 @@ import { type McpToolOutput, type ToolContentPart, toolOutput } from "./content.
 import { describeValue, McpPoolError, messageOf } from "./errors.js";
 import { CallGate } from "./gate.js";
 import type { HookEvent, HookOutcome, HookRunner, McpHookSpec } from "./hooks.js";
+import { Reaper } from "./reaper.js";
 import { untilStopped } from "./stop.js";
 
 /** A tool as `tool-loading`'s catalogue reads it: its name as the model calls it, and one line saying what it does. */
@@ -91,6 +92,13 @@ export interface McpPoolOptions {
    * different servers never wait for each other.
    */
   serializeWrites?: boolean;
+  /**
+   * Start a reaper (default true, on Linux and macOS): one small Node process per pool, while any
+   * of its stdio servers runs, that ends their process trees if this process is killed without
+   * closing the pool (SIGKILL, the OOM killer). `false` starts none: a server that does not exit on
+   * stdin EOF then outlives a killed host. Never started on Windows.
+   */
+  reaper?: boolean;
   /** Hooks run by `runHooks`: the spec's `hooks` entries that name a server and tool. */
   hooks?: readonly McpHookSpec[];
   /**
@@ -231,13 +239,14 @@ function count(value: unknown, fallback: number, what: string, min = 0): number 
  * `invalid-config` naming the first bad one and what it was given.
  */
 function checkOptions(options: McpPoolOptions): void {
-  const { images, toolNames, serializeWrites, clientInfo, hooks } = options;
+  const { images, toolNames, serializeWrites, reaper, clientInfo, hooks } = options;
   if (images !== undefined && images !== "describe" && images !== "parts")
     refuse(`images must be "describe" or "parts"`, images);
   if (toolNames !== undefined && toolNames !== "prefixed" && toolNames !== "plain")
     refuse(`toolNames must be "prefixed" or "plain"`, toolNames);
   if (serializeWrites !== undefined && typeof serializeWrites !== "boolean")
     refuse("serializeWrites must be true or false", serializeWrites);
+  if (reaper !== undefined && typeof reaper !== "boolean") refuse("reaper must be true or false", reaper);
   if (
     clientInfo !== undefined &&
     (typeof clientInfo !== "object" ||
@@ -339,6 +348,10 @@ export function createMcpPool(
   let definitions: McpToolDefinition[] = [];
   const byName = new Map<string, Entry>();
 
+  const reaper =
+    settings.reaper !== false && configs.some((config) => config.type === "stdio")
+      ? Reaper.create()
+      : undefined;
   const connections = configs.map(
     (config) =>
       new ServerConnection(config, {
@@ -348,6 +361,7 @@ export function createMcpPool(
         maxRestarts,
         stderrLines,
         maxMessageBytes,
+        ...(reaper ? { reaper } : {}),
         onNotice: notice,
         onToolsChanged: () => {
           stale = true;

@@ -51,3 +51,33 @@ export async function stillRunning(pids: readonly number[], ms = 5_000): Promise
     await new Promise((resolve) => setTimeout(resolve, 50));
   return pids.filter(running);
 }
+
+/** The command line of `pid`, its arguments joined by spaces; "" once it is gone. */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    return "";
+  }
+}
+
+/** The process group and session of `pid`, or undefined once it is gone. */
+export function groupOf(pid: number): { group: number; session: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const [, , group, session] = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return { group: Number(group), session: Number(session) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The start time of `pid` as Linux's /proc/<pid>/stat gives it (clock ticks after boot), or "". */
+export function startTime(pid: number): string {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ")[19] ?? "";
+  } catch {
+    return "";
+  }
+}

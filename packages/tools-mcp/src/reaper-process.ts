@@ -1,0 +1,149 @@
+// The reaper: a small process a pool starts (see reaper.ts) to end its stdio servers' process trees
+// when the host dies without being able to (SIGKILL, the OOM killer). It reads, on its stdin, one
+// JSON message a line from the host:
+//   {"set": <server id>, "procs": [[pid, "start time"], …]}  the server's processes as last seen
+//   {"gone": <server id>}                                   the server was ended by the host
+//   {"bye": true}                                           the pool has no server left
+// Its stdin ending after a bye is a clean exit. Ending without one means the host died: it ends
+// each listed server's tree as a close would (EOF grace, SIGTERM, SIGKILL), and exits. Either way
+// it exits once its stdin ends. It only ever signals a process listed by the host (pid and start
+// time) or a descendant of one that runs now.
+import { alive, CLOSE_TIMINGS, listTree, type ProcessEntry, signalAll, treeOf } from "./process-table.js";
+
+const linux = process.platform === "linux";
+/** The longest line read from the host; a longer one (never sent by a pool) is dropped. */
+const MAX_LINE = 1024 * 1024;
+const POLL_MS = 20;
+
+/** Each server's processes as the host last listed them, by the host's id for the server. */
+const servers = new Map<number, ProcessEntry[]>();
+let bye = false;
+let held = "";
+
+/** The process with `pid` that started at `started`, as an entry (its parent is not needed). */
+function entryOf(pid: number, started: string): ProcessEntry {
+  return { pid, ppid: 0, zombie: false, started };
+}
+
+/**
+ * Fills in the start time of entries the host sent without one (off Linux, a server just started,
+ * before its first listing), from a listing now; an entry whose pid is no longer listed is dropped.
+ */
+async function resolveStartTimes(id: number): Promise<void> {
+  const entries = servers.get(id);
+  if (!entries?.some((entry) => entry.started === "")) return;
+  let table: Map<number, ProcessEntry>;
+  try {
+    table = new Map(
+      (
+        await listTree(
+          entries.map((entry) => entry.pid),
+          linux,
+        )
+      ).map((entry) => [entry.pid, entry]),
+    );
+  } catch {
+    return;
+  }
+  // A later message may have replaced the list meanwhile: only fill in the one read.
+  if (servers.get(id) !== entries) return;
+  servers.set(
+    id,
+    entries.flatMap((entry) => {
+      if (entry.started !== "") return [entry];
+      const now = table.get(entry.pid);
+      return now && !now.zombie ? [entryOf(entry.pid, now.started)] : [];
+    }),
+  );
+}
+
+function take(line: string): void {
+  let message: unknown;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return;
+  }
+  if (typeof message !== "object" || message === null) return;
+  const { set, procs, gone } = message as { set?: unknown; procs?: unknown; gone?: unknown };
+  if ((message as { bye?: unknown }).bye === true) {
+    bye = true;
+    servers.clear();
+  } else if (typeof gone === "number") servers.delete(gone);
+  else if (typeof set === "number" && Array.isArray(procs)) {
+    const entries = procs.flatMap((item: unknown) => {
+      if (!Array.isArray(item)) return [];
+      const [pid, started] = item as unknown[];
+      return Number.isInteger(pid) && (pid as number) > 0 && typeof started === "string"
+        ? [entryOf(pid as number, started)]
+        : [];
+    });
+    servers.set(set, entries);
+    void resolveStartTimes(set);
+  }
+}
+
+async function until(done: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
+  }
+  return true;
+}
+
+/** The listed processes that still run, and every descendant of them now. */
+async function treesNow(listed: readonly ProcessEntry[]): Promise<ProcessEntry[]> {
+  const table = await listTree(
+    listed.map((entry) => entry.pid),
+    linux,
+  );
+  const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+  const roots = listed.filter((entry) => alive(entry, byPid)).map((entry) => entry.pid);
+  return treeOf(roots, table).filter((entry) => !entry.zombie);
+}
+
+/**
+ * The host died: every listed server's tree, read now (before a wrapper's death cuts the links to
+ * what it started), gets the close's EOF grace to exit on its own, then what of it still runs (and
+ * what that started since) is SIGTERMed, and SIGKILLed after the SIGTERM grace.
+ */
+async function reap(): Promise<void> {
+  const listed = [...servers.values()].flat().filter((entry) => entry.started !== "");
+  if (listed.length === 0) return;
+  const { eofGraceMs, termGraceMs } = CLOSE_TIMINGS;
+  const first = await treesNow(listed);
+  if (await until(() => !first.some((entry) => alive(entry)), eofGraceMs)) return;
+  const tree = await treesNow(first);
+  if (tree.length === 0) return;
+  signalAll(tree, "SIGTERM");
+  if (await until(() => !tree.some((entry) => alive(entry)), termGraceMs)) return;
+  // Off Linux the poll above only asks whether a pid exists: check the start times against a fresh
+  // listing, so no process that has since taken a pid of the tree is SIGKILLed.
+  const table = linux ? undefined : new Map((await listTree([], false)).map((entry) => [entry.pid, entry]));
+  signalAll(
+    tree.filter((entry) => alive(entry, table)),
+    "SIGKILL",
+  );
+}
+
+let ending = false;
+function ended(): void {
+  if (ending) return;
+  ending = true;
+  if (bye) process.exit(0);
+  reap().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+}
+
+process.stdin.on("data", (chunk: Buffer) => {
+  const lines = (held + chunk.toString("utf8")).split("\n");
+  held = lines.pop() ?? "";
+  if (held.length > MAX_LINE) held = "";
+  for (const line of lines) take(line);
+});
+process.stdin.once("end", ended);
+process.stdin.once("error", ended);

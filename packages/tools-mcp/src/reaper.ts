@@ -1,0 +1,145 @@
+// A pool's reaper, seen from the host: the process (reaper-process.ts) that ends the pool's stdio
+// servers' process trees if the host dies without doing so itself (SIGKILL). Started with the
+// pool's first stdio server, told each server's processes as the transport snapshots them and when
+// each server is gone, and sent a clean "bye" when the last one is.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import type { Socket } from "node:net";
+import { fileURLToPath } from "node:url";
+import type { ProcessEntry } from "./process-table.js";
+
+/**
+ * The reaper's script: beside this module in the built package (`dist/reaper-process.js`), or
+ * undefined when it is not there (this module run from its source, or bundled without it), and
+ * then no reaper is started.
+ */
+let script: string | null | undefined;
+function reaperScript(): string | undefined {
+  if (script === undefined) {
+    try {
+      const path = fileURLToPath(new URL("./reaper-process.js", import.meta.url));
+      script = existsSync(path) ? path : null;
+    } catch {
+      script = null;
+    }
+  }
+  return script ?? undefined;
+}
+
+/** A reaper that exits on its own this many times while servers ran is not started again. */
+const MAX_UNEXPECTED_EXITS = 3;
+
+/** What one stdio server's transport tells the reaper. */
+export interface ReaperLink {
+  /** The server's processes now (pid and start time; "" when not known yet, off Linux). */
+  set(entries: readonly ProcessEntry[]): void;
+  /** The server's tree has been ended (or never started): nothing of it is to be reaped. */
+  gone(): void;
+}
+
+/**
+ * One per pool (POSIX). The reaper process runs while at least one of the pool's stdio servers
+ * does: it is started detached (a session and process group of its own, so a Ctrl-C to the host's
+ * group does not end it before it can act), with its stdin a pipe from the host and no other
+ * stdio, and unreferenced (it and its pipe keep no host event loop alive).
+ */
+export class Reaper {
+  readonly #script: string;
+  #child: ChildProcess | undefined;
+  /** The processes of each running server, by the id its link was given. */
+  readonly #servers = new Map<number, readonly ProcessEntry[]>();
+  #ids = 0;
+  #unexpectedExits = 0;
+
+  /** A reaper for a pool, or undefined where none is started (Windows, no script beside this module). */
+  static create(): Reaper | undefined {
+    const path = process.platform === "win32" ? undefined : reaperScript();
+    return path ? new Reaper(path) : undefined;
+  }
+
+  constructor(scriptPath: string) {
+    this.#script = scriptPath;
+  }
+
+  /** The pid of the reaper process running now, if any. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** A link for one server; once told `gone`, it says nothing more. */
+  link(): ReaperLink {
+    const id = ++this.#ids;
+    let done = false;
+    return {
+      set: (entries) => {
+        if (done) return;
+        this.#servers.set(id, [...entries]);
+        this.#send({ set: id, procs: entries.map((entry) => [entry.pid, entry.started]) });
+      },
+      gone: () => {
+        if (done) return;
+        done = true;
+        if (!this.#servers.delete(id)) return;
+        if (this.#servers.size > 0) this.#send({ gone: id });
+        else this.#bye();
+      },
+    };
+  }
+
+  /** Sends a message, starting the reaper first (with every server's processes) when none runs. */
+  #send(message: object): void {
+    const child = this.#child;
+    if (child) write(child, message);
+    else this.#start();
+  }
+
+  #start(): void {
+    if (this.#unexpectedExits >= MAX_UNEXPECTED_EXITS) return;
+    const env = { ...process.env };
+    // Options meant for the host (an inspector port, a loader) are not the reaper's.
+    delete env.NODE_OPTIONS;
+    // In Electron (an editor's extension host), its binary runs the script as Node only when told.
+    if (process.versions.electron) env.ELECTRON_RUN_AS_NODE = "1";
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, [this.#script], {
+        detached: true,
+        stdio: ["pipe", "ignore", "ignore"],
+        cwd: "/",
+        env,
+      });
+    } catch {
+      this.#unexpectedExits++;
+      return;
+    }
+    this.#child = child;
+    const lost = () => {
+      if (this.#child !== child) return;
+      // Not asked to go: the next message starts another, told everything again.
+      this.#child = undefined;
+      this.#unexpectedExits++;
+    };
+    child.once("error", lost);
+    child.once("exit", lost);
+    child.stdin?.on("error", () => {});
+    child.unref();
+    (child.stdin as Socket | null)?.unref?.();
+    for (const [id, entries] of this.#servers)
+      write(child, { set: id, procs: entries.map((entry) => [entry.pid, entry.started]) });
+  }
+
+  /** No server left: a clean bye, and the reaper exits as its stdin ends. */
+  #bye(): void {
+    const child = this.#child;
+    this.#child = undefined;
+    if (!child) return;
+    write(child, { bye: true });
+    child.stdin?.end();
+  }
+}
+
+function write(child: ChildProcess, message: object): void {
+  const stdin = child.stdin;
+  if (!stdin || stdin.destroyed || stdin.writableEnded) return;
+  stdin.write(`${JSON.stringify(message)}\n`);
+}

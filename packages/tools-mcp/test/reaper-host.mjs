@@ -1,0 +1,53 @@
+// A host process for the reaper tests, run with plain node on the built package (dist/, where the
+// reaper's script is): starts a pool with one server behind a wrapper that does not exit on stdin
+// EOF (test/lingering-server.mjs), calls it once, and prints as JSON the pids of the wrapper, the
+// server, the server's child, and a bystander: a process of its own, outside the pool, that also
+// ignores stdin EOF (the reaper must leave it alone). Then, by its mode:
+// - `wait`: waits (its servers keep it alive) to be killed;
+// - `close`: waits for a line on its stdin, closes the pool, and lets its event loop run out;
+// - `exit`: exits without closing the pool.
+// `--no-reaper` creates the pool with `reaper: false`; `--everything` starts server-everything behind
+// the wrapper instead, runs its research task (whose timers outlive stdin EOF), and prints only the
+// wrapper's and the bystander's pids.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createMcpPool } from "../dist/index.js";
+
+const mode = process.argv[2] ?? "wait";
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+const everything = process.argv.includes("--everything");
+const server = everything
+  ? {
+      name: "everything",
+      command: "sh",
+      args: [
+        here("./wrapper.sh"),
+        process.execPath,
+        here("../node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+      ],
+    }
+  : {
+      name: "lingering",
+      command: "sh",
+      args: [here("./wrapper.sh"), process.execPath, here("./lingering-server.mjs")],
+    };
+const pool = createMcpPool([server], process.argv.includes("--no-reaper") ? { reaper: false } : {});
+const bystander = spawn(process.execPath, ["-e", "setTimeout(() => {}, 120_000)"], { stdio: "ignore" });
+bystander.unref();
+if (everything) {
+  // Its research task leaves timers that keep it running after its stdin ends.
+  await pool.callTool("everything__simulate-research-query", { topic: "tides" });
+  console.log(JSON.stringify({ wrapper: pool.status()[0]?.pid, bystander: bystander.pid }));
+} else {
+  const output = await pool.callTool("lingering__pids", {});
+  const { server, child } = JSON.parse(output.text);
+  console.log(JSON.stringify({ wrapper: pool.status()[0]?.pid, server, child, bystander: bystander.pid }));
+}
+if (mode === "exit") process.exit(0);
+if (mode === "close") {
+  process.stdin.once("data", async () => {
+    process.stdin.pause();
+    await pool.close();
+    console.log("closed");
+  });
+}
