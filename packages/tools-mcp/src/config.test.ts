@@ -185,6 +185,27 @@ describe("mcpServers", () => {
     expect(() => createMcpPool([], { [name]: null } as never)).not.toThrow();
   });
 
+  it("reads an option that is inherited or a getter, as any property read would, and checks it", () => {
+    const inherited = Object.create({ timeoutMs: -5 }) as object;
+    expect(() => createMcpPool([], inherited as never)).toThrow(/timeoutMs must be a positive number/);
+    class Settings {
+      get maxRestarts(): unknown {
+        return "lots";
+      }
+    }
+    expect(() => createMcpPool([], new Settings() as never)).toThrow(/maxRestarts must be/);
+    const throwing = {
+      get hooks(): never {
+        throw new Error("not loaded yet");
+      },
+    };
+    expect(() => createMcpPool([], throwing as never)).toThrow(
+      /options\.hooks could not be read: not loaded yet/,
+    );
+    const good = Object.create({ timeoutMs: 5000, toolNames: "plain" }) as object;
+    expect(() => createMcpPool([], good as never)).not.toThrow();
+  });
+
   it("a pool with every option null (and null options) runs on the defaults", async () => {
     const { FIXTURE, NODE } = await import("../test/support.js");
     expect(() => createMcpPool([], null as never)).not.toThrow();

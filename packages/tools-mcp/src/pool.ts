@@ -206,14 +206,50 @@ function refuse(what: string, value: unknown): never {
   throw new McpPoolError("invalid-config", `${what}; got ${shown(value)}.`);
 }
 
+/** Every option `createMcpPool` reads; the type below fails to compile when one is missing. */
+const POOL_OPTION_KEYS = [
+  "timeoutMs",
+  "connectTimeoutMs",
+  "toolNames",
+  "images",
+  "maxRestarts",
+  "stderrLines",
+  "maxMessageBytes",
+  "serializeWrites",
+  "reaper",
+  "hooks",
+  "hookTimeoutMs",
+  "onNotice",
+  "onToolsChanged",
+  "elicit",
+  "clientInfo",
+] as const satisfies readonly (keyof McpPoolOptions)[];
+type UnreadOption = Exclude<keyof McpPoolOptions, (typeof POOL_OPTION_KEYS)[number]>;
+const EVERY_OPTION_READ: UnreadOption extends never ? true : never = true;
+
 /**
- * The options as given, with every `null` member left out: null is "not set" (as in JSON or a
- * database row), for every option alike, and so are null options.
+ * The options as given, each read by name (an inherited one or a getter counts, as it would for any
+ * property read), with every `null` member left out: null is "not set" (as in JSON or a database
+ * row), for every option alike, and so are null options. A getter that throws is `invalid-config`.
  */
 function withoutNulls(options: unknown): McpPoolOptions {
   if (options === undefined || options === null) return {};
   if (typeof options !== "object" || Array.isArray(options)) refuse("options must be an object", options);
-  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== null)) as McpPoolOptions;
+  void EVERY_OPTION_READ;
+  const read: Record<string, unknown> = {};
+  for (const key of POOL_OPTION_KEYS) {
+    let value: unknown;
+    try {
+      value = (options as Record<string, unknown>)[key];
+    } catch (error) {
+      throw new McpPoolError(
+        "invalid-config",
+        `options.${key} could not be read: ${error instanceof Error ? error.message : String(error)}.`,
+      );
+    }
+    if (value !== undefined && value !== null) read[key] = value;
+  }
+  return read as McpPoolOptions;
 }
 
 /** A time bound in ms, held to what a timer can wait (a longer one would end every wait at once). */
