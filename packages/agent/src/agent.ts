@@ -288,6 +288,24 @@ function pairingFault(view: readonly ChatMessage[]): { at: number; text: string 
   return undefined;
 }
 
+/** Whether a config's `prompt` has text the loop sends as the system prompt (`system` beside it, the loop refuses). */
+function hasPromptText(config: LoopConfig): boolean {
+  const prompt: unknown = config.prompt;
+  return (
+    Array.isArray(prompt) &&
+    prompt.some((entry: unknown) => isRecord(entry) && typeof entry.text === "string" && entry.text !== "")
+  );
+}
+
+/** The refusal of a system prompt given twice: `system` beside prompt entries, which the loop refuses at every request. */
+function givenTwice(who: string, where: string): AgentError {
+  return new AgentError(
+    "invalid-input",
+    `${who}: the system prompt was given twice, as system and as ${where}; the loop refuses both at every ` +
+      "request, so give it one way (leave system out, or the prompt entries).",
+  );
+}
+
 /** The loop config the agent specs resolve to; what `resolveAgentSpec` refuses is `AgentError` (`invalid-input`) naming `spec`. */
 function specConfig(spec: AgentSpec | readonly AgentSpec[]): LoopConfig {
   try {
@@ -417,8 +435,25 @@ export class Agent {
   set messages(messages: readonly AgentMessage[]) {
     this.#messages = [...checkedMessages("Agent.messages", messages)];
   }
-  /** The system prompt sent first on every request (read at each run's start). */
-  system: string | undefined;
+  /**
+   * The system prompt sent first on every request (read at each run's start). Assigning anything but
+   * text (`undefined` or `null` clears it) throws `AgentError` (`invalid-input`), and so does text
+   * when `config.prompt` has entries with text (the loop refuses both); the value is then unchanged.
+   */
+  get system(): string | undefined {
+    return this.#system;
+  }
+  set system(system: string | undefined) {
+    if (system === undefined || system === null) {
+      this.#system = undefined;
+      return;
+    }
+    if (typeof system !== "string") {
+      throw new AgentError("invalid-input", `Agent.system must be a string; got ${kindOf(system)}.`);
+    }
+    if (hasPromptText(this.config)) throw givenTwice("Agent.system", "the config's prompt (config.prompt)");
+    this.#system = system;
+  }
   /** The loop config every run uses. */
   readonly config: LoopConfig;
   /** The tools the model may call; register and unregister between runs. */
@@ -445,6 +480,7 @@ export class Agent {
   errorMessage: string | undefined;
 
   #messages: AgentMessage[];
+  #system: string | undefined;
   readonly #backend: AgentBackend;
   readonly #dispatch: AgentOptions["dispatch"];
   readonly #dedupeToolCalls: DedupePolicy | undefined;
@@ -489,7 +525,13 @@ export class Agent {
       );
     }
     this.config = withAutoCompact(set.config ?? specConfig(set.spec as AgentSpec), set.autoCompact);
-    this.system = set.system;
+    if (set.system !== undefined && hasPromptText(this.config)) {
+      throw givenTwice(
+        "new Agent",
+        set.spec !== undefined ? "the spec's prompt entries" : "the config's prompt (config.prompt)",
+      );
+    }
+    this.#system = set.system;
     this.tools = set.tools instanceof ToolRegistry ? set.tools : new ToolRegistry(set.tools ?? []);
     this.#messages = [...(set.messages ?? [])];
     this.#backend = set.backend ?? loopBackend();
@@ -538,6 +580,7 @@ export class Agent {
    */
   prompt(input: string | AgentMessage | readonly AgentMessage[]): Promise<AgentRunResult> {
     this.#notBusy("prompt");
+    this.#systemOnce("prompt");
     let messages: AgentMessage[];
     if (typeof input === "string") {
       if (input.trim() === "") throw new AgentError("invalid-input", "Agent.prompt: the prompt is empty.");
@@ -627,6 +670,7 @@ export class Agent {
    */
   continue(): Promise<AgentRunResult> {
     this.#notBusy("continue");
+    this.#systemOnce("continue");
     const last = this.convertToLlm(this.#messages).at(-1);
     if (last === undefined || last.role === "assistant") {
       const queued = this.#drain(this.#steering, this.steeringMode);
@@ -704,6 +748,13 @@ export class Agent {
         "busy",
         `Agent.${method}() was called while a run is going; use steer()/followUp(), or await waitForIdle().`,
       );
+    }
+  }
+
+  /** A config given prompt entries after `system` was set: refused before anything is added or sent. */
+  #systemOnce(method: string): void {
+    if (this.#system !== undefined && hasPromptText(this.config)) {
+      throw givenTwice(`Agent.${method}`, "the config's prompt (config.prompt, set after system)");
     }
   }
 
