@@ -8,6 +8,7 @@ import {
   type DispatchRequest,
   failedRun,
   type LoopConfig,
+  NOT_RUN,
   type StepPlan,
   type ToolChoice,
 } from "@loopwright/loop";
@@ -304,6 +305,22 @@ function givenTwice(who: string, where: string): AgentError {
     `${who}: the system prompt was given twice, as system and as ${where}; the loop refuses both at every ` +
       "request, so give it one way (leave system out, or the prompt entries).",
   );
+}
+
+/**
+ * The calls of the transcript's last assistant message that no tool message after it answers, when
+ * nothing but tool messages follows it (a run stopped after the call was stored, before its tools
+ * ran); else none.
+ */
+function trailingOpenCalls(messages: readonly AgentMessage[]): string[] {
+  const answered = new Set<string>();
+  let at = messages.length - 1;
+  for (; at >= 0 && (messages[at] as ChatMessage).role === "tool"; at--) {
+    answered.add((messages[at] as { tool_call_id: string }).tool_call_id);
+  }
+  const last = messages[at] as ChatMessage | undefined;
+  if (last?.role !== "assistant") return [];
+  return (last.tool_calls ?? []).map((call) => call.id).filter((id) => !answered.has(id));
 }
 
 /** The loop config the agent specs resolve to; what `resolveAgentSpec` refuses is `AgentError` (`invalid-input`) naming `spec`. */
@@ -664,21 +681,23 @@ export class Agent {
   }
 
   /**
-   * Runs again from the transcript as it is (after an error, or after app-side edits). When it ends
-   * in an assistant reply, a queued message is run instead; with none queued, throws `AgentError`
-   * `cannot-continue`. Throws `busy` while a run is going.
+   * Runs again from the transcript as it is (after an error, after app-side edits, or after a restore
+   * that ends in an assistant message whose calls were never answered: each is answered "Not run…",
+   * not run, and the model is asked). When it ends in an assistant message without tool calls, a
+   * queued message is run instead; with none queued, throws `AgentError` `cannot-continue`. Throws
+   * `busy` while a run is going.
    */
   continue(): Promise<AgentRunResult> {
     this.#notBusy("continue");
     this.#systemOnce("continue");
     const last = this.convertToLlm(this.#messages).at(-1);
-    if (last === undefined || last.role === "assistant") {
+    if (last === undefined || (last.role === "assistant" && (last.tool_calls ?? []).length === 0)) {
       const queued = this.#drain(this.#steering, this.steeringMode);
       const next = queued.length > 0 ? queued : this.#drain(this.#followUp, this.followUpMode);
       if (next.length === 0) {
         throw new AgentError(
           "cannot-continue",
-          "Agent.continue: the transcript ends in an assistant reply (or is empty) and nothing is queued; prompt() instead.",
+          `Agent.continue: the transcript ${last === undefined ? "is empty" : "ends in an assistant message with no tool call to answer"} and nothing is queued; prompt() instead.`,
         );
       }
       return this.#start(next);
@@ -814,6 +833,25 @@ export class Agent {
     let cause: unknown;
     this.#emit({ type: "agent_start" });
     let pending = first;
+    // A restored transcript whose last assistant message's calls were never answered (stored before
+    // its tools ran): each is answered as not run, in the agent's transcript and so in every request
+    // after, before what this run adds. A tool message given to answer one is the host's answer instead.
+    const open =
+      (first[0] as ChatMessage | undefined)?.role === "tool" ? [] : trailingOpenCalls(this.#messages);
+    if (open.length > 0) {
+      const ids = open.map((id) => JSON.stringify(id)).join(", ");
+      this.#emit({
+        type: "notice",
+        text:
+          `The transcript has ${open.length === 1 ? "a tool call" : "tool calls"} no tool message answers (${ids}), ` +
+          `as a run stopped after storing the call leaves it. ${open.length === 1 ? "It is" : "Each is"} answered ` +
+          `"${NOT_RUN}" and not run.`,
+      });
+      pending = [
+        ...open.map((id): ChatMessage => ({ role: "tool", tool_call_id: id, content: NOT_RUN })),
+        ...first,
+      ];
+    }
     try {
       for (;;) {
         this.#openTurn();
