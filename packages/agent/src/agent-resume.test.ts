@@ -3,7 +3,14 @@
 // on-demand run loaded (declared again on the next prompt).
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent, AgentError, type AgentEvent, type AgentTool, type ChatMessageLike } from "./test-exports.js";
+import {
+  Agent,
+  AgentError,
+  type AgentEvent,
+  type AgentTool,
+  type ChatMessageLike,
+  createSession,
+} from "./test-exports.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -151,5 +158,104 @@ describe("continue() after a restore that stopped between a tool call and its an
     }
     expect(AgentError.isInstance(error) && error.code).toBe("cannot-continue");
     expect((error as Error).message).toMatch(/ends in an assistant message/);
+  });
+});
+
+/** The names of the tools each request declared, from `from` on. */
+function declared(s: TestServer, from = 0): string[] {
+  return s.chatRequests.slice(from).map((request) =>
+    ((request.body as { tools?: { function: { name: string } }[] }).tools ?? [])
+      .map((t) => t.function.name)
+      .sort()
+      .join("+"),
+  );
+}
+
+/** A model that calls the clock (unloaded: the loop loads it) when a question says "first", and answers otherwise. */
+function clockModel(): Parameters<typeof startServer>[0] {
+  return {
+    replies: (request) => {
+      const messages = (request.body as { messages: { role: string; content?: unknown }[] }).messages;
+      const last = messages.at(-1);
+      if (last?.role === "user" && /first/.test(String(last.content))) {
+        return { toolCalls: [{ name: "clock", arguments: "{}" }] };
+      }
+      return { content: "It is noon." };
+    },
+  };
+}
+
+const onDemand = (baseUrl: string) => ({
+  config: { baseUrl, model: "sim", toolDiscovery: "ondemand" as const },
+  tools: [tool("clock", () => "noon"), tool("calc", () => "4"), tool("weather", () => "sun")],
+});
+
+describe("what an on-demand run loaded", () => {
+  it("stays declared on the next prompt, as the loop's loaded carries it", async () => {
+    server = await startServer(clockModel());
+    const agent = new Agent(onDemand(server.baseUrl));
+    expect(agent.loaded).toEqual([]);
+    expect((await agent.prompt("first: what time is it?")).status).toBe("ok");
+    expect(agent.loaded).toEqual(["clock"]);
+    expect((await agent.prompt("second: and now?")).status).toBe("ok");
+    // Prompt 1: load_tools alone, then clock loaded; prompt 2 starts with clock still declared.
+    expect(declared(server)).toEqual(["load_tools", "clock+load_tools", "clock+load_tools"]);
+  });
+
+  it("carries it through a Session's prompts too", async () => {
+    server = await startServer(clockModel());
+    const session = await createSession(onDemand(server.baseUrl));
+    await session.prompt("first: what time is it?");
+    await session.prompt("second: and now?");
+    expect(declared(server)).toEqual(["load_tools", "clock+load_tools", "clock+load_tools"]);
+  });
+
+  it("is kept from a run that failed after loading, and cleared by reset()", async () => {
+    let n = 0;
+    server = await startServer({
+      replies: () => {
+        n++;
+        if (n === 1) return { toolCalls: [{ name: "clock", arguments: "{}" }] };
+        if (n === 2) return { type: "error", status: 400, body: { error: { message: "model is busy" } } };
+        return { content: "It is noon." };
+      },
+    });
+    const agent = new Agent({
+      ...onDemand(server.baseUrl),
+      config: { ...onDemand(server.baseUrl).config, maxRetries: 0 },
+    });
+    expect((await agent.prompt("what time is it?")).status).toBe("error");
+    expect(agent.loaded).toEqual(["clock"]);
+    expect((await agent.continue()).status).toBe("ok");
+    agent.reset();
+    expect(agent.loaded).toEqual([]);
+    expect((await agent.prompt("again?")).status).toBe("ok");
+    expect(declared(server)).toEqual(["load_tools", "clock+load_tools", "clock+load_tools", "load_tools"]);
+  });
+
+  it("is dropped with a transcript assigned that no longer shows the loads, and kept with one that does", async () => {
+    server = await startServer(clockModel());
+    const agent = new Agent(onDemand(server.baseUrl));
+    await agent.prompt("first: what time is it?");
+    agent.messages = [...agent.messages]; // the same conversation: the clock call is still there
+    expect(agent.loaded).toEqual(["clock"]);
+    agent.messages = [
+      { role: "user", content: "Start over." },
+      { role: "assistant", content: "Sure." },
+    ];
+    expect(agent.loaded).toEqual([]);
+    await agent.prompt("second: and now?");
+    expect(declared(server).at(-1)).toBe("load_tools");
+  });
+
+  it("starts from the loaded option, a list of tool names, and refuses anything else", async () => {
+    server = await startServer(clockModel());
+    const agent = new Agent({ ...onDemand(server.baseUrl), loaded: ["weather"] });
+    expect(agent.loaded).toEqual(["weather"]);
+    await agent.prompt("second: what is the weather?");
+    expect(declared(server)).toEqual(["load_tools+weather"]);
+    expect(() => new Agent({ ...onDemand(server!.baseUrl), loaded: "weather" as never })).toThrow(
+      /^new Agent: loaded must be a list of tool names; got a string/,
+    );
   });
 });

@@ -69,6 +69,12 @@ export interface AgentOptions {
   dispatch?: (request: DispatchRequest, signal?: AbortSignal) => unknown;
   /** The transcript to start from. */
   messages?: readonly AgentMessage[];
+  /**
+   * On demand (`config.toolDiscovery: "ondemand"`): the tools already loaded (the host's names), as a
+   * host that persisted `agent.loaded` restores them; declared from the first request (the loop's
+   * `loaded`). Each run's result updates it.
+   */
+  loaded?: readonly string[];
   /** What runs the loop: `loopBackend()` (the default runtime's `runAgentLoop`) when absent. */
   backend?: AgentBackend;
   /** How a step's calls run: "parallel" (default) or "sequential". A tool's own `executionMode: "sequential"` wins for its step. */
@@ -157,6 +163,7 @@ const OPTION_NAMES = Object.keys({
   dedupeToolCalls: true,
   dispatch: true,
   messages: true,
+  loaded: true,
   backend: true,
   toolExecution: true,
   steeringMode: true,
@@ -223,6 +230,7 @@ export function checkAgentOptions(options: object, who = "new Agent"): void {
     if (present(name) && typeof given[name] !== "function") refuse(name, "a function");
   }
   if (present("messages")) checkedMessages(`${who}: messages`, given.messages);
+  if (present("loaded") && !isNameList(given.loaded)) refuse("loaded", "a list of tool names");
   if (present("backend") && !(isRecord(given.backend) && typeof given.backend.run === "function")) {
     refuse("backend", "an AgentBackend (an object with a run function)");
   }
@@ -234,6 +242,33 @@ export function checkAgentOptions(options: object, who = "new Agent"): void {
   oneOf("toolExecution", ["parallel", "sequential"]);
   oneOf("steeringMode", ["one-at-a-time", "all"]);
   oneOf("followUpMode", ["one-at-a-time", "all"]);
+}
+
+/** Whether a value is a list of names (strings). */
+function isNameList(value: unknown): value is readonly string[] {
+  return Array.isArray(value) && value.every((name) => typeof name === "string");
+}
+
+/**
+ * The loaded names a transcript still shows being loaded or used: a tool call of that name, or one
+ * (a `load_tools`, a `call_tool`) whose arguments name it. The rest went with the messages that
+ * loaded them, and are loaded again when the model asks.
+ */
+function stillShown(names: readonly string[], messages: readonly AgentMessage[]): string[] {
+  if (names.length === 0) return [];
+  const calls: { name: unknown; args: string }[] = [];
+  for (const message of messages) {
+    const m = message as ChatMessage;
+    if (m.role !== "assistant" || !Array.isArray(m.tool_calls)) continue;
+    for (const call of m.tool_calls) {
+      if (call.type !== "function") continue;
+      const args: unknown = call.function.arguments;
+      calls.push({ name: call.function.name, args: typeof args === "string" ? args : JSON.stringify(args) });
+    }
+  }
+  return names.filter((name) =>
+    calls.some((call) => call.name === name || call.args.includes(JSON.stringify(name))),
+  );
 }
 
 /** A transcript given whole, checked: a list, each entry a message (`messageProblem`); else `AgentError` (`invalid-input`). */
@@ -451,6 +486,28 @@ export class Agent {
   }
   set messages(messages: readonly AgentMessage[]) {
     this.#messages = [...checkedMessages("Agent.messages", messages)];
+    // A replacement that dropped the messages a tool was loaded in drops it from what is loaded.
+    this.#loaded = stillShown(this.#loaded, this.#messages);
+  }
+  /**
+   * On demand (`config.toolDiscovery: "ondemand"`): the tools loaded so far (the host's names), taken
+   * from each run's result (a failed run's too) and handed to the next run as the loop's `loaded`, so
+   * what a prompt loaded stays declared on the next. Cleared by `reset()`; assigning `messages` keeps
+   * only the names the new transcript still shows loaded or called. Assigning takes a list of names
+   * (a host restoring what it persisted); anything else throws `AgentError` (`invalid-input`). `[]`
+   * in eager and proxy mode.
+   */
+  get loaded(): readonly string[] {
+    return this.#loaded;
+  }
+  set loaded(names: readonly string[]) {
+    if (!isNameList(names)) {
+      throw new AgentError(
+        "invalid-input",
+        `Agent.loaded must be a list of tool names; got ${kindOf(names)}.`,
+      );
+    }
+    this.#loaded = [...names];
   }
   /**
    * The system prompt sent first on every request (read at each run's start). Assigning anything but
@@ -498,6 +555,7 @@ export class Agent {
 
   #messages: AgentMessage[];
   #system: string | undefined;
+  #loaded: string[] = [];
   readonly #backend: AgentBackend;
   readonly #dispatch: AgentOptions["dispatch"];
   readonly #dedupeToolCalls: DedupePolicy | undefined;
@@ -551,6 +609,7 @@ export class Agent {
     this.#system = set.system;
     this.tools = set.tools instanceof ToolRegistry ? set.tools : new ToolRegistry(set.tools ?? []);
     this.#messages = [...(set.messages ?? [])];
+    this.#loaded = [...(set.loaded ?? [])];
     this.#backend = set.backend ?? loopBackend();
     this.#dispatch = set.dispatch;
     this.#dedupeToolCalls = set.dedupeToolCalls;
@@ -753,10 +812,11 @@ export class Agent {
     return this.#idle;
   }
 
-  /** Clears the transcript, both queues and the last error. Throws `AgentError` `busy` while a run is going. */
+  /** Clears the transcript, what is loaded, both queues and the last error. Throws `AgentError` `busy` while a run is going. */
   reset(): void {
     this.#notBusy("reset");
     this.#messages = [];
+    this.#loaded = [];
     this.clearAllQueues();
     this.errorMessage = undefined;
   }
@@ -863,6 +923,7 @@ export class Agent {
         const llm = this.convertToLlm(view);
         this.#sentView(view, llm);
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
+        this.#carry(result.loaded);
         this.#adopt(result.messages);
         // The loop ended after a tool step at this agent's word: nothing queued is delivered.
         if (result.stopReason === "stopped" && this.#ending) {
@@ -905,6 +966,7 @@ export class Agent {
   #recover(caught: unknown): void {
     const run = failedRun(caught);
     if (!run) return;
+    this.#carry(run.loaded);
     this.#adopt(run.messages);
     // By place, not by object: a backend may hand back its run's messages as copies.
     for (const message of run.messages.slice(this.#told)) {
@@ -914,12 +976,18 @@ export class Agent {
     }
   }
 
+  /** What a run (or a failed one) says is loaded, kept for the next; a backend that says nothing leaves it. */
+  #carry(loaded: unknown): void {
+    if (isNameList(loaded)) this.#loaded = [...loaded];
+  }
+
   #loopOptions(messages: ChatMessage[], signal: AbortSignal | undefined): AgentLoopOptions {
     const batch = () => this.#batch;
     return {
       config: this.config,
       ...(this.system !== undefined ? { system: this.system } : {}),
       messages,
+      ...(this.#loaded.length > 0 ? { loaded: [...this.#loaded] } : {}),
       tools: this.tools.definitions(),
       dispatch: (request, callSignal) => this.#callOne(request, callSignal, this.#batch),
       ...(signal ? { signal } : {}),
