@@ -1,6 +1,9 @@
 // What an Agent carries into its next run, over HTTP with the testkit: a restored transcript whose
 // last assistant message's calls were never answered (continue() runs it), and the tools an
 // on-demand run loaded (declared again on the next prompt).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -10,6 +13,7 @@ import {
   type AgentTool,
   type ChatMessageLike,
   createSession,
+  readSessionFile,
 } from "./test-exports.js";
 
 let server: TestServer | undefined;
@@ -208,6 +212,49 @@ describe("what an on-demand run loaded", () => {
     await session.prompt("first: what time is it?");
     await session.prompt("second: and now?");
     expect(declared(server)).toEqual(["load_tools", "clock+load_tools", "clock+load_tools"]);
+  });
+
+  it("is stored in the session file, so a resumed session keeps it; clear() empties it", async () => {
+    server = await startServer(clockModel());
+    const dir = mkdtempSync(join(tmpdir(), "agent-loaded-"));
+    try {
+      const first = await createSession({ ...onDemand(server.baseUrl), sessionDir: dir, sessionId: "s" });
+      await first.prompt("first: what time is it?");
+      const file = join(dir, "s.jsonl");
+      expect(readSessionFile(file).loaded).toEqual(["clock"]);
+      // Written once: a prompt that loads nothing new adds no record.
+      await first.prompt("second: and now?");
+      const records = readFileSync(file, "utf8")
+        .split("\n")
+        .filter((line) => line.includes('"type":"loaded"'));
+      expect(records).toEqual(['{"type":"loaded","loaded":["clock"]}']);
+      await first.save();
+      expect(readSessionFile(file).loaded).toEqual(["clock"]);
+      await first.close();
+      const from = server.chatRequests.length;
+      const resumed = await createSession({ ...onDemand(server.baseUrl), sessionDir: dir, sessionId: "s" });
+      expect(resumed.agent.loaded).toEqual(["clock"]);
+      await resumed.prompt("third: and now?");
+      expect(declared(server, from)).toEqual(["clock+load_tools"]);
+      resumed.clear();
+      expect(resumed.agent.loaded).toEqual([]);
+      expect(readSessionFile(file).loaded).toEqual([]);
+      await resumed.close();
+      // A loaded record that is not a list of names is dropped, as any malformed line is.
+      const bad = join(dir, "bad.jsonl");
+      writeFileSync(
+        bad,
+        '{"type":"session","version":1,"id":"bad","createdAt":"2026-01-01T00:00:00.000Z"}\n' +
+          '{"type":"loaded","loaded":["clock"]}\n{"type":"loaded","loaded":"calc"}\n',
+      );
+      const read = readSessionFile(bad);
+      expect(read.loaded).toEqual(["clock"]);
+      expect(read.notices).toEqual([
+        "Line 3 of the session file is a loaded list that is not a list of tool names and was dropped.",
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("is kept from a run that failed after loading, and cleared by reset()", async () => {
