@@ -390,6 +390,70 @@ describe("what new Agent takes", () => {
     expect(error.message).toMatch(pattern);
   });
 
+  it("refuses system together with config.prompt or a spec's prompt entries, naming both, before anything is sent", () => {
+    const withPrompt = { ...config, prompt: [{ id: "role", text: "Be brief." }] };
+    const both = thrown(() => new Agent({ config: withPrompt, system: "You are helpful." }));
+    expect(both.code).toBe("invalid-input");
+    expect(both.message).toMatch(
+      /^new Agent: the system prompt was given twice, as system and as the config's prompt \(config\.prompt\)/,
+    );
+    const spec = {
+      spec: SPEC_TOKEN,
+      model: { name: "sim", endpoint: { baseUrl: config.baseUrl } },
+      prompt: [{ id: "role", text: "You add numbers." }],
+    };
+    const fromSpec = thrown(() => new Agent({ spec, system: "You are helpful." } as never));
+    expect(fromSpec.code).toBe("invalid-input");
+    expect(fromSpec.message).toMatch(/as system and as the spec's prompt entries/);
+    // Prompt entries with no text are no system prompt: the loop sends system alone, and so it is taken.
+    expect(new Agent({ config: { ...config, prompt: [{ id: "x", text: "" }] }, system: "S" }).system).toBe(
+      "S",
+    );
+  });
+
+  it("refuses a system assigned that is not text, or that config.prompt already gives, keeping the one it had", async () => {
+    server = await startServer({ replies: [{ content: "ok" }] });
+    const plain = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" }, system: "One." });
+    const wrong = thrown(() => {
+      plain.system = 42 as never;
+    });
+    expect(wrong.code).toBe("invalid-input");
+    expect(wrong.message).toMatch(/^Agent\.system must be a string; got a number/);
+    expect(plain.system).toBe("One.");
+    plain.system = "Two.";
+    expect(plain.system).toBe("Two.");
+    plain.system = null as never; // absent, as the option reads it
+    expect(plain.system).toBeUndefined();
+
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim", prompt: [{ id: "role", text: "Be brief." }] },
+    });
+    const twice = thrown(() => {
+      agent.system = "You are helpful.";
+    });
+    expect(twice.code).toBe("invalid-input");
+    expect(twice.message).toMatch(/^Agent\.system: .*config\.prompt/);
+    expect(agent.system).toBeUndefined();
+    expect(agent.messages).toEqual([]);
+    // The agent still answers, with the prompt entries as its system prompt.
+    expect((await agent.prompt("hi")).status).toBe("ok");
+    expect(sentMessages(server, 0)).toEqual([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "hi" },
+    ]);
+    // Prompt entries put into the config after system was set: refused at the prompt, nothing kept.
+    const late = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" }, system: "One." });
+    (late.config as { prompt?: unknown }).prompt = [{ id: "role", text: "Be brief." }];
+    const refused = thrown(() => late.prompt("hi"));
+    expect(refused.code).toBe("invalid-input");
+    expect(refused.message).toMatch(/^Agent\.prompt: the system prompt was given twice/);
+    expect(thrown(() => late.continue()).message).toMatch(
+      /^Agent\.continue: the system prompt was given twice/,
+    );
+    expect(late.messages).toEqual([]);
+    expect(server.chatRequests).toHaveLength(1);
+  });
+
   it("reads null as absent, as createSession does (a nullable field read back from JSON)", async () => {
     server = await startServer({ replies: [{ content: "ok" }] });
     const names = [

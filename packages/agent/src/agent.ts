@@ -8,6 +8,7 @@ import {
   type DispatchRequest,
   failedRun,
   type LoopConfig,
+  NOT_RUN,
   type StepPlan,
   type ToolChoice,
 } from "@loopwright/loop";
@@ -68,6 +69,12 @@ export interface AgentOptions {
   dispatch?: (request: DispatchRequest, signal?: AbortSignal) => unknown;
   /** The transcript to start from. */
   messages?: readonly AgentMessage[];
+  /**
+   * On demand (`config.toolDiscovery: "ondemand"`): the tools already loaded (the host's names), as a
+   * host that persisted `agent.loaded` restores them; declared from the first request (the loop's
+   * `loaded`). Each run's result updates it.
+   */
+  loaded?: readonly string[];
   /** What runs the loop: `loopBackend()` (the default runtime's `runAgentLoop`) when absent. */
   backend?: AgentBackend;
   /** How a step's calls run: "parallel" (default) or "sequential". A tool's own `executionMode: "sequential"` wins for its step. */
@@ -156,6 +163,7 @@ const OPTION_NAMES = Object.keys({
   dedupeToolCalls: true,
   dispatch: true,
   messages: true,
+  loaded: true,
   backend: true,
   toolExecution: true,
   steeringMode: true,
@@ -222,6 +230,7 @@ export function checkAgentOptions(options: object, who = "new Agent"): void {
     if (present(name) && typeof given[name] !== "function") refuse(name, "a function");
   }
   if (present("messages")) checkedMessages(`${who}: messages`, given.messages);
+  if (present("loaded") && !isNameList(given.loaded)) refuse("loaded", "a list of tool names");
   if (present("backend") && !(isRecord(given.backend) && typeof given.backend.run === "function")) {
     refuse("backend", "an AgentBackend (an object with a run function)");
   }
@@ -233,6 +242,33 @@ export function checkAgentOptions(options: object, who = "new Agent"): void {
   oneOf("toolExecution", ["parallel", "sequential"]);
   oneOf("steeringMode", ["one-at-a-time", "all"]);
   oneOf("followUpMode", ["one-at-a-time", "all"]);
+}
+
+/** Whether a value is a list of names (strings). */
+function isNameList(value: unknown): value is readonly string[] {
+  return Array.isArray(value) && value.every((name) => typeof name === "string");
+}
+
+/**
+ * The loaded names a transcript still shows being loaded or used: a tool call of that name, or one
+ * (a `load_tools`, a `call_tool`) whose arguments name it. The rest went with the messages that
+ * loaded them, and are loaded again when the model asks.
+ */
+function stillShown(names: readonly string[], messages: readonly AgentMessage[]): string[] {
+  if (names.length === 0) return [];
+  const calls: { name: unknown; args: string }[] = [];
+  for (const message of messages) {
+    const m = message as ChatMessage;
+    if (m.role !== "assistant" || !Array.isArray(m.tool_calls)) continue;
+    for (const call of m.tool_calls) {
+      if (call.type !== "function") continue;
+      const args: unknown = call.function.arguments;
+      calls.push({ name: call.function.name, args: typeof args === "string" ? args : JSON.stringify(args) });
+    }
+  }
+  return names.filter((name) =>
+    calls.some((call) => call.name === name || call.args.includes(JSON.stringify(name))),
+  );
 }
 
 /** A transcript given whole, checked: a list, each entry a message (`messageProblem`); else `AgentError` (`invalid-input`). */
@@ -286,6 +322,40 @@ function pairingFault(view: readonly ChatMessage[]): { at: number; text: string 
     };
   }
   return undefined;
+}
+
+/** Whether a config's `prompt` has text the loop sends as the system prompt (`system` beside it, the loop refuses). */
+function hasPromptText(config: LoopConfig): boolean {
+  const prompt: unknown = config.prompt;
+  return (
+    Array.isArray(prompt) &&
+    prompt.some((entry: unknown) => isRecord(entry) && typeof entry.text === "string" && entry.text !== "")
+  );
+}
+
+/** The refusal of a system prompt given twice: `system` beside prompt entries, which the loop refuses at every request. */
+function givenTwice(who: string, where: string): AgentError {
+  return new AgentError(
+    "invalid-input",
+    `${who}: the system prompt was given twice, as system and as ${where}; the loop refuses both at every ` +
+      "request, so give it one way (leave system out, or the prompt entries).",
+  );
+}
+
+/**
+ * The calls of the transcript's last assistant message that no tool message after it answers, when
+ * nothing but tool messages follows it (a run stopped after the call was stored, before its tools
+ * ran); else none.
+ */
+function trailingOpenCalls(messages: readonly AgentMessage[]): string[] {
+  const answered = new Set<string>();
+  let at = messages.length - 1;
+  for (; at >= 0 && (messages[at] as ChatMessage).role === "tool"; at--) {
+    answered.add((messages[at] as { tool_call_id: string }).tool_call_id);
+  }
+  const last = messages[at] as ChatMessage | undefined;
+  if (last?.role !== "assistant") return [];
+  return (last.tool_calls ?? []).map((call) => call.id).filter((id) => !answered.has(id));
 }
 
 /** The loop config the agent specs resolve to; what `resolveAgentSpec` refuses is `AgentError` (`invalid-input`) naming `spec`. */
@@ -416,9 +486,48 @@ export class Agent {
   }
   set messages(messages: readonly AgentMessage[]) {
     this.#messages = [...checkedMessages("Agent.messages", messages)];
+    // A replacement that dropped the messages a tool was loaded in drops it from what is loaded.
+    this.#loaded = stillShown(this.#loaded, this.#messages);
   }
-  /** The system prompt sent first on every request (read at each run's start). */
-  system: string | undefined;
+  /**
+   * On demand (`config.toolDiscovery: "ondemand"`): the tools loaded so far (the host's names), taken
+   * from each run's result (a failed run's too) and handed to the next run as the loop's `loaded`, so
+   * what a prompt loaded stays declared on the next. Cleared by `reset()`; assigning `messages` keeps
+   * only the names the new transcript still shows loaded or called. Assigning takes a list of names
+   * (a host restoring what it persisted); anything else throws `AgentError` (`invalid-input`). `[]`
+   * in eager and proxy mode.
+   */
+  get loaded(): readonly string[] {
+    return this.#loaded;
+  }
+  set loaded(names: readonly string[]) {
+    if (!isNameList(names)) {
+      throw new AgentError(
+        "invalid-input",
+        `Agent.loaded must be a list of tool names; got ${kindOf(names)}.`,
+      );
+    }
+    this.#loaded = [...names];
+  }
+  /**
+   * The system prompt sent first on every request (read at each run's start). Assigning anything but
+   * text (`undefined` or `null` clears it) throws `AgentError` (`invalid-input`), and so does text
+   * when `config.prompt` has entries with text (the loop refuses both); the value is then unchanged.
+   */
+  get system(): string | undefined {
+    return this.#system;
+  }
+  set system(system: string | undefined) {
+    if (system === undefined || system === null) {
+      this.#system = undefined;
+      return;
+    }
+    if (typeof system !== "string") {
+      throw new AgentError("invalid-input", `Agent.system must be a string; got ${kindOf(system)}.`);
+    }
+    if (hasPromptText(this.config)) throw givenTwice("Agent.system", "the config's prompt (config.prompt)");
+    this.#system = system;
+  }
   /** The loop config every run uses. */
   readonly config: LoopConfig;
   /** The tools the model may call; register and unregister between runs. */
@@ -445,6 +554,8 @@ export class Agent {
   errorMessage: string | undefined;
 
   #messages: AgentMessage[];
+  #system: string | undefined;
+  #loaded: string[] = [];
   readonly #backend: AgentBackend;
   readonly #dispatch: AgentOptions["dispatch"];
   readonly #dedupeToolCalls: DedupePolicy | undefined;
@@ -489,9 +600,16 @@ export class Agent {
       );
     }
     this.config = withAutoCompact(set.config ?? specConfig(set.spec as AgentSpec), set.autoCompact);
-    this.system = set.system;
+    if (set.system !== undefined && hasPromptText(this.config)) {
+      throw givenTwice(
+        "new Agent",
+        set.spec !== undefined ? "the spec's prompt entries" : "the config's prompt (config.prompt)",
+      );
+    }
+    this.#system = set.system;
     this.tools = set.tools instanceof ToolRegistry ? set.tools : new ToolRegistry(set.tools ?? []);
     this.#messages = [...(set.messages ?? [])];
+    this.#loaded = [...(set.loaded ?? [])];
     this.#backend = set.backend ?? loopBackend();
     this.#dispatch = set.dispatch;
     this.#dedupeToolCalls = set.dedupeToolCalls;
@@ -538,6 +656,7 @@ export class Agent {
    */
   prompt(input: string | AgentMessage | readonly AgentMessage[]): Promise<AgentRunResult> {
     this.#notBusy("prompt");
+    this.#systemOnce("prompt");
     let messages: AgentMessage[];
     if (typeof input === "string") {
       if (input.trim() === "") throw new AgentError("invalid-input", "Agent.prompt: the prompt is empty.");
@@ -621,20 +740,23 @@ export class Agent {
   }
 
   /**
-   * Runs again from the transcript as it is (after an error, or after app-side edits). When it ends
-   * in an assistant reply, a queued message is run instead; with none queued, throws `AgentError`
-   * `cannot-continue`. Throws `busy` while a run is going.
+   * Runs again from the transcript as it is (after an error, after app-side edits, or after a restore
+   * that ends in an assistant message whose calls were never answered: each is answered "Not run…",
+   * not run, and the model is asked). When it ends in an assistant message without tool calls, a
+   * queued message is run instead; with none queued, throws `AgentError` `cannot-continue`. Throws
+   * `busy` while a run is going.
    */
   continue(): Promise<AgentRunResult> {
     this.#notBusy("continue");
+    this.#systemOnce("continue");
     const last = this.convertToLlm(this.#messages).at(-1);
-    if (last === undefined || last.role === "assistant") {
+    if (last === undefined || (last.role === "assistant" && (last.tool_calls ?? []).length === 0)) {
       const queued = this.#drain(this.#steering, this.steeringMode);
       const next = queued.length > 0 ? queued : this.#drain(this.#followUp, this.followUpMode);
       if (next.length === 0) {
         throw new AgentError(
           "cannot-continue",
-          "Agent.continue: the transcript ends in an assistant reply (or is empty) and nothing is queued; prompt() instead.",
+          `Agent.continue: the transcript ${last === undefined ? "is empty" : "ends in an assistant message with no tool call to answer"} and nothing is queued; prompt() instead.`,
         );
       }
       return this.#start(next);
@@ -690,10 +812,11 @@ export class Agent {
     return this.#idle;
   }
 
-  /** Clears the transcript, both queues and the last error. Throws `AgentError` `busy` while a run is going. */
+  /** Clears the transcript, what is loaded, both queues and the last error. Throws `AgentError` `busy` while a run is going. */
   reset(): void {
     this.#notBusy("reset");
     this.#messages = [];
+    this.#loaded = [];
     this.clearAllQueues();
     this.errorMessage = undefined;
   }
@@ -704,6 +827,13 @@ export class Agent {
         "busy",
         `Agent.${method}() was called while a run is going; use steer()/followUp(), or await waitForIdle().`,
       );
+    }
+  }
+
+  /** A config given prompt entries after `system` was set: refused before anything is added or sent. */
+  #systemOnce(method: string): void {
+    if (this.#system !== undefined && hasPromptText(this.config)) {
+      throw givenTwice(`Agent.${method}`, "the config's prompt (config.prompt, set after system)");
     }
   }
 
@@ -763,6 +893,25 @@ export class Agent {
     let cause: unknown;
     this.#emit({ type: "agent_start" });
     let pending = first;
+    // A restored transcript whose last assistant message's calls were never answered (stored before
+    // its tools ran): each is answered as not run, in the agent's transcript and so in every request
+    // after, before what this run adds. A tool message given to answer one is the host's answer instead.
+    const open =
+      (first[0] as ChatMessage | undefined)?.role === "tool" ? [] : trailingOpenCalls(this.#messages);
+    if (open.length > 0) {
+      const ids = open.map((id) => JSON.stringify(id)).join(", ");
+      this.#emit({
+        type: "notice",
+        text:
+          `The transcript has ${open.length === 1 ? "a tool call" : "tool calls"} no tool message answers (${ids}), ` +
+          `as a run stopped after storing the call leaves it. ${open.length === 1 ? "It is" : "Each is"} answered ` +
+          `"${NOT_RUN}" and not run.`,
+      });
+      pending = [
+        ...open.map((id): ChatMessage => ({ role: "tool", tool_call_id: id, content: NOT_RUN })),
+        ...first,
+      ];
+    }
     try {
       for (;;) {
         this.#openTurn();
@@ -774,6 +923,7 @@ export class Agent {
         const llm = this.convertToLlm(view);
         this.#sentView(view, llm);
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
+        this.#carry(result.loaded);
         this.#adopt(result.messages);
         // The loop ended after a tool step at this agent's word: nothing queued is delivered.
         if (result.stopReason === "stopped" && this.#ending) {
@@ -816,6 +966,7 @@ export class Agent {
   #recover(caught: unknown): void {
     const run = failedRun(caught);
     if (!run) return;
+    this.#carry(run.loaded);
     this.#adopt(run.messages);
     // By place, not by object: a backend may hand back its run's messages as copies.
     for (const message of run.messages.slice(this.#told)) {
@@ -825,12 +976,18 @@ export class Agent {
     }
   }
 
+  /** What a run (or a failed one) says is loaded, kept for the next; a backend that says nothing leaves it. */
+  #carry(loaded: unknown): void {
+    if (isNameList(loaded)) this.#loaded = [...loaded];
+  }
+
   #loopOptions(messages: ChatMessage[], signal: AbortSignal | undefined): AgentLoopOptions {
     const batch = () => this.#batch;
     return {
       config: this.config,
       ...(this.system !== undefined ? { system: this.system } : {}),
       messages,
+      ...(this.#loaded.length > 0 ? { loaded: [...this.#loaded] } : {}),
       tools: this.tools.definitions(),
       dispatch: (request, callSignal) => this.#callOne(request, callSignal, this.#batch),
       ...(signal ? { signal } : {}),

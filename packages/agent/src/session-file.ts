@@ -24,12 +24,15 @@ export type TodoStatus = "pending" | "inProgress" | "completed";
 type SessionRecord =
   | { type: "session"; version: 1; id: string; createdAt: string }
   | { type: "message"; message: AgentMessage }
-  | { type: "todos"; todos: Todo[] };
+  | { type: "todos"; todos: Todo[] }
+  | { type: "loaded"; loaded: string[] };
 
 /** What reading a session file gives back. */
 export interface LoadedSession {
   messages: AgentMessage[];
   todos: Todo[];
+  /** On demand: the tools the session's runs had loaded when it was last written (the last `loaded` record); `[]` when none. */
+  loaded: string[];
   createdAt: string | undefined;
   /** What was wrong with the file and dropped (a torn last line, an unfinished tool step). */
   notices: string[];
@@ -77,7 +80,7 @@ export function readSessionFile(path: string): LoadedSession {
     text = readFileSync(path, "utf8");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT")
-      return { messages: [], todos: [], createdAt: undefined, notices: [] };
+      return { messages: [], todos: [], loaded: [], createdAt: undefined, notices: [] };
     throw new AgentError("storage", `Could not read the session file ${path}: ${errorText(error)}`, {
       cause: error,
     });
@@ -92,6 +95,7 @@ export function readSessionFile(path: string): LoadedSession {
   }
   const messages: AgentMessage[] = [];
   let todos: Todo[] = [];
+  let loaded: string[] = [];
   let createdAt: string | undefined;
   lines.forEach((line, at) => {
     if (line.trim() === "") return;
@@ -110,6 +114,7 @@ export function readSessionFile(path: string): LoadedSession {
     if (record.type === "session") createdAt = record.createdAt;
     else if (record.type === "message") messages.push(record.message);
     else if (record.type === "todos") todos = record.todos;
+    else if (record.type === "loaded") loaded = record.loaded;
   });
   const keep = answeredPrefix(messages);
   if (keep < messages.length) {
@@ -118,7 +123,7 @@ export function readSessionFile(path: string): LoadedSession {
     );
     messages.length = keep;
   }
-  return { messages, todos, createdAt, notices };
+  return { messages, todos, loaded, createdAt, notices };
 }
 
 const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "completed"]);
@@ -136,6 +141,10 @@ function recordProblem(record: unknown): string | undefined {
       Array.isArray(record.todos) &&
       record.todos.every((t) => isObject(t) && typeof t.content === "string" && TODO_STATUSES.has(t.status));
     return ok ? undefined : "a todo list that is not a list of { content, status }";
+  }
+  if (record.type === "loaded") {
+    const ok = Array.isArray(record.loaded) && record.loaded.every((name) => typeof name === "string");
+    return ok ? undefined : "a loaded list that is not a list of tool names";
   }
   if (record.type !== "message") return "a record of no known type";
   const message = record.message;
@@ -165,6 +174,8 @@ function recordProblem(record: unknown): string | undefined {
 /** Appends records to a session file, one line per `write`, so a crash loses at most the line being written. */
 export class SessionFile {
   readonly path: string;
+  /** The loaded list the file holds last (what `appendLoaded` compares with). */
+  #loaded: readonly string[] = [];
 
   constructor(path: string) {
     this.path = path;
@@ -180,17 +191,32 @@ export class SessionFile {
     this.#append({ type: "todos", todos: [...todos] });
   }
 
+  /** Appends what on-demand runs have loaded, when it differs from what the file holds last (the last one read wins). */
+  appendLoaded(loaded: readonly string[]): void {
+    if (sameNames(loaded, this.#loaded)) return;
+    this.#append({ type: "loaded", loaded: [...loaded] });
+    this.#loaded = [...loaded];
+  }
+
   /** Writes the whole state through a temporary file and a rename, so the file is never half-written. */
-  rewrite(id: string, createdAt: string, messages: readonly AgentMessage[], todos: readonly Todo[]): void {
+  rewrite(
+    id: string,
+    createdAt: string,
+    messages: readonly AgentMessage[],
+    todos: readonly Todo[],
+    loaded: readonly string[] = [],
+  ): void {
     const records: SessionRecord[] = [
       { type: "session", version: 1, id, createdAt },
       ...messages.map((message) => ({ type: "message" as const, message })),
       ...(todos.length > 0 ? [{ type: "todos" as const, todos: [...todos] }] : []),
+      ...(loaded.length > 0 ? [{ type: "loaded" as const, loaded: [...loaded] }] : []),
     ];
     const temp = `${this.path}.${process.pid}.tmp`;
     try {
       writeFileSync(temp, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
       renameSync(temp, this.path);
+      this.#loaded = [...loaded];
     } catch (error) {
       throw new AgentError("storage", `Could not write the session file ${this.path}: ${errorText(error)}`, {
         cause: error,
@@ -211,6 +237,10 @@ export class SessionFile {
       );
     }
   }
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((name, at) => name === b[at]);
 }
 
 /**

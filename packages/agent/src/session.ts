@@ -426,16 +426,19 @@ export class Session {
     const notices: string[] = [];
     let messages: AgentMessage[] = [];
     let todos: Todo[] = [];
+    let loaded: string[] = [];
     let createdAt: string | undefined;
     if (importPath) {
       const imported = readSessionFile(importPath);
       messages = imported.messages;
       todos = imported.todos;
+      loaded = imported.loaded;
       notices.push(...imported.notices);
     } else if (this.filePath) {
       const own = readSessionFile(this.filePath);
       messages = own.messages;
       todos = own.todos;
+      loaded = own.loaded;
       createdAt = own.createdAt;
       notices.push(...own.notices);
     }
@@ -464,6 +467,7 @@ export class Session {
           ...(system !== undefined ? { system } : {}),
           tools,
           messages,
+          loaded,
           backend: {
             run: (loopOptions) => {
               this.#before = this.#toolTurns;
@@ -498,7 +502,7 @@ export class Session {
       mkdirSync(sessionDir, { recursive: true });
       this.#file = new SessionFile(this.filePath);
       // A fresh, imported or repaired file is written whole; an intact one is only appended to.
-      this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos);
+      this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded);
     }
     this.#stored = messages.length;
     for (const text of notices) this.addNotice(text);
@@ -694,7 +698,7 @@ export class Session {
   /** Rewrites the session file whole (atomically). Resolves at once without `sessionDir`. */
   async save(): Promise<void> {
     this.#persist();
-    this.#file?.rewrite(this.sessionId, this.#createdAt, this.agent.messages, this.#todos);
+    this.#file?.rewrite(this.sessionId, this.#createdAt, this.agent.messages, this.#todos, this.agent.loaded);
   }
 
   /** Stops a running prompt, drops every listener and starts closing the MCP servers (see `close`). */
@@ -863,6 +867,7 @@ export class Session {
         this.#file.appendMessage(messages[this.#stored] as AgentMessage);
         this.#stored++;
       }
+      this.#file?.appendLoaded(this.agent.loaded);
     } catch (error) {
       // A failed write is told, never fatal to the run; the next write tries the rest again.
       this.addError(errorText(error));
@@ -898,7 +903,13 @@ export class Session {
       case "compacted":
         // The folded transcript replaces the stored one whole; appends continue after it.
         try {
-          this.#file?.rewrite(this.sessionId, this.#createdAt, event.messages, this.#todos);
+          this.#file?.rewrite(
+            this.sessionId,
+            this.#createdAt,
+            event.messages,
+            this.#todos,
+            this.agent.loaded,
+          );
           this.#stored = event.messages.length;
         } catch (error) {
           this.addError(errorText(error));
