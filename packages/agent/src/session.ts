@@ -5,6 +5,8 @@ import {
   type AgentLoopResult,
   type ChatMessage,
   DEFAULT_TOOL_TIMEOUT_MS,
+  type DedupePolicy,
+  type DispatchRequest,
   type LoopConfig,
   STOPPED_DURING,
   ToolIterationLimit,
@@ -18,7 +20,7 @@ import {
   type McpServersInput,
   type ServerState,
 } from "@loopwright/tools-mcp";
-import { Agent, checkAgentOptions } from "./agent.js";
+import { Agent, type AgentOptions, checkAgentOptions } from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
@@ -34,7 +36,11 @@ import { readSessionFile, SessionFile, sessionPath, type Todo } from "./session-
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
 /** How a session run ended. */
-export type RunStatus = "ok" | "aborted" | "error" | "stalled" | "maxTurns";
+/**
+ * How a session run ended. `stopped`: the host's `shouldStopAfterTurn` ended it (`stalled` is the
+ * session's own stall check).
+ */
+export type RunStatus = "ok" | "aborted" | "error" | "stalled" | "maxTurns" | "stopped";
 
 /** What `session.prompt` resolves with. */
 export interface PromptResult {
@@ -125,7 +131,12 @@ export interface SessionView {
 /** A question group waiting for `submitAnswer`. */
 export type PendingQuestion = Extract<TimelineEvent, { type: "question" }>;
 
-/** What `createSession` reads. Give `config` or `spec`, as for `Agent`. */
+/**
+ * What `createSession` reads. Give `config` or `spec`, as for `Agent`. The Agent's hooks and modes
+ * (`beforeToolCall`, `afterToolCall`, `dispatch`, `convertToLlm`, `steeringMode`, `followUpMode`,
+ * `dedupeToolCalls`) reach the session's agent as given; `transformContext`, `toolChoice` and
+ * `shouldStopAfterTurn` are composed with the session's own (see each).
+ */
 export interface SessionOptions {
   config?: LoopConfig;
   spec?: AgentSpec | readonly AgentSpec[];
@@ -167,6 +178,35 @@ export interface SessionOptions {
   mcpServers?: McpServersInput | readonly McpServerConfig[];
   /** Options for the MCP pool (timeouts, tool naming, restarts, elicitation). Images are described in text. */
   mcpOptions?: Omit<McpPoolOptions, "onToolsChanged" | "images">;
+  /** As the Agent's: may block a call or rewrite its arguments. */
+  beforeToolCall?: AgentOptions["beforeToolCall"];
+  /** As the Agent's: may replace a call's result or ask to terminate. */
+  afterToolCall?: AgentOptions["afterToolCall"];
+  /** As the Agent's: runs a call of a tool the session does not hold. */
+  dispatch?: AgentOptions["dispatch"];
+  /** As the Agent's: turns the transcript into the chat messages sent. */
+  convertToLlm?: AgentOptions["convertToLlm"];
+  /** As the Agent's: how many steered messages one drain point delivers. */
+  steeringMode?: AgentOptions["steeringMode"];
+  /** As the Agent's: how many follow-up messages one drain point delivers (the open-todos nudge is one). */
+  followUpMode?: AgentOptions["followUpMode"];
+  /**
+   * As the Agent's (overrides `config.dedupeToolCalls`). With MCP servers, an MCP tool's identical
+   * calls share one answer when this policy or the pool's (read-only or idempotent) says they may.
+   */
+  dedupeToolCalls?: AgentOptions["dedupeToolCalls"];
+  /**
+   * As the Agent's, run after the session's own in-band step: it sees the view with the session's
+   * notice (the last fifth of the budget, the reserved final turn) already on its end.
+   */
+  transformContext?: AgentOptions["transformContext"];
+  /** As the Agent's, asked for every step but the reserved final turn, which is sent `"none"`. */
+  toolChoice?: AgentOptions["toolChoice"];
+  /**
+   * As the Agent's, asked after the session's stall check when that did not stop the run: true
+   * ends the run with status `stopped`.
+   */
+  shouldStopAfterTurn?: AgentOptions["shouldStopAfterTurn"];
 }
 
 /** What a session's model is told on the reserved final turn. */
@@ -415,6 +455,16 @@ export class Session {
         backend: options.backend,
         toolExecution: options.toolExecution,
         autoCompact: options.autoCompact,
+        beforeToolCall: options.beforeToolCall,
+        afterToolCall: options.afterToolCall,
+        dispatch: options.dispatch,
+        convertToLlm: options.convertToLlm,
+        steeringMode: options.steeringMode,
+        followUpMode: options.followUpMode,
+        dedupeToolCalls: options.dedupeToolCalls,
+        transformContext: options.transformContext,
+        toolChoice: options.toolChoice,
+        shouldStopAfterTurn: options.shouldStopAfterTurn,
       },
       "createSession",
     );
@@ -453,6 +503,11 @@ export class Session {
       tools.push(tool);
     }
     const config = options.config ?? undefined;
+    const hostDedupe = options.dedupeToolCalls ?? undefined;
+    const hostTransform = options.transformContext ?? undefined;
+    const hostChoice = options.toolChoice ?? undefined;
+    const hostStop = options.shouldStopAfterTurn ?? undefined;
+    const withMcp = options.mcpServers != null || specServers(options.spec).length > 0;
     // maxTurns is the prompt's budget, but the agent runs a follow-up (the open-todos nudge, a host's
     // queued message) as a new loop run whose steps count from 1: each run is given what is left.
     const backend = options.backend ?? loopBackend();
@@ -473,16 +528,30 @@ export class Session {
           },
           ...(options.toolExecution != null ? { toolExecution: options.toolExecution } : {}),
           ...(options.autoCompact != null ? { autoCompact: options.autoCompact } : {}),
-          transformContext: (view, _signal, { step }) => this.#inBand(view, step),
+          // Handed on as given (null is absent, as new Agent reads it).
+          beforeToolCall: options.beforeToolCall,
+          afterToolCall: options.afterToolCall,
+          dispatch: options.dispatch,
+          convertToLlm: options.convertToLlm,
+          steeringMode: options.steeringMode,
+          followUpMode: options.followUpMode,
+          // The session's in-band step first; the host's rewrite sees the view the model would.
+          transformContext: (view, signal, info) => {
+            const own = this.#inBand(view, info.step);
+            return hostTransform ? hostTransform(own, signal, info) : own;
+          },
           // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
-          toolChoice: ({ step }) => (this.#before + step > this.maxTurns ? "none" : undefined),
+          toolChoice: (info) => (this.#before + info.step > this.maxTurns ? "none" : hostChoice?.(info)),
           // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
           // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
-          shouldStopAfterTurn: ({ message, toolResults }) =>
-            toolResults.length > 0 ? this.#stallCheck(message) : this.#stalled,
-          ...(options.mcpServers != null || specServers(options.spec).length > 0
-            ? { dedupeToolCalls: (request: { name: string }) => this.#dedupe(request, config) }
-            : {}),
+          // The session's check always runs (it counts); the host's is asked when it did not stop.
+          shouldStopAfterTurn: (context, signal) => {
+            const own = context.toolResults.length > 0 ? this.#stallCheck(context.message) : this.#stalled;
+            return own || (hostStop ? hostStop(context, signal) : false);
+          },
+          ...(withMcp
+            ? { dedupeToolCalls: (request: DispatchRequest) => this.#dedupe(request, config, hostDedupe) }
+            : { dedupeToolCalls: hostDedupe }),
         }),
     );
     if (system !== undefined && hasPromptText(this.agent.config)) {
@@ -610,7 +679,9 @@ export class Session {
       const reply = lastReply(result.messages);
       let status: RunStatus;
       if (result.status === "aborted") status = "aborted";
-      else if (result.status === "stopped" || this.#stalled) status = "stalled";
+      else if (this.#stalled) status = "stalled";
+      // The host's shouldStopAfterTurn (the session's own stop is a stall).
+      else if (result.status === "stopped") status = "stopped";
       else if (result.status === "error" && ToolIterationLimit.isInstance(result.cause)) status = "maxTurns";
       else if (result.status === "error") status = "error";
       else status = "ok";
@@ -762,12 +833,18 @@ export class Session {
     return backend.run(options).finally(() => run?.removeEventListener("abort", onStop));
   }
 
-  /** Whether identical calls of a step may share one answer: the pool's annotations for MCP tools, the config's policy for the rest. */
-  #dedupe(request: { name: string }, config: LoopConfig | undefined): boolean {
-    if (this.#mcp && this.#mcpTools.has(request.name)) return this.#mcp.dedupe(request);
-    const policy = (config ?? this.agent.config)?.dedupeToolCalls;
-    if (typeof policy === "function") return policy(request as Parameters<typeof policy>[0]);
-    return policy !== false;
+  /**
+   * Whether identical calls of a step may share one answer: the host's `dedupeToolCalls` where given,
+   * else the config's policy; for an MCP tool, also when the pool's annotations allow it.
+   */
+  #dedupe(request: DispatchRequest, config: LoopConfig | undefined, host: DedupePolicy | undefined): boolean {
+    const policy = host ?? (config ?? this.agent.config)?.dedupeToolCalls;
+    const allowed = typeof policy === "function" ? policy(request) : policy !== false;
+    if (this.#mcp && this.#mcpTools.has(request.name)) {
+      // The pool's word alone, as before, unless the host gave a policy of its own.
+      return this.#mcp.dedupe(request) || (host !== undefined && allowed);
+    }
+    return allowed;
   }
 
   #queueMcpRefresh(): Promise<void> {
