@@ -385,6 +385,34 @@ function summarize(text: string, max = 75): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
+/** What a closed session's (or its agent's) `method` throws. */
+function closedError(method: string): AgentError {
+  return new AgentError(
+    "closed",
+    `${method}: the session is closed (close() or dispose() was called); nothing was sent. Create a new session (with the same sessionDir and sessionId to resume its file).`,
+  );
+}
+
+/** The session's agent: each `prompt` and `continue` first asks the session (`before`), which throws once it is closed. */
+class SessionAgent extends Agent {
+  readonly #before: (method: string) => void;
+
+  constructor(options: AgentOptions, before: (method: string) => void) {
+    super(options);
+    this.#before = before;
+  }
+
+  override prompt(input: Parameters<Agent["prompt"]>[0]): ReturnType<Agent["prompt"]> {
+    this.#before("Agent.prompt");
+    return super.prompt(input);
+  }
+
+  override continue(): ReturnType<Agent["continue"]> {
+    this.#before("Agent.continue");
+    return super.continue();
+  }
+}
+
 /**
  * A durable conversation a host builds a chat product on: one run at a time, a timeline for the UI,
  * transient stream events, AskUser and TodoWrite built in, stall detection and a reserved final
@@ -513,46 +541,49 @@ export class Session {
     const backend = options.backend ?? loopBackend();
     this.agent = asSession(
       () =>
-        new Agent({
-          ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
-          ...(options.spec ? { spec: options.spec } : {}),
-          ...(system !== undefined ? { system } : {}),
-          tools,
-          messages,
-          backend: {
-            run: (loopOptions) => {
-              this.#before = this.#toolTurns;
-              const left = Math.max(0, this.maxTurns - this.#before);
-              return this.#timedRun(backend, loopOptions, left);
+        new SessionAgent(
+          {
+            ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
+            ...(options.spec ? { spec: options.spec } : {}),
+            ...(system !== undefined ? { system } : {}),
+            tools,
+            messages,
+            backend: {
+              run: (loopOptions) => {
+                this.#before = this.#toolTurns;
+                const left = Math.max(0, this.maxTurns - this.#before);
+                return this.#timedRun(backend, loopOptions, left);
+              },
             },
+            ...(options.toolExecution != null ? { toolExecution: options.toolExecution } : {}),
+            ...(options.autoCompact != null ? { autoCompact: options.autoCompact } : {}),
+            // Handed on as given (null is absent, as new Agent reads it).
+            beforeToolCall: options.beforeToolCall,
+            afterToolCall: options.afterToolCall,
+            dispatch: options.dispatch,
+            convertToLlm: options.convertToLlm,
+            steeringMode: options.steeringMode,
+            followUpMode: options.followUpMode,
+            // The session's in-band step first; the host's rewrite sees the view the model would.
+            transformContext: (view, signal, info) => {
+              const own = this.#inBand(view, info.step);
+              return hostTransform ? hostTransform(own, signal, info) : own;
+            },
+            // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
+            toolChoice: (info) => (this.#before + info.step > this.maxTurns ? "none" : hostChoice?.(info)),
+            // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
+            // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
+            // The session's check always runs (it counts); the host's is asked when it did not stop.
+            shouldStopAfterTurn: (context, signal) => {
+              const own = context.toolResults.length > 0 ? this.#stallCheck(context.message) : this.#stalled;
+              return own || (hostStop ? hostStop(context, signal) : false);
+            },
+            ...(withMcp
+              ? { dedupeToolCalls: (request: DispatchRequest) => this.#dedupe(request, config, hostDedupe) }
+              : { dedupeToolCalls: hostDedupe }),
           },
-          ...(options.toolExecution != null ? { toolExecution: options.toolExecution } : {}),
-          ...(options.autoCompact != null ? { autoCompact: options.autoCompact } : {}),
-          // Handed on as given (null is absent, as new Agent reads it).
-          beforeToolCall: options.beforeToolCall,
-          afterToolCall: options.afterToolCall,
-          dispatch: options.dispatch,
-          convertToLlm: options.convertToLlm,
-          steeringMode: options.steeringMode,
-          followUpMode: options.followUpMode,
-          // The session's in-band step first; the host's rewrite sees the view the model would.
-          transformContext: (view, signal, info) => {
-            const own = this.#inBand(view, info.step);
-            return hostTransform ? hostTransform(own, signal, info) : own;
-          },
-          // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
-          toolChoice: (info) => (this.#before + info.step > this.maxTurns ? "none" : hostChoice?.(info)),
-          // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
-          // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
-          // The session's check always runs (it counts); the host's is asked when it did not stop.
-          shouldStopAfterTurn: (context, signal) => {
-            const own = context.toolResults.length > 0 ? this.#stallCheck(context.message) : this.#stalled;
-            return own || (hostStop ? hostStop(context, signal) : false);
-          },
-          ...(withMcp
-            ? { dedupeToolCalls: (request: DispatchRequest) => this.#dedupe(request, config, hostDedupe) }
-            : { dedupeToolCalls: hostDedupe }),
-        }),
+          (method) => this.#beforeRun(method),
+        ),
     );
     if (system !== undefined && hasPromptText(this.agent.config)) {
       // The loop refuses both at every prompt, after the user's text is in the transcript.
@@ -652,9 +683,11 @@ export class Session {
   /**
    * Runs a prompt until the model answers, stalls, runs out of turns, fails or is aborted; the file
    * is written as it goes. Never rejects for a failed run (see `status`, `error`). Throws
-   * `SessionBusyError` while a run is going, `AgentError` (`invalid-input`) for an empty prompt.
+   * `SessionBusyError` while a run is going, `AgentError` (`invalid-input`) for an empty prompt,
+   * (`closed`) after `close()` or `dispose()` (nothing sent or written).
    */
   async prompt(text: string): Promise<PromptResult> {
+    if (this.#closed) throw closedError("Session.prompt");
     if (this.#running) throw new SessionBusyError("prompt");
     if (typeof text !== "string" || text.trim() === "") {
       throw new AgentError("invalid-input", "Session.prompt: the prompt must be non-empty text.");
@@ -701,6 +734,11 @@ export class Session {
       this.#running = false;
       this.#emitMetrics();
     }
+  }
+
+  /** Before each run of the agent (`prompt`, `continue`): refused once the session is closed. */
+  #beforeRun(method: string): void {
+    if (this.#closed) throw closedError(method);
   }
 
   /** Stops the running prompt; pending questions are answered with "" each. No-op when idle. */
