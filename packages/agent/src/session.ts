@@ -13,6 +13,7 @@ import {
 } from "@loopwright/loop";
 import type { AgentSpec } from "@loopwright/spec";
 import {
+  type CatalogServer,
   createMcpPool,
   type McpPool,
   type McpPoolOptions,
@@ -458,6 +459,8 @@ export class Session {
   readonly #mcp: McpPool | undefined;
   #mcpTools = new Set<string>();
   #mcpServerOf = new Map<string, string>();
+  /** The connected MCP servers as catalogue entries, each with the tools the session offers of it. */
+  #mcpCatalog: CatalogServer[] = [];
   #mcpRefresh: Promise<void> = Promise.resolve();
   #mcpShown = "";
   #closed = false;
@@ -736,9 +739,27 @@ export class Session {
     }
   }
 
-  /** Before each run of the agent (`prompt`, `continue`): refused once the session is closed. */
+  /** Before each run of the agent (`prompt`, `continue`): refused once the session is closed; the catalogue brought up to date. */
   #beforeRun(method: string): void {
     if (this.#closed) throw closedError(method);
+    this.agent.catalog = this.#catalog();
+  }
+
+  /**
+   * The catalogue a loading mode lists, with MCP servers: the session's own tools (built-in and the
+   * host's) as one server `tools`, then each connected MCP server under its name with the tools the
+   * session offers of it. Without MCP servers, none (the loop lists every tool under `tools`).
+   */
+  #catalog(): CatalogServer[] | undefined {
+    if (!this.#mcp) return undefined;
+    const own = this.agent.tools
+      .list()
+      .filter((tool) => !this.#mcpTools.has(tool.name))
+      .map((tool) => {
+        const description = (tool.description ?? "").trim().split("\n")[0]?.trim() ?? "";
+        return description ? { name: tool.name, description } : { name: tool.name };
+      });
+    return [{ name: "tools", tools: own }, ...this.#mcpCatalog];
   }
 
   /** Stops the running prompt; pending questions are answered with "" each. No-op when idle. */
@@ -895,10 +916,12 @@ export class Session {
     const pool = this.#mcp;
     if (!pool || this.#closed) return;
     let definitions: Awaited<ReturnType<McpPool["tools"]>> = [];
+    let catalogued: CatalogServer[] = [];
     try {
       definitions = await pool.tools();
+      catalogued = await pool.servers();
       this.#mcpServerOf = new Map(
-        (await pool.servers()).flatMap((server) => server.tools.map((tool) => [tool.name, server.name])),
+        catalogued.flatMap((server) => server.tools.map((tool) => [tool.name, server.name])),
       );
     } catch (error) {
       this.addError(`MCP: ${errorText(error)}`);
@@ -925,6 +948,11 @@ export class Session {
     }
     for (const name of this.#mcpTools) if (!next.has(name)) this.agent.tools.unregister(name);
     this.#mcpTools = next;
+    this.#mcpCatalog = catalogued.map((server) => ({
+      ...server,
+      tools: server.tools.filter((tool) => next.has(tool.name)),
+    }));
+    this.agent.catalog = this.#catalog();
     const servers = this.mcpServers;
     const shown = JSON.stringify(servers);
     if (shown === this.#mcpShown) return;
