@@ -1,5 +1,6 @@
 // The Agent options a session reads besides its own (r10 #1): each reaches the session's Agent, the
 // hooks the session has too composed with its own, over HTTP with the testkit's scripted model.
+import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -282,4 +283,43 @@ it("declares the tools the session holds (sanity for the helpers above)", async 
   });
   await session.prompt("please tell the time");
   expect(tools(server, 0)).toEqual(["clock"]);
+});
+
+describe("dedupeToolCalls with MCP servers", { timeout: 30_000 }, () => {
+  const EVERYTHING = fileURLToPath(
+    new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
+  );
+
+  /** How many of a step's two identical calls of `name` were dispatched (a shared answer is not). */
+  async function dispatched(name: string, dedupeToolCalls?: boolean): Promise<number> {
+    server = await callsOnce(name, "{}", 2);
+    let calls = 0;
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m" },
+      mcpServers: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } } },
+      beforeToolCall: ({ toolCall }) => {
+        if (toolCall.name === name) calls++;
+        return undefined;
+      },
+      ...(dedupeToolCalls !== undefined ? { dedupeToolCalls } : {}),
+    });
+    try {
+      await session.mcpReady();
+      expect((await session.prompt("please run it twice")).status).toBe("ok");
+      expect(texts(server, 1).filter((text) => text !== "")).not.toHaveLength(0);
+    } finally {
+      await session.close();
+      await server.close();
+      server = undefined;
+    }
+    return calls;
+  }
+
+  it("shares an MCP tool's answer when the host's policy or the pool's allows it", async () => {
+    // toggle-simulated-logging is neither read-only nor idempotent: the pool runs each call.
+    expect(await dispatched("everything__toggle-simulated-logging")).toBe(2);
+    expect(await dispatched("everything__toggle-simulated-logging", true)).toBe(1);
+    // echo is read-only: the pool shares it, whatever the host's policy says.
+    expect(await dispatched("everything__echo", false)).toBe(1);
+  });
 });
