@@ -63,6 +63,13 @@ export interface AgentOptions {
   autoCompact?: boolean | { model?: string };
   /** The tools, or a registry to share. */
   tools?: readonly AgentTool[] | ToolRegistry;
+  /**
+   * The loop's `catalog`: the tools by name, grouped by server (`[{ name, tools: [{ name,
+   * description? }] }]`), for `config.toolDiscovery` `"ondemand"` and `"proxy"`; a server's name
+   * loads all of its tools. Absent: one server `"tools"` holding every tool. A tool it does not
+   * list cannot be loaded. Read at each loop run's start (see `Agent.catalog`).
+   */
+  catalog?: AgentLoopOptions["catalog"];
   /** Whether identical calls of a step share one answer (the loop's `dedupeToolCalls`); overrides `config.dedupeToolCalls`. */
   dedupeToolCalls?: DedupePolicy;
   /** Runs a call of a tool the registry does not hold; without it such a call is answered "unknown tool". */
@@ -160,6 +167,7 @@ const OPTION_NAMES = Object.keys({
   system: true,
   autoCompact: true,
   tools: true,
+  catalog: true,
   dedupeToolCalls: true,
   dispatch: true,
   messages: true,
@@ -221,6 +229,19 @@ export function checkAgentOptions(options: object, who = "new Agent"): void {
         }
       });
     }
+  }
+  if (present("catalog")) {
+    if (!Array.isArray(given.catalog)) refuse("catalog", "a list of servers ({ name, tools: [{ name }] })");
+    (given.catalog as unknown[]).forEach((server, at) => {
+      if (!isRecord(server) || typeof server.name !== "string" || !Array.isArray(server.tools)) {
+        refuse(`catalog[${at}]`, "a server ({ name, tools: [{ name }] })", server);
+      }
+      ((server as Record<string, unknown[]>).tools as unknown[]).forEach((tool, j) => {
+        if (!isRecord(tool) || typeof tool.name !== "string" || tool.name === "") {
+          refuse(`catalog[${at}].tools[${j}]`, "a tool ({ name, description? }) with a non-empty name", tool);
+        }
+      });
+    });
   }
   const dedupe = given.dedupeToolCalls;
   if (present("dedupeToolCalls") && typeof dedupe !== "boolean" && typeof dedupe !== "function") {
@@ -532,6 +553,8 @@ export class Agent {
   readonly config: LoopConfig;
   /** The tools the model may call; register and unregister between runs. */
   readonly tools: ToolRegistry;
+  /** See `AgentOptions.catalog`; read at each loop run's start. */
+  catalog: AgentOptions["catalog"];
   /** How a step's calls run; see `AgentOptions.toolExecution`. */
   toolExecution: ToolExecutionMode;
   /** How many steering messages one drain point delivers. */
@@ -608,6 +631,7 @@ export class Agent {
     }
     this.#system = set.system;
     this.tools = set.tools instanceof ToolRegistry ? set.tools : new ToolRegistry(set.tools ?? []);
+    this.catalog = set.catalog;
     this.#messages = [...(set.messages ?? [])];
     this.#loaded = [...(set.loaded ?? [])];
     this.#backend = set.backend ?? loopBackend();
@@ -989,6 +1013,7 @@ export class Agent {
       messages,
       ...(this.#loaded.length > 0 ? { loaded: [...this.#loaded] } : {}),
       tools: this.tools.definitions(),
+      ...(this.catalog ? { catalog: this.catalog } : {}),
       dispatch: (request, callSignal) => this.#callOne(request, callSignal, this.#batch),
       ...(signal ? { signal } : {}),
       ...(this.#dedupeToolCalls !== undefined ? { dedupeToolCalls: this.#dedupeToolCalls } : {}),

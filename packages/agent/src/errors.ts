@@ -12,7 +12,8 @@ function marked(value: unknown, marker: symbol): boolean {
  * - `cannot-continue`: `continue()` with nothing to answer (the transcript ends in an assistant reply);
  * - `duplicate-tool`: two tools registered under one name;
  * - `unknown-question`: `submitAnswer` named a question that is not pending;
- * - `storage`: a session file could not be read or written.
+ * - `storage`: a session file could not be read or written;
+ * - `closed`: `prompt` or `continue` on a session (or its agent) after `close()` or `dispose()`.
  */
 export type AgentErrorCode =
   | "busy"
@@ -20,7 +21,8 @@ export type AgentErrorCode =
   | "cannot-continue"
   | "duplicate-tool"
   | "unknown-question"
-  | "storage";
+  | "storage"
+  | "closed";
 
 /** The error of this package. `code` says which kind; `cause` is the underlying failure where there is one. */
 export class AgentError extends Error {

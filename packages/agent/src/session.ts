@@ -5,12 +5,15 @@ import {
   type AgentLoopResult,
   type ChatMessage,
   DEFAULT_TOOL_TIMEOUT_MS,
+  type DedupePolicy,
+  type DispatchRequest,
   type LoopConfig,
   STOPPED_DURING,
   ToolIterationLimit,
 } from "@loopwright/loop";
 import type { AgentSpec } from "@loopwright/spec";
 import {
+  type CatalogServer,
   createMcpPool,
   type McpPool,
   type McpPoolOptions,
@@ -18,7 +21,7 @@ import {
   type McpServersInput,
   type ServerState,
 } from "@loopwright/tools-mcp";
-import { Agent, checkAgentOptions } from "./agent.js";
+import { Agent, type AgentOptions, checkAgentOptions } from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
@@ -34,7 +37,11 @@ import { readSessionFile, SessionFile, sessionPath, type Todo } from "./session-
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
 /** How a session run ended. */
-export type RunStatus = "ok" | "aborted" | "error" | "stalled" | "maxTurns";
+/**
+ * How a session run ended. `stopped`: the host's `shouldStopAfterTurn` ended it (`stalled` is the
+ * session's own stall check).
+ */
+export type RunStatus = "ok" | "aborted" | "error" | "stalled" | "maxTurns" | "stopped";
 
 /** What `session.prompt` resolves with. */
 export interface PromptResult {
@@ -125,7 +132,12 @@ export interface SessionView {
 /** A question group waiting for `submitAnswer`. */
 export type PendingQuestion = Extract<TimelineEvent, { type: "question" }>;
 
-/** What `createSession` reads. Give `config` or `spec`, as for `Agent`. */
+/**
+ * What `createSession` reads. Give `config` or `spec`, as for `Agent`. The Agent's hooks and modes
+ * (`beforeToolCall`, `afterToolCall`, `dispatch`, `convertToLlm`, `steeringMode`, `followUpMode`,
+ * `dedupeToolCalls`) reach the session's agent as given; `transformContext`, `toolChoice` and
+ * `shouldStopAfterTurn` are composed with the session's own (see each).
+ */
 export interface SessionOptions {
   config?: LoopConfig;
   spec?: AgentSpec | readonly AgentSpec[];
@@ -167,6 +179,35 @@ export interface SessionOptions {
   mcpServers?: McpServersInput | readonly McpServerConfig[];
   /** Options for the MCP pool (timeouts, tool naming, restarts, elicitation). Images are described in text. */
   mcpOptions?: Omit<McpPoolOptions, "onToolsChanged" | "images">;
+  /** As the Agent's: may block a call or rewrite its arguments. */
+  beforeToolCall?: AgentOptions["beforeToolCall"];
+  /** As the Agent's: may replace a call's result or ask to terminate. */
+  afterToolCall?: AgentOptions["afterToolCall"];
+  /** As the Agent's: runs a call of a tool the session does not hold. */
+  dispatch?: AgentOptions["dispatch"];
+  /** As the Agent's: turns the transcript into the chat messages sent. */
+  convertToLlm?: AgentOptions["convertToLlm"];
+  /** As the Agent's: how many steered messages one drain point delivers. */
+  steeringMode?: AgentOptions["steeringMode"];
+  /** As the Agent's: how many follow-up messages one drain point delivers (the open-todos nudge is one). */
+  followUpMode?: AgentOptions["followUpMode"];
+  /**
+   * As the Agent's (overrides `config.dedupeToolCalls`). With MCP servers, an MCP tool's identical
+   * calls share one answer when this policy or the pool's (read-only or idempotent) says they may.
+   */
+  dedupeToolCalls?: AgentOptions["dedupeToolCalls"];
+  /**
+   * As the Agent's, run after the session's own in-band step: it sees the view with the session's
+   * notice (the last fifth of the budget, the reserved final turn) already on its end.
+   */
+  transformContext?: AgentOptions["transformContext"];
+  /** As the Agent's, asked for every step but the reserved final turn, which is sent `"none"`. */
+  toolChoice?: AgentOptions["toolChoice"];
+  /**
+   * As the Agent's, asked after the session's stall check when that did not stop the run: true
+   * ends the run with status `stopped`.
+   */
+  shouldStopAfterTurn?: AgentOptions["shouldStopAfterTurn"];
 }
 
 /** What a session's model is told on the reserved final turn. */
@@ -279,18 +320,6 @@ function hostTools(value: unknown): readonly AgentTool[] {
   return value;
 }
 
-/** Whether a resolved config's `prompt` has text the loop would send as the system prompt. */
-function hasPromptText(config: LoopConfig): boolean {
-  const prompt: unknown = config.prompt;
-  return (
-    Array.isArray(prompt) &&
-    prompt.some(
-      (entry: unknown) =>
-        typeof (entry as { text?: unknown })?.text === "string" && (entry as { text: string }).text !== "",
-    )
-  );
-}
-
 /**
  * The per-call limit `toolTimeoutSeconds` sets, in milliseconds, as the loop reads it: absent is
  * `DEFAULT_TOOL_TIMEOUT_MS`, `0` (or infinity) none. `false` for a value the loop refuses (left to
@@ -345,6 +374,34 @@ function summarize(text: string, max = 75): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
+/** What a closed session's (or its agent's) `method` throws. */
+function closedError(method: string): AgentError {
+  return new AgentError(
+    "closed",
+    `${method}: the session is closed (close() or dispose() was called); nothing was sent. Create a new session (with the same sessionDir and sessionId to resume its file).`,
+  );
+}
+
+/** The session's agent: each `prompt` and `continue` first asks the session (`before`), which throws once it is closed. */
+class SessionAgent extends Agent {
+  readonly #before: (method: string) => void;
+
+  constructor(options: AgentOptions, before: (method: string) => void) {
+    super(options);
+    this.#before = before;
+  }
+
+  override prompt(input: Parameters<Agent["prompt"]>[0]): ReturnType<Agent["prompt"]> {
+    this.#before("Agent.prompt");
+    return super.prompt(input);
+  }
+
+  override continue(): ReturnType<Agent["continue"]> {
+    this.#before("Agent.continue");
+    return super.continue();
+  }
+}
+
 /**
  * A durable conversation a host builds a chat product on: one run at a time, a timeline for the UI,
  * transient stream events, AskUser and TodoWrite built in, stall detection and a reserved final
@@ -390,6 +447,8 @@ export class Session {
   readonly #mcp: McpPool | undefined;
   #mcpTools = new Set<string>();
   #mcpServerOf = new Map<string, string>();
+  /** The connected MCP servers as catalogue entries, each with the tools the session offers of it. */
+  #mcpCatalog: CatalogServer[] = [];
   #mcpRefresh: Promise<void> = Promise.resolve();
   #mcpShown = "";
   #closed = false;
@@ -415,6 +474,16 @@ export class Session {
         backend: options.backend,
         toolExecution: options.toolExecution,
         autoCompact: options.autoCompact,
+        beforeToolCall: options.beforeToolCall,
+        afterToolCall: options.afterToolCall,
+        dispatch: options.dispatch,
+        convertToLlm: options.convertToLlm,
+        steeringMode: options.steeringMode,
+        followUpMode: options.followUpMode,
+        dedupeToolCalls: options.dedupeToolCalls,
+        transformContext: options.transformContext,
+        toolChoice: options.toolChoice,
+        shouldStopAfterTurn: options.shouldStopAfterTurn,
       },
       "createSession",
     );
@@ -456,45 +525,61 @@ export class Session {
       tools.push(tool);
     }
     const config = options.config ?? undefined;
+    const hostDedupe = options.dedupeToolCalls ?? undefined;
+    const hostTransform = options.transformContext ?? undefined;
+    const hostChoice = options.toolChoice ?? undefined;
+    const hostStop = options.shouldStopAfterTurn ?? undefined;
+    const withMcp = options.mcpServers != null || specServers(options.spec).length > 0;
     // maxTurns is the prompt's budget, but the agent runs a follow-up (the open-todos nudge, a host's
     // queued message) as a new loop run whose steps count from 1: each run is given what is left.
     const backend = options.backend ?? loopBackend();
     this.agent = asSession(
       () =>
-        new Agent({
-          ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
-          ...(options.spec ? { spec: options.spec } : {}),
-          ...(system !== undefined ? { system } : {}),
-          tools,
-          messages,
-          loaded,
-          backend: {
-            run: (loopOptions) => {
-              this.#before = this.#toolTurns;
-              const left = Math.max(0, this.maxTurns - this.#before);
-              return this.#timedRun(backend, loopOptions, left);
+        new SessionAgent(
+          {
+            ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
+            ...(options.spec ? { spec: options.spec } : {}),
+            ...(system !== undefined ? { system } : {}),
+            tools,
+            messages,
+            loaded,
+            backend: {
+              run: (loopOptions) => {
+                this.#before = this.#toolTurns;
+                const left = Math.max(0, this.maxTurns - this.#before);
+                return this.#timedRun(backend, loopOptions, left);
+              },
             },
+            ...(options.toolExecution != null ? { toolExecution: options.toolExecution } : {}),
+            ...(options.autoCompact != null ? { autoCompact: options.autoCompact } : {}),
+            // Handed on as given (null is absent, as new Agent reads it).
+            beforeToolCall: options.beforeToolCall,
+            afterToolCall: options.afterToolCall,
+            dispatch: options.dispatch,
+            convertToLlm: options.convertToLlm,
+            steeringMode: options.steeringMode,
+            followUpMode: options.followUpMode,
+            // The session's in-band step first; the host's rewrite sees the view the model would.
+            transformContext: (view, signal, info) => {
+              const own = this.#inBand(view, info.step);
+              return hostTransform ? hostTransform(own, signal, info) : own;
+            },
+            // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
+            toolChoice: (info) => (this.#before + info.step > this.maxTurns ? "none" : hostChoice?.(info)),
+            // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
+            // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
+            // The session's check always runs (it counts); the host's is asked when it did not stop.
+            shouldStopAfterTurn: (context, signal) => {
+              const own = context.toolResults.length > 0 ? this.#stallCheck(context.message) : this.#stalled;
+              return own || (hostStop ? hostStop(context, signal) : false);
+            },
+            ...(withMcp
+              ? { dedupeToolCalls: (request: DispatchRequest) => this.#dedupe(request, config, hostDedupe) }
+              : { dedupeToolCalls: hostDedupe }),
           },
-          ...(options.toolExecution != null ? { toolExecution: options.toolExecution } : {}),
-          ...(options.autoCompact != null ? { autoCompact: options.autoCompact } : {}),
-          transformContext: (view, _signal, { step }) => this.#inBand(view, step),
-          // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
-          toolChoice: ({ step }) => (this.#before + step > this.maxTurns ? "none" : undefined),
-          // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
-          // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
-          shouldStopAfterTurn: ({ message, toolResults }) =>
-            toolResults.length > 0 ? this.#stallCheck(message) : this.#stalled,
-          ...(options.mcpServers != null || specServers(options.spec).length > 0
-            ? { dedupeToolCalls: (request: { name: string }) => this.#dedupe(request, config) }
-            : {}),
-        }),
+          (method) => this.#beforeRun(method),
+        ),
     );
-    if (system !== undefined && hasPromptText(this.agent.config)) {
-      // The loop refuses both at every prompt, after the user's text is in the transcript.
-      throw invalid(
-        `createSession: the system prompt was given twice, as system and as the ${options.spec ? "spec's prompt entries" : "config's prompt"}; give it one way.`,
-      );
-    }
     if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
     this.agent.subscribe((event) => this.#onAgentEvent(event));
     this.#view = { timeline: timelineOf(messages), todos: [...todos] };
@@ -587,9 +672,11 @@ export class Session {
   /**
    * Runs a prompt until the model answers, stalls, runs out of turns, fails or is aborted; the file
    * is written as it goes. Never rejects for a failed run (see `status`, `error`). Throws
-   * `SessionBusyError` while a run is going, `AgentError` (`invalid-input`) for an empty prompt.
+   * `SessionBusyError` while a run is going, `AgentError` (`invalid-input`) for an empty prompt,
+   * (`closed`) after `close()` or `dispose()` (nothing sent or written).
    */
   async prompt(text: string): Promise<PromptResult> {
+    if (this.#closed) throw closedError("Session.prompt");
     if (this.#running) throw new SessionBusyError("prompt");
     if (typeof text !== "string" || text.trim() === "") {
       throw new AgentError("invalid-input", "Session.prompt: the prompt must be non-empty text.");
@@ -614,7 +701,9 @@ export class Session {
       const reply = lastReply(result.messages);
       let status: RunStatus;
       if (result.status === "aborted") status = "aborted";
-      else if (result.status === "stopped" || this.#stalled) status = "stalled";
+      else if (this.#stalled) status = "stalled";
+      // The host's shouldStopAfterTurn (the session's own stop is a stall).
+      else if (result.status === "stopped") status = "stopped";
       else if (result.status === "error" && ToolIterationLimit.isInstance(result.cause)) status = "maxTurns";
       else if (result.status === "error") status = "error";
       else status = "ok";
@@ -634,6 +723,29 @@ export class Session {
       this.#running = false;
       this.#emitMetrics();
     }
+  }
+
+  /** Before each run of the agent (`prompt`, `continue`): refused once the session is closed; the catalogue brought up to date. */
+  #beforeRun(method: string): void {
+    if (this.#closed) throw closedError(method);
+    this.agent.catalog = this.#catalog();
+  }
+
+  /**
+   * The catalogue a loading mode lists, with MCP servers: the session's own tools (built-in and the
+   * host's) as one server `tools`, then each connected MCP server under its name with the tools the
+   * session offers of it. Without MCP servers, none (the loop lists every tool under `tools`).
+   */
+  #catalog(): CatalogServer[] | undefined {
+    if (!this.#mcp) return undefined;
+    const own = this.agent.tools
+      .list()
+      .filter((tool) => !this.#mcpTools.has(tool.name))
+      .map((tool) => {
+        const description = (tool.description ?? "").trim().split("\n")[0]?.trim() ?? "";
+        return description ? { name: tool.name, description } : { name: tool.name };
+      });
+    return [{ name: "tools", tools: own }, ...this.#mcpCatalog];
   }
 
   /** Stops the running prompt; pending questions are answered with "" each. No-op when idle. */
@@ -766,12 +878,18 @@ export class Session {
     return backend.run(options).finally(() => run?.removeEventListener("abort", onStop));
   }
 
-  /** Whether identical calls of a step may share one answer: the pool's annotations for MCP tools, the config's policy for the rest. */
-  #dedupe(request: { name: string }, config: LoopConfig | undefined): boolean {
-    if (this.#mcp && this.#mcpTools.has(request.name)) return this.#mcp.dedupe(request);
-    const policy = (config ?? this.agent.config)?.dedupeToolCalls;
-    if (typeof policy === "function") return policy(request as Parameters<typeof policy>[0]);
-    return policy !== false;
+  /**
+   * Whether identical calls of a step may share one answer: the host's `dedupeToolCalls` where given,
+   * else the config's policy; for an MCP tool, also when the pool's annotations allow it.
+   */
+  #dedupe(request: DispatchRequest, config: LoopConfig | undefined, host: DedupePolicy | undefined): boolean {
+    const policy = host ?? (config ?? this.agent.config)?.dedupeToolCalls;
+    const allowed = typeof policy === "function" ? policy(request) : policy !== false;
+    if (this.#mcp && this.#mcpTools.has(request.name)) {
+      // The pool's word alone, as before, unless the host gave a policy of its own.
+      return this.#mcp.dedupe(request) || (host !== undefined && allowed);
+    }
+    return allowed;
   }
 
   #queueMcpRefresh(): Promise<void> {
@@ -784,10 +902,12 @@ export class Session {
     const pool = this.#mcp;
     if (!pool || this.#closed) return;
     let definitions: Awaited<ReturnType<McpPool["tools"]>> = [];
+    let catalogued: CatalogServer[] = [];
     try {
       definitions = await pool.tools();
+      catalogued = await pool.servers();
       this.#mcpServerOf = new Map(
-        (await pool.servers()).flatMap((server) => server.tools.map((tool) => [tool.name, server.name])),
+        catalogued.flatMap((server) => server.tools.map((tool) => [tool.name, server.name])),
       );
     } catch (error) {
       this.addError(`MCP: ${errorText(error)}`);
@@ -814,6 +934,11 @@ export class Session {
     }
     for (const name of this.#mcpTools) if (!next.has(name)) this.agent.tools.unregister(name);
     this.#mcpTools = next;
+    this.#mcpCatalog = catalogued.map((server) => ({
+      ...server,
+      tools: server.tools.filter((tool) => next.has(tool.name)),
+    }));
+    this.agent.catalog = this.#catalog();
     const servers = this.mcpServers;
     const shown = JSON.stringify(servers);
     if (shown === this.#mcpShown) return;
