@@ -20,7 +20,7 @@ import {
   type RunUsage,
 } from "./errors.js";
 import { type RunHooks, startHooks } from "./hooks-phase.js";
-import { refuseUnbuilt } from "./loop-options.js";
+import { checkCatalogOption, checkToolEntries, refuseUnbuilt } from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
 import { NOT_RUN } from "./run-calls.js";
 import { tell } from "./tell.js";
@@ -315,6 +315,8 @@ function checkOptions(options: AgentLoopOptions): void {
     throw new TypeError("runAgentLoop: tools must be an array of tool definitions.");
   }
   refuseUnbuilt(options, options.config);
+  if (options.tools) checkToolEntries(options.tools);
+  checkCatalogOption(options.catalog);
   checkLedgerOption(options.ledger);
   const { config } = options;
   for (const name of ["maxToolIterations", "maxContinuations", "maxRetries"] as const) {
