@@ -193,3 +193,52 @@ function toolEntryFault(entry: unknown): string | undefined {
   if (typeof name === "string") return undefined;
   return `'s function.name is ${typeof name === "number" ? "a number" : kindOf(name)}, not a string`;
 }
+
+/**
+ * Refuses a `system`, flag or `contextLength` of the wrong type before anything is sent, rather
+ * than sending it (`system: 5`) or reading it one way here and another there (`contextLength:
+ * "1000"`). `null` is taken as absent throughout. Throws `LoopOptionError` (`invalid-option`)
+ * naming the option and what it was given.
+ */
+export function checkOptionTypes(given: object, givenConfig: object): void {
+  const options = given as Record<string, unknown>;
+  const config = givenConfig as Record<string, unknown>;
+  const { system } = options;
+  if (system != null && typeof system !== "string") {
+    throw new LoopOptionError(
+      "invalid-option",
+      "system",
+      `runAgentLoop: system must be a string (the system prompt; "" or absent for none), and was given ${kindOf(system)}.`,
+    );
+  }
+  const flags: [Record<string, unknown>, string, string][] = [
+    [options, "parallel", "parallel"],
+    [options, "recoverToolCalls", "recoverToolCalls"],
+    [options, "dedupeToolCalls", "dedupeToolCalls"],
+    [config, "parallel", "config.parallel"],
+    [config, "recoverToolCalls", "config.recoverToolCalls"],
+    [config, "dedupeToolCalls", "config.dedupeToolCalls"],
+    [config, "compact", "config.compact"],
+  ];
+  for (const [from, key, option] of flags) {
+    const value = from[key];
+    if (value == null || typeof value === "boolean") continue;
+    const dedupe = key === "dedupeToolCalls";
+    if (dedupe && typeof value === "function") continue;
+    throw new LoopOptionError(
+      "invalid-option",
+      option,
+      `runAgentLoop: ${option} must be true or false${dedupe ? ", or a function (request) => boolean," : ""} ` +
+        `(or absent for the default), and was given ${kindOf(value)}.`,
+    );
+  }
+  const window = config.contextLength;
+  if (window != null && !(typeof window === "number" && Number.isInteger(window) && window >= 1)) {
+    throw new LoopOptionError(
+      "invalid-option",
+      "config.contextLength",
+      "runAgentLoop: config.contextLength must be the context window as a whole number of tokens, at least 1 " +
+        `(or absent for none), and was given ${kindOf(window)}${typeof window === "string" ? " (parse it first)" : ""}.`,
+    );
+  }
+}

@@ -106,3 +106,76 @@ describe("catalog and tools are checked before anything is sent", () => {
     }
   });
 });
+
+describe("system, the flags and contextLength are checked before anything is sent", () => {
+  it("refuses a system prompt that is not a string", async () => {
+    for (const system of [5, { text: "be brief" }, ["a"]]) {
+      const { cause, sent } = await refusal({ system });
+      expect(sent).toBe(0);
+      expect(LoopOptionError.isInstance(cause)).toBe(true);
+      expect(cause).toMatchObject({ code: "invalid-option", option: "system" });
+      expect((cause as Error).message).toMatch(/system must be a string/);
+    }
+  });
+
+  it("refuses a flag that is not true or false, as an option and as a config field", async () => {
+    const cases: [Record<string, unknown>, Record<string, unknown>, string, RegExp][] = [
+      [{ parallel: "yes" }, {}, "parallel", /the string "yes"/],
+      [{ recoverToolCalls: "no" }, {}, "recoverToolCalls", /the string "no"/],
+      [{ dedupeToolCalls: 1 }, {}, "dedupeToolCalls", /the number 1/],
+      [{}, { parallel: "yes" }, "config.parallel", /the string "yes"/],
+      [{}, { recoverToolCalls: 0 }, "config.recoverToolCalls", /the number 0/],
+      [{}, { dedupeToolCalls: "false" }, "config.dedupeToolCalls", /the string "false"/],
+      [{}, { compact: "yes" }, "config.compact", /the string "yes"/],
+    ];
+    for (const [extra, config, option, words] of cases) {
+      const { cause, sent } = await refusal(extra, config);
+      expect(sent).toBe(0);
+      expect(LoopOptionError.isInstance(cause)).toBe(true);
+      expect(cause).toMatchObject({ code: "invalid-option", option });
+      expect((cause as Error).message).toMatch(/true or false/);
+      expect((cause as Error).message).toMatch(words);
+    }
+  });
+
+  it("refuses a contextLength that is not a whole number of at least 1, so the guard and compact read it alike", async () => {
+    for (const contextLength of ["1000", -5, 0, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      for (const compact of [false, true]) {
+        const { cause, sent } = await refusal(
+          {},
+          { contextLength, compact, tasks: { compaction: { model: "sim" } } },
+        );
+        expect(sent).toBe(0);
+        expect(LoopOptionError.isInstance(cause)).toBe(true);
+        expect(cause).toMatchObject({ code: "invalid-option", option: "config.contextLength" });
+        expect((cause as Error).message).toMatch(/whole number of tokens, at least 1/);
+      }
+    }
+  });
+
+  it("takes null as absent, a function as dedupeToolCalls, and runs with the right types", async () => {
+    server = await startServer({ replies: () => ({ content: "fine" }) });
+    const base = { baseUrl: server.baseUrl, model: "sim" };
+    const runs: [Record<string, unknown>, Record<string, unknown>][] = [
+      [{ system: null, parallel: null, recoverToolCalls: null, dedupeToolCalls: null }, {}],
+      [
+        {},
+        { parallel: null, recoverToolCalls: null, dedupeToolCalls: null, compact: null, contextLength: null },
+      ],
+      [{ system: "be brief", parallel: true, recoverToolCalls: false, dedupeToolCalls: () => false }, {}],
+      [{}, { parallel: false, dedupeToolCalls: true, compact: false, contextLength: 8192 }],
+    ];
+    for (const [extra, config] of runs) {
+      const result = await runAgentLoop({
+        config: { ...base, ...config },
+        messages: question,
+        tools: [tool("read_file")],
+        dispatch: () => "x",
+        ...extra,
+      } as AgentLoopOptions);
+      expect(result.turn.content).toBe("fine");
+    }
+    const sent = server.chatRequests[2]?.body as { messages: { role: string; content: unknown }[] };
+    expect(sent.messages[0]).toEqual({ role: "system", content: "be brief" });
+  });
+});
