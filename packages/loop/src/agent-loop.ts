@@ -83,7 +83,9 @@ export interface AgentLoopOptions {
   /**
    * The tools by name, grouped by server, for `config.toolDiscovery` `"ondemand"` and `"proxy"`: the
    * text on the end of the system prompt the model loads from. One server named `"tools"` holding
-   * every tool when absent. Not read in eager mode.
+   * every tool when absent. Not used in eager mode, but checked in every mode before anything is
+   * sent (`checkCatalog`'s rule; a Promise, such as `pool.servers()` not awaited, is named):
+   * `LoopOptionError`, `invalid-option`, option `catalog`.
    */
   catalog?: readonly CatalogServer[];
   /**

@@ -77,4 +77,88 @@ describe("COMPOSE.md", () => {
     ]);
     expect(messages.at(-1)).toEqual({ role: "assistant", content: "2 + 3 is 5." });
   });
+
+  it("answers a tool that returned nothing with text, never a tool message without content", async () => {
+    server = await startServer({
+      personality: "openai",
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "add", arguments: '{"a": 1, "b": 2}' },
+            { id: "c2", name: "add", arguments: '{"a": 3, "b": 4}' },
+            { id: "c3", name: "add", arguments: '{"a": 5, "b": 6}' },
+          ],
+        },
+        { content: "Logged." },
+      ],
+    });
+    const results: unknown[] = [undefined, "", "  "];
+    const { turn } = await miniLoop({
+      endpoint: { baseUrl: server.baseUrl, model: "gpt-4o" },
+      messages: [{ role: "user", content: "Log three sums." }],
+      tools: [ADD],
+      run: () => results.shift(),
+    });
+    expect(turn.content).toBe("Logged.");
+    const second = server.chatRequests[1]?.body as { messages: unknown[] };
+    expect(second.messages.slice(2)).toEqual(
+      ["c1", "c2", "c3"].map((id) => ({
+        role: "tool",
+        tool_call_id: id,
+        content: "(the tool returned no output)",
+      })),
+    );
+  });
+
+  it("runs a renamed tool by the host's name, its arguments read against the host's schema", async () => {
+    const READ: ToolDefinition = {
+      type: "function",
+      function: {
+        name: "fs.read",
+        description: "Reads a file",
+        parameters: {
+          type: "object",
+          properties: { path: { type: "string" }, zone: { type: "string" } },
+          required: ["path"],
+        },
+      },
+    };
+    server = await startServer({
+      personality: "openai",
+      replies: [
+        { toolCalls: [{ id: "c1", name: "fs_read", arguments: '{"path": "notes.txt", "zone": null}' }] },
+        { content: "It says hello." },
+      ],
+    });
+    const ran: unknown[] = [];
+    const { turn } = await miniLoop({
+      endpoint: { baseUrl: server.baseUrl, model: "gpt-4o" },
+      messages: [{ role: "user", content: "What does notes.txt say?" }],
+      tools: [READ],
+      run: (name, args) => {
+        ran.push([name, args]);
+        return "hello";
+      },
+    });
+    expect(turn.content).toBe("It says hello.");
+    const first = server.chatRequests[0]?.body as { tools: { function: { name: string } }[] };
+    expect(first.tools.map((tool) => tool.function.name)).toEqual(["fs_read"]);
+    // The host's name, and the optional null strict mode made the model write dropped.
+    expect(ran).toEqual([["fs.read", { path: "notes.txt" }]]);
+    const second = server.chatRequests[1]?.body as { messages: unknown[] };
+    expect(second.messages.slice(1)).toEqual([
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "c1",
+            type: "function",
+            function: { name: "fs_read", arguments: '{"path":"notes.txt","zone":null}' },
+          },
+        ],
+      },
+      { role: "tool", tool_call_id: "c1", content: "hello" },
+    ]);
+  });
 });

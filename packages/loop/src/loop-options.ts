@@ -1,3 +1,4 @@
+import { checkCatalog } from "@loopwright/tool-loading";
 import { LoopOptionError } from "./errors.js";
 
 /**
@@ -116,4 +117,128 @@ function refuseIfUnbuilt(option: LoopOption, value: unknown): void {
     `${option.name} asks for ${option.what}, which this loop does not do yet; it is refused rather than ` +
       `ignored. Leave ${option.name} out${option.name.startsWith("config.") ? " of the config" : ""} for now.`,
   );
+}
+
+/** What a value is, in a few words, for a refusal (never the value itself: it may be long or private). */
+export function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "nothing";
+  if (Array.isArray(value)) return "an array";
+  if (isThenable(value)) return "a Promise";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string")
+    return value === "" ? "an empty string" : `the string ${JSON.stringify(value.slice(0, 40))}`;
+  if (typeof value === "number") return Number.isNaN(value) ? "NaN" : `the number ${value}`;
+  return `a ${typeof value}`;
+}
+
+function isThenable(value: unknown): boolean {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/**
+ * Refuses a `catalog` that is not one by tool-loading's own rule (`checkCatalog`), in every mode:
+ * a Promise is named as one (an MCP pool's `servers()` answers a Promise, to be awaited). Absent or
+ * `null` is no catalogue. Throws `LoopOptionError` (`invalid-option`, option `catalog`).
+ */
+export function checkCatalogOption(catalog: unknown): void {
+  if (catalog === undefined || catalog === null) return;
+  if (isThenable(catalog)) {
+    throw new LoopOptionError(
+      "invalid-option",
+      "catalog",
+      "runAgentLoop: catalog is a Promise — await pool.servers() (or whatever answers it) and pass the array " +
+        "of { name, tools: [{ name }] } servers it resolves to.",
+    );
+  }
+  try {
+    checkCatalog(catalog, "runAgentLoop: catalog");
+  } catch (error) {
+    throw new LoopOptionError(
+      "invalid-option",
+      "catalog",
+      error instanceof Error ? error.message : String(error),
+    );
+  }
+}
+
+/**
+ * Refuses a `tools` entry that is not a function tool with a name: not an object, no `function`
+ * object, or a `function.name` that is not a string (it would be declared under another name, or
+ * fail inside the run). Throws `LoopOptionError` (`invalid-option`, option `tools`) naming the index.
+ */
+export function checkToolEntries(tools: readonly unknown[]): void {
+  tools.forEach((entry, i) => {
+    const fault = toolEntryFault(entry);
+    if (fault === undefined) return;
+    throw new LoopOptionError(
+      "invalid-option",
+      "tools",
+      `runAgentLoop: tools entry ${i}${fault}; each entry must be ` +
+        '{ type: "function", function: { name: string, description?, parameters? } }.',
+    );
+  });
+}
+
+/** What is wrong with one `tools` entry, worded to follow "tools entry 3", or `undefined`. */
+function toolEntryFault(entry: unknown): string | undefined {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return ` is ${kindOf(entry)}`;
+  const fn = (entry as { function?: unknown }).function;
+  if (typeof fn !== "object" || fn === null || Array.isArray(fn)) return " has no function";
+  const name = (fn as { name?: unknown }).name;
+  if (typeof name === "string") return undefined;
+  return `'s function.name is ${typeof name === "number" ? "a number" : kindOf(name)}, not a string`;
+}
+
+/**
+ * Refuses a `system`, flag or `contextLength` of the wrong type before anything is sent, rather
+ * than sending it (`system: 5`) or reading it one way here and another there (`contextLength:
+ * "1000"`). `null` is taken as absent throughout. Throws `LoopOptionError` (`invalid-option`)
+ * naming the option and what it was given.
+ */
+export function checkOptionTypes(given: object, givenConfig: object): void {
+  const options = given as Record<string, unknown>;
+  const config = givenConfig as Record<string, unknown>;
+  const { system } = options;
+  if (system != null && typeof system !== "string") {
+    throw new LoopOptionError(
+      "invalid-option",
+      "system",
+      `runAgentLoop: system must be a string (the system prompt; "" or absent for none), and was given ${kindOf(system)}.`,
+    );
+  }
+  const flags: [Record<string, unknown>, string, string][] = [
+    [options, "parallel", "parallel"],
+    [options, "recoverToolCalls", "recoverToolCalls"],
+    [options, "dedupeToolCalls", "dedupeToolCalls"],
+    [config, "parallel", "config.parallel"],
+    [config, "recoverToolCalls", "config.recoverToolCalls"],
+    [config, "dedupeToolCalls", "config.dedupeToolCalls"],
+    [config, "compact", "config.compact"],
+  ];
+  for (const [from, key, option] of flags) {
+    const value = from[key];
+    if (value == null || typeof value === "boolean") continue;
+    const dedupe = key === "dedupeToolCalls";
+    if (dedupe && typeof value === "function") continue;
+    throw new LoopOptionError(
+      "invalid-option",
+      option,
+      `runAgentLoop: ${option} must be true or false${dedupe ? ", or a function (request) => boolean," : ""} ` +
+        `(or absent for the default), and was given ${kindOf(value)}.`,
+    );
+  }
+  const window = config.contextLength;
+  if (window != null && !(typeof window === "number" && Number.isInteger(window) && window >= 1)) {
+    throw new LoopOptionError(
+      "invalid-option",
+      "config.contextLength",
+      "runAgentLoop: config.contextLength must be the context window as a whole number of tokens, at least 1 " +
+        `(or absent for none), and was given ${kindOf(window)}${typeof window === "string" ? " (parse it first)" : ""}.`,
+    );
+  }
 }

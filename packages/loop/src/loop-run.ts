@@ -20,7 +20,7 @@ import {
   type RunUsage,
 } from "./errors.js";
 import { type RunHooks, startHooks } from "./hooks-phase.js";
-import { refuseUnbuilt } from "./loop-options.js";
+import { checkCatalogOption, checkOptionTypes, checkToolEntries, refuseUnbuilt } from "./loop-options.js";
 import { RunMeasure } from "./measure-turn.js";
 import { NOT_RUN } from "./run-calls.js";
 import { tell } from "./tell.js";
@@ -283,7 +283,7 @@ function systemOf(options: AgentLoopOptions): string {
     ? prompt.map((entry) => (typeof entry?.text === "string" ? entry.text : "")).filter((text) => text !== "")
     : [];
   if (parts.length === 0) return options.system ?? "";
-  if (options.system !== undefined) {
+  if (options.system != null) {
     throw new LoopOptionError(
       "conflicting-options",
       "config.prompt",
@@ -337,6 +337,9 @@ function checkOptions(options: AgentLoopOptions): void {
     throw new TypeError("runAgentLoop: tools must be an array of tool definitions.");
   }
   refuseUnbuilt(options, options.config);
+  if (options.tools) checkToolEntries(options.tools);
+  checkCatalogOption(options.catalog);
+  checkOptionTypes(options, options.config);
   checkLedgerOption(options.ledger);
   const { config } = options;
   for (const name of ["maxToolIterations", "maxContinuations", "maxRetries"] as const) {

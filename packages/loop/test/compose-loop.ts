@@ -20,9 +20,10 @@ export async function miniLoop(
   const messages = [...options.messages];
   const client = getClient(endpoint);
   const supports = capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);
-  // (1) Declare tools a strict server accepts; keep each original schema to read arguments against.
+  // (1) Declare tools a strict server accepts (names made legal: fs.read goes as fs_read). The
+  // answer keeps the order, so each wire name finds the host's tool: its name and original schema.
   const declared = sanitizeTools(tools);
-  const schemas = new Map(tools.map((tool) => [tool.function.name, tool.function.parameters]));
+  const hostTools = new Map(declared.map((tool, i) => [tool.function.name, tools[i] as ToolDefinition]));
   for (let step = 0; step < maxSteps; step++) {
     // (2) negotiate rebuilds the body per attempt from what the endpoint has refused so far.
     const turn = await negotiate(
@@ -38,15 +39,16 @@ export async function miniLoop(
     // (3) Parse (and repair) each call's arguments; drop the nulls a strict server made the model send.
     const calls = turn.toolCalls.map((call) => {
       const { name, arguments: raw } = call.function;
+      const host = hostTools.get(name)?.function.name ?? name;
       try {
-        const schema = schemas.get(name);
+        const schema = hostTools.get(name)?.function.parameters;
         // A number JS cannot hold as written: its digits where the tool takes a string, else refused.
         const takesString = (path: ArgumentPath) => takesStringAt(schema, path);
         const parsed = parseToolArguments(raw, { finishReason: turn.finishReason, name, takesString });
-        return { call, json: parsed.json, args: restoreArguments(parsed.value, schema) };
+        return { call, host, json: parsed.json, args: restoreArguments(parsed.value, schema) };
       } catch (error) {
         if (!ToolArgumentsError.isInstance(error)) throw error;
-        return { call, json: "{}", refusal: `Error: ${error.message}` };
+        return { call, host, json: "{}", refusal: `Error: ${error.message}` };
       }
     });
     // (4) The assistant message carries the calls, replaying the repaired JSON, never the raw text.
@@ -59,13 +61,15 @@ export async function miniLoop(
         function: { name: call.function.name, arguments: json },
       })),
     });
-    // (5) One tool message per call, in order, a failure included: an unanswered call is refused.
-    for (const { call, args, refusal } of calls) {
+    // (5) One tool message per call, in order, a failure included: an unanswered call is refused,
+    // and so is a tool message without text, so a tool that returned nothing is said to have.
+    for (const { call, host, args, refusal } of calls) {
       let content = refusal ?? "";
       if (args !== undefined) {
         try {
-          const result = await run(call.function.name, args);
-          content = typeof result === "string" ? result : JSON.stringify(result);
+          const result = await run(host, args);
+          const text = typeof result === "string" ? result : (JSON.stringify(result) as string | undefined);
+          content = text?.trim() ? text : "(the tool returned no output)";
         } catch (error) {
           content = `Error: ${error instanceof Error ? error.message : String(error)}`;
         }

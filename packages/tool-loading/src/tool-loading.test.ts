@@ -153,6 +153,71 @@ describe("createToolLoading: input of the wrong shape from a loop of the host's 
   });
 });
 
+describe("route: a call in the wrong shape", () => {
+  const state = { loaded: [], messages: [] };
+  const modes = ["eager", "ondemand", "proxy"] as const;
+
+  it("refuses the SDK's and the stream's call shape with invalid-call, saying how to convert it", () => {
+    const sdk = { id: "c1", type: "function", function: { name: "read_file", arguments: '{"path":"a"}' } };
+    for (const mode of modes) {
+      const loading = createToolLoading({ mode, tools: TOOLS, catalog: CATALOG });
+      const error = thrown(() => loading.route(sdk as never, state)) as ToolLoadingError;
+      expect(ToolLoadingError.isInstance(error), mode).toBe(true);
+      expect(error.code).toBe("invalid-call");
+      expect(error.message).toMatch(/\{ id, type, function: \{ name, arguments \} \}/);
+      expect(error.message).toContain(
+        "{ id: call.id, name: call.function.name, args: JSON.parse(call.function.arguments) }",
+      );
+    }
+  });
+
+  it("refuses arguments given as text rather than dispatching a string, and any other wrong field", () => {
+    const cases: [unknown, RegExp][] = [
+      [
+        { id: "c2", name: "read_file", args: '{"path":"a"}' },
+        /args is the string .*parse the arguments text/,
+      ],
+      [{ id: "c3", name: "read_file", args: ["a"] }, /args is an array/],
+      [{ id: "c4", name: "read_file", args: new Map([["path", "a"]]) }, /args is a Map/],
+      [{ id: "c5", name: "read_file" }, /args is nothing/],
+      [{ id: 5, name: "read_file", args: {} }, /id is the number 5/],
+      [{ name: "read_file", args: {} }, /id is nothing/],
+      [{ id: "c6", name: null, args: {} }, /name is null/],
+      [{ id: "c7", name: "read_file", args: {}, raw: {} }, /raw is an object/],
+    ];
+    for (const mode of modes) {
+      const loading = createToolLoading({ mode, tools: TOOLS, catalog: CATALOG });
+      for (const [call, words] of cases) {
+        const error = thrown(() => loading.route(call as never, state)) as ToolLoadingError;
+        expect(ToolLoadingError.isInstance(error), `${mode} ${JSON.stringify(call)}`).toBe(true);
+        expect(error.code).toBe("invalid-call");
+        expect(error.message, `${mode} ${JSON.stringify(call)}`).toMatch(words);
+      }
+    }
+  });
+
+  it("routes the converted stream call as before", () => {
+    const sdk = { id: "c1", type: "function", function: { name: "read_file", arguments: '{"path":"a"}' } };
+    const loading = createToolLoading({ mode: "ondemand", tools: TOOLS, catalog: CATALOG });
+    const route = loading.route(
+      {
+        id: sdk.id,
+        name: sdk.function.name,
+        args: JSON.parse(sdk.function.arguments),
+        raw: sdk.function.arguments,
+      },
+      state,
+    );
+    expect(route).toMatchObject({
+      kind: "dispatch",
+      id: "c1",
+      name: "read_file",
+      args: { path: "a" },
+      loaded: ["read_file"],
+    });
+  });
+});
+
 describe("createToolLoading: answering calls", () => {
   const call = (name: string, args: Record<string, unknown>, id = "c1") => ({ id, name, args });
 

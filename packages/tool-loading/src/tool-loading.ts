@@ -180,6 +180,67 @@ export interface PreselectionExchange {
 
 const MODES: readonly ToolDiscovery[] = ["eager", "ondemand", "proxy"];
 
+/** The conversion from a chat-completion tool call, as the `invalid-call` message spells it. */
+const FROM_SDK_CALL =
+  "{ id: call.id, name: call.function.name, args: JSON.parse(call.function.arguments) }" +
+  " (parsed the way your loop reads arguments; keep the text as raw)";
+
+/** What a value is, for an `invalid-call` message: `describe`, with a Map, Set or Promise named. */
+function kindOf(value: unknown): string {
+  if (value instanceof Map) return "a Map";
+  if (value instanceof Set) return "a Set";
+  if (typeof (value as { then?: unknown } | null)?.then === "function") return "a Promise";
+  return describe(value);
+}
+
+/**
+ * Throws `invalid-call` unless `call` is `{ id, name, args, raw? }`: `id` and `name` strings, `args`
+ * a plain object (the arguments read, never their text), `raw` text where given. A chat-completion
+ * call (`{ id, type, function: { name, arguments } }`, what the SDK and `@loopwright/stream`'s `Turn`
+ * hold) is named, with the conversion.
+ */
+function checkCall(call: unknown): asserts call is CallInput {
+  const given = checkRecord(call, "a call ({ id, name, args })", "route");
+  const fn = given.function as { name?: unknown } | null | undefined;
+  if (given.name === undefined && typeof fn === "object" && fn !== null) {
+    throw new ToolLoadingError(
+      "invalid-call",
+      "route needs a call as { id, name, args }, and was given a chat-completion tool call " +
+        `({ id, type, function: { name, arguments } }, as the SDK and a stream's Turn hold it); pass ${FROM_SDK_CALL}.`,
+    );
+  }
+  const fault =
+    typeof given.id !== "string"
+      ? `id is ${kindOf(given.id)}, not a string`
+      : typeof given.name !== "string"
+        ? `name is ${kindOf(given.name)}, not a string`
+        : !plainObject(given.args)
+          ? `args is ${kindOf(given.args)}, not an object of arguments` +
+            (typeof given.args === "string"
+              ? ": parse the arguments text first (args: JSON.parse(text)), and pass the text as raw"
+              : "")
+          : given.raw !== undefined && typeof given.raw !== "string"
+            ? `raw is ${kindOf(given.raw)}, not the arguments text`
+            : undefined;
+  if (fault === undefined) return;
+  const named = typeof given.name === "string" ? ` the call "${echoName(given.name)}"` : " the call";
+  throw new ToolLoadingError(
+    "invalid-call",
+    `route needs a call as { id: string, name: string, args: { … }, raw?: string }, and${named}'s ${fault}. ` +
+      `From a chat-completion call ({ id, type, function: { name, arguments } }), pass ${FROM_SDK_CALL}.`,
+  );
+}
+
+/** An object of named values: not null, an array, a Map or Set, a Promise or a function. */
+function plainObject(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    Object.prototype.toString.call(value) === "[object Object]" &&
+    typeof (value as { then?: unknown }).then !== "function"
+  );
+}
+
 /**
  * Builds the {@link ToolLoading} for a run. Checks everything once: throws a `ToolLoadingError` for a
  * mode that is not one of the three (`invalid-mode`), tools that are not named function tools
@@ -337,7 +398,7 @@ export function createToolLoading<R = unknown>(
     },
 
     route(call, state) {
-      checkRecord(call, "a call ({ id, name, args })", "route");
+      checkCall(call);
       checkRecord(state, "the run's state ({ loaded, messages })", "route");
       const loaded = [...checkNameList(state.loaded, "the loaded names", "route")];
       const dispatch = (
