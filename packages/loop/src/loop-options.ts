@@ -233,12 +233,12 @@ export function checkOptionTypes(given: object, givenConfig: object): void {
     );
   }
   const window = config.contextLength;
-  if (window != null && !(typeof window === "number" && Number.isInteger(window) && window >= 1)) {
+  if (window != null && !(typeof window === "number" && Number.isInteger(window) && window >= 0)) {
     throw new LoopOptionError(
       "invalid-option",
       "config.contextLength",
-      "runAgentLoop: config.contextLength must be the context window as a whole number of tokens, at least 1 " +
-        `(or absent for none), and was given ${kindOf(window)}${typeof window === "string" ? " (parse it first)" : ""}.`,
+      "runAgentLoop: config.contextLength must be the context window as a whole number of tokens " +
+        `(0, null or absent for none), and was given ${kindOf(window)}${typeof window === "string" ? " (parse it first)" : ""}.`,
     );
   }
 }

@@ -138,8 +138,8 @@ describe("system, the flags and contextLength are checked before anything is sen
     }
   });
 
-  it("refuses a contextLength that is not a whole number of at least 1, so the guard and compact read it alike", async () => {
-    for (const contextLength of ["1000", -5, 0, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+  it("refuses a contextLength that is not a whole number of tokens, so the guard and compact read it alike", async () => {
+    for (const contextLength of ["1000", -5, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       for (const compact of [false, true]) {
         const { cause, sent } = await refusal(
           {},
@@ -148,7 +148,7 @@ describe("system, the flags and contextLength are checked before anything is sen
         expect(sent).toBe(0);
         expect(LoopOptionError.isInstance(cause)).toBe(true);
         expect(cause).toMatchObject({ code: "invalid-option", option: "config.contextLength" });
-        expect((cause as Error).message).toMatch(/whole number of tokens, at least 1/);
+        expect((cause as Error).message).toMatch(/whole number of tokens \(0, null or absent for none\)/);
       }
     }
   });
@@ -164,6 +164,7 @@ describe("system, the flags and contextLength are checked before anything is sen
       ],
       [{ system: "be brief", parallel: true, recoverToolCalls: false, dedupeToolCalls: () => false }, {}],
       [{}, { parallel: false, dedupeToolCalls: true, compact: false, contextLength: 8192 }],
+      [{}, { contextLength: 0 }], // no window, as a spec's model.contextLength: 0 says
     ];
     for (const [extra, config] of runs) {
       const result = await runAgentLoop({
