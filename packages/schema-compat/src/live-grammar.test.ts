@@ -5,7 +5,9 @@
  * parse grammar" — `\v`, `\f`, `\0`, `\b`, `\cJ`, `\-`, `\/`, and `\d`, `\w`, `\s` too — and it splits
  * `\x..`, `\u....` or a raw `é` before a count (`\u00e9{2}` repeats the `9`), a 400 as well. Each kind
  * of escape goes through sanitizeSchema and must be accepted; the source patterns themselves, sent
- * as they are, are refused, so the check can tell the two apart.
+ * as they are, are refused, so the check can tell the two apart. The same for what r9 found: a lone
+ * half of a surrogate pair written raw (its JSON parser refuses the request, a 500), an emoji before
+ * a count (a 400), and a lazy quantifier the grammar reads as optional (`a+?` as `(a+)?`).
  * Skipped with a message where LOOPWRIGHT_LIVE_LLAMA names no live server.
  */
 import { type LiveServer, liveServerPath, startLive } from "@loopwright/testkit";
@@ -56,6 +58,26 @@ const ACCEPTED_RAW = [
   "^a.b$",
   "^.+$",
   "abc",
+];
+
+/**
+ * r9's patterns and what sanitizeSchema makes of them: kept rewritten, or (undefined) moved to the
+ * description. Each sanitized schema must be taken.
+ */
+const R9: [source: string, kept: string | undefined][] = [
+  ["^\\uD83D$", "^[\\uD83D]$"],
+  ["^a\\uDE00b$", "^a[\\uDE00]b$"],
+  ["^[\\uD800a]$", "^[\\uD800a]$"],
+  ["^\\uD83D\\uDE00$", "^😀$"],
+  ["^[^\\uD800-\\uDFFF]+$", undefined],
+  ["^(?:[\\uD83C-\\uDBFF][\\uDC00-\\uDFFF])+$", undefined],
+  ["^🙂+$", undefined],
+  ["^a🙂{2}$", undefined],
+  ["^\\uD83D\\uDE00+$", undefined],
+  ["^(🙂)+$", "^(🙂)+$"],
+  ["^a+?$", "^a+$"],
+  ["^(ab)+?$", "^(ab)+$"],
+  ["^x{2}?$", "^x{2}$"],
 ];
 
 (liveServerPath ? describe : describe.skip)(
@@ -112,6 +134,36 @@ const ACCEPTED_RAW = [
         expect(kept, pattern).toBeTypeOf("string");
         const { status, message } = await send(sanitized);
         expect({ pattern, kept, status, message }).toEqual({ pattern, kept, status: 200, message: "" });
+      }
+    });
+
+    it("refuses a raw lone half of a surrogate pair (500) and an emoji before a count (400), as the sanitizer wrote them before", async () => {
+      for (const pattern of ["^\uD83D$", "^[^\uD800-\uDFFF]+$"]) {
+        const { status, message } = await send(schema(pattern));
+        expect({ pattern, status, message }).toEqual({
+          pattern,
+          status: 500,
+          message: expect.stringMatching(/surrogate/),
+        });
+      }
+      for (const pattern of ["^🙂+$", "^a🙂{2}$"]) {
+        const { status, message } = await send(schema(pattern));
+        expect({ pattern, status, message }).toEqual({
+          pattern,
+          status: 400,
+          message: expect.stringMatching(/failed to parse grammar/),
+        });
+      }
+    });
+
+    it("takes r9's patterns once sanitizeSchema has rewritten them (or moved them to the description)", async () => {
+      for (const [pattern, expected] of R9) {
+        const sanitized = sanitizeSchema(schema(pattern));
+        const v = (sanitized.properties as Record<string, { pattern?: string; description?: string }>).v;
+        expect({ pattern, kept: v?.pattern }).toEqual({ pattern, kept: expected });
+        if (expected === undefined) expect(v?.description, pattern).toContain(pattern);
+        const { status, message } = await send(sanitized);
+        expect({ pattern, status, message }).toEqual({ pattern, status: 200, message: "" });
       }
     });
   },

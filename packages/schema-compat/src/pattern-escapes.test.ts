@@ -6,13 +6,20 @@ import { anchorPattern } from "./pattern.js";
  * stand, and GBNF knows only `\x..`, `\u....`, `\U........`, `\t`, `\n`, `\r`, `\\`, `\"`, `\[`
  * and `\]`; outside a class the converter also takes a backslash before a regex operator
  * (`\.`, `\*`, …) as that character. Anything else (`\v`, `\0`, `\-`, `\d`, `\/`) is a 400
- * "failed to parse grammar" (checked against the live server: live-grammar.test.ts).
+ * "failed to parse grammar" (checked against the live server: live-grammar.test.ts). A raw half
+ * of a surrogate pair without its other half beside it is not text its JSON parser takes (a 500).
  */
 function grammarReadable(pattern: string): boolean {
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === "\\") {
+    const c = pattern[i] as string;
+    const code = c.charCodeAt(0);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const low = pattern.charCodeAt(i + 1);
+      if (!(low >= 0xdc00 && low <= 0xdfff)) return false;
+      i++;
+    } else if (code >= 0xdc00 && code <= 0xdfff) return false;
+    else if (c === "\\") {
       const rest = pattern.slice(i + 1);
       const m =
         /^(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|[tnr\\"[\]])/.exec(rest) ??
@@ -101,6 +108,17 @@ const SOURCES = [
   "^[😀]$",
   "^😀$",
   "^[A-Z]{2}\\d{2}[A-Z0-9]{4}\\d{7}([A-Z0-9]?){0,16}$",
+  "^\\uD83D$",
+  "^a\\uDE00b$",
+  "^[\\uD800a]$",
+  "^\\uD83D\\uDE00$",
+  "^[\\uD83D\\uDE00]$",
+  "^(🙂)+$",
+  "^🙂a+$",
+  "^a+?$",
+  "^(ab)+?$",
+  "^x{2}?$",
+  "^a*?b??c{1,3}?$",
 ];
 
 describe("anchorPattern writes only escapes a grammar server reads", () => {
@@ -159,6 +177,57 @@ describe("anchorPattern writes only escapes a grammar server reads", () => {
     // `^.*$` refuses a line break, so it is kept; `.*` alone (matching anywhere) still constrains nothing.
     expect(anchorPattern("^.*$")).toBe('^[^"\\\\\\n\\r\\u2028\\u2029]*$');
     expect(anchorPattern(".*")).toBe("");
+  });
+
+  it("rejects a raw lone half of a surrogate pair as unreadable, and takes a whole pair", () => {
+    expect(grammarReadable("^\uD83D$")).toBe(false);
+    expect(grammarReadable("^[\uD800-\uDFFF]$")).toBe(false);
+    expect(grammarReadable("^a\uDE00$")).toBe(false);
+    expect(grammarReadable("^\\uD83D😀$")).toBe(true);
+  });
+
+  it("never writes a lone half of a surrogate pair raw: alone it is written \\u…, a pair together", () => {
+    // The r9 patterns a real llama.cpp server refused with a 500 (its JSON parser, not its grammar).
+    expect(anchorPattern("^\\uD83D$")).toBe("^[\\uD83D]$");
+    expect(anchorPattern("^a\\uDE00$")).toBe("^a[\\uDE00]$");
+    expect(anchorPattern("^a\uD800$")).toBe("^a[\\uD800]$");
+    expect(anchorPattern("^[\\uD800a]$")).toBe("^[\\uD800a]$");
+    expect(anchorPattern("^\\uD83D\\uDE00$")).toBe("^😀$");
+    expect(anchorPattern("^[\\uD83D\\uDE00]$")).toBe("^[😀]$");
+    expect(anchorPattern("^[😀-]$")).toBe("^[😀\\x2D]$");
+  });
+
+  it("moves a class range with half of a surrogate pair at an end to the description (units in ECMAScript, code points in a grammar)", () => {
+    for (const source of [
+      "^[^\\uD800-\\uDFFF]+$",
+      "^(?:[\\uD83C-\\uDBFF][\\uDC00-\\uDFFF])+$",
+      "^[\\uD83D\\uDE00-\\uDE4F]$",
+      "^[a-😀]$",
+      "^[\\uD83D-\\uDE00]$",
+    ])
+      expect(anchorPattern(source), source).toBeUndefined();
+  });
+
+  it("moves a character past U+FFFF under a quantifier to the description (without the u flag the count repeats its low half)", () => {
+    for (const source of ["^🙂+$", "^a🙂{2}$", "^\\uD83D\\uDE00+$", "^\\😀*$", "^😀?$", "^x😀{1,3}y$"])
+      expect(anchorPattern(source), source).toBeUndefined();
+    // In a group the count repeats the whole character, in ECMAScript and in a grammar alike.
+    expect(anchorPattern("^(🙂)+$")).toBe("^(🙂)+$");
+    expect(anchorPattern("^a🙂{2}b$")).toBeUndefined();
+    expect(anchorPattern("^🙂a+$")).toBe("^🙂a+$");
+    expect(anchorPattern("^😀{,2}$")).toBe("^😀\\{,2\\}$");
+  });
+
+  it("drops the ? of a lazy quantifier, which a grammar server reads as optional (a+? as (a+)?)", () => {
+    expect(anchorPattern("^a+?$")).toBe("^a+$");
+    expect(anchorPattern("^(ab)+?$")).toBe("^(ab)+$");
+    expect(anchorPattern("^x{2}?$")).toBe("^x{2}$");
+    expect(anchorPattern("^a*?b??c{1,3}?$")).toBe("^a*b?c{1,3}$");
+    expect(anchorPattern("^é+?$")).toBe("^[\\u00E9]+$");
+    // An escaped `?` or a literal brace is no quantifier: the `?` after it is one, and stays.
+    expect(anchorPattern("^a\\??$")).toBe("^a\\??$");
+    expect(anchorPattern("^a{b}?$")).toBe("^a\\{b\\}?$");
+    expect(anchorPattern("^a|b+?|c$")).toBe('^(a[^"\\\\]*|[^"\\\\]*b+[^"\\\\]*|[^"\\\\]*c)$');
   });
 
   it("moves a negated set inside a class (\\S, \\W, \\D) to the description: no grammar class says it", () => {

@@ -48,24 +48,30 @@ const OPERATORS = "^$.[]()|{}*+?";
 
 const hexOf = (code: number, digits: number) => code.toString(16).toUpperCase().padStart(digits, "0");
 
+const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+const isSurrogate = (code: number) => code >= 0xd800 && code <= 0xdfff;
+
 /**
  * `\x..` for a control character other than tab, line feed and carriage return (`\v`, `\f`, `\0`,
- * `\b`, `\cX` are refused by llama.cpp's grammar parser), `\u....` past ASCII but for half of a
- * surrogate pair (llama.cpp's converter reads a pattern byte by byte: a raw `é+` repeats the last
- * byte of `é`, a 400); undefined for any other character.
+ * `\b`, `\cX` are refused by llama.cpp's grammar parser), `\u....` past ASCII (llama.cpp's
+ * converter reads a pattern byte by byte: a raw `é+` repeats the last byte of `é`, a 400), a lone
+ * half of a surrogate pair included (raw, it is not text a JSON parser takes: llama.cpp answers a
+ * 500); undefined for any other character.
  */
 function hexEscape(code: number): string | undefined {
   if (code === 9 || code === 10 || code === 13) return undefined;
   if (code < 0x20 || code === 0x7f) return `\\x${hexOf(code, 2)}`;
-  if (code > 0x7f && (code < 0xd800 || code > 0xdfff)) return `\\u${hexOf(code, 4)}`;
+  if (code > 0x7f) return `\\u${hexOf(code, 4)}`;
   return undefined;
 }
 
 /**
  * One character as a pattern writes it, in a form both ECMAScript and llama.cpp's grammar parser
  * read as that character: `\t`, `\n`, `\r`, `\x..` for another control character (`\v`, `\f`,
- * `\0`, `\b`, `\cJ` are refused there), `\u....` past ASCII, an operator escaped, and anything
- * else as itself (`\-`, `\/`, `\ ` are refused there). In a class `]` and `[` are escaped, and
+ * `\0`, `\b`, `\cJ` are refused there), `\u....` past ASCII (half of a surrogate pair too: the
+ * callers write a whole pair raw, see {@link pairAt}), an operator escaped, and anything else as
+ * itself (`\-`, `\/`, `\ ` are refused there). In a class `]` and `[` are escaped, and
  * `^` and `-` written as `\x5E` and `\x2D`, so neither can negate the class or make a range.
  */
 function writeChar(code: number, inClass: boolean): string {
@@ -76,9 +82,6 @@ function writeChar(code: number, inClass: boolean): string {
   if (code === 9) return "\\t";
   if (code === 10) return "\\n";
   if (code === 13) return "\\r";
-  // Half of a surrogate pair stays as it stands, beside its other half: `\uD83D` alone is not text
-  // a JSON parser takes.
-  if (code >= 0xd800 && code <= 0xdfff) return String.fromCharCode(code);
   const c = String.fromCharCode(code);
   if (!inClass) return OPERATORS.includes(c) ? `\\${c}` : c;
   if (c === "]" || c === "[" || c === "\\") return `\\${c}`;
@@ -132,6 +135,36 @@ function escapedChar(pattern: string, i: number): Escape | undefined {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
+/** The one UTF-16 unit the atom at `i` stands for (a raw character, or an escape of one), if it is one. */
+function unitAt(pattern: string, i: number): { code: number; length: number } | undefined {
+  const c = pattern[i];
+  if (c === undefined) return undefined;
+  if (c !== "\\") return { code: c.charCodeAt(0), length: 1 };
+  const escaped = pattern[i + 1] === undefined ? undefined : escapedChar(pattern, i);
+  return escaped?.code === undefined ? undefined : { code: escaped.code, length: escaped.length };
+}
+
+/**
+ * Where the atom at `start`, a high surrogate, is followed by a low one (raw `😀`, `\😀`, or
+ * `\uD83D\uDE00`): both as one character, written raw, and where the pair ends. A lone half is
+ * never written raw (see {@link hexEscape}).
+ */
+function pairAt(pattern: string, high: number, end: number): { text: string; end: number } | undefined {
+  if (!isHigh(high)) return undefined;
+  const low = unitAt(pattern, end);
+  if (low === undefined || !isLow(low.code)) return undefined;
+  return { text: String.fromCharCode(high, low.code), end: end + low.length };
+}
+
+/** A repetition count at the start of the text. */
+const COUNT = /^\{(\d+)(?:,(\d*))?\}/;
+
+/** A quantifier (`*`, `+`, `?`, or a count `{n}`, `{n,}`, `{n,m}`) starts at `i`. */
+function quantifierAt(pattern: string, i: number): boolean {
+  const c = pattern[i];
+  return c === "*" || c === "+" || c === "?" || (c === "{" && COUNT.test(pattern.slice(i, i + 24)));
+}
+
 /**
  * Reads one character class from the `[` at `start`. A negated class gets `"` and `\` added to
  * what it leaves out (where it does not already); a positive class that could admit either —
@@ -182,10 +215,26 @@ function readClass(pattern: string, start: number): { text: string; end: number 
       text = writeChar(code, true);
     }
     const endsRange = rangeFrom !== undefined;
+    if (code !== undefined && !endsRange) {
+      // An emoji's two halves, raw or escaped, written together as one character, unless the low
+      // half starts a range (`[\uD83D\uDE00-\uDE4F]`, see below).
+      const pair = pairAt(pattern, code, i + 1);
+      if (pair && !(pattern[pair.end] === "-" && pattern[pair.end + 1] !== "]")) {
+        body += pair.text;
+        i = pair.end - 1;
+        previous = undefined;
+        afterSet = false;
+        continue;
+      }
+    }
     const low = rangeFrom ?? code;
     const high = code;
     rangeFrom = undefined;
     if (low !== undefined && high !== undefined) {
+      // A range with half of a surrogate pair at an end (`[\uD83C-\uDBFF]`, `[^\uD800-\uDFFF]`) is
+      // of UTF-16 units in ECMAScript without the `u` flag, of code points in a grammar, where no
+      // text holds a lone half: the two cannot be read the same way.
+      if (endsRange && (isSurrogate(low) || isSurrogate(high))) return undefined;
       const covers = (x: number) => low <= x && x <= high;
       if (covers(QUOTE)) {
         if (!negated) return undefined;
@@ -225,19 +274,45 @@ function scan(pattern: string): Scan | undefined {
     anchoredStart = true;
     i = 1;
   }
-  let out = "";
+  // The rewrite in pieces, joined once at the end: slicing a string built by `+=` at every `|`
+  // flattened it each time, quadratic in a pattern of many alternatives.
+  const out: string[] = [];
   let anchoredEnd = false;
   let groups = 0;
-  const alternatives: string[] = [];
-  let alternativeStart = 0;
+  /** Where each top-level alternative starts in `out`. */
+  const alternativeStarts = [0];
+  /** The atom before was a quantifier, so a `?` now makes it lazy. */
+  let quantified = false;
+  /**
+   * A character at `i` of `length` pattern characters. Past ASCII, it is written as `\u....`, or
+   * with the low half after it as a raw pair (an emoji); undefined for a pair under a quantifier.
+   */
+  const literal = (code: number, length: number): boolean => {
+    const pair = pairAt(pattern, code, i + length);
+    if (pair) {
+      // Without the `u` flag `😀+` repeats the low half alone: no text a model can write past one
+      // repeat, and a grammar server reads it as the whole character repeated.
+      if (quantifierAt(pattern, pair.end)) return false;
+      out.push(pair.text);
+      i = pair.end - 1;
+      return true;
+    }
+    out.push(writeChar(code, false));
+    i += length - 1;
+    return true;
+  };
   for (; i < pattern.length; i++) {
     const c = pattern[i] as string;
+    const lazy = quantified && c === "?";
+    quantified = false;
+    // `a+?` admits the strings `a+` admits (the laziness only orders the tries); a grammar server
+    // reads it as `(a+)?`, the empty string too.
+    if (lazy) continue;
     if (c === "(") groups++;
     else if (c === ")") groups = Math.max(0, groups - 1);
     else if (c === "|" && groups === 0) {
-      alternatives.push(out.slice(alternativeStart));
-      out += c;
-      alternativeStart = out.length;
+      out.push(c);
+      alternativeStarts.push(out.length);
       continue;
     }
     if (c === "\\") {
@@ -247,37 +322,42 @@ function scan(pattern: string): Scan | undefined {
       if (/[1-9]/.test(next) || next === "k" || next === "p" || next === "P") return undefined;
       const escaped = escapedChar(pattern, i);
       if (!escaped || escaped.code === QUOTE || escaped.code === BACKSLASH) return undefined;
-      out += escaped.code === undefined ? setClass(next) : writeChar(escaped.code, false);
+      if (escaped.code !== undefined) {
+        if (!literal(escaped.code, escaped.length)) return undefined;
+        continue;
+      }
+      out.push(setClass(next));
       i += escaped.length - 1;
       continue;
     }
     if (c === '"') return undefined;
     if (c === ".") {
-      out += DOT_CHAR;
+      out.push(DOT_CHAR);
       continue;
     }
     if (c === "[") {
       const cls = readClass(pattern, i);
       if (!cls) return undefined;
-      out += cls.text;
+      out.push(cls.text);
       i = cls.end;
       continue;
     }
     if (c === "(" && pattern[i + 1] === "?") {
       if (pattern[i + 2] !== ":") return undefined;
       // A non-capturing group matches what a plain group matches; converters only know `(`.
-      out += "(";
+      out.push("(");
       i += 2;
       continue;
     }
     if (c === "{") {
-      const m = /^\{(\d+)(?:,(\d*))?\}/.exec(pattern.slice(i, i + 24));
+      const m = COUNT.exec(pattern.slice(i, i + 24));
       if (m) {
         const low = Number(m[1]);
         const high = m[2] ? Number(m[2]) : 0;
         if (low > REPETITION_LIMIT || high > REPETITION_LIMIT) return undefined;
-        out += m[0];
+        out.push(m[0]);
         i += m[0].length - 1;
+        quantified = true;
         continue;
       }
     }
@@ -291,11 +371,19 @@ function scan(pattern: string): Scan | undefined {
     if (c === "^") return undefined;
     // A `{` or `}` that is no repetition count is a literal brace in ECMAScript; llama.cpp
     // refuses it bare ("Unbalanced curly brackets") and reads it escaped.
-    if (c === "{" || c === "}") out += `\\${c}`;
-    else out += c.charCodeAt(0) > 0x7f ? writeChar(c.charCodeAt(0), false) : c;
+    if (c === "{" || c === "}") out.push(`\\${c}`);
+    else if (c.charCodeAt(0) > 0x7f) {
+      if (!literal(c.charCodeAt(0), 1)) return undefined;
+    } else {
+      out.push(c);
+      quantified = c === "*" || c === "+" || c === "?";
+    }
   }
-  alternatives.push(out.slice(alternativeStart));
-  return { inner: out, alternatives, anchoredStart, anchoredEnd };
+  alternativeStarts.push(out.length + 1);
+  const alternatives = alternativeStarts
+    .slice(1)
+    .map((end, n) => out.slice(alternativeStarts[n], end - 1).join(""));
+  return { inner: out.join(""), alternatives, anchoredStart, anchoredEnd };
 }
 
 function compiles(pattern: string): boolean {
