@@ -48,11 +48,11 @@ export interface TransformContextInfo {
  */
 export interface AgentOptions {
   /** Endpoint, model parameters, tool and retry policy, as `runAgentLoop` takes them. */
-  config?: LoopConfig;
+  config?: LoopConfig | null;
   /** Parsed agent specs, layered with `resolveAgentSpec` (one spec, or a list weakest first). */
-  spec?: AgentSpec | readonly AgentSpec[];
+  spec?: AgentSpec | readonly AgentSpec[] | null;
   /** The system prompt. */
-  system?: string;
+  system?: string | null;
   /**
    * Automatic compaction through the loop's `compact`: once a request would fill 75 % of the window
    * (`config.contextLength`, required), or would not fit it with its reply ceiling — the request as
@@ -60,75 +60,83 @@ export interface AgentOptions {
    * `model` (default: the run's own model, named as `tasks.compaction.model`; an existing
    * `tasks.compaction` in the config is kept), and the agent's transcript becomes the folded one.
    */
-  autoCompact?: boolean | { model?: string };
+  autoCompact?: boolean | { model?: string } | null;
   /** The tools, or a registry to share. */
-  tools?: readonly AgentTool[] | ToolRegistry;
+  tools?: readonly AgentTool[] | ToolRegistry | null;
   /**
    * The loop's `catalog`: the tools by name, grouped by server (`[{ name, tools: [{ name,
    * description? }] }]`), for `config.toolDiscovery` `"ondemand"` and `"proxy"`; a server's name
    * loads all of its tools. Absent: one server `"tools"` holding every tool. A tool it does not
    * list cannot be loaded. Read at each loop run's start (see `Agent.catalog`).
    */
-  catalog?: AgentLoopOptions["catalog"];
+  catalog?: AgentLoopOptions["catalog"] | null;
   /** Whether identical calls of a step share one answer (the loop's `dedupeToolCalls`); overrides `config.dedupeToolCalls`. */
-  dedupeToolCalls?: DedupePolicy;
+  dedupeToolCalls?: DedupePolicy | null;
   /** Runs a call of a tool the registry does not hold; without it such a call is answered "unknown tool". */
-  dispatch?: (request: DispatchRequest, signal?: AbortSignal) => unknown;
+  dispatch?: ((request: DispatchRequest, signal?: AbortSignal) => unknown) | null;
   /** The transcript to start from. */
-  messages?: readonly AgentMessage[];
+  messages?: readonly AgentMessage[] | null;
   /**
    * On demand (`config.toolDiscovery: "ondemand"`): the tools already loaded (the host's names), as a
    * host that persisted `agent.loaded` restores them; declared from the first request (the loop's
    * `loaded`). Each run's result updates it.
    */
-  loaded?: readonly string[];
+  loaded?: readonly string[] | null;
   /** What runs the loop: `loopBackend()` (the default runtime's `runAgentLoop`) when absent. */
-  backend?: AgentBackend;
+  backend?: AgentBackend | null;
   /** How a step's calls run: "parallel" (default) or "sequential". A tool's own `executionMode: "sequential"` wins for its step. */
-  toolExecution?: ToolExecutionMode;
-  steeringMode?: QueueMode;
-  followUpMode?: QueueMode;
+  toolExecution?: ToolExecutionMode | null;
+  steeringMode?: QueueMode | null;
+  followUpMode?: QueueMode | null;
   /** Rewrites the transcript before each request (pruning, injected context). Must leave every tool call answered. */
-  transformContext?: (
-    messages: readonly AgentMessage[],
-    signal: AbortSignal | undefined,
-    info: TransformContextInfo,
-  ) => readonly AgentMessage[] | Promise<readonly AgentMessage[]>;
+  transformContext?:
+    | ((
+        messages: readonly AgentMessage[],
+        signal: AbortSignal | undefined,
+        info: TransformContextInfo,
+      ) => readonly AgentMessage[] | Promise<readonly AgentMessage[]>)
+    | null;
   /** Turns the transcript into chat messages; `defaultConvertToLlm` (app-only messages left out) when absent. */
-  convertToLlm?: (messages: readonly AgentMessage[]) => ChatMessage[];
+  convertToLlm?: ((messages: readonly AgentMessage[]) => ChatMessage[]) | null;
   /**
    * Runs before each tool call, after `tool_execution_start`: may block it or rewrite its arguments.
    * When the run is stopped while it is pending, the tool never starts, whatever it answers.
    */
-  beforeToolCall?: (
-    context: BeforeToolCallContext,
-    signal: AbortSignal | undefined,
-  ) => BeforeToolCallResult | Promise<BeforeToolCallResult>;
+  beforeToolCall?:
+    | ((
+        context: BeforeToolCallContext,
+        signal: AbortSignal | undefined,
+      ) => BeforeToolCallResult | Promise<BeforeToolCallResult>)
+    | null;
   /** Runs after each tool call, before `tool_execution_end`: may replace the result or ask to terminate. */
-  afterToolCall?: (
-    context: AfterToolCallContext,
-    signal: AbortSignal | undefined,
-  ) => AfterToolCallResult | Promise<AfterToolCallResult>;
+  afterToolCall?:
+    | ((
+        context: AfterToolCallContext,
+        signal: AbortSignal | undefined,
+      ) => AfterToolCallResult | Promise<AfterToolCallResult>)
+    | null;
   /**
    * Asked before each request for that step's `tool_choice` (`"auto"`, `"none"`, `"required"` or
    * `{ type: "function", function: { name } }`); `undefined` sends none. What the loop's
    * `beforeStep` plan takes (see `StepPlan` in `@loopwright/loop`). A session answers `"none"` on its
    * reserved final turn.
    */
-  toolChoice?: (info: TransformContextInfo) => ToolChoice | undefined;
+  toolChoice?: ((info: TransformContextInfo) => ToolChoice | undefined) | null;
   /**
    * Asked after each tool step, before queued messages and the next request, and after a turn that
    * answered with text when a queued message would start another: true ends the run ("stopped"),
    * the queued messages kept.
    */
-  shouldStopAfterTurn?: (
-    context: {
-      messages: readonly AgentMessage[];
-      message: ChatMessage | undefined;
-      toolResults: ChatMessage[];
-    },
-    signal: AbortSignal | undefined,
-  ) => boolean | Promise<boolean>;
+  shouldStopAfterTurn?:
+    | ((
+        context: {
+          messages: readonly AgentMessage[];
+          message: ChatMessage | undefined;
+          toolResults: ChatMessage[];
+        },
+        signal: AbortSignal | undefined,
+      ) => boolean | Promise<boolean>)
+    | null;
 }
 
 /** The parts of the loop's step context `transformContext` is told. */
@@ -389,7 +397,10 @@ function specConfig(spec: AgentSpec | readonly AgentSpec[]): LoopConfig {
 }
 
 /** `config` with the loop's compaction turned on as `autoCompact` asks; throws `AgentError` (`invalid-input`) without a window. */
-function withAutoCompact(config: LoopConfig, autoCompact: AgentOptions["autoCompact"]): LoopConfig {
+function withAutoCompact(
+  config: LoopConfig,
+  autoCompact: NonNullable<AgentOptions["autoCompact"]> | undefined,
+): LoopConfig {
   if (autoCompact === undefined || autoCompact === false) return config;
   const limit = config.contextLength;
   if (!(typeof limit === "number" && Number.isFinite(limit) && limit > 0)) {
@@ -611,7 +622,7 @@ export class Agent {
     }
     checkAgentOptions(options);
     // A null option is absent, as an undefined one is: dropped here, so what follows sees only values.
-    const set: AgentOptions = {};
+    const set: { [K in keyof AgentOptions]?: NonNullable<AgentOptions[K]> } = {};
     for (const name of OPTION_NAMES) {
       const value = options[name];
       if (value !== null && value !== undefined) (set as Record<string, unknown>)[name] = value;

@@ -139,75 +139,75 @@ export type PendingQuestion = Extract<TimelineEvent, { type: "question" }>;
  * `shouldStopAfterTurn` are composed with the session's own (see each).
  */
 export interface SessionOptions {
-  config?: LoopConfig;
-  spec?: AgentSpec | readonly AgentSpec[];
+  config?: LoopConfig | null;
+  spec?: AgentSpec | readonly AgentSpec[] | null;
   /** The system prompt; refused together with a spec's or config's `prompt` entries (give it one way). */
-  system?: string;
+  system?: string | null;
   /**
    * The host's tools, registered after the built-ins (a same name replaces a built-in). Anything
    * but a list of tools, each with a name and an `execute`, is refused (`invalid-input`).
    */
-  tools?: readonly AgentTool[];
-  backend?: AgentBackend;
-  toolExecution?: ToolExecutionMode;
+  tools?: readonly AgentTool[] | null;
+  backend?: AgentBackend | null;
+  toolExecution?: ToolExecutionMode | null;
   /**
    * Interactive built-ins to register (off by default); `false` for none. Anything else, or a name
    * or value that is not `askUser`/`todoWrite` and a boolean, is refused (`invalid-input`). The
    * built-in AskUser waits for `submitAnswer` without `toolTimeoutSeconds`.
    */
-  builtInTools?: { askUser?: boolean; todoWrite?: boolean } | false;
+  builtInTools?: { askUser?: boolean; todoWrite?: boolean } | false | null;
   /** Names the session's file; one path segment. A fresh UUID when absent. */
-  sessionId?: string;
+  sessionId?: string | null;
   /** Where `<sessionId>.jsonl` lives. Absent: nothing is stored. */
-  sessionDir?: string;
+  sessionDir?: string | null;
   /** Another session file whose messages and todos seed this session (instead of its own file). */
-  importPath?: string;
+  importPath?: string | null;
   /** Tool-calling turns per prompt (default 50); the turn after is reserved for the answer. */
-  maxTurns?: number;
+  maxTurns?: number | null;
   /**
    * Automatic compaction at 75 % of `config.contextLength` through the loop's `compact` (see
    * `AgentOptions.autoCompact`); the file is rewritten with the folded transcript.
    */
-  autoCompact?: boolean | { model?: string };
+  autoCompact?: boolean | { model?: string } | null;
   /** Identical tool-call steps, or text-only replies with todos open, tolerated in a row (default 3). */
-  stallThreshold?: number;
+  stallThreshold?: number | null;
   /**
    * MCP servers whose tools join the session's: a spec's `bundle.mcpServers` list or a `.mcp.json`
    * document (`{ mcpServers: { name: {...} } }`). Absent: the `bundle.mcpServers` of `spec`. They
    * connect in the background (see `mcp_changed`, `mcpReady`); `close()` ends them.
    */
-  mcpServers?: McpServersInput | readonly McpServerConfig[];
+  mcpServers?: McpServersInput | readonly McpServerConfig[] | null;
   /** Options for the MCP pool (timeouts, tool naming, restarts, elicitation). Images are described in text. */
-  mcpOptions?: Omit<McpPoolOptions, "onToolsChanged" | "images">;
+  mcpOptions?: Omit<McpPoolOptions, "onToolsChanged" | "images"> | null;
   /** As the Agent's: may block a call or rewrite its arguments. */
-  beforeToolCall?: AgentOptions["beforeToolCall"];
+  beforeToolCall?: AgentOptions["beforeToolCall"] | null;
   /** As the Agent's: may replace a call's result or ask to terminate. */
-  afterToolCall?: AgentOptions["afterToolCall"];
+  afterToolCall?: AgentOptions["afterToolCall"] | null;
   /** As the Agent's: runs a call of a tool the session does not hold. */
-  dispatch?: AgentOptions["dispatch"];
+  dispatch?: AgentOptions["dispatch"] | null;
   /** As the Agent's: turns the transcript into the chat messages sent. */
-  convertToLlm?: AgentOptions["convertToLlm"];
+  convertToLlm?: AgentOptions["convertToLlm"] | null;
   /** As the Agent's: how many steered messages one drain point delivers. */
-  steeringMode?: AgentOptions["steeringMode"];
+  steeringMode?: AgentOptions["steeringMode"] | null;
   /** As the Agent's: how many follow-up messages one drain point delivers (the open-todos nudge is one). */
-  followUpMode?: AgentOptions["followUpMode"];
+  followUpMode?: AgentOptions["followUpMode"] | null;
   /**
    * As the Agent's (overrides `config.dedupeToolCalls`). With MCP servers, an MCP tool's identical
    * calls share one answer when this policy or the pool's (read-only or idempotent) says they may.
    */
-  dedupeToolCalls?: AgentOptions["dedupeToolCalls"];
+  dedupeToolCalls?: AgentOptions["dedupeToolCalls"] | null;
   /**
    * As the Agent's, run after the session's own in-band step: it sees the view with the session's
    * notice (the last fifth of the budget, the reserved final turn) already on its end.
    */
-  transformContext?: AgentOptions["transformContext"];
+  transformContext?: AgentOptions["transformContext"] | null;
   /** As the Agent's, asked for every step but the reserved final turn, which is sent `"none"`. */
-  toolChoice?: AgentOptions["toolChoice"];
+  toolChoice?: AgentOptions["toolChoice"] | null;
   /**
    * As the Agent's, asked after the session's stall check when that did not stop the run: true
    * ends the run with status `stopped`.
    */
-  shouldStopAfterTurn?: AgentOptions["shouldStopAfterTurn"];
+  shouldStopAfterTurn?: AgentOptions["shouldStopAfterTurn"] | null;
 }
 
 /** What a session's model is told on the reserved final turn. */
@@ -239,7 +239,7 @@ function invalid(message: string): AgentError {
 }
 
 /** A count option: absent (`undefined` or `null`) is `fallback`; otherwise a positive integer or `invalid-input`. */
-function positive(value: number | undefined, fallback: number, name: string): number {
+function positive(value: number | null | undefined, fallback: number, name: string): number {
   if (value == null) return fallback;
   if (!Number.isInteger(value) || value < 1) {
     throw invalid(`createSession: ${name} must be a positive integer; got ${kindOf(value)}.`);
@@ -1178,7 +1178,7 @@ export class Session {
 }
 
 /** The `bundle.mcpServers` entries of the given spec(s), in order. */
-function specServers(spec: AgentSpec | readonly AgentSpec[] | undefined): McpServerConfig[] {
+function specServers(spec: AgentSpec | readonly AgentSpec[] | null | undefined): McpServerConfig[] {
   const specs: readonly AgentSpec[] = spec == null ? [] : Array.isArray(spec) ? spec : [spec as AgentSpec];
   return specs.flatMap((one) => (one.bundle?.mcpServers ?? []) as McpServerConfig[]);
 }

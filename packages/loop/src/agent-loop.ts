@@ -36,7 +36,7 @@ export interface AgentLoopOptions {
   /** Endpoint, model parameters, tool and retry policy. */
   config: LoopConfig;
   /** Sent as the first message when given; absent, `config.prompt`'s entries joined (both at once is refused). */
-  system?: string;
+  system?: string | null;
   /**
    * The transcript so far, ending in the question. Not written to. Checked before anything is sent:
    * a message that is not a chat message, a call answered twice or a tool message answering no call
@@ -69,17 +69,17 @@ export interface AgentLoopOptions {
    * or `null` starts one. One that is not a ledger is refused before anything is sent
    * (`LoopOptionError`, `invalid-option`, option `ledger`).
    */
-  ledger?: readonly LedgerEntry[];
+  ledger?: readonly LedgerEntry[] | null;
   /** Run a step's tool calls together rather than one after another; overrides `config.parallel` (default false). */
-  parallel?: boolean;
+  parallel?: boolean | null;
   /** Share one answer between identical calls of a step: true (default), false, or asked per call; overrides `config.dedupeToolCalls`. */
-  dedupeToolCalls?: DedupePolicy;
+  dedupeToolCalls?: DedupePolicy | null;
   /**
    * Look for tool calls the server's parser left in the reply as text (Hermes, Qwen, Mistral,
    * Llama 3 …) when a turn has none; default true, overrides `config.recoverToolCalls`. Found calls
    * are run, with a notice.
    */
-  recoverToolCalls?: boolean;
+  recoverToolCalls?: boolean | null;
   /**
    * The tools by name, grouped by server, for `config.toolDiscovery` `"ondemand"` and `"proxy"`: the
    * text on the end of the system prompt the model loads from. One server named `"tools"` holding
@@ -87,7 +87,7 @@ export interface AgentLoopOptions {
    * sent (`checkCatalog`'s rule; a Promise, such as `pool.servers()` not awaited, is named):
    * `LoopOptionError`, `invalid-option`, option `catalog`.
    */
-  catalog?: readonly CatalogServer[];
+  catalog?: readonly CatalogServer[] | null;
   /**
    * On demand: the tools an earlier run loaded (its result's `loaded`), declared from the first
    * step — the most recent 16 still in the catalogue. Not read in eager or proxy mode (proxied, the

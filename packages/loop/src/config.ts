@@ -23,11 +23,11 @@ export interface ToolPolicy {
   /** Declare tools in name order (default), the caller's order with `false`, or by a comparator. */
   toolOrder?: ToolOrder;
   /** Run a step's tool calls together rather than one after another (default false). */
-  parallel?: boolean;
+  parallel?: boolean | null;
   /** Share one answer between identical calls of a step (default true); see `DedupePolicy`. */
-  dedupeToolCalls?: DedupePolicy;
+  dedupeToolCalls?: DedupePolicy | null;
   /** Look for tool calls a server's parser left in the reply as text (default true). */
-  recoverToolCalls?: boolean;
+  recoverToolCalls?: boolean | null;
   /**
    * How the run's tools reach the model: `"eager"` (default) declares every tool on every step;
    * `"ondemand"` declares `load_tools` and what has been loaded, with the catalogue on the system
@@ -63,7 +63,7 @@ export interface AgentParts {
    * guard's) is folded for, forced past a `beforeCompact` veto, and sent once more before the run
    * ends with `AgentLoopOverflow`. Needs `contextLength` and `tasks.compaction.model`; default false.
    */
-  compact?: boolean;
+  compact?: boolean | null;
   /** The host's: names, servers to connect; side tasks (the loop reads `tasks.toolSelect` for `preselect`). */
   name?: string;
   description?: string;
@@ -88,7 +88,7 @@ export interface RetryPolicy {
    */
   maxRetryWaitSeconds?: number;
   /** The operator's context window: requests that cannot fit it are refused before sending. */
-  contextLength?: number;
+  contextLength?: number | null;
   /**
    * How many extra requests may carry on an answer cut off at `maxTokens` (`continueTurn`); default
    * 0, since each spends a request — and, on a server that does not continue, one to find out.

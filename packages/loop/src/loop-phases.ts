@@ -208,7 +208,7 @@ export async function askModel(
       : {}),
     loadingTimeoutMs:
       config.loadingTimeoutSeconds === undefined ? undefined : config.loadingTimeoutSeconds * 1000,
-    contextLimit: config.contextLength,
+    contextLimit: config.contextLength ?? undefined,
     charsPerToken: step.charsPerToken,
     calibration: run.services.calibration,
     onNotice: (text) => notice(run, text),
@@ -398,8 +398,8 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
       ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
       finishReason: turn.finishReason,
       tools: options.tools,
-      parallel: options.parallel ?? config.parallel,
-      dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls,
+      parallel: options.parallel ?? config.parallel ?? undefined,
+      dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined,
       route: callRouter(run), // load_tools and call_tool, per toolDiscovery
       // A tool's error often quotes the request it sent: the endpoint's credentials never reach the
       // model, the transcript or a watcher through it (a routing header's words, as in a reply, do).
