@@ -179,7 +179,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const known = windows.get(key);
     if (known !== undefined) return known;
     const found = await runtime.clients
-      .contextLimitFor({ baseUrl: cfg.baseUrl, apiKey: cfg.apiKey, model: cfg.model }, cfg.contextLength ?? undefined)
+      .contextLimitFor(
+        { baseUrl: cfg.baseUrl, apiKey: cfg.apiKey, model: cfg.model },
+        cfg.contextLength ?? undefined,
+      )
       .catch(() => 0);
     windows.set(key, found);
     return found;
