@@ -251,6 +251,74 @@ describe("a session file whose tool calls were stored without their type", () =>
   });
 });
 
+describe("a session file with one malformed tool step in the middle", () => {
+  const header = () => referenceFile.split("\n")[0];
+  const healthy = [1, 2, 3].flatMap((n) => [
+    { role: "user", content: `Question ${n}` },
+    { role: "assistant", content: `Answer ${n}` },
+  ]);
+  const write = (name: string, step: object[]) =>
+    writeFileSync(
+      join(root, `${name}.jsonl`),
+      [header(), ...[...step, ...healthy].map((message) => JSON.stringify({ type: "message", message }))]
+        .map((l) => `${l}\n`)
+        .join(""),
+    );
+
+  it("reads a call another client stored with another type as the function call it holds, keeping every later message", async () => {
+    const step = [
+      { role: "user", content: "Note it." },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "tool", function: { name: "note", arguments: '{"text":"a"}' } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "noted" },
+    ];
+    write("other-type", step);
+    const loaded = readSessionFile(join(root, "other-type.jsonl"));
+    expect(loaded.messages).toHaveLength(step.length + healthy.length);
+    expect(loaded.messages[1]).toMatchObject({ tool_calls: [{ id: "c1", type: "function" }] });
+    expect(loaded.notices).toEqual([
+      'Line 3 of the session file has tool call "c1" with type "tool"; it was read as the function call it holds.',
+    ]);
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [NOTE_TOOL],
+      sessionDir: root,
+      sessionId: "other-type",
+    });
+    expect(session.messages).toHaveLength(step.length + healthy.length);
+    // The file the session rewrote on opening still holds every message.
+    expect(readSessionFile(join(root, "other-type.jsonl")).messages).toHaveLength(
+      step.length + healthy.length,
+    );
+    await session.close();
+  });
+
+  it("drops an assistant message it cannot read together with its answers, not everything after it", () => {
+    const step = [
+      { role: "user", content: "Note it." },
+      {
+        role: "assistant",
+        content: [{ type: "text", text: 7 }],
+        tool_calls: [{ id: "c1", type: "function", function: { name: "note", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "noted" },
+    ];
+    write("bad-step", step);
+    const loaded = readSessionFile(join(root, "bad-step.jsonl"));
+    expect(loaded.messages).toEqual([step[0], ...healthy]);
+    expect(loaded.notices).toHaveLength(2);
+    expect(loaded.notices[0]).toMatch(
+      /^Line 3 of the session file is a message with a content part .* and was dropped\.$/,
+    );
+    expect(loaded.notices[1]).toBe(
+      'Line 4 of the session file answers tool call "c1" of a message that was dropped, and was dropped with it.',
+    );
+  });
+});
+
 describe("listSessions over files a person copied or edited", () => {
   it("names each session by its file, the id createSession opens it by, and always gives a string createdAt", async () => {
     const dir = join(root, "listed");

@@ -70,8 +70,11 @@ export function sessionPath(dir: string, sessionId: string): string {
  * tool calls that are not a list of `{ id, function: { name, arguments } }`, a chat message's
  * content part an endpoint would refuse (no string `type`, a text part without its text, an image
  * part without its url), todos that are not a
- * list of `{ content, status }`); messages past the last point where every tool call was
- * answered (a tool step cut off mid-run) are dropped too — each with a notice. Returns an empty
+ * list of `{ content, status }`), together with the tool messages answering a dropped assistant
+ * message's calls; messages past the last point where every tool call was answered (a tool step
+ * cut off mid-run) are dropped too — each with a notice. A stored call whose `type` is another
+ * string (`"tool"`, `"function_call"`, `""`) but which holds a well-formed `function` is read as
+ * that function call, with a notice. Returns an empty
  * session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
  */
 export function readSessionFile(path: string): LoadedSession {
@@ -97,6 +100,8 @@ export function readSessionFile(path: string): LoadedSession {
   let todos: Todo[] = [];
   let loaded: string[] = [];
   let createdAt: string | undefined;
+  /** The ids of the tool calls of assistant messages dropped as malformed. */
+  const droppedCalls = new Set<string>();
   lines.forEach((line, at) => {
     if (line.trim() === "") return;
     let record: SessionRecord;
@@ -106,9 +111,19 @@ export function readSessionFile(path: string): LoadedSession {
       notices.push(`Line ${at + 1} of the session file is not JSON and was dropped.`);
       return;
     }
+    record = withFunctionTypes(record, at + 1, notices);
     const problem = recordProblem(record);
     if (problem) {
       notices.push(`Line ${at + 1} of the session file is ${problem} and was dropped.`);
+      // Its calls' answers go with it: left behind, they would answer nothing, and everything
+      // after them would be cut as an unfinished step.
+      for (const id of callIds(record)) droppedCalls.add(id);
+      return;
+    }
+    if (record.type === "message" && isOrphanAnswer(record.message, droppedCalls)) {
+      notices.push(
+        `Line ${at + 1} of the session file answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
+      );
       return;
     }
     if (record.type === "session") createdAt = record.createdAt;
@@ -124,6 +139,57 @@ export function readSessionFile(path: string): LoadedSession {
     messages.length = keep;
   }
   return { messages, todos, loaded, createdAt, notices };
+}
+
+/**
+ * `record` with each stored tool call whose `type` is a string other than "function" or "custom"
+ * (another client's "tool" or "function_call", an empty column) but whose `function` object holds a
+ * string name and arguments read as the function call it is, with a notice; anything else as it was.
+ */
+function withFunctionTypes(record: SessionRecord, line: number, notices: string[]): SessionRecord {
+  if (!isObject(record) || record.type !== "message") return record;
+  const message = record.message as unknown;
+  if (!isObject(message) || message.role !== "assistant" || !Array.isArray(message.tool_calls)) return record;
+  let changed = false;
+  const calls = message.tool_calls.map((call: unknown) => {
+    if (
+      !isObject(call) ||
+      typeof call.type !== "string" ||
+      call.type === "function" ||
+      call.type === "custom"
+    ) {
+      return call;
+    }
+    const fn = call.function;
+    if (!isObject(fn) || typeof fn.name !== "string" || typeof fn.arguments !== "string") return call;
+    notices.push(
+      `Line ${line} of the session file has tool call ${JSON.stringify(call.id)} with type ${JSON.stringify(call.type)}; it was read as the function call it holds.`,
+    );
+    changed = true;
+    return { ...call, type: "function" };
+  });
+  return changed ? ({ ...record, message: { ...message, tool_calls: calls } } as SessionRecord) : record;
+}
+
+/** The string ids of the tool calls of a (malformed) assistant message record, as far as they can be read. */
+function callIds(record: unknown): string[] {
+  if (!isObject(record) || record.type !== "message") return [];
+  const message = record.message;
+  if (!isObject(message) || message.role !== "assistant" || !Array.isArray(message.tool_calls)) return [];
+  return message.tool_calls.flatMap((call: unknown) =>
+    isObject(call) && typeof call.id === "string" ? [call.id] : [],
+  );
+}
+
+/** True for a tool message answering one of `dropped`. */
+function isOrphanAnswer(message: unknown, dropped: ReadonlySet<string>): boolean {
+  return (
+    dropped.size > 0 &&
+    isObject(message) &&
+    message.role === "tool" &&
+    typeof message.tool_call_id === "string" &&
+    dropped.has(message.tool_call_id)
+  );
 }
 
 const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "completed"]);
