@@ -1,3 +1,4 @@
+import { isCredentialParam, REDACTED } from "@loopwright/client";
 import { restoreArguments, takesOnlyStringAt, takesStringAt } from "@loopwright/schema-compat";
 import { listenForAbort } from "@loopwright/stream";
 import {
@@ -377,50 +378,89 @@ function asContent(value: unknown, name: string, clean: Clean = AS_IS): string {
 
 /** An Error's own fields its text (`errorMessage`) already says, or that JSON has no use for. */
 const SAID_FIELDS = new Set(["name", "message", "stack", "cause"]);
+/**
+ * Fields an HTTP client's error carries (axios, got, undici): the request that was sent (with the
+ * tool's own credentials in its headers), the response, sockets. Never the model's business.
+ */
+const TRANSPORT_FIELDS = new Set(["config", "request", "response", "headers", "socket", "agent", "options"]);
+/** How deep, and how many values in all, an error's own fields are written before one is left out. */
+const MAX_FIELD_DEPTH = 6;
+const MAX_FIELD_VALUES = 500;
+/** What `plainData` answers for a value it leaves out. */
+const LEFT_OUT: unique symbol = Symbol("left out");
 
 /**
  * An Error inside a tool's result as the model reads it: `<name>: <message>`, the message said as a
  * thrown error's is (`errorMessage`: its status, its cause's code) rather than JSON's `{}`. An
  * error with fields of its own besides those (a validation error's `issues`, a system error's
  * `code` and `path`) is written `{ name, message, …fields }` instead, so the details the model needs
- * to correct its call are kept: the fields as JSON writes them, each string in them passed through
- * `clean` as the message is.
+ * to correct its call are kept. Only plain data is written (text, numbers, booleans, null, and
+ * lists and plain objects of them, to a bounded depth and size): a field holding anything else (a
+ * request object, a socket, a cycle) is left out rather than failing the result, an HTTP client's
+ * `config`, `request`, `response` and `headers` always are, a value under a name that reads as a
+ * credential's (`authorization`, `apiKey`, `token`) is `[redacted]`, and every string goes
+ * through `clean` as the message does.
  */
 function nestedError(error: Error, clean: Clean): string | Record<string, unknown> {
   const said = errorMessage(error);
   const name = typeof error.name === "string" && error.name !== "" ? error.name : "Error";
   const text = wellFormed(clean(said === name ? name : `${name}: ${said}`));
-  const own = Object.keys(error).filter(
-    (key) =>
-      !SAID_FIELDS.has(key) &&
-      !(key === "status" && typeof (error as { status?: unknown }).status === "number"),
-  );
-  if (own.length === 0) return text;
-  const fields: Record<string, unknown> = { name, message: wellFormed(clean(said)) };
-  for (const key of own)
-    fields[key] = cleanStrings((error as unknown as Record<string, unknown>)[key], clean, new Set());
-  return fields;
+  const fields: Record<string, unknown> = {};
+  const budget = { left: MAX_FIELD_VALUES };
+  for (const key of Object.keys(error)) {
+    if (SAID_FIELDS.has(key) || TRANSPORT_FIELDS.has(key)) continue;
+    const value = (error as unknown as Record<string, unknown>)[key];
+    if (key === "status" && typeof value === "number") continue;
+    const data = plainData(value, clean, 0, budget, new Set());
+    if (data !== LEFT_OUT) fields[key] = data;
+  }
+  if (Object.keys(fields).length === 0) return text;
+  return { name, message: wellFormed(clean(said)), ...fields };
 }
 
 /**
- * `value` with every string in it (keys left as they are) passed through `clean`, copied where
- * anything changed; an Error inside is left for the JSON replacer. Throws a TypeError for a
- * circular value, which JSON could not write either.
+ * `value` as plain data for the model (strings through `clean`, an Error as its text, a value under a
+ * credential's name `[redacted]`), or `LEFT_OUT` for anything that is not plain data: a class
+ * instance, a function, a cycle, or more than the depth and size bounds allow.
  */
-function cleanStrings(value: unknown, clean: Clean, within: Set<object>): unknown {
+function plainData(
+  value: unknown,
+  clean: Clean,
+  depth: number,
+  budget: { left: number },
+  within: Set<object>,
+): unknown {
+  if (--budget.left < 0) return LEFT_OUT;
   if (typeof value === "string") return wellFormed(clean(value));
-  if (typeof value !== "object" || value === null || value instanceof Error) return value;
-  if (within.has(value)) throw new TypeError("Converting circular structure to JSON");
+  if (typeof value === "boolean" || value === null) return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : LEFT_OUT;
+  if (typeof value !== "object") return LEFT_OUT;
+  if (value instanceof Error) {
+    const said = errorMessage(value);
+    return wellFormed(clean(said === value.name ? said : `${value.name || "Error"}: ${said}`));
+  }
+  if (depth >= MAX_FIELD_DEPTH || within.has(value)) return LEFT_OUT;
   within.add(value);
-  let out: unknown;
-  if (Array.isArray(value)) out = value.map((item) => cleanStrings(item, clean, within));
-  else if (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null) {
-    const copy: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) copy[key] = cleanStrings(item, clean, within);
-    out = copy;
-  } else out = value; // a Date, a Map (refused by the replacer), a class instance: as JSON writes it
-  within.delete(value);
-  return out;
+  try {
+    if (Array.isArray(value)) {
+      const items = value.map((item) => plainData(item, clean, depth + 1, budget, within));
+      return items.includes(LEFT_OUT) ? LEFT_OUT : items;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return LEFT_OUT;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      if (key !== "code" && isCredentialParam(key) && item !== null && item !== "") {
+        out[key] = REDACTED;
+        continue;
+      }
+      const data = plainData(item, clean, depth + 1, budget, within);
+      if (data !== LEFT_OUT) out[key] = data;
+    }
+    return out;
+  } finally {
+    within.delete(value);
+  }
 }
 
 /** Half a surrogate pair without its other half. */

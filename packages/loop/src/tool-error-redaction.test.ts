@@ -140,7 +140,7 @@ describe("a tool's error text reaches the model without the endpoint's credentia
 
   it("the fields of an Error inside a returned result, as its message", async () => {
     const error = Object.assign(new Error(`refused Bearer ${KEY}`), {
-      request: { headers: [`Authorization: Bearer ${KEY}`], url: "/v1/search" },
+      details: { hint: `retry without Bearer ${KEY}`, url: "/v1/search", apiKey: "wx-own-key-0123456789" },
     });
     const seen = await runWith(() => ({ ok: false, error }));
     expectNone(seen, KEY);
@@ -149,8 +149,56 @@ describe("a tool's error text reaches the model without the endpoint's credentia
       error: {
         name: "Error",
         message: "refused Bearer [redacted]",
-        request: { headers: ["Authorization: Bearer [redacted]"], url: "/v1/search" },
+        // The tool's own key, under a credential's name, is not the model's either.
+        details: { hint: "retry without Bearer [redacted]", url: "/v1/search", apiKey: "[redacted]" },
       },
+    });
+  });
+
+  it("an HTTP client's error inside a result: its request, config and response are left out, the data beside it kept", async () => {
+    // As axios builds one: the request it sent (a socket pointing back at it), the config with the
+    // tool's own Authorization header, and the response.
+    const request: Record<string, unknown> = { method: "GET", path: "/v1/weather" };
+    request.socket = { _httpMessage: request };
+    const failure = Object.assign(new Error("Request failed with status code 401"), {
+      name: "AxiosError",
+      code: "ERR_BAD_REQUEST",
+      config: {
+        url: "https://api.weather.example/v1",
+        headers: { Authorization: "Bearer wx-SECRET-0123456789" },
+      },
+      request,
+      response: { status: 401, data: { error: "bad key" } },
+    });
+    const settled = [
+      { status: "fulfilled", value: { city: "Oslo", temp: 3 } },
+      { status: "rejected", reason: failure },
+    ];
+    const seen = await runWith(() => settled);
+    expect(seen.ok).toEqual([true]);
+    expect(JSON.parse(String(seen.sent))).toEqual([
+      { status: "fulfilled", value: { city: "Oslo", temp: 3 } },
+      {
+        status: "rejected",
+        reason: {
+          name: "AxiosError",
+          message: "Request failed with status code 401",
+          code: "ERR_BAD_REQUEST",
+        },
+      },
+    ]);
+    expect(String(seen.sent)).not.toContain("wx-SECRET");
+    // A field holding a class instance is left out, and so is a reference back into a cycle; the
+    // error is still read.
+    class Handle {
+      fd = 3;
+    }
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const odd = Object.assign(new Error("odd"), { handle: new Handle(), cyclic, fine: [1, "two"] });
+    const read = await runWith(() => ({ error: odd }));
+    expect(JSON.parse(String(read.sent))).toEqual({
+      error: { name: "Error", message: "odd", cyclic: {}, fine: [1, "two"] },
     });
   });
 
