@@ -609,6 +609,18 @@ describe("credentialRedactor", () => {
     expect((error.cause as Error).message).toBe(`upstream ${REDACTED} via openai`);
   });
 
+  it("leaves a local server's placeholder key (ollama, lm-studio, sk-no-key-required) in text a model reads", () => {
+    const text =
+      "scandir '/home/ana/.ollama/models' failed (is ollama running? see lm-studio docs; sk-no-key-required, Not-Needed)";
+    for (const apiKey of ["ollama", "lm-studio", "sk-no-key-required", "Not-Needed"]) {
+      expect(credentialRedactor({ apiKey })(text)).toBe(text);
+      // Logs and thrown errors still lose it: redactor takes every key.
+      expect(redactor({ apiKey })(`key ${apiKey}`)).toBe(`key ${REDACTED}`);
+    }
+    // A real key is still taken out.
+    expect(credentialRedactor({ apiKey: KEY })(`ollama said ${KEY}`)).toBe(`ollama said ${REDACTED}`);
+  });
+
   it("answers anything with no endpoint, or no credential in it, as it was", () => {
     expect(credentialRedactor(undefined)(`key ${KEY}`)).toBe(`key ${KEY}`);
     expect(credentialRedactor({ headers: { "x-portkey-provider": "openai" } })("openai is down")).toBe(

@@ -246,7 +246,9 @@ function isCredentialHeader(name: string): boolean {
  * (`authorization`, `api-key`, `x-portkey-virtual-key`, `helicone-auth`, …) and the credentials
  * after an auth scheme under any name (`Bearer <token>`) — in `secretsOf`'s forms. A header under
  * any other name (`x-portkey-provider: mistral`, a tenant or region word) is routing, not a
- * credential: a listing naming it (`mistral-large-latest`) is left whole.
+ * credential: a listing naming it (`mistral-large-latest`) is left whole. Nor is an API key that is
+ * a local server's documented placeholder (`ollama`, `lm-studio`, `EMPTY`, `sk-no-key-required`, …):
+ * an answer or a tool's error saying `~/.ollama/models` is left whole too.
  */
 export function credentialsOf(endpoint: SecretBearer | undefined): string[] {
   const headers: Record<string, string> = {};
@@ -260,7 +262,36 @@ export function credentialsOf(endpoint: SecretBearer | undefined): string[] {
       }
     }
   }
-  return secretsOf({ baseUrl: endpoint?.baseUrl, apiKey: endpoint?.apiKey, headers });
+  const apiKey = isPlaceholderKey(endpoint?.apiKey) ? undefined : endpoint?.apiKey;
+  return secretsOf({ baseUrl: endpoint?.baseUrl, apiKey, headers });
+}
+
+/**
+ * Keys local servers document for a client that insists on one (Ollama's `ollama`, LM Studio's
+ * `lm-studio`, vLLM's and llama.cpp's `EMPTY`, `sk-no-key-required`, …): no secret, and words a
+ * model's answer or a tool's error uses (`~/.ollama/models`), which redacting would mangle.
+ */
+const PLACEHOLDER_KEYS: ReadonlySet<string> = new Set([
+  "ollama",
+  "lm-studio",
+  "lmstudio",
+  "empty",
+  "none",
+  "no-key",
+  "nokey",
+  "sk-no-key-required",
+  "not-needed",
+  "dummy",
+  "placeholder",
+  "local",
+  "llama.cpp",
+  "llamacpp",
+  "vllm",
+]);
+
+/** True for an API key that is a local server's documented placeholder (`PLACEHOLDER_KEYS`, any case). */
+function isPlaceholderKey(key: unknown): boolean {
+  return typeof key === "string" && PLACEHOLDER_KEYS.has(key.toLowerCase());
 }
 
 /** `text` with every occurrence of each secret replaced by `REDACTED`. */
