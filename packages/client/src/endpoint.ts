@@ -29,8 +29,8 @@ export interface Endpoint {
 
 /** An endpoint plus the model whose window is asked for (`contextLimitFor`, `servedWindow`). */
 export interface WindowSettings extends Endpoint {
-  /** The model's name at the endpoint; absent matches a listing with exactly one model. */
-  model?: string;
+  /** The model's name at the endpoint; absent (or `null`) matches a listing with exactly one model. */
+  model?: string | null;
 }
 
 /**

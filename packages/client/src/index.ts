@@ -74,7 +74,7 @@ export function getClient(endpoint: Endpoint): OpenAI {
  * `DEFAULT_MAX_LOOKUP_BODY_BYTES` (16 MiB; never read past it, the response closed) or a server it
  * cannot reach, and `EndpointConfigError` for an endpoint it cannot use.
  */
-export function listModels(settings: WindowSettings, options?: LookupOptions): Promise<ModelEntry[]> {
+export function listModels(settings: WindowSettings, options?: LookupOptions | null): Promise<ModelEntry[]> {
   return defaultClientPool.listModels(settings, options);
 }
 
@@ -88,7 +88,10 @@ export function listModels(settings: WindowSettings, options?: LookupOptions): P
  * body longer than `DEFAULT_MAX_LOOKUP_BODY_BYTES` is no answer from its route and latches nothing.
  * A signal rejects with its reason and remembers nothing.
  */
-export function servedWindow(settings: WindowSettings, options?: LookupOptions): Promise<number | undefined> {
+export function servedWindow(
+  settings: WindowSettings,
+  options?: LookupOptions | null,
+): Promise<number | undefined> {
   return defaultClientPool.servedWindow(settings, options);
 }
 
@@ -113,8 +116,8 @@ export function servedWindow(settings: WindowSettings, options?: LookupOptions):
  */
 export function contextLimitFor(
   settings: WindowSettings,
-  operatorNumber?: number,
-  options?: LookupOptions,
+  operatorNumber?: number | null,
+  options?: LookupOptions | null,
 ): Promise<number> {
   return defaultClientPool.contextLimitFor(settings, operatorNumber, options);
 }

@@ -55,14 +55,14 @@ export interface ClientPool {
   /** The pooled client for this endpoint (base URL, key, headers, timeout); made on first use. */
   getClient(endpoint: Endpoint): OpenAI;
   /** The endpoint's `GET /models` entries. */
-  listModels(settings: WindowSettings, options?: LookupOptions): Promise<ModelEntry[]>;
+  listModels(settings: WindowSettings, options?: LookupOptions | null): Promise<ModelEntry[]>;
   /** The window a local server says it serves (llama.cpp `/props`, LM Studio `/api/v0/models`). */
-  servedWindow(settings: WindowSettings, options?: LookupOptions): Promise<number | undefined>;
+  servedWindow(settings: WindowSettings, options?: LookupOptions | null): Promise<number | undefined>;
   /** The context window to size requests against; `0` when nothing says. */
   contextLimitFor(
     settings: WindowSettings,
-    operatorNumber?: number,
-    options?: LookupOptions,
+    operatorNumber?: number | null,
+    options?: LookupOptions | null,
   ): Promise<number>;
   /** How many clients are pooled. */
   readonly size: number;

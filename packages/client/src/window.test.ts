@@ -155,8 +155,24 @@ describe("contextLimitFor reads each server's real listing", () => {
     expect(server.requests).toHaveLength(0);
     // Absent, null, 0 and a negative number are no number: the server is asked.
     for (const given of [undefined, null, 0, -1]) {
-      expect(await pool.contextLimitFor({ baseUrl: server.baseUrl }, given as never)).toBe(8096);
+      expect(await pool.contextLimitFor({ baseUrl: server.baseUrl }, given)).toBe(8096);
     }
+  });
+
+  it("reads a null signal, options object and model as none, as a settings row read back from JSON has them", async () => {
+    const server = await testkit({
+      models: [{ id: "only", context_length: 8192 }],
+      lmstudio: { data: [{ id: "only", state: "loaded", loaded_context_length: 2048 }] },
+    });
+    const pool = createClientPool();
+    // A row's unset columns come back null: no model (the only one listed), no number, no signal.
+    const row: { baseUrl: string; model: string | null } = { baseUrl: server.baseUrl, model: null };
+    expect(await pool.contextLimitFor(row, null, { signal: null })).toBe(8192);
+    expect(await pool.contextLimitFor(row, null, null)).toBe(8192);
+    expect(await pool.servedWindow(row, { signal: null })).toBe(2048);
+    expect((await pool.listModels(row, { signal: null })).map((e) => e.id)).toEqual(["only"]);
+    // No request named a model: the null was not sent as one.
+    expect(server.requests.map((r) => r.url).filter((u) => /model=/.test(u))).toEqual([]);
   });
 
   it("refuses a model that is not a string (a listing entry in place of its id) before asking anything, and latches nothing", async () => {

@@ -9,10 +9,10 @@ export interface ModelEntry {
   [field: string]: unknown;
 }
 
-/** The option every window lookup takes. */
+/** The option every window lookup takes; `null`, here or in place of the object, reads as none. */
 export interface LookupOptions {
   /** Stops the lookup: it rejects with the signal's reason, closes its request, remembers nothing. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
 }
 
 /** Settings of the window lookups of one pool. */
@@ -138,9 +138,10 @@ function bareName(name: string): string {
 
 /**
  * A lookup's options: absent or `null` are none; anything else must be an object whose `signal`,
- * where given, is an `AbortSignal` (`EndpointConfigError` naming it otherwise).
+ * where given, is an `AbortSignal` (`EndpointConfigError` naming it otherwise). A `null` signal is
+ * none: what comes back holds a signal only where one was given, so no `null` reaches the deadline.
  */
-function lookupOptions(given: LookupOptions | null | undefined): LookupOptions {
+function lookupOptions(given: LookupOptions | null | undefined): { signal?: AbortSignal } {
   if (given == null) return {};
   if (typeof given !== "object") {
     throw new EndpointConfigError("options", "The lookup options must be an object ({ signal? }).");
@@ -156,7 +157,7 @@ function lookupOptions(given: LookupOptions | null | undefined): LookupOptions {
   ) {
     throw new EndpointConfigError("signal", "The lookup's signal must be an AbortSignal.");
   }
-  return given;
+  return signal == null ? {} : { signal: signal as AbortSignal };
 }
 
 /**
@@ -305,12 +306,12 @@ export function listingEntries(body: unknown): ModelEntry[] | undefined {
 
 /** Window discovery state and lookups for one pool. */
 export interface WindowDiscovery {
-  listModels(settings: WindowSettings, options?: LookupOptions): Promise<ModelEntry[]>;
-  servedWindow(settings: WindowSettings, options?: LookupOptions): Promise<number | undefined>;
+  listModels(settings: WindowSettings, options?: LookupOptions | null): Promise<ModelEntry[]>;
+  servedWindow(settings: WindowSettings, options?: LookupOptions | null): Promise<number | undefined>;
   contextLimitFor(
     settings: WindowSettings,
-    operatorNumber?: number,
-    options?: LookupOptions,
+    operatorNumber?: number | null,
+    options?: LookupOptions | null,
   ): Promise<number>;
   /** Drops the route latches of the server behind this (checked) base URL. */
   forget(baseUrl: string): void;
@@ -645,7 +646,10 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   };
 
   /** What every lookup checks before anything is sent: its options, the key, the headers and the model. */
-  const checked = (settings: WindowSettings, given: LookupOptions | null | undefined): LookupOptions => {
+  const checked = (
+    settings: WindowSettings,
+    given: LookupOptions | null | undefined,
+  ): { signal?: AbortSignal } => {
     const lookup = lookupOptions(given);
     apiKeyOf(settings);
     checkedHeaders(settings?.headers);
@@ -724,7 +728,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
         const latches: Latch[] = [];
         let entry: ModelEntry | undefined;
         try {
-          entry = findEntry(await list(settings, deadline), settings.model);
+          entry = findEntry(await list(settings, deadline), settings.model ?? undefined);
         } catch (error) {
           deadline.throwIfStopped();
           if (deadline.expired) return 0;

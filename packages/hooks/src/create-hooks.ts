@@ -30,7 +30,7 @@ export interface Hooks {
     event: InjectingHookEvent | readonly InjectingHookEvent[],
     input: HookInput,
     context: Context,
-    options?: GatherOptions,
+    options?: GatherOptions | null,
   ): Promise<Gathered>;
   /** See the top-level `notify`. */
   notify<Context>(
@@ -38,14 +38,14 @@ export interface Hooks {
     event: NotifyingHookEvent,
     input: HookInput,
     context: Context,
-    options?: NotifyOptions,
+    options?: NotifyOptions | null,
   ): Promise<HookReport>;
   /** See the top-level `consult`. */
   consult<Context>(
     run: HookRunner<Context>,
     input: HookInput,
     context: Context,
-    options?: ConsultOptions,
+    options?: ConsultOptions | null,
   ): Promise<Consulted>;
   /** See the top-level `withContext`. */
   withContext<Message extends MessageLike>(

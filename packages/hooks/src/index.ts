@@ -68,7 +68,7 @@ export function gather<Context>(
   event: InjectingHookEvent | readonly InjectingHookEvent[],
   input: HookInput,
   context: Context,
-  options?: GatherOptions,
+  options?: GatherOptions | null,
 ): Promise<Gathered> {
   return defaultHooks.gather(run, event, input, context, options);
 }
@@ -85,7 +85,7 @@ export function notify<Context>(
   event: NotifyingHookEvent,
   input: HookInput,
   context: Context,
-  options?: NotifyOptions,
+  options?: NotifyOptions | null,
 ): Promise<HookReport> {
   return defaultHooks.notify(run, event, input, context, options);
 }
@@ -102,7 +102,7 @@ export function consult<Context>(
   run: HookRunner<Context>,
   input: HookInput,
   context: Context,
-  options?: ConsultOptions,
+  options?: ConsultOptions | null,
 ): Promise<Consulted> {
   return defaultHooks.consult(run, input, context, options);
 }

@@ -254,6 +254,27 @@ describe("gather", () => {
     expect(consulted).toMatchObject({ proceed: false, vetoedBy: "pin" });
   });
 
+  it("reads null in each option as none given: the configured budget, preface and timeout hold", async () => {
+    const { run, calls } = tableRunner({
+      beforeTurn: () => [{ id: "memory", context: "Friday." }],
+      afterTurn: () => [{ id: "log" }],
+      beforeCompact: () => [{ id: "pin", veto: true }],
+    });
+    const row = { maxTokens: null, preface: null, signal: null, timeoutMs: null, charsPerToken: null };
+    const gathered = await gather(run, "beforeTurn", INPUT, SESSION, row);
+    expect(gathered.context).toBe('<context hook="memory">\nFriday.\n</context>');
+    expect(gathered.preface).toBe(HOOK_PREFACE);
+    expect(gathered.notes).toEqual([]);
+    const told = await notify(run, "afterTurn", INPUT, SESSION, { timeoutMs: null });
+    expect(told).toEqual({ outcomes: [{ id: "log" }], notes: [] });
+    await expect(notify(run, "afterTurn", INPUT, SESSION, null)).resolves.toMatchObject({ notes: [] });
+    const input = { messages: [], from: 0, through: 1 };
+    const consulted = await consult(run, input, SESSION, { forced: null, signal: null, timeoutMs: null });
+    expect(consulted).toMatchObject({ proceed: false, vetoedBy: "pin" });
+    // A null signal is no signal: the runner is handed one of its own (the timeout's), never null.
+    expect(calls.map((c) => c.signal instanceof AbortSignal)).toEqual([true, true, true, true]);
+  });
+
   it("turns an outcome that throws when read into a note, and keeps the others", async () => {
     const unreadable = Object.defineProperty({ id: "proxy" }, "context", {
       enumerable: true,

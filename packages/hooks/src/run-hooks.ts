@@ -196,7 +196,7 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
 }
 
 /** The timeout a call waits: the caller's, where it is a number above zero, else the configured one. */
-function timeoutOf(options: { timeoutMs?: number } | undefined, settings: HookSettings): number {
+function timeoutOf(options: { timeoutMs?: number | null } | undefined, settings: HookSettings): number {
   return positive(options?.timeoutMs) ? options.timeoutMs : settings.timeoutMs;
 }
 
@@ -229,10 +229,12 @@ export async function gatherWith<Context>(
   const timeoutMs = timeoutOf(options, settings);
   const calls = await Promise.all(
     events.map((name) =>
-      callRunner(run, name as HookEvent, input, context, timeoutMs, options.signal).then((called) => ({
-        name: name as HookEvent,
-        called,
-      })),
+      callRunner(run, name as HookEvent, input, context, timeoutMs, options.signal ?? undefined).then(
+        (called) => ({
+          name: name as HookEvent,
+          called,
+        }),
+      ),
     ),
   );
   const notes: string[] = [];
@@ -240,7 +242,7 @@ export async function gatherWith<Context>(
   for (const { name, called } of calls) outcomes.push(...readOutcomes(name, called, notes));
   if (options.signal?.aborted) return { context: "", preface, outcomes, notes };
   const text = assembleBlocks(outcomes, maxTokens, {
-    ...(options.charsPerToken !== undefined ? { charsPerToken: options.charsPerToken } : {}),
+    ...(options.charsPerToken != null ? { charsPerToken: options.charsPerToken } : {}),
     onNote: (note) => notes.push(note),
   });
   return { context: text, preface, outcomes, notes };
@@ -253,9 +255,10 @@ export async function notifyWith<Context>(
   event: NotifyingHookEvent,
   input: HookInput,
   context: Context,
-  options: NotifyOptions = {},
+  given?: NotifyOptions | null,
 ): Promise<HookReport> {
   checkRunner(run, "notify");
+  const options: NotifyOptions = given ?? {};
   if (typeof event !== "string" || !NOTIFYING.includes(event)) {
     throw new HooksError(
       "invalid-event",
@@ -285,7 +288,7 @@ export async function consultWith<Context>(
     input,
     context,
     timeoutOf(options, settings),
-    options.signal,
+    options.signal ?? undefined,
   );
   const notes: string[] = [];
   const outcomes = readOutcomes("beforeCompact", called, notes);

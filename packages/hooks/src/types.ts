@@ -137,34 +137,40 @@ export interface Consulted extends HookReport {
   vetoedBy?: string;
 }
 
-/** Options for `gather`. */
+/**
+ * Options for `gather`. `null` in any of them, or in place of the whole object, reads as none given
+ * (a nullable column comes back from JSON so).
+ */
 export interface GatherOptions {
   /** This request's budget in tokens, over the configured one; anything but a number above zero keeps that. */
-  maxTokens?: number;
+  maxTokens?: number | null;
   /** This request's preface, over the configured one; `""` says none; anything but a string keeps that. */
-  preface?: string;
+  preface?: string | null;
   /** The run's signal: once it aborts, `gather` stops waiting and adds nothing. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
   /** How long to wait for the runner, over the configured one. */
-  timeoutMs?: number;
+  timeoutMs?: number | null;
   /** Characters per token to size the blocks by (the ledger's `charsPerTokenFor`); 4 unless given. */
-  charsPerToken?: number;
+  charsPerToken?: number | null;
 }
 
-/** Options for `notify`: no signal, since a reader leaving does not mean "forget this turn". */
+/**
+ * Options for `notify`: no signal, since a reader leaving does not mean "forget this turn". `null`,
+ * here or for the whole object, reads as none given.
+ */
 export interface NotifyOptions {
   /** How long to wait for the runner, over the configured one. */
-  timeoutMs?: number;
+  timeoutMs?: number | null;
 }
 
-/** Options for `consult`. */
+/** Options for `consult`. `null` in any of them, or in place of the whole object, reads as none given. */
 export interface ConsultOptions {
   /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
-  forced?: boolean;
+  forced?: boolean | null;
   /** Stops waiting once it aborts; no hook has vetoed then. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
   /** How long to wait for the runner, over the configured one. */
-  timeoutMs?: number;
+  timeoutMs?: number | null;
 }
 
 /** Options for `assembleContext`. */

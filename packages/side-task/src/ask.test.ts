@@ -338,6 +338,27 @@ describe("options a host stored or typed wrong", () => {
     expect(body).not.toHaveProperty("reasoning_effort");
   });
 
+  it("reads null as absent in every other option too: extraBody, signal, onNotice, capabilities, clients", async () => {
+    server = await startServer({ replies: [{ content: "A title" }] });
+    const row = {
+      maxTokens: null,
+      temperature: null,
+      reasoningEffort: null,
+      timeoutMs: null,
+      extraBody: null,
+      signal: null,
+      onNotice: null,
+      capabilities: null,
+      clients: null,
+    };
+    await expect(ask({ baseUrl: server.baseUrl }, "small", "Name it.", "hello", row)).resolves.toBe(
+      "A title",
+    );
+    const [body] = bodies(server);
+    expect(body).toMatchObject({ max_tokens: 512, chat_template_kwargs: { enable_thinking: false } });
+    expect(server.chatRequests).toHaveLength(1);
+  });
+
   it.each([
     ["a reasoningEffort that is a number", { reasoningEffort: 5 }, /reasoningEffort must be a string/],
     [

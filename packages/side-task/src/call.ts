@@ -36,42 +36,44 @@ export interface SideTaskCapabilities {
   ): EndpointCapabilities;
 }
 
-/** Options every side task takes. Anything absent is the side task's own default, never the agent's. */
+/**
+ * Options every side task takes. Anything absent is the side task's own default, never the agent's;
+ * `null` in any of them reads as absent (a nullable column comes back from JSON so).
+ */
 export interface SideTaskOptions {
   /**
    * Reply ceiling in tokens, a whole number; `0` sends none. Default: the task's own (ask 512,
-   * summariser 1024, preselect 256). Here and in `temperature`, `reasoningEffort` and `timeoutMs`,
-   * `null` reads as absent.
+   * summariser 1024, preselect 256).
    */
-  maxTokens?: number;
+  maxTokens?: number | null;
   /** Sampling temperature. Default: the task's own (0.3; preselect 0). */
-  temperature?: number;
+  temperature?: number | null;
   /**
    * Absent or `"off"`: the no-thinking hints are sent (`NO_THINKING_HINTS`). A level (`"low"`,
    * `"high"`…) is sent as `reasoning_effort` in their place.
    */
-  reasoningEffort?: string;
+  reasoningEffort?: string | null;
   /**
    * Fields merged into the body after the temperature (sampler settings a model card asks for).
    * Each key is droppable: a field the model refuses by name is latched off for it and the
    * request sent again without it. A `chat_template_kwargs` here is merged with the no-thinking
    * hint's, so only an `enable_thinking` of its own replaces the hint.
    */
-  extraBody?: Record<string, unknown>;
+  extraBody?: Record<string, unknown> | null;
   /** Abandons the side task; it then rejects with `SideTaskError` (`aborted`). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
   /**
    * The time bound in ms. Default: the endpoint's `requestTimeoutSeconds`, else
    * `SIDE_TASK_TIMEOUT_MS`. `0` here, or a `requestTimeoutSeconds` of `0`, waits for as long as the
    * server takes; a bound past what a timer holds (about 24.8 days) is held to that.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | null;
   /** Told, in words, when a request is changed to get past a refusal. */
-  onNotice?: (message: string) => void;
+  onNotice?: ((message: string) => void) | null;
   /** The capability latches to read and write; default `@loopwright/negotiate`'s default store. */
-  capabilities?: SideTaskCapabilities;
+  capabilities?: SideTaskCapabilities | null;
   /** The clients to call through; default `@loopwright/client`'s default pool. */
-  clients?: SideTaskClients;
+  clients?: SideTaskClients | null;
 }
 
 /** A side task's reply: the answer text and the finish reason the server sent (`undefined` where none). */
@@ -308,7 +310,7 @@ function bound(options: SideTaskOptions, endpoint: Endpoint) {
 
 /**
  * Checks the options every side task takes, throwing `SideTaskError` (`invalid-input`) naming the
- * one of the wrong type, before anything is sent.
+ * one of the wrong type, before anything is sent. `null` in any of them reads as absent.
  */
 export function checkOptions(given: unknown, where: string): asserts given is SideTaskOptions {
   if (!isPlainObject(given)) {
@@ -328,13 +330,13 @@ export function checkOptions(given: unknown, where: string): asserts given is Si
       `${where}: reasoningEffort must be a string such as "low" ("off" or absent for the no-thinking hints), and was ${describeValue(effort)}.`,
     );
   }
-  if (options.extraBody !== undefined && !isPlainObject(options.extraBody)) {
+  if (options.extraBody != null && !isPlainObject(options.extraBody)) {
     throw new SideTaskError(
       "invalid-input",
       `${where}: extraBody must be an object of body fields, and was ${describeValue(options.extraBody)}.`,
     );
   }
-  if (options.onNotice !== undefined && typeof options.onNotice !== "function") {
+  if (options.onNotice != null && typeof options.onNotice !== "function") {
     throw new SideTaskError(
       "invalid-input",
       `${where}: onNotice must be a function (message) => void, and was ${describeValue(options.onNotice)}.`,
@@ -342,7 +344,7 @@ export function checkOptions(given: unknown, where: string): asserts given is Si
   }
   const signal = options.signal as unknown;
   if (
-    signal !== undefined &&
+    signal != null &&
     !(
       isObject(signal) &&
       typeof signal.aborted === "boolean" &&

@@ -41,7 +41,7 @@ export interface PreselectOptions extends SideTaskOptions {
    * Match the request's words first (`preselectByKeywords`) and spend the model only where they
    * do not settle it. `true` for the default bar, or `{ minScore, dropoff }` to move it.
    */
-  keywords?: boolean | KeywordOptions;
+  keywords?: boolean | KeywordOptions | null;
 }
 
 /** Code-unit order, the same in every locale. */

@@ -141,6 +141,19 @@ describe("summariser", () => {
     expect(systemContent(bodies(server)[0] ?? {})).toMatch(/working notes/);
   });
 
+  it("reads a null onNotice and signal as absent, as its doc says, rather than refusing them", async () => {
+    server = await startServer({ replies: [{ content: "Notes." }] });
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      onNotice: null,
+      signal: null,
+      maxTokens: null,
+      timeoutMs: null,
+    });
+    await expect(summarise(longRun(), undefined)).resolves.toBe("Notes.");
+    expect(bodies(server)[0]).toMatchObject({ max_tokens: 1024 });
+  });
+
   it("reads past an entry that is not a message, and earlier notes that are not text", async () => {
     server = await startServer({ replies: [{ content: "The build passed." }] });
     const summarise = summariser({ baseUrl: server.baseUrl }, "small", isolated());

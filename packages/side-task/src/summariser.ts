@@ -52,16 +52,16 @@ export type SummariseFunction = (
 /** Options of `summariser`: those of every side task, the system prompt, and how much it may be shown. */
 export interface SummariserOptions extends SideTaskOptions {
   /** Replaces `SUMMARISER_SYSTEM`. */
-  system?: string;
+  system?: string | null;
   /**
    * The most characters of user turn (the notes so far and the stretch) one summary is asked with;
    * a longer stretch keeps the question it opens with and its newest messages, and its middle is
    * left out with a marker. Default: what fits `contextLength` where that is given, else no limit
    * until the server refuses the request as too big (then what fits the window it names).
    */
-  inputChars?: number;
+  inputChars?: number | null;
   /** The compaction model's context window in tokens, where the host knows it: sizes `inputChars`. */
-  contextLength?: number;
+  contextLength?: number | null;
 }
 
 function contentText(content: unknown): string {

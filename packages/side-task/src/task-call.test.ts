@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { bodies, isolated } from "../test/wire.js";
 import { ask } from "./ask.js";
 import { SideTaskError } from "./errors.js";
-import { taskCall } from "./task-call.js";
+import { type TaskCallOptions, type TaskSettings, taskCall } from "./task-call.js";
 
 let servers: TestServer[] = [];
 afterEach(async () => {
@@ -99,6 +99,23 @@ describe("taskCall", () => {
       chat_template_kwargs: { enable_thinking: false },
     });
     expect(body).not.toHaveProperty("reasoning_effort");
+  });
+
+  it("reads a task's null model, endpoint and extraBody as absent, and a host's null options too", async () => {
+    const main = await serve("Lisbon");
+    const task: TaskSettings = { model: null, endpoint: null, extraBody: null, maxTokens: null };
+    const host: TaskCallOptions = {
+      ...isolated(),
+      model: "small",
+      extraBody: null,
+      maxTokens: null,
+      onNotice: null,
+    };
+    const call = taskCall(task, host, { baseUrl: main.baseUrl });
+    expect(call.model).toBe("small");
+    expect(call.endpoint.baseUrl).toBe(main.baseUrl);
+    await ask(call.endpoint, call.model, "Name this chat.", "Lisbon trip", call.options);
+    expect(bodies(main)[0]).toMatchObject({ model: "small", max_tokens: 512 });
   });
 
   it("sends no ceiling for maxTokens 0", async () => {

@@ -17,18 +17,18 @@ export interface TaskEndpoint {
  * A `ResolvedTask` holds only what a layer stated. Structural, so a resolved spec's task passes as it is.
  */
 export interface TaskSettings {
-  model?: string;
-  endpoint?: TaskEndpoint;
-  maxTokens?: number;
-  temperature?: number;
-  reasoningEffort?: string;
-  extraBody?: Record<string, unknown>;
+  model?: string | null;
+  endpoint?: TaskEndpoint | null;
+  maxTokens?: number | null;
+  temperature?: number | null;
+  reasoningEffort?: string | null;
+  extraBody?: Record<string, unknown> | null;
 }
 
 /** The host's defaults for a task that names none: `SideTaskOptions` plus a model. */
 export interface TaskCallOptions extends SideTaskOptions {
   /** The model to use where the task names none (e.g. a flattened `toolSelectModel`). */
-  model?: string;
+  model?: string | null;
 }
 
 /** What `taskCall` hands back: the three arguments `ask`, `askJson`, `summariser` and `preselect` take. */
@@ -89,12 +89,7 @@ export function taskCall(
   const stated = task ?? {};
   const own = stated.endpoint;
   let endpoint: Endpoint;
-  if (
-    own !== undefined &&
-    isPlainObject(own) &&
-    typeof own.baseUrl === "string" &&
-    own.baseUrl.trim() !== ""
-  ) {
+  if (own != null && isPlainObject(own) && typeof own.baseUrl === "string" && own.baseUrl.trim() !== "") {
     const shared =
       agent !== undefined && typeof agent.baseUrl === "string" && sameEndpoint(own.baseUrl, agent.baseUrl);
     if (shared) {

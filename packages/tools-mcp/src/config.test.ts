@@ -182,7 +182,7 @@ describe("mcpServers", () => {
   ] as const;
 
   it.each(OPTION_NAMES)("createMcpPool reads %s: null as absent", (name) => {
-    expect(() => createMcpPool([], { [name]: null } as never)).not.toThrow();
+    expect(() => createMcpPool([], { [name]: null })).not.toThrow();
   });
 
   it("reads an option that is inherited or a getter, as any property read would, and checks it", () => {
@@ -208,7 +208,7 @@ describe("mcpServers", () => {
 
   it("a pool with every option null (and null options) runs on the defaults", async () => {
     const { FIXTURE, NODE } = await import("../test/support.js");
-    expect(() => createMcpPool([], null as never)).not.toThrow();
+    expect(() => createMcpPool([], null)).not.toThrow();
     const nulls = Object.fromEntries(OPTION_NAMES.map((name) => [name, null]));
     const pool = createMcpPool([{ name: "fx", command: NODE, args: [FIXTURE] }], nulls as never);
     try {

@@ -54,70 +54,73 @@ export interface McpToolPolicy {
   dedupe: boolean;
 }
 
-/** Options for {@link createMcpPool}. */
+/**
+ * Options for {@link createMcpPool}. `null` in any of them, as a value read back from JSON or a
+ * database row may be, counts as not given and takes its default; so does `null` options.
+ */
 export interface McpPoolOptions {
   /**
    * How long one call may take, in ms (default 60 000); the server is told to cancel past it. A
    * bound past what a timer holds (2^31 - 1 ms, about 24.8 days) is held to it. So is every bound here.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | null;
   /**
    * How long starting a server may take, in ms (default 30 000), and apart from that, how long
    * listing its tools may take: every page of `tools/list` together, at a start and on each
    * `list_changed`.
    */
-  connectTimeoutMs?: number;
+  connectTimeoutMs?: number | null;
   /**
    * How tools are named for the model: `"prefixed"` (default) as `<server>__<tool>`, so two
    * servers' `search` stay apart and a name says where it goes; `"plain"` as the server named them,
    * prefixing only a name a server earlier in the list already uses.
    */
-  toolNames?: "prefixed" | "plain";
+  toolNames?: "prefixed" | "plain" | null;
   /** What `call` hands back for a result with images: `"describe"` (default) text only, `"parts"` content parts with the images. */
-  images?: "describe" | "parts";
+  images?: "describe" | "parts" | null;
   /** Restarts after a server dies (default 1): a non-negative integer. */
-  maxRestarts?: number;
+  maxRestarts?: number | null;
   /** Lines of a server's stderr kept for a failure message (default 20): a non-negative integer. */
-  stderrLines?: number;
+  stderrLines?: number | null;
   /**
    * The largest message a stdio server may send, in bytes (default 10 MiB, the SDK's own cap): a
    * positive integer. A longer line is skipped, not held; the call it answered fails with
    * `call-failed` naming its size and this option, and the server runs on. (On Windows the SDK's
    * transport is used, with its fixed 10 MiB cap.)
    */
-  maxMessageBytes?: number;
+  maxMessageBytes?: number | null;
   /**
    * Run each server's non-read-only calls one at a time, its read-only ones together (default
    * true) — so a loop with `parallel: true` cannot run two writes at once on one server. Calls to
    * different servers never wait for each other.
    */
-  serializeWrites?: boolean;
+  serializeWrites?: boolean | null;
   /**
    * Start a reaper (default true, on Linux and macOS): one small Node process per pool, while any
    * of its stdio servers runs, that ends their process trees if this process is killed without
    * closing the pool (SIGKILL, the OOM killer). `false` starts none: a server that does not exit on
    * stdin EOF then outlives a killed host. Never started on Windows.
    */
-  reaper?: boolean;
+  reaper?: boolean | null;
   /** Hooks run by `runHooks`: the spec's `hooks` entries that name a server and tool. */
-  hooks?: readonly McpHookSpec[];
+  hooks?: readonly McpHookSpec[] | null;
   /**
    * Default time a hook may take once its server is up, in ms (default 10 000), its wait for a turn at its server's
    * write gate included.
    */
-  hookTimeoutMs?: number;
+  hookTimeoutMs?: number | null;
   /** Told of a server failing, restarting or changing its tools. Never given env or header values. */
-  onNotice?: (text: string) => void;
+  onNotice?: ((text: string) => void) | null;
   /** Told when the set of tools changed (a server connected, restarted, failed or sent `list_changed`). */
-  onToolsChanged?: () => void;
+  onToolsChanged?: (() => void) | null;
   /**
    * Answers a server's question for the user (form-mode elicitation). Given it, the pool tells
    * servers it can elicit, and fills fields the answer leaves out with the schema's defaults;
    * without it, servers are told it cannot, and URL-mode questions are always declined.
    */
-  elicit?: (request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>;
+  elicit?: ((request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>) | null;
   /** The client name and version sent to servers (default `loopwright-tools-mcp`). */
-  clientInfo?: { name: string; version: string };
+  clientInfo?: { name: string; version: string } | null;
 }
 
 /** A tool call's output with where it ran. */
@@ -225,6 +228,8 @@ const POOL_OPTION_KEYS = [
   "clientInfo",
 ] as const satisfies readonly (keyof McpPoolOptions)[];
 type UnreadOption = Exclude<keyof McpPoolOptions, (typeof POOL_OPTION_KEYS)[number]>;
+/** The options once read: each given one as it was, none of them `null` (`withoutNulls`). */
+type PoolSettings = { [K in keyof McpPoolOptions]?: Exclude<McpPoolOptions[K], null> };
 const EVERY_OPTION_READ: UnreadOption extends never ? true : never = true;
 
 /**
@@ -232,7 +237,7 @@ const EVERY_OPTION_READ: UnreadOption extends never ? true : never = true;
  * property read), with every `null` member left out: null is "not set" (as in JSON or a database
  * row), for every option alike, and so are null options. A getter that throws is `invalid-config`.
  */
-function withoutNulls(options: unknown): McpPoolOptions {
+function withoutNulls(options: unknown): PoolSettings {
   if (options === undefined || options === null) return {};
   if (typeof options !== "object" || Array.isArray(options)) refuse("options must be an object", options);
   void EVERY_OPTION_READ;
@@ -249,7 +254,7 @@ function withoutNulls(options: unknown): McpPoolOptions {
     }
     if (value !== undefined && value !== null) read[key] = value;
   }
-  return read as McpPoolOptions;
+  return read as PoolSettings;
 }
 
 /** A time bound in ms, held to what a timer can wait (a longer one would end every wait at once). */
@@ -274,7 +279,7 @@ function count(value: unknown, fallback: number, what: string, min = 0): number 
  * Checks the options that are neither time bounds nor counts (nulls already left out); throws
  * `invalid-config` naming the first bad one and what it was given.
  */
-function checkOptions(options: McpPoolOptions): void {
+function checkOptions(options: PoolSettings): void {
   const { images, toolNames, serializeWrites, reaper, clientInfo, hooks } = options;
   if (images !== undefined && images !== "describe" && images !== "parts")
     refuse(`images must be "describe" or "parts"`, images);
@@ -347,7 +352,7 @@ function argsObject(args: unknown, name: string): Record<string, unknown> {
  */
 export function createMcpPool(
   input: McpServersInput | readonly McpServerConfig[],
-  options: McpPoolOptions = {},
+  options: McpPoolOptions | null = {},
 ): McpPool {
   const configs = mcpServers(input as McpServersInput);
   const settings = withoutNulls(options);
