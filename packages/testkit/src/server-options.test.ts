@@ -251,6 +251,29 @@ describe("startServer refuses options it cannot honour, before listening", () =>
         await s.close();
       }
     }
+    // replies, props, lmstudio and port too: null is the default, never a body of null.
+    const scripted = await startServer({ replies: null, scriptedModel: true, port: null });
+    try {
+      expect(await post(scripted)).toMatchObject({ status: 200 });
+    } finally {
+      await scripted.close();
+    }
+    for (const [personality, path, option] of [
+      ["llamacpp", "/props", "props"],
+      ["lmstudio", "/api/v0/models", "lmstudio"],
+    ] as const) {
+      const s = await startServer({ personality, [option]: null });
+      try {
+        const origin = s.baseUrl.replace(/\/v1$/, "");
+        const given = await (await fetch(`${origin}${path}`)).json();
+        expect(given, `${option}: null`).not.toBeNull();
+        expect(given).toMatchObject(
+          personality === "llamacpp" ? { default_generation_settings: {} } : { object: "list" },
+        );
+      } finally {
+        await s.close();
+      }
+    }
     // The defaults, not nothing: a llamacpp window of null is 4096 tokens.
     server = await startServer({
       personality: { name: "llamacpp", nCtx: null },

@@ -33,21 +33,21 @@ export type ReplyFunction = (request: RecordedRequest, index: number) => Reply |
 /** Options of {@link startServer}; all optional. */
 export interface ServerOptions {
   /** The script: a queue consumed one reply per chat request, or a function deciding each reply. */
-  replies?: Reply[] | ReplyFunction;
+  replies?: Reply[] | ReplyFunction | null;
   /** A real server's refusals and routes: a name, `{ name, …options }`, or a `Personality` object. */
   personality?: PersonalitySpec | null;
   /** Report `prompt_tokens_details.cached_tokens` from the prefix-cache model. */
   prefixCache?: boolean | null;
   /** Body of `GET /v1/models`: an array is wrapped as `{ object: "list", data }`, anything else sent as is. */
   models?: ModelListing[] | unknown;
-  /** Body of `GET /props`; `false` or absent (without a personality that has one): 404. */
+  /** Body of `GET /props`; `false` or absent (without a personality that has one): 404; `null` is absent. */
   props?: unknown;
-  /** Body of LM Studio's `GET /api/v0/models`; `false` or absent (without the lmstudio personality): 404. */
+  /** Body of LM Studio's `GET /api/v0/models`; `false` or absent (without the lmstudio personality): 404; `null` is absent. */
   lmstudio?: unknown;
   /** Let the rule-based demo model answer chat requests when no scripted reply is left (options: its streaming pace). */
   scriptedModel?: boolean | ScriptedModelOptions | null;
   /** Port to listen on (default 0: a free one). */
-  port?: number;
+  port?: number | null;
 }
 
 /** What each field of `scriptedModel: { … }` must be. */
@@ -144,11 +144,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     checkOptions("startServer scriptedModel", options.scriptedModel, SCRIPTED_MODEL_RULES);
   }
   const personality: Personality | undefined = resolved && guardPersonality(resolved);
-  if (
-    options.replies !== undefined &&
-    !Array.isArray(options.replies) &&
-    typeof options.replies !== "function"
-  ) {
+  if (options.replies != null && !Array.isArray(options.replies) && typeof options.replies !== "function") {
     throw new TestkitError(
       "invalid-option",
       "startServer: replies must be an array of replies or a function.",
@@ -273,7 +269,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
 
   const getBody = (explicit: unknown, fallback: (() => unknown) | undefined): unknown => {
     if (explicit === false) return undefined;
-    if (explicit !== undefined) return explicit;
+    if (explicit !== undefined && explicit !== null) return explicit;
     return fallback?.();
   };
 
