@@ -10,9 +10,11 @@ import {
   Agent,
   AgentError,
   type AgentEvent,
+  type AgentMessage,
   type AgentTool,
   type ChatMessageLike,
   createSession,
+  defaultConvertToLlm,
   readSessionFile,
 } from "./test-exports.js";
 
@@ -147,6 +149,74 @@ describe("continue() after a restore that stopped between a tool call and its an
     ];
     expect(sentMessages(server, 0)).toEqual(answered);
     expect(agent.messages).toEqual([...answered, { role: "assistant", content: "Noon." }]);
+  });
+
+  it("answers a call an app-only message follows in the agent's own transcript, so a later prompt is told nothing", async () => {
+    server = await startServer({ personality: "openai", replies: () => ({ content: "ok" }) });
+    const stored = [
+      { role: "user", content: "What time is it?" },
+      { role: "assistant", content: null, tool_calls: [call("call_1", "clock")] },
+      { role: "ui-note", text: "interrupted" }, // app-only: the default convertToLlm leaves it out
+    ] as unknown as AgentMessage[];
+    for (const how of ["continue", "prompt"] as const) {
+      const agent = new Agent({
+        config: { baseUrl: server.baseUrl, model: "gpt-4o" },
+        tools: [tool("clock", () => "noon")],
+        messages: stored,
+      });
+      const notices: string[] = [];
+      agent.subscribe((event: AgentEvent) => {
+        if (event.type === "notice") notices.push(event.text);
+      });
+      const first = server.chatRequests.length;
+      const result = how === "continue" ? await agent.continue() : await agent.prompt("And now?");
+      expect(result.status).toBe("ok");
+      expect(notices).toHaveLength(1);
+      expect(notices[0]).toMatch(/call_1/);
+      // The answer follows the app-only note: what the model is sent has it right after the call.
+      const answer = { role: "tool", tool_call_id: "call_1", content: "Not run: the run stopped first." };
+      expect(agent.messages.slice(0, 4)).toEqual([...stored, answer]);
+      expect(result.messages[0]).toEqual(answer);
+      expect(everyCallAnswered(defaultConvertToLlm(agent.messages))).toBe(true);
+      expect(everyCallAnswered(sentMessages(server, first))).toBe(true);
+      // The next prompt sends the same answer and says nothing about it.
+      expect((await agent.prompt("Again?")).status).toBe("ok");
+      expect(notices).toHaveLength(1);
+      const again = sentMessages(server, server.chatRequests.length - 1);
+      expect(again.filter((m) => m.role === "tool")).toEqual([answer]);
+      expect(everyCallAnswered(again)).toBe(true);
+    }
+  });
+
+  it("leaves the answer to the loop when the host's convertToLlm sends what follows the call", async () => {
+    server = await startServer({ personality: "openai", replies: () => ({ content: "ok" }) });
+    // The note is sent as a user message: an answer appended after it would answer no call right
+    // before it, so the agent adds none and the loop answers the call in its request, as before.
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "gpt-4o" },
+      tools: [tool("clock", () => "noon")],
+      convertToLlm: (messages) =>
+        messages.map((m) =>
+          (m as { role: string }).role === "ui-note"
+            ? { role: "user" as const, content: (m as unknown as { text: string }).text }
+            : (m as ChatMessageLike),
+        ),
+      messages: [
+        { role: "user", content: "What time is it?" },
+        { role: "assistant", content: null, tool_calls: [call("call_1", "clock")] },
+        { role: "ui-note", text: "interrupted" } as unknown as AgentMessage,
+      ],
+    });
+    expect((await agent.continue()).status).toBe("ok");
+    const sent = sentMessages(server, 0);
+    expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"]);
+    expect(everyCallAnswered(sent)).toBe(true);
+    expect(agent.messages.map((m) => (m as { role: string }).role)).toEqual([
+      "user",
+      "assistant",
+      "ui-note",
+      "assistant",
+    ]);
   });
 
   it("still refuses a transcript that ends in an assistant message with nothing to run, saying so", async () => {

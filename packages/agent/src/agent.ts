@@ -372,11 +372,11 @@ function givenTwice(who: string, where: string): AgentError {
 }
 
 /**
- * The calls of the transcript's last assistant message that no tool message after it answers, when
- * nothing but tool messages follows it (a run stopped after the call was stored, before its tools
- * ran); else none.
+ * The calls of a chat transcript's last assistant message that no tool message after it answers,
+ * when nothing but tool messages follows it (a run stopped after the call was stored, before its
+ * tools ran); else none.
  */
-function trailingOpenCalls(messages: readonly AgentMessage[]): string[] {
+function trailingOpenCalls(messages: readonly ChatMessage[]): string[] {
   const answered = new Set<string>();
   let at = messages.length - 1;
   for (; at >= 0 && (messages[at] as ChatMessage).role === "tool"; at--) {
@@ -931,8 +931,7 @@ export class Agent {
     // A restored transcript whose last assistant message's calls were never answered (stored before
     // its tools ran): each is answered as not run, in the agent's transcript and so in every request
     // after, before what this run adds. A tool message given to answer one is the host's answer instead.
-    const open =
-      (first[0] as ChatMessage | undefined)?.role === "tool" ? [] : trailingOpenCalls(this.#messages);
+    const open = (first[0] as ChatMessage | undefined)?.role === "tool" ? [] : this.#openAtEnd();
     if (open.length > 0) {
       const ids = open.map((id) => JSON.stringify(id)).join(", ");
       this.#emit({
@@ -995,6 +994,28 @@ export class Agent {
     await this.#delivery;
     this.#abort = undefined;
     return { status, messages, ...(error !== undefined ? { error, cause } : {}) };
+  }
+
+  /**
+   * The calls of the last assistant message that no answer follows, as the model is sent the
+   * transcript (`convertToLlm`, so app-only messages after the call are left out), when an answer
+   * appended to the agent's transcript lands right after the call's other answers there; else none
+   * (the loop answers a call left open in its request, as it does one before a later message).
+   */
+  #openAtEnd(): string[] {
+    try {
+      const open = trailingOpenCalls(this.convertToLlm(this.#messages));
+      if (open.length === 0) return [];
+      const answers = open.map((id): ChatMessage => ({ role: "tool", tool_call_id: id, content: NOT_RUN }));
+      const after = this.convertToLlm([...this.#messages, ...answers]);
+      const tail = after.slice(-open.length) as Partial<ChatMessage & { tool_call_id: string }>[];
+      const lands =
+        trailingOpenCalls(after).length === 0 &&
+        tail.every((message, k) => message.role === "tool" && message.tool_call_id === open[k]);
+      return lands ? open : [];
+    } catch {
+      return []; // the run reports a convertToLlm that throws
+    }
   }
 
   /** After a failure: the messages the loop added without telling `onMessage` (answers to unanswered calls). */

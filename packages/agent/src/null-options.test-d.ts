@@ -38,6 +38,7 @@ export function fromRows(): void {
     builtInTools: null,
     mcpServers: null,
     mcpOptions: null,
+    catalog: null,
     beforeToolCall: null,
   });
 }

@@ -2,6 +2,9 @@
 // one server and each MCP server under its own name, so loading a server by its name loads its
 // tools; an Agent hands its `catalog` option to the loop. A real server-everything over stdio and
 // the testkit's scripted model over HTTP.
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -119,5 +122,141 @@ describe("Agent's catalog option", () => {
     expect(refused([{ name: "x", tools: [{}] }])).toMatch(
       /^new Agent: catalog\[0\]\.tools\[0\] must be a tool/,
     );
+  });
+});
+
+const weather = defineTool({
+  name: "weather",
+  description: "Tells the weather.",
+  parameters: { type: "object", properties: {} },
+  execute: () => "sun",
+});
+
+/** The text of the run's first tool message (the load_tools answer). */
+function loadAnswer(session: Session): string {
+  return String(
+    (session.messages.find((m) => (m as ChatMessageLike).role === "tool") as ChatMessageLike).content,
+  );
+}
+
+const EVERYTHING_SERVERS = {
+  mcpServers: { everything: { command: NODE, args: [EVERYTHING, "stdio"] } },
+};
+
+describe("a session and the host's catalogue (r11 #3)", { timeout: 30_000 }, () => {
+  it("createSession({ catalog }): loading the host's server by its name loads its tools", async () => {
+    server = await loads(["timekeeping"]);
+    const catalog = [{ name: "timekeeping", tools: [{ name: "clock" }] }];
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", toolDiscovery: "ondemand" },
+      tools: [clock, weather],
+      catalog,
+    });
+    sessions.push(session);
+    expect((await session.prompt("what time is it")).status).toBe("ok");
+    expect(loadAnswer(session)).toMatch(/^Loaded: clock\b/);
+    expect(systemText(server, 0)).toMatch(/^timekeeping: clock$/m);
+    expect(session.agent.catalog).toEqual(catalog);
+  });
+
+  it("keeps a catalogue the host assigned to session.agent.catalog, run after run", async () => {
+    server = await loads(["timekeeping"]);
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", toolDiscovery: "ondemand" },
+      tools: [clock, weather],
+    });
+    sessions.push(session);
+    const catalog = [{ name: "timekeeping", tools: [{ name: "clock" }] }];
+    session.agent.catalog = catalog;
+    expect((await session.prompt("what time is it")).status).toBe("ok");
+    expect(loadAnswer(session)).toMatch(/^Loaded: clock\b/);
+    expect(session.agent.catalog).toBe(catalog);
+    expect((await session.prompt("and again")).status).toBe("ok");
+    expect(session.agent.catalog).toBe(catalog);
+    expect(systemText(server, server.chatRequests.length - 1)).toMatch(/^timekeeping: clock$/m);
+  });
+
+  it("with MCP servers, lists the host's servers, the rest of its own tools and each MCP server: each loads by name", async () => {
+    server = await loads(["timekeeping", "everything"]);
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", toolDiscovery: "ondemand" },
+      tools: [clock, weather],
+      catalog: [{ name: "timekeeping", tools: [{ name: "clock" }] }],
+      mcpServers: EVERYTHING_SERVERS,
+    });
+    sessions.push(session);
+    expect((await session.mcpReady())[0]?.state).toBe("connected");
+    expect((await session.prompt("load both")).status).toBe("ok");
+    const answer = loadAnswer(session);
+    expect(answer).toMatch(/^Loaded: /);
+    expect(answer).toContain("clock");
+    expect(answer).toContain("everything__echo");
+    expect(answer).not.toContain("weather");
+    const system = systemText(server, 0);
+    expect(system).toMatch(/^timekeeping: clock$/m);
+    expect(system).toMatch(/^tools: weather$/m); // the session's tools the host's servers do not list
+    expect(system).toMatch(/^everything: .*everything__echo/m);
+  });
+
+  it("with MCP servers, adds its own tools to a host server named tools", async () => {
+    server = await loads(["tools"]);
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", toolDiscovery: "ondemand" },
+      tools: [clock, weather],
+      catalog: [{ name: "tools", tools: [{ name: "clock" }] }],
+      mcpServers: EVERYTHING_SERVERS,
+    });
+    sessions.push(session);
+    await session.mcpReady();
+    expect((await session.prompt("load the tools")).status).toBe("ok");
+    expect(loadAnswer(session)).toMatch(/^Loaded: clock, weather\b/);
+    const system = systemText(server, 0);
+    expect(system).toMatch(/^tools: clock, weather$/m);
+    expect(system.match(/^tools:/gm)).toHaveLength(1);
+  });
+
+  it("refuses a host server named as an MCP server, and a catalog of the wrong shape, before anything is written", async () => {
+    const refused = async (options: Record<string, unknown>) => {
+      try {
+        const session = await createSession({
+          config: { baseUrl: "http://127.0.0.1:1/v1", model: "m" },
+          ...options,
+        });
+        sessions.push(session);
+      } catch (error) {
+        expect(AgentError.isInstance(error)).toBe(true);
+        expect((error as AgentError).code).toBe("invalid-input");
+        return (error as AgentError).message;
+      }
+      throw new Error(`accepted ${JSON.stringify(options)}`);
+    };
+    const dir = mkdtempSync(join(tmpdir(), "session-catalog-"));
+    try {
+      expect(
+        await refused({
+          catalog: [{ name: "everything", tools: [{ name: "clock" }] }],
+          tools: [clock],
+          mcpServers: EVERYTHING_SERVERS,
+          sessionDir: dir,
+          sessionId: "refused",
+        }),
+      ).toMatch(/^createSession: catalog\[0\] is named "everything", as an MCP server of the session is/);
+      expect(existsSync(join(dir, "refused.jsonl"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(await refused({ catalog: "timekeeping" })).toMatch(
+      /^createSession: catalog must be a list of servers .*got a string/,
+    );
+    expect(await refused({ catalog: [{ name: "x", tools: [{}] }] })).toMatch(
+      /^createSession: catalog\[0\]\.tools\[0\] must be a tool/,
+    );
+    // null is absent.
+    const session = await createSession({
+      config: { baseUrl: "http://127.0.0.1:1/v1", model: "m" },
+      catalog: null,
+    });
+    sessions.push(session);
+    expect(session.agent.catalog).toBeUndefined();
   });
 });

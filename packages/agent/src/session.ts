@@ -208,6 +208,15 @@ export interface SessionOptions {
    * ends the run with status `stopped`.
    */
   shouldStopAfterTurn?: AgentOptions["shouldStopAfterTurn"] | null;
+  /**
+   * As the Agent's: the host's servers for `toolDiscovery` `"ondemand"` and `"proxy"` (checked as
+   * `new Agent` checks it). Without MCP servers it is the agent's `catalog`, and the session never
+   * assigns `agent.catalog` (what the host assigns it stays). With MCP servers the session composes
+   * `agent.catalog` before each run: these servers, its own tools none of them lists as server
+   * `tools` (added to a host server named `tools`), and each connected MCP server under its name; a
+   * host server named as an MCP server is refused (`invalid-input`).
+   */
+  catalog?: AgentOptions["catalog"] | null;
 }
 
 /** What a session's model is told on the reserved final turn. */
@@ -449,6 +458,8 @@ export class Session {
   #mcpServerOf = new Map<string, string>();
   /** The connected MCP servers as catalogue entries, each with the tools the session offers of it. */
   #mcpCatalog: CatalogServer[] = [];
+  /** The host's `catalog` option: its servers head the catalogue the session composes with MCP servers. */
+  #hostCatalog: NonNullable<AgentOptions["catalog"]> | undefined;
   #mcpRefresh: Promise<void> = Promise.resolve();
   #mcpShown = "";
   #closed = false;
@@ -481,6 +492,7 @@ export class Session {
         steeringMode: options.steeringMode,
         followUpMode: options.followUpMode,
         dedupeToolCalls: options.dedupeToolCalls,
+        catalog: options.catalog,
         transformContext: options.transformContext,
         toolChoice: options.toolChoice,
         shouldStopAfterTurn: options.shouldStopAfterTurn,
@@ -529,6 +541,7 @@ export class Session {
     const hostTransform = options.transformContext ?? undefined;
     const hostChoice = options.toolChoice ?? undefined;
     const hostStop = options.shouldStopAfterTurn ?? undefined;
+    this.#hostCatalog = options.catalog ?? undefined;
     const withMcp = options.mcpServers != null || specServers(options.spec).length > 0;
     // maxTurns is the prompt's budget, but the agent runs a follow-up (the open-todos nudge, a host's
     // queued message) as a new loop run whose steps count from 1: each run is given what is left.
@@ -543,6 +556,8 @@ export class Session {
             tools,
             messages,
             loaded,
+            // Without MCP servers the agent keeps it (and whatever the host assigns it later) as is.
+            ...(this.#hostCatalog ? { catalog: this.#hostCatalog } : {}),
             backend: {
               run: (loopOptions) => {
                 this.#before = this.#toolTurns;
@@ -583,14 +598,8 @@ export class Session {
     if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
     this.agent.subscribe((event) => this.#onAgentEvent(event));
     this.#view = { timeline: timelineOf(messages), todos: [...todos] };
-    if (this.filePath && sessionDir) {
-      mkdirSync(sessionDir, { recursive: true });
-      this.#file = new SessionFile(this.filePath);
-      // A fresh, imported or repaired file is written whole; an intact one is only appended to.
-      this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded);
-    }
-    this.#stored = messages.length;
-    for (const text of notices) this.addNotice(text);
+    // The pool is made (nothing connects yet) and checked against the host's catalogue before the
+    // file is written, so a refused session leaves no file behind.
     const fromSpec = specServers(options.spec);
     const servers = options.mcpServers ?? fromSpec;
     if (options.mcpServers != null || fromSpec.length > 0) {
@@ -604,6 +613,25 @@ export class Session {
           cause: error,
         });
       }
+      const names = new Set(this.#mcp.status().map((status) => status.name));
+      this.#hostCatalog?.forEach((server, at) => {
+        if (!names.has(server.name)) return;
+        throw invalid(
+          `createSession: catalog[${at}] is named ${JSON.stringify(server.name)}, as an MCP server of the session is; ` +
+            "the catalogue lists each MCP server under its own name, so give the host's server another name.",
+        );
+      });
+    }
+    if (this.filePath && sessionDir) {
+      mkdirSync(sessionDir, { recursive: true });
+      this.#file = new SessionFile(this.filePath);
+      // A fresh, imported or repaired file is written whole; an intact one is only appended to.
+      this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded);
+    }
+    this.#stored = messages.length;
+    for (const text of notices) this.addNotice(text);
+    if (this.#mcp) {
+      this.agent.catalog = this.#catalog();
       // In the background: never holds up the constructor or a prompt.
       void this.#mcp.connect().then(() => this.#queueMcpRefresh());
     }
@@ -725,27 +753,38 @@ export class Session {
     }
   }
 
-  /** Before each run of the agent (`prompt`, `continue`): refused once the session is closed; the catalogue brought up to date. */
+  /**
+   * Before each run of the agent (`prompt`, `continue`): refused once the session is closed; with
+   * MCP servers, the catalogue brought up to date. Without them `agent.catalog` is the host's: the
+   * `catalog` option, or what the host assigned since.
+   */
   #beforeRun(method: string): void {
     if (this.#closed) throw closedError(method);
-    this.agent.catalog = this.#catalog();
+    if (this.#mcp) this.agent.catalog = this.#catalog();
   }
 
   /**
-   * The catalogue a loading mode lists, with MCP servers: the session's own tools (built-in and the
-   * host's) as one server `tools`, then each connected MCP server under its name with the tools the
-   * session offers of it. Without MCP servers, none (the loop lists every tool under `tools`).
+   * The catalogue a loading mode lists, with MCP servers: the host's servers (the `catalog`
+   * option) as given; the session's own tools (built-in and the host's) that none of them lists as
+   * one server `tools` — added to a host server of that name, left out when there are none — and
+   * each connected MCP server under its name with the tools the session offers of it.
    */
-  #catalog(): CatalogServer[] | undefined {
-    if (!this.#mcp) return undefined;
+  #catalog(): NonNullable<AgentOptions["catalog"]> {
+    const host = this.#hostCatalog ?? [];
+    const listed = new Set(host.flatMap((server) => server.tools.map((tool) => tool.name)));
     const own = this.agent.tools
       .list()
-      .filter((tool) => !this.#mcpTools.has(tool.name))
+      .filter((tool) => !this.#mcpTools.has(tool.name) && !listed.has(tool.name))
       .map((tool) => {
         const description = (tool.description ?? "").trim().split("\n")[0]?.trim() ?? "";
         return description ? { name: tool.name, description } : { name: tool.name };
       });
-    return [{ name: "tools", tools: own }, ...this.#mcpCatalog];
+    const into = host.findIndex((server) => server.name === "tools");
+    return [
+      ...host.map((server, at) => (at === into ? { ...server, tools: [...server.tools, ...own] } : server)),
+      ...(into >= 0 || own.length === 0 ? [] : [{ name: "tools", tools: own }]),
+      ...this.#mcpCatalog,
+    ];
   }
 
   /** Stops the running prompt; pending questions are answered with "" each. No-op when idle. */
