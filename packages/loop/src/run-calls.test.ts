@@ -140,3 +140,89 @@ describe("runCalls", () => {
     expect(ran.calls.map((c) => c.function.arguments)).toEqual(["{}", '{"lines":3}']);
   });
 });
+
+describe("an Error's own fields inside a returned result", () => {
+  /** What the model reads of one call whose tool returned `result`. */
+  async function read(result: unknown): Promise<unknown> {
+    const ran = await runCalls([call("c1", "fetch", "{}")], { dispatch: async () => result });
+    return JSON.parse(String(ran.results[0]?.content));
+  }
+
+  it("redacts a field named like a credential at the error's own top level, as one level down", async () => {
+    const error = Object.assign(new Error("denied"), {
+      authorization: "Bearer wx-SECRET-0123456789",
+      apiKey: "sk-live-ABCDEF0123456789",
+      meta: { token: "tok-0123456789abcdef", region: "eu" },
+      code: "E_DENIED",
+    });
+    expect(await read({ ok: false, error })).toEqual({
+      ok: false,
+      error: {
+        name: "Error",
+        message: "denied",
+        authorization: "[redacted]",
+        apiKey: "[redacted]",
+        meta: { token: "[redacted]", region: "eu" },
+        code: "E_DENIED",
+      },
+    });
+  });
+
+  it("leaves out only what cannot be read (a throwing getter, a Proxy), never the whole result", async () => {
+    const getter = new Error("boom");
+    Object.defineProperty(getter, "detail", {
+      enumerable: true,
+      get() {
+        throw new Error("getter exploded");
+      },
+    });
+    const proxied = Object.assign(new Error("boom"), {
+      info: new Proxy(
+        {},
+        {
+          getPrototypeOf() {
+            throw new Error("proxy trap");
+          },
+        },
+      ),
+      kept: 1,
+    });
+    const whole = new Proxy(new Error("boom"), {
+      ownKeys() {
+        throw new Error("ownKeys trap");
+      },
+    });
+    expect(await read([{ status: "fulfilled", value: 2 }, getter, proxied, whole])).toEqual([
+      { status: "fulfilled", value: 2 },
+      "Error: boom",
+      { name: "Error", message: "boom", kept: 1 },
+      "Error: boom",
+    ]);
+  });
+
+  it("writes a Date as its ISO time, keeps a list's readable items, and cuts a long list with a count", async () => {
+    const error = Object.assign(new Error("validation"), {
+      when: new Date(0),
+      issues: [{ path: ["a"], message: "bad" }, () => "not data", { path: ["b"], message: "worse" }],
+    });
+    expect(await read({ error })).toEqual({
+      error: {
+        name: "Error",
+        message: "validation",
+        when: "1970-01-01T00:00:00.000Z",
+        issues: [
+          { path: ["a"], message: "bad" },
+          { path: ["b"], message: "worse" },
+        ],
+      },
+    });
+    const many = Object.assign(new Error("validation"), {
+      issues: Array.from({ length: 600 }, (_, i) => ({ path: [`f${i}`], message: "bad" })),
+    });
+    const issues = ((await read({ error: many })) as { error: { issues: unknown[] } }).error.issues;
+    expect(issues[0]).toEqual({ path: ["f0"], message: "bad" });
+    expect(issues.at(-1)).toMatch(/^… \d+ more$/);
+    const shown = issues.length - 1;
+    expect(Number(String(issues.at(-1)).match(/\d+/)?.[0]) + shown).toBe(600);
+  });
+});

@@ -395,11 +395,11 @@ const LEFT_OUT: unique symbol = Symbol("left out");
  * error with fields of its own besides those (a validation error's `issues`, a system error's
  * `code` and `path`) is written `{ name, message, …fields }` instead, so the details the model needs
  * to correct its call are kept. Only plain data is written (text, numbers, booleans, null, and
- * lists and plain objects of them, to a bounded depth and size): a field holding anything else (a
- * request object, a socket, a cycle) is left out rather than failing the result, an HTTP client's
- * `config`, `request`, `response` and `headers` always are, a value under a name that reads as a
- * credential's (`authorization`, `apiKey`, `token`) is `[redacted]`, and every string goes
- * through `clean` as the message does.
+ * lists and plain objects of them, Dates as ISO times, to a bounded depth and size): a field
+ * holding anything else (a request object, a socket, a cycle) or whose reading throws is left out
+ * rather than failing the result, an HTTP client's `config`, `request`, `response` and `headers`
+ * always are, a value under a name that reads as a credential's (`authorization`, `apiKey`,
+ * `token`), at any depth, is `[redacted]`, and every string goes through `clean` as the message does.
  */
 function nestedError(error: Error, clean: Clean): string | Record<string, unknown> {
   const said = errorMessage(error);
@@ -407,21 +407,48 @@ function nestedError(error: Error, clean: Clean): string | Record<string, unknow
   const text = wellFormed(clean(said === name ? name : `${name}: ${said}`));
   const fields: Record<string, unknown> = {};
   const budget = { left: MAX_FIELD_VALUES };
-  for (const key of Object.keys(error)) {
+  let keys: string[];
+  try {
+    keys = Object.keys(error);
+  } catch {
+    return text; // a Proxy whose ownKeys trap throws: its message is all that can be said
+  }
+  for (const key of keys) {
     if (SAID_FIELDS.has(key) || TRANSPORT_FIELDS.has(key)) continue;
-    const value = (error as unknown as Record<string, unknown>)[key];
-    if (key === "status" && typeof value === "number") continue;
-    const data = plainData(value, clean, 0, budget, new Set());
+    const value = readField(error, key);
+    if (value === LEFT_OUT || (key === "status" && typeof value === "number")) continue;
+    const data = credentialName(key) ? hidden(value) : plainData(value, clean, 0, budget, new Set());
     if (data !== LEFT_OUT) fields[key] = data;
   }
   if (Object.keys(fields).length === 0) return text;
   return { name, message: wellFormed(clean(said)), ...fields };
 }
 
+/** A field's value, or `LEFT_OUT` where reading it throws (a getter, a Proxy's trap). */
+function readField(holder: object, key: string | number): unknown {
+  try {
+    return (holder as Record<string | number, unknown>)[key];
+  } catch {
+    return LEFT_OUT;
+  }
+}
+
+/** True for a field name that reads as a credential's (`authorization`, `apiKey`, `token`); an error's `code` is none. */
+function credentialName(key: string): boolean {
+  return key !== "code" && isCredentialParam(key);
+}
+
+/** What stands for a credential's value: `[redacted]`, or an empty one as it was. */
+function hidden(value: unknown): unknown {
+  return value === null || value === undefined || value === "" ? value : REDACTED;
+}
+
 /**
- * `value` as plain data for the model (strings through `clean`, an Error as its text, a value under a
- * credential's name `[redacted]`), or `LEFT_OUT` for anything that is not plain data: a class
- * instance, a function, a cycle, or more than the depth and size bounds allow.
+ * `value` as plain data for the model (strings through `clean`, an Error as its text, a Date as its
+ * ISO time, a value under a credential's name `[redacted]`), or `LEFT_OUT` for anything that is not
+ * plain data: a class instance, a function, a cycle's way back, a value past the depth bound, or one
+ * whose reading throws. A list or object loses only what is left out of it; past the size bound a
+ * list ends with "… N more" and an object with a "…" entry saying how many fields were left.
  */
 function plainData(
   value: unknown,
@@ -430,34 +457,49 @@ function plainData(
   budget: { left: number },
   within: Set<object>,
 ): unknown {
-  if (--budget.left < 0) return LEFT_OUT;
+  budget.left--;
   if (typeof value === "string") return wellFormed(clean(value));
   if (typeof value === "boolean" || value === null) return value;
   if (typeof value === "number") return Number.isFinite(value) ? value : LEFT_OUT;
-  if (typeof value !== "object") return LEFT_OUT;
-  if (value instanceof Error) {
-    const said = errorMessage(value);
-    return wellFormed(clean(said === value.name ? said : `${value.name || "Error"}: ${said}`));
-  }
-  if (depth >= MAX_FIELD_DEPTH || within.has(value)) return LEFT_OUT;
+  if (typeof value !== "object" || depth >= MAX_FIELD_DEPTH || within.has(value)) return LEFT_OUT;
   within.add(value);
   try {
+    if (value instanceof Error) {
+      const said = errorMessage(value);
+      return wellFormed(clean(said === value.name ? said : `${value.name || "Error"}: ${said}`));
+    }
+    if (value instanceof Date) return Number.isNaN(value.getTime()) ? LEFT_OUT : value.toISOString();
     if (Array.isArray(value)) {
-      const items = value.map((item) => plainData(item, clean, depth + 1, budget, within));
-      return items.includes(LEFT_OUT) ? LEFT_OUT : items;
+      const items: unknown[] = [];
+      for (let at = 0; at < value.length; at++) {
+        if (budget.left <= 0) {
+          items.push(`… ${value.length - at} more`);
+          break;
+        }
+        const item = plainData(readField(value, at), clean, depth + 1, budget, within);
+        if (item !== LEFT_OUT) items.push(item);
+      }
+      return items;
     }
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) return LEFT_OUT;
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      if (key !== "code" && isCredentialParam(key) && item !== null && item !== "") {
-        out[key] = REDACTED;
-        continue;
+    const keys = Object.keys(value);
+    for (let at = 0; at < keys.length; at++) {
+      const key = keys[at] as string;
+      if (budget.left <= 0) {
+        out["…"] = `${keys.length - at} more fields`;
+        break;
       }
-      const data = plainData(item, clean, depth + 1, budget, within);
+      const item = readField(value, key);
+      if (item === LEFT_OUT) continue;
+      const data = credentialName(key) ? hidden(item) : plainData(item, clean, depth + 1, budget, within);
       if (data !== LEFT_OUT) out[key] = data;
     }
     return out;
+  } catch {
+    // A Proxy whose traps throw: nothing of it can be read.
+    return LEFT_OUT;
   } finally {
     within.delete(value);
   }
