@@ -617,8 +617,20 @@ describe("credentialRedactor", () => {
       // Logs and thrown errors still lose it: redactor takes every key.
       expect(redactor({ apiKey })(`key ${apiKey}`)).toBe(`key ${REDACTED}`);
     }
+    // However it was given: after Bearer, as a credential header's value, with a newline read from a file.
+    const forms: { apiKey?: string; headers?: Record<string, string> }[] = [
+      { apiKey: "ollama", headers: { Authorization: "Bearer ollama" } },
+      { headers: { "api-key": "ollama" } },
+      { apiKey: "ollama\n" },
+    ];
+    for (const endpoint of forms) {
+      expect(credentialRedactor(endpoint)(text), JSON.stringify(endpoint)).toBe(text);
+    }
     // A real key is still taken out.
     expect(credentialRedactor({ apiKey: KEY })(`ollama said ${KEY}`)).toBe(`ollama said ${REDACTED}`);
+    expect(credentialRedactor({ headers: { Authorization: `Bearer ${KEY}` } })(`sent ${KEY}`)).toBe(
+      `sent ${REDACTED}`,
+    );
   });
 
   it("answers anything with no endpoint, or no credential in it, as it was", () => {

@@ -262,8 +262,10 @@ export function credentialsOf(endpoint: SecretBearer | undefined): string[] {
       }
     }
   }
-  const apiKey = isPlaceholderKey(endpoint?.apiKey) ? undefined : endpoint?.apiKey;
-  return secretsOf({ baseUrl: endpoint?.baseUrl, apiKey, headers });
+  // A placeholder is no credential however it was given: as the key, after `Bearer`, as a header's value.
+  return secretsOf({ baseUrl: endpoint?.baseUrl, apiKey: endpoint?.apiKey, headers }).filter(
+    (secret) => !isPlaceholderKey(secret),
+  );
 }
 
 /**
@@ -289,9 +291,9 @@ const PLACEHOLDER_KEYS: ReadonlySet<string> = new Set([
   "vllm",
 ]);
 
-/** True for an API key that is a local server's documented placeholder (`PLACEHOLDER_KEYS`, any case). */
-function isPlaceholderKey(key: unknown): boolean {
-  return typeof key === "string" && PLACEHOLDER_KEYS.has(key.toLowerCase());
+/** True for a key that is a local server's documented placeholder (`PLACEHOLDER_KEYS`, any case, space around it). */
+function isPlaceholderKey(key: string): boolean {
+  return PLACEHOLDER_KEYS.has(key.trim().toLowerCase());
 }
 
 /** `text` with every occurrence of each secret replaced by `REDACTED`. */
