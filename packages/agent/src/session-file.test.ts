@@ -319,6 +319,46 @@ describe("a session file with one malformed tool step in the middle", () => {
   });
 });
 
+describe("a session whose open call was answered behind an app-only message", () => {
+  it("round-trips the Agent's own order (call, app-only note, answer) through its file", async () => {
+    const talk = await startServer({ replies: () => ({ content: "ok" }) });
+    try {
+      const open = () =>
+        createSession({
+          config: { baseUrl: talk.baseUrl, model: "sim" },
+          tools: [NOTE_TOOL],
+          sessionDir: root,
+          sessionId: "note-after-call",
+        });
+      const session = await open();
+      const call = { id: "call_1", type: "function", function: { name: "note", arguments: '{"text":"a"}' } };
+      // The host restores a transcript whose last run never answered its call, and noted so.
+      session.agent.messages = [
+        { role: "user", content: "Note it." },
+        { role: "assistant", content: null, tool_calls: [call] },
+        { role: "ui-note", text: "interrupted" },
+      ] as unknown as AgentMessage[];
+      expect((await session.prompt("Go on.")).status).toBe("ok");
+      const roles = session.messages.map((m) => (m as { role: string }).role);
+      expect(roles).toEqual(["user", "assistant", "ui-note", "tool", "user", "assistant"]);
+      const written = [...session.messages];
+      await session.close();
+      const path = join(root, "note-after-call.jsonl");
+      const before = readFileSync(path, "utf8");
+      const loaded = readSessionFile(path);
+      expect(loaded.notices).toEqual([]);
+      expect(loaded.messages).toEqual(written);
+      const again = await open();
+      expect(again.messages).toEqual(written);
+      expect(again.getSnapshot().timeline.filter((e) => e.type === "notice")).toEqual([]);
+      expect(readFileSync(path, "utf8").length).toBe(before.length);
+      await again.close();
+    } finally {
+      await talk.close();
+    }
+  });
+});
+
 describe("listSessions over files a person copied or edited", () => {
   it("names each session by its file, the id createSession opens it by, and always gives a string createdAt", async () => {
     const dir = join(root, "listed");
