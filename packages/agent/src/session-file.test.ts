@@ -317,6 +317,51 @@ describe("a session file with one malformed tool step in the middle", () => {
       'Line 4 of the session file answers tool call "c1" of a message that was dropped, and was dropped with it.',
     );
   });
+
+  it("keeps the answer of a later healthy call that reuses a dropped call's id", () => {
+    const step = [
+      { role: "user", content: "Note it." },
+      {
+        role: "assistant",
+        content: [{ type: "text", text: 7 }],
+        tool_calls: [{ id: "call_0", type: "function", function: { name: "note", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "call_0", content: "noted" },
+      { role: "user", content: "Again." },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_0", type: "function", function: { name: "note", arguments: '{"text":"b"}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_0", content: "noted again" },
+      { role: "assistant", content: "Done." },
+    ];
+    write("reused-id", step);
+    const loaded = readSessionFile(join(root, "reused-id.jsonl"));
+    expect(loaded.messages).toEqual([step[0], ...step.slice(3), ...healthy]);
+    expect(loaded.notices).toHaveLength(2);
+  });
+
+  it("drops the answer of a dropped call whose id is a number, leaving nothing that cuts the file", () => {
+    const step = [
+      { role: "user", content: "Note it." },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: 7, type: "function", function: { name: "note", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "7", content: "noted" },
+    ];
+    write("numeric-id", step);
+    const loaded = readSessionFile(join(root, "numeric-id.jsonl"));
+    expect(loaded.messages).toEqual([step[0], ...healthy]);
+    expect(loaded.notices).toEqual([
+      "Line 3 of the session file is an assistant message with a tool call without a string id and was dropped.",
+      'Line 4 of the session file answers tool call "7" of a message that was dropped, and was dropped with it.',
+    ]);
+  });
 });
 
 describe("a session whose open call was answered behind an app-only message", () => {

@@ -71,7 +71,8 @@ export function sessionPath(dir: string, sessionId: string): string {
  * content part an endpoint would refuse (no string `type`, a text part without its text, an image
  * part without its url), todos that are not a
  * list of `{ content, status }`), together with the tool messages answering a dropped assistant
- * message's calls; messages past the last point where every tool call was answered (a tool step
+ * message's calls (the tool messages that follow it up to the next other chat message, whatever
+ * their ids: a later step reusing an id keeps its answers); messages past the last point where every tool call was answered (a tool step
  * cut off mid-run) are dropped too — each with a notice. A stored call whose `type` is another
  * string (`"tool"`, `"function_call"`, `""`) but which holds a well-formed `function` is read as
  * that function call, with a notice. Returns an empty
@@ -100,8 +101,11 @@ export function readSessionFile(path: string): LoadedSession {
   let todos: Todo[] = [];
   let loaded: string[] = [];
   let createdAt: string | undefined;
-  /** The ids of the tool calls of assistant messages dropped as malformed. */
-  const droppedCalls = new Set<string>();
+  /**
+   * True from an assistant message dropped as malformed until the next chat message that is not a
+   * tool message: the tool messages in between answer its calls, whatever their ids say.
+   */
+  let inDroppedStep = false;
   lines.forEach((line, at) => {
     if (line.trim() === "") return;
     let record: SessionRecord;
@@ -117,14 +121,20 @@ export function readSessionFile(path: string): LoadedSession {
       notices.push(`Line ${at + 1} of the session file is ${problem} and was dropped.`);
       // Its calls' answers go with it: left behind, they would answer nothing, and everything
       // after them would be cut as an unfinished step.
-      for (const id of callIds(record)) droppedCalls.add(id);
+      if (isAssistantRecord(record)) inDroppedStep = true;
       return;
     }
-    if (record.type === "message" && isOrphanAnswer(record.message, droppedCalls)) {
-      notices.push(
-        `Line ${at + 1} of the session file answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
-      );
-      return;
+    if (inDroppedStep && record.type === "message") {
+      const role = (record.message as { role: string }).role;
+      if (role === "tool") {
+        notices.push(
+          `Line ${at + 1} of the session file answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
+        );
+        return;
+      }
+      // An app-only message is never sent and does not end the step (the Agent writes one between
+      // a call and its answer); any other chat message does.
+      if (LLM_ROLES.has(role)) inDroppedStep = false;
     }
     if (record.type === "session") createdAt = record.createdAt;
     else if (record.type === "message") messages.push(record.message);
@@ -171,24 +181,13 @@ function withFunctionTypes(record: SessionRecord, line: number, notices: string[
   return changed ? ({ ...record, message: { ...message, tool_calls: calls } } as SessionRecord) : record;
 }
 
-/** The string ids of the tool calls of a (malformed) assistant message record, as far as they can be read. */
-function callIds(record: unknown): string[] {
-  if (!isObject(record) || record.type !== "message") return [];
-  const message = record.message;
-  if (!isObject(message) || message.role !== "assistant" || !Array.isArray(message.tool_calls)) return [];
-  return message.tool_calls.flatMap((call: unknown) =>
-    isObject(call) && typeof call.id === "string" ? [call.id] : [],
-  );
-}
-
-/** True for a tool message answering one of `dropped`. */
-function isOrphanAnswer(message: unknown, dropped: ReadonlySet<string>): boolean {
+/** True for a (malformed) message record of an assistant message, as far as it can be read. */
+function isAssistantRecord(record: unknown): boolean {
   return (
-    dropped.size > 0 &&
-    isObject(message) &&
-    message.role === "tool" &&
-    typeof message.tool_call_id === "string" &&
-    dropped.has(message.tool_call_id)
+    isObject(record) &&
+    record.type === "message" &&
+    isObject(record.message) &&
+    record.message.role === "assistant"
   );
 }
 
