@@ -178,7 +178,10 @@ describe("a session file another writer garbled", () => {
       sessionId: "garbled",
     });
     expect(session.messages).toEqual(reference);
-    expect(session.getSnapshot().timeline.filter((e) => e.type === "notice")).toHaveLength(garbled.length);
+    // One per dropped line, then where the file as it was is kept.
+    const notices = session.getSnapshot().timeline.filter((e) => e.type === "notice");
+    expect(notices).toHaveLength(garbled.length + 1);
+    expect(notices.at(-1)).toMatchObject({ text: expect.stringMatching(/garbled\.jsonl\.bak\.$/) });
   });
 
   it("never throws for any JSON a line may hold, and keeps only answered messages", () => {
@@ -361,6 +364,43 @@ describe("a session file with one malformed tool step in the middle", () => {
       "Line 3 of the session file is an assistant message with a tool call without a string id and was dropped.",
       'Line 4 of the session file answers tool call "7" of a message that was dropped, and was dropped with it.',
     ]);
+  });
+  it("keeps the file as it was in <file>.bak before the rewrite on opening drops anything, and says so", async () => {
+    const step = [
+      { role: "user", content: "Note it." },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: 7, type: "function", function: { name: "note", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "7", content: "noted" },
+    ];
+    write("kept", step);
+    const path = join(root, "kept.jsonl");
+    const original = readFileSync(path);
+    rmSync(`${path}.bak`, { force: true });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [NOTE_TOOL],
+      sessionDir: root,
+      sessionId: "kept",
+    });
+    expect(readFileSync(`${path}.bak`).equals(original)).toBe(true);
+    expect(readFileSync(path).equals(original)).toBe(false);
+    const notices = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+    expect(notices).toContain(`The session file as it was before these drops is kept in ${path}.bak.`);
+    await session.close();
+    // A file the reader takes whole (or only a torn last line of) is not copied.
+    rmSync(`${path}.bak`, { force: true });
+    writeFileSync(path, `${readFileSync(path, "utf8")}{"type":"mess`);
+    const again = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [NOTE_TOOL],
+      sessionDir: root,
+      sessionId: "kept",
+    });
+    expect(() => statSync(`${path}.bak`)).toThrow();
+    await again.close();
   });
 });
 

@@ -1,4 +1,12 @@
-import { appendFileSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { AgentError, errorText } from "./errors.js";
 import {
@@ -79,12 +87,21 @@ export function sessionPath(dir: string, sessionId: string): string {
  * session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
  */
 export function readSessionFile(path: string): LoadedSession {
+  const { dropped: _, ...loaded } = readSession(path);
+  return loaded;
+}
+
+/**
+ * `readSessionFile`, and whether it dropped anything beyond a torn last line (a line it could not
+ * read, a dropped message's answers, an unfinished step): what a session keeps a copy of the file for.
+ */
+export function readSession(path: string): LoadedSession & { dropped: boolean } {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT")
-      return { messages: [], todos: [], loaded: [], createdAt: undefined, notices: [] };
+      return { messages: [], todos: [], loaded: [], createdAt: undefined, notices: [], dropped: false };
     throw new AgentError("storage", `Could not read the session file ${path}: ${errorText(error)}`, {
       cause: error,
     });
@@ -101,6 +118,7 @@ export function readSessionFile(path: string): LoadedSession {
   let todos: Todo[] = [];
   let loaded: string[] = [];
   let createdAt: string | undefined;
+  let dropped = false;
   /**
    * True from an assistant message dropped as malformed until the next chat message that is not a
    * tool message: the tool messages in between answer its calls, whatever their ids say.
@@ -113,12 +131,14 @@ export function readSessionFile(path: string): LoadedSession {
       record = JSON.parse(line) as SessionRecord;
     } catch {
       notices.push(`Line ${at + 1} of the session file is not JSON and was dropped.`);
+      dropped = true;
       return;
     }
     record = withFunctionTypes(record, at + 1, notices);
     const problem = recordProblem(record);
     if (problem) {
       notices.push(`Line ${at + 1} of the session file is ${problem} and was dropped.`);
+      dropped = true;
       // Its calls' answers go with it: left behind, they would answer nothing, and everything
       // after them would be cut as an unfinished step.
       if (isAssistantRecord(record)) inDroppedStep = true;
@@ -130,6 +150,7 @@ export function readSessionFile(path: string): LoadedSession {
         notices.push(
           `Line ${at + 1} of the session file answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
         );
+        dropped = true;
         return;
       }
       // An app-only message is never sent and does not end the step (the Agent writes one between
@@ -147,8 +168,9 @@ export function readSessionFile(path: string): LoadedSession {
       `${messages.length - keep} message(s) of a step whose tool calls were never all answered were dropped (the run was cut off mid-step).`,
     );
     messages.length = keep;
+    dropped = true;
   }
-  return { messages, todos, loaded, createdAt, notices };
+  return { messages, todos, loaded, createdAt, notices, dropped };
 }
 
 /**
@@ -261,6 +283,26 @@ export class SessionFile {
     if (sameNames(loaded, this.#loaded)) return;
     this.#append({ type: "loaded", loaded: [...loaded] });
     this.#loaded = [...loaded];
+  }
+
+  /**
+   * Copies the file as it is to `<file>.bak` (replacing an older copy), before a rewrite that
+   * leaves out what the reader dropped. Throws `AgentError` (`storage`) when the copy fails.
+   */
+  backup(): string {
+    const copy = `${this.path}.bak`;
+    try {
+      copyFileSync(this.path, copy);
+    } catch (error) {
+      throw new AgentError(
+        "storage",
+        `Could not copy the session file ${this.path} to ${copy}: ${errorText(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    return copy;
   }
 
   /** Writes the whole state through a temporary file and a rename, so the file is never half-written. */

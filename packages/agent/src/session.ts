@@ -33,7 +33,7 @@ import {
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
 import { type AgentMessage, messageText, userMessage } from "./messages.js";
-import { readSessionFile, SessionFile, sessionPath, type Todo } from "./session-file.js";
+import { readSession, readSessionFile, SessionFile, sessionPath, type Todo } from "./session-file.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
 /** How a session run ended. */
@@ -509,6 +509,8 @@ export class Session {
     let todos: Todo[] = [];
     let loaded: string[] = [];
     let createdAt: string | undefined;
+    /** The own file lost lines on reading: kept as it was before the rewrite below. */
+    let keepCopy = false;
     if (importPath) {
       const imported = readSessionFile(importPath);
       messages = imported.messages;
@@ -516,7 +518,8 @@ export class Session {
       loaded = imported.loaded;
       notices.push(...imported.notices);
     } else if (this.filePath) {
-      const own = readSessionFile(this.filePath);
+      const own = readSession(this.filePath);
+      keepCopy = own.dropped;
       messages = own.messages;
       todos = own.todos;
       loaded = own.loaded;
@@ -626,6 +629,10 @@ export class Session {
       mkdirSync(sessionDir, { recursive: true });
       this.#file = new SessionFile(this.filePath);
       // A fresh, imported or repaired file is written whole; an intact one is only appended to.
+      // What the reader dropped stays in a copy, so a reader's mistake never loses the conversation.
+      if (keepCopy) {
+        notices.push(`The session file as it was before these drops is kept in ${this.#file.backup()}.`);
+      }
       this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded);
     }
     this.#stored = messages.length;
