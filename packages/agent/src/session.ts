@@ -213,8 +213,9 @@ export interface SessionOptions {
    * `new Agent` checks it). Without MCP servers it is the agent's `catalog`, and the session never
    * assigns `agent.catalog` (what the host assigns it stays). With MCP servers the session composes
    * `agent.catalog` before each run: these servers, its own tools none of them lists as server
-   * `tools` (added to a host server named `tools`), and each connected MCP server under its name; a
-   * host server named as an MCP server is refused (`invalid-input`).
+   * `tools` (added to a host server named `tools`), and each connected MCP server under its name
+   * with its tools none of them lists (a server they list every tool of is left out); a host server
+   * named as an MCP server is refused (`invalid-input`).
    */
   catalog?: AgentOptions["catalog"] | null;
 }
@@ -774,7 +775,8 @@ export class Session {
    * The catalogue a loading mode lists, with MCP servers: the host's servers (the `catalog`
    * option) as given; the session's own tools (built-in and the host's) that none of them lists as
    * one server `tools` — added to a host server of that name, left out when there are none — and
-   * each connected MCP server under its name with the tools the session offers of it.
+   * each connected MCP server under its name with the tools the session offers of it that none of
+   * the host's servers lists (a server left with none is left out).
    */
   #catalog(): NonNullable<AgentOptions["catalog"]> {
     const host = this.#hostCatalog ?? [];
@@ -790,7 +792,11 @@ export class Session {
     return [
       ...host.map((server, at) => (at === into ? { ...server, tools: [...server.tools, ...own] } : server)),
       ...(into >= 0 || own.length === 0 ? [] : [{ name: "tools", tools: own }]),
-      ...this.#mcpCatalog,
+      // An MCP tool the host lists is listed there only; a server left with none is left out.
+      ...this.#mcpCatalog.flatMap((server) => {
+        const tools = server.tools.filter((tool) => !listed.has(tool.name));
+        return tools.length === 0 ? [] : [{ ...server, tools }];
+      }),
     ];
   }
 
