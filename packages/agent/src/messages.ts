@@ -51,14 +51,19 @@ export function messageText(message: AgentMessage): string {
 
 /**
  * The longest prefix of a transcript in which every assistant tool call is answered by a tool
- * message before the next assistant message (or the end). Returns its length.
+ * message before the next chat message that is not one (or the end). Returns its length. The
+ * transcript is read as the model is sent it: an app-only message (a role other than system,
+ * developer, user, assistant or tool) between a call and its answer is skipped, so the Agent's own
+ * order `assistant (call), app-only note, tool` counts as answered.
  */
 export function answeredPrefix(messages: readonly AgentMessage[]): number {
   let good = 0;
   let open = new Set<string>();
   for (let at = 0; at < messages.length; at++) {
     const m = messages[at] as ChatMessage;
-    if (m.role === "assistant") {
+    if (!LLM_ROLES.has((m as { role?: unknown }).role as string)) {
+      // Never sent: it neither ends an open step nor needs an answer.
+    } else if (m.role === "assistant") {
       if (open.size > 0) break;
       open = new Set((m.tool_calls ?? []).map((c) => c.id));
     } else if (m.role === "tool") {

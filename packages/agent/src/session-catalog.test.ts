@@ -215,6 +215,46 @@ describe("a session and the host's catalogue (r11 #3)", { timeout: 30_000 }, () 
     expect(system.match(/^tools:/gm)).toHaveLength(1);
   });
 
+  it("with MCP servers, lists an MCP tool the host's catalogue lists only there, and no MCP server left with none (r12 #6)", async () => {
+    server = await loads(["favourites"]);
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", toolDiscovery: "ondemand" },
+      tools: [clock],
+      catalog: [{ name: "favourites", tools: [{ name: "everything__echo" }, { name: "clock" }] }],
+      mcpServers: EVERYTHING_SERVERS,
+    });
+    sessions.push(session);
+    expect((await session.mcpReady())[0]?.state).toBe("connected");
+    expect((await session.prompt("load the favourites")).status).toBe("ok");
+    const system = systemText(server, 0);
+    expect(system).toMatch(/^favourites: clock, everything__echo$/m);
+    const everything = system.split("\n").find((line) => line.startsWith("everything: "));
+    expect(everything).toMatch(/everything__get-annotated-message/);
+    expect(everything).not.toMatch(/everything__echo\b/);
+    const mcpNames = session.agent.tools
+      .list()
+      .map((tool) => tool.name)
+      .filter((name) => name.startsWith("everything__"));
+    expect(mcpNames).toContain("everything__echo");
+    await session.close();
+    await server.close();
+
+    // The host lists every tool of the MCP server: the server is not listed at all.
+    server = await loads(["all"]);
+    const all = await createSession({
+      config: { baseUrl: server.baseUrl, model: "m", toolDiscovery: "ondemand" },
+      catalog: [{ name: "all", tools: mcpNames.map((name) => ({ name })) }],
+      mcpServers: EVERYTHING_SERVERS,
+    });
+    sessions.push(all);
+    expect((await all.mcpReady())[0]?.state).toBe("connected");
+    expect((await all.prompt("load them all")).status).toBe("ok");
+    const listed = systemText(server, 0);
+    expect(listed).toMatch(/^all: .*everything__echo/m);
+    expect(listed).not.toMatch(/^everything:/m);
+    expect((all.agent.catalog ?? []).map((entry) => entry.name)).not.toContain("everything");
+  });
+
   it("refuses a host server named as an MCP server, and a catalog of the wrong shape, before anything is written", async () => {
     const refused = async (options: Record<string, unknown>) => {
       try {

@@ -178,7 +178,10 @@ describe("a session file another writer garbled", () => {
       sessionId: "garbled",
     });
     expect(session.messages).toEqual(reference);
-    expect(session.getSnapshot().timeline.filter((e) => e.type === "notice")).toHaveLength(garbled.length);
+    // One per dropped line, then where the file as it was is kept.
+    const notices = session.getSnapshot().timeline.filter((e) => e.type === "notice");
+    expect(notices).toHaveLength(garbled.length + 1);
+    expect(notices.at(-1)).toMatchObject({ text: expect.stringMatching(/garbled\.jsonl\.bak\.$/) });
   });
 
   it("never throws for any JSON a line may hold, and keeps only answered messages", () => {
@@ -316,6 +319,128 @@ describe("a session file with one malformed tool step in the middle", () => {
     expect(loaded.notices[1]).toBe(
       'Line 4 of the session file answers tool call "c1" of a message that was dropped, and was dropped with it.',
     );
+  });
+
+  it("keeps the answer of a later healthy call that reuses a dropped call's id", () => {
+    const step = [
+      { role: "user", content: "Note it." },
+      {
+        role: "assistant",
+        content: [{ type: "text", text: 7 }],
+        tool_calls: [{ id: "call_0", type: "function", function: { name: "note", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "call_0", content: "noted" },
+      { role: "user", content: "Again." },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_0", type: "function", function: { name: "note", arguments: '{"text":"b"}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_0", content: "noted again" },
+      { role: "assistant", content: "Done." },
+    ];
+    write("reused-id", step);
+    const loaded = readSessionFile(join(root, "reused-id.jsonl"));
+    expect(loaded.messages).toEqual([step[0], ...step.slice(3), ...healthy]);
+    expect(loaded.notices).toHaveLength(2);
+  });
+
+  it("drops the answer of a dropped call whose id is a number, leaving nothing that cuts the file", () => {
+    const step = [
+      { role: "user", content: "Note it." },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: 7, type: "function", function: { name: "note", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "7", content: "noted" },
+    ];
+    write("numeric-id", step);
+    const loaded = readSessionFile(join(root, "numeric-id.jsonl"));
+    expect(loaded.messages).toEqual([step[0], ...healthy]);
+    expect(loaded.notices).toEqual([
+      "Line 3 of the session file is an assistant message with a tool call without a string id and was dropped.",
+      'Line 4 of the session file answers tool call "7" of a message that was dropped, and was dropped with it.',
+    ]);
+  });
+  it("keeps the file as it was in <file>.bak before the rewrite on opening drops anything, and says so", async () => {
+    const step = [
+      { role: "user", content: "Note it." },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: 7, type: "function", function: { name: "note", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "7", content: "noted" },
+    ];
+    write("kept", step);
+    const path = join(root, "kept.jsonl");
+    const original = readFileSync(path);
+    rmSync(`${path}.bak`, { force: true });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [NOTE_TOOL],
+      sessionDir: root,
+      sessionId: "kept",
+    });
+    expect(readFileSync(`${path}.bak`).equals(original)).toBe(true);
+    expect(readFileSync(path).equals(original)).toBe(false);
+    const notices = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+    expect(notices).toContain(`The session file as it was before these drops is kept in ${path}.bak.`);
+    await session.close();
+    // A file the reader takes whole (or only a torn last line of) is not copied.
+    rmSync(`${path}.bak`, { force: true });
+    writeFileSync(path, `${readFileSync(path, "utf8")}{"type":"mess`);
+    const again = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [NOTE_TOOL],
+      sessionDir: root,
+      sessionId: "kept",
+    });
+    expect(() => statSync(`${path}.bak`)).toThrow();
+    await again.close();
+  });
+});
+
+describe("a session whose open call was answered behind an app-only message", () => {
+  it("round-trips the Agent's own order (call, app-only note, answer) through its file", async () => {
+    const talk = await startServer({ replies: () => ({ content: "ok" }) });
+    try {
+      const open = () =>
+        createSession({
+          config: { baseUrl: talk.baseUrl, model: "sim" },
+          tools: [NOTE_TOOL],
+          sessionDir: root,
+          sessionId: "note-after-call",
+        });
+      const session = await open();
+      const call = { id: "call_1", type: "function", function: { name: "note", arguments: '{"text":"a"}' } };
+      // The host restores a transcript whose last run never answered its call, and noted so.
+      session.agent.messages = [
+        { role: "user", content: "Note it." },
+        { role: "assistant", content: null, tool_calls: [call] },
+        { role: "ui-note", text: "interrupted" },
+      ] as unknown as AgentMessage[];
+      expect((await session.prompt("Go on.")).status).toBe("ok");
+      const roles = session.messages.map((m) => (m as { role: string }).role);
+      expect(roles).toEqual(["user", "assistant", "ui-note", "tool", "user", "assistant"]);
+      const written = [...session.messages];
+      await session.close();
+      const path = join(root, "note-after-call.jsonl");
+      const before = readFileSync(path, "utf8");
+      const loaded = readSessionFile(path);
+      expect(loaded.notices).toEqual([]);
+      expect(loaded.messages).toEqual(written);
+      const again = await open();
+      expect(again.messages).toEqual(written);
+      expect(again.getSnapshot().timeline.filter((e) => e.type === "notice")).toEqual([]);
+      expect(readFileSync(path, "utf8").length).toBe(before.length);
+      await again.close();
+    } finally {
+      await talk.close();
+    }
   });
 });
 

@@ -1,4 +1,12 @@
-import { appendFileSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { AgentError, errorText } from "./errors.js";
 import {
@@ -71,19 +79,29 @@ export function sessionPath(dir: string, sessionId: string): string {
  * content part an endpoint would refuse (no string `type`, a text part without its text, an image
  * part without its url), todos that are not a
  * list of `{ content, status }`), together with the tool messages answering a dropped assistant
- * message's calls; messages past the last point where every tool call was answered (a tool step
+ * message's calls (the tool messages that follow it up to the next other chat message, whatever
+ * their ids: a later step reusing an id keeps its answers); messages past the last point where every tool call was answered (a tool step
  * cut off mid-run) are dropped too — each with a notice. A stored call whose `type` is another
  * string (`"tool"`, `"function_call"`, `""`) but which holds a well-formed `function` is read as
  * that function call, with a notice. Returns an empty
  * session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
  */
 export function readSessionFile(path: string): LoadedSession {
+  const { dropped: _, ...loaded } = readSession(path);
+  return loaded;
+}
+
+/**
+ * `readSessionFile`, and whether it dropped anything beyond a torn last line (a line it could not
+ * read, a dropped message's answers, an unfinished step): what a session keeps a copy of the file for.
+ */
+export function readSession(path: string): LoadedSession & { dropped: boolean } {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT")
-      return { messages: [], todos: [], loaded: [], createdAt: undefined, notices: [] };
+      return { messages: [], todos: [], loaded: [], createdAt: undefined, notices: [], dropped: false };
     throw new AgentError("storage", `Could not read the session file ${path}: ${errorText(error)}`, {
       cause: error,
     });
@@ -100,8 +118,12 @@ export function readSessionFile(path: string): LoadedSession {
   let todos: Todo[] = [];
   let loaded: string[] = [];
   let createdAt: string | undefined;
-  /** The ids of the tool calls of assistant messages dropped as malformed. */
-  const droppedCalls = new Set<string>();
+  let dropped = false;
+  /**
+   * True from an assistant message dropped as malformed until the next chat message that is not a
+   * tool message: the tool messages in between answer its calls, whatever their ids say.
+   */
+  let inDroppedStep = false;
   lines.forEach((line, at) => {
     if (line.trim() === "") return;
     let record: SessionRecord;
@@ -109,22 +131,31 @@ export function readSessionFile(path: string): LoadedSession {
       record = JSON.parse(line) as SessionRecord;
     } catch {
       notices.push(`Line ${at + 1} of the session file is not JSON and was dropped.`);
+      dropped = true;
       return;
     }
     record = withFunctionTypes(record, at + 1, notices);
     const problem = recordProblem(record);
     if (problem) {
       notices.push(`Line ${at + 1} of the session file is ${problem} and was dropped.`);
+      dropped = true;
       // Its calls' answers go with it: left behind, they would answer nothing, and everything
       // after them would be cut as an unfinished step.
-      for (const id of callIds(record)) droppedCalls.add(id);
+      if (isAssistantRecord(record)) inDroppedStep = true;
       return;
     }
-    if (record.type === "message" && isOrphanAnswer(record.message, droppedCalls)) {
-      notices.push(
-        `Line ${at + 1} of the session file answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
-      );
-      return;
+    if (inDroppedStep && record.type === "message") {
+      const role = (record.message as { role: string }).role;
+      if (role === "tool") {
+        notices.push(
+          `Line ${at + 1} of the session file answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
+        );
+        dropped = true;
+        return;
+      }
+      // An app-only message is never sent and does not end the step (the Agent writes one between
+      // a call and its answer); any other chat message does.
+      if (LLM_ROLES.has(role)) inDroppedStep = false;
     }
     if (record.type === "session") createdAt = record.createdAt;
     else if (record.type === "message") messages.push(record.message);
@@ -137,8 +168,9 @@ export function readSessionFile(path: string): LoadedSession {
       `${messages.length - keep} message(s) of a step whose tool calls were never all answered were dropped (the run was cut off mid-step).`,
     );
     messages.length = keep;
+    dropped = true;
   }
-  return { messages, todos, loaded, createdAt, notices };
+  return { messages, todos, loaded, createdAt, notices, dropped };
 }
 
 /**
@@ -171,24 +203,13 @@ function withFunctionTypes(record: SessionRecord, line: number, notices: string[
   return changed ? ({ ...record, message: { ...message, tool_calls: calls } } as SessionRecord) : record;
 }
 
-/** The string ids of the tool calls of a (malformed) assistant message record, as far as they can be read. */
-function callIds(record: unknown): string[] {
-  if (!isObject(record) || record.type !== "message") return [];
-  const message = record.message;
-  if (!isObject(message) || message.role !== "assistant" || !Array.isArray(message.tool_calls)) return [];
-  return message.tool_calls.flatMap((call: unknown) =>
-    isObject(call) && typeof call.id === "string" ? [call.id] : [],
-  );
-}
-
-/** True for a tool message answering one of `dropped`. */
-function isOrphanAnswer(message: unknown, dropped: ReadonlySet<string>): boolean {
+/** True for a (malformed) message record of an assistant message, as far as it can be read. */
+function isAssistantRecord(record: unknown): boolean {
   return (
-    dropped.size > 0 &&
-    isObject(message) &&
-    message.role === "tool" &&
-    typeof message.tool_call_id === "string" &&
-    dropped.has(message.tool_call_id)
+    isObject(record) &&
+    record.type === "message" &&
+    isObject(record.message) &&
+    record.message.role === "assistant"
   );
 }
 
@@ -262,6 +283,26 @@ export class SessionFile {
     if (sameNames(loaded, this.#loaded)) return;
     this.#append({ type: "loaded", loaded: [...loaded] });
     this.#loaded = [...loaded];
+  }
+
+  /**
+   * Copies the file as it is to `<file>.bak` (replacing an older copy), before a rewrite that
+   * leaves out what the reader dropped. Throws `AgentError` (`storage`) when the copy fails.
+   */
+  backup(): string {
+    const copy = `${this.path}.bak`;
+    try {
+      copyFileSync(this.path, copy);
+    } catch (error) {
+      throw new AgentError(
+        "storage",
+        `Could not copy the session file ${this.path} to ${copy}: ${errorText(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    return copy;
   }
 
   /** Writes the whole state through a temporary file and a rename, so the file is never half-written. */

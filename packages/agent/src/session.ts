@@ -33,7 +33,7 @@ import {
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
 import { type AgentMessage, messageText, userMessage } from "./messages.js";
-import { readSessionFile, SessionFile, sessionPath, type Todo } from "./session-file.js";
+import { readSession, readSessionFile, SessionFile, sessionPath, type Todo } from "./session-file.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
 /** How a session run ended. */
@@ -213,8 +213,9 @@ export interface SessionOptions {
    * `new Agent` checks it). Without MCP servers it is the agent's `catalog`, and the session never
    * assigns `agent.catalog` (what the host assigns it stays). With MCP servers the session composes
    * `agent.catalog` before each run: these servers, its own tools none of them lists as server
-   * `tools` (added to a host server named `tools`), and each connected MCP server under its name; a
-   * host server named as an MCP server is refused (`invalid-input`).
+   * `tools` (added to a host server named `tools`), and each connected MCP server under its name
+   * with its tools none of them lists (a server they list every tool of is left out); a host server
+   * named as an MCP server is refused (`invalid-input`).
    */
   catalog?: AgentOptions["catalog"] | null;
 }
@@ -509,6 +510,8 @@ export class Session {
     let todos: Todo[] = [];
     let loaded: string[] = [];
     let createdAt: string | undefined;
+    /** The own file lost lines on reading: kept as it was before the rewrite below. */
+    let keepCopy = false;
     if (importPath) {
       const imported = readSessionFile(importPath);
       messages = imported.messages;
@@ -516,7 +519,8 @@ export class Session {
       loaded = imported.loaded;
       notices.push(...imported.notices);
     } else if (this.filePath) {
-      const own = readSessionFile(this.filePath);
+      const own = readSession(this.filePath);
+      keepCopy = own.dropped;
       messages = own.messages;
       todos = own.todos;
       loaded = own.loaded;
@@ -626,6 +630,10 @@ export class Session {
       mkdirSync(sessionDir, { recursive: true });
       this.#file = new SessionFile(this.filePath);
       // A fresh, imported or repaired file is written whole; an intact one is only appended to.
+      // What the reader dropped stays in a copy, so a reader's mistake never loses the conversation.
+      if (keepCopy) {
+        notices.push(`The session file as it was before these drops is kept in ${this.#file.backup()}.`);
+      }
       this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded);
     }
     this.#stored = messages.length;
@@ -767,7 +775,8 @@ export class Session {
    * The catalogue a loading mode lists, with MCP servers: the host's servers (the `catalog`
    * option) as given; the session's own tools (built-in and the host's) that none of them lists as
    * one server `tools` — added to a host server of that name, left out when there are none — and
-   * each connected MCP server under its name with the tools the session offers of it.
+   * each connected MCP server under its name with the tools the session offers of it that none of
+   * the host's servers lists (a server left with none is left out).
    */
   #catalog(): NonNullable<AgentOptions["catalog"]> {
     const host = this.#hostCatalog ?? [];
@@ -783,7 +792,11 @@ export class Session {
     return [
       ...host.map((server, at) => (at === into ? { ...server, tools: [...server.tools, ...own] } : server)),
       ...(into >= 0 || own.length === 0 ? [] : [{ name: "tools", tools: own }]),
-      ...this.#mcpCatalog,
+      // An MCP tool the host lists is listed there only; a server left with none is left out.
+      ...this.#mcpCatalog.flatMap((server) => {
+        const tools = server.tools.filter((tool) => !listed.has(tool.name));
+        return tools.length === 0 ? [] : [{ ...server, tools }];
+      }),
     ];
   }
 
