@@ -96,12 +96,77 @@ describe("fold", () => {
     // Sorted by seq (the live copy first on a tie), live first then the replay, or the other way.
     expect(fold([...live, ...replay].sort((a, b) => a.seq - b.seq))).toEqual(whole);
     expect(fold([...replay, ...live])).toEqual(whole);
-    expect(fold([...live, ...replay]).filter((block) => block.kind === "notice")).toEqual([]);
-    expect(
-      fold([...live, ...replay])
-        .flatMap((block) => (block.kind === "text" ? [block.text] : []))
-        .join(""),
-    ).toBe("t5 t6 t1 t2 t3 t4 ");
+    expect(fold([...live, ...replay])).toEqual(whole);
+  });
+
+  it("folds a watcher's events given before the replay in seq order: the text reads as the replay's", async () => {
+    const bus = createBus({ maxEvents: 5, trimSlack: 1 });
+    const watcher = bus.watch("r");
+    bus.emit("r", { kind: "turn", step: 1 });
+    const live: (RunEvent & { seq: number })[] = [];
+    const first = await watcher.next();
+    if (!first.done) live.push(first.value);
+    for (let i = 0; i < 40; i++) bus.emit("r", { kind: "output", text: `${i},` });
+    bus.emit("r", { kind: "done" });
+    for await (const event of watcher) live.push(event);
+    expect(live.some((event) => event.kind === "notice" && "dropped" in event)).toBe(true);
+    const replay = bus.history("r");
+    const text = Array.from({ length: 40 }, (_, i) => `${i},`).join("");
+    expect(fold(replay)).toEqual([{ kind: "text", text }]);
+    expect(fold([...live, ...replay])).toEqual(fold(replay));
+    expect(fold([...replay, ...live])).toEqual(fold(replay));
+  });
+
+  it("keeps an event without a seq just after the event before it, and a gap notice just before the event behind it", () => {
+    const at = (seq: number) => ({ kind: "output" as const, text: `t${seq}`, seq });
+    const gap = { kind: "notice" as const, text: "skipped", dropped: 2, seq: 4 };
+    expect(fold([at(5), { kind: "notice", text: "late" }, at(1), gap, at(2)])).toEqual([
+      { kind: "text", text: "t1t2" },
+      { kind: "notice", text: "skipped" },
+      { kind: "text", text: "t5" },
+      { kind: "notice", text: "late" },
+    ]);
+    // Leading events without a seq stay first.
+    expect(fold([{ kind: "notice", text: "hello" }, at(2), at(1)])).toEqual([
+      { kind: "notice", text: "hello" },
+      { kind: "text", text: "t1t2" },
+    ]);
+  });
+
+  it("folds any overlap of watched events and the replay as the replay alone", () => {
+    const event = fc.oneof(
+      fc.record({ kind: fc.constant("output" as const), text: fc.string({ minLength: 1, maxLength: 3 }) }),
+      fc.record({ kind: fc.constant("thinking" as const), text: fc.string({ minLength: 1, maxLength: 3 }) }),
+      fc.record({ kind: fc.constant("turn" as const), step: fc.nat() }),
+      fc.record({
+        kind: fc.constant("tool-call" as const),
+        id: fc.constantFrom("a", "b"),
+        name: fc.constant("f"),
+        args: fc.string(),
+      }),
+      fc.record({
+        kind: fc.constant("tool-result" as const),
+        id: fc.constantFrom("a", "b"),
+        name: fc.constant("f"),
+        ok: fc.boolean(),
+        content: fc.string(),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(event, { maxLength: 30 }),
+        fc.array(fc.boolean(), { maxLength: 30 }),
+        fc.boolean(),
+        fc.boolean(),
+        (events, keep, shuffle, replayFirst) => {
+          const replay = events.map((e, i) => ({ ...e, seq: i + 1 }) as RunEvent & { seq: number });
+          const watched = replay.filter((_, i) => keep[i] === true);
+          if (shuffle) watched.reverse();
+          const both = replayFirst ? [...replay, ...watched] : [...watched, ...replay];
+          expect(fold(both)).toEqual(fold(replay));
+        },
+      ),
+    );
   });
 
   it("draws a gap notice once, and only while some of its gap is missing", () => {

@@ -104,11 +104,50 @@ function gapsFilled(list: readonly Folded[]): (notice: Folded & { dropped: numbe
 }
 
 /**
+ * Puts `list` in `seq` order, in place and stably, so a slow watcher's events and the replay that
+ * fills its gap fold in the run's order whichever was passed first. A real event sorts at its seq;
+ * a gap notice (seq = the last event it stands for) just after that seq, so just before the event
+ * behind it; an event without a usable seq just after the event before it (at the very start, it
+ * stays first). Linear when the list is already in order: the sort runs only if a key goes down.
+ */
+function inSeqOrder(list: Folded[]): void {
+  // Two numbers per event: its seq (or the one before it) and 0, or 1 for a gap notice and for an
+  // event without a seq, which then follows whatever it came after.
+  const keys: [number, number][] = [];
+  let previous: [number, number] = [Number.NEGATIVE_INFINITY, 0];
+  let sorted = true;
+  for (const event of list) {
+    const seq = event.seq;
+    const key: [number, number] =
+      typeof seq === "number" && !Number.isNaN(seq)
+        ? [seq, isGapNotice(event) ? 1 : 0]
+        : [previous[0], Math.max(previous[1], 1)];
+    if (key[0] < previous[0] || (key[0] === previous[0] && key[1] < previous[1])) sorted = false;
+    keys.push(key);
+    previous = key;
+  }
+  if (sorted) return;
+  const order = list.map((_, index) => index);
+  // Array#sort is stable: on a tie, the copy passed first stays first (and is the one folded).
+  order.sort((a, b) => {
+    const [seqA, rankA] = keys[a] as [number, number];
+    const [seqB, rankB] = keys[b] as [number, number];
+    return seqA !== seqB ? (seqA < seqB ? -1 : 1) : rankA - rankB;
+  });
+  const copy = list.slice();
+  order.forEach((from, to) => {
+    list[to] = copy[from] as Folded;
+  });
+}
+
+/**
  * Collapses a run's events into blocks for display: runs of `output` into one text block and of
  * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
  * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
- * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. An event whose `seq`
- * was already folded is skipped, so replayed and live events can be passed together. A watcher's
+ * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. Events are folded in
+ * `seq` order (stably; one without a seq keeps its place after the event before it), and an event
+ * whose `seq` was already folded is skipped, so replayed and live events can be passed together,
+ * in either order. A watcher's
  * gap notice (a `notice` with `dropped`) is the exception: its `seq` is unique only within that
  * watcher, so it never hides the real event of that seq; it is drawn once, and not at all when
  * every event it stands for is among those passed (a replay filled the gap). Pure: reads
@@ -130,6 +169,7 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
     const event = readable(raw);
     if (event !== undefined) list.push(event);
   }
+  inSeqOrder(list);
   const filled = gapsFilled(list);
   const gapsDrawn = new Set<string>();
   for (const event of list) {

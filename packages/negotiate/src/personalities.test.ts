@@ -94,6 +94,30 @@ describe("against the openai personality", () => {
     expect(bodies()[5]).toEqual(last);
   });
 
+  it("reads temperature: null (a config from JSON) as absent: gpt-5 answers the one request, no latch learned", async () => {
+    server = await startServer({ personality: "openai", replies: [ok, ok] });
+    const store = createCapabilityStore();
+    const config: ModelParams = JSON.parse('{"model":"gpt-5","temperature":null,"maxTokens":null}');
+    const notices: string[] = [];
+    expect((await turn(store, config, [], notices)).content).toBe("done");
+    expect(bodies()).toHaveLength(1);
+    expect(bodies()[0]).not.toHaveProperty("temperature");
+    expect(server.chatRequests[0]?.raw).not.toContain("temperature");
+    expect(notices).toEqual([]);
+    // The model may still be given a temperature: nothing was refused.
+    const supports = store.capabilitiesFor(server.baseUrl, "sk-test");
+    expect(store.modelCapabilitiesFor(supports, "gpt-5").chosenTemperature).toBe(true);
+    // Directly too, on a model that takes one.
+    const gpt4o = store.modelCapabilitiesFor(supports, "gpt-4o");
+    expect(
+      buildBody(JSON.parse('{"model":"gpt-4o","temperature":null}'), supports, gpt4o, question),
+    ).not.toHaveProperty("temperature");
+    expect(buildBody({ model: "gpt-4o", temperature: 0.2 }, supports, gpt4o, question)).toHaveProperty(
+      "temperature",
+      0.2,
+    );
+  });
+
   it("keeps gpt-5's latches off gpt-4o's requests, and gpt-4o's off gpt-5's", async () => {
     server = await startServer({ personality: "openai", replies: [ok, ok, ok] });
     const store = createCapabilityStore();

@@ -264,7 +264,7 @@ export function buildBody(
     else body.max_tokens = config.maxTokens;
   }
   const temperatureOk = model?.chosenTemperature === true;
-  if (config.temperature !== undefined && temperatureOk) body.temperature = config.temperature;
+  if (typeof config.temperature === "number" && temperatureOk) body.temperature = config.temperature;
   for (const [field, value] of Object.entries(config.extraBody ?? {})) {
     if (LOOP_FIELDS.has(field) || value === undefined) continue;
     if (model?.droppedFields.includes(field)) continue;

@@ -14,7 +14,8 @@ const ROUNDS = 4;
  * its `user:password@` and its key-like query parameters (`?api_key=…`), a flagged argument
  * (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`, `Authorization: Bearer X`) and a telling
  * `extraBody` field get a `${NAME}` reference for the host to fill, and a key-shaped value
- * (`sk-…`, `ghp_…`) becomes `${SECRET}`; a `command` pasted as a whole command line has each
+ * (`sk-…`, `ghp_…`) anywhere in the spec becomes `${SECRET}` (in a prompt part's `text` or a
+ * `description`, only the word holding it); a `command` pasted as a whole command line has each
  * flagged word redacted so. Everything else is kept as written. The result is a valid
  * document: `parseSpec(exportSpec(spec), { bundle: true })` reads it back whole, and
  * `findSpecSecrets` on it is empty. Never changes its argument. Throws `AgentSpecError` when

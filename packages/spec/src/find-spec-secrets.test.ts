@@ -433,6 +433,66 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
   });
 
+  it("reads a key anywhere else in the spec: a whole field, and a word of the prompt or a description", () => {
+    const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123";
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      name: key,
+      description: `token ${key}`,
+      model: { name: key },
+      prompt: [
+        { id: "p", text: key },
+        { id: "q", text: `Use key ${key}. Send Authorization: Bearer ${key}\nthanks` },
+      ],
+      hooks: [{ id: "h", events: ["beforeTurn"], server: "s", tool: key }],
+      tasks: { title: { model: key } },
+      bundle: { mcpServers: [{ name: key, command: "run-it" }] },
+    };
+    const hints = findSpecSecrets(spec);
+    expect(hints.map((hint) => [hint.path, hint.sign])).toEqual(
+      expect.arrayContaining([
+        ["name", SecretSign.Value],
+        ["description", SecretSign.Value],
+        ["model.name", SecretSign.Value],
+        ["prompt[0].text", SecretSign.Value],
+        ["prompt[1].text", SecretSign.Value],
+        ["hooks[0].tool", SecretSign.Value],
+        ["tasks.title.model", SecretSign.Value],
+        ["bundle.mcpServers[0].name", SecretSign.Value],
+      ]),
+    );
+    // A server named with a key is not named in the hints: they never hand back the value.
+    expect(hints.find((hint) => hint.path === "bundle.mcpServers[0].name")).not.toHaveProperty("server");
+    expect(JSON.stringify(hints)).not.toContain(key);
+    const out = exportSpec(spec);
+    expect(JSON.stringify(out)).not.toContain(key);
+    expect(findSpecSecrets(out)).toEqual([]);
+    // Redacted where it stands: the prose around the key is kept as written.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+    const ref = "${SECRET}";
+    expect(out.prompt?.[1]?.text).toBe(`Use key ${ref}. Send Authorization: Bearer ${ref}\nthanks`);
+    expect(out.description).toBe(`token ${ref}`);
+    expect(out.name).toBe(ref);
+    expect(out.tasks?.title?.model).toBe(ref);
+  });
+
+  it("leaves ordinary prose alone, words such as Token and Bearer followed by a long word included (property)", () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+    const prose = "Use Token authentication and a Bearer credential; the sk-short id and ${API_KEY} stay.";
+    const spec: AgentSpec = { spec: SPEC_TOKEN, description: prose, prompt: [{ id: "p", text: prose }] };
+    expect(findSpecSecrets(spec)).toEqual([]);
+    expect(exportSpec(spec)).toEqual(spec);
+    const word = fc.stringMatching(/^[A-Za-z,.;:'()!?]{1,12}$/);
+    fc.assert(
+      fc.property(fc.array(word, { maxLength: 30 }), fc.constantFrom(" ", "\n", "  "), (words, gap) => {
+        const text = words.join(gap);
+        const doc: AgentSpec = { spec: SPEC_TOKEN, description: text, prompt: [{ id: "p", text }] };
+        expect(findSpecSecrets(doc)).toEqual([]);
+        expect(exportSpec(doc)).toEqual(doc);
+      }),
+    );
+  });
+
   it("throws an AgentSpecError for something that is not a parsed spec", () => {
     expect(() => findSpecSecrets({ spec: "nope" } as AgentSpec)).toThrow(AgentSpecError);
     expect(() => findSpecSecrets(undefined as unknown as AgentSpec)).toThrow(

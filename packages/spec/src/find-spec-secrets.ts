@@ -30,7 +30,9 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
 /**
  * Lists the places in a spec that may hold a credential, so a host can warn before calling it safe to share.
  *
- * Reads bundled servers (url, command, args, env, headers), endpoint URLs, and `extraBody` at any depth.
+ * Reads bundled servers (url, command, args, env, headers), endpoint URLs, and `extraBody` at any depth;
+ * any other string field is a `Value` when it is shaped like a key, and a prompt part's `text` or a
+ * `description` when a word of it is (free text is read a word at a time, at whitespace).
  * A `command` holding whitespace is read as a pasted command line: split into words as a shell
  * splits it, each read as an argument is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
@@ -74,9 +76,10 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
   }
   (checked.bundle?.mcpServers ?? []).forEach((server, index) => {
     const at = child("bundle.mcpServers", index);
-    const name = server.name;
+    // A name shaped like a key is itself flagged (below), and never handed back as `server`.
+    const name = looksLikeKey(server.name) ? undefined : server.name;
     const found = (path: string, sign: SecretSign, replace: (next: string) => void, safe: string) =>
-      visit({ path, server: name, sign }, replace, safe);
+      visit({ path, ...(name !== undefined ? { server: name } : {}), sign }, replace, safe);
     const url = server.url;
     if (url !== undefined) {
       const sign = stringSign(url, false);
@@ -117,6 +120,71 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
       }
     }
   });
+  scanRest("", checked, undefined, visit);
+}
+
+/** The places read above, by path: an endpoint's `baseUrl`, `extraBody`, and a bundled server's url, command, args, env and headers. */
+const COVERED =
+  /^(?:model\.endpoint\.baseUrl|model\.extraBody|tasks(?:\.[A-Za-z_$][\w$]*|\[[^\]]*\])\.(?:endpoint\.baseUrl|extraBody)|bundle\.mcpServers\[\d+\]\.(?:url|command|args|env|headers))$/;
+
+/** A field of free text, read a word at a time: a prompt part's `text` and any `description`. */
+const PROSE = /(?:^prompt\[\d+\]\.text|(?:^|\.)description)$/;
+
+/**
+ * Every string of the spec the places above do not read: a key-shaped value in it (the whole of a
+ * `name`, a `model`, a hook's `tool`) is a `Value`. Free text is read a word at a time, at
+ * whitespace, so the shapes that span a space (`Bearer …`) do not take ordinary words for a key;
+ * its safe form redacts only the flagged words, each other word and the spacing kept.
+ */
+function scanRest(at: string, value: unknown, server: string | undefined, visit: SecretVisit): void {
+  const entries: [string | number, unknown][] = Array.isArray(value)
+    ? value.map((item, index) => [index, item])
+    : isPlainObject(value)
+      ? Object.entries(value)
+      : [];
+  for (const [key, item] of entries) {
+    const path = child(at, key);
+    if (COVERED.test(path)) continue;
+    // A place inside a bundled server names the server, as the places read above do.
+    const inServer =
+      server ??
+      (/^bundle\.mcpServers\[\d+\]$/.test(path) &&
+      isPlainObject(item) &&
+      typeof item.name === "string" &&
+      !looksLikeKey(item.name)
+        ? item.name
+        : undefined);
+    const container = value as Record<string | number, unknown>;
+    if (typeof item === "string") {
+      const safe = PROSE.test(path) ? proseWithoutKeys(item) : looksLikeKey(item) ? keyless(item) : undefined;
+      if (safe !== undefined)
+        visit(
+          { path, ...(inServer !== undefined ? { server: inServer } : {}), sign: SecretSign.Value },
+          (next) => (container[key] = next),
+          safe,
+        );
+    } else if (Array.isArray(item) || isPlainObject(item)) {
+      scanRest(path, item, inServer, visit);
+    }
+  }
+}
+
+/** A string with its key-shaped parts as `${SECRET}`; the whole of it when a part is still flagged. */
+function keyless(value: string): string {
+  const out = withoutKeys(value);
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+  return looksLikeKey(out) ? "${SECRET}" : out;
+}
+
+/** Free text with each word that looks like a key redacted (see `keyless`), or undefined when none does. */
+function proseWithoutKeys(text: string): string | undefined {
+  let flagged = false;
+  const out = text.replace(/\S+/g, (word) => {
+    if (!looksLikeKey(word)) return word;
+    flagged = true;
+    return keyless(word);
+  });
+  return flagged ? out : undefined;
 }
 
 /** The sign of a string at a place whose name may already tell. */
