@@ -26,6 +26,7 @@ export type {
   HookOutcomeLike,
   RunCompactionOptions,
   Summarise,
+  SummaryMessage,
 } from "./run-compaction.js";
 export {
   applyCompaction,

@@ -66,12 +66,14 @@ const STUB = /^\[tool result cleared: \d{1,3}(?:,\d{3})* characters\]$/;
  * earlier prune wrote (so pruning again changes nothing, whatever `maxChars` says). Pure —
  * the messages given are not changed. Throws `LedgerError` for a malformed transcript, options that
  * are not an object, a negative or fractional `keepLast`/`maxChars`, or a `holdsDefinitions` that is
- * not a function.
+ * not a function. Generic in the message type: a transcript typed with the `openai` SDK's
+ * `ChatCompletionMessageParam` comes back typed so (a cleared result is its tool message with a
+ * string `content`), each message still a `MessageLike` whose fields read on any member.
  */
-export function pruneToolResults(
-  messages: readonly MessageLike[],
+export function pruneToolResults<M extends MessageLike>(
+  messages: readonly M[],
   options: PruneOptions = {},
-): MessageLike[] {
+): (M & MessageLike)[] {
   checkMessages(messages, "pruneToolResults");
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     throw new LedgerError(
@@ -89,9 +91,9 @@ export function pruneToolResults(
   const maxChars = checkNumber(options.maxChars ?? 256, "maxChars", "pruneToolResults", { integer: true });
   const holds = options.holdsDefinitions ?? carriesDefinitions;
   let kept = 0;
-  const out = messages.slice();
+  const out: (M & MessageLike)[] = messages.slice();
   for (let i = out.length - 1; i >= 0; i--) {
-    const message = out[i] as MessageLike;
+    const message = out[i] as M & MessageLike;
     if (message.role !== "tool") continue;
     if (kept < keepLast) {
       kept++;
@@ -100,7 +102,8 @@ export function pruneToolResults(
     const chars = contentChars(message.content);
     if (chars <= maxChars || holds(message)) continue;
     if (typeof message.content === "string" && STUB.test(message.content)) continue;
-    out[i] = { ...message, content: clearedStub(chars) };
+    // A tool message with string content: still the caller's message type.
+    out[i] = { ...message, content: clearedStub(chars) } as M & MessageLike;
   }
   return out;
 }

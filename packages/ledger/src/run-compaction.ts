@@ -278,15 +278,30 @@ export async function runCompaction<Context = unknown>(
 }
 
 /**
+ * The one message `applyCompaction` adds: the summary as a system message whose text starts with
+ * `SUMMARY_LEAD`. The `openai` SDK's `ChatCompletionSystemMessageParam` takes it as it is.
+ */
+export interface SummaryMessage {
+  role: "system";
+  content: string;
+}
+
+/**
  * A transcript with a fold applied: the leading system messages (an earlier summary among them
  * dropped, since the new one continues it), the summary as a system message starting with
  * `SUMMARY_LEAD`, then everything from `fold.through`. No fold hands back `messages` itself. Throws
  * `LedgerError` for a fold that is not one, or that does not fit `messages`: a `through` past their
- * end, or on a message other than a user one (the kept part would start mid-exchange).
+ * end, or on a message other than a user one (the kept part would start mid-exchange). Generic in
+ * the message type: the caller's messages come back as the type they were given (an `openai` SDK
+ * `ChatCompletionMessageParam[]` stays one), beside the one `SummaryMessage` it adds; each is still
+ * a `MessageLike`, whose fields read on any of them.
  */
-export function applyCompaction(messages: readonly MessageLike[], fold: Fold | undefined): MessageLike[] {
+export function applyCompaction<M extends MessageLike>(
+  messages: readonly M[],
+  fold: Fold | undefined,
+): ((M | SummaryMessage) & MessageLike)[] {
   checkMessages(messages, "applyCompaction");
-  if (fold === undefined) return messages as MessageLike[];
+  if (fold === undefined) return messages as M[];
   if (
     typeof fold !== "object" ||
     fold === null ||
@@ -301,17 +316,14 @@ export function applyCompaction(messages: readonly MessageLike[], fold: Fold | u
     );
   }
   checkKeptStart(messages, fold.through, "applyCompaction: the fold");
-  const lead: MessageLike[] = [];
+  const lead: M[] = [];
   for (let i = 0; i < Math.min(fold.through, messages.length); i++) {
-    const message = messages[i] as MessageLike;
+    const message = messages[i] as M;
     if (!isSystem(message)) break;
     if (!contentText(message.content).startsWith(SUMMARY_LEAD)) lead.push(message);
   }
-  return [
-    ...lead,
-    { role: "system", content: `${SUMMARY_LEAD}\n\n${fold.summary}` },
-    ...messages.slice(fold.through),
-  ];
+  const summary: SummaryMessage = { role: "system", content: `${SUMMARY_LEAD}\n\n${fold.summary}` };
+  return [...lead, summary, ...messages.slice(fold.through)];
 }
 
 /**
@@ -353,14 +365,14 @@ export function requestIndex(
 /**
  * `runCompaction`, then the fold applied: a new array with the summary in place of the folded
  * stretch, or `messages` itself where nothing was folded (a veto, an empty summary). Throws as
- * `runCompaction` does.
+ * `runCompaction` does. Generic in the message type as `applyCompaction` is.
  */
-export async function compactTranscript<Context = unknown>(
-  messages: readonly MessageLike[],
+export async function compactTranscript<Context = unknown, M extends MessageLike = MessageLike>(
+  messages: readonly M[],
   plan: CompactionPlan,
   summarise: Summarise,
   options: RunCompactionOptions<Context> = {},
-): Promise<MessageLike[]> {
+): Promise<((M | SummaryMessage) & MessageLike)[]> {
   const fold = await runCompaction(messages, plan, summarise, options);
   return applyCompaction(messages, fold);
 }

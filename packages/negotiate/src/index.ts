@@ -24,6 +24,7 @@ export type { Refusal } from "./refusal.js";
 export { readRefusal } from "./refusal.js";
 export type {
   BuildBodyOptions,
+  EffortRung,
   ModelParams,
   RequestBody,
   ToolChoice,

@@ -116,15 +116,27 @@ function readLast(last: unknown): { order: ToolOrder; toolChoice: ToolChoice | u
   return { order: order as ToolOrder, toolChoice };
 }
 
-/** The streamed chat-completions body `buildBody` produces. */
-export interface RequestBody {
+/**
+ * A rung of `EFFORT_LADDER`: a `reasoning_effort` `buildBody` may climb to from the one asked once
+ * the model refused that (`effortFor`).
+ */
+export type EffortRung = "none" | "minimal" | "low" | "medium" | "high";
+
+/**
+ * The streamed chat-completions body `buildBody` produces. `M` is the type of its messages: what
+ * `buildBody` was given (an `openai` SDK `ChatCompletionMessageParam`, say). `Effort` is what its
+ * `reasoning_effort` can be: from `buildBody`, the config's effort or the rung of the ladder it
+ * climbed to, so a body built without an effort, or with one of the SDK's, goes to the SDK's
+ * `create` as it is.
+ */
+export interface RequestBody<M = unknown, Effort extends string = string> {
   model: string;
-  messages: unknown[];
+  messages: M[];
   stream: true;
   stream_options?: { include_usage: true };
   tools?: ToolDefinition[];
   tool_choice?: ToolChoice;
-  reasoning_effort?: string;
+  reasoning_effort?: Effort;
   max_tokens?: number;
   max_completion_tokens?: number;
   temperature?: number;
@@ -233,14 +245,14 @@ function checkArguments(
  * not know, an `options.order` that is no order, and an `options.toolChoice` that is none of its
  * four forms.
  */
-export function buildBody(
-  config: ModelParams,
+export function buildBody<M = unknown, Effort extends string = never>(
+  config: ModelParams & { reasoningEffort?: Effort },
   supports: EndpointCapabilities,
   model: ModelCapabilities | undefined,
-  messages: readonly unknown[],
+  messages: readonly M[],
   tools: readonly ToolDefinition[] = [],
   last?: ToolOrder | BuildBodyOptions,
-): RequestBody {
+): RequestBody<M, Exclude<Effort, "off" | ""> | EffortRung> {
   if (typeof config?.model !== "string" || config.model === "") {
     throw new TypeError("buildBody: config.model must be the model's non-empty name at the endpoint.");
   }
@@ -248,7 +260,11 @@ export function buildBody(
   const { order, toolChoice } = readLast(last);
   // A model that refused a tool-call id is sent nine-character ones; the caller's messages keep theirs.
   const wireMessages = model?.anyToolCallIds === false ? shortToolCallIds(messages) : [...messages];
-  const body: RequestBody = { model: config.model, messages: wireMessages, stream: true };
+  const body: RequestBody<M, Exclude<Effort, "off" | ""> | EffortRung> = {
+    model: config.model,
+    messages: wireMessages,
+    stream: true,
+  };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
   const choiceTaken = model?.toolChoice !== false;
   // A model that refused tool_choice is kept from calling a tool the one other way: none declared.
@@ -258,7 +274,8 @@ export function buildBody(
     body.tools = orderTools(declared, order) as ToolDefinition[];
   }
   const effort = effortFor(model, config.reasoningEffort);
-  if (effort) body.reasoning_effort = effort;
+  // The asked effort, or the rung of the ladder `effortFor` climbed to from it.
+  if (effort) body.reasoning_effort = effort as Exclude<Effort, "off" | ""> | EffortRung;
   if (config.maxTokens !== undefined && config.maxTokens > 0) {
     if (model?.legacyTokenLimit === false) body.max_completion_tokens = config.maxTokens;
     else body.max_tokens = config.maxTokens;

@@ -77,9 +77,10 @@ function idMap(messages: readonly unknown[]): Map<string, string> {
  * messages it changes are copied (and their `tool_calls`), the others are the caller's objects.
  * Never mutates `messages`; never throws for a message of any shape. `buildBody` applies it once
  * the model refused an id (`anyToolCallIds: false`); a host building its own request applies it
- * to what it sends and keeps its transcript as it was.
+ * to what it sends and keeps its transcript as it was. Generic in the message type: a copy differs
+ * only in its ids, so an `openai` SDK `ChatCompletionMessageParam[]` comes back as one.
  */
-export function shortToolCallIds(messages: readonly unknown[]): unknown[] {
+export function shortToolCallIds<M>(messages: readonly M[]): M[] {
   if (!Array.isArray(messages)) {
     throw new TypeError("shortToolCallIds: messages must be an array of chat messages.");
   }
@@ -105,6 +106,7 @@ export function shortToolCallIds(messages: readonly unknown[]): unknown[] {
     if (typeof answered === "string" && map.has(answered)) {
       copy = { ...(copy ?? message), tool_call_id: map.get(answered) };
     }
-    return copy ?? message;
+    // A copy differs from its message only in string ids: still the caller's message type.
+    return (copy ?? message) as M;
   });
 }

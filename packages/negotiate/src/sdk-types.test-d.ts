@@ -1,0 +1,68 @@
+// Type tests: a transcript typed with the `openai` SDK goes through negotiate and comes back typed so,
+// and `buildBody`'s body goes to the SDK's `create` with no cast. Checked by `pnpm type-check` (tsc
+// includes src); nothing here runs.
+import type OpenAI from "openai";
+import type {
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import { expectTypeOf } from "vitest";
+import {
+  buildBody,
+  type EndpointCapabilities,
+  type ModelCapabilities,
+  type ModelParams,
+  type RequestBody,
+  shortToolCallIds,
+  type ToolDefinition,
+} from "./index.js";
+
+declare const supports: EndpointCapabilities;
+declare const model: ModelCapabilities | undefined;
+declare const messages: ChatCompletionMessageParam[];
+declare const config: ModelParams;
+
+// The SDK's messages come back as the SDK's messages.
+expectTypeOf(shortToolCallIds(messages)).toEqualTypeOf<ChatCompletionMessageParam[]>();
+expectTypeOf(buildBody({ model: "m" }, supports, model, messages).messages).toEqualTypeOf<
+  ChatCompletionMessageParam[]
+>();
+// Untyped messages stay as they were.
+expectTypeOf(shortToolCallIds([] as unknown[])).toEqualTypeOf<unknown[]>();
+
+// A function tool is a tool `buildBody` takes; the SDK's wider `ChatCompletionTool` (custom tools
+// included) is not: filter it to `ChatCompletionFunctionTool[]` first.
+expectTypeOf<ChatCompletionFunctionTool>().toExtend<ToolDefinition>();
+expectTypeOf<ChatCompletionTool>().not.toExtend<ToolDefinition>();
+
+// The body is a streamed request (`stream: true`, a literal) the SDK's streaming overload takes:
+// with no effort, with one of the SDK's, and whatever rung of the ladder it steps down to.
+expectTypeOf(buildBody({ model: "m" }, supports, model, messages).stream).toEqualTypeOf<true>();
+expectTypeOf(
+  buildBody({ model: "m" }, supports, model, messages),
+).toExtend<ChatCompletionCreateParamsStreaming>();
+expectTypeOf(
+  buildBody({ model: "m", reasoningEffort: "low" }, supports, model, messages),
+).toExtend<ChatCompletionCreateParamsStreaming>();
+// A config typed `ModelParams` may ask any effort string, which the SDK's types do not all take;
+// its body is still a `RequestBody` of the SDK's messages.
+expectTypeOf(buildBody(config, supports, model, messages)).toExtend<
+  RequestBody<ChatCompletionMessageParam>
+>();
+expectTypeOf(
+  buildBody(config, supports, model, messages),
+).not.toExtend<ChatCompletionCreateParamsStreaming>();
+// Every body is the unparameterised `RequestBody` a host may already store.
+expectTypeOf(buildBody(config, supports, model, messages)).toExtend<RequestBody>();
+
+// The calls a user writes, spelled out: no cast anywhere.
+export async function send(client: OpenAI, tools: ChatCompletionTool[]) {
+  const functionTools = tools.filter((tool): tool is ChatCompletionFunctionTool => tool.type === "function");
+  const body = buildBody({ model: "m" }, supports, model, messages, functionTools);
+  const stream = await client.chat.completions.create(body);
+  const wire: ChatCompletionMessageParam[] = shortToolCallIds(messages);
+  const sent = await client.chat.completions.create({ model: "m", messages: wire });
+  return { stream, sent };
+}
