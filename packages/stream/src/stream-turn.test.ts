@@ -525,6 +525,61 @@ describe("streams that go wrong", () => {
     expect(server.chatRequests).toHaveLength(0);
     expect(() => listenForAbort({} as AbortSignal, () => {})).toThrow(/listenForAbort: signal must/);
   });
+
+  it("refuses an option key it does not read, naming it and the one meant, before sending anything", async () => {
+    // A misspelt idleMs must not silently leave the turn with no watchdog against a silent server.
+    const { client, server } = await harness([{ content: "hello world", silentAfterChunk: 2 }]);
+    const misspelt = await rejection(streamTurn(client, body(), { idleMS: 300 } as StreamTurnOptions));
+    expect(misspelt).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+    expect((misspelt as Error).message).toContain('unknown option "idleMS" (did you mean "idleMs"?)');
+    const unknown = await rejection(streamTurn(client, body(), { onToken: () => {} } as StreamTurnOptions));
+    expect(unknown).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+    expect((unknown as Error).message).toContain('unknown option "onToken"');
+    expect((unknown as Error).message).not.toContain("did you mean");
+    const notAnObject = await rejection(streamTurn(client, body(), "x" as StreamTurnOptions));
+    expect(notAnObject).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+    expect((notAnObject as Error).message).toContain("streamTurn: options must be an object");
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("names a malformed fence table and a startInReasoning that is not a boolean as invalid-argument", async () => {
+    const { client, server } = await harness();
+    for (const fences of ["x", [{ open: "<t>" }]]) {
+      const error = await rejection(streamTurn(client, body(), { fences } as unknown as StreamTurnOptions));
+      expect(StreamError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ code: "invalid-argument" });
+      expect((error as Error).message).toMatch(/^streamTurn: .*fence/);
+      expect((error as Error).cause).toBeInstanceOf(TypeError);
+    }
+    for (const startInReasoning of ["yes", 1, {}]) {
+      const error = await rejection(
+        streamTurn(client, body(), { startInReasoning } as unknown as StreamTurnOptions),
+      );
+      expect(error).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+      expect((error as Error).message).toContain("streamTurn: startInReasoning must be true or false");
+    }
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("reads null options, allowances included, as absent", async () => {
+    const content = "plan</think>Answer";
+    const { client } = await harness([{ content, chunkChars: 3 }]);
+    const nulls = {
+      signal: null,
+      idleMs: null,
+      firstChunkMs: null,
+      produced: null,
+      onOutput: null,
+      onThinking: null,
+      onToolCallDelta: null,
+      fences: null,
+      startInReasoning: null,
+    } as unknown as StreamTurnOptions;
+    await expect(streamTurn(client, body(), nulls)).resolves.toMatchObject({
+      content: "Answer",
+      reasoning: "plan",
+    });
+  });
 });
 
 describe("streamTurn keeps what a tool call and a scratchpad need to be sent back", () => {

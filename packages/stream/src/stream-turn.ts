@@ -58,7 +58,12 @@ export interface ProducedBox {
   value: boolean;
 }
 
-/** Options of `streamTurn`: abort signal, watchdog allowances, callbacks, produced box, fences. */
+/**
+ * Options of `streamTurn`: abort signal, watchdog allowances, callbacks, produced box, fences.
+ *
+ * A key not listed here is refused as `invalid-argument` (a misspelt allowance would otherwise leave
+ * the turn with no watchdog); `null` reads as absent for every option.
+ */
 export interface StreamTurnOptions {
   /** Aborts the request at any phase; the promise rejects with `signal.reason`. */
   signal?: AbortSignal;
@@ -289,7 +294,8 @@ class Grace {
 }
 
 function allowance(name: string, value: unknown): number | undefined {
-  if (value === undefined || value === 0 || value === Number.POSITIVE_INFINITY) return undefined;
+  // `null` is absent, as it is for every other option (and for negotiate's).
+  if (value == null || value === 0 || value === Number.POSITIVE_INFINITY) return undefined;
   if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
     throw new StreamError(
       "invalid-argument",
@@ -299,10 +305,36 @@ function allowance(name: string, value: unknown): number | undefined {
   return value;
 }
 
+/** Every option key `streamTurn` reads; any other key is refused (a misspelt one would be ignored). */
+const OPTION_KEYS: readonly (keyof StreamTurnOptions)[] = [
+  "signal",
+  "idleMs",
+  "firstChunkMs",
+  "produced",
+  "onOutput",
+  "onThinking",
+  "onToolCallDelta",
+  "fences",
+  "startInReasoning",
+];
+
+/** Refuses a key `streamTurn` does not read, naming it and, for a near miss in case, the one meant. */
+function checkOptionKeys(opts: object): void {
+  for (const key of Object.keys(opts)) {
+    if ((OPTION_KEYS as readonly string[]).includes(key)) continue;
+    const meant = OPTION_KEYS.find((known) => known.toLowerCase() === key.toLowerCase());
+    throw new StreamError(
+      "invalid-argument",
+      `streamTurn: unknown option "${key}"${meant ? ` (did you mean "${meant}"?)` : ""}; the options are ${OPTION_KEYS.join(", ")}.`,
+    );
+  }
+}
+
 /** Refuses an option of the wrong type up front, before a request is sent, naming it. */
 function checkOptions(opts: StreamTurnOptions): void {
   const invalid = (name: string, what: string) =>
     new StreamError("invalid-argument", `streamTurn: ${name} must be ${what}.`);
+  checkOptionKeys(opts);
   if (opts.signal != null && !isAbortSignal(opts.signal)) throw invalid("signal", "an AbortSignal");
   for (const name of ["onOutput", "onThinking", "onToolCallDelta"] as const) {
     if (opts[name] != null && typeof opts[name] !== "function") throw invalid(name, "a function");
@@ -310,6 +342,18 @@ function checkOptions(opts: StreamTurnOptions): void {
   if (opts.produced != null && typeof opts.produced !== "object") {
     throw invalid("produced", "a { value: boolean } box");
   }
+  if (opts.startInReasoning != null && typeof opts.startInReasoning !== "boolean") {
+    throw invalid(
+      "startInReasoning",
+      `true or false (absent or null: false); got ${kindOf(opts.startInReasoning)}`,
+    );
+  }
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "string" ? JSON.stringify(value) : typeof value;
 }
 
 function abortReason(signal: AbortSignal): unknown {
@@ -420,6 +464,12 @@ export async function streamTurn<Body extends ChatBody>(
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new StreamError("invalid-argument", "streamTurn: body must be a chat-completions request object.");
   }
+  if (options != null && (typeof options !== "object" || Array.isArray(options))) {
+    throw new StreamError(
+      "invalid-argument",
+      `streamTurn: options must be an object of options (or absent); got ${kindOf(options)}.`,
+    );
+  }
   const opts: StreamTurnOptions = options ?? {};
   checkOptions(opts);
   const idleMs = allowance("idleMs", opts.idleMs);
@@ -427,19 +477,26 @@ export async function streamTurn<Body extends ChatBody>(
   const signal = opts.signal;
   if (signal?.aborted) throw abortReason(signal);
 
-  const produced = opts.produced;
-  const reader = new TurnReader({
-    fences: opts.fences,
-    startInReasoning: opts.startInReasoning,
-    onOutput: opts.onOutput,
-    onThinking: opts.onThinking,
-    onToolCallDelta: opts.onToolCallDelta,
-    onProduced: produced
-      ? () => {
-          produced.value = true;
-        }
-      : undefined,
-  });
+  const produced = opts.produced ?? undefined;
+  let reader: TurnReader;
+  try {
+    reader = new TurnReader({
+      fences: opts.fences ?? undefined,
+      startInReasoning: opts.startInReasoning ?? undefined,
+      onOutput: opts.onOutput ?? undefined,
+      onThinking: opts.onThinking ?? undefined,
+      onToolCallDelta: opts.onToolCallDelta ?? undefined,
+      onProduced: produced
+        ? () => {
+            produced.value = true;
+          }
+        : undefined,
+    });
+  } catch (error) {
+    // The fence table is checked as the splitter is built: a malformed one is an option it cannot use.
+    if (!(error instanceof TypeError)) throw error;
+    throw new StreamError("invalid-argument", `streamTurn: ${error.message}`, { cause: error });
+  }
   const controller = new AbortController();
   const waiter = new Waiter();
   let stopped: Stop | undefined;
