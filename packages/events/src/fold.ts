@@ -104,10 +104,26 @@ function gapsFilled(list: readonly Folded[]): (notice: Folded & { dropped: numbe
 }
 
 /**
+ * Takes `chars` characters back from the end of the last text block (a `retract` event), dropping
+ * the block when nothing is left of it. A count that is not a positive whole number takes nothing.
+ */
+function retract(blocks: DisplayBlock[], chars: unknown): void {
+  if (typeof chars !== "number" || !Number.isSafeInteger(chars) || chars < 1) return;
+  for (let i = blocks.length - 1; i >= 0; i--) {
+    const block = blocks[i] as DisplayBlock;
+    if (block.kind !== "text") continue;
+    if (chars >= block.text.length) blocks.splice(i, 1);
+    else block.text = block.text.slice(0, block.text.length - chars);
+    return;
+  }
+}
+
+/**
  * Collapses a run's events into blocks for display: runs of `output` into one text block and of
  * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
  * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
- * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. An event whose `seq`
+ * and notices and errors as lines. A `retract` takes its `chars` back from the end of the last text
+ * block (dropping it when emptied). `usage`, `turn` and `done` draw nothing. An event whose `seq`
  * was already folded is skipped, so replayed and live events can be passed together. A watcher's
  * gap notice (a `notice` with `dropped`) is the exception: its `seq` is unique only within that
  * watcher, so it never hides the real event of that seq; it is drawn once, and not at all when
@@ -155,6 +171,9 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         joinable = true;
         break;
       }
+      case "retract":
+        retract(blocks, event.chars);
+        break;
       case "tool-call": {
         const card: ToolBlock = {
           kind: "tool",

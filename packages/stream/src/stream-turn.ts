@@ -80,8 +80,20 @@ export interface StreamTurnOptions {
   firstChunkMs?: number;
   /** Set to `true` on the first chunk carrying text, reasoning or a tool-call piece. */
   produced?: ProducedBox;
-  /** Told each piece of answer text as it arrives (never text inside a fence, never a half marker). */
+  /**
+   * Told each piece of answer text as it arrives (never text inside a fence, never a half marker).
+   * Text before a lone closing `</think>` is given as answer until that marker arrives, then taken
+   * back through `onRetract`.
+   */
   onOutput?: (text: string) => void;
+  /**
+   * Told how many characters (UTF-16 code units, as `String#length` counts) at the end of the answer
+   * text already given to `onOutput` turned out to be reasoning: a closing `</think>` arrived with no
+   * opening one (the chat template opened the scratchpad in the prompt). Called before that text is
+   * given to `onThinking`; a display takes it back from the answer it drew. `startInReasoning: true`
+   * means it is never needed.
+   */
+  onRetract?: (chars: number) => void;
   /** Told each piece of reasoning: the server's reasoning fields and fenced text in content. */
   onThinking?: (text: string) => void;
   /** Told each piece of a tool call as it arrives, with the call's progress so far. */
@@ -312,6 +324,7 @@ const OPTION_KEYS: readonly (keyof StreamTurnOptions)[] = [
   "firstChunkMs",
   "produced",
   "onOutput",
+  "onRetract",
   "onThinking",
   "onToolCallDelta",
   "fences",
@@ -336,7 +349,7 @@ function checkOptions(opts: StreamTurnOptions): void {
     new StreamError("invalid-argument", `streamTurn: ${name} must be ${what}.`);
   checkOptionKeys(opts);
   if (opts.signal != null && !isAbortSignal(opts.signal)) throw invalid("signal", "an AbortSignal");
-  for (const name of ["onOutput", "onThinking", "onToolCallDelta"] as const) {
+  for (const name of ["onOutput", "onRetract", "onThinking", "onToolCallDelta"] as const) {
     if (opts[name] != null && typeof opts[name] !== "function") throw invalid(name, "a function");
   }
   if (opts.produced != null && typeof opts.produced !== "object") {
@@ -484,6 +497,7 @@ export async function streamTurn<Body extends ChatBody>(
       fences: opts.fences ?? undefined,
       startInReasoning: opts.startInReasoning ?? undefined,
       onOutput: opts.onOutput ?? undefined,
+      onRetract: opts.onRetract ?? undefined,
       onThinking: opts.onThinking ?? undefined,
       onToolCallDelta: opts.onToolCallDelta ?? undefined,
       onProduced: produced
