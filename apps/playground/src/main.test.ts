@@ -108,6 +108,20 @@ describe("playground CLI", () => {
     expect(out).not.toContain('{"expression":"1 + 1"}');
   }, 60_000);
 
+  it("says, on a line of its own, that printed answer text a late lone </think> turned into reasoning was reasoning", async () => {
+    const server = await startServer({ replies: [{ content: "plan</think>Answer", chunkChars: 2 }] });
+    try {
+      const { code, out } = await run(["--prompt", "hi"], { OPENAI_BASE_URL: server.baseUrl });
+      expect(code).toBe(0);
+      const marker = out.indexOf("\n(↑ that was reasoning, not the answer)\n");
+      expect(marker).toBeGreaterThan(0);
+      expect(out.slice(0, marker)).toMatch(/plan$/);
+      expect(out.slice(marker)).toMatch(/\)\nplanAnswer/);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
   it("Ctrl-C stops the answer in progress and the next question is still answered", async () => {
     const server = await startServer({
       replies: [{ content: "I will never finish", silentAfterChunk: 2 }, { content: "The second answer." }],

@@ -36,6 +36,11 @@ function show(event: RunEvent): void {
     case "thinking":
       process.stdout.write(dim(streamed(event.text)));
       break;
+    case "retract":
+      // A lone </think>: the answer text just printed was reasoning. What is printed stays printed
+      // (it may have wrapped or scrolled away), so say so; the reasoning follows, dimmed.
+      process.stdout.write(`\n${dim("(↑ that was reasoning, not the answer)")}\n`);
+      break;
     case "tool-call":
       process.stdout.write(`\n${dim(`→ ${escapeUnseen(event.name)} ${clip(event.args)}`)}\n`);
       break;

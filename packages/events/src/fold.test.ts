@@ -21,6 +21,41 @@ describe("fold", () => {
     ]);
   });
 
+  it("takes a retract's characters back from the end of the last text block, dropping it when emptied", () => {
+    // A template that opened <think> in the prompt: the plan went out as answer before </think> came.
+    const blocks = fold([
+      { kind: "turn", step: 1 },
+      { kind: "output", text: "pl" },
+      { kind: "output", text: "an" },
+      { kind: "retract", chars: 4 },
+      { kind: "thinking", text: "plan" },
+      { kind: "output", text: "Answer" },
+    ]);
+    expect(blocks).toEqual([
+      { kind: "reasoning", text: "plan" },
+      { kind: "text", text: "Answer" },
+    ]);
+    const partly = fold([
+      { kind: "output", text: "Sure. plan" },
+      { kind: "notice", text: "retrying" },
+      { kind: "retract", chars: 4 },
+      { kind: "retract", chars: 0 },
+      { kind: "retract", chars: -2 },
+      { kind: "retract", chars: 1.5 },
+      { kind: "retract", chars: "3" } as unknown as RunEvent,
+    ]);
+    expect(partly).toEqual([
+      { kind: "text", text: "Sure. " },
+      { kind: "notice", text: "retrying" },
+    ]);
+    expect(
+      fold([
+        { kind: "thinking", text: "x" },
+        { kind: "retract", chars: 9 },
+      ]),
+    ).toEqual([{ kind: "reasoning", text: "x" }]);
+  });
+
   it("draws a tool call as a card and fills it in with its result", () => {
     const blocks = fold([
       { kind: "output", text: "Looking." },

@@ -21,6 +21,7 @@ export type {
   LedgerEntryLike,
   NoticeEvent,
   OutputEvent,
+  RetractEvent,
   RunEvent,
   RunUsageTotals,
   SequencedEvent,

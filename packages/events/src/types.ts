@@ -121,6 +121,17 @@ export interface ThinkingEvent {
   text: string;
 }
 
+/**
+ * The last `chars` characters of answer text already sent as `output` turned out to be reasoning
+ * (a lone closing `</think>`: the chat template opened the scratchpad in the prompt). A display
+ * takes them back from the end of the answer it drew; the same text follows as `thinking`.
+ */
+export interface RetractEvent {
+  kind: "retract";
+  /** How many characters (UTF-16 code units, as `String#length` counts) to take back. */
+  chars: number;
+}
+
 /** A step's request is about to be sent: the start of a turn. */
 export interface TurnEvent {
   kind: "turn";
@@ -188,6 +199,7 @@ export interface DoneEvent {
 export type RunEvent =
   | OutputEvent
   | ThinkingEvent
+  | RetractEvent
   | TurnEvent
   | ToolCallEvent
   | ToolResultEvent

@@ -1,4 +1,4 @@
-import type { RunEvent } from "@loopwright/events";
+import { fold, type RunEvent } from "@loopwright/events";
 import { tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow } from "@loopwright/negotiate";
 import { readFixtureJson, readRecordedResponse, startServer, type TestServer } from "@loopwright/testkit";
@@ -31,6 +31,37 @@ afterEach(async () => {
 const question = QUESTION;
 
 describe("runAgentLoop over HTTP", () => {
+  it("takes back, with a retract event, answer text a late lone </think> turns into reasoning: fold draws the reasoning once and the answer alone", async () => {
+    // A template that opened <think> in the prompt, served with no reasoning parser: the
+    // scratchpad streams in content and only its closing marker says it was one.
+    const plan = "The user greets me, I should greet back.";
+    server = await startServer({ replies: [{ content: `${plan}</think>Hello!`, chunkChars: 6 }] });
+    const events: RunEvent[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      messages: question,
+      tools: [],
+      dispatch: () => "unused",
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.turn).toMatchObject({ content: "Hello!", reasoning: plan });
+    const retracts = events.filter((e) => e.kind === "retract");
+    const shownBefore = events
+      .slice(
+        0,
+        events.findIndex((e) => e.kind === "retract"),
+      )
+      .flatMap((e) => (e.kind === "output" ? [e.text] : []))
+      .join("");
+    expect(retracts).toEqual([{ kind: "retract", chars: shownBefore.length }]);
+    expect(plan.startsWith(shownBefore) && shownBefore.length > 0).toBe(true);
+    expect(fold(events)).toEqual([
+      { kind: "reasoning", text: plan },
+      { kind: "text", text: "Hello!" },
+    ]);
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "Hello!" });
+  });
+
   it("runs a two-step tool run: the call is dispatched, answered in the transcript, and the answer streamed", async () => {
     server = await startServer({
       replies: [

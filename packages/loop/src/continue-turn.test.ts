@@ -1,4 +1,4 @@
-import type { RunEvent } from "@loopwright/events";
+import { fold, type RunEvent } from "@loopwright/events";
 import { createCapabilityStore, modelCapabilitiesFor } from "@loopwright/negotiate";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
@@ -46,6 +46,54 @@ describe("continuing an answer cut off at the ceiling", () => {
     expect(
       events.some((e) => e.kind === "notice" && /cut off at the token ceiling \(maxTokens\)\.$/.test(e.text)),
     ).toBe(false);
+  });
+
+  it("takes back only the continuation's own text shown when a lone </think> in it turns that text into reasoning", async () => {
+    server = await startServer({
+      replies: [cut("The answer is", 10, 5), { content: " hmm, check</think> forty-two.", chunkChars: 3 }],
+    });
+    const events: RunEvent[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "llama", maxTokens: 5, maxContinuations: 1 },
+      messages: question,
+      dispatch: () => "",
+      onEvent: (e) => events.push(e),
+    });
+    const at = events.findIndex((e) => e.kind === "retract");
+    const notice = events.findIndex((e) => e.kind === "notice" && /carrying it on/.test(e.text));
+    const shown = events
+      .slice(notice, at)
+      .flatMap((e) => (e.kind === "output" ? [e.text] : []))
+      .join("");
+    expect(shown.length).toBeGreaterThan(0);
+    expect(events[at]).toEqual({ kind: "retract", chars: shown.length });
+    const drawn = fold(events)
+      .flatMap((b) => (b.kind === "text" ? [b.text] : []))
+      .join("");
+    expect(drawn).toBe(result.turn.content);
+    expect(result.turn.content.startsWith("The answer is")).toBe(true);
+  });
+
+  it("takes nothing back for continuation text it held back and never showed, when a lone </think> turns it into reasoning", async () => {
+    // The piece opens as the answer so far did, so its opening is held back (it may be a restart);
+    // the marker then makes it reasoning, and what was drawn before the continuation stays.
+    const soFar = "The answer to the question is";
+    server = await startServer({
+      replies: [cut(soFar, 10, 8), { content: "The answer</think> forty-two.", chunkChars: 3 }],
+    });
+    const events: RunEvent[] = [];
+    const result = await createRuntime().runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "llama", maxTokens: 8, maxContinuations: 1 },
+      messages: question,
+      dispatch: () => "",
+      onEvent: (e) => events.push(e),
+    });
+    expect(events.some((e) => e.kind === "retract")).toBe(false);
+    expect(result.turn.content).toBe(`${soFar}forty-two.`);
+    const drawn = fold(events)
+      .flatMap((b) => (b.kind === "text" ? [b.text] : []))
+      .join("");
+    expect(drawn).toBe(result.turn.content);
   });
 
   it("latches assistantPrefill off for a model that starts the answer over, and never asks it again", async () => {

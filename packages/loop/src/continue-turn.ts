@@ -79,12 +79,22 @@ function join(whole: Turn, piece: Turn): Turn {
  * is still held when the piece ends (a short piece that matched only part of the probe) is a real
  * continuation, and `flush` hands it on.
  */
-function holdOpening(probe: string, onOutput: ((text: string) => void) | undefined) {
+function holdOpening(
+  probe: string,
+  onOutput: ((text: string) => void) | undefined,
+  onRetract: ((chars: number) => void) | undefined,
+) {
   let held = "";
   let mode: "holding" | "passing" | "muted" = "holding";
+  // Characters of this piece passed on: all a retract may take back (held or muted text was never shown).
+  let passed = 0;
+  const pass = (text: string) => {
+    passed += text.length;
+    onOutput?.(text);
+  };
   return {
     onOutput: (text: string) => {
-      if (mode === "passing") return onOutput?.(text);
+      if (mode === "passing") return pass(text);
       if (mode === "muted") return;
       held += text;
       const lead = held.trimStart();
@@ -95,11 +105,18 @@ function holdOpening(probe: string, onOutput: ((text: string) => void) | undefin
         mode = "passing";
         const out = held;
         held = "";
-        onOutput?.(out);
+        pass(out);
       }
     },
+    // The piece's answer so far was reasoning: take back only what of it was passed on.
+    onRetract: (chars: number) => {
+      const shown = Math.min(chars, passed);
+      held = held.slice(0, Math.max(0, held.length - (chars - shown)));
+      passed -= shown;
+      if (shown > 0) onRetract?.(shown);
+    },
     flush: () => {
-      if (mode === "holding" && held !== "") onOutput?.(held);
+      if (mode === "holding" && held !== "") pass(held);
       held = "";
       mode = "passing";
     },
@@ -151,7 +168,7 @@ export async function continueTurn(
   while (continuations < max && isContinuable(whole) && model?.assistantPrefill !== false) {
     const soFar = whole.content;
     const probe = restartProbe(soFar);
-    const shown = holdOpening(probe, options.onOutput);
+    const shown = holdOpening(probe, options.onOutput, options.onRetract);
     let piece: Turn;
     try {
       piece = await runTurn(
@@ -162,7 +179,7 @@ export async function continueTurn(
           return { ...body, messages: [...body.messages, { role: "assistant", content: soFar }] };
         },
         // The prefilled answer is past any scratchpad the template opened: the piece is answer.
-        { ...options, startInReasoning: false, onOutput: shown.onOutput },
+        { ...options, startInReasoning: false, onOutput: shown.onOutput, onRetract: shown.onRetract },
       );
     } catch (error) {
       if (options.signal?.aborted) throw error;

@@ -216,6 +216,8 @@ export async function askModel(
       mark();
       emitEvent(run, { kind: "output", text });
     },
+    // A lone </think> turned answer already sent into reasoning: watchers take it back.
+    onRetract: (chars) => emitEvent(run, { kind: "retract", chars }),
     onThinking: (text) => {
       mark();
       emitEvent(run, { kind: "thinking", text });

@@ -150,7 +150,7 @@ export function failure(
 
 /** Tells the watcher, keeping what `runMetrics` reads. Watchers are not awaited, and what they throw is theirs. */
 export function emitEvent(run: LoopRun, event: RunEvent): void {
-  if (event.kind !== "output" && event.kind !== "thinking") run.kept.push(event);
+  if (event.kind !== "output" && event.kind !== "thinking" && event.kind !== "retract") run.kept.push(event);
   tell(run.options.onEvent, event);
 }
 

@@ -221,6 +221,7 @@ async function attempts(
       shown = true;
       options.onOutput?.(text);
     },
+    onRetract: options.onRetract,
     onThinking: (text) => {
       shown = true;
       options.onThinking?.(text);

@@ -152,6 +152,43 @@ describe("streamTurn reads a streamed turn over HTTP", () => {
     expect(shown.join("").startsWith("The user")).toBe(true);
   });
 
+  it("takes back through onRetract the answer text a late lone </think> turns into reasoning, before onThinking gets it", async () => {
+    const content = "plan</think>Answer";
+    const { client } = await harness([
+      { content, chunkChars: 2 },
+      { content, chunkChars: 64 },
+    ]);
+    const log: (["out" | "think", string] | ["retract", number])[] = [];
+    const options: StreamTurnOptions = {
+      onOutput: (t) => log.push(["out", t]),
+      onRetract: (chars) => log.push(["retract", chars]),
+      onThinking: (t) => log.push(["think", t]),
+    };
+    const turn = await streamTurn(client, body(), options);
+    expect(turn).toMatchObject({ content: "Answer", reasoning: "plan" });
+    const at = log.findIndex(([kind]) => kind === "retract");
+    expect(at).toBeGreaterThan(0);
+    const shownBefore = log.slice(0, at).map(([, t]) => (typeof t === "string" ? t : ""));
+    expect(log.slice(0, at).every(([kind]) => kind === "out")).toBe(true);
+    expect(shownBefore.join("")).toBe("plan");
+    expect(log[at]).toEqual(["retract", 4]);
+    expect(log[at + 1]).toEqual(["think", "plan"]);
+    // A display that applies what it was told ends with what the turn says.
+    let shown = "";
+    for (const [kind, value] of log) {
+      if (kind === "out") shown += value;
+      else if (kind === "retract") shown = shown.slice(0, shown.length - value);
+    }
+    expect(shown).toBe(turn.content);
+    // The marker in the same piece as the text before it: nothing was shown, so nothing is taken back.
+    log.length = 0;
+    await expect(streamTurn(client, body(), options)).resolves.toMatchObject({ content: "Answer" });
+    expect(log).toEqual([
+      ["think", "plan"],
+      ["out", "Answer"],
+    ]);
+  });
+
   it("with startInReasoning, reads the answer of a server that parsed the scratchpad into reasoning_content", async () => {
     // deepseek-reasoner's template opens <think> in the prompt; the server's parser takes the
     // scratchpad out, so the content is the answer and never holds </think>.
@@ -514,6 +551,7 @@ describe("streams that go wrong", () => {
       ["signal", { signal: "stop" }],
       ["onOutput", { onOutput: "print" }],
       ["onThinking", { onThinking: 1 }],
+      ["onRetract", { onRetract: "erase" }],
       ["onToolCallDelta", { onToolCallDelta: {} }],
       ["produced", { produced: "yes" }],
     ];
@@ -524,6 +562,61 @@ describe("streams that go wrong", () => {
     }
     expect(server.chatRequests).toHaveLength(0);
     expect(() => listenForAbort({} as AbortSignal, () => {})).toThrow(/listenForAbort: signal must/);
+  });
+
+  it("refuses an option key it does not read, naming it and the one meant, before sending anything", async () => {
+    // A misspelt idleMs must not silently leave the turn with no watchdog against a silent server.
+    const { client, server } = await harness([{ content: "hello world", silentAfterChunk: 2 }]);
+    const misspelt = await rejection(streamTurn(client, body(), { idleMS: 300 } as StreamTurnOptions));
+    expect(misspelt).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+    expect((misspelt as Error).message).toContain('unknown option "idleMS" (did you mean "idleMs"?)');
+    const unknown = await rejection(streamTurn(client, body(), { onToken: () => {} } as StreamTurnOptions));
+    expect(unknown).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+    expect((unknown as Error).message).toContain('unknown option "onToken"');
+    expect((unknown as Error).message).not.toContain("did you mean");
+    const notAnObject = await rejection(streamTurn(client, body(), "x" as StreamTurnOptions));
+    expect(notAnObject).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+    expect((notAnObject as Error).message).toContain("streamTurn: options must be an object");
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("names a malformed fence table and a startInReasoning that is not a boolean as invalid-argument", async () => {
+    const { client, server } = await harness();
+    for (const fences of ["x", [{ open: "<t>" }]]) {
+      const error = await rejection(streamTurn(client, body(), { fences } as unknown as StreamTurnOptions));
+      expect(StreamError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ code: "invalid-argument" });
+      expect((error as Error).message).toMatch(/^streamTurn: .*fence/);
+      expect((error as Error).cause).toBeInstanceOf(TypeError);
+    }
+    for (const startInReasoning of ["yes", 1, {}]) {
+      const error = await rejection(
+        streamTurn(client, body(), { startInReasoning } as unknown as StreamTurnOptions),
+      );
+      expect(error).toMatchObject({ name: "StreamError", code: "invalid-argument" });
+      expect((error as Error).message).toContain("streamTurn: startInReasoning must be true or false");
+    }
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("reads null options, allowances included, as absent", async () => {
+    const content = "plan</think>Answer";
+    const { client } = await harness([{ content, chunkChars: 3 }]);
+    const nulls = {
+      signal: null,
+      idleMs: null,
+      firstChunkMs: null,
+      produced: null,
+      onOutput: null,
+      onThinking: null,
+      onToolCallDelta: null,
+      fences: null,
+      startInReasoning: null,
+    } as unknown as StreamTurnOptions;
+    await expect(streamTurn(client, body(), nulls)).resolves.toMatchObject({
+      content: "Answer",
+      reasoning: "plan",
+    });
   });
 });
 

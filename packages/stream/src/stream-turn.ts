@@ -58,7 +58,12 @@ export interface ProducedBox {
   value: boolean;
 }
 
-/** Options of `streamTurn`: abort signal, watchdog allowances, callbacks, produced box, fences. */
+/**
+ * Options of `streamTurn`: abort signal, watchdog allowances, callbacks, produced box, fences.
+ *
+ * A key not listed here is refused as `invalid-argument` (a misspelt allowance would otherwise leave
+ * the turn with no watchdog); `null` reads as absent for every option.
+ */
 export interface StreamTurnOptions {
   /** Aborts the request at any phase; the promise rejects with `signal.reason`. */
   signal?: AbortSignal;
@@ -75,8 +80,20 @@ export interface StreamTurnOptions {
   firstChunkMs?: number;
   /** Set to `true` on the first chunk carrying text, reasoning or a tool-call piece. */
   produced?: ProducedBox;
-  /** Told each piece of answer text as it arrives (never text inside a fence, never a half marker). */
+  /**
+   * Told each piece of answer text as it arrives (never text inside a fence, never a half marker).
+   * Text before a lone closing `</think>` is given as answer until that marker arrives, then taken
+   * back through `onRetract`.
+   */
   onOutput?: (text: string) => void;
+  /**
+   * Told how many characters (UTF-16 code units, as `String#length` counts) at the end of the answer
+   * text already given to `onOutput` turned out to be reasoning: a closing `</think>` arrived with no
+   * opening one (the chat template opened the scratchpad in the prompt). Called before that text is
+   * given to `onThinking`; a display takes it back from the answer it drew. `startInReasoning: true`
+   * means it is never needed.
+   */
+  onRetract?: (chars: number) => void;
   /** Told each piece of reasoning: the server's reasoning fields and fenced text in content. */
   onThinking?: (text: string) => void;
   /** Told each piece of a tool call as it arrives, with the call's progress so far. */
@@ -289,7 +306,8 @@ class Grace {
 }
 
 function allowance(name: string, value: unknown): number | undefined {
-  if (value === undefined || value === 0 || value === Number.POSITIVE_INFINITY) return undefined;
+  // `null` is absent, as it is for every other option (and for negotiate's).
+  if (value == null || value === 0 || value === Number.POSITIVE_INFINITY) return undefined;
   if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
     throw new StreamError(
       "invalid-argument",
@@ -299,17 +317,56 @@ function allowance(name: string, value: unknown): number | undefined {
   return value;
 }
 
+/** Every option key `streamTurn` reads; any other key is refused (a misspelt one would be ignored). */
+const OPTION_KEYS: readonly (keyof StreamTurnOptions)[] = [
+  "signal",
+  "idleMs",
+  "firstChunkMs",
+  "produced",
+  "onOutput",
+  "onRetract",
+  "onThinking",
+  "onToolCallDelta",
+  "fences",
+  "startInReasoning",
+];
+
+/** Refuses a key `streamTurn` does not read, naming it and, for a near miss in case, the one meant. */
+function checkOptionKeys(opts: object): void {
+  for (const key of Object.keys(opts)) {
+    if ((OPTION_KEYS as readonly string[]).includes(key)) continue;
+    const meant = OPTION_KEYS.find((known) => known.toLowerCase() === key.toLowerCase());
+    throw new StreamError(
+      "invalid-argument",
+      `streamTurn: unknown option "${key}"${meant ? ` (did you mean "${meant}"?)` : ""}; the options are ${OPTION_KEYS.join(", ")}.`,
+    );
+  }
+}
+
 /** Refuses an option of the wrong type up front, before a request is sent, naming it. */
 function checkOptions(opts: StreamTurnOptions): void {
   const invalid = (name: string, what: string) =>
     new StreamError("invalid-argument", `streamTurn: ${name} must be ${what}.`);
+  checkOptionKeys(opts);
   if (opts.signal != null && !isAbortSignal(opts.signal)) throw invalid("signal", "an AbortSignal");
-  for (const name of ["onOutput", "onThinking", "onToolCallDelta"] as const) {
+  for (const name of ["onOutput", "onRetract", "onThinking", "onToolCallDelta"] as const) {
     if (opts[name] != null && typeof opts[name] !== "function") throw invalid(name, "a function");
   }
   if (opts.produced != null && typeof opts.produced !== "object") {
     throw invalid("produced", "a { value: boolean } box");
   }
+  if (opts.startInReasoning != null && typeof opts.startInReasoning !== "boolean") {
+    throw invalid(
+      "startInReasoning",
+      `true or false (absent or null: false); got ${kindOf(opts.startInReasoning)}`,
+    );
+  }
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "string" ? JSON.stringify(value) : typeof value;
 }
 
 function abortReason(signal: AbortSignal): unknown {
@@ -420,6 +477,12 @@ export async function streamTurn<Body extends ChatBody>(
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new StreamError("invalid-argument", "streamTurn: body must be a chat-completions request object.");
   }
+  if (options != null && (typeof options !== "object" || Array.isArray(options))) {
+    throw new StreamError(
+      "invalid-argument",
+      `streamTurn: options must be an object of options (or absent); got ${kindOf(options)}.`,
+    );
+  }
   const opts: StreamTurnOptions = options ?? {};
   checkOptions(opts);
   const idleMs = allowance("idleMs", opts.idleMs);
@@ -427,19 +490,27 @@ export async function streamTurn<Body extends ChatBody>(
   const signal = opts.signal;
   if (signal?.aborted) throw abortReason(signal);
 
-  const produced = opts.produced;
-  const reader = new TurnReader({
-    fences: opts.fences,
-    startInReasoning: opts.startInReasoning,
-    onOutput: opts.onOutput,
-    onThinking: opts.onThinking,
-    onToolCallDelta: opts.onToolCallDelta,
-    onProduced: produced
-      ? () => {
-          produced.value = true;
-        }
-      : undefined,
-  });
+  const produced = opts.produced ?? undefined;
+  let reader: TurnReader;
+  try {
+    reader = new TurnReader({
+      fences: opts.fences ?? undefined,
+      startInReasoning: opts.startInReasoning ?? undefined,
+      onOutput: opts.onOutput ?? undefined,
+      onRetract: opts.onRetract ?? undefined,
+      onThinking: opts.onThinking ?? undefined,
+      onToolCallDelta: opts.onToolCallDelta ?? undefined,
+      onProduced: produced
+        ? () => {
+            produced.value = true;
+          }
+        : undefined,
+    });
+  } catch (error) {
+    // The fence table is checked as the splitter is built: a malformed one is an option it cannot use.
+    if (!(error instanceof TypeError)) throw error;
+    throw new StreamError("invalid-argument", `streamTurn: ${error.message}`, { cause: error });
+  }
   const controller = new AbortController();
   const waiter = new Waiter();
   let stopped: Stop | undefined;

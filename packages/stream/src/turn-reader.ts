@@ -19,6 +19,8 @@ export interface TurnReaderOptions {
   fences?: readonly Fence[];
   startInReasoning?: boolean;
   onOutput?: (text: string) => void;
+  /** Told how many characters of answer text already given to `onOutput` turned out to be reasoning. */
+  onRetract?: (chars: number) => void;
   onThinking?: (text: string) => void;
   onToolCallDelta?: (progress: ToolCallProgress) => void;
   /** Called once, on the first chunk that carries text, reasoning or a piece of a tool call. */
@@ -280,6 +282,8 @@ export class TurnReader {
   }
 
   private deliver(split: FenceSplit): void {
+    // Before the reasoning it turned out to be, so a display takes the text back, then shows it as reasoning.
+    if (split.retracted > 0) this.options.onRetract?.(split.retracted);
     if (split.reasoning !== "") {
       this.reasoning += split.reasoning;
       this.options.onThinking?.(split.reasoning);

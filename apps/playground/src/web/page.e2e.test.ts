@@ -273,6 +273,30 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     }
   }, 60_000);
 
+  it("against an endpoint that streams its scratchpad as content: the answer drawn is the answer alone once a lone </think> arrives", async () => {
+    // A template that opened <think> in the prompt, served with no reasoning parser: the plan is
+    // drawn as answer until </think> says it was reasoning (a retract event).
+    const plan = "The user greets me, so I greet back.";
+    const endpoint = await startServer({
+      models: [{ id: "scripted", context_length: 4096 }],
+      replies: [{ content: `${plan}</think>Hello!`, chunkChars: 4, chunkDelayMs: 20 }],
+    });
+    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "scripted" } });
+    try {
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      await ask("hello");
+      await finished();
+      expect(await page.$$eval(".answer", (n) => n.map((a) => a.textContent))).toEqual(["Hello!"]);
+      expect(await page.$$eval("details.reasoning .body", (n) => n.map((b) => b.textContent))).toEqual([
+        plan,
+      ]);
+    } finally {
+      await web.close();
+      await endpoint.close();
+    }
+  }, 60_000);
+
   it("says where the runs go once a loaded spec names an endpoint, instead of the simulator", async () => {
     const endpoint = await startServer({
       models: [{ id: "elsewhere", context_length: 2048 }],

@@ -96,6 +96,8 @@ export class RunView {
         }
         if (g.dirty || repeat) this.drawBlock(g, i, block, repeat);
       });
+      // Fewer blocks than drawn (a retract emptied a text block): the extra nodes go.
+      if (g.dirty) for (const node of g.nodes.splice(g.blocks.length)) node.remove();
       if (g.usage && g.usage !== g.drawnUsage) {
         g.drawnUsage = g.usage;
         this.drawUsage(g.usageBox, g.usage);
