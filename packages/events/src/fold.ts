@@ -104,7 +104,6 @@ function gapsFilled(list: readonly Folded[]): (notice: Folded & { dropped: numbe
 }
 
 /**
-<<<<<<< HEAD
  * Puts `list` in `seq` order, in place and stably, so a slow watcher's events and the replay that
  * fills its gap fold in the run's order whichever was passed first. A real event sorts at its seq;
  * a gap notice (seq = the last event it stands for) just after that seq, so just before the event
@@ -139,7 +138,9 @@ function inSeqOrder(list: Folded[]): void {
   order.forEach((from, to) => {
     list[to] = copy[from] as Folded;
   });
-=======
+}
+
+/**
  * Takes `chars` characters back from the end of the last text block (a `retract` event), dropping
  * the block when nothing is left of it. A count that is not a positive whole number takes nothing.
  */
@@ -152,23 +153,17 @@ function retract(blocks: DisplayBlock[], chars: unknown): void {
     else block.text = block.text.slice(0, block.text.length - chars);
     return;
   }
->>>>>>> wt-fix31
 }
 
 /**
  * Collapses a run's events into blocks for display: runs of `output` into one text block and of
  * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
  * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
-<<<<<<< HEAD
- * and notices and errors as lines. `usage`, `turn` and `done` draw nothing. Events are folded in
+ * and notices and errors as lines. A `retract` takes its `chars` back from the end of the last text
+ * block (dropping it when emptied). `usage`, `turn` and `done` draw nothing. Events are folded in
  * `seq` order (stably; one without a seq keeps its place after the event before it), and an event
  * whose `seq` was already folded is skipped, so replayed and live events can be passed together,
  * in either order. A watcher's
-=======
- * and notices and errors as lines. A `retract` takes its `chars` back from the end of the last text
- * block (dropping it when emptied). `usage`, `turn` and `done` draw nothing. An event whose `seq`
- * was already folded is skipped, so replayed and live events can be passed together. A watcher's
->>>>>>> wt-fix31
  * gap notice (a `notice` with `dropped`) is the exception: its `seq` is unique only within that
  * watcher, so it never hides the real event of that seq; it is drawn once, and not at all when
  * every event it stands for is among those passed (a replay filled the gap). Pure: reads
