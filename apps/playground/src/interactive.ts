@@ -214,6 +214,10 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       case "thinking_delta":
         write(dim(streamed(event.text)));
         break;
+      case "assistant_retract":
+        // As the --prompt mode says it: what was printed stays printed; the reasoning follows, dimmed.
+        write(`\n${dim("(↑ that was reasoning, not the answer)")}\n`);
+        break;
       case "tool_start":
         toolCalls++;
         toolNames.set(event.id, event.name);

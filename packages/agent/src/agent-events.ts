@@ -34,6 +34,15 @@ export type AgentEvent =
       /** What this update added. */
       delta: { type: "text" | "thinking"; text: string };
     }
+  | {
+      /**
+       * A late `</think>` took the last `chars` characters of the answer text so far back as
+       * reasoning: `message` no longer holds them, and the reasoning follows as `thinking` updates.
+       */
+      type: "message_retract";
+      message: ChatMessage;
+      chars: number;
+    }
   | { type: "message_end"; message: AgentMessage }
   | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: Record<string, unknown> }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; partialResult: unknown }

@@ -79,6 +79,33 @@ describe("Agent over HTTP", () => {
     expect(sentMessages(server, 0)[0]).toEqual({ role: "system", content: "Be brief." });
   });
 
+  it("takes back answer text a late </think> turns into reasoning (message_retract), so the streamed message ends as the answer", async () => {
+    // A template that opened <think> in the prompt: the server's content starts inside it.
+    server = await startServer({
+      replies: [{ content: "The user greets me.</think>Hello!", chunkChars: 4 }],
+    });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    const events: AgentEvent[] = [];
+    agent.subscribe((event) => {
+      events.push(event);
+    });
+    expect((await agent.prompt("Hi")).status).toBe("ok");
+    const retracts = events.filter((e) => e.type === "message_retract");
+    expect(retracts).toHaveLength(1);
+    const shown = events
+      .filter((e) => e.type === "message_update" || e.type === "message_retract")
+      .at(-1) as Extract<AgentEvent, { type: "message_update" | "message_retract" }>;
+    expect(shown.message.content).toBe("Hello!");
+    // What a UI drew from the deltas and the retraction is the answer alone.
+    let drawn = "";
+    for (const e of events) {
+      if (e.type === "message_update" && e.delta.type === "text") drawn += e.delta.text;
+      if (e.type === "message_retract") drawn = drawn.slice(0, drawn.length - e.chars);
+    }
+    expect(drawn).toBe("Hello!");
+    expect(agent.messages.at(-1)).toEqual({ role: "assistant", content: "Hello!" });
+  });
+
   it("tells a tool prompt: the call's start and end, its result message, and a second turn", async () => {
     server = await startServer({
       replies: [{ toolCalls: [{ id: "c1", name: "double", arguments: '{"n":21}' }] }, { content: "42." }],

@@ -1180,6 +1180,14 @@ export class Agent {
         });
         break;
       }
+      case "retract": {
+        // A late </think>: the last `chars` of the answer so far were reasoning after all.
+        if (!this.#partial) break;
+        const text = typeof this.#partial.content === "string" ? this.#partial.content : "";
+        this.#partial.content = text.slice(0, Math.max(0, text.length - event.chars));
+        this.#emit({ type: "message_retract", message: { ...this.#partial }, chars: event.chars });
+        break;
+      }
       case "usage":
         this.#emit({ type: "usage", usage: event.turn.usage });
         break;

@@ -384,6 +384,23 @@ describe("Session over HTTP", () => {
     expect(answeredPrefix(session.messages)).toBe(session.messages.length);
   });
 
+  it("tells its listeners when a late </think> takes streamed answer text back (assistant_retract)", async () => {
+    server = await startServer({ replies: [{ content: "Plan it.</think>Hi!", chunkChars: 3 }] });
+    const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    const events: SessionEvent[] = [];
+    session.onEvent((e) => events.push(e));
+    await session.prompt("Hello");
+    let drawn = "";
+    for (const e of events) {
+      if (e.type === "assistant_delta") drawn += e.text;
+      if (e.type === "assistant_retract") drawn = drawn.slice(0, drawn.length - e.chars);
+    }
+    expect(events.filter((e) => e.type === "assistant_retract")).toHaveLength(1);
+    expect(drawn).toBe("Hi!");
+    expect(session.getSnapshot().timeline.at(-1)).toEqual({ type: "assistant", text: "Hi!" });
+    await session.close();
+  });
+
   it("runs one prompt at a time, and keeps the timeline apart from stream events", async () => {
     server = await startServer({
       replies: [{ content: "Hello back.", chunkChars: 4, firstByteDelayMs: 30 }],

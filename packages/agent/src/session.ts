@@ -103,6 +103,8 @@ export const INITIAL_RUN_METRICS: RunMetrics = Object.freeze({
 export type StreamEvent =
   | { type: "assistant_delta"; text: string }
   | { type: "thinking_delta"; text: string }
+  /** The last `chars` characters of the answer streamed so far were reasoning (a late `</think>`); it follows as `thinking_delta`. */
+  | { type: "assistant_retract"; chars: number }
   | { type: "tool_start"; id: string; name: string; argsSummary: string }
   | { type: "tool_end"; id: string; result: string; isError?: boolean; resultSummary?: string }
   | { type: "todos_changed"; todos: Todo[] }
@@ -1091,6 +1093,9 @@ export class Session {
         } catch (error) {
           this.addError(errorText(error));
         }
+        break;
+      case "message_retract":
+        this.#emit({ type: "assistant_retract", chars: event.chars });
         break;
       case "message_update":
         if (event.delta.type === "text") {
