@@ -23,7 +23,7 @@ export async function miniLoop(
   // (1) Declare tools a strict server accepts (names made legal: fs.read goes as fs_read). The
   // answer keeps the order, so each wire name finds the host's tool: its name and original schema.
   const declared = sanitizeTools(tools);
-  const hostTools = new Map(declared.map((tool, i) => [tool.function.name, tools[i] as ToolDefinition]));
+  const hostTools = new Map(tools.map((tool, i) => [declared[i]?.function.name ?? tool.function.name, tool]));
   for (let step = 0; step < maxSteps; step++) {
     // (2) negotiate rebuilds the body per attempt from what the endpoint has refused so far.
     const turn = await negotiate(
@@ -68,7 +68,7 @@ export async function miniLoop(
       if (args !== undefined) {
         try {
           const result = await run(host, args);
-          const text = typeof result === "string" ? result : (JSON.stringify(result) as string | undefined);
+          const text: string | undefined = typeof result === "string" ? result : JSON.stringify(result);
           content = text?.trim() ? text : "(the tool returned no output)";
         } catch (error) {
           content = `Error: ${error instanceof Error ? error.message : String(error)}`;
