@@ -479,29 +479,10 @@ export class Session {
     const builtIn = builtInChoice(options.builtInTools);
     const given = hostTools(options.tools);
     const system = text(options.system, "system", "text (the system prompt)");
-    // What the agent is handed as given is checked by its rule; the backend and the config are
-    // wrapped and copied on the way, so they are checked here, as the host gave them.
-    checkAgentOptions(
-      {
-        config: options.config,
-        spec: options.spec,
-        backend: options.backend,
-        toolExecution: options.toolExecution,
-        autoCompact: options.autoCompact,
-        beforeToolCall: options.beforeToolCall,
-        afterToolCall: options.afterToolCall,
-        dispatch: options.dispatch,
-        convertToLlm: options.convertToLlm,
-        steeringMode: options.steeringMode,
-        followUpMode: options.followUpMode,
-        dedupeToolCalls: options.dedupeToolCalls,
-        catalog: options.catalog,
-        transformContext: options.transformContext,
-        toolChoice: options.toolChoice,
-        shouldStopAfterTurn: options.shouldStopAfterTurn,
-      },
-      "createSession",
-    );
+    // The options the session shares with new Agent are checked by the Agent's rule, as the host
+    // gave them (the backend and the config are wrapped and copied on the way to the agent). The
+    // session's own options are not the Agent's, and it reads `system` and `tools` above first.
+    checkAgentOptions(options, "createSession");
     // Checked before any is used as a path: a number given to `fs` is read as an open file descriptor.
     const sessionDir = text(options.sessionDir, "sessionDir", "a path (a string)");
     const importPath = text(options.importPath, "importPath", "a path (a string)");

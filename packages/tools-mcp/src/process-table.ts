@@ -15,6 +15,20 @@ import { readdir, readFile } from "node:fs/promises";
  */
 export const CLOSE_TIMINGS = { eofGraceMs: 500, termGraceMs: 500, killWaitMs: 250 } as const;
 
+/** How often a close (the transport's, or the reaper's) looks whether the processes it is ending have ended. */
+const POLL_MS = 20;
+
+/** Polls `done` every `POLL_MS` until it holds (true) or `ms` have passed (false). */
+export async function until(done: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
+  }
+  return true;
+}
+
 /**
  * One process as the system lists it: its parent, whether it is a zombie (which runs nothing and
  * only waits to be reaped), and when it started, so that a pid the system has since given to a

@@ -8,12 +8,19 @@
 // each listed server's tree as a close would (EOF grace, SIGTERM, SIGKILL), and exits. Either way
 // it exits once its stdin ends. It only ever signals a process listed by the host (pid and start
 // time) or a descendant of one that runs now.
-import { alive, CLOSE_TIMINGS, listTree, type ProcessEntry, signalAll, treeOf } from "./process-table.js";
+import {
+  alive,
+  CLOSE_TIMINGS,
+  listTree,
+  type ProcessEntry,
+  signalAll,
+  treeOf,
+  until,
+} from "./process-table.js";
 
 const linux = process.platform === "linux";
 /** The longest line read from the host; a longer one (never sent by a pool) is dropped. */
 const MAX_LINE = 1024 * 1024;
-const POLL_MS = 20;
 
 /** Each server's processes as the host last listed them, by the host's id for the server. */
 const servers = new Map<number, ProcessEntry[]>();
@@ -81,16 +88,6 @@ function take(line: string): void {
     servers.set(set, entries);
     void resolveStartTimes(set);
   }
-}
-
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    const left = deadline - Date.now();
-    if (left <= 0) return false;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
-  }
-  return true;
 }
 
 /** The listed processes that still run, and every descendant of them now. */

@@ -20,6 +20,7 @@ import {
   signalAll,
   treeOf,
   unlisted,
+  until,
 } from "./process-table.js";
 import type { ReaperLink } from "./reaper.js";
 
@@ -244,8 +245,6 @@ function untrack(kill: KillSync): void {
   if (running.delete(kill) && running.size === 0) process.off("exit", killAllSync);
 }
 
-/** How often a closing transport looks whether the processes it is ending have ended. */
-const POLL_MS = 20;
 /** At most how often a server's answers have its process tree snapshotted again. */
 const REFRESH_MS = 1_000;
 
@@ -522,15 +521,6 @@ export class TreeStdioTransport implements Transport {
   }
 
   async #endTreeOnce(child: ChildProcess, eof: boolean): Promise<void> {
-    const until = async (done: () => boolean, ms: number) => {
-      const deadline = Date.now() + ms;
-      while (!done()) {
-        const left = deadline - Date.now();
-        if (left <= 0) return false;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
-      }
-      return true;
-    };
     const { eofGraceMs, termGraceMs, killWaitMs } = CLOSE_TIMINGS;
     const known = () => [...this.#tree.values()];
     if (eof)
