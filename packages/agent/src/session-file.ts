@@ -1,5 +1,6 @@
 import {
   appendFileSync,
+  constants,
   copyFileSync,
   readdirSync,
   readFileSync,
@@ -286,23 +287,27 @@ export class SessionFile {
   }
 
   /**
-   * Copies the file as it is to `<file>.bak` (replacing an older copy), before a rewrite that
-   * leaves out what the reader dropped. Throws `AgentError` (`storage`) when the copy fails.
+   * Copies the file as it is, before a rewrite that leaves out what the reader dropped, to the
+   * first of `<file>.bak`, `<file>.bak.1`, `<file>.bak.2`, … that does not exist yet, and returns
+   * the name it wrote. An existing copy is never replaced (each copy is created exclusively, so two
+   * processes cannot take the same name): a copy may hold the only trace of a line an earlier open
+   * dropped. Throws `AgentError` (`storage`) when the copy fails.
    */
   backup(): string {
-    const copy = `${this.path}.bak`;
-    try {
-      copyFileSync(this.path, copy);
-    } catch (error) {
-      throw new AgentError(
-        "storage",
-        `Could not copy the session file ${this.path} to ${copy}: ${errorText(error)}`,
-        {
-          cause: error,
-        },
-      );
+    for (let n = 0; ; n++) {
+      const copy = n === 0 ? `${this.path}.bak` : `${this.path}.bak.${n}`;
+      try {
+        copyFileSync(this.path, copy, constants.COPYFILE_EXCL);
+        return copy;
+      } catch (error) {
+        if ((error as { code?: string }).code === "EEXIST") continue;
+        throw new AgentError(
+          "storage",
+          `Could not copy the session file ${this.path} to ${copy}: ${errorText(error)}`,
+          { cause: error },
+        );
+      }
     }
-    return copy;
   }
 
   /** Writes the whole state through a temporary file and a rename, so the file is never half-written. */

@@ -401,6 +401,51 @@ describe("Session over HTTP", () => {
     await session.close();
   });
 
+  it("counts a template-opened scratchpad a late </think> takes back as thinking time, not reply time (run_metrics)", async () => {
+    // The scratchpad streams as content for about 30 slow chunks; the answer after </think> takes two.
+    const scratchpad = "Think about how to greet them. ".repeat(2);
+    server = await startServer({
+      replies: [{ content: `${scratchpad}</think>Hi!`, chunkChars: 2, chunkDelayMs: 15 }],
+    });
+    const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    const events: SessionEvent[] = [];
+    session.onEvent((e) => events.push(e));
+    await session.prompt("Hello");
+    expect(events.filter((e) => e.type === "assistant_retract")).toHaveLength(1);
+    const last = events.filter((e) => e.type === "run_metrics").at(-1);
+    expect(last).toMatchObject({ running: false });
+    const { thinkingElapsed, replyElapsed } = last as Extract<SessionEvent, { type: "run_metrics" }>;
+    // The first answer token is "Hi", well after the scratchpad: most of the run was thinking.
+    expect(thinkingElapsed).toBeGreaterThan(replyElapsed * 2);
+    await session.close();
+  });
+
+  it("keeps an earlier turn's answer text as the first answer token when a later turn's text is all taken back", async () => {
+    // Turn 1 answers at once and calls a tool; turn 2 is a slow scratchpad, then the answer.
+    const scratchpad = "Think about what the tool said. ".repeat(2);
+    server = await startServer({
+      replies: [
+        { content: "Let me look.", toolCalls: [{ id: "c1", name: "look", arguments: "{}" }] },
+        { content: `${scratchpad}</think>A door.`, chunkChars: 2, chunkDelayMs: 15 },
+      ],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a door" },
+      ],
+    });
+    const events: SessionEvent[] = [];
+    session.onEvent((e) => events.push(e));
+    await session.prompt("What is there?");
+    expect(events.filter((e) => e.type === "assistant_retract")).toHaveLength(1);
+    const last = events.filter((e) => e.type === "run_metrics").at(-1);
+    const { thinkingElapsed, replyElapsed } = last as Extract<SessionEvent, { type: "run_metrics" }>;
+    // "Let me look." came first and stays: the slow scratchpad after it is reply time.
+    expect(replyElapsed).toBeGreaterThan(thinkingElapsed * 2);
+    await session.close();
+  });
+
   it("runs one prompt at a time, and keeps the timeline apart from stream events", async () => {
     server = await startServer({
       replies: [{ content: "Hello back.", chunkChars: 4, firstByteDelayMs: 30 }],

@@ -453,6 +453,8 @@ export class Session {
   #before = 0;
   #started = 0;
   #firstText = 0;
+  /** `#firstText` as it stood when the streaming assistant message began. */
+  #firstTextBefore = 0;
   #metrics: RunMetrics = INITIAL_RUN_METRICS;
   #ticker: ReturnType<typeof setInterval> | undefined;
   // MCP.
@@ -1075,7 +1077,13 @@ export class Session {
           this.addError(errorText(error));
         }
         break;
+      case "message_start":
+        if (event.message.role === "assistant") this.#firstTextBefore = this.#firstText;
+        break;
       case "message_retract":
+        // All the text this message streamed was reasoning after all (a late </think>): its first
+        // delta was no answer token, so the next answer delta (or an earlier turn's) marks it.
+        if (messageText(event.message) === "") this.#firstText = this.#firstTextBefore;
         this.#emit({ type: "assistant_retract", chars: event.chars });
         break;
       case "message_update":
