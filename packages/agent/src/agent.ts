@@ -503,6 +503,15 @@ function standsFor(source: readonly unknown[], target: readonly unknown[]): numb
   return found;
 }
 
+/** A value as JSON text, to tell a change from none; `undefined` for one JSON cannot show (never equal). */
+function textOf(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A conversation with a model that an application drives: it owns the transcript, runs each
  * prompt through the loop (tools called and answered until the model answers), and tells
@@ -562,10 +571,26 @@ export class Agent {
   }
   /** The loop config every run uses. */
   readonly config: LoopConfig;
-  /** The tools the model may call; register and unregister between runs. */
+  /**
+   * The tools the model may call. Registered or unregistered while a prompt runs (from a tool's
+   * `execute`, an event listener, an MCP server that connected), they are declared from the run's
+   * next step on: the loop is handed the new tools in that step's `beforeStep` plan. A step after
+   * which nothing changed hands over nothing, so its request is the one before it plus the new
+   * messages.
+   */
   readonly tools: ToolRegistry;
-  /** See `AgentOptions.catalog`; read at each loop run's start. */
-  catalog: AgentOptions["catalog"];
+  /**
+   * See `AgentOptions.catalog`; read at each loop run's start, and in `"ondemand"` and `"proxy"`
+   * mode assigned mid-run, listed from the run's next step on (the catalogue text on the system
+   * prompt changes on that step only).
+   */
+  get catalog(): AgentOptions["catalog"] {
+    return this.#catalog;
+  }
+  set catalog(catalog: AgentOptions["catalog"]) {
+    this.#catalog = catalog;
+    this.#catalogVersion++;
+  }
   /** How a step's calls run; see `AgentOptions.toolExecution`. */
   toolExecution: ToolExecutionMode;
   /** How many steering messages one drain point delivers. */
@@ -589,6 +614,17 @@ export class Agent {
 
   #messages: AgentMessage[];
   #system: string | undefined;
+  #catalog: AgentOptions["catalog"];
+  /** Moves on every assignment of `catalog`. */
+  #catalogVersion = 0;
+  /**
+   * What the running loop run was last handed of the tools and the catalogue: the registry's
+   * version and the catalogue's when it was read, and the text of what was handed (a change that
+   * comes back to the same tools hands nothing).
+   */
+  #declared:
+    | { tools: number; catalog: number; toolsText: string | undefined; catalogText: string | undefined }
+    | undefined;
   #loaded: string[] = [];
   readonly #backend: AgentBackend;
   readonly #dispatch: AgentOptions["dispatch"];
@@ -1039,12 +1075,19 @@ export class Agent {
 
   #loopOptions(messages: ChatMessage[], signal: AbortSignal | undefined): AgentLoopOptions {
     const batch = () => this.#batch;
+    const tools = this.tools.definitions();
+    this.#declared = {
+      tools: this.tools.version,
+      catalog: this.#catalogVersion,
+      toolsText: textOf(tools),
+      catalogText: textOf(this.catalog ?? null),
+    };
     return {
       config: this.config,
       ...(this.system !== undefined ? { system: this.system } : {}),
       messages,
       ...(this.#loaded.length > 0 ? { loaded: [...this.#loaded] } : {}),
-      tools: this.tools.definitions(),
+      tools,
       ...(this.catalog ? { catalog: this.catalog } : {}),
       dispatch: (request, callSignal) => this.#callOne(request, callSignal, this.#batch),
       ...(signal ? { signal } : {}),
@@ -1265,10 +1308,11 @@ export class Agent {
   ): Promise<StepPlan | undefined> {
     const { step } = info;
     await this.#delivery;
-    // Asked only for a step that is sent: after a stop there is none.
+    // Asked only for a step that is sent: after a stop there is none. Tools that joined or left
+    // since the last step go with it, and the toolChoice is checked against them.
     const planned = (): StepPlan => {
       const toolChoice = this.toolChoice?.(info);
-      return toolChoice !== undefined ? { toolChoice } : {};
+      return { ...this.#toolsPlan(), ...(toolChoice !== undefined ? { toolChoice } : {}) };
     };
     if (step === 1) return planned();
     const batch = this.#batch;
@@ -1297,6 +1341,36 @@ export class Agent {
     const llm = this.convertToLlm(view);
     this.#sentView(view, llm);
     return { messages: llm, ...planned() };
+  }
+
+  /**
+   * The tools (and, in a loading mode, the catalogue) for the step's plan when they changed since
+   * the running loop run was last handed them; nothing when they did not, so the step's request
+   * keeps the tool array and system text of the one before it (and the prompt cache with them).
+   */
+  #toolsPlan(): Pick<StepPlan, "tools" | "catalog"> {
+    const declared = this.#declared;
+    if (!declared) return {};
+    const plan: Pick<StepPlan, "tools" | "catalog"> = {};
+    if (declared.tools !== this.tools.version) {
+      declared.tools = this.tools.version;
+      const tools = this.tools.definitions();
+      const text = textOf(tools);
+      if (text === undefined || text !== declared.toolsText) {
+        declared.toolsText = text;
+        plan.tools = tools;
+      }
+    }
+    const mode = this.config.toolDiscovery;
+    if (declared.catalog !== this.#catalogVersion && (mode === "ondemand" || mode === "proxy")) {
+      declared.catalog = this.#catalogVersion;
+      const text = textOf(this.catalog ?? null);
+      if (text === undefined || text !== declared.catalogText) {
+        declared.catalogText = text;
+        plan.catalog = this.catalog ?? null;
+      }
+    }
+    return plan;
   }
 
   async #callOne(

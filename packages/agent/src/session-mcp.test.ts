@@ -1,5 +1,8 @@
 // MCP servers in a Session: a real server-everything over stdio and a server command that fails,
 // with the testkit's scripted model over HTTP.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SPEC_TOKEN } from "@loopwright/spec";
 import { startServer, type TestServer } from "@loopwright/testkit";
@@ -141,6 +144,59 @@ describe("Session with MCP servers", { timeout: 30_000 }, () => {
     expect(results).toHaveLength(2);
     // Run twice, the toggle answers differently (on, then off); a shared answer would repeat the first.
     expect(results[0]).not.toEqual(results[1]);
+  });
+
+  it("declares a server's tools that joined mid-prompt from the next step, and the model's call to them runs", async () => {
+    // A server that starts only once the gate file exists: the prompt starts before it can connect,
+    // and the host's tool opens the gate during step 1 and waits for the server's tools to join.
+    const dir = mkdtempSync(join(tmpdir(), "mcp-gate-"));
+    const gate = join(dir, "open");
+    const gated =
+      "const fs = require('node:fs'); const { pathToFileURL } = require('node:url');" +
+      "const [gate, entry] = process.argv.slice(1);" +
+      "const wait = setInterval(() => { if (!fs.existsSync(gate)) return; clearInterval(wait);" +
+      " process.argv = [process.argv[0], entry, 'stdio']; import(pathToFileURL(entry).href); }, 20);";
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "start_server", arguments: "{}" }] },
+        {
+          toolCalls: [
+            { id: "c2", name: "late__echo", arguments: JSON.stringify({ message: "joined mid-prompt" }) },
+          ],
+        },
+        { content: "It echoed." },
+      ],
+    });
+    let session: Session | undefined;
+    session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      mcpServers: [{ name: "late", command: NODE, args: ["-e", gated, gate, EVERYTHING] }],
+      tools: [
+        {
+          name: "start_server",
+          description: "Starts the late server",
+          parameters: { type: "object", properties: {} },
+          execute: async () => {
+            const joined = nextChange(session as Session, (e) => e.servers[0]?.state === "connected");
+            writeFileSync(gate, "");
+            await joined;
+            return "started";
+          },
+        },
+      ],
+    });
+    sessions.push(session);
+    try {
+      const result = await session.prompt("Echo something once the server is up");
+      expect(result).toEqual({ status: "ok", reply: "It echoed." });
+      expect(declared(server, 0)).not.toContain("late__echo");
+      expect(declared(server, 1)).toContain("late__echo");
+      const toolMessage = sent(server, 2).at(-1)!;
+      expect(toolMessage).toMatchObject({ role: "tool", tool_call_id: "c2" });
+      expect(toolMessage.content).toContain("joined mid-prompt");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("throws a typed error for a server entry the pool refuses", async () => {

@@ -45,6 +45,7 @@ export function defineTool<Args extends Record<string, unknown>>(tool: AgentTool
  */
 export class ToolRegistry {
   readonly #tools = new Map<string, AgentTool>();
+  #version = 0;
 
   constructor(tools: readonly AgentTool[] = []) {
     for (const tool of tools) this.register(tool);
@@ -65,11 +66,23 @@ export class ToolRegistry {
       );
     }
     this.#tools.set(tool.name, tool);
+    this.#version++;
   }
 
   /** Removes a tool by name; returns whether one was there. */
   unregister(name: string): boolean {
-    return this.#tools.delete(name);
+    const removed = this.#tools.delete(name);
+    if (removed) this.#version++;
+    return removed;
+  }
+
+  /**
+   * A count that moves on every `register` and every `unregister` that removed a tool: a running
+   * agent compares it between steps to learn that the tools may have changed (and only then reads
+   * `definitions()` again).
+   */
+  get version(): number {
+    return this.#version;
   }
 
   /** The tool of that name, or undefined. */

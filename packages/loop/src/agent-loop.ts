@@ -46,7 +46,7 @@ export interface AgentLoopOptions {
    * hands back carries the answer.
    */
   messages: ReadonlyArray<ChatMessage>;
-  /** Every tool the run may call. */
+  /** Every tool the run may call; a step's plan may change them from that step on (`StepPlan.tools`). */
   tools?: ReadonlyArray<ToolDefinition>;
   /** Runs a tool call; what it returns or throws is what the model reads (nothing, as `(the tool returned no output)`). */
   dispatch: Dispatch;
@@ -137,8 +137,9 @@ export interface AgentLoopOptions {
    * where a host prunes or compacts mid-run. The ledger is moved onto the new transcript
    * (`rebaseLedger`). A replacement must keep every tool call answered by the tool messages right
    * after it, and no tool message without its call (refused with a `TypeError`, naming the ids,
-   * before anything is sent). Or it returns a `StepPlan` — `{ messages?, toolChoice?, stop? }` —
-   * to also set this step's `tool_choice`, or to end the run here. Nothing (or `undefined`) keeps
+   * before anything is sent). Or it returns a `StepPlan` — `{ messages?, toolChoice?, stop?, tools?,
+   * catalog? }` — to also set this step's `tool_choice`, change the run's tools from this step on
+   * (tools that joined or left mid-run), or end the run here. Nothing (or `undefined`) keeps
    * the transcript and plans nothing. What it throws ends the run.
    */
   beforeStep?: (
@@ -153,7 +154,9 @@ export interface AgentLoopOptions {
  * `{}` plans nothing. Refused before anything is sent (`LoopOptionError`, `invalid-option`, option
  * `beforeStep`): a field not listed here, a `toolChoice` that is none of its forms or names a tool
  * the step cannot reach, `"required"` on a step that declares no tools, a `stop` that is not a
- * boolean, a stop on the first step or one beside `messages` or `toolChoice`.
+ * boolean, a stop on the first step or one beside any other field, `tools` or a `catalog` the
+ * options of those names would refuse (an entry that is no function tool with a name, two tools
+ * that are one name on the wire, a malformed catalogue).
  */
 export interface StepPlan {
   /** A replacement transcript, held to the array form's rules. */
@@ -173,6 +176,27 @@ export interface StepPlan {
    * the last step's (the one that asked for the calls).
    */
   stop?: boolean;
+  /**
+   * The run's tools from this step on, in place of what the `tools` option (or an earlier plan)
+   * gave: declared on this step's request and every later one — sanitized, renamed and ordered as
+   * the option's are, strict or relaxed as the endpoint takes them — and what dispatch, dedupe and
+   * recovery read. A `toolChoice` beside it is checked against these tools. A call to a tool no
+   * longer there goes as a call to any undeclared name does: eager, to `dispatch`, whose answer (or
+   * error) the model reads; in a loading mode, answered by the loop as outside the catalogue. On
+   * demand, what is loaded keeps the names still catalogued. Absent: the tools as they were. The
+   * tool array sits in the prompt's head on llama.cpp: a changed one costs the prefix cache from
+   * there, once, so plan it only when the tools changed.
+   */
+  tools?: readonly ToolDefinition[];
+  /**
+   * `"ondemand"` and `"proxy"`: the catalogue from this step on, in place of the `catalog` option
+   * (or an earlier plan's); `null` for none (one server `tools` holding every tool). Checked as the
+   * option is, in every mode; not used in eager mode. The catalogue text on the system prompt is
+   * built again only on a step whose plan gives `tools` or `catalog` — costing the prefix cache from
+   * the system prompt on, once. Absent: as it was (with new `tools` and no catalogue given, the one
+   * built from the tools).
+   */
+  catalog?: readonly CatalogServer[] | null;
 }
 
 /** A step's request as `onRequest` is handed it: what the client is about to be sent. */

@@ -20,7 +20,14 @@ import {
 } from "./run-turn.js";
 import { readPlan } from "./step-plan.js";
 import { tell } from "./tell.js";
-import { callRouter, recoverableTools, stepChoice, stepTools, watchedCall } from "./tool-discovery.js";
+import {
+  callRouter,
+  planTools,
+  recoverableTools,
+  stepChoice,
+  stepTools,
+  watchedCall,
+} from "./tool-discovery.js";
 import { renameCalls, wireMessages, withSystem } from "./tool-names.js";
 import { listFaults, messageFaults, unpaired, withCallTypes } from "./transcript-check.js";
 
@@ -59,8 +66,9 @@ export interface LoopStep {
 }
 
 /**
- * Phase: `beforeStep` may replace the transcript (the ledger moves onto the replacement), and plan
- * the step's `tool_choice` or a stop. What it planned is handed back for `askModel` and the loop,
+ * Phase: `beforeStep` may replace the transcript (the ledger moves onto the replacement), give the
+ * run new tools or a new catalogue from this step on (`planTools`, before the choice is checked),
+ * and plan the step's `tool_choice` or a stop. What it planned is handed back for `askModel` and the loop,
  * the `tool_choice` checked and named as the wire does (`stepChoice`) before anything else of the
  * step runs: a choice the step cannot honour is refused before a summary or a hook is asked.
  */
@@ -79,6 +87,8 @@ export async function prepareStep(
     }),
     step,
   );
+  // New tools first: a toolChoice in the same plan is checked against them.
+  if (plan.tools !== undefined || plan.catalog !== undefined) planTools(run, plan.tools, plan.catalog);
   const planned = { toolChoice: stepChoice(run, step, plan.toolChoice), stop: plan.stop };
   if (plan.messages === undefined) return planned;
   const shapes = messageFaults(plan.messages);
@@ -335,7 +345,7 @@ export async function keepAnswer(run: LoopRun, step: LoopStep): Promise<void> {
  */
 export async function refuseAtLimit(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
-  const calls = replayedCalls(turn.toolCalls, turn.finishReason, run.options.tools, callRouter(run));
+  const calls = replayedCalls(turn.toolCalls, turn.finishReason, run.hostTools, callRouter(run));
   refuseCalls(run, turn, calls, NOT_RUN_AT_LIMIT);
   await appendCalls(run, step, calls, NOT_RUN_AT_LIMIT);
   try {
@@ -390,7 +400,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
   const { turn } = step;
   const { options, config } = run;
   run.toolSteps++;
-  const replayed = replayedCalls(turn.toolCalls, turn.finishReason, options.tools, callRouter(run));
+  const replayed = replayedCalls(turn.toolCalls, turn.finishReason, run.hostTools, callRouter(run));
   await appendCalls(run, step, replayed, NOT_RUN);
   let ran: Awaited<ReturnType<typeof runCalls>>;
   try {
@@ -399,7 +409,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
       signal: options.signal,
       ...(config.toolTimeoutSeconds !== undefined ? { timeoutMs: config.toolTimeoutSeconds * 1000 } : {}),
       finishReason: turn.finishReason,
-      tools: options.tools,
+      tools: run.hostTools,
       parallel: options.parallel ?? config.parallel ?? undefined,
       dedupe: options.dedupeToolCalls ?? config.dedupeToolCalls ?? undefined,
       route: callRouter(run), // load_tools and call_tool, per toolDiscovery

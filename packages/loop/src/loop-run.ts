@@ -4,6 +4,7 @@ import { type LedgerEntry, type MessageLike, sameMessage, tokensBetween } from "
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
 import type { ChatClientLike, Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
+import type { CatalogServer } from "@loopwright/tool-loading";
 import type { AgentLoopOptions, LoopServices } from "./agent-loop.js";
 import { type RunCompaction, startCompaction } from "./compaction-phase.js";
 import {
@@ -41,10 +42,17 @@ export interface LoopRun {
   readonly supports: EndpointCapabilities;
   /** The system prompt: `system`, or `config.prompt`'s entries joined; `""` for none. */
   readonly system: string;
-  /** The tools as every request declares them (sanitized, names legal). */
-  readonly tools: readonly ToolDefinition[];
+  /**
+   * The host's tools as given (the `tools` option, or what a step's plan gave since): what
+   * dispatch is handed names of and argument schemas are read from.
+   */
+  hostTools: readonly ToolDefinition[];
+  /** The host's catalogue (the `catalog` option, or what a step's plan gave since); absent or `null` for none. */
+  catalog: readonly CatalogServer[] | null | undefined;
+  /** The tools as every request declares them (sanitized, names legal); a step's plan may change them. */
+  tools: readonly ToolDefinition[];
   /** The wire's names of renamed tools and back: the host's names everywhere but the request. */
-  readonly names: Pick<DeclaredTools, "toHost" | "toWire">;
+  names: Pick<DeclaredTools, "toHost" | "toWire">;
   /** `maxToolIterations`, defaulted. */
   readonly limit: number;
   readonly measure: RunMeasure;
@@ -245,6 +253,8 @@ export function startRun(services: LoopServices, options: AgentLoopOptions): Loo
     client,
     supports,
     system,
+    hostTools: options.tools ?? [],
+    catalog: options.catalog,
     tools: declared.tools,
     names: declared,
     limit: config.maxToolIterations ?? DEFAULT_MAX_TOOL_ITERATIONS,

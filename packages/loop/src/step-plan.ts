@@ -1,17 +1,33 @@
 import { inspect } from "node:util";
 import { isToolChoice } from "@loopwright/negotiate";
+import type { CatalogServer } from "@loopwright/tool-loading";
 import type { StepPlan } from "./agent-loop.js";
-import type { ChatMessage, ToolChoice } from "./config.js";
+import type { ChatMessage, ToolChoice, ToolDefinition } from "./config.js";
 import { LoopOptionError } from "./errors.js";
+import { checkCatalogOption, checkToolEntries } from "./loop-options.js";
 
-/** A step's plan as `prepareStep` read it: a replacement (if any), the step's `tool_choice`, a stop. */
+/**
+ * A step's plan as `prepareStep` read it: a replacement (if any), the step's `tool_choice`, a stop,
+ * and the run's tools and catalogue from this step on (`undefined`: as they were; a `null`
+ * catalogue: none, one server `tools` holding every tool).
+ */
 export interface ReadPlan {
   messages: readonly ChatMessage[] | undefined;
   toolChoice: ToolChoice | undefined;
   stop: boolean;
+  tools: readonly ToolDefinition[] | undefined;
+  catalog: readonly CatalogServer[] | null | undefined;
 }
 
-const FIELDS = new Set(["messages", "toolChoice", "stop"]);
+const FIELDS = new Set(["messages", "toolChoice", "stop", "tools", "catalog"]);
+
+const NOTHING: ReadPlan = {
+  messages: undefined,
+  toolChoice: undefined,
+  stop: false,
+  tools: undefined,
+  catalog: undefined,
+};
 
 function refused(message: string): LoopOptionError {
   return new LoopOptionError("invalid-option", "beforeStep", `beforeStep ${message}`);
@@ -46,23 +62,24 @@ function checkToolChoice(choice: unknown): asserts choice is ToolChoice | undefi
  * cannot honour (on the first step, or beside the request it cancels).
  */
 export function readPlan(value: unknown, step: number): ReadPlan {
-  if (value === undefined || value === null)
-    return { messages: undefined, toolChoice: undefined, stop: false };
-  if (Array.isArray(value)) return { messages: value as ChatMessage[], toolChoice: undefined, stop: false };
+  if (value === undefined || value === null) return NOTHING;
+  if (Array.isArray(value)) return { ...NOTHING, messages: value as ChatMessage[] };
   if (!isRecord(value)) {
     throw new TypeError(
-      "beforeStep must return an array of messages, a step plan { messages?, toolChoice?, stop? }, or nothing " +
+      "beforeStep must return an array of messages, a step plan { messages?, toolChoice?, stop?, tools?, " +
+        "catalog? }, or nothing " +
         `to keep the transcript; it returned ${shown(value)}.`,
     );
   }
   for (const key of Object.keys(value)) {
     if (!FIELDS.has(key)) {
       throw refused(
-        `returned a step plan with the unknown field "${key}"; a plan has messages, toolChoice and stop.`,
+        `returned a step plan with the unknown field "${key}"; a plan has messages, toolChoice, stop, tools ` +
+          "and catalog.",
       );
     }
   }
-  const { messages, toolChoice, stop } = value as StepPlan;
+  const { messages, toolChoice, stop, tools, catalog } = value as StepPlan;
   if (messages !== undefined && !Array.isArray(messages)) {
     throw refused(`planned messages of ${shown(messages)}; messages must be an array of chat messages.`);
   }
@@ -75,13 +92,52 @@ export function readPlan(value: unknown, step: number): ReadPlan {
       "planned a stop before the first request: there is no step to end on. Do not start the run instead.",
     );
   }
-  if (stop === true && (messages !== undefined || toolChoice !== undefined)) {
+  checkPlannedTools(tools);
+  checkPlannedCatalog(catalog);
+  if (
+    stop === true &&
+    (messages !== undefined || toolChoice !== undefined || tools !== undefined || catalog !== undefined)
+  ) {
     throw refused(
-      "planned a stop together with messages or a toolChoice, but a stopped run sends no request: " +
-        "plan the stop alone.",
+      "planned a stop together with messages, a toolChoice, tools or a catalog, but a stopped run sends no " +
+        "request: plan the stop alone.",
     );
   }
-  return { messages, toolChoice, stop: stop === true };
+  return { messages, toolChoice, stop: stop === true, tools, catalog };
+}
+
+/** The `tools` option's own words, said of a plan: `runAgentLoop: tools entry 2 …` becomes `beforeStep planned tools entry 2 …`. */
+function asPlanned(error: unknown, option: string): LoopOptionError {
+  const said = error instanceof Error ? error.message : String(error);
+  const detail = said.startsWith(`runAgentLoop: ${option}`) ? said.slice(`runAgentLoop: `.length) : said;
+  return refused(`planned ${detail}`);
+}
+
+/** Refuses planned tools the `tools` option would refuse: not an array, or an entry that is no function tool with a name. */
+function checkPlannedTools(tools: unknown): asserts tools is readonly ToolDefinition[] | undefined {
+  if (tools === undefined) return;
+  if (!Array.isArray(tools)) {
+    throw refused(
+      `planned tools of ${shown(tools)}; tools must be an array of tool definitions ([] for none).`,
+    );
+  }
+  try {
+    checkToolEntries(tools);
+  } catch (error) {
+    throw asPlanned(error, "tools");
+  }
+}
+
+/** Refuses a planned catalogue the `catalog` option would refuse (`checkCatalog`'s rule); `null` is none. */
+function checkPlannedCatalog(
+  catalog: unknown,
+): asserts catalog is readonly CatalogServer[] | null | undefined {
+  if (catalog === undefined || catalog === null) return;
+  try {
+    checkCatalogOption(catalog);
+  } catch (error) {
+    throw asPlanned(error, "catalog");
+  }
 }
 
 /**

@@ -26,7 +26,7 @@ import {
 } from "./run-calls.js";
 import { checkReachable } from "./step-plan.js";
 import { tell } from "./tell.js";
-import type { DeclaredTools } from "./tool-names.js";
+import { type DeclaredTools, declareTools } from "./tool-names.js";
 
 /** What the loop counts of `load_tools` and `call_tool`: the part of `metrics` only it can see. */
 export interface ToolLoadMetrics {
@@ -44,7 +44,8 @@ export interface ToolLoadMetrics {
  * model reads and writes); the host's names are used wherever the host sees them.
  */
 export interface Discovery {
-  readonly loading: ToolLoading;
+  /** The per-step builders; built again when a step's plan changes the tools or the catalogue. */
+  loading: ToolLoading;
   readonly routing: PreselectRouting;
   /** What is loaded now (on demand; always empty proxied). */
   loaded: string[];
@@ -95,7 +96,30 @@ export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTool
     return undefined;
   }
   const routing = options.preselectRouting ?? config.preselectRouting ?? "exclusive";
-  const catalog = options.catalog?.map(
+  const loading = openLoading(mode, declared, options.catalog, config.toolOrder, routing);
+  return {
+    loading,
+    routing,
+    loaded: loaded.map((name) => wireName(declared, name)),
+    preselected: preselected.map((name) => wireName(declared, name)),
+    counts: NO_COUNTS(),
+  };
+}
+
+/**
+ * The per-step builders of a loading mode over `declared` (the run's tools as the wire names
+ * them) and the host's `catalog` (its names made the wire's; absent or `null`, one server `tools`
+ * holding every tool), checked here rather than on the first step. Throws what
+ * `createToolLoading` throws.
+ */
+function openLoading(
+  mode: Exclude<ToolDiscovery, "eager">,
+  declared: DeclaredTools,
+  given: readonly CatalogServer[] | null | undefined,
+  toolOrder: LoopRun["config"]["toolOrder"],
+  routing: PreselectRouting,
+): ToolLoading {
+  const catalog = given?.map(
     (server): CatalogServer => ({
       ...server,
       tools: Array.isArray(server?.tools)
@@ -107,20 +131,65 @@ export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTool
     mode,
     tools: declared.tools.filter((tool) => tool.type === "function"),
     ...(catalog ? { catalog } : {}),
-    order: (config.toolOrder ?? true) as ToolOrder<FunctionToolLike>,
+    order: (toolOrder ?? true) as ToolOrder<FunctionToolLike>,
     // A number JS cannot hold in a call_tool's arguments text is held for the inner tool's schema;
     // a number token where that tool takes only a string (`+5`, `02134`) is read as its text.
     parse: (text, read) => readHolding(text, read).value,
   });
   // Checked here, once, rather than on the first step.
   loading.request({ step: 0, loaded: [], routing });
-  return {
-    loading,
-    routing,
-    loaded: loaded.map((name) => wireName(declared, name)),
-    preselected: preselected.map((name) => wireName(declared, name)),
-    counts: NO_COUNTS(),
-  };
+  return loading;
+}
+
+/**
+ * A step's plan gave the run new tools, a new catalogue, or both (`undefined`: as it was; a `null`
+ * catalogue: none): from this step on the request declares them — sanitized, renamed and ordered
+ * as the `tools` option is — and dispatch, dedupe and routing read them. In a loading mode the
+ * catalogue (and its text on the system prompt) is built again, and what is loaded keeps the names
+ * still in it. Everything is checked before anything of the run changes: two tools whose names
+ * become one on the wire, or tools and catalogue a loading mode refuses, are refused as
+ * `LoopOptionError` (`invalid-option`, option `beforeStep`), naming what was wrong.
+ */
+export function planTools(
+  run: LoopRun,
+  tools: readonly ToolDefinition[] | undefined,
+  catalog: readonly CatalogServer[] | null | undefined,
+): void {
+  const hostTools = tools ?? run.hostTools;
+  const nextCatalog = catalog === undefined ? run.catalog : catalog;
+  let declared: DeclaredTools;
+  let loading: ToolLoading | undefined;
+  const discovery = run.discovery;
+  try {
+    declared = declareTools(hostTools);
+    if (discovery) {
+      const mode = discovery.loading.mode as Exclude<ToolDiscovery, "eager">;
+      loading = openLoading(mode, declared, nextCatalog, run.config.toolOrder, discovery.routing);
+    }
+  } catch (error) {
+    const said = error instanceof Error ? error.message : String(error);
+    throw new LoopOptionError(
+      "invalid-option",
+      "beforeStep",
+      `beforeStep planned ${tools !== undefined ? "tools" : "a catalog"} the run cannot declare: ${said}`,
+    );
+  }
+  if (discovery && loading) {
+    // The wire's names under the old tools, as the new ones spell them; kept where still catalogued.
+    const moved = (names: readonly string[]) => {
+      const listed = new Set(loading.catalog.flatMap((server) => server.tools.map((tool) => tool.name)));
+      return names
+        .map((name) => wireName(declared, hostName(run.names, name)))
+        .filter((name) => listed.has(name));
+    };
+    discovery.loading = loading;
+    discovery.loaded = moved(discovery.loaded);
+    discovery.preselected = moved(discovery.preselected);
+  }
+  run.hostTools = hostTools;
+  run.catalog = nextCatalog;
+  run.tools = declared.tools;
+  run.names = declared;
 }
 
 /** The question the run answers: the text of the last user message. */
@@ -314,7 +383,7 @@ export function callRouter(
     const heldInner = route.kind === "dispatch" && holdsHeld(route.args);
     if (heldInner || holdsHeld(request.args)) {
       if (route.kind !== "dispatch" || (!route.proxied && route.name === name)) return undefined;
-      const settled = settleHeld(innerCall(run, request.id, route), run.options.tools);
+      const settled = settleHeld(innerCall(run, request.id, route), run.hostTools);
       if ("refusal" in settled) return { dispatch: innerCall(run, request.id, route) };
     }
     const after = route.loaded;
@@ -372,7 +441,7 @@ export function watchedCall(run: LoopRun): (request: DispatchRequest) => Dispatc
     const decision = route?.(request);
     if (!decision || !("dispatch" in decision)) return request;
     // Numbers held in the inner arguments are settled by the inner tool's schema, as when it runs.
-    const settled = settleHeld(decision.dispatch, run.options.tools);
+    const settled = settleHeld(decision.dispatch, run.hostTools);
     return "refusal" in settled ? request : { ...settled.request, id: request.id };
   };
 }
