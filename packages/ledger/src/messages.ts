@@ -27,6 +27,21 @@ export interface MessageLike {
   name?: string;
 }
 
+/** The roles a message type spells out: `string` for one whose `role` is any string. */
+type RolesOf<M> = M extends { role: infer Role } ? Role : never;
+
+/**
+ * The type of the messages `pruneToolResults`, `applyCompaction` and `compactTranscript` hand back
+ * for a transcript of `M`: `M` itself when it spells out its roles and one of them is `"tool"` — a
+ * transcript type that can hold the tool message a loop adds, as the `openai` SDK's
+ * `ChatCompletionMessageParam` and a host's own closed union of messages can — and `MessageLike`
+ * otherwise (a `role: string`, or roles without `"tool"` such as `"user" | "assistant"`), as before
+ * those functions were generic, so such a result still takes a tool message afterwards. A result
+ * stored as `MessageLike[]` takes any message whatever `M` was.
+ */
+export type KeptMessage<M> =
+  string extends RolesOf<M> ? MessageLike : "tool" extends RolesOf<M> ? M : MessageLike;
+
 /** The parts of a request body this package reads: its messages and its declared tools. */
 export interface RequestBodyLike {
   messages: readonly MessageLike[];

@@ -1,5 +1,5 @@
 import { checkMessages, checkNumber, describe, LedgerError } from "./errors.js";
-import { contentChars, contentText, type MessageLike } from "./messages.js";
+import { contentChars, contentText, type KeptMessage, type MessageLike } from "./messages.js";
 
 /** Options for {@link pruneToolResults}. */
 export interface PruneOptions {
@@ -68,12 +68,14 @@ const STUB = /^\[tool result cleared: \d{1,3}(?:,\d{3})* characters\]$/;
  * are not an object, a negative or fractional `keepLast`/`maxChars`, or a `holdsDefinitions` that is
  * not a function. Generic in the message type: a transcript typed with the `openai` SDK's
  * `ChatCompletionMessageParam` comes back typed so (a cleared result is its tool message with a
- * string `content`), each message still a `MessageLike` whose fields read on any member.
+ * string `content`), each message still a `MessageLike` whose fields read on any member; a type
+ * that cannot hold a tool message (a `role: string`, roles without `"tool"`) comes back as
+ * `MessageLike[]` (`KeptMessage`).
  */
 export function pruneToolResults<M extends MessageLike>(
   messages: readonly M[],
   options: PruneOptions = {},
-): (M & MessageLike)[] {
+): (KeptMessage<M> & MessageLike)[] {
   checkMessages(messages, "pruneToolResults");
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     throw new LedgerError(
@@ -91,9 +93,10 @@ export function pruneToolResults<M extends MessageLike>(
   const maxChars = checkNumber(options.maxChars ?? 256, "maxChars", "pruneToolResults", { integer: true });
   const holds = options.holdsDefinitions ?? carriesDefinitions;
   let kept = 0;
-  const out: (M & MessageLike)[] = messages.slice();
+  // `KeptMessage<M>` is `M` or `MessageLike`, and the messages are `M`s either way.
+  const out = messages.slice() as (KeptMessage<M> & MessageLike)[];
   for (let i = out.length - 1; i >= 0; i--) {
-    const message = out[i] as M & MessageLike;
+    const message = out[i] as KeptMessage<M> & MessageLike;
     if (message.role !== "tool") continue;
     if (kept < keepLast) {
       kept++;
@@ -103,7 +106,7 @@ export function pruneToolResults<M extends MessageLike>(
     if (chars <= maxChars || holds(message)) continue;
     if (typeof message.content === "string" && STUB.test(message.content)) continue;
     // A tool message with string content: still the caller's message type.
-    out[i] = { ...message, content: clearedStub(chars) } as M & MessageLike;
+    out[i] = { ...message, content: clearedStub(chars) } as KeptMessage<M> & MessageLike;
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { checkMessages, describe, LedgerError } from "./errors.js";
-import { contentText, isSystem, type MessageLike } from "./messages.js";
+import { contentText, isSystem, type KeptMessage, type MessageLike } from "./messages.js";
 import { type CompactionPlan, SUMMARY_LEAD } from "./plan-compaction.js";
 
 /** A stored fold: the summary, the stored index the kept messages start at, and when it was made (ms since the epoch). */
@@ -294,14 +294,16 @@ export interface SummaryMessage {
  * end, or on a message other than a user one (the kept part would start mid-exchange). Generic in
  * the message type: the caller's messages come back as the type they were given (an `openai` SDK
  * `ChatCompletionMessageParam[]` stays one), beside the one `SummaryMessage` it adds; each is still
- * a `MessageLike`, whose fields read on any of them.
+ * a `MessageLike`, whose fields read on any of them. A type that cannot hold a tool message (a
+ * `role: string`, roles without `"tool"`) comes back as `MessageLike` (`KeptMessage`).
  */
 export function applyCompaction<M extends MessageLike>(
   messages: readonly M[],
   fold: Fold | undefined,
-): ((M | SummaryMessage) & MessageLike)[] {
+): ((KeptMessage<M> | SummaryMessage) & MessageLike)[] {
   checkMessages(messages, "applyCompaction");
-  if (fold === undefined) return messages as M[];
+  // `KeptMessage<M>` is `M` or `MessageLike`, and the messages are `M`s either way.
+  if (fold === undefined) return messages as (KeptMessage<M> & MessageLike)[];
   if (
     typeof fold !== "object" ||
     fold === null ||
@@ -323,7 +325,8 @@ export function applyCompaction<M extends MessageLike>(
     if (!contentText(message.content).startsWith(SUMMARY_LEAD)) lead.push(message);
   }
   const summary: SummaryMessage = { role: "system", content: `${SUMMARY_LEAD}\n\n${fold.summary}` };
-  return [...lead, summary, ...messages.slice(fold.through)];
+  return [...lead, summary, ...messages.slice(fold.through)] as ((KeptMessage<M> | SummaryMessage) &
+    MessageLike)[];
 }
 
 /**
@@ -372,7 +375,7 @@ export async function compactTranscript<Context = unknown, M extends MessageLike
   plan: CompactionPlan,
   summarise: Summarise,
   options: RunCompactionOptions<Context> = {},
-): Promise<((M | SummaryMessage) & MessageLike)[]> {
+): Promise<((KeptMessage<M> | SummaryMessage) & MessageLike)[]> {
   const fold = await runCompaction(messages, plan, summarise, options);
   return applyCompaction(messages, fold);
 }

@@ -51,3 +51,32 @@ export async function keep(transcript: ChatCompletionMessageParam[]): Promise<Ch
   const folded: ChatCompletionMessageParam[] = await compactTranscript(pruned, plan, async () => "s");
   return applyCompaction(folded, fold);
 }
+
+// Code that compiled before these were generic still does. A transcript whose type cannot hold a
+// tool message (roles without "tool", or a `role: string`) comes back as `MessageLike[]`, as it
+// did, and takes a tool message after pruning or folding.
+declare const chat: { role: "user" | "assistant"; content: string }[];
+expectTypeOf(pruneToolResults(chat)).toEqualTypeOf<MessageLike[]>();
+pruneToolResults(chat, { keepLast: 1 }).push({ role: "tool", tool_call_id: "c1", content: "x" });
+applyCompaction(chat, undefined).push({ role: "tool", tool_call_id: "c1", content: "x" });
+applyCompaction(chat, fold).push({ role: "tool", tool_call_id: "c1", content: "x" });
+declare const loose: { role: string; content: string }[];
+pruneToolResults(loose).push({ role: "tool", tool_call_id: "c1", content: "x" });
+export async function amend(transcript: { role: "user" | "assistant"; content: string }[]) {
+  const folded = await compactTranscript(transcript, plan, async () => "s");
+  folded.push({ role: "tool", tool_call_id: "c1", content: "x" });
+  return folded;
+}
+// A host's own closed union with a tool role comes back as itself, as the SDK's does.
+type HostMessage =
+  | { role: "system" | "user" | "assistant"; content: string }
+  | { role: "tool"; tool_call_id: string; content: string };
+declare const host: HostMessage[];
+expectTypeOf(pruneToolResults(host)).toExtend<HostMessage[]>();
+expectTypeOf(applyCompaction(host, fold)).toExtend<(HostMessage | SummaryMessage)[]>();
+// An SDK-typed result takes only the SDK's messages; stored as `MessageLike[]`, it takes any.
+declare const other: { role: "tool"; content: string; extra: number };
+// @ts-expect-error — not a `ChatCompletionMessageParam` (no tool_call_id).
+pruneToolResults(messages).push(other);
+const stored: MessageLike[] = pruneToolResults(messages);
+stored.push(other);

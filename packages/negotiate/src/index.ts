@@ -25,6 +25,7 @@ export { readRefusal } from "./refusal.js";
 export type {
   BuildBodyOptions,
   EffortRung,
+  KeptMessage,
   ModelParams,
   RequestBody,
   ToolChoice,

@@ -122,9 +122,23 @@ function readLast(last: unknown): { order: ToolOrder; toolChoice: ToolChoice | u
  */
 export type EffortRung = "none" | "minimal" | "low" | "medium" | "high";
 
+/** The roles a message type spells out: `string` for one whose `role` is any string, `never` for one with none. */
+type RolesOf<M> = M extends { role: infer Role } ? Role : never;
+
 /**
- * The streamed chat-completions body `buildBody` produces. `M` is the type of its messages: what
- * `buildBody` was given (an `openai` SDK `ChatCompletionMessageParam`, say). `Effort` is what its
+ * The type of the messages `buildBody` hands back for a transcript of `M`: `M` itself when it
+ * spells out its roles and one of them is `"tool"` — a transcript type that can hold the tool
+ * message a loop adds, as the `openai` SDK's `ChatCompletionMessageParam` and a host's own closed
+ * union of messages can — and `unknown` otherwise (a `role: string` such as an object literal's, or
+ * roles without `"tool"`), as before `buildBody` was generic, so such a body still takes any
+ * message afterwards. A body stored as the plain `RequestBody` takes any message whatever `M` was.
+ */
+export type KeptMessage<M> = string extends RolesOf<M> ? unknown : "tool" extends RolesOf<M> ? M : unknown;
+
+/**
+ * The streamed chat-completions body `buildBody` produces. `M` is the type of its messages: from
+ * `buildBody`, the type it was given when that type can hold a tool message (an `openai` SDK
+ * `ChatCompletionMessageParam`, say), else `unknown` (`KeptMessage`). `Effort` is what its
  * `reasoning_effort` can be: from `buildBody`, the config's effort or the rung of the ladder it
  * climbed to, so a body built without an effort, or with one of the SDK's, goes to the SDK's
  * `create` as it is.
@@ -252,7 +266,7 @@ export function buildBody<M = unknown, Effort extends string = never>(
   messages: readonly M[],
   tools: readonly ToolDefinition[] = [],
   last?: ToolOrder | BuildBodyOptions,
-): RequestBody<M, Exclude<Effort, "off" | ""> | EffortRung> {
+): RequestBody<KeptMessage<M>, Exclude<Effort, "off" | ""> | EffortRung> {
   if (typeof config?.model !== "string" || config.model === "") {
     throw new TypeError("buildBody: config.model must be the model's non-empty name at the endpoint.");
   }
@@ -260,9 +274,10 @@ export function buildBody<M = unknown, Effort extends string = never>(
   const { order, toolChoice } = readLast(last);
   // A model that refused a tool-call id is sent nine-character ones; the caller's messages keep theirs.
   const wireMessages = model?.anyToolCallIds === false ? shortToolCallIds(messages) : [...messages];
-  const body: RequestBody<M, Exclude<Effort, "off" | ""> | EffortRung> = {
+  // `KeptMessage<M>` is `M` or `unknown`, and the messages are `M`s either way.
+  const body: RequestBody<KeptMessage<M>, Exclude<Effort, "off" | ""> | EffortRung> = {
     model: config.model,
-    messages: wireMessages,
+    messages: wireMessages as KeptMessage<M>[],
     stream: true,
   };
   if (supports.usageInStream) body.stream_options = { include_usage: true };

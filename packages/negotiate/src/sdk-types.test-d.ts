@@ -66,3 +66,26 @@ export async function send(client: OpenAI, tools: ChatCompletionTool[]) {
   const sent = await client.chat.completions.create({ model: "m", messages: wire });
   return { stream, sent };
 }
+
+// Code that compiled before `buildBody` was generic still does. A body built from an object
+// literal transcript (its `role` is any string) or from one whose roles leave out "tool" cannot
+// say it holds a tool message, so its messages are `unknown[]`, as they were, and it takes one.
+const literal = buildBody(config, supports, undefined, [{ role: "user", content: "hi" }]);
+expectTypeOf(literal.messages).toEqualTypeOf<unknown[]>();
+literal.messages.push({ role: "tool", tool_call_id: "c1", content: "42" });
+literal.reasoning_effort = "xhigh";
+declare const chat: { role: "user" | "assistant"; content: string }[];
+expectTypeOf(buildBody(config, supports, model, chat).messages).toEqualTypeOf<unknown[]>();
+buildBody(config, supports, model, chat).messages.push({ role: "tool", tool_call_id: "c1", content: "42" });
+// A host's own closed union with a tool role comes back as itself, as the SDK's does.
+type HostMessage =
+  | { role: "system" | "user" | "assistant"; content: string }
+  | { role: "tool"; tool_call_id: string; content: string };
+declare const host: HostMessage[];
+expectTypeOf(buildBody(config, supports, model, host).messages).toEqualTypeOf<HostMessage[]>();
+// The SDK-typed body takes only the SDK's messages; stored as the plain `RequestBody`, it takes any.
+declare const other: { role: "tool"; content: string; extra: number };
+// @ts-expect-error — not a `ChatCompletionMessageParam` (no tool_call_id).
+buildBody(config, supports, model, messages).messages.push(other);
+const stored: RequestBody = buildBody(config, supports, model, messages);
+stored.messages.push(other);

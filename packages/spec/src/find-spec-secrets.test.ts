@@ -493,6 +493,78 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     );
   });
 
+  it("reads a name holding spaces a word at a time: Token, Basic and Bearer before an ordinary word are not a key (property)", () => {
+    for (const name of ["Token accounting helper", "Basic research assistant", "Bearer of good news"]) {
+      const spec: AgentSpec = {
+        spec: SPEC_TOKEN,
+        name,
+        bundle: { mcpServers: [{ name, command: "run-it" }] },
+        hooks: [{ id: name, events: ["beforeTurn"], server: name, tool: "lookup" }],
+      };
+      expect(findSpecSecrets(spec)).toEqual([]);
+      expect(exportSpec(spec).name).toBe(name);
+    }
+    // Ordinary words, the three that start an Authorization value among them, and long ones after them.
+    const word = fc.oneof(
+      fc.constantFrom("Token", "Basic", "Bearer", "token", "BASIC", "bearer", "accounting", "authentication"),
+      fc.stringMatching(/^[A-Za-z][a-z]{0,15}$/),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(word, { minLength: 2, maxLength: 8 }),
+        fc.constantFrom(" ", "  ", "\t"),
+        (words, gap) => {
+          const name = words.join(gap);
+          const doc: AgentSpec = {
+            spec: SPEC_TOKEN,
+            name,
+            bundle: { mcpServers: [{ name, command: "run-it", cwd: `/srv/${name}` }] },
+          };
+          expect(findSpecSecrets(doc)).toEqual([]);
+          expect(exportSpec(doc)).toEqual(doc);
+        },
+      ),
+    );
+  });
+
+  it("finds a key pasted into a name holding spaces, and exports only that word as a SECRET reference", () => {
+    const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123";
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+    const ref = "${SECRET}";
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      name: `my agent ${key}`,
+      bundle: { mcpServers: [{ name: `search ${key} server`, command: "run-it" }] },
+    };
+    const hints = findSpecSecrets(spec);
+    // A server whose name holds a key is not named in the hints: they never hand back the value.
+    expect(hints).toEqual([
+      { path: "name", sign: SecretSign.Value },
+      { path: "bundle.mcpServers[0].name", sign: SecretSign.Value },
+    ]);
+    expect(JSON.stringify(hints)).not.toContain(key);
+    const out = exportSpec(spec);
+    expect(out.name).toBe(`my agent ${ref}`);
+    expect(out.bundle?.mcpServers?.[0]?.name).toBe(`search ${ref} server`);
+    expect(findSpecSecrets(out)).toEqual([]);
+  });
+
+  it("still reads a header's or an extraBody value whole: an Authorization value with its space is found", () => {
+    const value = "Bearer abcdefgh12345678";
+    expect(findSpecSecrets(withServer({ headers: { "X-Forward": value } }))).toEqual([
+      { path: 'bundle.mcpServers[0].headers["X-Forward"]', server: "srv", sign: SecretSign.Value },
+    ]);
+    expect(findSpecSecrets({ spec: SPEC_TOKEN, model: { extraBody: { forward: value } } })).toEqual([
+      { path: "model.extraBody.forward", sign: SecretSign.Value },
+    ]);
+    expect(findSpecSecrets(withServer({ args: ["-H", `X-Forward: ${value}`] }))).toEqual([
+      { path: "bundle.mcpServers[0].args[1]", server: "srv", sign: SecretSign.Value },
+    ]);
+    // In a name it is free text, read a word at a time: a bare token with no known prefix is missed
+    // there, as in a prompt (a guess both ways).
+    expect(findSpecSecrets({ spec: SPEC_TOKEN, name: value })).toEqual([]);
+  });
+
   it("throws an AgentSpecError for something that is not a parsed spec", () => {
     expect(() => findSpecSecrets({ spec: "nope" } as AgentSpec)).toThrow(AgentSpecError);
     expect(() => findSpecSecrets(undefined as unknown as AgentSpec)).toThrow(

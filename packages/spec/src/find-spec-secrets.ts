@@ -31,8 +31,9 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * Lists the places in a spec that may hold a credential, so a host can warn before calling it safe to share.
  *
  * Reads bundled servers (url, command, args, env, headers), endpoint URLs, and `extraBody` at any depth;
- * any other string field is a `Value` when it is shaped like a key, and a prompt part's `text` or a
- * `description` when a word of it is (free text is read a word at a time, at whitespace).
+ * any other string field is a `Value` when it is shaped like a key. A field holding whitespace (a
+ * prompt part's `text`, a `description`, a `name` such as "Token accounting helper") is free text,
+ * read a word at a time, so only a word that is itself shaped like a key is flagged.
  * A `command` holding whitespace is read as a pasted command line: split into words as a shell
  * splits it, each read as an argument is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
@@ -77,7 +78,7 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
   (checked.bundle?.mcpServers ?? []).forEach((server, index) => {
     const at = child("bundle.mcpServers", index);
     // A name shaped like a key is itself flagged (below), and never handed back as `server`.
-    const name = looksLikeKey(server.name) ? undefined : server.name;
+    const name = holdsKey(server.name) ? undefined : server.name;
     const found = (path: string, sign: SecretSign, replace: (next: string) => void, safe: string) =>
       visit({ path, ...(name !== undefined ? { server: name } : {}), sign }, replace, safe);
     const url = server.url;
@@ -127,14 +128,23 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
 const COVERED =
   /^(?:model\.endpoint\.baseUrl|model\.extraBody|tasks(?:\.[A-Za-z_$][\w$]*|\[[^\]]*\])\.(?:endpoint\.baseUrl|extraBody)|bundle\.mcpServers\[\d+\]\.(?:url|command|args|env|headers))$/;
 
-/** A field of free text, read a word at a time: a prompt part's `text` and any `description`. */
-const PROSE = /(?:^prompt\[\d+\]\.text|(?:^|\.)description)$/;
+/**
+ * True when a string the places above do not read holds a key: the whole of a string with no
+ * whitespace (a model name, a tool name), or a word of one with whitespace (free text, read as
+ * `freeWithoutKeys` reads it).
+ */
+function holdsKey(value: string): boolean {
+  return /\s/.test(value) ? value.split(/\s+/).some(looksLikeKey) : looksLikeKey(value);
+}
 
 /**
  * Every string of the spec the places above do not read: a key-shaped value in it (the whole of a
- * `name`, a `model`, a hook's `tool`) is a `Value`. Free text is read a word at a time, at
- * whitespace, so the shapes that span a space (`Bearer …`) do not take ordinary words for a key;
- * its safe form redacts only the flagged words, each other word and the spacing kept.
+ * `model`, a hook's `tool`) is a `Value`. A string that holds whitespace is free text, whatever its
+ * field (a prompt part's `text`, a `description`, an agent's or a task's `name`): it is read a word
+ * at a time, so the shapes that span a space (`Bearer …`, `Token …`) do not take ordinary words for
+ * a key ("Token accounting helper"), and its safe form redacts only the flagged words, each other
+ * word and the spacing kept. A field whose value is a header (a bundled server's `headers`) is read
+ * above, whole.
  */
 function scanRest(at: string, value: unknown, server: string | undefined, visit: SecretVisit): void {
   const entries: [string | number, unknown][] = Array.isArray(value)
@@ -151,12 +161,12 @@ function scanRest(at: string, value: unknown, server: string | undefined, visit:
       (/^bundle\.mcpServers\[\d+\]$/.test(path) &&
       isPlainObject(item) &&
       typeof item.name === "string" &&
-      !looksLikeKey(item.name)
+      !holdsKey(item.name)
         ? item.name
         : undefined);
     const container = value as Record<string | number, unknown>;
     if (typeof item === "string") {
-      const safe = PROSE.test(path) ? proseWithoutKeys(item) : looksLikeKey(item) ? keyless(item) : undefined;
+      const safe = freeWithoutKeys(item);
       if (safe !== undefined)
         visit(
           { path, ...(inServer !== undefined ? { server: inServer } : {}), sign: SecretSign.Value },
@@ -176,8 +186,11 @@ function keyless(value: string): string {
   return looksLikeKey(out) ? "${SECRET}" : out;
 }
 
-/** Free text with each word that looks like a key redacted (see `keyless`), or undefined when none does. */
-function proseWithoutKeys(text: string): string | undefined {
+/**
+ * A string with each word (a run of non-whitespace) that looks like a key redacted (see
+ * `keyless`), or undefined when none does. A string with no whitespace is one word: tested whole.
+ */
+function freeWithoutKeys(text: string): string | undefined {
   let flagged = false;
   const out = text.replace(/\S+/g, (word) => {
     if (!looksLikeKey(word)) return word;
