@@ -1,3 +1,4 @@
+import { isCredentialParam, REDACTED } from "@loopwright/client";
 import { ContextOverflow } from "@loopwright/negotiate";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { ChatMessage } from "./config.js";
@@ -171,43 +172,115 @@ export function failedRun(error: unknown): RunState | undefined {
   return (error as { run: RunState }).run;
 }
 
+/** What {@link errorMessage} answers for a value none of whose parts can be read. */
+export const UNREADABLE_ERROR = "an error that could not be read";
+
 /**
  * A caught unknown as one line a run row or a terminal can hold: an Error's message (with the
  * HTTP status where an API error has one), a string as is, anything else as JSON where it can be.
+ * A message that is no string (a parsed error body, a number) is written as JSON (a value under a
+ * credential's name such as `authorization` as `[redacted]`) or as text; a part whose reading
+ * throws (a getter, a Proxy's trap) is left out; where nothing can be read, "an error that could
+ * not be read". Never throws.
  */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) {
-    const status = (error as { status?: unknown }).status;
-    let message = error.message || error.name;
-    if (typeof status === "number" && !message.startsWith(String(status))) message = `${status} ${message}`;
-    // A connection failure says only "Connection error."; the code (or words) underneath say which.
-    const detail = causeDetail(error);
-    // An overflow quotes the server's words, which its cause (the API error) says again after its
-    // status ("400 request (…) exceeds …"): said once is enough.
-    const repeated =
-      detail !== undefined &&
-      ContextOverflow.isInstance(error) &&
-      message.includes(detail.replace(/^\d{3} /, ""));
-    return detail && !repeated && !message.includes(detail) ? `${message} (${detail})` : message;
-  }
-  if (typeof error === "string") return error;
-  if (error === undefined || error === null) return String(error);
+  return readErrorMessage(error) ?? UNREADABLE_ERROR;
+}
+
+/** {@link errorMessage}, or `undefined` where nothing of `error` can be read. Never throws. */
+export function readErrorMessage(error: unknown): string | undefined {
   try {
-    return JSON.stringify(error) ?? String(error);
+    if (typeof error === "string") return error;
+    if (error === undefined || error === null) return String(error);
+    if (isError(error)) return errorLine(error);
+    return asText(error, false);
   } catch {
-    return String(error);
+    return undefined;
   }
 }
 
-function causeDetail(error: Error): string | undefined {
-  let cause: unknown = error.cause;
+/** `value instanceof Error`, false where asking throws (a Proxy's `getPrototypeOf` trap). */
+export function isError(value: unknown): value is Error {
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    return value instanceof Error;
+  } catch {
+    return false;
+  }
+}
+
+/** `holder[key]`, or `undefined` where reading it throws (a getter, a Proxy's trap). */
+function read(holder: unknown, key: string): unknown {
+  try {
+    return (holder as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A value that is no string as text: JSON where it has some (credential-named values masked where
+ * `masked`), else `String`; `undefined` where neither can be had.
+ */
+function asText(value: unknown, masked: boolean): string | undefined {
+  if (typeof value === "string") return value;
+  try {
+    const json = JSON.stringify(value, masked ? maskCredentials : undefined);
+    if (json !== undefined) return json;
+  } catch {
+    // A cycle, a BigInt, a throwing toJSON: its text, below.
+  }
+  try {
+    return String(value);
+  } catch {
+    return undefined; // no toString (a null-prototype object), or one that throws
+  }
+}
+
+/** A JSON replacer writing a value under a credential's name (not an error's `code`) as `[redacted]`. */
+function maskCredentials(key: string, value: unknown): unknown {
+  if (key === "" || key === "code" || !isCredentialParam(key)) return value;
+  return value === null || value === undefined || value === "" ? value : REDACTED;
+}
+
+function errorLine(error: Error): string | undefined {
+  const raw = read(error, "message");
+  const message =
+    raw === undefined || raw === null || typeof raw === "function" ? undefined : asText(raw, true);
+  const rawName = read(error, "name");
+  const name = typeof rawName === "string" ? rawName : undefined;
+  let line = message || name || (message ?? name);
+  const status = read(error, "status");
+  if (typeof status === "number") {
+    if (!line) line = String(status);
+    else if (!line.startsWith(String(status))) line = `${status} ${line}`;
+  }
+  // A connection failure says only "Connection error."; the code (or words) underneath say which.
+  const detail = causeDetail(error, message);
+  if (line === undefined) return detail === undefined ? undefined : `${UNREADABLE_ERROR} (${detail})`;
+  // An overflow quotes the server's words, which its cause (the API error) says again after its
+  // status ("400 request (…) exceeds …"): said once is enough.
+  const repeated = detail !== undefined && overflow(error) && line.includes(detail.replace(/^\d{3} /, ""));
+  return detail && !repeated && !line.includes(detail) ? `${line} (${detail})` : line;
+}
+
+function overflow(error: Error): boolean {
+  try {
+    return ContextOverflow.isInstance(error);
+  } catch {
+    return false;
+  }
+}
+
+function causeDetail(error: Error, message: string | undefined): string | undefined {
+  let cause: unknown = read(error, "cause");
   let deepest: string | undefined;
   for (let depth = 0; depth < 4 && typeof cause === "object" && cause !== null; depth++) {
-    const code = (cause as { code?: unknown }).code;
+    const code = read(cause, "code");
     if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code;
-    const message = (cause as { message?: unknown }).message;
-    if (typeof message === "string" && message) deepest = message;
-    cause = (cause as { cause?: unknown }).cause;
+    const said = read(cause, "message");
+    if (typeof said === "string" && said) deepest = said;
+    cause = read(cause, "cause");
   }
-  return deepest && deepest !== error.message ? deepest : undefined;
+  return deepest && deepest !== message ? deepest : undefined;
 }

@@ -13,7 +13,7 @@ import type { AssistantToolCall, ChatMessage, DedupePolicy, ToolDefinition } fro
 
 export type { DedupePolicy };
 
-import { errorMessage } from "./errors.js";
+import { errorMessage, isError, readErrorMessage, UNREADABLE_ERROR } from "./errors.js";
 import { tell } from "./tell.js";
 
 /** A tool call as `dispatch` is handed it: arguments repaired and parsed, the model's own text as `raw`. */
@@ -352,7 +352,9 @@ function cannotHold(name: string, why: string): TypeError {
  * thrown as it is, so it is answered as a thrown one (`Error: <message>`); one inside the result (a
  * `{ ok: false, error }`, an `allSettled` entry) is written as the text `<name>: <message>`, or
  * with fields of its own as `{ name, message, …fields }` (`nestedError`), passed through `clean`
- * (the `redact` option), the rest of the result as it was.
+ * (the `redact` option), the rest of the result as it was — an Error so even when it has a
+ * `toJSON` of its own (axios's `AxiosError` returns its request's `config`, headers and all), as
+ * JSON would otherwise write what that returns; any other object's `toJSON` is what it says.
  */
 function asContent(value: unknown, name: string, clean: Clean = AS_IS): string {
   if (typeof value === "string") return value;
@@ -360,20 +362,87 @@ function asContent(value: unknown, name: string, clean: Clean = AS_IS): string {
   if (value instanceof Error) throw value;
   const kind = unheldKind(value);
   if (kind !== undefined) throw cannotHold(name, `a ${kind}, which JSON cannot hold`);
+  const writing: Writing = { name, clean, within: new Set() };
   let json: string | undefined;
-  let inside: TypeError | undefined;
   try {
-    json = JSON.stringify(value, (_key, item: unknown) => {
-      if (item instanceof Error) return nestedError(item, clean);
-      if (!(item instanceof Map || item instanceof Set)) return item;
-      inside = cannotHold(name, `a ${unheldKind(item)}, which JSON cannot hold, inside its result`);
-      throw inside;
-    });
+    json = JSON.stringify(jsonReady(value, "", writing));
   } catch (error) {
-    if (error === inside) throw error;
+    if (error === writing.inside) throw error;
     throw cannotHold(name, `a value JSON cannot hold (${errorMessage(error)})`);
   }
   return json ?? String(value);
+}
+
+/** What `jsonReady` carries down a result. */
+interface Writing {
+  name: string;
+  clean: Clean;
+  /** The objects and lists being written, outermost first: one met again inside itself is a cycle. */
+  within: Set<object>;
+  /** The error thrown for a Map or Set inside the result, thrown on as it is. */
+  inside?: TypeError;
+}
+
+/** `JSON.rawJSON`'s test (Node 21 and later), where there is one. */
+const isRawJSON = (JSON as { isRawJSON?: (value: unknown) => boolean }).isRawJSON;
+
+/**
+ * `value` (found under `key`) as `JSON.stringify` would see it, made ready for it: each Error, read
+ * before JSON would ask for its `toJSON`, written by `nestedError`; any other value's `toJSON` called
+ * as JSON calls it (the Error it may return written so too); a Map or Set refused; each list and
+ * object copied with its items made ready, which JSON then writes as it would have written the
+ * original (a function or symbol dropped, or `null` in a list). Every field is read once. Throws,
+ * as JSON would, for a cycle, and for what reading the value throws.
+ */
+function jsonReady(value: unknown, key: string, writing: Writing): unknown {
+  if (isError(value)) return nestedError(value, writing.clean);
+  let item = value;
+  if ((typeof item === "object" && item !== null) || typeof item === "function" || typeof item === "bigint") {
+    const toJSON = (item as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === "function") {
+      item = toJSON.call(item, key);
+      if (isError(item)) return nestedError(item, writing.clean);
+    }
+  }
+  if (typeof item === "function" || typeof item === "symbol") return undefined;
+  if (typeof item !== "object" || item === null) return item;
+  if (item instanceof Map || item instanceof Set) {
+    writing.inside = cannotHold(
+      writing.name,
+      `a ${unheldKind(item)}, which JSON cannot hold, inside its result`,
+    );
+    throw writing.inside;
+  }
+  if (item instanceof Number) return Number(item);
+  if (item instanceof String) return String(item);
+  if (item instanceof Boolean || item instanceof BigInt) return item.valueOf();
+  if (isRawJSON?.(item)) return item;
+  if (writing.within.has(item))
+    throw new TypeError("circular: a value in it refers back to one that holds it");
+  writing.within.add(item);
+  try {
+    if (Array.isArray(item)) {
+      const list: unknown[] = [];
+      for (let at = 0; at < item.length; at++) list.push(jsonReady(item[at], String(at), writing));
+      return list;
+    }
+    const copy: Record<string, unknown> = {};
+    for (const field of Object.keys(item)) {
+      const ready = jsonReady((item as Record<string, unknown>)[field], field, writing);
+      if (ready === undefined) continue;
+      if (field === "__proto__") {
+        Object.defineProperty(copy, field, {
+          value: ready,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else copy[field] = ready;
+    }
+    return copy;
+  } finally {
+    writing.within.delete(item);
+  }
 }
 
 /** An Error's own fields its text (`errorMessage`) already says, or that JSON has no use for. */
@@ -403,7 +472,8 @@ const LEFT_OUT: unique symbol = Symbol("left out");
  */
 function nestedError(error: Error, clean: Clean): string | Record<string, unknown> {
   const said = errorMessage(error);
-  const name = typeof error.name === "string" && error.name !== "" ? error.name : "Error";
+  const named = readField(error, "name");
+  const name = typeof named === "string" && named !== "" ? named : "Error";
   const text = wellFormed(clean(said === name ? name : `${name}: ${said}`));
   const fields: Record<string, unknown> = {};
   const budget = { left: MAX_FIELD_VALUES };
@@ -466,7 +536,9 @@ function plainData(
   try {
     if (value instanceof Error) {
       const said = errorMessage(value);
-      return wellFormed(clean(said === value.name ? said : `${value.name || "Error"}: ${said}`));
+      const named = readField(value, "name");
+      const name = typeof named === "string" && named !== "" ? named : "Error";
+      return wellFormed(clean(said === name ? said : `${name}: ${said}`));
     }
     if (value instanceof Date) return Number.isNaN(value.getTime()) ? LEFT_OUT : value.toISOString();
     if (Array.isArray(value)) {
@@ -883,9 +955,16 @@ async function runOne(
       return { ok: false, content: timedOut(request.name, limit), source: "dispatched", ms };
     }
     // The host's words: a failing tool often quotes the request it sent, credentials and all.
+    // What cannot be read (a Proxy whose traps throw), or says nothing, is said so in the loop's words.
+    const said = readErrorMessage(error);
     return {
       ok: false,
-      content: `Error: ${wellFormed(clean(errorMessage(error)))}`,
+      content:
+        said === undefined
+          ? `Error: the ${request.name} tool failed with ${UNREADABLE_ERROR}.`
+          : said.trim() === ""
+            ? `Error: the ${request.name} tool failed without saying why.`
+            : `Error: ${wellFormed(clean(said))}`,
       source: "dispatched",
       ms,
     };
