@@ -56,6 +56,112 @@ describe("fold", () => {
     ).toEqual([{ kind: "reasoning", text: "x" }]);
   });
 
+  it("takes a retract back within its turn only: never past the turn's start or a tool card", () => {
+    const before = [
+      { kind: "turn", step: 1 },
+      { kind: "output", text: "Let me check the weather." },
+      { kind: "tool-call", id: "c1", name: "weather", args: "{}" },
+      { kind: "tool-result", id: "c1", name: "weather", ok: true, content: "sunny" },
+    ] as RunEvent[];
+    const card = {
+      kind: "tool",
+      id: "c1",
+      name: "weather",
+      args: "{}",
+      result: { ok: true, content: "sunny" },
+    };
+    // Turn 2 drew no answer yet: a retract of 20 has nothing of this turn to take.
+    expect(fold([...before, { kind: "turn", step: 2 }, { kind: "retract", chars: 20 }])).toEqual([
+      { kind: "text", text: "Let me check the weather." },
+      card,
+    ]);
+    // A tool card is a boundary too, without a turn event between (events passed without them).
+    expect(
+      fold([...before.slice(1), { kind: "output", text: "So" }, { kind: "retract", chars: 30 }]),
+    ).toEqual([{ kind: "text", text: "Let me check the weather." }, card]);
+    // A new turn after a text with no card: the previous turn's answer stays.
+    expect(
+      fold([
+        { kind: "output", text: "First answer." },
+        { kind: "turn", step: 2 },
+        { kind: "output", text: "plan" },
+        { kind: "retract", chars: 10 },
+        { kind: "thinking", text: "plan" },
+      ]),
+    ).toEqual([
+      { kind: "text", text: "First answer." },
+      { kind: "reasoning", text: "plan" },
+    ]);
+  });
+
+  it("takes nothing from above a gap notice: a slow watcher that missed the turn's text keeps the turn before intact", () => {
+    const events = [
+      { seq: 1, kind: "turn", step: 1 },
+      { seq: 2, kind: "output", text: "Let me check the weather." },
+      { seq: 3, kind: "tool-call", id: "c1", name: "weather", args: "{}" },
+      { seq: 4, kind: "tool-result", id: "c1", name: "weather", ok: true, content: "sunny" },
+      { seq: 5, kind: "turn", step: 2 },
+      { seq: 7, kind: "notice", text: "2 events were dropped", dropped: 2 },
+      { seq: 8, kind: "retract", chars: 20 },
+      { seq: 9, kind: "thinking", text: "It is sunny, say so." },
+      { seq: 10, kind: "output", text: "It is sunny." },
+    ] as (RunEvent & { seq: number })[];
+    expect(fold(events)).toEqual([
+      { kind: "text", text: "Let me check the weather." },
+      { kind: "tool", id: "c1", name: "weather", args: "{}", result: { ok: true, content: "sunny" } },
+      { kind: "notice", text: "2 events were dropped" },
+      { kind: "reasoning", text: "It is sunny, say so." },
+      { kind: "text", text: "It is sunny." },
+    ]);
+    // Text drawn after the gap is the end of the answer: that much is taken, and no more.
+    const after = [
+      { seq: 1, kind: "output", text: "Before the gap " },
+      { seq: 3, kind: "notice", text: "2 events were dropped", dropped: 2 },
+      { seq: 4, kind: "output", text: "plan" },
+      { seq: 5, kind: "retract", chars: 12 },
+    ] as (RunEvent & { seq: number })[];
+    expect(fold(after)).toEqual([
+      { kind: "text", text: "Before the gap " },
+      { kind: "notice", text: "2 events were dropped" },
+    ]);
+  });
+
+  it("takes a retract longer than the last text block from the turn's earlier text blocks, across its reasoning and a continuation's notice", () => {
+    // Text, server-parsed reasoning, more text, then a lone </think> taking back both text pieces.
+    expect(
+      fold([
+        { kind: "turn", step: 1 },
+        { kind: "output", text: "plan A " },
+        { kind: "thinking", text: "x" },
+        { kind: "output", text: "plan B" },
+        { kind: "retract", chars: 13 },
+        { kind: "thinking", text: "plan A plan B" },
+        { kind: "output", text: "Answer" },
+      ]),
+    ).toEqual([
+      { kind: "reasoning", text: "xplan A plan B" },
+      { kind: "text", text: "Answer" },
+    ]);
+    // A scratchpad cut off at the ceiling, carried on, and closed in the continuation; the retract
+    // ends inside the first text block, which keeps what is before.
+    expect(
+      fold([
+        { kind: "turn", step: 1 },
+        { kind: "output", text: "Intro. The user greets me" },
+        { kind: "notice", text: "The reply was cut off at the token ceiling (maxTokens); carrying it on." },
+        { kind: "output", text: ", I greet back." },
+        { kind: "retract", chars: 33 },
+        { kind: "thinking", text: "The user greets me, I greet back." },
+        { kind: "output", text: "Hello!" },
+      ]),
+    ).toEqual([
+      { kind: "text", text: "Intro. " },
+      { kind: "notice", text: "The reply was cut off at the token ceiling (maxTokens); carrying it on." },
+      { kind: "reasoning", text: "The user greets me, I greet back." },
+      { kind: "text", text: "Hello!" },
+    ]);
+  });
+
   it("draws a tool call as a card and fills it in with its result", () => {
     const blocks = fold([
       { kind: "output", text: "Looking." },

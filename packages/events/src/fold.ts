@@ -141,17 +141,22 @@ function inSeqOrder(list: Folded[]): void {
 }
 
 /**
- * Takes `chars` characters back from the end of the last text block (a `retract` event), dropping
- * the block when nothing is left of it. A count that is not a positive whole number takes nothing.
+ * Takes `chars` characters back from the end of the current turn's answer (a `retract` event): from
+ * the last text block, then, while characters are left, from the text blocks before it — past
+ * reasoning and ordinary notices (a continuation's), never below `floor`, the first block after the
+ * turn's start, its last tool card or a gap notice. A block left with nothing is dropped. A count
+ * that is not a positive whole number takes nothing.
  */
-function retract(blocks: DisplayBlock[], chars: unknown): void {
+function retract(blocks: DisplayBlock[], chars: unknown, floor: number): void {
   if (typeof chars !== "number" || !Number.isSafeInteger(chars) || chars < 1) return;
-  for (let i = blocks.length - 1; i >= 0; i--) {
+  let left = chars;
+  for (let i = blocks.length - 1; i >= floor && left > 0; i--) {
     const block = blocks[i] as DisplayBlock;
     if (block.kind !== "text") continue;
-    if (chars >= block.text.length) blocks.splice(i, 1);
-    else block.text = block.text.slice(0, block.text.length - chars);
-    return;
+    const taken = Math.min(left, block.text.length);
+    left -= taken;
+    if (taken === block.text.length) blocks.splice(i, 1);
+    else block.text = block.text.slice(0, block.text.length - taken);
   }
 }
 
@@ -159,8 +164,11 @@ function retract(blocks: DisplayBlock[], chars: unknown): void {
  * Collapses a run's events into blocks for display: runs of `output` into one text block and of
  * `thinking` into one reasoning block (a new turn, or anything drawn between, starts a new one),
  * each `tool-call` into a card that its `tool-result` (same id, latest unanswered card) fills in,
- * and notices and errors as lines. A `retract` takes its `chars` back from the end of the last text
- * block (dropping it when emptied). `usage`, `turn` and `done` draw nothing. Events are folded in
+ * and notices and errors as lines. A `retract` takes its `chars` back from the end of the turn's
+ * answer: from the last text block, then from earlier ones of the same turn (across its reasoning
+ * and a continuation's notice), dropping a block it empties — never past the turn's start, a tool
+ * card or a gap notice (where the text it means may not have been drawn: it then takes back only
+ * what was drawn after the gap). `usage`, `turn` and `done` draw nothing. Events are folded in
  * `seq` order (stably; one without a seq keeps its place after the event before it), and an event
  * whose `seq` was already folded is skipped, so replayed and live events can be passed together,
  * in either order. A watcher's
@@ -179,6 +187,8 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
   // rather than by a walk back over every block (quadratic in a run of unmatched results).
   const open = new Map<string, ToolBlock[]>();
   let joinable = false;
+  // The first block a retract may touch: after the turn's start, its last tool card or a gap notice.
+  let floor = 0;
   // Each a copy, so a getter or Proxy is read once here; one that throws is an event not drawn.
   const list: (RunEvent & { seq?: number })[] = [];
   for (const raw of events) {
@@ -212,7 +222,7 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         break;
       }
       case "retract":
-        retract(blocks, event.chars);
+        retract(blocks, event.chars, floor);
         break;
       case "tool-call": {
         const card: ToolBlock = {
@@ -226,6 +236,7 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         if (waiting) waiting.push(card);
         else open.set(card.id, [card]);
         joinable = false;
+        floor = blocks.length;
         break;
       }
       case "tool-result": {
@@ -238,11 +249,14 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         if (card) card.result = result;
         else blocks.push({ kind: "tool", id: text(event.id), name: text(event.name), args: "", result });
         joinable = false;
+        floor = blocks.length;
         break;
       }
       case "notice":
         blocks.push({ kind: "notice", text: text(event.text) });
         joinable = false;
+        // Events of this turn may be among those skipped: a retract does not reach above the gap.
+        if (isGapNotice(event)) floor = blocks.length;
         break;
       case "error":
         blocks.push({ kind: "error", message: text(event.message) });
@@ -250,6 +264,7 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         break;
       case "turn":
         joinable = false;
+        floor = blocks.length;
         break;
       default:
         break;

@@ -125,6 +125,12 @@ export interface ThinkingEvent {
  * The last `chars` characters of answer text already sent as `output` turned out to be reasoning
  * (a lone closing `</think>`: the chat template opened the scratchpad in the prompt). A display
  * takes them back from the end of the answer it drew; the same text follows as `thinking`.
+ *
+ * The count is within the current turn: it may span several of the turn's `output` runs (text
+ * broken by reasoning, or an answer cut off at the ceiling and carried on after a notice), never
+ * the turn before, a tool call or anything earlier. `fold` takes it from the turn's text blocks
+ * back to front and stops at the turn's start, a tool card or a gap notice (a watcher that missed
+ * some of the turn's `output` takes back only what it drew after the gap).
  */
 export interface RetractEvent {
   kind: "retract";

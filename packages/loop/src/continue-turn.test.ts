@@ -48,52 +48,115 @@ describe("continuing an answer cut off at the ceiling", () => {
     ).toBe(false);
   });
 
-  it("takes back only the continuation's own text shown when a lone </think> in it turns that text into reasoning", async () => {
-    server = await startServer({
-      replies: [cut("The answer is", 10, 5), { content: " hmm, check</think> forty-two.", chunkChars: 3 }],
-    });
+  /** The loop's run, with its events, over the testkit server. */
+  async function continued(
+    replies: NonNullable<Parameters<typeof startServer>[0]>["replies"],
+    maxTokens = 8,
+  ) {
+    server = await startServer({ replies });
     const events: RunEvent[] = [];
     const result = await createRuntime().runAgentLoop({
-      config: { baseUrl: server.baseUrl, model: "llama", maxTokens: 5, maxContinuations: 1 },
+      config: { baseUrl: server.baseUrl, model: "llama", maxTokens, maxContinuations: 1 },
       messages: question,
       dispatch: () => "",
       onEvent: (e) => events.push(e),
     });
-    const at = events.findIndex((e) => e.kind === "retract");
     const notice = events.findIndex((e) => e.kind === "notice" && /carrying it on/.test(e.text));
-    const shown = events
-      .slice(notice, at)
-      .flatMap((e) => (e.kind === "output" ? [e.text] : []))
-      .join("");
-    expect(shown.length).toBeGreaterThan(0);
-    expect(events[at]).toEqual({ kind: "retract", chars: shown.length });
-    const drawn = fold(events)
-      .flatMap((b) => (b.kind === "text" ? [b.text] : []))
-      .join("");
-    expect(drawn).toBe(result.turn.content);
-    expect(result.turn.content.startsWith("The answer is")).toBe(true);
+    const at = events.findIndex((e) => e.kind === "retract");
+    const outputs = (from: number, to: number) =>
+      events
+        .slice(from, to)
+        .flatMap((e) => (e.kind === "output" ? [e.text] : []))
+        .join("");
+    const thinking = events.flatMap((e) => (e.kind === "thinking" ? [e.text] : [])).join("");
+    const drawn = fold(events);
+    return { result, events, notice, at, outputs, thinking, drawn };
+  }
+
+  it("makes the whole answer so far reasoning when a lone </think> in the continuation closes a scratchpad the template opened: turn, stored message, events and fold agree", async () => {
+    // Qwen3/R1 template, no reasoning parser: the scratchpad streams as content and is cut off
+    // before its </think>, which arrives in the continuation.
+    const soFar = "The user greets me, I should";
+    const { result, events, notice, at, outputs, thinking, drawn } = await continued([
+      cut(soFar, 10, 8),
+      { content: " greet back.</think>Hello!", chunkChars: 4 },
+    ]);
+    expect(result.turn.content).toBe("Hello!");
+    expect(result.turn.reasoning).toBe(`${soFar} greet back.`);
+    expect(result.turn.scratchpadClosed).toBe(true);
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "Hello!" });
+    // One retract takes back the answer so far and what of the continuation was drawn, across the notice.
+    expect(outputs(0, notice)).toBe(soFar);
+    const piece = outputs(notice, at);
+    expect(piece.length).toBeGreaterThan(0);
+    expect(events.filter((e) => e.kind === "retract")).toEqual([
+      { kind: "retract", chars: soFar.length + piece.length },
+    ]);
+    expect(thinking).toBe(result.turn.reasoning);
+    expect(outputs(at, events.length)).toBe("Hello!");
+    expect(drawn).toEqual([
+      { kind: "notice", text: "The reply was cut off at the token ceiling (maxTokens); carrying it on." },
+      { kind: "reasoning", text: result.turn.reasoning },
+      { kind: "text", text: "Hello!" },
+    ]);
+    // What the next turn sends back is the answer alone.
+    const second = server!.chatRequests[1]!.body as { messages: ChatMessage[] };
+    expect(second.messages.at(-1)).toEqual({ role: "assistant", content: soFar });
   });
 
-  it("takes nothing back for continuation text it held back and never showed, when a lone </think> turns it into reasoning", async () => {
+  it("takes the answer so far back when the continuation opens with the lone </think>, so nothing of the piece was drawn before it", async () => {
+    // Cut off right before the marker: the stream has nothing of the piece to take back, the loop
+    // still must take back the answer so far before the real answer is drawn.
+    const soFar = "The user greets me, I should greet back.";
+    const { result, events, at, thinking, drawn } = await continued([
+      cut(soFar, 10, 8),
+      { content: "</think>Hello!", chunkChars: 4 },
+    ]);
+    expect(result.turn.content).toBe("Hello!");
+    expect(result.turn.reasoning).toBe(soFar);
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "Hello!" });
+    expect(events.filter((e) => e.kind === "retract")).toEqual([{ kind: "retract", chars: soFar.length }]);
+    // Before any of the new answer: a retract takes from the end of what is drawn.
+    expect(at).toBeLessThan(events.findIndex((e) => e.kind === "output" && e.text.startsWith("Hell")));
+    expect(thinking).toBe(soFar);
+    expect(drawn.filter((b) => b.kind !== "notice")).toEqual([
+      { kind: "reasoning", text: soFar },
+      { kind: "text", text: "Hello!" },
+    ]);
+  });
+
+  it("takes back the answer so far, and nothing of the continuation it held back and never drew, when a lone </think> turns it into reasoning", async () => {
     // The piece opens as the answer so far did, so its opening is held back (it may be a restart);
-    // the marker then makes it reasoning, and what was drawn before the continuation stays.
+    // the marker then makes it reasoning, with the answer so far before it.
     const soFar = "The answer to the question is";
-    server = await startServer({
-      replies: [cut(soFar, 10, 8), { content: "The answer</think> forty-two.", chunkChars: 3 }],
-    });
-    const events: RunEvent[] = [];
-    const result = await createRuntime().runAgentLoop({
-      config: { baseUrl: server.baseUrl, model: "llama", maxTokens: 8, maxContinuations: 1 },
-      messages: question,
-      dispatch: () => "",
-      onEvent: (e) => events.push(e),
-    });
-    expect(events.some((e) => e.kind === "retract")).toBe(false);
-    expect(result.turn.content).toBe(`${soFar}forty-two.`);
-    const drawn = fold(events)
-      .flatMap((b) => (b.kind === "text" ? [b.text] : []))
-      .join("");
-    expect(drawn).toBe(result.turn.content);
+    const { result, events, thinking, drawn } = await continued([
+      cut(soFar, 10, 8),
+      { content: "The answer</think> forty-two.", chunkChars: 3 },
+    ]);
+    expect(events.filter((e) => e.kind === "retract")).toEqual([{ kind: "retract", chars: soFar.length }]);
+    expect(result.turn.content).toBe("forty-two.");
+    expect(result.turn.reasoning).toBe(`${soFar}The answer`);
+    expect(thinking).toBe(result.turn.reasoning);
+    expect(drawn.flatMap((b) => (b.kind === "text" ? [b.text] : []))).toEqual([result.turn.content]);
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "forty-two." });
+  });
+
+  it("keeps the scratchpad once when a continuation that started it over closes it: the restart's own reasoning repeats the answer so far", async () => {
+    const soFar = "The user greets me and I should";
+    const { result, events, thinking, drawn } = await continued([
+      cut(soFar, 10, 8),
+      { content: `${soFar} greet back.</think>Hello!`, chunkChars: 4 },
+    ]);
+    expect(result.turn.content).toBe("Hello!");
+    expect(result.turn.reasoning).toBe(`${soFar} greet back.`);
+    expect(thinking).toBe(result.turn.reasoning);
+    // The restart was never drawn: only the answer so far is taken back.
+    expect(events.filter((e) => e.kind === "retract")).toEqual([{ kind: "retract", chars: soFar.length }]);
+    expect(drawn.filter((b) => b.kind !== "notice")).toEqual([
+      { kind: "reasoning", text: `${soFar} greet back.` },
+      { kind: "text", text: "Hello!" },
+    ]);
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "Hello!" });
   });
 
   it("latches assistantPrefill off for a model that starts the answer over, and never asks it again", async () => {

@@ -52,14 +52,22 @@ function joinUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
   return usage;
 }
 
-function join(whole: Turn, piece: Turn): Turn {
+/**
+ * The turn so far with a continuation's piece after it. When a lone closing marker in the piece
+ * ended a scratchpad the template opened (`scratchpadClosed`), the answer so far was scratchpad
+ * too: the content is the piece's alone, and the answer so far joins the reasoning — unless the
+ * piece had started it over (`restarted`), whose own reasoning already repeats it.
+ */
+function join(whole: Turn, piece: Turn, restarted = false): Turn {
+  const closed = piece.scratchpadClosed === true;
   const joined: Turn = {
-    content: whole.content + piece.content,
+    content: closed ? piece.content : whole.content + piece.content,
     toolCalls: piece.toolCalls,
     usage: joinUsage(whole.usage, piece.usage),
     finishReason: piece.finishReason,
-    reasoning: whole.reasoning + piece.reasoning,
+    reasoning: whole.reasoning + (closed && !restarted ? whole.content : "") + piece.reasoning,
   };
+  if (closed || whole.scratchpadClosed) joined.scratchpadClosed = true;
   const reasoningField = whole.reasoningField ?? piece.reasoningField;
   if (reasoningField) joined.reasoningField = reasoningField;
   if (whole.timings && piece.timings) {
@@ -74,20 +82,32 @@ function join(whole: Turn, piece: Turn): Turn {
 }
 
 /**
- * Wraps a continuation's `onOutput` so its opening is held back until it is known not to be the
- * answer starting over: passed on once it parts from `probe`, never if it repeats all of it. What
- * is still held when the piece ends (a short piece that matched only part of the probe) is a real
- * continuation, and `flush` hands it on.
+ * Wraps a continuation's callbacks. Its `onOutput`'s opening is held back until it is known not to
+ * be the answer starting over: passed on once it parts from `probe`, never if it repeats all of it.
+ * What is still held when the piece ends (a short piece that matched only part of the probe) is a
+ * real continuation, and `flush` hands it on.
+ *
+ * A lone closing marker in the piece (`onScratchpadClosed`) makes all of the answer so far, `soFar`
+ * (drawn by the time the continuation starts), reasoning along with the piece's own text before
+ * it: one `onRetract` takes back `soFar` and what of the piece was passed on, and `soFar` is told
+ * to `onThinking` before the piece's reasoning — unless the piece had started the answer over
+ * (muted), whose reasoning repeats it. The stream's own retract for the piece's text is then
+ * already counted, and what follows the marker is a new answer, passed on as it comes.
  */
 function holdOpening(
   probe: string,
+  soFar: string,
   onOutput: ((text: string) => void) | undefined,
   onRetract: ((chars: number) => void) | undefined,
+  onThinking: ((text: string) => void) | undefined,
+  onScratchpadClosed: (() => void) | undefined,
 ) {
   let held = "";
   let mode: "holding" | "passing" | "muted" = "holding";
   // Characters of this piece passed on: all a retract may take back (held or muted text was never shown).
   let passed = 0;
+  let closed = false;
+  let restarted = false;
   const pass = (text: string) => {
     passed += text.length;
     onOutput?.(text);
@@ -108,8 +128,21 @@ function holdOpening(
         pass(out);
       }
     },
+    onScratchpadClosed: () => {
+      if (closed) return;
+      closed = true;
+      restarted = mode === "muted";
+      onScratchpadClosed?.();
+      const chars = soFar.length + passed;
+      if (chars > 0) onRetract?.(chars);
+      if (!restarted && soFar !== "") onThinking?.(soFar);
+      held = "";
+      passed = 0;
+      mode = "passing";
+    },
     // The piece's answer so far was reasoning: take back only what of it was passed on.
     onRetract: (chars: number) => {
+      if (closed) return; // counted when the marker closed the scratchpad
       const shown = Math.min(chars, passed);
       held = held.slice(0, Math.max(0, held.length - (chars - shown)));
       passed -= shown;
@@ -119,6 +152,10 @@ function holdOpening(
       if (mode === "holding" && held !== "") pass(held);
       held = "";
       mode = "passing";
+    },
+    /** Whether the piece had started the answer over when a lone closing marker ended its scratchpad. */
+    get restarted() {
+      return restarted;
     },
   };
 }
@@ -151,6 +188,16 @@ function statusOf(error: unknown): number | undefined {
  * short of a stop — an overflow included, which latches nothing — the cut-off answer is kept with
  * a notice. A stop rejects with the signal's reason. A continuation is read as answer even under
  * `startInReasoning`: the prefilled answer is already past the scratchpad the template opened.
+ *
+ * Unless it was not: a template that opened the scratchpad in the prompt, served with no reasoning
+ * parser and cut off before its closing marker, streams the scratchpad as answer, and the lone
+ * closing marker arrives in a continuation (`scratchpadClosed` on the piece). The answer so far was
+ * then scratchpad too: the joined turn's content is what followed the marker, and the answer so far
+ * joins the reasoning, before the piece's. `onRetract` takes back the answer so far and what of the
+ * piece was passed on, in one call, and `onThinking` is told the answer so far before the piece's
+ * reasoning — so a display that drew the turn's `onOutput` (the loop's events, and `fold` over
+ * them) ends as the turn does. It counts the whole answer so far as drawn: the turn handed in is
+ * taken to have been given to the same `onOutput`.
  */
 export async function continueTurn(
   client: ChatClientLike,
@@ -168,7 +215,14 @@ export async function continueTurn(
   while (continuations < max && isContinuable(whole) && model?.assistantPrefill !== false) {
     const soFar = whole.content;
     const probe = restartProbe(soFar);
-    const shown = holdOpening(probe, options.onOutput, options.onRetract);
+    const shown = holdOpening(
+      probe,
+      soFar,
+      options.onOutput,
+      options.onRetract,
+      options.onThinking,
+      options.onScratchpadClosed,
+    );
     let piece: Turn;
     try {
       piece = await runTurn(
@@ -179,7 +233,13 @@ export async function continueTurn(
           return { ...body, messages: [...body.messages, { role: "assistant", content: soFar }] };
         },
         // The prefilled answer is past any scratchpad the template opened: the piece is answer.
-        { ...options, startInReasoning: false, onOutput: shown.onOutput, onRetract: shown.onRetract },
+        {
+          ...options,
+          startInReasoning: false,
+          onOutput: shown.onOutput,
+          onRetract: shown.onRetract,
+          onScratchpadClosed: shown.onScratchpadClosed,
+        },
       );
     } catch (error) {
       if (options.signal?.aborted) throw error;
@@ -202,7 +262,8 @@ export async function continueTurn(
       }
       break;
     }
-    if (probe !== "" && piece.content.trimStart().startsWith(probe)) {
+    // After a lone closing marker the piece's content is a new answer, not the old one again.
+    if (!piece.scratchpadClosed && probe !== "" && piece.content.trimStart().startsWith(probe)) {
       if (model) model.assistantPrefill = false;
       // The answer is not joined, but the request was made and its tokens spent.
       whole = { ...whole, usage: joinUsage(whole.usage, piece.usage) };
@@ -214,7 +275,7 @@ export async function continueTurn(
       break;
     }
     shown.flush();
-    whole = join(whole, piece);
+    whole = join(whole, piece, shown.restarted);
     continuations++;
   }
   return { ...whole, continuations };

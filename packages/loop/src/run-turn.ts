@@ -222,6 +222,7 @@ async function attempts(
       options.onOutput?.(text);
     },
     onRetract: options.onRetract,
+    onScratchpadClosed: options.onScratchpadClosed,
     onThinking: (text) => {
       shown = true;
       options.onThinking?.(text);

@@ -133,6 +133,27 @@ describe("stripThinking", () => {
 });
 
 describe("FenceSplitter", () => {
+  it("says closedScratchpad once a closing marker ends a scratchpad the template opened, and only then", () => {
+    const read = (pieces: string[], options: FenceOptions = {}) => {
+      const splitter = new FenceSplitter(options);
+      const seen = pieces.map((piece) => {
+        splitter.push(piece);
+        return splitter.closedScratchpad;
+      });
+      splitter.flush();
+      return seen;
+    };
+    // A lone </think>, split across pieces: said once the marker is whole, not before.
+    expect(read(["plan", "</th", "ink>Answer"])).toEqual([false, false, true]);
+    // The marker first in the reply: nothing to retract, and still said.
+    expect(read(["</think>Answer"])).toEqual([true]);
+    // startInReasoning said so up front: the marker ends that scratchpad.
+    expect(read(["plan", "</think>Answer"], { startInReasoning: true })).toEqual([false, true]);
+    // An opened and closed fence, a lone one after it, or harmony's <|end|>: no template-opened scratchpad.
+    expect(read(["<think>x</think>Answer", " </think>"])).toEqual([false, false]);
+    expect(read(["plan<|end|>Answer"])).toEqual([false]);
+  });
+
   it("holds back a chunk ending in half a tag instead of showing it", () => {
     const splitter = new FenceSplitter();
     expect(splitter.push("Sure. <th")).toEqual({ content: "Sure. ", reasoning: "", retracted: 0 });

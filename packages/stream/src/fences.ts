@@ -148,6 +148,7 @@ export class FenceSplitter {
   private resume: string | undefined;
   private contentTotal = "";
   private reasoningTotal = "";
+  private closedUnopened = false;
 
   constructor(options: FenceOptions = {}) {
     this.fences = validateFences(options.fences ?? DEFAULT_FENCES);
@@ -181,6 +182,15 @@ export class FenceSplitter {
   /** Whether the text read so far ends inside a fence. */
   get inReasoning(): boolean {
     return this.inside;
+  }
+
+  /**
+   * Whether a closing marker ended a scratchpad the template opened in the prompt: one of an
+   * `implicitOpen` fence arriving before any marker (all answer before it moved to reasoning), or,
+   * with `startInReasoning: true`, the marker that ends the scratchpad the text began in.
+   */
+  get closedScratchpad(): boolean {
+    return this.closedUnopened;
   }
 
   /** Takes the next piece of text; returns what it released as answer and as reasoning. */
@@ -295,6 +305,7 @@ export class FenceSplitter {
     this.sawMarker = true;
     if (closing) {
       // A closing marker with no opening one: the answer so far was scratchpad.
+      this.closedUnopened = true;
       const moved = this.contentTotal;
       out.retracted += moved.length - out.content.length;
       out.content = "";
@@ -335,6 +346,8 @@ export class FenceSplitter {
       this.heldBlank = keep === 0 && this.held !== "";
       return buf.length;
     }
+    // Inside with no fence of its own: the scratchpad `startInReasoning` said the template opened.
+    if (this.fence === undefined) this.closedUnopened = true;
     let end = at;
     while (end > pos && isSpace(buf.charCodeAt(end - 1))) end--;
     this.emitReasoning(buf.slice(pos, end), out);

@@ -189,6 +189,41 @@ describe("streamTurn reads a streamed turn over HTTP", () => {
     ]);
   });
 
+  it("tells onScratchpadClosed and says scratchpadClosed on the turn when a lone </think> ends a template-opened scratchpad, also when nothing is taken back", async () => {
+    const { client } = await harness([
+      { content: "plan</think>Answer", chunkChars: 2 },
+      { content: "</think>Answer", chunkChars: 64 },
+      { content: "plan<think>x</think>Answer", chunkChars: 3 },
+    ]);
+    const log: string[] = [];
+    const options: StreamTurnOptions = {
+      onOutput: (t) => log.push(`out ${t}`),
+      onRetract: (chars) => log.push(`retract ${chars}`),
+      onScratchpadClosed: () => log.push("closed"),
+      onThinking: (t) => log.push(`think ${t}`),
+    };
+    const cut = await streamTurn(client, body(), options);
+    expect(cut).toMatchObject({ content: "Answer", reasoning: "plan", scratchpadClosed: true });
+    // Once, before the retract and the reasoning it moved.
+    expect(log.filter((e) => e === "closed")).toHaveLength(1);
+    expect(log.slice(log.indexOf("closed"), log.indexOf("closed") + 3)).toEqual([
+      "closed",
+      "retract 4",
+      "think plan",
+    ]);
+    // The marker first: nothing to take back, and the caller is told all the same, before the answer.
+    log.length = 0;
+    const first = await streamTurn(client, body(), options);
+    expect(first).toMatchObject({ content: "Answer", reasoning: "", scratchpadClosed: true });
+    expect(log).toEqual(["closed", "out Answer"]);
+    // An opened and closed fence is no template-opened scratchpad.
+    log.length = 0;
+    const fenced = await streamTurn(client, body(), options);
+    expect(fenced).toMatchObject({ content: "planAnswer", reasoning: "x" });
+    expect(fenced.scratchpadClosed).toBeUndefined();
+    expect(log).not.toContain("closed");
+  });
+
   it("with startInReasoning, reads the answer of a server that parsed the scratchpad into reasoning_content", async () => {
     // deepseek-reasoner's template opens <think> in the prompt; the server's parser takes the
     // scratchpad out, so the content is the answer and never holds </think>.
@@ -552,6 +587,7 @@ describe("streams that go wrong", () => {
       ["onOutput", { onOutput: "print" }],
       ["onThinking", { onThinking: 1 }],
       ["onRetract", { onRetract: "erase" }],
+      ["onScratchpadClosed", { onScratchpadClosed: true }],
       ["onToolCallDelta", { onToolCallDelta: {} }],
       ["produced", { produced: "yes" }],
     ];

@@ -94,6 +94,15 @@ export interface StreamTurnOptions {
    * means it is never needed.
    */
   onRetract?: (chars: number) => void;
+  /**
+   * Told once, when a closing marker arrives with no opening one (the chat template opened the
+   * scratchpad in the prompt): everything before it in this reply is reasoning. Called before
+   * `onRetract`, and also when nothing is to be taken back (the marker came first, or in the same
+   * piece as the text before it, or `startInReasoning` said so up front); the turn then has
+   * `scratchpadClosed: true`. A caller that sent an answer so far as a prefill (a continuation)
+   * takes that back here too.
+   */
+  onScratchpadClosed?: () => void;
   /** Told each piece of reasoning: the server's reasoning fields and fenced text in content. */
   onThinking?: (text: string) => void;
   /** Told each piece of a tool call as it arrives, with the call's progress so far. */
@@ -325,6 +334,7 @@ const OPTION_KEYS: readonly (keyof StreamTurnOptions)[] = [
   "produced",
   "onOutput",
   "onRetract",
+  "onScratchpadClosed",
   "onThinking",
   "onToolCallDelta",
   "fences",
@@ -349,7 +359,13 @@ function checkOptions(opts: StreamTurnOptions): void {
     new StreamError("invalid-argument", `streamTurn: ${name} must be ${what}.`);
   checkOptionKeys(opts);
   if (opts.signal != null && !isAbortSignal(opts.signal)) throw invalid("signal", "an AbortSignal");
-  for (const name of ["onOutput", "onRetract", "onThinking", "onToolCallDelta"] as const) {
+  for (const name of [
+    "onOutput",
+    "onRetract",
+    "onScratchpadClosed",
+    "onThinking",
+    "onToolCallDelta",
+  ] as const) {
     if (opts[name] != null && typeof opts[name] !== "function") throw invalid(name, "a function");
   }
   if (opts.produced != null && typeof opts.produced !== "object") {
@@ -498,6 +514,7 @@ export async function streamTurn<Body extends ChatBody>(
       startInReasoning: opts.startInReasoning ?? undefined,
       onOutput: opts.onOutput ?? undefined,
       onRetract: opts.onRetract ?? undefined,
+      onScratchpadClosed: opts.onScratchpadClosed ?? undefined,
       onThinking: opts.onThinking ?? undefined,
       onToolCallDelta: opts.onToolCallDelta ?? undefined,
       onProduced: produced

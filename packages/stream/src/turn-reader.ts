@@ -21,6 +21,8 @@ export interface TurnReaderOptions {
   onOutput?: (text: string) => void;
   /** Told how many characters of answer text already given to `onOutput` turned out to be reasoning. */
   onRetract?: (chars: number) => void;
+  /** Told once when a lone closing marker ends a scratchpad the template opened, before `onRetract`. */
+  onScratchpadClosed?: () => void;
   onThinking?: (text: string) => void;
   onToolCallDelta?: (progress: ToolCallProgress) => void;
   /** Called once, on the first chunk that carries text, reasoning or a piece of a tool call. */
@@ -115,6 +117,8 @@ export class TurnReader {
   private timings: TimingsLike | undefined;
   private finishReason = "";
   private produced = false;
+  /** Whether a lone closing marker ended a template-opened scratchpad (told to `onScratchpadClosed`). */
+  private scratchpadClosed = false;
 
   constructor(options: TurnReaderOptions = {}) {
     this.options = options;
@@ -192,6 +196,7 @@ export class TurnReader {
       finishReason: this.finishReason,
       reasoning: inside ? this.reasoning + pending : this.reasoning,
       ...(this.reasoningField ? { reasoningField: this.reasoningField } : {}),
+      ...(this.scratchpadClosed ? { scratchpadClosed: true as const } : {}),
       ...readTimings(this.timings),
     };
   }
@@ -282,6 +287,10 @@ export class TurnReader {
   }
 
   private deliver(split: FenceSplit): void {
+    if (!this.scratchpadClosed && this.splitter.closedScratchpad) {
+      this.scratchpadClosed = true;
+      this.options.onScratchpadClosed?.();
+    }
     // Before the reasoning it turned out to be, so a display takes the text back, then shows it as reasoning.
     if (split.retracted > 0) this.options.onRetract?.(split.retracted);
     if (split.reasoning !== "") {

@@ -86,6 +86,14 @@ export interface Turn {
    * none carried it (no scratchpad, or one read from a fence or content parts).
    */
   reasoningField?: "reasoning_content" | "reasoning";
+  /**
+   * Present (`true`) when a closing marker arrived with no opening one: the chat template opened the
+   * scratchpad in the prompt and the reply began inside it (said up front with `startInReasoning`
+   * or not), so everything before the marker is in `reasoning` and `content` is only what followed.
+   * A caller that sent an answer so far as a prefill (a continuation) reads it to move that answer
+   * to reasoning too. Absent otherwise.
+   */
+  scratchpadClosed?: true;
   timings?: TurnTimings;
 }
 
