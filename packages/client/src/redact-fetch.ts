@@ -1,33 +1,17 @@
-import { exactPatterns, type Pattern, redactDeep, redactText, replaced, stretchesOf } from "./redact.js";
+import {
+  exactPatterns,
+  heldBack,
+  type Pattern,
+  redactDeep,
+  redactText,
+  replaced,
+  stretchesOf,
+} from "./redact.js";
 
 /** Content types whose bodies are text a server could echo a secret into. */
 const TEXTUAL = /^text\/|json|event-stream|xml|javascript|x-www-form-urlencoded/i;
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
-
-/**
- * How much of `text`'s end could be the start of a secret: that much is held back until the next
- * piece shows whether it is one. Ordinary text ends in no secret's first characters, so nothing
- * is held and a stream is passed on as it arrives.
- */
-function heldBack(text: string, secrets: readonly Pattern[]): number {
-  let hold = 0;
-  for (const { text: secret } of secrets) {
-    const from = Math.max(0, text.length - secret.length + 1);
-    for (
-      let at = text.indexOf(secret[0] as string, from);
-      at >= 0;
-      at = text.indexOf(secret[0] as string, at + 1)
-    ) {
-      if (text.length - at <= hold) break;
-      if (secret.startsWith(text.slice(at))) {
-        hold = text.length - at;
-        break;
-      }
-    }
-  }
-  return hold;
-}
 
 function redactedBody(
   body: ReadableStream<Uint8Array>,

@@ -41,6 +41,9 @@ describe("a long credential written cut short, wrapped, percent-encoded byte by 
       }
       // Wrapped and cut short.
       expect(redact(`key ${KEY.slice(0, 9)}\n  ${KEY.slice(9, 25)}…`), name).toBe(`key ${REDACTED}…`);
+      // Wrapped inside a JSON string, where the line break is written `\n`.
+      const json = JSON.stringify(`key ${KEY.slice(0, 34)}\n    ${KEY.slice(34)}.`);
+      expect(redact(json), name).toBe(`"key ${REDACTED}."`);
     }
   });
 
@@ -283,5 +286,41 @@ describe("a pooled client reads a server's error body the same way", () => {
     });
     const short = await ask({ apiKey: "123456" });
     expect(short.message).toContain(`key ${REDACTED} refused; pid 1234567`);
+  });
+
+  it("takes out a key percent-encoded, wrapped or cut short when a stream's pieces are cut inside it", async () => {
+    const dashes = KEY.replace(/-/g, "%2D");
+    // The wrapped key's last part is too short to be taken out on its own: only as the rest of the key.
+    const content = `a ${dashes} b ${KEY.slice(0, 34)}\n    ${KEY.slice(34)} c ${KEY.slice(0, 30)}… d`;
+    const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
+    // Cut inside each form (in the wrapped one, inside its indentation): each piece a network read.
+    const ends = [
+      event.indexOf("%2DAbc") + 5,
+      event.indexOf("\\n") + 3,
+      event.lastIndexOf(KEY.slice(0, 12)) + 14,
+      event.length,
+    ];
+    const chunks = ends.map((end, i) => event.slice(i === 0 ? 0 : ends[i - 1], end));
+    server.enqueue({ type: "raw", chunks: [...chunks, "data: [DONE]\n\n"], chunkDelayMs: 5 });
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: KEY });
+    let text = "";
+    const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? "";
+    expect(text).toBe(`a ${REDACTED} b ${REDACTED} c ${REDACTED}… d`);
+  });
+
+  it("leaves a short key's digits inside a longer number a stream's pieces cut after them", async () => {
+    const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "pid 1234567, key 123456." } }] })}\n\n`;
+    const cut = event.indexOf("1234567") + 6;
+    server.enqueue({
+      type: "raw",
+      chunks: [event.slice(0, cut), event.slice(cut), "data: [DONE]\n\n"],
+      chunkDelayMs: 5,
+    });
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: "123456" });
+    let text = "";
+    const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? "";
+    expect(text).toBe(`pid 1234567, key ${REDACTED}.`);
   });
 });

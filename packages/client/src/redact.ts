@@ -407,68 +407,81 @@ function placesOf(text: string, pattern: Pattern, found: (start: number, end: nu
 
 /**
  * A text as a secret may be hidden in it: every `%XX` of an ASCII character decoded and, with
- * `gaps`, every run of blanks holding a line break left out. `from[i]` and `to[i]` are where the
- * view's `i`th character stands in the text.
+ * `gaps`, every run of blanks holding a line break left out. `span(start, end)` is where the view's
+ * `[start, end)` stands in the text.
  */
 interface View {
   text: string;
-  from: Int32Array;
-  to: Int32Array;
-}
-
-function hexValue(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  if (code >= 65 && code <= 70) return code - 55;
-  if (code >= 97 && code <= 102) return code - 87;
-  return -1;
+  span: (start: number, end: number) => [number, number];
 }
 
 const isBlank = (code: number) => code === 32 || code === 9;
-const isLineBreak = (code: number) => code === 10 || code === 13;
 
-/** `text`'s view (see `View`), built in one pass. */
+/**
+ * The places a view differs from its text at: a line break (or a JSON string's `\n`, `\r`) with the
+ * blanks after it, or a `%XX` of an ASCII character. Each alternative starts with its own
+ * character, so nothing backtracks.
+ */
+const GAP_OR_ESCAPE = /(?:[\r\n]|\\[rn])(?:[ \t\r\n]|\\[rnt])*|%[0-7][0-9A-Fa-f]/g;
+const ESCAPE = /%[0-7][0-9A-Fa-f]/g;
+const LINE_BREAK = /[\r\n]|\\[rn]/;
+
+/**
+ * `text`'s view (see `View`), in one pass of a regular expression that cannot backtrack. The view
+ * is kept as pieces: a run copied from the text, or one decoded `%XX`; a place in it is found by
+ * halving over the pieces' starts.
+ */
 function viewOf(text: string, gaps: boolean): View {
-  const from = new Int32Array(text.length);
-  const to = new Int32Array(text.length);
-  const codes: number[] = [];
-  const put = (code: number, start: number, end: number) => {
-    from[codes.length] = start;
-    to[codes.length] = end;
-    codes.push(code);
+  const parts: string[] = [];
+  const viewStarts: number[] = [];
+  const textStarts: number[] = [];
+  const widths: number[] = [];
+  let length = 0;
+  let consumed = 0;
+  const piece = (part: string, at: number, width: number) => {
+    viewStarts.push(length);
+    textStarts.push(at);
+    widths.push(width);
+    parts.push(part);
+    length += part.length;
   };
-  let i = 0;
-  while (i < text.length) {
-    const code = text.charCodeAt(i);
-    if (gaps && (isBlank(code) || isLineBreak(code))) {
-      // A run of blanks is left out whole when it holds a line break, and kept whole when not.
-      let end = i;
-      let breaks = false;
-      for (; end < text.length; end++) {
-        const next = text.charCodeAt(end);
-        if (isLineBreak(next)) breaks = true;
-        else if (!isBlank(next)) break;
-      }
-      if (!breaks) for (let k = i; k < end; k++) put(text.charCodeAt(k), k, k + 1);
-      i = end;
-      continue;
+  const copy = (from: number, to: number) => {
+    if (to > from) piece(text.slice(from, to), from, 1);
+  };
+  const places = gaps ? GAP_OR_ESCAPE : ESCAPE;
+  places.lastIndex = 0;
+  for (let found = places.exec(text); found !== null; found = places.exec(text)) {
+    const at = found.index;
+    if (found[0].charCodeAt(0) === 37) {
+      copy(consumed, at);
+      piece(String.fromCharCode(Number.parseInt(found[0].slice(1), 16)), at, 3);
+      consumed = at + 3;
+    } else {
+      // The blanks before the line break go with it.
+      let start = at;
+      while (start > consumed && isBlank(text.charCodeAt(start - 1))) start--;
+      copy(consumed, start);
+      consumed = at + found[0].length;
     }
-    if (code === 37 && i + 2 < text.length) {
-      const high = hexValue(text.charCodeAt(i + 1));
-      const low = hexValue(text.charCodeAt(i + 2));
-      if (high >= 0 && high < 8 && low >= 0) {
-        put(high * 16 + low, i, i + 3);
-        i += 3;
-        continue;
-      }
+  }
+  copy(consumed, text.length);
+  /** The text index of the view's `index`th character, and the end of that character there. */
+  const locate = (index: number): [number, number] => {
+    let low = 0;
+    let high = viewStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if ((viewStarts[middle] as number) <= index) low = middle;
+      else high = middle - 1;
     }
-    put(code, i, i + 1);
-    i++;
-  }
-  let out = "";
-  for (let start = 0; start < codes.length; start += 8192) {
-    out += String.fromCharCode(...codes.slice(start, start + 8192));
-  }
-  return { text: out, from, to };
+    const width = widths[low] as number;
+    const at = (textStarts[low] as number) + (index - (viewStarts[low] as number)) * width;
+    return [at, at + width];
+  };
+  return {
+    text: parts.join(""),
+    span: (start, end) => [locate(start)[0], locate(end - 1)[1]],
+  };
 }
 
 /**
@@ -525,27 +538,23 @@ export function stretchesOf(text: string, patterns: readonly Pattern[]): Stretch
   const found: [number, number][] = [];
   const add = (start: number, end: number) => found.push([start, end]);
   const percent = text.includes("%");
-  const breaks = text.includes("\n") || text.includes("\r");
+  const breaks = LINE_BREAK.test(text);
   let decoded: View | undefined;
   let unwrapped: View | undefined;
   for (const pattern of patterns) {
     placesOf(text, pattern, add);
     if (!pattern.plain) continue;
     if (pattern.pieces) {
-      if (!percent && !breaks) piecesIn({ text, from: EMPTY, to: EMPTY }, pattern.text, add);
+      if (!percent && !breaks) piecesIn({ text, span: (start, end) => [start, end] }, pattern.text, add);
       else {
         unwrapped ??= viewOf(text, true);
         const view = unwrapped;
-        piecesIn(view, pattern.text, (start, end) =>
-          add(view.from[start] as number, view.to[end - 1] as number),
-        );
+        piecesIn(view, pattern.text, (start, end) => add(...view.span(start, end)));
       }
     } else if (percent) {
       decoded ??= viewOf(text, false);
       const view = decoded;
-      placesOf(view.text, pattern, (start, end) =>
-        add(view.from[start] as number, view.to[end - 1] as number),
-      );
+      placesOf(view.text, pattern, (start, end) => add(...view.span(start, end)));
     }
   }
   if (found.length === 0) return found;
@@ -559,7 +568,51 @@ export function stretchesOf(text: string, patterns: readonly Pattern[]): Stretch
   return merged;
 }
 
-const EMPTY = new Int32Array(0);
+/** How long a piece of `text`'s end is that is the start of one of `secrets` (shorter than it). */
+function startAtEnd(text: string, secrets: readonly string[]): number {
+  let hold = 0;
+  for (const secret of secrets) {
+    const from = Math.max(0, text.length - secret.length + 1);
+    for (
+      let at = text.indexOf(secret[0] as string, from);
+      at >= 0;
+      at = text.indexOf(secret[0] as string, at + 1)
+    ) {
+      if (text.length - at <= hold) break;
+      if (secret.startsWith(text.slice(at))) {
+        hold = text.length - at;
+        break;
+      }
+    }
+  }
+  return hold;
+}
+
+/** An escape cut short at the end of a text: `%`, `%7`, a JSON string's `\`. */
+const PARTIAL_ESCAPE = /(?:%[0-9A-Fa-f]?|\\)$/;
+
+/**
+ * How much of `text`'s end could be the start of a secret, for a stream to hold back until the next
+ * piece shows whether it is one: the start of a pattern as written, or of a plain one with its
+ * `%XX` decoded and line breaks left out (with an escape cut short after it). Ordinary text ends in
+ * no secret's first characters, so nothing is held and a stream is passed on as it arrives.
+ */
+export function heldBack(text: string, patterns: readonly Pattern[]): number {
+  const hold = startAtEnd(
+    text,
+    patterns.map((pattern) => pattern.text),
+  );
+  const plain = patterns.filter((pattern) => pattern.plain).map((pattern) => pattern.text);
+  if (plain.length === 0) return hold;
+  const partial = PARTIAL_ESCAPE.exec(text)?.[0].length ?? 0;
+  const body = text.slice(0, text.length - partial);
+  if (partial === 0 && !body.includes("%") && !LINE_BREAK.test(body)) return hold;
+  const view = viewOf(body, true);
+  const inView = startAtEnd(view.text, plain);
+  const start = inView > 0 ? view.span(view.text.length - inView, view.text.length)[0] : body.length;
+  // An escape cut short is held even alone: it may be a secret's first character, encoded.
+  return Math.max(hold, text.length - start);
+}
 
 /** `text[0, end)` with each of `stretches` (sorted, apart) that ends by `end` replaced by `REDACTED`. */
 export function replaced(text: string, stretches: readonly Stretch[], end = text.length): string {
