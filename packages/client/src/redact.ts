@@ -144,6 +144,7 @@ function percentForms(value: string): string[] {
 
 /** A header value that is an auth scheme and then the credentials: `Bearer <token>`, `Basic <base64>`. */
 const AUTH_SCHEME = /^\s*(?:bearer|basic|token|bot|apikey|api-key|key|digest|dpop|mac|hmac)\s+(\S.*)$/is;
+
 /**
  * How one secret, or one form of it, is looked for in a text. `secretsOf` answers the `text`s;
  * the redactors read the rest.
