@@ -18,14 +18,18 @@ export type { ModelListingErrorCode } from "./errors.js";
 export { EndpointConfigError, ModelListingError } from "./errors.js";
 export type { ClientLogEntry, ClientPool, ClientPoolOptions } from "./pool.js";
 export { createClientPool, DEFAULT_MAX_CLIENTS, NO_TIMEOUT_MS } from "./pool.js";
-export type { SecretBearer } from "./redact.js";
+export type { SecretBearer, UnwrittenRedaction } from "./redact.js";
 export {
+  CUT_SHORT_FROM,
   credentialRedactor,
   isCredentialParam,
   MIN_SECRET_LENGTH,
   REDACTED,
   redactor,
+  SHORTEST_PIECE,
   secretsOf,
+  unwrittenRedactions,
+  WHOLE_WORD_BELOW,
 } from "./redact.js";
 export { redactingFetch } from "./redact-fetch.js";
 export type {

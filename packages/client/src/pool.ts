@@ -11,7 +11,7 @@ import {
 } from "./endpoint.js";
 import { keepErrorBodies } from "./error-bodies.js";
 import { EndpointConfigError } from "./errors.js";
-import { credentialsOf, redactDeep, redactText, secretsOf } from "./redact.js";
+import { patternsOf, redactDeep, redactText } from "./redact.js";
 import { splitRedactingFetch } from "./redact-fetch.js";
 import { sameOriginRedirects } from "./redirects.js";
 import {
@@ -160,7 +160,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
         clients.set(id, hit);
         return hit.client;
       }
-      const secrets = secretsOf({ baseUrl: baseURL, apiKey, headers });
+      const secrets = patternsOf({ baseUrl: baseURL, apiKey, headers });
       const write =
         (level: ClientLogEntry["level"]) =>
         (...args: unknown[]) => {
@@ -189,7 +189,7 @@ export function createClientPool(given: ClientPoolOptions = {}): ClientPool {
         // a routing header's value is a word the model may write. Error bodies lose every secret.
         fetch: splitRedactingFetch(
           secrets,
-          credentialsOf({ baseUrl: baseURL, apiKey, headers }),
+          patternsOf({ baseUrl: baseURL, apiKey, headers }, true),
           keepErrorBodies(sameOriginRedirects()),
         ),
       });
@@ -243,6 +243,6 @@ async function redacting<T>(lookup: Promise<T>, settings: WindowSettings): Promi
   try {
     return await lookup;
   } catch (error) {
-    throw redactDeep(error, secretsOf(settings));
+    throw redactDeep(error, patternsOf(settings));
   }
 }

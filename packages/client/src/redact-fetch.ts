@@ -1,37 +1,21 @@
-import { redactDeep, redactText } from "./redact.js";
+import {
+  exactPatterns,
+  heldBack,
+  type Pattern,
+  redactDeep,
+  redactText,
+  replaced,
+  stretchesOf,
+} from "./redact.js";
 
 /** Content types whose bodies are text a server could echo a secret into. */
 const TEXTUAL = /^text\/|json|event-stream|xml|javascript|x-www-form-urlencoded/i;
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-/**
- * How much of `text`'s end could be the start of a secret: that much is held back until the next
- * piece shows whether it is one. Ordinary text ends in no secret's first characters, so nothing
- * is held and a stream is passed on as it arrives.
- */
-function heldBack(text: string, secrets: readonly string[]): number {
-  let hold = 0;
-  for (const secret of secrets) {
-    const from = Math.max(0, text.length - secret.length + 1);
-    for (
-      let at = text.indexOf(secret[0] as string, from);
-      at >= 0;
-      at = text.indexOf(secret[0] as string, at + 1)
-    ) {
-      if (text.length - at <= hold) break;
-      if (secret.startsWith(text.slice(at))) {
-        hold = text.length - at;
-        break;
-      }
-    }
-  }
-  return hold;
-}
-
 function redactedBody(
   body: ReadableStream<Uint8Array>,
-  secrets: readonly string[],
+  secrets: readonly Pattern[],
 ): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
@@ -39,10 +23,17 @@ function redactedBody(
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        const text = redactText(carry + decoder.decode(chunk, { stream: true }), secrets);
-        const hold = heldBack(text, secrets);
-        carry = text.slice(text.length - hold);
-        if (text.length > hold) controller.enqueue(encoder.encode(text.slice(0, text.length - hold)));
+        const text = carry + decoder.decode(chunk, { stream: true });
+        const stretches = stretchesOf(text, secrets);
+        // What could be the start of a secret waits for the next piece, and so does a secret found
+        // running into it or ending the text (the next piece may show it runs on into a longer
+        // word): it is looked for again, whole, with that piece.
+        let cut = text.length - heldBack(text, secrets);
+        for (const [start, end] of stretches) {
+          if ((start < cut && end > cut) || end === text.length) cut = Math.min(cut, start);
+        }
+        carry = text.slice(cut);
+        if (cut > 0) controller.enqueue(encoder.encode(replaced(text, stretches, cut)));
       },
       flush(controller) {
         const text = redactText(carry + decoder.decode(), secrets);
@@ -58,11 +49,21 @@ function redactedBody(
  * as audio passes untouched) and every response header value — and out of the error a failed
  * request throws, so a server that echoes the key or a header
  * cannot put it into an SDK error, an event or a log line. `secrets` are the strings `secretsOf`
- * answers for the endpoint; with none it is `inner` itself. Throws `TypeError` for `secrets` that
+ * answers for the endpoint, each looked for exactly as given (a pooled client looks for an endpoint's
+ * secrets as `redactor` does, cut short and wrapped too); with none it is `inner` itself. Throws `TypeError` for `secrets` that
  * are not an array of non-empty strings, or an `inner` that is not a function.
  */
 export function redactingFetch(secrets: readonly string[], inner: FetchLike = globalThis.fetch): FetchLike {
-  return splitRedactingFetch(secrets, secrets, inner);
+  checkSecrets(secrets);
+  return splitRedactingFetch(exactPatterns(secrets), exactPatterns(secrets), inner);
+}
+
+function checkSecrets(list: unknown): void {
+  if (!Array.isArray(list) || !list.every((s) => typeof s === "string" && s !== "")) {
+    throw new TypeError(
+      "redactingFetch: secrets must be an array of non-empty strings (secretsOf(endpoint)).",
+    );
+  }
 }
 
 /**
@@ -73,17 +74,10 @@ export function redactingFetch(secrets: readonly string[], inner: FetchLike = gl
  * lose all of `secrets`. `replySecrets` must be a subset of `secrets`.
  */
 export function splitRedactingFetch(
-  secrets: readonly string[],
-  replySecrets: readonly string[],
+  secrets: readonly Pattern[],
+  replySecrets: readonly Pattern[],
   inner: FetchLike = globalThis.fetch,
 ): FetchLike {
-  for (const list of [secrets, replySecrets]) {
-    if (!Array.isArray(list) || !list.every((s) => typeof s === "string" && s !== "")) {
-      throw new TypeError(
-        "redactingFetch: secrets must be an array of non-empty strings (secretsOf(endpoint)).",
-      );
-    }
-  }
   if (typeof inner !== "function") throw new TypeError("redactingFetch: inner must be a fetch function.");
   if (secrets.length === 0) return inner;
   return async (input, init) => {

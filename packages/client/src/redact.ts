@@ -145,21 +145,96 @@ function percentForms(value: string): string[] {
 /** A header value that is an auth scheme and then the credentials: `Bearer <token>`, `Basic <base64>`. */
 const AUTH_SCHEME = /^\s*(?:bearer|basic|token|bot|apikey|api-key|key|digest|dpop|mac|hmac)\s+(\S.*)$/is;
 
-function addForms(out: Set<string>, value: string): void {
+/**
+ * How one secret, or one form of it, is looked for in a text. `secretsOf` answers the `text`s;
+ * the redactors read the rest.
+ */
+export interface Pattern {
+  /** What is looked for. */
+  readonly text: string;
+  /**
+   * Replaced only as a word of its own: where its first (last) character is a letter or digit, the
+   * character before (after) it must not be one. A short secret (`123456`, `test-key`) is then
+   * left alone inside `pid 1234567` or `test-keys.ts`.
+   */
+  readonly bounded: boolean;
+  /** The secret as it reads (not an encoding of it): also looked for with every `%XX` of a text decoded. */
+  readonly plain: boolean;
+  /**
+   * A long credential: also looked for cut short (a run of `SHORTEST_PIECE` characters or more
+   * that begins or ends it) and wrapped (a line break and indentation anywhere inside it).
+   */
+  readonly pieces: boolean;
+}
+
+/**
+ * Secrets shorter than this are replaced only as words of their own (see `Pattern.bounded`): a
+ * six-digit key is a number ordinary text holds inside longer ones.
+ */
+export const WHOLE_WORD_BELOW = 16;
+
+/** The shortest credential also looked for cut short or wrapped across lines. */
+export const CUT_SHORT_FROM = 20;
+
+/** The shortest run of a long credential's first or last characters that is replaced on its own. */
+export const SHORTEST_PIECE = 12;
+
+/** `value`'s UTF-8 bytes in hex (either case) and every one of them percent-encoded (either case). */
+function byteForms(value: string): string[] {
+  const hex = [...new TextEncoder().encode(value)].map((byte) => byte.toString(16).padStart(2, "0"));
+  const lower = hex.join("");
+  const percent = hex.map((pair) => `%${pair}`).join("");
+  return [lower, lower.toUpperCase(), percent, percent.toUpperCase()];
+}
+
+/**
+ * What a value is: the endpoint's credential; a credential header's whole value that is a scheme
+ * and its credentials (`Bearer <token>`, whose token is looked for cut short on its own); or only
+ * another header's value (kept for logs).
+ */
+type Kind = "credential" | "schemed" | "other";
+
+function addPattern(
+  out: Map<string, Pattern>,
+  text: string,
+  bounded: boolean,
+  plain: boolean,
+  pieces: boolean,
+) {
+  if (!text || text.length < MIN_SECRET_LENGTH) return;
+  const had = out.get(text);
+  out.set(
+    text,
+    had
+      ? { text, bounded: had.bounded && bounded, plain: had.plain || plain, pieces: had.pieces || pieces }
+      : { text, bounded, plain, pieces },
+  );
+}
+
+function addForms(out: Map<string, Pattern>, value: string, kind: Kind): void {
   const trimmed = value.trim();
-  if (trimmed.length < MIN_SECRET_LENGTH || trimmed === NO_KEY) return;
-  out.add(trimmed);
+  if (trimmed.length < MIN_SECRET_LENGTH || trimmed === NO_KEY || isPlaceholderKey(trimmed)) return;
+  // Another header's value may be a secret under a name nothing tells (so logs lose it), or a word
+  // (`openai`, `300000`): it is replaced only whole, as a word of its own.
+  const bounded = (text: string) => kind === "other" || text.length < WHOLE_WORD_BELOW;
+  const pieces = (text: string) => kind === "credential" && text.length >= CUT_SHORT_FROM;
+  addPattern(out, trimmed, bounded(trimmed), true, pieces(trimmed));
+  const decoded = safeDecode(trimmed);
+  if (decoded !== undefined) addPattern(out, decoded, bounded(decoded), true, pieces(decoded));
   // The same value as it appears percent-encoded in a URL or a query string, escaped in a JSON
-  // body, base64-encoded and (a hex key) in capitals: the redaction reads the raw text, before a
-  // parser would turn `\/` or `\u003d` back.
-  const forms = [...percentForms(trimmed), safeDecode(trimmed), ...jsonForms(trimmed)];
-  if (trimmed.length >= SHORTEST_ENCODED) {
-    forms.push(...base64Cores(trimmed));
-    if (/^[0-9a-f-]+$/i.test(trimmed) && /[a-f]/i.test(trimmed))
-      forms.push(trimmed.toLowerCase(), trimmed.toUpperCase());
+  // body, base64-encoded, in hex and (a hex key) in capitals: the redaction reads the raw text,
+  // before a parser would turn `\/` or `\u003d` back.
+  for (const form of [...percentForms(trimmed), ...jsonForms(trimmed)]) {
+    addPattern(out, form, bounded(trimmed), false, false);
   }
-  for (const form of forms) {
-    if (form && form !== trimmed && form.length >= MIN_SECRET_LENGTH) out.add(form);
+  if (trimmed.length >= SHORTEST_ENCODED) {
+    if (/^[0-9a-f-]+$/i.test(trimmed) && /[a-f]/i.test(trimmed)) {
+      addPattern(out, trimmed.toLowerCase(), bounded(trimmed), false, false);
+      addPattern(out, trimmed.toUpperCase(), bounded(trimmed), false, false);
+    }
+    // Encodings stand inside longer runs of their alphabet: looked for anywhere.
+    for (const form of [...base64Cores(trimmed), ...byteForms(trimmed)])
+      addPattern(out, form, false, false, false);
   }
 }
 
@@ -172,25 +247,23 @@ function safeDecode(value: string): string | undefined {
 }
 
 /**
- * The endpoint's own credentials, as they may be quoted back: its API key (not `NO_KEY`), every
- * header value (and the credentials after an auth scheme: `Bearer <token>`'s token), and the user
- * name, password and credential query values of its base URL — each
- * as given, trimmed, percent-encoded (either case of hex, or as a form writes it) or decoded, as
- * JSON writers escape it inside a string (`\/`, `\u003d`, …), and, for values of 8 characters or
- * more, base64-encoded at any alignment (standard or URL-safe) and a hex key in either case.
- * Values under `MIN_SECRET_LENGTH` characters
- * are left out. Reads only those fields; never throws (an unparseable URL gives nothing).
+ * The patterns `endpoint`'s secrets are looked for by: its key, URL credentials, the values of
+ * headers under a credential's name and what follows an auth scheme under any name — and, unless
+ * `credentialsOnly`, every other header's value (whole words only). Longest first.
  */
-export function secretsOf(endpoint: SecretBearer | undefined): string[] {
-  const out = new Set<string>();
-  if (typeof endpoint?.apiKey === "string") addForms(out, endpoint.apiKey);
+export function patternsOf(endpoint: SecretBearer | undefined, credentialsOnly = false): Pattern[] {
+  const out = new Map<string, Pattern>();
+  if (typeof endpoint?.apiKey === "string") addForms(out, endpoint.apiKey, "credential");
   if (endpoint?.headers && typeof endpoint.headers === "object") {
-    for (const value of Object.values(endpoint.headers)) {
+    for (const [name, value] of Object.entries(endpoint.headers)) {
       if (typeof value !== "string") continue;
-      addForms(out, value);
       // `Bearer <token>`, `Basic <base64>`: a server may quote the credential without its scheme.
       const credentials = AUTH_SCHEME.exec(value)?.[1];
-      if (credentials) addForms(out, credentials);
+      // `Bearer ollama` is no credential either.
+      if (credentials !== undefined && isPlaceholderKey(credentials)) continue;
+      if (isCredentialHeader(name)) addForms(out, value, credentials ? "schemed" : "credential");
+      else if (!credentialsOnly) addForms(out, value, "other");
+      if (credentials) addForms(out, credentials, "credential");
     }
   }
   if (typeof endpoint?.baseUrl === "string") {
@@ -199,17 +272,34 @@ export function secretsOf(endpoint: SecretBearer | undefined): string[] {
       // As the URL holds them (percent-encoded) and as they read.
       for (const part of [url.username, url.password]) {
         if (!part) continue;
-        addForms(out, part);
+        addForms(out, part, "credential");
         const decoded = safeDecode(part);
-        if (decoded) addForms(out, decoded);
+        if (decoded) addForms(out, decoded, "credential");
       }
-      for (const [name, value] of url.searchParams) if (isCredentialParam(name)) addForms(out, value);
+      for (const [name, value] of url.searchParams) {
+        if (isCredentialParam(name)) addForms(out, value, "credential");
+      }
     } catch {
       // Not a URL: nothing in it can be told apart as a credential.
     }
   }
   // Longest first, so a secret that contains another is replaced whole.
-  return [...out].sort((a, b) => b.length - a.length);
+  return [...out.values()].sort((a, b) => b.text.length - a.text.length);
+}
+
+/**
+ * The endpoint's secrets, as they may be quoted back: its API key (not `NO_KEY`, nor a local
+ * server's placeholder such as `ollama`), every header value (and the credentials after an auth
+ * scheme: `Bearer <token>`'s token), and the user name, password and credential query values of
+ * its base URL — each as given, trimmed, percent-encoded (either case of hex, as a form writes it,
+ * or every byte) or decoded, as JSON writers escape it inside a string (`\/`, `\u003d`, …), and,
+ * for values of 8 characters or more, base64-encoded at any alignment (standard or URL-safe), its
+ * bytes in hex (either case) and a hex key in either case. Values under `MIN_SECRET_LENGTH`
+ * characters are left out. Longest first. Reads only those fields; never throws (an unparseable URL
+ * gives nothing). The redactors look for more than these strings: see `redactor`.
+ */
+export function secretsOf(endpoint: SecretBearer | undefined): string[] {
+  return patternsOf(endpoint).map((pattern) => pattern.text);
 }
 
 /** A telling word of a header name other than `key` (which only counts as a word of its own, below). */
@@ -251,21 +341,7 @@ function isCredentialHeader(name: string): boolean {
  * an answer or a tool's error saying `~/.ollama/models` is left whole too.
  */
 export function credentialsOf(endpoint: SecretBearer | undefined): string[] {
-  const headers: Record<string, string> = {};
-  if (endpoint?.headers && typeof endpoint.headers === "object") {
-    for (const [name, value] of Object.entries(endpoint.headers)) {
-      if (typeof value !== "string") continue;
-      if (isCredentialHeader(name)) headers[name] = value;
-      else {
-        const credentials = AUTH_SCHEME.exec(value)?.[1];
-        if (credentials) headers[name] = credentials;
-      }
-    }
-  }
-  // A placeholder is no credential however it was given: as the key, after `Bearer`, as a header's value.
-  return secretsOf({ baseUrl: endpoint?.baseUrl, apiKey: endpoint?.apiKey, headers }).filter(
-    (secret) => !isPlaceholderKey(secret),
-  );
+  return patternsOf(endpoint, true).map((pattern) => pattern.text);
 }
 
 /**
@@ -296,82 +372,458 @@ function isPlaceholderKey(key: string): boolean {
   return PLACEHOLDER_KEYS.has(key.trim().toLowerCase());
 }
 
-/** `text` with every occurrence of each secret replaced by `REDACTED`. */
-export function redactText(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-  return out;
+/** Patterns for strings given as they are (a caller's own list): each looked for exactly, anywhere. */
+export function exactPatterns(secrets: readonly string[]): Pattern[] {
+  return secrets.map((text) => ({ text, bounded: false, plain: false, pieces: false }));
+}
+
+/** A stretch of a text to replace: `[start, end)`. */
+export type Stretch = readonly [number, number];
+
+function isWordChar(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+}
+
+/** True where `pattern`, found at `text[start, end)`, does not run on into more letters or digits. */
+function standsAlone(text: string, start: number, end: number, pattern: string): boolean {
+  if (start > 0 && isWordChar(pattern.charCodeAt(0)) && isWordChar(text.charCodeAt(start - 1))) return false;
+  return !(
+    end < text.length &&
+    isWordChar(pattern.charCodeAt(pattern.length - 1)) &&
+    isWordChar(text.charCodeAt(end))
+  );
+}
+
+/** Every place `pattern` stands in `text` (whole words only where it is `bounded`), as `[start, end)`. */
+function placesOf(text: string, pattern: Pattern, found: (start: number, end: number) => void): void {
+  const { text: wanted, bounded } = pattern;
+  let at = text.indexOf(wanted);
+  while (at >= 0) {
+    if (!bounded || standsAlone(text, at, at + wanted.length, wanted)) {
+      found(at, at + wanted.length);
+      at = text.indexOf(wanted, at + wanted.length);
+    } else at = text.indexOf(wanted, at + 1);
+  }
 }
 
 /**
- * Makes a redactor for `endpoint`'s credentials (see `secretsOf`).
+ * A text as a secret may be hidden in it: every `%XX` of an ASCII character decoded and, with
+ * `gaps`, every run of blanks holding a line break left out. `span(start, end)` is where the view's
+ * `[start, end)` stands in the text.
+ */
+interface View {
+  text: string;
+  span: (start: number, end: number) => [number, number];
+}
+
+const isBlank = (code: number) => code === 32 || code === 9;
+
+/**
+ * The places a view differs from its text at: a line break (or a JSON string's `\n`, `\r`) with the
+ * blanks after it, or a `%XX` of an ASCII character. Each alternative starts with its own
+ * character, so nothing backtracks.
+ */
+const GAP_OR_ESCAPE = /(?:[\r\n]|\\[rn])(?:[ \t\r\n]|\\[rnt])*|%[0-7][0-9A-Fa-f]/g;
+const ESCAPE = /%[0-7][0-9A-Fa-f]/g;
+const LINE_BREAK = /[\r\n]|\\[rn]/;
+
+/**
+ * `text`'s view (see `View`), in one pass of a regular expression that cannot backtrack. The view
+ * is kept as pieces: a run copied from the text, or one decoded `%XX`; a place in it is found by
+ * halving over the pieces' starts.
+ */
+function viewOf(text: string, gaps: boolean): View {
+  const parts: string[] = [];
+  const viewStarts: number[] = [];
+  const textStarts: number[] = [];
+  const widths: number[] = [];
+  let length = 0;
+  let consumed = 0;
+  const piece = (part: string, at: number, width: number) => {
+    viewStarts.push(length);
+    textStarts.push(at);
+    widths.push(width);
+    parts.push(part);
+    length += part.length;
+  };
+  const copy = (from: number, to: number) => {
+    if (to > from) piece(text.slice(from, to), from, 1);
+  };
+  const places = gaps ? GAP_OR_ESCAPE : ESCAPE;
+  places.lastIndex = 0;
+  for (let found = places.exec(text); found !== null; found = places.exec(text)) {
+    const at = found.index;
+    if (found[0].charCodeAt(0) === 37) {
+      copy(consumed, at);
+      piece(String.fromCharCode(Number.parseInt(found[0].slice(1), 16)), at, 3);
+      consumed = at + 3;
+    } else {
+      // The blanks before the line break go with it.
+      let start = at;
+      while (start > consumed && isBlank(text.charCodeAt(start - 1))) start--;
+      copy(consumed, start);
+      consumed = at + found[0].length;
+    }
+  }
+  copy(consumed, text.length);
+  /** The text index of the view's `index`th character, and the end of that character there. */
+  const locate = (index: number): [number, number] => {
+    let low = 0;
+    let high = viewStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if ((viewStarts[middle] as number) <= index) low = middle;
+      else high = middle - 1;
+    }
+    const width = widths[low] as number;
+    const at = (textStarts[low] as number) + (index - (viewStarts[low] as number)) * width;
+    return [at, at + width];
+  };
+  return {
+    text: parts.join(""),
+    span: (start, end) => [locate(start)[0], locate(end - 1)[1]],
+  };
+}
+
+/**
+ * For each position `i` of `text`, how many characters from there agree with the start of
+ * `wanted` (the Z-algorithm over `wanted`, a separator and `text`): linear in both lengths.
+ */
+function agreeingLengths(wanted: string, text: string): Int32Array {
+  const n = wanted.length;
+  const total = n + 1 + text.length;
+  const at = (k: number) => (k < n ? wanted.charCodeAt(k) : k === n ? -1 : text.charCodeAt(k - n - 1));
+  const z = new Int32Array(total);
+  let left = 0;
+  let right = 0;
+  for (let k = 1; k < total; k++) {
+    let length = k < right ? Math.min(right - k, z[k - left] as number) : 0;
+    while (k + length < total && at(length) === at(k + length)) length++;
+    z[k] = length;
+    if (k + length > right) {
+      left = k;
+      right = k + length;
+    }
+  }
+  return z.subarray(n + 1);
+}
+
+const reversed = (text: string) => text.split("").reverse().join("");
+
+/** The runs of `view` of `SHORTEST_PIECE` characters or more that begin or end `secret` (the whole of it included). */
+function piecesIn(view: View, secret: string, found: (start: number, end: number) => void): void {
+  const text = view.text;
+  const head = text.includes(secret.slice(0, SHORTEST_PIECE));
+  const tail = text.includes(secret.slice(secret.length - SHORTEST_PIECE));
+  if (head) {
+    const lengths = agreeingLengths(secret, text);
+    for (let i = 0; i < lengths.length; i++) {
+      const length = lengths[i] as number;
+      if (length >= SHORTEST_PIECE) found(i, i + length);
+    }
+  }
+  if (tail) {
+    const lengths = agreeingLengths(reversed(secret), reversed(text));
+    for (let r = 0; r < lengths.length; r++) {
+      const length = lengths[r] as number;
+      if (length >= SHORTEST_PIECE) found(text.length - r - length, text.length - r);
+    }
+  }
+}
+
+/**
+ * Where `patterns` stand in `text`: each pattern as written; a plain one also in the text with its
+ * `%XX` decoded; a long credential's also cut short or wrapped across lines. Sorted, overlaps merged.
+ */
+export function stretchesOf(text: string, patterns: readonly Pattern[]): Stretch[] {
+  const found: [number, number][] = [];
+  const add = (start: number, end: number) => found.push([start, end]);
+  const percent = text.includes("%");
+  const breaks = LINE_BREAK.test(text);
+  let decoded: View | undefined;
+  let unwrapped: View | undefined;
+  for (const pattern of patterns) {
+    placesOf(text, pattern, add);
+    if (!pattern.plain) continue;
+    if (pattern.pieces) {
+      if (!percent && !breaks) piecesIn({ text, span: (start, end) => [start, end] }, pattern.text, add);
+      else {
+        unwrapped ??= viewOf(text, true);
+        const view = unwrapped;
+        piecesIn(view, pattern.text, (start, end) => add(...view.span(start, end)));
+      }
+    } else if (percent) {
+      decoded ??= viewOf(text, false);
+      const view = decoded;
+      placesOf(view.text, pattern, (start, end) => add(...view.span(start, end)));
+    }
+  }
+  if (found.length === 0) return found;
+  found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  const merged: [number, number][] = [];
+  for (const stretch of found) {
+    const last = merged[merged.length - 1];
+    if (last && stretch[0] < last[1]) last[1] = Math.max(last[1], stretch[1]);
+    else merged.push([stretch[0], stretch[1]]);
+  }
+  return merged;
+}
+
+/** How long a piece of `text`'s end is that is the start of one of `secrets` (shorter than it). */
+function startAtEnd(text: string, secrets: readonly string[]): number {
+  let hold = 0;
+  for (const secret of secrets) {
+    const from = Math.max(0, text.length - secret.length + 1);
+    for (
+      let at = text.indexOf(secret[0] as string, from);
+      at >= 0;
+      at = text.indexOf(secret[0] as string, at + 1)
+    ) {
+      if (text.length - at <= hold) break;
+      if (secret.startsWith(text.slice(at))) {
+        hold = text.length - at;
+        break;
+      }
+    }
+  }
+  return hold;
+}
+
+/** An escape cut short at the end of a text: `%`, `%7`, a JSON string's `\`. */
+const PARTIAL_ESCAPE = /(?:%[0-9A-Fa-f]?|\\)$/;
+
+/**
+ * How much of `text`'s end could be the start of a secret, for a stream to hold back until the next
+ * piece shows whether it is one: the start of a pattern as written, or of a plain one with its
+ * `%XX` decoded and line breaks left out (with an escape cut short after it). Ordinary text ends in
+ * no secret's first characters, so nothing is held and a stream is passed on as it arrives.
+ */
+export function heldBack(text: string, patterns: readonly Pattern[]): number {
+  const hold = startAtEnd(
+    text,
+    patterns.map((pattern) => pattern.text),
+  );
+  const plain = patterns.filter((pattern) => pattern.plain).map((pattern) => pattern.text);
+  if (plain.length === 0) return hold;
+  const partial = PARTIAL_ESCAPE.exec(text)?.[0].length ?? 0;
+  const body = text.slice(0, text.length - partial);
+  if (partial === 0 && !body.includes("%") && !LINE_BREAK.test(body)) return hold;
+  const view = viewOf(body, true);
+  const inView = startAtEnd(view.text, plain);
+  const start = inView > 0 ? view.span(view.text.length - inView, view.text.length)[0] : body.length;
+  // An escape cut short is held even alone: it may be a secret's first character, encoded.
+  return Math.max(hold, text.length - start);
+}
+
+/** `text[0, end)` with each of `stretches` (sorted, apart) that ends by `end` replaced by `REDACTED`. */
+export function replaced(text: string, stretches: readonly Stretch[], end = text.length): string {
+  let out = "";
+  let at = 0;
+  for (const [start, stop] of stretches) {
+    if (stop > end) break;
+    out += text.slice(at, start) + REDACTED;
+    at = stop;
+  }
+  return out + text.slice(at, end);
+}
+
+/** `text` with every place of each pattern (see `stretchesOf`) replaced by `REDACTED`. */
+export function redactText(text: string, patterns: readonly Pattern[]): string {
+  const stretches = stretchesOf(text, patterns);
+  return stretches.length === 0 ? text : replaced(text, stretches);
+}
+
+/**
+ * A property a redactor found a secret in but could not write — a frozen error's `message` or
+ * `stack`, a read-only field, a fetched response's immutable `Headers`: the object holding it, its
+ * key, and what it would read redacted (build what is shown from that, never from the property).
+ */
+export interface UnwrittenRedaction {
+  readonly holder: object;
+  readonly key: string;
+  readonly redacted: string;
+}
+
+const unwrittenBy = new WeakMap<object, readonly UnwrittenRedaction[]>();
+
+/**
+ * What the last redaction of `value` (by `redactor`, `credentialRedactor` or a pooled client)
+ * found but could not write, anywhere in it; `[]` when it wrote everything, and for anything never
+ * redacted or not an object. A host that shows such an error builds the text from `redacted`.
+ */
+export function unwrittenRedactions(value: unknown): readonly UnwrittenRedaction[] {
+  return (typeof value === "object" && value !== null && unwrittenBy.get(value)) || [];
+}
+
+/**
+ * Makes a redactor for `endpoint`'s secrets (see `secretsOf`).
  *
- * Given a string, it answers the string with every credential replaced by `REDACTED`. Given an
- * error (or any object), it redacts it **in place** and answers the same value: an error's
- * `message` and `stack`, every string, array and plain object reachable from its own properties
- * (the SDK's `error` body and `headers` included), and its `cause` chain — so whatever a host logs
- * of it, however deep, holds no credential. Anything else is answered as is. Never throws; a
- * property that cannot be written is left as it was.
+ * Given a string, it answers the string with every secret replaced by `REDACTED`: each form
+ * `secretsOf` lists, and the credentials also with any `%XX` of the text decoded (every byte
+ * percent-encoded, or only a `-`); a credential of `CUT_SHORT_FROM` (20) characters or more also
+ * cut short (a run of `SHORTEST_PIECE` (12) characters or more that begins or ends it, as an error
+ * quoting `sk-proj-Abc123…` writes it) and wrapped (a line break and indentation inside it). A
+ * secret under `WHOLE_WORD_BELOW` (16) characters, and the value of a header that is not a
+ * credential's (kept so a log loses a secret under a name nothing tells, and a word such as
+ * `openai` or `300000`), only as a word of its own: `pid 1234567` keeps its digits with a key
+ * `123456`. A local server's placeholder key (`ollama`, `sk-no-key-required`, …) is no secret.
+ *
+ * Given an error (or any object), it redacts it **in place** and answers the same value: an error's
+ * `message`, `stack`, `cause` and every other own property, enumerable or not (`AggregateError`'s
+ * `errors`); every string, array, plain object and class instance's own field reachable from there;
+ * `Map` keys and values, `Set` values, `Headers` and a `URL`'s `href` — so whatever a host logs of
+ * it, however deep, holds no secret. Typed arrays and buffers are not read. Anything else is
+ * answered as is. Never throws; a property that cannot be written (a frozen error) is left as it
+ * was and listed by `unwrittenRedactions(value)`.
  */
 export function redactor(endpoint: SecretBearer | undefined): <T>(value: T) => T {
-  const secrets = secretsOf(endpoint);
-  return <T>(value: T): T => redactDeep(value, secrets);
+  const patterns = patternsOf(endpoint);
+  return <T>(value: T): T => redactDeep(value, patterns);
 }
 
 /**
  * `redactor` for text a model or a person reads rather than a log: only `endpoint`'s credentials
  * (`credentialsOf`: the key, URL credentials, headers under a credential's name and what follows
- * an auth scheme) are replaced by `REDACTED`. A routing header's value (`x-portkey-provider:
- * openai`, an `X-Title`) stays whole, so a tool error that names the provider still reads. Strings,
- * errors and objects are handled as `redactor` handles them. Never throws.
+ * an auth scheme) are replaced by `REDACTED`, in every form `redactor` finds them in (cut short,
+ * wrapped, percent-encoded, hex; short ones as words of their own). A routing header's value
+ * (`x-portkey-provider: openai`, an `X-Title`) stays whole, so a tool error that names the provider
+ * still reads. Strings, errors and objects are handled as `redactor` handles them. Never throws.
  */
 export function credentialRedactor(endpoint: SecretBearer | undefined): <T>(value: T) => T {
-  const secrets = credentialsOf(endpoint);
-  return <T>(value: T): T => redactDeep(value, secrets);
+  const patterns = patternsOf(endpoint, true);
+  return <T>(value: T): T => redactDeep(value, patterns);
 }
 
-/** `redactor`'s work with the secrets already gathered (for this package's own fetch). */
-export function redactDeep<T>(value: T, secrets: readonly string[]): T {
-  if (secrets.length === 0) return value;
-  if (typeof value === "string") return redactText(value, secrets) as T;
+/** `redactor`'s work with the patterns already gathered (for this package's own fetch). */
+export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
+  if (patterns.length === 0) return value;
+  if (typeof value === "string") return redactText(value, patterns) as T;
   if (typeof value !== "object" || value === null) return value;
   // Walked with a list of objects still to visit, not by recursion: a server's error body may nest
   // deeper than the call stack goes.
   const seen = new WeakSet<object>([value]);
   const pending: object[] = [value];
+  const unwritten: UnwrittenRedaction[] = [];
   /** The child `current` redacted (a string), or `current` itself, queued when it is an object to visit. */
   const visit = (current: unknown): unknown => {
-    if (typeof current === "string") return redactText(current, secrets);
+    if (typeof current === "string") return redactText(current, patterns);
     if (typeof current === "object" && current !== null && !seen.has(current)) {
       seen.add(current);
       pending.push(current);
     }
     return current;
   };
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) redactOne(next, visit);
+  const leave = (holder: object, key: string, redacted: string) => unwritten.push({ holder, key, redacted });
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) redactOne(next, visit, leave);
+  if (unwritten.length > 0) unwrittenBy.set(value, unwritten);
+  else unwrittenBy.delete(value);
   return value;
 }
 
+/** Objects whose contents are not text a secret is written in, or not to be read: left alone. */
+function unread(value: object): boolean {
+  return (
+    ArrayBuffer.isView(value) ||
+    value instanceof ArrayBuffer ||
+    (typeof SharedArrayBuffer === "function" && value instanceof SharedArrayBuffer) ||
+    value instanceof Promise ||
+    value instanceof WeakMap ||
+    value instanceof WeakSet ||
+    (typeof WeakRef === "function" && value instanceof WeakRef)
+  );
+}
+
+/**
+ * Writes `clean` to `record[key]` — by assignment, or for a read-only property that can still be
+ * redefined (`Object.defineProperty`'s default is not writable) by defining it again — answering
+ * whether it now holds it.
+ */
+function wrote(record: Record<string, unknown>, key: string, clean: unknown): boolean {
+  try {
+    record[key] = clean;
+    if (record[key] === clean) return true;
+  } catch {
+    // Read-only: redefined below where it may be.
+  }
+  try {
+    Object.defineProperty(record, key, { value: clean });
+    return record[key] === clean;
+  } catch {
+    return false;
+  }
+}
+
 /** Redacts the strings held directly by `value` (through `visit`), queueing the objects it holds. */
-function redactOne(value: object, visit: (current: unknown) => unknown): void {
+function redactOne(
+  value: object,
+  visit: (current: unknown) => unknown,
+  leave: (holder: object, key: string, redacted: string) => void,
+): void {
   if (value instanceof Headers) {
     for (const [name, text] of [...value]) {
       const clean = visit(text) as string;
-      if (clean !== text) value.set(name, clean);
+      if (clean === text) continue;
+      try {
+        value.set(name, clean);
+      } catch {
+        leave(value, name, clean);
+      }
     }
     return;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const clean = visit(value[i]);
-      if (clean !== value[i]) value[i] = clean;
+      const current: unknown = value[i];
+      const clean = visit(current);
+      if (clean !== current && !wrote(value as unknown as Record<string, unknown>, String(i), clean)) {
+        leave(value, String(i), clean as string);
+      }
     }
     return;
   }
-  const proto = Object.getPrototypeOf(value);
-  if (!(value instanceof Error) && proto !== Object.prototype && proto !== null) return;
-  const keys = new Set<string>(Object.keys(value));
-  if (value instanceof Error) for (const key of ["message", "stack", "cause"]) keys.add(key);
+  if (value instanceof Map) {
+    for (const [key, item] of [...value]) {
+      const cleanKey = visit(key);
+      const cleanItem = visit(item);
+      if (cleanKey !== key) {
+        value.delete(key);
+        value.set(cleanKey, cleanItem);
+      } else if (cleanItem !== item) value.set(key, cleanItem);
+    }
+    return;
+  }
+  if (value instanceof Set) {
+    for (const item of [...value]) {
+      const clean = visit(item);
+      if (clean !== item) {
+        value.delete(item);
+        value.add(clean);
+      }
+    }
+    return;
+  }
+  if (value instanceof URL) {
+    const href = value.href;
+    const clean = visit(href) as string;
+    if (clean === href) return;
+    try {
+      value.href = clean;
+    } catch {
+      // Not a URL once redacted: reported below.
+    }
+    // The URL writes `[redacted]` its own way (percent-encoded in a password): read back, it must hold no secret.
+    if (visit(value.href) !== value.href) leave(value, "href", clean);
+    return;
+  }
+  if (unread(value)) return;
+  let keys: string[];
+  try {
+    keys = Object.getOwnPropertyNames(value);
+  } catch {
+    return;
+  }
+  if (value instanceof Error)
+    for (const key of ["message", "stack", "cause"]) if (!keys.includes(key)) keys.push(key);
   const record = value as Record<string, unknown>;
   for (const key of keys) {
     let current: unknown;
@@ -381,12 +833,6 @@ function redactOne(value: object, visit: (current: unknown) => unknown): void {
       continue;
     }
     const clean = visit(current);
-    if (clean !== current) {
-      try {
-        record[key] = clean;
-      } catch {
-        // A read-only property: left as it was.
-      }
-    }
+    if (clean !== current && !wrote(record, key, clean)) leave(value, key, clean as string);
   }
 }

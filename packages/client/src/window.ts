@@ -1,6 +1,6 @@
 import { apiKeyOf, checkedBaseUrl, checkedHeaders, timeoutMs, type WindowSettings } from "./endpoint.js";
 import { EndpointConfigError, ModelListingError } from "./errors.js";
-import { credentialsOf, redactText } from "./redact.js";
+import { type Pattern, patternsOf, redactText } from "./redact.js";
 import { sameOriginRedirects } from "./redirects.js";
 
 /** One entry of a `GET /models` listing: an `id` and whatever else the server put beside it. */
@@ -519,7 +519,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
   const readJson = async (
     response: Response,
     deadline: Deadline,
-    secrets: readonly string[] = [],
+    secrets: readonly Pattern[] = [],
   ): Promise<unknown> => {
     let text: string | typeof TOO_LARGE;
     try {
@@ -554,7 +554,7 @@ export function createWindowDiscovery(options: WindowDiscoveryOptions = {}): Win
         status: response.status,
       });
     }
-    const body = await readJson(response, deadline, handBack ? credentialsOf(settings) : []);
+    const body = await readJson(response, deadline, handBack ? patternsOf(settings, true) : []);
     if (body === TOO_LARGE) {
       throw new ModelListingError(
         "malformed",
