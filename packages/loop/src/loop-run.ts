@@ -145,15 +145,24 @@ export function failure(
 ): Error {
   // The endpoint's own credentials never reach the error a host logs or shows.
   run.redact?.(error);
+  let wrapped: Error;
   if (ContextOverflow.isInstance(error)) {
     const note = overflowNotes.get(error);
-    return new AgentLoopOverflow(
+    wrapped = new AgentLoopOverflow(
       error,
       runState(run),
       note === undefined ? undefined : (run.redact?.(note) ?? note),
     );
+  } else {
+    wrapped = new AgentLoopError(error, runState(run));
   }
-  return new AgentLoopError(error, runState(run));
+  // A cause the redactor could not write (a frozen error's message) lends the wrapper its text as
+  // it was: the wrapper's own message is redacted as text.
+  const message = run.redact?.(wrapped.message);
+  if (typeof message === "string" && message !== wrapped.message) wrapped.message = message;
+  const stack = wrapped.stack === undefined ? undefined : run.redact?.(wrapped.stack);
+  if (typeof stack === "string" && stack !== wrapped.stack) wrapped.stack = stack;
+  return wrapped;
 }
 
 /** Tells the watcher, keeping what `runMetrics` reads. Watchers are not awaited, and what they throw is theirs. */

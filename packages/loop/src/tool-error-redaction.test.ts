@@ -336,3 +336,32 @@ describe("runCalls on its own, with and without redact", () => {
     expect(ran.results[0]?.content).toBe(`Error: Bearer ${KEY} refused`);
   });
 });
+
+describe("the error a failed run throws", () => {
+  it("never carries the endpoint's key, even when the cause was frozen and could not be redacted in place", async () => {
+    const server = await startServer({ personality: STRICT_TRANSCRIPT, replies: [{ content: "unused" }] });
+    servers.push(server);
+    const cause = Object.freeze(new Error(`upstream refused key ${KEY}`));
+    const failed = await createRuntime()
+      .runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "sim", apiKey: KEY, maxRetries: 0 },
+        messages: QUESTION,
+        dispatch: () => "unused",
+        beforeStep: () => {
+          throw cause;
+        },
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(failed).toBeInstanceOf(Error);
+    const error = failed as Error;
+    expect(error.name).toBe("AgentLoopError");
+    expect(error.message).toContain("upstream refused key");
+    expect(error.message).not.toContain(KEY);
+    expect(String(error.stack)).not.toContain(KEY);
+    // The frozen cause itself is the host's object: it stays as it was.
+    expect(error.cause).toBe(cause);
+  });
+});
