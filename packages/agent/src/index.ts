@@ -32,6 +32,12 @@ export type {
 } from "./session.js";
 export { createSession, FINAL_TURN_NOTE, INITIAL_RUN_METRICS, OPEN_TODOS_NOTE, Session } from "./session.js";
 export type { LoadedSession, SessionMeta, Todo, TodoStatus } from "./session-file.js";
-export { listSessions, readSessionFile, sessionPath } from "./session-file.js";
+export {
+  listSessions,
+  MAX_RECORD_DEPTH,
+  NOT_RECORDED,
+  readSessionFile,
+  sessionPath,
+} from "./session-file.js";
 export type { AgentTool, AgentToolContext, ToolExecutionMode } from "./tools.js";
 export { defineTool, ToolRegistry } from "./tools.js";

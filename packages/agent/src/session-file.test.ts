@@ -22,6 +22,8 @@ import {
   answeredPrefix,
   createSession,
   listSessions,
+  MAX_RECORD_DEPTH,
+  NOT_RECORDED,
   readSessionFile,
 } from "./test-exports.js";
 import { bundleChild } from "./test-support/bundle-child.js";
@@ -54,8 +56,18 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function isPrefix(messages: readonly AgentMessage[]): boolean {
-  return JSON.stringify(messages) === JSON.stringify(reference.slice(0, messages.length));
+/**
+ * A prefix of the reference run, except that the calls of the step it ends in (cut off) may be
+ * answered `NOT_RECORDED` in place of the results the file did not hold yet.
+ */
+function isCutPrefix(messages: readonly AgentMessage[]): boolean {
+  const step = messages.findLastIndex((m) => (m as { role: string }).role === "assistant");
+  return messages.every((m, i) => {
+    const own = reference[i] as { role?: string; tool_call_id?: string } | undefined;
+    if (JSON.stringify(m) === JSON.stringify(own)) return true;
+    const unrecorded = { role: "tool", tool_call_id: own?.tool_call_id, content: NOT_RECORDED };
+    return i > step && own?.role === "tool" && JSON.stringify(m) === JSON.stringify(unrecorded);
+  });
 }
 
 describe("session file", () => {
@@ -67,19 +79,22 @@ describe("session file", () => {
     });
   });
 
-  it("resumes any truncation of the file to a prefix of the messages with every tool call answered", () => {
+  it("resumes any truncation of the file to a prefix of the messages with every tool call answered (a cut-off step's missing results as not recorded)", () => {
     const path = join(root, "cut.jsonl");
+    let midStep = 0;
     fc.assert(
       fc.property(fc.integer({ min: 0, max: referenceFile.length }), (offset) => {
         writeFileSync(path, referenceFile.slice(0, offset));
         const loaded = readSessionFile(path);
-        expect(isPrefix(loaded.messages)).toBe(true);
+        expect(isCutPrefix(loaded.messages)).toBe(true);
         expect(answeredPrefix(loaded.messages)).toBe(loaded.messages.length);
         const cleanCut = offset === 0 || referenceFile[offset - 1] === "\n";
         expect(loaded.notices.some((n) => n.includes("cut off mid-write"))).toBe(!cleanCut);
+        if (loaded.messages.some((m) => (m as { content?: unknown }).content === NOT_RECORDED)) midStep++;
       }),
       { numRuns: 300 },
     );
+    expect(midStep).toBeGreaterThan(0);
   });
 
   it("resumes a session whose writer was killed with SIGKILL mid-run", async () => {
@@ -133,7 +148,7 @@ describe("session file", () => {
         sessionId: id,
       });
       expect(resumed.messages.length).toBeGreaterThan(0);
-      expect(isPrefix(resumed.messages)).toBe(true);
+      expect(isCutPrefix(resumed.messages)).toBe(true);
       expect(answeredPrefix(resumed.messages)).toBe(resumed.messages.length);
       // The repaired file reads back the same, with nothing left to drop.
       expect(readSessionFile(file)).toMatchObject({ messages: resumed.messages, notices: [] });
@@ -574,5 +589,114 @@ describe("createSession's file options, as a host may pass them through from a r
     await refused({ sessionDir: root, sessionId: 7 }, /sessionId must be a string; got a number/);
     await refused({ sessionDir: root, sessionId: "a\u0000b" }, /one path segment/);
     await expect(createSession(null as never)).rejects.toSatisfy((e: unknown) => AgentError.isInstance(e));
+  });
+});
+
+describe("session files the reader must not take as they are (r17 #8)", () => {
+  const header = JSON.stringify({
+    type: "session",
+    version: 1,
+    id: "s",
+    createdAt: "2026-01-01T00:00:00.000Z",
+  });
+  const line = (message: object) => JSON.stringify({ type: "message", message });
+  /** A user message whose one part carries `levels` nested lists: the record nests `levels + 4` deep. */
+  const nested = (levels: number) =>
+    `{"type":"message","message":{"role":"user","content":[{"type":"text","text":"deep","extra":${"[".repeat(levels)}1${"]".repeat(levels)}}]}}`;
+
+  it("drops a record nested deeper than MAX_RECORD_DEPTH with a notice, and the session opens and runs", async () => {
+    const dir = join(root, "deep");
+    mkdirSync(dir, { recursive: true });
+    const answer = line({ role: "assistant", content: "ok" });
+    writeFileSync(join(dir, "deep.jsonl"), `${header}\n${nested(20_000)}\n${answer}\n`);
+    const loaded = readSessionFile(join(dir, "deep.jsonl"));
+    expect(loaded.messages).toEqual([{ role: "assistant", content: "ok" }]);
+    expect(loaded.notices).toEqual([
+      `Line 2 of the session file is a record nested deeper than ${MAX_RECORD_DEPTH} levels and was dropped.`,
+    ]);
+    const own = await startServer({ replies: [{ content: "Still here." }] });
+    try {
+      const session = await createSession({
+        config: { baseUrl: own.baseUrl, model: "sim" },
+        sessionDir: dir,
+        sessionId: "deep",
+      });
+      expect((await session.prompt("Next.")).status).toBe("ok");
+      expect(own.chatRequests).toHaveLength(1);
+      await session.close();
+    } finally {
+      await own.close();
+    }
+    // The bound itself: a record exactly MAX_RECORD_DEPTH deep is read, one level more is not.
+    writeFileSync(
+      join(dir, "edge.jsonl"),
+      `${header}\n${nested(MAX_RECORD_DEPTH - 4)}\n${nested(MAX_RECORD_DEPTH - 3)}\n${answer}\n`,
+    );
+    const edge = readSessionFile(join(dir, "edge.jsonl"));
+    expect(edge.messages).toHaveLength(2);
+    expect(edge.notices).toEqual([
+      `Line 3 of the session file is a record nested deeper than ${MAX_RECORD_DEPTH} levels and was dropped.`,
+    ]);
+  });
+
+  it("refuses an assistant message that gives one tool call id twice, with its answers: no request with two calls and one answer", async () => {
+    const dir = join(root, "dup-ids");
+    mkdirSync(dir, { recursive: true });
+    const call = (name: string) => ({ id: "c1", type: "function", function: { name, arguments: "{}" } });
+    writeFileSync(
+      join(dir, "dup.jsonl"),
+      [
+        header,
+        line({ role: "user", content: "hi" }),
+        line({ role: "assistant", content: null, tool_calls: [call("a"), call("b")] }),
+        line({ role: "tool", tool_call_id: "c1", content: "ok" }),
+        line({ role: "assistant", content: "done" }),
+      ]
+        .map((l) => `${l}\n`)
+        .join(""),
+    );
+    const loaded = readSessionFile(join(dir, "dup.jsonl"));
+    expect(loaded.messages).toEqual([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "done" },
+    ]);
+    expect(loaded.notices).toEqual([
+      'Line 3 of the session file is an assistant message that gives tool call id "c1" twice and was dropped.',
+      'Line 4 of the session file answers tool call "c1" of a message that was dropped, and was dropped with it.',
+    ]);
+    const own = await startServer({ replies: [{ content: "Next answer." }] });
+    try {
+      const session = await createSession({
+        config: { baseUrl: own.baseUrl, model: "sim" },
+        sessionDir: dir,
+        sessionId: "dup",
+      });
+      expect((await session.prompt("next")).status).toBe("ok");
+      const sent = (
+        (own.chatRequests[0] as { body: unknown }).body as {
+          messages: { role: string; tool_calls?: unknown }[];
+        }
+      ).messages;
+      expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+      expect(sent.some((m) => m.tool_calls !== undefined)).toBe(false);
+      await session.close();
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("skips a leading UTF-8 byte order mark, in the reader and in listSessions", () => {
+    const dir = join(root, "bom");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "bom.jsonl"), `\uFEFF${header}\n${line({ role: "user", content: "listed?" })}\n`);
+    const loaded = readSessionFile(join(dir, "bom.jsonl"));
+    expect(loaded).toMatchObject({
+      createdAt: "2026-01-01T00:00:00.000Z",
+      messages: [{ role: "user", content: "listed?" }],
+      notices: [],
+    });
+    expect(listSessions(dir)).toMatchObject([
+      { id: "bom", title: "listed?", createdAt: "2026-01-01T00:00:00.000Z" },
+    ]);
   });
 });

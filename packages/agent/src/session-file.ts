@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import type { ChatMessage } from "@loopwright/loop";
 import { AgentError, errorText } from "./errors.js";
 import {
   type AgentMessage,
@@ -43,7 +44,7 @@ export interface LoadedSession {
   /** On demand: the tools the session's runs had loaded when it was last written (the last `loaded` record); `[]` when none. */
   loaded: string[];
   createdAt: string | undefined;
-  /** What was wrong with the file and dropped (a torn last line, an unfinished tool step). */
+  /** What was wrong with the file and dropped (a torn last line, a line it could not read), and the calls of a cut-off tool step answered `NOT_RECORDED`. */
   notices: string[];
 }
 
@@ -74,18 +75,23 @@ export function sessionPath(dir: string, sessionId: string): string {
 }
 
 /**
- * Reads a session file. A last line without its newline (a write cut off by a crash) is dropped,
- * and so is a line that is not JSON or not a record this module writes (a message without a role,
- * tool calls that are not a list of `{ id, function: { name, arguments } }`, a chat message's
- * content part an endpoint would refuse (no string `type`, a text part without its text, an image
- * part without its url), todos that are not a
- * list of `{ content, status }`), together with the tool messages answering a dropped assistant
- * message's calls (the tool messages that follow it up to the next other chat message, whatever
- * their ids: a later step reusing an id keeps its answers); messages past the last point where every tool call was answered (a tool step
- * cut off mid-run) are dropped too — each with a notice. A stored call whose `type` is another
- * string (`"tool"`, `"function_call"`, `""`) but which holds a well-formed `function` is read as
- * that function call, with a notice. Returns an empty
- * session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
+ * Reads a session file. A leading UTF-8 byte order mark is skipped. A last line without its newline
+ * (a write cut off by a crash) is dropped, and so is a line that is not JSON or not a record this
+ * module writes (a message without a role, tool calls that are not a list of `{ id, function: {
+ * name, arguments } }` or that give one id twice, a chat message's content part an endpoint would
+ * refuse (no string `type`, a text part without its text, an image part without its url), todos
+ * that are not a list of `{ content, status }`, a record nested deeper than `MAX_RECORD_DEPTH`
+ * levels), together with the tool messages answering a dropped assistant message's calls (the tool
+ * messages that follow it up to the next other chat message, whatever their ids: a later step
+ * reusing an id keeps its answers) — each with a notice. A tool step cut off mid-run (the host
+ * stopped while its calls ran) is kept: the assistant message, the results that were written (the
+ * session writes each as its call finishes), and for each call without one a tool message
+ * `NOT_RECORDED`, with a notice naming those calls; messages after such a step that would break the
+ * transcript (a non-tool chat message before the step's end, an answer to no open call) are dropped
+ * with a notice, as is everything after an answer to no call. A step's answers are read in the order
+ * of its calls. A stored call whose `type` is another string (`"tool"`, `"function_call"`, `""`) but
+ * which holds a well-formed `function` is read as that function call, with a notice. Returns an
+ * empty session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
  */
 export function readSessionFile(path: string): LoadedSession {
   const { dropped: _, ...loaded } = readSession(path);
@@ -94,7 +100,8 @@ export function readSessionFile(path: string): LoadedSession {
 
 /**
  * `readSessionFile`, and whether it dropped anything beyond a torn last line (a line it could not
- * read, a dropped message's answers, an unfinished step): what a session keeps a copy of the file for.
+ * read, a dropped message's answers, messages after an unfinished step): what a session keeps a copy
+ * of the file for. Answering a cut-off step's calls `NOT_RECORDED` drops nothing.
  */
 export function readSession(path: string): LoadedSession & { dropped: boolean } {
   let text: string;
@@ -107,6 +114,8 @@ export function readSession(path: string): LoadedSession & { dropped: boolean } 
       cause: error,
     });
   }
+  // A byte order mark an editor put first is no part of the header line.
+  if (text.startsWith("\uFEFF")) text = text.slice(1);
   const notices: string[] = [];
   const lines = text.split("\n");
   const torn = lines.pop() ?? "";
@@ -165,13 +174,102 @@ export function readSession(path: string): LoadedSession & { dropped: boolean } 
   });
   const keep = answeredPrefix(messages);
   if (keep < messages.length) {
-    notices.push(
-      `${messages.length - keep} message(s) of a step whose tool calls were never all answered were dropped (the run was cut off mid-step).`,
-    );
-    messages.length = keep;
-    dropped = true;
+    const step = closeCutStep(messages, keep);
+    const end = step ? step.end : keep;
+    if (step && step.missing.length > 0) {
+      notices.push(
+        `The host stopped in the middle of a tool step: no result was recorded for tool call(s) ${step.missing.map((id) => JSON.stringify(id)).join(", ")}; ` +
+          "each is answered as not recorded (it may or may not have run).",
+      );
+    }
+    if (end < messages.length) {
+      notices.push(
+        step
+          ? `${messages.length - end} message(s) after a tool step whose calls were not all answered before them were dropped.`
+          : `${messages.length - end} message(s) from a tool message that answers no open call on were dropped.`,
+      );
+      dropped = true;
+    }
+    messages.splice(keep, messages.length - keep, ...(step ? step.kept : []));
   }
+  inCallOrder(messages);
   return { messages, todos, loaded, createdAt, notices, dropped };
+}
+
+/**
+ * The answer a session gives, on reopening, a call of a tool step the host stopped in whose result
+ * was never written: the call may have run (and done what it does) or not.
+ */
+export const NOT_RECORDED =
+  "Not recorded: the host stopped before this call's result was written down; the call may or may not have run. Check before running it again.";
+
+/** How deep a record may nest (the record itself is level 1); a deeper line is dropped as one this module did not write. */
+export const MAX_RECORD_DEPTH = 64;
+
+/**
+ * The tool step `messages[from]` opens when its calls were not all answered: the assistant message,
+ * then what follows it while each message is an answer to one of its calls not answered yet or an
+ * app-only message (up to `end`), then a `NOT_RECORDED` answer for each call still without one
+ * (`missing`, in the calls' order). Undefined when `messages[from]` is no assistant message with calls.
+ */
+function closeCutStep(
+  messages: readonly AgentMessage[],
+  from: number,
+): { kept: AgentMessage[]; end: number; missing: string[] } | undefined {
+  const head = messages[from] as ChatMessage;
+  if (head.role !== "assistant" || !head.tool_calls || head.tool_calls.length === 0) return undefined;
+  const ids = head.tool_calls.map((call) => call.id);
+  const open = new Set(ids);
+  let end = from + 1;
+  for (; end < messages.length; end++) {
+    const m = messages[end] as ChatMessage;
+    if (!LLM_ROLES.has((m as { role: string }).role)) continue;
+    if (m.role === "tool" && open.delete(m.tool_call_id)) continue;
+    break;
+  }
+  const missing = ids.filter((id) => open.has(id));
+  const answers = missing.map(
+    (id): ChatMessage => ({ role: "tool", tool_call_id: id, content: NOT_RECORDED }),
+  );
+  return { kept: [...messages.slice(from, end), ...answers], end, missing };
+}
+
+/**
+ * Puts each tool step's answers in the order of its calls, in place (the places the answers hold
+ * stay theirs; an app-only message between them keeps its own). The session writes each answer as
+ * its call finishes, so a parallel step's answers reach the file in the order they finished, while
+ * the run's transcript holds them in the calls' order: read back, the two are the same.
+ */
+function inCallOrder(messages: AgentMessage[]): void {
+  for (let at = 0; at < messages.length; at++) {
+    const m = messages[at] as ChatMessage;
+    if (m.role !== "assistant" || !m.tool_calls || m.tool_calls.length < 2) continue;
+    const rank = new Map(m.tool_calls.map((call, k) => [call.id, k]));
+    const places: number[] = [];
+    let end = at + 1;
+    for (; end < messages.length; end++) {
+      const role = (messages[end] as { role: string }).role;
+      if (role === "tool") places.push(end);
+      else if (LLM_ROLES.has(role)) break;
+    }
+    const rankOf = (k: number) =>
+      rank.get((messages[k] as { tool_call_id: string }).tool_call_id) ?? Number.MAX_SAFE_INTEGER;
+    const answers = [...places].sort((x, y) => rankOf(x) - rankOf(y)).map((k) => messages[k] as AgentMessage);
+    places.forEach((place, k) => {
+      messages[place] = answers[k] as AgentMessage;
+    });
+    at = end - 1;
+  }
+}
+
+/** Whether a parsed value nests deeper than `MAX_RECORD_DEPTH` (the value itself at `level`). */
+function tooDeep(value: unknown, level: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (level > MAX_RECORD_DEPTH) return true;
+  for (const inner of Array.isArray(value) ? value : Object.values(value)) {
+    if (tooDeep(inner, level + 1)) return true;
+  }
+  return false;
 }
 
 /**
@@ -221,6 +319,8 @@ const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "c
  */
 function recordProblem(record: unknown): string | undefined {
   if (!isObject(record)) return "JSON but not a record";
+  // Read and written again whole on opening: a nesting this deep would overflow the stack there.
+  if (tooDeep(record, 1)) return `a record nested deeper than ${MAX_RECORD_DEPTH} levels`;
   if (record.type === "session") {
     return typeof record.createdAt === "string" ? undefined : "a session header without its createdAt";
   }
@@ -254,6 +354,14 @@ function recordProblem(record: unknown): string | undefined {
     for (const call of message.tool_calls) {
       const problem = callProblem(call);
       if (problem) return `an assistant message with ${problem}`;
+    }
+    // One answer would stand for two calls (strict endpoints refuse a repeated id); the loop never
+    // gives two calls of one message the same id.
+    const seen = new Set<string>();
+    for (const call of message.tool_calls as { id: string }[]) {
+      if (seen.has(call.id))
+        return `an assistant message that gives tool call id ${JSON.stringify(call.id)} twice`;
+      seen.add(call.id);
     }
   }
   return undefined;
@@ -381,7 +489,11 @@ export function listSessions(dir: string): SessionMeta[] {
     }
     let first: unknown;
     try {
-      first = JSON.parse(readFileSync(path, "utf8").split("\n", 1)[0] ?? "");
+      first = JSON.parse(
+        readFileSync(path, "utf8")
+          .replace(/^\uFEFF/, "")
+          .split("\n", 1)[0] ?? "",
+      );
     } catch {
       continue;
     }

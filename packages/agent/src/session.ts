@@ -32,8 +32,15 @@ import {
   todoWriteTool,
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
-import { type AgentMessage, messageText, userMessage } from "./messages.js";
-import { readSession, readSessionFile, SessionFile, sessionPath, type Todo } from "./session-file.js";
+import { type AgentMessage, LLM_ROLES, messageText, userMessage } from "./messages.js";
+import {
+  NOT_RECORDED,
+  readSession,
+  readSessionFile,
+  SessionFile,
+  sessionPath,
+  type Todo,
+} from "./session-file.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
 /** How a session run ended. */
@@ -433,6 +440,13 @@ export class Session {
   #file: SessionFile | undefined;
   #createdAt: string;
   #stored = 0;
+  /** The calls of the last assistant message in the file that the file holds no answer to yet. */
+  #fileOpen = new Set<string>();
+  /**
+   * Answers written as their call finished (`tool_execution_end`), before the loop hands the step's
+   * answers over: the ones the transcript does not hold yet, by call id, so each is written once.
+   */
+  #early = new Map<string, ChatMessage>();
   #running = false;
   #questions = 0;
   /** The running prompt's own message: on the timeline already when the agent adds it. */
@@ -619,7 +633,7 @@ export class Session {
       if (keepCopy) {
         notices.push(`The session file as it was before these drops is kept in ${this.#file.backup()}.`);
       }
-      this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded);
+      this.#rewrite(messages, todos, loaded);
     }
     this.#stored = messages.length;
     for (const text of notices) this.addNotice(text);
@@ -839,7 +853,8 @@ export class Session {
     this.#todos = [];
     this.#stored = 0;
     this.#view = { timeline: [], todos: [] };
-    this.#file?.rewrite(this.sessionId, this.#createdAt, [], []);
+    this.#early.clear();
+    this.#rewrite([], [], []);
     this.#emit({ type: "todos_changed", todos: [] });
     this.#changed();
   }
@@ -847,7 +862,7 @@ export class Session {
   /** Rewrites the session file whole (atomically). Resolves at once without `sessionDir`. */
   async save(): Promise<void> {
     this.#persist();
-    this.#file?.rewrite(this.sessionId, this.#createdAt, this.agent.messages, this.#todos, this.agent.loaded);
+    this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
   }
 
   /** Stops a running prompt, drops every listener and starts closing the MCP servers (see `close`). */
@@ -1021,12 +1036,18 @@ export class Session {
     this.#changed();
   }
 
-  /** Appends the messages the agent added since the last write. */
+  /** Appends the messages the agent added since the last write (an answer written as its call finished, once). */
   #persist(): void {
     const messages = this.agent.messages;
     try {
       while (this.#file && this.#stored < messages.length) {
-        this.#file.appendMessage(messages[this.#stored] as AgentMessage);
+        const message = messages[this.#stored] as AgentMessage;
+        const early = this.#earlyOf(message);
+        if (early) this.#early.delete(early);
+        else {
+          this.#file.appendMessage(message);
+          this.#track(message);
+        }
         this.#stored++;
       }
       this.#file?.appendLoaded(this.agent.loaded);
@@ -1036,6 +1057,70 @@ export class Session {
       return;
     }
     this.#stored = messages.length;
+  }
+
+  /** The id under which `message`, a tool message, was written as its call finished; undefined for any other. */
+  #earlyOf(message: AgentMessage): string | undefined {
+    const m = message as ChatMessage;
+    if (m.role !== "tool" || typeof m.tool_call_id !== "string") return undefined;
+    return this.#early.has(m.tool_call_id) ? m.tool_call_id : undefined;
+  }
+
+  /** Keeps `#fileOpen` as the file's end stands after `message` was written. */
+  #track(message: AgentMessage): void {
+    const m = message as ChatMessage;
+    const role = (m as { role?: unknown }).role;
+    if (typeof role !== "string" || !LLM_ROLES.has(role)) return; // app-only: never sent, ends no step
+    if (m.role === "tool") {
+      if (typeof m.tool_call_id === "string") this.#fileOpen.delete(m.tool_call_id);
+      return;
+    }
+    this.#fileOpen = new Set(m.role === "assistant" ? (m.tool_calls ?? []).map((call) => call.id) : []);
+    // Answers the transcript never took (none is expected) stay in the file, which they answer.
+    this.#early.clear();
+  }
+
+  /**
+   * A tool's answer in the file as soon as its call finished, not once the whole step has (a parallel
+   * step's answers reach the transcript together): a host that dies mid-step leaves the answers of the
+   * calls that finished, and a reopened session tells the model they ran. Only for a call of the last
+   * assistant message in the file that has no answer there yet; the loop's own copy of the answer is
+   * then not written again.
+   */
+  #persistResult(id: string, result: string): void {
+    if (!this.#file) return;
+    this.#persist();
+    if (!this.#fileOpen.has(id)) return;
+    const answer: ChatMessage = { role: "tool", tool_call_id: id, content: result };
+    try {
+      this.#file.appendMessage(answer);
+    } catch (error) {
+      this.addError(errorText(error));
+      return;
+    }
+    this.#fileOpen.delete(id);
+    this.#early.set(id, answer);
+  }
+
+  /**
+   * Writes the file whole with `messages`, then again each answer written as its call finished that
+   * they do not hold yet (a `save()` mid-step), so the rewrite loses none.
+   */
+  #rewrite(messages: readonly AgentMessage[], todos: readonly Todo[], loaded: readonly string[]): void {
+    if (!this.#file) return;
+    const early = [...this.#early];
+    this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded);
+    this.#fileOpen = new Set();
+    for (const message of messages) this.#track(message);
+    this.#early = new Map(early);
+    for (const [id, answer] of early) {
+      if (this.#fileOpen.has(id)) {
+        this.#file.appendMessage(answer);
+        this.#fileOpen.delete(id);
+      } else {
+        this.#early.delete(id);
+      }
+    }
   }
 
   #closeOpenTools(): void {
@@ -1065,13 +1150,7 @@ export class Session {
       case "compacted":
         // The folded transcript replaces the stored one whole; appends continue after it.
         try {
-          this.#file?.rewrite(
-            this.sessionId,
-            this.#createdAt,
-            event.messages,
-            this.#todos,
-            this.agent.loaded,
-          );
+          this.#rewrite(event.messages, this.#todos, this.agent.loaded);
           this.#stored = event.messages.length;
         } catch (error) {
           this.addError(errorText(error));
@@ -1117,6 +1196,7 @@ export class Session {
         break;
       }
       case "tool_execution_end": {
+        this.#persistResult(event.toolCallId, event.result);
         const resultSummary = summarize(event.result);
         this.#replace(
           (e) => e.type === "tool" && e.id === event.toolCallId && e.result === null,
@@ -1243,7 +1323,12 @@ function lastReply(messages: readonly AgentMessage[]): string {
  * call the loop answered without a result (a stop, the step limit: "Not run: …").
  */
 function failedResult(result: string): boolean {
-  return result.startsWith("Error:") || result.startsWith("Not run:") || result === STOPPED_DURING;
+  return (
+    result.startsWith("Error:") ||
+    result.startsWith("Not run:") ||
+    result === STOPPED_DURING ||
+    result === NOT_RECORDED
+  );
 }
 
 /** The timeline a resumed transcript shows: its user, assistant and tool entries. */
@@ -1276,7 +1361,8 @@ function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
 
 /**
  * Makes a session (see `Session`). With `sessionDir`, resumes `<sessionDir>/<sessionId>.jsonl` when
- * it exists — a torn last line or a tool step cut off mid-run is dropped, each with a notice — and
+ * it exists — a torn last line is dropped, and a tool step cut off mid-run kept with each call that has
+ * no recorded result answered `NOT_RECORDED`, each with a notice — and
  * writes it whole. Throws `AgentError` (`invalid-input`) for bad options, (`storage`) for a file
  * that cannot be read or written.
  */
