@@ -29,6 +29,11 @@ describe("validateReply", () => {
         content: "x",
         usage: { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0 },
       },
+      {
+        content: "x",
+        usage: { prompt_tokens: 12, completion_tokens: 9, cached_tokens: 12, reasoning_tokens: 9 },
+      },
+      { content: "x", usage: { cached_tokens: 12, reasoning_tokens: 9 } },
       { content: "x", firstByteDelayMs: 1e12, chunkDelayMs: 0.5, silentAfterChunk: 0, dropAfterChunk: 0 },
       { content: "x", reasoning: "r", reasoningAs: "fence", usage: false },
       {
@@ -73,6 +78,16 @@ describe("validateReply", () => {
     ["negative cached tokens", { usage: { cached_tokens: -1 } }, /usage\.cached_tokens/],
     ["fractional completion tokens", { usage: { completion_tokens: 2.5 } }, /usage\.completion_tokens/],
     ["reasoning tokens as text", { usage: { reasoning_tokens: "3" } }, /usage\.reasoning_tokens .*got "3"/],
+    [
+      "more cached tokens than prompt tokens",
+      { usage: { prompt_tokens: 5, cached_tokens: 12 } },
+      /usage\.cached_tokens \(12\) is more than usage\.prompt_tokens \(5\)/,
+    ],
+    [
+      "more reasoning tokens than completion tokens",
+      { usage: { completion_tokens: 1, reasoning_tokens: 9 } },
+      /usage\.reasoning_tokens \(9\) is more than usage\.completion_tokens \(1\)/,
+    ],
     ["usage as an array", { usage: [] }, /usage must be an object/],
     [
       "a numeric tool-call id",

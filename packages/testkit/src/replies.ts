@@ -161,6 +161,19 @@ export function validateReply(reply: unknown): Reply {
         }
         const usage = r.usage as Record<string, unknown>;
         for (const f of USAGE_FIELDS) wholeNumber(usage[f], `usage.${f}`);
+        // Cached tokens are part of the prompt, reasoning tokens part of the completion: no server
+        // reports more of them than of the whole.
+        for (const [part, whole, of] of [
+          ["cached_tokens", "prompt_tokens", "prompt"],
+          ["reasoning_tokens", "completion_tokens", "completion"],
+        ] as const) {
+          const [p, w] = [usage[part], usage[whole]] as (number | undefined)[];
+          if (p !== undefined && w !== undefined && p > w) {
+            throw invalid(
+              `Reply field usage.${part} (${p}) is more than usage.${whole} (${w}); they are part of the ${of}, so at most ${w}.`,
+            );
+          }
+        }
       }
       if (r.reasoningAs !== undefined && !REASONING_AS.includes(r.reasoningAs as string)) {
         throw invalid(

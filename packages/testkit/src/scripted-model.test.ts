@@ -284,6 +284,21 @@ describe("scripted model", () => {
     expect((await turn(client, messages)).message.content).toContain("# Notes\nhello");
   });
 
+  it("reads the file a message names beside a version number, never the version", async () => {
+    const client = await start();
+    for (const [content, path] of [
+      ["After upgrading to v1.2.3, read CHANGELOG.md", "CHANGELOG.md"],
+      ["Install 1.2.3-beta.1 and then open docs/setup.md", "docs/setup.md"],
+      ["We are on V2.0 now; show me notes.txt", "notes.txt"],
+    ] as const) {
+      const { message } = await turn(client, [{ role: "user", content }]);
+      expect(callsOf(message), content).toEqual([{ name: "read_file", args: { path } }]);
+    }
+    // A version alone names no file: no read_file call on it.
+    const { message } = await turn(client, [{ role: "user", content: "Is v1.2.3 out yet?" }]);
+    expect(message.tool_calls ?? []).toEqual([]);
+  });
+
   it("calls two tools in parallel when the user names both", async () => {
     const client = await start();
     const first = await turn(client, [{ role: "user", content: "What's the time, and what is 2+3?" }]);
@@ -361,5 +376,18 @@ describe("extraction", () => {
     expect(extractPath("version 1.2.3 of the thing.")).toBeUndefined();
     expect(extractPath("say hi, e.g. hello, i.e. greet")).toBeUndefined();
     expect(extractPath("What is in package.json?")).toBe("package.json");
+  });
+
+  it("skips version numbers, v-prefixed and pre-release ones too, and prefers a token with an extension", () => {
+    for (const version of ["v1.2.3", "V2.0", "1.2.3-beta.1", "v20.1.0", "2.0.0+build.5", "1.2"])
+      expect(extractPath(`upgrade to ${version} today`), version).toBeUndefined();
+    expect(extractPath("upgrade to v1.2.3 then read ./src/a.ts")).toBe("./src/a.ts");
+    expect(extractPath("After upgrading to v1.2.3, read CHANGELOG.md")).toBe("CHANGELOG.md");
+    expect(extractPath("install 1.2.3-beta.1 and open CHANGELOG.md")).toBe("CHANGELOG.md");
+    // A token with a file extension wins over an earlier path without one.
+    expect(extractPath("look in src/ for index.ts")).toBe("index.ts");
+    expect(extractPath("compare src/a.ts with src/b.ts")).toBe("src/a.ts");
+    // With no extension anywhere, the first path still counts.
+    expect(extractPath("list src/lib then lib/util")).toBe("src/lib");
   });
 });

@@ -100,21 +100,32 @@ export function extractExpression(text: string): string | undefined {
     .replace(/,/g, "");
 }
 
+/** A version number, not a path: `1.2.3`, `v1.2.3`, `V2.0`, `1.2.3-beta.1`, `2.0.0+build.5`. */
+const VERSION = /^[vV]?\d+(?:\.\d+)+(?:[-+][\w.-]*)?$/;
+
+/** A path whose last part has an extension that starts with a letter (`notes.md`, `src/a.d.ts`). */
+const LETTER_EXTENSION = /(?:^|\/)[^/]*[^/.]\.[A-Za-z][A-Za-z0-9]{0,7}$/;
+
 /**
- * The first file path mentioned in `text`, or undefined.
+ * The file path mentioned in `text`, or undefined: the first token with a file extension (a letter
+ * after its last dot), else the first other path.
  *
  * A path is a token with a slash, or a name of two or more characters with a lower-case extension
- * (`README.md`, `src/index.ts`). URLs, version numbers and `e.g.` are not paths.
+ * (`README.md`, `src/index.ts`). URLs, version numbers (`1.2.3`, `v1.2.3`, `V2.0`, `1.2.3-beta.1`)
+ * and `e.g.` are not paths.
  */
 export function extractPath(text: string): string | undefined {
+  let first: string | undefined;
   for (const raw of text.split(/\s+/)) {
     const token = raw.replace(/^[`'"(<[]+|[`'")>\].,;:!?]+$/g, "");
-    if (/^https?:/i.test(token)) continue;
+    if (/^https?:/i.test(token) || VERSION.test(token)) continue;
     if (/^[\w.~-]*\/[\w./~-]*$/.test(token) || /^[\w.~/-]{2,}\.[a-z0-9]{1,8}$/.test(token)) {
-      if (/[A-Za-z]/.test(token) && !/^\d+(\.\d+)+$/.test(token)) return token;
+      if (!/[A-Za-z]/.test(token)) continue;
+      if (LETTER_EXTENSION.test(token)) return token;
+      first ??= token;
     }
   }
-  return undefined;
+  return first;
 }
 
 /** An IANA-like time zone or UTC named in `text`. */

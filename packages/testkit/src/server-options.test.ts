@@ -313,6 +313,11 @@ describe("a reply the server cannot send is refused, never sent malformed", () =
       { content: "hi", firstByteDelayMs: Number.POSITIVE_INFINITY },
       /firstByteDelayMs must be a non-negative number/,
     ],
+    [
+      "more cached than prompt tokens",
+      { content: "hi", usage: { prompt_tokens: 6, cached_tokens: 12 } },
+      /usage\.cached_tokens \(12\) is more than usage\.prompt_tokens \(6\)/,
+    ],
   ])(
     "%s from a reply function: a 500 naming the field, and the server keeps serving",
     async (_label, bad, message) => {
@@ -328,6 +333,11 @@ describe("a reply the server cannot send is refused, never sent malformed", () =
   it.each<[string, Reply]>([
     ["a raw chunk that is a number", { type: "raw", chunks: [5 as never] }],
     ["NaN prompt tokens", { content: "hi", usage: { prompt_tokens: Number.NaN } }],
+    ["12 cached of 6 prompt tokens", { content: "hi", usage: { prompt_tokens: 6, cached_tokens: 12 } }],
+    [
+      "9 reasoning of 1 completion token",
+      { content: "hi", usage: { completion_tokens: 1, reasoning_tokens: 9 } },
+    ],
     ["a tool-call id that is a number", { toolCalls: [{ id: 7 as never, name: "f", arguments: "{}" }] }],
   ])("%s in the queue: startServer and enqueue throw invalid-reply", async (_label, bad) => {
     const error = await refusal({ replies: [bad] });

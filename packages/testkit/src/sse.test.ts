@@ -175,6 +175,47 @@ describe("streamed turns", () => {
     });
   });
 
+  it("computes no number that contradicts a scripted one: cached ≤ prompt, reasoning ≤ completion", async () => {
+    // The prompt ("hi") is a few tokens: a scripted cached count raises the computed prompt count.
+    const cached = (await streamData({ content: "x", usage: { cached_tokens: 500 } })).at(-2) as Chunk;
+    expect(cached.usage).toMatchObject({ prompt_tokens: 500, prompt_tokens_details: { cached_tokens: 500 } });
+    await server?.close();
+    const reasoning = (await streamData({ content: "x", usage: { reasoning_tokens: 50 } })).at(-2) as Chunk;
+    expect(reasoning.usage).toMatchObject({
+      completion_tokens: 50,
+      completion_tokens_details: { reasoning_tokens: 50 },
+    });
+    await server?.close();
+    // A scripted completion count caps the reasoning count computed from the reasoning text.
+    const capped = (
+      await streamData({
+        reasoning: "many words of reasoning here",
+        content: "x",
+        usage: { completion_tokens: 2 },
+      })
+    ).at(-2) as Chunk;
+    expect(capped.usage).toMatchObject({
+      completion_tokens: 2,
+      completion_tokens_details: { reasoning_tokens: 2 },
+    });
+  });
+
+  it("caps the prefix cache's count at a scripted prompt count", async () => {
+    const ask = {
+      model: "sim",
+      messages: [{ role: "user" as const, content: "the same question, asked twice" }],
+    };
+    server = await startServer({
+      prefixCache: true,
+      replies: [{ content: "x" }, { content: "y", usage: { prompt_tokens: 2 } }],
+    });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const first = await client.chat.completions.create(ask);
+    expect(first.usage?.prompt_tokens).toBeGreaterThan(2);
+    const second = await client.chat.completions.create(ask);
+    expect(second.usage).toMatchObject({ prompt_tokens: 2, prompt_tokens_details: { cached_tokens: 2 } });
+  });
+
   it("sends no usage when usage is false", async () => {
     const data = await streamData({ content: "x", usage: false });
     expect(data.some((d) => d !== "[DONE]" && (d as Chunk).usage)).toBe(false);

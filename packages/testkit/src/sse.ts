@@ -67,19 +67,24 @@ function resolvedCalls(turn: TurnReply, ctx: TurnContext): Required<ScriptedTool
 export function turnUsage(turn: TurnReply, ctx: TurnContext): WireUsage | undefined {
   if (turn.usage === false) return undefined;
   const u = turn.usage ?? {};
-  const reasoningTokens = u.reasoning_tokens ?? (turn.reasoning ? countTokens(turn.reasoning) : undefined);
   const generated =
     (turn.reasoning ?? "") +
     (turn.content ?? "") +
     (turn.toolCalls ?? []).map((c) => c.name + c.arguments).join("");
-  const prompt = u.prompt_tokens ?? ctx.promptTokens;
-  const completion = u.completion_tokens ?? countTokens(generated);
+  // A computed number never contradicts a scripted one (`validateReply` refuses scripted numbers
+  // that contradict each other): a computed whole is at least its scripted part, a computed part
+  // at most its scripted whole, so cached ≤ prompt and reasoning ≤ completion always hold.
+  const prompt = u.prompt_tokens ?? Math.max(ctx.promptTokens, u.cached_tokens ?? 0);
+  const completion = u.completion_tokens ?? Math.max(countTokens(generated), u.reasoning_tokens ?? 0);
+  const reasoningTokens =
+    u.reasoning_tokens ?? (turn.reasoning ? Math.min(countTokens(turn.reasoning), completion) : undefined);
   const usage: WireUsage = {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
   };
-  const cached = u.cached_tokens ?? ctx.cachedTokens;
+  const cached =
+    u.cached_tokens ?? (ctx.cachedTokens === undefined ? undefined : Math.min(ctx.cachedTokens, prompt));
   if (cached !== undefined) usage.prompt_tokens_details = { cached_tokens: cached };
   if (reasoningTokens !== undefined) usage.completion_tokens_details = { reasoning_tokens: reasoningTokens };
   return usage;

@@ -206,3 +206,83 @@ describe("a loaded spec's credentials", () => {
     for (const secret of secrets) expect(state).not.toContain(secret);
   });
 });
+
+describe("a URL's credentials anywhere in a loaded spec", () => {
+  const url =
+    "http://alice:pw-anywhere-secret@10.0.0.1:9/v1?token=query-anywhere-secret#frag-anywhere-secret";
+  const secrets = ["alice", "pw-anywhere-secret", "query-anywhere-secret", "frag-anywhere-secret"];
+  // Places findSpecSecrets does not flag: a misspelt field, a wrong-typed one, prose, a key, a name.
+  const documents = {
+    "a misspelt baseURL": spec({ model: { name: "sim", endpoint: { baseURL: url } } }),
+    "an endpoint given as a string": spec({ model: { name: "sim", endpoint: url } }),
+    "a URL in a prompt's prose": spec({
+      model: { name: "sim" },
+      prompt: [
+        {
+          id: "role",
+          text: `Fetch the data from ${url}, then from https://bob:pw-anywhere-secret@db.example/x.`,
+        },
+      ],
+    }),
+    "a URL as a field's name": spec({ model: { name: "sim" }, [url]: 1 }),
+    "a URL as the model's name": spec({ model: { name: url } }),
+    "a URL the parser refuses": spec({
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: `${HOST}` references, meant literally.
+      model: { name: "sim", endpoint: { baseURL: "http://alice:pw-anywhere-secret#x@${HOST}:${PORT}/v1" } },
+    }),
+  };
+
+  it.each(Object.entries(documents))(
+    "are not shown for %s: not in /api/spec's answer, not in /api/state",
+    async (_label, document) => {
+      const web = await startWebServer();
+      servers.push(web);
+      const { post } = client(web);
+      const report = (await post("api/spec", { text: document })) as { fields: { value: string }[] };
+      const state = await (await fetch(new URL("api/state", web.url))).text();
+      const shown = `${JSON.stringify(report)}\n${state}`;
+      for (const secret of secrets) expect(shown).not.toContain(secret);
+      // What is left of the URL still says where it points.
+      expect(shown).toMatch(/10\.0\.0\.1:9\/v1|\$\{HOST\}:\$\{PORT\}\/v1/);
+    },
+  );
+
+  it("keeps the rest of a prompt's prose as written", async () => {
+    const web = await startWebServer();
+    servers.push(web);
+    const { post } = client(web);
+    const report = (await post("api/spec", { text: documents["a URL in a prompt's prose"] })) as {
+      fields: { path: string; value: string }[];
+    };
+    // (The comma after the first URL goes with its fragment: punctuation there may be the fragment's.)
+    expect(report.fields.find((f) => f.path === "prompt[0].text")?.value).toBe(
+      JSON.stringify("Fetch the data from http://10.0.0.1:9/v1 then from https://db.example/x."),
+    );
+  });
+
+  it("hides a flagged URL whole when a key is left in it once its userinfo and query are cut", async () => {
+    const web = await startWebServer();
+    servers.push(web);
+    const { post } = client(web);
+    const key = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    const report = (await post("api/spec", {
+      text: spec({ model: { name: "sim", endpoint: { baseUrl: `https://hooks.example/${key}/v1?team=a` } } }),
+    })) as { fields: { path: string; value: string }[] };
+    const state = await (await fetch(new URL("api/state", web.url))).text();
+    expect(`${JSON.stringify(report)}\n${state}`).not.toContain(key);
+    expect(report.fields.find((f) => f.path === "model.endpoint.baseUrl")?.value).toBe(
+      "(hidden: may be a credential)",
+    );
+    // Where the runs now go is still said, with the key as a reference.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+    expect(JSON.parse(state).baseUrl).toBe("https://hooks.example/${SECRET}/v1");
+  });
+
+  it("are not shown for a --spec document either", async () => {
+    const web = await startWebServer({ spec: documents["a misspelt baseURL"] });
+    servers.push(web);
+    const state = await (await fetch(new URL("api/state", web.url))).text();
+    expect(state).toContain("model.endpoint.baseURL");
+    for (const secret of secrets) expect(state).not.toContain(secret);
+  });
+});

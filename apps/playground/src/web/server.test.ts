@@ -93,6 +93,20 @@ describe("the web playground's API", () => {
     expect(all.at(-1)?.kind).toBe("done");
   }, 30_000);
 
+  it("reads the file a prompt names beside a version number in the simulator, not the version", async () => {
+    const { id } = (await (
+      await post("api/runs", { prompt: "After upgrading to v1.2.3, read CHANGELOG.md" })
+    ).json()) as { id: string };
+    const { events } = await readEvents(new URL(`api/runs/${id}/events`, server.url).href);
+    const calls = (events as (Sse & { name?: string; args?: string })[]).filter(
+      (e) => e.kind === "tool-call",
+    );
+    expect(calls.map((c) => [c.name, JSON.parse(c.args ?? "null")])).toEqual([
+      ["read_file", { path: "CHANGELOG.md" }],
+    ]);
+    expect(events.at(-1)?.kind).toBe("done");
+  }, 30_000);
+
   it("answers a spec that is not JSON with an error and one with a bad field with its path", async () => {
     const notJson = (await (await post("api/spec", { text: "{ nope" })).json()) as { errors: string[] };
     expect(notJson.errors[0]).toMatch(/^not JSON: /);

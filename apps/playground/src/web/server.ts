@@ -22,7 +22,7 @@ import { createRedisStores, type RedisStores } from "@loopwright/redis";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { runTool, TOOLS } from "../tools/index.js";
 import { connectSharedRuns, type RunInfo, type SharedRuns } from "./shared-runs.js";
-import { type AppliedSpec, checkSpec, type SpecReport, shownUrl } from "./spec.js";
+import { type AppliedSpec, checkSpec, type SpecReport, shownText } from "./spec.js";
 
 /** The system prompt of a run when no agent spec gives one. */
 export const WEB_SYSTEM =
@@ -252,8 +252,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const onSimulator = simulator !== undefined && cfg.baseUrl === simulator.baseUrl;
     return {
       mode: onSimulator ? "simulator" : "endpoint",
-      baseUrl: onSimulator ? undefined : shownUrl(cfg.baseUrl),
-      model: cfg.model,
+      baseUrl: onSimulator ? undefined : shownText(cfg.baseUrl),
+      model: shownText(cfg.model),
       contextLength: await windowOf(cfg),
       spec: lastSpec,
       run: shown,

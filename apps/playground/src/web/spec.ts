@@ -9,6 +9,7 @@ import {
   parseSpec,
   resolveAgentSpec,
   SPEC_TOKEN,
+  withoutSecrets,
 } from "@loopwright/spec";
 
 /** One leaf of the loaded document, as the page lists it. */
@@ -36,6 +37,63 @@ export function shownUrl(url: string): string {
   }
 }
 
+/**
+ * A URL written in a text: a run of scheme characters, `://`, and what follows up to whitespace, a
+ * quote or an angle bracket. The match starts only where a run of scheme characters starts (not
+ * again inside the run, which would rescan it from each of its characters: quadratic on a long
+ * word); digits and `+.-` before the run's first letter are not the scheme's (`-http://…`).
+ */
+const URL_IN_TEXT = /(?<![A-Za-z0-9+.-])[A-Za-z0-9+.-]*:\/\/[^\s"'`<>]+/g;
+
+/** Characters that end a sentence or close a bracket after a URL, rather than belong to it. */
+const TRAILING = new Set([...").,;:!?]}"]);
+
+/**
+ * A URL the URL parser refuses (`http://me:pa#ss@host/`, `http://${HOST}:${PORT}/v1`), cut as
+ * written: without what comes before its last `@` (the userinfo, unless that `@` follows a path,
+ * as in `http://${HOST}:${PORT}/@scope/pkg`) and without a query or fragment.
+ */
+function shownLooseUrl(url: string): string {
+  const start = url.indexOf("//") + 2;
+  let rest = url.slice(start);
+  const at = rest.lastIndexOf("@");
+  const authority = /^[^/?#]*/.exec(rest)?.[0] ?? "";
+  // `host:port/…@…`: the `@` is the path's (or the query's) when a port or a `${PORT}` to fill is
+  // all that follows the colon before the path.
+  const hostAndPort = /^[^:@]*(?::(?:\d|\$\{[^{}]*\})*)?$/.test(authority) && !authority.includes("@");
+  if (at >= 0 && !hostAndPort) rest = rest.slice(at + 1);
+  return url.slice(0, start) + rest.replace(/[?#][\s\S]*$/, "");
+}
+
+/**
+ * A text as the page may show it: each URL in it, wherever it stands (the whole string, or inside
+ * prose), without its `user:password@`, query and fragment ({@link shownUrl}; a URL the parser
+ * refuses is cut as written), and each key-shaped part (spec's `looksLikeKey`, in a URL's path
+ * too) as `${SECRET}` (spec's `withoutSecrets`). Punctuation that ends a sentence after a URL
+ * without a query is kept.
+ */
+export function shownText(text: string): string {
+  return withoutSecrets(withoutUrlCredentials(text));
+}
+
+function withoutUrlCredentials(text: string): string {
+  return text.replace(URL_IN_TEXT, (match) => {
+    const lead = /^[0-9+.-]*/.exec(match)?.[0] ?? "";
+    const found = match.slice(lead.length);
+    let end = found.length;
+    while (end > 0 && TRAILING.has(found[end - 1] as string)) end -= 1;
+    const [url, trail] = [found.slice(0, end), found.slice(end)];
+    let parsed = true;
+    try {
+      new URL(url);
+    } catch {
+      parsed = false;
+    }
+    // Punctuation after a query or fragment may be its end: it goes with them.
+    return lead + (parsed ? shownUrl(url) : shownLooseUrl(url)) + (/[?#]/.test(url) ? "" : trail);
+  });
+}
+
 /** What the page is told about a loaded document. */
 export interface SpecReport {
   /** The document's faults: when any, nothing was applied. */
@@ -57,8 +115,11 @@ export interface AppliedSpec {
 /**
  * Every leaf of the document. A string where a credential may be is hidden: a bundled server's
  * `env` and `headers` values, a value under a key named like one (spec's `looksSecretName`), a
- * key-shaped value (spec's `looksLikeKey`), each place `findSpecSecrets` points at; a URL is shown
- * without its userinfo and query.
+ * key-shaped value (spec's `looksLikeKey`), each place `findSpecSecrets` points at (one that is a
+ * URL is shown without its userinfo and query, unless a key shape is left in it). Every other
+ * string, and every path (a key may be a URL too), is shown through {@link shownText}: a URL
+ * anywhere in it loses its userinfo and query whether or not the place was flagged (`baseURL`, a
+ * misspelt `baseUrl`, or a URL in the instructions' prose).
  */
 function leaves(
   value: unknown,
@@ -72,7 +133,7 @@ function leaves(
     const entries = Array.isArray(value)
       ? value.map((v, i) => [`${path}[${i}]`, v, key] as const)
       : Object.entries(value).map(([k, v]) => [path ? `${path}.${k}` : k, v, k] as const);
-    if (entries.length === 0) out.push({ path, value: Array.isArray(value) ? "[]" : "{}" });
+    if (entries.length === 0) out.push({ path: shownText(path), value: Array.isArray(value) ? "[]" : "{}" });
     for (const [p, v, k] of entries) leaves(v, p, out, flagged, k, Array.isArray(value) ? parent : key);
     return out;
   }
@@ -84,11 +145,15 @@ function leaves(
       looksLikeKey(value) ||
       flagged.has(path))
   ) {
-    out.push({ path, value: shownUrl(value) !== value ? JSON.stringify(shownUrl(value)) : HIDDEN });
+    const shown = shownUrl(value);
+    out.push({
+      path: shownText(path),
+      value: shown !== value && !looksLikeKey(shown) ? JSON.stringify(shown) : HIDDEN,
+    });
     return out;
   }
-  const text = JSON.stringify(value) ?? String(value);
-  out.push({ path, value: text.length > 120 ? `${text.slice(0, 120)}…` : text });
+  const text = JSON.stringify(typeof value === "string" ? shownText(value) : value) ?? String(value);
+  out.push({ path: shownText(path), value: text.length > 120 ? `${text.slice(0, 120)}…` : text });
   return out;
 }
 
@@ -152,9 +217,10 @@ export function checkSpec(text: string, base: LoopConfig): { report: SpecReport;
   }
   const fields = leaves(value, "", [], secretPaths(value));
   const { spec, errors, warnings } = parseSpec(value);
+  // A fault or warning may quote a key or a value of the document: its URLs are shown as a field's are.
   const report: SpecReport = {
-    errors: errors.map(String),
-    warnings: warnings.map((w) => ({ path: w.path, message: w.message })),
+    errors: errors.map((e) => shownText(String(e))),
+    warnings: warnings.map((w) => ({ path: shownText(w.path), message: shownText(w.message) })),
     fields,
   };
   if (!spec) return { report };
@@ -180,9 +246,9 @@ export function checkSpec(text: string, base: LoopConfig): { report: SpecReport;
   }
   const system = resolved.prompt.map((p) => p.text).join("\n\n") || undefined;
   report.applied = {
-    ...(resolved.name ? { name: resolved.name } : {}),
-    model: resolved.model,
-    ...(config.baseUrl ? { baseUrl: shownUrl(config.baseUrl) } : {}),
+    ...(resolved.name ? { name: shownText(resolved.name) } : {}),
+    model: shownText(resolved.model),
+    ...(config.baseUrl ? { baseUrl: shownText(config.baseUrl) } : {}),
     system: system !== undefined,
     maxToolIterations: resolved.maxToolIterations,
   };
