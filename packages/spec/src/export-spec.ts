@@ -15,11 +15,14 @@ const ROUNDS = 4;
  * (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`, `Authorization: Bearer X`) and a telling
  * `extraBody` field get a `${NAME}` reference for the host to fill, and a key-shaped value
  * (`sk-…`, `ghp_…`) anywhere in the spec becomes `${SECRET}` (in a prompt part's `text` or a
- * `description`, only the word holding it); a `command` pasted as a whole command line has each
- * flagged word redacted so. Everything else is kept as written. The result is a valid
- * document: `parseSpec(exportSpec(spec), { bundle: true })` reads it back whole, and
- * `findSpecSecrets` on it is empty. Never changes its argument. Throws `AgentSpecError` when
- * `spec` is not a parsed spec.
+ * `description`, only the secret: `postgres://${SECRET}@db/app`, `--api-key ${API_KEY}`); a
+ * key in an identifier (a prompt part's or hook's `id`, a server's `name` and the places naming
+ * it) becomes a reference of its own, `${SECRET}`, `${SECRET_2}`, … one per distinct key, so ids
+ * stay distinct; a `command` pasted as a whole command line has each flagged word redacted so.
+ * Everything else is kept as written. The result is a valid document:
+ * `parseSpec(exportSpec(spec), { bundle: true })` reads it back whole (every entry, no repeated
+ * id), and `findSpecSecrets` on it is empty. Never changes its argument. Throws `AgentSpecError`
+ * when `spec` is not a parsed spec.
  */
 export function exportSpec(spec: AgentSpec): AgentSpec {
   const copy = asSpec(spec, "exportSpec");

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { AgentSpecError } from "./errors.js";
 import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
+import { parseSpec } from "./parse-spec.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { looksLikeKey, SecretSign } from "./secret-signs.js";
 import type { AgentSpec, BundledServer } from "./types.js";
@@ -645,6 +646,196 @@ describe("withoutArgSecrets and withoutSecrets take out what findSpecSecrets fla
           expect(looksLikeKey(out[i] as string)).toBe(false);
         });
       }),
+    );
+  });
+});
+
+// biome-ignore-start lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.
+/** Credentials written in free text as they get pasted, and the text exportSpec writes instead. */
+const PROSE_SECRETS: [string, string][] = [
+  [
+    "Connect to postgres://admin:hunter2pass@db.internal:5432/app for data.",
+    "Connect to postgres://${SECRET}@db.internal:5432/app for data.",
+  ],
+  [
+    "Fetch https://api.weather.example/v1?api_key=9f8e7d6c5b4a3210fedcba98&units=metric each hour.",
+    "Fetch https://api.weather.example/v1?api_key=${API_KEY}&units=metric each hour.",
+  ],
+  [
+    "Post to (https://bot:Zx9Qw8Er7Ty6@hooks.example.com/x).",
+    "Post to (https://${SECRET}@hooks.example.com/x).",
+  ],
+  [
+    'Call it with curl -H "Authorization: Bearer 9f8e7d6c5b4a3210fedcba98" please',
+    'Call it with curl -H "Authorization: Bearer ${AUTHORIZATION}" please',
+  ],
+  ["Send X-Api-Key: abc123def456 with each call.", "Send X-Api-Key: ${X_API_KEY} with each call."],
+  ["The admin password: hunter2pass, do not share.", "The admin password: ${PASSWORD}, do not share."],
+  ["Run `mytool --api-key 9f8e7d6c5b4a3210fedcba98`.", "Run `mytool --api-key ${API_KEY}`."],
+  ["Run mytool --token=t0k3n-abc-123 now", "Run mytool --token=${TOKEN} now"],
+  [
+    "export MISTRAL_API_KEY=AbCdEf0123456789AbCdEf0123456789\nthen start",
+    "export MISTRAL_API_KEY=${MISTRAL_API_KEY}\nthen start",
+  ],
+  ["set DB_SECRET=s3cr3t-value first", "set DB_SECRET=${DB_SECRET} first"],
+  [
+    "or DB_SECRET='s3cr3t-value' and --token=\"t0k3n-abc-123\".",
+    "or DB_SECRET='${DB_SECRET}' and --token=\"${TOKEN}\".",
+  ],
+  ["then add &token=abc123xyz789 to it", "then add &token=${TOKEN} to it"],
+  ["or GET /v1/items?access_token=zz9zz9zz9zz9", "or GET /v1/items?access_token=${ACCESS_TOKEN}"],
+  ["Use key sk-proj-abcdefghijklmnopqrstuvwxyz0123.", "Use key ${SECRET}."],
+];
+// biome-ignore-end lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.
+
+describe("findSpecSecrets and exportSpec read free text for credentials written as they get pasted", () => {
+  it("finds a URL's credentials, a flag, an assignment or a header in a prompt part or a description, redacts only the secret, and takes no ordinary word for one", () => {
+    for (const [text, safe] of PROSE_SECRETS) {
+      const spec: AgentSpec = { spec: SPEC_TOKEN, description: text, prompt: [{ id: "p", text }] };
+      expect(findSpecSecrets(spec), text).toEqual([
+        { path: "description", sign: SecretSign.Value },
+        { path: "prompt[0].text", sign: SecretSign.Value },
+      ]);
+      const out = exportSpec(spec);
+      expect(out.prompt?.[0]?.text, text).toBe(safe);
+      expect(out.description, text).toBe(safe);
+      expect(findSpecSecrets(out), text).toEqual([]);
+    }
+    // And takes no ordinary word for one: a telling name followed by a word, a path, a placeholder, a reference.
+    const prose = [
+      "Remember the key: always be polite. Set --token to your key, or pass --api-key=yours.",
+      "Use Token authentication and a Bearer credential. Authorization: Bearer token please.",
+      "Keep api_key=your_key and password: changeme in the vault; read --key-file ~/keys/id_rsa2.",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+      "Pass --api-key ${API_KEY} or ?token=${TOKEN} and https://${U}:${P}@db.example/app instead.",
+      "See https://example.com/search?q=tokens&page=2 and mailto:me@example.com at 10:30.",
+    ].join("\n");
+    const spec: AgentSpec = { spec: SPEC_TOKEN, description: prose, prompt: [{ id: "p", text: prose }] };
+    expect(findSpecSecrets(spec)).toEqual([]);
+    expect(exportSpec(spec)).toEqual(spec);
+  });
+
+  it("finds a credential planted in ordinary prose with hashes, UUIDs, paths and base64, and changes nothing else (property)", () => {
+    const letters = fc.stringMatching(/^[A-Za-z,.;'()!?-]{1,12}$/);
+    const plain = fc.stringMatching(/^[a-z]{1,8}$/);
+    // A telling name not followed by a credential: the words after it are plain.
+    const telling = fc
+      .tuple(
+        fc.constantFrom(
+          "--token",
+          "--api-key",
+          "key:",
+          "Authorization:",
+          "Bearer",
+          "Token",
+          "password:",
+          "api_key=your_key",
+          "?token=",
+        ),
+        plain,
+        plain,
+      )
+      .map((words) => words.join(" "));
+    const data = fc.oneof(
+      fc.stringMatching(/^[0-9a-f]{40,64}$/),
+      fc.stringMatching(/^[0-9a-f]{40,64}$/).map((hash) => `sha256:${hash}`),
+      fc.uuid(),
+      fc
+        .array(fc.stringMatching(/^[a-z0-9._]{1,12}$/), { minLength: 1, maxLength: 5 })
+        .map((parts) => `/${parts.join("/")}`),
+      fc.base64String({ minLength: 4, maxLength: 200 }),
+      fc.constantFrom("https://example.com/docs?page=2#top", "v1.2.3", "10:30", "a=1&b=2", "x@y.example"),
+    );
+    const ordinary = fc.array(fc.oneof(letters, telling, data), { maxLength: 30 });
+    const planted = fc.option(fc.constantFrom(...PROSE_SECRETS), { nil: undefined });
+    fc.assert(
+      fc.property(
+        ordinary,
+        ordinary,
+        planted,
+        fc.constantFrom(" ", "\n", "  "),
+        (before, after, secret, gap) => {
+          const join = (middle: string) => [...before, "then", middle, "and", ...after].join(gap);
+          const text = join(secret?.[0] ?? "nothing");
+          const spec: AgentSpec = { spec: SPEC_TOKEN, prompt: [{ id: "p", text }] };
+          expect(findSpecSecrets(spec).length).toBe(secret === undefined ? 0 : 1);
+          expect(exportSpec(spec).prompt?.[0]?.text).toBe(secret === undefined ? text : join(secret[1]));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("exportSpec keeps identifiers distinct when it must redact them", () => {
+  const keyA = "sk-proj-abcdefghijklmnopqrstuvwxyz0001";
+  const keyB = "sk-proj-abcdefghijklmnopqrstuvwxyz0002";
+
+  it("gives each key-shaped id a reference of its own, and a server's name and the places naming it the same one", () => {
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      prompt: [
+        { id: keyA, text: "Be brief." },
+        { id: keyB, text: "Use lists." },
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+        { id: "${SECRET_1}", text: "Written by hand." },
+      ],
+      tools: { servers: [keyA, "plain"] },
+      hooks: [
+        { id: keyA, events: ["beforeTurn"], server: keyA, tool: "count" },
+        { id: keyB, events: ["afterTurn"] },
+      ],
+      bundle: {
+        mcpServers: [
+          { name: keyA, command: "run-it" },
+          { name: "plain", command: "run-it" },
+        ],
+      },
+    };
+    const out = exportSpec(spec);
+    expect(JSON.stringify(out)).not.toContain("sk-proj-");
+    expect(findSpecSecrets(out)).toEqual([]);
+    const ids = out.prompt?.map((entry) => entry.id) ?? [];
+    expect(new Set(ids).size).toBe(3);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+    expect(ids).toEqual(["${SECRET}", "${SECRET_2}", "${SECRET_1}"]);
+    const server = out.bundle?.mcpServers?.[0]?.name;
+    expect(out.tools?.servers?.[0]).toBe(server);
+    expect(out.hooks?.[0]?.server).toBe(server);
+    expect(out.hooks?.[0]?.id).toBe(ids[0]);
+    expect(out.hooks?.[1]?.id).toBe(ids[1]);
+    const again = parseSpec(JSON.parse(JSON.stringify(out)), { bundle: true });
+    expect(again.warnings).toEqual([]);
+    expect(again.spec).toEqual(out);
+  });
+
+  it("parseSpec(exportSpec(s)) warns of no repeated id that s did not have, and keeps every prompt part and hook (property)", () => {
+    const id = fc.oneof(
+      fc.constantFrom(keyA, keyB, `${keyA} notes`, "basic instructions", "basic formatting", "plain"),
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.
+      fc.constantFrom("${SECRET}", "${SECRET_1}", "${SECRET_2} x"),
+      fc.stringMatching(/^[A-Za-z0-9]{16,20}$/).map((tail) => `ghp_${tail}`),
+      fc.stringMatching(/^[ab]{16,18}$/).map((tail) => `sk-${tail}`),
+    );
+    const document = fc.record({
+      spec: fc.constant(SPEC_TOKEN),
+      prompt: fc.array(fc.record({ id, text: fc.constant("t") }), { maxLength: 6 }),
+      hooks: fc.array(fc.record({ id, events: fc.constant(["beforeTurn"]), server: id }), { maxLength: 4 }),
+      bundle: fc.record({
+        mcpServers: fc.array(fc.record({ name: id, command: fc.constant("run-it") }), { maxLength: 4 }),
+      }),
+    });
+    fc.assert(
+      fc.property(document, (doc) => {
+        const { spec } = parseSpec(doc, { bundle: true });
+        if (!spec) throw new Error("the generated document is refused");
+        const again = parseSpec(JSON.parse(JSON.stringify(exportSpec(spec))), { bundle: true });
+        expect(again.warnings.filter((warning) => warning.code === "duplicate-id")).toEqual([]);
+        expect(again.spec?.prompt?.length).toBe(spec.prompt?.length);
+        expect(again.spec?.hooks?.length).toBe(spec.hooks?.length);
+        expect(again.spec?.bundle?.mcpServers?.length).toBe(spec.bundle?.mcpServers?.length);
+      }),
+      { numRuns: 300 },
     );
   });
 });

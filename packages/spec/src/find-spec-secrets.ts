@@ -8,6 +8,7 @@ import {
   SecretSign,
   urlSign,
   withoutKeys,
+  withoutReferences,
   withoutUrlSecrets,
 } from "./secret-signs.js";
 import type { AgentSpec, EndpointSpec } from "./types.js";
@@ -32,8 +33,10 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  *
  * Reads bundled servers (url, command, args, env, headers), endpoint URLs, and `extraBody` at any depth;
  * any other string field is a `Value` when it is shaped like a key. A field holding whitespace (a
- * prompt part's `text`, a `description`, a `name` such as "Token accounting helper") is free text,
- * read a word at a time, so only a word that is itself shaped like a key is flagged.
+ * `name` such as "Token accounting helper") is free text, read a word at a time, so only a word
+ * that is itself shaped like a key is flagged; a prompt part's `text` and a `description` are read
+ * so too, with the rules for args besides: a URL's credentials, a telling flag, assignment or
+ * header with a value that reads as a credential (see `proseWithoutKeys`).
  * A `command` holding whitespace is read as a pasted command line: split into words as a shell
  * splits it, each read as an argument is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
@@ -121,7 +124,7 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
       }
     }
   });
-  scanRest("", checked, undefined, visit);
+  scanRest("", checked, undefined, distinctIdentifiers(checked, visit));
 }
 
 /** The places read above, by path: an endpoint's `baseUrl`, `extraBody`, and a bundled server's url, command, args, env and headers. */
@@ -137,14 +140,18 @@ function holdsKey(value: string): boolean {
   return /\s/.test(value) ? value.split(/\s+/).some(looksLikeKey) : looksLikeKey(value);
 }
 
+/** Prose: a prompt part's `text` and any `description`, read for credentials as a sentence writes them (`proseWithoutKeys`). */
+const PROSE = /(?:^prompt\[\d+\]\.text|(?:^|\.)description)$/;
+
 /**
  * Every string of the spec the places above do not read: a key-shaped value in it (the whole of a
  * `model`, a hook's `tool`) is a `Value`. A string that holds whitespace is free text, whatever its
  * field (a prompt part's `text`, a `description`, an agent's or a task's `name`): it is read a word
  * at a time, so the shapes that span a space (`Bearer …`, `Token …`) do not take ordinary words for
  * a key ("Token accounting helper"), and its safe form redacts only the flagged words, each other
- * word and the spacing kept. A field whose value is a header (a bundled server's `headers`) is read
- * above, whole.
+ * word and the spacing kept. A prompt part's `text` and a `description` are prose, read so with
+ * the rules for args besides (see `proseWithoutKeys`). A field whose value is a header (a bundled
+ * server's `headers`) is read above, whole.
  */
 function scanRest(at: string, value: unknown, server: string | undefined, visit: SecretVisit): void {
   const entries: [string | number, unknown][] = Array.isArray(value)
@@ -166,7 +173,7 @@ function scanRest(at: string, value: unknown, server: string | undefined, visit:
         : undefined);
     const container = value as Record<string | number, unknown>;
     if (typeof item === "string") {
-      const safe = freeWithoutKeys(item);
+      const safe = PROSE.test(path) ? proseWithoutKeys(item) : freeWithoutKeys(item);
       if (safe !== undefined)
         visit(
           { path, ...(inServer !== undefined ? { server: inServer } : {}), sign: SecretSign.Value },
@@ -198,6 +205,201 @@ function freeWithoutKeys(text: string): string | undefined {
     return keyless(word);
   });
   return flagged ? out : undefined;
+}
+
+/**
+ * Marks set around a word in free text that are not part of it: quotes, brackets, markdown, a
+ * sentence's end. Not braces, which close a `${VAR}` reference.
+ */
+const OPENERS = new Set(["(", '"', "'", "`", "<", "[", "*"]);
+const CLOSERS = new Set([")", '"', "'", "`", ">", "]", "*", ".", ",", ";", "!", "?"]);
+
+/** What a credential taken out of free text becomes: a reference named after its flag, header or parameter, else `${SECRET}`. */
+const proseHide: SecretHide = (_secret, name) => reference(name ?? "");
+
+/**
+ * True for a value after a telling name in free text (`--api-key X`, `API_KEY=X`, `password: X`)
+ * that reads as a credential rather than a word: at least 8 characters holding a letter and a
+ * digit, not a path, a URL or a `<placeholder>`, and not only `${VAR}` references. Prose says
+ * "set --token to your key" where a command line would not, so args take any literal value instead.
+ */
+function proseCredential(value: string): boolean {
+  const literal = withoutReferences(value);
+  return (
+    isLiteral(value) &&
+    literal.length >= 8 &&
+    /[A-Za-z]/.test(literal) &&
+    /\d/.test(literal) &&
+    !/[<>]/.test(literal) &&
+    !/^(?:~?\.{0,2}\/|[A-Za-z][A-Za-z0-9+.-]*:\/\/)/.test(literal)
+  );
+}
+
+/**
+ * A query written without its URL (`?api_key=X`, `/v1/items?token=X`, `&access_token=X`, `a=1&token=X`)
+ * with each telling parameter's value hidden as a URL's is, or undefined when it holds none.
+ */
+function bareQueryWithoutSecrets(word: string): string | undefined {
+  if (!word.includes("=") || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(word)) return undefined;
+  const cut = word.indexOf("?");
+  if (cut < 0 && !word.includes("&")) return undefined;
+  const head = word.slice(0, cut + 1);
+  const query = word.slice(cut + 1);
+  const lead = /^&*/.exec(query)?.[0] ?? "";
+  const base = "x://h/?";
+  const url = base + query.slice(lead.length);
+  if (urlSign(url) !== SecretSign.Query) return undefined;
+  return head + lead + withoutUrlSecrets(url, proseHide).slice(base.length);
+}
+
+/** A header's name written as a word of its own, before its value: `Authorization:`, `X-Api-Key:`. */
+const HEADER_NAME = /^([A-Za-z][\w-]*):$/;
+const SCHEME = /^(?:Bearer|Basic|Token)$/i;
+/** A flag or an assignment whose value opens with a quote: `--token="`, `DB_SECRET='`. */
+const QUOTED_VALUE = /^((?:--?[A-Za-z][\w.-]*|[A-Za-z_][\w.-]*)=)["'`]/;
+
+/**
+ * Free text with what reads as a credential in it redacted, or undefined when nothing does. It is
+ * read a word at a time (split at whitespace, a word's quotes, brackets and closing punctuation set
+ * aside) with the rules for args: a key shape, a URL's userinfo or telling query value, and a
+ * telling flag, assignment or header with its value (`--api-key X`, `--token=X`, `API_KEY=X`,
+ * `X-Api-Key:X`), where the value must also read as a credential (`proseCredential`). Besides, a
+ * header's value may stand a word or two after its name (`Authorization: Bearer X`), and a query
+ * written without its URL is read as one. Each credential becomes a reference (`${SECRET}`, or one
+ * named after its flag, header or parameter); every other character is kept as written. One pass,
+ * each word read with the two before it.
+ */
+function proseWithoutKeys(text: string): string | undefined {
+  let out = "";
+  let at = 0;
+  let flagged = false;
+  let before = "";
+  let last = "";
+  for (const match of text.matchAll(/\S+/g)) {
+    let start = match.index;
+    let end = start + match[0].length;
+    while (start < end && OPENERS.has(text[start] as string)) start += 1;
+    while (end > start && CLOSERS.has(text[end - 1] as string)) end -= 1;
+    const word = text.slice(start, end);
+    const safe = proseWord(word, last, before);
+    before = last;
+    last = word;
+    if (safe === undefined) continue;
+    flagged = true;
+    out += text.slice(at, start) + safe;
+    at = end;
+  }
+  return flagged ? out + text.slice(at) : undefined;
+}
+
+/** One word of prose redacted (see `proseWithoutKeys`), given the two words before it; undefined when it is not flagged. */
+function proseWord(word: string, last: string, before: string): string | undefined {
+  // Most words of prose cannot be flagged by any rule (no key shape is shorter than 14 characters,
+  // and every other sign needs a digit, a flag's dash or one of `=:/@?&`): they are not read.
+  if (word.length < 14 && !word.startsWith("-") && !/[\d=:/@?&]/.test(word)) return undefined;
+  // A quoted value (`DB_SECRET='…'`, `--token="…"`; its closing quote is set aside as punctuation)
+  // is read without its opening quote, which is kept.
+  const quoted = QUOTED_VALUE.exec(word);
+  if (quoted) {
+    const [open, assign = ""] = quoted;
+    const inner = proseWord(assign + word.slice(open.length), last, before);
+    return inner?.startsWith(assign) ? open + inner.slice(assign.length) : inner;
+  }
+  let safe: string | undefined;
+  // The args rules, with the word before it when that is a flag (`--api-key X`).
+  scanArgs(
+    "text",
+    [last.startsWith("-") ? last : "", word],
+    (_path, _sign, index, redacted) => {
+      if (index === 1) safe = redacted;
+    },
+    proseHide,
+    proseCredential,
+  );
+  safe ??= bareQueryWithoutSecrets(word);
+  // `Authorization: Bearer X`, `password: X`: the header's name a word (or a scheme) before its value.
+  if (safe === undefined && proseCredential(word)) {
+    const header = HEADER_NAME.exec(last) ?? (SCHEME.test(last) ? HEADER_NAME.exec(before) : null);
+    if (header && looksSecretName(header[1] ?? "")) safe = proseHide(word, header[1]);
+  }
+  if (safe === undefined) return undefined;
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+  return safe === word || looksLikeKey(safe) || urlSign(safe) ? "${SECRET}" : safe;
+}
+
+/** The fields that name an entry: prompt and hook ids, bundled servers' names, and the places that name a server. */
+const IDENTIFIER =
+  /^(?:(?:prompt|hooks)\[\d+\]\.id|hooks\[\d+\]\.server|bundle\.mcpServers\[\d+\]\.name|tools\.servers\[\d+\])$/;
+
+/**
+ * `visit`, with an identifier (see `IDENTIFIER`) the scan flagged redacted as free text is (each
+ * word holding a key, the rest kept) but with a reference per distinct key rather than one
+ * `${SECRET}` for all: `${SECRET}`, `${SECRET_2}`, `${SECRET_3}`, …, named after no reference an
+ * identifier of the spec already holds. A value whose redaction would still be flagged, or would
+ * equal another identifier's value or redaction, is replaced whole by a reference of its own. So
+ * two ids redacted stay two ids (a repeated id would replace the other entry when the export is
+ * read back), and a server's name and the places that name it are redacted alike.
+ */
+function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit): SecretVisit {
+  let values: Map<string, string> | undefined;
+  const used = new Set<string>();
+  const refs = new Map<string, string>();
+  const redacted = new Map<string, string>();
+  const taken = new Set<string>();
+  let count = 0;
+  const read = (): Map<string, string> => {
+    const found = new Map<string, string>();
+    const add = (path: string, value: unknown) => {
+      if (typeof value !== "string") return;
+      found.set(path, value);
+      taken.add(value);
+      for (const match of value.matchAll(/\$\{([^{}]*)\}/g)) used.add(match[1] ?? "");
+    };
+    for (const [index, entry] of (spec.prompt ?? []).entries())
+      add(child(child("prompt", index), "id"), entry.id);
+    for (const [index, hook] of (spec.hooks ?? []).entries()) {
+      add(child(child("hooks", index), "id"), hook.id);
+      add(child(child("hooks", index), "server"), hook.server);
+    }
+    for (const [index, server] of (spec.bundle?.mcpServers ?? []).entries())
+      add(child(child("bundle.mcpServers", index), "name"), server.name);
+    for (const [index, name] of (spec.tools?.servers ?? []).entries())
+      add(child("tools.servers", index), name);
+    return found;
+  };
+  // One fresh reference per distinct text (a key, or a whole value).
+  const refFor = (text: string): string => {
+    let ref = refs.get(text);
+    if (ref === undefined) {
+      let name: string;
+      do {
+        count += 1;
+        name = count === 1 ? "SECRET" : `SECRET_${count}`;
+      } while (used.has(name));
+      ref = `\${${name}}`;
+      refs.set(text, ref);
+    }
+    return ref;
+  };
+  const redact = (value: string): string => {
+    const known = redacted.get(value);
+    if (known !== undefined) return known;
+    let out = value.replace(/\S+/g, (word) => {
+      if (!looksLikeKey(word)) return word;
+      const safe = withoutKeys(word, (key) => refFor(key));
+      return looksLikeKey(safe) ? refFor(word) : safe;
+    });
+    if (out === value || looksLikeKey(out) || taken.has(out)) out = refFor(value);
+    redacted.set(value, out);
+    taken.add(out);
+    return out;
+  };
+  return (hint, replace, safe) => {
+    if (!IDENTIFIER.test(hint.path)) return visit(hint, replace, safe);
+    values ??= read();
+    const value = values.get(hint.path);
+    visit(hint, replace, value === undefined ? safe : redact(value));
+  };
 }
 
 /** The sign of a string at a place whose name may already tell. */
@@ -347,6 +549,7 @@ function scanArgs(
   args: readonly string[],
   found: (path: string, sign: SecretSign, index: number, safe: string) => void,
   hide?: SecretHide,
+  literal: (value: string) => boolean = isLiteral,
 ): void {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   args.forEach((arg, index) => {
@@ -359,8 +562,7 @@ function scanArgs(
       const [, name = "", inline] = flag;
       if (inline === undefined) return;
       const prefix = arg.slice(0, arg.length - inline.length);
-      if (looksSecretName(name) && isLiteral(inline))
-        push(SecretSign.Flag, () => prefix + named(inline, name));
+      if (looksSecretName(name) && literal(inline)) push(SecretSign.Flag, () => prefix + named(inline, name));
       else {
         const sign = stringSign(inline, false);
         push(sign, () => prefix + safeString(inline, sign as SecretSign, undefined, hide));
@@ -368,7 +570,7 @@ function scanArgs(
       return;
     }
     const previous = index > 0 ? /^--?([A-Za-z][\w.-]*)$/.exec(args[index - 1] ?? "") : null;
-    if (previous && looksSecretName(previous[1] ?? "") && isLiteral(arg)) {
+    if (previous && looksSecretName(previous[1] ?? "") && literal(arg)) {
       push(SecretSign.Flag, () => named(arg, previous[1] ?? ""));
       return;
     }
@@ -376,7 +578,7 @@ function scanArgs(
     const assignment = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/.exec(arg);
     if (assignment && looksSecretName(assignment[1] ?? "")) {
       const variable = assignment[1] ?? "";
-      if (isLiteral(assignment[2] ?? ""))
+      if (literal(assignment[2] ?? ""))
         push(SecretSign.Flag, () => `${variable}=${named(assignment[2] ?? "", variable)}`);
       return;
     }
@@ -384,7 +586,7 @@ function scanArgs(
     const header = /^([\w-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
     if (header && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg) && looksSecretName(header[1] ?? "")) {
       const [, field = "", colon = ""] = header;
-      if (isLiteral(header[3] ?? ""))
+      if (literal(header[3] ?? ""))
         push(SecretSign.Flag, () => `${field}${colon}${named(header[3] ?? "", field)}`);
       return;
     }

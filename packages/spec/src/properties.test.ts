@@ -135,8 +135,37 @@ const secretBody = fc.dictionary(
   ),
   { maxKeys: 3 },
 );
+// Free text with credentials pasted into it, and identifiers some of which are keys (two ids must
+// stay two ids once redacted).
+const secretProse = fc
+  .array(
+    fc.oneof(
+      secretish,
+      fc.constantFrom(
+        "then",
+        "key:",
+        "Authorization:",
+        "password:",
+        "hunter2pass",
+        "&token=abc123xyz789",
+        "postgres://admin:hunter2pass@db/app",
+        "(page=2&api_key=Q1w2e3r4t5).",
+        "`--api-key",
+        "9f8e7d6c5b4a3210fedcba98`",
+      ),
+    ),
+    { maxLength: 6 },
+  )
+  .map((words) => words.join(" "));
+const secretId = fc.oneof(name, secretish);
 const secretDocument = fc.record({
   spec: fc.constant(SPEC_TOKEN),
+  description: secretProse,
+  prompt: fc.array(fc.record({ id: secretId, text: secretProse }), { maxLength: 3 }),
+  tools: fc.record({ servers: fc.array(secretId, { maxLength: 2 }) }),
+  hooks: fc.array(fc.record({ id: secretId, events: fc.constant(["beforeTurn"]), server: secretId }), {
+    maxLength: 2,
+  }),
   model: fc.record({ endpoint: fc.record({ baseUrl: secretUrl }), extraBody: secretBody }),
   tasks: fc.dictionary(
     fc.constantFrom("title", "toolSelect"),
