@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AgentSpecError } from "./errors.js";
 import { exportSpec } from "./export-spec.js";
-import { findSpecSecrets, withoutArgSecrets, withoutSecrets } from "./find-spec-secrets.js";
+import { findSpecSecrets, withoutArgSecrets, withoutProseSecrets, withoutSecrets } from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { looksLikeKey, SecretSign } from "./secret-signs.js";
@@ -837,5 +837,27 @@ describe("exportSpec keeps identifiers distinct when it must redact them", () =>
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("withoutProseSecrets", () => {
+  it("writes a prose text as exportSpec writes a prompt part's text, and leaves ordinary prose as it is", () => {
+    const texts = [
+      "Read from postgres://admin:hunter2pass@db.internal/app, then summarise.",
+      "Run mytool --api-key 9f8e7d6c5b4a3210fedcba98 first.",
+      "export MISTRAL_API_KEY=AbCdEf0123456789AbCdEf0123456789",
+      "Send Authorization: Bearer 9f8e7d6c5b4a3210fedcba98 with each call.",
+      "Use the key sk-proj-Abc123Def456Ghi789Jkl012Mno345 for OpenAI.",
+      "Answer briefly, in English, citing https://docs.example.com/guide?page=2.",
+    ];
+    for (const text of texts) {
+      const spec = { spec: SPEC_TOKEN, model: { name: "m" }, prompt: [{ id: "p", text }] } as AgentSpec;
+      expect(withoutProseSecrets(text)).toBe(exportSpec(spec).prompt?.[0]?.text);
+    }
+    expect(withoutProseSecrets(texts[0] as string)).toBe(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the reference, meant literally.
+      "Read from postgres://${SECRET}@db.internal/app, then summarise.",
+    );
+    expect(withoutProseSecrets(texts[5] as string)).toBe(texts[5]);
   });
 });

@@ -292,6 +292,19 @@ function proseWithoutKeys(text: string): string | undefined {
   return flagged ? out + text.slice(at) : undefined;
 }
 
+/**
+ * A prose text (a prompt part's `text`, a `description`) as `exportSpec` writes it: each
+ * credential it holds — a key-shaped word, a URL's `user:password@` or a telling query parameter,
+ * a flag or assignment with its value (`--api-key X`, `API_KEY=X`), a header with its value
+ * (`Authorization: Bearer X`) — a `${NAME}` reference, every other character as written. A text
+ * holding none comes back as it is. For a form or a page that shows a spec's prose without its
+ * secrets.
+ */
+export function withoutProseSecrets(text: string): string {
+  if (typeof text !== "string") return text;
+  return proseWithoutKeys(text) ?? text;
+}
+
 /** One word of prose redacted (see `proseWithoutKeys`), given the two words before it; undefined when it is not flagged. */
 function proseWord(word: string, last: string, before: string): string | undefined {
   // Most words of prose cannot be flagged by any rule (no key shape is shorter than 14 characters,

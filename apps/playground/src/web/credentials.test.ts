@@ -260,6 +260,24 @@ describe("a URL's credentials anywhere in a loaded spec", () => {
     );
   });
 
+  it("shows a prompt's prose that holds a credential as exportSpec writes it, not hidden whole", async () => {
+    const web = await startWebServer();
+    servers.push(web);
+    const { post } = client(web);
+    const key = "9f8e7d6c5b4a3210fedcba98";
+    const report = (await post("api/spec", {
+      text: spec({
+        model: { name: "sim" },
+        prompt: [{ id: "role", text: `Run mytool --api-key ${key} and MISTRAL_API_KEY=${key}x before answering.` }],
+      }),
+    })) as { fields: { path: string; value: string }[] };
+    expect(JSON.stringify(report)).not.toContain(key);
+    expect(report.fields.find((f) => f.path === "prompt[0].text")?.value).toBe(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the references, meant literally.
+      JSON.stringify("Run mytool --api-key ${API_KEY} and MISTRAL_API_KEY=${MISTRAL_API_KEY} before answering."),
+    );
+  });
+
   it("hides a flagged URL whole when a key is left in it once its userinfo and query are cut", async () => {
     const web = await startWebServer();
     servers.push(web);

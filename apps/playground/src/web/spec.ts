@@ -9,6 +9,7 @@ import {
   parseSpec,
   resolveAgentSpec,
   SPEC_TOKEN,
+  withoutProseSecrets,
   withoutSecrets,
 } from "@loopwright/spec";
 
@@ -135,6 +136,25 @@ function leaves(
       : Object.entries(value).map(([k, v]) => [path ? `${path}.${k}` : k, v, k] as const);
     if (entries.length === 0) out.push({ path: shownText(path), value: Array.isArray(value) ? "[]" : "{}" });
     for (const [p, v, k] of entries) leaves(v, p, out, flagged, k, Array.isArray(value) ? parent : key);
+    return out;
+  }
+  if (
+    typeof value === "string" &&
+    flagged.has(path) &&
+    /\s/.test(value) &&
+    parent !== "env" &&
+    parent !== "headers" &&
+    !looksSecretName(key)
+  ) {
+    // Free text findSpecSecrets flagged (a prompt's prose, a description): shown as exportSpec
+    // writes it, its secrets as references, unless something still reads as one.
+    const shown = shownText(withoutProseSecrets(value));
+    const clean = shown !== value && !looksLikeKey(shown) && withoutProseSecrets(shown) === shown;
+    const text = JSON.stringify(shown);
+    out.push({
+      path: shownText(path),
+      value: !clean ? HIDDEN : text.length > 120 ? `${text.slice(0, 120)}…` : text,
+    });
     return out;
   }
   if (
