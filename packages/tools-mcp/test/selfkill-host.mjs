@@ -7,7 +7,8 @@ import { createMcpPool } from "../dist/index.js";
 
 const pidFile = process.argv[3];
 if (!pidFile) throw new Error("usage: selfkill-host.mjs <mode> <pid file>");
-const script = `trap '' TERM HUP; sleep 600 & echo "$$ $!" > "$0.tmp"; mv "$0.tmp" "$0"; wait`;
+// One write by a builtin (no other process to start first): the file is empty or whole.
+const script = `trap '' TERM HUP; sleep 600 & echo "$$ $!" > "$0"; wait`;
 const pool = createMcpPool([{ name: "stubborn", command: "sh", args: ["-c", script, pidFile] }]);
 void pool.connect();
 process.kill(process.pid, "SIGKILL");
