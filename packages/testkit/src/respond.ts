@@ -2,6 +2,7 @@
  * The writers that put each kind of reply on the wire, with its delays, pauses, silences and drops.
  * They stop as soon as the server closes (the shared signal) or the client goes away.
  */
+import { setMaxListeners } from "node:events";
 import type { ServerResponse } from "node:http";
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { readFixtureBytes, splitCapture } from "./fixtures.js";
@@ -65,6 +66,11 @@ export function createResponder(
   shapeChunks?: ChunkShaper,
   shapeCompletion?: CompletionShaper,
 ): Responder {
+  // Every paced stream waits on this one signal between its chunks, each wait with an abort
+  // listener of its own: any number of open streams is expected, not a leak, so Node is told not
+  // to warn past its default of 10. (The server makes its responder as it makes the signal.)
+  setMaxListeners(0, signal);
+
   /**
    * Sleeps; false when the server closed or the client went away meanwhile. A wait longer than a
    * timer can hold (2^31 - 1 ms, about 24.8 days) is taken in steps of at most that, so a huge

@@ -136,6 +136,39 @@ describe("concurrency", () => {
     expect(server.pending).toBe(0);
   });
 
+  it("runs 15 paced streams at once without a MaxListenersExceededWarning", async () => {
+    // Each paced stream waits on the server-wide close signal between its chunks: one abort
+    // listener per open stream, which Node warns about past 10 on one signal unless told otherwise.
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const n = 15;
+      server = await startServer({
+        replies: Array.from({ length: n }, (_, i) => ({
+          content: `stream ${i}`,
+          chunkChars: 2,
+          chunkDelayMs: 40,
+        })),
+      });
+      const c = client(server);
+      const answers = await Promise.all(
+        Array.from({ length: n }, async () => {
+          const stream = c.chat.completions.stream({ ...ask, stream: true });
+          return (await stream.finalChatCompletion()).choices[0]?.message.content;
+        }),
+      );
+      expect([...answers].sort()).toEqual(Array.from({ length: n }, (_, i) => `stream ${i}`).sort());
+      // process.emitWarning emits on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    const leakWarnings = warnings.filter((w) => w.name === "MaxListenersExceededWarning");
+    expect(leakWarnings.map((w) => w.message)).toEqual([]);
+  });
+
   it("gives simultaneous requests distinct completion and tool-call ids", async () => {
     server = await startServer({ replies: () => ({ toolCalls: [{ name: "f", arguments: "{}" }] }) });
     const c = client(server);

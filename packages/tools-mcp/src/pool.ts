@@ -455,7 +455,15 @@ export function createMcpPool(
   };
 
   const connect = async (): Promise<ServerStatus[]> => {
+    // The reaper runs before a stdio server is spawned: each server's pid is then in its pipe in
+    // the same synchronous block as its spawn() returns, so a host killed right after this call
+    // (before any event-loop turn) leaves no server unlisted, but one it was killed inside the
+    // spawn() of (after the fork, before the pid was known).
+    const spawning = connections.some((c) => c.config.type === "stdio" && c.state === "idle");
+    if (reaper && spawning) reaper.start();
     await Promise.all(connections.map((c) => c.ensure().catch(() => {})));
+    // None of them runs (each failed to start): the reaper is not kept for nothing.
+    if (reaper && spawning) reaper.idle();
     return connections.map((c) => c.status());
   };
 

@@ -26,6 +26,8 @@ const MAX_LINE = 1024 * 1024;
 const servers = new Map<number, ProcessEntry[]>();
 let bye = false;
 let held = "";
+/** The start-time look-ups under way: a reap waits for them, so no entry is skipped for lack of one. */
+const resolving = new Set<Promise<void>>();
 
 /** The process with `pid` that started at `started`, as an entry (its parent is not needed). */
 function entryOf(pid: number, started: string): ProcessEntry {
@@ -86,7 +88,9 @@ function take(line: string): void {
         : [];
     });
     servers.set(set, entries);
-    void resolveStartTimes(set);
+    const resolved = resolveStartTimes(set);
+    resolving.add(resolved);
+    void resolved.finally(() => resolving.delete(resolved));
   }
 }
 
@@ -107,6 +111,9 @@ async function treesNow(listed: readonly ProcessEntry[]): Promise<ProcessEntry[]
  * what that started since) is SIGTERMed, and SIGKILLed after the SIGTERM grace.
  */
 async function reap(): Promise<void> {
+  // A host killed right after starting a server (off Linux, where it sends no start time) sends
+  // its pid and dies: the look-up that message started is waited for here.
+  await Promise.all(resolving);
   const listed = [...servers.values()].flat().filter((entry) => entry.started !== "");
   if (listed.length === 0) return;
   const { eofGraceMs, termGraceMs } = CLOSE_TIMINGS;

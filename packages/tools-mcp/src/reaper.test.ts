@@ -3,7 +3,9 @@
 // lingering server, server-everything behind sh. Split from stdio-close.test.ts so the two files'
 // waits run side by side.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { exited, killHosts, type Pids, startHost } from "../test/hosts.js";
@@ -50,6 +52,52 @@ describe.skipIf(process.platform !== "linux")("a host's reaper", () => {
     // A process the host started outside its pool is not the reaper's (afterEach ends it, with
     // the host's group).
     expect(running(bystander)).toBe(true);
+  });
+
+  it("ends a server that ignores EOF and SIGTERM when its host SIGKILLs itself in the same synchronous block as pool.connect()", async () => {
+    // The host dies before any event-loop turn: before the server's spawn event, its handshake, or
+    // anything the host could print. The server's pids come from a file the server writes.
+    needBuild();
+    const dir = mkdtempSync(join(tmpdir(), "lw-selfkill-"));
+    try {
+      const pidFile = join(dir, "pids");
+      const { host, pids } = startHost("selfkill", {
+        path: here("../test/selfkill-host.mjs"),
+        args: [pidFile],
+      });
+      pids.catch(() => {}); // it prints none
+      expect(await exited(host)).toEqual({ code: null, signal: "SIGKILL" });
+      let text = "";
+      for (const deadline = Date.now() + 10_000; !text && Date.now() < deadline; ) {
+        text = existsSync(pidFile) ? readFileSync(pidFile, "utf8").trim() : "";
+        if (!text) await new Promise((r) => setTimeout(r, 20));
+      }
+      const tree = text.split(" ").map(Number);
+      expect(tree).toHaveLength(2);
+      // The reaper ends it within its graces (about 1 s) plus its own start; afterEach ends what
+      // is left (with the host's group) when it does not.
+      expect(await stillRunning(tree, 10_000)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("is started by connect() before the servers, and sent away when none of them could be started", async () => {
+    needBuild();
+    const { createMcpPool } = (await import(here("../dist/index.js"))) as typeof import("./index.js");
+    // spawn() throws at once (an argument with a NUL byte): the transport never had a process to
+    // tell the reaper of, nor to say is gone.
+    const pool = createMcpPool([{ name: "unstartable", command: "sh", args: ["-c", "exit 0", "a\u0000b"] }]);
+    try {
+      const connecting = pool.connect();
+      // Started in connect()'s synchronous part, before the (failing) spawn.
+      const reapers = descendants(process.pid).filter((pid) => commandLine(pid).includes(REAPER_SCRIPT));
+      expect(reapers).toHaveLength(1);
+      expect((await connecting)[0]?.state).toBe("failed");
+      expect(await stillRunning(reapers)).toEqual([]);
+    } finally {
+      await pool.close();
+    }
   });
 
   it("ends server-everything behind sh, whose research task's timers outlive stdin EOF, when its host is killed by SIGKILL", async () => {

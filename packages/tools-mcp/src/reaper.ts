@@ -1,7 +1,9 @@
 // A pool's reaper, seen from the host: the process (reaper-process.ts) that ends the pool's stdio
-// servers' process trees if the host dies without doing so itself (SIGKILL). Started with the
-// pool's first stdio server, told each server's processes as the transport snapshots them and when
-// each server is gone, and sent a clean "bye" when the last one is.
+// servers' process trees if the host dies without doing so itself (SIGKILL). Started by the pool's
+// `connect()` before it spawns its first stdio server (or, for a server started otherwise, by that
+// server's first report), told each server's processes in the same synchronous block as `spawn()`
+// returns and as the transport snapshots them, and when each server is gone, and sent a clean
+// "bye" when the last one is.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Socket } from "node:net";
@@ -64,6 +66,21 @@ export class Reaper {
   /** The pid of the reaper process running now, if any. */
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /**
+   * Starts the reaper process now, if none runs, so that the servers spawned next are written to
+   * its pipe in the same synchronous block as their `spawn()` returns: a host killed right after
+   * that leaves none of them unlisted. Called by the pool before it spawns stdio servers; a reaper
+   * started so for servers that then never ran is sent away by {@link idle}.
+   */
+  start(): void {
+    if (!this.#child) this.#start();
+  }
+
+  /** Sends the reaper away if no server is listed (after a connect that spawned none that runs). */
+  idle(): void {
+    if (this.#servers.size === 0) this.#bye();
   }
 
   /** A link for one server; once told `gone`, it says nothing more. */

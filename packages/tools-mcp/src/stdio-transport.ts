@@ -313,17 +313,24 @@ export class TreeStdioTransport implements Transport {
         ...(this.#params.cwd ? { cwd: this.#params.cwd } : {}),
       });
       this.#process = child;
+      // `pid` is set as `spawn()` returns when the process was started (undefined when it could not
+      // be; the error event follows). The exit hook and the reaper hear of it now, in this
+      // synchronous block, not at the spawn event a turn later: a host killed before that turn (by
+      // SIGKILL right after `pool.connect()`) has the server's pid in the reaper's pipe already,
+      // where it outlives the host. The start time is read now too: the process exists (exec'd, or
+      // at worst a zombie no one has waited for, since that happens on the event loop), so its
+      // /proc entry is there. Where it cannot be read (off Linux, or /proc unreadable) it goes as
+      // "", and the reaper fills it in from its own listing before it acts.
+      if (child.pid !== undefined) {
+        track(this.#killSync);
+        this.#root = (process.platform === "linux" ? procEntry(child.pid) : undefined) ?? unlisted(child.pid);
+        this.#report();
+      }
       child.on("error", (error) => {
         reject(error);
         this.onerror?.(error);
       });
-      child.once("spawn", () => {
-        track(this.#killSync);
-        if (child.pid !== undefined)
-          this.#root = process.platform === "linux" ? procEntry(child.pid) : unlisted(child.pid);
-        this.#report();
-        resolve();
-      });
+      child.once("spawn", () => resolve());
       child.once("exit", () => {
         // The root is gone (a wrapper, or the server itself): whatever was under it goes too.
         if (!this.#ended) void this.#endTree(child, false);
