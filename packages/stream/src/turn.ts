@@ -86,6 +86,13 @@ export interface Turn {
    * none carried it (no scratchpad, or one read from a fence or content parts).
    */
   reasoningField?: "reasoning_content" | "reasoning";
+  /**
+   * The content as the model wrote it, scratchpad markers and all: present only where the fences
+   * took text out of it, so `content` differs. A call the model wrote into its text is read from
+   * this (a `<think>` inside the call's string argument is that argument's text, which the fences
+   * would have moved into `reasoning`).
+   */
+  rawContent?: string;
   timings?: TurnTimings;
 }
 
