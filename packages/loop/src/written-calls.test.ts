@@ -72,14 +72,17 @@ describe("a call written as text with <think> or </think> in a string argument",
     const { ran, result } = await run([hermes("write_file", args), "Written."]);
     expect(ran).toEqual([{ name: "write_file", args }]);
     expect(result.turn?.content).toBe("Written.");
-    expect(result.messages.some((m) => typeof m.content === "string" && m.content.includes("</tool_call>"))).toBe(
-      false,
-    );
+    expect(
+      result.messages.some((m) => typeof m.content === "string" && m.content.includes("</tool_call>")),
+    ).toBe(false);
   });
 
   it("after a scratchpad of its own: the reasoning is the scratchpad, the call's text is the call's", async () => {
     const args = { path: "a.md", content: "a </think> b <think> c" };
-    const { ran, sent } = await run([`<think>I will write a.md.</think>\n${hermes("write_file", args)}`, "Done."]);
+    const { ran, sent } = await run([
+      `<think>I will write a.md.</think>\n${hermes("write_file", args)}`,
+      "Done.",
+    ]);
     expect(ran).toEqual([{ name: "write_file", args }]);
     const assistant = sent.find((m) => m.role === "assistant") as Record<string, unknown>;
     expect(assistant.reasoning_content).toBe("I will write a.md.");
@@ -100,6 +103,34 @@ describe("a call written as text with <think> or </think> in a string argument",
       }),
       { numRuns: 25 },
     );
+  });
+});
+
+describe("a call written as text over a reply carried on past the token ceiling", () => {
+  it("is read from the text of both pieces as written", async () => {
+    const args = { path: "t.jinja", content: "a <think>b</think> c and d" };
+    const whole = hermes("write_file", args);
+    const at = whole.indexOf(" and d");
+    server = await startServer({
+      replies: [
+        { content: whole.slice(0, at), finishReason: "length" },
+        { content: whole.slice(at) },
+        { content: "Written." },
+      ],
+    });
+    const ran: unknown[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxTokens: 40, maxContinuations: 1 },
+      messages: ask,
+      tools: [WRITE_FILE],
+      dispatch: ({ args }) => {
+        ran.push(args);
+        return "done";
+      },
+    });
+    expect(server.chatRequests).toHaveLength(3);
+    expect(ran).toEqual([args]);
+    expect(result.turn?.content).toBe("Written.");
   });
 });
 

@@ -151,7 +151,7 @@ function inString(text: string, start: number, at: number): boolean {
 
 /**
  * Finds the JSON a model put in its reply — the whole reply, a fenced block, or an object or
- * array inside prose (after the last `</think>`) — and reads it, repairing what a local model
+ * array inside prose (after the scratchpad: its last `</think>` outside the JSON's strings) — and reads it, repairing what a local model
  * gets nearly right: single quotes, Python `True`/`None`, bare keys, trailing commas, comments,
  * a bracket left open at the end.
  *

@@ -32,7 +32,10 @@ describe("a </think> or <think> inside a call's string argument", () => {
     ];
     for (const form of forms) {
       const out = recoverToolCalls(form, tools);
-      expect(out.calls.map((c) => c.args), form).toEqual([args]);
+      expect(
+        out.calls.map((c) => c.args),
+        form,
+      ).toEqual([args]);
       expect(out.text, form).toBe("");
     }
   });
@@ -54,11 +57,27 @@ describe("a </think> or <think> inside a call's string argument", () => {
 
   it("any text of markers, fences and backticks in the arguments comes back exactly, or no call at all", () => {
     const piece = fc.oneof(
-      fc.constantFrom("<think>", "</think>", "```", "```xml\n", "```json\n", "`", "\n", " ", "<tool_call>", "</tool_call>"),
+      fc.constantFrom(
+        "<think>",
+        "</think>",
+        "```",
+        "```xml\n",
+        "```json\n",
+        "`",
+        "\n",
+        " ",
+        "<tool_call>",
+        "</tool_call>",
+      ),
       fc.string({ maxLength: 6 }),
     );
     const value = fc.array(piece, { maxLength: 8 }).map((parts) => parts.join(""));
-    const lead = fc.constantFrom("", "<think>plan</think>\n", "I will write it.\n", "<think>a</think><think>b</think>");
+    const lead = fc.constantFrom(
+      "",
+      "<think>plan</think>\n",
+      "I will write it.\n",
+      "<think>a</think><think>b</think>",
+    );
     fc.assert(
       fc.property(lead, value, value, (before, path, content) => {
         const args = { path, content };
@@ -140,7 +159,10 @@ describe("a Qwen3-Coder call whose </tool_call> is missing", () => {
   it("comes out with its opener whatever the finish reason, as a Hermes call without its closing tag does", () => {
     for (const finishReason of ["stop", "length"]) {
       const out = recoverToolCalls(reply, tools, { finishReason });
-      expect(out.calls.map((c) => c.args), finishReason).toEqual([{ city: "Oslo" }]);
+      expect(
+        out.calls.map((c) => c.args),
+        finishReason,
+      ).toEqual([{ city: "Oslo" }]);
       expect(out.text, finishReason).toBe("");
     }
   });

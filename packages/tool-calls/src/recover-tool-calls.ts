@@ -49,7 +49,7 @@ export interface RecoverToolCallsOptions {
 export interface RecoveredToolCalls {
   /** The calls, in the order they were written, with ids `call_recovered_0` onward. */
   calls: ToolCallRequest[];
-  /** The reply without the recovered calls (thinking before the last `</think>` kept as it was). */
+  /** The reply without the recovered calls (the thinking before the scratchpad's `</think>` kept as it was). */
   text: string;
 }
 
@@ -1251,7 +1251,8 @@ function named(spans: readonly Span[], known: Known): Span[] {
 }
 
 /**
- * Finds tool calls a server's parser missed and left in the reply as text, after the last `</think>`.
+ * Finds tool calls a server's parser missed and left in the reply as text, after its scratchpad:
+ * its last `</think>` outside every call (one inside a call's string argument is that argument's text).
  *
  * Reads the forms models write calls in: Hermes/Qwen `<tool_call>{…}</tool_call>` (closing tag
  * optional, several calls per block allowed), Qwen3-Coder `<function=name><parameter=key>…`,
@@ -1264,11 +1265,13 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * `<|tool_call>call:name{k:<|"|>v<|"|>}<tool_call|>` and FunctionGemma, gpt-oss Harmony
  * (`to=functions.name` with its tokens, or stripped of them), Functionary `>>>name` and
  * `<|recipient|>name`, pythonic `[name(k=v), …]` inside a tag — and, when none of those appear,
- * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4), or one fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
+ * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4), or ends with one fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
  * tool's parameter schema where one is given.
  *
  * Only calls naming a tool in `tools` are recovered (a `functions.` prefix or `:0` suffix is
- * read past); a block that names anything else is left in the text. Returns the calls with ids
+ * read past); a block that names anything else is left in the text, and so is markup quoted in
+ * inline code or in a fenced code block beside prose (an example; a reply that is only that fence,
+ * and Gemma's ```tool_code, excepted). Returns the calls with ids
  * `call_recovered_0` onward in written order, and the text with them taken out (trimmed); with
  * nothing found, the text as it was. Each call's `raw` is its argument text — the model's, or JSON
  * with every number token a double would write back otherwise kept as written (`02134`, `1.10`,
@@ -1453,7 +1456,8 @@ function spansIn(tail: string, known: Known): Span[] {
   const outside = withoutSpans(tail, spans);
   const code = inlineCode(outside);
   const fences = findFences(outside, MAX_MATCHES).map((f): [number, number] => [f.start, f.end]);
-  const onlyFence = fences.length === 1 && blank(tail.slice(0, fences[0]?.[0])) && blank(tail.slice(fences[0]?.[1]));
+  const onlyFence =
+    fences.length === 1 && blank(tail.slice(0, fences[0]?.[0])) && blank(tail.slice(fences[0]?.[1]));
   const quoted = onlyFence ? code : joinRegions(code, fences);
   const unquoted = spans.filter((span) => spanAt(span.start, quoted) === undefined);
   const fenced = fencedSpan(tail);
