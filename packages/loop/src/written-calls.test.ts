@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolDefinition } from "./config.js";
 import { runAgentLoop } from "./index.js";
+import { recoverWrittenCalls } from "./written-calls.js";
 
 // A call the model wrote into its reply as text reaches the tool with exactly the arguments
 // written — a `<think>` or `</think>` inside a string argument included, which the stream's fences
@@ -153,5 +154,32 @@ describe("markup quoted in a fenced code block", () => {
     const { ran, result } = await run([content, "Deleted."]);
     expect(ran).toEqual([]);
     expect(result.turn?.content).toBe(content);
+  });
+});
+
+describe("recoverWrittenCalls", () => {
+  const turn = (content: string, rawContent?: string) => ({
+    content,
+    toolCalls: [],
+    usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
+    finishReason: "stop",
+    reasoning: "",
+    ...(rawContent === undefined ? {} : { rawContent }),
+  });
+
+  it("runs nothing when the turn's content is not what the fences make of its raw text", () => {
+    const raw = hermes("write_file", { path: "a", content: "x <think>y</think> z" });
+    expect(recoverWrittenCalls(turn("something else", raw), [WRITE_FILE])).toEqual({ unread: 1 });
+  });
+
+  it("reads the content itself where the fences took nothing out", () => {
+    const found = recoverWrittenCalls(
+      turn(`Writing.\n${hermes("write_file", { path: "a", content: "b" })}`),
+      [WRITE_FILE],
+    );
+    expect(found && "turn" in found ? [found.calls[0]?.args, found.turn.content] : found).toEqual([
+      { path: "a", content: "b" },
+      "Writing.",
+    ]);
   });
 });

@@ -55,6 +55,46 @@ describe("a </think> or <think> inside a call's string argument", () => {
     expect(recoverToolCalls(plain, tools)).toEqual({ calls: [], text: plain });
   });
 
+  it("a call sketched in the scratchpad with brackets that never close is not run on the answer's text", () => {
+    for (const reply of [
+      '<think>Maybe <tool_call>{"name": "delete_file", "arguments": {"path": "a"</think>Answer.',
+      'Plan: <tool_call>{"name": "delete_file", "arguments": {"path": "a"</think>Answer.',
+      '<think>Maybe [TOOL_CALLS] [{"name": "delete_file", "arguments": {"path": "a"}</think>Answer.',
+      "<think>Maybe <tool_call>\n<function=delete_file>\n<parameter=path>\na\n</think>Answer.",
+    ]) {
+      expect(recoverToolCalls(reply, tools), reply).toEqual({ calls: [], text: reply });
+    }
+  });
+
+  it("nothing written before the scratchpad's one </think> is recovered, whatever it holds", () => {
+    const piece = fc.constantFrom(
+      "<tool_call>",
+      "</tool_call>",
+      '{"name": "delete_file", "arguments": {',
+      '"path": "a',
+      '"',
+      "}",
+      "]",
+      "[TOOL_CALLS] [",
+      "<function=delete_file>",
+      "<parameter=path>",
+      "</parameter>",
+      "</function>",
+      '<invoke name="delete_file">',
+      '<parameter name="path">',
+      "```",
+      "<think>",
+      " x ",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 10 }), (parts) => {
+        const reply = `<think>${parts.join("")}</think>Done.`;
+        expect(recoverToolCalls(reply, tools).calls).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("any text of markers, fences and backticks in the arguments comes back exactly, or no call at all", () => {
     const piece = fc.oneof(
       fc.constantFrom(

@@ -1366,13 +1366,15 @@ function inlineCode(text: string): Array<[number, number]> {
 }
 
 /**
- * Where the reply's scratchpad ends: just past its last `</think>` that is not inside a call read
- * from the whole reply (a `</think>` written in a call's string argument is that argument's text,
+ * Where the reply's scratchpad ends: just past its last `</think>` that is not inside a closed call
+ * read from the whole reply (a `</think>` written in a call's string argument is that argument's text,
  * not the end of the reasoning), or 0 when there is none. `spans`: the calls read from the whole
  * reply.
  */
 function thinkingEnd(text: string, spans: readonly Span[]): number {
-  const regions = spans.map((span): [number, number] => [span.start, span.end]);
+  // Only a call's closed part counts: brackets that never close after a `</think>` (a call sketched
+  // in the reasoning) do not make the rest of the reply that call's text.
+  const regions = spans.map((span): [number, number] => [span.start, span.open ? span.open.end : span.end]);
   let at = text.lastIndexOf(THINK_END);
   // Bounded: each step moves back past a span or ends; a reply of many `</think>`s inside one
   // call's argument skips the rest of that call at once.
