@@ -275,6 +275,16 @@ export const SHAPES: Shape[] = [
     run: recover,
   },
   {
+    name: "recoverToolCalls: calls whose strings hold '</think>', repeated",
+    build: (n) => repeat('<tool_call>{"name":"f","arguments":{"a":"x </think> ```y"}}</tool_call>\n', n),
+    run: recover,
+  },
+  {
+    name: "recoverToolCalls: '</think>' and fences repeated",
+    build: (n) => repeat('</think>```xml\n<tool_call>{"a": "', n),
+    run: recover,
+  },
+  {
     name: "recoverToolCalls: calls between long runs of spaces",
     build: (n) => repeat(`${" ".repeat(4096)}x<tool_call>{"name":"f","arguments":{}}</tool_call>`, n),
     run: recover,
@@ -288,6 +298,12 @@ export const SHAPES: Shape[] = [
   { name: "parseJson: '[' repeated", build: (n) => `x ${repeat("[", n)}`, run: json },
   { name: "parseJson: fences repeated", build: (n) => repeat("```\n{", n), run: json },
   { name: "parseJson: '{\"a\":' repeated", build: (n) => repeat('{"a":', n), run: json },
+  {
+    name: 'parseJson: \'{"a": "</think>\' repeated',
+    build: (n) => repeat('{"a": "</think>", ', n),
+    run: json,
+  },
+  { name: "parseJson: '</think>{' repeated", build: (n) => repeat('</think>{"a": "', n), run: json },
   {
     name: "FenceSplitter: spaces inside a fence, a character at a time",
     build: (n) => `<think>a${" ".repeat(n)}b</think>x`,

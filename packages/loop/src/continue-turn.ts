@@ -70,6 +70,9 @@ function join(whole: Turn, piece: Turn, restarted = false): Turn {
   if (closed || whole.scratchpadClosed) joined.scratchpadClosed = true;
   const reasoningField = whole.reasoningField ?? piece.reasoningField;
   if (reasoningField) joined.reasoningField = reasoningField;
+  // The text as written, for a call recovered from it (see `recoverWrittenCalls`).
+  const written = (whole.rawContent ?? whole.content) + (piece.rawContent ?? piece.content);
+  if (written !== joined.content) joined.rawContent = written;
   if (whole.timings && piece.timings) {
     const timings: NonNullable<Turn["timings"]> = {};
     for (const key of ["prefillMs", "decodeMs", "draftTokens", "draftAccepted"] as const) {

@@ -3,7 +3,6 @@ import type { TurnMetrics } from "@loopwright/events";
 import { buildBody, ContextOverflow, type RequestBody } from "@loopwright/negotiate";
 import type { Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
-import { recoverToolCalls } from "@loopwright/tool-calls";
 import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } from "./config.js";
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
@@ -30,6 +29,7 @@ import {
 } from "./tool-discovery.js";
 import { renameCalls, wireMessages, withSystem } from "./tool-names.js";
 import { listFaults, messageFaults, unpaired, withCallTypes } from "./transcript-check.js";
+import { recoverWrittenCalls } from "./written-calls.js";
 
 const NOT_RUN_AT_LIMIT = "Not run: the run reached its tool-step limit (maxToolIterations).";
 const PREVIEW_CHARS = 2000;
@@ -314,19 +314,27 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
   if ((run.options.recoverToolCalls ?? run.config.recoverToolCalls) === false) return;
   if (step.toolChoice === "none") return;
   const { turn } = step;
-  if (turn.toolCalls.length > 0 || run.tools.length === 0 || !turn.content.trim()) return;
-  // A reply cut at the token ceiling inside a call leaves that call in the text, never closed up and run.
-  const { calls, text } = recoverToolCalls(turn.content, recoverableTools(run), {
-    finishReason: turn.finishReason,
-  });
-  if (calls.length === 0) return;
+  if (turn.toolCalls.length > 0 || run.tools.length === 0 || !(turn.rawContent ?? turn.content).trim())
+    return;
+  // A reply cut at the token ceiling inside a call leaves that call in the text, never closed up and
+  // run; a call is read from the text as written, before the fences took `<think>…</think>` out.
+  const found = recoverWrittenCalls(turn, recoverableTools(run));
+  if (!found) return;
+  if ("unread" in found) {
+    notice(
+      run,
+      `Left ${found.unread} tool call${found.unread === 1 ? "" : "s"} written into the reply as text unrun: its text could not be read as written.`,
+    );
+    return;
+  }
+  const { calls } = found;
   const toolCalls = calls.map((c) => ({
     id: c.id,
     type: "function" as const,
     // The model's argument text, which keeps the digits of a number JS cannot hold.
     function: { name: c.name, arguments: c.raw ?? JSON.stringify(c.args) },
   }));
-  step.turn = { ...turn, content: text, toolCalls };
+  step.turn = { ...found.turn, toolCalls };
   notice(
     run,
     `Recovered ${calls.length} tool call${calls.length === 1 ? "" : "s"} written into the reply as text ` +

@@ -112,6 +112,8 @@ export class TurnReader {
   private readonly calls = new ToolCallAssembler();
   private readonly options: TurnReaderOptions;
   private reasoning = "";
+  /** The content as it arrived, before the fences split it. */
+  private written = "";
   private reasoningField: Turn["reasoningField"];
   private usage: UsageLike | undefined;
   private timings: TimingsLike | undefined;
@@ -189,14 +191,16 @@ export class TurnReader {
   snapshot(): Turn {
     const pending = this.splitter.pending;
     const inside = this.splitter.inReasoning;
+    const content = inside ? this.splitter.content : this.splitter.content + pending;
     return {
-      content: inside ? this.splitter.content : this.splitter.content + pending,
+      content,
       toolCalls: this.calls.calls(),
       usage: readUsage(this.usage),
       finishReason: this.finishReason,
       reasoning: inside ? this.reasoning + pending : this.reasoning,
       ...(this.reasoningField ? { reasoningField: this.reasoningField } : {}),
       ...(this.scratchpadClosed ? { scratchpadClosed: true as const } : {}),
+      ...(this.written !== content ? { rawContent: this.written } : {}),
       ...readTimings(this.timings),
     };
   }
@@ -283,6 +287,7 @@ export class TurnReader {
 
   private readContent(text: string): void {
     this.contentRead = true;
+    this.written += text;
     this.deliver(this.splitter.push(text));
   }
 

@@ -94,6 +94,13 @@ export interface Turn {
    * to reasoning too. Absent otherwise.
    */
   scratchpadClosed?: true;
+  /**
+   * The content as the model wrote it, scratchpad markers and all: present only where the fences
+   * took text out of it, so `content` differs. A call the model wrote into its text is read from
+   * this (a `<think>` inside the call's string argument is that argument's text, which the fences
+   * would have moved into `reasoning`).
+   */
+  rawContent?: string;
   timings?: TurnTimings;
 }
 

@@ -95,9 +95,63 @@ function enclosing(text: string, at: number, budget: Budget): Parsed | undefined
   return undefined;
 }
 
+/** `</think>` markers looked at before the reply is read from its start. */
+const MAX_THINK_ENDS = 32;
+
+/**
+ * The reply after its scratchpad: after the last `</think>` that is not inside a string of a JSON
+ * value opening before it and closing after it (`{"note": "ends with </think> here"}`); the whole
+ * text when there is no such marker.
+ */
+function afterThinking(text: string): string {
+  const budget: Budget = { unclosed: 0, ...scanAllowance(text) };
+  let at = text.lastIndexOf(THINK_END);
+  for (let tries = 0; at >= 0 && tries < MAX_THINK_ENDS; tries++) {
+    const inside = stringAround(text, at, budget);
+    if (inside === undefined) return text.slice(at + THINK_END.length);
+    at = inside > 0 ? text.lastIndexOf(THINK_END, inside - 1) : -1;
+  }
+  return at >= 0 ? text.slice(at + THINK_END.length) : text;
+}
+
+/**
+ * The start of a JSON value that opens before `at`, closes after it, and holds `at` inside one of
+ * its double-quoted strings; `undefined` for none.
+ */
+function stringAround(text: string, at: number, budget: Budget): number | undefined {
+  let from = 0;
+  for (let tries = 0; tries < MAX_CANDIDATES && budget.chars > 0; tries++) {
+    OPENER.lastIndex = from;
+    const start = OPENER.exec(text)?.index ?? -1;
+    if (start < 0 || start >= at) return undefined;
+    const { end } = scanCharged(text, start, budget);
+    if (end < 0) {
+      from = start + 1;
+      continue;
+    }
+    if (end <= at) {
+      from = end;
+      continue;
+    }
+    return inString(text, start, at) ? start : undefined;
+  }
+  return undefined;
+}
+
+/** Whether `at` lies inside a double-quoted string of the JSON text that opens at `start`. */
+function inString(text: string, start: number, at: number): boolean {
+  let quoted = false;
+  for (let i = start; i < at; i++) {
+    const c = text[i];
+    if (quoted && c === "\\") i++;
+    else if (c === '"') quoted = !quoted;
+  }
+  return quoted;
+}
+
 /**
  * Finds the JSON a model put in its reply — the whole reply, a fenced block, or an object or
- * array inside prose (after the last `</think>`) — and reads it, repairing what a local model
+ * array inside prose (after the scratchpad: its last `</think>` outside the JSON's strings) — and reads it, repairing what a local model
  * gets nearly right: single quotes, Python `True`/`None`, bare keys, trailing commas, comments,
  * a bracket left open at the end.
  *
@@ -151,8 +205,10 @@ function exact(found: Parsed, takesString: (path: ArgumentPath) => boolean): unk
 
 /** The JSON a reply holds, with the strict text it was read from; `undefined` for none. */
 function findJson(text: string): Parsed | undefined {
-  const cut = text.lastIndexOf(THINK_END);
-  const reply = (cut >= 0 ? text.slice(cut + THINK_END.length) : text).trim();
+  // The whole reply first: a `</think>` written in one of its strings is that string's text.
+  const all = tryParse(text.trim());
+  if (all) return withinDepth(all.value) ? all : undefined;
+  const reply = afterThinking(text).trim();
   if (reply === "") return undefined;
   const whole = tryParse(reply);
   if (whole) return withinDepth(whole.value) ? whole : undefined;

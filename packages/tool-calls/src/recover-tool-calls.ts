@@ -20,6 +20,9 @@ import type { ToolCallRequest } from "./types.js";
  * A tool the model may call, as `recoverToolCalls` reads it: a bare name, an MCP-style
  * `{ name, inputSchema }`, or an OpenAI function tool. A parameters schema, where given, is used
  * to read Qwen3-Coder's untyped parameter text and to name a Harmony call that names no tool.
+ * Another kind of tool (the openai SDK's `ChatCompletionCustomTool`, `{ type: "custom", … }`) may
+ * sit in the array, as the SDK's `ChatCompletionTool[]` and `sanitizeTools`' output hold it; it
+ * names no function, so no call is recovered for it.
  */
 export type ToolNameLike =
   | string
@@ -28,7 +31,8 @@ export type ToolNameLike =
       inputSchema?: unknown;
       parameters?: unknown;
       function?: { name?: unknown; parameters?: unknown };
-    };
+    }
+  | { type: string };
 
 /** Options for {@link recoverToolCalls}. */
 export interface RecoverToolCallsOptions {
@@ -45,7 +49,7 @@ export interface RecoverToolCallsOptions {
 export interface RecoveredToolCalls {
   /** The calls, in the order they were written, with ids `call_recovered_0` onward. */
   calls: ToolCallRequest[];
-  /** The reply without the recovered calls (thinking before the last `</think>` kept as it was). */
+  /** The reply without the recovered calls (the thinking before the scratchpad's `</think>` kept as it was). */
   text: string;
 }
 
@@ -93,13 +97,15 @@ function readTools(tools: readonly ToolNameLike[]): Known {
       known.names.add(tool);
       continue;
     }
-    if (!isRecord(tool)) continue;
-    const fn = isRecord(tool.function) ? tool.function : undefined;
+    // Read as a plain record: another kind of tool (`{ type: "custom", … }`) names no function.
+    const entry: unknown = tool;
+    if (!isRecord(entry)) continue;
+    const fn = isRecord(entry.function) ? entry.function : undefined;
     const name =
-      typeof fn?.name === "string" ? fn.name : typeof tool.name === "string" ? tool.name : undefined;
+      typeof fn?.name === "string" ? fn.name : typeof entry.name === "string" ? entry.name : undefined;
     if (name === undefined) continue;
     known.names.add(name);
-    const schema = fn?.parameters ?? tool.parameters ?? tool.inputSchema;
+    const schema = fn?.parameters ?? entry.parameters ?? entry.inputSchema;
     if (isRecord(schema)) known.schemas.set(name, schema);
   }
   return known;
@@ -792,6 +798,9 @@ const CLOSE_TAG = new RegExp(
   `^\\s*(?:</tool_calls?>|<\\|/tool_calls?\\|>|</function_?calls?>|</tools>|</minimax:tool_call>|</${DSML}function_calls>|\\[END_TOOL_REQUEST\\]|<\\|(?:eom_id|eot_id|end_of_text|im_end)\\|>)`,
 );
 
+/** The end of a markup body whose last call closed itself: `</function>`, `</invoke>`, a pythonic `)`. */
+const CALL_ENDED = new RegExp(`(?:</function>|</${DSML}invoke>|\\)\\s*\\]?)$`);
+
 /** The tag that closes a wrapper: `</x>` for `<x>`, `[END_TOOL_REQUEST]`; none for `<|x|>` tokens. */
 function closerOf(open: string): string | undefined {
   if (open === "[TOOL_REQUEST]") return "[END_TOOL_REQUEST]";
@@ -820,10 +829,14 @@ function tagSpans(text: string, known: Known): Span[] {
       const closer = closerOf(open[0]);
       const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
       end = close >= 0 && close < nextOpen ? close : nextOpen;
-      const markup = markupCalls(text.slice(bodyAt, end), known, end === text.length);
+      const body = text.slice(bodyAt, end);
+      const markup = markupCalls(body, known, end === text.length);
       calls = markup?.calls;
-      // A body that runs to the end of the reply never met its closing tag.
-      if (markup && (markup.open || end === text.length)) opening = openFrom(start);
+      // A body that runs to the end of the reply never met its closing tag: open, unless its last
+      // call met its own end (`</function>`, `</invoke>`, a pythonic call's `)`). Then only the
+      // wrapper's closing tag is missing, which is optional, as after a JSON call.
+      const ended = end === text.length && CALL_ENDED.test(withoutEndTokens(body).trimEnd().slice(-64));
+      if (markup && (markup.open || (end === text.length && !ended))) opening = openFrom(start);
     }
     if (!calls) return;
     const tail = CLOSE_TAG.exec(text.slice(end));
@@ -1196,6 +1209,9 @@ function fencedSpan(text: string): Span | undefined {
   const fences = findFences(text, 2);
   if (fences.length !== 1 || !fences[0]?.closed) return undefined;
   const fence = fences[0];
+  // A fenced call the reply goes on after is an example it explains, not a call — except in
+  // Gemma 3's ```tool_code fence, which only ever holds a call.
+  if (fenceInfo(text, fence.start) !== "tool_code" && !blank(text.slice(fence.end))) return undefined;
   const body = fence.body.trim();
   let calls: Found[] | undefined;
   // Gemma 3's prompted form: a ```tool_code fence holding a Python call.
@@ -1235,7 +1251,8 @@ function named(spans: readonly Span[], known: Known): Span[] {
 }
 
 /**
- * Finds tool calls a server's parser missed and left in the reply as text, after the last `</think>`.
+ * Finds tool calls a server's parser missed and left in the reply as text, after its scratchpad:
+ * its last `</think>` outside every call (one inside a call's string argument is that argument's text).
  *
  * Reads the forms models write calls in: Hermes/Qwen `<tool_call>{…}</tool_call>` (closing tag
  * optional, several calls per block allowed), Qwen3-Coder `<function=name><parameter=key>…`,
@@ -1248,11 +1265,13 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * `<|tool_call>call:name{k:<|"|>v<|"|>}<tool_call|>` and FunctionGemma, gpt-oss Harmony
  * (`to=functions.name` with its tokens, or stripped of them), Functionary `>>>name` and
  * `<|recipient|>name`, pythonic `[name(k=v), …]` inside a tag — and, when none of those appear,
- * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4), or one fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
+ * a reply that is only a JSON call or only pythonic calls (Llama 3.2/4), or ends with one fenced JSON call (a `tool_calls` or `tool_uses` list counts). Markup values are typed by the
  * tool's parameter schema where one is given.
  *
  * Only calls naming a tool in `tools` are recovered (a `functions.` prefix or `:0` suffix is
- * read past); a block that names anything else is left in the text. Returns the calls with ids
+ * read past); a block that names anything else is left in the text, and so is markup quoted in
+ * inline code or in a fenced code block beside prose (an example; a reply that is only that fence,
+ * and Gemma's ```tool_code, excepted). Returns the calls with ids
  * `call_recovered_0` onward in written order, and the text with them taken out (trimmed); with
  * nothing found, the text as it was. Each call's `raw` is its argument text — the model's, or JSON
  * with every number token a double would write back otherwise kept as written (`02134`, `1.10`,
@@ -1291,8 +1310,7 @@ export function recoverToolCalls(
       { cause: error },
     );
   }
-  repairBudget = 2 * text.length + 4096;
-  scanBudget = 8 * text.length + 65_536;
+  resetBudgets(text);
   cutAtLimit = options.finishReason === "length";
   try {
     return recoverFrom(text, known);
@@ -1301,6 +1319,12 @@ export function recoverToolCalls(
     scanBudget = Number.POSITIVE_INFINITY;
     cutAtLimit = false;
   }
+}
+
+/** Sets the work one reading of `text` may spend ({@link repairBudget}, {@link scanBudget}). */
+function resetBudgets(text: string): void {
+  repairBudget = 2 * text.length + 4096;
+  scanBudget = 8 * text.length + 65_536;
 }
 
 /**
@@ -1341,63 +1365,139 @@ function inlineCode(text: string): Array<[number, number]> {
   return regions;
 }
 
-/** True when `at` lies inside one of `regions` (sorted, apart). */
-function insideAny(at: number, regions: ReadonlyArray<[number, number]>): boolean {
+/**
+ * Where the reply's scratchpad ends: just past its last `</think>` that is not inside a closed call
+ * read from the whole reply (a `</think>` written in a call's string argument is that argument's text,
+ * not the end of the reasoning), or 0 when there is none. `spans`: the calls read from the whole
+ * reply.
+ */
+function thinkingEnd(text: string, spans: readonly Span[]): number {
+  // Only a call's closed part counts: brackets that never close after a `</think>` (a call sketched
+  // in the reasoning) do not make the rest of the reply that call's text.
+  const regions = spans.map((span): [number, number] => [span.start, span.open ? span.open.end : span.end]);
+  let at = text.lastIndexOf(THINK_END);
+  // Bounded: each step moves back past a span or ends; a reply of many `</think>`s inside one
+  // call's argument skips the rest of that call at once.
+  while (at >= 0) {
+    const inside = spanAt(at, regions);
+    if (inside === undefined) return at + THINK_END.length;
+    at = inside[0] > 0 ? text.lastIndexOf(THINK_END, inside[0] - 1) : -1;
+  }
+  return 0;
+}
+
+/** The region of `regions` (sorted, apart) that holds `at` strictly inside it, if any. */
+function spanAt(at: number, regions: ReadonlyArray<[number, number]>): [number, number] | undefined {
   let lo = 0;
   let hi = regions.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const [start, end] = regions[mid] as [number, number];
-    if (at <= start) hi = mid - 1;
-    else if (at >= end) lo = mid + 1;
-    else return true;
+    const region = regions[mid] as [number, number];
+    if (at <= region[0]) hi = mid - 1;
+    else if (at >= region[1]) lo = mid + 1;
+    else return region;
   }
-  return false;
+  return undefined;
+}
+
+/**
+ * `text` with each span's characters replaced by spaces (lengths kept), so backticks written in a
+ * call's string arguments open no code span or fence around what follows.
+ */
+function withoutSpans(text: string, spans: readonly Span[]): string {
+  if (spans.length === 0) return text;
+  let out = "";
+  let at = 0;
+  for (const span of spans) {
+    out += text.slice(at, span.start) + " ".repeat(span.end - span.start);
+    at = span.end;
+  }
+  return out + text.slice(at);
+}
+
+/** The info string of the fence that opens at `start` (`xml`, `json`, `tool_code`; `""` for none). */
+function fenceInfo(text: string, start: number): string {
+  return /^```[^\S\n]*([\w+.-]*)/.exec(text.slice(start, start + 80))?.[1]?.toLowerCase() ?? "";
+}
+
+/** Whether `text` holds nothing but blank space and end-of-turn tokens. */
+function blank(text: string): boolean {
+  return withoutEndTokens(text).trim() === "";
+}
+
+/** The calls of a reply that holds no scratchpad (or the part of one after it), in written order. */
+function spansIn(tail: string, known: Known): Span[] {
+  // A reply that is nothing but JSON (or pythonic) calls holds any markup in its strings.
+  const whole = closedPart(wholeReplySpan(tail)) ?? pythonicSpan(tail);
+  const accepted = whole ? named([whole], known) : [];
+  if (accepted.length > 0) return accepted;
+  const families = [
+    tagSpans(tail, known),
+    gemmaSpans(tail),
+    deepseekSpans(tail),
+    kimiSpans(tail),
+    bareBlockSpans(tail, known),
+    mistralSpans(tail),
+    harmonySpans(tail, known),
+    plainHarmonySpans(tail),
+    functionarySpans(tail, known),
+  ].map((spans) => spans.flatMap((span) => closedPart(span) ?? []));
+  // The span that starts first wins (the earlier family on a tie): one starting inside another
+  // is markup written in that call's string arguments, not a call of its own.
+  const ordered = families
+    .flatMap((spans, family) => spans.map((span) => ({ span, family })))
+    .sort((a, b) => a.span.start - b.span.start || a.family - b.family);
+  const spans: Span[] = [];
+  for (const { span } of ordered) {
+    const previous = spans[spans.length - 1];
+    if (!previous || span.start >= previous.end) spans.push(span);
+  }
+  // Markup quoted in inline code (`<tool_call>…</tool_call>` in a sentence) or in a fenced code
+  // block (```xml, ```text, no info string …) is an example, not a call — unless that one fence is
+  // the whole reply. Backticks inside a call's own arguments open neither.
+  const outside = withoutSpans(tail, spans);
+  const code = inlineCode(outside);
+  const fences = findFences(outside, MAX_MATCHES).map((f): [number, number] => [f.start, f.end]);
+  const onlyFence =
+    fences.length === 1 && blank(tail.slice(0, fences[0]?.[0])) && blank(tail.slice(fences[0]?.[1]));
+  const quoted = onlyFence ? code : joinRegions(code, fences);
+  const unquoted = spans.filter((span) => spanAt(span.start, quoted) === undefined);
+  const fenced = fencedSpan(tail);
+  // Markup found only inside the reply's one fenced call is that call's text.
+  if (fenced && unquoted.every((span) => span.start >= fenced.start && span.end <= fenced.end)) {
+    return named([fenced], known);
+  }
+  return named(unquoted, known);
+}
+
+/** `regions` (each sorted, apart) as one sorted list of regions apart, overlapping ones joined. */
+function joinRegions(...lists: ReadonlyArray<[number, number]>[]): Array<[number, number]> {
+  const all = lists.flat().sort((a, b) => a[0] - b[0]);
+  const joined: Array<[number, number]> = [];
+  for (const [start, end] of all) {
+    const last = joined[joined.length - 1];
+    if (last && start < last[1]) last[1] = Math.max(last[1], end);
+    else joined.push([start, end]);
+  }
+  return joined;
 }
 
 function recoverFrom(text: string, known: Known): RecoveredToolCalls {
-  const cut = text.lastIndexOf(THINK_END);
-  const headEnd = cut >= 0 ? cut + THINK_END.length : 0;
+  if (known.names.size === 0 || text.trim() === "") return { calls: [], text };
+  let headEnd = 0;
+  let accepted: Span[] | undefined;
+  if (text.includes(THINK_END)) {
+    // Read from the whole reply first: a `</think>` inside a call's argument does not end the
+    // scratchpad, so the reply is cut only at one outside every call.
+    const spans = spansIn(text, known);
+    headEnd = thinkingEnd(text, spans);
+    if (headEnd === 0) accepted = spans;
+    else resetBudgets(text);
+  }
   const head = text.slice(0, headEnd);
   const tail = text.slice(headEnd);
-  if (known.names.size === 0 || tail.trim() === "") return { calls: [], text };
-
-  // A reply that is nothing but JSON (or pythonic) calls holds any markup in its strings.
-  const whole = closedPart(wholeReplySpan(tail)) ?? pythonicSpan(tail);
-  let accepted = whole ? named([whole], known) : [];
-  if (accepted.length === 0) {
-    const families = [
-      tagSpans(tail, known),
-      gemmaSpans(tail),
-      deepseekSpans(tail),
-      kimiSpans(tail),
-      bareBlockSpans(tail, known),
-      mistralSpans(tail),
-      harmonySpans(tail, known),
-      plainHarmonySpans(tail),
-      functionarySpans(tail, known),
-    ].map((spans) => spans.flatMap((span) => closedPart(span) ?? []));
-    // The span that starts first wins (the earlier family on a tie): one starting inside another
-    // is markup written in that call's string arguments, not a call of its own.
-    const ordered = families
-      .flatMap((spans, family) => spans.map((span) => ({ span, family })))
-      .sort((a, b) => a.span.start - b.span.start || a.family - b.family);
-    const spans: Span[] = [];
-    for (const { span } of ordered) {
-      const previous = spans[spans.length - 1];
-      if (!previous || span.start >= previous.end) spans.push(span);
-    }
-    // Markup quoted in inline code (`<tool_call>…</tool_call>` in a sentence) is an example.
-    const code = inlineCode(tail);
-    spans.splice(0, spans.length, ...spans.filter((span) => !insideAny(span.start, code)));
-    const fenced = fencedSpan(tail);
-    // Markup found only inside the reply's one fenced call is that call's text.
-    if (fenced && spans.every((span) => span.start >= fenced.start && span.end <= fenced.end)) {
-      accepted = named([fenced], known);
-    } else {
-      accepted = named(spans, known);
-    }
-  }
+  if (tail.trim() === "") return { calls: [], text };
+  accepted ??= spansIn(tail, known);
   if (accepted.length === 0 || accepted.every((span) => span.calls.length === 0)) return { calls: [], text };
 
   const calls: ToolCallRequest[] = [];

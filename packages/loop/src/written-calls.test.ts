@@ -1,0 +1,185 @@
+import { startServer, type TestServer } from "@loopwright/testkit";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage, ToolDefinition } from "./config.js";
+import { runAgentLoop } from "./index.js";
+import { recoverWrittenCalls } from "./written-calls.js";
+
+// A call the model wrote into its reply as text reaches the tool with exactly the arguments
+// written — a `<think>` or `</think>` inside a string argument included, which the stream's fences
+// would move into the reasoning — and markup quoted in a fenced code block is never run. Over
+// HTTP, through runAgentLoop.
+
+const tool = (name: string, properties: Record<string, unknown>): ToolDefinition => ({
+  type: "function",
+  function: {
+    name,
+    description: `The ${name} tool.`,
+    parameters: { type: "object", properties, required: Object.keys(properties) },
+  },
+});
+const WRITE_FILE = tool("write_file", { path: { type: "string" }, content: { type: "string" } });
+const DELETE_FILE = tool("delete_file", { path: { type: "string" } });
+const ask: ChatMessage[] = [{ role: "user", content: "Do it." }];
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const hermes = (name: string, args: Record<string, unknown>) =>
+  `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
+
+/** Runs the loop against `replies`; what the tools were handed, the result and the second request's messages. */
+async function run(replies: string[]) {
+  server = await startServer({ replies: replies.map((content) => ({ content })) });
+  const ran: Array<{ name: string; args: unknown }> = [];
+  const result = await runAgentLoop({
+    config: { baseUrl: server.baseUrl, model: "sim" },
+    messages: ask,
+    tools: [WRITE_FILE, DELETE_FILE],
+    dispatch: ({ name, args }) => {
+      ran.push({ name, args });
+      return "done";
+    },
+  });
+  const body = server.chatRequests[1]?.body as { messages?: Array<Record<string, unknown>> } | undefined;
+  return { ran, result, sent: body?.messages ?? [] };
+}
+
+describe("a call written as text with <think> or </think> in a string argument", () => {
+  it("reaches the tool exactly as written, never with the middle moved into the reasoning", async () => {
+    const args = {
+      path: "template.jinja",
+      content: "{%- if enable_thinking %}<think>\n{%- else %}<think>\n\n</think>\n\n{%- endif %}",
+    };
+    const { ran, result, sent } = await run([hermes("write_file", args), "Written."]);
+    expect(ran).toEqual([{ name: "write_file", args }]);
+    expect(result.stopReason).toBe("answered");
+    expect(result.turn?.content).toBe("Written.");
+    const assistant = sent.find((m) => m.role === "assistant") as {
+      content?: unknown;
+      reasoning_content?: unknown;
+      tool_calls?: Array<{ function: { arguments: string } }>;
+    };
+    expect(JSON.parse(assistant.tool_calls?.[0]?.function.arguments ?? "")).toEqual(args);
+    // Nothing of the call was kept as the scratchpad sent back.
+    expect(assistant.reasoning_content).toBeUndefined();
+  });
+
+  it("with a lone </think>: the call runs and the answer is never a JSON fragment", async () => {
+    const args = { path: "notes.md", content: "Qwen3 ends its reasoning with </think> and then answers." };
+    const { ran, result } = await run([hermes("write_file", args), "Written."]);
+    expect(ran).toEqual([{ name: "write_file", args }]);
+    expect(result.turn?.content).toBe("Written.");
+    expect(
+      result.messages.some((m) => typeof m.content === "string" && m.content.includes("</tool_call>")),
+    ).toBe(false);
+  });
+
+  it("after a scratchpad of its own: the reasoning is the scratchpad, the call's text is the call's", async () => {
+    const args = { path: "a.md", content: "a </think> b <think> c" };
+    const { ran, sent } = await run([
+      `<think>I will write a.md.</think>\n${hermes("write_file", args)}`,
+      "Done.",
+    ]);
+    expect(ran).toEqual([{ name: "write_file", args }]);
+    const assistant = sent.find((m) => m.role === "assistant") as Record<string, unknown>;
+    expect(assistant.reasoning_content).toBe("I will write a.md.");
+    expect(assistant.content ?? "").toBe("");
+  });
+
+  it("holds for any text of markers and backticks in the arguments", async () => {
+    const piece = fc.constantFrom("<think>", "</think>", "```", "`", "\n", "x", " y ", "{", "}");
+    const value = fc.array(piece, { maxLength: 6 }).map((parts) => parts.join(""));
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("", "<think>plan</think>\n"), value, async (lead, content) => {
+        const args = { path: "f.txt", content };
+        const { ran, result } = await run([`${lead}${hermes("write_file", args)}`, "Done."]);
+        await server?.close();
+        server = undefined;
+        expect(ran).toEqual([{ name: "write_file", args }]);
+        expect(result.turn?.content).toBe("Done.");
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe("a call written as text over a reply carried on past the token ceiling", () => {
+  it("is read from the text of both pieces as written", async () => {
+    const args = { path: "t.jinja", content: "a <think>b</think> c and d" };
+    const whole = hermes("write_file", args);
+    const at = whole.indexOf(" and d");
+    server = await startServer({
+      replies: [
+        { content: whole.slice(0, at), finishReason: "length" },
+        { content: whole.slice(at) },
+        { content: "Written." },
+      ],
+    });
+    const ran: unknown[] = [];
+    const result = await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "sim", maxTokens: 40, maxContinuations: 1 },
+      messages: ask,
+      tools: [WRITE_FILE],
+      dispatch: ({ args }) => {
+        ran.push(args);
+        return "done";
+      },
+    });
+    expect(server.chatRequests).toHaveLength(3);
+    expect(ran).toEqual([args]);
+    expect(result.turn?.content).toBe("Written.");
+  });
+});
+
+describe("markup quoted in a fenced code block", () => {
+  it("is an example: the tool never runs and the answer keeps the block", async () => {
+    for (const info of ["xml", "", "text"]) {
+      const content = `To delete a file, a Hermes-style model writes:\n\`\`\`${info}\n${hermes("delete_file", { path: "src/index.ts" })}\n\`\`\`\nThat is only an example; I did not call it.`;
+      const { ran, result } = await run([content, "Deleted."]);
+      await server?.close();
+      server = undefined;
+      expect(ran, info).toEqual([]);
+      expect(result.stopReason).toBe("answered");
+      expect(result.turn?.content).toBe(content);
+    }
+  });
+
+  it("a fenced JSON call explained in prose is not run either", async () => {
+    const content =
+      'A call looks like:\n```json\n{"name": "delete_file", "arguments": {"path": "/tmp/x"}}\n```\nThat is the format.';
+    const { ran, result } = await run([content, "Deleted."]);
+    expect(ran).toEqual([]);
+    expect(result.turn?.content).toBe(content);
+  });
+});
+
+describe("recoverWrittenCalls", () => {
+  const turn = (content: string, rawContent?: string) => ({
+    content,
+    toolCalls: [],
+    usage: { prompt: 0, completion: 0, total: 0, cached: 0 },
+    finishReason: "stop",
+    reasoning: "",
+    ...(rawContent === undefined ? {} : { rawContent }),
+  });
+
+  it("runs nothing when the turn's content is not what the fences make of its raw text", () => {
+    const raw = hermes("write_file", { path: "a", content: "x <think>y</think> z" });
+    expect(recoverWrittenCalls(turn("something else", raw), [WRITE_FILE])).toEqual({ unread: 1 });
+  });
+
+  it("reads the content itself where the fences took nothing out", () => {
+    const found = recoverWrittenCalls(
+      turn(`Writing.\n${hermes("write_file", { path: "a", content: "b" })}`),
+      [WRITE_FILE],
+    );
+    expect(found && "turn" in found ? [found.calls[0]?.args, found.turn.content] : found).toEqual([
+      { path: "a", content: "b" },
+      "Writing.",
+    ]);
+  });
+});

@@ -1,0 +1,45 @@
+import { stripThinking, type Turn } from "@loopwright/stream";
+import { recoverToolCalls, type ToolCallRequest, type ToolNameLike } from "@loopwright/tool-calls";
+
+/** What {@link recoverWrittenCalls} made of a turn's text. */
+export type WrittenCalls =
+  /** Calls recovered: the turn's `content` and `reasoning` without them. */
+  | { calls: ToolCallRequest[]; turn: Turn }
+  /** Calls found in the text that cannot be read as written: left in the answer, not run. */
+  | { unread: number };
+
+/**
+ * The calls a server's parser left in a turn's text, read from what the model wrote.
+ *
+ * The stream moved text between `<think>` and `</think>` into `reasoning` wherever it stood — also
+ * inside a call's string argument (a model writing a chat template or notes about reasoning
+ * models). So where the fences took something out (`turn.rawContent`), the calls are read from the
+ * raw text, and the turn's `content` and `reasoning` are what the same fences make of that text
+ * without them: a call reaches its tool with exactly the arguments written, and the answer holds
+ * no piece of it. Should the turn's split not be the one the default fences give (never, for a turn
+ * the loop streamed), calls found in the raw text are not run: `unread` counts them.
+ */
+export function recoverWrittenCalls(turn: Turn, tools: readonly ToolNameLike[]): WrittenCalls | undefined {
+  const options = { finishReason: turn.finishReason };
+  const written = turn.rawContent;
+  if (written === undefined) {
+    const { calls, text } = recoverToolCalls(turn.content, tools, options);
+    return calls.length === 0 ? undefined : { calls, turn: { ...turn, content: text } };
+  }
+  const { calls, text } = recoverToolCalls(written, tools, options);
+  if (calls.length === 0) return undefined;
+  const before = stripThinking(written);
+  if (before.content !== turn.content) return { unread: calls.length };
+  const after = stripThinking(text);
+  // The reasoning the fences found in the content comes last in `reasoning` unless a reasoning
+  // field streamed after it; then it stays as streamed.
+  const reasoning = turn.reasoning.endsWith(before.reasoning)
+    ? turn.reasoning.slice(0, turn.reasoning.length - before.reasoning.length) + after.reasoning
+    : turn.reasoning;
+  const { rawContent: _, ...rest } = turn;
+  const content = after.content.trim();
+  return {
+    calls,
+    turn: { ...rest, content, reasoning, ...(text !== content ? { rawContent: text } : {}) },
+  };
+}
