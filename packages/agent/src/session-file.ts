@@ -340,9 +340,9 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
  * message, shortened), creation and update times. The id is the file's name, the one
  * `createSession({ sessionId })` opens it by, whatever its header says (a copied file keeps the
  * header of the one it was copied from). A header without a string `createdAt` gives the update
- * time instead. Files that are not session files (no session header on the first line, or a name
- * `sessionPath` would not take: a `<file>.dropped.jsonl`, a `<file>.lock`) are skipped; a missing
- * directory lists nothing.
+ * time instead. Files that are not session files (no session header on the first line, as a
+ * `<file>.dropped.jsonl` has none, or a name `sessionPath` would not take) are skipped, and so is
+ * anything not named `.jsonl` (a `<file>.lock`); a missing directory lists nothing.
  */
 export function listSessions(dir: string): SessionMeta[] {
   let names: string[];
