@@ -226,8 +226,9 @@ export function lockSessionFile(file: string): SessionLock {
     try {
       unlinkSync(aside);
     } catch {}
+    const since = parseHolder(current)?.since;
     notice = `The session file's lock ${path} was taken over: ${reason}.${
-      parseHolder(current) ? ` (It was taken ${parseHolder(current)?.since}.)` : ""
+      typeof since === "string" ? ` (It was taken ${since}.)` : ""
     }`;
   }
   let last = "";
