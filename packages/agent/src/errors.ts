@@ -13,7 +13,10 @@ function marked(value: unknown, marker: symbol): boolean {
  * - `duplicate-tool`: two tools registered under one name;
  * - `unknown-question`: `submitAnswer` named a question that is not pending;
  * - `storage`: a session file could not be read or written;
- * - `closed`: `prompt` or `continue` on a session (or its agent) after `close()` or `dispose()`.
+ * - `closed`: `prompt`, `save`, `clear` or `continue` on a session (or its agent) after `close()` or `dispose()`;
+ * - `locked`: `createSession` for a session file another process (or another open session of this
+ *   one) holds: its lock `<file>.lock` names a holder that still runs. The message names the file
+ *   and the holder's pid.
  */
 export type AgentErrorCode =
   | "busy"
@@ -22,7 +25,8 @@ export type AgentErrorCode =
   | "duplicate-tool"
   | "unknown-question"
   | "storage"
-  | "closed";
+  | "closed"
+  | "locked";
 
 /** The error of this package. `code` says which kind; `cause` is the underlying failure where there is one. */
 export class AgentError extends Error {

@@ -193,10 +193,12 @@ describe("a session file another writer garbled", () => {
       sessionId: "garbled",
     });
     expect(session.messages).toEqual(reference);
-    // One per dropped line, then where the file as it was is kept.
+    // One per dropped line, then where the dropped lines are kept.
     const notices = session.getSnapshot().timeline.filter((e) => e.type === "notice");
     expect(notices).toHaveLength(garbled.length + 1);
-    expect(notices.at(-1)).toMatchObject({ text: expect.stringMatching(/garbled\.jsonl\.bak\.$/) });
+    expect(notices.at(-1)).toMatchObject({
+      text: `The ${garbled.length} line(s) dropped from the session file are kept in ${join(root, "garbled.jsonl")}.dropped.jsonl.`,
+    });
   });
 
   it("never throws for any JSON a line may hold, and keeps only answered messages", () => {
@@ -379,121 +381,6 @@ describe("a session file with one malformed tool step in the middle", () => {
       "Line 3 of the session file is an assistant message with a tool call without a string id and was dropped.",
       'Line 4 of the session file answers tool call "7" of a message that was dropped, and was dropped with it.',
     ]);
-  });
-  it("keeps the file as it was in <file>.bak before the rewrite on opening drops anything, and says so", async () => {
-    const step = [
-      { role: "user", content: "Note it." },
-      {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ id: 7, type: "function", function: { name: "note", arguments: "{}" } }],
-      },
-      { role: "tool", tool_call_id: "7", content: "noted" },
-    ];
-    write("kept", step);
-    const path = join(root, "kept.jsonl");
-    const original = readFileSync(path);
-    rmSync(`${path}.bak`, { force: true });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [NOTE_TOOL],
-      sessionDir: root,
-      sessionId: "kept",
-    });
-    expect(readFileSync(`${path}.bak`).equals(original)).toBe(true);
-    expect(readFileSync(path).equals(original)).toBe(false);
-    const notices = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
-    expect(notices).toContain(`The session file as it was before these drops is kept in ${path}.bak.`);
-    await session.close();
-    // A file the reader takes whole (or only a torn last line of) is not copied.
-    rmSync(`${path}.bak`, { force: true });
-    writeFileSync(path, `${readFileSync(path, "utf8")}{"type":"mess`);
-    const again = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [NOTE_TOOL],
-      sessionDir: root,
-      sessionId: "kept",
-    });
-    expect(() => statSync(`${path}.bak`)).toThrow();
-    await again.close();
-  });
-
-  it("never replaces an earlier copy: a second open that drops something writes <file>.bak.1, and an open that drops nothing writes none", async () => {
-    const path = join(root, "kept-twice.jsonl");
-    const line = (message: object) => `${JSON.stringify({ type: "message", message })}\n`;
-    for (const old of ["", ".1", ".2"]) rmSync(`${path}.bak${old}`, { force: true });
-    const open = async () => {
-      const session = await createSession({
-        config: { baseUrl: server.baseUrl, model: "sim" },
-        tools: [NOTE_TOOL],
-        sessionDir: root,
-        sessionId: "kept-twice",
-      });
-      const notices = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
-      const count = session.messages.length;
-      await session.close();
-      return { notices, count };
-    };
-    // Open 1: a garbled line in the middle is dropped; the file is rewritten without it.
-    writeFileSync(
-      path,
-      `${header()}\n${line({ role: "user", content: "first question" })}{garbled FIRST-LOST-LINE\n` +
-        line({ role: "assistant", content: "first answer" }),
-    );
-    const first = readFileSync(path);
-    const one = await open();
-    expect(one.count).toBe(2);
-    expect(one.notices.at(-1)).toBe(`The session file as it was before these drops is kept in ${path}.bak.`);
-    expect(readFileSync(path, "utf8")).not.toContain("FIRST-LOST-LINE");
-    // Open 2: another line is lost (a record the reader refuses, then more talk).
-    writeFileSync(
-      path,
-      `${readFileSync(path, "utf8")}{"type":"message","message":{"content":"SECOND-LOST-LINE"}}\n` +
-        line({ role: "user", content: "second question" }) +
-        line({ role: "assistant", content: "second answer" }),
-    );
-    const second = readFileSync(path);
-    const two = await open();
-    expect(two.count).toBe(4);
-    expect(two.notices.at(-1)).toBe(
-      `The session file as it was before these drops is kept in ${path}.bak.1.`,
-    );
-    // Each copy holds the file as it was before its own open, so both lost lines are still somewhere.
-    expect(readFileSync(`${path}.bak`).equals(first)).toBe(true);
-    expect(readFileSync(`${path}.bak.1`).equals(second)).toBe(true);
-    expect(readFileSync(`${path}.bak`, "utf8")).toContain("FIRST-LOST-LINE");
-    expect(readFileSync(`${path}.bak.1`, "utf8")).toContain("SECOND-LOST-LINE");
-    // Open 3 drops nothing: no copy is written, and the two copies are as they were.
-    const three = await open();
-    expect(three.count).toBe(4);
-    expect(three.notices.some((text) => text.includes(".bak"))).toBe(false);
-    expect(() => statSync(`${path}.bak.2`)).toThrow();
-    expect(readFileSync(`${path}.bak`).equals(first)).toBe(true);
-    expect(readFileSync(`${path}.bak.1`).equals(second)).toBe(true);
-  });
-
-  it("takes the first free name after a copy another process already holds, and leaves that copy alone", async () => {
-    const path = join(root, "kept-taken.jsonl");
-    for (const old of ["", ".1", ".2", ".3"]) rmSync(`${path}.bak${old}`, { force: true });
-    writeFileSync(`${path}.bak`, "someone else's copy\n");
-    writeFileSync(`${path}.bak.1`, "another copy\n");
-    writeFileSync(
-      path,
-      `${header()}\n{garbled\n${JSON.stringify({ type: "message", message: { role: "user", content: "hi" } })}\n`,
-    );
-    const original = readFileSync(path);
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      sessionDir: root,
-      sessionId: "kept-taken",
-    });
-    const notices = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
-    await session.close();
-    expect(notices.at(-1)).toBe(`The session file as it was before these drops is kept in ${path}.bak.2.`);
-    expect(readFileSync(`${path}.bak.2`).equals(original)).toBe(true);
-    expect(readFileSync(`${path}.bak`, "utf8")).toBe("someone else's copy\n");
-    expect(readFileSync(`${path}.bak.1`, "utf8")).toBe("another copy\n");
-    expect(() => statSync(`${path}.bak.3`)).toThrow();
   });
 });
 

@@ -1,13 +1,4 @@
-import {
-  appendFileSync,
-  constants,
-  copyFileSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatMessage } from "@loopwright/loop";
 import { AgentError, errorText } from "./errors.js";
@@ -20,6 +11,7 @@ import {
   LLM_ROLES,
   messageText,
 } from "./messages.js";
+import { keepDroppedLines } from "./session-dropped.js";
 
 /** One item of a session's todo list. */
 export interface Todo {
@@ -395,27 +387,15 @@ export class SessionFile {
   }
 
   /**
-   * Copies the file as it is, before a rewrite that leaves out what the reader dropped, to the
-   * first of `<file>.bak`, `<file>.bak.1`, `<file>.bak.2`, … that does not exist yet, and returns
-   * the name it wrote. An existing copy is never replaced (each copy is created exclusively, so two
-   * processes cannot take the same name): a copy may hold the only trace of a line an earlier open
-   * dropped. Throws `AgentError` (`storage`) when the copy fails.
+   * Before a rewrite that leaves out what the reader dropped: appends the lines of the file as it
+   * is that the rewrite will not hold (everything but the header, the todo and loaded records and
+   * the `kept` messages) to `<file>.dropped.jsonl`, under a header for this open, and returns the
+   * notice saying where they are (undefined when there were none). That file stays under
+   * `DROPPED_LIMIT_BYTES`, losing the oldest opens' drops first. Throws `AgentError` (`storage`)
+   * when it cannot be written.
    */
-  backup(): string {
-    for (let n = 0; ; n++) {
-      const copy = n === 0 ? `${this.path}.bak` : `${this.path}.bak.${n}`;
-      try {
-        copyFileSync(this.path, copy, constants.COPYFILE_EXCL);
-        return copy;
-      } catch (error) {
-        if ((error as { code?: string }).code === "EEXIST") continue;
-        throw new AgentError(
-          "storage",
-          `Could not copy the session file ${this.path} to ${copy}: ${errorText(error)}`,
-          { cause: error },
-        );
-      }
-    }
+  keepDropped(kept: readonly AgentMessage[], notices: readonly string[]): string | undefined {
+    return keepDroppedLines(this.path, kept, notices);
   }
 
   /** Writes the whole state through a temporary file and a rename, so the file is never half-written. */
@@ -468,8 +448,9 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
  * message, shortened), creation and update times. The id is the file's name, the one
  * `createSession({ sessionId })` opens it by, whatever its header says (a copied file keeps the
  * header of the one it was copied from). A header without a string `createdAt` gives the update
- * time instead. Files that are not session files (no session header on the first line, or a name
- * `sessionPath` would not take) are skipped; a missing directory lists nothing.
+ * time instead. Files that are not session files (no session header on the first line, as a
+ * `<file>.dropped.jsonl` has none, or a name `sessionPath` would not take) are skipped, and so is
+ * anything not named `.jsonl` (a `<file>.lock`); a missing directory lists nothing.
  */
 export function listSessions(dir: string): SessionMeta[] {
   let names: string[];

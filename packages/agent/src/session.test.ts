@@ -560,6 +560,8 @@ describe("Session over HTTP", () => {
     const path = join(dir, "s1.jsonl");
     expect(readFileSync(path, "utf8").trim().split("\n")).toHaveLength(5);
     appendFileSync(path, '{"type":"message","message":{"role":"us');
+    // A session file is held by one open session at a time: the first lets go of it before the reopen.
+    await first.close();
     const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
     expect(resumed.messages).toEqual(first.messages);
     expect(resumed.getSnapshot().timeline).toContainEqual({ type: "assistant", text: "Found it." });
@@ -676,6 +678,7 @@ describe("automatic compaction (autoCompact)", () => {
     const file = readFileSync(join(dir, "c.jsonl"), "utf8");
     expect(file).toContain("SUMMARY: the user asked a long first question");
     expect(file).not.toContain("a detail worth keeping in mind");
+    await session.close();
     const resumed = await createSession({
       config: { baseUrl: server.baseUrl, model: "m", contextLength: 1000 },
       sessionDir: dir,
@@ -833,6 +836,7 @@ describe("automatic compaction (autoCompact)", () => {
     expect(kept.at(-2)).toMatchObject({ role: "user", content: "And the second question?" });
     expect(kept.at(-1)).toMatchObject({ role: "assistant", content: "The second answer." });
     // The session's file holds the folded transcript, and a resumed session starts from it.
+    await session.close();
     const resumed = await createSession({
       config: { baseUrl: server.baseUrl, model: "m", contextLength: 2000 },
       sessionDir: dir,
@@ -878,6 +882,7 @@ describe("what a session shows and what it resumes to", () => {
     expect(result.status).toBe("ok");
     const shown = (s: { getSnapshot(): { timeline: readonly { type: string }[] } }) =>
       s.getSnapshot().timeline.filter((e) => e.type === "user" || e.type === "assistant");
+    await session.close();
     const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
     expect(resumed.messages).toEqual(session.messages);
     expect(shown(session)).toEqual(shown(resumed));
@@ -925,6 +930,7 @@ describe("a resumed session's tool entries", () => {
     const failed = (s: { getSnapshot(): { timeline: readonly TimelineEvent[] } }) =>
       s.getSnapshot().timeline.flatMap((e) => (e.type === "tool" ? [`${e.id}:${e.isError}`] : []));
     expect(failed(session)).toEqual(["c1:false", "c1b:false", "c2:true", "c2b:true"]);
+    await session.close();
     const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
     expect(failed(resumed)).toEqual(failed(session));
   });
@@ -1027,6 +1033,7 @@ describe("a session under random runs (fast-check)", () => {
             if (delivered === 0) expect(session.agent.hasQueuedMessages(), text).toBe(true);
           }
           // What the file resumes to is what the session holds and shows.
+          await session.close();
           const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "p" });
           expect(resumed.messages).toEqual(messages);
           const shown = (s: { getSnapshot(): { timeline: readonly TimelineEvent[] } }) =>

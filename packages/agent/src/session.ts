@@ -41,6 +41,7 @@ import {
   sessionPath,
   type Todo,
 } from "./session-file.js";
+import { lockSessionFile, type SessionLock } from "./session-lock.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
 /** How a session run ended. */
@@ -167,7 +168,11 @@ export interface SessionOptions {
   builtInTools?: { askUser?: boolean; todoWrite?: boolean } | false | null;
   /** Names the session's file; one path segment. A fresh UUID when absent. */
   sessionId?: string | null;
-  /** Where `<sessionId>.jsonl` lives. Absent: nothing is stored. */
+  /**
+   * Where `<sessionId>.jsonl` lives. Absent: nothing is stored. The file is held by one open session
+   * at a time (its lock `<file>.lock`): opening it while another process, or another open session of
+   * this one, holds it throws `AgentError` `locked`.
+   */
   sessionDir?: string | null;
   /** Another session file whose messages and todos seed this session (instead of its own file). */
   importPath?: string | null;
@@ -393,11 +398,23 @@ function summarize(text: string, max = 75): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
+/** Makes the session directory and takes the lock of the session's file in it (see `lockSessionFile`). */
+function lockSessionDir(dir: string, file: string): SessionLock {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new AgentError("storage", `Could not create the session directory ${dir}: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+  return lockSessionFile(file);
+}
+
 /** What a closed session's (or its agent's) `method` throws. */
 function closedError(method: string): AgentError {
   return new AgentError(
     "closed",
-    `${method}: the session is closed (close() or dispose() was called); nothing was sent. Create a new session (with the same sessionDir and sessionId to resume its file).`,
+    `${method}: the session is closed (close() or dispose() was called); nothing was sent or written. Create a new session (with the same sessionDir and sessionId to resume its file).`,
   );
 }
 
@@ -438,6 +455,8 @@ export class Session {
   #view: SessionView;
   #todos: Todo[];
   #file: SessionFile | undefined;
+  /** The lock of the session's file while it is open (undefined without `sessionDir`, and once let go). */
+  #lock: SessionLock | undefined;
   #createdAt: string;
   #stored = 0;
   /** The calls of the last assistant message in the file that the file holds no answer to yet. */
@@ -504,143 +523,153 @@ export class Session {
     const importPath = text(options.importPath, "importPath", "a path (a string)");
     this.sessionId = text(options.sessionId, "sessionId", "a string") ?? randomUUID();
     this.filePath = sessionDir ? sessionPath(sessionDir, this.sessionId) : undefined;
-    const notices: string[] = [];
-    let messages: AgentMessage[] = [];
-    let todos: Todo[] = [];
-    let loaded: string[] = [];
-    let createdAt: string | undefined;
-    /** The own file lost lines on reading: kept as it was before the rewrite below. */
-    let keepCopy = false;
-    if (importPath) {
-      const imported = readSessionFile(importPath);
-      messages = imported.messages;
-      todos = imported.todos;
-      loaded = imported.loaded;
-      notices.push(...imported.notices);
-    } else if (this.filePath) {
-      const own = readSession(this.filePath);
-      keepCopy = own.dropped;
-      messages = own.messages;
-      todos = own.todos;
-      loaded = own.loaded;
-      createdAt = own.createdAt;
-      notices.push(...own.notices);
-    }
-    this.#createdAt = createdAt ?? new Date().toISOString();
-    this.#todos = todos;
-    const tools: AgentTool[] = [];
-    if (builtIn.askUser) {
-      this.#askUser = askUserTool((questions, signal) => this.#ask(questions, signal));
-      tools.push(this.#askUser);
-    }
-    if (builtIn.todoWrite) tools.push(todoWriteTool((next) => this.#setTodos(next)));
-    for (const tool of given) {
-      const at = tools.findIndex((t) => t.name === tool.name);
-      if (at >= 0) tools.splice(at, 1);
-      tools.push(tool);
-    }
-    const config = options.config ?? undefined;
-    const hostDedupe = options.dedupeToolCalls ?? undefined;
-    const hostTransform = options.transformContext ?? undefined;
-    const hostChoice = options.toolChoice ?? undefined;
-    const hostStop = options.shouldStopAfterTurn ?? undefined;
-    this.#hostCatalog = options.catalog ?? undefined;
-    const withMcp = options.mcpServers != null || specServers(options.spec).length > 0;
-    // maxTurns is the prompt's budget, but the agent runs a follow-up (the open-todos nudge, a host's
-    // queued message) as a new loop run whose steps count from 1: each run is given what is left.
-    const backend = options.backend ?? loopBackend();
-    this.agent = asSession(
-      () =>
-        new SessionAgent(
-          {
-            ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
-            ...(options.spec ? { spec: options.spec } : {}),
-            ...(system !== undefined ? { system } : {}),
-            tools,
-            messages,
-            loaded,
-            // Without MCP servers the agent keeps it (and whatever the host assigns it later) as is.
-            ...(this.#hostCatalog ? { catalog: this.#hostCatalog } : {}),
-            backend: {
-              run: (loopOptions) => {
-                this.#before = this.#toolTurns;
-                const left = Math.max(0, this.maxTurns - this.#before);
-                return this.#timedRun(backend, loopOptions, left);
+    // One process at a time: the file is locked before it is read, and let go again if the session
+    // is refused below (`AgentError` `locked` while another process, or session, holds it).
+    this.#lock = this.filePath && sessionDir ? lockSessionDir(sessionDir, this.filePath) : undefined;
+    try {
+      const notices: string[] = this.#lock?.notice ? [this.#lock.notice] : [];
+      let messages: AgentMessage[] = [];
+      let todos: Todo[] = [];
+      let loaded: string[] = [];
+      let createdAt: string | undefined;
+      /** The own file lost lines on reading: kept as it was before the rewrite below. */
+      let keepCopy = false;
+      if (importPath) {
+        const imported = readSessionFile(importPath);
+        messages = imported.messages;
+        todos = imported.todos;
+        loaded = imported.loaded;
+        notices.push(...imported.notices);
+      } else if (this.filePath) {
+        const own = readSession(this.filePath);
+        keepCopy = own.dropped;
+        messages = own.messages;
+        todos = own.todos;
+        loaded = own.loaded;
+        createdAt = own.createdAt;
+        notices.push(...own.notices);
+      }
+      this.#createdAt = createdAt ?? new Date().toISOString();
+      this.#todos = todos;
+      const tools: AgentTool[] = [];
+      if (builtIn.askUser) {
+        this.#askUser = askUserTool((questions, signal) => this.#ask(questions, signal));
+        tools.push(this.#askUser);
+      }
+      if (builtIn.todoWrite) tools.push(todoWriteTool((next) => this.#setTodos(next)));
+      for (const tool of given) {
+        const at = tools.findIndex((t) => t.name === tool.name);
+        if (at >= 0) tools.splice(at, 1);
+        tools.push(tool);
+      }
+      const config = options.config ?? undefined;
+      const hostDedupe = options.dedupeToolCalls ?? undefined;
+      const hostTransform = options.transformContext ?? undefined;
+      const hostChoice = options.toolChoice ?? undefined;
+      const hostStop = options.shouldStopAfterTurn ?? undefined;
+      this.#hostCatalog = options.catalog ?? undefined;
+      const withMcp = options.mcpServers != null || specServers(options.spec).length > 0;
+      // maxTurns is the prompt's budget, but the agent runs a follow-up (the open-todos nudge, a host's
+      // queued message) as a new loop run whose steps count from 1: each run is given what is left.
+      const backend = options.backend ?? loopBackend();
+      this.agent = asSession(
+        () =>
+          new SessionAgent(
+            {
+              ...(config ? { config: { ...config, maxToolIterations: this.maxTurns } } : {}),
+              ...(options.spec ? { spec: options.spec } : {}),
+              ...(system !== undefined ? { system } : {}),
+              tools,
+              messages,
+              loaded,
+              // Without MCP servers the agent keeps it (and whatever the host assigns it later) as is.
+              ...(this.#hostCatalog ? { catalog: this.#hostCatalog } : {}),
+              backend: {
+                run: (loopOptions) => {
+                  this.#before = this.#toolTurns;
+                  const left = Math.max(0, this.maxTurns - this.#before);
+                  return this.#timedRun(backend, loopOptions, left);
+                },
               },
+              ...(options.toolExecution != null ? { toolExecution: options.toolExecution } : {}),
+              ...(options.autoCompact != null ? { autoCompact: options.autoCompact } : {}),
+              // Handed on as given (null is absent, as new Agent reads it).
+              beforeToolCall: options.beforeToolCall,
+              afterToolCall: options.afterToolCall,
+              dispatch: options.dispatch,
+              convertToLlm: options.convertToLlm,
+              steeringMode: options.steeringMode,
+              followUpMode: options.followUpMode,
+              // The session's in-band step first; the host's rewrite sees the view the model would.
+              transformContext: (view, signal, info) => {
+                const own = this.#inBand(view, info.step);
+                return hostTransform ? hostTransform(own, signal, info) : own;
+              },
+              // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
+              toolChoice: (info) => (this.#before + info.step > this.maxTurns ? "none" : hostChoice?.(info)),
+              // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
+              // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
+              // The session's check always runs (it counts); the host's is asked when it did not stop.
+              shouldStopAfterTurn: (context, signal) => {
+                const own =
+                  context.toolResults.length > 0 ? this.#stallCheck(context.message) : this.#stalled;
+                return own || (hostStop ? hostStop(context, signal) : false);
+              },
+              ...(withMcp
+                ? { dedupeToolCalls: (request: DispatchRequest) => this.#dedupe(request, config, hostDedupe) }
+                : { dedupeToolCalls: hostDedupe }),
             },
-            ...(options.toolExecution != null ? { toolExecution: options.toolExecution } : {}),
-            ...(options.autoCompact != null ? { autoCompact: options.autoCompact } : {}),
-            // Handed on as given (null is absent, as new Agent reads it).
-            beforeToolCall: options.beforeToolCall,
-            afterToolCall: options.afterToolCall,
-            dispatch: options.dispatch,
-            convertToLlm: options.convertToLlm,
-            steeringMode: options.steeringMode,
-            followUpMode: options.followUpMode,
-            // The session's in-band step first; the host's rewrite sees the view the model would.
-            transformContext: (view, signal, info) => {
-              const own = this.#inBand(view, info.step);
-              return hostTransform ? hostTransform(own, signal, info) : own;
-            },
-            // The reserved final turn is for the answer: the server is told, and the note stays for one that ignores it.
-            toolChoice: (info) => (this.#before + info.step > this.maxTurns ? "none" : hostChoice?.(info)),
-            // Asked after a tool step, and after a text answer when a follow-up is queued: a text answer
-            // neither repeats nor breaks a run of identical call sets (the text-only count is turn_end's).
-            // The session's check always runs (it counts); the host's is asked when it did not stop.
-            shouldStopAfterTurn: (context, signal) => {
-              const own = context.toolResults.length > 0 ? this.#stallCheck(context.message) : this.#stalled;
-              return own || (hostStop ? hostStop(context, signal) : false);
-            },
-            ...(withMcp
-              ? { dedupeToolCalls: (request: DispatchRequest) => this.#dedupe(request, config, hostDedupe) }
-              : { dedupeToolCalls: hostDedupe }),
-          },
-          (method) => this.#beforeRun(method),
-        ),
-    );
-    if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
-    this.agent.subscribe((event) => this.#onAgentEvent(event));
-    this.#view = { timeline: timelineOf(messages), todos: [...todos] };
-    // The pool is made (nothing connects yet) and checked against the host's catalogue before the
-    // file is written, so a refused session leaves no file behind.
-    const fromSpec = specServers(options.spec);
-    const servers = options.mcpServers ?? fromSpec;
-    if (options.mcpServers != null || fromSpec.length > 0) {
-      try {
-        this.#mcp = createMcpPool(servers as McpServersInput, {
-          ...options.mcpOptions,
-          onToolsChanged: () => this.#queueMcpRefresh(),
-        });
-      } catch (error) {
-        throw new AgentError("invalid-input", `createSession: mcpServers: ${errorText(error)}`, {
-          cause: error,
+            (method) => this.#beforeRun(method),
+          ),
+      );
+      if (options.spec) (this.agent.config as LoopConfig).maxToolIterations = this.maxTurns;
+      this.agent.subscribe((event) => this.#onAgentEvent(event));
+      this.#view = { timeline: timelineOf(messages), todos: [...todos] };
+      // The pool is made (nothing connects yet) and checked against the host's catalogue before the
+      // file is written, so a refused session leaves no file behind.
+      const fromSpec = specServers(options.spec);
+      const servers = options.mcpServers ?? fromSpec;
+      if (options.mcpServers != null || fromSpec.length > 0) {
+        try {
+          this.#mcp = createMcpPool(servers as McpServersInput, {
+            ...options.mcpOptions,
+            onToolsChanged: () => this.#queueMcpRefresh(),
+          });
+        } catch (error) {
+          throw new AgentError("invalid-input", `createSession: mcpServers: ${errorText(error)}`, {
+            cause: error,
+          });
+        }
+        const names = new Set(this.#mcp.status().map((status) => status.name));
+        this.#hostCatalog?.forEach((server, at) => {
+          if (!names.has(server.name)) return;
+          throw invalid(
+            `createSession: catalog[${at}] is named ${JSON.stringify(server.name)}, as an MCP server of the session is; ` +
+              "the catalogue lists each MCP server under its own name, so give the host's server another name.",
+          );
         });
       }
-      const names = new Set(this.#mcp.status().map((status) => status.name));
-      this.#hostCatalog?.forEach((server, at) => {
-        if (!names.has(server.name)) return;
-        throw invalid(
-          `createSession: catalog[${at}] is named ${JSON.stringify(server.name)}, as an MCP server of the session is; ` +
-            "the catalogue lists each MCP server under its own name, so give the host's server another name.",
-        );
-      });
-    }
-    if (this.filePath && sessionDir) {
-      mkdirSync(sessionDir, { recursive: true });
-      this.#file = new SessionFile(this.filePath);
-      // A fresh, imported or repaired file is written whole; an intact one is only appended to.
-      // What the reader dropped stays in a copy, so a reader's mistake never loses the conversation.
-      if (keepCopy) {
-        notices.push(`The session file as it was before these drops is kept in ${this.#file.backup()}.`);
+      if (this.filePath && sessionDir) {
+        this.#file = new SessionFile(this.filePath);
+        // A fresh, imported or repaired file is written whole; an intact one is only appended to.
+        // Every line the rewrite leaves out goes to <file>.dropped.jsonl first, so a reader's
+        // mistake never loses the conversation.
+        if (keepCopy) {
+          const kept = this.#file.keepDropped(messages, notices);
+          if (kept) notices.push(kept);
+        }
+        this.#rewrite(messages, todos, loaded);
       }
-      this.#rewrite(messages, todos, loaded);
-    }
-    this.#stored = messages.length;
-    for (const text of notices) this.addNotice(text);
-    if (this.#mcp) {
-      this.agent.catalog = this.#catalog();
-      // In the background: never holds up the constructor or a prompt.
-      void this.#mcp.connect().then(() => this.#queueMcpRefresh());
+      this.#stored = messages.length;
+      for (const text of notices) this.addNotice(text);
+      if (this.#mcp) {
+        this.agent.catalog = this.#catalog();
+        // In the background: never holds up the constructor or a prompt.
+        void this.#mcp.connect().then(() => this.#queueMcpRefresh());
+      }
+    } catch (error) {
+      this.#lock?.release();
+      throw error;
     }
   }
 
@@ -757,6 +786,7 @@ export class Session {
       clearInterval(this.#ticker);
       this.#running = false;
       this.#emitMetrics();
+      if (this.#closed) this.#unlockWhenIdle();
     }
   }
 
@@ -846,8 +876,12 @@ export class Session {
     this.#push({ type: "error", text });
   }
 
-  /** Empties the conversation, the todos and the timeline (and the file). Throws `SessionBusyError` while running. */
+  /**
+   * Empties the conversation, the todos and the timeline (and the file). Throws `SessionBusyError`
+   * while running, `AgentError` (`closed`) after `close()` or `dispose()` (the file is no longer held).
+   */
   clear(): void {
+    if (this.#closed) throw closedError("Session.clear");
     if (this.#running) throw new SessionBusyError("clear");
     this.agent.reset();
     this.#todos = [];
@@ -859,13 +893,22 @@ export class Session {
     this.#changed();
   }
 
-  /** Rewrites the session file whole (atomically). Resolves at once without `sessionDir`. */
+  /**
+   * Rewrites the session file whole (atomically). Resolves at once without `sessionDir`. Rejects with
+   * `AgentError` (`closed`) after `close()` or `dispose()`: the file is no longer held (another
+   * process may have opened it since), so nothing is written.
+   */
   async save(): Promise<void> {
+    if (this.#closed) throw closedError("Session.save");
     this.#persist();
     this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
   }
 
-  /** Stops a running prompt, drops every listener and starts closing the MCP servers (see `close`). */
+  /**
+   * Stops a running prompt, drops every listener, starts closing the MCP servers (see `close`) and
+   * lets go of the file's lock (`<file>.lock`): at once when no run is going, else once the stopped
+   * run has written its last messages.
+   */
   dispose(): void {
     this.abort();
     this.#eventListeners.clear();
@@ -877,8 +920,25 @@ export class Session {
   async close(): Promise<void> {
     const first = !this.#closed;
     this.#closed = true;
-    if (first) this.dispose();
+    if (first) {
+      this.dispose();
+      this.#unlockWhenIdle();
+    }
     await this.#mcp?.close().catch(() => {});
+  }
+
+  /** Once closed: lets go of the file's lock when no run is going (a stopped run still writes its last messages). */
+  #unlockWhenIdle(): void {
+    if (!this.#lock || this.#running) return;
+    if (!this.agent.isRunning) {
+      this.#lock.release();
+      this.#lock = undefined;
+      return;
+    }
+    // A run the host started on the agent itself (`session.agent.continue()`).
+    void this.agent.waitForIdle().then(() => {
+      if (this.#closed) this.#unlockWhenIdle();
+    });
   }
 
   /**

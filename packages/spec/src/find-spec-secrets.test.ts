@@ -2,7 +2,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AgentSpecError } from "./errors.js";
 import { exportSpec } from "./export-spec.js";
-import { findSpecSecrets, withoutArgSecrets, withoutProseSecrets, withoutSecrets } from "./find-spec-secrets.js";
+import {
+  findSpecSecrets,
+  withoutArgSecrets,
+  withoutProseSecrets,
+  withoutSecrets,
+} from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { looksLikeKey, SecretSign } from "./secret-signs.js";

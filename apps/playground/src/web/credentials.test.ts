@@ -268,13 +268,17 @@ describe("a URL's credentials anywhere in a loaded spec", () => {
     const report = (await post("api/spec", {
       text: spec({
         model: { name: "sim" },
-        prompt: [{ id: "role", text: `Run mytool --api-key ${key} and MISTRAL_API_KEY=${key}x before answering.` }],
+        prompt: [
+          { id: "role", text: `Run mytool --api-key ${key} and MISTRAL_API_KEY=${key}x before answering.` },
+        ],
       }),
     })) as { fields: { path: string; value: string }[] };
     expect(JSON.stringify(report)).not.toContain(key);
     expect(report.fields.find((f) => f.path === "prompt[0].text")?.value).toBe(
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the references, meant literally.
-      JSON.stringify("Run mytool --api-key ${API_KEY} and MISTRAL_API_KEY=${MISTRAL_API_KEY} before answering."),
+      JSON.stringify(
+        "Run mytool --api-key ${API_KEY} and MISTRAL_API_KEY=${MISTRAL_API_KEY} before answering.",
+      ),
     );
   });
 

@@ -1,0 +1,194 @@
+// Where the lines an open drops from a session file go: appended to one `<file>.dropped.jsonl`,
+// a header per open, kept under a size limit by removing the oldest opens' drops first.
+import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { AgentError, errorText } from "./errors.js";
+import { isRecord } from "./messages.js";
+
+/**
+ * The size the dropped-lines file is kept under (4 MiB): an open that would take it past this
+ * removes the oldest opens' drops first. The newest open's drops are always kept whole, even alone
+ * over the limit.
+ */
+export const DROPPED_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/** The dropped-lines file of a session file. */
+export function droppedPath(file: string): string {
+  return `${file}.dropped.jsonl`;
+}
+
+/**
+ * A message as compared between the file and what the reader kept: with each tool call's `type`
+ * read as "function" where the call holds a function (the reader corrects that field), so a call
+ * it corrected is not taken for one it dropped.
+ */
+function canonical(message: unknown): string {
+  if (!isRecord(message) || !Array.isArray(message.tool_calls)) return JSON.stringify(message);
+  const calls = message.tool_calls.map((call: unknown) =>
+    isRecord(call) && isRecord(call.function) && call.type !== "custom"
+      ? { ...call, type: "function" }
+      : call,
+  );
+  return JSON.stringify({ ...message, tool_calls: calls });
+}
+
+const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "completed"]);
+
+/**
+ * A well-formed header, todo list or loaded list: state the rewrite writes as it then stands (a
+ * later todo list replaces an earlier one), not a line lost. A malformed one is a line lost.
+ */
+function isState(record: Record<string, unknown>): boolean {
+  if (record.type === "session") return typeof record.createdAt === "string";
+  if (record.type === "todos") {
+    return (
+      Array.isArray(record.todos) &&
+      record.todos.every((t) => isRecord(t) && typeof t.content === "string" && TODO_STATUSES.has(t.status))
+    );
+  }
+  if (record.type === "loaded") {
+    return Array.isArray(record.loaded) && record.loaded.every((name) => typeof name === "string");
+  }
+  return false;
+}
+
+/**
+ * The lines of a session file's text that the session will not write back: every line that is not
+ * a well-formed session header, todo or loaded record (state the rewrite writes as it stands) or a message
+ * record whose message is among `kept` (each kept message matches one line). A line the reader
+ * dropped, the torn last line, a line that is not JSON, a message it cut off: all are returned,
+ * with their 1-based line numbers. When in doubt a line is returned: copying one too many loses nothing.
+ */
+export function droppedLines(text: string, kept: readonly unknown[]): { line: number; text: string }[] {
+  const left = new Map<string, number>();
+  for (const message of kept) {
+    const key = canonical(message);
+    left.set(key, (left.get(key) ?? 0) + 1);
+  }
+  const out: { line: number; text: string }[] = [];
+  const lines = text.split("\n");
+  lines.forEach((raw, at) => {
+    if (raw.trim() === "") return;
+    let record: unknown;
+    try {
+      record = JSON.parse(at === 0 ? raw.replace(/^\uFEFF/, "") : raw);
+    } catch {
+      out.push({ line: at + 1, text: raw });
+      return;
+    }
+    if (isRecord(record)) {
+      if (isState(record)) return;
+      if (record.type === "message") {
+        // A message too deep to write again (the reader dropped it) is a line lost.
+        let key = "";
+        try {
+          key = canonical(record.message);
+        } catch {}
+        const count = left.get(key) ?? 0;
+        if (count > 0) {
+          left.set(key, count - 1);
+          return;
+        }
+      }
+    }
+    out.push({ line: at + 1, text: raw });
+  });
+  return out;
+}
+
+/** Splits a dropped-lines file into its opens' blocks (each from its header line); anything before the first header is a block of its own. */
+function blocks(text: string): string[] {
+  const out: string[] = [];
+  let current = "";
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    let header = false;
+    try {
+      const record = JSON.parse(line) as unknown;
+      header = isRecord(record) && record.type === "open";
+    } catch {}
+    if (header && current !== "") {
+      out.push(current);
+      current = "";
+    }
+    current += `${line}\n`;
+  }
+  if (current !== "") out.push(current);
+  return out;
+}
+
+/**
+ * Appends the lines of the session file `file` (as it is now, before the rewrite) that the session
+ * will not write back to `<file>.dropped.jsonl`: a header `{ type: "open", at, pid, notices }` and
+ * one `{ type: "line", line, text }` per line, the line's text as it was. Past `limit` bytes the
+ * oldest opens' blocks are removed first (the file is then rewritten through a temporary file and a
+ * rename). Returns the notice to show, or undefined when nothing was dropped. Throws `AgentError`
+ * (`storage`) when the session file cannot be read or the dropped-lines file cannot be written.
+ */
+export function keepDroppedLines(
+  file: string,
+  kept: readonly unknown[],
+  notices: readonly string[],
+  limit = DROPPED_LIMIT_BYTES,
+): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new AgentError("storage", `Could not read the session file ${file}: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+  const lines = droppedLines(text, kept);
+  if (lines.length === 0) return undefined;
+  const target = droppedPath(file);
+  const header = { type: "open", at: new Date().toISOString(), pid: process.pid, notices: [...notices] };
+  const block = [header, ...lines.map(({ line, text }) => ({ type: "line", line, text }))]
+    .map((record) => `${JSON.stringify(record)}\n`)
+    .join("");
+  let existing = "";
+  try {
+    existing = readFileSync(target, "utf8");
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ENOENT") {
+      throw new AgentError("storage", `Could not read ${target}: ${errorText(error)}`, { cause: error });
+    }
+  }
+  let removed = 0;
+  try {
+    const size = (s: string) => Buffer.byteLength(s);
+    // A last line cut off (by hand, or a crash mid-append) stays a line of its own.
+    const torn = existing !== "" && !existing.endsWith("\n");
+    if (size(existing) + size(block) + 1 <= limit) {
+      appendFileSync(target, torn ? `\n${block}` : block);
+    } else {
+      const older = blocks(existing);
+      let total = older.reduce((sum, b) => sum + size(b), 0) + size(block);
+      while (older.length > 0 && total > limit) {
+        total -= size(older.shift() as string);
+        removed++;
+      }
+      const temp = `${target}.${process.pid}.tmp`;
+      writeFileSync(temp, older.join("") + block);
+      renameSync(temp, target);
+    }
+  } catch (error) {
+    throw new AgentError(
+      "storage",
+      `Could not write the dropped lines of ${file} to ${target}: ${errorText(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return (
+    `The ${lines.length} line(s) dropped from the session file are kept in ${target}.` +
+    (removed > 0
+      ? ` To keep that file under ${mib(limit)}, the drops of its ${removed} oldest open(s) were removed from it.`
+      : "")
+  );
+}
+
+function mib(bytes: number): string {
+  const value = bytes / (1024 * 1024);
+  return `${Number.isInteger(value) ? value : value.toFixed(2)} MiB`;
+}

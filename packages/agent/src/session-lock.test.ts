@@ -1,0 +1,269 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentError, createSession, listSessions, type Session } from "./test-exports.js";
+import { bundleChild } from "./test-support/bundle-child.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = mkdtempSync(join(tmpdir(), "agent-lock-"));
+let server: TestServer;
+let child: { file: string; remove(): Promise<void> };
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  server = await startServer({ replies: (_request, index) => ({ content: `reply ${index}` }) });
+  child = await bundleChild(join(here, "test-support/lock-host.ts"));
+}, 60_000);
+
+afterAll(async () => {
+  for (const proc of children) if (proc.exitCode === null && !proc.signalCode) proc.kill("SIGKILL");
+  await child?.remove();
+  await server?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+interface Host {
+  proc: ChildProcess;
+  /** The next JSON line the host prints. */
+  next(): Promise<Record<string, unknown>>;
+  send(line: string): void;
+  exited: Promise<void>;
+}
+
+/** Starts the lock host (test-support/lock-host.ts) on `<root>/<id>.jsonl`. */
+function host(id: string): Host {
+  const proc = spawn(process.execPath, [child.file, root, id, server.baseUrl], {
+    cwd: join(here, ".."),
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  children.push(proc);
+  const lines: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on("line", (line) => {
+    const wake = waiting.shift();
+    if (wake) wake(line);
+    else lines.push(line);
+  });
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+  return {
+    proc,
+    next: async () => {
+      const line =
+        lines.shift() ??
+        (await Promise.race([
+          new Promise<string>((resolve) => waiting.push(resolve)),
+          exited.then(() => {
+            throw new Error("the host exited before printing the line awaited");
+          }),
+        ]));
+      return JSON.parse(line) as Record<string, unknown>;
+    },
+    send: (line) => proc.stdin?.write(`${line}\n`),
+    exited,
+  };
+}
+
+const config = () => ({ baseUrl: server.baseUrl, model: "sim" });
+const noticesOf = (session: Session) =>
+  session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
+async function refusal(open: Promise<unknown>): Promise<AgentError> {
+  const error = await open.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(AgentError.isInstance(error), String(error)).toBe(true);
+  return error as AgentError;
+}
+
+describe("a session file is held by one process at a time", () => {
+  it("refuses a second process's open with AgentError `locked` naming the file and the holder's pid, and writes nothing for it", async () => {
+    const file = join(root, "shared.jsonl");
+    const a = host("shared");
+    const opened = await a.next();
+    expect(opened).toMatchObject({ opened: true, notices: [] });
+    a.send("prompt hello from A");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    const before = readFileSync(file, "utf8");
+    // The lock names its holder.
+    const lock = JSON.parse(readFileSync(`${file}.lock`, "utf8"));
+    expect(lock).toMatchObject({ pid: a.proc.pid, host: hostname(), token: expect.any(String) });
+    if (process.platform === "linux") expect(lock.started).toMatch(/^\d+$/);
+
+    // Another process.
+    const b = host("shared");
+    const refused = await b.next();
+    expect(refused).toMatchObject({ error: true, code: "locked" });
+    expect(refused.message).toContain(file);
+    expect(refused.message).toContain(`process ${a.proc.pid}`);
+    await b.exited;
+    // This process too.
+    const error = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "shared" }));
+    expect(error.code).toBe("locked");
+    expect(error.message).toContain(`${file} is open in process ${a.proc.pid}`);
+    expect(error.message).toContain(`${file}.lock`);
+    // Neither refused open read, rewrote or appended to the file; the holder still writes to it.
+    expect(readFileSync(file, "utf8")).toBe(before);
+    a.send("prompt again from A");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    a.send("close");
+    expect(await a.next()).toEqual({ closed: true });
+    a.send("exit");
+    await a.exited;
+  }, 30_000);
+
+  it("takes over the lock of a holder killed with SIGKILL, and says so", async () => {
+    const file = join(root, "killed.jsonl");
+    const a = host("killed");
+    expect(await a.next()).toMatchObject({ opened: true });
+    a.send("prompt before the kill");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    const pid = a.proc.pid as number;
+    a.proc.kill("SIGKILL");
+    await a.exited;
+    // SIGKILL runs no exit hook: the lock is still there, naming a process that is gone.
+    expect(JSON.parse(readFileSync(`${file}.lock`, "utf8")).pid).toBe(pid);
+
+    const session = await createSession({ config: config(), sessionDir: root, sessionId: "killed" });
+    expect(noticesOf(session)).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`lock ${file}\\.lock was taken over: process ${pid} is no longer running`),
+      ),
+    );
+    expect(session.messages).toHaveLength(2);
+    expect(JSON.parse(readFileSync(`${file}.lock`, "utf8")).pid).toBe(process.pid);
+    expect((await session.prompt("after the kill")).status).toBe("ok");
+    await session.close();
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  }, 30_000);
+
+  it("holds the lock while open and lets go of it on close(), on dispose() and when the process exits", async () => {
+    const file = join(root, "closed.jsonl");
+    const session = await createSession({ config: config(), sessionDir: root, sessionId: "closed" });
+    expect(JSON.parse(readFileSync(`${file}.lock`, "utf8")).pid).toBe(process.pid);
+    expect((await session.prompt("hi")).status).toBe("ok");
+    await session.close();
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    // A closed session writes nothing more: the file may be another process's by now.
+    const stored = readFileSync(file, "utf8");
+    expect((await refusal(session.save())).code).toBe("closed");
+    expect(() => session.clear()).toThrow(/Session\.clear: the session is closed/);
+    expect(readFileSync(file, "utf8")).toBe(stored);
+    // Another process opens it now, with no notice of a takeover; exiting without close() lets go too.
+    const a = host("closed");
+    expect(await a.next()).toMatchObject({ opened: true, notices: [] });
+    expect(existsSync(`${file}.lock`)).toBe(true);
+    a.send("exit");
+    await a.exited;
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    // dispose() lets go at once.
+    const again = await createSession({ config: config(), sessionDir: root, sessionId: "closed" });
+    expect(noticesOf(again)).toEqual([]);
+    expect(existsSync(`${file}.lock`)).toBe(true);
+    again.dispose();
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    // listSessions lists the session, never its lock.
+    const held = await createSession({ config: config(), sessionDir: root, sessionId: "closed" });
+    expect(listSessions(root).map((s) => s.id)).toContain("closed");
+    expect(listSessions(root).some((s) => s.id.includes("lock"))).toBe(false);
+    await held.close();
+  }, 30_000);
+
+  it("lets go of the lock once a run stopped by close() has written its last messages", async () => {
+    const file = join(root, "running.jsonl");
+    const slow = await startServer({ replies: [{ content: "a slow answer", chunkDelayMs: 200 }] });
+    try {
+      const session = await createSession({
+        config: { baseUrl: slow.baseUrl, model: "sim" },
+        sessionDir: root,
+        sessionId: "running",
+      });
+      const run = session.prompt("take your time");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(JSON.parse(readFileSync(`${file}.lock`, "utf8")).pid).toBe(process.pid);
+      await session.close();
+      expect((await run).status).toBe("aborted");
+      expect(existsSync(`${file}.lock`)).toBe(false);
+      // What the stopped run wrote is in the file, written while the lock was still held.
+      const reopened = await createSession({ config: config(), sessionDir: root, sessionId: "running" });
+      expect(reopened.messages[0]).toMatchObject({ role: "user", content: "take your time" });
+      await reopened.close();
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it("refuses a second open in the same process until the first is closed, and a refused open holds nothing", async () => {
+    const first = await createSession({ config: config(), sessionDir: root, sessionId: "twice" });
+    const error = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "twice" }));
+    expect(error.code).toBe("locked");
+    expect(error.message).toMatch(
+      /is open in another open session of this process \(pid \d+\); close\(\) it first\./,
+    );
+    // The holder is unaffected by the refusal: it still holds the lock and writes.
+    expect((await first.prompt("still mine")).status).toBe("ok");
+    await first.close();
+    // A session refused after taking the lock (here: its catalogue names an MCP server) lets go of it.
+    const clash = await refusal(
+      createSession({
+        config: config(),
+        sessionDir: root,
+        sessionId: "twice",
+        mcpServers: { mcpServers: { tools: { command: "true", args: [] } } },
+        catalog: [{ name: "tools", tools: [{ name: "x" }] }],
+      }),
+    );
+    expect(clash.code).toBe("invalid-input");
+    expect(existsSync(join(root, "twice.jsonl.lock"))).toBe(false);
+    const second = await createSession({ config: config(), sessionDir: root, sessionId: "twice" });
+    expect(noticesOf(second)).toEqual([]);
+    expect(second.messages).toHaveLength(2);
+    await second.close();
+  });
+
+  it("takes over a lock whose pid now belongs to a later process, or that names no holder and is old; keeps one from another host", async () => {
+    const file = join(root, "stale.jsonl");
+    const lockPath = `${file}.lock`;
+    // A live process (this one's child) whose start time is not the one the lock recorded: the pid was reused.
+    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
+    children.push(sleeper);
+    const reused = {
+      pid: sleeper.pid,
+      host: hostname(),
+      started: "1",
+      token: "t1",
+      since: "2020-01-01T00:00:00Z",
+    };
+    writeFileSync(lockPath, JSON.stringify(reused));
+    if (process.platform === "linux") {
+      const session = await createSession({ config: config(), sessionDir: root, sessionId: "stale" });
+      expect(noticesOf(session)).toContainEqual(
+        expect.stringContaining(
+          `process ${sleeper.pid} that took it has ended (the pid now belongs to a process started later)`,
+        ),
+      );
+      await session.close();
+    }
+    sleeper.kill("SIGKILL");
+    // A lock file its writer never filled in: held while it may be being written, stale once old.
+    writeFileSync(lockPath, "");
+    expect(
+      (await refusal(createSession({ config: config(), sessionDir: root, sessionId: "stale" }))).code,
+    ).toBe("locked");
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lockPath, old, old);
+    const taken = await createSession({ config: config(), sessionDir: root, sessionId: "stale" });
+    expect(noticesOf(taken)).toContainEqual(expect.stringContaining("it names no holder"));
+    await taken.close();
+    // A holder on another host cannot be looked up from here: it is taken to hold the file.
+    writeFileSync(lockPath, JSON.stringify({ ...reused, pid: 4_000_000, host: "elsewhere.example" }));
+    const remote = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "stale" }));
+    expect(remote.code).toBe("locked");
+    expect(remote.message).toContain("process 4000000 on host elsewhere.example");
+    rmSync(lockPath);
+  });
+});
