@@ -30,17 +30,34 @@ export interface MessageLike {
 /** The roles a message type spells out: `string` for one whose `role` is any string. */
 type RolesOf<M> = M extends { role: infer Role } ? Role : never;
 
+/** The tool message a loop adds to a transcript, as it writes it. */
+type LoopToolMessage = { role: "tool"; tool_call_id: string; content: string };
+
+/**
+ * `true` when a member of `M` takes the loop's tool message written as an object literal: its
+ * fields assign to the member, and the member names `tool_call_id` (a literal with a field its
+ * type does not name is refused), else `never`.
+ */
+type TakesToolMessage<M> = M extends unknown
+  ? LoopToolMessage extends M
+    ? "tool_call_id" extends keyof M
+      ? true
+      : never
+    : never
+  : never;
+
 /**
  * The type of the messages `pruneToolResults`, `applyCompaction` and `compactTranscript` hand back
- * for a transcript of `M`: `M` itself when it spells out its roles and one of them is `"tool"` — a
- * transcript type that can hold the tool message a loop adds, as the `openai` SDK's
- * `ChatCompletionMessageParam` and a host's own closed union of messages can — and `MessageLike`
- * otherwise (a `role: string`, or roles without `"tool"` such as `"user" | "assistant"`), as before
- * those functions were generic, so such a result still takes a tool message afterwards. A result
- * stored as `MessageLike[]` takes any message whatever `M` was.
+ * for a transcript of `M`: `M` itself when it spells out its roles and takes the tool message a
+ * loop adds (`{ role: "tool"; tool_call_id: string; content: string }`), as the `openai` SDK's
+ * `ChatCompletionMessageParam` and a host's own closed union of messages do — and `MessageLike`
+ * otherwise (a `role: string`, roles without `"tool"` such as `"user" | "assistant"`, or a
+ * `"tool"` role with no `tool_call_id` field), as before those functions were generic, so such a
+ * result still takes a tool message afterwards. A result stored as `MessageLike[]` takes any
+ * message whatever `M` was.
  */
 export type KeptMessage<M> =
-  string extends RolesOf<M> ? MessageLike : "tool" extends RolesOf<M> ? M : MessageLike;
+  string extends RolesOf<M> ? MessageLike : true extends TakesToolMessage<M> ? M : MessageLike;
 
 /** The parts of a request body this package reads: its messages and its declared tools. */
 export interface RequestBodyLike {

@@ -67,6 +67,23 @@ export async function amend(transcript: { role: "user" | "assistant"; content: s
   folded.push({ role: "tool", tool_call_id: "c1", content: "x" });
   return folded;
 }
+// A type whose roles name "tool" but that has no `tool_call_id` field cannot hold the loop's tool
+// message either: it comes back as `MessageLike[]`, and takes one after pruning or folding.
+type Msg = { role: "system" | "user" | "assistant" | "tool"; content: string };
+declare const msgs: Msg[];
+expectTypeOf(pruneToolResults(msgs)).toEqualTypeOf<MessageLike[]>();
+pruneToolResults(msgs, { keepLast: 1 }).push({ role: "tool", tool_call_id: "c1", content: "x" });
+applyCompaction(msgs, undefined).push({ role: "tool", tool_call_id: "c1", content: "x" });
+applyCompaction(msgs, fold).push({ role: "tool", tool_call_id: "c1", content: "x" });
+export async function amendMsg(transcript: Msg[]) {
+  const folded = await compactTranscript(transcript, plan, async () => "s");
+  folded.push({ role: "tool", tool_call_id: "c1", content: "x" });
+  return folded;
+}
+// With an optional `tool_call_id` it can: the result keeps the type.
+type Optional = { role: "system" | "user" | "assistant" | "tool"; content: string; tool_call_id?: string };
+declare const optional: Optional[];
+expectTypeOf(pruneToolResults(optional)).toEqualTypeOf<(Optional & MessageLike)[]>();
 // A host's own closed union with a tool role comes back as itself, as the SDK's does.
 type HostMessage =
   | { role: "system" | "user" | "assistant"; content: string }

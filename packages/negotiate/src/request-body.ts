@@ -125,15 +125,33 @@ export type EffortRung = "none" | "minimal" | "low" | "medium" | "high";
 /** The roles a message type spells out: `string` for one whose `role` is any string, `never` for one with none. */
 type RolesOf<M> = M extends { role: infer Role } ? Role : never;
 
+/** The tool message a loop adds to a transcript, as it writes it. */
+type LoopToolMessage = { role: "tool"; tool_call_id: string; content: string };
+
+/**
+ * `true` when a member of `M` takes the loop's tool message written as an object literal: its
+ * fields assign to the member, and the member names `tool_call_id` (a literal with a field its
+ * type does not name is refused), else `never`.
+ */
+type TakesToolMessage<M> = M extends unknown
+  ? LoopToolMessage extends M
+    ? "tool_call_id" extends keyof M
+      ? true
+      : never
+    : never
+  : never;
+
 /**
  * The type of the messages `buildBody` hands back for a transcript of `M`: `M` itself when it
- * spells out its roles and one of them is `"tool"` — a transcript type that can hold the tool
- * message a loop adds, as the `openai` SDK's `ChatCompletionMessageParam` and a host's own closed
- * union of messages can — and `unknown` otherwise (a `role: string` such as an object literal's, or
- * roles without `"tool"`), as before `buildBody` was generic, so such a body still takes any
- * message afterwards. A body stored as the plain `RequestBody` takes any message whatever `M` was.
+ * spells out its roles and takes the tool message a loop adds (`{ role: "tool"; tool_call_id:
+ * string; content: string }`), as the `openai` SDK's `ChatCompletionMessageParam` and a host's own
+ * closed union of messages do — and `unknown` otherwise (a `role: string` such as an object
+ * literal's, roles without `"tool"`, or a `"tool"` role with no `tool_call_id` field), as before
+ * `buildBody` was generic, so such a body still takes any message afterwards. A body stored as the
+ * plain `RequestBody` takes any message whatever `M` was.
  */
-export type KeptMessage<M> = string extends RolesOf<M> ? unknown : "tool" extends RolesOf<M> ? M : unknown;
+export type KeptMessage<M> =
+  string extends RolesOf<M> ? unknown : true extends TakesToolMessage<M> ? M : unknown;
 
 /**
  * The streamed chat-completions body `buildBody` produces. `M` is the type of its messages: from

@@ -77,6 +77,25 @@ literal.reasoning_effort = "xhigh";
 declare const chat: { role: "user" | "assistant"; content: string }[];
 expectTypeOf(buildBody(config, supports, model, chat).messages).toEqualTypeOf<unknown[]>();
 buildBody(config, supports, model, chat).messages.push({ role: "tool", tool_call_id: "c1", content: "42" });
+// A type whose roles name "tool" but that has no `tool_call_id` field cannot hold the loop's tool
+// message either: its body's messages are `unknown[]`, and take one.
+type Msg = { role: "system" | "user" | "assistant" | "tool"; content: string };
+declare const msgs: Msg[];
+expectTypeOf(buildBody(config, supports, undefined, msgs).messages).toEqualTypeOf<unknown[]>();
+buildBody(config, supports, undefined, msgs).messages.push({
+  role: "tool",
+  tool_call_id: "c1",
+  content: "42",
+});
+// With an optional `tool_call_id`, or one member per role, it can: the body keeps the type.
+type Optional = { role: "system" | "user" | "assistant" | "tool"; content: string; tool_call_id?: string };
+declare const optional: Optional[];
+expectTypeOf(buildBody(config, supports, model, optional).messages).toEqualTypeOf<Optional[]>();
+buildBody(config, supports, model, optional).messages.push({
+  role: "tool",
+  tool_call_id: "c1",
+  content: "42",
+});
 // A host's own closed union with a tool role comes back as itself, as the SDK's does.
 type HostMessage =
   | { role: "system" | "user" | "assistant"; content: string }

@@ -13,6 +13,22 @@ import { SPEC_TOKEN } from "./schema.js";
 import { looksLikeKey, SecretSign } from "./secret-signs.js";
 import type { AgentSpec, BundledServer } from "./types.js";
 
+/** Base64 of an ASCII text, with its padding (the package's tests run without DOM or Node globals' types). */
+const toBase64 = (text: string): string => {
+  const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  let out = "";
+  for (let at = 0; at < text.length; at += 3) {
+    const [a = 0, b = 0, c = 0] = [0, 1, 2].map((i) => text.charCodeAt(at + i) || 0);
+    const bits = (a << 16) | (b << 8) | c;
+    const left = text.length - at;
+    out += digits[(bits >> 18) & 63] ?? "";
+    out += digits[(bits >> 12) & 63] ?? "";
+    out += left > 1 ? (digits[(bits >> 6) & 63] ?? "") : "=";
+    out += left > 2 ? (digits[bits & 63] ?? "") : "=";
+  }
+  return out;
+};
+
 const withServer = (server: Partial<BundledServer>): AgentSpec => ({
   spec: SPEC_TOKEN,
   bundle: { mcpServers: [{ name: "srv", command: "run-it", ...server }] },
@@ -566,9 +582,128 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     expect(findSpecSecrets(withServer({ args: ["-H", `X-Forward: ${value}`] }))).toEqual([
       { path: "bundle.mcpServers[0].args[1]", server: "srv", sign: SecretSign.Value },
     ]);
-    // In a name it is free text, read a word at a time: a bare token with no known prefix is missed
-    // there, as in a prompt (a guess both ways).
-    expect(findSpecSecrets({ spec: SPEC_TOKEN, name: value })).toEqual([]);
+    // In a name it is free text, read a word at a time: the word after `Bearer` is found when it
+    // reads as a token (16 characters, letters and digits), and only it is exported as a reference.
+    expect(findSpecSecrets({ spec: SPEC_TOKEN, name: value })).toEqual([
+      { path: "name", sign: SecretSign.Value },
+    ]);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+    expect(exportSpec({ spec: SPEC_TOKEN, name: value }).name).toBe("Bearer ${SECRET}");
+  });
+
+  it("finds a token with no vendor prefix after Bearer, Basic or Token in a name or prose, and exports only the token as a SECRET reference", () => {
+    const hex = "3f2a9c0d7e1b4a6f8c2d5e7a9b0c1d2e";
+    const basic = "YWRtaW46aHVudGVyMmh1bnRlcjI="; // admin:hunter2hunter2
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+    const ref = "${SECRET}";
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      name: `Bearer ${hex}`,
+      description: `Call it with "Bearer ${hex}" or (Basic dXNlcjpwYXNz).`,
+      prompt: [{ id: "p", text: `Send Token ${hex}, please` }],
+      bundle: {
+        mcpServers: [
+          { name: `Bearer ${hex}`, command: "run-it" },
+          { name: `search Basic ${basic}`, command: "run-it" },
+          { name: `token ${hex.slice(0, 16)} mirror`, command: "run-it" },
+          { name: "Token 550e8400-e29b-41d4-a716-446655440000", command: "run-it" },
+        ],
+      },
+    };
+    const hints = findSpecSecrets(spec);
+    expect(hints).toEqual([
+      { path: "name", sign: SecretSign.Value },
+      { path: "description", sign: SecretSign.Value },
+      { path: "prompt[0].text", sign: SecretSign.Value },
+      // A server whose name holds a token is not named in the hints: they never hand back the value.
+      { path: "bundle.mcpServers[0].name", sign: SecretSign.Value },
+      { path: "bundle.mcpServers[1].name", sign: SecretSign.Value },
+      { path: "bundle.mcpServers[2].name", sign: SecretSign.Value },
+      { path: "bundle.mcpServers[3].name", sign: SecretSign.Value },
+    ]);
+    const out = exportSpec(spec);
+    expect(out.name).toBe(`Bearer ${ref}`);
+    expect(out.description).toBe(`Call it with "Bearer ${ref}" or (Basic ${ref}).`);
+    expect(out.prompt?.[0]?.text).toBe(`Send Token ${ref}, please`);
+    // Identifiers: one reference per distinct token, the rest of the name kept.
+    expect(out.bundle?.mcpServers?.map((server) => server.name)).toEqual([
+      `Bearer ${ref}`,
+      `search Basic ${ref.replace("}", "_2}")}`,
+      `token ${ref.replace("}", "_3}")} mirror`,
+      `Token ${ref.replace("}", "_4}")}`,
+    ]);
+    const text = JSON.stringify(out);
+    for (const secret of [hex, hex.slice(0, 16), basic, "dXNlcjpwYXNz", "550e8400"])
+      expect(text).not.toContain(secret);
+    expect(findSpecSecrets(out)).toEqual([]);
+    expect(parseSpec(JSON.parse(text), { bundle: true }).warnings).toEqual([]);
+  });
+
+  it("takes no ordinary word after Bearer, Basic or Token for a token: short, only letters or only digits, a reference", () => {
+    const names = [
+      "Token accounting helper",
+      "Basic research assistant",
+      "Bearer of good news",
+      "Token limit 4096 per turn",
+      "Basic Instructions",
+      "Bearer authentication, Token gpt4o-mini",
+      "Basic Qwen2.5-Coder-32B-Instruct helper",
+      "Token claude-3-5-sonnet-20241022 counter",
+      "Bearer llama-3.1-8b-instruct, Basic Mistral-7B-Instruct-v0.3",
+      "Token counts_for_the_session",
+      "Basic v2 setup",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+      "Bearer ${API_TOKEN} from the host",
+    ];
+    for (const name of names) {
+      const spec: AgentSpec = {
+        spec: SPEC_TOKEN,
+        name,
+        description: name,
+        prompt: [{ id: "p", text: name }],
+        bundle: { mcpServers: [{ name, command: "run-it" }] },
+      };
+      expect(findSpecSecrets(spec), name).toEqual([]);
+      expect(exportSpec(spec), name).toEqual(spec);
+    }
+  });
+
+  it("finds any hex, alphanumeric or padded base64 token after Bearer, Basic or Token among ordinary words of a name (property)", () => {
+    const word = fc.stringMatching(/^[A-Za-z][a-z]{0,15}$/);
+    const token = fc.oneof(
+      fc.stringMatching(/^[0-9a-f]{16,48}$/).filter((hex) => /\d/.test(hex) && /[a-f]/.test(hex)),
+      fc.stringMatching(/^[A-Za-z0-9]{16,40}$/).filter((key) => /\d/.test(key) && /[A-Za-z]/.test(key)),
+      fc
+        .stringMatching(/^[a-z]{1,10}:[!-~]{1,20}$/)
+        .map(toBase64)
+        .filter((b64) => b64.endsWith("=")),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(word, { maxLength: 3 }),
+        fc.constantFrom("Bearer", "Basic", "Token", "bearer", "TOKEN"),
+        token,
+        fc.array(word, { maxLength: 3 }),
+        (before, scheme, secret, after) => {
+          const name = [...before, scheme, secret, ...after].join(" ");
+          const spec: AgentSpec = {
+            spec: SPEC_TOKEN,
+            name,
+            bundle: { mcpServers: [{ name, command: "run-it" }] },
+          };
+          expect(findSpecSecrets(spec)).toEqual([
+            { path: "name", sign: SecretSign.Value },
+            { path: "bundle.mcpServers[0].name", sign: SecretSign.Value },
+          ]);
+          const out = exportSpec(spec);
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+          const safe = [...before, scheme, "${SECRET}", ...after].join(" ");
+          expect(out.name).toBe(safe);
+          expect(out.bundle?.mcpServers?.[0]?.name).toBe(safe);
+          expect(findSpecSecrets(out)).toEqual([]);
+        },
+      ),
+    );
   });
 
   it("throws an AgentSpecError for something that is not a parsed spec", () => {

@@ -34,7 +34,8 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * Reads bundled servers (url, command, args, env, headers), endpoint URLs, and `extraBody` at any depth;
  * any other string field is a `Value` when it is shaped like a key. A field holding whitespace (a
  * `name` such as "Token accounting helper") is free text, read a word at a time, so only a word
- * that is itself shaped like a key is flagged; a prompt part's `text` and a `description` are read
+ * that is itself shaped like a key is flagged, or one after `Bearer`, `Basic` or `Token` that reads
+ * as a token rather than a word ("Bearer 3f2a9c0d…"); a prompt part's `text` and a `description` are read
  * so too, with the rules for args besides: a URL's credentials, a telling flag, assignment or
  * header with a value that reads as a credential (see `proseWithoutKeys`).
  * A `command` holding whitespace is read as a pasted command line: split into words as a shell
@@ -133,11 +134,11 @@ const COVERED =
 
 /**
  * True when a string the places above do not read holds a key: the whole of a string with no
- * whitespace (a model name, a tool name), or a word of one with whitespace (free text, read as
- * `freeWithoutKeys` reads it).
+ * whitespace (a model name, a tool name), or in one with whitespace (free text) a word shaped like
+ * a key or the token of a `Bearer <token>` written across two words (read as `freeWithoutKeys` reads it).
  */
 function holdsKey(value: string): boolean {
-  return /\s/.test(value) ? value.split(/\s+/).some(looksLikeKey) : looksLikeKey(value);
+  return freeWithoutKeys(value) !== undefined;
 }
 
 /** Prose: a prompt part's `text` and any `description`, read for credentials as a sentence writes them (`proseWithoutKeys`). */
@@ -148,7 +149,8 @@ const PROSE = /(?:^prompt\[\d+\]\.text|(?:^|\.)description)$/;
  * `model`, a hook's `tool`) is a `Value`. A string that holds whitespace is free text, whatever its
  * field (a prompt part's `text`, a `description`, an agent's or a task's `name`): it is read a word
  * at a time, so the shapes that span a space (`Bearer …`, `Token …`) do not take ordinary words for
- * a key ("Token accounting helper"), and its safe form redacts only the flagged words, each other
+ * a key ("Token accounting helper"); the word after `Bearer`, `Basic` or `Token` is flagged only
+ * when it reads as a token (`schemeToken`). Its safe form redacts only the flagged words, each other
  * word and the spacing kept. A prompt part's `text` and a `description` are prose, read so with
  * the rules for args besides (see `proseWithoutKeys`). A field whose value is a header (a bundled
  * server's `headers`) is read above, whole.
@@ -195,16 +197,100 @@ function keyless(value: string): string {
 
 /**
  * A string with each word (a run of non-whitespace) that looks like a key redacted (see
- * `keyless`), or undefined when none does. A string with no whitespace is one word: tested whole.
+ * `keyless`), and each token of an `Authorization` value written across two words (`Bearer
+ * <token>`, see `rewriteFree`) as `${SECRET}`; or undefined when nothing is. A string with no
+ * whitespace is one word: tested whole.
  */
 function freeWithoutKeys(text: string): string | undefined {
   let flagged = false;
-  const out = text.replace(/\S+/g, (word) => {
-    if (!looksLikeKey(word)) return word;
-    flagged = true;
-    return keyless(word);
-  });
+  const out = rewriteFree(
+    text,
+    (word) => {
+      flagged = true;
+      return keyless(word);
+    },
+    () => {
+      flagged = true;
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+      return "${SECRET}";
+    },
+  );
   return flagged ? out : undefined;
+}
+
+/**
+ * Free text with its flagged words rewritten, every other word and all spacing kept as written: a
+ * word shaped like a key becomes `key(word)`, and a word after `Bearer`, `Basic` or `Token` that
+ * reads as a token rather than a word (see `schemeToken`) becomes `token(value)`, the quotes,
+ * brackets and closing punctuation around it kept. So "Bearer 3f2a9c0d…" is found where "Token
+ * accounting helper" is not. Each word is read with the one before it, once.
+ */
+function rewriteFree(text: string, key: (word: string) => string, token: (value: string) => string): string {
+  let last = "";
+  return text.replace(/\S+/g, (word) => {
+    const scheme = last;
+    const [start, end] = bare(word);
+    last = word.slice(start, end);
+    if (looksLikeKey(word)) return key(word);
+    if (!SCHEME.test(scheme) || !schemeToken(scheme, last)) return word;
+    return word.slice(0, start) + token(last) + word.slice(end);
+  });
+}
+
+/** Where a word of free text starts and ends once the quotes, brackets and closing punctuation around it are set aside. */
+function bare(word: string): [number, number] {
+  let start = 0;
+  let end = word.length;
+  while (start < end && OPENERS.has(word[start] as string)) start += 1;
+  while (end > start && CLOSERS.has(word[end - 1] as string)) end -= 1;
+  return [start, end];
+}
+
+/** The characters of an `Authorization` value's token (RFC 6750's token68), padding at the end. */
+const TOKEN68 = /^[A-Za-z0-9._~+/-]+=*$/;
+
+/** A UUID, which some services hand out as an API key. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * True for the word after `Bearer`, `Basic` or `Token` (`scheme`) in free text when it reads as a
+ * credential rather than a word, its `${VAR}` references left out: written in a token's characters
+ * and holding a run of at least 16 letters and digits mixed with no `-`, `.`, `_` or `~` inside it
+ * (a hex or alphanumeric key with no vendor prefix; not a model's name such as
+ * `Qwen2.5-Coder-32B-Instruct`), a UUID, or base64 with its padding; after `Basic`, also base64
+ * (letters of both cases or digits in it) of a `user:password`. So "Token accounting helper" and
+ * "Basic research assistant" are not flagged, and "Bearer 3f2a9c0d7e1b4a6f8c2d5e7a9b0c1d2e" is.
+ */
+function schemeToken(scheme: string, value: string): boolean {
+  const word = withoutReferences(value);
+  if (!TOKEN68.test(word)) return false;
+  const mixed = (run: string) => run.length >= 16 && /[A-Za-z]/.test(run) && /\d/.test(run);
+  if (word.split(/[-._~]+/).some(mixed) || UUID.test(word)) return true;
+  if (word.length >= 8 && word.length % 4 === 0 && /^[A-Za-z0-9+/_-]+={1,2}$/.test(word)) return true;
+  if (!/^basic$/i.test(scheme) || word.length < 8 || !/[A-Z0-9+/_-]/.test(word.slice(1))) return false;
+  const decoded = fromBase64(word);
+  return decoded !== undefined && /^[\x20-\x39\x3b-\x7e]+:[\x20-\x7e]*$/.test(decoded);
+}
+
+const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/** The bytes base64 (or base64url, padded or not) says, one character a byte; undefined when it is not base64. */
+function fromBase64(text: string): string | undefined {
+  const digits = text.replace(/=+$/, "").replace(/-/g, "+").replace(/_/g, "/");
+  if (digits.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(digits)) return undefined;
+  let out = "";
+  let bits = 0;
+  let count = 0;
+  for (const digit of digits) {
+    bits = (bits << 6) | BASE64.indexOf(digit);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out += String.fromCharCode((bits >> count) & 0xff);
+      bits &= (1 << count) - 1;
+    }
+  }
+  return out;
 }
 
 /**
@@ -264,8 +350,9 @@ const QUOTED_VALUE = /^((?:--?[A-Za-z][\w.-]*|[A-Za-z_][\w.-]*)=)["'`]/;
  * aside) with the rules for args: a key shape, a URL's userinfo or telling query value, and a
  * telling flag, assignment or header with its value (`--api-key X`, `--token=X`, `API_KEY=X`,
  * `X-Api-Key:X`), where the value must also read as a credential (`proseCredential`). Besides, a
- * header's value may stand a word or two after its name (`Authorization: Bearer X`), and a query
- * written without its URL is read as one. Each credential becomes a reference (`${SECRET}`, or one
+ * header's value may stand a word or two after its name (`Authorization: Bearer X`), a word after
+ * `Bearer`, `Basic` or `Token` is a credential when it reads as a token (`schemeToken`, as free text
+ * reads it), and a query written without its URL is read as one. Each credential becomes a reference (`${SECRET}`, or one
  * named after its flag, header or parameter); every other character is kept as written. One pass,
  * each word read with the two before it.
  */
@@ -309,7 +396,9 @@ export function withoutProseSecrets(text: string): string {
 function proseWord(word: string, last: string, before: string): string | undefined {
   // Most words of prose cannot be flagged by any rule (no key shape is shorter than 14 characters,
   // and every other sign needs a digit, a flag's dash or one of `=:/@?&`): they are not read.
-  if (word.length < 14 && !word.startsWith("-") && !/[\d=:/@?&]/.test(word)) return undefined;
+  // (A word after `Bearer`, `Basic` or `Token` is read for a token, which may be shorter.)
+  if (word.length < 14 && !word.startsWith("-") && !/[\d=:/@?&]/.test(word) && !SCHEME.test(last))
+    return undefined;
   // A quoted value (`DB_SECRET='…'`, `--token="…"`; its closing quote is set aside as punctuation)
   // is read without its opening quote, which is kept.
   const quoted = QUOTED_VALUE.exec(word);
@@ -335,6 +424,8 @@ function proseWord(word: string, last: string, before: string): string | undefin
     const header = HEADER_NAME.exec(last) ?? (SCHEME.test(last) ? HEADER_NAME.exec(before) : null);
     if (header && looksSecretName(header[1] ?? "")) safe = proseHide(word, header[1]);
   }
+  // `Bearer 3f2a9c0d…` with no header before it: the token, as free text reads it (`schemeToken`).
+  if (safe === undefined && SCHEME.test(last) && schemeToken(last, word)) safe = proseHide(word, undefined);
   if (safe === undefined) return undefined;
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
   return safe === word || looksLikeKey(safe) || urlSign(safe) ? "${SECRET}" : safe;
@@ -397,12 +488,17 @@ function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit): SecretVisit {
   const redact = (value: string): string => {
     const known = redacted.get(value);
     if (known !== undefined) return known;
-    let out = value.replace(/\S+/g, (word) => {
-      if (!looksLikeKey(word)) return word;
-      const safe = withoutKeys(word, (key) => refFor(key));
-      return looksLikeKey(safe) ? refFor(word) : safe;
-    });
-    if (out === value || looksLikeKey(out) || taken.has(out)) out = refFor(value);
+    let out = rewriteFree(
+      value,
+      (word) => {
+        const safe = withoutKeys(word, (key) => refFor(key));
+        return looksLikeKey(safe) ? refFor(word) : safe;
+      },
+      refFor,
+    );
+    // Still flagged is read as the scan reads it (free text a word at a time): "Bearer ${SECRET} notes"
+    // is not a key, though `Bearer` and a word of 8 letters after the reference is, whole.
+    if (out === value || holdsKey(out) || taken.has(out)) out = refFor(value);
     redacted.set(value, out);
     taken.add(out);
     return out;
