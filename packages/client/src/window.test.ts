@@ -392,7 +392,7 @@ describe("a lookup reads at most maxLookupBodyBytes of a body", () => {
     // The cap is the pool's to raise.
     const wide = createClientPool({ maxLookupBodyBytes: 64 * MiB });
     expect(await wide.listModels({ baseUrl: over.baseUrl })).toHaveLength(10_000);
-  });
+  }, 30_000);
 });
 
 describe("the lookup is bounded and stoppable", () => {

@@ -322,7 +322,9 @@ describe.skipIf(!HAS_REDIS)("runs on one Redis bus do not reach into each other"
       for (let i = 0; i < 20 && !errors.some((e) => /OOM/.test(String(e))); i++) await pause(50);
       expect(errors.some((e) => /OOM/.test(String(e)))).toBe(true);
       for (let i = 0; i < 1000; i++) created.emit("full", { kind: "output", text: `n${i}` });
-      expect(created.pending).toBeLessThanOrEqual(100);
+      // What waits unsent is held to 100; the batch on the wire (the first event, when its retry is
+      // out at this moment) is kept besides, as the README says.
+      expect(created.pending).toBeLessThanOrEqual(101);
       expect(errors.some((e) => /oldest of those not yet sent are dropped/.test(String(e)))).toBe(true);
       await raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
       await created.flushed();
