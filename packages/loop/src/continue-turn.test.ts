@@ -184,6 +184,24 @@ describe("continuing an answer cut off at the ceiling", () => {
     expect(notices.join("\n")).not.toMatch(/started the answer over/);
   });
 
+  it("keeps the scratchpad once when the echo and the lone </think> come in one delta", async () => {
+    const soFar = "The user greets me and I should";
+    const { result, events, thinking, drawn } = await continued(
+      [cut(soFar, 10, 8), { content: " greet back.</think>Hello!", chunkChars: 200 }],
+      64,
+      "llamacpp",
+    );
+    expect(result.turn.content).toBe("Hello!");
+    expect(result.turn.reasoning).toBe(`${soFar} greet back.`);
+    expect(thinking).toBe(result.turn.reasoning);
+    // Nothing of the piece was drawn: only the answer so far is taken back.
+    expect(events.filter((e) => e.kind === "retract")).toEqual([{ kind: "retract", chars: soFar.length }]);
+    expect(drawn.filter((b) => b.kind !== "notice")).toEqual([
+      { kind: "reasoning", text: `${soFar} greet back.` },
+      { kind: "text", text: "Hello!" },
+    ]);
+  });
+
   it("latches assistantPrefill off for a model that starts the answer over, and never asks it again", async () => {
     server = await startServer({
       replies: [

@@ -130,7 +130,9 @@ function join(whole: Turn, piece: Turn, repeated = false): Turn {
  * to `onThinking` before the piece's reasoning — unless the piece had repeated the answer so far
  * (started it over, muted, or echoed it), whose reasoning already holds it. The stream's own
  * retract for the piece's text is then already counted, and what follows the marker is a new
- * answer, passed on as it comes.
+ * answer, passed on as it comes. When the marker comes before the opening was decided (in the same
+ * delta as the echo), the piece's reasoning is held until it shows whether it begins with the
+ * answer so far.
  */
 function holdOpening(
   soFar: string,
@@ -146,6 +148,18 @@ function holdOpening(
   let closed = false;
   let echoed = false;
   let repeated = false;
+  // The marker came while the piece's opening was still undecided: its reasoning (the text before
+  // the marker) says whether it echoed the answer so far, and is held in `thought` until it does.
+  let awaiting = false;
+  let thought = "";
+  const settle = (echo: boolean) => {
+    awaiting = false;
+    repeated = echo;
+    const out = thought;
+    thought = "";
+    if (!echo) onThinking?.(soFar);
+    if (out !== "") onThinking?.(out);
+  };
   const pass = (text: string) => {
     passed += text.length;
     if (text !== "") onOutput?.(text);
@@ -165,6 +179,7 @@ function holdOpening(
   };
   return {
     onOutput: (text: string) => {
+      if (awaiting) settle(false); // all the text before the marker has come, and it was no echo
       if (mode === "passing") return pass(text);
       if (mode === "muted") return;
       held += text;
@@ -177,7 +192,8 @@ function holdOpening(
       onScratchpadClosed?.();
       const chars = soFar.length + passed;
       if (chars > 0) onRetract?.(chars);
-      if (!repeated && soFar !== "") onThinking?.(soFar);
+      if (mode === "holding" && soFar !== "") awaiting = true;
+      else if (!repeated && soFar !== "") onThinking?.(soFar);
       held = "";
       passed = 0;
       mode = "passing";
@@ -190,7 +206,14 @@ function holdOpening(
       passed -= shown;
       if (shown > 0) onRetract?.(shown);
     },
+    onThinking: (text: string) => {
+      if (!awaiting) return onThinking?.(text);
+      thought += text;
+      if (thought.startsWith(soFar)) settle(true);
+      else if (!soFar.startsWith(thought)) settle(false);
+    },
     flush: () => {
+      if (awaiting) settle(false);
       if (mode === "holding") decide(true);
       held = "";
     },
@@ -284,6 +307,7 @@ export async function continueTurn(
           startInReasoning: false,
           onOutput: shown.onOutput,
           onRetract: shown.onRetract,
+          onThinking: shown.onThinking,
           onScratchpadClosed: shown.onScratchpadClosed,
         },
       );
@@ -311,9 +335,9 @@ export async function continueTurn(
     // After a lone closing marker the piece's content is a new answer, not the old one again; the
     // answer so far is in its reasoning when the piece started it over or echoed it.
     if (piece.scratchpadClosed) {
+      shown.flush();
       const repeated =
         shown.repeated || (piece.reasoning.startsWith(soFar) && (piece.rawContent ?? "").startsWith(soFar));
-      shown.flush();
       whole = join(whole, piece, repeated);
       continuations++;
       continue;

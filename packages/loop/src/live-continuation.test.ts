@@ -96,5 +96,41 @@ const QUESTION: ChatMessage[] = [{ role: "user", content: "Tell me a long story 
       const caps = modelCapabilitiesFor(runtime.capabilities.capabilitiesFor(server.baseUrl), "tiny");
       expect(caps.assistantPrefill).not.toBe(false);
     });
+
+    it("carries a longer answer so far on (16 characters and more), which the echo once latched off", async () => {
+      const runtime = createRuntime();
+      const longer = (maxContinuations: number, maxTokens: number) => ({
+        ...config(maxContinuations),
+        maxTokens,
+      });
+      const cut = await runtime.runAgentLoop({
+        config: longer(0, 6),
+        messages: QUESTION,
+        dispatch: () => "",
+      });
+      expect(cut.turn.finishReason).toBe("length");
+      expect(cut.turn.content.trim().length).toBeGreaterThanOrEqual(16);
+      const notices: string[] = [];
+      const result = await runtime.runAgentLoop({
+        config: longer(1, 6),
+        messages: QUESTION,
+        dispatch: () => "",
+        onEvent: (e) => e.kind === "notice" && notices.push(e.text),
+      });
+      expect(notices.join("\n")).not.toMatch(/started the answer over/);
+      const once = await runtime.runAgentLoop({
+        config: longer(0, 12),
+        messages: QUESTION,
+        dispatch: () => "",
+      });
+      expect(result.turn.content).toBe(once.turn.content);
+      expect(result.turn.content.length).toBeGreaterThan(cut.turn.content.length);
+      const caps = modelCapabilitiesFor(runtime.capabilities.capabilitiesFor(server.baseUrl), "tiny");
+      expect(caps.assistantPrefill).not.toBe(false);
+      // The capability snapshot a host stores keeps the model continuing.
+      expect(JSON.stringify(runtime.capabilities.exportCapabilities())).not.toMatch(
+        /"assistantPrefill":false/,
+      );
+    });
   },
 );
