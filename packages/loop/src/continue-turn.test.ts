@@ -52,11 +52,13 @@ describe("continuing an answer cut off at the ceiling", () => {
   async function continued(
     replies: NonNullable<Parameters<typeof startServer>[0]>["replies"],
     maxTokens = 8,
+    personality?: "llamacpp",
+    maxContinuations = 1,
   ) {
-    server = await startServer({ replies });
+    server = await startServer({ replies, ...(personality ? { personality } : {}) });
     const events: RunEvent[] = [];
     const result = await createRuntime().runAgentLoop({
-      config: { baseUrl: server.baseUrl, model: "llama", maxTokens, maxContinuations: 1 },
+      config: { baseUrl: server.baseUrl, model: "llama", maxTokens, maxContinuations },
       messages: question,
       dispatch: () => "",
       onEvent: (e) => events.push(e),
@@ -70,7 +72,8 @@ describe("continuing an answer cut off at the ceiling", () => {
         .join("");
     const thinking = events.flatMap((e) => (e.kind === "thinking" ? [e.text] : [])).join("");
     const drawn = fold(events);
-    return { result, events, notice, at, outputs, thinking, drawn };
+    const notices = events.flatMap((e) => (e.kind === "notice" ? [e.text] : []));
+    return { result, events, notice, at, outputs, thinking, drawn, notices };
   }
 
   it("makes the whole answer so far reasoning when a lone </think> in the continuation closes a scratchpad the template opened: turn, stored message, events and fold agree", async () => {
@@ -143,26 +146,67 @@ describe("continuing an answer cut off at the ceiling", () => {
 
   it("keeps the scratchpad once when a continuation that started it over closes it: the restart's own reasoning repeats the answer so far", async () => {
     const soFar = "The user greets me and I should";
+    const restart = "The user greets me and so I greet back.";
     const { result, events, thinking, drawn } = await continued([
       cut(soFar, 10, 8),
-      { content: `${soFar} greet back.</think>Hello!`, chunkChars: 4 },
+      { content: `${restart}</think>Hello!`, chunkChars: 4 },
     ]);
     expect(result.turn.content).toBe("Hello!");
-    expect(result.turn.reasoning).toBe(`${soFar} greet back.`);
+    expect(result.turn.reasoning).toBe(restart);
     expect(thinking).toBe(result.turn.reasoning);
     // The restart was never drawn: only the answer so far is taken back.
     expect(events.filter((e) => e.kind === "retract")).toEqual([{ kind: "retract", chars: soFar.length }]);
     expect(drawn.filter((b) => b.kind !== "notice")).toEqual([
-      { kind: "reasoning", text: `${soFar} greet back.` },
+      { kind: "reasoning", text: restart },
       { kind: "text", text: "Hello!" },
     ]);
     expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "Hello!" });
   });
 
+  it("keeps the scratchpad once when a server that echoes the prefill closes it: the echo is the answer so far, not a restart", async () => {
+    const soFar = "The user greets me and I should";
+    const { result, events, thinking, drawn, notices } = await continued(
+      [cut(soFar, 10, 8), { content: " greet back.</think>Hello!", chunkChars: 4 }],
+      64,
+      "llamacpp",
+    );
+    expect(result.turn.content).toBe("Hello!");
+    expect(result.turn.reasoning).toBe(`${soFar} greet back.`);
+    expect(thinking).toBe(result.turn.reasoning);
+    // The echo was swallowed; the new text drawn before the marker is taken back with the answer so far.
+    expect(events.filter((e) => e.kind === "retract")).toEqual([
+      { kind: "retract", chars: `${soFar} greet back.`.length },
+    ]);
+    expect(drawn.filter((b) => b.kind !== "notice")).toEqual([
+      { kind: "reasoning", text: `${soFar} greet back.` },
+      { kind: "text", text: "Hello!" },
+    ]);
+    expect(notices.join("\n")).not.toMatch(/started the answer over/);
+  });
+
+  it("keeps the scratchpad once when the echo and the lone </think> come in one delta", async () => {
+    const soFar = "The user greets me and I should";
+    const { result, events, thinking, drawn } = await continued(
+      [cut(soFar, 10, 8), { content: " greet back.</think>Hello!", chunkChars: 200 }],
+      64,
+      "llamacpp",
+    );
+    expect(result.turn.content).toBe("Hello!");
+    expect(result.turn.reasoning).toBe(`${soFar} greet back.`);
+    expect(thinking).toBe(result.turn.reasoning);
+    // Nothing of the piece was drawn: only the answer so far is taken back.
+    expect(events.filter((e) => e.kind === "retract")).toEqual([{ kind: "retract", chars: soFar.length }]);
+    expect(drawn.filter((b) => b.kind !== "notice")).toEqual([
+      { kind: "reasoning", text: `${soFar} greet back.` },
+      { kind: "text", text: "Hello!" },
+    ]);
+  });
+
   it("latches assistantPrefill off for a model that starts the answer over, and never asks it again", async () => {
     server = await startServer({
       replies: [
-        cut("The answer is", 10, 5),
+        cut("The answer is, I think,", 10, 5),
+        // Begun again: the opening repeated, then a different answer.
         { content: "The answer is forty-two." },
         cut("Again it is", 10, 5),
       ],
@@ -170,7 +214,7 @@ describe("continuing an answer cut off at the ceiling", () => {
     const runtime = createRuntime();
     const config = { baseUrl: server.baseUrl, model: "gpt-4o", maxTokens: 5, maxContinuations: 2 };
     const first = await runtime.runAgentLoop({ config, messages: question, dispatch: () => "" });
-    expect(first.turn.content).toBe("The answer is");
+    expect(first.turn.content).toBe("The answer is, I think,");
     expect(first.turn.finishReason).toBe("length");
     const caps = modelCapabilitiesFor(runtime.capabilities.capabilitiesFor(server.baseUrl), "gpt-4o");
     expect(caps.assistantPrefill).toBe(false);
@@ -185,11 +229,11 @@ describe("continuing an answer cut off at the ceiling", () => {
     );
   });
 
-  it("joins a continuation of a short answer that begins as it did, latching nothing (too short to show a restart)", async () => {
+  it("joins a continuation of a short answer that begins partly as it did, latching nothing (too short to show a restart)", async () => {
     server = await startServer({
       replies: [
-        cut("1", 10, 1),
-        { content: "1, 12 and 13 are the three values." },
+        cut("1, 1", 10, 1),
+        { content: "1 and 12 are the values.", chunkChars: 1 },
         cut("A long answer that the ceiling cut off in the mid", 10, 5),
         { content: "dle of a word." },
       ],
@@ -207,9 +251,9 @@ describe("continuing an answer cut off at the ceiling", () => {
         if (e.kind === "notice") notices.push(e.text);
       },
     });
-    expect(first.turn.content).toBe("11, 12 and 13 are the three values.");
+    expect(first.turn.content).toBe("1, 11 and 12 are the values.");
     expect(first.turn.finishReason).toBe("stop");
-    expect(output.join("")).toBe("11, 12 and 13 are the three values.");
+    expect(output.join("")).toBe("1, 11 and 12 are the values.");
     expect(notices.join("\n")).not.toMatch(/started the answer over/);
     const caps = modelCapabilitiesFor(runtime.capabilities.capabilitiesFor(server.baseUrl), "gpt-4o");
     expect(caps.assistantPrefill).not.toBe(false);
@@ -217,6 +261,66 @@ describe("continuing an answer cut off at the ceiling", () => {
     const second = await runtime.runAgentLoop({ config, messages: question, dispatch: () => "" });
     expect(second.turn.content).toBe("A long answer that the ceiling cut off in the middle of a word.");
     expect(server.chatRequests).toHaveLength(4);
+  });
+
+  describe("on a server that echoes the prefill before the new text (llama.cpp b9749)", () => {
+    it("joins only what follows the echo of a long answer so far, shows it once, and latches nothing", async () => {
+      const soFar = "The answer to the question you asked is";
+      const { result, outputs, events, notices } = await continued(
+        [cut(soFar, 10, 8), { content: " forty-two.", chunkChars: 3 }],
+        64,
+        "llamacpp",
+      );
+      // The server did send the answer so far again.
+      const second = server!.chatRequests[1]!.body as { messages: ChatMessage[] };
+      expect(second.messages.at(-1)).toEqual({ role: "assistant", content: soFar });
+      expect(result.turn.content).toBe(`${soFar} forty-two.`);
+      expect(result.turn.finishReason).toBe("stop");
+      expect(outputs(0, events.length)).toBe(result.turn.content);
+      expect(result.messages.at(-1)).toEqual({ role: "assistant", content: `${soFar} forty-two.` });
+      expect(notices.join("\n")).not.toMatch(/started the answer over/);
+      expect(events.filter((e) => e.kind === "retract")).toEqual([]);
+    });
+
+    it("does not duplicate a short answer so far (F1: ' we sure' came back ' we sure we sure test')", async () => {
+      const { result, outputs, events } = await continued(
+        [cut(" we sure", 10, 2), { content: " test" }],
+        64,
+        "llamacpp",
+      );
+      expect(result.turn.content).toBe(" we sure test");
+      expect(outputs(0, events.length)).toBe(" we sure test");
+    });
+
+    it("carries a short answer on whose new text begins as it did: the echo goes, the repeat stays", async () => {
+      const { result, outputs, events } = await continued(
+        [cut("1", 10, 1), { content: "1, 12 and 13 are the three values.", chunkChars: 2 }],
+        64,
+        "llamacpp",
+      );
+      expect(result.turn.content).toBe("11, 12 and 13 are the three values.");
+      expect(outputs(0, events.length)).toBe(result.turn.content);
+    });
+
+    it("swallows the echo on every continuation, and keeps the answer when nothing new follows it", async () => {
+      const soFar = "Counting up from one we get";
+      const { result, outputs, events, notices } = await continued(
+        [
+          cut(soFar, 10, 8),
+          cut(" one, two,", 10, 3),
+          { content: "", usage: { prompt_tokens: 12, completion_tokens: 1, cached_tokens: 11 } },
+        ],
+        64,
+        "llamacpp",
+        2,
+      );
+      const bodies = server!.chatRequests.map((r) => r.body as { messages: ChatMessage[] });
+      expect(bodies[2]!.messages.at(-1)).toEqual({ role: "assistant", content: `${soFar} one, two,` });
+      expect(result.turn.content).toBe(`${soFar} one, two,`);
+      expect(result.turn.finishReason).toBe("stop");
+      expect(outputs(0, events.length)).toBe(result.turn.content);
+      expect(notices.join("\n")).not.toMatch(/started the answer over/);
+    });
   });
 
   it("keeps the cut-off answer when llama.cpp refuses a prefill with thinking on (recorded 400), latched", async () => {

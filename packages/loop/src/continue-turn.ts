@@ -15,22 +15,53 @@ export interface ContinuedTurn extends Turn {
   continuations: number;
 }
 
-/** How much of the answer a continuation must not start with, word for word, to count as carrying on. */
-const RESTART_PROBE = 64;
 /**
- * The least an answer so far must hold for a continuation that begins with it to be taken as the
- * answer starting over: 16 characters, or 3 words. Anything shorter (`1`, `Yes`, `The`) is begun
- * the same way by real continuations (`1` → `1, 12 and 13…`, an answer of `11, 12 and 13`) too
- * often to mean anything.
+ * How much of the opening of the answer so far a continuation must repeat, word for word, before it
+ * parts from it, to be taken as the answer starting over: 16 characters, or 3 words. Less (`1`,
+ * `Yes`, `The`) is begun the same way by real continuations (`The` → ` Th…`) too often to mean
+ * anything.
  */
 const RESTART_MIN_CHARS = 16;
 const RESTART_MIN_WORDS = 3;
 
-/** The opening of the answer so far a restart would repeat, or `""` when it is too short to tell. */
-function restartProbe(soFar: string): string {
-  const probe = soFar.trimStart().slice(0, RESTART_PROBE);
-  const words = probe.split(/\s+/).filter((word) => word !== "").length;
-  return probe.length >= RESTART_MIN_CHARS || words >= RESTART_MIN_WORDS ? probe : "";
+/**
+ * How a continuation's text stands to the answer so far, `soFar`, that was sent as its prefill:
+ * - `echo`: it begins with the whole answer so far, exactly — a server that repeats the prefill
+ *   before the new text (llama.cpp does) — and only what follows it is new;
+ * - `restart`: it repeats the opening of the answer so far (at least 16 characters or 3 words,
+ *   leading white space aside) and then parts from it, or ends before the whole of it — a server
+ *   that ignored the trailing message and had the model begin again;
+ * - `continuation`: anything else, joined as it is;
+ * - `open`: not known yet (`done` false): the text so far is still the answer so far over again.
+ */
+type PieceReading = "echo" | "restart" | "continuation" | "open";
+
+function readPiece(soFar: string, text: string, done: boolean): PieceReading {
+  if (soFar !== "" && text.startsWith(soFar)) return "echo";
+  const lead = text.trimStart();
+  const opening = soFar.trimStart();
+  if (!done && (soFar.startsWith(text) || opening.startsWith(lead))) return "open";
+  let same = 0;
+  while (same < lead.length && same < opening.length && lead[same] === opening[same]) same++;
+  const repeated = opening.slice(0, same);
+  const words = repeated.split(/\s+/).filter((word) => word !== "").length;
+  return repeated.length >= RESTART_MIN_CHARS || words >= RESTART_MIN_WORDS ? "restart" : "continuation";
+}
+
+/**
+ * A piece that echoed the answer so far with the echo taken off: its content (and the text as
+ * written) from where the echo ends. After a lone closing marker the echo is in the piece's
+ * reasoning, and is left there: `join` then adds the answer so far to the reasoning only once.
+ */
+function withoutEcho(piece: Turn, soFar: string): Turn {
+  if (piece.scratchpadClosed) return piece;
+  const content = piece.content.slice(soFar.length);
+  const rest: Turn = { ...piece, content };
+  delete rest.rawContent;
+  const written = piece.rawContent ?? piece.content;
+  const writtenRest = written.startsWith(soFar) ? written.slice(soFar.length) : written;
+  if (writtenRest !== content) rest.rawContent = writtenRest;
+  return rest;
 }
 
 function sumOptional(a: number | undefined, b: number | undefined): number | undefined {
@@ -56,16 +87,16 @@ function joinUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
  * The turn so far with a continuation's piece after it. When a lone closing marker in the piece
  * ended a scratchpad the template opened (`scratchpadClosed`), the answer so far was scratchpad
  * too: the content is the piece's alone, and the answer so far joins the reasoning — unless the
- * piece had started it over (`restarted`), whose own reasoning already repeats it.
+ * piece had started it over or echoed it (`repeated`), whose own reasoning already holds it.
  */
-function join(whole: Turn, piece: Turn, restarted = false): Turn {
+function join(whole: Turn, piece: Turn, repeated = false): Turn {
   const closed = piece.scratchpadClosed === true;
   const joined: Turn = {
     content: closed ? piece.content : whole.content + piece.content,
     toolCalls: piece.toolCalls,
     usage: joinUsage(whole.usage, piece.usage),
     finishReason: piece.finishReason,
-    reasoning: whole.reasoning + (closed && !restarted ? whole.content : "") + piece.reasoning,
+    reasoning: whole.reasoning + (closed && !repeated ? whole.content : "") + piece.reasoning,
   };
   if (closed || whole.scratchpadClosed) joined.scratchpadClosed = true;
   const reasoningField = whole.reasoningField ?? piece.reasoningField;
@@ -85,20 +116,25 @@ function join(whole: Turn, piece: Turn, restarted = false): Turn {
 }
 
 /**
- * Wraps a continuation's callbacks. Its `onOutput`'s opening is held back until it is known not to
- * be the answer starting over: passed on once it parts from `probe`, never if it repeats all of it.
- * What is still held when the piece ends (a short piece that matched only part of the probe) is a
- * real continuation, and `flush` hands it on.
+ * Wraps a continuation's callbacks. Its `onOutput`'s opening is held back while it is still the
+ * answer so far over again (`readPiece` says `open`): once it holds the whole answer so far (an
+ * echoing server), the echo is swallowed and the rest passed on; once it parts from it, it is
+ * passed on whole, unless it repeated enough of the opening to be the answer starting over
+ * (muted: never shown). What is still held when the piece ends is read the same way by `flush`: a
+ * real continuation (a short piece that matched only part of the answer so far) is handed on, a
+ * restart cut short is not.
  *
  * A lone closing marker in the piece (`onScratchpadClosed`) makes all of the answer so far, `soFar`
  * (drawn by the time the continuation starts), reasoning along with the piece's own text before
  * it: one `onRetract` takes back `soFar` and what of the piece was passed on, and `soFar` is told
- * to `onThinking` before the piece's reasoning — unless the piece had started the answer over
- * (muted), whose reasoning repeats it. The stream's own retract for the piece's text is then
- * already counted, and what follows the marker is a new answer, passed on as it comes.
+ * to `onThinking` before the piece's reasoning — unless the piece had repeated the answer so far
+ * (started it over, muted, or echoed it), whose reasoning already holds it. The stream's own
+ * retract for the piece's text is then already counted, and what follows the marker is a new
+ * answer, passed on as it comes. When the marker comes before the opening was decided (in the same
+ * delta as the echo), the piece's reasoning is held until it shows whether it begins with the
+ * answer so far.
  */
 function holdOpening(
-  probe: string,
   soFar: string,
   onOutput: ((text: string) => void) | undefined,
   onRetract: ((chars: number) => void) | undefined,
@@ -110,35 +146,54 @@ function holdOpening(
   // Characters of this piece passed on: all a retract may take back (held or muted text was never shown).
   let passed = 0;
   let closed = false;
-  let restarted = false;
+  let echoed = false;
+  let repeated = false;
+  // The marker came while the piece's opening was still undecided: its reasoning (the text before
+  // the marker) says whether it echoed the answer so far, and is held in `thought` until it does.
+  let awaiting = false;
+  let thought = "";
+  const settle = (echo: boolean) => {
+    awaiting = false;
+    repeated = echo;
+    const out = thought;
+    thought = "";
+    if (!echo) onThinking?.(soFar);
+    if (out !== "") onThinking?.(out);
+  };
   const pass = (text: string) => {
     passed += text.length;
-    onOutput?.(text);
+    if (text !== "") onOutput?.(text);
+  };
+  const decide = (done: boolean) => {
+    const reading = readPiece(soFar, held, done);
+    if (reading === "open") return;
+    const out = held;
+    held = "";
+    if (reading === "restart") {
+      mode = "muted"; // the answer over again: the reply so far is already on screen
+    } else {
+      mode = "passing";
+      echoed = reading === "echo";
+      pass(echoed ? out.slice(soFar.length) : out);
+    }
   };
   return {
     onOutput: (text: string) => {
+      if (awaiting) settle(false); // all the text before the marker has come, and it was no echo
       if (mode === "passing") return pass(text);
       if (mode === "muted") return;
       held += text;
-      const lead = held.trimStart();
-      if (probe !== "" && lead.startsWith(probe)) {
-        mode = "muted"; // the answer over again: the reply so far is already on screen
-        held = "";
-      } else if (!probe.startsWith(lead)) {
-        mode = "passing";
-        const out = held;
-        held = "";
-        pass(out);
-      }
+      decide(false);
     },
     onScratchpadClosed: () => {
       if (closed) return;
       closed = true;
-      restarted = mode === "muted";
+      repeated = mode === "muted" || echoed;
       onScratchpadClosed?.();
       const chars = soFar.length + passed;
       if (chars > 0) onRetract?.(chars);
-      if (!restarted && soFar !== "") onThinking?.(soFar);
+      if (mode === "holding" && soFar !== "") awaiting = true;
+      else if (!repeated && soFar !== "") onThinking?.(soFar);
       held = "";
       passed = 0;
       mode = "passing";
@@ -151,14 +206,20 @@ function holdOpening(
       passed -= shown;
       if (shown > 0) onRetract?.(shown);
     },
-    flush: () => {
-      if (mode === "holding" && held !== "") pass(held);
-      held = "";
-      mode = "passing";
+    onThinking: (text: string) => {
+      if (!awaiting) return onThinking?.(text);
+      thought += text;
+      if (thought.startsWith(soFar)) settle(true);
+      else if (!soFar.startsWith(thought)) settle(false);
     },
-    /** Whether the piece had started the answer over when a lone closing marker ended its scratchpad. */
-    get restarted() {
-      return restarted;
+    flush: () => {
+      if (awaiting) settle(false);
+      if (mode === "holding") decide(true);
+      held = "";
+    },
+    /** Whether the piece had repeated the answer so far when a lone closing marker ended its scratchpad. */
+    get repeated() {
+      return repeated;
     },
   };
 }
@@ -181,13 +242,20 @@ function statusOf(error: unknown): number | undefined {
  * requests, timings summed, a field only one piece reported dropped.
  *
  * Only an answer begun and cut off is continued; one cut off in its scratchpad or ending in a tool
- * call comes back as it was. Whether the model carries on is latched per (endpoint, model) as
- * `assistantPrefill`: a 400 or 422 for the request latches it off, and so does a continuation that
- * starts the answer over word for word (how a server that ignores the trailing message shows
- * itself; only for an answer so far of at least 16 characters or 3 words, since a shorter one such
- * as `1` is begun the same way by real continuations, whose pieces are joined) — that piece is not joined, but its request counts in `continuations` and its tokens in
- * `usage`, since they were spent, and its text is never passed to `onOutput`: a continuation's
- * opening is held back until it parts from the answer so far. Either way, and on any other failure
+ * call comes back as it was. A server that repeats the prefill before the new text (llama.cpp
+ * b9749 does: its first content delta is the whole answer so far with the first new token glued
+ * on) is an echo: a piece that begins with the whole answer so far, exactly, has that taken off
+ * and the rest joined, and its echo is never passed to `onOutput` (so on a server that does not
+ * echo, a real continuation that happens to begin with all of a short answer so far — `1` →
+ * `1, 12…` — loses that repeat). Whether the model carries on is
+ * latched per (endpoint, model) as `assistantPrefill`: a 400 or 422 for the request latches it off,
+ * and so does a continuation that starts the answer over (how a server that ignores the trailing
+ * message shows itself): one that repeats at least 16 characters or 3 words of the opening of the
+ * answer so far, then parts from it or ends before the whole of it — a shorter repeat (`The` →
+ * ` Th…`) is how real continuations begin too often to mean anything. That piece is not joined,
+ * but its request counts in `continuations` and its tokens in `usage`, since they were spent, and
+ * its text is never passed to `onOutput`: a continuation's opening is held back while it is the
+ * answer so far over again. Either way, and on any other failure
  * short of a stop — an overflow included, which latches nothing — the cut-off answer is kept with
  * a notice. A stop rejects with the signal's reason. A continuation is read as answer even under
  * `startInReasoning`: the prefilled answer is already past the scratchpad the template opened.
@@ -217,9 +285,7 @@ export async function continueTurn(
   let continuations = 0;
   while (continuations < max && isContinuable(whole) && model?.assistantPrefill !== false) {
     const soFar = whole.content;
-    const probe = restartProbe(soFar);
     const shown = holdOpening(
-      probe,
       soFar,
       options.onOutput,
       options.onRetract,
@@ -241,6 +307,7 @@ export async function continueTurn(
           startInReasoning: false,
           onOutput: shown.onOutput,
           onRetract: shown.onRetract,
+          onThinking: shown.onThinking,
           onScratchpadClosed: shown.onScratchpadClosed,
         },
       );
@@ -265,8 +332,18 @@ export async function continueTurn(
       }
       break;
     }
-    // After a lone closing marker the piece's content is a new answer, not the old one again.
-    if (!piece.scratchpadClosed && probe !== "" && piece.content.trimStart().startsWith(probe)) {
+    // After a lone closing marker the piece's content is a new answer, not the old one again; the
+    // answer so far is in its reasoning when the piece started it over or echoed it.
+    if (piece.scratchpadClosed) {
+      shown.flush();
+      const repeated =
+        shown.repeated || (piece.reasoning.startsWith(soFar) && (piece.rawContent ?? "").startsWith(soFar));
+      whole = join(whole, piece, repeated);
+      continuations++;
+      continue;
+    }
+    const reading = readPiece(soFar, piece.content, true);
+    if (reading === "restart") {
       if (model) model.assistantPrefill = false;
       // The answer is not joined, but the request was made and its tokens spent.
       whole = { ...whole, usage: joinUsage(whole.usage, piece.usage) };
@@ -278,7 +355,8 @@ export async function continueTurn(
       break;
     }
     shown.flush();
-    whole = join(whole, piece, shown.restarted);
+    // A server that echoes the prefill (llama.cpp) sends the answer so far again before the new text.
+    whole = join(whole, reading === "echo" ? withoutEcho(piece, soFar) : piece);
     continuations++;
   }
   return { ...whole, continuations };

@@ -60,10 +60,11 @@ describe("a continued turn is measured on its first request", () => {
     server = await startServer({
       replies: [
         {
-          content: "The answer is",
+          content: "The answer is, I think,",
           finishReason: "length",
           usage: { prompt_tokens: 10, completion_tokens: 5 },
         },
+        // Begun again: the opening repeated, then a different answer.
         { content: "The answer is forty-two.", usage: { prompt_tokens: 14, completion_tokens: 7 } },
       ],
     });
@@ -73,7 +74,7 @@ describe("a continued turn is measured on its first request", () => {
     const build = () => buildBody({ model: "gpt-4o", maxTokens: 5 }, supports, undefined, question);
     const first = await runTurn(client, supports, build, { model: "gpt-4o" });
     const whole = await continueTurn(client, supports, build, first, { model: "gpt-4o" });
-    expect(whole.content).toBe("The answer is");
+    expect(whole.content).toBe("The answer is, I think,");
     expect(whole.usage.prompt).toBe(24);
     expect(whole.usage.completion).toBe(12);
     expect(whole.continuations).toBe(1);
@@ -568,7 +569,7 @@ describe("a continuation that starts over is not shown", () => {
   it("holds back a continuation's opening until it is known to carry on, so a restarted answer is not printed twice", async () => {
     server = await startServer({
       replies: [
-        { content: "The answer is", finishReason: "length", chunkChars: 4 },
+        { content: "The answer is, I think,", finishReason: "length", chunkChars: 4 },
         { content: "The answer is forty-two.", chunkChars: 4 },
         { content: "Next it is", finishReason: "length", chunkChars: 3 },
       ],
@@ -581,8 +582,8 @@ describe("a continuation that starts over is not shown", () => {
       dispatch: () => "",
       onEvent: (e) => e.kind === "output" && output.push(e.text),
     });
-    expect(result.turn.content).toBe("The answer is");
-    expect(output.join("")).toBe("The answer is");
+    expect(result.turn.content).toBe("The answer is, I think,");
+    expect(output.join("")).toBe("The answer is, I think,");
   });
 
   it("shows a real continuation whole, including an opening that only looked like the answer so far", async () => {

@@ -7,6 +7,7 @@ import type { ServerResponse } from "node:http";
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { readFixtureBytes, splitCapture } from "./fixtures.js";
 import type { HttpAnswer, TurnFacts } from "./personalities/personality.js";
+import type { RecordedRequest } from "./recorded-request.js";
 import type { RawReply, ReplayReply, TurnReply } from "./replies.js";
 import { splitFrames, sseFrame, type TurnContext, turnChunks, turnCompletion, turnUsage } from "./sse.js";
 
@@ -28,6 +29,7 @@ export interface Responder {
     stream: boolean,
     includeUsage: boolean,
     completion: number,
+    request?: RecordedRequest,
   ): Promise<void>;
   /** Sends a recorded fixture byte for byte. */
   replay(res: ServerResponse, reply: ReplayReply): Promise<void>;
@@ -139,9 +141,13 @@ export function createResponder(
 
   return {
     answer,
-    async turn(res, turn, ctx, stream, includeUsage, completion) {
+    async turn(res, turn, ctx, stream, includeUsage, completion, request) {
       if (turn.firstByteDelayMs && !(await sleep(turn.firstByteDelayMs, res))) return;
-      const facts = (): TurnFacts => ({ completion, usage: turnUsage(turn, ctx) });
+      const facts = (): TurnFacts => ({
+        completion,
+        usage: turnUsage(turn, ctx),
+        ...(request ? { request } : {}),
+      });
       if (!stream) {
         if (turn.silentAfterChunk !== undefined) return; // never answers
         if (turn.dropAfterChunk !== undefined) {

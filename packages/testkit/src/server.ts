@@ -254,7 +254,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           uptimeMs: Date.now() - startedAt,
         });
         const turn = budget === undefined ? reply : limitTurn(reply, budget);
-        await respond.turn(res, turn, ctx, request.body.stream === true, includeUsage, n);
+        await respond.turn(res, turn, ctx, request.body.stream === true, includeUsage, n, request);
       }
     }
   };

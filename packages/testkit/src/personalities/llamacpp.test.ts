@@ -334,3 +334,80 @@ describe("personality option forms", () => {
     });
   });
 });
+
+describe("llamacpp personality: a trailing assistant message (a prefill)", () => {
+  /** The content deltas of an SSE body, in order (the opener's `content: null` left out). */
+  const contentDeltas = (sse: string): string[] =>
+    sse
+      .split("\n")
+      .filter((line) => line.startsWith("data: {"))
+      .flatMap((line) => {
+        const content = JSON.parse(line.slice(6)).choices?.[0]?.delta?.content;
+        return typeof content === "string" ? [content] : [];
+      });
+  // The recorded request, without its max_tokens (the testkit counts tokens its own way).
+  const request = (rel: string) => {
+    const { max_tokens: _, ...body } = JSON.parse(readFixture(`llamacpp-live/${rel}.request.json`));
+    return body as { messages: { role: string; content: string }[] };
+  };
+
+  it("streams the prefill again at the start of the content, glued to the first new token, as b9749 does (capture 31)", async () => {
+    const recorded = contentDeltas(captured("31-assistant-prefill-stream").body);
+    const body = request("31-assistant-prefill-stream");
+    const prefill = body.messages.at(-1)!.content;
+    // What the real server did: the whole prefill, then a new token, in one delta.
+    expect(recorded[0]!.startsWith(prefill)).toBe(true);
+    expect(recorded[0]!.length).toBeGreaterThan(prefill.length);
+    const fresh = recorded.join("").slice(prefill.length);
+    server = await startServer({
+      personality: "llamacpp",
+      replies: () => ({ content: fresh, chunkChars: 5 }),
+    });
+    const echoed = await post(body);
+    const deltas = contentDeltas(echoed.text);
+    expect(deltas.join("")).toBe(recorded.join(""));
+    expect(deltas[0]).toBe(prefill + fresh.slice(0, 5));
+    // completion_tokens counts only the new tokens: the same as without the prefill.
+    const usageOf = (sse: string) =>
+      JSON.parse(
+        sse
+          .split("\n")
+          .filter((l) => l.startsWith("data: {") && l.includes('"usage"'))
+          .at(-1)!
+          .slice(6),
+      ).usage.completion_tokens;
+    const plain = await post({ ...body, messages: body.messages.slice(0, -1) });
+    expect(contentDeltas(plain.text).join("")).toBe(fresh);
+    expect(usageOf(echoed.text)).toBe(usageOf(plain.text));
+  });
+
+  it("puts the prefill before a plain reply's content (capture 32), and sends it alone before the finish when nothing new comes", async () => {
+    const body = request("32-assistant-prefill-nonstream");
+    const prefill = body.messages.at(-1)!.content;
+    const recorded = JSON.parse(captured("32-assistant-prefill-nonstream").body).choices[0].message.content;
+    expect(recorded.startsWith(prefill)).toBe(true);
+    server = await startServer({
+      personality: "llamacpp",
+      replies: [{ content: recorded.slice(prefill.length) }, { content: "" }],
+    });
+    expect(JSON.parse((await post(body)).text).choices[0].message.content).toBe(recorded);
+    // Ended at once (the model's end of turn): the echo alone, as the live server sends it.
+    const empty = await post({ ...body, stream: true });
+    expect(contentDeltas(empty.text)).toEqual([prefill]);
+  });
+
+  it("does not repeat it with continue_final_message and add_generation_prompt false (capture 33)", async () => {
+    const body = request("33-continue-final-message-stream");
+    const recorded = contentDeltas(captured("33-continue-final-message-stream").body);
+    expect(recorded.join("").startsWith(body.messages.at(-1)!.content)).toBe(false);
+    server = await startServer({
+      personality: "llamacpp",
+      replies: () => ({ content: recorded.join(""), chunkChars: 5 }),
+    });
+    expect(contentDeltas((await post(body)).text).join("")).toBe(recorded.join(""));
+    // Other personalities never echo.
+    await server.close();
+    server = await startServer({ replies: () => ({ content: "new", chunkChars: 5 }) });
+    expect(contentDeltas((await post(request("31-assistant-prefill-stream"))).text).join("")).toBe("new");
+  });
+});

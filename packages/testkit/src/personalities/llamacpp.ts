@@ -267,6 +267,45 @@ function llamaChunks(chunks: object[], facts: TurnFacts, answering: Answering): 
     if (at === timingsAt && facts.usage) body.timings = timingsFor(facts.usage);
     out.push(body);
   });
+  return echoInStream(out, echoedPrefill(facts.request));
+}
+
+/**
+ * The text llama-server (b9749) sends again before its reply to a conversation that ends in an
+ * assistant message (a prefill): the whole prefill, exactly, at the start of the content — streamed
+ * glued to the first new token (capture 31), or at the start of a plain reply's content (32) —
+ * while `completion_tokens` counts only the new tokens. Nothing with `continue_final_message: true`
+ * and `add_generation_prompt: false`, which continue the message without repeating it (33).
+ */
+function echoedPrefill(request: RecordedRequest | undefined): string {
+  const body = request?.body;
+  if (!isRecord(body) || !Array.isArray(body.messages)) return "";
+  if (body.continue_final_message === true && body.add_generation_prompt === false) return "";
+  const last = body.messages.at(-1);
+  if (!isRecord(last) || last.role !== "assistant" || typeof last.content !== "string") return "";
+  return last.content;
+}
+
+/** Puts `echo` before the first content delta of llama-shaped chunks, or in one of its own after the opener. */
+function echoInStream(out: object[], echo: string): object[] {
+  if (echo === "") return out;
+  const deltaOf = (body: object): Delta | undefined =>
+    (body as { choices?: { delta?: Delta }[] }).choices?.[0]?.delta;
+  const first = out.find((body) => {
+    const delta = deltaOf(body);
+    return delta !== undefined && !("role" in delta) && typeof delta.content === "string";
+  });
+  if (first) {
+    const delta = deltaOf(first) as Delta;
+    delta.content = echo + String(delta.content);
+    return out;
+  }
+  const opener = out.findIndex((body) => deltaOf(body)?.role !== undefined);
+  const shape = out[Math.max(opener, 0)] as Record<string, unknown> | undefined;
+  if (!shape) return out;
+  const { timings: _timings, usage: _usage, ...rest } = shape;
+  const chunk = { ...rest, choices: [{ finish_reason: null, index: 0, delta: { content: echo } }] };
+  out.splice(opener + 1, 0, chunk);
   return out;
 }
 
@@ -279,7 +318,7 @@ function llamaCompletion(body: object, facts: TurnFacts, answering: Answering): 
   const plain = body as { created?: number; choices?: WireChoice[]; usage?: WireUsage };
   const choices = (plain.choices ?? []).map((choice) => {
     const { role, content, tool_calls: calls, ...rest } = choice.message ?? {};
-    const message: Delta = { role, content: content ?? "", ...rest };
+    const message: Delta = { role, content: echoedPrefill(facts.request) + (content ?? ""), ...rest };
     if (Array.isArray(calls)) {
       message.tool_calls = (calls as { id?: string; function?: unknown }[]).map((c) => ({
         type: "function",
@@ -345,6 +384,9 @@ const LLAMACPP_OPTION_RULES: Record<keyof LlamacppPersonalityOptions, OptionRule
  * `logprobs`, the opener `content: null`, each tool call's whole name in its first delta,
  * `cached_tokens` always in the usage, and `timings` built from the usage (made-up rates). A
  * scripted tool call with an empty name is refused (`invalid-reply`): llama-server never sends one.
+ * A request ending in an assistant message (a prefill) gets that message's text again at the start
+ * of the scripted content, as b9749 sends it (captures 31, 32; not with `continue_final_message`
+ * and `add_generation_prompt: false`, 33); the usage counts only the scripted tokens.
  */
 export function llamacppPersonality(options: LlamacppPersonalityOptions = {}): Personality {
   checkOptions("llamacpp personality", options, LLAMACPP_OPTION_RULES);

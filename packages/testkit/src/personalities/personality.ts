@@ -19,6 +19,8 @@ export interface TurnFacts {
    * usage chunk; undefined when the turn says `usage: false`.
    */
   usage?: WireUsage;
+  /** The chat request being answered (llama.cpp echoes a trailing assistant message from it). */
+  request?: RecordedRequest;
 }
 
 /** A plain HTTP answer: status, body (JSON, or verbatim when a string) and optional headers. */
