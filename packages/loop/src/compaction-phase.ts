@@ -34,6 +34,15 @@ export interface RunCompaction {
    * sizes the run's later summaries without being refused again.
    */
   summarise?: SummariseFunction;
+  /** The window `summarise` was made with (`contextLength`), where it was handed one. */
+  summaryWindow?: number;
+  /**
+   * The smallest window an endpoint's refusal named in this run (`ContextOverflow.window`) where it
+   * is below `contextLength`: the run's folds are planned against it from then on.
+   */
+  window?: number;
+  /** Whether the summary is written by the run's own model at its own endpoint (the same window). */
+  readonly sameModel: boolean;
 }
 
 function refuse(option: string, message: string): never {
@@ -69,7 +78,14 @@ export function startCompaction(config: LoopConfig): RunCompaction | undefined {
         "never used for it. Give tasks.compaction.model, or leave compact off.",
     );
   }
-  return { task };
+  return { task, sameModel: task.model === config.model && task.endpoint.baseUrl === config.baseUrl };
+}
+
+/** The window the run's folds are planned against: `contextLength`, or a smaller one a refusal named. */
+function windowOf(run: LoopRun): number {
+  const limit = run.config.contextLength as number;
+  const named = run.compaction?.window;
+  return named !== undefined && named < limit ? named : limit;
 }
 
 /**
@@ -97,7 +113,7 @@ function requestAhead(
     });
     prompt = Math.max(prompt, reported.prompt + appended);
   }
-  return prompt + ceiling > (run.config.contextLength as number) ? prompt + ceiling : prompt;
+  return prompt + ceiling > windowOf(run) ? prompt + ceiling : prompt;
 }
 
 /**
@@ -107,7 +123,8 @@ function requestAhead(
 const FORCED_TARGET = 0.75;
 
 /**
- * Phase, before each request: once `planCompaction` says the `contextLength` window is filling — the
+ * Phase, before each request: once `planCompaction` says the window is filling (`contextLength`, or
+ * a smaller one an endpoint's refusal named earlier in the run) — the
  * request about to go out (`requestAhead`: what was appended since the last reported prompt
  * counted) past three quarters of it, or too big for it with its reply ceiling — the oldest stretch is folded into a summary the `tasks.compaction` model writes (`summariser`) — the
  * `beforeCompact` hooks asked first where the run has hooks (`consult`: a veto from a hook that ran
@@ -131,7 +148,11 @@ export async function compactStep(
  * After the step's request came back as a `ContextOverflow` (the endpoint refused it, or the size
  * guard found it too big), with `config.compact` on: the fold `compactStep` makes, planned on the
  * refused request — taken as filling the window whatever the loop's count said, and brought down to
- * three quarters of it, as far as the last user message where nothing less does — and forced: a
+ * three quarters of it, as far as the last user message where nothing less does — and forced. The
+ * window is `contextLength`, or the window the refusal names (`overflow.window`, llama.cpp's `n_ctx`)
+ * where that is smaller: the run's later folds are planned against it too, and where the summary is
+ * written by the run's own model at its own endpoint the summariser is handed it (`contextLength`),
+ * so the summary request is sized to fit it from the first. A
  * `beforeCompact` veto (this step's or an earlier one's) is noted and overridden. A notice names the
  * refusal. Resolves once folded, for the step to be sent again; otherwise throws `overflow`, noted
  * (`noteOverflow`) with why nothing was folded: no user message to cut at (one long tool run under a
@@ -145,6 +166,12 @@ export async function foldRefused(
 ): Promise<void> {
   const compaction = run.compaction;
   if (!compaction) throw overflow;
+  // A server whose window is smaller than contextLength (llama.cpp started with a smaller -c): the
+  // fold is planned against the window its refusal named, and so is every later one.
+  const named = overflow.window;
+  if (named !== undefined && named < (compaction.window ?? (run.config.contextLength as number))) {
+    compaction.window = named;
+  }
   const why = "With compact on, the loop did not fold the transcript and send it again:";
   if (compaction.off === "failed") {
     throw noteOverflow(
@@ -183,7 +210,7 @@ function planFold(
   const { config, services } = run;
   const charsPerToken = services.calibration.charsPerTokenFor(run.supports, config.model);
   const messages = run.messages as MessageLike[];
-  const limit = config.contextLength as number;
+  const limit = windowOf(run);
   const ahead = requestAhead(run, number, toolChoice, charsPerToken);
   return planCompaction(messages, {
     limit,
@@ -230,8 +257,16 @@ async function fold(
     }
   }
   const { endpoint, model, options: taskOptions } = compaction.task;
+  // On the run's own model and endpoint, a window a refusal named is the summariser's too: it sizes
+  // the summary to it from the first request (made again where it learned a smaller one).
+  const window = compaction.sameModel ? compaction.window : undefined;
+  if (window !== undefined && window !== compaction.summaryWindow) {
+    compaction.summarise = undefined;
+    compaction.summaryWindow = window;
+  }
   compaction.summarise ??= summariser(endpoint, model, {
     ...taskOptions,
+    ...(window !== undefined ? { contextLength: window } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     clients: services.clients,
     capabilities: services.capabilities,

@@ -111,7 +111,11 @@ export class AgentLoopOverflow extends ContextOverflow {
    * gave up (a forced fold, with `config.compact`). `serverMessage` stays the overflow's own.
    */
   constructor(overflow: ContextOverflow, run: RunState, note?: string) {
-    super(overflow.serverMessage, { cause: overflow });
+    super(overflow.serverMessage, {
+      cause: overflow,
+      ...(overflow.window !== undefined ? { window: overflow.window } : {}),
+      ...(overflow.promptTokens !== undefined ? { promptTokens: overflow.promptTokens } : {}),
+    });
     if (note) this.message = `${this.message} ${note}`;
     this.run = run;
   }

@@ -7,7 +7,14 @@ import type { HookRunner } from "@loopwright/hooks";
 import { SUMMARY_LEAD } from "@loopwright/ledger";
 import { ContextOverflow } from "@loopwright/negotiate";
 import { SUMMARISER_SYSTEM } from "@loopwright/side-task";
-import { type Reply, readFixtureJson, startServer, type TestServer } from "@loopwright/testkit";
+import {
+  countTokens,
+  type Reply,
+  readFixtureJson,
+  renderPrompt,
+  startServer,
+  type TestServer,
+} from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   AgentLoopOverflow,
@@ -216,6 +223,85 @@ describe("compact: true, a request refused as too big", () => {
     } finally {
       await notes.close();
     }
+  });
+
+  describe("on one llama.cpp server whose window (1,024) is smaller than contextLength (4,096)", () => {
+    // As llama.cpp does: the main request (past 1,024 by its count) is refused with n_ctx 1024; a
+    // summary request of nearly the whole stretch fits the window but leaves fewer tokens than the
+    // summary takes, and the server stops it when the window is full (finish_reason "length").
+    const N_CTX = 1024;
+    const LONG_NOTES = `Notes: ${"the user reviews chapters one to three of the report; ".repeat(12).trim()}`;
+
+    function bigHistory(): ChatMessage[] {
+      const messages: ChatMessage[] = [];
+      for (const chapter of ["one", "two", "three"]) {
+        messages.push(
+          { role: "user", content: `Summarise chapter ${chapter}.` },
+          { role: "assistant", content: `Chapter ${chapter}: ${"lorem ".repeat(110).trim()}` },
+        );
+      }
+      messages.push({
+        role: "user",
+        content: `Read pages 1 to 2 and add them up. Background: ${"ipsum ".repeat(150).trim()}`,
+      });
+      return messages;
+    }
+
+    async function run(compactionModel: string) {
+      let n = 0;
+      server = await startServer({
+        personality: { name: "llamacpp", nCtx: N_CTX },
+        replies: (request) => (isSummary(request.body) ? { content: LONG_NOTES } : reader(++n)),
+      });
+      const events: RunEvent[] = [];
+      const result = await createRuntime().runAgentLoop({
+        config: config(server.baseUrl, {
+          contextLength: 4096,
+          tasks: { compaction: { model: compactionModel } },
+        }),
+        system: "You read reports.",
+        messages: bigHistory(),
+        tools: [READ],
+        dispatch: page,
+        onEvent: (e) => events.push(e),
+      });
+      return { result, said: notices(events) };
+    }
+
+    it("folds against the window the refusal names, sizing the summary to it from the first request, and goes on", async () => {
+      const { result, said } = await run("sim");
+      expect(result.turn.content).toBe("The 2 pages add up to 3.");
+      // The refusal, then one summary request, sized to the 1,024 window: half of it for the reply,
+      // the prompt within the rest, so the notes were written whole.
+      const sums = summaries();
+      expect(sums).toHaveLength(1);
+      const body = sums[0]?.body as { max_tokens?: number; messages: unknown[] };
+      expect(body.max_tokens).toBe(N_CTX / 2);
+      expect(countTokens(renderPrompt(body as never)) + N_CTX / 2).toBeLessThanOrEqual(N_CTX);
+      expect(said.some((t) => /refused as too big.*\(1024 tokens\)/.test(t))).toBe(true);
+      expect(said.some((t) => /reply ceiling|ran out of its window|Compaction failed/.test(t))).toBe(false);
+      expect(said.some((t) => t.startsWith("Compacted: messages 0 to 5"))).toBe(true);
+      expect(result.messages[0]).toEqual({ role: "system", content: `${SUMMARY_LEAD}\n\n${LONG_NOTES}` });
+      expect(unanswered(result.messages)).toEqual([]);
+      // Refused, then sent folded and answered: three main requests after the refusal.
+      expect(mainRequests()).toHaveLength(4);
+    });
+
+    it("with the summary on another model at the same server, reads the reply that ran out of the window and asks once more", async () => {
+      const { result, said } = await run("notes-model");
+      expect(result.turn.content).toBe("The 2 pages add up to 3.");
+      const sums = summaries();
+      expect(sums).toHaveLength(2);
+      const ceilings = sums.map((r) => (r.body as { max_tokens?: number }).max_tokens);
+      expect(ceilings).toEqual([1024, N_CTX / 2]);
+      const ranOut = said.find((t) =>
+        t.startsWith("The summary from notes-model ran out of its window (1024 tokens:"),
+      );
+      expect(ranOut).toBeDefined();
+      expect(said.some((t) => /reply ceiling|Compaction failed/.test(t))).toBe(false);
+      expect(result.messages[0]).toEqual({ role: "system", content: `${SUMMARY_LEAD}\n\n${LONG_NOTES}` });
+      expect(unanswered(result.messages)).toEqual([]);
+    });
   });
 
   it("folds once the size guard finds the request too big after a hook vetoed the planned fold", async () => {

@@ -26,26 +26,119 @@ function asSentence(words: string): string {
   return /[.!?…:;]["')\]]*$/.test(trimmed) || trimmed === "" ? trimmed : `${trimmed}.`;
 }
 
+/** A whole number of tokens above zero, or `undefined`. */
+function tokenCount(value: unknown): number | undefined {
+  const n = typeof value === "string" && /^\d{1,12}$/.test(value) ? Number(value) : value;
+  return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+/**
+ * The window a refusal names, in each server's words: llama.cpp's "available context size (1024
+ * tokens)"; OpenAI's, vLLM's and OpenRouter's "maximum context length is 8192 tokens"; LM Studio's
+ * "context length of only 2048 tokens"; and a plain "context window of 8192 tokens".
+ */
+const WINDOW_WORDS: readonly RegExp[] = [
+  /available context size \((\d+) tokens\)/i,
+  /maximum context length is (\d+) tokens/i,
+  /context length of only (\d+) tokens/i,
+  /context (?:window|length|size) (?:is|of) (\d+) tokens/i,
+];
+
+/**
+ * The refused prompt's size in each server's words: llama.cpp's "request (1104 tokens)"; OpenAI's
+ * "your messages resulted in 4294 tokens"; vLLM 0.10's "your request has 8203 input tokens" and its
+ * older "you requested 6029 tokens in the messages"; LM Studio's "keep the first 14538 tokens";
+ * OpenRouter's "7884 of text input"; and OpenAI's and vLLM's "(3130 in the messages" (see
+ * `promptOf` for the whole request less its completion, which counts the functions too).
+ */
+const PROMPT_WORDS: readonly RegExp[] = [
+  /request \((\d+) tokens\)/i,
+  /resulted in (\d+) tokens/i,
+  /request has (\d+) input tokens/i,
+  /requested (\d+) tokens in the messages/i,
+  /keep the first (\d+) tokens/i,
+  /(\d+) of text input/i,
+  /\((\d+) in the messages/i,
+];
+
+function firstCount(text: string, patterns: readonly RegExp[]): number | undefined {
+  for (const re of patterns) {
+    const found = tokenCount(re.exec(text)?.[1]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** The prompt a refusal counted: "requested 8213 tokens (…, 800 in the completion)" less the completion, else its words. */
+function promptOf(text: string): number | undefined {
+  const whole = /requested (?:about )?(\d+) tokens \(([^)]*)\)/i.exec(text);
+  if (whole) {
+    const total = tokenCount(whole[1]);
+    const completion = tokenCount(/(\d+) in the (?:completion|output)/i.exec(whole[2] ?? "")?.[1]);
+    if (total !== undefined && completion !== undefined && completion < total) return total - completion;
+  }
+  return firstCount(text, PROMPT_WORDS);
+}
+
+/** What a refusal says of the window and of the prompt it refused, where it says. */
+function overflowSizes(error: unknown): { window?: number; promptTokens?: number } {
+  const facts = readError(error);
+  // llama.cpp's body carries both as numbers: `n_ctx` and `n_prompt_tokens`.
+  const body = facts.objects.find((o) => tokenCount(o.n_ctx) !== undefined);
+  const window = tokenCount(body?.n_ctx) ?? firstCount(facts.text, WINDOW_WORDS);
+  const promptTokens = tokenCount(body?.n_prompt_tokens) ?? promptOf(facts.text);
+  return {
+    ...(window !== undefined ? { window } : {}),
+    ...(promptTokens !== undefined ? { promptTokens } : {}),
+  };
+}
+
+/** What a `ContextOverflow` is made with besides the server's words. */
+export interface ContextOverflowOptions {
+  /** The original error. */
+  cause?: unknown;
+  /** The context window in tokens, where the refusal named one. */
+  window?: number;
+  /** The refused prompt's size in tokens as the endpoint counted it, where it said. */
+  promptTokens?: number;
+}
+
 /**
  * A request too big for the model's context window, as the endpoint (or a size guard) said so.
  *
  * `serverMessage` is the endpoint's own wording, kept so an operator reads what the server said
- * rather than a paraphrase; `cause` is the original error. Not a capability `negotiate` can answer
- * and not transient: retrying the same body fails the same way. Shrink the transcript (prune tool
- * results, compact) or raise the window.
+ * rather than a paraphrase; `cause` is the original error. `window` is the context window the
+ * refusal names, where it names one — llama.cpp's `n_ctx` (also its "available context size (1024
+ * tokens)"), OpenAI's and vLLM's "maximum context length is 8192 tokens", LM Studio's "context
+ * length of only 2048 tokens" — which can be smaller than the window a host configured;
+ * `promptTokens` is the prompt the endpoint counted, where it said. Not a capability `negotiate`
+ * can answer and not transient: retrying the same body fails the same way. Shrink the transcript
+ * (prune tool results, compact) or raise the window.
  */
 export class ContextOverflow extends Error {
   override readonly name: string = "ContextOverflow";
   /** The endpoint's own words for the overflow (or the size guard's, when nothing was sent). */
   readonly serverMessage: string;
+  /**
+   * The context window in tokens the refusal names (llama.cpp's `n_ctx`, "maximum context length is
+   * N tokens"), or `undefined` where it names none (Ollama's "exceeded max context length by 4
+   * tokens", the loop's own size guard).
+   */
+  declare readonly window?: number;
+  /** The refused prompt's size in tokens as the endpoint counted it (llama.cpp's `n_prompt_tokens`), where it said. */
+  declare readonly promptTokens?: number;
 
-  constructor(serverMessage: string, options?: { cause?: unknown }) {
+  constructor(serverMessage: string, options?: ContextOverflowOptions) {
     super(
       `The request does not fit the model's context window: ${asSentence(serverMessage)} ` +
         "Shorten the transcript (prune tool results or compact it) or raise the window, then send again.",
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.serverMessage = serverMessage;
+    const window = tokenCount(options?.window);
+    const promptTokens = tokenCount(options?.promptTokens);
+    if (window !== undefined) this.window = window;
+    if (promptTokens !== undefined) this.promptTokens = promptTokens;
     Object.defineProperty(this, OVERFLOW_MARK, { value: true });
   }
 
@@ -56,12 +149,13 @@ export class ContextOverflow extends Error {
 
   /**
    * The `ContextOverflow` for an endpoint's refusal (one `isOverflow` accepts): its own message as
-   * `serverMessage` (the body's, not the client's "400 …" line) and the error as `cause`.
+   * `serverMessage` (the body's, not the client's "400 …" line), the error as `cause`, and the
+   * window and prompt sizes the refusal names as `window` and `promptTokens`.
    */
   static fromError(error: unknown): ContextOverflow {
     if (ContextOverflow.isInstance(error)) return error;
     const said = readError(error).primary || safeString(error);
-    return new ContextOverflow(said, { cause: error });
+    return new ContextOverflow(said, { cause: error, ...overflowSizes(error) });
   }
 }
 

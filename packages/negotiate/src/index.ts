@@ -16,7 +16,7 @@ export {
   effortFor,
   modelCapabilitiesFor,
 } from "./capabilities.js";
-export type { CapabilitySnapshotErrorCode } from "./errors.js";
+export type { CapabilitySnapshotErrorCode, ContextOverflowOptions } from "./errors.js";
 export { CapabilitySnapshotError, ContextOverflow } from "./errors.js";
 export type { NegotiateOptions, Produced, Send } from "./negotiate.js";
 export { negotiate } from "./negotiate.js";

@@ -185,6 +185,13 @@ function messageText(content: unknown): string {
  */
 export interface SideCallReply extends SideTaskReply {
   refusal?: string;
+  /** The prompt and completion tokens the server counted, where its `usage` said (each a whole number). */
+  usage?: { prompt?: number; completion?: number };
+}
+
+/** A whole token count of 0 or more, or `undefined`. */
+function tokens(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
 function readReply(completion: unknown, model: string): SideCallReply {
@@ -204,6 +211,15 @@ function readReply(completion: unknown, model: string): SideCallReply {
   };
   const refusal = choice.message.refusal;
   if (typeof refusal === "string" && refusal.trim() !== "") reply.refusal = refusal.trim();
+  const usage = isObject(completion) && isObject(completion.usage) ? completion.usage : undefined;
+  const prompt = tokens(usage?.prompt_tokens);
+  const generated = tokens(usage?.completion_tokens);
+  if (prompt !== undefined || generated !== undefined) {
+    reply.usage = {
+      ...(prompt !== undefined ? { prompt } : {}),
+      ...(generated !== undefined ? { completion: generated } : {}),
+    };
+  }
   return reply;
 }
 

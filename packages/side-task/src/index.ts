@@ -18,12 +18,14 @@ export type { KeywordOptions, KeywordPreselection, KeywordScore } from "./keywor
 export { KEYWORD_DROPOFF, KEYWORD_MIN_SCORE, preselectByKeywords } from "./keywords.js";
 export type { PreselectOptions } from "./preselect.js";
 export {
+  PRESELECT_ENUM_MAX,
   PRESELECT_MAX_TOKENS,
   PRESELECT_SCHEMA,
   PRESELECTED_NOTICE,
   preselect,
   preselectInput,
   preselection,
+  preselectSchema,
   preselectSystem,
 } from "./preselect.js";
 export type {

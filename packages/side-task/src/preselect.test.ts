@@ -9,7 +9,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { realCatalog } from "../bench/load-catalog.js";
 import { bodies, isolated, systemContent, userContent } from "../test/wire.js";
 import { SideTaskError } from "./errors.js";
-import { preselect, preselectInput, preselection, preselectSystem } from "./preselect.js";
+import {
+  PRESELECT_ENUM_MAX,
+  PRESELECT_SCHEMA,
+  preselect,
+  preselectInput,
+  preselection,
+  preselectSchema,
+  preselectSystem,
+} from "./preselect.js";
 
 let server: TestServer | undefined;
 afterEach(() => server?.close());
@@ -47,6 +55,57 @@ describe("preselect", () => {
     });
     expect(systemContent(body ?? {})).toMatch(/- maps_elevation: Get elevation data/);
     expect(String(userContent(body ?? {}))).toContain(unsettled);
+  });
+
+  it("holds the answer to the catalogue's names and the cap in the schema it sends, which llama.cpp's grammar takes", async () => {
+    server = await startServer({
+      personality: { name: "llamacpp", nCtx: 32768 },
+      replies: [{ content: '{"tools":["maps_elevation"]}' }],
+    });
+    const notices: string[] = [];
+    const tools = await preselect(
+      { baseUrl: server.baseUrl },
+      "small",
+      catalog,
+      unsettled,
+      { ...isolated(), onNotice: (m) => notices.push(m) },
+      5,
+    );
+    expect(tools).toEqual(["maps_elevation"]);
+    expect(notices).toEqual([]);
+    const format = bodies(server)[0]?.response_format as {
+      json_schema: { schema: { properties: { tools: { items: { enum?: string[] }; maxItems?: number } } } };
+    };
+    const list = format.json_schema.schema.properties.tools;
+    const names = catalog.flatMap((s) => s.tools.map((t) => t.name));
+    expect(list.maxItems).toBe(5);
+    expect(list.items.enum).toEqual([...new Set(names)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(list.items.enum).toContain("maps_elevation");
+  });
+
+  it("asks with free strings, as before, for a catalogue of more names than an enum holds", async () => {
+    const big = [
+      {
+        name: "many",
+        tools: Array.from({ length: PRESELECT_ENUM_MAX + 1 }, (_, i) => ({
+          name: `tool_${i}`,
+          description: `Tool ${i}`,
+        })),
+      },
+    ];
+    expect(preselectSchema(big)).toBe(PRESELECT_SCHEMA);
+    expect(
+      preselectSchema(big.map((s) => ({ ...s, tools: s.tools.slice(0, PRESELECT_ENUM_MAX) }))),
+    ).toMatchObject({
+      properties: { tools: { maxItems: 12, items: { type: "string" } } },
+    });
+    server = await startServer({ replies: [{ content: '{"tools":["tool_3"]}' }] });
+    const tools = await preselect({ baseUrl: server.baseUrl }, "small", big, "Use tool 3.", isolated());
+    expect(tools).toEqual(["tool_3"]);
+    const format = bodies(server)[0]?.response_format as {
+      json_schema: { schema: { properties: { tools: { items: Record<string, unknown> } } } };
+    };
+    expect(format.json_schema.schema.properties.tools.items).toEqual({ type: "string" });
   });
 
   it("keeps the names of a reply that also holds a number JavaScript cannot hold", async () => {

@@ -29,6 +29,49 @@ export const PRESELECT_SCHEMA: Readonly<Record<string, unknown>> = Object.freeze
   additionalProperties: false,
 });
 
+/**
+ * The most catalogue names a preselection's schema lists as an `enum` (256). A server that builds a
+ * grammar from the schema (llama.cpp, vLLM) then holds the model to real names and to the cap; the
+ * schema also rides on the system prompt, so a longer list would repeat a long catalogue there and
+ * make a grammar of that many alternatives. A bigger catalogue is asked with {@link PRESELECT_SCHEMA}'s
+ * free strings, read against the catalogue as before.
+ */
+export const PRESELECT_ENUM_MAX = 256;
+
+/**
+ * The schema one preselection is asked with: {@link PRESELECT_SCHEMA} with the list held to the
+ * catalogue's tool names (`items.enum`, in code-unit order, each once) and to `max` of them
+ * (`maxItems`), where the catalogue holds at most {@link PRESELECT_ENUM_MAX} tools; `PRESELECT_SCHEMA`
+ * itself above that. Built per call from the catalogue, so the same catalogue is the same schema.
+ * Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers or a bad cap.
+ */
+export function preselectSchema(
+  catalog: readonly CatalogServerLike[],
+  max: number = PRESELECT_MAX,
+): Readonly<Record<string, unknown>> {
+  const { entries } = readCatalog(catalog, "preselectSchema");
+  const cap = checkCap(max, "preselectSchema");
+  return schemaFor(entries, cap);
+}
+
+function schemaFor(entries: readonly CatalogEntry[], cap: number): Readonly<Record<string, unknown>> {
+  if (entries.length === 0 || entries.length > PRESELECT_ENUM_MAX) return PRESELECT_SCHEMA;
+  const names = entries.map((entry) => entry.name).sort(codeUnitOrder);
+  return {
+    type: "object",
+    properties: {
+      tools: {
+        type: "array",
+        items: { type: "string", enum: names },
+        maxItems: cap,
+        description: "Names of the tools the request needs, exactly as the catalogue spells them.",
+      },
+    },
+    required: ["tools"],
+    additionalProperties: false,
+  };
+}
+
 /** What a run says before its first turn about the tools it opened with; the names follow, comma-separated. */
 export const PRESELECTED_NOTICE = "Preselected tools: ";
 
@@ -164,7 +207,8 @@ export function preselection(
  * Chooses a run's tools before it starts, with a small model (and the request's words first, if asked).
  *
  * Asks `model` at `endpoint` which tools of `catalog` the
- * request `prompt` needs (`askJson` with `PRESELECT_SCHEMA`, ceiling `PRESELECT_MAX_TOKENS`,
+ * request `prompt` needs (`askJson` with `preselectSchema(catalog, max)`: the catalogue's names as an
+ * `enum` and `maxItems` the cap, up to `PRESELECT_ENUM_MAX` tools; ceiling `PRESELECT_MAX_TOKENS`,
  * temperature 0 unless given), and answers the names (`preselection`), at most `max`.
  *
  * With `keywords`, the request's words are matched first and their shortlist is the answer when
@@ -208,7 +252,7 @@ export async function preselect(
       model,
       preselectSystem(catalog, cap),
       preselectInput(prompt, cap),
-      PRESELECT_SCHEMA,
+      schemaFor(read.entries, cap),
       {
         ...rest,
         maxTokens: rest.maxTokens ?? PRESELECT_MAX_TOKENS,

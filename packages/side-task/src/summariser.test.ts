@@ -92,7 +92,8 @@ describe("summariser", () => {
           status: 400,
           body: { error: { message: "model not loaded", type: "invalid_request_error" } },
         },
-        { content: "Jobs 0 to", finishReason: "length" },
+        // Cut off at the ceiling: the whole max_tokens it was sent (1024) spent, as a server counts it.
+        { content: "Jobs 0 to", finishReason: "length", usage: { completion_tokens: 1024 } },
       ],
     });
     const notices: string[] = [];

@@ -132,6 +132,35 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
   return blocks;
 }
 
+/** A reply that stopped at the end of the model's window: the window, and what filled it. */
+interface RanOut {
+  window: number;
+  prompt: number;
+  completion: number;
+}
+
+/**
+ * Whether a reply cut off (`finish_reason: "length"`) ran out of the model's window rather than
+ * into the `max_tokens` it was sent: by the usage the server counted, its completion stopped short
+ * of `maxSent` (a ceiling stops it at exactly that many), or prompt plus completion reached the
+ * known `window`. llama.cpp takes any prompt that fits and writes until its window is full, so a
+ * summary asked with the whole ceiling there ends this way. The window is the known one where the
+ * two filled it, else prompt plus completion. `undefined` for a reply that finished, or no usage.
+ */
+function outOfWindow(
+  reply: { finishReason: string | undefined; usage?: { prompt?: number; completion?: number } },
+  window: number | undefined,
+  maxSent: number,
+): RanOut | undefined {
+  if (reply.finishReason !== "length") return undefined;
+  const prompt = reply.usage?.prompt;
+  const completion = reply.usage?.completion;
+  if (prompt === undefined || completion === undefined || prompt < 1) return undefined;
+  const filled = window !== undefined && prompt + completion >= window;
+  if (!filled && completion >= maxSent) return undefined;
+  return { window: filled ? (window as number) : prompt + completion, prompt, completion };
+}
+
 /**
  * A summarise function for `@loopwright/ledger`'s compaction, written by a side task.
  *
@@ -144,7 +173,12 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
  * The whole user turn is held to `inputChars` (else what fits `contextLength`): the stretch keeps
  * its opening question and its newest messages, its middle replaced by a marker. With neither, a
  * request the server refuses as too big is cut to the window the refusal names and sent once more,
- * and the function's later summaries start within that size. Where the window is known
+ * and the function's later summaries start within that size. A reply that ran out of the window
+ * rather than into its ceiling — `finish_reason: "length"` with, by the server's usage, a completion
+ * short of the `max_tokens` sent or prompt plus completion reaching the known window (llama.cpp
+ * takes any prompt that fits and writes until its window is full) — is read the same way: its notice
+ * says the window ran out, and the input is cut to that window (prompt plus completion, where no
+ * window was known) and asked once more. One summary is asked again at most once. Where the window is known
  * (`contextLength`, or a refusal), the reply asked for is the ceiling held to half the window, the
  * room the input was sized beside, so prompt plus `max_tokens` stays inside it (vLLM refuses more).
  *
@@ -233,10 +267,35 @@ export function summariser(
       learnedWindow === undefined ? window : Math.min(learnedWindow, window ?? learnedWindow);
     if (start !== undefined && start < MIN_SUMMARY_INPUT) return tooSmall(start, window);
     try {
-      const input = compose(start);
+      let input = compose(start);
+      // The window the request was sized to (undefined: none known), and whether it was asked again.
+      let asked = knownWindow;
+      let again = false;
       let reply: Awaited<ReturnType<typeof send>>;
+      /**
+       * Sizes the user turn to a window of `tokens` (the chars a token held measured against
+       * `promptTokens` where the server counted the prompt just sent) and remembers it for this
+       * function's later summaries; `undefined` where too little room is left (said so).
+       */
+      const refit = (tokens: number, promptTokens: number | undefined): string | undefined => {
+        const sent = system.length + input.length;
+        const perToken = promptTokens
+          ? Math.min(SUMMARY_CHARS_PER_TOKEN * 2, sent / promptTokens)
+          : SUMMARY_CHARS_PER_TOKEN;
+        const room = Math.min(inputBudget(tokens, ceiling, system.length, perToken), input.length - 1);
+        if (room < MIN_SUMMARY_INPUT) {
+          tooSmall(room, tokens);
+          return undefined;
+        }
+        learned = room;
+        learnedWindow = Math.min(tokens, learnedWindow ?? tokens);
+        asked = tokens;
+        again = true;
+        input = compose(room);
+        return input;
+      };
       try {
-        reply = await send(input, knownWindow);
+        reply = await send(input, asked);
       } catch (error) {
         // Refused as too big: sized to the window the refusal names (measured against the prompt it
         // counted, where it says), and asked once more.
@@ -245,22 +304,28 @@ export function summariser(
             ? overflowFacts(error)
             : undefined;
         if (facts === undefined) throw error;
-        const sent = system.length + input.length;
-        const perToken = facts.prompt
-          ? Math.min(SUMMARY_CHARS_PER_TOKEN * 2, sent / facts.prompt)
-          : SUMMARY_CHARS_PER_TOKEN;
-        const room = Math.min(inputBudget(facts.window, ceiling, system.length, perToken), input.length - 1);
-        if (room < MIN_SUMMARY_INPUT) return tooSmall(room, facts.window);
+        if (refit(facts.window, facts.prompt) === undefined) return undefined;
         notice(
           `The conversation to summarise did not fit ${model}'s window (${facts.window} tokens); its middle was left out and the summary asked for again.`,
         );
-        learned = room;
-        learnedWindow = Math.min(facts.window, learnedWindow ?? facts.window);
-        reply = await send(compose(room), facts.window);
+        reply = await send(input, asked);
+      }
+      let ranOut = outOfWindow(reply, asked, asked === undefined ? ceiling : replyRoom(asked, ceiling));
+      if (ranOut !== undefined && !again) {
+        // llama.cpp takes a prompt that fits and writes until its window is full: not the ceiling.
+        // Cut to that window and asked once more, as for a refusal.
+        if (refit(ranOut.window, ranOut.prompt) === undefined) return undefined;
+        notice(
+          `The summary from ${model} ran out of its window (${ranOut.window} tokens: ${ranOut.prompt} of prompt, ${ranOut.completion} of reply); its input was cut to fit and the summary asked for again.`,
+        );
+        reply = await send(input, asked);
+        ranOut = outOfWindow(reply, asked, asked === undefined ? ceiling : replyRoom(asked, ceiling));
       }
       if (reply.finishReason === "length") {
         notice(
-          `The summary from ${model} was cut off at its reply ceiling; the transcript was left as it was.`,
+          ranOut === undefined
+            ? `The summary from ${model} was cut off at its reply ceiling; the transcript was left as it was.`
+            : `The summary from ${model} ran out of its window (${ranOut.window} tokens) before it was finished; the transcript was left as it was.`,
         );
         return undefined;
       }

@@ -5,12 +5,12 @@
  * messages, so the compaction succeeds where the request used to be refused as too big.
  */
 import { type MessageLike, planCompaction, runCompaction } from "@loopwright/ledger";
-import { startServer, type TestServer } from "@loopwright/testkit";
+import { countTokens, renderPrompt, startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { bodies, isolated, userContent } from "../test/wire.js";
 import { SideTaskError } from "./errors.js";
-import { summariser } from "./summariser.js";
+import { SUMMARISER_SYSTEM, summariser, transcriptText } from "./summariser.js";
 import { fitStretch } from "./summary-budget.js";
 
 let server: TestServer | undefined;
@@ -179,6 +179,114 @@ describe("a stretch longer than the compaction model's window", () => {
         summariser({ baseUrl: "http://127.0.0.1:9/v1" }, "m", { contextLength: bad as never }),
       ).toThrow(/contextLength/);
     }
+  });
+});
+
+describe("a summary that runs out of llama.cpp's window rather than into its ceiling", () => {
+  /** The tokens the testkit counts for the summariser's first request over `stretch`. */
+  function firstPrompt(stretch: MessageLike[]): number {
+    const user = `The conversation to take notes of:\n\n${transcriptText(stretch)}`;
+    return countTokens(
+      renderPrompt({
+        messages: [
+          { role: "system", content: SUMMARISER_SYSTEM },
+          { role: "user", content: user },
+        ],
+      }),
+    );
+  }
+
+  it("is read as the window running out: cut to the window prompt plus completion filled, asked once more, and remembered", async () => {
+    // llama.cpp takes a prompt that fits and writes until its window is full (capture
+    // 29-near-context-limit: prompt 4079 + completion 17 = n_ctx 4096, max_tokens 100): the first
+    // summary stops 12 tokens in, with finish_reason "length", far short of its 1,024-token ceiling.
+    const messages = longRun(2);
+    const plan = planCompaction(messages, { limit: 1000, used: 990 });
+    if (!plan) throw new Error("planCompaction made no plan");
+    const stretch = messages.slice(plan.from, plan.through);
+    const prompt = firstPrompt(stretch);
+    const nCtx = prompt + 12;
+    server = await startServer({
+      personality: { name: "llamacpp", nCtx },
+      replies: [
+        { content: "notes ".repeat(600) },
+        { content: "Jobs 0 to 3 passed." },
+        { content: "Still passing." },
+      ],
+    });
+    const notices: string[] = [];
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
+      summary: "Jobs 0 to 3 passed.",
+    });
+    expect(server.chatRequests).toHaveLength(2);
+    expect(notices).toEqual([
+      `The summary from small ran out of its window (${nCtx} tokens: ${prompt} of prompt, 12 of reply); its input was cut to fit and the summary asked for again.`,
+    ]);
+    expect(notices.join("\n")).not.toMatch(/reply ceiling/);
+    const [first, second] = bodies(server);
+    expect(first?.max_tokens).toBe(1024);
+    // Asked again within the window: half of it for the reply, the rest for a cut input.
+    expect(nCtx).toBeLessThan(2048);
+    expect(second?.max_tokens).toBe(Math.floor(nCtx / 2));
+    const shown = String(userContent(second ?? {}));
+    expect(shown.length).toBeLessThan(String(userContent(first ?? {})).length);
+    expect(shown).toMatch(/\[user\]\nQuestion 0: check the build log of job 0\./);
+    // The next summary starts within the window it learned: one request, answered.
+    await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
+      summary: "Still passing.",
+    });
+    expect(server.chatRequests).toHaveLength(3);
+    expect(bodies(server)[2]?.max_tokens).toBe(Math.floor(nCtx / 2));
+  });
+
+  it("says the window ran out when the second ask runs out of it too, and leaves the transcript", async () => {
+    const messages = longRun(4);
+    const plan = planCompaction(messages, { limit: 1000, used: 990 });
+    if (!plan) throw new Error("planCompaction made no plan");
+    const nCtx = firstPrompt(messages.slice(plan.from, plan.through)) + 12;
+    server = await startServer({
+      personality: { name: "llamacpp", nCtx },
+      replies: () => {
+        const n = server?.chatRequests.length ?? 0;
+        if (n === 1) return { content: "notes ".repeat(600) };
+        // Its tokenizer counted the cut prompt far above the estimate: the window fills 3 tokens in.
+        return { content: "notes ".repeat(600), usage: { prompt_tokens: nCtx - 3, completion_tokens: 3 } };
+      },
+    });
+    const notices: string[] = [];
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toBeUndefined();
+    expect(server.chatRequests).toHaveLength(2);
+    expect(notices[1]).toBe(
+      `The summary from small ran out of its window (${nCtx} tokens) before it was finished; the transcript was left as it was.`,
+    );
+  });
+
+  it("is still the ceiling where the reply spent every token of the max_tokens it was sent", async () => {
+    server = await startServer({
+      personality: { name: "llamacpp", nCtx: 8192 },
+      replies: [{ content: "notes ".repeat(2000) }],
+    });
+    const notices: string[] = [];
+    const messages = longRun(4);
+    const plan = planCompaction(messages, { limit: 1000, used: 990 });
+    if (!plan) throw new Error("planCompaction made no plan");
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toBeUndefined();
+    expect(server.chatRequests).toHaveLength(1);
+    expect(notices).toEqual([
+      "The summary from small was cut off at its reply ceiling; the transcript was left as it was.",
+    ]);
   });
 });
 

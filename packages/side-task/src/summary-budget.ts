@@ -1,3 +1,4 @@
+import { ContextOverflow } from "@loopwright/negotiate";
 import { describeValue, SideTaskError } from "./errors.js";
 import { keepEndsEscaped } from "./headers.js";
 
@@ -22,61 +23,17 @@ export interface OverflowFacts {
   prompt?: number;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function positiveInteger(value: unknown): number | undefined {
-  const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
-  return typeof n === "number" && Number.isInteger(n) && n > 0 ? n : undefined;
-}
-
-/** The window and the prompt size in a server's words: llama.cpp's, vLLM's and OpenAI's. */
-const WINDOW_WORDS = [
-  /available context size \((\d+) tokens\)/i,
-  /maximum context length is (\d+) tokens/i,
-  /context (?:window|length|size) (?:is|of) (\d+) tokens/i,
-];
-const PROMPT_WORDS = [
-  /request \((\d+) tokens\)/i,
-  /\((\d+) in the messages/i,
-  /messages resulted in (\d+) tokens/i,
-];
-
-function firstNumber(text: string, patterns: readonly RegExp[]): number | undefined {
-  for (const re of patterns) {
-    const found = positiveInteger(re.exec(text)?.[1]);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
 /**
- * What a refused side task's error says about the window: llama.cpp's `n_ctx` and
- * `n_prompt_tokens` in its body, else the window and prompt sizes written in the message. Follows
- * the `cause` chain (a `SideTaskError` holds the SDK's error). `undefined` where no window is named.
+ * What a refused side task's error says about the window: the window and the refused prompt as
+ * `@loopwright/negotiate`'s `ContextOverflow.fromError` reads them (llama.cpp's `n_ctx` and
+ * `n_prompt_tokens` in its body, else the sizes written in the message in llama.cpp's, vLLM's,
+ * OpenAI's, LM Studio's or OpenRouter's words), through the `cause` chain (a `SideTaskError` holds
+ * the SDK's error). `undefined` where no window is named.
  */
 export function overflowFacts(error: unknown): OverflowFacts | undefined {
-  const texts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && isRecord(current); depth++) {
-    const bodies = [current.error, isRecord(current.error) ? current.error.error : undefined, current];
-    for (const body of bodies) {
-      if (!isRecord(body)) continue;
-      const window = positiveInteger(body.n_ctx);
-      if (window !== undefined) {
-        const prompt = positiveInteger(body.n_prompt_tokens);
-        return prompt === undefined ? { window } : { window, prompt };
-      }
-      if (typeof body.message === "string") texts.push(body.message);
-    }
-    current = current.cause;
-  }
-  const text = texts.join("\n");
-  const window = firstNumber(text, WINDOW_WORDS);
+  const { window, promptTokens } = ContextOverflow.fromError(error);
   if (window === undefined) return undefined;
-  const prompt = firstNumber(text, PROMPT_WORDS);
-  return prompt === undefined ? { window } : { window, prompt };
+  return promptTokens === undefined ? { window } : { window, prompt: promptTokens };
 }
 
 /**
