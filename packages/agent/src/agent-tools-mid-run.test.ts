@@ -4,7 +4,14 @@
 import type { StepPlan } from "@loopwright/loop";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent, type AgentTool, type ChatMessageLike, loopBackend } from "./test-exports.js";
+import {
+  Agent,
+  AgentError,
+  type AgentTool,
+  type ChatMessageLike,
+  loopBackend,
+  ToolRegistry,
+} from "./test-exports.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -192,5 +199,90 @@ describe("Agent: tools registered or unregistered while a prompt runs", () => {
     expect(toolNames(third)).toContain("forecast");
     expect(answerTo(agent.messages, "c3")).toBe("rain");
     expect(agent.loaded).toContain("forecast");
+  });
+});
+
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe("Agent: a tool registered mid-prompt under a name another tool is declared as (r19 #2)", () => {
+  it("refuses the register call (duplicate-tool) and the running prompt finishes; the model reads the refusal", async () => {
+    server = await startServer({
+      replies: [call("c1", "install"), call("c2", "fs_read"), { content: "finished" }, { content: "again" }],
+    });
+    let refused: unknown;
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        tool("fs_read", () => "contents"),
+        tool("install", () => {
+          try {
+            agent.tools.register(tool("fs.read", () => "other"));
+          } catch (error) {
+            refused = error;
+            throw error;
+          }
+          return "installed fs.read";
+        }),
+      ],
+    });
+    const result = await agent.prompt("go");
+    expect(result.status).toBe("ok");
+    // The caller of register got the typed error naming both tools; nothing was registered.
+    expect(AgentError.isInstance(refused)).toBe(true);
+    expect(refused).toMatchObject({ code: "duplicate-tool" });
+    expect((refused as Error).message).toMatch(
+      /The tools "fs_read" and "fs.read" would both be declared to the model as "fs_read"/,
+    );
+    expect(agent.tools.get("fs.read")).toBeUndefined();
+    // The model was told (the tool's failure is its answer), and its call to fs_read ran the one tool.
+    expect(answerTo(bodies()[1]!.messages, "c1")).toMatch(/^Error: The tools "fs_read" and "fs.read"/);
+    expect(answerTo(bodies()[2]!.messages, "c2")).toBe("contents");
+    expect(toolNames(bodies()[2])).toEqual(["fs_read", "install"]);
+    // The next prompt runs too: no collision was left behind in the registry.
+    expect((await agent.prompt("again")).status).toBe("ok");
+  });
+
+  it("refuses such a name whatever replace says, and takes it once the other tool is gone", () => {
+    const registry = new ToolRegistry([tool("fs_read", () => "a")]);
+    for (const options of [{}, { replace: true }]) {
+      let error: unknown;
+      try {
+        registry.register(
+          tool("fs.read", () => "b"),
+          options,
+        );
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toMatchObject({ code: "duplicate-tool" });
+    }
+    expect(() => new ToolRegistry([tool("a.b", () => ""), tool("a_b", () => "")])).toThrow(
+      /"a\.b" and "a_b" would both be declared to the model as "a_b"/,
+    );
+    // Given together at construction, the agent refuses them there, not at the first prompt.
+    expect(
+      thrownBy(
+        () =>
+          new Agent({
+            config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" },
+            tools: [tool("a.b", () => ""), tool("a_b", () => "")],
+          }),
+      ),
+    ).toMatchObject({ code: "duplicate-tool" });
+    // The same name again with replace is a replacement, not a collision.
+    registry.register(
+      tool("fs_read", () => "c"),
+      { replace: true },
+    );
+    expect(registry.unregister("fs_read")).toBe(true);
+    registry.register(tool("fs.read", () => "b"));
+    expect(registry.list().map((t) => t.name)).toEqual(["fs.read"]);
   });
 });

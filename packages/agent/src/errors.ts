@@ -10,7 +10,7 @@ function marked(value: unknown, marker: symbol): boolean {
  * - `busy`: `prompt`, `continue` or `reset` was called while a run was going;
  * - `invalid-input`: an argument was not what the method takes (an empty prompt, a bad option);
  * - `cannot-continue`: `continue()` with nothing to answer (the transcript ends in an assistant reply);
- * - `duplicate-tool`: two tools registered under one name;
+ * - `duplicate-tool`: two tools registered under one name, or under names the model would be shown as one;
  * - `unknown-question`: `submitAnswer` named a question that is not pending;
  * - `storage`: a session file could not be read or written;
  * - `closed`: `prompt`, `save`, `clear` or `continue` on a session (or its agent) after `close()` or `dispose()`;

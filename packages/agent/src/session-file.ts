@@ -195,8 +195,13 @@ export function readSession(path: string): LoadedSession & { dropped: boolean } 
 export const NOT_RECORDED =
   "Not recorded: the host stopped before this call's result was written down; the call may or may not have run. Check before running it again.";
 
-/** How deep a record may nest (the record itself is level 1); a deeper line is dropped as one this module did not write. */
-export const MAX_RECORD_DEPTH = 64;
+/**
+ * How deep a line's record may nest (the record itself is level 1, a message in it level 2). A
+ * session refuses to write a message that would nest deeper (`AgentError` `invalid-input`), and the
+ * reader drops a deeper line with a notice: a file is read and written again whole on opening, and
+ * JSON text nested some thousands of levels deep overflows the stack there. Far below that bound.
+ */
+export const MAX_RECORD_DEPTH = 1000;
 
 /**
  * The tool step `messages[from]` opens when its calls were not all answered: the assistant message,
@@ -254,14 +259,33 @@ function inCallOrder(messages: AgentMessage[]): void {
   }
 }
 
-/** Whether a parsed value nests deeper than `MAX_RECORD_DEPTH` (the value itself at `level`). */
-function tooDeep(value: unknown, level: number): boolean {
+/**
+ * Whether a value nests deeper than `MAX_RECORD_DEPTH` (the value itself at `level`). Recurses at
+ * most `MAX_RECORD_DEPTH` calls deep, and looks into a value reached again (an object shared by two
+ * fields) only when it is reached higher up than before, so a shared structure is not walked once
+ * per path to it.
+ */
+function tooDeep(value: unknown, level: number, seen = new Map<object, number>()): boolean {
   if (typeof value !== "object" || value === null) return false;
   if (level > MAX_RECORD_DEPTH) return true;
+  const before = seen.get(value);
+  if (before !== undefined && before <= level) return false;
+  seen.set(value, level);
   for (const inner of Array.isArray(value) ? value : Object.values(value)) {
-    if (tooDeep(inner, level + 1)) return true;
+    if (tooDeep(inner, level + 1, seen)) return true;
   }
   return false;
+}
+
+/**
+ * Why a session file cannot hold `message` (it nests deeper than its record may), said as "nests
+ * …", or undefined when it can. What the session checks before it writes a message, so it never
+ * writes a line its reader drops.
+ */
+export function depthProblem(message: unknown): string | undefined {
+  // Its record is level 1, the message level 2.
+  if (!tooDeep(message, 2)) return undefined;
+  return `nests deeper than a session file holds: more than ${MAX_RECORD_DEPTH - 1} levels, the message itself the first (MAX_RECORD_DEPTH, ${MAX_RECORD_DEPTH}, counts the line's record around it)`;
 }
 
 /**
@@ -311,7 +335,8 @@ const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "c
  */
 function recordProblem(record: unknown): string | undefined {
   if (!isObject(record)) return "JSON but not a record";
-  // Read and written again whole on opening: a nesting this deep would overflow the stack there.
+  // Read and written again whole on opening: a nesting far deeper would overflow the stack there.
+  // The session never writes one (it refuses such a message), so it came from elsewhere.
   if (tooDeep(record, 1)) return `a record nested deeper than ${MAX_RECORD_DEPTH} levels`;
   if (record.type === "session") {
     return typeof record.createdAt === "string" ? undefined : "a session header without its createdAt";
@@ -369,8 +394,18 @@ export class SessionFile {
     this.path = path;
   }
 
-  /** Appends one message. Throws `AgentError` (`storage`) when the write fails. */
+  /**
+   * Appends one message. Throws `AgentError` (`invalid-input`, nothing written) for a message nested
+   * deeper than the file holds (`MAX_RECORD_DEPTH`), and (`storage`) when the write fails.
+   */
   appendMessage(message: AgentMessage): void {
+    const problem = depthProblem(message);
+    if (problem) {
+      throw new AgentError(
+        "invalid-input",
+        `The ${describeMessage(message)} was not written to the session file ${this.path}: it ${problem}.`,
+      );
+    }
     this.#append({ type: "message", message });
   }
 
@@ -398,7 +433,11 @@ export class SessionFile {
     return keepDroppedLines(this.path, kept, notices);
   }
 
-  /** Writes the whole state through a temporary file and a rename, so the file is never half-written. */
+  /**
+   * Writes the whole state through a temporary file and a rename, so the file is never half-written.
+   * Throws `AgentError` (`invalid-input`, the file as it was) when a message is nested deeper than
+   * the file holds (`MAX_RECORD_DEPTH`), and (`storage`) when the write fails.
+   */
   rewrite(
     id: string,
     createdAt: string,
@@ -406,6 +445,14 @@ export class SessionFile {
     todos: readonly Todo[],
     loaded: readonly string[] = [],
   ): void {
+    messages.forEach((message, at) => {
+      const problem = depthProblem(message);
+      if (!problem) return;
+      throw new AgentError(
+        "invalid-input",
+        `The session file ${this.path} was not written: its message ${at} (the ${describeMessage(message)}) ${problem}.`,
+      );
+    });
     const records: SessionRecord[] = [
       { type: "session", version: 1, id, createdAt },
       ...messages.map((message) => ({ type: "message" as const, message })),
@@ -437,6 +484,13 @@ export class SessionFile {
       );
     }
   }
+}
+
+/** A message as an error names it: by its role, and a tool message by the call it answers. */
+export function describeMessage(message: unknown): string {
+  const m = (isObject(message) ? message : {}) as { role?: unknown; tool_call_id?: unknown };
+  const role = typeof m.role === "string" ? `message with role ${JSON.stringify(m.role)}` : "message";
+  return typeof m.tool_call_id === "string" ? `${role} (answering ${JSON.stringify(m.tool_call_id)})` : role;
 }
 
 function sameNames(a: readonly string[], b: readonly string[]): boolean {

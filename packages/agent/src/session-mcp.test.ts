@@ -199,6 +199,68 @@ describe("Session with MCP servers", { timeout: 30_000 }, () => {
     }
   });
 
+  it("does not offer a server's tool, joining mid-prompt, that the model would be shown under a host tool's name; the prompt finishes (r19 #2)", async () => {
+    // The host's `late..echo` is declared as `late__echo`, the name the late server's echo tool has.
+    const dir = mkdtempSync(join(tmpdir(), "mcp-gate-"));
+    const gate = join(dir, "open");
+    const gated =
+      "const fs = require('node:fs'); const { pathToFileURL } = require('node:url');" +
+      "const [gate, entry] = process.argv.slice(1);" +
+      "const wait = setInterval(() => { if (!fs.existsSync(gate)) return; clearInterval(wait);" +
+      " process.argv = [process.argv[0], entry, 'stdio']; import(pathToFileURL(entry).href); }, 20);";
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "start_server", arguments: "{}" }] },
+        { toolCalls: [{ id: "c2", name: "late__echo", arguments: JSON.stringify({ message: "which?" }) }] },
+        { content: "Done." },
+      ],
+    });
+    const tool = (name: string, execute: () => unknown) => ({
+      name,
+      description: name,
+      parameters: { type: "object", properties: {} },
+      execute,
+    });
+    let session: Session | undefined;
+    session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      mcpServers: [{ name: "late", command: NODE, args: ["-e", gated, gate, EVERYTHING] }],
+      tools: [
+        tool("late..echo", () => "the host's echo"),
+        tool("start_server", async () => {
+          const joined = nextChange(session as Session, (e) => e.servers[0]?.state === "connected");
+          writeFileSync(gate, "");
+          await joined;
+          return "started";
+        }),
+      ],
+    });
+    sessions.push(session);
+    try {
+      const result = await session.prompt("Start the server, then echo");
+      expect(result).toEqual({ status: "ok", reply: "Done." });
+      // The server's other tools joined; its echo did not, and the model's call ran the host's tool.
+      expect(declared(server, 1)).toContain("late__get-sum");
+      expect(declared(server, 1).filter((name) => name === "late__echo")).toHaveLength(1);
+      expect(sent(server, 2).at(-1)).toMatchObject({
+        role: "tool",
+        tool_call_id: "c2",
+        content: "the host's echo",
+      });
+      expect(session.mcpServers[0]?.tools).not.toContain("late__echo");
+      expect(session.mcpServers[0]?.tools).toContain("late__get-sum");
+      expect(session.getSnapshot().timeline).toContainEqual({
+        type: "notice",
+        text: expect.stringMatching(
+          /^MCP tool "late__echo" is not offered: The tools "late\.\.echo" and "late__echo" would both be declared to the model as "late__echo"/,
+        ),
+      });
+      expect(session.getSnapshot().timeline.filter((e) => e.type === "error")).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("throws a typed error for a server entry the pool refuses", async () => {
     await expect(
       createSession({

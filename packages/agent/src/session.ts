@@ -34,6 +34,8 @@ import {
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
 import { type AgentMessage, LLM_ROLES, messageText, userMessage } from "./messages.js";
 import {
+  depthProblem,
+  describeMessage,
   NOT_RECORDED,
   readSession,
   readSessionFile,
@@ -429,6 +431,9 @@ class SessionAgent extends Agent {
 
   override prompt(input: Parameters<Agent["prompt"]>[0]): ReturnType<Agent["prompt"]> {
     this.#before("Agent.prompt");
+    if (Array.isArray(input)) {
+      for (const [at, message] of input.entries()) fitsFile(`Agent.prompt: message ${at}`, message);
+    } else fitsFile("Agent.prompt: the message", input);
     return super.prompt(input);
   }
 
@@ -436,6 +441,37 @@ class SessionAgent extends Agent {
     this.#before("Agent.continue");
     return super.continue();
   }
+
+  // A message the session's file could not hold is refused where it is given, nothing added: the
+  // session never writes a line its reader would drop on the next open.
+  override get messages(): AgentMessage[] {
+    return super.messages;
+  }
+  override set messages(messages: readonly AgentMessage[]) {
+    if (Array.isArray(messages)) {
+      for (const [at, message] of messages.entries()) fitsFile(`Agent.messages[${at}]`, message);
+    }
+    super.messages = messages;
+  }
+
+  override steer(message: Parameters<Agent["steer"]>[0]): void {
+    fitsFile("Agent.steer: the message", message);
+    super.steer(message);
+  }
+
+  override followUp(message: Parameters<Agent["followUp"]>[0]): void {
+    fitsFile("Agent.followUp: the message", message);
+    super.followUp(message);
+  }
+}
+
+/**
+ * Throws `AgentError` (`invalid-input`) naming `what` when a session file could not hold `message`
+ * (nested deeper than `MAX_RECORD_DEPTH` allows).
+ */
+function fitsFile(what: string, message: unknown): void {
+  const problem = typeof message === "object" && message !== null ? depthProblem(message) : undefined;
+  if (problem) throw new AgentError("invalid-input", `${what} (the ${describeMessage(message)}) ${problem}.`);
 }
 
 /**
@@ -1025,6 +1061,9 @@ export class Session {
       this.addError(`MCP: ${errorText(error)}`);
     }
     if (this.#closed) return;
+    // Gone ones first: a new tool may take the wire name a gone one had.
+    const listed = new Set(definitions.map((definition) => definition.function.name));
+    for (const name of this.#mcpTools) if (!listed.has(name)) this.agent.tools.unregister(name);
     const next = new Set<string>();
     for (const definition of definitions) {
       const name = definition.function.name;
@@ -1032,19 +1071,26 @@ export class Session {
         this.addNotice(`MCP tool "${name}" is not offered: the session already has a tool of that name.`);
         continue;
       }
+      try {
+        this.agent.tools.register(
+          {
+            name,
+            description: definition.function.description ?? "",
+            parameters: definition.function.parameters,
+            label: `MCP ${name}`,
+            execute: (args, context) => pool.call(name, args, context.signal),
+          },
+          { replace: true },
+        );
+      } catch (error) {
+        // Another tool is declared to the model under the name this one would be (`a.b` beside `a_b`).
+        if (!AgentError.isInstance(error) || error.code !== "duplicate-tool") throw error;
+        if (this.#mcpTools.has(name)) this.agent.tools.unregister(name);
+        this.addNotice(`MCP tool "${name}" is not offered: ${error.message}`);
+        continue;
+      }
       next.add(name);
-      this.agent.tools.register(
-        {
-          name,
-          description: definition.function.description ?? "",
-          parameters: definition.function.parameters,
-          label: `MCP ${name}`,
-          execute: (args, context) => pool.call(name, args, context.signal),
-        },
-        { replace: true },
-      );
     }
-    for (const name of this.#mcpTools) if (!next.has(name)) this.agent.tools.unregister(name);
     this.#mcpTools = next;
     this.#mcpCatalog = catalogued.map((server) => ({
       ...server,
@@ -1103,8 +1149,15 @@ export class Session {
       while (this.#file && this.#stored < messages.length) {
         const message = messages[this.#stored] as AgentMessage;
         const early = this.#earlyOf(message);
+        const deep = early ? undefined : depthProblem(message);
         if (early) this.#early.delete(early);
-        else {
+        else if (deep) {
+          // Put into the transcript around the checks (pushed onto agent.messages): told, not written,
+          // so the file stays one its reader takes whole (retrying would hold back every later message).
+          this.addError(
+            `Message ${this.#stored} of the transcript (the ${describeMessage(message)}) was not written to the session file: it ${deep}.`,
+          );
+        } else {
           this.#file.appendMessage(message);
           this.#track(message);
         }

@@ -1,4 +1,5 @@
 import type { ToolDefinition } from "@loopwright/loop";
+import { sanitizeTools } from "@loopwright/schema-compat";
 import { AgentError } from "./errors.js";
 
 /** What a tool's `execute` is handed besides its arguments. */
@@ -39,19 +40,38 @@ export function defineTool<Args extends Record<string, unknown>>(tool: AgentTool
 }
 
 /**
+ * The name a tool is declared under to the model: the host's name made legal as `@loopwright/loop`
+ * declares it (`sanitizeTools`: `fs.read` → `fs_read`).
+ */
+function wireName(name: string): string {
+  const [legal] = sanitizeTools([
+    { type: "function" as const, function: { name, parameters: { type: "object" } } },
+  ]);
+  return legal?.function.name ?? name;
+}
+
+/**
  * The set of tools an agent can call, by name: the seam where built-in, MCP and host tools meet.
  * Later registrations do not silently replace earlier ones: `register` throws on a taken name
- * unless `replace` is set.
+ * unless `replace` is set, and on a name the model would be shown as another tool's (`fs.read`
+ * beside `fs_read`: both are declared as `fs_read`), which no `replace` overrides.
  */
 export class ToolRegistry {
   readonly #tools = new Map<string, AgentTool>();
+  /** Each registered tool's name on the wire, by the name it was registered under. */
+  readonly #wire = new Map<string, string>();
   #version = 0;
 
   constructor(tools: readonly AgentTool[] = []) {
     for (const tool of tools) this.register(tool);
   }
 
-  /** Adds a tool. Throws `AgentError` (`invalid-input`) for a tool without a name or execute, (`duplicate-tool`) for a taken name unless `replace`. */
+  /**
+   * Adds a tool. Throws `AgentError` (`invalid-input`) for a tool without a name or execute,
+   * (`duplicate-tool`) for a taken name unless `replace`, and (`duplicate-tool`, whatever `replace`
+   * says) for a name another tool's becomes on the wire (the model could not tell a call to one from
+   * a call to the other). Nothing is registered when it throws.
+   */
   register(tool: AgentTool, options: { replace?: boolean } = {}): void {
     if (!tool || typeof tool.name !== "string" || tool.name === "" || typeof tool.execute !== "function") {
       throw new AgentError(
@@ -65,13 +85,25 @@ export class ToolRegistry {
         `Two tools are named "${tool.name}". Rename one, or register with { replace: true } to override.`,
       );
     }
+    const wire = wireName(tool.name);
+    for (const [other, taken] of this.#wire) {
+      if (taken !== wire || other === tool.name) continue;
+      throw new AgentError(
+        "duplicate-tool",
+        `The tools "${other}" and "${tool.name}" would both be declared to the model as "${wire}" (a tool name ` +
+          "on the wire is letters, digits, _ and - only), so a call to one could not be told from a call to the " +
+          `other; "${tool.name}" was not registered. Rename one of them.`,
+      );
+    }
     this.#tools.set(tool.name, tool);
+    this.#wire.set(tool.name, wire);
     this.#version++;
   }
 
   /** Removes a tool by name; returns whether one was there. */
   unregister(name: string): boolean {
     const removed = this.#tools.delete(name);
+    this.#wire.delete(name);
     if (removed) this.#version++;
     return removed;
   }

@@ -176,11 +176,6 @@ describe("beforeStep's plan: tools refused before the step's request", () => {
         { tools: [{ type: "function", function: {} }] },
         /tools entry 0's function.name is nothing, not a string/,
       ],
-      [{ tools: [ADD, ADD] }, /beforeStep planned tools the run cannot declare: Two tools are named "add"/],
-      [
-        { tools: [READ, tool("fs_read", "x")] },
-        /"fs.read" and "fs_read" would both be declared as "fs_read"/,
-      ],
       [{ catalog: [{ name: "s" }] }, /beforeStep planned catalog: catalogue entry 0 must be/],
       [
         { tools: [MUL], toolChoice: { type: "function", function: { name: "add" } } },
@@ -196,6 +191,27 @@ describe("beforeStep's plan: tools refused before the step's request", () => {
       expect(cause).toMatchObject({ code: "invalid-option", option: "beforeStep" });
       expect((cause as Error).message, JSON.stringify(plan)).toMatch(words);
       expect(sent, JSON.stringify(plan)).toBe(0);
+    }
+  });
+
+  it("refuses planned tools whose names collide on the wire as tool-name-collision naming both, as a run's start does", async () => {
+    const cases: Array<[unknown, string, RegExp]> = [
+      [{ tools: [ADD, ADD] }, "add, add", /Two tools are named "add"/],
+      [
+        { tools: [READ, tool("fs_read", "x")] },
+        "fs.read, fs_read",
+        /"fs.read" and "fs_read" would both be declared as "fs_read"/,
+      ],
+    ];
+    for (const [plan, option, words] of cases) {
+      const { error, sent } = await refusal(plan);
+      const cause = (error as AgentLoopError).cause;
+      expect(LoopOptionError.isInstance(cause), JSON.stringify(plan)).toBe(true);
+      expect(cause).toMatchObject({ code: "tool-name-collision", option });
+      expect((cause as Error).message).toMatch(/^The tools planned for this step cannot be declared: /);
+      expect((cause as Error).message).toMatch(words);
+      expect((cause as Error).message).not.toMatch(/beforeStep/);
+      expect(sent).toBe(0);
     }
   });
 

@@ -147,8 +147,9 @@ function openLoading(
  * as the `tools` option is — and dispatch, dedupe and routing read them. In a loading mode the
  * catalogue (and its text on the system prompt) is built again, and what is loaded keeps the names
  * still in it. Everything is checked before anything of the run changes: two tools whose names
- * become one on the wire, or tools and catalogue a loading mode refuses, are refused as
- * `LoopOptionError` (`invalid-option`, option `beforeStep`), naming what was wrong.
+ * become one on the wire (or one name given twice) are refused as `LoopOptionError`
+ * (`tool-name-collision`, option the two names), as when the run starts; tools and catalogue a
+ * loading mode refuses as `LoopOptionError` (`invalid-option`, option `beforeStep`), naming what was wrong.
  */
 export function planTools(
   run: LoopRun,
@@ -168,6 +169,14 @@ export function planTools(
     }
   } catch (error) {
     const said = error instanceof Error ? error.message : String(error);
+    // A collision keeps its code and names the two tools, as it does when the run starts.
+    if (LoopOptionError.isInstance(error) && error.code === "tool-name-collision") {
+      throw new LoopOptionError(
+        error.code,
+        error.option,
+        `The tools planned for this step cannot be declared: ${said}`,
+      );
+    }
     throw new LoopOptionError(
       "invalid-option",
       "beforeStep",

@@ -1,0 +1,145 @@
+// How deep a message a session writes may nest: the writer and the reader hold one bound
+// (MAX_RECORD_DEPTH), so a session never writes a line it drops on the next open (r19 #1).
+// Over HTTP with the testkit's scripted model.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  AgentError,
+  type AgentMessage,
+  createSession,
+  MAX_RECORD_DEPTH,
+  readSessionFile,
+  type Session,
+} from "./test-exports.js";
+
+let server: TestServer | undefined;
+let dir: string;
+const sessions: Session[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "session-depth-"));
+});
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.close();
+  await server?.close();
+  server = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** An app-only message holding a directory tree `levels` directories deep (two levels of nesting each). */
+function snapshot(levels: number): AgentMessage {
+  let tree: Record<string, unknown> = { name: "leaf" };
+  for (let at = 0; at < levels; at++) tree = { name: `d${at}`, children: [tree] };
+  return { role: "workspace-snapshot", tree } as unknown as AgentMessage;
+}
+
+/** An app-only message whose line's record nests exactly `depth` levels (record 1, message 2, `tree` 3, …). */
+function nestedTo(depth: number): AgentMessage {
+  let tree: unknown = [];
+  for (let level = 3; level < depth; level++) tree = [tree];
+  return { role: "workspace-snapshot", tree } as unknown as AgentMessage;
+}
+
+async function open(sessionId: string): Promise<Session> {
+  const session = await createSession({
+    config: { baseUrl: (server as TestServer).baseUrl, model: "sim" },
+    sessionDir: dir,
+    sessionId,
+  });
+  sessions.push(session);
+  return session;
+}
+
+function thrown(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe("a session reads back whole every message it wrote (r19 #1)", () => {
+  it("writes a 70-level app-only message and a message at the bound, and reopens them whole: no drop, no .bak", async () => {
+    server = await startServer({ replies: [{ content: "ok" }, { content: "again" }, { content: "after" }] });
+    const session = await open("deep");
+    const tree = snapshot(35); // 70 levels of nesting inside the message
+    const edge = nestedTo(MAX_RECORD_DEPTH);
+    expect((await session.agent.prompt([tree, { role: "user", content: "What changed?" }])).status).toBe(
+      "ok",
+    );
+    expect((await session.agent.prompt([edge, { role: "user", content: "And now?" }])).status).toBe("ok");
+    const written = [...session.agent.messages];
+    await session.close();
+    sessions.splice(0);
+
+    const path = join(dir, "deep.jsonl");
+    const loaded = readSessionFile(path);
+    expect(loaded.notices).toEqual([]);
+    expect(loaded.messages).toEqual(written);
+    const reopened = await open("deep");
+    expect(reopened.agent.messages).toEqual(written);
+    expect(reopened.getSnapshot().timeline.filter((e) => e.type === "notice" || e.type === "error")).toEqual(
+      [],
+    );
+    expect(existsSync(`${path}.bak`)).toBe(false);
+    // The reopened session still runs, sending what it read.
+    expect(await reopened.prompt("After reopening?")).toEqual({ status: "ok", reply: "after" });
+    expect(server.chatRequests).toHaveLength(3);
+  });
+
+  it("refuses, where it is given, a message nested past the bound (AgentError invalid-input naming it); nothing is sent or written", async () => {
+    server = await startServer({ replies: [{ content: "fine" }] });
+    const session = await open("refused");
+    const path = join(dir, "refused.jsonl");
+    const before = readFileSync(path, "utf8");
+    const past = nestedTo(MAX_RECORD_DEPTH + 1);
+    const refusals = [
+      thrown(() => session.agent.prompt([{ role: "user", content: "hi" }, past])),
+      thrown(() => session.agent.prompt(past)),
+      thrown(() => session.agent.steer(past)),
+      thrown(() => session.agent.followUp(past)),
+      thrown(() => {
+        session.agent.messages = [past];
+      }),
+    ];
+    for (const error of refusals) {
+      expect(AgentError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ code: "invalid-input" });
+      expect((error as Error).message).toMatch(
+        /the message with role "workspace-snapshot"\) nests deeper than a session file holds: more than 999 levels, the message itself the first/,
+      );
+    }
+    expect((refusals[0] as Error).message).toMatch(/^Agent\.prompt: message 1 \(/);
+    expect((refusals[4] as Error).message).toMatch(/^Agent\.messages\[0\] \(/);
+    expect(session.agent.messages).toEqual([]);
+    expect(session.agent.hasQueuedMessages()).toBe(false);
+    expect(server.chatRequests).toHaveLength(0);
+    expect(readFileSync(path, "utf8")).toBe(before);
+
+    // One put into the transcript around the checks is told as an error and left out of the file,
+    // which then reads back whole (every later message written).
+    session.agent.messages.push(past);
+    expect(await session.prompt("Still there?")).toEqual({ status: "ok", reply: "fine" });
+    expect(session.getSnapshot().timeline).toContainEqual({
+      type: "error",
+      text: expect.stringMatching(
+        /^Message 0 of the transcript \(the message with role "workspace-snapshot"\) was not written to the session file: it nests deeper/,
+      ),
+    });
+    const loaded = readSessionFile(path);
+    expect(loaded.notices).toEqual([]);
+    expect(loaded.messages).toEqual(session.agent.messages.slice(1));
+    // Writing the file whole would write it: save() refuses, naming it, and the file stays as it was.
+    const kept = readFileSync(path, "utf8");
+    await expect(session.save()).rejects.toMatchObject({
+      code: "invalid-input",
+      message: expect.stringMatching(
+        /was not written: its message 0 \(the message with role "workspace-snapshot"\) nests deeper/,
+      ),
+    });
+    expect(readFileSync(path, "utf8")).toBe(kept);
+  });
+});
