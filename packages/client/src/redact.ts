@@ -752,7 +752,9 @@ export function unwrittenRedactions(value: unknown): readonly UnwrittenRedaction
  * fetched response's, as an SDK error holds them) replaced on their holder by a redacted copy — so
  * whatever a host logs of it, however deep, holds no secret. A class instance (an SDK client, a
  * pool, a `Date`, a `Map` subclass) may be live and is never written, nor is anything reached
- * through it: its own data fields are read and what they would lose is reported. Two `Map` keys
+ * through it: its own data fields are read (its accessors are not run) and what they would lose is
+ * reported. (An object reached both through a live instance and from the value directly is treated
+ * as the walk first meets it.) Two `Map` keys
  * that redact alike stay two entries (`… (2)`); two `Set` strings that do are one. Typed arrays and
  * buffers are not read. Anything else is answered as is. Never throws: what it found but could not
  * write (a frozen error, a live instance's field, immutable `Headers` on a frozen holder) is left as
