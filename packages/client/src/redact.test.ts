@@ -475,6 +475,36 @@ describe("redacting over HTTP: live clients, immutable headers, a key's tail in 
   });
   afterEach(() => server.close());
 
+  it("never writes an object a class instance also holds, whichever way the walk meets it first", () => {
+    class Session {
+      constructor(readonly options: { apiKey: string }) {}
+    }
+    const redact = redactor({ apiKey: KEY });
+    const first = { apiKey: KEY };
+    const second = { apiKey: KEY };
+    const before = Object.assign(new Error("x"), { options: first, session: new Session(first) });
+    const after = Object.assign(new Error("x"), {
+      session: new Session(second),
+      nested: { options: second },
+    });
+    redact(before);
+    redact(after);
+    expect(first.apiKey).toBe(KEY);
+    expect(second.apiKey).toBe(KEY);
+    for (const [error, options] of [
+      [before, first],
+      [after, second],
+    ] as const) {
+      expect(unwrittenRedactions(error)).toEqual([{ holder: options, key: "apiKey", redacted: REDACTED }]);
+    }
+    // The error given is written even where an instance holds it back.
+    const cyclic = Object.assign(new Error(`bad ${KEY}`), { session: undefined as unknown });
+    cyclic.session = new Session({ apiKey: "x" });
+    Object.assign(cyclic.session as object, { last: cyclic });
+    redact(cyclic);
+    expect(cyclic.message).toBe(`bad ${REDACTED}`);
+  });
+
   it("replaces a fetched response's immutable Headers on the host's own SDK error with a redacted copy", async () => {
     const key = "sk-aa0-a0A-__Aa";
     server.enqueue({

@@ -753,8 +753,7 @@ export function unwrittenRedactions(value: unknown): readonly UnwrittenRedaction
  * whatever a host logs of it, however deep, holds no secret. A class instance (an SDK client, a
  * pool, a `Date`, a `Map` subclass) may be live and is never written, nor is anything reached
  * through it: its own data fields are read (its accessors are not run) and what they would lose is
- * reported. (An object reached both through a live instance and from the value directly is treated
- * as the walk first meets it.) Two `Map` keys
+ * reported — an object such an instance holds is never written, however else the value reaches it. Two `Map` keys
  * that redact alike stay two entries (`… (2)`); two `Set` strings that do are one. Typed arrays and
  * buffers are not read. Anything else is answered as is. Never throws: what it found but could not
  * write (a frozen error, a live instance's field, immutable `Headers` on a frozen holder) is left as
@@ -805,6 +804,7 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
   // deeper than the call stack goes.
   const seen = new WeakSet<object>();
   const pending: Visit[] = [];
+  const throughInstances = heldByInstances(value);
   const unwritten: UnwrittenRedaction[] = [];
   const leave = (holder: object, key: string, redacted: string) => unwritten.push({ holder, key, redacted });
   /** Immutable `Headers` met so far, and the redacted copy each holder gets instead. */
@@ -813,11 +813,13 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
     visit(current, holder, key, live) {
       if (typeof current === "string") return redactText(current, patterns);
       if (typeof current !== "object" || current === null) return current;
+      // What a live instance also holds is live, however else the walk meets it.
+      const held = live || (current !== value && throughInstances.has(current));
       if (!seen.has(current)) {
         seen.add(current);
         // Headers hold only strings: redacted at once, so the holder can take a copy in their place.
-        if (isHeaders(current)) redactHeaders(current, walk, live, copies);
-        else pending.push({ value: current, holder, key, live });
+        if (isHeaders(current)) redactHeaders(current, walk, held, copies);
+        else pending.push({ value: current, holder, key, live: held });
       }
       return (!live && copies.get(current)) || current;
     },
@@ -847,6 +849,58 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
   if (unwritten.length > 0) unwrittenBy.set(value, unwritten);
   else unwrittenBy.delete(value);
   return value;
+}
+
+/**
+ * Every object `value` reaches through a live class instance (see `kindOf`), the instances
+ * included and `value` itself left out: only read by the walk, whichever way it meets them. Looks
+ * at objects only (data properties; no accessor is run) and never throws.
+ */
+function heldByInstances(value: object): WeakSet<object> {
+  const live = new WeakSet<object>();
+  const seen = new WeakSet<object>([value]);
+  const pending: [object, boolean][] = [[value, false]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [current, through] = next;
+    let children: unknown[];
+    let held = through;
+    try {
+      const [shape, instance] = kindOf(current);
+      held ||= instance;
+      children = objectsIn(current, shape);
+    } catch {
+      continue;
+    }
+    if (held && current !== value) live.add(current);
+    for (const child of children) {
+      if (typeof child !== "object" || child === null || child === value) continue;
+      if (held ? live.has(child) : seen.has(child)) continue;
+      // Met first outside an instance and later through one: looked at again, as live.
+      if (held) live.add(child);
+      else seen.add(child);
+      pending.push([child, held]);
+    }
+  }
+  return live;
+}
+
+/** The values `value` holds that the walk would visit (its data properties; a Map's keys and values; a Set's items). */
+function objectsIn(value: object, shape: Shape): unknown[] {
+  switch (shape) {
+    case "headers":
+    case "url":
+    case "unread":
+      return [];
+    case "map":
+      return [...(Map.prototype.entries.call(value) as Iterable<[unknown, unknown]>)].flat();
+    case "set":
+      return [...(Set.prototype.values.call(value) as Iterable<unknown>)];
+    default:
+      return Object.getOwnPropertyNames(value).map((key) => {
+        const descriptor = Object.getOwnPropertyDescriptor(value, key);
+        return descriptor && "value" in descriptor ? descriptor.value : undefined;
+      });
+  }
 }
 
 /** What `unwrittenRedactions` lists for an object the walk could not read (a revoked Proxy). */
