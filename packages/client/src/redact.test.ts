@@ -1,7 +1,10 @@
 // The redactors are pure functions of the endpoint and the text: unit tests and properties here,
 // and one pooled client over HTTP for the fetch that reads a server's error body piece by piece.
+
+import vm from "node:vm";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
+import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClientPool } from "./pool.js";
 import { credentialRedactor, REDACTED, redactor, type SecretBearer, unwrittenRedactions } from "./redact.js";
@@ -18,17 +21,46 @@ const everyBytePercent = (value: string) =>
   bytesHex(value).replace(/../g, (pair) => `%${pair.toUpperCase()}`);
 
 describe("a long credential written cut short, wrapped, percent-encoded byte by byte or in hex", () => {
-  it("takes out a run of 12 characters or more that begins or ends the key, not a shorter one", () => {
+  it("takes out a run that begins the key and reaches 12 characters past its public prefix, or one of 12 or more that ends it", () => {
+    // `sk-proj-` may be the key family's public prefix: a head piece must reach 12 characters past it.
+    const head = "sk-proj-".length + 12;
     for (const [name, redact] of both({ apiKey: KEY })) {
       expect(redact(`invalid api key: ${KEY.slice(0, 32)}...`), name).toBe(`invalid api key: ${REDACTED}...`);
-      expect(redact(`invalid api key: ${KEY.slice(0, 12)}…`), name).toBe(`invalid api key: ${REDACTED}…`);
+      expect(redact(`invalid api key: ${KEY.slice(0, head)}…`), name).toBe(`invalid api key: ${REDACTED}…`);
       expect(redact(`key ending …${KEY.slice(-14)} refused`), name).toBe(`key ending …${REDACTED} refused`);
-      // Eleven characters are the prefix many keys share: left.
-      expect(redact(`keys look like ${KEY.slice(0, 11)}…`), name).toBe(`keys look like ${KEY.slice(0, 11)}…`);
+      expect(redact(`key ending …${KEY.slice(-12)} refused`), name).toBe(`key ending …${REDACTED} refused`);
+      // Shorter heads are what keys of the family share: left.
+      expect(redact(`keys look like ${KEY.slice(0, head - 1)}…`), name).toBe(
+        `keys look like ${KEY.slice(0, head - 1)}…`,
+      );
       // A masked key keeps only what the server showed: the head goes, the four last characters stay.
-      expect(redact(`key ${KEY.slice(0, 12)}****${KEY.slice(-4)}`), name).toBe(
+      expect(redact(`key ${KEY.slice(0, head)}****${KEY.slice(-4)}`), name).toBe(
         `key ${REDACTED}****${KEY.slice(-4)}`,
       );
+    }
+  });
+
+  it("leaves a key family's public prefix written alone or starting another key: sk-ant-api03-, github_pat_11, a JWT's header", () => {
+    const families = [
+      ["sk-ant-api03-", "sk-ant-api03-bIYQ7x2LmN0pQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWx-AAAA"],
+      ["github_pat_11", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"],
+      [
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyLTQyIiwiaWF0IjoxNzAwMDAwMDAwfQ.Xq3v9mK2pL8rT1wY6zB0cN4dF7gH5jS",
+      ],
+    ] as const;
+    for (const [prefix, key] of families) {
+      for (const [name, redact] of both({ apiKey: key })) {
+        const code = `if (!key.startsWith("${prefix}")) throw new Error("not a key");`;
+        expect(redact(code), `${name} ${prefix}`).toBe(code);
+        // Another key of the same family shares only the prefix (and a character or two by chance).
+        const other = `${prefix}${"Zz9".repeat(10)}`;
+        expect(redact(`another key: ${other}`), `${name} ${prefix}`).toBe(`another key: ${other}`);
+        // This key cut short past its prefix, or whole, still goes.
+        const cut = key.slice(0, prefix.length + 14);
+        expect(redact(`invalid key ${cut}…`), `${name} ${prefix}`).toBe(`invalid key ${REDACTED}…`);
+        expect(redact(`key ${key}.`), `${name} ${prefix}`).toBe(`key ${REDACTED}.`);
+      }
     }
   });
 
@@ -58,7 +90,7 @@ describe("a long credential written cut short, wrapped, percent-encoded byte by 
       ]) {
         expect(redact(`GET /x?key=${written}&b=1`), name).toBe(`GET /x?key=${REDACTED}&b=1`);
       }
-      // Cut short too.
+      // Cut short too (20 characters: 12 past the key's public prefix).
       expect(redact(`GET /x?key=${everyBytePercent(KEY).slice(0, 60)}`), name).toBe(`GET /x?key=${REDACTED}`);
     }
   });
@@ -126,6 +158,10 @@ class Request {
   headers = { authorization: `Bearer ${KEY}` };
 }
 
+/** A key's leading run of letters and separators in its first 16 characters, to its last separator (a JWT's first segment). */
+const prefixOf = (key: string) =>
+  (/^eyJ[A-Za-z0-9_-]*\./.exec(key) ?? /^[A-Za-z_-]{0,15}[-_]/.exec(key))?.[0].length ?? 0;
+
 describe("redactor's deep walk", () => {
   const redact = redactor({ apiKey: KEY, baseUrl: "http://127.0.0.1:9/v1" });
 
@@ -139,7 +175,7 @@ describe("redactor's deep walk", () => {
     expect(((outer.cause as AggregateError).errors[0] as Error).message).toBe(`deep ${REDACTED}`);
   });
 
-  it("takes the key out of Map keys and values, Set values, a URL object and a class instance's fields", () => {
+  it("takes the key out of Map keys and values, Set values and a URL object; a class instance's fields are reported, not written", () => {
     const error = Object.assign(new Error("x"), {
       meta: new Map<unknown, unknown>([
         ["auth", `Bearer ${KEY}`],
@@ -157,8 +193,11 @@ describe("redactor's deep walk", () => {
     expect([...error.tags]).toEqual(["plain", `Bearer ${REDACTED}`]);
     expect(error.url.href).not.toContain("Abc123");
     expect(error.url.searchParams.get("key")).toBe(REDACTED);
-    expect(error.request.headers.authorization).toBe(`Bearer ${REDACTED}`);
-    expect(unwrittenRedactions(error)).toEqual([]);
+    // A class instance may be live (an SDK client, a pool): read, what it would lose reported, never written.
+    expect(error.request.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(unwrittenRedactions(error)).toEqual([
+      { holder: error.request.headers, key: "authorization", redacted: `Bearer ${REDACTED}` },
+    ]);
   });
 
   it("takes the key out of an error's own non-enumerable properties, read-only ones it can redefine included", () => {
@@ -209,15 +248,19 @@ describe("redaction, as properties", () => {
     return false;
   };
 
-  it("leaves text that holds no run of 12 of the key's characters as it was, and never lengthens a text", () => {
+  it("leaves text that holds no run of 12 of the key's characters as it was, and takes out a head or tail piece spliced into it", () => {
     fc.assert(
-      fc.property(longKey, words, fc.nat(), fc.nat(), (key, text, at, length) => {
+      fc.property(longKey, words, fc.nat(), fc.nat(), fc.boolean(), (key, text, at, length, fromHead) => {
         const redact = credentialRedactor({ apiKey: key });
-        if (!holdsPiece(text, key)) expect(redact(text)).toBe(text);
-        // With a piece of the key spliced in, what comes back is never longer than what went in.
-        const start = at % key.length;
-        const spliced = text.slice(0, at % (text.length + 1)) + key.slice(start, start + 12 + (length % 30));
-        expect(redact(spliced).length).toBeLessThanOrEqual(spliced.length);
+        fc.pre(!holdsPiece(text, key));
+        expect(redact(text)).toBe(text);
+        // A piece that begins the key and reaches 12 past its prefix, or one of 12 or more that ends it.
+        const shortest = fromHead ? Math.min(key.length, prefixOf(key) + 12) : 12;
+        const size = shortest + (length % (key.length - shortest + 1));
+        const piece = fromHead ? key.slice(0, size) : key.slice(key.length - size);
+        const cut = at % (text.length + 1);
+        const spliced = `${text.slice(0, cut)}${piece}${text.slice(cut)}`;
+        expect(holdsPiece(redact(spliced), key)).toBe(false);
       }),
       { numRuns: 300 },
     );
@@ -226,7 +269,10 @@ describe("redaction, as properties", () => {
   it("never leaves the key plain, cut short, wrapped, percent-encoded or in hex, and keeps the text around it", () => {
     const written = fc.oneof(
       fc.constant((key: string) => key),
-      fc.nat().map((n) => (key: string) => key.slice(0, 12 + (n % (key.length - 11)))),
+      fc.nat().map((n) => (key: string) => {
+        const shortest = Math.min(key.length, prefixOf(key) + 12);
+        return key.slice(0, shortest + (n % (key.length - shortest + 1)));
+      }),
       fc.nat().map((n) => (key: string) => key.slice(key.length - 12 - (n % (key.length - 11)))),
       fc.tuple(fc.nat(), gap).map(([n, g]) => (key: string) => {
         const at = 1 + (n % (key.length - 1));
@@ -322,5 +368,243 @@ describe("a pooled client reads a server's error body the same way", () => {
     const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
     for await (const part of stream) text += part.choices[0]?.delta.content ?? "";
     expect(text).toBe(`pid 1234567, key ${REDACTED}.`);
+  });
+});
+
+describe("the redactor never throws, and reads what it cannot write", () => {
+  const redact = redactor({ apiKey: KEY });
+
+  it("reports a revoked Proxy, a Proxy whose getPrototypeOf trap throws and a throwing getter as unreadable", () => {
+    const { proxy: revoked, revoke } = Proxy.revocable({ k: KEY }, {});
+    revoke();
+    const trapped = new Proxy(
+      { k: KEY },
+      {
+        getPrototypeOf() {
+          throw new Error("trap");
+        },
+      },
+    );
+    const error = Object.assign(new Error(`bad ${KEY}`), { detail: revoked, trapped });
+    // (Compared by hand: a test library's deep equality throws on a revoked Proxy too.)
+    const named = (value: object) =>
+      unwrittenRedactions(value).map(({ holder, key, redacted }) => [holder === value, key, redacted]);
+    expect(() => redact(revoked)).not.toThrow();
+    expect(named(revoked)).toEqual([[true, "", "[unreadable]"]]);
+    expect(() => redact(error)).not.toThrow();
+    expect(error.message).toBe(`bad ${REDACTED}`);
+    expect(named(error)).toEqual(
+      expect.arrayContaining([
+        [true, "detail", "[unreadable]"],
+        [true, "trapped", "[unreadable]"],
+      ]),
+    );
+    const getter = {
+      get g(): string {
+        throw new Error("boom");
+      },
+      k: `x ${KEY}`,
+    };
+    expect(redact(getter).k).toBe(`x ${REDACTED}`);
+    expect(unwrittenRedactions(getter)).toEqual([{ holder: getter, key: "g", redacted: "[unreadable]" }]);
+  });
+
+  it("reads a Map or Set subclass (whose set and delete may throw) without writing it, and reports it", () => {
+    class ReadOnlyMap<K, V> extends Map<K, V> {
+      sealed = false;
+      override set(key: K, item: V): this {
+        if (this.sealed) throw new Error("read-only");
+        return super.set(key, item);
+      }
+      override delete(): boolean {
+        throw new Error("read-only");
+      }
+    }
+    class ReadOnlySet<T> extends Set<T> {
+      override delete(): boolean {
+        throw new Error("read-only");
+      }
+    }
+    const map = new ReadOnlyMap<string, string>([["auth", `Bearer ${KEY}`]]);
+    map.sealed = true;
+    const set = new ReadOnlySet([`Bearer ${KEY}`]);
+    const error = Object.assign(new Error("x"), { map, set });
+    expect(() => redact(error)).not.toThrow();
+    expect(map.get("auth")).toBe(`Bearer ${KEY}`);
+    expect(unwrittenRedactions(error)).toEqual(
+      expect.arrayContaining([
+        { holder: map, key: "auth", redacted: `Bearer ${REDACTED}` },
+        { holder: set, key: "", redacted: `Bearer ${REDACTED}` },
+      ]),
+    );
+  });
+
+  it("takes the key out of a Map and a Set made in another realm", () => {
+    const map = vm.runInNewContext("new Map([['k', K], [K, 'v']])", { K: `Bearer ${KEY}` }) as Map<
+      string,
+      string
+    >;
+    const set = vm.runInNewContext("new Set([K])", { K: `Bearer ${KEY}` }) as Set<string>;
+    const holder = { map, set };
+    redact(holder);
+    expect([...map]).toEqual([
+      ["k", `Bearer ${REDACTED}`],
+      [`Bearer ${REDACTED}`, "v"],
+    ]);
+    expect([...set]).toEqual([`Bearer ${REDACTED}`]);
+    expect(unwrittenRedactions(holder)).toEqual([]);
+  });
+
+  it("keeps two Map keys that redact alike as two entries", () => {
+    const map = new Map([
+      [`key ${KEY}`, 1],
+      [`key ${KEY.slice(0, 30)}`, 2],
+      [`key ${REDACTED}`, 0],
+    ]);
+    redact(map);
+    expect(map.size).toBe(3);
+    expect(new Set(map.values())).toEqual(new Set([0, 1, 2]));
+    for (const key of map.keys()) expect(key).not.toContain("Abc123");
+  });
+});
+
+describe("redacting over HTTP: live clients, immutable headers, a key's tail in a stream, a title's words", () => {
+  let server: TestServer;
+  beforeEach(async () => {
+    server = await startServer();
+  });
+  afterEach(() => server.close());
+
+  it("never writes an object a class instance also holds, whichever way the walk meets it first", () => {
+    class Session {
+      constructor(readonly options: { apiKey: string }) {}
+    }
+    const redact = redactor({ apiKey: KEY });
+    const first = { apiKey: KEY };
+    const second = { apiKey: KEY };
+    const before = Object.assign(new Error("x"), { options: first, session: new Session(first) });
+    const after = Object.assign(new Error("x"), {
+      session: new Session(second),
+      nested: { options: second },
+    });
+    redact(before);
+    redact(after);
+    expect(first.apiKey).toBe(KEY);
+    expect(second.apiKey).toBe(KEY);
+    for (const [error, options] of [
+      [before, first],
+      [after, second],
+    ] as const) {
+      expect(unwrittenRedactions(error)).toEqual([{ holder: options, key: "apiKey", redacted: REDACTED }]);
+    }
+    // The error given is written even where an instance holds it back.
+    const cyclic = Object.assign(new Error(`bad ${KEY}`), { session: undefined as unknown });
+    cyclic.session = new Session({ apiKey: "x" });
+    Object.assign(cyclic.session as object, { last: cyclic });
+    redact(cyclic);
+    expect(cyclic.message).toBe(`bad ${REDACTED}`);
+  });
+
+  it("replaces a fetched response's immutable Headers on the host's own SDK error with a redacted copy", async () => {
+    const key = "sk-aa0-a0A-__Aa";
+    server.enqueue({
+      type: "error",
+      status: 401,
+      body: { error: { message: "denied" } },
+      headers: { "x-echo": key, "x-other": "kept" },
+    });
+    const host = new OpenAI({ baseURL: server.baseUrl, apiKey: key, maxRetries: 0, logLevel: "off" });
+    const error = await host.chat.completions
+      .create({ model: "m", messages: [{ role: "user", content: "hi" }] })
+      .then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    const apiError = error as InstanceType<typeof OpenAI.APIError>;
+    const fetched = apiError.headers;
+    expect(fetched).toBeInstanceOf(Headers);
+    // The response's own headers cannot be written.
+    expect(() => fetched?.set("x-echo", "y")).toThrow();
+    for (const redact of [redactor({ apiKey: key }), credentialRedactor({ apiKey: key })]) {
+      expect(redact(apiError)).toBe(apiError);
+      expect(apiError.headers?.get("x-echo")).toBe(REDACTED);
+      expect(apiError.headers?.get("x-other")).toBe("kept");
+      expect(unwrittenRedactions(apiError)).toEqual([]);
+    }
+    expect(apiError.headers).not.toBe(fetched);
+  });
+
+  it("reports, not writes, the key in an immutable Headers whose holder cannot be written", async () => {
+    const key = "sk-aa0-a0A-__Aa";
+    server.enqueue({ type: "error", status: 401, body: "denied", headers: { "x-echo": key } });
+    const response = await fetch(`${server.baseUrl}/chat/completions`, { method: "POST", body: "{}" });
+    await response.text();
+    const holder = Object.freeze({ headers: response.headers });
+    redactor({ apiKey: key })(holder);
+    expect(holder.headers.get("x-echo")).toBe(key);
+    expect(unwrittenRedactions(holder)).toEqual([
+      { holder: response.headers, key: "x-echo", redacted: REDACTED },
+    ]);
+  });
+
+  it("never writes into a pooled client an error holds: its next call still sends the real key", async () => {
+    const endpoint = { baseUrl: server.baseUrl, apiKey: KEY };
+    const client = createClientPool().getClient(endpoint);
+    const error = Object.assign(new Error(`upstream failed for ${KEY}`), {
+      client,
+      options: { apiKey: KEY },
+    });
+    redactor(endpoint)(error);
+    credentialRedactor(endpoint)(error);
+    expect(error.message).toBe(`upstream failed for ${REDACTED}`);
+    expect(error.options.apiKey).toBe(REDACTED);
+    // Reported, so a host that shows the error knows what it still holds.
+    expect(unwrittenRedactions(error).some((entry) => entry.redacted.includes(REDACTED))).toBe(true);
+    server.enqueue({ content: "hi" });
+    const reply = await client.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+    });
+    expect(reply.choices[0]?.message.content).toBe("hi");
+    expect(server.chatRequests.at(-1)?.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it("takes out a key's last characters when a stream's read is cut anywhere inside them", async () => {
+    const client = createClientPool().getClient({ baseUrl: server.baseUrl, apiKey: KEY });
+    const content = `key …${KEY.slice(-16)} done`;
+    const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
+    const start = event.indexOf("…") + 1;
+    const leaked: string[] = [];
+    for (let cut = start; cut <= start + 16; cut++) {
+      server.enqueue({
+        type: "raw",
+        chunks: [event.slice(0, cut), event.slice(cut), "data: [DONE]\n\n"],
+        chunkDelayMs: 2,
+      });
+      let text = "";
+      const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
+      for await (const part of stream) text += part.choices[0]?.delta.content ?? "";
+      if (text !== `key …${REDACTED} done`) leaked.push(`cut at ${cut - start}: ${text}`);
+    }
+    expect(leaked).toEqual([]);
+  });
+
+  it("leaves the words of an X-Title that starts like an auth scheme in a reply and in credentialRedactor's text", async () => {
+    const endpoint = {
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      headers: { "X-Title": "Bot Builder for Customer Support" },
+    };
+    const text =
+      "Use the Bot Builder for your team. The Builder for Customer Success is different; see Customer Support docs.";
+    expect(credentialRedactor(endpoint)(text)).toBe(text);
+    // Logs lose the whole title, as a word of its own, and nothing else.
+    expect(redactor(endpoint)(`${text} Bot Builder for Customer Support`)).toBe(`${text} ${REDACTED}`);
+    server.enqueue({ content: text });
+    const reply = await createClientPool()
+      .getClient(endpoint)
+      .chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] });
+    expect(reply.choices[0]?.message.content).toBe(text);
   });
 });

@@ -161,8 +161,10 @@ export interface Pattern {
   /** The secret as it reads (not an encoding of it): also looked for with every `%XX` of a text decoded. */
   readonly plain: boolean;
   /**
-   * A long credential: also looked for cut short (a run of `SHORTEST_PIECE` characters or more
-   * that begins or ends it) and wrapped (a line break and indentation anywhere inside it).
+   * A long credential with no whitespace in it: also looked for cut short (a run that begins it
+   * and reaches `SHORTEST_PIECE` characters past its family's public prefix — `sk-proj-`,
+   * `sk-ant-`, `github_pat_`, a JWT's header — or a run of `SHORTEST_PIECE` characters or more
+   * that ends it) and wrapped (a line break and indentation anywhere inside it).
    */
   readonly pieces: boolean;
 }
@@ -217,7 +219,9 @@ function addForms(out: Map<string, Pattern>, value: string, kind: Kind): void {
   // Another header's value may be a secret under a name nothing tells (so logs lose it), or a word
   // (`openai`, `300000`): it is replaced only whole, as a word of its own.
   const bounded = (text: string) => kind === "other" || text.length < WHOLE_WORD_BELOW;
-  const pieces = (text: string) => kind === "credential" && text.length >= CUT_SHORT_FROM;
+  // Cut-short matching is for tokens: a value holding whitespace (`Digest username="…", …`) is
+  // looked for whole only, so its words never count as pieces of it.
+  const pieces = (text: string) => kind === "credential" && text.length >= CUT_SHORT_FROM && !/\s/.test(text);
   addPattern(out, trimmed, bounded(trimmed), true, pieces(trimmed));
   const decoded = safeDecode(trimmed);
   if (decoded !== undefined) addPattern(out, decoded, bounded(decoded), true, pieces(decoded));
@@ -261,9 +265,14 @@ export function patternsOf(endpoint: SecretBearer | undefined, credentialsOnly =
       const credentials = AUTH_SCHEME.exec(value)?.[1];
       // `Bearer ollama` is no credential either.
       if (credentials !== undefined && isPlaceholderKey(credentials)) continue;
-      if (isCredentialHeader(name)) addForms(out, value, credentials ? "schemed" : "credential");
+      const credentialName = isCredentialHeader(name);
+      // Under a name that does not read as a credential's, `<scheme> <rest>` is one only when the
+      // rest is one word: `X-Title: Bot Builder for Customer Support` is an app's name, and a token
+      // never holds a space.
+      const schemed = credentials !== undefined && (credentialName || !/\s/.test(credentials.trim()));
+      if (credentialName) addForms(out, value, schemed ? "schemed" : "credential");
       else if (!credentialsOnly) addForms(out, value, "other");
-      if (credentials) addForms(out, credentials, "credential");
+      if (schemed && credentials) addForms(out, credentials, "credential");
     }
   }
   if (typeof endpoint?.baseUrl === "string") {
@@ -510,16 +519,41 @@ function agreeingLengths(wanted: string, text: string): Int32Array {
 
 const reversed = (text: string) => text.split("").reverse().join("");
 
-/** The runs of `view` of `SHORTEST_PIECE` characters or more that begin or end `secret` (the whole of it included). */
+/** A JWT's first segment (its header, the same for every token signed alike) and the dot after it. */
+const JWT_HEADER = /^eyJ[A-Za-z0-9_-]*\./;
+
+/**
+ * A key's first run of letters, `-` and `_` (within its first 16 characters), up to its last `-` or
+ * `_`: `sk-proj-`, `sk-ant-`, `github_pat_`.
+ */
+const LEADING_WORDS = /^[A-Za-z_-]{0,15}[-_]/;
+
+/**
+ * How many of `secret`'s first characters may be its family's public prefix, the same for every
+ * key of its kind: its first run of letters, `-` and `_` within its first 16 characters, up to the
+ * last `-` or `_` in it (`sk-proj-`, `sk-ant-`, `github_pat_`; none for `AIza…`), or a JWT's whole
+ * first segment (its header, the same for every token signed alike).
+ */
+function publicPrefixLength(secret: string): number {
+  return (JWT_HEADER.exec(secret) ?? LEADING_WORDS.exec(secret))?.[0].length ?? 0;
+}
+
+/**
+ * The runs of `view` that begin `secret` and reach `SHORTEST_PIECE` characters past its public
+ * prefix (`publicPrefixLength`), or that end it and are `SHORTEST_PIECE` characters or more — the
+ * whole of it included.
+ */
 function piecesIn(view: View, secret: string, found: (start: number, end: number) => void): void {
   const text = view.text;
   const head = text.includes(secret.slice(0, SHORTEST_PIECE));
   const tail = text.includes(secret.slice(secret.length - SHORTEST_PIECE));
   if (head) {
+    // `sk-ant-api03-` or `github_pat_11` written alone (in code, in another key) is no piece of this one.
+    const shortestHead = Math.min(secret.length, publicPrefixLength(secret) + SHORTEST_PIECE);
     const lengths = agreeingLengths(secret, text);
     for (let i = 0; i < lengths.length; i++) {
       const length = lengths[i] as number;
-      if (length >= SHORTEST_PIECE) found(i, i + length);
+      if (length >= shortestHead) found(i, i + length);
     }
   }
   if (tail) {
@@ -589,6 +623,36 @@ function startAtEnd(text: string, secrets: readonly string[]): number {
   return hold;
 }
 
+/**
+ * How long the longest end of `text` is that stands anywhere inside one of `secrets` (shorter than
+ * it): a network read cut inside a key's last characters ends in the middle of the key, not at its
+ * start, and the rest, read next, may be too short to count as a piece on its own.
+ */
+function insideAtEnd(text: string, secrets: readonly string[]): number {
+  if (text.length === 0) return 0;
+  const lastChar = text[text.length - 1] as string;
+  let hold = 0;
+  for (const secret of secrets) {
+    const cap = Math.min(secret.length - 1, text.length);
+    // From each place the text's last character stands in the secret, how far back the two agree.
+    for (
+      let end = secret.indexOf(lastChar);
+      end >= 0 && hold < cap;
+      end = secret.indexOf(lastChar, end + 1)
+    ) {
+      let length = 1;
+      while (
+        length < cap &&
+        length <= end &&
+        secret.charCodeAt(end - length) === text.charCodeAt(text.length - 1 - length)
+      )
+        length++;
+      hold = Math.max(hold, length);
+    }
+  }
+  return hold;
+}
+
 /** An escape cut short at the end of a text: `%`, `%7`, a JSON string's `\`. */
 const PARTIAL_ESCAPE = /(?:%[0-9A-Fa-f]?|\\)$/;
 
@@ -599,9 +663,13 @@ const PARTIAL_ESCAPE = /(?:%[0-9A-Fa-f]?|\\)$/;
  * no secret's first characters, so nothing is held and a stream is passed on as it arrives.
  */
 export function heldBack(text: string, patterns: readonly Pattern[]): number {
-  const hold = startAtEnd(
-    text,
-    patterns.map((pattern) => pattern.text),
+  const long = patterns.filter((pattern) => pattern.pieces).map((pattern) => pattern.text);
+  const hold = Math.max(
+    startAtEnd(
+      text,
+      patterns.map((pattern) => pattern.text),
+    ),
+    insideAtEnd(text, long),
   );
   const plain = patterns.filter((pattern) => pattern.plain).map((pattern) => pattern.text);
   if (plain.length === 0) return hold;
@@ -609,7 +677,7 @@ export function heldBack(text: string, patterns: readonly Pattern[]): number {
   const body = text.slice(0, text.length - partial);
   if (partial === 0 && !body.includes("%") && !LINE_BREAK.test(body)) return hold;
   const view = viewOf(body, true);
-  const inView = startAtEnd(view.text, plain);
+  const inView = Math.max(startAtEnd(view.text, plain), insideAtEnd(view.text, long));
   const start = inView > 0 ? view.span(view.text.length - inView, view.text.length)[0] : body.length;
   // An escape cut short is held even alone: it may be a secret's first character, encoded.
   return Math.max(hold, text.length - start);
@@ -635,8 +703,11 @@ export function redactText(text: string, patterns: readonly Pattern[]): string {
 
 /**
  * A property a redactor found a secret in but could not write — a frozen error's `message` or
- * `stack`, a read-only field, a fetched response's immutable `Headers`: the object holding it, its
- * key, and what it would read redacted (build what is shown from that, never from the property).
+ * `stack`, a read-only field, a live class instance's field (never written), immutable `Headers`
+ * whose holder could not take a redacted copy: the object holding it, its key (a header's name; a
+ * `Map` key redacted; `""` for a `Set` item or the value given itself), and what it would read
+ * redacted (build what is shown from that, never from the property). What could not be read at all
+ * (a revoked `Proxy`, a getter or trap that throws) reads `"[unreadable]"`.
  */
 export interface UnwrittenRedaction {
   readonly holder: object;
@@ -660,21 +731,34 @@ export function unwrittenRedactions(value: unknown): readonly UnwrittenRedaction
  *
  * Given a string, it answers the string with every secret replaced by `REDACTED`: each form
  * `secretsOf` lists, and the credentials also with any `%XX` of the text decoded (every byte
- * percent-encoded, or only a `-`); a credential of `CUT_SHORT_FROM` (20) characters or more also
- * cut short (a run of `SHORTEST_PIECE` (12) characters or more that begins or ends it, as an error
- * quoting `sk-proj-Abc123…` writes it) and wrapped (a line break and indentation inside it). A
+ * percent-encoded, or only a `-`); a credential of `CUT_SHORT_FROM` (20) characters or more with
+ * no whitespace in it also cut short — a run that begins it and reaches `SHORTEST_PIECE` (12)
+ * characters past its family's public prefix (its first run of letters, `-` and `_` up to the last
+ * separator, within 16 characters: `sk-proj-`, `sk-ant-`, `github_pat_`; a JWT's first segment),
+ * as an error quoting `sk-proj-Abc123Def456…` writes it, or a run of 12 characters or more that
+ * ends it — and wrapped (a line break and indentation inside it). So `sk-ant-api03-` or
+ * `github_pat_11` written in code, or the start of another key of the family, stays. A
  * secret under `WHOLE_WORD_BELOW` (16) characters, and the value of a header that is not a
  * credential's (kept so a log loses a secret under a name nothing tells, and a word such as
  * `openai` or `300000`), only as a word of its own: `pid 1234567` keeps its digits with a key
- * `123456`. A local server's placeholder key (`ollama`, `sk-no-key-required`, …) is no secret.
+ * `123456`. Under such a header, `<scheme> <rest>` (`Bot …`, `Token …`) counts as a credential only
+ * when the rest is one word: `X-Title: Bot Builder for Customer Support` is a title. A local
+ * server's placeholder key (`ollama`, `sk-no-key-required`, …) is no secret.
  *
  * Given an error (or any object), it redacts it **in place** and answers the same value: an error's
  * `message`, `stack`, `cause` and every other own property, enumerable or not (`AggregateError`'s
- * `errors`); every string, array, plain object and class instance's own field reachable from there;
- * `Map` keys and values, `Set` values, `Headers` and a `URL`'s `href` — so whatever a host logs of
- * it, however deep, holds no secret. Typed arrays and buffers are not read. Anything else is
- * answered as is. Never throws; a property that cannot be written (a frozen error) is left as it
- * was and listed by `unwrittenRedactions(value)`.
+ * `errors`); every string, array and plain object reachable from there (any realm's); `Map` keys
+ * and values and `Set` values (any realm's), a `URL`'s `href` and `Headers` — immutable ones (a
+ * fetched response's, as an SDK error holds them) replaced on their holder by a redacted copy — so
+ * whatever a host logs of it, however deep, holds no secret. A class instance (an SDK client, a
+ * pool, a `Date`, a `Map` subclass) may be live and is never written, nor is anything reached
+ * through it: its own data fields are read (its accessors are not run) and what they would lose is
+ * reported — an object such an instance holds is never written, however else the value reaches it. Two `Map` keys
+ * that redact alike stay two entries (`… (2)`); two `Set` strings that do are one. Typed arrays and
+ * buffers are not read. Anything else is answered as is. Never throws: what it found but could not
+ * write (a frozen error, a live instance's field, immutable `Headers` on a frozen holder) is left as
+ * it was and listed by `unwrittenRedactions(value)`, and what it could not read (a revoked `Proxy`,
+ * a getter or trap that throws) is listed there as `"[unreadable]"` under its holder and key.
  */
 export function redactor(endpoint: SecretBearer | undefined): <T>(value: T) => T {
   const patterns = patternsOf(endpoint);
@@ -686,12 +770,29 @@ export function redactor(endpoint: SecretBearer | undefined): <T>(value: T) => T
  * (`credentialsOf`: the key, URL credentials, headers under a credential's name and what follows
  * an auth scheme) are replaced by `REDACTED`, in every form `redactor` finds them in (cut short,
  * wrapped, percent-encoded, hex; short ones as words of their own). A routing header's value
- * (`x-portkey-provider: openai`, an `X-Title`) stays whole, so a tool error that names the provider
- * still reads. Strings, errors and objects are handled as `redactor` handles them. Never throws.
+ * (`x-portkey-provider: openai`, an `X-Title`, even one that starts `Bot …`) stays whole, so a tool
+ * error that names the provider still reads. Strings, errors and objects are handled as `redactor`
+ * handles them (a live class instance read and reported, never written). Never throws.
  */
 export function credentialRedactor(endpoint: SecretBearer | undefined): <T>(value: T) => T {
   const patterns = patternsOf(endpoint, true);
   return <T>(value: T): T => redactDeep(value, patterns);
+}
+
+/** What an object's contents are to the walk (see `kindOf`). */
+type Shape = "headers" | "url" | "array" | "map" | "set" | "object" | "unread";
+
+/** An object still to visit: where it was found, and whether it may be written. */
+interface Visit {
+  readonly value: object;
+  /** The object it was read from and under which key (the value given is its own holder, under `""`). */
+  readonly holder: object;
+  readonly key: string;
+  /**
+   * Reached through a live class instance (an SDK client, a pool, a socket): read, and what it
+   * would lose reported, never written.
+   */
+  readonly live: boolean;
 }
 
 /** `redactor`'s work with the patterns already gathered (for this package's own fetch). */
@@ -701,23 +802,155 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
   if (typeof value !== "object" || value === null) return value;
   // Walked with a list of objects still to visit, not by recursion: a server's error body may nest
   // deeper than the call stack goes.
-  const seen = new WeakSet<object>([value]);
-  const pending: object[] = [value];
+  const seen = new WeakSet<object>();
+  const pending: Visit[] = [];
+  const throughInstances = heldByInstances(value);
   const unwritten: UnwrittenRedaction[] = [];
-  /** The child `current` redacted (a string), or `current` itself, queued when it is an object to visit. */
-  const visit = (current: unknown): unknown => {
-    if (typeof current === "string") return redactText(current, patterns);
-    if (typeof current === "object" && current !== null && !seen.has(current)) {
-      seen.add(current);
-      pending.push(current);
-    }
-    return current;
-  };
   const leave = (holder: object, key: string, redacted: string) => unwritten.push({ holder, key, redacted });
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) redactOne(next, visit, leave);
+  /** Immutable `Headers` met so far, and the redacted copy each holder gets instead. */
+  const copies = new Map<object, Headers>();
+  const walk: Walk = {
+    visit(current, holder, key, live) {
+      if (typeof current === "string") return redactText(current, patterns);
+      if (typeof current !== "object" || current === null) return current;
+      // What a live instance also holds is live, however else the walk meets it.
+      const held = live || (current !== value && throughInstances.has(current));
+      if (!seen.has(current)) {
+        seen.add(current);
+        // Headers hold only strings: redacted at once, so the holder can take a copy in their place.
+        if (isHeaders(current)) redactHeaders(current, walk, held, copies);
+        else pending.push({ value: current, holder, key, live: held });
+      }
+      return (!live && copies.get(current)) || current;
+    },
+    leave,
+    unwritable(holder, key, clean, current) {
+      if (typeof clean === "string") leave(holder, key, clean);
+      else if (current !== null && typeof current === "object" && copies.has(current)) {
+        for (const [name, text] of copies.get(current) as Headers) {
+          if (current instanceof Headers && current.get(name) !== text) leave(current, name, text);
+        }
+      }
+    },
+    redact: (text) => redactText(text, patterns),
+  };
+  // The value given is its own holder, under no key: `Headers` given alone that cannot be written
+  // are reported header by header.
+  const top = walk.visit(value, value, "", false);
+  if (top !== value) walk.unwritable(value, "", top, value);
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    try {
+      redactOne(next, walk);
+    } catch {
+      // A revoked Proxy, a trap or a method that throws: what it holds cannot be told.
+      leave(next.holder, next.key, UNREADABLE);
+    }
+  }
   if (unwritten.length > 0) unwrittenBy.set(value, unwritten);
   else unwrittenBy.delete(value);
   return value;
+}
+
+/**
+ * Every object `value` reaches through a live class instance (see `kindOf`), the instances
+ * included and `value` itself left out: only read by the walk, whichever way it meets them. Looks
+ * at objects only (data properties; no accessor is run) and never throws.
+ */
+function heldByInstances(value: object): WeakSet<object> {
+  const live = new WeakSet<object>();
+  const seen = new WeakSet<object>([value]);
+  const pending: [object, boolean][] = [[value, false]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [current, through] = next;
+    let children: unknown[];
+    let held = through;
+    try {
+      const [shape, instance] = kindOf(current);
+      held ||= instance;
+      children = objectsIn(current, shape);
+    } catch {
+      continue;
+    }
+    if (held && current !== value) live.add(current);
+    for (const child of children) {
+      if (typeof child !== "object" || child === null || child === value) continue;
+      if (held ? live.has(child) : seen.has(child)) continue;
+      // Met first outside an instance and later through one: looked at again, as live.
+      if (held) live.add(child);
+      else seen.add(child);
+      pending.push([child, held]);
+    }
+  }
+  return live;
+}
+
+/** The values `value` holds that the walk would visit (its data properties; a Map's keys and values; a Set's items). */
+function objectsIn(value: object, shape: Shape): unknown[] {
+  switch (shape) {
+    case "headers":
+    case "url":
+    case "unread":
+      return [];
+    case "map":
+      return [...(Map.prototype.entries.call(value) as Iterable<[unknown, unknown]>)].flat();
+    case "set":
+      return [...(Set.prototype.values.call(value) as Iterable<unknown>)];
+    default:
+      return Object.getOwnPropertyNames(value).map((key) => {
+        const descriptor = Object.getOwnPropertyDescriptor(value, key);
+        return descriptor && "value" in descriptor ? descriptor.value : undefined;
+      });
+  }
+}
+
+/** What `unwrittenRedactions` lists for an object the walk could not read (a revoked Proxy). */
+const UNREADABLE = "[unreadable]";
+
+interface Walk {
+  /**
+   * The child `current` of `holder[key]` redacted (a string), a redacted copy of immutable
+   * `Headers` (for a holder that may be written), or `current` itself, queued when it is an
+   * object to visit.
+   */
+  visit(current: unknown, holder: object, key: string, live: boolean): unknown;
+  /** Reports a string of `holder[key]` that was not written, and what it reads redacted. */
+  leave(holder: object, key: string, redacted: string): void;
+  /** Reports `clean` (from `visit(current)`) that could not be written to `holder[key]`. */
+  unwritable(holder: object, key: string, clean: unknown, current: unknown): void;
+  redact(text: string): string;
+}
+
+function isHeaders(value: object): value is Headers {
+  try {
+    return typeof Headers === "function" && value instanceof Headers;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Redacts `headers` in place, or — where they are immutable (a fetched response's) — leaves them
+ * and keeps a redacted copy in `copies` for their holder to take instead. Under a live instance
+ * they are only read, and what they would lose reported.
+ */
+function redactHeaders(headers: Headers, walk: Walk, live: boolean, copies: Map<object, Headers>): void {
+  const entries = [...headers];
+  const clean = entries.map(([name, text]) => [name, walk.redact(text)] as const);
+  const changed = clean.filter(([, text], i) => text !== entries[i]?.[1]);
+  if (changed.length === 0) return;
+  if (live) {
+    for (const [name, text] of changed) walk.leave(headers, name, text);
+    return;
+  }
+  try {
+    for (const [name, text] of changed) headers.set(name, text);
+    return;
+  } catch {
+    // Immutable: the holder gets a copy.
+  }
+  const copy = new Headers();
+  for (const [name, text] of clean) copy.append(name, text);
+  copies.set(headers, copy);
 }
 
 /** Objects whose contents are not text a secret is written in, or not to be read: left alone. */
@@ -731,6 +964,52 @@ function unread(value: object): boolean {
     value instanceof WeakSet ||
     (typeof WeakRef === "function" && value instanceof WeakRef)
   );
+}
+
+/** True where `call` does not throw: a brand check (`Map.prototype.has.call(value)`), across realms. */
+function holds(call: () => unknown): boolean {
+  try {
+    call();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True for some realm's `Object.prototype` (or no prototype at all). */
+function isRootPrototype(proto: object | null): boolean {
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/** True for an object whose prototype is `Map.prototype`'s or `Set.prototype`'s own kind: no subclass. */
+function isOwnKind(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as object | null;
+  return proto !== null && isRootPrototype(Object.getPrototypeOf(proto) as object | null);
+}
+
+function isError(value: object): boolean {
+  return value instanceof Error || Object.prototype.toString.call(value) === "[object Error]";
+}
+
+/**
+ * What `value` is to the walk — `Headers`; a `URL`; an array, a `Map` or a `Set` (any realm's);
+ * another object; or something not read at all (buffers, promises, weak collections) — and whether
+ * it is a live class instance, read but never written: anything but a plain object (any realm's),
+ * an error (any subclass), and an array, `Map` or `Set` that is no subclass's.
+ */
+function kindOf(value: object): [Shape, boolean] {
+  if (isHeaders(value)) return ["headers", false];
+  if (typeof URL === "function" && value instanceof URL) return ["url", false];
+  if (unread(value)) return ["unread", false];
+  if (Array.isArray(value)) return ["array", !isOwnKind(value)];
+  // Plain objects and errors first: most of what is walked, and no brand check to throw for them.
+  if (isRootPrototype(Object.getPrototypeOf(value) as object | null) || isError(value))
+    return ["object", false];
+  if (value instanceof Map || holds(() => Map.prototype.has.call(value, undefined)))
+    return ["map", !isOwnKind(value)];
+  if (value instanceof Set || holds(() => Set.prototype.has.call(value, undefined)))
+    return ["set", !isOwnKind(value)];
+  return ["object", true];
 }
 
 /**
@@ -753,86 +1032,122 @@ function wrote(record: Record<string, unknown>, key: string, clean: unknown): bo
   }
 }
 
-/** Redacts the strings held directly by `value` (through `visit`), queueing the objects it holds. */
-function redactOne(
-  value: object,
-  visit: (current: unknown) => unknown,
-  leave: (holder: object, key: string, redacted: string) => void,
-): void {
-  if (value instanceof Headers) {
-    for (const [name, text] of [...value]) {
-      const clean = visit(text) as string;
-      if (clean === text) continue;
-      try {
-        value.set(name, clean);
-      } catch {
-        leave(value, name, clean);
+/** A Map key as `unwrittenRedactions` names it: a string redacted, anything else by its type. */
+function keyName(key: unknown, walk: Walk): string {
+  return typeof key === "string" ? walk.redact(key) : `[${typeof key}]`;
+}
+
+/**
+ * A key for `map` that reads as `clean` and is not already one of its keys: `clean`, or `clean (2)`,
+ * `clean (3)`, … — two keys that redact alike stay two entries.
+ */
+function freeKey(map: Map<unknown, unknown>, clean: unknown): unknown {
+  if (typeof clean !== "string" || !Map.prototype.has.call(map, clean)) return clean;
+  for (let n = 2; ; n++) {
+    const candidate = `${clean} (${n})`;
+    if (!Map.prototype.has.call(map, candidate)) return candidate;
+  }
+}
+
+/**
+ * Redacts the strings held directly by `entry.value` (through `walk.visit`), queueing the objects
+ * it holds; where it may not write (a live instance, or what one holds), reports them instead.
+ */
+function redactOne(entry: Visit, walk: Walk): void {
+  const { value } = entry;
+  const [shape, instance] = kindOf(value);
+  // What a live instance holds is read, never written.
+  const live = entry.live || instance;
+  switch (shape) {
+    case "unread":
+    case "headers":
+      return;
+    case "url": {
+      const url = value as URL;
+      const href = url.href;
+      const clean = walk.redact(href);
+      if (clean === href) return;
+      if (!live) {
+        try {
+          url.href = clean;
+        } catch {
+          // Not a URL once redacted: reported below.
+        }
       }
+      // The URL writes `[redacted]` its own way (percent-encoded in a password): read back, it must hold no secret.
+      if (walk.redact(url.href) !== url.href) walk.leave(url, "href", clean);
+      return;
     }
-    return;
-  }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const current: unknown = value[i];
-      const clean = visit(current);
-      if (clean !== current && !wrote(value as unknown as Record<string, unknown>, String(i), clean)) {
-        leave(value, String(i), clean as string);
+    case "map": {
+      const map = value as Map<unknown, unknown>;
+      const entries = [...Map.prototype.entries.call(map)] as [unknown, unknown][];
+      for (const [key, item] of entries) {
+        const name = keyName(key, walk);
+        const cleanKey = walk.visit(key, map, name, live);
+        const cleanItem = walk.visit(item, map, name, live);
+        if (cleanKey === key && cleanItem === item) continue;
+        if (live) {
+          walk.unwritable(
+            map,
+            name,
+            cleanItem === item ? cleanKey : cleanItem,
+            cleanItem === item ? key : item,
+          );
+          continue;
+        }
+        if (cleanKey !== key) {
+          Map.prototype.delete.call(map, key);
+          Map.prototype.set.call(map, freeKey(map, cleanKey), cleanItem);
+        } else Map.prototype.set.call(map, key, cleanItem);
       }
+      // A subclass's own fields are read below.
+      if (!instance) return;
+      break;
     }
-    return;
-  }
-  if (value instanceof Map) {
-    for (const [key, item] of [...value]) {
-      const cleanKey = visit(key);
-      const cleanItem = visit(item);
-      if (cleanKey !== key) {
-        value.delete(key);
-        value.set(cleanKey, cleanItem);
-      } else if (cleanItem !== item) value.set(key, cleanItem);
-    }
-    return;
-  }
-  if (value instanceof Set) {
-    for (const item of [...value]) {
-      const clean = visit(item);
-      if (clean !== item) {
-        value.delete(item);
-        value.add(clean);
+    case "set": {
+      const set = value as Set<unknown>;
+      for (const item of [...Set.prototype.values.call(set)]) {
+        const clean = walk.visit(item, set, "", live);
+        if (clean === item) continue;
+        if (live) walk.unwritable(set, "", clean, item);
+        else {
+          // Two items that redact alike are one item of the Set once redacted.
+          Set.prototype.delete.call(set, item);
+          Set.prototype.add.call(set, clean);
+        }
       }
+      // A subclass's own fields are read below.
+      if (!instance) return;
+      break;
     }
-    return;
+    default:
+      break;
   }
-  if (value instanceof URL) {
-    const href = value.href;
-    const clean = visit(href) as string;
-    if (clean === href) return;
-    try {
-      value.href = clean;
-    } catch {
-      // Not a URL once redacted: reported below.
-    }
-    // The URL writes `[redacted]` its own way (percent-encoded in a password): read back, it must hold no secret.
-    if (visit(value.href) !== value.href) leave(value, "href", clean);
-    return;
-  }
-  if (unread(value)) return;
   let keys: string[];
-  try {
+  if (shape === "array" && !instance) {
+    const length = (value as unknown[]).length;
+    keys = Array.from({ length }, (_, i) => String(i));
+  } else {
     keys = Object.getOwnPropertyNames(value);
-  } catch {
-    return;
+    if (isError(value))
+      for (const key of ["message", "stack", "cause"]) if (!keys.includes(key)) keys.push(key);
   }
-  if (value instanceof Error)
-    for (const key of ["message", "stack", "cause"]) if (!keys.includes(key)) keys.push(key);
   const record = value as Record<string, unknown>;
   for (const key of keys) {
     let current: unknown;
     try {
-      current = record[key];
+      if (live) {
+        // A live instance's own accessors are not run: only its data is read.
+        const descriptor = Object.getOwnPropertyDescriptor(value, key);
+        if (!descriptor || !("value" in descriptor)) continue;
+        current = descriptor.value;
+      } else current = record[key];
     } catch {
+      walk.leave(value, key, UNREADABLE);
       continue;
     }
-    const clean = visit(current);
-    if (clean !== current && !wrote(record, key, clean)) leave(value, key, clean as string);
+    const clean = walk.visit(current, value, key, live);
+    if (clean === current) continue;
+    if (live || !wrote(record, key, clean)) walk.unwritable(value, key, clean, current);
   }
 }
