@@ -35,21 +35,39 @@ function tokenCount(value: unknown): number | undefined {
 /**
  * The window a refusal names, in each server's words: llama.cpp's "available context size (1024
  * tokens)"; OpenAI's, vLLM's and OpenRouter's "maximum context length is 8192 tokens"; LM Studio's
- * "context length of only 2048 tokens"; and a plain "context window of 8192 tokens".
+ * "context length of only 2048 tokens"; a plain "context window of 8192 tokens"; vLLM V1's "longer
+ * than the maximum model length of 4096", its older "too long to fit into the model (context length
+ * 4096)" and its scheduler's "is too long and exceeds limit of 4096"; SGLang's "longer than the
+ * model's context length (40960 tokens)"; Mistral's "too large for model with 32768 maximum context
+ * length"; TGI's and Together's "`inputs` tokens + `max_new_tokens` must be <= 4096"; and Cerebras's
+ * "Current length is 9000 while limit is 8192". Each is anchored to its whole phrase, so no other
+ * number in the message (the prompt, the completion, a draft count) is read as the window; a limit on
+ * the input alone ("the configured limit of", "exceeds the limit of") is not the window and is not read.
  */
 const WINDOW_WORDS: readonly RegExp[] = [
   /available context size \((\d+) tokens\)/i,
   /maximum context length is (\d+) tokens/i,
   /context length of only (\d+) tokens/i,
   /context (?:window|length|size) (?:is|of) (\d+) tokens/i,
+  /longer than the maximum model length of (\d+)/i,
+  /too long to fit into the model \(context length (\d+)\)/i,
+  /is too long and exceeds limit of (\d+)/i,
+  /longer than the model's context length \((\d+) tokens\)/i,
+  /too large for model with (\d+) maximum context length/i,
+  /`inputs` tokens \+ `max_new_tokens` must be <= (\d+)/i,
+  /Current length is \d+ while limit is (\d+)/i,
 ];
 
 /**
  * The refused prompt's size in each server's words: llama.cpp's "request (1104 tokens)"; OpenAI's
  * "your messages resulted in 4294 tokens"; vLLM 0.10's "your request has 8203 input tokens" and its
  * older "you requested 6029 tokens in the messages"; LM Studio's "keep the first 14538 tokens";
- * OpenRouter's "7884 of text input"; and OpenAI's and vLLM's "(3130 in the messages" (see
- * `promptOf` for the whole request less its completion, which counts the functions too).
+ * OpenRouter's "7884 of text input"; OpenAI's and vLLM's "(3130 in the messages" (see `promptOf`
+ * for the whole request less its completion, which counts the functions too); vLLM V1's "decoder
+ * prompt (length 5000)" and "Prompt length of 5000", its older "prompt (total length 5000)" and its
+ * scheduler's "Input prompt (5000 tokens)"; SGLang's "The input (61709 tokens)"; Mistral's "Prompt
+ * contains 40000 tokens"; and TGI's "Given: 4000 `inputs` tokens". Cerebras's "Current length is
+ * 9000" is not read: it may count the reply asked for too.
  */
 const PROMPT_WORDS: readonly RegExp[] = [
   /request \((\d+) tokens\)/i,
@@ -59,6 +77,12 @@ const PROMPT_WORDS: readonly RegExp[] = [
   /keep the first (\d+) tokens/i,
   /(\d+) of text input/i,
   /\((\d+) in the messages/i,
+  /prompt \((?:total )?length (\d+)\)/i,
+  /Prompt length of (\d+) is longer/i,
+  /Input prompt \((\d+) tokens\)/i,
+  /The input \((\d+) tokens\) is longer/i,
+  /Prompt contains (\d+) tokens/i,
+  /Given: (\d+) `inputs` tokens/i,
 ];
 
 function firstCount(text: string, patterns: readonly RegExp[]): number | undefined {
@@ -110,7 +134,8 @@ export interface ContextOverflowOptions {
  * rather than a paraphrase; `cause` is the original error. `window` is the context window the
  * refusal names, where it names one — llama.cpp's `n_ctx` (also its "available context size (1024
  * tokens)"), OpenAI's and vLLM's "maximum context length is 8192 tokens", LM Studio's "context
- * length of only 2048 tokens" — which can be smaller than the window a host configured;
+ * length of only 2048 tokens", vLLM V1's "maximum model length of 4096", Mistral's, TGI's and
+ * Cerebras's wordings — which can be smaller than the window a host configured;
  * `promptTokens` is the prompt the endpoint counted, where it said. Not a capability `negotiate`
  * can answer and not transient: retrying the same body fails the same way. Shrink the transcript
  * (prune tool results, compact) or raise the window.

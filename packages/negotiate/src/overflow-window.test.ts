@@ -98,6 +98,125 @@ describe("ContextOverflow.fromError reads the window and the prompt the refusal 
     expect(openai.promptTokens).toBeGreaterThan(300);
   });
 
+  // Real wordings (the sources are in retry-wordings.test.ts), each holding several numbers: only the
+  // window is read as the window, and only the prompt as the prompt.
+  it.each<[string, unknown, number | undefined, number | undefined]>([
+    [
+      "vLLM V1: decoder prompt (length N) longer than the maximum model length of M",
+      {
+        object: "error",
+        message:
+          "The decoder prompt (length 10127) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens plus multimodal tokens.",
+        type: "BadRequestError",
+        param: null,
+        code: 400,
+      },
+      8192,
+      10127,
+    ],
+    [
+      "vLLM V1: prompt length of N longer than the maximum model length of M",
+      { error: { message: "Prompt length of 5016 is longer than the maximum model length of 4096." } },
+      4096,
+      5016,
+    ],
+    [
+      "vLLM: prompt (total length N) too long to fit into the model (context length M)",
+      {
+        error: {
+          message:
+            "The prompt (total length 25938) is too long to fit into the model (context length 4096). Make sure that `max_model_len` is no smaller than the number of text tokens plus multimodal tokens.",
+        },
+      },
+      4096,
+      25938,
+    ],
+    [
+      "vLLM scheduler: input prompt (N tokens) exceeds limit of M",
+      { error: { message: "Input prompt (35247 tokens) is too long and exceeds limit of 1000" } },
+      1000,
+      35247,
+    ],
+    [
+      "SGLang: the input (N tokens) longer than the model's context length (M tokens)",
+      {
+        error: {
+          message: "The input (61709 tokens) is longer than the model's context length (40960 tokens).",
+        },
+      },
+      40960,
+      61709,
+    ],
+    [
+      "Mistral: prompt contains N tokens and 0 draft tokens, too large for model with M maximum context length",
+      {
+        error: {
+          message:
+            "Prompt contains 152960 tokens and 0 draft tokens, too large for model with 131072 maximum context length",
+        },
+      },
+      131072,
+      152960,
+    ],
+    [
+      "TGI (Hugging Face): inputs + max_new_tokens must be <= M, given N inputs tokens and K max_new_tokens",
+      {
+        error: {
+          message:
+            "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 65537. Given: 79993 `inputs` tokens and 1024 `max_new_tokens`",
+        },
+      },
+      65537,
+      79993,
+    ],
+    [
+      "Together (TGI): the same wording, the prompt under the window",
+      {
+        error: {
+          message: readFixture("errors/together/tgi-input-validation-context.message.txt").trim(),
+        },
+      },
+      2048,
+      2019,
+    ],
+    [
+      // The current length may count the reply asked for too: it is not read as the prompt.
+      "Cerebras: current length is N while limit is M",
+      {
+        error: {
+          message:
+            "Please reduce the length of the messages or completion. Current length is 42328 while limit is 40000",
+        },
+      },
+      40000,
+      undefined,
+    ],
+    [
+      // A limit on the input alone is not the window.
+      "Azure OpenAI: input tokens exceed the configured limit",
+      {
+        error: {
+          message:
+            "Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 509178 tokens. Please reduce the length of the messages.",
+        },
+      },
+      undefined,
+      509178,
+    ],
+    [
+      "GitHub Copilot: prompt token count exceeds the limit",
+      { error: { message: "prompt token count of 93854 exceeds the limit of 90000" } },
+      undefined,
+      undefined,
+    ],
+  ])("%s", async (_name, body, window, prompt) => {
+    const error = await refusal({ type: "error", status: 400, body });
+    expect(isOverflow(error)).toBe(true);
+    const overflow = ContextOverflow.fromError(error);
+    expect(overflow.window).toBe(window);
+    expect(overflow.promptTokens).toBe(prompt);
+  });
+
   it("leaves both unset where the refusal names no number, and a ContextOverflow made by hand keeps what it is given", async () => {
     const ollama = ContextOverflow.fromError(
       await refusal({

@@ -132,20 +132,32 @@ function transcriptBlocks(messages: readonly SummaryMessageLike[]): string[] {
   return blocks;
 }
 
-/** A reply that stopped at the end of the model's window: the window, and what filled it. */
+/**
+ * A reply cut off (`finish_reason: "length"`) before its ceiling: the window it points at, what
+ * filled it, and whether that window is known (`inferred: false`) or only prompt plus completion.
+ */
 interface RanOut {
   window: number;
   prompt: number;
   completion: number;
+  /**
+   * `false`: prompt plus completion reached a window known before the reply (given as
+   * `contextLength`, named by a refusal, or the one this summary was asked again within), which is
+   * evidence the window ran out. `true`: the reply only stopped short of its `max_tokens`, with no
+   * window reached; the window is prompt plus completion, a guess (a server's own cap on a reply, or
+   * a time limit, stops it the same way).
+   */
+  inferred: boolean;
 }
 
 /**
  * Whether a reply cut off (`finish_reason: "length"`) ran out of the model's window rather than
- * into the `max_tokens` it was sent: by the usage the server counted, its completion stopped short
- * of `maxSent` (a ceiling stops it at exactly that many), or prompt plus completion reached the
- * known `window`. llama.cpp takes any prompt that fits and writes until its window is full, so a
- * summary asked with the whole ceiling there ends this way. The window is the known one where the
- * two filled it, else prompt plus completion. `undefined` for a reply that finished, or no usage.
+ * into the `max_tokens` it was sent, by the usage the server counted: prompt plus completion
+ * reaching the known `window` (evidence), or else a completion stopped short of `maxSent` (a
+ * ceiling stops it at exactly that many), read as prompt plus completion filling a window none
+ * knew (`inferred`). llama.cpp takes any prompt that fits and writes until its window is full, so a
+ * summary asked with the whole ceiling there ends this way. `undefined` for a reply that finished,
+ * one that spent its whole ceiling short of any known window, or no usage.
  */
 function outOfWindow(
   reply: { finishReason: string | undefined; usage?: { prompt?: number; completion?: number } },
@@ -156,9 +168,11 @@ function outOfWindow(
   const prompt = reply.usage?.prompt;
   const completion = reply.usage?.completion;
   if (prompt === undefined || completion === undefined || prompt < 1) return undefined;
-  const filled = window !== undefined && prompt + completion >= window;
-  if (!filled && completion >= maxSent) return undefined;
-  return { window: filled ? (window as number) : prompt + completion, prompt, completion };
+  if (window !== undefined && prompt + completion >= window) {
+    return { window, prompt, completion, inferred: false };
+  }
+  if (completion >= maxSent) return undefined;
+  return { window: prompt + completion, prompt, completion, inferred: true };
 }
 
 /**
@@ -174,11 +188,15 @@ function outOfWindow(
  * its opening question and its newest messages, its middle replaced by a marker. With neither, a
  * request the server refuses as too big is cut to the window the refusal names and sent once more,
  * and the function's later summaries start within that size. A reply that ran out of the window
- * rather than into its ceiling — `finish_reason: "length"` with, by the server's usage, a completion
- * short of the `max_tokens` sent or prompt plus completion reaching the known window (llama.cpp
- * takes any prompt that fits and writes until its window is full) — is read the same way: its notice
- * says the window ran out, and the input is cut to that window (prompt plus completion, where no
- * window was known) and asked once more. One summary is asked again at most once. Where the window is known
+ * rather than into its ceiling — `finish_reason: "length"` with, by the server's usage, prompt plus
+ * completion reaching the known window (`contextLength`, or one a refusal named; llama.cpp takes any
+ * prompt that fits and writes until its window is full) — is read the same way: its notice says the
+ * window ran out, the input is cut to that window and asked once more, and later summaries start
+ * within it. A `length` reply short of the `max_tokens` sent that reaches no known window is only a
+ * guess at the window (prompt plus completion; a hosted model's own cap on a reply, or a time limit,
+ * stops it the same way): that summary is cut to it and asked once more, its notice saying it was
+ * read from the stop, and nothing is remembered — later summaries are sized as before. One summary
+ * is asked again at most once. Where the window is known
  * (`contextLength`, or a refusal), the reply asked for is the ceiling held to half the window, the
  * room the input was sized beside, so prompt plus `max_tokens` stays inside it (vLLM refuses more).
  *
@@ -274,10 +292,11 @@ export function summariser(
       let reply: Awaited<ReturnType<typeof send>>;
       /**
        * Sizes the user turn to a window of `tokens` (the chars a token held measured against
-       * `promptTokens` where the server counted the prompt just sent) and remembers it for this
-       * function's later summaries; `undefined` where too little room is left (said so).
+       * `promptTokens` where the server counted the prompt just sent) and, where `keep`, remembers
+       * it for this function's later summaries (a window a refusal named or a reply reached, never
+       * one only guessed); `undefined` where too little room is left (said so).
        */
-      const refit = (tokens: number, promptTokens: number | undefined): string | undefined => {
+      const refit = (tokens: number, promptTokens: number | undefined, keep: boolean): string | undefined => {
         const sent = system.length + input.length;
         const perToken = promptTokens
           ? Math.min(SUMMARY_CHARS_PER_TOKEN * 2, sent / promptTokens)
@@ -287,8 +306,10 @@ export function summariser(
           tooSmall(room, tokens);
           return undefined;
         }
-        learned = room;
-        learnedWindow = Math.min(tokens, learnedWindow ?? tokens);
+        if (keep) {
+          learned = room;
+          learnedWindow = Math.min(tokens, learnedWindow ?? tokens);
+        }
         asked = tokens;
         again = true;
         input = compose(room);
@@ -304,28 +325,37 @@ export function summariser(
             ? overflowFacts(error)
             : undefined;
         if (facts === undefined) throw error;
-        if (refit(facts.window, facts.prompt) === undefined) return undefined;
+        if (refit(facts.window, facts.prompt, true) === undefined) return undefined;
         notice(
           `The conversation to summarise did not fit ${model}'s window (${facts.window} tokens); its middle was left out and the summary asked for again.`,
         );
         reply = await send(input, asked);
       }
-      let ranOut = outOfWindow(reply, asked, asked === undefined ? ceiling : replyRoom(asked, ceiling));
+      /** The `max_tokens` the last request was sent with. */
+      const maxSent = () => (asked === undefined ? ceiling : replyRoom(asked, ceiling));
+      let ranOut = outOfWindow(reply, asked, maxSent());
       if (ranOut !== undefined && !again) {
         // llama.cpp takes a prompt that fits and writes until its window is full: not the ceiling.
-        // Cut to that window and asked once more, as for a refusal.
-        if (refit(ranOut.window, ranOut.prompt) === undefined) return undefined;
+        // Cut to that window and asked once more, as for a refusal. A window only guessed from a
+        // stop short of the ceiling (a hosted model's own cap on a reply stops it so too) sizes this
+        // summary alone: later ones start as they would have.
+        const sentCeiling = maxSent();
+        if (refit(ranOut.window, ranOut.prompt, !ranOut.inferred) === undefined) return undefined;
         notice(
-          `The summary from ${model} ran out of its window (${ranOut.window} tokens: ${ranOut.prompt} of prompt, ${ranOut.completion} of reply); its input was cut to fit and the summary asked for again.`,
+          ranOut.inferred
+            ? `The summary from ${model} ran out of its window (${ranOut.window} tokens: ${ranOut.prompt} of prompt, ${ranOut.completion} of reply), as read from its stop short of the ${sentCeiling}-token ceiling (no known window was reached); its input was cut to fit and the summary asked for again, and later summaries are not held to that window.`
+            : `The summary from ${model} ran out of its window (${ranOut.window} tokens: ${ranOut.prompt} of prompt, ${ranOut.completion} of reply); its input was cut to fit and the summary asked for again.`,
         );
         reply = await send(input, asked);
-        ranOut = outOfWindow(reply, asked, asked === undefined ? ceiling : replyRoom(asked, ceiling));
+        ranOut = outOfWindow(reply, asked, maxSent());
       }
       if (reply.finishReason === "length") {
         notice(
           ranOut === undefined
             ? `The summary from ${model} was cut off at its reply ceiling; the transcript was left as it was.`
-            : `The summary from ${model} ran out of its window (${ranOut.window} tokens) before it was finished; the transcript was left as it was.`,
+            : ranOut.inferred
+              ? `The summary from ${model} stopped ${ranOut.completion} tokens in, short of its ${maxSent()}-token ceiling and of any window known (${ranOut.prompt} tokens of prompt), before it was finished; the transcript was left as it was.`
+              : `The summary from ${model} ran out of its window (${ranOut.window} tokens) before it was finished; the transcript was left as it was.`,
         );
         return undefined;
       }

@@ -39,6 +39,9 @@ function longRun(exchanges: number): MessageLike[] {
   return messages;
 }
 
+/** An OpenAI-compatible host that takes the no-thinking hint the summariser sends. */
+const HOSTED = { name: "openai", extraParams: ["chat_template_kwargs"] } as const;
+
 function planFor(messages: MessageLike[]) {
   const plan = planCompaction(messages, { limit: 4000, used: 3900 });
   if (!plan) throw new Error("planCompaction made no plan");
@@ -196,7 +199,7 @@ describe("a summary that runs out of llama.cpp's window rather than into its cei
     );
   }
 
-  it("is read as the window running out: cut to the window prompt plus completion filled, asked once more, and remembered", async () => {
+  it("is read as the window running out: cut to the window prompt plus completion filled and asked once more, but not remembered with no window known", async () => {
     // llama.cpp takes a prompt that fits and writes until its window is full (capture
     // 29-near-context-limit: prompt 4079 + completion 17 = n_ctx 4096, max_tokens 100): the first
     // summary stops 12 tokens in, with finish_reason "length", far short of its 1,024-token ceiling.
@@ -224,7 +227,7 @@ describe("a summary that runs out of llama.cpp's window rather than into its cei
     });
     expect(server.chatRequests).toHaveLength(2);
     expect(notices).toEqual([
-      `The summary from small ran out of its window (${nCtx} tokens: ${prompt} of prompt, 12 of reply); its input was cut to fit and the summary asked for again.`,
+      `The summary from small ran out of its window (${nCtx} tokens: ${prompt} of prompt, 12 of reply), as read from its stop short of the 1024-token ceiling (no known window was reached); its input was cut to fit and the summary asked for again, and later summaries are not held to that window.`,
     ]);
     expect(notices.join("\n")).not.toMatch(/reply ceiling/);
     const [first, second] = bodies(server);
@@ -235,14 +238,57 @@ describe("a summary that runs out of llama.cpp's window rather than into its cei
     const shown = String(userContent(second ?? {}));
     expect(shown.length).toBeLessThan(String(userContent(first ?? {})).length);
     expect(shown).toMatch(/\[user\]\nQuestion 0: check the build log of job 0\./);
-    // The next summary starts within the window it learned: one request, answered.
+    // The window was only read from the stop (a hosted model's cap on its reply stops it so too):
+    // the next summary is asked as the first was, whole, with the whole ceiling.
     await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
       summary: "Still passing.",
     });
     expect(server.chatRequests).toHaveLength(3);
-    expect(bodies(server)[2]?.max_tokens).toBe(Math.floor(nCtx / 2));
+    expect(bodies(server)[2]?.max_tokens).toBe(1024);
+    expect(userContent(bodies(server)[2] ?? {})).toBe(userContent(first ?? {}));
   });
 
+  it("is remembered where prompt plus completion reached the window given as contextLength", async () => {
+    // The host knows the window; the server's tokenizer counts the prompt higher than the estimate,
+    // and the reply stops where prompt plus completion reach it: evidence the window ran out.
+    const messages = longRun(6);
+    const plan = planCompaction(messages, { limit: 1000, used: 990 });
+    if (!plan) throw new Error("planCompaction made no plan");
+    const window = 3000;
+    server = await startServer({
+      personality: HOSTED,
+      replies: [
+        {
+          content: "notes ".repeat(40),
+          finishReason: "length",
+          usage: { prompt_tokens: window - 20, completion_tokens: 20 },
+        },
+        { content: "Jobs passed." },
+        { content: "Still passing." },
+      ],
+    });
+    const notices: string[] = [];
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      contextLength: window,
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
+      summary: "Jobs passed.",
+    });
+    expect(notices).toEqual([
+      `The summary from small ran out of its window (${window} tokens: ${window - 20} of prompt, 20 of reply); its input was cut to fit and the summary asked for again.`,
+    ]);
+    const [first, second] = bodies(server);
+    const cut = String(userContent(second ?? {}));
+    expect(cut.length).toBeLessThan(String(userContent(first ?? {})).length);
+    // The next summary starts within the size the window held by the server's count: one request.
+    await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
+      summary: "Still passing.",
+    });
+    expect(server.chatRequests).toHaveLength(3);
+    expect(userContent(bodies(server)[2] ?? {})).toBe(cut);
+  });
   it("says the window ran out when the second ask runs out of it too, and leaves the transcript", async () => {
     const messages = longRun(4);
     const plan = planCompaction(messages, { limit: 1000, used: 990 });
@@ -287,6 +333,87 @@ describe("a summary that runs out of llama.cpp's window rather than into its cei
     expect(notices).toEqual([
       "The summary from small was cut off at its reply ceiling; the transcript was left as it was.",
     ]);
+  });
+});
+
+describe("a length reply short of its ceiling that reaches no window known (a hosted model's own cap)", () => {
+  /** A provider that caps every reply at 300 tokens whatever max_tokens says. */
+  const capped = (prompt: number) => ({
+    content: "notes ".repeat(300),
+    finishReason: "length",
+    usage: { prompt_tokens: prompt, completion_tokens: 300 },
+  });
+
+  it("asks that summary again once, and leaves the next summary's max_tokens and input as they were", async () => {
+    const messages = longRun(3);
+    const plan = planCompaction(messages, { limit: 1000, used: 990 });
+    if (!plan) throw new Error("planCompaction made no plan");
+    server = await startServer({
+      personality: HOSTED,
+      replies: [capped(900), { content: "Jobs passed." }, { content: "Still passing." }],
+    });
+    const notices: string[] = [];
+    const summarise = summariser({ baseUrl: server.baseUrl }, "hosted", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
+      summary: "Jobs passed.",
+    });
+    expect(notices).toEqual([
+      "The summary from hosted ran out of its window (1200 tokens: 900 of prompt, 300 of reply), as read from its stop short of the 1024-token ceiling (no known window was reached); its input was cut to fit and the summary asked for again, and later summaries are not held to that window.",
+    ]);
+    await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
+      summary: "Still passing.",
+    });
+    expect(server.chatRequests).toHaveLength(3);
+    const [first, , next] = bodies(server);
+    expect(next?.max_tokens).toBe(first?.max_tokens);
+    expect(next?.max_tokens).toBe(1024);
+    expect(userContent(next ?? {})).toBe(userContent(first ?? {}));
+  });
+
+  it("leaves a given contextLength's later summaries as they were when the stop reaches short of it", async () => {
+    const messages = longRun(3);
+    const plan = planCompaction(messages, { limit: 1000, used: 990 });
+    if (!plan) throw new Error("planCompaction made no plan");
+    server = await startServer({
+      personality: HOSTED,
+      replies: [capped(900), { content: "Jobs passed." }, { content: "Still passing." }],
+    });
+    const summarise = summariser({ baseUrl: server.baseUrl }, "hosted", {
+      ...isolated(),
+      contextLength: 8192,
+    });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toBeDefined();
+    await expect(runCompaction(messages, plan, summarise)).resolves.toMatchObject({
+      summary: "Still passing.",
+    });
+    const [first, , next] = bodies(server);
+    expect(next?.max_tokens).toBe(1024);
+    expect(next?.max_tokens).toBe(first?.max_tokens);
+    expect(userContent(next ?? {})).toBe(userContent(first ?? {}));
+  });
+
+  it("says the reply stopped short of its ceiling, not that a window ran out, when the second ask stops so too", async () => {
+    const messages = longRun(3);
+    const plan = planCompaction(messages, { limit: 1000, used: 990 });
+    if (!plan) throw new Error("planCompaction made no plan");
+    server = await startServer({
+      personality: HOSTED,
+      replies: [capped(900), capped(400)],
+    });
+    const notices: string[] = [];
+    const summarise = summariser({ baseUrl: server.baseUrl }, "hosted", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toBeUndefined();
+    expect(server.chatRequests).toHaveLength(2);
+    expect(bodies(server)[1]?.max_tokens).toBe(600);
+    expect(notices[1]).toBe(
+      "The summary from hosted stopped 300 tokens in, short of its 600-token ceiling and of any window known (400 tokens of prompt), before it was finished; the transcript was left as it was.",
+    );
   });
 });
 

@@ -26,8 +26,9 @@ export interface OverflowFacts {
 /**
  * What a refused side task's error says about the window: the window and the refused prompt as
  * `@loopwright/negotiate`'s `ContextOverflow.fromError` reads them (llama.cpp's `n_ctx` and
- * `n_prompt_tokens` in its body, else the sizes written in the message in llama.cpp's, vLLM's,
- * OpenAI's, LM Studio's or OpenRouter's words), through the `cause` chain (a `SideTaskError` holds
+ * `n_prompt_tokens` in its body, else the sizes written in the message in the servers' words it
+ * knows: llama.cpp's, vLLM's, SGLang's, OpenAI's, LM Studio's, OpenRouter's, Mistral's, TGI's,
+ * Cerebras's), through the `cause` chain (a `SideTaskError` holds
  * the SDK's error). `undefined` where no window is named.
  */
 export function overflowFacts(error: unknown): OverflowFacts | undefined {
