@@ -335,11 +335,31 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
     function: { name: c.name, arguments: c.raw ?? JSON.stringify(c.args) },
   }));
   step.turn = { ...found.turn, toolCalls };
+  redrawAnswer(run, turn.content, found.turn.content);
   notice(
     run,
     `Recovered ${calls.length} tool call${calls.length === 1 ? "" : "s"} written into the reply as text ` +
       "(the server's tool-call parser missed them).",
   );
+}
+
+/**
+ * Brings what the watchers drew of a turn's answer (`drawn`, its `output`) to the answer kept
+ * (`kept`) once calls were taken out of its text: a `retract` for what was drawn after the kept
+ * answer — the calls' markup, a piece of a closing tag — so `fold(events)` shows what the
+ * transcript stores. Where the kept answer is not all of what was drawn up to that point (text
+ * after a call, the blank lines around it closed up), the retract goes back to where the two
+ * part and the rest of the kept answer follows as `output`: never a character the transcript
+ * does not hold. Only the answer is redrawn; reasoning already drawn as `thinking` stays as drawn.
+ */
+function redrawAnswer(run: LoopRun, drawn: string, kept: string): void {
+  let same = 0;
+  const most = Math.min(drawn.length, kept.length);
+  while (same < most && drawn.charCodeAt(same) === kept.charCodeAt(same)) same++;
+  // Never part a surrogate pair: the retract and the output each hold whole characters.
+  if (same > 0 && same < most && /[\uD800-\uDBFF]/.test(drawn.charAt(same - 1))) same--;
+  if (drawn.length > same) emitEvent(run, { kind: "retract", chars: drawn.length - same });
+  if (kept.length > same) emitEvent(run, { kind: "output", text: kept.slice(same) });
 }
 
 /** Phase: a turn that asked for nothing is the answer, appended to the transcript. */

@@ -1,3 +1,4 @@
+import { type DisplayBlock, fold, type RunEvent } from "@loopwright/events";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
@@ -132,6 +133,101 @@ describe("a call written as text over a reply carried on past the token ceiling"
     expect(server.chatRequests).toHaveLength(3);
     expect(ran).toEqual([args]);
     expect(result.turn?.content).toBe("Written.");
+  });
+});
+
+/** Text of the first turn as `fold` draws it: its text blocks before its first tool card. */
+function firstAnswer(blocks: DisplayBlock[]): string {
+  const card = blocks.findIndex((b) => b.kind === "tool");
+  return blocks
+    .slice(0, card < 0 ? blocks.length : card)
+    .flatMap((b) => (b.kind === "text" ? [b.text] : []))
+    .join("");
+}
+
+/** Runs the loop on `personality`; the events, the calls run and the first answer stored (the one with calls). */
+async function shown(
+  personality: "openai" | "llamacpp",
+  replies: Array<{ content: string; finishReason?: string }>,
+  maxContinuations = 0,
+) {
+  server = await startServer({ replies, personality });
+  const events: RunEvent[] = [];
+  const ran: unknown[] = [];
+  const result = await runAgentLoop({
+    config: { baseUrl: server.baseUrl, model: "sim", maxTokens: 1000, maxContinuations },
+    messages: ask,
+    tools: [WRITE_FILE],
+    dispatch: ({ args }) => {
+      ran.push(args);
+      return "done";
+    },
+    onEvent: (event) => events.push(event),
+  });
+  const stored = result.messages.find((m) => m.role === "assistant" && (m.tool_calls ?? []).length > 0);
+  return { events, ran, stored, result };
+}
+
+describe("a call written as text, cut at the token ceiling inside its closing tag", () => {
+  const args = { path: "a" };
+  const call = `<tool_call>\n${JSON.stringify({ name: "write_file", arguments: args })}\n</tool_call>`;
+  for (const personality of ["llamacpp", "openai"] as const) {
+    it(`runs, and the answer stored holds no piece of the tag (${personality})`, async () => {
+      for (const cut of ["</tool_call", "</tool_", "</", "<"]) {
+        const written = `Let me write it.\n${call.slice(0, call.lastIndexOf("</tool_call>"))}${cut}`;
+        const { ran, stored } = await shown(personality, [
+          { content: written, finishReason: "length" },
+          { content: "Written." },
+        ]);
+        expect(ran).toEqual([args]);
+        expect(stored?.content).toBe("Let me write it.");
+        await server?.close();
+        server = undefined;
+      }
+    });
+
+    it(`split across a continuation, stores no piece of the tag either (${personality})`, async () => {
+      const { ran, stored } = await shown(
+        personality,
+        [
+          { content: "Let me write that file for you now.", finishReason: "length" },
+          // The piece carried on is cut too, inside the closing tag, and not carried on again.
+          { content: `\n${call.slice(0, -3)}`, finishReason: "length" },
+          { content: "Written." },
+        ],
+        1,
+      );
+      expect(ran).toEqual([args]);
+      expect(stored?.content).toBe("Let me write that file for you now.");
+    });
+  }
+});
+
+describe("the display of a reply whose calls were taken out of its text", () => {
+  const call = hermes("write_file", { path: "a" });
+  const cases: Record<string, string> = {
+    "a Hermes call after the answer": `Let me write it.\n${call}`,
+    "text after the call": `Let me write it.\n${call}\nThen done.`,
+    "a call and nothing else": call,
+    "a scratchpad first": `<think>plan</think>Let me write it.\n${call}`,
+  };
+  for (const [name, content] of Object.entries(cases)) {
+    it(`draws what the transcript stores: ${name}`, async () => {
+      const { events, ran, stored } = await shown("openai", [{ content }, { content: "Written." }]);
+      expect(ran).toEqual([{ path: "a" }]);
+      expect(stored).toBeDefined();
+      expect(firstAnswer(fold(events))).toBe(stored?.content ?? "");
+      expect(firstAnswer(fold(events))).not.toContain("<tool_call>");
+    });
+  }
+
+  it("takes back only what follows the answer kept", async () => {
+    const { events } = await shown("openai", [
+      { content: `Let me write it.\n${call}` },
+      { content: "Written." },
+    ]);
+    const retracts = events.filter((e) => e.kind === "retract");
+    expect(retracts).toEqual([{ kind: "retract", chars: `\n${call}`.length }]);
   });
 });
 

@@ -81,14 +81,42 @@ describe("with finishReason length, a call still open where the reply ends is no
     it(`${form}: every cut reads as the whole call or none`, () => {
       const reply = write(whole);
       const seen = new Set<string>();
+      const left = new Set<string>();
       for (let at = 1; at <= reply.length; at++) {
-        const { calls } = recoverToolCalls(reply.slice(0, at), tools, { finishReason: "length" });
+        const { calls, text } = recoverToolCalls(reply.slice(0, at), tools, { finishReason: "length" });
         seen.add(JSON.stringify(calls.map((c) => c.args)));
+        // A call recovered takes all of its markup with it: no piece of a closing tag (`</tool_ca`)
+        // or of the wrapper is left as the answer.
+        if (calls.length > 0) left.add(text);
       }
       // The whole call, once its text is complete; nothing before.
       expect([...seen].filter((s) => s !== "[]")).toEqual([JSON.stringify([whole])]);
+      expect([...left]).toEqual([""]);
     });
   }
+
+  it("takes a piece of the closing tag after the last call with the call, and keeps the answer before it", () => {
+    const call = '<tool_call>\n{"name": "write_file", "arguments": {"path": "a.txt"}}';
+    for (const tail of ["\n</tool_call", "\n</tool_", "\n</", "\n<", "</tool_call>\n<|im_"]) {
+      expect(recoverToolCalls(`Hi.\n${call}${tail}`, tools, { finishReason: "length" })).toEqual({
+        calls: [expect.objectContaining({ name: "write_file", args: { path: "a.txt" } })],
+        text: "Hi.",
+      });
+    }
+    // DeepSeek's tokens, in either spelling.
+    const deepseek =
+      '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>write_file<｜tool▁sep｜>{"n": 1}<｜tool▁call▁end｜>';
+    for (const reply of [`${deepseek}<｜tool▁calls▁en`, `${deepseek}<|tool_calls_en`]) {
+      expect(recoverToolCalls(reply, tools, { finishReason: "length" }).text).toBe("");
+    }
+    // Text after the call that is not a piece of a closing tag stays; a whole tag is not a piece.
+    for (const tail of ["\nDone <b", "\n<b>", "\n[see"]) {
+      const { text } = recoverToolCalls(`Hi.\n${call}\n</tool_call>${tail}`, tools, {
+        finishReason: "length",
+      });
+      expect(text).toBe(`Hi.\n\n${tail.trim()}`);
+    }
+  });
 
   it("without a finish reason a bracket left open after a whole value is still closed, as before", () => {
     expect(recovered('<tool_call>{"name": "write_file", "arguments": {"n": 1}').calls).toEqual([

@@ -829,7 +829,13 @@ function tagSpans(text: string, known: Known): Span[] {
       const closer = closerOf(open[0]);
       const close = closer === undefined ? -1 : text.indexOf(closer, bodyAt);
       end = close >= 0 && close < nextOpen ? close : nextOpen;
-      const body = text.slice(bodyAt, end);
+      let body = text.slice(bodyAt, end);
+      // A reply cut inside the wrapper's closing tag (`</function></tool_ca`): the calls end before
+      // the piece of tag, which goes with the span.
+      if (end === text.length) {
+        const kept = withoutCloserPiece(body);
+        if (kept !== body && CALL_ENDED.test(withoutEndTokens(kept).trimEnd().slice(-64))) body = kept;
+      }
       const markup = markupCalls(body, known, end === text.length);
       calls = markup?.calls;
       // A body that runs to the end of the reply never met its closing tag: open, unless its last
@@ -1278,7 +1284,8 @@ function named(spans: readonly Span[], known: Known): Span[] {
  * `+5`) — so `parseToolArguments(raw, …)` with the tool's `takesOnlyString` reads it exactly as
  * it reads the same arguments streamed as a call; `args` holds the numbers they read as. A markup value running to the end of the reply without its
  * closing tag is never recovered; with `finishReason: "length"` neither is any call still open
- * where the reply ends. Never throws on any string; throws a `ToolCallsError` when `text` is not
+ * where the reply ends, and a piece of a closing tag the reply was cut inside after its last call
+ * (`</tool_ca`) goes with that call, out of the text. Never throws on any string; throws a `ToolCallsError` when `text` is not
  * a string, `tools` not an array, or options (`null` reads as none) not an object.
  */
 export function recoverToolCalls(
@@ -1510,8 +1517,67 @@ function recoverFrom(text: string, known: Known): RecoveredToolCalls {
       calls.push({ id: `call_recovered_${calls.length}`, name: call.name, args: call.args, raw: call.raw });
     }
   }
-  rest = withoutEndTokens(joinAtCall(rest, tail.slice(at)));
+  let after = tail.slice(at);
+  // A reply cut at the token ceiling right after its last call, inside that call's closing tag
+  // (`</tool_ca`): the piece of tag is the call's, not the answer's.
+  if (cutAtLimit && withoutCloserPiece(after).trim() === "") after = "";
+  rest = withoutEndTokens(joinAtCall(rest, after));
   return { calls, text: `${head}${rest}`.trim() };
+}
+
+/**
+ * The tags and tokens that close a call or its wrapper in the forms {@link recoverToolCalls}
+ * reads, and the end-of-turn tokens after them; DeepSeek's written with ASCII bars and `_` (see
+ * {@link withoutCloserPiece}).
+ */
+const CLOSERS = [
+  "</tool_call>",
+  "</tool_calls>",
+  "<|/tool_call|>",
+  "<|/tool_calls|>",
+  "</function_call>",
+  "</function_calls>",
+  "</functioncall>",
+  "</functioncalls>",
+  "</tools>",
+  "</minimax:tool_call>",
+  "</|DSML|function_calls>",
+  "[END_TOOL_REQUEST]",
+  "</function>",
+  "</invoke>",
+  "</|DSML|invoke>",
+  "<tool_call|>",
+  "<end_function_call>",
+  "<|tool_call_end|>",
+  "<|tool_calls_end|>",
+  "<|tool_calls_section_end|>",
+  "<|call|>",
+  "<|end|>",
+  "<|stop|>",
+  "<|eot_id|>",
+  "<|eom_id|>",
+  "<|im_end|>",
+  "<|endoftext|>",
+  "<|end_of_text|>",
+  "<|return|>",
+  "<|end_of_sentence|>",
+  "</s>",
+  "<end_of_turn>",
+];
+
+/**
+ * `text` without the piece of a closing tag it ends with — the start of one of {@link CLOSERS}
+ * (`<`, `</tool_ca`, `[END_TOOL`), never a whole one — and the blank space after it; `text` as it
+ * was when it ends otherwise.
+ */
+function withoutCloserPiece(text: string): string {
+  const end = text.trimEnd();
+  const at = Math.max(end.lastIndexOf("<"), end.lastIndexOf("["));
+  if (at < 0 || end.length - at > 32) return text;
+  const piece = end.slice(at).replace(/｜/g, "|").replace(/▁/g, "_");
+  return CLOSERS.some((closer) => closer.length > piece.length && closer.startsWith(piece))
+    ? text.slice(0, at)
+    : text;
 }
 
 /**
