@@ -1237,6 +1237,20 @@ describe("prose: credentials pasted as JSON, a markdown link, curl -u, mysql -p,
     }
   });
 
+  it("reads a long text in linear time: many braces, pairs, lone = signs and mysql -p words", () => {
+    // Each took ~10 s at this size when a word's braces or the gap before it were rescanned from the start.
+    for (const text of [
+      "}".repeat(200_000),
+      '"a": "'.repeat(50_000),
+      "a = ".repeat(50_000),
+      "mysql -p".repeat(25_000),
+    ]) {
+      const started = Date.now();
+      expect(withoutProseSecrets(text)).toBe(text);
+      expect(Date.now() - started).toBeLessThan(3000);
+    }
+  });
+
   it("takes none of the same forms with an ordinary value for a credential", () => {
     const ordinary = [
       'Reply as {"secret": "banana", "key": "v1.2.3", "token": "user_id12"} only.',

@@ -389,17 +389,24 @@ function proseWithoutKeys(original: string): string | undefined {
   let last = "";
   // After `mysql` on the same line (and command), `-pX` is a password.
   let client = false;
+  let gap = 0;
   for (const match of text.matchAll(/\S+/g)) {
     let start = match.index;
     let end = start + match[0].length;
-    if (/[\n;|]/.test(text.slice(at, start)) || /^(?:&&|\|\|?|;)$/.test(match[0])) client = false;
+    // A new line, or a `;`, `|` or `&&` (alone or ending the word before), ends the command.
+    if (/[\n;|]/.test(text.slice(Math.max(gap - 1, 0), start)) || /^(?:&&|\|\|?)$/.test(match[0]))
+      client = false;
+    gap = end;
     // A JSON object's braces are set aside too, but not the `}` that closes a `${VAR}` reference.
     while (start < end && (OPENERS.has(text[start] as string) || text[start] === "{")) start += 1;
-    while (
-      end > start &&
-      (CLOSERS.has(text[end - 1] as string) || (text[end - 1] === "}" && strayBrace(text.slice(start, end))))
-    )
+    // (Counted once: each `}` set aside leaves one fewer unopened.)
+    let unopened = -braceDepth(text.slice(start, end));
+    while (end > start) {
+      const c = text[end - 1] as string;
+      if (c === "}" && unopened > 0) unopened -= 1;
+      else if (!CLOSERS.has(c)) break;
       end -= 1;
+    }
     // A markdown link's or a call's URL (`[the dashboard](https://…)`, `fetch(https://…)`) is read from the URL.
     const link = /\((?=[A-Za-z][A-Za-z0-9+.-]*:\/\/)/.exec(text.slice(start, end));
     if (link) start += link.index + 1;
@@ -416,11 +423,11 @@ function proseWithoutKeys(original: string): string | undefined {
   return flagged ? out + text.slice(at) : paired;
 }
 
-/** True when a word has more `}` than `{`: its last `}` closes something opened before it, not a `${VAR}` reference. */
-function strayBrace(word: string): boolean {
+/** A word's `{` less its `}`: below 0, its last `}`s close something opened before it, not a `${VAR}` reference. */
+function braceDepth(word: string): number {
   let depth = 0;
   for (const c of word) depth += c === "{" ? 1 : c === "}" ? -1 : 0;
-  return depth < 0;
+  return depth;
 }
 
 /**
