@@ -7,7 +7,9 @@ import type { AgentSpec, BundledServer } from "./types.js";
 const ROUNDS = 4;
 
 /**
- * A copy of the spec safe to hand on: no credential `findSpecSecrets` can see is left in it.
+ * A copy of the spec safe to hand on: no credential `findSpecSecrets` can see is left in it (and
+ * one it misses is kept: in prose, a letters-only or short password, a value holding spaces, one
+ * after a name that does not tell; SPEC.md's "Secrets" lists what prose reading covers).
  *
  * Every bundled server's `env` and `headers` are removed (where the format puts a server's
  * credentials). Every other place `findSpecSecrets` points at is redacted in place: a URL loses
@@ -15,7 +17,8 @@ const ROUNDS = 4;
  * (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`, `Authorization: Bearer X`) and a telling
  * `extraBody` field get a `${NAME}` reference for the host to fill, and a key-shaped value
  * (`sk-…`, `ghp_…`) anywhere in the spec becomes `${SECRET}` (in a prompt part's `text` or a
- * `description`, only the secret: `postgres://${SECRET}@db/app`, `--api-key ${API_KEY}`); a
+ * `description`, only the secret: `postgres://${SECRET}@db/app`,
+ * `DATABASE_URL=postgres://${SECRET}@db/app`, `--api-key ${API_KEY}`, `"api_key": "${API_KEY}"`); a
  * key in an identifier (a prompt part's or hook's `id`, a server's `name` and the places naming
  * it) becomes a reference of its own, `${SECRET}`, `${SECRET_2}`, … one per distinct key, so ids
  * stay distinct; a `command` pasted as a whole command line has each flagged word redacted so.

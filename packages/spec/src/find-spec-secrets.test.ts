@@ -1001,3 +1001,265 @@ describe("withoutProseSecrets", () => {
     expect(withoutProseSecrets(texts[5] as string)).toBe(texts[5]);
   });
 });
+
+describe("prose: telling names are words, and a version or an identifier is no credential", () => {
+  /** Sentences that hold no credential: a telling word used as a word, or a word that holds one (monkey, tokenizer, primary_key). */
+  const ORDINARY = [
+    "Pin the signing key: v20.11.1 in CI.",
+    "Primary key: user_id123 column",
+    "Sort keys: alpha1234 first",
+    "Ask the monkey: banana123x",
+    "Pass --tokenizer qwen2tok to the script",
+    "KEY=F5 to refresh, SHORTCUT_KEY=ctrl+s1x, PRIMARY_KEY=user_id_1",
+    "The turkey: stuffed2024x recipe, the keyboard: layout99x, the hockey: team2024a.",
+    "Set sort_key=created_at2 and --keyboard qwerty123 and max_tokens: 4096abc.",
+    "token: TOKEN_LIMIT=4096 and key: --temperature=0.7 and secret: model=Qwen2.5-Coder-32B-Instruct",
+    "key: 2024-05-01T12:00:00Z and token: ?page=3&sort=desc and key: sha256:9f86d081884c7d659a2f",
+  ];
+
+  it("leaves r23's six sentences and their kin unchanged, and findSpecSecrets flags none of them", () => {
+    for (const text of ORDINARY) {
+      expect(withoutProseSecrets(text), text).toBe(text);
+      const spec: AgentSpec = { spec: SPEC_TOKEN, description: text, prompt: [{ id: "p", text }] };
+      expect(findSpecSecrets(spec), text).toEqual([]);
+      expect(exportSpec(spec), text).toEqual(spec);
+    }
+  });
+
+  it("still reads the same names as a part of a name outside prose: a bundled server's --tokenizer flag and PRIMARY_KEY env", () => {
+    // Args and env keep looksSecretName's substring rule (GITHUB_TOKEN, MYAPIKEY), a guess both ways.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: references, meant literally.
+    const safe = ["--tokenizer", "${TOKENIZER}", "PRIMARY_KEY=${PRIMARY_KEY}"];
+    expect(withoutArgSecrets(["--tokenizer", "qwen2tok", "PRIMARY_KEY=user_id_1"])).toEqual(safe);
+  });
+
+  it("changes no realistic prompt: instructions, versions, hashes, harmless URLs and queries, settings, telling words as words (property)", () => {
+    const word = fc.constantFrom(
+      "Please",
+      "summarise",
+      "the",
+      "file",
+      "and",
+      "return",
+      "JSON",
+      "with",
+      "keys",
+      "Use",
+      "tool",
+      "when",
+      "Token",
+      "budget",
+      "is",
+      "Basic",
+      "rules",
+      "Bearer",
+      "password",
+      "reset",
+      "API",
+      "key",
+      "rotation",
+      "version",
+      "commit",
+      "token:",
+      "key:",
+      "secret:",
+      "password:",
+      "Authorization:",
+      "auth",
+      "monkey:",
+      "keys:",
+      "tokenizer:",
+      "primary_key:",
+      "sort_key:",
+    );
+    const version = fc
+      .tuple(fc.nat(30), fc.nat(60), fc.nat(99), fc.constantFrom("", "-beta.1", "-rc2"))
+      .map(([a, b, c, tail]) => `v${a}.${b}.${c}${tail}`);
+    const identifier = fc
+      .tuple(fc.stringMatching(/^[a-z]{2,6}(?:_[a-z]{2,5})?$/), fc.stringMatching(/^_?\d{1,4}$/))
+      .map(([name, digits]) => `${name}${digits}`)
+      .filter((id) => id.length < 16);
+    // A hash stands after an ordinary word (`commit 3f2a…`): after `key:` or `Bearer` it may well be a key.
+    const hash = fc.stringMatching(/^[0-9a-f]{7,40}$/).map((hex) => `commit ${hex}`);
+    const setting = fc.constantFrom(
+      "MAX_TOKENS=2048",
+      "TOKEN_LIMIT=4096",
+      "--temperature=0.7",
+      "--max-tokens 512",
+      "--token-limit 4096",
+      "model=Qwen2.5-Coder-32B-Instruct",
+      "https://example.com/search?q=llama&page=2",
+      "http://localhost:8080/v1/chat/completions",
+      "https://docs.example.com/api?lang=en&version=2",
+      "?page=3&sort=desc",
+      "x=1&y=2",
+      "id=abc123def456",
+      "ref=refs/heads/main",
+      "api_version=2024-02-01",
+      "2024-05-01T12:00:00Z",
+      "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+      "user@example.com",
+      "Bearer in mind",
+      "Basic auth is disabled",
+      "token: 4096",
+      "key: value",
+      "password: required",
+      "secret: 42 is the answer",
+      '{"key": "value", "max_tokens": 512}',
+      "[the docs](https://docs.example.com/guide?page=2)",
+      "mysql -u root -p mydb",
+      "curl -u admin https://example.com",
+      "timeout = 30s",
+    );
+    const prose = fc
+      .array(fc.oneof({ weight: 8, arbitrary: word }, version, identifier, hash, setting), {
+        minLength: 3,
+        maxLength: 30,
+      })
+      .map((pieces) => pieces.join(" "));
+    fc.assert(
+      fc.property(prose, (text) => {
+        expect(withoutProseSecrets(text)).toBe(text);
+      }),
+      { numRuns: 1000, seed: 23 },
+    );
+  });
+});
+
+// biome-ignore-start lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.
+describe("NAME=<url>: a URL's credentials after any variable name are found, and only they are taken out", () => {
+  it("takes a URL's userinfo and telling query values out of an assignment argument, as from --flag=<url>", () => {
+    expect(
+      withoutArgSecrets([
+        "run",
+        "-e",
+        "DATABASE_URL=postgres://app:Sup3rS3cret@db:5432/app",
+        "-e",
+        "REDIS_URL=redis://:p4ssw0rd@cache:6379",
+        "MONGO_URI=mongodb://u:Sup3rS3cret@m/x",
+        "X_URL=https://h.example/v1?api_key=abc123def456&units=metric",
+        "HOME_URL=https://example.com/docs",
+        "img",
+      ]),
+    ).toEqual([
+      "run",
+      "-e",
+      "DATABASE_URL=postgres://db:5432/app",
+      "-e",
+      "REDIS_URL=redis://cache:6379",
+      "MONGO_URI=mongodb://m/x",
+      "X_URL=https://h.example/v1?units=metric",
+      "HOME_URL=https://example.com/docs",
+      "img",
+    ]);
+  });
+
+  it("names a bundled docker server's -e DATABASE_URL=<url> and exports it without the password", () => {
+    const args = ["run", "-e", "DATABASE_URL=postgres://app:Sup3rS3cret@db:5432/app", "img"];
+    const spec = withServer({ command: "docker", args });
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "bundle.mcpServers[0].args[2]", server: "srv", sign: SecretSign.Userinfo },
+    ]);
+    const out = exportSpec(spec);
+    expect(out.bundle?.mcpServers?.[0]?.args?.[2]).toBe("DATABASE_URL=postgres://db:5432/app");
+    expect(JSON.stringify(out)).not.toContain("Sup3rS3cret");
+    expect(findSpecSecrets(out)).toEqual([]);
+  });
+
+  it("reads NAME=<url> in prose, a pasted .env block included, and replaces only the secret part", () => {
+    const text = [
+      "Here is my .env:",
+      "DATABASE_URL=postgres://app:Sup3rS3cret@db:5432/app",
+      "X_URL=https://h.example/?api_key=abc123def456ghi",
+      "HOME_URL=https://example.com/docs",
+      "DB_PASSWORD=hunter2x9",
+    ].join("\n");
+    const safe = [
+      "Here is my .env:",
+      "DATABASE_URL=postgres://${SECRET}@db:5432/app",
+      "X_URL=https://h.example/?api_key=${API_KEY}",
+      "HOME_URL=https://example.com/docs",
+      "DB_PASSWORD=${DB_PASSWORD}",
+    ].join("\n");
+    expect(withoutProseSecrets(text)).toBe(safe);
+    const spec: AgentSpec = { spec: SPEC_TOKEN, prompt: [{ id: "p", text }] };
+    expect(findSpecSecrets(spec)).toEqual([{ path: "prompt[0].text", sign: SecretSign.Value }]);
+    expect(exportSpec(spec).prompt?.[0]?.text).toBe(safe);
+  });
+});
+
+describe("prose: credentials pasted as JSON, a markdown link, curl -u, mysql -p, Header:Scheme or name = value", () => {
+  const PASTED: [string, string][] = [
+    [
+      'Call it with {"api_key": "abc123def456ghi789"} in the body.',
+      'Call it with {"api_key": "${API_KEY}"} in the body.',
+    ],
+    [
+      'Config: {"api_key":"abc123def456ghi789","model":"qwen"}',
+      'Config: {"api_key":"${API_KEY}","model":"qwen"}',
+    ],
+    [
+      'Use {"user": "bob", "password": "Hunter2Hunter2"} to log in.',
+      'Use {"user": "bob", "password": "${PASSWORD}"} to log in.',
+    ],
+    [
+      "See [the dashboard](https://admin:S3cretPassw0rd@dash.example.com/) for stats.",
+      "See [the dashboard](https://${SECRET}@dash.example.com/) for stats.",
+    ],
+    [
+      "Test with curl -u admin:S3cretPass99 https://api.example.com/health first.",
+      "Test with curl -u admin:${PASSWORD} https://api.example.com/health first.",
+    ],
+    [
+      "Connect with mysql -u root -pS3cretPass99 mydb and list tables.",
+      "Connect with mysql -u root -p${PASSWORD} mydb and list tables.",
+    ],
+    ["Connect with mysql -u root -p'S3cretPass99' mydb", "Connect with mysql -u root -p'${PASSWORD}' mydb"],
+    [
+      'curl -H "Authorization:Bearer abc123def456ghi789" https://x.example',
+      'curl -H "Authorization:Bearer ${AUTHORIZATION}" https://x.example',
+    ],
+    ["PGPASSWORD=S3cretPass99 psql -h db -U app", "PGPASSWORD=${PGPASSWORD} psql -h db -U app"],
+    [
+      "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+      "aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}",
+    ],
+  ];
+
+  it("finds each, exports only the secret as a reference, and finds nothing in the export", () => {
+    for (const [text, safe] of PASTED) {
+      expect(withoutProseSecrets(text), text).toBe(safe);
+      const spec: AgentSpec = { spec: SPEC_TOKEN, prompt: [{ id: "p", text }] };
+      expect(findSpecSecrets(spec), text).toEqual([{ path: "prompt[0].text", sign: SecretSign.Value }]);
+      const out = exportSpec(spec);
+      expect(out.prompt?.[0]?.text, text).toBe(safe);
+      expect(findSpecSecrets(out), text).toEqual([]);
+    }
+  });
+
+  it("reads a long text in linear time: many braces, pairs, lone = signs and mysql -p words", () => {
+    // Each took ~10 s at this size when a word's braces or the gap before it were rescanned from the start.
+    for (const text of [
+      "}".repeat(200_000),
+      '"a": "'.repeat(50_000),
+      "a = ".repeat(50_000),
+      "mysql -p".repeat(25_000),
+    ]) {
+      const started = Date.now();
+      expect(withoutProseSecrets(text)).toBe(text);
+      expect(Date.now() - started).toBeLessThan(3000);
+    }
+  });
+
+  it("takes none of the same forms with an ordinary value for a credential", () => {
+    const ordinary = [
+      'Reply as {"secret": "banana", "key": "v1.2.3", "token": "user_id12"} only.',
+      "See [the docs](https://docs.example.com/guide?page=2) first.",
+      "curl -u admin https://example.com and mysql -u root -p mydb, then -pfoo12345678 alone.",
+      "Send Authorization:Bearer token and set timeout = 30s and api_key = your_key.",
+      "Use ${API_KEY} in {token} and `${X}`} here.",
+    ];
+    for (const text of ordinary) expect(withoutProseSecrets(text), text).toBe(text);
+  });
+});
+// biome-ignore-end lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.

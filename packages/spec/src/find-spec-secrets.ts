@@ -3,6 +3,7 @@ import { child, isPlainObject } from "./json.js";
 import {
   isLiteral,
   looksLikeKey,
+  looksProseSecretName,
   looksSecretName,
   type SecretHide,
   SecretSign,
@@ -36,8 +37,9 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * `name` such as "Token accounting helper") is free text, read a word at a time, so only a word
  * that is itself shaped like a key is flagged, or one after `Bearer`, `Basic` or `Token` that reads
  * as a token rather than a word ("Bearer 3f2a9c0d…"); a prompt part's `text` and a `description` are read
- * so too, with the rules for args besides: a URL's credentials, a telling flag, assignment or
- * header with a value that reads as a credential (see `proseWithoutKeys`).
+ * so too, with the rules for args besides: a URL's credentials (also after any `NAME=`), a telling
+ * flag, assignment, header or JSON pair with a value that reads as a credential, `curl -u user:X`,
+ * `mysql -pX` (see `proseWithoutKeys`); there a name tells by its words (`looksProseSecretName`).
  * A `command` holding whitespace is read as a pasted command line: split into words as a shell
  * splits it, each read as an argument is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
@@ -295,7 +297,8 @@ function fromBase64(text: string): string | undefined {
 
 /**
  * Marks set around a word in free text that are not part of it: quotes, brackets, markdown, a
- * sentence's end. Not braces, which close a `${VAR}` reference.
+ * sentence's end. Not braces, which close a `${VAR}` reference (prose sets aside a JSON object's
+ * braces, see `proseWithoutKeys`).
  */
 const OPENERS = new Set(["(", '"', "'", "`", "<", "[", "*"]);
 const CLOSERS = new Set([")", '"', "'", "`", ">", "]", "*", ".", ",", ";", "!", "?"]);
@@ -306,8 +309,11 @@ const proseHide: SecretHide = (_secret, name) => reference(name ?? "");
 /**
  * True for a value after a telling name in free text (`--api-key X`, `API_KEY=X`, `password: X`)
  * that reads as a credential rather than a word: at least 8 characters holding a letter and a
- * digit, not a path, a URL or a `<placeholder>`, and not only `${VAR}` references. Prose says
- * "set --token to your key" where a command line would not, so args take any literal value instead.
+ * digit, not a path, a URL or a `<placeholder>`, and not only `${VAR}` references; nor a version
+ * (`v20.11.1`), a plain identifier (a lowercase word and digits under 16 characters: `user_id123`,
+ * `alpha1234`, `created_at2`), a date, a digest (`sha256:…`), an assignment or a flag of its own
+ * (`TOKEN_LIMIT=4096`, `--max-tokens`), or a query (`?page=3&sort=desc`). Prose says "set --token
+ * to your key" where a command line would not, so args take any literal value instead.
  */
 function proseCredential(value: string): boolean {
   const literal = withoutReferences(value);
@@ -317,7 +323,12 @@ function proseCredential(value: string): boolean {
     /[A-Za-z]/.test(literal) &&
     /\d/.test(literal) &&
     !/[<>]/.test(literal) &&
-    !/^(?:~?\.{0,2}\/|[A-Za-z][A-Za-z0-9+.-]*:\/\/)/.test(literal)
+    !/^(?:~?\.{0,2}\/|[A-Za-z][A-Za-z0-9+.-]*:\/\/)/.test(literal) &&
+    !/^v?\d+(?:\.\d+)+/i.test(literal) &&
+    !(literal.length < 16 && /^[a-z]+(?:_[a-z]+)*_?\d*$/.test(literal)) &&
+    !/^\d{4}-\d{2}-\d{2}/.test(literal) &&
+    !/^(?:sha\d*|md5|blake\w*):/i.test(literal) &&
+    !/^(?:[A-Za-z_][\w.-]*=|--?[A-Za-z]|[?&#@])/.test(literal)
   );
 }
 
@@ -338,37 +349,70 @@ function bareQueryWithoutSecrets(word: string): string | undefined {
   return head + lead + withoutUrlSecrets(url, proseHide).slice(base.length);
 }
 
-/** A header's name written as a word of its own, before its value: `Authorization:`, `X-Api-Key:`. */
-const HEADER_NAME = /^([A-Za-z][\w-]*):$/;
+/** A header's name written as a word of its own, before its value: `Authorization:`, `X-Api-Key:`, a JSON pair's `"api_key":`. */
+const HEADER_NAME = /^([A-Za-z][\w-]*)["']?:$/;
+/** A header's name and its scheme written with no space between them: `Authorization:Bearer`. */
+const HEADER_SCHEME = /^([A-Za-z][\w-]*):(?:Bearer|Basic|Token)$/i;
+/** A name alone, before a lone `=` or `:`: the `aws_secret_access_key` of `aws_secret_access_key = X`. */
+const BARE_NAME = /^([A-Za-z_][\w.-]*)$/;
+/** Programs whose `-p<password>` (no space, no `=`) is a password: MySQL's and MariaDB's clients. */
+const PASSWORD_P = /^(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)$/;
+/** A JSON (or Python) pair written in prose, name and value quoted: `"api_key": "X"`, `'password':'X'`. */
+const JSON_PAIR = /(["'])([A-Za-z][\w-]*)\1(\s*:\s*)(["'])([^"'\s]{1,512})\4/g;
 const SCHEME = /^(?:Bearer|Basic|Token)$/i;
 /** A flag or an assignment whose value opens with a quote: `--token="`, `DB_SECRET='`. */
 const QUOTED_VALUE = /^((?:--?[A-Za-z][\w.-]*|[A-Za-z_][\w.-]*)=)["'`]/;
 
 /**
  * Free text with what reads as a credential in it redacted, or undefined when nothing does. It is
- * read a word at a time (split at whitespace, a word's quotes, brackets and closing punctuation set
- * aside) with the rules for args: a key shape, a URL's userinfo or telling query value, and a
- * telling flag, assignment or header with its value (`--api-key X`, `--token=X`, `API_KEY=X`,
- * `X-Api-Key:X`), where the value must also read as a credential (`proseCredential`). Besides, a
- * header's value may stand a word or two after its name (`Authorization: Bearer X`), a word after
+ * read a word at a time (split at whitespace, a word's quotes, brackets, a JSON object's braces and
+ * closing punctuation set aside, a markdown link's word read from its URL) with the rules for args:
+ * a key shape, a URL's userinfo or telling query value (also after any `NAME=`), and a telling
+ * flag, assignment or header with its value (`--api-key X`, `--token=X`, `API_KEY=X`,
+ * `X-Api-Key:X`), where a name tells by its words (`looksProseSecretName`) and the value must also
+ * read as a credential (`proseCredential`). Besides, a header's value may stand a word or two after
+ * its name (`Authorization: Bearer X`, `Authorization:Bearer X`, `"api_key": "X"`), a name's a word
+ * after a lone `=` (`aws_secret_access_key = X`), `curl -u user:X` and `mysql … -pX` are read, a
+ * JSON pair written tight (`{"password":"X"}`) is read whole, a word after
  * `Bearer`, `Basic` or `Token` is a credential when it reads as a token (`schemeToken`, as free text
  * reads it), and a query written without its URL is read as one. Each credential becomes a reference (`${SECRET}`, or one
  * named after its flag, header or parameter); every other character is kept as written. One pass,
  * each word read with the two before it.
  */
-function proseWithoutKeys(text: string): string | undefined {
+function proseWithoutKeys(original: string): string | undefined {
+  const paired = jsonWithoutSecrets(original);
+  const text = paired ?? original;
   let out = "";
   let at = 0;
-  let flagged = false;
+  let flagged = paired !== undefined;
   let before = "";
   let last = "";
+  // After `mysql` on the same line (and command), `-pX` is a password.
+  let client = false;
+  let gap = 0;
   for (const match of text.matchAll(/\S+/g)) {
     let start = match.index;
     let end = start + match[0].length;
-    while (start < end && OPENERS.has(text[start] as string)) start += 1;
-    while (end > start && CLOSERS.has(text[end - 1] as string)) end -= 1;
+    // A new line, or a `;`, `|` or `&&` (alone or ending the word before), ends the command.
+    if (/[\n;|]/.test(text.slice(Math.max(gap - 1, 0), start)) || /^(?:&&|\|\|?)$/.test(match[0]))
+      client = false;
+    gap = end;
+    // A JSON object's braces are set aside too, but not the `}` that closes a `${VAR}` reference.
+    while (start < end && (OPENERS.has(text[start] as string) || text[start] === "{")) start += 1;
+    // (Counted once: each `}` set aside leaves one fewer unopened.)
+    let unopened = -braceDepth(text.slice(start, end));
+    while (end > start) {
+      const c = text[end - 1] as string;
+      if (c === "}" && unopened > 0) unopened -= 1;
+      else if (!CLOSERS.has(c)) break;
+      end -= 1;
+    }
+    // A markdown link's or a call's URL (`[the dashboard](https://…)`, `fetch(https://…)`) is read from the URL.
+    const link = /\((?=[A-Za-z][A-Za-z0-9+.-]*:\/\/)/.exec(text.slice(start, end));
+    if (link) start += link.index + 1;
     const word = text.slice(start, end);
-    const safe = proseWord(word, last, before);
+    const safe = proseWord(word, last, before, client);
+    if (PASSWORD_P.test(word)) client = true;
     before = last;
     last = word;
     if (safe === undefined) continue;
@@ -376,14 +420,43 @@ function proseWithoutKeys(text: string): string | undefined {
     out += text.slice(at, start) + safe;
     at = end;
   }
-  return flagged ? out + text.slice(at) : undefined;
+  return flagged ? out + text.slice(at) : paired;
+}
+
+/** A word's `{` less its `}`: below 0, its last `}`s close something opened before it, not a `${VAR}` reference. */
+function braceDepth(word: string): number {
+  let depth = 0;
+  for (const c of word) depth += c === "{" ? 1 : c === "}" ? -1 : 0;
+  return depth;
+}
+
+/**
+ * Prose with each JSON pair (`"api_key": "X"`, `{"password":"X"}`) whose name tells
+ * (`looksProseSecretName`) and whose value reads as a credential (`proseCredential`) given a
+ * reference named after it instead; undefined when there is none.
+ */
+function jsonWithoutSecrets(text: string): string | undefined {
+  let flagged = false;
+  const out = text.replace(
+    JSON_PAIR,
+    (pair, quote: string, name: string, colon: string, open: string, value: string) => {
+      if (!looksProseSecretName(name) || !proseCredential(value)) return pair;
+      flagged = true;
+      return `${quote}${name}${quote}${colon}${open}${proseHide(value, name)}${open}`;
+    },
+  );
+  return flagged ? out : undefined;
 }
 
 /**
  * A prose text (a prompt part's `text`, a `description`) as `exportSpec` writes it: each
- * credential it holds — a key-shaped word, a URL's `user:password@` or a telling query parameter,
- * a flag or assignment with its value (`--api-key X`, `API_KEY=X`), a header with its value
- * (`Authorization: Bearer X`) — a `${NAME}` reference, every other character as written. A text
+ * credential it holds — a key-shaped word, a URL's `user:password@` or a telling query parameter
+ * (also after `DATABASE_URL=`), a flag or assignment with its value (`--api-key X`, `API_KEY=X`), a
+ * header or a JSON pair with its value (`Authorization: Bearer X`, `"api_key": "X"`), `curl -u
+ * user:X`, `mysql -pX` — a `${NAME}` reference, every other character as written. A telling name
+ * is one of words (`api_key`, not `primary_key` or `monkey`) and a version or a plain identifier is
+ * no credential, so ordinary instructions come back as they are; SPEC.md's "Secrets" lists the
+ * forms read and the ones missed. A text
  * holding none comes back as it is. For a form or a page that shows a spec's prose without its
  * secrets.
  */
@@ -392,8 +465,11 @@ export function withoutProseSecrets(text: string): string {
   return proseWithoutKeys(text) ?? text;
 }
 
-/** One word of prose redacted (see `proseWithoutKeys`), given the two words before it; undefined when it is not flagged. */
-function proseWord(word: string, last: string, before: string): string | undefined {
+/**
+ * One word of prose redacted (see `proseWithoutKeys`), given the two words before it and whether a
+ * MySQL client was named before it on its line; undefined when it is not flagged.
+ */
+function proseWord(word: string, last: string, before: string, client = false): string | undefined {
   // Most words of prose cannot be flagged by any rule (no key shape is shorter than 14 characters,
   // and every other sign needs a digit, a flag's dash or one of `=:/@?&`): they are not read.
   // (A word after `Bearer`, `Basic` or `Token` is read for a token, which may be shorter.)
@@ -404,7 +480,7 @@ function proseWord(word: string, last: string, before: string): string | undefin
   const quoted = QUOTED_VALUE.exec(word);
   if (quoted) {
     const [open, assign = ""] = quoted;
-    const inner = proseWord(assign + word.slice(open.length), last, before);
+    const inner = proseWord(assign + word.slice(open.length), last, before, client);
     return inner?.startsWith(assign) ? open + inner.slice(assign.length) : inner;
   }
   let safe: string | undefined;
@@ -417,13 +493,27 @@ function proseWord(word: string, last: string, before: string): string | undefin
     },
     proseHide,
     proseCredential,
+    looksProseSecretName,
   );
   safe ??= bareQueryWithoutSecrets(word);
-  // `Authorization: Bearer X`, `password: X`: the header's name a word (or a scheme) before its value.
+  // `Authorization: Bearer X`, `password: X`, `"api_key": "X"`: the header's name a word (or a
+  // scheme) before its value; `Authorization:Bearer X`; `aws_secret_access_key = X`.
   if (safe === undefined && proseCredential(word)) {
-    const header = HEADER_NAME.exec(last) ?? (SCHEME.test(last) ? HEADER_NAME.exec(before) : null);
-    if (header && looksSecretName(header[1] ?? "")) safe = proseHide(word, header[1]);
+    const header =
+      HEADER_NAME.exec(last) ??
+      (SCHEME.test(last) ? HEADER_NAME.exec(before) : null) ??
+      HEADER_SCHEME.exec(last) ??
+      (last === "=" || last === ":" ? BARE_NAME.exec(before) : null);
+    if (header && looksProseSecretName(header[1] ?? "")) safe = proseHide(word, header[1]);
   }
+  // `curl -u user:password`: the password.
+  const userinfo = /^([^:\s]+):(.+)$/.exec(word);
+  if (safe === undefined && /^(?:-u|--user)$/.test(last) && userinfo && proseCredential(userinfo[2] ?? ""))
+    safe = `${userinfo[1]}:${proseHide(userinfo[2] ?? "", "password")}`;
+  // `mysql -u root -pX` (or `-p'X'`): the password, after a MySQL client named on the line.
+  const short = /^-p(['"]?)(.+)$/.exec(word);
+  if (safe === undefined && client && short && proseCredential(short[2] ?? ""))
+    safe = `-p${short[1]}${proseHide(short[2] ?? "", "password")}`;
   // `Bearer 3f2a9c0d…` with no header before it: the token, as free text reads it (`schemeToken`).
   if (safe === undefined && SCHEME.test(last) && schemeToken(last, word)) safe = proseHide(word, undefined);
   if (safe === undefined) return undefined;
@@ -659,6 +749,7 @@ function scanArgs(
   found: (path: string, sign: SecretSign, index: number, safe: string) => void,
   hide?: SecretHide,
   literal: (value: string) => boolean = isLiteral,
+  telling: (name: string) => boolean = looksSecretName,
 ): void {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   args.forEach((arg, index) => {
@@ -671,7 +762,7 @@ function scanArgs(
       const [, name = "", inline] = flag;
       if (inline === undefined) return;
       const prefix = arg.slice(0, arg.length - inline.length);
-      if (looksSecretName(name) && literal(inline)) push(SecretSign.Flag, () => prefix + named(inline, name));
+      if (telling(name) && literal(inline)) push(SecretSign.Flag, () => prefix + named(inline, name));
       else {
         const sign = stringSign(inline, false);
         push(sign, () => prefix + safeString(inline, sign as SecretSign, undefined, hide));
@@ -679,24 +770,36 @@ function scanArgs(
       return;
     }
     const previous = index > 0 ? /^--?([A-Za-z][\w.-]*)$/.exec(args[index - 1] ?? "") : null;
-    if (previous && looksSecretName(previous[1] ?? "") && literal(arg)) {
+    if (previous && telling(previous[1] ?? "") && literal(arg)) {
       push(SecretSign.Flag, () => named(arg, previous[1] ?? ""));
       return;
     }
-    // An environment assignment given as an argument: docker's `-e GITHUB_TOKEN=ghp_…`.
+    // An environment assignment given as an argument: docker's `-e GITHUB_TOKEN=ghp_…`; under any
+    // other name (`-e DATABASE_URL=postgres://user:password@db/app`), its value is read as an arg.
     const assignment = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/.exec(arg);
-    if (assignment && looksSecretName(assignment[1] ?? "")) {
-      const variable = assignment[1] ?? "";
-      if (literal(assignment[2] ?? ""))
-        push(SecretSign.Flag, () => `${variable}=${named(assignment[2] ?? "", variable)}`);
+    if (assignment) {
+      const [, variable = "", value = ""] = assignment;
+      if (telling(variable) && literal(value))
+        push(SecretSign.Flag, () => `${variable}=${named(value, variable)}`);
+      else {
+        const sign = stringSign(value, false);
+        push(sign, () => `${variable}=${safeString(value, sign as SecretSign, undefined, hide)}`);
+      }
       return;
     }
-    // A header given as an argument: "Authorization: Bearer …".
+    // A header given as an argument: "Authorization: Bearer …"; under any other name, its value is read as an arg.
     const header = /^([\w-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
-    if (header && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg) && looksSecretName(header[1] ?? "")) {
-      const [, field = "", colon = ""] = header;
-      if (literal(header[3] ?? ""))
-        push(SecretSign.Flag, () => `${field}${colon}${named(header[3] ?? "", field)}`);
+    if (header && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg)) {
+      const [, field = "", colon = "", value = ""] = header;
+      if (telling(field) && literal(value))
+        push(SecretSign.Flag, () => `${field}${colon}${named(value, field)}`);
+      else if (telling(field) || urlSign(value)) {
+        const sign = stringSign(value, false);
+        push(sign, () => `${field}${colon}${safeString(value, sign as SecretSign, undefined, hide)}`);
+      } else {
+        const sign = stringSign(arg, false);
+        push(sign, () => safeString(arg, sign as SecretSign, undefined, hide));
+      }
       return;
     }
     const sign = stringSign(arg, false);

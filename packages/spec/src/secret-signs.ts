@@ -44,6 +44,100 @@ export function looksSecretName(name: string): boolean {
   );
 }
 
+/** Words that name a credential on their own, in prose: `token`, `secret`, `password`, `auth`, `apikey`, … */
+const PROSE_SECRET_WORDS = new Set([
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "passphrase",
+  "pwd",
+  "pass",
+  "auth",
+  "authorization",
+  "credential",
+  "credentials",
+  "cookie",
+  "bearer",
+  "signature",
+  "apikey",
+  "accesskey",
+  "secretkey",
+  "privatekey",
+  "authtoken",
+  "accesstoken",
+  "apitoken",
+  "refreshtoken",
+  "clientsecret",
+]);
+
+/** A word that ends in a credential's name, written joined as variables often are: `PGPASSWORD`, `GITHUBTOKEN`, `MYSECRET`. */
+const JOINED_SECRET = /(?:password|passwd|passphrase|secret|token|apikey)$/;
+
+/** Words before `key` that make it a database's, a map's or a keyboard's key rather than a credential: `primary_key`, `sort_key`. */
+const ORDINARY_KEYS = new Set([
+  "primary",
+  "foreign",
+  "sort",
+  "partition",
+  "cluster",
+  "clustering",
+  "composite",
+  "unique",
+  "surrogate",
+  "natural",
+  "candidate",
+  "compound",
+  "range",
+  "hash",
+  "row",
+  "shard",
+  "routing",
+  "cache",
+  "map",
+  "dict",
+  "lookup",
+  "index",
+  "group",
+  "order",
+  "join",
+  "object",
+  "public",
+  "idempotency",
+  "dedup",
+  "dedupe",
+  "shortcut",
+  "hot",
+  "hotkey",
+  "keyboard",
+]);
+
+/**
+ * @internal The prose form of `looksSecretName`: true when a word of the name (split as
+ * `looksSecretName` splits, at anything but a letter and where a small letter meets a capital) is
+ * one credentials are given under — `token`, `secret`, `password`, `passwd`, `pass`, `auth`,
+ * `credential(s)`, `apikey`, …, or ends in one written joined (`PGPASSWORD`, `GITHUBTOKEN`) — or
+ * is `key` with no word before it that makes it another kind of
+ * key (`key`, `api_key`, `apiKey`, `X-Api-Key`, `SIGNING_KEY`; not `primary_key`, `sort_key`,
+ * `SHORTCUT_KEY`). So `monkey`, `keys`, `keyboard`, `tokenizer`, `max_tokens` and `turkey` are not
+ * telling. Prose uses the words of a sentence as ordinary words, where a flag or a variable names a
+ * credential by a part of its name; `findSpecSecrets` reads prose (a prompt part's text, a
+ * description) with this test and everything else with `looksSecretName`.
+ */
+export function looksProseSecretName(name: string): boolean {
+  if (typeof name !== "string") return false;
+  const words = name
+    .split(WORD_BREAK)
+    .filter((word) => word !== "")
+    .map((word) => word.toLowerCase());
+  return words.some(
+    (word, index) =>
+      PROSE_SECRET_WORDS.has(word) ||
+      JOINED_SECRET.test(word) ||
+      (word === "key" && !ORDINARY_KEYS.has(words[index - 1] ?? "")),
+  );
+}
+
 // Query parameters that carry a credential under a name too short to tell elsewhere: Azure's
 // `?code=` (a function key) and `?sig=` (a SAS signature), `?session=`, `?jwt=`. The short names
 // @loopwright/client's `isCredentialParam` masks that `looksSecretName` does not read.
