@@ -26,6 +26,7 @@ import {
   parseSpec,
   resolveAgentSpec,
   withoutArgSecrets,
+  withoutProseSecrets,
 } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
 import { TurnReader } from "../packages/stream/src/turn-reader.js";
@@ -419,6 +420,13 @@ export const SHAPES: Shape[] = [
       if (spec) exportSpec(spec);
     },
   },
+  // Prose read for credentials a word at a time, each word with the words before it: a word's braces
+  // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
+  ...["}", '"a": "', "a = ", "mysql -p"].map((unit) => ({
+    name: `withoutProseSecrets: ${JSON.stringify(unit)} repeated`,
+    build: (n: number) => repeat(unit, n),
+    run: (text: unknown) => withoutProseSecrets(text as string),
+  })),
   {
     name: "resolveAgentSpec: prompt entries",
     build: (n) => ({
