@@ -299,8 +299,8 @@ describe("a file with a tool step cut off before a later message", () => {
       sessionId: id,
     });
     expect(session.messages).toEqual(loaded.messages);
-    // The two lines that broke the step are kept, as written, in <file>.dropped.jsonl.
-    const kept = readFileSync(`${file}.dropped.jsonl`, "utf8")
+    // The two lines that broke the step are kept, as written, in <file>.dropped.
+    const kept = readFileSync(`${file}.dropped`, "utf8")
       .split("\n")
       .filter((line) => line !== "")
       .map((line) => JSON.parse(line) as { type: string; text?: string });

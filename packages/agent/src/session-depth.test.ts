@@ -142,4 +142,71 @@ describe("a session reads back whole every message it wrote (r19 #1)", () => {
     });
     expect(readFileSync(path, "utf8")).toBe(kept);
   });
+
+  it("measures what is written (r22 #3): a message whose toJSON writes 1,200 levels is refused where it is given; nothing is written", async () => {
+    server = await startServer({ replies: [] });
+    const session = await open("hidden");
+    const path = join(dir, "hidden.jsonl");
+    const before = readFileSync(path, "utf8");
+    // Nothing deep in the object; 1,200 levels in what JSON.stringify writes of it.
+    const hidden = {
+      role: "workspace-snapshot",
+      tree: { toJSON: () => (nestedTo(1200 + 1) as unknown as { tree: unknown }).tree },
+    } as unknown as AgentMessage;
+    const refusals = [
+      thrown(() => session.agent.prompt([hidden, { role: "user", content: "hi" }])),
+      thrown(() => session.agent.steer(hidden)),
+      thrown(() => {
+        session.agent.messages = [hidden];
+      }),
+    ];
+    for (const error of refusals) {
+      expect(AgentError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({
+        code: "invalid-input",
+        message: expect.stringContaining(
+          '(the message with role "workspace-snapshot") nests deeper than a session file holds',
+        ),
+      });
+    }
+    expect(session.agent.messages).toEqual([]);
+    expect(server.chatRequests).toHaveLength(0);
+    expect(readFileSync(path, "utf8")).toBe(before);
+  });
+
+  it("measures what is written (r22 #3): a 1,500-cell linked list whose toJSON writes a flat array is taken, written and read back whole", async () => {
+    server = await startServer({ replies: [{ content: "flat is fine" }] });
+    const session = await open("written");
+    const path = join(dir, "written.jsonl");
+    // 1,500 cells nest 1,500 levels deep as objects, but write themselves as one flat array.
+    class Cell {
+      constructor(
+        readonly head: number,
+        readonly tail: Cell | null,
+      ) {}
+      toJSON(): number[] {
+        const out: number[] = [];
+        for (let cell: Cell | null = this; cell; cell = cell.tail) out.push(cell.head);
+        return out;
+      }
+    }
+    let list: Cell | null = null;
+    for (let at = 0; at < 1500; at++) list = new Cell(at, list);
+    const history = { role: "workspace-snapshot", history: list } as unknown as AgentMessage;
+    expect(await session.agent.prompt([history, { role: "user", content: "Flat?" }])).toMatchObject({
+      status: "ok",
+    });
+    const written = JSON.parse(JSON.stringify(session.agent.messages)) as AgentMessage[];
+    expect((written[0] as unknown as { history: number[] }).history).toHaveLength(1500);
+    await session.close();
+    sessions.splice(0);
+    const loaded = readSessionFile(path);
+    expect(loaded.notices).toEqual([]);
+    expect(loaded.messages).toEqual(written);
+    const reopened = await open("written");
+    expect(reopened.agent.messages).toEqual(written);
+    expect(reopened.getSnapshot().timeline.filter((e) => e.type === "notice" || e.type === "error")).toEqual(
+      [],
+    );
+  });
 });

@@ -50,9 +50,9 @@ function readDropped(path: string) {
 }
 
 describe("where an open's dropped lines go", () => {
-  it("appends only the lines the rewrite leaves out to <file>.dropped.jsonl, a header per open; writes no .bak copy", async () => {
+  it("appends only the lines the rewrite leaves out to <file>.dropped, a header per open; writes no .bak copy", async () => {
     const path = join(root, "s1.jsonl");
-    const dropped = `${path}.dropped.jsonl`;
+    const dropped = `${path}.dropped`;
     // Open 1: a garbled line in the middle is dropped; the file is rewritten without it.
     writeFileSync(
       path,
@@ -114,7 +114,7 @@ describe("where an open's dropped lines go", () => {
 
   it("stays under 4 MiB over many crashes: the oldest opens' drops go first, the newest is always kept whole", async () => {
     const path = join(root, "s2.jsonl");
-    const dropped = `${path}.dropped.jsonl`;
+    const dropped = `${path}.dropped`;
     const messages = [line({ role: "user", content: "hello" }), line({ role: "assistant", content: "hi" })];
     // 30 opens after crashes, each leaving a 300 KB tool result whose call was lost: 9 MB of
     // lost lines in all (the old whole-file copies took 30 × the file).
@@ -152,7 +152,7 @@ describe("where an open's dropped lines go", () => {
 
   it("keeps the newest drop whole even when it alone is over the limit", async () => {
     const path = join(root, "s3.jsonl");
-    const dropped = `${path}.dropped.jsonl`;
+    const dropped = `${path}.dropped`;
     // Before: an older open's drop, and a last line cut off mid-write (by a crash while appending).
     writeFileSync(dropped, `${JSON.stringify({ type: "open", at: "x", pid: 1, notices: [] })}\n{"type":"li`);
     const big = { role: "tool", tool_call_id: "z", content: `BIG ${"y".repeat(LIMIT)}` };
@@ -163,4 +163,69 @@ describe("where an open's dropped lines go", () => {
     expect(opens).toHaveLength(1);
     expect(JSON.parse(opens[0]?.lines[0]?.text ?? "").message).toEqual(big);
   }, 30_000);
+
+  it("drops lines into <id>.jsonl.dropped, a name no session file has: session `notes.jsonl.dropped` keeps its transcript (r22 #1)", async () => {
+    // The session whose file was the old dropped-lines name of `notes` (notes.jsonl.dropped.jsonl).
+    const other = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      sessionDir: root,
+      sessionId: "notes.jsonl.dropped",
+    });
+    expect((await other.prompt("remember 42")).status).toBe("ok");
+    await other.close();
+    const otherFile = join(root, "notes.jsonl.dropped.jsonl");
+    const otherText = readFileSync(otherFile, "utf8");
+    // `notes` drops a line.
+    const path = join(root, "notes.jsonl");
+    writeFileSync(
+      path,
+      `${[header("notes"), line({ role: "user", content: "q" }), "{broken NOTES-LOST"].join("\n")}\n`,
+    );
+    const notes = await open("notes");
+    const dropped = join(root, "notes.jsonl.dropped");
+    expect(notes.notices.at(-1)).toBe(`The 1 line(s) dropped from the session file are kept in ${dropped}.`);
+    expect(readDropped(dropped).map((o) => o.lines)).toEqual([[{ line: 3, text: "{broken NOTES-LOST" }]]);
+    // The other session's file is untouched, and it reopens whole, with no notice.
+    expect(readFileSync(otherFile, "utf8")).toBe(otherText);
+    const again = await open("notes.jsonl.dropped");
+    expect(again).toEqual({ notices: [], count: 2 });
+    expect(
+      listSessions(root)
+        .map((s) => s.id)
+        .filter((id) => id.startsWith("notes")),
+    ).toEqual(expect.arrayContaining(["notes", "notes.jsonl.dropped"]));
+  });
+
+  it("never appends to or trims a <file>.dropped it did not write: the open is refused (storage, naming it), both files as they were (r22 #1)", async () => {
+    const path = join(root, "foreign.jsonl");
+    const dropped = `${path}.dropped`;
+    const session = [header("foreign"), line({ role: "user", content: "q" }), "{broken FOREIGN-LOST"];
+    writeFileSync(path, `${session.join("\n")}\n`);
+    // Someone's own notes under that name: its first line is no `open` header.
+    const mine = "my notes about this session\nsecond line\n";
+    writeFileSync(dropped, mine);
+    const refused = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      sessionDir: root,
+      sessionId: "foreign",
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toMatchObject({
+      code: "storage",
+      message: expect.stringContaining(`${dropped} is not a dropped-lines file`),
+    });
+    expect(readFileSync(dropped, "utf8")).toBe(mine);
+    expect(readFileSync(path, "utf8")).toBe(`${session.join("\n")}\n`);
+    // Moved aside, the open goes on (its lock was let go); a first header cut off by a crash is
+    // still this module's file, appended after on a line of its own.
+    writeFileSync(dropped, '{"type":"op');
+    const opened = await open("foreign");
+    expect(opened.count).toBe(1);
+    const [torn, ...after] = readFileSync(dropped, "utf8").split("\n");
+    expect(torn).toBe('{"type":"op');
+    writeFileSync(dropped, after.join("\n"));
+    expect(readDropped(dropped).map((o) => o.lines)).toEqual([[{ line: 3, text: "{broken FOREIGN-LOST" }]]);
+  });
 });

@@ -1,5 +1,6 @@
-// Where the lines an open drops from a session file go: appended to one `<file>.dropped.jsonl`,
-// a header per open, kept under a size limit by removing the oldest opens' drops first.
+// Where the lines an open drops from a session file go: appended to one `<file>.dropped` (a name
+// no session file has: those end in `.jsonl`), a header per open, kept under a size limit by
+// removing the oldest opens' drops first.
 import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { AgentError, errorText } from "./errors.js";
 import { isRecord } from "./messages.js";
@@ -11,9 +12,32 @@ import { isRecord } from "./messages.js";
  */
 export const DROPPED_LIMIT_BYTES = 4 * 1024 * 1024;
 
-/** The dropped-lines file of a session file. */
+/**
+ * The dropped-lines file of a session file: `<id>.jsonl.dropped`. It does not end in `.jsonl`, so
+ * it is never another session's file (a session id `notes.jsonl.dropped` has the file
+ * `notes.jsonl.dropped.jsonl`).
+ */
 export function droppedPath(file: string): string {
-  return `${file}.dropped.jsonl`;
+  return `${file}.dropped`;
+}
+
+const HEADER_START = '{"type":"open"';
+
+/**
+ * Whether `text`, the dropped-lines file as it is, is one this module wrote: empty, or its first
+ * line an `open` header — or the start of one, cut off by a crash during the very first append.
+ */
+function isDroppedFile(text: string): boolean {
+  if (text.trim() === "") return true;
+  const end = text.indexOf("\n");
+  const first = end === -1 ? text : text.slice(0, end);
+  if (first !== "" && (HEADER_START.startsWith(first) || first.startsWith(HEADER_START))) return true;
+  try {
+    const record = JSON.parse(first) as unknown;
+    return isRecord(record) && record.type === "open";
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -118,11 +142,13 @@ function blocks(text: string): string[] {
 
 /**
  * Appends the lines of the session file `file` (as it is now, before the rewrite) that the session
- * will not write back to `<file>.dropped.jsonl`: a header `{ type: "open", at, pid, notices }` and
- * one `{ type: "line", line, text }` per line, the line's text as it was. Past `limit` bytes the
- * oldest opens' blocks are removed first (the file is then rewritten through a temporary file and a
+ * will not write back to `<file>.dropped`: a header `{ type: "open", at, pid, notices }` and one
+ * `{ type: "line", line, text }` per line, the line's text as it was. Past `limit` bytes the oldest
+ * opens' blocks are removed first (the file is then rewritten through a temporary file and a
  * rename). Returns the notice to show, or undefined when nothing was dropped. Throws `AgentError`
- * (`storage`) when the session file cannot be read or the dropped-lines file cannot be written.
+ * (`storage`) when the session file cannot be read, when the dropped-lines file cannot be written,
+ * and, writing nothing, when an existing `<file>.dropped` is not one this module wrote (its first
+ * line is not an `open` header): its content is never folded into, or trimmed away from, the drops.
  */
 export function keepDroppedLines(
   file: string,
@@ -152,6 +178,15 @@ export function keepDroppedLines(
     if ((error as { code?: string }).code !== "ENOENT") {
       throw new AgentError("storage", `Could not read ${target}: ${errorText(error)}`, { cause: error });
     }
+  }
+  if (!isDroppedFile(existing)) {
+    throw new AgentError(
+      "storage",
+      `The session file ${file} has ${lines.length} line(s) it cannot read back, to be kept in ${target} ` +
+        `before the file is rewritten, but ${target} is not a dropped-lines file (its first line is not an ` +
+        `"open" header), so nothing was written and the session was not opened. Move ${target} aside ` +
+        "(or delete it), then open the session again.",
+    );
   }
   let removed = 0;
   try {

@@ -197,7 +197,7 @@ describe("a session file another writer garbled", () => {
     const notices = session.getSnapshot().timeline.filter((e) => e.type === "notice");
     expect(notices).toHaveLength(garbled.length + 1);
     expect(notices.at(-1)).toMatchObject({
-      text: `The ${garbled.length} line(s) dropped from the session file are kept in ${join(root, "garbled.jsonl")}.dropped.jsonl.`,
+      text: `The ${garbled.length} line(s) dropped from the session file are kept in ${join(root, "garbled.jsonl")}.dropped.`,
     });
   });
 

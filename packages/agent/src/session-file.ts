@@ -1,5 +1,6 @@
 import { appendFileSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { types } from "node:util";
 import type { ChatMessage } from "@loopwright/loop";
 import { AgentError, errorText } from "./errors.js";
 import {
@@ -259,20 +260,63 @@ function inCallOrder(messages: AgentMessage[]): void {
   }
 }
 
+/** JSON.rawJSON's values (Node 21 on) are written as the primitive they hold. */
+const isRawJSON = (JSON as { isRawJSON?: (value: unknown) => boolean }).isRawJSON;
+
 /**
- * Whether a value nests deeper than `MAX_RECORD_DEPTH` (the value itself at `level`). Recurses at
- * most `MAX_RECORD_DEPTH` calls deep, and looks into a value reached again (an object shared by two
- * fields) only when it is reached higher up than before, so a shared structure is not walked once
- * per path to it.
+ * Whether `root`, written by `JSON.stringify` as the property `key` of what holds it, nests deeper
+ * than `MAX_RECORD_DEPTH` with `root` itself at `level`. It measures what is written, as
+ * `JSON.stringify` writes it: an object's (or bigint's) `toJSON` method's result, called with the
+ * property's key, in place of the value; a Number, String, Boolean or BigInt object as its
+ * primitive; an array's items by index and an object's own enumerable string keys; functions,
+ * symbols and undefined as nothing deeper. Level by level, with no recursion: an object written
+ * again (shared by two fields) is looked into only where it is first reached, the shallowest, and
+ * a `toJSON` is called once per object and key, so the walk is linear in what it looks at.
+ * Throws what a getter or `toJSON` throws.
  */
-function tooDeep(value: unknown, level: number, seen = new Map<object, number>()): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  if (level > MAX_RECORD_DEPTH) return true;
-  const before = seen.get(value);
-  if (before !== undefined && before <= level) return false;
-  seen.set(value, level);
-  for (const inner of Array.isArray(value) ? value : Object.values(value)) {
-    if (tooDeep(inner, level + 1, seen)) return true;
+function tooDeep(root: unknown, key: string, level: number): boolean {
+  const seen = new Set<object>();
+  const called = new Map<object, Set<string>>();
+  let current: [string, unknown][] = [[key, root]];
+  for (let depth = level; current.length > 0; depth++) {
+    const next: [string, unknown][] = [];
+    for (const [name, raw] of current) {
+      let value = raw;
+      if ((typeof value === "object" && value !== null) || typeof value === "bigint") {
+        const toJSON = (value as { toJSON?: unknown }).toJSON;
+        if (typeof toJSON === "function") {
+          if (typeof value === "object") {
+            let keys = called.get(value);
+            if (!keys) {
+              keys = new Set();
+              called.set(value, keys);
+            }
+            if (keys.has(name)) continue;
+            keys.add(name);
+          }
+          value = toJSON.call(value, name);
+        }
+      }
+      if (typeof value !== "object" || value === null || seen.has(value)) continue;
+      if (
+        types.isNumberObject(value) ||
+        types.isStringObject(value) ||
+        types.isBooleanObject(value) ||
+        types.isBigIntObject(value) ||
+        isRawJSON?.(value)
+      ) {
+        continue;
+      }
+      if (depth > MAX_RECORD_DEPTH) return true;
+      seen.add(value);
+      if (Array.isArray(value)) {
+        for (let at = 0; at < value.length; at++) next.push([String(at), value[at]]);
+      } else {
+        const record = value as Record<string, unknown>;
+        for (const inner of Object.keys(record)) next.push([inner, record[inner]]);
+      }
+    }
+    current = next;
   }
   return false;
 }
@@ -283,8 +327,15 @@ function tooDeep(value: unknown, level: number, seen = new Map<object, number>()
  * writes a line its reader drops.
  */
 export function depthProblem(message: unknown): string | undefined {
-  // Its record is level 1, the message level 2.
-  if (!tooDeep(message, 2)) return undefined;
+  // Its record is level 1, the message (its property "message") level 2. A message the walk cannot
+  // read (a getter or toJSON that throws) is no depth problem: writing it fails as it would anyway.
+  let deep: boolean;
+  try {
+    deep = tooDeep(message, "message", 2);
+  } catch {
+    return undefined;
+  }
+  if (!deep) return undefined;
   return `nests deeper than a session file holds: more than ${MAX_RECORD_DEPTH - 1} levels, the message itself the first (MAX_RECORD_DEPTH, ${MAX_RECORD_DEPTH}, counts the line's record around it)`;
 }
 
@@ -337,7 +388,7 @@ function recordProblem(record: unknown): string | undefined {
   if (!isObject(record)) return "JSON but not a record";
   // Read and written again whole on opening: a nesting far deeper would overflow the stack there.
   // The session never writes one (it refuses such a message), so it came from elsewhere.
-  if (tooDeep(record, 1)) return `a record nested deeper than ${MAX_RECORD_DEPTH} levels`;
+  if (tooDeep(record, "", 1)) return `a record nested deeper than ${MAX_RECORD_DEPTH} levels`;
   if (record.type === "session") {
     return typeof record.createdAt === "string" ? undefined : "a session header without its createdAt";
   }
@@ -424,7 +475,7 @@ export class SessionFile {
   /**
    * Before a rewrite that leaves out what the reader dropped: appends the lines of the file as it
    * is that the rewrite will not hold (everything but the header, the todo and loaded records and
-   * the `kept` messages) to `<file>.dropped.jsonl`, under a header for this open, and returns the
+   * the `kept` messages) to `<file>.dropped`, under a header for this open, and returns the
    * notice saying where they are (undefined when there were none). That file stays under
    * `DROPPED_LIMIT_BYTES`, losing the oldest opens' drops first. Throws `AgentError` (`storage`)
    * when it cannot be written.
@@ -502,9 +553,9 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
  * message, shortened), creation and update times. The id is the file's name, the one
  * `createSession({ sessionId })` opens it by, whatever its header says (a copied file keeps the
  * header of the one it was copied from). A header without a string `createdAt` gives the update
- * time instead. Files that are not session files (no session header on the first line, as a
- * `<file>.dropped.jsonl` has none, or a name `sessionPath` would not take) are skipped, and so is
- * anything not named `.jsonl` (a `<file>.lock`); a missing directory lists nothing.
+ * time instead. Files that are not session files (no session header on the first line, or a name
+ * `sessionPath` would not take) are skipped, and so is anything not named `.jsonl` (a
+ * `<file>.lock`, a `<file>.dropped`); a missing directory lists nothing.
  */
 export function listSessions(dir: string): SessionMeta[] {
   let names: string[];

@@ -1,5 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -35,11 +43,15 @@ interface Host {
   exited: Promise<void>;
 }
 
-/** Starts the lock host (test-support/lock-host.ts) on `<root>/<id>.jsonl`. */
-function host(id: string): Host {
+/**
+ * Starts the lock host (test-support/lock-host.ts) on `<root>/<id>.jsonl`; with `pauseDir`, it stops
+ * where taking the lock reads and moves the lock file (see the host).
+ */
+function host(id: string, pauseDir?: string): Host {
   const proc = spawn(process.execPath, [child.file, root, id, server.baseUrl], {
     cwd: join(here, ".."),
     stdio: ["pipe", "pipe", "inherit"],
+    env: pauseDir ? { ...process.env, LOCK_HOST_PAUSE_DIR: pauseDir } : process.env,
   });
   children.push(proc);
   const lines: string[] = [];
@@ -266,4 +278,102 @@ describe("a session file is held by one process at a time", () => {
     expect(remote.message).toContain("process 4000000 on host elsewhere.example");
     rmSync(lockPath);
   });
+
+  it("never moves a live lock: an opener that read the stale lock before another took it over, and a third opener meanwhile, are both refused (r22 #2)", async () => {
+    const file = join(root, "race.jsonl");
+    const lockPath = `${file}.lock`;
+    // A holder killed with SIGKILL leaves a stale lock X.
+    const gone = host("race");
+    expect(await gone.next()).toMatchObject({ opened: true });
+    gone.send("prompt before the kill");
+    expect(await gone.next()).toEqual({ prompted: "ok" });
+    const deadPid = gone.proc.pid as number;
+    gone.proc.kill("SIGKILL");
+    await gone.exited;
+    const stale = readFileSync(lockPath, "utf8");
+    expect(JSON.parse(stale).pid).toBe(deadPid);
+
+    // B reads X and stops there (it has judged X stale, nothing more).
+    const pauses = mkdtempSync(join(root, "pauses-"));
+    const b = host("race", pauses);
+    expect(await b.next()).toEqual({ paused: "read" });
+    // A takes X over and holds the session.
+    const a = host("race");
+    const opened = await a.next();
+    expect(opened).toMatchObject({ opened: true });
+    expect(opened.notices).toContainEqual(expect.stringContaining(`process ${deadPid} is no longer running`));
+    const aPid = a.proc.pid as number;
+    expect(JSON.parse(readFileSync(lockPath, "utf8")).pid).toBe(aPid);
+
+    // B goes on with the X it read. The old code moved A's live lock aside here, then stopped
+    // (paused "moved") with no lock file in place.
+    writeFileSync(join(pauses, "go-read"), "");
+    const bNext = await b.next();
+    // A third opener, C, comes while B is where it is.
+    const c = host("race");
+    const cSays = await c.next();
+    if (bNext.paused === "moved") writeFileSync(join(pauses, "go-moved"), "");
+    const bSays = bNext.paused === "moved" ? await b.next() : bNext;
+    // A still holds the session alone: B and C are refused, naming A.
+    expect(cSays).toMatchObject({ error: true, code: "locked" });
+    expect(cSays.message).toContain(`process ${aPid}`);
+    expect(bSays).toMatchObject({ error: true, code: "locked" });
+    expect(bSays.message).toContain(`process ${aPid}`);
+    expect(bNext).not.toEqual({ paused: "moved" });
+    expect(JSON.parse(readFileSync(lockPath, "utf8")).pid).toBe(aPid);
+    a.send("prompt still A's");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    a.send("close");
+    expect(await a.next()).toEqual({ closed: true });
+    a.send("exit");
+    await Promise.all([a.exited, b.exited, c.exited]);
+    // Nothing is left behind: no lock, no takeover gate, no lock moved aside.
+    expect(readdirSync(root).filter((name) => name.startsWith("race.jsonl."))).toEqual([]);
+  }, 30_000);
+
+  it("waits for a takeover in progress (its gate held by a live process) and removes a gate left behind (its process gone, or older than 5 s)", async () => {
+    const file = join(root, "gate.jsonl");
+    const lockPath = `${file}.lock`;
+    const gate = `${lockPath}.takeover`;
+    const deadLock = (pid: number) =>
+      JSON.stringify({ pid, host: hostname(), token: "dead", since: "2020-01-01T00:00:00Z" });
+    // A pid no process has: a short-lived child that has exited.
+    const done = spawn("true", [], { stdio: "ignore" });
+    await new Promise((resolve) => done.once("exit", resolve));
+    const deadPid = done.pid as number;
+
+    // A gate left by a taker killed mid-takeover (its process gone): removed at once, the stale lock taken over.
+    writeFileSync(lockPath, deadLock(deadPid));
+    writeFileSync(gate, deadLock(deadPid));
+    const first = await createSession({ config: config(), sessionDir: root, sessionId: "gate" });
+    expect(noticesOf(first)).toContainEqual(expect.stringContaining("was taken over"));
+    expect(existsSync(gate)).toBe(false);
+    await first.close();
+
+    // A gate held by a live process: the opener waits until that process lets go of it.
+    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
+    children.push(sleeper);
+    const live = JSON.stringify({ pid: sleeper.pid, host: hostname(), token: "live", since: "now" });
+    writeFileSync(lockPath, deadLock(deadPid));
+    writeFileSync(gate, live);
+    const letGo = spawn("sh", ["-c", `sleep 0.5; rm -f '${gate}'`], { stdio: "ignore" });
+    children.push(letGo);
+    const began = Date.now();
+    const second = await createSession({ config: config(), sessionDir: root, sessionId: "gate" });
+    expect(Date.now() - began).toBeGreaterThanOrEqual(400);
+    expect(noticesOf(second)).toContainEqual(expect.stringContaining("was taken over"));
+    await second.close();
+
+    // A gate older than 5 s counts as left behind, whoever wrote it.
+    writeFileSync(lockPath, deadLock(deadPid));
+    writeFileSync(gate, live);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(gate, old, old);
+    const third = await createSession({ config: config(), sessionDir: root, sessionId: "gate" });
+    expect(noticesOf(third)).toContainEqual(expect.stringContaining("was taken over"));
+    expect(existsSync(gate)).toBe(false);
+    await third.close();
+    sleeper.kill("SIGKILL");
+    expect(readdirSync(root).filter((name) => name.startsWith("gate.jsonl."))).toEqual([]);
+  }, 30_000);
 });

@@ -1,7 +1,7 @@
 // One process at a time per session file: an advisory lock `<file>.lock`, created exclusively and
 // naming its holder (pid, host, the process's start time where the system tells it, a random token).
 import { randomUUID } from "node:crypto";
-import { linkSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { AgentError, errorText } from "./errors.js";
 
@@ -123,6 +123,124 @@ function busy(file: string, path: string, text: string): AgentError {
   );
 }
 
+/**
+ * How long a takeover gate (`<file>.lock.takeover`) may stand before it counts as left behind
+ * whoever wrote it. A takeover holds it for one read, one unlink and one create: milliseconds.
+ */
+const GATE_STALE_MS = 5000;
+
+/** The pause between looks at a takeover gate another opener holds. */
+const GATE_POLL_MS = 10;
+
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Whether a takeover gate holding `text` was left behind: older than `GATE_STALE_MS`, or naming a
+ * process of this host that is gone (its pid free, or now a later process's), or this process
+ * (which holds a gate only inside `takeOver`, never between two calls).
+ */
+function gateLeft(gate: string, text: string): boolean {
+  try {
+    if (Date.now() - statSync(gate).mtimeMs > GATE_STALE_MS) return true;
+  } catch {
+    return false; // Gone: the next create tells.
+  }
+  const holder = parseHolder(text);
+  if (!holder || holder.host !== hostname()) return false;
+  // This process, or one that had its pid before it: either way no takeover in progress.
+  if (holder.pid === process.pid) return true;
+  if (!running(holder.pid)) return true;
+  const now = holder.started === undefined ? undefined : startTime(holder.pid);
+  return now !== undefined && now !== holder.started;
+}
+
+function storageError(file: string, path: string, error: unknown): AgentError {
+  return new AgentError(
+    "storage",
+    `Could not create the lock ${path} of the session file ${file}: ${errorText(error)}`,
+    { cause: error },
+  );
+}
+
+/**
+ * Takes over the stale lock `path` whose content was `stale`, one opener at a time: under the
+ * gate `<path>.takeover` (created exclusively; a gate left behind by a process that is gone, or
+ * older than `GATE_STALE_MS`, is removed) the lock is read again, and only while it still holds
+ * `stale` and is still stale is it unlinked and this opener's lock (`text`) created in its place.
+ * Returns "taken" (this opener holds the lock now), "removed" (the stale lock is gone but another
+ * opener, one that found no lock at all, created its lock first) or "changed" (the lock is no longer
+ * the stale one read: another opener took it over, or it was let go; nothing was removed).
+ *
+ * No lock that may be live is ever moved or removed: a lock is unlinked only by the gate's holder,
+ * after reading it as the stale content, and any other taker waits for the gate. What remains: a
+ * gate holder stopped for longer than `GATE_STALE_MS` between its read and its unlink (suspended, a
+ * debugger), whose gate a later opener takes as left behind; and two openers removing one gate left
+ * behind at the same instant (the second's unlink can take the first's new gate), which needs a
+ * taker killed inside its takeover and two more opening within microseconds of each other.
+ */
+function takeOver(file: string, path: string, stale: string, text: string): "taken" | "removed" | "changed" {
+  const gate = `${path}.takeover`;
+  const token = randomUUID();
+  const started = startTime(process.pid);
+  const gateText = `${JSON.stringify({
+    pid: process.pid,
+    host: hostname(),
+    ...(started !== undefined ? { started } : {}),
+    token,
+    since: new Date().toISOString(),
+  })}\n`;
+  const deadline = Date.now() + GATE_STALE_MS + 1000;
+  for (;;) {
+    try {
+      writeFileSync(gate, gateText, { flag: "wx" });
+      break;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "EEXIST") throw storageError(file, gate, error);
+    }
+    let holder: string;
+    try {
+      holder = readFileSync(gate, "utf8");
+    } catch {
+      continue; // Let go in between: try again.
+    }
+    if (gateLeft(gate, holder)) {
+      try {
+        if (readFileSync(gate, "utf8") === holder) unlinkSync(gate);
+      } catch {}
+      continue;
+    }
+    if (Date.now() > deadline) return "changed";
+    sleep(GATE_POLL_MS);
+  }
+  try {
+    let now: string;
+    try {
+      now = readFileSync(path, "utf8");
+    } catch {
+      return "changed"; // Let go: the next pass creates it.
+    }
+    // Read again under the gate: still the stale lock (a fresh lock being written also reads empty,
+    // so a lock naming no holder is checked for its age again).
+    if (now !== stale || !goneReason(path, now)) return "changed";
+    try {
+      unlinkSync(path);
+    } catch {
+      return "changed";
+    }
+    try {
+      writeFileSync(path, text, { flag: "wx" });
+      return "taken";
+    } catch (error) {
+      if ((error as { code?: string }).code === "EEXIST") return "removed";
+      throw storageError(file, path, error);
+    }
+  } finally {
+    removeIfOurs(gate, token);
+  }
+}
+
 function removeIfOurs(path: string, token: string): void {
   try {
     if (parseHolder(readFileSync(path, "utf8"))?.token === token) unlinkSync(path);
@@ -157,7 +275,8 @@ export class SessionLock {
 /**
  * Takes the lock of a session file: `<file>.lock`, created exclusively, holding this process's pid,
  * host, start time and a random token. A lock whose holder is gone (no such process, or the pid now
- * a later process's) is taken over, and the returned lock's `notice` says so. Throws `AgentError`
+ * a later process's) is taken over, one opener at a time (see `takeOver`: a lock that may be live is
+ * never moved or removed), and the returned lock's `notice` says so. Throws `AgentError`
  * (`locked`) naming the file and the holder's pid while the holder may still run (another process,
  * another session of this one, a process on another host), and (`storage`) when the lock file cannot
  * be written.
@@ -175,22 +294,15 @@ export function lockSessionFile(file: string): SessionLock {
   };
   const text = `${JSON.stringify(me)}\n`;
   let notice: string | undefined;
-  // Each pass either takes the lock, gives up, or removed a stale lock (or saw one vanish).
+  // Each pass either takes the lock, gives up, or saw the lock change (removed as stale, taken
+  // over by another opener, or let go).
   for (let attempt = 0; attempt < 8; attempt++) {
     try {
       writeFileSync(path, text, { flag: "wx" });
       held().set(path, token);
       return new SessionLock(path, token, notice);
     } catch (error) {
-      if ((error as { code?: string }).code !== "EEXIST") {
-        throw new AgentError(
-          "storage",
-          `Could not create the lock ${path} of the session file ${file}: ${errorText(error)}`,
-          {
-            cause: error,
-          },
-        );
-      }
+      if ((error as { code?: string }).code !== "EEXIST") throw storageError(file, path, error);
     }
     let current: string;
     try {
@@ -200,36 +312,18 @@ export function lockSessionFile(file: string): SessionLock {
     }
     const reason = goneReason(path, current);
     if (!reason) throw busy(file, path, current);
-    // Taken over by moving it aside under a name of our own and checking that what moved is the
-    // stale lock read above: two processes taking over at once cannot both remove a stale lock and
-    // then one of them the other's new lock.
-    const aside = `${path}.${process.pid}.${token}.stale`;
-    try {
-      renameSync(path, aside);
-    } catch {
-      continue;
-    }
-    let moved = "";
-    try {
-      moved = readFileSync(aside, "utf8");
-    } catch {}
-    if (moved !== current) {
-      // Another process took the lock between the read and the move: it is put back as it was.
-      try {
-        linkSync(aside, path);
-      } catch {}
-      try {
-        unlinkSync(aside);
-      } catch {}
-      continue;
-    }
-    try {
-      unlinkSync(aside);
-    } catch {}
+    const taken = takeOver(file, path, current, text);
+    if (taken === "changed") continue;
     const since = parseHolder(current)?.since;
     notice = `The session file's lock ${path} was taken over: ${reason}.${
       typeof since === "string" ? ` (It was taken ${since}.)` : ""
     }`;
+    if (taken === "taken") {
+      held().set(path, token);
+      return new SessionLock(path, token, notice);
+    }
+    // "removed": the stale lock is gone, but another opener created its lock first; the next pass
+    // finds that one.
   }
   let last = "";
   try {

@@ -688,7 +688,7 @@ export class Session {
       if (this.filePath && sessionDir) {
         this.#file = new SessionFile(this.filePath);
         // A fresh, imported or repaired file is written whole; an intact one is only appended to.
-        // Every line the rewrite leaves out goes to <file>.dropped.jsonl first, so a reader's
+        // Every line the rewrite leaves out goes to <file>.dropped first, so a reader's
         // mistake never loses the conversation.
         if (keepCopy) {
           const kept = this.#file.keepDropped(messages, notices);
