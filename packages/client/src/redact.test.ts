@@ -1,6 +1,7 @@
 // The redactors are pure functions of the endpoint and the text: unit tests and properties here,
 // and one pooled client over HTTP for the fetch that reads a server's error body piece by piece.
 
+import { inspect } from "node:util";
 import vm from "node:vm";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
@@ -230,6 +231,81 @@ describe("redactor's deep walk", () => {
     // A value never redacted, or no object, reports nothing.
     expect(unwrittenRedactions(new Error("x"))).toEqual([]);
     expect(unwrittenRedactions("text")).toEqual([]);
+  });
+
+  it("takes the key out of symbol-keyed properties and String objects, so util.inspect shows none", () => {
+    const request = Symbol("request");
+    const hidden = Symbol("hidden");
+    const box = Object.assign(new String(`key ${KEY}`), { note: `and ${KEY}` });
+    const tagged = Object.assign([`a ${KEY}`], { [request]: `Bearer ${KEY}` });
+    const error = Object.assign(new Error("x"), {
+      [request]: { auth: `Bearer ${KEY}`, [hidden]: new String(KEY) },
+      wrapped: box,
+      again: box,
+      list: tagged,
+      map: new Map<unknown, unknown>([[new String(`k ${KEY}`), new String(`v ${KEY}`)]]),
+      set: new Set([new String(`s ${KEY}`)]),
+      foreign: vm.runInNewContext("new String(K)", { K: `Bearer ${KEY}` }) as object,
+      short: new String("plain"),
+    });
+    Object.defineProperty(error, hidden, { value: `url ${KEY}`, enumerable: false, writable: true });
+    expect(inspect(error, { showHidden: true, depth: null })).toContain("Abc123");
+    expect(redact(error)).toBe(error);
+    const shown = inspect(error, { showHidden: true, depth: null });
+    expect(shown).not.toContain("Abc123");
+    expect(shown).toContain("Symbol(request)");
+    expect(unwrittenRedactions(error)).toEqual([]);
+    // A String object stays a String object (one redacted copy for every holder), its other fields kept.
+    expect(error.wrapped).toBeInstanceOf(String);
+    expect(String(error.wrapped)).toBe(`key ${REDACTED}`);
+    expect(error.again).toBe(error.wrapped);
+    expect((error.wrapped as unknown as { note: string }).note).toBe(`and ${REDACTED}`);
+    expect((error as unknown as Record<symbol, unknown>)[hidden]).toBe(`url ${REDACTED}`);
+    expect((error.list as unknown as Record<symbol, unknown>)[request]).toBe(`Bearer ${REDACTED}`);
+    expect(error.list[0]).toBe(`a ${REDACTED}`);
+    expect(String(error.foreign)).toBe(`Bearer ${REDACTED}`);
+    expect(error.short).toBeInstanceOf(String);
+    // A String given alone is answered by a redacted String; the one given is reported unwritten.
+    const alone = new String(`Bearer ${KEY}`);
+    expect(String(redact(alone))).toBe(`Bearer ${REDACTED}`);
+    expect(String(alone)).toBe(`Bearer ${KEY}`);
+    expect(unwrittenRedactions(alone)).toEqual([{ holder: alone, key: "", redacted: `Bearer ${REDACTED}` }]);
+  });
+
+  it("reports a symbol-keyed property or a String object it could not write, under the symbol's name", () => {
+    const request = Symbol("request");
+    class Session {
+      constructor(readonly label: object) {}
+    }
+    const label = new String(`session ${KEY}`);
+    const error = Object.freeze(
+      Object.assign(new Error("x"), {
+        [request]: `Bearer ${KEY}`,
+        wrapped: Object.assign(new String(`key ${KEY}`), { note: `and ${KEY}` }),
+        session: new Session(label),
+      }),
+    );
+    expect(() => redact(error)).not.toThrow();
+    expect(String(error.wrapped)).toBe(`key ${KEY}`);
+    expect(error.session.label).toBe(label);
+    const left = unwrittenRedactions(error);
+    expect(left).toEqual(
+      expect.arrayContaining([
+        { holder: error, key: "Symbol(request)", redacted: `Bearer ${REDACTED}` },
+        { holder: error, key: "wrapped", redacted: `key ${REDACTED}` },
+        { holder: error.wrapped, key: "note", redacted: `and ${REDACTED}` },
+        { holder: error.session, key: "label", redacted: `session ${REDACTED}` },
+      ]),
+    );
+    expect(left).toHaveLength(4);
+    for (const entry of left) expect(entry.redacted).not.toContain("Abc123");
+    // A String subclass's instance is a class instance: kept on its holder, its text reported.
+    class Tagged extends String {}
+    const tagged = new Tagged(`tag ${KEY}`);
+    const holder = { tagged };
+    redact(holder);
+    expect(holder.tagged).toBe(tagged);
+    expect(unwrittenRedactions(holder)).toEqual([{ holder, key: "tagged", redacted: `tag ${REDACTED}` }]);
   });
 });
 

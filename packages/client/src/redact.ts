@@ -704,8 +704,9 @@ export function redactText(text: string, patterns: readonly Pattern[]): string {
 /**
  * A property a redactor found a secret in but could not write — a frozen error's `message` or
  * `stack`, a read-only field, a live class instance's field (never written), immutable `Headers`
- * whose holder could not take a redacted copy: the object holding it, its key (a header's name; a
- * `Map` key redacted; `""` for a `Set` item or the value given itself), and what it would read
+ * whose holder could not take a redacted copy, a `String` object on a holder that cannot be written:
+ * the object holding it, its key (a header's name; a `Map` key redacted; a symbol key as it prints,
+ * `Symbol(request)`; `""` for a `Set` item or the value given itself), and what it would read
  * redacted (build what is shown from that, never from the property). What could not be read at all
  * (a revoked `Proxy`, a getter or trap that throws) reads `"[unreadable]"`.
  */
@@ -746,8 +747,12 @@ export function unwrittenRedactions(value: unknown): readonly UnwrittenRedaction
  * server's placeholder key (`ollama`, `sk-no-key-required`, …) is no secret.
  *
  * Given an error (or any object), it redacts it **in place** and answers the same value: an error's
- * `message`, `stack`, `cause` and every other own property, enumerable or not (`AggregateError`'s
- * `errors`); every string, array and plain object reachable from there (any realm's); `Map` keys
+ * `message`, `stack`, `cause` and every other own property, enumerable or not, symbol-keyed ones
+ * included (reported under the symbol's name, `Symbol(request)`) (`AggregateError`'s `errors`);
+ * every string, array (its items and symbol keys) and plain object reachable from there (any
+ * realm's); a `String` object's text — it cannot be written, so each holder that may be written
+ * takes a redacted `String` in its place (one given alone is answered by one) and what cannot is
+ * reported; `Map` keys
  * and values and `Set` values (any realm's), a `URL`'s `href` and `Headers` — immutable ones (a
  * fetched response's, as an SDK error holds them) replaced on their holder by a redacted copy — so
  * whatever a host logs of it, however deep, holds no secret. A class instance (an SDK client, a
@@ -756,7 +761,8 @@ export function unwrittenRedactions(value: unknown): readonly UnwrittenRedaction
  * reported — an object such an instance holds is never written, however else the value reaches it. Two `Map` keys
  * that redact alike stay two entries (`… (2)`); two `Set` strings that do are one. Typed arrays and
  * buffers are not read. Anything else is answered as is. Never throws: what it found but could not
- * write (a frozen error, a live instance's field, immutable `Headers` on a frozen holder) is left as
+ * write (a frozen error, a live instance's field, immutable `Headers` or a `String` object on a
+ * frozen holder) is left as
  * it was and listed by `unwrittenRedactions(value)`, and what it could not read (a revoked `Proxy`,
  * a getter or trap that throws) is listed there as `"[unreadable]"` under its holder and key.
  */
@@ -780,7 +786,7 @@ export function credentialRedactor(endpoint: SecretBearer | undefined): <T>(valu
 }
 
 /** What an object's contents are to the walk (see `kindOf`). */
-type Shape = "headers" | "url" | "array" | "map" | "set" | "object" | "unread";
+type Shape = "headers" | "url" | "array" | "map" | "set" | "string" | "object" | "unread";
 
 /** An object still to visit: where it was found, and whether it may be written. */
 interface Visit {
@@ -809,12 +815,24 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
   const leave = (holder: object, key: string, redacted: string) => unwritten.push({ holder, key, redacted });
   /** Immutable `Headers` met so far, and the redacted copy each holder gets instead. */
   const copies = new Map<object, Headers>();
+  /** `String` objects whose text held a secret, and the redacted `String` each holder gets instead. */
+  const boxes = new Map<object, object>();
   const walk: Walk = {
     visit(current, holder, key, live) {
       if (typeof current === "string") return redactText(current, patterns);
       if (typeof current !== "object" || current === null) return current;
       // What a live instance also holds is live, however else the walk meets it.
       const held = live || (current !== value && throughInstances.has(current));
+      // A `String` object's text cannot be written: its holder takes a redacted `String` instead;
+      // a live holder (which is never written), or a `String` subclass's instance, has it reported.
+      const text = boxedText(current);
+      if (text !== undefined) {
+        const clean = redactText(text, patterns);
+        if (clean !== text) {
+          if (!live && isPlainBox(current)) return boxes.get(current) ?? boxCopy(current, clean);
+          leave(holder, key, clean);
+        }
+      }
       if (!seen.has(current)) {
         seen.add(current);
         // Headers hold only strings: redacted at once, so the holder can take a copy in their place.
@@ -826,13 +844,37 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
     leave,
     unwritable(holder, key, clean, current) {
       if (typeof clean === "string") leave(holder, key, clean);
-      else if (current !== null && typeof current === "object" && copies.has(current)) {
+      else if (current !== null && typeof current === "object" && boxes.get(current) === clean) {
+        leave(holder, key, String.prototype.valueOf.call(clean));
+        // The `String` left in place is only read: what else it holds is reported.
+        if (!seen.has(current)) {
+          seen.add(current);
+          pending.push({ value: current, holder, key, live: true });
+        }
+      } else if (current !== null && typeof current === "object" && copies.has(current)) {
         for (const [name, text] of copies.get(current) as Headers) {
           if (current instanceof Headers && current.get(name) !== text) leave(current, name, text);
         }
       }
     },
     redact: (text) => redactText(text, patterns),
+  };
+  /**
+   * A new `String` of `clean` with `box`'s other own properties (not its characters), walked in
+   * its place: what the walk hands every writable holder of `box`.
+   */
+  const boxCopy = (box: object, clean: string): object => {
+    const copy = new String(clean);
+    const length = String.prototype.valueOf.call(box).length;
+    for (const key of ownKeys(box)) {
+      if (key === "length" || isIndex(key, length)) continue;
+      const descriptor = Reflect.getOwnPropertyDescriptor(box, key);
+      if (descriptor) Reflect.defineProperty(copy, key, descriptor);
+    }
+    boxes.set(box, copy);
+    seen.add(copy);
+    pending.push({ value: copy, holder: copy, key: "", live: false });
+    return copy;
   };
   // The value given is its own holder, under no key: `Headers` given alone that cannot be written
   // are reported header by header.
@@ -848,7 +890,9 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
   }
   if (unwritten.length > 0) unwrittenBy.set(value, unwritten);
   else unwrittenBy.delete(value);
-  return value;
+  // A `String` given cannot be redacted in place: the redacted `String` is answered (and what the
+  // one given still holds is reported on it).
+  return (boxes.get(value) ?? value) as T;
 }
 
 /**
@@ -896,8 +940,8 @@ function objectsIn(value: object, shape: Shape): unknown[] {
     case "set":
       return [...(Set.prototype.values.call(value) as Iterable<unknown>)];
     default:
-      return Object.getOwnPropertyNames(value).map((key) => {
-        const descriptor = Object.getOwnPropertyDescriptor(value, key);
+      return ownKeys(value).map((key) => {
+        const descriptor = Reflect.getOwnPropertyDescriptor(value, key);
         return descriptor && "value" in descriptor ? descriptor.value : undefined;
       });
   }
@@ -1005,6 +1049,7 @@ function kindOf(value: object): [Shape, boolean] {
   // Plain objects and errors first: most of what is walked, and no brand check to throw for them.
   if (isRootPrototype(Object.getPrototypeOf(value) as object | null) || isError(value))
     return ["object", false];
+  if (boxedText(value) !== undefined) return ["string", !isPlainBox(value)];
   if (value instanceof Map || holds(() => Map.prototype.has.call(value, undefined)))
     return ["map", !isOwnKind(value)];
   if (value instanceof Set || holds(() => Set.prototype.has.call(value, undefined)))
@@ -1017,7 +1062,7 @@ function kindOf(value: object): [Shape, boolean] {
  * redefined (`Object.defineProperty`'s default is not writable) by defining it again — answering
  * whether it now holds it.
  */
-function wrote(record: Record<string, unknown>, key: string, clean: unknown): boolean {
+function wrote(record: Record<PropertyKey, unknown>, key: PropertyKey, clean: unknown): boolean {
   try {
     record[key] = clean;
     if (record[key] === clean) return true;
@@ -1123,17 +1168,25 @@ function redactOne(entry: Visit, walk: Walk): void {
     default:
       break;
   }
-  let keys: string[];
+  // Every own key, symbols included — but an array's items by index (holes read as `undefined`)
+  // and its symbol keys, and not a `String` object's characters (its text was redacted by its holder).
+  let keys: PropertyKey[];
   if (shape === "array" && !instance) {
     const length = (value as unknown[]).length;
     keys = Array.from({ length }, (_, i) => String(i));
+    for (const key of Object.getOwnPropertySymbols(value)) keys.push(key);
+  } else if (shape === "string") {
+    const length = String.prototype.valueOf.call(value).length;
+    keys = ownKeys(value).filter((key) => key !== "length" && !isIndex(key, length));
   } else {
-    keys = Object.getOwnPropertyNames(value);
+    keys = ownKeys(value);
     if (isError(value))
       for (const key of ["message", "stack", "cause"]) if (!keys.includes(key)) keys.push(key);
   }
-  const record = value as Record<string, unknown>;
+  const record = value as Record<PropertyKey, unknown>;
   for (const key of keys) {
+    // A symbol key is reported as it prints: `Symbol(request)`.
+    const name = String(key);
     let current: unknown;
     try {
       if (live) {
@@ -1143,11 +1196,52 @@ function redactOne(entry: Visit, walk: Walk): void {
         current = descriptor.value;
       } else current = record[key];
     } catch {
-      walk.leave(value, key, UNREADABLE);
+      walk.leave(value, name, UNREADABLE);
       continue;
     }
-    const clean = walk.visit(current, value, key, live);
+    const clean = walk.visit(current, value, name, live);
     if (clean === current) continue;
-    if (live || !wrote(record, key, clean)) walk.unwritable(value, key, clean, current);
+    if (live || !wrote(record, key, clean)) walk.unwritable(value, name, clean, current);
+  }
+}
+
+/** `value`'s own keys, symbols last (as `Reflect.ownKeys` lists them, at less cost where there are none). */
+function ownKeys(value: object): (string | symbol)[] {
+  const names: (string | symbol)[] = Object.getOwnPropertyNames(value);
+  const symbols = Object.getOwnPropertySymbols(value);
+  return symbols.length === 0 ? names : names.concat(symbols);
+}
+
+/** True for a `String` object's character's index below `length`. */
+function isIndex(key: PropertyKey, length: number): boolean {
+  return typeof key === "string" && /^(?:0|[1-9]\d*)$/.test(key) && Number(key) < length;
+}
+
+/**
+ * The text of a `String` object (any realm's, a subclass's instance included), or `undefined` for
+ * anything else. Never throws.
+ */
+function boxedText(value: object): string | undefined {
+  try {
+    // No brand check thrown for what is plainly no `String` (most of what is walked): plain
+    // objects, arrays, and anything whose tag is another's (an error, a `Date`).
+    const proto = Object.getPrototypeOf(value) as object | null;
+    if (proto !== null && Object.getPrototypeOf(proto) === null) return undefined;
+    if (Array.isArray(value)) return undefined;
+    if (!(value instanceof String) && Object.prototype.toString.call(value) !== "[object String]")
+      return undefined;
+    return String.prototype.valueOf.call(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** True for a `String` object that is no subclass's instance (which is a class instance like any other). */
+function isPlainBox(value: object): boolean {
+  try {
+    const proto = Object.getPrototypeOf(value) as object | null;
+    return proto === null || isRootPrototype(Object.getPrototypeOf(proto) as object | null);
+  } catch {
+    return false;
   }
 }
