@@ -11,9 +11,10 @@
 import {
   alive,
   CLOSE_TIMINGS,
+  killTree,
   listTree,
   type ProcessEntry,
-  signalAll,
+  termTree,
   treeOf,
   until,
 } from "./process-table.js";
@@ -107,8 +108,12 @@ async function treesNow(listed: readonly ProcessEntry[]): Promise<ProcessEntry[]
 
 /**
  * The host died: every listed server's tree, read now (before a wrapper's death cuts the links to
- * what it started), gets the close's EOF grace to exit on its own, then what of it still runs (and
- * what that started since) is SIGTERMed, and SIGKILLed after the SIGTERM grace.
+ * what it started), gets the close's EOF grace to exit on its own. What of it still runs then, and
+ * what that has started since, is read again (stopped and read until whole: stopTree in process-table.ts),
+ * SIGTERMed and let run on; after the SIGTERM grace, what of that
+ * still runs is read once more, with what it started during the grace (a SIGTERM handler's child),
+ * and all of it is stopped and SIGKILLed (see {@link killTree}). A process whose parent in the tree
+ * died before a read (given to init) is out of reach of that read.
  */
 async function reap(): Promise<void> {
   // A host killed right after starting a server (off Linux, where it sends no start time) sends
@@ -119,17 +124,14 @@ async function reap(): Promise<void> {
   const { eofGraceMs, termGraceMs } = CLOSE_TIMINGS;
   const first = await treesNow(listed);
   if (await until(() => !first.some((entry) => alive(entry)), eofGraceMs)) return;
-  const tree = await treesNow(first);
+  // Read, stopped and read again until whole (see stopTree), so a child started just now is
+  // SIGTERMed with its parent instead of being left to init when the parent dies of it.
+  const tree = await termTree(first, treesNow);
   if (tree.length === 0) return;
-  signalAll(tree, "SIGTERM");
   if (await until(() => !tree.some((entry) => alive(entry)), termGraceMs)) return;
-  // Off Linux the poll above only asks whether a pid exists: check the start times against a fresh
-  // listing, so no process that has since taken a pid of the tree is SIGKILLed.
-  const table = linux ? undefined : new Map((await listTree([], false)).map((entry) => [entry.pid, entry]));
-  signalAll(
-    tree.filter((entry) => alive(entry, table)),
-    "SIGKILL",
-  );
+  // Read from a listing now, start times checked (off Linux the poll above only asks whether a pid
+  // exists), so no process that has since taken a pid of the tree is signalled.
+  await killTree(tree, treesNow);
 }
 
 let ending = false;

@@ -3,8 +3,10 @@
 // task's timers run), and that starts a child of its own which ignores SIGTERM: the process tree a
 // pool must end on close. `--on-eof exit` makes it the well-behaved kind instead, which writes
 // "stdin ended" to `--log <file>` and exits. Its `helper` tool starts, after the server has answered,
-// one more child that ignores SIGTERM and that the server leaves running when it exits. Either way it exits by itself after two minutes, so a
-// failing test cannot leave it running for long.
+// one more child that ignores SIGTERM and that the server leaves running when it exits. With
+// `--term-child <file>` it handles SIGTERM by starting a child (`sleep 600`, a cleanup step that
+// lingers), writing its pid to the file, and running on. Either way it exits by itself after two
+// minutes, so a failing test cannot leave it running for long.
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -17,6 +19,12 @@ const option = (name) => {
 };
 const log = option("--log");
 const exitOnEof = option("--on-eof") === "exit";
+const termChild = option("--term-child");
+if (termChild)
+  process.on("SIGTERM", () => {
+    const late = spawn("sleep", ["600"], { stdio: "ignore" });
+    if (late.pid !== undefined) appendFileSync(termChild, `${late.pid}\n`);
+  });
 
 const child = spawn(
   process.execPath,
