@@ -16,7 +16,7 @@ import { readdir, readFile } from "node:fs/promises";
 export const CLOSE_TIMINGS = { eofGraceMs: 500, termGraceMs: 500, killWaitMs: 250 } as const;
 
 /** How often a close (the transport's, or the reaper's) looks whether the processes it is ending have ended. */
-const POLL_MS = 20;
+export const POLL_MS = 20;
 
 /** Polls `done` every `POLL_MS` until it holds (true) or `ms` have passed (false). */
 export async function until(done: () => boolean, ms: number): Promise<boolean> {

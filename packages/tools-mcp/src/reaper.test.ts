@@ -85,6 +85,26 @@ describe.skipIf(process.platform !== "linux")("a host's reaper", () => {
     }
   });
 
+  it("ends a child the server starts 100 ms after stdin EOF and leaves behind when it exits 200 ms later, when its host is killed by SIGKILL", async () => {
+    // The child is in no tree the reaper read when the host died, and init has it by the end of
+    // the EOF grace: only a read of the tree during the grace finds it.
+    const dir = mkdtempSync(join(tmpdir(), "lw-eofchild-"));
+    const file = join(dir, "late");
+    let late: number[] = [];
+    try {
+      const { host, pids } = startReaperHost("wait", "--eof-child", file);
+      const { wrapper, server, child } = await pids;
+      process.kill(host.pid as number, "SIGKILL");
+      await exited(host);
+      late = await pidsWritten(file);
+      expect(late).toHaveLength(1);
+      expect(await stillRunning([wrapper, server, child, ...late], 10_000)).toEqual([]);
+    } finally {
+      for (const pid of late) if (running(pid)) process.kill(pid, "SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("ends a server that ignores EOF and SIGTERM when its host SIGKILLs itself in the same synchronous block as pool.connect()", async () => {
     // The host dies before any event-loop turn: before the server's spawn event, its handshake, or
     // anything the host could print. The server's pids come from a file the server writes.
