@@ -107,6 +107,28 @@ describe("closing a stdio server started through a wrapper", () => {
     }
   });
 
+  it("ends a child the server starts 100 ms after stdin EOF and leaves behind when it exits 200 ms later", async () => {
+    // The child is in no snapshot taken before stdin ended, and init has it by the end of the EOF
+    // grace: only a read of the tree during the grace finds it.
+    const file = join(dir, "eof-child");
+    const polite = pool({
+      name: "polite",
+      command: "sh",
+      args: [WRAPPER, NODE, LINGERING, "--eof-child", file],
+    });
+    const { server, child } = JSON.parse((await polite.callTool("polite__pids", {})).text);
+    const wrapper = polite.status()[0]?.pid as number;
+    let late: number[] = [];
+    try {
+      await polite.close();
+      late = await pidsWritten(file, 2_000);
+      expect(late).toHaveLength(1);
+      expect(await stillRunning([wrapper, server, child, ...late])).toEqual([]);
+    } finally {
+      for (const pid of late) if (running(pid)) process.kill(pid, "SIGKILL");
+    }
+  });
+
   it("ends server-everything behind a wrapper after its research task (its timers outlive stdin)", async () => {
     const everything = pool({ name: "everything", command: "sh", args: [WRAPPER, NODE, EVERYTHING] });
     const output = await everything.callTool("everything__simulate-research-query", { topic: "tides" });

@@ -258,7 +258,8 @@ const REFRESH_MS = 1_000;
  * such as `npx`, the real server under it, and what that started. The server is started as an
  * ordinary child, in the host's process group, so a terminal's Ctrl-C and hang-up reach it as
  * they reach the host. `close()` ends stdin and gives the server {@link CLOSE_TIMINGS}`.eofGraceMs`
- * to exit, waiting also on what its tree held just before (pids, parent links and start times);
+ * to exit, waiting also on what its tree held just before (pids, parent links and start times)
+ * and, on Linux, on what it starts meanwhile (the tree is read again at each look);
  * whatever of that and its descendants still runs then is read whole (stopped until no read finds
  * a new process) and SIGTERMed, and after `termGraceMs` what
  * of it still runs is read again, with what it started during that grace, stopped and SIGKILLed
@@ -536,11 +537,14 @@ export class TreeStdioTransport implements Transport {
   async #endTreeOnce(child: ChildProcess, eof: boolean): Promise<void> {
     const { eofGraceMs, termGraceMs, killWaitMs } = CLOSE_TIMINGS;
     const known = () => [...this.#tree.values()];
+    // On Linux with children files the tree is read again at each look (its own /proc files), so
+    // a child the server starts on EOF and leaves behind as it exits is kept, though init has it.
+    const watch = process.platform === "linux" && hasChildrenFiles();
     if (eof)
-      await until(
-        () => this.#exited(child) && this.#pipesClosed && !known().some((entry) => alive(entry)),
-        eofGraceMs,
-      );
+      await until(() => {
+        if (watch) this.#snapshotSync();
+        return this.#exited(child) && this.#pipesClosed && !known().some((entry) => alive(entry));
+      }, eofGraceMs);
     let snapshot: ProcessEntry[] = [];
     try {
       snapshot = await this.#snapshot();
