@@ -16,7 +16,7 @@ import { readdir, readFile } from "node:fs/promises";
 export const CLOSE_TIMINGS = { eofGraceMs: 500, termGraceMs: 500, killWaitMs: 250 } as const;
 
 /** How often a close (the transport's, or the reaper's) looks whether the processes it is ending have ended. */
-const POLL_MS = 20;
+export const POLL_MS = 20;
 
 /** Polls `done` every `POLL_MS` until it holds (true) or `ms` have passed (false). */
 export async function until(done: () => boolean, ms: number): Promise<boolean> {
@@ -258,4 +258,71 @@ export function signalAll(entries: readonly ProcessEntry[], signal: NodeJS.Signa
       // Gone already, or not ours to signal.
     }
   }
+}
+
+/** How many times {@link stopTree} reads a tree again for processes started since its last read. */
+const STOP_READS = 10;
+
+/**
+ * Stops (SIGSTOP) what of a process tree still runs, reads it again with what those processes
+ * started since its last read (a server's SIGTERM handler may have started a child during a
+ * grace), stops those too, and so on until a read finds nothing new (or after ten reads). A stopped
+ * process cannot start another (a fork under way when SIGSTOP comes is undone, or its child is
+ * listed), so what it returns is the whole tree, held still until it is signalled.
+ * `read(known)` gives the processes of `known` that still run (the same ones: verified by start
+ * time against a listing now) and every descendant of them now. `read` throwing on the first read
+ * (before anything was stopped) is the caller's to handle; on a later one, what is stopped is
+ * returned.
+ */
+export async function stopTree(
+  tree: readonly ProcessEntry[],
+  read: (known: readonly ProcessEntry[]) => Promise<readonly ProcessEntry[]>,
+): Promise<ProcessEntry[]> {
+  const key = (entry: ProcessEntry) => `${entry.pid} ${entry.started}`;
+  const known = new Map((await read(tree)).map((entry) => [key(entry), entry]));
+  signalAll([...known.values()], "SIGSTOP");
+  for (let reads = 1; reads < STOP_READS; reads++) {
+    let now: readonly ProcessEntry[];
+    try {
+      now = await read([...known.values()]);
+    } catch {
+      break; // No listing now: what is stopped is all there is to signal.
+    }
+    const fresh = now.filter((entry) => !known.has(key(entry)));
+    if (fresh.length === 0) break;
+    for (const entry of fresh) known.set(key(entry), entry);
+    signalAll(fresh, "SIGSTOP");
+  }
+  // A stopped process cannot exit on its own, so its pid is still its own; on Linux, check anyway.
+  return [...known.values()].filter((entry) => process.platform !== "linux" || alive(entry));
+}
+
+/**
+ * SIGTERMs a process tree read whole by {@link stopTree} (so a child started just before is not
+ * missed, to be orphaned by its parent's death), then lets it run on (SIGCONT) to handle it.
+ * Returns what it signalled.
+ */
+export async function termTree(
+  tree: readonly ProcessEntry[],
+  read: (known: readonly ProcessEntry[]) => Promise<readonly ProcessEntry[]>,
+): Promise<ProcessEntry[]> {
+  const stopped = await stopTree(tree, read);
+  signalAll(stopped, "SIGTERM");
+  signalAll(stopped, "SIGCONT");
+  return stopped;
+}
+
+/**
+ * The last step of ending a process tree, once the SIGTERM grace is over: SIGKILLs the tree read
+ * whole by {@link stopTree}, with what it started during the grace (a SIGTERM handler's child);
+ * stopped first, so nothing of it can start a process between the read and the SIGKILL. Returns
+ * what it SIGKILLed.
+ */
+export async function killTree(
+  tree: readonly ProcessEntry[],
+  read: (known: readonly ProcessEntry[]) => Promise<readonly ProcessEntry[]>,
+): Promise<ProcessEntry[]> {
+  const stopped = await stopTree(tree, read);
+  signalAll(stopped, "SIGKILL");
+  return stopped;
 }

@@ -11,11 +11,12 @@
 import {
   alive,
   CLOSE_TIMINGS,
+  killTree,
   listTree,
+  POLL_MS,
   type ProcessEntry,
-  signalAll,
+  termTree,
   treeOf,
-  until,
 } from "./process-table.js";
 
 const linux = process.platform === "linux";
@@ -106,9 +107,42 @@ async function treesNow(listed: readonly ProcessEntry[]): Promise<ProcessEntry[]
 }
 
 /**
+ * Waits up to `ms` for every process of `tree` to end. On Linux it also reads the tree again at
+ * each look (a walk of the tree's own /proc files) and keeps what its processes started since, so
+ * a child started during the wait is kept even when its parent dies before the wait is over (as
+ * a server does that starts a child and then dies of writing to the dead host's pipe). Returns
+ * whether all of it ended, and what of it still runs.
+ */
+async function watch(
+  tree: readonly ProcessEntry[],
+  ms: number,
+): Promise<{ ended: boolean; tree: ProcessEntry[] }> {
+  const key = (entry: ProcessEntry) => `${entry.pid} ${entry.started}`;
+  const known = new Map(tree.map((entry) => [key(entry), entry]));
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (linux)
+      try {
+        for (const entry of await treesNow([...known.values()])) known.set(key(entry), entry);
+      } catch {
+        // No listing now: the tree as last read.
+      }
+    const live = [...known.values()].filter((entry) => alive(entry));
+    if (live.length === 0) return { ended: true, tree: [] };
+    const left = deadline - Date.now();
+    if (left <= 0) return { ended: false, tree: live };
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)));
+  }
+}
+
+/**
  * The host died: every listed server's tree, read now (before a wrapper's death cuts the links to
- * what it started), gets the close's EOF grace to exit on its own, then what of it still runs (and
- * what that started since) is SIGTERMed, and SIGKILLed after the SIGTERM grace.
+ * what it started), gets the close's EOF grace to exit on its own, watched (see {@link watch}) for
+ * what it starts meanwhile. What of it still runs then is read again (stopped and read until
+ * whole: stopTree in process-table.ts), SIGTERMed and let run on; after the SIGTERM grace, watched
+ * the same way, what of that still runs is read once more, with what it started during the grace
+ * (a SIGTERM handler's child), and all of it is stopped and SIGKILLed (see {@link killTree}). A
+ * process started by a parent that died before the next read (given to init) is out of reach.
  */
 async function reap(): Promise<void> {
   // A host killed right after starting a server (off Linux, where it sends no start time) sends
@@ -117,19 +151,17 @@ async function reap(): Promise<void> {
   const listed = [...servers.values()].flat().filter((entry) => entry.started !== "");
   if (listed.length === 0) return;
   const { eofGraceMs, termGraceMs } = CLOSE_TIMINGS;
-  const first = await treesNow(listed);
-  if (await until(() => !first.some((entry) => alive(entry)), eofGraceMs)) return;
-  const tree = await treesNow(first);
+  const first = await watch(await treesNow(listed), eofGraceMs);
+  if (first.ended) return;
+  // Read, stopped and read again until whole (see stopTree), so a child started just now is
+  // SIGTERMed with its parent instead of being left to init when the parent dies of it.
+  const tree = await termTree(first.tree, treesNow);
   if (tree.length === 0) return;
-  signalAll(tree, "SIGTERM");
-  if (await until(() => !tree.some((entry) => alive(entry)), termGraceMs)) return;
-  // Off Linux the poll above only asks whether a pid exists: check the start times against a fresh
-  // listing, so no process that has since taken a pid of the tree is SIGKILLed.
-  const table = linux ? undefined : new Map((await listTree([], false)).map((entry) => [entry.pid, entry]));
-  signalAll(
-    tree.filter((entry) => alive(entry, table)),
-    "SIGKILL",
-  );
+  const termed = await watch(tree, termGraceMs);
+  if (termed.ended) return;
+  // Read from a listing now, start times checked (off Linux the poll above only asks whether a pid
+  // exists), so no process that has since taken a pid of the tree is signalled.
+  await killTree(termed.tree, treesNow);
 }
 
 let ending = false;

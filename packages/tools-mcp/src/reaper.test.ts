@@ -9,7 +9,15 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { exited, killHosts, type Pids, startHost } from "../test/hosts.js";
-import { commandLine, descendants, groupOf, running, startTime, stillRunning } from "../test/processes.js";
+import {
+  commandLine,
+  descendants,
+  groupOf,
+  pidsWritten,
+  running,
+  startTime,
+  stillRunning,
+} from "../test/processes.js";
 import { NODE } from "../test/support.js";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -52,6 +60,49 @@ describe.skipIf(process.platform !== "linux")("a host's reaper", () => {
     // A process the host started outside its pool is not the reaper's (afterEach ends it, with
     // the host's group).
     expect(running(bystander)).toBe(true);
+  });
+
+  it("ends a child the server starts in its SIGTERM handler, during the reaper's SIGTERM grace, when its host is killed by SIGKILL", async () => {
+    // The server handles SIGTERM by starting `sleep 600` and running on: the child is not in any
+    // tree the reaper read before its SIGTERM, and outlives the server's SIGKILL unless the reaper
+    // reads the tree again first.
+    const dir = mkdtempSync(join(tmpdir(), "lw-termchild-"));
+    const file = join(dir, "late");
+    let late: number[] = [];
+    try {
+      const { host, pids } = startReaperHost("wait", "--term-child", file);
+      const { wrapper, server, child } = await pids;
+      process.kill(host.pid as number, "SIGKILL");
+      await exited(host);
+      // The reaper's EOF grace, then its SIGTERM: the handler writes the late child's pid.
+      late = await pidsWritten(file);
+      expect(late).toHaveLength(1);
+      expect(await stillRunning([wrapper, server, child, ...late], 10_000)).toEqual([]);
+    } finally {
+      // afterEach ends the host's group (the late child is in it) too.
+      for (const pid of late) if (running(pid)) process.kill(pid, "SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("ends a child the server starts 100 ms after stdin EOF and leaves behind when it exits 200 ms later, when its host is killed by SIGKILL", async () => {
+    // The child is in no tree the reaper read when the host died, and init has it by the end of
+    // the EOF grace: only a read of the tree during the grace finds it.
+    const dir = mkdtempSync(join(tmpdir(), "lw-eofchild-"));
+    const file = join(dir, "late");
+    let late: number[] = [];
+    try {
+      const { host, pids } = startReaperHost("wait", "--eof-child", file);
+      const { wrapper, server, child } = await pids;
+      process.kill(host.pid as number, "SIGKILL");
+      await exited(host);
+      late = await pidsWritten(file);
+      expect(late).toHaveLength(1);
+      expect(await stillRunning([wrapper, server, child, ...late], 10_000)).toEqual([]);
+    } finally {
+      for (const pid of late) if (running(pid)) process.kill(pid, "SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("ends a server that ignores EOF and SIGTERM when its host SIGKILLs itself in the same synchronous block as pool.connect()", async () => {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { exited, killHosts, startHost } from "../test/hosts.js";
-import { descendants, running, stillRunning } from "../test/processes.js";
+import { descendants, pidsWritten, running, stillRunning } from "../test/processes.js";
 import { EVERYTHING, NODE } from "../test/support.js";
 import { createMcpPool, type McpPool, type McpServerEntry } from "./index.js";
 import { listSync, listTree, TreeStdioTransport, treeOf } from "./stdio-transport.js";
@@ -82,6 +82,51 @@ describe("closing a stdio server started through a wrapper", () => {
     await lingering.close();
     expect(await stillRunning([wrapper, server, child])).toEqual([]);
     expect(process.listenerCount("exit")).toBe(exitListeners);
+  });
+
+  it("ends a child the server starts in its SIGTERM handler, during the close's SIGTERM grace", async () => {
+    // The server ignores stdin EOF and handles SIGTERM by starting `sleep 600` and running on: that
+    // child was in no snapshot before the SIGTERM, and outlives the server's SIGKILL unless the
+    // close reads the tree again first.
+    const file = join(dir, "term-child");
+    const lingering = pool({
+      name: "lingering",
+      command: "sh",
+      args: [WRAPPER, NODE, LINGERING, "--term-child", file],
+    });
+    const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
+    const wrapper = lingering.status()[0]?.pid as number;
+    let late: number[] = [];
+    try {
+      await lingering.close();
+      late = await pidsWritten(file, 2_000);
+      expect(late).toHaveLength(1);
+      expect(await stillRunning([wrapper, server, child, ...late])).toEqual([]);
+    } finally {
+      for (const pid of late) if (running(pid)) process.kill(pid, "SIGKILL");
+    }
+  });
+
+  it("ends a child the server starts 100 ms after stdin EOF and leaves behind when it exits 200 ms later", async () => {
+    // The child is in no snapshot taken before stdin ended, and init has it by the end of the EOF
+    // grace: only a read of the tree during the grace finds it.
+    const file = join(dir, "eof-child");
+    const polite = pool({
+      name: "polite",
+      command: "sh",
+      args: [WRAPPER, NODE, LINGERING, "--eof-child", file],
+    });
+    const { server, child } = JSON.parse((await polite.callTool("polite__pids", {})).text);
+    const wrapper = polite.status()[0]?.pid as number;
+    let late: number[] = [];
+    try {
+      await polite.close();
+      late = await pidsWritten(file, 2_000);
+      expect(late).toHaveLength(1);
+      expect(await stillRunning([wrapper, server, child, ...late])).toEqual([]);
+    } finally {
+      for (const pid of late) if (running(pid)) process.kill(pid, "SIGKILL");
+    }
   });
 
   it("ends server-everything behind a wrapper after its research task (its timers outlive stdin)", async () => {

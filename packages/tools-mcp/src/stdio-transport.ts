@@ -12,12 +12,14 @@ import {
   alive,
   CLOSE_TIMINGS,
   hasChildrenFiles,
+  killTree,
   listSync,
   listTree,
   listTreeSync,
   type ProcessEntry,
   procEntry,
   signalAll,
+  termTree,
   treeOf,
   unlisted,
   until,
@@ -256,9 +258,12 @@ const REFRESH_MS = 1_000;
  * such as `npx`, the real server under it, and what that started. The server is started as an
  * ordinary child, in the host's process group, so a terminal's Ctrl-C and hang-up reach it as
  * they reach the host. `close()` ends stdin and gives the server {@link CLOSE_TIMINGS}`.eofGraceMs`
- * to exit, waiting also on what its tree held just before (pids, parent links and start times);
- * whatever of that and its descendants still runs then is SIGTERMed, SIGKILLed after
- * `termGraceMs`, and the pipes are let go of after at most `killWaitMs` more, so a process that
+ * to exit, waiting also on what its tree held just before (pids, parent links and start times)
+ * and, on Linux, on what it starts meanwhile (the tree is read again at each look);
+ * whatever of that and its descendants still runs then is read whole (stopped until no read finds
+ * a new process) and SIGTERMed, and after `termGraceMs` what
+ * of it still runs is read again, with what it started during that grace, stopped and SIGKILLed
+ * (see {@link killTree}); the pipes are let go of after at most `killWaitMs` more, so a process that
  * survives all that cannot keep the host's event loop alive, and a helper the server leaves behind
  * when it exits on EOF goes too. The tree is also snapshotted when the server answers (at most once
  * a second), so the direct child exiting on its own (a wrapper that died) ends what was under it
@@ -513,9 +518,11 @@ export class TreeStdioTransport implements Transport {
 
   /**
    * On close (`eof`), gives the server the EOF grace to exit with everything of the snapshot
-   * taken before its stdin ended; then snapshots what of its tree still runs, SIGTERMs it, SIGKILLs what of that snapshot is left,
-   * and lets go of the pipes once those are gone and the pipes close (or after `killWaitMs`, when
-   * a process outside the snapshot holds them).
+   * taken before its stdin ended; then snapshots what of its tree still runs, stopped until whole
+   * ({@link termTree}), and SIGTERMs it;
+   * after the SIGTERM grace snapshots again what of that still runs, with what it started since,
+   * and stops and SIGKILLs it all ({@link killTree}); and lets go of the pipes once those are gone
+   * and the pipes close (or after `killWaitMs`, when a process outside the tree holds them).
    */
   async #endTree(child: ChildProcess, eof: boolean): Promise<void> {
     this.#endingTrees++;
@@ -530,11 +537,14 @@ export class TreeStdioTransport implements Transport {
   async #endTreeOnce(child: ChildProcess, eof: boolean): Promise<void> {
     const { eofGraceMs, termGraceMs, killWaitMs } = CLOSE_TIMINGS;
     const known = () => [...this.#tree.values()];
+    // On Linux with children files the tree is read again at each look (its own /proc files), so
+    // a child the server starts on EOF and leaves behind as it exits is kept, though init has it.
+    const watch = process.platform === "linux" && hasChildrenFiles();
     if (eof)
-      await until(
-        () => this.#exited(child) && this.#pipesClosed && !known().some((entry) => alive(entry)),
-        eofGraceMs,
-      );
+      await until(() => {
+        if (watch) this.#snapshotSync();
+        return this.#exited(child) && this.#pipesClosed && !known().some((entry) => alive(entry));
+      }, eofGraceMs);
     let snapshot: ProcessEntry[] = [];
     try {
       snapshot = await this.#snapshot();
@@ -544,22 +554,31 @@ export class TreeStdioTransport implements Transport {
     }
     const live = (entry: ProcessEntry, table?: ReadonlyMap<number, ProcessEntry>) =>
       entry.started ? alive(entry, table) : !this.#exited(child);
-    const anyAlive = () => snapshot.some((entry) => live(entry));
+    let killed: ProcessEntry[] = [];
+    const anyAlive = () => snapshot.some((entry) => live(entry)) || killed.some((entry) => alive(entry));
     if (anyAlive()) {
-      signalAll(snapshot, "SIGTERM");
+      // Stopped and read again until whole (see stopTree) before the SIGTERM, so a child started
+      // just now is SIGTERMed with its parent instead of being left to init when the parent dies.
+      try {
+        snapshot = await termTree(snapshot, () => this.#snapshot());
+      } catch {
+        // No listing (no `ps`): the snapshot as it was.
+        signalAll(snapshot, "SIGTERM");
+      }
       if (!(await until(() => !anyAlive(), termGraceMs))) {
-        // Off Linux the poll above only asks whether a pid exists: check the start times against a
-        // fresh listing, so no process that has since taken a pid of the snapshot is SIGKILLed.
-        let table: ReadonlyMap<number, ProcessEntry> | undefined;
-        if (process.platform !== "linux")
-          table = await listTree([]).then(
-            (entries) => new Map(entries.map((entry) => [entry.pid, entry])),
-            () => undefined,
+        // What still runs is read again, with what it started during the grace (a SIGTERM
+        // handler's child), stopped and SIGKILLed. The reads check start times against a listing
+        // now (off Linux the poll above only asks whether a pid exists), so no process that has
+        // since taken a pid of the snapshot is signalled.
+        try {
+          killed = await killTree(snapshot, () => this.#snapshot());
+        } catch {
+          // No listing (no `ps`): the snapshot as it was, what of it still runs.
+          signalAll(
+            snapshot.filter((entry) => live(entry)),
+            "SIGKILL",
           );
-        signalAll(
-          snapshot.filter((entry) => live(entry, table)),
-          "SIGKILL",
-        );
+        }
       }
     }
     // One wait, of at most killWaitMs, for the killed processes to go and the pipes to close: so a

@@ -3,8 +3,11 @@
 // task's timers run), and that starts a child of its own which ignores SIGTERM: the process tree a
 // pool must end on close. `--on-eof exit` makes it the well-behaved kind instead, which writes
 // "stdin ended" to `--log <file>` and exits. Its `helper` tool starts, after the server has answered,
-// one more child that ignores SIGTERM and that the server leaves running when it exits. Either way it exits by itself after two minutes, so a
-// failing test cannot leave it running for long.
+// one more child that ignores SIGTERM and that the server leaves running when it exits. With
+// `--term-child <file>` it handles SIGTERM by starting a child (`sleep 600`, a cleanup step that
+// lingers), writing its pid to the file, and running on; with `--eof-child <file>` it does the same
+// 100 ms after its stdin ends, and exits 200 ms after that, leaving that child behind. Either way it exits by itself after two
+// minutes, so a failing test cannot leave it running for long.
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -17,6 +20,12 @@ const option = (name) => {
 };
 const log = option("--log");
 const exitOnEof = option("--on-eof") === "exit";
+const termChild = option("--term-child");
+if (termChild)
+  process.on("SIGTERM", () => {
+    const late = spawn("sleep", ["600"], { stdio: "ignore" });
+    if (late.pid !== undefined) appendFileSync(termChild, `${late.pid}\n`);
+  });
 
 const child = spawn(
   process.execPath,
@@ -27,8 +36,15 @@ setTimeout(() => process.exit(0), 120_000).unref();
 // Alive after stdin ends, as a server with a timer of its own is.
 const keepAlive = setInterval(() => {}, 1_000);
 
+const eofChild = option("--eof-child");
 process.stdin.on("end", () => {
   if (log) appendFileSync(log, "stdin ended\n");
+  if (eofChild)
+    setTimeout(() => {
+      const late = spawn("sleep", ["600"], { stdio: "ignore" });
+      if (late.pid !== undefined) appendFileSync(eofChild, `${late.pid}\n`);
+      setTimeout(() => process.exit(0), 200);
+    }, 100);
   if (!exitOnEof) return;
   clearInterval(keepAlive);
   child.kill("SIGKILL");

@@ -81,3 +81,24 @@ export function startTime(pid: number): string {
     return "";
   }
 }
+
+/**
+ * The pids (one a line) a process has written to `file`, once at least one is there: polled until
+ * `ms` have passed ([] then).
+ */
+export async function pidsWritten(file: string, ms = 10_000): Promise<number[]> {
+  for (const deadline = Date.now() + ms; ; ) {
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      // Not written yet.
+    }
+    const pids = text
+      .split("\n")
+      .filter((line) => /^\d+$/.test(line))
+      .map(Number);
+    if (pids.length > 0 || Date.now() >= deadline) return pids;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -8,7 +8,9 @@
 // - `exit`: exits without closing the pool.
 // `--no-reaper` creates the pool with `reaper: false`; `--everything` starts server-everything behind
 // the wrapper instead, runs its research task (whose timers outlive stdin EOF), and prints only the
-// wrapper's and the bystander's pids.
+// wrapper's and the bystander's pids. `--term-child <file>` and `--eof-child <file>` are passed on
+// to the lingering server (which then starts a child on SIGTERM, or on stdin EOF before it exits,
+// and writes its pid to the file).
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createMcpPool } from "../dist/index.js";
@@ -16,6 +18,11 @@ import { createMcpPool } from "../dist/index.js";
 const mode = process.argv[2] ?? "wait";
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const everything = process.argv.includes("--everything");
+const passed = (name) => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? [] : [name, process.argv[at + 1]];
+};
+const termChild = [...passed("--term-child"), ...passed("--eof-child")];
 const server = everything
   ? {
       name: "everything",
@@ -29,7 +36,7 @@ const server = everything
   : {
       name: "lingering",
       command: "sh",
-      args: [here("./wrapper.sh"), process.execPath, here("./lingering-server.mjs")],
+      args: [here("./wrapper.sh"), process.execPath, here("./lingering-server.mjs"), ...termChild],
     };
 const pool = createMcpPool([server], process.argv.includes("--no-reaper") ? { reaper: false } : {});
 const bystander = spawn(process.execPath, ["-e", "setTimeout(() => {}, 120_000)"], { stdio: "ignore" });
