@@ -61,7 +61,7 @@ function host(id: string, pauseDir?: string): Host {
     if (wake) wake(line);
     else lines.push(line);
   });
-  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+  const exited = new Promise<void>((resolve) => proc.once("close", () => resolve()));
   return {
     proc,
     next: async () => {

@@ -44,7 +44,8 @@ describe.concurrent("playground --web", () => {
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString();
     });
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    // "close", not "exit": the exit event may come before the last of stdout has been read.
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
     return { code, out };
   };
 
@@ -70,7 +71,8 @@ describe.concurrent("playground --web", () => {
       // The simulator it started first kept the process alive after the error: it never exited.
       const exited = await new Promise<number | null | "still running">((resolve) => {
         const timer = setTimeout(() => resolve("still running"), 20_000);
-        child.once("exit", (code) => {
+        // "close", not "exit": the exit event may come before the last of stdout has been read.
+        child.once("close", (code) => {
           clearTimeout(timer);
           resolve(code);
         });
