@@ -229,3 +229,158 @@ describe("where an open's dropped lines go", () => {
     expect(readDropped(dropped).map((o) => o.lines)).toEqual([[{ line: 3, text: "{broken FOREIGN-LOST" }]]);
   });
 });
+
+describe("what the reader drops or rewrites is what is copied, each line once", () => {
+  const assistantCall = (id: string, type = "function") => ({
+    id,
+    type,
+    function: { name: "pay", arguments: `{"invoice":"${id}"}` },
+  });
+  /** The `line` entries of the dropped-lines file (every open's), as written. */
+  const copied = (path: string) =>
+    readDropped(`${path}.dropped`).flatMap((o) => o.lines.map((l) => ({ line: l.line, text: l.text })));
+
+  it("copies every kind of drop with its line number and text exactly once: not JSON, not a record, a refused record, a too-deep todo list, a dropped step and its answer, messages after a cut-off step, the torn last line", async () => {
+    const path = join(root, "kinds.jsonl");
+    // A todo list well-formed but for a field nested deeper than a session file holds: the reader
+    // drops it (it would overflow the stack when written again).
+    let deep: unknown = "bottom";
+    for (let k = 0; k < 1001; k++) deep = [deep];
+    const lines = [
+      /* 1 */ `\uFEFF${header("kinds")}`,
+      /* 2 */ line({ role: "user", content: "first" }),
+      /* 3 */ "{not json KINDS-3",
+      /* 4 */ "null",
+      /* 5 */ '{"type":"message","message":{"content":"KINDS-5 no role"}}',
+      /* 6 */ '{"type":"todos","todos":"KINDS-6"}',
+      /* 7 */ JSON.stringify({ type: "todos", todos: [{ content: "KINDS-7", status: "pending", deep }] }),
+      /* 8 */ line({ role: "assistant", content: null, tool_calls: "KINDS-8" }),
+      /* 9 */ line({ role: "tool", tool_call_id: "d1", content: "KINDS-9 answers the dropped step" }),
+      /* 10 */ line({ role: "user", content: "pay both" }),
+      /* 11 */ line({
+        role: "assistant",
+        content: null,
+        tool_calls: [assistantCall("a"), assistantCall("b")],
+      }),
+      /* 12 */ line({ role: "tool", tool_call_id: "a", content: "paid a" }),
+      /* 13 */ line({ role: "user", content: "KINDS-13 before the step's end" }),
+      // A call another client typed "tool": read as a function call, then dropped with what
+      // follows the cut-off step — copied once, as dropped.
+      /* 14 */ line({ role: "assistant", content: "KINDS-14", tool_calls: [assistantCall("z", "tool")] }),
+    ];
+    const torn = '{"type":"message","message":{"role":"assistant","content":"KINDS-15 cut';
+    writeFileSync(path, `${lines.join("\n")}\n${torn}`);
+    const opened = await open("kinds");
+    // Kept: first, pay both, the step, its recorded answer and a NOT_RECORDED one.
+    expect(opened.count).toBe(5);
+    const expected = [3, 4, 5, 6, 7, 8, 9, 13, 14].map((n) => ({ line: n, text: lines[n - 1] }));
+    expected.push({ line: 15, text: torn });
+    expect(copied(path)).toEqual(expected);
+    expect(readFileSync(`${path}.dropped`, "utf8")).not.toContain('"rewritten"');
+    expect(opened.notices.at(-1)).toBe(
+      `The ${expected.length} line(s) dropped from the session file are kept in ${path}.dropped.`,
+    );
+    // Nothing is dropped on the next open, and nothing more is copied.
+    const again = await open("kinds");
+    expect(again).toEqual({ notices: [], count: 5 });
+    expect(copied(path)).toEqual(expected);
+  });
+
+  it("copies a dropped line that equals a kept one (the same JSON twice), under its own line number", async () => {
+    const path = join(root, "twice.jsonl");
+    const same = line({ role: "tool", tool_call_id: "x", content: "TWICE the same answer" });
+    const lines = [
+      /* 1 */ header("twice"),
+      /* 2 */ line({ role: "user", content: "go" }),
+      // An assistant message the reader refuses: its answer on line 4 goes with it.
+      /* 3 */ line({
+        role: "assistant",
+        content: [{ type: "text", text: 7 }],
+        tool_calls: [assistantCall("x")],
+      }),
+      /* 4 */ same,
+      /* 5 */ line({ role: "user", content: "again" }),
+      /* 6 */ line({ role: "assistant", content: null, tool_calls: [assistantCall("x")] }),
+      /* 7 */ same,
+    ];
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const opened = await open("twice");
+    expect(opened.count).toBe(4);
+    expect(copied(path)).toEqual([
+      { line: 3, text: lines[2] },
+      { line: 4, text: same },
+    ]);
+    // The kept one is in the rewritten file.
+    expect(readFileSync(path, "utf8")).toContain(same);
+  });
+
+  it("copies a line the reader kept but rewrote (a call's type normalised), as it was, marked rewritten", async () => {
+    const path = join(root, "rewritten.jsonl");
+    const odd = line({ role: "assistant", content: null, tool_calls: [assistantCall("c1", "tool")] });
+    const lines = [
+      header("rewritten"),
+      line({ role: "user", content: "pay" }),
+      odd,
+      line({ role: "tool", tool_call_id: "c1", content: "paid" }),
+      line({ role: "assistant", content: "done" }),
+    ];
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const opened = await open("rewritten");
+    expect(opened.count).toBe(4);
+    expect(opened.notices).toEqual([
+      'Line 3 of the session file has tool call "c1" with type "tool"; it was read as the function call it holds.',
+      `The 1 line(s) dropped from the session file or rewritten on reading are kept, as they were, in ${path}.dropped.`,
+    ]);
+    expect(copied(path)).toEqual([{ line: 3, text: odd }]);
+    const [block] = readDropped(`${path}.dropped`);
+    expect(block?.lines).toHaveLength(1);
+    expect(
+      readFileSync(`${path}.dropped`, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { type: string; rewritten?: boolean })
+        .filter((r) => r.type === "line")
+        .map((r) => r.rewritten),
+    ).toEqual([true]);
+    // The rewritten file holds the normalised form.
+    expect(readFileSync(path, "utf8")).not.toContain('"type":"tool"');
+  });
+
+  it("copies a torn last line even when it is all the reader dropped", async () => {
+    const path = join(root, "torn.jsonl");
+    const torn = '{"type":"message","message":{"role":"tool","tool_call_id":"c1","content":"TORN half a res';
+    writeFileSync(path, `${[header("torn"), line({ role: "user", content: "hi" })].join("\n")}\n${torn}`);
+    const opened = await open("torn");
+    expect(opened.count).toBe(1);
+    expect(opened.notices).toEqual([
+      `The last line of the session file was cut off mid-write (${torn.length} characters) and was dropped.`,
+      `The 1 line(s) dropped from the session file are kept in ${path}.dropped.`,
+    ]);
+    expect(copied(path)).toEqual([{ line: 3, text: torn }]);
+  });
+
+  it("copies nothing for a file the reader keeps as written: a byte order mark, state records, an app-only message, answers out of call order, a cut-off step answered NOT_RECORDED", async () => {
+    const path = join(root, "clean.jsonl");
+    const lines = [
+      `\uFEFF${header("clean")}`,
+      line({ role: "user", content: "pay both" }),
+      JSON.stringify({ type: "todos", todos: [{ content: "pay", status: "inProgress" }] }),
+      line({ role: "assistant", content: null, tool_calls: [assistantCall("a"), assistantCall("b")] }),
+      line({ role: "ui-note", text: "app-only" }),
+      line({ role: "tool", tool_call_id: "b", content: "paid b" }),
+      line({ role: "tool", tool_call_id: "a", content: "paid a" }),
+      JSON.stringify({ type: "todos", todos: [{ content: "pay", status: "completed" }] }),
+      JSON.stringify({ type: "loaded", loaded: ["pay"] }),
+      "",
+      line({ role: "user", content: "and c" }),
+      line({ role: "assistant", content: null, tool_calls: [assistantCall("c")] }),
+    ];
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const opened = await open("clean");
+    // Every message, and the cut-off call answered as not recorded.
+    expect(opened.count).toBe(8);
+    expect(opened.notices).toHaveLength(1);
+    expect(opened.notices[0]).toMatch(/^The host stopped in the middle of a tool step/);
+    expect(existsSync(`${path}.dropped`)).toBe(false);
+  });
+});

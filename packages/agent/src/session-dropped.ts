@@ -41,82 +41,14 @@ function isDroppedFile(text: string): boolean {
 }
 
 /**
- * A message as compared between the file and what the reader kept: with each tool call's `type`
- * read as "function" where the call holds a function (the reader corrects that field), so a call
- * it corrected is not taken for one it dropped.
+ * A line of a session file that an open does not write back as it was: its 1-based number and its
+ * text as it was in the file. `rewritten` marks a line the reader kept in a normalised form (the
+ * rewritten file holds that form), as against one it dropped.
  */
-function canonical(message: unknown): string {
-  if (!isRecord(message) || !Array.isArray(message.tool_calls)) return JSON.stringify(message);
-  const calls = message.tool_calls.map((call: unknown) =>
-    isRecord(call) && isRecord(call.function) && call.type !== "custom"
-      ? { ...call, type: "function" }
-      : call,
-  );
-  return JSON.stringify({ ...message, tool_calls: calls });
-}
-
-const TODO_STATUSES: ReadonlySet<unknown> = new Set(["pending", "inProgress", "completed"]);
-
-/**
- * A well-formed header, todo list or loaded list: state the rewrite writes as it then stands (a
- * later todo list replaces an earlier one), not a line lost. A malformed one is a line lost.
- */
-function isState(record: Record<string, unknown>): boolean {
-  if (record.type === "session") return typeof record.createdAt === "string";
-  if (record.type === "todos") {
-    return (
-      Array.isArray(record.todos) &&
-      record.todos.every((t) => isRecord(t) && typeof t.content === "string" && TODO_STATUSES.has(t.status))
-    );
-  }
-  if (record.type === "loaded") {
-    return Array.isArray(record.loaded) && record.loaded.every((name) => typeof name === "string");
-  }
-  return false;
-}
-
-/**
- * The lines of a session file's text that the session will not write back: every line that is not
- * a well-formed session header, todo or loaded record (state the rewrite writes as it stands) or a message
- * record whose message is among `kept` (each kept message matches one line). A line the reader
- * dropped, the torn last line, a line that is not JSON, a message it cut off: all are returned,
- * with their 1-based line numbers. When in doubt a line is returned: copying one too many loses nothing.
- */
-export function droppedLines(text: string, kept: readonly unknown[]): { line: number; text: string }[] {
-  const left = new Map<string, number>();
-  for (const message of kept) {
-    const key = canonical(message);
-    left.set(key, (left.get(key) ?? 0) + 1);
-  }
-  const out: { line: number; text: string }[] = [];
-  const lines = text.split("\n");
-  lines.forEach((raw, at) => {
-    if (raw.trim() === "") return;
-    let record: unknown;
-    try {
-      record = JSON.parse(at === 0 ? raw.replace(/^\uFEFF/, "") : raw);
-    } catch {
-      out.push({ line: at + 1, text: raw });
-      return;
-    }
-    if (isRecord(record)) {
-      if (isState(record)) return;
-      if (record.type === "message") {
-        // A message too deep to write again (the reader dropped it) is a line lost.
-        let key = "";
-        try {
-          key = canonical(record.message);
-        } catch {}
-        const count = left.get(key) ?? 0;
-        if (count > 0) {
-          left.set(key, count - 1);
-          return;
-        }
-      }
-    }
-    out.push({ line: at + 1, text: raw });
-  });
-  return out;
+export interface DroppedLine {
+  line: number;
+  text: string;
+  rewritten?: true;
 }
 
 /** Splits a dropped-lines file into its opens' blocks (each from its header line); anything before the first header is a block of its own. */
@@ -141,34 +73,35 @@ function blocks(text: string): string[] {
 }
 
 /**
- * Appends the lines of the session file `file` (as it is now, before the rewrite) that the session
- * will not write back to `<file>.dropped`: a header `{ type: "open", at, pid, notices }` and one
- * `{ type: "line", line, text }` per line, the line's text as it was. Past `limit` bytes the oldest
- * opens' blocks are removed first (the file is then rewritten through a temporary file and a
- * rename). Returns the notice to show, or undefined when nothing was dropped. Throws `AgentError`
- * (`storage`) when the session file cannot be read, when the dropped-lines file cannot be written,
- * and, writing nothing, when an existing `<file>.dropped` is not one this module wrote (its first
- * line is not an `open` header): its content is never folded into, or trimmed away from, the drops.
+ * Appends `lines`, the lines of the session file `file` (as it is now, before the rewrite) that
+ * the reader did not keep as written (its `lost`: the one account of them, the file is not read
+ * again), to `<file>.dropped`: a header `{ type: "open", at, pid, notices }` and one
+ * `{ type: "line", line, text }` per line (with `rewritten: true` for a line the reader kept in a
+ * normalised form), the line's text as it was. Past `limit` bytes the oldest opens' blocks are
+ * removed first (the file is then rewritten through a temporary file and a rename). Returns the
+ * notice to show, or undefined when `lines` is empty. Throws `AgentError` (`storage`) when the
+ * dropped-lines file cannot be written, and, writing nothing, when an existing `<file>.dropped`
+ * is not one this module wrote (its first line is not an `open` header): its content is never
+ * folded into, or trimmed away from, the drops.
  */
 export function keepDroppedLines(
   file: string,
-  kept: readonly unknown[],
+  lines: readonly DroppedLine[],
   notices: readonly string[],
   limit = DROPPED_LIMIT_BYTES,
 ): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new AgentError("storage", `Could not read the session file ${file}: ${errorText(error)}`, {
-      cause: error,
-    });
-  }
-  const lines = droppedLines(text, kept);
   if (lines.length === 0) return undefined;
   const target = droppedPath(file);
   const header = { type: "open", at: new Date().toISOString(), pid: process.pid, notices: [...notices] };
-  const block = [header, ...lines.map(({ line, text }) => ({ type: "line", line, text }))]
+  const block = [
+    header,
+    ...lines.map(({ line, text, rewritten }) => ({
+      type: "line",
+      line,
+      text,
+      ...(rewritten ? { rewritten } : {}),
+    })),
+  ]
     .map((record) => `${JSON.stringify(record)}\n`)
     .join("");
   let existing = "";
@@ -215,8 +148,11 @@ export function keepDroppedLines(
       },
     );
   }
+  const said = lines.some((entry) => entry.rewritten)
+    ? `The ${lines.length} line(s) dropped from the session file or rewritten on reading are kept, as they were, in ${target}.`
+    : `The ${lines.length} line(s) dropped from the session file are kept in ${target}.`;
   return (
-    `The ${lines.length} line(s) dropped from the session file are kept in ${target}.` +
+    said +
     (removed > 0
       ? ` To keep that file under ${mib(limit)}, the drops of its ${removed} oldest open(s) were removed from it.`
       : "")

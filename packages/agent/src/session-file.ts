@@ -12,7 +12,7 @@ import {
   LLM_ROLES,
   messageText,
 } from "./messages.js";
-import { keepDroppedLines } from "./session-dropped.js";
+import { type DroppedLine, keepDroppedLines } from "./session-dropped.js";
 
 /** One item of a session's todo list. */
 export interface Todo {
@@ -87,22 +87,29 @@ export function sessionPath(dir: string, sessionId: string): string {
  * empty session for a missing file. Throws `AgentError` (`storage`) when the file cannot be read.
  */
 export function readSessionFile(path: string): LoadedSession {
-  const { dropped: _, ...loaded } = readSession(path);
+  const { lost: _, ...loaded } = readSession(path);
   return loaded;
 }
 
 /**
- * `readSessionFile`, and whether it dropped anything beyond a torn last line (a line it could not
- * read, a dropped message's answers, messages after an unfinished step): what a session keeps a copy
- * of the file for. Answering a cut-off step's calls `NOT_RECORDED` drops nothing.
+ * `readSessionFile`, and the lines of the file it did not keep as written (`lost`, by line number,
+ * each once): every line it dropped (the torn last line, a line it could not read, a dropped
+ * message's answers, messages after an unfinished step) and every line it kept but rewrote (a
+ * call whose `type` it read as "function", `rewritten`), each with its text as it was (a byte order
+ * mark before the first line is no part of it). What a session copies to `<file>.dropped` before
+ * its rewrite, as the one account of what that rewrite loses. Not in it: blank lines; the session
+ * header and well-formed todo and loaded records, state the rewrite writes as it then stands (the
+ * last todo and loaded lists); a step's answers put in the order of its calls, each still written
+ * as it was; and the `NOT_RECORDED` answers to a cut-off step's calls, which add messages and
+ * rewrite no line.
  */
-export function readSession(path: string): LoadedSession & { dropped: boolean } {
+export function readSession(path: string): LoadedSession & { lost: DroppedLine[] } {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT")
-      return { messages: [], todos: [], loaded: [], createdAt: undefined, notices: [], dropped: false };
+      return { messages: [], todos: [], loaded: [], createdAt: undefined, notices: [], lost: [] };
     throw new AgentError("storage", `Could not read the session file ${path}: ${errorText(error)}`, {
       cause: error,
     });
@@ -112,16 +119,21 @@ export function readSession(path: string): LoadedSession & { dropped: boolean } 
   const notices: string[] = [];
   const lines = text.split("\n");
   const torn = lines.pop() ?? "";
+  /** The lines not kept as written, by line number: a line dropped after it was rewritten counts once. */
+  const lost = new Map<number, DroppedLine>();
+  const drop = (at: number) => lost.set(at + 1, { line: at + 1, text: lines[at] as string });
   if (torn !== "") {
     notices.push(
       `The last line of the session file was cut off mid-write (${torn.length} characters) and was dropped.`,
     );
+    lost.set(lines.length + 1, { line: lines.length + 1, text: torn });
   }
   const messages: AgentMessage[] = [];
+  /** The index in `lines` each of `messages` was read from. */
+  const from: number[] = [];
   let todos: Todo[] = [];
   let loaded: string[] = [];
   let createdAt: string | undefined;
-  let dropped = false;
   /**
    * True from an assistant message dropped as malformed until the next chat message that is not a
    * tool message: the tool messages in between answer its calls, whatever their ids say.
@@ -134,14 +146,17 @@ export function readSession(path: string): LoadedSession & { dropped: boolean } 
       record = JSON.parse(line) as SessionRecord;
     } catch {
       notices.push(`Line ${at + 1} of the session file is not JSON and was dropped.`);
-      dropped = true;
+      drop(at);
       return;
     }
-    record = withFunctionTypes(record, at + 1, notices);
+    const read = withFunctionTypes(record, at + 1, notices);
+    // Kept in its normalised form, the line as written would be lost with the rewrite.
+    if (read !== record) lost.set(at + 1, { line: at + 1, text: line, rewritten: true });
+    record = read;
     const problem = recordProblem(record);
     if (problem) {
       notices.push(`Line ${at + 1} of the session file is ${problem} and was dropped.`);
-      dropped = true;
+      drop(at);
       // Its calls' answers go with it: left behind, they would answer nothing, and everything
       // after them would be cut as an unfinished step.
       if (isAssistantRecord(record)) inDroppedStep = true;
@@ -153,7 +168,7 @@ export function readSession(path: string): LoadedSession & { dropped: boolean } 
         notices.push(
           `Line ${at + 1} of the session file answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
         );
-        dropped = true;
+        drop(at);
         return;
       }
       // An app-only message is never sent and does not end the step (the Agent writes one between
@@ -161,8 +176,10 @@ export function readSession(path: string): LoadedSession & { dropped: boolean } 
       if (LLM_ROLES.has(role)) inDroppedStep = false;
     }
     if (record.type === "session") createdAt = record.createdAt;
-    else if (record.type === "message") messages.push(record.message);
-    else if (record.type === "todos") todos = record.todos;
+    else if (record.type === "message") {
+      messages.push(record.message);
+      from.push(at);
+    } else if (record.type === "todos") todos = record.todos;
     else if (record.type === "loaded") loaded = record.loaded;
   });
   const keep = answeredPrefix(messages);
@@ -181,12 +198,19 @@ export function readSession(path: string): LoadedSession & { dropped: boolean } 
           ? `${messages.length - end} message(s) after a tool step whose calls were not all answered before them were dropped.`
           : `${messages.length - end} message(s) from a tool message that answers no open call on were dropped.`,
       );
-      dropped = true;
+      for (const at of from.slice(end)) drop(at);
     }
     messages.splice(keep, messages.length - keep, ...(step ? step.kept : []));
   }
   inCallOrder(messages);
-  return { messages, todos, loaded, createdAt, notices, dropped };
+  return {
+    messages,
+    todos,
+    loaded,
+    createdAt,
+    notices,
+    lost: [...lost.values()].sort((a, b) => a.line - b.line),
+  };
 }
 
 /**
@@ -473,15 +497,14 @@ export class SessionFile {
   }
 
   /**
-   * Before a rewrite that leaves out what the reader dropped: appends the lines of the file as it
-   * is that the rewrite will not hold (everything but the header, the todo and loaded records and
-   * the `kept` messages) to `<file>.dropped`, under a header for this open, and returns the
-   * notice saying where they are (undefined when there were none). That file stays under
-   * `DROPPED_LIMIT_BYTES`, losing the oldest opens' drops first. Throws `AgentError` (`storage`)
-   * when it cannot be written.
+   * Before a rewrite that leaves out what the reader dropped: appends `lines`, the lines of the file
+   * as it is that the reader did not keep as written (`readSession`'s `lost`), to `<file>.dropped`,
+   * under a header for this open, and returns the notice saying where they are (undefined when
+   * there are none). That file stays under `DROPPED_LIMIT_BYTES`, losing the oldest opens' drops
+   * first. Throws `AgentError` (`storage`) when it cannot be written.
    */
-  keepDropped(kept: readonly AgentMessage[], notices: readonly string[]): string | undefined {
-    return keepDroppedLines(this.path, kept, notices);
+  keepDropped(lines: readonly DroppedLine[], notices: readonly string[]): string | undefined {
+    return keepDroppedLines(this.path, lines, notices);
   }
 
   /**

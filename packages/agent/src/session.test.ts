@@ -559,16 +559,21 @@ describe("Session over HTTP", () => {
     await first.prompt("Find the key");
     const path = join(dir, "s1.jsonl");
     expect(readFileSync(path, "utf8").trim().split("\n")).toHaveLength(5);
-    appendFileSync(path, '{"type":"message","message":{"role":"us');
+    const torn = '{"type":"message","message":{"role":"us';
+    appendFileSync(path, torn);
     // A session file is held by one open session at a time: the first lets go of it before the reopen.
     await first.close();
     const resumed = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
     expect(resumed.messages).toEqual(first.messages);
     expect(resumed.getSnapshot().timeline).toContainEqual({ type: "assistant", text: "Found it." });
-    expect(resumed.getSnapshot().timeline.at(-1)).toMatchObject({
-      type: "notice",
-      text: expect.stringMatching(/cut off/),
-    });
+    // The torn line's notice, then where the torn line is kept, as it was.
+    expect(resumed.getSnapshot().timeline.slice(-2)).toEqual([
+      { type: "notice", text: expect.stringMatching(/cut off/) },
+      { type: "notice", text: `The 1 line(s) dropped from the session file are kept in ${path}.dropped.` },
+    ]);
+    expect(readFileSync(`${path}.dropped`, "utf8")).toContain(
+      JSON.stringify({ type: "line", line: 6, text: torn }),
+    );
     await resumed.prompt("Sure?");
     expect(sent(server, 2).slice(0, 4)).toEqual(first.messages);
     expect(listSessions(dir)).toEqual([

@@ -33,6 +33,7 @@ import {
 } from "./builtin-tools.js";
 import { AgentError, errorText, SessionBusyError } from "./errors.js";
 import { type AgentMessage, LLM_ROLES, messageText, userMessage } from "./messages.js";
+import type { DroppedLine } from "./session-dropped.js";
 import {
   depthProblem,
   describeMessage,
@@ -568,8 +569,8 @@ export class Session {
       let todos: Todo[] = [];
       let loaded: string[] = [];
       let createdAt: string | undefined;
-      /** The own file lost lines on reading: kept as it was before the rewrite below. */
-      let keepCopy = false;
+      /** The own file's lines the reader did not keep as written: copied before the rewrite below. */
+      let lost: DroppedLine[] = [];
       if (importPath) {
         const imported = readSessionFile(importPath);
         messages = imported.messages;
@@ -578,7 +579,7 @@ export class Session {
         notices.push(...imported.notices);
       } else if (this.filePath) {
         const own = readSession(this.filePath);
-        keepCopy = own.dropped;
+        lost = own.lost;
         messages = own.messages;
         todos = own.todos;
         loaded = own.loaded;
@@ -688,10 +689,10 @@ export class Session {
       if (this.filePath && sessionDir) {
         this.#file = new SessionFile(this.filePath);
         // A fresh, imported or repaired file is written whole; an intact one is only appended to.
-        // Every line the rewrite leaves out goes to <file>.dropped first, so a reader's
-        // mistake never loses the conversation.
-        if (keepCopy) {
-          const kept = this.#file.keepDropped(messages, notices);
+        // Every line the reader did not keep as written goes to <file>.dropped first, so the
+        // rewrite never loses a line for good.
+        if (lost.length > 0) {
+          const kept = this.#file.keepDropped(lost, notices);
           if (kept) notices.push(kept);
         }
         this.#rewrite(messages, todos, loaded);
