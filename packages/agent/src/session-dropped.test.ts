@@ -346,6 +346,26 @@ describe("what the reader drops or rewrites is what is copied, each line once", 
     expect(readFileSync(path, "utf8")).not.toContain('"type":"tool"');
   });
 
+  it("copies a kept line with fields this version does not write (a newer version's), as it was, marked rewritten", async () => {
+    const path = join(root, "newer.jsonl");
+    const newer = JSON.stringify({
+      type: "message",
+      message: { role: "user", content: "hi" },
+      at: "2027-01-01",
+    });
+    const lines = [header("newer"), newer, line({ role: "assistant", content: "hello" })];
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const opened = await open("newer");
+    expect(opened.count).toBe(2);
+    expect(opened.notices).toEqual([
+      'Line 2 of the session file has field(s) "at" that this version does not write; it was read without them.',
+      `The 1 line(s) dropped from the session file or rewritten on reading are kept, as they were, in ${path}.dropped.`,
+    ]);
+    expect(copied(path)).toEqual([{ line: 2, text: newer }]);
+    // The rewritten file holds the message without the field; the copy keeps it.
+    expect(readFileSync(path, "utf8")).not.toContain("2027-01-01");
+  });
+
   it("copies a torn last line even when it is all the reader dropped", async () => {
     const path = join(root, "torn.jsonl");
     const torn = '{"type":"message","message":{"role":"tool","tool_call_id":"c1","content":"TORN half a res';

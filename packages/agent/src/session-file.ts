@@ -95,7 +95,8 @@ export function readSessionFile(path: string): LoadedSession {
  * `readSessionFile`, and the lines of the file it did not keep as written (`lost`, by line number,
  * each once): every line it dropped (the torn last line, a line it could not read, a dropped
  * message's answers, messages after an unfinished step) and every line it kept but rewrote (a
- * call whose `type` it read as "function", `rewritten`), each with its text as it was (a byte order
+ * call whose `type` it read as "function", a record with top-level fields this version does not
+ * write; `rewritten`), each with its text as it was (a byte order
  * mark before the first line is no part of it). What a session copies to `<file>.dropped` before
  * its rewrite, as the one account of what that rewrite loses. Not in it: blank lines; the session
  * header and well-formed todo and loaded records, state the rewrite writes as it then stands (the
@@ -175,6 +176,14 @@ export function readSession(path: string): LoadedSession & { lost: DroppedLine[]
       // a call and its answer); any other chat message does.
       if (LLM_ROLES.has(role)) inDroppedStep = false;
     }
+    const extra = unwrittenFields(record);
+    if (extra.length > 0) {
+      // The rewrite writes only the fields this version writes: the line as it was is copied.
+      notices.push(
+        `Line ${at + 1} of the session file has field(s) ${extra.map((key) => JSON.stringify(key)).join(", ")} that this version does not write; it was read without them.`,
+      );
+      lost.set(at + 1, { line: at + 1, text: line, rewritten: true });
+    }
     if (record.type === "session") createdAt = record.createdAt;
     else if (record.type === "message") {
       messages.push(record.message);
@@ -211,6 +220,20 @@ export function readSession(path: string): LoadedSession & { lost: DroppedLine[]
     notices,
     lost: [...lost.values()].sort((a, b) => a.line - b.line),
   };
+}
+
+/** The fields the writer writes in each kind of record. */
+const WRITTEN_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  session: ["type", "version", "id", "createdAt"],
+  message: ["type", "message"],
+  todos: ["type", "todos"],
+  loaded: ["type", "loaded"],
+};
+
+/** A kept record's top-level fields the writer does not write (a newer version's, a hand edit's): the rewrite would lose them. */
+function unwrittenFields(record: SessionRecord): string[] {
+  const written = WRITTEN_FIELDS[record.type] ?? [];
+  return Object.keys(record).filter((key) => !written.includes(key));
 }
 
 /**
