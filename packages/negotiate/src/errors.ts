@@ -39,8 +39,10 @@ function tokenCount(value: unknown): number | undefined {
  * than the maximum model length of 4096", its older "too long to fit into the model (context length
  * 4096)" and its scheduler's "is too long and exceeds limit of 4096"; SGLang's "longer than the
  * model's context length (40960 tokens)"; Mistral's "too large for model with 32768 maximum context
- * length"; TGI's and Together's "`inputs` tokens + `max_new_tokens` must be <= 4096"; and Cerebras's
- * "Current length is 9000 while limit is 8192". Each is anchored to its whole phrase, so no other
+ * length"; TGI's and Together's "`inputs` tokens + `max_new_tokens` must be <= 4096"; Cerebras's
+ * "Current length is 9000 while limit is 8192"; and LM Studio's llama.cpp-derived "Cannot truncate prompt
+ * with n_keep (15028) >= n_ctx (7424)" (its `n_keep` is the part of the prompt kept on truncation, not
+ * the prompt, so it is not read as the prompt). Each is anchored to its whole phrase, so no other
  * number in the message (the prompt, the completion, a draft count) is read as the window; a limit on
  * the input alone ("the configured limit of", "exceeds the limit of") is not the window and is not read.
  */
@@ -56,6 +58,7 @@ const WINDOW_WORDS: readonly RegExp[] = [
   /too large for model with (\d+) maximum context length/i,
   /`inputs` tokens \+ `max_new_tokens` must be <= (\d+)/i,
   /Current length is \d+ while limit is (\d+)/i,
+  /\bn_ctx \((\d+)\)/i,
 ];
 
 /**
@@ -134,7 +137,7 @@ export interface ContextOverflowOptions {
  * rather than a paraphrase; `cause` is the original error. `window` is the context window the
  * refusal names, where it names one — llama.cpp's `n_ctx` (also its "available context size (1024
  * tokens)"), OpenAI's and vLLM's "maximum context length is 8192 tokens", LM Studio's "context
- * length of only 2048 tokens", vLLM V1's "maximum model length of 4096", Mistral's, TGI's and
+ * length of only 2048 tokens" and "n_keep (15028) >= n_ctx (7424)", vLLM V1's "maximum model length of 4096", Mistral's, TGI's and
  * Cerebras's wordings — which can be smaller than the window a host configured;
  * `promptTokens` is the prompt the endpoint counted, where it said. Not a capability `negotiate`
  * can answer and not transient: retrying the same body fails the same way. Shrink the transcript

@@ -180,6 +180,17 @@ describe("ContextOverflow.fromError reads the window and the prompt the refusal 
       2019,
     ],
     [
+      // n_keep is the part of the prompt kept when truncating, not the prompt: only n_ctx is read.
+      "LM Studio: cannot truncate prompt with n_keep (N) >= n_ctx (M)",
+      {
+        error: {
+          message: readFixture("errors/lmstudio/cannot-truncate-prompt-n-keep-ge-n-ctx.message.txt").trim(),
+        },
+      },
+      7424,
+      undefined,
+    ],
+    [
       // The current length may count the reply asked for too: it is not read as the prompt.
       "Cerebras: current length is N while limit is M",
       {
