@@ -148,6 +148,11 @@ interface RanOut {
    * a time limit, stops it the same way).
    */
   inferred: boolean;
+  /**
+   * `true`: prompt plus completion reached a window that was itself only guessed from an earlier
+   * stop short of the ceiling (`inferred: false` then only says two stops agree on it).
+   */
+  guessed?: boolean;
 }
 
 /**
@@ -156,20 +161,24 @@ interface RanOut {
  * reaching the known `window` (evidence), or else a completion stopped short of `maxSent` (a
  * ceiling stops it at exactly that many), read as prompt plus completion filling a window none
  * knew (`inferred`). llama.cpp takes any prompt that fits and writes until its window is full, so a
- * summary asked with the whole ceiling there ends this way. `undefined` for a reply that finished,
- * one that spent its whole ceiling short of any known window, or no usage.
+ * summary asked with the whole ceiling there ends this way. Where `guessed`, `window` is only a guess
+ * read from an earlier stop: a reply that spent its whole ceiling hit the ceiling, whatever it
+ * reached (the ask sized the input and `max_tokens` to fill that guess between them). `undefined`
+ * for a reply that finished, one that spent its whole ceiling short of any known window, or no usage.
  */
 function outOfWindow(
   reply: { finishReason: string | undefined; usage?: { prompt?: number; completion?: number } },
   window: number | undefined,
   maxSent: number,
+  guessed = false,
 ): RanOut | undefined {
   if (reply.finishReason !== "length") return undefined;
   const prompt = reply.usage?.prompt;
   const completion = reply.usage?.completion;
   if (prompt === undefined || completion === undefined || prompt < 1) return undefined;
+  if (guessed && completion >= maxSent) return undefined;
   if (window !== undefined && prompt + completion >= window) {
-    return { window, prompt, completion, inferred: false };
+    return { window, prompt, completion, inferred: false, ...(guessed ? { guessed } : {}) };
   }
   if (completion >= maxSent) return undefined;
   return { window: prompt + completion, prompt, completion, inferred: true };
@@ -195,8 +204,9 @@ function outOfWindow(
  * within it. A `length` reply short of the `max_tokens` sent that reaches no known window is only a
  * guess at the window (prompt plus completion; a hosted model's own cap on a reply, or a time limit,
  * stops it the same way): that summary is cut to it and asked once more, its notice saying it was
- * read from the stop, and nothing is remembered — later summaries are sized as before. One summary
- * is asked again at most once. Where the window is known
+ * read from the stop, and nothing is remembered — later summaries are sized as before; a second
+ * reply that spends the `max_tokens` it was sent there hit its ceiling, not the guessed window (its
+ * input and reply were sized to fill the guess between them). One summary is asked again at most once. Where the window is known
  * (`contextLength`, or a refusal), the reply asked for is the ceiling held to half the window, the
  * room the input was sized beside, so prompt plus `max_tokens` stays inside it (vLLM refuses more).
  *
@@ -288,6 +298,8 @@ export function summariser(
       let input = compose(start);
       // The window the request was sized to (undefined: none known), and whether it was asked again.
       let asked = knownWindow;
+      // Whether `asked` is only a guess read from a stop (not `contextLength`, a refusal or a learned window).
+      let askedGuessed = false;
       let again = false;
       let reply: Awaited<ReturnType<typeof send>>;
       /**
@@ -311,6 +323,7 @@ export function summariser(
           learnedWindow = Math.min(tokens, learnedWindow ?? tokens);
         }
         asked = tokens;
+        askedGuessed = !keep;
         again = true;
         input = compose(room);
         return input;
@@ -347,7 +360,7 @@ export function summariser(
             : `The summary from ${model} ran out of its window (${ranOut.window} tokens: ${ranOut.prompt} of prompt, ${ranOut.completion} of reply); its input was cut to fit and the summary asked for again.`,
         );
         reply = await send(input, asked);
-        ranOut = outOfWindow(reply, asked, maxSent());
+        ranOut = outOfWindow(reply, asked, maxSent(), askedGuessed);
       }
       if (reply.finishReason === "length") {
         notice(
@@ -355,7 +368,9 @@ export function summariser(
             ? `The summary from ${model} was cut off at its reply ceiling; the transcript was left as it was.`
             : ranOut.inferred
               ? `The summary from ${model} stopped ${ranOut.completion} tokens in, short of its ${maxSent()}-token ceiling and of any window known (${ranOut.prompt} tokens of prompt), before it was finished; the transcript was left as it was.`
-              : `The summary from ${model} ran out of its window (${ranOut.window} tokens) before it was finished; the transcript was left as it was.`,
+              : ranOut.guessed
+                ? `The summary from ${model} ran out of its window again (${ranOut.window} tokens, as read from its stops short of the ceiling: ${ranOut.prompt} of prompt, ${ranOut.completion} of reply) before it was finished; the transcript was left as it was.`
+                : `The summary from ${model} ran out of its window (${ranOut.window} tokens) before it was finished; the transcript was left as it was.`,
         );
         return undefined;
       }

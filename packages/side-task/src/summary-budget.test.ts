@@ -289,7 +289,7 @@ describe("a summary that runs out of llama.cpp's window rather than into its cei
     expect(server.chatRequests).toHaveLength(3);
     expect(userContent(bodies(server)[2] ?? {})).toBe(cut);
   });
-  it("says the window ran out when the second ask runs out of it too, and leaves the transcript", async () => {
+  it("says the window ran out again, as read from the stops, when the second ask stops short of its ceiling at the guessed window too", async () => {
     const messages = longRun(4);
     const plan = planCompaction(messages, { limit: 1000, used: 990 });
     if (!plan) throw new Error("planCompaction made no plan");
@@ -310,8 +310,9 @@ describe("a summary that runs out of llama.cpp's window rather than into its cei
     });
     await expect(runCompaction(messages, plan, summarise)).resolves.toBeUndefined();
     expect(server.chatRequests).toHaveLength(2);
+    // The window was only guessed from the first stop: the notice says what the two stops read.
     expect(notices[1]).toBe(
-      `The summary from small ran out of its window (${nCtx} tokens) before it was finished; the transcript was left as it was.`,
+      `The summary from small ran out of its window again (${nCtx} tokens, as read from its stops short of the ceiling: ${nCtx - 3} of prompt, 3 of reply) before it was finished; the transcript was left as it was.`,
     );
   });
 
@@ -413,6 +414,63 @@ describe("a length reply short of its ceiling that reaches no window known (a ho
     expect(bodies(server)[1]?.max_tokens).toBe(600);
     expect(notices[1]).toBe(
       "The summary from hosted stopped 300 tokens in, short of its 600-token ceiling and of any window known (400 tokens of prompt), before it was finished; the transcript was left as it was.",
+    );
+  });
+
+  it("says the second ask hit its ceiling, not that the guessed window ran out, when it spends the max_tokens it was sent", async () => {
+    // The ask sized the input and max_tokens to fill the guessed 1,200 tokens between them: a reply
+    // that writes its whole ceiling lands on the guess, which is no evidence of a window.
+    const messages = longRun(3);
+    const plan = planCompaction(messages, { limit: 1000, used: 990 });
+    if (!plan) throw new Error("planCompaction made no plan");
+    server = await startServer({
+      personality: HOSTED,
+      replies: [
+        capped(900),
+        {
+          content: "notes ".repeat(600),
+          finishReason: "length",
+          usage: { prompt_tokens: 600, completion_tokens: 600 },
+        },
+      ],
+    });
+    const notices: string[] = [];
+    const summarise = summariser({ baseUrl: server.baseUrl }, "hosted", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(runCompaction(messages, plan, summarise)).resolves.toBeUndefined();
+    expect(server.chatRequests).toHaveLength(2);
+    expect(bodies(server)[1]?.max_tokens).toBe(600);
+    expect(notices).toHaveLength(2);
+    expect(notices[1]).toBe(
+      "The summary from hosted was cut off at its reply ceiling; the transcript was left as it was.",
+    );
+  });
+
+  it("still says the window ran out when the second ask fills a window a refusal named, its ceiling spent", async () => {
+    // The window is known from vLLM's refusal: prompt plus completion reaching it is evidence.
+    server = await startServer({
+      personality: { name: "vllm", maxModelLen: 1200 },
+      replies: [
+        {
+          content: "notes ".repeat(600),
+          finishReason: "length",
+          usage: { prompt_tokens: 600, completion_tokens: 600 },
+        },
+      ],
+    });
+    const notices: string[] = [];
+    const messages = longRun(20);
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      onNotice: (m) => notices.push(m),
+    });
+    await expect(runCompaction(messages, planFor(messages), summarise)).resolves.toBeUndefined();
+    expect(server.chatRequests).toHaveLength(2);
+    expect(bodies(server)[1]?.max_tokens).toBe(600);
+    expect(notices[1]).toBe(
+      "The summary from small ran out of its window (1200 tokens) before it was finished; the transcript was left as it was.",
     );
   });
 });
