@@ -162,6 +162,45 @@ describe("fold", () => {
     ]);
   });
 
+  it("takes a thinking-retract's characters back from the turn's reasoning only, across its answer, never past the turn's start or a tool card", () => {
+    // A call written as text with a </think> in its arguments: its markup was drawn as reasoning.
+    expect(
+      fold([
+        { kind: "turn", step: 1 },
+        { kind: "thinking", text: "plan. " },
+        { kind: "output", text: "Sure." },
+        { kind: "thinking", text: "<tool_call>" },
+        { kind: "thinking-retract", chars: 13 },
+        { kind: "thinking-retract", chars: 0 },
+        { kind: "thinking-retract", chars: -1 },
+        { kind: "thinking-retract", chars: 2.5 },
+        { kind: "thinking-retract", chars: "3" } as unknown as RunEvent,
+      ]),
+    ).toEqual([
+      { kind: "reasoning", text: "plan" },
+      { kind: "text", text: "Sure." },
+    ]);
+    // Emptied blocks are dropped; the answer is never touched, however many characters are asked.
+    expect(
+      fold([
+        { kind: "thinking", text: "x" },
+        { kind: "output", text: "Answer" },
+        { kind: "thinking-retract", chars: 50 },
+      ]),
+    ).toEqual([{ kind: "text", text: "Answer" }]);
+    const before: RunEvent[] = [
+      { kind: "turn", step: 1 },
+      { kind: "thinking", text: "earlier plan" },
+      { kind: "tool-call", id: "c1", name: "read", args: "{}" },
+    ];
+    expect(
+      fold([...before, { kind: "thinking", text: "ab" }, { kind: "thinking-retract", chars: 9 }]),
+    ).toEqual(fold(before));
+    expect(fold([...before, { kind: "turn", step: 2 }, { kind: "thinking-retract", chars: 9 }])).toEqual(
+      fold(before),
+    );
+  });
+
   it("draws a tool call as a card and fills it in with its result", () => {
     const blocks = fold([
       { kind: "output", text: "Looking." },

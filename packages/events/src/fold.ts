@@ -141,18 +141,19 @@ function inSeqOrder(list: Folded[]): void {
 }
 
 /**
- * Takes `chars` characters back from the end of the current turn's answer (a `retract` event): from
- * the last text block, then, while characters are left, from the text blocks before it — past
- * reasoning and ordinary notices (a continuation's), never below `floor`, the first block after the
+ * Takes `chars` characters back from the end of the current turn's answer (a `retract` event, `of`
+ * `"text"`) or of its reasoning (a `thinking-retract`, `of` `"reasoning"`): from the last block of
+ * that kind, then, while characters are left, from the blocks of that kind before it — past the
+ * other kind and ordinary notices (a continuation's), never below `floor`, the first block after the
  * turn's start, its last tool card or a gap notice. A block left with nothing is dropped. A count
  * that is not a positive whole number takes nothing.
  */
-function retract(blocks: DisplayBlock[], chars: unknown, floor: number): void {
+function retract(blocks: DisplayBlock[], chars: unknown, floor: number, of: "text" | "reasoning"): void {
   if (typeof chars !== "number" || !Number.isSafeInteger(chars) || chars < 1) return;
   let left = chars;
   for (let i = blocks.length - 1; i >= floor && left > 0; i--) {
     const block = blocks[i] as DisplayBlock;
-    if (block.kind !== "text") continue;
+    if (block.kind !== of || (block.kind !== "text" && block.kind !== "reasoning")) continue;
     const taken = Math.min(left, block.text.length);
     left -= taken;
     if (taken === block.text.length) blocks.splice(i, 1);
@@ -168,7 +169,8 @@ function retract(blocks: DisplayBlock[], chars: unknown, floor: number): void {
  * answer: from the last text block, then from earlier ones of the same turn (across its reasoning
  * and a continuation's notice), dropping a block it empties — never past the turn's start, a tool
  * card or a gap notice (where the text it means may not have been drawn: it then takes back only
- * what was drawn after the gap). `usage`, `turn` and `done` draw nothing. Events are folded in
+ * what was drawn after the gap). A `thinking-retract` takes its `chars` back from the turn's
+ * reasoning blocks the same way, never from its answer. `usage`, `turn` and `done` draw nothing. Events are folded in
  * `seq` order (stably; one without a seq keeps its place after the event before it), and an event
  * whose `seq` was already folded is skipped, so replayed and live events can be passed together,
  * in either order. A watcher's
@@ -222,7 +224,10 @@ export function fold(events: Iterable<RunEvent & { seq?: number }>): DisplayBloc
         break;
       }
       case "retract":
-        retract(blocks, event.chars, floor);
+        retract(blocks, event.chars, floor, "text");
+        break;
+      case "thinking-retract":
+        retract(blocks, event.chars, floor, "reasoning");
         break;
       case "tool-call": {
         const card: ToolBlock = {

@@ -26,6 +26,7 @@ export type {
   RunUsageTotals,
   SequencedEvent,
   ThinkingEvent,
+  ThinkingRetractEvent,
   ToolCallEvent,
   ToolResultEvent,
   TurnEvent,

@@ -138,6 +138,24 @@ export interface RetractEvent {
   chars: number;
 }
 
+/**
+ * The last `chars` characters of reasoning already sent as `thinking` in the current turn were not
+ * the turn's reasoning after all: a tool call the model wrote as text, with a `<think>` or `</think>`
+ * inside its arguments, was drawn as reasoning before the loop recovered the call. A display takes
+ * them back from the end of the reasoning it drew; the reasoning the transcript keeps in their place,
+ * if any, follows as `thinking`.
+ *
+ * Within the current turn as `retract` is (its reasoning blocks back to front, never past the turn's
+ * start, a tool card or a gap notice), but it touches only reasoning, never the answer: a watcher
+ * that does not know this kind may ignore it and only keeps drawing reasoning the transcript does
+ * not hold.
+ */
+export interface ThinkingRetractEvent {
+  kind: "thinking-retract";
+  /** How many characters (UTF-16 code units, as `String#length` counts) to take back. */
+  chars: number;
+}
+
 /** A step's request is about to be sent: the start of a turn. */
 export interface TurnEvent {
   kind: "turn";
@@ -206,6 +224,7 @@ export type RunEvent =
   | OutputEvent
   | ThinkingEvent
   | RetractEvent
+  | ThinkingRetractEvent
   | TurnEvent
   | ToolCallEvent
   | ToolResultEvent

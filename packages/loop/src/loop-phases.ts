@@ -335,12 +335,23 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
     function: { name: c.name, arguments: c.raw ?? JSON.stringify(c.args) },
   }));
   step.turn = { ...found.turn, toolCalls };
+  redrawReasoning(run, turn.reasoning, found.turn.reasoning);
   redrawAnswer(run, turn.content, found.turn.content);
   notice(
     run,
     `Recovered ${calls.length} tool call${calls.length === 1 ? "" : "s"} written into the reply as text ` +
       "(the server's tool-call parser missed them).",
   );
+}
+
+/** How many leading UTF-16 units `drawn` and `kept` share, never parting a surrogate pair. */
+function sharedStart(drawn: string, kept: string): number {
+  let same = 0;
+  const most = Math.min(drawn.length, kept.length);
+  while (same < most && drawn.charCodeAt(same) === kept.charCodeAt(same)) same++;
+  // Never part a surrogate pair: a retract and what follows it each hold whole characters.
+  if (same > 0 && same < most && /[\uD800-\uDBFF]/.test(drawn.charAt(same - 1))) same--;
+  return same;
 }
 
 /**
@@ -350,16 +361,24 @@ export function recoverCalls(run: LoopRun, step: LoopStep): void {
  * transcript stores. Where the kept answer is not all of what was drawn up to that point (text
  * after a call, the blank lines around it closed up), the retract goes back to where the two
  * part and the rest of the kept answer follows as `output`: never a character the transcript
- * does not hold. Only the answer is redrawn; reasoning already drawn as `thinking` stays as drawn.
+ * does not hold.
  */
 function redrawAnswer(run: LoopRun, drawn: string, kept: string): void {
-  let same = 0;
-  const most = Math.min(drawn.length, kept.length);
-  while (same < most && drawn.charCodeAt(same) === kept.charCodeAt(same)) same++;
-  // Never part a surrogate pair: the retract and the output each hold whole characters.
-  if (same > 0 && same < most && /[\uD800-\uDBFF]/.test(drawn.charAt(same - 1))) same--;
+  const same = sharedStart(drawn, kept);
   if (drawn.length > same) emitEvent(run, { kind: "retract", chars: drawn.length - same });
   if (kept.length > same) emitEvent(run, { kind: "output", text: kept.slice(same) });
+}
+
+/**
+ * The same for the turn's reasoning: a call written with a `<think>` or `</think>` inside its
+ * arguments had its markup (and the answer before it, for a lone `</think>`) drawn as `thinking`.
+ * A `thinking-retract` takes back what was drawn after the reasoning kept, and the rest of the
+ * reasoning kept, if any, follows as `thinking`.
+ */
+function redrawReasoning(run: LoopRun, drawn: string, kept: string): void {
+  const same = sharedStart(drawn, kept);
+  if (drawn.length > same) emitEvent(run, { kind: "thinking-retract", chars: drawn.length - same });
+  if (kept.length > same) emitEvent(run, { kind: "thinking", text: kept.slice(same) });
 }
 
 /** Phase: a turn that asked for nothing is the answer, appended to the transcript. */

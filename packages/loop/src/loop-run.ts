@@ -167,7 +167,12 @@ export function failure(
 
 /** Tells the watcher, keeping what `runMetrics` reads. Watchers are not awaited, and what they throw is theirs. */
 export function emitEvent(run: LoopRun, event: RunEvent): void {
-  if (event.kind !== "output" && event.kind !== "thinking" && event.kind !== "retract") run.kept.push(event);
+  const delta =
+    event.kind === "output" ||
+    event.kind === "thinking" ||
+    event.kind === "retract" ||
+    event.kind === "thinking-retract";
+  if (!delta) run.kept.push(event);
   tell(run.options.onEvent, event);
 }
 

@@ -136,13 +136,20 @@ describe("a call written as text over a reply carried on past the token ceiling"
   });
 });
 
-/** Text of the first turn as `fold` draws it: its text blocks before its first tool card. */
-function firstAnswer(blocks: DisplayBlock[]): string {
+/** Text of the first turn as `fold` draws it: its `kind` blocks (text by default) before its first tool card. */
+function firstAnswer(blocks: DisplayBlock[], kind: "text" | "reasoning" = "text"): string {
   const card = blocks.findIndex((b) => b.kind === "tool");
   return blocks
     .slice(0, card < 0 ? blocks.length : card)
-    .flatMap((b) => (b.kind === "text" ? [b.text] : []))
+    .flatMap((b) => (b.kind === kind ? [b.text] : []))
     .join("");
+}
+
+/** The reasoning an assistant message stores, in whichever field it is kept. */
+function storedReasoning(message: ChatMessage | undefined): string {
+  const fields = (message ?? {}) as { reasoning_content?: unknown; reasoning?: unknown };
+  const value = fields.reasoning_content ?? fields.reasoning;
+  return typeof value === "string" ? value : "";
 }
 
 /** Runs the loop on `personality`; the events, the calls run and the first answer stored (the one with calls). */
@@ -218,6 +225,35 @@ describe("the display of a reply whose calls were taken out of its text", () => 
       expect(stored).toBeDefined();
       expect(firstAnswer(fold(events))).toBe(stored?.content ?? "");
       expect(firstAnswer(fold(events))).not.toContain("<tool_call>");
+    });
+  }
+
+  // The fences drew the call's markup as reasoning where a <think> or </think> stood inside its
+  // arguments (with a lone </think>, the answer before the call too): it is taken back.
+  const drawnAsReasoning: Record<string, string> = {
+    "a <think> inside an argument": hermes("write_file", {
+      path: "t.jinja",
+      content: "{% if x %}<think>\n{% endif %}</think>ok",
+    }),
+    "a lone </think> inside an argument": `Doing it.\n${hermes("write_file", {
+      path: "n.md",
+      content: "Qwen ends with </think> then answers.",
+    })}`,
+    // Only what follows the scratchpad kept is taken back.
+    "a scratchpad first, then a <think> inside an argument": `<think>plan</think>Doing it.\n${hermes(
+      "write_file",
+      { path: "n.md", content: "a <think> b </think> c" },
+    )}`,
+  };
+  for (const [name, content] of Object.entries(drawnAsReasoning)) {
+    it(`draws the reasoning the transcript stores, not the call's markup: ${name}`, async () => {
+      const { events, ran, stored } = await shown("openai", [{ content }, { content: "Written." }]);
+      expect(ran).toHaveLength(1);
+      expect(stored).toBeDefined();
+      const blocks = fold(events);
+      expect(firstAnswer(blocks)).toBe(stored?.content ?? "");
+      expect(firstAnswer(blocks, "reasoning")).toBe(storedReasoning(stored));
+      expect(firstAnswer(blocks, "reasoning")).not.toMatch(/tool_call|endif|write_file| b /);
     });
   }
 
