@@ -218,6 +218,10 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
         // As the --prompt mode says it: what was printed stays printed; the reasoning follows, dimmed.
         write(`\n${dim("(↑ that was reasoning, not the answer)")}\n`);
         break;
+      case "thinking_retract":
+        // Printed reasoning stays printed: say that its end was a tool call, not reasoning.
+        write(`\n${dim("(↑ the end of that reasoning was a tool call written as text)")}\n`);
+        break;
       case "tool_start":
         toolCalls++;
         toolNames.set(event.id, event.name);

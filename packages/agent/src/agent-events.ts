@@ -43,6 +43,17 @@ export type AgentEvent =
       message: ChatMessage;
       chars: number;
     }
+  | {
+      /**
+       * The last `chars` characters of the reasoning streamed for this message (its `thinking`
+       * updates) were no reasoning: a tool call written as text with `<think>` or `</think>` in its
+       * arguments was first drawn as reasoning. What the message keeps as reasoning follows as
+       * `thinking` updates. The answer text is untouched.
+       */
+      type: "thinking_retract";
+      message: ChatMessage;
+      chars: number;
+    }
   | { type: "message_end"; message: AgentMessage }
   | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: Record<string, unknown> }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; partialResult: unknown }

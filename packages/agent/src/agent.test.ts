@@ -106,6 +106,32 @@ describe("Agent over HTTP", () => {
     expect(agent.messages.at(-1)).toEqual({ role: "assistant", content: "Hello!" });
   });
 
+  it("takes back reasoning drawn for a tool call written as text with <think> in its arguments (thinking_retract)", async () => {
+    const call = `<tool_call>\n${JSON.stringify({ name: "double", arguments: { n: 1, note: "a <think> b </think> c" } })}\n</tool_call>`;
+    server = await startServer({
+      replies: [{ content: `<think>plan</think>Doing it.\n${call}`, chunkChars: 5 }, { content: "2." }],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [tool("double", ({ n }) => (n as number) * 2)],
+    });
+    const events: AgentEvent[] = [];
+    agent.subscribe((event) => {
+      events.push(event);
+    });
+    expect((await agent.prompt("Hi")).status).toBe("ok");
+    // What a UI drew as reasoning for the first reply, from the updates and the retraction.
+    let reasoning = "";
+    for (const e of events) {
+      if (e.type === "message_end" && e.message.role === "assistant") break;
+      if (e.type === "message_update" && e.delta.type === "thinking") reasoning += e.delta.text;
+      if (e.type === "thinking_retract") reasoning = reasoning.slice(0, reasoning.length - e.chars);
+    }
+    expect(events.filter((e) => e.type === "thinking_retract").length).toBeGreaterThan(0);
+    expect(reasoning).toBe("plan");
+    expect(agent.messages[2]).toMatchObject({ role: "tool", content: "2" });
+  });
+
   it("tells a tool prompt: the call's start and end, its result message, and a second turn", async () => {
     server = await startServer({
       replies: [{ toolCalls: [{ id: "c1", name: "double", arguments: '{"n":21}' }] }, { content: "42." }],

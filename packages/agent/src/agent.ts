@@ -1231,6 +1231,11 @@ export class Agent {
         this.#emit({ type: "message_retract", message: { ...this.#partial }, chars: event.chars });
         break;
       }
+      case "thinking-retract":
+        // Reasoning drawn for a recovered call's markup: taken back, the kept reasoning follows.
+        if (!this.#partial) break;
+        this.#emit({ type: "thinking_retract", message: { ...this.#partial }, chars: event.chars });
+        break;
       case "usage":
         this.#emit({ type: "usage", usage: event.turn.usage });
         break;

@@ -401,6 +401,36 @@ describe("Session over HTTP", () => {
     await session.close();
   });
 
+  it("tells its listeners when reasoning drawn for a tool call's markup is taken back (thinking_retract)", async () => {
+    const call = `<tool_call>\n${JSON.stringify({ name: "note", arguments: { text: "x <think> y </think> z" } })}\n</tool_call>`;
+    server = await startServer({
+      replies: [{ content: `<think>plan</think>Noting.\n${call}`, chunkChars: 4 }, { content: "Noted." }],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        {
+          name: "note",
+          description: "Notes a text.",
+          parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+          execute: async () => "ok",
+        },
+      ],
+    });
+    const events: SessionEvent[] = [];
+    session.onEvent((e) => events.push(e));
+    await session.prompt("Note it");
+    let reasoning = "";
+    for (const e of events) {
+      if (e.type === "tool_start") break;
+      if (e.type === "thinking_delta") reasoning += e.text;
+      if (e.type === "thinking_retract") reasoning = reasoning.slice(0, reasoning.length - e.chars);
+    }
+    expect(events.some((e) => e.type === "thinking_retract")).toBe(true);
+    expect(reasoning).toBe("plan");
+    await session.close();
+  });
+
   it("counts a template-opened scratchpad a late </think> takes back as thinking time, not reply time (run_metrics)", async () => {
     // The scratchpad streams as content for about 30 slow chunks; the answer after </think> takes two.
     const scratchpad = "Think about how to greet them. ".repeat(2);

@@ -116,6 +116,8 @@ export type StreamEvent =
   | { type: "thinking_delta"; text: string }
   /** The last `chars` characters of the answer streamed so far were reasoning (a late `</think>`); it follows as `thinking_delta`. */
   | { type: "assistant_retract"; chars: number }
+  /** The last `chars` characters of the reasoning streamed so far were a tool call's markup (written as text, with `<think>` in its arguments); the reasoning kept follows as `thinking_delta`. */
+  | { type: "thinking_retract"; chars: number }
   | { type: "tool_start"; id: string; name: string; argsSummary: string }
   | { type: "tool_end"; id: string; result: string; isError?: boolean; resultSummary?: string }
   | { type: "todos_changed"; todos: Todo[] }
@@ -1278,6 +1280,9 @@ export class Session {
         // delta was no answer token, so the next answer delta (or an earlier turn's) marks it.
         if (messageText(event.message) === "") this.#firstText = this.#firstTextBefore;
         this.#emit({ type: "assistant_retract", chars: event.chars });
+        break;
+      case "thinking_retract":
+        this.#emit({ type: "thinking_retract", chars: event.chars });
         break;
       case "message_update":
         if (event.delta.type === "text") {
