@@ -52,7 +52,7 @@ describe("continuing an answer cut off at the ceiling", () => {
   async function continued(
     replies: NonNullable<Parameters<typeof startServer>[0]>["replies"],
     maxTokens = 8,
-    personality?: "llamacpp",
+    personality?: "llamacpp" | "vllm" | "openai",
     maxContinuations = 1,
   ) {
     server = await startServer({ replies, ...(personality ? { personality } : {}) });
@@ -320,6 +320,197 @@ describe("continuing an answer cut off at the ceiling", () => {
       expect(result.turn.finishReason).toBe("stop");
       expect(outputs(0, events.length)).toBe(result.turn.content);
       expect(notices.join("\n")).not.toMatch(/started the answer over/);
+    });
+  });
+
+  describe("on a server that does not echo the prefill: prefillEcho, latched per (endpoint, model)", () => {
+    /** Runs on one runtime (one capability store) over the testkit server, with their events. */
+    async function runs(
+      personality: "llamacpp" | "vllm" | "openai",
+      replies: NonNullable<Parameters<typeof startServer>[0]>["replies"],
+      count: number,
+      runtime = createRuntime(),
+    ) {
+      server = await startServer({ replies, personality });
+      const config = { baseUrl: server.baseUrl, model: "qwen", maxTokens: 64, maxContinuations: 1 };
+      const out: { content: string; output: string; notices: string[]; events: RunEvent[] }[] = [];
+      for (let i = 0; i < count; i++) {
+        const events: RunEvent[] = [];
+        const result = await runtime.runAgentLoop({
+          config,
+          messages: question,
+          dispatch: () => "",
+          onEvent: (e) => events.push(e),
+        });
+        out.push({
+          content: result.turn.content,
+          output: events.flatMap((e) => (e.kind === "output" ? [e.text] : [])).join(""),
+          notices: events.flatMap((e) => (e.kind === "notice" ? [e.text] : [])),
+          events,
+        });
+      }
+      const caps = () => modelCapabilitiesFor(runtime.capabilities.capabilitiesFor(server!.baseUrl), "qwen");
+      return { out, caps, runtime };
+    }
+
+    for (const personality of ["vllm", "openai"] as const) {
+      it(`${personality}: the first plain continuation latches it off, and a later one that begins with a short answer so far keeps the repeat`, async () => {
+        const { out, caps } = await runs(
+          personality,
+          [
+            cut("The answer is", 10, 3),
+            { content: " forty-two.", chunkChars: 3 },
+            cut("1", 10, 1),
+            { content: "1, 12 and 13 are the three values.", chunkChars: 2 },
+          ],
+          2,
+        );
+        expect(out[0]!.content).toBe("The answer is forty-two.");
+        expect(caps().prefillEcho).toBe(false);
+        expect(caps().assistantPrefill).toBe(true);
+        // Not an echo: the model wrote "1" again after the "1" it had written.
+        expect(out[1]!.content).toBe("11, 12 and 13 are the three values.");
+        expect(out[1]!.output).toBe(out[1]!.content);
+        expect(out[1]!.notices.join("\n")).not.toMatch(/started the answer over/);
+        expect(server!.chatRequests).toHaveLength(4);
+      });
+    }
+
+    it("is learned in one run and used in the next by another runtime sharing the capability store, or given its snapshot", async () => {
+      const shared = createCapabilityStore();
+      const first = await runs(
+        "vllm",
+        [
+          cut("Counting: one", 10, 3),
+          { content: ", two, three." },
+          cut("Yes", 10, 1),
+          { content: "Yes, yes: it is.", chunkChars: 1 },
+          cut("No", 10, 1),
+          { content: "No, no.", chunkChars: 1 },
+        ],
+        1,
+        createRuntime({ stores: { capabilities: shared } }),
+      );
+      expect(first.caps().prefillEcho).toBe(false);
+      const other = await runOn(createRuntime({ stores: { capabilities: shared } }));
+      expect(other.content).toBe("YesYes, yes: it is.");
+      expect(other.output).toBe(other.content);
+      // A restart of the host that kept the snapshot knows it too.
+      const restored = createCapabilityStore();
+      restored.importCapabilities(JSON.stringify(shared.exportCapabilities()));
+      const later = await runOn(createRuntime({ stores: { capabilities: restored } }));
+      expect(later.content).toBe("NoNo, no.");
+      expect(later.output).toBe(later.content);
+
+      async function runOn(runtime: ReturnType<typeof createRuntime>) {
+        const events: RunEvent[] = [];
+        const result = await runtime.runAgentLoop({
+          config: { baseUrl: server!.baseUrl, model: "qwen", maxTokens: 64, maxContinuations: 1 },
+          messages: question,
+          dispatch: () => "",
+          onEvent: (e) => events.push(e),
+        });
+        const output = events.flatMap((e) => (e.kind === "output" ? [e.text] : [])).join("");
+        return { content: result.turn.content, output };
+      }
+    });
+
+    it("two cut-off turns in one run: the first continuation latches it, the second keeps the repeat", async () => {
+      server = await startServer({
+        personality: "vllm",
+        replies: [
+          cut("Let me c", 10, 3),
+          { content: "heck.", toolCalls: [{ id: "c1", name: "noop", arguments: "{}" }] },
+          cut("1", 10, 1),
+          { content: "1 more step.", chunkChars: 2 },
+        ],
+      });
+      const runtime = createRuntime();
+      const tools = [
+        { type: "function" as const, function: { name: "noop", parameters: { type: "object" } } },
+      ];
+      const outputs: string[] = [];
+      const result = await runtime.runAgentLoop({
+        config: { baseUrl: server.baseUrl, model: "qwen", maxTokens: 64, maxContinuations: 1 },
+        messages: question,
+        tools,
+        dispatch: () => "ran",
+        onEvent: (e) => e.kind === "output" && outputs.push(e.text),
+      });
+      const assistants = result.messages.filter((m) => m.role === "assistant").map((m) => m.content);
+      expect(assistants[0]).toBe("Let me check.");
+      expect(result.turn.content).toBe("11 more step.");
+      expect(outputs.join("")).toBe("Let me check.11 more step.");
+      expect(server.chatRequests).toHaveLength(4);
+    });
+
+    it("llamacpp: echoes keep it open, so the echo of a short answer so far is still taken off", async () => {
+      const { out, caps } = await runs(
+        "llamacpp",
+        [
+          cut("The answer to the question you asked is", 10, 8),
+          { content: " forty-two.", chunkChars: 3 },
+          cut("1", 10, 1),
+          { content: "1, 12 and 13 are the three values.", chunkChars: 2 },
+        ],
+        2,
+      );
+      expect(out[0]!.content).toBe("The answer to the question you asked is forty-two.");
+      expect(caps().prefillEcho).toBe(true);
+      expect(out[1]!.content).toBe("11, 12 and 13 are the three values.");
+      expect(out[1]!.output).toBe(out[1]!.content);
+      expect(caps().prefillEcho).toBe(true);
+    });
+
+    it("an empty or blank piece leaves it open: it shows nothing either way", async () => {
+      const { out, caps } = await runs(
+        "vllm",
+        [cut("Well", 10, 1), { content: "" }, cut("Then", 10, 1), { content: " \n" }],
+        2,
+      );
+      expect(out.map((o) => o.content)).toEqual(["Well", "Then \n"]);
+      expect(caps().prefillEcho).toBe(true);
+    });
+
+    it("once it is closed, a piece that repeats the whole of a long answer so far is the answer started over, not an echo", async () => {
+      const soFar = "The answer to the question is";
+      const { out, caps } = await runs(
+        "vllm",
+        [
+          cut("Counting: one", 10, 3),
+          { content: ", two, three." },
+          cut(soFar, 10, 6),
+          { content: `${soFar} forty-two.`, chunkChars: 4 },
+        ],
+        2,
+      );
+      expect(caps().prefillEcho).toBe(false);
+      expect(out[1]!.content).toBe(soFar);
+      expect(out[1]!.output).toBe(soFar);
+      expect(out[1]!.notices.join("\n")).toMatch(/started the answer over/);
+      expect(caps().assistantPrefill).toBe(false);
+    });
+
+    it("once it is closed, a lone </think> after a piece that begins with a short answer so far makes both reasoning", async () => {
+      const { out, caps } = await runs(
+        "vllm",
+        [
+          cut("Counting: one", 10, 3),
+          { content: ", two, three." },
+          cut("I", 10, 1),
+          { content: "I think so.</think>Yes.", chunkChars: 3 },
+        ],
+        2,
+      );
+      expect(caps().prefillEcho).toBe(false);
+      const { events } = out[1]!;
+      const thinking = events.flatMap((e) => (e.kind === "thinking" ? [e.text] : [])).join("");
+      expect(out[1]!.content).toBe("Yes.");
+      expect(thinking).toBe("II think so.");
+      expect(fold(events).filter((b) => b.kind !== "notice")).toEqual([
+        { kind: "reasoning", text: "II think so." },
+        { kind: "text", text: "Yes." },
+      ]);
     });
   });
 

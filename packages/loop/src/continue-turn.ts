@@ -25,27 +25,38 @@ const RESTART_MIN_CHARS = 16;
 const RESTART_MIN_WORDS = 3;
 
 /**
+ * Whether `soFar` is long enough that a piece repeating all of it shows something — an echo, or the
+ * answer starting over — rather than how a real continuation may begin (`1` → `1, 12…`): at least
+ * 16 characters or 3 words, leading white space aside.
+ */
+function showsRepeat(soFar: string): boolean {
+  const opening = soFar.trimStart();
+  const words = opening.split(/\s+/).filter((word) => word !== "").length;
+  return opening.length >= RESTART_MIN_CHARS || words >= RESTART_MIN_WORDS;
+}
+
+/**
  * How a continuation's text stands to the answer so far, `soFar`, that was sent as its prefill:
  * - `echo`: it begins with the whole answer so far, exactly — a server that repeats the prefill
- *   before the new text (llama.cpp does) — and only what follows it is new;
+ *   before the new text (llama.cpp does) — and only what follows it is new; never when `echoes` is
+ *   false (the model's `prefillEcho` latched off: the server showed it does not repeat the prefill);
  * - `restart`: it repeats the opening of the answer so far (at least 16 characters or 3 words,
  *   leading white space aside) and then parts from it, or ends before the whole of it — a server
- *   that ignored the trailing message and had the model begin again;
+ *   that ignored the trailing message and had the model begin again; with `echoes` false, also one
+ *   that repeats the whole of such an answer so far;
  * - `continuation`: anything else, joined as it is;
  * - `open`: not known yet (`done` false): the text so far is still the answer so far over again.
  */
 type PieceReading = "echo" | "restart" | "continuation" | "open";
 
-function readPiece(soFar: string, text: string, done: boolean): PieceReading {
-  if (soFar !== "" && text.startsWith(soFar)) return "echo";
+function readPiece(soFar: string, text: string, done: boolean, echoes = true): PieceReading {
+  if (echoes && soFar !== "" && text.startsWith(soFar)) return "echo";
   const lead = text.trimStart();
   const opening = soFar.trimStart();
   if (!done && (soFar.startsWith(text) || opening.startsWith(lead))) return "open";
   let same = 0;
   while (same < lead.length && same < opening.length && lead[same] === opening[same]) same++;
-  const repeated = opening.slice(0, same);
-  const words = repeated.split(/\s+/).filter((word) => word !== "").length;
-  return repeated.length >= RESTART_MIN_CHARS || words >= RESTART_MIN_WORDS ? "restart" : "continuation";
+  return showsRepeat(opening.slice(0, same)) ? "restart" : "continuation";
 }
 
 /**
@@ -140,7 +151,12 @@ function holdOpening(
   onRetract: ((chars: number) => void) | undefined,
   onThinking: ((text: string) => void) | undefined,
   onScratchpadClosed: (() => void) | undefined,
+  echoes: boolean,
 ) {
+  // Whether a piece that begins with all of the answer so far repeated it (echoed or started it
+  // over) rather than carried it on: always on a server that may echo; else only for an answer so
+  // far long enough to show a restart.
+  const mayRepeat = echoes || showsRepeat(soFar);
   let held = "";
   let mode: "holding" | "passing" | "muted" = "holding";
   // Characters of this piece passed on: all a retract may take back (held or muted text was never shown).
@@ -165,7 +181,7 @@ function holdOpening(
     if (text !== "") onOutput?.(text);
   };
   const decide = (done: boolean) => {
-    const reading = readPiece(soFar, held, done);
+    const reading = readPiece(soFar, held, done, echoes);
     if (reading === "open") return;
     const out = held;
     held = "";
@@ -192,7 +208,7 @@ function holdOpening(
       onScratchpadClosed?.();
       const chars = soFar.length + passed;
       if (chars > 0) onRetract?.(chars);
-      if (mode === "holding" && soFar !== "") awaiting = true;
+      if (mode === "holding" && soFar !== "" && mayRepeat) awaiting = true;
       else if (!repeated && soFar !== "") onThinking?.(soFar);
       held = "";
       passed = 0;
@@ -245,9 +261,20 @@ function statusOf(error: unknown): number | undefined {
  * call comes back as it was. A server that repeats the prefill before the new text (llama.cpp
  * b9749 does: its first content delta is the whole answer so far with the first new token glued
  * on) is an echo: a piece that begins with the whole answer so far, exactly, has that taken off
- * and the rest joined, and its echo is never passed to `onOutput` (so on a server that does not
- * echo, a real continuation that happens to begin with all of a short answer so far — `1` →
- * `1, 12…` — loses that repeat). Whether the model carries on is
+ * and the rest joined, and its echo is never passed to `onOutput` — while the model's
+ * `prefillEcho` is open (`true`, the start). The first piece read as a plain continuation (neither
+ * an echo nor a restart) with some text in it shows the server does not echo, and latches
+ * `prefillEcho` off for the (endpoint, model); from then on a piece that begins with the answer so
+ * far is the model's own text: joined whole and passed to `onOutput` whole when the answer so far is
+ * short (`1` → `1, 12…` gives `11, 12…`), read as a restart when it is long enough to show one (16
+ * characters or 3 words, as below). Before that the two cannot be told apart: the first
+ * continuation on a model not met before that begins with all of a short answer so far still loses
+ * that repeat (`1, 12…`). `prefillEcho` is left as it is by an echo, by a piece that is empty or
+ * only white space (it shows nothing either way, and a latch that never reopens closes only on a
+ * clear sign), by a piece after a lone closing marker (below; its opening is reasoning, and counts
+ * as a repeat of the answer so far only while `prefillEcho` is open or the answer so far is long
+ * enough to show a restart), and by a restart (which latches `assistantPrefill` off, so there is no
+ * next continuation to read). Whether the model carries on is
  * latched per (endpoint, model) as `assistantPrefill`: a 400 or 422 for the request latches it off,
  * and so does a continuation that starts the answer over (how a server that ignores the trailing
  * message shows itself): one that repeats at least 16 characters or 3 words of the opening of the
@@ -285,12 +312,15 @@ export async function continueTurn(
   let continuations = 0;
   while (continuations < max && isContinuable(whole) && model?.assistantPrefill !== false) {
     const soFar = whole.content;
+    // Read once per piece: what this piece shows latches only after it is read.
+    const echoes = model?.prefillEcho !== false;
     const shown = holdOpening(
       soFar,
       options.onOutput,
       options.onRetract,
       options.onThinking,
       options.onScratchpadClosed,
+      echoes,
     );
     let piece: Turn;
     try {
@@ -333,17 +363,22 @@ export async function continueTurn(
       break;
     }
     // After a lone closing marker the piece's content is a new answer, not the old one again; the
-    // answer so far is in its reasoning when the piece started it over or echoed it.
+    // answer so far is in its reasoning when the piece started it over or echoed it. Such a piece
+    // leaves `prefillEcho` as it was: what came before the marker is reasoning, read as above.
     if (piece.scratchpadClosed) {
       shown.flush();
       const repeated =
-        shown.repeated || (piece.reasoning.startsWith(soFar) && (piece.rawContent ?? "").startsWith(soFar));
+        shown.repeated ||
+        ((echoes || showsRepeat(soFar)) &&
+          piece.reasoning.startsWith(soFar) &&
+          (piece.rawContent ?? "").startsWith(soFar));
       whole = join(whole, piece, repeated);
       continuations++;
       continue;
     }
-    const reading = readPiece(soFar, piece.content, true);
+    const reading = readPiece(soFar, piece.content, true, echoes);
     if (reading === "restart") {
+      // Latches assistantPrefill off: whether the server echoes no longer matters, and is not learned.
       if (model) model.assistantPrefill = false;
       // The answer is not joined, but the request was made and its tokens spent.
       whole = { ...whole, usage: joinUsage(whole.usage, piece.usage) };
@@ -355,6 +390,10 @@ export async function continueTurn(
       break;
     }
     shown.flush();
+    // A plain continuation with some text in it shows the server does not repeat the prefill: from
+    // now on a piece from this model that begins with the answer so far is the model's own text.
+    // An empty or blank piece shows nothing (a server may send nothing at all, echo included).
+    if (model && reading === "continuation" && piece.content.trim() !== "") model.prefillEcho = false;
     // A server that echoes the prefill (llama.cpp) sends the answer so far again before the new text.
     whole = join(whole, reading === "echo" ? withoutEcho(piece, soFar) : piece);
     continuations++;

@@ -35,6 +35,7 @@ describe("capabilitiesFor", () => {
       legacyTokenLimit: true,
       chosenTemperature: true,
       assistantPrefill: true,
+      prefillEcho: true,
       structuredOutput: true,
       droppedFields: [],
       toolChoice: true,
@@ -119,6 +120,7 @@ describe("export and import", () => {
     model.droppedFields.push("min_p");
     model.toolChoice = false;
     store.modelCapabilitiesFor(store.capabilitiesFor("http://other/v1"), "qwen").structuredOutput = false;
+    store.modelCapabilitiesFor(store.capabilitiesFor("http://other/v1"), "qwen").prefillEcho = false;
     return store;
   }
 
@@ -133,6 +135,10 @@ describe("export and import", () => {
     expect(supports.strictSchemas).toBe(false);
     expect(restored.modelCapabilitiesFor(supports, "gpt-5").legacyTokenLimit).toBe(false);
     expect(restored.modelCapabilitiesFor(supports, "gpt-5").toolChoice).toBe(false);
+    expect(restored.modelCapabilitiesFor(supports, "gpt-5").prefillEcho).toBe(true);
+    expect(
+      restored.modelCapabilitiesFor(restored.capabilitiesFor("http://other/v1"), "qwen").prefillEcho,
+    ).toBe(false);
     // The same URL with another key learned nothing.
     expect(restored.capabilitiesFor(URL_A, "sk-other").strictSchemas).toBe(true);
   });
@@ -150,6 +156,39 @@ describe("export and import", () => {
       toolChoice: true,
       legacyTokenLimit: false,
     });
+  });
+
+  it("reads a snapshot written before the prefillEcho latch existed (same version) as the server that may echo", () => {
+    const snapshot = learned().exportCapabilities();
+    for (const endpoint of snapshot.endpoints) {
+      for (const model of Object.values(endpoint.models))
+        delete (model as { prefillEcho?: boolean }).prefillEcho;
+    }
+    expect(snapshot.version).toBe(CAPABILITY_SNAPSHOT_VERSION);
+    const restored = createCapabilityStore();
+    restored.importCapabilities(JSON.stringify(snapshot));
+    expect(restored.modelCapabilitiesFor(restored.capabilitiesFor("http://other/v1"), "qwen")).toMatchObject({
+      prefillEcho: true,
+      structuredOutput: false,
+    });
+  });
+
+  it("refuses a snapshot whose prefillEcho is not true or false, naming it and changing nothing", () => {
+    const snapshot = learned().exportCapabilities() as unknown as {
+      endpoints: { models: Record<string, Record<string, unknown>> }[];
+    };
+    (snapshot.endpoints[1]!.models.qwen as Record<string, unknown>).prefillEcho = "no";
+    const restored = createCapabilityStore();
+    let error: unknown;
+    try {
+      restored.importCapabilities(snapshot);
+    } catch (e) {
+      error = e;
+    }
+    expect(CapabilitySnapshotError.isInstance(error)).toBe(true);
+    expect((error as CapabilitySnapshotError).code).toBe("malformed");
+    expect((error as Error).message).toMatch(/models\["qwen"\]\.prefillEcho: expected true or false/);
+    expect(restored.exportCapabilities().endpoints).toEqual([]);
   });
 
   it("keeps a model named like an Object.prototype member (__proto__, constructor) in the snapshot", () => {

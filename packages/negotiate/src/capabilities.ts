@@ -30,6 +30,14 @@ export interface ModelCapabilities {
   chosenTemperature: boolean;
   /** A trailing assistant message is continued (a prefill); latched only by a continuation. */
   assistantPrefill: boolean;
+  /**
+   * The server may repeat the prefill before the new text (llama.cpp b9749 does): a continuation
+   * that begins with the whole answer so far has that repeat taken off. `false` once a continuation
+   * from this model came back as a plain continuation (it neither repeated the answer so far nor
+   * started it over), which shows the server does not: from then on such a repeat is the model's
+   * own text. Latched only by a continuation (`continueTurn` in `@loopwright/loop`).
+   */
+  prefillEcho: boolean;
   /** `response_format` is honoured; `false` once the model refused the field. */
   structuredOutput: boolean;
   /** Top-level body fields this model refused and the caller said were droppable. */
@@ -149,6 +157,7 @@ function freshModel(): ModelCapabilities {
     legacyTokenLimit: true,
     chosenTemperature: true,
     assistantPrefill: true,
+    prefillEcho: true,
     structuredOutput: true,
     droppedFields: [],
     toolChoice: true,
@@ -350,6 +359,7 @@ function readModel(value: unknown, path: string): ModelCapabilities {
     // Absent from a snapshot written before this latch existed: nothing was refused then.
     toolChoice: value.toolChoice === undefined ? true : readBool(value, "toolChoice", path),
     anyToolCallIds: value.anyToolCallIds === undefined ? true : readBool(value, "anyToolCallIds", path),
+    prefillEcho: value.prefillEcho === undefined ? true : readBool(value, "prefillEcho", path),
   };
 }
 

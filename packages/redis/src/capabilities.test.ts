@@ -79,6 +79,37 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
     expect(modelCapabilitiesFor(onLate, "mistral-small").anyToolCallIds).toBe(false);
   });
 
+  it("shares a closed prefillEcho (a server that does not echo the prefill); laying it again never reopens it", async () => {
+    const [a, b] = await pair();
+    const modelOnB = modelCapabilitiesFor(b.capabilitiesFor("http://vllm.test/v1", "sk-1"), "qwen");
+    const modelOnA = modelCapabilitiesFor(a.capabilitiesFor("http://vllm.test/v1", "sk-1"), "qwen");
+    expect(modelOnB.prefillEcho).toBe(true);
+    modelOnA.prefillEcho = false;
+    await a.sync();
+    await settled(() => !modelOnB.prefillEcho);
+    expect(modelOnB.prefillEcho).toBe(false);
+    // Only this model on this endpoint: another model may sit behind a server that echoes.
+    expect(modelCapabilitiesFor(b.capabilitiesFor("http://vllm.test/v1", "sk-1"), "llama").prefillEcho).toBe(
+      true,
+    );
+    expect(b.exportCapabilities().endpoints[0]?.models.qwen?.prefillEcho).toBe(false);
+    // A snapshot that still has it open (written before it closed) laid on either store reopens nothing.
+    const older = a.exportCapabilities();
+    for (const endpoint of older.endpoints)
+      for (const m of Object.values(endpoint.models)) m.prefillEcho = true;
+    b.importCapabilities(older);
+    a.importCapabilities(older);
+    await Promise.all([a.sync(), b.sync()]);
+    expect(modelOnA.prefillEcho).toBe(false);
+    expect(modelOnB.prefillEcho).toBe(false);
+    // And a store that connects later loads it closed.
+    const late = await createRedisCapabilityStore({ url: server.url, prefix: `caps${prefixes - 1}:` });
+    stores.push(late);
+    expect(
+      modelCapabilitiesFor(late.capabilitiesFor("http://vllm.test/v1", "sk-1"), "qwen").prefillEcho,
+    ).toBe(false);
+  });
+
   it("notices a latch from the next read of the endpoint, as a request makes, without sync()", async () => {
     const [a, b] = await pair();
     const onA = a.capabilitiesFor("http://quiet.test");

@@ -54,6 +54,7 @@ const FLAGS = [
   "structuredOutput",
   "toolChoice",
   "anyToolCallIds",
+  "prefillEcho",
 ] as const;
 const LISTS = ["refusedEfforts", "droppedFields"] as const;
 
