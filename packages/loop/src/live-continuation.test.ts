@@ -95,6 +95,8 @@ const QUESTION: ChatMessage[] = [{ role: "user", content: "Tell me a long story 
       expect(result.messages.at(-1)).toEqual({ role: "assistant", content: result.turn.content });
       const caps = modelCapabilitiesFor(runtime.capabilities.capabilitiesFor(server.baseUrl), "tiny");
       expect(caps.assistantPrefill).not.toBe(false);
+      // It echoed: the server is not remembered as one that does not.
+      expect(caps.prefillEcho).not.toBe(false);
     });
 
     it("carries a longer answer so far on (16 characters and more), which the echo once latched off", async () => {
