@@ -209,4 +209,58 @@ describe("a session reads back whole every message it wrote (r19 #1)", () => {
       [],
     );
   });
+
+  it("counts a shared object at every place it is written (r25 #3): one reached shallow and again 600 levels down is refused at prompt(); shared only shallow, it is taken", async () => {
+    server = await startServer({ replies: [{ content: "shallow is fine" }] });
+    const session = await open("shared");
+    const path = join(dir, "shared.jsonl");
+    const before = readFileSync(path, "utf8");
+    const nested = (levels: number, leaf: unknown = []) => {
+      let tree = leaf;
+      for (let at = 0; at < levels; at++) tree = [tree];
+      return tree;
+    };
+    // 601 levels, written twice: right under `near`, and again under 600 more levels in `far`.
+    const shared = nested(600);
+    const deep = { role: "workspace-snapshot", tree: { near: shared, far: nested(600, shared) } };
+    // Its line as JSON writes it nests 1,204 levels (no string here holds a bracket).
+    let level = 0;
+    let deepest = 0;
+    for (const char of JSON.stringify({ type: "message", message: deep })) {
+      if (char === "[" || char === "{") deepest = Math.max(deepest, ++level);
+      else if (char === "]" || char === "}") level--;
+    }
+    expect(deepest).toBe(1204);
+    const error = thrown(() =>
+      session.agent.prompt([deep as unknown as AgentMessage, { role: "user", content: "hi" }]),
+    );
+    // The old code measured `shared` only where it is first reached (shallow), took the message,
+    // wrote it, and the next open dropped it as nested deeper than 1,000 levels.
+    expect(AgentError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: "invalid-input",
+      message: expect.stringContaining(
+        'message 0 (the message with role "workspace-snapshot") nests deeper than a session file holds',
+      ),
+    });
+    expect(session.agent.messages).toEqual([]);
+    expect(server.chatRequests).toHaveLength(0);
+    expect(readFileSync(path, "utf8")).toBe(before);
+
+    // The same object shared by two shallow fields, and by 300 fields at once: written 600 levels
+    // deep at most, so taken, written and read back whole.
+    const wide = {
+      role: "workspace-snapshot",
+      tree: { a: shared, b: shared, many: Array.from({ length: 300 }, () => shared) },
+    } as unknown as AgentMessage;
+    expect(await session.agent.prompt([wide, { role: "user", content: "Wide?" }])).toMatchObject({
+      status: "ok",
+    });
+    const written = JSON.parse(JSON.stringify(session.agent.messages)) as AgentMessage[];
+    await session.close();
+    sessions.splice(0);
+    const loaded = readSessionFile(path);
+    expect(loaded.notices).toEqual([]);
+    expect(loaded.messages).toEqual(written);
+  });
 });

@@ -218,16 +218,71 @@ describe("where an open's dropped lines go", () => {
     });
     expect(readFileSync(dropped, "utf8")).toBe(mine);
     expect(readFileSync(path, "utf8")).toBe(`${session.join("\n")}\n`);
-    // Moved aside, the open goes on (its lock was let go); a first header cut off by a crash is
-    // still this module's file, appended after on a line of its own.
-    writeFileSync(dropped, '{"type":"op');
+    // Moved aside, the open goes on (its lock was let go).
+    rmSync(dropped);
     const opened = await open("foreign");
     expect(opened.count).toBe(1);
-    const [torn, ...after] = readFileSync(dropped, "utf8").split("\n");
-    expect(torn).toBe('{"type":"op');
-    writeFileSync(dropped, after.join("\n"));
     expect(readDropped(dropped).map((o) => o.lines)).toEqual([[{ line: 3, text: "{broken FOREIGN-LOST" }]]);
   });
+
+  it("takes only a file whose first line is a whole `open` header for its own: a pretty-printed JSON over 4 MiB, `{`, or a cut-off header is refused, never appended to or trimmed (r25 #4)", async () => {
+    const path = join(root, "pretty.jsonl");
+    const dropped = `${path}.dropped`;
+    const session = [header("pretty"), line({ role: "user", content: "q" }), "{broken PRETTY-LOST"];
+    writeFileSync(path, `${session.join("\n")}\n`);
+    // The user's own JSON document, pretty-printed (its first line `{`), past the 4 MiB limit: the
+    // old code took it for a dropped-lines file and, to keep under the limit, deleted it all.
+    const pretty = `${JSON.stringify({ type: "open", notes: "x".repeat(LIMIT + 1024) }, null, 2)}\n`;
+    const cutHeader = JSON.stringify({
+      type: "open",
+      at: "2026-01-01T00:00:00.000Z",
+      pid: 1,
+      notices: [],
+    }).slice(0, 30);
+    for (const foreign of [
+      pretty,
+      "{",
+      "{\n",
+      '{"type":',
+      cutHeader,
+      `${cutHeader}\n{"type":"line"}\n`,
+      // A whole JSON line, but not the header this module writes.
+      `${JSON.stringify({ type: "open" })}\n`,
+      `${JSON.stringify({ type: "open", at: 1, pid: 1, notices: [] })}\n`,
+    ]) {
+      writeFileSync(dropped, foreign);
+      const refused = await createSession({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        sessionDir: root,
+        sessionId: "pretty",
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused, JSON.stringify(foreign.slice(0, 40))).toMatchObject({
+        code: "storage",
+        message: expect.stringContaining(`${dropped} is not a dropped-lines file`),
+      });
+      expect(readFileSync(dropped, "utf8") === foreign).toBe(true);
+      expect(readFileSync(path, "utf8")).toBe(`${session.join("\n")}\n`);
+    }
+    // A file this module wrote (a whole header first, a last line torn) is appended to.
+    const own = `${JSON.stringify({ type: "open", at: "2026-01-01T00:00:00.000Z", pid: 1, notices: ["n"] })}\n{"type":"li`;
+    writeFileSync(dropped, own);
+    const opened = await open("pretty");
+    expect(opened.count).toBe(1);
+    const text = readFileSync(dropped, "utf8");
+    expect(text.startsWith(`${own}\n`)).toBe(true);
+    const appended = text
+      .slice(own.length + 1)
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as unknown);
+    expect(appended).toEqual([
+      expect.objectContaining({ type: "open" }),
+      { type: "line", line: 3, text: "{broken PRETTY-LOST" },
+    ]);
+  }, 60_000);
 });
 
 describe("what the reader drops or rewrites is what is copied, each line once", () => {

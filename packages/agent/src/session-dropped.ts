@@ -21,23 +21,38 @@ export function droppedPath(file: string): string {
   return `${file}.dropped`;
 }
 
-const HEADER_START = '{"type":"open"';
+/**
+ * Whether `line` is an `open` header as `keepDroppedLines` writes one: a JSON record
+ * `{ "type": "open", "at": <text>, "pid": <whole number>, "notices": [<text>, …] }`.
+ */
+function isHeader(line: string): boolean {
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    return false;
+  }
+  return (
+    isRecord(record) &&
+    record.type === "open" &&
+    typeof record.at === "string" &&
+    Number.isSafeInteger(record.pid) &&
+    Array.isArray(record.notices) &&
+    record.notices.every((notice) => typeof notice === "string")
+  );
+}
 
 /**
- * Whether `text`, the dropped-lines file as it is, is one this module wrote: empty, or its first
- * line an `open` header — or the start of one, cut off by a crash during the very first append.
+ * Whether `text`, the dropped-lines file as it is, is one this module wrote: empty (or blank), or
+ * its first line a whole `open` header (`isHeader`). Anything else is someone else's file — a
+ * pretty-printed JSON document starting `{`, a header cut off part way (a crash inside the very
+ * first append, which leaves a file to move aside by hand as any foreign one) — and is never
+ * appended to or trimmed.
  */
 function isDroppedFile(text: string): boolean {
   if (text.trim() === "") return true;
   const end = text.indexOf("\n");
-  const first = end === -1 ? text : text.slice(0, end);
-  if (first !== "" && (HEADER_START.startsWith(first) || first.startsWith(HEADER_START))) return true;
-  try {
-    const record = JSON.parse(first) as unknown;
-    return isRecord(record) && record.type === "open";
-  } catch {
-    return false;
-  }
+  return isHeader(end === -1 ? text : text.slice(0, end));
 }
 
 /**
@@ -57,12 +72,7 @@ function blocks(text: string): string[] {
   let current = "";
   for (const line of text.split("\n")) {
     if (line === "") continue;
-    let header = false;
-    try {
-      const record = JSON.parse(line) as unknown;
-      header = isRecord(record) && record.type === "open";
-    } catch {}
-    if (header && current !== "") {
+    if (isHeader(line) && current !== "") {
       out.push(current);
       current = "";
     }
@@ -81,7 +91,7 @@ function blocks(text: string): string[] {
  * removed first (the file is then rewritten through a temporary file and a rename). Returns the
  * notice to show, or undefined when `lines` is empty. Throws `AgentError` (`storage`) when the
  * dropped-lines file cannot be written, and, writing nothing, when an existing `<file>.dropped`
- * is not one this module wrote (its first line is not an `open` header): its content is never
+ * is not one this module wrote (its first line is not a whole `open` header): its content is never
  * folded into, or trimmed away from, the drops.
  */
 export function keepDroppedLines(

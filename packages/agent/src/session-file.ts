@@ -316,54 +316,101 @@ const isRawJSON = (JSON as { isRawJSON?: (value: unknown) => boolean }).isRawJSO
  * `JSON.stringify` writes it: an object's (or bigint's) `toJSON` method's result, called with the
  * property's key, in place of the value; a Number, String, Boolean or BigInt object as its
  * primitive; an array's items by index and an object's own enumerable string keys; functions,
- * symbols and undefined as nothing deeper. Level by level, with no recursion: an object written
- * again (shared by two fields) is looked into only where it is first reached, the shallowest, and
- * a `toJSON` is called once per object and key, so the walk is linear in what it looks at.
+ * symbols and undefined as nothing deeper. An object written at several places (shared by two
+ * fields, one shallow and one deep) is written whole at each, so it counts at each: the walk (depth
+ * first, with its own stack, no recursion) works out each object's written height once, then adds
+ * it at every place the object is reached, so the deepest place decides and the walk stays linear in
+ * the objects and fields it looks at. A `toJSON` is called once per object and key. A cycle (which
+ * `JSON.stringify` refuses, writing nothing) is no depth problem; the walk stops as soon as any
+ * place is deeper than the bound (also where `toJSON` or a getter makes new objects without end).
  * Throws what a getter or `toJSON` throws.
  */
 function tooDeep(root: unknown, key: string, level: number): boolean {
-  const seen = new Set<object>();
-  const called = new Map<object, Set<string>>();
-  let current: [string, unknown][] = [[key, root]];
-  for (let depth = level; current.length > 0; depth++) {
-    const next: [string, unknown][] = [];
-    for (const [name, raw] of current) {
-      let value = raw;
-      if ((typeof value === "object" && value !== null) || typeof value === "bigint") {
-        const toJSON = (value as { toJSON?: unknown }).toJSON;
-        if (typeof toJSON === "function") {
-          if (typeof value === "object") {
-            let keys = called.get(value);
-            if (!keys) {
-              keys = new Set();
-              called.set(value, keys);
-            }
-            if (keys.has(name)) continue;
-            keys.add(name);
+  /** Written height of each object looked into whole: 1 for one holding no object written deeper. */
+  const heights = new Map<object, number>();
+  /** The objects on the path being walked. */
+  const open = new Set<object>();
+  const called = new Map<object, Map<string, unknown>>();
+  /** What `JSON.stringify` looks into for `raw` written as property `name`: an object, or undefined for none. */
+  const written = (raw: unknown, name: string): object | undefined => {
+    let value = raw;
+    if ((typeof value === "object" && value !== null) || typeof value === "bigint") {
+      const toJSON = (value as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === "function") {
+        if (typeof value === "object") {
+          let results = called.get(value);
+          if (!results) {
+            results = new Map();
+            called.set(value, results);
           }
+          if (results.has(name)) {
+            value = results.get(name);
+          } else {
+            const result = toJSON.call(value, name) as unknown;
+            results.set(name, result);
+            value = result;
+          }
+        } else {
           value = toJSON.call(value, name);
         }
       }
-      if (typeof value !== "object" || value === null || seen.has(value)) continue;
-      if (
-        types.isNumberObject(value) ||
-        types.isStringObject(value) ||
-        types.isBooleanObject(value) ||
-        types.isBigIntObject(value) ||
-        isRawJSON?.(value)
-      ) {
+    }
+    if (typeof value !== "object" || value === null) return undefined;
+    if (
+      types.isNumberObject(value) ||
+      types.isStringObject(value) ||
+      types.isBooleanObject(value) ||
+      types.isBigIntObject(value) ||
+      isRawJSON?.(value)
+    ) {
+      return undefined;
+    }
+    return value;
+  };
+  interface Frame {
+    value: object;
+    /** An object's keys; undefined for an array (its indices). */
+    keys: string[] | undefined;
+    length: number;
+    next: number;
+    /** The tallest height among what it holds so far. */
+    tallest: number;
+  }
+  const enter = (value: object): Frame => {
+    open.add(value);
+    const keys = Array.isArray(value) ? undefined : Object.keys(value);
+    return { value, keys, length: keys ? keys.length : (value as unknown[]).length, next: 0, tallest: 0 };
+  };
+  const top = written(root, key);
+  if (top === undefined) return false;
+  if (level > MAX_RECORD_DEPTH) return true;
+  const stack: Frame[] = [enter(top)];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1] as Frame;
+    if (frame.next < frame.length) {
+      const name = frame.keys ? (frame.keys[frame.next] as string) : String(frame.next);
+      frame.next++;
+      const child = written((frame.value as Record<string, unknown>)[name], name);
+      if (child === undefined) continue;
+      // The child is written at this depth, and its own contents below it.
+      const depth = level + stack.length;
+      const height = heights.get(child);
+      if (height !== undefined) {
+        if (depth + height - 1 > MAX_RECORD_DEPTH) return true;
+        if (height > frame.tallest) frame.tallest = height;
         continue;
       }
+      if (open.has(child)) return false; // A cycle: JSON.stringify writes nothing.
       if (depth > MAX_RECORD_DEPTH) return true;
-      seen.add(value);
-      if (Array.isArray(value)) {
-        for (let at = 0; at < value.length; at++) next.push([String(at), value[at]]);
-      } else {
-        const record = value as Record<string, unknown>;
-        for (const inner of Object.keys(record)) next.push([inner, record[inner]]);
-      }
+      stack.push(enter(child));
+      continue;
     }
-    current = next;
+    stack.pop();
+    open.delete(frame.value);
+    const height = frame.tallest + 1;
+    heights.set(frame.value, height);
+    const parent = stack[stack.length - 1];
+    if (parent && height > parent.tallest) parent.tallest = height;
   }
   return false;
 }

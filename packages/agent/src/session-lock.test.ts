@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import {
   existsSync,
+  lstatSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -12,6 +15,7 @@ import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentError, createSession, listSessions, type Session } from "./test-exports.js";
@@ -376,4 +380,181 @@ describe("a session file is held by one process at a time", () => {
     sleeper.kill("SIGKILL");
     expect(readdirSync(root).filter((name) => name.startsWith("gate.jsonl."))).toEqual([]);
   }, 30_000);
+});
+
+describe("a takeover gate that cannot be read or removed (r25 #1)", () => {
+  it("refuses the open (storage, naming the gate and saying to delete it) for a directory or a dangling symbolic link at the gate, within the wait, without spinning; the files stay as they were", async () => {
+    const file = join(root, "stuck.jsonl");
+    const lockPath = `${file}.lock`;
+    const gate = `${lockPath}.takeover`;
+    const done = spawn("true", [], { stdio: "ignore" });
+    await new Promise((resolve) => done.once("exit", resolve));
+    const stale = JSON.stringify({
+      pid: done.pid,
+      host: hostname(),
+      token: "dead",
+      since: "2020-01-01T00:00:00Z",
+    });
+    const shapes: [string, () => void][] = [
+      ["a directory", () => mkdirSync(gate)],
+      ["a symbolic link to nothing", () => symlinkSync(join(root, "no-such-gate"), gate)],
+    ];
+    for (const [what, make] of shapes) {
+      writeFileSync(lockPath, stale);
+      make();
+      // The old code looped at full speed here for good: the open runs in a child (the lock host),
+      // killed after 15 s, so a spin fails the test instead of hanging it.
+      const began = Date.now();
+      const opener = host("stuck");
+      const killer = setTimeout(() => opener.proc.kill("SIGKILL"), 15_000);
+      const said = (await opener.next().catch(() => ({ killed: Date.now() - began }))) as {
+        code?: string;
+        message?: string;
+      };
+      clearTimeout(killer);
+      if ("opened" in said) opener.send("exit");
+      await opener.exited;
+      expect(said.code, what).toBe("storage");
+      expect(said.message).toContain(`the takeover gate ${gate} cannot be read`);
+      expect(said.message).toContain(`delete ${gate} by hand, then open the session again.`);
+      expect(Date.now() - began).toBeLessThan(14_000);
+      // The stale lock and the gate are as they were.
+      expect(readFileSync(lockPath, "utf8")).toBe(stale);
+      expect(lstatSync(gate).isDirectory() || lstatSync(gate).isSymbolicLink()).toBe(true);
+      rmSync(gate, { recursive: true });
+    }
+    // Once the gate is deleted, the stale lock is taken over as usual.
+    const session = await createSession({ config: config(), sessionDir: root, sessionId: "stuck" });
+    expect(noticesOf(session)).toContainEqual(
+      expect.stringContaining(`process ${done.pid} is no longer running`),
+    );
+    await session.close();
+    expect(readdirSync(root).filter((name) => name.startsWith("stuck.jsonl."))).toEqual([]);
+  }, 60_000);
+});
+
+describe("a session file is held by one thread at a time (r25 #2)", () => {
+  let worker: { file: string; remove(): Promise<void> };
+  const workers: Worker[] = [];
+  beforeAll(async () => {
+    worker = await bundleChild(join(here, "test-support/lock-worker.ts"));
+  }, 60_000);
+  afterAll(async () => {
+    for (const w of workers) await w.terminate();
+    await worker?.remove();
+  });
+
+  interface Thread {
+    worker: Worker;
+    next(): Promise<Record<string, unknown>>;
+    send(line: string): void;
+  }
+  /** Starts the lock worker (test-support/lock-worker.ts) on `<root>/<id>.jsonl` in a thread of this process. */
+  function thread(id: string): Thread {
+    const w = new Worker(worker.file, { workerData: { dir: root, id, baseUrl: server.baseUrl } });
+    workers.push(w);
+    const said: Record<string, unknown>[] = [];
+    const waiting: ((value: Record<string, unknown>) => void)[] = [];
+    w.on("message", (value: Record<string, unknown>) => {
+      const wake = waiting.shift();
+      if (wake) wake(value);
+      else said.push(value);
+    });
+    return {
+      worker: w,
+      next: async () => said.shift() ?? (await new Promise((resolve) => waiting.push(resolve))),
+      send: (line) => w.postMessage(line),
+    };
+  }
+
+  it("refuses a second worker thread's open of a file another thread of this process holds (locked), and takes over one a thread that ended left", async () => {
+    const file = join(root, "threads.jsonl");
+    const a = thread("threads");
+    expect(await a.next()).toEqual({ opened: true, notices: [] });
+    const b = thread("threads");
+    const refused = await b.next();
+    // The old code let B in, taking A's live lock over as "left by this process".
+    expect(refused).toMatchObject({ error: true, code: "locked" });
+    expect(refused.message).toMatch(
+      new RegExp(
+        `is open in another thread of this process \\(pid ${process.pid}, worker thread ${a.worker.threadId}\\); close\\(\\) the session there first\\.`,
+      ),
+    );
+    // The main thread is refused too, and so is a thread once A has prompted: A alone writes.
+    const main = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "threads" }));
+    expect(main.code).toBe("locked");
+    a.send("prompt from A");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    const c = thread("threads");
+    expect(await c.next()).toMatchObject({ error: true, code: "locked" });
+    expect(JSON.parse(readFileSync(`${file}.lock`, "utf8"))).toMatchObject({
+      pid: process.pid,
+      thread: a.worker.threadId,
+    });
+    // A closed: the next thread opens it, with A's messages and no notice.
+    a.send("close");
+    expect(await a.next()).toEqual({ closed: true });
+    const d = thread("threads");
+    expect(await d.next()).toEqual({ opened: true, notices: [] });
+    // D stops without closing (terminated while blocked): its lock stays, and as its thread has
+    // ended, the next open (this thread's) takes it over and says whose it was.
+    d.send("hang");
+    expect(await d.next()).toEqual({ hanging: true });
+    const dThread = d.worker.threadId;
+    await d.worker.terminate();
+    expect(JSON.parse(readFileSync(`${file}.lock`, "utf8"))).toMatchObject({ thread: dThread });
+    if (process.platform !== "linux") {
+      // Elsewhere a thread's end cannot be looked up: its lock is held while the process runs.
+      const held = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "threads" }));
+      expect(held.code).toBe("locked");
+      rmSync(`${file}.lock`);
+    } else {
+      const taken = await createSession({ config: config(), sessionDir: root, sessionId: "threads" });
+      expect(noticesOf(taken)).toContainEqual(
+        expect.stringContaining(
+          `was taken over: it was left by worker thread ${dThread} of this process (pid ${process.pid}), which has ended.`,
+        ),
+      );
+      expect(taken.messages.map((m) => (m as { content?: unknown }).content)).toEqual([
+        "from A",
+        expect.stringMatching(/^reply \d+$/),
+      ]);
+      await taken.close();
+    }
+    expect(readdirSync(root).filter((name) => name.startsWith("threads.jsonl."))).toEqual([]);
+  }, 30_000);
+
+  it("refuses a worker's open of a file the main thread holds, naming it; takes over a lock of an earlier process that had this pid, whatever thread it names", async () => {
+    const held = await createSession({ config: config(), sessionDir: root, sessionId: "main-held" });
+    const w = thread("main-held");
+    const said = await w.next();
+    expect(said).toMatchObject({ error: true, code: "locked" });
+    expect(said.message).toContain(
+      `is open in another thread of this process (pid ${process.pid}, its main thread)`,
+    );
+    await held.close();
+    if (process.platform === "linux") {
+      // This pid, but another start time: a process that crashed before this one got its pid.
+      const lockPath = join(root, "reused-self.jsonl.lock");
+      writeFileSync(
+        lockPath,
+        JSON.stringify({
+          pid: process.pid,
+          host: hostname(),
+          started: "1",
+          thread: 3,
+          task: 1,
+          token: "old",
+          since: "x",
+        }),
+      );
+      const taken = await createSession({ config: config(), sessionDir: root, sessionId: "reused-self" });
+      expect(noticesOf(taken)).toContainEqual(
+        expect.stringContaining(
+          `process ${process.pid} that took it has ended (the pid now belongs to a process started later)`,
+        ),
+      );
+      await taken.close();
+    }
+  });
 });

@@ -1,8 +1,10 @@
-// One process at a time per session file: an advisory lock `<file>.lock`, created exclusively and
-// naming its holder (pid, host, the process's start time where the system tells it, a random token).
+// One open session per session file: an advisory lock `<file>.lock`, created exclusively and
+// naming its holder (pid, host, the process's start time where the system tells it, the thread of
+// the process that opened it, a random token).
 import { randomUUID } from "node:crypto";
-import { readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, readlinkSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { threadId } from "node:worker_threads";
 import { AgentError, errorText } from "./errors.js";
 
 /** Who holds a session file's lock, as its `.lock` file says. */
@@ -11,7 +13,15 @@ interface LockHolder {
   host: string;
   /** Linux: the process's start time (field 22 of /proc/<pid>/stat, clock ticks since boot); absent elsewhere. */
   started?: string;
-  /** Random, per lock: tells this lock from an earlier one of the same process. */
+  /**
+   * The thread of the process that took it: `threadId` of `node:worker_threads` (0 for the main
+   * thread; a worker's is never reused while the process runs). Absent in a lock of an older version.
+   */
+  thread?: number;
+  /** Linux: that thread's id on the system (from /proc/thread-self) and its start time, to tell whether it still runs. */
+  task?: number;
+  taskStarted?: string;
+  /** Random, per lock: tells this lock from an earlier one of the same thread. */
   token: string;
   /** When the lock was taken (ISO time), for a person reading the file. */
   since: string;
@@ -23,7 +33,11 @@ interface LockHolder {
  */
 const UNWRITTEN_GRACE_MS = 2000;
 
-/** Locks this process holds: lock path → token. Shared by every copy of this package in the process. */
+/**
+ * Locks this thread holds: lock path → token. Shared by every copy of this package in the thread
+ * (each worker thread has a `globalThis`, so a registry of its own: a lock taken by another thread
+ * of this process is judged by that thread's life, see `goneReason`).
+ */
 const HELD_KEY = Symbol.for("@loopwright/agent.sessionLocks");
 const registry = globalThis as typeof globalThis & { [HELD_KEY]?: Map<string, string> };
 
@@ -46,12 +60,74 @@ function held(): Map<string, string> {
 function startTime(pid: number): string | undefined {
   if (process.platform !== "linux") return undefined;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    // The command (field 2) is in parentheses and may hold spaces: fields count from after it.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] || undefined;
+    return startField(readFileSync(`/proc/${pid}/stat`, "latin1"));
   } catch {
     return undefined;
   }
+}
+
+/** Field 22 (start time) of a /proc stat file's text. */
+function startField(stat: string): string | undefined {
+  // The command (field 2) is in parentheses and may hold spaces: fields count from after it.
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] || undefined;
+}
+
+/** Linux: this thread's system id and start time, else undefined. */
+function thisTask(): { task: number; taskStarted?: string } | undefined {
+  if (process.platform !== "linux") return undefined;
+  try {
+    // "<pid>/task/<tid>"
+    const task = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (!Number.isSafeInteger(task) || task <= 0) return undefined;
+    const taskStarted = startField(readFileSync(`/proc/self/task/${task}/stat`, "latin1"));
+    return { task, ...(taskStarted !== undefined ? { taskStarted } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Who this thread is, as a lock or gate records it. */
+function me(token: string): LockHolder {
+  const started = startTime(process.pid);
+  return {
+    pid: process.pid,
+    host: hostname(),
+    ...(started !== undefined ? { started } : {}),
+    thread: threadId,
+    ...thisTask(),
+    token,
+    since: new Date().toISOString(),
+  };
+}
+
+/** Whether `holder` names this process (its pid and, where the system tells it, its start time) on this host. */
+function thisProcess(holder: LockHolder): boolean {
+  return (
+    holder.host === hostname() && holder.pid === process.pid && holder.started === startTime(process.pid)
+  );
+}
+
+/** Whether `holder`, of this process, names another thread than this one. */
+function otherThread(holder: LockHolder): boolean {
+  return typeof holder.thread === "number" && holder.thread !== threadId;
+}
+
+/**
+ * Whether the thread of this process that `holder` names still runs: its system thread is there
+ * with the start time the lock recorded. Where that cannot be told (no thread recorded, not Linux),
+ * it is taken to run, as long as the process does.
+ */
+function threadRuns(holder: LockHolder): boolean {
+  if (process.platform !== "linux" || !Number.isSafeInteger(holder.task) || (holder.task as number) <= 0) {
+    return true;
+  }
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/self/task/${holder.task}/stat`, "latin1");
+  } catch {
+    return false;
+  }
+  return holder.taskStarted === undefined || startField(stat) === holder.taskStarted;
 }
 
 /** Whether a process with this pid runs on this host now. */
@@ -96,7 +172,13 @@ function goneReason(path: string, text: string): string | undefined {
   }
   // A process on another host cannot be looked up from here: it is taken to hold the file.
   if (holder.host !== hostname()) return undefined;
-  if (holder.pid === process.pid && holder.started === startTime(process.pid)) {
+  if (thisProcess(holder)) {
+    // Another thread's lock is its own: held while that thread runs (its registry is not this one's).
+    if (otherThread(holder)) {
+      return threadRuns(holder)
+        ? undefined
+        : `it was left by worker thread ${holder.thread} of this process (pid ${holder.pid}), which has ended`;
+    }
     return held().get(path) === holder.token
       ? undefined
       : `it was left by this process (pid ${holder.pid}) and no open session holds it`;
@@ -113,7 +195,11 @@ function busy(file: string, path: string, text: string): AgentError {
   const holder = parseHolder(text);
   const who = holder
     ? holder.pid === process.pid && holder.host === hostname()
-      ? `another open session of this process (pid ${holder.pid}); close() it first`
+      ? otherThread(holder)
+        ? `another thread of this process (pid ${holder.pid}, ${
+            holder.thread === 0 ? "its main thread" : `worker thread ${holder.thread}`
+          }); close() the session there first`
+        : `another open session of this process (pid ${holder.pid}); close() it first`
       : `process ${holder.pid}${holder.host !== hostname() ? ` on host ${holder.host}` : ""}, since ${holder.since}`
     : "a process that is taking its lock right now";
   return new AgentError(
@@ -138,8 +224,9 @@ function sleep(ms: number): void {
 
 /**
  * Whether a takeover gate holding `text` was left behind: older than `GATE_STALE_MS`, or naming a
- * process of this host that is gone (its pid free, or now a later process's), or this process
- * (which holds a gate only inside `takeOver`, never between two calls).
+ * process of this host that is gone (its pid free, or now a later process's), or a thread of this
+ * process that has ended, or this thread (which holds a gate only inside `takeOver`, never between
+ * two calls). A gate of another thread of this process that runs is held, as another process's is.
  */
 function gateLeft(gate: string, text: string): boolean {
   try {
@@ -149,11 +236,50 @@ function gateLeft(gate: string, text: string): boolean {
   }
   const holder = parseHolder(text);
   if (!holder || holder.host !== hostname()) return false;
-  // This process, or one that had its pid before it: either way no takeover in progress.
+  if (thisProcess(holder) && otherThread(holder)) return !threadRuns(holder);
+  // This thread, or a process that had its pid before this one: either way no takeover in progress.
   if (holder.pid === process.pid) return true;
   if (!running(holder.pid)) return true;
   const now = holder.started === undefined ? undefined : startTime(holder.pid);
   return now !== undefined && now !== holder.started;
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the gate is older than `GATE_STALE_MS` (false when it cannot be looked at). */
+function gateOld(gate: string): boolean {
+  try {
+    return Date.now() - lstatSync(gate).mtimeMs > GATE_STALE_MS;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The error for a takeover gate this opener can neither read nor remove (a directory, a symbolic
+ * link to nothing, another user's file): `storage`, naming the gate and what to do.
+ */
+function gateError(
+  file: string,
+  path: string,
+  gate: string,
+  what: "read" | "remove",
+  error: unknown,
+): AgentError {
+  return new AgentError(
+    "storage",
+    `The session file ${file} was not opened: its lock ${path} is stale, but the takeover gate ${gate} ` +
+      `cannot be ${what === "read" ? "read" : "removed"} (${errorText(error)}), so the lock cannot be taken over. ` +
+      `That gate is not one an open left in passing (it is a directory, a link to nothing, or another user's file). ` +
+      `If no other process is opening this session, delete ${gate} by hand, then open the session again.`,
+    { cause: error },
+  );
 }
 
 function storageError(file: string, path: string, error: unknown): AgentError {
@@ -172,6 +298,10 @@ function storageError(file: string, path: string, error: unknown): AgentError {
  * Returns "taken" (this opener holds the lock now), "removed" (the stale lock is gone but another
  * opener, one that found no lock at all, created its lock first) or "changed" (the lock is no longer
  * the stale one read: another opener took it over, or it was let go; nothing was removed).
+ * A gate held by a running opener is waited for, up to `GATE_STALE_MS` and a second. Throws
+ * `AgentError` (`storage`, naming the gate and saying to delete it) for a gate that cannot be read
+ * or removed (a directory, a symbolic link to nothing, another user's file unreadable past the
+ * wait or left behind where this user cannot remove it): it would never go away by itself.
  *
  * No lock that may be live is ever moved or removed: a lock is unlinked only by the gate's holder,
  * after reading it as the stale content, and any other taker waits for the gate. What remains: a
@@ -183,15 +313,10 @@ function storageError(file: string, path: string, error: unknown): AgentError {
 function takeOver(file: string, path: string, stale: string, text: string): "taken" | "removed" | "changed" {
   const gate = `${path}.takeover`;
   const token = randomUUID();
-  const started = startTime(process.pid);
-  const gateText = `${JSON.stringify({
-    pid: process.pid,
-    host: hostname(),
-    ...(started !== undefined ? { started } : {}),
-    token,
-    since: new Date().toISOString(),
-  })}\n`;
+  const gateText = `${JSON.stringify(me(token))}\n`;
   const deadline = Date.now() + GATE_STALE_MS + 1000;
+  // Every pass that does not create the gate looks at it, then checks the deadline and pauses: a
+  // gate that stays (held, or one nobody can remove) never makes this loop spin.
   for (;;) {
     try {
       writeFileSync(gate, gateText, { flag: "wx" });
@@ -199,19 +324,36 @@ function takeOver(file: string, path: string, stale: string, text: string): "tak
     } catch (error) {
       if ((error as { code?: string }).code !== "EEXIST") throw storageError(file, gate, error);
     }
-    let holder: string;
+    let holder: string | undefined;
+    // Why the gate cannot be read, when it may still be a takeover in progress (another user's
+    // file): thrown once that has lasted past the deadline, or the gate is old.
+    let unreadable: unknown;
     try {
       holder = readFileSync(gate, "utf8");
-    } catch {
-      continue; // Let go in between: try again.
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === "ENOENT") {
+        // Let go in between — unless it is a symbolic link to nothing, which no opener writes.
+        if (isLink(gate)) throw gateError(file, path, gate, "read", error);
+      } else if (code === "EISDIR" || gateOld(gate)) {
+        throw gateError(file, path, gate, "read", error);
+      } else {
+        unreadable = error;
+      }
     }
-    if (gateLeft(gate, holder)) {
+    if (holder !== undefined && gateLeft(gate, holder)) {
       try {
         if (readFileSync(gate, "utf8") === holder) unlinkSync(gate);
-      } catch {}
-      continue;
+      } catch (error) {
+        // Gone already is fine; one left behind that cannot be removed stays: say so.
+        if ((error as { code?: string }).code !== "ENOENT")
+          throw gateError(file, path, gate, "remove", error);
+      }
     }
-    if (Date.now() > deadline) return "changed";
+    if (Date.now() > deadline) {
+      if (unreadable !== undefined) throw gateError(file, path, gate, "read", unreadable);
+      return "changed";
+    }
     sleep(GATE_POLL_MS);
   }
   try {
@@ -274,25 +416,19 @@ export class SessionLock {
 
 /**
  * Takes the lock of a session file: `<file>.lock`, created exclusively, holding this process's pid,
- * host, start time and a random token. A lock whose holder is gone (no such process, or the pid now
- * a later process's) is taken over, one opener at a time (see `takeOver`: a lock that may be live is
- * never moved or removed), and the returned lock's `notice` says so. Throws `AgentError`
- * (`locked`) naming the file and the holder's pid while the holder may still run (another process,
- * another session of this one, a process on another host), and (`storage`) when the lock file cannot
- * be written.
+ * host, start time, this thread (`threadId`, and on Linux its system id and start time) and a random
+ * token. A lock whose holder is gone (no such process, or the pid now a later process's, or a worker
+ * thread of this process that has ended, or this thread with no open session holding it) is taken
+ * over, one opener at a time (see `takeOver`: a lock that may be live is never moved or removed),
+ * and the returned lock's `notice` says so. Throws `AgentError` (`locked`) naming the file and the
+ * holder's pid while the holder may still run (another process, another session of this one in this
+ * thread or another, a process on another host), and (`storage`) when the lock file cannot be
+ * written or a takeover gate left in the way cannot be read or removed.
  */
 export function lockSessionFile(file: string): SessionLock {
   const path = `${file}.lock`;
   const token = randomUUID();
-  const started = startTime(process.pid);
-  const me: LockHolder = {
-    pid: process.pid,
-    host: hostname(),
-    ...(started !== undefined ? { started } : {}),
-    token,
-    since: new Date().toISOString(),
-  };
-  const text = `${JSON.stringify(me)}\n`;
+  const text = `${JSON.stringify(me(token))}\n`;
   let notice: string | undefined;
   // Each pass either takes the lock, gives up, or saw the lock change (removed as stale, taken
   // over by another opener, or let go).
