@@ -11,6 +11,7 @@ import {
   type AgentTool,
   answeredPrefix,
   type ChatMessageLike,
+  createSession,
   defaultConvertToLlm,
 } from "./test-exports.js";
 
@@ -33,6 +34,26 @@ function tool(name: string, execute: AgentTool["execute"]): AgentTool {
 
 function sentMessages(s: TestServer, index: number): ChatMessageLike[] {
   return (s.chatRequests[index]!.body as { messages: ChatMessageLike[] }).messages;
+}
+
+/**
+ * What `call` rejected with, for a look at its code and message: it must return a rejected promise,
+ * never throw (a host's `void agent.prompt(text).catch(show)` would miss a throw).
+ */
+async function rejected(call: () => Promise<unknown>): Promise<AgentError> {
+  let promise: Promise<unknown>;
+  try {
+    promise = call();
+  } catch (error) {
+    throw new Error(`threw instead of rejecting: ${String(error)}`);
+  }
+  try {
+    await promise;
+  } catch (error) {
+    expect(AgentError.isInstance(error)).toBe(true);
+    return error as AgentError;
+  }
+  throw new Error("expected a rejection");
 }
 
 /** What `fn` threw, for a look at its code and message. */
@@ -239,7 +260,7 @@ describe("what prompt, steer and followUp take", () => {
     async (_name, input, pattern) => {
       server = await startServer({ replies: [{ content: "one" }, { content: "two" }] });
       const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" }, messages: history() });
-      const error = thrown(() => agent.prompt(input as AgentMessage[]));
+      const error = await rejected(() => agent.prompt(input as AgentMessage[]));
       expect(error.code).toBe("invalid-input");
       expect(error.message).toMatch(pattern);
       expect(agent.messages).toEqual(history());
@@ -250,13 +271,13 @@ describe("what prompt, steer and followUp take", () => {
     },
   );
 
-  it("refuses a stray tool message when a convertToLlm copies every message, naming the messages given", () => {
+  it("refuses a stray tool message when a convertToLlm copies every message, naming the messages given", async () => {
     const agent = new Agent({
       config: { baseUrl: "http://127.0.0.1:9/v1", model: "sim" },
       messages: history(),
       convertToLlm: (messages) => messages.map((m) => ({ ...(m as ChatMessageLike) })),
     });
-    const error = thrown(() => agent.prompt([{ role: "tool", tool_call_id: "x", content: "y" }]));
+    const error = await rejected(() => agent.prompt([{ role: "tool", tool_call_id: "x", content: "y" }]));
     expect(error.code).toBe("invalid-input");
     expect(error.message).toMatch(/a message given answers no open tool call/);
     expect(agent.messages).toEqual(history());
@@ -444,10 +465,10 @@ describe("what new Agent takes", () => {
     // Prompt entries put into the config after system was set: refused at the prompt, nothing kept.
     const late = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" }, system: "One." });
     (late.config as { prompt?: unknown }).prompt = [{ id: "role", text: "Be brief." }];
-    const refused = thrown(() => late.prompt("hi"));
+    const refused = await rejected(() => late.prompt("hi"));
     expect(refused.code).toBe("invalid-input");
     expect(refused.message).toMatch(/^Agent\.prompt: the system prompt was given twice/);
-    expect(thrown(() => late.continue()).message).toMatch(
+    expect((await rejected(() => late.continue())).message).toMatch(
       /^Agent\.continue: the system prompt was given twice/,
     );
     expect(late.messages).toEqual([]);
@@ -530,5 +551,36 @@ describe("what new Agent takes", () => {
       autoCompact: false,
     });
     expect((await agent.prompt("hi")).status).toBe("ok");
+  });
+});
+
+describe("option keys a call does not read", () => {
+  it("refuses them in new Agent and createSession, naming the key and the one likely meant", async () => {
+    const config = { baseUrl: "http://127.0.0.1:9/v1", model: "sim" };
+    const misspelt = (() => {
+      try {
+        new Agent({ config, sytem: "Be brief." } as never);
+      } catch (error) {
+        return error as AgentError;
+      }
+      throw new Error("expected a throw");
+    })();
+    expect(misspelt.code).toBe("invalid-input");
+    expect(misspelt.message).toMatch(
+      /^new Agent does not know the option "sytem" \(did you mean "system"\?\)/,
+    );
+    // Passed through a spread, which the compiler does not check: the history is refused, not dropped.
+    const agentOptions = { config, messages: [{ role: "user" as const, content: "earlier" }] };
+    const session = await createSession({ ...agentOptions, maxTurns: 10 }).then(
+      () => undefined,
+      (error: unknown) => error as AgentError,
+    );
+    expect(session?.code).toBe("invalid-input");
+    expect(session?.message).toMatch(
+      /^createSession does not know the option "messages": a session's transcript is its file's/,
+    );
+    await expect(createSession({ config, bogus: 1 } as never)).rejects.toThrow(
+      /does not know the option "bogus"; the options it reads are config, spec/,
+    );
   });
 });

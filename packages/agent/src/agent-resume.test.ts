@@ -222,11 +222,11 @@ describe("continue() after a restore that stopped between a tool call and its an
   it("still refuses a transcript that ends in an assistant message with nothing to run, saying so", async () => {
     server = await startServer({ replies: [{ content: "Hi." }] });
     const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
-    expect(() => agent.continue()).toThrow(/is empty/);
+    await expect(agent.continue()).rejects.toThrow(/is empty/);
     await agent.prompt("Hello");
     let error: unknown;
     try {
-      agent.continue();
+      await agent.continue();
     } catch (caught) {
       error = caught;
     }

@@ -559,9 +559,10 @@ describe("Agent over HTTP", () => {
     server = await startServer({ replies: [{ content: "slow", firstByteDelayMs: 50 }] });
     const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
     const first = agent.prompt("one");
-    expect(() => agent.prompt("two")).toThrow(/while a run is going/);
+    // Through the promise, never thrown: a UI's `void agent.prompt(text).catch(show)` sees it.
+    await expect(agent.prompt("two")).rejects.toThrow(/while a run is going/);
     await first;
-    expect(() => agent.continue()).toThrow(/nothing is queued/);
+    await expect(agent.continue()).rejects.toThrow(/nothing is queued/);
     expect(() => new Agent({} as never)).toThrow(/exactly one of config/);
   });
 

@@ -192,6 +192,49 @@ const OPTION_NAMES = Object.keys({
   shouldStopAfterTurn: true,
 } satisfies Record<keyof AgentOptions, true>) as (keyof AgentOptions)[];
 
+/**
+ * Throws `AgentError` (`invalid-input`) for an option key `who` does not read (a misspelling, an
+ * option of another call), as `runAgentLoop` refuses one: dropped in silence, `sytem` would leave the
+ * run without its system prompt. `hint` says more for a key known to be asked for by mistake.
+ */
+export function refuseUnknownOptions(
+  options: object,
+  known: readonly string[],
+  who: string,
+  hint: Readonly<Record<string, string>> = {},
+): void {
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = known.find((name) => closeSpelling(name, key));
+    throw new AgentError(
+      "invalid-input",
+      `${who} does not know the option ${JSON.stringify(key)}${
+        Object.hasOwn(hint, key) ? `: ${hint[key]}` : near ? ` (did you mean ${JSON.stringify(near)}?)` : ""
+      }; the options it reads are ${known.join(", ")}.`,
+    );
+  }
+}
+
+/** Whether two names differ by at most two single-character edits, case aside (a likely misspelling). */
+function closeSpelling(a: string, b: string): boolean {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  if (Math.abs(x.length - y.length) > 2 || x.length > 64 || y.length > 64) return false;
+  let row = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= y.length; j++) {
+      next[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (next[j - 1] ?? 0) + 1,
+        (row[j - 1] ?? 0) + (x[i - 1] === y[j - 1] ? 0 : 1),
+      );
+    }
+    row = next;
+  }
+  return (row[y.length] ?? 3) <= 2;
+}
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -656,6 +699,7 @@ export class Agent {
         "new Agent(options): options must be an object with config or spec.",
       );
     }
+    refuseUnknownOptions(options, OPTION_NAMES, "new Agent");
     checkAgentOptions(options);
     // A null option is absent, as an undefined one is: dropped here, so what follows sees only values.
     const set: { [K in keyof AgentOptions]?: NonNullable<AgentOptions[K]> } = {};
@@ -721,11 +765,21 @@ export class Agent {
 
   /**
    * Adds the message(s) to the transcript and runs until the model answers. Resolves with how the
-   * run ended (a failed run resolves with `status: "error"`, never rejects). Throws `AgentError`
-   * `busy` while a run is going, `invalid-input` (nothing added, nothing sent) for an empty prompt
-   * or messages an endpoint would refuse, naming the message and the fault.
+   * run ended (a failed run resolves with `status: "error"`, never rejects). Rejects with
+   * `AgentError` `busy` while a run is going, `invalid-input` (nothing added, nothing sent) for an
+   * empty prompt or messages an endpoint would refuse, naming the message and the fault. The checks
+   * and the run's start happen before it returns (`isRunning` is true at once); only their error
+   * comes through the promise, never thrown.
    */
   prompt(input: string | AgentMessage | readonly AgentMessage[]): Promise<AgentRunResult> {
+    try {
+      return this.#prompt(input);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #prompt(input: string | AgentMessage | readonly AgentMessage[]): Promise<AgentRunResult> {
     this.#notBusy("prompt");
     this.#systemOnce("prompt");
     let messages: AgentMessage[];
@@ -814,10 +868,18 @@ export class Agent {
    * Runs again from the transcript as it is (after an error, after app-side edits, or after a restore
    * that ends in an assistant message whose calls were never answered: each is answered "Not run…",
    * not run, and the model is asked). When it ends in an assistant message without tool calls, a
-   * queued message is run instead; with none queued, throws `AgentError` `cannot-continue`. Throws
-   * `busy` while a run is going.
+   * queued message is run instead; with none queued, rejects with `AgentError` `cannot-continue`.
+   * Rejects with `busy` while a run is going. As with `prompt`, never throws.
    */
   continue(): Promise<AgentRunResult> {
+    try {
+      return this.#continue();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #continue(): Promise<AgentRunResult> {
     this.#notBusy("continue");
     this.#systemOnce("continue");
     const last = this.convertToLlm(this.#messages).at(-1);

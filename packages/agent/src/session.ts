@@ -21,7 +21,7 @@ import {
   type McpServersInput,
   type ServerState,
 } from "@loopwright/tools-mcp";
-import { Agent, type AgentOptions, checkAgentOptions } from "./agent.js";
+import { Agent, type AgentOptions, checkAgentOptions, refuseUnknownOptions } from "./agent.js";
 import type { AgentEvent } from "./agent-events.js";
 import { type AgentBackend, loopBackend } from "./backend.js";
 import {
@@ -238,6 +238,43 @@ export interface SessionOptions {
    */
   catalog?: AgentOptions["catalog"] | null;
 }
+
+/** Every option `createSession` reads (the type makes a new option be listed here). */
+const SESSION_OPTION_NAMES = Object.keys({
+  config: true,
+  spec: true,
+  system: true,
+  tools: true,
+  backend: true,
+  toolExecution: true,
+  builtInTools: true,
+  sessionId: true,
+  sessionDir: true,
+  importPath: true,
+  maxTurns: true,
+  autoCompact: true,
+  stallThreshold: true,
+  mcpServers: true,
+  mcpOptions: true,
+  beforeToolCall: true,
+  afterToolCall: true,
+  dispatch: true,
+  convertToLlm: true,
+  steeringMode: true,
+  followUpMode: true,
+  dedupeToolCalls: true,
+  transformContext: true,
+  toolChoice: true,
+  shouldStopAfterTurn: true,
+  catalog: true,
+} satisfies Record<keyof SessionOptions, true>);
+
+/** Agent options a session does not take, and where what they would give comes from instead. */
+const NOT_SESSION_OPTIONS: Readonly<Record<string, string>> = {
+  messages:
+    "a session's transcript is its file's (sessionDir and sessionId) or, for a new file, importPath's (another session file)",
+  loaded: "a session's loaded tools come from its file",
+};
 
 /** What a session's model is told on the reserved final turn. */
 export const FINAL_TURN_NOTE =
@@ -548,6 +585,7 @@ export class Session {
         "createSession(options): options must be an object with config or spec.",
       );
     }
+    refuseUnknownOptions(options, SESSION_OPTION_NAMES, "createSession", NOT_SESSION_OPTIONS);
     this.maxTurns = positive(options.maxTurns, 50, "maxTurns");
     this.stallThreshold = positive(options.stallThreshold, 3, "stallThreshold");
     const builtIn = builtInChoice(options.builtInTools);
