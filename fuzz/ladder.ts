@@ -420,9 +420,30 @@ export const SHAPES: Shape[] = [
       if (spec) exportSpec(spec);
     },
   },
+  {
+    // An argument holding whitespace is read a word at a time (a shell's command), a connection
+    // string a pair at a time, and `--env=` as the assignment it holds.
+    name: "withoutArgSecrets: a long sh -c command, connection string and --env= value",
+    build: (n) => [
+      "-c",
+      repeat("--token 'a b' p=x;Password=y ", n),
+      repeat("Server=db;Password=x;Pwd={a;b} ", n),
+      `Server=db;Pwd=${repeat("{'\"=", n)}`,
+      `--env=A=${repeat("a=b;", n)}`,
+    ],
+    run: (list) => withoutArgSecrets(list as string[]),
+  },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
   // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
-  ...["}", '"a": "', "a = ", "mysql -p"].map((unit) => ({
+  ...[
+    "}",
+    '"a": "',
+    "a = ",
+    "mysql -p",
+    "k=v;Password=S3cretPass99;",
+    "Token: a.b(1,2) ",
+    "redis-cli -a -uX:",
+  ].map((unit) => ({
     name: `withoutProseSecrets: ${JSON.stringify(unit)} repeated`,
     build: (n: number) => repeat(unit, n),
     run: (text: unknown) => withoutProseSecrets(text as string),

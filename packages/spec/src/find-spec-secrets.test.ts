@@ -1002,6 +1002,35 @@ describe("withoutProseSecrets", () => {
   });
 });
 
+/**
+ * r24 #3 and #4: code, JSON and names that a telling word stands before, none a credential. fix51's
+ * rules rewrote each (`secret = ${SECRET})`, `Token: ${TOKEN}`).
+ */
+const CODE_AND_NAMES = [
+  "secret = os.urandom(32)",
+  "token = secrets.token_hex(16)",
+  "key = hashlib.sha256(data).digest()",
+  "token = base64.b64encode(raw)",
+  "For a new key, run: key = Fernet(b64key32).",
+  "const token = jwt.sign(payload, keyB64);",
+  "let secret = crypto.randomBytes(32);",
+  'Return {"auth_type": "oauth2_pkce"} and nothing else.',
+  'Use {"token_encoding": "cl100k_base"} for counting.',
+  'Set {"auth": "google-oauth2", "password_policy": "min8chars1digit"} in the form.',
+  "See secret_name = projects/123/secrets/db-pass for where it is kept.",
+  "token = oauth2_pkce and key = cl100k_base and auth = google-oauth2 and secret = model_v2_final",
+  // r24 #4: a model's, an algorithm's or an encoding's name after Token:, Key:, Signature:, Auth:.
+  "Token: Llama-3-8B",
+  "Token: cl100k_base",
+  "Token: gpt-4o-mini counts differently.",
+  "Key: AES-256-GCM",
+  "Signature: HMAC-SHA256",
+  "Auth: OAuth2.0 with PKCE is required.",
+  "Key: model_v2_final is the one to load.",
+  "Secret: ROT13ish, nothing more.",
+  "Auth: mTLS1.3 between services",
+];
+
 describe("prose: telling names are words, and a version or an identifier is no credential", () => {
   /** Sentences that hold no credential: a telling word used as a word, or a word that holds one (monkey, tokenizer, primary_key). */
   const ORDINARY = [
@@ -1015,6 +1044,9 @@ describe("prose: telling names are words, and a version or an identifier is no c
     "Set sort_key=created_at2 and --keyboard qwerty123 and max_tokens: 4096abc.",
     "token: TOKEN_LIMIT=4096 and key: --temperature=0.7 and secret: model=Qwen2.5-Coder-32B-Instruct",
     "key: 2024-05-01T12:00:00Z and token: ?page=3&sort=desc and key: sha256:9f86d081884c7d659a2f",
+    // r24 #3: code and JSON examples (an expression, an identifier with digits, a resource path,
+    // a name about a credential: its type, encoding, policy or name).
+    ...CODE_AND_NAMES,
   ];
 
   it("leaves r23's six sentences and their kin unchanged, and findSpecSecrets flags none of them", () => {
@@ -1110,6 +1142,7 @@ describe("prose: telling names are words, and a version or an identifier is no c
       "mysql -u root -p mydb",
       "curl -u admin https://example.com",
       "timeout = 30s",
+      ...CODE_AND_NAMES,
     );
     const prose = fc
       .array(fc.oneof({ weight: 8, arbitrary: word }, version, identifier, hash, setting), {
@@ -1224,6 +1257,27 @@ describe("prose: credentials pasted as JSON, a markdown link, curl -u, mysql -p,
       "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
       "aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}",
     ],
+    // r24 #1 and #5: a connection string, dotted names, curl -u written tight, redis-cli -a, --env=.
+    [
+      "Use Data Source=db;Initial Catalog=app;User ID=sa;Password=S3cretPass99 to connect.",
+      "Use Data Source=db;Initial Catalog=app;User ID=sa;Password=${PASSWORD} to connect.",
+    ],
+    ["Server=db;Database=app;Uid=sa;Pwd=S3cretPass99;", "Server=db;Database=app;Uid=sa;Pwd=${PWD_SECRET};"],
+    ["spring.datasource.password: S3cretPass99", "spring.datasource.password: ${SPRING_DATASOURCE_PASSWORD}"],
+    ['Set {"db.password": "S3cretPass99"} in it.', 'Set {"db.password": "${DB_PASSWORD}"} in it.'],
+    [
+      "Try curl -uadmin:S3cretPass99 https://api.example.com/health now.",
+      "Try curl -uadmin:${PASSWORD} https://api.example.com/health now.",
+    ],
+    [
+      "Check with redis-cli -a S3cretPass99 ping first.",
+      "Check with redis-cli -a ${REDISCLI_AUTH} ping first.",
+    ],
+    [
+      "Run docker run --env=DATABASE_URL=postgres://app:Sup3rS3cret@db/app img",
+      "Run docker run --env=DATABASE_URL=postgres://${SECRET}@db/app img",
+    ],
+    ["Log in with pwd=S3cretPass99 then.", "Log in with pwd=${PWD_SECRET} then."],
   ];
 
   it("finds each, exports only the secret as a reference, and finds nothing in the export", () => {
@@ -1258,6 +1312,172 @@ describe("prose: credentials pasted as JSON, a markdown link, curl -u, mysql -p,
       "Use ${API_KEY} in {token} and `${X}`} here.",
     ];
     for (const text of ordinary) expect(withoutProseSecrets(text), text).toBe(text);
+  });
+});
+// biome-ignore-end lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.
+
+// biome-ignore-start lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.
+describe("args: --env=NAME=<value>, connection strings and shell commands are read as what they hold (r24 #1, #2)", () => {
+  it("reads --env=NAME=<value> as the assignment it holds", () => {
+    expect(
+      withoutArgSecrets([
+        "run",
+        "--env=DATABASE_URL=postgres://app:Sup3rS3cret@db/app",
+        "--env=GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123",
+        "--env=MODE=fast",
+        "img",
+      ]),
+    ).toEqual([
+      "run",
+      "--env=DATABASE_URL=postgres://db/app",
+      "--env=GITHUB_TOKEN=${GITHUB_TOKEN}",
+      "--env=MODE=fast",
+      "img",
+    ]);
+  });
+
+  it("reads a connection string's key=value pairs and replaces only the telling pair's value", () => {
+    expect(
+      withoutArgSecrets([
+        "--connection-string",
+        "Server=db;Database=app;User Id=sa;Password=S3cretPass99;",
+        "host=db user=app password=S3cretPass99 dbname=app",
+        "--url",
+        "jdbc:sqlserver://db:1433;databaseName=app;user=sa;password=S3cretPass99",
+        "--conn=DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=abc+def/ghi==;EndpointSuffix=core.windows.net",
+        "-e",
+        "SQL_CONN=Server=db;Pwd=S3cretPass99",
+        "Server=db;Database=app;Trusted_Connection=True;",
+        "Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd={S3cret;Pass99};Encrypt=yes",
+        "Driver={ODBC Driver 18};Pwd=S3cret Pass99;ApiKey=ghp_abcdefghijklmnopqrstuvwxyz0123",
+      ]),
+    ).toEqual([
+      "--connection-string",
+      "Server=db;Database=app;User Id=sa;Password=${PASSWORD};",
+      "host=db user=app password=${PASSWORD} dbname=app",
+      "--url",
+      "jdbc:sqlserver://db:1433;databaseName=app;user=sa;password=${PASSWORD}",
+      "--conn=DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${ACCOUNTKEY};EndpointSuffix=core.windows.net",
+      "-e",
+      "SQL_CONN=Server=db;Pwd=${PWD_SECRET}",
+      "Server=db;Database=app;Trusted_Connection=True;",
+      "Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=${PWD_SECRET};Encrypt=yes",
+      "Driver={ODBC Driver 18};Pwd=${PWD_SECRET};ApiKey=${APIKEY}",
+    ]);
+  });
+
+  it("names r24's bundled MSSQL and docker servers and exports them without the password", () => {
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: {
+        mcpServers: [
+          {
+            name: "mssql",
+            command: "npx",
+            args: [
+              "-y",
+              "mssql-mcp",
+              "--connection-string",
+              "Server=db;Database=app;User Id=sa;Password=S3cretPass99;",
+            ],
+          },
+          {
+            name: "pg",
+            command: "docker",
+            args: ["run", "--env=DATABASE_URL=postgres://app:Sup3rS3cret@db/app", "img"],
+          },
+        ],
+      },
+    };
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "bundle.mcpServers[0].args[3]", server: "mssql", sign: SecretSign.Flag },
+      { path: "bundle.mcpServers[1].args[1]", server: "pg", sign: SecretSign.Userinfo },
+    ]);
+    const out = exportSpec(spec);
+    expect(JSON.stringify(out)).not.toMatch(/S3cretPass99|Sup3rS3cret/);
+    expect(findSpecSecrets(out)).toEqual([]);
+  });
+
+  it("reads a shell's command a word at a time, keeping it runnable with only the secret replaced", () => {
+    expect(
+      withoutArgSecrets([
+        "-c",
+        "exec pg-mcp --url postgres://app:Sup3rS3cret@db/app",
+        "-c",
+        "exec mcp-server  --api-key abc123def456ghi789 --port 80",
+        "-lc",
+        "exec mcp --token=abc123def456ghi789",
+        "-c",
+        "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123 exec gh-mcp --verbose",
+        "-c",
+        "exec srv --password 'two words' --name \"my server\"",
+      ]),
+    ).toEqual([
+      "-c",
+      "exec pg-mcp --url postgres://db/app",
+      "-c",
+      "exec mcp-server  --api-key ${API_KEY} --port 80",
+      "-lc",
+      "exec mcp --token=${TOKEN}",
+      "-c",
+      "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --verbose",
+      "-c",
+      'exec srv --password ${PASSWORD} --name "my server"',
+    ]);
+    const spec = withServer({
+      command: "sh",
+      args: ["-c", "exec pg-mcp --url postgres://app:Sup3rS3cret@db/app"],
+    });
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "bundle.mcpServers[0].args[1]", server: "srv", sign: SecretSign.Userinfo },
+    ]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual([
+      "-c",
+      "exec pg-mcp --url postgres://db/app",
+    ]);
+  });
+
+  it("still takes a telling assignment's value whole when it holds a space and is no shell's command", () => {
+    expect(withoutArgSecrets(["-e", "DB_PASS=two words here", "-u", "1000:1000"])).toEqual([
+      "-e",
+      "DB_PASS=${DB_PASS}",
+      "-u",
+      "1000:1000",
+    ]);
+  });
+
+  it("reads curl's -u user:password, tight or spaced, and leaves docker's -u uid:gid", () => {
+    expect(
+      withoutArgSecrets(["-uadmin:S3cretPass99", "-u", "admin:S3cretPass99", "-u", "app:staff"]),
+    ).toEqual(["-uadmin:${PASSWORD}", "-u", "admin:${PASSWORD}", "-u", "app:staff"]);
+  });
+});
+
+describe("a reference is never named after a variable the environment always defines (r24 #10)", () => {
+  it("names --pwd and PWD= values PWD_SECRET, and keeps every other name", () => {
+    expect(
+      withoutArgSecrets(["--user", "admin", "--pwd", "hunter2", "PWD=hunter2", "--path-token", "x1"]),
+    ).toEqual([
+      "--user",
+      "admin",
+      "--pwd",
+      "${PWD_SECRET}",
+      "PWD=${PWD_SECRET}",
+      "--path-token",
+      "${PATH_TOKEN}",
+    ]);
+    expect(withoutSecrets("hunter2", "pwd")).toBe("${PWD_SECRET}");
+    expect(withoutSecrets("/home/me", "HOME_TOKEN")).toBe("${HOME_TOKEN}");
+    expect(withoutProseSecrets("Log in with --pwd S3cretPass99 then.")).toBe(
+      "Log in with --pwd ${PWD_SECRET} then.",
+    );
+    const spec = withServer({ command: "db-mcp", args: ["--user", "admin", "--pwd", "hunter2"] });
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual([
+      "--user",
+      "admin",
+      "--pwd",
+      "${PWD_SECRET}",
+    ]);
   });
 });
 // biome-ignore-end lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.

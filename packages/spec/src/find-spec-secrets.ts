@@ -3,6 +3,7 @@ import { child, isPlainObject } from "./json.js";
 import {
   isLiteral,
   looksLikeKey,
+  looksPasswordName,
   looksProseSecretName,
   looksSecretName,
   type SecretHide,
@@ -38,9 +39,12 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * that is itself shaped like a key is flagged, or one after `Bearer`, `Basic` or `Token` that reads
  * as a token rather than a word ("Bearer 3f2a9c0d…"); a prompt part's `text` and a `description` are read
  * so too, with the rules for args besides: a URL's credentials (also after any `NAME=`), a telling
- * flag, assignment, header or JSON pair with a value that reads as a credential, `curl -u user:X`,
- * `mysql -pX` (see `proseWithoutKeys`); there a name tells by its words (`looksProseSecretName`).
- * A `command` holding whitespace is read as a pasted command line: split into words as a shell
+ * flag, assignment, header, JSON pair or connection-string pair with a value that reads as a
+ * credential, `curl -u user:X`, `mysql -pX`, `redis-cli -a X` (see `proseWithoutKeys`); there a
+ * name tells by its words (`looksProseSecretName`). An argument is read as what it holds:
+ * `--env=NAME=X` as the assignment, `Server=db;Password=X;` a pair at a time, and one holding
+ * whitespace (a `sh -c` command, a libpq `host=db password=X`) a word at a time. A `command`
+ * holding whitespace is read as a pasted command line: split into words as a shell
  * splits it, each read as an argument is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
  * not a credential and is not reported. Throws `AgentSpecError` when `spec` is not a parsed spec.
@@ -51,14 +55,70 @@ export function findSpecSecrets(spec: AgentSpec): SecretHint[] {
   return hints;
 }
 
-/** A `${NAME}` reference named after a flag, field or variable: what a host fills in. */
+/**
+ * Names the environment always defines (a shell's, a login's, Windows'): a reference named so
+ * would be filled in silently with the working directory, the home folder, …, never refused.
+ */
+const ALWAYS_SET = new Set([
+  "PWD",
+  "OLDPWD",
+  "HOME",
+  "PATH",
+  "USER",
+  "USERNAME",
+  "LOGNAME",
+  "SHELL",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  "LANG",
+  "LANGUAGE",
+  "TERM",
+  "HOSTNAME",
+  "HOST",
+  "MAIL",
+  "PS1",
+  "PS2",
+  "IFS",
+  "SHLVL",
+  "UID",
+  "EUID",
+  "PPID",
+  "RANDOM",
+  "SECONDS",
+  "LINENO",
+  "OSTYPE",
+  "HOSTTYPE",
+  "MACHTYPE",
+  "DISPLAY",
+  "EDITOR",
+  "PAGER",
+  "TZ",
+  "USERPROFILE",
+  "APPDATA",
+  "LOCALAPPDATA",
+  "SYSTEMROOT",
+  "WINDIR",
+  "COMSPEC",
+  "PATHEXT",
+  "COMPUTERNAME",
+  "OS",
+]);
+
+/**
+ * A `${NAME}` reference named after a flag, field or variable: what a host fills in. Never a
+ * name the environment always defines (`--pwd X` gives `${PWD_SECRET}`, not `${PWD}`), so a host
+ * expanding references from its environment refuses it while unset.
+ */
 export function reference(name: string): string {
   const upper = name
     .replace(/^-+/, "")
     .replace(/[^A-Za-z0-9]+/g, "_")
     .replace(/^_+|_+$/g, "")
     .toUpperCase();
-  return `\${${upper === "" ? "SECRET" : upper}}`;
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
+  if (upper === "") return "${SECRET}";
+  return `\${${ALWAYS_SET.has(upper) || upper.startsWith("LC_") ? `${upper}_SECRET` : upper}}`;
 }
 
 /** @internal Calls `visit` for each place `findSpecSecrets` reports, in the same order; `spec` must be a fresh copy it may change. */
@@ -310,10 +370,12 @@ const proseHide: SecretHide = (_secret, name) => reference(name ?? "");
  * True for a value after a telling name in free text (`--api-key X`, `API_KEY=X`, `password: X`)
  * that reads as a credential rather than a word: at least 8 characters holding a letter and a
  * digit, not a path, a URL or a `<placeholder>`, and not only `${VAR}` references; nor a version
- * (`v20.11.1`), a plain identifier (a lowercase word and digits under 16 characters: `user_id123`,
- * `alpha1234`, `created_at2`), a date, a digest (`sha256:…`), an assignment or a flag of its own
- * (`TOKEN_LIMIT=4096`, `--max-tokens`), or a query (`?page=3&sort=desc`). Prose says "set --token
- * to your key" where a command line would not, so args take any literal value instead.
+ * (`v20.11.1`), code (a value holding `(`, `)`, `[`, `]` or `,`, or a dotted name: `os.urandom(32`,
+ * `config.secret2`), a resource's path (`projects/123/secrets/db-pass`), a plain identifier
+ * (`user_id123`, `alpha1234`, `oauth2_pkce`, `cl100k_base`: see `plainIdentifier`), a date, a
+ * digest (`sha256:…`), an assignment or a flag of its own (`TOKEN_LIMIT=4096`, `--max-tokens`), or
+ * a query (`?page=3&sort=desc`). Prose says "set --token to your key" where a command line would
+ * not, so args take any literal value instead.
  */
 function proseCredential(value: string): boolean {
   const literal = withoutReferences(value);
@@ -322,14 +384,53 @@ function proseCredential(value: string): boolean {
     literal.length >= 8 &&
     /[A-Za-z]/.test(literal) &&
     /\d/.test(literal) &&
-    !/[<>]/.test(literal) &&
+    !/[<>()[\],]/.test(literal) &&
     !/^(?:~?\.{0,2}\/|[A-Za-z][A-Za-z0-9+.-]*:\/\/)/.test(literal) &&
     !/^v?\d+(?:\.\d+)+/i.test(literal) &&
-    !(literal.length < 16 && /^[a-z]+(?:_[a-z]+)*_?\d*$/.test(literal)) &&
+    !/^[A-Za-z_]\w*(?:\.\w+)+$/.test(literal) &&
+    !RESOURCE_PATH.test(literal) &&
+    !plainIdentifier(literal) &&
     !/^\d{4}-\d{2}-\d{2}/.test(literal) &&
     !/^(?:sha\d*|md5|blake\w*):/i.test(literal) &&
     !/^(?:[A-Za-z_][\w.-]*=|--?[A-Za-z]|[?&#@])/.test(literal)
   );
+}
+
+/** A resource's path with no scheme: `projects/123/secrets/db-pass`, `users/Alice/keys` (each part lowercase after its first letter). */
+const RESOURCE_PATH = /^[A-Za-z0-9_.-][a-z0-9_.-]*(?:\/[A-Za-z0-9_.-][a-z0-9_.-]*)+\/?$/;
+
+/** One part of an identifier: letters, then at most one run of digits and two letters (`oauth2`, `cl100k`, `v2`, `4o`, `3`). */
+const IDENTIFIER_PART = /^(?:[a-z]+\d*[a-z]{0,2}|\d+[a-z]{0,2})$/;
+
+/**
+ * True for a lowercase identifier with digits: parts of letters with at most one run of digits
+ * each (`user_id123`, `alpha1234`, `oauth2_pkce`, `cl100k_base`, `google-oauth2`,
+ * `text-embedding-3-small`), under 16 characters when it is one part, under 32 when joined by `_`
+ * or `-`. A password with its letters swapped for digits (`s3cr3t`, `t0k3n`, `hunter2x9`) is not.
+ */
+function plainIdentifier(word: string): boolean {
+  if (!/^[a-z0-9_-]+$/.test(word) || word.length >= 32) return false;
+  const parts = word.split(/[_-]/);
+  if (parts.length === 1 && word.length >= 16) return false;
+  return parts.every((part) => part === "" || IDENTIFIER_PART.test(part));
+}
+
+/** Names that say only "a credential", a word alone (`Token:`, `Key:`, `Auth:`): a model's, an algorithm's or an encoding's name follows them as often as a credential does. */
+const GENERIC_NAME =
+  /^(?:token|key|secret|auth|authorization|signature|bearer|cookie|credential|credentials)$/i;
+
+/**
+ * True for a value a word or two after a header-like name in prose (`Token: X`, `"api_key": "X"`,
+ * `secret = X`) that reads as a credential (`proseCredential`); after a word alone that says only
+ * "a credential" (`Token:`, `Key:`, `Signature:`, `Auth:`), besides, shaped like a key or read as a
+ * token (`schemeToken`: a run of 16 letters and digits mixed, a UUID, padded base64), so
+ * `Token: Llama-3-8B`, `Key: AES-256-GCM` and `Signature: HMAC-SHA256` stay words. After a
+ * password's name (`password:`) any credential-like word is one.
+ */
+function headerCredential(value: string, name: string): boolean {
+  if (!proseCredential(value)) return false;
+  if (!GENERIC_NAME.test(name) || looksPasswordName(name)) return true;
+  return looksLikeKey(value) || schemeToken("", value);
 }
 
 /**
@@ -350,15 +451,17 @@ function bareQueryWithoutSecrets(word: string): string | undefined {
 }
 
 /** A header's name written as a word of its own, before its value: `Authorization:`, `X-Api-Key:`, a JSON pair's `"api_key":`. */
-const HEADER_NAME = /^([A-Za-z][\w-]*)["']?:$/;
+const HEADER_NAME = /^([A-Za-z][\w.-]*)["']?:$/;
 /** A header's name and its scheme written with no space between them: `Authorization:Bearer`. */
 const HEADER_SCHEME = /^([A-Za-z][\w-]*):(?:Bearer|Basic|Token)$/i;
 /** A name alone, before a lone `=` or `:`: the `aws_secret_access_key` of `aws_secret_access_key = X`. */
 const BARE_NAME = /^([A-Za-z_][\w.-]*)$/;
+/** A client named on a line whose password flag is read: MySQL's (`-pX`), redis-cli's (`-a X`), or none. */
+type Client = "" | "mysql" | "redis";
 /** Programs whose `-p<password>` (no space, no `=`) is a password: MySQL's and MariaDB's clients. */
 const PASSWORD_P = /^(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)$/;
 /** A JSON (or Python) pair written in prose, name and value quoted: `"api_key": "X"`, `'password':'X'`. */
-const JSON_PAIR = /(["'])([A-Za-z][\w-]*)\1(\s*:\s*)(["'])([^"'\s]{1,512})\4/g;
+const JSON_PAIR = /(["'])([A-Za-z][\w.-]*)\1(\s*:\s*)(["'])([^"'\s]{1,512})\4/g;
 const SCHEME = /^(?:Bearer|Basic|Token)$/i;
 /** A flag or an assignment whose value opens with a quote: `--token="`, `DB_SECRET='`. */
 const QUOTED_VALUE = /^((?:--?[A-Za-z][\w.-]*|[A-Za-z_][\w.-]*)=)["'`]/;
@@ -369,10 +472,12 @@ const QUOTED_VALUE = /^((?:--?[A-Za-z][\w.-]*|[A-Za-z_][\w.-]*)=)["'`]/;
  * closing punctuation set aside, a markdown link's word read from its URL) with the rules for args:
  * a key shape, a URL's userinfo or telling query value (also after any `NAME=`), and a telling
  * flag, assignment or header with its value (`--api-key X`, `--token=X`, `API_KEY=X`,
- * `X-Api-Key:X`), where a name tells by its words (`looksProseSecretName`) and the value must also
+ * `X-Api-Key:X`, `--env=API_KEY=X`, a connection string's `Password=X`, `curl -u user:X` or
+ * `-uuser:X`), where a name tells by its words (`looksProseSecretName`) and the value must also
  * read as a credential (`proseCredential`). Besides, a header's value may stand a word or two after
- * its name (`Authorization: Bearer X`, `Authorization:Bearer X`, `"api_key": "X"`), a name's a word
- * after a lone `=` (`aws_secret_access_key = X`), `curl -u user:X` and `mysql … -pX` are read, a
+ * its name (`Authorization: Bearer X`, `Authorization:Bearer X`, `"api_key": "X"`,
+ * `spring.datasource.password: X`), a name's a word after a lone `=` (`aws_secret_access_key = X`),
+ * there judged by `headerCredential`; `mysql … -pX` and `redis-cli … -a X` are read, a
  * JSON pair written tight (`{"password":"X"}`) is read whole, a word after
  * `Bearer`, `Basic` or `Token` is a credential when it reads as a token (`schemeToken`, as free text
  * reads it), and a query written without its URL is read as one. Each credential becomes a reference (`${SECRET}`, or one
@@ -388,14 +493,14 @@ function proseWithoutKeys(original: string): string | undefined {
   let before = "";
   let last = "";
   // After `mysql` on the same line (and command), `-pX` is a password.
-  let client = false;
+  let client: Client = "";
   let gap = 0;
   for (const match of text.matchAll(/\S+/g)) {
     let start = match.index;
     let end = start + match[0].length;
     // A new line, or a `;`, `|` or `&&` (alone or ending the word before), ends the command.
     if (/[\n;|]/.test(text.slice(Math.max(gap - 1, 0), start)) || /^(?:&&|\|\|?)$/.test(match[0]))
-      client = false;
+      client = "";
     gap = end;
     // A JSON object's braces are set aside too, but not the `}` that closes a `${VAR}` reference.
     while (start < end && (OPENERS.has(text[start] as string) || text[start] === "{")) start += 1;
@@ -412,7 +517,8 @@ function proseWithoutKeys(original: string): string | undefined {
     if (link) start += link.index + 1;
     const word = text.slice(start, end);
     const safe = proseWord(word, last, before, client);
-    if (PASSWORD_P.test(word)) client = true;
+    if (PASSWORD_P.test(word)) client = "mysql";
+    else if (word === "redis-cli") client = "redis";
     before = last;
     last = word;
     if (safe === undefined) continue;
@@ -431,16 +537,16 @@ function braceDepth(word: string): number {
 }
 
 /**
- * Prose with each JSON pair (`"api_key": "X"`, `{"password":"X"}`) whose name tells
- * (`looksProseSecretName`) and whose value reads as a credential (`proseCredential`) given a
- * reference named after it instead; undefined when there is none.
+ * Prose with each JSON pair (`"api_key": "X"`, `{"password":"X"}`, `{"db.password": "X"}`) whose
+ * name tells (`looksProseSecretName`) and whose value reads as a credential (`headerCredential`)
+ * given a reference named after it instead; undefined when there is none.
  */
 function jsonWithoutSecrets(text: string): string | undefined {
   let flagged = false;
   const out = text.replace(
     JSON_PAIR,
     (pair, quote: string, name: string, colon: string, open: string, value: string) => {
-      if (!looksProseSecretName(name) || !proseCredential(value)) return pair;
+      if (!looksProseSecretName(name) || !headerCredential(value, name)) return pair;
       flagged = true;
       return `${quote}${name}${quote}${colon}${open}${proseHide(value, name)}${open}`;
     },
@@ -452,11 +558,13 @@ function jsonWithoutSecrets(text: string): string | undefined {
  * A prose text (a prompt part's `text`, a `description`) as `exportSpec` writes it: each
  * credential it holds — a key-shaped word, a URL's `user:password@` or a telling query parameter
  * (also after `DATABASE_URL=`), a flag or assignment with its value (`--api-key X`, `API_KEY=X`), a
- * header or a JSON pair with its value (`Authorization: Bearer X`, `"api_key": "X"`), `curl -u
- * user:X`, `mysql -pX` — a `${NAME}` reference, every other character as written. A telling name
- * is one of words (`api_key`, not `primary_key` or `monkey`) and a version or a plain identifier is
- * no credential, so ordinary instructions come back as they are; SPEC.md's "Secrets" lists the
- * forms read and the ones missed. A text
+ * header or a JSON pair with its value (`Authorization: Bearer X`, `"api_key": "X"`), a connection
+ * string's `Password=X`, `curl -u user:X`, `mysql -pX`, `redis-cli -a X` — a `${NAME}` reference,
+ * every other character as written. A telling name is one of words (`api_key`, not `primary_key`,
+ * `monkey` or `auth_type`), and a version, code (`os.urandom(32)`), a path or a plain identifier
+ * (`oauth2_pkce`) is no credential, nor a name such as `Llama-3-8B` or `AES-256-GCM` after a
+ * word alone such as `Token:` or `Key:`, so fewer ordinary instructions are rewritten; SPEC.md's
+ * "Secrets" lists the forms read and the ones missed. A text
  * holding none comes back as it is. For a form or a page that shows a spec's prose without its
  * secrets.
  */
@@ -469,7 +577,7 @@ export function withoutProseSecrets(text: string): string {
  * One word of prose redacted (see `proseWithoutKeys`), given the two words before it and whether a
  * MySQL client was named before it on its line; undefined when it is not flagged.
  */
-function proseWord(word: string, last: string, before: string, client = false): string | undefined {
+function proseWord(word: string, last: string, before: string, client: Client = ""): string | undefined {
   // Most words of prose cannot be flagged by any rule (no key shape is shorter than 14 characters,
   // and every other sign needs a digit, a flag's dash or one of `=:/@?&`): they are not read.
   // (A word after `Bearer`, `Basic` or `Token` is read for a token, which may be shorter.)
@@ -483,37 +591,25 @@ function proseWord(word: string, last: string, before: string, client = false): 
     const inner = proseWord(assign + word.slice(open.length), last, before, client);
     return inner?.startsWith(assign) ? open + inner.slice(assign.length) : inner;
   }
-  let safe: string | undefined;
-  // The args rules, with the word before it when that is a flag (`--api-key X`).
-  scanArgs(
-    "text",
-    [last.startsWith("-") ? last : "", word],
-    (_path, _sign, index, redacted) => {
-      if (index === 1) safe = redacted;
-    },
-    proseHide,
-    proseCredential,
-    looksProseSecretName,
-  );
+  // The args rules, with the word before it when that is a flag (`--api-key X`, `-u user:X`).
+  let safe = readArg(word, last.startsWith("-") ? last : undefined, PROSE_RULES, proseHide)?.safe;
   safe ??= bareQueryWithoutSecrets(word);
   // `Authorization: Bearer X`, `password: X`, `"api_key": "X"`: the header's name a word (or a
   // scheme) before its value; `Authorization:Bearer X`; `aws_secret_access_key = X`.
   if (safe === undefined && proseCredential(word)) {
-    const header =
-      HEADER_NAME.exec(last) ??
-      (SCHEME.test(last) ? HEADER_NAME.exec(before) : null) ??
-      HEADER_SCHEME.exec(last) ??
-      (last === "=" || last === ":" ? BARE_NAME.exec(before) : null);
-    if (header && looksProseSecretName(header[1] ?? "")) safe = proseHide(word, header[1]);
+    // After a scheme (`Authorization: Bearer X`) the word is the credential whatever the header's name.
+    const schemed = (SCHEME.test(last) ? HEADER_NAME.exec(before) : null) ?? HEADER_SCHEME.exec(last);
+    const header = HEADER_NAME.exec(last) ?? (last === "=" || last === ":" ? BARE_NAME.exec(before) : null);
+    const name = (schemed ?? header)?.[1] ?? "";
+    if (looksProseSecretName(name) && (schemed || headerCredential(word, name))) safe = proseHide(word, name);
   }
-  // `curl -u user:password`: the password.
-  const userinfo = /^([^:\s]+):(.+)$/.exec(word);
-  if (safe === undefined && /^(?:-u|--user)$/.test(last) && userinfo && proseCredential(userinfo[2] ?? ""))
-    safe = `${userinfo[1]}:${proseHide(userinfo[2] ?? "", "password")}`;
   // `mysql -u root -pX` (or `-p'X'`): the password, after a MySQL client named on the line.
   const short = /^-p(['"]?)(.+)$/.exec(word);
-  if (safe === undefined && client && short && proseCredential(short[2] ?? ""))
+  if (safe === undefined && client === "mysql" && short && proseCredential(short[2] ?? ""))
     safe = `-p${short[1]}${proseHide(short[2] ?? "", "password")}`;
+  // `redis-cli -a X`: the password, after redis-cli named on the line.
+  if (safe === undefined && client === "redis" && last === "-a" && proseCredential(word))
+    safe = proseHide(word, "REDISCLI_AUTH");
   // `Bearer 3f2a9c0d…` with no header before it: the token, as free text reads it (`schemeToken`).
   if (safe === undefined && SCHEME.test(last) && schemeToken(last, word)) safe = proseHide(word, undefined);
   if (safe === undefined) return undefined;
@@ -641,8 +737,11 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * A command line's arguments as they may be shown or shared, one for one: with what
  * `findSpecSecrets` flags in a bundled server's `args` taken out — the value of a flag, assignment
  * or header named like a credential (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`,
- * `X-Api-Key: X`), a URL's userinfo and telling query values, each key-shaped part — and the rest
- * kept as written. Replacements as {@link withoutSecrets}. Never throws; never changes `args`.
+ * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`), a connection string's telling pair
+ * (`Server=db;Password=X;`), curl's `-u user:X`, a URL's userinfo and telling query values, each
+ * key-shaped part — and the rest kept as written. An argument holding whitespace (a `sh -c`
+ * command) is read a word at a time, its spacing kept. Replacements as {@link withoutSecrets}.
+ * Never throws; never changes `args`.
  */
 export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): string[] {
   const out = [...args];
@@ -717,20 +816,64 @@ function quoteWord(value: string, quote: string | undefined): string {
   return `"${value.replace(/["\\]/g, "\\$&")}"`;
 }
 
+/** What one argument's scan found: the first sign, and the argument with every flagged part redacted. */
+interface ArgFound {
+  sign: SecretSign;
+  safe: string;
+}
+
+/**
+ * How an argument's parts are judged: `literal` for a value after a telling name (any literal
+ * value in args, one that reads as a credential in prose), `header` for a header's value given as
+ * `Name: value`, `telling` for a name; `words` when an argument holding whitespace (a `sh -c`
+ * command) is read a word at a time.
+ */
+interface ArgRules {
+  literal: (value: string) => boolean;
+  header: (value: string, name: string) => boolean;
+  telling: (name: string) => boolean;
+  words: boolean;
+}
+
+const ARG_RULES: ArgRules = {
+  literal: isLiteral,
+  header: (value) => isLiteral(value),
+  telling: looksSecretName,
+  words: true,
+};
+
+/** Prose's rules: a name tells by its words, and a value must read as a credential. */
+const PROSE_RULES: ArgRules = {
+  literal: proseCredential,
+  header: headerCredential,
+  telling: looksProseSecretName,
+  words: false,
+};
+
 /**
  * A command line's words scanned as args are: the first sign found and the line with every
  * flagged word redacted (each other word, and the spacing between them, kept as written); none
- * when no word is flagged.
+ * when no word is flagged. A word is not split again.
  */
-function commandLineSecrets(line: string): { sign: SecretSign; safe: string } | undefined {
+function commandLineSecrets(
+  line: string,
+  hide?: SecretHide,
+  rules: ArgRules = ARG_RULES,
+): ArgFound | undefined {
   const words = commandWords(line);
   const values = words.map((word) => word.value);
   const safe = [...values];
   let sign: SecretSign | undefined;
-  scanArgs("command", values, (_path, found, index, redacted) => {
-    sign ??= found;
-    safe[index] = redacted;
-  });
+  scanArgs(
+    "command",
+    values,
+    (_path, found, index, redacted) => {
+      sign ??= found;
+      safe[index] = redacted;
+    },
+    hide,
+    { ...rules, words: false },
+  );
   if (sign === undefined) return undefined;
   let out = "";
   let at = 0;
@@ -748,63 +891,189 @@ function scanArgs(
   args: readonly string[],
   found: (path: string, sign: SecretSign, index: number, safe: string) => void,
   hide?: SecretHide,
-  literal: (value: string) => boolean = isLiteral,
-  telling: (name: string) => boolean = looksSecretName,
+  rules: ArgRules = ARG_RULES,
 ): void {
-  const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   args.forEach((arg, index) => {
-    const path = child(at, index);
-    const push = (sign: SecretSign | undefined, safe: () => string) => {
-      if (sign) found(path, sign, index, safe());
-    };
-    const flag = FLAG.exec(arg);
-    if (flag) {
-      const [, name = "", inline] = flag;
-      if (inline === undefined) return;
-      const prefix = arg.slice(0, arg.length - inline.length);
-      if (telling(name) && literal(inline)) push(SecretSign.Flag, () => prefix + named(inline, name));
-      else {
-        const sign = stringSign(inline, false);
-        push(sign, () => prefix + safeString(inline, sign as SecretSign, undefined, hide));
-      }
-      return;
-    }
-    const previous = index > 0 ? /^--?([A-Za-z][\w.-]*)$/.exec(args[index - 1] ?? "") : null;
-    if (previous && telling(previous[1] ?? "") && literal(arg)) {
-      push(SecretSign.Flag, () => named(arg, previous[1] ?? ""));
-      return;
-    }
-    // An environment assignment given as an argument: docker's `-e GITHUB_TOKEN=ghp_…`; under any
-    // other name (`-e DATABASE_URL=postgres://user:password@db/app`), its value is read as an arg.
-    const assignment = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/.exec(arg);
-    if (assignment) {
-      const [, variable = "", value = ""] = assignment;
-      if (telling(variable) && literal(value))
-        push(SecretSign.Flag, () => `${variable}=${named(value, variable)}`);
-      else {
-        const sign = stringSign(value, false);
-        push(sign, () => `${variable}=${safeString(value, sign as SecretSign, undefined, hide)}`);
-      }
-      return;
-    }
-    // A header given as an argument: "Authorization: Bearer …"; under any other name, its value is read as an arg.
-    const header = /^([\w-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
-    if (header && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg)) {
-      const [, field = "", colon = "", value = ""] = header;
-      if (telling(field) && literal(value))
-        push(SecretSign.Flag, () => `${field}${colon}${named(value, field)}`);
-      else if (telling(field) || urlSign(value)) {
-        const sign = stringSign(value, false);
-        push(sign, () => `${field}${colon}${safeString(value, sign as SecretSign, undefined, hide)}`);
-      } else {
-        const sign = stringSign(arg, false);
-        push(sign, () => safeString(arg, sign as SecretSign, undefined, hide));
-      }
-      return;
-    }
-    const sign = stringSign(arg, false);
-    push(sign, () => safeString(arg, sign as SecretSign, undefined, hide));
+    const read = readArg(arg, index > 0 ? args[index - 1] : undefined, rules, hide);
+    if (read) found(child(at, index), read.sign, index, read.safe);
   });
+}
+
+/** An environment assignment: `NAME=value`. */
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/;
+/** A flag alone, before its value. */
+const FLAG_ALONE = /^--?([A-Za-z][\w.-]*)$/;
+/** The flag before a shell's command: `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`. */
+const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
+/** curl's `-u user:password`, written tight: `-uadmin:X`. */
+const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
+
+/**
+ * One argument read with the rules for args, given the argument before it: a telling flag's value
+ * (`--token X`, `--api-key=X`), an assignment (`-e GITHUB_TOKEN=X`, also after a flag:
+ * `--env=GITHUB_TOKEN=X`), a connection string's telling pair (`Server=db;Password=X;`), a
+ * header (`X-Api-Key: X`), curl's `-u user:X`, a URL's credentials and key shapes; with
+ * `rules.words`, an argument holding whitespace (a shell's command) read a word at a time as a
+ * command line is, its spacing kept. Undefined when nothing is flagged.
+ */
+function readArg(
+  arg: string,
+  previous: string | undefined,
+  rules: ArgRules,
+  hide: SecretHide | undefined,
+): ArgFound | undefined {
+  const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
+  const tight = TIGHT_USER.exec(arg);
+  if (tight && proseCredential(tight[2] ?? ""))
+    return { sign: SecretSign.Flag, safe: `-u${tight[1]}:${named(tight[2] ?? "", "password")}` };
+  const flag = FLAG.exec(arg);
+  if (flag) {
+    const [, name = "", inline] = flag;
+    if (inline === undefined) return undefined;
+    const prefix = arg.slice(0, arg.length - inline.length);
+    if (rules.telling(name) && rules.literal(inline))
+      return { sign: SecretSign.Flag, safe: prefix + named(inline, name) };
+    // `--env=GITHUB_TOKEN=X`, `--conn=Server=db;Password=X`: the value read as the assignment it holds.
+    const inner = readAssignment(inline, rules, hide) ?? readValue(inline, hide);
+    return inner && { sign: inner.sign, safe: prefix + inner.safe };
+  }
+  const before = previous === undefined ? null : FLAG_ALONE.exec(previous);
+  if (before && rules.telling(before[1] ?? "") && rules.literal(arg))
+    return { sign: SecretSign.Flag, safe: named(arg, before[1] ?? "") };
+  // curl's `-u user:password`: the password, when it reads as one (docker's `-u 1000:1000` does not).
+  const user = /^([^:\s]+):(\S+)$/.exec(arg);
+  if (previous !== undefined && /^(?:-u|--user)$/.test(previous) && user && proseCredential(user[2] ?? ""))
+    return { sign: SecretSign.Flag, safe: `${user[1]}:${named(user[2] ?? "", "password")}` };
+  // A header given as an argument: "Authorization: Bearer …", "X-Api-Key: X".
+  const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(arg);
+  const isHeader = header !== null && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg);
+  if (isHeader) {
+    const [, field = "", colon = "", value = ""] = header;
+    if (rules.telling(field)) {
+      if (rules.header(value, field))
+        return { sign: SecretSign.Flag, safe: `${field}${colon}${named(value, field)}` };
+      const sign = stringSign(value, false);
+      return sign && { sign, safe: `${field}${colon}${safeString(value, sign, undefined, hide)}` };
+    }
+  }
+  // A shell's command (`sh -c "exec srv --api-key X"`): read a word at a time, unless it is one
+  // telling assignment whose value holds a space (`DB_PASS=two words`), which is taken whole below.
+  if (rules.words && /\s/.test(arg)) {
+    const assignment = ASSIGNMENT.exec(arg);
+    const whole =
+      assignment !== null &&
+      rules.telling(assignment[1] ?? "") &&
+      !(previous !== undefined && SHELL_COMMAND.test(previous));
+    if (!whole) {
+      // A connection string with spaces in it (`Driver={ODBC Driver 18};…;Pwd=X`) is read as one.
+      const pairs = connectionPairs(arg, rules, named);
+      if (pairs) return { sign: SecretSign.Flag, safe: pairs };
+      const line = commandLineSecrets(arg, hide, rules);
+      if (line) return { sign: line.sign, safe: withoutKeys(line.safe, hide) };
+    }
+  }
+  const assigned = readAssignment(arg, rules, hide);
+  if (assigned || ASSIGNMENT.test(arg)) return assigned;
+  if (isHeader && header) {
+    const [, field = "", colon = "", value = ""] = header;
+    if (urlSign(value)) {
+      const sign = stringSign(value, false) as SecretSign;
+      return { sign, safe: `${field}${colon}${safeString(value, sign, undefined, hide)}` };
+    }
+  }
+  return readValue(arg, hide);
+}
+
+/** A value read alone: a URL's credentials, a key shape. */
+function readValue(value: string, hide: SecretHide | undefined): ArgFound | undefined {
+  const sign = stringSign(value, false);
+  return sign && { sign, safe: safeString(value, sign, undefined, hide) };
+}
+
+/**
+ * An assignment (`NAME=value`) or a connection string of `key=value` pairs (`Server=db;…;Password=X;`,
+ * JDBC's `jdbc:sqlserver://db;password=X`): a telling name's literal value as a reference; under
+ * any other name, the value read alone. Undefined when `text` is neither, or nothing is flagged.
+ */
+function readAssignment(text: string, rules: ArgRules, hide: SecretHide | undefined): ArgFound | undefined {
+  const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
+  const assignment = ASSIGNMENT.exec(text);
+  const [, variable = "", value = ""] = assignment ?? [];
+  // A telling name's value is taken whole, a `;` in it (`DB_PASS=a;b`) included.
+  if (assignment && rules.telling(variable) && rules.literal(value))
+    return { sign: SecretSign.Flag, safe: `${variable}=${named(value, variable)}` };
+  const pairs = connectionPairs(text, rules, named);
+  if (pairs) return { sign: SecretSign.Flag, safe: pairs };
+  if (!assignment) return undefined;
+  const inner = readValue(value, hide);
+  return inner && { sign: inner.sign, safe: `${variable}=${inner.safe}` };
+}
+
+/** A connection string's pair: `Password=X`, ` User Id = sa`. */
+const PAIR_NAME = /^\s*[A-Za-z][\w .-]*$/;
+
+/**
+ * A connection string split at its `;`s, each part as written: a `;` inside a value that opens
+ * with `{` (ODBC's `Pwd={a;b}`) or a quote (`Password="a;b"`) does not split it. One pass.
+ */
+function connectionParts(text: string): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  let close = "";
+  // Whether the current part's `=` was seen, and whether its value has started (past its spaces).
+  let assigned = false;
+  let started = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i] as string;
+    if (close !== "") {
+      if (c === close) close = "";
+    } else if (c === ";") {
+      parts.push(text.slice(from, i));
+      from = i + 1;
+      assigned = false;
+      started = false;
+    } else if (!assigned) assigned = c === "=";
+    else if (!started && !SPACE.test(c)) {
+      started = true;
+      if (c === "{" || c === '"' || c === "'") close = c === "{" ? "}" : c;
+    }
+  }
+  parts.push(text.slice(from));
+  return parts;
+}
+
+/**
+ * A connection string (`;`-separated `key=value` pairs, the first may be a URL) with each telling
+ * pair's literal value as a reference named after its key, the rest kept as written; undefined
+ * when `text` is not one or holds no such pair. One pass.
+ */
+function connectionPairs(
+  text: string,
+  rules: ArgRules,
+  named: (secret: string, name: string) => string,
+): string | undefined {
+  if (!text.includes(";")) return undefined;
+  const parts = connectionParts(text);
+  if (parts.length < 2) return undefined;
+  let flagged = false;
+  const out = parts.map((part) => {
+    const eq = part.indexOf("=");
+    if (eq < 0) return part;
+    const key = part.slice(0, eq);
+    if (!PAIR_NAME.test(key)) return part;
+    const value = part.slice(eq + 1);
+    const lead = /^\s*/.exec(value)?.[0] ?? "";
+    const bareValue = value.slice(lead.length).trimEnd();
+    const name = key.trim();
+    if (!rules.telling(name) || !rules.literal(bareValue)) return part;
+    flagged = true;
+    return `${key}=${lead}${named(bareValue, name)}${value.slice(lead.length + bareValue.length)}`;
+  });
+  const first = parts[0] ?? "";
+  const opens =
+    /^[A-Za-z][A-Za-z0-9+.:-]*:\/\//.test(first) ||
+    (first.includes("=") && PAIR_NAME.test(first.split("=")[0] ?? ""));
+  return flagged && opens ? out.join(";") : undefined;
 }
 
 /** Scans a JSON container; `name` is the field a list's entries inherit (an object's entries have their own). */

@@ -113,6 +113,66 @@ const ORDINARY_KEYS = new Set([
 ]);
 
 /**
+ * Last words that make a name a setting about a credential rather than the credential: its type,
+ * name, encoding, provider, policy, … (`auth_type`, `token_encoding`, `password_policy`, `secret_name`).
+ */
+const ABOUT_A_SECRET = new Set([
+  "type",
+  "types",
+  "kind",
+  "name",
+  "names",
+  "encoding",
+  "provider",
+  "providers",
+  "policy",
+  "mode",
+  "method",
+  "methods",
+  "format",
+  "scheme",
+  "algorithm",
+  "alg",
+  "length",
+  "size",
+  "limit",
+  "version",
+  "ttl",
+  "expiry",
+  "rotation",
+  "strategy",
+  "store",
+  "manager",
+  "backend",
+  "source",
+  "path",
+  "file",
+  "dir",
+  "location",
+  "field",
+  "param",
+  "prefix",
+  "endpoint",
+  "url",
+  "uri",
+  "count",
+]);
+
+/** Words that name a password (not a token or a key): a value after them may be any word that reads as a credential. */
+const PASSWORD_WORDS = /^(?:password|passwd|passphrase|pwd|pass|\w*password|\w*passwd)$/;
+
+/**
+ * @internal True when the name (a prose name, see `looksProseSecretName`) names a password:
+ * `password`, `DB_PASSWORD`, `PGPASSWORD`, `pwd`, `pass`, `spring.datasource.password`.
+ */
+export function looksPasswordName(name: string): boolean {
+  return (
+    looksProseSecretName(name) &&
+    name.split(WORD_BREAK).some((word) => PASSWORD_WORDS.test(word.toLowerCase()))
+  );
+}
+
+/**
  * @internal The prose form of `looksSecretName`: true when a word of the name (split as
  * `looksSecretName` splits, at anything but a letter and where a small letter meets a capital) is
  * one credentials are given under — `token`, `secret`, `password`, `passwd`, `pass`, `auth`,
@@ -130,6 +190,8 @@ export function looksProseSecretName(name: string): boolean {
     .split(WORD_BREAK)
     .filter((word) => word !== "")
     .map((word) => word.toLowerCase());
+  // `auth_type`, `token_encoding`, `password_policy`, `secret_name`: a setting about a credential.
+  if (words.length > 1 && ABOUT_A_SECRET.has(words[words.length - 1] as string)) return false;
   return words.some(
     (word, index) =>
       PROSE_SECRET_WORDS.has(word) ||

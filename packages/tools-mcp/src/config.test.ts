@@ -274,6 +274,24 @@ describe("${VAR} in a .mcp.json", () => {
     );
   });
 
+  it("refuses a spec's exported --pwd reference while it is unset, though PWD (the working directory) is set", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    const exported = exportSpec({
+      spec: SPEC_TOKEN,
+      bundle: {
+        mcpServers: [{ name: "db", command: "db-mcp", args: ["--user", "admin", "--pwd", "hunter2"] }],
+      },
+    });
+    const servers = exported.bundle?.mcpServers ?? [];
+    const error = refusal(() => mcpServers(servers, { env: { PWD: "/work/main", HOME: "/home/me" } }));
+    expect(error.message).toBe(
+      "[0].args[3]: ${PWD_SECRET} is not set in the environment, and has no default (${PWD_SECRET:-default}).",
+    );
+    // Set, it is what the server gets.
+    const [db] = mcpServers(servers, { env: { PWD: "/work/main", PWD_SECRET: "hunter2" } });
+    expect(db).toMatchObject({ args: ["--user", "admin", "--pwd", "hunter2"] });
+  });
+
   it("what an expansion put into the args is masked in the failure message", async () => {
     const { FIXTURE, NODE } = await import("../test/support.js");
     const servers = mcpServers(
