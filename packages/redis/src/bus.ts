@@ -26,7 +26,7 @@ import {
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { MAX_OWED, Owed } from "./owed.js";
-import { decode, StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
+import { decode, ownerOf, StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
 export interface RedisBusOptions extends RedisOptions {
@@ -71,7 +71,8 @@ export interface RedisWatchOptions {
 export interface RedisEventBus extends EventBus {
   /**
    * The run's events from Redis — replay, then live (`XREAD BLOCK`) — until its `done`, an
-   * `endRun` on any instance, `return()` or `signal`. `options.after` starts after a given seq, so
+   * `endRun` on any instance, `return()` or `signal`, or, after one `notice`, its stream gone from
+   * Redis (expired or deleted) once this watcher has read some of it. `options.after` starts after a given seq, so
    * a reconnecting reader reads on exactly where it stopped. Never throws after the call (a bad
    * `runId` throws `EventsError`); a lost connection is waited out and read past.
    */
@@ -113,6 +114,8 @@ interface LocalRun {
   events: SequencedEvent[];
   ended: boolean;
   touched: number;
+  /** `onError` was told that another emitter holds the run: not again for each event. */
+  foreignTold?: boolean;
 }
 
 interface Pending {
@@ -122,7 +125,10 @@ interface Pending {
   event: SequencedEvent;
   /** The event as written to the stream, serialized when it was emitted. */
   json: string;
-  /** Sent before and not confirmed: a "top item" answer now means the first send landed. */
+  /**
+   * Sent before and not confirmed: a "not above the top" answer now may mean the first send landed
+   * (it counts as written when the stream holds its seq from this emitter).
+   */
   tried: boolean;
 }
 
@@ -189,6 +195,11 @@ function positive(value: unknown, name: string, fallback: number): number {
     );
   }
   return value;
+}
+
+/** A run id as a message shows it: quoted, and cut past 200 characters. */
+function shownRun(runId: string): string {
+  return JSON.stringify(runId.length > 200 ? `${runId.slice(0, 200)}…` : runId);
 }
 
 function errorText(error: unknown): string {
@@ -276,7 +287,9 @@ const APPEND_SHA = createHash("sha1").update(APPEND_SCRIPT).digest("hex");
  * It holds a writer and a subscriber connection, and each watcher opens one more, because
  * `XREAD BLOCK` holds the connection it runs on.
  *
- * Delivery: events of one run reach Redis in `seq` order and are written at most once each; a
+ * Delivery: events of one run reach Redis in `seq` order (a run's events of a batch go in one
+ * script call, so a refusal for now or an emptied script cache never lets a later seq in before an
+ * earlier one) and are written at most once each, and one that cannot be written is reported; a
  * watcher reads each stored event exactly once, in order, across reconnects. While Redis is away,
  * emitted events wait (up to `maxPending`) and are written when it is back; events Redis lost (a
  * restart without persistence, trimming) show up to watchers as one gap notice. One instance emits
@@ -454,19 +467,22 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   };
 
   /**
-   * Writes a batch, one script call per run in it, and answers the items that are done with: written,
-   * already there, or refused by Redis for good (reported and dropped, so one run whose key Redis
-   * will not take never holds up the others). Items from the first group that failed for a reason
-   * that passes (a lost connection, Redis loading, busy or out of memory) on are kept to send again.
+   * Writes a batch, one script call per run in it (all of that run's events in the batch, in seq
+   * order, so no later seq of a run can land while an earlier one is refused or waits for the
+   * script to be loaded), and answers the items that are done with: written, already there, or
+   * refused for good (reported and dropped, so one run whose key Redis will not take never holds up
+   * the others). Items of a call that failed for a reason that passes (a lost connection, Redis
+   * loading, busy or out of memory) are kept, to go first in the next batch.
    */
   const writeBatch = async (batch: Pending[]): Promise<Set<Pending>> => {
-    // One script call per run in the batch: its events in seq order, then the expiry renewed.
-    const groups: Pending[][] = [];
+    // A run's events of the whole batch in one group: the queue holds them in seq order.
+    const byRun = new Map<string, Pending[]>();
     for (const item of batch) {
-      const group = groups.at(-1);
-      if (group && group[0]?.runId === item.runId && group[0].token === item.token) group.push(item);
-      else groups.push([item]);
+      const group = byRun.get(item.token);
+      if (group) group.push(item);
+      else byRun.set(item.token, [item]);
     }
+    const groups = [...byRun.values()];
     const sends = groups.map((group) => {
       const { runId, token } = group[0] as Pending;
       const args = [String(maxStreamLength), ttl(runs.get(runId)), token];
@@ -485,20 +501,24 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     const results = await Promise.allSettled(sends);
     const handled = new Set<Pending>();
     const refusedRuns = new Set<string>();
+    let passing = false;
+    const checks: Promise<void>[] = [];
     for (const [g, result] of results.entries()) {
       const group = groups[g] as Pending[];
+      const { runId, token } = group[0] as Pending;
       if (result.status === "rejected") {
         if (!refusedForGood(result.reason)) {
-          report(result.reason);
-          break;
+          // Kept, to be sent again first; told once per batch.
+          if (!passing) report(result.reason);
+          passing = true;
+          continue;
         }
-        const runId = (group[0] as Pending).runId;
         if (!refusedRuns.has(runId)) {
           refusedRuns.add(runId);
           report(
             new RedisStoreError(
               "refused",
-              `Redis refused to store run ${JSON.stringify(runId.length > 200 ? `${runId.slice(0, 200)}…` : runId)}'s events ` +
+              `Redis refused to store run ${shownRun(runId)}'s events ` +
                 `(${errorText(result.reason)}); they were dropped, and the other runs' events are written as usual.`,
               { cause: result.reason },
             ),
@@ -507,34 +527,91 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         for (const item of group) handled.add(item);
         continue;
       }
-      let toldForeign = false;
+      const below: Pending[] = [];
       for (const [i, item] of group.entries()) {
-        if (result.value[i] === -1 && !toldForeign) {
-          toldForeign = true;
-          report(
-            new RedisStoreError(
-              "invalid-option",
-              `Run ${JSON.stringify(item.runId)} is being emitted by another instance: the latest events in its ` +
-                `stream are not this instance's and that run has not ended. One instance emits into a run; ` +
-                `this instance's events from seq ${item.event.seq} on were not written.`,
-            ),
-          );
+        const answer = result.value[i];
+        if (answer === 0) below.push(item);
+        else {
+          if (answer === -1) toldForeign(runId, token, item.event.seq, false);
+          handled.add(item);
         }
-        if (result.value[i] === 0 && !item.tried) {
-          report(
-            new RedisStoreError(
-              "invalid-option",
-              `Run ${JSON.stringify(item.runId)} already holds seq ${item.event.seq} or later in Redis: ` +
-                "another instance (or an earlier process) emitted into it. One instance emits into a run; " +
-                "this event was not written.",
-            ),
-          );
-        }
-        handled.add(item);
       }
+      if (below.length > 0) checks.push(settleBelow(runId, token, below, handled));
     }
+    await Promise.all(checks);
     for (const item of batch) if (!handled.has(item)) item.tried = true;
     return handled;
+  };
+
+  /**
+   * Events the script answered 0 for (their id is not above the stream's top): each counts as
+   * written only if the stream holds its seq from this emitter (its `o` token), as after an earlier
+   * try whose reply was lost. The others were not written and are told, never dropped silently:
+   * once per run when the stream's top is another emitter's, with their count otherwise. If Redis
+   * cannot be read now, they stay queued and are sent (and checked) again.
+   */
+  const settleBelow = async (
+    runId: string,
+    token: string,
+    items: Pending[],
+    handled: Set<Pending>,
+  ): Promise<void> => {
+    const key = keyOf(runId);
+    const first = (items[0] as Pending).event.seq;
+    const last = (items.at(-1) as Pending).event.seq;
+    let held: [string, string[]][];
+    let top: [string, string[]] | undefined;
+    try {
+      [held, top] = await Promise.all([
+        call<[string, string[]][]>(writer, ["XRANGE", key, `${first}-0`, `${last}-0`]),
+        call<[string, string[]][]>(writer, ["XREVRANGE", key, "+", "-", "COUNT", "1"]).then((t) => t[0]),
+      ]);
+    } catch {
+      return;
+    }
+    const ours = new Set(held.filter((entry) => ownerOf(entry) === token).map((entry) => entry[0]));
+    const lost = items.filter((item) => !ours.has(`${item.event.seq}-0`));
+    for (const item of items) handled.add(item);
+    if (lost.length === 0) return;
+    const topOwner = top && ownerOf(top);
+    if (top && topOwner !== token) {
+      toldForeign(runId, token, (lost[0] as Pending).event.seq, true);
+      return;
+    }
+    const seqs = lost.map((item) => item.event.seq);
+    report(
+      new RedisStoreError(
+        "invalid-option",
+        `${lost.length} event${lost.length === 1 ? " of run " : "s of run "}${shownRun(runId)} (seq ${seqs[0]}` +
+          `${seqs.length > 1 ? `–${seqs.at(-1)}` : ""}) ${lost.length === 1 ? "was" : "were"} dropped: Redis already ` +
+          `holds later entries of the run${top ? ` from this instance (up to ${top[0]})` : ""}, and a stream takes no ` +
+          "entry at or below its top: the stream was changed outside this bus (restored, or edited by hand).",
+      ),
+    );
+  };
+
+  /**
+   * Tells `onError`, once per run, that another emitter holds run `runId` and this instance's events
+   * of it from seq `seq` on are not written: its stream already holds that seq or later (`below`),
+   * or its latest entries are another emitter's in a run that has not ended.
+   */
+  const toldForeign = (runId: string, token: string, seq: number, below: boolean): void => {
+    const run = runs.get(runId);
+    const local = run?.token === token ? run : undefined;
+    if (local?.foreignTold) return;
+    if (local) local.foreignTold = true;
+    report(
+      new RedisStoreError(
+        "invalid-option",
+        `Run ${shownRun(runId)} ` +
+          (below
+            ? `already holds seq ${seq} or later in Redis, written by another emitter (another instance, or an earlier process).`
+            : "is being emitted by another emitter (another instance, or an earlier process): the latest events in its " +
+              "stream are not this instance's and that run has not ended.") +
+          ` One instance emits into a run; this instance's events of it from seq ${seq} on are not written ` +
+          "(told once per run).",
+      ),
+    );
   };
 
   const flush = async (): Promise<void> => {

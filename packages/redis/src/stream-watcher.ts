@@ -77,7 +77,8 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * last seq it saw. A run started afresh under its id by another emitter ends it, with one notice for
  * the part of the old run it had not read: seen when an entry of the new emitter's comes, or, when
  * the new run stays below this watcher's position, by a look at the stream's top after each empty
- * `XREAD` (bounded to {@link BLOCK_MS}).
+ * `XREAD` (bounded to {@link BLOCK_MS}). The same look finds the stream gone: a watcher that has read
+ * some of the run ends, after one notice, when the stream expired or was deleted without `done`.
  */
 export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, undefined> {
   private queue: SequencedEvent[] = [];
@@ -110,6 +111,19 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
   private owner: string | undefined;
   /** The stream's last seq when this watcher subscribed: up to it nothing is trimmed. */
   private replayEnd = 0;
+  /**
+   * The `run_id` of the server this watcher's connection reaches now (`INFO server`), learnt after
+   * each (re)connect; `"?"` when the server will not say. A stream missing from the server it was
+   * read on expired or was deleted; missing after a restart, it may only have been lost with it.
+   */
+  private server: string | undefined;
+  /** Counts the connection's (re)connects, so a `run_id` asked across one is not trusted. */
+  private connects = 0;
+  /** The server on which this watcher last read an entry of the run (undefined before the first). */
+  private readOn: string | undefined;
+  /** Idle wakeups in a row that found the stream gone, and since when. */
+  private goneChecks = 0;
+  private goneSince = 0;
   private readonly onAbort = (): void => this.close();
 
   constructor(
@@ -242,6 +256,10 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
         this.conn.destroy();
         return;
       }
+      this.conn.on("ready", () => {
+        this.connects++;
+        this.server = undefined;
+      });
       this.replayEnd = await this.topSeq();
       while (!this.closed && !this.ending) {
         if (this.cursor < this.replayEnd && this.available() > 0) {
@@ -284,6 +302,50 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
     this.end();
   }
 
+  /** Learns the `run_id` of the server the connection reaches now (once per connection). */
+  private async learnServer(conn: RedisConnection): Promise<void> {
+    const connects = this.connects;
+    let id: string;
+    try {
+      const info = await call<string>(conn, ["INFO", "server"]);
+      id = /run_id:([0-9a-f]+)/.exec(String(info))?.[1] ?? "?";
+    } catch (error) {
+      // A server that will not answer INFO (a managed one that renames it): restarts cannot be told.
+      if (!refusedForGood(error)) throw error;
+      id = "?";
+    }
+    if (connects === this.connects) this.server = id;
+  }
+
+  /**
+   * The stream of a run this watcher has read is gone (expired or deleted) and no `done` came: its
+   * emitter stopped without ending the run. Ends the watcher, after one notice, when it is gone on
+   * two idle wakeups in a row (a second apart: an `endRun` deletes the stream and announces it at
+   * once, and its announcement ends the watcher first, without a notice) from the server the run
+   * was read on. Gone after a restart of Redis, the stream may only have been lost with it while
+   * its emitter goes on: then the watcher waits on, for `retainUnendedMs` at most.
+   */
+  private async whenGone(conn: RedisConnection): Promise<boolean> {
+    const now = Date.now();
+    if (this.goneChecks++ === 0) this.goneSince = now;
+    if (this.server === undefined) await this.learnServer(conn);
+    const sameServer = this.server !== undefined && this.server !== "?" && this.server === this.readOn;
+    const over = sameServer
+      ? this.goneChecks >= 2
+      : now - this.goneSince >= this.host.settings().retainUnendedMs;
+    if (!over || this.closed || this.ending) return false;
+    const notice = {
+      kind: "notice",
+      text:
+        "The run's stream is gone from Redis (expired or deleted) without its `done`: its emitter stopped " +
+        "without ending the run. This watcher ends here.",
+      seq: this.cursor + 1,
+    };
+    this.push(notice as SequencedEvent<RunEvent>);
+    this.end();
+    return true;
+  }
+
   private async topSeq(): Promise<number> {
     const conn = this.conn as RedisConnection;
     const top = await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]);
@@ -294,7 +356,9 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
   private async readOnce(): Promise<void> {
     const conn = this.conn as RedisConnection;
     let reply: [string, Entry[]][] | null;
+    const connects = this.connects;
     try {
+      if (this.server === undefined) await this.learnServer(conn);
       reply = await call<[string, Entry[]][] | null>(conn, [
         "XREAD",
         "COUNT",
@@ -306,14 +370,18 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
         this.readFrom,
       ]);
       // Nothing new for a while: the run read so far may have been started afresh below this
-      // watcher's position. Only a watcher that knows whose run it reads can tell.
-      if (reply === null && this.owner !== undefined) {
+      // watcher's position (only a watcher that knows whose run it reads can tell), or its stream
+      // may be gone (only a watcher that has read some of it can tell).
+      if (reply === null && (this.owner !== undefined || this.readOn !== undefined)) {
         const top = (await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]))[0];
         const owner = top && ownerOf(top);
         if (owner !== undefined && owner !== this.owner) {
           await this.endStartedAfresh();
           return;
         }
+        if (!top && this.readOn !== undefined && (await call<number>(conn, ["EXISTS", this.key])) === 0) {
+          if (await this.whenGone(conn)) return;
+        } else this.goneChecks = 0;
       }
     } catch (error) {
       if (this.closed || this.ending) return;
@@ -329,7 +397,12 @@ export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, unde
       return;
     }
     this.backoff = 0;
-    for (const entry of reply?.[0]?.[1] ?? []) {
+    const entries = reply?.[0]?.[1] ?? [];
+    if (entries.length > 0) {
+      this.goneChecks = 0;
+      if (connects === this.connects && this.server !== undefined) this.readOn = this.server;
+    }
+    for (const entry of entries) {
       const owner = ownerOf(entry);
       if (owner !== undefined) {
         if (this.owner !== undefined && owner !== this.owner) {

@@ -1,0 +1,140 @@
+import type { SequencedEvent } from "@loopwright/events";
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisBus, type RedisEventBus } from "./bus.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const STOPPED =
+  /gone from Redis \(expired or deleted\) without its `done`: its emitter stopped without ending the run/;
+
+/** Reads a watcher to its end, or until `ms` pass (then says so in `abortedByTest`). */
+async function readAll(bus: RedisEventBus, runId: string, ms: number) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  const seen: SequencedEvent[] = [];
+  for await (const event of bus.watch(runId, controller.signal)) seen.push(event);
+  clearTimeout(timer);
+  return { seen, abortedByTest: controller.signal.aborted };
+}
+
+const textOf = (event: SequencedEvent | undefined) => (event as { text?: string } | undefined)?.text ?? "";
+
+describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
+  let server: RedisServer;
+  let raw: ReturnType<typeof createClient>;
+  const buses: RedisEventBus[] = [];
+  const bus = async (prefix: string, settings?: Parameters<typeof createRedisBus>[0]["settings"]) => {
+    const made = await createRedisBus({ url: server.url, prefix, settings, onError: () => {} });
+    buses.push(made);
+    return made;
+  };
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    raw = createClient({ url: server.url, RESP: 2 });
+    raw.on("error", () => {});
+    await raw.connect();
+  });
+  afterAll(async () => {
+    await Promise.all(buses.map((b) => b.close()));
+    raw?.destroy();
+    await server.kill();
+  });
+
+  it("ends, after a notice, once the stream of a run whose emitter stopped without done has expired", {
+    timeout: 20_000,
+  }, async () => {
+    // The emitting host: five events, a short retention, then it stops (no done, no endRun).
+    const host = await bus("expired:", { retainUnendedMs: 1500 });
+    for (let i = 0; i < 5; i++) host.emit("crashed", { kind: "output", text: `e${i}` });
+    await host.flushed();
+    await host.close();
+    const watcherBus = await bus("expired:");
+    const { seen, abortedByTest } = await readAll(watcherBus, "crashed", 15_000);
+    expect(abortedByTest).toBe(false);
+    expect(seen.slice(0, 5).map((e) => `${e.seq}:${e.kind}`)).toEqual([
+      "1:output",
+      "2:output",
+      "3:output",
+      "4:output",
+      "5:output",
+    ]);
+    expect(seen).toHaveLength(6);
+    expect(seen[5]?.kind).toBe("notice");
+    expect(textOf(seen[5])).toMatch(STOPPED);
+    expect(seen[5]?.seq).toBe(6);
+    expect(await raw.sendCommand(["EXISTS", "expired:run:crashed"])).toBe(0);
+  });
+
+  it("ends the same way when the stream is deleted by hand", { timeout: 20_000 }, async () => {
+    const host = await bus("deleted:");
+    host.emit("gone", { kind: "output", text: "one" });
+    host.emit("gone", { kind: "output", text: "two" });
+    await host.flushed();
+    const watcherBus = await bus("deleted:");
+    const reading = readAll(watcherBus, "gone", 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await raw.sendCommand(["DEL", "deleted:run:gone"]);
+    const { seen, abortedByTest } = await reading;
+    expect(abortedByTest).toBe(false);
+    expect(seen.map((e) => e.kind)).toEqual(["output", "output", "notice"]);
+    expect(textOf(seen[2])).toMatch(STOPPED);
+  });
+
+  it("an endRun on another instance ends it without that notice", { timeout: 20_000 }, async () => {
+    const host = await bus("ended:");
+    host.emit("dropped", { kind: "output", text: "one" });
+    await host.flushed();
+    const watcherBus = await bus("ended:");
+    const reading = readAll(watcherBus, "dropped", 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    host.endRun("dropped");
+    const { seen, abortedByTest } = await reading;
+    expect(abortedByTest).toBe(false);
+    expect(seen.map((e) => e.kind)).toEqual(["output"]);
+  });
+
+  it("a watcher that has read nothing yet waits for the run to start, however long its key is missing", {
+    timeout: 20_000,
+  }, async () => {
+    const host = await bus("late:");
+    const watcherBus = await bus("late:");
+    const reading = readAll(watcherBus, "later", 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    host.emit("later", { kind: "output", text: "at last" });
+    host.emit("later", { kind: "done" });
+    const { seen, abortedByTest } = await reading;
+    expect(abortedByTest).toBe(false);
+    expect(seen.map((e) => e.kind)).toEqual(["output", "done"]);
+  });
+
+  it("a stream lost with a Redis restart (no persistence) while its emitter goes on is waited for, not taken as the emitter gone", {
+    timeout: 30_000,
+  }, async () => {
+    const own = await RedisServer.start();
+    const made: RedisEventBus[] = [];
+    try {
+      const host = await createRedisBus({ url: own.url, prefix: "restart:", onError: () => {} });
+      const watcherBus = await createRedisBus({ url: own.url, prefix: "restart:", onError: () => {} });
+      made.push(host, watcherBus);
+      host.emit("lives", { kind: "output", text: "before" });
+      await host.flushed();
+      const reading = readAll(watcherBus, "lives", 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await own.kill();
+      await own.start();
+      // The stream is gone with the restart, and the emitter is quiet for a while (a slow model).
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      host.emit("lives", { kind: "output", text: "after" });
+      host.emit("lives", { kind: "done" });
+      const { seen, abortedByTest } = await reading;
+      expect(abortedByTest).toBe(false);
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["1:output", "2:output", "3:done"]);
+    } finally {
+      await Promise.all(made.map((b) => b.close()));
+      await own.kill();
+    }
+  });
+});
