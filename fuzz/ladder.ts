@@ -5,7 +5,7 @@
  * quadruples it). Each size is timed as the best of several runs, and a floor of a few
  * milliseconds keeps scheduler noise on a shared machine from reading as growth.
  */
-import { firstTokenMs, listedWindow, timeoutMs } from "../packages/client/src/index.js";
+import { firstTokenMs, listedWindow, redactor, timeoutMs } from "../packages/client/src/index.js";
 import { runMetrics } from "../packages/events/src/index.js";
 import { contextTokens } from "../packages/ledger/src/index.js";
 import { isOverflow, isTransient, readRefusal } from "../packages/negotiate/src/index.js";
@@ -355,6 +355,13 @@ export const SHAPES: Shape[] = [
     name: "readRefusal: 'Input should be ' repeated",
     build: (n) => repeat("Input should be 'a' ", n),
     run: refusal,
+  },
+  {
+    // A `String` object's own keys are one per character: the walk must not list them.
+    name: "redactor: an error holding a String object of the text, with a named field",
+    build: (n) =>
+      Object.assign(new Error("x"), { body: Object.assign(new String(repeat("a sk-", n)), { note: "n" }) }),
+    run: (error) => redactor({ apiKey: "sk-live-ABCDEFGHIJKLMNOP1234", baseUrl: "http://x" })(error),
   },
   {
     name: "listedWindow: Ollama parameters of newlines",

@@ -27,6 +27,7 @@ export {
   REDACTED,
   redactor,
   SHORTEST_PIECE,
+  STRING_OBJECT_NAMES_UP_TO,
   secretsOf,
   unwrittenRedactions,
   WHOLE_WORD_BELOW,

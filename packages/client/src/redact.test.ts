@@ -6,9 +6,16 @@ import vm from "node:vm";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import fc from "fast-check";
 import OpenAI from "openai";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createClientPool } from "./pool.js";
-import { credentialRedactor, REDACTED, redactor, type SecretBearer, unwrittenRedactions } from "./redact.js";
+import {
+  credentialRedactor,
+  REDACTED,
+  redactor,
+  type SecretBearer,
+  STRING_OBJECT_NAMES_UP_TO,
+  unwrittenRedactions,
+} from "./redact.js";
 
 const KEY = "sk-proj-Abc123_Def456-Ghi789Jkl012Mno345";
 const both = (endpoint: Parameters<typeof redactor>[0]) =>
@@ -306,6 +313,124 @@ describe("redactor's deep walk", () => {
     redact(holder);
     expect(holder.tagged).toBe(tagged);
     expect(unwrittenRedactions(holder)).toEqual([{ holder, key: "tagged", redacted: `tag ${REDACTED}` }]);
+  });
+
+  it("moves a property named by the key to the redacted name, and reports a name it cannot change, redacted", () => {
+    const cached = { model: "m" };
+    const clients = { [KEY]: cached, [REDACTED]: "taken", plain: `Bearer ${KEY}` };
+    const auth = Symbol(`auth ${KEY}`);
+    class Cache {
+      readonly byKey: Record<string, number> = { [`k ${KEY}`]: 1 };
+    }
+    const error = Object.assign(new Error("x"), {
+      clients,
+      [auth]: "set",
+      frozen: Object.freeze({ [`token ${KEY}`]: `Bearer ${KEY}` }),
+      cache: new Cache(),
+    });
+    Object.defineProperty(error, `hidden ${KEY}`, {
+      value: 7,
+      enumerable: false,
+      writable: true,
+      configurable: true,
+    });
+    expect(redact(error)).toBe(error);
+    // A writable plain holder's key is renamed (`(2)` where the redacted name is taken), its value kept.
+    expect(Object.keys(clients)).toEqual([REDACTED, "plain", `${REDACTED} (2)`]);
+    expect((clients as Record<string, unknown>)[`${REDACTED} (2)`]).toBe(cached);
+    expect(clients[REDACTED]).toBe("taken");
+    expect(clients.plain).toBe(`Bearer ${REDACTED}`);
+    const hidden = Object.getOwnPropertyDescriptor(error, `hidden ${REDACTED}`);
+    expect(hidden).toEqual({ value: 7, enumerable: false, writable: true, configurable: true });
+    // A symbol, a frozen holder and a live instance's field keep their names: reported, redacted.
+    const frozen = error.frozen;
+    const left = unwrittenRedactions(error);
+    expect(left).toEqual(
+      expect.arrayContaining([
+        { holder: error, key: `Symbol(auth ${REDACTED})`, redacted: "set" },
+        { holder: frozen, key: `token ${REDACTED}`, redacted: `Bearer ${REDACTED}` },
+        { holder: error.cache.byKey, key: `k ${REDACTED}`, redacted: "1" },
+      ]),
+    );
+    expect(left).toHaveLength(3);
+    const shown = inspect(error, { showHidden: true, depth: null });
+    // Only where it was reported: the symbol, the frozen holder's name and value, the instance's field.
+    expect(shown.match(/Abc123/g)).toHaveLength(4);
+    for (const { key, redacted } of left) expect(`${key} ${redacted}`).not.toContain("Abc123");
+  });
+
+  it("reads a long String object's text and symbols without listing its characters, and reports its named fields unread", () => {
+    const note = Symbol("note");
+    const text = `key ${KEY} ${"a".repeat(STRING_OBJECT_NAMES_UP_TO)}`;
+    const big = Object.assign(new String(text), { field: `f ${KEY}`, [note]: `n ${KEY}` });
+    const quiet = Object.assign(new String("a".repeat(STRING_OBJECT_NAMES_UP_TO + 1)), { field: "f" });
+    const small = Object.assign(new String(`key ${KEY}`), { field: `f ${KEY}` });
+    const holder = { big, quiet, small };
+    const listed: object[] = [];
+    const names = Object.getOwnPropertyNames;
+    const spy = vi.spyOn(Object, "getOwnPropertyNames").mockImplementation((value: object) => {
+      listed.push(value);
+      return names(value);
+    });
+    try {
+      redact(holder);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(listed).not.toContain(big);
+    expect(listed).not.toContain(quiet);
+    expect(listed).toContain(small);
+    // The holder takes a redacted String: its text and symbol-keyed fields redacted.
+    expect(holder.big).not.toBe(big);
+    expect(String(holder.big)).toBe(`key ${REDACTED} ${"a".repeat(STRING_OBJECT_NAMES_UP_TO)}`);
+    expect((holder.big as unknown as Record<symbol, unknown>)[note]).toBe(`n ${REDACTED}`);
+    expect(holder.quiet).toBe(quiet);
+    expect((holder.small as unknown as { field: string }).field).toBe(`f ${REDACTED}`);
+    // (Compared by identity: a deep comparison would list the long ones' characters.)
+    const left = unwrittenRedactions(holder).map(({ holder: on, key, redacted }) => [
+      on === big ? "big" : on === quiet ? "quiet" : on,
+      key,
+      redacted,
+    ]);
+    expect(left).toEqual(
+      expect.arrayContaining([
+        ["big", "", "[named properties not read]"],
+        ["quiet", "", "[named properties not read]"],
+      ]),
+    );
+    expect(left).toHaveLength(2);
+  });
+
+  it("reports on the String it answers for one given alone what that answer still reaches unwritten", () => {
+    const detail = Object.freeze({ auth: `Bearer ${KEY}` });
+    const info = { auth: `Bearer ${KEY}` };
+    const given = Object.assign(new String(`key ${KEY}`), { detail, info });
+    const answer = redact(given);
+    expect(answer).not.toBe(given);
+    expect((answer as unknown as { detail: object }).detail).toBe(detail);
+    // What the answer shares with the one given and can be written is written, not only reported.
+    expect((answer as unknown as { info: object }).info).toBe(info);
+    expect(info.auth).toBe(`Bearer ${REDACTED}`);
+    expect(unwrittenRedactions(answer)).toEqual([
+      { holder: detail, key: "auth", redacted: `Bearer ${REDACTED}` },
+    ]);
+    expect(unwrittenRedactions(given)).toEqual(
+      expect.arrayContaining([
+        { holder: given, key: "", redacted: `key ${REDACTED}` },
+        { holder: detail, key: "auth", redacted: `Bearer ${REDACTED}` },
+      ]),
+    );
+    // So it is for a String on a frozen holder: its copy's walk writes what the two share.
+    const shared = { auth: `Bearer ${KEY}` };
+    const frozen = Object.freeze({ box: Object.assign(new String(`key ${KEY}`), { shared }) });
+    const error = { frozen };
+    redact(error);
+    expect(shared.auth).toBe(`Bearer ${REDACTED}`);
+    expect(unwrittenRedactions(error)).toEqual([{ holder: frozen, key: "box", redacted: `key ${REDACTED}` }]);
+    // A String whose only unwritten part is the one given: its answer has nothing to report.
+    const clean = new String(`key ${KEY}`);
+    const first = redact(clean);
+    expect(unwrittenRedactions(first)).toEqual([]);
   });
 });
 

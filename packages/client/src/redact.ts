@@ -705,10 +705,14 @@ export function redactText(text: string, patterns: readonly Pattern[]): string {
  * A property a redactor found a secret in but could not write — a frozen error's `message` or
  * `stack`, a read-only field, a live class instance's field (never written), immutable `Headers`
  * whose holder could not take a redacted copy, a `String` object on a holder that cannot be written:
- * the object holding it, its key (a header's name; a `Map` key redacted; a symbol key as it prints,
- * `Symbol(request)`; `""` for a `Set` item or the value given itself), and what it would read
- * redacted (build what is shown from that, never from the property). What could not be read at all
- * (a revoked `Proxy`, a getter or trap that throws) reads `"[unreadable]"`.
+ * the object holding it, its key (a header's name; a `Map` key; a symbol key as it prints,
+ * `Symbol(request)`; `""` for a `Set` item or the value given itself — every key redacted too),
+ * and what it would read redacted (build what is shown from that, never from the property). A
+ * property whose name holds a secret and could not be renamed (a symbol key, a live instance's
+ * field, a frozen holder's) is listed under its redacted name, with its value's text redacted
+ * (`"[object]"` for an object, which is walked on its own). What could not be read at all (a revoked
+ * `Proxy`, a getter or trap that throws) reads `"[unreadable]"`; a `String` object longer than
+ * `STRING_OBJECT_NAMES_UP_TO` reads `"[named properties not read]"` under `""`.
  */
 export interface UnwrittenRedaction {
   readonly holder: object;
@@ -750,9 +754,16 @@ export function unwrittenRedactions(value: unknown): readonly UnwrittenRedaction
  * `message`, `stack`, `cause` and every other own property, enumerable or not, symbol-keyed ones
  * included (reported under the symbol's name, `Symbol(request)`) (`AggregateError`'s `errors`);
  * every string, array (its items and symbol keys) and plain object reachable from there (any
- * realm's); a `String` object's text — it cannot be written, so each holder that may be written
- * takes a redacted `String` in its place (one given alone is answered by one) and what cannot is
- * reported; `Map` keys
+ * realm's); property names too — a plain object's or an error's own property named by a secret
+ * (a cache of clients keyed by their key) is moved to the redacted name (`… (2)` where that is
+ * taken), and a name that cannot be changed (a symbol's description, a live instance's or a frozen
+ * holder's property) is reported under its redacted name; a `String` object's text — it cannot be
+ * written, so each holder that may be written takes a redacted `String` in its place (one given
+ * alone is answered by one, and what that answer still reaches unwritten is reported on it too)
+ * and what cannot is reported; a `String` object's own fields, without listing its characters: its
+ * symbol-keyed ones always, its named ones up to `STRING_OBJECT_NAMES_UP_TO` (64 Ki) characters of
+ * text (a longer one is reported, `"[named properties not read]"`, and a copy of it keeps only
+ * its symbol-keyed fields); `Map` keys
  * and values and `Set` values (any realm's), a `URL`'s `href` and `Headers` — immutable ones (a
  * fetched response's, as an SDK error holds them) replaced on their holder by a redacted copy — so
  * whatever a host logs of it, however deep, holds no secret. A class instance (an SDK client, a
@@ -810,9 +821,21 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
   // deeper than the call stack goes.
   const seen = new WeakSet<object>();
   const pending: Visit[] = [];
+  /**
+   * `String` objects left in place (on a holder that could not take the redacted copy, or given
+   * alone), read once all else is: what the copy shares with one (a field's object) is written by
+   * the copy's walk first, and only what is left is reported.
+   */
+  const leftBoxes: Visit[] = [];
   const throughInstances = heldByInstances(value);
   const unwritten: UnwrittenRedaction[] = [];
-  const leave = (holder: object, key: string, redacted: string) => unwritten.push({ holder, key, redacted });
+  // A report's key is text a host shows too: a property name, a header's name or a symbol's
+  // description may hold the secret.
+  const leave = (holder: object, key: string, redacted: string) =>
+    unwritten.push({ holder, key: redactText(key, patterns), redacted });
+  /** `String` objects the walk made (redacted copies), and big ones already reported unlisted. */
+  const made = new WeakSet<object>();
+  const unlistedOnce = new WeakSet<object>();
   /** Immutable `Headers` met so far, and the redacted copy each holder gets instead. */
   const copies = new Map<object, Headers>();
   /** `String` objects whose text held a secret, and the redacted `String` each holder gets instead. */
@@ -849,7 +872,7 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
         // The `String` left in place is only read: what else it holds is reported.
         if (!seen.has(current)) {
           seen.add(current);
-          pending.push({ value: current, holder, key, live: true });
+          leftBoxes.push({ value: current, holder, key, live: true });
         }
       } else if (current !== null && typeof current === "object" && copies.has(current)) {
         for (const [name, text] of copies.get(current) as Headers) {
@@ -858,6 +881,11 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
       }
     },
     redact: (text) => redactText(text, patterns),
+    unlisted(box) {
+      if (made.has(box) || unlistedOnce.has(box)) return;
+      unlistedOnce.add(box);
+      leave(box, "", UNLISTED);
+    },
   };
   /**
    * A new `String` of `clean` with `box`'s other own properties (not its characters), walked in
@@ -865,9 +893,9 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
    */
   const boxCopy = (box: object, clean: string): object => {
     const copy = new String(clean);
-    const length = String.prototype.valueOf.call(box).length;
-    for (const key of ownKeys(box)) {
-      if (key === "length" || isIndex(key, length)) continue;
+    made.add(copy);
+    if (String.prototype.valueOf.call(box).length > STRING_OBJECT_NAMES_UP_TO) walk.unlisted(box);
+    for (const key of boxKeys(box)) {
       const descriptor = Reflect.getOwnPropertyDescriptor(box, key);
       if (descriptor) Reflect.defineProperty(copy, key, descriptor);
     }
@@ -880,7 +908,11 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
   // are reported header by header.
   const top = walk.visit(value, value, "", false);
   if (top !== value) walk.unwritable(value, "", top, value);
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+  for (
+    let next = pending.pop() ?? leftBoxes.pop();
+    next !== undefined;
+    next = pending.pop() ?? leftBoxes.pop()
+  ) {
     try {
       redactOne(next, walk);
     } catch {
@@ -890,9 +922,15 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
   }
   if (unwritten.length > 0) unwrittenBy.set(value, unwritten);
   else unwrittenBy.delete(value);
-  // A `String` given cannot be redacted in place: the redacted `String` is answered (and what the
-  // one given still holds is reported on it).
-  return (boxes.get(value) ?? value) as T;
+  // A `String` given cannot be redacted in place: the redacted `String` is answered, and what the
+  // one given still holds is reported on it. What the answer reaches but could not be written (a
+  // frozen object both hold) is reported on the answer too.
+  const answer = boxes.get(value);
+  if (answer === undefined) return value;
+  const onAnswer = unwritten.filter((entry) => entry.holder !== value);
+  if (onAnswer.length > 0) unwrittenBy.set(answer, onAnswer);
+  else unwrittenBy.delete(answer);
+  return answer as T;
 }
 
 /**
@@ -940,7 +978,7 @@ function objectsIn(value: object, shape: Shape): unknown[] {
     case "set":
       return [...(Set.prototype.values.call(value) as Iterable<unknown>)];
     default:
-      return ownKeys(value).map((key) => {
+      return (shape === "string" ? boxKeys(value) : ownKeys(value)).map((key) => {
         const descriptor = Reflect.getOwnPropertyDescriptor(value, key);
         return descriptor && "value" in descriptor ? descriptor.value : undefined;
       });
@@ -949,6 +987,26 @@ function objectsIn(value: object, shape: Shape): unknown[] {
 
 /** What `unwrittenRedactions` lists for an object the walk could not read (a revoked Proxy). */
 const UNREADABLE = "[unreadable]";
+
+/**
+ * The longest text of a `String` object whose own named properties (`box.note`) are read: listing
+ * them lists every character's index too, so a longer one is read as its text and its
+ * symbol-keyed properties only, and reported under `""` as {@link UNLISTED}.
+ */
+export const STRING_OBJECT_NAMES_UP_TO = 65_536;
+
+/** What `unwrittenRedactions` lists for a `String` object longer than `STRING_OBJECT_NAMES_UP_TO`: its named properties were not read. */
+const UNLISTED = "[named properties not read]";
+
+/**
+ * A `String` object's own keys that are not its characters or `length`: its symbols, and up to
+ * `STRING_OBJECT_NAMES_UP_TO` characters of text, its named properties.
+ */
+function boxKeys(box: object): (string | symbol)[] {
+  const length = String.prototype.valueOf.call(box).length;
+  if (length > STRING_OBJECT_NAMES_UP_TO) return Object.getOwnPropertySymbols(box);
+  return ownKeys(box).filter((key) => key !== "length" && !isIndex(key, length));
+}
 
 interface Walk {
   /**
@@ -962,6 +1020,8 @@ interface Walk {
   /** Reports `clean` (from `visit(current)`) that could not be written to `holder[key]`. */
   unwritable(holder: object, key: string, clean: unknown, current: unknown): void;
   redact(text: string): string;
+  /** Reports, once, a `String` object longer than `STRING_OBJECT_NAMES_UP_TO` whose named properties were not read. */
+  unlisted(box: object): void;
 }
 
 function isHeaders(value: object): value is Headers {
@@ -1176,17 +1236,21 @@ function redactOne(entry: Visit, walk: Walk): void {
     keys = Array.from({ length }, (_, i) => String(i));
     for (const key of Object.getOwnPropertySymbols(value)) keys.push(key);
   } else if (shape === "string") {
-    const length = String.prototype.valueOf.call(value).length;
-    keys = ownKeys(value).filter((key) => key !== "length" && !isIndex(key, length));
+    if (String.prototype.valueOf.call(value).length > STRING_OBJECT_NAMES_UP_TO) walk.unlisted(value);
+    keys = boxKeys(value);
   } else {
     keys = ownKeys(value);
     if (isError(value))
       for (const key of ["message", "stack", "cause"]) if (!keys.includes(key)) keys.push(key);
   }
   const record = value as Record<PropertyKey, unknown>;
+  // A property name may hold the secret too (an object of clients keyed by their key): a writable
+  // holder that is no live instance has the property moved to the redacted name.
+  const renamable = !live && (shape === "object" || shape === "string");
   for (const key of keys) {
-    // A symbol key is reported as it prints: `Symbol(request)`.
-    const name = String(key);
+    // A symbol key is reported as it prints, `Symbol(request)`; an array's index is no text.
+    const raw = String(key);
+    const name = shape === "array" && typeof key === "string" ? raw : walk.redact(raw);
     let current: unknown;
     try {
       if (live) {
@@ -1200,9 +1264,49 @@ function redactOne(entry: Visit, walk: Walk): void {
       continue;
     }
     const clean = walk.visit(current, value, name, live);
-    if (clean === current) continue;
-    if (live || !wrote(record, key, clean)) walk.unwritable(value, name, clean, current);
+    if (name !== raw && renamable && typeof key === "string" && renamed(value, key, name, clean)) continue;
+    const written = clean === current || (!live && wrote(record, key, clean));
+    if (!written) walk.unwritable(value, name, clean, current);
+    if (name === raw) continue;
+    // The name could not be changed (a symbol, a live instance's field, a frozen holder): reported
+    // under the redacted name, unless the value's own report already is.
+    const valueReported =
+      typeof clean === "string" ||
+      (typeof clean === "object" && clean !== null && boxedText(clean) !== undefined);
+    if (!written && valueReported) continue;
+    walk.leave(value, name, shownAs(written ? clean : current, walk));
   }
+}
+
+/**
+ * Moves `holder[key]` (a data property) to `name` — or `name (2)`, `name (3)`, … where `holder`
+ * already has that — with `clean` as its value, answering whether it did: not for an accessor, a
+ * property that cannot be removed or a holder that takes no new property.
+ */
+function renamed(holder: object, key: string, name: string, clean: unknown): boolean {
+  try {
+    const descriptor = Reflect.getOwnPropertyDescriptor(holder, key);
+    if (!descriptor || !("value" in descriptor) || !descriptor.configurable) return false;
+    if (!Object.isExtensible(holder)) return false;
+    let to = name;
+    for (let n = 2; Object.hasOwn(holder, to); n++) to = `${name} (${n})`;
+    if (!Reflect.defineProperty(holder, to, { ...descriptor, value: clean })) return false;
+    if (Reflect.deleteProperty(holder, key)) return true;
+    Reflect.deleteProperty(holder, to);
+    return false;
+  } catch {
+    return false;
+  }
+}
+
+/** What a property whose name could not be redacted holds, as its report reads: its text, redacted, or its type. */
+function shownAs(value: unknown, walk: Walk): string {
+  if (typeof value === "string") return walk.redact(value);
+  if (typeof value === "object" && value !== null) {
+    const text = boxedText(value);
+    return text === undefined ? "[object]" : walk.redact(text);
+  }
+  return walk.redact(String(value));
 }
 
 /** `value`'s own keys, symbols last (as `Reflect.ownKeys` lists them, at less cost where there are none). */

@@ -107,6 +107,31 @@ describe("closing a stdio server started through a wrapper", () => {
     }
   });
 
+  it.skipIf(process.platform !== "linux")(
+    "ends a child the server starts 100 ms after SIGTERM and leaves behind when it exits 200 ms later",
+    async () => {
+      // The child is in no snapshot taken before the SIGTERM, and init has it before the SIGTERM
+      // grace ends: only a read of the tree during that grace finds it.
+      const file = join(dir, "term-exit-child");
+      const lingering = pool({
+        name: "lingering",
+        command: "sh",
+        args: [WRAPPER, NODE, LINGERING, "--term-exit-child", file],
+      });
+      const { server, child } = JSON.parse((await lingering.callTool("lingering__pids", {})).text);
+      const wrapper = lingering.status()[0]?.pid as number;
+      let late: number[] = [];
+      try {
+        await lingering.close();
+        late = await pidsWritten(file, 2_000);
+        expect(late).toHaveLength(1);
+        expect(await stillRunning([wrapper, server, child, ...late])).toEqual([]);
+      } finally {
+        for (const pid of late) if (running(pid)) process.kill(pid, "SIGKILL");
+      }
+    },
+  );
+
   it("ends a child the server starts 100 ms after stdin EOF and leaves behind when it exits 200 ms later", async () => {
     // The child is in no snapshot taken before stdin ended, and init has it by the end of the EOF
     // grace: only a read of the tree during the grace finds it.

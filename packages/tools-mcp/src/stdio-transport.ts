@@ -259,7 +259,8 @@ const REFRESH_MS = 1_000;
  * ordinary child, in the host's process group, so a terminal's Ctrl-C and hang-up reach it as
  * they reach the host. `close()` ends stdin and gives the server {@link CLOSE_TIMINGS}`.eofGraceMs`
  * to exit, waiting also on what its tree held just before (pids, parent links and start times)
- * and, on Linux, on what it starts meanwhile (the tree is read again at each look);
+ * and, on Linux, on what it starts meanwhile (the tree is read again at each look, in the SIGTERM
+ * grace below too);
  * whatever of that and its descendants still runs then is read whole (stopped until no read finds
  * a new process) and SIGTERMed, and after `termGraceMs` what
  * of it still runs is read again, with what it started during that grace, stopped and SIGKILLed
@@ -519,7 +520,8 @@ export class TreeStdioTransport implements Transport {
   /**
    * On close (`eof`), gives the server the EOF grace to exit with everything of the snapshot
    * taken before its stdin ended; then snapshots what of its tree still runs, stopped until whole
-   * ({@link termTree}), and SIGTERMs it;
+   * ({@link termTree}), and SIGTERMs it, watching the tree during that grace as during the EOF
+   * grace (Linux), so what a SIGTERM handler starts joins the snapshot;
    * after the SIGTERM grace snapshots again what of that still runs, with what it started since,
    * and stops and SIGKILLs it all ({@link killTree}); and lets go of the pipes once those are gone
    * and the pipes close (or after `killWaitMs`, when a process outside the tree holds them).
@@ -565,7 +567,17 @@ export class TreeStdioTransport implements Transport {
         // No listing (no `ps`): the snapshot as it was.
         signalAll(snapshot, "SIGTERM");
       }
-      if (!(await until(() => !anyAlive(), termGraceMs))) {
+      // Watched as the EOF grace is: a child a SIGTERM handler starts joins the snapshot at the
+      // next look, so it is waited on and SIGKILLed with the rest, though its parent exits at once.
+      const termed = () => {
+        if (watch) {
+          this.#snapshotSync();
+          const had = new Set(snapshot.map((entry) => `${entry.pid}:${entry.started}`));
+          for (const entry of known()) if (!had.has(`${entry.pid}:${entry.started}`)) snapshot.push(entry);
+        }
+        return !anyAlive();
+      };
+      if (!(await until(termed, termGraceMs))) {
         // What still runs is read again, with what it started during the grace (a SIGTERM
         // handler's child), stopped and SIGKILLed. The reads check start times against a listing
         // now (off Linux the poll above only asks whether a pid exists), so no process that has

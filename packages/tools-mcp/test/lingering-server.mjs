@@ -6,7 +6,8 @@
 // one more child that ignores SIGTERM and that the server leaves running when it exits. With
 // `--term-child <file>` it handles SIGTERM by starting a child (`sleep 600`, a cleanup step that
 // lingers), writing its pid to the file, and running on; with `--eof-child <file>` it does the same
-// 100 ms after its stdin ends, and exits 200 ms after that, leaving that child behind. Either way it exits by itself after two
+// 100 ms after its stdin ends, and exits 200 ms after that, leaving that child behind; with
+// `--term-exit-child <file>` it does that 100 ms after a SIGTERM instead. Either way it exits by itself after two
 // minutes, so a failing test cannot leave it running for long.
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
@@ -25,6 +26,16 @@ if (termChild)
   process.on("SIGTERM", () => {
     const late = spawn("sleep", ["600"], { stdio: "ignore" });
     if (late.pid !== undefined) appendFileSync(termChild, `${late.pid}\n`);
+  });
+
+const termExitChild = option("--term-exit-child");
+if (termExitChild)
+  process.on("SIGTERM", () => {
+    setTimeout(() => {
+      const late = spawn("sleep", ["600"], { stdio: "ignore" });
+      if (late.pid !== undefined) appendFileSync(termExitChild, `${late.pid}\n`);
+      setTimeout(() => process.exit(0), 200);
+    }, 100);
   });
 
 const child = spawn(
