@@ -166,4 +166,34 @@ describe.skipIf(!HAS_REDIS)("the Redis calibration store", () => {
       raw.destroy();
     }
   }, 20_000);
+
+  it("an endpoint another instance forgot while this one's link was down is forgotten here too once it is back", async () => {
+    const proxy = await CutProxy.start(server.port);
+    const a = await createRedisCalibration({ url: proxy.url, prefix: "calaway:", onError: () => {} });
+    const b = await createRedisCalibration({ url: server.url, prefix: "calaway:" });
+    closers.push(a, b);
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    try {
+      expect(a.calibrate("e1", "m", body(600), 100)).toBeGreaterThan(5);
+      await settled(() => b.charsPerTokenFor("e1", "m") !== 4);
+      expect(b.charsPerTokenFor("e1", "m")).toBe(a.charsPerTokenFor("e1", "m"));
+      await proxy.cut();
+      await pause(100);
+      expect(b.forget("e1")).toBe(true);
+      await pause(200);
+      await proxy.restore();
+      // Waits (up to 5 s: the reconnect's backoff, then its reads); the assertions decide.
+      for (let i = 0; i < 100 && a.charsPerTokenFor("e1", "m") !== 4; i++) await pause(50);
+      await pause(300);
+      // Both divide by the default again: A dropped what B forgot, rather than keep its old readings.
+      expect(b.charsPerTokenFor("e1", "m")).toBe(4);
+      expect(a.charsPerTokenFor("e1", "m")).toBe(4);
+      // And a reading taken after that is shared as before.
+      expect(b.calibrate("e1", "m", body(600), 100)).toBeGreaterThan(5);
+      await settled(() => a.charsPerTokenFor("e1", "m") !== 4);
+      expect(a.charsPerTokenFor("e1", "m")).toBe(b.charsPerTokenFor("e1", "m"));
+    } finally {
+      await proxy.cut();
+    }
+  }, 20_000);
 });

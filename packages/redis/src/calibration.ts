@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
 import { call, connectStore, type RedisOptions, whenReady } from "./connection.js";
-import { MAX_OWED, Owed } from "./owed.js";
+import { FORGOTTEN_MS, MAX_OWED, Owed } from "./owed.js";
 
 /** Options for {@link createRedisCalibration}. */
 export interface RedisCalibrationOptions extends RedisOptions {
@@ -70,16 +70,6 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     shared.set(id, readings);
   };
 
-  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
-  // `onError` after a reconnect, instead of leaving the reload waiting for ever.
-  const reload = async (): Promise<void> => {
-    const ids = await ask<string[]>(["SMEMBERS", indexKey]);
-    for (const id of ids) {
-      const values = await ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]);
-      shared.set(id, values.map(Number).filter(plausible));
-    }
-  };
-
   /** Drops every shared reading of the endpoint named `name` here; answers whether there were any. */
   const dropLocal = (name: string): boolean => {
     let held = false;
@@ -89,16 +79,55 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     return held;
   };
 
+  /**
+   * Forgets in Redis, as the capability store keeps them: a sorted set of marks (`<nonce>␀<name>`)
+   * by when each was made, kept `FORGOTTEN_MS`. `seen` holds the marks this instance already knows
+   * of (its own, and those announced to it); one it does not know, read after a reconnect, is a
+   * forget made while its subscription was down.
+   */
+  const forgottenKey = `${prefix}calibration:forgotten`;
+  const seen = new Map<string, number>();
+  const catchUp = async (): Promise<void> => {
+    const flat = await ask<string[]>(["ZRANGE", forgottenKey, "0", "-1", "WITHSCORES"]);
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const mark = flat[i] as string;
+      if (seen.has(mark)) continue;
+      seen.set(mark, Number(flat[i + 1]));
+      dropLocal(mark.slice(mark.indexOf("\u0000") + 1));
+    }
+    const old = Date.now() - FORGOTTEN_MS;
+    for (const [mark, at] of seen) if (at < old) seen.delete(mark);
+  };
+
+  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
+  // `onError` after a reconnect, instead of leaving the reload waiting for ever. The forgets this
+  // instance missed go first, so what it held of a forgotten endpoint is not kept beside what
+  // Redis holds now.
+  const reload = async (): Promise<void> => {
+    await catchUp();
+    const ids = await ask<string[]>(["SMEMBERS", indexKey]);
+    for (const id of ids) {
+      const values = await ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]);
+      shared.set(id, values.map(Number).filter(plausible));
+    }
+  };
+
   await starting(
     `subscribe to ${channel}`,
     bounded(
       subscriber.subscribe(channel, (message) => {
         try {
-          const { id, reading, forget } = JSON.parse(message) as {
+          const { id, reading, forget, mark } = JSON.parse(message) as {
             id: string;
             reading?: number;
             forget?: string;
+            mark?: string;
           };
+          if (typeof mark === "string") {
+            // Its own forget, echoed back, was carried out when it was made: a reading taken since stays.
+            if (seen.has(mark)) return;
+            seen.set(mark, Date.now());
+          }
           if (typeof forget === "string") dropLocal(forget);
           else if (typeof id === "string") take(id, reading as number);
         } catch (error) {
@@ -112,15 +141,19 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
    * Forgotten endpoints, with the reading lists they had, until Redis has the deletion and every
    * instance was told: sent at once when the link is up, else when it is back, before any reload.
    */
-  const owed = new Owed<string[]>({
+  const owed = new Owed<{ ids: string[]; mark: string; at: number }>({
     link: writer,
-    send: (name, ids) =>
+    send: (name, { ids, mark, at }) =>
       Promise.all([
+        // Remembered first, so an instance away now drops its copy when it is back.
+        call(writer, ["ZADD", forgottenKey, String(at), mark]),
+        call(writer, ["ZREMRANGEBYSCORE", forgottenKey, "-inf", String(Date.now() - FORGOTTEN_MS)]),
+        call(writer, ["PEXPIRE", forgottenKey, String(FORGOTTEN_MS)]),
         ...ids.map((id) => call(writer, ["DEL", keyOf(id)])),
         ...ids.map((id) => call(writer, ["SREM", indexKey, id])),
-        call(writer, ["PUBLISH", channel, JSON.stringify({ forget: name })]),
+        call(writer, ["PUBLISH", channel, JSON.stringify({ forget: name, mark })]),
       ]),
-    merge: (earlier, later) => [...new Set([...earlier, ...later])],
+    merge: (earlier, later) => ({ ...later, ids: [...new Set([...earlier.ids, ...later.ids])] }),
     max: MAX_OWED,
     report,
     what: "forgotten endpoints",
@@ -165,8 +198,12 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       const ids = [...shared.keys()].filter((id) => id.startsWith(`${name}\u0000`));
       const held = dropLocal(name) || heldLocally;
       // One tenant forgotten everywhere: its readings go from Redis and from every instance. Owed
-      // until Redis has it, so a reconnect's reload does not bring the readings back.
-      owed.owe(name, ids);
+      // until Redis has it, so a reconnect's reload does not bring the readings back; remembered in
+      // Redis, so an instance away meanwhile drops its copy when it is back.
+      const mark = `${randomBytes(9).toString("base64url")}\u0000${name}`;
+      const at = Date.now();
+      seen.set(mark, at);
+      owed.owe(name, { ids, mark, at });
       return held;
     },
     reset() {

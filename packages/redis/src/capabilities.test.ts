@@ -1,4 +1,4 @@
-import { modelCapabilitiesFor } from "@loopwright/negotiate";
+import { type EndpointCapabilities, modelCapabilitiesFor } from "@loopwright/negotiate";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CutProxy } from "../test/cut-proxy.js";
@@ -283,4 +283,125 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
       raw.destroy();
     }
   }, 20_000);
+
+  describe("a forget or reset made while another instance's link is down", () => {
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** What `store` holds of a tenant, without making it there. */
+    const peek = (store: RedisCapabilityStore, baseUrl: string, apiKey: string) =>
+      store.peekCapabilities?.(baseUrl, apiKey) as EndpointCapabilities;
+    /** A through a link that can be cut, B direct, and a raw client to look at Redis. */
+    const cutPair = async () => {
+      const proxy = await CutProxy.start(server.port);
+      const prefix = `caps${prefixes++}:`;
+      const a = await createRedisCapabilityStore({ url: proxy.url, prefix, onError: () => {} });
+      const b = await createRedisCapabilityStore({ url: server.url, prefix });
+      stores.push(a, b);
+      const raw = createClient({ url: server.url, RESP: 2 });
+      await raw.connect();
+      const keys = async () => (await raw.sendCommand(["KEYS", `${prefix}caps:http*`])) as string[];
+      const done = async () => {
+        raw.destroy();
+        await proxy.cut();
+      };
+      return { proxy, a, b, raw, keys, done };
+    };
+    /** Waits (up to 5 s: the reconnect's backoff, then its reads) for `check`; the assertions decide. */
+    const until = async (check: () => boolean) => {
+      for (let i = 0; i < 100 && !check(); i++) await pause(50);
+    };
+
+    it("stays forgotten on both once the link is back: the instance that was away does not write its copy back", async () => {
+      const { proxy, a, b, keys, done } = await cutPair();
+      try {
+        a.capabilitiesFor("http://away.test/v1", "sk-t").usageInStream = false;
+        await a.sync();
+        await settled(() => !peek(b, "http://away.test/v1", "sk-t").usageInStream);
+        expect(peek(b, "http://away.test/v1", "sk-t").usageInStream).toBe(false);
+        await proxy.cut();
+        await pause(100);
+        expect(b.forget("http://away.test/v1", "sk-t")).toBe(true);
+        await pause(200);
+        expect(await keys()).toEqual([]);
+        await proxy.restore();
+        await until(() => a.size === 0);
+        await pause(300);
+        expect(await keys()).toEqual([]);
+        expect(peek(b, "http://away.test/v1", "sk-t").usageInStream).toBe(true);
+        expect(a.capabilitiesFor("http://away.test/v1", "sk-t").usageInStream).toBe(true);
+        await a.sync();
+        await pause(200);
+        expect(await keys()).toEqual([]);
+        expect(b.size).toBe(0);
+      } finally {
+        await done();
+      }
+    }, 20_000);
+
+    it("still shares a latch the instance that was away learned after the forget", async () => {
+      const { proxy, a, b, raw, keys, done } = await cutPair();
+      try {
+        const onA = a.capabilitiesFor("http://later.test/v1", "sk-l");
+        onA.usageInStream = false;
+        await a.sync();
+        await settled(() => !peek(b, "http://later.test/v1", "sk-l").usageInStream);
+        await proxy.cut();
+        await pause(100);
+        expect(b.forget("http://later.test/v1", "sk-l")).toBe(true);
+        await pause(100);
+        // Learned by A after the forget, on the object it still holds, while its link is down.
+        modelCapabilitiesFor(onA, "m").toolChoice = false;
+        await pause(400);
+        await proxy.restore();
+        await until(() => b.size === 1);
+        const onB = peek(b, "http://later.test/v1", "sk-l");
+        await until(() => modelCapabilitiesFor(onB, "m").toolChoice === false);
+        await pause(300);
+        expect(modelCapabilitiesFor(onB, "m").toolChoice).toBe(false);
+        // What A held from before the forget stays forgotten, here and there.
+        expect(onB.usageInStream).toBe(true);
+        const again = a.capabilitiesFor("http://later.test/v1", "sk-l");
+        expect(again.usageInStream).toBe(true);
+        expect(modelCapabilitiesFor(again, "m").toolChoice).toBe(false);
+        const [key] = await keys();
+        expect(await raw.sendCommand(["HKEYS", key as string])).toEqual(["m\u0000m\u0000toolChoice"]);
+      } finally {
+        await done();
+      }
+    }, 20_000);
+
+    it("a reset stays a reset on both once the link is back, and reaches an instance that is connected", async () => {
+      const { proxy, a, b, keys, done } = await cutPair();
+      try {
+        a.capabilitiesFor("http://reset-a.test/v1", "sk-1").usageInStream = false;
+        b.capabilitiesFor("http://reset-b.test/v1", "sk-2").strictSchemas = false;
+        await a.sync();
+        await b.sync();
+        await settled(() => a.size === 2 && b.size === 2);
+        expect([a.size, b.size]).toEqual([2, 2]);
+        await proxy.cut();
+        await pause(100);
+        b.reset();
+        await pause(200);
+        expect(await keys()).toEqual([]);
+        await proxy.restore();
+        await until(() => a.size === 0);
+        await pause(300);
+        expect(await keys()).toEqual([]);
+        expect(a.size).toBe(0);
+        expect(b.size).toBe(0);
+        expect(a.capabilitiesFor("http://reset-a.test/v1", "sk-1").usageInStream).toBe(true);
+        // A connected instance is told of a reset as of a forget, and drops its copy.
+        a.capabilitiesFor("http://reset-a.test/v1", "sk-1").usageInStream = false;
+        await a.sync();
+        await settled(() => b.size === 1);
+        expect(b.size).toBe(1);
+        a.reset();
+        await settled(() => b.size === 0);
+        expect(b.size).toBe(0);
+        expect(await keys()).toEqual([]);
+      } finally {
+        await done();
+      }
+    }, 20_000);
+  });
 });

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   type CapabilitySnapshotEndpoint,
   type CapabilityStore,
@@ -9,7 +9,7 @@ import {
 } from "@loopwright/negotiate";
 import { call, connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
-import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
+import { CLOSE_BOUND_MS, FORGOTTEN_MS, MAX_OWED, Owed } from "./owed.js";
 
 /** Options for {@link createRedisCapabilityStore}. */
 export interface RedisCapabilityStoreOptions extends RedisOptions {
@@ -43,6 +43,14 @@ interface Entry {
   supports: EndpointCapabilities;
   /** Every field as last shared or received, so only a change is written and nothing echoes. */
   shared: Map<string, string>;
+  /**
+   * When (this host's clock, ms) each latched field was first noticed here — learned, imported or
+   * received. A forget this instance missed drops the fields it held from before the forget and keeps
+   * those it learned after it.
+   */
+  learned: Map<string, number>;
+  /** Dropped (forgotten here): the objects handed out keep answering, but nothing of it is shared. */
+  dropped: boolean;
 }
 
 const SEP = "\u0000";
@@ -160,6 +168,7 @@ export async function createRedisCapabilityStore(
       const changed = new Map<string, string>();
       if (!endpoint) return changed;
       for (const [field, value] of fieldsOf(endpoint)) {
+        if (!entry.learned.has(field)) entry.learned.set(field, Date.now());
         if (entry.shared.get(field) !== value) changed.set(field, value);
       }
       return changed;
@@ -168,9 +177,17 @@ export async function createRedisCapabilityStore(
     }
   };
 
+  /**
+   * Set while the subscription is down, and until the forgets made meanwhile are read after it is
+   * back: nothing is written then, so a latch another instance forgot meanwhile is not put back.
+   */
+  let away = false;
+
   const share = async (entry: Entry): Promise<void> => {
     const changed = compare(entry);
-    if (changed.size === 0 || closed) return;
+    if (changed.size === 0 || closed || entry.dropped) return;
+    if (!subscriber.isReady) away = true;
+    if (away) return;
     for (const [field, value] of changed) entry.shared.set(field, value);
     try {
       await writer.sendCommand(["HSET", keyOf(entry.id), ...[...changed].flat()]);
@@ -206,7 +223,14 @@ export async function createRedisCapabilityStore(
     const values = { strictSchemas: raw.strictSchemas, usageInStream: raw.usageInStream };
     // The flags become accessors on the same object: a read (every request body reads both) plans a
     // comparison, and the object stays the one the loop and `negotiate` mutate.
-    const created: Entry = { id, inner, supports: raw, shared: new Map() };
+    const created: Entry = {
+      id,
+      inner,
+      supports: raw,
+      shared: new Map(),
+      learned: new Map(),
+      dropped: false,
+    };
     for (const flag of ["strictSchemas", "usageInStream"] as const) {
       Object.defineProperty(raw, flag, {
         enumerable: true,
@@ -255,39 +279,131 @@ export async function createRedisCapabilityStore(
     } finally {
       comparing = false;
     }
-    for (const [field, value] of fields) entry.shared.set(field, value);
+    for (const [field, value] of fields) {
+      entry.shared.set(field, value);
+      if (!entry.learned.has(field)) entry.learned.set(field, Date.now());
+    }
   };
 
   /** Forgets an endpoint here; the objects handed out keep their values. */
   const dropLocal = (id: string): boolean => {
     for (const [key, value] of idCache) if (value === id) idCache.delete(key);
     const entry = entries.get(id);
-    if (entry) dirty.delete(entry);
+    if (entry) {
+      dirty.delete(entry);
+      entry.dropped = true;
+    }
     return entries.delete(id);
   };
 
-  const sendForget = (id: string): Promise<unknown> =>
+  /**
+   * The forgets (and resets) this instance already knows of, by their mark in `forgottenKey`, with
+   * when they were made: its own, and those it was told of. One it does not know, read after a
+   * reconnect, was made while its subscription was down.
+   */
+  const seen = new Map<string, number>();
+  /** A fresh mark for a forget (`id`) or a reset (`""`): a nonce, then the id. */
+  const markOf = (id: string): string => `${randomBytes(9).toString("base64url")}${SEP}${id}`;
+  const forgottenKey = `${prefix}caps:forgotten`;
+
+  /** Records a forget in Redis (a sorted set by time, kept `FORGOTTEN_MS`) before it is carried out. */
+  const remember = (mark: string, at: number): Promise<unknown> =>
     Promise.all([
-      call(writer, ["DEL", keyOf(id)]),
-      call(writer, ["SREM", indexKey, id]),
-      call(writer, ["PUBLISH", channel, JSON.stringify({ id, forget: true })]),
+      call(writer, ["ZADD", forgottenKey, String(at), mark]),
+      call(writer, ["ZREMRANGEBYSCORE", forgottenKey, "-inf", String(Date.now() - FORGOTTEN_MS)]),
+      call(writer, ["PEXPIRE", forgottenKey, String(FORGOTTEN_MS)]),
     ]);
 
-  const sendReset = async (): Promise<void> => {
+  const sendForget = (id: string, mark: string, at: number): Promise<unknown> =>
+    Promise.all([
+      remember(mark, at),
+      call(writer, ["DEL", keyOf(id)]),
+      call(writer, ["SREM", indexKey, id]),
+      call(writer, ["PUBLISH", channel, JSON.stringify({ id, forget: true, mark })]),
+    ]);
+
+  const sendReset = async (mark: string, at: number): Promise<void> => {
+    await remember(mark, at);
     const known = await call<string[]>(writer, ["SMEMBERS", indexKey]);
     await Promise.all([
       ...known.map((id) => call(writer, ["DEL", keyOf(id)])),
       call(writer, ["DEL", indexKey]),
+      call(writer, ["PUBLISH", channel, JSON.stringify({ reset: true, mark })]),
     ]);
+  };
+
+  /** Forgets everything held here (a reset, this instance's or another's). */
+  const dropAll = (): void => {
+    for (const id of [...entries.keys()]) dropLocal(id);
+    idCache.clear();
+  };
+
+  /**
+   * Carries out here a forget of `id` made at `at` (the forgetting host's clock) that this instance
+   * missed: what it held of the tenant from before then goes; a latch it learned after then (while
+   * away) is kept, in a fresh entry, and shared.
+   */
+  const missedForget = (id: string, at: number): void => {
+    const entry = entries.get(id);
+    if (!entry) return;
+    const kept: [string, string][] = [];
+    comparing = true;
+    try {
+      const endpoint = entry.inner.exportCapabilities().endpoints[0];
+      if (endpoint) {
+        for (const [field, value] of fieldsOf(endpoint)) {
+          if ((entry.learned.get(field) ?? Date.now()) >= at) kept.push([field, value]);
+        }
+      }
+    } finally {
+      comparing = false;
+    }
+    dropLocal(id);
+    if (kept.length === 0) return;
+    const [baseUrl] = id.split(SEP);
+    const fresh = entryFor(id, baseUrl as string, undefined);
+    comparing = true;
+    try {
+      applyFields(fresh.supports, kept);
+    } finally {
+      comparing = false;
+    }
+    for (const [field] of kept) fresh.learned.set(field, entry.learned.get(field) ?? Date.now());
+    soon(fresh);
+  };
+
+  /**
+   * Reads the forgets Redis remembers and carries out, oldest first, each this instance did not
+   * know of; then lets go of the marks older than `FORGOTTEN_MS`.
+   */
+  const catchUp = async (): Promise<void> => {
+    const flat = await ask<string[]>(["ZRANGE", forgottenKey, "0", "-1", "WITHSCORES"]);
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const mark = flat[i] as string;
+      const at = Number(flat[i + 1]);
+      if (seen.has(mark)) continue;
+      seen.set(mark, at);
+      const id = mark.slice(mark.indexOf(SEP) + 1);
+      if (id === "") {
+        for (const held of [...entries.keys()]) missedForget(held, at);
+      } else {
+        missedForget(id, at);
+      }
+    }
+    const old = Date.now() - FORGOTTEN_MS;
+    for (const [mark, at] of seen) if (at < old) seen.delete(mark);
   };
 
   /**
    * Forgets and a reset, until Redis has them: sent at once when the link is up, else when it is
    * back, in the order they were made and before any reload. A reset supersedes the forgets before it.
    */
-  const owed = new Owed<{ forget: string } | { reset: true }>({
+  const owed = new Owed<
+    { forget: string; mark: string; at: number } | { reset: true; mark: string; at: number }
+  >({
     link: writer,
-    send: (_key, work) => ("forget" in work ? sendForget(work.forget) : sendReset()),
+    send: (_key, work) =>
+      "forget" in work ? sendForget(work.forget, work.mark, work.at) : sendReset(work.mark, work.at),
     max: MAX_OWED,
     report,
     what: "forgotten tenants",
@@ -295,7 +411,7 @@ export async function createRedisCapabilityStore(
 
   // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
   // `onError` after a reconnect, instead of leaving the reload waiting for ever.
-  const reload = async (): Promise<void> => {
+  const readLatches = async (): Promise<void> => {
     const known = await ask<string[]>(["SMEMBERS", indexKey]);
     for (const id of known) {
       const flat = await ask<string[]>(["HGETALL", keyOf(id)]);
@@ -304,14 +420,31 @@ export async function createRedisCapabilityStore(
       receive(id, fields);
     }
   };
+  /** The forgets made elsewhere that this instance missed first, then every shared latch. */
+  const reload = async (): Promise<void> => {
+    await catchUp();
+    await readLatches();
+  };
 
   await starting(
     `subscribe to ${channel}`,
     bounded(
       subscriber.subscribe(channel, (message) => {
         try {
-          const parsed = JSON.parse(message) as { id: string; fields?: [string, string][]; forget?: true };
-          if (parsed.forget) dropLocal(parsed.id);
+          const parsed = JSON.parse(message) as {
+            id: string;
+            fields?: [string, string][];
+            forget?: true;
+            reset?: true;
+            mark?: string;
+          };
+          if (typeof parsed.mark === "string") {
+            // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
+            if (seen.has(parsed.mark)) return;
+            seen.set(parsed.mark, Date.now());
+          }
+          if (parsed.reset) dropAll();
+          else if (parsed.forget) dropLocal(parsed.id);
           else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
         } catch (error) {
           report(error);
@@ -323,21 +456,39 @@ export async function createRedisCapabilityStore(
   // Back from a lost connection: the server may have restarted empty, so every local latch is
   // written again (refusals are a union, so writing one twice is harmless), and whatever was
   // announced meanwhile is read again.
-  subscriber.on("ready", () => {
-    // What was forgotten while Redis was out of reach goes first: the rewrite of what this instance
-    // holds, and the reload, come after it, so neither brings a forgotten tenant back.
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  const resync = (): void => {
+    if (retry) clearTimeout(retry);
+    retry = undefined;
+    // What was forgotten here while Redis was out of reach goes first; then what other instances
+    // forgot meanwhile is carried out here. Only then is what this instance holds written again, and
+    // the latches read, so neither brings a forgotten tenant back.
     void whenReady(writer)
       .then(() => owed.flush())
-      .then((sent) => {
-        if (!sent) return;
+      .then(async (sent) => {
+        if (!sent) throw new Error("owed forgets not yet sent");
+        await catchUp();
+        away = false;
         for (const entry of entries.values()) {
           entry.shared.clear();
           soon(entry);
         }
-        return reload();
+        await readLatches();
       })
-      .catch(report);
+      .catch((error: unknown) => {
+        if (closed) return;
+        if (!(error instanceof Error && error.message === "owed forgets not yet sent")) report(error);
+        // Still away (nothing is written meanwhile): tried again while the subscription stays up.
+        if (away && subscriber.isReady) {
+          retry = setTimeout(resync, 1000);
+          retry.unref();
+        }
+      });
+  };
+  subscriber.on("reconnecting", () => {
+    away = true;
   });
+  subscriber.on("ready", resync);
   await starting("read the latches already shared", reload());
 
   const timer = setInterval(() => {
@@ -360,6 +511,7 @@ export async function createRedisCapabilityStore(
     }
     await owed.finish();
     closed = true;
+    if (retry) clearTimeout(retry);
     clearInterval(timer);
     subscriber.destroy();
     writer.destroy();
@@ -431,18 +583,24 @@ export async function createRedisCapabilityStore(
       const id = idFor(baseUrl, apiKey, headers);
       const held = dropLocal(id);
       // One tenant forgotten everywhere: its shared latches go, and every instance drops its copy.
-      // Owed until Redis has it, so a reconnect's reload does not bring the tenant back.
-      owed.owe(`forget:${id}`, { forget: id });
+      // Owed until Redis has it, so a reconnect's reload does not bring the tenant back; remembered
+      // in Redis (`FORGOTTEN_MS`), so an instance away meanwhile drops its copy when it is back.
+      const mark = markOf(id);
+      const at = Date.now();
+      seen.set(mark, at);
+      owed.owe(`forget:${id}`, { forget: id, mark, at });
       return held;
     },
     get size() {
       return entries.size;
     },
     reset() {
-      entries.clear();
-      idCache.clear();
+      dropAll();
       owed.clear();
-      owed.owe("reset", { reset: true });
+      const mark = markOf("");
+      const at = Date.now();
+      seen.set(mark, at);
+      owed.owe("reset", { reset: true, mark, at });
     },
     sync: async () => {
       await Promise.all([...entries.values()].map(share));

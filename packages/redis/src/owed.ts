@@ -25,6 +25,16 @@ export interface OwedOptions<T> {
  */
 export const MAX_OWED = 10_000;
 
+/**
+ * How long Redis remembers that a tenant was forgotten (or the capability store reset): 7 days. An
+ * instance whose subscription was down when another forgot a tenant reads these marks when it is
+ * back and drops what it held of the tenant from before the forget, instead of writing it back or
+ * keeping it. An instance away for longer than this can no longer tell, and writes back what it
+ * holds (as before). Far beyond what the work owed here outlasts in practice: its bound is a count
+ * (`MAX_OWED`), and a link down for days has long since overflowed the bus's `maxPending`.
+ */
+export const FORGOTTEN_MS = 7 * 24 * 60 * 60 * 1000;
+
 /** How long a store's `close()` waits for what it owes to reach Redis, as the bus waits for its events. */
 export const CLOSE_BOUND_MS = 2000;
 
