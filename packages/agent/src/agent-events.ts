@@ -55,7 +55,15 @@ export type AgentEvent =
       chars: number;
     }
   | { type: "message_end"; message: AgentMessage }
-  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: Record<string, unknown> }
+  | {
+      type: "tool_execution_start";
+      toolCallId: string;
+      toolName: string;
+      /** The arguments as read (`{}` where they could not be read). */
+      args: Record<string, unknown>;
+      /** The arguments as the model wrote them, where the call had such text. */
+      rawArgs?: string;
+    }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; partialResult: unknown }
   | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: string; isError: boolean }
   /** A turn's token counts as the endpoint reported them. */

@@ -1167,6 +1167,7 @@ export class Agent {
           toolCallId: request.id,
           toolName: request.name,
           args: request.args,
+          ...(request.raw !== undefined ? { rawArgs: request.raw } : {}),
         }),
       onToolResult: (result: CallResult) => {
         if (result.source === "repeat") this.#batch?.repeats.add(result.id);

@@ -401,6 +401,23 @@ describe("Session over HTTP", () => {
     await session.close();
   });
 
+  it("shows a call's arguments that could not be read as the model wrote them, not as {}", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "look", arguments: "{bad json" }] }, { content: "Sorry." }],
+    });
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a door" },
+      ],
+    });
+    const events: SessionEvent[] = [];
+    session.onEvent((e) => events.push(e));
+    await session.prompt("Look");
+    expect(events.find((e) => e.type === "tool_start")).toMatchObject({ argsSummary: "{bad json" });
+    await session.close();
+  });
+
   it("tells its listeners when reasoning drawn for a tool call's markup is taken back (thinking_retract)", async () => {
     const call = `<tool_call>\n${JSON.stringify({ name: "note", arguments: { text: "x <think> y </think> z" } })}\n</tool_call>`;
     server = await startServer({

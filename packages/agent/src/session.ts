@@ -1347,7 +1347,11 @@ export class Session {
         break;
       }
       case "tool_execution_start": {
-        const argsSummary = summarize(JSON.stringify(event.args));
+        // Arguments that could not be read are shown as written, not as the `{}` they were read as.
+        const read = JSON.stringify(event.args);
+        const unread =
+          read === "{}" && event.rawArgs !== undefined && !/^\s*(\{\s*\})?\s*$/.test(event.rawArgs);
+        const argsSummary = summarize(unread ? (event.rawArgs as string) : read);
         this.#push({ type: "tool", id: event.toolCallId, name: event.toolName, argsSummary, result: null });
         this.#emit({ type: "tool_start", id: event.toolCallId, name: event.toolName, argsSummary });
         break;

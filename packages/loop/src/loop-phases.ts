@@ -45,6 +45,19 @@ export function preview(text: string, max = PREVIEW_CHARS): string {
   return `${text.slice(0, end)}… [${text.length - end} more characters]`;
 }
 
+/**
+ * A call's arguments as a `tool-call` event shows them: as read, or, where they could not be read
+ * (read as `{}` from text that is no empty object), the text the model wrote, so a watcher does not
+ * show `{}` beside an error saying the arguments were unreadable.
+ */
+export function shownArgs(request: { args: Record<string, unknown>; raw?: string | undefined }): string {
+  const read = JSON.stringify(request.args);
+  if (read === "{}" && request.raw !== undefined && !/^\s*(\{\s*\})?\s*$/.test(request.raw)) {
+    return preview(request.raw);
+  }
+  return preview(read);
+}
+
 /** One step's state: its number, the turn as the phases have made it so far, and how it was asked. */
 export interface LoopStep {
   readonly number: number;
@@ -464,7 +477,7 @@ export async function runTools(run: LoopRun, step: LoopStep): Promise<void> {
       // model, the transcript or a watcher through it (a routing header's words, as in a reply, do).
       redact: run.redactCredentials,
       onToolCall: (r: DispatchRequest) => {
-        emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: preview(JSON.stringify(r.args)) });
+        emitEvent(run, { kind: "tool-call", id: r.id, name: r.name, args: shownArgs(r) });
         tell(options.onToolCall, r);
       },
       onToolResult: (r: CallResult) => {
