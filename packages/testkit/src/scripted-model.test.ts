@@ -2,7 +2,7 @@ import fc from "fast-check";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { extractExpression, extractPath, scriptedModel } from "./scripted-model.js";
-import { startServer, type TestServer } from "./server.js";
+import { type ReplyFunction, startServer, type TestServer } from "./server.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -346,6 +346,9 @@ describe("scripted model", () => {
     expect(scriptedModel({ messages: [{ role: "user", content: "why?" }] })).toEqual(a);
     expect(a.content).toMatch(/No tools were declared/);
     expect(scriptedModel({}).content).toMatch(/simulator/);
+    // A reply function hands its request's body over as it is: an empty body is undefined.
+    for (const body of [undefined, null, 5, "text", [1]])
+      expect(scriptedModel(body).content).toMatch(/simulator/);
   });
 
   it("answers from the queue first and falls back to the scripted model", async () => {
@@ -353,6 +356,17 @@ describe("scripted model", () => {
     const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
     const ask = { model: "sim", messages: [{ role: "user" as const, content: "hi" }] };
     expect((await client.chat.completions.create(ask)).choices[0]?.message.content).toBe("queued");
+    expect((await client.chat.completions.create(ask)).choices[0]?.message.content).toMatch(/simulator/);
+  });
+
+  it("is what a reply function falls back to, handed its request's body as it is", async () => {
+    // A ReplyFunction's request body is `unknown`: scriptedModel takes it without a cast.
+    const reply: ReplyFunction = (request, index) =>
+      index === 0 ? { content: "first" } : scriptedModel(request.body);
+    server = await startServer({ replies: reply });
+    const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+    const ask = { model: "sim", messages: [{ role: "user" as const, content: "hi" }] };
+    expect((await client.chat.completions.create(ask)).choices[0]?.message.content).toBe("first");
     expect((await client.chat.completions.create(ask)).choices[0]?.message.content).toMatch(/simulator/);
   });
 });

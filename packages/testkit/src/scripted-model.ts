@@ -410,19 +410,23 @@ function plainAnswer(text: string, tools: ToolInfo[]): string {
  *   whose name says it writes is never a file reader. A tool whose required argument cannot be
  *   found is not called; the reply asks for it instead.
  * - Otherwise it answers plainly, saying it is a simulator and which tools it could call.
- * Text streams in small deltas (`chunkChars`, `chunkDelayMs`). Never throws.
+ * Text streams in small deltas (`chunkChars`, `chunkDelayMs`). `request` is a chat request body
+ * (`ScriptedModelRequest`: a reply function passes its request's `body` as it is); anything else —
+ * `undefined` for an empty body, a value that is not an object — is read as a request with no
+ * messages and gets the plain answer. Never throws.
  */
-export function scriptedModel(request: ScriptedModelRequest, options: ScriptedModelOptions = {}): TurnReply {
+export function scriptedModel(request: unknown, options: ScriptedModelOptions = {}): TurnReply {
   // Tool names go whole in the first delta, as OpenAI sends them; text and arguments in small pieces.
   const stream = {
     chunkChars: options.chunkChars ?? 4,
     chunkDelayMs: options.chunkDelayMs ?? 10,
     splitNames: false,
   };
-  const messages = (Array.isArray(request.messages) ? request.messages : []).map(
+  const body: ScriptedModelRequest = record(request) ?? {};
+  const messages = (Array.isArray(body.messages) ? body.messages : []).map(
     (m) => (record(m) ?? {}) as Message,
   );
-  const tools = declaredTools(request.tools);
+  const tools = declaredTools(body.tools);
   if (messages.at(-1)?.role === "tool") return { ...stream, content: answerFromResults(messages, tools) };
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
   const text = lastUser ? contentText(lastUser.content) : "";

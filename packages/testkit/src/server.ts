@@ -199,7 +199,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     }
     if (options.scriptedModel) {
       const pace = typeof options.scriptedModel === "object" ? options.scriptedModel : {};
-      return scriptedModel(request.body as Record<string, unknown>, pace);
+      return scriptedModel(request.body, pace);
     }
     return openAiError(
       500,
