@@ -30,6 +30,21 @@ export interface EventBus {
    * too — its timer reaches it only weakly — but `close()` frees it at once.
    */
   close(): void;
+  /**
+   * Optional: for a bus whose runs are shared by many processes (`@loopwright/redis`). Claims run id
+   * `runId` for the run this bus is about to emit under it, across every process sharing the bus, so
+   * two hosts that start a run under one id at the same time cannot both emit into it. Resolves once
+   * this bus holds the id: nobody else's run under it is in progress, or that run has ended (its
+   * `done` is stored). Rejects with `EventsError` (`invalid-run-id`, the message naming the id) when
+   * another emitter's run under `runId` is in progress or another process has claimed the id and not
+   * yet ended its run; with the bus's own error when it cannot ask (its store away or silent); and
+   * with `signal`'s reason when `signal` aborts first. The loop's `runAgentLoop({ runId })` awaits it,
+   * when the bus has it, before it sends anything.
+   *
+   * A bus whose runs live in one process (`createBus`) has none: the runtime's in-process check is
+   * all it needs.
+   */
+  claimRun?(runId: string, signal?: SignalLike): Promise<void>;
 }
 
 interface RunRecord {

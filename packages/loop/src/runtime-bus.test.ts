@@ -1,5 +1,5 @@
 import type { SequencedEvent } from "@loopwright/events";
-import { EventsError } from "@loopwright/events";
+import { createBus, type EventBus, EventsError } from "@loopwright/events";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentLoopError, createRuntime, failedRun, fold, runMetrics } from "./index.js";
@@ -163,6 +163,51 @@ describe("a runtime that owns its bus", () => {
     // Ended, the id is taken again, from seq 1.
     expect((await ask(sharing, "next?")).turn.content).toBe("Answer to the next question.");
     expect(runtime.bus.history("session-42")[0]?.seq).toBe(1);
+    runtime.close();
+  });
+
+  it("asks a bus with claimRun for the id before sending anything, and a refused claim is the run's refusal", async () => {
+    server = await startServer({ replies: [{ content: "claimed, then answered" }] });
+    const bus = createBus();
+    const asked: { runId: string; requestsThen: number; signal: unknown }[] = [];
+    let taken = true;
+    // A bus shared by many hosts (as @loopwright/redis's is): the id is another host's until freed.
+    const shared: EventBus = {
+      ...bus,
+      emit: (runId, event) => bus.emit(runId, event),
+      history: (runId) => bus.history(runId),
+      async claimRun(runId, signal) {
+        asked.push({ runId, requestsThen: server!.chatRequests.length, signal });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        if (taken)
+          throw new EventsError("invalid-run-id", `run id ${JSON.stringify(runId)} is taken on another host`);
+      },
+    };
+    const runtime = createRuntime({ stores: { bus: shared } });
+    const stop = new AbortController();
+    const ask = () =>
+      runtime.runAgentLoop({
+        runId: "tenant-a/7",
+        config: { baseUrl: server!.baseUrl, model: "sim" },
+        messages: QUESTION,
+        dispatch: () => "",
+        signal: stop.signal,
+      });
+    const error = await ask().catch((e: unknown) => e);
+    expect(AgentLoopError.isInstance(error)).toBe(true);
+    expect((error as AgentLoopError).cause).toMatchObject({ code: "invalid-run-id" });
+    expect(((error as AgentLoopError).cause as Error).message).toContain('"tenant-a/7"');
+    expect(failedRun(error)?.messages).toEqual(QUESTION);
+    // Nothing sent, nothing emitted: not even the refused run's error and done.
+    expect(server.chatRequests).toHaveLength(0);
+    expect(bus.history("tenant-a/7")).toEqual([]);
+    expect(asked).toEqual([{ runId: "tenant-a/7", requestsThen: 0, signal: stop.signal }]);
+
+    // Freed, the run goes ahead once its claim resolves: the claim is awaited before the request.
+    taken = false;
+    expect((await ask()).turn.content).toBe("claimed, then answered");
+    expect(asked.at(-1)?.requestsThen).toBe(0);
+    expect(bus.history("tenant-a/7").at(-1)?.kind).toBe("done");
     runtime.close();
   });
 

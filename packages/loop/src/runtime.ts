@@ -31,7 +31,11 @@ export interface RunOptions extends AgentLoopOptions {
    * still told of each event. Absent, nothing is emitted. Empty or not a string, or the id of a run
    * still in progress on the same bus (in this process): refused before anything is sent (an
    * `AgentLoopError` carrying the run, its cause an `EventsError`, `invalid-run-id`). A run's id is
-   * free again once it has emitted its `done`.
+   * free again once it has emitted its `done`. On a bus shared by many processes (one with
+   * `claimRun`, such as `@loopwright/redis`'s), the id is claimed across all of them before anything
+   * is sent: a run under it still in progress on another host is refused the same way (the same
+   * `AgentLoopError`, its cause the bus's `EventsError`, `invalid-run-id`, naming the id). Run ids
+   * must be unique across the whole fleet of hosts sharing the bus: namespace them per tenant.
    */
   runId?: string;
 }
@@ -152,12 +156,25 @@ function runtimeOf(
  */
 const inProgress = new WeakMap<EventBus, Set<string>>();
 
+/** The run's signal for the bus's claim, when it is one; a bad one is left for the loop to refuse. */
+function signalLike(signal: unknown): AbortSignal | undefined {
+  return typeof signal === "object" &&
+    signal !== null &&
+    typeof (signal as AbortSignal).addEventListener === "function" &&
+    typeof (signal as AbortSignal).removeEventListener === "function" &&
+    typeof (signal as AbortSignal).aborted === "boolean"
+    ? (signal as AbortSignal)
+    : undefined;
+}
+
 /**
  * Runs the loop; with a `runId`, emits its events into `bus`, closing with `error` (on a throw) and
  * `done`. A `runId` whose last run ended is dropped from the bus first and starts again from seq 1;
  * one a run on the same bus is still running under is refused before anything is sent, since two
  * runs emitting under one id would be one stream with two `done`s, and its watcher would stop at
- * the first.
+ * the first. A bus with `claimRun` (one shared by many processes) is asked for the id before
+ * anything is sent, and its refusal — another host's run under the id in progress — is thrown the
+ * same way, carrying the bus's error.
  */
 async function runOwned(
   services: LoopServices,
@@ -195,6 +212,15 @@ async function runOwned(
     // An id whose last run finished is taken afresh: its old buffer is dropped, so a watcher that
     // attaches now reads this run, not the last one's events up to its done.
     if (bus.history(runId).at(-1)?.kind === "done") bus.endRun(runId);
+    // A bus shared by many processes (Redis) claims the id for this run across all of them: a run
+    // under it in progress on another host is refused here, before anything is sent or emitted.
+    if (typeof bus.claimRun === "function") {
+      try {
+        await bus.claimRun(runId, signalLike(rest.signal));
+      } catch (error) {
+        throw refusedAtStart(rest.messages, error);
+      }
+    }
     const forward = rest.onEvent;
     const onEvent: AgentLoopOptions["onEvent"] = (event) => {
       bus.emit(runId, event);

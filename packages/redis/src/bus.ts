@@ -70,6 +70,24 @@ export interface RedisWatchOptions {
  */
 export interface RedisEventBus extends EventBus {
   /**
+   * Claims run id `runId` for the next run this instance emits under it, across every process on
+   * this Redis (and prefix), in one script: refused when the run's stream holds another emitter's
+   * run that has not ended (no `done`), or another instance has claimed the id and its run has not
+   * ended yet. Otherwise the claim (this instance's mark for the run, the one its events carry) is
+   * stored with the run's retention (`retainUnendedMs`) as its expiry, so the claim of a host that
+   * died is let go then; the run's `done`, or `endRun` here, lets go of it sooner. An id whose run
+   * ended (its `done` stored) is free to claim, and the new run starts it afresh, as without a claim.
+   * The loop's `runAgentLoop({ runId })` calls it before sending anything.
+   *
+   * Rejects with `EventsError` (`invalid-run-id`, naming the id) when the id is taken, or for a bad
+   * id or signal; with `RedisStoreError` (`connect`) when Redis is away (the claim waits for the
+   * connection to come back) or does not answer, for `connectTimeoutMs`; (`closed`) after `close()`;
+   * with the client's error for a reply that is one; with `signal`'s reason when it aborts first. A
+   * run id cannot be claimed without Redis, so a loop run given one does not start while Redis is
+   * away. Emitting into a run without claiming it works as before.
+   */
+  claimRun(runId: string, signal?: SignalLike): Promise<void>;
+  /**
    * The run's events from Redis — replay, then live (`XREAD BLOCK`) — until its `done`, an
    * `endRun` on any instance, `return()` or `signal`, or, after one `notice`, its stream gone from
    * Redis (expired or deleted) once this watcher has read some of it. `options.after` starts after a given seq, so
@@ -207,8 +225,10 @@ function errorText(error: unknown): string {
 }
 
 /**
- * Appends a run's events (ARGV: max length, expiry in ms, the emitter's token, then id, JSON and
- * "1" for a `done` or "0" per event) and renews the stream's expiry, in one call. Answers per event:
+ * Appends a run's events (KEYS: the run's stream, its claim; ARGV: max length, expiry in ms, the
+ * emitter's token, then id, JSON and "1" for a `done` or "0" per event) and renews the stream's
+ * expiry, in one call. Writing the run's `done` also lets go of its claim (`claimRun`), when the
+ * claim is this emitter's. Answers per event:
  * 1 written; 0 its id is not above the stream's top (already written by an earlier try whose reply
  * was lost, or by another emitter); -1 the stream's latest entry is another emitter's and its run has
  * not ended. Each entry carries its emitter's token (`o`) and a `done` is marked (`end`), so the
@@ -259,6 +279,7 @@ for i = 4, #ARGV, 3 do
     local command = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token}
     if ARGV[i + 2] == '1' then
       command[#command + 1], command[#command + 2] = 'end', '1'
+      if redis.call('GET', KEYS[2]) == token then redis.call('DEL', KEYS[2]) end
     end
     if reset and i == 4 then
       for _, value in ipairs(reset) do command[#command + 1] = value end
@@ -282,6 +303,91 @@ return written
 const APPEND_SHA = createHash("sha1").update(APPEND_SCRIPT).digest("hex");
 
 /**
+ * Claims a run id for one emitter (KEYS: the run's stream, its claim; ARGV: the emitter's token,
+ * the claim's expiry in ms). Refused (answers "run") when the stream's latest entry is another
+ * emitter's and its run has not ended (that entry is not a `done`; one without a token, from an
+ * earlier version, counts as another emitter's), or (answers "claim") when the claim key holds another emitter's token and that
+ * emitter's run has not ended in the stream: claimed and not yet written, or still running. Else it
+ * records this emitter's token as the claim, expiring with the run's retention (a host that dies
+ * holding it frees the id then), and answers "ok". The run's `done` (APPEND_SCRIPT) or its `endRun`
+ * lets go of the claim sooner.
+ */
+const CLAIM_SCRIPT = `
+local token = ARGV[1]
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+local owner, ended, json = false, false, false
+if top then
+  local fields = top[2]
+  for i = 1, #fields - 1, 2 do
+    if fields[i] == 'o' then owner = fields[i + 1]
+    elseif fields[i] == 'end' then ended = true
+    elseif fields[i] == 'e' then json = fields[i + 1] end
+  end
+  if not owner and json then
+    local ok, event = pcall(cjson.decode, json)
+    ended = ok and type(event) == 'table' and event.kind == 'done'
+  end
+  if not ended and owner ~= token then return 'run' end
+end
+local held = redis.call('GET', KEYS[2])
+if held and held ~= token and not (top and ended and owner == held) then return 'claim' end
+redis.call('SET', KEYS[2], token, 'PX', ARGV[2])
+return 'ok'
+`;
+
+const CLAIM_SHA = createHash("sha1").update(CLAIM_SCRIPT).digest("hex");
+
+/**
+ * Drops an ended run from Redis (KEYS: its stream, its claim; ARGV: the tokens this instance ran it
+ * under): deletes the stream, and the claim when it is one of those tokens (another emitter's claim
+ * on the id stays).
+ */
+const END_SCRIPT = `
+redis.call('DEL', KEYS[1])
+local held = redis.call('GET', KEYS[2])
+if held then
+  for i = 1, #ARGV do
+    if ARGV[i] == held then
+      redis.call('DEL', KEYS[2])
+      break
+    end
+  end
+end
+return 1
+`;
+
+const END_SHA = createHash("sha1").update(END_SCRIPT).digest("hex");
+
+/** Lets go of a claim (KEYS: the claim; ARGV: the mark) when it is still that mark's. */
+const RELEASE_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+`;
+
+const RELEASE_SHA = createHash("sha1").update(RELEASE_SCRIPT).digest("hex");
+
+/** Runs a script by its digest, sending its text once when the server does not hold it (NOSCRIPT). */
+function evalScript<T>(writer: RedisConnection, sha: string, script: string, keyed: string[]): Promise<T> {
+  return call<T>(writer, ["EVALSHA", sha, ...keyed]).catch((error: unknown) =>
+    error instanceof Error && error.message.startsWith("NOSCRIPT")
+      ? call<T>(writer, ["EVAL", script, ...keyed])
+      : Promise.reject(error),
+  );
+}
+
+/** `work`, or the signal's reason once `signal` aborts first. */
+function untilAborted<T>(work: Promise<T>, signal: SignalLike | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject((signal as { reason?: unknown }).reason);
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject((signal as { reason?: unknown }).reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
+
+/**
  * Makes an event bus on Redis Streams and connects it; resolves once it is ready to emit.
  *
  * It holds a writer and a subscriber connection, and each watcher opens one more, because
@@ -294,7 +400,8 @@ const APPEND_SHA = createHash("sha1").update(APPEND_SCRIPT).digest("hex");
  * emitted events wait (up to `maxPending`) and are written when it is back; events Redis lost (a
  * restart without persistence, trimming) show up to watchers as one gap notice. One instance emits
  * into a run: its seq counter lives in that process, and another emitter's writes into a run that has
- * not ended are refused (through `onError`). A run started under the id of one that ended in another
+ * not ended are refused (through `onError`); `claimRun` asks for a run id before the first event,
+ * so a host finds out, as a rejection, that another host is running under it. A run started under the id of one that ended in another
  * process starts afresh: its first write clears the old stream, atomically, so of two processes
  * starting it at once only one does.
  *
@@ -317,6 +424,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   const { prefix, report } = resolved;
   const endChannel = `${prefix}bus:end`;
   const keyOf = (runId: string) => `${prefix}run:${runId}`;
+  const claimKeyOf = (runId: string) => `${prefix}claim:${runId}`;
 
   let current = mergeSettings(DEFAULT_EVENTS_SETTINGS, options.settings);
   let closed = false;
@@ -335,10 +443,19 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
    * Runs ended here (`endRun`, `reset`) until Redis has had their stream deleted and every instance
    * told. The flush sends them before any event, so a run started afresh under the same id comes after.
    */
-  const ends = new Owed<string>({
+  const ends = new Owed<{ runId: string; tokens: string[] }>({
     link: writer,
-    send: (_key, runId) =>
-      Promise.all([call(writer, ["DEL", keyOf(runId)]), call(writer, ["PUBLISH", endChannel, runId])]),
+    // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
+    // told reads the run deleted.
+    send: async (_key, { runId, tokens }) => {
+      await evalScript(writer, END_SHA, END_SCRIPT, ["2", keyOf(runId), claimKeyOf(runId), ...tokens]);
+      await call(writer, ["PUBLISH", endChannel, runId]);
+    },
+    // Every token the id was run under here, so each claim of them is let go.
+    merge: (earlier, later) => ({
+      runId: later.runId,
+      tokens: [...new Set([...earlier.tokens, ...later.tokens])],
+    }),
     max: MAX_OWED,
     report,
     what: "ended runs",
@@ -489,14 +606,14 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       for (const item of group) {
         args.push(`${item.event.seq}-0`, item.json, item.event.kind === "done" ? "1" : "0");
       }
-      const keyed = ["1", keyOf(runId), ...args];
       // By digest: the script's text is not sent with every batch. A server that does not hold it
       // yet (a restart, SCRIPT FLUSH) answers NOSCRIPT, and the text goes once, loading it again.
-      return call<number[]>(writer, ["EVALSHA", APPEND_SHA, ...keyed]).catch((error: unknown) =>
-        error instanceof Error && error.message.startsWith("NOSCRIPT")
-          ? call<number[]>(writer, ["EVAL", APPEND_SCRIPT, ...keyed])
-          : Promise.reject(error),
-      );
+      return evalScript<number[]>(writer, APPEND_SHA, APPEND_SCRIPT, [
+        "2",
+        keyOf(runId),
+        claimKeyOf(runId),
+        ...args,
+      ]);
     });
     const results = await Promise.allSettled(sends);
     const handled = new Set<Pending>();
@@ -686,6 +803,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   };
 
   const dropRun = (runId: string): void => {
+    const token = runs.get(runId)?.token;
     runs.delete(runId);
     const other = (item: Pending) => item.runId !== runId;
     // The run's entries on the wire leave the head with the rest of it.
@@ -693,10 +811,113 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     pending = pending.filter(other);
     endLocal(runId);
     // Owed until Redis has it: the stream deleted and every instance told, even if Redis is away now.
-    ends.owe(runId, runId);
+    ends.owe(runId, { runId, tokens: token === undefined ? [] : [token] });
   };
 
+  const newRun = (): LocalRun => ({
+    seq: 0,
+    token: randomBytes(9).toString("base64url"),
+    events: [],
+    ended: false,
+    touched: Date.now(),
+  });
+
   const bus: RedisEventBus = {
+    async claimRun(runId, signal) {
+      checkRunId(runId, "claimRun");
+      checkSignal(signal, "claimRun");
+      if (closed) throw new RedisStoreError("closed", "claimRun was called on a Redis bus after close().");
+      if (signal?.aborted) throw (signal as { reason?: unknown }).reason;
+      let run = runs.get(runId);
+      const made = run === undefined;
+      if (!run) {
+        run = newRun();
+        runs.set(runId, run);
+        schedule(deadline(run));
+      }
+      const local = run;
+      // A refused or failed claim leaves nothing here: the run record it made goes unless emitted into.
+      const letGo = () => {
+        if (made && runs.get(runId) === local && local.seq === 0) runs.delete(runId);
+      };
+      // While the connection is away (reconnecting), or drops under the claim, the claim waits for it
+      // and asks again, within the same bound: the script is the same for the same mark, so a claim
+      // asked twice (the first answer lost) is one claim.
+      let onReady: () => void = () => {};
+      let givenUp = false;
+      const ask = async (): Promise<string> => {
+        for (;;) {
+          if (!writer.isReady) {
+            await new Promise<void>((resolve) => {
+              onReady = resolve;
+              writer.once("ready", onReady);
+            });
+          }
+          // An `endRun` of this id still owed (the runtime ends a finished run before starting the
+          // id again) reaches Redis first: the claim reads the stream after it, not the old run's.
+          if (ends.has(runId)) await ends.flush();
+          if (givenUp) return "given up";
+          try {
+            const answer = await evalScript<string>(writer, CLAIM_SHA, CLAIM_SCRIPT, [
+              "2",
+              keyOf(runId),
+              claimKeyOf(runId),
+              local.token,
+              ttl(local),
+            ]);
+            // Answered after the claim gave up (a silent Redis woke): the run will not start, so its
+            // claim is let go rather than hold the id for the retention.
+            if (givenUp && answer === "ok" && runs.get(runId) !== local) {
+              void evalScript(writer, RELEASE_SHA, RELEASE_SCRIPT, [
+                "1",
+                claimKeyOf(runId),
+                local.token,
+              ]).catch(() => {});
+            }
+            return answer;
+          } catch (error) {
+            if (givenUp || refusedForGood(error)) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 25).unref());
+          }
+        }
+      };
+      let answer: string;
+      try {
+        answer = await untilAborted(
+          within(
+            ask(),
+            resolved.connectTimeoutMs,
+            () =>
+              new RedisStoreError(
+                "connect",
+                `claimRun: Redis at ${shownUrl(resolved.url)} was away or did not answer within ` +
+                  `${shownMs(resolved.connectTimeoutMs)} (connectTimeoutMs), so run ${shownRun(runId)} was not claimed ` +
+                  "and nothing of it was sent. Check that the server is running and reachable.",
+              ),
+          ),
+          signal,
+        );
+      } catch (error) {
+        letGo();
+        throw error;
+      } finally {
+        givenUp = true;
+        writer.off("ready", onReady);
+      }
+      if (answer === "ok") return;
+      letGo();
+      throw new EventsError(
+        "invalid-run-id",
+        `claimRun: run id ${shownRun(runId)} is taken: ` +
+          (answer === "run"
+            ? "another emitter's run under it (another host, or an earlier process) is in progress in Redis, not ended. "
+            : "another emitter (another host) has claimed it for a run that has not ended. ") +
+          "Run ids must be unique across every host sharing this Redis: give this run an id of its own " +
+          "(namespace ids per tenant), or wait for that run's done. A claim whose host died is let go with the " +
+          "run's retention (retainUnendedMs).",
+      );
+    },
+
     emit(runId, event) {
       checkRunId(runId, "emit");
       checkEvent(event);
@@ -717,13 +938,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         );
       }
       if (!run) {
-        run = {
-          seq: 0,
-          token: randomBytes(9).toString("base64url"),
-          events: [],
-          ended: false,
-          touched: Date.now(),
-        };
+        run = newRun();
         runs.set(runId, run);
       }
       run.seq = stored.seq;

@@ -75,6 +75,11 @@ export class Owed<T> {
     return this.entries.size;
   }
 
+  /** Whether anything is owed under `key` (on the wire or not). */
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
   /** Owes `work` under `key` (merged into what the key already owes) and sends it now if the link is up. */
   owe(key: string, work: T): void {
     if (this.closed) return;
