@@ -14,6 +14,7 @@ import {
   runAgentLoop,
 } from "@loopwright/loop";
 import { startServer } from "@loopwright/testkit";
+import { partialAnswer, settleRun } from "./conversation.js";
 import { runInteractive } from "./interactive.js";
 import { callMcp, loadMcp } from "./mcp.js";
 import { clip, escapeUnseen, printable, streamed } from "./printable.js";
@@ -140,6 +141,7 @@ async function main(): Promise<number> {
   const ask = async (prompt: string): Promise<AgentLoopResult | undefined> => {
     const controller = new AbortController();
     running = controller;
+    const seen = partialAnswer();
     try {
       const result = await runAgentLoop({
         config,
@@ -150,7 +152,10 @@ async function main(): Promise<number> {
           builtIn.has(name) || !mcp ? runTool(name, args) : callMcp(mcp.pool, name, args, signal),
         dedupeToolCalls: (request) => builtIn.has(request.name) || !mcp || mcp.pool.dedupe(request),
         signal: controller.signal,
-        onEvent: show,
+        onEvent: (event) => {
+          seen.see(event);
+          show(event);
+        },
       });
       history.splice(0, history.length, ...result.messages);
       const { prompt: p, completion, total, cached } = result.usage;
@@ -159,8 +164,10 @@ async function main(): Promise<number> {
       );
       return result;
     } catch (error) {
-      const run = failedRun(error);
-      if (run) history.splice(0, history.length, ...run.messages);
+      // A failed prompt is not left for a next one to be joined onto (see settleRun). `ask` runs one
+      // --prompt, so its notice ("send it again") is not printed; the interactive session tells its own.
+      const settled = settleRun(history, failedRun(error)?.messages, controller.signal.aborted, seen.text);
+      history.splice(0, history.length, ...settled.messages);
       process.stdout.write(`\n${bold("error:")} ${printable(errorMessage(error))}\n`);
       return undefined;
     } finally {

@@ -198,8 +198,14 @@ describe("a session file is held by one process at a time", () => {
         sessionDir: root,
         sessionId: "running",
       });
+      let streamed = "";
+      session.onEvent((event) => {
+        if (event.type === "assistant_delta") streamed += event.text;
+      });
       const run = session.prompt("take your time");
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Stopped once some answer streamed: the stopped prompt and that text are kept (with none, the
+      // prompt would be taken back out of the file).
+      while (streamed === "") await new Promise((resolve) => setTimeout(resolve, 10));
       expect(JSON.parse(readFileSync(`${file}.lock`, "utf8")).pid).toBe(process.pid);
       await session.close();
       expect((await run).status).toBe("aborted");
@@ -207,6 +213,7 @@ describe("a session file is held by one process at a time", () => {
       // What the stopped run wrote is in the file, written while the lock was still held.
       const reopened = await createSession({ config: config(), sessionDir: root, sessionId: "running" });
       expect(reopened.messages[0]).toMatchObject({ role: "user", content: "take your time" });
+      expect(reopened.messages[1]).toMatchObject({ role: "assistant", content: streamed });
       await reopened.close();
     } finally {
       await slow.close();

@@ -535,7 +535,12 @@ describe("Session over HTTP", () => {
     const result = await session.prompt("Hi");
     expect(result.status).toBe("error");
     expect(result.error).toMatch(/bad model/);
-    expect(session.getSnapshot().timeline.at(-1)).toMatchObject({ type: "error" });
+    // The prompt nobody answered is not kept (the next one would be joined onto it), and the timeline says so.
+    expect(session.getSnapshot().timeline.slice(-2)).toMatchObject([
+      { type: "error" },
+      { type: "notice", text: expect.stringMatching(/not kept.*send it again/) },
+    ]);
+    expect(session.messages).toEqual([]);
   });
 
   it("goes on after a failed or stopped prompt on a chat template that makes roles alternate", async () => {
@@ -582,11 +587,63 @@ describe("Session over HTTP", () => {
     });
     const result = await resumed.prompt("Answer all three, please.");
     expect(result).toEqual({ status: "ok", reply: "Both answered." });
-    // The questions nobody answered went with the new one, in order; the stored transcript keeps each.
+    // The questions nobody answered were not kept, in the session or its file (each run said so):
+    // the new one goes alone, not joined onto them.
     const last = sent(server, server.chatRequests.length - 1);
-    expect(last.filter((m) => m.role === "user")).toHaveLength(1);
-    expect(JSON.stringify(last)).toMatch(/What is 6 \* 7\?.*Are you there\?.*Answer all three, please\./);
-    expect(resumed.messages.filter((m) => (m as ChatMessageLike).role === "user")).toHaveLength(3);
+    expect(last.filter((m) => m.role === "user")).toEqual([
+      expect.objectContaining({ content: "Answer all three, please." }),
+    ]);
+    expect(JSON.stringify(last)).not.toMatch(/What is 6|Are you there/);
+    expect(resumed.messages.filter((m) => (m as ChatMessageLike).role === "user")).toHaveLength(1);
+  });
+
+  it("keeps a stopped prompt's streamed answer text as its reply, and the next prompt goes as a new turn", async () => {
+    server = await startServer({
+      replies: [
+        { content: "Slow answer ".repeat(40), chunkChars: 4, chunkDelayMs: 20 },
+        { content: "Four." },
+      ],
+    });
+    const dir = tempDir();
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "stop",
+    });
+    let streamed = "";
+    session.onEvent((event) => {
+      if (event.type === "assistant_delta") streamed += event.text;
+    });
+    const stopped = session.prompt("Write an essay");
+    while (streamed.length < 12) await new Promise((r) => setTimeout(r, 10));
+    session.abort();
+    expect((await stopped).status).toBe("aborted");
+    const shown = streamed;
+    expect(session.getSnapshot().timeline.at(-1)).toMatchObject({
+      type: "notice",
+      text: expect.stringMatching(/kept/),
+    });
+    expect((await session.prompt("what is 2+2")).status).toBe("ok");
+    const last = sent(server, server.chatRequests.length - 1);
+    // What the user saw is the assistant's turn; the new question follows it, alone.
+    expect(last.filter((m) => m.role !== "system").map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(last.at(-1)).toMatchObject({ role: "user", content: "what is 2+2" });
+    const kept = last.find((m) => m.role === "assistant") as { content: string };
+    expect(kept.content).toBe(shown);
+    session.dispose();
+    // The file holds the same: a resumed session sends the kept answer too.
+    const resumed = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "stop",
+    });
+    expect(resumed.messages.map((m) => (m as ChatMessageLike).role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    resumed.dispose();
   });
 
   it("writes the session as JSONL and resumes it, dropping a torn last line with a notice", async () => {

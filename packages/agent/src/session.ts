@@ -546,6 +546,8 @@ export class Session {
   #questions = 0;
   /** The running prompt's own message: on the timeline already when the agent adds it. */
   #asked: AgentMessage | undefined;
+  /** The answer text a stopped or failed turn had streamed (the agent's last unfinished message). */
+  #cut = "";
   #pending = new Map<string, { entry: PendingQuestion; resolve: (answers: AskAnswer[]) => void }>();
   /** The built-in AskUser tool, when registered: it waits for the person, never for `toolTimeoutSeconds`. */
   #askUser: AgentTool | undefined;
@@ -837,6 +839,7 @@ export class Session {
     this.#ticker.unref?.();
     this.#push({ type: "user", text });
     this.#asked = userMessage(text);
+    this.#cut = "";
     try {
       const result = await this.agent.prompt(this.#asked);
       const reply = lastReply(result.messages);
@@ -848,8 +851,11 @@ export class Session {
       else if (result.status === "error" && ToolIterationLimit.isInstance(result.cause)) status = "maxTurns";
       else if (result.status === "error") status = "error";
       else status = "ok";
+      const kept =
+        status === "aborted" || status === "error" ? this.#settle(status === "aborted") : undefined;
       if (status === "aborted") this.#push({ type: "interrupted" });
       if (status === "error") this.#push({ type: "error", text: result.error ?? "The run failed." });
+      if (kept) this.addNotice(kept);
       if (status === "stalled")
         this.addNotice("The run stopped: the model repeated itself without progress (stalled).");
       if (status === "maxTurns") {
@@ -1183,6 +1189,37 @@ export class Session {
     this.#changed();
   }
 
+  /**
+   * After a prompt that was stopped or failed, so the next prompt is not sent after a user message no
+   * answer follows (endpoints join the two into one question): stopped after answer text streamed,
+   * that text (what the user saw) is kept as the assistant's message; stopped or failed before the
+   * model finished any turn of the run, the prompt is taken out of the transcript and the file. Tool
+   * steps that finished stay (every call answered). Returns the notice to show, if any.
+   */
+  #settle(stopped: boolean): string | undefined {
+    const cut = this.#cut;
+    this.#cut = "";
+    const messages = this.agent.messages;
+    if (stopped && cut.trim() !== "") {
+      this.agent.messages = [...messages, { role: "assistant", content: cut }];
+      this.#push({ type: "assistant", text: cut });
+      return "Stopped: the answer so far is kept in the conversation.";
+    }
+    const asked = this.#asked ? messages.lastIndexOf(this.#asked) : -1;
+    if (asked < 0) return undefined; // folded away mid-run: the fold's transcript stands
+    if (messages.slice(asked + 1).some((m) => (m as ChatMessage).role === "assistant")) return undefined;
+    this.agent.messages = messages.slice(0, asked);
+    try {
+      this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
+    } catch (error) {
+      this.addError(errorText(error));
+    }
+    this.#stored = this.agent.messages.length;
+    return stopped
+      ? "Stopped before the model answered: the prompt was not kept in the conversation; send it again."
+      : "The prompt was not kept in the conversation (the run failed before the model answered): send it again.";
+  }
+
   /** Appends the messages the agent added since the last write (an answer written as its call finished, once). */
   #persist(): void {
     const messages = this.agent.messages;
@@ -1339,6 +1376,9 @@ export class Session {
         ) {
           this.#push({ type: "assistant", text: messageText(message) });
         }
+        // The turn a stop or a failure cut short: what it had streamed, for #settle.
+        if (message.role === "assistant" && !this.agent.messages.includes(message))
+          this.#cut = messageText(message);
         // A message steered in or followed up during the run, as a resumed session shows it.
         if (message.role === "user" && message !== this.#asked && this.agent.messages.includes(message)) {
           this.#push({ type: "user", text: messageText(message) });

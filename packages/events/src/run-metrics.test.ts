@@ -118,6 +118,22 @@ describe("runMetrics", () => {
     expect(runMetrics([{ kind: "output", text: "x" }]).outcome).toBe("unfinished");
   });
 
+  it("calls a run whose done says it was stopped stopped, even after an error", () => {
+    expect(
+      runMetrics([
+        { kind: "output", text: "x" },
+        { kind: "done", stopped: true },
+      ]).outcome,
+    ).toBe("stopped");
+    expect(
+      runMetrics([
+        { kind: "error", message: "x" },
+        { kind: "done", stopped: true },
+      ]).outcome,
+    ).toBe("stopped");
+    expect(runMetrics([{ kind: "done", stopped: "yes" } as never]).outcome).toBe("completed");
+  });
+
   it("counts what it can read and skips what it cannot", () => {
     const metrics = runMetrics([{ kind: "usage" } as never, null as never, { kind: "mystery" } as never]);
     expect(metrics.turns).toBe(1);

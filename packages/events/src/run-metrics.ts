@@ -2,7 +2,7 @@ import { checkMetricsArguments } from "./errors.js";
 import type { CacheBreakReason, RunEvent, RunUsageTotals, TurnMetrics } from "./types.js";
 
 /** How a run ended, as far as its events say. */
-export type RunOutcome = "completed" | "failed" | "unfinished";
+export type RunOutcome = "completed" | "failed" | "stopped" | "unfinished";
 
 /**
  * What a run cost, added up from its events. The counts, `tokens` and `outcome` are always
@@ -25,7 +25,11 @@ export interface RunMetrics {
   errors: number;
   /** Each turn's own token counts, added up (zero where nothing was reported). */
   tokens: RunUsageTotals;
-  /** `failed` after an `error` event, `completed` after a `done` without one, `unfinished` otherwise. */
+  /**
+   * `stopped` after a `done` marked `stopped: true` (the run was stopped by its host or user, whatever
+   * came before), else `failed` after an `error` event, `completed` after a `done` without one,
+   * `unfinished` otherwise.
+   */
   outcome: RunOutcome;
   /** Reasoning tokens, over the turns that reported them. */
   reasoningTokens?: number;
@@ -77,8 +81,9 @@ const num = (value: unknown): number | undefined =>
  * Adds a run up from its events: tokens, cache hit ratio and breaks by reason, prefill, decode and
  * tool time, the slowest turn, mean time to first token, draft acceptance, the largest prompt
  * (against `contextLength`), turns cut off, tool errors by name, and an outcome. Pure; never
- * throws on malformed events (what it cannot read is not counted). It cannot tell a stopped run
- * from a failed one, nor whether the host compacted: neither is in the events. Throws
+ * throws on malformed events (what it cannot read is not counted). A stopped run is told by its
+ * `done` (`stopped: true`, as the host that stopped it marks it); whether the host compacted is not in
+ * the events. Throws
  * `EventsError` (`invalid-argument`) when `events` is not iterable or `options` is given and is
  * not an object (`null` included).
  */
@@ -98,6 +103,7 @@ export function runMetrics(events: Iterable<RunEvent>, options?: RunMetricsOptio
     outcome: "unfinished",
   };
   let done = false;
+  let stopped = false;
   let cacheCached = 0;
   let cachePrompt = 0;
   let cacheReported = false;
@@ -166,6 +172,7 @@ export function runMetrics(events: Iterable<RunEvent>, options?: RunMetricsOptio
         break;
       case "done":
         done = true;
+        if ((event as { stopped?: unknown }).stopped === true) stopped = true;
         break;
       default:
         break;
@@ -182,7 +189,7 @@ export function runMetrics(events: Iterable<RunEvent>, options?: RunMetricsOptio
   if (cacheReported && cachePrompt > 0) metrics.cacheHitRatio = cacheCached / cachePrompt;
   if (firstTokenCount > 0) metrics.meanFirstTokenMs = firstTokenSum / firstTokenCount;
   if (draftReported && drafted > 0) metrics.draftAcceptance = accepted / drafted;
-  metrics.outcome = metrics.errors > 0 ? "failed" : done ? "completed" : "unfinished";
+  metrics.outcome = stopped ? "stopped" : metrics.errors > 0 ? "failed" : done ? "completed" : "unfinished";
   return metrics;
 }
 

@@ -217,6 +217,11 @@ export interface ErrorEvent {
 /** The run is over: the last event a watcher receives. */
 export interface DoneEvent {
   kind: "done";
+  /**
+   * True where the run ended because its host or user stopped it (an abort), not because the model
+   * answered or the run failed; `runMetrics` then gives the outcome `stopped`. Absent otherwise.
+   */
+  stopped?: true;
 }
 
 /** Every event a run emits, tagged by `kind`. */

@@ -41,4 +41,25 @@ describe("a Redis URL's password", () => {
       expect(inspect(error, { depth: 8 })).not.toContain("pw-sekret-1357");
     }
   });
+
+  it("is not in the error when it is in the URL's query, which the error leaves out", async () => {
+    const port = await freePort();
+    const error = await failure(
+      createRedisBus({ url: `redis://127.0.0.1:${port}/0?password=pw-sekret-1357#frag` }),
+    );
+    expect(error.code).toBe("connect");
+    expect(error.message).toContain(`redis://127.0.0.1:${port}/0`);
+    expect(error.message).not.toContain("?");
+    expect(inspect(error, { depth: 8 })).not.toContain("pw-sekret-1357");
+  });
+
+  it("with a % that starts no escape is refused naming `url` and how to write it, not as a bare URIError", async () => {
+    for (const url of ["redis://:pw-sekret%zz57@127.0.0.1:1/0", "redis://al%ce:pw-sekret-1357@127.0.0.1:1"]) {
+      const error = await failure(createRedisStores({ url }));
+      expect(error.code).toBe("invalid-option");
+      expect(error.message).toMatch(/`url`/);
+      expect(error.message).toContain("%25");
+      expect(inspect(error, { depth: 8 })).not.toContain("pw-sekret");
+    }
+  });
 });

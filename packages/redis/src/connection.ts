@@ -83,12 +83,16 @@ function silent(resolved: Resolved, where: string, what: string): RedisStoreErro
   );
 }
 
-/** A Redis URL as a message may name it: its password (`redis://user:password@host`) as `***`. */
+/**
+ * A Redis URL as a message may name it: its password (`redis://user:password@host`) as `***`, and
+ * without its query and fragment (`?password=…` is a form other clients read).
+ */
 export function shownUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password === "") return url;
-    parsed.password = "***";
+    if (parsed.password !== "") parsed.password = "***";
+    parsed.search = "";
+    parsed.hash = "";
     return parsed.href;
   } catch {
     return "(a URL that does not parse)";
@@ -110,14 +114,30 @@ export function resolveOptions(options: unknown, where: string): Resolved {
       `${where} needs \`url\` as a redis:// or rediss:// URL, and was given ${typeof url === "string" ? JSON.stringify(shownUrl(url)) : (JSON.stringify(url) ?? "nothing")}.`,
     );
   }
+  let parsed: URL;
   try {
-    new URL(url);
+    parsed = new URL(url);
   } catch {
     // The parser's error carries the text as its `input`: the password with it.
     throw new RedisStoreError(
       "invalid-option",
       `${where} needs \`url\` as a URL that parses; this one does not.`,
     );
+  }
+  // The client decodes the user name and password (`decodeURIComponent`), throwing a bare "URI
+  // malformed" for a `%` that starts no %XX escape.
+  for (const [part, text] of [
+    ["user name", parsed.username],
+    ["password", parsed.password],
+  ] as const) {
+    try {
+      decodeURIComponent(text);
+    } catch {
+      throw new RedisStoreError(
+        "invalid-option",
+        `${where}: the ${part} in \`url\` (${shownUrl(url)}) has a "%" that starts no %XX escape of UTF-8 text: write a "%" in it as %25.`,
+      );
+    }
   }
   if (prefix !== undefined && typeof prefix !== "string") {
     throw new RedisStoreError("invalid-option", `${where}: \`prefix\` must be a string when given.`);

@@ -2,6 +2,7 @@
 // The web page in a real headless Chromium (Debian's /usr/bin/chromium driven by playwright-core),
 // against the page as built (dist/web) and served by the playground's own server, with the testkit
 // simulator behind it.
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -181,9 +182,13 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     await ask("What time is it? Then call hang_forever.");
     await page.waitForSelector(".tool[data-state='running'] .name:text('hang_forever')");
     await page.waitForSelector(".tool[data-state='ok'] .name:text('clock')");
+    expect(await page.isDisabled("#reset")).toBe(true); // no new conversation while a run goes
     await page.focus("#stop");
     await page.keyboard.press("Enter");
     await finished();
+    // The stop is the run's outcome, not "completed".
+    expect(await page.textContent("[data-metric='Outcome'] dd")).toBe("stopped");
+    expect(await page.textContent("#status")).toBe("Run stopped.");
 
     const cards = await page.$$eval(".tool", (nodes) =>
       nodes.map((n) => `${n.querySelector(".name")?.textContent}:${(n as HTMLElement).dataset.state}`),
@@ -193,6 +198,147 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     expect(await page.textContent(".notice")).toContain("Stopped");
     expect(await page.isDisabled("#stop")).toBe(true);
     expect(await page.isEnabled("#send")).toBe(true);
+  }, 60_000);
+
+  it("says a refused Stop's reason instead of 'Stopping…' while the run goes on", async () => {
+    // As a page following another playground's run (--redis) is answered: 409 with the reason.
+    await page.route("**/api/runs/*/stop", (route) =>
+      route.fulfill({
+        status: 409,
+        contentType: "application/json",
+        body: JSON.stringify({ error: "this run is running on another playground instance" }),
+      }),
+    );
+    try {
+      await ask("call hang_forever");
+      await page.waitForSelector(".tool[data-state='running'] .name:text('hang_forever')");
+      await page.click("#stop");
+      await page.waitForFunction(() =>
+        document.getElementById("status")?.textContent?.startsWith("Not stopped"),
+      );
+      expect(await page.textContent("#status")).toBe(
+        "Not stopped: this run is running on another playground instance.",
+      );
+    } finally {
+      await page.unroute("**/api/runs/*/stop");
+    }
+    await page.click("#stop");
+    await finished();
+  }, 60_000);
+
+  it("New conversation forgets the conversation so far: the next prompt is sent alone", async () => {
+    const endpoint = await startServer({ scriptedModel: { chunkDelayMs: 0 } });
+    const web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "sim" } });
+    try {
+      await page.goto(web.url);
+      await page.waitForSelector("body[data-ready=true]");
+      await ask("what is 6 * 7");
+      await finished();
+      await page.click("#reset");
+      await page.waitForFunction(() =>
+        document.getElementById("status")?.textContent?.startsWith("New conversation"),
+      );
+      expect(await page.$$("#run [data-kind]")).toHaveLength(0);
+      expect(await page.isHidden("#metrics")).toBe(true);
+      await ask("what is 2 * 3");
+      await finished();
+      const first = endpoint.chatRequests.find((r) => JSON.stringify(r.body).includes("what is 2 * 3"))!
+        .body as { messages: { role: string; content: unknown }[] };
+      expect(first.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual([
+        "what is 2 * 3",
+      ]);
+    } finally {
+      await web.close();
+      await endpoint.close();
+    }
+  }, 60_000);
+
+  it("a tab whose prompt lost to another tab's keeps its 'Not started' line and does not take that run as its own", async () => {
+    const other = await context.newPage();
+    try {
+      await other.goto(server.url);
+      await other.waitForSelector("body[data-ready=true]");
+      await other.fill("#prompt", "call hang_forever");
+      await other.press("#prompt", "Enter");
+      await other.waitForSelector(".tool[data-state='running'] .name:text('hang_forever')");
+      const theirs = await other.getAttribute("#run", "data-run");
+      const mine = await page.getAttribute("#run", "data-run");
+      await page.fill("#prompt", "what is 5 * 5");
+      await page.press("#prompt", "Enter");
+      await page.waitForFunction(() =>
+        document.getElementById("status")?.textContent?.startsWith("Not started"),
+      );
+      // Two of the idle page's looks for runs started elsewhere (every 1.5 s).
+      await page.waitForTimeout(3500);
+      expect(await page.textContent("#status")).toBe(
+        "Not started: a run is in progress. Your prompt is still in the box.",
+      );
+      expect(await page.getAttribute("#run", "data-run")).toBe(mine);
+      expect(await page.getAttribute("#run", "data-run")).not.toBe(theirs);
+      expect(await page.inputValue("#prompt")).toBe("what is 5 * 5");
+      await other.click("#stop");
+      await other.waitForSelector("#metrics:not([hidden])", { timeout: 30_000 });
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
+
+  it("says a run stopped when the playground server is closed mid-run (Ctrl-C), not 'Running…'", async () => {
+    const web = await startWebServer({ hangTool: true });
+    await page.goto(web.url);
+    await page.waitForSelector("body[data-ready=true]");
+    await ask("call hang_forever");
+    await page.waitForSelector(".tool[data-state='running'] .name:text('hang_forever')");
+    await web.close();
+    await page.waitForFunction(
+      () => document.getElementById("status")?.textContent === "Run stopped.",
+      undefined,
+      {
+        timeout: 10_000,
+      },
+    );
+    expect(await page.textContent("[data-metric='Outcome'] dd")).toBe("stopped");
+    expect(await page.isEnabled("#send")).toBe(true);
+  }, 60_000);
+
+  it("says the server is gone when it dies mid-run without a word (killed), not 'Running…'", async () => {
+    const endpoint = await startServer({
+      replies: [{ content: "Slow answer ".repeat(400), chunkChars: 4, chunkDelayMs: 50 }],
+    });
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--web", "--port", "0"], {
+      cwd: fileURLToPath(new URL("../../", import.meta.url)),
+      env: { ...process.env, OPENAI_BASE_URL: endpoint.baseUrl, OPENAI_API_KEY: "", LOOPWRIGHT_MODEL: "sim" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      let out = "";
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no page address in: ${out}`)), 30_000);
+        child.stdout!.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const found = /Playground page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1];
+          if (found) {
+            clearTimeout(timer);
+            resolve(found);
+          }
+        });
+      });
+      await page.goto(url);
+      await page.waitForSelector("body[data-ready=true]");
+      await ask("an essay, slowly");
+      await page.waitForSelector(".answer");
+      child.kill("SIGKILL");
+      await page.waitForFunction(
+        () => document.getElementById("status")?.textContent?.startsWith("Lost the run:"),
+        undefined,
+        { timeout: 15_000 },
+      );
+      expect(await page.textContent("#status")).toContain("the playground server did not answer");
+      expect(await page.isDisabled("#stop")).toBe(true);
+    } finally {
+      child.kill("SIGKILL");
+      await endpoint.close();
+    }
   }, 60_000);
 
   it("shows a spec's warning beside the field it dropped", async () => {

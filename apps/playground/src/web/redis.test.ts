@@ -116,3 +116,38 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
     }
   });
 });
+
+describe.skipIf(!HAS_REDIS)("--redis with a password in the URL", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    await client.configSet("requirepass", "pw-sekret-2468");
+    await client.quit();
+  }, 30_000);
+  afterAll(() => redis?.kill());
+
+  const refusal = (url: string) =>
+    startWebServer({ redis: url }).then(
+      async (web) => {
+        await web.close();
+        throw new Error("the playground started");
+      },
+      (error: unknown) => String((error as Error).message),
+    );
+
+  it("never prints a password given in the URL's query (a wrong one: NOAUTH)", async () => {
+    const message = await refusal(`${redis.url}/0?password=pw-sekret-2468`);
+    expect(message).toMatch(/refused its first command/);
+    expect(message).toContain(`${redis.url}/0`);
+    expect(message).not.toContain("pw-sekret-2468");
+    expect(message).not.toContain("?");
+  });
+
+  it("names `url` and says how to write a % that starts no escape, not a bare 'URI malformed'", async () => {
+    const message = await refusal(`redis://:pw-sekret%zz68@127.0.0.1:${redis.port}/0`);
+    expect(message).toMatch(/`url`.*%25/);
+    expect(message).not.toContain("pw-sekret");
+  });
+});

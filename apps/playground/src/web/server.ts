@@ -20,6 +20,7 @@ import {
 } from "@loopwright/loop";
 import { createRedisStores, type RedisStores } from "@loopwright/redis";
 import { startServer, type TestServer } from "@loopwright/testkit";
+import { partialAnswer, settleRun } from "../conversation.js";
 import { runTool, TOOLS } from "../tools/index.js";
 import { connectSharedRuns, type RunInfo, type SharedRuns } from "./shared-runs.js";
 import { type AppliedSpec, checkSpec, type SpecReport, shownText } from "./spec.js";
@@ -122,8 +123,8 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 
 /**
  * Starts the web playground: the built page, `POST /api/runs` to ask, `POST /api/runs/<id>/stop`,
- * `GET /api/runs/<id>/events` (SSE, replayed after `Last-Event-ID` or `?after=`), `GET /api/state`
- * and `POST /api/spec`. Listens on 127.0.0.1 only.
+ * `GET /api/runs/<id>/events` (SSE, replayed after `Last-Event-ID` or `?after=`), `GET /api/state`,
+ * `POST /api/spec` and `POST /api/conversation/reset` (a new conversation; refused while a run goes). Listens on 127.0.0.1 only.
  */
 export async function startWebServer(options: WebServerOptions = {}): Promise<WebServer> {
   const stores: RedisStores | undefined = options.redis
@@ -169,6 +170,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const tools = options.hangTool ? [...TOOLS, HANG_TOOL] : TOOLS;
   const history: ChatMessage[] = [];
   const runs = new Map<string, Run>();
+  /** The runs still going, each settled once its conversation is kept and its `done` emitted. */
+  const endings = new Set<Promise<void>>();
   let latest: Run | undefined;
   const windows = new Map<string, number>();
   const allowedHosts = new Set<string>();
@@ -209,33 +212,46 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const cfg = config();
     const contextLength = await windowOf(cfg);
     const emit = (event: RunEvent) => runtime.bus.emit(run.id, event);
-    void runtime
+    const seen = partialAnswer();
+    const before = [...history];
+    const ending = runtime
       .runAgentLoop({
         config: contextLength > 0 ? { ...cfg, contextLength } : cfg,
         system: applied?.system ?? WEB_SYSTEM,
-        messages: [...history, { role: "user", content: prompt }],
+        messages: [...before, { role: "user", content: prompt }],
         tools,
         dispatch,
         signal: run.controller.signal,
-        onEvent: emit,
+        onEvent: (event) => {
+          seen.see(event);
+          emit(event);
+        },
       })
       .then(
-        (result) => history.splice(0, history.length, ...result.messages),
+        (result) => {
+          history.splice(0, history.length, ...result.messages);
+          return false;
+        },
         (error: unknown) => {
-          const failed = failedRun(error);
-          if (failed) history.splice(0, history.length, ...failed.messages);
-          if (run.controller.signal.aborted)
-            emit({ kind: "notice", text: "Stopped: every tool call answered." });
-          else emit({ kind: "error", message: errorMessage(error) });
+          // A failed prompt is not left dangling for the next one to be joined onto (see settleRun).
+          const stopped = run.controller.signal.aborted;
+          const settled = settleRun(before, failedRun(error)?.messages, stopped, seen.text);
+          history.splice(0, history.length, ...settled.messages);
+          if (!stopped) emit({ kind: "error", message: errorMessage(error) });
+          if (settled.notice) emit({ kind: "notice", text: settled.notice });
+          return stopped;
         },
       )
-      .finally(() => {
+      .then((stopped) => {
         run.ended = true;
-        emit({ kind: "done" });
+        emit(stopped ? { kind: "done", stopped: true } : { kind: "done" });
         shared?.put(infoOf(run)).catch(() => {
           // The record only tells other instances the run ended; their watchers see `done` anyway.
         });
+        endings.delete(ending);
       });
+    endings.add(ending);
+
     return run;
   };
 
@@ -346,6 +362,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       const run = await start(prompt);
       return sendJson(res, 201, { id: run.id });
     }
+    if (path === "/api/conversation/reset" && method === "POST") {
+      if (latest && !latest.ended)
+        return sendJson(res, 409, { error: "a run is in progress: stop it first", id: latest.id });
+      history.splice(0, history.length);
+      return sendJson(res, 200, { messages: 0 });
+    }
     const match = /^\/api\/runs\/([\w-]+)\/(events|stop)$/.exec(path);
     if (match) {
       const info = await find(match[1]!);
@@ -398,6 +420,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     url: `http://127.0.0.1:${port}/`,
     async close() {
       for (const run of runs.values()) if (!run.ended) run.controller.abort(new Error("Server closing."));
+      // A stopped run's last events (its notice, `done`) reach the pages before the connections
+      // close, so a page watching says the run stopped rather than waiting on a silent stream.
+      await Promise.race([Promise.all(endings), new Promise((resolve) => setTimeout(resolve, 2000))]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await simulator?.close();

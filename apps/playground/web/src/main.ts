@@ -22,6 +22,7 @@ const status = $<HTMLParagraphElement>("status");
 const promptBox = $<HTMLTextAreaElement>("prompt");
 const send = $<HTMLButtonElement>("send");
 const stop = $<HTMLButtonElement>("stop");
+const reset = $<HTMLButtonElement>("reset");
 
 let contextLength = 0;
 let current: { id: string; source?: EventSource; events: SequencedEvent[]; ended: boolean } | undefined;
@@ -29,7 +30,18 @@ let current: { id: string; source?: EventSource; events: SequencedEvent[]; ended
 function setRunning(running: boolean): void {
   send.disabled = running;
   stop.disabled = !running;
+  reset.disabled = running;
   runBox.setAttribute("aria-busy", String(running));
+}
+
+/**
+ * A line the user has to read (a prompt not started, a stop refused): the idle watcher does not
+ * write over it, nor adopt another tab's run in its place, until the user does something else.
+ */
+let sticky = false;
+function tell(text: string, keep = false): void {
+  status.textContent = text;
+  sticky = keep;
 }
 
 async function api<T>(path: string, init?: RequestInit): Promise<{ status: number; body: T }> {
@@ -62,6 +74,9 @@ function follow(id: string, prompt: string): void {
   let lastSeq = 0;
   let frame = 0;
   let failures = 0;
+  /** Set while the stream is down and the browser keeps retrying (a server that went away). */
+  let lost: ReturnType<typeof setTimeout> | undefined;
+  let toldLost = false;
   const draw = () => {
     frame = 0;
     view.update(run.events);
@@ -85,19 +100,54 @@ function follow(id: string, prompt: string): void {
         draw();
         renderMetrics(metricsBox, run.events, contextLength);
         setRunning(false);
-        status.textContent = "Run finished.";
+        tell(event.kind === "done" && event.stopped === true ? "Run stopped." : "Run finished.");
         promptBox.focus();
       }
     };
     source.onopen = () => {
       failures = 0;
+      clearTimeout(lost);
+      lost = undefined;
+      if (toldLost && current === run && !run.ended) {
+        toldLost = false;
+        setRunning(true);
+        tell("Running… (the playground server answers again)");
+      }
     };
     source.onerror = () => {
       if (run.ended || current !== run) return;
-      // CONNECTING: the browser reconnects by itself, sending Last-Event-ID. CLOSED: the server
-      // refused (restarted, or the run is gone).
-      if (source.readyState === EventSource.CLOSED) void refused(source);
+      // CONNECTING: the browser reconnects by itself, sending Last-Event-ID — also, for ever, to a
+      // server that is gone; a few seconds of that and the page asks the server and says what it
+      // found. CLOSED: the server refused (restarted, or the run is gone).
+      if (source.readyState === EventSource.CLOSED) {
+        clearTimeout(lost);
+        lost = undefined;
+        void refused(source);
+      } else if (lost === undefined) {
+        lost = setTimeout(() => void stillLost(source), LOST_MS);
+      }
     };
+  };
+  /** The stream has been down for LOST_MS with the browser still retrying: is the server there at all? */
+  const stillLost = async (source: EventSource) => {
+    lost = undefined;
+    if (run.ended || current !== run || run.source !== source) return;
+    if (source.readyState === EventSource.OPEN) return;
+    const reached = await api<State>(`/api/state?run=${encodeURIComponent(id)}`).then(
+      () => true,
+      () => false,
+    );
+    if (run.ended || current !== run || run.source !== source || source.readyState === EventSource.OPEN)
+      return;
+    toldLost = true;
+    setRunning(false);
+    tell(
+      reached
+        ? "Lost the run's events; reconnecting…"
+        : `Lost the run: ${NO_SERVER} Its end is unknown; the page goes on once the server answers again.`,
+    );
+    // Still down: ask again later (the browser keeps retrying the stream meanwhile).
+    lost = setTimeout(() => void stillLost(source), LOST_MS * 2);
   };
   /** After a refused stream: a run that ended (its events let go) or that the server no longer knows is over; else retry a few times, then say so. */
   const refused = async (source: EventSource) => {
@@ -131,6 +181,10 @@ function follow(id: string, prompt: string): void {
 
 /** What the page says when the playground server did not answer a request (stopped, or not reachable). */
 const NO_SERVER = "the playground server did not answer (is it still running?).";
+/** How long a run's stream may be down, the browser retrying, before the page says so. */
+const LOST_MS = 3000;
+/** True while the idle watcher's last look at the server failed. */
+let serverGone = false;
 
 /** How often an idle page asks whether a run was started elsewhere. */
 const WATCH_MS = 1500;
@@ -152,16 +206,27 @@ function watchForRuns(): void {
   setInterval(async () => {
     if (asking || (current && !current.ended)) return;
     const run = await newestRun();
+    if (run === null) {
+      // The server is gone (Ctrl-C in its terminal): say so rather than look ready.
+      if (!serverGone && !sticky && !asking) tell(`The playground server is gone: ${NO_SERVER}`);
+      serverGone = true;
+      return;
+    }
+    if (serverGone) {
+      serverGone = false;
+      if (!sticky && !asking) tell("The playground server answers again.");
+    }
     if (!run || run.id === newest) return;
     newest = run.id;
-    if (asking || (current && !current.ended) || run.id === current?.id) return;
-    status.textContent = "Following a run started in another tab or playground…";
+    // A page whose own prompt was refused keeps saying so; it does not show the other run as its own.
+    if (asking || sticky || (current && !current.ended) || run.id === current?.id) return;
+    tell("Following a run started in another tab or playground…");
     follow(run.id, run.prompt);
   }, WATCH_MS);
 }
 
 async function ask(prompt: string): Promise<void> {
-  status.textContent = "Starting…";
+  tell("Starting…");
   asking = true;
   const answer = await api<{ id?: string; error?: string }>("/api/runs", {
     method: "POST",
@@ -172,15 +237,17 @@ async function ask(prompt: string): Promise<void> {
       asking = false;
     });
   if (!answer) {
-    status.textContent = `Not started: ${NO_SERVER}`;
+    tell(`Not started: ${NO_SERVER}`, true);
     return;
   }
   const { status: code, body } = answer;
   if (code !== 201 || !body.id) {
-    status.textContent = `Not started: ${body.error ?? code}`;
+    // Another tab's run (409 names it): that one is not this page's, so the watcher leaves it.
+    if (code === 409 && body.id) newest = body.id;
+    tell(`Not started: ${body.error ?? code}. Your prompt is still in the box.`, true);
     return;
   }
-  status.textContent = "Running…";
+  tell("Running…");
   promptBox.value = "";
   newest = body.id;
   follow(body.id, prompt);
@@ -199,10 +266,40 @@ promptBox.addEventListener("keydown", (event) => {
 });
 stop.addEventListener("click", () => {
   if (!current || current.ended) return;
-  status.textContent = "Stopping…";
-  void api(`/api/runs/${encodeURIComponent(current.id)}/stop`, { method: "POST", body: "{}" }).catch(() => {
-    status.textContent = `Not stopped: ${NO_SERVER}`;
-  });
+  tell("Stopping…");
+  void api<{ error?: string }>(`/api/runs/${encodeURIComponent(current.id)}/stop`, {
+    method: "POST",
+    body: "{}",
+  }).then(
+    ({ status: code, body }) => {
+      // A refusal (409: the run is another playground's) is told; the run goes on.
+      if (code !== 202) tell(`Not stopped: ${body.error ?? `the server answered ${code}`}.`, true);
+    },
+    () => tell(`Not stopped: ${NO_SERVER}`, true),
+  );
+});
+reset.addEventListener("click", () => {
+  if (current && !current.ended) return;
+  void api<{ error?: string }>("/api/conversation/reset", { method: "POST", body: "{}" }).then(
+    ({ status: code, body }) => {
+      if (code !== 200) {
+        tell(`Not reset: ${body.error ?? `the server answered ${code}`}.`, true);
+        return;
+      }
+      current?.source?.close();
+      current = undefined;
+      runBox.replaceChildren();
+      delete runBox.dataset.run;
+      metricsBox.hidden = true;
+      metricsBox.replaceChildren();
+      const address = new URL(location.href);
+      address.searchParams.delete("run");
+      history.replaceState(null, "", address);
+      tell("New conversation: the next prompt starts afresh.");
+      promptBox.focus();
+    },
+    () => tell(`Not reset: ${NO_SERVER}`, true),
+  );
 });
 
 const specText = $<HTMLTextAreaElement>("spec-text");
