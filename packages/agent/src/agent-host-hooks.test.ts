@@ -46,7 +46,9 @@ describe("a hook that must answer synchronously, written async", () => {
     });
     expect(unhandled).toEqual([]);
     expect(status).toBe("error");
-    expect(error).toMatch(/toolChoice returned a Promise; it must answer synchronously/);
+    expect(error).toBe(
+      'toolChoice returned a Promise; it must answer synchronously: "auto", "none", "required", { type: "function", function: { name } } or undefined.',
+    );
     expect(server.chatRequests).toHaveLength(0);
   });
 
@@ -97,12 +99,12 @@ describe("beforeToolCall answers of the wrong shape", () => {
     [
       "block: 1",
       { block: 1, reason: "no" },
-      /beforeToolCall answered block: a number \(1\), which is not true or false/,
+      /Not run: beforeToolCall answered block: a number \(1\), not true or false, read as a block\./,
     ],
     [
       'block: "true"',
       { block: "true", reason: "no" },
-      /block: a string \("true"\), which is not true or false/,
+      /block: a string \("true"\), not true or false, read as a block/,
     ],
     ["args as JSON text", { args: '{"path":"/tmp/safe"}' }, /args: a string .*not an object of arguments/],
   ];
@@ -139,7 +141,7 @@ describe("beforeToolCall answers of the wrong shape", () => {
       const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
       const toolMessage = sent.find((m) => m.role === "tool") as { content: string };
       expect(toolMessage.content).toMatch(reads);
-      expect(toolMessage.content).toMatch(/the call to rm was not run/);
+      expect(toolMessage.content).toMatch(/^Error: Not run: beforeToolCall answered /);
       expect(notices.some((text) => reads.test(text))).toBe(true);
     });
   }

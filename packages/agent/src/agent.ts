@@ -518,6 +518,19 @@ function untilStopped<T>(pending: T | Promise<T>, signal: AbortSignal | undefine
   });
 }
 
+/**
+ * The agent's own `AgentError` a loop error carries as its cause (thrown inside the agent's
+ * `beforeStep`), or `undefined`; never throws, whatever was thrown.
+ */
+function ownRefusal(caught: unknown): AgentError | undefined {
+  try {
+    const inner = (caught as { cause?: unknown } | null | undefined)?.cause;
+    return AgentError.isInstance(inner) ? inner : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a `beforeToolCall` answer came to: the arguments to run with, or why the call is not run. */
 type BeforeDecision =
   | { run: true; args: unknown }
@@ -535,13 +548,13 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
   if (decision === undefined || decision === null) return { run: true, args };
   const refused = (what: string): BeforeDecision => ({
     run: false,
-    reason:
-      `Not run: beforeToolCall answered ${what}, not undefined, { block: true, reason } or { args }; ` +
-      `the call to ${name} was not run.`,
+    reason: `Not run: beforeToolCall answered ${what}.`,
     terminate: false,
     refused: true,
   });
-  if (typeof decision !== "object" || Array.isArray(decision)) return refused(kindOf(decision));
+  if (typeof decision !== "object" || Array.isArray(decision)) {
+    return refused(`${kindOf(decision)}, not undefined, { block: true, reason } or { args }`);
+  }
   const answer = decision as { block?: unknown; reason?: unknown; terminate?: unknown; args?: unknown };
   const { block } = answer;
   if (block === true) {
@@ -553,7 +566,7 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
     };
   }
   if (block !== undefined && block !== null && block !== false) {
-    return refused(`block: ${kindOf(block)}, which is not true or false (read as blocked)`);
+    return refused(`block: ${kindOf(block)}, not true or false, read as a block`);
   }
   if (!("args" in answer) || answer.args === undefined || answer.args === null) return { run: true, args };
   const given = answer.args;
@@ -1208,7 +1221,9 @@ export class Agent {
       if (signal?.aborted) status = "aborted";
       else {
         status = "error";
-        error = errorText(caught);
+        // The agent's own refusal from inside its beforeStep (a toolChoice that returned a promise)
+        // reads as itself: the loop's "beforeStep threw:" names a callback the host never gave.
+        error = errorText(ownRefusal(caught) ?? caught);
         cause = caught;
         this.errorMessage = error;
       }
