@@ -99,6 +99,26 @@ describe("a stop while the loop waits on a host callback", () => {
     expect(told).toEqual(["assistant"]);
   });
 
+  it("still tells onMessage of a message appended after the stop, without waiting for it", async () => {
+    const told: string[] = [];
+    const { error, ms, reason } = await run(
+      {
+        // A tool that runs until the stop.
+        dispatch: (_request, signal) =>
+          new Promise((resolve) => signal?.addEventListener("abort", () => resolve("stopped"))),
+        onMessage: (message) => {
+          told.push(message.role);
+          return message.role === "tool" ? new Promise(() => {}) : undefined;
+        },
+      },
+      200,
+    );
+    expect(ms).toBeLessThan(2_000);
+    expect((error as AgentLoopError).cause).toBe(reason);
+    expect(told).toEqual(["assistant", "tool"]);
+    expect(everyCallAnswered(failedRun(error)?.messages ?? [])).toBe(true);
+  });
+
   it("ignores what the callback settles with after the stop: a late rejection is handled", async () => {
     const unhandled: unknown[] = [];
     const spy = (reason: unknown): void => {
