@@ -472,6 +472,110 @@ function stopIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason ?? new Error("The run was stopped.");
 }
 
+/**
+ * Whether `value` is a promise (anything with a callable `then`), for a hook that must answer
+ * synchronously. Its rejection is handled here, at once, so a hook written `async` that rejects can
+ * never end the host process as an unhandled rejection. False where reading `then` throws.
+ */
+function handledThenable(value: unknown): boolean {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
+  let then: unknown;
+  try {
+    then = (value as { then?: unknown }).then;
+  } catch {
+    return false;
+  }
+  if (typeof then !== "function") return false;
+  try {
+    then.call(value, undefined, () => {});
+  } catch {
+    // A `then` that throws: nothing left to handle.
+  }
+  return true;
+}
+
+/**
+ * `pending`, or the run's stop if the signal aborts first: a host callback the agent awaits
+ * (`transformContext`) that stalls cannot keep a stopped run going. What it settles with after the
+ * stop is ignored, its rejection handled.
+ */
+function untilStopped<T>(pending: T | Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal || !handledThenable(pending)) return Promise.resolve(pending);
+  if (signal.aborted) return Promise.reject(signal.reason ?? new Error("The run was stopped."));
+  return new Promise<T>((resolve, reject) => {
+    const stop = (): void => reject(signal.reason ?? new Error("The run was stopped."));
+    signal.addEventListener("abort", stop, { once: true });
+    (pending as Promise<T>).then(
+      (value) => {
+        signal.removeEventListener("abort", stop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", stop);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * The agent's own `AgentError` a loop error carries as its cause (thrown inside the agent's
+ * `beforeStep`), or `undefined`; never throws, whatever was thrown.
+ */
+function ownRefusal(caught: unknown): AgentError | undefined {
+  try {
+    const inner = (caught as { cause?: unknown } | null | undefined)?.cause;
+    return AgentError.isInstance(inner) ? inner : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a `beforeToolCall` answer came to: the arguments to run with, or why the call is not run. */
+type BeforeDecision =
+  | { run: true; args: unknown }
+  | { run: false; reason: string; terminate: boolean; refused: boolean };
+
+/**
+ * A `beforeToolCall` answer read strictly, failing closed: `undefined`/`null` runs the call as it
+ * is; an object runs it unless `block` is `true` (its `reason`) — a `block` that is neither a
+ * boolean nor `null`/absent (`1`, `"true"`: an approval relayed as JSON or a number) blocks it too —
+ * with its `args` where they are a plain object. Anything else — a string, a number, an array,
+ * `args` that are not an object (the JSON text of them) — is not run, the reason naming the hook and
+ * what it answered.
+ */
+function readBeforeDecision(decision: unknown, name: string, args: unknown): BeforeDecision {
+  if (decision === undefined || decision === null) return { run: true, args };
+  const refused = (what: string): BeforeDecision => ({
+    run: false,
+    reason: `Not run: beforeToolCall answered ${what}.`,
+    terminate: false,
+    refused: true,
+  });
+  if (typeof decision !== "object" || Array.isArray(decision)) {
+    return refused(`${kindOf(decision)}, not undefined, { block: true, reason } or { args }`);
+  }
+  const answer = decision as { block?: unknown; reason?: unknown; terminate?: unknown; args?: unknown };
+  const { block } = answer;
+  if (block === true) {
+    return {
+      run: false,
+      reason: typeof answer.reason === "string" ? answer.reason : `The call to ${name} was blocked.`,
+      terminate: Boolean(answer.terminate),
+      refused: false,
+    };
+  }
+  if (block !== undefined && block !== null && block !== false) {
+    return refused(`block: ${kindOf(block)}, not true or false, read as a block`);
+  }
+  if (!("args" in answer) || answer.args === undefined || answer.args === null) return { run: true, args };
+  const given = answer.args;
+  if (typeof given !== "object" || Array.isArray(given)) {
+    return refused(`args: ${kindOf(given)}, not an object of arguments`);
+  }
+  return { run: true, args: given };
+}
+
 /** Whether a message is the summary a loop's fold writes. */
 function isSummary(message: AgentMessage): boolean {
   const m = message as ChatMessage;
@@ -802,6 +906,46 @@ export class Agent {
   }
 
   /**
+   * `convertToLlm(messages)`, held to what it must answer: an array of chat messages, given at once.
+   * A promise (a `convertToLlm` written `async`) is refused — its rejection handled, never left to
+   * end the process — and so is anything that is not an array, with `AgentError` `invalid-input`
+   * naming the hook, rather than a TypeError from deep inside.
+   */
+  #convert(messages: readonly AgentMessage[]): ChatMessage[] {
+    const view: unknown = this.convertToLlm(messages);
+    if (handledThenable(view)) {
+      throw new AgentError(
+        "invalid-input",
+        "convertToLlm returned a Promise; it must answer synchronously, with the array of chat messages to send.",
+      );
+    }
+    if (!Array.isArray(view)) {
+      throw new AgentError(
+        "invalid-input",
+        `convertToLlm must return an array of chat messages, and returned ${kindOf(view)}.`,
+      );
+    }
+    return view as ChatMessage[];
+  }
+
+  /**
+   * The step's `toolChoice`, held to answering synchronously: a promise (a `toolChoice` written
+   * `async`, a policy looked up in a store) is refused with `AgentError` `invalid-input` naming the
+   * hook, its rejection handled, never left to end the process.
+   */
+  #toolChoiceFor(info: TransformContextInfo): ToolChoice | undefined {
+    const choice: unknown = this.toolChoice?.(info);
+    if (handledThenable(choice)) {
+      throw new AgentError(
+        "invalid-input",
+        'toolChoice returned a Promise; it must answer synchronously: "auto", "none", "required", ' +
+          '{ type: "function", function: { name } } or undefined.',
+      );
+    }
+    return choice as ToolChoice | undefined;
+  }
+
+  /**
    * What `prompt` adds, checked before anything is stored: each a message, the tool messages among
    * them answering the assistant call before them, and the request ending in something for the
    * model to answer. Throws `AgentError` (`invalid-input`) naming the message and the fault.
@@ -813,7 +957,7 @@ export class Agent {
     });
     let view: ChatMessage[];
     try {
-      view = this.convertToLlm([...this.#messages, ...messages]);
+      view = this.#convert([...this.#messages, ...messages]);
     } catch {
       return; // the run reports a convertToLlm that throws, as it always has
     }
@@ -825,7 +969,7 @@ export class Agent {
       const which =
         given >= 0
           ? `message ${given}`
-          : fault.at >= this.convertToLlm(this.#messages).length
+          : fault.at >= this.#convert(this.#messages).length
             ? "a message given"
             : undefined;
       if (which !== undefined) {
@@ -882,7 +1026,7 @@ export class Agent {
   #continue(): Promise<AgentRunResult> {
     this.#notBusy("continue");
     this.#systemOnce("continue");
-    const last = this.convertToLlm(this.#messages).at(-1);
+    const last = this.#convert(this.#messages).at(-1);
     if (last === undefined || (last.role === "assistant" && (last.tool_calls ?? []).length === 0)) {
       const queued = this.#drain(this.#steering, this.steeringMode);
       const next = queued.length > 0 ? queued : this.#drain(this.#followUp, this.followUpMode);
@@ -1049,10 +1193,11 @@ export class Agent {
         this.#openTurn();
         for (const message of pending) this.#add(message);
         await this.#delivery;
+        // Raced with the stop: a transformContext that stalls cannot keep a stopped run going.
         const view = this.transformContext
-          ? await this.transformContext(this.#messages, signal, { step: 1 })
+          ? await untilStopped(this.transformContext(this.#messages, signal, { step: 1 }), signal)
           : this.#messages;
-        const llm = this.convertToLlm(view);
+        const llm = this.#convert(view);
         this.#sentView(view, llm);
         const result = await this.#backend.run(this.#loopOptions(llm, signal));
         this.#carry(result.loaded);
@@ -1076,7 +1221,9 @@ export class Agent {
       if (signal?.aborted) status = "aborted";
       else {
         status = "error";
-        error = errorText(caught);
+        // The agent's own refusal from inside its beforeStep (a toolChoice that returned a promise)
+        // reads as itself: the loop's "beforeStep threw:" names a callback the host never gave.
+        error = errorText(ownRefusal(caught) ?? caught);
         cause = caught;
         this.errorMessage = error;
       }
@@ -1102,10 +1249,10 @@ export class Agent {
    */
   #openAtEnd(): string[] {
     try {
-      const open = trailingOpenCalls(this.convertToLlm(this.#messages));
+      const open = trailingOpenCalls(this.#convert(this.#messages));
       if (open.length === 0) return [];
       const answers = open.map((id): ChatMessage => ({ role: "tool", tool_call_id: id, content: NOT_RUN }));
-      const after = this.convertToLlm([...this.#messages, ...answers]);
+      const after = this.#convert([...this.#messages, ...answers]);
       const tail = after.slice(-open.length) as Partial<ChatMessage & { tool_call_id: string }>[];
       const lands =
         trailingOpenCalls(after).length === 0 &&
@@ -1262,7 +1409,7 @@ export class Agent {
   /** Whether a transcript's request would leave a tool call unanswered or an answer without its call. */
   #unpaired(messages: readonly AgentMessage[]): boolean {
     try {
-      return pairingFault(this.convertToLlm(messages)) !== undefined;
+      return pairingFault(this.#convert(messages)) !== undefined;
     } catch {
       return true;
     }
@@ -1379,7 +1526,7 @@ export class Agent {
     // Asked only for a step that is sent: after a stop there is none. Tools that joined or left
     // since the last step go with it, and the toolChoice is checked against them.
     const planned = (): StepPlan => {
-      const toolChoice = this.toolChoice?.(info);
+      const toolChoice = this.#toolChoiceFor(info);
       return { ...this.#toolsPlan(), ...(toolChoice !== undefined ? { toolChoice } : {}) };
     };
     if (step === 1) return planned();
@@ -1404,9 +1551,11 @@ export class Agent {
     for (const message of steering) this.#add(message);
     await this.#delivery;
     const view = this.transformContext
-      ? await this.transformContext(this.#messages, signal, info)
+      ? await untilStopped(this.transformContext(this.#messages, signal, info), signal)
       : this.#messages;
-    const llm = this.convertToLlm(view);
+    // Stopped while it ran: the loop has ended the run, and nothing of this step may change the agent.
+    stopIfAborted(signal);
+    const llm = this.#convert(view);
     this.#sentView(view, llm);
     return { messages: llm, ...planned() };
   }
@@ -1449,15 +1598,18 @@ export class Agent {
     const tool = this.tools.get(request.name);
     let args = request.args;
     if (this.beforeToolCall) {
-      const decision = await this.beforeToolCall(
+      const answer: unknown = await this.beforeToolCall(
         { toolCall: request, args, messages: this.#messages },
         signal,
       );
-      if (decision && decision.block === true) {
+      const decision = readBeforeDecision(answer, request.name, args);
+      if (!decision.run) {
         if (decision.terminate) batch?.terminate.add(request.id);
-        throw new Error(decision.reason ?? `The call to ${request.name} was blocked.`);
+        // An answer of the wrong shape fails closed; the host is told, as the model is.
+        if (decision.refused) this.#emit({ type: "notice", text: decision.reason });
+        throw new Error(decision.reason);
       }
-      if (decision && "args" in decision && decision.args) args = decision.args;
+      args = decision.args as typeof args;
     }
     // A stop while the hook was pending answered the call already: the tool must not start after it.
     stopIfAborted(signal);

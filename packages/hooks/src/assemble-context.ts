@@ -2,9 +2,28 @@ import { DEFAULT_CHARS_PER_TOKEN } from "@loopwright/ledger";
 import { positive } from "./settings.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
 
-/** Whether an outcome reports a failure: `ok: false`, any `error`, or `timedOut`. Its context is never used. */
+/**
+ * Whether an outcome reports a failure: `ok: false`, an `error` other than `null` (JSON's "no error",
+ * as a runner that relays outcomes as JSON writes it) or `undefined`, or `timedOut: true`. Its context
+ * is never used. The same rule as the ledger's `vetoedBy` reads.
+ */
 export function failed(outcome: HookOutcome): boolean {
-  return outcome.ok === false || outcome.error !== undefined || outcome.timedOut === true;
+  return outcome.ok === false || outcome.error != null || outcome.timedOut === true;
+}
+
+/** The status fields read only as `true`/`false`, in the order a note names them. */
+const FLAG_FIELDS = ["ok", "timedOut", "veto"] as const;
+
+/**
+ * The status fields of `outcome` (`ok`, `timedOut`, `veto`) that hold something other than a boolean,
+ * `null` or nothing: each is read as absent, so a `veto: "true"` vetoes nothing and a `timedOut: 1`
+ * does not fail the hook. The caller says so in a note rather than letting it pass unseen.
+ */
+export function nonBooleanFlags(outcome: HookOutcome): (typeof FLAG_FIELDS)[number][] {
+  return FLAG_FIELDS.filter((field) => {
+    const value: unknown = outcome[field];
+    return value !== undefined && value !== null && typeof value !== "boolean";
+  });
 }
 
 /** The fields of an outcome this package reads. */

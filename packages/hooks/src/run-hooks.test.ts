@@ -504,8 +504,9 @@ describe("consult", () => {
           id: fc.constantFrom("a", "b", ""),
           name: fc.constantFrom("Alpha", "Beta", "", "Gu\nard", "g".repeat(100)),
           ok: fc.boolean(),
-          error: fc.constantFrom("boom", new Error("e")),
-          veto: fc.boolean(),
+          // null is how a runner relaying outcomes as JSON writes "no error": both read it as none.
+          error: fc.constantFrom("boom", new Error("e"), null),
+          veto: fc.oneof(fc.boolean(), fc.constantFrom(null, "true", 1)),
         },
         { requiredKeys: [] },
       ),
@@ -691,5 +692,130 @@ describe("how a note names a hook", () => {
     expect(consulted.vetoedBy).toBe(`guard-${long}`);
     expect(consulted.notes[0]?.length).toBeLessThan(200);
     expect(consulted.notes[0]).toMatch(/^Compaction skipped: guard-x+… vetoed it\.$/);
+  });
+});
+
+describe("outcomes as a runner relaying JSON writes them", () => {
+  it("reads error: null as no error, in gather, notify and consult, and the ledger's fold agrees", async () => {
+    // A successful outcome through a JSON bridge (an HTTP hook service, a worker thread).
+    const wire = JSON.parse(
+      JSON.stringify([{ id: "recall", ok: true, error: null, timedOut: false, context: "We ship Friday." }]),
+    ) as HookOutcome[];
+    const gathered = await gather(() => wire, "beforeTurn", INPUT, SESSION);
+    expect(gathered.context).toContain("We ship Friday.");
+    expect(gathered.notes).toEqual([]);
+    const told = await notify(() => wire, "afterTurn", INPUT, SESSION);
+    expect(told.notes).toEqual([]);
+    const guard = JSON.parse(JSON.stringify([{ name: "Guard", veto: true, error: null }])) as HookOutcome[];
+    const consulted = await consult(() => guard, { messages: [], from: 0, through: 1 }, SESSION);
+    expect(consulted).toMatchObject({
+      proceed: false,
+      vetoedBy: "Guard",
+      notes: ["Compaction skipped: Guard vetoed it."],
+    });
+    const fold = await runCompaction(
+      [
+        { role: "user", content: "a" },
+        { role: "assistant", content: "b" },
+        { role: "user", content: "c" },
+      ],
+      { from: 0, through: 2 } as CompactionPlan,
+      () => "summary",
+      { hooks: { run: () => guard, context: SESSION, honourVeto: true } },
+    );
+    expect(fold).toBeUndefined();
+  });
+
+  it("notes ok, timedOut and veto that are not booleans, naming the hook and the field", async () => {
+    const gathered = await gather(
+      () =>
+        [
+          { name: "recall", timedOut: "true", context: "stale" },
+          { id: "pins", ok: 1, context: "pinned" },
+        ] as never,
+      "beforeTurn",
+      INPUT,
+      SESSION,
+    );
+    expect(gathered.notes).toEqual([
+      'Hook recall (beforeTurn) answered timedOut the string "true", not true or false; it was read as left out.',
+      "Hook pins (beforeTurn) answered ok the number 1, not true or false; it was read as left out.",
+    ]);
+    const consulted = await consult(
+      () => [{ name: "Guard", veto: "true" }] as never,
+      { messages: [], from: 0, through: 1 },
+      SESSION,
+    );
+    expect(consulted.proceed).toBe(true);
+    expect(consulted.notes).toEqual([
+      'Hook Guard (beforeCompact) answered veto the string "true", not true or false; it was read as left out.',
+    ]);
+    // null is left out, as JSON writes it: no note.
+    const clean = await gather(
+      () => [{ name: "recall", ok: null, timedOut: null, veto: null, error: null, context: "x" }] as never,
+      "beforeTurn",
+      INPUT,
+      SESSION,
+    );
+    expect(clean.notes).toEqual([]);
+  });
+});
+
+describe("a runner's list that throws while it is walked, or is long", () => {
+  /** Two outcomes, the second a getter that throws. */
+  function throwingList(): HookOutcome[] {
+    const list: HookOutcome[] = [{ name: "first", context: "kept", veto: false }];
+    Object.defineProperty(list, 1, {
+      get() {
+        throw new Error("index getter");
+      },
+      enumerable: true,
+    });
+    return list;
+  }
+  const lengthTrap = (): HookOutcome[] =>
+    new Proxy([] as HookOutcome[], {
+      get(target, key, receiver) {
+        if (key === "length") throw new Error("length trap");
+        return Reflect.get(target, key, receiver);
+      },
+    });
+
+  it("becomes one note in gather, notify and consult, keeping what was read before", async () => {
+    const gathered = await gather(throwingList, "beforeTurn", INPUT, SESSION);
+    expect(gathered.context).toContain("kept");
+    expect(gathered.notes).toEqual([
+      "The beforeTurn hook runner's answer could not be read past outcome 1 (index getter); the rest was ignored.",
+    ]);
+    const told = await notify(lengthTrap, "afterTurn", INPUT, SESSION);
+    expect(told).toEqual({
+      outcomes: [],
+      notes: [
+        "The afterTurn hook runner's answer could not be read past outcome 0 (length trap); the rest was ignored.",
+      ],
+    });
+    const consulted = await consult(throwingList, { messages: [], from: 0, through: 1 }, SESSION);
+    expect(consulted.proceed).toBe(true);
+    expect(consulted.notes).toHaveLength(1);
+    // The ledger's rule reads it the same way, and never throws.
+    const fold = await runCompaction(
+      [
+        { role: "user", content: "a" },
+        { role: "assistant", content: "b" },
+        { role: "user", content: "c" },
+      ],
+      { from: 0, through: 2 } as CompactionPlan,
+      () => "summary",
+      { hooks: { run: throwingList, context: SESSION, honourVeto: true } },
+    );
+    expect(fold).toMatchObject({ summary: "summary" });
+  });
+
+  it("reads a list of 150 000 outcomes without overflowing the stack", async () => {
+    const many = Array.from({ length: 150_000 }, (_, place) => ({ id: `h${place}` }));
+    const gathered = await gather(() => many, "beforeTurn", INPUT, SESSION);
+    expect(gathered.outcomes).toHaveLength(150_000);
+    const consulted = await consult(() => many, { messages: [], from: 0, through: 1 }, SESSION);
+    expect(consulted).toMatchObject({ proceed: true, notes: [] });
   });
 });

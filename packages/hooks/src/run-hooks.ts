@@ -1,5 +1,5 @@
 import { vetoedBy, vetoNote } from "@loopwright/ledger";
-import { assembleBlocks, failed, noteLabel, snapshotOutcome } from "./assemble-context.js";
+import { assembleBlocks, failed, nonBooleanFlags, noteLabel, snapshotOutcome } from "./assemble-context.js";
 import { describe, errorText, HooksError } from "./errors.js";
 import { type HookSettings, positive } from "./settings.js";
 import type {
@@ -148,51 +148,76 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
     return [];
   }
   const outcomes: HookOutcome[] = [];
-  raw.forEach((entry: unknown, place) => {
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-      notes.push(
-        `Outcome ${place + 1} of the ${event} hooks is ${describe(entry)}, not an outcome; it was ignored.`,
-      );
-      return;
-    }
-    if (isThenable(entry)) {
-      notes.push(
-        `Outcome ${place + 1} of the ${event} hooks is a promise, not an outcome (the runner should wait for its hooks, with Promise.all, and answer what they gave); it was ignored.`,
-      );
-      return;
-    }
-    // Read once and kept: a getter that answered here may throw (or answer otherwise) on a later read.
-    const read = snapshotOutcome(entry);
-    if (!("outcome" in read)) {
-      notes.push(
-        `Outcome ${place + 1} of the ${event} hooks could not be read (${errorText(read.unreadable)}); it was ignored.`,
-      );
-      return;
-    }
-    const outcome = read.outcome;
-    outcomes.push(outcome);
-    const label = noteLabel(outcome, place);
-    if (failed(outcome)) {
-      const why =
-        outcome.timedOut === true
-          ? "it timed out"
-          : outcome.error !== undefined
-            ? `it failed: ${errorText(outcome.error)}`
-            : "it failed";
-      // A beforeCompact hook adds nothing when it works either: what a failed one loses is its veto.
-      const lost = event === "beforeCompact" ? "vetoes nothing" : "added nothing";
-      notes.push(`Hook ${label} (${event}) ${lost}: ${why}.`);
-    } else if (
-      outcome.context !== undefined &&
-      outcome.context !== null &&
-      typeof outcome.context !== "string"
-    ) {
-      notes.push(
-        `Hook ${label} (${event}) answered context that is not text (${describe(outcome.context)}); it was ignored.`,
-      );
-    }
-  });
+  // The list itself is the runner's too: its length or an entry may throw when read (a Proxy, a
+  // getter), and it may be long. Walked by index, each outcome appended on its own (spreading a list
+  // of 130 000 overflows the stack), and a throw while walking is one note, keeping what was read.
+  let place = 0;
+  try {
+    const length = raw.length;
+    for (; place < length; place++) readOutcome(event, raw[place], place, outcomes, notes);
+  } catch (error) {
+    notes.push(
+      `The ${event} hook runner's answer could not be read past outcome ${place} (${errorText(error)}); the rest was ignored.`,
+    );
+  }
   return outcomes;
+}
+
+/** Reads one entry of a runner's list into `outcomes`, with a note where it is not a usable outcome. */
+function readOutcome(
+  event: HookEvent,
+  entry: unknown,
+  place: number,
+  outcomes: HookOutcome[],
+  notes: string[],
+): void {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    notes.push(
+      `Outcome ${place + 1} of the ${event} hooks is ${describe(entry)}, not an outcome; it was ignored.`,
+    );
+    return;
+  }
+  if (isThenable(entry)) {
+    notes.push(
+      `Outcome ${place + 1} of the ${event} hooks is a promise, not an outcome (the runner should wait for its hooks, with Promise.all, and answer what they gave); it was ignored.`,
+    );
+    return;
+  }
+  // Read once and kept: a getter that answered here may throw (or answer otherwise) on a later read.
+  const read = snapshotOutcome(entry);
+  if (!("outcome" in read)) {
+    notes.push(
+      `Outcome ${place + 1} of the ${event} hooks could not be read (${errorText(read.unreadable)}); it was ignored.`,
+    );
+    return;
+  }
+  const outcome = read.outcome;
+  outcomes.push(outcome);
+  const label = noteLabel(outcome, place);
+  if (failed(outcome)) {
+    const why =
+      outcome.timedOut === true
+        ? "it timed out"
+        : outcome.error != null
+          ? `it failed: ${errorText(outcome.error)}`
+          : "it failed";
+    // A beforeCompact hook adds nothing when it works either: what a failed one loses is its veto.
+    const lost = event === "beforeCompact" ? "vetoes nothing" : "added nothing";
+    notes.push(`Hook ${label} (${event}) ${lost}: ${why}.`);
+  } else if (
+    outcome.context !== undefined &&
+    outcome.context !== null &&
+    typeof outcome.context !== "string"
+  ) {
+    notes.push(
+      `Hook ${label} (${event}) answered context that is not text (${describe(outcome.context)}); it was ignored.`,
+    );
+  }
+  for (const field of nonBooleanFlags(outcome)) {
+    notes.push(
+      `Hook ${label} (${event}) answered ${field} ${describe(outcome[field])}, not true or false; it was read as left out.`,
+    );
+  }
 }
 
 /** The timeout a call waits: the caller's, where it is a number above zero, else the configured one. */
@@ -239,7 +264,9 @@ export async function gatherWith<Context>(
   );
   const notes: string[] = [];
   const outcomes: HookOutcome[] = [];
-  for (const { name, called } of calls) outcomes.push(...readOutcomes(name, called, notes));
+  for (const { name, called } of calls) {
+    for (const outcome of readOutcomes(name, called, notes)) outcomes.push(outcome);
+  }
   if (options.signal?.aborted) return { context: "", preface, outcomes, notes };
   const text = assembleBlocks(outcomes, maxTokens, {
     ...(options.charsPerToken != null ? { charsPerToken: options.charsPerToken } : {}),

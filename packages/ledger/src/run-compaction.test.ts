@@ -323,4 +323,33 @@ describe("vetoedBy", () => {
     expect(vetoedBy([unreadable])).toBeUndefined();
     expect(vetoedBy([unreadable, { name: "keeper", veto: true }])).toBe("keeper");
   });
+  it("reads error: null (JSON's no error) as no failure, so the veto stands", () => {
+    const wire = JSON.parse('[{"name":"Guard","ok":true,"error":null,"veto":true}]') as unknown;
+    expect(vetoedBy(wire)).toBe("Guard");
+  });
+
+  it("reads a list whose entry or length throws up to there, never throwing", () => {
+    const list: unknown[] = [{ name: "first", veto: false }];
+    Object.defineProperty(list, 1, {
+      get() {
+        throw new Error("index getter");
+      },
+    });
+    list.push({ name: "late", veto: true });
+    expect(vetoedBy(list)).toBeUndefined();
+    const early: unknown[] = [{ name: "early", veto: true }];
+    Object.defineProperty(early, 1, {
+      get() {
+        throw new Error("index getter");
+      },
+    });
+    expect(vetoedBy(early)).toBe("early");
+    const trap = new Proxy([], {
+      get(target, key) {
+        if (key === "length") throw new Error("length trap");
+        return Reflect.get(target, key);
+      },
+    });
+    expect(vetoedBy(trap)).toBeUndefined();
+  });
 });

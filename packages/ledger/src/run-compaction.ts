@@ -132,16 +132,24 @@ function checkKeptStart(messages: readonly MessageLike[], through: number, what:
 
 /**
  * The hook that vetoed a compaction, by its outcomes: the first that ran (neither `ok: false` nor an
- * `error`) and set `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook".
+ * `error` other than `null`) and set `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook".
  * `undefined` when none did, and for anything that is not an array; an outcome that throws when read
- * is skipped. The one rule both this package
+ * is skipped, and a list that throws while walked is read up to there. The one rule both this package
  * and the hooks package's `consult` read a veto by. Never throws.
  */
 export function vetoedBy(outcomes: unknown): string | undefined {
   if (!Array.isArray(outcomes)) return undefined;
-  for (const outcome of outcomes as readonly (HookOutcomeLike | null | undefined)[]) {
-    const by = vetoOf(outcome);
-    if (by !== undefined) return by;
+  const list = outcomes as readonly (HookOutcomeLike | null | undefined)[];
+  try {
+    // By index, its length read once: a list whose length or an entry throws when read is read up
+    // to there, as the hooks package's `consult` reads it.
+    const length = list.length;
+    for (let place = 0; place < length; place++) {
+      const by = vetoOf(list[place]);
+      if (by !== undefined) return by;
+    }
+  } catch {
+    // The rest of the list could not be read: it vetoes nothing.
   }
   return undefined;
 }
@@ -150,7 +158,8 @@ export function vetoedBy(outcomes: unknown): string | undefined {
 function vetoOf(outcome: HookOutcomeLike | null | undefined): string | undefined {
   try {
     if (typeof outcome !== "object" || outcome === null) return undefined;
-    const failed = outcome.ok === false || outcome.error !== undefined;
+    // `error: null` is JSON's "no error" (a runner relaying outcomes as JSON writes it): no failure.
+    const failed = outcome.ok === false || outcome.error != null;
     if (outcome.veto !== true || failed) return undefined;
     if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
     if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;

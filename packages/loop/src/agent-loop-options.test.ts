@@ -176,7 +176,7 @@ describe("runAgentLoop options", () => {
         throw new Error("database is down");
       },
     }).catch((e: unknown) => e);
-    expect((error as Error).message).toBe("database is down");
+    expect((error as Error).message).toBe("onMessage threw: database is down");
     const run = failedRun(error)!;
     expect(run.messages.at(-1)).toEqual({
       role: "tool",

@@ -345,7 +345,7 @@ async function runCase(c: Case): Promise<void> {
         ToolIterationLimit.isInstance(outcome) ||
         AgentLoopOverflow.isInstance(outcome) ||
         (AgentLoopError.isInstance(outcome) &&
-          (reason === "stopped by the user" || reason === "the host's store failed"));
+          (reason === "stopped by the user" || reason === "onMessage threw: the host's store failed"));
       expect(expected, `unexpected end: ${reason}`).toBe(true);
     }
     expect(run).toBeDefined();

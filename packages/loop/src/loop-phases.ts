@@ -7,7 +7,15 @@ import type { AssistantMessage, AssistantToolCall, ChatMessage, ToolChoice } fro
 import { continueTurn, isContinuable } from "./continue-turn.js";
 import type { RunUsage } from "./errors.js";
 import { followQuestion, withHookContext } from "./hooks-phase.js";
-import { append, emitEvent, type LoopRun, noteOverflow, notice, replaceMessages } from "./loop-run.js";
+import {
+  append,
+  emitEvent,
+  hostCallback,
+  type LoopRun,
+  noteOverflow,
+  notice,
+  replaceMessages,
+} from "./loop-run.js";
 import { type CallResult, type DispatchRequest, NOT_RUN, replayedCalls, runCalls } from "./run-calls.js";
 import {
   type BuildRequest,
@@ -92,12 +100,15 @@ export async function prepareStep(
   const { beforeStep } = run.options;
   if (!beforeStep) return { toolChoice: undefined, stop: false };
   const { config } = run;
+  // Raced with the run's stop: a beforeStep that stalls (a summariser, a store read) ends with it.
   const plan = readPlan(
-    await beforeStep([...run.messages], step, {
-      ...(run.used !== undefined ? { used: run.used } : {}),
-      ...(config.contextLength ? { limit: config.contextLength } : {}),
-      ledger: [...run.measure.ledger],
-    }),
+    await hostCallback(run, "beforeStep", () =>
+      beforeStep([...run.messages], step, {
+        ...(run.used !== undefined ? { used: run.used } : {}),
+        ...(config.contextLength ? { limit: config.contextLength } : {}),
+        ledger: [...run.measure.ledger],
+      }),
+    ),
     step,
   );
   // New tools first: a toolChoice in the same plan is checked against them.

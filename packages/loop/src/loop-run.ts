@@ -2,7 +2,7 @@ import { credentialRedactor, redactor } from "@loopwright/client";
 import type { RunEvent } from "@loopwright/events";
 import { type LedgerEntry, type MessageLike, sameMessage, tokensBetween } from "@loopwright/ledger";
 import { ContextOverflow, type EndpointCapabilities } from "@loopwright/negotiate";
-import type { ChatClientLike, Turn } from "@loopwright/stream";
+import { type ChatClientLike, listenForAbort, type Turn } from "@loopwright/stream";
 import type { ToolCallOutcome } from "@loopwright/tool-calls";
 import type { CatalogServer } from "@loopwright/tool-loading";
 import type { AgentLoopOptions, LoopServices } from "./agent-loop.js";
@@ -146,7 +146,11 @@ export function failure(
   // The endpoint's own credentials never reach the error a host logs or shows.
   run.redact?.(error);
   let wrapped: Error;
-  if (ContextOverflow.isInstance(error)) {
+  if (error instanceof CallbackFault) {
+    // The callback's own error stays the cause; the message says whose it was.
+    wrapped = new AgentLoopError(error.error, runState(run));
+    wrapped.message = `${error.callback} threw: ${wrapped.message}`;
+  } else if (ContextOverflow.isInstance(error)) {
     const note = overflowNotes.get(error);
     wrapped = new AgentLoopOverflow(
       error,
@@ -215,10 +219,89 @@ function keepsPrefix(before: readonly ChatMessage[], after: readonly ChatMessage
   return true;
 }
 
-/** Appends a message to the transcript and awaits the host's `onMessage` for it. */
+/**
+ * Appends a message to the transcript and awaits the host's `onMessage` for it, raced with the run's
+ * stop (`hostCallback`).
+ */
 export async function append(run: LoopRun, step: number, message: ChatMessage, turn?: Turn): Promise<void> {
   run.messages.push(message);
-  if (run.options.onMessage) await run.options.onMessage(message, step, turn);
+  const { onMessage } = run.options;
+  if (onMessage) await hostCallback(run, "onMessage", () => onMessage(message, step, turn));
+}
+
+/** What a host's awaited callback threw, tagged with its name: `failure` names it in the run's error. */
+class CallbackFault {
+  constructor(
+    readonly callback: "beforeStep" | "onMessage",
+    readonly error: unknown,
+  ) {}
+}
+
+/** Whether `value` has a callable `then` (false where reading it throws). */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
+  try {
+    return typeof (value as { then?: unknown }).then === "function";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Calls a host's awaited callback (`beforeStep`, `onMessage`) and waits for its answer, but never
+ * past the run's stop: once the signal aborts, the wait ends with the stop (the signal's reason, as
+ * a stopped request ends), and what the callback settles with later is ignored — its rejection
+ * handled, never left to end the process. A callback called after the stop is not waited for at all
+ * (so each message is still told, and the run ends at once). What it throws or rejects with is
+ * tagged with its name (`CallbackFault`), for `failure` to put in the run's error.
+ */
+export function hostCallback<T>(
+  run: Pick<LoopRun, "options">,
+  callback: CallbackFault["callback"],
+  call: () => T,
+): Promise<Awaited<T>> {
+  const signal = run.options.signal;
+  let answer: T;
+  try {
+    answer = call();
+  } catch (error) {
+    return Promise.reject(new CallbackFault(callback, error));
+  }
+  if (!isThenable(answer)) return Promise.resolve(answer as Awaited<T>);
+  return new Promise<Awaited<T>>((resolve, reject) => {
+    let unlink: (() => void) | undefined;
+    const stop = (): void => {
+      unlink?.();
+      reject(signal?.reason);
+    };
+    if (signal?.aborted) {
+      // Told after the stop: not waited for, its failure handled.
+      try {
+        answer.then(undefined, () => {});
+      } catch {
+        // A `then` that throws: nothing to wait for either.
+      }
+      if (callback === "onMessage") resolve(undefined as Awaited<T>);
+      else stop();
+      return;
+    }
+    if (signal) unlink = listenForAbort(signal, stop);
+    try {
+      answer.then(
+        (value) => {
+          unlink?.();
+          resolve(value as Awaited<T>);
+        },
+        (error: unknown) => {
+          unlink?.();
+          reject(new CallbackFault(callback, error));
+        },
+      );
+    } catch (error) {
+      unlink?.();
+      reject(new CallbackFault(callback, error));
+    }
+  });
 }
 
 /**

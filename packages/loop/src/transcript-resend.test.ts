@@ -489,7 +489,7 @@ describe("an onMessage that throws on the assistant message", () => {
         onEvent: (event) => events.push(event),
       })
       .catch((e: unknown) => e);
-    expect((error as Error).message).toBe("database is down");
+    expect((error as Error).message).toBe("onMessage threw: database is down");
     const run = failedRun(error);
     expect(run?.toolCalls.map((c) => `${c.id}=${c.name}`)).toEqual(["c1=add", "c2=add"]);
     expect(told).toEqual(["c1=add", "c2=add"]);
