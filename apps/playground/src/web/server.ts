@@ -187,7 +187,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
         cfg.contextLength ?? undefined,
       )
       .catch(() => 0);
-    windows.set(key, found);
+    // Only a window found is kept: a server still loading its model (llama.cpp's 503 on /props)
+    // answers none yet, and the next state read or run asks again.
+    if (found > 0) windows.set(key, found);
     return found;
   };
 
