@@ -85,11 +85,45 @@ export function defineTool<Input extends z.ZodType>(spec: ToolSpec<Input>): Tool
       function: { name, description: spec.description, parameters: declared },
     },
     parse(args: unknown): z.output<Input> {
-      const checked = input.safeParse(args);
+      const checked = input.safeParse(ownOnly(args));
       if (checked.success) return checked.data as z.output<Input>;
       throw refusal(name, checked.error);
     },
   };
+}
+
+/** How deep `ownOnly` copies; below it a value is handed on as it is (dispatch refuses deeper anyway). */
+const COPY_DEPTH = 512;
+
+/**
+ * `args` with every plain object in it (at any depth, inside arrays too) copied into an object with
+ * no prototype, so a schema reads only the keys the model wrote: an optional parameter named like
+ * an `Object.prototype` member (`constructor`, `toString`, `valueOf`…) that the call leaves out is
+ * absent, not the inherited function. Arrays are copied as arrays; anything else is kept as it is.
+ * Shared and cyclic objects are copied once. Never changes `args`.
+ */
+function ownOnly(args: unknown): unknown {
+  const copies = new Map<object, unknown>();
+  const copy = (value: unknown, depth: number): unknown => {
+    if (typeof value !== "object" || value === null || depth > COPY_DEPTH) return value;
+    const done = copies.get(value);
+    if (done !== undefined) return done;
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      copies.set(value, out);
+      for (const item of value) out.push(copy(item, depth + 1));
+      return out;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+    const out: Record<string, unknown> = Object.create(null);
+    copies.set(value, out);
+    for (const key of Object.keys(value)) {
+      out[key] = copy((value as Record<string, unknown>)[key], depth + 1);
+    }
+    return out;
+  };
+  return copy(args, 0);
 }
 
 /** How many mismatches a refusal's message names before it only counts the rest. */
@@ -140,7 +174,7 @@ export async function checkArguments<Input extends z.ZodType>(
   tool: Tool<Input>,
   args: unknown,
 ): Promise<z.output<Input>> {
-  const checked = await tool.input.safeParseAsync(args);
+  const checked = await tool.input.safeParseAsync(ownOnly(args));
   if (checked.success) return checked.data as z.output<Input>;
   throw refusal(tool.declaration.function.name, checked.error);
 }
