@@ -404,3 +404,27 @@ describe("waiting for a loading model", () => {
     expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);
   });
 });
+
+describe("waiting more than ten seconds for a loading model", () => {
+  it("prints no MaxListenersExceededWarning over 11 and more attempts", { timeout: 30_000 }, async () => {
+    // Asked again every second: 10.5 s of loading is the shortest wait that makes 11 attempts and
+    // put the 11th listener on one shared signal (what the warning counts).
+    const server = await serve({
+      personality: { name: "llamacpp", loadingMs: 10_500 },
+      replies: [{ content: "Paris" }],
+    });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const answer = await ask({ baseUrl: server.baseUrl }, "small", "", "Capital of France?", isolated());
+      expect(answer).toBe("Paris");
+      // A warning is emitted on the next tick.
+      await new Promise((done) => setImmediate(done));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(server.chatRequests.length).toBeGreaterThanOrEqual(11);
+    expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([]);
+  });
+});
