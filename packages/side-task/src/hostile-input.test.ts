@@ -71,7 +71,7 @@ describe("taskCall: a task endpoint it cannot read", () => {
       ],
       [{ url: small.baseUrl }, /names the URL as url/],
       [{ baseUrl: 42 }, /baseUrl that is number 42/],
-      [{ baseUrl: "  " }, /baseUrl that is a string/],
+      [{ baseUrl: "  " }, /had a blank baseUrl/],
       [{}, /had no baseUrl/],
       [42, /was number 42/],
     ];

@@ -153,7 +153,10 @@ function checkTaskEndpoint(own: unknown): asserts own is TaskEndpoint {
         ? "had no baseUrl"
         : `had no baseUrl (it names the URL as ${other}; the field is spelled baseUrl)`;
   } else {
-    why = `had a baseUrl that is ${describeValue(baseUrl)}, not the server's base URL as text`;
+    why =
+      typeof baseUrl === "string"
+        ? "had a blank baseUrl"
+        : `had a baseUrl that is ${describeValue(baseUrl)}, not the server's base URL as text`;
   }
   throw new SideTaskError("invalid-input", `${lead}, and ${why}. Nothing was sent.`);
 }
