@@ -1,5 +1,11 @@
 import type { FunctionToolLike, ToolOrder } from "@loopwright/schema-compat";
-import { PRESELECTED_NOTICE, preselect, type TaskSettings, taskCall } from "@loopwright/side-task";
+import {
+  PRESELECTED_NOTICE,
+  preselect,
+  SideTaskError,
+  type TaskSettings,
+  taskCall,
+} from "@loopwright/side-task";
 import {
   CALL_TOOL_NAME,
   type CatalogServer,
@@ -94,6 +100,11 @@ export function startDiscovery(options: AgentLoopOptions, declared: DeclaredTool
       );
     }
     return undefined;
+  }
+  if (asked === true && preselected.length === 0) {
+    // The task that will make the preselection, checked now: a run it cannot make starts nothing.
+    const tasks = config.tasks as Readonly<Record<string, TaskSettings | undefined>> | undefined;
+    toolSelectCall(tasks?.toolSelect, {}, config);
   }
   const routing = options.preselectRouting ?? config.preselectRouting ?? "exclusive";
   const loading = openLoading(mode, declared, options.catalog, config.toolOrder, routing);
@@ -213,11 +224,30 @@ function question(messages: readonly ChatMessage[]): string {
     .join("\n");
 }
 
+/**
+ * `taskCall` for `tasks.toolSelect`; a task it cannot read (an endpoint that is not `{ baseUrl }`)
+ * refused as the option at fault, before anything is sent, never routed to the agent's endpoint.
+ */
+function toolSelectCall(...args: Parameters<typeof taskCall>): ReturnType<typeof taskCall> {
+  try {
+    return taskCall(...args);
+  } catch (error) {
+    if (SideTaskError.isInstance(error) && error.code === "invalid-input") {
+      throw new LoopOptionError(
+        "invalid-option",
+        "config.tasks.toolSelect",
+        `config.preselect: ${error.message}`,
+      );
+    }
+    throw error;
+  }
+}
+
 /** `preselect: true`: the side task (`tasks.toolSelect`, else `toolSelectModel` on the agent's endpoint). */
 async function selectTools(run: LoopRun, discovery: Discovery): Promise<string[]> {
   const { config, options, services } = run;
   const tasks = config.tasks as Readonly<Record<string, TaskSettings | undefined>> | undefined;
-  const call = taskCall(
+  const call = toolSelectCall(
     tasks?.toolSelect,
     {
       ...(config.toolSelectModel !== undefined ? { model: config.toolSelectModel } : {}),

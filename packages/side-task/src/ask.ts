@@ -14,6 +14,9 @@ export const ASK_TEMPERATURE = 0.3;
 
 const ASK_DEFAULTS = { maxTokens: ASK_MAX_TOKENS, temperature: ASK_TEMPERATURE };
 
+/** How much of a model's refusal a notice quotes. */
+export const REFUSAL_CHARS = 300;
+
 /**
  * One-shot side call: a system prompt and a user turn to a model, the reply's text back.
  *
@@ -23,7 +26,8 @@ const ASK_DEFAULTS = { maxTokens: ASK_MAX_TOKENS, temperature: ASK_TEMPERATURE }
  * The body is built like a turn's (`buildBody` from what the endpoint and model refused, through
  * `negotiate`), so a refusal is answered the same way and latched for both. Defaults: ceiling
  * `ASK_MAX_TOKENS`, temperature `ASK_TEMPERATURE`, the no-thinking hints. An image part the model
- * refuses is latched and the text sent alone. Throws `SideTaskError`: `invalid-input` for bad
+ * refuses is latched and the text sent alone. A refusal sent in place of content (OpenAI's
+ * `message.refusal`) answers `""` and is told to `onNotice` in the model's words. Throws `SideTaskError`: `invalid-input` for bad
  * arguments, `request-failed`, `timeout`, `aborted` or `no-reply`. A server still loading the model
  * (a 503 "Loading model") is asked again every second, within the time bound and for at most two
  * minutes, with a notice. Never retries a lost request (that is the caller's budget), and never
@@ -36,14 +40,26 @@ export async function ask(
   input: SideTaskInput,
   options: SideTaskOptions = {},
 ): Promise<string> {
-  return (await sideCall(endpoint, model, system, input, options, ASK_DEFAULTS, "ask")).text;
+  const reply = await sideCall(endpoint, model, system, input, options, ASK_DEFAULTS, "ask");
+  tellRefusal(reply, model, options);
+  return reply.text;
+}
+
+/** A refusal sent in place of content, told to `onNotice` in the model's words. */
+function tellRefusal(reply: SideTaskReply, model: string, options: SideTaskOptions): void {
+  if (reply.text === "" && reply.refusal !== undefined) {
+    options.onNotice?.(
+      `${model} refused to answer: ${JSON.stringify(headOf(reply.refusal, REFUSAL_CHARS))}. The answer is empty.`,
+    );
+  }
 }
 
 /**
  * `ask` that also says how the reply ended: `{ text, finishReason }`.
  *
  * `finishReason` is the choice's `finish_reason` as the server sent it (`"length"` for one cut off at the ceiling), or
- * `undefined` where it sent none. Nothing is thrown for a cut-off reply. Throws as `ask` does.
+ * `undefined` where it sent none; `refusal` the model's words where it refused in place of content
+ * (then also told to `onNotice`). Nothing is thrown for a cut-off reply. Throws as `ask` does.
  */
 export async function askReply(
   endpoint: Endpoint,
@@ -52,7 +68,7 @@ export async function askReply(
   input: SideTaskInput,
   options: SideTaskOptions = {},
 ): Promise<SideTaskReply> {
-  const { text, finishReason } = await sideCall(
+  const { text, finishReason, refusal } = await sideCall(
     endpoint,
     model,
     system,
@@ -61,7 +77,9 @@ export async function askReply(
     ASK_DEFAULTS,
     "askReply",
   );
-  return { text, finishReason };
+  const reply: SideTaskReply = { text, finishReason, ...(refusal !== undefined ? { refusal } : {}) };
+  tellRefusal(reply, model, options);
+  return reply;
 }
 
 /** Options of `askJson`: those of `ask`, plus the schema's name and strictness. */
@@ -113,9 +131,6 @@ export function askJson<T = unknown>(
   return askJsonReading<T>(endpoint, model, system, input, schema, options, true);
 }
 
-/** How much of a model's refusal a notice quotes. */
-const REFUSAL_CHARS = 300;
-
 /**
  * Whether a reply cut off at the ceiling still holds a whole answer: an object or array that
  * closed, then nothing but blank space (what a grammar lets follow the value, and a model can loop
@@ -162,6 +177,13 @@ export async function askJsonReading<T = unknown>(
     throw new SideTaskError(
       "invalid-input",
       `askJson: name must be 1 to 64 letters, digits, _ or -, and was ${JSON.stringify(name)}.`,
+    );
+  }
+  const strict = options.strict as unknown;
+  if (strict != null && typeof strict !== "boolean") {
+    throw new SideTaskError(
+      "invalid-input",
+      `askJson: strict must be true or false (or absent for true), and was ${typeof strict === "string" ? JSON.stringify(strict.slice(0, 40)) : describeValue(strict)}.`,
     );
   }
   const strictSchema = sanitizeSchema(schema) as Record<string, unknown>;

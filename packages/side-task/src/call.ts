@@ -1,4 +1,4 @@
-import { defaultClientPool, type Endpoint, timeoutMs } from "@loopwright/client";
+import { defaultClientPool, type Endpoint, EndpointConfigError, timeoutMs } from "@loopwright/client";
 import {
   buildBody,
   defaultCapabilityStore,
@@ -82,6 +82,11 @@ export interface SideTaskReply {
   text: string;
   /** `finish_reason` as sent: `"stop"`, `"length"` for a reply cut off at the ceiling, … */
   finishReason: string | undefined;
+  /**
+   * The model's refusal, where it sent one in place of content (OpenAI's `message.refusal`), trimmed;
+   * absent otherwise. `text` is then usually `""`.
+   */
+  refusal?: string;
 }
 
 /**
@@ -184,7 +189,6 @@ function messageText(content: unknown): string {
  * content where the server sent one (OpenAI's `message.refusal`, with structured outputs).
  */
 export interface SideCallReply extends SideTaskReply {
-  refusal?: string;
   /** The prompt and completion tokens the server counted, where its `usage` said (each a whole number). */
   usage?: { prompt?: number; completion?: number };
 }
@@ -325,6 +329,104 @@ function bound(options: SideTaskOptions, endpoint: Endpoint) {
 }
 
 /**
+ * `extraBody` as it will be sent: a copy made through JSON, each field read once. Throws
+ * `SideTaskError` (`invalid-input`) naming the field for one that cannot be read or that JSON
+ * cannot hold (a BigInt, a cycle), so nothing unsendable reaches the server's end of the blame.
+ */
+export function sendableExtraBody(given: unknown, where: string): Record<string, unknown> | undefined {
+  if (given == null) return undefined;
+  if (!isPlainObject(given)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: extraBody must be an object of body fields, and was ${describeValue(given)}.`,
+    );
+  }
+  const out: Record<string, unknown> = {};
+  let keys: string[];
+  try {
+    keys = Object.keys(given as object);
+  } catch (error) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: extraBody's fields could not be listed (${errorText(error)}). Nothing was sent.`,
+      { cause: error },
+    );
+  }
+  for (const key of keys) {
+    const field = `extraBody.${key.length <= 60 ? key : `${key.slice(0, 60)}…`}`;
+    let value: unknown;
+    try {
+      value = (given as Record<string, unknown>)[key];
+    } catch (error) {
+      throw new SideTaskError(
+        "invalid-input",
+        `${where}: ${field} could not be read (${errorText(error)}). Nothing was sent.`,
+        { cause: error },
+      );
+    }
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(value);
+    } catch (error) {
+      const why =
+        typeof value === "bigint"
+          ? "is a BigInt, which JSON cannot hold (send it as a number or a string)"
+          : `cannot be written as JSON (${errorText(error)})`;
+      throw new SideTaskError("invalid-input", `${where}: ${field} ${why}. Nothing was sent.`, {
+        cause: error,
+      });
+    }
+    // What JSON leaves out (undefined, a function) is not sent.
+    if (text !== undefined) out[key] = JSON.parse(text);
+  }
+  return out;
+}
+
+/**
+ * An endpoint the client cannot use (`EndpointConfigError`: a key HTTP cannot send, a base URL that
+ * is not http(s), a negative timeout…) as the `invalid-input` it is; anything else `what` threw as
+ * `request-failed`.
+ */
+function setupError(error: unknown, what: string, where: string): SideTaskError {
+  if (SideTaskError.isInstance(error)) return error;
+  if (EndpointConfigError.isInstance(error)) {
+    return new SideTaskError("invalid-input", `${where}: ${errorText(error)} Nothing was sent.`, {
+      cause: error,
+    });
+  }
+  return new SideTaskError("request-failed", `${where}: ${what} threw: ${errorText(error)}`, {
+    cause: error,
+  });
+}
+
+/**
+ * `work`, or a rejection with the signal's reason as soon as it fires, so the time bound and a stop
+ * hold whatever the client does with the signal it is handed. The listener goes when either wins;
+ * a late rejection of `work` is handled.
+ */
+function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal): Promise<T> {
+  const settled = Promise.resolve(work);
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => {
+      settled.catch(() => {});
+      reject(signal.reason);
+    };
+    if (signal.aborted) return stop();
+    signal.addEventListener("abort", stop, { once: true });
+    settled.then(
+      (value) => {
+        signal.removeEventListener("abort", stop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", stop);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
  * Checks the options every side task takes, throwing `SideTaskError` (`invalid-input`) naming the
  * one of the wrong type, before anything is sent. `null` in any of them reads as absent.
  */
@@ -346,10 +448,22 @@ export function checkOptions(given: unknown, where: string): asserts given is Si
       `${where}: reasoningEffort must be a string such as "low" ("off" or absent for the no-thinking hints), and was ${describeValue(effort)}.`,
     );
   }
-  if (options.extraBody != null && !isPlainObject(options.extraBody)) {
+  sendableExtraBody(options.extraBody, where);
+  const capabilities = options.capabilities as unknown;
+  if (
+    capabilities != null &&
+    !(isObject(capabilities) && typeof capabilities.capabilitiesFor === "function")
+  ) {
     throw new SideTaskError(
       "invalid-input",
-      `${where}: extraBody must be an object of body fields, and was ${describeValue(options.extraBody)}.`,
+      `${where}: capabilities must be a capability store with a capabilitiesFor function (as @loopwright/negotiate's createCapabilityStore makes), and was ${describeValue(capabilities)}.`,
+    );
+  }
+  const clients = options.clients as unknown;
+  if (clients != null && !(isObject(clients) && typeof clients.getClient === "function")) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: clients must be a client pool with a getClient function (as @loopwright/client's createClientPool makes), and was ${describeValue(clients)}.`,
     );
   }
   if (options.onNotice != null && typeof options.onNotice !== "function") {
@@ -400,20 +514,45 @@ export async function sideCall(
   }
   checkInput(input, where);
   checkOptions(options, where);
+  const given = sendableExtraBody(options.extraBody, where);
   const notice = options.onNotice ?? (() => {});
   const store = options.capabilities ?? defaultCapabilityStore;
-  // Keyed as the loop keys a turn (its headers too), so a task on the agent's endpoint shares its latches.
-  const supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
+  let supports: EndpointCapabilities;
+  let client: SideTaskClient;
+  try {
+    // Keyed as the loop keys a turn (its headers too), so a task on the agent's endpoint shares its latches.
+    supports = store.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey, endpoint.headers);
+  } catch (error) {
+    throw setupError(error, "capabilities.capabilitiesFor", where);
+  }
+  if (!isObject(supports)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: capabilities.capabilitiesFor answered ${describeValue(supports)}, not an endpoint's capabilities.`,
+    );
+  }
+  try {
+    client = (options.clients ?? defaultClientPool).getClient(endpoint);
+  } catch (error) {
+    throw setupError(error, "clients.getClient", where);
+  }
+  const create = (client as { chat?: { completions?: { create?: unknown } } } | null)?.chat?.completions
+    ?.create;
+  if (typeof create !== "function") {
+    throw new SideTaskError(
+      "invalid-input",
+      `${where}: clients.getClient answered ${describeValue(client)} with no chat.completions.create function.`,
+    );
+  }
   const latches = modelCapabilitiesFor(supports, model);
-  const client = (options.clients ?? defaultClientPool).getClient(endpoint);
   const effort = options.reasoningEffort;
   // Absent (null reads as absent), "" or "off": the no-thinking hints.
   const thinkingOff = effort == null || effort === "" || effort === "off";
   const extraBody: Record<string, unknown> = {
     ...(thinkingOff ? NO_THINKING_HINTS : {}),
-    ...options.extraBody,
+    ...given,
   };
-  const kwargs = options.extraBody?.chat_template_kwargs;
+  const kwargs = given?.chat_template_kwargs;
   if (thinkingOff && isPlainObject(kwargs)) {
     // Template arguments a model card asks for sit beside the hint; only one that sets it replaces it.
     extraBody.chat_template_kwargs = {
@@ -428,7 +567,12 @@ export async function sideCall(
     ...(thinkingOff ? {} : { reasoningEffort: effort }),
     extraBody,
   };
-  const timing = bound(options, endpoint);
+  let timing: ReturnType<typeof bound>;
+  try {
+    timing = bound(options, endpoint);
+  } catch (error) {
+    throw setupError(error, "the endpoint's time bound", where);
+  }
   try {
     // Each round answers one refusal negotiate leaves to its caller; each latches, so three is enough.
     let round = 0;
@@ -449,12 +593,26 @@ export async function sideCall(
             ];
             const { stream_options: _usage, ...built } = buildBody(params, supports, modelCaps, messages);
             const body = { ...built, stream: false, ...(format ? { response_format: format } : {}) };
-            const completion = await client.chat.completions.create(body as never, {
-              signal: timing.signal,
-              // The bound is ours; the client's own timer (the endpoint's, or two minutes) must not cut it short.
-              timeout: timing.limit > 0 ? Math.min(timing.limit + 1000, MAX_TIMER_MS) : MAX_TIMER_MS,
-            });
-            return readReply(completion, model);
+            // Each attempt has a signal of its own, linked to the bound only while it is in flight,
+            // so what the client attaches to it goes with it (a model loading for minutes is asked
+            // again every second: one signal for all would pile up listeners).
+            const attempt = new AbortController();
+            const link = () => attempt.abort(timing.signal.reason);
+            if (timing.signal.aborted) link();
+            else timing.signal.addEventListener("abort", link, { once: true });
+            try {
+              const completion = await untilAborted(
+                client.chat.completions.create(body as never, {
+                  signal: attempt.signal,
+                  // The bound is ours; the client's own timer (the endpoint's, or two minutes) must not cut it short.
+                  timeout: timing.limit > 0 ? Math.min(timing.limit + 1000, MAX_TIMER_MS) : MAX_TIMER_MS,
+                }),
+                attempt.signal,
+              );
+              return readReply(completion, model);
+            } finally {
+              timing.signal.removeEventListener("abort", link);
+            }
           },
           { model, droppable: Object.keys(extraBody), onNotice: notice },
         );

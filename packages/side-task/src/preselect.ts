@@ -151,6 +151,8 @@ interface Reading {
   names: string[];
   unknown: string[];
   overCap: string[];
+  /** The kinds of the list's entries that are neither a name nor `{ name }` ("an object", "number 1"…). */
+  unreadable: string[];
 }
 
 /**
@@ -167,10 +169,17 @@ function readReply(reply: unknown, catalog: ReadCatalog, cap: number): Reading {
     : typeof value === "object" && value !== null
       ? (value as { tools?: unknown }).tools
       : undefined;
-  if (!Array.isArray(list)) return { names: [], unknown: [], overCap: [] };
-  const written = list.filter((item): item is string => typeof item === "string");
+  if (!Array.isArray(list)) return { names: [], unknown: [], overCap: [], unreadable: [] };
+  const written: string[] = [];
+  const unreadable: string[] = [];
+  for (const item of list) {
+    // A model shown tool declarations often writes { "name": … } for a tool: read as its name.
+    const name = isPlainObject(item) ? (item as { name?: unknown }).name : item;
+    if (typeof name === "string") written.push(name);
+    else unreadable.push(describeValue(item));
+  }
   const { names, unknown, overCap } = expandNames(written, catalog.servers, cap);
-  return { names, unknown, overCap };
+  return { names, unknown, overCap, unreadable };
 }
 
 /** How many left-out names a notice echoes, and how much of each: the model made them up. */
@@ -189,7 +198,8 @@ function echo(names: readonly string[]): string {
  * Reads a preselection reply into catalogued tool names.
  *
  * Takes `{ tools: [...] }` or the bare array an older prompt
- * produced, as a parsed value or as the reply text (read with `parseJson`). Keeps only names the
+ * produced, as a parsed value or as the reply text (read with `parseJson`); an entry `{ name }` is
+ * read as its name, and any other entry that is not a string is left out. Keeps only names the
  * catalogue has — spelled exactly, or as `functions.<name>`, or differing only in case from one
  * tool — each once, in the order given, at most `max`. Anything else reads as `[]`; never
  * throws for a reply. Throws `SideTaskError` (`invalid-input`) for a bad catalogue or cap.
@@ -215,7 +225,8 @@ export function preselection(
  * `confident`, with no request at all. An empty or absent `model` means no preselection, words
  * included: `[]`. An empty catalogue or an empty request is `[]` with nothing sent. Names the reply
  * holds outside the catalogue, or past the cap, are left out with a notice naming them (each cut to
- * 60 characters, at most 12 named). Never throws for
+ * 60 characters, at most 12 named); so are entries that are not names (a number, an object without a
+ * string `name`), with a notice counting them. Never throws for
  * a failed side task: a refusal, a timeout, or a reply with no JSON or with JSON holding no list of
  * names is `[]` with a notice saying why. Throws `SideTaskError` (`invalid-input`) for a catalogue that is not a list of servers, a
  * request that is not a string, or a bad cap.
@@ -239,6 +250,12 @@ export async function preselect(
   if (typeof model !== "string" || model.trim() === "") return [];
   if (read.entries.length === 0 || prompt.trim() === "") return [];
   const { keywords, ...rest } = options ?? {};
+  if (keywords != null && typeof keywords !== "boolean" && !isPlainObject(keywords)) {
+    throw new SideTaskError(
+      "invalid-input",
+      `preselect: keywords must be true, false or { minScore?, dropoff? } (or absent), and was ${typeof keywords === "string" ? JSON.stringify((keywords as string).slice(0, 40)) : describeValue(keywords)}.`,
+    );
+  }
   if (keywords) {
     const bar = typeof keywords === "object" ? keywords : {};
     const words = preselectByKeywords(catalog, prompt, bar, cap);
@@ -272,6 +289,12 @@ export async function preselect(
       return [];
     }
     const reading = readReply(reply, read, cap);
+    if (reading.unreadable.length > 0) {
+      const kinds = [...new Set(reading.unreadable.map((kind) => headOf(kind, ECHO_CHARS)))];
+      notice(
+        `${model}'s list held ${reading.unreadable.length} ${reading.unreadable.length === 1 ? "entry that is" : "entries that are"} not a tool name (${kinds.slice(0, ECHOED).join(", ")}${kinds.length > ECHOED ? ", …" : ""}); left out of the preselection.`,
+      );
+    }
     if (reading.unknown.length > 0) {
       notice(
         `${model} named tools the catalogue does not have, left out of the preselection: ${echo(reading.unknown)}.`,

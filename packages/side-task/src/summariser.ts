@@ -1,4 +1,5 @@
 import type { Endpoint } from "@loopwright/client";
+import { REFUSAL_CHARS } from "./ask.js";
 import { checkOptions, checkTarget, type SideTaskOptions, sideCall } from "./call.js";
 import { describeValue, errorText, isPlainObject, SideTaskError } from "./errors.js";
 import { escapeHeaders, headerName, keepEndsEscaped } from "./headers.js";
@@ -12,6 +13,7 @@ import {
   replyRoom,
   SUMMARY_CHARS_PER_TOKEN,
 } from "./summary-budget.js";
+import { headOf } from "./text.js";
 
 /** The summariser's reply ceiling when none is given. */
 export const SUMMARY_MAX_TOKENS = 1024;
@@ -374,10 +376,26 @@ export function summariser(
         );
         return undefined;
       }
+      if (reply.text === "" && reply.refusal !== undefined) {
+        notice(
+          `${model} refused to write the summary: ${JSON.stringify(headOf(reply.refusal, REFUSAL_CHARS))}; the transcript was left as it was.`,
+        );
+        return undefined;
+      }
       if (reply.text === "") {
         // A thinking model can spend the whole reply in its scratchpad, which is taken out.
         notice(
           `${model} wrote an empty summary (nothing outside its scratchpad); the transcript was left as it was.`,
+        );
+        return undefined;
+      }
+      // A summary is only worth taking where it is shorter than what it replaces (the notes so far
+      // and the stretch): a model that ignored its ceiling would make the transcript grow.
+      const replaced = notes.length + blocks.reduce((sum, block) => sum + block.length, 0);
+      if (reply.text.length > replaced) {
+        const about = (chars: number) => Math.ceil(chars / SUMMARY_CHARS_PER_TOKEN);
+        notice(
+          `The summary from ${model} (about ${about(reply.text.length)} tokens) is longer than what it would replace (about ${about(replaced)} tokens); the transcript was left as it was.`,
         );
         return undefined;
       }

@@ -67,7 +67,9 @@ function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | un
  * own, the agent's key, so both share one set of capability latches; on another endpoint only a key of its own (`resolveApiKey`). No task
  * endpoint: the agent's. Reads only its arguments; never changes them. Throws `SideTaskError`
  * (`invalid-input`) when neither the task nor `agent` gives an endpoint, or for settings that are
- * not an object.
+ * not an object, or for a task endpoint that is stated but cannot be read (a URL string, an
+ * object without a non-empty string `baseUrl` — `baseURL` as the `openai` SDK spells it included):
+ * such an endpoint is never replaced by the agent's.
  */
 export function taskCall(
   task: TaskSettings | undefined,
@@ -88,8 +90,9 @@ export function taskCall(
   }
   const stated = task ?? {};
   const own = stated.endpoint;
+  if (own != null) checkTaskEndpoint(own);
   let endpoint: Endpoint;
-  if (own != null && isPlainObject(own) && typeof own.baseUrl === "string" && own.baseUrl.trim() !== "") {
+  if (own != null) {
     const shared =
       agent !== undefined && typeof agent.baseUrl === "string" && sameEndpoint(own.baseUrl, agent.baseUrl);
     if (shared) {
@@ -122,6 +125,40 @@ export function taskCall(
     merged.extraBody = { ...hostOptions.extraBody, ...stated.extraBody };
   }
   return { endpoint, model: stated.model ?? hostModel ?? "", options: merged };
+}
+
+/**
+ * A task endpoint that is stated must be one `taskCall` can read: an object with a non-empty string
+ * `baseUrl`. Anything else is refused rather than read as absent, which would send the task — with
+ * the agent's key — to the agent's endpoint.
+ */
+function checkTaskEndpoint(own: unknown): asserts own is TaskEndpoint {
+  const lead =
+    "taskCall: the task's endpoint must be { baseUrl, apiKey?, headers?, requestTimeoutSeconds?, firstTokenSeconds? }";
+  if (!isPlainObject(own)) {
+    const hint =
+      typeof own === "string" && own.trim() !== ""
+        ? ` Write it as { baseUrl: ${JSON.stringify(own.length <= 80 ? own : `${own.slice(0, 80)}…`)} }.`
+        : "";
+    throw new SideTaskError("invalid-input", `${lead}, and was ${describeValue(own)}.${hint}`);
+  }
+  const fields = own as Record<string, unknown>;
+  const baseUrl = fields.baseUrl;
+  if (typeof baseUrl === "string" && baseUrl.trim() !== "") return;
+  let why: string;
+  if (baseUrl == null) {
+    const other = ["baseURL", "baseurl", "base_url", "url", "endpoint"].find((key) => key in fields);
+    why =
+      other === undefined
+        ? "had no baseUrl"
+        : `had no baseUrl (it names the URL as ${other}; the field is spelled baseUrl)`;
+  } else {
+    why =
+      typeof baseUrl === "string"
+        ? "had a blank baseUrl"
+        : `had a baseUrl that is ${describeValue(baseUrl)}, not the server's base URL as text`;
+  }
+  throw new SideTaskError("invalid-input", `${lead}, and ${why}. Nothing was sent.`);
 }
 
 function definedOnly(fields: TaskEndpoint): Partial<TaskEndpoint> {

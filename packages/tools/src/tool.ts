@@ -85,11 +85,113 @@ export function defineTool<Input extends z.ZodType>(spec: ToolSpec<Input>): Tool
       function: { name, description: spec.description, parameters: declared },
     },
     parse(args: unknown): z.output<Input> {
-      const checked = input.safeParse(args);
-      if (checked.success) return checked.data as z.output<Input>;
+      const checked = input.safeParse(ownOnly(args));
+      if (checked.success) return shadowInherited(checked.data, shadowedBy(parameters)) as z.output<Input>;
       throw refusal(name, checked.error);
     },
   };
+}
+
+/** How deep `ownOnly` copies; below it a value is handed on as it is (dispatch refuses deeper anyway). */
+const COPY_DEPTH = 512;
+
+/**
+ * `args` with every plain object in it (at any depth, inside arrays too) copied into an object with
+ * no prototype, so a schema reads only the keys the model wrote: an optional parameter named like
+ * an `Object.prototype` member (`constructor`, `toString`, `valueOf`…) that the call leaves out is
+ * absent, not the inherited function. Arrays are copied as arrays; anything else is kept as it is.
+ * Shared and cyclic objects are copied once. Never changes `args`.
+ */
+function ownOnly(args: unknown): unknown {
+  const copies = new Map<object, unknown>();
+  const copy = (value: unknown, depth: number): unknown => {
+    if (typeof value !== "object" || value === null || depth > COPY_DEPTH) return value;
+    const done = copies.get(value);
+    if (done !== undefined) return done;
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      copies.set(value, out);
+      for (const item of value) out.push(copy(item, depth + 1));
+      return out;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+    const out: Record<string, unknown> = Object.create(null);
+    copies.set(value, out);
+    for (const key of Object.keys(value)) {
+      out[key] = copy((value as Record<string, unknown>)[key], depth + 1);
+    }
+    return out;
+  };
+  return copy(args, 0);
+}
+
+/** The `Object.prototype` members a parameter may be named after (`__proto__` aside: it reads as the prototype). */
+const INHERITED = new Set(
+  Object.getOwnPropertyNames(Object.prototype).filter((name) => name !== "__proto__"),
+);
+
+/** Per declared JSON Schema: the inherited names it uses as property names, anywhere in it. */
+const shadowCache = new WeakMap<object, readonly string[]>();
+
+/** The property names in `schema` (at any depth, `$defs` included) that `Object.prototype` also has. */
+function shadowedBy(schema: object): readonly string[] {
+  const cached = shadowCache.get(schema);
+  if (cached) return cached;
+  const found = new Set<string>();
+  const seen = new Set<object>();
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    const properties = (node as { properties?: unknown }).properties;
+    if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
+      for (const key of Object.keys(properties)) if (INHERITED.has(key)) found.add(key);
+    }
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
+  }
+  const names = [...found];
+  shadowCache.set(schema, names);
+  return names;
+}
+
+/**
+ * For a tool that names a parameter after an `Object.prototype` member: in every plain object of
+ * the parsed arguments that does not hold that key, the key reads `undefined` (a non-enumerable own
+ * property, so `Object.keys`, spreading and JSON do not show it), as its optional type says, rather
+ * than the inherited function — so `const { constructor } = args` is `undefined` when the call left
+ * it out. Other tools' arguments are handed on untouched.
+ */
+function shadowInherited(data: unknown, names: readonly string[]): unknown {
+  if (names.length === 0) return data;
+  const seen = new Set<object>();
+  const stack: unknown[] = [data];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    if (Object.getPrototypeOf(node) !== Object.prototype) continue;
+    for (const name of names) {
+      if (Object.hasOwn(node, name)) continue;
+      try {
+        Object.defineProperty(node, name, {
+          value: undefined,
+          enumerable: false,
+          writable: true,
+          configurable: true,
+        });
+      } catch {
+        // A frozen object a transform returned: left as it is.
+      }
+    }
+    for (const value of Object.values(node)) stack.push(value);
+  }
+  return data;
 }
 
 /** How many mismatches a refusal's message names before it only counts the rest. */
@@ -140,7 +242,9 @@ export async function checkArguments<Input extends z.ZodType>(
   tool: Tool<Input>,
   args: unknown,
 ): Promise<z.output<Input>> {
-  const checked = await tool.input.safeParseAsync(args);
-  if (checked.success) return checked.data as z.output<Input>;
+  const checked = await tool.input.safeParseAsync(ownOnly(args));
+  if (checked.success) {
+    return shadowInherited(checked.data, shadowedBy(tool.declaration.function.parameters)) as z.output<Input>;
+  }
   throw refusal(tool.declaration.function.name, checked.error);
 }

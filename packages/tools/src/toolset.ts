@@ -47,6 +47,32 @@ function stopIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason;
 }
 
+/**
+ * `work`, or a rejection with the signal's reason as soon as `signal` fires, whichever comes first.
+ * The listener goes when either wins; `work` is left to settle, and a late rejection of it is handled.
+ */
+function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => {
+      work.catch(() => {});
+      reject(signal.reason);
+    };
+    if (signal.aborted) return stop();
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", stop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", stop);
+        reject(error);
+      },
+    );
+  });
+}
+
 /** A tool call as a loop hands it to `dispatch` (structurally `@loopwright/tool-calls`' `ToolCallRequest`). */
 export interface ToolCall {
   id: string;
@@ -62,8 +88,8 @@ export interface Toolset {
   /**
    * Runs a call: finds the tool by name, checks the arguments against its schema (awaiting any
    * asynchronous refinement), then awaits `execute` with the parsed arguments — unless `signal` has
-   * fired before the check or by its end, when it rejects with the signal's reason and never starts
-   * `execute`. `runAgentLoop`'s `dispatch`. Rejects with `ToolInputError` (`unknown-tool`;
+   * fired before the check or while it is awaited, when it rejects with the signal's reason at once
+   * (a pending refinement is left to settle) and never starts `execute`. `runAgentLoop`'s `dispatch`. Rejects with `ToolInputError` (`unknown-tool`;
    * `invalid-arguments`, also for arguments nested deeper than `MAX_ARGUMENT_DEPTH`; `invalid-call`
    * for a call that is not one, with no string `id`, or a `signal` that is not an AbortSignal)
    * without running anything; what `execute` throws passes through.
@@ -158,7 +184,7 @@ export function createToolset(tools: readonly Tool<any>[]): Toolset {
           { issues: [{ path: "", message: `nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }] },
         );
       }
-      const args = await checkArguments(tool, call.args);
+      const args = await untilStopped(checkArguments(tool, call.args), signal);
       // A run stopped while an asynchronous refinement was being awaited does not start the tool.
       stopIfAborted(signal);
       return tool.execute(args, signal === undefined ? { id: call.id } : { id: call.id, signal });

@@ -1,0 +1,143 @@
+/**
+ * Parameters named like `Object.prototype` members, and a stop while a refinement is awaited.
+ *
+ * A call that leaves out an optional parameter called `constructor`, `toString`, `valueOf`… must
+ * find it absent (the model cannot send "absent" any other way); one that sends it must get it.
+ */
+import { runAgentLoop } from "@loopwright/loop";
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createToolset, defineTool } from "./index.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Every name `Object.prototype` holds (`__proto__` and the legacy accessors included). */
+const INHERITED = Object.getOwnPropertyNames(Object.prototype);
+
+describe("parameters named like Object.prototype members", () => {
+  it("covers the names that broke calls", () => {
+    for (const name of ["constructor", "toString", "valueOf", "hasOwnProperty", "__proto__"]) {
+      expect(INHERITED).toContain(name);
+    }
+  });
+
+  it("is absent when left out and the value when sent, for every such name, at the top and nested", async () => {
+    for (const key of INHERITED) {
+      const seen: unknown[] = [];
+      const tool = defineTool({
+        name: "probe",
+        description: "Probe.",
+        input: z.object({
+          name: z.string(),
+          [key]: z.string().optional(),
+          opts: z.object({ [key]: z.number().optional(), depth: z.number() }).optional(),
+          list: z.array(z.object({ [key]: z.boolean().optional() })).optional(),
+        }),
+        execute: (args) => {
+          seen.push(args);
+          return "ok";
+        },
+      });
+      const toolset = createToolset([tool]);
+      const read = (args: Record<string, unknown>) =>
+        toolset.dispatch({ id: "c", name: "probe", args }).then(
+          () => seen.at(-1) as Record<string, unknown>,
+          (error: unknown) => {
+            throw new Error(`${key}: ${String(error)}`);
+          },
+        );
+      const left = await read(JSON.parse('{"name":"a","opts":{"depth":1},"list":[{}]}'));
+      const absent = (value: unknown) => {
+        const object = value as Record<string, unknown>;
+        expect(Object.keys(object), key).not.toContain(key);
+        // Read, it is undefined, as its optional type says (`__proto__` reads as the prototype).
+        if (key !== "__proto__") expect(object[key], key).toBeUndefined();
+      };
+      absent(left);
+      absent(left.opts);
+      absent((left.list as object[])[0]);
+      expect(JSON.parse(JSON.stringify(left)), key).toEqual({ name: "a", opts: { depth: 1 }, list: [{}] });
+      // Sent, it arrives (JSON.parse makes even "__proto__" an own key).
+      const sent = await read(
+        JSON.parse(
+          `{"name":"a",${JSON.stringify(key)}:"v","opts":{"depth":1,${JSON.stringify(key)}:3},"list":[{${JSON.stringify(key)}:true}]}`,
+        ),
+      );
+      if (key !== "__proto__") {
+        expect(sent[key], key).toBe("v");
+        expect((sent.opts as Record<string, unknown>)[key], key).toBe(3);
+        expect(((sent.list as object[])[0] as Record<string, unknown>)[key], key).toBe(true);
+      }
+      // parse, the synchronous check, reads the same way.
+      absent(tool.parse(JSON.parse('{"name":"b"}')));
+    }
+  });
+
+  it("runs a tool called over HTTP without its optional constructor and toString", async () => {
+    const ran: unknown[] = [];
+    const scaffold = defineTool({
+      name: "scaffold_class",
+      description: "Write a class skeleton.",
+      input: z.object({
+        name: z.string(),
+        constructor: z.string().optional(),
+        toString: z.string().optional(),
+      }),
+      execute: ({ name, constructor }) => {
+        ran.push(name);
+        return `class ${name} { ${constructor ?? ""} }`;
+      },
+    });
+    const toolset = createToolset([scaffold]);
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ name: "scaffold_class", arguments: '{"name":"Point"}' }] },
+        { content: "done" },
+      ],
+    });
+    await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "m" },
+      messages: [{ role: "user", content: "go" }],
+      tools: toolset.tools,
+      dispatch: toolset.dispatch,
+    });
+    const second = server.chatRequests[1]?.body as { messages: { role: string; content?: unknown }[] };
+    const answered = second.messages.find((m) => m.role === "tool");
+    expect(answered?.content).toBe("class Point {  }");
+    expect(ran).toEqual(["Point"]);
+  });
+});
+
+describe("a stop while an asynchronous refinement is awaited", () => {
+  it("ends dispatch at once with the signal's reason; execute never runs", async () => {
+    let executed = 0;
+    let settle: (ok: boolean) => void = () => {};
+    const tool = defineTool({
+      name: "open_remote",
+      description: "Open a file on the share.",
+      input: z.object({
+        path: z.string().refine(() => new Promise<boolean>((ok) => (settle = ok)), "no such file"),
+      }),
+      execute: () => {
+        executed++;
+        return "opened";
+      },
+    });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(new Error("user pressed stop")), 50);
+    const started = Date.now();
+    const outcome = await createToolset([tool])
+      .dispatch({ id: "c", name: "open_remote", args: { path: "/share/a" } }, stop.signal)
+      .catch((error: unknown) => error);
+    expect(String(outcome)).toMatch(/user pressed stop/);
+    expect(Date.now() - started).toBeLessThan(1000);
+    settle(true);
+    await new Promise((done) => setTimeout(done, 10));
+    expect(executed).toBe(0);
+  });
+});
