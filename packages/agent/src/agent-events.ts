@@ -94,8 +94,8 @@ export type BeforeToolCallResult =
   | undefined
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
   | void
-  | { block: true; reason?: string; terminate?: boolean }
-  | { block?: false; args: Record<string, unknown> };
+  | { block: true; reason?: string | undefined; terminate?: boolean | undefined }
+  | { block?: false | undefined; args: Record<string, unknown> };
 
 /** What `afterToolCall` is handed. */
 export interface AfterToolCallContext extends BeforeToolCallContext {
@@ -113,7 +113,7 @@ export type AfterToolCallResult =
   | undefined
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
   | void
-  | { result?: unknown; isError?: boolean; terminate?: boolean };
+  | { result?: unknown | undefined; isError?: boolean | undefined; terminate?: boolean | undefined };
 
 /** What a finished run hands back. */
 export interface AgentRunResult {

@@ -48,11 +48,11 @@ export interface TransformContextInfo {
  */
 export interface AgentOptions {
   /** Endpoint, model parameters, tool and retry policy, as `runAgentLoop` takes them. */
-  config?: LoopConfig | null;
+  config?: LoopConfig | null | undefined;
   /** Parsed agent specs, layered with `resolveAgentSpec` (one spec, or a list weakest first). */
-  spec?: AgentSpec | readonly AgentSpec[] | null;
+  spec?: AgentSpec | readonly AgentSpec[] | null | undefined;
   /** The system prompt. */
-  system?: string | null;
+  system?: string | null | undefined;
   /**
    * Automatic compaction through the loop's `compact`: once a request would fill 75 % of the window
    * (`config.contextLength`, required), or would not fit it with its reply ceiling — the request as
@@ -60,34 +60,34 @@ export interface AgentOptions {
    * `model` (default: the run's own model, named as `tasks.compaction.model`; an existing
    * `tasks.compaction` in the config is kept), and the agent's transcript becomes the folded one.
    */
-  autoCompact?: boolean | { model?: string } | null;
+  autoCompact?: boolean | { model?: string | undefined } | null | undefined;
   /** The tools, or a registry to share. */
-  tools?: readonly AgentTool[] | ToolRegistry | null;
+  tools?: readonly AgentTool[] | ToolRegistry | null | undefined;
   /**
    * The loop's `catalog`: the tools by name, grouped by server (`[{ name, tools: [{ name,
    * description? }] }]`), for `config.toolDiscovery` `"ondemand"` and `"proxy"`; a server's name
    * loads all of its tools. Absent: one server `"tools"` holding every tool. A tool it does not
    * list cannot be loaded. Read at each loop run's start (see `Agent.catalog`).
    */
-  catalog?: AgentLoopOptions["catalog"] | null;
+  catalog?: AgentLoopOptions["catalog"] | null | undefined;
   /** Whether identical calls of a step share one answer (the loop's `dedupeToolCalls`); overrides `config.dedupeToolCalls`. */
-  dedupeToolCalls?: DedupePolicy | null;
+  dedupeToolCalls?: DedupePolicy | null | undefined;
   /** Runs a call of a tool the registry does not hold; without it such a call is answered "unknown tool". */
-  dispatch?: ((request: DispatchRequest, signal?: AbortSignal) => unknown) | null;
+  dispatch?: ((request: DispatchRequest, signal?: AbortSignal) => unknown) | null | undefined;
   /** The transcript to start from. */
-  messages?: readonly AgentMessage[] | null;
+  messages?: readonly AgentMessage[] | null | undefined;
   /**
    * On demand (`config.toolDiscovery: "ondemand"`): the tools already loaded (the host's names), as a
    * host that persisted `agent.loaded` restores them; declared from the first request (the loop's
    * `loaded`). Each run's result updates it.
    */
-  loaded?: readonly string[] | null;
+  loaded?: readonly string[] | null | undefined;
   /** What runs the loop: `loopBackend()` (the default runtime's `runAgentLoop`) when absent. */
-  backend?: AgentBackend | null;
+  backend?: AgentBackend | null | undefined;
   /** How a step's calls run: "parallel" (default) or "sequential". A tool's own `executionMode: "sequential"` wins for its step. */
-  toolExecution?: ToolExecutionMode | null;
-  steeringMode?: QueueMode | null;
-  followUpMode?: QueueMode | null;
+  toolExecution?: ToolExecutionMode | null | undefined;
+  steeringMode?: QueueMode | null | undefined;
+  followUpMode?: QueueMode | null | undefined;
   /** Rewrites the transcript before each request (pruning, injected context). Must leave every tool call answered. */
   transformContext?:
     | ((
@@ -95,9 +95,10 @@ export interface AgentOptions {
         signal: AbortSignal | undefined,
         info: TransformContextInfo,
       ) => readonly AgentMessage[] | Promise<readonly AgentMessage[]>)
-    | null;
+    | null
+    | undefined;
   /** Turns the transcript into chat messages; `defaultConvertToLlm` (app-only messages left out) when absent. */
-  convertToLlm?: ((messages: readonly AgentMessage[]) => ChatMessage[]) | null;
+  convertToLlm?: ((messages: readonly AgentMessage[]) => ChatMessage[]) | null | undefined;
   /**
    * Runs before each tool call, after `tool_execution_start`: may block it or rewrite its arguments.
    * When the run is stopped while it is pending, the tool never starts, whatever it answers.
@@ -107,21 +108,23 @@ export interface AgentOptions {
         context: BeforeToolCallContext,
         signal: AbortSignal | undefined,
       ) => BeforeToolCallResult | Promise<BeforeToolCallResult>)
-    | null;
+    | null
+    | undefined;
   /** Runs after each tool call, before `tool_execution_end`: may replace the result or ask to terminate. */
   afterToolCall?:
     | ((
         context: AfterToolCallContext,
         signal: AbortSignal | undefined,
       ) => AfterToolCallResult | Promise<AfterToolCallResult>)
-    | null;
+    | null
+    | undefined;
   /**
    * Asked before each request for that step's `tool_choice` (`"auto"`, `"none"`, `"required"` or
    * `{ type: "function", function: { name } }`); `undefined` sends none. What the loop's
    * `beforeStep` plan takes (see `StepPlan` in `@loopwright/loop`). A session answers `"none"` on its
    * reserved final turn.
    */
-  toolChoice?: ((info: TransformContextInfo) => ToolChoice | undefined) | null;
+  toolChoice?: ((info: TransformContextInfo) => ToolChoice | undefined) | null | undefined;
   /**
    * Asked after each tool step, before queued messages and the next request, and after a turn that
    * answered with text when a queued message would start another: true ends the run ("stopped"),
@@ -136,7 +139,8 @@ export interface AgentOptions {
         },
         signal: AbortSignal | undefined,
       ) => boolean | Promise<boolean>)
-    | null;
+    | null
+    | undefined;
 }
 
 /** The parts of the loop's step context `transformContext` is told. */

@@ -154,79 +154,83 @@ export type PendingQuestion = Extract<TimelineEvent, { type: "question" }>;
  * `shouldStopAfterTurn` are composed with the session's own (see each).
  */
 export interface SessionOptions {
-  config?: LoopConfig | null;
-  spec?: AgentSpec | readonly AgentSpec[] | null;
+  config?: LoopConfig | null | undefined;
+  spec?: AgentSpec | readonly AgentSpec[] | null | undefined;
   /** The system prompt; refused together with a spec's or config's `prompt` entries (give it one way). */
-  system?: string | null;
+  system?: string | null | undefined;
   /**
    * The host's tools, registered after the built-ins (a same name replaces a built-in). Anything
    * but a list of tools, each with a name and an `execute`, is refused (`invalid-input`).
    */
-  tools?: readonly AgentTool[] | null;
-  backend?: AgentBackend | null;
-  toolExecution?: ToolExecutionMode | null;
+  tools?: readonly AgentTool[] | null | undefined;
+  backend?: AgentBackend | null | undefined;
+  toolExecution?: ToolExecutionMode | null | undefined;
   /**
    * Interactive built-ins to register (off by default); `false` for none. Anything else, or a name
    * or value that is not `askUser`/`todoWrite` and a boolean, is refused (`invalid-input`). The
    * built-in AskUser waits for `submitAnswer` without `toolTimeoutSeconds`.
    */
-  builtInTools?: { askUser?: boolean; todoWrite?: boolean } | false | null;
+  builtInTools?:
+    | { askUser?: boolean | undefined; todoWrite?: boolean | undefined }
+    | false
+    | null
+    | undefined;
   /** Names the session's file; one path segment. A fresh UUID when absent. */
-  sessionId?: string | null;
+  sessionId?: string | null | undefined;
   /**
    * Where `<sessionId>.jsonl` lives. Absent: nothing is stored. The file is held by one open session
    * at a time (its lock `<file>.lock`): opening it while another process, or another open session of
    * this one, holds it throws `AgentError` `locked`.
    */
-  sessionDir?: string | null;
+  sessionDir?: string | null | undefined;
   /** Another session file whose messages and todos seed this session (instead of its own file). */
-  importPath?: string | null;
+  importPath?: string | null | undefined;
   /** Tool-calling turns per prompt (default 50); the turn after is reserved for the answer. */
-  maxTurns?: number | null;
+  maxTurns?: number | null | undefined;
   /**
    * Automatic compaction at 75 % of `config.contextLength` through the loop's `compact` (see
    * `AgentOptions.autoCompact`); the file is rewritten with the folded transcript.
    */
-  autoCompact?: boolean | { model?: string } | null;
+  autoCompact?: boolean | { model?: string | undefined } | null | undefined;
   /** Identical tool-call steps, or text-only replies with todos open, tolerated in a row (default 3). */
-  stallThreshold?: number | null;
+  stallThreshold?: number | null | undefined;
   /**
    * MCP servers whose tools join the session's: a spec's `bundle.mcpServers` list or a `.mcp.json`
    * document (`{ mcpServers: { name: {...} } }`). Absent: the `bundle.mcpServers` of `spec`. They
    * connect in the background (see `mcp_changed`, `mcpReady`); `close()` ends them.
    */
-  mcpServers?: McpServersInput | readonly McpServerConfig[] | null;
+  mcpServers?: McpServersInput | readonly McpServerConfig[] | null | undefined;
   /** Options for the MCP pool (timeouts, tool naming, restarts, elicitation). Images are described in text. */
-  mcpOptions?: Omit<McpPoolOptions, "onToolsChanged" | "images"> | null;
+  mcpOptions?: Omit<McpPoolOptions, "onToolsChanged" | "images"> | null | undefined;
   /** As the Agent's: may block a call or rewrite its arguments. */
-  beforeToolCall?: AgentOptions["beforeToolCall"] | null;
+  beforeToolCall?: AgentOptions["beforeToolCall"] | null | undefined;
   /** As the Agent's: may replace a call's result or ask to terminate. */
-  afterToolCall?: AgentOptions["afterToolCall"] | null;
+  afterToolCall?: AgentOptions["afterToolCall"] | null | undefined;
   /** As the Agent's: runs a call of a tool the session does not hold. */
-  dispatch?: AgentOptions["dispatch"] | null;
+  dispatch?: AgentOptions["dispatch"] | null | undefined;
   /** As the Agent's: turns the transcript into the chat messages sent. */
-  convertToLlm?: AgentOptions["convertToLlm"] | null;
+  convertToLlm?: AgentOptions["convertToLlm"] | null | undefined;
   /** As the Agent's: how many steered messages one drain point delivers. */
-  steeringMode?: AgentOptions["steeringMode"] | null;
+  steeringMode?: AgentOptions["steeringMode"] | null | undefined;
   /** As the Agent's: how many follow-up messages one drain point delivers (the open-todos nudge is one). */
-  followUpMode?: AgentOptions["followUpMode"] | null;
+  followUpMode?: AgentOptions["followUpMode"] | null | undefined;
   /**
    * As the Agent's (overrides `config.dedupeToolCalls`). With MCP servers, an MCP tool's identical
    * calls share one answer when this policy or the pool's (read-only or idempotent) says they may.
    */
-  dedupeToolCalls?: AgentOptions["dedupeToolCalls"] | null;
+  dedupeToolCalls?: AgentOptions["dedupeToolCalls"] | null | undefined;
   /**
    * As the Agent's, run after the session's own in-band step: it sees the view with the session's
    * notice (the last fifth of the budget, the reserved final turn) already on its end.
    */
-  transformContext?: AgentOptions["transformContext"] | null;
+  transformContext?: AgentOptions["transformContext"] | null | undefined;
   /** As the Agent's, asked for every step but the reserved final turn, which is sent `"none"`. */
-  toolChoice?: AgentOptions["toolChoice"] | null;
+  toolChoice?: AgentOptions["toolChoice"] | null | undefined;
   /**
    * As the Agent's, asked after the session's stall check when that did not stop the run: true
    * ends the run with status `stopped`.
    */
-  shouldStopAfterTurn?: AgentOptions["shouldStopAfterTurn"] | null;
+  shouldStopAfterTurn?: AgentOptions["shouldStopAfterTurn"] | null | undefined;
   /**
    * As the Agent's: the host's servers for `toolDiscovery` `"ondemand"` and `"proxy"` (checked as
    * `new Agent` checks it). Without MCP servers it is the agent's `catalog`, and the session never
@@ -236,7 +240,7 @@ export interface SessionOptions {
    * with its tools none of them lists (a server they list every tool of is left out); a host server
    * named as an MCP server is refused (`invalid-input`).
    */
-  catalog?: AgentOptions["catalog"] | null;
+  catalog?: AgentOptions["catalog"] | null | undefined;
 }
 
 /** Every option `createSession` reads (the type makes a new option be listed here). */

@@ -19,23 +19,26 @@ export interface AgentToolContext {
  * parsed (repaired) arguments and returns what the model reads — a string as it is, anything else
  * as JSON. A thrown error is what the model reads as the failure (`Error: <message>`).
  */
-export interface AgentTool<Args extends Record<string, unknown> = Record<string, unknown>> {
+export interface AgentTool<Args extends object = Record<string, unknown>> {
   name: string;
   description: string;
   /** JSON Schema of the arguments. */
   parameters: Record<string, unknown>;
   /** A name for a UI; never sent. */
-  label?: string;
+  label?: string | undefined;
   /** "sequential" makes every step that calls this tool run its calls one after another. */
-  executionMode?: ToolExecutionMode;
+  executionMode?: ToolExecutionMode | undefined;
   execute(args: Args, context: AgentToolContext): unknown | Promise<unknown>;
 }
 
 /** How a step's tool calls run: together (default) or one after another. */
 export type ToolExecutionMode = "parallel" | "sequential";
 
-/** Types a tool's arguments for `execute` while keeping it assignable to `AgentTool`. Returns the tool. */
-export function defineTool<Args extends Record<string, unknown>>(tool: AgentTool<Args>): AgentTool {
+/**
+ * Types a tool's arguments for `execute` while keeping it assignable to `AgentTool`. Returns the tool.
+ * `Args` may be an interface or a type alias: the model's arguments are a parsed JSON object.
+ */
+export function defineTool<Args extends object = Record<string, unknown>>(tool: AgentTool<Args>): AgentTool {
   return tool as unknown as AgentTool;
 }
 

@@ -2,8 +2,8 @@ import { NO_KEY } from "./endpoint.js";
 
 /** The parts of an endpoint `resolveApiKey` reads. */
 export interface KeyedEndpoint {
-  baseUrl?: string;
-  apiKey?: string;
+  baseUrl?: string | undefined;
+  apiKey?: string | undefined;
 }
 
 function comparable(baseUrl: string): string {

@@ -11,26 +11,26 @@ export interface Endpoint {
   /** The OpenAI-compatible base URL, e.g. `http://127.0.0.1:8080/v1` or `https://api.openai.com/v1`. */
   baseUrl: string;
   /** The API key; absent or empty sends `NO_KEY` (never `$OPENAI_API_KEY`). */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Extra headers sent on every request to this endpoint. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * How long a non-streamed call may take, and the silence allowed between chunks of a stream.
    * Absent: `DEFAULT_REQUEST_TIMEOUT_SECONDS` (120). `0` waits forever.
    */
-  requestTimeoutSeconds?: number;
+  requestTimeoutSeconds?: number | undefined;
   /**
    * How long the response headers and the first chunk carrying something may take (prefill).
    * Absent: five times `requestTimeoutSeconds` where that is written, else
    * `DEFAULT_FIRST_TOKEN_SECONDS` (120). `0` waits forever.
    */
-  firstTokenSeconds?: number;
+  firstTokenSeconds?: number | undefined;
 }
 
 /** An endpoint plus the model whose window is asked for (`contextLimitFor`, `servedWindow`). */
 export interface WindowSettings extends Endpoint {
   /** The model's name at the endpoint; absent (or `null`) matches a listing with exactly one model. */
-  model?: string | null;
+  model?: string | null | undefined;
 }
 
 /**

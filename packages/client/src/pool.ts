@@ -40,14 +40,14 @@ export interface ClientLogEntry {
 /** Options of `createClientPool`: the window lookups', the pool's bound and where SDK logs go. */
 export interface ClientPoolOptions extends WindowDiscoveryOptions {
   /** Clients kept (least recently used dropped first); default `DEFAULT_MAX_CLIENTS`. */
-  maxClients?: number;
+  maxClients?: number | undefined;
   /**
    * Told every line a pooled client's SDK logs (a malformed chunk, a retry), redacted. Absent: the
    * clients log nothing — never to the console.
    */
-  onLog?: (entry: ClientLogEntry) => void;
+  onLog?: ((entry: ClientLogEntry) => void) | undefined;
   /** The lowest level passed to `onLog`; default `"warn"`. */
-  logLevel?: ClientLogEntry["level"];
+  logLevel?: ClientLogEntry["level"] | undefined;
 }
 
 /** A pool of `openai` clients, one per endpoint, and the window lookups with their caches. */

@@ -2,9 +2,9 @@ import { NO_KEY } from "./endpoint.js";
 
 /** The endpoint fields `secretsOf` reads. */
 export interface SecretBearer {
-  baseUrl?: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
+  baseUrl?: string | undefined;
+  apiKey?: string | undefined;
+  headers?: Record<string, string> | undefined;
 }
 
 /** What a secret is replaced with. */

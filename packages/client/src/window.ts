@@ -12,32 +12,32 @@ export interface ModelEntry {
 /** The option every window lookup takes; `null`, here or in place of the object, reads as none. */
 export interface LookupOptions {
   /** Stops the lookup: it rejects with the signal's reason, closes its request, remembers nothing. */
-  signal?: AbortSignal | null;
+  signal?: AbortSignal | null | undefined;
 }
 
 /** Settings of the window lookups of one pool. */
 export interface WindowDiscoveryOptions {
   /** The bound on one whole lookup, listing and native routes together (default 10 000 ms; 1 to 2147483647). */
-  lookupBoundMs?: number;
+  lookupBoundMs?: number | undefined;
   /** How long `/api/v0/models` is left alone after an error other than 404/405/501 (default 60 000 ms). */
-  listingMissMs?: number;
+  listingMissMs?: number | undefined;
   /** The clock, for `listingMissMs` (default `Date.now`). */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /** Servers whose route latches are kept (least recently used dropped first); default `DEFAULT_MAX_ROUTES`. */
-  maxRoutes?: number;
+  maxRoutes?: number | undefined;
   /**
    * The most a lookup reads of one response body (default `DEFAULT_MAX_LOOKUP_BODY_BYTES`, 16 MiB;
    * a whole number from 1). A body past it is not read further and its response is closed: a
    * listing that big is a `"malformed"` `ModelListingError` for `listModels`, and no answer from
    * that route for `contextLimitFor` and `servedWindow` (nothing latched).
    */
-  maxLookupBodyBytes?: number;
+  maxLookupBodyBytes?: number | undefined;
   /**
    * Where the route latches are kept, by native base URL (default: a `Map` of this pool's own).
    * A store shared between processes (such as `@loopwright/redis`'s) hands back objects whose
    * changes it shares; the lookups read and mutate them as they would a `Map`'s.
    */
-  routeLatches?: RouteLatchStore;
+  routeLatches?: RouteLatchStore | undefined;
 }
 
 /** Which native window routes one server lacks, as the lookups learned it. */

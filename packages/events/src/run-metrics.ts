@@ -58,7 +58,7 @@ export interface RunMetrics {
 /** Options for {@link runMetrics}. */
 export interface RunMetricsOptions {
   /** The window, to put the largest prompt against. Ignored unless a positive number. */
-  contextLength?: number;
+  contextLength?: number | undefined;
 }
 
 function count(counts: Map<string, number>, key: string): void {

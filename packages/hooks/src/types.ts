@@ -75,23 +75,23 @@ export type HookInput = TurnHookInput | AfterTurnHookInput | BeforeCompactInput 
  */
 export interface HookOutcome {
   /** The hook's id (a spec's `hooks[].id`). */
-  id?: string;
+  id?: string | undefined;
   /** A display name, preferred to the id in notes. */
-  name?: string;
+  name?: string | undefined;
   /** `false` when the hook failed; its context is not used and its veto is not read. */
-  ok?: boolean;
+  ok?: boolean | undefined;
   /** Why it failed. Any value here counts as a failure, as `ok: false` does. */
-  error?: unknown;
+  error?: unknown | undefined;
   /** The hook ran past its own timeout (a runner reports this as a failure, with `ok: false`). */
-  timedOut?: boolean;
+  timedOut?: boolean | undefined;
   /** Text for the request, from a `sessionStart` or `beforeTurn` hook. */
-  context?: string;
+  context?: string | undefined;
   /** The most this hook's context may take, in tokens, inside the shared budget. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** From a `beforeCompact` hook: asks for the compaction not to happen. */
-  veto?: boolean;
+  veto?: boolean | undefined;
   /** How long it took, in milliseconds. */
-  ms?: number;
+  ms?: number | undefined;
 }
 
 /**
@@ -143,15 +143,15 @@ export interface Consulted extends HookReport {
  */
 export interface GatherOptions {
   /** This request's budget in tokens, over the configured one; anything but a number above zero keeps that. */
-  maxTokens?: number | null;
+  maxTokens?: number | null | undefined;
   /** This request's preface, over the configured one; `""` says none; anything but a string keeps that. */
-  preface?: string | null;
+  preface?: string | null | undefined;
   /** The run's signal: once it aborts, `gather` stops waiting and adds nothing. */
-  signal?: AbortSignal | null;
+  signal?: AbortSignal | null | undefined;
   /** How long to wait for the runner, over the configured one. */
-  timeoutMs?: number | null;
+  timeoutMs?: number | null | undefined;
   /** Characters per token to size the blocks by (the ledger's `charsPerTokenFor`); 4 unless given. */
-  charsPerToken?: number | null;
+  charsPerToken?: number | null | undefined;
 }
 
 /**
@@ -160,23 +160,23 @@ export interface GatherOptions {
  */
 export interface NotifyOptions {
   /** How long to wait for the runner, over the configured one. */
-  timeoutMs?: number | null;
+  timeoutMs?: number | null | undefined;
 }
 
 /** Options for `consult`. `null` in any of them, or in place of the whole object, reads as none given. */
 export interface ConsultOptions {
   /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
-  forced?: boolean | null;
+  forced?: boolean | null | undefined;
   /** Stops waiting once it aborts; no hook has vetoed then. */
-  signal?: AbortSignal | null;
+  signal?: AbortSignal | null | undefined;
   /** How long to wait for the runner, over the configured one. */
-  timeoutMs?: number | null;
+  timeoutMs?: number | null | undefined;
 }
 
 /** Options for `assembleContext`. */
 export interface AssembleOptions {
   /** Characters per token to size the blocks by; 4 unless given. */
-  charsPerToken?: number;
+  charsPerToken?: number | undefined;
   /** Told when a block is cut to fit or left out. */
-  onNote?: (note: string) => void;
+  onNote?: ((note: string) => void) | undefined;
 }

@@ -78,7 +78,7 @@ export const UNTRUSTED_PREFACE =
 /** Options for {@link untrusted}. */
 export interface UntrustedOptions {
   /** Where the text came from (a URL, an address, a tool's name), said on the opening tag. */
-  source?: string;
+  source?: string | undefined;
 }
 
 /**

@@ -48,9 +48,9 @@ export interface CalibrationOptions {
    * default `DEFAULT_MAX_CALIBRATED_ENDPOINTS`. Readings under an object key live as long as the
    * object does (a capability record the store forgets takes its readings with it).
    */
-  maxEndpoints?: number;
+  maxEndpoints?: number | undefined;
   /** Models kept per endpoint (least recently used forgotten first); default `DEFAULT_MAX_CALIBRATED_MODELS`. */
-  maxModels?: number;
+  maxModels?: number | undefined;
 }
 
 function bound(name: string, value: number | undefined, fallback: number): number {

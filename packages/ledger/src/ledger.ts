@@ -15,7 +15,7 @@ export interface LedgerEntry {
 /** A request as `recordRequest` compares it: the messages and tools it sent. */
 export interface LedgerRequest {
   messages: readonly MessageLike[];
-  tools?: readonly unknown[] | null;
+  tools?: readonly unknown[] | null | undefined;
 }
 
 /** The request being recorded, with what its endpoint reported. */

@@ -1,16 +1,16 @@
 import { LedgerError } from "./errors.js";
 /** One part of a message's content array: text, an image, or anything else a server takes. */
 export interface ContentPartLike {
-  type?: string;
-  text?: string;
-  image_url?: unknown;
+  type?: string | undefined;
+  text?: string | undefined;
+  image_url?: unknown | undefined;
 }
 
 /** A tool call on an assistant message, as the chat-completions wire carries it. */
 export interface ToolCallLike {
-  id?: string;
-  type?: string;
-  function?: { name?: string; arguments?: string };
+  id?: string | undefined;
+  type?: string | undefined;
+  function?: { name?: string | undefined; arguments?: string | undefined } | undefined;
 }
 
 /**
@@ -19,12 +19,12 @@ export interface ToolCallLike {
  */
 export interface MessageLike {
   role: string;
-  content?: string | readonly ContentPartLike[] | null;
-  tool_calls?: readonly ToolCallLike[] | null;
-  tool_call_id?: string;
-  reasoning_content?: string | null;
-  reasoning?: string | null;
-  name?: string;
+  content?: string | readonly ContentPartLike[] | null | undefined;
+  tool_calls?: readonly ToolCallLike[] | null | undefined;
+  tool_call_id?: string | undefined;
+  reasoning_content?: string | null | undefined;
+  reasoning?: string | null | undefined;
+  name?: string | undefined;
 }
 
 /** The roles a message type spells out: `string` for one whose `role` is any string. */
@@ -62,7 +62,7 @@ export type KeptMessage<M> =
 /** The parts of a request body this package reads: its messages and its declared tools. */
 export interface RequestBodyLike {
   messages: readonly MessageLike[];
-  tools?: readonly unknown[] | null;
+  tools?: readonly unknown[] | null | undefined;
 }
 
 /** Whether a message is a system prompt: the `system` and `developer` roles. */

@@ -20,21 +20,21 @@ export interface PlanCompactionOptions {
    * The tokens the request is using: the last prompt reported. Absent, or under 1 (what a turn's
    * usage reads where the server counted nothing), means not reported: the estimate is used.
    */
-  used?: number;
+  used?: number | undefined;
   /** The most of the window the kept tail may fill. 0.35 unless given. */
-  keepRatio?: number;
+  keepRatio?: number | undefined;
   /** The share of the window the whole request should come down to; absent for no target. */
-  target?: number;
+  target?: number | undefined;
   /** The summary's ceiling, counted against `target`. 1024 unless given. */
-  summaryTokens?: number;
+  summaryTokens?: number | undefined;
   /** The index folding starts at. Absent: after the leading system messages. */
-  from?: number;
+  from?: number | undefined;
   /** The earlier summary to continue. Absent: read from a leading `SUMMARY_LEAD` message. */
-  previous?: string;
+  previous?: string | undefined;
   /** Characters per token for the default estimate. 4 unless given. */
-  charsPerToken?: number;
+  charsPerToken?: number | undefined;
   /** How much a message costs; `estimateFrom(ledger, messages)` measures it. Default: its characters over `charsPerToken`. */
-  estimate?: MessageEstimate;
+  estimate?: MessageEstimate | undefined;
 }
 
 /** Where to fold: `messages.slice(from, through)` goes into a summary, from `through` on is kept. */

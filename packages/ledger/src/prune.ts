@@ -4,16 +4,16 @@ import { contentChars, contentText, type KeptMessage, type MessageLike } from ".
 /** Options for {@link pruneToolResults}. */
 export interface PruneOptions {
   /** How many of the latest tool results are left alone. 5 unless given. */
-  keepLast?: number;
+  keepLast?: number | undefined;
   /** A result this long or shorter is left alone: a stub would save nothing. 256 unless given. */
-  maxChars?: number;
+  maxChars?: number | undefined;
   /**
    * Whether a tool message holds tool definitions that must never be cleared (a proxied
    * `load_tools` result is the model's only copy of those schemas). The default recognises a result
    * with a line of JSON naming a tool with `parameters`; pass the tool-loading package's own test to
    * use that instead.
    */
-  holdsDefinitions?: (message: MessageLike) => boolean;
+  holdsDefinitions?: ((message: MessageLike) => boolean) | undefined;
 }
 
 /**

@@ -43,12 +43,12 @@ export interface BeforeCompactInput {
  */
 export interface HookOutcomeLike {
   /** The hook's name, for the note a veto leaves. */
-  name?: string;
+  name?: string | undefined;
   /** Its id, used where it has no name. */
-  id?: string;
-  ok?: boolean;
-  error?: unknown;
-  veto?: boolean;
+  id?: string | undefined;
+  ok?: boolean | undefined;
+  error?: unknown | undefined;
+  veto?: boolean | undefined;
 }
 
 /**
@@ -66,23 +66,23 @@ export type CompactionHookRunner<Context = unknown> = (
 export interface CompactionHooks<Context = unknown> {
   run: CompactionHookRunner<Context>;
   /** Handed to the runner as it is. */
-  context?: Context;
+  context?: Context | undefined;
   /** Told about a veto, a failed runner, or an empty summary. */
-  onNote?: (note: string) => void;
+  onNote?: ((note: string) => void) | undefined;
   /**
    * Run the hooks first and wait on them, and let a veto from any hook that ran stop the fold. By
    * default the hooks run beside the summary, nobody waits, and a veto is not read.
    */
-  honourVeto?: boolean;
+  honourVeto?: boolean | undefined;
 }
 
 /** Options for {@link runCompaction} and {@link compactTranscript}. */
 export interface RunCompactionOptions<Context = unknown> {
-  hooks?: CompactionHooks<Context>;
+  hooks?: CompactionHooks<Context> | undefined;
   /** The fold is needed (a request was already refused as too big): a veto is noted and not honoured. */
-  forced?: boolean;
+  forced?: boolean | undefined;
   /** Handed to the summariser. */
-  signal?: AbortSignalLike;
+  signal?: AbortSignalLike | undefined;
 }
 
 /** A thrown value as text for a note or message; never throws (a message getter that throws, no prototype). */

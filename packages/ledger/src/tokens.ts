@@ -7,7 +7,7 @@ export const DEFAULT_CHARS_PER_TOKEN = 4;
 /** Options shared by the estimates: the characters-per-token divisor, 4 unless given. */
 export interface EstimateOptions {
   /** Characters per token; `charsPerTokenFor` answers a calibrated one. Must be above zero. */
-  charsPerToken?: number;
+  charsPerToken?: number | undefined;
 }
 
 /** The request cut four ways; the parts add up exactly to `total`. */
@@ -30,7 +30,7 @@ export interface ContextTokensOptions extends EstimateOptions {
    * What the endpoint reported the prompt cost. Given (a number above zero), the total is this and
    * each part a share of it; zero or absent means not reported, and the total is `requestTokens`.
    */
-  promptTokens?: number;
+  promptTokens?: number | undefined;
 }
 
 function divisor(options: EstimateOptions | undefined, where: string): number {

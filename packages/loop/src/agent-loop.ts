@@ -31,12 +31,15 @@ import { loadMetrics, openDiscovery, type ToolLoadMetrics } from "./tool-discove
 
 export type { HookResult, LoopHooks, LoopHooksService } from "./hooks-phase.js";
 export { preview } from "./loop-phases.js";
-/** What `runAgentLoop` reads. */
-export interface AgentLoopOptions {
+/**
+ * What `runAgentLoop` reads. `Context` is the type of `hooks.context`, inferred from it, so the
+ * hooks' `run` is handed it typed.
+ */
+export interface AgentLoopOptions<Context = unknown> {
   /** Endpoint, model parameters, tool and retry policy. */
   config: LoopConfig;
   /** Sent as the first message when given; absent, `config.prompt`'s entries joined (both at once is refused). */
-  system?: string | null;
+  system?: string | null | undefined;
   /**
    * The transcript so far, ending in the question. Not written to. Checked before anything is sent:
    * a message that is not a chat message, a call answered twice or a tool message answering no call
@@ -47,13 +50,13 @@ export interface AgentLoopOptions {
    */
   messages: ReadonlyArray<ChatMessage>;
   /** Every tool the run may call; a step's plan may change them from that step on (`StepPlan.tools`). */
-  tools?: ReadonlyArray<ToolDefinition>;
+  tools?: ReadonlyArray<ToolDefinition> | undefined;
   /** Runs a tool call; what it returns or throws is what the model reads (nothing, as `(the tool returned no output)`). */
   dispatch: Dispatch;
   /** Stops the run: the stream is closed and every pending call answered. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Told of every step as it happens (forward it to `emit`). Not awaited; what it throws is ignored. */
-  onEvent?: (event: RunEvent) => void;
+  onEvent?: ((event: RunEvent) => void) | undefined;
   /**
    * Told once a step, before the request goes out, of the messages and tools as the client is about
    * to be sent them — the request as first built: a retry sends it again, while a refusal's lesser
@@ -61,25 +64,25 @@ export interface AgentLoopOptions {
    * forced fold is told again, folded. For reading (`beforeStep` is where the transcript is
    * changed). Not awaited; what it throws is ignored.
    */
-  onRequest?: (request: LoopRequest, step: number) => void;
+  onRequest?: ((request: LoopRequest, step: number) => void) | undefined;
   /** The client to send with; `getClient(config)` when absent. */
-  client?: ChatClientLike;
+  client?: ChatClientLike | undefined;
   /**
    * The token ledger a previous run handed back, to continue it (indexes into `messages`); absent
    * or `null` starts one. One that is not a ledger is refused before anything is sent
    * (`LoopOptionError`, `invalid-option`, option `ledger`).
    */
-  ledger?: readonly LedgerEntry[] | null;
+  ledger?: readonly LedgerEntry[] | null | undefined;
   /** Run a step's tool calls together rather than one after another; overrides `config.parallel` (default false). */
-  parallel?: boolean | null;
+  parallel?: boolean | null | undefined;
   /** Share one answer between identical calls of a step: true (default), false, or asked per call; overrides `config.dedupeToolCalls`. */
-  dedupeToolCalls?: DedupePolicy | null;
+  dedupeToolCalls?: DedupePolicy | null | undefined;
   /**
    * Look for tool calls the server's parser left in the reply as text (Hermes, Qwen, Mistral,
    * Llama 3 …) when a turn has none; default true, overrides `config.recoverToolCalls`. Found calls
    * are run, with a notice.
    */
-  recoverToolCalls?: boolean | null;
+  recoverToolCalls?: boolean | null | undefined;
   /**
    * The tools by name, grouped by server, for `config.toolDiscovery` `"ondemand"` and `"proxy"`: the
    * text on the end of the system prompt the model loads from. One server named `"tools"` holding
@@ -87,27 +90,27 @@ export interface AgentLoopOptions {
    * sent (`checkCatalog`'s rule; a Promise, such as `pool.servers()` not awaited, is named):
    * `LoopOptionError`, `invalid-option`, option `catalog`.
    */
-  catalog?: readonly CatalogServer[] | null;
+  catalog?: readonly CatalogServer[] | null | undefined;
   /**
    * On demand: the tools an earlier run loaded (its result's `loaded`), declared from the first
    * step — the most recent 16 still in the catalogue. Not read in eager or proxy mode (proxied, the
    * transcript holds what is loaded).
    */
-  loaded?: readonly string[];
+  loaded?: readonly string[] | undefined;
   /**
    * A shortlist of tools for the first step (at most 12, catalogued ones): on demand, declared alone
    * on the first step (`"exclusive"`) or loaded beside the catalogue (`"append"`); proxied, written
    * after the question as a `load_tools` exchange. Refused in eager mode.
    */
-  preselected?: readonly string[];
+  preselected?: readonly string[] | undefined;
   /**
    * Make the preselection before the first step with a side task (`tasks.toolSelect`, else
    * `toolSelectModel` on the agent's endpoint; `preselectKeywords` matches words first) when no
    * `preselected` is given; overrides `config.preselect`. Refused in eager mode.
    */
-  preselect?: boolean;
+  preselect?: boolean | undefined;
   /** Where an on-demand preselection goes (`"exclusive"` by default); overrides `config.preselectRouting`. */
-  preselectRouting?: PreselectRouting;
+  preselectRouting?: PreselectRouting | undefined;
   /**
    * The host's hooks: `run` (an MCP pool's `runHooks`, or the host's own function) and the `context`
    * it is handed. The `beforeTurn` hooks (and `sessionStart` on a session's first turn) are gathered
@@ -118,18 +121,18 @@ export interface AgentLoopOptions {
    * throws, hangs or answers junk is a notice. `preface`, `maxTokens`, `timeoutMs` win over the
    * runtime's hooks settings for this run.
    */
-  hooks?: LoopHooks;
+  hooks?: LoopHooks<Context> | undefined;
   /** Told of every call the model made, before it runs (the step limit's unrun calls too). Not awaited; what it throws is ignored. */
-  onToolCall?: (request: DispatchRequest) => void;
+  onToolCall?: ((request: DispatchRequest) => void) | undefined;
   /** Told of every call's whole result as it lands. Not awaited; what it throws is ignored. */
-  onToolResult?: (result: CallResult) => void;
+  onToolResult?: ((result: CallResult) => void) | undefined;
   /**
    * Told of each message as the loop appends it — the assistant message as it will be replayed
    * (recovered calls folded in, arguments repaired) with its turn, then each tool result — and
    * awaited, so a host's row is written before the tools run and before the next request. What it
    * throws ends the run (every call still answered).
    */
-  onMessage?: (message: ChatMessage, step: number, turn?: Turn) => unknown;
+  onMessage?: ((message: ChatMessage, step: number, turn?: Turn) => unknown) | undefined;
   /**
    * Handed the transcript before each request, with `{ used, limit, ledger }` — the prompt the
    * run's last request reported (absent before the first and where nothing was reported), the
@@ -142,11 +145,17 @@ export interface AgentLoopOptions {
    * (tools that joined or left mid-run), or end the run here. Nothing (or `undefined`) keeps
    * the transcript and plans nothing. What it throws ends the run.
    */
-  beforeStep?: (
-    messages: readonly ChatMessage[],
-    step: number,
-    context: BeforeStepContext,
-  ) => readonly ChatMessage[] | StepPlan | undefined | Promise<readonly ChatMessage[] | StepPlan | undefined>;
+  beforeStep?:
+    | ((
+        messages: readonly ChatMessage[],
+        step: number,
+        context: BeforeStepContext,
+      ) =>
+        | readonly ChatMessage[]
+        | StepPlan
+        | undefined
+        | Promise<readonly ChatMessage[] | StepPlan | undefined>)
+    | undefined;
 }
 
 /**
@@ -160,7 +169,7 @@ export interface AgentLoopOptions {
  */
 export interface StepPlan {
   /** A replacement transcript, held to the array form's rules. */
-  messages?: readonly ChatMessage[];
+  messages?: readonly ChatMessage[] | undefined;
   /**
    * This step's `tool_choice`: `"auto"`, `"none"`, `"required"` or `{ type: "function", function:
    * { name } }` with the host's name of a tool (sent under the wire's name of a renamed one). On
@@ -169,13 +178,13 @@ export interface StepPlan {
    * calls the model wrote into its text are not recovered. A model whose endpoint refused
    * `tool_choice` is sent none from then on (a `"none"` step then goes without tools).
    */
-  toolChoice?: ToolChoice;
+  toolChoice?: ToolChoice | undefined;
   /**
    * `true`: end the run here, before this step's request. The step before it ran all its calls and
    * every one is answered; the run comes back as a finished run, `stopReason: "stopped"`, its `turn`
    * the last step's (the one that asked for the calls).
    */
-  stop?: boolean;
+  stop?: boolean | undefined;
   /**
    * The run's tools from this step on, in place of what the `tools` option (or an earlier plan)
    * gave: declared on this step's request and every later one — sanitized, renamed and ordered as
@@ -187,7 +196,7 @@ export interface StepPlan {
    * tool array sits in the prompt's head on llama.cpp: a changed one costs the prefix cache from
    * there, once, so plan it only when the tools changed.
    */
-  tools?: readonly ToolDefinition[];
+  tools?: readonly ToolDefinition[] | undefined;
   /**
    * `"ondemand"` and `"proxy"`: the catalogue from this step on, in place of the `catalog` option
    * (or an earlier plan's); `null` for none (one server `tools` holding every tool). Checked as the
@@ -196,7 +205,7 @@ export interface StepPlan {
    * the system prompt on, once. Absent: as it was (with new `tools` and no catalogue given, the one
    * built from the tools).
    */
-  catalog?: readonly CatalogServer[] | null;
+  catalog?: readonly CatalogServer[] | null | undefined;
 }
 
 /** A step's request as `onRequest` is handed it: what the client is about to be sent. */

@@ -28,19 +28,19 @@ export interface RunCompaction {
   /** The summariser's endpoint, model and settings (`tasks.compaction` through `taskCall`). */
   readonly task: TaskCall;
   /** Set once a fold was vetoed or its summary failed: the run does not try again. */
-  off?: string;
+  off?: string | undefined;
   /**
    * The run's summariser, made at its first fold and kept, so a window it learned from a refusal
    * sizes the run's later summaries without being refused again.
    */
-  summarise?: SummariseFunction;
+  summarise?: SummariseFunction | undefined;
   /** The window `summarise` was made with (`contextLength`), where it was handed one. */
-  summaryWindow?: number;
+  summaryWindow?: number | undefined;
   /**
    * The smallest window an endpoint's refusal named in this run (`ContextOverflow.window`) where it
    * is below `contextLength`: the run's folds are planned against it from then on.
    */
-  window?: number;
+  window?: number | undefined;
   /** Whether the summary is written by the run's own model at its own endpoint (the same window). */
   readonly sameModel: boolean;
 }

@@ -19,30 +19,30 @@ export type DedupePolicy = boolean | ((request: ToolCallRequest) => boolean);
 /** What the loop does with the model's tool calls. */
 export interface ToolPolicy {
   /** How many steps may run tools before the run stops with `ToolIterationLimit` (default 50). */
-  maxToolIterations?: number;
+  maxToolIterations?: number | undefined;
   /** Declare tools in name order (default), the caller's order with `false`, or by a comparator. */
-  toolOrder?: ToolOrder;
+  toolOrder?: ToolOrder | undefined;
   /** Run a step's tool calls together rather than one after another (default false). */
-  parallel?: boolean | null;
+  parallel?: boolean | null | undefined;
   /** Share one answer between identical calls of a step (default true); see `DedupePolicy`. */
-  dedupeToolCalls?: DedupePolicy | null;
+  dedupeToolCalls?: DedupePolicy | null | undefined;
   /** Look for tool calls a server's parser left in the reply as text (default true). */
-  recoverToolCalls?: boolean | null;
+  recoverToolCalls?: boolean | null | undefined;
   /**
    * How the run's tools reach the model: `"eager"` (default) declares every tool on every step;
    * `"ondemand"` declares `load_tools` and what has been loaded, with the catalogue on the system
    * prompt; `"proxy"` declares only `load_tools` and `call_tool`, and a load answers with definitions.
    */
-  toolDiscovery?: "eager" | "ondemand" | "proxy";
+  toolDiscovery?: "eager" | "ondemand" | "proxy" | undefined;
   /** Shortlist tools with a side task before the first turn (`tasks.toolSelect`, else `toolSelectModel`). Default false. */
-  preselect?: boolean;
+  preselect?: boolean | undefined;
   /** The preselection's model on the agent's endpoint, where `tasks.toolSelect` names none; empty: no preselection. */
-  toolSelectModel?: string;
+  toolSelectModel?: string | undefined;
   /**
    * How long one tool call may run before it is stopped (its signal aborts) and answered with an
    * error saying so; the run carries on. Default 300 (`DEFAULT_TOOL_TIMEOUT_MS`); 0 waits for ever.
    */
-  toolTimeoutSeconds?: number;
+  toolTimeoutSeconds?: number | undefined;
 }
 
 /**
@@ -53,9 +53,9 @@ export interface ToolPolicy {
  */
 export interface AgentParts {
   /** System prompt parts in order, joined with blank lines. */
-  prompt?: ReadonlyArray<{ id?: string; text: string }>;
+  prompt?: ReadonlyArray<{ id?: string | undefined; text: string }> | undefined;
   /** The spec's hooks: the host's runner (the `hooks` option's `run`) runs them; the loop does not read this. */
-  hooks?: readonly unknown[];
+  hooks?: readonly unknown[] | undefined;
   /**
    * Fold the oldest stretch of the transcript into a summary before a request once `planCompaction`
    * says the `contextLength` window is filling, the summary written by `tasks.compaction` (never the
@@ -63,37 +63,37 @@ export interface AgentParts {
    * guard's) is folded for, forced past a `beforeCompact` veto, and sent once more before the run
    * ends with `AgentLoopOverflow`. Needs `contextLength` and `tasks.compaction.model`; default false.
    */
-  compact?: boolean | null;
+  compact?: boolean | null | undefined;
   /** The host's: names, servers to connect; side tasks (the loop reads `tasks.toolSelect` for `preselect`). */
-  name?: string;
-  description?: string;
-  servers?: readonly string[];
-  mcpServers?: readonly unknown[];
-  tasks?: Readonly<Record<string, unknown>>;
+  name?: string | undefined;
+  description?: string | undefined;
+  servers?: readonly string[] | undefined;
+  mcpServers?: readonly unknown[] | undefined;
+  tasks?: Readonly<Record<string, unknown>> | undefined;
   /** Preselect by matching words first, spending the model only where they do not settle it. */
-  preselectKeywords?: boolean;
+  preselectKeywords?: boolean | undefined;
   /** Where an on-demand preselection goes: its own first step (`"exclusive"`, default) or loaded beside the catalogue. */
-  preselectRouting?: "exclusive" | "append";
+  preselectRouting?: "exclusive" | "append" | undefined;
 }
 
 /** How hard the loop tries before a failure reaches the caller. */
 export interface RetryPolicy {
   /** Re-sends of a turn after a transient failure before anything was produced (default 2). */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** How long to wait for a server still loading the model (default 120; 0 turns it off). */
-  loadingTimeoutSeconds?: number;
+  loadingTimeoutSeconds?: number | undefined;
   /**
    * The longest a server's `retry-after` (on a 429 or 503) is honoured, per wait and in total over
    * one turn; a longer request is waited this long (default 120, `DEFAULT_MAX_RETRY_WAIT_MS`).
    */
-  maxRetryWaitSeconds?: number;
+  maxRetryWaitSeconds?: number | undefined;
   /** The operator's context window: requests that cannot fit it are refused before sending. */
-  contextLength?: number | null;
+  contextLength?: number | null | undefined;
   /**
    * How many extra requests may carry on an answer cut off at `maxTokens` (`continueTurn`); default
    * 0, since each spends a request — and, on a server that does not continue, one to find out.
    */
-  maxContinuations?: number;
+  maxContinuations?: number | undefined;
 }
 
 /**

@@ -7,7 +7,7 @@ import { type BuildRequest, type RunTurnOptions, runTurn } from "./run-turn.js";
 /** Options of `continueTurn`: `runTurn`'s, plus how many continuations to spend. */
 export interface ContinueTurnOptions extends RunTurnOptions {
   /** The most requests to spend carrying the answer on (default 1). */
-  maxContinuations?: number;
+  maxContinuations?: number | undefined;
 }
 
 /** A turn put back together from its pieces; `continuations` counts the extra requests. */

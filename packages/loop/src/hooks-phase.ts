@@ -30,13 +30,13 @@ export interface LoopHooks<Context = unknown> {
     signal?: AbortSignal,
   ): ReturnType<HookRunner<Context>>;
   /** Handed to the runner untouched (`{ session: { id } }`, say); a `session.id` there keys `turnMessages`' uuids. */
-  context?: Context;
+  context?: Context | undefined;
   /** This run's preface above the blocks, over the runtime's configured one; `""` says none. */
-  preface?: string;
+  preface?: string | undefined;
   /** This run's shared budget in tokens, over the configured one (anything but a number above zero keeps that). */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** How long each runner call is waited on, over the configured one. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** The hooks of a run: how they were asked for, what they added, and which message carries it. */
@@ -166,9 +166,9 @@ export function withHookContext(run: LoopRun, transcript: readonly ChatMessage[]
 
 /** What a finished run adds to its result for the hooks: the context and preface it sent, and `afterTurn`. */
 export interface HookResult {
-  context?: string;
-  preface?: string;
-  afterTurn?: Promise<HookReport>;
+  context?: string | undefined;
+  preface?: string | undefined;
+  afterTurn?: Promise<HookReport> | undefined;
 }
 
 /**

@@ -36,33 +36,33 @@ export interface CallResult extends ToolCallResult {
 /** What `runCalls` reads. */
 export interface RunCallsOptions {
   dispatch: Dispatch;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * How long one call may run, in ms, before it is stopped (the signal `dispatch` got aborts with a
    * `TimeoutError`) and answered with an error saying so; the run carries on. Absent:
    * `DEFAULT_TOOL_TIMEOUT_MS` (300 000). `0` lets a call run for ever.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * The turn's finish reason: arguments cut off at the ceiling (`"length"`) are reported as
    * truncated, and `""` — the stream ended without one after the calls began — means every call
    * may be cut off: none is run, each is answered so.
    */
-  finishReason?: string;
+  finishReason?: string | undefined;
   /**
    * The tools as the host declared them (the names `dispatch` is handed): a `null` the model wrote
    * for a parameter a tool's own schema left optional is dropped before dispatch (strict schemas
    * make optional parameters required-but-nullable, and the tool would refuse the `null`).
    */
-  tools?: readonly ToolDefinition[];
+  tools?: readonly ToolDefinition[] | undefined;
   /** Run the step's calls together rather than one after another (default false). */
-  parallel?: boolean;
+  parallel?: boolean | undefined;
   /** Share one answer between identical calls of the step (default true). */
-  dedupe?: DedupePolicy;
+  dedupe?: DedupePolicy | undefined;
   /** Told of every call the model made, before it runs (empty args where they could not be read). What it throws is ignored. */
-  onToolCall?: (request: DispatchRequest) => void;
+  onToolCall?: ((request: DispatchRequest) => void) | undefined;
   /** Told of every call's result as it lands: in transcript order, or in finishing order when parallel. What it throws is ignored. */
-  onToolResult?: (result: CallResult) => void;
+  onToolResult?: ((result: CallResult) => void) | undefined;
   /**
    * Asked of each readable call, in order, before any watcher is told of it: `undefined` runs it as
    * written; `{ dispatch }` runs another call in its place under the same id (a proxied
@@ -71,7 +71,7 @@ export interface RunCallsOptions {
    * not stopped first. Handed plain JSON only: a call holding a number JS cannot hold that its own
    * schema refuses is answered with that refusal and never asked about.
    */
-  route?: (request: DispatchRequest) => CallRouting | undefined;
+  route?: ((request: DispatchRequest) => CallRouting | undefined) | undefined;
   /**
    * Applied to the host's words in every error a dispatched call is answered with — a thrown
    * Error's message (with its status and cause), a rejected value that is no Error, an Error
@@ -83,13 +83,13 @@ export interface RunCallsOptions {
    * text is withheld ({@link WITHHELD}) rather than sent as it was. Absent (or `null`): the error
    * text goes as the tool wrote it.
    */
-  redact?: ((text: string) => string) | null;
+  redact?: ((text: string) => string) | null | undefined;
 }
 
 /** What `RunCallsOptions.route` decides for one call. */
 export type CallRouting =
-  | { dispatch: DispatchRequest; onRun?: () => void }
-  | { answer: { ok: boolean; content: string }; onRun?: () => void };
+  | { dispatch: DispatchRequest; onRun?: (() => void) | undefined }
+  | { answer: { ok: boolean; content: string }; onRun?: (() => void) | undefined };
 
 /** What a step's calls leave behind. */
 export interface RunCallsResult {
@@ -157,15 +157,15 @@ interface Prepared {
   call: AssistantToolCall;
   request: DispatchRequest;
   json: string;
-  unreadable?: string;
-  answer?: { ok: boolean; content: string };
-  onRun?: () => void;
+  unreadable?: string | undefined;
+  answer?: { ok: boolean; content: string } | undefined;
+  onRun?: (() => void) | undefined;
   /**
    * Where the call's own schema refused a number JS cannot hold and a `route` may hand the call to
    * another tool: that refusal (what the call is answered with if it reaches no other tool), and
    * the numbers held in `request.args` meanwhile.
    */
-  held?: { refusal: string; numbers: readonly HeldNumber[] };
+  held?: { refusal: string; numbers: readonly HeldNumber[] } | undefined;
 }
 
 /** The routes that take a routed call's held numbers: the loop's own, never a host's. */
@@ -380,7 +380,7 @@ interface Writing {
   /** The objects and lists being written, outermost first: one met again inside itself is a cycle. */
   within: Set<object>;
   /** The error thrown for a Map or Set inside the result, thrown on as it is. */
-  inside?: TypeError;
+  inside?: TypeError | undefined;
 }
 
 /** `JSON.rawJSON`'s test (Node 21 and later), where there is one. */

@@ -38,42 +38,42 @@ export type BuildRequest = (
 /** Options of `runTurn`: the stream's own, plus the retry, loading and sizing policy. */
 export interface RunTurnOptions extends Omit<StreamTurnOptions, "produced"> {
   /** The model's name at the endpoint: turns on the model-level latches. */
-  model?: string;
+  model?: string | undefined;
   /** extraBody keys the endpoint may refuse by name and the request can do without. */
-  droppable?: readonly string[];
+  droppable?: readonly string[] | undefined;
   /**
    * Re-sends after a transient failure (a dropped connection, a 5xx, a 429, a silent stream) where
    * nothing was produced. Default 2. A silent endpoint is re-sent at most once of these; a 429 or
    * 503 that says when to come back (`retry-after`) is waited for without spending them, up to
    * `RATE_LIMIT_RETRIES` times and `backoff.maxHintMs` in all (then the ordinary budget applies).
    */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** How long to wait for a server still loading the model, polling every `loadingPollMs`; 0 turns it off. Default 120 000. */
-  loadingTimeoutMs?: number;
+  loadingTimeoutMs?: number | undefined;
   /** Interval between polls of a loading server. Default 3000. */
-  loadingPollMs?: number;
+  loadingPollMs?: number | undefined;
   /**
    * Backoff tuning (base, ceiling, jitter source) for transient failures. `maxHintMs` (default
    * `DEFAULT_MAX_RETRY_WAIT_MS`, 120 000) caps a server's `retry-after`: each wait, and the sum of
    * the waits a turn spends on them. `Infinity` waits as long as the server asks, however long (past
    * the 24.8 days one timer takes, too), until `signal` aborts.
    */
-  backoff?: BackoffOptions;
+  backoff?: BackoffOptions | undefined;
   /** The window to size the request against before sending; absent or 0 sends unsized. */
-  contextLimit?: number;
+  contextLimit?: number | undefined;
   /**
    * Characters per token for that sizing; absent, what `calibration` has learnt for this endpoint
    * and model (4, deliberately low, until it has a reading).
    */
-  charsPerToken?: number;
+  charsPerToken?: number | undefined;
   /**
    * Where characters-per-token readings are kept: read for the size guard, and handed each answered
    * request's body with the prompt the endpoint reported for it. Default: the default calibration
    * (`@loopwright/ledger`'s `calibrate`).
    */
-  calibration?: Pick<Calibration, "calibrate" | "charsPerTokenFor">;
+  calibration?: Pick<Calibration, "calibrate" | "charsPerTokenFor"> | undefined;
   /** Told, in words, of every retry, wait and downgrade. */
-  onNotice?: (message: string) => void;
+  onNotice?: ((message: string) => void) | undefined;
 }
 
 /** The longest delay one Node timer takes; a longer one fires after 1 ms (`TimeoutOverflowWarning`). */

@@ -24,7 +24,7 @@ import { errorMessage } from "./errors.js";
 import { refusedAtStart } from "./loop-run.js";
 
 /** `runAgentLoop`'s options on a runtime: the loop's, plus the id to emit the run under. */
-export interface RunOptions extends AgentLoopOptions {
+export interface RunOptions<Context = unknown> extends AgentLoopOptions<Context> {
   /**
    * Emit every event of the run into this runtime's bus under this id, then `error` (when it
    * throws) and `done`, so a watcher (`runtime.bus.watch(runId)`) needs nothing else. `onEvent` is
@@ -59,7 +59,7 @@ export interface Runtime {
   /** The hooks settings the loop gathers with: the shared budget, the preface, the runner timeout. */
   readonly hooks: Hooks;
   /** `runAgentLoop` with this runtime's caches; given a `runId`, its events go into this runtime's bus. */
-  runAgentLoop(options: RunOptions): Promise<AgentLoopResult>;
+  runAgentLoop<Context = unknown>(options: RunOptions<Context>): Promise<AgentLoopResult>;
   /**
    * Drops one tenant's entries: its pooled clients and window-route latches, the capability latches
    * of its endpoint (base URL in any spelling of that server, key, and the headers it is sent: pass
@@ -81,31 +81,31 @@ export interface Runtime {
 /** Bounds and settings of the caches `createRuntime` makes (each package's defaults where absent). */
 export interface RuntimeOptions {
   /** The client pool's: `maxClients`, `maxRoutes`, `onLog`, `logLevel`, window lookup bounds. */
-  clients?: ClientPoolOptions;
+  clients?: ClientPoolOptions | undefined;
   /** The capability store's: `maxEndpoints`. */
-  capabilities?: CapabilityStoreOptions;
+  capabilities?: CapabilityStoreOptions | undefined;
   /** The calibration store's: `maxEndpoints`, `maxModels`. */
-  calibration?: CalibrationOptions;
+  calibration?: CalibrationOptions | undefined;
   /** The event bus's settings (buffer and retention). */
-  events?: Partial<EventsSettings>;
+  events?: Partial<EventsSettings> | undefined;
   /** The hooks settings: `maxTokens` (the shared budget), `preface`, `timeoutMs`. */
-  hooks?: Partial<HookSettings>;
+  hooks?: Partial<HookSettings> | undefined;
   /**
    * Stores already built, used as they are instead of making new ones (the bounds above are then
    * not applied to them): e.g. `@loopwright/redis`'s `createRedisStores()`, so runtimes in many
    * processes share one bus and one set of latches. Any left out is made here as usual. The runtime
    * does not own them beyond `reset`/`close` calling their own `reset`/`close`.
    */
-  stores?: RuntimeStores;
+  stores?: RuntimeStores | undefined;
 }
 
 /** Stores a runtime may be given instead of making its own (see `RuntimeOptions.stores`). */
 export interface RuntimeStores {
-  clients?: ClientPool;
-  capabilities?: CapabilityStore;
-  calibration?: Calibration;
-  bus?: EventBus;
-  hooks?: Hooks;
+  clients?: ClientPool | undefined;
+  capabilities?: CapabilityStore | undefined;
+  calibration?: Calibration | undefined;
+  bus?: EventBus | undefined;
+  hooks?: Hooks | undefined;
 }
 
 function runtimeOf(
@@ -295,7 +295,7 @@ export const defaultRuntime: Runtime = runtimeOf(
  * by `error` (on a throw) and `done`. Each carries the run, whose transcript always has every tool call
  * answered, so it can be stored or sent again as it is.
  */
-export function runAgentLoop(options: RunOptions): Promise<AgentLoopResult> {
+export function runAgentLoop<Context = unknown>(options: RunOptions<Context>): Promise<AgentLoopResult> {
   return defaultRuntime.runAgentLoop(options);
 }
 

@@ -144,7 +144,7 @@ export const DEFAULT_MAX_ENDPOINTS = 1024;
 /** Options of `createCapabilityStore`. */
 export interface CapabilityStoreOptions {
   /** Endpoints kept (least recently used forgotten first); default `DEFAULT_MAX_ENDPOINTS`. */
-  maxEndpoints?: number;
+  maxEndpoints?: number | undefined;
 }
 
 // Model facts hang off the endpoint object itself, so `negotiate` and `modelCapabilitiesFor` need

@@ -123,11 +123,11 @@ function overflowSizes(error: unknown): { window?: number; promptTokens?: number
 /** What a `ContextOverflow` is made with besides the server's words. */
 export interface ContextOverflowOptions {
   /** The original error. */
-  cause?: unknown;
+  cause?: unknown | undefined;
   /** The context window in tokens, where the refusal named one. */
-  window?: number;
+  window?: number | undefined;
   /** The refused prompt's size in tokens as the endpoint counted it, where it said. */
-  promptTokens?: number;
+  promptTokens?: number | undefined;
 }
 
 /**

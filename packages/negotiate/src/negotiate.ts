@@ -33,18 +33,18 @@ export type Send<T> = (
 /** Options for `negotiate`. */
 export interface NegotiateOptions {
   /** The model's name at this endpoint: enables model-level latches (effort, ceiling, temperature…). */
-  model?: string;
+  model?: string | undefined;
   /** Top-level body fields the caller allows dropping when this model refuses them (extraBody keys). */
-  droppable?: readonly string[];
+  droppable?: readonly string[] | undefined;
   /** Told, in words, when a request is changed in a way that costs or drops something. */
-  onNotice?: (message: string) => void;
+  onNotice?: ((message: string) => void) | undefined;
   /**
    * One box for every attempt, for a caller with its own retry budget: read it after a failure to
    * know whether the model had started answering. Without it each attempt gets a fresh box.
    */
-  produced?: Produced;
+  produced?: Produced | undefined;
   /** Upper bound on attempts (default 12); every latch changes at most once, so this is a backstop. */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
 }
 
 /**

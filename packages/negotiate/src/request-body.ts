@@ -8,16 +8,16 @@ export interface ModelParams {
   /** The model's name at the endpoint. */
   model: string;
   /** Sampling temperature, a finite number; sent only while the model lets the caller pick it. */
-  temperature?: number;
+  temperature?: number | undefined;
   /** Reply ceiling in tokens, a whole number; absent or `0` sends none. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** `"none"`…`"high"` (or any value the server takes); absent or `"off"` sends none. */
-  reasoningEffort?: string;
+  reasoningEffort?: string | undefined;
   /**
    * Fields this interface cannot spell (`top_k`, `min_p`, llama.cpp's `id_slot`…), merged last.
    * May override `temperature`; never `model`, `messages`, `stream` or `tools`.
    */
-  extraBody?: Record<string, unknown>;
+  extraBody?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -29,9 +29,9 @@ export interface ToolDefinition {
   type: "function";
   function: {
     name: string;
-    description?: string;
-    parameters?: { [keyword: string]: unknown };
-    strict?: boolean | null;
+    description?: string | undefined;
+    parameters?: { [keyword: string]: unknown } | undefined;
+    strict?: boolean | null | undefined;
   };
 }
 
@@ -70,9 +70,9 @@ export type ToolOrder = boolean | ((a: ToolDefinition, b: ToolDefinition) => num
 /** `buildBody`'s last argument in its longer form: the tool order and one request's `tool_choice`. */
 export interface BuildBodyOptions {
   /** How the tools are ordered: by name when absent or `true`, as given with `false`, or a comparator. */
-  order?: ToolOrder;
+  order?: ToolOrder | undefined;
   /** This request's `tool_choice`, sent only beside tools (see `buildBody`). */
-  toolChoice?: ToolChoice;
+  toolChoice?: ToolChoice | undefined;
 }
 
 const OPTION_NAMES = new Set(["order", "toolChoice"]);
@@ -278,7 +278,7 @@ function checkArguments(
  * four forms.
  */
 export function buildBody<M = unknown, Effort extends string = never>(
-  config: ModelParams & { reasoningEffort?: Effort },
+  config: ModelParams & { reasoningEffort?: Effort | undefined },
   supports: EndpointCapabilities,
   model: ModelCapabilities | undefined,
   messages: readonly M[],

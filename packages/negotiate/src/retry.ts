@@ -208,21 +208,21 @@ function transient(error: unknown): boolean {
 /** Options for `backoffMs`. */
 export interface BackoffOptions {
   /** The first wait before jitter (default 1000 ms), a finite number from 0; doubles per attempt. */
-  baseMs?: number;
+  baseMs?: number | undefined;
   /** The longest computed wait (default 30 000 ms), a finite number from 0. */
-  maxMs?: number;
+  maxMs?: number | undefined;
   /**
    * The longest wait a server's own hint is honoured up to (default 120 000 ms), a number from 0;
    * `Infinity` honours any hint in full.
    */
-  maxHintMs?: number;
+  maxHintMs?: number | undefined;
   /** A source of numbers in [0, 1), for jitter (default `Math.random`). */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /**
    * The current time in ms, for an HTTP-date `retry-after` on a response without a `Date` header
    * (default `Date.now`); with one, the date is measured against the server's own clock.
    */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /**
@@ -367,7 +367,10 @@ function hintMs(error: unknown, now: () => number): number | undefined {
  * the same hints `backoffMs` honours. A caller that caps the wait compares this with its cap to
  * tell the user what was asked and what it will wait. Never throws.
  */
-export function retryAfterMs(error: unknown, options: { now?: () => number } = {}): number | undefined {
+export function retryAfterMs(
+  error: unknown,
+  options: { now?: (() => number) | undefined } = {},
+): number | undefined {
   const hint = hintMs(error, options?.now ?? Date.now);
   return hint === undefined ? undefined : Math.ceil(hint);
 }

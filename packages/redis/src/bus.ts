@@ -31,7 +31,7 @@ import { decode, ownerOf, StreamWatcher, type StreamWatcherHost } from "./stream
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
 export interface RedisBusOptions extends RedisOptions {
   /** Laid over `DEFAULT_EVENTS_SETTINGS` the way `configure` lays changes over the current set. */
-  settings?: Partial<EventsSettings>;
+  settings?: Partial<EventsSettings> | undefined;
   /**
    * How many emitted events not yet sent may wait for Redis while it is away, refusing writes for now
    * (out of memory, loading), or silent (a write unanswered past `writeTimeoutMs`), before the oldest
@@ -40,9 +40,9 @@ export interface RedisBusOptions extends RedisOptions {
    * and it is sent again if the connection fails instead, so `pending` can stand up to 512 above this.
    * A burst while Redis takes writes is not cut: it waits for the flush, whole. Default 10 000.
    */
-  maxPending?: number;
+  maxPending?: number | undefined;
   /** Each run's stream is trimmed (`XADD MAXLEN ~`) to about this many entries. Default 100 000. */
-  maxStreamLength?: number;
+  maxStreamLength?: number | undefined;
   /**
    * How long, in ms, a write may go unanswered before it counts as failed: past it, what waits unsent
    * is held to `maxPending` (the oldest dropped) and `onError` is told, as when Redis is away. The write
@@ -51,13 +51,13 @@ export interface RedisBusOptions extends RedisOptions {
    * For a Redis that keeps the connection open and answers nothing (stopped, cut off by the network).
    * Default 5000.
    */
-  writeTimeoutMs?: number;
+  writeTimeoutMs?: number | undefined;
 }
 
 /** Where a {@link RedisEventBus} watcher starts reading. */
 export interface RedisWatchOptions {
   /** Read the events after this seq (0, the default, reads the run from its start). */
-  after?: number;
+  after?: number | undefined;
 }
 
 /**

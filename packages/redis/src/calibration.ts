@@ -9,7 +9,7 @@ export interface RedisCalibrationOptions extends RedisOptions {
    * Names an endpoint object (the loop passes its capability record) for sharing: give the Redis
    * capability store's `endpointIdOf`. An object it cannot name is calibrated locally only.
    */
-  endpointIdOf?: (endpoint: object) => string | undefined;
+  endpointIdOf?: ((endpoint: object) => string | undefined) | undefined;
 }
 
 /** A `Calibration` whose readings are shared through Redis; reads are served from a local copy. */

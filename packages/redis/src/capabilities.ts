@@ -18,7 +18,7 @@ export interface RedisCapabilityStoreOptions extends RedisOptions {
    * latch set where no request follows it. Default 250. The comparison is local; Redis is written
    * only when something changed.
    */
-  syncMs?: number;
+  syncMs?: number | undefined;
 }
 
 /**

@@ -9,13 +9,13 @@ export interface RedisOptions {
   /** A `redis://` (or `rediss://`) URL, such as `redis://127.0.0.1:6379`. */
   url: string;
   /** Put in front of every key and channel, so two deployments can share one server. Default `"lw:"`. */
-  prefix?: string;
+  prefix?: string | undefined;
   /**
    * Told of every failure the store survives on its own: a lost connection, a write that will be
    * retried, events dropped because Redis stayed away too long. Never awaited; what it throws is
    * ignored. Default: nothing.
    */
-  onError?: (error: unknown) => void;
+  onError?: ((error: unknown) => void) | undefined;
   /**
    * How long, in ms, to wait for Redis to take a connection and to answer each command a factory
    * sends while it starts (the handshake, the first `PING`, the subscription, each read of what is
@@ -23,7 +23,7 @@ export interface RedisOptions {
    * and answers nothing (a stopped process, a network partition) fails the factory with
    * `RedisStoreError` (`connect`) after this long, instead of hanging it. Default 5000.
    */
-  connectTimeoutMs?: number;
+  connectTimeoutMs?: number | undefined;
 }
 
 /** The checked form of {@link RedisOptions}. */

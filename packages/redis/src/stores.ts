@@ -6,7 +6,7 @@ import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches
 /** Options for {@link createRedisStores}: one Redis for all three stores, and the bus's limits. */
 export interface RedisStoresOptions extends RedisBusOptions {
   /** See `RedisCapabilityStoreOptions.syncMs`. */
-  syncMs?: number;
+  syncMs?: number | undefined;
 }
 
 /** The Redis-backed stores a runtime reads, made together so calibration can name endpoints. */

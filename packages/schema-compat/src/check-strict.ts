@@ -137,7 +137,7 @@ function walk(
 /** Options for {@link checkStrictSchema}. */
 export interface CheckStrictOptions {
   /** Also report the constraints `relaxSchema` removes (pattern, format, bounds, item counts). */
-  relaxed?: boolean;
+  relaxed?: boolean | undefined;
 }
 
 /**

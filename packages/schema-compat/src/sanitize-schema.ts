@@ -8,19 +8,19 @@ export interface SanitizeOptions {
    * How many times one recursive `$ref` is expanded along a path before the value at that point is
    * asked for as JSON text instead. Default 2 (also for `NaN`); at most `MAX_NESTING`.
    */
-  recursionLimit?: number;
+  recursionLimit?: number | undefined;
   /**
    * How deep objects may nest (the root object is level 1) before a deeper object is asked for as
    * JSON text. Default 10, OpenAI's strict-mode limit (also for `NaN`).
    */
-  maxDepth?: number;
+  maxDepth?: number | undefined;
   /**
    * Told, in a sentence for a log, when inlining `$ref`s would have made the schema larger than
    * `MAX_EXPANDED_CHARS` and references were expanded less (or asked for as JSON text) instead,
    * when the keywords beside a wide `anyOf` were kept once rather than copied into each branch,
    * and when repeated parts past {@link MAX_EXPANDED_NODES} were asked for as JSON text.
    */
-  onNotice?: (notice: string) => void;
+  onNotice?: ((notice: string) => void) | undefined;
 }
 
 type Raw = Record<string, unknown>;

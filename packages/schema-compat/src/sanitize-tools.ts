@@ -8,7 +8,7 @@ export interface SanitizeToolsOptions extends SanitizeOptions {
    * Told of every tool whose name had to change (OpenAI accepts only `[A-Za-z0-9_-]{1,64}`), so
    * the caller can map the model's calls back to the tool it meant.
    */
-  onRename?: (original: string, renamed: string) => void;
+  onRename?: ((original: string, renamed: string) => void) | undefined;
 }
 
 const NAME_LIMIT = 64;

@@ -10,9 +10,9 @@ export interface FunctionToolLike {
   type: "function";
   function: {
     name: string;
-    description?: string;
-    parameters?: unknown;
-    strict?: boolean | null;
+    description?: string | undefined;
+    parameters?: unknown | undefined;
+    strict?: boolean | null | undefined;
   };
 }
 
@@ -39,6 +39,6 @@ export type SanitizedTool<T> = T extends { type: "function"; function: infer F }
 
 /** The narrowest shape `orderTools` reads: a function tool's name, or a top-level `name`. */
 export interface NamedToolLike {
-  function?: { name?: unknown };
-  name?: unknown;
+  function?: { name?: unknown | undefined } | undefined;
+  name?: unknown | undefined;
 }

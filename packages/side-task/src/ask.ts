@@ -85,12 +85,12 @@ export async function askReply(
 /** Options of `askJson`: those of `ask`, plus the schema's name and strictness. */
 export interface AskJsonOptions extends SideTaskOptions {
   /** The schema's name in `response_format` (letters, digits, `_` and `-`). Default `"answer"`. */
-  name?: string | null;
+  name?: string | null | undefined;
   /**
    * Ask for strict adherence (`strict: true`), which OpenAI takes to mean every property required
    * and no others. Default `true`; the schema is normalised to that form either way.
    */
-  strict?: boolean | null;
+  strict?: boolean | null | undefined;
 }
 
 function jsonInstruction(system: string, schema: Record<string, unknown>): string {

@@ -45,35 +45,35 @@ export interface SideTaskOptions {
    * Reply ceiling in tokens, a whole number; `0` sends none. Default: the task's own (ask 512,
    * summariser 1024, preselect 256).
    */
-  maxTokens?: number | null;
+  maxTokens?: number | null | undefined;
   /** Sampling temperature. Default: the task's own (0.3; preselect 0). */
-  temperature?: number | null;
+  temperature?: number | null | undefined;
   /**
    * Absent or `"off"`: the no-thinking hints are sent (`NO_THINKING_HINTS`). A level (`"low"`,
    * `"high"`…) is sent as `reasoning_effort` in their place.
    */
-  reasoningEffort?: string | null;
+  reasoningEffort?: string | null | undefined;
   /**
    * Fields merged into the body after the temperature (sampler settings a model card asks for).
    * Each key is droppable: a field the model refuses by name is latched off for it and the
    * request sent again without it. A `chat_template_kwargs` here is merged with the no-thinking
    * hint's, so only an `enable_thinking` of its own replaces the hint.
    */
-  extraBody?: Record<string, unknown> | null;
+  extraBody?: Record<string, unknown> | null | undefined;
   /** Abandons the side task; it then rejects with `SideTaskError` (`aborted`). */
-  signal?: AbortSignal | null;
+  signal?: AbortSignal | null | undefined;
   /**
    * The time bound in ms. Default: the endpoint's `requestTimeoutSeconds`, else
    * `SIDE_TASK_TIMEOUT_MS`. `0` here, or a `requestTimeoutSeconds` of `0`, waits for as long as the
    * server takes; a bound past what a timer holds (about 24.8 days) is held to that.
    */
-  timeoutMs?: number | null;
+  timeoutMs?: number | null | undefined;
   /** Told, in words, when a request is changed to get past a refusal. */
-  onNotice?: ((message: string) => void) | null;
+  onNotice?: ((message: string) => void) | null | undefined;
   /** The capability latches to read and write; default `@loopwright/negotiate`'s default store. */
-  capabilities?: SideTaskCapabilities | null;
+  capabilities?: SideTaskCapabilities | null | undefined;
   /** The clients to call through; default `@loopwright/client`'s default pool. */
-  clients?: SideTaskClients | null;
+  clients?: SideTaskClients | null | undefined;
 }
 
 /** A side task's reply: the answer text and the finish reason the server sent (`undefined` where none). */

@@ -9,7 +9,7 @@ import { describeValue, SideTaskError } from "./errors.js";
 /** One tool as the catalogue lists it: a name and what it does. */
 export interface CatalogToolLike {
   name: string;
-  description?: string;
+  description?: string | undefined;
 }
 
 /**
@@ -22,7 +22,7 @@ export interface CatalogToolLike {
 export interface CatalogServerLike {
   name: string;
   /** A human label for the server; its `name` where absent. */
-  label?: string;
+  label?: string | undefined;
   tools: readonly CatalogToolLike[];
 }
 

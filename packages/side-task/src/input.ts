@@ -9,7 +9,7 @@ export interface SideTaskTextPart {
 /** An image in a user turn, as an OpenAI-compatible server takes one: a URL or a `data:` URL. */
 export interface SideTaskImagePart {
   type: "image_url";
-  image_url: { url: string; detail?: "auto" | "low" | "high" };
+  image_url: { url: string; detail?: "auto" | "low" | "high" | undefined };
 }
 
 /** One content part of a side task's user turn. */

@@ -8,12 +8,12 @@ export interface KeywordOptions {
    * The BM25 score the best tool must reach before anything can be confident. Default
    * `KEYWORD_MIN_SCORE`. Higher asks more of the words before the model is skipped.
    */
-  minScore?: number;
+  minScore?: number | undefined;
   /**
    * How far below the last kept tool the best one left out must score, as a fraction of it:
    * `0.5` (the default) means at most half. Lower asks for a cleaner break.
    */
-  dropoff?: number;
+  dropoff?: number | undefined;
 }
 
 /** One tool's score against a request. */

@@ -84,7 +84,7 @@ export interface PreselectOptions extends SideTaskOptions {
    * Match the request's words first (`preselectByKeywords`) and spend the model only where they
    * do not settle it. `true` for the default bar, or `{ minScore, dropoff }` to move it.
    */
-  keywords?: boolean | KeywordOptions | null;
+  keywords?: boolean | KeywordOptions | null | undefined;
 }
 
 /** Code-unit order, the same in every locale. */

@@ -33,10 +33,13 @@ export const SUMMARISER_SYSTEM = [
 /** A transcript message as the summariser reads it (structurally any chat message). */
 export interface SummaryMessageLike {
   role: string;
-  content?: unknown;
-  name?: string;
-  tool_call_id?: string;
-  tool_calls?: readonly { function?: { name?: string; arguments?: string } }[] | null;
+  content?: unknown | undefined;
+  name?: string | undefined;
+  tool_call_id?: string | undefined;
+  tool_calls?:
+    | readonly { function?: { name?: string | undefined; arguments?: string | undefined } | undefined }[]
+    | null
+    | undefined;
 }
 
 /** The narrow `AbortSignal` shape ledger's compaction hands a summariser. */
@@ -54,16 +57,16 @@ export type SummariseFunction = (
 /** Options of `summariser`: those of every side task, the system prompt, and how much it may be shown. */
 export interface SummariserOptions extends SideTaskOptions {
   /** Replaces `SUMMARISER_SYSTEM`. */
-  system?: string | null;
+  system?: string | null | undefined;
   /**
    * The most characters of user turn (the notes so far and the stretch) one summary is asked with;
    * a longer stretch keeps the question it opens with and its newest messages, and its middle is
    * left out with a marker. Default: what fits `contextLength` where that is given, else no limit
    * until the server refuses the request as too big (then what fits the window it names).
    */
-  inputChars?: number | null;
+  inputChars?: number | null | undefined;
   /** The compaction model's context window in tokens, where the host knows it: sizes `inputChars`. */
-  contextLength?: number | null;
+  contextLength?: number | null | undefined;
 }
 
 function contentText(content: unknown): string {

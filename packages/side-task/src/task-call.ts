@@ -5,10 +5,10 @@ import { describeValue, isPlainObject, SideTaskError } from "./errors.js";
 /** A side task's endpoint as an agent spec resolves it (`ResolvedTaskEndpoint`), or any `Endpoint`. */
 export interface TaskEndpoint {
   baseUrl: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
-  requestTimeoutSeconds?: number;
-  firstTokenSeconds?: number;
+  apiKey?: string | undefined;
+  headers?: Record<string, string> | undefined;
+  requestTimeoutSeconds?: number | undefined;
+  firstTokenSeconds?: number | undefined;
 }
 
 /**
@@ -17,18 +17,18 @@ export interface TaskEndpoint {
  * A `ResolvedTask` holds only what a layer stated. Structural, so a resolved spec's task passes as it is.
  */
 export interface TaskSettings {
-  model?: string | null;
-  endpoint?: TaskEndpoint | null;
-  maxTokens?: number | null;
-  temperature?: number | null;
-  reasoningEffort?: string | null;
-  extraBody?: Record<string, unknown> | null;
+  model?: string | null | undefined;
+  endpoint?: TaskEndpoint | null | undefined;
+  maxTokens?: number | null | undefined;
+  temperature?: number | null | undefined;
+  reasoningEffort?: string | null | undefined;
+  extraBody?: Record<string, unknown> | null | undefined;
 }
 
 /** The host's defaults for a task that names none: `SideTaskOptions` plus a model. */
 export interface TaskCallOptions extends SideTaskOptions {
   /** The model to use where the task names none (e.g. a flattened `toolSelectModel`). */
-  model?: string | null;
+  model?: string | null | undefined;
 }
 
 /** What `taskCall` hands back: the three arguments `ask`, `askJson`, `summariser` and `preselect` take. */

@@ -756,7 +756,7 @@ interface CommandWord {
   start: number;
   end: number;
   value: string;
-  quote?: string;
+  quote?: string | undefined;
 }
 
 const SPACE = /\s/;

@@ -19,9 +19,9 @@ export interface ParseSpecOptions {
    * Read `bundle.mcpServers`. Off by default: a bundled server is a command line, so accepting
    * one is running a program, which the host decides rather than inherits.
    */
-  bundle?: boolean;
+  bundle?: boolean | undefined;
   /** The `requires` entries this host honours; defaults to `SPEC_FEATURES`. */
-  features?: readonly string[];
+  features?: readonly string[] | undefined;
 }
 
 /** What `parseSpec` found: the spec when there were no errors, and every problem at once. */

@@ -19,11 +19,11 @@ export type HookEvent =
 /** Where a model is served: a base URL and how long to wait for it, never a key. */
 export interface EndpointSpec {
   /** Absolute `http(s)` URL of an OpenAI-compatible API, e.g. `http://127.0.0.1:8080/v1`. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** How long to wait for the model to speak; `0` waits for ever. */
-  requestTimeoutSeconds?: number;
+  requestTimeoutSeconds?: number | undefined;
   /** How long the first chunk (prefill) may take. */
-  firstTokenSeconds?: number;
+  firstTokenSeconds?: number | undefined;
 }
 
 /** A side task's own endpoint: the same fields, with the base URL required. */
@@ -34,17 +34,17 @@ export interface TaskEndpointSpec extends EndpointSpec {
 /** The main model: its name, endpoint and sampling settings. */
 export interface ModelSpec {
   /** The name the endpoint knows the model by. `""` is a name of nothing, not "inherit". */
-  name?: string;
-  endpoint?: EndpointSpec;
+  name?: string | undefined;
+  endpoint?: EndpointSpec | undefined;
   /** 0 to 2. */
-  temperature?: number;
+  temperature?: number | undefined;
   /** Reply ceiling in tokens; `0` sends no ceiling. */
-  maxTokens?: number;
-  reasoningEffort?: ReasoningEffort;
+  maxTokens?: number | undefined;
+  reasoningEffort?: ReasoningEffort | undefined;
   /** Fields merged into the request body last (sampler settings a model card asks for). Replaced whole by a stronger layer. */
-  extraBody?: Record<string, unknown>;
+  extraBody?: Record<string, unknown> | undefined;
   /** The served context window in tokens; `0` says it is not known. */
-  contextLength?: number;
+  contextLength?: number | undefined;
 }
 
 /** One part of the system prompt, merged across layers by `id`. */
@@ -56,27 +56,27 @@ export interface PromptEntry {
 /** How the run's tools are chosen before it starts. */
 export interface PreselectSpec {
   /** Have the loop shortlist tools before the first turn (with `tasks.toolSelect`). */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
   /** Try keyword matching first and spend the model only on what the words cannot settle. */
-  keywords?: boolean;
+  keywords?: boolean | undefined;
   /** `exclusive`: the first step sees only the shortlist; `append`: the shortlist is loaded beside the catalogue. */
-  routing?: "exclusive" | "append";
+  routing?: "exclusive" | "append" | undefined;
 }
 
 /** Which tools the agent reaches and how. */
 export interface ToolsSpec {
   /** Absent: every server the host offers. `[]`: none. A list: exactly those. */
-  servers?: string[];
-  discovery?: ToolDiscovery;
-  preselect?: PreselectSpec;
+  servers?: string[] | undefined;
+  discovery?: ToolDiscovery | undefined;
+  preselect?: PreselectSpec | undefined;
   /** Run a step's tool calls together rather than one after another. */
-  parallel?: boolean;
+  parallel?: boolean | undefined;
   /** Answer an identical repeat call within a step from the first one. */
-  dedupe?: boolean;
+  dedupe?: boolean | undefined;
   /** Recover tool calls a server left written out as text. */
-  recover?: boolean;
+  recover?: boolean | undefined;
   /** `name`: declare tools in name order (cache-stable); `given`: in the host's order. */
-  order?: "name" | "given";
+  order?: "name" | "given" | undefined;
 }
 
 /** A hook the host runs at some points of a session, merged across layers by `id`. */
@@ -85,79 +85,79 @@ export interface HookSpec {
   /** When it runs; `[]` is never. */
   events: HookEvent[];
   /** The MCP server that runs it, where a server does. */
-  server?: string;
+  server?: string | undefined;
   /** The tool on that server. */
-  tool?: string;
+  tool?: string | undefined;
   /** Its share of the hook context budget, in tokens. */
-  maxTokens?: number;
-  timeoutSeconds?: number;
+  maxTokens?: number | undefined;
+  timeoutSeconds?: number | undefined;
   /** `false` switches off a hook a weaker layer declared. */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
 }
 
 /** A side task's own model settings; anything absent is the side task's default, never the agent's. */
 export interface TaskSpec {
-  model?: string;
-  endpoint?: TaskEndpointSpec;
-  maxTokens?: number;
-  temperature?: number;
-  reasoningEffort?: ReasoningEffort;
-  extraBody?: Record<string, unknown>;
+  model?: string | undefined;
+  endpoint?: TaskEndpointSpec | undefined;
+  maxTokens?: number | undefined;
+  temperature?: number | undefined;
+  reasoningEffort?: ReasoningEffort | undefined;
+  extraBody?: Record<string, unknown> | undefined;
 }
 
 /** Bounds on a run. */
 export interface LimitsSpec {
   /** Tool-calling steps a run may take. */
-  maxToolIterations?: number;
+  maxToolIterations?: number | undefined;
   /** Re-sends of a request that failed transiently. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Continuations of an answer cut off at the reply ceiling. */
-  maxContinuations?: number;
+  maxContinuations?: number | undefined;
   /** How long to wait for a server still loading the model; `0` does not wait. */
-  loadingTimeoutSeconds?: number;
+  loadingTimeoutSeconds?: number | undefined;
   /** Fold the transcript when the window fills (the summary is written by `tasks.compaction`). */
-  compact?: boolean;
+  compact?: boolean | undefined;
 }
 
 /** An MCP server shipped inside the document: a command line or a URL. */
 export interface BundledServer {
   /** The name `tools.servers` and hooks refer to it by. */
   name: string;
-  type?: "stdio" | "http" | "sse";
-  command?: string;
-  args?: string[];
+  type?: "stdio" | "http" | "sse" | undefined;
+  command?: string | undefined;
+  args?: string[] | undefined;
   /** Environment for the command: where credentials go, and what `exportSpec` removes. */
-  env?: Record<string, string>;
-  cwd?: string;
-  url?: string;
+  env?: Record<string, string> | undefined;
+  cwd?: string | undefined;
+  url?: string | undefined;
   /** Request headers: where credentials go, and what `exportSpec` removes. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** `false` switches off a server a weaker layer bundled. */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
 }
 
 /** What a document carries besides the agent itself. */
 export interface BundleSpec {
-  mcpServers?: BundledServer[];
+  mcpServers?: BundledServer[] | undefined;
 }
 
 /** A parsed agent document: only fields that passed, no `null` anywhere. */
 export interface AgentSpec {
   /** Editor hint; kept, never read. */
-  $schema?: string;
+  $schema?: string | undefined;
   /** The format and its version, e.g. `"loopwright.agent/1"`. */
   spec: string;
   /** Features a host must understand to run this agent as meant. */
-  requires?: string[];
-  name?: string;
-  description?: string;
-  model?: ModelSpec;
-  prompt?: PromptEntry[];
-  tools?: ToolsSpec;
-  hooks?: HookSpec[];
-  tasks?: Record<string, TaskSpec>;
-  limits?: LimitsSpec;
-  bundle?: BundleSpec;
+  requires?: string[] | undefined;
+  name?: string | undefined;
+  description?: string | undefined;
+  model?: ModelSpec | undefined;
+  prompt?: PromptEntry[] | undefined;
+  tools?: ToolsSpec | undefined;
+  hooks?: HookSpec[] | undefined;
+  tasks?: Record<string, TaskSpec> | undefined;
+  limits?: LimitsSpec | undefined;
+  bundle?: BundleSpec | undefined;
 }
 
 /** A resolved endpoint for a side task: structurally the loop's `Endpoint`, with no key. */
@@ -165,8 +165,8 @@ export interface ResolvedTaskEndpoint {
   baseUrl: string;
   /** Always `""`: a document never carries a key. */
   apiKey: string;
-  requestTimeoutSeconds?: number;
-  firstTokenSeconds?: number;
+  requestTimeoutSeconds?: number | undefined;
+  firstTokenSeconds?: number | undefined;
 }
 
 /** A side task as the strongest layer naming it stated it, and nothing more. */

@@ -8,51 +8,65 @@
  * `reasoning` parts some relays pass through.
  */
 export interface ContentPartLike {
-  type?: string;
-  text?: string | null;
-  thinking?: string | readonly ContentPartLike[] | null;
-  reasoning?: string | null;
+  type?: string | undefined;
+  text?: string | null | undefined;
+  thinking?: string | readonly ContentPartLike[] | null | undefined;
+  reasoning?: string | null | undefined;
 }
 
 /** One piece of a tool call in a streamed delta; every field may be missing from any piece. */
 export interface ToolCallDeltaLike {
-  index?: number | null;
-  id?: string | null;
-  type?: string | null;
+  index?: number | null | undefined;
+  id?: string | null | undefined;
+  type?: string | null | undefined;
   /** `arguments` is a string on the wire; older TGI and some relays send a JSON object. */
-  function?: { name?: string | null; arguments?: string | Record<string, unknown> | null } | null;
+  function?:
+    | { name?: string | null | undefined; arguments?: string | Record<string, unknown> | null | undefined }
+    | null
+    | undefined;
 }
 
 /** One entry of OpenRouter-style `reasoning_details`. */
 export interface ReasoningDetailLike {
-  type?: string;
-  text?: string | null;
-  summary?: string | null;
+  type?: string | undefined;
+  text?: string | null | undefined;
+  summary?: string | null | undefined;
 }
 
 /** The `delta` of a streamed choice, with every field servers use for text, reasoning and calls. */
 export interface DeltaLike {
-  content?: string | readonly ContentPartLike[] | ContentPartLike | null;
+  content?: string | readonly ContentPartLike[] | ContentPartLike | null | undefined;
   /** OpenAI's refusal text (structured outputs): the model's answer, read as content. */
-  refusal?: string | null;
-  reasoning_content?: string | null;
-  reasoning?: string | { text?: string | null; content?: string | null; summary?: string | null } | null;
-  reasoning_details?: readonly ReasoningDetailLike[] | null;
+  refusal?: string | null | undefined;
+  reasoning_content?: string | null | undefined;
+  reasoning?:
+    | string
+    | {
+        text?: string | null | undefined;
+        content?: string | null | undefined;
+        summary?: string | null | undefined;
+      }
+    | null
+    | undefined;
+  reasoning_details?: readonly ReasoningDetailLike[] | null | undefined;
   /** An array on the wire; older TGI sent one call as a bare object. */
-  tool_calls?: readonly ToolCallDeltaLike[] | ToolCallDeltaLike | null;
+  tool_calls?: readonly ToolCallDeltaLike[] | ToolCallDeltaLike | null | undefined;
   /** The legacy single function call (`functions` / `function_call` requests). */
-  function_call?: { name?: string | null; arguments?: string | Record<string, unknown> | null } | null;
+  function_call?:
+    | { name?: string | null | undefined; arguments?: string | Record<string, unknown> | null | undefined }
+    | null
+    | undefined;
 }
 
 /** One streamed choice. Only choice 0 (or one without an index) is read. */
 export interface ChoiceLike {
-  index?: number | null;
-  delta?: DeltaLike | null;
+  index?: number | null | undefined;
+  delta?: DeltaLike | null | undefined;
   /** A whole message some servers put in a stream event instead of a `delta` (read as one). */
-  message?: DeltaLike | null;
-  finish_reason?: string | null;
+  message?: DeltaLike | null | undefined;
+  finish_reason?: string | null | undefined;
   /** Usage some servers put on the choice rather than the chunk. */
-  usage?: UsageLike | null;
+  usage?: UsageLike | null | undefined;
 }
 
 /**
@@ -62,31 +76,31 @@ export interface ChoiceLike {
  * or `reasoning_tokens` some servers send instead of the details objects.
  */
 export interface UsageLike {
-  prompt_tokens?: number | null;
-  completion_tokens?: number | null;
-  total_tokens?: number | null;
-  prompt_tokens_details?: { cached_tokens?: number | null } | null;
-  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
-  prompt_cache_hit_tokens?: number | null;
-  prompt_cache_miss_tokens?: number | null;
-  cached_tokens?: number | null;
-  reasoning_tokens?: number | null;
+  prompt_tokens?: number | null | undefined;
+  completion_tokens?: number | null | undefined;
+  total_tokens?: number | null | undefined;
+  prompt_tokens_details?: { cached_tokens?: number | null | undefined } | null | undefined;
+  completion_tokens_details?: { reasoning_tokens?: number | null | undefined } | null | undefined;
+  prompt_cache_hit_tokens?: number | null | undefined;
+  prompt_cache_miss_tokens?: number | null | undefined;
+  cached_tokens?: number | null | undefined;
+  reasoning_tokens?: number | null | undefined;
   /** The Responses-API spelling some relays pass through. */
-  input_tokens?: number | null;
-  output_tokens?: number | null;
-  input_tokens_details?: { cached_tokens?: number | null } | null;
-  output_tokens_details?: { reasoning_tokens?: number | null } | null;
+  input_tokens?: number | null | undefined;
+  output_tokens?: number | null | undefined;
+  input_tokens_details?: { cached_tokens?: number | null | undefined } | null | undefined;
+  output_tokens_details?: { reasoning_tokens?: number | null | undefined } | null | undefined;
 }
 
 /** llama.cpp's per-chunk `timings` (cumulative for the request so far). */
 export interface TimingsLike {
-  prompt_n?: number | null;
-  prompt_ms?: number | null;
-  predicted_n?: number | null;
-  predicted_ms?: number | null;
-  cache_n?: number | null;
-  draft_n?: number | null;
-  draft_n_accepted?: number | null;
+  prompt_n?: number | null | undefined;
+  prompt_ms?: number | null | undefined;
+  predicted_n?: number | null | undefined;
+  predicted_ms?: number | null | undefined;
+  cache_n?: number | null | undefined;
+  draft_n?: number | null | undefined;
+  draft_n_accepted?: number | null | undefined;
 }
 
 /**
@@ -97,13 +111,13 @@ export interface TimingsLike {
  * an `event: error` whose data has no `error` member).
  */
 export interface ChunkLike {
-  choices?: readonly ChoiceLike[] | null;
-  usage?: UsageLike | null;
-  timings?: TimingsLike | null;
-  x_groq?: { usage?: UsageLike | null } | null;
-  object?: string | null;
-  message?: unknown;
-  type?: unknown;
-  code?: unknown;
-  error?: unknown;
+  choices?: readonly ChoiceLike[] | null | undefined;
+  usage?: UsageLike | null | undefined;
+  timings?: TimingsLike | null | undefined;
+  x_groq?: { usage?: UsageLike | null | undefined } | null | undefined;
+  object?: string | null | undefined;
+  message?: unknown | undefined;
+  type?: unknown | undefined;
+  code?: unknown | undefined;
+  error?: unknown | undefined;
 }

@@ -43,12 +43,12 @@ export const ALL_FENCES: readonly Fence[] = Object.freeze([...DEFAULT_FENCES, TH
 /** Options of `FenceSplitter` and `stripThinking`: the fence table and whether text starts fenced. */
 export interface FenceOptions {
   /** The fences to recognise; `[]` reads all text as answer. Default {@link DEFAULT_FENCES}. */
-  fences?: readonly Fence[];
+  fences?: readonly Fence[] | undefined;
   /**
    * The text starts inside a scratchpad (the template opened `<think>` in the prompt), so
    * everything up to the first closing marker is reasoning and never answer.
    */
-  startInReasoning?: boolean;
+  startInReasoning?: boolean | undefined;
 }
 
 /**

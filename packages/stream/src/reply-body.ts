@@ -111,10 +111,14 @@ function notAStream(status: number, type: string, text: string, ended: boolean):
 }
 
 interface CompletionLike {
-  id?: string;
-  model?: string;
-  usage?: unknown;
-  choices: { index?: number; message: Record<string, unknown>; finish_reason?: string | null }[];
+  id?: string | undefined;
+  model?: string | undefined;
+  usage?: unknown | undefined;
+  choices: {
+    index?: number | undefined;
+    message: Record<string, unknown>;
+    finish_reason?: string | null | undefined;
+  }[];
 }
 
 function isCompletion(value: unknown): value is CompletionLike {

@@ -66,26 +66,26 @@ export interface ProducedBox {
  */
 export interface StreamTurnOptions {
   /** Aborts the request at any phase; the promise rejects with `signal.reason`. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Silence allowed between chunks once the reply has started, in ms: re-armed on every chunk, so
    * a reply still arriving is never cut off. Also bounds the wait for the first chunk unless
    * `firstChunkMs` is given. Absent, `0` or `Infinity`: no limit.
    */
-  idleMs?: number;
+  idleMs?: number | undefined;
   /**
    * Silence allowed before the first chunk that carries something (prefill), in ms; a content-free
    * opening chunk does not end it. Defaults to `idleMs`.
    */
-  firstChunkMs?: number;
+  firstChunkMs?: number | undefined;
   /** Set to `true` on the first chunk carrying text, reasoning or a tool-call piece. */
-  produced?: ProducedBox;
+  produced?: ProducedBox | undefined;
   /**
    * Told each piece of answer text as it arrives (never text inside a fence, never a half marker).
    * Text before a lone closing `</think>` is given as answer until that marker arrives, then taken
    * back through `onRetract`.
    */
-  onOutput?: (text: string) => void;
+  onOutput?: ((text: string) => void) | undefined;
   /**
    * Told how many characters (UTF-16 code units, as `String#length` counts) at the end of the answer
    * text already given to `onOutput` turned out to be reasoning: a closing `</think>` arrived with no
@@ -93,7 +93,7 @@ export interface StreamTurnOptions {
    * given to `onThinking`; a display takes it back from the answer it drew. `startInReasoning: true`
    * means it is never needed.
    */
-  onRetract?: (chars: number) => void;
+  onRetract?: ((chars: number) => void) | undefined;
   /**
    * Told once, when a closing marker arrives with no opening one (the chat template opened the
    * scratchpad in the prompt): everything before it in this reply is reasoning. Called before
@@ -102,19 +102,19 @@ export interface StreamTurnOptions {
    * `scratchpadClosed: true`. A caller that sent an answer so far as a prefill (a continuation)
    * takes that back here too.
    */
-  onScratchpadClosed?: () => void;
+  onScratchpadClosed?: (() => void) | undefined;
   /** Told each piece of reasoning: the server's reasoning fields and fenced text in content. */
-  onThinking?: (text: string) => void;
+  onThinking?: ((text: string) => void) | undefined;
   /** Told each piece of a tool call as it arrives, with the call's progress so far. */
-  onToolCallDelta?: (progress: ToolCallProgress) => void;
+  onToolCallDelta?: ((progress: ToolCallProgress) => void) | undefined;
   /** Fences to take out of the content; `[]` reads all content as answer. Default `DEFAULT_FENCES`. */
-  fences?: readonly Fence[];
+  fences?: readonly Fence[] | undefined;
   /**
    * The content starts inside a scratchpad (the template opened it in the prompt). A server that
    * sends reasoning in a field of its own before any content has parsed the scratchpad out, so its
    * content is read as answer.
    */
-  startInReasoning?: boolean;
+  startInReasoning?: boolean | undefined;
 }
 
 type Stop =

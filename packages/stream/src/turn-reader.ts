@@ -16,17 +16,17 @@ const LEGACY_INDEX = -1;
 
 /** What a {@link TurnReader} tells its caller while it reads. */
 export interface TurnReaderOptions {
-  fences?: readonly Fence[];
-  startInReasoning?: boolean;
-  onOutput?: (text: string) => void;
+  fences?: readonly Fence[] | undefined;
+  startInReasoning?: boolean | undefined;
+  onOutput?: ((text: string) => void) | undefined;
   /** Told how many characters of answer text already given to `onOutput` turned out to be reasoning. */
-  onRetract?: (chars: number) => void;
+  onRetract?: ((chars: number) => void) | undefined;
   /** Told once when a lone closing marker ends a scratchpad the template opened, before `onRetract`. */
-  onScratchpadClosed?: () => void;
-  onThinking?: (text: string) => void;
-  onToolCallDelta?: (progress: ToolCallProgress) => void;
+  onScratchpadClosed?: (() => void) | undefined;
+  onThinking?: ((text: string) => void) | undefined;
+  onToolCallDelta?: ((progress: ToolCallProgress) => void) | undefined;
   /** Called once, on the first chunk that carries text, reasoning or a piece of a tool call. */
-  onProduced?: () => void;
+  onProduced?: (() => void) | undefined;
 }
 
 /** The named field a delta's reasoning came in, where it came in one a request can carry back. */

@@ -45,19 +45,19 @@ export interface LiveOptions {
    * server is told the model was trained that long (`--override-kv llama.context_length`), since it
    * would otherwise cap the slot there; the tiny model's output means nothing either way.
    */
-  contextSize?: number;
+  contextSize?: number | undefined;
   /** Server slots (`--parallel`); the server's own choice unless given. */
-  slots?: number;
+  slots?: number | undefined;
   /**
    * A Jinja chat template to use in place of the model's own (Qwen2.5's): its text, written to a
    * temporary file passed as `--chat-template-file`. A template that raises an exception (roles that
    * must alternate) makes the server refuse a request it cannot render with a 400.
    */
-  chatTemplate?: string;
+  chatTemplate?: string | undefined;
   /** `--reasoning-format` (`"deepseek"`, `"none"`, `"auto"`); the server's default unless given. */
-  reasoningFormat?: string;
+  reasoningFormat?: string | undefined;
   /** How long to wait for `/health` to answer 200, in ms. 60,000 unless given. */
-  startupMs?: number;
+  startupMs?: number | undefined;
 }
 
 function freePort(): Promise<number> {

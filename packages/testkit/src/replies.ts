@@ -3,7 +3,7 @@ import { TestkitError } from "./errors.js";
 /** One tool call a scripted turn streams. */
 export interface ScriptedToolCall {
   /** Tool-call id; default `call_sim<n>_<i>` (n counts completions on this server, i the call). Sent only in the first delta. */
-  id?: string;
+  id?: string | undefined;
   /** Function name. */
   name: string;
   /** Arguments exactly as the model would stream them (usually a JSON string). */
@@ -12,49 +12,49 @@ export interface ScriptedToolCall {
 
 /** Usage numbers a scripted turn reports; any number left out is computed (see README). */
 export interface ScriptedUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  cached_tokens?: number;
-  reasoning_tokens?: number;
+  prompt_tokens?: number | undefined;
+  completion_tokens?: number | undefined;
+  cached_tokens?: number | undefined;
+  reasoning_tokens?: number | undefined;
 }
 
 /** A scripted assistant turn: text, reasoning and tool calls, plus how to misbehave while sending it. */
 export interface TurnReply {
-  type?: "turn";
+  type?: "turn" | undefined;
   /** Assistant text. */
-  content?: string;
+  content?: string | undefined;
   /** Reasoning text, sent before the content. */
-  reasoning?: string;
+  reasoning?: string | undefined;
   /** Where reasoning goes: the `reasoning_content` field (default), the `reasoning` field, or `<think>…</think>` in content. */
-  reasoningAs?: "reasoning_content" | "reasoning" | "fence";
+  reasoningAs?: "reasoning_content" | "reasoning" | "fence" | undefined;
   /** Tool calls, streamed after the content. */
-  toolCalls?: ScriptedToolCall[];
+  toolCalls?: ScriptedToolCall[] | undefined;
   /** Usage to report, `false` for none. Omitted numbers are computed from the request and reply. */
-  usage?: ScriptedUsage | false;
+  usage?: ScriptedUsage | false | undefined;
   /** `finish_reason`; default `"tool_calls"` when there are tool calls, else `"stop"`. `null`: none sent. */
-  finishReason?: string | null;
+  finishReason?: string | null | undefined;
   /** Characters per delta (default 8); splits reasoning, content, tool names and arguments. */
-  chunkChars?: number;
+  chunkChars?: number | undefined;
   /** Split tool names by `chunkChars` too (default true); false sends each name whole in its call's first delta. */
-  splitNames?: boolean;
+  splitNames?: boolean | undefined;
   /** Interleave the deltas of parallel tool calls round-robin instead of one call after another. */
-  interleave?: boolean;
+  interleave?: boolean | undefined;
   /** Wait this long before sending the response headers. */
-  firstByteDelayMs?: number;
+  firstByteDelayMs?: number | undefined;
   /** Open with a content-free `{"role":"assistant"}` delta (default true). */
-  roleChunk?: boolean;
+  roleChunk?: boolean | undefined;
   /** Wait this long between chunks. */
-  chunkDelayMs?: number;
+  chunkDelayMs?: number | undefined;
   /** Pause once, for `ms`, after chunk number `afterChunk` (1-based). */
-  pause?: { afterChunk: number; ms: number };
+  pause?: { afterChunk: number; ms: number } | undefined;
   /** Send nothing more after chunk N, leaving the connection open (0: headers only). */
-  silentAfterChunk?: number;
+  silentAfterChunk?: number | undefined;
   /** Destroy the socket after chunk N (0: right after the headers). */
-  dropAfterChunk?: number;
+  dropAfterChunk?: number | undefined;
   /** Leave out the final `data: [DONE]`. */
-  noDone?: boolean;
+  noDone?: boolean | undefined;
   /** After chunk N send `data: {"error": error}` and end the stream. */
-  errorMidStream?: { afterChunk: number; error: unknown };
+  errorMidStream?: { afterChunk: number; error: unknown } | undefined;
 }
 
 /** An HTTP error: `body` is sent as JSON, or verbatim when it is a string. */
@@ -62,7 +62,7 @@ export interface ErrorReply {
   type: "error";
   status: number;
   body: unknown;
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /**
@@ -76,21 +76,21 @@ export interface ReplayReply {
   /** Path under the fixtures folder, e.g. `"wire/openai/gpt-4.1-nano-text-usage-chunk.sse"`. */
   fixture: string;
   /** Wait this long between SSE frames. */
-  chunkDelayMs?: number;
+  chunkDelayMs?: number | undefined;
   /** Response status (default 200, or the capture's). */
-  status?: number;
+  status?: number | undefined;
   /** Response headers (default `content-type: text/event-stream`, or the capture's content type). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /** Exact bytes: each chunk is written as given. */
 export interface RawReply {
   type: "raw";
-  status?: number;
+  status?: number | undefined;
   /** Response headers (default `content-type: text/event-stream`). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   chunks: (string | Uint8Array)[];
-  chunkDelayMs?: number;
+  chunkDelayMs?: number | undefined;
 }
 
 /** What the server sends for one `POST /v1/chat/completions`. */

@@ -15,9 +15,9 @@ export interface ScriptedModelRequest {
 /** How the scripted model streams its replies. */
 export interface ScriptedModelOptions {
   /** Characters per delta (default 4), so a terminal shows the text arriving. */
-  chunkChars?: number | null;
+  chunkChars?: number | null | undefined;
   /** Milliseconds between chunks (default 10). */
-  chunkDelayMs?: number | null;
+  chunkDelayMs?: number | null | undefined;
 }
 
 interface ToolInfo {

@@ -21,9 +21,9 @@ import { limitTurn } from "./token-budget.js";
 /** One entry of the default `GET /v1/models` list. */
 export interface ModelListing {
   id: string;
-  object?: string;
-  created?: number;
-  owned_by?: string;
+  object?: string | undefined;
+  created?: number | undefined;
+  owned_by?: string | undefined;
   [key: string]: unknown;
 }
 
@@ -33,21 +33,21 @@ export type ReplyFunction = (request: RecordedRequest, index: number) => Reply |
 /** Options of {@link startServer}; all optional. */
 export interface ServerOptions {
   /** The script: a queue consumed one reply per chat request, or a function deciding each reply. */
-  replies?: Reply[] | ReplyFunction | null;
+  replies?: Reply[] | ReplyFunction | null | undefined;
   /** A real server's refusals and routes: a name, `{ name, …options }`, or a `Personality` object. */
-  personality?: PersonalitySpec | null;
+  personality?: PersonalitySpec | null | undefined;
   /** Report `prompt_tokens_details.cached_tokens` from the prefix-cache model. */
-  prefixCache?: boolean | null;
+  prefixCache?: boolean | null | undefined;
   /** Body of `GET /v1/models`: an array is wrapped as `{ object: "list", data }`, anything else sent as is. */
-  models?: ModelListing[] | unknown;
+  models?: ModelListing[] | unknown | undefined;
   /** Body of `GET /props`; `false` or absent (without a personality that has one): 404; `null` is absent. */
-  props?: unknown;
+  props?: unknown | undefined;
   /** Body of LM Studio's `GET /api/v0/models`; `false` or absent (without the lmstudio personality): 404; `null` is absent. */
-  lmstudio?: unknown;
+  lmstudio?: unknown | undefined;
   /** Let the rule-based demo model answer chat requests when no scripted reply is left (options: its streaming pace). */
-  scriptedModel?: boolean | ScriptedModelOptions | null;
+  scriptedModel?: boolean | ScriptedModelOptions | null | undefined;
   /** Port to listen on (default 0: a free one). */
-  port?: number | null;
+  port?: number | null | undefined;
 }
 
 /** What each field of `scriptedModel: { … }` must be. */

@@ -16,7 +16,7 @@ export interface TurnContext {
   /** Prompt tokens of the rendered request. */
   promptTokens: number;
   /** Cached prompt tokens when the prefix cache is on, else undefined. */
-  cachedTokens?: number;
+  cachedTokens?: number | undefined;
   /** Makes the default id of the n-th tool call of this turn. */
   toolCallId: (index: number) => string;
 }

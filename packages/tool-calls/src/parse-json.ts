@@ -25,7 +25,7 @@ export interface ParseJsonOptions {
    * and a long decimal is its nearest double. Absent, numbers read as `JSON.parse` reads them.
    * `takesStringAt` from `@loopwright/schema-compat` answers it from a JSON Schema.
    */
-  takesString?: (path: ArgumentPath) => boolean;
+  takesString?: ((path: ArgumentPath) => boolean) | undefined;
 }
 
 const THINK_END = "</think>";

@@ -42,9 +42,9 @@ export interface ParseToolArgumentsOptions {
    * The turn's finish reason. `"length"` means the turn stopped at the token ceiling, so arguments
    * that end mid-JSON are reported as truncated rather than closed up and run.
    */
-  finishReason?: string | null;
+  finishReason?: string | null | undefined;
   /** The tool's name, for the error message the model reads. */
-  name?: string;
+  name?: string | undefined;
   /**
    * Asked, for each number in the arguments that JavaScript cannot hold as the model wrote it
    * (an integer past ±(2^53 − 1), a number past a double's range, a decimal of more than about
@@ -55,7 +55,7 @@ export interface ParseToolArgumentsOptions {
    * and a long decimal is rounded to the nearest double. Absent, every such place is "no".
    * `takesStringAt` from `@loopwright/schema-compat` answers it from a tool's schema.
    */
-  takesString?: (path: ArgumentPath) => boolean;
+  takesString?: ((path: ArgumentPath) => boolean) | undefined;
   /**
    * Asked, for each number token the model wrote in the arguments (`02134`, `1.10`, `1e3`, and
    * `+5` or `.5`, which JSON refuses), whether the tool takes a string at its place and no number
@@ -68,7 +68,7 @@ export interface ParseToolArgumentsOptions {
    * this option (a leading-zero integer as the number, `+5` as 5, `.5` as 0.5). Absent, every place is
    * "no". `takesOnlyStringAt` from `@loopwright/schema-compat` answers it from a tool's schema.
    */
-  takesOnlyString?: (path: ArgumentPath) => boolean;
+  takesOnlyString?: ((path: ArgumentPath) => boolean) | undefined;
 }
 
 /** Arguments read by {@link parseToolArguments}. */

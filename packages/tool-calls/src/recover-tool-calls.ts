@@ -27,10 +27,10 @@ import type { ToolCallRequest } from "./types.js";
 export type ToolNameLike =
   | string
   | {
-      name?: unknown;
-      inputSchema?: unknown;
-      parameters?: unknown;
-      function?: { name?: unknown; parameters?: unknown };
+      name?: unknown | undefined;
+      inputSchema?: unknown | undefined;
+      parameters?: unknown | undefined;
+      function?: { name?: unknown | undefined; parameters?: unknown | undefined } | undefined;
     }
   | { type: string };
 
@@ -42,7 +42,7 @@ export interface RecoverToolCallsOptions {
    * without its closing tag — as `parseToolArguments` refuses such arguments: they are never
    * closed up and run.
    */
-  finishReason?: string | null;
+  finishReason?: string | null | undefined;
 }
 
 /** What {@link recoverToolCalls} found. */

@@ -6,7 +6,7 @@ export interface CatalogTool {
   /** The name the model loads and calls it by; the same name as its definition's `function.name`. */
   name: string;
   /** What it does, in a line. Read by `catalogText` with `descriptions: true` and by a preselection. */
-  description?: string;
+  description?: string | undefined;
 }
 
 /**
@@ -161,11 +161,11 @@ export type LoadingMode = "ondemand" | "proxy";
 /** Options for {@link catalogText}. */
 export interface CatalogTextOptions {
   /** `"ondemand"` (load, then call by name) or `"proxy"` (load, then `call_tool`). `"ondemand"` unless given. */
-  mode?: LoadingMode;
+  mode?: LoadingMode | undefined;
   /** List each tool on its own line with the first line of its description. Off unless given. */
-  descriptions?: boolean;
+  descriptions?: boolean | undefined;
   /** The load cap the text tells the model. 12 unless given. */
-  cap?: number;
+  cap?: number | undefined;
 }
 
 /**

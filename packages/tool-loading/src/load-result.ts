@@ -7,11 +7,16 @@ import type { NameResolution } from "./names.js";
 /** The narrowest message shape this package reads: a role, content, and a tool call's answer id. */
 export interface MessageLike {
   role: string;
-  content?: unknown;
-  tool_call_id?: string;
+  content?: unknown | undefined;
+  tool_call_id?: string | undefined;
   tool_calls?:
-    | readonly { id?: string; type?: string; function?: { name?: string; arguments?: string } }[]
-    | null;
+    | readonly {
+        id?: string | undefined;
+        type?: string | undefined;
+        function?: { name?: string | undefined; arguments?: string | undefined } | undefined;
+      }[]
+    | null
+    | undefined;
 }
 
 function checkResolution(resolution: NameResolution, where: string): void {

@@ -26,7 +26,7 @@ export interface ProxiedParseOptions {
    * so a number token written there (`02134`, `+5`, `.5`) is read as the text written, as when the
    * tool is called directly. Absent for the whole call given as text, or a tool with no definition.
    */
-  takesOnlyString?: (path: readonly (string | number)[]) => boolean;
+  takesOnlyString?: ((path: readonly (string | number)[]) => boolean) | undefined;
 }
 
 /**
@@ -84,13 +84,13 @@ export interface ProxiedCallOptions<R = unknown> {
    * arguments. `createToolLoading` passes its own. None unless given; anything but an array of
    * named function tools throws `invalid-tools`.
    */
-  tools?: readonly FunctionToolLike[];
+  tools?: readonly FunctionToolLike[] | undefined;
 }
 
 /** What `readProxiedCall` reads beyond the call: the reader, and each tool's parameters by name. */
 interface ReadOptions {
-  parse?: ProxiedCallOptions["parse"];
-  parametersOf?: (name: string) => unknown;
+  parse?: ProxiedCallOptions["parse"] | undefined;
+  parametersOf?: ((name: string) => unknown) | undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

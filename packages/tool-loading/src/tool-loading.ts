@@ -41,15 +41,15 @@ export interface ToolLoadingOptions<R = unknown> {
   /** Every tool the run may reach, as full definitions. */
   tools: readonly FunctionToolLike[];
   /** The same tools by name, grouped by server. One server named `"tools"` holding `tools` unless given. */
-  catalog?: readonly CatalogServer[];
+  catalog?: readonly CatalogServer[] | undefined;
   /** How the tool array is ordered before it is sent (`orderTools`). Name order unless given. */
-  order?: ToolOrder<FunctionToolLike>;
+  order?: ToolOrder<FunctionToolLike> | undefined;
   /** Tools one load may load. 12 unless given. */
-  loadCap?: number;
+  loadCap?: number | undefined;
   /** Loaded tools carried in from an earlier run. 16 unless given. */
-  carryCap?: number;
+  carryCap?: number | undefined;
   /** List a one-line description beside each name in the catalogue text. Off unless given. */
-  descriptions?: boolean;
+  descriptions?: boolean | undefined;
   /**
    * Reads `call_tool` arguments given as text (see `proxiedCall`), handed the inner tool's
    * `takesOnlyString` from its definition in `tools`. `JSON.parse` unless given; for the lenient
@@ -83,11 +83,11 @@ export interface StepInput {
   /** What is loaded now (on-demand mode). */
   loaded: readonly string[];
   /** The start's `preselected`. */
-  preselected?: readonly string[];
+  preselected?: readonly string[] | undefined;
   /** `"exclusive"` unless given. */
-  routing?: PreselectRouting;
+  routing?: PreselectRouting | undefined;
   /** The host's system prompt, if any. */
-  system?: string;
+  system?: string | undefined;
 }
 
 /** A tool call as the loop read it: id, name and arguments (already parsed). */
@@ -95,7 +95,7 @@ export interface CallInput {
   id: string;
   name: string;
   args: Record<string, unknown>;
-  raw?: string;
+  raw?: string | undefined;
 }
 
 /** How the loop is to answer one tool call (from {@link ToolLoading.route}). */

@@ -9,10 +9,10 @@ export interface McpStdioServer {
   command: string;
   args: string[];
   /** Added to a small safe default environment (PATH, HOME, …). A credential's place: never logged. */
-  env?: Record<string, string>;
-  cwd?: string;
+  env?: Record<string, string> | undefined;
+  cwd?: string | undefined;
   /** Values to mask in anything reported about the server (what `${VAR}` expansion put in). */
-  masked?: string[];
+  masked?: string[] | undefined;
 }
 
 /** A server reached over HTTP: Streamable HTTP, falling back to the legacy SSE transport. */
@@ -22,9 +22,9 @@ export interface McpHttpServer {
   type: "http" | "sse";
   url: string;
   /** Sent with every request. A credential's place: never logged. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Values to mask in anything reported about the server (what `${VAR}` expansion put in). */
-  masked?: string[];
+  masked?: string[] | undefined;
 }
 
 /** One server as the pool holds it, checked and with its kind settled. */
@@ -36,15 +36,15 @@ export type McpServerConfig = McpStdioServer | McpHttpServer;
  * (`stdio`, `http`, `streamable-http`, `sse`) and `enabled: false` to leave it out.
  */
 export interface McpServerEntry {
-  name?: string;
-  type?: string;
-  command?: string;
-  args?: readonly string[];
-  env?: Readonly<Record<string, string>>;
-  cwd?: string;
-  url?: string;
-  headers?: Readonly<Record<string, string>>;
-  enabled?: boolean;
+  name?: string | undefined;
+  type?: string | undefined;
+  command?: string | undefined;
+  args?: readonly string[] | undefined;
+  env?: Readonly<Record<string, string>> | undefined;
+  cwd?: string | undefined;
+  url?: string | undefined;
+  headers?: Readonly<Record<string, string>> | undefined;
+  enabled?: boolean | undefined;
 }
 
 /** What {@link createMcpPool} and {@link mcpServers} take: a list of named entries, or a `.mcp.json` document. */
@@ -58,7 +58,7 @@ export interface McpServersOptions {
    * Off by default: a spec document keeps `${VAR}` as the literal it is. What an expansion put in
    * is masked in every message about the server.
    */
-  env?: Readonly<Record<string, string | undefined>>;
+  env?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;

@@ -73,19 +73,19 @@ export interface McpElicitation {
 /** The user's answer: `accept` with the fields (omitted ones get the schema's defaults), `decline`, or `cancel`. */
 export interface McpElicitationAnswer {
   action: "accept" | "decline" | "cancel";
-  content?: Record<string, string | number | boolean | string[]>;
+  content?: Record<string, string | number | boolean | string[]> | undefined;
 }
 
 /** What a connection needs from its pool. */
 export interface ConnectionOptions {
-  elicit?: (request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>;
+  elicit?: ((request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>) | undefined;
   clientInfo: { name: string; version: string };
   connectTimeoutMs: number;
   maxRestarts: number;
   stderrLines: number;
   maxMessageBytes: number;
   /** The pool's reaper, if it has one (not on Windows, not with `reaper: false`). */
-  reaper?: Reaper;
+  reaper?: Reaper | undefined;
   onToolsChanged: () => void;
   onNotice: (text: string) => void;
 }

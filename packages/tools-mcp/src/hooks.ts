@@ -14,16 +14,16 @@ export type HookEvent =
 export interface McpHookSpec {
   id: string;
   events: readonly string[];
-  server?: string;
-  tool?: string;
+  server?: string | undefined;
+  tool?: string | undefined;
   /** Its share of the hook context budget, in tokens; passed on in its outcome. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /**
    * How long the hook may take once its server is up, its wait for a turn at the server's write
    * gate included (default: the pool's `hookTimeoutMs`).
    */
-  timeoutSeconds?: number;
-  enabled?: boolean;
+  timeoutSeconds?: number | undefined;
+  enabled?: boolean | undefined;
 }
 
 /**

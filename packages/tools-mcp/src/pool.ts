@@ -63,64 +63,67 @@ export interface McpPoolOptions {
    * How long one call may take, in ms (default 60 000); the server is told to cancel past it. A
    * bound past what a timer holds (2^31 - 1 ms, about 24.8 days) is held to it. So is every bound here.
    */
-  timeoutMs?: number | null;
+  timeoutMs?: number | null | undefined;
   /**
    * How long starting a server may take, in ms (default 30 000), and apart from that, how long
    * listing its tools may take: every page of `tools/list` together, at a start and on each
    * `list_changed`.
    */
-  connectTimeoutMs?: number | null;
+  connectTimeoutMs?: number | null | undefined;
   /**
    * How tools are named for the model: `"prefixed"` (default) as `<server>__<tool>`, so two
    * servers' `search` stay apart and a name says where it goes; `"plain"` as the server named them,
    * prefixing only a name a server earlier in the list already uses.
    */
-  toolNames?: "prefixed" | "plain" | null;
+  toolNames?: "prefixed" | "plain" | null | undefined;
   /** What `call` hands back for a result with images: `"describe"` (default) text only, `"parts"` content parts with the images. */
-  images?: "describe" | "parts" | null;
+  images?: "describe" | "parts" | null | undefined;
   /** Restarts after a server dies (default 1): a non-negative integer. */
-  maxRestarts?: number | null;
+  maxRestarts?: number | null | undefined;
   /** Lines of a server's stderr kept for a failure message (default 20): a non-negative integer. */
-  stderrLines?: number | null;
+  stderrLines?: number | null | undefined;
   /**
    * The largest message a stdio server may send, in bytes (default 10 MiB, the SDK's own cap): a
    * positive integer. A longer line is skipped, not held; the call it answered fails with
    * `call-failed` naming its size and this option, and the server runs on. (On Windows the SDK's
    * transport is used, with its fixed 10 MiB cap.)
    */
-  maxMessageBytes?: number | null;
+  maxMessageBytes?: number | null | undefined;
   /**
    * Run each server's non-read-only calls one at a time, its read-only ones together (default
    * true) — so a loop with `parallel: true` cannot run two writes at once on one server. Calls to
    * different servers never wait for each other.
    */
-  serializeWrites?: boolean | null;
+  serializeWrites?: boolean | null | undefined;
   /**
    * Start a reaper (default true, on Linux and macOS): one small Node process per pool, while any
    * of its stdio servers runs, that ends their process trees if this process is killed without
    * closing the pool (SIGKILL, the OOM killer). `false` starts none: a server that does not exit on
    * stdin EOF then outlives a killed host. Never started on Windows.
    */
-  reaper?: boolean | null;
+  reaper?: boolean | null | undefined;
   /** Hooks run by `runHooks`: the spec's `hooks` entries that name a server and tool. */
-  hooks?: readonly McpHookSpec[] | null;
+  hooks?: readonly McpHookSpec[] | null | undefined;
   /**
    * Default time a hook may take once its server is up, in ms (default 10 000), its wait for a turn at its server's
    * write gate included.
    */
-  hookTimeoutMs?: number | null;
+  hookTimeoutMs?: number | null | undefined;
   /** Told of a server failing, restarting or changing its tools. Never given env or header values. */
-  onNotice?: ((text: string) => void) | null;
+  onNotice?: ((text: string) => void) | null | undefined;
   /** Told when the set of tools changed (a server connected, restarted, failed or sent `list_changed`). */
-  onToolsChanged?: (() => void) | null;
+  onToolsChanged?: (() => void) | null | undefined;
   /**
    * Answers a server's question for the user (form-mode elicitation). Given it, the pool tells
    * servers it can elicit, and fills fields the answer leaves out with the schema's defaults;
    * without it, servers are told it cannot, and URL-mode questions are always declined.
    */
-  elicit?: ((request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>) | null;
+  elicit?:
+    | ((request: McpElicitation, signal: AbortSignal) => Promise<McpElicitationAnswer>)
+    | null
+    | undefined;
   /** The client name and version sent to servers (default `loopwright-tools-mcp`). */
-  clientInfo?: { name: string; version: string } | null;
+  clientInfo?: { name: string; version: string } | null | undefined;
 }
 
 /** A tool call's output with where it ran. */

@@ -9,8 +9,13 @@ export interface ToolContext {
   signal?: AbortSignal;
 }
 
-/** What `defineTool` reads: one tool, written once. */
-export interface ToolSpec<Input extends z.ZodType> {
+/**
+ * What `defineTool` reads: one tool, written once. `Input` is a zod schema whose input is an object
+ * (`z.object(…)`, with `.strict()`, defaults or a `.transform()` after it); `z.string()` and other
+ * non-object schemas do not compile. A union of object schemas compiles but is refused by
+ * `defineTool` at run time (`invalid-tool`): its JSON Schema is not `type: "object"`.
+ */
+export interface ToolSpec<Input extends z.ZodType<unknown, Record<string, unknown>>> {
   /** The name the model calls it by (letters, digits, `_` and `-`, at most 64). */
   name: string;
   /** What it does, for the model. */
@@ -28,7 +33,9 @@ export interface ToolDeclaration {
 }
 
 /** A tool `defineTool` made: its spec, and the declaration the model is sent. */
-export interface Tool<Input extends z.ZodType = z.ZodType> extends ToolSpec<Input> {
+export interface Tool<
+  Input extends z.ZodType<unknown, Record<string, unknown>> = z.ZodType<unknown, Record<string, unknown>>,
+> extends ToolSpec<Input> {
   /** The declaration: name, description and the input schema as JSON Schema (input mode: defaulted fields optional). */
   readonly declaration: ToolDeclaration;
   /**
@@ -49,9 +56,12 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
  *
  * Throws `ToolInputError` (`invalid-tool`) for a name chat-completions refuses, a missing
  * description or `execute`, or an `input` that is not an object schema or cannot be written as
- * JSON Schema. Never calls `execute`.
+ * JSON Schema. Types refuse a schema whose input is not an object (`z.string()`); a union of
+ * object schemas type-checks but is refused here at run time. Never calls `execute`.
  */
-export function defineTool<Input extends z.ZodType>(spec: ToolSpec<Input>): Tool<Input> {
+export function defineTool<Input extends z.ZodType<unknown, Record<string, unknown>>>(
+  spec: ToolSpec<Input>,
+): Tool<Input> {
   const name = typeof spec?.name === "string" ? spec.name : "";
   const refuse = (why: string, cause?: unknown): never => {
     throw new ToolInputError("invalid-tool", name, `defineTool: ${name === "" ? "a tool" : name} ${why}`, {
@@ -238,7 +248,7 @@ function refusal(name: string, error: z.ZodError): ToolInputError {
  * Checks a call's arguments against `tool.input`, awaiting any asynchronous refinement: the parsed
  * arguments, or a rejection with `ToolInputError` (`invalid-arguments`) naming the mismatches.
  */
-export async function checkArguments<Input extends z.ZodType>(
+export async function checkArguments<Input extends z.ZodType<unknown, Record<string, unknown>>>(
   tool: Tool<Input>,
   args: unknown,
 ): Promise<z.output<Input>> {

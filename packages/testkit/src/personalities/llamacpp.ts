@@ -17,26 +17,26 @@ import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } 
 /** Options of {@link llamacppPersonality}. */
 export interface LlamacppPersonalityOptions {
   /** Context size per slot (`-c`); prompts of this many tokens or more are refused. Default 4096. */
-  nCtx?: number | null;
+  nCtx?: number | null | undefined;
   /** Answer every route with 503 "Loading model" for this long after start (default 0). */
-  loadingMs?: number | null;
+  loadingMs?: number | null | undefined;
   /** Started with `--jinja` (default true); without it any request with `tools` gets a 500. */
-  jinja?: boolean | null;
+  jinja?: boolean | null | undefined;
   /** The model id it reports (default `tiny.gguf`, as recorded). */
-  model?: string | null;
+  model?: string | null | undefined;
   /**
    * The chat template thinks (`enable_thinking` on): a conversation ending in an assistant message
    * (a prefill) gets the recorded 400 "Assistant response prefill is incompatible with
    * enable_thinking." Default false.
    */
-  thinking?: boolean | null;
+  thinking?: boolean | null | undefined;
   /**
    * Refuse an overflow as the first builds with `exceed_context_size_error` did (llama.cpp PR #15780,
    * Sept 2025): HTTP 500 and "the request exceeds the available context size. try increasing the
    * context size or enable context shift", with `n_prompt_tokens` / `n_ctx`. Default false: the
    * captured current 400 with the counts in the message.
    */
-  legacyOverflow?: boolean | null;
+  legacyOverflow?: boolean | null | undefined;
 }
 
 const F = {

@@ -13,9 +13,9 @@ import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } 
 /** Options of {@link lmstudioPersonality}. */
 export interface LmstudioPersonalityOptions {
   /** The loaded context length; longer prompts are refused (default 4096). */
-  contextLength?: number | null;
+  contextLength?: number | null | undefined;
   /** The loaded model id; marked `loaded` with this `loaded_context_length` in `/api/v0/models` when it is listed. */
-  model?: string | null;
+  model?: string | null | undefined;
 }
 
 const F = {

@@ -17,7 +17,7 @@ export interface MistralPersonalityOptions {
    * Refuse `stream_options` with the recorded 422 (default true, as recorded in 2025); `false` for
    * an API that has since taken it.
    */
-  refuseStreamOptions?: boolean | null;
+  refuseStreamOptions?: boolean | null | undefined;
 }
 
 const F = {

@@ -21,17 +21,17 @@ import { findStrictViolation, pythonTuple, type StrictViolation } from "./strict
 /** Options of {@link openaiPersonality}. */
 export interface OpenAiPersonalityOptions {
   /** Which models are reasoning models (default `/^(o\d|gpt-5)/`). */
-  reasoningModels?: RegExp | null;
+  reasoningModels?: RegExp | null | undefined;
   /** `reasoning_effort` values reasoning models accept (default `none`, `low`, `medium`, `high`, as recorded for gpt-5.1). */
-  reasoningEffortValues?: readonly string[] | null;
+  reasoningEffortValues?: readonly string[] | null | undefined;
   /** Extra body fields to accept besides the documented chat-completions ones. */
-  extraParams?: readonly string[] | null;
+  extraParams?: readonly string[] | null | undefined;
   /** Body fields to refuse as unrecognized even though OpenAI documents them. */
-  unknownParams?: readonly string[] | null;
+  unknownParams?: readonly string[] | null | undefined;
   /** When set, prompts over this many tokens (by the token rule) get the context-length refusal. */
-  contextWindow?: number | null;
+  contextWindow?: number | null | undefined;
   /** When set, other model names get the 404 model_not_found refusal. */
-  models?: readonly string[] | null;
+  models?: readonly string[] | null | undefined;
 }
 
 /** The chat-completions body fields OpenAI documents (reasoning_effort only for reasoning models). */

@@ -18,16 +18,16 @@ export interface TurnFacts {
    * The usage the turn reports (scripted numbers, else computed), also where a stream carries no
    * usage chunk; undefined when the turn says `usage: false`.
    */
-  usage?: WireUsage;
+  usage?: WireUsage | undefined;
   /** The chat request being answered (llama.cpp echoes a trailing assistant message from it). */
-  request?: RecordedRequest;
+  request?: RecordedRequest | undefined;
 }
 
 /** A plain HTTP answer: status, body (JSON, or verbatim when a string) and optional headers. */
 export interface HttpAnswer {
   status: number;
   body: unknown;
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /**

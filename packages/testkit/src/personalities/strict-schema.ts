@@ -11,7 +11,7 @@ export interface StrictViolation {
   context: (string | number)[];
   kind: "additionalProperties" | "required";
   /** For `required`: the first property key missing from `required`. */
-  missing?: string;
+  missing?: string | undefined;
 }
 
 /** Python's tuple repr, which OpenAI's messages use for the context: `()`, `('a',)`, `('a', 0)`. */

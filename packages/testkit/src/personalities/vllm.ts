@@ -13,22 +13,22 @@ import { includeUsageRequested, isRecord, jsonError, requestedMaxTokens, swap } 
 /** Options of {@link vllmPersonality}. */
 export interface VllmPersonalityOptions {
   /** The server's `--max-model-len` (default 8096, as recorded). */
-  maxModelLen?: number | null;
+  maxModelLen?: number | null | undefined;
   /** The served model id (default the recorded `meta-llama/Meta-Llama-3.1-8B-Instruct`). */
-  model?: string | null;
+  model?: string | null | undefined;
   /** Started with `--enable-auto-tool-choice --tool-call-parser` (default true). */
-  autoToolChoice?: boolean | null;
+  autoToolChoice?: boolean | null | undefined;
   /**
    * Error bodies: `"legacy"` (default) — top-level `{"object":"error", message, type, param, code}`
    * as recorded from vLLM before 0.10; `"nested"` — `{"error": {message, type, param, code}}` with the
    * newer overflow wordings (vLLM 0.10 and later).
    */
-  errorFormat?: "legacy" | "nested" | null;
+  errorFormat?: "legacy" | "nested" | null | undefined;
   /**
    * Refuse a request whose `model` is not the served id with vLLM's 404 "The model `x` does not
    * exist." (`NotFoundError`, code 404). Default false, so scripts may name any model.
    */
-  refuseUnknownModels?: boolean | null;
+  refuseUnknownModels?: boolean | null | undefined;
 }
 
 const F = {
