@@ -1,4 +1,4 @@
-import type { EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
+import type { EventStream, EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
 import { call, type RedisConnection, refusedForGood, whenReady } from "./connection.js";
 
 type Result = IteratorResult<SequencedEvent, undefined>;
@@ -79,7 +79,7 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * the new run stays below this watcher's position, by a look at the stream's top after each empty
  * `XREAD` (bounded to {@link BLOCK_MS}).
  */
-export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, undefined> {
+export class StreamWatcher implements EventStream {
   private queue: SequencedEvent[] = [];
   private head = 0;
   /** Live events trimmed out of the queue since the reader last took one. */
