@@ -5,7 +5,8 @@
 // Then one project with every tarball is a host the packages must also serve: a CommonJS file that
 // `require`s each package and calls one export (require(esm), Node >= 20.19 / 22.12; skipped with a
 // message on an older Node), and a file that imports each package and reads `watch()`'s events,
-// type-checked with TypeScript 5.4 (the oldest the declarations are held to; skipLibCheck: false).
+// type-checked with TypeScript 5.4 (the oldest the declarations are held to; skipLibCheck: false);
+// and a library on loop and agent alone, under an isolated install, emitting its declarations.
 // Last, the user stories in stories/ are type-checked and run from the same tarballs, with openai 6
 // and 7 (scripts/smoke-stories.mjs).
 //   node scripts/smoke-packed.mjs [package-name … | consumers | stories]
@@ -135,6 +136,7 @@ const OLDEST_TYPESCRIPT = "5.4.5";
 /** Every tarball in one project, used as a CommonJS host and checked with the oldest TypeScript. */
 async function consumers() {
   const project = mkdtempSync(join(tmpdir(), "loopwright-consumers-"));
+  const cleanup = [project];
   const log = [];
   const step = async (file, args) => {
     const { stdout, stderr } = await run(file, args, { cwd: project, encoding: "utf8", maxBuffer: 1 << 26 });
@@ -202,11 +204,86 @@ export async function firstSeq(): Promise<number | undefined> {
     writeStrictConfig({ project, files: ["oldest.ts"] });
     await step(process.execPath, [join(project, "node_modules/typescript/bin/tsc"), "-p", project]);
     log.push(`every package's declarations type-check with TypeScript ${OLDEST_TYPESCRIPT}\n`);
+
+    // An isolated install (as pnpm lays one out): only loop and agent are within the host's reach,
+    // their siblings are not. A library built on them, its types inferred, must still emit its
+    // declarations (no TS2742: every sibling type in their signatures is re-exported).
+    // Its own folder: nothing above it may hold a node_modules with the siblings in it.
+    const isolated = mkdtempSync(join(tmpdir(), "loopwright-isolated-"));
+    cleanup.push(isolated);
+    mkdirSync(join(isolated, "src"), { recursive: true });
+    const direct = ["@loopwright/loop", "@loopwright/agent"];
+    writeFileSync(
+      join(isolated, "package.json"),
+      JSON.stringify({
+        name: "smoke-isolated",
+        private: true,
+        type: "module",
+        dependencies: {
+          ...Object.fromEntries(direct.map((n) => [n, `file:${tarballs[n]}`])),
+          openai: versionOf("openai"),
+          "@types/node": versionOf("@types/node"),
+        },
+        overrides: Object.fromEntries(names.map((n) => [n, `file:${tarballs[n]}`])),
+      }),
+    );
+    await step("npm", [
+      "install",
+      "--prefix",
+      isolated,
+      "--install-strategy=linked",
+      "--no-audit",
+      "--no-fund",
+      "--ignore-scripts",
+      "--loglevel=error",
+    ]);
+    writeFileSync(
+      join(isolated, "src/lib.ts"),
+      `import { Agent } from "@loopwright/agent";
+import { type AgentLoopOptions, ContextOverflow, runAgentLoop } from "@loopwright/loop";
+const base = { config: { baseUrl: "http://127.0.0.1:1/v1", model: "m" }, dispatch: () => "" };
+export async function ask(prompt: string) {
+  return runAgentLoop({ ...base, messages: [{ role: "user", content: prompt }] });
+}
+export const answer = async (prompt: string) => (await ask(prompt)).turn;
+export const calls = async (prompt: string) => (await ask(prompt)).toolCalls;
+export const ledger = async (prompt: string) => (await ask(prompt)).ledger;
+export const options = (more: Partial<AgentLoopOptions>) => ({ ...base, ...more });
+export const makeAgent = () => new Agent({ config: base.config });
+export const lastRun = (agent: Agent) => agent.prompt("x");
+export const overflowed = (error: unknown) => error instanceof ContextOverflow;
+`,
+    );
+    writeFileSync(
+      join(isolated, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          skipLibCheck: false,
+          declaration: true,
+          emitDeclarationOnly: true,
+          rootDir: "src",
+          outDir: "out",
+          types: ["node"],
+        },
+        include: ["src"],
+      }),
+    );
+    await step(process.execPath, [tsc, "-p", isolated]);
+    const emitted = readFileSync(join(isolated, "out/lib.d.ts"), "utf8");
+    const reached = [...emitted.matchAll(/import\("([^"]+)"\)/g)].map((m) => m[1]);
+    const foreign = reached.filter((specifier) => !direct.includes(specifier));
+    if (foreign.length)
+      throw new Error(`the host's declarations reach past its dependencies: ${foreign.join(", ")}`);
+    log.push("a library on loop and agent alone (isolated install) emits its declarations\n");
   } catch (error) {
     failures.push("consumers");
     log.push(error.stdout ?? "", error.stderr ?? "", `consumer smoke test failed: ${error.message}\n`);
   } finally {
-    rmSync(project, { recursive: true, force: true });
+    for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
     process.stdout.write(log.filter(Boolean).join(""));
   }
 }
