@@ -1,7 +1,8 @@
 // Compiles every ```ts and ```js block of the Markdown in the repository (the root README.md, each
-// app's and each package's top-level *.md: READMEs, COMPOSE.md) under `strict` (a JS block with
-// checkJs: JSDoc types count, so a wrong call in a JS example fails as it would in TS), each block
-// its own module importing the packages by name (their built declarations), then RUNS each
+// app's and each package's top-level *.md: READMEs, COMPOSE.md) under `strict` and
+// `noUncheckedIndexedAccess`, so an example also compiles when copied into a stricter project (a JS
+// block with checkJs: JSDoc types count, so a wrong call in a JS example fails as it would in TS),
+// each block its own module importing the packages by name (their built declarations), then RUNS each
 // runnable block and compares what it printed with the comments that document it, so a README's
 // code can neither drift from the API it documents nor stop working nor claim an output it no
 // longer prints. Build first.
@@ -192,6 +193,8 @@ writeFileSync(
         module: "NodeNext",
         moduleResolution: "NodeNext",
         strict: true,
+        // exactOptionalPropertyTypes too, once every option property takes `undefined` (fix66).
+        noUncheckedIndexedAccess: true,
         outDir: "out",
         inlineSourceMap: true,
         skipLibCheck: true,

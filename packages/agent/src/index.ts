@@ -1,3 +1,20 @@
+// The sibling types that appear in this package's signatures, so a host installed with only
+// @loopwright/agent (pnpm, or npm --install-strategy=linked) can name every one of them.
+// scripts/check-reexports.mjs holds this.
+export type { TurnUsage } from "@loopwright/events";
+export type {
+  AgentLoopOptions,
+  AgentLoopResult,
+  ChatMessage,
+  DedupePolicy,
+  DispatchRequest,
+  LoopConfig,
+  Runtime,
+  ToolChoice,
+  ToolDefinition,
+} from "@loopwright/loop";
+export type { AgentSpec } from "@loopwright/spec";
+export type { McpPoolOptions, McpServerConfig, McpServersInput, ServerState } from "@loopwright/tools-mcp";
 export type { AgentOptions, QueueMode, TransformContextInfo } from "./agent.js";
 export { Agent } from "./agent.js";
 export type {

@@ -1,7 +1,7 @@
 import { checkEvent, checkRunId, checkSignal } from "./errors.js";
 import { DEFAULT_EVENTS_SETTINGS, type EventsSettings, mergeSettings } from "./settings.js";
 import type { RunEvent, SequencedEvent } from "./types.js";
-import { type SignalLike, Watcher } from "./watcher.js";
+import { type EventStream, type SignalLike, Watcher } from "./watcher.js";
 import { withSeq } from "./with-seq.js";
 
 /** One in-memory event bus: the runs it holds, their watchers, and its own settings and sweep. */
@@ -15,7 +15,7 @@ export interface EventBus {
    * Everything run `runId` has emitted so far, then what it emits next, until its `done` event (or
    * the run is dropped). Aborting `signal`, or `return()`, ends it at once, even mid-wait.
    */
-  watch(runId: string, signal?: SignalLike): AsyncIterableIterator<SequencedEvent, undefined>;
+  watch(runId: string, signal?: SignalLike): EventStream;
   /** A copy of what run `runId` has emitted, without subscribing; empty for a run it does not hold. */
   history(runId: string): SequencedEvent[];
   /** Drops run `runId`'s buffer now. Its watchers finish once they have read what they hold. */

@@ -1,7 +1,7 @@
 import { createBus, type EventBus } from "./bus.js";
 import type { EventsSettings } from "./settings.js";
 import type { RunEvent, SequencedEvent } from "./types.js";
-import type { SignalLike } from "./watcher.js";
+import type { EventStream, SignalLike } from "./watcher.js";
 
 export type { EventBus } from "./bus.js";
 export { createBus } from "./bus.js";
@@ -35,7 +35,7 @@ export type {
   TurnUsage,
   UsageEvent,
 } from "./types.js";
-export type { SignalLike } from "./watcher.js";
+export type { EventStream, SignalLike } from "./watcher.js";
 export { withSeq } from "./with-seq.js";
 
 /** The bus the top-level functions use; `createBus()` makes another. */
@@ -61,7 +61,7 @@ export function emit(runId: string, event: RunEvent): SequencedEvent {
  * `maxEvents` live events; the skipped stretch is announced once, by a `notice` with `dropped` set
  * and a `seq` inside the gap. Never throws after the first call (bad `runId` throws `EventsError`).
  */
-export function watch(runId: string, signal?: SignalLike): AsyncIterableIterator<SequencedEvent, undefined> {
+export function watch(runId: string, signal?: SignalLike): EventStream {
   return defaultBus.watch(runId, signal);
 }
 

@@ -8,6 +8,16 @@ export interface SignalLike {
   removeEventListener(type: "abort", listener: () => void): void;
 }
 
+/**
+ * What `watch` returns: an async iterator of a run's events that is its own iterable (so it goes
+ * straight into `for await`) and finishes with `undefined`. The same contract as TypeScript 5.6's
+ * `AsyncIterableIterator<SequencedEvent, undefined>`, written out so the declarations also read on
+ * TypeScript 5.4 and 5.5, whose `AsyncIterableIterator` takes one type argument.
+ */
+export interface EventStream extends AsyncIterator<SequencedEvent, undefined> {
+  [Symbol.asyncIterator](): EventStream;
+}
+
 type Result = IteratorResult<SequencedEvent, undefined>;
 
 const FINISHED: Result = Object.freeze({ done: true, value: undefined }) as Result;
@@ -22,7 +32,7 @@ export interface WatcherHost {
  * One reader of one run: the run's history up to the moment it subscribed, read by cursor (no
  * copy), then the live events in a queue of its own that is capped when the reader falls behind.
  */
-export class Watcher implements AsyncIterableIterator<SequencedEvent, undefined> {
+export class Watcher implements EventStream {
   private readonly replay: readonly SequencedEvent[];
   private replayAt = 0;
   private readonly replayEnd: number;

@@ -1,13 +1,40 @@
 // Re-exported so a host that runs through the loop reads its events without depending on
 // @loopwright/events itself (no phantom dependency).
+
+// The sibling types that appear in this package's signatures, so a host installed with only
+// @loopwright/loop (pnpm, or npm --install-strategy=linked) can name every one of them, and a
+// library built on it can emit declarations (no TS2742). scripts/check-reexports.mjs holds this.
+export type { ClientPool, ClientPoolOptions } from "@loopwright/client";
 export type {
   DisplayBlock,
+  EventBus,
+  EventsSettings,
   RunEvent,
   RunMetrics,
   RunMetricsOptions,
   SequencedEvent,
 } from "@loopwright/events";
 export { fold, runMetrics } from "@loopwright/events";
+export type { HookEvent, HookInput, HookReport, HookRunner, HookSettings, Hooks } from "@loopwright/hooks";
+export type { Calibration, CalibrationOptions, LedgerEntry } from "@loopwright/ledger";
+export type {
+  BackoffOptions,
+  CapabilityStore,
+  CapabilityStoreOptions,
+  EndpointCapabilities,
+  ModelCapabilities,
+  RequestBody,
+} from "@loopwright/negotiate";
+// A value: the base class of AgentLoopOverflow, so `e instanceof ContextOverflow` needs no sibling.
+export { ContextOverflow } from "@loopwright/negotiate";
+export type { ChatClientLike, StreamTurnOptions, Turn } from "@loopwright/stream";
+export type {
+  ToolCallOutcome,
+  ToolCallRequest,
+  ToolCallResult,
+  ToolCallSource,
+} from "@loopwright/tool-calls";
+export type { CatalogServer, PreselectRouting } from "@loopwright/tool-loading";
 export type {
   AgentLoopOptions,
   AgentLoopResult,

@@ -3,6 +3,7 @@ import {
   checkSignal,
   DEFAULT_EVENTS_SETTINGS,
   type EventBus,
+  type EventStream,
   EventsError,
   type EventsSettings,
   mergeSettings,
@@ -94,11 +95,7 @@ export interface RedisEventBus extends EventBus {
    * a reconnecting reader reads on exactly where it stopped. Never throws after the call (a bad
    * `runId` throws `EventsError`); a lost connection is waited out and read past.
    */
-  watch(
-    runId: string,
-    signal?: SignalLike,
-    options?: RedisWatchOptions,
-  ): AsyncIterableIterator<SequencedEvent, undefined>;
+  watch(runId: string, signal?: SignalLike, options?: RedisWatchOptions): EventStream;
   /**
    * What this instance emitted into run `runId` and still holds (the in-memory bus's `history`,
    * kept for the same retention, and like the stream no more than about `maxStreamLength` of a

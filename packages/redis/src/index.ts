@@ -1,3 +1,9 @@
+// The sibling types that appear in this package's signatures, so a host installed with only
+// @loopwright/redis can name them. scripts/check-reexports.mjs holds this.
+export type { RouteLatchStore } from "@loopwright/client";
+export type { EventBus, EventStream, EventsSettings, SequencedEvent, SignalLike } from "@loopwright/events";
+export type { Calibration } from "@loopwright/ledger";
+export type { CapabilityStore } from "@loopwright/negotiate";
 export type { RedisBusOptions, RedisEventBus, RedisWatchOptions } from "./bus.js";
 export { createRedisBus } from "./bus.js";
 export type { RedisCalibration, RedisCalibrationOptions } from "./calibration.js";

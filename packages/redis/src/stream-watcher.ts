@@ -1,4 +1,4 @@
-import type { EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
+import type { EventStream, EventsSettings, RunEvent, SequencedEvent, SignalLike } from "@loopwright/events";
 import { call, type RedisConnection, refusedForGood, whenReady } from "./connection.js";
 
 type Result = IteratorResult<SequencedEvent, undefined>;
@@ -80,7 +80,7 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * `XREAD` (bounded to {@link BLOCK_MS}). The same look finds the stream gone: a watcher that has read
  * some of the run ends, after one notice, when the stream expired or was deleted without `done`.
  */
-export class StreamWatcher implements AsyncIterableIterator<SequencedEvent, undefined> {
+export class StreamWatcher implements EventStream {
   private queue: SequencedEvent[] = [];
   private head = 0;
   /** Live events trimmed out of the queue since the reader last took one. */

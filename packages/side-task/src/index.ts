@@ -1,3 +1,7 @@
+// The sibling types that appear in this package's signatures, so a host installed with only
+// @loopwright/side-task can name them. scripts/check-reexports.mjs holds this.
+export type { Endpoint } from "@loopwright/client";
+export type { EndpointCapabilities } from "@loopwright/negotiate";
 export type { AskJsonOptions } from "./ask.js";
 export { ASK_MAX_TOKENS, ASK_TEMPERATURE, ask, askJson, askReply } from "./ask.js";
 export type {
