@@ -13,6 +13,8 @@ const root = new URL("..", import.meta.url).pathname;
 // An interface or type alias is input-side when its name ends so (a host writes it)…
 const INPUT = /(Options|Config|Policy|Spec|Settings|Endpoint|Parts|Hooks|Server|Entry)$/;
 // …or when it is one of these (`package/Interface`): replies, hook results, the `…Like` shapes read.
+// Not events/SignalLike: a host passes its AbortSignal, whose DOM `addEventListener` options declare
+// `once?: boolean`; with `| undefined` there, an AbortSignal would no longer fit under the flag.
 const INPUT_NAMES = new Set([
   "agent/AfterToolCallResult",
   "agent/AgentOptions",
@@ -26,7 +28,6 @@ const INPUT_NAMES = new Set([
   "client/WindowDiscoveryOptions",
   "client/WindowSettings",
   "events/RunMetricsOptions",
-  "events/SignalLike",
   "hooks/AssembleOptions",
   "hooks/ConsultOptions",
   "hooks/GatherOptions",

@@ -193,7 +193,7 @@ writeFileSync(
         module: "NodeNext",
         moduleResolution: "NodeNext",
         strict: true,
-        // exactOptionalPropertyTypes too, once every option property takes `undefined` (fix66).
+        exactOptionalPropertyTypes: true,
         noUncheckedIndexedAccess: true,
         outDir: "out",
         inlineSourceMap: true,

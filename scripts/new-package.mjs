@@ -31,7 +31,7 @@ const pkg = {
   sideEffects: false,
   engines: { node: ">=20" },
   exports: {
-    ".": { types: "./dist/index.d.ts", import: "./dist/index.js" },
+    ".": { types: "./dist/index.d.ts", default: "./dist/index.js" },
     "./package.json": "./package.json",
   },
   main: "./dist/index.js",

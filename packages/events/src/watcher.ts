@@ -4,7 +4,7 @@ import type { NoticeEvent, RunEvent, SequencedEvent } from "./types.js";
 /** The narrow shape of an `AbortSignal` that `watch` reads. */
 export interface SignalLike {
   readonly aborted: boolean;
-  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean | undefined }): void;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
   removeEventListener(type: "abort", listener: () => void): void;
 }
 

@@ -161,3 +161,6 @@ export function configureHooks(changes: Partial<HookSettings>): HookSettings {
 export function resetHooks(): HookSettings {
   return defaultHooks.reset();
 }
+
+/** The ledger's types this package's signatures name (what a `beforeCompact` hook is given; a chat message in the shape the ledger reads), re-exported so a host can name them with this package alone. */
+export type { BeforeCompactInput, MessageLike } from "@loopwright/ledger";

@@ -1,3 +1,5 @@
+/** schema-compat's types this package's signatures name (a function tool in the shape it reads; a tool order), re-exported so a host can name them with this package alone. */
+export type { FunctionToolLike, ToolOrder } from "@loopwright/schema-compat";
 export type { CatalogEntry, CatalogServer, CatalogTextOptions, CatalogTool, LoadingMode } from "./catalog.js";
 export { catalogFromTools, catalogText, checkCatalog, descriptionLine } from "./catalog.js";
 export type { ToolLoadingErrorCode } from "./errors.js";

@@ -88,6 +88,7 @@ describe("parameters named like Object.prototype members", () => {
         constructor: z.string().optional(),
         toString: z.string().optional(),
       }),
+      // biome-ignore lint/suspicious/noShadowRestrictedNames: a parameter named constructor, destructured as a host writes it, is the case under test
       execute: ({ name, constructor }) => {
         ran.push(name);
         return `class ${name} { ${constructor ?? ""} }`;
