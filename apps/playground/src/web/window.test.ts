@@ -19,7 +19,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe("the window the web playground reads", () => {
   it("is read again once a loading llama.cpp server has its model up", async () => {
     endpoint = await startServer({ personality: { name: "llamacpp", nCtx: 3000, loadingMs: 3000 } });
-    web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "tiny", maxRetries: 0 } });
+    web = await startWebServer({ endpoint: { baseUrl: endpoint.baseUrl, model: "tiny" } });
     const state = async () =>
       ((await (await fetch(new URL("api/state", web?.url))).json()) as { contextLength: number })
         .contextLength;
