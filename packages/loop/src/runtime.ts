@@ -34,10 +34,8 @@ export interface RunOptions<Context = unknown> extends AgentLoopOptions<Context>
    * free again once it has emitted its `done`. On a bus shared by many processes (one with
    * `claimRun`, such as `@loopwright/redis`'s), the id is claimed across all of them before anything
    * is sent: a run under it still in progress on another host is refused the same way (the same
-   * `AgentLoopError`, its cause the bus's `EventsError`, `invalid-run-id`, naming the id). A bus
-   * that cannot be asked (Redis out of reach) does not stop the run: it goes ahead unclaimed, with a
-   * `notice`, its events held as ever. Run ids must be unique across the whole fleet of hosts
-   * sharing the bus: namespace them per tenant.
+   * `AgentLoopError`, its cause the bus's `EventsError`, `invalid-run-id`, naming the id). Run ids
+   * must be unique across the whole fleet of hosts sharing the bus: namespace them per tenant.
    */
   runId?: string;
 }
@@ -216,17 +214,11 @@ async function runOwned(
     if (bus.history(runId).at(-1)?.kind === "done") bus.endRun(runId);
     // A bus shared by many processes (Redis) claims the id for this run across all of them: a run
     // under it in progress on another host is refused here, before anything is sent or emitted.
-    // A bus that cannot be asked (Redis out of reach) does not stop the run: its events queue as
-    // they always have, and a notice says the id went unclaimed.
-    let unclaimed: unknown;
     if (typeof bus.claimRun === "function") {
       try {
         await bus.claimRun(runId, signalLike(rest.signal));
       } catch (error) {
-        if ((EventsError.isInstance(error) && error.code === "invalid-run-id") || rest.signal?.aborted) {
-          throw refusedAtStart(rest.messages, error);
-        }
-        unclaimed = error;
+        throw refusedAtStart(rest.messages, error);
       }
     }
     const forward = rest.onEvent;
@@ -234,14 +226,6 @@ async function runOwned(
       bus.emit(runId, event);
       forward?.(event);
     };
-    if (unclaimed !== undefined) {
-      onEvent({
-        kind: "notice",
-        text:
-          `The run id ${JSON.stringify(runId)} could not be claimed across hosts (${errorMessage(unclaimed)}); ` +
-          "the run goes ahead unclaimed, its events held until the bus takes them.",
-      });
-    }
     try {
       const result = await runLoop(services, { ...rest, onEvent });
       bus.emit(runId, { kind: "done" });

@@ -191,7 +191,7 @@ describe.skipIf(!HAS_REDIS)("two hosts starting runs under one runId", () => {
     expect(survivor.errors).toEqual([]);
   });
 
-  it("a run whose id cannot be claimed while Redis is away goes ahead unclaimed, with a notice; the claim waits for a reconnect", async () => {
+  it("a run cannot claim its id while Redis is away: refused, nothing sent; it waits for a reconnect", async () => {
     const own = await RedisServer.start();
     try {
       const errors: unknown[] = [];
@@ -204,15 +204,15 @@ describe.skipIf(!HAS_REDIS)("two hosts starting runs under one runId", () => {
       closers.push(host);
       const server = await llm();
       await own.kill();
-      // An outage does not stop the fleet's runs: this one goes ahead, saying its id went unclaimed.
-      await run(host, server, "while-away", "q");
-      expect(server.requests.length).toBeGreaterThan(0);
-      const held = host.bus.history("while-away");
-      expect(held[0]).toMatchObject({ kind: "notice" });
-      expect(String((held[0] as { text?: string }).text)).toMatch(
-        /"while-away" could not be claimed across hosts/,
+      const refused = await run(host, server, "while-away", "q").then(
+        () => "fulfilled",
+        (reason: unknown) => reason,
       );
-      expect(held.at(-1)).toMatchObject({ kind: "done" });
+      expect(refused).toBeInstanceOf(AgentLoopError);
+      expect((refused as AgentLoopError).cause).toMatchObject({ code: "connect" });
+      expect(String(((refused as AgentLoopError).cause as Error).message)).toContain('"while-away"');
+      expect(server.requests).toHaveLength(0);
+      expect(host.bus.history("while-away")).toEqual([]);
 
       // Back within the bound: the claim waited for the connection and the run goes ahead.
       const later = run(host, server, "after-return", "back again");
