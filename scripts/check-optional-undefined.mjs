@@ -13,6 +13,9 @@ const root = new URL("..", import.meta.url).pathname;
 // An interface or type alias is input-side when its name ends so (a host writes it)…
 const INPUT = /(Options|Config|Policy|Spec|Settings|Endpoint|Parts|Hooks|Server|Entry)$/;
 // …or when it is one of these (`package/Interface`): replies, hook results, the `…Like` shapes read.
+// Not ledger/MessageLike (and the ContentPartLike/ToolCallLike in it) or negotiate/ToolDefinition:
+// they are handed back too (a compaction's messages, `buildBody`'s tools) and must still assign to
+// the openai SDK's types, whose optional fields take no `undefined`.
 // Not events/SignalLike: a host passes its AbortSignal, whose DOM `addEventListener` options declare
 // `once?: boolean`; with `| undefined` there, an AbortSignal would no longer fit under the flag.
 const INPUT_NAMES = new Set([
@@ -36,17 +39,14 @@ const INPUT_NAMES = new Set([
   "hooks/UntrustedOptions",
   "ledger/CalibrationOptions",
   "ledger/CompactionHooks",
-  "ledger/ContentPartLike",
   "ledger/ContextTokensOptions",
   "ledger/EstimateOptions",
   "ledger/HookOutcomeLike",
   "ledger/LedgerRequest",
-  "ledger/MessageLike",
   "ledger/PlanCompactionOptions",
   "ledger/PruneOptions",
   "ledger/RequestBodyLike",
   "ledger/RunCompactionOptions",
-  "ledger/ToolCallLike",
   "loop/AgentLoopOptions",
   "loop/AgentParts",
   "loop/ContinueTurnOptions",
@@ -65,7 +65,6 @@ const INPUT_NAMES = new Set([
   "negotiate/ContextOverflowOptions",
   "negotiate/ModelParams",
   "negotiate/NegotiateOptions",
-  "negotiate/ToolDefinition",
   "redis/RedisBusOptions",
   "redis/RedisCalibrationOptions",
   "redis/RedisCapabilityStoreOptions",

@@ -1,30 +1,32 @@
 import { LedgerError } from "./errors.js";
 /** One part of a message's content array: text, an image, or anything else a server takes. */
 export interface ContentPartLike {
-  type?: string | undefined;
-  text?: string | undefined;
-  image_url?: unknown | undefined;
+  type?: string;
+  text?: string;
+  image_url?: unknown;
 }
 
 /** A tool call on an assistant message, as the chat-completions wire carries it. */
 export interface ToolCallLike {
-  id?: string | undefined;
-  type?: string | undefined;
-  function?: { name?: string | undefined; arguments?: string | undefined } | undefined;
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string };
 }
 
 /**
- * The narrow shape of a chat message that this package reads: its role, its content (a string or
+ * The narrow shape of a chat message that this package reads (and, intersected, hands back: its
+ * optional fields do not admit `undefined`, so a result still assigns to the `openai` SDK's message
+ * types under `exactOptionalPropertyTypes`): its role, its content (a string or
  * content parts), an assistant's tool calls and replayed reasoning, and a tool message's call id.
  */
 export interface MessageLike {
   role: string;
-  content?: string | readonly ContentPartLike[] | null | undefined;
-  tool_calls?: readonly ToolCallLike[] | null | undefined;
-  tool_call_id?: string | undefined;
-  reasoning_content?: string | null | undefined;
-  reasoning?: string | null | undefined;
-  name?: string | undefined;
+  content?: string | readonly ContentPartLike[] | null;
+  tool_calls?: readonly ToolCallLike[] | null;
+  tool_call_id?: string;
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  name?: string;
 }
 
 /** The roles a message type spells out: `string` for one whose `role` is any string. */

@@ -23,15 +23,16 @@ export interface ModelParams {
 /**
  * A function tool as the chat-completions API declares it. The `openai` SDK's
  * `ChatCompletionFunctionTool` is one (`strict: boolean | null` included), and so is what
- * `@loopwright/schema-compat`'s `sanitizeTools` hands back for a function tool.
+ * `@loopwright/schema-compat`'s `sanitizeTools` hands back for a function tool. Also what
+ * `buildBody` sends, so its optional fields do not admit `undefined` (the SDK's do not).
  */
 export interface ToolDefinition {
   type: "function";
   function: {
     name: string;
-    description?: string | undefined;
-    parameters?: { [keyword: string]: unknown } | undefined;
-    strict?: boolean | null | undefined;
+    description?: string;
+    parameters?: { [keyword: string]: unknown };
+    strict?: boolean | null;
   };
 }
 
