@@ -21,6 +21,8 @@ const LIMIT = 4 * 1024 * 1024;
 const header = (id = "s") =>
   JSON.stringify({ type: "session", version: 1, id, createdAt: "2026-01-01T00:00:00.000Z" });
 const line = (message: object) => JSON.stringify({ type: "message", message });
+/** The answer after a fixture's prompt: a file ending in a prompt never answered drops it on opening. */
+const ANSWER = line({ role: "assistant", content: "a" });
 
 /** Opens `<root>/<id>.jsonl`, closes it, and gives back its notices and message count. */
 async function open(id: string) {
@@ -130,7 +132,10 @@ describe("where an open's dropped lines go", () => {
       const kept = existsSync(path)
         ? readFileSync(path, "utf8")
         : `${[header("s2"), ...messages].join("\n")}\n`;
-      writeFileSync(path, `${kept}${line({ role: "user", content: `step ${crash}` })}\n${line(result)}\n`);
+      writeFileSync(
+        path,
+        `${kept}${line({ role: "user", content: `step ${crash}` })}\n${line({ role: "assistant", content: "ok" })}\n${line(result)}\n`,
+      );
       const { notices } = await open("s2");
       const said = notices.at(-1) ?? "";
       expect(said).toMatch(
@@ -156,7 +161,10 @@ describe("where an open's dropped lines go", () => {
     // Before: an older open's drop, and a last line cut off mid-write (by a crash while appending).
     writeFileSync(dropped, `${JSON.stringify({ type: "open", at: "x", pid: 1, notices: [] })}\n{"type":"li`);
     const big = { role: "tool", tool_call_id: "z", content: `BIG ${"y".repeat(LIMIT)}` };
-    writeFileSync(path, `${[header("s3"), line({ role: "user", content: "q" }), line(big)].join("\n")}\n`);
+    writeFileSync(
+      path,
+      `${[header("s3"), line({ role: "user", content: "q" }), ANSWER, line(big)].join("\n")}\n`,
+    );
     const { notices } = await open("s3");
     expect(notices.at(-1)).toMatch(/the drops of its 1 oldest open\(s\) were removed from it\.$/);
     const opens = readDropped(dropped);
@@ -179,12 +187,12 @@ describe("where an open's dropped lines go", () => {
     const path = join(root, "notes.jsonl");
     writeFileSync(
       path,
-      `${[header("notes"), line({ role: "user", content: "q" }), "{broken NOTES-LOST"].join("\n")}\n`,
+      `${[header("notes"), line({ role: "user", content: "q" }), ANSWER, "{broken NOTES-LOST"].join("\n")}\n`,
     );
     const notes = await open("notes");
     const dropped = join(root, "notes.jsonl.dropped");
     expect(notes.notices.at(-1)).toBe(`The 1 line(s) dropped from the session file are kept in ${dropped}.`);
-    expect(readDropped(dropped).map((o) => o.lines)).toEqual([[{ line: 3, text: "{broken NOTES-LOST" }]]);
+    expect(readDropped(dropped).map((o) => o.lines)).toEqual([[{ line: 4, text: "{broken NOTES-LOST" }]]);
     // The other session's file is untouched, and it reopens whole, with no notice.
     expect(readFileSync(otherFile, "utf8")).toBe(otherText);
     const again = await open("notes.jsonl.dropped");
@@ -199,7 +207,7 @@ describe("where an open's dropped lines go", () => {
   it("never appends to or trims a <file>.dropped it did not write: the open is refused (storage, naming it), both files as they were (r22 #1)", async () => {
     const path = join(root, "foreign.jsonl");
     const dropped = `${path}.dropped`;
-    const session = [header("foreign"), line({ role: "user", content: "q" }), "{broken FOREIGN-LOST"];
+    const session = [header("foreign"), line({ role: "user", content: "q" }), ANSWER, "{broken FOREIGN-LOST"];
     writeFileSync(path, `${session.join("\n")}\n`);
     // Someone's own notes under that name: its first line is no `open` header.
     const mine = "my notes about this session\nsecond line\n";
@@ -221,14 +229,14 @@ describe("where an open's dropped lines go", () => {
     // Moved aside, the open goes on (its lock was let go).
     rmSync(dropped);
     const opened = await open("foreign");
-    expect(opened.count).toBe(1);
-    expect(readDropped(dropped).map((o) => o.lines)).toEqual([[{ line: 3, text: "{broken FOREIGN-LOST" }]]);
+    expect(opened.count).toBe(2);
+    expect(readDropped(dropped).map((o) => o.lines)).toEqual([[{ line: 4, text: "{broken FOREIGN-LOST" }]]);
   });
 
   it("takes only a file whose first line is a whole `open` header for its own: a pretty-printed JSON over 4 MiB, `{`, or a cut-off header is refused, never appended to or trimmed (r25 #4)", async () => {
     const path = join(root, "pretty.jsonl");
     const dropped = `${path}.dropped`;
-    const session = [header("pretty"), line({ role: "user", content: "q" }), "{broken PRETTY-LOST"];
+    const session = [header("pretty"), line({ role: "user", content: "q" }), ANSWER, "{broken PRETTY-LOST"];
     writeFileSync(path, `${session.join("\n")}\n`);
     // The user's own JSON document, pretty-printed (its first line `{`), past the 4 MiB limit: the
     // old code took it for a dropped-lines file and, to keep under the limit, deleted it all.
@@ -270,7 +278,7 @@ describe("where an open's dropped lines go", () => {
     const own = `${JSON.stringify({ type: "open", at: "2026-01-01T00:00:00.000Z", pid: 1, notices: ["n"] })}\n{"type":"li`;
     writeFileSync(dropped, own);
     const opened = await open("pretty");
-    expect(opened.count).toBe(1);
+    expect(opened.count).toBe(2);
     const text = readFileSync(dropped, "utf8");
     expect(text.startsWith(`${own}\n`)).toBe(true);
     const appended = text
@@ -280,7 +288,7 @@ describe("where an open's dropped lines go", () => {
       .map((l) => JSON.parse(l) as unknown);
     expect(appended).toEqual([
       expect.objectContaining({ type: "open" }),
-      { type: "line", line: 3, text: "{broken PRETTY-LOST" },
+      { type: "line", line: 4, text: "{broken PRETTY-LOST" },
     ]);
   }, 60_000);
 });
@@ -424,14 +432,17 @@ describe("what the reader drops or rewrites is what is copied, each line once", 
   it("copies a torn last line even when it is all the reader dropped", async () => {
     const path = join(root, "torn.jsonl");
     const torn = '{"type":"message","message":{"role":"tool","tool_call_id":"c1","content":"TORN half a res';
-    writeFileSync(path, `${[header("torn"), line({ role: "user", content: "hi" })].join("\n")}\n${torn}`);
+    writeFileSync(
+      path,
+      `${[header("torn"), line({ role: "user", content: "hi" }), ANSWER].join("\n")}\n${torn}`,
+    );
     const opened = await open("torn");
-    expect(opened.count).toBe(1);
+    expect(opened.count).toBe(2);
     expect(opened.notices).toEqual([
       `The last line of the session file was cut off mid-write (${torn.length} characters) and was dropped.`,
       `The 1 line(s) dropped from the session file are kept in ${path}.dropped.`,
     ]);
-    expect(copied(path)).toEqual([{ line: 3, text: torn }]);
+    expect(copied(path)).toEqual([{ line: 4, text: torn }]);
   });
 
   it("copies nothing for a file the reader keeps as written: a byte order mark, state records, an app-only message, answers out of call order, a cut-off step answered NOT_RECORDED", async () => {

@@ -67,6 +67,12 @@ export function sessionPath(dir: string, sessionId: string): string {
   return join(dir, `${sessionId}.jsonl`);
 }
 
+/** `text` cut to `max` characters for a notice. */
+function clip(text: string, max = 75): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
 /**
  * Reads a session file. A leading UTF-8 byte order mark is skipped. A last line without its newline
  * (a write cut off by a crash) is dropped, and so is a line that is not JSON or not a record this
@@ -103,8 +109,13 @@ export function readSessionFile(path: string): LoadedSession {
  * last todo and loaded lists); a step's answers put in the order of its calls, each still written
  * as it was; and the `NOT_RECORDED` answers to a cut-off step's calls, which add messages and
  * rewrite no line.
+ *
+ * With `unanswered` (a session opening its own file), user messages the transcript ends in with no
+ * assistant message after them (the host died while a prompt waited for the model) are dropped too,
+ * with a notice: kept, the next prompt would be sent joined onto them. A tool step cut off mid-run
+ * is not one: it is kept with its calls answered `NOT_RECORDED`, as above.
  */
-export function readSession(path: string): LoadedSession & { lost: DroppedLine[] } {
+export function readSession(path: string, unanswered = false): LoadedSession & { lost: DroppedLine[] } {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -210,6 +221,20 @@ export function readSession(path: string): LoadedSession & { lost: DroppedLine[]
       for (const at of from.slice(end)) drop(at);
     }
     messages.splice(keep, messages.length - keep, ...(step ? step.kept : []));
+  }
+  if (unanswered) {
+    // A kept cut-off step ends in its answers, never a user message: the trailing user messages all
+    // come before `keep`, where `from` still gives each one's line.
+    let end = messages.length;
+    while (end > 0 && (messages[end - 1] as { role?: string }).role === "user") end--;
+    if (end < messages.length) {
+      const texts = messages.slice(end).map((m) => JSON.stringify(clip(messageText(m))));
+      notices.push(
+        `The session file ends in ${texts.length === 1 ? "a prompt" : "prompts"} (${texts.join(", ")}) the model never answered (the host stopped while waiting for it): not kept in the conversation, so the next prompt is not joined onto ${texts.length === 1 ? "it" : "them"}; send it again.`,
+      );
+      for (const at of from.slice(end, messages.length)) drop(at);
+      messages.splice(end);
+    }
   }
   inCallOrder(messages);
   return {

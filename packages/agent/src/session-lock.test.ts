@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { hostname, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -246,6 +246,28 @@ describe("a session file is held by one process at a time", () => {
     expect(noticesOf(second)).toEqual([]);
     expect(second.messages).toHaveLength(2);
     await second.close();
+  });
+
+  it("refuses a second open of the same file by another spelling of its directory (relative, `..`, a symbolic link) in the same thread (r31 #2)", async () => {
+    const dir = join(root, "spelled");
+    mkdirSync(dir, { recursive: true });
+    const link = join(root, "spelled-link");
+    symlinkSync(dir, link);
+    const first = await createSession({ config: config(), sessionDir: dir, sessionId: "s" });
+    const spellings = [relative(process.cwd(), dir), join(dir, "..", "spelled"), `${dir}/`, link];
+    for (const sessionDir of spellings) {
+      // Before: taken over as "left by this process … and no open session holds it", both writing the file.
+      const error = await refusal(createSession({ config: config(), sessionDir, sessionId: "s" }));
+      expect(error.code, sessionDir).toBe("locked");
+      expect(error.message).toMatch(/is open in another open session of this process/);
+    }
+    expect((await first.prompt("still mine")).status).toBe("ok");
+    await first.close();
+    // Let go under one spelling, it opens under another, with no takeover.
+    const again = await createSession({ config: config(), sessionDir: link, sessionId: "s" });
+    expect(noticesOf(again)).toEqual([]);
+    expect(again.messages).toHaveLength(2);
+    await again.close();
   });
 
   it("takes over a lock whose pid now belongs to a later process, or that names no holder and is old; keeps one from another host", async () => {

@@ -2,8 +2,17 @@
 // naming its holder (pid, host, the process's start time where the system tells it, the thread of
 // the process that opened it, a random token).
 import { randomUUID } from "node:crypto";
-import { lstatSync, readFileSync, readlinkSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
 import { threadId } from "node:worker_threads";
 import { AgentError, errorText } from "./errors.js";
 
@@ -54,6 +63,20 @@ function held(): Map<string, string> {
     });
   }
   return map;
+}
+
+/**
+ * The registry's key for a lock path: absolute, its directory's real path (symbolic links and `..`
+ * resolved), so one file opened by two spellings of its directory (relative and absolute, through a
+ * link) is one lock, and the second open is refused rather than taken for a lock nobody holds.
+ */
+function lockKey(path: string): string {
+  const absolute = resolve(path);
+  try {
+    return join(realpathSync(dirname(absolute)), basename(absolute));
+  } catch {
+    return absolute;
+  }
 }
 
 /** This process's start time where the system tells it (Linux), else undefined. */
@@ -179,7 +202,7 @@ function goneReason(path: string, text: string): string | undefined {
         ? undefined
         : `it was left by worker thread ${holder.thread} of this process (pid ${holder.pid}), which has ended`;
     }
-    return held().get(path) === holder.token
+    return held().get(lockKey(path)) === holder.token
       ? undefined
       : `it was left by this process (pid ${holder.pid}) and no open session holds it`;
   }
@@ -398,10 +421,13 @@ export class SessionLock {
   /** Set when the lock was taken over from a holder that is gone: says whose and why. */
   readonly notice: string | undefined;
   readonly #token: string;
+  /** The registry's key, taken when the lock was (the directory may be gone by release). */
+  readonly #key: string;
   #released = false;
 
   constructor(path: string, token: string, notice: string | undefined) {
     this.path = path;
+    this.#key = lockKey(path);
     this.#token = token;
     this.notice = notice;
   }
@@ -409,7 +435,7 @@ export class SessionLock {
   release(): void {
     if (this.#released) return;
     this.#released = true;
-    if (held().get(this.path) === this.#token) held().delete(this.path);
+    if (held().get(this.#key) === this.#token) held().delete(this.#key);
     removeIfOurs(this.path, this.#token);
   }
 }
@@ -435,7 +461,7 @@ export function lockSessionFile(file: string): SessionLock {
   for (let attempt = 0; attempt < 8; attempt++) {
     try {
       writeFileSync(path, text, { flag: "wx" });
-      held().set(path, token);
+      held().set(lockKey(path), token);
       return new SessionLock(path, token, notice);
     } catch (error) {
       if ((error as { code?: string }).code !== "EEXIST") throw storageError(file, path, error);
@@ -455,7 +481,7 @@ export function lockSessionFile(file: string): SessionLock {
       typeof since === "string" ? ` (It was taken ${since}.)` : ""
     }`;
     if (taken === "taken") {
-      held().set(path, token);
+      held().set(lockKey(path), token);
       return new SessionLock(path, token, notice);
     }
     // "removed": the stale lock is gone, but another opener created its lock first; the next pass

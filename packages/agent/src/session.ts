@@ -183,7 +183,12 @@ export interface SessionOptions {
    * this one, holds it throws `AgentError` `locked`.
    */
   sessionDir?: string | null | undefined;
-  /** Another session file whose messages and todos seed this session (instead of its own file). */
+  /**
+   * Another session file whose messages and todos seed this session when its own file holds no
+   * conversation (new, or empty). When the own file holds messages, they are resumed and importPath
+   * is not applied (a notice says so): opening with the same options again never replaces the
+   * conversation.
+   */
   importPath?: string | null | undefined;
   /** Tool-calling turns per prompt (default 50); the turn after is reserved for the answer. */
   maxTurns?: number | null | undefined;
@@ -552,6 +557,11 @@ export class Session {
   #asked: AgentMessage | undefined;
   /** The answer text a stopped or failed turn had streamed (the agent's last unfinished message). */
   #cut = "";
+  /**
+   * Assistant messages of a model turn (named by a `turn_end`): the loop's own exchange before the
+   * first request (a proxied preselection's load_tools) has none, so it is not taken for an answer.
+   */
+  #answered = new WeakSet<AgentMessage>();
   #pending = new Map<string, { entry: PendingQuestion; resolve: (answers: AskAnswer[]) => void }>();
   /** The built-in AskUser tool, when registered: it waits for the person, never for `toolTimeoutSeconds`. */
   #askUser: AgentTool | undefined;
@@ -617,20 +627,29 @@ export class Session {
       let createdAt: string | undefined;
       /** The own file's lines the reader did not keep as written: copied before the rewrite below. */
       let lost: DroppedLine[] = [];
-      if (importPath) {
+      // The own file is read first: importPath seeds only a session whose file holds no conversation,
+      // so a host that opens with the same options at every start resumes, never re-seeds.
+      const own = this.filePath ? readSession(this.filePath, true) : undefined;
+      if (own) {
+        lost = own.lost;
+        notices.push(...own.notices);
+      }
+      if (importPath && own && own.messages.length > 0) {
+        notices.push(
+          `importPath ${importPath} was not applied: the session file ${this.filePath} already holds a conversation (${own.messages.length} messages), which is kept. importPath seeds only a session whose file holds none; drop importPath to resume, or pick another sessionId to seed a new session.`,
+        );
+      }
+      if (importPath && !(own && own.messages.length > 0)) {
         const imported = readSessionFile(importPath);
         messages = imported.messages;
         todos = imported.todos;
         loaded = imported.loaded;
         notices.push(...imported.notices);
-      } else if (this.filePath) {
-        const own = readSession(this.filePath);
-        lost = own.lost;
+      } else if (own) {
         messages = own.messages;
         todos = own.todos;
         loaded = own.loaded;
         createdAt = own.createdAt;
-        notices.push(...own.notices);
       }
       this.#createdAt = createdAt ?? new Date().toISOString();
       this.#todos = todos;
@@ -1197,8 +1216,11 @@ export class Session {
    * After a prompt that was stopped or failed, so the next prompt is not sent after a user message no
    * answer follows (endpoints join the two into one question): stopped after answer text streamed,
    * that text (what the user saw) is kept as the assistant's message; stopped or failed before the
-   * model finished any turn of the run, the prompt is taken out of the transcript and the file. Tool
-   * steps that finished stay (every call answered). Returns the notice to show, if any.
+   * model finished any turn of the run (the loop's own preselection exchange is no turn), the prompt
+   * is taken out of the transcript and the file; after the model's last answer, the user messages the
+   * run added that no model turn answered (the open-todos follow-up, a steered or followed-up message)
+   * are taken out too. Tool steps that finished stay (every call answered). Returns the notice to
+   * show, if any.
    */
   #settle(stopped: boolean): string | undefined {
     const cut = this.#cut;
@@ -1211,17 +1233,52 @@ export class Session {
     }
     const asked = this.#asked ? messages.lastIndexOf(this.#asked) : -1;
     if (asked < 0) return undefined; // folded away mid-run: the fold's transcript stands
-    if (messages.slice(asked + 1).some((m) => (m as ChatMessage).role === "assistant")) return undefined;
-    this.agent.messages = messages.slice(0, asked);
+    let answer = -1;
+    for (let at = messages.length - 1; at > asked; at--) {
+      const m = messages[at] as ChatMessage;
+      if (m.role === "assistant" && this.#answered.has(m)) {
+        answer = at;
+        break;
+      }
+    }
+    let kept: AgentMessage[];
+    let notice: string;
+    if (answer < 0) {
+      kept = messages.slice(0, asked);
+      notice = stopped
+        ? "Stopped before the model answered: the prompt was not kept in the conversation; send it again."
+        : "The prompt was not kept in the conversation (the run failed before the model answered): send it again.";
+    } else {
+      // The answer's own tool messages stay; from the first user message after it, nothing was answered.
+      const from = messages.findIndex((m, at) => at > answer && (m as ChatMessage).role === "user");
+      if (from < 0) return undefined;
+      const said = messages[answer] as ChatMessage;
+      const calls = new Set(said.role === "assistant" ? (said.tool_calls ?? []).map((c) => c.id) : []);
+      const dropped = messages.slice(from).filter((m) => (m as ChatMessage).role === "user");
+      kept = [
+        ...messages.slice(0, from),
+        ...messages.slice(from).filter((m) => {
+          const t = m as ChatMessage;
+          return t.role === "tool" && typeof t.tool_call_id === "string" && calls.has(t.tool_call_id);
+        }),
+      ];
+      // The session's own open-todos nudge goes silently; a message the host sent is named.
+      const told = dropped.map(messageText).filter((t) => t !== OPEN_TODOS_NOTE);
+      notice =
+        told.length === 0
+          ? ""
+          : `${told.length === 1 ? "The message" : "The messages"} ${told.map((t) => JSON.stringify(summarize(t))).join(", ")} ${
+              told.length === 1 ? "was" : "were"
+            } never answered (the run ${stopped ? "was stopped" : "failed"} first), so not kept in the conversation; send it again.`;
+    }
+    this.agent.messages = kept;
     try {
       this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
     } catch (error) {
       this.addError(errorText(error));
     }
     this.#stored = this.agent.messages.length;
-    return stopped
-      ? "Stopped before the model answered: the prompt was not kept in the conversation; send it again."
-      : "The prompt was not kept in the conversation (the run failed before the model answered): send it again.";
+    return notice || undefined;
   }
 
   /** Appends the messages the agent added since the last write (an answer written as its call finished, once). */
@@ -1417,6 +1474,7 @@ export class Session {
         break;
       }
       case "turn_end":
+        if (event.message) this.#answered.add(event.message);
         if (event.toolResults.length > 0) {
           this.#textOnly = 0;
           this.#toolTurns++;
