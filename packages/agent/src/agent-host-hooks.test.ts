@@ -107,6 +107,32 @@ describe("beforeToolCall answers of the wrong shape", () => {
       /block: a string \("true"\), not true or false, read as a block/,
     ],
     ["args as JSON text", { args: '{"path":"/tmp/safe"}' }, /args: a string .*not an object of arguments/],
+    // A "no" in the host's own words, with a key the contract does not have: not run (r31 #4).
+    [
+      "{ blocked: true, reason }",
+      { blocked: true, reason: "not allowed" },
+      /Not run: beforeToolCall answered an object with "blocked", not a field it reads \(block, reason, terminate, args; did you mean "block"\?\)\.$/,
+    ],
+    [
+      "{ Block: true }",
+      { Block: true },
+      /beforeToolCall answered an object with "Block", not a field it reads \(block, reason, terminate, args; did you mean "block"\?\)/,
+    ],
+    [
+      "{ allow: false }",
+      { allow: false },
+      /beforeToolCall answered an object with "allow", not a field it reads \(block, reason, terminate, args\)/,
+    ],
+    [
+      '{ decision: "deny" }',
+      { decision: "deny", reason: "not allowed" },
+      /beforeToolCall answered an object with "decision", not a field it reads \(block, reason, terminate, args\)/,
+    ],
+    [
+      "block: true with an unknown key beside it",
+      { block: true, reason: "no", why: "policy", deny: 1 },
+      /beforeToolCall answered an object with "why", "deny", not fields it reads \(block, reason, terminate, args\)/,
+    ],
   ];
   for (const [label, answer, reads] of cases) {
     it(`${label}: the call is answered, not run, and the host and the model are told why`, async () => {
@@ -186,6 +212,57 @@ describe("beforeToolCall answers of the wrong shape", () => {
     const result = await agent.prompt("Delete them");
     expect(result.status).toBe("ok");
     expect(ran).toEqual([{ path: "a" }, { path: "b" }, { path: "c" }, { path: "/tmp/safe" }]);
+  });
+});
+
+describe("afterToolCall answers with keys it does not read (r31 #4)", () => {
+  it("keeps the tool's result, applies nothing of the answer, and tells the host; a good answer still applies", async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "get", arguments: '{"n":1}' },
+            { id: "c2", name: "get", arguments: '{"n":2}' },
+            { id: "c3", name: "get", arguments: '{"n":3}' },
+            { id: "c4", name: "get", arguments: '{"n":4}' },
+          ],
+        },
+        { content: "Done." },
+      ],
+    });
+    const answers: Record<string, unknown> = {
+      // A misspelt replacement (and a terminate beside it, not used either).
+      c1: { results: "REPLACED", terminate: true },
+      c2: { Result: "REPLACED", error: true },
+      c3: "REPLACED",
+      c4: { result: "REPLACED" },
+    };
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        {
+          name: "get",
+          description: "Gets it",
+          parameters: { type: "object", properties: {} },
+          execute: () => "got",
+        },
+      ],
+      afterToolCall: ({ toolCall }) => answers[toolCall.id] as never,
+    });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
+    const result = await agent.prompt("Get them");
+    expect(result.status).toBe("ok");
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
+    expect(results).toEqual(["got", "got", "got", "REPLACED"]);
+    expect(notices).toEqual([
+      'afterToolCall answered an object with "results", not a field it reads (result, isError, terminate; did you mean "result"?) for the call to get; the tool\'s result is kept.',
+      'afterToolCall answered an object with "Result", "error", not fields it reads (result, isError, terminate; did you mean "result" for "Result", "isError" for "error"?) for the call to get; the tool\'s result is kept.',
+      'afterToolCall answered a string ("REPLACED"), not undefined or { result, isError, terminate } for the call to get; the tool\'s result is kept.',
+    ]);
   });
 });
 

@@ -540,13 +540,44 @@ type BeforeDecision =
   | { run: true; args: unknown }
   | { run: false; reason: string; terminate: boolean; refused: boolean };
 
+/** The fields a `beforeToolCall` answer may have (`BeforeToolCallResult`). */
+const BEFORE_FIELDS = ["block", "reason", "terminate", "args"] as const;
+/** The fields an `afterToolCall` answer may have (`AfterToolCallResult`). */
+const AFTER_FIELDS = ["result", "isError", "terminate"] as const;
+
+/**
+ * What is wrong with a hook's object answer that has keys the hook's contract does not have
+ * (`blocked`, `Block`, `allow`, `decision`: a host's "no" in its own words), or undefined when every
+ * key is one of `fields`: "an object with "blocked", not a field it reads (…; did you mean "block"?)".
+ */
+function unknownFields(answer: object, fields: readonly string[]): string | undefined {
+  const unknown = Object.keys(answer).filter((key) => !fields.includes(key));
+  if (unknown.length === 0) return undefined;
+  const shown = unknown
+    .slice(0, 5)
+    .map((key) => JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key));
+  const more = unknown.length > 5 ? ` and ${unknown.length - 5} more` : "";
+  // A likely misspelling is named: `"block"` for one unknown key, `"block" for "Blocked"` for several.
+  const meant = unknown.slice(0, 5).flatMap((key, at) => {
+    const field = fields.find((name) => closeSpelling(name, key));
+    return field === undefined
+      ? []
+      : [unknown.length === 1 ? JSON.stringify(field) : `${JSON.stringify(field)} for ${shown[at]}`];
+  });
+  const guess = meant.length > 0 ? `; did you mean ${meant.join(", ")}?` : "";
+  return `an object with ${shown.join(", ")}${more}, ${
+    unknown.length === 1 ? "not a field it reads" : "not fields it reads"
+  } (${fields.join(", ")}${guess})`;
+}
+
 /**
  * A `beforeToolCall` answer read strictly, failing closed: `undefined`/`null` runs the call as it
- * is; an object runs it unless `block` is `true` (its `reason`) — a `block` that is neither a
- * boolean nor `null`/absent (`1`, `"true"`: an approval relayed as JSON or a number) blocks it too —
- * with its `args` where they are a plain object. Anything else — a string, a number, an array,
- * `args` that are not an object (the JSON text of them) — is not run, the reason naming the hook and
- * what it answered.
+ * is; an object of `BeforeToolCallResult`'s fields only runs it unless `block` is `true` (its
+ * `reason`) — a `block` that is neither a boolean nor `null`/absent (`1`, `"true"`: an approval
+ * relayed as JSON or a number) blocks it too — with its `args` where they are a plain object.
+ * Anything else — a string, a number, an array, an object with a key the contract does not have
+ * (`{ blocked: true }`, `{ allow: false }`), `args` that are not an object (the JSON text of them) —
+ * is not run, the reason naming the hook and what it answered.
  */
 function readBeforeDecision(decision: unknown, name: string, args: unknown): BeforeDecision {
   if (decision === undefined || decision === null) return { run: true, args };
@@ -559,6 +590,8 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
   if (typeof decision !== "object" || Array.isArray(decision)) {
     return refused(`${kindOf(decision)}, not undefined, { block: true, reason } or { args }`);
   }
+  const unknown = unknownFields(decision, BEFORE_FIELDS);
+  if (unknown !== undefined) return refused(unknown);
   const answer = decision as { block?: unknown; reason?: unknown; terminate?: unknown; args?: unknown };
   const { block } = answer;
   if (block === true) {
@@ -578,6 +611,19 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
     return refused(`args: ${kindOf(given)}, not an object of arguments`);
   }
   return { run: true, args: given };
+}
+
+/**
+ * What is wrong with an `afterToolCall` answer, or undefined for one that is `undefined`/`null` or an
+ * object of `AfterToolCallResult`'s fields only. Any other answer is not used at all (its
+ * `terminate` included): the tool's result stands.
+ */
+function readAfterAnswer(answer: unknown): string | undefined {
+  if (answer === undefined || answer === null) return undefined;
+  if (typeof answer !== "object" || Array.isArray(answer)) {
+    return `${kindOf(answer)}, not undefined or { result, isError, terminate }`;
+  }
+  return unknownFields(answer, AFTER_FIELDS);
 }
 
 /** Whether a message is the summary a loop's fold writes. */
@@ -1658,7 +1704,15 @@ export class Agent {
       );
       // Stopped while the hook ran: the call was answered with the stop, and what the hook said is not used.
       stopIfAborted(signal);
-      if (after) {
+      const wrong = readAfterAnswer(after);
+      if (wrong !== undefined) {
+        // A slip in the answer (`{ results: … }`, a bare string) would change nothing in silence:
+        // the tool's result is kept, and the host is told.
+        this.#emit({
+          type: "notice",
+          text: `afterToolCall answered ${wrong} for the call to ${request.name}; the tool's result is kept.`,
+        });
+      } else if (after) {
         if (after.result !== undefined) result = after.result;
         if (after.isError !== undefined) isError = after.isError;
         if (after.terminate) batch?.terminate.add(request.id);

@@ -1,5 +1,5 @@
 // A closed session (r10 #11): after close() or dispose(), prompt and its agent's prompt and
-// continue throw AgentError `closed`; nothing is sent and the file is not written.
+// continue reject (never throw) with AgentError `closed`; nothing is sent and the file is not written.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,10 +18,19 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** What `run` throws (it must throw synchronously or reject). */
-async function thrown(run: () => unknown): Promise<unknown> {
+/**
+ * What `run` rejects with: it must return a rejected promise, never throw (a host's
+ * `void session.agent.prompt(text).catch(show)` would miss a throw).
+ */
+async function thrown(run: () => Promise<unknown>): Promise<unknown> {
+  let promise: Promise<unknown>;
   try {
-    await run();
+    promise = run();
+  } catch (error) {
+    throw new Error(`threw instead of rejecting: ${String(error)}`);
+  }
+  try {
+    await promise;
   } catch (error) {
     return error;
   }

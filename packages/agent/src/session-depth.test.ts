@@ -61,6 +61,22 @@ function thrown(run: () => unknown): unknown {
   return undefined;
 }
 
+/** What `run` rejected with: like `Agent.prompt`, the session's agent rejects and never throws. */
+async function rejected(run: () => Promise<unknown>): Promise<unknown> {
+  let promise: Promise<unknown>;
+  try {
+    promise = run();
+  } catch (error) {
+    throw new Error(`threw instead of rejecting: ${String(error)}`);
+  }
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
 describe("a session reads back whole every message it wrote (r19 #1)", () => {
   it("writes a 70-level app-only message and a message at the bound, and reopens them whole: no drop, no .bak", async () => {
     server = await startServer({ replies: [{ content: "ok" }, { content: "again" }, { content: "after" }] });
@@ -97,8 +113,8 @@ describe("a session reads back whole every message it wrote (r19 #1)", () => {
     const before = readFileSync(path, "utf8");
     const past = nestedTo(MAX_RECORD_DEPTH + 1);
     const refusals = [
-      thrown(() => session.agent.prompt([{ role: "user", content: "hi" }, past])),
-      thrown(() => session.agent.prompt(past)),
+      await rejected(() => session.agent.prompt([{ role: "user", content: "hi" }, past])),
+      await rejected(() => session.agent.prompt(past)),
       thrown(() => session.agent.steer(past)),
       thrown(() => session.agent.followUp(past)),
       thrown(() => {
@@ -154,7 +170,7 @@ describe("a session reads back whole every message it wrote (r19 #1)", () => {
       tree: { toJSON: () => (nestedTo(1200 + 1) as unknown as { tree: unknown }).tree },
     } as unknown as AgentMessage;
     const refusals = [
-      thrown(() => session.agent.prompt([hidden, { role: "user", content: "hi" }])),
+      await rejected(() => session.agent.prompt([hidden, { role: "user", content: "hi" }])),
       thrown(() => session.agent.steer(hidden)),
       thrown(() => {
         session.agent.messages = [hidden];
@@ -231,7 +247,7 @@ describe("a session reads back whole every message it wrote (r19 #1)", () => {
       else if (char === "]" || char === "}") level--;
     }
     expect(deepest).toBe(1204);
-    const error = thrown(() =>
+    const error = await rejected(() =>
       session.agent.prompt([deep as unknown as AgentMessage, { role: "user", content: "hi" }]),
     );
     // The old code measured `shared` only where it is first reached (shallow), took the message,

@@ -478,17 +478,27 @@ class SessionAgent extends Agent {
     this.#before = before;
   }
 
+  // Like `Agent.prompt`/`continue`, these reject (never throw): a closed session or a message the
+  // file could not hold comes back as the returned promise's rejection.
   override prompt(input: Parameters<Agent["prompt"]>[0]): ReturnType<Agent["prompt"]> {
-    this.#before("Agent.prompt");
-    if (Array.isArray(input)) {
-      for (const [at, message] of input.entries()) fitsFile(`Agent.prompt: message ${at}`, message);
-    } else fitsFile("Agent.prompt: the message", input);
-    return super.prompt(input);
+    try {
+      this.#before("Agent.prompt");
+      if (Array.isArray(input)) {
+        for (const [at, message] of input.entries()) fitsFile(`Agent.prompt: message ${at}`, message);
+      } else fitsFile("Agent.prompt: the message", input);
+      return super.prompt(input);
+    } catch (thrown) {
+      return Promise.reject(thrown);
+    }
   }
 
   override continue(): ReturnType<Agent["continue"]> {
-    this.#before("Agent.continue");
-    return super.continue();
+    try {
+      this.#before("Agent.continue");
+      return super.continue();
+    } catch (thrown) {
+      return Promise.reject(thrown);
+    }
   }
 
   // A message the session's file could not hold is refused where it is given, nothing added: the
