@@ -455,6 +455,8 @@ export const SHAPES: Shape[] = [
       `GITHUB_TOKEN=${repeat("ab+c", n)} ${repeat("a:/", n)} '${repeat("x:// ", n)}`,
       "-c",
       `--conn "Server=db;${repeat("Password=x;", n)}"`,
+      "-c",
+      `--conn "Server=db;${repeat("Password=x;postgres://u:p@h;", n)}"`,
     ],
     run: (list) => withoutArgSecrets(list as string[]),
   },

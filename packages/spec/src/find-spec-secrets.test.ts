@@ -1562,6 +1562,22 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
     ]);
   });
 
+  it("reads a URL's credentials beside a connection string's pairs in the same word, in one pass", () => {
+    for (const [command, safe] of [
+      [
+        '\' Server=db;Password=S3cret99; "a b" postgres://u:p4ssw0rd@h/d',
+        '\' Server=db;Password=${PASSWORD}; "a b" postgres://h/d',
+      ],
+      [
+        'exec x --conn "Server=postgres://u:p4ssw0rd@h;Password=S3cret99"',
+        'exec x --conn "Server=postgres://h;Password=${PASSWORD}"',
+      ],
+    ] as const) {
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+      expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+    }
+  });
+
   it("changes exactly the secrets' spans of a generated command, and the export flags nothing (property)", () => {
     const ordinary = fc.constantFrom(
       "exec",

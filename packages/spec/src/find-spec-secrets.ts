@@ -999,19 +999,29 @@ function wordSpans(word: CommandWord, previous: CommandWord | undefined): Span[]
     literal(header[3] ?? "")
   )
     return whole(value.length - (header[3] ?? "").length, header[1] ?? "");
-  // A connection string's telling pairs: "Server=db;Password=X;".
-  const pairs = connectionSpans(value.slice(from), ARG_RULES);
-  if (pairs.length > 0 && !word.dynamic)
-    return pairs.map((span) => ({ ...span, start: span.start + from, end: span.end + from }));
-  // A URL's credentials: its userinfo and telling query values.
-  const spans: Span[] = [];
+  // A connection string's telling pairs ("Server=db;Password=X;") and a URL's credentials (its
+  // userinfo and telling query values), each read in the same word, in the order written.
+  const spans = word.dynamic
+    ? []
+    : connectionSpans(value.slice(from), ARG_RULES).map((span) => ({
+        ...span,
+        start: span.start + from,
+        end: span.end + from,
+      }));
+  const pairs = spans.length;
+  let next = 0;
   for (const match of value.matchAll(URL_IN_WORD)) {
-    const url = match[0];
+    // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
+    const semicolon = pairs > 0 ? match[0].indexOf(";") : -1;
+    const url = semicolon < 0 ? match[0] : match[0].slice(0, semicolon);
     const sign = urlSign(url);
-    if (!sign) continue;
     const start = match.index ?? 0;
-    spans.push({ start, end: start + url.length, name: undefined, sign, with: url });
+    const end = start + url.length;
+    while (next < pairs && (spans[next] as Span).end <= start) next += 1;
+    if (!sign || (next < pairs && (spans[next] as Span).start < end)) continue;
+    spans.push({ start, end, name: undefined, sign, with: url });
   }
+  if (pairs > 0 && spans.length > pairs) spans.sort((x, y) => x.start - y.start);
   return spans;
 }
 
