@@ -440,6 +440,26 @@ export const SHAPES: Shape[] = [
     ],
     run: (list) => withoutArgSecrets(list as string[]),
   },
+  {
+    // A shell's command is split at operators, with `$(…)`, `${…}` and backticks kept whole, and
+    // each secret's value replaced where it is written: one pass however the line is built.
+    name: "withoutArgSecrets: a sh -c command of operators, substitutions, quotes and long scheme-like runs",
+    build: (n) => [
+      "-c",
+      repeat('--password x1;y|z>w<<<$(a (b) `c` "$(d)" ', n),
+      "-c",
+      `--token ${repeat("$(", n)}`,
+      "-c",
+      `--api-key "${repeat('a\\"', n)}`,
+      "-c",
+      `GITHUB_TOKEN=${repeat("ab+c", n)} ${repeat("a:/", n)} '${repeat("x:// ", n)}`,
+      "-c",
+      `--conn "Server=db;${repeat("Password=x;", n)}"`,
+      "-c",
+      `--conn "Server=db;${repeat("Password=x;postgres://u:p@h;", n)}"`,
+    ],
+    run: (list) => withoutArgSecrets(list as string[]),
+  },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
   // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
   ...[

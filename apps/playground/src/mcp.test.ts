@@ -411,7 +411,7 @@ describe("loadMcp's consent question and a hostile ./.mcp.json", () => {
       },
     });
     expect(q).toContain(
-      "  s: sh -c \"'GITHUB_TOKEN=(hidden, and not a plain token: read the file)' node srv.js --api-key (hidden)\"",
+      "  s: sh -c \"GITHUB_TOKEN='(hidden, and not a plain token: read the file)' node srv.js --api-key (hidden)\"",
     );
     expect(q).not.toContain("curl evil");
     expect(q).not.toContain("k3y-v4lue");

@@ -192,10 +192,10 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
       `curl -H "Authorization: \${AUTHORIZATION}" https://h.example/mcp`,
     ],
     [
-      "a single-quoted value with a space, the spacing around it kept",
+      "a single-quoted value with a space, its quotes and the spacing around it kept",
       "srv  --password='two words'\t--verbose",
       SecretSign.Flag,
-      `srv  --password=\${PASSWORD}\t--verbose`,
+      `srv  --password='\${PASSWORD}'\t--verbose`,
     ],
     [
       "a URL word with credentials",
@@ -1422,7 +1422,7 @@ describe("args: --env=NAME=<value>, connection strings and shell commands are re
       "-c",
       "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --verbose",
       "-c",
-      'exec srv --password ${PASSWORD} --name "my server"',
+      "exec srv --password '${PASSWORD}' --name \"my server\"",
     ]);
     const spec = withServer({
       command: "sh",
@@ -1481,3 +1481,170 @@ describe("a reference is never named after a variable the environment always def
   });
 });
 // biome-ignore-end lint/suspicious/noTemplateCurlyInString: ${VAR} references, meant literally.
+
+describe("a shell's command keeps every character but a secret's value (r32 #3, #8, #9)", () => {
+  const sh = (command: string) => withServer({ command: "sh", args: ["-c", command] });
+  const exported = (command: string) => exportSpec(sh(command)).bundle?.mcpServers?.[0]?.args?.[1];
+
+  it.each([
+    ["exec server --password hunter2x9;echo done", "exec server --password ${PASSWORD};echo done"],
+    ["exec server --password hunter2x9|tee log", "exec server --password ${PASSWORD}|tee log"],
+    ["exec server --password hunter2x9>log", "exec server --password ${PASSWORD}>log"],
+    ["exec server --password 'hunter 2x9'", "exec server --password '${PASSWORD}'"],
+    [
+      "exec x --api-key=\"abc 123\" -H 'X-Api-Key: abcdef123'",
+      "exec x --api-key=\"${API_KEY}\" -H 'X-Api-Key: ${X_API_KEY}'",
+    ],
+    ["exec x -u admin:S3cretPass99 -uroot:S3cretPass99", "exec x -u admin:${PASSWORD} -uroot:${PASSWORD}"],
+    [
+      'exec pg --url "postgres://app:Sup3rS3cret@db/app" | tee x',
+      'exec pg --url "postgres://db/app" | tee x',
+    ],
+  ])("replaces only the value's characters in %j", (command, safe) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+    expect(exported(command)).toBe(safe);
+    expect(findSpecSecrets(sh(command))).toHaveLength(1);
+    expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
+  });
+
+  it.each([
+    "exec server --secret $(pass show db) && echo ok",
+    "exec server --token `gh auth token`",
+    'exec server --token "$(gh auth token)"',
+    'exec server --password-stdin <<< "$PW"',
+    "exec gh-mcp --password-stdin < /run/pw",
+    'exec server --api-key "$API_KEY"',
+    "exec llama-mcp --token-budget 2000 --tokenizer llama3 --keyword search --token-limit 4096",
+    "exec srv --auth-type oauth2 --token-encoding cl100k_base --password-file /run/secrets/db",
+    "exec srv --key-file ~/.ssh/id_ed25519 --secret-name prod/db",
+    "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --stdio",
+    'GITHUB_TOKEN="$GITHUB_TOKEN" exec gh-mcp --stdio',
+    "DB_PASSWORD=${DB_PASSWORD:-dev} exec db-mcp",
+  ])("leaves %j as it is and flags nothing in it", (command) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", command]);
+    expect(findSpecSecrets(sh(command))).toEqual([]);
+    expect(exported(command)).toBe(command);
+  });
+
+  it("keeps the rest of the command after a telling assignment, in exportSpec's rounds too (#8)", () => {
+    const key = "ghp_abcdefghijklmnopqrstuvwxyz0123";
+    for (const [command, safe] of [
+      [`GITHUB_TOKEN=${key} exec gh-mcp --stdio`, "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --stdio"],
+      [
+        `GITHUB_TOKEN=${key} && exec gh-mcp --api-key -u`,
+        "GITHUB_TOKEN=${GITHUB_TOKEN} && exec gh-mcp --api-key -u",
+      ],
+    ] as const) {
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+      expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+      expect(exported(command)).toBe(safe);
+    }
+  });
+
+  it("replaces every secret beside a connection string and keeps its quotes (#9)", () => {
+    const key = "ghp_abcdefghijklmnopqrstuvwxyz0123";
+    expect(
+      withoutArgSecrets([
+        "-c",
+        `exec db-mcp --conn Server=db;Password=S3cret99; && GITHUB_TOKEN=${key} exec gh`,
+        "-c",
+        'exec db-mcp --conn "Server=db;Password=S3cret99;" --port 80',
+        "-c",
+        `exec db-mcp --conn 'Server=db;Password=S3cret99;' --gh ${key}`,
+      ]),
+    ).toEqual([
+      "-c",
+      "exec db-mcp --conn Server=db;Password=${PASSWORD}; && GITHUB_TOKEN=${GITHUB_TOKEN} exec gh",
+      "-c",
+      'exec db-mcp --conn "Server=db;Password=${PASSWORD};" --port 80',
+      "-c",
+      "exec db-mcp --conn 'Server=db;Password=${PASSWORD};' --gh ${SECRET}",
+    ]);
+  });
+
+  it("reads a URL's credentials beside a connection string's pairs in the same word, in one pass", () => {
+    for (const [command, safe] of [
+      [
+        '\' Server=db;Password=S3cret99; "a b" postgres://u:p4ssw0rd@h/d',
+        '\' Server=db;Password=${PASSWORD}; "a b" postgres://h/d',
+      ],
+      [
+        'exec x --conn "Server=postgres://u:p4ssw0rd@h;Password=S3cret99"',
+        'exec x --conn "Server=postgres://h;Password=${PASSWORD}"',
+      ],
+    ] as const) {
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+      expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+    }
+  });
+
+  it("changes exactly the secrets' spans of a generated command, and the export flags nothing (property)", () => {
+    const ordinary = fc.constantFrom(
+      "exec",
+      "server",
+      "--port",
+      "80",
+      "--verbose",
+      ";",
+      "|",
+      "&&",
+      ">",
+      "log",
+      '<<< "$PW"',
+      "$(pass show db)",
+      "`gh auth token`",
+      "'single quoted'",
+      '"double quoted"',
+      "--token-budget",
+      "2000",
+      "--keyword",
+      "--tokenizer",
+      "llama3",
+      "--password-file",
+      "/run/pw",
+      "GITHUB_TOKEN=${GITHUB_TOKEN}",
+      '--api-key "$API_KEY"',
+      "(",
+      ")",
+      "--auth-type",
+      "oauth2",
+      '--name "my server"',
+      "a;b",
+    );
+    const value = fc.stringMatching(/^[A-Za-z0-9]{6,12}[0-9][a-z]$/);
+    const key = fc.stringMatching(/^[A-Za-z0-9]{36}$/).map((tail) => `ghp_${tail}`);
+    const secret: fc.Arbitrary<[string, string, string]> = fc.oneof(
+      value.map((s): [string, string, string] => ["--password ", s, ""]),
+      value.map((s): [string, string, string] => ["--api-key='", s, "'"]),
+      value.map((s): [string, string, string] => ["GITHUB_TOKEN=", s, ""]),
+      value.map((s): [string, string, string] => ['--token "', s, '"']),
+      value.map((s): [string, string, string] => ['--conn "Server=db;Password=', s, ';"']),
+      value.map((s): [string, string, string] => ["postgres://", `app:${s}`, "@db/app"]),
+      key.map((s): [string, string, string] => ["", s, ""]),
+    );
+    const part = fc.oneof(
+      ordinary.map((word): [string, string, string] => [word, "", ""]),
+      secret,
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(part, fc.constantFrom(" ", "  ", "\t")), { minLength: 1, maxLength: 12 }),
+        (parts) => {
+          let command = "";
+          let expected = "";
+          for (const [[before, hidden, after], gap] of parts) {
+            command += before + hidden + after + gap;
+            expected += before + (hidden === "" ? "" : "HIDDEN") + after + gap;
+          }
+          expect(withoutArgSecrets(["-c", command], () => "HIDDEN")).toEqual(["-c", expected]);
+          const once = withoutArgSecrets(["-c", command]);
+          expect(withoutArgSecrets(once)).toEqual(once);
+          const out = exportSpec(sh(command));
+          expect(out.bundle?.mcpServers?.[0]?.args).toEqual(once);
+          expect(findSpecSecrets(out)).toEqual([]);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

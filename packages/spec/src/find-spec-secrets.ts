@@ -740,7 +740,7 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`), a connection string's telling pair
  * (`Server=db;Password=X;`), curl's `-u user:X`, a URL's userinfo and telling query values, each
  * key-shaped part — and the rest kept as written. An argument holding whitespace (a `sh -c`
- * command) is read a word at a time, its spacing kept. Replacements as {@link withoutSecrets}.
+ * command) is read as a command line and kept byte for byte but for each secret's value. Replacements as {@link withoutSecrets}.
  * Never throws; never changes `args`.
  */
 export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): string[] {
@@ -750,71 +750,6 @@ export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): s
 }
 
 const FLAG = /^--?([A-Za-z][\w.-]*)(?:=([\s\S]*))?$/;
-
-/** One word of a command line: where it is written, what it says once its quotes are read, and the quote it opened with. */
-interface CommandWord {
-  start: number;
-  end: number;
-  value: string;
-  quote?: string | undefined;
-}
-
-const SPACE = /\s/;
-
-/**
- * A command line split into words as a shell reads it: at unquoted whitespace, with `'…'` taken
- * literally, `"…"` reading `\"` and `\\` as the character, and a backslash outside quotes escaping
- * a space, a quote or a backslash (any other is kept, so a Windows path reads as written). An
- * unclosed quote runs to the end. One pass over the line.
- */
-function commandWords(line: string): CommandWord[] {
-  const words: CommandWord[] = [];
-  let i = 0;
-  while (i < line.length) {
-    if (SPACE.test(line[i] as string)) {
-      i += 1;
-      continue;
-    }
-    const start = i;
-    let value = "";
-    let quote: string | undefined;
-    while (i < line.length && !SPACE.test(line[i] as string)) {
-      const c = line[i] as string;
-      if (c === "'") {
-        quote ??= c;
-        const close = line.indexOf("'", i + 1);
-        const end = close < 0 ? line.length : close;
-        value += line.slice(i + 1, end);
-        i = end + 1;
-      } else if (c === '"') {
-        quote ??= c;
-        i += 1;
-        while (i < line.length && line[i] !== '"') {
-          const next = line[i + 1];
-          if (line[i] === "\\" && (next === '"' || next === "\\")) i += 1;
-          value += line[i];
-          i += 1;
-        }
-        i += 1;
-      } else if (c === "\\" && i + 1 < line.length && /[\s'"\\]/.test(line[i + 1] as string)) {
-        value += line[i + 1];
-        i += 2;
-      } else {
-        value += c;
-        i += 1;
-      }
-    }
-    words.push({ start, end: Math.min(i, line.length), value, quote });
-  }
-  return words;
-}
-
-/** A word written back so a shell reads it as `value`: bare when it can be, else in the quote it had (double by default). */
-function quoteWord(value: string, quote: string | undefined): string {
-  if (value !== "" && !/[\s'"\\]/.test(value)) return value;
-  if (quote === "'" && !value.includes("'")) return `'${value}'`;
-  return `"${value.replace(/["\\]/g, "\\$&")}"`;
-}
 
 /** What one argument's scan found: the first sign, and the argument with every flagged part redacted. */
 interface ArgFound {
@@ -851,39 +786,310 @@ const PROSE_RULES: ArgRules = {
 };
 
 /**
- * A command line's words scanned as args are: the first sign found and the line with every
- * flagged word redacted (each other word, and the spacing between them, kept as written); none
- * when no word is flagged. A word is not split again.
+ * One word of a command line: where it is written (`start`, `end`), what it says once its quotes
+ * are read (`value`), where each of its characters is written (`at`), whether it is a shell
+ * operator (`;`, `|`, `&&`, `>`, `<<<`, `(`, …) and whether a `$` or a backtick makes it read at run time.
  */
-function commandLineSecrets(
-  line: string,
-  hide?: SecretHide,
-  rules: ArgRules = ARG_RULES,
-): ArgFound | undefined {
+interface CommandWord {
+  start: number;
+  end: number;
+  value: string;
+  at: number[];
+  operator: boolean;
+  dynamic: boolean;
+}
+
+const SPACE = /\s/;
+/** Characters that end an unquoted word and make an operator of their own: `;`, `|`, `&`, `<`, `>`, `(`, `)`. */
+const OPERATOR = /[;|&<>()]/;
+
+/**
+ * A command line split into words as a shell reads it: at unquoted whitespace and operators
+ * (`;`, `|`, `&`, `<`, `>`, `(`, `)`), with `'…'` taken literally, `"…"` reading `\"`, `\\`, `\$`
+ * and `` \` `` as the character, a backslash outside quotes escaping a space, a quote or a
+ * backslash (any other is kept, so a Windows path reads as written), and `$(…)`, `${…}` and
+ * `` `…` `` kept inside the word they are written in (balanced, so their spaces and operators
+ * do not split it). An unclosed quote runs to the end. One pass over the line.
+ */
+function commandWords(line: string): CommandWord[] {
+  const words: CommandWord[] = [];
+  let i = 0;
+  while (i < line.length) {
+    const first = line[i] as string;
+    if (SPACE.test(first)) {
+      i += 1;
+      continue;
+    }
+    const start = i;
+    if (OPERATOR.test(first)) {
+      i += 1;
+      if (first !== "(" && first !== ")") while (i < line.length && /[;|&<>]/.test(line[i] as string)) i += 1;
+      words.push({ start, end: i, value: line.slice(start, i), at: [], operator: true, dynamic: false });
+      continue;
+    }
+    let value = "";
+    const at: number[] = [];
+    let dynamic = false;
+    const put = (index: number) => {
+      value += line[index];
+      at.push(index);
+    };
+    // `$(…)`, `${…}` or `` `…` `` from `i`: kept as written, up to its balanced close.
+    const substitution = () => {
+      dynamic = true;
+      if (line[i] === "`") {
+        put(i);
+        i += 1;
+        while (i < line.length && line[i] !== "`") {
+          put(i);
+          i += 1;
+        }
+        if (i < line.length) put(i);
+        i += 1;
+        return;
+      }
+      const open = line[i + 1] as string;
+      const close = open === "(" ? ")" : "}";
+      put(i);
+      put(i + 1);
+      i += 2;
+      let depth = 1;
+      while (i < line.length && depth > 0) {
+        if (line[i] === open) depth += 1;
+        else if (line[i] === close) depth -= 1;
+        put(i);
+        i += 1;
+      }
+    };
+    while (i < line.length && !SPACE.test(line[i] as string) && !OPERATOR.test(line[i] as string)) {
+      const c = line[i] as string;
+      const next = line[i + 1];
+      if (c === "'") {
+        i += 1;
+        while (i < line.length && line[i] !== "'") {
+          put(i);
+          i += 1;
+        }
+        i += 1;
+      } else if (c === '"') {
+        i += 1;
+        while (i < line.length && line[i] !== '"') {
+          const after = line[i + 1];
+          if (line[i] === "\\" && after !== undefined && /["\\$`]/.test(after)) {
+            i += 1;
+            put(i);
+            i += 1;
+          } else if (line[i] === "`" || (line[i] === "$" && (after === "(" || after === "{"))) substitution();
+          else {
+            if (line[i] === "$") dynamic = true;
+            put(i);
+            i += 1;
+          }
+        }
+        i += 1;
+      } else if (c === "\\" && next !== undefined && /[\s'"\\;|&<>()$`]/.test(next)) {
+        put(i + 1);
+        i += 2;
+      } else if (c === "`" || (c === "$" && (next === "(" || next === "{"))) substitution();
+      else {
+        if (c === "$") dynamic = true;
+        put(i);
+        i += 1;
+      }
+    }
+    words.push({ start, end: Math.min(i, line.length), value, at, operator: false, dynamic });
+  }
+  return words;
+}
+
+/**
+ * True when a flag's, variable's or header's whole name names a credential — its last word is
+ * one (`--password`, `--api-key`, `--token`, `GITHUB_TOKEN`, `X-Api-Key`) — rather than a
+ * setting about one or another word that starts like one (`--token-budget`, `--tokenizer`,
+ * `--keyword`, `--password-file`, `--auth-type`). How a shell's command is read.
+ */
+function wholeNameTells(name: string): boolean {
+  const words = name.split(/[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/).filter((word) => word !== "");
+  const last = words[words.length - 1];
+  return last !== undefined && looksProseSecretName(name) && looksProseSecretName(last);
+}
+
+/** A part of a text to replace: `[start, end)`, the secret's name (none for a key shape) and the sign. */
+interface Span {
+  start: number;
+  end: number;
+  name: string | undefined;
+  sign: SecretSign;
+  /** What to write instead, when it is not the named reference (a URL without its credentials). */
+  with?: string;
+}
+
+/** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
+function connectionSpans(text: string, rules: ArgRules): Span[] {
+  if (!text.includes(";")) return [];
+  const parts = connectionParts(text);
+  if (parts.length < 2) return [];
+  const first = parts[0] ?? "";
+  const opens =
+    /^[A-Za-z][A-Za-z0-9+.:-]*:\/\//.test(first) ||
+    (first.includes("=") && PAIR_NAME.test(first.split("=")[0] ?? ""));
+  if (!opens) return [];
+  const spans: Span[] = [];
+  let from = 0;
+  for (const part of parts) {
+    const eq = part.indexOf("=");
+    const key = eq < 0 ? "" : part.slice(0, eq);
+    if (eq >= 0 && PAIR_NAME.test(key)) {
+      const value = part.slice(eq + 1);
+      const lead = /^\s*/.exec(value)?.[0] ?? "";
+      const bareValue = value.slice(lead.length).trimEnd();
+      const name = key.trim();
+      if (rules.telling(name) && rules.literal(bareValue)) {
+        const start = from + eq + 1 + lead.length;
+        spans.push({ start, end: start + bareValue.length, name, sign: SecretSign.Flag });
+      }
+    }
+    from += part.length + 1;
+  }
+  return spans;
+}
+
+/** A URL's start: a scheme where a run of scheme characters starts (so a long run is read once). */
+const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
+
+/** The spans of one word's value that hold a secret, read as args are but only by whole names. */
+function wordSpans(word: CommandWord, previous: CommandWord | undefined): Span[] {
+  const value = word.value;
+  const literal = (text: string) => !word.dynamic && isLiteral(text);
+  const whole = (from: number, name: string): Span[] => [
+    { start: from, end: value.length, name, sign: SecretSign.Flag },
+  ];
+  // `--password X`, `--api-key 'X'`: the value right after a flag whose whole name tells.
+  const before = previous && !previous.operator && !previous.dynamic ? FLAG_ALONE.exec(previous.value) : null;
+  if (before && wholeNameTells(before[1] ?? "") && !value.startsWith("-") && literal(value))
+    return whole(0, before[1] ?? "");
+  // curl's `-u user:X` and `-uuser:X`, when X reads as a credential.
+  const user =
+    previous && !previous.operator && /^(?:-u|--user)$/.test(previous.value)
+      ? /^([^:\s]+):(\S+)$/.exec(value)
+      : null;
+  if (user && !word.dynamic && proseCredential(user[2] ?? ""))
+    return whole((user[1] ?? "").length + 1, "password");
+  const tight = TIGHT_USER.exec(value);
+  if (tight && !word.dynamic && proseCredential(tight[2] ?? ""))
+    return whole((tight[1] ?? "").length + 3, "password");
+  // `--api-key=X`, and `--env=GITHUB_TOKEN=X`, `GITHUB_TOKEN=X`, `password=X`: an assignment's value.
+  let from = 0;
+  const flag = FLAG.exec(value);
+  if (flag && flag[2] !== undefined) {
+    from = value.length - flag[2].length;
+    if (wholeNameTells(flag[1] ?? "") && literal(flag[2])) return whole(from, flag[1] ?? "");
+  }
+  const assignment = ASSIGNMENT.exec(value.slice(from));
+  if (assignment) {
+    const name = assignment[1] ?? "";
+    if (wholeNameTells(name) && literal(assignment[2] ?? "")) return whole(from + name.length + 1, name);
+  }
+  // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it).
+  const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value);
+  if (
+    header &&
+    !/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value) &&
+    wholeNameTells(header[1] ?? "") &&
+    literal(header[3] ?? "")
+  )
+    return whole(value.length - (header[3] ?? "").length, header[1] ?? "");
+  // A connection string's telling pairs ("Server=db;Password=X;") and a URL's credentials (its
+  // userinfo and telling query values), each read in the same word, in the order written.
+  const spans = word.dynamic
+    ? []
+    : connectionSpans(value.slice(from), ARG_RULES).map((span) => ({
+        ...span,
+        start: span.start + from,
+        end: span.end + from,
+      }));
+  const pairs = spans.length;
+  let next = 0;
+  for (const match of value.matchAll(URL_IN_WORD)) {
+    // Among a connection string's pairs a URL ends at its `;` (`Server=postgres://u:X@h;Password=Y`).
+    const semicolon = pairs > 0 ? match[0].indexOf(";") : -1;
+    const url = semicolon < 0 ? match[0] : match[0].slice(0, semicolon);
+    const sign = urlSign(url);
+    const start = match.index ?? 0;
+    const end = start + url.length;
+    while (next < pairs && (spans[next] as Span).end <= start) next += 1;
+    if (!sign || (next < pairs && (spans[next] as Span).start < end)) continue;
+    spans.push({ start, end, name: undefined, sign, with: url });
+  }
+  if (pairs > 0 && spans.length > pairs) spans.sort((x, y) => x.start - y.start);
+  return spans;
+}
+
+/**
+ * A command line (a shell's command, an argument holding whitespace) with each secret's value
+ * replaced where it is written and every other character kept as written — quotes, operators,
+ * substitutions, other flags, spacing: the value after a flag whose whole name tells, a telling
+ * `NAME=value`'s value, curl's `-u user:X`, a header's, a connection string's telling pair's
+ * value, a URL's credentials, each key shape. A value read at run time (`"$PW"`, `$(…)`, a
+ * backtick, `${NAME}`) is not a secret. Undefined when nothing is flagged. One pass over the line.
+ */
+function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | undefined {
+  const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   const words = commandWords(line);
-  const values = words.map((word) => word.value);
-  const safe = [...values];
   let sign: SecretSign | undefined;
-  scanArgs(
-    "command",
-    values,
-    (_path, found, index, redacted) => {
-      sign ??= found;
-      safe[index] = redacted;
-    },
-    hide,
-    { ...rules, words: false },
-  );
-  if (sign === undefined) return undefined;
   let out = "";
   let at = 0;
+  // The line from `at` to `to`, its key shapes replaced.
+  const keep = (to: number) => {
+    const text = line.slice(at, to);
+    const safe = withoutKeys(text, hide);
+    if (safe !== text) sign ??= SecretSign.Value;
+    out += safe;
+    at = to;
+  };
   words.forEach((word, index) => {
-    const redacted = safe[index] as string;
-    out += line.slice(at, word.start);
-    out += redacted === word.value ? line.slice(word.start, word.end) : quoteWord(redacted, word.quote);
-    at = word.end;
+    if (word.operator) return;
+    const spans = wordSpans(word, words[index - 1]);
+    const { at: written } = word;
+    // Written apart (a quote or an escape inside the secret): the whole word is written again.
+    const apart = spans.some(
+      (span) =>
+        span.end > span.start &&
+        (written[span.end - 1] as number) - (written[span.start] as number) !== span.end - 1 - span.start,
+    );
+    for (const span of apart ? [] : spans) {
+      if (span.end <= span.start) continue;
+      const secret = word.value.slice(span.start, span.end);
+      keep(written[span.start] as number);
+      sign ??= span.sign;
+      out +=
+        span.with !== undefined
+          ? safeString(span.with, span.sign, undefined, hide)
+          : named(secret, span.name ?? "");
+      at = (written[span.end - 1] as number) + 1;
+    }
+    if (apart) {
+      let value = "";
+      let from = 0;
+      for (const span of spans) {
+        value += word.value.slice(from, span.start);
+        const secret = word.value.slice(span.start, span.end);
+        value +=
+          span.with !== undefined
+            ? safeString(span.with, span.sign, undefined, hide)
+            : named(secret, span.name ?? "");
+        from = span.end;
+      }
+      value += word.value.slice(from);
+      keep(word.start);
+      sign ??= spans[0]?.sign;
+      out +=
+        /^[^\s'"\\;|&<>()$`]*$/.test(value) && value !== "" ? value : `'${value.replace(/'/g, "'\\''")}'`;
+      at = word.end;
+    }
   });
-  return { sign, safe: out + line.slice(at) };
+  keep(line.length);
+  return sign === undefined ? undefined : { sign, safe: out };
 }
 
 function scanArgs(
@@ -913,8 +1119,8 @@ const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
  * (`--token X`, `--api-key=X`), an assignment (`-e GITHUB_TOKEN=X`, also after a flag:
  * `--env=GITHUB_TOKEN=X`), a connection string's telling pair (`Server=db;Password=X;`), a
  * header (`X-Api-Key: X`), curl's `-u user:X`, a URL's credentials and key shapes; with
- * `rules.words`, an argument holding whitespace (a shell's command) read a word at a time as a
- * command line is, its spacing kept. Undefined when nothing is flagged.
+ * `rules.words`, an argument holding whitespace (a shell's command) read as a command line, every
+ * character but a secret's value kept (see `commandLineSecrets`). Undefined when nothing is flagged.
  */
 function readArg(
   arg: string,
@@ -923,6 +1129,9 @@ function readArg(
   hide: SecretHide | undefined,
 ): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
+  const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
+  // A shell's command (`sh -c "exec srv --api-key X"`) is read only as a command line.
+  if (rules.words && afterShell && /\s/.test(arg)) return commandLineSecrets(arg, hide);
   const tight = TIGHT_USER.exec(arg);
   if (tight && proseCredential(tight[2] ?? ""))
     return { sign: SecretSign.Flag, safe: `-u${tight[1]}:${named(tight[2] ?? "", "password")}` };
@@ -956,20 +1165,17 @@ function readArg(
       return sign && { sign, safe: `${field}${colon}${safeString(value, sign, undefined, hide)}` };
     }
   }
-  // A shell's command (`sh -c "exec srv --api-key X"`): read a word at a time, unless it is one
-  // telling assignment whose value holds a space (`DB_PASS=two words`), which is taken whole below.
+  // An argument holding whitespace (a shell's command, `host=db user=app password=X`) is read a
+  // word at a time and that reading is final, unless it is one telling assignment whose value
+  // holds a space and follows no `-c` (`-e "DB_PASS=two words"`), which is taken whole below.
   if (rules.words && /\s/.test(arg)) {
     const assignment = ASSIGNMENT.exec(arg);
-    const whole =
-      assignment !== null &&
-      rules.telling(assignment[1] ?? "") &&
-      !(previous !== undefined && SHELL_COMMAND.test(previous));
+    const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;
     if (!whole) {
       // A connection string with spaces in it (`Driver={ODBC Driver 18};…;Pwd=X`) is read as one.
-      const pairs = connectionPairs(arg, rules, named);
+      const pairs = afterShell ? undefined : connectionPairs(arg, rules, named);
       if (pairs) return { sign: SecretSign.Flag, safe: pairs };
-      const line = commandLineSecrets(arg, hide, rules);
-      if (line) return { sign: line.sign, safe: withoutKeys(line.safe, hide) };
+      return commandLineSecrets(arg, hide);
     }
   }
   const assigned = readAssignment(arg, rules, hide);
