@@ -37,9 +37,157 @@ export type ToolExecutionMode = "parallel" | "sequential";
 /**
  * Types a tool's arguments for `execute` while keeping it assignable to `AgentTool`. Returns the tool.
  * `Args` may be an interface or a type alias: the model's arguments are a parsed JSON object.
+ *
+ * A tool whose `parameters` name a property after an `Object.prototype` member (`constructor`,
+ * `toString`, `valueOf`…) is returned as a copy whose `execute` reads such a property the call left
+ * out as `undefined` (as its optional type says), not the inherited function: where the schema
+ * declares it, `execute` gets a copy of that object holding it as a non-enumerable own `undefined`
+ * (`Object.keys` and JSON show what the model wrote). The call's own objects are never written into.
+ * Every other tool is returned as it is.
  */
 export function defineTool<Args extends object = Record<string, unknown>>(tool: AgentTool<Args>): AgentTool {
-  return tool as unknown as AgentTool;
+  if (!tool || typeof tool.execute !== "function" || !namesInherited(tool.parameters)) {
+    return tool as unknown as AgentTool;
+  }
+  const execute = tool.execute;
+  return {
+    ...(tool as unknown as AgentTool),
+    execute(args: Record<string, unknown>, context: AgentToolContext) {
+      return execute.call(tool, withAbsentKeys(args, tool.parameters) as Args, context);
+    },
+  };
+}
+
+/** How deep `withAbsentKeys` follows the arguments; below it a value is handed on as it is. */
+const FILL_DEPTH = 512;
+
+/** The `Object.prototype` members a parameter may be named after (`__proto__` aside: it reads as the prototype). */
+const INHERITED = new Set(
+  Object.getOwnPropertyNames(Object.prototype).filter((name) => name !== "__proto__"),
+);
+
+type SchemaNode = { [keyword: string]: unknown };
+
+/** Whether `schema` (at any depth, `$defs` included) names a property that `Object.prototype` also has. */
+function namesInherited(schema: unknown): boolean {
+  const seen = new Set<object>();
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    const properties = (node as { properties?: unknown }).properties;
+    if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
+      for (const key of Object.keys(properties)) if (INHERITED.has(key)) return true;
+    }
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
+  }
+  return false;
+}
+
+/** `node[keyword]` when `node` holds it as its own (a schema's `properties` never lends `constructor`). */
+function own(node: unknown, keyword: string): unknown {
+  return typeof node === "object" && node !== null && Object.hasOwn(node, keyword)
+    ? (node as SchemaNode)[keyword]
+    : undefined;
+}
+
+/** The schema objects `node` stands for: itself, what its `$ref` names, and its `allOf`/`anyOf`/`oneOf` branches. */
+function schemaNodes(root: unknown, node: unknown, into: SchemaNode[]): SchemaNode[] {
+  const seen = new Set<object>();
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next !== "object" || next === null || Array.isArray(next) || seen.has(next)) continue;
+    seen.add(next);
+    into.push(next as SchemaNode);
+    const ref = own(next, "$ref");
+    if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) {
+      let target: unknown = root;
+      for (const part of ref.slice(2).split("/")) {
+        if (part === "") continue;
+        target = own(target, part.replaceAll("~1", "/").replaceAll("~0", "~"));
+      }
+      stack.push(target);
+    }
+    for (const keyword of ["allOf", "anyOf", "oneOf"]) {
+      const branches = own(next, keyword);
+      if (Array.isArray(branches)) for (const branch of branches) stack.push(branch);
+    }
+  }
+  return into;
+}
+
+/** `key` of `target` set as an ordinary own data property (an own `__proto__` key too, never the setter). */
+function put(target: object, key: string, value: unknown, enumerable: boolean): void {
+  Object.defineProperty(target, key, { value, enumerable, writable: true, configurable: true });
+}
+
+/**
+ * `args` with every plain object at a place `schema` declares an inherited-name property, and that
+ * does not hold it, copied with that property as a non-enumerable own `undefined`; only the objects
+ * on the way there are copied (ordinary objects), arrays are walked by index, nothing the schema
+ * does not declare is followed, and `args` is never written into.
+ */
+function withAbsentKeys(args: unknown, schema: unknown): unknown {
+  const fill = (value: unknown, nodes: readonly SchemaNode[], depth: number): unknown => {
+    if (typeof value !== "object" || value === null || nodes.length === 0 || depth > FILL_DEPTH) return value;
+    if (Array.isArray(value)) {
+      const items: SchemaNode[] = [];
+      let longestPrefix = 0;
+      for (const node of nodes) {
+        const prefix = own(node, "prefixItems");
+        if (Array.isArray(prefix)) longestPrefix = Math.max(longestPrefix, prefix.length);
+        schemaNodes(schema, own(node, "items"), items);
+      }
+      let out: unknown[] | undefined;
+      for (let at = 0; at < value.length; at++) {
+        let itemNodes: readonly SchemaNode[] = items;
+        if (at < longestPrefix) {
+          const these = [...items];
+          for (const node of nodes) {
+            const prefix = own(node, "prefixItems");
+            if (Array.isArray(prefix) && at < prefix.length) schemaNodes(schema, prefix[at], these);
+          }
+          itemNodes = these;
+        }
+        const item = value[at];
+        const filled = fill(item, itemNodes, depth + 1);
+        if (filled !== item) {
+          out ??= value.slice();
+          out[at] = filled;
+        }
+      }
+      return out ?? value;
+    }
+    if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+    const changed = new Map<string, unknown>();
+    for (const key of Object.keys(value)) {
+      const childNodes: SchemaNode[] = [];
+      for (const node of nodes) {
+        const declared = own(own(node, "properties"), key);
+        if (declared !== undefined) schemaNodes(schema, declared, childNodes);
+        else schemaNodes(schema, own(node, "additionalProperties"), childNodes);
+      }
+      const child = (value as SchemaNode)[key];
+      const filled = fill(child, childNodes, depth + 1);
+      if (filled !== child) changed.set(key, filled);
+    }
+    const absent = new Set<string>();
+    for (const node of nodes) {
+      const properties = own(node, "properties");
+      if (typeof properties !== "object" || properties === null) continue;
+      for (const key of Object.keys(properties)) {
+        if (INHERITED.has(key) && !Object.hasOwn(value, key)) absent.add(key);
+      }
+    }
+    if (changed.size === 0 && absent.size === 0) return value;
+    const out: SchemaNode = { ...(value as SchemaNode) };
+    for (const [key, filled] of changed) put(out, key, filled, true);
+    for (const key of absent) put(out, key, undefined, false);
+    return out;
+  };
+  return fill(args, schemaNodes(schema, schema, []), 0);
 }
 
 /**

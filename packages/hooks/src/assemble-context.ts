@@ -3,12 +3,14 @@ import { positive } from "./settings.js";
 import type { AssembleOptions, HookOutcome } from "./types.js";
 
 /**
- * Whether an outcome reports a failure: `ok: false`, an `error` other than `null` (JSON's "no error",
- * as a runner that relays outcomes as JSON writes it) or `undefined`, or `timedOut: true`. Its context
- * is never used. The same rule as the ledger's `vetoedBy` reads.
+ * Whether an outcome reports a failure: `ok: false`, `timedOut: true`, or an `error` that says
+ * something — a non-empty string, an `Error` or other object, `true`, a number other than 0 (any
+ * truthy value). An `error` of `""`, `false`, `0`, `null` or none is no error: runners relaying
+ * outcomes as JSON write those for "no error" (a Go struct without omitempty writes `"error": ""`).
+ * A failed outcome's context is never used. The same rule as the ledger's `vetoedBy` reads.
  */
 export function failed(outcome: HookOutcome): boolean {
-  return outcome.ok === false || outcome.error != null || outcome.timedOut === true;
+  return outcome.ok === false || Boolean(outcome.error) || outcome.timedOut === true;
 }
 
 /** The status fields read only as `true`/`false`, in the order a note names them. */

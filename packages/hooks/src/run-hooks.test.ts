@@ -1,4 +1,4 @@
-import { type CompactionPlan, type MessageLike, runCompaction } from "@loopwright/ledger";
+import { type CompactionPlan, type MessageLike, runCompaction, vetoedBy } from "@loopwright/ledger";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -504,8 +504,9 @@ describe("consult", () => {
           id: fc.constantFrom("a", "b", ""),
           name: fc.constantFrom("Alpha", "Beta", "", "Gu\nard", "g".repeat(100)),
           ok: fc.boolean(),
-          // null is how a runner relaying outcomes as JSON writes "no error": both read it as none.
-          error: fc.constantFrom("boom", new Error("e"), null),
+          // null, "", false and 0 are how runners relaying outcomes as JSON write "no error": both
+          // read them as none; a message, an Error, an object or true is a failure in both.
+          error: fc.constantFrom("boom", new Error("e"), null, "", false, 0, true, { code: 2 }, " "),
           veto: fc.oneof(fc.boolean(), fc.constantFrom(null, "true", 1)),
         },
         { requiredKeys: [] },
@@ -513,25 +514,40 @@ describe("consult", () => {
       fc.constantFrom(null, 3, "junk"),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(outcome, { maxLength: 5 }), fc.boolean(), async (outcomes, forced) => {
-        // One runner, typed for the host's context, handed to both packages as it is.
-        const run: HookRunner<Session> = () => outcomes as HookOutcome[];
-        const ledgerNotes: string[] = [];
-        const fold = await runCompaction(transcript, plan, () => "summary", {
-          hooks: { run, context: SESSION, honourVeto: true, onNote: (note) => ledgerNotes.push(note) },
-          forced,
-        });
-        const consulted = await consult(
-          run,
-          { messages: transcript.slice(0, 2), from: 0, through: 2 },
-          SESSION,
-          {
+      fc.asyncProperty(
+        fc.oneof(
+          fc.array(outcome, { maxLength: 5 }),
+          // A sparse list: the same outcomes spread over places with holes between.
+          fc.tuple(fc.array(outcome, { maxLength: 3 }), fc.integer({ min: 1, max: 4 })).map(([held, gap]) => {
+            const sparse: unknown[] = [];
+            held.forEach((entry, at) => {
+              sparse[at * gap + gap - 1] = entry;
+            });
+            sparse.length += gap;
+            return sparse;
+          }),
+        ),
+        fc.boolean(),
+        async (outcomes, forced) => {
+          // One runner, typed for the host's context, handed to both packages as it is.
+          const run: HookRunner<Session> = () => outcomes as HookOutcome[];
+          const ledgerNotes: string[] = [];
+          const fold = await runCompaction(transcript, plan, () => "summary", {
+            hooks: { run, context: SESSION, honourVeto: true, onNote: (note) => ledgerNotes.push(note) },
             forced,
-          },
-        );
-        expect(consulted.proceed).toBe(fold !== undefined);
-        expect(consulted.notes.filter((note) => /vetoed/.test(note))).toEqual(ledgerNotes);
-      }),
+          });
+          const consulted = await consult(
+            run,
+            { messages: transcript.slice(0, 2), from: 0, through: 2 },
+            SESSION,
+            {
+              forced,
+            },
+          );
+          expect(consulted.proceed).toBe(fold !== undefined);
+          expect(consulted.notes.filter((note) => /vetoed/.test(note))).toEqual(ledgerNotes);
+        },
+      ),
     );
   });
 });
@@ -724,6 +740,55 @@ describe("outcomes as a runner relaying JSON writes them", () => {
       { hooks: { run: () => guard, context: SESSION, honourVeto: true } },
     );
     expect(fold).toBeUndefined();
+  });
+
+  it('reads error "", false, 0 as no error (a Go runner writes "error": ""), and a message or object as one', async () => {
+    for (const none of ["", false, 0, null, undefined]) {
+      const wire = [{ id: "recall", error: none, context: "We ship Friday." }] as HookOutcome[];
+      const gathered = await gather(() => wire, "beforeTurn", INPUT, SESSION);
+      expect(gathered.context, String(none)).toContain("We ship Friday.");
+      expect(gathered.notes, String(none)).toEqual([]);
+      const guard = [{ name: "Guard", veto: true, error: none }] as HookOutcome[];
+      const consulted = await consult(() => guard, { messages: [], from: 0, through: 1 }, SESSION);
+      expect(consulted, String(none)).toMatchObject({ proceed: false, vetoedBy: "Guard" });
+      expect(vetoedBy(guard), String(none)).toBe("Guard");
+    }
+    for (const some of ["disk full", new Error("db down"), { code: 2 }, true]) {
+      const guard = [{ name: "Guard", veto: true, error: some }] as HookOutcome[];
+      const consulted = await consult(() => guard, { messages: [], from: 0, through: 1 }, SESSION);
+      expect(consulted.proceed, String(some)).toBe(true);
+      expect(consulted.notes[0], String(some)).toMatch(
+        /^Hook Guard \(beforeCompact\) vetoes nothing: it failed: \S/,
+      );
+      expect(vetoedBy(guard), String(some)).toBeUndefined();
+    }
+    // A reason of only spaces says nothing: no "it failed: ." with an empty reason.
+    const blank = await gather(() => [{ name: "g", error: "  " }], "beforeTurn", INPUT, SESSION);
+    expect(blank.notes).toEqual(["Hook g (beforeTurn) added nothing: it failed."]);
+  });
+
+  it("counts a sparse list's holes in one note, however long the list", async () => {
+    const sparse: HookOutcome[] = [];
+    sparse[3] = { id: "recall", context: "We ship Friday." };
+    sparse.length = 4_000_000;
+    const started = Date.now();
+    const gathered = await gather(() => sparse, "beforeTurn", INPUT, SESSION);
+    expect(gathered.context).toContain("We ship Friday.");
+    expect(gathered.notes).toEqual([
+      "The beforeTurn hook runner's list has 3999999 holes (places with no entry at all); they were ignored.",
+    ]);
+    const guard: HookOutcome[] = [];
+    guard[2_000_000] = { name: "Guard", veto: true };
+    guard.length = 4_000_000;
+    const consulted = await consult(() => guard, { messages: [], from: 0, through: 1 }, SESSION);
+    expect(consulted).toMatchObject({ proceed: false, vetoedBy: "Guard" });
+    expect(vetoedBy(guard)).toBe("Guard");
+    expect(Date.now() - started).toBeLessThan(2000);
+    // An entry that is there but undefined is still named on its own.
+    const held = await gather(() => [undefined] as never, "beforeTurn", INPUT, SESSION);
+    expect(held.notes).toEqual([
+      "Outcome 1 of the beforeTurn hooks is undefined, not an outcome; it was ignored.",
+    ]);
   });
 
   it("notes ok, timedOut and veto that are not booleans, naming the hook and the field", async () => {

@@ -151,16 +151,49 @@ function readOutcomes(event: HookEvent, called: Called, notes: string[]): HookOu
   // The list itself is the runner's too: its length or an entry may throw when read (a Proxy, a
   // getter), and it may be long. Walked by index, each outcome appended on its own (spreading a list
   // of 130 000 overflows the stack), and a throw while walking is one note, keeping what was read.
+  // A sparse list (`list[n - 1] = outcome`, `list.length = n`) is walked by the places it holds: its
+  // holes are no outcomes, counted in one note, so a length of millions costs what its entries do.
   let place = 0;
   try {
     const length = raw.length;
-    for (; place < length; place++) readOutcome(event, raw[place], place, outcomes, notes);
+    const held = heldPlaces(raw, length);
+    if (held === undefined) {
+      for (; place < length; place++) readOutcome(event, raw[place], place, outcomes, notes);
+    } else {
+      for (const at of held) {
+        place = at;
+        readOutcome(event, raw[at], at, outcomes, notes);
+      }
+      place = length;
+      const holes = length - held.length;
+      notes.push(
+        `The ${event} hook runner's list has ${holes === 1 ? "1 hole" : `${holes} holes`} (places with no entry at all); ${holes === 1 ? "it was" : "they were"} ignored.`,
+      );
+    }
   } catch (error) {
     notes.push(
       `The ${event} hook runner's answer could not be read past outcome ${place} (${errorText(error)}); the rest was ignored.`,
     );
   }
   return outcomes;
+}
+
+/** A canonical array index, as `Object.keys` writes one. */
+const INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+/**
+ * The places a sparse `list` holds, in order, or `undefined` for a list with no holes (walk it by
+ * index). Reads the list's own keys once; throws what the list throws.
+ */
+export function heldPlaces(list: readonly unknown[], length: number): number[] | undefined {
+  const keys = Object.keys(list);
+  const held: number[] = [];
+  for (const key of keys) {
+    if (!INDEX.test(key)) continue;
+    const at = Number(key);
+    if (at < length) held.push(at);
+  }
+  return held.length >= length ? undefined : held;
 }
 
 /** Reads one entry of a runner's list into `outcomes`, with a note where it is not a usable outcome. */
@@ -195,12 +228,9 @@ function readOutcome(
   outcomes.push(outcome);
   const label = noteLabel(outcome, place);
   if (failed(outcome)) {
+    const reason = outcome.error ? errorText(outcome.error).trim() : "";
     const why =
-      outcome.timedOut === true
-        ? "it timed out"
-        : outcome.error != null
-          ? `it failed: ${errorText(outcome.error)}`
-          : "it failed";
+      outcome.timedOut === true ? "it timed out" : reason !== "" ? `it failed: ${reason}` : "it failed";
     // A beforeCompact hook adds nothing when it works either: what a failed one loses is its veto.
     const lost = event === "beforeCompact" ? "vetoes nothing" : "added nothing";
     notes.push(`Hook ${label} (${event}) ${lost}: ${why}.`);

@@ -80,7 +80,10 @@ export interface HookOutcome {
   name?: string | undefined;
   /** `false` when the hook failed; its context is not used and its veto is not read. */
   ok?: boolean | undefined;
-  /** Why it failed. Any value here counts as a failure, as `ok: false` does. */
+  /**
+   * Why it failed: a non-empty string, an `Error` or other object, `true` or a non-zero number (any
+   * truthy value) counts as a failure, as `ok: false` does; `""`, `false`, `0` and `null` are no error.
+   */
   error?: unknown | undefined;
   /** The hook ran past its own timeout (a runner reports this as a failure, with `ok: false`). */
   timedOut?: boolean | undefined;

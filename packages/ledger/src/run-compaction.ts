@@ -39,7 +39,8 @@ export interface BeforeCompactInput {
 
 /**
  * One hook's outcome as a hook runner reports it. A hook that ran and set `veto` asks for the
- * compaction not to happen; one that failed (`ok: false`, or an `error`) vetoes nothing.
+ * compaction not to happen; one that failed (`ok: false`, or an `error` that says something: see
+ * {@link vetoedBy}) vetoes nothing.
  */
 export interface HookOutcomeLike {
   /** The hook's name, for the note a veto leaves. */
@@ -47,6 +48,7 @@ export interface HookOutcomeLike {
   /** Its id, used where it has no name. */
   id?: string | undefined;
   ok?: boolean | undefined;
+  /** Why it failed: any truthy value; `""`, `false`, `0` and `null` (JSON runners' "no error") are none. */
   error?: unknown | undefined;
   veto?: boolean | undefined;
 }
@@ -132,10 +134,13 @@ function checkKeptStart(messages: readonly MessageLike[], through: number, what:
 
 /**
  * The hook that vetoed a compaction, by its outcomes: the first that ran (neither `ok: false` nor an
- * `error` other than `null`) and set `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook".
+ * `error` that says something — a non-empty string, an object, `true`, a non-zero number: any truthy
+ * value; `""`, `false`, `0`, `null` and none are no error, as JSON runners write them) and set
+ * `veto: true`, named by its `name`, else its `id`, else "a beforeCompact hook".
  * `undefined` when none did, and for anything that is not an array; an outcome that throws when read
- * is skipped, and a list that throws while walked is read up to there. The one rule both this package
- * and the hooks package's `consult` read a veto by. Never throws.
+ * is skipped, a list that throws while walked is read up to there, and a sparse list is walked by the
+ * places it holds (its holes veto nothing). The one rule both this package and the hooks package's
+ * `consult` read a veto by. Never throws.
  */
 export function vetoedBy(outcomes: unknown): string | undefined {
   if (!Array.isArray(outcomes)) return undefined;
@@ -144,6 +149,20 @@ export function vetoedBy(outcomes: unknown): string | undefined {
     // By index, its length read once: a list whose length or an entry throws when read is read up
     // to there, as the hooks package's `consult` reads it.
     const length = list.length;
+    // A sparse list (`list.length = 4e6`) is walked by the places it holds, in order.
+    const held: number[] = [];
+    for (const key of Object.keys(list)) {
+      if (!/^(?:0|[1-9][0-9]*)$/.test(key)) continue;
+      const at = Number(key);
+      if (at < length) held.push(at);
+    }
+    if (held.length < length) {
+      for (const place of held) {
+        const by = vetoOf(list[place]);
+        if (by !== undefined) return by;
+      }
+      return undefined;
+    }
     for (let place = 0; place < length; place++) {
       const by = vetoOf(list[place]);
       if (by !== undefined) return by;
@@ -158,8 +177,8 @@ export function vetoedBy(outcomes: unknown): string | undefined {
 function vetoOf(outcome: HookOutcomeLike | null | undefined): string | undefined {
   try {
     if (typeof outcome !== "object" || outcome === null) return undefined;
-    // `error: null` is JSON's "no error" (a runner relaying outcomes as JSON writes it): no failure.
-    const failed = outcome.ok === false || outcome.error != null;
+    // `error: null`, `""`, `false` or `0` is a JSON runner's "no error" (a Go struct writes `""`).
+    const failed = outcome.ok === false || Boolean(outcome.error);
     if (outcome.veto !== true || failed) return undefined;
     if (typeof outcome.name === "string" && outcome.name !== "") return outcome.name;
     if (typeof outcome.id === "string" && outcome.id !== "") return outcome.id;

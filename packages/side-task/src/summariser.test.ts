@@ -84,6 +84,35 @@ describe("summariser", () => {
     expect(shown.length).toBeLessThan(SUMMARY_MESSAGE_CHARS + 200);
   });
 
+  it("takes a summary shorter than the stretch it replaces, however much of the stretch the prompt cut", async () => {
+    // ~4500 characters of notes for a stretch whose tool result alone is 70 000 characters: the
+    // prompt shows that result cut to SUMMARY_MESSAGE_CHARS, but the transcript holds all of it.
+    const notes = "The user asked for the build; make failed on an undefined reference to foo. "
+      .repeat(60)
+      .trim();
+    server = await startServer({ replies: [{ content: notes }] });
+    const notices: string[] = [];
+    const summarise = summariser({ baseUrl: server.baseUrl }, "small", {
+      ...isolated(),
+      onNotice: (m: string) => notices.push(m),
+      maxTokens: 2048,
+    });
+    const stretch: MessageLike[] = [
+      { role: "user", content: "Build it and tell me what failed." },
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [{ id: "c1", type: "function", function: { name: "run", arguments: '{"cmd":"make"}' } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "error: undefined reference to foo\n".repeat(2000) },
+    ];
+    expect(notes.length).toBeGreaterThan(SUMMARY_MESSAGE_CHARS + 200);
+    expect(await summarise(stretch, undefined)).toBe(notes);
+    expect(notices).toEqual([]);
+    const shown = String(userContent(bodies(server)[0] ?? {}));
+    expect(shown.length).toBeLessThan(notes.length);
+  });
+
   it("leaves the transcript as it was, with a notice, when the summary fails or is cut off", async () => {
     server = await startServer({
       replies: [

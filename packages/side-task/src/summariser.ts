@@ -108,6 +108,47 @@ function argumentsText(args: unknown): string {
   }
 }
 
+/**
+ * The characters the stretch holds, whole, counted as the ledger's `messageChars` counts a message:
+ * its content's text (a string, or the text of each part; an image or other media part not at
+ * all), its replayed reasoning, and each tool call's name and arguments (arguments a host parsed
+ * into an object counted as their JSON). A message that throws when
+ * read counts what its blocks show.
+ */
+function stretchChars(messages: readonly SummaryMessageLike[], blocks: readonly string[]): number {
+  let chars = 0;
+  try {
+    for (const message of messages) {
+      if (!isPlainObject(message)) continue;
+      const {
+        content,
+        reasoning_content: replayed,
+        reasoning,
+      } = message as SummaryMessageLike & {
+        reasoning_content?: unknown;
+        reasoning?: unknown;
+      };
+      if (typeof content === "string") chars += content.length;
+      else if (Array.isArray(content)) {
+        for (const part of content as readonly ({ text?: unknown } | null)[]) {
+          if (part && typeof part.text === "string") chars += part.text.length;
+        }
+      }
+      if (typeof replayed === "string") chars += replayed.length;
+      else if (typeof reasoning === "string") chars += reasoning.length;
+      const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+      for (const call of calls) {
+        const name = call?.function?.name;
+        if (typeof name === "string") chars += name.length;
+        chars += argumentsText(call?.function?.arguments).length;
+      }
+    }
+    return chars;
+  } catch {
+    return blocks.reduce((sum, block) => sum + block.length, 0);
+  }
+}
+
 /** The folded stretch as plain text, one block per message, for the summariser to read. */
 export function transcriptText(messages: readonly SummaryMessageLike[]): string {
   return transcriptBlocks(messages).join("\n\n");
@@ -393,8 +434,10 @@ export function summariser(
         return undefined;
       }
       // A summary is only worth taking where it is shorter than what it replaces (the notes so far
-      // and the stretch): a model that ignored its ceiling would make the transcript grow.
-      const replaced = notes.length + blocks.reduce((sum, block) => sum + block.length, 0);
+      // and the stretch, as the transcript holds them): a model that ignored its ceiling would make
+      // the transcript grow. Measured whole, as the ledger counts them — not as the prompt showed
+      // them, cut to SUMMARY_MESSAGE_CHARS a message.
+      const replaced = (typeof previous === "string" ? previous.length : 0) + stretchChars(messages, blocks);
       if (reply.text.length > replaced) {
         const about = (chars: number) => Math.ceil(chars / SUMMARY_CHARS_PER_TOKEN);
         notice(

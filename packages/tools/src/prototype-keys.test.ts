@@ -8,7 +8,7 @@ import { runAgentLoop } from "@loopwright/loop";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createToolset, defineTool } from "./index.js";
+import { createToolset, defineTool, type Tool } from "./index.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -54,9 +54,10 @@ describe("parameters named like Object.prototype members", () => {
       const left = await read(JSON.parse('{"name":"a","opts":{"depth":1},"list":[{}]}'));
       const absent = (value: unknown) => {
         const object = value as Record<string, unknown>;
-        expect(Object.keys(object), key).not.toContain(key);
-        // Read, it is undefined, as its optional type says (`__proto__` reads as the prototype).
+        // Read, it is undefined, as its optional type says (`__proto__` reads as the prototype); zod
+        // may keep it as an own `undefined`, as for any optional key, which JSON does not show.
         if (key !== "__proto__") expect(object[key], key).toBeUndefined();
+        if (key === "__proto__") expect(Object.keys(object), key).not.toContain(key);
       };
       absent(left);
       absent(left.opts);
@@ -111,6 +112,114 @@ describe("parameters named like Object.prototype members", () => {
     const answered = second.messages.find((m) => m.role === "tool");
     expect(answered?.content).toBe("class Point {  }");
     expect(ran).toEqual(["Point"]);
+  });
+});
+
+describe("arguments handed on as ordinary objects, the host's objects never written into", () => {
+  const call = (tool: Tool, args: unknown) =>
+    createToolset([tool]).dispatch({ id: "c", name: tool.declaration.function.name, args });
+
+  it("lets a preprocess, a z.unknown value and a loose object's extras call hasOwnProperty", async () => {
+    const seen: Record<string, unknown> = {};
+    const pre = defineTool({
+      name: "pre",
+      description: "Preprocessed.",
+      input: z.preprocess(
+        (value) =>
+          Object.hasOwn(value as { hasOwnProperty(key: string): boolean }, "q") ? value : { q: "-" },
+        z.object({ q: z.string(), constructor: z.string().optional() }),
+      ),
+      execute: (args) => {
+        seen.pre = args;
+        return "ok";
+      },
+    });
+    await call(pre, JSON.parse('{"q":"hi"}'));
+    expect(seen.pre).toMatchObject({ q: "hi" });
+    expect((seen.pre as Record<string, unknown>).constructor).toBeUndefined();
+    const any = defineTool({
+      name: "any",
+      description: "Anything.",
+      input: z.looseObject({ data: z.unknown(), constructor: z.string().optional() }),
+      execute: (args) => {
+        const extra = (args as Record<string, unknown>).extra as object;
+        seen.any = [
+          Object.getPrototypeOf(args.data) === Object.prototype,
+          Object.hasOwn(args.data as object, "x"),
+          Object.hasOwn(args.data as { hasOwnProperty(key: string): boolean }, "x"),
+          Object.hasOwn(extra as { hasOwnProperty(key: string): boolean }, "y"),
+          String(args.data),
+          args.constructor,
+        ];
+        return "ok";
+      },
+    });
+    await call(any, JSON.parse('{"data":{"x":1},"extra":{"y":2}}'));
+    expect(seen.any).toEqual([true, true, true, true, "[object Object]", undefined]);
+  });
+
+  it("never writes into an object a transform returns, nor into the call's own arguments", async () => {
+    const registry: Record<string, { retries: number; nested: { a: number } }> = {
+      fast: { retries: 1, nested: { a: 1 } },
+    };
+    let got: unknown;
+    const run = defineTool({
+      name: "run",
+      description: "Run with a profile.",
+      input: z.object({
+        constructor: z.string().optional(),
+        profile: z.string().transform((name) => registry[name]),
+        opts: z.object({ depth: z.number() }).optional(),
+      }),
+      execute: (args) => {
+        got = args;
+        return "ok";
+      },
+    });
+    const args = JSON.parse('{"profile":"fast","opts":{"depth":2}}');
+    await call(run, args);
+    const fast = registry.fast as { retries: number; nested: { a: number } };
+    expect((got as { profile: unknown }).profile).toBe(fast);
+    expect(Object.getOwnPropertyNames(fast)).toEqual(["retries", "nested"]);
+    expect(Object.getOwnPropertyNames(fast.nested)).toEqual(["a"]);
+    expect(fast.constructor).toBe(Object);
+    // Nested objects the schema does not declare `constructor` in keep reading it as usual.
+    expect((got as { opts: object }).opts.constructor).toBe(Object);
+    expect(Object.getOwnPropertyNames(args)).toEqual(["profile", "opts"]);
+    const getter = defineTool({
+      name: "getter",
+      description: "Transform output with a getter.",
+      input: z.object({
+        constructor: z.string().optional(),
+        x: z.string().transform(() => ({
+          get bad(): never {
+            throw new Error("getter ran");
+          },
+        })),
+      }),
+      execute: () => "ok",
+    });
+    await expect(call(getter, { x: "q" })).resolves.toBeDefined();
+  });
+
+  it("takes an array of 200 000 items for a tool naming a constructor parameter", async () => {
+    const plot = defineTool({
+      name: "plot",
+      description: "Plot points.",
+      input: z.object({
+        constructor: z.string().optional(),
+        points: z.array(z.number()),
+        marks: z.array(z.object({ constructor: z.string().optional(), at: z.number() })).optional(),
+      }),
+      execute: (args) => {
+        const first = args.marks?.[0] as Record<string, unknown> | undefined;
+        return `${args.points.length} ${args.marks?.length} ${String(first?.constructor)}`;
+      },
+    });
+    const points = Array.from({ length: 200_000 }, (_, at) => at);
+    const marks = Array.from({ length: 200_000 }, (_, at) => ({ at }));
+    const result = await call(plot, JSON.parse(JSON.stringify({ points, marks })));
+    expect(JSON.stringify(result)).toContain("200000 200000 undefined");
   });
 });
 

@@ -95,113 +95,155 @@ export function defineTool<Input extends z.ZodType<unknown, Record<string, unkno
       function: { name, description: spec.description, parameters: declared },
     },
     parse(args: unknown): z.output<Input> {
-      const checked = input.safeParse(ownOnly(args));
-      if (checked.success) return shadowInherited(checked.data, shadowedBy(parameters)) as z.output<Input>;
+      const checked = input.safeParse(withAbsentKeys(args, parameters));
+      if (checked.success) return checked.data;
       throw refusal(name, checked.error);
     },
   };
 }
 
-/** How deep `ownOnly` copies; below it a value is handed on as it is (dispatch refuses deeper anyway). */
-const COPY_DEPTH = 512;
-
-/**
- * `args` with every plain object in it (at any depth, inside arrays too) copied into an object with
- * no prototype, so a schema reads only the keys the model wrote: an optional parameter named like
- * an `Object.prototype` member (`constructor`, `toString`, `valueOf`…) that the call leaves out is
- * absent, not the inherited function. Arrays are copied as arrays; anything else is kept as it is.
- * Shared and cyclic objects are copied once. Never changes `args`.
- */
-function ownOnly(args: unknown): unknown {
-  const copies = new Map<object, unknown>();
-  const copy = (value: unknown, depth: number): unknown => {
-    if (typeof value !== "object" || value === null || depth > COPY_DEPTH) return value;
-    const done = copies.get(value);
-    if (done !== undefined) return done;
-    if (Array.isArray(value)) {
-      const out: unknown[] = [];
-      copies.set(value, out);
-      for (const item of value) out.push(copy(item, depth + 1));
-      return out;
-    }
-    const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) return value;
-    const out: Record<string, unknown> = Object.create(null);
-    copies.set(value, out);
-    for (const key of Object.keys(value)) {
-      out[key] = copy((value as Record<string, unknown>)[key], depth + 1);
-    }
-    return out;
-  };
-  return copy(args, 0);
-}
+/** How deep `withAbsentKeys` follows the arguments; below it a value is handed on as it is (dispatch refuses deeper anyway). */
+const FILL_DEPTH = 512;
 
 /** The `Object.prototype` members a parameter may be named after (`__proto__` aside: it reads as the prototype). */
 const INHERITED = new Set(
   Object.getOwnPropertyNames(Object.prototype).filter((name) => name !== "__proto__"),
 );
 
-/** Per declared JSON Schema: the inherited names it uses as property names, anywhere in it. */
-const shadowCache = new WeakMap<object, readonly string[]>();
+type SchemaNode = { [keyword: string]: unknown };
 
-/** The property names in `schema` (at any depth, `$defs` included) that `Object.prototype` also has. */
-function shadowedBy(schema: object): readonly string[] {
+/** Per declared JSON Schema: whether it names an inherited member as a property anywhere. */
+const shadowCache = new WeakMap<object, boolean>();
+
+/** Whether `schema` (at any depth, `$defs` included) names a property that `Object.prototype` also has. */
+function namesInherited(schema: object): boolean {
   const cached = shadowCache.get(schema);
-  if (cached) return cached;
-  const found = new Set<string>();
+  if (cached !== undefined) return cached;
+  let found = false;
   const seen = new Set<object>();
   const stack: unknown[] = [schema];
-  while (stack.length > 0) {
+  while (stack.length > 0 && !found) {
     const node = stack.pop();
     if (typeof node !== "object" || node === null || seen.has(node)) continue;
     seen.add(node);
     const properties = (node as { properties?: unknown }).properties;
     if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
-      for (const key of Object.keys(properties)) if (INHERITED.has(key)) found.add(key);
+      for (const key of Object.keys(properties)) if (INHERITED.has(key)) found = true;
     }
     for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
   }
-  const names = [...found];
-  shadowCache.set(schema, names);
-  return names;
+  shadowCache.set(schema, found);
+  return found;
+}
+
+/** `node[keyword]` when `node` holds it as its own (a schema's `properties` never lends `constructor`). */
+function own(node: unknown, keyword: string): unknown {
+  return typeof node === "object" && node !== null && Object.hasOwn(node, keyword)
+    ? (node as SchemaNode)[keyword]
+    : undefined;
+}
+
+/** The schema objects `node` stands for: itself, what its `$ref` names, and its `allOf`/`anyOf`/`oneOf` branches. */
+function schemaNodes(root: SchemaNode, node: unknown, into: SchemaNode[]): SchemaNode[] {
+  const seen = new Set<object>();
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next !== "object" || next === null || Array.isArray(next) || seen.has(next)) continue;
+    seen.add(next);
+    into.push(next as SchemaNode);
+    const ref = own(next, "$ref");
+    if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) {
+      let target: unknown = root;
+      for (const part of ref.slice(2).split("/")) {
+        if (part === "") continue;
+        target = own(target, part.replaceAll("~1", "/").replaceAll("~0", "~"));
+      }
+      stack.push(target);
+    }
+    for (const keyword of ["allOf", "anyOf", "oneOf"]) {
+      const branches = own(next, keyword);
+      if (Array.isArray(branches)) for (const branch of branches) stack.push(branch);
+    }
+  }
+  return into;
+}
+
+/** `key` of `target` set as an ordinary own data property (an own `__proto__` key too, never the setter). */
+function put(target: object, key: string, value: unknown, enumerable: boolean): void {
+  Object.defineProperty(target, key, { value, enumerable, writable: true, configurable: true });
 }
 
 /**
- * For a tool that names a parameter after an `Object.prototype` member: in every plain object of
- * the parsed arguments that does not hold that key, the key reads `undefined` (a non-enumerable own
- * property, so `Object.keys`, spreading and JSON do not show it), as its optional type says, rather
- * than the inherited function — so `const { constructor } = args` is `undefined` when the call left
- * it out. Other tools' arguments are handed on untouched.
+ * `args` as the schema is to read them: for a tool whose JSON Schema names a property after an
+ * `Object.prototype` member (`constructor`, `toString`, `valueOf`…), every plain object at a place
+ * the schema declares such a property, and that does not hold it, is handed on as a copy holding it
+ * as an own `undefined` (not enumerable), so zod finds it absent rather than reading the inherited
+ * function. Only the objects on the way to such a place are copied (ordinary objects, prototype
+ * kept); `args` itself is never written into, nothing the schema does not declare is followed,
+ * and arrays are walked by index (any length). Other tools' arguments are handed on as they are.
  */
-function shadowInherited(data: unknown, names: readonly string[]): unknown {
-  if (names.length === 0) return data;
-  const seen = new Set<object>();
-  const stack: unknown[] = [data];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node !== "object" || node === null || seen.has(node)) continue;
-    seen.add(node);
-    if (Array.isArray(node)) {
-      stack.push(...node);
-      continue;
+function withAbsentKeys(args: unknown, schema: SchemaNode): unknown {
+  if (!namesInherited(schema)) return args;
+  const fill = (value: unknown, nodes: readonly SchemaNode[], depth: number): unknown => {
+    if (typeof value !== "object" || value === null || nodes.length === 0 || depth > FILL_DEPTH) return value;
+    if (Array.isArray(value)) {
+      const items: SchemaNode[] = [];
+      let longestPrefix = 0;
+      for (const node of nodes) {
+        const prefix = own(node, "prefixItems");
+        if (Array.isArray(prefix)) longestPrefix = Math.max(longestPrefix, prefix.length);
+        schemaNodes(schema, own(node, "items"), items);
+      }
+      let out: unknown[] | undefined;
+      for (let at = 0; at < value.length; at++) {
+        let itemNodes: readonly SchemaNode[] = items;
+        if (at < longestPrefix) {
+          const these = [...items];
+          for (const node of nodes) {
+            const prefix = own(node, "prefixItems");
+            if (Array.isArray(prefix) && at < prefix.length) schemaNodes(schema, prefix[at], these);
+          }
+          itemNodes = these;
+        }
+        const item = value[at];
+        const filled = fill(item, itemNodes, depth + 1);
+        if (filled !== item) {
+          out ??= value.slice();
+          out[at] = filled;
+        }
+      }
+      return out ?? value;
     }
-    if (Object.getPrototypeOf(node) !== Object.prototype) continue;
-    for (const name of names) {
-      if (Object.hasOwn(node, name)) continue;
-      try {
-        Object.defineProperty(node, name, {
-          value: undefined,
-          enumerable: false,
-          writable: true,
-          configurable: true,
-        });
-      } catch {
-        // A frozen object a transform returned: left as it is.
+    if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+    const changed = new Map<string, unknown>();
+    for (const key of Object.keys(value)) {
+      const childNodes: SchemaNode[] = [];
+      for (const node of nodes) {
+        const properties = own(node, "properties");
+        const declared = own(properties, key);
+        if (declared !== undefined) schemaNodes(schema, declared, childNodes);
+        else schemaNodes(schema, own(node, "additionalProperties"), childNodes);
+      }
+      const child = (value as SchemaNode)[key];
+      const filled = fill(child, childNodes, depth + 1);
+      if (filled !== child) changed.set(key, filled);
+    }
+    const absent = new Set<string>();
+    for (const node of nodes) {
+      const properties = own(node, "properties");
+      if (typeof properties !== "object" || properties === null) continue;
+      for (const key of Object.keys(properties)) {
+        if (INHERITED.has(key) && !Object.hasOwn(value, key)) absent.add(key);
       }
     }
-    for (const value of Object.values(node)) stack.push(value);
-  }
-  return data;
+    if (changed.size === 0 && absent.size === 0) return value;
+    const out: SchemaNode = { ...(value as SchemaNode) };
+    for (const [key, filled] of changed) put(out, key, filled, true);
+    for (const key of absent) put(out, key, undefined, false);
+    return out;
+  };
+  return fill(args, schemaNodes(schema, schema, []), 0);
 }
 
 /** How many mismatches a refusal's message names before it only counts the rest. */
@@ -252,9 +294,7 @@ export async function checkArguments<Input extends z.ZodType<unknown, Record<str
   tool: Tool<Input>,
   args: unknown,
 ): Promise<z.output<Input>> {
-  const checked = await tool.input.safeParseAsync(ownOnly(args));
-  if (checked.success) {
-    return shadowInherited(checked.data, shadowedBy(tool.declaration.function.parameters)) as z.output<Input>;
-  }
+  const checked = await tool.input.safeParseAsync(withAbsentKeys(args, tool.declaration.function.parameters));
+  if (checked.success) return checked.data;
   throw refusal(tool.declaration.function.name, checked.error);
 }

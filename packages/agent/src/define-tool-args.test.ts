@@ -1,0 +1,88 @@
+// defineTool's argument reading: a parameter named after an Object.prototype member (constructor,
+// toString…) that a call leaves out reads undefined in execute, not the inherited function; the
+// call's own objects are not written into. Over HTTP with the testkit's scripted model.
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent, defineTool } from "./index.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+interface ShapeArgs {
+  kind: string;
+  constructor?: string;
+  parts?: { toString?: string; n: number }[];
+}
+
+describe("defineTool and parameters named like Object.prototype members", () => {
+  it("reads a left-out constructor as undefined, at the top and in array items", async () => {
+    const seen: unknown[] = [];
+    const shape = defineTool<ShapeArgs>({
+      name: "shape",
+      description: "Makes a shape.",
+      parameters: {
+        type: "object",
+        properties: {
+          kind: { type: "string" },
+          constructor: { type: "string" },
+          parts: {
+            type: "array",
+            items: { type: "object", properties: { toString: { type: "string" }, n: { type: "number" } } },
+          },
+        },
+        required: ["kind"],
+      },
+      execute: (args) => {
+        // biome-ignore lint/suspicious/noShadowRestrictedNames: a parameter named constructor, destructured as a host writes it, is the case under test
+        const { constructor, kind } = args;
+        seen.push(
+          typeof constructor,
+          typeof args.parts?.[0]?.toString,
+          Object.keys(args),
+          JSON.stringify(args),
+        );
+        return `class ${constructor ?? "Shape"} (${kind})`;
+      },
+    });
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ name: "shape", arguments: '{"kind":"point","parts":[{"n":1}]}' }] },
+        { content: "done" },
+      ],
+    });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "m" }, tools: [shape] });
+    await agent.prompt("make a point");
+    expect(seen).toEqual(["undefined", "undefined", ["kind", "parts"], '{"kind":"point","parts":[{"n":1}]}']);
+    const second = server.chatRequests[1]?.body as { messages: { role: string; content?: unknown }[] };
+    expect(second.messages.find((m) => m.role === "tool")?.content).toBe("class Shape (point)");
+  });
+
+  it("does not write into the arguments it is handed, and sends a sent constructor on", async () => {
+    let got: ShapeArgs | undefined;
+    const shape = defineTool<ShapeArgs>({
+      name: "shape",
+      description: "Makes a shape.",
+      parameters: {
+        type: "object",
+        properties: { kind: { type: "string" }, constructor: { type: "string" } },
+      },
+      execute: (args) => {
+        got = args;
+        return "ok";
+      },
+    });
+    const args = { kind: "point" };
+    await shape.execute(args, { toolCallId: "c", onUpdate: () => {}, terminate: () => {} });
+    expect(Object.getOwnPropertyNames(args)).toEqual(["kind"]);
+    expect(got?.constructor).toBeUndefined();
+    await shape.execute(JSON.parse('{"kind":"p","constructor":"Point"}'), {
+      toolCallId: "c",
+      onUpdate: () => {},
+      terminate: () => {},
+    });
+    expect(got?.constructor).toBe("Point");
+  });
+});
