@@ -3,7 +3,7 @@
 
 export type { ArgumentIssue, ToolInputErrorCode } from "./errors.js";
 export { ToolInputError } from "./errors.js";
-export type { Tool, ToolContext, ToolDeclaration, ToolSpec } from "./tool.js";
+export type { ObjectSchema, Tool, ToolContext, ToolDeclaration, ToolSpec } from "./tool.js";
 export { defineTool } from "./tool.js";
 export type { ToolCall, Toolset } from "./toolset.js";
 export { createToolset, MAX_ARGUMENT_DEPTH } from "./toolset.js";

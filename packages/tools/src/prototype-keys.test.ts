@@ -117,7 +117,11 @@ describe("parameters named like Object.prototype members", () => {
 
 describe("arguments handed on as ordinary objects, the host's objects never written into", () => {
   const call = (tool: Tool, args: unknown) =>
-    createToolset([tool]).dispatch({ id: "c", name: tool.declaration.function.name, args });
+    createToolset([tool]).dispatch({
+      id: "c",
+      name: tool.declaration.function.name,
+      args: args as Record<string, unknown>,
+    });
 
   it("lets a preprocess, a z.unknown value and a loose object's extras call hasOwnProperty", async () => {
     const seen: Record<string, unknown> = {};

@@ -10,12 +10,20 @@ export interface ToolContext {
 }
 
 /**
- * What `defineTool` reads: one tool, written once. `Input` is a zod schema whose input is an object
- * (`z.object(…)`, with `.strict()`, defaults or a `.transform()` after it); `z.string()` and other
- * non-object schemas do not compile. A union of object schemas compiles but is refused by
+ * A zod schema a tool's arguments can be read with: one whose input is an object (`z.object(…)`,
+ * with `.strict()`, defaults or a `.transform()` after it) or whose output is one (a
+ * `z.preprocess(…, z.object(…))`).
+ */
+export type ObjectSchema =
+  | z.ZodType<unknown, Record<string, unknown>>
+  | z.ZodType<Record<string, unknown>, unknown>;
+
+/**
+ * What `defineTool` reads: one tool, written once. `Input` is an `ObjectSchema`; `z.string()` and
+ * other non-object schemas do not compile. A union of object schemas compiles but is refused by
  * `defineTool` at run time (`invalid-tool`): its JSON Schema is not `type: "object"`.
  */
-export interface ToolSpec<Input extends z.ZodType<unknown, Record<string, unknown>>> {
+export interface ToolSpec<Input extends ObjectSchema> {
   /** The name the model calls it by (letters, digits, `_` and `-`, at most 64). */
   name: string;
   /** What it does, for the model. */
@@ -33,9 +41,7 @@ export interface ToolDeclaration {
 }
 
 /** A tool `defineTool` made: its spec, and the declaration the model is sent. */
-export interface Tool<
-  Input extends z.ZodType<unknown, Record<string, unknown>> = z.ZodType<unknown, Record<string, unknown>>,
-> extends ToolSpec<Input> {
+export interface Tool<Input extends ObjectSchema = ObjectSchema> extends ToolSpec<Input> {
   /** The declaration: name, description and the input schema as JSON Schema (input mode: defaulted fields optional). */
   readonly declaration: ToolDeclaration;
   /**
@@ -59,9 +65,7 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * JSON Schema. Types refuse a schema whose input is not an object (`z.string()`); a union of
  * object schemas type-checks but is refused here at run time. Never calls `execute`.
  */
-export function defineTool<Input extends z.ZodType<unknown, Record<string, unknown>>>(
-  spec: ToolSpec<Input>,
-): Tool<Input> {
+export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): Tool<Input> {
   const name = typeof spec?.name === "string" ? spec.name : "";
   const refuse = (why: string, cause?: unknown): never => {
     throw new ToolInputError("invalid-tool", name, `defineTool: ${name === "" ? "a tool" : name} ${why}`, {
@@ -96,7 +100,7 @@ export function defineTool<Input extends z.ZodType<unknown, Record<string, unkno
     },
     parse(args: unknown): z.output<Input> {
       const checked = input.safeParse(withAbsentKeys(args, parameters));
-      if (checked.success) return checked.data;
+      if (checked.success) return checked.data as z.output<Input>;
       throw refusal(name, checked.error);
     },
   };
@@ -290,11 +294,11 @@ function refusal(name: string, error: z.ZodError): ToolInputError {
  * Checks a call's arguments against `tool.input`, awaiting any asynchronous refinement: the parsed
  * arguments, or a rejection with `ToolInputError` (`invalid-arguments`) naming the mismatches.
  */
-export async function checkArguments<Input extends z.ZodType<unknown, Record<string, unknown>>>(
+export async function checkArguments<Input extends ObjectSchema>(
   tool: Tool<Input>,
   args: unknown,
 ): Promise<z.output<Input>> {
   const checked = await tool.input.safeParseAsync(withAbsentKeys(args, tool.declaration.function.parameters));
-  if (checked.success) return checked.data;
+  if (checked.success) return checked.data as z.output<Input>;
   throw refusal(tool.declaration.function.name, checked.error);
 }
