@@ -331,14 +331,26 @@ describe("vetoedBy", () => {
   it("reads a list whose entry or length throws up to there, never throwing", () => {
     const list: unknown[] = [{ name: "first", veto: false }];
     Object.defineProperty(list, 1, {
+      enumerable: true,
       get() {
         throw new Error("index getter");
       },
     });
     list.push({ name: "late", veto: true });
     expect(vetoedBy(list)).toBeUndefined();
+    // A place the list does not list as its own (a non-enumerable getter) is passed over as a hole,
+    // as hooks' consult passes it: the veto after it holds.
+    const hidden: unknown[] = [{ name: "first", veto: false }];
+    Object.defineProperty(hidden, 1, {
+      get() {
+        throw new Error("index getter");
+      },
+    });
+    hidden.push({ name: "late", veto: true });
+    expect(vetoedBy(hidden)).toBe("late");
     const early: unknown[] = [{ name: "early", veto: true }];
     Object.defineProperty(early, 1, {
+      enumerable: true,
       get() {
         throw new Error("index getter");
       },
