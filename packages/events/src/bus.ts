@@ -45,6 +45,14 @@ export interface EventBus {
    * all it needs.
    */
   claimRun?(runId: string, signal?: SignalLike): Promise<void>;
+  /**
+   * Optional, beside `claimRun`: drops run `runId` as this process ran it — its own copy, and in the
+   * shared store only what is still this process's (its run's stream, its claim), never another
+   * process's run or claim under the id. `endRun` says the run is over on every process and frees
+   * the id whoever holds it; the loop's runtime calls this instead, when the bus has it, to drop a
+   * run it saw end before it starts the id again. The in-memory bus has none (`endRun` is local there).
+   */
+  releaseRun?(runId: string): void;
 }
 
 interface RunRecord {

@@ -211,7 +211,12 @@ async function runOwned(
   try {
     // An id whose last run finished is taken afresh: its old buffer is dropped, so a watcher that
     // attaches now reads this run, not the last one's events up to its done.
-    if (bus.history(runId).at(-1)?.kind === "done") bus.endRun(runId);
+    // A bus shared by many processes drops only what is this process's: another host's live claim on
+    // the id (taken after this run's done) is left for `claimRun` to refuse.
+    if (bus.history(runId).at(-1)?.kind === "done") {
+      if (typeof bus.releaseRun === "function") bus.releaseRun(runId);
+      else bus.endRun(runId);
+    }
     // A bus shared by many processes (Redis) claims the id for this run across all of them: a run
     // under it in progress on another host is refused here, before anything is sent or emitted.
     if (typeof bus.claimRun === "function") {

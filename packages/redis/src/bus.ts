@@ -75,8 +75,9 @@ export interface RedisEventBus extends EventBus {
    * this Redis (and prefix), in one script: refused when the run's stream holds another emitter's
    * run that has not ended (no `done`), or another instance has claimed the id and its run has not
    * ended yet. Otherwise the claim (this instance's mark for the run, the one its events carry) is
-   * stored with the run's retention (`retainUnendedMs`) as its expiry, so the claim of a host that
-   * died is let go then; the run's `done`, or `endRun` here, lets go of it sooner. An id whose run
+   * stored with the run's retention (`retainUnendedMs`, capped at {@link MAX_CLAIM_MS}, 24 h) as its
+   * expiry, renewed by every write of the run, so the claim of a host that died lapses then; the
+   * run's `done`, or `endRun` on any instance, lets go of it sooner. An id whose run
    * ended (its `done` stored) is free to claim, and the new run starts it afresh, as without a claim.
    * The loop's `runAgentLoop({ runId })` calls it before sending anything.
    *
@@ -96,6 +97,20 @@ export interface RedisEventBus extends EventBus {
    * `runId` throws `EventsError`); a lost connection is waited out and read past.
    */
   watch(runId: string, signal?: SignalLike, options?: RedisWatchOptions): EventStream;
+  /**
+   * The run is over, on any instance: drops this instance's copy, ends its watchers everywhere, and
+   * deletes its stream and its claim from Redis whoever holds them — so a host restarted after a
+   * crash frees the id its dead run held (and may run it again) with `endRun(id)`. Owed while Redis
+   * is away, sent before any later event.
+   */
+  endRun(runId: string): void;
+  /**
+   * Drops run `runId` as this instance ran it (the loop's runtime calls it for a run it saw end
+   * before it starts the id again): this instance's copy, and in Redis its stream and its claim only
+   * while they are this instance's — another host's run or claim under the id stays, and its
+   * watchers read on. Owed while Redis is away, like `endRun`.
+   */
+  releaseRun(runId: string): void;
   /**
    * What this instance emitted into run `runId` and still holds (the in-memory bus's `history`,
    * kept for the same retention, and like the stream no more than about `maxStreamLength` of a
@@ -151,6 +166,13 @@ const FLUSH_BATCH = 512;
 
 /** How long a write may go unanswered before it counts as failed, by default (`writeTimeoutMs`). */
 const DEFAULT_WRITE_TIMEOUT_MS = 5000;
+
+/**
+ * The longest a run id's claim (`claimRun`) lives without a write of its run: the run's
+ * `retainUnendedMs`, but never more than 24 hours, so a claim of a host that died lapses within a
+ * day even when runs are kept "for ever". Every write of the run renews it.
+ */
+export const MAX_CLAIM_MS = 24 * 60 * 60 * 1000;
 
 function describe(value: unknown): string {
   if (value === null) return "null";
@@ -223,9 +245,9 @@ function errorText(error: unknown): string {
 
 /**
  * Appends a run's events (KEYS: the run's stream, its claim; ARGV: max length, expiry in ms, the
- * emitter's token, then id, JSON and "1" for a `done` or "0" per event) and renews the stream's
- * expiry, in one call. Writing the run's `done` also lets go of its claim (`claimRun`), when the
- * claim is this emitter's. Answers per event:
+ * emitter's token, the claim's expiry in ms, then id, JSON and "1" for a `done` or "0" per event)
+ * and renews the stream's expiry, and the claim's when it is this emitter's, in one call. Writing
+ * the run's `done` also lets go of its claim (`claimRun`), when the claim is this emitter's. Answers per event:
  * 1 written; 0 its id is not above the stream's top (already written by an earlier try whose reply
  * was lost, or by another emitter); -1 the stream's latest entry is another emitter's and its run has
  * not ended. Each entry carries its emitter's token (`o`) and a `done` is marked (`end`), so the
@@ -244,6 +266,8 @@ function errorText(error: unknown): string {
  */
 const APPEND_SCRIPT = `
 local token = ARGV[3]
+-- This emitter's claim lives on while its run writes: renewed with every write.
+if redis.call('GET', KEYS[2]) == token then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
 local owner, ended, json = false, false, false
 if top then
@@ -260,7 +284,7 @@ if top then
 end
 -- The new run's first entry names the old run's last seq and emitter, for its late watchers.
 local reset = false
-if ended and owner ~= token and ARGV[4] == '1-0' then
+if ended and owner ~= token and ARGV[5] == '1-0' then
   reset = {'p', string.match(top[1], '^%d+')}
   if owner then reset[3], reset[4] = 'po', owner end
   redis.call('DEL', KEYS[1])
@@ -269,7 +293,7 @@ end
 local topSeq = top and tonumber(string.match(top[1], '^%d+')) or 0
 local foreign = owner and owner ~= token
 local written = {}
-for i = 4, #ARGV, 3 do
+for i = 5, #ARGV, 3 do
   if foreign and tonumber(string.match(ARGV[i], '^%d+')) > topSeq then
     written[#written + 1] = -1
   else
@@ -278,7 +302,7 @@ for i = 4, #ARGV, 3 do
       command[#command + 1], command[#command + 2] = 'end', '1'
       if redis.call('GET', KEYS[2]) == token then redis.call('DEL', KEYS[2]) end
     end
-    if reset and i == 4 then
+    if reset and i == 5 then
       for _, value in ipairs(reset) do command[#command + 1] = value end
     end
     local reply = redis.pcall(unpack(command))
@@ -305,9 +329,9 @@ const APPEND_SHA = createHash("sha1").update(APPEND_SCRIPT).digest("hex");
  * emitter's and its run has not ended (that entry is not a `done`; one without a token, from an
  * earlier version, counts as another emitter's), or (answers "claim") when the claim key holds another emitter's token and that
  * emitter's run has not ended in the stream: claimed and not yet written, or still running. Else it
- * records this emitter's token as the claim, expiring with the run's retention (a host that dies
- * holding it frees the id then), and answers "ok". The run's `done` (APPEND_SCRIPT) or its `endRun`
- * lets go of the claim sooner.
+ * records this emitter's token as the claim, expiring with the run's retention capped at
+ * {@link MAX_CLAIM_MS} and renewed by each write of the run (a host that dies holding it frees the
+ * id then), and answers "ok". The run's `done` (APPEND_SCRIPT) or an `endRun` lets go of the claim sooner.
  */
 const CLAIM_SCRIPT = `
 local token = ARGV[1]
@@ -335,22 +359,32 @@ return 'ok'
 const CLAIM_SHA = createHash("sha1").update(CLAIM_SCRIPT).digest("hex");
 
 /**
- * Drops an ended run from Redis (KEYS: its stream, its claim; ARGV: the tokens this instance ran it
- * under): deletes the stream, and the claim when it is one of those tokens (another emitter's claim
- * on the id stays).
+ * Drops a run from Redis (KEYS: its stream, its claim; ARGV: "all" or "own", then the tokens this
+ * instance ran it under). "all" (`endRun`: this run is over, on any instance) deletes the stream and
+ * the claim, whoever holds them, so an id a dead host held is free at once. "own" (`releaseRun`)
+ * deletes the stream only when its latest entry is one of those tokens', and the claim only when it
+ * holds one of them: another emitter's run or claim on the id stays. Answers 1 when the stream was
+ * deleted (or was not there), 0 when it was left.
  */
 const END_SCRIPT = `
-redis.call('DEL', KEYS[1])
+local mine = {}
+for i = 2, #ARGV do mine[ARGV[i]] = true end
+if ARGV[1] == 'all' then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return 1
+end
 local held = redis.call('GET', KEYS[2])
-if held then
-  for i = 1, #ARGV do
-    if ARGV[i] == held then
-      redis.call('DEL', KEYS[2])
-      break
-    end
+if held and mine[held] then redis.call('DEL', KEYS[2]) end
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if not top then return 1 end
+local fields = top[2]
+for i = 1, #fields - 1, 2 do
+  if fields[i] == 'o' and mine[fields[i + 1]] then
+    redis.call('DEL', KEYS[1])
+    return 1
   end
 end
-return 1
+return 0
 `;
 
 const END_SHA = createHash("sha1").update(END_SCRIPT).digest("hex");
@@ -440,18 +474,26 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
    * Runs ended here (`endRun`, `reset`) until Redis has had their stream deleted and every instance
    * told. The flush sends them before any event, so a run started afresh under the same id comes after.
    */
-  const ends = new Owed<{ runId: string; tokens: string[] }>({
+  const ends = new Owed<{ runId: string; tokens: string[]; all: boolean }>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
-    // told reads the run deleted.
-    send: async (_key, { runId, tokens }) => {
-      await evalScript(writer, END_SHA, END_SCRIPT, ["2", keyOf(runId), claimKeyOf(runId), ...tokens]);
-      await call(writer, ["PUBLISH", endChannel, runId]);
+    // told reads the run deleted. A `releaseRun` that left another emitter's stream tells nobody.
+    send: async (_key, { runId, tokens, all }) => {
+      const deleted = await evalScript<number>(writer, END_SHA, END_SCRIPT, [
+        "2",
+        keyOf(runId),
+        claimKeyOf(runId),
+        all ? "all" : "own",
+        ...tokens,
+      ]);
+      if (all || deleted === 1) await call(writer, ["PUBLISH", endChannel, runId]);
     },
-    // Every token the id was run under here, so each claim of them is let go.
+    // Every token the id was run under here, so each claim of them is let go; an `endRun` among
+    // them makes it one.
     merge: (earlier, later) => ({
       runId: later.runId,
       tokens: [...new Set([...earlier.tokens, ...later.tokens])],
+      all: earlier.all || later.all,
     }),
     max: MAX_OWED,
     report,
@@ -492,6 +534,9 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
         Number.MAX_SAFE_INTEGER,
       ),
     );
+
+  // A claim lives the run's retention, capped at MAX_CLAIM_MS, renewed by each write of the run.
+  const claimTtl = () => String(Math.min(Math.ceil(current.retainUnendedMs), MAX_CLAIM_MS));
 
   const sweep = (): void => {
     sweepTimer = undefined;
@@ -599,7 +644,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     const groups = [...byRun.values()];
     const sends = groups.map((group) => {
       const { runId, token } = group[0] as Pending;
-      const args = [String(maxStreamLength), ttl(runs.get(runId)), token];
+      const args = [String(maxStreamLength), ttl(runs.get(runId)), token, claimTtl()];
       for (const item of group) {
         args.push(`${item.event.seq}-0`, item.json, item.event.kind === "done" ? "1" : "0");
       }
@@ -799,16 +844,18 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     report,
   };
 
-  const dropRun = (runId: string): void => {
+  /** `all`: `endRun` (the run is over, whoever holds it); else `releaseRun` (only what is this instance's). */
+  const dropRun = (runId: string, all: boolean): void => {
     const token = runs.get(runId)?.token;
     runs.delete(runId);
     const other = (item: Pending) => item.runId !== runId;
     // The run's entries on the wire leave the head with the rest of it.
     sending = pending.slice(0, sending).filter(other).length;
     pending = pending.filter(other);
-    endLocal(runId);
+    // A release leaves watchers to the announcement: sent only when the stream was this instance's.
+    if (all) endLocal(runId);
     // Owed until Redis has it: the stream deleted and every instance told, even if Redis is away now.
-    ends.owe(runId, { runId, tokens: token === undefined ? [] : [token] });
+    ends.owe(runId, { runId, tokens: token === undefined ? [] : [token], all });
   };
 
   const newRun = (): LocalRun => ({
@@ -860,7 +907,7 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
               keyOf(runId),
               claimKeyOf(runId),
               local.token,
-              ttl(local),
+              claimTtl(),
             ]);
             // Answered after the claim gave up (a silent Redis woke): the run will not start, so its
             // claim is let go rather than hold the id for the retention.
@@ -910,8 +957,9 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
             ? "another emitter's run under it (another host, or an earlier process) is in progress in Redis, not ended. "
             : "another emitter (another host) has claimed it for a run that has not ended. ") +
           "Run ids must be unique across every host sharing this Redis: give this run an id of its own " +
-          "(namespace ids per tenant), or wait for that run's done. A claim whose host died is let go with the " +
-          "run's retention (retainUnendedMs).",
+          "(namespace ids per tenant), or wait for that run's end. The id is freed by the run's done, by " +
+          "endRun(id) on any instance (for a host that died: its run is over), or by the claim lapsing once its " +
+          `run has written nothing for retainUnendedMs (at most ${MAX_CLAIM_MS / 3_600_000} h).`,
       );
     },
 
@@ -998,7 +1046,12 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     endRun(runId) {
       checkRunId(runId, "endRun");
-      dropRun(runId);
+      dropRun(runId, true);
+    },
+
+    releaseRun(runId) {
+      checkRunId(runId, "releaseRun");
+      dropRun(runId, false);
     },
 
     configure(changes) {
@@ -1011,7 +1064,8 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
 
     reset() {
       current = { ...DEFAULT_EVENTS_SETTINGS };
-      for (const runId of [...runs.keys()]) dropRun(runId);
+      // Each run as this instance ran it: another host's run or claim taken under an id since stays.
+      for (const runId of [...runs.keys()]) dropRun(runId, false);
       for (const runId of [...watchers.keys()]) endLocal(runId);
       return { ...current };
     },

@@ -1,10 +1,11 @@
 import { EventsError, type SequencedEvent } from "@loopwright/events";
 import { AgentLoopError } from "@loopwright/loop";
 import { startServer, type TestServer } from "@loopwright/testkit";
+import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { redisHost } from "../test/host.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisBus } from "./bus.js";
+import { createRedisBus, MAX_CLAIM_MS } from "./bus.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -189,6 +190,95 @@ describe.skipIf(!HAS_REDIS)("two hosts starting runs under one runId", () => {
     expect(texts(await survivor.host.bus.readHistory("running"))).toContain("after the retention: running");
     expect(texts(await survivor.host.bus.readHistory("claimed"))).toContain("after the retention: claimed");
     expect(survivor.errors).toEqual([]);
+  });
+
+  it("a host restarted after a crash frees its dead run's id with endRun and runs it again at once", async () => {
+    const [restarted] = await hosts(1);
+    if (!restarted) throw new Error("one host");
+    const server = await llm();
+    // The host that dies: claimed job-7 (as runAgentLoop does), emitted, then gone without a done.
+    const dead = await createRedisBus({ url: redis.url, prefix: restarted.prefix });
+    await dead.claimRun("job-7");
+    dead.emit("job-7", { kind: "output", text: "half a run" });
+    await dead.flushed();
+    await dead.close();
+    const refused = await run(restarted.host, server, "job-7", "too soon").then(
+      () => "fulfilled",
+      (reason: unknown) => reason,
+    );
+    expectTaken(refused, "job-7");
+    // The refusal says how the id is freed.
+    expect(((refused as AgentLoopError).cause as Error).message).toMatch(/endRun\(id\) on any instance/);
+    restarted.host.bus.endRun("job-7");
+    await run(restarted.host, server, "job-7", "the retry");
+    await restarted.host.bus.flushed();
+    const stored = await restarted.host.bus.readHistory("job-7");
+    expect(texts(stored)).toContain("the retry");
+    expect(texts(stored)).not.toContain("half a run");
+    expect(restarted.errors).toEqual([]);
+  });
+
+  it("a runtime starting its own ended id again leaves another host's live claim and run alone", async () => {
+    const [a, b] = await hosts(2);
+    if (!a || !b) throw new Error("two hosts");
+    const server = await llm();
+    await run(a.host, server, "shared", "A's first run");
+    await a.host.bus.flushed();
+    // B takes the id after A's done and is running under it.
+    await b.host.bus.claimRun("shared");
+    b.host.bus.emit("shared", { kind: "output", text: "B is running" });
+    await b.host.bus.flushed();
+    // A's runtime holds its ended run locally, drops it, and asks for the id: B's run is in progress.
+    const refused = await run(a.host, server, "shared", "A again").then(
+      () => "fulfilled",
+      (reason: unknown) => reason,
+    );
+    expectTaken(refused, "shared");
+    await a.host.bus.flushed();
+    // B's stream and claim are still there: B writes on, and a third host cannot take the id.
+    const stored = await b.host.bus.readHistory("shared");
+    expect(texts(stored)).toContain("B is running");
+    const third = await createRedisBus({ url: redis.url, prefix: a.prefix });
+    closers.push(third);
+    await expect(third.claimRun("shared")).rejects.toMatchObject({ code: "invalid-run-id" });
+    b.host.bus.emit("shared", { kind: "done" });
+    await b.host.bus.flushed();
+    expect((await b.host.bus.readHistory("shared")).map((e) => e.seq)).toEqual([1, 2]);
+    expect([...a.errors, ...b.errors]).toEqual([]);
+  });
+
+  it("a claim under a retention kept for ever lapses within MAX_CLAIM_MS (24 h), renewed by each write", async () => {
+    const [a] = await hosts(1);
+    if (!a) throw new Error("one host");
+    const forever = await createRedisBus({
+      url: redis.url,
+      prefix: a.prefix,
+      settings: { retainUnendedMs: 1e19, retainEndedMs: 1e19 },
+    });
+    closers.push(forever);
+    const raw = createClient({ url: redis.url, RESP: 2 });
+    raw.on("error", () => {});
+    await raw.connect();
+    try {
+      await forever.claimRun("kept");
+      const key = `${a.prefix}claim:kept`;
+      const first = Number(await raw.sendCommand(["PTTL", key]));
+      expect(MAX_CLAIM_MS).toBe(24 * 60 * 60 * 1000);
+      expect(first).toBeGreaterThan(MAX_CLAIM_MS - 60_000);
+      expect(first).toBeLessThanOrEqual(MAX_CLAIM_MS);
+      // A write of the run renews it; cut short by hand, the next write puts it back.
+      await raw.sendCommand(["PEXPIRE", key, "5000"]);
+      forever.emit("kept", { kind: "output", text: "still here" });
+      await forever.flushed();
+      expect(Number(await raw.sendCommand(["PTTL", key]))).toBeGreaterThan(MAX_CLAIM_MS - 60_000);
+      // Left to lapse (as it would a day after its host died), the id is free to another host.
+      await raw.sendCommand(["DEL", `${a.prefix}run:kept`]);
+      await raw.sendCommand(["PEXPIRE", key, "50"]);
+      await pause(150);
+      await a.host.bus.claimRun("kept");
+    } finally {
+      raw.destroy();
+    }
   });
 
   it("a run cannot claim its id while Redis is away: refused, nothing sent; it waits for a reconnect", async () => {

@@ -6,8 +6,7 @@ import { createRedisBus, type RedisEventBus } from "./bus.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
-const STOPPED =
-  /gone from Redis \(expired or deleted\) without its `done`: its emitter stopped without ending the run/;
+const STOPPED = /gone from Redis \(expired\) without its `done`: its emitter stopped without ending the run/;
 
 /** Reads a watcher to its end, or until `ms` pass (then says so in `abortedByTest`). */
 async function readAll(bus: RedisEventBus, runId: string, ms: number) {
@@ -64,12 +63,18 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
     expect(seen).toHaveLength(6);
     expect(seen[5]?.kind).toBe("notice");
     expect(textOf(seen[5])).toMatch(STOPPED);
-    expect(seen[5]?.seq).toBe(6);
+    // The watcher's own notice: the last seq read and `dropped: 0`, as a gap notice is, so a reader
+    // resuming after it never skips a seq the emitter may still write.
+    expect(seen[5]?.seq).toBe(5);
+    expect((seen[5] as { dropped?: number }).dropped).toBe(0);
     expect(await raw.sendCommand(["EXISTS", "expired:run:crashed"])).toBe(0);
   });
 
-  it("ends the same way when the stream is deleted by hand", { timeout: 20_000 }, async () => {
-    const host = await bus("deleted:");
+  it("reads on when the stream is deleted (evicted) while its emitter is alive and writing", {
+    timeout: 20_000,
+  }, async () => {
+    // Evicted under maxmemory, or deleted by hand: gone long before its expiry.
+    const host = await bus("deleted:", { retainUnendedMs: 8000 });
     host.emit("gone", { kind: "output", text: "one" });
     host.emit("gone", { kind: "output", text: "two" });
     await host.flushed();
@@ -77,10 +82,34 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
     const reading = readAll(watcherBus, "gone", 15_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await raw.sendCommand(["DEL", "deleted:run:gone"]);
+    // Several idle wakeups find it gone (before, the second of them ended the watcher).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    host.emit("gone", { kind: "output", text: "three" });
+    host.emit("gone", { kind: "done" });
     const { seen, abortedByTest } = await reading;
     expect(abortedByTest).toBe(false);
-    expect(seen.map((e) => e.kind)).toEqual(["output", "output", "notice"]);
+    expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["1:output", "2:output", "3:output", "4:done"]);
+  });
+
+  it("a stream deleted by hand whose emitter writes no more ends its watcher once its expiry has passed", {
+    timeout: 20_000,
+  }, async () => {
+    const host = await bus("deleted-dead:", { retainUnendedMs: 2500 });
+    host.emit("gone", { kind: "output", text: "one" });
+    host.emit("gone", { kind: "output", text: "two" });
+    await host.flushed();
+    await host.close();
+    const watcherBus = await bus("deleted-dead:");
+    const started = Date.now();
+    const reading = readAll(watcherBus, "gone", 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await raw.sendCommand(["DEL", "deleted-dead:run:gone"]);
+    const { seen, abortedByTest } = await reading;
+    expect(abortedByTest).toBe(false);
+    expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["1:output", "2:output", "2:notice"]);
     expect(textOf(seen[2])).toMatch(STOPPED);
+    // Not before the stream would have expired (its emitter's retention after its last write).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
   });
 
   it("an endRun on another instance ends it without that notice", { timeout: 20_000 }, async () => {

@@ -78,7 +78,8 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * the part of the old run it had not read: seen when an entry of the new emitter's comes, or, when
  * the new run stays below this watcher's position, by a look at the stream's top after each empty
  * `XREAD` (bounded to {@link BLOCK_MS}). The same look finds the stream gone: a watcher that has read
- * some of the run ends, after one notice, when the stream expired or was deleted without `done`.
+ * some of the run ends, after one notice, when the stream expired without `done` (deleted or evicted
+ * before its expiry, it waits for the emitter's next write and reads on).
  */
 export class StreamWatcher implements EventStream {
   private queue: SequencedEvent[] = [];
@@ -124,6 +125,12 @@ export class StreamWatcher implements EventStream {
   /** Idle wakeups in a row that found the stream gone, and since when. */
   private goneChecks = 0;
   private goneSince = 0;
+  /**
+   * When the stream would expire, as its `PTTL` read after the last batch of entries said (the
+   * emitter renews it with every write): gone sooner than that, it was deleted or evicted (Redis at
+   * `maxmemory`), not expired, and its emitter may still be writing. 0 before the first batch.
+   */
+  private expiresAt = 0;
   private readonly onAbort = (): void => this.close();
 
   constructor(
@@ -318,12 +325,16 @@ export class StreamWatcher implements EventStream {
   }
 
   /**
-   * The stream of a run this watcher has read is gone (expired or deleted) and no `done` came: its
-   * emitter stopped without ending the run. Ends the watcher, after one notice, when it is gone on
-   * two idle wakeups in a row (a second apart: an `endRun` deletes the stream and announces it at
-   * once, and its announcement ends the watcher first, without a notice) from the server the run
-   * was read on. Gone after a restart of Redis, the stream may only have been lost with it while
-   * its emitter goes on: then the watcher waits on, for `retainUnendedMs` at most.
+   * The stream of a run this watcher has read is gone and no `done` came. Ends the watcher, after
+   * one notice, only once the emitter is gone too: the stream has been missing on two idle wakeups
+   * in a row (a second apart: an `endRun` deletes the stream and announces it at once, and its
+   * announcement ends the watcher first, without a notice) from the server the run was read on, and
+   * its expiry (as last read, renewed by every write of the emitter) has passed — so it expired: the
+   * emitter wrote nothing for its `retainUnendedMs`. Gone before its expiry (deleted by hand, or
+   * evicted under `maxmemory`), or after a restart of Redis, the stream may come back with the
+   * emitter's next write, and the watcher reads on from where it was: it waits until that expiry
+   * (for `retainUnendedMs` at most, after a restart). The notice carries the last seq read and
+   * `dropped: 0`, as a gap notice is the watcher's own: it never takes a seq the emitter may still use.
    */
   private async whenGone(conn: RedisConnection): Promise<boolean> {
     const now = Date.now();
@@ -331,15 +342,16 @@ export class StreamWatcher implements EventStream {
     if (this.server === undefined) await this.learnServer(conn);
     const sameServer = this.server !== undefined && this.server !== "?" && this.server === this.readOn;
     const over = sameServer
-      ? this.goneChecks >= 2
+      ? this.goneChecks >= 2 && now >= this.expiresAt
       : now - this.goneSince >= this.host.settings().retainUnendedMs;
     if (!over || this.closed || this.ending) return false;
     const notice = {
       kind: "notice",
       text:
-        "The run's stream is gone from Redis (expired or deleted) without its `done`: its emitter stopped " +
+        "The run's stream is gone from Redis (expired) without its `done`: its emitter stopped " +
         "without ending the run. This watcher ends here.",
-      seq: this.cursor + 1,
+      dropped: 0,
+      seq: this.cursor,
     };
     this.push(notice as SequencedEvent<RunEvent>);
     this.end();
@@ -401,6 +413,11 @@ export class StreamWatcher implements EventStream {
     if (entries.length > 0) {
       this.goneChecks = 0;
       if (connects === this.connects && this.server !== undefined) this.readOn = this.server;
+      // When the stream expires if the emitter writes nothing more (-1: never; -2: gone already).
+      const pttl = await call<number>(conn, ["PTTL", this.key]).catch(() => undefined);
+      if (pttl !== undefined) {
+        this.expiresAt = pttl === -1 ? Number.POSITIVE_INFINITY : Date.now() + Math.max(0, pttl);
+      }
     }
     for (const entry of entries) {
       const owner = ownerOf(entry);
