@@ -220,6 +220,106 @@ describe("a session file is held by one process at a time", () => {
     }
   });
 
+  it("await close() during a run resolves once the stopped run has settled and the lock is let go: the file reopens at once, holding what the run settled (r31 #5)", async () => {
+    const slow = await startServer({
+      replies: [
+        { content: "a slow answer that streams", chunkDelayMs: 150 },
+        { content: "never sent", firstByteDelayMs: 3000 },
+      ],
+    });
+    try {
+      const open = () =>
+        createSession({
+          config: { baseUrl: slow.baseUrl, model: "sim" },
+          sessionDir: root,
+          sessionId: "reload",
+        });
+      // Stopped once answer text streamed: that text is kept as the answer.
+      const a = await open();
+      let streamed = "";
+      a.onEvent((event) => {
+        if (event.type === "assistant_delta") streamed += event.text;
+      });
+      const first = a.prompt("first question");
+      while (streamed === "") await new Promise((resolve) => setTimeout(resolve, 10));
+      const closing = a.close();
+      // Opened before close() resolved (the stopped run still writing): refused, saying to await close().
+      expect((await refusal(open())).message).toMatch(
+        /in a session of this process that is closing \(pid \d+; its stopped run is still writing its last messages\); await its close\(\) first\./,
+      );
+      await closing;
+      // The old close() resolved before the stopped run let go: this open was refused `locked`.
+      const b = await open();
+      expect(b.messages).toEqual([
+        { role: "user", content: "first question" },
+        { role: "assistant", content: streamed },
+      ]);
+      expect((await first).status).toBe("aborted");
+      // Stopped before the model answered: the prompt is not kept, in the session reopened at once either.
+      const second = b.prompt("second question");
+      while (slow.chatRequests.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      await b.close();
+      const c = await open();
+      expect(c.messages.map((m) => (m as { content?: unknown }).content)).toEqual([
+        "first question",
+        streamed,
+      ]);
+      expect((await second).status).toBe("aborted");
+      await c.close();
+    } finally {
+      await slow.close();
+    }
+  }, 30_000);
+
+  it("close() waits at most 5 s for a stopped run that does not settle, then lets go of the lock; that run writes nothing more to the file (r31 #5)", async () => {
+    const file = join(root, "stuck-run.jsonl");
+    const slow = await startServer({
+      replies: [{ content: "a slow answer that streams", chunkDelayMs: 150 }],
+    });
+    try {
+      const open = () =>
+        createSession({
+          config: { baseUrl: slow.baseUrl, model: "sim" },
+          sessionDir: root,
+          sessionId: "stuck-run",
+        });
+      const a = await open();
+      // A host listener that does not return at the run's end keeps the stopped run from settling
+      // (and so from writing the answer text it kept).
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      a.agent.subscribe(async (event) => {
+        if (event.type === "agent_end") await held;
+      });
+      let streamed = "";
+      a.onEvent((event) => {
+        if (event.type === "assistant_delta") streamed += event.text;
+      });
+      const run = a.prompt("hello");
+      while (streamed === "") await new Promise((resolve) => setTimeout(resolve, 10));
+      const began = Date.now();
+      await a.close();
+      const waited = Date.now() - began;
+      expect(waited).toBeGreaterThanOrEqual(4500);
+      expect(waited).toBeLessThan(8000);
+      expect(existsSync(`${file}.lock`)).toBe(false);
+      expect(noticesOf(a)).toContainEqual(expect.stringContaining("had not ended 5 s after close()"));
+      const b = await open();
+      const stored = readFileSync(file, "utf8");
+      // The run ends now, after another session took the file: it writes nothing to it (before, its
+      // settle rewrote the file with the answer text it kept).
+      release();
+      expect((await run).status).toBe("aborted");
+      expect(a.messages.at(-1)).toMatchObject({ role: "assistant", content: streamed });
+      expect(readFileSync(file, "utf8")).toBe(stored);
+      await b.close();
+    } finally {
+      await slow.close();
+    }
+  }, 30_000);
+
   it("refuses a second open in the same process until the first is closed, and a refused open holds nothing", async () => {
     const first = await createSession({ config: config(), sessionDir: root, sessionId: "twice" });
     const error = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "twice" }));
@@ -408,6 +508,53 @@ describe("a session file is held by one process at a time", () => {
     await third.close();
     sleeper.kill("SIGKILL");
     expect(readdirSync(root).filter((name) => name.startsWith("gate.jsonl."))).toEqual([]);
+  }, 30_000);
+});
+
+describe("waiting on another opener's takeover gate (r31 #7)", () => {
+  it("keeps the event loop running: a timer fires during the wait, and the open goes on once the gate is let go", async () => {
+    const file = join(root, "gate-timer.jsonl");
+    const lockPath = `${file}.lock`;
+    const gate = `${lockPath}.takeover`;
+    const done = spawn("true", [], { stdio: "ignore" });
+    await new Promise((resolve) => done.once("exit", resolve));
+    writeFileSync(
+      lockPath,
+      JSON.stringify({ pid: done.pid, host: hostname(), token: "dead", since: "2020-01-01T00:00:00Z" }),
+    );
+    // A live process holds the gate (a takeover in progress there).
+    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
+    children.push(sleeper);
+    writeFileSync(gate, JSON.stringify({ pid: sleeper.pid, host: hostname(), token: "live", since: "now" }));
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 20);
+    // This thread's timer lets go of the gate: with the open blocking the thread (the old
+    // Atomics.wait), it could not fire until the gate was 5 s old and the open over.
+    let removedAt = 0;
+    const letGo = setTimeout(() => {
+      rmSync(gate, { force: true });
+      removedAt = Date.now();
+    }, 300);
+    const began = Date.now();
+    let ticksDuring = -1;
+    try {
+      const session = await createSession({ config: config(), sessionDir: root, sessionId: "gate-timer" });
+      ticksDuring = ticks;
+      const took = Date.now() - began;
+      expect(removedAt).toBeGreaterThan(0);
+      expect(ticksDuring).toBeGreaterThan(5);
+      expect(took).toBeGreaterThanOrEqual(250);
+      expect(took).toBeLessThan(3000);
+      expect(noticesOf(session)).toContainEqual(
+        expect.stringContaining(`process ${done.pid} is no longer running`),
+      );
+      await session.close();
+    } finally {
+      clearInterval(ticker);
+      clearTimeout(letGo);
+      sleeper.kill("SIGKILL");
+    }
+    expect(readdirSync(root).filter((name) => name.startsWith("gate-timer.jsonl."))).toEqual([]);
   }, 30_000);
 });
 

@@ -65,6 +65,19 @@ function held(): Map<string, string> {
   return map;
 }
 
+/** Tokens of this thread's locks whose session is closing (closed, its stopped run still writing): for `busy`'s words. */
+const CLOSING_KEY = Symbol.for("@loopwright/agent.closingSessionLocks");
+const closingRegistry = globalThis as typeof globalThis & { [CLOSING_KEY]?: Set<string> };
+
+function closing(): Set<string> {
+  let set = closingRegistry[CLOSING_KEY];
+  if (!set) {
+    set = new Set();
+    closingRegistry[CLOSING_KEY] = set;
+  }
+  return set;
+}
+
 /**
  * The registry's key for a lock path: absolute, its directory's real path (symbolic links and `..`
  * resolved), so one file opened by two spellings of its directory (relative and absolute, through a
@@ -222,7 +235,9 @@ function busy(file: string, path: string, text: string): AgentError {
         ? `another thread of this process (pid ${holder.pid}, ${
             holder.thread === 0 ? "its main thread" : `worker thread ${holder.thread}`
           }); close() the session there first`
-        : `another open session of this process (pid ${holder.pid}); close() it first`
+        : closing().has(holder.token)
+          ? `a session of this process that is closing (pid ${holder.pid}; its stopped run is still writing its last messages); await its close() first`
+          : `another open session of this process (pid ${holder.pid}); close() it first`
       : `process ${holder.pid}${holder.host !== hostname() ? ` on host ${holder.host}` : ""}, since ${holder.since}`
     : "a process that is taking its lock right now";
   return new AgentError(
@@ -241,8 +256,19 @@ const GATE_STALE_MS = 5000;
 /** The pause between looks at a takeover gate another opener holds. */
 const GATE_POLL_MS = 10;
 
-function sleep(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+/**
+ * The steps of taking a lock: each `yield` asks for a pause of that many milliseconds (another
+ * opener holds the takeover gate); the driver waits it out and goes on. `lockSessionFile` waits by
+ * blocking the thread (it is synchronous), `beginLock` with a timer (the event loop keeps running).
+ */
+type Steps<T> = Generator<number, T, void>;
+
+function runBlocking<T>(steps: Steps<T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, step.value);
+  }
 }
 
 /**
@@ -333,7 +359,12 @@ function storageError(file: string, path: string, error: unknown): AgentError {
  * behind at the same instant (the second's unlink can take the first's new gate), which needs a
  * taker killed inside its takeover and two more opening within microseconds of each other.
  */
-function takeOver(file: string, path: string, stale: string, text: string): "taken" | "removed" | "changed" {
+function* takeOver(
+  file: string,
+  path: string,
+  stale: string,
+  text: string,
+): Steps<"taken" | "removed" | "changed"> {
   const gate = `${path}.takeover`;
   const token = randomUUID();
   const gateText = `${JSON.stringify(me(token))}\n`;
@@ -377,7 +408,7 @@ function takeOver(file: string, path: string, stale: string, text: string): "tak
       if (unreadable !== undefined) throw gateError(file, path, gate, "read", unreadable);
       return "changed";
     }
-    sleep(GATE_POLL_MS);
+    yield GATE_POLL_MS;
   }
   try {
     let now: string;
@@ -432,9 +463,15 @@ export class SessionLock {
     this.notice = notice;
   }
 
+  /** Marks the lock as its session's closing (let go once its stopped run has settled): a refused open says so. */
+  closing(): void {
+    if (!this.#released) closing().add(this.#token);
+  }
+
   release(): void {
     if (this.#released) return;
     this.#released = true;
+    closing().delete(this.#token);
     if (held().get(this.#key) === this.#token) held().delete(this.#key);
     removeIfOurs(this.path, this.#token);
   }
@@ -452,6 +489,31 @@ export class SessionLock {
  * written or a takeover gate left in the way cannot be read or removed.
  */
 export function lockSessionFile(file: string): SessionLock {
+  return runBlocking(lockSteps(file));
+}
+
+/**
+ * As `lockSessionFile`, without ever blocking the thread: returns the lock when it is taken (or
+ * throws) without a wait — almost always —, else a function that waits for the other opener's
+ * takeover with timers (the same bound, the same outcome) and resolves to the lock or rejects with
+ * the error `lockSessionFile` would throw.
+ */
+export function beginLock(file: string): SessionLock | (() => Promise<SessionLock>) {
+  const steps = lockSteps(file);
+  const first = steps.next();
+  if (first.done) return first.value;
+  return async () => {
+    let pause = first.value;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      const step = steps.next();
+      if (step.done) return step.value;
+      pause = step.value;
+    }
+  };
+}
+
+function* lockSteps(file: string): Steps<SessionLock> {
   const path = `${file}.lock`;
   const token = randomUUID();
   const text = `${JSON.stringify(me(token))}\n`;
@@ -474,7 +536,7 @@ export function lockSessionFile(file: string): SessionLock {
     }
     const reason = goneReason(path, current);
     if (!reason) throw busy(file, path, current);
-    const taken = takeOver(file, path, current, text);
+    const taken = yield* takeOver(file, path, current, text);
     if (taken === "changed") continue;
     const since = parseHolder(current)?.since;
     notice = `The session file's lock ${path} was taken over: ${reason}.${

@@ -44,7 +44,7 @@ import {
   sessionPath,
   type Todo,
 } from "./session-file.js";
-import { lockSessionFile, type SessionLock } from "./session-lock.js";
+import { beginLock, lockSessionFile, type SessionLock } from "./session-lock.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
 /** How a session run ended. */
@@ -449,8 +449,39 @@ function summarize(text: string, max = 75): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
-/** Makes the session directory and takes the lock of the session's file in it (see `lockSessionFile`). */
-function lockSessionDir(dir: string, file: string): SessionLock {
+/**
+ * How long `close()` (and `dispose()`) waits for a stopped run to settle — write its last messages —
+ * before it lets go of the file's lock anyway; from then on that run writes nothing to the file.
+ */
+const CLOSE_WAIT_MS = 5000;
+
+/**
+ * Set by `createSession` around its `new Session`: the open may wait for another opener's takeover
+ * with timers (the constructor throws `LockWait`, `createSession` waits and constructs again), and
+ * `lock` is the lock so taken, for the constructor to use.
+ */
+interface Opening {
+  readonly options: SessionOptions;
+  lock: SessionLock | undefined;
+}
+let opening: Opening | undefined;
+
+/** Thrown by the constructor under `createSession` when taking the lock has to wait: `wait` does it with timers. */
+class LockWait {
+  constructor(readonly wait: () => Promise<SessionLock>) {}
+}
+
+/**
+ * Makes the session directory and takes the lock of the session's file in it (see
+ * `lockSessionFile`): under `createSession` (`open`), the lock it took already, or, when taking it
+ * has to wait for another opener, `LockWait` (never blocking the thread); `new Session` blocks.
+ */
+function lockSessionDir(dir: string, file: string, open: Opening | undefined): SessionLock {
+  const given = open?.lock;
+  if (given && given.path === `${file}.lock`) {
+    open.lock = undefined;
+    return given;
+  }
   try {
     mkdirSync(dir, { recursive: true });
   } catch (error) {
@@ -458,7 +489,10 @@ function lockSessionDir(dir: string, file: string): SessionLock {
       cause: error,
     });
   }
-  return lockSessionFile(file);
+  if (!open) return lockSessionFile(file);
+  const begun = beginLock(file);
+  if (typeof begun === "function") throw new LockWait(begun);
+  return begun;
 }
 
 /** What a closed session's (or its agent's) `method` throws. */
@@ -562,6 +596,11 @@ export class Session {
    */
   #early = new Map<string, ChatMessage>();
   #running = false;
+  /** Resolves when the running prompt has ended (its last messages written); `#runEnded` resolves it. */
+  #runEnd: Promise<void> = Promise.resolve();
+  #runEnded: () => void = () => {};
+  /** `close()`'s promise, once called. */
+  #closing: Promise<void> | undefined;
   #questions = 0;
   /** The running prompt's own message: on the timeline already when the agent adds it. */
   #asked: AgentMessage | undefined;
@@ -611,6 +650,8 @@ export class Session {
         "createSession(options): options must be an object with config or spec.",
       );
     }
+    const open = opening?.options === options ? opening : undefined;
+    opening = undefined;
     refuseUnknownOptions(options, SESSION_OPTION_NAMES, "createSession", NOT_SESSION_OPTIONS);
     this.maxTurns = positive(options.maxTurns, 50, "maxTurns");
     this.stallThreshold = positive(options.stallThreshold, 3, "stallThreshold");
@@ -628,7 +669,7 @@ export class Session {
     this.filePath = sessionDir ? sessionPath(sessionDir, this.sessionId) : undefined;
     // One process at a time: the file is locked before it is read, and let go again if the session
     // is refused below (`AgentError` `locked` while another process, or session, holds it).
-    this.#lock = this.filePath && sessionDir ? lockSessionDir(sessionDir, this.filePath) : undefined;
+    this.#lock = this.filePath && sessionDir ? lockSessionDir(sessionDir, this.filePath, open) : undefined;
     try {
       const notices: string[] = this.#lock?.notice ? [this.#lock.notice] : [];
       let messages: AgentMessage[] = [];
@@ -858,6 +899,9 @@ export class Session {
       throw new AgentError("invalid-input", "Session.prompt: the prompt must be non-empty text.");
     }
     this.#running = true;
+    this.#runEnd = new Promise((resolve) => {
+      this.#runEnded = resolve;
+    });
     this.#stalled = false;
     this.#lastCalls = "";
     this.#repeats = 0;
@@ -902,7 +946,7 @@ export class Session {
       clearInterval(this.#ticker);
       this.#running = false;
       this.#emitMetrics();
-      if (this.#closed) this.#unlockWhenIdle();
+      this.#runEnded();
     }
   }
 
@@ -1023,7 +1067,7 @@ export class Session {
   /**
    * Stops a running prompt, drops every listener, starts closing the MCP servers (see `close`) and
    * lets go of the file's lock (`<file>.lock`): at once when no run is going, else once the stopped
-   * run has written its last messages.
+   * run has written its last messages (at most 5 s later, see `close`; await `close()` to know when).
    */
   dispose(): void {
     this.abort();
@@ -1032,29 +1076,56 @@ export class Session {
     if (!this.#closed) void this.close();
   }
 
-  /** As `dispose`, and resolves once every MCP server has ended (stdio processes exited, HTTP sessions ended). */
-  async close(): Promise<void> {
-    const first = !this.#closed;
-    this.#closed = true;
-    if (first) {
+  /**
+   * As `dispose`, and resolves once the file's lock is let go — at once when no run is going, else
+   * once the stopped run has written its last messages, at most `CLOSE_WAIT_MS` (5 s) later — and
+   * every MCP server has ended (stdio processes exited, HTTP sessions ended): a session of the same
+   * file opened after it opens. A stopped run still going after 5 s (a host listener or hook that
+   * never returns) writes nothing more: the file is no longer this session's. Every call returns the
+   * one promise.
+   */
+  close(): Promise<void> {
+    if (!this.#closing) {
+      this.#closed = true;
       this.dispose();
-      this.#unlockWhenIdle();
+      this.#closing = Promise.all([this.#letGo(), this.#mcp?.close().catch(() => {})]).then(() => {});
     }
-    await this.#mcp?.close().catch(() => {});
+    return this.#closing;
   }
 
-  /** Once closed: lets go of the file's lock when no run is going (a stopped run still writes its last messages). */
-  #unlockWhenIdle(): void {
-    if (!this.#lock || this.#running) return;
-    if (!this.agent.isRunning) {
-      this.#lock.release();
-      this.#lock = undefined;
-      return;
+  /**
+   * Lets go of the file's lock: at once (synchronously) when no run is going, else once the stopped
+   * run has settled (a prompt's, or one the host started on the agent, `session.agent.continue()`),
+   * or `CLOSE_WAIT_MS` have passed; then the run writes no more (`#file` is dropped).
+   */
+  async #letGo(): Promise<void> {
+    if (!this.#lock) return;
+    if (this.#running || this.agent.isRunning) {
+      this.#lock.closing();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const settled = await Promise.race([
+        this.#settled().then(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!settled) {
+        this.#file = undefined;
+        this.addNotice(
+          `The stopped run had not ended ${CLOSE_WAIT_MS / 1000} s after close(): the session file's lock was let go, and nothing the run does from now on is written to the file.`,
+        );
+      }
     }
-    // A run the host started on the agent itself (`session.agent.continue()`).
-    void this.agent.waitForIdle().then(() => {
-      if (this.#closed) this.#unlockWhenIdle();
-    });
+    this.#lock?.release();
+    this.#lock = undefined;
+  }
+
+  /** Resolves once no run is going: neither a prompt's nor one the host started on the agent. */
+  async #settled(): Promise<void> {
+    while (this.#running || this.agent.isRunning) {
+      await (this.#running ? this.#runEnd : this.agent.waitForIdle());
+    }
   }
 
   /**
@@ -1640,5 +1711,26 @@ function timelineOf(messages: readonly AgentMessage[]): TimelineEvent[] {
  * that cannot be read or written.
  */
 export async function createSession(options: SessionOptions): Promise<Session> {
-  return new Session(options);
+  // A wait for another opener's takeover of a stale lock is done with timers, never blocking the
+  // thread: the constructor throws `LockWait` before reading anything, the lock is taken here, and
+  // the session is constructed again with it.
+  const open: Opening = { options, lock: undefined };
+  try {
+    for (;;) {
+      opening = open;
+      try {
+        return new Session(options);
+      } catch (error) {
+        if (!(error instanceof LockWait)) throw error;
+        open.lock?.release();
+        open.lock = undefined;
+        open.lock = await error.wait();
+      } finally {
+        opening = undefined;
+      }
+    }
+  } finally {
+    // Taken for a file the session did not open after all (its options read otherwise the second time).
+    open.lock?.release();
+  }
 }
