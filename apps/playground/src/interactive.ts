@@ -15,7 +15,7 @@ import {
 } from "@loopwright/agent";
 import type { LoopConfig } from "@loopwright/loop";
 import { callMcp, type PlaygroundMcp } from "./mcp.js";
-import { clip, escapeUnseen, printable, streamed } from "./printable.js";
+import { clip, escapeUnseen, phaseMarks, printable, streamed } from "./printable.js";
 import { runTool, TOOLS } from "./tools/index.js";
 
 export interface InteractiveOptions {
@@ -35,6 +35,8 @@ export interface InteractiveOptions {
   lines?: readonly string[];
   dim: (text: string) => string;
   bold: (text: string) => string;
+  /** Whether the output is coloured; without colour, lines `reasoning:` and `answer:` mark where each starts. */
+  color?: boolean;
 }
 
 /** The playground's three tools and the MCP servers' tools, as agent tools. */
@@ -206,15 +208,17 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     }
   };
 
+  const marks = phaseMarks(options.color ?? false);
   session.onEvent((event: SessionEvent) => {
     switch (event.type) {
       case "assistant_delta":
-        write(streamed(event.text));
+        write(marks.answer() + streamed(event.text));
         break;
       case "thinking_delta":
-        write(dim(streamed(event.text)));
+        write(marks.thinking() + dim(streamed(event.text)));
         break;
       case "assistant_retract":
+        marks.reset();
         // As the --prompt mode says it: what was printed stays printed; the reasoning follows, dimmed.
         write(`\n${dim("(↑ that was reasoning, not the answer)")}\n`);
         break;
@@ -223,6 +227,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
         write(`\n${dim("(↑ the end of that reasoning was a tool call written as text)")}\n`);
         break;
       case "tool_start":
+        marks.reset();
         toolCalls++;
         toolNames.set(event.id, event.name);
         write(`\n${dim(`→ ${escapeUnseen(event.name)} ${clip(event.argsSummary)}`)}\n`);
@@ -323,6 +328,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       if (!text) continue;
       toolCalls = 0;
       metrics = undefined;
+      marks.reset();
       const result = await session.prompt(text);
       question = undefined;
       answers = [];

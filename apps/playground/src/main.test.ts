@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { startServer } from "@loopwright/testkit";
 import { describe, expect, it } from "vitest";
 import { cliForFile } from "./cli-build.js";
+import { phaseMarks } from "./printable.js";
 
 // The current src/main.ts, bundled once for the file (cli-build.ts says why); `node <main()>` starts it.
 const main = cliForFile();
@@ -116,7 +117,39 @@ describe("playground CLI", () => {
       const marker = out.indexOf("\n(↑ that was reasoning, not the answer)\n");
       expect(marker).toBeGreaterThan(0);
       expect(out.slice(0, marker)).toMatch(/plan$/);
-      expect(out.slice(marker)).toMatch(/\)\nplanAnswer/);
+      // Without colour the re-sent reasoning and the answer after it are marked.
+      expect(out.slice(marker)).toMatch(/\)\n\nreasoning:\nplan\nanswer:\nAnswer/);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it("marks nothing with colour, and reasoning then answer (afresh after a reset) without", () => {
+    const coloured = phaseMarks(true);
+    expect([coloured.thinking(), coloured.answer()]).toEqual(["", ""]);
+    const plain = phaseMarks(false);
+    expect([plain.answer(), plain.thinking(), plain.thinking(), plain.answer(), plain.answer()]).toEqual([
+      "",
+      "\nreasoning:\n",
+      "",
+      "\nanswer:\n",
+      "",
+    ]);
+    plain.reset();
+    expect([plain.thinking(), plain.answer()]).toEqual(["\nreasoning:\n", "\nanswer:\n"]);
+  });
+
+  it("marks, without colour, where reasoning starts and where the answer after it starts, with --prompt and interactive", async () => {
+    const reply = { content: "<think>hidden thoughts</think>Fenced answer.", chunkChars: 3 };
+    const server = await startServer({ replies: [reply, reply] });
+    try {
+      const once = await run(["--prompt", "hi"], { OPENAI_BASE_URL: server.baseUrl });
+      expect(once.code).toBe(0);
+      expect(once.out).toMatch(/\nreasoning:\nhidden thoughts\nanswer:\nFenced answer\./);
+      expect(once.out).not.toContain("thoughtsFenced");
+      const piped = await run([], { OPENAI_BASE_URL: server.baseUrl }, "hi\n");
+      expect(piped.code).toBe(0);
+      expect(piped.out).toMatch(/\nreasoning:\nhidden thoughts\nanswer:\nFenced answer\./);
     } finally {
       await server.close();
     }

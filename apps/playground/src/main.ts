@@ -17,9 +17,9 @@ import { startServer } from "@loopwright/testkit";
 import { partialAnswer, settleRun } from "./conversation.js";
 import { runInteractive } from "./interactive.js";
 import { callMcp, loadMcp } from "./mcp.js";
-import { clip, escapeUnseen, printable, streamed } from "./printable.js";
+import { clip, escapeUnseen, phaseMarks, printable, streamed } from "./printable.js";
 import { runTool, TOOLS } from "./tools/index.js";
-import { shownUrl } from "./web/spec.js";
+import { shownText, shownUrl } from "./web/spec.js";
 
 const SYSTEM =
   "You are a helpful assistant in a terminal. Use the tools when they help: clock for the time, " +
@@ -29,20 +29,25 @@ const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const dim = (text: string) => (color ? `\x1b[2m${text}\x1b[22m` : text);
 const bold = (text: string) => (color ? `\x1b[1m${text}\x1b[22m` : text);
 
+// Without colour, lines `reasoning:` and `answer:` mark where each starts.
+const marks = phaseMarks(color);
+
 function show(event: RunEvent): void {
   switch (event.kind) {
     case "output":
-      process.stdout.write(streamed(event.text));
+      process.stdout.write(marks.answer() + streamed(event.text));
       break;
     case "thinking":
-      process.stdout.write(dim(streamed(event.text)));
+      process.stdout.write(marks.thinking() + dim(streamed(event.text)));
       break;
     case "retract":
       // A lone </think>: the answer text just printed was reasoning. What is printed stays printed
       // (it may have wrapped or scrolled away), so say so; the reasoning follows, dimmed.
+      marks.reset();
       process.stdout.write(`\n${dim("(↑ that was reasoning, not the answer)")}\n`);
       break;
     case "tool-call":
+      marks.reset();
       process.stdout.write(`\n${dim(`→ ${escapeUnseen(event.name)} ${clip(event.args)}`)}\n`);
       break;
     case "tool-result":
@@ -56,6 +61,62 @@ function show(event: RunEvent): void {
     default:
       break;
   }
+}
+
+/**
+ * What is wrong with the flags and environment, before anything starts: a flag the mode does not
+ * read, or a value that cannot be used. `undefined` where nothing is.
+ */
+function flagError(
+  values: {
+    prompt?: string | undefined;
+    model?: string | undefined;
+    web?: boolean | undefined;
+    spec?: string | undefined;
+    port?: string | undefined;
+    session?: string | undefined;
+    "session-id"?: string | undefined;
+    redis?: string | undefined;
+  },
+  env: Record<string, string | undefined>,
+): string | undefined {
+  const baseUrl = env.OPENAI_BASE_URL;
+  if (baseUrl) {
+    let protocol = "";
+    try {
+      protocol = new URL(baseUrl).protocol;
+    } catch {
+      // Not a URL at all: refused below.
+    }
+    if (protocol !== "http:" && protocol !== "https:") {
+      return `OPENAI_BASE_URL must be an http:// or https:// URL (as http://localhost:8080/v1), not ${JSON.stringify(shownText(baseUrl))}.`;
+    }
+  }
+  const window = env.LOOPWRIGHT_CONTEXT_LENGTH;
+  if (window !== undefined && window.trim() !== "" && !/^[1-9]\d*$/.test(window.trim())) {
+    return `LOOPWRIGHT_CONTEXT_LENGTH must be a whole number of tokens above 0 (as 8192), not ${JSON.stringify(window)}.`;
+  }
+  if (values.web) {
+    if (values.model !== undefined && !baseUrl) {
+      return "--model with --web names a model on OPENAI_BASE_URL; the simulator's model is fixed. Set OPENAI_BASE_URL or leave --model out.";
+    }
+    for (const flag of ["prompt", "session", "session-id"] as const) {
+      if (values[flag] !== undefined) return `--${flag} is read at the terminal only, not with --web.`;
+    }
+    return undefined;
+  }
+  if (values.redis !== undefined)
+    return "--redis is read with --web only (the web page's runs are what it shares).";
+  for (const flag of ["spec", "port"] as const) {
+    if (values[flag] !== undefined) return `--${flag} is read with --web only.`;
+  }
+  if (values["session-id"] !== undefined && values.session === undefined) {
+    return "--session-id names a session in a --session directory: give --session <dir> too.";
+  }
+  if (values.prompt !== undefined && values.prompt.trim() === "") {
+    return "--prompt needs some text to send.";
+  }
+  return undefined;
 }
 
 /** One question at the terminal: the line typed, or "" on Ctrl-C or Ctrl-D. */
@@ -95,10 +156,15 @@ async function main(): Promise<number> {
     );
     return 0;
   }
-  if (values.web) return (await import("./web/cli.js")).runWeb(values);
-  if (values.redis !== undefined) {
-    console.log("error: --redis is read with --web only (the web page's runs are what it shares).");
+  const refused = flagError(values, process.env);
+  if (refused !== undefined) {
+    console.log(`error: ${refused}`);
     return 1;
+  }
+  if (values.web) {
+    if (values.mcp !== undefined)
+      console.log("warning: --mcp is not read with --web yet: the page has the three built-in tools.");
+    return (await import("./web/cli.js")).runWeb(values);
   }
 
   // Before the simulator starts, so a bad file leaves nothing running. A ./.mcp.json found here is
@@ -196,6 +262,7 @@ async function main(): Promise<number> {
       ...(values.prompt !== undefined ? { lines: [values.prompt] } : {}),
       dim,
       bold,
+      color,
     });
   } finally {
     process.off("SIGINT", onSigint);

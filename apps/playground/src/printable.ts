@@ -39,3 +39,29 @@ export function clip(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, " ");
   return escapeUnseen(flat.length > max ? `${flat.slice(0, max)}…` : flat);
 }
+
+/**
+ * Where the model's reasoning starts and where the answer after it starts, for output without
+ * colour (piped, or NO_COLOR), where the dim style that sets reasoning apart is off: a line
+ * `reasoning:` before the first reasoning text, and `answer:` before the answer that follows it.
+ * With colour each mark is empty. `reset()` after a tool call or a retraction: what follows starts
+ * afresh.
+ */
+export function phaseMarks(color: boolean): { thinking(): string; answer(): string; reset(): void } {
+  let phase: "none" | "reasoning" | "answer" = "none";
+  return {
+    thinking() {
+      if (phase === "reasoning") return "";
+      phase = "reasoning";
+      return color ? "" : "\nreasoning:\n";
+    },
+    answer() {
+      const after = phase === "reasoning";
+      phase = "answer";
+      return after && !color ? "\nanswer:\n" : "";
+    },
+    reset() {
+      phase = "none";
+    },
+  };
+}

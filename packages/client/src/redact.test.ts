@@ -809,3 +809,64 @@ describe("redacting over HTTP: live clients, immutable headers, a key's tail in 
     expect(reply.choices[0]?.message.content).toBe(text);
   });
 });
+
+describe("an array's named properties and a header's name are redacted too", () => {
+  const key = KEY.toLowerCase();
+
+  it("redacts a RegExp match's input and an array's named property, and moves a named key off the secret", () => {
+    for (const [, redact] of both({ apiKey: KEY })) {
+      const match = /Bearer (\S+)/.exec(`Authorization: Bearer ${KEY}`) as RegExpExecArray;
+      const list = Object.assign(["a"], { note: `key ${KEY}`, [KEY]: 2 });
+      const error = Object.assign(new Error("refused"), { match, list });
+      redact(error);
+      expect(match[1]).toBe(REDACTED);
+      expect(match.input).toBe(`Authorization: Bearer ${REDACTED}`);
+      expect(list.note).toBe(`key ${REDACTED}`);
+      expect(Object.keys(list)).toEqual(["0", "note", REDACTED]);
+      expect(inspect(error)).not.toContain(KEY);
+      expect(unwrittenRedactions(error)).toEqual([]);
+    }
+  });
+
+  it("reports an array's named property it cannot write", () => {
+    const list = Object.freeze(Object.assign(["a"], { note: `key ${KEY}` }));
+    redactor({ apiKey: KEY })({ list });
+    expect(list.note).toBe(`key ${KEY}`);
+    expect(unwrittenRedactions({ list })).toEqual([]);
+    const holder = { list };
+    redactor({ apiKey: KEY })(holder);
+    expect(unwrittenRedactions(holder)).toEqual([{ holder: list, key: "note", redacted: `key ${REDACTED}` }]);
+  });
+
+  it("moves a header named by the secret to a redacted name", () => {
+    const headers = new Headers({ [`x-${key}`]: "1", "x-other": "kept" });
+    const holder = { headers };
+    redactor({ apiKey: key })(holder);
+    expect([...headers]).toEqual([
+      ["x-other", "kept"],
+      ["x-redacted", "1"],
+    ]);
+    expect(unwrittenRedactions(holder)).toEqual([]);
+  });
+
+  it("reports a header named by the secret in fetched (immutable) Headers whose holder cannot be written", async () => {
+    const server = await startServer();
+    try {
+      server.enqueue({ type: "error", status: 401, body: "denied", headers: { [`x-${key}`]: "1" } });
+      const response = await fetch(`${server.baseUrl}/chat/completions`, { method: "POST", body: "{}" });
+      await response.text();
+      const frozen = Object.freeze({ headers: response.headers });
+      redactor({ apiKey: key })(frozen);
+      expect(unwrittenRedactions(frozen)).toEqual([
+        { holder: response.headers, key: "x-redacted", redacted: "1" },
+      ]);
+      const open = { headers: response.headers };
+      redactor({ apiKey: key })(open);
+      expect(open.headers).not.toBe(response.headers);
+      expect(open.headers.get("x-redacted")).toBe("1");
+      expect(inspect(open)).not.toContain(key);
+    } finally {
+      await server.close();
+    }
+  });
+});

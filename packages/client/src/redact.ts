@@ -753,7 +753,8 @@ export function unwrittenRedactions(value: unknown): readonly UnwrittenRedaction
  * Given an error (or any object), it redacts it **in place** and answers the same value: an error's
  * `message`, `stack`, `cause` and every other own property, enumerable or not, symbol-keyed ones
  * included (reported under the symbol's name, `Symbol(request)`) (`AggregateError`'s `errors`);
- * every string, array (its items and symbol keys) and plain object reachable from there (any
+ * every string, array (its items, named properties — a RegExp match's `input` — and symbol keys)
+ * and plain object reachable from there (any
  * realm's); property names too — a plain object's or an error's own property named by a secret
  * (a cache of clients keyed by their key) is moved to the redacted name (`… (2)` where that is
  * taken), and a name that cannot be changed (a symbol's description, a live instance's or a frozen
@@ -764,7 +765,7 @@ export function unwrittenRedactions(value: unknown): readonly UnwrittenRedaction
  * symbol-keyed ones always, its named ones up to `STRING_OBJECT_NAMES_UP_TO` (64 Ki) characters of
  * text (a longer one is reported, `"[named properties not read]"`, and a copy of it keeps only
  * its symbol-keyed fields); `Map` keys
- * and values and `Set` values (any realm's), a `URL`'s `href` and `Headers` — immutable ones (a
+ * and values and `Set` values (any realm's), a `URL`'s `href` and `Headers`, names too — immutable ones (a
  * fetched response's, as an SDK error holds them) replaced on their holder by a redacted copy — so
  * whatever a host logs of it, however deep, holds no secret. A class instance (an SDK client, a
  * pool, a `Date`, a `Map` subclass) may be live and is never written, nor is anything reached
@@ -1039,15 +1040,27 @@ function isHeaders(value: object): value is Headers {
  */
 function redactHeaders(headers: Headers, walk: Walk, live: boolean, copies: Map<object, Headers>): void {
   const entries = [...headers];
-  const clean = entries.map(([name, text]) => [name, walk.redact(text)] as const);
-  const changed = clean.filter(([, text], i) => text !== entries[i]?.[1]);
+  // A header's name may hold the secret too (`x-<key>`): it moves to the redacted name, made a
+  // valid header name (`x-redacted`) where the redacted text is not one.
+  const clean = entries.map(
+    ([name, text]) => [headerName(walk.redact(name)) ?? "redacted", walk.redact(text)] as const,
+  );
+  const changed = clean.filter(([name, text], i) => name !== entries[i]?.[0] || text !== entries[i]?.[1]);
   if (changed.length === 0) return;
   if (live) {
     for (const [name, text] of changed) walk.leave(headers, name, text);
     return;
   }
   try {
-    for (const [name, text] of changed) headers.set(name, text);
+    for (const [i, [name, text]] of clean.entries()) {
+      const raw = entries[i]?.[0] as string;
+      if (name === raw) {
+        if (text !== entries[i]?.[1]) headers.set(name, text);
+      } else {
+        headers.delete(raw);
+        headers.append(name, text);
+      }
+    }
     return;
   } catch {
     // Immutable: the holder gets a copy.
@@ -1055,6 +1068,17 @@ function redactHeaders(headers: Headers, walk: Walk, live: boolean, copies: Map<
   const copy = new Headers();
   for (const [name, text] of clean) copy.append(name, text);
   copies.set(headers, copy);
+}
+
+/**
+ * `name` where it is a valid header name, else it without the characters a header name may not
+ * hold (`x-[redacted]` → `x-redacted`), or `undefined` where nothing valid is left.
+ */
+function headerName(name: string): string | undefined {
+  const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+  if (token.test(name)) return name.toLowerCase();
+  const stripped = name.replace(/[^!#$%&'*+\-.^_`|~0-9A-Za-z]/g, "");
+  return stripped === "" ? undefined : stripped.toLowerCase();
 }
 
 /** Objects whose contents are not text a secret is written in, or not to be read: left alone. */
@@ -1228,13 +1252,16 @@ function redactOne(entry: Visit, walk: Walk): void {
     default:
       break;
   }
-  // Every own key, symbols included — but an array's items by index (holes read as `undefined`)
-  // and its symbol keys, and not a `String` object's characters (its text was redacted by its holder).
+  // Every own key, symbols included — but an array's items by index (holes read as `undefined`),
+  // then its named keys (a RegExp match's `input`, an `arr.note`) and symbol keys, and not a
+  // `String` object's characters (its text was redacted by its holder).
   let keys: PropertyKey[];
+  let indices = -1;
   if (shape === "array" && !instance) {
     const length = (value as unknown[]).length;
+    indices = length;
     keys = Array.from({ length }, (_, i) => String(i));
-    for (const key of Object.getOwnPropertySymbols(value)) keys.push(key);
+    for (const key of ownKeys(value)) if (key !== "length" && !isIndex(key, length)) keys.push(key);
   } else if (shape === "string") {
     if (String.prototype.valueOf.call(value).length > STRING_OBJECT_NAMES_UP_TO) walk.unlisted(value);
     keys = boxKeys(value);
@@ -1246,11 +1273,11 @@ function redactOne(entry: Visit, walk: Walk): void {
   const record = value as Record<PropertyKey, unknown>;
   // A property name may hold the secret too (an object of clients keyed by their key): a writable
   // holder that is no live instance has the property moved to the redacted name.
-  const renamable = !live && (shape === "object" || shape === "string");
+  const renamable = !live && (shape === "object" || shape === "string" || indices >= 0);
   for (const key of keys) {
     // A symbol key is reported as it prints, `Symbol(request)`; an array's index is no text.
     const raw = String(key);
-    const name = shape === "array" && typeof key === "string" ? raw : walk.redact(raw);
+    const name = indices >= 0 && isIndex(key, indices) ? raw : walk.redact(raw);
     let current: unknown;
     try {
       if (live) {

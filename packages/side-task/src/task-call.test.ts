@@ -118,6 +118,24 @@ describe("taskCall", () => {
     expect(bodies(main)[0]).toMatchObject({ model: "small", max_tokens: 512 });
   });
 
+  it("leaves out a host option given as undefined, so a default layered under it holds", () => {
+    const call = taskCall(
+      { model: "m", maxTokens: 9 },
+      {
+        temperature: undefined,
+        reasoningEffort: undefined,
+        extraBody: undefined,
+        signal: undefined,
+        timeoutMs: undefined,
+        onNotice: undefined,
+      },
+      { baseUrl: "http://127.0.0.1:9/v1" },
+    );
+    expect(call.options).toStrictEqual({ maxTokens: 9 });
+    expect(Object.keys(call.options)).toEqual(["maxTokens"]);
+    expect({ timeoutMs: 30_000, ...call.options }.timeoutMs).toBe(30_000);
+  });
+
   it("sends no ceiling for maxTokens 0", async () => {
     const main = await serve("x");
     const call = taskCall({ model: "m", maxTokens: 0 }, isolated(), { baseUrl: main.baseUrl });

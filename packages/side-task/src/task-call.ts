@@ -115,7 +115,11 @@ export function taskCall(
     );
   }
   const { model: hostModel, ...hostOptions } = options;
-  const merged: SideTaskOptions = { ...hostOptions };
+  // An option given as `undefined` is left out, as leaving it out would: an own `undefined` key would
+  // erase a host's default layered under it (`{ timeoutMs: 30_000, ...call.options }`).
+  const merged = Object.fromEntries(
+    Object.entries(hostOptions).filter(([, v]) => v !== undefined),
+  ) as SideTaskOptions;
   // A null the task states reads as absent (a nullable column round-trips through JSON so): the
   // host's option, else the side task's own default, holds.
   if (stated.maxTokens != null) merged.maxTokens = stated.maxTokens;

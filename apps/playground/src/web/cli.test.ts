@@ -1,6 +1,9 @@
 // `playground --web` as a user starts it: a child process that prints the page's URL and serves it.
 import { spawn } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createClient } from "@redis/client";
 import { describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
@@ -36,16 +39,19 @@ describe.concurrent("playground --web", () => {
   }, 60_000);
 
   /** Runs the CLI to its exit; its stdout and exit code. */
-  const runCli = async (args: string[]) => {
+  const runCli = async (args: string[], env: Record<string, string> = {}) => {
     const child = spawn(process.execPath, [main(), ...args], {
-      env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1" },
+      env: { ...process.env, OPENAI_BASE_URL: "", NO_COLOR: "1", ...env },
     });
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString();
     });
+    // One that starts serving instead of refusing is stopped, so the test fails rather than hangs.
+    const stop = setTimeout(() => child.kill("SIGINT"), 20_000);
     // "close", not "exit": the exit event may come before the last of stdout has been read.
     const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    clearTimeout(stop);
     return { code, out };
   };
 
@@ -155,5 +161,54 @@ describe.concurrent("playground --web", () => {
     expect(out.trim()).toBe(
       "error: --redis is read with --web only (the web page's runs are what it shares).",
     );
+  }, 60_000);
+
+  it("names the endpoint a --spec points at, not the simulator, and prints the spec's errors with exit 1", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "playground-spec-"));
+    const good = join(dir, "agent.json");
+    await writeFile(
+      good,
+      JSON.stringify({
+        spec: "loopwright.agent/1",
+        model: { name: "sim", endpoint: { baseUrl: "http://127.0.0.1:9/v1" } },
+        prompt: [{ text: "You are the spec agent." }],
+      }),
+    );
+    const out = await startOutput(["--spec", good], {});
+    expect(out).not.toContain("Simulator:");
+    expect(out).toContain(`Spec ${good}: model sim at Endpoint http://127.0.0.1:9/v1\n`);
+    const bad = join(dir, "bad.json");
+    await writeFile(bad, JSON.stringify({ spec: "loopwright.agent/1", prompt: "text" }));
+    const refused = await runCli(["--web", "--spec", bad]);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(
+      new RegExp(`^error: --spec ${bad.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: .*prompt`),
+    );
+    expect(refused.out).not.toContain("Playground page:");
+  }, 60_000);
+
+  it.each<[string[], Record<string, string>, RegExp]>([
+    [["--session-id", "abc", "--prompt", "hi"], {}, /^error: --session-id .*--session/],
+    [["--web", "--model", "m"], {}, /^error: --model with --web .*simulator/],
+    [["--prompt", "hi"], { LOOPWRIGHT_CONTEXT_LENGTH: "2k" }, /^error: LOOPWRIGHT_CONTEXT_LENGTH .*"2k"/],
+    [["--web"], { LOOPWRIGHT_CONTEXT_LENGTH: "-5" }, /^error: LOOPWRIGHT_CONTEXT_LENGTH .*"-5"/],
+    [["--prompt", "hi"], { OPENAI_BASE_URL: "not a url" }, /^error: OPENAI_BASE_URL .*"not a url"/],
+    [["--web"], { OPENAI_BASE_URL: "localhost:8080/v1" }, /^error: OPENAI_BASE_URL .*"localhost:8080\/v1"/],
+    [["--prompt", ""], {}, /^error: --prompt needs some text/],
+    [["--spec", "agent.json"], {}, /^error: --spec is read with --web only/],
+  ])(
+    "refuses %j (env %j), which it would otherwise ignore or fail on later, with one error line",
+    async (args, env, expected) => {
+      const { code, out } = await runCli(args, env);
+      expect(code).toBe(1);
+      expect(out.trim()).toMatch(expected);
+      expect(out.trim().split("\n")).toHaveLength(1);
+    },
+    60_000,
+  );
+
+  it("warns, in one line, that --mcp is not read with --web", async () => {
+    const out = await startOutput(["--mcp", "servers.json"], {});
+    expect(out).toMatch(/^warning: --mcp is not read with --web yet/m);
   }, 60_000);
 });

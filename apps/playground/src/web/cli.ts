@@ -1,7 +1,8 @@
 // `pnpm playground --web`: starts the web page's server and prints its URL until Ctrl-C.
 import { readFile } from "node:fs/promises";
+import { escapeUnseen, printable } from "../printable.js";
 import { startWebServer } from "./server.js";
-import { shownUrl } from "./spec.js";
+import { shownText, shownUrl } from "./spec.js";
 
 /** What `--web` reads off the command line. */
 export interface WebFlags {
@@ -36,8 +37,28 @@ export async function runWeb(flags: WebFlags): Promise<number> {
         }
       : {}),
   });
+  // A --spec with errors applies nothing: said here, as a missing file is, rather than only on the page.
+  const report = server.spec;
+  const named = flags.spec === undefined ? "" : escapeUnseen(flags.spec);
+  if (report && report.errors.length > 0) {
+    process.stdout.write(
+      `error: --spec ${named}: ${report.errors.map((e) => printable(shownText(e))).join("\n  ")}\n`,
+    );
+    await server.close();
+    return 1;
+  }
+  for (const warning of report?.warnings ?? []) {
+    process.stdout.write(
+      `warning: --spec ${named}: ${escapeUnseen(warning.path)}: ${printable(shownText(warning.message))}\n`,
+    );
+  }
+  const applied = report?.applied;
+  // Where the runs go: the spec's endpoint where it names one, else OPENAI_BASE_URL, else the simulator.
+  const first = applied?.baseUrl
+    ? `Spec ${named}: model ${escapeUnseen(applied.model)} at Endpoint ${shownUrl(applied.baseUrl)}`
+    : `${baseUrl ? `Endpoint: ${shownUrl(baseUrl)}` : "Simulator: a scripted model on a loopback server (set OPENAI_BASE_URL to use a real endpoint)."}${applied ? `\nSpec ${named}: model ${escapeUnseen(applied.model)}` : ""}`;
   process.stdout.write(
-    `${baseUrl ? `Endpoint: ${shownUrl(baseUrl)}` : "Simulator: a scripted model on a loopback server (set OPENAI_BASE_URL to use a real endpoint)."}\n` +
+    `${first}\n` +
       (flags.redis !== undefined
         ? `Runs shared through Redis at ${shownUrl(flags.redis)}: another playground with the same --redis shows them live.\n`
         : "") +

@@ -67,6 +67,8 @@ export interface WebServerOptions {
 export interface WebServer {
   /** `http://127.0.0.1:<port>/` */
   readonly url: string;
+  /** What the `spec` option given resolved to (its errors, or what the runs use); absent without one. */
+  readonly spec?: SpecReport;
   /** Stops any run in progress, then the HTTP server and the simulator. */
   close(): Promise<void>;
 }
@@ -420,6 +422,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   allowedHosts.add(`127.0.0.1:${port}`).add(`localhost:${port}`);
   return {
     url: `http://127.0.0.1:${port}/`,
+    ...(options.spec !== undefined && lastSpec !== undefined ? { spec: lastSpec } : {}),
     async close() {
       for (const run of runs.values()) if (!run.ended) run.controller.abort(new Error("Server closing."));
       // A stopped run's last events (its notice, `done`) reach the pages before the connections
