@@ -128,11 +128,6 @@ describe("beforeToolCall answers of the wrong shape", () => {
       { decision: "deny", reason: "not allowed" },
       /beforeToolCall answered an object with "decision", not a field it reads \(block, reason, terminate, args\)/,
     ],
-    [
-      "block: true with an unknown key beside it",
-      { block: true, reason: "no", why: "policy", deny: 1 },
-      /beforeToolCall answered an object with "why", "deny", not fields it reads \(block, reason, terminate, args\)/,
-    ],
   ];
   for (const [label, answer, reads] of cases) {
     it(`${label}: the call is answered, not run, and the host and the model are told why`, async () => {
@@ -190,7 +185,8 @@ describe("beforeToolCall answers of the wrong shape", () => {
     const answers: Record<string, unknown> = {
       c1: undefined,
       c2: null,
-      c3: { block: false, reason: null },
+      // A policy engine's verdict spread in: its own `block` is read, its other keys named (r34 #4).
+      c3: { block: false, reason: null, ruleId: "r-7" },
       c4: { args: { path: "/tmp/safe" } },
     };
     const agent = new Agent({
@@ -209,14 +205,59 @@ describe("beforeToolCall answers of the wrong shape", () => {
       ],
       beforeToolCall: ({ toolCall }) => answers[toolCall.id] as never,
     });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
     const result = await agent.prompt("Delete them");
     expect(result.status).toBe("ok");
     expect(ran).toEqual([{ path: "a" }, { path: "b" }, { path: "c" }, { path: "/tmp/safe" }]);
+    expect(notices).toEqual([
+      'beforeToolCall answered an object with "ruleId", not a field it reads (block, reason, terminate, args); its block: false was read.',
+    ]);
+  });
+
+  it("blocks with the host's reason for block: true beside keys it does not read, naming them", async () => {
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ id: "c1", name: "rm", arguments: '{"path":"/etc/passwd"}' }] },
+        { content: "I could not delete it." },
+      ],
+    });
+    const ran: unknown[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        {
+          name: "rm",
+          description: "Deletes a file",
+          parameters: { type: "object", properties: { path: { type: "string" } } },
+          execute: (args) => {
+            ran.push(args);
+            return "deleted";
+          },
+        },
+      ],
+      beforeToolCall: () => ({ block: true, reason: "Policy forbids it.", auditId: "a-1" }) as never,
+    });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
+    expect((await agent.prompt("Delete /etc/passwd")).status).toBe("ok");
+    expect(ran).toEqual([]);
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    expect((sent.find((m) => m.role === "tool") as { content: string }).content).toBe(
+      "Error: Policy forbids it.",
+    );
+    expect(notices).toEqual([
+      'beforeToolCall answered an object with "auditId", not a field it reads (block, reason, terminate, args); its block: true was read.',
+    ]);
   });
 });
 
 describe("afterToolCall answers with keys it does not read (r31 #4)", () => {
-  it("keeps the tool's result, applies nothing of the answer, and tells the host; a good answer still applies", async () => {
+  it("tells the host of keys it does not read and uses the fields it does (a redacting hook's result with its own audit field); a bare value is not used", async () => {
     server = await startServer({
       replies: [
         {
@@ -231,11 +272,12 @@ describe("afterToolCall answers with keys it does not read (r31 #4)", () => {
       ],
     });
     const answers: Record<string, unknown> = {
-      // A misspelt replacement (and a terminate beside it, not used either).
-      c1: { results: "REPLACED", terminate: true },
+      // A misspelt replacement: nothing it can read, so the result stands.
+      c1: { results: "REPLACED" },
       c2: { Result: "REPLACED", error: true },
       c3: "REPLACED",
-      c4: { result: "REPLACED" },
+      // A redacting hook with its own audit field: the result it gives is used (r34 #1).
+      c4: { result: "REPLACED", auditId: "a-1" },
     };
     const agent = new Agent({
       config: { baseUrl: server.baseUrl, model: "sim" },
@@ -259,9 +301,10 @@ describe("afterToolCall answers with keys it does not read (r31 #4)", () => {
     const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
     expect(results).toEqual(["got", "got", "got", "REPLACED"]);
     expect(notices).toEqual([
-      'afterToolCall answered an object with "results", not a field it reads (result, isError, terminate; did you mean "result"?) for the call to get; the tool\'s result is kept.',
-      'afterToolCall answered an object with "Result", "error", not fields it reads (result, isError, terminate; did you mean "result" for "Result", "isError" for "error"?) for the call to get; the tool\'s result is kept.',
+      'afterToolCall answered an object with "results", not a field it reads (result, isError, terminate; did you mean "result"?) for the call to get; its result, isError and terminate were read.',
+      'afterToolCall answered an object with "Result", "error", not fields it reads (result, isError, terminate; did you mean "result" for "Result", "isError" for "error"?) for the call to get; its result, isError and terminate were read.',
       'afterToolCall answered a string ("REPLACED"), not undefined or { result, isError, terminate } for the call to get; the tool\'s result is kept.',
+      'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate) for the call to get; its result, isError and terminate were read.',
     ]);
   });
 });

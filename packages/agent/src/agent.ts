@@ -537,8 +537,8 @@ function ownRefusal(caught: unknown): AgentError | undefined {
 
 /** What a `beforeToolCall` answer came to: the arguments to run with, or why the call is not run. */
 type BeforeDecision =
-  | { run: true; args: unknown }
-  | { run: false; reason: string; terminate: boolean; refused: boolean };
+  | { run: true; args: unknown; note?: string }
+  | { run: false; reason: string; terminate: boolean; refused: boolean; note?: string };
 
 /** The fields a `beforeToolCall` answer may have (`BeforeToolCallResult`). */
 const BEFORE_FIELDS = ["block", "reason", "terminate", "args"] as const;
@@ -575,9 +575,12 @@ function unknownFields(answer: object, fields: readonly string[]): string | unde
  * is; an object of `BeforeToolCallResult`'s fields only runs it unless `block` is `true` (its
  * `reason`) — a `block` that is neither a boolean nor `null`/absent (`1`, `"true"`: an approval
  * relayed as JSON or a number) blocks it too — with its `args` where they are a plain object.
- * Anything else — a string, a number, an array, an object with a key the contract does not have
- * (`{ blocked: true }`, `{ allow: false }`), `args` that are not an object (the JSON text of them) —
- * is not run, the reason naming the hook and what it answered.
+ * An object with keys the contract does not have is read by its `block` when it gives one as a
+ * boolean (a policy engine's verdict spread in: `{ block: false, ruleId }` runs, `{ block: true,
+ * auditId }` blocks with its reason), the other keys named in a note; without one (`{ blocked: true }`,
+ * `{ allow: false }`, `{ decision: "deny" }`: a "no" in the host's own words) it is not run. Anything
+ * else — a string, a number, an array, `args` that are not an object (the JSON text of them) — is
+ * not run, the reason naming the hook and what it answered.
  */
 function readBeforeDecision(decision: unknown, name: string, args: unknown): BeforeDecision {
   if (decision === undefined || decision === null) return { run: true, args };
@@ -591,39 +594,46 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
     return refused(`${kindOf(decision)}, not undefined, { block: true, reason } or { args }`);
   }
   const unknown = unknownFields(decision, BEFORE_FIELDS);
-  if (unknown !== undefined) return refused(unknown);
   const answer = decision as { block?: unknown; reason?: unknown; terminate?: unknown; args?: unknown };
   const { block } = answer;
+  if (unknown !== undefined && typeof block !== "boolean") return refused(unknown);
+  const note =
+    unknown === undefined ? undefined : `beforeToolCall answered ${unknown}; its block: ${block} was read.`;
   if (block === true) {
     return {
       run: false,
       reason: typeof answer.reason === "string" ? answer.reason : `The call to ${name} was blocked.`,
       terminate: Boolean(answer.terminate),
       refused: false,
+      ...(note === undefined ? {} : { note }),
     };
   }
   if (block !== undefined && block !== null && block !== false) {
     return refused(`block: ${kindOf(block)}, not true or false, read as a block`);
   }
-  if (!("args" in answer) || answer.args === undefined || answer.args === null) return { run: true, args };
+  const ran = (with_: unknown): BeforeDecision =>
+    note === undefined ? { run: true, args: with_ } : { run: true, args: with_, note };
+  if (!("args" in answer) || answer.args === undefined || answer.args === null) return ran(args);
   const given = answer.args;
   if (typeof given !== "object" || Array.isArray(given)) {
     return refused(`args: ${kindOf(given)}, not an object of arguments`);
   }
-  return { run: true, args: given };
+  return ran(given);
 }
 
 /**
- * What is wrong with an `afterToolCall` answer, or undefined for one that is `undefined`/`null` or an
- * object of `AfterToolCallResult`'s fields only. Any other answer is not used at all (its
- * `terminate` included): the tool's result stands.
+ * An `afterToolCall` answer read: `use` says whether its `result`, `isError` and `terminate` are
+ * used (an object's are, whatever other keys it has: a redacting hook's `{ result, auditId }` must
+ * not let the raw result through), `wrong` what to tell the host — keys the contract does not have,
+ * or an answer that is no object at all (a bare string, a list: not used, the tool's result stands).
  */
-function readAfterAnswer(answer: unknown): string | undefined {
-  if (answer === undefined || answer === null) return undefined;
+function readAfterAnswer(answer: unknown): { use: boolean; wrong?: string } {
+  if (answer === undefined || answer === null) return { use: false };
   if (typeof answer !== "object" || Array.isArray(answer)) {
-    return `${kindOf(answer)}, not undefined or { result, isError, terminate }`;
+    return { use: false, wrong: `${kindOf(answer)}, not undefined or { result, isError, terminate }` };
   }
-  return unknownFields(answer, AFTER_FIELDS);
+  const wrong = unknownFields(answer, AFTER_FIELDS);
+  return wrong === undefined ? { use: true } : { use: true, wrong };
 }
 
 /** Whether a message is the summary a loop's fold writes. */
@@ -1653,6 +1663,7 @@ export class Agent {
         signal,
       );
       const decision = readBeforeDecision(answer, request.name, args);
+      if (decision.note !== undefined) this.#emit({ type: "notice", text: decision.note });
       if (!decision.run) {
         if (decision.terminate) batch?.terminate.add(request.id);
         // An answer of the wrong shape fails closed; the host is told, as the model is.
@@ -1704,15 +1715,18 @@ export class Agent {
       );
       // Stopped while the hook ran: the call was answered with the stop, and what the hook said is not used.
       stopIfAborted(signal);
-      const wrong = readAfterAnswer(after);
-      if (wrong !== undefined) {
+      const read = readAfterAnswer(after);
+      if (read.wrong !== undefined) {
         // A slip in the answer (`{ results: … }`, a bare string) would change nothing in silence:
-        // the tool's result is kept, and the host is told.
+        // the host is told; the fields it does have are used.
         this.#emit({
           type: "notice",
-          text: `afterToolCall answered ${wrong} for the call to ${request.name}; the tool's result is kept.`,
+          text: `afterToolCall answered ${read.wrong} for the call to ${request.name}; ${
+            read.use ? "its result, isError and terminate were read" : "the tool's result is kept"
+          }.`,
         });
-      } else if (after) {
+      }
+      if (read.use && after) {
         if (after.result !== undefined) result = after.result;
         if (after.isError !== undefined) isError = after.isError;
         if (after.terminate) batch?.terminate.add(request.id);
