@@ -112,7 +112,8 @@ export function readSessionFile(path: string): LoadedSession {
  *
  * With `unanswered` (a session opening its own file), user messages the transcript ends in with no
  * assistant message after them (the host died while a prompt waited for the model) are dropped too,
- * with a notice: kept, the next prompt would be sent joined onto them. A tool step cut off mid-run
+ * with a notice: kept, the next prompt would be sent joined onto them. App-only messages after them
+ * (roles the default `convertToLlm` does not send) answer nothing: they are looked past and kept. A tool step cut off mid-run
  * is not one: it is kept with its calls answered `NOT_RECORDED`, as above.
  */
 export function readSession(path: string, unanswered = false): LoadedSession & { lost: DroppedLine[] } {
@@ -225,15 +226,22 @@ export function readSession(path: string, unanswered = false): LoadedSession & {
   if (unanswered) {
     // A kept cut-off step ends in its answers, never a user message: the trailing user messages all
     // come before `keep`, where `from` still gives each one's line.
+    // App-only messages (roles the default convertToLlm does not send: a UI note, a status line)
+    // after the prompt answer nothing: the prompt is still unanswered, and they are kept.
     let end = messages.length;
-    while (end > 0 && (messages[end - 1] as { role?: string }).role === "user") end--;
-    if (end < messages.length) {
-      const texts = messages.slice(end).map((m) => JSON.stringify(clip(messageText(m))));
+    const prompts: number[] = [];
+    for (; end > 0; end--) {
+      const role = (messages[end - 1] as { role?: string }).role;
+      if (role === "user") prompts.unshift(end - 1);
+      else if (typeof role === "string" && LLM_ROLES.has(role)) break;
+    }
+    if (prompts.length > 0) {
+      const texts = prompts.map((at) => JSON.stringify(clip(messageText(messages[at] as AgentMessage))));
       notices.push(
         `The session file ends in ${texts.length === 1 ? "a prompt" : "prompts"} (${texts.join(", ")}) the model never answered (the host stopped while waiting for it): not kept in the conversation, so the next prompt is not joined onto ${texts.length === 1 ? "it" : "them"}; send it again.`,
       );
-      for (const at of from.slice(end, messages.length)) drop(at);
-      messages.splice(end);
+      for (const at of prompts) drop(from[at] as number);
+      for (const at of [...prompts].reverse()) messages.splice(at, 1);
     }
   }
   inCallOrder(messages);

@@ -301,4 +301,81 @@ describe("a reopened file that ends in a prompt never answered", () => {
     expect(existsSync(`${file}.dropped`)).toBe(false);
     session.dispose();
   });
+
+  it("looks past app-only messages after the prompt: the prompt is dropped, the app-only messages kept", async () => {
+    server = await startServer({ replies: [{ content: "Blue." }] });
+    const dir = tempDir();
+    const file = join(dir, "s.jsonl");
+    const unanswered = { type: "message", message: { role: "user", content: "Was that about Spain?" } };
+    const note = { type: "message", message: { role: "ui-note", text: "typing…" } };
+    writeFileSync(
+      file,
+      line(header) +
+        line({ type: "message", message: { role: "user", content: "Capital of France?" } }) +
+        line({ type: "message", message: { role: "assistant", content: "Paris." } }) +
+        line(unanswered) +
+        line(note),
+    );
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "s",
+    });
+    expect(session.messages.map((m) => (m as { role: string }).role)).toEqual([
+      "user",
+      "assistant",
+      "ui-note",
+    ]);
+    expect(notices(session)).toContainEqual(
+      expect.stringMatching(/"Was that about Spain\?"\) the model never answered.*send it again/),
+    );
+    const kept = readFileSync(`${file}.dropped`, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; text?: string });
+    expect(kept).toContainEqual({ type: "line", line: 4, text: JSON.stringify(unanswered) });
+    expect(kept.some((k) => k.text === JSON.stringify(note))).toBe(false);
+    expect(fileRoles(file)).toEqual(["user", "assistant", "ui-note"]);
+    await session.prompt("What colour is the sky?");
+    const sent = lastSent(server);
+    expect(sent.some((m) => m.content === "Was that about Spain?")).toBe(false);
+    expect(sent.at(-1)).toEqual({ role: "user", content: "What colour is the sky?" });
+    expect(sent.at(-2)).toMatchObject({ role: "assistant", content: "Paris." });
+    session.dispose();
+  });
+
+  it("an importPath seed that ends in a prompt seeds the new session without it; the seed file is untouched", async () => {
+    server = await startServer({ replies: [{ content: "Blue." }] });
+    const dir = tempDir();
+    const seed = join(dir, "seed.jsonl");
+    const seedText =
+      line(header) +
+      line({ type: "message", message: { role: "user", content: "Capital of France?" } }) +
+      line({ type: "message", message: { role: "assistant", content: "Paris." } }) +
+      line({ type: "message", message: { role: "user", content: "Was that about Spain?" } }) +
+      line({ type: "message", message: { role: "ui-note", text: "typing…" } });
+    writeFileSync(seed, seedText);
+    const session = await createSession({
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "fresh",
+      importPath: seed,
+    });
+    expect(session.messages.map((m) => (m as { role: string }).role)).toEqual([
+      "user",
+      "assistant",
+      "ui-note",
+    ]);
+    expect(notices(session)).toContainEqual(
+      expect.stringMatching(/"Was that about Spain\?"\) the model never answered.*send it again/),
+    );
+    expect(readFileSync(seed, "utf8")).toBe(seedText);
+    expect(existsSync(`${seed}.dropped`)).toBe(false);
+    expect(fileRoles(join(dir, "fresh.jsonl"))).toEqual(["user", "assistant", "ui-note"]);
+    await session.prompt("What colour is the sky?");
+    const sent = lastSent(server);
+    expect(sent.some((m) => m.content === "Was that about Spain?")).toBe(false);
+    expect(sent.at(-1)).toEqual({ role: "user", content: "What colour is the sky?" });
+    session.dispose();
+  });
 });

@@ -39,7 +39,6 @@ import {
   describeMessage,
   NOT_RECORDED,
   readSession,
-  readSessionFile,
   SessionFile,
   sessionPath,
   type Todo,
@@ -187,7 +186,8 @@ export interface SessionOptions {
    * Another session file whose messages and todos seed this session when its own file holds no
    * conversation (new, or empty). When the own file holds messages, they are resumed and importPath
    * is not applied (a notice says so): opening with the same options again never replaces the
-   * conversation.
+   * conversation. Prompts the seed ends in that no assistant message answered (app-only messages
+   * after them answer nothing) are not carried over, with a notice; the seed file is only read.
    */
   importPath?: string | null | undefined;
   /** Tool-calling turns per prompt (default 50); the turn after is reserved for the answer. */
@@ -691,7 +691,8 @@ export class Session {
         );
       }
       if (importPath && !(own && own.messages.length > 0)) {
-        const imported = readSessionFile(importPath);
+        // A seed that ends in a prompt no model answered seeds without it (the seed file is only read).
+        const { lost: _, ...imported } = readSession(importPath, true);
         messages = imported.messages;
         todos = imported.todos;
         loaded = imported.loaded;
