@@ -1585,6 +1585,7 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
     ["echo $'a\\\\' ; app --token hunter2", "echo $'a\\\\' ; app --token ${TOKEN}"],
     ["echo $'tab\\there' --api-key $'hunter2x9'", "echo $'tab\\there' --api-key $'${API_KEY}'"],
     ["deploy --token $'hun\\'ter2'", "deploy --token '${TOKEN}'"],
+    ["echo $$'a\\' ; app --token hunter2", "echo $$'a\\' ; app --token ${TOKEN}"],
   ])("reads bash's $'…' as a quote that \\' does not close in %j (r34 #5)", (command, safe) => {
     expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
     expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);

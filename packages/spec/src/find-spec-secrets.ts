@@ -910,7 +910,13 @@ function commandWords(line: string): CommandWord[] {
         put(i + 1);
         i += 2;
       } else if (c === "`" || (c === "$" && (next === "(" || next === "{"))) substitution();
-      else {
+      else if (c === "$" && next === "$") {
+        // `$$` (the shell's process id), so a `'` after it opens a plain quote, not a `$'…'`.
+        dynamic = true;
+        put(i);
+        put(i + 1);
+        i += 2;
+      } else {
         if (c === "$") dynamic = true;
         put(i);
         i += 1;
