@@ -1578,6 +1578,22 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
     }
   });
 
+  it.each([
+    ["printf $'it\\'s' && deploy --token hunter2", "printf $'it\\'s' && deploy --token ${TOKEN}"],
+    ["deploy --token $'hunter2' --x", "deploy --token $'${TOKEN}' --x"],
+    ["app --password=$'hunter2'", "app --password=$'${PASSWORD}'"],
+    ["echo $'a\\\\' ; app --token hunter2", "echo $'a\\\\' ; app --token ${TOKEN}"],
+    ["echo $'tab\\there' --api-key $'hunter2x9'", "echo $'tab\\there' --api-key $'${API_KEY}'"],
+    ["deploy --token $'hun\\'ter2'", "deploy --token '${TOKEN}'"],
+    ["echo $$'a\\' ; app --token hunter2", "echo $$'a\\' ; app --token ${TOKEN}"],
+  ])("reads bash's $'…' as a quote that \\' does not close in %j (r34 #5)", (command, safe) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+    expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+    expect(exported(command)).toBe(safe);
+    expect(findSpecSecrets(sh(command))).toHaveLength(1);
+    expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
+  });
+
   it("changes exactly the secrets' spans of a generated command, and the export flags nothing (property)", () => {
     const ordinary = fc.constantFrom(
       "exec",
@@ -1610,6 +1626,9 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
       "oauth2",
       '--name "my server"',
       "a;b",
+      "$'it\\'s'",
+      "$'a\\\\'",
+      "$'tab\\there'",
     );
     const value = fc.stringMatching(/^[A-Za-z0-9]{6,12}[0-9][a-z]$/);
     const key = fc.stringMatching(/^[A-Za-z0-9]{36}$/).map((tail) => `ghp_${tail}`);
@@ -1618,6 +1637,8 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
       value.map((s): [string, string, string] => ["--api-key='", s, "'"]),
       value.map((s): [string, string, string] => ["GITHUB_TOKEN=", s, ""]),
       value.map((s): [string, string, string] => ['--token "', s, '"']),
+      value.map((s): [string, string, string] => ["--token $'", s, "'"]),
+      value.map((s): [string, string, string] => ["--password=$'", s, "'"]),
       value.map((s): [string, string, string] => ['--conn "Server=db;Password=', s, ';"']),
       value.map((s): [string, string, string] => ["postgres://", `app:${s}`, "@db/app"]),
       key.map((s): [string, string, string] => ["", s, ""]),

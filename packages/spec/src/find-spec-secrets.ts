@@ -805,7 +805,9 @@ const OPERATOR = /[;|&<>()]/;
 
 /**
  * A command line split into words as a shell reads it: at unquoted whitespace and operators
- * (`;`, `|`, `&`, `<`, `>`, `(`, `)`), with `'…'` taken literally, `"…"` reading `\"`, `\\`, `\$`
+ * (`;`, `|`, `&`, `<`, `>`, `(`, `)`), with `'…'` taken literally, bash's `$'…'` reading `\\`, `\'`,
+ * `\"` and `\?` as the character (any other escape kept as written) and closing only at an
+ * unescaped `'`, `"…"` reading `\"`, `\\`, `\$`
  * and `` \` `` as the character, a backslash outside quotes escaping a space, a quote or a
  * backslash (any other is kept, so a Windows path reads as written), and `$(…)`, `${…}` and
  * `` `…` `` kept inside the word they are written in (balanced, so their spaces and operators
@@ -864,7 +866,24 @@ function commandWords(line: string): CommandWord[] {
     while (i < line.length && !SPACE.test(line[i] as string) && !OPERATOR.test(line[i] as string)) {
       const c = line[i] as string;
       const next = line[i + 1];
-      if (c === "'") {
+      if (c === "$" && next === "'") {
+        // Bash's ANSI-C quoting: `\\`, `\'`, `\"` and `\?` read as the character (so `\'` does not
+        // close it); any other escape (`\n`, `\x41`) is kept as written, both characters.
+        i += 2;
+        while (i < line.length && line[i] !== "'") {
+          const after = line[i + 1];
+          if (line[i] === "\\" && after !== undefined && /['"\\?]/.test(after)) {
+            i += 1;
+            put(i);
+          } else if (line[i] === "\\" && after !== undefined) {
+            put(i);
+            i += 1;
+            put(i);
+          } else put(i);
+          i += 1;
+        }
+        i += 1;
+      } else if (c === "'") {
         i += 1;
         while (i < line.length && line[i] !== "'") {
           put(i);
@@ -891,7 +910,13 @@ function commandWords(line: string): CommandWord[] {
         put(i + 1);
         i += 2;
       } else if (c === "`" || (c === "$" && (next === "(" || next === "{"))) substitution();
-      else {
+      else if (c === "$" && next === "$") {
+        // `$$` (the shell's process id), so a `'` after it opens a plain quote, not a `$'…'`.
+        dynamic = true;
+        put(i);
+        put(i + 1);
+        i += 2;
+      } else {
         if (c === "$") dynamic = true;
         put(i);
         i += 1;
