@@ -41,7 +41,43 @@ for (const target of TARGETS) {
   }
 }
 
+/**
+ * The ladder's own check, before it judges anything: a quadratic shape must fail it, and a linear
+ * shape with one step in it (the time jumps once between two rungs, as a collection or a table
+ * resize does, then grows linearly again) must pass it.
+ */
+function selfCheck(): string | undefined {
+  const spin = (ops: number) => {
+    let x = 0;
+    for (let i = 0; i < ops; i++) x = (x * 31 + i) | 0;
+    return x;
+  };
+  // Operations a byte for the ladder's top rung to take about 5 ms on this machine.
+  spin(1e6);
+  const start = performance.now();
+  spin(1e7);
+  const perByte = Math.max(1, Math.round((5 / (performance.now() - start)) * (1e7 / maxSize)));
+  const quadratic = climb(
+    { name: "quadratic", build: (n) => n, run: (n) => spin(((n as number) / 64) ** 2) },
+    maxSize,
+  );
+  if (!quadratic.failure) return "a quadratic shape passed the ladder";
+  // Six times the work a byte past the ladder's top: the step the CI run of 2026-12-02 met (128K
+  // 3.8 ms, 256K 25 ms, 512K 53 ms) in a parser linear on either side of it.
+  const step = (n: number) => spin(n * perByte * (n > maxSize ? 6 : 1));
+  const stepped = climb({ name: "one step", build: (n) => n, run: (n) => step(n as number) }, maxSize);
+  if (stepped.failure) return `a linear shape with one step failed the ladder: ${stepped.failure}`;
+  return undefined;
+}
+
 if (!flag("no-ladder")) {
+  const broken = selfCheck();
+  if (broken) {
+    failed++;
+    console.log(`FAIL the ladder's self-check: ${broken}`);
+  } else {
+    console.log("ok   the ladder's self-check: a quadratic shape fails it, a linear one with a step passes");
+  }
   for (const shape of SHAPES) {
     if (only && !shape.name.includes(only)) continue;
     const result = climb(shape, maxSize);
