@@ -54,10 +54,14 @@ describe("parameters named like Object.prototype members", () => {
       const left = await read(JSON.parse('{"name":"a","opts":{"depth":1},"list":[{}]}'));
       const absent = (value: unknown) => {
         const object = value as Record<string, unknown>;
-        // Read, it is undefined, as its optional type says (`__proto__` reads as the prototype); zod
-        // may keep it as an own `undefined`, as for any optional key, which JSON does not show.
-        if (key === "__proto__") expect(Object.keys(object), key).not.toContain(key);
-        else expect(object[key], key).toBeUndefined();
+        // Read, it is undefined, as its optional type says (`__proto__` reads as the prototype), and
+        // like any other left-out optional key it is not listed: the model did not send it.
+        if (key !== "__proto__") expect(object[key], key).toBeUndefined();
+        expect(Object.keys(object), key).not.toContain(key);
+        const listed: string[] = [];
+        for (const name in object) listed.push(name);
+        expect(listed, key).not.toContain(key);
+        expect(Object.keys({ ...object }), key).not.toContain(key);
       };
       absent(left);
       absent(left.opts);
@@ -112,6 +116,224 @@ describe("parameters named like Object.prototype members", () => {
     const answered = second.messages.find((m) => m.role === "tool");
     expect(answered?.content).toBe("class Point {  }");
     expect(ran).toEqual(["Point"]);
+  });
+});
+
+describe("a left-out inherited name is not listed, and a copying preprocess still reads it absent", () => {
+  const call = (tool: Tool, args: unknown) =>
+    createToolset([tool]).dispatch({
+      id: "c",
+      name: tool.declaration.function.name,
+      args: args as Record<string, unknown>,
+    });
+  /** What a host reading the arguments' keys sees: keys, JSON, for…in and a spread's keys. */
+  const listing = (args: object) => {
+    const forIn: string[] = [];
+    for (const name in args) forIn.push(name);
+    return {
+      keys: Object.keys(args),
+      json: JSON.stringify(args),
+      forIn,
+      spread: Object.keys({ ...args }),
+      constructor: (args as { constructor: unknown }).constructor,
+    };
+  };
+
+  it("hands execute only the keys the model sent (and defaults), at the top, nested and in array items", async () => {
+    let got: Record<string, unknown> = {};
+    const run = defineTool({
+      name: "run",
+      description: "Runs a CLI command with flags.",
+      input: z.object({
+        cmd: z.string(),
+        constructor: z.string().optional(),
+        toString: z.string().default("plain"),
+        opts: z.object({ valueOf: z.number().optional(), depth: z.number() }).optional(),
+        steps: z.array(z.object({ constructor: z.string().optional(), at: z.number() })).optional(),
+      }),
+      execute: (args) => {
+        got = args as Record<string, unknown>;
+        return "ok";
+      },
+    });
+    await call(
+      run,
+      JSON.parse('{"cmd":"build","opts":{"depth":1},"steps":[{"at":0},{"at":1,"constructor":"x"}]}'),
+    );
+    expect(listing(got)).toEqual({
+      keys: ["cmd", "toString", "opts", "steps"],
+      json: '{"cmd":"build","toString":"plain","opts":{"depth":1},"steps":[{"at":0},{"constructor":"x","at":1}]}',
+      forIn: ["cmd", "toString", "opts", "steps"],
+      spread: ["cmd", "toString", "opts", "steps"],
+      constructor: undefined,
+    });
+    const opts = got.opts as Record<string, unknown>;
+    expect(Object.keys(opts)).toEqual(["depth"]);
+    expect(opts.valueOf).toBeUndefined();
+    const [left, sent] = got.steps as Record<string, unknown>[];
+    expect([Object.keys(left as object), (left as object).constructor]).toEqual([["at"], undefined]);
+    expect([Object.keys(sent as object), (sent as object).constructor]).toEqual([["constructor", "at"], "x"]);
+    // parse, the synchronous check, hands back the same.
+    const parsed = run.parse(JSON.parse('{"cmd":"test"}')) as Record<string, unknown>;
+    expect(listing(parsed)).toEqual({
+      keys: ["cmd", "toString"],
+      json: '{"cmd":"test","toString":"plain"}',
+      forIn: ["cmd", "toString"],
+      spread: ["cmd", "toString"],
+      constructor: undefined,
+    });
+  });
+
+  it("keeps a .readonly() object frozen, and never writes into what a .transform() returns", async () => {
+    let got: Record<string, unknown> = {};
+    const made: Record<string, unknown>[] = [];
+    const frozen = defineTool({
+      name: "frozen",
+      description: "Reads frozen arguments.",
+      input: z
+        .object({
+          constructor: z.string().optional(),
+          q: z.string(),
+          made: z.object({ valueOf: z.number().optional() }).transform((value) => {
+            const out = { ...value, by: "host" };
+            made.push(out);
+            return out;
+          }),
+        })
+        .readonly(),
+      execute: (args) => {
+        got = args as Record<string, unknown>;
+        return "ok";
+      },
+    });
+    await call(frozen, JSON.parse('{"q":"a","made":{}}'));
+    expect([Object.keys(got), got.constructor, Object.isFrozen(got)]).toEqual([
+      ["q", "made"],
+      undefined,
+      true,
+    ]);
+    const out = got.made as Record<string, unknown>;
+    expect([Object.keys(out), out.valueOf]).toEqual([["by"], undefined]);
+    // The object the transform made still holds the key zod gave it; execute gets a copy without it.
+    expect(Object.keys(made[0] as object)).toEqual(["valueOf", "by"]);
+  });
+
+  it("reads a left-out constructor as absent after a preprocess that copies its input, and never writes into the copy", async () => {
+    const copies: [string, (value: object) => object][] = [
+      ["spread", (value) => ({ ...value })],
+      ["Object.assign", (value) => Object.assign({}, value)],
+      ["structuredClone", (value) => structuredClone(value)],
+    ];
+    for (const [how, copy] of copies) {
+      const returned: object[] = [];
+      let got: Record<string, unknown> = {};
+      const numbers = defineTool({
+        name: "numbers",
+        description: "Takes numbers written as text.",
+        input: z.preprocess(
+          (value) => {
+            if (typeof value !== "object" || value === null) return value;
+            const out = copy(value) as Record<string, unknown>;
+            out.n = Number(out.n);
+            returned.push(out);
+            return out;
+          },
+          z.object({
+            n: z.number(),
+            constructor: z.string().optional(),
+            opts: z
+              .preprocess(
+                (value) => (typeof value === "object" && value !== null ? copy(value) : value),
+                z.object({ toString: z.string().optional(), depth: z.number() }),
+              )
+              .optional(),
+          }),
+        ),
+        execute: (args) => {
+          got = args as Record<string, unknown>;
+          return "ok";
+        },
+      });
+      await expect(call(numbers, JSON.parse('{"n":"3","opts":{"depth":2}}')), how).resolves.toBe("ok");
+      expect(listing(got), how).toEqual({
+        keys: ["n", "opts"],
+        json: '{"n":3,"opts":{"depth":2}}',
+        forIn: ["n", "opts"],
+        spread: ["n", "opts"],
+        constructor: undefined,
+      });
+      const opts = got.opts as Record<string, unknown>;
+      expect([Object.keys(opts), opts.toString], how).toEqual([["depth"], undefined]);
+      // What the host's function returned is as it made it: nothing was put into it.
+      expect(
+        returned.map((out) => Object.getOwnPropertyNames(out)),
+        how,
+      ).toEqual([["n", "opts"]]);
+      // Sent, it arrives; and parse reads the same way.
+      await call(numbers, JSON.parse('{"n":"4","constructor":"c"}'));
+      expect([got.n, got.constructor, Object.keys(got)], how).toEqual([4, "c", ["n", "constructor"]]);
+      const parsed = numbers.parse(JSON.parse('{"n":"5"}')) as Record<string, unknown>;
+      expect([Object.keys(parsed), parsed.constructor], how).toEqual([["n"], undefined]);
+    }
+  });
+
+  it("reads it absent behind a copying preprocess inside a recursive schema, and leaves the host's schema as it was", async () => {
+    const copy = (value: unknown) => (typeof value === "object" && value !== null ? { ...value } : value);
+    const Node: z.ZodType = z.preprocess(
+      copy,
+      z.object({
+        name: z.string(),
+        constructor: z.string().optional(),
+        get kids() {
+          return z.array(Node).optional();
+        },
+      }),
+    );
+    const input = z.object({ root: Node });
+    let got: { root?: { name: string; kids?: Record<string, unknown>[] } } = {};
+    const tree = defineTool({
+      name: "tree",
+      description: "Takes a tree.",
+      input,
+      execute: (args) => {
+        got = args as typeof got;
+        return "ok";
+      },
+    });
+    await call(tree, JSON.parse('{"root":{"name":"a","kids":[{"name":"b","kids":[{"name":"c"}]}]}}'));
+    const leaf = got.root?.kids?.[0]?.kids as Record<string, unknown>[];
+    expect([Object.keys(leaf[0] as object), (leaf[0] as object).constructor]).toEqual([["name"], undefined]);
+    expect(JSON.stringify(got)).toBe('{"root":{"name":"a","kids":[{"name":"b","kids":[{"name":"c"}]}]}}');
+    // The schema the host gave is unchanged: read on its own it still sees the inherited member.
+    expect(tree.input).toBe(input);
+    expect(input.safeParse({ root: { name: "a" } }).success).toBe(false);
+  });
+
+  it("runs a copying-preprocess tool called over HTTP, and execute lists only what the model sent", async () => {
+    const flags = defineTool({
+      name: "flags",
+      description: "Builds command-line flags from its arguments.",
+      input: z.preprocess(
+        (value) => (typeof value === "object" && value !== null ? { ...value } : value),
+        z.object({ cmd: z.string(), constructor: z.string().optional(), verbose: z.boolean().optional() }),
+      ),
+      execute: (args) =>
+        Object.entries(args)
+          .map(([key, value]) => `--${key}=${String(value)}`)
+          .join(" "),
+    });
+    const toolset = createToolset([flags]);
+    server = await startServer({
+      replies: [{ toolCalls: [{ name: "flags", arguments: '{"cmd":"build"}' }] }, { content: "done" }],
+    });
+    await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "m" },
+      messages: [{ role: "user", content: "go" }],
+      tools: toolset.tools,
+      dispatch: toolset.dispatch,
+    });
+    const second = server.chatRequests[1]?.body as { messages: { role: string; content?: unknown }[] };
+    expect(second.messages.find((m) => m.role === "tool")?.content).toBe("--cmd=build");
   });
 });
 

@@ -91,8 +91,8 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
   if (parameters.type !== "object")
     refuse("needs an object input schema: a model's arguments are a JSON object.");
   const { $schema: _dialect, ...declared } = parameters;
-  const input = spec.input;
-  return {
+  const input = readerOf(spec.input) as Input;
+  const tool: Tool<Input> = {
     ...spec,
     declaration: {
       type: "function",
@@ -100,11 +100,16 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
     },
     parse(args: unknown): z.output<Input> {
       const checked = input.safeParse(withAbsentKeys(args, parameters));
-      if (checked.success) return checked.data as z.output<Input>;
+      if (checked.success) return withAbsentKeysHidden(checked.data, parameters) as z.output<Input>;
       throw refusal(name, checked.error);
     },
   };
+  readers.set(tool, input);
+  return tool;
 }
+
+/** The schema each tool's arguments are checked with: its `input`, pipes filled (see `readerOf`). */
+const readers = new WeakMap<object, z.ZodType>();
 
 /** How deep `withAbsentKeys` follows the arguments; below it a value is handed on as it is (dispatch refuses deeper anyway). */
 const FILL_DEPTH = 512;
@@ -179,17 +184,58 @@ function put(target: object, key: string, value: unknown, enumerable: boolean): 
 }
 
 /**
- * `args` as the schema is to read them: for a tool whose JSON Schema names a property after an
- * `Object.prototype` member (`constructor`, `toString`, `valueOf`…), every plain object at a place
- * the schema declares such a property, and that does not hold it, is handed on as a copy holding it
- * as an own `undefined` (not enumerable), so zod finds it absent rather than reading the inherited
- * function. Only the objects on the way to such a place are copied (ordinary objects, prototype
- * kept); `args` itself is never written into, nothing the schema does not declare is followed,
- * and arrays are walked by index (any length). Other tools' arguments are handed on as they are.
+ * `value` (a plain object) copied without running a getter (a `.transform()` may have made it):
+ * a spread when it holds only enumerable data keys (what zod makes), else key by key from its
+ * descriptors, every key left configurable so `put` can set it.
  */
-function withAbsentKeys(args: unknown, schema: SchemaNode): unknown {
-  if (!namesInherited(schema)) return args;
-  const fill = (value: unknown, nodes: readonly SchemaNode[], depth: number): unknown => {
+function copyOf(value: object): SchemaNode {
+  const keys = Object.keys(value);
+  let plain =
+    Object.getOwnPropertyNames(value).length === keys.length &&
+    Object.getOwnPropertySymbols(value).length === 0;
+  for (let at = 0; plain && at < keys.length; at++) {
+    plain = "value" in (Object.getOwnPropertyDescriptor(value, keys[at] as string) as PropertyDescriptor);
+  }
+  if (plain) return { ...(value as SchemaNode) };
+  const out: SchemaNode = {};
+  for (const key of Reflect.ownKeys(value)) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key) as PropertyDescriptor;
+    if ("value" in descriptor) descriptor.writable = true;
+    descriptor.configurable = true;
+    Object.defineProperty(out, key, descriptor);
+  }
+  return out;
+}
+
+/** Whether a schema node can hold an object or array that `mendAlong` has to look into. */
+function holdsMore(node: SchemaNode): boolean {
+  return (
+    own(node, "properties") !== undefined ||
+    own(node, "additionalProperties") !== undefined ||
+    own(node, "items") !== undefined ||
+    own(node, "prefixItems") !== undefined
+  );
+}
+
+/**
+ * What to do at one plain object the schema declares an inherited name in: given the object, the
+ * inherited names declared there and its children that were rewritten, the object to hand on.
+ */
+type Mend = (
+  value: SchemaNode,
+  inherited: ReadonlySet<string>,
+  changed: ReadonlyMap<string, unknown>,
+) => unknown;
+
+/**
+ * `value` with `mend` applied at every plain object (prototype `Object.prototype`) at a place
+ * `schema` declares properties, deepest first; an object or array holding a rewritten child is
+ * handed on as a copy, so nothing given is written into. Only own data properties are followed
+ * (no getter is run to look inside), nothing the schema does not declare is followed, arrays are
+ * walked by index (any length), and nothing below `FILL_DEPTH` levels.
+ */
+function mendAlong(value: unknown, schema: SchemaNode, mend: Mend): unknown {
+  const walk = (value: unknown, nodes: readonly SchemaNode[], depth: number): unknown => {
     if (typeof value !== "object" || value === null || nodes.length === 0 || depth > FILL_DEPTH) return value;
     if (Array.isArray(value)) {
       const items: SchemaNode[] = [];
@@ -211,10 +257,10 @@ function withAbsentKeys(args: unknown, schema: SchemaNode): unknown {
           itemNodes = these;
         }
         const item = value[at];
-        const filled = fill(item, itemNodes, depth + 1);
-        if (filled !== item) {
+        const mended = walk(item, itemNodes, depth + 1);
+        if (mended !== item) {
           out ??= value.slice();
-          out[at] = filled;
+          out[at] = mended;
         }
       }
       return out ?? value;
@@ -222,32 +268,217 @@ function withAbsentKeys(args: unknown, schema: SchemaNode): unknown {
     if (Object.getPrototypeOf(value) !== Object.prototype) return value;
     const changed = new Map<string, unknown>();
     for (const key of Object.keys(value)) {
-      const childNodes: SchemaNode[] = [];
+      const reached: SchemaNode[] = [];
       for (const node of nodes) {
         const properties = own(node, "properties");
         const declared = own(properties, key);
-        if (declared !== undefined) schemaNodes(schema, declared, childNodes);
-        else schemaNodes(schema, own(node, "additionalProperties"), childNodes);
+        if (declared !== undefined) schemaNodes(schema, declared, reached);
+        else schemaNodes(schema, own(node, "additionalProperties"), reached);
       }
-      const child = (value as SchemaNode)[key];
-      const filled = fill(child, childNodes, depth + 1);
-      if (filled !== child) changed.set(key, filled);
+      const childNodes = reached.filter(holdsMore);
+      if (childNodes.length === 0) continue;
+      const descriptor = Object.getOwnPropertyDescriptor(value, key);
+      if (descriptor === undefined || !("value" in descriptor)) continue;
+      const child: unknown = descriptor.value;
+      const mended = walk(child, childNodes, depth + 1);
+      if (mended !== child) changed.set(key, mended);
     }
-    const absent = new Set<string>();
+    const inherited = new Set<string>();
     for (const node of nodes) {
       const properties = own(node, "properties");
       if (typeof properties !== "object" || properties === null) continue;
-      for (const key of Object.keys(properties)) {
-        if (INHERITED.has(key) && !Object.hasOwn(value, key)) absent.add(key);
-      }
+      for (const key of Object.keys(properties)) if (INHERITED.has(key)) inherited.add(key);
     }
-    if (changed.size === 0 && absent.size === 0) return value;
-    const out: SchemaNode = { ...(value as SchemaNode) };
-    for (const [key, filled] of changed) put(out, key, filled, true);
+    if (changed.size === 0 && inherited.size === 0) return value;
+    return mend(value as SchemaNode, inherited, changed);
+  };
+  return walk(value, schemaNodes(schema, schema, []), 0);
+}
+
+/**
+ * `args` as the schema is to read them: for a tool whose JSON Schema names a property after an
+ * `Object.prototype` member (`constructor`, `toString`, `valueOf`…), every plain object at a place
+ * the schema declares such a property, and that does not hold it, is handed on as a copy holding it
+ * as an own `undefined` (not enumerable), so zod finds it absent rather than reading the inherited
+ * function. Only the objects on the way to such a place are copied (a spread: ordinary objects,
+ * as a preprocess expects); `args` itself is never written into. Other tools' arguments are handed
+ * on as they are.
+ */
+function withAbsentKeys(args: unknown, schema: SchemaNode): unknown {
+  if (!namesInherited(schema)) return args;
+  return mendAlong(args, schema, (value, inherited, changed) => {
+    const absent = [...inherited].filter((key) => !Object.hasOwn(value, key));
+    if (changed.size === 0 && absent.length === 0) return value;
+    const out: SchemaNode = { ...value };
+    for (const [key, mended] of changed) put(out, key, mended, true);
     for (const key of absent) put(out, key, undefined, false);
     return out;
+  });
+}
+
+/**
+ * The parsed arguments as `execute` is to get them: zod keeps a key its input held, so a left-out
+ * parameter `withAbsentKeys` filled comes back as an enumerable own `undefined`, which
+ * `Object.keys`, `for…in` and spreading would show though the model never sent it. At every place
+ * the schema declares such a name, an own enumerable `undefined` under it is made non-enumerable
+ * (it still reads `undefined`, not the inherited member), on a copy: no object zod or a
+ * `.transform()` made is written into. A model's JSON cannot hold `undefined`, so only a left-out
+ * key (or a host's own `undefined` passed to `dispatch`) is hidden.
+ */
+function withAbsentKeysHidden(parsed: unknown, schema: SchemaNode): unknown {
+  if (!namesInherited(schema)) return parsed;
+  return mendAlong(parsed, schema, (value, inherited, changed) => {
+    const shown = [...inherited].filter((key) => {
+      const descriptor = Object.getOwnPropertyDescriptor(value, key);
+      return descriptor?.enumerable === true && "value" in descriptor && descriptor.value === undefined;
+    });
+    if (changed.size === 0 && shown.length === 0) return value;
+    const out = copyOf(value);
+    for (const [key, mended] of changed) put(out, key, mended, true);
+    for (const key of shown) put(out, key, undefined, false);
+    // A `.readonly()` object stays frozen (a sealed or closed one as it was).
+    if (Object.isFrozen(value)) Object.freeze(out);
+    else if (Object.isSealed(value)) Object.seal(out);
+    else if (!Object.isExtensible(value)) Object.preventExtensions(out);
+    return out;
+  });
+}
+
+/** A zod schema's definition, read field by field. */
+type Def = { [field: string]: unknown; type: string };
+
+/**
+ * The schemas `node` holds, by the field of its definition they are in: a schema field (`in`,
+ * `out`, `innerType`, `element`, `catchall`…), a list of them (`options`, `items`), an object's
+ * `shape`, or a lazy's resolved schema (under `getter`). Data fields only: no getter of the
+ * definition is run but zod's own `shape` (and a lazy's, which zod runs to parse anyway).
+ */
+function fieldsOf(node: z.ZodType): Map<string, z.ZodType | z.ZodType[] | Map<string, z.ZodType>> {
+  const def = node._zod.def as unknown as Def;
+  const fields = new Map<string, z.ZodType | z.ZodType[] | Map<string, z.ZodType>>();
+  if (def.type === "lazy") {
+    const inner = (node._zod as unknown as { innerType?: unknown }).innerType;
+    if (inner instanceof z.ZodType) fields.set("getter", inner);
+    return fields;
+  }
+  for (const key of Object.getOwnPropertyNames(def)) {
+    if (key === "checks") continue;
+    if (key === "shape") {
+      const shape = def.shape;
+      if (typeof shape !== "object" || shape === null) continue;
+      const entries = new Map<string, z.ZodType>();
+      for (const name of Object.keys(shape)) {
+        const child = (shape as { [name: string]: unknown })[name];
+        if (child instanceof z.ZodType) entries.set(name, child);
+      }
+      fields.set(key, entries);
+      continue;
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(def, key);
+    const field = descriptor !== undefined && "value" in descriptor ? descriptor.value : undefined;
+    if (field instanceof z.ZodType) fields.set(key, field);
+    else if (Array.isArray(field) && field.length > 0 && field.every((item) => item instanceof z.ZodType)) {
+      fields.set(key, field as z.ZodType[]);
+    }
+  }
+  return fields;
+}
+
+/** Every schema a field of `fieldsOf` holds. */
+function schemasIn(field: z.ZodType | z.ZodType[] | Map<string, z.ZodType>): z.ZodType[] {
+  return field instanceof z.ZodType ? [field] : Array.isArray(field) ? field : [...field.values()];
+}
+
+/**
+ * `schema` with every pipe whose output side reads an object naming an `Object.prototype` member
+ * (`z.preprocess(fn, z.object({ constructor: … }))`, at the top, nested or inside a recursive
+ * schema) given `withAbsentKeys` between its two sides: a preprocess that copies its input
+ * (`{ ...v }`, `structuredClone`) makes an ordinary object that inherits `constructor` again, which
+ * the object schema would read. The fill works on a copy, so what the host's function returned is
+ * never written into. Only the schemas on the way to such a pipe are rebuilt (zod's `clone`, with
+ * the same definition but for the rebuilt field; a way back into a schema being rebuilt goes
+ * through a `z.lazy`); the host's schema is not changed, and one with no such pipe is used as it is.
+ */
+function readerOf(schema: z.ZodType): z.ZodType {
+  // Every schema reachable, what each holds, and the pipes that need the fill.
+  const held = new Map<z.ZodType, ReturnType<typeof fieldsOf>>();
+  const fills = new Map<z.ZodType, SchemaNode>();
+  const heldBy = new Map<z.ZodType, z.ZodType[]>();
+  const pending: z.ZodType[] = [schema];
+  while (pending.length > 0) {
+    const node = pending.pop() as z.ZodType;
+    if (held.has(node)) continue;
+    const fields = fieldsOf(node);
+    held.set(node, fields);
+    const def = node._zod.def as unknown as Def;
+    if (def.type === "pipe" && def.out instanceof z.ZodType) {
+      try {
+        const declared = z.toJSONSchema(def.out, { io: "input" }) as SchemaNode;
+        if (namesInherited(declared)) fills.set(node, declared);
+      } catch {
+        // An output side JSON Schema cannot write (a transform) is not an object schema: no fill.
+      }
+    }
+    for (const field of fields.values()) {
+      for (const child of schemasIn(field)) {
+        const parents = heldBy.get(child);
+        if (parents === undefined) heldBy.set(child, [node]);
+        else parents.push(node);
+        pending.push(child);
+      }
+    }
+  }
+  if (fills.size === 0) return schema;
+  // The schemas on the way to such a pipe: the pipes, and whatever holds one of them.
+  const onTheWay = new Set<z.ZodType>(fills.keys());
+  const up = [...fills.keys()];
+  while (up.length > 0) {
+    for (const parent of heldBy.get(up.pop() as z.ZodType) ?? []) {
+      if (!onTheWay.has(parent)) {
+        onTheWay.add(parent);
+        up.push(parent);
+      }
+    }
+  }
+  const rebuilt = new Map<z.ZodType, z.ZodType>();
+  const building = new Set<z.ZodType>();
+  const rebuild = (node: z.ZodType): z.ZodType => {
+    if (!onTheWay.has(node)) return node;
+    const done = rebuilt.get(node);
+    if (done !== undefined) return done;
+    if (building.has(node)) return z.lazy(() => rebuilt.get(node) ?? node);
+    building.add(node);
+    const def = node._zod.def as unknown as Def;
+    const replaced = new Map<string, unknown>();
+    for (const [key, field] of held.get(node) ?? []) {
+      if (field instanceof z.ZodType) replaced.set(key, rebuild(field));
+      else if (Array.isArray(field)) replaced.set(key, field.map(rebuild));
+      else {
+        const shape: SchemaNode = { ...(def.shape as SchemaNode) };
+        for (const [name, child] of field) put(shape, name, rebuild(child), true);
+        replaced.set(key, shape);
+      }
+    }
+    const fill = fills.get(node);
+    if (fill !== undefined) {
+      replaced.set(
+        "out",
+        z.preprocess((value) => withAbsentKeys(value, fill), replaced.get("out") as z.ZodType),
+      );
+    }
+    const descriptors = Object.getOwnPropertyDescriptors(def) as { [key: string]: PropertyDescriptor };
+    // A lazy caches what its getter gave on its definition; the copy must ask the new getter.
+    delete descriptors._cachedInner;
+    for (const [key, value] of replaced) {
+      const field = key === "getter" && def.type === "lazy" ? () => value : value;
+      descriptors[key] = { value: field, enumerable: true, writable: true, configurable: true };
+    }
+    const copy = node.clone(Object.defineProperties({}, descriptors) as typeof node._zod.def);
+    rebuilt.set(node, copy);
+    building.delete(node);
+    return copy;
   };
-  return fill(args, schemaNodes(schema, schema, []), 0);
+  return rebuild(schema);
 }
 
 /** How many mismatches a refusal's message names before it only counts the rest. */
@@ -298,7 +529,9 @@ export async function checkArguments<Input extends ObjectSchema>(
   tool: Tool<Input>,
   args: unknown,
 ): Promise<z.output<Input>> {
-  const checked = await tool.input.safeParseAsync(withAbsentKeys(args, tool.declaration.function.parameters));
-  if (checked.success) return checked.data as z.output<Input>;
+  const parameters = tool.declaration.function.parameters;
+  const input = readers.get(tool) ?? tool.input;
+  const checked = await input.safeParseAsync(withAbsentKeys(args, parameters));
+  if (checked.success) return withAbsentKeysHidden(checked.data, parameters) as z.output<Input>;
   throw refusal(tool.declaration.function.name, checked.error);
 }
