@@ -1,10 +1,20 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
-import { call, connectStore, type RedisOptions, whenReady } from "./connection.js";
+import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
 import { FORGOTTEN_MS, MAX_OWED, Owed } from "./owed.js";
+import {
+  INDEX_EXPIRY_LUA,
+  readIndexed,
+  renewEveryMs,
+  retainTenantOption,
+  runScript,
+  script,
+  type TenantKeyOptions,
+  TOUCH_SCRIPT,
+} from "./tenant-keys.js";
 
 /** Options for {@link createRedisCalibration}. */
-export interface RedisCalibrationOptions extends RedisOptions {
+export interface RedisCalibrationOptions extends RedisOptions, TenantKeyOptions {
   /**
    * Names an endpoint object (the loop passes its capability record) for sharing: give the Redis
    * capability store's `endpointIdOf`. An object it cannot name is calibrated locally only.
@@ -27,6 +37,44 @@ const DEFAULT_DIVISOR = 4;
 const MIN_READING = 1;
 const MAX_READING = 8;
 
+/**
+ * Records a reading (KEYS: the endpoint and model's list, the index, the generation; ARGV: the id,
+ * the reading, how many are kept, the expiry in ms, the channel, the announcement, the generation
+ * known): pushed, trimmed, indexed, both expiries set and announced in one call, so no forget lands
+ * between them. Every forget moves the generation (`<prefix>calibration:generation`) on and announces
+ * it; a reading sent by an instance that has yet to hear of a forget is refused (answers 0, nothing
+ * written), so a reading in flight across a forget cannot land after it and outlive it in Redis.
+ */
+const READING_SCRIPT = script(`${INDEX_EXPIRY_LUA}
+if tonumber(ARGV[7]) < tonumber(redis.call('GET', KEYS[3]) or '0') then return 0 end
+redis.call('RPUSH', KEYS[1], ARGV[2])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('SADD', KEYS[2], ARGV[1])
+indexExpiry(KEYS[2], ARGV[4])
+redis.call('PUBLISH', ARGV[5], ARGV[6])
+return 1
+`);
+
+/**
+ * Forgets an endpoint (KEYS: the forgotten set, the index, the generation, then each of its lists;
+ * ARGV: when, mark, cutoff, kept ms, the channel, the endpoint's name, then each list's id) in one
+ * call: remembered, its lists and their index entries deleted, the generation moved on, and announced
+ * with it. Answers the new generation.
+ */
+const FORGET_SCRIPT = script(`
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+for i = 4, #KEYS do
+  redis.call('DEL', KEYS[i])
+  redis.call('SREM', KEYS[2], ARGV[i + 3])
+end
+local generation = redis.call('INCR', KEYS[3])
+redis.call('PUBLISH', ARGV[5], cjson.encode({ forget = ARGV[6], mark = ARGV[2], generation = generation }))
+return generation
+`);
+
 /** A reading another process put in Redis is taken only in ledger's range: one bad value would be every instance's divisor. */
 function plausible(reading: unknown): reading is number {
   return typeof reading === "number" && reading >= MIN_READING && reading <= MAX_READING;
@@ -42,6 +90,9 @@ function plausible(reading: unknown): reading is number {
  * unreachable server.
  */
 export async function createRedisCalibration(options: RedisCalibrationOptions): Promise<RedisCalibration> {
+  resolveOptions(options, "createRedisCalibration");
+  const retainMs = retainTenantOption(options.retainTenantMs, "createRedisCalibration");
+  const renewMs = renewEveryMs(retainMs);
   const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
     options,
     "createRedisCalibration",
@@ -50,6 +101,17 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
   const channel = `${prefix}calibration`;
   const indexKey = `${prefix}calibration:index`;
   const keyOf = (id: string) => `${prefix}calibration:${id}`;
+  const generationKey = `${prefix}calibration:generation`;
+  /**
+   * This instance's mark on the readings it announces: its own, echoed back, were taken when made,
+   * and taken twice they would be half of its last four, so it would divide by other numbers than
+   * every other instance.
+   */
+  const self = randomBytes(9).toString("base64url");
+  /** The last generation this instance has been told of (see READING_SCRIPT). */
+  let generation = 0;
+  /** The highest generation announced since the last `catchUp` began reading it. */
+  let heard = 0;
 
   let local = createCalibration();
   /** Shared readings by `<endpoint id>␀<model>`. */
@@ -70,6 +132,15 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     shared.set(id, readings);
   };
 
+  /** Lets go of one reading taken here that Redis refused (its latest copy, if still held). */
+  const unTake = (id: string, reading: number): void => {
+    const readings = shared.get(id);
+    const at = readings?.lastIndexOf(reading) ?? -1;
+    if (!readings || at < 0) return;
+    readings.splice(at, 1);
+    if (readings.length === 0) shared.delete(id);
+  };
+
   /** Drops every shared reading of the endpoint named `name` here; answers whether there were any. */
   const dropLocal = (name: string): boolean => {
     let held = false;
@@ -88,6 +159,9 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
   const forgottenKey = `${prefix}calibration:forgotten`;
   const seen = new Map<string, number>();
   const catchUp = async (): Promise<void> => {
+    // Read before the marks: every forget up to this generation has its mark among them.
+    heard = 0;
+    const current = Number((await ask<string | null>(["GET", generationKey])) ?? 0);
     const flat = await ask<string[]>(["ZRANGE", forgottenKey, "0", "-1", "WITHSCORES"]);
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const mark = flat[i] as string;
@@ -97,19 +171,43 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     }
     const old = Date.now() - FORGOTTEN_MS;
     for (const [mark, at] of seen) if (at < old) seen.delete(mark);
+    // Set, not only raised (after Redis lost its data the generation starts again from 0), but never
+    // below one announced while it was read: that forget is carried out here already.
+    if (Number.isFinite(current)) generation = Math.max(current, heard);
   };
 
   // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
   // `onError` after a reconnect, instead of leaving the reload waiting for ever. The forgets this
   // instance missed go first, so what it held of a forgotten endpoint is not kept beside what
   // Redis holds now.
+  // Read pipelined, a chunk at a time; an index entry whose list expired is dropped from the index.
   const reload = async (): Promise<void> => {
     await catchUp();
     const ids = await ask<string[]>(["SMEMBERS", indexKey]);
-    for (const id of ids) {
-      const values = await ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]);
-      shared.set(id, values.map(Number).filter(plausible));
-    }
+    await readIndexed(
+      writer,
+      ids,
+      keyOf,
+      indexKey,
+      (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
+      (id, values) => {
+        shared.set(id, values.map(Number).filter(plausible));
+      },
+    );
+  };
+
+  /** When (ms) this instance last wrote each list or renewed its expiry. */
+  const touched = new Map<string, number>();
+  /** A list read for a request: its expiry is renewed, at most once per `renewMs` here. */
+  const touch = (id: string): void => {
+    if (!writer.isReady) return;
+    const now = Date.now();
+    if (now - (touched.get(id) ?? 0) < renewMs) return;
+    touched.set(id, now);
+    runScript(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).catch((error: unknown) => {
+      touched.delete(id);
+      report(error);
+    });
   };
 
   await starting(
@@ -117,19 +215,33 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     bounded(
       subscriber.subscribe(channel, (message) => {
         try {
-          const { id, reading, forget, mark } = JSON.parse(message) as {
+          const {
+            id,
+            reading,
+            forget,
+            mark,
+            generation: moved,
+            from,
+          } = JSON.parse(message) as {
+            from?: string;
             id: string;
             reading?: number;
             forget?: string;
             mark?: string;
+            generation?: number;
           };
+          // Announced in the order Redis made them: the forgets up to this one are done here.
+          if (typeof moved === "number") {
+            heard = Math.max(heard, moved);
+            generation = Math.max(generation, moved);
+          }
           if (typeof mark === "string") {
             // Its own forget, echoed back, was carried out when it was made: a reading taken since stays.
             if (seen.has(mark)) return;
             seen.set(mark, Date.now());
           }
           if (typeof forget === "string") dropLocal(forget);
-          else if (typeof id === "string") take(id, reading as number);
+          else if (typeof id === "string" && from !== self) take(id, reading as number);
         } catch (error) {
           report(error);
         }
@@ -143,16 +255,14 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
    */
   const owed = new Owed<{ ids: string[]; mark: string; at: number }>({
     link: writer,
+    // Remembered too, so an instance away now drops its copy when it is back.
     send: (name, { ids, mark, at }) =>
-      Promise.all([
-        // Remembered first, so an instance away now drops its copy when it is back.
-        call(writer, ["ZADD", forgottenKey, String(at), mark]),
-        call(writer, ["ZREMRANGEBYSCORE", forgottenKey, "-inf", String(Date.now() - FORGOTTEN_MS)]),
-        call(writer, ["PEXPIRE", forgottenKey, String(FORGOTTEN_MS)]),
-        ...ids.map((id) => call(writer, ["DEL", keyOf(id)])),
-        ...ids.map((id) => call(writer, ["SREM", indexKey, id])),
-        call(writer, ["PUBLISH", channel, JSON.stringify({ forget: name, mark })]),
-      ]),
+      runScript(
+        writer,
+        FORGET_SCRIPT,
+        [forgottenKey, indexKey, generationKey, ...ids.map(keyOf)],
+        [String(at), mark, String(Date.now() - FORGOTTEN_MS), String(FORGOTTEN_MS), channel, name, ...ids],
+      ),
     merge: (earlier, later) => ({ ...later, ids: [...new Set([...earlier.ids, ...later.ids])] }),
     max: MAX_OWED,
     report,
@@ -176,19 +286,42 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       const reading = contextChars(body).total / promptTokens;
       take(id, reading);
       if (writer.isReady) {
-        Promise.all([
-          writer.sendCommand(["RPUSH", keyOf(id), String(reading)]),
-          writer.sendCommand(["LTRIM", keyOf(id), String(-KEPT), "-1"]),
-          writer.sendCommand(["SADD", indexKey, id]),
-          writer.sendCommand(["PUBLISH", channel, JSON.stringify({ id, reading })]),
-        ]).catch(report);
+        touched.set(id, Date.now());
+        runScript<number>(
+          writer,
+          READING_SCRIPT,
+          [keyOf(id), indexKey, generationKey],
+          [
+            id,
+            String(reading),
+            String(KEPT),
+            String(retainMs),
+            channel,
+            JSON.stringify({ id, reading, from: self }),
+            String(generation),
+          ],
+        ).then(
+          (written) => {
+            // Refused: a forget this instance has not heard of yet. The reading is let go here too,
+            // so this instance divides by what every other one does.
+            if (written !== 1) unTake(id, reading);
+          },
+          (error: unknown) => {
+            touched.delete(id);
+            report(error);
+          },
+        );
       }
       return Math.max(...(shared.get(id) as number[]));
     },
     charsPerTokenFor(endpoint, model) {
       const name = nameOf(endpoint);
-      const readings = name === undefined ? undefined : shared.get(`${name}\u0000${model ?? ""}`);
-      if (readings && readings.length > 0) return Math.max(...readings);
+      const id = name === undefined ? undefined : `${name}\u0000${model ?? ""}`;
+      const readings = id === undefined ? undefined : shared.get(id);
+      if (id !== undefined && readings && readings.length > 0) {
+        touch(id);
+        return Math.max(...readings);
+      }
       return name === undefined ? local.charsPerTokenFor(endpoint, model) : DEFAULT_DIVISOR;
     },
     forget(endpoint) {
@@ -197,6 +330,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       if (name === undefined) return heldLocally;
       const ids = [...shared.keys()].filter((id) => id.startsWith(`${name}\u0000`));
       const held = dropLocal(name) || heldLocally;
+      for (const id of ids) touched.delete(id);
       // One tenant forgotten everywhere: its readings go from Redis and from every instance. Owed
       // until Redis has it, so a reconnect's reload does not bring the readings back; remembered in
       // Redis, so an instance away meanwhile drops its copy when it is back.
@@ -209,6 +343,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     reset() {
       local = createCalibration();
       shared.clear();
+      touched.clear();
     },
     reload,
     async close() {

@@ -7,12 +7,22 @@ import {
   type EndpointCapabilities,
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
-import { call, connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
+import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { CLOSE_BOUND_MS, FORGOTTEN_MS, MAX_OWED, Owed } from "./owed.js";
+import {
+  INDEX_EXPIRY_LUA,
+  readIndexed,
+  renewEveryMs,
+  retainTenantOption,
+  runScript,
+  script,
+  type TenantKeyOptions,
+  TOUCH_SCRIPT,
+} from "./tenant-keys.js";
 
 /** Options for {@link createRedisCapabilityStore}. */
-export interface RedisCapabilityStoreOptions extends RedisOptions {
+export interface RedisCapabilityStoreOptions extends RedisOptions, TenantKeyOptions {
   /**
    * How often, in ms, the local copy is compared with what was last shared, as a backstop for a
    * latch set where no request follows it. Default 250. The comparison is local; Redis is written
@@ -51,7 +61,67 @@ interface Entry {
   learned: Map<string, number>;
   /** Dropped (forgotten here): the objects handed out keep answering, but nothing of it is shared. */
   dropped: boolean;
+  /** When (ms) this instance last wrote the tenant's key or renewed its expiry; 0 for never. */
+  touchedAt: number;
 }
+
+/**
+ * Every forget and reset moves the store's generation (`<prefix>caps:generation`) on by one and
+ * announces it; an instance writes a latch with the last generation it has been told of, and the
+ * write is refused (answers 0, nothing written) when Redis is past it: the instance has yet to carry
+ * out a forget or reset, and the latch it holds may be one that forget or reset let go. It writes
+ * again once it has caught up (the refused fields stay unshared), so a latch in flight across a
+ * reset or forget can never land after it and outlive it in Redis.
+ *
+ * Writes a latch (KEYS: the tenant's key, the index, the generation; ARGV: the id, the generation
+ * known, the expiry in ms, the channel, the announcement, then field and value pairs): the fields,
+ * the index entry, both expiries and the announcement in one call, so no reset or forget lands
+ * between them. Answers 1 when written, 0 when refused.
+ */
+const LATCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
+local generation = tonumber(redis.call('GET', KEYS[3]) or '0')
+if tonumber(ARGV[2]) < generation then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[1])
+indexExpiry(KEYS[2], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1
+`);
+
+/** Lua: records a forget's or a reset's mark (KEYS[1], ARGV[1..4]: when, mark, cutoff, kept ms). */
+const REMEMBER_LUA = `
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+`;
+
+/**
+ * Forgets one tenant (KEYS: the forgotten set, the generation, the index, the tenant's key; ARGV:
+ * when, mark, cutoff, kept ms, the channel, the id) in one call: remembered, its key and index
+ * entry deleted, the generation moved on, and announced with it. Answers the new generation.
+ */
+const FORGET_SCRIPT = script(`${REMEMBER_LUA}
+redis.call('DEL', KEYS[4])
+redis.call('SREM', KEYS[3], ARGV[6])
+local generation = redis.call('INCR', KEYS[2])
+redis.call('PUBLISH', ARGV[5], cjson.encode({ id = ARGV[6], forget = true, mark = ARGV[2], generation = generation }))
+return generation
+`);
+
+/**
+ * Resets the store (KEYS: the forgotten set, the generation, the index; ARGV: when, mark, cutoff,
+ * kept ms, the channel, the tenant keys' prefix) in one call: remembered, every indexed tenant's key
+ * and the index deleted, the generation moved on, and announced with it. Answers the new generation.
+ */
+const RESET_SCRIPT = script(`${REMEMBER_LUA}
+local ids = redis.call('SMEMBERS', KEYS[3])
+for i = 1, #ids do redis.call('DEL', ARGV[6] .. ids[i]) end
+redis.call('DEL', KEYS[3])
+local generation = redis.call('INCR', KEYS[2])
+redis.call('PUBLISH', ARGV[5], cjson.encode({ reset = true, mark = ARGV[2], generation = generation }))
+return generation
+`);
 
 const SEP = "\u0000";
 type Headers = Readonly<Record<string, string>>;
@@ -139,6 +209,8 @@ export async function createRedisCapabilityStore(
   options: RedisCapabilityStoreOptions,
 ): Promise<RedisCapabilityStore> {
   resolveOptions(options, "createRedisCapabilityStore");
+  const retainMs = retainTenantOption(options.retainTenantMs, "createRedisCapabilityStore");
+  const renewMs = renewEveryMs(retainMs);
   const syncMs = options.syncMs ?? 250;
   if (typeof syncMs !== "number" || !(syncMs > 0)) {
     throw new RedisStoreError(
@@ -154,6 +226,11 @@ export async function createRedisCapabilityStore(
   const channel = `${prefix}caps`;
   const indexKey = `${prefix}caps:index`;
   const keyOf = (id: string) => `${prefix}caps:${id}`;
+  const generationKey = `${prefix}caps:generation`;
+  /** The last generation this instance has been told of (see LATCH_SCRIPT). */
+  let generation = 0;
+  /** The highest generation announced since the last `catchUp` began reading it. */
+  let heard = 0;
 
   const entries = new Map<string, Entry>();
   const ids = new WeakMap<object, string>();
@@ -190,9 +267,25 @@ export async function createRedisCapabilityStore(
     if (away) return;
     for (const [field, value] of changed) entry.shared.set(field, value);
     try {
-      await writer.sendCommand(["HSET", keyOf(entry.id), ...[...changed].flat()]);
-      await writer.sendCommand(["SADD", indexKey, entry.id]);
-      await writer.sendCommand(["PUBLISH", channel, JSON.stringify({ id: entry.id, fields: [...changed] })]);
+      const written = await runScript<number>(
+        writer,
+        LATCH_SCRIPT,
+        [keyOf(entry.id), indexKey, generationKey],
+        [
+          entry.id,
+          String(generation),
+          String(retainMs),
+          channel,
+          JSON.stringify({ id: entry.id, fields: [...changed] }),
+          ...[...changed].flat(),
+        ],
+      );
+      if (written === 1) {
+        entry.touchedAt = Date.now();
+      } else {
+        // A forget or reset this instance has not carried out yet: written again once it has.
+        for (const field of changed.keys()) entry.shared.delete(field);
+      }
     } catch (error) {
       // Not written: forget that it was, so the next comparison tries again.
       for (const field of changed.keys()) entry.shared.delete(field);
@@ -230,6 +323,7 @@ export async function createRedisCapabilityStore(
       shared: new Map(),
       learned: new Map(),
       dropped: false,
+      touchedAt: 0,
     };
     for (const flag of ["strictSchemas", "usageInStream"] as const) {
       Object.defineProperty(raw, flag, {
@@ -306,31 +400,30 @@ export async function createRedisCapabilityStore(
   const markOf = (id: string): string => `${randomBytes(9).toString("base64url")}${SEP}${id}`;
   const forgottenKey = `${prefix}caps:forgotten`;
 
-  /** Records a forget in Redis (a sorted set by time, kept `FORGOTTEN_MS`) before it is carried out. */
-  const remember = (mark: string, at: number): Promise<unknown> =>
-    Promise.all([
-      call(writer, ["ZADD", forgottenKey, String(at), mark]),
-      call(writer, ["ZREMRANGEBYSCORE", forgottenKey, "-inf", String(Date.now() - FORGOTTEN_MS)]),
-      call(writer, ["PEXPIRE", forgottenKey, String(FORGOTTEN_MS)]),
-    ]);
+  /** A forget's or reset's mark as recorded in Redis (a sorted set by time, kept `FORGOTTEN_MS`). */
+  const remembered = (mark: string, at: number): string[] => [
+    String(at),
+    mark,
+    String(Date.now() - FORGOTTEN_MS),
+    String(FORGOTTEN_MS),
+    channel,
+  ];
 
   const sendForget = (id: string, mark: string, at: number): Promise<unknown> =>
-    Promise.all([
-      remember(mark, at),
-      call(writer, ["DEL", keyOf(id)]),
-      call(writer, ["SREM", indexKey, id]),
-      call(writer, ["PUBLISH", channel, JSON.stringify({ id, forget: true, mark })]),
-    ]);
+    runScript(
+      writer,
+      FORGET_SCRIPT,
+      [forgottenKey, generationKey, indexKey, keyOf(id)],
+      [...remembered(mark, at), id],
+    );
 
-  const sendReset = async (mark: string, at: number): Promise<void> => {
-    await remember(mark, at);
-    const known = await call<string[]>(writer, ["SMEMBERS", indexKey]);
-    await Promise.all([
-      ...known.map((id) => call(writer, ["DEL", keyOf(id)])),
-      call(writer, ["DEL", indexKey]),
-      call(writer, ["PUBLISH", channel, JSON.stringify({ reset: true, mark })]),
-    ]);
-  };
+  const sendReset = (mark: string, at: number): Promise<unknown> =>
+    runScript(
+      writer,
+      RESET_SCRIPT,
+      [forgottenKey, generationKey, indexKey],
+      [...remembered(mark, at), `${prefix}caps:`],
+    );
 
   /** Forgets everything held here (a reset, this instance's or another's). */
   const dropAll = (): void => {
@@ -377,6 +470,10 @@ export async function createRedisCapabilityStore(
    * know of; then lets go of the marks older than `FORGOTTEN_MS`.
    */
   const catchUp = async (): Promise<void> => {
+    // Read before the marks: every forget up to this generation has its mark among them, so once
+    // they are carried out this instance may write with it.
+    heard = 0;
+    const current = Number((await ask<string | null>(["GET", generationKey])) ?? 0);
     const flat = await ask<string[]>(["ZRANGE", forgottenKey, "0", "-1", "WITHSCORES"]);
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const mark = flat[i] as string;
@@ -392,6 +489,9 @@ export async function createRedisCapabilityStore(
     }
     const old = Date.now() - FORGOTTEN_MS;
     for (const [mark, at] of seen) if (at < old) seen.delete(mark);
+    // Set, not only raised (after Redis lost its data the generation starts again from 0), but never
+    // below one announced while it was read: that forget is carried out here already.
+    if (Number.isFinite(current)) generation = Math.max(current, heard);
   };
 
   /**
@@ -411,14 +511,21 @@ export async function createRedisCapabilityStore(
 
   // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
   // `onError` after a reconnect, instead of leaving the reload waiting for ever.
+  // Read pipelined, a chunk at a time; an index entry whose key expired is dropped from the index.
   const readLatches = async (): Promise<void> => {
     const known = await ask<string[]>(["SMEMBERS", indexKey]);
-    for (const id of known) {
-      const flat = await ask<string[]>(["HGETALL", keyOf(id)]);
-      const fields: [string, string][] = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) fields.push([flat[i] as string, flat[i + 1] as string]);
-      receive(id, fields);
-    }
+    await readIndexed(
+      writer,
+      known,
+      keyOf,
+      indexKey,
+      (id) => ask<string[]>(["HGETALL", keyOf(id)]),
+      (id, flat) => {
+        const fields: [string, string][] = [];
+        for (let i = 0; i + 1 < flat.length; i += 2) fields.push([flat[i] as string, flat[i + 1] as string]);
+        receive(id, fields);
+      },
+    );
   };
   /** The forgets made elsewhere that this instance missed first, then every shared latch. */
   const reload = async (): Promise<void> => {
@@ -437,7 +544,13 @@ export async function createRedisCapabilityStore(
             forget?: true;
             reset?: true;
             mark?: string;
+            generation?: number;
           };
+          // Announced in the order Redis made them: the forgets and resets up to this one are done here.
+          if (typeof parsed.generation === "number") {
+            heard = Math.max(heard, parsed.generation);
+            generation = Math.max(generation, parsed.generation);
+          }
           if (typeof parsed.mark === "string") {
             // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
             if (seen.has(parsed.mark)) return;
@@ -517,6 +630,23 @@ export async function createRedisCapabilityStore(
     writer.destroy();
   };
 
+  /**
+   * A tenant used for a request: its key's expiry is renewed, at most once per `renewMs` here, when
+   * Redis holds something of it (a tenant with no latch has no key) and this instance is not away.
+   */
+  const touch = (entry: Entry): void => {
+    if (entry.shared.size === 0 || away || closed || !writer.isReady) return;
+    const now = Date.now();
+    if (now - entry.touchedAt < renewMs) return;
+    entry.touchedAt = now;
+    runScript(writer, TOUCH_SCRIPT, [keyOf(entry.id), indexKey], [entry.id, String(retainMs)]).catch(
+      (error: unknown) => {
+        entry.touchedAt = 0;
+        report(error);
+      },
+    );
+  };
+
   const store: RedisCapabilityStore = {
     capabilitiesFor(baseUrl, apiKey, headers) {
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") {
@@ -535,7 +665,9 @@ export async function createRedisCapabilityStore(
           if (idCache.size > ID_CACHE_SIZE) idCache.delete(idCache.keys().next().value as string);
         }
       }
-      return entryFor(id, baseUrl, apiKey, headers).supports;
+      const entry = entryFor(id, baseUrl, apiKey, headers);
+      touch(entry);
+      return entry.supports;
     },
     peekCapabilities(baseUrl, apiKey, headers) {
       if (typeof baseUrl !== "string" || baseUrl.trim() === "") {

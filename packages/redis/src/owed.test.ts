@@ -119,6 +119,16 @@ describe.skipIf(!HAS_REDIS)("work owed to Redis until the link comes back", () =
     expect(await logged()).toEqual(["c:1", "d:1", "e:1"]);
   });
 
+  it("bounds only what waits while the link is away: a burst owed while it is up is sent whole", async () => {
+    await start();
+    const owing = make({ max: 3 });
+    const keys = Array.from({ length: 50 }, (_, k) => `k${k}`);
+    for (const key of keys) owing.owe(key, ["1"]);
+    await until(() => owing.size === 0);
+    expect(await logged()).toEqual(keys.map((key) => `${key}:1`));
+    expect(reports).toEqual([]);
+  });
+
   it("loses nothing when the link drops again mid-flush: what was not sent goes on its next return", async () => {
     await start();
     let dropOnce = true;

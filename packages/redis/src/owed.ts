@@ -9,7 +9,10 @@ export interface OwedOptions<T> {
   send(key: string, work: T): Promise<unknown>;
   /** Folds work owed again under a key still owed into what it held (default: the later replaces it). */
   merge?(earlier: T, later: T): T;
-  /** How many keys may be owed at once; past it the oldest is dropped, and `report` is told. */
+  /**
+   * How many keys may wait while the link is away or sends are failing; past it the oldest is
+   * dropped, and `report` is told. A burst owed while sends go through is not cut: it is sent whole.
+   */
   max: number;
   /** Told of each failed send (it is kept and sent again) and of work dropped past `max`. */
   report(error: unknown): void;
@@ -20,8 +23,9 @@ export interface OwedOptions<T> {
 }
 
 /**
- * How many keys each store's owed work holds: as many forgotten tenants or ended runs as the bus
- * holds events (`maxPending`'s default) while Redis is away.
+ * How many keys each store's owed work holds while Redis is away (or refusing its sends): as many
+ * forgotten tenants or ended runs as the bus holds events (`maxPending`'s default) then. While sends
+ * go through, nothing owed is dropped, however much is owed at once.
  */
 export const MAX_OWED = 10_000;
 
@@ -52,8 +56,10 @@ interface Entry<T> {
  * was owed meanwhile. An entry leaves only once its send has resolved, and only if it was not owed
  * again while on the wire; a send that fails (the link dropped again mid-flush) stops the flush with
  * that entry and everything behind it still owed, sent on the link's next return or after a short
- * pause that grows to a second while sends keep failing. At most `max` keys are held; past that the
- * oldest is dropped and reported (once, then once per thousand). Never throws from `owe` or `flush`.
+ * pause that grows to a second while sends keep failing. While the link is away or the last send
+ * failed, at most `max` keys are held; past that the oldest is dropped and reported (once, then once
+ * per thousand). A burst owed while sends go through is held whole, as the bus holds a burst of
+ * events. Never throws from `owe` or `flush`.
  */
 export class Owed<T> {
   private readonly entries = new Map<string, Entry<T>>();
@@ -62,6 +68,8 @@ export class Owed<T> {
   private backoff = 0;
   private dropped = 0;
   private closed = false;
+  /** Set when a send failed, cleared when one goes through: Redis is there but not taking the work. */
+  private failing = false;
   private readonly onReady = (): void => {
     void this.flush();
   };
@@ -88,7 +96,9 @@ export class Owed<T> {
     // A fresh entry object: one on the wire is left in place only if nothing was owed on top of it.
     this.entries.delete(key);
     this.entries.set(key, { work: merged });
-    while (this.entries.size > this.options.max) {
+    // Bounded only while the work cannot go: a burst owed while Redis takes it is sent whole.
+    const stuck = !this.options.link.isReady || this.failing;
+    while (stuck && this.entries.size > this.options.max) {
       const oldest = this.entries.keys().next().value as string;
       this.entries.delete(oldest);
       this.dropped++;
@@ -96,8 +106,8 @@ export class Owed<T> {
         this.options.report(
           new RedisStoreError(
             "connect",
-            `Redis has been out of reach while more than ${this.options.max} ${this.options.what} waited to be sent; ` +
-              `the oldest were dropped (${this.dropped} so far).`,
+            `Redis has been out of reach (or refusing what was sent) while more than ${this.options.max} ` +
+              `${this.options.what} waited to be sent; the oldest were dropped (${this.dropped} so far).`,
           ),
         );
       }
@@ -171,10 +181,12 @@ export class Owed<T> {
       try {
         await this.options.send(key, entry.work);
       } catch (error) {
+        this.failing = true;
         this.options.report(error);
         this.later();
         return false;
       }
+      this.failing = false;
       if (this.entries.get(key) === entry) this.entries.delete(key);
     }
     this.backoff = 0;

@@ -1,7 +1,20 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
-import { call, connectStore, type RedisOptions, whenReady } from "./connection.js";
+import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
 import { MAX_OWED, Owed } from "./owed.js";
+import {
+  INDEX_EXPIRY_LUA,
+  readIndexed,
+  renewEveryMs,
+  retainTenantOption,
+  runScript,
+  script,
+  type TenantKeyOptions,
+  TOUCH_SCRIPT,
+} from "./tenant-keys.js";
+
+/** Options for {@link createRedisRouteLatches}. */
+export interface RedisRouteLatchesOptions extends RedisOptions, TenantKeyOptions {}
 
 /**
  * The window-route latches of `@loopwright/client`'s lookups, shared through Redis.
@@ -18,6 +31,20 @@ export interface RedisRouteLatches extends RouteLatchStore {
 }
 
 type Fields = Partial<Record<keyof RouteLatches, string>>;
+
+/**
+ * Writes a server's latches (KEYS: its key, the index; ARGV: its digest, the expiry in ms, the
+ * channel, the announcement, then field and value pairs): the fields, the index entry, both expiries
+ * and the announcement in one call.
+ */
+const LATCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[1])
+indexExpiry(KEYS[2], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+`);
 
 /** What one latch set says, as hash fields: only what was learned (a latch only closes). */
 function fieldsOf(state: RouteLatches): Fields {
@@ -37,7 +64,10 @@ function fieldsOf(state: RouteLatches): Fields {
  * so no instance asks a missing route again. Flags only close; the LM Studio retry time takes the
  * later of two. Throws `RedisStoreError` for bad options or an unreachable server.
  */
-export async function createRedisRouteLatches(options: RedisOptions): Promise<RedisRouteLatches> {
+export async function createRedisRouteLatches(options: RedisRouteLatchesOptions): Promise<RedisRouteLatches> {
+  resolveOptions(options, "createRedisRouteLatches");
+  const retainMs = retainTenantOption(options.retainTenantMs, "createRedisRouteLatches");
+  const renewMs = renewEveryMs(retainMs);
   const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
     options,
     "createRedisRouteLatches",
@@ -65,16 +95,47 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
    */
   const owed = new Owed<Fields>({
     link: writer,
-    send: (id, fields) =>
-      Promise.all([
-        call(writer, ["HSET", keyOf(id), ...Object.entries(fields).flat()]),
-        call(writer, ["SADD", indexKey, id]),
-        call(writer, ["PUBLISH", channel, JSON.stringify({ id, fields, from: self })]),
-      ]),
+    send: async (id, fields) => {
+      await runScript(
+        writer,
+        LATCH_SCRIPT,
+        [keyOf(id), indexKey],
+        [
+          id,
+          String(retainMs),
+          channel,
+          JSON.stringify({ id, fields, from: self }),
+          ...Object.entries(fields).flat(),
+        ],
+      );
+      touched.set(id, Date.now());
+    },
     max: MAX_OWED,
     report,
     what: "learned route latches",
   });
+
+  /** When (ms) this instance last wrote each server's key or renewed its expiry. */
+  const touched = new Map<string, number>();
+  /**
+   * A server looked up for a request: its key's expiry is renewed, at most once per `renewMs` here,
+   * when Redis holds something of it.
+   */
+  const looked = new Map<string, number>();
+  const touch = (base: string): void => {
+    // A lookup per request: the time is checked first, and the digest worked out once per `renewMs`.
+    const now = Date.now();
+    if (now - (looked.get(base) ?? 0) < renewMs || !writer.isReady) return;
+    looked.set(base, now);
+    const id = idOf(base);
+    if (!known.has(id) && !touched.has(id)) return;
+    if (now - (touched.get(id) ?? 0) < renewMs) return;
+    touched.set(id, now);
+    runScript(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).catch((error: unknown) => {
+      touched.set(id, 0);
+      report(error);
+    });
+  };
 
   const share = (base: string, state: RouteLatches): void => {
     if (receiving) return;
@@ -139,14 +200,21 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
 
   // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
   // `onError` after a reconnect, instead of leaving the reload waiting for ever.
+  // Read pipelined, a chunk at a time; an index entry whose key expired is dropped from the index.
   const reload = async (): Promise<void> => {
     const ids = await ask<string[]>(["SMEMBERS", indexKey]);
-    for (const id of ids) {
-      const flat = await ask<string[]>(["HGETALL", keyOf(id)]);
-      const fields: Record<string, string> = {};
-      for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
-      receive(id, fields);
-    }
+    await readIndexed(
+      writer,
+      ids,
+      keyOf,
+      indexKey,
+      (id) => ask<string[]>(["HGETALL", keyOf(id)]),
+      (id, flat) => {
+        const fields: Record<string, string> = {};
+        for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+        receive(id, fields);
+      },
+    );
   };
 
   await starting(
@@ -178,7 +246,11 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
   await starting("read the latches already shared", reload());
 
   return {
-    get: (base) => states.get(base) ?? adopt(base),
+    get(base) {
+      const state = states.get(base) ?? adopt(base);
+      if (state) touch(base);
+      return state;
+    },
     set(base, latches) {
       // A lookup sets its server again to mark it recent: the same object, already sharing.
       if (!instrumented.has(latches)) {
@@ -194,11 +266,13 @@ export async function createRedisRouteLatches(options: RedisOptions): Promise<Re
       // the pool's `forget` (and its bound) would drop nothing, and the server would never be asked
       // again by this instance. Learned again, it is shared again.
       known.delete(idOf(base));
+      looked.delete(base);
       return states.delete(base);
     },
     clear() {
       states.clear();
       known.clear();
+      looked.clear();
     },
     get size() {
       return states.size;

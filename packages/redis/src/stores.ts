@@ -2,9 +2,10 @@ import { createRedisBus, type RedisBusOptions, type RedisEventBus } from "./bus.
 import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
 import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
+import type { TenantKeyOptions } from "./tenant-keys.js";
 
 /** Options for {@link createRedisStores}: one Redis for all three stores, and the bus's limits. */
-export interface RedisStoresOptions extends RedisBusOptions {
+export interface RedisStoresOptions extends RedisBusOptions, TenantKeyOptions {
   /** See `RedisCapabilityStoreOptions.syncMs`. */
   syncMs?: number | undefined;
 }

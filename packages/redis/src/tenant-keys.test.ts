@@ -1,0 +1,317 @@
+import { modelCapabilitiesFor } from "@loopwright/negotiate";
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisCalibration } from "./calibration.js";
+import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
+import { RedisStoreError } from "./errors.js";
+import { createRedisRouteLatches } from "./route-latches.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits (bounded) for `check`; the assertion after it decides. */
+async function until(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check()) && Date.now() < end) await pause(10);
+}
+
+describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by expiry", () => {
+  let server: RedisServer;
+  let raw: ReturnType<typeof createClient>;
+  const closing: { close(): Promise<void> }[] = [];
+  let made = 0;
+  const fresh = () => `tk${made++}:`;
+  const caps = async (
+    prefix: string,
+    extra: { retainTenantMs?: number; onError?: (e: unknown) => void } = {},
+  ) => {
+    const store = await createRedisCapabilityStore({ url: server.url, prefix, ...extra });
+    closing.push(store);
+    return store;
+  };
+  const send = async <T>(args: string[]) => (await raw.sendCommand(args)) as T;
+  /** Every tenant key of `kind` under `prefix` (the index, the forgotten set and the generation aside). */
+  const tenantKeys = async (prefix: string, kind: string) =>
+    (await send<string[]>(["KEYS", `${prefix}${kind}:*`])).filter(
+      (key) => !/:(?:index|forgotten|generation)$/.test(key),
+    );
+  const indexed = async (prefix: string, kind: string) =>
+    new Set(await send<string[]>(["SMEMBERS", `${prefix}${kind}:index`]));
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    raw = createClient({ url: server.url, RESP: 2 });
+    await raw.connect();
+  });
+  afterAll(async () => {
+    await Promise.all(closing.map((store) => store.close()));
+    raw.destroy();
+    await server.kill();
+  });
+
+  const base = "http://llm.example/v1";
+  /** The tenants (by number) whose `usageInStream` is latched on `store`, among the first `count`. */
+  const holding = (store: RedisCapabilityStore, count: number): number[] => {
+    const held: number[] = [];
+    for (let k = 0; k < count; k++) {
+      if (store.peekCapabilities?.(base, `sk-t${k}`)?.usageInStream === false) held.push(k);
+    }
+    return held;
+  };
+
+  it("a reset racing another instance's latch writes leaves no latch outside the index, and a fresh host holds what the latching host holds, nothing from before the reset", async () => {
+    const prefix = fresh();
+    const a = await caps(prefix);
+    const b = await caps(prefix);
+    let i = 0;
+    let stop = false;
+    // Host A latches tenants steadily, as a busy host does; B resets three times meanwhile.
+    const latcher = (async () => {
+      while (!stop) {
+        for (let k = 0; k < 20; k++) a.capabilitiesFor(base, `sk-t${i++}`).usageInStream = false;
+        await pause(1);
+      }
+    })();
+    let lastReset = 0;
+    for (let round = 0; round < 3; round++) {
+      await pause(150);
+      lastReset = i;
+      b.reset();
+    }
+    await until(async () => Number(await send<string | null>(["GET", `${prefix}caps:generation`])) >= 3);
+    await pause(20);
+    stop = true;
+    await latcher;
+    await a.sync();
+    await pause(300);
+    await a.sync();
+    await pause(200);
+
+    const index = await indexed(prefix, "caps");
+    const outside = (await tenantKeys(prefix, "caps")).filter(
+      (key) => !index.has(key.slice(`${prefix}caps:`.length)),
+    );
+    expect(outside).toEqual([]);
+    const late = await caps(prefix);
+    const aHolds = holding(a, i);
+    const lateHolds = holding(late, i);
+    expect(lateHolds).toEqual(aHolds);
+    expect(lateHolds.filter((k) => k < lastReset)).toEqual([]);
+    // The latching went on after the resets, and what was latched then is shared.
+    expect(aHolds.length).toBeGreaterThan(0);
+  }, 20_000);
+
+  it("forgets racing another instance's latch writes of those tenants: Redis holds what the latching host holds, every key indexed", async () => {
+    const prefix = fresh();
+    const a = await caps(prefix);
+    const b = await caps(prefix);
+    const tenants = Array.from({ length: 40 }, (_, k) => `sk-x${k}`);
+    let model = 0;
+    let stop = false;
+    // Host A learns a refusal of every tenant, model after model; B forgets each tenant once meanwhile.
+    const latcher = (async () => {
+      while (!stop) {
+        const name = `m${model++}`;
+        for (const key of tenants)
+          modelCapabilitiesFor(a.capabilitiesFor(base, key), name).toolChoice = false;
+        await pause(1);
+      }
+    })();
+    for (const key of tenants) {
+      await pause(8);
+      b.forget(base, key);
+    }
+    await pause(30);
+    stop = true;
+    await latcher;
+    await a.sync();
+    await pause(300);
+    await a.sync();
+    await pause(200);
+
+    const keys = await tenantKeys(prefix, "caps");
+    const index = await indexed(prefix, "caps");
+    expect(keys.filter((key) => !index.has(key.slice(`${prefix}caps:`.length)))).toEqual([]);
+    const models = (store: RedisCapabilityStore) =>
+      Object.fromEntries(
+        store.exportCapabilities().endpoints.map((endpoint) => [
+          endpoint.keyId,
+          Object.entries(endpoint.models)
+            .filter(([, caps]) => !caps.toolChoice)
+            .map(([name]) => name)
+            .sort(),
+        ]),
+      );
+    const late = await caps(prefix);
+    expect(models(late)).toEqual(models(a));
+    expect(Object.keys(models(a))).toHaveLength(tenants.length);
+  }, 20_000);
+
+  it("calibration: an instance counts its own readings once, so it divides by what every other instance does", async () => {
+    const prefix = fresh();
+    const capsA = await caps(prefix);
+    const capsB = await caps(prefix);
+    const calA = await createRedisCalibration({ url: server.url, prefix, endpointIdOf: capsA.endpointIdOf });
+    const calB = await createRedisCalibration({ url: server.url, prefix, endpointIdOf: capsB.endpointIdOf });
+    closing.push(calA, calB);
+    const body = { messages: [{ role: "user", content: "z".repeat(700) }] };
+    const onA = capsA.capabilitiesFor(base, "sk-cal");
+    // Each reading lower than the last, its announcement heard back before the next is taken.
+    for (const tokens of [100, 120, 140, 160, 180]) {
+      calA.calibrate(onA, "m", body, tokens);
+      await pause(50);
+    }
+    const onB = capsB.capabilitiesFor(base, "sk-cal");
+    const capsLate = await caps(prefix);
+    const calLate = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      endpointIdOf: capsLate.endpointIdOf,
+    });
+    closing.push(calLate);
+    const onLate = capsLate.capabilitiesFor(base, "sk-cal");
+    // The last four readings: those of 120..180 tokens, the highest of them the 120's.
+    expect(calA.charsPerTokenFor(onA, "m")).toBe(calB.charsPerTokenFor(onB, "m"));
+    expect(calLate.charsPerTokenFor(onLate, "m")).toBe(calB.charsPerTokenFor(onB, "m"));
+    expect(calA.charsPerTokenFor(onA, "m")).toBeLessThan(calA.calibrate(onA, "m", body, 100) as number);
+  });
+
+  it("a burst of forgets on a connected instance, past the bound on owed work, reaches Redis whole", async () => {
+    const prefix = fresh();
+    const errors: unknown[] = [];
+    const a = await caps(prefix, { onError: (error) => errors.push(error) });
+    const N = 12_000;
+    // A key-rotation sweep, yielding now and then; the link never drops.
+    for (let k = 0; k < N; k++) {
+      a.forget(base, `sk-rotated-${k}`);
+      if (k % 4000 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await until(async () => (await send<number>(["ZCARD", `${prefix}caps:forgotten`])) >= N, 15_000);
+    expect(await send<number>(["ZCARD", `${prefix}caps:forgotten`])).toBe(N);
+    expect(errors).toEqual([]);
+  }, 30_000);
+
+  it("gives caps:, calibration: and routes: keys (and their indexes) the retention as expiry, renewed when written and when used", async () => {
+    const prefix = fresh();
+    const retainTenantMs = 4000; // renewed on use at most every 400 ms
+    const a = await caps(prefix, { retainTenantMs });
+    const calibration = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      retainTenantMs,
+      endpointIdOf: a.endpointIdOf,
+    });
+    closing.push(calibration);
+    const routes = await createRedisRouteLatches({ url: server.url, prefix, retainTenantMs });
+    closing.push(routes);
+
+    const supports = a.capabilitiesFor(base, "sk-ttl");
+    supports.usageInStream = false;
+    await a.sync();
+    const body = { messages: [{ role: "user", content: "x".repeat(400) }] };
+    calibration.calibrate(supports, "m", body, 100);
+    routes.set("http://routes.example", { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+    await until(async () => (await tenantKeys(prefix, "routes")).length === 1);
+
+    const [capsKey] = await tenantKeys(prefix, "caps");
+    const [calibrationKey] = await tenantKeys(prefix, "calibration");
+    const [routesKey] = await tenantKeys(prefix, "routes");
+    const pttl = (key: string | undefined) => send<number>(["PTTL", key as string]);
+    for (const key of [capsKey, calibrationKey, routesKey]) {
+      expect(await pttl(key)).toBeGreaterThan(3000);
+      expect(await pttl(key)).toBeLessThanOrEqual(retainTenantMs);
+    }
+    for (const kind of ["caps", "calibration", "routes"]) {
+      expect(await pttl(`${prefix}${kind}:index`)).toBeGreaterThan(3000);
+    }
+
+    await pause(1500);
+    for (const key of [capsKey, calibrationKey, routesKey]) expect(await pttl(key)).toBeLessThan(2700);
+    // Used for a request on this instance: each expiry is renewed.
+    a.capabilitiesFor(base, "sk-ttl");
+    calibration.charsPerTokenFor(supports, "m");
+    routes.get("http://routes.example");
+    await until(async () => (await pttl(routesKey)) > 3000 && (await pttl(calibrationKey)) > 3000);
+    for (const key of [capsKey, calibrationKey, routesKey]) expect(await pttl(key)).toBeGreaterThan(3000);
+
+    // Used again at once: not renewed again (a tenth of the retention has not passed).
+    const scriptCalls = async () =>
+      [...String(await send<string>(["INFO", "commandstats"])).matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)]
+        .map((m) => Number(m[1]))
+        .reduce((x, y) => x + y, 0);
+    const before = await scriptCalls();
+    for (let k = 0; k < 100; k++) {
+      a.capabilitiesFor(base, "sk-ttl");
+      calibration.charsPerTokenFor(supports, "m");
+      routes.get("http://routes.example");
+    }
+    await pause(50);
+    expect((await scriptCalls()) - before).toBe(0);
+
+    // Written again on another instance: renewed there too.
+    await pause(600);
+    const b = await caps(prefix, { retainTenantMs });
+    modelCapabilitiesFor(b.capabilitiesFor(base, "sk-ttl"), "m").toolChoice = false;
+    await b.sync();
+    expect(await pttl(capsKey)).toBeGreaterThan(3500);
+  }, 20_000);
+
+  it("drops from each index, on reload, the tenants whose key expired; a key written again keeps its entry", async () => {
+    const prefix = fresh();
+    const retainTenantMs = 400;
+    const a = await caps(prefix, { retainTenantMs });
+    const calibration = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      retainTenantMs,
+      endpointIdOf: a.endpointIdOf,
+    });
+    closing.push(calibration);
+    const routes = await createRedisRouteLatches({ url: server.url, prefix, retainTenantMs });
+    closing.push(routes);
+    for (let k = 0; k < 3; k++) {
+      const supports = a.capabilitiesFor(base, `sk-old-${k}`);
+      supports.usageInStream = false;
+      calibration.calibrate(supports, "m", { messages: [{ role: "user", content: "y".repeat(400) }] }, 100);
+      routes.set(`http://old-${k}.example`, { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+    }
+    await a.sync();
+    await until(async () => (await indexed(prefix, "routes")).size === 3);
+    for (const kind of ["caps", "calibration", "routes"]) expect((await indexed(prefix, kind)).size).toBe(3);
+    // The index outlives its keys by a little: stretch it, as a longer-lived tenant's write would.
+    for (const kind of ["caps", "calibration", "routes"]) {
+      await send(["PEXPIRE", `${prefix}${kind}:index`, "60000"]);
+    }
+    await pause(700);
+    expect(await tenantKeys(prefix, "caps")).toEqual([]);
+    // One tenant is latched again (by a host with the default retention) before anyone reloads.
+    const b = await caps(prefix);
+    b.capabilitiesFor(base, "sk-new").strictSchemas = false;
+    await b.sync();
+
+    await a.reload();
+    await calibration.reload();
+    await routes.reload();
+    expect((await indexed(prefix, "caps")).size).toBe(1);
+    expect((await indexed(prefix, "calibration")).size).toBe(0);
+    expect((await indexed(prefix, "routes")).size).toBe(0);
+    const late = await caps(prefix);
+    expect(late.peekCapabilities?.(base, "sk-new")?.strictSchemas).toBe(false);
+  }, 20_000);
+
+  it("refuses a retainTenantMs that is not a positive number of ms, naming it", async () => {
+    for (const bad of [0, -1, Number.NaN, "30d"]) {
+      await expect(
+        createRedisCapabilityStore({ url: server.url, retainTenantMs: bad as number }),
+      ).rejects.toSatisfy((e: unknown) => RedisStoreError.isInstance(e) && /retainTenantMs/.test(String(e)));
+      await expect(
+        createRedisRouteLatches({ url: server.url, retainTenantMs: bad as number }),
+      ).rejects.toThrow(/retainTenantMs/);
+      await expect(
+        createRedisCalibration({ url: server.url, retainTenantMs: bad as number }),
+      ).rejects.toThrow(/retainTenantMs/);
+    }
+  });
+});

@@ -1,0 +1,135 @@
+import { createHash } from "node:crypto";
+import { call, type RedisConnection } from "./connection.js";
+import { RedisStoreError } from "./errors.js";
+
+/** The option the three tenant stores (capabilities, calibration, route latches) share. */
+export interface TenantKeyOptions {
+  /**
+   * How long, in ms, a tenant's key (`caps:`, `calibration:`, `routes:`) lives in Redis past its last
+   * write or its last use by a request on some instance (the expiry is renewed then). A tenant no
+   * instance uses for this long is let go by Redis, and its index entry with it at the next reload.
+   * Default 30 days.
+   */
+  retainTenantMs?: number | undefined;
+}
+
+/** 30 days. */
+export const DEFAULT_RETAIN_TENANT_MS = 30 * 24 * 60 * 60 * 1000;
+/** About a hundred years: past it, an expiry reads as "kept" anyway, and Redis's clock arithmetic stays whole. */
+const MAX_RETAIN_TENANT_MS = 100 * 365 * 24 * 60 * 60 * 1000;
+
+/** Checks `retainTenantMs`: absent is 30 days; else a positive finite number of ms, held to a century. */
+export function retainTenantOption(value: unknown, where: string): number {
+  if (value === undefined) return DEFAULT_RETAIN_TENANT_MS;
+  if (typeof value !== "number" || !Number.isFinite(value) || !(value > 0)) {
+    throw new RedisStoreError(
+      "invalid-option",
+      `${where}: \`retainTenantMs\` must be a positive number of ms when given, and was given ${typeof value === "number" ? String(value) : `a ${typeof value}`}.`,
+    );
+  }
+  return Math.min(Math.ceil(value), MAX_RETAIN_TENANT_MS);
+}
+
+/**
+ * How long an instance lets pass between two renewals of one tenant's expiry when it uses the tenant:
+ * a tenth of the retention, at most a day, so a tenant in use never comes near expiring and a hot
+ * tenant costs Redis a command a day, not one per request.
+ */
+export function renewEveryMs(retainMs: number): number {
+  return Math.min(retainMs / 10, 24 * 60 * 60 * 1000);
+}
+
+/** A Lua script and its SHA-1, run with {@link runScript}. */
+export interface Script {
+  text: string;
+  sha: string;
+}
+
+export function script(text: string): Script {
+  return { text, sha: createHash("sha1").update(text).digest("hex") };
+}
+
+/**
+ * Runs `s` by its digest (`EVALSHA`), sending its text (`EVAL`) when the server does not hold it
+ * (NOSCRIPT: a restart, `SCRIPT FLUSH`). A script runs whole, with no other client's command between
+ * its writes.
+ */
+export function runScript<T>(writer: RedisConnection, s: Script, keys: string[], args: string[]): Promise<T> {
+  const tail = [String(keys.length), ...keys, ...args];
+  return call<T>(writer, ["EVALSHA", s.sha, ...tail]).catch((error: unknown) =>
+    error instanceof Error && error.message.startsWith("NOSCRIPT")
+      ? call<T>(writer, ["EVAL", s.text, ...tail])
+      : Promise.reject(error),
+  );
+}
+
+/**
+ * Lua: gives the index (`KEYS[2]`) the expiry `ttl` unless it already has a longer one, so the index
+ * outlives every key it names, whatever retention each instance was given.
+ */
+export const INDEX_EXPIRY_LUA = `
+local function indexExpiry(index, ttl)
+  local left = redis.call('PTTL', index)
+  if left == -1 or left < tonumber(ttl) then redis.call('PEXPIRE', index, ttl) end
+end
+`;
+
+/**
+ * Renews a tenant's expiry on use (KEYS: the tenant's key, the index; ARGV: its id, the expiry in ms):
+ * only a key that still exists, and it is (re-)indexed with it, so the index names it as long as it
+ * lives. Answers 1 when renewed, 0 when the key is gone.
+ */
+export const TOUCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
+if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 1 then
+  redis.call('SADD', KEYS[2], ARGV[1])
+  indexExpiry(KEYS[2], ARGV[2])
+  return 1
+end
+return 0
+`);
+
+/**
+ * Drops from the index (KEYS[1]) each id (ARGV[i]) whose key (KEYS[i + 1]) no longer exists (it
+ * expired), in one call: a key written again meanwhile keeps its entry. Answers how many went.
+ */
+export const PRUNE_SCRIPT = script(`
+local gone = 0
+for i = 1, #ARGV do
+  if redis.call('EXISTS', KEYS[i + 1]) == 0 then
+    gone = gone + redis.call('SREM', KEYS[1], ARGV[i])
+  end
+end
+return gone
+`);
+
+/** How many keys a reload reads per round trip (pipelined), and drops from the index per script call. */
+const CHUNK = 500;
+
+/**
+ * Reads every indexed tenant's key with `read` (an `HGETALL`/`LRANGE` through the store's bounded
+ * `ask`), pipelined a chunk at a time rather than one round trip each, hands each non-empty answer to
+ * `take`, and drops from the index the ids whose key expired (and is still gone).
+ */
+export async function readIndexed<T extends unknown[]>(
+  writer: RedisConnection,
+  ids: string[],
+  keyOf: (id: string) => string,
+  indexKey: string,
+  read: (id: string) => Promise<T>,
+  take: (id: string, answer: T) => void,
+): Promise<void> {
+  const gone: string[] = [];
+  for (let start = 0; start < ids.length; start += CHUNK) {
+    const chunk = ids.slice(start, start + CHUNK);
+    const answers = await Promise.all(chunk.map(read));
+    chunk.forEach((id, i) => {
+      const answer = answers[i] as T;
+      if (answer.length === 0) gone.push(id);
+      else take(id, answer);
+    });
+  }
+  for (let start = 0; start < gone.length; start += CHUNK) {
+    const chunk = gone.slice(start, start + CHUNK);
+    await runScript(writer, PRUNE_SCRIPT, [indexKey, ...chunk.map(keyOf)], chunk);
+  }
+}
