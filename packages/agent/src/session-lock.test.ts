@@ -7,6 +7,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -49,13 +50,18 @@ interface Host {
 
 /**
  * Starts the lock host (test-support/lock-host.ts) on `<root>/<id>.jsonl`; with `pauseDir`, it stops
- * where taking the lock reads and moves the lock file (see the host).
+ * where taking the lock reads and moves the lock file (see the host); with `leaseMs`, it opens the
+ * session with that `lockLeaseMs`.
  */
-function host(id: string, pauseDir?: string): Host {
+function host(id: string, pauseDir?: string, leaseMs?: number): Host {
   const proc = spawn(process.execPath, [child.file, root, id, server.baseUrl], {
     cwd: join(here, ".."),
     stdio: ["pipe", "pipe", "inherit"],
-    env: pauseDir ? { ...process.env, LOCK_HOST_PAUSE_DIR: pauseDir } : process.env,
+    env: {
+      ...process.env,
+      ...(pauseDir ? { LOCK_HOST_PAUSE_DIR: pauseDir } : {}),
+      ...(leaseMs !== undefined ? { LOCK_HOST_LEASE_MS: String(leaseMs) } : {}),
+    },
   });
   children.push(proc);
   const lines: string[] = [];
@@ -404,7 +410,8 @@ describe("a session file is held by one process at a time", () => {
     const taken = await createSession({ config: config(), sessionDir: root, sessionId: "stale" });
     expect(noticesOf(taken)).toContainEqual(expect.stringContaining("it names no holder"));
     await taken.close();
-    // A holder on another host cannot be looked up from here: it is taken to hold the file.
+    // A holder on another host cannot be looked up from here: held while its lock is fresh (see the
+    // lease tests below; this one records no lease and was just written).
     writeFileSync(lockPath, JSON.stringify({ ...reused, pid: 4_000_000, host: "elsewhere.example" }));
     const remote = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "stale" }));
     expect(remote.code).toBe("locked");
@@ -732,5 +739,210 @@ describe("a session file is held by one thread at a time (r25 #2)", () => {
       );
       await taken.close();
     }
+  });
+});
+
+describe("a lock naming another host is held by a lease (r31 #9)", () => {
+  /** The lock as the shared volume shows it to a replacement container: the old container's hostname in it. */
+  function asOtherHost(lockPath: string, name: string): Record<string, unknown> {
+    const lock = { ...JSON.parse(readFileSync(lockPath, "utf8")), host: name };
+    writeFileSync(lockPath, `${JSON.stringify(lock)}\n`);
+    return lock;
+  }
+  function backdate(path: string, ms: number): void {
+    const then = new Date(Date.now() - ms);
+    utimesSync(path, then, then);
+  }
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("takes over the lock a container stopped by SIGTERM or SIGKILL left, once its lease has lapsed, naming the holder and how long the lease had lapsed; refuses it before", async () => {
+    const file = join(root, "pod.jsonl");
+    const lockPath = `${file}.lock`;
+    // A host stopped the ordinary way (docker stop: SIGTERM, no handler, so no exit hook) mid-session.
+    const a = host("pod");
+    expect(await a.next()).toMatchObject({ opened: true });
+    a.send("prompt before the stop");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    const aPid = a.proc.pid as number;
+    a.proc.kill("SIGTERM");
+    await a.exited;
+    const left = asOtherHost(lockPath, "web-7d9f8-old");
+    // Just stopped: the replacement cannot tell it from a live holder yet (its words are checked below).
+    const early = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "pod" }));
+    expect(early.code).toBe("locked");
+    // Once the lease has lapsed, it is taken over. The old code refused this open too, for good: a
+    // lock naming another host was never stale.
+    backdate(lockPath, 45_000);
+    const session = await createSession({ config: config(), sessionDir: root, sessionId: "pod" });
+    expect(noticesOf(session)).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^The session file's lock ${file}\\.lock was taken over: its holder, process ${aPid} on host web-7d9f8-old, last renewed its lease 45 s ago: the 30 s lease lapsed 15 s ago\\. \\(It was taken ${left.since}\\.\\)$`,
+        ),
+      ),
+    );
+    // The early refusal said when the lock would be taken over.
+    expect(early.message).toContain(`process ${aPid} on host web-7d9f8-old`);
+    expect(early.message).toMatch(
+      /Its lease was last renewed \d\.\d s ago \(every 10 s while that session is open\); if that process is gone, the next open after it has gone 30 s without renewal \(in about (29|30) s\) takes it over\./,
+    );
+    // The lock recorded its lease; what the stopped host wrote is kept.
+    expect(left.leaseMs).toBe(30_000);
+    expect(session.messages).toHaveLength(2);
+    expect(JSON.parse(readFileSync(lockPath, "utf8"))).toMatchObject({ pid: process.pid, host: hostname() });
+    await session.close();
+
+    // SIGKILL, the lease the holder recorded (0.6 s) counting, not the opener's own (30 s): taken
+    // over once it has gone unrenewed for that long, in real time.
+    const b = host("pod", undefined, 600);
+    expect(await b.next()).toMatchObject({ opened: true });
+    const bPid = b.proc.pid as number;
+    b.proc.kill("SIGKILL");
+    await b.exited;
+    asOtherHost(lockPath, "web-7d9f8-new");
+    expect(
+      (await refusal(createSession({ config: config(), sessionDir: root, sessionId: "pod" }))).code,
+    ).toBe("locked");
+    await sleep(900);
+    const again = await createSession({ config: config(), sessionDir: root, sessionId: "pod" });
+    expect(noticesOf(again)).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `was taken over: its holder, process ${bPid} on host web-7d9f8-new, last renewed its lease \\d\\.\\d s ago: the 0\\.6 s lease lapsed \\d\\.\\d s ago\\.`,
+        ),
+      ),
+    );
+    await again.close();
+
+    // A holder that promised a long lease (60 s) is not judged by a shorter lease of the opener.
+    const c = host("pod", undefined, 60_000);
+    expect(await c.next()).toMatchObject({ opened: true });
+    c.proc.kill("SIGKILL");
+    await c.exited;
+    asOtherHost(lockPath, "web-7d9f8-long");
+    backdate(lockPath, 5_000);
+    const long = await refusal(
+      createSession({ config: config(), sessionDir: root, sessionId: "pod", lockLeaseMs: 1000 }),
+    );
+    expect(long.code).toBe("locked");
+    expect(long.message).toContain("after it has gone 60 s without renewal (in about 55 s)");
+    rmSync(lockPath);
+    expect(readdirSync(root).filter((name) => name.startsWith("pod.jsonl."))).toEqual([]);
+  }, 30_000);
+
+  it("judges another host's lock of an older version (no lease recorded) by the lock file's last change against the opener's lease, and says so", async () => {
+    const file = join(root, "old-lock.jsonl");
+    const lockPath = `${file}.lock`;
+    const old = { pid: 4321, host: "web-old-version", token: "old", since: "2026-01-01T00:00:00.000Z" };
+    // With the default lease (30 s), one last changed 40 s ago is taken over (the old code refused it).
+    writeFileSync(lockPath, JSON.stringify(old));
+    backdate(lockPath, 40_000);
+    const byDefault = await createSession({ config: config(), sessionDir: root, sessionId: "old-lock" });
+    expect(noticesOf(byDefault)).toContainEqual(expect.stringContaining("which lapsed 10 s ago."));
+    await byDefault.close();
+    // One last changed 10 s ago is held.
+    writeFileSync(lockPath, JSON.stringify(old));
+    backdate(lockPath, 10_000);
+    const held = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "old-lock" }));
+    expect(held.code).toBe("locked");
+    expect(held.message).toMatch(
+      /It records no lease \(a lock of an older version, never renewed\) and was last changed 10 s ago; if that process is gone, the next open after it has gone 30 s without renewal \(in about 20 s\) takes it over\./,
+    );
+    // The opener's own lease (here 5 s) is the one an older version's lock is judged by.
+    const taken = await createSession({
+      config: config(),
+      sessionDir: root,
+      sessionId: "old-lock",
+      lockLeaseMs: 5000,
+    });
+    expect(noticesOf(taken)).toContainEqual(
+      `The session file's lock ${lockPath} was taken over: its holder, process 4321 on host web-old-version, wrote it 10 s ago and records no lease (a lock of an older version, which is never renewed: judged by the lock file's last change against a 5.0 s lease), which lapsed 5.0 s ago. (It was taken ${old.since}.)`,
+    );
+    expect(JSON.parse(readFileSync(lockPath, "utf8"))).toMatchObject({ pid: process.pid, leaseMs: 5000 });
+    await taken.close();
+    expect(existsSync(lockPath)).toBe(false);
+  });
+
+  it("refuses another host's live holder however long it holds the lock (it keeps renewing), and its renewal timer does not keep its process alive", async () => {
+    const file = join(root, "live-pod.jsonl");
+    const lockPath = `${file}.lock`;
+    const a = host("live-pod", undefined, 2400);
+    expect(await a.next()).toMatchObject({ opened: true });
+    const aPid = a.proc.pid as number;
+    asOtherHost(lockPath, "web-live");
+    backdate(lockPath, 1000);
+    const first = statSync(lockPath).mtimeMs;
+    // Over two leases: every open is refused, and the holder keeps touching the lock (the old
+    // code never did: the lock's time stayed where it was).
+    const began = Date.now();
+    let refused = 0;
+    while (Date.now() - began < 6000) {
+      const error = await refusal(
+        createSession({ config: config(), sessionDir: root, sessionId: "live-pod", lockLeaseMs: 300 }),
+      );
+      expect(error.code).toBe("locked");
+      expect(error.message).toContain(`process ${aPid} on host web-live`);
+      refused++;
+      await sleep(250);
+    }
+    expect(refused).toBeGreaterThan(5);
+    expect(statSync(lockPath).mtimeMs).toBeGreaterThan(first + 3000);
+    expect(Date.now() - statSync(lockPath).mtimeMs).toBeLessThan(2400);
+    // The holder still holds and writes the file (its lock is its own: the token is unchanged).
+    a.send("prompt still the live holder's");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    expect(readFileSync(file, "utf8")).toContain("still the live holder's");
+    // Nothing but the session's timer is left: the process ends by itself, and its exit lets go of the lock.
+    a.send("detach");
+    expect(await a.next()).toEqual({ detached: true });
+    const exited = await Promise.race([a.exited.then(() => true), sleep(5000).then(() => false)]);
+    expect(exited).toBe(true);
+    expect(a.proc.exitCode).toBe(0);
+    expect(existsSync(lockPath)).toBe(false);
+  }, 30_000);
+
+  it("renews the lock while open, stops on close() and dispose(), and a session whose lock another opener took over writes nothing more, with a notice", async () => {
+    const file = join(root, "renew.jsonl");
+    const lockPath = `${file}.lock`;
+    const open = () =>
+      createSession({ config: config(), sessionDir: root, sessionId: "renew", lockLeaseMs: 300 });
+    for (const end of ["close", "dispose"] as const) {
+      const session = await open();
+      const text = readFileSync(lockPath, "utf8");
+      expect(JSON.parse(text).leaseMs).toBe(300);
+      backdate(lockPath, 10_000);
+      await sleep(400);
+      expect(Date.now() - statSync(lockPath).mtimeMs).toBeLessThan(1000);
+      if (end === "close") await session.close();
+      else session.dispose();
+      expect(existsSync(lockPath)).toBe(false);
+      // The lock as it was, put back: a stopped renewal never touches it again.
+      writeFileSync(lockPath, text);
+      backdate(lockPath, 10_000);
+      await sleep(400);
+      expect(Date.now() - statSync(lockPath).mtimeMs).toBeGreaterThan(9000);
+      rmSync(lockPath);
+    }
+
+    // Its lease lapsed (the process stopped, say), another host's opener took the lock over.
+    const session = await open();
+    expect((await session.prompt("first")).status).toBe("ok");
+    const other = { pid: 77, host: "web-other", token: "theirs", since: "2026-01-01T00:00:00.000Z" };
+    writeFileSync(lockPath, JSON.stringify({ ...other, leaseMs: 30_000 }));
+    const began = Date.now();
+    while (!noticesOf(session).some((n) => n.includes("is no longer this session's"))) {
+      expect(Date.now() - began).toBeLessThan(3000);
+      await sleep(20);
+    }
+    expect(noticesOf(session)).toContainEqual(
+      `The session file's lock ${lockPath} is no longer this session's: it now names process 77 on host web-other, since ${other.since}, which took it — after this session's 0.3 s lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand. Nothing more is written to the session file by this session; close it, and open the file again once the other session has let go of it.`,
+    );
+    const stored = readFileSync(file, "utf8");
+    expect((await session.prompt("second")).status).toBe("ok");
+    expect(readFileSync(file, "utf8")).toBe(stored);
+    await session.close();
+    // The other holder's lock is left as it is.
+    expect(JSON.parse(readFileSync(lockPath, "utf8")).token).toBe("theirs");
+    rmSync(lockPath);
   });
 });

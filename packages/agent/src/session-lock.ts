@@ -1,6 +1,6 @@
 // One open session per session file: an advisory lock `<file>.lock`, created exclusively and
 // naming its holder (pid, host, the process's start time where the system tells it, the thread of
-// the process that opened it, a random token).
+// the process that opened it, a random token, its lease), renewed while held (see `SessionLock`).
 import { randomUUID } from "node:crypto";
 import {
   lstatSync,
@@ -9,6 +9,7 @@ import {
   realpathSync,
   statSync,
   unlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { hostname } from "node:os";
@@ -34,6 +35,32 @@ interface LockHolder {
   token: string;
   /** When the lock was taken (ISO time), for a person reading the file. */
   since: string;
+  /**
+   * The holder's lease (ms): it touches the lock file (its modification time) every third of it
+   * while it holds the lock, so a lock of another host not touched for longer is stale. Absent in a
+   * lock of an older version (which never touches it): the reader's own lease is used for it.
+   */
+  leaseMs?: number;
+}
+
+/**
+ * The lease of a lock, by default (`SessionOptions.lockLeaseMs`): a session renews its lock every
+ * third of it, and a lock naming another host that has not been renewed for longer is stale.
+ */
+export const LOCK_LEASE_MS = 30_000;
+
+/** The shortest and longest lease taken (the longest: a third of it is still a timer's delay). */
+export const MIN_LOCK_LEASE_MS = 300;
+export const MAX_LOCK_LEASE_MS = 2_147_483_647;
+
+/** Whether `value` is a lease in milliseconds this code takes. */
+export function validLease(value: unknown): value is number {
+  return (
+    typeof value === "number" &&
+    Number.isSafeInteger(value) &&
+    value >= MIN_LOCK_LEASE_MS &&
+    value <= MAX_LOCK_LEASE_MS
+  );
 }
 
 /**
@@ -122,8 +149,8 @@ function thisTask(): { task: number; taskStarted?: string } | undefined {
   }
 }
 
-/** Who this thread is, as a lock or gate records it. */
-function me(token: string): LockHolder {
+/** Who this thread is, as a lock (with its lease) or a gate records it. */
+function me(token: string, leaseMs?: number): LockHolder {
   const started = startTime(process.pid);
   return {
     pid: process.pid,
@@ -133,7 +160,42 @@ function me(token: string): LockHolder {
     ...thisTask(),
     token,
     since: new Date().toISOString(),
+    ...(leaseMs !== undefined ? { leaseMs } : {}),
   };
+}
+
+/** A duration for a person: tenths of a second below 10 s, whole seconds above. */
+function seconds(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+}
+
+/**
+ * The lease of another host's lock and how it stands: `leaseMs` the one the lock records (its
+ * holder's promise to renew it every third of it), or for a lock of an older version (none
+ * recorded) the reader's own; `ageMs` how long ago the lock file was last touched (renewed, or for
+ * an older version's lock, written).
+ */
+function leaseState(
+  holder: LockHolder,
+  mtimeMs: number,
+  ownLeaseMs: number,
+): { leaseMs: number; ageMs: number; recorded: boolean } {
+  const recorded = validLease(holder.leaseMs);
+  return {
+    leaseMs: recorded ? (holder.leaseMs as number) : ownLeaseMs,
+    ageMs: Date.now() - mtimeMs,
+    recorded,
+  };
+}
+
+/** The lock file's modification time (its last renewal), or undefined when it cannot be looked at. */
+function touchedAt(path: string): number | undefined {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether `holder` names this process (its pid and, where the system tells it, its start time) on this host. */
@@ -194,20 +256,33 @@ function parseHolder(text: string): LockHolder | undefined {
   return undefined;
 }
 
-/** Why the lock's holder is gone (the lock is stale), or undefined while it may still hold the file. */
-function goneReason(path: string, text: string): string | undefined {
+/**
+ * Why the lock's holder is gone (the lock is stale), or undefined while it may still hold the file.
+ * `path` is looked at (its modification time) after `text` was read from it: a renewal or a new lock
+ * in between makes it younger, never older.
+ */
+function goneReason(path: string, text: string, ownLeaseMs: number): string | undefined {
   const holder = parseHolder(text);
   if (!holder) {
-    let age = 0;
-    try {
-      age = Date.now() - statSync(path).mtimeMs;
-    } catch {
-      return undefined;
-    }
-    return age > UNWRITTEN_GRACE_MS ? "it names no holder (its writer stopped before writing it)" : undefined;
+    const at = touchedAt(path);
+    if (at === undefined) return undefined;
+    return Date.now() - at > UNWRITTEN_GRACE_MS
+      ? "it names no holder (its writer stopped before writing it)"
+      : undefined;
   }
-  // A process on another host cannot be looked up from here: it is taken to hold the file.
-  if (holder.host !== hostname()) return undefined;
+  // A process on another host cannot be looked up from here: it holds the file while it renews its
+  // lease (touches the lock file every third of it); a lock not renewed for longer is stale. A lock
+  // of an older version records no lease and is never renewed: judged by its last change alike.
+  if (holder.host !== hostname()) {
+    const at = touchedAt(path);
+    if (at === undefined) return undefined;
+    const { leaseMs, ageMs, recorded } = leaseState(holder, at, ownLeaseMs);
+    if (ageMs <= leaseMs) return undefined;
+    const who = `its holder, process ${holder.pid} on host ${holder.host},`;
+    return recorded
+      ? `${who} last renewed its lease ${seconds(ageMs)} ago: the ${seconds(leaseMs)} lease lapsed ${seconds(ageMs - leaseMs)} ago`
+      : `${who} wrote it ${seconds(ageMs)} ago and records no lease (a lock of an older version, which is never renewed: judged by the lock file's last change against a ${seconds(leaseMs)} lease), which lapsed ${seconds(ageMs - leaseMs)} ago`;
+  }
   if (thisProcess(holder)) {
     // Another thread's lock is its own: held while that thread runs (its registry is not this one's).
     if (otherThread(holder)) {
@@ -227,8 +302,17 @@ function goneReason(path: string, text: string): string | undefined {
   return undefined;
 }
 
-function busy(file: string, path: string, text: string): AgentError {
+function busy(file: string, path: string, text: string, ownLeaseMs: number): AgentError {
   const holder = parseHolder(text);
+  let lease = "";
+  const at = holder && holder.host !== hostname() ? touchedAt(path) : undefined;
+  if (holder && at !== undefined) {
+    const { leaseMs, ageMs, recorded } = leaseState(holder, at, ownLeaseMs);
+    const left = `the next open after it has gone ${seconds(leaseMs)} without renewal (in about ${seconds(leaseMs - ageMs)}) takes it over`;
+    lease = recorded
+      ? ` Its lease was last renewed ${seconds(ageMs)} ago (every ${seconds(leaseMs / 3)} while that session is open); if that process is gone, ${left}.`
+      : ` It records no lease (a lock of an older version, never renewed) and was last changed ${seconds(ageMs)} ago; if that process is gone, ${left}.`;
+  }
   const who = holder
     ? holder.pid === process.pid && holder.host === hostname()
       ? otherThread(holder)
@@ -243,7 +327,7 @@ function busy(file: string, path: string, text: string): AgentError {
   return new AgentError(
     "locked",
     `The session file ${file} is open in ${who}. A session file is written by one process at a time; ` +
-      `close the session there, or, if that process is gone, delete ${path}.`,
+      `close the session there, or, if that process is gone, delete ${path}.${lease}`,
   );
 }
 
@@ -364,6 +448,7 @@ function* takeOver(
   path: string,
   stale: string,
   text: string,
+  ownLeaseMs: number,
 ): Steps<"taken" | "removed" | "changed"> {
   const gate = `${path}.takeover`;
   const token = randomUUID();
@@ -419,7 +504,8 @@ function* takeOver(
     }
     // Read again under the gate: still the stale lock (a fresh lock being written also reads empty,
     // so a lock naming no holder is checked for its age again).
-    if (now !== stale || !goneReason(path, now)) return "changed";
+    // A lease renewed meanwhile makes it live again.
+    if (now !== stale || !goneReason(path, now, ownLeaseMs)) return "changed";
     try {
       unlinkSync(path);
     } catch {
@@ -445,22 +531,60 @@ function removeIfOurs(path: string, token: string): void {
   }
 }
 
-/** The lock of one open session file; `release()` ends it (idempotent). */
+/**
+ * The lock of one open session file; `release()` ends it (idempotent). While held, it renews its
+ * lease: every third of the lease, on a timer that never keeps the process alive (unref'd), it
+ * touches the lock file's modification time — after reading the lock and finding its own token
+ * there (a lock file deleted meanwhile is created again, when no other opener has created one). A
+ * lock found to be another's (taken over, its lease having lapsed: the process stopped, its event
+ * loop blocked, the volume unreachable, for longer than the lease) is lost: the renewal stops, and
+ * `watch`'s callback is told.
+ *
+ * The lease is kept in the file's modification time, not in a field rewritten into it: a touch
+ * never changes the lock's content, so a reader never finds it half written, a takeover's check
+ * that the lock is still the stale one it read stays exact, and a holder that wakes up after its
+ * lock was taken over cannot overwrite the new holder's lock (a late touch only lengthens that
+ * lease). On a network volume (NFS, SMB) a touch is one attribute update, and the reader sees it
+ * as soon as it opens the file (close-to-open: the reader reads the lock, then looks at its time).
+ */
 export class SessionLock {
   /** The `.lock` file. */
   readonly path: string;
   /** Set when the lock was taken over from a holder that is gone: says whose and why. */
   readonly notice: string | undefined;
+  /** The lease (ms) this lock records and is renewed by. */
+  readonly leaseMs: number;
   readonly #token: string;
+  /** The lock's content as written, to create it again if it is deleted while held. */
+  readonly #text: string;
   /** The registry's key, taken when the lock was (the directory may be gone by release). */
   readonly #key: string;
   #released = false;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  /** Why the lock was lost (found to be another's), once it was. */
+  #lost: string | undefined;
+  #onLost: ((why: string) => void) | undefined;
 
-  constructor(path: string, token: string, notice: string | undefined) {
+  constructor(path: string, token: string, text: string, leaseMs: number, notice: string | undefined) {
     this.path = path;
     this.#key = lockKey(path);
     this.#token = token;
+    this.#text = text;
+    this.leaseMs = leaseMs;
     this.notice = notice;
+    this.#timer = setInterval(() => this.#renew(), Math.max(1, Math.floor(leaseMs / 3)));
+    this.#timer.unref?.();
+  }
+
+  /** Why the lock was lost (found to be another's while held), or undefined. */
+  get lost(): string | undefined {
+    return this.#lost;
+  }
+
+  /** Tells `onLost` when the lock is found to be another's (at once if it was already). */
+  watch(onLost: (why: string) => void): void {
+    this.#onLost = onLost;
+    if (this.#lost !== undefined) onLost(this.#lost);
   }
 
   /** Marks the lock as its session's closing (let go once its stopped run has settled): a refused open says so. */
@@ -470,10 +594,52 @@ export class SessionLock {
 
   release(): void {
     if (this.#released) return;
+    this.#end();
+    removeIfOurs(this.path, this.#token);
+  }
+
+  /** Stops the renewal and forgets the lock (its file is not touched). */
+  #end(): void {
     this.#released = true;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
     closing().delete(this.#token);
     if (held().get(this.#key) === this.#token) held().delete(this.#key);
-    removeIfOurs(this.path, this.#token);
+  }
+
+  #renew(): void {
+    if (this.#released) return;
+    let text: string;
+    try {
+      text = readFileSync(this.path, "utf8");
+    } catch (error) {
+      // Deleted while held (by hand): created again, unless another opener has created one
+      // meanwhile (the next renewal finds it); any other failure is tried again next time.
+      if ((error as { code?: string }).code === "ENOENT") {
+        try {
+          writeFileSync(this.path, this.#text, { flag: "wx" });
+        } catch {}
+      }
+      return;
+    }
+    const holder = parseHolder(text);
+    if (holder?.token !== this.#token) {
+      const who = holder
+        ? `process ${holder.pid}${holder.host !== hostname() ? ` on host ${holder.host}` : ""}${
+            holder.since ? `, since ${holder.since}` : ""
+          }`
+        : "another opener";
+      this.#lost = `The session file's lock ${this.path} is no longer this session's: it now names ${who}, which took it — after this session's ${seconds(this.leaseMs)} lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand.`;
+      this.#end();
+      this.#onLost?.(this.#lost);
+      return;
+    }
+    try {
+      const now = new Date();
+      utimesSync(this.path, now, now);
+    } catch {
+      // Tried again at the next renewal.
+    }
   }
 }
 
@@ -483,13 +649,16 @@ export class SessionLock {
  * token. A lock whose holder is gone (no such process, or the pid now a later process's, or a worker
  * thread of this process that has ended, or this thread with no open session holding it) is taken
  * over, one opener at a time (see `takeOver`: a lock that may be live is never moved or removed),
- * and the returned lock's `notice` says so. Throws `AgentError` (`locked`) naming the file and the
- * holder's pid while the holder may still run (another process, another session of this one in this
- * thread or another, a process on another host), and (`storage`) when the lock file cannot be
- * written or a takeover gate left in the way cannot be read or removed.
+ * and the returned lock's `notice` says so; so is a lock naming another host whose lease (`leaseMs`
+ * it records, else `leaseMs` given here) has gone unrenewed for longer than the lease. Throws
+ * `AgentError` (`locked`) naming the file and the holder's pid while the holder may still run
+ * (another process, another session of this one in this thread or another, a process on another
+ * host renewing its lease), and (`storage`) when the lock file cannot be written or a takeover
+ * gate left in the way cannot be read or removed. The lock records `leaseMs` and renews it (see
+ * `SessionLock`).
  */
-export function lockSessionFile(file: string): SessionLock {
-  return runBlocking(lockSteps(file));
+export function lockSessionFile(file: string, leaseMs: number = LOCK_LEASE_MS): SessionLock {
+  return runBlocking(lockSteps(file, leaseMs));
 }
 
 /**
@@ -498,8 +667,11 @@ export function lockSessionFile(file: string): SessionLock {
  * takeover with timers (the same bound, the same outcome) and resolves to the lock or rejects with
  * the error `lockSessionFile` would throw.
  */
-export function beginLock(file: string): SessionLock | (() => Promise<SessionLock>) {
-  const steps = lockSteps(file);
+export function beginLock(
+  file: string,
+  leaseMs: number = LOCK_LEASE_MS,
+): SessionLock | (() => Promise<SessionLock>) {
+  const steps = lockSteps(file, leaseMs);
   const first = steps.next();
   if (first.done) return first.value;
   return async () => {
@@ -513,10 +685,10 @@ export function beginLock(file: string): SessionLock | (() => Promise<SessionLoc
   };
 }
 
-function* lockSteps(file: string): Steps<SessionLock> {
+function* lockSteps(file: string, leaseMs: number): Steps<SessionLock> {
   const path = `${file}.lock`;
   const token = randomUUID();
-  const text = `${JSON.stringify(me(token))}\n`;
+  const text = `${JSON.stringify(me(token, leaseMs))}\n`;
   let notice: string | undefined;
   // Each pass either takes the lock, gives up, or saw the lock change (removed as stale, taken
   // over by another opener, or let go).
@@ -524,7 +696,7 @@ function* lockSteps(file: string): Steps<SessionLock> {
     try {
       writeFileSync(path, text, { flag: "wx" });
       held().set(lockKey(path), token);
-      return new SessionLock(path, token, notice);
+      return new SessionLock(path, token, text, leaseMs, notice);
     } catch (error) {
       if ((error as { code?: string }).code !== "EEXIST") throw storageError(file, path, error);
     }
@@ -534,9 +706,9 @@ function* lockSteps(file: string): Steps<SessionLock> {
     } catch {
       continue; // Removed in between: try again.
     }
-    const reason = goneReason(path, current);
-    if (!reason) throw busy(file, path, current);
-    const taken = yield* takeOver(file, path, current, text);
+    const reason = goneReason(path, current, leaseMs);
+    if (!reason) throw busy(file, path, current, leaseMs);
+    const taken = yield* takeOver(file, path, current, text, leaseMs);
     if (taken === "changed") continue;
     const since = parseHolder(current)?.since;
     notice = `The session file's lock ${path} was taken over: ${reason}.${
@@ -544,7 +716,7 @@ function* lockSteps(file: string): Steps<SessionLock> {
     }`;
     if (taken === "taken") {
       held().set(lockKey(path), token);
-      return new SessionLock(path, token, notice);
+      return new SessionLock(path, token, text, leaseMs, notice);
     }
     // "removed": the stale lock is gone, but another opener created its lock first; the next pass
     // finds that one.
@@ -553,5 +725,5 @@ function* lockSteps(file: string): Steps<SessionLock> {
   try {
     last = readFileSync(path, "utf8");
   } catch {}
-  throw busy(file, path, last);
+  throw busy(file, path, last, leaseMs);
 }

@@ -110,6 +110,7 @@ describe("createSession refuses options of the wrong shape, naming the option, b
       "builtInTools",
       "sessionId",
       "sessionDir",
+      "lockLeaseMs",
       "importPath",
       "maxTurns",
       "autoCompact",
@@ -137,6 +138,19 @@ describe("createSession refuses options of the wrong shape, naming the option, b
     expect((await refusal({ stallThreshold: 0 })).message).toMatch(
       /stallThreshold must be a positive integer; got a number \(0\)/,
     );
+    // lockLeaseMs (r31 #9): milliseconds, at least 300 (renewed every third of it), a timer's delay at most.
+    for (const [value, kind] of [
+      ["30000", 'a string \\("30000"\\)'],
+      [100, "a number \\(100\\)"],
+      [2.5e9, "a number"],
+      [1500.5, "a number"],
+    ] as const) {
+      expect((await refusal({ lockLeaseMs: value as unknown as number })).message).toMatch(
+        new RegExp(
+          `^createSession: lockLeaseMs must be an integer number of milliseconds from 300 to 2147483647; got ${kind}`,
+        ),
+      );
+    }
   });
 
   it("refuses a system prompt given twice (system and a spec's prompt entries), where every prompt would fail", async () => {

@@ -43,7 +43,15 @@ import {
   sessionPath,
   type Todo,
 } from "./session-file.js";
-import { beginLock, lockSessionFile, type SessionLock } from "./session-lock.js";
+import {
+  beginLock,
+  LOCK_LEASE_MS,
+  lockSessionFile,
+  MAX_LOCK_LEASE_MS,
+  MIN_LOCK_LEASE_MS,
+  type SessionLock,
+  validLease,
+} from "./session-lock.js";
 import type { AgentTool, ToolExecutionMode } from "./tools.js";
 
 /** How a session run ended. */
@@ -183,6 +191,14 @@ export interface SessionOptions {
    */
   sessionDir?: string | null | undefined;
   /**
+   * The lock's lease in milliseconds (default 30 000; an integer from 300 to 2 147 483 647): while
+   * open, the session touches its `<file>.lock` every third of it, and the lock records it. A lock
+   * naming another host (a container's replacement, another machine on a shared volume) that has
+   * gone unrenewed for longer than the lease it records — for a lock of an older version, which
+   * records none, this one — is stale and taken over, with a notice.
+   */
+  lockLeaseMs?: number | null | undefined;
+  /**
    * Another session file whose messages and todos seed this session when its own file holds no
    * conversation (new, or empty). When the own file holds messages, they are resumed and importPath
    * is not applied (a notice says so): opening with the same options again never replaces the
@@ -259,6 +275,7 @@ const SESSION_OPTION_NAMES = Object.keys({
   builtInTools: true,
   sessionId: true,
   sessionDir: true,
+  lockLeaseMs: true,
   importPath: true,
   maxTurns: true,
   autoCompact: true,
@@ -318,6 +335,17 @@ function positive(value: number | null | undefined, fallback: number, name: stri
   if (value == null) return fallback;
   if (!Number.isInteger(value) || value < 1) {
     throw invalid(`createSession: ${name} must be a positive integer; got ${kindOf(value)}.`);
+  }
+  return value;
+}
+
+/** The `lockLeaseMs` option: absent for the default lease, else an integer number of milliseconds in range. */
+function lockLease(value: unknown): number {
+  if (value == null) return LOCK_LEASE_MS;
+  if (!validLease(value)) {
+    throw invalid(
+      `createSession: lockLeaseMs must be an integer number of milliseconds from ${MIN_LOCK_LEASE_MS} to ${MAX_LOCK_LEASE_MS}; got ${kindOf(value)}.`,
+    );
   }
   return value;
 }
@@ -476,9 +504,9 @@ class LockWait {
  * `lockSessionFile`): under `createSession` (`open`), the lock it took already, or, when taking it
  * has to wait for another opener, `LockWait` (never blocking the thread); `new Session` blocks.
  */
-function lockSessionDir(dir: string, file: string, open: Opening | undefined): SessionLock {
+function lockSessionDir(dir: string, file: string, open: Opening | undefined, leaseMs: number): SessionLock {
   const given = open?.lock;
-  if (given && given.path === `${file}.lock`) {
+  if (given && given.path === `${file}.lock` && given.lost === undefined) {
     open.lock = undefined;
     return given;
   }
@@ -489,8 +517,8 @@ function lockSessionDir(dir: string, file: string, open: Opening | undefined): S
       cause: error,
     });
   }
-  if (!open) return lockSessionFile(file);
-  const begun = beginLock(file);
+  if (!open) return lockSessionFile(file, leaseMs);
+  const begun = beginLock(file, leaseMs);
   if (typeof begun === "function") throw new LockWait(begun);
   return begun;
 }
@@ -667,9 +695,11 @@ export class Session {
     const importPath = text(options.importPath, "importPath", "a path (a string)");
     this.sessionId = text(options.sessionId, "sessionId", "a string") ?? randomUUID();
     this.filePath = sessionDir ? sessionPath(sessionDir, this.sessionId) : undefined;
+    const leaseMs = lockLease(options.lockLeaseMs);
     // One process at a time: the file is locked before it is read, and let go again if the session
     // is refused below (`AgentError` `locked` while another process, or session, holds it).
-    this.#lock = this.filePath && sessionDir ? lockSessionDir(sessionDir, this.filePath, open) : undefined;
+    this.#lock =
+      this.filePath && sessionDir ? lockSessionDir(sessionDir, this.filePath, open, leaseMs) : undefined;
     try {
       const notices: string[] = this.#lock?.notice ? [this.#lock.notice] : [];
       let messages: AgentMessage[] = [];
@@ -825,6 +855,17 @@ export class Session {
       this.#lock?.release();
       throw error;
     }
+    // A lock found to be another's (its lease lapsed and another opener took it over): from then on
+    // the file is that opener's, and this session writes nothing more to it.
+    const lock = this.#lock;
+    lock?.watch((why) => {
+      if (this.#lock !== lock) return;
+      this.#lock = undefined;
+      this.#file = undefined;
+      this.addNotice(
+        `${why} Nothing more is written to the session file by this session; close it, and open the file again once the other session has let go of it.`,
+      );
+    });
   }
 
   /** The session's MCP servers now (empty without `mcpServers`). */

@@ -1,7 +1,10 @@
 // Child process for the lock tests: opens <dir>/<id>.jsonl against a testkit server and prints one
 // JSON line per event: { opened, pid, notices } or { error, code, message } (then exits 0). Then it
 // takes commands on stdin, one a line: "prompt <text>" runs a prompt and prints its status,
-// "close" closes the session and prints { closed }, "exit" ends the process without closing.
+// "close" closes the session and prints { closed }, "exit" ends the process without closing,
+// "detach" stops reading stdin and prints { detached } (from then on only the session's own timers
+// could keep the process alive). With LOCK_HOST_LEASE_MS set, the session is opened with that
+// `lockLeaseMs`.
 //
 // With LOCK_HOST_PAUSE_DIR set (the lock race test), the host stops at two points of taking the
 // lock, each time printing { paused: "<point>" } and waiting until the file <that dir>/go-<point>
@@ -48,6 +51,7 @@ try {
     config: { baseUrl, model: "sim", maxRetries: 0 },
     sessionDir: dir,
     sessionId: id,
+    ...(process.env.LOCK_HOST_LEASE_MS ? { lockLeaseMs: Number(process.env.LOCK_HOST_LEASE_MS) } : {}),
   });
 } catch (error) {
   say({
@@ -60,7 +64,8 @@ try {
 const notices = session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
 say({ opened: true, pid: process.pid, notices });
 
-for await (const line of createInterface({ input: process.stdin })) {
+const lines = createInterface({ input: process.stdin });
+for await (const line of lines) {
   if (line.startsWith("prompt ")) {
     const result = await session.prompt(line.slice("prompt ".length));
     say({ prompted: result.status });
@@ -69,5 +74,9 @@ for await (const line of createInterface({ input: process.stdin })) {
     say({ closed: true });
   } else if (line === "exit") {
     process.exit(0);
+  } else if (line === "detach") {
+    lines.close();
+    process.stdin.destroy();
+    say({ detached: true });
   }
 }
