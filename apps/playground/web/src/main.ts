@@ -152,7 +152,8 @@ function follow(id: string, prompt: string): void {
   /** After a refused stream: a run that ended (its events let go) or that the server no longer knows is over; else retry a few times, then say so. */
   const refused = async (source: EventSource) => {
     const known = await api<State>(`/api/state?run=${encodeURIComponent(id)}`).then(
-      ({ body }) => body.run ?? "unknown",
+      // An error answer (503: Redis not reachable) says nothing of the run: retried like no answer.
+      ({ status: code, body }) => (code === 200 ? (body.run ?? "unknown") : ("unreachable" as const)),
       () => "unreachable" as const,
     );
     if (run.ended || current !== run || run.source !== source) return;
