@@ -9,10 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer } from "@loopwright/testkit";
+import { createClient } from "@redis/client";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
 import { CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
 import { startWebServer, type WebServer } from "./server.js";
+import { SHARED_RUNS_DEADLINE_MS } from "./shared-runs.js";
 
 const ARTIFACTS = fileURLToPath(new URL("../../artifacts/", import.meta.url));
 
@@ -535,6 +538,59 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
     expect(await page.inputValue("#prompt")).toBe("what is 6 * 7");
     expect(await page.isEnabled("#send")).toBe(true);
   }, 60_000);
+
+  it.skipIf(!HAS_REDIS)(
+    "with --redis and Redis not answering: says so on opening and on a prompt, and runs the next prompt once it answers",
+    async () => {
+      const redis = await RedisServer.start();
+      const admin = createClient({ url: redis.url });
+      await admin.connect();
+      await admin.configSet("requirepass", "pw-page-8642");
+      await admin.quit();
+      const web = await startWebServer({ redis: `redis://:pw-page-8642@127.0.0.1:${redis.port}/0?x=1` });
+      const reason = `Redis at redis://127.0.0.1:${redis.port}/0 is not reachable: no answer within ${SHARED_RUNS_DEADLINE_MS / 1000} s`;
+      const said = (start: string) =>
+        page.waitForFunction(
+          (text) => document.getElementById("status")?.textContent?.startsWith(text),
+          start,
+          {
+            timeout: 15_000,
+          },
+        );
+      let paused = false;
+      try {
+        redis.pause();
+        paused = true;
+        await page.goto(web.url);
+        await said("The playground server cannot serve the page now");
+        expect(await page.textContent("#status")).toBe(
+          `The playground server cannot serve the page now: ${reason}. Reload to try again.`,
+        );
+        await page.fill("#prompt", "what is 6 * 7");
+        await page.press("#prompt", "Enter");
+        await said("Not started");
+        expect(await page.textContent("#status")).toBe(
+          `Not started: ${reason}. Your prompt is still in the box.`,
+        );
+        expect(await page.inputValue("#prompt")).toBe("what is 6 * 7");
+
+        redis.resume();
+        paused = false;
+        await page.goto(web.url);
+        await page.waitForSelector("body[data-ready=true]");
+        // The refused prompt was not run meanwhile: the page has no run to show.
+        expect(await page.getAttribute("#run", "data-run")).toBeNull();
+        await ask("what is 6 * 7");
+        await finished();
+        expect(await page.isEnabled("#send")).toBe(true);
+      } finally {
+        if (paused) redis.resume();
+        await web.close();
+        await redis.kill();
+      }
+    },
+    60_000,
+  );
 
   it("shows an endpoint that cannot be reached as an error line, and the run as failed", async () => {
     const closed = await startServer({});

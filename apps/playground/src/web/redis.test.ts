@@ -1,9 +1,10 @@
 // Two web playgrounds on one real redis-server: a run started on A is followed over SSE on B, which
 // did not start it — every event once, in seq order, to `done`.
 import { createClient } from "@redis/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../../../../packages/redis/test/redis-server.js";
 import { startWebServer, type WebServer } from "./server.js";
+import { SHARED_RUNS_DEADLINE_MS } from "./shared-runs.js";
 
 interface Sse {
   seq: number;
@@ -150,4 +151,119 @@ describe.skipIf(!HAS_REDIS)("--redis with a password in the URL", () => {
     expect(message).toMatch(/`url`.*%25/);
     expect(message).not.toContain("pw-sekret");
   });
+});
+
+describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
+  const PASSWORD = "pw-gone-1357";
+  /** A redis-server asking for {@link PASSWORD}, and a playground on it with the password in its URL. */
+  let redis: RedisServer | undefined;
+  let web: WebServer | undefined;
+  let url = "";
+  beforeEach(async () => {
+    redis = await RedisServer.start();
+    await requirePassword(redis);
+    url = `redis://:${PASSWORD}@127.0.0.1:${redis.port}/0`;
+    web = await startWebServer({ redis: url });
+  }, 30_000);
+  afterEach(async () => {
+    try {
+      redis?.resume();
+    } catch {
+      // Killed: there is nothing to resume.
+    }
+    await web?.close();
+    await redis?.kill().catch(() => {
+      // Killed by the test and not started again (its `exitCode` stays null after a signal).
+    });
+  });
+
+  async function requirePassword(server: RedisServer): Promise<void> {
+    const client = createClient({ url: server.url });
+    await client.connect();
+    await client.configSet("requirepass", PASSWORD);
+    await client.quit();
+  }
+
+  /** An API call given at most 10 s to answer: the old server left POST /api/runs unanswered. */
+  const call = async (path: string, init: RequestInit = {}) => {
+    const began = Date.now();
+    const res = await fetch(new URL(path, web!.url), {
+      ...init,
+      headers: { "content-type": "application/json" },
+      signal: AbortSignal.timeout(10_000),
+    });
+    return {
+      status: res.status,
+      body: (await res.json()) as Record<string, unknown>,
+      ms: Date.now() - began,
+    };
+  };
+  const ask = (prompt: string) => call("api/runs", { method: "POST", body: JSON.stringify({ prompt }) });
+  const shown = () => `Redis at redis://127.0.0.1:${redis!.port}/0 is not reachable: `;
+
+  it("paused (SIGSTOP): the prompt is refused with 503 naming Redis, and nothing runs once Redis answers again", async () => {
+    redis!.pause();
+    const refused = await ask("what is 2+2");
+    expect(refused.status).toBe(503);
+    expect(refused.ms).toBeLessThan(SHARED_RUNS_DEADLINE_MS + 2000);
+    expect(refused.body.error).toBe(`${shown()}no answer within ${SHARED_RUNS_DEADLINE_MS / 1000} s`);
+    // The state says what failed too, never a bare "Error"; the password is never shown.
+    const state = await call("api/state");
+    expect(state.status).toBe(503);
+    expect(String(state.body.error)).toContain(shown());
+    expect(JSON.stringify([refused.body, state.body])).not.toContain(PASSWORD);
+    // The refused run was forgotten: the next prompt is refused for Redis again, not 409 "in progress".
+    expect((await ask("what is 3+3")).status).toBe(503);
+
+    redis!.resume();
+    // Redis now carries out what reached it meanwhile; the late records are taken back.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const after = await call("api/state");
+    expect(after.status).toBe(200);
+    expect(after.body.run).toBeUndefined();
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      const keys = await client.keys("loopwright:playground:run:*");
+      expect(keys).toEqual([]);
+    } finally {
+      client.destroy();
+    }
+
+    // And the next prompt runs as usual, alone.
+    const started = await ask("what is 5+5");
+    expect(started.status).toBe(201);
+    const events = await (
+      await fetch(new URL(`api/runs/${String(started.body.id)}/events`, web!.url))
+    ).text();
+    expect(events).toContain('"kind":"done"');
+    expect((await call("api/state")).body.run).toMatchObject({ prompt: "what is 5+5", ended: true });
+  }, 40_000);
+
+  it("killed: the prompt is refused with 503 and the reason, and does not run when Redis is back", async () => {
+    await redis!.kill();
+    const refused = await ask("what is 7*6");
+    expect(refused.status).toBe(503);
+    expect(refused.ms).toBeLessThan(SHARED_RUNS_DEADLINE_MS + 2000);
+    expect(String(refused.body.error)).toMatch(new RegExp(`^${shown().replaceAll(".", "\\.")}\\w`));
+    const state = await call("api/state");
+    expect(state.status).toBe(503);
+    expect(String(state.body.error)).toContain(shown());
+    expect(JSON.stringify([refused.body, state.body])).not.toContain(PASSWORD);
+
+    // A fresh, empty redis-server on the same port with the password again: the playground's
+    // clients reconnect by themselves, and the refused prompt is not run then.
+    await redis!.start();
+    await requirePassword(redis!);
+    let after = await call("api/state");
+    for (let i = 0; i < 20 && after.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      after = await call("api/state");
+    }
+    expect(after.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await call("api/state")).body.run).toBeUndefined();
+    const started = await ask("what is 5+5");
+    expect(started.status).toBe(201);
+  }, 40_000);
 });

@@ -22,7 +22,7 @@ import { createRedisStores, type RedisStores } from "@loopwright/redis";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { partialAnswer, settleRun } from "../conversation.js";
 import { runTool, TOOLS } from "../tools/index.js";
-import { connectSharedRuns, type RunInfo, type SharedRuns } from "./shared-runs.js";
+import { connectSharedRuns, type RunInfo, type SharedRuns, SharedRunsError } from "./shared-runs.js";
 import { type AppliedSpec, checkSpec, type SpecReport, shownText } from "./spec.js";
 
 /** The system prompt of a run when no agent spec gives one. */
@@ -210,9 +210,18 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
 
   const start = async (prompt: string): Promise<Run> => {
     const run: Run = { id: randomUUID(), prompt, controller: new AbortController(), ended: false };
+    const previous = latest;
     runs.set(run.id, run);
     latest = run;
-    await shared?.put(infoOf(run));
+    try {
+      await shared?.put(infoOf(run));
+    } catch (error) {
+      // Redis did not take the run in time (SharedRunsError): it is forgotten here, and nothing of
+      // it starts later, when Redis answers again; the page is told why (503).
+      runs.delete(run.id);
+      latest = previous;
+      throw error;
+    }
     const cfg = config();
     const contextLength = await windowOf(cfg);
     const emit = (event: RunEvent) => runtime.bus.emit(run.id, event);
@@ -396,8 +405,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 400, { error: errorMessage(error) });
-      else res.end();
+      // Redis not answering the shared runs is the server's trouble (503), not the request's.
+      if (res.headersSent) res.end();
+      else if (error instanceof SharedRunsError) sendJson(res, 503, { error: error.message });
+      else sendJson(res, 400, { error: errorMessage(error) });
     });
   });
   try {

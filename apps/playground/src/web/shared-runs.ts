@@ -1,7 +1,8 @@
 // With `--redis`, what every playground process on one Redis knows about runs it did not start: each
 // run's prompt and whether it ended, and which run is the newest, so a page served by instance B can
 // follow a run instance A is running (its events come from the Redis bus).
-import { createClient } from "@redis/client";
+import { ClientOfflineError, createClient } from "@redis/client";
+import { shownText, shownUrl } from "./spec.js";
 
 /** What a page needs to follow a run. */
 export interface RunInfo {
@@ -39,25 +40,118 @@ function parse(text: string | null | undefined): RunInfo | undefined {
     : undefined;
 }
 
-/** Connects to Redis at `url`; rejects with the client's error when it cannot. */
+/**
+ * How long a page's request waits on Redis for the shared runs before it is answered 503: Redis on
+ * this machine or next to it answers in milliseconds, and a prompt left unanswered longer than this
+ * would look hung (a Redis restarting, or cut off by the network, may not answer for minutes).
+ */
+export const SHARED_RUNS_DEADLINE_MS = 3000;
+
+/** Redis did not answer the shared runs' command in time, or refused it: the request cannot be served. */
+export class SharedRunsError extends Error {
+  override readonly name = "SharedRunsError";
+  constructor(
+    /** Redis's URL as it may be shown: without its password or query. */
+    readonly shownUrl: string,
+    /** What went wrong: "no answer within 3 s", or the Redis client's error. */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`Redis at ${shownUrl} is not reachable: ${reason}`, options);
+  }
+}
+
+/**
+ * The Redis client's error as a reason the page may show (no URL's password, no key): its message,
+ * else its code or name, never a bare "Error".
+ */
+function reasonOf(error: unknown): string {
+  return shownText(rawReason(error));
+}
+
+function rawReason(error: unknown): string {
+  if (error instanceof ClientOfflineError) return "the connection is lost and the client is reconnecting";
+  if (!(error instanceof Error)) return String(error) || "an unreadable error";
+  const code = (error as { code?: unknown }).code;
+  const text = error.message || (typeof code === "string" ? code : "") || error.name;
+  return text && text !== "Error" ? text : "the Redis client failed with no message";
+}
+
+/**
+ * Connects to Redis at `url`; rejects with the client's error when it cannot. Each call then answers
+ * within {@link SHARED_RUNS_DEADLINE_MS} or rejects with a {@link SharedRunsError}; while the client
+ * is reconnecting, at once (no command is queued to run when Redis is back).
+ */
 export async function connectSharedRuns(url: string): Promise<SharedRuns> {
-  const client = createClient({ url });
+  const client = createClient({ url, disableOfflineQueue: true });
   client.on("error", () => {
     // Reported by the command that fails; the client reconnects by itself.
   });
   await client.connect();
+  const shown = shownUrl(url);
+  /**
+   * The records of runs refused for want of Redis, whose write may still land: one already sent is
+   * carried out whenever a paused or cut-off Redis answers again. Each is deleted after it (on the
+   * same connection, so in order; or once the client has reconnected), so no playground on this
+   * Redis shows a run that never started. (The `latest` pointer then names no run, read as none.)
+   */
+  const refused = new Set<string>();
+  const takeBack = () => {
+    for (const key of refused)
+      client.del(key).then(
+        () => refused.delete(key),
+        () => {
+          // Offline: tried again once the client is ready.
+        },
+      );
+  };
+  client.on("ready", takeBack);
+  /** `work`'s answer, or a SharedRunsError once the deadline passes or when the client fails. */
+  const within = async <T>(work: Promise<T>): Promise<T> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new SharedRunsError(shown, `no answer within ${SHARED_RUNS_DEADLINE_MS / 1000} s`)),
+        SHARED_RUNS_DEADLINE_MS,
+      );
+    });
+    try {
+      return await Promise.race([
+        work.catch((error: unknown) => {
+          throw new SharedRunsError(shown, reasonOf(error), { cause: error });
+        }),
+        deadline,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return {
     async put(run) {
-      const write = client.multi().set(`${PREFIX}run:${run.id}`, JSON.stringify(run), { EX: TTL_SECONDS });
+      const key = `${PREFIX}run:${run.id}`;
+      const write = client.multi().set(key, JSON.stringify(run), { EX: TTL_SECONDS });
       if (!run.ended) write.set(`${PREFIX}latest`, run.id, { EX: TTL_SECONDS });
-      await write.exec();
+      try {
+        await within(write.exec());
+      } catch (error) {
+        // The run is not started; an ended run's record may land late, and is right when it does.
+        if (!run.ended) {
+          refused.add(key);
+          takeBack();
+        }
+        throw error;
+      }
     },
     async get(id) {
-      return parse(await client.get(`${PREFIX}run:${id}`));
+      return parse(await within(client.get(`${PREFIX}run:${id}`)));
     },
     async latest() {
-      const id = await client.get(`${PREFIX}latest`);
-      return id ? parse(await client.get(`${PREFIX}run:${id}`)) : undefined;
+      return within(
+        (async () => {
+          const id = await client.get(`${PREFIX}latest`);
+          return id ? parse(await client.get(`${PREFIX}run:${id}`)) : undefined;
+        })(),
+      );
     },
     async close() {
       client.destroy();

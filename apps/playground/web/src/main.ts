@@ -152,7 +152,8 @@ function follow(id: string, prompt: string): void {
   /** After a refused stream: a run that ended (its events let go) or that the server no longer knows is over; else retry a few times, then say so. */
   const refused = async (source: EventSource) => {
     const known = await api<State>(`/api/state?run=${encodeURIComponent(id)}`).then(
-      ({ body }) => body.run ?? "unknown",
+      // An error answer (503: Redis not reachable) says nothing of the run: retried like no answer.
+      ({ status: code, body }) => (code === 200 ? (body.run ?? "unknown") : ("unreachable" as const)),
       () => "unreachable" as const,
     );
     if (run.ended || current !== run || run.source !== source) return;
@@ -185,6 +186,8 @@ const NO_SERVER = "the playground server did not answer (is it still running?)."
 const LOST_MS = 3000;
 /** True while the idle watcher's last look at the server failed. */
 let serverGone = false;
+/** True while the server answers its state with an error (with --redis: Redis not reachable). */
+let serverTroubled = false;
 
 /** How often an idle page asks whether a run was started elsewhere. */
 const WATCH_MS = 1500;
@@ -193,10 +196,14 @@ let newest: string | undefined;
 /** True while this page's own prompt is being started. */
 let asking = false;
 
-/** The server's newest run (any tab's, or with --redis any playground's); null when it did not answer. */
-function newestRun(): Promise<State["run"] | null> {
-  return api<State>("/api/state").then(
-    ({ body }) => body.run,
+/**
+ * The server's newest run (any tab's, or with --redis any playground's); null when it did not
+ * answer; `error` when it answered that it cannot tell (503: Redis not reachable).
+ */
+function newestRun(): Promise<{ run?: State["run"]; error?: string } | null> {
+  return api<State & { error?: string }>("/api/state").then(
+    ({ status: code, body }) =>
+      code === 200 ? { run: body.run } : { error: body.error ?? `the server answered ${code}` },
     () => null,
   );
 }
@@ -205,17 +212,26 @@ function newestRun(): Promise<State["run"] | null> {
 function watchForRuns(): void {
   setInterval(async () => {
     if (asking || (current && !current.ended)) return;
-    const run = await newestRun();
-    if (run === null) {
+    const answer = await newestRun();
+    if (answer === null) {
       // The server is gone (Ctrl-C in its terminal): say so rather than look ready.
       if (!serverGone && !sticky && !asking) tell(`The playground server is gone: ${NO_SERVER}`);
       serverGone = true;
       return;
     }
-    if (serverGone) {
+    if (answer.error !== undefined) {
+      // Said while it lasts (a prompt would be refused for the same reason).
+      if (!sticky && !asking) tell(`The playground server cannot serve runs now: ${answer.error}.`);
+      serverTroubled = true;
       serverGone = false;
+      return;
+    }
+    if (serverGone || serverTroubled) {
+      serverGone = false;
+      serverTroubled = false;
       if (!sticky && !asking) tell("The playground server answers again.");
     }
+    const run = answer.run;
     if (!run || run.id === newest) return;
     newest = run.id;
     // A page whose own prompt was refused keeps saying so; it does not show the other run as its own.
@@ -312,8 +328,11 @@ async function loadSpec(text: string): Promise<void> {
     });
     renderSpec(specResult, body);
     await refreshWhere();
-  } catch {
-    status.textContent = `Spec not loaded: ${NO_SERVER}`;
+  } catch (error) {
+    status.textContent =
+      error instanceof StateError
+        ? `The playground server cannot tell where runs go: ${error.message}.`
+        : `Spec not loaded: ${NO_SERVER}`;
   }
 }
 $<HTMLFormElement>("spec-form").addEventListener("submit", (event) => {
@@ -327,9 +346,17 @@ $<HTMLInputElement>("spec-file").addEventListener("change", async (event) => {
   await loadSpec(specText.value);
 });
 
+/** The server answered its state with an error (503 with --redis when Redis is not reachable). */
+class StateError extends Error {}
+
 async function refreshWhere(): Promise<State> {
   const wanted = new URLSearchParams(location.search).get("run");
-  const { body: state } = await api<State>(`/api/state${wanted ? `?run=${encodeURIComponent(wanted)}` : ""}`);
+  const answer = await api<State & { error?: string }>(
+    `/api/state${wanted ? `?run=${encodeURIComponent(wanted)}` : ""}`,
+  );
+  if (answer.status !== 200)
+    throw new StateError(answer.body.error ?? `the server answered ${answer.status}`);
+  const state = answer.body;
   contextLength = state.contextLength;
   const window = state.contextLength > 0 ? `, window ${state.contextLength.toLocaleString("en")} tokens` : "";
   $<HTMLParagraphElement>("where").textContent =
@@ -347,11 +374,14 @@ async function boot(): Promise<void> {
   }
   if (state.run) follow(state.run.id, state.run.prompt);
   else setRunning(false);
-  newest = (await newestRun())?.id;
+  newest = (await newestRun())?.run?.id;
   watchForRuns();
   document.body.dataset.ready = "true";
 }
 
 boot().catch((error: unknown) => {
-  status.textContent = `Could not reach the playground server: ${String(error)}`;
+  status.textContent =
+    error instanceof StateError
+      ? `The playground server cannot serve the page now: ${error.message}. Reload to try again.`
+      : `Could not reach the playground server: ${String(error)}`;
 });
