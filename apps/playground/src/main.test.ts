@@ -99,6 +99,33 @@ describe("playground CLI", () => {
     expect(out).not.toMatch(/sk-pass-secret-1|sk-query-secret-2/);
   }, 60_000);
 
+  // The refusal of an OPENAI_BASE_URL that is no http(s) URL names what is wrong and never echoes a
+  // `user:password@`, however the scheme before it is missing or misspelt.
+  it.concurrent.each<[string, RegExp]>([
+    [
+      "admin:S3cretPassw0rd@llm.internal:8080/v1",
+      /not "\[credentials\]@llm\.internal:8080\/v1": it does not start with http:\/\/ or https:\/\/\.$/,
+    ],
+    [
+      "http//admin:S3cretPassw0rd@llm.internal/v1",
+      /not "http\/\/\[credentials\]@llm\.internal\/v1": it starts with "http\/\/", not http:\/\/ or https:\/\/\.$/,
+    ],
+    ["htp://admin:S3cretPassw0rd@llm.internal/v1", /not "htp:\/\/llm\.internal\/v1": its scheme is "htp"\.$/],
+    ["ftp://admin:S3cretPassw0rd@llm.internal/v1", /not "ftp:\/\/llm\.internal\/v1": its scheme is "ftp"\.$/],
+  ])(
+    "refuses OPENAI_BASE_URL %j in one line that names the fault and not the password",
+    async (url, expected) => {
+      const { code, out } = await run(["--prompt", "hi"], { OPENAI_BASE_URL: url });
+      expect(code).toBe(1);
+      expect(out.trim().split("\n")).toHaveLength(1);
+      expect(out).not.toContain("S3cret");
+      expect(out).not.toContain("Passw0rd");
+      expect(out.trim()).toMatch(/^error: OPENAI_BASE_URL must be an http:\/\/ or https:\/\/ URL /);
+      expect(out.trim()).toMatch(expected);
+    },
+    60_000,
+  );
+
   it.concurrent("answers every line of piped interactive input, in order, then exits 0 at the end of input", async () => {
     const { code, out } = await run([], {}, "what is 17 * 23\nwhat is 6 * 7\n/exit\nwhat is 1 + 1\n");
     expect(code).toBe(0);

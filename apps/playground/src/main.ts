@@ -64,6 +64,40 @@ function show(event: RunEvent): void {
 }
 
 /**
+ * The scheme-like start of a value (`http//`, `htp://`, `http:/`): a short word of scheme
+ * characters and slashes, with or without its colon. A `user:password` has no slash after its
+ * colon, so it never reads as one.
+ */
+const SCHEME_LEAD = /^[A-Za-z][A-Za-z0-9+.-]{0,9}:?\/+/;
+
+/**
+ * A refused OPENAI_BASE_URL as the error may show it: whatever stands between its scheme-like
+ * start (if any) and its last `@` — a `user:password`, however the scheme before it is misspelt or
+ * missing — is `[credentials]`, and the rest is shown as any text is (`shownText`: a URL's
+ * userinfo and query, key-shaped parts).
+ */
+function shownBaseUrl(value: string): string {
+  const at = value.lastIndexOf("@");
+  if (at < 0) return shownText(value);
+  const lead = SCHEME_LEAD.exec(value)?.[0] ?? "";
+  const start = lead.length <= at ? lead.length : 0;
+  return shownText(`${value.slice(0, start)}[credentials]@${value.slice(at + 1)}`);
+}
+
+/** Why a refused OPENAI_BASE_URL is not an http(s) URL, naming only its scheme-like start. */
+function baseUrlFault(value: string): string {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(value)?.[1];
+  if (scheme === undefined) {
+    const lead = SCHEME_LEAD.exec(value)?.[0];
+    return lead === undefined
+      ? "it does not start with http:// or https://"
+      : `it starts with ${JSON.stringify(lead)}, not http:// or https://`;
+  }
+  if (!/^https?$/i.test(scheme)) return `its scheme is ${JSON.stringify(scheme)}`;
+  return 'the URL parser refuses it (check the host and port; a "/", "@", "#" or ":" in a user name or password must be percent-encoded)';
+}
+
+/**
  * What is wrong with the flags and environment, before anything starts: a flag the mode does not
  * read, or a value that cannot be used. `undefined` where nothing is.
  */
@@ -89,7 +123,7 @@ function flagError(
       // Not a URL at all: refused below.
     }
     if (protocol !== "http:" && protocol !== "https:") {
-      return `OPENAI_BASE_URL must be an http:// or https:// URL (as http://localhost:8080/v1), not ${JSON.stringify(shownText(baseUrl))}.`;
+      return `OPENAI_BASE_URL must be an http:// or https:// URL (as http://localhost:8080/v1), not ${JSON.stringify(shownBaseUrl(baseUrl))}: ${baseUrlFault(baseUrl)}.`;
     }
   }
   const window = env.LOOPWRIGHT_CONTEXT_LENGTH;

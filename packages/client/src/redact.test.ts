@@ -811,8 +811,6 @@ describe("redacting over HTTP: live clients, immutable headers, a key's tail in 
 });
 
 describe("an array's named properties and a header's name are redacted too", () => {
-  const key = KEY.toLowerCase();
-
   it("redacts a RegExp match's input and an array's named property, and moves a named key off the secret", () => {
     for (const [, redact] of both({ apiKey: KEY })) {
       const match = /Bearer (\S+)/.exec(`Authorization: Bearer ${KEY}`) as RegExpExecArray;
@@ -838,10 +836,17 @@ describe("an array's named properties and a header's name are redacted too", () 
     expect(unwrittenRedactions(holder)).toEqual([{ holder: list, key: "note", redacted: `key ${REDACTED}` }]);
   });
 
-  it("moves a header named by the secret to a redacted name", () => {
-    const headers = new Headers({ [`x-${key}`]: "1", "x-other": "kept" });
+  // `Headers` lowercase every name: a key with capitals (as most real keys have) stands in a name
+  // lowercased, and is found there all the same.
+  const names = [
+    ["an all-lowercase secret", KEY.toLowerCase()],
+    ["a secret with capitals", KEY],
+  ] as const;
+
+  it.each(names)("moves a header named by %s to a redacted name", (_, secret) => {
+    const headers = new Headers({ [`x-${secret}`]: "1", "x-other": "kept" });
     const holder = { headers };
-    redactor({ apiKey: key })(holder);
+    redactor({ apiKey: secret })(holder);
     expect([...headers]).toEqual([
       ["x-other", "kept"],
       ["x-redacted", "1"],
@@ -849,24 +854,44 @@ describe("an array's named properties and a header's name are redacted too", () 
     expect(unwrittenRedactions(holder)).toEqual([]);
   });
 
-  it("reports a header named by the secret in fetched (immutable) Headers whose holder cannot be written", async () => {
-    const server = await startServer();
-    try {
-      server.enqueue({ type: "error", status: 401, body: "denied", headers: { [`x-${key}`]: "1" } });
-      const response = await fetch(`${server.baseUrl}/chat/completions`, { method: "POST", body: "{}" });
-      await response.text();
-      const frozen = Object.freeze({ headers: response.headers });
-      redactor({ apiKey: key })(frozen);
-      expect(unwrittenRedactions(frozen)).toEqual([
-        { holder: response.headers, key: "x-redacted", redacted: "1" },
-      ]);
-      const open = { headers: response.headers };
-      redactor({ apiKey: key })(open);
-      expect(open.headers).not.toBe(response.headers);
-      expect(open.headers.get("x-redacted")).toBe("1");
-      expect(inspect(open)).not.toContain(key);
-    } finally {
-      await server.close();
+  it.each(names)("reports a header named by %s under a live instance, never writing it", (_, secret) => {
+    class Client {
+      headers = new Headers({ [`x-cache-${secret}`]: "hit", "x-other": `v ${secret}` });
     }
+    const client = new Client();
+    const holder = { client };
+    redactor({ apiKey: secret })(holder);
+    expect([...client.headers]).toEqual([
+      [`x-cache-${secret.toLowerCase()}`, "hit"],
+      ["x-other", `v ${secret}`],
+    ]);
+    expect(unwrittenRedactions(holder)).toEqual([
+      { holder: client.headers, key: "x-cache-redacted", redacted: "hit" },
+      { holder: client.headers, key: "x-other", redacted: `v ${REDACTED}` },
+    ]);
   });
+
+  it.each(names)(
+    "reports a header named by %s in fetched (immutable) Headers whose holder cannot be written",
+    async (_, secret) => {
+      const server = await startServer();
+      try {
+        server.enqueue({ type: "error", status: 401, body: "denied", headers: { [`x-${secret}`]: "1" } });
+        const response = await fetch(`${server.baseUrl}/chat/completions`, { method: "POST", body: "{}" });
+        await response.text();
+        const frozen = Object.freeze({ headers: response.headers });
+        redactor({ apiKey: secret })(frozen);
+        expect(unwrittenRedactions(frozen)).toEqual([
+          { holder: response.headers, key: "x-redacted", redacted: "1" },
+        ]);
+        const open = { headers: response.headers };
+        redactor({ apiKey: secret })(open);
+        expect(open.headers).not.toBe(response.headers);
+        expect([...open.headers].filter(([name]) => name.startsWith("x-"))).toEqual([["x-redacted", "1"]]);
+        expect(inspect(open).toLowerCase()).not.toContain(secret.toLowerCase());
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });

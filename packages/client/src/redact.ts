@@ -841,6 +841,8 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
   const copies = new Map<object, Headers>();
   /** `String` objects whose text held a secret, and the redacted `String` each holder gets instead. */
   const boxes = new Map<object, object>();
+  /** The patterns lowercased, gathered the first time a header's name is read. */
+  let namePatterns: Pattern[] | undefined;
   const walk: Walk = {
     visit(current, holder, key, live) {
       if (typeof current === "string") return redactText(current, patterns);
@@ -882,6 +884,10 @@ export function redactDeep<T>(value: T, patterns: readonly Pattern[]): T {
       }
     },
     redact: (text) => redactText(text, patterns),
+    redactName(name) {
+      namePatterns ??= caseless(patterns);
+      return redactText(name, namePatterns);
+    },
     unlisted(box) {
       if (made.has(box) || unlistedOnce.has(box)) return;
       unlistedOnce.add(box);
@@ -1021,6 +1027,11 @@ interface Walk {
   /** Reports `clean` (from `visit(current)`) that could not be written to `holder[key]`. */
   unwritable(holder: object, key: string, clean: unknown, current: unknown): void;
   redact(text: string): string;
+  /**
+   * A header's name redacted. `Headers` lowercase every name, so a key with capitals stands in
+   * one lowercased: names are matched against the patterns lowercased.
+   */
+  redactName(name: string): string;
   /** Reports, once, a `String` object longer than `STRING_OBJECT_NAMES_UP_TO` whose named properties were not read. */
   unlisted(box: object): void;
 }
@@ -1043,7 +1054,7 @@ function redactHeaders(headers: Headers, walk: Walk, live: boolean, copies: Map<
   // A header's name may hold the secret too (`x-<key>`): it moves to the redacted name, made a
   // valid header name (`x-redacted`) where the redacted text is not one.
   const clean = entries.map(
-    ([name, text]) => [headerName(walk.redact(name)) ?? "redacted", walk.redact(text)] as const,
+    ([name, text]) => [headerName(walk.redactName(name)) ?? "redacted", walk.redact(text)] as const,
   );
   const changed = clean.filter(([name, text], i) => name !== entries[i]?.[0] || text !== entries[i]?.[1]);
   if (changed.length === 0) return;
@@ -1068,6 +1079,31 @@ function redactHeaders(headers: Headers, walk: Walk, live: boolean, copies: Map<
   const copy = new Headers();
   for (const [name, text] of clean) copy.append(name, text);
   copies.set(headers, copy);
+}
+
+/**
+ * `patterns` with their text lowercased (the same length, so still longest first), those that
+ * become one merged as `addPattern` merges them: for text that is all lowercase, as a header's
+ * name always is, they find a secret whatever its case.
+ */
+function caseless(patterns: readonly Pattern[]): Pattern[] {
+  const out = new Map<string, Pattern>();
+  for (const pattern of patterns) {
+    const text = pattern.text.toLowerCase();
+    const had = out.get(text);
+    out.set(
+      text,
+      had
+        ? {
+            text,
+            bounded: had.bounded && pattern.bounded,
+            plain: had.plain || pattern.plain,
+            pieces: had.pieces || pattern.pieces,
+          }
+        : { ...pattern, text },
+    );
+  }
+  return [...out.values()];
 }
 
 /**

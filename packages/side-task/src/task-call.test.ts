@@ -118,23 +118,33 @@ describe("taskCall", () => {
     expect(bodies(main)[0]).toMatchObject({ model: "small", max_tokens: 512 });
   });
 
-  it("leaves out a host option given as undefined, so a default layered under it holds", () => {
-    const call = taskCall(
-      { model: "m", maxTokens: 9 },
-      {
-        temperature: undefined,
-        reasoningEffort: undefined,
-        extraBody: undefined,
-        signal: undefined,
-        timeoutMs: undefined,
-        onNotice: undefined,
-      },
-      { baseUrl: "http://127.0.0.1:9/v1" },
-    );
-    expect(call.options).toStrictEqual({ maxTokens: 9 });
-    expect(Object.keys(call.options)).toEqual(["maxTokens"]);
-    expect({ timeoutMs: 30_000, ...call.options }.timeoutMs).toBe(30_000);
-  });
+  it.each([undefined, null])(
+    "leaves out a host option given as %s, so a default layered under it holds",
+    (absent) => {
+      const call = taskCall(
+        { model: "m", maxTokens: 9 },
+        {
+          temperature: absent,
+          reasoningEffort: absent,
+          extraBody: absent,
+          signal: absent,
+          timeoutMs: absent,
+          onNotice: absent,
+          capabilities: absent,
+          clients: absent,
+        },
+        { baseUrl: "http://127.0.0.1:9/v1" },
+      );
+      expect(call.options).toStrictEqual({ maxTokens: 9 });
+      expect(Object.keys(call.options)).toEqual(["maxTokens"]);
+      // A host's own defaults, layered under the call's options, survive.
+      expect({ timeoutMs: 30_000, temperature: 0.2, maxTokens: 64, ...call.options }).toStrictEqual({
+        timeoutMs: 30_000,
+        temperature: 0.2,
+        maxTokens: 9,
+      });
+    },
+  );
 
   it("sends no ceiling for maxTokens 0", async () => {
     const main = await serve("x");

@@ -61,7 +61,8 @@ function pickEndpoint(fields: TaskEndpoint, baseUrl: string, apiKey: string | un
  *
  * What the task states wins over the same field in `options`, which is where a host puts its own
  * default for a task that names none; anything neither states is the side task's own default,
- * never the agent's; a `null` the task states reads as absent. `extraBody` is laid over the
+ * never the agent's; a `null` the task states reads as absent, and an option given as `null` or
+ * `undefined` is left out of the options answered. `extraBody` is laid over the
  * options' key by key. The endpoint: the task's own where it names one — given `agent` (the
  * endpoint the main turn uses) and the same URL, the agent's spelling of it and, with no key of its
  * own, the agent's key, so both share one set of capability latches; on another endpoint only a key of its own (`resolveApiKey`). No task
@@ -115,10 +116,11 @@ export function taskCall(
     );
   }
   const { model: hostModel, ...hostOptions } = options;
-  // An option given as `undefined` is left out, as leaving it out would: an own `undefined` key would
-  // erase a host's default layered under it (`{ timeoutMs: 30_000, ...call.options }`).
+  // An option given as `undefined` or `null` (which reads as absent: a host's defaults read from JSON
+  // come back so) is left out, as leaving it out would: an own `undefined` or `null` key would erase
+  // a host's default layered under it (`{ timeoutMs: 30_000, ...call.options }`).
   const merged = Object.fromEntries(
-    Object.entries(hostOptions).filter(([, v]) => v !== undefined),
+    Object.entries(hostOptions).filter(([, v]) => v != null),
   ) as SideTaskOptions;
   // A null the task states reads as absent (a nullable column round-trips through JSON so): the
   // host's option, else the side task's own default, holds.
