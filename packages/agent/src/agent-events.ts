@@ -107,7 +107,9 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
 /**
  * What `afterToolCall` may return: nothing to keep the result; `result` (and `isError`) to replace
  * it; `terminate` to ask the run to end after this step. The run ends only when every call of the
- * step asked to.
+ * step asked to. `isError` and `terminate` are read only as booleans; an answer that is not an
+ * object, or an object with no `result` but a misspelt one (`results`), withholds the tool's result
+ * (the call is answered as an error), as it may be a redaction the agent cannot read.
  */
 export type AfterToolCallResult =
   | undefined

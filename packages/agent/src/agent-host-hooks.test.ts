@@ -128,6 +128,34 @@ describe("beforeToolCall answers of the wrong shape", () => {
       { decision: "deny", reason: "not allowed" },
       /beforeToolCall answered an object with "decision", not a field it reads \(block, reason, terminate, args\)/,
     ],
+    // `{ block: false, ...verdict }` whose verdict has a slip for a field or a "no" in other words:
+    // the default's block: false is not read over it (r35 #3; they ran the tool).
+    [
+      "{ block: false, Block: true, reason }",
+      { block: false, Block: true, reason: "deploys need approval" },
+      /Not run: beforeToolCall answered an object with "Block", not a field it reads \(block, reason, terminate, args; did you mean "block"\?\) beside block: false; "Block" may be a misspelt "block", so block: false is not read over it\.$/,
+    ],
+    [
+      "{ block: false, blocked: true }",
+      { block: false, blocked: true },
+      /Not run: beforeToolCall answered an object with "blocked", .* beside block: false; "blocked" may be a misspelt "block", so block: false is not read over it\.$/,
+    ],
+    [
+      "{ block: false, allow: false }",
+      { block: false, allow: false },
+      /Not run: beforeToolCall answered an object with "allow", not a field it reads \(block, reason, terminate, args\) beside block: false; "allow" may be a verdict in other words, so block: false is not read over it\.$/,
+    ],
+    [
+      '{ block: false, Decision: "deny", ruleId }',
+      { block: false, Decision: "deny", ruleId: "r-1" },
+      /Not run: beforeToolCall answered an object with "Decision", "ruleId", .* beside block: false; "Decision" may be a verdict in other words/,
+    ],
+    // Arguments confined by the policy, under a slip in their key: the model's own are never run.
+    [
+      "{ block: false, arg: { path } }",
+      { block: false, arg: { path: "/tmp/sandbox" } },
+      /Not run: beforeToolCall answered an object with "arg", .*did you mean "args"\?\) beside block: false; "arg" may be a misspelt "args", so block: false is not read over it\.$/,
+    ],
   ];
   for (const [label, answer, reads] of cases) {
     it(`${label}: the call is answered, not run, and the host and the model are told why`, async () => {
@@ -185,8 +213,9 @@ describe("beforeToolCall answers of the wrong shape", () => {
     const answers: Record<string, unknown> = {
       c1: undefined,
       c2: null,
-      // A policy engine's verdict spread in: its own `block` is read, its other keys named (r34 #4).
-      c3: { block: false, reason: null, ruleId: "r-7" },
+      // A policy engine's verdict spread in: its own `block` is read, its other keys named (r34 #4);
+      // keys that are neither a slip for a field nor a verdict word do not stop it (r35 #3).
+      c3: { block: false, reason: "rule r-7 allows it", ruleId: "r-7", auditId: "a-9" },
       c4: { args: { path: "/tmp/safe" } },
     };
     const agent = new Agent({
@@ -213,7 +242,7 @@ describe("beforeToolCall answers of the wrong shape", () => {
     expect(result.status).toBe("ok");
     expect(ran).toEqual([{ path: "a" }, { path: "b" }, { path: "c" }, { path: "/tmp/safe" }]);
     expect(notices).toEqual([
-      'beforeToolCall answered an object with "ruleId", not a field it reads (block, reason, terminate, args); its block: false was read.',
+      'beforeToolCall answered an object with "ruleId", "auditId", not fields it reads (block, reason, terminate, args); its block: false was read.',
     ]);
   });
 
@@ -256,37 +285,40 @@ describe("beforeToolCall answers of the wrong shape", () => {
   });
 });
 
-describe("afterToolCall answers with keys it does not read (r31 #4)", () => {
-  it("tells the host of keys it does not read and uses the fields it does (a redacting hook's result with its own audit field); a bare value is not used", async () => {
+describe("afterToolCall answers with keys it does not read (r31 #4, r35 #5)", () => {
+  it("uses a result given beside keys it does not read; withholds the tool's result for a misspelt result or a bare value (fail closed)", async () => {
+    const answers: Record<string, unknown> = {
+      // A redaction under a slip in its key, or returned bare: the raw result must not go (r35 #5).
+      c1: { results: "REDACTED" },
+      c2: { Result: "REDACTED", error: true },
+      c3: "OPENAI_API_KEY=[redacted]",
+      c4: 42,
+      c5: ["REDACTED"],
+      // A redacting hook with its own audit field: the result it gives is used (r34 #1).
+      c6: { result: "REDACTED", auditId: "a-1" },
+      // Only keys it does not read, none like `result`: the tool's result is sent, and the host told so.
+      c7: { auditId: "a-2" },
+    };
     server = await startServer({
       replies: [
         {
-          toolCalls: [
-            { id: "c1", name: "get", arguments: '{"n":1}' },
-            { id: "c2", name: "get", arguments: '{"n":2}' },
-            { id: "c3", name: "get", arguments: '{"n":3}' },
-            { id: "c4", name: "get", arguments: '{"n":4}' },
-          ],
+          toolCalls: Object.keys(answers).map((id, at) => ({
+            id,
+            name: "read_env",
+            arguments: JSON.stringify({ n: at + 1 }),
+          })),
         },
         { content: "Done." },
       ],
     });
-    const answers: Record<string, unknown> = {
-      // A misspelt replacement: nothing it can read, so the result stands.
-      c1: { results: "REPLACED" },
-      c2: { Result: "REPLACED", error: true },
-      c3: "REPLACED",
-      // A redacting hook with its own audit field: the result it gives is used (r34 #1).
-      c4: { result: "REPLACED", auditId: "a-1" },
-    };
     const agent = new Agent({
       config: { baseUrl: server.baseUrl, model: "sim" },
       tools: [
         {
-          name: "get",
-          description: "Gets it",
-          parameters: { type: "object", properties: {} },
-          execute: () => "got",
+          name: "read_env",
+          description: "Reads the environment",
+          parameters: { type: "object", properties: { n: { type: "number" } } },
+          execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
         },
       ],
       afterToolCall: ({ toolCall }) => answers[toolCall.id] as never,
@@ -295,17 +327,141 @@ describe("afterToolCall answers with keys it does not read (r31 #4)", () => {
     agent.subscribe((event: AgentEvent) => {
       if (event.type === "notice") notices.push(event.text);
     });
-    const result = await agent.prompt("Get them");
+    const result = await agent.prompt("Read it");
     expect(result.status).toBe("ok");
     const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
     const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
-    expect(results).toEqual(["got", "got", "got", "REPLACED"]);
-    expect(notices).toEqual([
-      'afterToolCall answered an object with "results", not a field it reads (result, isError, terminate; did you mean "result"?) for the call to get; its result, isError and terminate were read.',
-      'afterToolCall answered an object with "Result", "error", not fields it reads (result, isError, terminate; did you mean "result" for "Result", "isError" for "error"?) for the call to get; its result, isError and terminate were read.',
-      'afterToolCall answered a string ("REPLACED"), not undefined or { result, isError, terminate } for the call to get; the tool\'s result is kept.',
-      'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate) for the call to get; its result, isError and terminate were read.',
+    const withheld = (what: string) =>
+      `afterToolCall answered ${what} for the call to read_env; the tool's result was withheld.`;
+    const said = [
+      withheld(
+        'an object with "results", not a field it reads (result, isError, terminate; did you mean "result"?), and no result',
+      ),
+      withheld(
+        'an object with "Result", "error", not fields it reads (result, isError, terminate; did you mean "result" for "Result", "isError" for "error"?), and no result',
+      ),
+      withheld("a string (25 characters), not undefined or { result, isError, terminate }"),
+      withheld("a number (42), not undefined or { result, isError, terminate }"),
+      withheld("a list (1 item), not undefined or { result, isError, terminate }"),
+    ];
+    expect(results).toEqual([
+      ...said.map((text) => `Error: ${text}`),
+      "REDACTED",
+      "OPENAI_API_KEY=sk-live-RAWSECRET7",
     ]);
+    expect(JSON.stringify(server.chatRequests[1]!.body)).not.toMatch(/RAWSECRET[1-6]/);
+    expect(notices).toEqual([
+      ...said,
+      'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate) for the call to read_env; its result was read.',
+      'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate) for the call to read_env; it gives no result, isError or terminate, so the tool\'s result was sent as it was.',
+    ]);
+  });
+});
+
+describe("a hook's isError and terminate used only as booleans (r35 #13)", () => {
+  it('afterToolCall isError: "false" keeps the tool\'s own flag, and null leaves it, with a notice for the first', async () => {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: [
+            { id: "c1", name: "count", arguments: '{"n":1}' },
+            { id: "c2", name: "count", arguments: '{"n":2}' },
+            { id: "c3", name: "count", arguments: '{"n":3}' },
+          ],
+        },
+        { content: "Done." },
+      ],
+    });
+    const answers: Record<string, unknown> = {
+      c1: { result: "42 rows", isError: "false" },
+      c2: { result: "43 rows", isError: null },
+      c3: { result: "no such table", isError: true },
+    };
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        {
+          name: "count",
+          description: "Counts rows",
+          parameters: { type: "object", properties: { n: { type: "number" } } },
+          execute: () => "rows",
+        },
+      ],
+      afterToolCall: ({ toolCall }) => answers[toolCall.id] as never,
+    });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
+    expect((await agent.prompt("Count them")).status).toBe("ok");
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    expect(sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content)).toEqual([
+      "42 rows",
+      "43 rows",
+      "Error: no such table",
+    ]);
+    expect(notices).toEqual([
+      'afterToolCall answered isError: a string ("false"), not true or false, for the call to count; the tool\'s own isError (false) was kept.',
+    ]);
+  });
+
+  const terminating: [string, Partial<ConstructorParameters<typeof Agent>[0]>, string][] = [
+    [
+      'afterToolCall terminate: "false"',
+      { afterToolCall: ({ result }) => ({ result, terminate: "false" }) as never },
+      'afterToolCall answered terminate: a string ("false"), not true or false, for the call to count; the run is not ended for it.',
+    ],
+    [
+      'beforeToolCall { block: true, terminate: "false" }',
+      { beforeToolCall: () => ({ block: true, reason: "Not now.", terminate: "false" }) as never },
+      'beforeToolCall answered terminate: a string ("false"), not true or false, for the call to count; the call was blocked, and the run is not ended for it.',
+    ],
+  ];
+  for (const [label, hooks, notice] of terminating) {
+    it(`${label} does not end the run, and the host is told`, async () => {
+      server = await startServer({
+        replies: [{ toolCalls: [{ id: "c1", name: "count", arguments: "{}" }] }, { content: "Done." }],
+      });
+      const agent = new Agent({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        tools: [
+          {
+            name: "count",
+            description: "Counts rows",
+            parameters: { type: "object", properties: {} },
+            execute: () => "42 rows",
+          },
+        ],
+        ...hooks,
+      });
+      const notices: string[] = [];
+      agent.subscribe((event: AgentEvent) => {
+        if (event.type === "notice") notices.push(event.text);
+      });
+      expect((await agent.prompt("Count them")).status).toBe("ok");
+      expect(server.chatRequests).toHaveLength(2);
+      expect(notices).toEqual([notice]);
+    });
+  }
+
+  it("terminate: true, a boolean, still ends the run after the step", async () => {
+    server = await startServer({
+      replies: [{ toolCalls: [{ id: "c1", name: "count", arguments: "{}" }] }, { content: "never asked" }],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        {
+          name: "count",
+          description: "Counts rows",
+          parameters: { type: "object", properties: {} },
+          execute: () => "42 rows",
+        },
+      ],
+      afterToolCall: ({ result }) => ({ result, terminate: true }),
+    });
+    expect((await agent.prompt("Count them")).status).toBe("terminated");
+    expect(server.chatRequests).toHaveLength(1);
   });
 });
 

@@ -537,13 +537,30 @@ function ownRefusal(caught: unknown): AgentError | undefined {
 
 /** What a `beforeToolCall` answer came to: the arguments to run with, or why the call is not run. */
 type BeforeDecision =
-  | { run: true; args: unknown; note?: string }
-  | { run: false; reason: string; terminate: boolean; refused: boolean; note?: string };
+  | { run: true; args: unknown; notes: string[] }
+  | { run: false; reason: string; terminate: boolean; refused: boolean; notes: string[] };
 
 /** The fields a `beforeToolCall` answer may have (`BeforeToolCallResult`). */
 const BEFORE_FIELDS = ["block", "reason", "terminate", "args"] as const;
 /** The fields an `afterToolCall` answer may have (`AfterToolCallResult`). */
 const AFTER_FIELDS = ["result", "isError", "terminate"] as const;
+/**
+ * Keys (any case) a host's "yes" or "no" comes in when it is not given as `block`: beside
+ * `block: false` one of them may be the verdict itself (`{ block: false, ...{ allow: false } }`).
+ */
+const VERDICT_WORDS: ReadonlySet<string> = new Set([
+  "allow",
+  "allowed",
+  "approved",
+  "approve",
+  "permit",
+  "permitted",
+  "decision",
+  "deny",
+  "denied",
+  "reject",
+  "rejected",
+]);
 
 /**
  * What is wrong with a hook's object answer that has keys the hook's contract does not have
@@ -570,6 +587,28 @@ function unknownFields(answer: object, fields: readonly string[]): string | unde
   } (${fields.join(", ")}${guess})`;
 }
 
+/** A key of `answer` not among `fields` that is a close spelling of one of them, and which. */
+function misspeltField(answer: object, fields: readonly string[]): [key: string, field: string] | undefined {
+  for (const key of Object.keys(answer)) {
+    if (fields.includes(key)) continue;
+    const field = fields.find((name) => closeSpelling(name, key));
+    if (field !== undefined) return [key, field];
+  }
+  return undefined;
+}
+
+/** What a hook answered that was not an object, said without its text (it may be the raw result). */
+function shapeOf(value: unknown): string {
+  if (typeof value === "string") return `a string (${value.length} characters)`;
+  if (Array.isArray(value)) return `a list (${value.length} ${value.length === 1 ? "item" : "items"})`;
+  return kindOf(value);
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(names: readonly string[]): string {
+  return names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
 /**
  * A `beforeToolCall` answer read strictly, failing closed: `undefined`/`null` runs the call as it
  * is; an object of `BeforeToolCallResult`'s fields only runs it unless `block` is `true` (its
@@ -577,18 +616,23 @@ function unknownFields(answer: object, fields: readonly string[]): string | unde
  * relayed as JSON or a number) blocks it too — with its `args` where they are a plain object.
  * An object with keys the contract does not have is read by its `block` when it gives one as a
  * boolean (a policy engine's verdict spread in: `{ block: false, ruleId }` runs, `{ block: true,
- * auditId }` blocks with its reason), the other keys named in a note; without one (`{ blocked: true }`,
- * `{ allow: false }`, `{ decision: "deny" }`: a "no" in the host's own words) it is not run. Anything
- * else — a string, a number, an array, `args` that are not an object (the JSON text of them) — is
- * not run, the reason naming the hook and what it answered.
+ * auditId }` blocks with its reason), the other keys named in a note — unless, beside `block:
+ * false`, one of them is a close spelling of a field (`Block`, `blocked`, `arg`) or a verdict in
+ * other words (`allow`, `denied`, `decision`…): a `{ block: false, ...verdict }` whose verdict says
+ * "no" in a slip is not run. Without a boolean `block` (`{ blocked: true }`, `{ allow: false }`,
+ * `{ decision: "deny" }`) it is not run either. Anything else — a string, a number, an array,
+ * `args` that are not an object (the JSON text of them) — is not run, the reason naming the hook
+ * and what it answered. A block's `terminate` ends the run only as `true`; one that is neither a
+ * boolean nor `null`/absent (`"false"`) does not, with a note.
  */
 function readBeforeDecision(decision: unknown, name: string, args: unknown): BeforeDecision {
-  if (decision === undefined || decision === null) return { run: true, args };
+  if (decision === undefined || decision === null) return { run: true, args, notes: [] };
   const refused = (what: string): BeforeDecision => ({
     run: false,
     reason: `Not run: beforeToolCall answered ${what}.`,
     terminate: false,
     refused: true,
+    notes: [],
   });
   if (typeof decision !== "object" || Array.isArray(decision)) {
     return refused(`${kindOf(decision)}, not undefined, { block: true, reason } or { args }`);
@@ -597,43 +641,117 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
   const answer = decision as { block?: unknown; reason?: unknown; terminate?: unknown; args?: unknown };
   const { block } = answer;
   if (unknown !== undefined && typeof block !== "boolean") return refused(unknown);
-  const note =
-    unknown === undefined ? undefined : `beforeToolCall answered ${unknown}; its block: ${block} was read.`;
+  if (unknown !== undefined && block === false) {
+    // `{ block: false, ...verdict }`: a verdict's own keys (`ruleId`) run, but not a slip for one of
+    // the answer's fields nor a "no" in other words, which the `block: false` before it would override.
+    const slip = misspeltField(decision, BEFORE_FIELDS);
+    const word = Object.keys(decision).find((key) => VERDICT_WORDS.has(key.toLowerCase()));
+    if (slip !== undefined) {
+      return refused(
+        `${unknown} beside block: false; ${JSON.stringify(slip[0])} may be a misspelt ${JSON.stringify(slip[1])}, so block: false is not read over it`,
+      );
+    }
+    if (word !== undefined) {
+      return refused(
+        `${unknown} beside block: false; ${JSON.stringify(word)} may be a verdict in other words, so block: false is not read over it`,
+      );
+    }
+  }
+  const notes =
+    unknown === undefined ? [] : [`beforeToolCall answered ${unknown}; its block: ${block} was read.`];
   if (block === true) {
+    const { terminate } = answer;
+    if (terminate !== undefined && terminate !== null && typeof terminate !== "boolean") {
+      notes.push(
+        `beforeToolCall answered terminate: ${kindOf(terminate)}, not true or false, for the call to ${name}; the call was blocked, and the run is not ended for it.`,
+      );
+    }
     return {
       run: false,
       reason: typeof answer.reason === "string" ? answer.reason : `The call to ${name} was blocked.`,
-      terminate: Boolean(answer.terminate),
+      terminate: terminate === true,
       refused: false,
-      ...(note === undefined ? {} : { note }),
+      notes,
     };
   }
   if (block !== undefined && block !== null && block !== false) {
     return refused(`block: ${kindOf(block)}, not true or false, read as a block`);
   }
-  const ran = (with_: unknown): BeforeDecision =>
-    note === undefined ? { run: true, args: with_ } : { run: true, args: with_, note };
-  if (!("args" in answer) || answer.args === undefined || answer.args === null) return ran(args);
+  if (!("args" in answer) || answer.args === undefined || answer.args === null)
+    return { run: true, args, notes };
   const given = answer.args;
   if (typeof given !== "object" || Array.isArray(given)) {
     return refused(`args: ${kindOf(given)}, not an object of arguments`);
   }
-  return ran(given);
+  return { run: true, args: given, notes };
 }
 
+/** What an `afterToolCall` answer comes to: its fields to use, or the tool's result withheld. */
+type AfterRead =
+  | { withheld: string; notes: string[] }
+  | { withheld?: undefined; result: unknown; isError?: boolean; terminate: boolean; notes: string[] };
+
 /**
- * An `afterToolCall` answer read: `use` says whether its `result`, `isError` and `terminate` are
- * used (an object's are, whatever other keys it has: a redacting hook's `{ result, auditId }` must
- * not let the raw result through), `wrong` what to tell the host — keys the contract does not have,
- * or an answer that is no object at all (a bare string, a list: not used, the tool's result stands).
+ * An `afterToolCall` answer read, failing closed: `undefined`/`null` keeps the tool's result. An
+ * object's `result` is used whatever other keys it has (a redacting hook's `{ result, auditId }` must
+ * not let the raw result through), the other keys named in a note; `isError` and `terminate` only
+ * as booleans (`null`/absent: unchanged; `"false"` from JSON or a form: the tool's own flag kept, the
+ * run not ended, with a note). An object with no `result` but a key that is a close spelling of it
+ * (`results`, `Result`: a redaction under a slip), or an answer that is no object at all (a bare
+ * string — `redact(result)` returned as it is —, a number, a list), withholds the tool's result:
+ * `withheld` is the error the call is answered with (it never quotes what the hook answered, which
+ * may be the raw result), and the host is told the same.
  */
-function readAfterAnswer(answer: unknown): { use: boolean; wrong?: string } {
-  if (answer === undefined || answer === null) return { use: false };
+function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): AfterRead {
+  if (answer === undefined || answer === null) return { result: undefined, terminate: false, notes: [] };
+  const withheld = (what: string): AfterRead => {
+    const text = `afterToolCall answered ${what} for the call to ${name}; the tool's result was withheld.`;
+    return { withheld: text, notes: [text] };
+  };
   if (typeof answer !== "object" || Array.isArray(answer)) {
-    return { use: false, wrong: `${kindOf(answer)}, not undefined or { result, isError, terminate }` };
+    return withheld(`${shapeOf(answer)}, not undefined or { result, isError, terminate }`);
   }
+  const given = answer as { result?: unknown; isError?: unknown; terminate?: unknown };
   const wrong = unknownFields(answer, AFTER_FIELDS);
-  return wrong === undefined ? { use: true } : { use: true, wrong };
+  const slip = misspeltField(answer, ["result"]);
+  if (wrong !== undefined && given.result === undefined && slip !== undefined) {
+    return withheld(`${wrong}, and no result`);
+  }
+  const notes: string[] = [];
+  const flag = (field: "isError" | "terminate"): boolean | undefined => {
+    const value = given[field];
+    if (value === undefined || value === null || typeof value === "boolean") return value ?? undefined;
+    notes.push(
+      `afterToolCall answered ${field}: ${kindOf(value)}, not true or false, for the call to ${name}; ${
+        field === "isError"
+          ? `the tool's own isError (${toolIsError}) was kept`
+          : "the run is not ended for it"
+      }.`,
+    );
+    return undefined;
+  };
+  const isError = flag("isError");
+  const terminate = flag("terminate");
+  if (wrong !== undefined) {
+    const read = [
+      ...(given.result !== undefined ? ["result"] : []),
+      ...(isError !== undefined ? ["isError"] : []),
+      ...(terminate !== undefined ? ["terminate"] : []),
+    ];
+    notes.unshift(
+      `afterToolCall answered ${wrong} for the call to ${name}; ${
+        read.length === 0
+          ? "it gives no result, isError or terminate, so the tool's result was sent as it was"
+          : `its ${listed(read)} ${read.length === 1 ? "was" : "were"} read`
+      }.`,
+    );
+  }
+  return {
+    result: given.result,
+    ...(isError === undefined ? {} : { isError }),
+    terminate: terminate === true,
+    notes,
+  };
 }
 
 /** Whether a message is the summary a loop's fold writes. */
@@ -1663,7 +1781,7 @@ export class Agent {
         signal,
       );
       const decision = readBeforeDecision(answer, request.name, args);
-      if (decision.note !== undefined) this.#emit({ type: "notice", text: decision.note });
+      for (const text of decision.notes) this.#emit({ type: "notice", text });
       if (!decision.run) {
         if (decision.terminate) batch?.terminate.add(request.id);
         // An answer of the wrong shape fails closed; the host is told, as the model is.
@@ -1715,21 +1833,17 @@ export class Agent {
       );
       // Stopped while the hook ran: the call was answered with the stop, and what the hook said is not used.
       stopIfAborted(signal);
-      const read = readAfterAnswer(after);
-      if (read.wrong !== undefined) {
-        // A slip in the answer (`{ results: … }`, a bare string) would change nothing in silence:
-        // the host is told; the fields it does have are used.
-        this.#emit({
-          type: "notice",
-          text: `afterToolCall answered ${read.wrong} for the call to ${request.name}; ${
-            read.use ? "its result, isError and terminate were read" : "the tool's result is kept"
-          }.`,
-        });
-      }
-      if (read.use && after) {
-        if (after.result !== undefined) result = after.result;
-        if (after.isError !== undefined) isError = after.isError;
-        if (after.terminate) batch?.terminate.add(request.id);
+      const read = readAfterAnswer(after, request.name, isError);
+      // A slip in the answer (`{ results: … }`, a bare string, `isError: "false"`) is never used in
+      // silence: the host is told; a redaction that cannot be read withholds the tool's result.
+      for (const text of read.notes) this.#emit({ type: "notice", text });
+      if (read.withheld !== undefined) {
+        isError = true;
+        result = new Error(read.withheld);
+      } else {
+        if (read.result !== undefined) result = read.result;
+        if (read.isError !== undefined) isError = read.isError;
+        if (read.terminate) batch?.terminate.add(request.id);
       }
     }
     if (isError)

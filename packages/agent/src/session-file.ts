@@ -115,21 +115,35 @@ export function readSessionFile(path: string): LoadedSession {
  * with a notice: kept, the next prompt would be sent joined onto them. App-only messages after them
  * (roles the default `convertToLlm` does not send) answer nothing: they are looked past and kept. A tool step cut off mid-run
  * is not one: it is kept with its calls answered `NOT_RECORDED`, as above.
+ *
+ * With `seed` (the file an `importPath` names, read to seed a new session and never written), the
+ * notices call it "the seed", each begins "importPath <path>: ", and a dropped prompt is "not
+ * carried into the new session": the new session's own file never held what they tell of.
  */
-export function readSession(path: string, unanswered = false): LoadedSession & { lost: DroppedLine[] } {
+export function readSession(
+  path: string,
+  unanswered = false,
+  seed = false,
+): LoadedSession & { lost: DroppedLine[] } {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT")
       return { messages: [], todos: [], loaded: [], createdAt: undefined, notices: [], lost: [] };
-    throw new AgentError("storage", `Could not read the session file ${path}: ${errorText(error)}`, {
-      cause: error,
-    });
+    throw new AgentError(
+      "storage",
+      `Could not read ${seed ? "the importPath seed" : "the session file"} ${path}: ${errorText(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   // A byte order mark an editor put first is no part of the header line.
   if (text.startsWith("\uFEFF")) text = text.slice(1);
   const notices: string[] = [];
+  /** How the notices name the file: a session's own, or the seed an importPath names. */
+  const file = seed ? "the seed" : "the session file";
   const lines = text.split("\n");
   const torn = lines.pop() ?? "";
   /** The lines not kept as written, by line number: a line dropped after it was rewritten counts once. */
@@ -137,7 +151,7 @@ export function readSession(path: string, unanswered = false): LoadedSession & {
   const drop = (at: number) => lost.set(at + 1, { line: at + 1, text: lines[at] as string });
   if (torn !== "") {
     notices.push(
-      `The last line of the session file was cut off mid-write (${torn.length} characters) and was dropped.`,
+      `The last line of ${file} was cut off mid-write (${torn.length} characters) and was dropped.`,
     );
     lost.set(lines.length + 1, { line: lines.length + 1, text: torn });
   }
@@ -158,17 +172,17 @@ export function readSession(path: string, unanswered = false): LoadedSession & {
     try {
       record = JSON.parse(line) as SessionRecord;
     } catch {
-      notices.push(`Line ${at + 1} of the session file is not JSON and was dropped.`);
+      notices.push(`Line ${at + 1} of ${file} is not JSON and was dropped.`);
       drop(at);
       return;
     }
-    const read = withFunctionTypes(record, at + 1, notices);
+    const read = withFunctionTypes(record, at + 1, notices, file);
     // Kept in its normalised form, the line as written would be lost with the rewrite.
     if (read !== record) lost.set(at + 1, { line: at + 1, text: line, rewritten: true });
     record = read;
     const problem = recordProblem(record);
     if (problem) {
-      notices.push(`Line ${at + 1} of the session file is ${problem} and was dropped.`);
+      notices.push(`Line ${at + 1} of ${file} is ${problem} and was dropped.`);
       drop(at);
       // Its calls' answers go with it: left behind, they would answer nothing, and everything
       // after them would be cut as an unfinished step.
@@ -179,7 +193,7 @@ export function readSession(path: string, unanswered = false): LoadedSession & {
       const role = (record.message as { role: string }).role;
       if (role === "tool") {
         notices.push(
-          `Line ${at + 1} of the session file answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
+          `Line ${at + 1} of ${file} answers tool call ${JSON.stringify((record.message as { tool_call_id: string }).tool_call_id)} of a message that was dropped, and was dropped with it.`,
         );
         drop(at);
         return;
@@ -192,7 +206,7 @@ export function readSession(path: string, unanswered = false): LoadedSession & {
     if (extra.length > 0) {
       // The rewrite writes only the fields this version writes: the line as it was is copied.
       notices.push(
-        `Line ${at + 1} of the session file has field(s) ${extra.map((key) => JSON.stringify(key)).join(", ")} that this version does not write; it was read without them.`,
+        `Line ${at + 1} of ${file} has field(s) ${extra.map((key) => JSON.stringify(key)).join(", ")} that this version does not write; it was read without them.`,
       );
       lost.set(at + 1, { line: at + 1, text: line, rewritten: true });
     }
@@ -237,8 +251,11 @@ export function readSession(path: string, unanswered = false): LoadedSession & {
     }
     if (prompts.length > 0) {
       const texts = prompts.map((at) => JSON.stringify(clip(messageText(messages[at] as AgentMessage))));
+      const one = texts.length === 1;
       notices.push(
-        `The session file ends in ${texts.length === 1 ? "a prompt" : "prompts"} (${texts.join(", ")}) the model never answered (the host stopped while waiting for it): not kept in the conversation, so the next prompt is not joined onto ${texts.length === 1 ? "it" : "them"}; send it again.`,
+        seed
+          ? `The seed ends in ${one ? "a prompt" : "prompts"} (${texts.join(", ")}) the model never answered: not carried into the new session, so its next prompt is not joined onto ${one ? "it" : "them"}; send ${one ? "it" : "them"} again if still wanted.`
+          : `The session file ends in ${one ? "a prompt" : "prompts"} (${texts.join(", ")}) the model never answered (the host stopped while waiting for it): not kept in the conversation, so the next prompt is not joined onto ${one ? "it" : "them"}; send it again.`,
       );
       for (const at of prompts) drop(from[at] as number);
       for (const at of [...prompts].reverse()) messages.splice(at, 1);
@@ -250,7 +267,8 @@ export function readSession(path: string, unanswered = false): LoadedSession & {
     todos,
     loaded,
     createdAt,
-    notices,
+    // A seed's notices name it: the session's own file never held what they tell of.
+    notices: seed ? notices.map((notice) => `importPath ${path}: ${notice}`) : notices,
     lost: [...lost.values()].sort((a, b) => a.line - b.line),
   };
 }
@@ -471,7 +489,12 @@ export function depthProblem(message: unknown): string | undefined {
  * (another client's "tool" or "function_call", an empty column) but whose `function` object holds a
  * string name and arguments read as the function call it is, with a notice; anything else as it was.
  */
-function withFunctionTypes(record: SessionRecord, line: number, notices: string[]): SessionRecord {
+function withFunctionTypes(
+  record: SessionRecord,
+  line: number,
+  notices: string[],
+  file = "the session file",
+): SessionRecord {
   if (!isObject(record) || record.type !== "message") return record;
   const message = record.message as unknown;
   if (!isObject(message) || message.role !== "assistant" || !Array.isArray(message.tool_calls)) return record;
@@ -488,7 +511,7 @@ function withFunctionTypes(record: SessionRecord, line: number, notices: string[
     const fn = call.function;
     if (!isObject(fn) || typeof fn.name !== "string" || typeof fn.arguments !== "string") return call;
     notices.push(
-      `Line ${line} of the session file has tool call ${JSON.stringify(call.id)} with type ${JSON.stringify(call.type)}; it was read as the function call it holds.`,
+      `Line ${line} of ${file} has tool call ${JSON.stringify(call.id)} with type ${JSON.stringify(call.type)}; it was read as the function call it holds.`,
     );
     changed = true;
     return { ...call, type: "function" };

@@ -722,7 +722,7 @@ export class Session {
       }
       if (importPath && !(own && own.messages.length > 0)) {
         // A seed that ends in a prompt no model answered seeds without it (the seed file is only read).
-        const { lost: _, ...imported } = readSession(importPath, true);
+        const { lost: _, ...imported } = readSession(importPath, true, true);
         messages = imported.messages;
         todos = imported.todos;
         loaded = imported.loaded;
