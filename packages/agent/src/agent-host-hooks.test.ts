@@ -156,6 +156,16 @@ describe("beforeToolCall answers of the wrong shape", () => {
       { block: false, arg: { path: "/tmp/sandbox" } },
       /Not run: beforeToolCall answered an object with "arg", .*did you mean "args"\?\) beside block: false; "arg" may be a misspelt "args", so block: false is not read over it\.$/,
     ],
+    [
+      "{ block: false, agrs: { path } }",
+      { block: false, agrs: { path: "/tmp/sandbox" } },
+      /beside block: false; "agrs" may be a misspelt "args", so block: false is not read over it\.$/,
+    ],
+    [
+      "{ block: false, lock: true }",
+      { block: false, lock: true },
+      /beside block: false; "lock" may be a misspelt "block", so block: false is not read over it\.$/,
+    ],
   ];
   for (const [label, answer, reads] of cases) {
     it(`${label}: the call is answered, not run, and the host and the model are told why`, async () => {
@@ -215,7 +225,15 @@ describe("beforeToolCall answers of the wrong shape", () => {
       c2: null,
       // A policy engine's verdict spread in: its own `block` is read, its other keys named (r34 #4);
       // keys that are neither a slip for a field nor a verdict word do not stop it (r35 #3).
-      c3: { block: false, reason: "rule r-7 allows it", ruleId: "r-7", auditId: "a-9" },
+      // A verdict's `tags` (two edits from `args`) and a misspelt `reason` change nothing that runs.
+      c3: {
+        block: false,
+        reason: "rule r-7 allows it",
+        ruleId: "r-7",
+        auditId: "a-9",
+        tags: ["fs"],
+        reasn: "x",
+      },
       c4: { args: { path: "/tmp/safe" } },
     };
     const agent = new Agent({
@@ -242,7 +260,7 @@ describe("beforeToolCall answers of the wrong shape", () => {
     expect(result.status).toBe("ok");
     expect(ran).toEqual([{ path: "a" }, { path: "b" }, { path: "c" }, { path: "/tmp/safe" }]);
     expect(notices).toEqual([
-      'beforeToolCall answered an object with "ruleId", "auditId", not fields it reads (block, reason, terminate, args); its block: false was read.',
+      'beforeToolCall answered an object with "ruleId", "auditId", "tags", "reasn", not fields it reads (block, reason, terminate, args; did you mean "args" for "tags", "reason" for "reasn"?); its block: false was read.',
     ]);
   });
 

@@ -221,22 +221,7 @@ export function refuseUnknownOptions(
 
 /** Whether two names differ by at most two single-character edits, case aside (a likely misspelling). */
 function closeSpelling(a: string, b: string): boolean {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  if (Math.abs(x.length - y.length) > 2 || x.length > 64 || y.length > 64) return false;
-  let row = Array.from({ length: y.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= x.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= y.length; j++) {
-      next[j] = Math.min(
-        (row[j] ?? 0) + 1,
-        (next[j - 1] ?? 0) + 1,
-        (row[j - 1] ?? 0) + (x[i - 1] === y[j - 1] ? 0 : 1),
-      );
-    }
-    row = next;
-  }
-  return (row[y.length] ?? 3) <= 2;
+  return editsWithin(a.toLowerCase(), b.toLowerCase(), 2);
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -597,6 +582,44 @@ function misspeltField(answer: object, fields: readonly string[]): [key: string,
   return undefined;
 }
 
+/**
+ * A key of a `beforeToolCall` answer that may be a slip for one of the two fields that decide what
+ * runs, and which: `block` (any case, a word starting with it — `blocked`, `BLOCKING` — or two edits
+ * from it: `lock`, `blk`) or `args` (any case, a word starting with `arg` — `arg`, `argument` — one
+ * edit from it, or its letters swapped: `agrs`). A verdict's own short keys (`tags`, `ruleId`,
+ * `reasons`) are not slips: a close spelling of `reason` or `terminate` changes nothing that runs.
+ */
+function deciderSlip(answer: object): [key: string, field: string] | undefined {
+  const sorted = (text: string) => [...text].sort().join("");
+  for (const key of Object.keys(answer)) {
+    if ((BEFORE_FIELDS as readonly string[]).includes(key)) continue;
+    const lower = key.toLowerCase();
+    if (lower.startsWith("block") || closeSpelling("block", key)) return [key, "block"];
+    if (lower.startsWith("arg") || sorted(lower) === sorted("args") || editsWithin(lower, "args", 1)) {
+      return [key, "args"];
+    }
+  }
+  return undefined;
+}
+
+/** Whether `a` becomes `b` by at most `most` single-character edits (both already lowercased). */
+function editsWithin(a: string, b: string, most: number): boolean {
+  if (Math.abs(a.length - b.length) > most || a.length > 64 || b.length > 64) return false;
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (next[j - 1] ?? 0) + 1,
+        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    row = next;
+  }
+  return (row[b.length] ?? most + 1) <= most;
+}
+
 /** What a hook answered that was not an object, said without its text (it may be the raw result). */
 function shapeOf(value: unknown): string {
   if (typeof value === "string") return `a string (${value.length} characters)`;
@@ -617,7 +640,7 @@ function listed(names: readonly string[]): string {
  * An object with keys the contract does not have is read by its `block` when it gives one as a
  * boolean (a policy engine's verdict spread in: `{ block: false, ruleId }` runs, `{ block: true,
  * auditId }` blocks with its reason), the other keys named in a note — unless, beside `block:
- * false`, one of them is a close spelling of a field (`Block`, `blocked`, `arg`) or a verdict in
+ * false`, one of them may be a slip for `block` or `args` (`Block`, `blocked`, `arg`) or a verdict in
  * other words (`allow`, `denied`, `decision`…): a `{ block: false, ...verdict }` whose verdict says
  * "no" in a slip is not run. Without a boolean `block` (`{ blocked: true }`, `{ allow: false }`,
  * `{ decision: "deny" }`) it is not run either. Anything else — a string, a number, an array,
@@ -644,7 +667,7 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
   if (unknown !== undefined && block === false) {
     // `{ block: false, ...verdict }`: a verdict's own keys (`ruleId`) run, but not a slip for one of
     // the answer's fields nor a "no" in other words, which the `block: false` before it would override.
-    const slip = misspeltField(decision, BEFORE_FIELDS);
+    const slip = deciderSlip(decision);
     const word = Object.keys(decision).find((key) => VERDICT_WORDS.has(key.toLowerCase()));
     if (slip !== undefined) {
       return refused(
