@@ -102,6 +102,34 @@ describe("importPath on a session whose file holds a conversation", () => {
     expect(notices(session)).toEqual([]);
     session.dispose();
   });
+
+  it("refuses a seed that does not exist for a new session, writing nothing; once the session holds a conversation the seed is not looked for", async () => {
+    server = await startServer({ replies: [{ content: "Ok." }] });
+    const dir = tempDir();
+    const missing = join(dir, "no-such-seed.jsonl");
+    const options = {
+      config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 },
+      sessionDir: dir,
+      sessionId: "fresh",
+      importPath: missing,
+    };
+    // Before: the session opened empty, with no word that its seed was never read.
+    await expect(createSession(options)).rejects.toMatchObject({
+      code: "invalid-input",
+      message: expect.stringMatching(/^importPath .*no-such-seed\.jsonl does not exist/),
+    });
+    expect(existsSync(join(dir, "fresh.jsonl"))).toBe(false);
+    // The lock was let go: the same id opens without the seed.
+    const plain = await createSession({ ...options, importPath: undefined });
+    expect((await plain.prompt("Hello")).status).toBe("ok");
+    plain.dispose();
+    const again = await createSession(options);
+    expect(again.messages).toHaveLength(2);
+    expect(notices(again)).toEqual([
+      expect.stringMatching(/importPath .*no-such-seed\.jsonl was not applied/),
+    ]);
+    again.dispose();
+  });
 });
 
 describe("a failed or stopped run's user messages no model turn answered", () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import {
   type AgentLoopOptions,
   type AgentLoopResult,
@@ -203,7 +203,8 @@ export interface SessionOptions {
    * conversation (new, or empty). When the own file holds messages, they are resumed and importPath
    * is not applied (a notice says so): opening with the same options again never replaces the
    * conversation. Prompts the seed ends in that no assistant message answered (app-only messages
-   * after them answer nothing) are not carried over, with a notice; the seed file is only read.
+   * after them answer nothing) are not carried over, with a notice; the seed file is only read. A
+   * seed that does not exist, when it would be applied, is refused (`AgentError` `invalid-input`).
    */
   importPath?: string | null | undefined;
   /** Tool-calling turns per prompt (default 50); the turn after is reserved for the answer. */
@@ -721,6 +722,14 @@ export class Session {
         );
       }
       if (importPath && !(own && own.messages.length > 0)) {
+        // A seed that is not there (a misspelt path, a volume not mounted) would start the session empty in
+        // silence: refused, so nothing is written to the own file.
+        if (!existsSync(importPath)) {
+          throw new AgentError(
+            "invalid-input",
+            `importPath ${importPath} does not exist: the session ${this.filePath ? `file ${this.filePath} ` : ""}was to be seeded from it. Give the path of an existing session file, or drop importPath to start the session empty.`,
+          );
+        }
         // A seed that ends in a prompt no model answered seeds without it (the seed file is only read).
         const { lost: _, ...imported } = readSession(importPath, true, true);
         messages = imported.messages;
