@@ -460,6 +460,38 @@ export const SHAPES: Shape[] = [
     ],
     run: (list) => withoutArgSecrets(list as string[]),
   },
+  {
+    // Quotes, escapes and comments read inside `$(…)`, `${…}` and backticks, comments and heredoc
+    // bodies read as data, `$"…"`, line continuations and `${NAME:-word}` defaults: still one pass.
+    name: "withoutArgSecrets: a sh -c command of quoted closers in substitutions, comments, heredocs and defaults",
+    build: (n) => [
+      "-c",
+      repeat("$(a ')' \"$(b ')')\" $'\\')' \\) # c'(\n) ", n),
+      "-c",
+      `X=$(${repeat("'(' \"(\" ( $( ", n)}`,
+      "-c",
+      `X=${repeat("$" + "{A:-b", n)}`,
+      "-c",
+      `--password ${repeat("$" + "{DB_PASSWORD:-x1}", n)}`,
+      "-c",
+      `X=${repeat("$" + "{A:-'b", n)} ${repeat("$" + '{A:-"b', n)}`,
+      "-c",
+      repeat("$(cat <<E\nit's (\nE\n) ", n),
+      "-c",
+      `${repeat("a # it's\n", n)}--token x`,
+      "-c",
+      `cat <<EOF\n${repeat("it's\n", n)}EOF\n--token x`,
+      "-c",
+      repeat("cat <<A <<-B\n", n),
+      "-c",
+      repeat("$\"a $'b ", n),
+      "-c",
+      repeat("`a \\` ' ", n),
+      "-c",
+      `--token ${repeat("x\\\n", n)}`,
+    ],
+    run: (list) => withoutArgSecrets(list as string[]),
+  },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
   // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
   ...[

@@ -1519,7 +1519,15 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
     "exec srv --key-file ~/.ssh/id_ed25519 --secret-name prod/db",
     "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --stdio",
     'GITHUB_TOKEN="$GITHUB_TOKEN" exec gh-mcp --stdio',
-    "DB_PASSWORD=${DB_PASSWORD:-dev} exec db-mcp",
+    "DB_PASSWORD=${DB_PASSWORD:-} exec db-mcp",
+    "DB_PASSWORD=${DB_PASSWORD:-$FALLBACK} exec db-mcp",
+    'exec srv --password "${DB_PASSWORD:-$(cat /run/pw)}"',
+    "exec srv --password ${DB_PASSWORD:-`cat /run/pw`}",
+    "exec srv --port ${PORT:-8080} --name ${GREETING:-hello2x9}",
+    "exec srv --password ${DB_PASSWORD:?is unset} --token ${TOKEN:+given}",
+    'exec srv --password ${PW:-"$X"} --token ${T:-\'a\'b} --api-key "${K:-a\\b}"',
+    'db --password "Passw0rd$1" --token "x$!y" --api-key $"$API_KEY"',
+    "db --password Passw0rd$? --token hunter2$#",
   ])("leaves %j as it is and flags nothing in it", (command) => {
     expect(withoutArgSecrets(["-c", command])).toEqual(["-c", command]);
     expect(findSpecSecrets(sh(command))).toEqual([]);
@@ -1594,6 +1602,121 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
     expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
   });
 
+  it.each([
+    // A quoted or escaped `)` in `$(…)`, an escaped backtick in `` `…` ``, a quoted `}` in `${…}`.
+    [
+      "V=$(echo \"$V\" | sed 's/)$//') && exec srv --api-key sk0abc9XYZ12",
+      "V=$(echo \"$V\" | sed 's/)$//') && exec srv --api-key ${API_KEY}",
+    ],
+    ["X=$(printf '%s' ')') && deploy --token hunter2", "X=$(printf '%s' ')') && deploy --token ${TOKEN}"],
+    ["X=`echo '\\`'` ; deploy --token hunter2", "X=`echo '\\`'` ; deploy --token ${TOKEN}"],
+    ["echo ${GREETING:-'}'} && deploy --token hunter2", "echo ${GREETING:-'}'} && deploy --token ${TOKEN}"],
+    [
+      'X=$(echo ")" $\'\\\')\' \\) $(echo "(")) ; deploy --token hunter2',
+      'X=$(echo ")" $\'\\\')\' \\) $(echo "(")) ; deploy --token ${TOKEN}',
+    ],
+    ['X="$(echo "\')")" ; deploy --token hunter2', 'X="$(echo "\')")" ; deploy --token ${TOKEN}'],
+    ['X=${Y:-"}"} ; deploy --token hunter2', 'X=${Y:-"}"} ; deploy --token ${TOKEN}'],
+    // A comment, and a heredoc's body: data, whatever quotes they hold.
+    ["# don't log the token\nexec srv --token hunter2", "# don't log the token\nexec srv --token ${TOKEN}"],
+    ["cd /srv # it's here\nexec srv --token hunter2", "cd /srv # it's here\nexec srv --token ${TOKEN}"],
+    ["cd /srv;# it's here\nexec srv --token hunter2", "cd /srv;# it's here\nexec srv --token ${TOKEN}"],
+    ["X=$(echo a # it's (\n) && deploy --token hunter2", "X=$(echo a # it's (\n) && deploy --token ${TOKEN}"],
+    [
+      "cat > /tmp/motd <<EOF\nit's up\nEOF\nexec srv --token hunter2",
+      "cat > /tmp/motd <<EOF\nit's up\nEOF\nexec srv --token ${TOKEN}",
+    ],
+    [
+      "cat > /tmp/motd <<'EOF'\nit's up\nEOF\nexec srv --token hunter2",
+      "cat > /tmp/motd <<'EOF'\nit's up\nEOF\nexec srv --token ${TOKEN}",
+    ],
+    [
+      'cat <<"EOF" >a; cat <<-END >b # two\nit\'s\nEOF\n\t"quoted\n\tEND\nexec srv --token hunter2',
+      'cat <<"EOF" >a; cat <<-END >b # two\nit\'s\nEOF\n\t"quoted\n\tEND\nexec srv --token ${TOKEN}',
+    ],
+    [
+      "cat <<- EOF\n\tit's\n\tEOF\nexec srv --token hunter2",
+      "cat <<- EOF\n\tit's\n\tEOF\nexec srv --token ${TOKEN}",
+    ],
+    // Bash's `$"…"` is a double quote; a `$` that reads nothing is the character.
+    ['deploy --token $"hunter2"', 'deploy --token $"${TOKEN}"'],
+    ['app --password=$"hunter2"', 'app --password=$"${PASSWORD}"'],
+    ['db --password "Passw0rd$"', 'db --password "${PASSWORD}"'],
+    ["db --password Passw0rd$", "db --password ${PASSWORD}"],
+    ['db --password "x9$%Qz7!k"', 'db --password "${PASSWORD}"'],
+    // A backslash before a newline is a line continuation, read as nothing.
+    ["deploy --token \\\nhunter2", "deploy --token \\\n${TOKEN}"],
+    // The literal default of `${NAME:-word}`: bash's value while NAME is unset.
+    ["exec srv --password ${DB_PASSWORD:-Tr0ub4dor3x}", "exec srv --password ${DB_PASSWORD:-${PASSWORD}}"],
+    [
+      'exec srv --password="${DB_PASSWORD:-Tr0ub4dor3x}"',
+      'exec srv --password="${DB_PASSWORD:-${PASSWORD}}"',
+    ],
+    [
+      "DB_PASSWORD=${DB_PASSWORD:-Tr0ub4dor3x} exec srv",
+      "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD}} exec srv",
+    ],
+    ["DB_PASSWORD=${DB_PASSWORD:-dev} exec db-mcp", "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD}} exec db-mcp"],
+    ["exec srv ${DB_PASSWORD-Tr0ub4dor3x}", "exec srv ${DB_PASSWORD-${DB_PASSWORD}}"],
+    ["exec srv --token ${T:=hunter2} --port 80", "exec srv --token ${T:=${TOKEN}} --port 80"],
+    ["exec srv --api-key=${K=hunter2}", "exec srv --api-key=${K=${API_KEY}}"],
+    ["exec srv --password ${PW:-'Tr0ub4 dor3x'}", "exec srv --password ${PW:-'${PASSWORD}'}"],
+    ["exec srv --password \"${PW:-'Tr0ub4dor3x'}\"", "exec srv --password \"${PW:-'${PASSWORD}'}\""],
+    ['exec srv ${DB_PASSWORD:-"a}b9"} --x', 'exec srv ${DB_PASSWORD:-"${DB_PASSWORD}"} --x'],
+    [
+      "X=$(cat <<EOF\nit's up (soon\nEOF\n) ; deploy --token hunter2",
+      "X=$(cat <<EOF\nit's up (soon\nEOF\n) ; deploy --token ${TOKEN}",
+    ],
+  ])(
+    'reads quotes in substitutions, comments, heredocs, $"…" and ${NAME:-word} as bash does in %j (r35 #6, #1, #12)',
+    (command, safe) => {
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+      expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+      expect(exported(command)).toBe(safe);
+      expect(findSpecSecrets(sh(command))).toHaveLength(1);
+      expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
+    },
+  );
+
+  it.each([
+    'X=$(echo $((1<<2))\necho "it\'s") ; deploy --token hunter2',
+    "X=$(( (1<<2) + 3 ))\ndeploy --token hunter2",
+    'X=$(cat <<<"it\'s"\necho "(") ; deploy --token hunter2',
+    "exec srv --token hunter2 # it's the prod one",
+  ])(
+    "reads no heredoc in a shift or a here-string, and no comment after a word, in %j (r35 #6)",
+    (command) => {
+      const safe = command.replace("hunter2", "${TOKEN}");
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+      expect(exported(command)).toBe(safe);
+    },
+  );
+
+  it("reads no # comment in cmd.exe's /c command, where # starts no comment", () => {
+    expect(withoutArgSecrets(["/c", "srv --channel #general --token hunter2"])).toEqual([
+      "/c",
+      "srv --channel #general --token ${TOKEN}",
+    ]);
+  });
+
+  it("reads a comment and a heredoc's body for key shapes and URLs only (r35 #6)", () => {
+    const key = "ghp_abcdefghijklmnopqrstuvwxyz0123";
+    for (const [command, safe] of [
+      [`# old key: ${key}\nexec gh-mcp`, "# old key: ${SECRET}\nexec gh-mcp"],
+      [
+        "cat > .env <<'EOF'\nDB_URL=postgres://app:Sup3rS3cret@db/app it's\nEOF\nexec srv",
+        "cat > .env <<'EOF'\nDB_URL=postgres://db/app it's\nEOF\nexec srv",
+      ],
+      [
+        "exec srv # see postgres://app:Sup3rS3cret@db/app, it's there\n",
+        "exec srv # see postgres://db/app, it's there\n",
+      ],
+    ] as const) {
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+      expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+    }
+  });
+
   it("changes exactly the secrets' spans of a generated command, and the export flags nothing (property)", () => {
     const ordinary = fc.constantFrom(
       "exec",
@@ -1629,6 +1752,17 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
       "$'it\\'s'",
       "$'a\\\\'",
       "$'tab\\there'",
+      "$(printf '%s' ')')",
+      '"$(echo "\')")"',
+      "`echo '\\`'`",
+      "${GREETING:-'}'}",
+      "# don't log it\n",
+      "cat <<EOF\nit's up\nEOF\n",
+      "cat <<-'EOF' >x\n\tit's \"up\n\tEOF\n",
+      '$"it\'s"',
+      '"Passw0rd$"',
+      "${PORT:-8080}",
+      "${DB_PASSWORD:-$FALLBACK}",
     );
     const value = fc.stringMatching(/^[A-Za-z0-9]{6,12}[0-9][a-z]$/);
     const key = fc.stringMatching(/^[A-Za-z0-9]{36}$/).map((tail) => `ghp_${tail}`);
@@ -1639,6 +1773,10 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
       value.map((s): [string, string, string] => ['--token "', s, '"']),
       value.map((s): [string, string, string] => ["--token $'", s, "'"]),
       value.map((s): [string, string, string] => ["--password=$'", s, "'"]),
+      value.map((s): [string, string, string] => ['--token $"', s, '"']),
+      value.map((s): [string, string, string] => ["--password ${DB_PASSWORD:-", s, "}"]),
+      value.map((s): [string, string, string] => ["${DB_PASSWORD-", s, "}"]),
+      value.map((s): [string, string, string] => ['--api-key="${K:=', s, '}"']),
       value.map((s): [string, string, string] => ['--conn "Server=db;Password=', s, ';"']),
       value.map((s): [string, string, string] => ["postgres://", `app:${s}`, "@db/app"]),
       key.map((s): [string, string, string] => ["", s, ""]),

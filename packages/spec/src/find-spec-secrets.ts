@@ -788,7 +788,10 @@ const PROSE_RULES: ArgRules = {
 /**
  * One word of a command line: where it is written (`start`, `end`), what it says once its quotes
  * are read (`value`), where each of its characters is written (`at`), whether it is a shell
- * operator (`;`, `|`, `&&`, `>`, `<<<`, `(`, …) and whether a `$` or a backtick makes it read at run time.
+ * operator (`;`, `|`, `&&`, `>`, `<<<`, `(`, …) and whether a `$` or a backtick makes it read at
+ * run time. A comment or a heredoc's body is `data`: an operator too (it ends the word before it),
+ * read only for URLs (key shapes are read everywhere). `defaults` are the literal defaults of the
+ * `${NAME:-word}` forms written in it: where each stands in `value`, and its `NAME`.
  */
 interface CommandWord {
   start: number;
@@ -797,68 +800,251 @@ interface CommandWord {
   at: number[];
   operator: boolean;
   dynamic: boolean;
+  data?: boolean;
+  defaults?: Fallback[];
+}
+
+/** The literal `word` of `${NAME:-word}` (or `-`, `:=`, `=`) in a word's value: `[start, end)` and `NAME`. */
+interface Fallback {
+  start: number;
+  end: number;
+  name: string;
 }
 
 const SPACE = /\s/;
 /** Characters that end an unquoted word and make an operator of their own: `;`, `|`, `&`, `<`, `>`, `(`, `)`. */
 const OPERATOR = /[;|&<>()]/;
+/**
+ * What, after a `$`, makes bash read something at run time: a name's character, `{`, `(`, `[`
+ * (arithmetic) or one of its special parameters (`$$ $! $? $# $* $@ $-`, digits). Any other
+ * `$` (`Passw0rd$`, `x$%y`) is the character itself.
+ */
+const EXPANDS = /[A-Za-z0-9_{([$!?#*@-]/;
+/**
+ * `${NAME:-word}`, `${NAME-word}`, `${NAME:=word}` or `${NAME=word}` whose `word` is literal: no
+ * `$`, backtick, quote, backslash or brace in it, or all of it one `'…'`, or one `"…"` with no `$`,
+ * backtick or backslash in it. Bash uses the `word` when `NAME` is unset. Sticky: tried only where
+ * a `${` starts, and what it reads a failed try's `expansionEnd` reads too, so a line is read once.
+ */
+const LITERAL_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(?:([^$`'"\\{}]+)|'([^']*)'|"([^$`"\\]*)")\}/y;
+
+/** Where bash's `$'…'` whose text starts at `from` ends (past its closing `'`): a backslash escapes the next character. */
+function ansiQuoteEnd(line: string, from: number): number {
+  let i = from;
+  while (i < line.length && line[i] !== "'") i += line[i] === "\\" ? 2 : 1;
+  return i + 1;
+}
+
+/** True when the character at `i` starts a word: the line's start, or after whitespace or an operator. */
+function startsWord(line: string, i: number): boolean {
+  return i === 0 || /[\s;|&<>()]/.test(line[i - 1] as string);
+}
+
+/** A heredoc whose body starts after the current line: its delimiter, and whether `<<-` strips the body's tabs. */
+interface Heredoc {
+  delimiter: string;
+  tabs: boolean;
+}
+
+/**
+ * Reads the bodies of `heredocs`, one after the other, from the line after the newline at `from`:
+ * each up to the line that is its delimiter (its leading tabs set aside after `<<-`), or the end.
+ * Calls `body` with each body's `[start, end)`; returns where reading goes on (the newline after
+ * the last delimiter's line, or the end).
+ */
+function heredocBodies(
+  line: string,
+  from: number,
+  heredocs: readonly Heredoc[],
+  body?: (start: number, end: number) => void,
+): number {
+  let at = from + 1;
+  for (const { delimiter, tabs } of heredocs) {
+    const start = at;
+    let end = line.length;
+    while (at < line.length) {
+      const eol = line.indexOf("\n", at);
+      const stop = eol < 0 ? line.length : eol;
+      const text = line.slice(at, stop);
+      if ((tabs ? text.replace(/^\t+/, "") : text) === delimiter) {
+        end = at;
+        at = stop;
+        break;
+      }
+      at = stop + 1;
+    }
+    body?.(start, Math.min(end, line.length));
+  }
+  return Math.min(at, line.length);
+}
+
+/** A heredoc's delimiter after `<<` inside `$(…)`: `-` (tabs stripped), then `'WORD'`, `"WORD"` or `WORD`. Sticky. */
+const HEREDOC_WORD = /(-?)[ \t]*(?:'([^'\n]*)'|"([^"\n]*)"|([^\s;|&<>()'"]+))/y;
+
+/**
+ * Where the `$(…)`, `${…}` or `` `…` `` that opens at `from` ends (past its close; the line's end
+ * when it is unclosed), found as bash finds it. In `$(…)` and `${…}`, `'…'`, `$'…'` (its
+ * backslashes escaping), `"…"` and a backslash's next character are skipped, and a nested
+ * substitution is read whole; in `$(…)` a bare `(` opens a group and a `#` that starts a word runs
+ * to the end of its line, and a heredoc's body (after `<<WORD`, up to the line `WORD`) is skipped;
+ * `$((…))` closes at its `))` (its `<<` a shift, its `#` no comment);
+ * `${…}` closes at its first `}` outside those (a bare `{` opens nothing);
+ * in `"…"` a backslash escapes and substitutions nest; in backticks a backslash escapes the next
+ * character and nothing else is read. One pass with a stack of what closes each open part, no recursion.
+ */
+function expansionEnd(line: string, from: number): number {
+  // What closes each open part, innermost last: `)`, `}`, a backtick, `"`, or for arithmetic
+  // (`$((…))`) `A`, closed by `))`, and `a`, a group inside it closed by `)`.
+  const stack: string[] = [];
+  let heredocs: Heredoc[] = [];
+  let i = from;
+  // `$(`, `$((` or `${` at `at`: what closes it pushed, and `i` past it.
+  const open = (at: number) => {
+    if (line[at + 1] === "(" && line[at + 2] === "(") {
+      stack.push("A");
+      i = at + 3;
+    } else {
+      stack.push(line[at + 1] === "(" ? ")" : "}");
+      i = at + 2;
+    }
+  };
+  if (line[i] === "`") {
+    stack.push("`");
+    i += 1;
+  } else open(i);
+  while (i < line.length && stack.length > 0) {
+    const close = stack[stack.length - 1] as string;
+    const c = line[i] as string;
+    const next = line[i + 1];
+    const arithmetic = close === "A" || close === "a";
+    if (c === "\\") i += 2;
+    else if (close === "A" && c === ")" && next === ")") {
+      stack.pop();
+      i += 2;
+    } else if (c === close || (close === "a" && c === ")")) {
+      stack.pop();
+      i += 1;
+    } else if (close === "`") i += 1;
+    else if (c === "`") {
+      stack.push("`");
+      i += 1;
+    } else if (c === "$" && (next === "(" || next === "{")) open(i);
+    else if (close === '"') i += 1;
+    else if (c === '"') {
+      stack.push('"');
+      i += 1;
+    } else if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      i = end < 0 ? line.length : end + 1;
+    } else if (c === "$" && next === "'") i = ansiQuoteEnd(line, i + 2);
+    else if ((close === ")" || arithmetic) && c === "(") {
+      stack.push(arithmetic ? "a" : ")");
+      i += 1;
+    } else if (close === ")" && c === "#" && startsWord(line, i)) {
+      const end = line.indexOf("\n", i);
+      i = end < 0 ? line.length : end;
+    } else if (close === ")" && c === "<" && next === "<") {
+      // A heredoc's operator (not `<<<`, a here-string): its delimiter read, its body after this line.
+      HEREDOC_WORD.lastIndex = i + 2;
+      const word = line[i + 2] === "<" ? null : HEREDOC_WORD.exec(line);
+      if (word) heredocs.push({ delimiter: word[2] ?? word[3] ?? word[4] ?? "", tabs: word[1] === "-" });
+      i = word ? HEREDOC_WORD.lastIndex : i + (line[i + 2] === "<" ? 3 : 2);
+    } else if (close === ")" && c === "\n" && heredocs.length > 0) {
+      i = heredocBodies(line, i, heredocs);
+      heredocs = [];
+    } else i += 1;
+  }
+  return Math.min(i, line.length);
+}
 
 /**
  * A command line split into words as a shell reads it: at unquoted whitespace and operators
  * (`;`, `|`, `&`, `<`, `>`, `(`, `)`), with `'…'` taken literally, bash's `$'…'` reading `\\`, `\'`,
  * `\"` and `\?` as the character (any other escape kept as written) and closing only at an
- * unescaped `'`, `"…"` reading `\"`, `\\`, `\$`
+ * unescaped `'`, `"…"` (and bash's `$"…"`) reading `\"`, `\\`, `\$`
  * and `` \` `` as the character, a backslash outside quotes escaping a space, a quote or a
  * backslash (any other is kept, so a Windows path reads as written), and `$(…)`, `${…}` and
- * `` `…` `` kept inside the word they are written in (balanced, so their spaces and operators
- * do not split it). An unclosed quote runs to the end. One pass over the line.
+ * `` `…` `` kept inside the word they are written in, up to the close bash finds (see
+ * `expansionEnd`: quotes and escapes in them read, so their spaces, operators and quoted closers
+ * do not end them). The literal default of `${NAME:-word}` is read as the word's value there (a
+ * `Fallback`), not as run time. A `#` that starts a word runs to the end of its line (a comment;
+ * not with `comments` false),
+ * and after `<<WORD` (`<<'WORD'`, `<<"WORD"`, `<<-WORD`) the lines after the operator's line up to
+ * the line `WORD` are a heredoc's body: both are `data`, no quote in them read. An unclosed quote
+ * runs to the end. One pass over the line.
  */
-function commandWords(line: string): CommandWord[] {
+function commandWords(line: string, comments = true): CommandWord[] {
   const words: CommandWord[] = [];
+  // Heredocs whose bodies start after the current line.
+  let pending: Heredoc[] = [];
+  // After a `<<` operator, until its delimiter's word: where the operator ends (for `<<-WORD`) and whether a `-` was read.
+  let heredoc: { glued: number; tabs: boolean } | undefined;
+  const data = (start: number, end: number) => {
+    if (end <= start) return;
+    const at: number[] = [];
+    for (let k = start; k < end; k += 1) at.push(k);
+    words.push({ start, end, value: line.slice(start, end), at, operator: true, dynamic: false, data: true });
+  };
   let i = 0;
   while (i < line.length) {
     const first = line[i] as string;
-    if (SPACE.test(first)) {
-      i += 1;
+    if (first === "\n" && pending.length > 0) {
+      // The heredocs' bodies, one after the other, each up to its delimiter's line (or the end).
+      i = heredocBodies(line, i, pending, data);
+      pending = [];
+      continue;
+    }
+    // Whitespace, and a backslash before a newline (a line continuation: bash reads neither).
+    if (SPACE.test(first) || (first === "\\" && line[i + 1] === "\n")) {
+      i += first === "\\" ? 2 : 1;
       continue;
     }
     const start = i;
+    if (first === "#" && comments) {
+      // A comment, to the end of its line.
+      const eol = line.indexOf("\n", i);
+      i = eol < 0 ? line.length : eol;
+      data(start, i);
+      heredoc = undefined;
+      continue;
+    }
     if (OPERATOR.test(first)) {
       i += 1;
       if (first !== "(" && first !== ")") while (i < line.length && /[;|&<>]/.test(line[i] as string)) i += 1;
-      words.push({ start, end: i, value: line.slice(start, i), at: [], operator: true, dynamic: false });
+      const value = line.slice(start, i);
+      words.push({ start, end: i, value, at: [], operator: true, dynamic: false });
+      heredoc = value === "<<" ? { glued: i, tabs: false } : undefined;
       continue;
     }
     let value = "";
     const at: number[] = [];
     let dynamic = false;
+    let defaults: Fallback[] | undefined;
     const put = (index: number) => {
       value += line[index];
       at.push(index);
     };
-    // `$(…)`, `${…}` or `` `…` `` from `i`: kept as written, up to its balanced close.
+    // `$(…)`, `${…}` or `` `…` `` from `i`: kept as written, up to its close; a literal default's
+    // word (`${NAME:-word}`) is read as what the word says there, inside its quotes if it has any
+    // (kept as written: inside `"…"` bash keeps a `'…'` default's quotes as characters).
     const substitution = () => {
-      dynamic = true;
-      if (line[i] === "`") {
-        put(i);
-        i += 1;
-        while (i < line.length && line[i] !== "`") {
-          put(i);
-          i += 1;
+      if (line[i] === "$" && line[i + 1] === "{") {
+        LITERAL_DEFAULT.lastIndex = i;
+        const fallback = LITERAL_DEFAULT.exec(line);
+        if (fallback) {
+          const text = fallback[3] ?? fallback[4] ?? fallback[5] ?? "";
+          const from = i + fallback[0].length - 1 - (fallback[3] !== undefined ? 0 : 1) - text.length;
+          const begin = value.length;
+          for (let k = from; k < from + text.length; k += 1) put(k);
+          defaults ??= [];
+          defaults.push({ start: begin, end: value.length, name: fallback[1] ?? "" });
+          i += fallback[0].length;
+          return;
         }
-        if (i < line.length) put(i);
-        i += 1;
-        return;
       }
-      const open = line[i + 1] as string;
-      const close = open === "(" ? ")" : "}";
-      put(i);
-      put(i + 1);
-      i += 2;
-      let depth = 1;
-      while (i < line.length && depth > 0) {
-        if (line[i] === open) depth += 1;
-        else if (line[i] === close) depth -= 1;
+      dynamic = true;
+      const end = expansionEnd(line, i);
+      while (i < end) {
         put(i);
         i += 1;
       }
@@ -890,23 +1076,26 @@ function commandWords(line: string): CommandWord[] {
           i += 1;
         }
         i += 1;
-      } else if (c === '"') {
-        i += 1;
+      } else if (c === '"' || (c === "$" && next === '"')) {
+        // `"…"`, and bash's `$"…"` (a locale's translation of the same text): a double quote.
+        i += c === "$" ? 2 : 1;
         while (i < line.length && line[i] !== '"') {
           const after = line[i + 1];
-          if (line[i] === "\\" && after !== undefined && /["\\$`]/.test(after)) {
+          if (line[i] === "\\" && after === "\n") i += 2;
+          else if (line[i] === "\\" && after !== undefined && /["\\$`]/.test(after)) {
             i += 1;
             put(i);
             i += 1;
           } else if (line[i] === "`" || (line[i] === "$" && (after === "(" || after === "{"))) substitution();
           else {
-            if (line[i] === "$") dynamic = true;
+            if (line[i] === "$" && after !== undefined && EXPANDS.test(after)) dynamic = true;
             put(i);
             i += 1;
           }
         }
         i += 1;
-      } else if (c === "\\" && next !== undefined && /[\s'"\\;|&<>()$`]/.test(next)) {
+      } else if (c === "\\" && next === "\n") i += 2;
+      else if (c === "\\" && next !== undefined && /[\s'"\\;|&<>()$`]/.test(next)) {
         put(i + 1);
         i += 2;
       } else if (c === "`" || (c === "$" && (next === "(" || next === "{"))) substitution();
@@ -917,12 +1106,25 @@ function commandWords(line: string): CommandWord[] {
         put(i + 1);
         i += 2;
       } else {
-        if (c === "$") dynamic = true;
+        if (c === "$" && next !== undefined && EXPANDS.test(next)) dynamic = true;
         put(i);
         i += 1;
       }
     }
-    words.push({ start, end: Math.min(i, line.length), value, at, operator: false, dynamic });
+    const end = Math.min(i, line.length);
+    words.push({ start, end, value, at, operator: false, dynamic, ...(defaults ? { defaults } : {}) });
+    if (heredoc) {
+      // `<<-WORD` strips the body's leading tabs; `<<- WORD` likewise.
+      if (!heredoc.tabs && start === heredoc.glued && value.startsWith("-")) {
+        heredoc.tabs = true;
+        value = value.slice(1);
+      }
+      if (value === "" && heredoc.tabs && start === heredoc.glued) heredoc.glued = -1;
+      else {
+        pending.push({ delimiter: value, tabs: heredoc.tabs });
+        heredoc = undefined;
+      }
+    }
   }
   return words;
 }
@@ -982,8 +1184,39 @@ function connectionSpans(text: string, rules: ArgRules): Span[] {
 /** A URL's start: a scheme where a run of scheme characters starts (so a long run is read once). */
 const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
 
-/** The spans of one word's value that hold a secret, read as args are but only by whole names. */
+/**
+ * The spans of one word's value that hold a secret, read as args are but only by whole names; a
+ * literal default of `${NAME:-word}` that no span covers, under a `NAME` whose whole name tells,
+ * besides (`${DB_PASSWORD:-X}`). A comment's or a heredoc body's (`data`): only its URLs' credentials.
+ */
 function wordSpans(word: CommandWord, previous: CommandWord | undefined): Span[] {
+  if (word.data) return urlSpans(word.value, []);
+  const spans = ruleSpans(word, previous);
+  const defaults = (word.defaults ?? []).filter(
+    (fallback) => wholeNameTells(fallback.name) && isLiteral(word.value.slice(fallback.start, fallback.end)),
+  );
+  if (defaults.length === 0) return spans;
+  // Both in the order written: merged in one pass, a default inside a span left to the span.
+  const out: Span[] = [];
+  let next = 0;
+  for (const fallback of defaults) {
+    while (next < spans.length && (spans[next] as Span).start < fallback.end) {
+      out.push(spans[next] as Span);
+      next += 1;
+    }
+    const last = out[out.length - 1];
+    if (last !== undefined && last.end > fallback.start) continue;
+    out.push({ start: fallback.start, end: fallback.end, name: fallback.name, sign: SecretSign.Flag });
+  }
+  while (next < spans.length) {
+    out.push(spans[next] as Span);
+    next += 1;
+  }
+  return out;
+}
+
+/** The spans found by the rules for args in one word's value (see `wordSpans`). */
+function ruleSpans(word: CommandWord, previous: CommandWord | undefined): Span[] {
   const value = word.value;
   const literal = (text: string) => !word.dynamic && isLiteral(text);
   const whole = (from: number, name: string): Span[] => [
@@ -1033,6 +1266,11 @@ function wordSpans(word: CommandWord, previous: CommandWord | undefined): Span[]
         start: span.start + from,
         end: span.end + from,
       }));
+  return urlSpans(value, spans);
+}
+
+/** A connection string's pair `spans` in `value` (in order), with each URL's credentials outside them added, in order. */
+function urlSpans(value: string, spans: Span[]): Span[] {
   const pairs = spans.length;
   let next = 0;
   for (const match of value.matchAll(URL_IN_WORD)) {
@@ -1055,12 +1293,15 @@ function wordSpans(word: CommandWord, previous: CommandWord | undefined): Span[]
  * replaced where it is written and every other character kept as written — quotes, operators,
  * substitutions, other flags, spacing: the value after a flag whose whole name tells, a telling
  * `NAME=value`'s value, curl's `-u user:X`, a header's, a connection string's telling pair's
- * value, a URL's credentials, each key shape. A value read at run time (`"$PW"`, `$(…)`, a
- * backtick, `${NAME}`) is not a secret. Undefined when nothing is flagged. One pass over the line.
+ * value, a URL's credentials, each key shape; a literal default (`${DB_PASSWORD:-X}`) as a value
+ * written there. A value read at run time (`"$PW"`, `$(…)`, a backtick, `${NAME}`) is not a
+ * secret; a comment and a heredoc's body are read for key shapes and URLs only (see
+ * `commandWords`; `comments` false for cmd.exe's `/c`, which has none). Undefined when nothing is
+ * flagged. One pass over the line.
  */
-function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | undefined {
+function commandLineSecrets(line: string, hide?: SecretHide, comments = true): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
-  const words = commandWords(line);
+  const words = commandWords(line, comments);
   let sign: SecretSign | undefined;
   let out = "";
   let at = 0;
@@ -1073,7 +1314,7 @@ function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | undefin
     at = to;
   };
   words.forEach((word, index) => {
-    if (word.operator) return;
+    if (word.operator && !word.data) return;
     const spans = wordSpans(word, words[index - 1]);
     const { at: written } = word;
     // Written apart (a quote or an escape inside the secret): the whole word is written again.
@@ -1156,7 +1397,9 @@ function readArg(
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
   // A shell's command (`sh -c "exec srv --api-key X"`) is read only as a command line.
-  if (rules.words && afterShell && /\s/.test(arg)) return commandLineSecrets(arg, hide);
+  // (cmd.exe's `/c` reads no `#` comment: there `#general` is a word like any other.)
+  if (rules.words && afterShell && /\s/.test(arg))
+    return commandLineSecrets(arg, hide, !/^\/[cC]$/.test(previous ?? ""));
   const tight = TIGHT_USER.exec(arg);
   if (tight && proseCredential(tight[2] ?? ""))
     return { sign: SecretSign.Flag, safe: `-u${tight[1]}:${named(tight[2] ?? "", "password")}` };
