@@ -92,7 +92,8 @@ export interface RedisEventBus extends EventBus {
   /**
    * The run's events from Redis — replay, then live (`XREAD BLOCK`) — until its `done`, an
    * `endRun` on any instance, `return()` or `signal`, or, after one `notice`, its stream gone from
-   * Redis (expired or deleted) once this watcher has read some of it. `options.after` starts after a given seq, so
+   * Redis (expired) once this watcher has read some of it or resumed at its top (`after` its last
+   * event): that notice has `dropped: 0` and the last seq read (see the README's "De-duplicating by seq"). `options.after` starts after a given seq, so
    * a reconnecting reader reads on exactly where it stopped. Never throws after the call (a bad
    * `runId` throws `EventsError`); a lost connection is waited out and read past.
    */
@@ -169,8 +170,11 @@ const DEFAULT_WRITE_TIMEOUT_MS = 5000;
 
 /**
  * The longest a run id's claim (`claimRun`) lives without a write of its run: the run's
- * `retainUnendedMs`, but never more than 24 hours, so a claim of a host that died lapses within a
- * day even when runs are kept "for ever". Every write of the run renews it.
+ * `retainUnendedMs`, but never more than 24 hours. Every write of the run renews it. So a host that
+ * died after claiming an id and before writing to it holds the id a day at most, even when runs are
+ * kept "for ever"; one that died part-way through its run holds it through the run's unended stream,
+ * which lives `retainUnendedMs` past its last event (for ever, under a retention kept "for ever"),
+ * until that expires or `endRun(id)` on any instance ends the run.
  */
 export const MAX_CLAIM_MS = 24 * 60 * 60 * 1000;
 
@@ -232,6 +236,39 @@ function positive(value: unknown, name: string, fallback: number): number {
     );
   }
   return value;
+}
+
+/** A span of time in words, rounded up: "400 ms", "45 s", "12 min", "6 h", "3.5 h", "12 days". */
+function shownSpan(ms: number): string {
+  if (ms < 1000) return `${Math.ceil(ms)} ms`;
+  if (ms < 60_000) return `${Math.ceil(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${Math.ceil(ms / 60_000)} min`;
+  if (ms < 48 * 3_600_000) return `${Math.ceil(ms / 360_000) / 10} h`;
+  return `${Math.ceil(ms / 86_400_000)} days`;
+}
+
+/** Past this an expiry is "never" in words: a thousand years. */
+const NEVER_MS = 1000 * 365 * 86_400_000;
+
+/**
+ * How an unended stream under a refused id frees it by itself: it expires `retainUnendedMs` (of its
+ * emitter) after the run's last event — `pttl` (the stream's `PTTL`; -1 for none) from now if that
+ * run writes nothing more — or, kept "for ever", never: then only its `done` or `endRun` frees it.
+ * A lapsed claim frees nothing while the stream is there.
+ */
+function freedByExpiry(pttl: number, retainUnendedMs: number): string {
+  const here =
+    Number.isFinite(retainUnendedMs) && retainUnendedMs < NEVER_MS ? shownSpan(retainUnendedMs) : "for ever";
+  if (!Number.isFinite(pttl) || pttl === -1 || pttl >= NEVER_MS) {
+    return (
+      "and by nothing else: its stream is kept for ever (its emitter's retainUnendedMs) and never expires, so for a " +
+      `host that died use endRun(id) (retainUnendedMs on this instance: ${here}).`
+    );
+  }
+  return (
+    `or by its stream expiring retainUnendedMs after that run's last event: in ${shownSpan(Math.max(0, pttl))} if it ` +
+    `writes nothing more (retainUnendedMs on this instance: ${here}). A lapsed claim does not free it while the stream is there.`
+  );
 }
 
 /** A run id as a message shows it: quoted, and cut past 200 characters. */
@@ -325,7 +362,7 @@ const APPEND_SHA = createHash("sha1").update(APPEND_SCRIPT).digest("hex");
 
 /**
  * Claims a run id for one emitter (KEYS: the run's stream, its claim; ARGV: the emitter's token,
- * the claim's expiry in ms). Refused (answers "run") when the stream's latest entry is another
+ * the claim's expiry in ms). Refused (answers "run:" and the stream's `PTTL`) when the stream's latest entry is another
  * emitter's and its run has not ended (that entry is not a `done`; one without a token, from an
  * earlier version, counts as another emitter's), or (answers "claim") when the claim key holds another emitter's token and that
  * emitter's run has not ended in the stream: claimed and not yet written, or still running. Else it
@@ -348,7 +385,7 @@ if top then
     local ok, event = pcall(cjson.decode, json)
     ended = ok and type(event) == 'table' and event.kind == 'done'
   end
-  if not ended and owner ~= token then return 'run' end
+  if not ended and owner ~= token then return 'run:' .. redis.call('PTTL', KEYS[1]) end
 end
 local held = redis.call('GET', KEYS[2])
 if held and held ~= token and not (top and ended and owner == held) then return 'claim' end
@@ -363,8 +400,10 @@ const CLAIM_SHA = createHash("sha1").update(CLAIM_SCRIPT).digest("hex");
  * instance ran it under). "all" (`endRun`: this run is over, on any instance) deletes the stream and
  * the claim, whoever holds them, so an id a dead host held is free at once. "own" (`releaseRun`)
  * deletes the stream only when its latest entry is one of those tokens', and the claim only when it
- * holds one of them: another emitter's run or claim on the id stays. Answers 1 when the stream was
- * deleted (or was not there), 0 when it was left.
+ * holds one of them: another emitter's run or claim on the id stays. Answers 1 when it deleted the
+ * stream ("all": always), 0 when it left it or found none — so a release that found no stream (it
+ * expired, was evicted, or another host's claim stands on the id with nothing written yet) announces
+ * nothing, and the watchers of whatever run comes under the id read on.
  */
 const END_SCRIPT = `
 local mine = {}
@@ -376,7 +415,7 @@ end
 local held = redis.call('GET', KEYS[2])
 if held and mine[held] then redis.call('DEL', KEYS[2]) end
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
-if not top then return 1 end
+if not top then return 0 end
 local fields = top[2]
 for i = 1, #fields - 1, 2 do
   if fields[i] == 'o' and mine[fields[i + 1]] then
@@ -477,7 +516,8 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
   const ends = new Owed<{ runId: string; tokens: string[]; all: boolean }>({
     link: writer,
     // Told after the stream is gone (the script may go twice, as EVALSHA then EVAL): an instance
-    // told reads the run deleted. A `releaseRun` that left another emitter's stream tells nobody.
+    // told reads the run deleted. A `releaseRun` that deleted nothing (the stream another emitter's,
+    // or not there) tells nobody: another host may have claimed the id, and its watchers read on.
     send: async (_key, { runId, tokens, all }) => {
       const deleted = await evalScript<number>(writer, END_SHA, END_SCRIPT, [
         "2",
@@ -852,7 +892,10 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
     // The run's entries on the wire leave the head with the rest of it.
     sending = pending.slice(0, sending).filter(other).length;
     pending = pending.filter(other);
-    // A release leaves watchers to the announcement: sent only when the stream was this instance's.
+    // A release leaves watchers to the announcement: sent only when it deleted this instance's
+    // stream. With no stream there, this instance's watchers of the id are left as every other
+    // instance's are: a watcher that read the old run ends when it finds the stream gone, and one
+    // that read none of it reads whichever run comes under the id next.
     if (all) endLocal(runId);
     // Owed until Redis has it: the stream deleted and every instance told, even if Redis is away now.
     ends.owe(runId, { runId, tokens: token === undefined ? [] : [token], all });
@@ -950,16 +993,19 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       }
       if (answer === "ok") return;
       letGo();
+      const byRun = answer.startsWith("run:");
       throw new EventsError(
         "invalid-run-id",
         `claimRun: run id ${shownRun(runId)} is taken: ` +
-          (answer === "run"
+          (byRun
             ? "another emitter's run under it (another host, or an earlier process) is in progress in Redis, not ended. "
-            : "another emitter (another host) has claimed it for a run that has not ended. ") +
+            : "another emitter (another host) has claimed it for a run that has not ended and has written nothing yet. ") +
           "Run ids must be unique across every host sharing this Redis: give this run an id of its own " +
-          "(namespace ids per tenant), or wait for that run's end. The id is freed by the run's done, by " +
-          "endRun(id) on any instance (for a host that died: its run is over), or by the claim lapsing once its " +
-          `run has written nothing for retainUnendedMs (at most ${MAX_CLAIM_MS / 3_600_000} h).`,
+          "(namespace ids per tenant), or wait for that run's end. The id is freed by that run's done, by " +
+          "endRun(id) on any instance (for a host that died: its run is over), " +
+          (byRun
+            ? freedByExpiry(Number(answer.slice(4)), current.retainUnendedMs)
+            : `or by the claim lapsing once its run has written nothing for retainUnendedMs (at most ${MAX_CLAIM_MS / 3_600_000} h).`),
       );
     },
 

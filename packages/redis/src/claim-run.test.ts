@@ -173,14 +173,28 @@ describe.skipIf(!HAS_REDIS)("two hosts starting runs under one runId", () => {
     await running.flushed();
     await Promise.all([claimed.close(), running.close()]);
 
+    const said: Record<string, string> = {};
     for (const runId of ["claimed", "running"]) {
       const refused = await run(survivor.host, server, runId, "too soon").then(
         () => "fulfilled",
         (reason: unknown) => reason,
       );
       expectTaken(refused, runId);
+      said[runId] = ((refused as AgentLoopError).cause as Error).message;
     }
     expect(server.requests).toHaveLength(0);
+    // Each refusal says how its id is freed: a claim with nothing written by the claim lapsing; an
+    // unended run by its stream expiring (when, named), never by the claim lapsing.
+    expect(said.running).toContain("is in progress in Redis, not ended");
+    expect(said.running).toMatch(
+      /or by its stream expiring retainUnendedMs after that run's last event: in \d+ ms if it writes nothing more \(retainUnendedMs on this instance: 6 h\)\./,
+    );
+    expect(said.running).not.toContain("claim lapsing");
+    expect(said.claimed).toContain("has claimed it for a run that has not ended and has written nothing yet");
+    expect(said.claimed).toContain(
+      "or by the claim lapsing once its run has written nothing for retainUnendedMs (at most 24 h).",
+    );
+    expect(said.claimed).not.toContain("stream expiring");
 
     await pause(600);
     for (const runId of ["claimed", "running"]) {
@@ -247,7 +261,7 @@ describe.skipIf(!HAS_REDIS)("two hosts starting runs under one runId", () => {
     expect([...a.errors, ...b.errors]).toEqual([]);
   });
 
-  it("a claim under a retention kept for ever lapses within MAX_CLAIM_MS (24 h), renewed by each write", async () => {
+  it("a claim under a retention kept for ever lapses within MAX_CLAIM_MS (24 h), renewed by each write; its run's unended stream still holds the id, until endRun", async () => {
     const [a] = await hosts(1);
     if (!a) throw new Error("one host");
     const forever = await createRedisBus({
@@ -259,26 +273,99 @@ describe.skipIf(!HAS_REDIS)("two hosts starting runs under one runId", () => {
     const raw = createClient({ url: redis.url, RESP: 2 });
     raw.on("error", () => {});
     await raw.connect();
+    const refusal = (runId: string) =>
+      a.host.bus.claimRun(runId).then(
+        () => "claimed",
+        (error: unknown) => {
+          expect(EventsError.isInstance(error)).toBe(true);
+          expect((error as EventsError).code).toBe("invalid-run-id");
+          return (error as Error).message;
+        },
+      );
     try {
-      await forever.claimRun("kept");
-      const key = `${a.prefix}claim:kept`;
-      const first = Number(await raw.sendCommand(["PTTL", key]));
+      // A claim with nothing written: it lapses within a day, and the lapse frees the id.
+      await forever.claimRun("claimed-only");
+      const claimOnly = `${a.prefix}claim:claimed-only`;
+      const first = Number(await raw.sendCommand(["PTTL", claimOnly]));
       expect(MAX_CLAIM_MS).toBe(24 * 60 * 60 * 1000);
       expect(first).toBeGreaterThan(MAX_CLAIM_MS - 60_000);
       expect(first).toBeLessThanOrEqual(MAX_CLAIM_MS);
-      // A write of the run renews it; cut short by hand, the next write puts it back.
+      const byClaim = await refusal("claimed-only");
+      expect(byClaim).toContain(
+        "or by the claim lapsing once its run has written nothing for retainUnendedMs (at most 24 h).",
+      );
+      // Left to lapse (as it would a day after its host died), the id is free to another host.
+      await raw.sendCommand(["PEXPIRE", claimOnly, "50"]);
+      await pause(150);
+      expect(await refusal("claimed-only")).toBe("claimed");
+
+      // A run that wrote and died: its claim is renewed by each write and lapses as well...
+      await forever.claimRun("kept");
+      const key = `${a.prefix}claim:kept`;
       await raw.sendCommand(["PEXPIRE", key, "5000"]);
       forever.emit("kept", { kind: "output", text: "still here" });
       await forever.flushed();
       expect(Number(await raw.sendCommand(["PTTL", key]))).toBeGreaterThan(MAX_CLAIM_MS - 60_000);
-      // Left to lapse (as it would a day after its host died), the id is free to another host.
-      await raw.sendCommand(["DEL", `${a.prefix}run:kept`]);
       await raw.sendCommand(["PEXPIRE", key, "50"]);
       await pause(150);
-      await a.host.bus.claimRun("kept");
+      expect(await raw.sendCommand(["EXISTS", key])).toBe(0);
+      // ...but the lapse frees nothing: the run's unended stream, kept "for ever", still holds the id,
+      // and the refusal says so (no "claim lapsing" promise) and names endRun.
+      expect(Number(await raw.sendCommand(["PTTL", `${a.prefix}run:kept`]))).toBeGreaterThan(
+        MAX_CLAIM_MS * 1000,
+      );
+      const byRun = await refusal("kept");
+      expect(byRun).toContain("is in progress in Redis, not ended");
+      expect(byRun).toContain("never expires, so for a host that died use endRun(id)");
+      expect(byRun).not.toContain("claim lapsing");
+      // endRun on any instance ends the dead host's run: the id is free at once.
+      a.host.bus.endRun("kept");
+      await a.host.bus.flushed();
+      expect(await refusal("kept")).toBe("claimed");
     } finally {
       raw.destroy();
     }
+  });
+
+  it("a releaseRun that finds no stream announces nothing: another host's claim and every watcher of the id read on", async () => {
+    const [a, b, c] = await hosts(3);
+    if (!a || !b || !c) throw new Error("three hosts");
+    // B has claimed job-9 (its run accepted, nothing written yet); tenants watch it on C and on A.
+    await b.host.bus.claimRun("job-9");
+    const read = (bus: typeof a.host.bus, runId: string) => {
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(), 6000);
+      return (async () => {
+        const seen: string[] = [];
+        for await (const e of bus.watch(runId, stop.signal)) seen.push(`${e.seq}:${e.kind}`);
+        clearTimeout(timer);
+        return { seen, abortedByTest: stop.signal.aborted };
+      })();
+    };
+    const onC = read(c.host.bus, "job-9");
+    const onA = read(a.host.bus, "job-9");
+    await pause(300);
+    // A drops an id it holds nothing of in Redis (its old stream expired, or a reset()).
+    a.host.bus.releaseRun("job-9");
+    await a.host.bus.flushed();
+    await pause(300);
+    b.host.bus.emit("job-9", { kind: "output", text: "B's answer" });
+    b.host.bus.emit("job-9", { kind: "done" });
+    await b.host.bus.flushed();
+    // Before, the release announced the run's end and both watchers ended at once, with nothing.
+    for (const watcher of [await onC, await onA]) {
+      expect(watcher).toEqual({ seen: ["1:output", "2:done"], abortedByTest: false });
+    }
+    // A release that deletes this instance's own stream still announces it: its watchers end there.
+    a.host.bus.emit("own-9", { kind: "output", text: "A's" });
+    await a.host.bus.flushed();
+    const ownOnC = read(c.host.bus, "own-9");
+    await pause(300);
+    a.host.bus.releaseRun("own-9");
+    await a.host.bus.flushed();
+    expect(await ownOnC).toEqual({ seen: ["1:output"], abortedByTest: false });
+    expect(await a.host.bus.readHistory("own-9")).toEqual([]);
+    expect([...a.errors, ...b.errors, ...c.errors]).toEqual([]);
   });
 
   it("a run cannot claim its id while Redis is away: refused, nothing sent; it waits for a reconnect", async () => {

@@ -8,12 +8,12 @@ if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
 const STOPPED = /gone from Redis \(expired\) without its `done`: its emitter stopped without ending the run/;
 
-/** Reads a watcher to its end, or until `ms` pass (then says so in `abortedByTest`). */
-async function readAll(bus: RedisEventBus, runId: string, ms: number) {
+/** Reads a watcher (after seq `after`) to its end, or until `ms` pass (then says so in `abortedByTest`). */
+async function readAll(bus: RedisEventBus, runId: string, ms: number, after = 0) {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), ms);
   const seen: SequencedEvent[] = [];
-  for await (const event of bus.watch(runId, controller.signal)) seen.push(event);
+  for await (const event of bus.watch(runId, controller.signal, { after })) seen.push(event);
   clearTimeout(timer);
   return { seen, abortedByTest: controller.signal.aborted };
 }
@@ -68,6 +68,43 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
     expect(seen[5]?.seq).toBe(5);
     expect((seen[5] as { dropped?: number }).dropped).toBe(0);
     expect(await raw.sendCommand(["EXISTS", "expired:run:crashed"])).toBe(0);
+  });
+
+  it("a reader resuming at the run's last event (after = its seq) is told too once the stream expires, at that seq", {
+    timeout: 20_000,
+  }, async () => {
+    // The page's reader had seqs 1-2 and reconnects with Last-Event-ID 2; the emitter has died.
+    const host = await bus("resumed:", { retainUnendedMs: 1500 });
+    host.emit("crashed", { kind: "output", text: "one" });
+    host.emit("crashed", { kind: "output", text: "two" });
+    await host.flushed();
+    await host.close();
+    const watcherBus = await bus("resumed:");
+    const started = Date.now();
+    const { seen, abortedByTest } = await readAll(watcherBus, "crashed", 12_000, 2);
+    // Before, a watcher that read no entry could not tell the stream was gone: it waited for ever.
+    expect(abortedByTest).toBe(false);
+    expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["2:notice"]);
+    expect(textOf(seen[0])).toMatch(STOPPED);
+    expect((seen[0] as { dropped?: number }).dropped).toBe(0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("a reader resuming at the run's last event reads on when its emitter writes again after a quiet spell", {
+    timeout: 20_000,
+  }, async () => {
+    const host = await bus("resumed-live:", { retainUnendedMs: 8000 });
+    host.emit("slow", { kind: "output", text: "one" });
+    await host.flushed();
+    const watcherBus = await bus("resumed-live:");
+    const reading = readAll(watcherBus, "slow", 15_000, 1);
+    // Quiet for a few idle wakeups (each reads the stream's top, the same emitter's), then on.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    host.emit("slow", { kind: "output", text: "two" });
+    host.emit("slow", { kind: "done" });
+    const { seen, abortedByTest } = await reading;
+    expect(abortedByTest).toBe(false);
+    expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["2:output", "3:done"]);
   });
 
   it("reads on when the stream is deleted (evicted) while its emitter is alive and writing", {

@@ -78,8 +78,9 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * the part of the old run it had not read: seen when an entry of the new emitter's comes, or, when
  * the new run stays below this watcher's position, by a look at the stream's top after each empty
  * `XREAD` (bounded to {@link BLOCK_MS}). The same look finds the stream gone: a watcher that has read
- * some of the run ends, after one notice, when the stream expired without `done` (deleted or evicted
- * before its expiry, it waits for the emitter's next write and reads on).
+ * some of the run, or resumed at its top (`after` its last event, the run not ended), ends after one
+ * notice when the stream expired without `done` (deleted or evicted before its expiry, it waits for
+ * the emitter's next write and reads on).
  */
 export class StreamWatcher implements EventStream {
   private queue: SequencedEvent[] = [];
@@ -267,7 +268,7 @@ export class StreamWatcher implements EventStream {
         this.connects++;
         this.server = undefined;
       });
-      this.replayEnd = await this.topSeq();
+      await this.subscribe();
       while (!this.closed && !this.ending) {
         if (this.cursor < this.replayEnd && this.available() > 0) {
           // Replay is read on demand: wait until the reader has used what it holds.
@@ -333,8 +334,11 @@ export class StreamWatcher implements EventStream {
    * emitter wrote nothing for its `retainUnendedMs`. Gone before its expiry (deleted by hand, or
    * evicted under `maxmemory`), or after a restart of Redis, the stream may come back with the
    * emitter's next write, and the watcher reads on from where it was: it waits until that expiry
-   * (for `retainUnendedMs` at most, after a restart). The notice carries the last seq read and
-   * `dropped: 0`, as a gap notice is the watcher's own: it never takes a seq the emitter may still use.
+   * (for `retainUnendedMs` at most, after a restart). The notice is the watcher's own, never stored
+   * in the stream: it carries the last seq read (or resumed after) and `dropped: 0`, so it never
+   * takes a seq the emitter may still use — and its seq is one the reader already has. A reader
+   * that de-duplicates by seq keeps it: it skips an event whose seq is below the last it has, or
+   * equal to it unless the event is a `notice` with `dropped: 0` (the README's rule).
    */
   private async whenGone(conn: RedisConnection): Promise<boolean> {
     const now = Date.now();
@@ -358,11 +362,36 @@ export class StreamWatcher implements EventStream {
     return true;
   }
 
-  private async topSeq(): Promise<number> {
+  /**
+   * Reads the stream's top at subscribe time: up to it the replay is not trimmed. A reader resuming
+   * exactly at that top (`after`, its Last-Event-ID) of a run that has not ended has read the run as
+   * far as it goes: the watcher counts it as read here, on this server, with this emitter and this
+   * expiry, as if it had read the top entry itself — so it can tell when the stream goes (and says
+   * so, once) rather than wait for ever on the key of an emitter that died.
+   */
+  private async subscribe(): Promise<void> {
     const conn = this.conn as RedisConnection;
-    const top = await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]);
-    const first = top[0];
-    return first ? Number.parseInt(first[0], 10) : 0;
+    const connects = this.connects;
+    const top = (await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]))[0];
+    this.replayEnd = top ? Number.parseInt(top[0], 10) : 0;
+    if (!top || this.replayEnd !== this.cursor) return;
+    if (fieldOf(top, "end") !== undefined || decode(top)?.kind === "done") return;
+    // Not learnt (the connection failed meanwhile): the run counts as read on no known server, and
+    // the watcher reads on as before; the first read retries the connection.
+    if (this.server === undefined) await this.learnServer(conn).catch(() => {});
+    this.owner = ownerOf(top);
+    await this.noteRead(conn, connects);
+  }
+
+  /** Entries were just read on this connection: the server they were read on, and the stream's expiry. */
+  private async noteRead(conn: RedisConnection, connects: number): Promise<void> {
+    this.goneChecks = 0;
+    if (connects === this.connects && this.server !== undefined) this.readOn = this.server;
+    // When the stream expires if the emitter writes nothing more (-1: never; -2: gone already).
+    const pttl = await call<number>(conn, ["PTTL", this.key]).catch(() => undefined);
+    if (pttl !== undefined) {
+      this.expiresAt = pttl === -1 ? Number.POSITIVE_INFINITY : Date.now() + Math.max(0, pttl);
+    }
   }
 
   private async readOnce(): Promise<void> {
@@ -383,7 +412,7 @@ export class StreamWatcher implements EventStream {
       ]);
       // Nothing new for a while: the run read so far may have been started afresh below this
       // watcher's position (only a watcher that knows whose run it reads can tell), or its stream
-      // may be gone (only a watcher that has read some of it can tell).
+      // may be gone (only a watcher that has read some of it, or resumed at its top, can tell).
       if (reply === null && (this.owner !== undefined || this.readOn !== undefined)) {
         const top = (await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]))[0];
         const owner = top && ownerOf(top);
@@ -410,15 +439,7 @@ export class StreamWatcher implements EventStream {
     }
     this.backoff = 0;
     const entries = reply?.[0]?.[1] ?? [];
-    if (entries.length > 0) {
-      this.goneChecks = 0;
-      if (connects === this.connects && this.server !== undefined) this.readOn = this.server;
-      // When the stream expires if the emitter writes nothing more (-1: never; -2: gone already).
-      const pttl = await call<number>(conn, ["PTTL", this.key]).catch(() => undefined);
-      if (pttl !== undefined) {
-        this.expiresAt = pttl === -1 ? Number.POSITIVE_INFINITY : Date.now() + Math.max(0, pttl);
-      }
-    }
+    if (entries.length > 0) await this.noteRead(conn, connects);
     for (const entry of entries) {
       const owner = ownerOf(entry);
       if (owner !== undefined) {

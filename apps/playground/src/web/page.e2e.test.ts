@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRedisBus } from "@loopwright/redis";
 import { startServer } from "@loopwright/testkit";
 import { createClient } from "@redis/client";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
@@ -15,7 +16,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer } from "../../../../packages/redis/test/redis-server.js";
 import { CHROMIUM, FLAGS, hasChromium } from "./e2e-support.js";
 import { startWebServer, type WebServer } from "./server.js";
-import { SHARED_RUNS_DEADLINE_MS } from "./shared-runs.js";
+import { connectSharedRuns, SHARED_RUNS_DEADLINE_MS } from "./shared-runs.js";
 
 const ARTIFACTS = fileURLToPath(new URL("../../artifacts/", import.meta.url));
 
@@ -585,6 +586,52 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
         expect(await page.isEnabled("#send")).toBe(true);
       } finally {
         if (paused) redis.resume();
+        await web.close();
+        await redis.kill();
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(!HAS_REDIS)(
+    "with --redis, a run whose host died part-way ends on the page with the 'stream is gone' notice, and the page takes the next prompt",
+    async () => {
+      const redis = await RedisServer.start();
+      const web = await startWebServer({ redis: redis.url });
+      try {
+        // Another playground ran "crashed" on this Redis: two events, then it died without `done`
+        // (its unended runs kept 1.5 s); its record says the run has not ended.
+        const dead = await createRedisBus({
+          url: redis.url,
+          settings: { retainUnendedMs: 1500 },
+          onError: () => {},
+        });
+        dead.emit("crashed", { kind: "output", text: "half an answer" });
+        dead.emit("crashed", { kind: "output", text: ", then nothing" });
+        await dead.flushed();
+        await dead.close();
+        const shared = await connectSharedRuns(redis.url);
+        await shared.put({ id: "crashed", prompt: "what is 6 * 7", ended: false });
+        await shared.close();
+
+        await page.goto(`${web.url}?run=crashed`);
+        await page.waitForSelector("body[data-ready=true]");
+        // The watcher's notice carries the last seq read (2): before, the page took it for an event
+        // it had drawn and dropped it, and said nothing of the run's emitter being gone.
+        const notice = await page.waitForSelector("#run .notice", { timeout: 15_000 });
+        expect(await notice.textContent()).toMatch(
+          /stream is gone from Redis \(expired\) without its `done`/,
+        );
+        expect(await page.textContent("#run")).toContain("half an answer, then nothing");
+        // No `done` will come: the page stops following the run and takes the next prompt.
+        await page.waitForFunction(() => !(document.getElementById("send") as HTMLButtonElement).disabled);
+        expect(await page.textContent("#status")).toBe(
+          "The run's host stopped without ending it: its events end here.",
+        );
+        expect(await page.isDisabled("#stop")).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        expect(await page.$$eval("#run .notice", (nodes) => nodes.length)).toBe(1);
+      } finally {
         await web.close();
         await redis.kill();
       }

@@ -1,10 +1,11 @@
 // Two web playgrounds on one real redis-server: a run started on A is followed over SSE on B, which
 // did not start it — every event once, in seq order, to `done`.
+import { createRedisBus } from "@loopwright/redis";
 import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../../../../packages/redis/test/redis-server.js";
 import { startWebServer, type WebServer } from "./server.js";
-import { SHARED_RUNS_DEADLINE_MS } from "./shared-runs.js";
+import { connectSharedRuns, SHARED_RUNS_DEADLINE_MS } from "./shared-runs.js";
 
 interface Sse {
   seq: number;
@@ -116,6 +117,59 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
       raw.destroy();
     }
   });
+});
+
+describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
+  let redis: RedisServer;
+  let web: WebServer;
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    web = await startWebServer({ redis: redis.url });
+  }, 30_000);
+  afterAll(async () => {
+    await web?.close();
+    await redis?.kill();
+  });
+
+  it("a reader resuming with Last-Event-ID at the run's last event is sent the watcher's 'stream is gone' notice, at that seq", async () => {
+    // Another playground (its bus on the default prefix) ran "crashed": two events, then it died
+    // without `done`, its unended runs kept 1.5 s. Its record says the run has not ended.
+    const dead = await createRedisBus({
+      url: redis.url,
+      settings: { retainUnendedMs: 1500 },
+      onError: () => {},
+    });
+    dead.emit("crashed", { kind: "output", text: "one" });
+    dead.emit("crashed", { kind: "output", text: "two" });
+    await dead.flushed();
+    await dead.close();
+    const shared = await connectSharedRuns(redis.url);
+    await shared.put({ id: "crashed", prompt: "q", ended: false });
+    await shared.close();
+
+    // The page had seqs 1-2; the browser's reconnect sends Last-Event-ID: 2.
+    const stop = AbortSignal.timeout(12_000);
+    const res = await fetch(new URL("api/runs/crashed/events", web.url), {
+      headers: { "last-event-id": "2" },
+      signal: stop,
+    });
+    expect(res.status).toBe(200);
+    const body = await res.text().catch(() => "(no end: the stream stayed open until the test gave up)");
+    const frames = body.split("\n\n").filter((frame) => frame.includes("data: "));
+    const events = frames.map((frame) => JSON.parse(/^data: (.*)$/m.exec(frame)?.[1] ?? "null"));
+    // Before, the watcher could not tell the stream was gone (it read no entry), and the server
+    // skipped every event at or below Last-Event-ID: nothing was sent, and the stream never ended.
+    expect(body).not.toContain("(no end");
+    expect(events).toEqual([
+      expect.objectContaining({
+        kind: "notice",
+        seq: 2,
+        dropped: 0,
+        text: expect.stringMatching(/gone from Redis \(expired\)/),
+      }),
+    ]);
+    expect(frames[0]).toMatch(/^id: 2$/m);
+  }, 20_000);
 });
 
 describe.skipIf(!HAS_REDIS)("--redis with a password in the URL", () => {

@@ -102,6 +102,15 @@ const TYPES: Record<string, string> = {
 
 const MAX_BODY = 1_000_000;
 
+/**
+ * A watcher's own last word: a `notice` with `dropped: 0` (the Redis watcher's "the run's stream is
+ * gone"). It is never stored in the run, and its seq is the last one the watcher read, so a reader
+ * that skips what it has by seq keeps it even at that seq (the Redis package's rule).
+ */
+function isWatcherWord(event: SequencedEvent<RunEvent>): boolean {
+  return event.kind === "notice" && event.dropped === 0;
+}
+
 function infoOf(run: Run): RunInfo {
   return { id: run.id, prompt: run.prompt, ended: run.ended };
 }
@@ -317,7 +326,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       : runtime.bus.watch(run.id, controller.signal);
     void (async () => {
       for await (const event of watched) {
-        if (event.seq <= after) continue;
+        // What the reader has (up to `after`) is not sent again — except a watcher's own word at
+        // `after` (a `notice` with `dropped: 0`: the Redis watcher's "stream is gone"), which is
+        // never stored, so never sent before, and carries the last seq read.
+        if (event.seq < after || (event.seq === after && !isWatcherWord(event))) continue;
         res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
       }
       res.end();

@@ -89,18 +89,31 @@ function follow(id: string, prompt: string): void {
     run.source = source;
     source.onmessage = (message) => {
       const event = JSON.parse(message.data as string) as SequencedEvent<RunEvent>;
-      if (event.seq <= lastSeq) return; // never draw an event twice
+      // Never draw an event twice: skip what is at or below the last seq drawn — except a watcher's
+      // own last word (a `notice` with `dropped: 0`: "the run's stream is gone"), never stored and
+      // never sent twice, which carries the last seq its watcher read.
+      if (event.seq < lastSeq || (event.seq === lastSeq && !(event.kind === "notice" && event.dropped === 0)))
+        return;
       lastSeq = event.seq;
       run.events.push(event);
       if (!frame) frame = requestAnimationFrame(draw);
-      if (event.kind === "done") {
+      // A watcher's last word (`dropped: 0`: the run's stream is gone, its emitter stopped without
+      // ending it): no `done` will come, so the page stops following the run as it would at one.
+      const gone = event.kind === "notice" && event.dropped === 0;
+      if (event.kind === "done" || gone) {
         run.ended = true;
         source.close();
         cancelAnimationFrame(frame);
         draw();
         renderMetrics(metricsBox, run.events, contextLength);
         setRunning(false);
-        tell(event.kind === "done" && event.stopped === true ? "Run stopped." : "Run finished.");
+        tell(
+          gone
+            ? "The run's host stopped without ending it: its events end here."
+            : event.kind === "done" && event.stopped === true
+              ? "Run stopped."
+              : "Run finished.",
+        );
         promptBox.focus();
       }
     };
