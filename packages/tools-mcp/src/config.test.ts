@@ -292,6 +292,90 @@ describe("${VAR} in a .mcp.json", () => {
     expect(db).toMatchObject({ args: ["--user", "admin", "--pwd", "hunter2"] });
   });
 
+  it("reads a default holding a reference of its own, as spec's export writes a literal default it took out of a sh -c command", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    const exported = exportSpec({
+      spec: SPEC_TOKEN,
+      bundle: {
+        mcpServers: [
+          { name: "db", command: "sh", args: ["-c", "exec srv --password ${DB_PASSWORD:-Tr0ub4dor3x}"] },
+        ],
+      },
+    });
+    const servers = exported.bundle?.mcpServers ?? [];
+    const script = servers[0]?.args?.[1] ?? "";
+    expect(script).not.toContain("Tr0ub4dor3x");
+    expect(script).toMatch(/^exec srv --password \$\{DB_PASSWORD:-\$\{[A-Z_]+\}\}$/);
+    const inner = /:-\$\{([A-Z_]+)\}/.exec(script)?.[1] ?? "";
+    // Before: the first `}` closed the reference, so the importer got `${PASSWORD}` or `dbpw}`.
+    expect(mcpServers(servers, { env: { [inner]: "realpw" } })[0]).toMatchObject({
+      args: ["-c", "exec srv --password realpw"],
+      masked: ["realpw"],
+    });
+    expect(mcpServers(servers, { env: { [inner]: "realpw", DB_PASSWORD: "dbpw" } })[0]).toMatchObject({
+      args: ["-c", "exec srv --password dbpw"],
+      masked: ["dbpw"],
+    });
+    // Neither set: refused naming the default's own reference, not run with a literal `${…}`.
+    expect(refusal(() => mcpServers(servers, { env: {} })).message).toBe(
+      `[0].args[1]: \${${inner}} is not set in the environment, and has no default (\${${inner}:-default}).`,
+    );
+  });
+
+  it("fills a nested default only when it is used, keeps an unclosed one as written, and takes deep nesting in one pass", () => {
+    const args = (arg: string, vars: Record<string, string>) =>
+      (mcpServers([{ name: "x", command: "x", args: [arg] }], { env: vars })[0] as { args: string[] })
+        .args[0];
+    expect(args("${A:-${NOPE}}!", { A: "a" })).toBe("a!");
+    expect(args("${A:-${B:-${C:-deep}}}-${A:-x}", {})).toBe("deep-x");
+    expect(args("${A:-${B:-${C:-deep}}}", { B: "b" })).toBe("b");
+    expect(args("pre ${A:-open ${B} and", { B: "b" })).toBe("pre ${A:-open ${B} and");
+    expect(args("${A:-x} ${A:-open", { A: "a" })).toBe("a ${A:-open");
+    expect(args("${1} ${A} }", { A: "a" })).toBe("${1} a }");
+    // 100,000 levels: no stack overflow (a spec file is anyone's text).
+    const depth = 100_000;
+    expect(args(`${"${A:-".repeat(depth)}end${"}".repeat(depth)}`, {})).toBe("end");
+  });
+
+  it("on text without nested defaults, fills exactly as a flat ${NAME} / ${NAME:-default} reading does (property)", async () => {
+    const fc = await import("fast-check");
+    const names = ["A", "B", "EMPTY", "UNSET"];
+    const vars: Record<string, string> = { A: "va", B: "v}b", EMPTY: "" };
+    const piece = fc.oneof(
+      fc.stringMatching(/^[a-z :\-}{]{0,6}$/),
+      fc.constantFrom(...names).map((n) => `\${${n}:-`),
+      fc
+        .tuple(fc.constantFrom(...names), fc.stringMatching(/^[a-z :-]{0,5}$/))
+        .map(([n, d]) => `\${${n}:-${d}}`),
+      fc.constantFrom("A", "B").map((n) => `\${${n}}`),
+      fc.constant("$"),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join("");
+        // A flat reading applies only where no default holds a `${` of its own.
+        fc.pre(!/\$\{[A-Za-z_]\w*:-[^}]*\$\{/.test(text));
+        let unset = false;
+        const flat = text.replace(
+          /\$\{([A-Za-z_]\w*)(?::-([^}]*))?\}/g,
+          (whole, name: string, fallback?: string) => {
+            const value = vars[name];
+            if (value !== undefined && value !== "") return value;
+            if (fallback === undefined) unset = true;
+            return fallback ?? whole;
+          },
+        );
+        if (unset) expect(() => args(text)).toThrow(/is not set in the environment, and has no default/);
+        else expect(args(text)).toBe(flat);
+      }),
+      { numRuns: 500 },
+    );
+    function args(text: string): string | undefined {
+      return (mcpServers([{ name: "x", command: "x", args: [text] }], { env: vars })[0] as { args: string[] })
+        .args[0];
+    }
+  });
+
   it("what an expansion put into the args is masked in the failure message", async () => {
     const { FIXTURE, NODE } = await import("../test/support.js");
     const servers = mcpServers(

@@ -61,7 +61,71 @@ export interface McpServersOptions {
   env?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
-const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+/** A variable's name, read where a `${` left off (sticky: no copy of the rest of the text). */
+const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
+
+/**
+ * `text` with its `${NAME}` and `${NAME:-default}` references filled: `lookup` gives a variable's
+ * value (`undefined` or `""` for unset: the default is used), `missing` answers an unset one with no
+ * default (it may throw). A default may hold references of its own (`${DB_PASSWORD:-${PASSWORD}}`, as
+ * a shell reads it, and as spec's export writes a literal default it takes out), filled only when the
+ * default is used: an unset reference in a default that is not used refuses nothing. A `${` that
+ * starts no reference (`${1}`) is kept as written, and so is the rest of the text after a
+ * `${NAME:-` that is never closed. One pass, however deep the defaults nest.
+ */
+function expandReferences(
+  text: string,
+  lookup: (name: string) => string | undefined,
+  missing: (name: string) => string,
+): string {
+  // One output: a default that is used writes straight into it, one that is not writes nothing. Each
+  // open default is a frame (an array, not recursion: a spec of nested defaults is anyone's text).
+  let out = "";
+  const frames: { outer: boolean; start: number; mark: number }[] = [];
+  let use = true;
+  let from = 0;
+  let at = 0;
+  while (at < text.length) {
+    const ch = text[at];
+    if (ch === "}" && frames.length > 0) {
+      if (use) out += text.slice(from, at);
+      // Back in the text around the default, written as it was.
+      use = (frames.pop() as { outer: boolean }).outer;
+      at++;
+      from = at;
+      continue;
+    }
+    if (ch !== "$" || text[at + 1] !== "{") {
+      at++;
+      continue;
+    }
+    NAME.lastIndex = at + 2;
+    const name = NAME.exec(text)?.[0];
+    const after = at + 2 + (name?.length ?? 0);
+    if (name === undefined || (text[after] !== "}" && !text.startsWith(":-", after))) {
+      at += 2;
+      continue;
+    }
+    if (use) out += text.slice(from, at);
+    const mark = out.length;
+    const value = use ? lookup(name) : undefined;
+    const set = value !== undefined && value !== "";
+    if (text[after] === "}") {
+      if (use) out += set ? value : missing(name);
+      at = after + 1;
+    } else {
+      if (use && set) out += value;
+      frames.push({ outer: use, start: at, mark });
+      use = use && !set;
+      at = after + 2;
+    }
+    from = at;
+  }
+  const open = frames[0];
+  // A `${NAME:-` never closed is kept as written, from where it starts.
+  if (open !== undefined) return out.slice(0, open.mark) + text.slice(open.start);
+  return out + text.slice(from);
+}
 
 function expandConfig(
   config: McpServerConfig,
@@ -70,18 +134,20 @@ function expandConfig(
 ): McpServerConfig {
   const masked: string[] = [];
   const expand = (text: string, where: string): string =>
-    text.replace(REFERENCE, (_match, name: string, fallback: string | undefined) => {
-      const value = env[name];
-      const chosen = value !== undefined && value !== "" ? value : fallback;
-      if (chosen === undefined) {
+    expandReferences(
+      text,
+      (name) => {
+        const value = env[name];
+        if (value !== undefined && value !== "") masked.push(value);
+        return value;
+      },
+      (name) => {
         throw invalid(
           where,
           `\${${name}} is not set in the environment, and has no default (\${${name}:-default}).`,
         );
-      }
-      if (chosen === value) masked.push(value);
-      return chosen;
-    });
+      },
+    );
   const map = (values: Record<string, string> | undefined, where: string) =>
     values && Object.fromEntries(Object.entries(values).map(([k, v]) => [k, expand(v, `${where}.${k}`)]));
   if (config.type === "stdio") {
