@@ -2,6 +2,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createMcpPool, McpPoolError, mcpServers, readMcpJson } from "./index.js";
 
@@ -337,8 +338,7 @@ describe("${VAR} in a .mcp.json", () => {
     expect(args(`${"${A:-".repeat(depth)}end${"}".repeat(depth)}`, {})).toBe("end");
   });
 
-  it("on text without nested defaults, fills exactly as a flat ${NAME} / ${NAME:-default} reading does (property)", async () => {
-    const fc = await import("fast-check");
+  it("on text without nested defaults, fills exactly as a flat ${NAME} / ${NAME:-default} reading does (property)", () => {
     const names = ["A", "B", "EMPTY", "UNSET"];
     const vars: Record<string, string> = { A: "va", B: "v}b", EMPTY: "" };
     const piece = fc.oneof(
