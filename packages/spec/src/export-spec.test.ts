@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are shell commands and spec placeholders, where ${…} is meant literally.
 import { describe, expect, it } from "vitest";
 import { AgentSpecError } from "./errors.js";
 import { exportSpec } from "./export-spec.js";
