@@ -1808,3 +1808,106 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
     );
   });
 });
+
+describe("a literal default in a plain argument, env or header value is read as the sh -c reader reads it (fix85's note 2)", () => {
+  const key = "ghp_abcdefghijklmnopqrstuvwxyz0123";
+  it.each([
+    [
+      ["--password", "${DB_PASSWORD:-Tr0ub4dor3x}"],
+      ["--password", "${DB_PASSWORD:-${PASSWORD}}"],
+    ],
+    [
+      ["--password", "${DB_PASSWORD-Tr0ub4dor3x}"],
+      ["--password", "${DB_PASSWORD-${PASSWORD}}"],
+    ],
+    [["--password=${DB_PASSWORD:-X}"], ["--password=${DB_PASSWORD:-${PASSWORD}}"]],
+    [["--api-key=${K:-hunter2x9}"], ["--api-key=${K:-${API_KEY}}"]],
+    [
+      ["--token", "${T:=hunter2}", "--port", "80"],
+      ["--token", "${T:=${TOKEN}}", "--port", "80"],
+    ],
+    [
+      ["-e", "DB_PASSWORD=${DB_PASSWORD:-dev}"],
+      ["-e", "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD}}"],
+    ],
+    [
+      ["-H", "Authorization: Bearer ${TOKEN:-sk-abcdefghijklmnop1234}"],
+      ["-H", "Authorization: Bearer ${TOKEN:-${AUTHORIZATION}}"],
+    ],
+    [
+      ["--conn", "Server=db;Password=${PW:-S3cret99};"],
+      ["--conn", "Server=db;Password=${PW:-${PASSWORD}};"],
+    ],
+    // Under a variable whose whole name tells, with no telling flag, as `sh -c` reads it.
+    [["${DB_PASSWORD:-Tr0ub4dor3x}"], ["${DB_PASSWORD:-${DB_PASSWORD}}"]],
+    [["--x=${API_TOKEN-abc}"], ["--x=${API_TOKEN-${API_TOKEN}}"]],
+    // A key shape in a default is a key shape.
+    [[`\${GH:-${key}}`], ["${GH:-${SECRET}}"]],
+    // Literal text outside the reference: the whole value, as before.
+    [
+      ["--password", "pre${DB_PASSWORD:-X}"],
+      ["--password", "${PASSWORD}"],
+    ],
+  ])("replaces only the default's word in %j", (args, safe) => {
+    expect(withoutArgSecrets(args)).toEqual(safe);
+    expect(withoutArgSecrets(safe)).toEqual(safe);
+    const spec = withServer({ args });
+    expect(findSpecSecrets(spec)).toHaveLength(1);
+    const out = exportSpec(spec);
+    expect(out.bundle?.mcpServers?.[0]?.args).toEqual(safe);
+    expect(findSpecSecrets(out)).toEqual([]);
+  });
+
+  it.each(
+    [
+      ["--password", "${DB_PASSWORD}"],
+      ["--password", "${DB_PASSWORD:-}"],
+      ["--password", "${DB_PASSWORD:-$FALLBACK}"],
+      ["--password", "${DB_PASSWORD:-${PASSWORD}}"],
+      ["--password=${DB_PASSWORD:?unset}", "--token=${T:+given}"],
+      ["--port", "${PORT:-8080}", "--name", "${GREETING:-hello2x9}"],
+      ["${DB_PASSWORD:-${DB_PASSWORD}}", "-e", "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD}}"],
+      ["--conn", "Server=db;Password=${PW:-${PASSWORD}};"],
+    ].map((args) => [args]),
+  )("keeps run-time references as they are in %j", (args) => {
+    expect(withoutArgSecrets(args)).toEqual(args);
+    expect(findSpecSecrets(withServer({ args }))).toEqual([]);
+  });
+
+  it("flags an env value's or a header's literal default, and withoutSecrets replaces only its word", () => {
+    const spec = withServer({
+      env: { DB_PASSWORD: "${DB_PASSWORD:-Tr0ub4dor3x}", API_TOKEN: "${API_TOKEN:-$OTHER}" },
+      headers: { Authorization: "Bearer ${TOKEN:-sk-abcdefghijklmnop1234}", "X-Api-Key": "${KEY}" },
+    });
+    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
+      ["bundle.mcpServers[0].env.DB_PASSWORD", SecretSign.Field],
+      ["bundle.mcpServers[0].headers.Authorization", SecretSign.Field],
+    ]);
+    expect(withoutSecrets("${DB_PASSWORD:-Tr0ub4dor3x}", "DB_PASSWORD")).toBe(
+      "${DB_PASSWORD:-${DB_PASSWORD}}",
+    );
+    expect(withoutSecrets("Bearer ${TOKEN:-sk-abcdefghijklmnop1234}", "Authorization")).toBe(
+      "Bearer ${TOKEN:-${AUTHORIZATION}}",
+    );
+    expect(withoutSecrets("${DB_PASSWORD:-${DB_PASSWORD}}", "DB_PASSWORD")).toBe(
+      "${DB_PASSWORD:-${DB_PASSWORD}}",
+    );
+    expect(withoutSecrets("${DB_PASSWORD:-Tr0ub4dor3x}", "DB_PASSWORD", () => "HIDDEN")).toBe(
+      "${DB_PASSWORD:-HIDDEN}",
+    );
+    // Nothing in clear: not flagged, after the export too.
+    expect(findSpecSecrets(withServer({ env: { DB_PASSWORD: "${DB_PASSWORD:-${DB_PASSWORD}}" } }))).toEqual(
+      [],
+    );
+    expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
+  });
+
+  it("reads a deeply nested default in one pass", () => {
+    const deep = `${"${A:-".repeat(50_000)}pw${"}".repeat(50_000)}`;
+    const started = Date.now();
+    expect(withoutArgSecrets(["--password", deep])[1]).toBe(
+      `${"${A:-".repeat(50_000)}\${PASSWORD}${"}".repeat(50_000)}`,
+    );
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});

@@ -1,7 +1,9 @@
 import { asSpec } from "./as-spec.js";
 import { child, isPlainObject } from "./json.js";
 import {
+  hideLiteral,
   isLiteral,
+  literalDefaults,
   looksLikeKey,
   looksPasswordName,
   looksProseSecretName,
@@ -715,14 +717,17 @@ function safeString(value: string, sign: SecretSign, name: string | undefined, h
   // A URL may carry a key in its path as well as in its userinfo or query.
   if (sign === SecretSign.Userinfo || sign === SecretSign.Query)
     return withoutKeys(withoutUrlSecrets(value, hide), hide);
-  if (sign === SecretSign.Field) return hide ? hide(value, name) : reference(name ?? "");
+  // A literal default's word alone, when that is all it says in clear (`${DB_PASSWORD:-${DB_PASSWORD}}`).
+  if (sign === SecretSign.Field)
+    return hideLiteral(value, (secret) => (hide ? hide(secret, name) : reference(name ?? "")));
   return withoutKeys(value, hide);
 }
 
 /**
  * A string as it may be shown or shared: with what `findSpecSecrets` would flag in it taken out —
  * the whole value when `name` (the field, variable or header it is given under) is named like a
- * credential and the value is not only `${VAR}` references; else a URL's userinfo and telling
+ * credential and the value is not only `${VAR}` references (of one whose only literal text is a
+ * literal default's word, `${DB_PASSWORD:-X}`, just that word); else a URL's userinfo and telling
  * query values, and each key-shaped part. The rest is kept as written. By default a taken-out
  * credential becomes a `${NAME}` reference (`${SECRET}` for a key shape), a URL's part is dropped;
  * with `hide`, each becomes what `hide(secret, name)` returns. Never throws; a non-string is returned as it is.
@@ -1371,6 +1376,15 @@ function scanArgs(
   });
 }
 
+/**
+ * What a telling name's literal value is written as: a reference named after it (or what `hide`
+ * returns) in place of the whole value, or of each literal default's word when those are all the
+ * value says in clear (`--password ${DB_PASSWORD:-X}` → `${DB_PASSWORD:-${PASSWORD}}`; see `hideLiteral`).
+ */
+function literalNamer(hide: SecretHide | undefined): (secret: string, name: string) => string {
+  return (secret, name) => hideLiteral(secret, (text) => (hide ? hide(text, name) : reference(name)));
+}
+
 /** An environment assignment: `NAME=value`. */
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_.-]*)=([\s\S]*)$/;
 /** A flag alone, before its value. */
@@ -1394,7 +1408,7 @@ function readArg(
   rules: ArgRules,
   hide: SecretHide | undefined,
 ): ArgFound | undefined {
-  const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
+  const named = literalNamer(hide);
   const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
   // A shell's command (`sh -c "exec srv --api-key X"`) is read only as a command line.
   // (cmd.exe's `/c` reads no `#` comment: there `#general` is a word like any other.)
@@ -1458,10 +1472,24 @@ function readArg(
   return readValue(arg, hide);
 }
 
-/** A value read alone: a URL's credentials, a key shape. */
+/**
+ * A value read alone: a URL's credentials, a key shape; else each literal default under a `NAME`
+ * whose whole name tells (`${DB_PASSWORD:-X}`, as a shell's command reads it), its word replaced
+ * by a reference named after `NAME`.
+ */
 function readValue(value: string, hide: SecretHide | undefined): ArgFound | undefined {
   const sign = stringSign(value, false);
-  return sign && { sign, safe: safeString(value, sign, undefined, hide) };
+  if (sign) return { sign, safe: safeString(value, sign, undefined, hide) };
+  const telling = literalDefaults(value).filter(({ name }) => wholeNameTells(name));
+  if (telling.length === 0) return undefined;
+  let safe = "";
+  let from = 0;
+  for (const { start, end, name } of telling) {
+    const secret = value.slice(start, end);
+    safe += value.slice(from, start) + (hide ? hide(secret, name) : reference(name));
+    from = end;
+  }
+  return { sign: SecretSign.Flag, safe: safe + value.slice(from) };
 }
 
 /**
@@ -1470,7 +1498,7 @@ function readValue(value: string, hide: SecretHide | undefined): ArgFound | unde
  * any other name, the value read alone. Undefined when `text` is neither, or nothing is flagged.
  */
 function readAssignment(text: string, rules: ArgRules, hide: SecretHide | undefined): ArgFound | undefined {
-  const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
+  const named = literalNamer(hide);
   const assignment = ASSIGNMENT.exec(text);
   const [, variable = "", value = ""] = assignment ?? [];
   // A telling name's value is taken whole, a `;` in it (`DB_PASS=a;b`) included.

@@ -74,6 +74,14 @@ const secretish = fc.oneof(
     "https://h.example/p?access_token=z&x=1",
     "see sk-proj-abcdefghijklmnopqrstuvwx and ghp_abcdefghijklmnopqrstuvwxyz",
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+    // A literal default, read at run time only while its variable is set (and those that are not one).
+    `\${DB_PASSWORD:-Tr0ub4dor3x}`,
+    `--token=\${T:-hunter2x9}`,
+    `Authorization: Bearer \${TOKEN:-sk-abcdefghijklmnopqrstuvwx}`,
+    `\${GH-ghp_abcdefghijklmnopqrstuvwxyz}`,
+    `\${DB_PASSWORD:-\${PASSWORD}}`,
+    `\${T:-$OTHER}`,
+    `\${PORT:-8080}`,
   ),
   fc
     .tuple(fc.constantFrom("sk-", "ghp_", "hf_", "gsk_"), fc.stringMatching(/^[A-Za-z0-9]{20,30}$/))
@@ -338,6 +346,15 @@ describe("what parseSpec accepts survives export and re-parse", { timeout: 60_00
         if (!spec) return;
         const exported = exportSpec(spec);
         expect(findSpecSecrets(exported)).toEqual([]);
+        // A literal default's word (`${DB_PASSWORD:-Tr0ub4dor3x}`) is not left in a bundled server's args.
+        const args = JSON.stringify((exported.bundle?.mcpServers ?? []).map((server) => server.args));
+        for (const word of [
+          "Tr0ub4dor3x",
+          "hunter2x9",
+          "sk-abcdefghijklmnopqrstuvwx",
+          "ghp_abcdefghijklmnop",
+        ])
+          expect(args).not.toContain(word);
         const again = parseSpec(JSON.parse(JSON.stringify(exported)), {
           bundle: true,
           features: spec.requires,

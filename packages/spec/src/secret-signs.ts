@@ -210,11 +210,70 @@ function looksSecretParam(name: string): boolean {
   return looksSecretName(name) || SECRET_PARAMS.has(name.toLowerCase().replace(/[-_]/g, ""));
 }
 
-/** The string with every `${VAR}` reference removed: what is left is what the document itself says. */
+/**
+ * The string with every `${VAR}` reference removed, a default written in one (`${NAME:-word}`)
+ * with it, and references nested in a default (`${DB_PASSWORD:-${PASSWORD}}`) read whole: what is
+ * left is what the document itself says outside them. A `${` whose reference holds a bare `{`, or
+ * is never closed, is kept as written. One pass, however deep the nesting.
+ */
 export function withoutReferences(value: string): string {
-  // `[^{}]`, not `[^}]`: from each `${` of a run of them the scan stops at the next `{` instead of
-  // reading to the end of the string (quadratic on `"${".repeat(n)`).
-  return value.replace(/\$\{[^{}]*\}/g, "");
+  if (!value.includes("${")) return value;
+  // Characters kept; for each open `${`, where it started among them (closed, it is cut back to there).
+  const out: string[] = [];
+  const open: number[] = [];
+  for (let i = 0; i < value.length; i += 1) {
+    const c = value[i] as string;
+    if (c === "$" && value[i + 1] === "{") {
+      open.push(out.length);
+      out.push("${");
+      i += 1;
+    } else if (c === "}" && open.length > 0) out.length = open.pop() as number;
+    else {
+      // A bare `{` inside a reference makes none of the open ones a reference: they stay as written.
+      if (c === "{") open.length = 0;
+      out.push(c);
+    }
+  }
+  return out.join("");
+}
+
+/**
+ * `${NAME:-word}`, `${NAME-word}`, `${NAME:=word}` or `${NAME=word}` whose `word` is plain text (no
+ * `$`, no brace): a literal default, what a reader of the value (a shell, tools-mcp's expansion)
+ * uses while `NAME` is unset. Its word is written in the document, so it is read as a literal there.
+ */
+const PLAIN_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]([^${}]*)\}/g;
+
+/** @internal Where each literal default's word (one that says something) is written in `value`: `[start, end)` and its `NAME`. */
+export function literalDefaults(value: string): { start: number; end: number; name: string }[] {
+  if (typeof value !== "string" || !value.includes("${")) return [];
+  const found: { start: number; end: number; name: string }[] = [];
+  for (const match of value.matchAll(PLAIN_DEFAULT)) {
+    const word = match[2] ?? "";
+    if (word.trim() === "") continue;
+    const end = (match.index ?? 0) + match[0].length - 1;
+    found.push({ start: end - word.length, end, name: match[1] ?? "" });
+  }
+  return found;
+}
+
+/**
+ * A literal value (see `isLiteral`) with what it says in clear taken out, `put` giving what is
+ * written instead: the whole value when it says something outside its references; else only the
+ * word of each literal default, the rest kept, so `${DB_PASSWORD:-Tr0ub4dor3x}` becomes
+ * `${DB_PASSWORD:-${PASSWORD}}` (read at run time as before, the default now a reference of its own).
+ */
+export function hideLiteral(value: string, put: (secret: string) => string): string {
+  if (saysOutside(value)) return put(value);
+  const defaults = literalDefaults(value);
+  if (defaults.length === 0) return put(value);
+  let out = "";
+  let from = 0;
+  for (const { start, end } of defaults) {
+    out += value.slice(from, start) + put(value.slice(start, end));
+    from = end;
+  }
+  return out + value.slice(from);
 }
 
 /**
@@ -275,7 +334,9 @@ export function withoutKeys(value: string, hide?: SecretHide): string {
 export function looksLikeKey(value: string): boolean {
   if (typeof value !== "string") return false;
   const literal = withoutReferences(value);
-  return KEY_SHAPES.some((shape) => shape.test(literal));
+  // A literal default's word is written in the document too (`${GITHUB_TOKEN:-ghp_…}`).
+  const words = [literal, ...literalDefaults(value).map(({ start, end }) => value.slice(start, end))];
+  return words.some((word) => KEY_SHAPES.some((shape) => shape.test(word)));
 }
 
 /** The sign a URL carries, if any: credentials before the host, or a telling query parameter. */
@@ -348,13 +409,22 @@ function decodeSafe(part: string): string {
   }
 }
 
-/** True when a value, once references are removed, still says something. */
-export function isLiteral(value: string): boolean {
+/** True when a value, once references are removed (and an `Authorization` scheme before them), still says something. */
+function saysOutside(value: string): boolean {
   return (
     withoutReferences(value)
       .replace(/^\s*(?:Bearer|Basic|Token)\b/i, "")
       .trim() !== ""
   );
+}
+
+/**
+ * True when a value says something in clear: once references are removed it still does, or a
+ * literal default holds a word (`${DB_PASSWORD:-Tr0ub4dor3x}`; see `literalDefaults`). `${NAME}`
+ * alone, `${NAME:-}` and `${NAME:-$OTHER}` are read at run time.
+ */
+export function isLiteral(value: string): boolean {
+  return saysOutside(value) || literalDefaults(value).length > 0;
 }
 
 /**
