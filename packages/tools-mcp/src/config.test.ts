@@ -323,6 +323,37 @@ describe("${VAR} in a .mcp.json", () => {
     );
   });
 
+  it("gives back a plain argument's literal default after spec's export took it out (env and headers it removes)", async () => {
+    const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    const original = [
+      {
+        name: "db",
+        command: "db-mcp",
+        args: ["--password", "${DB_PASSWORD:-Tr0ub4dor3x}", "--api-key=${K:-sk0abc9XYZ12def}"],
+      },
+    ];
+    const exported = exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } });
+    const servers = exported.bundle?.mcpServers ?? [];
+    expect(JSON.stringify(servers)).not.toMatch(/Tr0ub4dor3x|sk0abc9XYZ12def/);
+    // The placeholders the export wrote, each inside the default it replaced.
+    const placeholders = [...JSON.stringify(servers).matchAll(/:-\$\{([A-Z_]+)\}\}/g)].map(
+      (m) => m[1] as string,
+    );
+    expect(placeholders).toEqual(["PASSWORD", "API_KEY"]);
+    const env: Record<string, string> = {};
+    for (const name of placeholders) env[name] = name === "API_KEY" ? "sk0abc9XYZ12def" : "Tr0ub4dor3x";
+    const [db] = mcpServers(servers, { env });
+    const [plain] = mcpServers(original, { env: {} });
+    expect(db).toMatchObject({
+      args: plain?.type === "stdio" ? plain.args : [],
+    });
+    expect((db as { args: string[] }).args).toEqual([
+      "--password",
+      "Tr0ub4dor3x",
+      "--api-key=sk0abc9XYZ12def",
+    ]);
+  });
+
   it("fills a nested default only when it is used, keeps an unclosed one as written, and takes deep nesting in one pass", () => {
     const args = (arg: string, vars: Record<string, string>) =>
       (mcpServers([{ name: "x", command: "x", args: [arg] }], { env: vars })[0] as { args: string[] })
