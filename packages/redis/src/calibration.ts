@@ -39,15 +39,16 @@ const MAX_READING = 8;
 
 /**
  * Records a reading (KEYS: the endpoint and model's list, the index, the generation; ARGV: the id,
- * the reading, how many are kept, the expiry in ms, the channel, the announcement, the generation
- * known): pushed, trimmed, indexed, both expiries set and announced in one call, so no forget lands
+ * the generation known, how many are kept, the expiry in ms, the channel, the announcement, then the
+ * readings to push: the new one, or every one held here when the list expired under this instance):
+ * pushed, trimmed, indexed, both expiries set and announced in one call, so no forget lands
  * between them. Every forget moves the generation (`<prefix>calibration:generation`) on and announces
  * it; a reading sent by an instance that has yet to hear of a forget is refused (answers 0, nothing
  * written), so a reading in flight across a forget cannot land after it and outlive it in Redis.
  */
 const READING_SCRIPT = script(`${INDEX_EXPIRY_LUA}
-if tonumber(ARGV[7]) < tonumber(redis.call('GET', KEYS[3]) or '0') then return 0 end
-redis.call('RPUSH', KEYS[1], ARGV[2])
+if tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[3]) or '0') then return 0 end
+redis.call('RPUSH', KEYS[1], unpack(ARGV, 7))
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('SADD', KEYS[2], ARGV[1])
@@ -189,6 +190,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       ids,
       keyOf,
       indexKey,
+      retainMs,
       (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
       (id, values) => {
         shared.set(id, values.map(Number).filter(plausible));
@@ -198,16 +200,29 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
 
   /** When (ms) this instance last wrote each list or renewed its expiry. */
   const touched = new Map<string, number>();
-  /** A list read for a request: its expiry is renewed, at most once per `renewMs` here. */
+  /**
+   * The lists found gone (expired) when this instance renewed them while it held readings: the next
+   * reading taken is written with every reading held, so Redis holds what this instance does.
+   */
+  const lapsed = new Set<string>();
+  /**
+   * A list read for a request: its expiry is renewed, at most once per `renewMs` here. A list found
+   * gone is written whole with the next reading.
+   */
   const touch = (id: string): void => {
     if (!writer.isReady) return;
     const now = Date.now();
     if (now - (touched.get(id) ?? 0) < renewMs) return;
     touched.set(id, now);
-    runScript(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).catch((error: unknown) => {
-      touched.delete(id);
-      report(error);
-    });
+    runScript<number>(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).then(
+      (renewed) => {
+        if (renewed !== 1 && shared.has(id)) lapsed.add(id);
+      },
+      (error: unknown) => {
+        touched.delete(id);
+        report(error);
+      },
+    );
   };
 
   await starting(
@@ -287,18 +302,21 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       take(id, reading);
       if (writer.isReady) {
         touched.set(id, Date.now());
+        // The list expired under this instance: every reading held goes back with this one.
+        const whole = lapsed.delete(id);
+        const readings = whole ? [...(shared.get(id) ?? [reading])] : [reading];
         runScript<number>(
           writer,
           READING_SCRIPT,
           [keyOf(id), indexKey, generationKey],
           [
             id,
-            String(reading),
+            String(generation),
             String(KEPT),
             String(retainMs),
             channel,
             JSON.stringify({ id, reading, from: self }),
-            String(generation),
+            ...readings.map(String),
           ],
         ).then(
           (written) => {
@@ -308,6 +326,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
           },
           (error: unknown) => {
             touched.delete(id);
+            if (whole) lapsed.add(id);
             report(error);
           },
         );
@@ -330,7 +349,10 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       if (name === undefined) return heldLocally;
       const ids = [...shared.keys()].filter((id) => id.startsWith(`${name}\u0000`));
       const held = dropLocal(name) || heldLocally;
-      for (const id of ids) touched.delete(id);
+      for (const id of ids) {
+        touched.delete(id);
+        lapsed.delete(id);
+      }
       // One tenant forgotten everywhere: its readings go from Redis and from every instance. Owed
       // until Redis has it, so a reconnect's reload does not bring the readings back; remembered in
       // Redis, so an instance away meanwhile drops its copy when it is back.
@@ -344,6 +366,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       local = createCalibration();
       shared.clear();
       touched.clear();
+      lapsed.clear();
     },
     reload,
     async close() {

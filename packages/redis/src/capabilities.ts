@@ -519,6 +519,7 @@ export async function createRedisCapabilityStore(
       known,
       keyOf,
       indexKey,
+      retainMs,
       (id) => ask<string[]>(["HGETALL", keyOf(id)]),
       (id, flat) => {
         const fields: [string, string][] = [];
@@ -633,13 +634,22 @@ export async function createRedisCapabilityStore(
   /**
    * A tenant used for a request: its key's expiry is renewed, at most once per `renewMs` here, when
    * Redis holds something of it (a tenant with no latch has no key) and this instance is not away.
+   * A key found gone (expired) is written again whole from what this instance holds.
    */
   const touch = (entry: Entry): void => {
     if (entry.shared.size === 0 || away || closed || !writer.isReady) return;
     const now = Date.now();
     if (now - entry.touchedAt < renewMs) return;
     entry.touchedAt = now;
-    runScript(writer, TOUCH_SCRIPT, [keyOf(entry.id), indexKey], [entry.id, String(retainMs)]).catch(
+    runScript<number>(writer, TOUCH_SCRIPT, [keyOf(entry.id), indexKey], [entry.id, String(retainMs)]).then(
+      (renewed) => {
+        if (renewed === 1 || entry.dropped) return;
+        // The key is gone (it expired while this instance held the tenant): nothing of it is shared
+        // any more, so the whole tenant is written again, not only the next field learned.
+        entry.shared.clear();
+        entry.touchedAt = 0;
+        soon(entry);
+      },
       (error: unknown) => {
         entry.touchedAt = 0;
         report(error);

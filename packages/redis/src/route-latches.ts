@@ -119,7 +119,8 @@ export async function createRedisRouteLatches(options: RedisRouteLatchesOptions)
   const touched = new Map<string, number>();
   /**
    * A server looked up for a request: its key's expiry is renewed, at most once per `renewMs` here,
-   * when Redis holds something of it.
+   * when Redis holds something of it. A key found gone (expired) is written again from what this
+   * instance holds.
    */
   const looked = new Map<string, number>();
   const touch = (base: string): void => {
@@ -131,10 +132,17 @@ export async function createRedisRouteLatches(options: RedisRouteLatchesOptions)
     if (!known.has(id) && !touched.has(id)) return;
     if (now - (touched.get(id) ?? 0) < renewMs) return;
     touched.set(id, now);
-    runScript(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).catch((error: unknown) => {
-      touched.set(id, 0);
-      report(error);
-    });
+    runScript<number>(writer, TOUCH_SCRIPT, [keyOf(id), indexKey], [id, String(retainMs)]).then(
+      (renewed) => {
+        // The key is gone (it expired while this instance held the server): written again whole.
+        const state = states.get(base);
+        if (renewed !== 1 && state) share(base, state);
+      },
+      (error: unknown) => {
+        touched.set(id, 0);
+        report(error);
+      },
+    );
   };
 
   const share = (base: string, state: RouteLatches): void => {
@@ -208,6 +216,7 @@ export async function createRedisRouteLatches(options: RedisRouteLatchesOptions)
       ids,
       keyOf,
       indexKey,
+      retainMs,
       (id) => ask<string[]>(["HGETALL", keyOf(id)]),
       (id, flat) => {
         const fields: Record<string, string> = {};

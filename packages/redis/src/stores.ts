@@ -1,8 +1,9 @@
 import { createRedisBus, type RedisBusOptions, type RedisEventBus } from "./bus.js";
 import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
+import { resolveOptions } from "./connection.js";
 import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
-import type { TenantKeyOptions } from "./tenant-keys.js";
+import { retainTenantOption, type TenantKeyOptions } from "./tenant-keys.js";
 
 /** Options for {@link createRedisStores}: one Redis for all three stores, and the bus's limits. */
 export interface RedisStoresOptions extends RedisBusOptions, TenantKeyOptions {
@@ -30,6 +31,9 @@ export interface RedisStores {
  * Throws `RedisStoreError` for bad options or an unreachable server, closing whatever it had opened.
  */
 export async function createRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
+  // Checked here first, so a refusal names the function the caller called, not one it calls.
+  resolveOptions(options, "createRedisStores");
+  retainTenantOption(options.retainTenantMs, "createRedisStores");
   const opened: { close(): Promise<void> }[] = [];
   const track = <T extends { close(): Promise<void> }>(store: T): T => {
     opened.push(store);

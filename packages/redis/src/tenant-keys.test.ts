@@ -6,6 +6,7 @@ import { createRedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
 import { RedisStoreError } from "./errors.js";
 import { createRedisRouteLatches } from "./route-latches.js";
+import { createRedisStores } from "./stores.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -313,5 +314,159 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
         createRedisCalibration({ url: server.url, retainTenantMs: bad as number }),
       ).rejects.toThrow(/retainTenantMs/);
     }
+  });
+
+  it("gives the keys an older version wrote with no expiry (and their index) the retention at the next reload, so they are retired and none outlives its index", async () => {
+    const prefix = fresh();
+    const a = await caps(prefix);
+    const calibration = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      endpointIdOf: a.endpointIdOf,
+    });
+    closing.push(calibration);
+    const routes = await createRedisRouteLatches({ url: server.url, prefix });
+    closing.push(routes);
+    const supports = a.capabilitiesFor(base, "sk-old");
+    supports.strictSchemas = false;
+    await a.sync();
+    calibration.calibrate(supports, "m", { messages: [{ role: "user", content: "z".repeat(400) }] }, 100);
+    routes.set("http://old-routes.example", { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
+    await until(async () => (await tenantKeys(prefix, "routes")).length === 1);
+    await until(async () => (await tenantKeys(prefix, "calibration")).length === 1);
+    const kinds = ["caps", "calibration", "routes"];
+    // What the version before tenant keys expired left: every key and index with no expiry.
+    const old: string[] = [];
+    for (const kind of kinds) old.push(...(await tenantKeys(prefix, kind)), `${prefix}${kind}:index`);
+    expect(old).toHaveLength(6);
+    for (const key of old) await send(["PERSIST", key]);
+    const pttl = (key: string) => send<number>(["PTTL", key]);
+
+    // The upgraded hosts start (each start is a reload), with a short retention.
+    const retainTenantMs = 1500;
+    const b = await caps(prefix, { retainTenantMs });
+    const bCalibration = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      retainTenantMs,
+      endpointIdOf: b.endpointIdOf,
+    });
+    closing.push(bCalibration);
+    const bRoutes = await createRedisRouteLatches({ url: server.url, prefix, retainTenantMs });
+    closing.push(bRoutes);
+    for (const key of old) {
+      expect(await pttl(key), key).toBeGreaterThan(0);
+      expect(await pttl(key), key).toBeLessThanOrEqual(retainTenantMs);
+    }
+    for (const kind of kinds) {
+      const [key] = await tenantKeys(prefix, kind);
+      expect(await pttl(`${prefix}${kind}:index`)).toBeGreaterThanOrEqual(await pttl(key as string));
+    }
+    // Nobody uses them: retired, index and all, and a fresh host reads nothing of them.
+    await pause(retainTenantMs + 300);
+    for (const kind of kinds) {
+      expect(await tenantKeys(prefix, kind)).toEqual([]);
+      expect(await send<number>(["EXISTS", `${prefix}${kind}:index`])).toBe(0);
+    }
+    const late = await caps(prefix);
+    expect(late.peekCapabilities?.(base, "sk-old")?.strictSchemas).toBe(true);
+  }, 20_000);
+
+  it("capabilities: a tenant whose key expired under an instance that holds it is written again whole, so a fresh host reads everything that instance holds", async () => {
+    const prefix = fresh();
+    const retainTenantMs = 1000;
+    const a = await caps(prefix, { retainTenantMs });
+    a.capabilitiesFor(base, "sk-lapse").strictSchemas = false;
+    await a.sync();
+    expect(await tenantKeys(prefix, "caps")).toHaveLength(1);
+    await until(async () => (await tenantKeys(prefix, "caps")).length === 0, 3000);
+    expect(await tenantKeys(prefix, "caps")).toEqual([]);
+    // Used again on A (the renewal finds the key gone), then another field learned.
+    a.capabilitiesFor(base, "sk-lapse");
+    await pause(100);
+    a.capabilitiesFor(base, "sk-lapse").usageInStream = false;
+    await a.sync();
+    await pause(300);
+    const held = a.peekCapabilities?.(base, "sk-lapse");
+    expect([held?.strictSchemas, held?.usageInStream]).toEqual([false, false]);
+    const late = await caps(prefix);
+    const read = late.peekCapabilities?.(base, "sk-lapse");
+    expect([read?.strictSchemas, read?.usageInStream]).toEqual([false, false]);
+  }, 20_000);
+
+  it("calibration: a list that expired under an instance that holds readings is written again with all of them at the next reading", async () => {
+    const prefix = fresh();
+    const retainTenantMs = 1000;
+    const a = await caps(prefix);
+    const supports = a.capabilitiesFor(base, "sk-cal-lapse");
+    const calibration = await createRedisCalibration({
+      url: server.url,
+      prefix,
+      retainTenantMs,
+      endpointIdOf: a.endpointIdOf,
+    });
+    closing.push(calibration);
+    calibration.calibrate(supports, "m", { messages: [{ role: "user", content: "w".repeat(700) }] }, 100);
+    await until(async () => (await tenantKeys(prefix, "calibration")).length === 1);
+    const high = calibration.charsPerTokenFor(supports, "m");
+    await until(async () => (await tenantKeys(prefix, "calibration")).length === 0, 3000);
+    expect(await tenantKeys(prefix, "calibration")).toEqual([]);
+    // Read for a request (the renewal finds the list gone), then a lower reading taken.
+    calibration.charsPerTokenFor(supports, "m");
+    await pause(100);
+    calibration.calibrate(supports, "m", { messages: [{ role: "user", content: "w".repeat(250) }] }, 100);
+    await until(async () => (await tenantKeys(prefix, "calibration")).length === 1);
+    await pause(50);
+    expect(calibration.charsPerTokenFor(supports, "m")).toBe(high);
+    const late = await createRedisCalibration({ url: server.url, prefix, endpointIdOf: a.endpointIdOf });
+    closing.push(late);
+    expect(late.charsPerTokenFor(supports, "m")).toBe(high);
+  }, 20_000);
+
+  it("route latches: a server whose key expired under an instance that holds it is written again when it is used", async () => {
+    const prefix = fresh();
+    const retainTenantMs = 1000;
+    const routes = await createRedisRouteLatches({ url: server.url, prefix, retainTenantMs });
+    closing.push(routes);
+    routes.set("http://lapse.example", { neither: false, lmstudioGone: true, lmstudioMissUntil: 0 });
+    await until(async () => (await tenantKeys(prefix, "routes")).length === 1);
+    await until(async () => (await tenantKeys(prefix, "routes")).length === 0, 3000);
+    expect(await tenantKeys(prefix, "routes")).toEqual([]);
+    expect(routes.get("http://lapse.example")?.lmstudioGone).toBe(true);
+    await until(async () => (await tenantKeys(prefix, "routes")).length === 1, 1500);
+    const late = await createRedisRouteLatches({ url: server.url, prefix });
+    closing.push(late);
+    expect(late.get("http://lapse.example")?.lmstudioGone).toBe(true);
+  }, 20_000);
+
+  it("refuses retainTenantMs saying the rule and what was given, naming the function called", async () => {
+    const refusal = async (made: Promise<unknown>): Promise<string> => {
+      const error = await made.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(RedisStoreError.isInstance(error) && error.code === "invalid-option", String(error)).toBe(true);
+      return (error as Error).message;
+    };
+    const rule =
+      "`retainTenantMs` must be a finite number of ms greater than 0 (one longer than a century is held to a century; leave it out for the default, 30 days)";
+    expect(await refusal(createRedisCapabilityStore({ url: server.url, retainTenantMs: Infinity }))).toBe(
+      `createRedisCapabilityStore: ${rule}, and was given Infinity.`,
+    );
+    expect(
+      await refusal(createRedisCalibration({ url: server.url, retainTenantMs: null as unknown as number })),
+    ).toBe(`createRedisCalibration: ${rule}, and was given null.`);
+    expect(
+      await refusal(createRedisRouteLatches({ url: server.url, retainTenantMs: "30d" as unknown as number })),
+    ).toBe(`createRedisRouteLatches: ${rule}, and was given the string "30d".`);
+    expect(await refusal(createRedisStores({ url: server.url, retainTenantMs: Infinity }))).toBe(
+      `createRedisStores: ${rule}, and was given Infinity.`,
+    );
+    expect(await refusal(createRedisStores({ url: server.url, retainTenantMs: 0 }))).toBe(
+      `createRedisStores: ${rule}, and was given 0.`,
+    );
+    expect(await refusal(createRedisStores(null as unknown as { url: string }))).toMatch(
+      /^createRedisStores needs/,
+    );
   });
 });

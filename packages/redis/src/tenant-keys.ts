@@ -18,13 +18,24 @@ export const DEFAULT_RETAIN_TENANT_MS = 30 * 24 * 60 * 60 * 1000;
 /** About a hundred years: past it, an expiry reads as "kept" anyway, and Redis's clock arithmetic stays whole. */
 const MAX_RETAIN_TENANT_MS = 100 * 365 * 24 * 60 * 60 * 1000;
 
-/** Checks `retainTenantMs`: absent is 30 days; else a positive finite number of ms, held to a century. */
+/**
+ * Checks `retainTenantMs`: absent is 30 days; else a finite number of ms greater than 0, held to a
+ * century. Throws `RedisStoreError` (`invalid-option`) saying the rule and what was given.
+ */
 export function retainTenantOption(value: unknown, where: string): number {
   if (value === undefined) return DEFAULT_RETAIN_TENANT_MS;
   if (typeof value !== "number" || !Number.isFinite(value) || !(value > 0)) {
+    const given =
+      typeof value === "number"
+        ? String(value)
+        : value === null
+          ? "null"
+          : typeof value === "string"
+            ? `the string ${JSON.stringify(value)}`
+            : `a value of type ${typeof value}`;
     throw new RedisStoreError(
       "invalid-option",
-      `${where}: \`retainTenantMs\` must be a positive number of ms when given, and was given ${typeof value === "number" ? String(value) : `a ${typeof value}`}.`,
+      `${where}: \`retainTenantMs\` must be a finite number of ms greater than 0 (one longer than a century is held to a century; leave it out for the default, 30 days), and was given ${given}.`,
     );
   }
   return Math.min(Math.ceil(value), MAX_RETAIN_TENANT_MS);
@@ -102,6 +113,32 @@ end
 return gone
 `);
 
+/**
+ * Gives each tenant key (KEYS[i]) that has no expiry — one written by a version before tenant keys
+ * expired — the retention (ARGV[1], ms), so it is retired like any other. A key that has an expiry,
+ * or is gone, is left as it is. Answers how many were given one. (`PTTL` -1 rather than
+ * `PEXPIRE … NX`, which needs Redis 7.)
+ */
+export const RETAIN_SCRIPT = script(`
+local given = 0
+for i = 1, #KEYS do
+  if redis.call('PTTL', KEYS[i]) == -1 then
+    redis.call('PEXPIRE', KEYS[i], ARGV[1])
+    given = given + 1
+  end
+end
+return given
+`);
+
+/**
+ * Gives the index (KEYS[1]) the expiry ARGV[1] unless it has a longer one: after a reload gave keys
+ * that had none the retention, so the index outlives them too.
+ */
+const INDEX_RETAIN_SCRIPT = script(`${INDEX_EXPIRY_LUA}
+indexExpiry(KEYS[1], ARGV[1])
+return 1
+`);
+
 /** How many keys a reload reads per round trip (pipelined), and drops from the index per script call. */
 const CHUNK = 500;
 
@@ -109,25 +146,37 @@ const CHUNK = 500;
  * Reads every indexed tenant's key with `read` (an `HGETALL`/`LRANGE` through the store's bounded
  * `ask`), pipelined a chunk at a time rather than one round trip each, hands each non-empty answer to
  * `take`, and drops from the index the ids whose key expired (and is still gone).
+ *
+ * With each chunk it gives every key that has no expiry (written by an older version) the retention
+ * `retainMs`; once every chunk is done, and only then, the index is given an expiry at least as long
+ * when it has none or a shorter one, so it never expires before a key it names that had none.
  */
 export async function readIndexed<T extends unknown[]>(
   writer: RedisConnection,
   ids: string[],
   keyOf: (id: string) => string,
   indexKey: string,
+  retainMs: number,
   read: (id: string) => Promise<T>,
   take: (id: string, answer: T) => void,
 ): Promise<void> {
   const gone: string[] = [];
+  let given = 0;
   for (let start = 0; start < ids.length; start += CHUNK) {
     const chunk = ids.slice(start, start + CHUNK);
-    const answers = await Promise.all(chunk.map(read));
+    // On the same connection as the reads, so bounded with them: a silent Redis fails the reads.
+    const [answers, retained] = await Promise.all([
+      Promise.all(chunk.map(read)),
+      runScript<number>(writer, RETAIN_SCRIPT, chunk.map(keyOf), [String(retainMs)]),
+    ]);
+    given += retained;
     chunk.forEach((id, i) => {
       const answer = answers[i] as T;
       if (answer.length === 0) gone.push(id);
       else take(id, answer);
     });
   }
+  if (given > 0) await runScript(writer, INDEX_RETAIN_SCRIPT, [indexKey], [String(retainMs)]);
   for (let start = 0; start < gone.length; start += CHUNK) {
     const chunk = gone.slice(start, start + CHUNK);
     await runScript(writer, PRUNE_SCRIPT, [indexKey, ...chunk.map(keyOf)], chunk);
