@@ -49,7 +49,15 @@ export function timeoutOption(value: unknown, name: string, where: string, fallb
   if (typeof value !== "number" || !Number.isFinite(value) || !(value > 0)) {
     throw new RedisStoreError(
       "invalid-option",
-      `${where}: \`${name}\` must be a positive number of ms when given, and was given ${typeof value === "number" ? String(value) : `a ${typeof value}`}.`,
+      `${where}: \`${name}\` must be a finite number of ms greater than 0 (leave it out for the default, ${fallback} ms), and was given ${
+        typeof value === "number"
+          ? String(value)
+          : value === null
+            ? "null"
+            : typeof value === "string"
+              ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
+              : `a ${typeof value}`
+      }.`,
     );
   }
   return Math.min(value, MAX_TIMER_MS);

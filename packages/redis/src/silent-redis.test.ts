@@ -100,10 +100,20 @@ describe("a server that takes the connection and never answers", () => {
       const a = await failure(createRedisCapabilityStore({ url, connectTimeoutMs: bad as number }));
       expect(a.code).toBe("invalid-option");
       expect(a.message).toContain("connectTimeoutMs");
+      // The rule named as it is (Infinity is positive, but no timer waits for it), the value as given.
+      expect(a.message).toMatch(
+        /must be a finite number of ms greater than 0 \(leave it out for the default, \d+ ms\), and was given /,
+      );
       const b = await failure(createRedisBus({ url, writeTimeoutMs: bad as number }));
       expect(b.code).toBe("invalid-option");
       expect(b.message).toContain("writeTimeoutMs");
     }
+    const nulled = await failure(
+      createRedisCapabilityStore({ url, connectTimeoutMs: null as unknown as number }),
+    );
+    expect(nulled.message).toMatch(/and was given null\.$/);
+    const text = await failure(createRedisBus({ url, writeTimeoutMs: "5000" as unknown as number }));
+    expect(text.message).toMatch(/and was given the string "5000"\.$/);
     expect(listener.open.size).toBe(0);
   });
 });
