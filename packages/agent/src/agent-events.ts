@@ -88,7 +88,12 @@ export interface BeforeToolCallContext {
 /**
  * What `beforeToolCall` may return: nothing to let the call run; `{ block: true, reason }` to
  * answer it with the reason instead (the model reads it as an error); `{ args }` to run it with
- * other arguments. `terminate` on a block asks the run to end after this step.
+ * other arguments. `terminate` on a block asks the run to end after this step. Other keys beside
+ * `block: false` (a policy verdict spread in) are named in a notice, and the call runs unless one
+ * says otherwise: a verdict word whose value does not agree (`allow: false`, `decision: "deny"`;
+ * `allowed: true` runs), a yes under a slip for `block` (`Block: true`; a `blockReason` string
+ * runs), or arguments under a slip for `args` (`arg: {…}`; an `argsHash` string runs). A key whose
+ * value is `undefined` or `null` is absent.
  */
 export type BeforeToolCallResult =
   | undefined
@@ -108,8 +113,10 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
  * What `afterToolCall` may return: nothing to keep the result; `result` (and `isError`) to replace
  * it; `terminate` to ask the run to end after this step. The run ends only when every call of the
  * step asked to. `isError` and `terminate` are read only as booleans; an answer that is not an
- * object, or an object with no `result` but a misspelt one (`results`), withholds the tool's result
- * (the call is answered as an error), as it may be a redaction the agent cannot read.
+ * object, or an object with no `result` but a misspelt one (`results`) or a name a replacement goes
+ * by (`content`, `contents`, `output`, `text`, `value`, `data`, `body`, `response`, `redacted`,
+ * `message`, any case), withholds the tool's result (the call is answered as an error), as it may be
+ * a redaction the agent cannot read; `{ auditId }` alone keeps it.
  */
 export type AfterToolCallResult =
   | undefined

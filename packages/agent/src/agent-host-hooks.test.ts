@@ -128,43 +128,69 @@ describe("beforeToolCall answers of the wrong shape", () => {
       { decision: "deny", reason: "not allowed" },
       /beforeToolCall answered an object with "decision", not a field it reads \(block, reason, terminate, args\)/,
     ],
-    // `{ block: false, ...verdict }` whose verdict has a slip for a field or a "no" in other words:
-    // the default's block: false is not read over it (r35 #3; they ran the tool).
+    // `{ block: false, ...verdict }` whose verdict says "no" in other words, or a yes to blocking or
+    // arguments under a slip: the default's block: false is not read over it (r35 #3; they ran the
+    // tool). The refusal names the key and its value's kind (r37 #3).
     [
       "{ block: false, Block: true, reason }",
       { block: false, Block: true, reason: "deploys need approval" },
-      /Not run: beforeToolCall answered an object with "Block", not a field it reads \(block, reason, terminate, args; did you mean "block"\?\) beside block: false; "Block" may be a misspelt "block", so block: false is not read over it\.$/,
+      /Not run: beforeToolCall answered an object with "Block", not a field it reads \(block, reason, terminate, args; did you mean "block"\?\) beside block: false; "Block" is a boolean \(true\), a yes to blocking under what may be a misspelt "block", so block: false is not read over it\.$/,
     ],
     [
       "{ block: false, blocked: true }",
       { block: false, blocked: true },
-      /Not run: beforeToolCall answered an object with "blocked", .* beside block: false; "blocked" may be a misspelt "block", so block: false is not read over it\.$/,
+      /Not run: beforeToolCall answered an object with "blocked", .* beside block: false; "blocked" is a boolean \(true\), a yes to blocking under what may be a misspelt "block", so block: false is not read over it\.$/,
+    ],
+    [
+      '{ block: false, blocked: "yes" }',
+      { block: false, blocked: "yes" },
+      /beside block: false; "blocked" is a string \("yes"\), a yes to blocking under what may be a misspelt "block"/,
     ],
     [
       "{ block: false, allow: false }",
       { block: false, allow: false },
-      /Not run: beforeToolCall answered an object with "allow", not a field it reads \(block, reason, terminate, args\) beside block: false; "allow" may be a verdict in other words, so block: false is not read over it\.$/,
+      /Not run: beforeToolCall answered an object with "allow", not a field it reads \(block, reason, terminate, args\) beside block: false; "allow" is a boolean \(false\), a verdict in other words that does not agree with it, so block: false is not read over it\.$/,
+    ],
+    [
+      '{ block: false, allowed: "true" } (only true agrees)',
+      { block: false, allowed: "true" },
+      /beside block: false; "allowed" is a string \("true"\), a verdict in other words that does not agree with it/,
+    ],
+    [
+      "{ block: false, denied: true }",
+      { block: false, denied: true },
+      /beside block: false; "denied" is a boolean \(true\), a verdict in other words that does not agree with it/,
     ],
     [
       '{ block: false, Decision: "deny", ruleId }',
       { block: false, Decision: "deny", ruleId: "r-1" },
-      /Not run: beforeToolCall answered an object with "Decision", "ruleId", .* beside block: false; "Decision" may be a verdict in other words/,
+      /Not run: beforeToolCall answered an object with "Decision", "ruleId", .* beside block: false; "Decision" is a string \("deny"\), a verdict in other words that does not agree with it, so block: false is not read over it\.$/,
+    ],
+    [
+      '{ block: false, decision: "review" }',
+      { block: false, decision: "review" },
+      /beside block: false; "decision" is a string \("review"\), a verdict in other words that does not agree with it/,
     ],
     // Arguments confined by the policy, under a slip in their key: the model's own are never run.
     [
       "{ block: false, arg: { path } }",
       { block: false, arg: { path: "/tmp/sandbox" } },
-      /Not run: beforeToolCall answered an object with "arg", .*did you mean "args"\?\) beside block: false; "arg" may be a misspelt "args", so block: false is not read over it\.$/,
+      /Not run: beforeToolCall answered an object with "arg", .*did you mean "args"\?\) beside block: false; "arg" is an object, which may be arguments under a misspelt "args", so block: false is not read over it\.$/,
     ],
     [
       "{ block: false, agrs: { path } }",
       { block: false, agrs: { path: "/tmp/sandbox" } },
-      /beside block: false; "agrs" may be a misspelt "args", so block: false is not read over it\.$/,
+      /beside block: false; "agrs" is an object, which may be arguments under a misspelt "args", so block: false is not read over it\.$/,
+    ],
+    [
+      "{ block: false, arguments: JSON text of arguments }",
+      { block: false, arguments: '{"path":"/tmp/sandbox"}' },
+      /beside block: false; "arguments" is a string \(.*\), which may be arguments under a misspelt "args"/,
     ],
     [
       "{ block: false, lock: true }",
       { block: false, lock: true },
-      /beside block: false; "lock" may be a misspelt "block", so block: false is not read over it\.$/,
+      /beside block: false; "lock" is a boolean \(true\), a yes to blocking under what may be a misspelt "block", so block: false is not read over it\.$/,
     ],
   ];
   for (const [label, answer, reads] of cases) {
@@ -261,6 +287,70 @@ describe("beforeToolCall answers of the wrong shape", () => {
     expect(ran).toEqual([{ path: "a" }, { path: "b" }, { path: "c" }, { path: "/tmp/safe" }]);
     expect(notices).toEqual([
       'beforeToolCall answered an object with "ruleId", "auditId", "tags", "reasn", not fields it reads (block, reason, terminate, args; did you mean "args" for "tags", "reason" for "reasn"?); its block: false was read.',
+    ]);
+  });
+
+  it("runs a call beside block: false whose other keys agree with it, are null/undefined, or are no verdict (r37 #3)", async () => {
+    // A policy engine's allow verdict spread in (it agrees with block: false), a host's
+    // `blockReason: blocked ? text : undefined`, a reason or an id under a `block…` key, an audit
+    // digest under an `arg…` key: none says "no", so the call runs (before, each was refused).
+    const answers: Record<string, unknown> = {
+      c1: { block: false, allowed: true, reason: "policy p-7 allows rm in /tmp" },
+      c2: { block: false, decision: "allow", ruleId: "r-1" },
+      c3: { block: false, approved: true, approver: "ops" },
+      c4: { block: false, blockedBy: null },
+      c5: { block: false, blockReason: undefined },
+      c6: { block: false, argsHash: "sha256:ab12" },
+      c7: { block: false, Decision: "Approved", denied: false, blockReason: "would block on /etc" },
+    };
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: Object.keys(answers).map((id, at) => ({
+            id,
+            name: "rm",
+            arguments: JSON.stringify({ path: `/tmp/${at + 1}` }),
+          })),
+        },
+        { content: "Done." },
+      ],
+    });
+    const ran: unknown[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      toolExecution: "sequential",
+      tools: [
+        {
+          name: "rm",
+          description: "Deletes a file",
+          parameters: { type: "object", properties: { path: { type: "string" } } },
+          execute: (args) => {
+            ran.push(args);
+            return "deleted";
+          },
+        },
+      ],
+      beforeToolCall: ({ toolCall }) => answers[toolCall.id] as never,
+    });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
+    expect((await agent.prompt("Delete them")).status).toBe("ok");
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    expect(sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content)).toEqual(
+      Array(7).fill("deleted"),
+    );
+    expect(ran).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => ({ path: `/tmp/${n}` })));
+    const read = (keys: string) =>
+      `beforeToolCall answered an object with ${keys}; its block: false was read.`;
+    // The null/undefined keys are absent: no notice for c4 and c5.
+    expect(notices).toEqual([
+      read('"allowed", not a field it reads (block, reason, terminate, args)'),
+      read('"decision", "ruleId", not fields it reads (block, reason, terminate, args)'),
+      read('"approved", "approver", not fields it reads (block, reason, terminate, args)'),
+      read('"argsHash", not a field it reads (block, reason, terminate, args)'),
+      read('"Decision", "denied", "blockReason", not fields it reads (block, reason, terminate, args)'),
     ]);
   });
 
@@ -372,6 +462,74 @@ describe("afterToolCall answers with keys it does not read (r31 #4, r35 #5)", ()
       ...said,
       'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate) for the call to read_env; its result was read.',
       'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate) for the call to read_env; it gives no result, isError or terminate, so the tool\'s result was sent as it was.',
+    ]);
+  });
+});
+
+describe("afterToolCall redactions under another name (r37 #6)", () => {
+  it("withholds the tool's result for an answer with no result but content, output, redacted or text; keeps it for { auditId }", async () => {
+    const answers: Record<string, unknown> = {
+      // A redacting hook answering in the shape it knows: the raw result must not go.
+      c1: { content: [{ type: "text", text: "[redacted]" }] },
+      c2: { output: "[redacted]" },
+      c3: { redacted: "[redacted]" },
+      c4: { Text: "[redacted]", auditId: "a-1" },
+      // Only an audit id, and a replacement name left null: the tool's result is sent, with a notice.
+      c5: { auditId: "a-2" },
+      c6: { auditId: "a-3", output: null },
+    };
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: Object.keys(answers).map((id, at) => ({
+            id,
+            name: "read_env",
+            arguments: JSON.stringify({ n: at + 1 }),
+          })),
+        },
+        { content: "Done." },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        {
+          name: "read_env",
+          description: "Reads the environment",
+          parameters: { type: "object", properties: { n: { type: "number" } } },
+          execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
+        },
+      ],
+      afterToolCall: ({ toolCall }) => answers[toolCall.id] as never,
+    });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
+    expect((await agent.prompt("Read it")).status).toBe("ok");
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
+    const withheld = (keys: string, key: string) =>
+      `afterToolCall answered an object with ${keys} (result, isError, terminate), and no result (${JSON.stringify(key)} may be the result under another name) for the call to read_env; the tool's result was withheld.`;
+    const said = [
+      withheld('"content", not a field it reads', "content"),
+      withheld('"output", not a field it reads', "output"),
+      withheld('"redacted", not a field it reads', "redacted"),
+      withheld('"Text", "auditId", not fields it reads', "Text"),
+    ];
+    expect(results).toEqual([
+      ...said.map((text) => `Error: ${text}`),
+      "OPENAI_API_KEY=sk-live-RAWSECRET5",
+      "OPENAI_API_KEY=sk-live-RAWSECRET6",
+    ]);
+    // Neither the raw result nor the hook's own value is quoted for the withheld calls.
+    expect(JSON.stringify(server.chatRequests[1]!.body)).not.toMatch(/RAWSECRET[1-4]|\[redacted\]/);
+    const sentAsItWas = (keys: string) =>
+      `afterToolCall answered an object with ${keys} (result, isError, terminate) for the call to read_env; it gives no result, isError or terminate, so the tool's result was sent as it was.`;
+    expect(notices).toEqual([
+      ...said,
+      sentAsItWas('"auditId", not a field it reads'),
+      sentAsItWas('"auditId", "output", not fields it reads'),
     ]);
   });
 });

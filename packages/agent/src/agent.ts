@@ -530,22 +530,66 @@ const BEFORE_FIELDS = ["block", "reason", "terminate", "args"] as const;
 /** The fields an `afterToolCall` answer may have (`AfterToolCallResult`). */
 const AFTER_FIELDS = ["result", "isError", "terminate"] as const;
 /**
- * Keys (any case) a host's "yes" or "no" comes in when it is not given as `block`: beside
- * `block: false` one of them may be the verdict itself (`{ block: false, ...{ allow: false } }`).
+ * Keys (any case) a replacement for a tool's result goes by when it is not given as `result`: an
+ * `afterToolCall` answer with one of them and no `result` may be a redaction (MCP's `{ content }`,
+ * `{ output }`, `{ redacted }`), so the tool's result is not sent as it was.
  */
-const VERDICT_WORDS: ReadonlySet<string> = new Set([
+const RESULT_WORDS: ReadonlySet<string> = new Set([
+  "content",
+  "contents",
+  "output",
+  "text",
+  "value",
+  "data",
+  "body",
+  "response",
+  "redacted",
+  "message",
+]);
+/** The `decision` values (lowercased) that agree with `block: false`. */
+const ALLOW_DECISIONS: ReadonlySet<string> = new Set([
   "allow",
   "allowed",
-  "approved",
   "approve",
+  "approved",
   "permit",
   "permitted",
-  "decision",
-  "deny",
-  "denied",
-  "reject",
-  "rejected",
 ]);
+
+/**
+ * Keys (any case) a host's "yes" or "no" comes in when it is not given as `block`: beside
+ * `block: false` one of them may be the verdict itself (`{ block: false, ...{ allow: false } }`).
+ * Each is read by what its value says: a "yes" word runs only as `true`, a "no" word only as
+ * `false`, and `decision` only as one of `ALLOW_DECISIONS` (any case); any other value is a
+ * verdict that does not agree with `block: false`.
+ */
+const VERDICT_WORDS: ReadonlyMap<string, (value: unknown) => boolean> = new Map<
+  string,
+  (value: unknown) => boolean
+>([
+  ...[...ALLOW_DECISIONS].map((word) => [word, (value: unknown) => value === true] as const),
+  ...["deny", "denied", "reject", "rejected"].map(
+    (word) => [word, (value: unknown) => value === false] as const,
+  ),
+  [
+    "decision",
+    (value: unknown) => typeof value === "string" && ALLOW_DECISIONS.has(value.trim().toLowerCase()),
+  ],
+]);
+
+/** Whether a value beside `block: false` under a `block…` key reads as a yes to blocking. */
+function saysBlock(value: unknown): boolean {
+  if (value === true) return true;
+  if (typeof value === "number") return value === 1;
+  if (typeof value !== "string") return false;
+  return ["true", "yes", "y", "1", "on", "block", "blocked"].includes(value.trim().toLowerCase());
+}
+
+/** Whether a value beside `block: false` under an `arg…` key may be arguments (an object, or its JSON text). */
+function mayBeArgs(value: unknown): boolean {
+  if (typeof value === "object" && value !== null) return true;
+  return typeof value === "string" && value.trimStart().startsWith("{");
+}
 
 /**
  * What is wrong with a hook's object answer that has keys the hook's contract does not have
@@ -583,20 +627,36 @@ function misspeltField(answer: object, fields: readonly string[]): [key: string,
 }
 
 /**
- * A key of a `beforeToolCall` answer that may be a slip for one of the two fields that decide what
- * runs, and which: `block` (any case, a word starting with it — `blocked`, `BLOCKING` — or two edits
- * from it: `lock`, `blk`) or `args` (any case, a word starting with `arg` — `arg`, `argument` — one
- * edit from it, or its letters swapped: `agrs`). A verdict's own short keys (`tags`, `ruleId`,
- * `reasons`) are not slips: a close spelling of `reason` or `terminate` changes nothing that runs.
+ * Why a `{ block: false, … }` answer may say something else about what runs than its `block: false`,
+ * naming the key and its value's kind, or undefined when nothing does. A key whose value is
+ * `undefined` or `null` is absent. A verdict in other words (`VERDICT_WORDS`, any case) counts only
+ * when its value does not agree (`allow: false`, `decision: "deny"`; `allowed: true` agrees). A slip
+ * for `block` — any case, a word starting with it (`blocked`, `BLOCKING`, `blockReason`) or two edits
+ * from it (`lock`, `blk`) — counts only when its value is a yes to blocking (`true`, `1`, `"true"`,
+ * `"yes"`: `saysBlock`), not a reason or an id. A slip for `args` — any case, a word starting with
+ * `arg` (`arg`, `argument`), one edit from it or its letters swapped (`agrs`) — counts only when its
+ * value may be arguments (an object, or the JSON text of one), not a digest (`argsHash: "sha256:…"`).
+ * A verdict's own short keys (`tags`, `ruleId`, `reasons`) are none of these: a close spelling of
+ * `reason` or `terminate` changes nothing that runs.
  */
-function deciderSlip(answer: object): [key: string, field: string] | undefined {
+function besideBlockFalse(answer: object): string | undefined {
   const sorted = (text: string) => [...text].sort().join("");
-  for (const key of Object.keys(answer)) {
-    if ((BEFORE_FIELDS as readonly string[]).includes(key)) continue;
+  for (const [key, value] of Object.entries(answer)) {
+    if ((BEFORE_FIELDS as readonly string[]).includes(key) || value === undefined || value === null) continue;
     const lower = key.toLowerCase();
-    if (lower.startsWith("block") || closeSpelling("block", key)) return [key, "block"];
+    const named = `${JSON.stringify(key)} is ${kindOf(value)}`;
+    const agrees = VERDICT_WORDS.get(lower);
+    if (agrees !== undefined) {
+      if (agrees(value)) continue;
+      return `${named}, a verdict in other words that does not agree with it`;
+    }
+    if (lower.startsWith("block") || closeSpelling("block", key)) {
+      if (!saysBlock(value)) continue;
+      return `${named}, a yes to blocking under what may be a misspelt "block"`;
+    }
     if (lower.startsWith("arg") || sorted(lower) === sorted("args") || editsWithin(lower, "args", 1)) {
-      return [key, "args"];
+      if (!mayBeArgs(value)) continue;
+      return `${named}, which may be arguments under a misspelt "args"`;
     }
   }
   return undefined;
@@ -639,10 +699,12 @@ function listed(names: readonly string[]): string {
  * relayed as JSON or a number) blocks it too — with its `args` where they are a plain object.
  * An object with keys the contract does not have is read by its `block` when it gives one as a
  * boolean (a policy engine's verdict spread in: `{ block: false, ruleId }` runs, `{ block: true,
- * auditId }` blocks with its reason), the other keys named in a note — unless, beside `block:
- * false`, one of them may be a slip for `block` or `args` (`Block`, `blocked`, `arg`) or a verdict in
- * other words (`allow`, `denied`, `decision`…): a `{ block: false, ...verdict }` whose verdict says
- * "no" in a slip is not run. Without a boolean `block` (`{ blocked: true }`, `{ allow: false }`,
+ * auditId }` blocks with its reason), the other keys named in a note (a key whose value is
+ * `undefined`/`null` is absent) — unless, beside `block: false`, one of them says otherwise
+ * (`besideBlockFalse`): a verdict in other words that does not agree (`allow: false`, `decision:
+ * "deny"`; `allowed: true` and `decision: "allow"` run), a yes to blocking under a slip for `block`
+ * (`Block: true`; a `blockReason` string runs), or arguments under a slip for `args` (`arg: {…}`;
+ * an `argsHash` digest runs). Without a boolean `block` (`{ blocked: true }`, `{ allow: false }`,
  * `{ decision: "deny" }`) it is not run either. Anything else — a string, a number, an array,
  * `args` that are not an object (the JSON text of them) — is not run, the reason naming the hook
  * and what it answered. A block's `terminate` ends the run only as `true`; one that is neither a
@@ -660,25 +722,28 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
   if (typeof decision !== "object" || Array.isArray(decision)) {
     return refused(`${kindOf(decision)}, not undefined, { block: true, reason } or { args }`);
   }
-  const unknown = unknownFields(decision, BEFORE_FIELDS);
   const answer = decision as { block?: unknown; reason?: unknown; terminate?: unknown; args?: unknown };
   const { block } = answer;
+  // Beside a boolean `block`, a key whose value is `undefined` or `null` is absent (a host's
+  // `blockReason: blocked ? text : undefined`), as `block` and `args` themselves are read.
+  const unknown = unknownFields(
+    typeof block === "boolean"
+      ? Object.fromEntries(
+          Object.entries(decision).filter(
+            ([key, value]) =>
+              (BEFORE_FIELDS as readonly string[]).includes(key) || (value !== undefined && value !== null),
+          ),
+        )
+      : decision,
+    BEFORE_FIELDS,
+  );
   if (unknown !== undefined && typeof block !== "boolean") return refused(unknown);
   if (unknown !== undefined && block === false) {
-    // `{ block: false, ...verdict }`: a verdict's own keys (`ruleId`) run, but not a slip for one of
-    // the answer's fields nor a "no" in other words, which the `block: false` before it would override.
-    const slip = deciderSlip(decision);
-    const word = Object.keys(decision).find((key) => VERDICT_WORDS.has(key.toLowerCase()));
-    if (slip !== undefined) {
-      return refused(
-        `${unknown} beside block: false; ${JSON.stringify(slip[0])} may be a misspelt ${JSON.stringify(slip[1])}, so block: false is not read over it`,
-      );
-    }
-    if (word !== undefined) {
-      return refused(
-        `${unknown} beside block: false; ${JSON.stringify(word)} may be a verdict in other words, so block: false is not read over it`,
-      );
-    }
+    // `{ block: false, ...verdict }`: a verdict's own keys (`ruleId`, `allowed: true`) run, but not a
+    // "no" in other words nor a yes to blocking or arguments under a slip, which block: false would override.
+    const why = besideBlockFalse(decision);
+    if (why !== undefined)
+      return refused(`${unknown} beside block: false; ${why}, so block: false is not read over it`);
   }
   const notes =
     unknown === undefined ? [] : [`beforeToolCall answered ${unknown}; its block: ${block} was read.`];
@@ -720,10 +785,11 @@ type AfterRead =
  * not let the raw result through), the other keys named in a note; `isError` and `terminate` only
  * as booleans (`null`/absent: unchanged; `"false"` from JSON or a form: the tool's own flag kept, the
  * run not ended, with a note). An object with no `result` but a key that is a close spelling of it
- * (`results`, `Result`: a redaction under a slip), or an answer that is no object at all (a bare
- * string — `redact(result)` returned as it is —, a number, a list), withholds the tool's result:
- * `withheld` is the error the call is answered with (it never quotes what the hook answered, which
- * may be the raw result), and the host is told the same.
+ * (`results`, `Result`: a redaction under a slip) or one of `RESULT_WORDS` (any case) with a value
+ * (`content`, `output`, `text`, `redacted`: a redaction under another name), or an answer that is
+ * no object at all (a bare string — `redact(result)` returned as it is —, a number, a list),
+ * withholds the tool's result: `withheld` is the error the call is answered with (it never quotes
+ * what the hook answered, which may be the raw result), and the host is told the same.
  */
 function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): AfterRead {
   if (answer === undefined || answer === null) return { result: undefined, terminate: false, notes: [] };
@@ -736,9 +802,16 @@ function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): A
   }
   const given = answer as { result?: unknown; isError?: unknown; terminate?: unknown };
   const wrong = unknownFields(answer, AFTER_FIELDS);
-  const slip = misspeltField(answer, ["result"]);
-  if (wrong !== undefined && given.result === undefined && slip !== undefined) {
-    return withheld(`${wrong}, and no result`);
+  if (wrong !== undefined && given.result === undefined) {
+    if (misspeltField(answer, ["result"]) !== undefined) return withheld(`${wrong}, and no result`);
+    const other = Object.entries(answer).find(
+      ([key, value]) => value !== undefined && value !== null && RESULT_WORDS.has(key.toLowerCase()),
+    );
+    if (other !== undefined) {
+      return withheld(
+        `${wrong}, and no result (${JSON.stringify(other[0])} may be the result under another name)`,
+      );
+    }
   }
   const notes: string[] = [];
   const flag = (field: "isError" | "terminate"): boolean | undefined => {
