@@ -18,6 +18,8 @@ afterEach(async () => {
 
 /** Every name `Object.prototype` holds (`__proto__` and the legacy accessors included). */
 const INHERITED = Object.getOwnPropertyNames(Object.prototype);
+/** The names a parameter may have (`defineTool` refuses `__proto__`: zod never reads that key). */
+const NAMEABLE = INHERITED.filter((name) => name !== "__proto__");
 
 describe("parameters named like Object.prototype members", () => {
   it("covers the names that broke calls", () => {
@@ -27,7 +29,7 @@ describe("parameters named like Object.prototype members", () => {
   });
 
   it("is absent when left out and the value when sent, for every such name, at the top and nested", async () => {
-    for (const key of INHERITED) {
+    for (const key of NAMEABLE) {
       const seen: unknown[] = [];
       const tool = defineTool({
         name: "probe",
@@ -54,9 +56,11 @@ describe("parameters named like Object.prototype members", () => {
       const left = await read(JSON.parse('{"name":"a","opts":{"depth":1},"list":[{}]}'));
       const absent = (value: unknown) => {
         const object = value as Record<string, unknown>;
-        // Read, it is undefined, as its optional type says (`__proto__` reads as the prototype), and
-        // like any other left-out optional key it is not listed: the model did not send it.
-        if (key !== "__proto__") expect(object[key], key).toBeUndefined();
+        // Read, it is undefined, as its optional type says, and like any other left-out optional
+        // key it is not listed (nor an own key): the model did not send it.
+        expect(object[key], key).toBeUndefined();
+        expect(key in object, key).toBe(false);
+        expect(Object.hasOwn(object, key), key).toBe(false);
         expect(Object.keys(object), key).not.toContain(key);
         const listed: string[] = [];
         for (const name in object) listed.push(name);
@@ -67,17 +71,15 @@ describe("parameters named like Object.prototype members", () => {
       absent(left.opts);
       absent((left.list as object[])[0]);
       expect(JSON.parse(JSON.stringify(left)), key).toEqual({ name: "a", opts: { depth: 1 }, list: [{}] });
-      // Sent, it arrives (JSON.parse makes even "__proto__" an own key).
+      // Sent, it arrives.
       const sent = await read(
         JSON.parse(
           `{"name":"a",${JSON.stringify(key)}:"v","opts":{"depth":1,${JSON.stringify(key)}:3},"list":[{${JSON.stringify(key)}:true}]}`,
         ),
       );
-      if (key !== "__proto__") {
-        expect(sent[key], key).toBe("v");
-        expect((sent.opts as Record<string, unknown>)[key], key).toBe(3);
-        expect(((sent.list as object[])[0] as Record<string, unknown>)[key], key).toBe(true);
-      }
+      expect(sent[key], key).toBe("v");
+      expect((sent.opts as Record<string, unknown>)[key], key).toBe(3);
+      expect(((sent.list as object[])[0] as Record<string, unknown>)[key], key).toBe(true);
       // parse, the synchronous check, reads the same way.
       absent(tool.parse(JSON.parse('{"name":"b"}')));
     }
@@ -214,8 +216,11 @@ describe("a left-out inherited name is not listed, and a copying preprocess stil
     ]);
     const out = got.made as Record<string, unknown>;
     expect([Object.keys(out), out.valueOf]).toEqual([["by"], undefined]);
-    // The object the transform made still holds the key zod gave it; execute gets a copy without it.
-    expect(Object.keys(made[0] as object)).toEqual(["valueOf", "by"]);
+    // The object the transform made is as it made it (zod gave it no valueOf: none was sent);
+    // execute gets a copy that does not inherit valueOf.
+    expect(Object.getOwnPropertyNames(made[0] as object)).toEqual(["by"]);
+    expect(Object.getPrototypeOf(made[0])).toBe(Object.prototype);
+    expect(out).not.toBe(made[0]);
   });
 
   it("reads a left-out constructor as absent after a preprocess that copies its input, and never writes into the copy", async () => {
@@ -446,6 +451,219 @@ describe("arguments handed on as ordinary objects, the host's objects never writ
     const marks = Array.from({ length: 200_000 }, (_, at) => ({ at }));
     const result = await call(plot, JSON.parse(JSON.stringify({ points, marks })));
     expect(JSON.stringify(result)).toContain("200000 200000 undefined");
+  });
+});
+
+describe("a left-out inherited name is truly absent: a host's assignment, defaults, exactOptional, __proto__", () => {
+  const call = (tool: Tool, args: unknown) =>
+    createToolset([tool]).dispatch({
+      id: "c",
+      name: tool.declaration.function.name,
+      args: args as Record<string, unknown>,
+    });
+
+  it("makes a value the host assigns to a left-out one an ordinary key that JSON, spreads and structuredClone carry", async () => {
+    let got: Record<string, unknown> = {};
+    const forward = defineTool({
+      name: "forward",
+      description: "Forwards its arguments to an API.",
+      input: z.object({
+        path: z.string(),
+        constructor: z.string().optional(),
+        toString: z.string().optional(),
+        opts: z.object({ valueOf: z.string().optional(), depth: z.number() }).optional(),
+      }),
+      execute: (args) => {
+        got = args as Record<string, unknown>;
+        return "ok";
+      },
+    });
+    /** The arguments as a host reads them (plain `Record` would type `constructor` as Object's). */
+    type Args = { [key: string]: unknown; constructor: unknown; toString: unknown; valueOf: unknown };
+    const check = (args: Args) => {
+      // Not sent: not an own key (a "was it sent?" check by hasOwn is right), nor `in`.
+      expect([Object.hasOwn(args, "constructor"), "constructor" in args, args.constructor]).toEqual([
+        false,
+        false,
+        undefined,
+      ]);
+      // The host fills its defaults the usual way, then forwards the arguments.
+      args.constructor ??= "default-ctor";
+      args.toString = "default-ts";
+      const opts = args.opts as Args;
+      opts.valueOf ??= "v";
+      expect(JSON.stringify(args)).toBe(
+        '{"path":"x","opts":{"depth":1,"valueOf":"v"},"constructor":"default-ctor","toString":"default-ts"}',
+      );
+      expect(Object.keys({ ...args })).toEqual(["path", "opts", "constructor", "toString"]);
+      expect(structuredClone(args)).toEqual({
+        path: "x",
+        opts: { depth: 1, valueOf: "v" },
+        constructor: "default-ctor",
+        toString: "default-ts",
+      });
+      expect(Object.getOwnPropertyDescriptor(args, "constructor")).toEqual({
+        value: "default-ctor",
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    };
+    await call(forward, JSON.parse('{"path":"x","opts":{"depth":1}}'));
+    check(got as Args);
+    check(forward.parse(JSON.parse('{"path":"x","opts":{"depth":1}}')) as Args);
+    // A name the schema does not declare is inherited as usual.
+    expect(typeof (got.opts as { hasOwnProperty: unknown }).hasOwnProperty).toBe("function");
+  });
+
+  it("reads a left-out object with .prefault({}), .default({}) or .catch({}) as one without the names", async () => {
+    const opts = z.object({ constructor: z.string().optional(), toString: z.string().optional() });
+    // (An empty literal, typed as what it is: TypeScript reads `{}` as holding Object's members.)
+    const none = {} as z.output<typeof opts>;
+    const inputs: [string, z.ZodType][] = [
+      ["prefault", opts.prefault(none)],
+      ["default", opts.default(none)],
+      ["catch", opts.catch(none)],
+    ];
+    const outcomes: Record<string, unknown> = {};
+    for (const [how, schema] of inputs) {
+      let got: Record<string, unknown> = {};
+      const tool = defineTool({
+        name: "configure",
+        description: "Configures a thing.",
+        input: z.object({ name: z.string(), opts: schema }),
+        execute: (args) => {
+          got = args as Record<string, unknown>;
+          return "ok";
+        },
+      });
+      // Left out (or, for catch, sent as something the schema refuses).
+      const args = JSON.parse(how === "catch" ? '{"name":"a","opts":5}' : '{"name":"a"}');
+      const ran = await call(tool, args).catch((error: unknown) => String(error));
+      const read = got.opts as Record<string, unknown> | undefined;
+      let parsed: unknown;
+      try {
+        const opts = (tool.parse(args) as { opts: Record<string, unknown> }).opts;
+        parsed = [typeof opts.constructor, typeof opts.toString];
+      } catch (error) {
+        parsed = String(error);
+      }
+      // Sent, the values arrive.
+      await call(tool, JSON.parse('{"name":"a","opts":{"constructor":"c"}}'));
+      const sent = (got.opts as Record<string, unknown>).constructor;
+      outcomes[how] = [
+        ran,
+        JSON.stringify(read),
+        typeof read?.constructor,
+        typeof read?.toString,
+        parsed,
+        sent,
+      ];
+    }
+    const expected = ["ok", "{}", "undefined", "undefined", ["undefined", "undefined"], "c"];
+    expect(outcomes).toEqual({ prefault: expected, default: expected, catch: expected });
+  });
+
+  it("runs a call leaving out an .exactOptional() one, and refuses an undefined sent for it", async () => {
+    let got: Record<string, unknown> = {};
+    const tool = defineTool({
+      name: "exact",
+      description: "Passes only what was given to an API.",
+      input: z.object({
+        p: z.string(),
+        constructor: z.string().exactOptional(),
+        opts: z.object({ toString: z.number().exactOptional() }).optional(),
+      }),
+      execute: (args) => {
+        got = args as Record<string, unknown>;
+        return "ok";
+      },
+    });
+    await expect(call(tool, JSON.parse('{"p":"x","opts":{}}'))).resolves.toBe("ok");
+    expect([JSON.stringify(got), got.constructor, (got.opts as { toString: unknown }).toString]).toEqual([
+      '{"p":"x","opts":{}}',
+      undefined,
+      undefined,
+    ]);
+    expect(JSON.stringify(tool.parse(JSON.parse('{"p":"y"}')))).toBe('{"p":"y"}');
+    await call(tool, JSON.parse('{"p":"x","constructor":"c","opts":{"toString":2}}'));
+    expect([got.constructor, (got.opts as { toString: unknown }).toString]).toEqual(["c", 2]);
+    // exactOptional still tells left out from an explicit undefined (only a host can pass one).
+    await expect(call(tool, { p: "x", constructor: undefined })).rejects.toMatchObject({
+      code: "invalid-arguments",
+    });
+  });
+
+  it("refuses at defineTool a parameter named __proto__, naming where: zod never reads it", () => {
+    const inputs: [z.ZodType, string][] = [
+      [z.object({ ["__proto__"]: z.string().optional(), p: z.string() }), "(at __proto__)"],
+      [z.object({ ["__proto__"]: z.string(), p: z.string() }), "(at __proto__)"],
+      [
+        z.object({ opts: z.object({ ["__proto__"]: z.number().optional() }).optional() }),
+        "(at opts.__proto__)",
+      ],
+      [z.object({ list: z.array(z.object({ ["__proto__"]: z.boolean() })) }), "(at list[].__proto__)"],
+    ];
+    for (const [input, where] of inputs) {
+      let thrown: unknown;
+      try {
+        defineTool({
+          name: "proto",
+          description: "Proto.",
+          input: input as z.ZodObject,
+          execute: () => "ok",
+        });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, where).toMatchObject({ code: "invalid-tool", tool: "proto" });
+      expect(String(thrown), where).toContain(where);
+      expect(String(thrown), where).toContain("could not reach execute");
+    }
+    // A default or example that merely holds such a key names no parameter.
+    expect(() =>
+      defineTool({
+        name: "data",
+        description: "Data.",
+        input: z.object({ blob: z.record(z.string(), z.string()).default(JSON.parse('{"__proto__":"x"}')) }),
+        execute: () => "ok",
+      }),
+    ).not.toThrow();
+  });
+
+  it("runs, over HTTP, a tool whose exactOptional and prefaulted inherited names the model left out", async () => {
+    const call = defineTool({
+      name: "call_api",
+      description: "Calls an API with the given fields.",
+      input: z.object({
+        endpoint: z.string(),
+        constructor: z.string().exactOptional(),
+        opts: z
+          .object({ toString: z.string().optional(), retries: z.number().default(1) })
+          .prefault({} as { toString?: string; retries?: number }),
+      }),
+      execute: (args) => {
+        args.constructor ??= "Default";
+        return JSON.stringify(args);
+      },
+    });
+    const toolset = createToolset([call]);
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ name: "call_api", arguments: '{"endpoint":"/v1/things"}' }] },
+        { content: "done" },
+      ],
+    });
+    await runAgentLoop({
+      config: { baseUrl: server.baseUrl, model: "m" },
+      messages: [{ role: "user", content: "go" }],
+      tools: toolset.tools,
+      dispatch: toolset.dispatch,
+    });
+    const second = server.chatRequests[1]?.body as { messages: { role: string; content?: unknown }[] };
+    expect(second.messages.find((m) => m.role === "tool")?.content).toBe(
+      '{"endpoint":"/v1/things","opts":{"retries":1},"constructor":"Default"}',
+    );
   });
 });
 

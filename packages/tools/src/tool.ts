@@ -90,6 +90,11 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
   }
   if (parameters.type !== "object")
     refuse("needs an object input schema: a model's arguments are a JSON object.");
+  const proto = protoPath(parameters);
+  if (proto !== undefined)
+    refuse(
+      `declares a parameter named __proto__ (at ${proto}): zod never reads that key, so a value the model sent there could not reach execute. Name it otherwise.`,
+    );
   const { $schema: _dialect, ...declared } = parameters;
   const input = readerOf(spec.input) as Input;
   const tool: Tool<Input> = {
@@ -100,7 +105,7 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
     },
     parse(args: unknown): z.output<Input> {
       const checked = input.safeParse(withAbsentKeys(args, parameters));
-      if (checked.success) return withAbsentKeysHidden(checked.data, parameters) as z.output<Input>;
+      if (checked.success) return withAbsentKeys(checked.data, parameters) as z.output<Input>;
       throw refusal(name, checked.error);
     },
   };
@@ -108,16 +113,96 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
   return tool;
 }
 
-/** The schema each tool's arguments are checked with: its `input`, pipes filled (see `readerOf`). */
+/** The schema each tool's arguments are checked with: its `input`, pipes and prefaults filled (see `readerOf`). */
 const readers = new WeakMap<object, z.ZodType>();
 
 /** How deep `withAbsentKeys` follows the arguments; below it a value is handed on as it is (dispatch refuses deeper anyway). */
 const FILL_DEPTH = 512;
 
-/** The `Object.prototype` members a parameter may be named after (`__proto__` aside: it reads as the prototype). */
+/** The `Object.prototype` members a parameter may be named after (`__proto__` aside: `defineTool` refuses it). */
 const INHERITED = new Set(
   Object.getOwnPropertyNames(Object.prototype).filter((name) => name !== "__proto__"),
 );
+
+/** The prototypes `shadowing` made, by the names each leaves out (sorted, joined by a space). */
+const shadows = new Map<string, object>();
+const shadowSet = new WeakSet<object>();
+
+/**
+ * The prototype an object at a place declaring `names` is given: a null-prototype object holding
+ * every `Object.prototype` member (as `Object.prototype` holds it: not enumerable) but `names`. A
+ * left-out parameter of such a name is then truly absent (`in` false, no own key, reads
+ * `undefined`), and assigning it makes an ordinary enumerable own property, while
+ * `.hasOwnProperty()`, `.toString()` and the rest still work when not declared.
+ */
+function shadowing(names: ReadonlySet<string>): object {
+  const key = [...names].sort().join(" ");
+  let shadow = shadows.get(key);
+  if (shadow === undefined) {
+    const members = Object.getOwnPropertyDescriptors(Object.prototype) as {
+      [name: string]: PropertyDescriptor;
+    };
+    for (const name of names) delete members[name];
+    shadow = Object.preventExtensions(Object.create(null, members)) as object;
+    shadows.set(key, shadow);
+    shadowSet.add(shadow);
+  }
+  return shadow;
+}
+
+/** Whether `value` is an object `mendAlong` looks into: an ordinary one, or one `shadowing` gave its prototype. */
+function isPlain(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || (prototype !== null && shadowSet.has(prototype));
+}
+
+/** JSON Schema keywords whose value is data, not a schema. */
+const DATA_KEYWORDS = new Set(["default", "const", "enum", "examples"]);
+
+/**
+ * Where `schema` (a tool's input-mode JSON Schema) declares a property named `__proto__`, as an
+ * argument path (`opts.__proto__`, `list[].__proto__`, `(Node).__proto__` in a definition), or
+ * `undefined`. zod never reads such a key (its object schema skips it), so a value the model sent
+ * under it could not reach `execute`.
+ */
+function protoPath(schema: SchemaNode): string | undefined {
+  const seen = new Set<object>();
+  const stack: [unknown, string][] = [[schema, ""]];
+  while (stack.length > 0) {
+    const [node, path] = stack.pop() as [unknown, string];
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      for (const child of node) stack.push([child, path]);
+      continue;
+    }
+    for (const keyword of Object.keys(node)) {
+      // A value given as data (a default, an example) names no parameter.
+      if (DATA_KEYWORDS.has(keyword)) continue;
+      const child = (node as SchemaNode)[keyword];
+      if (keyword === "properties" && typeof child === "object" && child !== null) {
+        for (const name of Object.keys(child)) {
+          const at = path === "" ? name : `${path}.${name}`;
+          if (name === "__proto__") return at;
+          stack.push([(child as SchemaNode)[name], at]);
+        }
+      } else if (keyword === "items" || keyword === "prefixItems") {
+        stack.push([child, `${path}[]`]);
+      } else if (keyword === "additionalProperties" || keyword === "patternProperties") {
+        stack.push([child, `${path}[key]`]);
+      } else if (
+        (keyword === "$defs" || keyword === "definitions") &&
+        typeof child === "object" &&
+        child !== null
+      ) {
+        for (const name of Object.keys(child)) stack.push([(child as SchemaNode)[name], `(${name})`]);
+      } else {
+        stack.push([child, path]);
+      }
+    }
+  }
+  return undefined;
+}
 
 type SchemaNode = { [keyword: string]: unknown };
 
@@ -218,23 +303,13 @@ function holdsMore(node: SchemaNode): boolean {
 }
 
 /**
- * What to do at one plain object the schema declares an inherited name in: given the object, the
- * inherited names declared there and its children that were rewritten, the object to hand on.
- */
-type Mend = (
-  value: SchemaNode,
-  inherited: ReadonlySet<string>,
-  changed: ReadonlyMap<string, unknown>,
-) => unknown;
-
-/**
- * `value` with `mend` applied at every plain object (prototype `Object.prototype`) at a place
- * `schema` declares properties, deepest first; an object or array holding a rewritten child is
- * handed on as a copy, so nothing given is written into. Only own data properties are followed
+ * `value` with `reshape` applied at every plain object (see `isPlain`) at a place `schema`
+ * declares properties, deepest first; an object or array holding a rewritten child is handed on as
+ * a copy, so nothing given is written into. Only own data properties are followed
  * (no getter is run to look inside), nothing the schema does not declare is followed, arrays are
  * walked by index (any length), and nothing below `FILL_DEPTH` levels.
  */
-function mendAlong(value: unknown, schema: SchemaNode, mend: Mend): unknown {
+function mendAlong(value: unknown, schema: SchemaNode): unknown {
   const walk = (value: unknown, nodes: readonly SchemaNode[], depth: number): unknown => {
     if (typeof value !== "object" || value === null || nodes.length === 0 || depth > FILL_DEPTH) return value;
     if (Array.isArray(value)) {
@@ -265,7 +340,7 @@ function mendAlong(value: unknown, schema: SchemaNode, mend: Mend): unknown {
       }
       return out ?? value;
     }
-    if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+    if (!isPlain(value)) return value;
     const changed = new Map<string, unknown>();
     for (const key of Object.keys(value)) {
       const reached: SchemaNode[] = [];
@@ -289,59 +364,49 @@ function mendAlong(value: unknown, schema: SchemaNode, mend: Mend): unknown {
       if (typeof properties !== "object" || properties === null) continue;
       for (const key of Object.keys(properties)) if (INHERITED.has(key)) inherited.add(key);
     }
-    if (changed.size === 0 && inherited.size === 0) return value;
-    return mend(value as SchemaNode, inherited, changed);
+    return reshape(value as SchemaNode, inherited, changed);
   };
   return walk(value, schemaNodes(schema, schema, []), 0);
 }
 
 /**
- * `args` as the schema is to read them: for a tool whose JSON Schema names a property after an
- * `Object.prototype` member (`constructor`, `toString`, `valueOf`…), every plain object at a place
- * the schema declares such a property, and that does not hold it, is handed on as a copy holding it
- * as an own `undefined` (not enumerable), so zod finds it absent rather than reading the inherited
- * function. Only the objects on the way to such a place are copied (a spread: ordinary objects,
- * as a preprocess expects); `args` itself is never written into. Other tools' arguments are handed
- * on as they are.
+ * What `withAbsentKeys` hands on for `value`, a plain object at a place
+ * the schema declares properties: where it declares an inherited name, a copy (see `copyOf`) whose
+ * prototype is `shadowing(inherited)`; elsewhere `value` itself unless a child was rewritten (then a
+ * copy). Rewritten children are put in; a frozen, sealed or closed object (`.readonly()`) stays so.
  */
-function withAbsentKeys(args: unknown, schema: SchemaNode): unknown {
-  if (!namesInherited(schema)) return args;
-  return mendAlong(args, schema, (value, inherited, changed) => {
-    const absent = [...inherited].filter((key) => !Object.hasOwn(value, key));
-    if (changed.size === 0 && absent.length === 0) return value;
-    const out: SchemaNode = { ...value };
-    for (const [key, mended] of changed) put(out, key, mended, true);
-    for (const key of absent) put(out, key, undefined, false);
-    return out;
-  });
+function reshape(
+  value: SchemaNode,
+  inherited: ReadonlySet<string>,
+  changed: ReadonlyMap<string, unknown>,
+): unknown {
+  if (inherited.size === 0 && changed.size === 0) return value;
+  const out = copyOf(value);
+  if (inherited.size > 0) Object.setPrototypeOf(out, shadowing(inherited));
+  for (const [key, mended] of changed) put(out, key, mended, true);
+  if (Object.isFrozen(value)) Object.freeze(out);
+  else if (Object.isSealed(value)) Object.seal(out);
+  else if (!Object.isExtensible(value)) Object.preventExtensions(out);
+  return out;
 }
 
 /**
- * The parsed arguments as `execute` is to get them: zod keeps a key its input held, so a left-out
- * parameter `withAbsentKeys` filled comes back as an enumerable own `undefined`, which
- * `Object.keys`, `for…in` and spreading would show though the model never sent it. At every place
- * the schema declares such a name, an own enumerable `undefined` under it is made non-enumerable
- * (it still reads `undefined`, not the inherited member), on a copy: no object zod or a
- * `.transform()` made is written into. A model's JSON cannot hold `undefined`, so only a left-out
- * key (or a host's own `undefined` passed to `dispatch`) is hidden.
+ * `value` (a call's arguments, or what zod made of them) as the schema is to read it and `execute`
+ * to get it, for a tool whose JSON Schema names a property after an `Object.prototype` member
+ * (`constructor`, `toString`, `valueOf`…): every plain object at a place the schema declares such a
+ * property is handed on as a copy whose prototype lacks those names (`shadowing`). Going in, a
+ * left-out one is then truly absent for zod (`in` false, reads `undefined`): `.optional()`,
+ * `.exactOptional()` and `.default()` read it as left out, not as the inherited function. Coming
+ * out (zod builds ordinary objects, and a `.default()`, `.catch()` or `.transform()` hands on
+ * objects of its own), `execute` finds it `undefined`, not an own key (`Object.hasOwn` false) and
+ * listed by nothing, and a host assigning it later (`args.toString ??= "x"`) makes an ordinary
+ * enumerable own property that JSON, spreading and `structuredClone` carry. Only the objects on the
+ * way to such a place are copied; nothing given, nor made by zod or a `.transform()`, is written
+ * into. Other tools' values are handed on as they are.
  */
-function withAbsentKeysHidden(parsed: unknown, schema: SchemaNode): unknown {
-  if (!namesInherited(schema)) return parsed;
-  return mendAlong(parsed, schema, (value, inherited, changed) => {
-    const shown = [...inherited].filter((key) => {
-      const descriptor = Object.getOwnPropertyDescriptor(value, key);
-      return descriptor?.enumerable === true && "value" in descriptor && descriptor.value === undefined;
-    });
-    if (changed.size === 0 && shown.length === 0) return value;
-    const out = copyOf(value);
-    for (const [key, mended] of changed) put(out, key, mended, true);
-    for (const key of shown) put(out, key, undefined, false);
-    // A `.readonly()` object stays frozen (a sealed or closed one as it was).
-    if (Object.isFrozen(value)) Object.freeze(out);
-    else if (Object.isSealed(value)) Object.seal(out);
-    else if (!Object.isExtensible(value)) Object.preventExtensions(out);
-    return out;
-  });
+function withAbsentKeys(value: unknown, schema: SchemaNode): unknown {
+  if (!namesInherited(schema)) return value;
+  return mendAlong(value, schema);
 }
 
 /** A zod schema's definition, read field by field. */
@@ -392,17 +457,19 @@ function schemasIn(field: z.ZodType | z.ZodType[] | Map<string, z.ZodType>): z.Z
 /**
  * `schema` with every pipe whose output side reads an object naming an `Object.prototype` member
  * (`z.preprocess(fn, z.object({ constructor: … }))`, at the top, nested or inside a recursive
- * schema) given `withAbsentKeys` between its two sides: a preprocess that copies its input
- * (`{ ...v }`, `structuredClone`) makes an ordinary object that inherits `constructor` again, which
- * the object schema would read. The fill works on a copy, so what the host's function returned is
- * never written into. Only the schemas on the way to such a pipe are rebuilt (zod's `clone`, with
+ * schema) given `withAbsentKeys` between its two sides, and every `.prefault(…)` of such an object
+ * given it before its inner schema: a preprocess that copies its input (`{ ...v }`,
+ * `structuredClone`), or the prefault value zod substitutes, is an ordinary object that inherits
+ * `constructor` again, which the object schema would read. The fill works on a copy, so what the
+ * host's function returned is never written into. Only the schemas on the way to such a pipe or
+ * prefault are rebuilt (zod's `clone`, with
  * the same definition but for the rebuilt field; a way back into a schema being rebuilt goes
  * through a `z.lazy`); the host's schema is not changed, and one with no such pipe is used as it is.
  */
 function readerOf(schema: z.ZodType): z.ZodType {
-  // Every schema reachable, what each holds, and the pipes that need the fill.
+  // Every schema reachable, what each holds, and the pipes and prefaults that need the fill.
   const held = new Map<z.ZodType, ReturnType<typeof fieldsOf>>();
-  const fills = new Map<z.ZodType, SchemaNode>();
+  const fills = new Map<z.ZodType, { field: string; declared: SchemaNode }>();
   const heldBy = new Map<z.ZodType, z.ZodType[]>();
   const pending: z.ZodType[] = [schema];
   while (pending.length > 0) {
@@ -411,12 +478,16 @@ function readerOf(schema: z.ZodType): z.ZodType {
     const fields = fieldsOf(node);
     held.set(node, fields);
     const def = node._zod.def as unknown as Def;
-    if (def.type === "pipe" && def.out instanceof z.ZodType) {
+    // A pipe's output side reads what its input side made; a prefault's inner schema reads the
+    // prefault value zod substitutes for a left-out one (a fresh ordinary object).
+    const field = def.type === "pipe" ? "out" : def.type === "prefault" ? "innerType" : undefined;
+    const reads = field === undefined ? undefined : def[field];
+    if (field !== undefined && reads instanceof z.ZodType) {
       try {
-        const declared = z.toJSONSchema(def.out, { io: "input" }) as SchemaNode;
-        if (namesInherited(declared)) fills.set(node, declared);
+        const declared = z.toJSONSchema(reads, { io: "input" }) as SchemaNode;
+        if (namesInherited(declared)) fills.set(node, { field, declared });
       } catch {
-        // An output side JSON Schema cannot write (a transform) is not an object schema: no fill.
+        // A side JSON Schema cannot write (a transform) is not an object schema: no fill.
       }
     }
     for (const field of fields.values()) {
@@ -429,7 +500,7 @@ function readerOf(schema: z.ZodType): z.ZodType {
     }
   }
   if (fills.size === 0) return schema;
-  // The schemas on the way to such a pipe: the pipes, and whatever holds one of them.
+  // The schemas on the way to such a pipe or prefault: those, and whatever holds one of them.
   const onTheWay = new Set<z.ZodType>(fills.keys());
   const up = [...fills.keys()];
   while (up.length > 0) {
@@ -462,8 +533,8 @@ function readerOf(schema: z.ZodType): z.ZodType {
     const fill = fills.get(node);
     if (fill !== undefined) {
       replaced.set(
-        "out",
-        z.preprocess((value) => withAbsentKeys(value, fill), replaced.get("out") as z.ZodType),
+        fill.field,
+        z.preprocess((value) => withAbsentKeys(value, fill.declared), replaced.get(fill.field) as z.ZodType),
       );
     }
     const descriptors = Object.getOwnPropertyDescriptors(def) as { [key: string]: PropertyDescriptor };
@@ -532,6 +603,6 @@ export async function checkArguments<Input extends ObjectSchema>(
   const parameters = tool.declaration.function.parameters;
   const input = readers.get(tool) ?? tool.input;
   const checked = await input.safeParseAsync(withAbsentKeys(args, parameters));
-  if (checked.success) return withAbsentKeysHidden(checked.data, parameters) as z.output<Input>;
+  if (checked.success) return withAbsentKeys(checked.data, parameters) as z.output<Input>;
   throw refusal(tool.declaration.function.name, checked.error);
 }
