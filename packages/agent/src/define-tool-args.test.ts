@@ -85,4 +85,48 @@ describe("defineTool and parameters named like Object.prototype members", () => 
     });
     expect(got?.constructor).toBe("Point");
   });
+
+  it("a left-out constructor is absent (in, hasOwn), and a value the host assigns to it is kept by JSON and spreads", async () => {
+    const seen: unknown[] = [];
+    const shape = defineTool<ShapeArgs>({
+      name: "shape",
+      description: "Makes a shape.",
+      parameters: {
+        type: "object",
+        properties: {
+          kind: { type: "string" },
+          constructor: { type: "string" },
+          parts: {
+            type: "array",
+            items: { type: "object", properties: { toString: { type: "string" }, n: { type: "number" } } },
+          },
+        },
+      },
+      execute: (args) => {
+        seen.push("constructor" in args, Object.hasOwn(args, "constructor"));
+        // A host filling its own default, then forwarding the arguments as JSON and as a copy.
+        args.constructor ??= "Shape";
+        const part = args.parts?.[0];
+        if (part) part.toString ??= "p";
+        seen.push(JSON.stringify(args), Object.keys({ ...args }), structuredClone(args));
+        return "ok";
+      },
+    });
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ name: "shape", arguments: '{"kind":"point","parts":[{"n":1}]}' }] },
+        { content: "done" },
+      ],
+    });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "m" }, tools: [shape] });
+    await agent.prompt("make a point");
+    // Before: the left-out key was a hidden own undefined, so the host's value stayed hidden too.
+    expect(seen).toEqual([
+      false,
+      false,
+      '{"kind":"point","parts":[{"n":1,"toString":"p"}],"constructor":"Shape"}',
+      ["kind", "parts", "constructor"],
+      { kind: "point", parts: [{ n: 1, toString: "p" }], constructor: "Shape" },
+    ]);
+  });
 });

@@ -41,8 +41,10 @@ export type ToolExecutionMode = "parallel" | "sequential";
  * A tool whose `parameters` name a property after an `Object.prototype` member (`constructor`,
  * `toString`, `valueOf`…) is returned as a copy whose `execute` reads such a property the call left
  * out as `undefined` (as its optional type says), not the inherited function: where the schema
- * declares it, `execute` gets a copy of that object holding it as a non-enumerable own `undefined`
- * (`Object.keys` and JSON show what the model wrote). The call's own objects are never written into.
+ * declares it, `execute` gets a copy of that object whose prototype has `Object.prototype`'s members
+ * but the declared names, so the left-out key is absent (`in` and `Object.hasOwn` false; `Object.keys`
+ * and JSON show what the model wrote) and a host's later assignment to it is an ordinary property. Such
+ * a copy is not `instanceof Object`. The call's own objects are never written into.
  * Every other tool is returned as it is.
  */
 export function defineTool<Args extends object = Record<string, unknown>>(tool: AgentTool<Args>): AgentTool {
@@ -119,8 +121,31 @@ function schemaNodes(root: unknown, node: unknown, into: SchemaNode[]): SchemaNo
 }
 
 /** `key` of `target` set as an ordinary own data property (an own `__proto__` key too, never the setter). */
-function put(target: object, key: string, value: unknown, enumerable: boolean): void {
-  Object.defineProperty(target, key, { value, enumerable, writable: true, configurable: true });
+function put(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** The prototypes `shadowing` made, by the names each leaves out (sorted, joined by a space). */
+const shadows = new Map<string, object>();
+
+/**
+ * The prototype a copy at a place declaring `names` is given: a null-prototype object holding every
+ * `Object.prototype` member but `names` (not enumerable, as there). A left-out parameter of such a
+ * name is then truly absent (`in` false, no own key, reads `undefined`), and a host's assignment to
+ * it (`args.toString ??= "x"`) makes an ordinary enumerable own property that JSON and spreads keep.
+ */
+function shadowing(names: ReadonlySet<string>): object {
+  const key = [...names].sort().join(" ");
+  let shadow = shadows.get(key);
+  if (shadow === undefined) {
+    const members = Object.getOwnPropertyDescriptors(Object.prototype) as {
+      [name: string]: PropertyDescriptor;
+    };
+    for (const name of names) delete members[name];
+    shadow = Object.preventExtensions(Object.create(null, members)) as object;
+    shadows.set(key, shadow);
+  }
+  return shadow;
 }
 
 /**
@@ -173,18 +198,21 @@ function withAbsentKeys(args: unknown, schema: unknown): unknown {
       const filled = fill(child, childNodes, depth + 1);
       if (filled !== child) changed.set(key, filled);
     }
-    const absent = new Set<string>();
+    const declared = new Set<string>();
+    let absent = false;
     for (const node of nodes) {
       const properties = own(node, "properties");
       if (typeof properties !== "object" || properties === null) continue;
       for (const key of Object.keys(properties)) {
-        if (INHERITED.has(key) && !Object.hasOwn(value, key)) absent.add(key);
+        if (!INHERITED.has(key)) continue;
+        declared.add(key);
+        if (!Object.hasOwn(value, key)) absent = true;
       }
     }
-    if (changed.size === 0 && absent.size === 0) return value;
-    const out: SchemaNode = { ...(value as SchemaNode) };
-    for (const [key, filled] of changed) put(out, key, filled, true);
-    for (const key of absent) put(out, key, undefined, false);
+    if (changed.size === 0 && !absent) return value;
+    const out = (absent ? Object.create(shadowing(declared)) : {}) as SchemaNode;
+    for (const key of Object.keys(value))
+      put(out, key, changed.has(key) ? changed.get(key) : (value as SchemaNode)[key]);
     return out;
   };
   return fill(args, schemaNodes(schema, schema, []), 0);
