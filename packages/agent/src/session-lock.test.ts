@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AgentError, createSession, listSessions, type Session } from "./test-exports.js";
+import { AgentError, createSession, defineTool, listSessions, type Session } from "./test-exports.js";
 import { bundleChild } from "./test-support/bundle-child.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -942,6 +942,241 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
     expect(readFileSync(file, "utf8")).toBe(stored);
     await session.close();
     // The other holder's lock is left as it is.
+    expect(JSON.parse(readFileSync(lockPath, "utf8")).token).toBe("theirs");
+    rmSync(lockPath);
+  });
+});
+
+describe("a session whose lease lapsed writes nothing once its lock may be another's (r36 #5, #6, #10)", () => {
+  function asOtherHost(lockPath: string, name: string): void {
+    const lock = { ...JSON.parse(readFileSync(lockPath, "utf8")), host: name };
+    writeFileSync(lockPath, `${JSON.stringify(lock)}\n`);
+  }
+  function backdate(path: string, ms: number): void {
+    const then = new Date(Date.now() - ms);
+    utimesSync(path, then, then);
+  }
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const said = (file: string) =>
+    readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .flatMap((line) => {
+        const record = JSON.parse(line) as { message?: { role: string; content: unknown } };
+        return record.message ? [`${record.message.role}: ${String(record.message.content)}`] : [];
+      });
+  /** Asks the host for its notices until one holds `text` (within `ms`); returns them. */
+  async function noticeOf(h: Host, text: string, ms: number): Promise<string[]> {
+    const began = Date.now();
+    for (;;) {
+      h.send("notices");
+      const { notices } = (await h.next()) as { notices: string[] };
+      if (notices.some((n) => n.includes(text)) || Date.now() - began > ms) return notices;
+      await sleep(50);
+    }
+  }
+
+  it("a process stopped past its lease, whose lock another host took over and let go meanwhile, does not create the lock again: it stops writing, with a notice (r36 #6)", async () => {
+    const file = join(root, "paused.jsonl");
+    const lockPath = `${file}.lock`;
+    const a = host("paused", undefined, 300);
+    expect(await a.next()).toMatchObject({ opened: true });
+    a.send("prompt A1");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    // A is stopped (docker pause, a VM frozen) for longer than its lease. Host B sees the lock over
+    // the shared volume, its lease lapsed: B takes it over, prompts once and closes (its lock gone).
+    a.proc.kill("SIGSTOP");
+    asOtherHost(lockPath, "web-A");
+    backdate(lockPath, 2000);
+    const b = await createSession({ config: config(), sessionDir: root, sessionId: "paused" });
+    expect(noticesOf(b)).toContainEqual(expect.stringContaining("was taken over"));
+    expect((await b.prompt("B1")).status).toBe("ok");
+    await b.close();
+    expect(existsSync(lockPath)).toBe(false);
+    const written = said(file);
+    expect(written).toEqual([
+      "user: A1",
+      expect.stringMatching(/^assistant: reply \d+$/),
+      "user: B1",
+      expect.stringMatching(/^assistant: /),
+    ]);
+    await sleep(400);
+    a.proc.kill("SIGCONT");
+    // A's overdue renewal finds the lock gone past its lease: the lock is lost, not created again.
+    // (The old code created it again as if it had been deleted by hand, and A went on writing.)
+    const notices = await noticeOf(a, "was gone when this session came to renew it", 3000);
+    expect(notices).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^The session file's lock ${lockPath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} was gone when this session came to renew it, \\d+\\.\\d s after its last renewal — longer than its 0\\.3 s lease .*Nothing more is written to the session file by this session`,
+        ),
+      ),
+    );
+    a.send("prompt A2");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    expect(said(file)).toEqual(written);
+    expect(existsSync(lockPath)).toBe(false);
+    a.send("close");
+    expect(await a.next()).toEqual({ closed: true });
+    a.send("exit");
+    await a.exited;
+    const reopened = await createSession({ config: config(), sessionDir: root, sessionId: "paused" });
+    expect(reopened.messages.map((m) => (m as { content?: unknown }).content)).toEqual([
+      "A1",
+      expect.stringMatching(/^reply \d+$/),
+      "B1",
+      expect.any(String),
+    ]);
+    await reopened.close();
+  }, 30_000);
+
+  it("a session whose file another writer changed while its lock was gone (deleted by hand within the lease) stops writing, with a notice, and lets go of the lock it created again (r36 #6)", async () => {
+    const file = join(root, "rewritten.jsonl");
+    const lockPath = `${file}.lock`;
+    const a = host("rewritten", undefined, 3000);
+    expect(await a.next()).toMatchObject({ opened: true });
+    a.send("prompt A1");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    // Within A's lease (3 s; A renews every second), its lock is deleted by hand and another
+    // session opens the file (no lock in its way), writes and closes.
+    a.proc.kill("SIGSTOP");
+    rmSync(lockPath);
+    const b = await createSession({ config: config(), sessionDir: root, sessionId: "rewritten" });
+    expect((await b.prompt("B1")).status).toBe("ok");
+    await b.close();
+    const written = said(file);
+    expect(written).toHaveLength(4);
+    a.proc.kill("SIGCONT");
+    // A's next renewal finds the lock gone within its lease (created again, as before), then its file
+    // changed since its last write: lost. (The old code kept the lock and went on writing.)
+    const notices = await noticeOf(a, "was changed by another writer", 4000);
+    expect(notices).toContainEqual(
+      `The session file ${file} was changed by another writer since this session last wrote it (the lock ${lockPath} was deleted, or taken over and let go, meanwhile). Nothing more is written to the session file by this session; close it, and open the file again once the other session has let go of it.`,
+    );
+    expect(existsSync(lockPath)).toBe(false);
+    a.send("prompt A2");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    expect(said(file)).toEqual(written);
+    a.send("close");
+    expect(await a.next()).toEqual({ closed: true });
+    a.send("exit");
+    await a.exited;
+    // The file opens at once: nothing holds it.
+    const reopened = await createSession({ config: config(), sessionDir: root, sessionId: "rewritten" });
+    expect(reopened.messages).toHaveLength(4);
+    await reopened.close();
+  }, 30_000);
+
+  it("a session whose event loop was blocked past its lease checks its lock before writing: taken over meanwhile, it writes nothing into the new holder's file; not taken over, it writes on (r36 #5)", async () => {
+    const file = join(root, "blocked.jsonl");
+    const lockPath = `${file}.lock`;
+    const tools = await startServer({
+      replies: [
+        { toolCalls: [{ id: "call_1", name: "block", arguments: "{}" }] },
+        { content: "after the first block" },
+        { toolCalls: [{ id: "call_2", name: "block", arguments: "{}" }] },
+        { content: "A's final answer" },
+      ],
+    });
+    let other: Host | undefined;
+    let run = 0;
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    const block = defineTool({
+      name: "block",
+      description: "Blocks the thread",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        run++;
+        const began = Date.now();
+        if (run === 2) {
+          // Another host (process) opens the file meanwhile: the lock, seen over the shared volume as
+          // another host's, has gone unrenewed past its lease (this thread is blocked).
+          asOtherHost(lockPath, "web-A");
+          backdate(lockPath, 2000);
+          other = host("blocked");
+          // Blocked until the other process has taken the lock over.
+          while (JSON.parse(readFileSync(lockPath, "utf8")).pid !== other.proc.pid) {
+            expect(Date.now() - began).toBeLessThan(15_000);
+            Atomics.wait(cell, 0, 0, 10);
+          }
+        }
+        // Blocked past the lease (0.3 s) in either case.
+        while (Date.now() - began < 800) Atomics.wait(cell, 0, 0, 10);
+        return `A's tool result ${run}`;
+      },
+    });
+    try {
+      const a = await createSession({
+        config: { baseUrl: tools.baseUrl, model: "sim" },
+        sessionDir: root,
+        sessionId: "blocked",
+        lockLeaseMs: 300,
+        tools: [block],
+      });
+      // Blocked past the lease with nobody taking the lock: the check renews it, and the writes go on.
+      expect((await a.prompt("first")).status).toBe("ok");
+      expect(noticesOf(a)).toEqual([]);
+      expect(said(file)).toEqual([
+        "user: first",
+        "assistant: null",
+        "tool: A's tool result 1",
+        "assistant: after the first block",
+      ]);
+      // Blocked past the lease while another process takes the lock over: the result the tool gives
+      // when the thread is unblocked (written at once, before the overdue renewal timer runs, by the
+      // old code: a second answer to call_2 in the other host's file) is not written.
+      expect((await a.prompt("second")).status).toBe("ok");
+      expect(noticesOf(a)).toContainEqual(expect.stringContaining("is no longer this session's"));
+      const b = other as unknown as Host;
+      const opened = await b.next();
+      expect(opened).toMatchObject({ opened: true });
+      expect(opened.notices).toContainEqual(expect.stringContaining("was taken over"));
+      const text = readFileSync(file, "utf8");
+      expect(text).not.toContain("A's tool result 2");
+      expect(text).not.toContain("A's final answer");
+      const answers = said(file).filter((line) => line.startsWith("tool: "));
+      expect(answers).toEqual(["tool: A's tool result 1", expect.stringMatching(/^tool: Not recorded/)]);
+      // save() says the file is no longer this session's (r36 #10).
+      const refused = await refusal(a.save());
+      expect(refused.code).toBe("locked");
+      expect(refused.message).toContain("Session.save: nothing was written.");
+      expect(readFileSync(file, "utf8")).toBe(text);
+      b.send("close");
+      expect(await b.next()).toEqual({ closed: true });
+      await a.close();
+    } finally {
+      await tools.close();
+    }
+  }, 30_000);
+
+  it("save() rejects with AgentError `locked` once the lock was found lost, and writes nothing (r36 #10)", async () => {
+    const file = join(root, "lost-save.jsonl");
+    const lockPath = `${file}.lock`;
+    const session = await createSession({
+      config: config(),
+      sessionDir: root,
+      sessionId: "lost-save",
+      lockLeaseMs: 300,
+    });
+    expect((await session.prompt("first")).status).toBe("ok");
+    await session.save();
+    const other = { pid: 77, host: "web-other", token: "theirs", since: "2026-01-01T00:00:00.000Z" };
+    writeFileSync(lockPath, JSON.stringify({ ...other, leaseMs: 30_000 }));
+    const stored = readFileSync(file, "utf8");
+    // Past the lease since the last renewal, save() itself checks first (no need to wait for the timer).
+    const began = Date.now();
+    while (Date.now() - began < 400) {}
+    const error = await refusal(session.save());
+    expect(error.code).toBe("locked");
+    expect(error.message).toBe(
+      `Session.save: nothing was written. The session file's lock ${lockPath} is no longer this session's: it now names process 77 on host web-other, since ${other.since}, which took it — after this session's 0.3 s lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand. The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
+    );
+    expect((await session.prompt("second")).status).toBe("ok");
+    expect((await refusal(session.save())).code).toBe("locked");
+    expect(readFileSync(file, "utf8")).toBe(stored);
+    await session.close();
+    // After close(), `closed` as before.
+    expect((await refusal(session.save())).code).toBe("closed");
     expect(JSON.parse(readFileSync(lockPath, "utf8")).token).toBe("theirs");
     rmSync(lockPath);
   });

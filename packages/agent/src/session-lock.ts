@@ -535,10 +535,15 @@ function removeIfOurs(path: string, token: string): void {
  * The lock of one open session file; `release()` ends it (idempotent). While held, it renews its
  * lease: every third of the lease, on a timer that never keeps the process alive (unref'd), it
  * touches the lock file's modification time — after reading the lock and finding its own token
- * there (a lock file deleted meanwhile is created again, when no other opener has created one). A
- * lock found to be another's (taken over, its lease having lapsed: the process stopped, its event
- * loop blocked, the volume unreachable, for longer than the lease) is lost: the renewal stops, and
- * `watch`'s callback is told.
+ * there. A lock found to be another's (taken over, its lease having lapsed: the process stopped, its
+ * event loop blocked, the volume unreachable, for longer than the lease) is lost: the renewal stops,
+ * and `watch`'s callback is told. So is one whose file is gone when more than the lease has passed
+ * since its last renewal (another opener may have taken it over and let go of it meanwhile; gone
+ * within the lease, deleted by hand, it is created again, when no other opener has created one),
+ * and one whose session file another writer changed since this session's last write to it (`wrote`).
+ * Before each write its session calls `check`, which renews first when the lease has passed since
+ * the last renewal (the timer could not run: the event loop was blocked, the process stopped), so a
+ * lock lost meanwhile is found before anything is written.
  *
  * The lease is kept in the file's modification time, not in a field rewritten into it: a touch
  * never changes the lock's content, so a reader never finds it half written, a takeover's check
@@ -564,9 +569,16 @@ export class SessionLock {
   /** Why the lock was lost (found to be another's), once it was. */
   #lost: string | undefined;
   #onLost: ((why: string) => void) | undefined;
+  /** When this lock was taken or last found to be its own and renewed (`Date.now()` before the look). */
+  #renewedAt = Date.now();
+  /** The session file (the lock's path without `.lock`). */
+  readonly #file: string;
+  /** How the session file stood after this session's last write to it (undefined before any, or when it could not be looked at). */
+  #stamp: FileStamp | undefined;
 
   constructor(path: string, token: string, text: string, leaseMs: number, notice: string | undefined) {
     this.path = path;
+    this.#file = path.endsWith(".lock") ? path.slice(0, -".lock".length) : path;
     this.#key = lockKey(path);
     this.#token = token;
     this.#text = text;
@@ -585,6 +597,28 @@ export class SessionLock {
   watch(onLost: (why: string) => void): void {
     this.#onLost = onLost;
     if (this.#lost !== undefined) onLost(this.#lost);
+  }
+
+  /**
+   * Before a write to the session file: why the lock was lost, or undefined while this session
+   * holds it. Within the lease of the last renewal, a clock compare (no I/O); past it (the renewal
+   * timer could not run: the event loop was blocked, the process stopped), the renewal runs first,
+   * so a lock another opener took meanwhile is found lost (and `watch`'s callback told) before the
+   * write.
+   */
+  check(): string | undefined {
+    if (this.#lost === undefined && !this.#released && Date.now() - this.#renewedAt > this.leaseMs) {
+      this.#renew();
+    }
+    return this.#lost;
+  }
+
+  /**
+   * After a write of this session to its file: remembers the file's size and identity, so a renewal
+   * that finds them changed (another writer appended or replaced the file) takes the lock as lost.
+   */
+  wrote(): void {
+    this.#stamp = stampOf(this.#file);
   }
 
   /** Marks the lock as its session's closing (let go once its stopped run has settled): a refused open says so. */
@@ -609,18 +643,30 @@ export class SessionLock {
 
   #renew(): void {
     if (this.#released) return;
+    const at = Date.now();
+    const since = at - this.#renewedAt;
     let text: string;
     try {
       text = readFileSync(this.path, "utf8");
     } catch (error) {
-      // Deleted while held (by hand): created again, unless another opener has created one
-      // meanwhile (the next renewal finds it); any other failure is tried again next time.
-      if ((error as { code?: string }).code === "ENOENT") {
-        try {
-          writeFileSync(this.path, this.#text, { flag: "wx" });
-        } catch {}
+      // Any failure but ENOENT is tried again next time.
+      if ((error as { code?: string }).code !== "ENOENT") return;
+      // Gone past the lease: another opener may have taken the lock over (its lease having lapsed),
+      // written the file and let go of the lock since; this session cannot tell, so it stops.
+      if (since > this.leaseMs) {
+        this.#lose(
+          `The session file's lock ${this.path} was gone when this session came to renew it, ${seconds(since)} after its last renewal — longer than its ${seconds(this.leaseMs)} lease (the process stopped or its event loop blocked, or the volume was out of reach, for that long), so another opener may have taken it over and let go of it since.`,
+        );
+        return;
       }
-      return;
+      // Deleted by hand within the lease: created again, unless another opener has created one
+      // meanwhile (the next renewal finds it).
+      try {
+        writeFileSync(this.path, this.#text, { flag: "wx" });
+      } catch {
+        return;
+      }
+      text = this.#text;
     }
     const holder = parseHolder(text);
     if (holder?.token !== this.#token) {
@@ -629,17 +675,63 @@ export class SessionLock {
             holder.since ? `, since ${holder.since}` : ""
           }`
         : "another opener";
-      this.#lost = `The session file's lock ${this.path} is no longer this session's: it now names ${who}, which took it — after this session's ${seconds(this.leaseMs)} lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand.`;
-      this.#end();
-      this.#onLost?.(this.#lost);
+      this.#lose(
+        `The session file's lock ${this.path} is no longer this session's: it now names ${who}, which took it — after this session's ${seconds(this.leaseMs)} lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand.`,
+      );
+      return;
+    }
+    if (this.#changedByOther()) {
+      // Written by another session (the lock deleted by hand, or taken over and let go): this
+      // session's lock is let go too, for the file is no longer this session's to write.
+      this.#lose(
+        `The session file ${this.#file} was changed by another writer since this session last wrote it (the lock ${this.path} was deleted, or taken over and let go, meanwhile).`,
+      );
+      removeIfOurs(this.path, this.#token);
       return;
     }
     try {
       const now = new Date();
       utimesSync(this.path, now, now);
+      this.#renewedAt = at;
     } catch {
       // Tried again at the next renewal.
     }
+  }
+
+  /** Whether the session file is no longer as this session's last write left it (its size or identity changed). */
+  #changedByOther(): boolean {
+    const was = this.#stamp;
+    if (!was) return false;
+    const now = stampOf(this.#file);
+    // A file that cannot be looked at now is not taken for a change (tried again next time).
+    return now !== undefined && (now.size !== was.size || now.ino !== was.ino || now.dev !== was.dev);
+  }
+
+  #lose(why: string): void {
+    this.#lost = why;
+    this.#end();
+    this.#onLost?.(why);
+  }
+}
+
+/**
+ * How a session file stands: its size and identity. Not its modification time: on a network volume
+ * the time a client reads back after its own write may differ from the one it reads later (the
+ * server sets it), which would be taken for another writer's change; an append changes the size, a
+ * rewrite (a temporary file renamed over it) the identity.
+ */
+interface FileStamp {
+  size: number;
+  ino: number;
+  dev: number;
+}
+
+function stampOf(path: string): FileStamp | undefined {
+  try {
+    const { size, ino, dev } = statSync(path);
+    return { size, ino, dev };
+  } catch {
+    return undefined;
   }
 }
 

@@ -615,6 +615,8 @@ export class Session {
   #file: SessionFile | undefined;
   /** The lock of the session's file while it is open (undefined without `sessionDir`, and once let go). */
   #lock: SessionLock | undefined;
+  /** Why the file's lock was lost (another opener took it over), once it was: `save()` rejects with it. */
+  #lockLost: string | undefined;
   #createdAt: string;
   #stored = 0;
   /** The calls of the last assistant message in the file that the file holds no answer to yet. */
@@ -871,6 +873,7 @@ export class Session {
       if (this.#lock !== lock) return;
       this.#lock = undefined;
       this.#file = undefined;
+      this.#lockLost = why;
       this.addNotice(
         `${why} Nothing more is written to the session file by this session; close it, and open the file again once the other session has let go of it.`,
       );
@@ -1107,12 +1110,23 @@ export class Session {
   /**
    * Rewrites the session file whole (atomically). Resolves at once without `sessionDir`. Rejects with
    * `AgentError` (`closed`) after `close()` or `dispose()`: the file is no longer held (another
-   * process may have opened it since), so nothing is written.
+   * process may have opened it since), so nothing is written; and with `AgentError` (`locked`, saying
+   * why) once the file's lock was found lost (another opener took it over after this session's lease
+   * lapsed): the file is that opener's, so nothing is written.
    */
   async save(): Promise<void> {
     if (this.#closed) throw closedError("Session.save");
-    this.#persist();
-    this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
+    this.#lock?.check();
+    if (this.#lockLost === undefined) {
+      this.#persist();
+      this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
+    }
+    if (this.#lockLost !== undefined) {
+      throw new AgentError(
+        "locked",
+        `Session.save: nothing was written. ${this.#lockLost} The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
+      );
+    }
   }
 
   /**
@@ -1336,7 +1350,7 @@ export class Session {
     this.#todos = todos;
     this.#view = { ...this.#view, todos: [...todos] };
     try {
-      this.#file?.appendTodos(todos);
+      this.#write((file) => file.appendTodos(todos));
     } catch (error) {
       this.addError(errorText(error));
     }
@@ -1417,7 +1431,9 @@ export class Session {
   #persist(): void {
     const messages = this.agent.messages;
     try {
-      while (this.#file && this.#stored < messages.length) {
+      while (this.#stored < messages.length) {
+        const file = this.#writable();
+        if (!file) break;
         const message = messages[this.#stored] as AgentMessage;
         const early = this.#earlyOf(message);
         const deep = early ? undefined : depthProblem(message);
@@ -1429,12 +1445,12 @@ export class Session {
             `Message ${this.#stored} of the transcript (the ${describeMessage(message)}) was not written to the session file: it ${deep}.`,
           );
         } else {
-          this.#file.appendMessage(message);
+          this.#write(() => file.appendMessage(message));
           this.#track(message);
         }
         this.#stored++;
       }
-      this.#file?.appendLoaded(this.agent.loaded);
+      this.#write((file) => file.appendLoaded(this.agent.loaded));
     } catch (error) {
       // A failed write is told, never fatal to the run; the next write tries the rest again.
       this.addError(errorText(error));
@@ -1477,7 +1493,7 @@ export class Session {
     if (!this.#fileOpen.has(id)) return;
     const answer: ChatMessage = { role: "tool", tool_call_id: id, content: result };
     try {
-      this.#file.appendMessage(answer);
+      if (!this.#write((file) => file.appendMessage(answer))) return;
     } catch (error) {
       this.addError(errorText(error));
       return;
@@ -1491,20 +1507,47 @@ export class Session {
    * they do not hold yet (a `save()` mid-step), so the rewrite loses none.
    */
   #rewrite(messages: readonly AgentMessage[], todos: readonly Todo[], loaded: readonly string[]): void {
-    if (!this.#file) return;
     const early = [...this.#early];
-    this.#file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded);
+    if (!this.#write((file) => file.rewrite(this.sessionId, this.#createdAt, messages, todos, loaded)))
+      return;
     this.#fileOpen = new Set();
     for (const message of messages) this.#track(message);
     this.#early = new Map(early);
     for (const [id, answer] of early) {
       if (this.#fileOpen.has(id)) {
-        this.#file.appendMessage(answer);
+        if (!this.#write((file) => file.appendMessage(answer))) return;
         this.#fileOpen.delete(id);
       } else {
         this.#early.delete(id);
       }
     }
+  }
+
+  /**
+   * The session file to write, or undefined when there is none or it is no longer this session's.
+   * Asks the lock first (`SessionLock.check`: past the lease since its last renewal — the event loop
+   * was blocked, the process stopped — it renews first), so a lock another opener took meanwhile lets
+   * the file go, with the notice, before anything is written.
+   */
+  #writable(): SessionFile | undefined {
+    if (this.#lock?.check() !== undefined) return undefined;
+    return this.#file;
+  }
+
+  /**
+   * Writes the session file with `write` when it is still this session's (see `#writable`), then
+   * tells the lock how the file now stands (a later change by another writer is then told apart).
+   * Returns false when nothing was written (no file, or no longer this session's).
+   */
+  #write(write: (file: SessionFile) => void): boolean {
+    const file = this.#writable();
+    if (!file) return false;
+    try {
+      write(file);
+    } finally {
+      this.#lock?.wrote();
+    }
+    return true;
   }
 
   #closeOpenTools(): void {

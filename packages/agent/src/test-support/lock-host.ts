@@ -3,8 +3,8 @@
 // takes commands on stdin, one a line: "prompt <text>" runs a prompt and prints its status,
 // "close" closes the session and prints { closed }, "exit" ends the process without closing,
 // "detach" stops reading stdin and prints { detached } (from then on only the session's own timers
-// could keep the process alive). With LOCK_HOST_LEASE_MS set, the session is opened with that
-// `lockLeaseMs`.
+// could keep the process alive), "notices" prints { notices } (the timeline's notices now). With
+// LOCK_HOST_LEASE_MS set, the session is opened with that `lockLeaseMs`.
 //
 // With LOCK_HOST_PAUSE_DIR set (the lock race test), the host stops at two points of taking the
 // lock, each time printing { paused: "<point>" } and waiting until the file <that dir>/go-<point>
@@ -74,6 +74,8 @@ for await (const line of lines) {
     say({ closed: true });
   } else if (line === "exit") {
     process.exit(0);
+  } else if (line === "notices") {
+    say({ notices: session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : [])) });
   } else if (line === "detach") {
     lines.close();
     process.stdin.destroy();
