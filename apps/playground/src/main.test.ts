@@ -99,19 +99,44 @@ describe("playground CLI", () => {
     expect(out).not.toMatch(/sk-pass-secret-1|sk-query-secret-2/);
   }, 60_000);
 
-  // The refusal of an OPENAI_BASE_URL that is no http(s) URL names what is wrong and never echoes a
-  // `user:password@`, however the scheme before it is missing or misspelt.
+  // The refusal of an OPENAI_BASE_URL that is no http(s) URL names what is wrong and shows only the
+  // value's scheme-like start and host: never a `user:password@`, however the scheme before it is
+  // missing or misspelt, nor a query's values, nor what follows `user:` when no `@host` follows.
   it.concurrent.each<[string, RegExp]>([
     [
       "admin:S3cretPassw0rd@llm.internal:8080/v1",
-      /not "\[credentials\]@llm\.internal:8080\/v1": it does not start with http:\/\/ or https:\/\/\.$/,
+      /not "\[credentials\]@llm\.internal:8080\/…": it does not start with http:\/\/ or https:\/\/\.$/,
     ],
     [
       "http//admin:S3cretPassw0rd@llm.internal/v1",
-      /not "http\/\/\[credentials\]@llm\.internal\/v1": it starts with "http\/\/", not http:\/\/ or https:\/\/\.$/,
+      /not "http\/\/\[credentials\]@llm\.internal\/…": it starts with "http\/\/", not http:\/\/ or https:\/\/\.$/,
     ],
-    ["htp://admin:S3cretPassw0rd@llm.internal/v1", /not "htp:\/\/llm\.internal\/v1": its scheme is "htp"\.$/],
-    ["ftp://admin:S3cretPassw0rd@llm.internal/v1", /not "ftp:\/\/llm\.internal\/v1": its scheme is "ftp"\.$/],
+    [
+      "htp://admin:S3cretPassw0rd@llm.internal/v1",
+      /not "htp:\/\/\[credentials\]@llm\.internal\/…": its scheme is "htp"\.$/,
+    ],
+    [
+      "ftp://admin:S3cretPassw0rd@llm.internal/v1",
+      /not "ftp:\/\/\[credentials\]@llm\.internal\/…": its scheme is "ftp"\.$/,
+    ],
+    // A credential in the query (Azure-style `api_key`, `key`): before, printed whole.
+    [
+      "http//llm.internal/v1?api_key=S3cretPassw0rdXY",
+      /not "http\/\/llm\.internal\/…": it starts with "http\/\/", not http:\/\/ or https:\/\/\.$/,
+    ],
+    [
+      "llm.internal:8080/v1?key=S3cretPassw0rdXY",
+      /not "llm\.internal:8080\/…": it does not start with http:\/\/ or https:\/\/\.$/,
+    ],
+    // `user:password` with its `@host` left off: before, printed whole. A port (all digits) is shown.
+    [
+      "http://admin:S3cretPassw0rd",
+      /not "http:\/\/admin:…": the URL parser refuses it \(check the host and port;/,
+    ],
+    [
+      "http://me@llm.internal:S3cretPassw0rd/v1",
+      /not "http:\/\/\[credentials\]@llm\.internal:…": the URL parser refuses it/,
+    ],
   ])(
     "refuses OPENAI_BASE_URL %j in one line that names the fault and not the password",
     async (url, expected) => {
@@ -120,6 +145,7 @@ describe("playground CLI", () => {
       expect(out.trim().split("\n")).toHaveLength(1);
       expect(out).not.toContain("S3cret");
       expect(out).not.toContain("Passw0rd");
+      expect(out).not.toContain("XY");
       expect(out.trim()).toMatch(/^error: OPENAI_BASE_URL must be an http:\/\/ or https:\/\/ URL /);
       expect(out.trim()).toMatch(expected);
     },

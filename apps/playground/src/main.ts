@@ -71,17 +71,29 @@ function show(event: RunEvent): void {
 const SCHEME_LEAD = /^[A-Za-z][A-Za-z0-9+.-]{0,9}:?\/+/;
 
 /**
- * A refused OPENAI_BASE_URL as the error may show it: whatever stands between its scheme-like
- * start (if any) and its last `@` — a `user:password`, however the scheme before it is misspelt or
- * missing — is `[credentials]`, and the rest is shown as any text is (`shownText`: a URL's
- * userinfo and query, key-shaped parts).
+ * The host-looking part of what follows a refused value's scheme-like start (and its credentials):
+ * a bracketed IPv6 address or a name, up to the first `:`, `/`, `?` or `#`, then a `:port` only
+ * when the port is all digits.
+ */
+const HOST_LOOKING = /^(?:\[[^\]/?#@]*\]|[^:/?#@[\]]*)(?::\d+(?=$|[/?#]))?/;
+
+/**
+ * A refused OPENAI_BASE_URL as the error may show it: only its scheme-like start (if any) and its
+ * host-looking part. Whatever stands between that start and its last `@` (a `user:password`,
+ * however the scheme before it is misspelt or missing) is `[credentials]`; a `:` after the host
+ * whose port is not all digits (`http://admin:password`, its `@host` left off), a path, a query
+ * (`?api_key=…`) or a fragment is cut to `…`, values and all — a refused value is one no URL
+ * parser reads, so its parts cannot be told apart any better.
  */
 function shownBaseUrl(value: string): string {
-  const at = value.lastIndexOf("@");
-  if (at < 0) return shownText(value);
   const lead = SCHEME_LEAD.exec(value)?.[0] ?? "";
-  const start = lead.length <= at ? lead.length : 0;
-  return shownText(`${value.slice(0, start)}[credentials]@${value.slice(at + 1)}`);
+  const at = value.lastIndexOf("@");
+  const hidden = at >= lead.length ? "[credentials]@" : "";
+  const rest = value.slice(hidden ? at + 1 : lead.length);
+  const host = HOST_LOOKING.exec(rest)?.[0] ?? "";
+  const cut =
+    rest.length > host.length ? `${rest[host.length] === ":" ? ":" : (rest[host.length] ?? "")}…` : "";
+  return `${lead}${hidden}${host ? shownText(host) : ""}${cut}`;
 }
 
 /** Why a refused OPENAI_BASE_URL is not an http(s) URL, naming only its scheme-like start. */

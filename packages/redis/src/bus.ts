@@ -57,8 +57,27 @@ export interface RedisBusOptions extends RedisOptions {
 
 /** Where a {@link RedisEventBus} watcher starts reading. */
 export interface RedisWatchOptions {
-  /** Read the events after this seq (0, the default, reads the run from its start). */
+  /**
+   * Read the events after this seq (0, the default, reads the run from its start). An `after` above
+   * 0 says the reader has read the run up to it, so the run existed: if its stream is gone already
+   * when the watcher subscribes (expired, its emitter stopped without `done`) and no claim stands on
+   * the id, the watcher ends after one `notice` (`dropped: 0`, at seq `after`), as one that saw the
+   * stream go does.
+   */
   after?: number | undefined;
+  /**
+   * The caller knows the run was started though its reader read none of it (`after` 0: a page
+   * loading a run its shared record names). Then a stream missing at subscribe, with no claim on
+   * the id, is a run that is gone, told as for `after` above 0, at seq 0. Without it, a missing
+   * stream at `after` 0 is a run not started yet, and the watcher waits for it however long.
+   */
+  started?: boolean | undefined;
+  /**
+   * With `started` (and `after` 0): how long, in ms, the stream must stay missing with no claim
+   * before the watcher says the run is gone — for a run recorded before its first write, which may
+   * be slow to come. Default 0: two idle wakeups in a row (about two seconds).
+   */
+  startedGraceMs?: number | undefined;
 }
 
 /**
@@ -1052,7 +1071,25 @@ export async function createRedisBus(options: RedisBusOptions): Promise<RedisEve
       checkSignal(signal, "watch");
       const after = watchOptions?.after ?? 0;
       checkAfter(after, "watch");
-      const watcher = new StreamWatcher(host, keyOf(runId), after, signal);
+      const started = watchOptions?.started;
+      if (started !== undefined && typeof started !== "boolean") {
+        throw new EventsError(
+          "invalid-event",
+          `watch: \`started\` must be true or false, and was given ${describe(started)}.`,
+        );
+      }
+      const grace = watchOptions?.startedGraceMs;
+      if (grace !== undefined && (typeof grace !== "number" || !Number.isFinite(grace) || grace < 0)) {
+        throw new EventsError(
+          "invalid-event",
+          `watch: \`startedGraceMs\` must be a number of ms, 0 or more, and was given ${describe(grace)}.`,
+        );
+      }
+      const watcher = new StreamWatcher(host, keyOf(runId), after, signal, {
+        claimKey: claimKeyOf(runId),
+        started,
+        startedGraceMs: grace,
+      });
       if (closed || signal?.aborted) {
         watcher.close();
         return watcher;

@@ -9,11 +9,17 @@ if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 const STOPPED = /gone from Redis \(expired\) without its `done`: its emitter stopped without ending the run/;
 
 /** Reads a watcher (after seq `after`) to its end, or until `ms` pass (then says so in `abortedByTest`). */
-async function readAll(bus: RedisEventBus, runId: string, ms: number, after = 0) {
+async function readAll(
+  bus: RedisEventBus,
+  runId: string,
+  ms: number,
+  after = 0,
+  more: { started?: boolean; startedGraceMs?: number } = {},
+) {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), ms);
   const seen: SequencedEvent[] = [];
-  for await (const event of bus.watch(runId, controller.signal, { after })) seen.push(event);
+  for await (const event of bus.watch(runId, controller.signal, { after, ...more })) seen.push(event);
   clearTimeout(timer);
   return { seen, abortedByTest: controller.signal.aborted };
 }
@@ -202,5 +208,117 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       await Promise.all(made.map((b) => b.close()));
       await own.kill();
     }
+  });
+  describe("whose stream is already gone when it subscribes", () => {
+    /** A host that emitted `count` events under `runId` and stopped without `done`; its stream expired. */
+    const expiredRun = async (prefix: string, runId: string, count: number) => {
+      const host = await bus(prefix, { retainUnendedMs: 1500 });
+      for (let i = 0; i < count; i++) host.emit(runId, { kind: "output", text: `e${i}` });
+      await host.flushed();
+      await host.close();
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(await raw.sendCommand(["EXISTS", `${prefix}run:${runId}`])).toBe(0);
+    };
+
+    it("a reader resuming after seq 1 (it read the run, so the run existed) is told at that seq, and the watcher ends", {
+      timeout: 25_000,
+    }, async () => {
+      await expiredRun("pre-gone:", "job-1", 1);
+      const watcherBus = await bus("pre-gone:");
+      const started = Date.now();
+      const { seen, abortedByTest } = await readAll(watcherBus, "job-1", 10_000, 1);
+      // Before, it read nothing and waited for ever (here: until the test's abort).
+      expect(abortedByTest).toBe(false);
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["1:notice"]);
+      expect(textOf(seen[0])).toMatch(STOPPED);
+      expect((seen[0] as { dropped?: number }).dropped).toBe(0);
+      // Two idle wakeups a second apart, as for a stream seen going.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    });
+
+    it("after 0 with no word that the run started, it waits (a run not started yet); with `started` it is told at seq 0", {
+      timeout: 25_000,
+    }, async () => {
+      await expiredRun("pre-gone0:", "job-0", 1);
+      const watcherBus = await bus("pre-gone0:");
+      const waiting = await readAll(watcherBus, "job-0", 3500);
+      expect(waiting.abortedByTest).toBe(true);
+      expect(waiting.seen).toEqual([]);
+      const { seen, abortedByTest } = await readAll(watcherBus, "job-0", 10_000, 0, { started: true });
+      expect(abortedByTest).toBe(false);
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["0:notice"]);
+      expect(textOf(seen[0])).toMatch(STOPPED);
+      expect((seen[0] as { dropped?: number }).dropped).toBe(0);
+    });
+
+    it("`startedGraceMs` holds the word back until the stream has been missing that long", {
+      timeout: 25_000,
+    }, async () => {
+      const watcherBus = await bus("pre-grace:");
+      const started = Date.now();
+      const { seen, abortedByTest } = await readAll(watcherBus, "never", 15_000, 0, {
+        started: true,
+        startedGraceMs: 4000,
+      });
+      expect(abortedByTest).toBe(false);
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["0:notice"]);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4000);
+    });
+
+    it("a run recorded as started that writes within its grace is read, not told gone", {
+      timeout: 25_000,
+    }, async () => {
+      const host = await bus("pre-slow:");
+      const watcherBus = await bus("pre-slow:");
+      const reading = readAll(watcherBus, "slow", 15_000, 0, { started: true, startedGraceMs: 6000 });
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      host.emit("slow", { kind: "output", text: "at last" });
+      host.emit("slow", { kind: "done" });
+      const { seen, abortedByTest } = await reading;
+      expect(abortedByTest).toBe(false);
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["1:output", "2:done"]);
+    });
+
+    it("a claim standing on the id keeps it waiting; once the claim is gone it is told", {
+      timeout: 25_000,
+    }, async () => {
+      await expiredRun("pre-claim:", "job-c", 2);
+      await raw.sendCommand(["SET", "pre-claim:claim:job-c", "someone-else", "PX", "4000"]);
+      const watcherBus = await bus("pre-claim:");
+      const started = Date.now();
+      const { seen, abortedByTest } = await readAll(watcherBus, "job-c", 15_000, 2);
+      expect(abortedByTest).toBe(false);
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["2:notice"]);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
+    });
+
+    it("a stream deleted (evicted) whose emitter writes on soon after is read on, not told gone", {
+      timeout: 25_000,
+    }, async () => {
+      const host = await bus("pre-evicted:", { retainUnendedMs: 8000 });
+      host.emit("alive", { kind: "output", text: "one" });
+      host.emit("alive", { kind: "output", text: "two" });
+      await host.flushed();
+      await raw.sendCommand(["DEL", "pre-evicted:run:alive"]);
+      const watcherBus = await bus("pre-evicted:");
+      const reading = readAll(watcherBus, "alive", 15_000, 2);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      host.emit("alive", { kind: "output", text: "three" });
+      host.emit("alive", { kind: "done" });
+      const { seen, abortedByTest } = await reading;
+      expect(abortedByTest).toBe(false);
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["3:output", "4:done"]);
+    });
+
+    it("refuses a `started` or `startedGraceMs` that is not one, naming it", () => {
+      return bus("pre-bad:").then((b) => {
+        expect(() => b.watch("x", undefined, { started: "yes" as unknown as boolean })).toThrow(
+          /`started` must be true or false/,
+        );
+        expect(() => b.watch("x", undefined, { startedGraceMs: -1 })).toThrow(
+          /`startedGraceMs` must be a number of ms/,
+        );
+      });
+    });
   });
 });

@@ -13,6 +13,23 @@ export interface StreamWatcherHost {
   report(error: unknown): void;
 }
 
+/** What a watcher knows of its run beyond `after`, and where its claim is kept. */
+export interface StreamWatcherOptions {
+  /** The run's claim key (`claimRun`): a claim standing on the id means a run of it is on its way. */
+  claimKey?: string | undefined;
+  /**
+   * The caller knows the run was started though it read none of it (`after` 0): a stream missing
+   * at subscribe, with no claim on the id, is a run that is gone rather than one not started yet.
+   */
+  started?: boolean | undefined;
+  /**
+   * With `started`: how long the stream must stay missing, with no claim, before the watcher says
+   * it is gone (a run recorded before its first write may be slow to write it). Default 0: two idle
+   * wakeups in a row, about two seconds.
+   */
+  startedGraceMs?: number | undefined;
+}
+
 /** How many entries one `XREAD` asks for. */
 const BATCH = 256;
 
@@ -80,7 +97,12 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * `XREAD` (bounded to {@link BLOCK_MS}). The same look finds the stream gone: a watcher that has read
  * some of the run, or resumed at its top (`after` its last event, the run not ended), ends after one
  * notice when the stream expired without `done` (deleted or evicted before its expiry, it waits for
- * the emitter's next write and reads on).
+ * the emitter's next write and reads on). A watcher that finds no stream at subscribe although the
+ * run existed — it resumes `after` > 0, so its reader read up to that seq, or its caller says the
+ * run `started` — ends the same way, with the notice at seq `after`, once two idle wakeups in a row
+ * (and the `startedGraceMs` the caller gave) find the stream still missing and no claim on the id;
+ * an entry read meanwhile, or a claim standing, keeps it reading. With `after` 0 and no such word a
+ * missing stream may be a run not started yet, and the watcher waits for it.
  */
 export class StreamWatcher implements EventStream {
   private queue: SequencedEvent[] = [];
@@ -132,6 +154,15 @@ export class StreamWatcher implements EventStream {
    * `maxmemory`), not expired, and its emitter may still be writing. 0 before the first batch.
    */
   private expiresAt = 0;
+  /**
+   * The stream was missing when this watcher subscribed although the run existed (`after` > 0: the
+   * reader read events of it; or the caller said it `started`), and no entry has been read since:
+   * since when, for the idle wakeups' look at whether it is gone for good. 0 when not so.
+   */
+  private missingSince = 0;
+  private readonly claimKey: string | undefined;
+  private readonly started: boolean;
+  private readonly startedGraceMs: number;
   private readonly onAbort = (): void => this.close();
 
   constructor(
@@ -139,7 +170,11 @@ export class StreamWatcher implements EventStream {
     private readonly key: string,
     after: number,
     private readonly signal: SignalLike | undefined,
+    options: StreamWatcherOptions = {},
   ) {
+    this.claimKey = options.claimKey;
+    this.started = options.started === true;
+    this.startedGraceMs = after > 0 ? 0 : Math.max(0, options.startedGraceMs ?? 0);
     this.cursor = after;
     this.readFrom = `${after}-0`;
     signal?.addEventListener("abort", this.onAbort, { once: true });
@@ -342,12 +377,23 @@ export class StreamWatcher implements EventStream {
    */
   private async whenGone(conn: RedisConnection): Promise<boolean> {
     const now = Date.now();
+    if (this.missingSince > 0 && this.claimKey !== undefined) {
+      // A claim on the id: a run of it is on its way (claimed, not yet written), or its emitter
+      // lives and writes on (the claim is renewed with its stream): wait for it.
+      if ((await call<number>(conn, ["EXISTS", this.claimKey])) !== 0) {
+        this.goneChecks = 0;
+        return false;
+      }
+    }
     if (this.goneChecks++ === 0) this.goneSince = now;
     if (this.server === undefined) await this.learnServer(conn);
     const sameServer = this.server !== undefined && this.server !== "?" && this.server === this.readOn;
-    const over = sameServer
-      ? this.goneChecks >= 2 && now >= this.expiresAt
-      : now - this.goneSince >= this.host.settings().retainUnendedMs;
+    const over =
+      this.missingSince > 0
+        ? this.goneChecks >= 2 && now - this.missingSince >= this.startedGraceMs
+        : sameServer
+          ? this.goneChecks >= 2 && now >= this.expiresAt
+          : now - this.goneSince >= this.host.settings().retainUnendedMs;
     if (!over || this.closed || this.ending) return false;
     const notice = {
       kind: "notice",
@@ -374,6 +420,12 @@ export class StreamWatcher implements EventStream {
     const connects = this.connects;
     const top = (await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]))[0];
     this.replayEnd = top ? Number.parseInt(top[0], 10) : 0;
+    // No stream, though the run existed (the reader read up to `after`, or the caller says it
+    // started): it expired (or was dropped) before this watcher came. The idle wakeups look on, as
+    // for a stream that goes while watched (see `whenGone`): it ends after one notice at `after`
+    // unless a claim stands on the id or an entry comes meanwhile. With `after` 0 and no word that
+    // the run started, it may be a run not started yet: the watcher waits for it.
+    if (!top && (this.cursor > 0 || this.started)) this.missingSince = Date.now();
     if (!top || this.replayEnd !== this.cursor) return;
     if (fieldOf(top, "end") !== undefined || decode(top)?.kind === "done") return;
     // Not learnt (the connection failed meanwhile): the run counts as read on no known server, and
@@ -386,6 +438,7 @@ export class StreamWatcher implements EventStream {
   /** Entries were just read on this connection: the server they were read on, and the stream's expiry. */
   private async noteRead(conn: RedisConnection, connects: number): Promise<void> {
     this.goneChecks = 0;
+    this.missingSince = 0;
     if (connects === this.connects && this.server !== undefined) this.readOn = this.server;
     // When the stream expires if the emitter writes nothing more (-1: never; -2: gone already).
     const pttl = await call<number>(conn, ["PTTL", this.key]).catch(() => undefined);
@@ -412,15 +465,23 @@ export class StreamWatcher implements EventStream {
       ]);
       // Nothing new for a while: the run read so far may have been started afresh below this
       // watcher's position (only a watcher that knows whose run it reads can tell), or its stream
-      // may be gone (only a watcher that has read some of it, or resumed at its top, can tell).
-      if (reply === null && (this.owner !== undefined || this.readOn !== undefined)) {
+      // may be gone (only a watcher that has read some of it, resumed at its top, or found it
+      // missing at subscribe though the run existed, can tell).
+      if (
+        reply === null &&
+        (this.owner !== undefined || this.readOn !== undefined || this.missingSince > 0)
+      ) {
         const top = (await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]))[0];
         const owner = top && ownerOf(top);
         if (owner !== undefined && owner !== this.owner) {
           await this.endStartedAfresh();
           return;
         }
-        if (!top && this.readOn !== undefined && (await call<number>(conn, ["EXISTS", this.key])) === 0) {
+        if (
+          !top &&
+          (this.readOn !== undefined || this.missingSince > 0) &&
+          (await call<number>(conn, ["EXISTS", this.key])) === 0
+        ) {
           if (await this.whenGone(conn)) return;
         } else this.goneChecks = 0;
       }

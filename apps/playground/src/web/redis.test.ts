@@ -124,11 +124,86 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
   let web: WebServer;
   beforeAll(async () => {
     redis = await RedisServer.start();
-    web = await startWebServer({ redis: redis.url });
+    // A page reading another instance's unwritten run from its start waits 3 s for its first event.
+    web = await startWebServer({ redis: redis.url, unwrittenGraceMs: 3000 });
   }, 30_000);
   afterAll(async () => {
     await web?.close();
     await redis?.kill();
+  });
+
+  /** Another playground ran `id` (`count` events), died without `done`, and its stream has expired. */
+  const expiredRun = async (id: string, count: number) => {
+    const dead = await createRedisBus({
+      url: redis.url,
+      settings: { retainUnendedMs: 1500 },
+      onError: () => {},
+    });
+    for (let i = 0; i < count; i++) dead.emit(id, { kind: "output", text: `e${i}` });
+    await dead.flushed();
+    await dead.close();
+    const shared = await connectSharedRuns(redis.url);
+    await shared.put({ id, prompt: "q", ended: false });
+    await shared.close();
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+  };
+
+  /** The SSE body of the run's events (asked with `headers`), or a note that it never ended. */
+  const eventsOf = async (id: string, headers: Record<string, string>, path = "events") => {
+    const res = await fetch(new URL(`api/runs/${id}/${path}`, web.url), {
+      headers,
+      signal: AbortSignal.timeout(12_000),
+    });
+    const body = await res.text().catch(() => "(no end: the stream stayed open until the test gave up)");
+    const frames = body.split("\n\n").filter((frame) => frame.includes("data: "));
+    return {
+      status: res.status,
+      body,
+      frames,
+      events: frames.map((frame) => JSON.parse(/^data: (.*)$/m.exec(frame)?.[1] ?? "null")),
+    };
+  };
+
+  it("a page resuming a dead run whose stream had already expired (record: not ended) is sent the notice at its Last-Event-ID, and the stream ends", async () => {
+    await expiredRun("expired-before", 2);
+    // The shared record still names the run, not ended; Redis holds nothing of it.
+    const state = (await (await fetch(new URL("api/state?run=expired-before", web.url))).json()) as {
+      run?: { ended: boolean };
+    };
+    expect(state.run?.ended).toBe(false);
+    const started = Date.now();
+    const { status, body, frames, events } = await eventsOf("expired-before", { "last-event-id": "2" });
+    expect(status).toBe(200);
+    // Before, the watcher found no stream, read nothing and waited for ever: the page's stream never ended.
+    expect(body).not.toContain("(no end");
+    expect(events).toEqual([
+      expect.objectContaining({
+        kind: "notice",
+        seq: 2,
+        dropped: 0,
+        text: expect.stringMatching(/gone from Redis/),
+      }),
+    ]);
+    expect(frames[0]).toMatch(/^id: 2$/m);
+    expect(Date.now() - started).toBeLessThan(6000);
+  }, 20_000);
+
+  it("a page loading a dead run from its start (no Last-Event-ID) is sent the notice at seq 0 once the grace has passed", async () => {
+    await expiredRun("expired-fresh", 1);
+    const started = Date.now();
+    const { status, body, events } = await eventsOf("expired-fresh", {});
+    expect(status).toBe(200);
+    expect(body).not.toContain("(no end");
+    expect(events).toEqual([expect.objectContaining({ kind: "notice", seq: 0, dropped: 0 })]);
+    // Not before the grace: a run recorded a moment ago may not have written its first event yet.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+  }, 20_000);
+
+  it("refuses an unwrittenGraceMs that is no number of ms, naming it, before starting anything", async () => {
+    await expect(startWebServer({ redis: redis.url, unwrittenGraceMs: -1 })).rejects.toThrow(
+      /`unwrittenGraceMs` must be a number of ms, 0 or more, and was given -1\./,
+    );
+    await expect(startWebServer({ unwrittenGraceMs: Number.NaN })).rejects.toThrow(/was given NaN\./);
   });
 
   it("a reader resuming with Last-Event-ID at the run's last event is sent the watcher's 'stream is gone' notice, at that seq", async () => {

@@ -61,7 +61,19 @@ export interface WebServerOptions {
    * (and this one theirs: `GET /api/runs/<id>/events` serves any run Redis holds).
    */
   redis?: string;
+  /**
+   * With `redis`: how long a page following another instance's run, which its shared record names
+   * as not ended but of which Redis holds nothing (no stream, no claim), waits for the run's first
+   * event before it is told the run is gone (its host stopped without ending it, and its stream
+   * expired). A run is recorded before its first event, which comes after its window lookup; default
+   * {@link DEFAULT_UNWRITTEN_GRACE_MS}. A page resuming such a run after an event it has (its
+   * Last-Event-ID) is told at once (in about two seconds): the run did write.
+   */
+  unwrittenGraceMs?: number;
 }
+
+/** The default of {@link WebServerOptions.unwrittenGraceMs}: a minute. */
+export const DEFAULT_UNWRITTEN_GRACE_MS = 60_000;
 
 /** A running web playground. */
 export interface WebServer {
@@ -138,6 +150,12 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
  * `POST /api/spec` and `POST /api/conversation/reset` (a new conversation; refused while a run goes). Listens on 127.0.0.1 only.
  */
 export async function startWebServer(options: WebServerOptions = {}): Promise<WebServer> {
+  const grace = options.unwrittenGraceMs;
+  if (grace !== undefined && (typeof grace !== "number" || !Number.isFinite(grace) || grace < 0)) {
+    throw new TypeError(
+      `startWebServer: \`unwrittenGraceMs\` must be a number of ms, 0 or more, and was given ${typeof grace === "number" ? String(grace) : (JSON.stringify(grace) ?? String(grace))}.`,
+    );
+  }
   const stores: RedisStores | undefined = options.redis
     ? await createRedisStores({ url: options.redis })
     : undefined;
@@ -320,9 +338,20 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     res.write("retry: 300\n\n");
     const controller = new AbortController();
     req.on("close", () => controller.abort());
-    // The Redis bus replays from Redis after `after`, from whichever instance ran the run.
+    // The Redis bus replays from Redis after `after`, from whichever instance ran the run. A run of
+    // another instance's that its record names as not ended, with nothing held, started (it was
+    // recorded) but may be gone: its host stopped without ending it and its stream expired (the
+    // record outlives it). The watcher says so (a `notice` with `dropped: 0`) and ends, once the
+    // stream stays missing with no claim — at once for a page resuming after an event it has, after
+    // the grace for one reading from the start (the run may not have written its first event yet).
+    const unwritten = held === 0 && !run.ended && !runs.has(run.id);
     const watched: AsyncIterable<SequencedEvent<RunEvent>> = stores
-      ? stores.bus.watch(run.id, controller.signal, { after })
+      ? stores.bus.watch(run.id, controller.signal, {
+          after,
+          ...(unwritten
+            ? { started: true, startedGraceMs: options.unwrittenGraceMs ?? DEFAULT_UNWRITTEN_GRACE_MS }
+            : {}),
+        })
       : runtime.bus.watch(run.id, controller.signal);
     void (async () => {
       for await (const event of watched) {
