@@ -2,9 +2,10 @@ import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CutProxy } from "../test/cut-proxy.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisCapabilityStore } from "./capabilities.js";
 import { call, connection, open, type RedisConnection, resolveOptions } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
-import { Owed, type OwedOptions } from "./owed.js";
+import { MAX_OWED, Owed, type OwedOptions } from "./owed.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -58,10 +59,10 @@ describe.skipIf(!HAS_REDIS)("work owed to Redis until the link comes back", () =
     await server.kill();
   });
 
-  const start = async () => {
+  const start = async (connectTimeoutMs?: number) => {
     list = `owed:${lists++}`;
     proxy = await CutProxy.start(server.port);
-    const resolved = resolveOptions({ url: proxy.url, onError: () => {} }, "test");
+    const resolved = resolveOptions({ url: proxy.url, onError: () => {}, connectTimeoutMs }, "test");
     link = connection(resolved);
     await open(link, resolved, "test");
   };
@@ -128,6 +129,90 @@ describe.skipIf(!HAS_REDIS)("work owed to Redis until the link comes back", () =
     expect(await logged()).toEqual(keys.map((key) => `${key}:1`));
     expect(reports).toEqual([]);
   });
+
+  // Redis stopped (SIGSTOP) keeps the connection open and answers nothing, as one cut off by the
+  // network without a reset does: the link still reads ready, and the send on the wire just hangs.
+  it("bounds what waits while Redis is silent with the link still up: past the connect timeout, past `max` is dropped and told", async () => {
+    await start(300);
+    const owing = make({ max: 3 });
+    server.pause();
+    try {
+      owing.owe("a", ["1"]);
+      await until(() => owing.has("a") && link.isReady);
+      // Owed before the send has gone unanswered for the connect timeout: Redis may just be slow.
+      for (const key of ["b", "c", "d", "e"]) owing.owe(key, ["1"]);
+      expect(owing.size).toBe(5);
+      expect(reports).toEqual([]);
+      // The connect timeout, and a tenth of a second more for an answer the loop may not have read.
+      await pause(700);
+      expect(link.isReady).toBe(true);
+      // Now silent for longer than the bound: what was owed is cut to `max`, the key on the wire kept.
+      expect(owing.size).toBe(3);
+      for (const key of ["f", "g"]) owing.owe(key, ["1"]);
+      expect(owing.size).toBe(3);
+      const dropped = reports.filter((r) => RedisStoreError.isInstance(r));
+      expect(dropped).toHaveLength(1);
+      expect(String(dropped[0])).toMatch(
+        /silent.*more than 3 test entries waited.*oldest were dropped \(1 so far\)/,
+      );
+    } finally {
+      server.resume();
+    }
+    await until(() => owing.size === 0);
+    expect(await logged()).toEqual(["a:1", "f:1", "g:1"]);
+    // Answering again: a burst is sent whole once more.
+    const keys = Array.from({ length: 20 }, (_, k) => `k${k}`);
+    for (const key of keys) owing.owe(key, ["1"]);
+    await until(() => owing.size === 0);
+    expect(await logged()).toHaveLength(23);
+    expect(reports.filter((r) => RedisStoreError.isInstance(r))).toHaveLength(1);
+  });
+
+  it("a process busy past the connect timeout itself (a long synchronous burst) does not take Redis for silent", async () => {
+    await start(300);
+    const owing = make({ max: 3 });
+    for (const key of ["a", "b", "c", "d"]) owing.owe(key, ["1"]);
+    // The flush starts a microtask later and puts "a" on the wire; its answer cannot be read while
+    // this loop holds the event loop, for longer than the bound.
+    await Promise.resolve();
+    await Promise.resolve();
+    const busyUntil = Date.now() + 600;
+    while (Date.now() < busyUntil) {
+      // Busy, as a sweep of tens of thousands of forgets is.
+    }
+    for (const key of ["e", "f", "g"]) owing.owe(key, ["1"]);
+    await until(() => owing.size === 0);
+    expect(await logged()).toEqual(["a", "b", "c", "d", "e", "f", "g"].map((key) => `${key}:1`));
+    expect(reports).toEqual([]);
+  });
+
+  it("a store's forgets made while Redis is silent are held to MAX_OWED, with the drop told to onError", async () => {
+    const errors: unknown[] = [];
+    const store = await createRedisCapabilityStore({
+      url: server.url,
+      prefix: `owed-silent-${lists++}:`,
+      connectTimeoutMs: 300,
+      onError: (error) => errors.push(error),
+    });
+    const forgotten = async () =>
+      Number(await raw.sendCommand(["ZCARD", `owed-silent-${lists - 1}:caps:forgotten`]));
+    const N = MAX_OWED + 2000;
+    server.pause();
+    try {
+      store.forget("http://tenant-first.example/v1", "key");
+      await pause(700);
+      for (let i = 0; i < N; i++) store.forget(`http://tenant-${i}.example/v1`, `key-${i}`);
+      expect(errors.some((e) => /silent.*oldest were dropped/.test(String(e)))).toBe(true);
+    } finally {
+      server.resume();
+    }
+    await until(async () => (await forgotten()) >= MAX_OWED, 20_000);
+    await pause(300);
+    const count = await forgotten();
+    // The first (on the wire while Redis was stopped) and the newest MAX_OWED - 1: the oldest were dropped.
+    expect(count).toBe(MAX_OWED);
+    await store.close();
+  }, 30_000);
 
   it("loses nothing when the link drops again mid-flush: what was not sent goes on its next return", async () => {
     await start();

@@ -1,4 +1,4 @@
-import type { RedisConnection } from "./connection.js";
+import { DEFAULT_CONNECT_TIMEOUT_MS, type RedisConnection } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 
 /** What {@link Owed} needs: the link its work goes over, how to send one piece, and its bound. */
@@ -10,10 +10,17 @@ export interface OwedOptions<T> {
   /** Folds work owed again under a key still owed into what it held (default: the later replaces it). */
   merge?(earlier: T, later: T): T;
   /**
-   * How many keys may wait while the link is away or sends are failing; past it the oldest is
-   * dropped, and `report` is told. A burst owed while sends go through is not cut: it is sent whole.
+   * How many keys may wait while the link is away, sends are failing or Redis is silent (see
+   * `silentAfterMs`); past it the oldest is dropped, and `report` is told. A burst owed while sends
+   * go through is not cut: it is sent whole.
    */
   max: number;
+  /**
+   * How long a send may go unanswered before Redis counts as silent — stopped, or cut off by the
+   * network with the connection left open, so the link still reads ready — and `max` applies
+   * (default: the link's connect timeout, the store's `connectTimeoutMs`).
+   */
+  silentAfterMs?: number;
   /** Told of each failed send (it is kept and sent again) and of work dropped past `max`. */
   report(error: unknown): void;
   /** What the work is, in words, for the message about dropped work ("ended runs"). */
@@ -23,7 +30,7 @@ export interface OwedOptions<T> {
 }
 
 /**
- * How many keys each store's owed work holds while Redis is away (or refusing its sends): as many
+ * How many keys each store's owed work holds while Redis is away (or silent, or refusing its sends): as many
  * forgotten tenants or ended runs as the bus holds events (`maxPending`'s default) then. While sends
  * go through, nothing owed is dropped, however much is owed at once.
  */
@@ -38,6 +45,12 @@ export const MAX_OWED = 10_000;
  * (`MAX_OWED`), and a link down for days has long since overflowed the bus's `maxPending`.
  */
 export const FORGOTTEN_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * How long a send unanswered for `silentAfterMs` is given more, with the event loop free, before
+ * Redis counts as silent: the answer may be waiting unread behind a loop that was busy.
+ */
+const GRACE_MS = 100;
 
 /** How long a store's `close()` waits for what it owes to reach Redis, as the bus waits for its events. */
 export const CLOSE_BOUND_MS = 2000;
@@ -56,10 +69,12 @@ interface Entry<T> {
  * was owed meanwhile. An entry leaves only once its send has resolved, and only if it was not owed
  * again while on the wire; a send that fails (the link dropped again mid-flush) stops the flush with
  * that entry and everything behind it still owed, sent on the link's next return or after a short
- * pause that grows to a second while sends keep failing. While the link is away or the last send
- * failed, at most `max` keys are held; past that the oldest is dropped and reported (once, then once
- * per thousand). A burst owed while sends go through is held whole, as the bus holds a burst of
- * events. Never throws from `owe` or `flush`.
+ * pause that grows to a second while sends keep failing. While the link is away, the last send
+ * failed, or a send has gone unanswered for `silentAfterMs` (Redis stopped or cut off with the
+ * connection still open: nothing fails, the send just hangs), at most `max` keys are held; past that
+ * the oldest are dropped (never the one on the wire) and reported (once, then once per thousand). A
+ * burst owed while sends go through is held whole, as the bus holds a burst of events. Never throws
+ * from `owe` or `flush`.
  */
 export class Owed<T> {
   private readonly entries = new Map<string, Entry<T>>();
@@ -70,11 +85,26 @@ export class Owed<T> {
   private closed = false;
   /** Set when a send failed, cleared when one goes through: Redis is there but not taking the work. */
   private failing = false;
+  /** The key on the wire, since when (ms), and how many sends were started (to tell one send from the next). */
+  private onWire: string | undefined;
+  private sentAt = 0;
+  private sends = 0;
+  /**
+   * Set by the watchdog when the send on the wire has gone unanswered for `silentAfterMs`, and then
+   * for {@link GRACE_MS} more with the event loop free to read its answer; cleared when it settles.
+   */
+  private silent = false;
+  /** Fires `silentAfterMs` after a send unless it was answered: bounds what was owed before Redis went silent. */
+  private watchdog: ReturnType<typeof setTimeout> | undefined;
+  private readonly silentAfterMs: number;
   private readonly onReady = (): void => {
     void this.flush();
   };
 
   constructor(private readonly options: OwedOptions<T>) {
+    const socket = options.link.options?.socket as { connectTimeout?: unknown } | undefined;
+    const linkTimeout = typeof socket?.connectTimeout === "number" ? socket.connectTimeout : undefined;
+    this.silentAfterMs = options.silentAfterMs ?? linkTimeout ?? DEFAULT_CONNECT_TIMEOUT_MS;
     options.link.on("ready", this.onReady);
   }
 
@@ -96,23 +126,38 @@ export class Owed<T> {
     // A fresh entry object: one on the wire is left in place only if nothing was owed on top of it.
     this.entries.delete(key);
     this.entries.set(key, { work: merged });
-    // Bounded only while the work cannot go: a burst owed while Redis takes it is sent whole.
-    const stuck = !this.options.link.isReady || this.failing;
-    while (stuck && this.entries.size > this.options.max) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
+    if (this.entries.size > this.options.max && this.stuck()) this.trim();
+    if (this.options.link.isReady) void this.flush();
+  }
+
+  /**
+   * Whether the work cannot go now: the link is away, the last send failed, or a send has gone
+   * unanswered for `silentAfterMs` (see {@link check}). Only then is what is owed bounded: a burst owed while Redis
+   * takes the work is sent whole.
+   */
+  private stuck(): boolean {
+    return !this.options.link.isReady || this.failing || this.silent;
+  }
+
+  /** Drops the oldest keys past `max` (never the one on the wire, whose send may yet land) and reports it. */
+  private trim(): void {
+    let over = this.entries.size - this.options.max;
+    for (const key of this.entries.keys()) {
+      if (over <= 0) break;
+      if (key === this.onWire) continue;
+      this.entries.delete(key);
+      over--;
       this.dropped++;
       if (this.dropped === 1 || this.dropped % 1000 === 0) {
         this.options.report(
           new RedisStoreError(
             "connect",
-            `Redis has been out of reach (or refusing what was sent) while more than ${this.options.max} ` +
+            `Redis has been out of reach (or silent, or refusing what was sent) while more than ${this.options.max} ` +
               `${this.options.what} waited to be sent; the oldest were dropped (${this.dropped} so far).`,
           ),
         );
       }
     }
-    if (this.options.link.isReady) void this.flush();
   }
 
   /** Drops everything owed (what is on the wire still lands, but is not sent again). */
@@ -170,6 +215,8 @@ export class Owed<T> {
   close(): void {
     this.closed = true;
     this.options.link.off("ready", this.onReady);
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
   }
@@ -178,20 +225,68 @@ export class Owed<T> {
     while (!this.closed && this.entries.size > 0) {
       if (!this.options.link.isReady) return false;
       const [key, entry] = this.entries.entries().next().value as [string, Entry<T>];
+      this.onWire = key;
+      this.sentAt = Date.now();
+      this.sends++;
+      this.watch();
       try {
         await this.options.send(key, entry.work);
       } catch (error) {
+        this.onWire = undefined;
+        this.silent = false;
         this.failing = true;
         this.options.report(error);
         this.later();
         return false;
       }
+      this.onWire = undefined;
+      this.silent = false;
       this.failing = false;
       if (this.entries.get(key) === entry) this.entries.delete(key);
     }
     this.backoff = 0;
     if (this.entries.size === 0) this.dropped = 0;
     return this.entries.size === 0;
+  }
+
+  /**
+   * Arms the watchdog for the send just started, unless it is armed (one timer for a whole flush,
+   * not one per send); see {@link check}.
+   */
+  private watch(): void {
+    if (this.watchdog || this.closed) return;
+    this.arm(this.silentAfterMs - (Date.now() - this.sentAt));
+  }
+
+  private arm(ms: number, checking?: { send: number; due: number }): void {
+    this.watchdog = setTimeout(() => this.check(checking), Math.max(0, ms));
+    this.watchdog.unref();
+  }
+
+  /**
+   * The watchdog. A send on the wire for less than `silentAfterMs` arms it again for the rest. One
+   * there longer is given {@link GRACE_MS} more with the event loop free — a timer that fires on
+   * time — to be answered: a process that was busy itself past the bound (a long synchronous burst
+   * of forgets, a blocked loop) may have the answer waiting in a socket, and it settles the send
+   * then. Still unanswered, Redis is silent: what is owed past `max` (a burst made before that could
+   * be told) is cut down to it, and so is what is owed after, until a send settles.
+   */
+  private check(checking: { send: number; due: number } | undefined): void {
+    this.watchdog = undefined;
+    if (this.closed || this.onWire === undefined) return;
+    if (checking?.send === this.sends) {
+      // Late: the loop was busy, and an answer may not have been read yet; wait that long again.
+      if (Date.now() - checking.due > GRACE_MS / 2)
+        this.arm(GRACE_MS, { send: this.sends, due: Date.now() + GRACE_MS });
+      else {
+        this.silent = true;
+        if (this.entries.size > this.options.max) this.trim();
+      }
+      return;
+    }
+    const waited = Date.now() - this.sentAt;
+    if (waited < this.silentAfterMs) this.arm(this.silentAfterMs - waited);
+    else this.arm(GRACE_MS, { send: this.sends, due: Date.now() + GRACE_MS });
   }
 
   /** Tries again after a pause: a send can fail with the link still up (Redis loading, busy). */

@@ -355,6 +355,8 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
     try {
       const keys = await client.keys("loopwright:playground:run:*");
       expect(keys).toEqual([]);
+      // No run before them: the pointer the late writes set is taken back too, not left naming none.
+      expect(await client.get("loopwright:playground:latest")).toBeNull();
     } finally {
       client.destroy();
     }
@@ -396,3 +398,73 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
     expect(started.status).toBe(201);
   }, 40_000);
 });
+
+describe.skipIf(!HAS_REDIS)(
+  "prompts refused on one playground while Redis is paused, with another on the same Redis",
+  () => {
+    let redis: RedisServer | undefined;
+    const webs: WebServer[] = [];
+    afterEach(async () => {
+      try {
+        redis?.resume();
+      } catch {
+        // Not paused.
+      }
+      for (const web of webs.splice(0)) await web.close();
+      await redis?.kill();
+    });
+
+    const call = async (web: WebServer, path: string, init: RequestInit = {}) => {
+      const res = await fetch(new URL(path, web.url), {
+        ...init,
+        headers: { "content-type": "application/json" },
+        signal: AbortSignal.timeout(10_000),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const ask = (web: WebServer, prompt: string) =>
+      call(web, "api/runs", { method: "POST", body: JSON.stringify({ prompt }) });
+
+    it("every playground still shows the run before them once Redis answers again (the late `latest` is taken back)", async () => {
+      redis = await RedisServer.start();
+      const url = `${redis.url}/0`;
+      const a = await startWebServer({ redis: url });
+      webs.push(a);
+      const b = await startWebServer({ redis: url });
+      webs.push(b);
+      const first = await ask(a, "R0: what is 2+2");
+      expect(first.status).toBe(201);
+      await (await fetch(new URL(`api/runs/${String(first.body.id)}/events`, a.url))).text();
+      const r0 = { id: first.body.id, prompt: "R0: what is 2+2", ended: true };
+      expect((await call(b, "api/state")).body.run).toEqual(r0);
+
+      redis.pause();
+      // Two prompts refused one after the other: each late write finds the one before it as `latest`.
+      expect((await ask(a, "R1: refused")).status).toBe(503);
+      expect((await ask(a, "R2: refused too")).status).toBe(503);
+      redis.resume();
+
+      const client = createClient({ url });
+      await client.connect();
+      try {
+        const end = Date.now() + 10_000;
+        while (Date.now() < end && (await client.keys("loopwright:playground:run:*")).length > 1)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await client.keys("loopwright:playground:run:*")).toEqual([
+          `loopwright:playground:run:${String(r0.id)}`,
+        ]);
+        expect(await client.get("loopwright:playground:latest")).toBe(r0.id);
+        expect(await client.ttl("loopwright:playground:latest")).toBeGreaterThan(0);
+      } finally {
+        client.destroy();
+      }
+      expect((await call(a, "api/state")).body.run).toEqual(r0);
+      expect((await call(b, "api/state")).body.run).toEqual(r0);
+      // A playground opened afterwards finds it too (it has no run of its own to fall back on).
+      const c = await startWebServer({ redis: url });
+      webs.push(c);
+      expect((await call(c, "api/state")).body.run).toEqual(r0);
+    }, 40_000);
+  },
+);

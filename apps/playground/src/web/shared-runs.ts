@@ -26,6 +26,30 @@ const PREFIX = "loopwright:playground:";
 /** How long a run's record outlives its last update: a day, like the bus's retention of an ended run. */
 const TTL_SECONDS = 24 * 60 * 60;
 
+/**
+ * Takes back the record of a run refused for want of Redis whose write landed late (KEYS: its
+ * record, `latest`, the record of the run `latest` named before it; ARGV: its id, that run's id or
+ * "" when there was none, the pointer's TTL in seconds). Deletes the record; if `latest` still names
+ * it, points `latest` back at the run before when that run's record is still there (for as long as
+ * that record lives), else deletes `latest`. One script, so no other playground's write lands
+ * between the check and the change. Answers 0 (`latest` names another run), 1 (restored), 2 (deleted).
+ */
+const TAKE_BACK_SCRIPT = `
+redis.call('DEL', KEYS[1])
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if ARGV[2] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
+  local ttl = redis.call('TTL', KEYS[3])
+  if ttl <= 0 then ttl = tonumber(ARGV[3]) end
+  redis.call('SET', KEYS[2], ARGV[2], 'EX', ttl)
+  return 1
+end
+redis.call('DEL', KEYS[2])
+return 2
+`;
+
+/** How many refused runs' predecessors are remembered, to see through a refused run that another replaced. */
+const REMEMBERED_REFUSALS = 100;
+
 /** A run record as Redis holds it; undefined for one this module did not write (another process's, or garbled). */
 function parse(text: string | null | undefined): RunInfo | undefined {
   if (!text) return undefined;
@@ -89,23 +113,57 @@ export async function connectSharedRuns(url: string): Promise<SharedRuns> {
   });
   await client.connect();
   const shown = shownUrl(url);
+  const latestKey = `${PREFIX}latest`;
   /**
-   * The records of runs refused for want of Redis, whose write may still land: one already sent is
-   * carried out whenever a paused or cut-off Redis answers again. Each is deleted after it (on the
-   * same connection, so in order; or once the client has reconnected), so no playground on this
-   * Redis shows a run that never started. (The `latest` pointer then names no run, read as none.)
+   * Runs refused for want of Redis whose write may still land (one already sent is carried out
+   * whenever a paused or cut-off Redis answers again), each with the run its write found `latest`
+   * naming (null: none, or not known). Taken back by {@link TAKE_BACK_SCRIPT} once the write has
+   * answered (or failed), and again whenever the client is ready until Redis has it, so no playground
+   * on this Redis shows a run that never started, and `latest` names the run before it again.
    */
-  const refused = new Set<string>();
+  const refused = new Map<string, string | null>();
+  /**
+   * What each run refused here replaced as `latest`, seen through runs refused before it: prompts
+   * refused one after another during one outage each find the one before them as `latest`, and must
+   * all point back at the run before the outage.
+   */
+  const replaced = new Map<string, string | null>();
   const takeBack = () => {
-    for (const key of refused)
-      client.del(key).then(
-        () => refused.delete(key),
-        () => {
-          // Offline: tried again once the client is ready.
-        },
-      );
+    for (const [id, previous] of refused) {
+      const key = `${PREFIX}run:${id}`;
+      client
+        .sendCommand([
+          "EVAL",
+          TAKE_BACK_SCRIPT,
+          "3",
+          key,
+          latestKey,
+          previous === null ? key : `${PREFIX}run:${previous}`,
+          id,
+          previous ?? "",
+          String(TTL_SECONDS),
+        ])
+        .then(
+          () => {
+            if (refused.get(id) === previous) refused.delete(id);
+          },
+          () => {
+            // Offline: tried again once the client is ready.
+          },
+        );
+    }
   };
   client.on("ready", takeBack);
+  /** Owes the take-back of refused run `id` once its write has answered: `previous` is what it replaced. */
+  const refuse = (id: string, previous: string | null) => {
+    let before = previous;
+    for (let hops = 0; before !== null && replaced.has(before) && hops < REMEMBERED_REFUSALS; hops++)
+      before = replaced.get(before) ?? null;
+    replaced.set(id, before);
+    if (replaced.size > REMEMBERED_REFUSALS) replaced.delete(replaced.keys().next().value as string);
+    refused.set(id, before);
+    takeBack();
+  };
   /** `work`'s answer, or a SharedRunsError once the deadline passes or when the client fails. */
   const within = async <T>(work: Promise<T>): Promise<T> => {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -130,15 +188,19 @@ export async function connectSharedRuns(url: string): Promise<SharedRuns> {
     async put(run) {
       const key = `${PREFIX}run:${run.id}`;
       const write = client.multi().set(key, JSON.stringify(run), { EX: TTL_SECONDS });
-      if (!run.ended) write.set(`${PREFIX}latest`, run.id, { EX: TTL_SECONDS });
+      // GET: the run `latest` named before, for a take-back to point it at again.
+      if (!run.ended) write.set(latestKey, run.id, { EX: TTL_SECONDS, GET: true });
+      const sent = write.exec();
       try {
-        await within(write.exec());
+        await within(sent);
       } catch (error) {
         // The run is not started; an ended run's record may land late, and is right when it does.
-        if (!run.ended) {
-          refused.add(key);
-          takeBack();
-        }
+        // A started one's is taken back after its write answers (a failed write may have landed too).
+        if (!run.ended)
+          sent.then(
+            (replies) => refuse(run.id, typeof replies[1] === "string" ? replies[1] : null),
+            () => refuse(run.id, null),
+          );
         throw error;
       }
     },
@@ -148,7 +210,7 @@ export async function connectSharedRuns(url: string): Promise<SharedRuns> {
     async latest() {
       return within(
         (async () => {
-          const id = await client.get(`${PREFIX}latest`);
+          const id = await client.get(latestKey);
           return id ? parse(await client.get(`${PREFIX}run:${id}`)) : undefined;
         })(),
       );
