@@ -193,7 +193,11 @@ describe.concurrent("playground --web", () => {
     [["--prompt", "hi"], { LOOPWRIGHT_CONTEXT_LENGTH: "2k" }, /^error: LOOPWRIGHT_CONTEXT_LENGTH .*"2k"/],
     [["--web"], { LOOPWRIGHT_CONTEXT_LENGTH: "-5" }, /^error: LOOPWRIGHT_CONTEXT_LENGTH .*"-5"/],
     [["--prompt", "hi"], { OPENAI_BASE_URL: "not a url" }, /^error: OPENAI_BASE_URL .*"not a url"/],
-    [["--web"], { OPENAI_BASE_URL: "localhost:8080/v1" }, /^error: OPENAI_BASE_URL .*"localhost:8080\/v1"/],
+    [
+      ["--web"],
+      { OPENAI_BASE_URL: "localhost:8080/v1" },
+      /^error: OPENAI_BASE_URL .*"localhost:8080\/…": it does not start with http:\/\/ or https:\/\//,
+    ],
     [["--prompt", ""], {}, /^error: --prompt needs some text/],
     [["--spec", "agent.json"], {}, /^error: --spec is read with --web only/],
   ])(
