@@ -20,7 +20,7 @@ export interface OwedOptions<T> {
    * network with the connection left open, so the link still reads ready — and `max` applies
    * (default: the link's connect timeout, the store's `connectTimeoutMs`).
    */
-  silentAfterMs?: number;
+  silentAfterMs?: number | undefined;
   /** Told of each failed send (it is kept and sent again) and of work dropped past `max`. */
   report(error: unknown): void;
   /** What the work is, in words, for the message about dropped work ("ended runs"). */
