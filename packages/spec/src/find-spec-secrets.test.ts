@@ -1911,3 +1911,20 @@ describe("a literal default in a plain argument, env or header value is read as 
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });
+
+describe("the sh -c reader fails safe: what it may have mis-read as data is still read for secrets (r37)", () => {
+  const S = "Tr0ub4dor3xQ9";
+  const sh = (command: string) => withServer({ command: "sh", args: ["-c", command] });
+  const exported = (command: string) => exportSpec(sh(command)).bundle?.mcpServers?.[0]?.args?.[1];
+
+  // Old code: `Token <value>` matched inside `gh-token --verbose` (-> `gh-${SECRET}`) and
+  // `get-token --password X` (-> `get-${SECRET} ${PASSWORD}`).
+  it.each([
+    ["gh-token --verbose", "gh-token --verbose"],
+    [`get-token --password ${S}`, "get-token --password ${PASSWORD}"],
+    ["exec get_token --refresh-all --port 8080", "exec get_token --refresh-all --port 8080"],
+  ])("reads no Authorization value inside a command's own words in %j (r37 #8)", (command, safe) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+    expect(exported(command)).toBe(safe);
+  });
+});
