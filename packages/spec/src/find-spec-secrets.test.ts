@@ -2104,6 +2104,18 @@ describe("the sh -c reader fails safe: what it may have mis-read as data is stil
     );
   });
 
+  it.each([
+    'cat > run.sh <<\'EOF\'\nexec srv --token "${TOKEN}" --password "$1"\nEOF\nexec sh run.sh',
+    'cat > .env <<EOF\nDB_PASSWORD="${DB_PASSWORD}"\nAPI_KEY=$API_KEY\ntoken: ${TOKEN}\n"api_key": "${K}",\nEOF\nexec srv',
+    "cat > a.yaml <<EOF\npassword: |\n  multi\ntoken: ~\npassword: null\napi_key: <your key>\nEOF\nexec srv",
+    "# usage: srv --password <pw>\n# password: see the vault\nexec srv",
+    'exec srv --token "$(cat /run/t)" # token: from file',
+    "cat > a.yaml <<'EOF'\nfoo: 'it's --verbose\nEOF\nexec srv --port 80",
+  ])("leaves %j as it is: references, YAML's empty values, placeholders, a comment's prose", (command) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", command]);
+    expect(findSpecSecrets(sh(command))).toEqual([]);
+  });
+
   it("keeps every byte of a heredoc's body but a secret's value, its quotes unread", () => {
     // A stray apostrophe in a body swallows nothing; a name that does not tell is left.
     const command = `cat > a <<EOF\nit's: up\nport=80 user=app\napi_key: '${S}'\nEOF\nexec srv`;

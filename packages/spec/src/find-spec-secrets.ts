@@ -808,6 +808,8 @@ interface CommandWord {
   data?: boolean;
   /** A data word's line (a comment's, a heredoc body's, or one read again after an unclosed opener): its words are read with each other only. */
   group?: number;
+  /** A comment's data word: prose more often than config, so a value a word or two after its name must read as a credential. */
+  comment?: boolean;
   defaults?: Fallback[];
 }
 
@@ -1071,6 +1073,7 @@ function commandWords(line: string, shell = true): CommandWord[] {
         dynamic: EXPANSION.test(withoutReferences(value)),
         data: true,
         group,
+        ...(comment ? { comment } : {}),
         ...(defaults.length > 0 ? { defaults } : {}),
       });
     }
@@ -1370,6 +1373,8 @@ function wordSpans(
 const NAME_COLON = /^[{[,]?["']?([A-Za-z_][\w.-]*)["']?:$/;
 /** A name alone before a lone `=` or `:` (`password = X`), quoted or not. */
 const NAME_ALONE = /^["']?([A-Za-z_][\w.-]*)["']?$/;
+/** A config value that is no credential: YAML's and JSON's empty and boolean words, a `<placeholder>` (or its first word). */
+const NO_VALUE = /^(?:["']?(?:null|nil|none|~|true|false|yes|no|on|off)["']?[,;]?|<[^<>]*>?[,;]?)$/i;
 
 /**
  * The spans of a data word (a comment's or a heredoc body's, read with no quote): what a command's
@@ -1377,7 +1382,9 @@ const NAME_ALONE = /^["']?([A-Za-z_][\w.-]*)["']?$/;
  * connection string's pair, a URL's credentials), and what a config line says: the value after
  * `NAME:` (`password: X`, `"api_key": "X",`), after `NAME =` or `NAME :`, and after
  * `NAME: Bearer` (the scheme kept), under a name whose whole name tells and holding a letter or a
- * digit (not YAML's `|` or `>`). A key shape after a name that says only "a credential" (`key:`,
+ * digit (not YAML's `|` or `>`); in a comment, one that reads as a credential (`proseCredential`:
+ * `# password: see the vault` is prose). `null`, `true`, `~`, a `<placeholder>` and the like are
+ * no value. A key shape after a name that says only "a credential" (`key:`,
  * `token:`) is left to the key shapes (`${SECRET}`). Each value is taken without the quotes, the
  * `,` or `;` and an unpaired `)` written around it in the word (`"X",` → `X`).
  */
@@ -1387,9 +1394,12 @@ function dataSpans(
   before: CommandWord | undefined,
 ): Span[] {
   const value = word.value;
+  if (NO_VALUE.test(value)) return urlSpans(value, []);
   const found = ruleSpans(word, previous);
   if (found.length > 0) return found.flatMap((span) => trimmedSpans(value, span));
   if (word.dynamic || !/[A-Za-z0-9]/.test(value) || SCHEME.test(value) || previous === undefined) return [];
+  // In a comment (prose: `# password: see the vault`), such a value must read as a credential.
+  if (word.comment && !proseCredential(value.replace(/^["']|["']?[,;]?$/g, ""))) return [];
   const colon = NAME_COLON.exec(previous.value);
   const scheme = SCHEME.test(previous.value) && before ? NAME_COLON.exec(before.value) : null;
   const assigned =
@@ -1403,7 +1413,7 @@ function dataSpans(
 /**
  * A data word's span without the quotes, the `,` or `;` and an unpaired `)` written around its
  * value; when what is left says nothing outside its references, each of its literal defaults'
- * words alone (`${DB_PASSWORD:-X}` → `X`). None when nothing is left. A URL's span is kept whole.
+ * words alone (`${DB_PASSWORD:-X}` → `X`). None when no letter or digit is left. A URL's span is kept whole.
  */
 function trimmedSpans(value: string, span: Span): Span[] {
   if (span.with !== undefined) return [span];
@@ -1416,8 +1426,9 @@ function trimmedSpans(value: string, span: Span): Span[] {
     end -= 1;
   } else if (quote === '"' || quote === "'") start += 1;
   else if (end > start && (value[end - 1] === '"' || value[end - 1] === "'")) end -= 1;
-  if (end <= start) return [];
   const text = value.slice(start, end);
+  // Punctuation alone (`))`, `|`) is no value.
+  if (!/[A-Za-z0-9]/.test(text)) return [];
   if (withoutReferences(text).trim() !== "") return [{ ...span, start, end }];
   return literalDefaults(text).map((fallback) => ({
     ...span,
