@@ -523,13 +523,15 @@ export const SHAPES: Shape[] = [
     run: (list) => withoutArgSecrets(list as string[]),
   },
   {
-    // r37: a quote or substitution left open at the end: the text after its opener read again, once.
+    // r37: a quote or substitution left open at the end, or holding whitespace: its text read again as words, once.
     name: "withoutArgSecrets: a sh -c command with a quote or a substitution left open",
     build: (n) => [
       "-c",
       `echo 'it's ${repeat("--token x ", n)}`,
       "-c",
       `X="$(${repeat("a --password y ", n)}`,
+      "-c",
+      `echo "${repeat("--token x1234567y ", n)}" '${repeat("a b ", n)}' $(${repeat("c --api-key d ", n)})`,
     ],
     run: (list) => withoutArgSecrets(list as string[]),
   },

@@ -2111,9 +2111,31 @@ describe("the sh -c reader fails safe: what it may have mis-read as data is stil
     "# usage: srv --password <pw>\n# password: see the vault\nexec srv",
     'exec srv --token "$(cat /run/t)" # token: from file',
     "cat > a.yaml <<'EOF'\nfoo: 'it's --verbose\nEOF\nexec srv --port 80",
+    'echo "pass --token when ready" && echo "Usage: srv --password <pw>"',
+    'X="$(vault read -field=password secret/db)" && exec srv --password "$X"',
+    'git commit -m "rotate the token: done"',
   ])("leaves %j as it is: references, YAML's empty values, placeholders, a comment's prose", (command) => {
     expect(withoutArgSecrets(["-c", command])).toEqual(["-c", command]);
     expect(findSpecSecrets(sh(command))).toEqual([]);
+  });
+
+  // Old code: a quoted word's own whitespace was read for key shapes only (the `Token <value>`
+  // shape caught `--token X` by accident, as `--${SECRET}`); now its words are read too, each
+  // value there only when it reads as a credential.
+  it.each([
+    [`bash -c 'srv --api-key ${S}'`, "bash -c 'srv --api-key ${API_KEY}'"],
+    [`bash -c 'exec srv --token ${S}'`, "bash -c 'exec srv --token ${TOKEN}'"],
+    [`X=$(get-token --password ${S})\nexec srv`, "X=$(get-token --password ${PASSWORD})\nexec srv"],
+    [
+      `su app -c "exec srv --password=${S} --port 80"`,
+      'su app -c "exec srv --password=${PASSWORD} --port 80"',
+    ],
+  ])("reads the words inside a quote or a substitution holding whitespace in %j", (command, safe) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+    expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+    expect(exported(command)).toBe(safe);
+    expect(findSpecSecrets(sh(command))).toHaveLength(1);
+    expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
   });
 
   it("keeps every byte of a heredoc's body but a secret's value, its quotes unread", () => {

@@ -808,8 +808,10 @@ interface CommandWord {
   data?: boolean;
   /** A data word's line (a comment's, a heredoc body's, or one read again after an unclosed opener): its words are read with each other only. */
   group?: number;
-  /** A comment's data word: prose more often than config, so a value a word or two after its name must read as a credential. */
-  comment?: boolean;
+  /** A comment's or a quoted string's data word: prose more often than config, so a value a word or two after its name must read as a credential. */
+  prose?: boolean;
+  /** A quoted string's data word (`echo "… --token X"`, a nested `bash -c '…'`): every value it gives must read as a credential. */
+  quoted?: boolean;
   defaults?: Fallback[];
 }
 
@@ -821,6 +823,7 @@ interface Fallback {
 }
 
 const SPACE = /\s/;
+
 /** Characters that end an unquoted word and make an operator of their own: `;`, `|`, `&`, `<`, `>`, `(`, `)`. */
 const OPERATOR = /[;|&<>()]/;
 /**
@@ -1044,7 +1047,8 @@ function commandWords(line: string, shell = true): CommandWord[] {
   let group = 0;
   // The words of `[start, end)`, each line's split at whitespace, no quote read; a comment's first
   // word read without its `#`s.
-  const data = (start: number, end: number, comment = false) => {
+  const data = (start: number, end: number, comment = false, quoted = false) => {
+    const prose = comment || quoted;
     let k = start;
     let first = comment;
     group += 1;
@@ -1073,7 +1077,8 @@ function commandWords(line: string, shell = true): CommandWord[] {
         dynamic: EXPANSION.test(withoutReferences(value)),
         data: true,
         group,
-        ...(comment ? { comment } : {}),
+        ...(prose ? { prose } : {}),
+        ...(quoted ? { quoted } : {}),
         ...(defaults.length > 0 ? { defaults } : {}),
       });
     }
@@ -1105,11 +1110,12 @@ function commandWords(line: string, shell = true): CommandWord[] {
     }
     if (first === "(" && line[i + 1] === "(") {
       // Bash's arithmetic command (`((n <<= 2))`, `for ((…))`): its `<<` is a shift, its quotes none.
-      const { end, closed } = expansionEnd(line, i, true);
+      const { end } = expansionEnd(line, i, true);
       words.push({ start, end, value: "((", at: [], operator: true, dynamic: true });
       i = end;
       heredoc = undefined;
-      if (!closed) data(start + 2, line.length);
+      // Its words read as data besides (fail safe: a `((` bash reads as two subshells, or left open).
+      data(start + 2, end);
       continue;
     }
     if (OPERATOR.test(first)) {
@@ -1124,10 +1130,10 @@ function commandWords(line: string, shell = true): CommandWord[] {
     const at: number[] = [];
     let dynamic = false;
     let defaults: Fallback[] | undefined;
-    // Where the text after the first opener left open at the line's end starts.
-    let unclosed: number | undefined;
-    const leftOpen = (after: number) => {
-      unclosed = Math.min(unclosed ?? after, after);
+    // Whether a quote or a substitution is left open at the line's end.
+    let unclosed = false;
+    const leftOpen = () => {
+      unclosed = true;
     };
     const put = (index: number) => {
       value += line[index];
@@ -1179,9 +1185,8 @@ function commandWords(line: string, shell = true): CommandWord[] {
         }
       }
       dynamic = true;
-      const opener = i;
       const { end, closed } = expansionEnd(line, i);
-      if (!closed) leftOpen(opener + (line[opener] === "`" ? 1 : 2));
+      if (!closed) leftOpen();
       while (i < end) {
         put(i);
         i += 1;
@@ -1196,7 +1201,6 @@ function commandWords(line: string, shell = true): CommandWord[] {
         // Bash's ANSI-C quoting: `\\`, `\'`, `\"` and `\?` read as the character (so `\'` does not
         // close it); any other escape (`\n`, `\x41`) is kept as written, both characters.
         i += 2;
-        const opened = i;
         while (i < line.length && line[i] !== "'") {
           const after = line[i + 1];
           if (line[i] === "\\" && after !== undefined && /['"\\?]/.test(after)) {
@@ -1209,21 +1213,19 @@ function commandWords(line: string, shell = true): CommandWord[] {
           } else put(i);
           i += 1;
         }
-        if (i >= line.length) leftOpen(opened);
+        if (i >= line.length) leftOpen();
         i += 1;
       } else if (c === "'") {
         i += 1;
-        const opened = i;
         while (i < line.length && line[i] !== "'") {
           put(i);
           i += 1;
         }
-        if (i >= line.length) leftOpen(opened);
+        if (i >= line.length) leftOpen();
         i += 1;
       } else if (c === '"' || (c === "$" && next === '"')) {
         // `"…"`, and bash's `$"…"` (a locale's translation of the same text): a double quote.
         i += c === "$" ? 2 : 1;
-        const opened = i;
         while (i < line.length && line[i] !== '"') {
           const after = line[i + 1];
           if (line[i] === "\\" && after === "\n") i += 2;
@@ -1238,7 +1240,7 @@ function commandWords(line: string, shell = true): CommandWord[] {
             i += 1;
           }
         }
-        if (i >= line.length) leftOpen(opened);
+        if (i >= line.length) leftOpen();
         i += 1;
       } else if (c === "\\" && next === "\n") i += 2;
       else if (c === "\\" && next !== undefined && /[\s'"\\;|&<>()$`]/.test(next)) {
@@ -1259,8 +1261,10 @@ function commandWords(line: string, shell = true): CommandWord[] {
     }
     const end = Math.min(i, line.length);
     words.push({ start, end, value, at, operator: false, dynamic, ...(defaults ? { defaults } : {}) });
-    // Read again as data: what an opener that never closes may have hidden.
-    if (unclosed !== undefined) data(unclosed, line.length);
+    // Read again as data: what an opener that never closes may have hidden, and the words inside a
+    // quote or a substitution holding whitespace (a nested `bash -c '…'`, `$(get-token --password X)`).
+    if (unclosed) data(start, end);
+    else if (SPACE.test(line.slice(start, end))) data(start, end, false, true);
     if (heredoc) {
       // The delimiter is the word with its quotes removed (`\EOF`, `'EOF'`, `E"O"F` → `EOF`);
       // `<<-WORD` strips the body's leading tabs; `<<- WORD` likewise.
@@ -1374,7 +1378,7 @@ const NAME_COLON = /^[{[,]?["']?([A-Za-z_][\w.-]*)["']?:$/;
 /** A name alone before a lone `=` or `:` (`password = X`), quoted or not. */
 const NAME_ALONE = /^["']?([A-Za-z_][\w.-]*)["']?$/;
 /** A config value that is no credential: YAML's and JSON's empty and boolean words, a `<placeholder>` (or its first word). */
-const NO_VALUE = /^(?:["']?(?:null|nil|none|~|true|false|yes|no|on|off)["']?[,;]?|<[^<>]*>?[,;]?)$/i;
+const NO_VALUE = /^(?:["']?(?:null|nil|none|~|true|false|yes|no|on|off)["']?[,;]?|<[^<>]*>?["']?[,;]?)$/i;
 
 /**
  * The spans of a data word (a comment's or a heredoc body's, read with no quote): what a command's
@@ -1382,8 +1386,8 @@ const NO_VALUE = /^(?:["']?(?:null|nil|none|~|true|false|yes|no|on|off)["']?[,;]
  * connection string's pair, a URL's credentials), and what a config line says: the value after
  * `NAME:` (`password: X`, `"api_key": "X",`), after `NAME =` or `NAME :`, and after
  * `NAME: Bearer` (the scheme kept), under a name whose whole name tells and holding a letter or a
- * digit (not YAML's `|` or `>`); in a comment, one that reads as a credential (`proseCredential`:
- * `# password: see the vault` is prose). `null`, `true`, `~`, a `<placeholder>` and the like are
+ * digit (not YAML's `|` or `>`); in a comment or a quoted string, one that reads as a credential
+ * (`proseCredential`: `# password: see the vault`, `echo "token: rotated"` are prose). `null`, `true`, `~`, a `<placeholder>` and the like are
  * no value. A key shape after a name that says only "a credential" (`key:`,
  * `token:`) is left to the key shapes (`${SECRET}`). Each value is taken without the quotes, the
  * `,` or `;` and an unpaired `)` written around it in the word (`"X",` → `X`).
@@ -1395,11 +1399,14 @@ function dataSpans(
 ): Span[] {
   const value = word.value;
   if (NO_VALUE.test(value)) return urlSpans(value, []);
-  const found = ruleSpans(word, previous);
-  if (found.length > 0) return found.flatMap((span) => trimmedSpans(value, span));
+  const found = ruleSpans(word, previous).flatMap((span) => trimmedSpans(value, span));
+  if (found.length > 0)
+    return word.quoted
+      ? found.filter((span) => span.with !== undefined || proseCredential(value.slice(span.start, span.end)))
+      : found;
   if (word.dynamic || !/[A-Za-z0-9]/.test(value) || SCHEME.test(value) || previous === undefined) return [];
   // In a comment (prose: `# password: see the vault`), such a value must read as a credential.
-  if (word.comment && !proseCredential(value.replace(/^["']|["']?[,;]?$/g, ""))) return [];
+  if (word.prose && !proseCredential(value.replace(/^["']|["']?[,;]?$/g, ""))) return [];
   const colon = NAME_COLON.exec(previous.value);
   const scheme = SCHEME.test(previous.value) && before ? NAME_COLON.exec(before.value) : null;
   const assigned =
