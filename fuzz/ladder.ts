@@ -492,6 +492,49 @@ export const SHAPES: Shape[] = [
     ],
     run: (list) => withoutArgSecrets(list as string[]),
   },
+  {
+    // r37: heredoc bodies and comments read a line at a time as words (quotes unread), a
+    // delimiter with its quotes removed and a CRLF line's `\r` set aside; an argument that
+    // merely holds spaces read with no comment or heredoc.
+    name: "withoutArgSecrets: a sh -c command of config bodies and comments, read a line at a time",
+    build: (n) => [
+      "-c",
+      `cat <<\\EOF\r\n${repeat('DB_PASSWORD=x1 password: \'y2\', "api_key": "z3",\r\n', n)}EOF\r\n--token x`,
+      "-c",
+      repeat("# it's --token x DB_PASSWORD=$" + "{A:-y} a: b\n", n),
+      "--extra",
+      repeat("--note #1 <<EOF --password x\n", n),
+    ],
+    run: (list) => withoutArgSecrets(list as string[]),
+  },
+  {
+    // r37: arithmetic (`((…))`, `$[…]`), nested literal defaults, and heredoc words left open.
+    name: "withoutArgSecrets: a sh -c command of arithmetic, nested defaults and open delimiters",
+    build: (n) => [
+      "-c",
+      `--password ${repeat("$" + "{A:-", n)}x${repeat("}", n)} ${repeat("$" + "{A:-", n)}`,
+      "-c",
+      `${repeat("((n <<= 1)) $[1<<2] ", n)}((`,
+      "-c",
+      `X=$(${repeat("cat <<'E ", n)}`,
+      "-c",
+      `X=$(${repeat('cat <<"E ', n)}`,
+    ],
+    run: (list) => withoutArgSecrets(list as string[]),
+  },
+  {
+    // r37: a quote or substitution left open at the end, or holding whitespace: its text read again as words, once.
+    name: "withoutArgSecrets: a sh -c command with a quote or a substitution left open",
+    build: (n) => [
+      "-c",
+      `echo 'it's ${repeat("--token x ", n)}`,
+      "-c",
+      `X="$(${repeat("a --password y ", n)}`,
+      "-c",
+      `echo "${repeat("--token x1234567y ", n)}" '${repeat("a b ", n)}' $(${repeat("c --api-key d ", n)})`,
+    ],
+    run: (list) => withoutArgSecrets(list as string[]),
+  },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
   // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
   ...[

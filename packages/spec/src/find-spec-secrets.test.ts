@@ -1764,6 +1764,12 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
       '"Passw0rd$"',
       "${PORT:-8080}",
       "${DB_PASSWORD:-$FALLBACK}",
+      // r37: a CRLF heredoc, `<<\\EOF`, arithmetic's `<<`, a config body with no secret.
+      "cat <<EOF\r\nit's up\r\nEOF\r\n",
+      "cat <<\\EOF >x\nit's\nEOF\n",
+      "((n = 1 << 4))",
+      "$[1<<2]",
+      "cat > app.conf <<'EOF'\nport=80 it's\nEOF\n",
     );
     const value = fc.stringMatching(/^[A-Za-z0-9]{6,12}[0-9][a-z]$/);
     const key = fc.stringMatching(/^[A-Za-z0-9]{36}$/).map((tail) => `ghp_${tail}`);
@@ -1781,6 +1787,15 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
       value.map((s): [string, string, string] => ['--conn "Server=db;Password=', s, ';"']),
       value.map((s): [string, string, string] => ["postgres://", `app:${s}`, "@db/app"]),
       key.map((s): [string, string, string] => ["", s, ""]),
+      // r37: a nested default, a heredoc's config body, a comment.
+      value.map((s): [string, string, string] => ["--password ${DB_PASSWORD:-${DB_PASS:-", s, "}}"]),
+      value.map((s): [string, string, string] => ["cat > app.conf <<EOF\nDB_PASSWORD=", s, "\nEOF\n"]),
+      value.map((s): [string, string, string] => [
+        "cat > app.yaml <<'EOF'\r\npassword: '",
+        s,
+        "'\r\nEOF\r\n",
+      ]),
+      value.map((s): [string, string, string] => ["# it's --token ", s, "\n"]),
     );
     const part = fc.oneof(
       ordinary.map((word): [string, string, string] => [word, "", ""]),
@@ -1909,5 +1924,226 @@ describe("a literal default in a plain argument, env or header value is read as 
       `${"${A:-".repeat(50_000)}\${PASSWORD}${"}".repeat(50_000)}`,
     );
     expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe("the sh -c reader fails safe: what it may have mis-read as data is still read for secrets (r37)", () => {
+  const S = "Tr0ub4dor3xQ9";
+  const sh = (command: string) => withServer({ command: "sh", args: ["-c", command] });
+  const exported = (command: string) => exportSpec(sh(command)).bundle?.mcpServers?.[0]?.args?.[1];
+
+  // Old code: `Token <value>` matched inside `gh-token --verbose` (-> `gh-${SECRET}`) and
+  // `get-token --password X` (-> `get-${SECRET} ${PASSWORD}`).
+  it.each([
+    ["gh-token --verbose", "gh-token --verbose"],
+    [`get-token --password ${S}`, "get-token --password ${PASSWORD}"],
+    ["exec get_token --refresh-all --port 8080", "exec get_token --refresh-all --port 8080"],
+    [
+      `cat <<EOF\nrun get-token --password ${S}\nEOF\nexec srv`,
+      "cat <<EOF\nrun get-token --password ${PASSWORD}\nEOF\nexec srv",
+    ],
+  ])("reads no Authorization value inside a command's own words in %j (r37 #8)", (command, safe) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+    expect(exported(command)).toBe(safe);
+  });
+
+  // Each row kept S in clear on the old code (r37's repros), while bash runs `srv` with it or a
+  // file is written holding it.
+  it.each([
+    // #1: the delimiter as bash takes it: a CRLF script's `EOF\r`, `<<\EOF`, and arithmetic's `<<`.
+    [
+      `cat > /dev/null <<EOF\r\nport=80\r\nEOF\r\nexec srv --password ${S}\r\n`,
+      "cat > /dev/null <<EOF\r\nport=80\r\nEOF\r\nexec srv --password ${PASSWORD}\r\n",
+    ],
+    [
+      `X=$(cat <<EOF\r\nport=80\r\nEOF\r\n)\r\nexec srv --password ${S}\r\n`,
+      "X=$(cat <<EOF\r\nport=80\r\nEOF\r\n)\r\nexec srv --password ${PASSWORD}\r\n",
+    ],
+    [
+      `cat <<\\EOF > /dev/null\nport=80\nEOF\nexec srv --password ${S}\n`,
+      "cat <<\\EOF > /dev/null\nport=80\nEOF\nexec srv --password ${PASSWORD}\n",
+    ],
+    [
+      `X=$(cat <<\\EOF\nport=80\nEOF\n)\nexec srv --password ${S}`,
+      "X=$(cat <<\\EOF\nport=80\nEOF\n)\nexec srv --password ${PASSWORD}",
+    ],
+    [`((n = 1 << 4))\nexec srv --password ${S}`, "((n = 1 << 4))\nexec srv --password ${PASSWORD}"],
+    [`echo $[1<<2]\nexec srv --password ${S}`, "echo $[1<<2]\nexec srv --password ${PASSWORD}"],
+    [`(( n <<= 2 ))\nexec srv --password ${S}`, "(( n <<= 2 ))\nexec srv --password ${PASSWORD}"],
+    [
+      `for ((i=1; i < 1<<3; i<<=1)); do :; done\nexec srv --password ${S}`,
+      "for ((i=1; i < 1<<3; i<<=1)); do :; done\nexec srv --password ${PASSWORD}",
+    ],
+    [
+      `if (( (1<<4) > 8 )); then :; fi\nexec srv --password ${S}`,
+      "if (( (1<<4) > 8 )); then :; fi\nexec srv --password ${PASSWORD}",
+    ],
+    // #7: a heredoc's body and a comment are read a line at a time, as words, no quote read.
+    [
+      `cat > /etc/app.conf <<EOF\nDB_PASSWORD=${S}\nport=80\nEOF\nexec srv --config /etc/app.conf`,
+      "cat > /etc/app.conf <<EOF\nDB_PASSWORD=${DB_PASSWORD}\nport=80\nEOF\nexec srv --config /etc/app.conf",
+    ],
+    [
+      `cat > /app/.env <<'EOF'\nAPI_KEY=${S}\nEOF\nexec node server.js`,
+      "cat > /app/.env <<'EOF'\nAPI_KEY=${API_KEY}\nEOF\nexec node server.js",
+    ],
+    [
+      `cat > /etc/app.conf <<EOF\ntoken=$(get-token --password ${S})\nEOF\nexec srv`,
+      "cat > /etc/app.conf <<EOF\ntoken=$(get-token --password ${PASSWORD})\nEOF\nexec srv",
+    ],
+    [
+      `cat > app.yaml <<EOF\ndb:\n  password: ${S}\n  note: |\nEOF\nexec srv`,
+      "cat > app.yaml <<EOF\ndb:\n  password: ${PASSWORD}\n  note: |\nEOF\nexec srv",
+    ],
+    [
+      `cat > app.json <<EOF\n{"password": "${S}", "port": 80}\nEOF\nexec srv`,
+      'cat > app.json <<EOF\n{"password": "${PASSWORD}", "port": 80}\nEOF\nexec srv',
+    ],
+    [
+      `cat > a.toml <<EOF\npassword = "${S}"\nEOF\nexec srv`,
+      'cat > a.toml <<EOF\npassword = "${PASSWORD}"\nEOF\nexec srv',
+    ],
+    [
+      `cat > a <<EOF\nDB_PASSWORD=\${DB_PASSWORD:-${S}}\nEOF\nexec srv`,
+      "cat > a <<EOF\nDB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD}}\nEOF\nexec srv",
+    ],
+    [`# it's here: DB_PASSWORD=${S}\nexec srv`, "# it's here: DB_PASSWORD=${DB_PASSWORD}\nexec srv"],
+    [`#exec srv --password ${S}\nexec srv`, "#exec srv --password ${PASSWORD}\nexec srv"],
+    // #2: a literal default one level down (or more): the innermost word.
+    [
+      `exec srv --password \${DB_PASSWORD:-\${DB_PASS:-${S}}}`,
+      "exec srv --password ${DB_PASSWORD:-${DB_PASS:-${PASSWORD}}}",
+    ],
+    [
+      `exec srv --password "\${DB_PASSWORD:-\${DB_PASS:-${S}}}"`,
+      'exec srv --password "${DB_PASSWORD:-${DB_PASS:-${PASSWORD}}}"',
+    ],
+    [
+      `DB_PASSWORD=\${A:-\${B:-\${C:-${S}}}} exec srv`,
+      "DB_PASSWORD=${A:-${B:-${C:-${DB_PASSWORD}}}} exec srv",
+    ],
+    [
+      `exec srv \${PGPASSWORD:-\${POSTGRES_PASSWORD:-${S}}}`,
+      "exec srv ${PGPASSWORD:-${POSTGRES_PASSWORD:-${POSTGRES_PASSWORD}}}",
+    ],
+    // #5: a quote left open at the end: the text after it is read again as words.
+    [`echo don't; exec srv --password ${S}`, "echo don't; exec srv --password ${PASSWORD}"],
+    [`X=$(echo a; exec srv --password ${S}`, "X=$(echo a; exec srv --password ${PASSWORD}"],
+  ])("reads %j as bash does, or fails safe, and hides the secret (r37 #1, #7, #2, #5)", (command, safe) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+    expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+    expect(exported(command)).toBe(safe);
+    expect(findSpecSecrets(sh(command))).toHaveLength(1);
+    expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
+  });
+
+  it.each([
+    // #4: an argument that merely holds spaces has no comment and no heredoc.
+    [
+      ["--extra", `--note #1 --password ${S}`],
+      ["--extra", "--note #1 --password ${PASSWORD}"],
+    ],
+    [
+      ["--extra", `--mask 1<<4\n --password ${S}`],
+      ["--extra", "--mask 1<<4\n --password ${PASSWORD}"],
+    ],
+    [
+      ["--extra", `--note 'it's #1 --password ${S}`],
+      ["--extra", "--note 'it's #1 --password ${PASSWORD}"],
+    ],
+    // #5: PowerShell's escaped quote, read with sh's rules, leaves a quote open: read again.
+    [
+      ["-Command", `Write-Host \`"starting\`"; & srv --password ${S}`],
+      ["-Command", 'Write-Host `"starting`"; & srv --password ${PASSWORD}'],
+    ],
+  ])("reads %j with no comment or heredoc, and fails safe (r37 #4, #5)", (args, safe) => {
+    expect(withoutArgSecrets(args)).toEqual(safe);
+    expect(withoutArgSecrets(safe)).toEqual(safe);
+    const spec = withServer({ command: "srv", args });
+    expect(findSpecSecrets(spec)).toHaveLength(1);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(safe);
+  });
+
+  it("reads an argument that merely holds spaces with no comment or heredoc (property, r37 #4)", () => {
+    const ordinary = fc.constantFrom(
+      "--note",
+      "#1",
+      "#alerts",
+      "--channel",
+      "1<<4",
+      "<<EOF",
+      "x\nEOF",
+      "--verbose",
+      "80",
+    );
+    const value = fc.stringMatching(/^[A-Za-z0-9]{6,12}[0-9][a-z]$/);
+    const secret: fc.Arbitrary<[string, string]> = fc.oneof(
+      value.map((s): [string, string] => ["--password ", s]),
+      value.map((s): [string, string] => ["--token=", s]),
+      value.map((s): [string, string] => ["DB_PASSWORD=", s]),
+    );
+    const part = fc.oneof(
+      ordinary.map((word): [string, string] => [word, ""]),
+      secret,
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(part, fc.constantFrom(" ", "\n")), { minLength: 2, maxLength: 10 }),
+        (parts) => {
+          // (Starting with no assignment: a telling `NAME=two words` outside a shell is taken whole.)
+          let arg = "--note ";
+          let expected = "--note ";
+          for (const [[before, hidden], gap] of parts) {
+            arg += before + hidden + gap;
+            expected += before + (hidden === "" ? "" : "HIDDEN") + gap;
+          }
+          expect(withoutArgSecrets(["--extra", arg], () => "HIDDEN")).toEqual(["--extra", expected]);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it.each([
+    'cat > run.sh <<\'EOF\'\nexec srv --token "${TOKEN}" --password "$1"\nEOF\nexec sh run.sh',
+    'cat > .env <<EOF\nDB_PASSWORD="${DB_PASSWORD}"\nAPI_KEY=$API_KEY\ntoken: ${TOKEN}\n"api_key": "${K}",\nEOF\nexec srv',
+    "cat > a.yaml <<EOF\npassword: |\n  multi\ntoken: ~\npassword: null\napi_key: <your key>\nEOF\nexec srv",
+    "# usage: srv --password <pw>\n# password: see the vault\nexec srv",
+    'exec srv --token "$(cat /run/t)" # token: from file',
+    "cat > a.yaml <<'EOF'\nfoo: 'it's --verbose\nEOF\nexec srv --port 80",
+    'echo "pass --token when ready" && echo "Usage: srv --password <pw>"',
+    'X="$(vault read -field=password secret/db)" && exec srv --password "$X"',
+    'git commit -m "rotate the token: done"',
+  ])("leaves %j as it is: references, YAML's empty values, placeholders, a comment's prose", (command) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", command]);
+    expect(findSpecSecrets(sh(command))).toEqual([]);
+  });
+
+  // Old code: a quoted word's own whitespace was read for key shapes only (the `Token <value>`
+  // shape caught `--token X` by accident, as `--${SECRET}`); now its words are read too, each
+  // value there only when it reads as a credential.
+  it.each([
+    [`bash -c 'srv --api-key ${S}'`, "bash -c 'srv --api-key ${API_KEY}'"],
+    [`bash -c 'exec srv --token ${S}'`, "bash -c 'exec srv --token ${TOKEN}'"],
+    [`X=$(get-token --password ${S})\nexec srv`, "X=$(get-token --password ${PASSWORD})\nexec srv"],
+    [
+      `su app -c "exec srv --password=${S} --port 80"`,
+      'su app -c "exec srv --password=${PASSWORD} --port 80"',
+    ],
+  ])("reads the words inside a quote or a substitution holding whitespace in %j", (command, safe) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
+    expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+    expect(exported(command)).toBe(safe);
+    expect(findSpecSecrets(sh(command))).toHaveLength(1);
+    expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
+  });
+
+  it("keeps every byte of a heredoc's body but a secret's value, its quotes unread", () => {
+    // A stray apostrophe in a body swallows nothing; a name that does not tell is left.
+    const command = `cat > a <<EOF\nit's: up\nport=80 user=app\napi_key: '${S}'\nEOF\nexec srv`;
+    expect(withoutArgSecrets(["-c", command])).toEqual([
+      "-c",
+      "cat > a <<EOF\nit's: up\nport=80 user=app\napi_key: '${API_KEY}'\nEOF\nexec srv",
+    ]);
   });
 });

@@ -794,8 +794,8 @@ const PROSE_RULES: ArgRules = {
  * One word of a command line: where it is written (`start`, `end`), what it says once its quotes
  * are read (`value`), where each of its characters is written (`at`), whether it is a shell
  * operator (`;`, `|`, `&&`, `>`, `<<<`, `(`, …) and whether a `$` or a backtick makes it read at
- * run time. A comment or a heredoc's body is `data`: an operator too (it ends the word before it),
- * read only for URLs (key shapes are read everywhere). `defaults` are the literal defaults of the
+ * run time. A word of a comment or a heredoc's body is `data`: split at whitespace with no quote
+ * read, and read with the words of its own line only (see `dataSpans`). `defaults` are the literal defaults of the
  * `${NAME:-word}` forms written in it: where each stands in `value`, and its `NAME`.
  */
 interface CommandWord {
@@ -806,6 +806,12 @@ interface CommandWord {
   operator: boolean;
   dynamic: boolean;
   data?: boolean;
+  /** A data word's line (a comment's, a heredoc body's, or one read again after an unclosed opener): its words are read with each other only. */
+  group?: number;
+  /** A comment's or a quoted string's data word: prose more often than config, so a value a word or two after its name must read as a credential. */
+  prose?: boolean;
+  /** A quoted string's data word (`echo "… --token X"`, a nested `bash -c '…'`): every value it gives must read as a credential. */
+  quoted?: boolean;
   defaults?: Fallback[];
 }
 
@@ -817,6 +823,7 @@ interface Fallback {
 }
 
 const SPACE = /\s/;
+
 /** Characters that end an unquoted word and make an operator of their own: `;`, `|`, `&`, `<`, `>`, `(`, `)`. */
 const OPERATOR = /[;|&<>()]/;
 /**
@@ -832,6 +839,10 @@ const EXPANDS = /[A-Za-z0-9_{([$!?#*@-]/;
  * a `${` starts, and what it reads a failed try's `expansionEnd` reads too, so a line is read once.
  */
 const LITERAL_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(?:([^$`'"\\{}]+)|'([^']*)'|"([^$`"\\]*)")\}/y;
+/** `${NAME:-` (or `-`, `:=`, `=`) whose default is itself a `${…}`: `${DB_PASSWORD:-${DB_PASS:-X}}`. Sticky. */
+const OPEN_DEFAULT = /\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(?=\$\{)/y;
+/** A `$` or a backtick bash expands, in a data word (its quotes unread). */
+const EXPANSION = /\$[A-Za-z0-9_{([$!?#*@-]|`/;
 
 /** Where bash's `$'…'` whose text starts at `from` ends (past its closing `'`): a backslash escapes the next character. */
 function ansiQuoteEnd(line: string, from: number): number {
@@ -853,7 +864,8 @@ interface Heredoc {
 
 /**
  * Reads the bodies of `heredocs`, one after the other, from the line after the newline at `from`:
- * each up to the line that is its delimiter (its leading tabs set aside after `<<-`), or the end.
+ * each up to the line that is its delimiter (its leading tabs set aside after `<<-`, a trailing
+ * `\r` set aside on both sides, so a CRLF script's `EOF\r` closes it), or the end.
  * Calls `body` with each body's `[start, end)`; returns where reading goes on (the newline after
  * the last delimiter's line, or the end).
  */
@@ -864,13 +876,16 @@ function heredocBodies(
   body?: (start: number, end: number) => void,
 ): number {
   let at = from + 1;
-  for (const { delimiter, tabs } of heredocs) {
+  for (const heredoc of heredocs) {
+    const { tabs } = heredoc;
+    // A CRLF script's delimiter line is `EOF\r`: a trailing `\r` is set aside on both sides.
+    const delimiter = heredoc.delimiter.replace(/\r$/, "");
     const start = at;
     let end = line.length;
     while (at < line.length) {
       const eol = line.indexOf("\n", at);
       const stop = eol < 0 ? line.length : eol;
-      const text = line.slice(at, stop);
+      const text = line.slice(at, stop).replace(/\r$/, "");
       if ((tabs ? text.replace(/^\t+/, "") : text) === delimiter) {
         end = at;
         at = stop;
@@ -883,37 +898,71 @@ function heredocBodies(
   return Math.min(at, line.length);
 }
 
-/** A heredoc's delimiter after `<<` inside `$(…)`: `-` (tabs stripped), then `'WORD'`, `"WORD"` or `WORD`. Sticky. */
-const HEREDOC_WORD = /(-?)[ \t]*(?:'([^'\n]*)'|"([^"\n]*)"|([^\s;|&<>()'"]+))/y;
+/** A heredoc's delimiter word after `<<` inside `$(…)`: `-` (tabs stripped), then the word as written (`'WORD'`, `\WORD`, `W"OR"D`). Sticky. */
+const HEREDOC_WORD = /(-?)[ \t]*((?:[^\s;|&<>()'"\\]|\\[^\n]|'[^'\n]*'|"[^"\n]*")+)/y;
 
 /**
- * Where the `$(…)`, `${…}` or `` `…` `` that opens at `from` ends (past its close; the line's end
- * when it is unclosed), found as bash finds it. In `$(…)` and `${…}`, `'…'`, `$'…'` (its
+ * A heredoc's delimiter as bash takes it from the word written after `<<`: its quotes removed
+ * and a backslash's next character kept (`\EOF`, `'EOF'`, `"EOF"`, `E"O"F` are all `EOF`). One pass.
+ */
+function delimiterOf(word: string): string {
+  let out = "";
+  let quote = "";
+  for (let k = 0; k < word.length; k += 1) {
+    const c = word[k] as string;
+    const next = word[k + 1];
+    if (quote === "'") {
+      if (c === "'") quote = "";
+      else out += c;
+    } else if (c === quote) quote = "";
+    else if (c === "\\" && next !== undefined && (quote === "" || /["\\$`]/.test(next))) {
+      out += next;
+      k += 1;
+    } else if (quote === "" && (c === "'" || c === '"')) quote = c;
+    else out += c;
+  }
+  return out;
+}
+
+/** Where a substitution, quote or arithmetic ends (past its close), and whether it was closed before the line's end. */
+interface Closed {
+  end: number;
+  closed: boolean;
+}
+
+/**
+ * Where the `$(…)`, `${…}`, `$[…]` or `` `…` `` that opens at `from` ends (past its close; the line's end
+ * when it is unclosed), found as bash finds it; with `arithmetic`, bash's arithmetic command
+ * `((…))` opening at `from`. In `$(…)` and `${…}`, `'…'`, `$'…'` (its
  * backslashes escaping), `"…"` and a backslash's next character are skipped, and a nested
- * substitution is read whole; in `$(…)` a bare `(` opens a group and a `#` that starts a word runs
+ * substitution is read whole; in `$(…)` a bare `(` opens a group (`((` arithmetic) and a `#` that starts a word runs
  * to the end of its line, and a heredoc's body (after `<<WORD`, up to the line `WORD`) is skipped;
- * `$((…))` closes at its `))` (its `<<` a shift, its `#` no comment);
+ * `$((…))` and `((…))` close at their `))` (their `<<` a shift, their `#` no comment), `$[…]` at its `]`;
  * `${…}` closes at its first `}` outside those (a bare `{` opens nothing);
  * in `"…"` a backslash escapes and substitutions nest; in backticks a backslash escapes the next
  * character and nothing else is read. One pass with a stack of what closes each open part, no recursion.
  */
-function expansionEnd(line: string, from: number): number {
-  // What closes each open part, innermost last: `)`, `}`, a backtick, `"`, or for arithmetic
-  // (`$((…))`) `A`, closed by `))`, and `a`, a group inside it closed by `)`.
+function expansionEnd(line: string, from: number, arithmetic = false): Closed {
+  // What closes each open part, innermost last: `)`, `}`, `]`, a backtick, `"`, or for arithmetic
+  // (`$((…))`, `((…))`) `A`, closed by `))`, and `a`, a group inside it closed by `)`.
   const stack: string[] = [];
   let heredocs: Heredoc[] = [];
   let i = from;
-  // `$(`, `$((` or `${` at `at`: what closes it pushed, and `i` past it.
+  // `$(`, `$((`, `${` or `$[` at `at`: what closes it pushed, and `i` past it.
   const open = (at: number) => {
     if (line[at + 1] === "(" && line[at + 2] === "(") {
       stack.push("A");
       i = at + 3;
     } else {
-      stack.push(line[at + 1] === "(" ? ")" : "}");
+      const c = line[at + 1];
+      stack.push(c === "(" ? ")" : c === "[" ? "]" : "}");
       i = at + 2;
     }
   };
-  if (line[i] === "`") {
+  if (arithmetic) {
+    stack.push("A");
+    i += 2;
+  } else if (line[i] === "`") {
     stack.push("`");
     i += 1;
   } else open(i);
@@ -933,7 +982,7 @@ function expansionEnd(line: string, from: number): number {
     else if (c === "`") {
       stack.push("`");
       i += 1;
-    } else if (c === "$" && (next === "(" || next === "{")) open(i);
+    } else if (c === "$" && (next === "(" || next === "{" || next === "[")) open(i);
     else if (close === '"') i += 1;
     else if (c === '"') {
       stack.push('"');
@@ -942,8 +991,15 @@ function expansionEnd(line: string, from: number): number {
       const end = line.indexOf("'", i + 1);
       i = end < 0 ? line.length : end + 1;
     } else if (c === "$" && next === "'") i = ansiQuoteEnd(line, i + 2);
-    else if ((close === ")" || arithmetic) && c === "(") {
+    else if (close === ")" && c === "(" && next === "(") {
+      // Bash's arithmetic command inside a substitution: `$(((n <<= 2)); …)`, `$(for ((…)))`.
+      stack.push("A");
+      i += 2;
+    } else if ((close === ")" || arithmetic) && c === "(") {
       stack.push(arithmetic ? "a" : ")");
+      i += 1;
+    } else if (close === "]" && c === "[") {
+      stack.push("]");
       i += 1;
     } else if (close === ")" && c === "#" && startsWord(line, i)) {
       const end = line.indexOf("\n", i);
@@ -952,14 +1008,14 @@ function expansionEnd(line: string, from: number): number {
       // A heredoc's operator (not `<<<`, a here-string): its delimiter read, its body after this line.
       HEREDOC_WORD.lastIndex = i + 2;
       const word = line[i + 2] === "<" ? null : HEREDOC_WORD.exec(line);
-      if (word) heredocs.push({ delimiter: word[2] ?? word[3] ?? word[4] ?? "", tabs: word[1] === "-" });
+      if (word) heredocs.push({ delimiter: delimiterOf(word[2] ?? ""), tabs: word[1] === "-" });
       i = word ? HEREDOC_WORD.lastIndex : i + (line[i + 2] === "<" ? 3 : 2);
     } else if (close === ")" && c === "\n" && heredocs.length > 0) {
       i = heredocBodies(line, i, heredocs);
       heredocs = [];
     } else i += 1;
   }
-  return Math.min(i, line.length);
+  return { end: Math.min(i, line.length), closed: stack.length === 0 };
 }
 
 /**
@@ -968,34 +1024,73 @@ function expansionEnd(line: string, from: number): number {
  * `\"` and `\?` as the character (any other escape kept as written) and closing only at an
  * unescaped `'`, `"…"` (and bash's `$"…"`) reading `\"`, `\\`, `\$`
  * and `` \` `` as the character, a backslash outside quotes escaping a space, a quote or a
- * backslash (any other is kept, so a Windows path reads as written), and `$(…)`, `${…}` and
+ * backslash (any other is kept, so a Windows path reads as written), and `$(…)`, `${…}`, `$[…]` and
  * `` `…` `` kept inside the word they are written in, up to the close bash finds (see
  * `expansionEnd`: quotes and escapes in them read, so their spaces, operators and quoted closers
- * do not end them). The literal default of `${NAME:-word}` is read as the word's value there (a
- * `Fallback`), not as run time. A `#` that starts a word runs to the end of its line (a comment;
- * not with `comments` false),
- * and after `<<WORD` (`<<'WORD'`, `<<"WORD"`, `<<-WORD`) the lines after the operator's line up to
- * the line `WORD` are a heredoc's body: both are `data`, no quote in them read. An unclosed quote
- * runs to the end. One pass over the line.
+ * do not end them); bash's arithmetic command `((…))` (`for ((…))`, `if ((…))`) is an operator
+ * of its own, no heredoc or quote read in it. The literal default of `${NAME:-word}` is read as the word's value there (a
+ * `Fallback`), not as run time, also one a level or more down (`${A:-${B:-word}}`).
+ * With `shell` (a shell's own command), a `#` that starts a word runs to the end of its line (a
+ * comment), and after `<<WORD` (`<<'WORD'`, `<<"WORD"`, `<<\\WORD`, `<<-WORD`; the word's quotes
+ * removed, as bash does) the lines after the operator's line up to the line `WORD` are a heredoc's
+ * body: both are `data`, each of their lines split at whitespace with no quote read. A quote or a
+ * substitution left open at the end of the line is likely a mis-read (bash refuses such a line),
+ * so the text after its opener is read again as data besides (fail safe). One pass over the line.
  */
-function commandWords(line: string, comments = true): CommandWord[] {
+function commandWords(line: string, shell = true): CommandWord[] {
   const words: CommandWord[] = [];
   // Heredocs whose bodies start after the current line.
   let pending: Heredoc[] = [];
   // After a `<<` operator, until its delimiter's word: where the operator ends (for `<<-WORD`) and whether a `-` was read.
   let heredoc: { glued: number; tabs: boolean } | undefined;
-  const data = (start: number, end: number) => {
-    if (end <= start) return;
-    const at: number[] = [];
-    for (let k = start; k < end; k += 1) at.push(k);
-    words.push({ start, end, value: line.slice(start, end), at, operator: true, dynamic: false, data: true });
+  // Each line of data is a group of its own.
+  let group = 0;
+  // The words of `[start, end)`, each line's split at whitespace, no quote read; a comment's first
+  // word read without its `#`s.
+  const data = (start: number, end: number, comment = false, quoted = false) => {
+    const prose = comment || quoted;
+    let k = start;
+    let first = comment;
+    group += 1;
+    while (k < end) {
+      const c = line[k] as string;
+      if (c === "\n") group += 1;
+      if (SPACE.test(c)) {
+        k += 1;
+        continue;
+      }
+      let from = k;
+      while (k < end && !SPACE.test(line[k] as string)) k += 1;
+      if (first) while (from < k && line[from] === "#") from += 1;
+      first = false;
+      if (from === k) continue;
+      const value = line.slice(from, k);
+      const at: number[] = [];
+      for (let j = from; j < k; j += 1) at.push(j);
+      const defaults = literalDefaults(value);
+      words.push({
+        start: from,
+        end: k,
+        value,
+        at,
+        operator: false,
+        dynamic: EXPANSION.test(withoutReferences(value)),
+        data: true,
+        group,
+        ...(prose ? { prose } : {}),
+        ...(quoted ? { quoted } : {}),
+        ...(defaults.length > 0 ? { defaults } : {}),
+      });
+    }
+    group += 1;
   };
+  const body = (start: number, end: number) => data(start, end);
   let i = 0;
   while (i < line.length) {
     const first = line[i] as string;
     if (first === "\n" && pending.length > 0) {
       // The heredocs' bodies, one after the other, each up to its delimiter's line (or the end).
-      i = heredocBodies(line, i, pending, data);
+      i = heredocBodies(line, i, pending, body);
       pending = [];
       continue;
     }
@@ -1005,12 +1100,22 @@ function commandWords(line: string, comments = true): CommandWord[] {
       continue;
     }
     const start = i;
-    if (first === "#" && comments) {
+    if (first === "#" && shell) {
       // A comment, to the end of its line.
       const eol = line.indexOf("\n", i);
       i = eol < 0 ? line.length : eol;
-      data(start, i);
+      data(start, i, true);
       heredoc = undefined;
+      continue;
+    }
+    if (first === "(" && line[i + 1] === "(") {
+      // Bash's arithmetic command (`((n <<= 2))`, `for ((…))`): its `<<` is a shift, its quotes none.
+      const { end } = expansionEnd(line, i, true);
+      words.push({ start, end, value: "((", at: [], operator: true, dynamic: true });
+      i = end;
+      heredoc = undefined;
+      // Its words read as data besides (fail safe: a `((` bash reads as two subshells, or left open).
+      data(start + 2, end);
       continue;
     }
     if (OPERATOR.test(first)) {
@@ -1018,42 +1123,77 @@ function commandWords(line: string, comments = true): CommandWord[] {
       if (first !== "(" && first !== ")") while (i < line.length && /[;|&<>]/.test(line[i] as string)) i += 1;
       const value = line.slice(start, i);
       words.push({ start, end: i, value, at: [], operator: true, dynamic: false });
-      heredoc = value === "<<" ? { glued: i, tabs: false } : undefined;
+      heredoc = shell && value === "<<" ? { glued: i, tabs: false } : undefined;
       continue;
     }
     let value = "";
     const at: number[] = [];
     let dynamic = false;
     let defaults: Fallback[] | undefined;
+    // Whether a quote or a substitution is left open at the line's end.
+    let unclosed = false;
+    const leftOpen = () => {
+      unclosed = true;
+    };
     const put = (index: number) => {
       value += line[index];
       at.push(index);
     };
-    // `$(…)`, `${…}` or `` `…` `` from `i`: kept as written, up to its close; a literal default's
-    // word (`${NAME:-word}`) is read as what the word says there, inside its quotes if it has any
+    // `$(…)`, `${…}`, `$[…]` or `` `…` `` from `i`: kept as written, up to its close; a literal default's
+    // word (`${NAME:-word}`, `${NAME:-${OTHER:-word}}`) is read as what the word says there, inside its quotes if it has any
     // (kept as written: inside `"…"` bash keeps a `'…'` default's quotes as characters).
     const substitution = () => {
       if (line[i] === "$" && line[i + 1] === "{") {
-        LITERAL_DEFAULT.lastIndex = i;
-        const fallback = LITERAL_DEFAULT.exec(line);
+        // The innermost of nested defaults, found by iterating: each outer one yields to it while unset.
+        let p = i;
+        let depth = 0;
+        const names: string[] = [];
+        LITERAL_DEFAULT.lastIndex = p;
+        let fallback = LITERAL_DEFAULT.exec(line);
+        while (!fallback) {
+          OPEN_DEFAULT.lastIndex = p;
+          const outer = OPEN_DEFAULT.exec(line);
+          if (!outer) break;
+          names.push(outer[1] ?? "");
+          depth += 1;
+          p = OPEN_DEFAULT.lastIndex;
+          LITERAL_DEFAULT.lastIndex = p;
+          fallback = LITERAL_DEFAULT.exec(line);
+        }
+        let close = fallback ? p + fallback[0].length : -1;
+        for (let k = 0; fallback && k < depth; k += 1) {
+          if (line[close] !== "}") fallback = null;
+          close += 1;
+        }
         if (fallback) {
           const text = fallback[3] ?? fallback[4] ?? fallback[5] ?? "";
-          const from = i + fallback[0].length - 1 - (fallback[3] !== undefined ? 0 : 1) - text.length;
+          const from = p + fallback[0].length - 1 - (fallback[3] !== undefined ? 0 : 1) - text.length;
           const begin = value.length;
           for (let k = from; k < from + text.length; k += 1) put(k);
+          // Under the innermost name that names a credential, else the innermost.
+          names.push(fallback[1] ?? "");
+          let name = names[names.length - 1] as string;
+          for (let k = names.length - 1; k >= 0; k -= 1)
+            if (wholeNameTells(names[k] as string)) {
+              name = names[k] as string;
+              break;
+            }
           defaults ??= [];
-          defaults.push({ start: begin, end: value.length, name: fallback[1] ?? "" });
-          i += fallback[0].length;
+          defaults.push({ start: begin, end: value.length, name });
+          i = close;
           return;
         }
       }
       dynamic = true;
-      const end = expansionEnd(line, i);
+      const { end, closed } = expansionEnd(line, i);
+      if (!closed) leftOpen();
       while (i < end) {
         put(i);
         i += 1;
       }
     };
+    const expands = (c: string, next: string | undefined) =>
+      c === "`" || (c === "$" && (next === "(" || next === "{" || next === "["));
     while (i < line.length && !SPACE.test(line[i] as string) && !OPERATOR.test(line[i] as string)) {
       const c = line[i] as string;
       const next = line[i + 1];
@@ -1073,6 +1213,7 @@ function commandWords(line: string, comments = true): CommandWord[] {
           } else put(i);
           i += 1;
         }
+        if (i >= line.length) leftOpen();
         i += 1;
       } else if (c === "'") {
         i += 1;
@@ -1080,6 +1221,7 @@ function commandWords(line: string, comments = true): CommandWord[] {
           put(i);
           i += 1;
         }
+        if (i >= line.length) leftOpen();
         i += 1;
       } else if (c === '"' || (c === "$" && next === '"')) {
         // `"…"`, and bash's `$"…"` (a locale's translation of the same text): a double quote.
@@ -1091,19 +1233,20 @@ function commandWords(line: string, comments = true): CommandWord[] {
             i += 1;
             put(i);
             i += 1;
-          } else if (line[i] === "`" || (line[i] === "$" && (after === "(" || after === "{"))) substitution();
+          } else if (expands(line[i] as string, after)) substitution();
           else {
             if (line[i] === "$" && after !== undefined && EXPANDS.test(after)) dynamic = true;
             put(i);
             i += 1;
           }
         }
+        if (i >= line.length) leftOpen();
         i += 1;
       } else if (c === "\\" && next === "\n") i += 2;
       else if (c === "\\" && next !== undefined && /[\s'"\\;|&<>()$`]/.test(next)) {
         put(i + 1);
         i += 2;
-      } else if (c === "`" || (c === "$" && (next === "(" || next === "{"))) substitution();
+      } else if (expands(c, next)) substitution();
       else if (c === "$" && next === "$") {
         // `$$` (the shell's process id), so a `'` after it opens a plain quote, not a `$'…'`.
         dynamic = true;
@@ -1118,15 +1261,21 @@ function commandWords(line: string, comments = true): CommandWord[] {
     }
     const end = Math.min(i, line.length);
     words.push({ start, end, value, at, operator: false, dynamic, ...(defaults ? { defaults } : {}) });
+    // Read again as data: what an opener that never closes may have hidden, and the words inside a
+    // quote or a substitution holding whitespace (a nested `bash -c '…'`, `$(get-token --password X)`).
+    if (unclosed) data(start, end);
+    else if (SPACE.test(line.slice(start, end))) data(start, end, false, true);
     if (heredoc) {
+      // The delimiter is the word with its quotes removed (`\EOF`, `'EOF'`, `E"O"F` → `EOF`);
       // `<<-WORD` strips the body's leading tabs; `<<- WORD` likewise.
-      if (!heredoc.tabs && start === heredoc.glued && value.startsWith("-")) {
+      let delimiter = delimiterOf(line.slice(start, end));
+      if (!heredoc.tabs && start === heredoc.glued && delimiter.startsWith("-")) {
         heredoc.tabs = true;
-        value = value.slice(1);
+        delimiter = delimiter.slice(1);
       }
-      if (value === "" && heredoc.tabs && start === heredoc.glued) heredoc.glued = -1;
+      if (delimiter === "" && heredoc.tabs && start === heredoc.glued) heredoc.glued = -1;
       else {
-        pending.push({ delimiter: value, tabs: heredoc.tabs });
+        pending.push({ delimiter, tabs: heredoc.tabs });
         heredoc = undefined;
       }
     }
@@ -1192,11 +1341,15 @@ const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
 /**
  * The spans of one word's value that hold a secret, read as args are but only by whole names; a
  * literal default of `${NAME:-word}` that no span covers, under a `NAME` whose whole name tells,
- * besides (`${DB_PASSWORD:-X}`). A comment's or a heredoc body's (`data`): only its URLs' credentials.
+ * besides (`${DB_PASSWORD:-X}`). A comment's or a heredoc body's word (`data`) as `dataSpans` reads
+ * it, given the two words before it on its line.
  */
-function wordSpans(word: CommandWord, previous: CommandWord | undefined): Span[] {
-  if (word.data) return urlSpans(word.value, []);
-  const spans = ruleSpans(word, previous);
+function wordSpans(
+  word: CommandWord,
+  previous: CommandWord | undefined,
+  before: CommandWord | undefined,
+): Span[] {
+  const spans = word.data ? dataSpans(word, previous, before) : ruleSpans(word, previous);
   const defaults = (word.defaults ?? []).filter(
     (fallback) => wholeNameTells(fallback.name) && isLiteral(word.value.slice(fallback.start, fallback.end)),
   );
@@ -1218,6 +1371,77 @@ function wordSpans(word: CommandWord, previous: CommandWord | undefined): Span[]
     next += 1;
   }
   return out;
+}
+
+/** A name written before its value in a config line: `password:`, `"api_key":`, `{"token":`. */
+const NAME_COLON = /^[{[,]?["']?([A-Za-z_][\w.-]*)["']?:$/;
+/** A name alone before a lone `=` or `:` (`password = X`), quoted or not. */
+const NAME_ALONE = /^["']?([A-Za-z_][\w.-]*)["']?$/;
+/** A config value that is no credential: YAML's and JSON's empty and boolean words, a `<placeholder>` (or its first word). */
+const NO_VALUE = /^(?:["']?(?:null|nil|none|~|true|false|yes|no|on|off)["']?[,;]?|<[^<>]*>?["']?[,;]?)$/i;
+
+/**
+ * The spans of a data word (a comment's or a heredoc body's, read with no quote): what a command's
+ * word says (`--password X`, `--password=X`, `NAME=X`, a header word, curl's `-u user:X`, a
+ * connection string's pair, a URL's credentials), and what a config line says: the value after
+ * `NAME:` (`password: X`, `"api_key": "X",`), after `NAME =` or `NAME :`, and after
+ * `NAME: Bearer` (the scheme kept), under a name whose whole name tells and holding a letter or a
+ * digit (not YAML's `|` or `>`); in a comment or a quoted string, one that reads as a credential
+ * (`proseCredential`: `# password: see the vault`, `echo "token: rotated"` are prose). `null`, `true`, `~`, a `<placeholder>` and the like are
+ * no value. A key shape after a name that says only "a credential" (`key:`,
+ * `token:`) is left to the key shapes (`${SECRET}`). Each value is taken without the quotes, the
+ * `,` or `;` and an unpaired `)` written around it in the word (`"X",` → `X`).
+ */
+function dataSpans(
+  word: CommandWord,
+  previous: CommandWord | undefined,
+  before: CommandWord | undefined,
+): Span[] {
+  const value = word.value;
+  if (NO_VALUE.test(value)) return urlSpans(value, []);
+  const found = ruleSpans(word, previous).flatMap((span) => trimmedSpans(value, span));
+  if (found.length > 0)
+    return word.quoted
+      ? found.filter((span) => span.with !== undefined || proseCredential(value.slice(span.start, span.end)))
+      : found;
+  if (word.dynamic || !/[A-Za-z0-9]/.test(value) || SCHEME.test(value) || previous === undefined) return [];
+  // In a comment (prose: `# password: see the vault`), such a value must read as a credential.
+  if (word.prose && !proseCredential(value.replace(/^["']|["']?[,;]?$/g, ""))) return [];
+  const colon = NAME_COLON.exec(previous.value);
+  const scheme = SCHEME.test(previous.value) && before ? NAME_COLON.exec(before.value) : null;
+  const assigned =
+    (previous.value === "=" || previous.value === ":") && before ? NAME_ALONE.exec(before.value) : null;
+  const name = (colon ?? scheme ?? assigned)?.[1];
+  if (name === undefined || !wholeNameTells(name) || !isLiteral(value)) return [];
+  if (GENERIC_NAME.test(name) && looksLikeKey(value)) return [];
+  return trimmedSpans(value, { start: 0, end: value.length, name, sign: SecretSign.Flag });
+}
+
+/**
+ * A data word's span without the quotes, the `,` or `;` and an unpaired `)` written around its
+ * value; when what is left says nothing outside its references, each of its literal defaults'
+ * words alone (`${DB_PASSWORD:-X}` → `X`). None when no letter or digit is left. A URL's span is kept whole.
+ */
+function trimmedSpans(value: string, span: Span): Span[] {
+  if (span.with !== undefined) return [span];
+  let { start, end } = span;
+  while (end > start && (value[end - 1] === "," || value[end - 1] === ";")) end -= 1;
+  if (end > start && value[end - 1] === ")" && !value.slice(start, end).includes("(")) end -= 1;
+  const quote = value[start];
+  if ((quote === '"' || quote === "'") && end - start >= 2 && value[end - 1] === quote) {
+    start += 1;
+    end -= 1;
+  } else if (quote === '"' || quote === "'") start += 1;
+  else if (end > start && (value[end - 1] === '"' || value[end - 1] === "'")) end -= 1;
+  const text = value.slice(start, end);
+  // Punctuation alone (`))`, `|`) is no value.
+  if (!/[A-Za-z0-9]/.test(text)) return [];
+  if (withoutReferences(text).trim() !== "") return [{ ...span, start, end }];
+  return literalDefaults(text).map((fallback) => ({
+    ...span,
+    start: start + fallback.start,
+    end: start + fallback.end,
+  }));
 }
 
 /** The spans found by the rules for args in one word's value (see `wordSpans`). */
@@ -1300,13 +1524,15 @@ function urlSpans(value: string, spans: Span[]): Span[] {
  * `NAME=value`'s value, curl's `-u user:X`, a header's, a connection string's telling pair's
  * value, a URL's credentials, each key shape; a literal default (`${DB_PASSWORD:-X}`) as a value
  * written there. A value read at run time (`"$PW"`, `$(…)`, a backtick, `${NAME}`) is not a
- * secret; a comment and a heredoc's body are read for key shapes and URLs only (see
- * `commandWords`; `comments` false for cmd.exe's `/c`, which has none). Undefined when nothing is
- * flagged. One pass over the line.
+ * secret. With `shell` (a POSIX shell's own command, after `sh -c`, `bash -lc`, …) comments and
+ * heredocs are read, each of their lines a word at a time with no quote read (see `commandWords`
+ * and `dataSpans`); an argument that merely holds spaces, a pasted `command` and cmd.exe's `/c`
+ * have neither. Undefined when nothing is flagged. One pass over the line (a text an unclosed
+ * opener runs over is read twice).
  */
-function commandLineSecrets(line: string, hide?: SecretHide, comments = true): ArgFound | undefined {
+function commandLineSecrets(line: string, hide?: SecretHide, shell = false): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
-  const words = commandWords(line, comments);
+  const words = commandWords(line, shell);
   let sign: SecretSign | undefined;
   let out = "";
   let at = 0;
@@ -1318,9 +1544,14 @@ function commandLineSecrets(line: string, hide?: SecretHide, comments = true): A
     out += safe;
     at = to;
   };
+  // A word before `word` on its line (a data word's own line; any other word's, operators included).
+  const sameLine = (word: CommandWord, other: CommandWord | undefined) =>
+    other !== undefined && other.group === word.group ? other : undefined;
   words.forEach((word, index) => {
-    if (word.operator && !word.data) return;
-    const spans = wordSpans(word, words[index - 1]);
+    if (word.operator) return;
+    const previous = sameLine(word, words[index - 1]);
+    const spans = wordSpans(word, previous, previous && sameLine(word, words[index - 2]));
+
     const { at: written } = word;
     // Written apart (a quote or an escape inside the secret): the whole word is written again.
     const apart = spans.some(
@@ -1329,7 +1560,9 @@ function commandLineSecrets(line: string, hide?: SecretHide, comments = true): A
         (written[span.end - 1] as number) - (written[span.start] as number) !== span.end - 1 - span.start,
     );
     for (const span of apart ? [] : spans) {
-      if (span.end <= span.start) continue;
+      // A word read again after an opener left open overlaps the word read first: a span before
+      // what is already written is left to that word.
+      if (span.end <= span.start || (written[span.start] as number) < at) continue;
       const secret = word.value.slice(span.start, span.end);
       keep(written[span.start] as number);
       sign ??= span.sign;
@@ -1339,7 +1572,7 @@ function commandLineSecrets(line: string, hide?: SecretHide, comments = true): A
           : named(secret, span.name ?? "");
       at = (written[span.end - 1] as number) + 1;
     }
-    if (apart) {
+    if (apart && word.start >= at) {
       let value = "";
       let from = 0;
       for (const span of spans) {

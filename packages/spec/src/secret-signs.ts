@@ -310,7 +310,9 @@ export const KEY_SHAPES: readonly RegExp[] = [
   // JWT. It starts only where a run of its characters starts (not at each `eyJ` inside one, which
   // would rescan the run from each: quadratic on `"eyJ-".repeat(n)`).
   /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/,
-  /\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/i, // an Authorization value
+  // An Authorization value: the scheme a word of its own (not the end of `gh-token`, `get_token`,
+  // `a.token`, `/token`), its value no flag (`get-token --password X` is a command, not a header).
+  /(?<![\w./-])(?:Bearer|Basic|Token)\s+(?!-)[A-Za-z0-9._~+/=-]{8,}/i,
 ];
 
 const GLOBAL_SHAPES = KEY_SHAPES.map((shape) => new RegExp(shape.source, `${shape.flags}g`));
