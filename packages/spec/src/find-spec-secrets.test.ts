@@ -718,6 +718,21 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
 describe("withoutArgSecrets and withoutSecrets take out what findSpecSecrets flags, and keep the rest", () => {
   const marker = (secret: string, name: string | undefined) => `<${name ?? "?"}:${secret.length}>`;
 
+  it.each([
+    // A quote before the name: a command of its own (`su app -c "…"`), whose assignment ends at a blank.
+    ['su app -c "DB_PASSWORD=Tr0ub4dor3xQ9 exec srv"', 'su app -c "DB_PASSWORD=${DB_PASSWORD} exec srv"'],
+    [
+      "su app -c 'DB_PASSWORD=Tr0ub4dor3xQ9 exec srv --token Tr0ub4dor3xQ9'",
+      "su app -c 'DB_PASSWORD=${DB_PASSWORD} exec srv --token ${TOKEN}'",
+    ],
+    // The name unquoted: the quoted value is one value, blanks and all.
+    ['DB_PASSWORD="correct horse battery" exec srv', 'DB_PASSWORD="${DB_PASSWORD}" exec srv'],
+  ])("a sh -c command %j keeps the command around an assignment's value", (command, exported) => {
+    // Before: the quoted word's whole rest was the value (`su app -c "DB_PASSWORD=${DB_PASSWORD}"`),
+    // so the export dropped ` exec srv` and the server no longer started.
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", exported]);
+  });
+
   it("hides a header's value given as an argument, and only the key-shaped part of a longer one", () => {
     expect(
       withoutArgSecrets(

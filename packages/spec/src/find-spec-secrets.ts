@@ -1475,7 +1475,13 @@ function ruleSpans(word: CommandWord, previous: CommandWord | undefined): Span[]
   const assignment = ASSIGNMENT.exec(value.slice(from));
   if (assignment) {
     const name = assignment[1] ?? "";
-    if (wholeNameTells(name) && literal(assignment[2] ?? "")) return whole(from + name.length + 1, name);
+    const start = from + name.length + 1;
+    // `"DB_PASSWORD=X exec srv"` (`su app -c "…"`): a quote before the name makes the word no
+    // assignment to this shell but a command of its own, whose assignment's value ends at a blank.
+    const quotedCommand = from === 0 && (word.at[0] ?? word.start) > word.start && /\s/.test(value);
+    const end = quotedCommand ? start + (/^\S*/.exec(value.slice(start))?.[0].length ?? 0) : value.length;
+    if (wholeNameTells(name) && end > start && literal(value.slice(start, end)))
+      return [{ start, end, name, sign: SecretSign.Flag }];
   }
   // "X-Api-Key: X", "Authorization: Bearer X" (a header, as curl's -H takes it).
   const header = /^([\w.-]+)(\s*:\s*)(\S[\s\S]*)$/.exec(value);
