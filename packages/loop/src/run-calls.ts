@@ -553,8 +553,11 @@ function plainData(
       }
       return items;
     }
-    const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) return LEFT_OUT;
+    // Plain data: no prototype, or one with none of its own (`Object.prototype`, or the prototype
+    // `@loopwright/tools` gives arguments declaring an inherited name such as `constructor`); anything
+    // further down a chain is a class instance.
+    const proto = Object.getPrototypeOf(value) as object | null;
+    if (proto !== null && Object.getPrototypeOf(proto) !== null) return LEFT_OUT;
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
     for (let at = 0; at < keys.length; at++) {

@@ -202,6 +202,24 @@ describe("a tool's error text reaches the model without the endpoint's credentia
     });
   });
 
+  it("an error's field holding the call's arguments of a tool declaring `constructor` (a prototype without it) is kept as data", async () => {
+    // @loopwright/tools hands such a tool objects whose prototype has Object.prototype's members but
+    // the declared names (its own prototype null), so a left-out `constructor` reads undefined.
+    const shadow = Object.create(null, Object.getOwnPropertyDescriptors(Object.prototype)) as object;
+    delete (shadow as { constructor?: unknown }).constructor;
+    const args = Object.assign(Object.create(shadow) as Record<string, unknown>, {
+      path: "x",
+      opts: { depth: 1 },
+    });
+    const failure = Object.assign(new Error("cannot write"), { input: args });
+    const read = await runWith(() => ({ ok: false, error: failure }));
+    // Before: `input` was taken for a class instance and left out of what the model read.
+    expect(JSON.parse(String(read.sent))).toEqual({
+      ok: false,
+      error: { name: "Error", message: "cannot write", input: { path: "x", opts: { depth: 1 } } },
+    });
+  });
+
   it("a secret header value from config.headers, in a thrown error", async () => {
     const seen = await runWith(
       () => {
