@@ -90,10 +90,13 @@ export interface BeforeToolCallContext {
  * answer it with the reason instead (the model reads it as an error); `{ args }` to run it with
  * other arguments. `terminate` on a block asks the run to end after this step. Other keys beside
  * `block: false` (a policy verdict spread in) are named in a notice, and the call runs unless one
- * says otherwise: a verdict word whose value does not agree (`allow: false`, `decision: "deny"`;
- * `allowed: true` runs), a yes under a slip for `block` (`Block: true`; a `blockReason` string
- * runs), or arguments under a slip for `args` (`arg: {…}`; an `argsHash` string runs). A key whose
- * value is `undefined` or `null` is absent.
+ * says otherwise: a verdict word whose value does not agree (`allow: false`, `decision: "deny"`,
+ * `effect: "Deny"`; `allowed: true`, `effect: "Allow"` run), the verdict under another form of
+ * `block` that is not an explicit no (`Block: true`, `blocked: "<reason>"`, `lock: "…"`; `blocked:
+ * false` or `"no"` runs), a yes under `block` and a further word (`blockedBy: true`; a
+ * `blockReason` string runs), or arguments under a slip for `args` or another name for them
+ * (`arg: {…}`, `updatedInput: {…}`, `modifiedArgs: {…}`: give them as `args`; an `argsHash` string
+ * runs). A key whose value is `undefined` or `null` is absent.
  */
 export type BeforeToolCallResult =
   | undefined
@@ -114,9 +117,10 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
  * it; `terminate` to ask the run to end after this step. The run ends only when every call of the
  * step asked to. `isError` and `terminate` are read only as booleans; an answer that is not an
  * object, or an object with no `result` but a misspelt one (`results`) or a name a replacement goes
- * by (`content`, `contents`, `output`, `text`, `value`, `data`, `body`, `response`, `redacted`,
- * `message`, any case), withholds the tool's result (the call is answered as an error), as it may be
- * a redaction the agent cannot read; `{ auditId }` alone keeps it.
+ * by (`content`, `contents`, `output`, `text`, `body`, `response`, `redacted`, any case; `data` or
+ * `value` only when a string or an MCP content list), withholds the tool's result (the call is
+ * answered as an error), as it may be a redaction the agent cannot read; `{ auditId }`,
+ * `{ message: "audit logged" }` and `{ auditId, data: { latencyMs } }` keep it, with a notice.
  */
 export type AfterToolCallResult =
   | undefined

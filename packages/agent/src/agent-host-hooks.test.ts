@@ -534,6 +534,185 @@ describe("afterToolCall redactions under another name (r37 #6)", () => {
   });
 });
 
+describe("beside block: false, a blocking verdict under a slip or in policy words, and arguments under another name (r38 #3, #6)", () => {
+  /** Runs one call per answer (distinct arguments) through an Agent over HTTP; what ran, what the model read, the notices. */
+  async function runAnswers(answers: Record<string, unknown>) {
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: Object.keys(answers).map((id) => ({
+            id,
+            name: "rm",
+            arguments: JSON.stringify({ path: `/etc/${id}` }),
+          })),
+        },
+        { content: "Done." },
+      ],
+    });
+    const ran: unknown[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      toolExecution: "sequential",
+      tools: [
+        {
+          name: "rm",
+          description: "Deletes a file",
+          parameters: { type: "object", properties: { path: { type: "string" } } },
+          execute: (args) => {
+            ran.push((args as { path: string }).path);
+            return "deleted";
+          },
+        },
+      ],
+      beforeToolCall: ({ toolCall }) => answers[toolCall.id] as never,
+    });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
+    expect((await agent.prompt("Delete them")).status).toBe("ok");
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    const read = Object.fromEntries(
+      sent
+        .filter((m) => m.role === "tool")
+        .map((m) => [(m as { tool_call_id: string }).tool_call_id, (m as { content: string }).content]),
+    );
+    return { ran, read, notices };
+  }
+
+  it("refuses a bare verdict under a slip for block that is not an explicit no, a policy effect that does not allow, and arguments under another name", async () => {
+    const notNo = (key: string, kind: string) =>
+      `beside block: false; "${key}" is ${kind}, not a no (false, 0, "false" or "no") under what may be a misspelt "block", so block: false is not read over it.`;
+    const verdict = (key: string, kind: string) =>
+      `beside block: false; "${key}" is ${kind}, a verdict in other words that does not agree with it, so block: false is not read over it.`;
+    const asArgs = (key: string, kind: string) =>
+      `beside block: false; "${key}" is ${kind}, which may be the call's arguments under another name (give them as "args"), so block: false is not read over it.`;
+    const cases: Record<string, [unknown, string]> = {
+      // #3: the verdict itself under another form of `block`, given as a reason (before, it ran).
+      b1: [
+        { block: false, blocked: "writes outside the workspace" },
+        notNo("blocked", 'a string ("writes outside the workspace")'),
+      ],
+      b2: [{ block: false, Blocked: "policy p-9: deny" }, notNo("Blocked", 'a string ("policy p-9: deny")')],
+      b3: [{ block: false, blocking: "rule r-4" }, notNo("blocking", 'a string ("rule r-4")')],
+      b4: [{ block: false, BLOCK: "maybe" }, notNo("BLOCK", 'a string ("maybe")')],
+      b5: [{ block: false, lock: "held by ops" }, notNo("lock", 'a string ("held by ops")')],
+      b6: [{ block: false, blk: 2 }, notNo("blk", "a number (2)")],
+      b7: [{ block: false, isBlocked: "yes, by p-9" }, notNo("isBlocked", 'a string ("yes, by p-9")')],
+      // A yes under `block` and a further word still refuses, as before.
+      b8: [
+        { block: false, blockedBy: true },
+        'beside block: false; "blockedBy" is a boolean (true), a yes to blocking under what may be a misspelt "block", so block: false is not read over it.',
+      ],
+      // #3: a policy engine's verdict words, read by value (before, they ran).
+      v1: [{ block: false, effect: "Deny" }, verdict("effect", 'a string ("Deny")')],
+      v2: [{ block: false, verdict: "BLOCK" }, verdict("verdict", 'a string ("BLOCK")')],
+      v3: [{ block: false, outcome: "rejected" }, verdict("outcome", 'a string ("rejected")')],
+      v4: [{ block: false, Action: "review" }, verdict("Action", 'a string ("review")')],
+      // #6: rewritten arguments under another name (before, the model's own arguments ran).
+      a1: [{ block: false, updatedInput: { path: "/tmp/sandbox/a1" } }, asArgs("updatedInput", "an object")],
+      a2: [{ block: false, modifiedArgs: { path: "/tmp/sandbox/a2" } }, asArgs("modifiedArgs", "an object")],
+      a3: [{ block: false, newArgs: { path: "/tmp/sandbox/a3" } }, asArgs("newArgs", "an object")],
+      a4: [{ block: false, input: { path: "/tmp/sandbox/a4" } }, asArgs("input", "an object")],
+      a5: [
+        { block: false, PARAMS: '{"path":"/tmp/sandbox/a5"}' },
+        asArgs("PARAMS", 'a string ("{\\"path\\":\\"/tmp/sandbox/a5\\"}")'),
+      ],
+    };
+    const { ran, read, notices } = await runAnswers(
+      Object.fromEntries(Object.entries(cases).map(([id, [answer]]) => [id, answer])),
+    );
+    expect(ran).toEqual([]);
+    for (const [id, [, says]] of Object.entries(cases)) {
+      expect(read[id], id).toMatch(/^Error: Not run: beforeToolCall answered an object with /);
+      expect(read[id]!.endsWith(says), `${id}: ${read[id]}`).toBe(true);
+    }
+    expect(notices).toHaveLength(Object.keys(cases).length);
+  });
+
+  it("runs a call beside block: false whose slip for block is an explicit no, whose block-and-a-word key is a reason or an id, whose effect allows, and whose other keys are no arguments", async () => {
+    const answers: Record<string, unknown> = {
+      r1: { block: false, blocked: false, Blocking: 0 },
+      r2: { block: false, blocked: "false", lock: "no", isBlocked: "No" },
+      r3: {
+        block: false,
+        blockReason: "would block on /etc",
+        blockedBy: "ops",
+        blockId: "b-1",
+        blockedAt: "2026-12-03T05:00:00Z",
+      },
+      r4: { block: false, effect: "Allow", verdict: "permitted", outcome: "approved", action: "ALLOW" },
+      r5: { block: false, target: { host: "db" }, inputTokens: 12, paramsHash: "sha256:ab12" },
+    };
+    const { ran, read, notices } = await runAnswers(answers);
+    expect(ran).toEqual(Object.keys(answers).map((id) => `/etc/${id}`));
+    expect(Object.values(read)).toEqual(Array(5).fill("deleted"));
+    expect(notices).toHaveLength(5);
+    expect(notices.every((text) => text.endsWith("; its block: false was read."))).toBe(true);
+  });
+});
+
+describe("afterToolCall answers carrying a status message or audit data (r38 #4)", () => {
+  it("sends the tool's result for { message } and { auditId, data: {…} }, with a notice; withholds it for data given as a string or content list", async () => {
+    const answers: Record<string, unknown> = {
+      c1: { message: "audit logged" },
+      c2: { auditId: "a-1", data: { latencyMs: 12 } },
+      c3: { value: 3, Message: "ok" },
+      c4: { data: "[redacted]" },
+      c5: { value: [{ type: "text", text: "[redacted]" }] },
+    };
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: Object.keys(answers).map((id, at) => ({
+            id,
+            name: "read_env",
+            arguments: JSON.stringify({ n: at + 1 }),
+          })),
+        },
+        { content: "Done." },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        {
+          name: "read_env",
+          description: "Reads the environment",
+          parameters: { type: "object", properties: { n: { type: "number" } } },
+          execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
+        },
+      ],
+      afterToolCall: ({ toolCall }) => answers[toolCall.id] as never,
+    });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
+    expect((await agent.prompt("Read it")).status).toBe("ok");
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
+    const sentAsItWas = (keys: string) =>
+      `afterToolCall answered an object with ${keys} (result, isError, terminate) for the call to read_env; it gives no result, isError or terminate, so the tool's result was sent as it was.`;
+    const withheld = (key: string) =>
+      `afterToolCall answered an object with "${key}", not a field it reads (result, isError, terminate), and no result ("${key}" may be the result under another name) for the call to read_env; the tool's result was withheld.`;
+    expect(results).toEqual([
+      "OPENAI_API_KEY=sk-live-RAWSECRET1",
+      "OPENAI_API_KEY=sk-live-RAWSECRET2",
+      "OPENAI_API_KEY=sk-live-RAWSECRET3",
+      `Error: ${withheld("data")}`,
+      `Error: ${withheld("value")}`,
+    ]);
+    expect(notices).toEqual([
+      sentAsItWas('"message", not a field it reads'),
+      sentAsItWas('"auditId", "data", not fields it reads'),
+      sentAsItWas('"value", "Message", not fields it reads'),
+      withheld("data"),
+      withheld("value"),
+    ]);
+  });
+});
+
 describe("a hook's isError and terminate used only as booleans (r35 #13)", () => {
   it('afterToolCall isError: "false" keeps the tool\'s own flag, and null leaves it, with a notice for the first', async () => {
     server = await startServer({

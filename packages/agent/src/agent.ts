@@ -539,13 +539,34 @@ const RESULT_WORDS: ReadonlySet<string> = new Set([
   "contents",
   "output",
   "text",
-  "value",
-  "data",
   "body",
   "response",
   "redacted",
-  "message",
 ]);
+/**
+ * Keys (any case) that are as often a hook's own metadata (`{ auditId, data: { latencyMs } }`) as a
+ * replacement: they withhold the tool's result only when their value is of a result's kind, a
+ * string or an MCP content list (`isContentList`). `message` is not among them nor `RESULT_WORDS`:
+ * an audit hook's `{ message: "audit logged" }` is a status, and the result is sent as it was.
+ */
+const RESULT_WORDS_IF_RESULT_LIKE: ReadonlySet<string> = new Set(["data", "value"]);
+
+/** Whether a value is an MCP content list: a non-empty array of `{ type: string, … }` items. */
+function isContentList(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((item) => isRecord(item) && typeof item.type === "string")
+  );
+}
+
+/** Whether an `afterToolCall` answer's key (no `result` beside it) may be the result under another name. */
+function mayBeResult(key: string, value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  const lower = key.toLowerCase();
+  if (RESULT_WORDS.has(lower)) return true;
+  return RESULT_WORDS_IF_RESULT_LIKE.has(lower) && (typeof value === "string" || isContentList(value));
+}
 /** The `decision` values (lowercased) that agree with `block: false`. */
 const ALLOW_DECISIONS: ReadonlySet<string> = new Set([
   "allow",
@@ -556,12 +577,18 @@ const ALLOW_DECISIONS: ReadonlySet<string> = new Set([
   "permitted",
 ]);
 
+/** Whether a value agrees with `block: false` as a `decision`-like verdict: one of `ALLOW_DECISIONS`, any case. */
+function allowsAsDecision(value: unknown): boolean {
+  return typeof value === "string" && ALLOW_DECISIONS.has(value.trim().toLowerCase());
+}
+
 /**
  * Keys (any case) a host's "yes" or "no" comes in when it is not given as `block`: beside
  * `block: false` one of them may be the verdict itself (`{ block: false, ...{ allow: false } }`).
  * Each is read by what its value says: a "yes" word runs only as `true`, a "no" word only as
- * `false`, and `decision` only as one of `ALLOW_DECISIONS` (any case); any other value is a
- * verdict that does not agree with `block: false`.
+ * `false`, and `decision` — or a policy engine's `effect`, `verdict`, `outcome` or `action` (AWS's
+ * and Cedar's `effect: "Deny"`) — only as one of `ALLOW_DECISIONS` (any case); any other value
+ * (`"deny"`, `"Block"`, `"review"`, `true`) is a verdict that does not agree with `block: false`.
  */
 const VERDICT_WORDS: ReadonlyMap<string, (value: unknown) => boolean> = new Map<
   string,
@@ -571,10 +598,7 @@ const VERDICT_WORDS: ReadonlyMap<string, (value: unknown) => boolean> = new Map<
   ...["deny", "denied", "reject", "rejected"].map(
     (word) => [word, (value: unknown) => value === false] as const,
   ),
-  [
-    "decision",
-    (value: unknown) => typeof value === "string" && ALLOW_DECISIONS.has(value.trim().toLowerCase()),
-  ],
+  ...["decision", "effect", "verdict", "outcome", "action"].map((word) => [word, allowsAsDecision] as const),
 ]);
 
 /** Whether a value beside `block: false` under a `block…` key reads as a yes to blocking. */
@@ -585,10 +609,44 @@ function saysBlock(value: unknown): boolean {
   return ["true", "yes", "y", "1", "on", "block", "blocked"].includes(value.trim().toLowerCase());
 }
 
+/** Whether a value is an explicit no to blocking: `false`, `0`, or `"false"`, `"no"`, `"0"`, `"off"` (any case). */
+function saysNoBlock(value: unknown): boolean {
+  if (value === false || value === 0) return true;
+  return typeof value === "string" && ["false", "no", "0", "off"].includes(value.trim().toLowerCase());
+}
+
+/**
+ * How a key beside `block: false` reads as a slip for `block`: `"verdict"` for the bare verdict in
+ * another form — `block` in another case, `blocked`, `blocking`, one edit from `block` (`blocks`),
+ * two edits from it not starting with it (`lock`, `blk`), or such a form after `is`/`should`/…
+ * (`isBlocked`, `should_block`) —, `"about"` for `block` and a further word naming a reason, an
+ * actor, an id or a time (`blockReason`, `blockedBy`, `blockId`, `blockedAt`), else undefined.
+ */
+function blockSlip(key: string): "verdict" | "about" | undefined {
+  const lower = key.toLowerCase();
+  const bare = (word: string) =>
+    ["block", "blocked", "blocking"].includes(word) ||
+    editsWithin(word, "block", word.startsWith("block") ? 1 : 2);
+  if (bare(lower)) return "verdict";
+  const asked = /^(?:is|was|should|must|will|would|do|does)[_-]?(.*)$/.exec(lower)?.[1];
+  if (asked !== undefined && ["block", "blocked", "blocking"].includes(asked)) return "verdict";
+  return lower.startsWith("block") ? "about" : undefined;
+}
+
 /** Whether a value beside `block: false` under an `arg…` key may be arguments (an object, or its JSON text). */
 function mayBeArgs(value: unknown): boolean {
   if (typeof value === "object" && value !== null) return true;
   return typeof value === "string" && value.trimStart().startsWith("{");
+}
+
+/**
+ * Whether a key beside `block: false` names arguments in other words: it holds `args`, `argument`,
+ * `input` or `param` (any case: `updatedInput`, `modifiedArgs`, `newArgs`, `input`, `params`), or
+ * `arg` as a word of its own (`new_arg`, `newArg`; not `target`).
+ */
+function namesArgs(key: string): boolean {
+  const lower = key.toLowerCase();
+  return /args|argument|input|param/.test(lower) || /(?:^|[^a-z])arg/.test(lower) || /[a-z]Arg/.test(key);
 }
 
 /**
@@ -630,14 +688,18 @@ function misspeltField(answer: object, fields: readonly string[]): [key: string,
  * Why a `{ block: false, … }` answer may say something else about what runs than its `block: false`,
  * naming the key and its value's kind, or undefined when nothing does. A key whose value is
  * `undefined` or `null` is absent. A verdict in other words (`VERDICT_WORDS`, any case) counts only
- * when its value does not agree (`allow: false`, `decision: "deny"`; `allowed: true` agrees). A slip
- * for `block` — any case, a word starting with it (`blocked`, `BLOCKING`, `blockReason`) or two edits
- * from it (`lock`, `blk`) — counts only when its value is a yes to blocking (`true`, `1`, `"true"`,
- * `"yes"`: `saysBlock`), not a reason or an id. A slip for `args` — any case, a word starting with
- * `arg` (`arg`, `argument`), one edit from it or its letters swapped (`agrs`) — counts only when its
- * value may be arguments (an object, or the JSON text of one), not a digest (`argsHash: "sha256:…"`).
- * A verdict's own short keys (`tags`, `ruleId`, `reasons`) are none of these: a close spelling of
- * `reason` or `terminate` changes nothing that runs.
+ * when its value does not agree (`allow: false`, `decision: "deny"`, `effect: "Deny"`; `allowed:
+ * true` agrees). A bare verdict under a slip for `block` (`blockSlip`: `Block`, `blocked`,
+ * `blocking`, `lock`, `blk`, `isBlocked`) agrees only as an explicit no (`saysNoBlock`: `false`,
+ * `0`, `"false"`, `"no"`); any other value — a reason (`blocked: "writes outside the workspace"`),
+ * `true` — counts. `block` and a further word (`blockReason`, `blockedBy`, `blockId`) counts only
+ * when its value is a yes to blocking (`true`, `1`, `"true"`, `"yes"`: `saysBlock`), not a reason or
+ * an id. A slip for `args` — any case, a word starting with `arg` (`arg`, `argument`), one edit from
+ * it or its letters swapped (`agrs`) — counts when its value may be arguments (an object, or the
+ * JSON text of one), not a digest (`argsHash: "sha256:…"`); so does a key naming arguments in other
+ * words (`namesArgs`: `updatedInput`, `modifiedArgs`, `newArgs`, `input`, `params`) whose value is
+ * an object or the JSON text of one. A verdict's own short keys (`tags`, `ruleId`, `reasons`) are
+ * none of these: a close spelling of `reason` or `terminate` changes nothing that runs.
  */
 function besideBlockFalse(answer: object): string | undefined {
   const sorted = (text: string) => [...text].sort().join("");
@@ -650,13 +712,21 @@ function besideBlockFalse(answer: object): string | undefined {
       if (agrees(value)) continue;
       return `${named}, a verdict in other words that does not agree with it`;
     }
-    if (lower.startsWith("block") || closeSpelling("block", key)) {
-      if (!saysBlock(value)) continue;
-      return `${named}, a yes to blocking under what may be a misspelt "block"`;
+    const slip = blockSlip(key);
+    if (slip !== undefined) {
+      if (saysBlock(value)) return `${named}, a yes to blocking under what may be a misspelt "block"`;
+      if (slip === "about" || saysNoBlock(value)) continue;
+      return `${named}, not a no (false, 0, "false" or "no") under what may be a misspelt "block"`;
     }
     if (lower.startsWith("arg") || sorted(lower) === sorted("args") || editsWithin(lower, "args", 1)) {
       if (!mayBeArgs(value)) continue;
       return `${named}, which may be arguments under a misspelt "args"`;
+    }
+    if (
+      namesArgs(key) &&
+      (isRecord(value) || (typeof value === "string" && value.trimStart().startsWith("{")))
+    ) {
+      return `${named}, which may be the call's arguments under another name (give them as "args")`;
     }
   }
   return undefined;
@@ -702,9 +772,11 @@ function listed(names: readonly string[]): string {
  * auditId }` blocks with its reason), the other keys named in a note (a key whose value is
  * `undefined`/`null` is absent) — unless, beside `block: false`, one of them says otherwise
  * (`besideBlockFalse`): a verdict in other words that does not agree (`allow: false`, `decision:
- * "deny"`; `allowed: true` and `decision: "allow"` run), a yes to blocking under a slip for `block`
- * (`Block: true`; a `blockReason` string runs), or arguments under a slip for `args` (`arg: {…}`;
- * an `argsHash` digest runs). Without a boolean `block` (`{ blocked: true }`, `{ allow: false }`,
+ * "deny"`, `effect: "Deny"`; `allowed: true` and `decision: "allow"` run), a bare verdict under a
+ * slip for `block` that is not an explicit no (`Block: true`, `blocked: "<reason>"`; `blocked:
+ * false` runs), a yes to blocking under `block` and a further word (`blockedBy: true`; a
+ * `blockReason` string runs), or arguments under a slip for `args` or another name for them
+ * (`arg: {…}`, `updatedInput: {…}`; an `argsHash` digest runs). Without a boolean `block` (`{ blocked: true }`, `{ allow: false }`,
  * `{ decision: "deny" }`) it is not run either. Anything else — a string, a number, an array,
  * `args` that are not an object (the JSON text of them) — is not run, the reason naming the hook
  * and what it answered. A block's `terminate` ends the run only as `true`; one that is neither a
@@ -740,7 +812,8 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
   if (unknown !== undefined && typeof block !== "boolean") return refused(unknown);
   if (unknown !== undefined && block === false) {
     // `{ block: false, ...verdict }`: a verdict's own keys (`ruleId`, `allowed: true`) run, but not a
-    // "no" in other words nor a yes to blocking or arguments under a slip, which block: false would override.
+    // "no" in other words, a blocking verdict or arguments under a slip or another name, which block:
+    // false would override.
     const why = besideBlockFalse(decision);
     if (why !== undefined)
       return refused(`${unknown} beside block: false; ${why}, so block: false is not read over it`);
@@ -804,9 +877,7 @@ function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): A
   const wrong = unknownFields(answer, AFTER_FIELDS);
   if (wrong !== undefined && given.result === undefined) {
     if (misspeltField(answer, ["result"]) !== undefined) return withheld(`${wrong}, and no result`);
-    const other = Object.entries(answer).find(
-      ([key, value]) => value !== undefined && value !== null && RESULT_WORDS.has(key.toLowerCase()),
-    );
+    const other = Object.entries(answer).find(([key, value]) => mayBeResult(key, value));
     if (other !== undefined) {
       return withheld(
         `${wrong}, and no result (${JSON.stringify(other[0])} may be the result under another name)`,
