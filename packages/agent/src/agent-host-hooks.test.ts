@@ -608,7 +608,7 @@ describe("beside block: false, a blocking verdict under a slip or in policy word
       v1: [{ block: false, effect: "Deny" }, verdict("effect", 'a string ("Deny")')],
       v2: [{ block: false, verdict: "BLOCK" }, verdict("verdict", 'a string ("BLOCK")')],
       v3: [{ block: false, outcome: "rejected" }, verdict("outcome", 'a string ("rejected")')],
-      v4: [{ block: false, Action: "review" }, verdict("Action", 'a string ("review")')],
+      v4: [{ block: false, Action: "Deny" }, verdict("Action", 'a string ("Deny")')],
       // #6: rewritten arguments under another name (before, the model's own arguments ran).
       a1: [{ block: false, updatedInput: { path: "/tmp/sandbox/a1" } }, asArgs("updatedInput", "an object")],
       a2: [{ block: false, modifiedArgs: { path: "/tmp/sandbox/a2" } }, asArgs("modifiedArgs", "an object")],
@@ -643,11 +643,13 @@ describe("beside block: false, a blocking verdict under a slip or in policy word
       },
       r4: { block: false, effect: "Allow", verdict: "permitted", outcome: "approved", action: "ALLOW" },
       r5: { block: false, target: { host: "db" }, inputTokens: 12, paramsHash: "sha256:ab12" },
+      // An audit record's own `action` and `outcome` are no verdict unless they refuse.
+      r6: { block: false, action: "write_file", outcome: "success" },
     };
     const { ran, read, notices } = await runAnswers(answers);
     expect(ran).toEqual(Object.keys(answers).map((id) => `/etc/${id}`));
-    expect(Object.values(read)).toEqual(Array(5).fill("deleted"));
-    expect(notices).toHaveLength(5);
+    expect(Object.values(read)).toEqual(Array(6).fill("deleted"));
+    expect(notices).toHaveLength(6);
     expect(notices.every((text) => text.endsWith("; its block: false was read."))).toBe(true);
   });
 });

@@ -586,9 +586,11 @@ function allowsAsDecision(value: unknown): boolean {
  * Keys (any case) a host's "yes" or "no" comes in when it is not given as `block`: beside
  * `block: false` one of them may be the verdict itself (`{ block: false, ...{ allow: false } }`).
  * Each is read by what its value says: a "yes" word runs only as `true`, a "no" word only as
- * `false`, and `decision` — or a policy engine's `effect`, `verdict`, `outcome` or `action` (AWS's
- * and Cedar's `effect: "Deny"`) — only as one of `ALLOW_DECISIONS` (any case); any other value
- * (`"deny"`, `"Block"`, `"review"`, `true`) is a verdict that does not agree with `block: false`.
+ * `false`, and `decision` — or a policy engine's `effect` or `verdict` (AWS's and Cedar's
+ * `effect: "Deny"`) — only as one of `ALLOW_DECISIONS` (any case); any other value (`"deny"`,
+ * `"Block"`, `"review"`, `true`) is a verdict that does not agree with `block: false`. `outcome` and
+ * `action`, which an audit record also uses for other things (`action: "write_file"`), disagree only
+ * with a refusal ("deny", "blocked", "rejected", "forbidden", "refused"…).
  */
 const VERDICT_WORDS: ReadonlyMap<string, (value: unknown) => boolean> = new Map<
   string,
@@ -598,8 +600,30 @@ const VERDICT_WORDS: ReadonlyMap<string, (value: unknown) => boolean> = new Map<
   ...["deny", "denied", "reject", "rejected"].map(
     (word) => [word, (value: unknown) => value === false] as const,
   ),
-  ...["decision", "effect", "verdict", "outcome", "action"].map((word) => [word, allowsAsDecision] as const),
+  ...["decision", "effect", "verdict"].map((word) => [word, allowsAsDecision] as const),
+  // Words an audit record also uses for other things (`action: "write_file"`, `outcome: "success"`):
+  // only a refusal under them disagrees with `block: false`.
+  ...["outcome", "action"].map((word) => [word, (value: unknown) => !deniesAsDecision(value)] as const),
 ]);
+
+/** Whether a value reads as a refusal under `outcome` or `action`: "deny", "block", "reject"… (any case). */
+function deniesAsDecision(value: unknown): boolean {
+  return (
+    typeof value === "string" &&
+    [
+      "deny",
+      "denied",
+      "block",
+      "blocked",
+      "reject",
+      "rejected",
+      "forbid",
+      "forbidden",
+      "refuse",
+      "refused",
+    ].includes(value.trim().toLowerCase())
+  );
+}
 
 /** Whether a value beside `block: false` under a `block…` key reads as a yes to blocking. */
 function saysBlock(value: unknown): boolean {
