@@ -60,9 +60,10 @@ export interface RedisWatchOptions {
   /**
    * Read the events after this seq (0, the default, reads the run from its start). An `after` above
    * 0 says the reader has read the run up to it, so the run existed: if its stream is gone already
-   * when the watcher subscribes (expired, its emitter stopped without `done`) and no claim stands on
-   * the id, the watcher ends after one `notice` (`dropped: 0`, at seq `after`), as one that saw the
-   * stream go does.
+   * when the watcher subscribes (expired; or lost to a restart or an eviction, which the next write
+   * of a live run undoes) and stays gone, with no claim on the id, for `startedGraceMs` (default a
+   * minute), the watcher ends after one `notice` (`dropped: 0`, at seq `after`) saying the stream is
+   * gone and that whether the run ended cannot be told.
    */
   after?: number | undefined;
   /**
@@ -73,9 +74,11 @@ export interface RedisWatchOptions {
    */
   started?: boolean | undefined;
   /**
-   * With `started` (and `after` 0): how long, in ms, the stream must stay missing with no claim
-   * before the watcher says the run is gone — for a run recorded before its first write, which may
-   * be slow to come. Default 0: two idle wakeups in a row (about two seconds).
+   * With `started`, or `after` above 0: how long, in ms, a stream missing at subscribe must stay
+   * missing with no claim before the watcher says the run is gone — for a run recorded before its
+   * first write, which may be slow to come, and for a live run whose stream was lost to a Redis
+   * restart without persistence or an eviction (it comes back with the run's next write). Default
+   * 60 000 (`DEFAULT_MISSING_GRACE_MS`); at least two idle wakeups in a row (about two seconds).
    */
   startedGraceMs?: number | undefined;
 }

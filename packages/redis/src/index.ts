@@ -17,4 +17,5 @@ export type { RedisRouteLatches, RedisRouteLatchesOptions } from "./route-latche
 export { createRedisRouteLatches } from "./route-latches.js";
 export type { RedisStores, RedisStoresOptions } from "./stores.js";
 export { createRedisStores } from "./stores.js";
+export { DEFAULT_MISSING_GRACE_MS } from "./stream-watcher.js";
 export type { TenantKeyOptions } from "./tenant-keys.js";

@@ -7,6 +7,9 @@ import { createRedisBus, type RedisEventBus } from "./bus.js";
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
 const STOPPED = /gone from Redis \(expired\) without its `done`: its emitter stopped without ending the run/;
+/** The subscribe-time word: the stream was already missing, so whether the run ended cannot be told. */
+const UNTOLD =
+  /^The run's stream is gone from Redis \(expired or removed\) and whether it ended cannot be told\./;
 
 /** Reads a watcher (after seq `after`) to its end, or until `ms` pass (then says so in `abortedByTest`). */
 async function readAll(
@@ -226,11 +229,11 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       await expiredRun("pre-gone:", "job-1", 1);
       const watcherBus = await bus("pre-gone:");
       const started = Date.now();
-      const { seen, abortedByTest } = await readAll(watcherBus, "job-1", 10_000, 1);
+      const { seen, abortedByTest } = await readAll(watcherBus, "job-1", 10_000, 1, { startedGraceMs: 0 });
       // Before, it read nothing and waited for ever (here: until the test's abort).
       expect(abortedByTest).toBe(false);
       expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["1:notice"]);
-      expect(textOf(seen[0])).toMatch(STOPPED);
+      expect(textOf(seen[0])).toMatch(UNTOLD);
       expect((seen[0] as { dropped?: number }).dropped).toBe(0);
       // Two idle wakeups a second apart, as for a stream seen going.
       expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
@@ -244,10 +247,13 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       const waiting = await readAll(watcherBus, "job-0", 3500);
       expect(waiting.abortedByTest).toBe(true);
       expect(waiting.seen).toEqual([]);
-      const { seen, abortedByTest } = await readAll(watcherBus, "job-0", 10_000, 0, { started: true });
+      const { seen, abortedByTest } = await readAll(watcherBus, "job-0", 10_000, 0, {
+        started: true,
+        startedGraceMs: 0,
+      });
       expect(abortedByTest).toBe(false);
       expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["0:notice"]);
-      expect(textOf(seen[0])).toMatch(STOPPED);
+      expect(textOf(seen[0])).toMatch(UNTOLD);
       expect((seen[0] as { dropped?: number }).dropped).toBe(0);
     });
 
@@ -286,7 +292,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       await raw.sendCommand(["SET", "pre-claim:claim:job-c", "someone-else", "PX", "4000"]);
       const watcherBus = await bus("pre-claim:");
       const started = Date.now();
-      const { seen, abortedByTest } = await readAll(watcherBus, "job-c", 15_000, 2);
+      const { seen, abortedByTest } = await readAll(watcherBus, "job-c", 15_000, 2, { startedGraceMs: 0 });
       expect(abortedByTest).toBe(false);
       expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["2:notice"]);
       expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
@@ -308,6 +314,61 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       const { seen, abortedByTest } = await reading;
       expect(abortedByTest).toBe(false);
       expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["3:output", "4:done"]);
+    });
+
+    it("a run that ended with `done` and expired is not said to have stopped without ending: the notice says it cannot be told", {
+      timeout: 25_000,
+    }, async () => {
+      // The reader had seqs 1-2 and missed only the `done`; the ended stream was kept 1 s.
+      const host = await bus("pre-ended:", { retainEndedMs: 1000 });
+      host.emit("fine", { kind: "output", text: "one" });
+      host.emit("fine", { kind: "output", text: "two" });
+      host.emit("fine", { kind: "done" });
+      await host.flushed();
+      await host.close();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(await raw.sendCommand(["EXISTS", "pre-ended:run:fine"])).toBe(0);
+      const watcherBus = await bus("pre-ended:");
+      const { seen, abortedByTest } = await readAll(watcherBus, "fine", 12_000, 2, { startedGraceMs: 500 });
+      expect(abortedByTest).toBe(false);
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["2:notice"]);
+      // Before, it said the emitter "stopped without ending the run", which was false here.
+      expect(textOf(seen[0])).toMatch(UNTOLD);
+      expect(textOf(seen[0])).not.toMatch(/without ending the run|without its `done`/);
+      expect((seen[0] as { dropped?: number }).dropped).toBe(0);
+    });
+
+    it("a live run whose stream was lost to a Redis restart: a reader joining after > 0 waits (default grace) and reads its next event", {
+      timeout: 30_000,
+    }, async () => {
+      const own = await RedisServer.start();
+      const made: RedisEventBus[] = [];
+      try {
+        const host = await createRedisBus({ url: own.url, prefix: "pre-restart:", onError: () => {} });
+        made.push(host);
+        for (let i = 1; i <= 3; i++) host.emit("live", { kind: "output", text: `e${i}` });
+        await host.flushed();
+        // Redis restarts without persistence: the live run's stream (and any claim) are gone until
+        // its next write; its model is thinking meanwhile.
+        await own.kill();
+        await own.start();
+        const watcherBus = await createRedisBus({ url: own.url, prefix: "pre-restart:", onError: () => {} });
+        made.push(watcherBus);
+        expect(await watcherBus.readHistory("live", 0)).toEqual([]);
+        // A page reconnecting with Last-Event-ID 3, on another instance: no `startedGraceMs`.
+        const reading = readAll(watcherBus, "live", 20_000, 3);
+        // Quiet for longer than the two idle wakeups that ended it before.
+        await new Promise((resolve) => setTimeout(resolve, 4500));
+        host.emit("live", { kind: "output", text: "e4" });
+        host.emit("live", { kind: "done" });
+        const { seen, abortedByTest } = await reading;
+        expect(abortedByTest).toBe(false);
+        // Before, it got "3:notice" (gone, its emitter stopped) at about 2 s and ended, missing e4.
+        expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["4:output", "5:done"]);
+      } finally {
+        await Promise.all(made.map((b) => b.close()));
+        await own.kill();
+      }
     });
 
     it("refuses a `started` or `startedGraceMs` that is not one, naming it", () => {

@@ -23,12 +23,23 @@ export interface StreamWatcherOptions {
    */
   started?: boolean | undefined;
   /**
-   * With `started`: how long the stream must stay missing, with no claim, before the watcher says
-   * it is gone (a run recorded before its first write may be slow to write it). Default 0: two idle
-   * wakeups in a row, about two seconds.
+   * How long a stream missing at subscribe (with `after` > 0, or `started`) must stay missing, with
+   * no claim, before the watcher says the run is gone: a run recorded before its first write may be
+   * slow to write it, and a live run whose stream was lost to a Redis restart without persistence,
+   * or evicted, has no stream (and no claim) until its next write. Default
+   * {@link DEFAULT_MISSING_GRACE_MS}; never less than two idle wakeups in a row (about two seconds).
    */
   startedGraceMs?: number | undefined;
 }
+
+/**
+ * How long, by default, a watcher that finds its run's stream missing at subscribe (though the run
+ * existed) waits for it before it says the run is gone, in ms: a minute. A missing stream may have
+ * expired (the emitter stopped) or been lost to a restart or an eviction while the emitter lives; the
+ * two cannot be told apart from the keys, but a live run writes far more often than this (the loop
+ * emits as it works), and its next write brings the stream back.
+ */
+export const DEFAULT_MISSING_GRACE_MS = 60_000;
 
 /** How many entries one `XREAD` asks for. */
 const BATCH = 256;
@@ -99,10 +110,12 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * notice when the stream expired without `done` (deleted or evicted before its expiry, it waits for
  * the emitter's next write and reads on). A watcher that finds no stream at subscribe although the
  * run existed — it resumes `after` > 0, so its reader read up to that seq, or its caller says the
- * run `started` — ends the same way, with the notice at seq `after`, once two idle wakeups in a row
- * (and the `startedGraceMs` the caller gave) find the stream still missing and no claim on the id;
- * an entry read meanwhile, or a claim standing, keeps it reading. With `after` 0 and no such word a
- * missing stream may be a run not started yet, and the watcher waits for it.
+ * run `started` — ends too, with a notice at seq `after` that does not say whether the run ended,
+ * once the stream has stayed missing with no claim on the id for `startedGraceMs` (default
+ * {@link DEFAULT_MISSING_GRACE_MS}: the stream of a live run lost to a restart or an eviction comes
+ * back with its next write) and two idle wakeups in a row; an entry read meanwhile, or a claim
+ * standing, keeps it reading. With `after` 0 and no such word a missing stream may be a run not
+ * started yet, and the watcher waits for it.
  */
 export class StreamWatcher implements EventStream {
   private queue: SequencedEvent[] = [];
@@ -174,7 +187,7 @@ export class StreamWatcher implements EventStream {
   ) {
     this.claimKey = options.claimKey;
     this.started = options.started === true;
-    this.startedGraceMs = after > 0 ? 0 : Math.max(0, options.startedGraceMs ?? 0);
+    this.startedGraceMs = Math.max(0, options.startedGraceMs ?? DEFAULT_MISSING_GRACE_MS);
     this.cursor = after;
     this.readFrom = `${after}-0`;
     signal?.addEventListener("abort", this.onAbort, { once: true });
@@ -395,11 +408,16 @@ export class StreamWatcher implements EventStream {
           ? this.goneChecks >= 2 && now >= this.expiresAt
           : now - this.goneSince >= this.host.settings().retainUnendedMs;
     if (!over || this.closed || this.ending) return false;
+    // Missing since subscribe, the stream may have expired after the run's `done` as well as without
+    // it (a reader resuming after all but the last events): the notice does not say which.
     const notice = {
       kind: "notice",
       text:
-        "The run's stream is gone from Redis (expired) without its `done`: its emitter stopped " +
-        "without ending the run. This watcher ends here.",
+        this.missingSince > 0
+          ? "The run's stream is gone from Redis (expired or removed) and whether it ended cannot be " +
+            "told. This watcher ends here."
+          : "The run's stream is gone from Redis (expired) without its `done`: its emitter stopped " +
+            "without ending the run. This watcher ends here.",
       dropped: 0,
       seq: this.cursor,
     };

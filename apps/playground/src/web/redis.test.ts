@@ -181,11 +181,18 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
         kind: "notice",
         seq: 2,
         dropped: 0,
-        text: expect.stringMatching(/gone from Redis/),
+        // Missing when the page came back: whether the run ended cannot be told, so it is not said.
+        text: expect.stringMatching(
+          /gone from Redis \(expired or removed\) and whether it ended cannot be told/,
+        ),
       }),
     ]);
     expect(frames[0]).toMatch(/^id: 2$/m);
-    expect(Date.now() - started).toBeLessThan(6000);
+    // The grace (3 s here) first: the stream of a live run lost to a Redis restart comes back with
+    // its next write.
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(3000);
+    expect(took).toBeLessThan(10_000);
   }, 20_000);
 
   it("a page loading a dead run from its start (no Last-Event-ID) is sent the notice at seq 0 once the grace has passed", async () => {

@@ -67,7 +67,8 @@ export interface WebServerOptions {
    * event before it is told the run is gone (its host stopped without ending it, and its stream
    * expired). A run is recorded before its first event, which comes after its window lookup; default
    * {@link DEFAULT_UNWRITTEN_GRACE_MS}. A page resuming such a run after an event it has (its
-   * Last-Event-ID) is told at once (in about two seconds): the run did write.
+   * Last-Event-ID) waits the same grace: the run did write, but its stream may only have been lost
+   * to a Redis restart or an eviction, and comes back with the live run's next write.
    */
   unwrittenGraceMs?: number;
 }
@@ -342,8 +343,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     // another instance's that its record names as not ended, with nothing held, started (it was
     // recorded) but may be gone: its host stopped without ending it and its stream expired (the
     // record outlives it). The watcher says so (a `notice` with `dropped: 0`) and ends, once the
-    // stream stays missing with no claim — at once for a page resuming after an event it has, after
-    // the grace for one reading from the start (the run may not have written its first event yet).
+    // stream stays missing with no claim for the grace (a run may not have written its first event
+    // yet; a live run's stream lost to a Redis restart or an eviction comes back with its next write).
     const unwritten = held === 0 && !run.ended && !runs.has(run.id);
     const watched: AsyncIterable<SequencedEvent<RunEvent>> = stores
       ? stores.bus.watch(run.id, controller.signal, {
