@@ -626,7 +626,7 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
         // No `done` will come: the page stops following the run and takes the next prompt.
         await page.waitForFunction(() => !(document.getElementById("send") as HTMLButtonElement).disabled);
         expect(await page.textContent("#status")).toBe(
-          "The run's host stopped without ending it: its events end here.",
+          "The run's events are gone from Redis: it ended there, or its host stopped without ending it.",
         );
         expect(await page.isDisabled("#stop")).toBe(true);
         await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -97,8 +97,8 @@ function follow(id: string, prompt: string): void {
       lastSeq = event.seq;
       run.events.push(event);
       if (!frame) frame = requestAnimationFrame(draw);
-      // A watcher's last word (`dropped: 0`: the run's stream is gone, its emitter stopped without
-      // ending it): no `done` will come, so the page stops following the run as it would at one.
+      // A watcher's last word (`dropped: 0`: the run's stream is gone, whether or not it ended — the
+      // notice says which when it can): no `done` will come, so the page stops following the run.
       const gone = event.kind === "notice" && event.dropped === 0;
       if (event.kind === "done" || gone) {
         run.ended = true;
@@ -109,7 +109,7 @@ function follow(id: string, prompt: string): void {
         setRunning(false);
         tell(
           gone
-            ? "The run's host stopped without ending it: its events end here."
+            ? "The run's events are gone from Redis: it ended there, or its host stopped without ending it."
             : event.kind === "done" && event.stopped === true
               ? "Run stopped."
               : "Run finished.",
