@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
   lstatSync,
@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -51,10 +52,11 @@ interface Host {
 /**
  * Starts the lock host (test-support/lock-host.ts) on `<root>/<id>.jsonl`; with `pauseDir`, it stops
  * where taking the lock reads and moves the lock file (see the host); with `leaseMs`, it opens the
- * session with that `lockLeaseMs`.
+ * session with that `lockLeaseMs`; with `wrap`, it runs under that command (e.g. `unshare`).
  */
-function host(id: string, pauseDir?: string, leaseMs?: number): Host {
-  const proc = spawn(process.execPath, [child.file, root, id, server.baseUrl], {
+function host(id: string, pauseDir?: string, leaseMs?: number, wrap: string[] = []): Host {
+  const command = [...wrap, process.execPath, child.file, root, id, server.baseUrl];
+  const proc = spawn(command[0] as string, command.slice(1), {
     cwd: join(here, ".."),
     stdio: ["pipe", "pipe", "inherit"],
     env: {
@@ -91,6 +93,22 @@ function host(id: string, pauseDir?: string, leaseMs?: number): Host {
 }
 
 const config = () => ({ baseUrl: server.baseUrl, model: "sim" });
+
+/**
+ * Where this process's pids are looked up, as a lock records it (Linux: boot id and PID namespace):
+ * spread into a lock a test writes by hand for a process of this system. A lock of this hostname
+ * without them is an older version's, judged by its lease unless its pid runs here with its start time.
+ */
+function readOr(read: () => string): string | undefined {
+  try {
+    return read().trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+const bootId = readOr(() => readFileSync("/proc/sys/kernel/random/boot_id", "latin1"));
+const pidNs = readOr(() => readlinkSync("/proc/self/ns/pid"));
+const thisSystem = { ...(bootId ? { bootId } : {}), ...(pidNs ? { pidNs } : {}) };
 const noticesOf = (session: Session) =>
   session.getSnapshot().timeline.flatMap((e) => (e.type === "notice" ? [e.text] : []));
 async function refusal(open: Promise<unknown>): Promise<AgentError> {
@@ -113,7 +131,12 @@ describe("a session file is held by one process at a time", () => {
     const before = readFileSync(file, "utf8");
     // The lock names its holder.
     const lock = JSON.parse(readFileSync(`${file}.lock`, "utf8"));
-    expect(lock).toMatchObject({ pid: a.proc.pid, host: hostname(), token: expect.any(String) });
+    expect(lock).toMatchObject({
+      pid: a.proc.pid,
+      host: hostname(),
+      ...thisSystem,
+      token: expect.any(String),
+    });
     if (process.platform === "linux") expect(lock.started).toMatch(/^\d+$/);
 
     // Another process.
@@ -385,6 +408,7 @@ describe("a session file is held by one process at a time", () => {
     const reused = {
       pid: sleeper.pid,
       host: hostname(),
+      ...thisSystem,
       started: "1",
       token: "t1",
       since: "2020-01-01T00:00:00Z",
@@ -476,7 +500,7 @@ describe("a session file is held by one process at a time", () => {
     const lockPath = `${file}.lock`;
     const gate = `${lockPath}.takeover`;
     const deadLock = (pid: number) =>
-      JSON.stringify({ pid, host: hostname(), token: "dead", since: "2020-01-01T00:00:00Z" });
+      JSON.stringify({ pid, host: hostname(), ...thisSystem, token: "dead", since: "2020-01-01T00:00:00Z" });
     // A pid no process has: a short-lived child that has exited.
     const done = spawn("true", [], { stdio: "ignore" });
     await new Promise((resolve) => done.once("exit", resolve));
@@ -493,7 +517,13 @@ describe("a session file is held by one process at a time", () => {
     // A gate held by a live process: the opener waits until that process lets go of it.
     const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
     children.push(sleeper);
-    const live = JSON.stringify({ pid: sleeper.pid, host: hostname(), token: "live", since: "now" });
+    const live = JSON.stringify({
+      pid: sleeper.pid,
+      host: hostname(),
+      ...thisSystem,
+      token: "live",
+      since: "now",
+    });
     writeFileSync(lockPath, deadLock(deadPid));
     writeFileSync(gate, live);
     const letGo = spawn("sh", ["-c", `sleep 0.5; rm -f '${gate}'`], { stdio: "ignore" });
@@ -527,12 +557,21 @@ describe("waiting on another opener's takeover gate (r31 #7)", () => {
     await new Promise((resolve) => done.once("exit", resolve));
     writeFileSync(
       lockPath,
-      JSON.stringify({ pid: done.pid, host: hostname(), token: "dead", since: "2020-01-01T00:00:00Z" }),
+      JSON.stringify({
+        pid: done.pid,
+        host: hostname(),
+        ...thisSystem,
+        token: "dead",
+        since: "2020-01-01T00:00:00Z",
+      }),
     );
     // A live process holds the gate (a takeover in progress there).
     const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
     children.push(sleeper);
-    writeFileSync(gate, JSON.stringify({ pid: sleeper.pid, host: hostname(), token: "live", since: "now" }));
+    writeFileSync(
+      gate,
+      JSON.stringify({ pid: sleeper.pid, host: hostname(), ...thisSystem, token: "live", since: "now" }),
+    );
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 20);
     // This thread's timer lets go of the gate: with the open blocking the thread (the old
@@ -575,6 +614,7 @@ describe("a takeover gate that cannot be read or removed (r25 #1)", () => {
     const stale = JSON.stringify({
       pid: done.pid,
       host: hostname(),
+      ...thisSystem,
       token: "dead",
       since: "2020-01-01T00:00:00Z",
     });
@@ -724,6 +764,7 @@ describe("a session file is held by one thread at a time (r25 #2)", () => {
         JSON.stringify({
           pid: process.pid,
           host: hostname(),
+          ...thisSystem,
           started: "1",
           thread: 3,
           task: 1,
@@ -1094,8 +1135,16 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
           asOtherHost(lockPath, "web-A");
           backdate(lockPath, 2000);
           other = host("blocked");
-          // Blocked until the other process has taken the lock over.
-          while (JSON.parse(readFileSync(lockPath, "utf8")).pid !== other.proc.pid) {
+          // Blocked until the other process has taken the lock over (between its unlink of the stale
+          // lock and its create of its own, the lock is briefly gone or empty: looked at again).
+          const holderPid = () => {
+            try {
+              return JSON.parse(readFileSync(lockPath, "utf8")).pid;
+            } catch {
+              return undefined;
+            }
+          };
+          while (holderPid() !== other.proc.pid) {
             if (Date.now() - began > 15_000) throw new Error("the other host never took the lock over");
             Atomics.wait(cell, 0, 0, 10);
           }
@@ -1179,5 +1228,129 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
     expect((await refusal(session.save())).code).toBe("closed");
     expect(JSON.parse(readFileSync(lockPath, "utf8")).token).toBe("theirs");
     rmSync(lockPath);
+  });
+});
+
+/** `unshare` that puts the host in a PID namespace of its own (its pid 1), and kills it when `unshare` is killed. */
+const ownPidNamespace = ["unshare", "-pf", "--mount-proc", "--kill-child=SIGKILL"];
+const unshareWorks =
+  process.platform === "linux" &&
+  spawnSync(ownPidNamespace[0] as string, [...ownPidNamespace.slice(1), "true"]).status === 0;
+
+describe("a lock of a process in another PID namespace of this hostname is held by its lease (r38 #7)", () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("refuses a second container's open while the holder (pid 1 of its own PID namespace) lives and renews, and takes the lock over once it was killed and its lease lapsed", async (ctx) => {
+    if (!unshareWorks) {
+      console.warn(
+        "skipped: `unshare -pf --mount-proc` does not work here (it needs root or user namespaces)",
+      );
+      ctx.skip();
+    }
+    const file = join(root, "ns.jsonl");
+    const lockPath = `${file}.lock`;
+    // Two containers with one hostname (host networking) sharing the volume: each its own PID namespace.
+    const a = host("ns", undefined, 1500, ownPidNamespace);
+    expect(await a.next()).toMatchObject({ opened: true, pid: 1 });
+    const lock = JSON.parse(readFileSync(lockPath, "utf8"));
+    expect(lock).toMatchObject({ pid: 1, host: hostname(), leaseMs: 1500 });
+    // The old code looked pid 1 up in the opener's own process table, found it started at another
+    // time, and took the live lock over ("process 1 that took it has ended"): these opens succeeded.
+    const began = Date.now();
+    for (;;) {
+      const here = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "ns" }));
+      expect(here.code).toBe("locked");
+      expect(here.message).toContain(
+        `is open in process 1 on host ${hostname()} in another PID namespace (another container sharing the hostname), since ${lock.since}.`,
+      );
+      expect(here.message).toMatch(
+        /Its lease was last renewed \d\.\d s ago \(every 0\.5 s while that session is open\)/,
+      );
+      const b = host("ns", undefined, undefined, ownPidNamespace);
+      const said = await b.next();
+      if ("opened" in said) b.send("exit");
+      await b.exited;
+      expect(said).toMatchObject({ error: true, code: "locked" });
+      expect(said.message).toContain(`process 1 on host ${hostname()} in another PID namespace`);
+      // Past two of its leases: the holder keeps renewing, so it is refused all along.
+      if (Date.now() - began > 3200) break;
+      await sleep(300);
+    }
+    // The lock records where its pid is looked up: this boot, another PID namespace than the opener's.
+    expect(lock.bootId).toBe(bootId);
+    expect(lock.pidNs).toMatch(/^pid:\[\d+\]$/);
+    expect(lock.pidNs).not.toBe(pidNs);
+    // The holder still holds and writes the file.
+    a.send("prompt still the first container's");
+    expect(await a.next()).toEqual({ prompted: "ok" });
+    expect(readFileSync(file, "utf8")).toContain("still the first container's");
+    expect(JSON.parse(readFileSync(lockPath, "utf8")).token).toBe(lock.token);
+
+    // Killed (no exit hook runs): refused while its lease may still run, taken over once it lapsed.
+    a.proc.kill("SIGKILL");
+    await a.exited;
+    expect((await refusal(createSession({ config: config(), sessionDir: root, sessionId: "ns" }))).code).toBe(
+      "locked",
+    );
+    await sleep(1800);
+    // Taken over from this process's PID namespace, which is never the dead holder's. (A new
+    // container's namespace may get the dead one's number again; its pid 1 is then told apart by its
+    // start time, and the takeover says "process 1 that took it has ended".)
+    const taken = await createSession({ config: config(), sessionDir: root, sessionId: "ns" });
+    expect(noticesOf(taken)).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^The session file's lock ${lockPath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} was taken over: its holder, process 1 on host ${hostname().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} in another PID namespace \\(another container sharing the hostname\\), last renewed its lease \\d\\.\\d s ago: the 1\\.5 s lease lapsed \\d\\.\\d s ago\\.`,
+        ),
+      ),
+    );
+    expect(taken.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    await taken.close();
+    expect(readFileSync(file, "utf8")).toContain("still the first container's");
+    expect(readdirSync(root).filter((name) => name.startsWith("ns.jsonl."))).toEqual([]);
+  }, 30_000);
+
+  it("judges a lock of this hostname of an older version (no boot id, no PID namespace) by its lease, unless its pid runs here with the start time it records", async () => {
+    if (process.platform !== "linux") return;
+    const file = join(root, "old-ns.jsonl");
+    const lockPath = `${file}.lock`;
+    const backdate = (ms: number) => {
+      const then = new Date(Date.now() - ms);
+      utimesSync(lockPath, then, then);
+    };
+    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
+    children.push(sleeper);
+    const pid = sleeper.pid as number;
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const started = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    const old = { pid, host: hostname(), token: "old", since: "2026-01-01T00:00:00.000Z" };
+    // Its pid here is a process started at another time: maybe another container's live holder.
+    // Fresh, it is refused (the old code took it over at once: "the pid now belongs to a process started later").
+    writeFileSync(lockPath, JSON.stringify({ ...old, started: "1" }));
+    const fresh = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "old-ns" }));
+    expect(fresh.code).toBe("locked");
+    expect(fresh.message).toContain(
+      `process ${pid} on host ${hostname()} (a lock of an older version, which records no PID namespace: it may be another container's)`,
+    );
+    expect(fresh.message).toContain("It records no lease");
+    backdate(40_000);
+    const lapsed = await createSession({ config: config(), sessionDir: root, sessionId: "old-ns" });
+    expect(noticesOf(lapsed)).toContainEqual(
+      expect.stringContaining(`its holder, process ${pid} on host ${hostname()} (a lock of an older version`),
+    );
+    await lapsed.close();
+    // Its pid runs here with the start time it records: held, however old.
+    writeFileSync(lockPath, JSON.stringify({ ...old, started }));
+    backdate(600_000);
+    const live = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "old-ns" }));
+    expect(live.code).toBe("locked");
+    expect(live.message).toContain(`is open in process ${pid}, since ${old.since}.`);
+    // That process gone, the lock (old) is taken over.
+    sleeper.kill("SIGKILL");
+    await new Promise((resolve) => sleeper.once("exit", resolve));
+    const taken = await createSession({ config: config(), sessionDir: root, sessionId: "old-ns" });
+    expect(noticesOf(taken)).toContainEqual(expect.stringContaining("was taken over"));
+    await taken.close();
+    expect(existsSync(lockPath)).toBe(false);
   });
 });

@@ -1,6 +1,8 @@
 // One open session per session file: an advisory lock `<file>.lock`, created exclusively and
-// naming its holder (pid, host, the process's start time where the system tells it, the thread of
-// the process that opened it, a random token, its lease), renewed while held (see `SessionLock`).
+// naming its holder (pid, host, the process's start time where the system tells it, on Linux the
+// boot id and PID namespace its pid belongs to, the thread of the process that opened it, a random
+// token, its lease), renewed while held (see `SessionLock`). A holder's pid is looked up only where
+// it means the same process (same host, boot and PID namespace); any other lock is judged by its lease.
 import { randomUUID } from "node:crypto";
 import {
   lstatSync,
@@ -23,6 +25,15 @@ interface LockHolder {
   host: string;
   /** Linux: the process's start time (field 22 of /proc/<pid>/stat, clock ticks since boot); absent elsewhere. */
   started?: string;
+  /**
+   * Linux: the system's boot id (/proc/sys/kernel/random/boot_id) and the process's PID namespace
+   * (the link /proc/self/ns/pid, e.g. `pid:[4026531836]`). Its pid is looked up in the reader's
+   * process table only when both match the reader's (and the host does): two containers sharing a
+   * hostname (host networking) each have a process table of their own. Absent elsewhere, and in a
+   * lock of an older version.
+   */
+  bootId?: string;
+  pidNs?: string;
   /**
    * The thread of the process that took it: `threadId` of `node:worker_threads` (0 for the main
    * thread; a worker's is never reused while the process runs). Absent in a lock of an older version.
@@ -135,6 +146,81 @@ function startField(stat: string): string | undefined {
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] || undefined;
 }
 
+/** Where this process's pids are looked up (Linux: boot id and PID namespace; none elsewhere), read once. */
+let system: { bootId?: string; pidNs?: string } | undefined;
+
+function thisSystem(): { bootId?: string; pidNs?: string } {
+  if (system) return system;
+  system = {};
+  if (process.platform !== "linux") return system;
+  try {
+    const bootId = readFileSync("/proc/sys/kernel/random/boot_id", "latin1").trim();
+    if (bootId) system.bootId = bootId;
+  } catch {}
+  try {
+    const pidNs = readlinkSync("/proc/self/ns/pid");
+    if (pidNs) system.pidNs = pidNs;
+  } catch {}
+  return system;
+}
+
+/**
+ * Whether `holder`'s pid can be looked up in this process's process table: "same" (this host, and
+ * the boot id and PID namespace it records are this process's, or neither side records them: off
+ * Linux), "other" (another host, or this hostname with another boot or another PID namespace: a
+ * container sharing the hostname), or "unknown" (this hostname, a lock that records neither while
+ * this process knows its own: a lock of an older version). A PID namespace's number is unique
+ * while it lives, and may be given to a new one once it is gone (with every process in it): a lock
+ * naming a dead namespace's number, now another's, is told apart by its pid and start time.
+ */
+function placeOf(holder: LockHolder): "same" | "other" | "unknown" {
+  if (holder.host !== hostname()) return "other";
+  const mine = thisSystem();
+  const theirs = { bootId: holder.bootId, pidNs: holder.pidNs };
+  let unknown = false;
+  for (const key of ["bootId", "pidNs"] as const) {
+    const a = mine[key];
+    const b = typeof theirs[key] === "string" ? theirs[key] : undefined;
+    if (a !== undefined && b !== undefined) {
+      if (a !== b) return "other";
+    } else if (b !== undefined) {
+      return "other"; // Recorded where it is known; this process cannot tell its own: not the same system.
+    } else if (a !== undefined) {
+      unknown = true;
+    }
+  }
+  return unknown ? "unknown" : "same";
+}
+
+/**
+ * Whether `holder`'s pid is looked up here (its life tells whether it holds the lock); else it is
+ * judged by its lease, as another host's. A lock that records no boot id or PID namespace (an older
+ * version's) is looked up only while its pid runs here with the start time it records: otherwise
+ * it may be a live process of another PID namespace, and only its lease can tell.
+ */
+function lookedUp(holder: LockHolder): boolean {
+  const place = placeOf(holder);
+  if (place === "same") return true;
+  if (place === "other") return false;
+  return holder.started !== undefined && running(holder.pid) && startTime(holder.pid) === holder.started;
+}
+
+/** Where a holder judged by its lease is, for a person: " on host X", with why it is not looked up here. */
+function whereOf(holder: LockHolder): string {
+  if (holder.host !== hostname()) return ` on host ${holder.host}`;
+  const mine = thisSystem();
+  if (typeof holder.bootId === "string" && holder.bootId !== mine.bootId) {
+    return ` on host ${holder.host} (another boot: another machine of that name, or before a restart)`;
+  }
+  if (typeof holder.pidNs === "string" && holder.pidNs !== mine.pidNs) {
+    return ` on host ${holder.host} in another PID namespace (another container sharing the hostname)`;
+  }
+  if (placeOf(holder) === "unknown") {
+    return ` on host ${holder.host} (a lock of an older version, which records no PID namespace: it may be another container's)`;
+  }
+  return "";
+}
+
 /** Linux: this thread's system id and start time, else undefined. */
 function thisTask(): { task: number; taskStarted?: string } | undefined {
   if (process.platform !== "linux") return undefined;
@@ -156,6 +242,7 @@ function me(token: string, leaseMs?: number): LockHolder {
     pid: process.pid,
     host: hostname(),
     ...(started !== undefined ? { started } : {}),
+    ...thisSystem(),
     thread: threadId,
     ...thisTask(),
     token,
@@ -198,10 +285,10 @@ function touchedAt(path: string): number | undefined {
   }
 }
 
-/** Whether `holder` names this process (its pid and, where the system tells it, its start time) on this host. */
+/** Whether `holder` names this process (its pid and, where the system tells it, its start time) on this host, boot and PID namespace. */
 function thisProcess(holder: LockHolder): boolean {
   return (
-    holder.host === hostname() && holder.pid === process.pid && holder.started === startTime(process.pid)
+    placeOf(holder) === "same" && holder.pid === process.pid && holder.started === startTime(process.pid)
   );
 }
 
@@ -273,12 +360,14 @@ function goneReason(path: string, text: string, ownLeaseMs: number): string | un
   // A process on another host cannot be looked up from here: it holds the file while it renews its
   // lease (touches the lock file every third of it); a lock not renewed for longer is stale. A lock
   // of an older version records no lease and is never renewed: judged by its last change alike.
-  if (holder.host !== hostname()) {
+  // So is one of this hostname whose pid is not in this process table (another boot, another PID
+  // namespace: a container sharing the hostname), or may not be (an older version's, see `lookedUp`).
+  if (!lookedUp(holder)) {
     const at = touchedAt(path);
     if (at === undefined) return undefined;
     const { leaseMs, ageMs, recorded } = leaseState(holder, at, ownLeaseMs);
     if (ageMs <= leaseMs) return undefined;
-    const who = `its holder, process ${holder.pid} on host ${holder.host},`;
+    const who = `its holder, process ${holder.pid}${whereOf(holder)},`;
     return recorded
       ? `${who} last renewed its lease ${seconds(ageMs)} ago: the ${seconds(leaseMs)} lease lapsed ${seconds(ageMs - leaseMs)} ago`
       : `${who} wrote it ${seconds(ageMs)} ago and records no lease (a lock of an older version, which is never renewed: judged by the lock file's last change against a ${seconds(leaseMs)} lease), which lapsed ${seconds(ageMs - leaseMs)} ago`;
@@ -305,7 +394,8 @@ function goneReason(path: string, text: string, ownLeaseMs: number): string | un
 function busy(file: string, path: string, text: string, ownLeaseMs: number): AgentError {
   const holder = parseHolder(text);
   let lease = "";
-  const at = holder && holder.host !== hostname() ? touchedAt(path) : undefined;
+  const byLease = holder !== undefined && !lookedUp(holder);
+  const at = byLease ? touchedAt(path) : undefined;
   if (holder && at !== undefined) {
     const { leaseMs, ageMs, recorded } = leaseState(holder, at, ownLeaseMs);
     const left = `the next open after it has gone ${seconds(leaseMs)} without renewal (in about ${seconds(leaseMs - ageMs)}) takes it over`;
@@ -314,7 +404,7 @@ function busy(file: string, path: string, text: string, ownLeaseMs: number): Age
       : ` It records no lease (a lock of an older version, never renewed) and was last changed ${seconds(ageMs)} ago; if that process is gone, ${left}.`;
   }
   const who = holder
-    ? holder.pid === process.pid && holder.host === hostname()
+    ? holder.pid === process.pid && placeOf(holder) === "same"
       ? otherThread(holder)
         ? `another thread of this process (pid ${holder.pid}, ${
             holder.thread === 0 ? "its main thread" : `worker thread ${holder.thread}`
@@ -322,7 +412,7 @@ function busy(file: string, path: string, text: string, ownLeaseMs: number): Age
         : closing().has(holder.token)
           ? `a session of this process that is closing (pid ${holder.pid}; its stopped run is still writing its last messages); await its close() first`
           : `another open session of this process (pid ${holder.pid}); close() it first`
-      : `process ${holder.pid}${holder.host !== hostname() ? ` on host ${holder.host}` : ""}, since ${holder.since}`
+      : `process ${holder.pid}${byLease ? whereOf(holder) : ""}, since ${holder.since}`
     : "a process that is taking its lock right now";
   return new AgentError(
     "locked",
@@ -368,7 +458,8 @@ function gateLeft(gate: string, text: string): boolean {
     return false; // Gone: the next create tells.
   }
   const holder = parseHolder(text);
-  if (!holder || holder.host !== hostname()) return false;
+  // Another host's, another boot's or PID namespace's (or maybe, an older version's): only its age tells.
+  if (!holder || placeOf(holder) !== "same") return false;
   if (thisProcess(holder) && otherThread(holder)) return !threadRuns(holder);
   // This thread, or a process that had its pid before this one: either way no takeover in progress.
   if (holder.pid === process.pid) return true;
@@ -671,7 +762,7 @@ export class SessionLock {
     const holder = parseHolder(text);
     if (holder?.token !== this.#token) {
       const who = holder
-        ? `process ${holder.pid}${holder.host !== hostname() ? ` on host ${holder.host}` : ""}${
+        ? `process ${holder.pid}${placeOf(holder) === "same" ? "" : whereOf(holder)}${
             holder.since ? `, since ${holder.since}` : ""
           }`
         : "another opener";
