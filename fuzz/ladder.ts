@@ -464,32 +464,37 @@ export const SHAPES: Shape[] = [
     // Quotes, escapes and comments read inside `$(…)`, `${…}` and backticks, comments and heredoc
     // bodies read as data, `$"…"`, line continuations and `${NAME:-word}` defaults: still one pass.
     name: "withoutArgSecrets: a sh -c command of quoted closers in substitutions, comments, heredocs and defaults",
-    build: (n) => [
-      "-c",
-      repeat("$(a ')' \"$(b ')')\" $'\\')' \\) # c'(\n) ", n),
-      "-c",
-      `X=$(${repeat("'(' \"(\" ( $( ", n)}`,
-      "-c",
-      `X=${repeat("$" + "{A:-b", n)}`,
-      "-c",
-      `--password ${repeat("$" + "{DB_PASSWORD:-x1}", n)}`,
-      "-c",
-      `X=${repeat("$" + "{A:-'b", n)} ${repeat("$" + '{A:-"b', n)}`,
-      "-c",
-      repeat("$(cat <<E\nit's (\nE\n) ", n),
-      "-c",
-      `${repeat("a # it's\n", n)}--token x`,
-      "-c",
-      `cat <<EOF\n${repeat("it's\n", n)}EOF\n--token x`,
-      "-c",
-      repeat("cat <<A <<-B\n", n),
-      "-c",
-      repeat("$\"a $'b ", n),
-      "-c",
-      repeat("`a \\` ' ", n),
-      "-c",
-      `--token ${repeat("x\\\n", n)}`,
-    ],
+    // Thirteen commands of n / 4 characters each: a rung's input is about 3n in all (it was 13n,
+    // so its 128 KiB rung read 1.7 MB and met the per-rung time cap on a loaded machine).
+    build: (size) => {
+      const n = Math.max(64, Math.floor(size / 4));
+      return [
+        "-c",
+        repeat("$(a ')' \"$(b ')')\" $'\\')' \\) # c'(\n) ", n),
+        "-c",
+        `X=$(${repeat("'(' \"(\" ( $( ", n)}`,
+        "-c",
+        `X=${repeat("$" + "{A:-b", n)}`,
+        "-c",
+        `--password ${repeat("$" + "{DB_PASSWORD:-x1}", n)}`,
+        "-c",
+        `X=${repeat("$" + "{A:-'b", n)} ${repeat("$" + '{A:-"b', n)}`,
+        "-c",
+        repeat("$(cat <<E\nit's (\nE\n) ", n),
+        "-c",
+        `${repeat("a # it's\n", n)}--token x`,
+        "-c",
+        `cat <<EOF\n${repeat("it's\n", n)}EOF\n--token x`,
+        "-c",
+        repeat("cat <<A <<-B\n", n),
+        "-c",
+        repeat("$\"a $'b ", n),
+        "-c",
+        repeat("`a \\` ' ", n),
+        "-c",
+        `--token ${repeat("x\\\n", n)}`,
+      ];
+    },
     run: (list) => withoutArgSecrets(list as string[]),
   },
   {
@@ -525,14 +530,18 @@ export const SHAPES: Shape[] = [
   {
     // r37: a quote or substitution left open at the end, or holding whitespace: its text read again as words, once.
     name: "withoutArgSecrets: a sh -c command with a quote or a substitution left open",
-    build: (n) => [
-      "-c",
-      `echo 'it's ${repeat("--token x ", n)}`,
-      "-c",
-      `X="$(${repeat("a --password y ", n)}`,
-      "-c",
-      `echo "${repeat("--token x1234567y ", n)}" '${repeat("a b ", n)}' $(${repeat("c --api-key d ", n)})`,
-    ],
+    // Five runs of n / 2 characters: about 2.5n in all (it was 5n).
+    build: (size) => {
+      const n = Math.max(64, Math.floor(size / 2));
+      return [
+        "-c",
+        `echo 'it's ${repeat("--token x ", n)}`,
+        "-c",
+        `X="$(${repeat("a --password y ", n)}`,
+        "-c",
+        `echo "${repeat("--token x1234567y ", n)}" '${repeat("a b ", n)}' $(${repeat("c --api-key d ", n)})`,
+      ];
+    },
     run: (list) => withoutArgSecrets(list as string[]),
   },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
