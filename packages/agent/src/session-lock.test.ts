@@ -1231,6 +1231,100 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
   });
 });
 
+describe("clear() once the lock is lost (fix101)", () => {
+  const said = (file: string) =>
+    readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .flatMap((line) => {
+        const record = JSON.parse(line) as { message?: { role: string; content: unknown } };
+        return record.message ? [`${record.message.role}: ${String(record.message.content)}`] : [];
+      });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("throws AgentError `locked`, as save() rejects, and empties neither the other session's file nor anything in memory", async () => {
+    const file = join(root, "lost-clear.jsonl");
+    const lockPath = `${file}.lock`;
+    const a = await createSession({
+      config: config(),
+      sessionDir: root,
+      sessionId: "lost-clear",
+      lockLeaseMs: 300,
+    });
+    expect((await a.prompt("A1")).status).toBe("ok");
+    // A's event loop is blocked past its lease while session B (another host, as the lock says over
+    // a shared volume) takes the lock over: B's open runs synchronously up to its first wait.
+    const lock = { ...JSON.parse(readFileSync(lockPath, "utf8")), host: "web-A" };
+    writeFileSync(lockPath, `${JSON.stringify(lock)}\n`);
+    const then = new Date(Date.now() - 2000);
+    utimesSync(lockPath, then, then);
+    const opening = createSession({ config: config(), sessionDir: root, sessionId: "lost-clear" });
+    const began = Date.now();
+    while (Date.now() - began < 400) {}
+    const messages = [...a.messages];
+    const timeline = a.getSnapshot().timeline;
+    // clear() asks the lock first (past the lease it renews), finds it B's, and refuses.
+    let error: unknown;
+    try {
+      a.clear();
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(AgentError.isInstance(error), String(error)).toBe(true);
+    expect((error as AgentError).code).toBe("locked");
+    expect((error as AgentError).message).toMatch(
+      /^Session\.clear: nothing was cleared\. The session file's lock .* is no longer this session's: it now names process \d+, since .*The session file is no longer this session's; close this session, and open the file again once the other session has let go of it\.$/,
+    );
+    expect(a.messages).toEqual(messages);
+    expect(a.messages.map((m) => (m as { content?: unknown }).content)).toEqual([
+      "A1",
+      expect.stringMatching(/^reply \d+$/),
+    ]);
+    // The timeline as it was, and the notice of the loss on its end (the old code emptied both).
+    expect(a.getSnapshot().timeline.slice(0, timeline.length)).toEqual(timeline);
+    expect(noticesOf(a)).toContainEqual(expect.stringContaining("is no longer this session's"));
+    const b = await opening;
+    expect(noticesOf(b)).toContainEqual(expect.stringContaining("was taken over"));
+    expect((await b.prompt("B1")).status).toBe("ok");
+    const written = said(file);
+    expect(written).toEqual([
+      "user: A1",
+      expect.stringMatching(/^assistant: reply \d+$/),
+      "user: B1",
+      expect.stringMatching(/^assistant: reply \d+$/),
+    ]);
+    // Found lost by the renewal timer instead: refused the same way, and again on every call.
+    await sleep(150);
+    expect(() => a.clear()).toThrow(/^Session\.clear: nothing was cleared\./);
+    expect(a.messages).toEqual(messages);
+    expect((await refusal(a.save())).code).toBe("locked");
+    expect(said(file)).toEqual(written);
+    await a.close();
+    expect(() => a.clear()).toThrow(/Session\.clear: the session is closed/);
+    await b.close();
+    expect(existsSync(lockPath)).toBe(false);
+  });
+
+  it("a clear() that cannot write the file (storage) leaves the session as it was", async () => {
+    const dir = join(root, "clear-fails");
+    const session = await createSession({ config: config(), sessionDir: dir, sessionId: "c" });
+    expect((await session.prompt("kept")).status).toBe("ok");
+    const messages = [...session.messages];
+    const timeline = session.getSnapshot().timeline;
+    // The rewrite's temporary file cannot be created: a directory stands at the file's place.
+    rmSync(join(dir, "c.jsonl"));
+    mkdirSync(join(dir, "c.jsonl"));
+    expect(() => session.clear()).toThrow(/^Could not write the session file /);
+    expect(session.messages).toEqual(messages);
+    expect(session.getSnapshot().timeline).toEqual(timeline);
+    rmSync(join(dir, "c.jsonl"), { recursive: true });
+    session.clear();
+    expect(session.messages).toEqual([]);
+    expect(readFileSync(join(dir, "c.jsonl"), "utf8")).not.toContain("kept");
+    await session.close();
+  });
+});
+
 /** `unshare` that puts the host in a PID namespace of its own (its pid 1), and kills it when `unshare` is killed. */
 const ownPidNamespace = ["unshare", "-pf", "--mount-proc", "--kill-child=SIGKILL"];
 const unshareWorks =

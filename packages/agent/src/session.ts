@@ -1092,19 +1092,37 @@ export class Session {
 
   /**
    * Empties the conversation, the todos and the timeline (and the file). Throws `SessionBusyError`
-   * while running, `AgentError` (`closed`) after `close()` or `dispose()` (the file is no longer held).
+   * while running, `AgentError` (`closed`) after `close()` or `dispose()` (the file is no longer held),
+   * and (`locked`, saying why) once the file's lock was found lost, as `save()` rejects: the file is
+   * another opener's, so it is not emptied, and neither is anything in memory. The file is emptied
+   * first: a write that fails (`storage`) leaves the session as it was, too.
    */
   clear(): void {
     if (this.#closed) throw closedError("Session.clear");
     if (this.#running) throw new SessionBusyError("clear");
+    // Asked first (past the lease since the last renewal it renews), as save() does.
+    this.#lock?.check();
+    if (this.#lockLost !== undefined) throw this.#lockedError("Session.clear", "nothing was cleared");
+    // Refused as Agent.reset refuses it (a run the host started on the agent), before anything changes.
+    if (this.agent.isRunning) throw new SessionBusyError("clear");
+    this.#rewrite([], [], []);
+    // Lost between the check and the write (it wrote nothing): memory stays as the file does.
+    if (this.#lockLost !== undefined) throw this.#lockedError("Session.clear", "nothing was cleared");
     this.agent.reset();
     this.#todos = [];
     this.#stored = 0;
     this.#view = { timeline: [], todos: [] };
     this.#early.clear();
-    this.#rewrite([], [], []);
     this.#emit({ type: "todos_changed", todos: [] });
     this.#changed();
+  }
+
+  /** What a write refused once the file's lock was found lost throws (`locked`): `method`, what it did not do, and why. */
+  #lockedError(method: string, what: string): AgentError {
+    return new AgentError(
+      "locked",
+      `${method}: ${what}. ${this.#lockLost} The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
+    );
   }
 
   /**
@@ -1121,12 +1139,7 @@ export class Session {
       this.#persist();
       this.#rewrite(this.agent.messages, this.#todos, this.agent.loaded);
     }
-    if (this.#lockLost !== undefined) {
-      throw new AgentError(
-        "locked",
-        `Session.save: nothing was written. ${this.#lockLost} The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
-      );
-    }
+    if (this.#lockLost !== undefined) throw this.#lockedError("Session.save", "nothing was written");
   }
 
   /**
