@@ -96,14 +96,15 @@ export interface BeforeToolCallContext {
  * false` or `"no"` runs), a yes under `block` and a further word (`blockedBy: true`; a
  * `blockReason` string runs), or arguments under a slip for `args` or another name for them
  * (`arg: {…}`, `updatedInput: {…}`, `modifiedArgs: {…}`: give them as `args`; an `argsHash` string
- * runs). A key whose value is `undefined` or `null` is absent.
+ * runs). A key whose value is `undefined` or `null` is absent. Audit and policy data belongs in
+ * `meta`: never read (not as a verdict nor as arguments) and never named in a notice.
  */
 export type BeforeToolCallResult =
   | undefined
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
   | void
-  | { block: true; reason?: string | undefined; terminate?: boolean | undefined }
-  | { block?: false | undefined; args: Record<string, unknown> };
+  | { block: true; reason?: string | undefined; terminate?: boolean | undefined; meta?: unknown }
+  | { block?: false | undefined; args?: Record<string, unknown> | undefined; meta?: unknown };
 
 /** What `afterToolCall` is handed. */
 export interface AfterToolCallContext extends BeforeToolCallContext {
@@ -121,12 +122,18 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
  * `value` only when a string or an MCP content list), withholds the tool's result (the call is
  * answered as an error), as it may be a redaction the agent cannot read; `{ auditId }`,
  * `{ message: "audit logged" }` and `{ auditId, data: { latencyMs } }` keep it, with a notice.
+ * Audit data belongs in `meta`: never read (not as a result) and never named in a notice.
  */
 export type AfterToolCallResult =
   | undefined
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
   | void
-  | { result?: unknown | undefined; isError?: boolean | undefined; terminate?: boolean | undefined };
+  | {
+      result?: unknown | undefined;
+      isError?: boolean | undefined;
+      terminate?: boolean | undefined;
+      meta?: unknown;
+    };
 
 /** What a finished run hands back. */
 export interface AgentRunResult {

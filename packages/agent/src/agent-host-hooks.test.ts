@@ -3,7 +3,14 @@
 // shape (fail closed), and a stop while transformContext is pending.
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent, type AgentEvent, type AgentTool, type ChatMessageLike } from "./test-exports.js";
+import {
+  type AfterToolCallResult,
+  Agent,
+  type AgentEvent,
+  type AgentTool,
+  type BeforeToolCallResult,
+  type ChatMessageLike,
+} from "./test-exports.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -712,6 +719,123 @@ describe("afterToolCall answers carrying a status message or audit data (r38 #4)
       withheld("data"),
       withheld("value"),
     ]);
+  });
+});
+
+describe("a hook answer's meta: the host's own data, never read (fix101)", () => {
+  it('beforeToolCall: runs the model\'s call for { block: false, meta: { decision: "deny", blocked, args } } and for { meta } alone, without a notice; keys outside meta are read as before', async () => {
+    const answers: Record<string, BeforeToolCallResult> = {
+      m1: { block: false, meta: { decision: "deny", blocked: "x", args: { path: "/tmp/sandbox/m1" } } },
+      m2: { meta: { auditId: "a-2", allow: false } },
+      m3: { block: true, reason: "Policy p-3 forbids it.", meta: { ruleId: "p-3", block: false } },
+      m4: { args: { path: "/tmp/sandbox/m4" }, meta: { args: { path: "/etc/other" } } },
+      // Beside meta, a verdict in other words is read as it always was.
+      m5: { block: false, decision: "deny", meta: { decision: "allow" } } as BeforeToolCallResult,
+    };
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: Object.keys(answers).map((id) => ({
+            id,
+            name: "rm",
+            arguments: JSON.stringify({ path: `/etc/${id}` }),
+          })),
+        },
+        { content: "Done." },
+      ],
+    });
+    const ran: string[] = [];
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      toolExecution: "sequential",
+      tools: [
+        {
+          name: "rm",
+          description: "Deletes a file",
+          parameters: { type: "object", properties: { path: { type: "string" } } },
+          execute: (args) => {
+            ran.push((args as { path: string }).path);
+            return "deleted";
+          },
+        },
+      ],
+      beforeToolCall: ({ toolCall }) => answers[toolCall.id],
+    });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
+    expect((await agent.prompt("Delete them")).status).toBe("ok");
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    const read = Object.fromEntries(
+      sent
+        .filter((m) => m.role === "tool")
+        .map((m) => [(m as { tool_call_id: string }).tool_call_id, (m as { content: string }).content]),
+    );
+    // The model's own arguments ran for m1 and m2 (before: m1 ran with a notice naming "meta", m2 was
+    // refused as an answer with no boolean block); m4 ran with its args, not meta's.
+    expect(ran).toEqual(["/etc/m1", "/etc/m2", "/tmp/sandbox/m4"]);
+    expect(read).toEqual({
+      m1: "deleted",
+      m2: "deleted",
+      m3: "Error: Policy p-3 forbids it.",
+      m4: "deleted",
+      m5: expect.stringMatching(
+        /^Error: Not run: beforeToolCall answered an object with "decision", not a field it reads/,
+      ),
+    });
+    expect(read.m5).not.toContain("meta");
+    // Only m5's refusal is told; meta is never named.
+    expect(notices).toEqual([read.m5!.slice("Error: ".length)]);
+  });
+
+  it("afterToolCall: sends r for { result: r, meta: { content } }, keeps the tool's result for { meta } alone, without a notice; keys outside meta are read as before", async () => {
+    const answers: Record<string, AfterToolCallResult> = {
+      n1: { result: "[redacted]", meta: { content: "OPENAI_API_KEY=sk-live-RAWSECRET1", auditId: "a-1" } },
+      n2: { meta: { content: "[redacted]", output: "[redacted]", results: "[redacted]" } },
+      n3: { result: "ok", isError: false, meta: { isError: true, terminate: true } },
+      // Beside meta, a redaction under another name withholds the result as it always did.
+      n4: { content: "[redacted]", meta: { auditId: "a-4" } } as AfterToolCallResult,
+    };
+    server = await startServer({
+      replies: [
+        {
+          toolCalls: Object.keys(answers).map((id, at) => ({
+            id,
+            name: "read_env",
+            arguments: JSON.stringify({ n: at + 1 }),
+          })),
+        },
+        { content: "Done." },
+      ],
+    });
+    const agent = new Agent({
+      config: { baseUrl: server.baseUrl, model: "sim" },
+      tools: [
+        {
+          name: "read_env",
+          description: "Reads the environment",
+          parameters: { type: "object", properties: { n: { type: "number" } } },
+          execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
+        },
+      ],
+      afterToolCall: ({ toolCall }) => answers[toolCall.id],
+    });
+    const notices: string[] = [];
+    agent.subscribe((event: AgentEvent) => {
+      if (event.type === "notice") notices.push(event.text);
+    });
+    // n3's meta.terminate is not read: the run goes on to the model's answer.
+    const result = await agent.prompt("Read it");
+    expect(result.status).toBe("ok");
+    expect(server.chatRequests).toHaveLength(2);
+    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
+    const withheld =
+      'afterToolCall answered an object with "content", not a field it reads (result, isError, terminate), and no result ("content" may be the result under another name) for the call to read_env; the tool\'s result was withheld.';
+    expect(results).toEqual(["[redacted]", "OPENAI_API_KEY=sk-live-RAWSECRET2", "ok", `Error: ${withheld}`]);
+    // Before: a notice for each, naming "meta" as a field it does not read.
+    expect(notices).toEqual([withheld]);
   });
 });
 

@@ -530,6 +530,12 @@ const BEFORE_FIELDS = ["block", "reason", "terminate", "args"] as const;
 /** The fields an `afterToolCall` answer may have (`AfterToolCallResult`). */
 const AFTER_FIELDS = ["result", "isError", "terminate"] as const;
 /**
+ * The key of either hook's answer that holds the host's own data (audit records, policy verdicts):
+ * never read — not as a verdict, arguments or a result —, never named in a note. The fields lists
+ * above are what the hooks read; this one is declared beside them.
+ */
+const META = "meta";
+/**
  * Keys (any case) a replacement for a tool's result goes by when it is not given as `result`: an
  * `afterToolCall` answer with one of them and no `result` may be a redaction (MCP's `{ content }`,
  * `{ output }`, `{ redacted }`), so the tool's result is not sent as it was.
@@ -679,7 +685,7 @@ function namesArgs(key: string): boolean {
  * key is one of `fields`: "an object with "blocked", not a field it reads (…; did you mean "block"?)".
  */
 function unknownFields(answer: object, fields: readonly string[]): string | undefined {
-  const unknown = Object.keys(answer).filter((key) => !fields.includes(key));
+  const unknown = Object.keys(answer).filter((key) => key !== META && !fields.includes(key));
   if (unknown.length === 0) return undefined;
   const shown = unknown
     .slice(0, 5)
@@ -701,7 +707,7 @@ function unknownFields(answer: object, fields: readonly string[]): string | unde
 /** A key of `answer` not among `fields` that is a close spelling of one of them, and which. */
 function misspeltField(answer: object, fields: readonly string[]): [key: string, field: string] | undefined {
   for (const key of Object.keys(answer)) {
-    if (fields.includes(key)) continue;
+    if (key === META || fields.includes(key)) continue;
     const field = fields.find((name) => closeSpelling(name, key));
     if (field !== undefined) return [key, field];
   }
@@ -728,7 +734,13 @@ function misspeltField(answer: object, fields: readonly string[]): [key: string,
 function besideBlockFalse(answer: object): string | undefined {
   const sorted = (text: string) => [...text].sort().join("");
   for (const [key, value] of Object.entries(answer)) {
-    if ((BEFORE_FIELDS as readonly string[]).includes(key) || value === undefined || value === null) continue;
+    if (
+      key === META ||
+      (BEFORE_FIELDS as readonly string[]).includes(key) ||
+      value === undefined ||
+      value === null
+    )
+      continue;
     const lower = key.toLowerCase();
     const named = `${JSON.stringify(key)} is ${kindOf(value)}`;
     const agrees = VERDICT_WORDS.get(lower);
@@ -804,7 +816,8 @@ function listed(names: readonly string[]): string {
  * `{ decision: "deny" }`) it is not run either. Anything else — a string, a number, an array,
  * `args` that are not an object (the JSON text of them) — is not run, the reason naming the hook
  * and what it answered. A block's `terminate` ends the run only as `true`; one that is neither a
- * boolean nor `null`/absent (`"false"`) does not, with a note.
+ * boolean nor `null`/absent (`"false"`) does not, with a note. `meta` (the host's own data) is
+ * never read nor named: `{ block: false, meta: { decision: "deny" } }` runs, without a note.
  */
 function readBeforeDecision(decision: unknown, name: string, args: unknown): BeforeDecision {
   if (decision === undefined || decision === null) return { run: true, args, notes: [] };
@@ -886,7 +899,9 @@ type AfterRead =
  * (`content`, `output`, `text`, `redacted`: a redaction under another name), or an answer that is
  * no object at all (a bare string — `redact(result)` returned as it is —, a number, a list),
  * withholds the tool's result: `withheld` is the error the call is answered with (it never quotes
- * what the hook answered, which may be the raw result), and the host is told the same.
+ * what the hook answered, which may be the raw result), and the host is told the same. `meta` (the
+ * host's own data) is never read nor named: `{ result, meta: { content } }` sends `result`, and
+ * `{ meta: { content } }` keeps the tool's result, without a note.
  */
 function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): AfterRead {
   if (answer === undefined || answer === null) return { result: undefined, terminate: false, notes: [] };
@@ -901,7 +916,7 @@ function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): A
   const wrong = unknownFields(answer, AFTER_FIELDS);
   if (wrong !== undefined && given.result === undefined) {
     if (misspeltField(answer, ["result"]) !== undefined) return withheld(`${wrong}, and no result`);
-    const other = Object.entries(answer).find(([key, value]) => mayBeResult(key, value));
+    const other = Object.entries(answer).find(([key, value]) => key !== META && mayBeResult(key, value));
     if (other !== undefined) {
       return withheld(
         `${wrong}, and no result (${JSON.stringify(other[0])} may be the result under another name)`,
