@@ -979,7 +979,18 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
       `The session file's lock ${lockPath} is no longer this session's: it now names process 77 on host web-other, since ${other.since}, which took it — after this session's 0.3 s lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand. Nothing more is written to the session file by this session; close it, and open the file again once the other session has let go of it.`,
     );
     const stored = readFileSync(file, "utf8");
-    expect((await session.prompt("second")).status).toBe("ok");
+    // A prompt is refused (locked), as save() is: it would be sent and kept in memory only.
+    const refused = await refusal(session.prompt("second"));
+    expect(refused.code).toBe("locked");
+    expect(refused.message).toMatch(
+      /^Session\.prompt: nothing was sent or written\. The session file's lock /,
+    );
+    expect((await refusal(session.agent.prompt("second"))).code).toBe("locked");
+    expect((await refusal(session.agent.continue())).code).toBe("locked");
+    expect(session.messages.map((m) => (m as { content?: unknown }).content)).toEqual([
+      "first",
+      expect.stringMatching(/^reply \d+$/),
+    ]);
     expect(readFileSync(file, "utf8")).toBe(stored);
     await session.close();
     // The other holder's lock is left as it is.
@@ -1054,7 +1065,7 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
       ),
     );
     a.send("prompt A2");
-    expect(await a.next()).toEqual({ prompted: "ok" });
+    expect(await a.next()).toEqual({ refused: "locked" });
     expect(said(file)).toEqual(written);
     expect(existsSync(lockPath)).toBe(false);
     a.send("close");
@@ -1096,7 +1107,7 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
     );
     expect(existsSync(lockPath)).toBe(false);
     a.send("prompt A2");
-    expect(await a.next()).toEqual({ prompted: "ok" });
+    expect(await a.next()).toEqual({ refused: "locked" });
     expect(said(file)).toEqual(written);
     a.send("close");
     expect(await a.next()).toEqual({ closed: true });
@@ -1220,7 +1231,7 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
     expect(error.message).toBe(
       `Session.save: nothing was written. The session file's lock ${lockPath} is no longer this session's: it now names process 77 on host web-other, since ${other.since}, which took it — after this session's 0.3 s lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand. The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
     );
-    expect((await session.prompt("second")).status).toBe("ok");
+    expect((await refusal(session.prompt("second"))).code).toBe("locked");
     expect((await refusal(session.save())).code).toBe("locked");
     expect(readFileSync(file, "utf8")).toBe(stored);
     await session.close();
@@ -1303,6 +1314,47 @@ describe("clear() once the lock is lost (fix101)", () => {
     expect(() => a.clear()).toThrow(/Session\.clear: the session is closed/);
     await b.close();
     expect(existsSync(lockPath)).toBe(false);
+  });
+
+  it("prompt() is refused (locked) the same way, and adds, sends and writes nothing; it asks the lock first", async () => {
+    const file = join(root, "lost-prompt.jsonl");
+    const lockPath = `${file}.lock`;
+    const session = await createSession({
+      config: config(),
+      sessionDir: root,
+      sessionId: "lost-prompt",
+      lockLeaseMs: 300,
+    });
+    expect((await session.prompt("first")).status).toBe("ok");
+    const other = { pid: 77, host: "web-other", token: "theirs", since: "2026-01-01T00:00:00.000Z" };
+    writeFileSync(lockPath, JSON.stringify({ ...other, leaseMs: 30_000 }));
+    const stored = readFileSync(file, "utf8");
+    const messages = [...session.messages];
+    const requests = server.chatRequests.length;
+    // Past the lease since the last renewal (the timer had no turn): prompt() itself finds the loss.
+    const began = Date.now();
+    while (Date.now() - began < 400) {}
+    const timeline = session.getSnapshot().timeline;
+    const refused = await refusal(session.prompt("second"));
+    expect(refused.code).toBe("locked");
+    expect(refused.message).toBe(
+      `Session.prompt: nothing was sent or written. The session file's lock ${lockPath} is no longer this session's: it now names process 77 on host web-other, since ${other.since}, which took it — after this session's 0.3 s lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand. The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
+    );
+    // No user entry: only the loss's notice was added.
+    expect(session.getSnapshot().timeline.slice(0, timeline.length)).toEqual(timeline);
+    expect(
+      session
+        .getSnapshot()
+        .timeline.slice(timeline.length)
+        .map((e) => e.type),
+    ).toEqual(["notice"]);
+    expect(session.messages).toEqual(messages);
+    expect(session.running).toBe(false);
+    expect(server.chatRequests.length).toBe(requests);
+    expect(readFileSync(file, "utf8")).toBe(stored);
+    await session.close();
+    expect(JSON.parse(readFileSync(lockPath, "utf8")).token).toBe("theirs");
+    rmSync(lockPath);
   });
 
   it("a clear() that cannot write the file (storage) leaves the session as it was", async () => {

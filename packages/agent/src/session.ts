@@ -944,11 +944,14 @@ export class Session {
    * Runs a prompt until the model answers, stalls, runs out of turns, fails or is aborted; the file
    * is written as it goes. Never rejects for a failed run (see `status`, `error`). Throws
    * `SessionBusyError` while a run is going, `AgentError` (`invalid-input`) for an empty prompt,
-   * (`closed`) after `close()` or `dispose()` (nothing sent or written).
+   * (`closed`) after `close()` or `dispose()` (nothing sent or written), and (`locked`, saying why)
+   * once the file's lock was found lost, as `save()` rejects: nothing is sent, written or added (a
+   * run the loss was found during goes on, writing nothing more, with a notice).
    */
   async prompt(text: string): Promise<PromptResult> {
     if (this.#closed) throw closedError("Session.prompt");
     if (this.#running) throw new SessionBusyError("prompt");
+    this.#refuseLost("Session.prompt");
     if (typeof text !== "string" || text.trim() === "") {
       throw new AgentError("invalid-input", "Session.prompt: the prompt must be non-empty text.");
     }
@@ -1005,12 +1008,14 @@ export class Session {
   }
 
   /**
-   * Before each run of the agent (`prompt`, `continue`): refused once the session is closed; with
+   * Before each run of the agent (`prompt`, `continue`): refused once the session is closed, and
+   * once its lock was found lost (`locked`); with
    * MCP servers, the catalogue brought up to date. Without them `agent.catalog` is the host's: the
    * `catalog` option, or what the host assigned since.
    */
   #beforeRun(method: string): void {
     if (this.#closed) throw closedError(method);
+    this.#refuseLost(method);
     if (this.#mcp) this.agent.catalog = this.#catalog();
   }
 
@@ -1115,6 +1120,16 @@ export class Session {
     this.#early.clear();
     this.#emit({ type: "todos_changed", todos: [] });
     this.#changed();
+  }
+
+  /**
+   * Before a run: throws `AgentError` (`locked`) once the file's lock was found lost — asked first,
+   * so a loss the renewal timer had no turn to find yet (past the lease) is found —, as `save()`
+   * rejects: a run would be sent, and its messages kept in memory only.
+   */
+  #refuseLost(method: string): void {
+    this.#lock?.check();
+    if (this.#lockLost !== undefined) throw this.#lockedError(method, "nothing was sent or written");
   }
 
   /** What a write refused once the file's lock was found lost throws (`locked`): `method`, what it did not do, and why. */

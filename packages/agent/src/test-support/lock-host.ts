@@ -1,6 +1,7 @@
 // Child process for the lock tests: opens <dir>/<id>.jsonl against a testkit server and prints one
 // JSON line per event: { opened, pid, notices } or { error, code, message } (then exits 0). Then it
-// takes commands on stdin, one a line: "prompt <text>" runs a prompt and prints its status,
+// takes commands on stdin, one a line: "prompt <text>" runs a prompt and prints its status (or
+// { refused: <AgentError code> } when the session refuses it),
 // "close" closes the session and prints { closed }, "exit" ends the process without closing,
 // "detach" stops reading stdin and prints { detached } (from then on only the session's own timers
 // could keep the process alive), "notices" prints { notices } (the timeline's notices now). With
@@ -67,8 +68,12 @@ say({ opened: true, pid: process.pid, notices });
 const lines = createInterface({ input: process.stdin });
 for await (const line of lines) {
   if (line.startsWith("prompt ")) {
-    const result = await session.prompt(line.slice("prompt ".length));
-    say({ prompted: result.status });
+    try {
+      const result = await session.prompt(line.slice("prompt ".length));
+      say({ prompted: result.status });
+    } catch (error) {
+      say({ refused: AgentError.isInstance(error) ? error.code : String(error) });
+    }
   } else if (line === "close") {
     await session.close();
     say({ closed: true });
