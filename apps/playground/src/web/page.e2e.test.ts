@@ -594,6 +594,100 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
   );
 
   it.skipIf(!HAS_REDIS)(
+    "with --redis, a followed run whose stream and state are refused with 503 (Redis not answering) is retried, not told gone, and followed to its end once Redis answers",
+    async () => {
+      const redis = await RedisServer.start();
+      // A runs the prompt; the page is on B, which follows A's run through Redis alone.
+      const a = await startWebServer({ redis: redis.url, hangTool: true });
+      const b = await startWebServer({ redis: redis.url });
+      let paused = false;
+      let held: (() => void) | undefined;
+      const reached = new Promise<void>((seen) => {
+        held = seen;
+      });
+      let release: () => void = () => {};
+      const released = new Promise<void>((go) => {
+        release = go;
+      });
+      const answered: string[] = [];
+      const record = (response: { status(): number; url(): string }) => {
+        const path = new URL(response.url()).pathname;
+        if (path.startsWith("/api/")) answered.push(`${response.status()} ${path}`);
+      };
+      const said = (start: string) =>
+        page.waitForFunction(
+          (text) => document.getElementById("status")?.textContent?.startsWith(text),
+          start,
+          { timeout: 20_000 },
+        );
+      try {
+        const started = await fetch(`${a.url}api/runs`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ prompt: "call hang_forever" }),
+        });
+        expect(started.status).toBe(201);
+        const { id } = (await started.json()) as { id: string };
+        // The page's first request for the run's stream is held until Redis is paused, then sent to
+        // B as it is: B answers it 503 (it cannot look the run up), and the page's look at
+        // /api/state?run= is answered 503 too.
+        await page.route(`**/api/runs/${id}/events*`, async (route) => {
+          held?.();
+          await released;
+          await route.continue();
+        });
+        page.on("response", record);
+        await page.goto(`${b.url}?run=${id}`);
+        await page.waitForSelector("body[data-ready=true]");
+        await reached;
+        redis.pause();
+        paused = true;
+        release();
+        // Whichever the page says first of "reconnecting" and "no longer has this run".
+        await page.waitForFunction(
+          () =>
+            /reconnecting|no longer has this run/.test(document.getElementById("status")?.textContent ?? ""),
+          undefined,
+          { timeout: 20_000 },
+        );
+        // Was "The server no longer has this run (it was restarted); ask again.", the run taken as
+        // over, while A was still running it.
+        expect(await page.textContent("#status")).toBe("Lost the run's events; reconnecting…");
+        expect(await page.isEnabled("#stop")).toBe(true);
+        expect(await page.isDisabled("#send")).toBe(true);
+        page.off("response", record);
+        expect(answered).toEqual(expect.arrayContaining([`503 /api/runs/${id}/events`, "503 /api/state"]));
+
+        await page.unroute(`**/api/runs/${id}/events*`);
+        redis.resume();
+        paused = false;
+        // The page asks again and follows the run: its tool card, then its end when A stops it.
+        await page.waitForSelector(".tool[data-state='running'] .name:text('hang_forever')", {
+          timeout: 20_000,
+        });
+        const stop = await fetch(`${a.url}api/runs/${id}/stop`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}",
+        });
+        expect(stop.status).toBeLessThan(300);
+        await said("Run stopped.");
+        expect(await page.textContent("[data-metric='Outcome'] dd")).toBe("stopped");
+        expect(await page.isEnabled("#send")).toBe(true);
+      } finally {
+        release();
+        page.off("response", record);
+        if (paused) redis.resume();
+        await page.unrouteAll();
+        await a.close();
+        await b.close();
+        await redis.kill();
+      }
+    },
+    90_000,
+  );
+
+  it.skipIf(!HAS_REDIS)(
     "with --redis, a run whose host died part-way ends on the page with the 'stream is gone' notice, and the page takes the next prompt",
     async () => {
       const redis = await RedisServer.start();

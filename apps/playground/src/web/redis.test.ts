@@ -4,6 +4,7 @@ import { createRedisBus } from "@loopwright/redis";
 import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../../../../packages/redis/test/redis-server.js";
+import { type CutProxy, startCutProxy } from "./cut-proxy.js";
 import { startWebServer, type WebServer } from "./server.js";
 import { connectSharedRuns, SHARED_RUNS_DEADLINE_MS } from "./shared-runs.js";
 
@@ -404,6 +405,7 @@ describe.skipIf(!HAS_REDIS)(
   () => {
     let redis: RedisServer | undefined;
     const webs: WebServer[] = [];
+    let proxy: CutProxy | undefined;
     afterEach(async () => {
       try {
         redis?.resume();
@@ -411,6 +413,8 @@ describe.skipIf(!HAS_REDIS)(
         // Not paused.
       }
       for (const web of webs.splice(0)) await web.close();
+      await proxy?.close();
+      proxy = undefined;
       await redis?.kill();
     });
 
@@ -465,6 +469,87 @@ describe.skipIf(!HAS_REDIS)(
       const c = await startWebServer({ redis: url });
       webs.push(c);
       expect((await call(c, "api/state")).body.run).toEqual(r0);
+    }, 40_000);
+
+    it("the run before is `latest` again after prompts whose answers were lost with the connection (their writes landed)", async () => {
+      redis = await RedisServer.start();
+      proxy = await startCutProxy(redis.port);
+      // The playground reaches Redis through a link the test can fail; the test reads Redis directly.
+      const a = await startWebServer({ redis: `redis://127.0.0.1:${proxy.port}/0` });
+      webs.push(a);
+      const first = await ask(a, "R0: what is 2+2");
+      expect(first.status).toBe(201);
+      await (await fetch(new URL(`api/runs/${String(first.body.id)}/events`, a.url))).text();
+      const r0 = { id: first.body.id, prompt: "R0: what is 2+2", ended: true };
+
+      const client = createClient({ url: `${redis.url}/0` });
+      await client.connect();
+      try {
+        // Redis carries out both writes; their answers (with the run each replaced) never come back.
+        proxy.loseAnswers();
+        const r1 = await ask(a, "R1: refused");
+        const r2 = await ask(a, "R2: refused too");
+        expect([r1.status, r2.status]).toEqual([503, 503]);
+        const late = await client.get("loopwright:playground:latest");
+        expect(late).not.toBe(r0.id); // the late `latest`: R2's
+        expect(await client.keys("loopwright:playground:run:*")).toHaveLength(3);
+        // Then the link fails: the writes fail unanswered, and the client reconnects by itself.
+        proxy.cut();
+
+        const end = Date.now() + 10_000;
+        while (Date.now() < end && (await client.keys("loopwright:playground:run:*")).length > 1)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await client.keys("loopwright:playground:run:*")).toEqual([
+          `loopwright:playground:run:${String(r0.id)}`,
+        ]);
+        // Was deleted: a take-back that did not know what the write replaced left no `latest` at all.
+        expect(await client.get("loopwright:playground:latest")).toBe(r0.id);
+        expect(await client.ttl("loopwright:playground:latest")).toBeGreaterThan(0);
+      } finally {
+        client.destroy();
+      }
+      expect((await call(a, "api/state")).body.run).toEqual(r0);
+      const b = await startWebServer({ redis: `${redis.url}/0` });
+      webs.push(b);
+      expect((await call(b, "api/state")).body.run).toEqual(r0);
+    }, 40_000);
+
+    it("a run another playground started meanwhile stays `latest` (the take-back never replaces a run really accepted)", async () => {
+      redis = await RedisServer.start();
+      proxy = await startCutProxy(redis.port);
+      const a = await startWebServer({ redis: `redis://127.0.0.1:${proxy.port}/0` });
+      webs.push(a);
+      const b = await startWebServer({ redis: `${redis.url}/0` });
+      webs.push(b);
+      const first = await ask(a, "R0: what is 2+2");
+      expect(first.status).toBe(201);
+      await (await fetch(new URL(`api/runs/${String(first.body.id)}/events`, a.url))).text();
+
+      proxy.loseAnswers();
+      expect((await ask(a, "R1: refused")).status).toBe(503);
+      // B reaches Redis directly: its prompt is accepted, between A's two refused ones.
+      const accepted = await ask(b, "R3: accepted on B");
+      expect(accepted.status).toBe(201);
+      await (await fetch(new URL(`api/runs/${String(accepted.body.id)}/events`, b.url))).text();
+      expect((await ask(a, "R2: refused too")).status).toBe(503);
+      proxy.cut();
+
+      const client = createClient({ url: `${redis.url}/0` });
+      await client.connect();
+      try {
+        const end = Date.now() + 10_000;
+        while (Date.now() < end && (await client.keys("loopwright:playground:run:*")).length > 2)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await client.keys("loopwright:playground:run:*")).toHaveLength(2);
+        expect(await client.get("loopwright:playground:latest")).toBe(accepted.body.id);
+      } finally {
+        client.destroy();
+      }
+      const r3 = { id: accepted.body.id, prompt: "R3: accepted on B", ended: true };
+      expect((await call(a, "api/state")).body.run).toEqual(r3);
+      expect((await call(b, "api/state")).body.run).toEqual(r3);
     }, 40_000);
   },
 );

@@ -26,29 +26,57 @@ const PREFIX = "loopwright:playground:";
 /** How long a run's record outlives its last update: a day, like the bus's retention of an ended run. */
 const TTL_SECONDS = 24 * 60 * 60;
 
+/** How many refused runs back a take-back looks for the run before them (see {@link TAKE_BACK_SCRIPT}). */
+const REMEMBERED_REFUSALS = 100;
+
 /**
- * Takes back the record of a run refused for want of Redis whose write landed late (KEYS: its
- * record, `latest`, the record of the run `latest` named before it; ARGV: its id, that run's id or
- * "" when there was none, the pointer's TTL in seconds). Deletes the record; if `latest` still names
- * it, points `latest` back at the run before when that run's record is still there (for as long as
- * that record lives), else deletes `latest`. One script, so no other playground's write lands
- * between the check and the change. Answers 0 (`latest` names another run), 1 (restored), 2 (deleted).
+ * Writes a run's record (KEYS: its record, `latest`, its `before` key; ARGV: the record, its id, the
+ * TTL in seconds, "1" for a run that has not ended). A run not ended becomes `latest`, and its
+ * `before` key keeps the run `latest` named until then ("" for none), in Redis itself: a take-back
+ * finds it there even when the write's answer was lost with the connection. An ended run's `before`
+ * key is let go (an accepted run is never taken back).
+ */
+const PUT_SCRIPT = `
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+if ARGV[4] ~= '1' then
+  redis.call('DEL', KEYS[3])
+  return 0
+end
+local previous = redis.call('GET', KEYS[2])
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+redis.call('SET', KEYS[3], previous or '', 'EX', ARGV[3])
+return 1
+`;
+
+/**
+ * Takes back the record of a run refused for want of Redis whose write may have landed late (KEYS:
+ * its record, `latest`, its `before` key; ARGV: its id, the pointer's TTL in seconds, the keys'
+ * prefix). Deletes the record; if `latest` still names it (a compare-and-set: a pointer another
+ * write set since is never touched), points `latest` back at the run its write replaced, read from
+ * its `before` key — through runs refused before it, whose records are gone, to the first whose
+ * record is still there — for as long as that record lives; deletes `latest` only when no run
+ * before it is left. One script, so no other playground's write lands between the check and the
+ * change. A `before` key is left to expire: a run refused after this one may still look through it.
+ * Answers 0 (`latest` names another run), 1 (restored), 2 (deleted).
  */
 const TAKE_BACK_SCRIPT = `
 redis.call('DEL', KEYS[1])
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-if ARGV[2] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then
-  local ttl = redis.call('TTL', KEYS[3])
-  if ttl <= 0 then ttl = tonumber(ARGV[3]) end
-  redis.call('SET', KEYS[2], ARGV[2], 'EX', ttl)
-  return 1
+local before = redis.call('GET', KEYS[3])
+for hop = 1, ${REMEMBERED_REFUSALS} do
+  if not before or before == '' then break end
+  local record = ARGV[3] .. 'run:' .. before
+  if redis.call('EXISTS', record) == 1 then
+    local ttl = redis.call('TTL', record)
+    if ttl <= 0 then ttl = tonumber(ARGV[2]) end
+    redis.call('SET', KEYS[2], before, 'EX', ttl)
+    return 1
+  end
+  before = redis.call('GET', ARGV[3] .. 'before:' .. before)
 end
 redis.call('DEL', KEYS[2])
 return 2
 `;
-
-/** How many refused runs' predecessors are remembered, to see through a refused run that another replaced. */
-const REMEMBERED_REFUSALS = 100;
 
 /** A run record as Redis holds it; undefined for one this module did not write (another process's, or garbled). */
 function parse(text: string | null | undefined): RunInfo | undefined {
@@ -116,52 +144,39 @@ export async function connectSharedRuns(url: string): Promise<SharedRuns> {
   const latestKey = `${PREFIX}latest`;
   /**
    * Runs refused for want of Redis whose write may still land (one already sent is carried out
-   * whenever a paused or cut-off Redis answers again), each with the run its write found `latest`
-   * naming (null: none, or not known). Taken back by {@link TAKE_BACK_SCRIPT} once the write has
-   * answered (or failed), and again whenever the client is ready until Redis has it, so no playground
-   * on this Redis shows a run that never started, and `latest` names the run before it again.
+   * whenever a paused or cut-off Redis answers again). Taken back by {@link TAKE_BACK_SCRIPT} once
+   * the write has answered (or failed), and again whenever the client is ready until Redis has
+   * done it, so no playground on this Redis shows a run that never started, and `latest` names the
+   * last run really accepted again (what each write replaced is kept in Redis, not in its answer,
+   * which a dropped connection loses).
    */
-  const refused = new Map<string, string | null>();
-  /**
-   * What each run refused here replaced as `latest`, seen through runs refused before it: prompts
-   * refused one after another during one outage each find the one before them as `latest`, and must
-   * all point back at the run before the outage.
-   */
-  const replaced = new Map<string, string | null>();
+  const refused = new Set<string>();
   const takeBack = () => {
-    for (const [id, previous] of refused) {
-      const key = `${PREFIX}run:${id}`;
+    for (const id of refused) {
       client
         .sendCommand([
           "EVAL",
           TAKE_BACK_SCRIPT,
           "3",
-          key,
+          `${PREFIX}run:${id}`,
           latestKey,
-          previous === null ? key : `${PREFIX}run:${previous}`,
+          `${PREFIX}before:${id}`,
           id,
-          previous ?? "",
           String(TTL_SECONDS),
+          PREFIX,
         ])
         .then(
+          () => refused.delete(id),
           () => {
-            if (refused.get(id) === previous) refused.delete(id);
-          },
-          () => {
-            // Offline: tried again once the client is ready.
+            // Offline, or Redis refused it: tried again once the client is ready.
           },
         );
     }
   };
   client.on("ready", takeBack);
-  /** Owes the take-back of refused run `id` once its write has answered: `previous` is what it replaced. */
-  const refuse = (id: string, previous: string | null) => {
-    let before = previous;
-    for (let hops = 0; before !== null && replaced.has(before) && hops < REMEMBERED_REFUSALS; hops++)
-      before = replaced.get(before) ?? null;
-    replaced.set(id, before);
-    if (replaced.size > REMEMBERED_REFUSALS) replaced.delete(replaced.keys().next().value as string);
-    refused.set(id, before);
+  /** Owes the take-back of refused run `id` once its write has answered (or failed). */
+  const refuse = (id: string) => {
+    refused.add(id);
     takeBack();
   };
   /** `work`'s answer, or a SharedRunsError once the deadline passes or when the client fails. */
@@ -186,21 +201,27 @@ export async function connectSharedRuns(url: string): Promise<SharedRuns> {
   };
   return {
     async put(run) {
-      const key = `${PREFIX}run:${run.id}`;
-      const write = client.multi().set(key, JSON.stringify(run), { EX: TTL_SECONDS });
-      // GET: the run `latest` named before, for a take-back to point it at again.
-      if (!run.ended) write.set(latestKey, run.id, { EX: TTL_SECONDS, GET: true });
-      const sent = write.exec();
+      const sent = client.sendCommand([
+        "EVAL",
+        PUT_SCRIPT,
+        "3",
+        `${PREFIX}run:${run.id}`,
+        latestKey,
+        `${PREFIX}before:${run.id}`,
+        JSON.stringify(run),
+        run.id,
+        String(TTL_SECONDS),
+        run.ended ? "0" : "1",
+      ]);
       try {
         await within(sent);
       } catch (error) {
         // The run is not started; an ended run's record may land late, and is right when it does.
         // A started one's is taken back after its write answers (a failed write may have landed too).
-        if (!run.ended)
-          sent.then(
-            (replies) => refuse(run.id, typeof replies[1] === "string" ? replies[1] : null),
-            () => refuse(run.id, null),
-          );
+        if (!run.ended) {
+          const owed = () => refuse(run.id);
+          sent.then(owed, owed);
+        }
         throw error;
       }
     },
