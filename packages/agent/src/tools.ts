@@ -1,5 +1,10 @@
 import type { ToolDefinition } from "@loopwright/loop";
-import { sanitizeTools } from "@loopwright/schema-compat";
+import {
+  argumentsPrototype,
+  declaresInheritedName,
+  mapAlongSchema,
+  sanitizeTools,
+} from "@loopwright/schema-compat";
 import { AgentError } from "./errors.js";
 
 /** What a tool's `execute` is handed besides its arguments. */
@@ -48,7 +53,7 @@ export type ToolExecutionMode = "parallel" | "sequential";
  * Every other tool is returned as it is.
  */
 export function defineTool<Args extends object = Record<string, unknown>>(tool: AgentTool<Args>): AgentTool {
-  if (!tool || typeof tool.execute !== "function" || !namesInherited(tool.parameters)) {
+  if (!tool || typeof tool.execute !== "function" || !declaresInheritedName(tool.parameters)) {
     return tool as unknown as AgentTool;
   }
   const execute = tool.execute;
@@ -60,162 +65,37 @@ export function defineTool<Args extends object = Record<string, unknown>>(tool: 
   };
 }
 
-/** How deep `withAbsentKeys` follows the arguments; below it a value is handed on as it is. */
-const FILL_DEPTH = 512;
-
-/** The `Object.prototype` members a parameter may be named after (`__proto__` aside: it reads as the prototype). */
-const INHERITED = new Set(
-  Object.getOwnPropertyNames(Object.prototype).filter((name) => name !== "__proto__"),
-);
-
 type SchemaNode = { [keyword: string]: unknown };
-
-/** Whether `schema` (at any depth, `$defs` included) names a property that `Object.prototype` also has. */
-function namesInherited(schema: unknown): boolean {
-  const seen = new Set<object>();
-  const stack: unknown[] = [schema];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node !== "object" || node === null || seen.has(node)) continue;
-    seen.add(node);
-    const properties = (node as { properties?: unknown }).properties;
-    if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
-      for (const key of Object.keys(properties)) if (INHERITED.has(key)) return true;
-    }
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
-  }
-  return false;
-}
-
-/** `node[keyword]` when `node` holds it as its own (a schema's `properties` never lends `constructor`). */
-function own(node: unknown, keyword: string): unknown {
-  return typeof node === "object" && node !== null && Object.hasOwn(node, keyword)
-    ? (node as SchemaNode)[keyword]
-    : undefined;
-}
-
-/** The schema objects `node` stands for: itself, what its `$ref` names, and its `allOf`/`anyOf`/`oneOf` branches. */
-function schemaNodes(root: unknown, node: unknown, into: SchemaNode[]): SchemaNode[] {
-  const seen = new Set<object>();
-  const stack: unknown[] = [node];
-  while (stack.length > 0) {
-    const next = stack.pop();
-    if (typeof next !== "object" || next === null || Array.isArray(next) || seen.has(next)) continue;
-    seen.add(next);
-    into.push(next as SchemaNode);
-    const ref = own(next, "$ref");
-    if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) {
-      let target: unknown = root;
-      for (const part of ref.slice(2).split("/")) {
-        if (part === "") continue;
-        target = own(target, part.replaceAll("~1", "/").replaceAll("~0", "~"));
-      }
-      stack.push(target);
-    }
-    for (const keyword of ["allOf", "anyOf", "oneOf"]) {
-      const branches = own(next, keyword);
-      if (Array.isArray(branches)) for (const branch of branches) stack.push(branch);
-    }
-  }
-  return into;
-}
 
 /** `key` of `target` set as an ordinary own data property (an own `__proto__` key too, never the setter). */
 function put(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** The prototypes `shadowing` made, by the names each leaves out (sorted, joined by a space). */
-const shadows = new Map<string, object>();
-
 /**
- * The prototype a copy at a place declaring `names` is given: a null-prototype object holding every
- * `Object.prototype` member but `names` (not enumerable, as there). A left-out parameter of such a
- * name is then truly absent (`in` false, no own key, reads `undefined`), and a host's assignment to
- * it (`args.toString ??= "x"`) makes an ordinary enumerable own property that JSON and spreads keep.
- */
-function shadowing(names: ReadonlySet<string>): object {
-  const key = [...names].sort().join(" ");
-  let shadow = shadows.get(key);
-  if (shadow === undefined) {
-    const members = Object.getOwnPropertyDescriptors(Object.prototype) as {
-      [name: string]: PropertyDescriptor;
-    };
-    for (const name of names) delete members[name];
-    shadow = Object.preventExtensions(Object.create(null, members)) as object;
-    shadows.set(key, shadow);
-  }
-  return shadow;
-}
-
-/**
- * `args` with every plain object at a place `schema` declares an inherited-name property, and that
- * does not hold it, copied with that property as a non-enumerable own `undefined`; only the objects
- * on the way there are copied (ordinary objects), arrays are walked by index, nothing the schema
- * does not declare is followed, and `args` is never written into.
+ * `args` with every plain object (of `Object.prototype`) at a place `schema` declares an
+ * inherited-name property, and that does not hold it, copied with `argumentsPrototype` of the
+ * declared names as its prototype, so the left-out one is absent (see `defineTool`); only the
+ * objects on the way there are copied (ordinary objects, see `mapAlongSchema`), and `args` is never
+ * written into. An object that holds every such name it declares is handed on as it is.
  */
 function withAbsentKeys(args: unknown, schema: unknown): unknown {
-  const fill = (value: unknown, nodes: readonly SchemaNode[], depth: number): unknown => {
-    if (typeof value !== "object" || value === null || nodes.length === 0 || depth > FILL_DEPTH) return value;
-    if (Array.isArray(value)) {
-      const items: SchemaNode[] = [];
-      let longestPrefix = 0;
-      for (const node of nodes) {
-        const prefix = own(node, "prefixItems");
-        if (Array.isArray(prefix)) longestPrefix = Math.max(longestPrefix, prefix.length);
-        schemaNodes(schema, own(node, "items"), items);
-      }
-      let out: unknown[] | undefined;
-      for (let at = 0; at < value.length; at++) {
-        let itemNodes: readonly SchemaNode[] = items;
-        if (at < longestPrefix) {
-          const these = [...items];
-          for (const node of nodes) {
-            const prefix = own(node, "prefixItems");
-            if (Array.isArray(prefix) && at < prefix.length) schemaNodes(schema, prefix[at], these);
-          }
-          itemNodes = these;
-        }
-        const item = value[at];
-        const filled = fill(item, itemNodes, depth + 1);
-        if (filled !== item) {
-          out ??= value.slice();
-          out[at] = filled;
-        }
-      }
-      return out ?? value;
-    }
-    if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return mapAlongSchema(args, schema, (object, place) => {
+    if (Object.getPrototypeOf(object) !== Object.prototype) return object;
+    const value = object as SchemaNode;
     const changed = new Map<string, unknown>();
     for (const key of Object.keys(value)) {
-      const childNodes: SchemaNode[] = [];
-      for (const node of nodes) {
-        const declared = own(own(node, "properties"), key);
-        if (declared !== undefined) schemaNodes(schema, declared, childNodes);
-        else schemaNodes(schema, own(node, "additionalProperties"), childNodes);
-      }
-      const child = (value as SchemaNode)[key];
-      const filled = fill(child, childNodes, depth + 1);
+      const child = value[key];
+      const filled = place.walk(child, key);
       if (filled !== child) changed.set(key, filled);
     }
-    const declared = new Set<string>();
     let absent = false;
-    for (const node of nodes) {
-      const properties = own(node, "properties");
-      if (typeof properties !== "object" || properties === null) continue;
-      for (const key of Object.keys(properties)) {
-        if (!INHERITED.has(key)) continue;
-        declared.add(key);
-        if (!Object.hasOwn(value, key)) absent = true;
-      }
-    }
+    for (const name of place.inherited) if (!Object.hasOwn(value, name)) absent = true;
     if (changed.size === 0 && !absent) return value;
-    const out = (absent ? Object.create(shadowing(declared)) : {}) as SchemaNode;
-    for (const key of Object.keys(value))
-      put(out, key, changed.has(key) ? changed.get(key) : (value as SchemaNode)[key]);
+    const out = (absent ? Object.create(argumentsPrototype(place.inherited)) : {}) as SchemaNode;
+    for (const key of Object.keys(value)) put(out, key, changed.has(key) ? changed.get(key) : value[key]);
     return out;
-  };
-  return fill(args, schemaNodes(schema, schema, []), 0);
+  });
 }
 
 /**

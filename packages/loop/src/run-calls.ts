@@ -1,5 +1,10 @@
 import { isCredentialParam, REDACTED } from "@loopwright/client";
-import { restoreArguments, takesOnlyStringAt, takesStringAt } from "@loopwright/schema-compat";
+import {
+  isArgumentsPrototype,
+  restoreArguments,
+  takesOnlyStringAt,
+  takesStringAt,
+} from "@loopwright/schema-compat";
 import { listenForAbort } from "@loopwright/stream";
 import {
   type ArgumentPath,
@@ -553,11 +558,11 @@ function plainData(
       }
       return items;
     }
-    // Plain data: no prototype, or one with none of its own (`Object.prototype`, or the prototype
-    // `@loopwright/tools` gives arguments declaring an inherited name such as `constructor`); anything
-    // further down a chain is a class instance.
+    // Plain data: no prototype, `Object.prototype`, or the prototype `@loopwright/tools` and
+    // `@loopwright/agent` give arguments declaring an inherited name such as `constructor`
+    // (`isArgumentsPrototype`); any other is a class instance's.
     const proto = Object.getPrototypeOf(value) as object | null;
-    if (proto !== null && Object.getPrototypeOf(proto) !== null) return LEFT_OUT;
+    if (proto !== null && proto !== Object.prototype && !isArgumentsPrototype(proto)) return LEFT_OUT;
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
     for (let at = 0; at < keys.length; at++) {

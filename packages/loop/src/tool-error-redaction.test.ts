@@ -5,6 +5,7 @@
 // every error a call is answered with, before the model, the transcript or a watcher sees it. A
 // result the tool returned is its own output, and stays as it was.
 import type { RunEvent } from "@loopwright/events";
+import { argumentsPrototype } from "@loopwright/schema-compat";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AssistantToolCall, ChatMessage, LoopConfig } from "./config.js";
@@ -217,6 +218,26 @@ describe("a tool's error text reaches the model without the endpoint's credentia
     expect(JSON.parse(String(read.sent))).toEqual({
       ok: false,
       error: { name: "Error", message: "cannot write", input: { path: "x", opts: { depth: 1 } } },
+    });
+  });
+
+  it("arguments of the prototype @loopwright/schema-compat's argumentsPrototype makes are kept; an instance of a class extending null is not", async () => {
+    const args = Object.assign(Object.create(argumentsPrototype(["constructor", "toString"])) as object, {
+      path: "x",
+    });
+    // A class's prototype whose own prototype is null: its instances are no plain data.
+    const Thing = function Thing() {};
+    const instance = Object.assign(
+      Object.create(Object.create(null, { constructor: { value: Thing } })) as object,
+      {
+        secretive: "state",
+      },
+    );
+    const failure = Object.assign(new Error("cannot write"), { input: args, instance });
+    const read = await runWith(() => ({ ok: false, error: failure }));
+    expect(JSON.parse(String(read.sent))).toEqual({
+      ok: false,
+      error: { name: "Error", message: "cannot write", input: { path: "x" } },
     });
   });
 

@@ -3,6 +3,14 @@ export { checkStrictSchema } from "./check-strict.js";
 export type { SchemaCompatErrorCode } from "./errors.js";
 export { SchemaCompatError } from "./errors.js";
 export { isGrammarError } from "./grammar-error.js";
+export type { SchemaPlace } from "./inherited-names.js";
+export {
+  argumentsPrototype,
+  declaresInheritedName,
+  INHERITED_NAMES,
+  isArgumentsPrototype,
+  mapAlongSchema,
+} from "./inherited-names.js";
 export { RELAXED_KEYWORDS, STRICT_FORMATS, STRICT_KEYWORDS, STRICT_MAX_DEPTH } from "./keywords.js";
 export { dropOptionalNulls, restoreArguments, takesOnlyStringAt, takesStringAt } from "./optional-nulls.js";
 export type { ToolOrder } from "./order-tools.js";

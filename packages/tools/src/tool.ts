@@ -1,3 +1,9 @@
+import {
+  argumentsPrototype,
+  declaresInheritedName,
+  isArgumentsPrototype,
+  mapAlongSchema,
+} from "@loopwright/schema-compat";
 import { z } from "zod";
 import { type ArgumentIssue, ToolInputError } from "./errors.js";
 
@@ -116,44 +122,10 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
 /** The schema each tool's arguments are checked with: its `input`, pipes and prefaults filled (see `readerOf`). */
 const readers = new WeakMap<object, z.ZodType>();
 
-/** How deep `withAbsentKeys` follows the arguments; below it a value is handed on as it is (dispatch refuses deeper anyway). */
-const FILL_DEPTH = 512;
-
-/** The `Object.prototype` members a parameter may be named after (`__proto__` aside: `defineTool` refuses it). */
-const INHERITED = new Set(
-  Object.getOwnPropertyNames(Object.prototype).filter((name) => name !== "__proto__"),
-);
-
-/** The prototypes `shadowing` made, by the names each leaves out (sorted, joined by a space). */
-const shadows = new Map<string, object>();
-const shadowSet = new WeakSet<object>();
-
-/**
- * The prototype an object at a place declaring `names` is given: a null-prototype object holding
- * every `Object.prototype` member (as `Object.prototype` holds it: not enumerable) but `names`. A
- * left-out parameter of such a name is then truly absent (`in` false, no own key, reads
- * `undefined`), and assigning it makes an ordinary enumerable own property, while
- * `.hasOwnProperty()`, `.toString()` and the rest still work when not declared.
- */
-function shadowing(names: ReadonlySet<string>): object {
-  const key = [...names].sort().join(" ");
-  let shadow = shadows.get(key);
-  if (shadow === undefined) {
-    const members = Object.getOwnPropertyDescriptors(Object.prototype) as {
-      [name: string]: PropertyDescriptor;
-    };
-    for (const name of names) delete members[name];
-    shadow = Object.preventExtensions(Object.create(null, members)) as object;
-    shadows.set(key, shadow);
-    shadowSet.add(shadow);
-  }
-  return shadow;
-}
-
-/** Whether `value` is an object `mendAlong` looks into: an ordinary one, or one `shadowing` gave its prototype. */
+/** Whether `value` is an object `mendAlong` looks into: an ordinary one, or one `argumentsPrototype` gave its prototype. */
 function isPlain(value: object): boolean {
   const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || (prototype !== null && shadowSet.has(prototype));
+  return prototype === Object.prototype || isArgumentsPrototype(prototype);
 }
 
 /** JSON Schema keywords whose value is data, not a schema. */
@@ -206,61 +178,17 @@ function protoPath(schema: SchemaNode): string | undefined {
 
 type SchemaNode = { [keyword: string]: unknown };
 
-/** Per declared JSON Schema: whether it names an inherited member as a property anywhere. */
+/** Per declared JSON Schema (made here, never changed after): whether it names an inherited member as a property anywhere. */
 const shadowCache = new WeakMap<object, boolean>();
 
-/** Whether `schema` (at any depth, `$defs` included) names a property that `Object.prototype` also has. */
+/** `declaresInheritedName(schema)`, once per schema: `parse` asks it on every call. */
 function namesInherited(schema: object): boolean {
-  const cached = shadowCache.get(schema);
-  if (cached !== undefined) return cached;
-  let found = false;
-  const seen = new Set<object>();
-  const stack: unknown[] = [schema];
-  while (stack.length > 0 && !found) {
-    const node = stack.pop();
-    if (typeof node !== "object" || node === null || seen.has(node)) continue;
-    seen.add(node);
-    const properties = (node as { properties?: unknown }).properties;
-    if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
-      for (const key of Object.keys(properties)) if (INHERITED.has(key)) found = true;
-    }
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push(child);
+  let found = shadowCache.get(schema);
+  if (found === undefined) {
+    found = declaresInheritedName(schema);
+    shadowCache.set(schema, found);
   }
-  shadowCache.set(schema, found);
   return found;
-}
-
-/** `node[keyword]` when `node` holds it as its own (a schema's `properties` never lends `constructor`). */
-function own(node: unknown, keyword: string): unknown {
-  return typeof node === "object" && node !== null && Object.hasOwn(node, keyword)
-    ? (node as SchemaNode)[keyword]
-    : undefined;
-}
-
-/** The schema objects `node` stands for: itself, what its `$ref` names, and its `allOf`/`anyOf`/`oneOf` branches. */
-function schemaNodes(root: SchemaNode, node: unknown, into: SchemaNode[]): SchemaNode[] {
-  const seen = new Set<object>();
-  const stack: unknown[] = [node];
-  while (stack.length > 0) {
-    const next = stack.pop();
-    if (typeof next !== "object" || next === null || Array.isArray(next) || seen.has(next)) continue;
-    seen.add(next);
-    into.push(next as SchemaNode);
-    const ref = own(next, "$ref");
-    if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) {
-      let target: unknown = root;
-      for (const part of ref.slice(2).split("/")) {
-        if (part === "") continue;
-        target = own(target, part.replaceAll("~1", "/").replaceAll("~0", "~"));
-      }
-      stack.push(target);
-    }
-    for (const keyword of ["allOf", "anyOf", "oneOf"]) {
-      const branches = own(next, keyword);
-      if (Array.isArray(branches)) for (const branch of branches) stack.push(branch);
-    }
-  }
-  return into;
 }
 
 /** `key` of `target` set as an ordinary own data property (an own `__proto__` key too, never the setter). */
@@ -292,87 +220,30 @@ function copyOf(value: object): SchemaNode {
   return out;
 }
 
-/** Whether a schema node can hold an object or array that `mendAlong` has to look into. */
-function holdsMore(node: SchemaNode): boolean {
-  return (
-    own(node, "properties") !== undefined ||
-    own(node, "additionalProperties") !== undefined ||
-    own(node, "items") !== undefined ||
-    own(node, "prefixItems") !== undefined
-  );
-}
-
 /**
  * `value` with `reshape` applied at every plain object (see `isPlain`) at a place `schema`
- * declares properties, deepest first; an object or array holding a rewritten child is handed on as
- * a copy, so nothing given is written into. Only own data properties are followed
- * (no getter is run to look inside), nothing the schema does not declare is followed, arrays are
- * walked by index (any length), and nothing below `FILL_DEPTH` levels.
+ * declares properties, deepest first (see `mapAlongSchema`); an object or array holding a rewritten
+ * child is handed on as a copy, so nothing given is written into. Only own data properties are
+ * followed (no getter is run to look inside).
  */
 function mendAlong(value: unknown, schema: SchemaNode): unknown {
-  const walk = (value: unknown, nodes: readonly SchemaNode[], depth: number): unknown => {
-    if (typeof value !== "object" || value === null || nodes.length === 0 || depth > FILL_DEPTH) return value;
-    if (Array.isArray(value)) {
-      const items: SchemaNode[] = [];
-      let longestPrefix = 0;
-      for (const node of nodes) {
-        const prefix = own(node, "prefixItems");
-        if (Array.isArray(prefix)) longestPrefix = Math.max(longestPrefix, prefix.length);
-        schemaNodes(schema, own(node, "items"), items);
-      }
-      let out: unknown[] | undefined;
-      for (let at = 0; at < value.length; at++) {
-        let itemNodes: readonly SchemaNode[] = items;
-        if (at < longestPrefix) {
-          const these = [...items];
-          for (const node of nodes) {
-            const prefix = own(node, "prefixItems");
-            if (Array.isArray(prefix) && at < prefix.length) schemaNodes(schema, prefix[at], these);
-          }
-          itemNodes = these;
-        }
-        const item = value[at];
-        const mended = walk(item, itemNodes, depth + 1);
-        if (mended !== item) {
-          out ??= value.slice();
-          out[at] = mended;
-        }
-      }
-      return out ?? value;
-    }
-    if (!isPlain(value)) return value;
+  return mapAlongSchema(value, schema, (object, place) => {
+    if (!isPlain(object)) return object;
     const changed = new Map<string, unknown>();
-    for (const key of Object.keys(value)) {
-      const reached: SchemaNode[] = [];
-      for (const node of nodes) {
-        const properties = own(node, "properties");
-        const declared = own(properties, key);
-        if (declared !== undefined) schemaNodes(schema, declared, reached);
-        else schemaNodes(schema, own(node, "additionalProperties"), reached);
-      }
-      const childNodes = reached.filter(holdsMore);
-      if (childNodes.length === 0) continue;
-      const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    for (const key of Object.keys(object)) {
+      const descriptor = Object.getOwnPropertyDescriptor(object, key);
       if (descriptor === undefined || !("value" in descriptor)) continue;
-      const child: unknown = descriptor.value;
-      const mended = walk(child, childNodes, depth + 1);
-      if (mended !== child) changed.set(key, mended);
+      const mended = place.walk(descriptor.value, key);
+      if (mended !== descriptor.value) changed.set(key, mended);
     }
-    const inherited = new Set<string>();
-    for (const node of nodes) {
-      const properties = own(node, "properties");
-      if (typeof properties !== "object" || properties === null) continue;
-      for (const key of Object.keys(properties)) if (INHERITED.has(key)) inherited.add(key);
-    }
-    return reshape(value as SchemaNode, inherited, changed);
-  };
-  return walk(value, schemaNodes(schema, schema, []), 0);
+    return reshape(object as SchemaNode, place.inherited, changed);
+  });
 }
 
 /**
  * What `withAbsentKeys` hands on for `value`, a plain object at a place
  * the schema declares properties: where it declares an inherited name, a copy (see `copyOf`) whose
- * prototype is `shadowing(inherited)`; elsewhere `value` itself unless a child was rewritten (then a
+ * prototype is `argumentsPrototype(inherited)`; elsewhere `value` itself unless a child was rewritten (then a
  * copy). Rewritten children are put in; a frozen, sealed or closed object (`.readonly()`) stays so.
  */
 function reshape(
@@ -382,7 +253,7 @@ function reshape(
 ): unknown {
   if (inherited.size === 0 && changed.size === 0) return value;
   const out = copyOf(value);
-  if (inherited.size > 0) Object.setPrototypeOf(out, shadowing(inherited));
+  if (inherited.size > 0) Object.setPrototypeOf(out, argumentsPrototype(inherited));
   for (const [key, mended] of changed) put(out, key, mended, true);
   if (Object.isFrozen(value)) Object.freeze(out);
   else if (Object.isSealed(value)) Object.seal(out);
@@ -394,7 +265,7 @@ function reshape(
  * `value` (a call's arguments, or what zod made of them) as the schema is to read it and `execute`
  * to get it, for a tool whose JSON Schema names a property after an `Object.prototype` member
  * (`constructor`, `toString`, `valueOf`…): every plain object at a place the schema declares such a
- * property is handed on as a copy whose prototype lacks those names (`shadowing`). Going in, a
+ * property is handed on as a copy whose prototype lacks those names (`argumentsPrototype` from `@loopwright/schema-compat`). Going in, a
  * left-out one is then truly absent for zod (`in` false, reads `undefined`): `.optional()`,
  * `.exactOptional()` and `.default()` read it as left out, not as the inherited function. Coming
  * out (zod builds ordinary objects, and a `.default()`, `.catch()` or `.transform()` hands on

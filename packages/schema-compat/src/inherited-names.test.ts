@@ -1,0 +1,278 @@
+import { describe, expect, it } from "vitest";
+import {
+  argumentsPrototype,
+  declaresInheritedName,
+  INHERITED_NAMES,
+  isArgumentsPrototype,
+  mapAlongSchema,
+  type SchemaPlace,
+} from "./index.js";
+
+describe("INHERITED_NAMES", () => {
+  it("is every Object.prototype member but __proto__", () => {
+    expect([...INHERITED_NAMES].sort()).toEqual(
+      Object.getOwnPropertyNames(Object.prototype)
+        .filter((name) => name !== "__proto__")
+        .sort(),
+    );
+    expect(INHERITED_NAMES.has("constructor")).toBe(true);
+    expect(INHERITED_NAMES.has("toString")).toBe(true);
+    expect(INHERITED_NAMES.has("__proto__")).toBe(false);
+  });
+});
+
+describe("argumentsPrototype", () => {
+  it("holds Object.prototype's members, as it holds them, but the names given", () => {
+    const prototype = argumentsPrototype(["constructor", "valueOf"]);
+    expect(Object.getPrototypeOf(prototype)).toBeNull();
+    expect(Object.isExtensible(prototype)).toBe(false);
+    const names = Object.getOwnPropertyNames(prototype).sort();
+    expect(names).toEqual(
+      Object.getOwnPropertyNames(Object.prototype)
+        .filter((name) => name !== "constructor" && name !== "valueOf")
+        .sort(),
+    );
+    for (const name of names) {
+      expect(Object.getOwnPropertyDescriptor(prototype, name)).toEqual(
+        Object.getOwnPropertyDescriptor(Object.prototype, name),
+      );
+    }
+  });
+
+  it("makes a left-out declared name absent, and assigning it an ordinary own property", () => {
+    const args = Object.assign(Object.create(argumentsPrototype(["constructor", "toString"])), {
+      path: "x",
+    }) as Record<string, unknown>;
+    expect("constructor" in args).toBe(false);
+    expect(args.constructor).toBeUndefined();
+    expect(args.toString).toBeUndefined();
+    // The members not declared still work.
+    // biome-ignore lint/suspicious/noPrototypeBuiltins: that the object's own member still works is the case under test
+    expect(args.hasOwnProperty("path")).toBe(true);
+    // biome-ignore lint/suspicious/noPrototypeBuiltins: as above
+    expect(args.propertyIsEnumerable("path")).toBe(true);
+    expect(args instanceof Object).toBe(false);
+    (args as { toString: unknown }).toString = "shown";
+    expect(Object.getOwnPropertyDescriptor(args, "toString")).toEqual({
+      value: "shown",
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+    expect(JSON.stringify(args)).toBe('{"path":"x","toString":"shown"}');
+  });
+
+  it("gives the same object for the same names in any order, repeated or among names it ignores", () => {
+    const one = argumentsPrototype(new Set(["toString", "constructor"]));
+    expect(argumentsPrototype(["constructor", "toString", "constructor"])).toBe(one);
+    expect(argumentsPrototype(["path", "toString", "__proto__", "constructor"])).toBe(one);
+    expect(argumentsPrototype(["constructor"])).not.toBe(one);
+    // `__proto__` is never taken out: the accessor stays.
+    expect(Object.getOwnPropertyDescriptor(argumentsPrototype(["__proto__"]), "__proto__")).toEqual(
+      Object.getOwnPropertyDescriptor(Object.prototype, "__proto__"),
+    );
+  });
+});
+
+describe("isArgumentsPrototype", () => {
+  it("is true for what argumentsPrototype gives, every name left out or none", () => {
+    expect(isArgumentsPrototype(argumentsPrototype(["constructor"]))).toBe(true);
+    expect(isArgumentsPrototype(argumentsPrototype([]))).toBe(true);
+    expect(isArgumentsPrototype(argumentsPrototype(INHERITED_NAMES))).toBe(true);
+  });
+
+  it("is true for one of the same make built elsewhere (another copy of this package)", () => {
+    expect(isArgumentsPrototype(Object.create(null, members({ toString: undefined })))).toBe(true);
+  });
+
+  it("is false for anything else", () => {
+    class Point {
+      x = 1;
+    }
+    const replaced = members({
+      toString: { value: () => "mine", writable: true, enumerable: false, configurable: true },
+    });
+    const extra = members({ path: { value: "x", writable: true, enumerable: true, configurable: true } });
+    const shown = members({
+      toString: { ...Object.getOwnPropertyDescriptor(Object.prototype, "toString"), enumerable: true },
+    });
+    const symbol = Object.create(null, members()) as object;
+    Object.defineProperty(symbol, Symbol.iterator, { value: () => undefined });
+    const throwing = new Proxy(argumentsPrototype(["constructor"]), {
+      getPrototypeOf() {
+        throw new Error("trap");
+      },
+    });
+    // A prototype of a class that extends null: its own constructor is the class.
+    const nullClass = Object.create(null, {
+      constructor: { value: Point, writable: true, configurable: true },
+    });
+    for (const value of [
+      Object.prototype,
+      Point.prototype,
+      Array.prototype,
+      Object.create(null),
+      Object.create(Object.prototype, members()),
+      Object.create(null, replaced),
+      Object.create(null, extra),
+      Object.create(null, shown),
+      symbol,
+      throwing,
+      nullClass,
+      null,
+      undefined,
+      "constructor",
+      42,
+    ]) {
+      expect(isArgumentsPrototype(value)).toBe(false);
+    }
+  });
+});
+
+describe("declaresInheritedName", () => {
+  it("finds an inherited name declared at any depth, in $defs too", () => {
+    expect(declaresInheritedName({ type: "object", properties: { constructor: { type: "string" } } })).toBe(
+      true,
+    );
+    expect(
+      declaresInheritedName({
+        type: "object",
+        properties: { list: { type: "array", items: { $ref: "#/$defs/Item" } } },
+        $defs: { Item: { type: "object", properties: { valueOf: { type: "number" } } } },
+      }),
+    ).toBe(true);
+  });
+
+  it("is false where only ordinary names are declared, or an inherited name is a value", () => {
+    expect(declaresInheritedName({ type: "object", properties: { path: { type: "string" } } })).toBe(false);
+    expect(
+      declaresInheritedName({ type: "object", properties: { kind: { enum: ["constructor", "toString"] } } }),
+    ).toBe(false);
+    expect(declaresInheritedName({ type: "object" })).toBe(false);
+    expect(declaresInheritedName(null)).toBe(false);
+    expect(declaresInheritedName("constructor")).toBe(false);
+  });
+
+  it("reads a cyclic schema once", () => {
+    const node: Record<string, unknown> = { type: "object" };
+    node.properties = { next: node };
+    expect(declaresInheritedName(node)).toBe(false);
+    Object.assign(node.properties as object, { toString: { type: "string" } });
+    expect(declaresInheritedName(node)).toBe(true);
+  });
+});
+
+describe("mapAlongSchema", () => {
+  /** Marks every object it is given with the inherited names its place declares; walks every key. */
+  const mark = (object: object, place: SchemaPlace): unknown => {
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(object)) out[key] = place.walk(child, key);
+    out["@inherited"] = [...place.inherited].sort();
+    return out;
+  };
+
+  it("hands each object its place's inherited names, through $ref, allOf/anyOf/oneOf, items and additionalProperties", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        constructor: { type: "string" },
+        list: { type: "array", items: { $ref: "#/$defs/Item" } },
+        pair: {
+          type: "array",
+          prefixItems: [{ properties: { toString: {} } }, { properties: { valueOf: {} } }] as object[],
+        },
+        map: { type: "object", additionalProperties: { properties: { hasOwnProperty: {} } } },
+        either: { anyOf: [{ properties: { valueOf: {} } }, { oneOf: [{ properties: { toString: {} } }] }] },
+      },
+      allOf: [{ properties: { isPrototypeOf: {} } }],
+      $defs: { Item: { type: "object", properties: { toLocaleString: {}, path: { type: "string" } } } },
+    };
+    const args = {
+      list: [{ path: "a" }, { path: "b" }],
+      pair: [{}, {}, {}],
+      map: { one: {}, two: {} },
+      either: {},
+      other: { deep: {} },
+    };
+    const out = mapAlongSchema(args, schema, mark);
+    expect(out).toEqual({
+      list: [
+        { path: "a", "@inherited": ["toLocaleString"] },
+        { path: "b", "@inherited": ["toLocaleString"] },
+      ],
+      pair: [{ "@inherited": ["toString"] }, { "@inherited": ["valueOf"] }, {}],
+      map: {
+        one: { "@inherited": ["hasOwnProperty"] },
+        two: { "@inherited": ["hasOwnProperty"] },
+        "@inherited": [],
+      },
+      either: { "@inherited": ["toString", "valueOf"] },
+      // Not declared: not followed.
+      other: { deep: {} },
+      "@inherited": ["constructor", "isPrototypeOf"],
+    });
+    // Nothing given is written into.
+    expect(args.pair).toEqual([{}, {}, {}]);
+    expect(args).not.toHaveProperty("@inherited");
+  });
+
+  it("hands on an array as it is when no item changed, a copy when one did", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        names: { type: "array", items: { type: "string" } },
+        objects: { type: "array", items: { properties: { toString: {} } } },
+      },
+    };
+    const names = ["a", "b"];
+    const objects = [{ a: 1 }, { a: 2 }];
+    const out = mapAlongSchema({ names, objects }, schema, (object, place) =>
+      place.inherited.size > 0 ? { ...object, seen: true } : rebuild(object, place),
+    ) as { names: unknown; objects: unknown[] };
+    expect(out.names).toBe(names);
+    expect(out.objects).not.toBe(objects);
+    expect(out.objects).toEqual([
+      { a: 1, seen: true },
+      { a: 2, seen: true },
+    ]);
+    expect(objects).toEqual([{ a: 1 }, { a: 2 }]);
+  });
+
+  it("does not follow a value past 512 levels", () => {
+    const node = { type: "object", properties: { next: { $ref: "#" }, toString: {} } };
+    let value: Record<string, unknown> = {};
+    const bottom = value;
+    for (let at = 0; at < 600; at++) value = { next: value };
+    let visited = 0;
+    mapAlongSchema(value, node, (object, place) => {
+      visited++;
+      const next = (object as { next?: unknown }).next;
+      if (next !== undefined) place.walk(next, "next");
+      return object;
+    });
+    // Depth 0 to 512 are visited (513 objects), nothing below.
+    expect(visited).toBe(513);
+    expect(bottom).toEqual({});
+  });
+});
+
+/** The object with each child walked, itself when none changed. */
+function rebuild(object: object, place: SchemaPlace): object {
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(object)) {
+    out[key] = place.walk(child, key);
+    if (out[key] !== child) changed = true;
+  }
+  return changed ? out : object;
+}
+
+/** Object.prototype's property descriptors, with `change` put in (`undefined`: that member left out). */
+function members(change: { [name: string]: PropertyDescriptor | undefined } = {}): PropertyDescriptorMap {
+  const all: PropertyDescriptorMap = { ...Object.getOwnPropertyDescriptors(Object.prototype) };
+  for (const [name, descriptor] of Object.entries(change)) {
+    if (descriptor === undefined) delete all[name];
+    else all[name] = descriptor;
+  }
+  return all;
+}
