@@ -21,6 +21,36 @@ const INHERITED = Object.getOwnPropertyNames(Object.prototype);
 /** The names a parameter may have (`defineTool` refuses `__proto__`: zod never reads that key). */
 const NAMEABLE = INHERITED.filter((name) => name !== "__proto__");
 
+/** Dispatches one call of `tool` with `args` through a toolset of that tool alone. */
+const call = (tool: Tool, args: unknown) =>
+  createToolset([tool]).dispatch({
+    id: "c",
+    name: tool.declaration.function.name,
+    args: args as Record<string, unknown>,
+  });
+
+/**
+ * Runs the agent loop over HTTP against a testkit server whose model calls `tool` once with
+ * `args` (JSON text); answers what the tool message sent back to the model holds.
+ */
+async function answerOverHttp(tool: Tool, args: string): Promise<unknown> {
+  const toolset = createToolset([tool]);
+  server = await startServer({
+    replies: [
+      { toolCalls: [{ name: tool.declaration.function.name, arguments: args }] },
+      { content: "done" },
+    ],
+  });
+  await runAgentLoop({
+    config: { baseUrl: server.baseUrl, model: "m" },
+    messages: [{ role: "user", content: "go" }],
+    tools: toolset.tools,
+    dispatch: toolset.dispatch,
+  });
+  const second = server.chatRequests[1]?.body as { messages: { role: string; content?: unknown }[] };
+  return second.messages.find((m) => m.role === "tool")?.content;
+}
+
 describe("parameters named like Object.prototype members", () => {
   it("covers the names that broke calls", () => {
     for (const name of ["constructor", "toString", "valueOf", "hasOwnProperty", "__proto__"]) {
@@ -101,33 +131,12 @@ describe("parameters named like Object.prototype members", () => {
         return `class ${name} { ${constructor ?? ""} }`;
       },
     });
-    const toolset = createToolset([scaffold]);
-    server = await startServer({
-      replies: [
-        { toolCalls: [{ name: "scaffold_class", arguments: '{"name":"Point"}' }] },
-        { content: "done" },
-      ],
-    });
-    await runAgentLoop({
-      config: { baseUrl: server.baseUrl, model: "m" },
-      messages: [{ role: "user", content: "go" }],
-      tools: toolset.tools,
-      dispatch: toolset.dispatch,
-    });
-    const second = server.chatRequests[1]?.body as { messages: { role: string; content?: unknown }[] };
-    const answered = second.messages.find((m) => m.role === "tool");
-    expect(answered?.content).toBe("class Point {  }");
+    expect(await answerOverHttp(scaffold, '{"name":"Point"}')).toBe("class Point {  }");
     expect(ran).toEqual(["Point"]);
   });
 });
 
 describe("a left-out inherited name is not listed, and a copying preprocess still reads it absent", () => {
-  const call = (tool: Tool, args: unknown) =>
-    createToolset([tool]).dispatch({
-      id: "c",
-      name: tool.declaration.function.name,
-      args: args as Record<string, unknown>,
-    });
   /** What a host reading the arguments' keys sees: keys, JSON, for…in and a spread's keys. */
   const listing = (args: object) => {
     const forIn: string[] = [];
@@ -327,29 +336,11 @@ describe("a left-out inherited name is not listed, and a copying preprocess stil
           .map(([key, value]) => `--${key}=${String(value)}`)
           .join(" "),
     });
-    const toolset = createToolset([flags]);
-    server = await startServer({
-      replies: [{ toolCalls: [{ name: "flags", arguments: '{"cmd":"build"}' }] }, { content: "done" }],
-    });
-    await runAgentLoop({
-      config: { baseUrl: server.baseUrl, model: "m" },
-      messages: [{ role: "user", content: "go" }],
-      tools: toolset.tools,
-      dispatch: toolset.dispatch,
-    });
-    const second = server.chatRequests[1]?.body as { messages: { role: string; content?: unknown }[] };
-    expect(second.messages.find((m) => m.role === "tool")?.content).toBe("--cmd=build");
+    expect(await answerOverHttp(flags, '{"cmd":"build"}')).toBe("--cmd=build");
   });
 });
 
 describe("arguments handed on as ordinary objects, the host's objects never written into", () => {
-  const call = (tool: Tool, args: unknown) =>
-    createToolset([tool]).dispatch({
-      id: "c",
-      name: tool.declaration.function.name,
-      args: args as Record<string, unknown>,
-    });
-
   it("lets a preprocess, a z.unknown value and a loose object's extras call hasOwnProperty", async () => {
     const seen: Record<string, unknown> = {};
     const pre = defineTool({
@@ -455,13 +446,6 @@ describe("arguments handed on as ordinary objects, the host's objects never writ
 });
 
 describe("a left-out inherited name is truly absent: a host's assignment, defaults, exactOptional, __proto__", () => {
-  const call = (tool: Tool, args: unknown) =>
-    createToolset([tool]).dispatch({
-      id: "c",
-      name: tool.declaration.function.name,
-      args: args as Record<string, unknown>,
-    });
-
   it("makes a value the host assigns to a left-out one an ordinary key that JSON, spreads and structuredClone carry", async () => {
     let got: Record<string, unknown> = {};
     const forward = defineTool({
@@ -632,7 +616,7 @@ describe("a left-out inherited name is truly absent: a host's assignment, defaul
   });
 
   it("runs, over HTTP, a tool whose exactOptional and prefaulted inherited names the model left out", async () => {
-    const call = defineTool({
+    const callApi = defineTool({
       name: "call_api",
       description: "Calls an API with the given fields.",
       input: z.object({
@@ -647,21 +631,7 @@ describe("a left-out inherited name is truly absent: a host's assignment, defaul
         return JSON.stringify(args);
       },
     });
-    const toolset = createToolset([call]);
-    server = await startServer({
-      replies: [
-        { toolCalls: [{ name: "call_api", arguments: '{"endpoint":"/v1/things"}' }] },
-        { content: "done" },
-      ],
-    });
-    await runAgentLoop({
-      config: { baseUrl: server.baseUrl, model: "m" },
-      messages: [{ role: "user", content: "go" }],
-      tools: toolset.tools,
-      dispatch: toolset.dispatch,
-    });
-    const second = server.chatRequests[1]?.body as { messages: { role: string; content?: unknown }[] };
-    expect(second.messages.find((m) => m.role === "tool")?.content).toBe(
+    expect(await answerOverHttp(callApi, '{"endpoint":"/v1/things"}')).toBe(
       '{"endpoint":"/v1/things","opts":{"retries":1},"constructor":"Default"}',
     );
   });
