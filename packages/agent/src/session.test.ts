@@ -14,6 +14,7 @@ import {
   listSessions,
   SessionBusyError,
   type SessionEvent,
+  type SessionOptions,
   type TimelineEvent,
 } from "./test-exports.js";
 
@@ -35,6 +36,37 @@ function sent(s: TestServer, index: number): ChatMessageLike[] {
   return (s.chatRequests[index]!.body as { messages: ChatMessageLike[] }).messages;
 }
 
+/** Every event the session emits, in order. */
+function eventsOf(session: { onEvent(listener: (event: SessionEvent) => void): unknown }): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  session.onEvent((e) => events.push(e));
+  return events;
+}
+
+/** A "look" tool with no declared parameters that answers `answer`. */
+const lookTool = (answer: string) => ({
+  name: "look",
+  description: "Looks",
+  parameters: { type: "object" },
+  execute: () => answer,
+});
+
+/** The model's reply calling "look" once, with id `c<n>` and arguments `{"n":<n>}`. */
+const lookCall = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
+
+type Replies = NonNullable<Parameters<typeof startServer>[0]>["replies"];
+
+/** Starts the server on `replies`, then a session on it (model "sim") with a "look" tool answering `answer`. */
+async function lookSession(
+  replies: Replies,
+  answer: string,
+  options: Omit<SessionOptions, "config"> = {},
+  model = "sim",
+) {
+  server = await startServer({ replies });
+  return createSession({ config: { baseUrl: server.baseUrl, model }, tools: [lookTool(answer)], ...options });
+}
+
 const QUESTIONS = JSON.stringify({
   questions: [
     { header: "Deploy", question: "Which environment?", options: [{ label: "prod" }, { label: "staging" }] },
@@ -42,24 +74,26 @@ const QUESTIONS = JSON.stringify({
   ],
 });
 
+/** Starts the server with a model that asks the QUESTIONS, then replies `reply`; a session on it with AskUser. */
+async function askUserSession(reply: string) {
+  server = await startServer({
+    replies: [{ toolCalls: [{ id: "a1", name: "AskUser", arguments: QUESTIONS }] }, { content: reply }],
+  });
+  return createSession({
+    config: { baseUrl: server.baseUrl, model: "sim" },
+    builtInTools: { askUser: true },
+  });
+}
+
 describe("Session over HTTP", () => {
   it("pauses on AskUser until the host answers, and hands the model the answers by question", async () => {
-    server = await startServer({
-      replies: [
-        { toolCalls: [{ id: "a1", name: "AskUser", arguments: QUESTIONS }] },
-        { content: "Deploying." },
-      ],
-    });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      builtInTools: { askUser: true },
-    });
+    const session = await askUserSession("Deploying.");
     session.onEvent((e) => {
       if (e.type === "question") session.submitAnswer(e.id, ["prod", ["email", "slack"]]);
     });
     const result = await session.prompt("Deploy it");
     expect(result).toEqual({ status: "ok", reply: "Deploying." });
-    expect(JSON.parse(sent(server, 1).at(-1)!.content as string)).toEqual({
+    expect(JSON.parse(sent(server!, 1).at(-1)!.content as string)).toEqual({
       "Which environment?": "prod",
       "Notify on?": ["email", "slack"],
     });
@@ -69,13 +103,7 @@ describe("Session over HTTP", () => {
   });
 
   it("sends skipped questions as empty answers", async () => {
-    server = await startServer({
-      replies: [{ toolCalls: [{ id: "a1", name: "AskUser", arguments: QUESTIONS }] }, { content: "Fine." }],
-    });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      builtInTools: { askUser: true },
-    });
+    const session = await askUserSession("Fine.");
     let pendingWhenAsked: string | undefined;
     let wrongCount: unknown;
     session.onEvent((e) => {
@@ -91,20 +119,14 @@ describe("Session over HTTP", () => {
     await session.prompt("Deploy it");
     expect(pendingWhenAsked).toBe("q1");
     expect(String(wrongCount)).toMatch(/has 2 question/);
-    expect(JSON.parse(sent(server, 1).at(-1)!.content as string)).toEqual({
+    expect(JSON.parse(sent(server!, 1).at(-1)!.content as string)).toEqual({
       "Which environment?": "",
       "Notify on?": "",
     });
   });
 
   it("answers a pending question with empty answers on abort, and the run ends aborted", async () => {
-    server = await startServer({
-      replies: [{ toolCalls: [{ id: "a1", name: "AskUser", arguments: QUESTIONS }] }, { content: "never" }],
-    });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      builtInTools: { askUser: true },
-    });
+    const session = await askUserSession("never");
     session.onEvent((e) => {
       if (e.type === "question") setTimeout(() => session.abort(), 5);
     });
@@ -116,22 +138,17 @@ describe("Session over HTTP", () => {
     });
     expect(timeline.at(-1)).toEqual({ type: "interrupted" });
     expect(answeredPrefix(session.messages)).toBe(session.messages.length);
-    expect(server.chatRequests).toHaveLength(1);
+    expect(server!.chatRequests).toHaveLength(1);
   });
 
   it("stops a run that repeats the same tool calls past the stall threshold", async () => {
     const same = { toolCalls: [{ id: "x", name: "look", arguments: '{"at":"door"}' }] };
-    server = await startServer({ replies: [same, same, same, same, { content: "never" }] });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a door" },
-      ],
+    const session = await lookSession([same, same, same, same, { content: "never" }], "a door", {
       stallThreshold: 3,
     });
     const result = await session.prompt("Find the key");
     expect(result.status).toBe("stalled");
-    expect(server.chatRequests).toHaveLength(3);
+    expect(server!.chatRequests).toHaveLength(3);
     expect(answeredPrefix(session.messages)).toBe(session.messages.length);
   });
 
@@ -187,25 +204,18 @@ describe("Session over HTTP", () => {
     const todos = JSON.stringify({ todos: [{ content: "find the key", status: "inProgress" }] });
     const look = { toolCalls: [{ id: "x", name: "look", arguments: '{"at":"door"}' }] };
     const text = { content: "Looking around." };
-    server = await startServer({
-      replies: [
+    const session = await lookSession(
+      [
         { toolCalls: [{ id: "t1", name: "TodoWrite", arguments: todos }] },
         ...Array.from({ length: 12 }, () => [look, text]).flat(),
       ],
-    });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      builtInTools: { todoWrite: true },
-      tools: [
-        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a door" },
-      ],
-      stallThreshold: 3,
-      maxTurns: 12,
-    });
+      "a door",
+      { builtInTools: { todoWrite: true }, stallThreshold: 3, maxTurns: 12 },
+    );
     const result = await session.prompt("Find the key");
     expect(result.status).toBe("stalled");
     // TodoWrite, look, text, look, text, look: the third identical call set ends the run.
-    expect(server.chatRequests).toHaveLength(6);
+    expect(server!.chatRequests).toHaveLength(6);
     expect(answeredPrefix(session.messages)).toBe(session.messages.length);
   });
 
@@ -243,51 +253,37 @@ describe("Session over HTTP", () => {
   });
 
   it("reserves the turn after maxTurns for the answer, and ends with maxTurns when the model still calls", async () => {
-    const call = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
-    server = await startServer({ replies: [call(1), call(2), call(3), { content: "never" }] });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "nothing" },
-      ],
-      maxTurns: 2,
-    });
+    const session = await lookSession(
+      [lookCall(1), lookCall(2), lookCall(3), { content: "never" }],
+      "nothing",
+      {
+        maxTurns: 2,
+      },
+    );
     const result = await session.prompt("Search");
     expect(result.status).toBe("maxTurns");
-    expect(server.chatRequests).toHaveLength(3);
-    expect(sent(server, 2).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+    expect(server!.chatRequests).toHaveLength(3);
+    expect(sent(server!, 2).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
     expect(session.messages.some((m) => (m as ChatMessageLike).content === FINAL_TURN_NOTE)).toBe(false);
     expect(answeredPrefix(session.messages)).toBe(session.messages.length);
   });
 
   it("answers on the reserved turn with status ok", async () => {
-    const call = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
-    server = await startServer({ replies: [call(1), { content: "Here is what I found." }] });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "nothing" },
-      ],
+    const session = await lookSession([lookCall(1), { content: "Here is what I found." }], "nothing", {
       maxTurns: 1,
     });
     expect(await session.prompt("Search")).toEqual({ status: "ok", reply: "Here is what I found." });
-    expect(sent(server, 1).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+    expect(sent(server!, 1).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
   });
 
   it("sends the reserved turn with tool_choice none (and the note: a server may ignore it), earlier turns without", async () => {
-    const call = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
-    server = await startServer({ replies: [call(1), call(2), { content: "Done looking." }] });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "nothing" },
-      ],
+    const session = await lookSession([lookCall(1), lookCall(2), { content: "Done looking." }], "nothing", {
       maxTurns: 2,
     });
     expect(await session.prompt("Search")).toEqual({ status: "ok", reply: "Done looking." });
-    const choices = server.chatRequests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
+    const choices = server!.chatRequests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
     expect(choices).toEqual([undefined, undefined, "none"]);
-    expect(sent(server, 2).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+    expect(sent(server!, 2).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
   });
 
   it("answers on the reserved turn when the server refuses tool_choice: re-sent without it, the note kept, every call answered", async () => {
@@ -297,25 +293,20 @@ describe("Session over HTTP", () => {
       status: 404,
       body: readFixture("errors/openrouter/404-no-endpoints-support-tool-choice.message.txt"),
     } as const;
-    const call = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
-    server = await startServer({
-      replies: [call(1), refused, { content: "Found nothing." }, call(2), { content: "Still nothing." }],
-    });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "z-ai/glm-4.5-air" },
-      tools: [
-        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "nothing" },
-      ],
-      maxTurns: 1,
-    });
+    const session = await lookSession(
+      [lookCall(1), refused, { content: "Found nothing." }, lookCall(2), { content: "Still nothing." }],
+      "nothing",
+      { maxTurns: 1 },
+      "z-ai/glm-4.5-air",
+    );
     expect(await session.prompt("Search")).toEqual({ status: "ok", reply: "Found nothing." });
     // The next prompt: the model's latch sends its reserved turn without tool_choice and without tools.
     expect(await session.prompt("Again")).toEqual({ status: "ok", reply: "Still nothing." });
-    const bodies = server.chatRequests.map((r) => r.body as { tool_choice?: unknown; tools?: unknown[] });
+    const bodies = server!.chatRequests.map((r) => r.body as { tool_choice?: unknown; tools?: unknown[] });
     expect(bodies.map((b) => b.tool_choice)).toEqual([undefined, "none", undefined, undefined, undefined]);
     expect(bodies.map((b) => b.tools?.length)).toEqual([1, 1, undefined, 1, undefined]);
     for (const at of [1, 2, 4])
-      expect(sent(server, at).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
+      expect(sent(server!, at).at(-1)).toEqual({ role: "user", content: FINAL_TURN_NOTE });
     expect(
       session.getSnapshot().timeline.some((e) => e.type === "notice" && /refused tool_choice/.test(e.text)),
     ).toBe(true);
@@ -352,13 +343,12 @@ describe("Session over HTTP", () => {
     });
     return { session, looked, result: await session.prompt("Write the tests") };
   }
-  const look = (n: number) => ({ toolCalls: [{ id: `c${n}`, name: "look", arguments: `{"n":${n}}` }] });
 
   it("counts maxTurns over the whole prompt: a nudge about open todos starts no fresh tool budget", async () => {
     const { result, looked } = await nudged([
-      look(2),
+      lookCall(2),
       { content: "Out of turns; here is where it stands." },
-      look(3),
+      lookCall(3),
       { content: "never" },
     ]);
     // Two tool turns (TodoWrite, then look after the nudge), then the reserved turn; its answer is the
@@ -377,7 +367,7 @@ describe("Session over HTTP", () => {
   });
 
   it("ends with maxTurns, the call unrun, when the model calls on the reserved turn of a nudged prompt", async () => {
-    const { result, looked, session } = await nudged([look(2), look(3), { content: "never" }]);
+    const { result, looked, session } = await nudged([lookCall(2), lookCall(3), { content: "never" }]);
     expect(result.status).toBe("maxTurns");
     expect(looked).toEqual([2]);
     expect((server as TestServer).chatRequests).toHaveLength(4);
@@ -387,8 +377,7 @@ describe("Session over HTTP", () => {
   it("tells its listeners when a late </think> takes streamed answer text back (assistant_retract)", async () => {
     server = await startServer({ replies: [{ content: "Plan it.</think>Hi!", chunkChars: 3 }] });
     const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" } });
-    const events: SessionEvent[] = [];
-    session.onEvent((e) => events.push(e));
+    const events = eventsOf(session);
     await session.prompt("Hello");
     let drawn = "";
     for (const e of events) {
@@ -402,17 +391,11 @@ describe("Session over HTTP", () => {
   });
 
   it("shows a call's arguments that could not be read as the model wrote them, not as {}", async () => {
-    server = await startServer({
-      replies: [{ toolCalls: [{ id: "c1", name: "look", arguments: "{bad json" }] }, { content: "Sorry." }],
-    });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a door" },
-      ],
-    });
-    const events: SessionEvent[] = [];
-    session.onEvent((e) => events.push(e));
+    const session = await lookSession(
+      [{ toolCalls: [{ id: "c1", name: "look", arguments: "{bad json" }] }, { content: "Sorry." }],
+      "a door",
+    );
+    const events = eventsOf(session);
     await session.prompt("Look");
     expect(events.find((e) => e.type === "tool_start")).toMatchObject({ argsSummary: "{bad json" });
     await session.close();
@@ -434,8 +417,7 @@ describe("Session over HTTP", () => {
         },
       ],
     });
-    const events: SessionEvent[] = [];
-    session.onEvent((e) => events.push(e));
+    const events = eventsOf(session);
     await session.prompt("Note it");
     let reasoning = "";
     for (const e of events) {
@@ -455,8 +437,7 @@ describe("Session over HTTP", () => {
       replies: [{ content: `${scratchpad}</think>Hi!`, chunkChars: 2, chunkDelayMs: 15 }],
     });
     const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" } });
-    const events: SessionEvent[] = [];
-    session.onEvent((e) => events.push(e));
+    const events = eventsOf(session);
     await session.prompt("Hello");
     expect(events.filter((e) => e.type === "assistant_retract")).toHaveLength(1);
     const last = events.filter((e) => e.type === "run_metrics").at(-1);
@@ -470,20 +451,14 @@ describe("Session over HTTP", () => {
   it("keeps an earlier turn's answer text as the first answer token when a later turn's text is all taken back", async () => {
     // Turn 1 answers at once and calls a tool; turn 2 is a slow scratchpad, then the answer.
     const scratchpad = "Think about what the tool said. ".repeat(2);
-    server = await startServer({
-      replies: [
+    const session = await lookSession(
+      [
         { content: "Let me look.", toolCalls: [{ id: "c1", name: "look", arguments: "{}" }] },
         { content: `${scratchpad}</think>A door.`, chunkChars: 2, chunkDelayMs: 15 },
       ],
-    });
-    const session = await createSession({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a door" },
-      ],
-    });
-    const events: SessionEvent[] = [];
-    session.onEvent((e) => events.push(e));
+      "a door",
+    );
+    const events = eventsOf(session);
     await session.prompt("What is there?");
     expect(events.filter((e) => e.type === "assistant_retract")).toHaveLength(1);
     const last = events.filter((e) => e.type === "run_metrics").at(-1);
@@ -498,8 +473,7 @@ describe("Session over HTTP", () => {
       replies: [{ content: "Hello back.", chunkChars: 4, firstByteDelayMs: 30 }],
     });
     const session = await createSession({ config: { baseUrl: server.baseUrl, model: "sim" } });
-    const events: SessionEvent[] = [];
-    session.onEvent((e) => events.push(e));
+    const events = eventsOf(session);
     let snapshots = 0;
     session.subscribe(() => snapshots++);
     const before = session.getSnapshot();
@@ -655,9 +629,7 @@ describe("Session over HTTP", () => {
         { content: "Yes." },
       ],
     });
-    const tools = [
-      { name: "look", description: "Looks", parameters: { type: "object" }, execute: () => "a key" },
-    ];
+    const tools = [lookTool("a key")];
     const config = { baseUrl: server.baseUrl, model: "sim" };
     const first = await createSession({ config, tools, sessionDir: dir, sessionId: "s1" });
     await first.prompt("Find the key");
@@ -712,8 +684,7 @@ describe("Session over HTTP", () => {
         },
       ],
     });
-    const events: SessionEvent[] = [];
-    session.onEvent((e) => events.push(e));
+    const events = eventsOf(session);
     const result = await session.prompt("Weather?");
     expect(result).toEqual({ status: "ok", reply: "It is sunny." });
     expect(calls).toHaveLength(1);
