@@ -5,6 +5,7 @@ import {
   Agent,
   type AgentBackend,
   type AgentEvent,
+  type AgentOptions,
   type AgentTool,
   type ChatMessageLike,
   loopBackend,
@@ -26,6 +27,19 @@ function tool(name: string, execute: AgentTool["execute"], extra: Partial<AgentT
     execute,
     ...extra,
   };
+}
+
+/** The model's reply calling each [id, name, arguments] in one step (arguments "{}" when not given). */
+function calling(...calls: [id: string, name: string, args?: string][]) {
+  return { toolCalls: calls.map(([id, name, args = "{}"]) => ({ id, name, arguments: args })) };
+}
+
+/** An Agent on the testkit server, model "sim" (with `config`'s other fields), and `options`. */
+function simAgent(
+  options: Omit<AgentOptions, "config"> = {},
+  config: Partial<NonNullable<AgentOptions["config"]>> = {},
+): Agent {
+  return new Agent({ config: { baseUrl: server!.baseUrl, model: "sim", ...config }, ...options });
 }
 
 function record(agent: Agent): AgentEvent[] {
@@ -55,7 +69,7 @@ function sentMessages(s: TestServer, index: number): ChatMessageLike[] {
 describe("Agent over HTTP", () => {
   it("tells a plain prompt as agent/turn/message events a UI can render from alone", async () => {
     server = await startServer({ replies: [{ content: "Hello there, friend.", chunkChars: 5 }] });
-    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" }, system: "Be brief." });
+    const agent = simAgent({ system: "Be brief." });
     const events = record(agent);
     const result = await agent.prompt("Hello!");
     expect(result.status).toBe("ok");
@@ -84,11 +98,8 @@ describe("Agent over HTTP", () => {
     server = await startServer({
       replies: [{ content: "The user greets me.</think>Hello!", chunkChars: 4 }],
     });
-    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
-    const events: AgentEvent[] = [];
-    agent.subscribe((event) => {
-      events.push(event);
-    });
+    const agent = simAgent();
+    const events = record(agent);
     expect((await agent.prompt("Hi")).status).toBe("ok");
     const retracts = events.filter((e) => e.type === "message_retract");
     expect(retracts).toHaveLength(1);
@@ -111,14 +122,10 @@ describe("Agent over HTTP", () => {
     server = await startServer({
       replies: [{ content: `<think>plan</think>Doing it.\n${call}`, chunkChars: 5 }, { content: "2." }],
     });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [tool("double", ({ n }) => (n as number) * 2)],
     });
-    const events: AgentEvent[] = [];
-    agent.subscribe((event) => {
-      events.push(event);
-    });
+    const events = record(agent);
     expect((await agent.prompt("Hi")).status).toBe("ok");
     // What a UI drew as reasoning for the first reply, from the updates and the retraction.
     let reasoning = "";
@@ -134,10 +141,9 @@ describe("Agent over HTTP", () => {
 
   it("tells a tool prompt: the call's start and end, its result message, and a second turn", async () => {
     server = await startServer({
-      replies: [{ toolCalls: [{ id: "c1", name: "double", arguments: '{"n":21}' }] }, { content: "42." }],
+      replies: [calling(["c1", "double", '{"n":21}']), { content: "42." }],
     });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [tool("double", ({ n }) => (n as number) * 2)],
     });
     const events = record(agent);
@@ -176,15 +182,10 @@ describe("Agent over HTTP", () => {
 
   it("delivers a steering message after the running tool step, before the next request", async () => {
     server = await startServer({
-      replies: [
-        { toolCalls: [{ id: "c1", name: "slow", arguments: "{}" }] },
-        { toolCalls: [{ id: "c2", name: "slow", arguments: '{"n":2}' }] },
-        { content: "Done." },
-      ],
+      replies: [calling(["c1", "slow"]), calling(["c2", "slow", '{"n":2}']), { content: "Done." }],
     });
     let agent: Agent | undefined;
-    agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    agent = simAgent({
       tools: [
         tool("slow", async () => {
           if (agent && server?.chatRequests.length === 1) {
@@ -217,11 +218,10 @@ describe("Agent over HTTP", () => {
 
   it("delivers every queued steering message at once in 'all' mode", async () => {
     server = await startServer({
-      replies: [{ toolCalls: [{ id: "c1", name: "slow", arguments: "{}" }] }, { content: "Done." }],
+      replies: [calling(["c1", "slow"]), { content: "Done." }],
     });
     let agent: Agent | undefined;
-    agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    agent = simAgent({
       steeringMode: "all",
       tools: [
         tool("slow", () => {
@@ -244,7 +244,7 @@ describe("Agent over HTTP", () => {
 
   it("runs a follow-up after the run would have stopped", async () => {
     server = await startServer({ replies: [{ content: "First answer." }, { content: "Summary." }] });
-    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    const agent = simAgent();
     const events = record(agent);
     agent.subscribe((event) => {
       if (
@@ -271,14 +271,10 @@ describe("Agent over HTTP", () => {
 
   it("answers a blocked call with the reason the hook gave, without running the tool", async () => {
     server = await startServer({
-      replies: [
-        { toolCalls: [{ id: "c1", name: "bash", arguments: '{"n":1}' }] },
-        { content: "Understood." },
-      ],
+      replies: [calling(["c1", "bash", '{"n":1}']), { content: "Understood." }],
     });
     const ran: unknown[] = [];
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [tool("bash", (args) => ran.push(args))],
       beforeToolCall: ({ toolCall }) =>
         toolCall.name === "bash" ? { block: true, reason: "bash is disabled here" } : undefined,
@@ -296,10 +292,9 @@ describe("Agent over HTTP", () => {
 
   it("runs a call with the arguments beforeToolCall rewrote", async () => {
     server = await startServer({
-      replies: [{ toolCalls: [{ id: "c1", name: "double", arguments: '{"n":1}' }] }, { content: "ok" }],
+      replies: [calling(["c1", "double", '{"n":1}']), { content: "ok" }],
     });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [tool("double", ({ n }) => (n as number) * 2)],
       beforeToolCall: () => ({ args: { n: 50 } }),
     });
@@ -309,18 +304,9 @@ describe("Agent over HTTP", () => {
 
   it("ends the run after a step whose every call asked to terminate, with no further request", async () => {
     server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            { id: "c1", name: "notify_done", arguments: "{}" },
-            { id: "c2", name: "notify_done", arguments: '{"n":2}' },
-          ],
-        },
-        { content: "never asked" },
-      ],
+      replies: [calling(["c1", "notify_done"], ["c2", "notify_done", '{"n":2}']), { content: "never asked" }],
     });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [tool("notify_done", () => "sent")],
       afterToolCall: ({ toolCall }) =>
         toolCall.name === "notify_done" ? { terminate: true, result: "sent!" } : undefined,
@@ -335,12 +321,7 @@ describe("Agent over HTTP", () => {
   });
 
   it("hands its backend a terminated or stopped run as a finished run, never a failure to log", async () => {
-    const calls = {
-      toolCalls: [
-        { id: "c1", name: "notify_done", arguments: "{}" },
-        { id: "c2", name: "notify_done", arguments: '{"n":2}' },
-      ],
-    };
+    const calls = calling(["c1", "notify_done"], ["c2", "notify_done", '{"n":2}']);
     server = await startServer({ replies: [calls, calls, { content: "never asked" }] });
     const seen: string[] = [];
     const asked: number[] = [];
@@ -358,8 +339,7 @@ describe("Agent over HTTP", () => {
           },
         ),
     };
-    const terminating = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const terminating = simAgent({
       backend,
       tools: [
         tool("notify_done", (_args, { terminate }) => {
@@ -369,8 +349,7 @@ describe("Agent over HTTP", () => {
       ],
     });
     expect((await terminating.prompt("Notify me")).status).toBe("terminated");
-    const stopping = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const stopping = simAgent({
       backend,
       tools: [tool("notify_done", () => "sent")],
       shouldStopAfterTurn: () => true,
@@ -390,8 +369,7 @@ describe("Agent over HTTP", () => {
   it("asks shouldStopAfterTurn after a text answer too, before a queued follow-up: true ends the run without it", async () => {
     server = await startServer({ replies: [{ content: "First answer." }, { content: "never asked" }] });
     const asked: { message: unknown; toolResults: unknown[] }[] = [];
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       shouldStopAfterTurn: ({ message, toolResults }) => {
         asked.push({ message, toolResults });
         return true;
@@ -411,11 +389,10 @@ describe("Agent over HTTP", () => {
 
   it("sends a step's tool_choice as its toolChoice option says", async () => {
     server = await startServer({
-      replies: [{ toolCalls: [{ id: "c1", name: "a", arguments: "{}" }] }, { content: "Done." }],
+      replies: [calling(["c1", "a"]), { content: "Done." }],
     });
     const told: number[] = [];
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [tool("a", () => "A")],
       toolChoice: ({ step }) => {
         told.push(step);
@@ -430,18 +407,9 @@ describe("Agent over HTTP", () => {
 
   it("keeps going when only some calls of a step ask to terminate", async () => {
     server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            { id: "c1", name: "a", arguments: "{}" },
-            { id: "c2", name: "b", arguments: "{}" },
-          ],
-        },
-        { content: "Both done." },
-      ],
+      replies: [calling(["c1", "a"], ["c2", "b"]), { content: "Both done." }],
     });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [tool("a", () => "A"), tool("b", () => "B")],
       afterToolCall: ({ toolCall }) => (toolCall.name === "a" ? { terminate: true } : undefined),
     });
@@ -452,18 +420,9 @@ describe("Agent over HTTP", () => {
 
   it("runs calls in parallel, reports them as they finish, and keeps results in the model's order", async () => {
     server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            { id: "c1", name: "slow", arguments: "{}" },
-            { id: "c2", name: "fast", arguments: "{}" },
-          ],
-        },
-        { content: "ok" },
-      ],
+      replies: [calling(["c1", "slow"], ["c2", "fast"]), { content: "ok" }],
     });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [
         tool("slow", async () => {
           await sleep(80);
@@ -484,19 +443,10 @@ describe("Agent over HTTP", () => {
 
   it("runs a step one call at a time when one of its tools is sequential", async () => {
     server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            { id: "c1", name: "write", arguments: "{}" },
-            { id: "c2", name: "read", arguments: "{}" },
-          ],
-        },
-        { content: "ok" },
-      ],
+      replies: [calling(["c1", "write"], ["c2", "read"]), { content: "ok" }],
     });
     const log: string[] = [];
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [
         tool(
           "write",
@@ -520,8 +470,7 @@ describe("Agent over HTTP", () => {
 
   it("leaves app-only messages out of what the model is sent, and lets transformContext add context", async () => {
     server = await startServer({ replies: [{ content: "ok" }] });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       messages: [{ role: "notification", text: "UI only" } as never],
       transformContext: (messages) => [{ role: "user", content: "Context: today is Tuesday." }, ...messages],
     });
@@ -536,11 +485,10 @@ describe("Agent over HTTP", () => {
 
   it("aborts a run: the status says so and every tool call stays answered", async () => {
     server = await startServer({
-      replies: [{ toolCalls: [{ id: "c1", name: "wait", arguments: "{}" }] }, { content: "never" }],
+      replies: [calling(["c1", "wait"]), { content: "never" }],
     });
     let agent: Agent | undefined;
-    agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    agent = simAgent({
       tools: [
         tool("wait", async (_args, { signal }) => {
           setTimeout(() => agent?.abort(), 10);
@@ -557,7 +505,7 @@ describe("Agent over HTTP", () => {
 
   it("refuses a second prompt while a run is going, and continue() with nothing to answer", async () => {
     server = await startServer({ replies: [{ content: "slow", firstByteDelayMs: 50 }] });
-    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" } });
+    const agent = simAgent();
     const first = agent.prompt("one");
     // Through the promise, never thrown: a UI's `void agent.prompt(text).catch(show)` sees it.
     await expect(agent.prompt("two")).rejects.toThrow(/while a run is going/);
@@ -603,10 +551,9 @@ describe("Agent over HTTP", () => {
 
   it("reports a tool's progress as tool_execution_update events between its start and end", async () => {
     server = await startServer({
-      replies: [{ toolCalls: [{ id: "c1", name: "download", arguments: "{}" }] }, { content: "Done." }],
+      replies: [calling(["c1", "download"]), { content: "Done." }],
     });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [
         tool("download", (_args, { onUpdate }) => {
           onUpdate("50%");
@@ -633,7 +580,7 @@ describe("Agent over HTTP", () => {
         { content: "Now it works." },
       ],
     });
-    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim", maxRetries: 0 } });
+    const agent = simAgent({}, { maxRetries: 0 });
     const failed = await agent.prompt("Try");
     expect(failed.status).toBe("error");
     expect(agent.errorMessage).toMatch(/model is busy/);
@@ -669,24 +616,25 @@ describe("Agent over HTTP", () => {
       ],
     });
     const seen: unknown[] = [];
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim", contextLength: 1000 },
-      tools: [tool("a", () => "A")],
-      transformContext: (messages, _signal, info) => {
-        seen.push(info);
-        return messages;
+    const agent = simAgent(
+      {
+        tools: [tool("a", () => "A")],
+        transformContext: (messages, _signal, info) => {
+          seen.push(info);
+          return messages;
+        },
       },
-    });
+      { contextLength: 1000 },
+    );
     await agent.prompt("Go");
     expect(seen).toEqual([{ step: 1 }, { step: 2, used: 700, limit: 1000 }]);
   });
 
   it("ends the run after a step whose tools themselves asked to terminate", async () => {
     server = await startServer({
-      replies: [{ toolCalls: [{ id: "c1", name: "finish", arguments: "{}" }] }, { content: "never asked" }],
+      replies: [calling(["c1", "finish"]), { content: "never asked" }],
     });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [
         tool("finish", (_args, { terminate }) => {
           terminate();
@@ -700,20 +648,14 @@ describe("Agent over HTTP", () => {
   });
 });
 
-const twoCalls = {
-  toolCalls: [
-    { id: "c1", name: "write", arguments: '{"n":1}' },
-    { id: "c2", name: "write", arguments: '{"n":2}' },
-  ],
-};
+const twoCalls = calling(["c1", "write", '{"n":1}'], ["c2", "write", '{"n":2}']);
 
 describe("a sequential step", () => {
   it("never starts a queued call after the run was stopped", async () => {
     server = await startServer({ replies: [twoCalls, { content: "never" }] });
     const ran: number[] = [];
     let agent: Agent | undefined;
-    agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    agent = simAgent({
       tools: [
         tool(
           "write",
@@ -739,19 +681,21 @@ describe("a sequential step", () => {
 
   it("gives each call its own time limit, not one that runs while it waits for the call before it", async () => {
     server = await startServer({ replies: [twoCalls, { content: "done" }] });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim", toolTimeoutSeconds: 0.3 },
-      tools: [
-        tool(
-          "write",
-          async ({ n }) => {
-            await sleep(200);
-            return `wrote ${String(n)}`;
-          },
-          { executionMode: "sequential" },
-        ),
-      ],
-    });
+    const agent = simAgent(
+      {
+        tools: [
+          tool(
+            "write",
+            async ({ n }) => {
+              await sleep(200);
+              return `wrote ${String(n)}`;
+            },
+            { executionMode: "sequential" },
+          ),
+        ],
+      },
+      { toolTimeoutSeconds: 0.3 },
+    );
     const result = await agent.prompt("Write both");
     expect(result.status).toBe("ok");
     const answers = agent.messages
@@ -764,19 +708,10 @@ describe("a sequential step", () => {
 describe("terminate and the dedupe together", () => {
   it("ends the run when a tool asked to terminate and the step's other call was its repeat", async () => {
     server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            { id: "c1", name: "finish", arguments: "{}" },
-            { id: "c2", name: "finish", arguments: "{}" },
-          ],
-        },
-        { content: "never asked" },
-      ],
+      replies: [calling(["c1", "finish"], ["c2", "finish"]), { content: "never asked" }],
     });
     let runs = 0;
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
+    const agent = simAgent({
       tools: [
         tool("finish", (_args, { terminate }) => {
           runs++;
