@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import {
   type CapabilitySnapshotEndpoint,
   type CapabilityStore,
@@ -9,7 +9,8 @@ import {
 } from "@loopwright/negotiate";
 import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
-import { CLOSE_BOUND_MS, FORGOTTEN_MS, MAX_OWED, Owed } from "./owed.js";
+import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
+import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
   INDEX_EXPIRY_LUA,
   readIndexed,
@@ -88,13 +89,6 @@ indexExpiry(KEYS[2], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 `);
-
-/** Lua: records a forget's or a reset's mark (KEYS[1], ARGV[1..4]: when, mark, cutoff, kept ms). */
-const REMEMBER_LUA = `
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-`;
 
 /**
  * Forgets one tenant (KEYS: the forgotten set, the generation, the index, the tenant's key; ARGV:
@@ -227,10 +221,13 @@ export async function createRedisCapabilityStore(
   const indexKey = `${prefix}caps:index`;
   const keyOf = (id: string) => `${prefix}caps:${id}`;
   const generationKey = `${prefix}caps:generation`;
-  /** The last generation this instance has been told of (see LATCH_SCRIPT). */
-  let generation = 0;
-  /** The highest generation announced since the last `catchUp` began reading it. */
-  let heard = 0;
+  const forgottenKey = `${prefix}caps:forgotten`;
+  /**
+   * The forgets (and resets) this instance knows of, and the generation its latches are written
+   * with (see LATCH_SCRIPT); a forget it does not know, read after a reconnect, was made while its
+   * subscription was down. A reset's mark names the tenant "".
+   */
+  const forgets = new ForgetLog(ask, generationKey, forgottenKey);
 
   const entries = new Map<string, Entry>();
   const ids = new WeakMap<object, string>();
@@ -273,7 +270,7 @@ export async function createRedisCapabilityStore(
         [keyOf(entry.id), indexKey, generationKey],
         [
           entry.id,
-          String(generation),
+          String(forgets.generation),
           String(retainMs),
           channel,
           JSON.stringify({ id: entry.id, fields: [...changed] }),
@@ -390,31 +387,12 @@ export async function createRedisCapabilityStore(
     return entries.delete(id);
   };
 
-  /**
-   * The forgets (and resets) this instance already knows of, by their mark in `forgottenKey`, with
-   * when they were made: its own, and those it was told of. One it does not know, read after a
-   * reconnect, was made while its subscription was down.
-   */
-  const seen = new Map<string, number>();
-  /** A fresh mark for a forget (`id`) or a reset (`""`): a nonce, then the id. */
-  const markOf = (id: string): string => `${randomBytes(9).toString("base64url")}${SEP}${id}`;
-  const forgottenKey = `${prefix}caps:forgotten`;
-
-  /** A forget's or reset's mark as recorded in Redis (a sorted set by time, kept `FORGOTTEN_MS`). */
-  const remembered = (mark: string, at: number): string[] => [
-    String(at),
-    mark,
-    String(Date.now() - FORGOTTEN_MS),
-    String(FORGOTTEN_MS),
-    channel,
-  ];
-
   const sendForget = (id: string, mark: string, at: number): Promise<unknown> =>
     runScript(
       writer,
       FORGET_SCRIPT,
       [forgottenKey, generationKey, indexKey, keyOf(id)],
-      [...remembered(mark, at), id],
+      [...forgets.remembered(mark, at, channel), id],
     );
 
   const sendReset = (mark: string, at: number): Promise<unknown> =>
@@ -422,7 +400,7 @@ export async function createRedisCapabilityStore(
       writer,
       RESET_SCRIPT,
       [forgottenKey, generationKey, indexKey],
-      [...remembered(mark, at), `${prefix}caps:`],
+      [...forgets.remembered(mark, at, channel), `${prefix}caps:`],
     );
 
   /** Forgets everything held here (a reset, this instance's or another's). */
@@ -467,32 +445,16 @@ export async function createRedisCapabilityStore(
 
   /**
    * Reads the forgets Redis remembers and carries out, oldest first, each this instance did not
-   * know of; then lets go of the marks older than `FORGOTTEN_MS`.
+   * know of (a reset's mark names the tenant "": every tenant held).
    */
-  const catchUp = async (): Promise<void> => {
-    // Read before the marks: every forget up to this generation has its mark among them, so once
-    // they are carried out this instance may write with it.
-    heard = 0;
-    const current = Number((await ask<string | null>(["GET", generationKey])) ?? 0);
-    const flat = await ask<string[]>(["ZRANGE", forgottenKey, "0", "-1", "WITHSCORES"]);
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const mark = flat[i] as string;
-      const at = Number(flat[i + 1]);
-      if (seen.has(mark)) continue;
-      seen.set(mark, at);
-      const id = mark.slice(mark.indexOf(SEP) + 1);
+  const catchUp = (): Promise<void> =>
+    forgets.catchUp((id, at) => {
       if (id === "") {
         for (const held of [...entries.keys()]) missedForget(held, at);
       } else {
         missedForget(id, at);
       }
-    }
-    const old = Date.now() - FORGOTTEN_MS;
-    for (const [mark, at] of seen) if (at < old) seen.delete(mark);
-    // Set, not only raised (after Redis lost its data the generation starts again from 0), but never
-    // below one announced while it was read: that forget is carried out here already.
-    if (Number.isFinite(current)) generation = Math.max(current, heard);
-  };
+    });
 
   /**
    * Forgets and a reset, until Redis has them: sent at once when the link is up, else when it is
@@ -507,6 +469,10 @@ export async function createRedisCapabilityStore(
     max: MAX_OWED,
     report,
     what: "forgotten tenants",
+    // A forget let go before it was ever sent (past MAX_OWED while Redis is away or silent, or
+    // superseded) never reaches Redis: its mark goes too. So the marks of forgets made during an
+    // outage are held only while the forget itself is owed.
+    dropped: (_key, work) => forgets.unsent(work.mark),
   });
 
   // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
@@ -547,16 +513,8 @@ export async function createRedisCapabilityStore(
             mark?: string;
             generation?: number;
           };
-          // Announced in the order Redis made them: the forgets and resets up to this one are done here.
-          if (typeof parsed.generation === "number") {
-            heard = Math.max(heard, parsed.generation);
-            generation = Math.max(generation, parsed.generation);
-          }
-          if (typeof parsed.mark === "string") {
-            // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
-            if (seen.has(parsed.mark)) return;
-            seen.set(parsed.mark, Date.now());
-          }
+          // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
+          if (forgets.announced(parsed.generation, parsed.mark)) return;
           if (parsed.reset) dropAll();
           else if (parsed.forget) dropLocal(parsed.id);
           else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
@@ -727,9 +685,7 @@ export async function createRedisCapabilityStore(
       // One tenant forgotten everywhere: its shared latches go, and every instance drops its copy.
       // Owed until Redis has it, so a reconnect's reload does not bring the tenant back; remembered
       // in Redis (`FORGOTTEN_MS`), so an instance away meanwhile drops its copy when it is back.
-      const mark = markOf(id);
-      const at = Date.now();
-      seen.set(mark, at);
+      const { mark, at } = forgets.own(id);
       owed.owe(`forget:${id}`, { forget: id, mark, at });
       return held;
     },
@@ -739,9 +695,7 @@ export async function createRedisCapabilityStore(
     reset() {
       dropAll();
       owed.clear();
-      const mark = markOf("");
-      const at = Date.now();
-      seen.set(mark, at);
+      const { mark, at } = forgets.own("");
       owed.owe("reset", { reset: true, mark, at });
     },
     sync: async () => {
@@ -754,6 +708,7 @@ export async function createRedisCapabilityStore(
     },
   };
   idCacheSizes.set(store, () => idCache.size);
+  registerForgetLog(store, forgets);
   return store;
 }
 
