@@ -249,15 +249,36 @@ function checkAfter(after: unknown, where: string): asserts after is number {
   }
 }
 
-function positive(value: unknown, name: string, fallback: number): number {
+function positive(value: unknown, name: string, fallback: number, where: string): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
     throw new RedisStoreError(
       "invalid-option",
-      `createRedisBus: \`${name}\` must be a positive whole number.`,
+      `${where}: \`${name}\` must be a positive whole number (leave it out for the default, ${fallback}), and was given ${
+        typeof value === "number" ? String(value) : value === null ? "null" : `a ${typeof value}`
+      }.`,
     );
   }
   return value;
+}
+
+/** The bus's own limits as checked. */
+export interface BusLimits {
+  maxPending: number;
+  maxStreamLength: number;
+  writeTimeoutMs: number;
+}
+
+/**
+ * Checks the bus's own options (`maxPending`, `maxStreamLength`, `writeTimeoutMs`), throwing
+ * `RedisStoreError` (`invalid-option`) naming `where`, the function the host called.
+ */
+export function busLimits(options: RedisBusOptions, where: string): BusLimits {
+  return {
+    maxPending: positive(options.maxPending, "maxPending", 10_000, where),
+    maxStreamLength: positive(options.maxStreamLength, "maxStreamLength", 100_000, where),
+    writeTimeoutMs: timeoutOption(options.writeTimeoutMs, "writeTimeoutMs", where, DEFAULT_WRITE_TIMEOUT_MS),
+  };
 }
 
 /** A span of time in words, rounded up: "400 ms", "45 s", "12 min", "6 h", "3.5 h", "12 days". */
@@ -502,17 +523,18 @@ function untilAborted<T>(work: Promise<T>, signal: SignalLike | undefined): Prom
  * Redis failure. A Redis that stops answering later counts as away once a write has gone unanswered
  * for `writeTimeoutMs`.
  */
-export async function createRedisBus(options: RedisBusOptions): Promise<RedisEventBus> {
-  resolveOptions(options, "createRedisBus");
-  const maxPending = positive(options.maxPending, "maxPending", 10_000);
-  const maxStreamLength = positive(options.maxStreamLength, "maxStreamLength", 100_000);
-  const writeTimeoutMs = timeoutOption(
-    options.writeTimeoutMs,
-    "writeTimeoutMs",
-    "createRedisBus",
-    DEFAULT_WRITE_TIMEOUT_MS,
-  );
-  const { resolved, writer, subscriber, bounded, starting } = await connectStore(options, "createRedisBus");
+export function createRedisBus(options: RedisBusOptions): Promise<RedisEventBus> {
+  return openBus(options, "createRedisBus");
+}
+
+/**
+ * {@link createRedisBus}, its refusals naming `where` (the function the host called):
+ * `createRedisStores` opens its bus with this.
+ */
+export async function openBus(options: RedisBusOptions, where: string): Promise<RedisEventBus> {
+  resolveOptions(options, where);
+  const { maxPending, maxStreamLength, writeTimeoutMs } = busLimits(options, where);
+  const { resolved, writer, subscriber, bounded, starting } = await connectStore(options, where);
   const { prefix, report } = resolved;
   const endChannel = `${prefix}bus:end`;
   const keyOf = (runId: string) => `${prefix}run:${runId}`;

@@ -1,15 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
-import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
+import { type RedisOptions, whenReady } from "./connection.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { MAX_OWED, Owed } from "./owed.js";
 import {
   INDEX_EXPIRY_LUA,
   readIndexed,
-  renewEveryMs,
-  retainTenantOption,
   runScript,
   script,
+  startTenantStore,
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
@@ -88,13 +87,21 @@ function plausible(reading: unknown): reading is number {
  * reading it would not take is not shared, nor taken from Redis when another process put it there. Throws `RedisStoreError` for bad options or an
  * unreachable server.
  */
-export async function createRedisCalibration(options: RedisCalibrationOptions): Promise<RedisCalibration> {
-  resolveOptions(options, "createRedisCalibration");
-  const retainMs = retainTenantOption(options.retainTenantMs, "createRedisCalibration");
-  const renewMs = renewEveryMs(retainMs);
-  const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
+export function createRedisCalibration(options: RedisCalibrationOptions): Promise<RedisCalibration> {
+  return openCalibration(options, "createRedisCalibration");
+}
+
+/**
+ * {@link createRedisCalibration}, its refusals naming `where` (the function the host called):
+ * `createRedisStores` opens its calibration store with this.
+ */
+export async function openCalibration(
+  options: RedisCalibrationOptions,
+  where: string,
+): Promise<RedisCalibration> {
+  const { resolved, writer, subscriber, ask, bounded, starting, retainMs, renewMs } = await startTenantStore(
     options,
-    "createRedisCalibration",
+    where,
   );
   const { prefix, report } = resolved;
   const channel = `${prefix}calibration`;

@@ -7,17 +7,15 @@ import {
   type EndpointCapabilities,
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
-import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
-import { RedisStoreError } from "./errors.js";
+import { type RedisOptions, timeoutOption, whenReady } from "./connection.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
   INDEX_EXPIRY_LUA,
   readIndexed,
-  renewEveryMs,
-  retainTenantOption,
   runScript,
   script,
+  startTenantStore,
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
@@ -199,22 +197,35 @@ export function cacheKeyOf(baseUrl: string, apiKey: string | undefined): string 
  * Throws `RedisStoreError` for bad options or an unreachable server; after that nothing in the
  * request path throws or waits for Redis.
  */
-export async function createRedisCapabilityStore(
+export function createRedisCapabilityStore(
   options: RedisCapabilityStoreOptions,
 ): Promise<RedisCapabilityStore> {
-  resolveOptions(options, "createRedisCapabilityStore");
-  const retainMs = retainTenantOption(options.retainTenantMs, "createRedisCapabilityStore");
-  const renewMs = renewEveryMs(retainMs);
-  const syncMs = options.syncMs ?? 250;
-  if (typeof syncMs !== "number" || !(syncMs > 0)) {
-    throw new RedisStoreError(
-      "invalid-option",
-      "createRedisCapabilityStore: `syncMs` must be a positive number of ms.",
-    );
-  }
-  const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
+  return openCapabilityStore(options, "createRedisCapabilityStore");
+}
+
+/**
+ * Checks `syncMs` (absent is 250): a finite number of ms greater than 0, held to what a timer can
+ * wait. Throws `RedisStoreError` (`invalid-option`) naming `where`, the function the host called.
+ */
+export function syncMsOption(value: unknown, where: string): number {
+  return timeoutOption(value, "syncMs", where, 250);
+}
+
+/**
+ * {@link createRedisCapabilityStore}, its refusals naming `where` (the function the host called):
+ * `createRedisStores` opens its capability store with this.
+ */
+export async function openCapabilityStore(
+  options: RedisCapabilityStoreOptions,
+  where: string,
+): Promise<RedisCapabilityStore> {
+  let syncMs = 0;
+  const { resolved, writer, subscriber, ask, bounded, starting, retainMs, renewMs } = await startTenantStore(
     options,
-    "createRedisCapabilityStore",
+    where,
+    () => {
+      syncMs = syncMsOption(options.syncMs, where);
+    },
   );
   const { prefix, report } = resolved;
   const channel = `${prefix}caps`;

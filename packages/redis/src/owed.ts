@@ -65,7 +65,7 @@ export const CLOSE_BOUND_MS = 2000;
 interface Entry<T> {
   work: T;
   /** Put on the wire at least once: Redis may have taken it, even when the send then failed. */
-  sent?: boolean;
+  sent?: boolean | undefined;
 }
 
 /**

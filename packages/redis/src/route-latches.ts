@@ -1,14 +1,13 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
-import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
+import { type RedisOptions, whenReady } from "./connection.js";
 import { MAX_OWED, Owed } from "./owed.js";
 import {
   INDEX_EXPIRY_LUA,
   readIndexed,
-  renewEveryMs,
-  retainTenantOption,
   runScript,
   script,
+  startTenantStore,
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
@@ -64,13 +63,21 @@ function fieldsOf(state: RouteLatches): Fields {
  * so no instance asks a missing route again. Flags only close; the LM Studio retry time takes the
  * later of two. Throws `RedisStoreError` for bad options or an unreachable server.
  */
-export async function createRedisRouteLatches(options: RedisRouteLatchesOptions): Promise<RedisRouteLatches> {
-  resolveOptions(options, "createRedisRouteLatches");
-  const retainMs = retainTenantOption(options.retainTenantMs, "createRedisRouteLatches");
-  const renewMs = renewEveryMs(retainMs);
-  const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
+export function createRedisRouteLatches(options: RedisRouteLatchesOptions): Promise<RedisRouteLatches> {
+  return openRouteLatches(options, "createRedisRouteLatches");
+}
+
+/**
+ * {@link createRedisRouteLatches}, its refusals naming `where` (the function the host called):
+ * `createRedisStores` opens its route latches with this.
+ */
+export async function openRouteLatches(
+  options: RedisRouteLatchesOptions,
+  where: string,
+): Promise<RedisRouteLatches> {
+  const { resolved, writer, subscriber, ask, bounded, starting, retainMs, renewMs } = await startTenantStore(
     options,
-    "createRedisRouteLatches",
+    where,
   );
   const { prefix, report } = resolved;
   const channel = `${prefix}routes`;

@@ -1,5 +1,12 @@
 import { createHash } from "node:crypto";
-import { call, type RedisConnection } from "./connection.js";
+import {
+  type Connections,
+  call,
+  connectStore,
+  type RedisConnection,
+  type RedisOptions,
+  resolveOptions,
+} from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 
 /** The option the three tenant stores (capabilities, calibration, route latches) share. */
@@ -48,6 +55,32 @@ export function retainTenantOption(value: unknown, where: string): number {
  */
 export function renewEveryMs(retainMs: number): number {
   return Math.min(retainMs / 10, 24 * 60 * 60 * 1000);
+}
+
+/** A tenant store's connections (see `connectStore`) and its retention. */
+export interface TenantStoreStart extends Connections {
+  /** `retainTenantMs` as checked. */
+  retainMs: number;
+  /** How often a tenant in use has its expiry renewed ({@link renewEveryMs}). */
+  renewMs: number;
+}
+
+/**
+ * How the three tenant stores start: the common options and `retainTenantMs` checked, then `check`
+ * (the store's own options), all before anything connects, then the store's connections opened.
+ * `where` is the function the host called (`createRedisStores` when it made all four at once), so
+ * a refusal names it. Throws `RedisStoreError` (`invalid-option`, `connect`).
+ */
+export async function startTenantStore(
+  options: RedisOptions & TenantKeyOptions,
+  where: string,
+  check?: () => void,
+): Promise<TenantStoreStart> {
+  resolveOptions(options, where);
+  const retainMs = retainTenantOption(options.retainTenantMs, where);
+  check?.();
+  const connections = await connectStore(options, where);
+  return { ...connections, retainMs, renewMs: renewEveryMs(retainMs) };
 }
 
 /** A Lua script and its SHA-1, run with {@link runScript}. */
