@@ -50,9 +50,7 @@ const READING_SCRIPT = script(`${INDEX_EXPIRY_LUA}
 if tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[3]) or '0') then return 0 end
 redis.call('RPUSH', KEYS[1], unpack(ARGV, 7))
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('SADD', KEYS[2], ARGV[1])
-indexExpiry(KEYS[2], ARGV[4])
+keepIndexed(KEYS[1], KEYS[2], ARGV[1], ARGV[4])
 redis.call('PUBLISH', ARGV[5], ARGV[6])
 return 1
 `);
@@ -99,14 +97,9 @@ export async function openCalibration(
   options: RedisCalibrationOptions,
   where: string,
 ): Promise<RedisCalibration> {
-  const { resolved, writer, subscriber, ask, bounded, starting, retainMs, renewMs } = await startTenantStore(
-    options,
-    where,
-  );
-  const { prefix, report } = resolved;
-  const channel = `${prefix}calibration`;
-  const indexKey = `${prefix}calibration:index`;
-  const keyOf = (id: string) => `${prefix}calibration:${id}`;
+  const started = await startTenantStore(options, where, "calibration");
+  const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
+  const { prefix, report, channel, indexKey, keyOf } = started;
   const generationKey = `${prefix}calibration:generation`;
   /**
    * This instance's mark on the readings it announces: its own, echoed back, were taken when made,
@@ -162,20 +155,13 @@ export async function openCalibration(
   /** Drops here the readings of each endpoint forgotten while this instance's subscription was down. */
   const catchUp = (): Promise<void> => forgets.catchUp((name) => dropLocal(name));
 
-  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
-  // `onError` after a reconnect, instead of leaving the reload waiting for ever. The forgets this
-  // instance missed go first, so what it held of a forgotten endpoint is not kept beside what
-  // Redis holds now.
-  // Read pipelined, a chunk at a time; an index entry whose list expired is dropped from the index.
+  // Each read bounded, pipelined; an index entry whose list expired is dropped from the index. The
+  // forgets this instance missed go first, so what it held of a forgotten endpoint is not kept
+  // beside what Redis holds now.
   const reload = async (): Promise<void> => {
     await catchUp();
-    const ids = await ask<string[]>(["SMEMBERS", indexKey]);
     await readIndexed(
-      writer,
-      ids,
-      keyOf,
-      indexKey,
-      retainMs,
+      { writer, ask, indexKey, keyOf, retainMs },
       (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
       (id, values) => {
         shared.set(id, values.map(Number).filter(plausible));
@@ -210,37 +196,27 @@ export async function openCalibration(
     );
   };
 
-  await starting(
-    `subscribe to ${channel}`,
-    bounded(
-      subscriber.subscribe(channel, (message) => {
-        try {
-          const {
-            id,
-            reading,
-            forget,
-            mark,
-            generation: moved,
-            from,
-          } = JSON.parse(message) as {
-            from?: string;
-            id: string;
-            reading?: number;
-            forget?: string;
-            mark?: string;
-            generation?: number;
-          };
-          // Its own forget, echoed back, was carried out when it was made: a reading taken since stays.
-          if (forgets.announced(moved, mark)) return;
-          if (typeof forget === "string") dropLocal(forget);
-          else if (typeof id === "string" && from !== self) take(id, reading as number);
-        } catch (error) {
-          report(error);
-        }
-      }),
-      "SUBSCRIBE",
-    ),
-  );
+  await listen(channel, (message) => {
+    const {
+      id,
+      reading,
+      forget,
+      mark,
+      generation: moved,
+      from,
+    } = JSON.parse(message) as {
+      from?: string;
+      id: string;
+      reading?: number;
+      forget?: string;
+      mark?: string;
+      generation?: number;
+    };
+    // Its own forget, echoed back, was carried out when it was made: a reading taken since stays.
+    if (forgets.announced(moved, mark)) return;
+    if (typeof forget === "string") dropLocal(forget);
+    else if (typeof id === "string" && from !== self) take(id, reading as number);
+  });
   /**
    * Forgotten endpoints, with the reading lists they had, until Redis has the deletion and every
    * instance was told: sent at once when the link is up, else when it is back, before any reload.

@@ -12,7 +12,7 @@ import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
   INDEX_EXPIRY_LUA,
-  readIndexed,
+  readIndexedHashes,
   runScript,
   script,
   startTenantStore,
@@ -81,9 +81,7 @@ const LATCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
 local generation = tonumber(redis.call('GET', KEYS[3]) or '0')
 if tonumber(ARGV[2]) < generation then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('SADD', KEYS[2], ARGV[1])
-indexExpiry(KEYS[2], ARGV[3])
+keepIndexed(KEYS[1], KEYS[2], ARGV[1], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 `);
@@ -220,17 +218,11 @@ export async function openCapabilityStore(
   where: string,
 ): Promise<RedisCapabilityStore> {
   let syncMs = 0;
-  const { resolved, writer, subscriber, ask, bounded, starting, retainMs, renewMs } = await startTenantStore(
-    options,
-    where,
-    () => {
-      syncMs = syncMsOption(options.syncMs, where);
-    },
-  );
-  const { prefix, report } = resolved;
-  const channel = `${prefix}caps`;
-  const indexKey = `${prefix}caps:index`;
-  const keyOf = (id: string) => `${prefix}caps:${id}`;
+  const started = await startTenantStore(options, where, "caps", () => {
+    syncMs = syncMsOption(options.syncMs, where);
+  });
+  const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
+  const { prefix, report, channel, indexKey, keyOf } = started;
   const generationKey = `${prefix}caps:generation`;
   const forgottenKey = `${prefix}caps:forgotten`;
   /**
@@ -486,56 +478,30 @@ export async function openCapabilityStore(
     dropped: (_key, work) => forgets.unsent(work.mark),
   });
 
-  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
-  // `onError` after a reconnect, instead of leaving the reload waiting for ever.
-  // Read pipelined, a chunk at a time; an index entry whose key expired is dropped from the index.
-  const readLatches = async (): Promise<void> => {
-    const known = await ask<string[]>(["SMEMBERS", indexKey]);
-    await readIndexed(
-      writer,
-      known,
-      keyOf,
-      indexKey,
-      retainMs,
-      (id) => ask<string[]>(["HGETALL", keyOf(id)]),
-      (id, flat) => {
-        const fields: [string, string][] = [];
-        for (let i = 0; i + 1 < flat.length; i += 2) fields.push([flat[i] as string, flat[i + 1] as string]);
-        receive(id, fields);
-      },
-    );
-  };
+  // Each read bounded, pipelined; an index entry whose key expired is dropped from the index.
+  const readLatches = (): Promise<void> =>
+    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs }, receive);
   /** The forgets made elsewhere that this instance missed first, then every shared latch. */
   const reload = async (): Promise<void> => {
     await catchUp();
     await readLatches();
   };
 
-  await starting(
-    `subscribe to ${channel}`,
-    bounded(
-      subscriber.subscribe(channel, (message) => {
-        try {
-          const parsed = JSON.parse(message) as {
-            id: string;
-            fields?: [string, string][];
-            forget?: true;
-            reset?: true;
-            mark?: string;
-            generation?: number;
-          };
-          // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
-          if (forgets.announced(parsed.generation, parsed.mark)) return;
-          if (parsed.reset) dropAll();
-          else if (parsed.forget) dropLocal(parsed.id);
-          else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
-        } catch (error) {
-          report(error);
-        }
-      }),
-      "SUBSCRIBE",
-    ),
-  );
+  await listen(channel, (message) => {
+    const parsed = JSON.parse(message) as {
+      id: string;
+      fields?: [string, string][];
+      forget?: true;
+      reset?: true;
+      mark?: string;
+      generation?: number;
+    };
+    // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
+    if (forgets.announced(parsed.generation, parsed.mark)) return;
+    if (parsed.reset) dropAll();
+    else if (parsed.forget) dropLocal(parsed.id);
+    else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
+  });
   // Back from a lost connection: the server may have restarted empty, so every local latch is
   // written again (refusals are a union, so writing one twice is harmless), and whatever was
   // announced meanwhile is read again.
