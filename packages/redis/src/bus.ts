@@ -249,15 +249,36 @@ function checkAfter(after: unknown, where: string): asserts after is number {
   }
 }
 
-function positive(value: unknown, name: string, fallback: number): number {
+function positive(value: unknown, name: string, fallback: number, where: string): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
     throw new RedisStoreError(
       "invalid-option",
-      `createRedisBus: \`${name}\` must be a positive whole number.`,
+      `${where}: \`${name}\` must be a positive whole number (leave it out for the default, ${fallback}), and was given ${
+        typeof value === "number" ? String(value) : value === null ? "null" : `a ${typeof value}`
+      }.`,
     );
   }
   return value;
+}
+
+/** The bus's own limits as checked. */
+export interface BusLimits {
+  maxPending: number;
+  maxStreamLength: number;
+  writeTimeoutMs: number;
+}
+
+/**
+ * Checks the bus's own options (`maxPending`, `maxStreamLength`, `writeTimeoutMs`), throwing
+ * `RedisStoreError` (`invalid-option`) naming `where`, the function the host called.
+ */
+export function busLimits(options: RedisBusOptions, where: string): BusLimits {
+  return {
+    maxPending: positive(options.maxPending, "maxPending", 10_000, where),
+    maxStreamLength: positive(options.maxStreamLength, "maxStreamLength", 100_000, where),
+    writeTimeoutMs: timeoutOption(options.writeTimeoutMs, "writeTimeoutMs", where, DEFAULT_WRITE_TIMEOUT_MS),
+  };
 }
 
 /** A span of time in words, rounded up: "400 ms", "45 s", "12 min", "6 h", "3.5 h", "12 days". */
@@ -303,6 +324,32 @@ function errorText(error: unknown): string {
 }
 
 /**
+ * Lua: `latest(stream)` reads a run's stream's last entry alone and answers it (nil when the stream
+ * is empty or gone), its emitter's token (`o`; false for an entry from an earlier version, which has
+ * none) and whether its run ended there (`end`; for an entry without a token, its JSON is a `done`).
+ * The append and the claim both decide on it.
+ */
+const LATEST_ENTRY_LUA = `
+local function latest(stream)
+  local top = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+  local owner, ended, json = false, false, false
+  if top then
+    local fields = top[2]
+    for i = 1, #fields - 1, 2 do
+      if fields[i] == 'o' then owner = fields[i + 1]
+      elseif fields[i] == 'end' then ended = true
+      elseif fields[i] == 'e' then json = fields[i + 1] end
+    end
+    if not owner and json then
+      local ok, event = pcall(cjson.decode, json)
+      ended = ok and type(event) == 'table' and event.kind == 'done'
+    end
+  end
+  return top, owner, ended
+end
+`;
+
+/**
  * Appends a run's events (KEYS: the run's stream, its claim; ARGV: max length, expiry in ms, the
  * emitter's token, the claim's expiry in ms, then id, JSON and "1" for a `done` or "0" per event)
  * and renews the stream's expiry, and the claim's when it is this emitter's, in one call. Writing
@@ -323,24 +370,11 @@ function errorText(error: unknown): string {
  * Retention is the key's expiry, renewed by every write: an unended run lives `retainUnendedMs`
  * past its last event, an ended one `retainEndedMs` past its `done`.
  */
-const APPEND_SCRIPT = `
+const APPEND_SCRIPT = `${LATEST_ENTRY_LUA}
 local token = ARGV[3]
 -- This emitter's claim lives on while its run writes: renewed with every write.
 if redis.call('GET', KEYS[2]) == token then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
-local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
-local owner, ended, json = false, false, false
-if top then
-  local fields = top[2]
-  for i = 1, #fields - 1, 2 do
-    if fields[i] == 'o' then owner = fields[i + 1]
-    elseif fields[i] == 'end' then ended = true
-    elseif fields[i] == 'e' then json = fields[i + 1] end
-  end
-  if not owner and json then
-    local ok, event = pcall(cjson.decode, json)
-    ended = ok and type(event) == 'table' and event.kind == 'done'
-  end
-end
+local top, owner, ended = latest(KEYS[1])
 -- The new run's first entry names the old run's last seq and emitter, for its late watchers.
 local reset = false
 if ended and owner ~= token and ARGV[5] == '1-0' then
@@ -392,23 +426,10 @@ const APPEND_SHA = createHash("sha1").update(APPEND_SCRIPT).digest("hex");
  * {@link MAX_CLAIM_MS} and renewed by each write of the run (a host that dies holding it frees the
  * id then), and answers "ok". The run's `done` (APPEND_SCRIPT) or an `endRun` lets go of the claim sooner.
  */
-const CLAIM_SCRIPT = `
+const CLAIM_SCRIPT = `${LATEST_ENTRY_LUA}
 local token = ARGV[1]
-local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
-local owner, ended, json = false, false, false
-if top then
-  local fields = top[2]
-  for i = 1, #fields - 1, 2 do
-    if fields[i] == 'o' then owner = fields[i + 1]
-    elseif fields[i] == 'end' then ended = true
-    elseif fields[i] == 'e' then json = fields[i + 1] end
-  end
-  if not owner and json then
-    local ok, event = pcall(cjson.decode, json)
-    ended = ok and type(event) == 'table' and event.kind == 'done'
-  end
-  if not ended and owner ~= token then return 'run:' .. redis.call('PTTL', KEYS[1]) end
-end
+local top, owner, ended = latest(KEYS[1])
+if top and not ended and owner ~= token then return 'run:' .. redis.call('PTTL', KEYS[1]) end
 local held = redis.call('GET', KEYS[2])
 if held and held ~= token and not (top and ended and owner == held) then return 'claim' end
 redis.call('SET', KEYS[2], token, 'PX', ARGV[2])
@@ -502,17 +523,18 @@ function untilAborted<T>(work: Promise<T>, signal: SignalLike | undefined): Prom
  * Redis failure. A Redis that stops answering later counts as away once a write has gone unanswered
  * for `writeTimeoutMs`.
  */
-export async function createRedisBus(options: RedisBusOptions): Promise<RedisEventBus> {
-  resolveOptions(options, "createRedisBus");
-  const maxPending = positive(options.maxPending, "maxPending", 10_000);
-  const maxStreamLength = positive(options.maxStreamLength, "maxStreamLength", 100_000);
-  const writeTimeoutMs = timeoutOption(
-    options.writeTimeoutMs,
-    "writeTimeoutMs",
-    "createRedisBus",
-    DEFAULT_WRITE_TIMEOUT_MS,
-  );
-  const { resolved, writer, subscriber, bounded, starting } = await connectStore(options, "createRedisBus");
+export function createRedisBus(options: RedisBusOptions): Promise<RedisEventBus> {
+  return openBus(options, "createRedisBus");
+}
+
+/**
+ * {@link createRedisBus}, its refusals naming `where` (the function the host called):
+ * `createRedisStores` opens its bus with this.
+ */
+export async function openBus(options: RedisBusOptions, where: string): Promise<RedisEventBus> {
+  resolveOptions(options, where);
+  const { maxPending, maxStreamLength, writeTimeoutMs } = busLimits(options, where);
+  const { resolved, writer, subscriber, bounded, starting } = await connectStore(options, where);
   const { prefix, report } = resolved;
   const endChannel = `${prefix}bus:end`;
   const keyOf = (runId: string) => `${prefix}run:${runId}`;

@@ -1,14 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
-import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
-import { FORGOTTEN_MS, MAX_OWED, Owed } from "./owed.js";
+import { type RedisOptions, whenReady } from "./connection.js";
+import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
+import { MAX_OWED, Owed } from "./owed.js";
 import {
   INDEX_EXPIRY_LUA,
   readIndexed,
-  renewEveryMs,
-  retainTenantOption,
   runScript,
   script,
+  startTenantStore,
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
@@ -50,9 +50,7 @@ const READING_SCRIPT = script(`${INDEX_EXPIRY_LUA}
 if tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[3]) or '0') then return 0 end
 redis.call('RPUSH', KEYS[1], unpack(ARGV, 7))
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('SADD', KEYS[2], ARGV[1])
-indexExpiry(KEYS[2], ARGV[4])
+keepIndexed(KEYS[1], KEYS[2], ARGV[1], ARGV[4])
 redis.call('PUBLISH', ARGV[5], ARGV[6])
 return 1
 `);
@@ -63,10 +61,7 @@ return 1
  * call: remembered, its lists and their index entries deleted, the generation moved on, and announced
  * with it. Answers the new generation.
  */
-const FORGET_SCRIPT = script(`
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+const FORGET_SCRIPT = script(`${REMEMBER_LUA}
 for i = 4, #KEYS do
   redis.call('DEL', KEYS[i])
   redis.call('SREM', KEYS[2], ARGV[i + 3])
@@ -90,18 +85,21 @@ function plausible(reading: unknown): reading is number {
  * reading it would not take is not shared, nor taken from Redis when another process put it there. Throws `RedisStoreError` for bad options or an
  * unreachable server.
  */
-export async function createRedisCalibration(options: RedisCalibrationOptions): Promise<RedisCalibration> {
-  resolveOptions(options, "createRedisCalibration");
-  const retainMs = retainTenantOption(options.retainTenantMs, "createRedisCalibration");
-  const renewMs = renewEveryMs(retainMs);
-  const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
-    options,
-    "createRedisCalibration",
-  );
-  const { prefix, report } = resolved;
-  const channel = `${prefix}calibration`;
-  const indexKey = `${prefix}calibration:index`;
-  const keyOf = (id: string) => `${prefix}calibration:${id}`;
+export function createRedisCalibration(options: RedisCalibrationOptions): Promise<RedisCalibration> {
+  return openCalibration(options, "createRedisCalibration");
+}
+
+/**
+ * {@link createRedisCalibration}, its refusals naming `where` (the function the host called):
+ * `createRedisStores` opens its calibration store with this.
+ */
+export async function openCalibration(
+  options: RedisCalibrationOptions,
+  where: string,
+): Promise<RedisCalibration> {
+  const started = await startTenantStore(options, where, "calibration");
+  const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
+  const { prefix, report, channel, indexKey, keyOf } = started;
   const generationKey = `${prefix}calibration:generation`;
   /**
    * This instance's mark on the readings it announces: its own, echoed back, were taken when made,
@@ -109,10 +107,13 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
    * every other instance.
    */
   const self = randomBytes(9).toString("base64url");
-  /** The last generation this instance has been told of (see READING_SCRIPT). */
-  let generation = 0;
-  /** The highest generation announced since the last `catchUp` began reading it. */
-  let heard = 0;
+  const forgottenKey = `${prefix}calibration:forgotten`;
+  /**
+   * The forgets this instance knows of, and the generation its readings are written with (see
+   * READING_SCRIPT); a forget it does not know, read after a reconnect, was made while its
+   * subscription was down.
+   */
+  const forgets = new ForgetLog(ask, generationKey, forgottenKey);
 
   let local = createCalibration();
   /** Shared readings by `<endpoint id>␀<model>`. */
@@ -151,46 +152,16 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     return held;
   };
 
-  /**
-   * Forgets in Redis, as the capability store keeps them: a sorted set of marks (`<nonce>␀<name>`)
-   * by when each was made, kept `FORGOTTEN_MS`. `seen` holds the marks this instance already knows
-   * of (its own, and those announced to it); one it does not know, read after a reconnect, is a
-   * forget made while its subscription was down.
-   */
-  const forgottenKey = `${prefix}calibration:forgotten`;
-  const seen = new Map<string, number>();
-  const catchUp = async (): Promise<void> => {
-    // Read before the marks: every forget up to this generation has its mark among them.
-    heard = 0;
-    const current = Number((await ask<string | null>(["GET", generationKey])) ?? 0);
-    const flat = await ask<string[]>(["ZRANGE", forgottenKey, "0", "-1", "WITHSCORES"]);
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const mark = flat[i] as string;
-      if (seen.has(mark)) continue;
-      seen.set(mark, Number(flat[i + 1]));
-      dropLocal(mark.slice(mark.indexOf("\u0000") + 1));
-    }
-    const old = Date.now() - FORGOTTEN_MS;
-    for (const [mark, at] of seen) if (at < old) seen.delete(mark);
-    // Set, not only raised (after Redis lost its data the generation starts again from 0), but never
-    // below one announced while it was read: that forget is carried out here already.
-    if (Number.isFinite(current)) generation = Math.max(current, heard);
-  };
+  /** Drops here the readings of each endpoint forgotten while this instance's subscription was down. */
+  const catchUp = (): Promise<void> => forgets.catchUp((name) => dropLocal(name));
 
-  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
-  // `onError` after a reconnect, instead of leaving the reload waiting for ever. The forgets this
-  // instance missed go first, so what it held of a forgotten endpoint is not kept beside what
-  // Redis holds now.
-  // Read pipelined, a chunk at a time; an index entry whose list expired is dropped from the index.
+  // Each read bounded, pipelined; an index entry whose list expired is dropped from the index. The
+  // forgets this instance missed go first, so what it held of a forgotten endpoint is not kept
+  // beside what Redis holds now.
   const reload = async (): Promise<void> => {
     await catchUp();
-    const ids = await ask<string[]>(["SMEMBERS", indexKey]);
     await readIndexed(
-      writer,
-      ids,
-      keyOf,
-      indexKey,
-      retainMs,
+      { writer, ask, indexKey, keyOf, retainMs },
       (id) => ask<string[]>(["LRANGE", keyOf(id), String(-KEPT), "-1"]),
       (id, values) => {
         shared.set(id, values.map(Number).filter(plausible));
@@ -225,45 +196,27 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
     );
   };
 
-  await starting(
-    `subscribe to ${channel}`,
-    bounded(
-      subscriber.subscribe(channel, (message) => {
-        try {
-          const {
-            id,
-            reading,
-            forget,
-            mark,
-            generation: moved,
-            from,
-          } = JSON.parse(message) as {
-            from?: string;
-            id: string;
-            reading?: number;
-            forget?: string;
-            mark?: string;
-            generation?: number;
-          };
-          // Announced in the order Redis made them: the forgets up to this one are done here.
-          if (typeof moved === "number") {
-            heard = Math.max(heard, moved);
-            generation = Math.max(generation, moved);
-          }
-          if (typeof mark === "string") {
-            // Its own forget, echoed back, was carried out when it was made: a reading taken since stays.
-            if (seen.has(mark)) return;
-            seen.set(mark, Date.now());
-          }
-          if (typeof forget === "string") dropLocal(forget);
-          else if (typeof id === "string" && from !== self) take(id, reading as number);
-        } catch (error) {
-          report(error);
-        }
-      }),
-      "SUBSCRIBE",
-    ),
-  );
+  await listen(channel, (message) => {
+    const {
+      id,
+      reading,
+      forget,
+      mark,
+      generation: moved,
+      from,
+    } = JSON.parse(message) as {
+      from?: string;
+      id: string;
+      reading?: number;
+      forget?: string;
+      mark?: string;
+      generation?: number;
+    };
+    // Its own forget, echoed back, was carried out when it was made: a reading taken since stays.
+    if (forgets.announced(moved, mark)) return;
+    if (typeof forget === "string") dropLocal(forget);
+    else if (typeof id === "string" && from !== self) take(id, reading as number);
+  });
   /**
    * Forgotten endpoints, with the reading lists they had, until Redis has the deletion and every
    * instance was told: sent at once when the link is up, else when it is back, before any reload.
@@ -276,12 +229,16 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
         writer,
         FORGET_SCRIPT,
         [forgottenKey, indexKey, generationKey, ...ids.map(keyOf)],
-        [String(at), mark, String(Date.now() - FORGOTTEN_MS), String(FORGOTTEN_MS), channel, name, ...ids],
+        [...forgets.remembered(mark, at, channel), name, ...ids],
       ),
     merge: (earlier, later) => ({ ...later, ids: [...new Set([...earlier.ids, ...later.ids])] }),
     max: MAX_OWED,
     report,
     what: "forgotten endpoints",
+    // A forget let go before it was ever sent (past MAX_OWED while Redis is away or silent), or
+    // folded into a later forget of the same endpoint (which carries the later mark), never reaches
+    // Redis under its mark: the mark goes too, so an outage holds as many marks as forgets owed.
+    dropped: (_name, work) => forgets.unsent(work.mark),
   });
   // What was forgotten while Redis was out of reach goes first, or the reload would bring it back.
   subscriber.on("ready", () => {
@@ -292,7 +249,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
   });
   await starting("read the readings already shared", reload());
 
-  return {
+  const store: RedisCalibration = {
     calibrate(endpoint, model, body, promptTokens) {
       const answer = local.calibrate(endpoint, model, body, promptTokens);
       const name = nameOf(endpoint);
@@ -311,7 +268,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
           [keyOf(id), indexKey, generationKey],
           [
             id,
-            String(generation),
+            String(forgets.generation),
             String(KEPT),
             String(retainMs),
             channel,
@@ -356,9 +313,7 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       // One tenant forgotten everywhere: its readings go from Redis and from every instance. Owed
       // until Redis has it, so a reconnect's reload does not bring the readings back; remembered in
       // Redis, so an instance away meanwhile drops its copy when it is back.
-      const mark = `${randomBytes(9).toString("base64url")}\u0000${name}`;
-      const at = Date.now();
-      seen.set(mark, at);
+      const { mark, at } = forgets.own(name);
       owed.owe(name, { ids, mark, at });
       return held;
     },
@@ -376,4 +331,6 @@ export async function createRedisCalibration(options: RedisCalibrationOptions): 
       writer.destroy();
     },
   };
+  registerForgetLog(store, forgets);
+  return store;
 }

@@ -163,6 +163,24 @@ describe.skipIf(!HAS_REDIS)("the Redis capability store", () => {
     expect(a.forget("http://never.test")).toBe(false);
   });
 
+  it("keeps a latch learned right after its own forget when that forget's announcement comes back to it", async () => {
+    const [a, b] = await pair();
+    a.capabilitiesFor("http://echo.test", "k").strictSchemas = false;
+    await a.sync();
+    await settled(() => b.size === 1);
+    expect(a.forget("http://echo.test", "k")).toBe(true);
+    // Learned after the forget, before its announcement is back: the tenant's new latch.
+    a.capabilitiesFor("http://echo.test", "k").usageInStream = false;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The echo was known as its own forget: what was learned since stays here, and is shared.
+    expect(a.size).toBe(1);
+    expect(a.capabilitiesFor("http://echo.test", "k").usageInStream).toBe(false);
+    await a.sync();
+    await settled(() => b.capabilitiesFor("http://echo.test", "k").usageInStream === false);
+    expect(b.capabilitiesFor("http://echo.test", "k").usageInStream).toBe(false);
+    expect(b.capabilitiesFor("http://echo.test", "k").strictSchemas).toBe(true);
+  });
+
   it("keys an endpoint as negotiate does: any spelling of the server, and its headers, on every instance", async () => {
     const [a, b] = await pair();
     const azure = (key: string) => ({ "api-key": key });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import {
   type CapabilitySnapshotEndpoint,
   type CapabilityStore,
@@ -7,16 +7,15 @@ import {
   type EndpointCapabilities,
   modelCapabilitiesFor,
 } from "@loopwright/negotiate";
-import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
-import { RedisStoreError } from "./errors.js";
-import { CLOSE_BOUND_MS, FORGOTTEN_MS, MAX_OWED, Owed } from "./owed.js";
+import { type RedisOptions, timeoutOption, whenReady } from "./connection.js";
+import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
+import { CLOSE_BOUND_MS, MAX_OWED, Owed } from "./owed.js";
 import {
   INDEX_EXPIRY_LUA,
-  readIndexed,
-  renewEveryMs,
-  retainTenantOption,
+  readIndexedHashes,
   runScript,
   script,
+  startTenantStore,
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
@@ -82,19 +81,10 @@ const LATCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
 local generation = tonumber(redis.call('GET', KEYS[3]) or '0')
 if tonumber(ARGV[2]) < generation then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('SADD', KEYS[2], ARGV[1])
-indexExpiry(KEYS[2], ARGV[3])
+keepIndexed(KEYS[1], KEYS[2], ARGV[1], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 `);
-
-/** Lua: records a forget's or a reset's mark (KEYS[1], ARGV[1..4]: when, mark, cutoff, kept ms). */
-const REMEMBER_LUA = `
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-`;
 
 /**
  * Forgets one tenant (KEYS: the forgotten set, the generation, the index, the tenant's key; ARGV:
@@ -205,32 +195,42 @@ export function cacheKeyOf(baseUrl: string, apiKey: string | undefined): string 
  * Throws `RedisStoreError` for bad options or an unreachable server; after that nothing in the
  * request path throws or waits for Redis.
  */
-export async function createRedisCapabilityStore(
+export function createRedisCapabilityStore(
   options: RedisCapabilityStoreOptions,
 ): Promise<RedisCapabilityStore> {
-  resolveOptions(options, "createRedisCapabilityStore");
-  const retainMs = retainTenantOption(options.retainTenantMs, "createRedisCapabilityStore");
-  const renewMs = renewEveryMs(retainMs);
-  const syncMs = options.syncMs ?? 250;
-  if (typeof syncMs !== "number" || !(syncMs > 0)) {
-    throw new RedisStoreError(
-      "invalid-option",
-      "createRedisCapabilityStore: `syncMs` must be a positive number of ms.",
-    );
-  }
-  const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
-    options,
-    "createRedisCapabilityStore",
-  );
-  const { prefix, report } = resolved;
-  const channel = `${prefix}caps`;
-  const indexKey = `${prefix}caps:index`;
-  const keyOf = (id: string) => `${prefix}caps:${id}`;
+  return openCapabilityStore(options, "createRedisCapabilityStore");
+}
+
+/**
+ * Checks `syncMs` (absent is 250): a finite number of ms greater than 0, held to what a timer can
+ * wait. Throws `RedisStoreError` (`invalid-option`) naming `where`, the function the host called.
+ */
+export function syncMsOption(value: unknown, where: string): number {
+  return timeoutOption(value, "syncMs", where, 250);
+}
+
+/**
+ * {@link createRedisCapabilityStore}, its refusals naming `where` (the function the host called):
+ * `createRedisStores` opens its capability store with this.
+ */
+export async function openCapabilityStore(
+  options: RedisCapabilityStoreOptions,
+  where: string,
+): Promise<RedisCapabilityStore> {
+  let syncMs = 0;
+  const started = await startTenantStore(options, where, "caps", () => {
+    syncMs = syncMsOption(options.syncMs, where);
+  });
+  const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
+  const { prefix, report, channel, indexKey, keyOf } = started;
   const generationKey = `${prefix}caps:generation`;
-  /** The last generation this instance has been told of (see LATCH_SCRIPT). */
-  let generation = 0;
-  /** The highest generation announced since the last `catchUp` began reading it. */
-  let heard = 0;
+  const forgottenKey = `${prefix}caps:forgotten`;
+  /**
+   * The forgets (and resets) this instance knows of, and the generation its latches are written
+   * with (see LATCH_SCRIPT); a forget it does not know, read after a reconnect, was made while its
+   * subscription was down. A reset's mark names the tenant "".
+   */
+  const forgets = new ForgetLog(ask, generationKey, forgottenKey);
 
   const entries = new Map<string, Entry>();
   const ids = new WeakMap<object, string>();
@@ -273,7 +273,7 @@ export async function createRedisCapabilityStore(
         [keyOf(entry.id), indexKey, generationKey],
         [
           entry.id,
-          String(generation),
+          String(forgets.generation),
           String(retainMs),
           channel,
           JSON.stringify({ id: entry.id, fields: [...changed] }),
@@ -390,31 +390,12 @@ export async function createRedisCapabilityStore(
     return entries.delete(id);
   };
 
-  /**
-   * The forgets (and resets) this instance already knows of, by their mark in `forgottenKey`, with
-   * when they were made: its own, and those it was told of. One it does not know, read after a
-   * reconnect, was made while its subscription was down.
-   */
-  const seen = new Map<string, number>();
-  /** A fresh mark for a forget (`id`) or a reset (`""`): a nonce, then the id. */
-  const markOf = (id: string): string => `${randomBytes(9).toString("base64url")}${SEP}${id}`;
-  const forgottenKey = `${prefix}caps:forgotten`;
-
-  /** A forget's or reset's mark as recorded in Redis (a sorted set by time, kept `FORGOTTEN_MS`). */
-  const remembered = (mark: string, at: number): string[] => [
-    String(at),
-    mark,
-    String(Date.now() - FORGOTTEN_MS),
-    String(FORGOTTEN_MS),
-    channel,
-  ];
-
   const sendForget = (id: string, mark: string, at: number): Promise<unknown> =>
     runScript(
       writer,
       FORGET_SCRIPT,
       [forgottenKey, generationKey, indexKey, keyOf(id)],
-      [...remembered(mark, at), id],
+      [...forgets.remembered(mark, at, channel), id],
     );
 
   const sendReset = (mark: string, at: number): Promise<unknown> =>
@@ -422,7 +403,7 @@ export async function createRedisCapabilityStore(
       writer,
       RESET_SCRIPT,
       [forgottenKey, generationKey, indexKey],
-      [...remembered(mark, at), `${prefix}caps:`],
+      [...forgets.remembered(mark, at, channel), `${prefix}caps:`],
     );
 
   /** Forgets everything held here (a reset, this instance's or another's). */
@@ -467,32 +448,16 @@ export async function createRedisCapabilityStore(
 
   /**
    * Reads the forgets Redis remembers and carries out, oldest first, each this instance did not
-   * know of; then lets go of the marks older than `FORGOTTEN_MS`.
+   * know of (a reset's mark names the tenant "": every tenant held).
    */
-  const catchUp = async (): Promise<void> => {
-    // Read before the marks: every forget up to this generation has its mark among them, so once
-    // they are carried out this instance may write with it.
-    heard = 0;
-    const current = Number((await ask<string | null>(["GET", generationKey])) ?? 0);
-    const flat = await ask<string[]>(["ZRANGE", forgottenKey, "0", "-1", "WITHSCORES"]);
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const mark = flat[i] as string;
-      const at = Number(flat[i + 1]);
-      if (seen.has(mark)) continue;
-      seen.set(mark, at);
-      const id = mark.slice(mark.indexOf(SEP) + 1);
+  const catchUp = (): Promise<void> =>
+    forgets.catchUp((id, at) => {
       if (id === "") {
         for (const held of [...entries.keys()]) missedForget(held, at);
       } else {
         missedForget(id, at);
       }
-    }
-    const old = Date.now() - FORGOTTEN_MS;
-    for (const [mark, at] of seen) if (at < old) seen.delete(mark);
-    // Set, not only raised (after Redis lost its data the generation starts again from 0), but never
-    // below one announced while it was read: that forget is carried out here already.
-    if (Number.isFinite(current)) generation = Math.max(current, heard);
-  };
+    });
 
   /**
    * Forgets and a reset, until Redis has them: sent at once when the link is up, else when it is
@@ -507,66 +472,36 @@ export async function createRedisCapabilityStore(
     max: MAX_OWED,
     report,
     what: "forgotten tenants",
+    // A forget let go before it was ever sent (past MAX_OWED while Redis is away or silent, or
+    // superseded) never reaches Redis: its mark goes too. So the marks of forgets made during an
+    // outage are held only while the forget itself is owed.
+    dropped: (_key, work) => forgets.unsent(work.mark),
   });
 
-  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
-  // `onError` after a reconnect, instead of leaving the reload waiting for ever.
-  // Read pipelined, a chunk at a time; an index entry whose key expired is dropped from the index.
-  const readLatches = async (): Promise<void> => {
-    const known = await ask<string[]>(["SMEMBERS", indexKey]);
-    await readIndexed(
-      writer,
-      known,
-      keyOf,
-      indexKey,
-      retainMs,
-      (id) => ask<string[]>(["HGETALL", keyOf(id)]),
-      (id, flat) => {
-        const fields: [string, string][] = [];
-        for (let i = 0; i + 1 < flat.length; i += 2) fields.push([flat[i] as string, flat[i + 1] as string]);
-        receive(id, fields);
-      },
-    );
-  };
+  // Each read bounded, pipelined; an index entry whose key expired is dropped from the index.
+  const readLatches = (): Promise<void> =>
+    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs }, receive);
   /** The forgets made elsewhere that this instance missed first, then every shared latch. */
   const reload = async (): Promise<void> => {
     await catchUp();
     await readLatches();
   };
 
-  await starting(
-    `subscribe to ${channel}`,
-    bounded(
-      subscriber.subscribe(channel, (message) => {
-        try {
-          const parsed = JSON.parse(message) as {
-            id: string;
-            fields?: [string, string][];
-            forget?: true;
-            reset?: true;
-            mark?: string;
-            generation?: number;
-          };
-          // Announced in the order Redis made them: the forgets and resets up to this one are done here.
-          if (typeof parsed.generation === "number") {
-            heard = Math.max(heard, parsed.generation);
-            generation = Math.max(generation, parsed.generation);
-          }
-          if (typeof parsed.mark === "string") {
-            // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
-            if (seen.has(parsed.mark)) return;
-            seen.set(parsed.mark, Date.now());
-          }
-          if (parsed.reset) dropAll();
-          else if (parsed.forget) dropLocal(parsed.id);
-          else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
-        } catch (error) {
-          report(error);
-        }
-      }),
-      "SUBSCRIBE",
-    ),
-  );
+  await listen(channel, (message) => {
+    const parsed = JSON.parse(message) as {
+      id: string;
+      fields?: [string, string][];
+      forget?: true;
+      reset?: true;
+      mark?: string;
+      generation?: number;
+    };
+    // Its own forget, echoed back, was carried out when it was made: a latch learned since stays.
+    if (forgets.announced(parsed.generation, parsed.mark)) return;
+    if (parsed.reset) dropAll();
+    else if (parsed.forget) dropLocal(parsed.id);
+    else if (Array.isArray(parsed.fields)) receive(parsed.id, parsed.fields);
+  });
   // Back from a lost connection: the server may have restarted empty, so every local latch is
   // written again (refusals are a union, so writing one twice is harmless), and whatever was
   // announced meanwhile is read again.
@@ -727,9 +662,7 @@ export async function createRedisCapabilityStore(
       // One tenant forgotten everywhere: its shared latches go, and every instance drops its copy.
       // Owed until Redis has it, so a reconnect's reload does not bring the tenant back; remembered
       // in Redis (`FORGOTTEN_MS`), so an instance away meanwhile drops its copy when it is back.
-      const mark = markOf(id);
-      const at = Date.now();
-      seen.set(mark, at);
+      const { mark, at } = forgets.own(id);
       owed.owe(`forget:${id}`, { forget: id, mark, at });
       return held;
     },
@@ -739,9 +672,7 @@ export async function createRedisCapabilityStore(
     reset() {
       dropAll();
       owed.clear();
-      const mark = markOf("");
-      const at = Date.now();
-      seen.set(mark, at);
+      const { mark, at } = forgets.own("");
       owed.owe("reset", { reset: true, mark, at });
     },
     sync: async () => {
@@ -754,6 +685,7 @@ export async function createRedisCapabilityStore(
     },
   };
   idCacheSizes.set(store, () => idCache.size);
+  registerForgetLog(store, forgets);
   return store;
 }
 

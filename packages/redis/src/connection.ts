@@ -283,6 +283,12 @@ export interface Connections {
    * `RedisStoreError` (`connect`), the one `ask`/`bounded` made or one naming the URL and the step.
    */
   starting<T>(step: string, work: Promise<T>): Promise<T>;
+  /**
+   * Subscribes to `channel` as one more step of the start (bounded, failing as `starting` does),
+   * handing each message to `handle`; what `handle` throws (a message that does not parse) goes to
+   * `onError`, never to the client. The tenant stores hear their announcements through it.
+   */
+  listen(channel: string, handle: (message: string) => void): Promise<void>;
 }
 
 /**
@@ -345,12 +351,26 @@ export async function connectStore(options: unknown, where: string): Promise<Con
   }
   const bounded = <T>(work: Promise<T>, what: string): Promise<T> =>
     within(work, resolved.connectTimeoutMs, () => silent(resolved, where, what));
-  return {
+  const connections: Connections = {
     resolved,
     writer,
     subscriber,
     ask: <T>(args: string[]) => bounded(call<T>(writer, args), args[0] ?? "a command"),
     bounded,
+    listen: (channel, handle) =>
+      connections.starting(
+        `subscribe to ${channel}`,
+        bounded(
+          subscriber.subscribe(channel, (message) => {
+            try {
+              handle(message);
+            } catch (error) {
+              resolved.report(error);
+            }
+          }),
+          "SUBSCRIBE",
+        ),
+      ),
     async starting<T>(step: string, work: Promise<T>): Promise<T> {
       try {
         return await work;
@@ -366,6 +386,7 @@ export async function connectStore(options: unknown, where: string): Promise<Con
       }
     },
   };
+  return connections;
 }
 
 /** How long a factory waits out a Redis answering LOADING, BUSY or another reply that passes. */

@@ -2,9 +2,11 @@ import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CutProxy } from "../test/cut-proxy.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore } from "./capabilities.js";
 import { call, connection, open, type RedisConnection, resolveOptions } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
+import { marksKnown } from "./forgets.js";
 import { MAX_OWED, Owed, type OwedOptions } from "./owed.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
@@ -213,6 +215,89 @@ describe.skipIf(!HAS_REDIS)("work owed to Redis until the link comes back", () =
     expect(count).toBe(MAX_OWED);
     await store.close();
   }, 30_000);
+
+  it("tells `dropped` of work let go before it was sent (past `max`, replaced, cleared), never of work put on the wire", async () => {
+    await start(300);
+    const told: string[] = [];
+    const owing = make({
+      max: 3,
+      merge: undefined,
+      dropped: (key, work) => told.push(`${key}:${work.join(",")}`),
+    });
+    server.pause();
+    try {
+      owing.owe("a", ["1"]);
+      await until(() => owing.has("a") && link.isReady);
+      // "a" is on the wire and unanswered: owed again, the new "a" replaces it, but the one sent may land.
+      owing.owe("a", ["2"]);
+      owing.owe("b", ["1"]);
+      owing.owe("b", ["2"]); // replaces "b:1", which was never sent
+      expect(told).toEqual(["b:1"]);
+      for (const key of ["c", "d", "e"]) owing.owe(key, ["1"]);
+      await pause(700);
+      // Silent past the bound: cut to 3, oldest first, passing over the key on the wire ("a").
+      expect(owing.size).toBe(3);
+      expect(told).toEqual(["b:1", "b:2", "c:1"]);
+      // Cleared: "a:2" (owed, never sent) is told; "a:1", on the wire, is not.
+      owing.clear();
+      expect(told).toEqual(["b:1", "b:2", "c:1", "a:2", "d:1", "e:1"]);
+    } finally {
+      server.resume();
+    }
+    await pause(300);
+    expect(await logged()).toEqual(["a:1"]);
+    expect(told).toHaveLength(6);
+  });
+
+  // Each store's forgets, as the capability store and calibration make them (a tenant; an endpoint).
+  const forgetting = [
+    {
+      store: "capability store",
+      make: createRedisCapabilityStore,
+      set: "caps",
+      forget: (store: { forget(url: string, key?: string): boolean }, n: string) =>
+        store.forget(`http://tenant-${n}.example/v1`, `key-${n}`),
+    },
+    {
+      store: "calibration store",
+      make: createRedisCalibration,
+      set: "calibration",
+      forget: (store: { forget(endpoint: string): boolean }, n: string) =>
+        store.forget(`http://endpoint-${n}.example/v1`),
+    },
+  ] as const;
+
+  it.each(forgetting)(
+    "a $store's forgets made while Redis is silent keep their marks only while owed: at most MAX_OWED, not one per forget",
+    async ({ make: create, set, forget }) => {
+      const prefix = `owed-seen-${lists++}:`;
+      const store = await create({ url: server.url, prefix, connectTimeoutMs: 300, onError: () => {} });
+      const forgotten = async () => Number(await raw.sendCommand(["ZCARD", `${prefix}${set}:forgotten`]));
+      const N = MAX_OWED + 2000;
+      server.pause();
+      try {
+        forget(store, "first");
+        await pause(700);
+        for (let i = 0; i < N; i++) forget(store, String(i));
+        await pause(100);
+        // The one on the wire, and the MAX_OWED - 1 newest still owed: the marks of the 2001 dropped went.
+        expect(marksKnown(store)).toBe(MAX_OWED);
+        // One forgotten again and again while silent holds one mark (the newest), not one per forget.
+        for (let i = 0; i < 500; i++) forget(store, "again");
+        expect(marksKnown(store)).toBe(MAX_OWED);
+      } finally {
+        server.resume();
+      }
+      await until(async () => (await forgotten()) >= MAX_OWED, 20_000);
+      await pause(300);
+      expect(await forgotten()).toBe(MAX_OWED);
+      // Every mark that reached Redis is still known here: its echo, or a reconnect's read of the
+      // record, is not taken for a forget this instance missed.
+      expect(marksKnown(store)).toBe(MAX_OWED);
+      await store.close();
+    },
+    30_000,
+  );
 
   it("loses nothing when the link drops again mid-flush: what was not sent goes on its next return", async () => {
     await start();

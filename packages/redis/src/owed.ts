@@ -27,6 +27,13 @@ export interface OwedOptions<T> {
   what: string;
   /** Called whenever a flush stops: everything sent, or a send failed, or the link is away. */
   onSettled?(): void;
+  /**
+   * Told of each piece of work let go before it was ever sent, so it will never be sent as it is:
+   * dropped past `max`, replaced by work owed again under its key (or folded into it by `merge`:
+   * what the merge carried over goes on in the later work), or dropped by `clear`. Never told of
+   * work that was put on the wire, even if that send failed: Redis may have taken it.
+   */
+  dropped?(key: string, work: T): void;
 }
 
 /**
@@ -57,6 +64,8 @@ export const CLOSE_BOUND_MS = 2000;
 
 interface Entry<T> {
   work: T;
+  /** Put on the wire at least once: Redis may have taken it, even when the send then failed. */
+  sent?: boolean | undefined;
 }
 
 /**
@@ -126,6 +135,7 @@ export class Owed<T> {
     // A fresh entry object: one on the wire is left in place only if nothing was owed on top of it.
     this.entries.delete(key);
     this.entries.set(key, { work: merged });
+    if (held) this.letGo(key, held);
     if (this.entries.size > this.options.max && this.stuck()) this.trim();
     if (this.options.link.isReady) void this.flush();
   }
@@ -145,7 +155,9 @@ export class Owed<T> {
     for (const key of this.entries.keys()) {
       if (over <= 0) break;
       if (key === this.onWire) continue;
+      const entry = this.entries.get(key) as Entry<T>;
       this.entries.delete(key);
+      this.letGo(key, entry);
       over--;
       this.dropped++;
       if (this.dropped === 1 || this.dropped % 1000 === 0) {
@@ -160,9 +172,19 @@ export class Owed<T> {
     }
   }
 
+  /**
+   * Tells `dropped` of an entry let go, unless it was ever sent: one on the wire may land yet, and
+   * one whose send failed may have landed before the connection did (its answer lost with it).
+   */
+  private letGo(key: string, entry: Entry<T>): void {
+    if (!entry.sent) this.options.dropped?.(key, entry.work);
+  }
+
   /** Drops everything owed (what is on the wire still lands, but is not sent again). */
   clear(): void {
+    const held = [...this.entries];
     this.entries.clear();
+    for (const [key, entry] of held) this.letGo(key, entry);
   }
 
   /**
@@ -226,6 +248,7 @@ export class Owed<T> {
       if (!this.options.link.isReady) return false;
       const [key, entry] = this.entries.entries().next().value as [string, Entry<T>];
       this.onWire = key;
+      entry.sent = true;
       this.sentAt = Date.now();
       this.sends++;
       this.watch();

@@ -1,14 +1,13 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { RouteLatches, RouteLatchStore } from "@loopwright/client";
-import { connectStore, type RedisOptions, resolveOptions, whenReady } from "./connection.js";
+import { type RedisOptions, whenReady } from "./connection.js";
 import { MAX_OWED, Owed } from "./owed.js";
 import {
   INDEX_EXPIRY_LUA,
-  readIndexed,
-  renewEveryMs,
-  retainTenantOption,
+  readIndexedHashes,
   runScript,
   script,
+  startTenantStore,
   type TenantKeyOptions,
   TOUCH_SCRIPT,
 } from "./tenant-keys.js";
@@ -39,9 +38,7 @@ type Fields = Partial<Record<keyof RouteLatches, string>>;
  */
 const LATCH_SCRIPT = script(`${INDEX_EXPIRY_LUA}
 redis.call('HSET', KEYS[1], unpack(ARGV, 5))
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[1])
-indexExpiry(KEYS[2], ARGV[2])
+keepIndexed(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `);
@@ -64,18 +61,21 @@ function fieldsOf(state: RouteLatches): Fields {
  * so no instance asks a missing route again. Flags only close; the LM Studio retry time takes the
  * later of two. Throws `RedisStoreError` for bad options or an unreachable server.
  */
-export async function createRedisRouteLatches(options: RedisRouteLatchesOptions): Promise<RedisRouteLatches> {
-  resolveOptions(options, "createRedisRouteLatches");
-  const retainMs = retainTenantOption(options.retainTenantMs, "createRedisRouteLatches");
-  const renewMs = renewEveryMs(retainMs);
-  const { resolved, writer, subscriber, ask, bounded, starting } = await connectStore(
-    options,
-    "createRedisRouteLatches",
-  );
-  const { prefix, report } = resolved;
-  const channel = `${prefix}routes`;
-  const indexKey = `${prefix}routes:index`;
-  const keyOf = (id: string) => `${prefix}routes:${id}`;
+export function createRedisRouteLatches(options: RedisRouteLatchesOptions): Promise<RedisRouteLatches> {
+  return openRouteLatches(options, "createRedisRouteLatches");
+}
+
+/**
+ * {@link createRedisRouteLatches}, its refusals naming `where` (the function the host called):
+ * `createRedisStores` opens its route latches with this.
+ */
+export async function openRouteLatches(
+  options: RedisRouteLatchesOptions,
+  where: string,
+): Promise<RedisRouteLatches> {
+  const started = await startTenantStore(options, where, "routes");
+  const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
+  const { report, channel, indexKey, keyOf } = started;
   const idOf = (base: string) => createHash("sha256").update(base).digest("hex").slice(0, 32);
 
   /** This instance's mark on what it announces: its own announcements are not laid on again. */
@@ -206,43 +206,19 @@ export async function createRedisRouteLatches(options: RedisRouteLatchesOptions)
     return state;
   };
 
-  // Each read bounded (`connectTimeoutMs`): a Redis that answers nothing fails the factory, or tells
-  // `onError` after a reconnect, instead of leaving the reload waiting for ever.
-  // Read pipelined, a chunk at a time; an index entry whose key expired is dropped from the index.
-  const reload = async (): Promise<void> => {
-    const ids = await ask<string[]>(["SMEMBERS", indexKey]);
-    await readIndexed(
-      writer,
-      ids,
-      keyOf,
-      indexKey,
-      retainMs,
-      (id) => ask<string[]>(["HGETALL", keyOf(id)]),
-      (id, flat) => {
-        const fields: Record<string, string> = {};
-        for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
-        receive(id, fields);
-      },
+  // Each read bounded, pipelined; an index entry whose key expired is dropped from the index.
+  const reload = (): Promise<void> =>
+    readIndexedHashes({ writer, ask, indexKey, keyOf, retainMs }, (id, fields) =>
+      receive(id, Object.fromEntries(fields) as Fields),
     );
-  };
 
-  await starting(
-    `subscribe to ${channel}`,
-    bounded(
-      subscriber.subscribe(channel, (message) => {
-        try {
-          const { id, fields, from } = JSON.parse(message) as { id: string; fields: Fields; from?: string };
-          // Its own announcement, echoed back, holds nothing it did not hold — and arriving after a
-          // `delete` (the pool's forget) it would lay the forgotten latch straight back on.
-          if (from === self) return;
-          if (typeof id === "string" && typeof fields === "object" && fields !== null) receive(id, fields);
-        } catch (error) {
-          report(error);
-        }
-      }),
-      "SUBSCRIBE",
-    ),
-  );
+  await listen(channel, (message) => {
+    const { id, fields, from } = JSON.parse(message) as { id: string; fields: Fields; from?: string };
+    // Its own announcement, echoed back, holds nothing it did not hold — and arriving after a
+    // `delete` (the pool's forget) it would lay the forgotten latch straight back on.
+    if (from === self) return;
+    if (typeof id === "string" && typeof fields === "object" && fields !== null) receive(id, fields);
+  });
   subscriber.on("ready", () => {
     // The server may have come back empty: write what this instance knows again, then read.
     void whenReady(writer)

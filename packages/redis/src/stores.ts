@@ -1,8 +1,8 @@
-import { createRedisBus, type RedisBusOptions, type RedisEventBus } from "./bus.js";
-import { createRedisCalibration, type RedisCalibration } from "./calibration.js";
-import { createRedisCapabilityStore, type RedisCapabilityStore } from "./capabilities.js";
+import { busLimits, openBus, type RedisBusOptions, type RedisEventBus } from "./bus.js";
+import { openCalibration, type RedisCalibration } from "./calibration.js";
+import { openCapabilityStore, type RedisCapabilityStore, syncMsOption } from "./capabilities.js";
 import { resolveOptions } from "./connection.js";
-import { createRedisRouteLatches, type RedisRouteLatches } from "./route-latches.js";
+import { openRouteLatches, type RedisRouteLatches } from "./route-latches.js";
 import { retainTenantOption, type TenantKeyOptions } from "./tenant-keys.js";
 
 /** Options for {@link createRedisStores}: one Redis for all three stores, and the bus's limits. */
@@ -31,21 +31,26 @@ export interface RedisStores {
  * Throws `RedisStoreError` for bad options or an unreachable server, closing whatever it had opened.
  */
 export async function createRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
-  // Checked here first, so a refusal names the function the caller called, not one it calls.
-  resolveOptions(options, "createRedisStores");
-  retainTenantOption(options.retainTenantMs, "createRedisStores");
+  // Every option checked here first, before any store connects; and each store is opened as
+  // `createRedisStores`, so any refusal (or connect failure) names the function the host called,
+  // and the option as the host wrote it, not a factory it never called.
+  const where = "createRedisStores";
+  resolveOptions(options, where);
+  retainTenantOption(options.retainTenantMs, where);
+  syncMsOption(options.syncMs, where);
+  busLimits(options, where);
   const opened: { close(): Promise<void> }[] = [];
   const track = <T extends { close(): Promise<void> }>(store: T): T => {
     opened.push(store);
     return store;
   };
   try {
-    const capabilities = track(await createRedisCapabilityStore(options));
+    const capabilities = track(await openCapabilityStore(options, where));
     const calibration = track(
-      await createRedisCalibration({ ...options, endpointIdOf: capabilities.endpointIdOf }),
+      await openCalibration({ ...options, endpointIdOf: capabilities.endpointIdOf }, where),
     );
-    const routeLatches = track(await createRedisRouteLatches(options));
-    const bus = track(await createRedisBus(options));
+    const routeLatches = track(await openRouteLatches(options, where));
+    const bus = track(await openBus(options, where));
     return {
       capabilities,
       calibration,

@@ -1,5 +1,12 @@
 import { createHash } from "node:crypto";
-import { call, type RedisConnection } from "./connection.js";
+import {
+  type Connections,
+  call,
+  connectStore,
+  type RedisConnection,
+  type RedisOptions,
+  resolveOptions,
+} from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 
 /** The option the three tenant stores (capabilities, calibration, route latches) share. */
@@ -50,6 +57,53 @@ export function renewEveryMs(retainMs: number): number {
   return Math.min(retainMs / 10, 24 * 60 * 60 * 1000);
 }
 
+/** A tenant store's connections (see `connectStore`), its retention and where its keys are. */
+export interface TenantStoreStart extends Connections {
+  /** `retainTenantMs` as checked. */
+  retainMs: number;
+  /** How often a tenant in use has its expiry renewed ({@link renewEveryMs}). */
+  renewMs: number;
+  /** The store's key prefix and `onError`, as resolved. */
+  prefix: string;
+  report: (error: unknown) => void;
+  /** `<prefix><space>`: the channel the store announces on. */
+  channel: string;
+  /** `<prefix><space>:index`: the set of tenant ids. */
+  indexKey: string;
+  /** `<prefix><space>:<id>`: one tenant's key. */
+  keyOf: (id: string) => string;
+}
+
+/**
+ * How the three tenant stores start: the common options and `retainTenantMs` checked, then `check`
+ * (the store's own options), all before anything connects, then the store's connections opened.
+ * `where` is the function the host called (`createRedisStores` when it made all four at once), so
+ * a refusal names it; `space` (`caps`, `calibration`, `routes`) is where the store's keys and
+ * channel are under the prefix. Throws `RedisStoreError` (`invalid-option`, `connect`).
+ */
+export async function startTenantStore(
+  options: RedisOptions & TenantKeyOptions,
+  where: string,
+  space: string,
+  check?: () => void,
+): Promise<TenantStoreStart> {
+  resolveOptions(options, where);
+  const retainMs = retainTenantOption(options.retainTenantMs, where);
+  check?.();
+  const connections = await connectStore(options, where);
+  const { prefix, report } = connections.resolved;
+  return {
+    ...connections,
+    retainMs,
+    renewMs: renewEveryMs(retainMs),
+    prefix,
+    report,
+    channel: `${prefix}${space}`,
+    indexKey: `${prefix}${space}:index`,
+    keyOf: (id) => `${prefix}${space}:${id}`,
+  };
+}
+
 /** A Lua script and its SHA-1, run with {@link runScript}. */
 export interface Script {
   text: string;
@@ -75,13 +129,20 @@ export function runScript<T>(writer: RedisConnection, s: Script, keys: string[],
 }
 
 /**
- * Lua: gives the index (`KEYS[2]`) the expiry `ttl` unless it already has a longer one, so the index
- * outlives every key it names, whatever retention each instance was given.
+ * Lua: `indexExpiry(index, ttl)` gives the index the expiry `ttl` unless it already has a longer one,
+ * so the index outlives every key it names, whatever retention each instance was given.
+ * `keepIndexed(key, index, id, ttl)`, after a tenant's key is written: the key expires `ttl` from
+ * now, and it is indexed under `id` (the index's expiry as above). Each store's write script ends so.
  */
 export const INDEX_EXPIRY_LUA = `
 local function indexExpiry(index, ttl)
   local left = redis.call('PTTL', index)
   if left == -1 or left < tonumber(ttl) then redis.call('PEXPIRE', index, ttl) end
+end
+local function keepIndexed(key, index, id, ttl)
+  redis.call('PEXPIRE', key, ttl)
+  redis.call('SADD', index, id)
+  indexExpiry(index, ttl)
 end
 `;
 
@@ -142,24 +203,35 @@ return 1
 /** How many keys a reload reads per round trip (pipelined), and drops from the index per script call. */
 const CHUNK = 500;
 
+/** Where a tenant store's keys are, for {@link readIndexed}. */
+export interface IndexedKeys {
+  /** The store's command connection, and its bounded `ask` on it (`connectTimeoutMs`). */
+  writer: RedisConnection;
+  ask: Connections["ask"];
+  /** The set of tenant ids, and each id's key. */
+  indexKey: string;
+  keyOf: (id: string) => string;
+  /** The retention a key without an expiry is given. */
+  retainMs: number;
+}
+
 /**
- * Reads every indexed tenant's key with `read` (an `HGETALL`/`LRANGE` through the store's bounded
- * `ask`), pipelined a chunk at a time rather than one round trip each, hands each non-empty answer to
- * `take`, and drops from the index the ids whose key expired (and is still gone).
+ * Reads the index, then every indexed tenant's key with `read` (an `HGETALL`/`LRANGE` through the
+ * store's bounded `ask`, so a Redis that answers nothing fails the factory, or tells `onError` after
+ * a reconnect, instead of leaving the reload waiting for ever), pipelined a chunk at a time rather
+ * than one round trip each, hands each non-empty answer to `take`, and drops from the index the ids
+ * whose key expired (and is still gone).
  *
  * With each chunk it gives every key that has no expiry (written by an older version) the retention
  * `retainMs`; once every chunk is done, and only then, the index is given an expiry at least as long
  * when it has none or a shorter one, so it never expires before a key it names that had none.
  */
 export async function readIndexed<T extends unknown[]>(
-  writer: RedisConnection,
-  ids: string[],
-  keyOf: (id: string) => string,
-  indexKey: string,
-  retainMs: number,
+  { writer, ask, indexKey, keyOf, retainMs }: IndexedKeys,
   read: (id: string) => Promise<T>,
   take: (id: string, answer: T) => void,
 ): Promise<void> {
+  const ids = await ask<string[]>(["SMEMBERS", indexKey]);
   const gone: string[] = [];
   let given = 0;
   for (let start = 0; start < ids.length; start += CHUNK) {
@@ -181,4 +253,20 @@ export async function readIndexed<T extends unknown[]>(
     const chunk = gone.slice(start, start + CHUNK);
     await runScript(writer, PRUNE_SCRIPT, [indexKey, ...chunk.map(keyOf)], chunk);
   }
+}
+
+/** {@link readIndexed} for keys that are hashes (`HGETALL`): each tenant's fields as pairs. */
+export function readIndexedHashes(
+  keys: IndexedKeys,
+  take: (id: string, fields: [string, string][]) => void,
+): Promise<void> {
+  return readIndexed(
+    keys,
+    (id) => keys.ask<string[]>(["HGETALL", keys.keyOf(id)]),
+    (id, flat) => {
+      const fields: [string, string][] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) fields.push([flat[i] as string, flat[i + 1] as string]);
+      take(id, fields);
+    },
+  );
 }

@@ -1,0 +1,138 @@
+import { randomBytes } from "node:crypto";
+import { FORGOTTEN_MS } from "./owed.js";
+
+/**
+ * Lua: records a forget's (or a reset's) mark in the forgotten set (KEYS[1]; ARGV[1..4]: when,
+ * mark, cutoff, kept ms — see {@link ForgetLog.remembered}), trims marks past the cutoff and renews
+ * the set's expiry. The capability store and calibration both start their forget scripts with it.
+ */
+export const REMEMBER_LUA = `
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+`;
+
+/**
+ * One store's record of forgets (the capability store's and calibration's), as this instance knows
+ * it, and the generation its writes carry.
+ *
+ * Every forget (or reset) moves the store's generation (`<prefix>…:generation`) on by one and
+ * announces it; a write carries the last generation this instance was told of and is refused when
+ * Redis is past it. Each forget is also kept in Redis, for `FORGOTTEN_MS`, as a mark
+ * (`<nonce>␀<name>`) in a sorted set by when it was made; an instance whose subscription was down
+ * reads that set when it is back and carries out each forget it did not know of.
+ *
+ * The marks it knows of (`seen`) are its own forgets and those it was told of or read: its own,
+ * echoed back, or read again after a reconnect, is not taken for one it missed (that would drop a
+ * latch or reading it learned since). Its own stay only while they may reach Redis — {@link unsent}
+ * lets go of one whose forget was dropped unsent from the work owed — so a long outage with many
+ * forgets holds as many marks as forgets are owed (`MAX_OWED`), not one per forget. The others go
+ * with the record in Redis, after `FORGOTTEN_MS`.
+ */
+export class ForgetLog {
+  private readonly seen = new Map<string, number>();
+  /** The last generation this instance has been told of: what its writes carry. */
+  generation = 0;
+  /** The highest generation announced since the last {@link catchUp} began reading it. */
+  private heard = 0;
+
+  /**
+   * `ask`: a bounded read on the store's command connection; `generationKey` and `forgottenKey`: the
+   * store's generation counter and its sorted set of marks.
+   */
+  constructor(
+    private readonly ask: <T>(command: string[]) => Promise<T>,
+    private readonly generationKey: string,
+    private readonly forgottenKey: string,
+  ) {}
+
+  /** How many marks are known here (for the tests). */
+  get size(): number {
+    return this.seen.size;
+  }
+
+  /**
+   * A fresh mark for a forget of `name` made here now (a nonce, then the name; the capability
+   * store's reset uses the name ""), known from now on, and when it was made.
+   */
+  own(name: string): { mark: string; at: number } {
+    const mark = `${randomBytes(9).toString("base64url")}\u0000${name}`;
+    const at = Date.now();
+    this.seen.set(mark, at);
+    return { mark, at };
+  }
+
+  /**
+   * Lets go of one of this instance's own marks whose forget will never reach Redis (dropped from
+   * the work owed before it was sent): no echo and no record of it will come.
+   */
+  unsent(mark: string): void {
+    this.seen.delete(mark);
+  }
+
+  /**
+   * The forget's ARGV as {@link REMEMBER_LUA} reads it (when, mark, cutoff, kept ms), then the
+   * channel it is announced on.
+   */
+  remembered(mark: string, at: number, channel: string): string[] {
+    return [String(at), mark, String(Date.now() - FORGOTTEN_MS), String(FORGOTTEN_MS), channel];
+  }
+
+  /**
+   * Takes an announcement's generation and mark (either may be absent). Answers `true` when the mark
+   * was known here already — this instance's own forget echoed back, carried out when it was made,
+   * so what it learned since stays — and the announcement is to be passed over.
+   */
+  announced(generation: unknown, mark: unknown): boolean {
+    // Announced in the order Redis made them: the forgets up to this one are done here.
+    if (typeof generation === "number") {
+      this.heard = Math.max(this.heard, generation);
+      this.generation = Math.max(this.generation, generation);
+    }
+    if (typeof mark !== "string") return false;
+    if (this.seen.has(mark)) return true;
+    this.seen.set(mark, Date.now());
+    return false;
+  }
+
+  /**
+   * Reads the forgets Redis remembers and hands each this instance did not know of to `missed`
+   * (its name, and when it was made by the forgetting host's clock), oldest first; then lets go of
+   * the marks older than `FORGOTTEN_MS` and takes Redis's generation.
+   */
+  async catchUp(missed: (name: string, at: number) => void): Promise<void> {
+    // Read before the marks: every forget up to this generation has its mark among them, so once
+    // they are carried out this instance may write with it.
+    this.heard = 0;
+    const current = Number((await this.ask<string | null>(["GET", this.generationKey])) ?? 0);
+    const flat = await this.ask<string[]>(["ZRANGE", this.forgottenKey, "0", "-1", "WITHSCORES"]);
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const mark = flat[i] as string;
+      const at = Number(flat[i + 1]);
+      if (this.seen.has(mark)) continue;
+      this.seen.set(mark, at);
+      missed(mark.slice(mark.indexOf("\u0000") + 1), at);
+    }
+    const old = Date.now() - FORGOTTEN_MS;
+    for (const [mark, at] of this.seen) if (at < old) this.seen.delete(mark);
+    // Set, not only raised (after Redis lost its data the generation starts again from 0), but never
+    // below one announced while it was read: that forget is carried out here already.
+    if (Number.isFinite(current)) this.generation = Math.max(current, this.heard);
+  }
+}
+
+/** Each store's log, for {@link marksKnown}. */
+const logs = new WeakMap<object, ForgetLog>();
+
+/** Ties `store` to its log, so {@link marksKnown} can count its marks. */
+export function registerForgetLog(store: object, log: ForgetLog): void {
+  logs.set(store, log);
+}
+
+/**
+ * How many forgets' (and resets') marks a capability or calibration store made here holds as known
+ * (for the tests; not exported from the package). `undefined` for any other object.
+ */
+export function marksKnown(store: object): number | undefined {
+  return logs.get(store)?.size;
+}
