@@ -80,6 +80,13 @@ function fieldOf(entry: Entry, name: string): string | undefined {
   return undefined;
 }
 
+/** Whether stream entry id `a` (`<ms>-<seq>`) comes after `b`, as Redis orders them. */
+function idAbove(a: string, b: string): boolean {
+  const [aMs = 0, aSeq = 0] = a.split("-").map(Number);
+  const [bMs = 0, bSeq = 0] = b.split("-").map(Number);
+  return aMs !== bMs ? aMs > bMs : aSeq > bSeq;
+}
+
 /** The token of the emitter that wrote an entry (`o`); `undefined` for one without it. */
 export function ownerOf(entry: Entry): string | undefined {
   return fieldOf(entry, "o");
@@ -105,10 +112,11 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * last seq it saw. A run started afresh under its id by another emitter ends it, with one notice for
  * the part of the old run it had not read: seen when an entry of the new emitter's comes, or, when
  * the new run stays below this watcher's position, by a look at the stream's top after each empty
- * `XREAD` (bounded to {@link BLOCK_MS}). The same look finds the stream gone: a watcher that has read
- * some of the run, or resumed at its top (`after` its last event, the run not ended), ends after one
- * notice when the stream expired without `done` (deleted or evicted before its expiry, it waits for
- * the emitter's next write and reads on). A watcher that finds no stream at subscribe although the
+ * `XREAD` (bounded to {@link BLOCK_MS}; a watcher that has read no entry yet takes only a top at or
+ * below its position for another run's: one above it is read next). The same look finds the stream
+ * gone: a watcher that has read some of the run, or resumed at its top (`after` its last event, the
+ * run not ended), ends after one notice when the stream expired without `done` (deleted or evicted
+ * before its expiry, it waits for the emitter's next write and reads on). A watcher that finds no stream at subscribe although the
  * run existed — it resumes `after` > 0, so its reader read up to that seq, or its caller says the
  * run `started` — ends too, with a notice at seq `after` that does not say whether the run ended,
  * once the stream has stayed missing with no claim on the id for `startedGraceMs` (default
@@ -491,7 +499,16 @@ export class StreamWatcher implements EventStream {
       ) {
         const top = (await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]))[0];
         const owner = top && ownerOf(top);
-        if (owner !== undefined && owner !== this.owner) {
+        // Another emitter's entry on top: the run was started afresh. But a watcher that has read
+        // no entry yet knows no emitter, and an entry above its position may be the run's own next
+        // write, made between the empty XREAD and this look: the next XREAD reads it (and learns its
+        // emitter). Only an entry at or below its position, which no XREAD of it will reach, tells.
+        if (
+          top &&
+          owner !== undefined &&
+          owner !== this.owner &&
+          (this.owner !== undefined || !idAbove(top[0], this.readFrom))
+        ) {
           await this.endStartedAfresh();
           return;
         }

@@ -719,13 +719,62 @@ describe.skipIf(!hasChromium)("the playground page in headless Chromium", () => 
         expect(await page.textContent("#run")).toContain("half an answer, then nothing");
         // No `done` will come: the page stops following the run and takes the next prompt.
         await page.waitForFunction(() => !(document.getElementById("send") as HTMLButtonElement).disabled);
+        // The watcher saw the stream expire without `done`: it can say the run's host stopped.
         expect(await page.textContent("#status")).toBe(
-          "The run's events are gone from Redis: it ended there, or its host stopped without ending it.",
+          "The run's events are gone from Redis: its host stopped without ending it.",
         );
         expect(await page.isDisabled("#stop")).toBe(true);
         await new Promise((resolve) => setTimeout(resolve, 1500));
         expect(await page.$$eval("#run .notice", (nodes) => nodes.length)).toBe(1);
       } finally {
+        await web.close();
+        await redis.kill();
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(!HAS_REDIS)(
+    "with --redis, a run whose stream was already gone when the page came is not said to have ended: the page says it cannot tell",
+    async () => {
+      const redis = await RedisServer.start();
+      const web = await startWebServer({ redis: redis.url, unwrittenGraceMs: 2000 });
+      const admin = createClient({ url: redis.url });
+      admin.on("error", () => {});
+      try {
+        // Another playground ran "silent" on this Redis; its record says the run has not ended, and
+        // its stream is gone before this page comes: expired (its host died), or lost to a Redis
+        // restart or eviction while the run is still working (a long tool call) — Redis cannot say.
+        const other = await createRedisBus({
+          url: redis.url,
+          settings: { retainUnendedMs: 1500 },
+          onError: () => {},
+        });
+        other.emit("silent", { kind: "output", text: "half an answer" });
+        await other.flushed();
+        await other.close();
+        const shared = await connectSharedRuns(redis.url);
+        await shared.put({ id: "silent", prompt: "what is 6 * 7", ended: false });
+        await shared.close();
+        await admin.connect();
+        const left = () => admin.exists(["lw:run:silent", "lw:claim:silent"]);
+        for (let i = 0; i < 50 && (await left()) !== 0; i++)
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(await left()).toBe(0);
+
+        await page.goto(`${web.url}?run=silent`);
+        await page.waitForSelector("body[data-ready=true]");
+        const notice = await page.waitForSelector("#run .notice", { timeout: 15_000 });
+        expect(await notice.textContent()).toMatch(/whether it ended cannot be told/);
+        await page.waitForFunction(() => !(document.getElementById("send") as HTMLButtonElement).disabled);
+        // Was "The run's events are gone from Redis: it ended there, or its host stopped without
+        // ending it.", for a run that may still be running elsewhere.
+        expect(await page.textContent("#status")).toBe(
+          "This run's events are no longer in Redis; it may have ended, or still be running elsewhere. Reload to look again.",
+        );
+        expect(await page.isDisabled("#stop")).toBe(true);
+      } finally {
+        admin.destroy();
         await web.close();
         await redis.kill();
       }

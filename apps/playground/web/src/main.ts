@@ -100,6 +100,10 @@ function follow(id: string, prompt: string): void {
       // A watcher's last word (`dropped: 0`: the run's stream is gone, whether or not it ended — the
       // notice says which when it can): no `done` will come, so the page stops following the run.
       const gone = event.kind === "notice" && event.dropped === 0;
+      // Only a stream the watcher saw expire without `done` says the run's host stopped. One already
+      // missing when it looked may belong to a run that ended, or to one still running elsewhere
+      // whose stream was lost to a Redis restart or eviction and that stayed quiet past the grace.
+      const hostStopped = gone && /without its `done`/.test(event.text);
       if (event.kind === "done" || gone) {
         run.ended = true;
         source.close();
@@ -108,11 +112,13 @@ function follow(id: string, prompt: string): void {
         renderMetrics(metricsBox, run.events, contextLength);
         setRunning(false);
         tell(
-          gone
-            ? "The run's events are gone from Redis: it ended there, or its host stopped without ending it."
-            : event.kind === "done" && event.stopped === true
-              ? "Run stopped."
-              : "Run finished.",
+          hostStopped
+            ? "The run's events are gone from Redis: its host stopped without ending it."
+            : gone
+              ? "This run's events are no longer in Redis; it may have ended, or still be running elsewhere. Reload to look again."
+              : event.kind === "done" && event.stopped === true
+                ? "Run stopped."
+                : "Run finished.",
         );
         promptBox.focus();
       }

@@ -1,0 +1,172 @@
+import { createServer, type Server, Socket } from "node:net";
+import type { SequencedEvent } from "@loopwright/events";
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
+import { createRedisBus, type RedisEventBus } from "./bus.js";
+
+if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
+
+/**
+ * A TCP relay on loopback in front of a real Redis that, on each connection, holds back the first
+ * `XREVRANGE` sent after an `XREAD` — a watcher's look at the stream's top after an empty
+ * `XREAD BLOCK` — until `whileHeld` has run, then relays it and all that came meanwhile. The write
+ * `whileHeld` makes lands in that one round trip, every time.
+ */
+class IdleLookRelay {
+  private readonly sockets = new Set<Socket>();
+  private server: Server | undefined;
+  /** How many looks have been held so far. */
+  held = 0;
+
+  private constructor(
+    readonly port: number,
+    private readonly target: number,
+    private readonly whileHeld: () => Promise<void>,
+  ) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  static async start(target: number, whileHeld: () => Promise<void>): Promise<IdleLookRelay> {
+    const relay = new IdleLookRelay(await freePort(), target, whileHeld);
+    await new Promise<void>((resolve) => {
+      relay.server = createServer((client) => relay.relay(client));
+      relay.server.listen(relay.port, "127.0.0.1", () => resolve());
+    });
+    return relay;
+  }
+
+  private relay(client: Socket): void {
+    const upstream = new Socket();
+    upstream.connect(this.target, "127.0.0.1");
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on("error", () => {});
+      socket.on("close", () => this.sockets.delete(socket));
+    }
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+    upstream.pipe(client);
+    let readSent = false;
+    let done = false;
+    let queue: Buffer[] | undefined;
+    client.on("data", (chunk: Buffer) => {
+      if (queue) {
+        queue.push(chunk);
+        return;
+      }
+      const text = chunk.toString("latin1").toUpperCase();
+      if (!done && readSent && text.includes("\r\nXREVRANGE\r\n")) {
+        done = true;
+        this.held++;
+        const waiting: Buffer[] = [chunk];
+        queue = waiting;
+        void this.whileHeld().finally(() => {
+          queue = undefined;
+          for (const part of waiting) upstream.write(part);
+        });
+        return;
+      }
+      if (text.includes("\r\nXREAD\r\n")) readSent = true;
+      upstream.write(chunk);
+    });
+  }
+
+  close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    const server = this.server;
+    return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+}
+
+/** Reads a watcher to its end, or until `ms` pass (then says so in `abortedByTest`). */
+async function readAll(bus: RedisEventBus, runId: string, ms: number, after: number) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  const seen: SequencedEvent[] = [];
+  for await (const event of bus.watch(runId, controller.signal, { after })) seen.push(event);
+  clearTimeout(timer);
+  return { seen, abortedByTest: controller.signal.aborted };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!HAS_REDIS)(
+  "a watcher that has read nothing yet, looking at the stream's top while idle",
+  () => {
+    let server: RedisServer;
+    let raw: ReturnType<typeof createClient>;
+    const closing: { close(): Promise<void> }[] = [];
+    const bus = async (prefix: string, url = server.url) => {
+      const made = await createRedisBus({ url, prefix, onError: () => {} });
+      closing.push(made);
+      return made;
+    };
+
+    beforeAll(async () => {
+      server = await RedisServer.start();
+      raw = createClient({ url: server.url, RESP: 2 });
+      raw.on("error", () => {});
+      await raw.connect();
+    });
+    afterAll(async () => {
+      await Promise.all(closing.map((c) => c.close()));
+      raw?.destroy();
+      await server.kill();
+    });
+
+    it("reads the live run's next write that lands between its empty XREAD and that look, rather than take it for another run's", {
+      timeout: 20_000,
+    }, async () => {
+      // A live run wrote three events; its stream was then evicted (or lost to a Redis restart).
+      const host = await bus("race:");
+      for (let i = 1; i <= 3; i++) host.emit("live", { kind: "output", text: `e${i}` });
+      await host.flushed();
+      await raw.sendCommand(["DEL", "race:run:live"]);
+      // A reader resumes after seq 3 (it read that far); the run writes seq 4 while the watcher's
+      // first idle look at the top is on its way.
+      const relay = await IdleLookRelay.start(server.port, async () => {
+        host.emit("live", { kind: "output", text: "e4" });
+        await host.flushed();
+      });
+      closing.push(relay);
+      const reader = await bus("race:", relay.url);
+      const reading = readAll(reader, "live", 12_000, 3);
+      while (relay.held === 0) await pause(50);
+      await pause(1500);
+      host.emit("live", { kind: "output", text: "e5" });
+      host.emit("live", { kind: "done" });
+      const { seen, abortedByTest } = await reading;
+      expect(relay.held).toBe(1);
+      expect(abortedByTest).toBe(false);
+      // Was one notice "…was reading a run that ended and was started afresh under its id by another
+      // emitter: at least 1 event was skipped" at seq 4, and the watch ended without the run's events.
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["4:output", "5:output", "6:done"]);
+    });
+
+    it("still ends with a notice when another emitter starts the id afresh below its position", {
+      timeout: 20_000,
+    }, async () => {
+      const host = await bus("below:");
+      for (let i = 1; i <= 3; i++) host.emit("job", { kind: "output", text: `old ${i}` });
+      await host.flushed();
+      await host.close();
+      await raw.sendCommand(["DEL", "below:run:job", "below:claim:job"]);
+      const reader = await bus("below:");
+      const reading = readAll(reader, "job", 12_000, 3);
+      await pause(300);
+      // Another process runs the id afresh: its entries, from seq 1, stay below the reader's position.
+      const other = await bus("below:");
+      other.emit("job", { kind: "output", text: "new 1" });
+      other.emit("job", { kind: "output", text: "new 2" });
+      await other.flushed();
+      const { seen, abortedByTest } = await reading;
+      expect(abortedByTest).toBe(false);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ kind: "notice" });
+      expect((seen[0] as { text?: string }).text).toMatch(/started afresh under its id by another emitter/);
+    });
+  },
+);
