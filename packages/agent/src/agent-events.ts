@@ -86,18 +86,14 @@ export interface BeforeToolCallContext {
 }
 
 /**
- * What `beforeToolCall` may return: nothing to let the call run; `{ block: true, reason }` to
- * answer it with the reason instead (the model reads it as an error); `{ args }` to run it with
- * other arguments. `terminate` on a block asks the run to end after this step. Other keys beside
- * `block: false` (a policy verdict spread in) are named in a notice, and the call runs unless one
- * says otherwise: a verdict word whose value does not agree (`allow: false`, `decision: "deny"`,
- * `effect: "Deny"`; `allowed: true`, `effect: "Allow"` run), the verdict under another form of
- * `block` that is not an explicit no (`Block: true`, `blocked: "<reason>"`, `lock: "…"`; `blocked:
- * false` or `"no"` runs), a yes under `block` and a further word (`blockedBy: true`; a
- * `blockReason` string runs), or arguments under a slip for `args` or another name for them
- * (`arg: {…}`, `updatedInput: {…}`, `modifiedArgs: {…}`: give them as `args`; an `argsHash` string
- * runs). A key whose value is `undefined` or `null` is absent. Audit and policy data belongs in
- * `meta`: never read (not as a verdict nor as arguments) and never named in a notice.
+ * What `beforeToolCall` may return, read by these keys only: nothing (`undefined`/`null`) to let the
+ * call run; `{ block: true, reason }` to answer it with the reason instead (the model reads it as an
+ * error), `terminate: true` beside it to ask the run to end after this step; `{ args }` to run it
+ * with other arguments (an object). `meta` holds the host's own data (audit, policy, lease): never
+ * read, never named in a notice. Any other key whose value is not `undefined`/`null` fails closed:
+ * beside `block: true` the call is blocked as asked, with a notice naming the key; otherwise it is
+ * not run ("… not a field it reads (block, reason, terminate, args; put the host's own data in
+ * meta)"). So `{ block: false, meta: { ruleId } }` runs and `{ block: false, ruleId }` does not.
  */
 export type BeforeToolCallResult =
   | undefined
@@ -114,15 +110,14 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
 }
 
 /**
- * What `afterToolCall` may return: nothing to keep the result; `result` (and `isError`) to replace
- * it; `terminate` to ask the run to end after this step. The run ends only when every call of the
- * step asked to. `isError` and `terminate` are read only as booleans; an answer that is not an
- * object, or an object with no `result` but a misspelt one (`results`) or a name a replacement goes
- * by (`content`, `contents`, `output`, `text`, `body`, `response`, `redacted`, any case; `data` or
- * `value` only when a string or an MCP content list), withholds the tool's result (the call is
- * answered as an error), as it may be a redaction the agent cannot read; `{ auditId }`,
- * `{ message: "audit logged" }` and `{ auditId, data: { latencyMs } }` keep it, with a notice.
- * Audit data belongs in `meta`: never read (not as a result) and never named in a notice.
+ * What `afterToolCall` may return, read by these keys only: nothing (`undefined`/`null`) to keep the
+ * result; `result` (and `isError`) to replace it; `terminate` to ask the run to end after this step.
+ * The run ends only when every call of the step asked to. `isError` and `terminate` are read only as
+ * booleans. `meta` holds the host's own data (audit, latency): never read, never named in a notice.
+ * Any other key whose value is not `undefined`/`null` fails closed: beside `result` the result is
+ * used, with a notice naming the key; without it (`{ redacted }`, `{ message: "Output withheld" }`,
+ * `{ auditId }`) the tool's result is withheld — the call is answered as an error that never quotes
+ * the answer — as is an answer that is not an object. So `{ result: r, meta: { auditId } }` sends `r`.
  */
 export type AfterToolCallResult =
   | undefined

@@ -100,6 +100,15 @@ describe("a hook that must answer synchronously, written async", () => {
 });
 
 describe("beforeToolCall answers of the wrong shape", () => {
+  /** A pattern for exactly `text` at the end of what is matched. */
+  const endsWith = (text: string) => new RegExp(`${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+  /** The refusal for an object with keys beforeToolCall does not read (fix105: never guessed at). */
+  const notRead = (keys: string, guess = "") =>
+    endsWith(
+      `Not run: beforeToolCall answered an object with ${keys}, ${
+        keys.includes(",") ? "not fields it reads" : "not a field it reads"
+      } (block, reason, terminate, args; put the host's own data in meta${guess}).`,
+    );
   const cases: [string, unknown, RegExp][] = [
     ["a number", 42, /beforeToolCall answered a number \(42\)/],
     ["a string", "deny", /beforeToolCall answered a string \("deny"\)/],
@@ -118,86 +127,55 @@ describe("beforeToolCall answers of the wrong shape", () => {
     [
       "{ blocked: true, reason }",
       { blocked: true, reason: "not allowed" },
-      /Not run: beforeToolCall answered an object with "blocked", not a field it reads \(block, reason, terminate, args; did you mean "block"\?\)\.$/,
+      notRead('"blocked"', '; did you mean "block"?'),
     ],
-    [
-      "{ Block: true }",
-      { Block: true },
-      /beforeToolCall answered an object with "Block", not a field it reads \(block, reason, terminate, args; did you mean "block"\?\)/,
-    ],
-    [
-      "{ allow: false }",
-      { allow: false },
-      /beforeToolCall answered an object with "allow", not a field it reads \(block, reason, terminate, args\)/,
-    ],
-    [
-      '{ decision: "deny" }',
-      { decision: "deny", reason: "not allowed" },
-      /beforeToolCall answered an object with "decision", not a field it reads \(block, reason, terminate, args\)/,
-    ],
-    // `{ block: false, ...verdict }` whose verdict says "no" in other words, or a yes to blocking or
-    // arguments under a slip: the default's block: false is not read over it (r35 #3; they ran the
-    // tool). The refusal names the key and its value's kind (r37 #3).
+    ["{ Block: true }", { Block: true }, notRead('"Block"', '; did you mean "block"?')],
+    ["{ allow: false }", { allow: false }, notRead('"allow"')],
+    ['{ decision: "deny" }', { decision: "deny", reason: "not allowed" }, notRead('"decision"')],
+    // Beside block: false, a key it does not read is not guessed at (fix105; before, word lists read
+    // some of these as a verdict or arguments and ran the rest): the call is not run.
     [
       "{ block: false, Block: true, reason }",
       { block: false, Block: true, reason: "deploys need approval" },
-      /Not run: beforeToolCall answered an object with "Block", not a field it reads \(block, reason, terminate, args; did you mean "block"\?\) beside block: false; "Block" is a boolean \(true\), a yes to blocking under what may be a misspelt "block", so block: false is not read over it\.$/,
+      notRead('"Block"', '; did you mean "block"?'),
     ],
     [
       "{ block: false, blocked: true }",
       { block: false, blocked: true },
-      /Not run: beforeToolCall answered an object with "blocked", .* beside block: false; "blocked" is a boolean \(true\), a yes to blocking under what may be a misspelt "block", so block: false is not read over it\.$/,
+      notRead('"blocked"', '; did you mean "block"?'),
     ],
-    [
-      '{ block: false, blocked: "yes" }',
-      { block: false, blocked: "yes" },
-      /beside block: false; "blocked" is a string \("yes"\), a yes to blocking under what may be a misspelt "block"/,
-    ],
-    [
-      "{ block: false, allow: false }",
-      { block: false, allow: false },
-      /Not run: beforeToolCall answered an object with "allow", not a field it reads \(block, reason, terminate, args\) beside block: false; "allow" is a boolean \(false\), a verdict in other words that does not agree with it, so block: false is not read over it\.$/,
-    ],
-    [
-      '{ block: false, allowed: "true" } (only true agrees)',
-      { block: false, allowed: "true" },
-      /beside block: false; "allowed" is a string \("true"\), a verdict in other words that does not agree with it/,
-    ],
-    [
-      "{ block: false, denied: true }",
-      { block: false, denied: true },
-      /beside block: false; "denied" is a boolean \(true\), a verdict in other words that does not agree with it/,
-    ],
+    ["{ block: false, allow: false }", { block: false, allow: false }, notRead('"allow"')],
+    ['{ block: false, allowed: "true" }', { block: false, allowed: "true" }, notRead('"allowed"')],
     [
       '{ block: false, Decision: "deny", ruleId }',
       { block: false, Decision: "deny", ruleId: "r-1" },
-      /Not run: beforeToolCall answered an object with "Decision", "ruleId", .* beside block: false; "Decision" is a string \("deny"\), a verdict in other words that does not agree with it, so block: false is not read over it\.$/,
+      notRead('"Decision", "ruleId"'),
     ],
-    [
-      '{ block: false, decision: "review" }',
-      { block: false, decision: "review" },
-      /beside block: false; "decision" is a string \("review"\), a verdict in other words that does not agree with it/,
-    ],
-    // Arguments confined by the policy, under a slip in their key: the model's own are never run.
     [
       "{ block: false, arg: { path } }",
       { block: false, arg: { path: "/tmp/sandbox" } },
-      /Not run: beforeToolCall answered an object with "arg", .*did you mean "args"\?\) beside block: false; "arg" is an object, which may be arguments under a misspelt "args", so block: false is not read over it\.$/,
-    ],
-    [
-      "{ block: false, agrs: { path } }",
-      { block: false, agrs: { path: "/tmp/sandbox" } },
-      /beside block: false; "agrs" is an object, which may be arguments under a misspelt "args", so block: false is not read over it\.$/,
+      notRead('"arg"', '; did you mean "args"?'),
     ],
     [
       "{ block: false, arguments: JSON text of arguments }",
       { block: false, arguments: '{"path":"/tmp/sandbox"}' },
-      /beside block: false; "arguments" is a string \(.*\), which may be arguments under a misspelt "args"/,
+      notRead('"arguments"'),
     ],
+    // A policy verdict spread in beside block: false, keys a word list once let run (fix105 flips it:
+    // a verdict's own keys belong in meta).
     [
-      "{ block: false, lock: true }",
-      { block: false, lock: true },
-      /beside block: false; "lock" is a boolean \(true\), a yes to blocking under what may be a misspelt "block", so block: false is not read over it\.$/,
+      "{ block: false, ruleId, auditId, tags, reasn }",
+      { block: false, reason: "rule r-7 allows it", ruleId: "r-7", auditId: "a-9", tags: ["fs"], reasn: "x" },
+      notRead(
+        '"ruleId", "auditId", "tags", "reasn"',
+        '; did you mean "args" for "tags", "reason" for "reasn"?',
+      ),
+    ],
+    // No boolean block and a key it does not read whose value is null: the key is absent, the block not.
+    [
+      "{ block: 1, blocked: null }",
+      { block: 1, blocked: null },
+      /block: a number \(1\), not true or false, read as a block\.$/,
     ],
   ];
   for (const [label, answer, reads] of cases) {
@@ -256,16 +234,12 @@ describe("beforeToolCall answers of the wrong shape", () => {
     const answers: Record<string, unknown> = {
       c1: undefined,
       c2: null,
-      // A policy engine's verdict spread in: its own `block` is read, its other keys named (r34 #4);
-      // keys that are neither a slip for a field nor a verdict word do not stop it (r35 #3).
-      // A verdict's `tags` (two edits from `args`) and a misspelt `reason` change nothing that runs.
+      // A policy engine's verdict with its own keys in meta (fix105: beside block: false they are no
+      // longer named and run; they refuse, see the table above).
       c3: {
         block: false,
         reason: "rule r-7 allows it",
-        ruleId: "r-7",
-        auditId: "a-9",
-        tags: ["fs"],
-        reasn: "x",
+        meta: { ruleId: "r-7", auditId: "a-9", tags: ["fs"], reasn: "x" },
       },
       c4: { args: { path: "/tmp/safe" } },
     };
@@ -292,15 +266,14 @@ describe("beforeToolCall answers of the wrong shape", () => {
     const result = await agent.prompt("Delete them");
     expect(result.status).toBe("ok");
     expect(ran).toEqual([{ path: "a" }, { path: "b" }, { path: "c" }, { path: "/tmp/safe" }]);
-    expect(notices).toEqual([
-      'beforeToolCall answered an object with "ruleId", "auditId", "tags", "reasn", not fields it reads (block, reason, terminate, args; did you mean "args" for "tags", "reason" for "reasn"?); its block: false was read.',
-    ]);
+    expect(notices).toEqual([]);
   });
 
-  it("runs a call beside block: false whose other keys agree with it, are null/undefined, or are no verdict (r37 #3)", async () => {
-    // A policy engine's allow verdict spread in (it agrees with block: false), a host's
-    // `blockReason: blocked ? text : undefined`, a reason or an id under a `block…` key, an audit
-    // digest under an `arg…` key: none says "no", so the call runs (before, each was refused).
+  it("beside block: false, runs a call whose other keys are null/undefined or in meta, and refuses one whose other keys agree with it (fix105, flips r37 #3)", async () => {
+    // A policy engine's allow verdict, an approver, an audit digest spread in beside block: false: a
+    // word list once read them as agreeing and ran the call; fix105 reads declared keys only, so they
+    // are not run, the reason pointing at meta. The same data in meta runs, without a notice; a
+    // host's `blockReason: blocked ? text : undefined` (null/undefined) is absent and runs.
     const answers: Record<string, unknown> = {
       c1: { block: false, allowed: true, reason: "policy p-7 allows rm in /tmp" },
       c2: { block: false, decision: "allow", ruleId: "r-1" },
@@ -309,6 +282,8 @@ describe("beforeToolCall answers of the wrong shape", () => {
       c5: { block: false, blockReason: undefined },
       c6: { block: false, argsHash: "sha256:ab12" },
       c7: { block: false, Decision: "Approved", denied: false, blockReason: "would block on /etc" },
+      c8: { block: false, meta: { decision: "allow", ruleId: "r-1", argsHash: "sha256:ab12" } },
+      c9: { meta: { allowed: true, approver: "ops" } },
     };
     server = await startServer({
       replies: [
@@ -345,20 +320,29 @@ describe("beforeToolCall answers of the wrong shape", () => {
     });
     expect((await agent.prompt("Delete them")).status).toBe("ok");
     const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    expect(sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content)).toEqual(
-      Array(7).fill("deleted"),
-    );
-    expect(ran).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => ({ path: `/tmp/${n}` })));
-    const read = (keys: string) =>
-      `beforeToolCall answered an object with ${keys}; its block: false was read.`;
-    // The null/undefined keys are absent: no notice for c4 and c5.
-    expect(notices).toEqual([
-      read('"allowed", not a field it reads (block, reason, terminate, args)'),
-      read('"decision", "ruleId", not fields it reads (block, reason, terminate, args)'),
-      read('"approved", "approver", not fields it reads (block, reason, terminate, args)'),
-      read('"argsHash", not a field it reads (block, reason, terminate, args)'),
-      read('"Decision", "denied", "blockReason", not fields it reads (block, reason, terminate, args)'),
+    const refused = (keys: string) =>
+      `Not run: beforeToolCall answered an object with ${keys} (block, reason, terminate, args; put the host's own data in meta).`;
+    const said = [
+      refused('"allowed", not a field it reads'),
+      refused('"decision", "ruleId", not fields it reads'),
+      refused('"approved", "approver", not fields it reads'),
+      refused('"argsHash", not a field it reads'),
+      refused('"Decision", "denied", "blockReason", not fields it reads'),
+    ];
+    expect(sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content)).toEqual([
+      `Error: ${said[0]}`,
+      `Error: ${said[1]}`,
+      `Error: ${said[2]}`,
+      "deleted",
+      "deleted",
+      `Error: ${said[3]}`,
+      `Error: ${said[4]}`,
+      "deleted",
+      "deleted",
     ]);
+    expect(ran).toEqual([4, 5, 8, 9].map((n) => ({ path: `/tmp/${n}` })));
+    // The null/undefined keys and meta are absent: no notice for c4, c5, c8, c9.
+    expect(notices).toEqual(said);
   });
 
   it("blocks with the host's reason for block: true beside keys it does not read, naming them", async () => {
@@ -395,7 +379,7 @@ describe("beforeToolCall answers of the wrong shape", () => {
       "Error: Policy forbids it.",
     );
     expect(notices).toEqual([
-      'beforeToolCall answered an object with "auditId", not a field it reads (block, reason, terminate, args); its block: true was read.',
+      'beforeToolCall answered an object with "auditId", not a field it reads (block, reason, terminate, args; put the host\'s own data in meta) for the call to rm; its block: true was read.',
     ]);
   });
 });
@@ -411,7 +395,7 @@ describe("afterToolCall answers with keys it does not read (r31 #4, r35 #5)", ()
       c5: ["REDACTED"],
       // A redacting hook with its own audit field: the result it gives is used (r34 #1).
       c6: { result: "REDACTED", auditId: "a-1" },
-      // Only keys it does not read, none like `result`: the tool's result is sent, and the host told so.
+      // Only a key it does not read: the tool's result is withheld (fix105; before, it was sent).
       c7: { auditId: "a-2" },
     };
     server = await startServer({
@@ -450,38 +434,38 @@ describe("afterToolCall answers with keys it does not read (r31 #4, r35 #5)", ()
       `afterToolCall answered ${what} for the call to read_env; the tool's result was withheld.`;
     const said = [
       withheld(
-        'an object with "results", not a field it reads (result, isError, terminate; did you mean "result"?), and no result',
+        'an object with "results", not a field it reads (result, isError, terminate; put the host\'s own data in meta; did you mean "result"?), and no result',
       ),
       withheld(
-        'an object with "Result", "error", not fields it reads (result, isError, terminate; did you mean "result" for "Result", "isError" for "error"?), and no result',
+        'an object with "Result", "error", not fields it reads (result, isError, terminate; put the host\'s own data in meta; did you mean "result" for "Result", "isError" for "error"?), and no result',
       ),
       withheld("a string (25 characters), not undefined or { result, isError, terminate }"),
       withheld("a number (42), not undefined or { result, isError, terminate }"),
       withheld("a list (1 item), not undefined or { result, isError, terminate }"),
     ];
-    expect(results).toEqual([
-      ...said.map((text) => `Error: ${text}`),
-      "REDACTED",
-      "OPENAI_API_KEY=sk-live-RAWSECRET7",
-    ]);
-    expect(JSON.stringify(server.chatRequests[1]!.body)).not.toMatch(/RAWSECRET[1-6]/);
+    const auditOnly = withheld(
+      'an object with "auditId", not a field it reads (result, isError, terminate; put the host\'s own data in meta), and no result',
+    );
+    expect(results).toEqual([...said.map((text) => `Error: ${text}`), "REDACTED", `Error: ${auditOnly}`]);
+    expect(JSON.stringify(server.chatRequests[1]!.body)).not.toMatch(/RAWSECRET/);
     expect(notices).toEqual([
       ...said,
-      'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate) for the call to read_env; its result was read.',
-      'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate) for the call to read_env; it gives no result, isError or terminate, so the tool\'s result was sent as it was.',
+      'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate; put the host\'s own data in meta) for the call to read_env; its result was read.',
+      auditOnly,
     ]);
   });
 });
 
 describe("afterToolCall redactions under another name (r37 #6)", () => {
-  it("withholds the tool's result for an answer with no result but content, output, redacted or text; keeps it for { auditId }", async () => {
+  it("withholds the tool's result for an answer with no result but content, output, redacted or text, and for { auditId } (fix105)", async () => {
     const answers: Record<string, unknown> = {
       // A redacting hook answering in the shape it knows: the raw result must not go.
       c1: { content: [{ type: "text", text: "[redacted]" }] },
       c2: { output: "[redacted]" },
       c3: { redacted: "[redacted]" },
       c4: { Text: "[redacted]", auditId: "a-1" },
-      // Only an audit id, and a replacement name left null: the tool's result is sent, with a notice.
+      // Only an audit id, and a replacement name left null (absent): the tool's result is withheld too
+      // (fix105; before, it was sent with a notice). Audit data goes in meta.
       c5: { auditId: "a-2" },
       c6: { auditId: "a-3", output: null },
     };
@@ -516,32 +500,24 @@ describe("afterToolCall redactions under another name (r37 #6)", () => {
     expect((await agent.prompt("Read it")).status).toBe("ok");
     const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
     const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
-    const withheld = (keys: string, key: string) =>
-      `afterToolCall answered an object with ${keys} (result, isError, terminate), and no result (${JSON.stringify(key)} may be the result under another name) for the call to read_env; the tool's result was withheld.`;
+    const withheld = (keys: string) =>
+      `afterToolCall answered an object with ${keys} (result, isError, terminate; put the host's own data in meta), and no result for the call to read_env; the tool's result was withheld.`;
     const said = [
-      withheld('"content", not a field it reads', "content"),
-      withheld('"output", not a field it reads', "output"),
-      withheld('"redacted", not a field it reads', "redacted"),
-      withheld('"Text", "auditId", not fields it reads', "Text"),
+      withheld('"content", not a field it reads'),
+      withheld('"output", not a field it reads'),
+      withheld('"redacted", not a field it reads'),
+      withheld('"Text", "auditId", not fields it reads'),
+      withheld('"auditId", not a field it reads'),
+      withheld('"auditId", not a field it reads'),
     ];
-    expect(results).toEqual([
-      ...said.map((text) => `Error: ${text}`),
-      "OPENAI_API_KEY=sk-live-RAWSECRET5",
-      "OPENAI_API_KEY=sk-live-RAWSECRET6",
-    ]);
+    expect(results).toEqual(said.map((text) => `Error: ${text}`));
     // Neither the raw result nor the hook's own value is quoted for the withheld calls.
-    expect(JSON.stringify(server.chatRequests[1]!.body)).not.toMatch(/RAWSECRET[1-4]|\[redacted\]/);
-    const sentAsItWas = (keys: string) =>
-      `afterToolCall answered an object with ${keys} (result, isError, terminate) for the call to read_env; it gives no result, isError or terminate, so the tool's result was sent as it was.`;
-    expect(notices).toEqual([
-      ...said,
-      sentAsItWas('"auditId", not a field it reads'),
-      sentAsItWas('"auditId", "output", not fields it reads'),
-    ]);
+    expect(JSON.stringify(server.chatRequests[1]!.body)).not.toMatch(/RAWSECRET|\[redacted\]/);
+    expect(notices).toEqual(said);
   });
 });
 
-describe("beside block: false, a blocking verdict under a slip or in policy words, and arguments under another name (r38 #3, #6)", () => {
+describe("beside block: false, a key it does not read refuses, whatever its words (r38 #3, #6, r39b #2, #3, #6)", () => {
   /** Runs one call per answer (distinct arguments) through an Agent over HTTP; what ran, what the model read, the notices. */
   async function runAnswers(answers: Record<string, unknown>) {
     server = await startServer({
@@ -587,96 +563,154 @@ describe("beside block: false, a blocking verdict under a slip or in policy word
     return { ran, read, notices };
   }
 
-  it("refuses a bare verdict under a slip for block that is not an explicit no, a policy effect that does not allow, and arguments under another name", async () => {
-    const notNo = (key: string, kind: string) =>
-      `beside block: false; "${key}" is ${kind}, not a no (false, 0, "false" or "no") under what may be a misspelt "block", so block: false is not read over it.`;
-    const verdict = (key: string, kind: string) =>
-      `beside block: false; "${key}" is ${kind}, a verdict in other words that does not agree with it, so block: false is not read over it.`;
-    const asArgs = (key: string, kind: string) =>
-      `beside block: false; "${key}" is ${kind}, which may be the call's arguments under another name (give them as "args"), so block: false is not read over it.`;
-    const cases: Record<string, [unknown, string]> = {
-      // #3: the verdict itself under another form of `block`, given as a reason (before, it ran).
-      b1: [
-        { block: false, blocked: "writes outside the workspace" },
-        notNo("blocked", 'a string ("writes outside the workspace")'),
-      ],
-      b2: [{ block: false, Blocked: "policy p-9: deny" }, notNo("Blocked", 'a string ("policy p-9: deny")')],
-      b3: [{ block: false, blocking: "rule r-4" }, notNo("blocking", 'a string ("rule r-4")')],
-      b4: [{ block: false, BLOCK: "maybe" }, notNo("BLOCK", 'a string ("maybe")')],
-      b5: [{ block: false, lock: "held by ops" }, notNo("lock", 'a string ("held by ops")')],
-      b6: [{ block: false, blk: 2 }, notNo("blk", "a number (2)")],
-      b7: [{ block: false, isBlocked: "yes, by p-9" }, notNo("isBlocked", 'a string ("yes, by p-9")')],
-      // A yes under `block` and a further word still refuses, as before.
-      b8: [
-        { block: false, blockedBy: true },
-        'beside block: false; "blockedBy" is a boolean (true), a yes to blocking under what may be a misspelt "block", so block: false is not read over it.',
-      ],
-      // #3: a policy engine's verdict words, read by value (before, they ran).
-      v1: [{ block: false, effect: "Deny" }, verdict("effect", 'a string ("Deny")')],
-      v2: [{ block: false, verdict: "BLOCK" }, verdict("verdict", 'a string ("BLOCK")')],
-      v3: [{ block: false, outcome: "rejected" }, verdict("outcome", 'a string ("rejected")')],
-      v4: [{ block: false, Action: "Deny" }, verdict("Action", 'a string ("Deny")')],
-      // #6: rewritten arguments under another name (before, the model's own arguments ran).
-      a1: [{ block: false, updatedInput: { path: "/tmp/sandbox/a1" } }, asArgs("updatedInput", "an object")],
-      a2: [{ block: false, modifiedArgs: { path: "/tmp/sandbox/a2" } }, asArgs("modifiedArgs", "an object")],
-      a3: [{ block: false, newArgs: { path: "/tmp/sandbox/a3" } }, asArgs("newArgs", "an object")],
-      a4: [{ block: false, input: { path: "/tmp/sandbox/a4" } }, asArgs("input", "an object")],
-      a5: [
-        { block: false, PARAMS: '{"path":"/tmp/sandbox/a5"}' },
-        asArgs("PARAMS", 'a string ("{\\"path\\":\\"/tmp/sandbox/a5\\"}")'),
-      ],
+  it("refuses a verdict in other words, arguments under another name and audit, lease or policy data, pointing at meta (fix105)", async () => {
+    const cases: Record<string, unknown> = {
+      // r38 #3: the verdict under another form of `block` or in a policy's words.
+      b1: { block: false, blocked: "writes outside the workspace" },
+      b2: { block: false, isBlocked: "yes, by p-9" },
+      b3: { block: false, blockedBy: true },
+      b4: { block: false, effect: "Deny" },
+      b5: { block: false, outcome: "rejected" },
+      // r38 #6: rewritten arguments under another name (the model's own must not run).
+      a1: { block: false, updatedInput: { path: "/tmp/sandbox/a1" } },
+      a2: { block: false, modifiedArgs: { path: "/tmp/sandbox/a2" } },
+      a3: { block: false, PARAMS: '{"path":"/tmp/sandbox/a3"}' },
+      // r39b #2: a verdict in Claude Code's hook words, a negated allow, an OPA or guardrail answer
+      // spread in (each ran the call before).
+      s1: { block: false, continue: false, stopReason: "policy: no writes to /etc" },
+      s2: { block: false, permissionDecision: "deny", permissionDecisionReason: "no /etc" },
+      s3: { block: false, hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } },
+      s4: { block: false, isAllowed: false },
+      s5: { block: false, result: { allow: false } },
+      s6: { block: false, allowed: "false" },
+      s7: { block: false, outcome: "DENY_BY_POLICY" },
+      s8: { block: false, action: "deny_call" },
+      g1: { block: false, action: "GUARDRAIL_INTERVENED", outputs: [{ text: "blocked by guardrail" }] },
+      g2: { block: false, type: "ignore", args: null },
+      g3: { block: false, enforcementAction: "deny" },
+      v1: { block: false, isBlockedByPolicy: true },
+      v2: { block: false, shouldBlockCall: true },
+      v3: { block: false, notAllowed: true },
+      v4: { block: false, forbidden: true },
+      v5: { block: false, is_denied: true },
+      v6: { block: false, blockedBy: "opa:policy/fs", blockReason: "writes under /etc" },
+      v7: { block: false, denyReason: "writes under /etc" },
+      h1: {
+        block: false,
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          updatedInput: { path: "/etc/SANDBOXED-h1" },
+        },
+      },
+      // r39b #3, #6 and r38's "runs" cases: audit, lease or allow data beside block: false (fix105
+      // flips them from run, or from a guessed refusal, to this one; their place is meta).
+      r1: { block: false, auditId: "a-1", input: { path: "/etc/r1" } },
+      r2: { block: false, verdict: "pass" },
+      r3: { block: false, effect: "ALLOW", policyInput: { user: "u" } },
+      r4: { block: false, outcome: "success", action: "rm" },
+      r5: { block: false, permissionDecision: "allow" },
+      r6: { block: false, blocked: false, Blocking: 0 },
+      r7: { block: false, target: { host: "db" }, inputTokens: 12, paramsHash: "sha256:ab12" },
+      k1: { block: false, lock: "lease-7f3a" },
+      k2: { block: false, clock: 1733212800000 },
+      k3: { block: false, blocks: [] },
     };
-    const { ran, read, notices } = await runAnswers(
-      Object.fromEntries(Object.entries(cases).map(([id, [answer]]) => [id, answer])),
-    );
+    const { ran, read, notices } = await runAnswers(cases);
     expect(ran).toEqual([]);
-    for (const [id, [, says]] of Object.entries(cases)) {
+    for (const [id, answer] of Object.entries(cases)) {
+      const keys = Object.entries(answer as object)
+        .filter(([key, value]) => !["block", "args"].includes(key) && value !== null)
+        .map(([key]) => JSON.stringify(key))
+        .join(", ");
       expect(read[id], id).toMatch(/^Error: Not run: beforeToolCall answered an object with /);
-      expect(read[id]!.endsWith(says), `${id}: ${read[id]}`).toBe(true);
+      expect(
+        read[id]!.startsWith(`Error: Not run: beforeToolCall answered an object with ${keys}, not`),
+        `${id}: ${read[id]}`,
+      ).toBe(true);
+      expect(read[id], id).toMatch(
+        / \(block, reason, terminate, args; put the host's own data in meta(; did you mean [^)]*)?\)\.$/,
+      );
     }
-    expect(notices).toHaveLength(Object.keys(cases).length);
+    // r39b #3 and #6 in full: an audit record echoing the call's input, a lease id.
+    expect(read.r1).toBe(
+      'Error: Not run: beforeToolCall answered an object with "auditId", "input", not fields it reads (block, reason, terminate, args; put the host\'s own data in meta).',
+    );
+    expect(read.k1).toBe(
+      'Error: Not run: beforeToolCall answered an object with "lock", not a field it reads (block, reason, terminate, args; put the host\'s own data in meta; did you mean "block"?).',
+    );
+    expect(read.s2).toBe(
+      'Error: Not run: beforeToolCall answered an object with "permissionDecision", "permissionDecisionReason", not fields it reads (block, reason, terminate, args; put the host\'s own data in meta).',
+    );
+    // The host is told each refusal, as the model is.
+    expect(notices).toEqual(Object.values(read).map((text) => text.slice("Error: ".length)));
   });
 
-  it("runs a call beside block: false whose slip for block is an explicit no, whose block-and-a-word key is a reason or an id, whose effect allows, and whose other keys are no arguments", async () => {
+  it("runs the model's call for the same data given in meta, and a rewrite given as args, without a notice (fix105)", async () => {
     const answers: Record<string, unknown> = {
-      r1: { block: false, blocked: false, Blocking: 0 },
-      r2: { block: false, blocked: "false", lock: "no", isBlocked: "No" },
-      r3: {
+      r1: { block: false, meta: { auditId: "a-1", input: { path: "/etc/r1" } } },
+      r3: { block: false, meta: { effect: "ALLOW", policyInput: { user: "u" } } },
+      r5: { meta: { permissionDecision: "allow", lock: "lease-7f3a" } },
+      r6: { block: false, meta: { blocked: false, isBlocked: "No", clock: 1733212800000 } },
+      h1: {
         block: false,
-        blockReason: "would block on /etc",
-        blockedBy: "ops",
-        blockId: "b-1",
-        blockedAt: "2026-12-03T05:00:00Z",
+        args: { path: "/etc/SANDBOXED-h1" },
+        meta: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" } },
       },
-      r4: { block: false, effect: "Allow", verdict: "permitted", outcome: "approved", action: "ALLOW" },
-      r5: { block: false, target: { host: "db" }, inputTokens: 12, paramsHash: "sha256:ab12" },
-      // An audit record's own `action` and `outcome` are no verdict unless they refuse.
-      r6: { block: false, action: "write_file", outcome: "success" },
     };
     const { ran, read, notices } = await runAnswers(answers);
-    expect(ran).toEqual(Object.keys(answers).map((id) => `/etc/${id}`));
-    expect(Object.values(read)).toEqual(Array(6).fill("deleted"));
-    expect(notices).toHaveLength(6);
-    expect(notices.every((text) => text.endsWith("; its block: false was read."))).toBe(true);
+    expect(ran).toEqual(["/etc/r1", "/etc/r3", "/etc/r5", "/etc/r6", "/etc/SANDBOXED-h1"]);
+    expect(Object.values(read)).toEqual(Array(5).fill("deleted"));
+    expect(notices).toEqual([]);
   });
 });
 
-describe("afterToolCall answers carrying a status message or audit data (r38 #4)", () => {
-  it("sends the tool's result for { message } and { auditId, data: {…} }, with a notice; withholds it for data given as a string or content list", async () => {
-    const answers: Record<string, unknown> = {
-      c1: { message: "audit logged" },
-      c2: { auditId: "a-1", data: { latencyMs: 12 } },
-      c3: { value: 3, Message: "ok" },
-      c4: { data: "[redacted]" },
-      c5: { value: [{ type: "text", text: "[redacted]" }] },
+describe("afterToolCall answers with a key it does not read and no result: withheld (r38 #4, r39b #1, #8)", () => {
+  it("withholds the tool's result for a status message, audit data, a redaction under another name and an error text; sends it for meta, and result beside meta", async () => {
+    const redacted = { user: "ann", apiKey: "[REDACTED]" };
+    // [answer, whether the model gets the tool's own result]
+    const answers: Record<string, [unknown, "withheld" | "sent" | string]> = {
+      // r38 #4: a status or audit data once sent the raw result with a notice (fix105 flips them).
+      c1: [{ message: "audit logged" }, "withheld"],
+      c2: [{ auditId: "a-1", data: { latencyMs: 12 } }, "withheld"],
+      c3: [{ value: 3, Message: "ok" }, "withheld"],
+      c4: [{ data: "[redacted]" }, "withheld"],
+      c5: [{ value: [{ type: "text", text: "[redacted]" }] }, "withheld"],
+      // r39b #1: a redaction under a compound name or an object under data/value (they leaked).
+      a1: [{ data: redacted }, "withheld"],
+      a2: [{ value: redacted }, "withheld"],
+      a3: [{ updatedResult: JSON.stringify(redacted) }, "withheld"],
+      a4: [{ redactedResult: JSON.stringify(redacted) }, "withheld"],
+      a5: [
+        {
+          hookSpecificOutput: {
+            hookEventName: "PostToolUse",
+            updatedMCPToolOutput: [{ type: "text", text: "[REDACTED]" }],
+          },
+        },
+        "withheld",
+      ],
+      a6: [{ updatedMCPToolOutput: [{ type: "text", text: "[REDACTED]" }] }, "withheld"],
+      a7: [{ message: "[REDACTED]" }, "withheld"],
+      a8: [{ sanitized: "[REDACTED]" }, "withheld"],
+      a9: [{ toolResult: "[REDACTED]" }, "withheld"],
+      b1: [{ data: { latencyMs: 3 }, auditId: "x" }, "withheld"],
+      // r39b #8: a DLP hook's error text beside isError: true (it sent the raw result as the error).
+      d1: [{ isError: true, message: "Output withheld: it contained a credential" }, "withheld"],
+      d2: [{ isError: true, error: "Output withheld: it contained a credential" }, "withheld"],
+      d3: [{ isError: true, reason: "Output withheld: it contained a credential" }, "withheld"],
+      // The host's own data in meta: the result is sent (or replaced by result), without a notice.
+      m1: [{ meta: { auditId: "a-1", data: { latencyMs: 12 }, message: "audit logged" } }, "sent"],
+      m2: [{ result: "[redacted]", meta: { auditId: "a-2", updatedResult: "x" } }, "[redacted]"],
+      m3: [{ result: "[redacted]", isError: true, meta: { reason: "credential" } }, "Error: [redacted]"],
     };
     server = await startServer({
       replies: [
         {
-          toolCalls: Object.keys(answers).map((id, at) => ({
+          toolCalls: Object.keys(answers).map((id) => ({
             id,
-            name: "read_env",
-            arguments: JSON.stringify({ n: at + 1 }),
+            name: "whoami",
+            arguments: JSON.stringify({ id }),
           })),
         },
         { content: "Done." },
@@ -684,52 +718,60 @@ describe("afterToolCall answers carrying a status message or audit data (r38 #4)
     });
     const agent = new Agent({
       config: { baseUrl: server.baseUrl, model: "sim" },
+      toolExecution: "sequential",
       tools: [
         {
-          name: "read_env",
-          description: "Reads the environment",
-          parameters: { type: "object", properties: { n: { type: "number" } } },
-          execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
+          name: "whoami",
+          description: "Who the user is",
+          parameters: { type: "object", properties: { id: { type: "string" } } },
+          execute: (args) =>
+            JSON.stringify({ user: "ann", apiKey: `sk-live-RAWSECRET-${(args as { id: string }).id}` }),
         },
       ],
-      afterToolCall: ({ toolCall }) => answers[toolCall.id] as never,
+      afterToolCall: ({ toolCall }) => answers[toolCall.id]![0] as never,
     });
     const notices: string[] = [];
     agent.subscribe((event: AgentEvent) => {
       if (event.type === "notice") notices.push(event.text);
     });
-    expect((await agent.prompt("Read it")).status).toBe("ok");
+    expect((await agent.prompt("Who am I?")).status).toBe("ok");
     const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
-    const sentAsItWas = (keys: string) =>
-      `afterToolCall answered an object with ${keys} (result, isError, terminate) for the call to read_env; it gives no result, isError or terminate, so the tool's result was sent as it was.`;
-    const withheld = (key: string) =>
-      `afterToolCall answered an object with "${key}", not a field it reads (result, isError, terminate), and no result ("${key}" may be the result under another name) for the call to read_env; the tool's result was withheld.`;
-    expect(results).toEqual([
-      "OPENAI_API_KEY=sk-live-RAWSECRET1",
-      "OPENAI_API_KEY=sk-live-RAWSECRET2",
-      "OPENAI_API_KEY=sk-live-RAWSECRET3",
-      `Error: ${withheld("data")}`,
-      `Error: ${withheld("value")}`,
-    ]);
-    expect(notices).toEqual([
-      sentAsItWas('"message", not a field it reads'),
-      sentAsItWas('"auditId", "data", not fields it reads'),
-      sentAsItWas('"value", "Message", not fields it reads'),
-      withheld("data"),
-      withheld("value"),
-    ]);
+    const read = Object.fromEntries(
+      sent
+        .filter((m) => m.role === "tool")
+        .map((m) => [(m as { tool_call_id: string }).tool_call_id, (m as { content: string }).content]),
+    );
+    const withheld =
+      /^afterToolCall answered an object with ".+", not (?:a field|fields) it reads \(result, isError, terminate; put the host's own data in meta(; did you mean [^)]*)?\), and no result for the call to whoami; the tool's result was withheld\.$/;
+    const told: string[] = [];
+    for (const [id, [, want]] of Object.entries(answers)) {
+      if (want === "withheld") {
+        expect(read[id]!.slice("Error: ".length), id).toMatch(withheld);
+        told.push(read[id]!.slice("Error: ".length));
+      } else if (want === "sent") {
+        expect(read[id], id).toBe(JSON.stringify({ user: "ann", apiKey: `sk-live-RAWSECRET-${id}` }));
+      } else {
+        expect(read[id], id).toBe(want);
+      }
+    }
+    // Neither the raw result nor the hook's own words reach the model for a withheld call.
+    expect(JSON.stringify(sent)).not.toMatch(/RAWSECRET-(?!m1)|REDACTED|Output withheld|audit logged/);
+    expect(read.d1).toBe(
+      "Error: afterToolCall answered an object with \"message\", not a field it reads (result, isError, terminate; put the host's own data in meta), and no result for the call to whoami; the tool's result was withheld.",
+    );
+    // Each withheld call is told to the host as the model is told; meta is never named.
+    expect(notices).toEqual(told);
   });
 });
 
 describe("a hook answer's meta: the host's own data, never read (fix101)", () => {
-  it('beforeToolCall: runs the model\'s call for { block: false, meta: { decision: "deny", blocked, args } } and for { meta } alone, without a notice; keys outside meta are read as before', async () => {
+  it('beforeToolCall: runs the model\'s call for { block: false, meta: { decision: "deny", blocked, args } } and for { meta } alone, without a notice; a key outside meta refuses (fix105)', async () => {
     const answers: Record<string, BeforeToolCallResult> = {
       m1: { block: false, meta: { decision: "deny", blocked: "x", args: { path: "/tmp/sandbox/m1" } } },
       m2: { meta: { auditId: "a-2", allow: false } },
       m3: { block: true, reason: "Policy p-3 forbids it.", meta: { ruleId: "p-3", block: false } },
       m4: { args: { path: "/tmp/sandbox/m4" }, meta: { args: { path: "/etc/other" } } },
-      // Beside meta, a verdict in other words is read as it always was.
+      // Beside meta, a key it does not read is refused (fix105: never guessed at).
       m5: { block: false, decision: "deny", meta: { decision: "allow" } } as BeforeToolCallResult,
     };
     server = await startServer({
@@ -784,17 +826,19 @@ describe("a hook answer's meta: the host's own data, never read (fix101)", () =>
         /^Error: Not run: beforeToolCall answered an object with "decision", not a field it reads/,
       ),
     });
-    expect(read.m5).not.toContain("meta");
-    // Only m5's refusal is told; meta is never named.
+    // meta is never named as a key it does not read; the refusal only points at it.
+    expect(read.m5).not.toContain('"meta"');
+    expect(read.m5).toContain("put the host's own data in meta");
+    // Only m5's refusal is told.
     expect(notices).toEqual([read.m5!.slice("Error: ".length)]);
   });
 
-  it("afterToolCall: sends r for { result: r, meta: { content } }, keeps the tool's result for { meta } alone, without a notice; keys outside meta are read as before", async () => {
+  it("afterToolCall: sends r for { result: r, meta: { content } }, keeps the tool's result for { meta } alone, without a notice; a key outside meta and no result withholds (fix105)", async () => {
     const answers: Record<string, AfterToolCallResult> = {
       n1: { result: "[redacted]", meta: { content: "OPENAI_API_KEY=sk-live-RAWSECRET1", auditId: "a-1" } },
       n2: { meta: { content: "[redacted]", output: "[redacted]", results: "[redacted]" } },
       n3: { result: "ok", isError: false, meta: { isError: true, terminate: true } },
-      // Beside meta, a redaction under another name withholds the result as it always did.
+      // Beside meta, a key it does not read and no result withholds the result.
       n4: { content: "[redacted]", meta: { auditId: "a-4" } } as AfterToolCallResult,
     };
     server = await startServer({
@@ -832,7 +876,7 @@ describe("a hook answer's meta: the host's own data, never read (fix101)", () =>
     const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
     const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
     const withheld =
-      'afterToolCall answered an object with "content", not a field it reads (result, isError, terminate), and no result ("content" may be the result under another name) for the call to read_env; the tool\'s result was withheld.';
+      "afterToolCall answered an object with \"content\", not a field it reads (result, isError, terminate; put the host's own data in meta), and no result for the call to read_env; the tool's result was withheld.";
     expect(results).toEqual(["[redacted]", "OPENAI_API_KEY=sk-live-RAWSECRET2", "ok", `Error: ${withheld}`]);
     // Before: a notice for each, naming "meta" as a field it does not read.
     expect(notices).toEqual([withheld]);

@@ -535,157 +535,25 @@ const AFTER_FIELDS = ["result", "isError", "terminate"] as const;
  * above are what the hooks read; this one is declared beside them.
  */
 const META = "meta";
+
 /**
- * Keys (any case) a replacement for a tool's result goes by when it is not given as `result`: an
- * `afterToolCall` answer with one of them and no `result` may be a redaction (MCP's `{ content }`,
- * `{ output }`, `{ redacted }`), so the tool's result is not sent as it was.
+ * The keys of a hook's answer outside its declared `fields` (and `meta`) that hold a value: a key
+ * whose value is `undefined` or `null` is absent (a host's `reason: blocked ? text : undefined`).
  */
-const RESULT_WORDS: ReadonlySet<string> = new Set([
-  "content",
-  "contents",
-  "output",
-  "text",
-  "body",
-  "response",
-  "redacted",
-]);
-/**
- * Keys (any case) that are as often a hook's own metadata (`{ auditId, data: { latencyMs } }`) as a
- * replacement: they withhold the tool's result only when their value is of a result's kind, a
- * string or an MCP content list (`isContentList`). `message` is not among them nor `RESULT_WORDS`:
- * an audit hook's `{ message: "audit logged" }` is a status, and the result is sent as it was.
- */
-const RESULT_WORDS_IF_RESULT_LIKE: ReadonlySet<string> = new Set(["data", "value"]);
-
-/** Whether a value is an MCP content list: a non-empty array of `{ type: string, … }` items. */
-function isContentList(value: unknown): boolean {
-  return (
-    Array.isArray(value) &&
-    value.length > 0 &&
-    value.every((item) => isRecord(item) && typeof item.type === "string")
-  );
-}
-
-/** Whether an `afterToolCall` answer's key (no `result` beside it) may be the result under another name. */
-function mayBeResult(key: string, value: unknown): boolean {
-  if (value === undefined || value === null) return false;
-  const lower = key.toLowerCase();
-  if (RESULT_WORDS.has(lower)) return true;
-  return RESULT_WORDS_IF_RESULT_LIKE.has(lower) && (typeof value === "string" || isContentList(value));
-}
-/** The `decision` values (lowercased) that agree with `block: false`. */
-const ALLOW_DECISIONS: ReadonlySet<string> = new Set([
-  "allow",
-  "allowed",
-  "approve",
-  "approved",
-  "permit",
-  "permitted",
-]);
-
-/** Whether a value agrees with `block: false` as a `decision`-like verdict: one of `ALLOW_DECISIONS`, any case. */
-function allowsAsDecision(value: unknown): boolean {
-  return typeof value === "string" && ALLOW_DECISIONS.has(value.trim().toLowerCase());
+function extraKeys(answer: object, fields: readonly string[]): string[] {
+  return Object.entries(answer)
+    .filter(([key, value]) => key !== META && !fields.includes(key) && value !== undefined && value !== null)
+    .map(([key]) => key);
 }
 
 /**
- * Keys (any case) a host's "yes" or "no" comes in when it is not given as `block`: beside
- * `block: false` one of them may be the verdict itself (`{ block: false, ...{ allow: false } }`).
- * Each is read by what its value says: a "yes" word runs only as `true`, a "no" word only as
- * `false`, and `decision` — or a policy engine's `effect` or `verdict` (AWS's and Cedar's
- * `effect: "Deny"`) — only as one of `ALLOW_DECISIONS` (any case); any other value (`"deny"`,
- * `"Block"`, `"review"`, `true`) is a verdict that does not agree with `block: false`. `outcome` and
- * `action`, which an audit record also uses for other things (`action: "write_file"`), disagree only
- * with a refusal ("deny", "blocked", "rejected", "forbidden", "refused"…).
- */
-const VERDICT_WORDS: ReadonlyMap<string, (value: unknown) => boolean> = new Map<
-  string,
-  (value: unknown) => boolean
->([
-  ...[...ALLOW_DECISIONS].map((word) => [word, (value: unknown) => value === true] as const),
-  ...["deny", "denied", "reject", "rejected"].map(
-    (word) => [word, (value: unknown) => value === false] as const,
-  ),
-  ...["decision", "effect", "verdict"].map((word) => [word, allowsAsDecision] as const),
-  // Words an audit record also uses for other things (`action: "write_file"`, `outcome: "success"`):
-  // only a refusal under them disagrees with `block: false`.
-  ...["outcome", "action"].map((word) => [word, (value: unknown) => !deniesAsDecision(value)] as const),
-]);
-
-/** Whether a value reads as a refusal under `outcome` or `action`: "deny", "block", "reject"… (any case). */
-function deniesAsDecision(value: unknown): boolean {
-  return (
-    typeof value === "string" &&
-    [
-      "deny",
-      "denied",
-      "block",
-      "blocked",
-      "reject",
-      "rejected",
-      "forbid",
-      "forbidden",
-      "refuse",
-      "refused",
-    ].includes(value.trim().toLowerCase())
-  );
-}
-
-/** Whether a value beside `block: false` under a `block…` key reads as a yes to blocking. */
-function saysBlock(value: unknown): boolean {
-  if (value === true) return true;
-  if (typeof value === "number") return value === 1;
-  if (typeof value !== "string") return false;
-  return ["true", "yes", "y", "1", "on", "block", "blocked"].includes(value.trim().toLowerCase());
-}
-
-/** Whether a value is an explicit no to blocking: `false`, `0`, or `"false"`, `"no"`, `"0"`, `"off"` (any case). */
-function saysNoBlock(value: unknown): boolean {
-  if (value === false || value === 0) return true;
-  return typeof value === "string" && ["false", "no", "0", "off"].includes(value.trim().toLowerCase());
-}
-
-/**
- * How a key beside `block: false` reads as a slip for `block`: `"verdict"` for the bare verdict in
- * another form — `block` in another case, `blocked`, `blocking`, one edit from `block` (`blocks`),
- * two edits from it not starting with it (`lock`, `blk`), or such a form after `is`/`should`/…
- * (`isBlocked`, `should_block`) —, `"about"` for `block` and a further word naming a reason, an
- * actor, an id or a time (`blockReason`, `blockedBy`, `blockId`, `blockedAt`), else undefined.
- */
-function blockSlip(key: string): "verdict" | "about" | undefined {
-  const lower = key.toLowerCase();
-  const bare = (word: string) =>
-    ["block", "blocked", "blocking"].includes(word) ||
-    editsWithin(word, "block", word.startsWith("block") ? 1 : 2);
-  if (bare(lower)) return "verdict";
-  const asked = /^(?:is|was|should|must|will|would|do|does)[_-]?(.*)$/.exec(lower)?.[1];
-  if (asked !== undefined && ["block", "blocked", "blocking"].includes(asked)) return "verdict";
-  return lower.startsWith("block") ? "about" : undefined;
-}
-
-/** Whether a value beside `block: false` under an `arg…` key may be arguments (an object, or its JSON text). */
-function mayBeArgs(value: unknown): boolean {
-  if (typeof value === "object" && value !== null) return true;
-  return typeof value === "string" && value.trimStart().startsWith("{");
-}
-
-/**
- * Whether a key beside `block: false` names arguments in other words: it holds `args`, `argument`,
- * `input` or `param` (any case: `updatedInput`, `modifiedArgs`, `newArgs`, `input`, `params`), or
- * `arg` as a word of its own (`new_arg`, `newArg`; not `target`).
- */
-function namesArgs(key: string): boolean {
-  const lower = key.toLowerCase();
-  return /args|argument|input|param/.test(lower) || /(?:^|[^a-z])arg/.test(lower) || /[a-z]Arg/.test(key);
-}
-
-/**
- * What is wrong with a hook's object answer that has keys the hook's contract does not have
- * (`blocked`, `Block`, `allow`, `decision`: a host's "no" in its own words), or undefined when every
- * key is one of `fields`: "an object with "blocked", not a field it reads (…; did you mean "block"?)".
+ * What is wrong with a hook's object answer that has keys outside its declared `fields` (`extraKeys`),
+ * or undefined when it has none: `an object with "blocked", not a field it reads (block, reason,
+ * terminate, args; put the host's own data in meta; did you mean "block"?)`. A key is named, never
+ * its value (which may be the tool's raw result); a close spelling of a field is named as a hint.
  */
 function unknownFields(answer: object, fields: readonly string[]): string | undefined {
-  const unknown = Object.keys(answer).filter((key) => key !== META && !fields.includes(key));
+  const unknown = extraKeys(answer, fields);
   if (unknown.length === 0) return undefined;
   const shown = unknown
     .slice(0, 5)
@@ -701,73 +569,8 @@ function unknownFields(answer: object, fields: readonly string[]): string | unde
   const guess = meant.length > 0 ? `; did you mean ${meant.join(", ")}?` : "";
   return `an object with ${shown.join(", ")}${more}, ${
     unknown.length === 1 ? "not a field it reads" : "not fields it reads"
-  } (${fields.join(", ")}${guess})`;
+  } (${fields.join(", ")}; put the host's own data in ${META}${guess})`;
 }
-
-/** A key of `answer` not among `fields` that is a close spelling of one of them, and which. */
-function misspeltField(answer: object, fields: readonly string[]): [key: string, field: string] | undefined {
-  for (const key of Object.keys(answer)) {
-    if (key === META || fields.includes(key)) continue;
-    const field = fields.find((name) => closeSpelling(name, key));
-    if (field !== undefined) return [key, field];
-  }
-  return undefined;
-}
-
-/**
- * Why a `{ block: false, … }` answer may say something else about what runs than its `block: false`,
- * naming the key and its value's kind, or undefined when nothing does. A key whose value is
- * `undefined` or `null` is absent. A verdict in other words (`VERDICT_WORDS`, any case) counts only
- * when its value does not agree (`allow: false`, `decision: "deny"`, `effect: "Deny"`; `allowed:
- * true` agrees). A bare verdict under a slip for `block` (`blockSlip`: `Block`, `blocked`,
- * `blocking`, `lock`, `blk`, `isBlocked`) agrees only as an explicit no (`saysNoBlock`: `false`,
- * `0`, `"false"`, `"no"`); any other value — a reason (`blocked: "writes outside the workspace"`),
- * `true` — counts. `block` and a further word (`blockReason`, `blockedBy`, `blockId`) counts only
- * when its value is a yes to blocking (`true`, `1`, `"true"`, `"yes"`: `saysBlock`), not a reason or
- * an id. A slip for `args` — any case, a word starting with `arg` (`arg`, `argument`), one edit from
- * it or its letters swapped (`agrs`) — counts when its value may be arguments (an object, or the
- * JSON text of one), not a digest (`argsHash: "sha256:…"`); so does a key naming arguments in other
- * words (`namesArgs`: `updatedInput`, `modifiedArgs`, `newArgs`, `input`, `params`) whose value is
- * an object or the JSON text of one. A verdict's own short keys (`tags`, `ruleId`, `reasons`) are
- * none of these: a close spelling of `reason` or `terminate` changes nothing that runs.
- */
-function besideBlockFalse(answer: object): string | undefined {
-  const sorted = (text: string) => [...text].sort().join("");
-  for (const [key, value] of Object.entries(answer)) {
-    if (
-      key === META ||
-      (BEFORE_FIELDS as readonly string[]).includes(key) ||
-      value === undefined ||
-      value === null
-    )
-      continue;
-    const lower = key.toLowerCase();
-    const named = `${JSON.stringify(key)} is ${kindOf(value)}`;
-    const agrees = VERDICT_WORDS.get(lower);
-    if (agrees !== undefined) {
-      if (agrees(value)) continue;
-      return `${named}, a verdict in other words that does not agree with it`;
-    }
-    const slip = blockSlip(key);
-    if (slip !== undefined) {
-      if (saysBlock(value)) return `${named}, a yes to blocking under what may be a misspelt "block"`;
-      if (slip === "about" || saysNoBlock(value)) continue;
-      return `${named}, not a no (false, 0, "false" or "no") under what may be a misspelt "block"`;
-    }
-    if (lower.startsWith("arg") || sorted(lower) === sorted("args") || editsWithin(lower, "args", 1)) {
-      if (!mayBeArgs(value)) continue;
-      return `${named}, which may be arguments under a misspelt "args"`;
-    }
-    if (
-      namesArgs(key) &&
-      (isRecord(value) || (typeof value === "string" && value.trimStart().startsWith("{")))
-    ) {
-      return `${named}, which may be the call's arguments under another name (give them as "args")`;
-    }
-  }
-  return undefined;
-}
-
 /** Whether `a` becomes `b` by at most `most` single-character edits (both already lowercased). */
 function editsWithin(a: string, b: string, most: number): boolean {
   if (Math.abs(a.length - b.length) > most || a.length > 64 || b.length > 64) return false;
@@ -799,25 +602,17 @@ function listed(names: readonly string[]): string {
 }
 
 /**
- * A `beforeToolCall` answer read strictly, failing closed: `undefined`/`null` runs the call as it
- * is; an object of `BeforeToolCallResult`'s fields only runs it unless `block` is `true` (its
- * `reason`) — a `block` that is neither a boolean nor `null`/absent (`1`, `"true"`: an approval
- * relayed as JSON or a number) blocks it too — with its `args` where they are a plain object.
- * An object with keys the contract does not have is read by its `block` when it gives one as a
- * boolean (a policy engine's verdict spread in: `{ block: false, ruleId }` runs, `{ block: true,
- * auditId }` blocks with its reason), the other keys named in a note (a key whose value is
- * `undefined`/`null` is absent) — unless, beside `block: false`, one of them says otherwise
- * (`besideBlockFalse`): a verdict in other words that does not agree (`allow: false`, `decision:
- * "deny"`, `effect: "Deny"`; `allowed: true` and `decision: "allow"` run), a bare verdict under a
- * slip for `block` that is not an explicit no (`Block: true`, `blocked: "<reason>"`; `blocked:
- * false` runs), a yes to blocking under `block` and a further word (`blockedBy: true`; a
- * `blockReason` string runs), or arguments under a slip for `args` or another name for them
- * (`arg: {…}`, `updatedInput: {…}`; an `argsHash` digest runs). Without a boolean `block` (`{ blocked: true }`, `{ allow: false }`,
- * `{ decision: "deny" }`) it is not run either. Anything else — a string, a number, an array,
- * `args` that are not an object (the JSON text of them) — is not run, the reason naming the hook
- * and what it answered. A block's `terminate` ends the run only as `true`; one that is neither a
- * boolean nor `null`/absent (`"false"`) does not, with a note. `meta` (the host's own data) is
- * never read nor named: `{ block: false, meta: { decision: "deny" } }` runs, without a note.
+ * A `beforeToolCall` answer read by its declared keys only, failing closed: `undefined`/`null` runs
+ * the call as it is. An object is read by `block`, `reason`, `terminate` and `args`; `meta` (the
+ * host's own data) is never read nor named. `block: true` blocks with `reason` (a string) and ends
+ * the run after the step for `terminate: true` (a `terminate` that is neither a boolean nor
+ * `null`/absent does not, with a note); a `block` that is neither a boolean nor `null`/absent (`1`,
+ * `"true"`) blocks too. Otherwise the call runs, with `args` where they are a plain object (`args`
+ * that are not — the JSON text of them — are not run). A key outside the declared ones whose value
+ * is not `undefined`/`null` is never guessed at: beside `block: true` the call is blocked as asked,
+ * with a note naming the key; without it (`block` false or absent) the call is not run, the reason
+ * naming the key and pointing at `meta`. Anything else — a string, a number, an array — is not run,
+ * the reason naming what it answered.
  */
 function readBeforeDecision(decision: unknown, name: string, args: unknown): BeforeDecision {
   if (decision === undefined || decision === null) return { run: true, args, notes: [] };
@@ -833,30 +628,14 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
   }
   const answer = decision as { block?: unknown; reason?: unknown; terminate?: unknown; args?: unknown };
   const { block } = answer;
-  // Beside a boolean `block`, a key whose value is `undefined` or `null` is absent (a host's
-  // `blockReason: blocked ? text : undefined`), as `block` and `args` themselves are read.
-  const unknown = unknownFields(
-    typeof block === "boolean"
-      ? Object.fromEntries(
-          Object.entries(decision).filter(
-            ([key, value]) =>
-              (BEFORE_FIELDS as readonly string[]).includes(key) || (value !== undefined && value !== null),
-          ),
-        )
-      : decision,
-    BEFORE_FIELDS,
-  );
-  if (unknown !== undefined && typeof block !== "boolean") return refused(unknown);
-  if (unknown !== undefined && block === false) {
-    // `{ block: false, ...verdict }`: a verdict's own keys (`ruleId`, `allowed: true`) run, but not a
-    // "no" in other words, a blocking verdict or arguments under a slip or another name, which block:
-    // false would override.
-    const why = besideBlockFalse(decision);
-    if (why !== undefined)
-      return refused(`${unknown} beside block: false; ${why}, so block: false is not read over it`);
-  }
+  const unknown = unknownFields(decision, BEFORE_FIELDS);
+  // A key it does not read may be a "no" or arguments in the host's own words: only an explicit
+  // block is followed; anything else is not run.
+  if (unknown !== undefined && block !== true) return refused(unknown);
   const notes =
-    unknown === undefined ? [] : [`beforeToolCall answered ${unknown}; its block: ${block} was read.`];
+    unknown === undefined
+      ? []
+      : [`beforeToolCall answered ${unknown} for the call to ${name}; its block: true was read.`];
   if (block === true) {
     const { terminate } = answer;
     if (terminate !== undefined && terminate !== null && typeof terminate !== "boolean") {
@@ -890,18 +669,16 @@ type AfterRead =
   | { withheld?: undefined; result: unknown; isError?: boolean; terminate: boolean; notes: string[] };
 
 /**
- * An `afterToolCall` answer read, failing closed: `undefined`/`null` keeps the tool's result. An
- * object's `result` is used whatever other keys it has (a redacting hook's `{ result, auditId }` must
- * not let the raw result through), the other keys named in a note; `isError` and `terminate` only
- * as booleans (`null`/absent: unchanged; `"false"` from JSON or a form: the tool's own flag kept, the
- * run not ended, with a note). An object with no `result` but a key that is a close spelling of it
- * (`results`, `Result`: a redaction under a slip) or one of `RESULT_WORDS` (any case) with a value
- * (`content`, `output`, `text`, `redacted`: a redaction under another name), or an answer that is
- * no object at all (a bare string — `redact(result)` returned as it is —, a number, a list),
- * withholds the tool's result: `withheld` is the error the call is answered with (it never quotes
- * what the hook answered, which may be the raw result), and the host is told the same. `meta` (the
- * host's own data) is never read nor named: `{ result, meta: { content } }` sends `result`, and
- * `{ meta: { content } }` keeps the tool's result, without a note.
+ * An `afterToolCall` answer read by its declared keys only, failing closed: `undefined`/`null` keeps
+ * the tool's result. An object is read by `result` (the replacement), `isError` and `terminate` (only
+ * as booleans: `null`/absent leaves them; `"false"` keeps the tool's own flag and does not end the
+ * run, with a note); `meta` (the host's own data) is never read nor named. A key outside the
+ * declared ones whose value is not `undefined`/`null` is never guessed at: beside a `result` the
+ * result is used, with a note naming the key; without one (a redaction under another name, a
+ * status, an error text) the tool's result is withheld. An answer that is no object at all (a bare
+ * string — `redact(result)` returned as it is —, a number, a list) withholds it too. `withheld` is
+ * the error the call is answered with — it never quotes what the hook answered, which may be the raw
+ * result — and the host is told the same.
  */
 function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): AfterRead {
   if (answer === undefined || answer === null) return { result: undefined, terminate: false, notes: [] };
@@ -914,15 +691,7 @@ function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): A
   }
   const given = answer as { result?: unknown; isError?: unknown; terminate?: unknown };
   const wrong = unknownFields(answer, AFTER_FIELDS);
-  if (wrong !== undefined && given.result === undefined) {
-    if (misspeltField(answer, ["result"]) !== undefined) return withheld(`${wrong}, and no result`);
-    const other = Object.entries(answer).find(([key, value]) => key !== META && mayBeResult(key, value));
-    if (other !== undefined) {
-      return withheld(
-        `${wrong}, and no result (${JSON.stringify(other[0])} may be the result under another name)`,
-      );
-    }
-  }
+  if (wrong !== undefined && given.result === undefined) return withheld(`${wrong}, and no result`);
   const notes: string[] = [];
   const flag = (field: "isError" | "terminate"): boolean | undefined => {
     const value = given[field];
@@ -940,16 +709,14 @@ function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): A
   const terminate = flag("terminate");
   if (wrong !== undefined) {
     const read = [
-      ...(given.result !== undefined ? ["result"] : []),
+      "result",
       ...(isError !== undefined ? ["isError"] : []),
       ...(terminate !== undefined ? ["terminate"] : []),
     ];
     notes.unshift(
-      `afterToolCall answered ${wrong} for the call to ${name}; ${
-        read.length === 0
-          ? "it gives no result, isError or terminate, so the tool's result was sent as it was"
-          : `its ${listed(read)} ${read.length === 1 ? "was" : "were"} read`
-      }.`,
+      `afterToolCall answered ${wrong} for the call to ${name}; its ${listed(read)} ${
+        read.length === 1 ? "was" : "were"
+      } read.`,
     );
   }
   return {
@@ -2040,8 +1807,8 @@ export class Agent {
       // Stopped while the hook ran: the call was answered with the stop, and what the hook said is not used.
       stopIfAborted(signal);
       const read = readAfterAnswer(after, request.name, isError);
-      // A slip in the answer (`{ results: … }`, a bare string, `isError: "false"`) is never used in
-      // silence: the host is told; a redaction that cannot be read withholds the tool's result.
+      // A key it does not read, a bare value or `isError: "false"` is never used in silence: the host
+      // is told; without a `result` beside it, the tool's result is withheld.
       for (const text of read.notes) this.#emit({ type: "notice", text });
       if (read.withheld !== undefined) {
         isError = true;
