@@ -889,8 +889,6 @@ interface CommandWord {
   data?: boolean;
   /** A data word's line (a quote's, a substitution's, or one read again after an unclosed opener): its words are read with each other only. */
   group?: number;
-  /** A quoted string's data word: prose more often than config, so a value a word or two after its name must read as a credential. */
-  prose?: boolean;
   /** A quoted string's data word (`echo "… --token X"`, a nested `bash -c '…'`): every value it gives must read as a credential. */
   quoted?: boolean;
   defaults?: Fallback[];
@@ -1112,7 +1110,6 @@ function commandWords(line: string): CommandWord[] {
   let group = 0;
   // The words of `[start, end)`, each line's split at whitespace, no quote read.
   const data = (start: number, end: number, quoted = false) => {
-    const prose = quoted;
     let k = start;
     group += 1;
     while (k < end) {
@@ -1137,7 +1134,6 @@ function commandWords(line: string): CommandWord[] {
         dynamic: EXPANSION.test(withoutReferences(value)),
         data: true,
         group,
-        ...(prose ? { prose } : {}),
         ...(quoted ? { quoted } : {}),
         ...(defaults.length > 0 ? { defaults } : {}),
       });
@@ -1435,7 +1431,7 @@ function dataSpans(
       : found;
   if (word.dynamic || !/[A-Za-z0-9]/.test(value) || SCHEME.test(value) || previous === undefined) return [];
   // In a quoted string (prose: `echo "password: see the vault"`), such a value must read as a credential.
-  if (word.prose && !proseCredential(value.replace(/^["']|["']?[,;]?$/g, ""))) return [];
+  if (word.quoted && !proseCredential(value.replace(/^["']|["']?[,;]?$/g, ""))) return [];
   const colon = NAME_COLON.exec(previous.value);
   const scheme = SCHEME.test(previous.value) && before ? NAME_COLON.exec(before.value) : null;
   const assigned =
