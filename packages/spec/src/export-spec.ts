@@ -21,7 +21,11 @@ const ROUNDS = 4;
  * `DATABASE_URL=postgres://${SECRET}@db/app`, `--api-key ${API_KEY}`, `"api_key": "${API_KEY}"`); a
  * key in an identifier (a prompt part's or hook's `id`, a server's `name` and the places naming
  * it) becomes a reference of its own, `${SECRET}`, `${SECRET_2}`, … one per distinct key, so ids
- * stay distinct; a `command` pasted as a whole command line has each flagged word redacted so.
+ * stay distinct; a `command` pasted as a whole command line has each flagged word redacted so. A
+ * shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`, …) is
+ * never rewritten inside: kept byte for byte, or, when it may hold a credential (`findSpecSecrets`
+ * reports it), replaced whole by one reference named after its server (`${GITHUB_COMMAND}`; `_2`,
+ * … when the name is taken), which the host fills with the script itself.
  * Everything else is kept as written. The result is a valid document:
  * `parseSpec(exportSpec(spec), { bundle: true })` reads it back whole (every entry, no repeated
  * id), and `findSpecSecrets` on it is empty. Never changes its argument. Throws `AgentSpecError`

@@ -727,10 +727,11 @@ describe("withoutArgSecrets and withoutSecrets take out what findSpecSecrets fla
     ],
     // The name unquoted: the quoted value is one value, blanks and all.
     ['DB_PASSWORD="correct horse battery" exec srv', 'DB_PASSWORD="${DB_PASSWORD}" exec srv'],
-  ])("a sh -c command %j keeps the command around an assignment's value", (command, exported) => {
+  ])("a sh -c command %j keeps the command around an assignment's value", (command, _exported) => {
     // Before: the quoted word's whole rest was the value (`su app -c "DB_PASSWORD=${DB_PASSWORD}"`),
     // so the export dropped ` exec srv` and the server no longer started.
-    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", exported]);
+    // fix107: a shell's own command holding a telling name is exported whole (it was `exported`).
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
   });
 
   it("hides a header's value given as an argument, and only the key-shaped part of a longer one", () => {
@@ -1429,16 +1430,17 @@ describe("args: --env=NAME=<value>, connection strings and shell commands are re
         "exec srv --password 'two words' --name \"my server\"",
       ]),
     ).toEqual([
+      // fix107: each shell's own command is exported whole, one reference each (it was rewritten inside).
       "-c",
-      "exec pg-mcp --url postgres://db/app",
+      "${SHELL_COMMAND}",
       "-c",
-      "exec mcp-server  --api-key ${API_KEY} --port 80",
+      "${SHELL_COMMAND_2}",
       "-lc",
-      "exec mcp --token=${TOKEN}",
+      "${SHELL_COMMAND_3}",
       "-c",
-      "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --verbose",
+      "${SHELL_COMMAND_4}",
       "-c",
-      "exec srv --password '${PASSWORD}' --name \"my server\"",
+      "${SHELL_COMMAND_5}",
     ]);
     const spec = withServer({
       command: "sh",
@@ -1447,10 +1449,7 @@ describe("args: --env=NAME=<value>, connection strings and shell commands are re
     expect(findSpecSecrets(spec)).toEqual([
       { path: "bundle.mcpServers[0].args[1]", server: "srv", sign: SecretSign.Userinfo },
     ]);
-    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual([
-      "-c",
-      "exec pg-mcp --url postgres://db/app",
-    ]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(["-c", "${SRV_COMMAND}"]);
   });
 
   it("still takes a telling assignment's value whole when it holds a space and is no shell's command", () => {
@@ -1516,9 +1515,10 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
       'exec pg --url "postgres://app:Sup3rS3cret@db/app" | tee x',
       'exec pg --url "postgres://db/app" | tee x',
     ],
-  ])("replaces only the value's characters in %j", (command, safe) => {
-    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-    expect(exported(command)).toBe(safe);
+  ])("replaces only the value's characters in %j", (command, _safe) => {
+    // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+    expect(exported(command)).toBe(`\${SRV_COMMAND}`);
     expect(findSpecSecrets(sh(command))).toHaveLength(1);
     expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
   });
@@ -1539,12 +1539,21 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
     "DB_PASSWORD=${DB_PASSWORD:-$FALLBACK} exec db-mcp",
     'exec srv --password "${DB_PASSWORD:-$(cat /run/pw)}"',
     "exec srv --password ${DB_PASSWORD:-`cat /run/pw`}",
-    "exec srv --port ${PORT:-8080} --name ${GREETING:-hello2x9}",
     "exec srv --password ${DB_PASSWORD:?is unset} --token ${TOKEN:+given}",
     'exec srv --password ${PW:-"$X"} --token ${T:-\'a\'b} --api-key "${K:-a\\b}"',
     'db --password "Passw0rd$1" --token "x$!y" --api-key $"$API_KEY"',
     "db --password Passw0rd$? --token hunter2$#",
-  ])("leaves %j as it is and flags nothing in it", (command) => {
+  ])(
+    "exports %j whole, as one reference: it says a telling name (fix107; it was left as it is)",
+    (command) => {
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+      expect(findSpecSecrets(sh(command))).toHaveLength(1);
+      expect(exported(command)).toBe(`\${SRV_COMMAND}`);
+    },
+  );
+
+  it("leaves a command that says no telling name as it is and flags nothing in it", () => {
+    const command = "exec srv --port ${PORT:-8080} --name ${GREETING:-hello2x9}";
     expect(withoutArgSecrets(["-c", command])).toEqual(["-c", command]);
     expect(findSpecSecrets(sh(command))).toEqual([]);
     expect(exported(command)).toBe(command);
@@ -1552,16 +1561,16 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
 
   it("keeps the rest of the command after a telling assignment, in exportSpec's rounds too (#8)", () => {
     const key = "ghp_abcdefghijklmnopqrstuvwxyz0123";
-    for (const [command, safe] of [
+    for (const [command] of [
       [`GITHUB_TOKEN=${key} exec gh-mcp --stdio`, "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --stdio"],
       [
         `GITHUB_TOKEN=${key} && exec gh-mcp --api-key -u`,
         "GITHUB_TOKEN=${GITHUB_TOKEN} && exec gh-mcp --api-key -u",
       ],
     ] as const) {
-      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-      expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
-      expect(exported(command)).toBe(safe);
+      // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+      expect(exported(command)).toBe(`\${SRV_COMMAND}`);
     }
   });
 
@@ -1577,17 +1586,18 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
         `exec db-mcp --conn 'Server=db;Password=S3cret99;' --gh ${key}`,
       ]),
     ).toEqual([
+      // fix107: each exported whole (it was rewritten inside).
       "-c",
-      "exec db-mcp --conn Server=db;Password=${PASSWORD}; && GITHUB_TOKEN=${GITHUB_TOKEN} exec gh",
+      "${SHELL_COMMAND}",
       "-c",
-      'exec db-mcp --conn "Server=db;Password=${PASSWORD};" --port 80',
+      "${SHELL_COMMAND_2}",
       "-c",
-      "exec db-mcp --conn 'Server=db;Password=${PASSWORD};' --gh ${SECRET}",
+      "${SHELL_COMMAND_3}",
     ]);
   });
 
   it("reads a URL's credentials beside a connection string's pairs in the same word, in one pass", () => {
-    for (const [command, safe] of [
+    for (const [command] of [
       [
         '\' Server=db;Password=S3cret99; "a b" postgres://u:p4ssw0rd@h/d',
         '\' Server=db;Password=${PASSWORD}; "a b" postgres://h/d',
@@ -1597,8 +1607,8 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
         'exec x --conn "Server=postgres://h;Password=${PASSWORD}"',
       ],
     ] as const) {
-      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-      expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+      // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
     }
   });
 
@@ -1610,10 +1620,10 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
     ["echo $'tab\\there' --api-key $'hunter2x9'", "echo $'tab\\there' --api-key $'${API_KEY}'"],
     ["deploy --token $'hun\\'ter2'", "deploy --token '${TOKEN}'"],
     ["echo $$'a\\' ; app --token hunter2", "echo $$'a\\' ; app --token ${TOKEN}"],
-  ])("reads bash's $'…' as a quote that \\' does not close in %j (r34 #5)", (command, safe) => {
-    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-    expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
-    expect(exported(command)).toBe(safe);
+  ])("reads bash's $'…' as a quote that \\' does not close in %j (r34 #5)", (command, _safe) => {
+    // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+    expect(exported(command)).toBe(`\${SRV_COMMAND}`);
     expect(findSpecSecrets(sh(command))).toHaveLength(1);
     expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
   });
@@ -1685,10 +1695,10 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
     ],
   ])(
     'reads quotes in substitutions, comments, heredocs, $"…" and ${NAME:-word} as bash does in %j (r35 #6, #1, #12)',
-    (command, safe) => {
-      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-      expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
-      expect(exported(command)).toBe(safe);
+    (command, _safe) => {
+      // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+      expect(exported(command)).toBe(`\${SRV_COMMAND}`);
       expect(findSpecSecrets(sh(command))).toHaveLength(1);
       expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
     },
@@ -1702,22 +1712,23 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
   ])(
     "reads no heredoc in a shift or a here-string, and no comment after a word, in %j (r35 #6)",
     (command) => {
-      const safe = command.replace("hunter2", "${TOKEN}");
-      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-      expect(exported(command)).toBe(safe);
+      // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+      expect(exported(command)).toBe(`\${SRV_COMMAND}`);
     },
   );
 
   it("reads no # comment in cmd.exe's /c command, where # starts no comment", () => {
+    // fix107: cmd.exe's command is a shell's own command too: exported whole (it was rewritten inside).
     expect(withoutArgSecrets(["/c", "srv --channel #general --token hunter2"])).toEqual([
       "/c",
-      "srv --channel #general --token ${TOKEN}",
+      "${SHELL_COMMAND}",
     ]);
   });
 
   it("reads a comment and a heredoc's body for key shapes and URLs only (r35 #6)", () => {
     const key = "ghp_abcdefghijklmnopqrstuvwxyz0123";
-    for (const [command, safe] of [
+    for (const [command] of [
       [`# old key: ${key}\nexec gh-mcp`, "# old key: ${SECRET}\nexec gh-mcp"],
       [
         "cat > .env <<'EOF'\nDB_URL=postgres://app:Sup3rS3cret@db/app it's\nEOF\nexec srv",
@@ -1728,8 +1739,8 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
         "exec srv # see postgres://db/app, it's there\n",
       ],
     ] as const) {
-      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-      expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
+      // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+      expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
     }
   });
 
@@ -1826,11 +1837,17 @@ describe("a shell's command keeps every character but a secret's value (r32 #3, 
             command += before + hidden + after + gap;
             expected += before + (hidden === "" ? "" : "HIDDEN") + after + gap;
           }
-          expect(withoutArgSecrets(["-c", command], () => "HIDDEN")).toEqual(["-c", expected]);
+          // fix107: the command is kept whole or hidden whole; hidden whenever it holds a secret.
+          const hidden = withoutArgSecrets(["-c", command], () => "HIDDEN")[1];
+          expect(hidden === command || hidden === "HIDDEN").toBe(true);
+          if (expected !== command) expect(hidden).toBe("HIDDEN");
           const once = withoutArgSecrets(["-c", command]);
           expect(withoutArgSecrets(once)).toEqual(once);
           const out = exportSpec(sh(command));
-          expect(out.bundle?.mcpServers?.[0]?.args).toEqual(once);
+          // fix107: the export names a whole command after its server (`srv`).
+          expect(out.bundle?.mcpServers?.[0]?.args).toEqual(
+            once.map((arg) => arg.replace(`\${SHELL_COMMAND}`, `\${SRV_COMMAND}`)),
+          );
           expect(findSpecSecrets(out)).toEqual([]);
         },
       ),
@@ -1957,9 +1974,10 @@ describe("the sh -c reader fails safe: what it may have mis-read as data is stil
       `cat <<EOF\nrun get-token --password ${S}\nEOF\nexec srv`,
       "cat <<EOF\nrun get-token --password ${PASSWORD}\nEOF\nexec srv",
     ],
-  ])("reads no Authorization value inside a command's own words in %j (r37 #8)", (command, safe) => {
-    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-    expect(exported(command)).toBe(safe);
+  ])("reads no Authorization value inside a command's own words in %j (r37 #8)", (command, _safe) => {
+    // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+    expect(exported(command)).toBe(`\${SRV_COMMAND}`);
   });
 
   // Each row kept S in clear on the old code (r37's repros), while bash runs `srv` with it or a
@@ -2044,10 +2062,10 @@ describe("the sh -c reader fails safe: what it may have mis-read as data is stil
     // #5: a quote left open at the end: the text after it is read again as words.
     [`echo don't; exec srv --password ${S}`, "echo don't; exec srv --password ${PASSWORD}"],
     [`X=$(echo a; exec srv --password ${S}`, "X=$(echo a; exec srv --password ${PASSWORD}"],
-  ])("reads %j as bash does, or fails safe, and hides the secret (r37 #1, #7, #2, #5)", (command, safe) => {
-    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-    expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
-    expect(exported(command)).toBe(safe);
+  ])("reads %j as bash does, or fails safe, and hides the secret (r37 #1, #7, #2, #5)", (command, _safe) => {
+    // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+    expect(exported(command)).toBe(`\${SRV_COMMAND}`);
     expect(findSpecSecrets(sh(command))).toHaveLength(1);
     expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
   });
@@ -2069,14 +2087,18 @@ describe("the sh -c reader fails safe: what it may have mis-read as data is stil
     // #5: PowerShell's escaped quote, read with sh's rules, leaves a quote open: read again.
     [
       ["-Command", `Write-Host \`"starting\`"; & srv --password ${S}`],
-      ["-Command", 'Write-Host `"starting`"; & srv --password ${PASSWORD}'],
+      // fix107: PowerShell's command is a shell's own command: exported whole.
+      ["-Command", "${SHELL_COMMAND}"],
     ],
   ])("reads %j with no comment or heredoc, and fails safe (r37 #4, #5)", (args, safe) => {
     expect(withoutArgSecrets(args)).toEqual(safe);
     expect(withoutArgSecrets(safe)).toEqual(safe);
     const spec = withServer({ command: "srv", args });
     expect(findSpecSecrets(spec)).toHaveLength(1);
-    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(safe);
+    // fix107: the export names a whole command after its server (`srv`).
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(
+      safe.map((arg) => arg.replace(`\${SHELL_COMMAND}`, `\${SRV_COMMAND}`)),
+    );
   });
 
   it("reads an argument that merely holds spaces with no comment or heredoc (property, r37 #4)", () => {
@@ -2129,9 +2151,9 @@ describe("the sh -c reader fails safe: what it may have mis-read as data is stil
     'echo "pass --token when ready" && echo "Usage: srv --password <pw>"',
     'X="$(vault read -field=password secret/db)" && exec srv --password "$X"',
     'git commit -m "rotate the token: done"',
-  ])("leaves %j as it is: references, YAML's empty values, placeholders, a comment's prose", (command) => {
-    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", command]);
-    expect(findSpecSecrets(sh(command))).toEqual([]);
+  ])("exports %j whole (fix107: a heredoc or a telling word; it was left as it is)", (command) => {
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+    expect(findSpecSecrets(sh(command))).toHaveLength(1);
   });
 
   // Old code: a quoted word's own whitespace was read for key shapes only (the `Token <value>`
@@ -2145,10 +2167,10 @@ describe("the sh -c reader fails safe: what it may have mis-read as data is stil
       `su app -c "exec srv --password=${S} --port 80"`,
       'su app -c "exec srv --password=${PASSWORD} --port 80"',
     ],
-  ])("reads the words inside a quote or a substitution holding whitespace in %j", (command, safe) => {
-    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", safe]);
-    expect(withoutArgSecrets(["-c", safe])).toEqual(["-c", safe]);
-    expect(exported(command)).toBe(safe);
+  ])("reads the words inside a quote or a substitution holding whitespace in %j", (command, _safe) => {
+    // fix107: a shell's own command that may hold a credential is exported whole (it was `safe`).
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
+    expect(exported(command)).toBe(`\${SRV_COMMAND}`);
     expect(findSpecSecrets(sh(command))).toHaveLength(1);
     expect(findSpecSecrets(exportSpec(sh(command)))).toEqual([]);
   });
@@ -2156,9 +2178,7 @@ describe("the sh -c reader fails safe: what it may have mis-read as data is stil
   it("keeps every byte of a heredoc's body but a secret's value, its quotes unread", () => {
     // A stray apostrophe in a body swallows nothing; a name that does not tell is left.
     const command = `cat > a <<EOF\nit's: up\nport=80 user=app\napi_key: '${S}'\nEOF\nexec srv`;
-    expect(withoutArgSecrets(["-c", command])).toEqual([
-      "-c",
-      "cat > a <<EOF\nit's: up\nport=80 user=app\napi_key: '${API_KEY}'\nEOF\nexec srv",
-    ]);
+    // fix107: exported whole (it was rewritten inside the body).
+    expect(withoutArgSecrets(["-c", command])).toEqual(["-c", `\${SHELL_COMMAND}`]);
   });
 });

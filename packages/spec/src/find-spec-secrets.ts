@@ -45,7 +45,10 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * credential, `curl -u user:X`, `mysql -pX`, `redis-cli -a X` (see `proseWithoutKeys`); there a
  * name tells by its words (`looksProseSecretName`). An argument is read as what it holds:
  * `--env=NAME=X` as the assignment, `Server=db;Password=X;` a pair at a time, and one holding
- * whitespace (a `sh -c` command, a libpq `host=db password=X`) a word at a time. A `command`
+ * whitespace (a libpq `host=db password=X`) a word at a time. A shell's own command (after `sh
+ * -c`, `bash -lc`, `cmd /c`, `pwsh -Command`, …) is reported once when it may hold a credential:
+ * the reader finds one in it, or it holds a key shape, a heredoc, or a telling word or fragment
+ * anywhere (`pass`, `token`, `key`, `auth`, `netrc`, …: `SecretSign.Script`). A `command`
  * holding whitespace is read as a pasted command line: split into words as a shell
  * splits it, each read as an argument is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
@@ -136,6 +139,9 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
         safeString(url, sign, undefined),
       );
   };
+  // A shell's command replaced whole gets a reference of its own: named after its server, never
+  // one the document already writes.
+  const scriptName = scriptNamer(checked);
   endpoint("model.endpoint", checked.model?.endpoint);
   if (checked.model?.extraBody) scanFree("model.extraBody", checked.model.extraBody, undefined, visit);
   for (const [key, task] of Object.entries(checked.tasks ?? {})) {
@@ -171,8 +177,13 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
         );
     }
     const args = server.args ?? [];
-    scanArgs(child(at, "args"), args, (path, sign, argIndex, safe) =>
-      found(path, sign, (next) => ((args as string[])[argIndex] = next), safe),
+    scanArgs(
+      child(at, "args"),
+      args,
+      (path, sign, argIndex, safe) =>
+        found(path, sign, (next) => ((args as string[])[argIndex] = next), safe),
+      undefined,
+      () => scriptName(name),
     );
     for (const field of ["env", "headers"] as const) {
       const entries = server[field] ?? {};
@@ -744,14 +755,83 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * or header named like a credential (`--token X`, `--api-key=X`, `-e GITHUB_TOKEN=X`,
  * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`), a connection string's telling pair
  * (`Server=db;Password=X;`), curl's `-u user:X`, a URL's userinfo and telling query values, each
- * key-shaped part — and the rest kept as written. An argument holding whitespace (a `sh -c`
- * command) is read as a command line and kept byte for byte but for each secret's value. Replacements as {@link withoutSecrets}.
+ * key-shaped part — and the rest kept as written. A shell's own command (after `sh -c`, `bash
+ * -lc`, `cmd /c`, `pwsh -Command`, …) is kept byte for byte, or, when it may hold a credential (see
+ * {@link findSpecSecrets}), replaced whole: `${SHELL_COMMAND}` (`_2`, `_3`, … for more), or what
+ * `hide(command, "SHELL_COMMAND")` returns. Any other argument holding whitespace is read as a
+ * command line and kept byte for byte but for each secret's value. Replacements as {@link withoutSecrets}.
  * Never throws; never changes `args`.
  */
 export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): string[] {
   const out = [...args];
-  scanArgs("args", args, (_path, _sign, index, safe) => (out[index] = safe), hide);
+  const scriptName = scriptNamer(args);
+  scanArgs(
+    "args",
+    args,
+    (_path, _sign, index, safe) => (out[index] = safe),
+    hide,
+    () => scriptName(undefined),
+  );
   return out;
+}
+
+/**
+ * Names for the references that stand for whole shell commands in `document`: `${NAME_COMMAND}`
+ * after a server's name (`${SHELL_COMMAND}` with none), then `_2`, `_3`, … — never a name a
+ * `${…}` in `document` already writes, nor one given before. One read of the document, once.
+ */
+function scriptNamer(document: unknown): (server: string | undefined) => string {
+  let used: Set<string> | undefined;
+  return (server) => {
+    if (used === undefined) {
+      used = new Set();
+      for (const match of (JSON.stringify(document) ?? "").matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
+        used.add(match[1] as string);
+    }
+    const base = reference(`${server ?? "shell"}_command`).slice(2, -1);
+    let name = base;
+    for (let n = 2; used.has(name); n += 1) name = `${base}_${n}`;
+    used.add(name);
+    return name;
+  };
+}
+
+/**
+ * Words and fragments that may name a credential, anywhere in a shell's command (case-insensitive,
+ * inside longer words too: `api_key`, `apikey`, `-key`, `DB_PASS`, `$env:TOKEN`, `.netrc`, `mysql
+ * -pX`, `redis-cli -a X`, `docker login -p X`). Broad on purpose: `keyboard` and `bypass` are read
+ * so too, and a command that says one is exported as a reference rather than rewritten inside.
+ */
+const SCRIPT_TELLS =
+  /pass|pwd|secret|token|key|auth|bearer|credential|private|netrc|cookie|session|signature|login|mysql|mariadb|redis/i;
+
+/** A heredoc's operator, `<<` or `<<-` (not the here-string `<<<`); an arithmetic shift `1<<2` too (fail safe). */
+const HEREDOC = /(?:^|[^<])<<(?!<)/;
+
+/**
+ * A shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`), kept
+ * byte for byte or replaced whole: when it may hold a credential — the command-line reader finds
+ * one in it (its sign), a key shape (`Value`), or it holds a heredoc or a telling word or fragment
+ * (`SCRIPT_TELLS`; `Script`) — it becomes one reference named by `scriptName` (or what `hide`
+ * returns for the whole command), for the host to supply from its environment. Rewriting inside a
+ * script (its quotes, heredocs, nested commands, programs in other languages) cannot keep every
+ * script the same command; a reference can. Undefined when nothing says so.
+ */
+function shellScript(
+  script: string,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): ArgFound | undefined {
+  const sign =
+    commandLineSecrets(script)?.sign ??
+    (looksLikeKey(script)
+      ? SecretSign.Value
+      : HEREDOC.test(script) || SCRIPT_TELLS.test(script)
+        ? SecretSign.Script
+        : undefined);
+  if (sign === undefined) return undefined;
+  const name = scriptName();
+  return { sign, safe: hide ? hide(script, name) : reference(name) };
 }
 
 const FLAG = /^--?([A-Za-z][\w.-]*)(?:=([\s\S]*))?$/;
@@ -794,8 +874,9 @@ const PROSE_RULES: ArgRules = {
  * One word of a command line: where it is written (`start`, `end`), what it says once its quotes
  * are read (`value`), where each of its characters is written (`at`), whether it is a shell
  * operator (`;`, `|`, `&&`, `>`, `<<<`, `(`, …) and whether a `$` or a backtick makes it read at
- * run time. A word of a comment or a heredoc's body is `data`: split at whitespace with no quote
- * read, and read with the words of its own line only (see `dataSpans`). `defaults` are the literal defaults of the
+ * run time. A word read again (a quote or a substitution holding whitespace, or the text after an
+ * opener left open) is `data`: split at whitespace with no quote read, and read with the words of
+ * its own line only (see `dataSpans`). `defaults` are the literal defaults of the
  * `${NAME:-word}` forms written in it: where each stands in `value`, and its `NAME`.
  */
 interface CommandWord {
@@ -806,10 +887,8 @@ interface CommandWord {
   operator: boolean;
   dynamic: boolean;
   data?: boolean;
-  /** A data word's line (a comment's, a heredoc body's, or one read again after an unclosed opener): its words are read with each other only. */
+  /** A data word's line (a quote's, a substitution's, or one read again after an unclosed opener): its words are read with each other only. */
   group?: number;
-  /** A comment's or a quoted string's data word: prose more often than config, so a value a word or two after its name must read as a credential. */
-  prose?: boolean;
   /** A quoted string's data word (`echo "… --token X"`, a nested `bash -c '…'`): every value it gives must read as a credential. */
   quoted?: boolean;
   defaults?: Fallback[];
@@ -863,37 +942,27 @@ interface Heredoc {
 }
 
 /**
- * Reads the bodies of `heredocs`, one after the other, from the line after the newline at `from`:
- * each up to the line that is its delimiter (its leading tabs set aside after `<<-`, a trailing
- * `\r` set aside on both sides, so a CRLF script's `EOF\r` closes it), or the end.
- * Calls `body` with each body's `[start, end)`; returns where reading goes on (the newline after
- * the last delimiter's line, or the end).
+ * Skips the bodies of `heredocs` opened inside a `$(…)`, one after the other, from the line after
+ * the newline at `from`: each up to the line that is its delimiter (its leading tabs set aside
+ * after `<<-`, a trailing `\r` set aside on both sides, so a CRLF script's `EOF\r` closes it), or
+ * the end. Returns where reading goes on (the newline after the last delimiter's line, or the end).
  */
-function heredocBodies(
-  line: string,
-  from: number,
-  heredocs: readonly Heredoc[],
-  body?: (start: number, end: number) => void,
-): number {
+function heredocBodies(line: string, from: number, heredocs: readonly Heredoc[]): number {
   let at = from + 1;
   for (const heredoc of heredocs) {
     const { tabs } = heredoc;
     // A CRLF script's delimiter line is `EOF\r`: a trailing `\r` is set aside on both sides.
     const delimiter = heredoc.delimiter.replace(/\r$/, "");
-    const start = at;
-    let end = line.length;
     while (at < line.length) {
       const eol = line.indexOf("\n", at);
       const stop = eol < 0 ? line.length : eol;
       const text = line.slice(at, stop).replace(/\r$/, "");
       if ((tabs ? text.replace(/^\t+/, "") : text) === delimiter) {
-        end = at;
         at = stop;
         break;
       }
       at = stop + 1;
     }
-    body?.(start, Math.min(end, line.length));
   }
   return Math.min(at, line.length);
 }
@@ -1030,27 +1099,18 @@ function expansionEnd(line: string, from: number, arithmetic = false): Closed {
  * do not end them); bash's arithmetic command `((…))` (`for ((…))`, `if ((…))`) is an operator
  * of its own, no heredoc or quote read in it. The literal default of `${NAME:-word}` is read as the word's value there (a
  * `Fallback`), not as run time, also one a level or more down (`${A:-${B:-word}}`).
- * With `shell` (a shell's own command), a `#` that starts a word runs to the end of its line (a
- * comment), and after `<<WORD` (`<<'WORD'`, `<<"WORD"`, `<<\\WORD`, `<<-WORD`; the word's quotes
- * removed, as bash does) the lines after the operator's line up to the line `WORD` are a heredoc's
- * body: both are `data`, each of their lines split at whitespace with no quote read. A quote or a
+ * A `#` is a character like any other, and a heredoc's body is read as command words (a shell's own
+ * command is never read apart: see `shellScript`). A quote or a
  * substitution left open at the end of the line is likely a mis-read (bash refuses such a line),
  * so the text after its opener is read again as data besides (fail safe). One pass over the line.
  */
-function commandWords(line: string, shell = true): CommandWord[] {
+function commandWords(line: string): CommandWord[] {
   const words: CommandWord[] = [];
-  // Heredocs whose bodies start after the current line.
-  let pending: Heredoc[] = [];
-  // After a `<<` operator, until its delimiter's word: where the operator ends (for `<<-WORD`) and whether a `-` was read.
-  let heredoc: { glued: number; tabs: boolean } | undefined;
   // Each line of data is a group of its own.
   let group = 0;
-  // The words of `[start, end)`, each line's split at whitespace, no quote read; a comment's first
-  // word read without its `#`s.
-  const data = (start: number, end: number, comment = false, quoted = false) => {
-    const prose = comment || quoted;
+  // The words of `[start, end)`, each line's split at whitespace, no quote read.
+  const data = (start: number, end: number, quoted = false) => {
     let k = start;
-    let first = comment;
     group += 1;
     while (k < end) {
       const c = line[k] as string;
@@ -1059,11 +1119,8 @@ function commandWords(line: string, shell = true): CommandWord[] {
         k += 1;
         continue;
       }
-      let from = k;
+      const from = k;
       while (k < end && !SPACE.test(line[k] as string)) k += 1;
-      if (first) while (from < k && line[from] === "#") from += 1;
-      first = false;
-      if (from === k) continue;
       const value = line.slice(from, k);
       const at: number[] = [];
       for (let j = from; j < k; j += 1) at.push(j);
@@ -1077,43 +1134,26 @@ function commandWords(line: string, shell = true): CommandWord[] {
         dynamic: EXPANSION.test(withoutReferences(value)),
         data: true,
         group,
-        ...(prose ? { prose } : {}),
         ...(quoted ? { quoted } : {}),
         ...(defaults.length > 0 ? { defaults } : {}),
       });
     }
     group += 1;
   };
-  const body = (start: number, end: number) => data(start, end);
   let i = 0;
   while (i < line.length) {
     const first = line[i] as string;
-    if (first === "\n" && pending.length > 0) {
-      // The heredocs' bodies, one after the other, each up to its delimiter's line (or the end).
-      i = heredocBodies(line, i, pending, body);
-      pending = [];
-      continue;
-    }
     // Whitespace, and a backslash before a newline (a line continuation: bash reads neither).
     if (SPACE.test(first) || (first === "\\" && line[i + 1] === "\n")) {
       i += first === "\\" ? 2 : 1;
       continue;
     }
     const start = i;
-    if (first === "#" && shell) {
-      // A comment, to the end of its line.
-      const eol = line.indexOf("\n", i);
-      i = eol < 0 ? line.length : eol;
-      data(start, i, true);
-      heredoc = undefined;
-      continue;
-    }
     if (first === "(" && line[i + 1] === "(") {
       // Bash's arithmetic command (`((n <<= 2))`, `for ((…))`): its `<<` is a shift, its quotes none.
       const { end } = expansionEnd(line, i, true);
       words.push({ start, end, value: "((", at: [], operator: true, dynamic: true });
       i = end;
-      heredoc = undefined;
       // Its words read as data besides (fail safe: a `((` bash reads as two subshells, or left open).
       data(start + 2, end);
       continue;
@@ -1123,7 +1163,6 @@ function commandWords(line: string, shell = true): CommandWord[] {
       if (first !== "(" && first !== ")") while (i < line.length && /[;|&<>]/.test(line[i] as string)) i += 1;
       const value = line.slice(start, i);
       words.push({ start, end: i, value, at: [], operator: true, dynamic: false });
-      heredoc = shell && value === "<<" ? { glued: i, tabs: false } : undefined;
       continue;
     }
     let value = "";
@@ -1264,21 +1303,7 @@ function commandWords(line: string, shell = true): CommandWord[] {
     // Read again as data: what an opener that never closes may have hidden, and the words inside a
     // quote or a substitution holding whitespace (a nested `bash -c '…'`, `$(get-token --password X)`).
     if (unclosed) data(start, end);
-    else if (SPACE.test(line.slice(start, end))) data(start, end, false, true);
-    if (heredoc) {
-      // The delimiter is the word with its quotes removed (`\EOF`, `'EOF'`, `E"O"F` → `EOF`);
-      // `<<-WORD` strips the body's leading tabs; `<<- WORD` likewise.
-      let delimiter = delimiterOf(line.slice(start, end));
-      if (!heredoc.tabs && start === heredoc.glued && delimiter.startsWith("-")) {
-        heredoc.tabs = true;
-        delimiter = delimiter.slice(1);
-      }
-      if (delimiter === "" && heredoc.tabs && start === heredoc.glued) heredoc.glued = -1;
-      else {
-        pending.push({ delimiter, tabs: heredoc.tabs });
-        heredoc = undefined;
-      }
-    }
+    else if (SPACE.test(line.slice(start, end))) data(start, end, true);
   }
   return words;
 }
@@ -1341,7 +1366,7 @@ const URL_IN_WORD = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g;
 /**
  * The spans of one word's value that hold a secret, read as args are but only by whole names; a
  * literal default of `${NAME:-word}` that no span covers, under a `NAME` whose whole name tells,
- * besides (`${DB_PASSWORD:-X}`). A comment's or a heredoc body's word (`data`) as `dataSpans` reads
+ * besides (`${DB_PASSWORD:-X}`). A word read again (`data`) as `dataSpans` reads
  * it, given the two words before it on its line.
  */
 function wordSpans(
@@ -1381,7 +1406,7 @@ const NAME_ALONE = /^["']?([A-Za-z_][\w.-]*)["']?$/;
 const NO_VALUE = /^(?:["']?(?:null|nil|none|~|true|false|yes|no|on|off)["']?[,;]?|<[^<>]*>?["']?[,;]?)$/i;
 
 /**
- * The spans of a data word (a comment's or a heredoc body's, read with no quote): what a command's
+ * The spans of a data word (one read again with no quote: see `CommandWord`): what a command's
  * word says (`--password X`, `--password=X`, `NAME=X`, a header word, curl's `-u user:X`, a
  * connection string's pair, a URL's credentials), and what a config line says: the value after
  * `NAME:` (`password: X`, `"api_key": "X",`), after `NAME =` or `NAME :`, and after
@@ -1405,8 +1430,8 @@ function dataSpans(
       ? found.filter((span) => span.with !== undefined || proseCredential(value.slice(span.start, span.end)))
       : found;
   if (word.dynamic || !/[A-Za-z0-9]/.test(value) || SCHEME.test(value) || previous === undefined) return [];
-  // In a comment (prose: `# password: see the vault`), such a value must read as a credential.
-  if (word.prose && !proseCredential(value.replace(/^["']|["']?[,;]?$/g, ""))) return [];
+  // In a quoted string (prose: `echo "password: see the vault"`), such a value must read as a credential.
+  if (word.quoted && !proseCredential(value.replace(/^["']|["']?[,;]?$/g, ""))) return [];
   const colon = NAME_COLON.exec(previous.value);
   const scheme = SCHEME.test(previous.value) && before ? NAME_COLON.exec(before.value) : null;
   const assigned =
@@ -1524,21 +1549,20 @@ function urlSpans(value: string, spans: Span[]): Span[] {
 }
 
 /**
- * A command line (a shell's command, an argument holding whitespace) with each secret's value
+ * A command line (an argument holding whitespace, a pasted `command`) with each secret's value
  * replaced where it is written and every other character kept as written — quotes, operators,
  * substitutions, other flags, spacing: the value after a flag whose whole name tells, a telling
  * `NAME=value`'s value, curl's `-u user:X`, a header's, a connection string's telling pair's
  * value, a URL's credentials, each key shape; a literal default (`${DB_PASSWORD:-X}`) as a value
  * written there. A value read at run time (`"$PW"`, `$(…)`, a backtick, `${NAME}`) is not a
- * secret. With `shell` (a POSIX shell's own command, after `sh -c`, `bash -lc`, …) comments and
- * heredocs are read, each of their lines a word at a time with no quote read (see `commandWords`
- * and `dataSpans`); an argument that merely holds spaces, a pasted `command` and cmd.exe's `/c`
- * have neither. Undefined when nothing is flagged. One pass over the line (a text an unclosed
- * opener runs over is read twice).
+ * secret. No comment or heredoc is read (a `#` is a character). A shell's own command (after
+ * `sh -c`, `bash -lc`, …) is never rewritten so: it is only read for a sign (see `shellScript`).
+ * Undefined when nothing is flagged. One pass over the line (a text an unclosed opener runs over
+ * is read twice).
  */
-function commandLineSecrets(line: string, hide?: SecretHide, shell = false): ArgFound | undefined {
+function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
-  const words = commandWords(line, shell);
+  const words = commandWords(line);
   let sign: SecretSign | undefined;
   let out = "";
   let at = 0;
@@ -1607,10 +1631,10 @@ function scanArgs(
   args: readonly string[],
   found: (path: string, sign: SecretSign, index: number, safe: string) => void,
   hide?: SecretHide,
-  rules: ArgRules = ARG_RULES,
+  scriptName?: () => string,
 ): void {
   args.forEach((arg, index) => {
-    const read = readArg(arg, index > 0 ? args[index - 1] : undefined, rules, hide);
+    const read = readArg(arg, index > 0 ? args[index - 1] : undefined, ARG_RULES, hide, scriptName);
     if (read) found(child(at, index), read.sign, index, read.safe);
   });
 }
@@ -1638,21 +1662,22 @@ const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
  * (`--token X`, `--api-key=X`), an assignment (`-e GITHUB_TOKEN=X`, also after a flag:
  * `--env=GITHUB_TOKEN=X`), a connection string's telling pair (`Server=db;Password=X;`), a
  * header (`X-Api-Key: X`), curl's `-u user:X`, a URL's credentials and key shapes; with
- * `rules.words`, an argument holding whitespace (a shell's command) read as a command line, every
- * character but a secret's value kept (see `commandLineSecrets`). Undefined when nothing is flagged.
+ * `rules.words`, a shell's own command holding whitespace kept or replaced whole by a reference
+ * `scriptName` names (see `shellScript`), and any other argument holding whitespace read as a
+ * command line, every character but a secret's value kept (see `commandLineSecrets`). Undefined
+ * when nothing is flagged.
  */
 function readArg(
   arg: string,
   previous: string | undefined,
   rules: ArgRules,
   hide: SecretHide | undefined,
+  scriptName: () => string = () => "SHELL_COMMAND",
 ): ArgFound | undefined {
   const named = literalNamer(hide);
   const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
-  // A shell's command (`sh -c "exec srv --api-key X"`) is read only as a command line.
-  // (cmd.exe's `/c` reads no `#` comment: there `#general` is a word like any other.)
-  if (rules.words && afterShell && /\s/.test(arg))
-    return commandLineSecrets(arg, hide, !/^\/[cC]$/.test(previous ?? ""));
+  // A shell's own command (`sh -c "exec srv --api-key X"`) is kept whole or replaced whole.
+  if (rules.words && afterShell && /\s/.test(arg)) return shellScript(arg, hide, scriptName);
   const tight = TIGHT_USER.exec(arg);
   if (tight && proseCredential(tight[2] ?? ""))
     return { sign: SecretSign.Flag, safe: `-u${tight[1]}:${named(tight[2] ?? "", "password")}` };

@@ -16,6 +16,12 @@ export const SecretSign = {
   Value: "value",
   /** A field with a telling name, such as `env.GITHUB_TOKEN` or `headers.Authorization`. */
   Field: "field",
+  /**
+   * A shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`) that
+   * may hold a credential though none was read apart: it holds a heredoc, or a word or fragment with
+   * a telling name (`pass`, `token`, `key`, `auth`, `netrc`, `session`, …). Exported whole, as one reference.
+   */
+  Script: "script",
 } as const;
 
 /** One of the `SecretSign` values. */

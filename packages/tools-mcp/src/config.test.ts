@@ -293,13 +293,43 @@ describe("${VAR} in a .mcp.json", () => {
     expect(db).toMatchObject({ args: ["--user", "admin", "--pwd", "hunter2"] });
   });
 
-  it("reads a default holding a reference of its own, as spec's export writes a literal default it took out of a sh -c command", async () => {
+  it("gives back a shell's own command whole after spec's export replaced it by one reference", async () => {
+    const { exportSpec, findSpecSecrets, SPEC_TOKEN } = await import("@loopwright/spec");
+    const script = [
+      "cat > /tmp/app.json <<'EOF'",
+      '{"headers": {"Authorization": "Bearer Xy7pQ2rT9vKm"}, "note": "it\'s $HOME, ${USER} and $$"}',
+      "EOF",
+      'exec srv --config /tmp/app.json --password "two words" | tee log',
+    ].join("\n");
+    const original = [
+      { name: "db", command: "bash", args: ["-lc", script] },
+      { name: "plain", command: "sh", args: ["-c", "exec srv --port 80"] },
+    ];
+    const exported = exportSpec({ spec: SPEC_TOKEN, bundle: { mcpServers: original } });
+    const servers = exported.bundle?.mcpServers ?? [];
+    expect(servers.map((server) => server.args)).toEqual([
+      ["-lc", "${DB_COMMAND}"],
+      ["-c", "exec srv --port 80"],
+    ]);
+    expect(findSpecSecrets(exported)).toEqual([]);
+    // The host supplies the script from its environment: the server's args come back as written.
+    const [db, plain] = mcpServers(servers, { env: { DB_COMMAND: script } });
+    expect(db).toMatchObject({ args: ["-lc", script], masked: [script] });
+    expect(plain).toMatchObject({ args: ["-c", "exec srv --port 80"] });
+    expect(refusal(() => mcpServers(servers, { env: {} })).message).toBe(
+      "[0].args[1]: ${DB_COMMAND} is not set in the environment, and has no default (${DB_COMMAND:-default}).",
+    );
+  });
+
+  it("reads a default holding a reference of its own, as spec's export writes a literal default it took out of an argument holding spaces", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
+    // (A shell's own command is exported whole: the test above. An argument merely holding
+    // spaces is still rewritten in place.)
     const exported = exportSpec({
       spec: SPEC_TOKEN,
       bundle: {
         mcpServers: [
-          { name: "db", command: "sh", args: ["-c", "exec srv --password ${DB_PASSWORD:-Tr0ub4dor3x}"] },
+          { name: "db", command: "srv", args: ["--run", "exec srv --password ${DB_PASSWORD:-Tr0ub4dor3x}"] },
         ],
       },
     });
@@ -310,11 +340,11 @@ describe("${VAR} in a .mcp.json", () => {
     const inner = /:-\$\{([A-Z_]+)\}/.exec(script)?.[1] ?? "";
     // Before: the first `}` closed the reference, so the importer got `${PASSWORD}` or `dbpw}`.
     expect(mcpServers(servers, { env: { [inner]: "realpw" } })[0]).toMatchObject({
-      args: ["-c", "exec srv --password realpw"],
+      args: ["--run", "exec srv --password realpw"],
       masked: ["realpw"],
     });
     expect(mcpServers(servers, { env: { [inner]: "realpw", DB_PASSWORD: "dbpw" } })[0]).toMatchObject({
-      args: ["-c", "exec srv --password dbpw"],
+      args: ["--run", "exec srv --password dbpw"],
       masked: ["dbpw"],
     });
     // Neither set: refused naming the default's own reference, not run with a literal `${…}`.
