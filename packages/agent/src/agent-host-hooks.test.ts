@@ -36,6 +36,114 @@ async function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
   return caught;
 }
 
+/** The Agent's options, as its constructor takes them. */
+type AgentOptions = ConstructorParameters<typeof Agent>[0];
+
+/** The text of every notice the agent emits, collected as they come. */
+function noticesOf(agent: Agent): string[] {
+  const notices: string[] = [];
+  agent.subscribe((event: AgentEvent) => {
+    if (event.type === "notice") notices.push(event.text);
+  });
+  return notices;
+}
+
+/** One tool call to `name` per id, in order, with the arguments `args(id, at)` gives. */
+function callsTo(name: string, ids: string[], args: (id: string, at: number) => unknown) {
+  return ids.map((id, at) => ({ id, name, arguments: JSON.stringify(args(id, at)) }));
+}
+
+/**
+ * The model answers `calls`, then `closing`; an Agent over HTTP with `tools` and `options` (its
+ * hooks) is prompted once. Answers the run's result, the notices, and what the second chat request
+ * sent: its messages, the tool messages' contents in order (`results`) and by call id (`read`).
+ */
+async function runCalls(
+  calls: { id: string; name: string; arguments: string }[],
+  tools: AgentTool[],
+  options: Partial<AgentOptions>,
+  { prompt = "Go", closing = "Done." }: { prompt?: string; closing?: string } = {},
+) {
+  server = await startServer({ replies: [{ toolCalls: calls }, { content: closing }] });
+  const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "sim" }, tools, ...options });
+  const notices = noticesOf(agent);
+  const result = await agent.prompt(prompt);
+  const second = server.chatRequests[1];
+  const sent = second ? (second.body as { messages: ChatMessageLike[] }).messages : [];
+  const tool = sent.filter((m) => m.role === "tool") as unknown as {
+    tool_call_id: string;
+    content: string;
+  }[];
+  return {
+    result,
+    notices,
+    sent,
+    results: tool.map((m) => m.content),
+    read: Object.fromEntries(tool.map((m) => [m.tool_call_id, m.content])),
+  };
+}
+
+/** An "rm" tool that records the arguments of each call it runs in `ran`, and answers "deleted". */
+function rmTool(ran: unknown[]): AgentTool {
+  return {
+    name: "rm",
+    description: "Deletes a file",
+    parameters: { type: "object", properties: { path: { type: "string" } } },
+    execute: (args) => {
+      ran.push(args);
+      return "deleted";
+    },
+  };
+}
+
+/**
+ * One "rm" call per answer (id = the answer's key, path = `path(id, at)`), run in order; the Agent's
+ * beforeToolCall answers `answers[id]`. Adds to runCalls what ran: the arguments, and their paths.
+ */
+async function runBeforeToolCall(
+  answers: Record<string, unknown>,
+  {
+    path = (id: string) => `/etc/${id}`,
+    prompt = "Delete them",
+  }: { path?: (id: string, at: number) => string; prompt?: string } = {},
+) {
+  const ran: unknown[] = [];
+  const run = await runCalls(
+    callsTo("rm", Object.keys(answers), (id, at) => ({ path: path(id, at) })),
+    [rmTool(ran)],
+    { toolExecution: "sequential", beforeToolCall: ({ toolCall }) => answers[toolCall.id] as never },
+    { prompt },
+  );
+  return { ...run, ran, paths: ran.map((args) => (args as { path: string }).path) };
+}
+
+/**
+ * One "read_env" call per answer (its result holds a raw secret numbered by the call's place); the
+ * Agent's afterToolCall answers `answers[id]`.
+ */
+function runAfterToolCall(answers: Record<string, unknown>) {
+  const readEnv: AgentTool = {
+    name: "read_env",
+    description: "Reads the environment",
+    parameters: { type: "object", properties: { n: { type: "number" } } },
+    execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
+  };
+  return runCalls(
+    callsTo("read_env", Object.keys(answers), (_id, at) => ({ n: at + 1 })),
+    [readEnv],
+    { afterToolCall: ({ toolCall }) => answers[toolCall.id] as never },
+    { prompt: "Read it" },
+  );
+}
+
+/** A "count" tool that answers `answer`, with no parameters unless `parameters` gives them. */
+function countTool(
+  answer: string,
+  parameters: AgentTool["parameters"] = { type: "object", properties: {} },
+): AgentTool {
+  return { name: "count", description: "Counts rows", parameters, execute: () => answer };
+}
+
 describe("a hook that must answer synchronously, written async", () => {
   it("toolChoice: the run ends with an error naming it, and its rejection is never unhandled", async () => {
     server = await startServer({ replies: [{ content: "never asked" }] });
@@ -180,57 +288,19 @@ describe("beforeToolCall answers of the wrong shape", () => {
   ];
   for (const [label, answer, reads] of cases) {
     it(`${label}: the call is answered, not run, and the host and the model are told why`, async () => {
-      server = await startServer({
-        replies: [
-          { toolCalls: [{ id: "c1", name: "rm", arguments: '{"path":"/etc/passwd"}' }] },
-          { content: "I could not delete it." },
-        ],
-      });
-      const ran: unknown[] = [];
-      const rm: AgentTool = {
-        name: "rm",
-        description: "Deletes a file",
-        parameters: { type: "object", properties: { path: { type: "string" } } },
-        execute: (args) => {
-          ran.push(args);
-          return "deleted";
-        },
-      };
-      const agent = new Agent({
-        config: { baseUrl: server.baseUrl, model: "sim" },
-        tools: [rm],
-        beforeToolCall: () => answer as never,
-      });
-      const notices: string[] = [];
-      agent.subscribe((event: AgentEvent) => {
-        if (event.type === "notice") notices.push(event.text);
-      });
-      const result = await agent.prompt("Delete /etc/passwd");
+      const { result, ran, results, notices } = await runBeforeToolCall(
+        { c1: answer },
+        { path: () => "/etc/passwd", prompt: "Delete /etc/passwd" },
+      );
       expect(result.status).toBe("ok");
       expect(ran).toEqual([]);
-      const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-      const toolMessage = sent.find((m) => m.role === "tool") as { content: string };
-      expect(toolMessage.content).toMatch(reads);
-      expect(toolMessage.content).toMatch(/^Error: Not run: beforeToolCall answered /);
+      expect(results[0]).toMatch(reads);
+      expect(results[0]).toMatch(/^Error: Not run: beforeToolCall answered /);
       expect(notices.some((text) => reads.test(text))).toBe(true);
     });
   }
 
   it("still runs a call for undefined, null, block: false and { args } given as an object", async () => {
-    server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            { id: "c1", name: "rm", arguments: '{"path":"a"}' },
-            { id: "c2", name: "rm", arguments: '{"path":"b"}' },
-            { id: "c3", name: "rm", arguments: '{"path":"c"}' },
-            { id: "c4", name: "rm", arguments: '{"path":"d"}' },
-          ],
-        },
-        { content: "Done." },
-      ],
-    });
-    const ran: unknown[] = [];
     const answers: Record<string, unknown> = {
       c1: undefined,
       c2: null,
@@ -243,27 +313,7 @@ describe("beforeToolCall answers of the wrong shape", () => {
       },
       c4: { args: { path: "/tmp/safe" } },
     };
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      toolExecution: "sequential",
-      tools: [
-        {
-          name: "rm",
-          description: "Deletes a file",
-          parameters: { type: "object", properties: { path: { type: "string" } } },
-          execute: (args) => {
-            ran.push(args);
-            return "deleted";
-          },
-        },
-      ],
-      beforeToolCall: ({ toolCall }) => answers[toolCall.id] as never,
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
-    const result = await agent.prompt("Delete them");
+    const { result, ran, notices } = await runBeforeToolCall(answers, { path: (_id, at) => "abcd"[at]! });
     expect(result.status).toBe("ok");
     expect(ran).toEqual([{ path: "a" }, { path: "b" }, { path: "c" }, { path: "/tmp/safe" }]);
     expect(notices).toEqual([]);
@@ -285,41 +335,10 @@ describe("beforeToolCall answers of the wrong shape", () => {
       c8: { block: false, meta: { decision: "allow", ruleId: "r-1", argsHash: "sha256:ab12" } },
       c9: { meta: { allowed: true, approver: "ops" } },
     };
-    server = await startServer({
-      replies: [
-        {
-          toolCalls: Object.keys(answers).map((id, at) => ({
-            id,
-            name: "rm",
-            arguments: JSON.stringify({ path: `/tmp/${at + 1}` }),
-          })),
-        },
-        { content: "Done." },
-      ],
+    const { result, ran, notices, results } = await runBeforeToolCall(answers, {
+      path: (_id, at) => `/tmp/${at + 1}`,
     });
-    const ran: unknown[] = [];
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      toolExecution: "sequential",
-      tools: [
-        {
-          name: "rm",
-          description: "Deletes a file",
-          parameters: { type: "object", properties: { path: { type: "string" } } },
-          execute: (args) => {
-            ran.push(args);
-            return "deleted";
-          },
-        },
-      ],
-      beforeToolCall: ({ toolCall }) => answers[toolCall.id] as never,
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
-    expect((await agent.prompt("Delete them")).status).toBe("ok");
-    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
+    expect(result.status).toBe("ok");
     const refused = (keys: string) =>
       `Not run: beforeToolCall answered an object with ${keys} (block, reason, terminate, args; put the host's own data in meta).`;
     const said = [
@@ -329,7 +348,7 @@ describe("beforeToolCall answers of the wrong shape", () => {
       refused('"argsHash", not a field it reads'),
       refused('"Decision", "denied", "blockReason", not fields it reads'),
     ];
-    expect(sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content)).toEqual([
+    expect(results).toEqual([
       `Error: ${said[0]}`,
       `Error: ${said[1]}`,
       `Error: ${said[2]}`,
@@ -346,38 +365,13 @@ describe("beforeToolCall answers of the wrong shape", () => {
   });
 
   it("blocks with the host's reason for block: true beside keys it does not read, naming them", async () => {
-    server = await startServer({
-      replies: [
-        { toolCalls: [{ id: "c1", name: "rm", arguments: '{"path":"/etc/passwd"}' }] },
-        { content: "I could not delete it." },
-      ],
-    });
-    const ran: unknown[] = [];
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        {
-          name: "rm",
-          description: "Deletes a file",
-          parameters: { type: "object", properties: { path: { type: "string" } } },
-          execute: (args) => {
-            ran.push(args);
-            return "deleted";
-          },
-        },
-      ],
-      beforeToolCall: () => ({ block: true, reason: "Policy forbids it.", auditId: "a-1" }) as never,
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
-    expect((await agent.prompt("Delete /etc/passwd")).status).toBe("ok");
-    expect(ran).toEqual([]);
-    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    expect((sent.find((m) => m.role === "tool") as { content: string }).content).toBe(
-      "Error: Policy forbids it.",
+    const { result, ran, results, notices } = await runBeforeToolCall(
+      { c1: { block: true, reason: "Policy forbids it.", auditId: "a-1" } },
+      { path: () => "/etc/passwd", prompt: "Delete /etc/passwd" },
     );
+    expect(result.status).toBe("ok");
+    expect(ran).toEqual([]);
+    expect(results[0]).toBe("Error: Policy forbids it.");
     expect(notices).toEqual([
       'beforeToolCall answered an object with "auditId", not a field it reads (block, reason, terminate, args; put the host\'s own data in meta) for the call to rm; its block: true was read.',
     ]);
@@ -398,38 +392,8 @@ describe("afterToolCall answers with keys it does not read (r31 #4, r35 #5)", ()
       // Only a key it does not read: the tool's result is withheld (fix105; before, it was sent).
       c7: { auditId: "a-2" },
     };
-    server = await startServer({
-      replies: [
-        {
-          toolCalls: Object.keys(answers).map((id, at) => ({
-            id,
-            name: "read_env",
-            arguments: JSON.stringify({ n: at + 1 }),
-          })),
-        },
-        { content: "Done." },
-      ],
-    });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        {
-          name: "read_env",
-          description: "Reads the environment",
-          parameters: { type: "object", properties: { n: { type: "number" } } },
-          execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
-        },
-      ],
-      afterToolCall: ({ toolCall }) => answers[toolCall.id] as never,
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
-    const result = await agent.prompt("Read it");
+    const { result, results, notices } = await runAfterToolCall(answers);
     expect(result.status).toBe("ok");
-    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
     const withheld = (what: string) =>
       `afterToolCall answered ${what} for the call to read_env; the tool's result was withheld.`;
     const said = [
@@ -447,7 +411,7 @@ describe("afterToolCall answers with keys it does not read (r31 #4, r35 #5)", ()
       'an object with "auditId", not a field it reads (result, isError, terminate; put the host\'s own data in meta), and no result',
     );
     expect(results).toEqual([...said.map((text) => `Error: ${text}`), "REDACTED", `Error: ${auditOnly}`]);
-    expect(JSON.stringify(server.chatRequests[1]!.body)).not.toMatch(/RAWSECRET/);
+    expect(JSON.stringify(server!.chatRequests[1]!.body)).not.toMatch(/RAWSECRET/);
     expect(notices).toEqual([
       ...said,
       'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate; put the host\'s own data in meta) for the call to read_env; its result was read.',
@@ -469,37 +433,8 @@ describe("afterToolCall redactions under another name (r37 #6)", () => {
       c5: { auditId: "a-2" },
       c6: { auditId: "a-3", output: null },
     };
-    server = await startServer({
-      replies: [
-        {
-          toolCalls: Object.keys(answers).map((id, at) => ({
-            id,
-            name: "read_env",
-            arguments: JSON.stringify({ n: at + 1 }),
-          })),
-        },
-        { content: "Done." },
-      ],
-    });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        {
-          name: "read_env",
-          description: "Reads the environment",
-          parameters: { type: "object", properties: { n: { type: "number" } } },
-          execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
-        },
-      ],
-      afterToolCall: ({ toolCall }) => answers[toolCall.id] as never,
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
-    expect((await agent.prompt("Read it")).status).toBe("ok");
-    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
+    const { result, results, notices } = await runAfterToolCall(answers);
+    expect(result.status).toBe("ok");
     const withheld = (keys: string) =>
       `afterToolCall answered an object with ${keys} (result, isError, terminate; put the host's own data in meta), and no result for the call to read_env; the tool's result was withheld.`;
     const said = [
@@ -512,57 +447,12 @@ describe("afterToolCall redactions under another name (r37 #6)", () => {
     ];
     expect(results).toEqual(said.map((text) => `Error: ${text}`));
     // Neither the raw result nor the hook's own value is quoted for the withheld calls.
-    expect(JSON.stringify(server.chatRequests[1]!.body)).not.toMatch(/RAWSECRET|\[redacted\]/);
+    expect(JSON.stringify(server!.chatRequests[1]!.body)).not.toMatch(/RAWSECRET|\[redacted\]/);
     expect(notices).toEqual(said);
   });
 });
 
 describe("beside block: false, a key it does not read refuses, whatever its words (r38 #3, #6, r39b #2, #3, #6)", () => {
-  /** Runs one call per answer (distinct arguments) through an Agent over HTTP; what ran, what the model read, the notices. */
-  async function runAnswers(answers: Record<string, unknown>) {
-    server = await startServer({
-      replies: [
-        {
-          toolCalls: Object.keys(answers).map((id) => ({
-            id,
-            name: "rm",
-            arguments: JSON.stringify({ path: `/etc/${id}` }),
-          })),
-        },
-        { content: "Done." },
-      ],
-    });
-    const ran: unknown[] = [];
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      toolExecution: "sequential",
-      tools: [
-        {
-          name: "rm",
-          description: "Deletes a file",
-          parameters: { type: "object", properties: { path: { type: "string" } } },
-          execute: (args) => {
-            ran.push((args as { path: string }).path);
-            return "deleted";
-          },
-        },
-      ],
-      beforeToolCall: ({ toolCall }) => answers[toolCall.id] as never,
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
-    expect((await agent.prompt("Delete them")).status).toBe("ok");
-    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    const read = Object.fromEntries(
-      sent
-        .filter((m) => m.role === "tool")
-        .map((m) => [(m as { tool_call_id: string }).tool_call_id, (m as { content: string }).content]),
-    );
-    return { ran, read, notices };
-  }
-
   it("refuses a verdict in other words, arguments under another name and audit, lease or policy data, pointing at meta (fix105)", async () => {
     const cases: Record<string, unknown> = {
       // r38 #3: the verdict under another form of `block` or in a policy's words.
@@ -616,7 +506,8 @@ describe("beside block: false, a key it does not read refuses, whatever its word
       k2: { block: false, clock: 1733212800000 },
       k3: { block: false, blocks: [] },
     };
-    const { ran, read, notices } = await runAnswers(cases);
+    const { result, paths: ran, read, notices } = await runBeforeToolCall(cases);
+    expect(result.status).toBe("ok");
     expect(ran).toEqual([]);
     for (const [id, answer] of Object.entries(cases)) {
       const keys = Object.entries(answer as object)
@@ -658,7 +549,8 @@ describe("beside block: false, a key it does not read refuses, whatever its word
         meta: { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" } },
       },
     };
-    const { ran, read, notices } = await runAnswers(answers);
+    const { result, paths: ran, read, notices } = await runBeforeToolCall(answers);
+    expect(result.status).toBe("ok");
     expect(ran).toEqual(["/etc/r1", "/etc/r3", "/etc/r5", "/etc/r6", "/etc/SANDBOXED-h1"]);
     expect(Object.values(read)).toEqual(Array(5).fill("deleted"));
     expect(notices).toEqual([]);
@@ -704,43 +596,20 @@ describe("afterToolCall answers with a key it does not read and no result: withh
       m2: [{ result: "[redacted]", meta: { auditId: "a-2", updatedResult: "x" } }, "[redacted]"],
       m3: [{ result: "[redacted]", isError: true, meta: { reason: "credential" } }, "Error: [redacted]"],
     };
-    server = await startServer({
-      replies: [
-        {
-          toolCalls: Object.keys(answers).map((id) => ({
-            id,
-            name: "whoami",
-            arguments: JSON.stringify({ id }),
-          })),
-        },
-        { content: "Done." },
-      ],
-    });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      toolExecution: "sequential",
-      tools: [
-        {
-          name: "whoami",
-          description: "Who the user is",
-          parameters: { type: "object", properties: { id: { type: "string" } } },
-          execute: (args) =>
-            JSON.stringify({ user: "ann", apiKey: `sk-live-RAWSECRET-${(args as { id: string }).id}` }),
-        },
-      ],
-      afterToolCall: ({ toolCall }) => answers[toolCall.id]![0] as never,
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
-    expect((await agent.prompt("Who am I?")).status).toBe("ok");
-    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    const read = Object.fromEntries(
-      sent
-        .filter((m) => m.role === "tool")
-        .map((m) => [(m as { tool_call_id: string }).tool_call_id, (m as { content: string }).content]),
+    const whoami: AgentTool = {
+      name: "whoami",
+      description: "Who the user is",
+      parameters: { type: "object", properties: { id: { type: "string" } } },
+      execute: (args) =>
+        JSON.stringify({ user: "ann", apiKey: `sk-live-RAWSECRET-${(args as { id: string }).id}` }),
+    };
+    const { result, sent, read, notices } = await runCalls(
+      callsTo("whoami", Object.keys(answers), (id) => ({ id })),
+      [whoami],
+      { toolExecution: "sequential", afterToolCall: ({ toolCall }) => answers[toolCall.id]![0] as never },
+      { prompt: "Who am I?" },
     );
+    expect(result.status).toBe("ok");
     const withheld =
       /^afterToolCall answered an object with ".+", not (?:a field|fields) it reads \(result, isError, terminate; put the host's own data in meta(; did you mean [^)]*)?\), and no result for the call to whoami; the tool's result was withheld\.$/;
     const told: string[] = [];
@@ -774,46 +643,8 @@ describe("a hook answer's meta: the host's own data, never read (fix101)", () =>
       // Beside meta, a key it does not read is refused (fix105: never guessed at).
       m5: { block: false, decision: "deny", meta: { decision: "allow" } } as BeforeToolCallResult,
     };
-    server = await startServer({
-      replies: [
-        {
-          toolCalls: Object.keys(answers).map((id) => ({
-            id,
-            name: "rm",
-            arguments: JSON.stringify({ path: `/etc/${id}` }),
-          })),
-        },
-        { content: "Done." },
-      ],
-    });
-    const ran: string[] = [];
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      toolExecution: "sequential",
-      tools: [
-        {
-          name: "rm",
-          description: "Deletes a file",
-          parameters: { type: "object", properties: { path: { type: "string" } } },
-          execute: (args) => {
-            ran.push((args as { path: string }).path);
-            return "deleted";
-          },
-        },
-      ],
-      beforeToolCall: ({ toolCall }) => answers[toolCall.id],
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
-    expect((await agent.prompt("Delete them")).status).toBe("ok");
-    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    const read = Object.fromEntries(
-      sent
-        .filter((m) => m.role === "tool")
-        .map((m) => [(m as { tool_call_id: string }).tool_call_id, (m as { content: string }).content]),
-    );
+    const { result, paths: ran, read, notices } = await runBeforeToolCall(answers);
+    expect(result.status).toBe("ok");
     // The model's own arguments ran for m1 and m2 (before: m1 ran with a notice naming "meta", m2 was
     // refused as an answer with no boolean block); m4 ran with its args, not meta's.
     expect(ran).toEqual(["/etc/m1", "/etc/m2", "/tmp/sandbox/m4"]);
@@ -841,40 +672,10 @@ describe("a hook answer's meta: the host's own data, never read (fix101)", () =>
       // Beside meta, a key it does not read and no result withholds the result.
       n4: { content: "[redacted]", meta: { auditId: "a-4" } } as AfterToolCallResult,
     };
-    server = await startServer({
-      replies: [
-        {
-          toolCalls: Object.keys(answers).map((id, at) => ({
-            id,
-            name: "read_env",
-            arguments: JSON.stringify({ n: at + 1 }),
-          })),
-        },
-        { content: "Done." },
-      ],
-    });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        {
-          name: "read_env",
-          description: "Reads the environment",
-          parameters: { type: "object", properties: { n: { type: "number" } } },
-          execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
-        },
-      ],
-      afterToolCall: ({ toolCall }) => answers[toolCall.id],
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
     // n3's meta.terminate is not read: the run goes on to the model's answer.
-    const result = await agent.prompt("Read it");
+    const { result, results, notices } = await runAfterToolCall(answers);
     expect(result.status).toBe("ok");
-    expect(server.chatRequests).toHaveLength(2);
-    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    const results = sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
+    expect(server!.chatRequests).toHaveLength(2);
     const withheld =
       "afterToolCall answered an object with \"content\", not a field it reads (result, isError, terminate; put the host's own data in meta), and no result for the call to read_env; the tool's result was withheld.";
     expect(results).toEqual(["[redacted]", "OPENAI_API_KEY=sk-live-RAWSECRET2", "ok", `Error: ${withheld}`]);
@@ -885,52 +686,25 @@ describe("a hook answer's meta: the host's own data, never read (fix101)", () =>
 
 describe("a hook's isError and terminate used only as booleans (r35 #13)", () => {
   it('afterToolCall isError: "false" keeps the tool\'s own flag, and null leaves it, with a notice for the first', async () => {
-    server = await startServer({
-      replies: [
-        {
-          toolCalls: [
-            { id: "c1", name: "count", arguments: '{"n":1}' },
-            { id: "c2", name: "count", arguments: '{"n":2}' },
-            { id: "c3", name: "count", arguments: '{"n":3}' },
-          ],
-        },
-        { content: "Done." },
-      ],
-    });
     const answers: Record<string, unknown> = {
       c1: { result: "42 rows", isError: "false" },
       c2: { result: "43 rows", isError: null },
       c3: { result: "no such table", isError: true },
     };
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        {
-          name: "count",
-          description: "Counts rows",
-          parameters: { type: "object", properties: { n: { type: "number" } } },
-          execute: () => "rows",
-        },
-      ],
-      afterToolCall: ({ toolCall }) => answers[toolCall.id] as never,
-    });
-    const notices: string[] = [];
-    agent.subscribe((event: AgentEvent) => {
-      if (event.type === "notice") notices.push(event.text);
-    });
-    expect((await agent.prompt("Count them")).status).toBe("ok");
-    const sent = (server.chatRequests[1]!.body as { messages: ChatMessageLike[] }).messages;
-    expect(sent.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content)).toEqual([
-      "42 rows",
-      "43 rows",
-      "Error: no such table",
-    ]);
+    const { result, results, notices } = await runCalls(
+      callsTo("count", Object.keys(answers), (_id, at) => ({ n: at + 1 })),
+      [countTool("rows", { type: "object", properties: { n: { type: "number" } } })],
+      { afterToolCall: ({ toolCall }) => answers[toolCall.id] as never },
+      { prompt: "Count them" },
+    );
+    expect(result.status).toBe("ok");
+    expect(results).toEqual(["42 rows", "43 rows", "Error: no such table"]);
     expect(notices).toEqual([
       'afterToolCall answered isError: a string ("false"), not true or false, for the call to count; the tool\'s own isError (false) was kept.',
     ]);
   });
 
-  const terminating: [string, Partial<ConstructorParameters<typeof Agent>[0]>, string][] = [
+  const terminating: [string, Partial<AgentOptions>, string][] = [
     [
       'afterToolCall terminate: "false"',
       { afterToolCall: ({ result }) => ({ result, terminate: "false" }) as never },
@@ -944,49 +718,29 @@ describe("a hook's isError and terminate used only as booleans (r35 #13)", () =>
   ];
   for (const [label, hooks, notice] of terminating) {
     it(`${label} does not end the run, and the host is told`, async () => {
-      server = await startServer({
-        replies: [{ toolCalls: [{ id: "c1", name: "count", arguments: "{}" }] }, { content: "Done." }],
-      });
-      const agent = new Agent({
-        config: { baseUrl: server.baseUrl, model: "sim" },
-        tools: [
-          {
-            name: "count",
-            description: "Counts rows",
-            parameters: { type: "object", properties: {} },
-            execute: () => "42 rows",
-          },
-        ],
-        ...hooks,
-      });
-      const notices: string[] = [];
-      agent.subscribe((event: AgentEvent) => {
-        if (event.type === "notice") notices.push(event.text);
-      });
-      expect((await agent.prompt("Count them")).status).toBe("ok");
-      expect(server.chatRequests).toHaveLength(2);
+      const { result, notices } = await runCalls(
+        callsTo("count", ["c1"], () => ({})),
+        [countTool("42 rows")],
+        hooks,
+        {
+          prompt: "Count them",
+        },
+      );
+      expect(result.status).toBe("ok");
+      expect(server!.chatRequests).toHaveLength(2);
       expect(notices).toEqual([notice]);
     });
   }
 
   it("terminate: true, a boolean, still ends the run after the step", async () => {
-    server = await startServer({
-      replies: [{ toolCalls: [{ id: "c1", name: "count", arguments: "{}" }] }, { content: "never asked" }],
-    });
-    const agent = new Agent({
-      config: { baseUrl: server.baseUrl, model: "sim" },
-      tools: [
-        {
-          name: "count",
-          description: "Counts rows",
-          parameters: { type: "object", properties: {} },
-          execute: () => "42 rows",
-        },
-      ],
-      afterToolCall: ({ result }) => ({ result, terminate: true }),
-    });
-    expect((await agent.prompt("Count them")).status).toBe("terminated");
-    expect(server.chatRequests).toHaveLength(1);
+    const { result } = await runCalls(
+      callsTo("count", ["c1"], () => ({})),
+      [countTool("42 rows")],
+      { afterToolCall: ({ result }) => ({ result, terminate: true }) },
+      { prompt: "Count them", closing: "never asked" },
+    );
+    expect(result.status).toBe("terminated");
+    expect(server!.chatRequests).toHaveLength(1);
   });
 });
 

@@ -120,6 +120,87 @@ async function refusal(open: Promise<unknown>): Promise<AgentError> {
   return error as AgentError;
 }
 
+/** Opens `<root>/<id>.jsonl` in this process, on the shared testkit server; `options` add to that. */
+const openSession = (sessionId: string, options: Partial<Parameters<typeof createSession>[0]> = {}) =>
+  createSession({ config: config(), sessionDir: root, sessionId, ...options });
+/** What is left beside `<root>/<id>.jsonl`: a lock, a takeover gate, a lock moved aside. */
+const leftBeside = (id: string) => readdirSync(root).filter((name) => name.startsWith(`${id}.jsonl.`));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A lock host (see {@link host}) once it has opened `<id>.jsonl` and, given `prompt`, prompted it. */
+async function openedHost(id: string, prompt?: string, leaseMs?: number): Promise<Host> {
+  const h = host(id, undefined, leaseMs);
+  expect(await h.next()).toMatchObject({ opened: true });
+  if (prompt !== undefined) {
+    h.send(`prompt ${prompt}`);
+    expect(await h.next()).toEqual({ prompted: "ok" });
+  }
+  return h;
+}
+/** Stops the host with `signal` (no exit hook runs) and waits for it to end; answers the pid it had. */
+async function stopped(h: Host, signal: NodeJS.Signals): Promise<number> {
+  const pid = h.proc.pid as number;
+  h.proc.kill(signal);
+  await h.exited;
+  return pid;
+}
+/** Closes the host's session (it says so), then lets it exit. */
+async function closeAndExit(h: Host): Promise<void> {
+  h.send("close");
+  expect(await h.next()).toEqual({ closed: true });
+  h.send("exit");
+  await h.exited;
+}
+
+/** A pid no process has: that of a short-lived child that has exited. */
+async function exitedPid(): Promise<number> {
+  const done = spawn("true", [], { stdio: "ignore" });
+  await new Promise((resolve) => done.once("exit", resolve));
+  return done.pid as number;
+}
+/** A live child process of this one (it sleeps 30 s; killed after the tests if it still runs). */
+function sleeperChild(): ChildProcess {
+  const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
+  children.push(sleeper);
+  return sleeper;
+}
+/** A lock (or takeover gate) a test writes by hand for process `pid` of this system. */
+const lockFor = (pid: number | undefined, token: string, since: string) =>
+  JSON.stringify({ pid, host: hostname(), ...thisSystem, token, since });
+
+/** The lock as the shared volume shows it to a replacement container: the old container's hostname in it. */
+function asOtherHost(lockPath: string, name: string): Record<string, unknown> {
+  const lock = { ...JSON.parse(readFileSync(lockPath, "utf8")), host: name };
+  writeFileSync(lockPath, `${JSON.stringify(lock)}\n`);
+  return lock;
+}
+function backdate(path: string, ms: number): void {
+  const then = new Date(Date.now() - ms);
+  utimesSync(path, then, then);
+}
+/** Blocks this thread for `ms`: no timer (a lock renewal) runs meanwhile. */
+function blockFor(ms: number): void {
+  const began = Date.now();
+  while (Date.now() - began < ms) {}
+}
+/** The messages the session file holds, one `role: content` line each. */
+const said = (file: string) =>
+  readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .flatMap((line) => {
+      const record = JSON.parse(line) as { message?: { role: string; content: unknown } };
+      return record.message ? [`${record.message.role}: ${String(record.message.content)}`] : [];
+    });
+
+/** Another host's session, as it writes the lock it took over (its lease 30 s). */
+const otherHolder = { pid: 77, host: "web-other", token: "theirs", since: "2026-01-01T00:00:00.000Z" };
+const takeOverAsOtherHost = (lockPath: string) =>
+  writeFileSync(lockPath, JSON.stringify({ ...otherHolder, leaseMs: 30_000 }));
+/** How a session with a 0.3 s lease names the loss of its lock to {@link otherHolder}. */
+const lostToOtherHost = (lockPath: string) =>
+  `The session file's lock ${lockPath} is no longer this session's: it now names process 77 on host web-other, since ${otherHolder.since}, which took it — after this session's 0.3 s lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand.`;
+
 describe("a session file is held by one process at a time", () => {
   it("refuses a second process's open with AgentError `locked` naming the file and the holder's pid, and writes nothing for it", async () => {
     const file = join(root, "shared.jsonl");
@@ -147,7 +228,7 @@ describe("a session file is held by one process at a time", () => {
     expect(refused.message).toContain(`process ${a.proc.pid}`);
     await b.exited;
     // This process too.
-    const error = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "shared" }));
+    const error = await refusal(openSession("shared"));
     expect(error.code).toBe("locked");
     expect(error.message).toContain(`${file} is open in process ${a.proc.pid}`);
     expect(error.message).toContain(`${file}.lock`);
@@ -155,25 +236,16 @@ describe("a session file is held by one process at a time", () => {
     expect(readFileSync(file, "utf8")).toBe(before);
     a.send("prompt again from A");
     expect(await a.next()).toEqual({ prompted: "ok" });
-    a.send("close");
-    expect(await a.next()).toEqual({ closed: true });
-    a.send("exit");
-    await a.exited;
+    await closeAndExit(a);
   }, 30_000);
 
   it("takes over the lock of a holder killed with SIGKILL, and says so", async () => {
     const file = join(root, "killed.jsonl");
-    const a = host("killed");
-    expect(await a.next()).toMatchObject({ opened: true });
-    a.send("prompt before the kill");
-    expect(await a.next()).toEqual({ prompted: "ok" });
-    const pid = a.proc.pid as number;
-    a.proc.kill("SIGKILL");
-    await a.exited;
+    const pid = await stopped(await openedHost("killed", "before the kill"), "SIGKILL");
     // SIGKILL runs no exit hook: the lock is still there, naming a process that is gone.
     expect(JSON.parse(readFileSync(`${file}.lock`, "utf8")).pid).toBe(pid);
 
-    const session = await createSession({ config: config(), sessionDir: root, sessionId: "killed" });
+    const session = await openSession("killed");
     expect(noticesOf(session)).toContainEqual(
       expect.stringMatching(
         new RegExp(`lock ${file}\\.lock was taken over: process ${pid} is no longer running`),
@@ -188,7 +260,7 @@ describe("a session file is held by one process at a time", () => {
 
   it("holds the lock while open and lets go of it on close(), on dispose() and when the process exits", async () => {
     const file = join(root, "closed.jsonl");
-    const session = await createSession({ config: config(), sessionDir: root, sessionId: "closed" });
+    const session = await openSession("closed");
     expect(JSON.parse(readFileSync(`${file}.lock`, "utf8")).pid).toBe(process.pid);
     expect((await session.prompt("hi")).status).toBe("ok");
     await session.close();
@@ -206,13 +278,13 @@ describe("a session file is held by one process at a time", () => {
     await a.exited;
     expect(existsSync(`${file}.lock`)).toBe(false);
     // dispose() lets go at once.
-    const again = await createSession({ config: config(), sessionDir: root, sessionId: "closed" });
+    const again = await openSession("closed");
     expect(noticesOf(again)).toEqual([]);
     expect(existsSync(`${file}.lock`)).toBe(true);
     again.dispose();
     expect(existsSync(`${file}.lock`)).toBe(false);
     // listSessions lists the session, never its lock.
-    const held = await createSession({ config: config(), sessionDir: root, sessionId: "closed" });
+    const held = await openSession("closed");
     expect(listSessions(root).map((s) => s.id)).toContain("closed");
     expect(listSessions(root).some((s) => s.id.includes("lock"))).toBe(false);
     await held.close();
@@ -240,7 +312,7 @@ describe("a session file is held by one process at a time", () => {
       expect((await run).status).toBe("aborted");
       expect(existsSync(`${file}.lock`)).toBe(false);
       // What the stopped run wrote is in the file, written while the lock was still held.
-      const reopened = await createSession({ config: config(), sessionDir: root, sessionId: "running" });
+      const reopened = await openSession("running");
       expect(reopened.messages[0]).toMatchObject({ role: "user", content: "take your time" });
       expect(reopened.messages[1]).toMatchObject({ role: "assistant", content: streamed });
       await reopened.close();
@@ -350,8 +422,8 @@ describe("a session file is held by one process at a time", () => {
   }, 30_000);
 
   it("refuses a second open in the same process until the first is closed, and a refused open holds nothing", async () => {
-    const first = await createSession({ config: config(), sessionDir: root, sessionId: "twice" });
-    const error = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "twice" }));
+    const first = await openSession("twice");
+    const error = await refusal(openSession("twice"));
     expect(error.code).toBe("locked");
     expect(error.message).toMatch(
       /is open in another open session of this process \(pid \d+\); close\(\) it first\./,
@@ -371,7 +443,7 @@ describe("a session file is held by one process at a time", () => {
     );
     expect(clash.code).toBe("invalid-input");
     expect(existsSync(join(root, "twice.jsonl.lock"))).toBe(false);
-    const second = await createSession({ config: config(), sessionDir: root, sessionId: "twice" });
+    const second = await openSession("twice");
     expect(noticesOf(second)).toEqual([]);
     expect(second.messages).toHaveLength(2);
     await second.close();
@@ -403,8 +475,7 @@ describe("a session file is held by one process at a time", () => {
     const file = join(root, "stale.jsonl");
     const lockPath = `${file}.lock`;
     // A live process (this one's child) whose start time is not the one the lock recorded: the pid was reused.
-    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
-    children.push(sleeper);
+    const sleeper = sleeperChild();
     const reused = {
       pid: sleeper.pid,
       host: hostname(),
@@ -415,7 +486,7 @@ describe("a session file is held by one process at a time", () => {
     };
     writeFileSync(lockPath, JSON.stringify(reused));
     if (process.platform === "linux") {
-      const session = await createSession({ config: config(), sessionDir: root, sessionId: "stale" });
+      const session = await openSession("stale");
       expect(noticesOf(session)).toContainEqual(
         expect.stringContaining(
           `process ${sleeper.pid} that took it has ended (the pid now belongs to a process started later)`,
@@ -426,18 +497,16 @@ describe("a session file is held by one process at a time", () => {
     sleeper.kill("SIGKILL");
     // A lock file its writer never filled in: held while it may be being written, stale once old.
     writeFileSync(lockPath, "");
-    expect(
-      (await refusal(createSession({ config: config(), sessionDir: root, sessionId: "stale" }))).code,
-    ).toBe("locked");
+    expect((await refusal(openSession("stale"))).code).toBe("locked");
     const old = new Date(Date.now() - 60_000);
     utimesSync(lockPath, old, old);
-    const taken = await createSession({ config: config(), sessionDir: root, sessionId: "stale" });
+    const taken = await openSession("stale");
     expect(noticesOf(taken)).toContainEqual(expect.stringContaining("it names no holder"));
     await taken.close();
     // A holder on another host cannot be looked up from here: held while its lock is fresh (see the
     // lease tests below; this one records no lease and was just written).
     writeFileSync(lockPath, JSON.stringify({ ...reused, pid: 4_000_000, host: "elsewhere.example" }));
-    const remote = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "stale" }));
+    const remote = await refusal(openSession("stale"));
     expect(remote.code).toBe("locked");
     expect(remote.message).toContain("process 4000000 on host elsewhere.example");
     rmSync(lockPath);
@@ -447,13 +516,7 @@ describe("a session file is held by one process at a time", () => {
     const file = join(root, "race.jsonl");
     const lockPath = `${file}.lock`;
     // A holder killed with SIGKILL leaves a stale lock X.
-    const gone = host("race");
-    expect(await gone.next()).toMatchObject({ opened: true });
-    gone.send("prompt before the kill");
-    expect(await gone.next()).toEqual({ prompted: "ok" });
-    const deadPid = gone.proc.pid as number;
-    gone.proc.kill("SIGKILL");
-    await gone.exited;
+    const deadPid = await stopped(await openedHost("race", "before the kill"), "SIGKILL");
     const stale = readFileSync(lockPath, "utf8");
     expect(JSON.parse(stale).pid).toBe(deadPid);
 
@@ -487,49 +550,36 @@ describe("a session file is held by one process at a time", () => {
     expect(JSON.parse(readFileSync(lockPath, "utf8")).pid).toBe(aPid);
     a.send("prompt still A's");
     expect(await a.next()).toEqual({ prompted: "ok" });
-    a.send("close");
-    expect(await a.next()).toEqual({ closed: true });
-    a.send("exit");
-    await Promise.all([a.exited, b.exited, c.exited]);
+    await closeAndExit(a);
+    await Promise.all([b.exited, c.exited]);
     // Nothing is left behind: no lock, no takeover gate, no lock moved aside.
-    expect(readdirSync(root).filter((name) => name.startsWith("race.jsonl."))).toEqual([]);
+    expect(leftBeside("race")).toEqual([]);
   }, 30_000);
 
   it("waits for a takeover in progress (its gate held by a live process) and removes a gate left behind (its process gone, or older than 5 s)", async () => {
     const file = join(root, "gate.jsonl");
     const lockPath = `${file}.lock`;
     const gate = `${lockPath}.takeover`;
-    const deadLock = (pid: number) =>
-      JSON.stringify({ pid, host: hostname(), ...thisSystem, token: "dead", since: "2020-01-01T00:00:00Z" });
-    // A pid no process has: a short-lived child that has exited.
-    const done = spawn("true", [], { stdio: "ignore" });
-    await new Promise((resolve) => done.once("exit", resolve));
-    const deadPid = done.pid as number;
+    const deadLock = (pid: number) => lockFor(pid, "dead", "2020-01-01T00:00:00Z");
+    const deadPid = await exitedPid();
 
     // A gate left by a taker killed mid-takeover (its process gone): removed at once, the stale lock taken over.
     writeFileSync(lockPath, deadLock(deadPid));
     writeFileSync(gate, deadLock(deadPid));
-    const first = await createSession({ config: config(), sessionDir: root, sessionId: "gate" });
+    const first = await openSession("gate");
     expect(noticesOf(first)).toContainEqual(expect.stringContaining("was taken over"));
     expect(existsSync(gate)).toBe(false);
     await first.close();
 
     // A gate held by a live process: the opener waits until that process lets go of it.
-    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
-    children.push(sleeper);
-    const live = JSON.stringify({
-      pid: sleeper.pid,
-      host: hostname(),
-      ...thisSystem,
-      token: "live",
-      since: "now",
-    });
+    const sleeper = sleeperChild();
+    const live = lockFor(sleeper.pid, "live", "now");
     writeFileSync(lockPath, deadLock(deadPid));
     writeFileSync(gate, live);
     const letGo = spawn("sh", ["-c", `sleep 0.5; rm -f '${gate}'`], { stdio: "ignore" });
     children.push(letGo);
     const began = Date.now();
-    const second = await createSession({ config: config(), sessionDir: root, sessionId: "gate" });
+    const second = await openSession("gate");
     expect(Date.now() - began).toBeGreaterThanOrEqual(400);
     expect(noticesOf(second)).toContainEqual(expect.stringContaining("was taken over"));
     await second.close();
@@ -539,12 +589,12 @@ describe("a session file is held by one process at a time", () => {
     writeFileSync(gate, live);
     const old = new Date(Date.now() - 60_000);
     utimesSync(gate, old, old);
-    const third = await createSession({ config: config(), sessionDir: root, sessionId: "gate" });
+    const third = await openSession("gate");
     expect(noticesOf(third)).toContainEqual(expect.stringContaining("was taken over"));
     expect(existsSync(gate)).toBe(false);
     await third.close();
     sleeper.kill("SIGKILL");
-    expect(readdirSync(root).filter((name) => name.startsWith("gate.jsonl."))).toEqual([]);
+    expect(leftBeside("gate")).toEqual([]);
   }, 30_000);
 });
 
@@ -553,25 +603,11 @@ describe("waiting on another opener's takeover gate (r31 #7)", () => {
     const file = join(root, "gate-timer.jsonl");
     const lockPath = `${file}.lock`;
     const gate = `${lockPath}.takeover`;
-    const done = spawn("true", [], { stdio: "ignore" });
-    await new Promise((resolve) => done.once("exit", resolve));
-    writeFileSync(
-      lockPath,
-      JSON.stringify({
-        pid: done.pid,
-        host: hostname(),
-        ...thisSystem,
-        token: "dead",
-        since: "2020-01-01T00:00:00Z",
-      }),
-    );
+    const donePid = await exitedPid();
+    writeFileSync(lockPath, lockFor(donePid, "dead", "2020-01-01T00:00:00Z"));
     // A live process holds the gate (a takeover in progress there).
-    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
-    children.push(sleeper);
-    writeFileSync(
-      gate,
-      JSON.stringify({ pid: sleeper.pid, host: hostname(), ...thisSystem, token: "live", since: "now" }),
-    );
+    const sleeper = sleeperChild();
+    writeFileSync(gate, lockFor(sleeper.pid, "live", "now"));
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 20);
     // This thread's timer lets go of the gate: with the open blocking the thread (the old
@@ -584,7 +620,7 @@ describe("waiting on another opener's takeover gate (r31 #7)", () => {
     const began = Date.now();
     let ticksDuring = -1;
     try {
-      const session = await createSession({ config: config(), sessionDir: root, sessionId: "gate-timer" });
+      const session = await openSession("gate-timer");
       ticksDuring = ticks;
       const took = Date.now() - began;
       expect(removedAt).toBeGreaterThan(0);
@@ -592,7 +628,7 @@ describe("waiting on another opener's takeover gate (r31 #7)", () => {
       expect(took).toBeGreaterThanOrEqual(250);
       expect(took).toBeLessThan(3000);
       expect(noticesOf(session)).toContainEqual(
-        expect.stringContaining(`process ${done.pid} is no longer running`),
+        expect.stringContaining(`process ${donePid} is no longer running`),
       );
       await session.close();
     } finally {
@@ -600,7 +636,7 @@ describe("waiting on another opener's takeover gate (r31 #7)", () => {
       clearTimeout(letGo);
       sleeper.kill("SIGKILL");
     }
-    expect(readdirSync(root).filter((name) => name.startsWith("gate-timer.jsonl."))).toEqual([]);
+    expect(leftBeside("gate-timer")).toEqual([]);
   }, 30_000);
 });
 
@@ -609,15 +645,8 @@ describe("a takeover gate that cannot be read or removed (r25 #1)", () => {
     const file = join(root, "stuck.jsonl");
     const lockPath = `${file}.lock`;
     const gate = `${lockPath}.takeover`;
-    const done = spawn("true", [], { stdio: "ignore" });
-    await new Promise((resolve) => done.once("exit", resolve));
-    const stale = JSON.stringify({
-      pid: done.pid,
-      host: hostname(),
-      ...thisSystem,
-      token: "dead",
-      since: "2020-01-01T00:00:00Z",
-    });
+    const donePid = await exitedPid();
+    const stale = lockFor(donePid, "dead", "2020-01-01T00:00:00Z");
     const shapes: [string, () => void][] = [
       ["a directory", () => mkdirSync(gate)],
       ["a symbolic link to nothing", () => symlinkSync(join(root, "no-such-gate"), gate)],
@@ -647,12 +676,12 @@ describe("a takeover gate that cannot be read or removed (r25 #1)", () => {
       rmSync(gate, { recursive: true });
     }
     // Once the gate is deleted, the stale lock is taken over as usual.
-    const session = await createSession({ config: config(), sessionDir: root, sessionId: "stuck" });
+    const session = await openSession("stuck");
     expect(noticesOf(session)).toContainEqual(
-      expect.stringContaining(`process ${done.pid} is no longer running`),
+      expect.stringContaining(`process ${donePid} is no longer running`),
     );
     await session.close();
-    expect(readdirSync(root).filter((name) => name.startsWith("stuck.jsonl."))).toEqual([]);
+    expect(leftBeside("stuck")).toEqual([]);
   }, 60_000);
 });
 
@@ -704,7 +733,7 @@ describe("a session file is held by one thread at a time (r25 #2)", () => {
       ),
     );
     // The main thread is refused too, and so is a thread once A has prompted: A alone writes.
-    const main = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "threads" }));
+    const main = await refusal(openSession("threads"));
     expect(main.code).toBe("locked");
     a.send("prompt from A");
     expect(await a.next()).toEqual({ prompted: "ok" });
@@ -728,11 +757,11 @@ describe("a session file is held by one thread at a time (r25 #2)", () => {
     expect(JSON.parse(readFileSync(`${file}.lock`, "utf8"))).toMatchObject({ thread: dThread });
     if (process.platform !== "linux") {
       // Elsewhere a thread's end cannot be looked up: its lock is held while the process runs.
-      const held = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "threads" }));
+      const held = await refusal(openSession("threads"));
       expect(held.code).toBe("locked");
       rmSync(`${file}.lock`);
     } else {
-      const taken = await createSession({ config: config(), sessionDir: root, sessionId: "threads" });
+      const taken = await openSession("threads");
       expect(noticesOf(taken)).toContainEqual(
         expect.stringContaining(
           `was taken over: it was left by worker thread ${dThread} of this process (pid ${process.pid}), which has ended.`,
@@ -744,11 +773,11 @@ describe("a session file is held by one thread at a time (r25 #2)", () => {
       ]);
       await taken.close();
     }
-    expect(readdirSync(root).filter((name) => name.startsWith("threads.jsonl."))).toEqual([]);
+    expect(leftBeside("threads")).toEqual([]);
   }, 30_000);
 
   it("refuses a worker's open of a file the main thread holds, naming it; takes over a lock of an earlier process that had this pid, whatever thread it names", async () => {
-    const held = await createSession({ config: config(), sessionDir: root, sessionId: "main-held" });
+    const held = await openSession("main-held");
     const w = thread("main-held");
     const said = await w.next();
     expect(said).toMatchObject({ error: true, code: "locked" });
@@ -772,7 +801,7 @@ describe("a session file is held by one thread at a time (r25 #2)", () => {
           since: "x",
         }),
       );
-      const taken = await createSession({ config: config(), sessionDir: root, sessionId: "reused-self" });
+      const taken = await openSession("reused-self");
       expect(noticesOf(taken)).toContainEqual(
         expect.stringContaining(
           `process ${process.pid} that took it has ended (the pid now belongs to a process started later)`,
@@ -784,37 +813,19 @@ describe("a session file is held by one thread at a time (r25 #2)", () => {
 });
 
 describe("a lock naming another host is held by a lease (r31 #9)", () => {
-  /** The lock as the shared volume shows it to a replacement container: the old container's hostname in it. */
-  function asOtherHost(lockPath: string, name: string): Record<string, unknown> {
-    const lock = { ...JSON.parse(readFileSync(lockPath, "utf8")), host: name };
-    writeFileSync(lockPath, `${JSON.stringify(lock)}\n`);
-    return lock;
-  }
-  function backdate(path: string, ms: number): void {
-    const then = new Date(Date.now() - ms);
-    utimesSync(path, then, then);
-  }
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
   it("takes over the lock a container stopped by SIGTERM or SIGKILL left, once its lease has lapsed, naming the holder and how long the lease had lapsed; refuses it before", async () => {
     const file = join(root, "pod.jsonl");
     const lockPath = `${file}.lock`;
     // A host stopped the ordinary way (docker stop: SIGTERM, no handler, so no exit hook) mid-session.
-    const a = host("pod");
-    expect(await a.next()).toMatchObject({ opened: true });
-    a.send("prompt before the stop");
-    expect(await a.next()).toEqual({ prompted: "ok" });
-    const aPid = a.proc.pid as number;
-    a.proc.kill("SIGTERM");
-    await a.exited;
+    const aPid = await stopped(await openedHost("pod", "before the stop"), "SIGTERM");
     const left = asOtherHost(lockPath, "web-7d9f8-old");
     // Just stopped: the replacement cannot tell it from a live holder yet (its words are checked below).
-    const early = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "pod" }));
+    const early = await refusal(openSession("pod"));
     expect(early.code).toBe("locked");
     // Once the lease has lapsed, it is taken over. The old code refused this open too, for good: a
     // lock naming another host was never stale.
     backdate(lockPath, 45_000);
-    const session = await createSession({ config: config(), sessionDir: root, sessionId: "pod" });
+    const session = await openSession("pod");
     expect(noticesOf(session)).toContainEqual(
       expect.stringMatching(
         new RegExp(
@@ -835,17 +846,11 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
 
     // SIGKILL, the lease the holder recorded (0.6 s) counting, not the opener's own (30 s): taken
     // over once it has gone unrenewed for that long, in real time.
-    const b = host("pod", undefined, 600);
-    expect(await b.next()).toMatchObject({ opened: true });
-    const bPid = b.proc.pid as number;
-    b.proc.kill("SIGKILL");
-    await b.exited;
+    const bPid = await stopped(await openedHost("pod", undefined, 600), "SIGKILL");
     asOtherHost(lockPath, "web-7d9f8-new");
-    expect(
-      (await refusal(createSession({ config: config(), sessionDir: root, sessionId: "pod" }))).code,
-    ).toBe("locked");
+    expect((await refusal(openSession("pod"))).code).toBe("locked");
     await sleep(900);
-    const again = await createSession({ config: config(), sessionDir: root, sessionId: "pod" });
+    const again = await openSession("pod");
     expect(noticesOf(again)).toContainEqual(
       expect.stringMatching(
         new RegExp(
@@ -856,19 +861,14 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
     await again.close();
 
     // A holder that promised a long lease (60 s) is not judged by a shorter lease of the opener.
-    const c = host("pod", undefined, 60_000);
-    expect(await c.next()).toMatchObject({ opened: true });
-    c.proc.kill("SIGKILL");
-    await c.exited;
+    await stopped(await openedHost("pod", undefined, 60_000), "SIGKILL");
     asOtherHost(lockPath, "web-7d9f8-long");
     backdate(lockPath, 5_000);
-    const long = await refusal(
-      createSession({ config: config(), sessionDir: root, sessionId: "pod", lockLeaseMs: 1000 }),
-    );
+    const long = await refusal(openSession("pod", { lockLeaseMs: 1000 }));
     expect(long.code).toBe("locked");
     expect(long.message).toContain("after it has gone 60 s without renewal (in about 55 s)");
     rmSync(lockPath);
-    expect(readdirSync(root).filter((name) => name.startsWith("pod.jsonl."))).toEqual([]);
+    expect(leftBeside("pod")).toEqual([]);
   }, 30_000);
 
   it("judges another host's lock of an older version (no lease recorded) by the lock file's last change against the opener's lease, and says so", async () => {
@@ -878,24 +878,19 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
     // With the default lease (30 s), one last changed 40 s ago is taken over (the old code refused it).
     writeFileSync(lockPath, JSON.stringify(old));
     backdate(lockPath, 40_000);
-    const byDefault = await createSession({ config: config(), sessionDir: root, sessionId: "old-lock" });
+    const byDefault = await openSession("old-lock");
     expect(noticesOf(byDefault)).toContainEqual(expect.stringContaining("which lapsed 10 s ago."));
     await byDefault.close();
     // One last changed 10 s ago is held.
     writeFileSync(lockPath, JSON.stringify(old));
     backdate(lockPath, 10_000);
-    const held = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "old-lock" }));
+    const held = await refusal(openSession("old-lock"));
     expect(held.code).toBe("locked");
     expect(held.message).toMatch(
       /It records no lease \(a lock of an older version, never renewed\) and was last changed 10 s ago; if that process is gone, the next open after it has gone 30 s without renewal \(in about 20 s\) takes it over\./,
     );
     // The opener's own lease (here 5 s) is the one an older version's lock is judged by.
-    const taken = await createSession({
-      config: config(),
-      sessionDir: root,
-      sessionId: "old-lock",
-      lockLeaseMs: 5000,
-    });
+    const taken = await openSession("old-lock", { lockLeaseMs: 5000 });
     expect(noticesOf(taken)).toContainEqual(
       `The session file's lock ${lockPath} was taken over: its holder, process 4321 on host web-old-version, wrote it 10 s ago and records no lease (a lock of an older version, which is never renewed: judged by the lock file's last change against a 5.0 s lease), which lapsed 5.0 s ago. (It was taken ${old.since}.)`,
     );
@@ -907,8 +902,7 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
   it("refuses another host's live holder however long it holds the lock (it keeps renewing), and its renewal timer does not keep its process alive", async () => {
     const file = join(root, "live-pod.jsonl");
     const lockPath = `${file}.lock`;
-    const a = host("live-pod", undefined, 2400);
-    expect(await a.next()).toMatchObject({ opened: true });
+    const a = await openedHost("live-pod", undefined, 2400);
     const aPid = a.proc.pid as number;
     asOtherHost(lockPath, "web-live");
     backdate(lockPath, 1000);
@@ -918,9 +912,7 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
     const began = Date.now();
     let refused = 0;
     while (Date.now() - began < 6000) {
-      const error = await refusal(
-        createSession({ config: config(), sessionDir: root, sessionId: "live-pod", lockLeaseMs: 300 }),
-      );
+      const error = await refusal(openSession("live-pod", { lockLeaseMs: 300 }));
       expect(error.code).toBe("locked");
       expect(error.message).toContain(`process ${aPid} on host web-live`);
       refused++;
@@ -945,8 +937,7 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
   it("renews the lock while open, stops on close() and dispose(), and a session whose lock another opener took over writes nothing more, with a notice", async () => {
     const file = join(root, "renew.jsonl");
     const lockPath = `${file}.lock`;
-    const open = () =>
-      createSession({ config: config(), sessionDir: root, sessionId: "renew", lockLeaseMs: 300 });
+    const open = () => openSession("renew", { lockLeaseMs: 300 });
     for (const end of ["close", "dispose"] as const) {
       const session = await open();
       const text = readFileSync(lockPath, "utf8");
@@ -968,15 +959,14 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
     // Its lease lapsed (the process stopped, say), another host's opener took the lock over.
     const session = await open();
     expect((await session.prompt("first")).status).toBe("ok");
-    const other = { pid: 77, host: "web-other", token: "theirs", since: "2026-01-01T00:00:00.000Z" };
-    writeFileSync(lockPath, JSON.stringify({ ...other, leaseMs: 30_000 }));
+    takeOverAsOtherHost(lockPath);
     const began = Date.now();
     while (!noticesOf(session).some((n) => n.includes("is no longer this session's"))) {
       expect(Date.now() - began).toBeLessThan(3000);
       await sleep(20);
     }
     expect(noticesOf(session)).toContainEqual(
-      `The session file's lock ${lockPath} is no longer this session's: it now names process 77 on host web-other, since ${other.since}, which took it — after this session's 0.3 s lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand. Nothing more is written to the session file by this session; close it, and open the file again once the other session has let go of it.`,
+      `${lostToOtherHost(lockPath)} Nothing more is written to the session file by this session; close it, and open the file again once the other session has let go of it.`,
     );
     const stored = readFileSync(file, "utf8");
     // A prompt is refused (locked), as save() is: it would be sent and kept in memory only.
@@ -1000,23 +990,6 @@ describe("a lock naming another host is held by a lease (r31 #9)", () => {
 });
 
 describe("a session whose lease lapsed writes nothing once its lock may be another's (r36 #5, #6, #10)", () => {
-  function asOtherHost(lockPath: string, name: string): void {
-    const lock = { ...JSON.parse(readFileSync(lockPath, "utf8")), host: name };
-    writeFileSync(lockPath, `${JSON.stringify(lock)}\n`);
-  }
-  function backdate(path: string, ms: number): void {
-    const then = new Date(Date.now() - ms);
-    utimesSync(path, then, then);
-  }
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  const said = (file: string) =>
-    readFileSync(file, "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .flatMap((line) => {
-        const record = JSON.parse(line) as { message?: { role: string; content: unknown } };
-        return record.message ? [`${record.message.role}: ${String(record.message.content)}`] : [];
-      });
   /** Asks the host for its notices until one holds `text` (within `ms`); returns them. */
   async function noticeOf(h: Host, text: string, ms: number): Promise<string[]> {
     const began = Date.now();
@@ -1031,16 +1004,13 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
   it("a process stopped past its lease, whose lock another host took over and let go meanwhile, does not create the lock again: it stops writing, with a notice (r36 #6)", async () => {
     const file = join(root, "paused.jsonl");
     const lockPath = `${file}.lock`;
-    const a = host("paused", undefined, 300);
-    expect(await a.next()).toMatchObject({ opened: true });
-    a.send("prompt A1");
-    expect(await a.next()).toEqual({ prompted: "ok" });
+    const a = await openedHost("paused", "A1", 300);
     // A is stopped (docker pause, a VM frozen) for longer than its lease. Host B sees the lock over
     // the shared volume, its lease lapsed: B takes it over, prompts once and closes (its lock gone).
     a.proc.kill("SIGSTOP");
     asOtherHost(lockPath, "web-A");
     backdate(lockPath, 2000);
-    const b = await createSession({ config: config(), sessionDir: root, sessionId: "paused" });
+    const b = await openSession("paused");
     expect(noticesOf(b)).toContainEqual(expect.stringContaining("was taken over"));
     expect((await b.prompt("B1")).status).toBe("ok");
     await b.close();
@@ -1068,11 +1038,8 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
     expect(await a.next()).toEqual({ refused: "locked" });
     expect(said(file)).toEqual(written);
     expect(existsSync(lockPath)).toBe(false);
-    a.send("close");
-    expect(await a.next()).toEqual({ closed: true });
-    a.send("exit");
-    await a.exited;
-    const reopened = await createSession({ config: config(), sessionDir: root, sessionId: "paused" });
+    await closeAndExit(a);
+    const reopened = await openSession("paused");
     expect(reopened.messages.map((m) => (m as { content?: unknown }).content)).toEqual([
       "A1",
       expect.stringMatching(/^reply \d+$/),
@@ -1085,15 +1052,12 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
   it("a session whose file another writer changed while its lock was gone (deleted by hand within the lease) stops writing, with a notice, and lets go of the lock it created again (r36 #6)", async () => {
     const file = join(root, "rewritten.jsonl");
     const lockPath = `${file}.lock`;
-    const a = host("rewritten", undefined, 3000);
-    expect(await a.next()).toMatchObject({ opened: true });
-    a.send("prompt A1");
-    expect(await a.next()).toEqual({ prompted: "ok" });
+    const a = await openedHost("rewritten", "A1", 3000);
     // Within A's lease (3 s; A renews every second), its lock is deleted by hand and another
     // session opens the file (no lock in its way), writes and closes.
     a.proc.kill("SIGSTOP");
     rmSync(lockPath);
-    const b = await createSession({ config: config(), sessionDir: root, sessionId: "rewritten" });
+    const b = await openSession("rewritten");
     expect((await b.prompt("B1")).status).toBe("ok");
     await b.close();
     const written = said(file);
@@ -1109,12 +1073,9 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
     a.send("prompt A2");
     expect(await a.next()).toEqual({ refused: "locked" });
     expect(said(file)).toEqual(written);
-    a.send("close");
-    expect(await a.next()).toEqual({ closed: true });
-    a.send("exit");
-    await a.exited;
+    await closeAndExit(a);
     // The file opens at once: nothing holds it.
-    const reopened = await createSession({ config: config(), sessionDir: root, sessionId: "rewritten" });
+    const reopened = await openSession("rewritten");
     expect(reopened.messages).toHaveLength(4);
     await reopened.close();
   }, 30_000);
@@ -1212,24 +1173,17 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
   it("save() rejects with AgentError `locked` once the lock was found lost, and writes nothing (r36 #10)", async () => {
     const file = join(root, "lost-save.jsonl");
     const lockPath = `${file}.lock`;
-    const session = await createSession({
-      config: config(),
-      sessionDir: root,
-      sessionId: "lost-save",
-      lockLeaseMs: 300,
-    });
+    const session = await openSession("lost-save", { lockLeaseMs: 300 });
     expect((await session.prompt("first")).status).toBe("ok");
     await session.save();
-    const other = { pid: 77, host: "web-other", token: "theirs", since: "2026-01-01T00:00:00.000Z" };
-    writeFileSync(lockPath, JSON.stringify({ ...other, leaseMs: 30_000 }));
+    takeOverAsOtherHost(lockPath);
     const stored = readFileSync(file, "utf8");
     // Past the lease since the last renewal, save() itself checks first (no need to wait for the timer).
-    const began = Date.now();
-    while (Date.now() - began < 400) {}
+    blockFor(400);
     const error = await refusal(session.save());
     expect(error.code).toBe("locked");
     expect(error.message).toBe(
-      `Session.save: nothing was written. The session file's lock ${lockPath} is no longer this session's: it now names process 77 on host web-other, since ${other.since}, which took it — after this session's 0.3 s lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand. The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
+      `Session.save: nothing was written. ${lostToOtherHost(lockPath)} The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
     );
     expect((await refusal(session.prompt("second"))).code).toBe("locked");
     expect((await refusal(session.save())).code).toBe("locked");
@@ -1243,35 +1197,17 @@ describe("a session whose lease lapsed writes nothing once its lock may be anoth
 });
 
 describe("clear() once the lock is lost (fix101)", () => {
-  const said = (file: string) =>
-    readFileSync(file, "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .flatMap((line) => {
-        const record = JSON.parse(line) as { message?: { role: string; content: unknown } };
-        return record.message ? [`${record.message.role}: ${String(record.message.content)}`] : [];
-      });
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
   it("throws AgentError `locked`, as save() rejects, and empties neither the other session's file nor anything in memory", async () => {
     const file = join(root, "lost-clear.jsonl");
     const lockPath = `${file}.lock`;
-    const a = await createSession({
-      config: config(),
-      sessionDir: root,
-      sessionId: "lost-clear",
-      lockLeaseMs: 300,
-    });
+    const a = await openSession("lost-clear", { lockLeaseMs: 300 });
     expect((await a.prompt("A1")).status).toBe("ok");
     // A's event loop is blocked past its lease while session B (another host, as the lock says over
     // a shared volume) takes the lock over: B's open runs synchronously up to its first wait.
-    const lock = { ...JSON.parse(readFileSync(lockPath, "utf8")), host: "web-A" };
-    writeFileSync(lockPath, `${JSON.stringify(lock)}\n`);
-    const then = new Date(Date.now() - 2000);
-    utimesSync(lockPath, then, then);
-    const opening = createSession({ config: config(), sessionDir: root, sessionId: "lost-clear" });
-    const began = Date.now();
-    while (Date.now() - began < 400) {}
+    asOtherHost(lockPath, "web-A");
+    backdate(lockPath, 2000);
+    const opening = openSession("lost-clear");
+    blockFor(400);
     const messages = [...a.messages];
     const timeline = a.getSnapshot().timeline;
     // clear() asks the lock first (past the lease it renews), finds it B's, and refuses.
@@ -1319,26 +1255,19 @@ describe("clear() once the lock is lost (fix101)", () => {
   it("prompt() is refused (locked) the same way, and adds, sends and writes nothing; it asks the lock first", async () => {
     const file = join(root, "lost-prompt.jsonl");
     const lockPath = `${file}.lock`;
-    const session = await createSession({
-      config: config(),
-      sessionDir: root,
-      sessionId: "lost-prompt",
-      lockLeaseMs: 300,
-    });
+    const session = await openSession("lost-prompt", { lockLeaseMs: 300 });
     expect((await session.prompt("first")).status).toBe("ok");
-    const other = { pid: 77, host: "web-other", token: "theirs", since: "2026-01-01T00:00:00.000Z" };
-    writeFileSync(lockPath, JSON.stringify({ ...other, leaseMs: 30_000 }));
+    takeOverAsOtherHost(lockPath);
     const stored = readFileSync(file, "utf8");
     const messages = [...session.messages];
     const requests = server.chatRequests.length;
     // Past the lease since the last renewal (the timer had no turn): prompt() itself finds the loss.
-    const began = Date.now();
-    while (Date.now() - began < 400) {}
+    blockFor(400);
     const timeline = session.getSnapshot().timeline;
     const refused = await refusal(session.prompt("second"));
     expect(refused.code).toBe("locked");
     expect(refused.message).toBe(
-      `Session.prompt: nothing was sent or written. The session file's lock ${lockPath} is no longer this session's: it now names process 77 on host web-other, since ${other.since}, which took it — after this session's 0.3 s lease went unrenewed (the process stopped or its event loop blocked, or the volume was out of reach, for that long), or after the lock was deleted by hand. The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
+      `Session.prompt: nothing was sent or written. ${lostToOtherHost(lockPath)} The session file is no longer this session's; close this session, and open the file again once the other session has let go of it.`,
     );
     // No user entry: only the loss's notice was added.
     expect(session.getSnapshot().timeline.slice(0, timeline.length)).toEqual(timeline);
@@ -1384,8 +1313,6 @@ const unshareWorks =
   spawnSync(ownPidNamespace[0] as string, [...ownPidNamespace.slice(1), "true"]).status === 0;
 
 describe("a lock of a process in another PID namespace of this hostname is held by its lease (r38 #7)", () => {
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
   it("refuses a second container's open while the holder (pid 1 of its own PID namespace) lives and renews, and takes the lock over once it was killed and its lease lapsed", async (ctx) => {
     if (!unshareWorks) {
       console.warn(
@@ -1404,7 +1331,7 @@ describe("a lock of a process in another PID namespace of this hostname is held 
     // time, and took the live lock over ("process 1 that took it has ended"): these opens succeeded.
     const began = Date.now();
     for (;;) {
-      const here = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "ns" }));
+      const here = await refusal(openSession("ns"));
       expect(here.code).toBe("locked");
       expect(here.message).toContain(
         `is open in process 1 on host ${hostname()} in another PID namespace (another container sharing the hostname), since ${lock.since}.`,
@@ -1435,14 +1362,12 @@ describe("a lock of a process in another PID namespace of this hostname is held 
     // Killed (no exit hook runs): refused while its lease may still run, taken over once it lapsed.
     a.proc.kill("SIGKILL");
     await a.exited;
-    expect((await refusal(createSession({ config: config(), sessionDir: root, sessionId: "ns" }))).code).toBe(
-      "locked",
-    );
+    expect((await refusal(openSession("ns"))).code).toBe("locked");
     await sleep(1800);
     // Taken over from this process's PID namespace, which is never the dead holder's. (A new
     // container's namespace may get the dead one's number again; its pid 1 is then told apart by its
     // start time, and the takeover says "process 1 that took it has ended".)
-    const taken = await createSession({ config: config(), sessionDir: root, sessionId: "ns" });
+    const taken = await openSession("ns");
     expect(noticesOf(taken)).toContainEqual(
       expect.stringMatching(
         new RegExp(
@@ -1453,19 +1378,14 @@ describe("a lock of a process in another PID namespace of this hostname is held 
     expect(taken.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
     await taken.close();
     expect(readFileSync(file, "utf8")).toContain("still the first container's");
-    expect(readdirSync(root).filter((name) => name.startsWith("ns.jsonl."))).toEqual([]);
+    expect(leftBeside("ns")).toEqual([]);
   }, 30_000);
 
   it("judges a lock of this hostname of an older version (no boot id, no PID namespace) by its lease, unless its pid runs here with the start time it records", async () => {
     if (process.platform !== "linux") return;
     const file = join(root, "old-ns.jsonl");
     const lockPath = `${file}.lock`;
-    const backdate = (ms: number) => {
-      const then = new Date(Date.now() - ms);
-      utimesSync(lockPath, then, then);
-    };
-    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
-    children.push(sleeper);
+    const sleeper = sleeperChild();
     const pid = sleeper.pid as number;
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
     const started = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
@@ -1473,28 +1393,28 @@ describe("a lock of a process in another PID namespace of this hostname is held 
     // Its pid here is a process started at another time: maybe another container's live holder.
     // Fresh, it is refused (the old code took it over at once: "the pid now belongs to a process started later").
     writeFileSync(lockPath, JSON.stringify({ ...old, started: "1" }));
-    const fresh = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "old-ns" }));
+    const fresh = await refusal(openSession("old-ns"));
     expect(fresh.code).toBe("locked");
     expect(fresh.message).toContain(
       `process ${pid} on host ${hostname()} (a lock of an older version, which records no PID namespace: it may be another container's)`,
     );
     expect(fresh.message).toContain("It records no lease");
-    backdate(40_000);
-    const lapsed = await createSession({ config: config(), sessionDir: root, sessionId: "old-ns" });
+    backdate(lockPath, 40_000);
+    const lapsed = await openSession("old-ns");
     expect(noticesOf(lapsed)).toContainEqual(
       expect.stringContaining(`its holder, process ${pid} on host ${hostname()} (a lock of an older version`),
     );
     await lapsed.close();
     // Its pid runs here with the start time it records: held, however old.
     writeFileSync(lockPath, JSON.stringify({ ...old, started }));
-    backdate(600_000);
-    const live = await refusal(createSession({ config: config(), sessionDir: root, sessionId: "old-ns" }));
+    backdate(lockPath, 600_000);
+    const live = await refusal(openSession("old-ns"));
     expect(live.code).toBe("locked");
     expect(live.message).toContain(`is open in process ${pid}, since ${old.since}.`);
     // That process gone, the lock (old) is taken over.
     sleeper.kill("SIGKILL");
     await new Promise((resolve) => sleeper.once("exit", resolve));
-    const taken = await createSession({ config: config(), sessionDir: root, sessionId: "old-ns" });
+    const taken = await openSession("old-ns");
     expect(noticesOf(taken)).toContainEqual(expect.stringContaining("was taken over"));
     await taken.close();
     expect(existsSync(lockPath)).toBe(false);

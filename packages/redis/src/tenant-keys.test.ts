@@ -32,6 +32,26 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
     closing.push(store);
     return store;
   };
+  const calibrationOn = async (
+    prefix: string,
+    endpointIdOf: RedisCapabilityStore["endpointIdOf"],
+    extra: { retainTenantMs?: number } = {},
+  ) => {
+    const calibration = await createRedisCalibration({ url: server.url, prefix, endpointIdOf, ...extra });
+    closing.push(calibration);
+    return calibration;
+  };
+  const routeLatches = async (prefix: string, extra: { retainTenantMs?: number } = {}) => {
+    const routes = await createRedisRouteLatches({ url: server.url, prefix, ...extra });
+    closing.push(routes);
+    return routes;
+  };
+  /** One instance's capability store, calibration (keyed by that store) and route latches on `prefix`. */
+  const tenantStores = async (prefix: string, extra: { retainTenantMs?: number } = {}) => {
+    const capabilities = await caps(prefix, extra);
+    const calibration = await calibrationOn(prefix, capabilities.endpointIdOf, extra);
+    return { capabilities, calibration, routes: await routeLatches(prefix, extra) };
+  };
   const send = async <T>(args: string[]) => (await raw.sendCommand(args)) as T;
   /** Every tenant key of `kind` under `prefix` (the index, the forgotten set and the generation aside). */
   const tenantKeys = async (prefix: string, kind: string) =>
@@ -40,6 +60,16 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
     );
   const indexed = async (prefix: string, kind: string) =>
     new Set(await send<string[]>(["SMEMBERS", `${prefix}${kind}:index`]));
+  /** Waits (bounded) until `prefix` holds `count` tenant keys of `kind`; the assertion after it decides. */
+  const untilKeys = (prefix: string, kind: string, count: number, ms?: number) =>
+    until(async () => (await tenantKeys(prefix, kind)).length === count, ms);
+  /** Lets `store`'s writes reach Redis, and what it hears back settle: sync, wait, sync again, wait. */
+  const settle = async (store: RedisCapabilityStore) => {
+    await store.sync();
+    await pause(300);
+    await store.sync();
+    await pause(200);
+  };
 
   beforeAll(async () => {
     server = await RedisServer.start();
@@ -85,10 +115,7 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
     await pause(20);
     stop = true;
     await latcher;
-    await a.sync();
-    await pause(300);
-    await a.sync();
-    await pause(200);
+    await settle(a);
 
     const index = await indexed(prefix, "caps");
     const outside = (await tenantKeys(prefix, "caps")).filter(
@@ -127,10 +154,7 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
     await pause(30);
     stop = true;
     await latcher;
-    await a.sync();
-    await pause(300);
-    await a.sync();
-    await pause(200);
+    await settle(a);
 
     const keys = await tenantKeys(prefix, "caps");
     const index = await indexed(prefix, "caps");
@@ -154,9 +178,8 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
     const prefix = fresh();
     const capsA = await caps(prefix);
     const capsB = await caps(prefix);
-    const calA = await createRedisCalibration({ url: server.url, prefix, endpointIdOf: capsA.endpointIdOf });
-    const calB = await createRedisCalibration({ url: server.url, prefix, endpointIdOf: capsB.endpointIdOf });
-    closing.push(calA, calB);
+    const calA = await calibrationOn(prefix, capsA.endpointIdOf);
+    const calB = await calibrationOn(prefix, capsB.endpointIdOf);
     const body = { messages: [{ role: "user", content: "z".repeat(700) }] };
     const onA = capsA.capabilitiesFor(base, "sk-cal");
     // Each reading lower than the last, its announcement heard back before the next is taken.
@@ -166,12 +189,7 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
     }
     const onB = capsB.capabilitiesFor(base, "sk-cal");
     const capsLate = await caps(prefix);
-    const calLate = await createRedisCalibration({
-      url: server.url,
-      prefix,
-      endpointIdOf: capsLate.endpointIdOf,
-    });
-    closing.push(calLate);
+    const calLate = await calibrationOn(prefix, capsLate.endpointIdOf);
     const onLate = capsLate.capabilitiesFor(base, "sk-cal");
     // The last four readings: those of 120..180 tokens, the highest of them the 120's.
     expect(calA.charsPerTokenFor(onA, "m")).toBe(calB.charsPerTokenFor(onB, "m"));
@@ -197,16 +215,7 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
   it("gives caps:, calibration: and routes: keys (and their indexes) the retention as expiry, renewed when written and when used", async () => {
     const prefix = fresh();
     const retainTenantMs = 4000; // renewed on use at most every 400 ms
-    const a = await caps(prefix, { retainTenantMs });
-    const calibration = await createRedisCalibration({
-      url: server.url,
-      prefix,
-      retainTenantMs,
-      endpointIdOf: a.endpointIdOf,
-    });
-    closing.push(calibration);
-    const routes = await createRedisRouteLatches({ url: server.url, prefix, retainTenantMs });
-    closing.push(routes);
+    const { capabilities: a, calibration, routes } = await tenantStores(prefix, { retainTenantMs });
 
     const supports = a.capabilitiesFor(base, "sk-ttl");
     supports.usageInStream = false;
@@ -214,7 +223,7 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
     const body = { messages: [{ role: "user", content: "x".repeat(400) }] };
     calibration.calibrate(supports, "m", body, 100);
     routes.set("http://routes.example", { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
-    await until(async () => (await tenantKeys(prefix, "routes")).length === 1);
+    await untilKeys(prefix, "routes", 1);
 
     const [capsKey] = await tenantKeys(prefix, "caps");
     const [calibrationKey] = await tenantKeys(prefix, "calibration");
@@ -262,16 +271,7 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
   it("drops from each index, on reload, the tenants whose key expired; a key written again keeps its entry", async () => {
     const prefix = fresh();
     const retainTenantMs = 400;
-    const a = await caps(prefix, { retainTenantMs });
-    const calibration = await createRedisCalibration({
-      url: server.url,
-      prefix,
-      retainTenantMs,
-      endpointIdOf: a.endpointIdOf,
-    });
-    closing.push(calibration);
-    const routes = await createRedisRouteLatches({ url: server.url, prefix, retainTenantMs });
-    closing.push(routes);
+    const { capabilities: a, calibration, routes } = await tenantStores(prefix, { retainTenantMs });
     for (let k = 0; k < 3; k++) {
       const supports = a.capabilitiesFor(base, `sk-old-${k}`);
       supports.usageInStream = false;
@@ -318,22 +318,14 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
 
   it("gives the keys an older version wrote with no expiry (and their index) the retention at the next reload, so they are retired and none outlives its index", async () => {
     const prefix = fresh();
-    const a = await caps(prefix);
-    const calibration = await createRedisCalibration({
-      url: server.url,
-      prefix,
-      endpointIdOf: a.endpointIdOf,
-    });
-    closing.push(calibration);
-    const routes = await createRedisRouteLatches({ url: server.url, prefix });
-    closing.push(routes);
+    const { capabilities: a, calibration, routes } = await tenantStores(prefix);
     const supports = a.capabilitiesFor(base, "sk-old");
     supports.strictSchemas = false;
     await a.sync();
     calibration.calibrate(supports, "m", { messages: [{ role: "user", content: "z".repeat(400) }] }, 100);
     routes.set("http://old-routes.example", { neither: true, lmstudioGone: false, lmstudioMissUntil: 0 });
-    await until(async () => (await tenantKeys(prefix, "routes")).length === 1);
-    await until(async () => (await tenantKeys(prefix, "calibration")).length === 1);
+    await untilKeys(prefix, "routes", 1);
+    await untilKeys(prefix, "calibration", 1);
     const kinds = ["caps", "calibration", "routes"];
     // What the version before tenant keys expired left: every key and index with no expiry.
     const old: string[] = [];
@@ -344,16 +336,7 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
 
     // The upgraded hosts start (each start is a reload), with a short retention.
     const retainTenantMs = 1500;
-    const b = await caps(prefix, { retainTenantMs });
-    const bCalibration = await createRedisCalibration({
-      url: server.url,
-      prefix,
-      retainTenantMs,
-      endpointIdOf: b.endpointIdOf,
-    });
-    closing.push(bCalibration);
-    const bRoutes = await createRedisRouteLatches({ url: server.url, prefix, retainTenantMs });
-    closing.push(bRoutes);
+    await tenantStores(prefix, { retainTenantMs });
     for (const key of old) {
       expect(await pttl(key), key).toBeGreaterThan(0);
       expect(await pttl(key), key).toBeLessThanOrEqual(retainTenantMs);
@@ -379,7 +362,7 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
     a.capabilitiesFor(base, "sk-lapse").strictSchemas = false;
     await a.sync();
     expect(await tenantKeys(prefix, "caps")).toHaveLength(1);
-    await until(async () => (await tenantKeys(prefix, "caps")).length === 0, 3000);
+    await untilKeys(prefix, "caps", 0, 3000);
     expect(await tenantKeys(prefix, "caps")).toEqual([]);
     // Used again on A (the renewal finds the key gone), then another field learned.
     a.capabilitiesFor(base, "sk-lapse");
@@ -399,43 +382,34 @@ describe.skipIf(!HAS_REDIS)("tenant keys in Redis: written whole, retired by exp
     const retainTenantMs = 1000;
     const a = await caps(prefix);
     const supports = a.capabilitiesFor(base, "sk-cal-lapse");
-    const calibration = await createRedisCalibration({
-      url: server.url,
-      prefix,
-      retainTenantMs,
-      endpointIdOf: a.endpointIdOf,
-    });
-    closing.push(calibration);
+    const calibration = await calibrationOn(prefix, a.endpointIdOf, { retainTenantMs });
     calibration.calibrate(supports, "m", { messages: [{ role: "user", content: "w".repeat(700) }] }, 100);
-    await until(async () => (await tenantKeys(prefix, "calibration")).length === 1);
+    await untilKeys(prefix, "calibration", 1);
     const high = calibration.charsPerTokenFor(supports, "m");
-    await until(async () => (await tenantKeys(prefix, "calibration")).length === 0, 3000);
+    await untilKeys(prefix, "calibration", 0, 3000);
     expect(await tenantKeys(prefix, "calibration")).toEqual([]);
     // Read for a request (the renewal finds the list gone), then a lower reading taken.
     calibration.charsPerTokenFor(supports, "m");
     await pause(100);
     calibration.calibrate(supports, "m", { messages: [{ role: "user", content: "w".repeat(250) }] }, 100);
-    await until(async () => (await tenantKeys(prefix, "calibration")).length === 1);
+    await untilKeys(prefix, "calibration", 1);
     await pause(50);
     expect(calibration.charsPerTokenFor(supports, "m")).toBe(high);
-    const late = await createRedisCalibration({ url: server.url, prefix, endpointIdOf: a.endpointIdOf });
-    closing.push(late);
+    const late = await calibrationOn(prefix, a.endpointIdOf);
     expect(late.charsPerTokenFor(supports, "m")).toBe(high);
   }, 20_000);
 
   it("route latches: a server whose key expired under an instance that holds it is written again when it is used", async () => {
     const prefix = fresh();
     const retainTenantMs = 1000;
-    const routes = await createRedisRouteLatches({ url: server.url, prefix, retainTenantMs });
-    closing.push(routes);
+    const routes = await routeLatches(prefix, { retainTenantMs });
     routes.set("http://lapse.example", { neither: false, lmstudioGone: true, lmstudioMissUntil: 0 });
-    await until(async () => (await tenantKeys(prefix, "routes")).length === 1);
-    await until(async () => (await tenantKeys(prefix, "routes")).length === 0, 3000);
+    await untilKeys(prefix, "routes", 1);
+    await untilKeys(prefix, "routes", 0, 3000);
     expect(await tenantKeys(prefix, "routes")).toEqual([]);
     expect(routes.get("http://lapse.example")?.lmstudioGone).toBe(true);
-    await until(async () => (await tenantKeys(prefix, "routes")).length === 1, 1500);
-    const late = await createRedisRouteLatches({ url: server.url, prefix });
-    closing.push(late);
+    await untilKeys(prefix, "routes", 1, 1500);
+    const late = await routeLatches(prefix);
     expect(late.get("http://lapse.example")?.lmstudioGone).toBe(true);
   }, 20_000);
 

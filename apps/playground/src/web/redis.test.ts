@@ -31,6 +31,39 @@ async function readAll(url: string): Promise<{ status: number; events: Sse[]; id
   return { status: res.status, events, ids };
 }
 
+const newClient = (url: string) => createClient({ url });
+type RedisClient = ReturnType<typeof newClient>;
+
+/** Runs `body` with a client connected to the Redis at `url`, destroyed after. */
+async function withClient<T>(url: string, body: (client: RedisClient) => Promise<T>): Promise<T> {
+  const client = newClient(url);
+  await client.connect();
+  try {
+    return await body(client);
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Makes the redis-server ask for `password` from now on. */
+async function requirePassword(server: RedisServer, password: string): Promise<void> {
+  const client = createClient({ url: server.url });
+  await client.connect();
+  await client.configSet("requirepass", password);
+  await client.quit();
+}
+
+/** A JSON API call to `web`, given at most 10 s to answer: its status, body, and how long it took. */
+async function callApi(web: WebServer, path: string, init: RequestInit = {}) {
+  const began = Date.now();
+  const res = await fetch(new URL(path, web.url), {
+    ...init,
+    headers: { "content-type": "application/json" },
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, ms: Date.now() - began };
+}
+
 if (!HAS_REDIS) console.warn(`playground --redis tests skipped: ${SKIP_MESSAGE}`);
 
 describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
@@ -99,9 +132,7 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
   }, 60_000);
 
   it("reads past run records another process wrote malformed: no such run, never a 400 quoting them", async () => {
-    const raw = createClient({ url: redis.url });
-    await raw.connect();
-    try {
+    await withClient(redis.url, async (raw) => {
       const records = { garbled: "{not json", nothing: "null", numbered: '{"id":7,"prompt":[]}' };
       for (const [id, text] of Object.entries(records))
         await raw.set(`loopwright:playground:run:${id}`, text);
@@ -114,9 +145,7 @@ describe.skipIf(!HAS_REDIS)("two web playgrounds on one Redis", () => {
         expect(events.status).toBe(404);
         expect(await events.text()).not.toContain("not json");
       }
-    } finally {
-      raw.destroy();
-    }
+    });
   });
 });
 
@@ -133,19 +162,29 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
     await redis?.kill();
   });
 
-  /** Another playground ran `id` (`count` events), died without `done`, and its stream has expired. */
-  const expiredRun = async (id: string, count: number) => {
+  /**
+   * Another playground (its bus on the default prefix, its unended runs kept 1.5 s) ran `id`, one
+   * output event per text, then died without `done`; its record says the run has not ended.
+   */
+  const deadRun = async (id: string, texts: string[]) => {
     const dead = await createRedisBus({
       url: redis.url,
       settings: { retainUnendedMs: 1500 },
       onError: () => {},
     });
-    for (let i = 0; i < count; i++) dead.emit(id, { kind: "output", text: `e${i}` });
+    for (const text of texts) dead.emit(id, { kind: "output", text });
     await dead.flushed();
     await dead.close();
     const shared = await connectSharedRuns(redis.url);
     await shared.put({ id, prompt: "q", ended: false });
     await shared.close();
+  };
+  /** A {@link deadRun} of `count` events whose stream has expired since. */
+  const expiredRun = async (id: string, count: number) => {
+    await deadRun(
+      id,
+      Array.from({ length: count }, (_, i) => `e${i}`),
+    );
     await new Promise((resolve) => setTimeout(resolve, 2500));
   };
 
@@ -165,6 +204,23 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
     };
   };
 
+  /**
+   * The run's events as a page asks for them (`headers`): a stream that ends (200) holding one
+   * event, a notice at `seq` of no dropped events with these `fields`. Answers its frames.
+   */
+  const onlyNotice = async (
+    id: string,
+    headers: Record<string, string>,
+    seq: number,
+    fields: Record<string, unknown> = {},
+  ) => {
+    const { status, body, frames, events } = await eventsOf(id, headers);
+    expect(status).toBe(200);
+    expect(body).not.toContain("(no end");
+    expect(events).toEqual([expect.objectContaining({ kind: "notice", seq, dropped: 0, ...fields })]);
+    return frames;
+  };
+
   it("a page resuming a dead run whose stream had already expired (record: not ended) is sent the notice at its Last-Event-ID, and the stream ends", async () => {
     await expiredRun("expired-before", 2);
     // The shared record still names the run, not ended; Redis holds nothing of it.
@@ -173,21 +229,13 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
     };
     expect(state.run?.ended).toBe(false);
     const started = Date.now();
-    const { status, body, frames, events } = await eventsOf("expired-before", { "last-event-id": "2" });
-    expect(status).toBe(200);
     // Before, the watcher found no stream, read nothing and waited for ever: the page's stream never ended.
-    expect(body).not.toContain("(no end");
-    expect(events).toEqual([
-      expect.objectContaining({
-        kind: "notice",
-        seq: 2,
-        dropped: 0,
-        // Missing when the page came back: whether the run ended cannot be told, so it is not said.
-        text: expect.stringMatching(
-          /gone from Redis \(expired or removed\) and whether it ended cannot be told/,
-        ),
-      }),
-    ]);
+    const frames = await onlyNotice("expired-before", { "last-event-id": "2" }, 2, {
+      // Missing when the page came back: whether the run ended cannot be told, so it is not said.
+      text: expect.stringMatching(
+        /gone from Redis \(expired or removed\) and whether it ended cannot be told/,
+      ),
+    });
     expect(frames[0]).toMatch(/^id: 2$/m);
     // The grace (3 s here) first: the stream of a live run lost to a Redis restart comes back with
     // its next write.
@@ -199,10 +247,7 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
   it("a page loading a dead run from its start (no Last-Event-ID) is sent the notice at seq 0 once the grace has passed", async () => {
     await expiredRun("expired-fresh", 1);
     const started = Date.now();
-    const { status, body, events } = await eventsOf("expired-fresh", {});
-    expect(status).toBe(200);
-    expect(body).not.toContain("(no end");
-    expect(events).toEqual([expect.objectContaining({ kind: "notice", seq: 0, dropped: 0 })]);
+    await onlyNotice("expired-fresh", {}, 0);
     // Not before the grace: a run recorded a moment ago may not have written its first event yet.
     expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
   }, 20_000);
@@ -215,35 +260,15 @@ describe.skipIf(!HAS_REDIS)("a followed run whose host died part-way", () => {
   });
 
   it("a reader resuming with Last-Event-ID at the run's last event is sent the watcher's 'stream is gone' notice, at that seq", async () => {
-    // Another playground (its bus on the default prefix) ran "crashed": two events, then it died
-    // without `done`, its unended runs kept 1.5 s. Its record says the run has not ended.
-    const dead = await createRedisBus({
-      url: redis.url,
-      settings: { retainUnendedMs: 1500 },
-      onError: () => {},
-    });
-    dead.emit("crashed", { kind: "output", text: "one" });
-    dead.emit("crashed", { kind: "output", text: "two" });
-    await dead.flushed();
-    await dead.close();
-    const shared = await connectSharedRuns(redis.url);
-    await shared.put({ id: "crashed", prompt: "q", ended: false });
-    await shared.close();
+    // Another playground ran "crashed": two events, then it died without `done`.
+    await deadRun("crashed", ["one", "two"]);
 
     // The page had seqs 1-2; the browser's reconnect sends Last-Event-ID: 2.
-    const { status, body, frames, events } = await eventsOf("crashed", { "last-event-id": "2" });
-    expect(status).toBe(200);
     // Before, the watcher could not tell the stream was gone (it read no entry), and the server
     // skipped every event at or below Last-Event-ID: nothing was sent, and the stream never ended.
-    expect(body).not.toContain("(no end");
-    expect(events).toEqual([
-      expect.objectContaining({
-        kind: "notice",
-        seq: 2,
-        dropped: 0,
-        text: expect.stringMatching(/gone from Redis \(expired\)/),
-      }),
-    ]);
+    const frames = await onlyNotice("crashed", { "last-event-id": "2" }, 2, {
+      text: expect.stringMatching(/gone from Redis \(expired\)/),
+    });
     expect(frames[0]).toMatch(/^id: 2$/m);
   }, 20_000);
 });
@@ -252,10 +277,7 @@ describe.skipIf(!HAS_REDIS)("--redis with a password in the URL", () => {
   let redis: RedisServer;
   beforeAll(async () => {
     redis = await RedisServer.start();
-    const client = createClient({ url: redis.url });
-    await client.connect();
-    await client.configSet("requirepass", "pw-sekret-2468");
-    await client.quit();
+    await requirePassword(redis, "pw-sekret-2468");
   }, 30_000);
   afterAll(() => redis?.kill());
 
@@ -291,7 +313,7 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
   let url = "";
   beforeEach(async () => {
     redis = await RedisServer.start();
-    await requirePassword(redis);
+    await requirePassword(redis, PASSWORD);
     url = `redis://:${PASSWORD}@127.0.0.1:${redis.port}/0`;
     web = await startWebServer({ redis: url });
   }, 30_000);
@@ -307,27 +329,8 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
     });
   });
 
-  async function requirePassword(server: RedisServer): Promise<void> {
-    const client = createClient({ url: server.url });
-    await client.connect();
-    await client.configSet("requirepass", PASSWORD);
-    await client.quit();
-  }
-
   /** An API call given at most 10 s to answer: the old server left POST /api/runs unanswered. */
-  const call = async (path: string, init: RequestInit = {}) => {
-    const began = Date.now();
-    const res = await fetch(new URL(path, web!.url), {
-      ...init,
-      headers: { "content-type": "application/json" },
-      signal: AbortSignal.timeout(10_000),
-    });
-    return {
-      status: res.status,
-      body: (await res.json()) as Record<string, unknown>,
-      ms: Date.now() - began,
-    };
-  };
+  const call = (path: string, init: RequestInit = {}) => callApi(web!, path, init);
   const ask = (prompt: string) => call("api/runs", { method: "POST", body: JSON.stringify({ prompt }) });
   const shown = () => `Redis at redis://127.0.0.1:${redis!.port}/0 is not reachable: `;
 
@@ -351,16 +354,12 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
     const after = await call("api/state");
     expect(after.status).toBe(200);
     expect(after.body.run).toBeUndefined();
-    const client = createClient({ url });
-    await client.connect();
-    try {
+    await withClient(url, async (client) => {
       const keys = await client.keys("loopwright:playground:run:*");
       expect(keys).toEqual([]);
       // No run before them: the pointer the late writes set is taken back too, not left naming none.
       expect(await client.get("loopwright:playground:latest")).toBeNull();
-    } finally {
-      client.destroy();
-    }
+    });
 
     // And the next prompt runs as usual, alone.
     const started = await ask("what is 5+5");
@@ -386,7 +385,7 @@ describe.skipIf(!HAS_REDIS)("--redis with Redis gone mid-session", () => {
     // A fresh, empty redis-server on the same port with the password again: the playground's
     // clients reconnect by themselves, and the refused prompt is not run then.
     await redis!.start();
-    await requirePassword(redis!);
+    await requirePassword(redis!, PASSWORD);
     let after = await call("api/state");
     for (let i = 0; i < 20 && after.status !== 200; i++) {
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -418,28 +417,48 @@ describe.skipIf(!HAS_REDIS)(
       await redis?.kill();
     });
 
-    const call = async (web: WebServer, path: string, init: RequestInit = {}) => {
-      const res = await fetch(new URL(path, web.url), {
-        ...init,
-        headers: { "content-type": "application/json" },
-        signal: AbortSignal.timeout(10_000),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
+    const call = callApi;
     const ask = (web: WebServer, prompt: string) =>
       call(web, "api/runs", { method: "POST", body: JSON.stringify({ prompt }) });
+    /** A playground on the Redis at `url`, closed after the test. */
+    const startWeb = async (url: string) => {
+      const web = await startWebServer({ redis: url });
+      webs.push(web);
+      return web;
+    };
+    /** Prompts `web` (accepted: 201) and reads the run's events to their end; answers its record. */
+    const runToEnd = async (web: WebServer, prompt: string) => {
+      const started = await ask(web, prompt);
+      expect(started.status).toBe(201);
+      await (await fetch(new URL(`api/runs/${String(started.body.id)}/events`, web.url))).text();
+      return { id: started.body.id, prompt, ended: true };
+    };
+    /**
+     * Waits (at most 10 s) until Redis holds no more than `count` run records, the late ones taken
+     * back, then 300 ms more for anything after them; the assertions after it decide.
+     */
+    const untilRunRecords = async (client: RedisClient, count: number) => {
+      const end = Date.now() + 10_000;
+      while (Date.now() < end && (await client.keys("loopwright:playground:run:*")).length > count)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    };
+
+    /** Redis holds the record of run `id` alone, and `latest` names it, with an expiry. */
+    const expectOnlyRecord = async (client: RedisClient, id: unknown) => {
+      expect(await client.keys("loopwright:playground:run:*")).toEqual([
+        `loopwright:playground:run:${String(id)}`,
+      ]);
+      expect(await client.get("loopwright:playground:latest")).toBe(id);
+      expect(await client.ttl("loopwright:playground:latest")).toBeGreaterThan(0);
+    };
 
     it("every playground still shows the run before them once Redis answers again (the late `latest` is taken back)", async () => {
       redis = await RedisServer.start();
       const url = `${redis.url}/0`;
-      const a = await startWebServer({ redis: url });
-      webs.push(a);
-      const b = await startWebServer({ redis: url });
-      webs.push(b);
-      const first = await ask(a, "R0: what is 2+2");
-      expect(first.status).toBe(201);
-      await (await fetch(new URL(`api/runs/${String(first.body.id)}/events`, a.url))).text();
-      const r0 = { id: first.body.id, prompt: "R0: what is 2+2", ended: true };
+      const a = await startWeb(url);
+      const b = await startWeb(url);
+      const r0 = await runToEnd(a, "R0: what is 2+2");
       expect((await call(b, "api/state")).body.run).toEqual(r0);
 
       redis.pause();
@@ -448,26 +467,14 @@ describe.skipIf(!HAS_REDIS)(
       expect((await ask(a, "R2: refused too")).status).toBe(503);
       redis.resume();
 
-      const client = createClient({ url });
-      await client.connect();
-      try {
-        const end = Date.now() + 10_000;
-        while (Date.now() < end && (await client.keys("loopwright:playground:run:*")).length > 1)
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(await client.keys("loopwright:playground:run:*")).toEqual([
-          `loopwright:playground:run:${String(r0.id)}`,
-        ]);
-        expect(await client.get("loopwright:playground:latest")).toBe(r0.id);
-        expect(await client.ttl("loopwright:playground:latest")).toBeGreaterThan(0);
-      } finally {
-        client.destroy();
-      }
+      await withClient(url, async (client) => {
+        await untilRunRecords(client, 1);
+        await expectOnlyRecord(client, r0.id);
+      });
       expect((await call(a, "api/state")).body.run).toEqual(r0);
       expect((await call(b, "api/state")).body.run).toEqual(r0);
       // A playground opened afterwards finds it too (it has no run of its own to fall back on).
-      const c = await startWebServer({ redis: url });
-      webs.push(c);
+      const c = await startWeb(url);
       expect((await call(c, "api/state")).body.run).toEqual(r0);
     }, 40_000);
 
@@ -475,18 +482,12 @@ describe.skipIf(!HAS_REDIS)(
       redis = await RedisServer.start();
       proxy = await startCutProxy(redis.port);
       // The playground reaches Redis through a link the test can fail; the test reads Redis directly.
-      const a = await startWebServer({ redis: `redis://127.0.0.1:${proxy.port}/0` });
-      webs.push(a);
-      const first = await ask(a, "R0: what is 2+2");
-      expect(first.status).toBe(201);
-      await (await fetch(new URL(`api/runs/${String(first.body.id)}/events`, a.url))).text();
-      const r0 = { id: first.body.id, prompt: "R0: what is 2+2", ended: true };
+      const a = await startWeb(`redis://127.0.0.1:${proxy.port}/0`);
+      const r0 = await runToEnd(a, "R0: what is 2+2");
 
-      const client = createClient({ url: `${redis.url}/0` });
-      await client.connect();
-      try {
+      await withClient(`${redis.url}/0`, async (client) => {
         // Redis carries out both writes; their answers (with the run each replaced) never come back.
-        proxy.loseAnswers();
+        proxy!.loseAnswers();
         const r1 = await ask(a, "R1: refused");
         const r2 = await ask(a, "R2: refused too");
         expect([r1.status, r2.status]).toEqual([503, 503]);
@@ -494,60 +495,36 @@ describe.skipIf(!HAS_REDIS)(
         expect(late).not.toBe(r0.id); // the late `latest`: R2's
         expect(await client.keys("loopwright:playground:run:*")).toHaveLength(3);
         // Then the link fails: the writes fail unanswered, and the client reconnects by itself.
-        proxy.cut();
+        proxy!.cut();
 
-        const end = Date.now() + 10_000;
-        while (Date.now() < end && (await client.keys("loopwright:playground:run:*")).length > 1)
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(await client.keys("loopwright:playground:run:*")).toEqual([
-          `loopwright:playground:run:${String(r0.id)}`,
-        ]);
+        await untilRunRecords(client, 1);
         // Was deleted: a take-back that did not know what the write replaced left no `latest` at all.
-        expect(await client.get("loopwright:playground:latest")).toBe(r0.id);
-        expect(await client.ttl("loopwright:playground:latest")).toBeGreaterThan(0);
-      } finally {
-        client.destroy();
-      }
+        await expectOnlyRecord(client, r0.id);
+      });
       expect((await call(a, "api/state")).body.run).toEqual(r0);
-      const b = await startWebServer({ redis: `${redis.url}/0` });
-      webs.push(b);
+      const b = await startWeb(`${redis.url}/0`);
       expect((await call(b, "api/state")).body.run).toEqual(r0);
     }, 40_000);
 
     it("a run another playground started meanwhile stays `latest` (the take-back never replaces a run really accepted)", async () => {
       redis = await RedisServer.start();
       proxy = await startCutProxy(redis.port);
-      const a = await startWebServer({ redis: `redis://127.0.0.1:${proxy.port}/0` });
-      webs.push(a);
-      const b = await startWebServer({ redis: `${redis.url}/0` });
-      webs.push(b);
-      const first = await ask(a, "R0: what is 2+2");
-      expect(first.status).toBe(201);
-      await (await fetch(new URL(`api/runs/${String(first.body.id)}/events`, a.url))).text();
+      const a = await startWeb(`redis://127.0.0.1:${proxy.port}/0`);
+      const b = await startWeb(`${redis.url}/0`);
+      await runToEnd(a, "R0: what is 2+2");
 
       proxy.loseAnswers();
       expect((await ask(a, "R1: refused")).status).toBe(503);
       // B reaches Redis directly: its prompt is accepted, between A's two refused ones.
-      const accepted = await ask(b, "R3: accepted on B");
-      expect(accepted.status).toBe(201);
-      await (await fetch(new URL(`api/runs/${String(accepted.body.id)}/events`, b.url))).text();
+      const r3 = await runToEnd(b, "R3: accepted on B");
       expect((await ask(a, "R2: refused too")).status).toBe(503);
       proxy.cut();
 
-      const client = createClient({ url: `${redis.url}/0` });
-      await client.connect();
-      try {
-        const end = Date.now() + 10_000;
-        while (Date.now() < end && (await client.keys("loopwright:playground:run:*")).length > 2)
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        await new Promise((resolve) => setTimeout(resolve, 300));
+      await withClient(`${redis.url}/0`, async (client) => {
+        await untilRunRecords(client, 2);
         expect(await client.keys("loopwright:playground:run:*")).toHaveLength(2);
-        expect(await client.get("loopwright:playground:latest")).toBe(accepted.body.id);
-      } finally {
-        client.destroy();
-      }
-      const r3 = { id: accepted.body.id, prompt: "R3: accepted on B", ended: true };
+        expect(await client.get("loopwright:playground:latest")).toBe(r3.id);
+      });
       expect((await call(a, "api/state")).body.run).toEqual(r3);
       expect((await call(b, "api/state")).body.run).toEqual(r3);
     }, 40_000);
