@@ -635,6 +635,10 @@ export class Session {
   #questions = 0;
   /** The running prompt's own message: on the timeline already when the agent adds it. */
   #asked: AgentMessage | undefined;
+  /** The message `Session.prompt` is handing its agent, until the agent's checks (#beforeRun) take it. */
+  #starting: AgentMessage | undefined;
+  /** Whether the running prompt's run has begun (#begin): a prompt refused before that shows and changes nothing. */
+  #begun = false;
   /** The answer text a stopped or failed turn had streamed (the agent's last unfinished message). */
   #cut = "";
   /**
@@ -943,14 +947,19 @@ export class Session {
   /**
    * Runs a prompt until the model answers, stalls, runs out of turns, fails or is aborted; the file
    * is written as it goes. Never rejects for a failed run (see `status`, `error`). Throws
-   * `SessionBusyError` while a run is going, `AgentError` (`invalid-input`) for an empty prompt,
-   * (`closed`) after `close()` or `dispose()` (nothing sent or written), and (`locked`, saying why)
-   * once the file's lock was found lost, as `save()` rejects: nothing is sent, written or added (a
-   * run the loss was found during goes on, writing nothing more, with a notice).
+   * `SessionBusyError` while a run is going (a prompt, or a run the host started on `agent`),
+   * `AgentError` (`invalid-input`) for an empty prompt, (`closed`) after `close()` or `dispose()`
+   * (nothing sent or written), and (`locked`, saying why) once the file's lock was found lost, as
+   * `save()` rejects: nothing is sent, written or added (a run the loss was found during goes on,
+   * writing nothing more, with a notice). The lock is asked here and again by the agent before the
+   * run shows anything (its metrics, its user entry), so a loss either finds is refused as
+   * `Session.prompt` with nothing left behind.
    */
   async prompt(text: string): Promise<PromptResult> {
     if (this.#closed) throw closedError("Session.prompt");
-    if (this.#running) throw new SessionBusyError("prompt");
+    // A run the host started on the agent too (refused here, as clear() refuses it, rather than by
+    // the agent once this prompt's user entry was shown).
+    if (this.#running || this.agent.isRunning) throw new SessionBusyError("prompt");
     this.#refuseLost("Session.prompt");
     if (typeof text !== "string" || text.trim() === "") {
       throw new AgentError("invalid-input", "Session.prompt: the prompt must be non-empty text.");
@@ -959,23 +968,14 @@ export class Session {
     this.#runEnd = new Promise((resolve) => {
       this.#runEnded = resolve;
     });
-    this.#stalled = false;
-    this.#lastCalls = "";
-    this.#repeats = 0;
-    this.#textOnly = 0;
-    this.#toolTurns = 0;
-    this.#before = 0;
-    this.#started = Date.now();
-    this.#firstText = 0;
-    this.#metrics = { ...INITIAL_RUN_METRICS, running: true };
-    this.#emitMetrics();
-    this.#ticker = setInterval(() => this.#emitMetrics(), 1000);
-    this.#ticker.unref?.();
-    this.#push({ type: "user", text });
-    this.#asked = userMessage(text);
-    this.#cut = "";
+    const asked = userMessage(text);
+    // What the run shows (its metrics, the user entry) starts in the agent's checks, once they have
+    // passed (#beforeRun): no host listener runs between this session's lock check and its agent's,
+    // and a refusal by either leaves the timeline, the transcript and the metrics as they were.
+    this.#starting = asked;
+    this.#begun = false;
     try {
-      const result = await this.agent.prompt(this.#asked);
+      const result = await this.agent.prompt(asked);
       const reply = lastReply(result.messages);
       let status: RunStatus;
       if (result.status === "aborted") status = "aborted";
@@ -998,13 +998,38 @@ export class Session {
       if (this.#todos.length > 0 && this.#todos.every((t) => t.status === "completed")) this.#setTodos([]);
       return { status, reply, ...(status === "error" ? { error: result.error ?? "The run failed." } : {}) };
     } finally {
-      this.#persist();
-      this.#closeOpenTools();
-      clearInterval(this.#ticker);
+      this.#starting = undefined;
+      const begun = this.#begun;
+      this.#begun = false;
+      if (begun) {
+        this.#persist();
+        this.#closeOpenTools();
+        clearInterval(this.#ticker);
+      }
       this.#running = false;
-      this.#emitMetrics();
+      if (begun) this.#emitMetrics();
       this.#runEnded();
     }
+  }
+
+  /** The start of a prompt's run the host sees (its metrics, its user entry): after every check before the run. */
+  #begin(asked: AgentMessage): void {
+    this.#begun = true;
+    this.#stalled = false;
+    this.#lastCalls = "";
+    this.#repeats = 0;
+    this.#textOnly = 0;
+    this.#toolTurns = 0;
+    this.#before = 0;
+    this.#started = Date.now();
+    this.#firstText = 0;
+    this.#cut = "";
+    this.#asked = asked;
+    this.#metrics = { ...INITIAL_RUN_METRICS, running: true };
+    this.#emitMetrics();
+    this.#ticker = setInterval(() => this.#emitMetrics(), 1000);
+    this.#ticker.unref?.();
+    this.#push({ type: "user", text: messageText(asked) });
   }
 
   /**
@@ -1014,9 +1039,19 @@ export class Session {
    * `catalog` option, or what the host assigned since.
    */
   #beforeRun(method: string): void {
-    if (this.#closed) throw closedError(method);
-    this.#refuseLost(method);
+    // The run Session.prompt starts: refused as Session.prompt (what the host called), with nothing
+    // shown yet — a lease that lapsed since its own check is found here, and leaves nothing behind.
+    const starting = this.#starting;
+    this.#starting = undefined;
+    const by = starting ? "Session.prompt" : method;
+    if (this.#closed) throw closedError(by);
+    this.#refuseLost(by);
     if (this.#mcp) this.agent.catalog = this.#catalog();
+    if (starting) {
+      this.#begin(starting);
+      // Closed by a listener of what #begin showed: no run starts.
+      if (this.#closed) throw closedError(by);
+    }
   }
 
   /**
