@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Calibration, contextChars, createCalibration, type EndpointKey } from "@loopwright/ledger";
 import { type RedisOptions, whenReady } from "./connection.js";
+import { RedisStoreError } from "./errors.js";
 import { ForgetLog, REMEMBER_LUA, registerForgetLog } from "./forgets.js";
 import { MAX_OWED, Owed } from "./owed.js";
 import {
@@ -77,6 +78,27 @@ function plausible(reading: unknown): reading is number {
 }
 
 /**
+ * Checks `endpointIdOf` before anything connects: absent (or null), or a function. A slip such as
+ * the capability store itself, or an id string, would otherwise be taken and throw a `TypeError`
+ * from the loop's first calibration. Throws `RedisStoreError` (`invalid-option`) naming `where`.
+ */
+function endpointIdOfOption(value: unknown, where: string): void {
+  if (value === undefined || value === null || typeof value === "function") return;
+  const given =
+    typeof value === "string"
+      ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
+      : typeof value === "object"
+        ? Array.isArray(value)
+          ? "an array"
+          : "an object"
+        : `a ${typeof value}`;
+  throw new RedisStoreError(
+    "invalid-option",
+    `${where}: \`endpointIdOf\` must be a function (give the capability store's \`endpointIdOf\`; leave it out to calibrate object endpoints locally only), and was given ${given}.`,
+  );
+}
+
+/**
  * Makes a calibration store shared through Redis and loads every reading already there.
  *
  * A reading taken on one instance (a list per
@@ -97,7 +119,9 @@ export async function openCalibration(
   options: RedisCalibrationOptions,
   where: string,
 ): Promise<RedisCalibration> {
-  const started = await startTenantStore(options, where, "calibration");
+  const started = await startTenantStore(options, where, "calibration", () =>
+    endpointIdOfOption(options.endpointIdOf, where),
+  );
   const { writer, subscriber, ask, starting, listen, retainMs, renewMs } = started;
   const { prefix, report, channel, indexKey, keyOf } = started;
   const generationKey = `${prefix}calibration:generation`;

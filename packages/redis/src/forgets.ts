@@ -13,6 +13,17 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 `;
 
 /**
+ * How long a mark is kept here: a day past the record's `FORGOTTEN_MS`, so a mark heard from a host
+ * whose clock runs ahead of this one's (by less than a day) is still known while
+ * {@link ForgetLog.catchUp} would take its record, scored by that host's clock, as within the 7 days.
+ */
+export const KEPT_MS = FORGOTTEN_MS + 24 * 60 * 60 * 1000;
+/** How often, at most, the marks' ages are looked at while they stay few. */
+const LOOK_EVERY_MS = 60 * 60 * 1000;
+/** Marks below this many are looked at only hourly. */
+const LOOK_PAST = 1024;
+
+/**
  * One store's record of forgets (the capability store's and calibration's), as this instance knows
  * it, and the generation its writes carry.
  *
@@ -26,11 +37,23 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
  * echoed back, or read again after a reconnect, is not taken for one it missed (that would drop a
  * latch or reading it learned since). Its own stay only while they may reach Redis — {@link unsent}
  * lets go of one whose forget was dropped unsent from the work owed — so a long outage with many
- * forgets holds as many marks as forgets are owed (`MAX_OWED`), not one per forget. The others go
- * with the record in Redis, after `FORGOTTEN_MS`.
+ * forgets holds as many marks as forgets are owed (`MAX_OWED`), not one per forget.
+ *
+ * Every mark goes by age too, Redis reachable or not: one older than {@link KEPT_MS} (counted from
+ * when it was made or last sent here, or heard; for one read from Redis, from when it was made) is
+ * let go when a mark is next added and a look is due (at most hourly, or once the marks have doubled
+ * since the last look; see `tidy`), so a healthy process holds the marks of about the last 8 days,
+ * not one per forget ever made or heard. That leaves the race the marks close closed: a mark is kept
+ * a day past the record's 7, and {@link catchUp} passes over a mark older than `FORGOTTEN_MS` still
+ * in Redis (the record trims it at its next forget) rather than take it for one missed.
  */
 export class ForgetLog {
+  /** Each mark known here, and when (ms, see {@link KEPT_MS}) its age is counted from. */
   private readonly seen = new Map<string, number>();
+  /** When the next look at the marks' ages is due, however few they are. */
+  private lookAt = 0;
+  /** How many marks make a look due before `lookAt`. */
+  private lookPast = LOOK_PAST;
   /** The last generation this instance has been told of: what its writes carry. */
   generation = 0;
   /** The highest generation announced since the last {@link catchUp} began reading it. */
@@ -58,7 +81,7 @@ export class ForgetLog {
   own(name: string): { mark: string; at: number } {
     const mark = `${randomBytes(9).toString("base64url")}\u0000${name}`;
     const at = Date.now();
-    this.seen.set(mark, at);
+    this.add(mark, at);
     return { mark, at };
   }
 
@@ -75,7 +98,11 @@ export class ForgetLog {
    * channel it is announced on.
    */
   remembered(mark: string, at: number, channel: string): string[] {
-    return [String(at), mark, String(Date.now() - FORGOTTEN_MS), String(FORGOTTEN_MS), channel];
+    // Sent now: its echo, or its record read after a reconnect, may come from now on, so its age
+    // counts from now (a forget owed through an outage longer than marks are kept was let go).
+    const now = Date.now();
+    this.add(mark, now);
+    return [String(at), mark, String(now - FORGOTTEN_MS), String(FORGOTTEN_MS), channel];
   }
 
   /**
@@ -91,14 +118,19 @@ export class ForgetLog {
     }
     if (typeof mark !== "string") return false;
     if (this.seen.has(mark)) return true;
-    this.seen.set(mark, Date.now());
+    this.add(mark, Date.now());
     return false;
   }
 
   /**
    * Reads the forgets Redis remembers and hands each this instance did not know of to `missed`
    * (its name, and when it was made by the forgetting host's clock), oldest first; then lets go of
-   * the marks older than `FORGOTTEN_MS` and takes Redis's generation.
+   * the marks past {@link KEPT_MS} and takes Redis's generation.
+   *
+   * A mark older than `FORGOTTEN_MS` is past the record's keeping (Redis trims it at its next
+   * forget) and is passed over, not carried out: it may be one this instance made or heard and has
+   * let go since, and carried out again it would drop what was learned after it. An instance away
+   * that long can no longer tell what was forgotten meanwhile (as the README says).
    */
   async catchUp(missed: (name: string, at: number) => void): Promise<void> {
     // Read before the marks: every forget up to this generation has its mark among them, so once
@@ -106,18 +138,38 @@ export class ForgetLog {
     this.heard = 0;
     const current = Number((await this.ask<string | null>(["GET", this.generationKey])) ?? 0);
     const flat = await this.ask<string[]>(["ZRANGE", this.forgottenKey, "0", "-1", "WITHSCORES"]);
+    const now = Date.now();
+    const past = now - FORGOTTEN_MS;
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const mark = flat[i] as string;
       const at = Number(flat[i + 1]);
-      if (this.seen.has(mark)) continue;
+      if (this.seen.has(mark) || at < past) continue;
       this.seen.set(mark, at);
       missed(mark.slice(mark.indexOf("\u0000") + 1), at);
     }
-    const old = Date.now() - FORGOTTEN_MS;
-    for (const [mark, at] of this.seen) if (at < old) this.seen.delete(mark);
+    this.tidy(now);
     // Set, not only raised (after Redis lost its data the generation starts again from 0), but never
     // below one announced while it was read: that forget is carried out here already.
     if (Number.isFinite(current)) this.generation = Math.max(current, this.heard);
+  }
+
+  /** Knows `mark`, its age counted from `at`, and lets go of the old marks when a look is due. */
+  private add(mark: string, at: number): void {
+    this.seen.set(mark, at);
+    // Due by number, by time, or because the clock was set back past the last look.
+    const due = at >= this.lookAt || at < this.lookAt - LOOK_EVERY_MS;
+    if (due || this.seen.size >= this.lookPast) this.tidy(at);
+  }
+
+  /**
+   * Lets go of every mark past {@link KEPT_MS} at `now`: one pass, made at most hourly or once the
+   * marks have doubled since the last (a few steps per mark added, on average), and no timer.
+   */
+  private tidy(now: number): void {
+    const old = now - KEPT_MS;
+    for (const [mark, at] of this.seen) if (at < old) this.seen.delete(mark);
+    this.lookAt = now + LOOK_EVERY_MS;
+    this.lookPast = Math.max(LOOK_PAST, 2 * this.seen.size);
   }
 }
 

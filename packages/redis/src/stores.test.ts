@@ -2,7 +2,12 @@
 // function the host called and the option as the host wrote it, and come before anything connects.
 import { describe, expect, it } from "vitest";
 import { freePort } from "../test/redis-server.js";
-import { createRedisCapabilityStore, createRedisStores, RedisStoreError } from "./index.js";
+import {
+  createRedisCalibration,
+  createRedisCapabilityStore,
+  createRedisStores,
+  RedisStoreError,
+} from "./index.js";
 
 async function refusal(made: Promise<{ close(): Promise<void> }>): Promise<RedisStoreError> {
   const error = await made.then(
@@ -55,5 +60,34 @@ describe("createRedisStores refusing an option meant for one of its stores", () 
     const error = await refusal(createRedisCapabilityStore({ url, syncMs: -5 }));
     expect(error.code).toBe("invalid-option");
     expect(error.message).toMatch(/^createRedisCapabilityStore: `syncMs` must be .*was given -5\.$/);
+  });
+
+  it("createRedisCalibration refuses an `endpointIdOf` that is not a function, before connecting", async () => {
+    // Nothing listens on this port: a refusal that came after a connection attempt would be `connect`.
+    const url = `redis://127.0.0.1:${await freePort()}`;
+    const cases: [unknown, string][] = [
+      ["caps", 'was given the string "caps".'],
+      [{ endpointIdOf() {} }, "was given an object."],
+      [[], "was given an array."],
+      [42, "was given a number."],
+      [true, "was given a boolean."],
+    ];
+    for (const [bad, given] of cases) {
+      const error = await refusal(
+        createRedisCalibration({ url, endpointIdOf: bad } as Parameters<typeof createRedisCalibration>[0]),
+      );
+      expect(error.code, String(bad)).toBe("invalid-option");
+      expect(error.message).toMatch(/^createRedisCalibration: `endpointIdOf` must be a function \(/);
+      expect(error.message.endsWith(given), error.message).toBe(true);
+    }
+    // Left out, or a function, it is not the refusal: the attempt goes on to connect (and finds nothing).
+    for (const fine of [undefined, null, () => "id"]) {
+      const error = await refusal(
+        createRedisCalibration({ url, connectTimeoutMs: 300, endpointIdOf: fine } as Parameters<
+          typeof createRedisCalibration
+        >[0]),
+      );
+      expect(error.code, String(fine)).toBe("connect");
+    }
   });
 });
