@@ -35,6 +35,48 @@ function exported(shell: readonly string[], script: string): { path: string; out
 
 const BASH = ["bash", "-c"];
 const SH = ["sh", "-c"];
+const CMD = ["cmd", "/c"];
+const PWSH = ["pwsh", "-Command"];
+
+/** As one argument, a line starting `NAME=` or `--flag=` is read as that one value, not as a command line. */
+const ONE_VALUE = /^(?:[A-Za-z_][\w.-]*|--?[A-Za-z][\w.-]*)=/;
+
+/**
+ * `line`, pasted as a server's command or given as a plain argument (`--run "<line>"`, unless it
+ * starts as `ONE_VALUE` says), is read by the command-line reader: kept as it is, not reported.
+ */
+function expectKeptAsLine(line: string): void {
+  const spec: AgentSpec = { spec: SPEC_TOKEN, bundle: { mcpServers: [{ name: "srv", command: line }] } };
+  expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe(line);
+  expect(findSpecSecrets(spec)).toEqual([]);
+  if (!ONE_VALUE.test(line)) expect(withoutArgSecrets(["--run", line])).toEqual(["--run", line]);
+}
+
+/**
+ * `script` after `shell` is exported as one reference and, filled back, is the original byte for
+ * byte; it is reported once, at its place, never with its text; withoutArgSecrets writes
+ * `${SHELL_COMMAND}` for it (and leaves that as it is) and gives `hide` the whole script once,
+ * under that name.
+ */
+function expectWhole(shell: readonly string[], script: string): void {
+  const { out, path, spec } = exported(shell, script);
+  expect(out).toBe("${SRV_COMMAND}");
+  expect(findSpecSecrets(spec)).toEqual([]);
+  expect(out.replace("${SRV_COMMAND}", () => script)).toBe(script);
+  const hints = findSpecSecrets(specWith(shell, script));
+  expect(hints.map((hint) => hint.path)).toEqual([path]);
+  expect(JSON.stringify(hints)).not.toContain(script);
+  const once = withoutArgSecrets([...shell.slice(1), script]);
+  expect(once).toEqual([...shell.slice(1), "${SHELL_COMMAND}"]);
+  expect(withoutArgSecrets(once)).toEqual(once);
+  const hidden: [string, string | undefined][] = [];
+  const args = withoutArgSecrets([...shell.slice(1), script], (secret, name) => {
+    hidden.push([secret, name]);
+    return `<${hidden.length - 1}>`;
+  });
+  expect(args[args.length - 1]).toBe("<0>");
+  expect(hidden).toEqual([[script, "SHELL_COMMAND"]]);
+}
 
 // [what it is, the shell and its flag, the script]
 const R39A: [string, readonly string[], string][] = [
@@ -179,6 +221,224 @@ const R39A: [string, readonly string[], string][] = [
   ["#15 cmd.exe's set", ["cmd", "/c"], `set API_KEY=${S} && srv.exe`],
 ];
 
+// Commands the command-line reader rewrote inside before a shell's own command was exported whole,
+// by the review and rule each stood for. In find-spec-secrets.test.ts the same lines, pasted as a
+// server's command or given as a plain argument, are still rewritten in place (but for a heredoc
+// body's `name: X`, JSON and TOML lines, which the reader no longer reads). Lines with no secret in
+// them are below, in TELLING_NO_SECRET.
+const READ_INSIDE: [string, readonly string[], string[]][] = [
+  [
+    "su -c's assignment",
+    SH,
+    [
+      'su app -c "DB_PASSWORD=Tr0ub4dor3xQ9 exec srv"',
+      "su app -c 'DB_PASSWORD=Tr0ub4dor3xQ9 exec srv --token Tr0ub4dor3xQ9'",
+      'DB_PASSWORD="correct horse battery" exec srv',
+    ],
+  ],
+  [
+    "r32 a flag's value",
+    SH,
+    [
+      "exec server --password hunter2x9;echo done",
+      "exec server --password hunter2x9|tee log",
+      "exec server --password hunter2x9>log",
+      "exec server --password 'hunter 2x9'",
+      "exec x --api-key=\"abc 123\" -H 'X-Api-Key: abcdef123'",
+      "exec x -u admin:S3cretPass99 -uroot:S3cretPass99",
+      'exec pg --url "postgres://app:Sup3rS3cret@db/app" | tee x',
+    ],
+  ],
+  [
+    "r32 #8 an assignment first",
+    SH,
+    [
+      "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123 exec gh-mcp --stdio",
+      "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123 && exec gh-mcp --api-key -u",
+    ],
+  ],
+  [
+    "a URL in a connection string's word",
+    SH,
+    [
+      '\' Server=db;Password=S3cret99; "a b" postgres://u:p4ssw0rd@h/d',
+      'exec x --conn "Server=postgres://u:p4ssw0rd@h;Password=S3cret99"',
+    ],
+  ],
+  [
+    "r34 #5 $'…'",
+    SH,
+    [
+      "printf $'it\\'s' && deploy --token hunter2",
+      "deploy --token $'hunter2' --x",
+      "app --password=$'hunter2'",
+      "echo $'a\\\\' ; app --token hunter2",
+      "echo $'tab\\there' --api-key $'hunter2x9'",
+      "deploy --token $'hun\\'ter2'",
+      "echo $$'a\\' ; app --token hunter2",
+    ],
+  ],
+  [
+    'r35 quotes, comments, heredocs, $"…", ${NAME:-word}',
+    SH,
+    [
+      "V=$(echo \"$V\" | sed 's/)$//') && exec srv --api-key sk0abc9XYZ12",
+      "X=$(printf '%s' ')') && deploy --token hunter2",
+      "X=`echo '\\`'` ; deploy --token hunter2",
+      "echo ${GREETING:-'}'} && deploy --token hunter2",
+      'X=$(echo ")" $\'\\\')\' \\) $(echo "(")) ; deploy --token hunter2',
+      'X="$(echo "\')")" ; deploy --token hunter2',
+      'X=${Y:-"}"} ; deploy --token hunter2',
+      "# don't log the token\nexec srv --token hunter2",
+      "cd /srv # it's here\nexec srv --token hunter2",
+      "cd /srv;# it's here\nexec srv --token hunter2",
+      "X=$(echo a # it's (\n) && deploy --token hunter2",
+      "cat > /tmp/motd <<EOF\nit's up\nEOF\nexec srv --token hunter2",
+      "cat > /tmp/motd <<'EOF'\nit's up\nEOF\nexec srv --token hunter2",
+      'cat <<"EOF" >a; cat <<-END >b # two\nit\'s\nEOF\n\t"quoted\n\tEND\nexec srv --token hunter2',
+      "cat <<- EOF\n\tit's\n\tEOF\nexec srv --token hunter2",
+      'deploy --token $"hunter2"',
+      'app --password=$"hunter2"',
+      'db --password "Passw0rd$"',
+      "db --password Passw0rd$",
+      'db --password "x9$%Qz7!k"',
+      "deploy --token \\\nhunter2",
+      "exec srv --password ${DB_PASSWORD:-Tr0ub4dor3x}",
+      'exec srv --password="${DB_PASSWORD:-Tr0ub4dor3x}"',
+      "DB_PASSWORD=${DB_PASSWORD:-Tr0ub4dor3x} exec srv",
+      "DB_PASSWORD=${DB_PASSWORD:-dev} exec db-mcp",
+      "exec srv ${DB_PASSWORD-Tr0ub4dor3x}",
+      "exec srv --token ${T:=hunter2} --port 80",
+      "exec srv --api-key=${K=hunter2}",
+      "exec srv --password ${PW:-'Tr0ub4 dor3x'}",
+      "exec srv --password \"${PW:-'Tr0ub4dor3x'}\"",
+      'exec srv ${DB_PASSWORD:-"a}b9"} --x',
+      "X=$(cat <<EOF\nit's up (soon\nEOF\n) ; deploy --token hunter2",
+    ],
+  ],
+  [
+    "r35 #6 a shift, a here-string, a # after a word",
+    SH,
+    [
+      'X=$(echo $((1<<2))\necho "it\'s") ; deploy --token hunter2',
+      "X=$(( (1<<2) + 3 ))\ndeploy --token hunter2",
+      'X=$(cat <<<"it\'s"\necho "(") ; deploy --token hunter2',
+      "exec srv --token hunter2 # it's the prod one",
+    ],
+  ],
+  ["cmd.exe's #", CMD, ["srv --channel #general --token hunter2"]],
+  [
+    "r35 #6 a key or URL in a comment or heredoc",
+    SH,
+    [
+      "# old key: ghp_abcdefghijklmnopqrstuvwxyz0123\nexec gh-mcp",
+      "cat > .env <<'EOF'\nDB_URL=postgres://app:Sup3rS3cret@db/app it's\nEOF\nexec srv",
+      "exec srv # see postgres://app:Sup3rS3cret@db/app, it's there\n",
+    ],
+  ],
+  [
+    "r37 #8 a -token word",
+    SH,
+    [
+      "gh-token --verbose",
+      "get-token --password Tr0ub4dor3xQ9",
+      "exec get_token --refresh-all --port 8080",
+      "cat <<EOF\nrun get-token --password Tr0ub4dor3xQ9\nEOF\nexec srv",
+    ],
+  ],
+  [
+    "r37 #1 #7 #2 #5",
+    SH,
+    [
+      "cat > /dev/null <<EOF\r\nport=80\r\nEOF\r\nexec srv --password Tr0ub4dor3xQ9\r\n",
+      "X=$(cat <<EOF\r\nport=80\r\nEOF\r\n)\r\nexec srv --password Tr0ub4dor3xQ9\r\n",
+      "cat <<\\EOF > /dev/null\nport=80\nEOF\nexec srv --password Tr0ub4dor3xQ9\n",
+      "X=$(cat <<\\EOF\nport=80\nEOF\n)\nexec srv --password Tr0ub4dor3xQ9",
+      "((n = 1 << 4))\nexec srv --password Tr0ub4dor3xQ9",
+      "echo $[1<<2]\nexec srv --password Tr0ub4dor3xQ9",
+      "(( n <<= 2 ))\nexec srv --password Tr0ub4dor3xQ9",
+      "for ((i=1; i < 1<<3; i<<=1)); do :; done\nexec srv --password Tr0ub4dor3xQ9",
+      "if (( (1<<4) > 8 )); then :; fi\nexec srv --password Tr0ub4dor3xQ9",
+      "cat > /etc/app.conf <<EOF\nDB_PASSWORD=Tr0ub4dor3xQ9\nport=80\nEOF\nexec srv --config /etc/app.conf",
+      "cat > /app/.env <<'EOF'\nAPI_KEY=Tr0ub4dor3xQ9\nEOF\nexec node server.js",
+      "cat > /etc/app.conf <<EOF\ntoken=$(get-token --password Tr0ub4dor3xQ9)\nEOF\nexec srv",
+      "cat > app.yaml <<EOF\ndb:\n  password: Tr0ub4dor3xQ9\n  note: |\nEOF\nexec srv",
+      'cat > app.json <<EOF\n{"password": "Tr0ub4dor3xQ9", "port": 80}\nEOF\nexec srv',
+      'cat > a.toml <<EOF\npassword = "Tr0ub4dor3xQ9"\nEOF\nexec srv',
+      "cat > a <<EOF\nDB_PASSWORD=${DB_PASSWORD:-Tr0ub4dor3xQ9}\nEOF\nexec srv",
+      "# it's here: DB_PASSWORD=Tr0ub4dor3xQ9\nexec srv",
+      "#exec srv --password Tr0ub4dor3xQ9\nexec srv",
+      "exec srv --password ${DB_PASSWORD:-${DB_PASS:-Tr0ub4dor3xQ9}}",
+      'exec srv --password "${DB_PASSWORD:-${DB_PASS:-Tr0ub4dor3xQ9}}"',
+      "DB_PASSWORD=${A:-${B:-${C:-Tr0ub4dor3xQ9}}} exec srv",
+      "exec srv ${PGPASSWORD:-${POSTGRES_PASSWORD:-Tr0ub4dor3xQ9}}",
+      "echo don't; exec srv --password Tr0ub4dor3xQ9",
+      "X=$(echo a; exec srv --password Tr0ub4dor3xQ9",
+    ],
+  ],
+  ["r37 #5 PowerShell's escaped quote", PWSH, ['Write-Host `"starting`"; & srv --password Tr0ub4dor3xQ9']],
+  [
+    "r37 the words inside a quote",
+    SH,
+    [
+      "bash -c 'srv --api-key Tr0ub4dor3xQ9'",
+      "bash -c 'exec srv --token Tr0ub4dor3xQ9'",
+      "X=$(get-token --password Tr0ub4dor3xQ9)\nexec srv",
+      'su app -c "exec srv --password=Tr0ub4dor3xQ9 --port 80"',
+    ],
+  ],
+  [
+    "r37 a heredoc's body",
+    SH,
+    ["cat > a <<EOF\nit's: up\nport=80 user=app\napi_key: 'Tr0ub4dor3xQ9'\nEOF\nexec srv"],
+  ],
+];
+
+// Commands that say a telling word but hold no secret the command-line reader finds: values read
+// at run time, references, YAML's empty values, placeholders, a comment's prose (r32, r37). As a
+// shell's own command each is exported whole; pasted as a server's command or given as a plain
+// argument, kept as it is.
+const TELLING_NO_SECRET: [string, string[]][] = [
+  [
+    "r32 a value read at run time",
+    [
+      "exec server --secret $(pass show db) && echo ok",
+      "exec server --token `gh auth token`",
+      'exec server --token "$(gh auth token)"',
+      'exec server --password-stdin <<< "$PW"',
+      "exec gh-mcp --password-stdin < /run/pw",
+      'exec server --api-key "$API_KEY"',
+      "exec llama-mcp --token-budget 2000 --tokenizer llama3 --keyword search --token-limit 4096",
+      "exec srv --auth-type oauth2 --token-encoding cl100k_base --password-file /run/secrets/db",
+      "exec srv --key-file ~/.ssh/id_ed25519 --secret-name prod/db",
+      "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --stdio",
+      'GITHUB_TOKEN="$GITHUB_TOKEN" exec gh-mcp --stdio',
+      "DB_PASSWORD=${DB_PASSWORD:-} exec db-mcp",
+      "DB_PASSWORD=${DB_PASSWORD:-$FALLBACK} exec db-mcp",
+      'exec srv --password "${DB_PASSWORD:-$(cat /run/pw)}"',
+      "exec srv --password ${DB_PASSWORD:-`cat /run/pw`}",
+      "exec srv --password ${DB_PASSWORD:?is unset} --token ${TOKEN:+given}",
+      'exec srv --password ${PW:-"$X"} --token ${T:-\'a\'b} --api-key "${K:-a\\b}"',
+      'db --password "Passw0rd$1" --token "x$!y" --api-key $"$API_KEY"',
+      "db --password Passw0rd$? --token hunter2$#",
+    ],
+  ],
+  [
+    "r37 a reference, a placeholder, a telling word",
+    [
+      'cat > run.sh <<\'EOF\'\nexec srv --token "${TOKEN}" --password "$1"\nEOF\nexec sh run.sh',
+      'cat > .env <<EOF\nDB_PASSWORD="${DB_PASSWORD}"\nAPI_KEY=$API_KEY\ntoken: ${TOKEN}\n"api_key": "${K}",\nEOF\nexec srv',
+      "cat > a.yaml <<EOF\npassword: |\n  multi\ntoken: ~\npassword: null\napi_key: <your key>\nEOF\nexec srv",
+      "# usage: srv --password <pw>\n# password: see the vault\nexec srv",
+      'exec srv --token "$(cat /run/t)" # token: from file',
+      "cat > a.yaml <<'EOF'\nfoo: 'it's --verbose\nEOF\nexec srv --port 80",
+      'echo "pass --token when ready" && echo "Usage: srv --password <pw>"',
+      'X="$(vault read -field=password secret/db)" && exec srv --password "$X"',
+      'git commit -m "rotate the token: done"',
+    ],
+  ],
+];
+
 // Commands that say nothing of a credential: kept byte for byte.
 const PLAIN: [string, readonly string[], string][] = [
   ["a plain exec", SH, "cd /app && exec node server.js --port 8080"],
@@ -186,28 +446,30 @@ const PLAIN: [string, readonly string[], string][] = [
   ["a comment and quotes", ["zsh", "-c"], "# start it\nexec srv --name 'my server' --verbose"],
   ["cmd.exe", ["cmd", "/c"], "cd C:\\srv && srv.exe --port 80"],
   ["a here-string (not a heredoc)", SH, 'read -r x <<< "hello world"; exec srv "$x"'],
+  [
+    "literal defaults under names that do not tell",
+    SH,
+    "exec srv --port ${PORT:-8080} --name ${GREETING:-hello2x9}",
+  ],
 ];
 
 describe("a shell's own command in the export", () => {
   it.each(R39A)(
     "%s: exported as one reference, filled back the original byte for byte",
-    (_what, shell, script) => {
-      const { out, path, spec } = exported(shell, script);
-      expect(out).toBe("${SRV_COMMAND}");
-      expect(findSpecSecrets(spec)).toEqual([]);
-      expect(out.replace("${SRV_COMMAND}", () => script)).toBe(script);
-      // Reported once, at the script's place, never with its text.
-      const hints = findSpecSecrets(specWith(shell, script));
-      expect(hints.filter((hint) => hint.path === path)).toHaveLength(1);
-      expect(JSON.stringify(hints)).not.toContain(script);
-      // withoutArgSecrets gives `hide` the whole script once, under the name it writes.
-      const hidden: [string, string | undefined][] = [];
-      const args = withoutArgSecrets([...shell.slice(1), script], (secret, name) => {
-        hidden.push([secret, name]);
-        return `<${hidden.length - 1}>`;
-      });
-      expect(args[args.length - 1]).toBe("<0>");
-      expect(hidden).toEqual([[script, "SHELL_COMMAND"]]);
+    (_what, shell, script) => expectWhole(shell, script),
+  );
+
+  it.each(
+    READ_INSIDE.flatMap(([what, shell, scripts]) => scripts.map((script) => [what, shell, script] as const)),
+  )("%s, %j: exported as one reference, filled back the original byte for byte", (_what, shell, script) =>
+    expectWhole(shell, script),
+  );
+
+  it.each(TELLING_NO_SECRET.flatMap(([what, lines]) => lines.map((line) => [what, line] as const)))(
+    "%s, %j: exported whole after sh -c; pasted as a command or given as a plain argument, kept as it is",
+    (_what, line) => {
+      expectWhole(SH, line);
+      expectKeptAsLine(line);
     },
   );
 
@@ -216,6 +478,8 @@ describe("a shell's own command in the export", () => {
     expect(out).toBe(script);
     expect(findSpecSecrets(specWith(shell, script))).toEqual([]);
     expect(findSpecSecrets(spec)).toEqual([]);
+    expect(withoutArgSecrets([...shell.slice(1), script])).toEqual([...shell.slice(1), script]);
+    expectKeptAsLine(script);
   });
 
   it("says why: the sign the command-line reader found, a key shape, else `script`", () => {
@@ -226,6 +490,53 @@ describe("a shell's own command in the export", () => {
     expect(sign("cat > /tmp/x <<EOF\nhello\nEOF\nexec srv")).toBe(SecretSign.Script);
     expect(sign('exec srv --token "$GITHUB_TOKEN"')).toBe(SecretSign.Script);
     expect(sign("exec srv --cookie-jar /tmp/jar")).toBe(SecretSign.Script);
+  });
+
+  it("numbers the commands withoutArgSecrets exports whole: ${SHELL_COMMAND}, then _2, _3, …", () => {
+    const key = "ghp_abcdefghijklmnopqrstuvwxyz0123";
+    expect(
+      withoutArgSecrets([
+        "-c",
+        "exec pg-mcp --url postgres://app:Sup3rS3cret@db/app",
+        "-c",
+        "exec mcp-server  --api-key abc123def456ghi789 --port 80",
+        "-lc",
+        "exec mcp --token=abc123def456ghi789",
+        "-c",
+        "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123 exec gh-mcp --verbose",
+        "-c",
+        "exec srv --password 'two words' --name \"my server\"",
+      ]),
+    ).toEqual([
+      "-c",
+      "${SHELL_COMMAND}",
+      "-c",
+      "${SHELL_COMMAND_2}",
+      "-lc",
+      "${SHELL_COMMAND_3}",
+      "-c",
+      "${SHELL_COMMAND_4}",
+      "-c",
+      "${SHELL_COMMAND_5}",
+    ]);
+    expect(
+      withoutArgSecrets([
+        "-c",
+        `exec db-mcp --conn Server=db;Password=S3cret99; && GITHUB_TOKEN=${key} exec gh`,
+        "-c",
+        'exec db-mcp --conn "Server=db;Password=S3cret99;" --port 80',
+        "-c",
+        `exec db-mcp --conn 'Server=db;Password=S3cret99;' --gh ${key}`,
+      ]),
+    ).toEqual(["-c", "${SHELL_COMMAND}", "-c", "${SHELL_COMMAND_2}", "-c", "${SHELL_COMMAND_3}"]);
+  });
+
+  it("says the sign the reader found for the whole command: a URL's credentials", () => {
+    const spec = specWith(SH, "exec pg-mcp --url postgres://app:Sup3rS3cret@db/app");
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "bundle.mcpServers[0].args[1]", server: "srv", sign: SecretSign.Userinfo },
+    ]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(["-c", "${SRV_COMMAND}"]);
   });
 
   it("names each reference apart: after its server, never one the document already writes", () => {
