@@ -15,7 +15,7 @@ import {
 } from "@loopwright/tools-mcp";
 import { escapeUnseen } from "./printable.js";
 import { withoutKeys } from "./tools/index.js";
-import { shownUrl } from "./web/spec.js";
+import { reportedShellCommands, SHELL_MARK, shownShellCommand, shownUrl } from "./web/spec.js";
 
 /** The servers a config names, connected: their tools, the pool, and a line saying what started. */
 export interface PlaygroundMcp {
@@ -87,16 +87,30 @@ function shown(text: string): string {
  * and `withoutSecrets` find taken out (a credential-named flag's, assignment's or header's value,
  * a URL's userinfo and telling query values, each key-shaped part; `${VAR}` references shown as
  * written); for an HTTP server, its URL without userinfo and query, and only the names of its headers.
+ *
+ * A shell's own command (after `sh -c`, `bash -lc`, …) is what the user agrees to run, so it is
+ * never hidden whole, as spec's export rule replaces one that may hold a credential: it is shown
+ * with each secret's value hidden where it is written ({@link shownShellCommand}), and, when spec
+ * reports it, {@link SHELL_MARK} after it — a telling word in a hostile payload marks the payload,
+ * it cannot blank it.
  */
 function describe(server: McpServerConfig): string {
   const name = shown(server.name);
   if (server.type === "stdio") {
-    const line = [withoutSecrets(server.command, undefined, hide), ...withoutArgSecrets(server.args, hide)];
+    const args = server.args;
+    const shells = reportedShellCommands(args);
+    const safe = withoutArgSecrets(args, hide);
+    const line = [
+      shown(withoutSecrets(server.command, undefined, hide)),
+      ...args.flatMap((arg, index) =>
+        shells.has(index) ? [shown(shownShellCommand(arg, hide)), SHELL_MARK] : [shown(safe[index] ?? "")],
+      ),
+    ];
     const env = Object.entries(server.env ?? {}).map(
       ([k, v]) => `${shown(k)}=${shown(withoutSecrets(v, k, hide))}`,
     );
     return (
-      `  ${name}: ${line.map(shown).join(" ")}` +
+      `  ${name}: ${line.join(" ")}` +
       `${server.cwd !== undefined ? ` (cwd: ${shown(server.cwd)})` : ""}` +
       `${env.length ? ` (env: ${env.join(", ")})` : ""}`
     );

@@ -8,7 +8,9 @@ import {
   looksSecretName,
   parseSpec,
   resolveAgentSpec,
+  type SecretHide,
   SPEC_TOKEN,
+  withoutArgSecrets,
   withoutProseSecrets,
   withoutSecrets,
 } from "@loopwright/spec";
@@ -16,12 +18,70 @@ import {
 /** One leaf of the loaded document, as the page lists it. */
 export interface SpecField {
   path: string;
-  /** The value as JSON, cut to 120 characters; {@link HIDDEN} where it may be a credential. */
+  /**
+   * The value as JSON, cut to 120 characters; {@link HIDDEN} where it may be a credential; a
+   * shell's own command spec reports as JSON with its secrets' values as references, then
+   * {@link SHELL_MARK}.
+   */
   value: string;
 }
 
 /** What the page is shown in place of a value that may be a credential. */
 export const HIDDEN = "(hidden: may be a credential)";
+
+/**
+ * What is shown after a shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`,
+ * `pwsh -Command`, …) that spec reports as one that may hold a credential. The command itself is
+ * shown, its secrets' values hidden where they are written: what the reader found may not be all.
+ */
+export const SHELL_MARK = "(may hold a credential: read the file)";
+
+/** The names spec gives a shell's own command it replaces whole (`SHELL_COMMAND`, `SHELL_COMMAND_2`, …). */
+const SHELL_COMMAND_NAME = /^SHELL_COMMAND(?:_\d+)?$/;
+
+/**
+ * Which of `args` are a shell's own command that spec reports (`findSpecSecrets` points at it):
+ * those spec's `withoutArgSecrets` replaces whole rather than rewrites inside (exportSpec writes
+ * such a command as one `${<SERVER>_COMMAND}` reference). Told apart by what `hide` is asked to
+ * hide: the whole argument, under a `SHELL_COMMAND` name. Never throws.
+ */
+export function reportedShellCommands(args: readonly string[]): Set<number> {
+  const whole = new Map<string, string>();
+  const out = withoutArgSecrets(args, (secret, name) => {
+    if (name === undefined || !SHELL_COMMAND_NAME.test(name)) return "";
+    // A mark no argument can be (arguments never hold NUL on any platform).
+    const mark = `\u0000${whole.size}\u0000`;
+    whole.set(mark, secret);
+    return mark;
+  });
+  const found = new Set<number>();
+  out.forEach((arg, index) => {
+    if (whole.has(arg) && whole.get(arg) === args[index]) found.add(index);
+  });
+  return found;
+}
+
+/** Put before a shell's command so spec reads it as a pasted command line: see {@link shownShellCommand}. */
+const LEAD = "; ";
+
+/**
+ * A shell's own command as it may be shown (never run, never exported): read as spec reads a
+ * pasted command line, each secret's value replaced where it is written — by a `${NAME}`
+ * reference, or what `hide` returns — and every other character kept as written (quotes, operators,
+ * comments, the payload around it); a URL's credentials and each key shape too. This is not the
+ * export's rule (spec replaces such a command whole when it may hold a credential, so the export
+ * keeps every script the same command): shown whole, a command whose credentials the reader does
+ * not find all is shown with {@link SHELL_MARK} after it.
+ *
+ * spec's `withoutArgSecrets` reads an argument holding whitespace (one after no shell flag) as a
+ * command line in place; `; ` before it keeps it from being taken as one `NAME=value` or a
+ * connection string instead (a shell reads `GITHUB_TOKEN=x node srv` as an assignment and a
+ * command), and is a no-op for the words after it. Failing that, key shapes and URL credentials alone.
+ */
+export function shownShellCommand(script: string, hide?: SecretHide): string {
+  const [read = ""] = withoutArgSecrets([LEAD + script], hide);
+  return read.startsWith(LEAD) ? read.slice(LEAD.length) : withoutSecrets(script, undefined, hide);
+}
 
 /**
  * A URL as the page or the terminal may show it: without `user:password@`, query or fragment (a
@@ -120,13 +180,16 @@ export interface AppliedSpec {
  * URL is shown without its userinfo and query, unless a key shape is left in it). Every other
  * string, and every path (a key may be a URL too), is shown through {@link shownText}: a URL
  * anywhere in it loses its userinfo and query whether or not the place was flagged (`baseURL`, a
- * misspelt `baseUrl`, or a URL in the instructions' prose).
+ * misspelt `baseUrl`, or a URL in the instructions' prose). A bundled server's shell command that
+ * spec reports (`shells`, by path, with the value it read there) is shown, never hidden whole: its
+ * secrets' values as references where they are written ({@link shownShellCommand}), then {@link SHELL_MARK}.
  */
 function leaves(
   value: unknown,
   path: string,
   out: SpecField[],
   flagged: ReadonlySet<string>,
+  shells: ReadonlyMap<string, string>,
   key = "",
   parent = "",
 ): SpecField[] {
@@ -135,7 +198,18 @@ function leaves(
       ? value.map((v, i) => [`${path}[${i}]`, v, key] as const)
       : Object.entries(value).map(([k, v]) => [path ? `${path}.${k}` : k, v, k] as const);
     if (entries.length === 0) out.push({ path: shownText(path), value: Array.isArray(value) ? "[]" : "{}" });
-    for (const [p, v, k] of entries) leaves(v, p, out, flagged, k, Array.isArray(value) ? parent : key);
+    for (const [p, v, k] of entries)
+      leaves(v, p, out, flagged, shells, k, Array.isArray(value) ? parent : key);
+    return out;
+  }
+  if (typeof value === "string" && shells.get(path) === value) {
+    // The payload is shown, so a telling word in it cannot blank what the server runs; the mark
+    // after it (never cut off) says what the reader found may not be all.
+    const text = JSON.stringify(shownText(shownShellCommand(value)));
+    out.push({
+      path: shownText(path),
+      value: `${text.length > 120 ? `${text.slice(0, 120)}…` : text} ${SHELL_MARK}`,
+    });
     return out;
   }
   if (
@@ -192,13 +266,25 @@ function deeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** The paths `findSpecSecrets` points at, bundled servers included. */
-function secretPaths(value: unknown): Set<string> {
+/**
+ * The paths `findSpecSecrets` points at, bundled servers included; and of those, each bundled
+ * server's shell command spec reports ({@link reportedShellCommands}), with the value read there.
+ */
+function secretPaths(value: unknown): { flagged: Set<string>; shells: Map<string, string> } {
   const { spec } = parseSpec(value, { bundle: true });
+  const shells = new Map<string, string>();
   try {
-    return new Set(spec ? findSpecSecrets(spec).map((hint) => hint.path) : []);
+    const flagged = new Set(spec ? findSpecSecrets(spec).map((hint) => hint.path) : []);
+    (spec?.bundle?.mcpServers ?? []).forEach((server, index) => {
+      const args = server.args ?? [];
+      for (const at of reportedShellCommands(args)) {
+        const path = `bundle.mcpServers[${index}].args[${at}]`;
+        if (flagged.has(path)) shells.set(path, args[at] as string);
+      }
+    });
+    return { flagged, shells };
   } catch {
-    return new Set();
+    return { flagged: new Set(), shells };
   }
 }
 
@@ -235,7 +321,8 @@ export function checkSpec(text: string, base: LoopConfig): { report: SpecReport;
       },
     };
   }
-  const fields = leaves(value, "", [], secretPaths(value));
+  const { flagged, shells } = secretPaths(value);
+  const fields = leaves(value, "", [], flagged, shells);
   const { spec, errors, warnings } = parseSpec(value);
   // A fault or warning may quote a key or a value of the document: its URLs are shown as a field's are.
   const report: SpecReport = {
