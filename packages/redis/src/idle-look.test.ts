@@ -168,5 +168,89 @@ describe.skipIf(!HAS_REDIS)(
       expect(seen[0]).toMatchObject({ kind: "notice" });
       expect((seen[0] as { text?: string }).text).toMatch(/started afresh under its id by another emitter/);
     });
+
+    /** A run `old:` wrote seq 1–3 and its stream is gone (expired, or evicted); its claim too. */
+    const oldRunGone = async (prefix: string) => {
+      const old = await bus(prefix);
+      for (let i = 1; i <= 3; i++) old.emit("job", { kind: "output", text: `old ${i}` });
+      await old.flushed();
+      await old.close();
+      await raw.sendCommand(["DEL", `${prefix}run:job`, `${prefix}claim:job`]);
+    };
+    /** Another process's run of the same id, from seq 1, past the reader's position. */
+    const newRun = async (other: RedisEventBus) => {
+      for (let i = 1; i <= 5; i++) other.emit("job", { kind: "output", text: `NEW ${i}` });
+      other.emit("job", { kind: "done" });
+      await other.flushed();
+    };
+    const startedAfresh = (seen: SequencedEvent[]) => {
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["4:notice"]);
+      expect((seen[0] as { text?: string }).text).toMatch(/started afresh under its id by another emitter/);
+    };
+
+    it("ends with a notice when a run started afresh passes its position while the idle look is on its way", {
+      timeout: 20_000,
+    }, async () => {
+      await oldRunGone("fresh-look:");
+      const other = await bus("fresh-look:");
+      const relay = await IdleLookRelay.start(server.port, () => newRun(other));
+      closing.push(relay);
+      const reader = await bus("fresh-look:", relay.url);
+      const { seen, abortedByTest } = await readAll(reader, "job", 12_000, 3);
+      expect(relay.held).toBe(1);
+      expect(abortedByTest).toBe(false);
+      // Not the new run's seq 4, 5 and done read as the old run's continuation.
+      startedAfresh(seen);
+    });
+
+    it("ends with a notice when a run started afresh passes its position during its XREAD BLOCK", {
+      timeout: 20_000,
+    }, async () => {
+      await oldRunGone("fresh-block:");
+      const other = await bus("fresh-block:");
+      const reader = await bus("fresh-block:");
+      const reading = readAll(reader, "job", 12_000, 3);
+      await pause(200);
+      await newRun(other);
+      const { seen, abortedByTest } = await reading;
+      expect(abortedByTest).toBe(false);
+      startedAfresh(seen);
+    });
+
+    it("ends with a notice when the stream it subscribed to held a new run below its position that then passes it", {
+      timeout: 20_000,
+    }, async () => {
+      await oldRunGone("fresh-below:");
+      const other = await bus("fresh-below:");
+      other.emit("job", { kind: "output", text: "NEW 1" });
+      await other.flushed();
+      const reader = await bus("fresh-below:");
+      const reading = readAll(reader, "job", 12_000, 3);
+      await pause(200);
+      for (let i = 2; i <= 5; i++) other.emit("job", { kind: "output", text: `NEW ${i}` });
+      other.emit("job", { kind: "done" });
+      await other.flushed();
+      const { seen, abortedByTest } = await reading;
+      expect(abortedByTest).toBe(false);
+      startedAfresh(seen);
+    });
+
+    it("reads on when the stream it subscribed to holds its own run's earlier entries only (restored from an older snapshot)", {
+      timeout: 20_000,
+    }, async () => {
+      const host = await bus("restored:");
+      for (let i = 1; i <= 5; i++) host.emit("live", { kind: "output", text: `e${i}` });
+      await host.flushed();
+      // The reader read up to seq 5; Redis came back holding the stream as it was at seq 3.
+      await raw.sendCommand(["XDEL", "restored:run:live", "4-0", "5-0"]);
+      const reader = await bus("restored:");
+      const reading = readAll(reader, "live", 12_000, 5);
+      await pause(1500);
+      host.emit("live", { kind: "output", text: "e6" });
+      host.emit("live", { kind: "done" });
+      const { seen, abortedByTest } = await reading;
+      expect(abortedByTest).toBe(false);
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["6:output", "7:done"]);
+    });
   },
 );

@@ -113,7 +113,9 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * the part of the old run it had not read: seen when an entry of the new emitter's comes, or, when
  * the new run stays below this watcher's position, by a look at the stream's top after each empty
  * `XREAD` (bounded to {@link BLOCK_MS}; a watcher that has read no entry yet takes only a top at or
- * below its position for another run's: one above it is read next). The same look finds the stream
+ * below its position for another run's: one above it is read next, and when a watcher resuming past
+ * the stream's top at subscribe reads its first entries, an entry at or below its position written
+ * since then tells that they are a new run's, not its reader's run going on). The same look finds the stream
  * gone: a watcher that has read some of the run, or resumed at its top (`after` its last event, the
  * run not ended), ends after one notice when the stream expired without `done` (deleted or evicted
  * before its expiry, it waits for the emitter's next write and reads on). A watcher that finds no stream at subscribe although the
@@ -181,6 +183,16 @@ export class StreamWatcher implements EventStream {
    * since when, for the idle wakeups' look at whether it is gone for good. 0 when not so.
    */
   private missingSince = 0;
+  /**
+   * This watcher resumes `after` a seq the stream did not reach when it subscribed (missing, or its
+   * top below that seq), and has not read an entry since: whose run the stream holds is not known.
+   * The run the reader read writes only above its position from here on (its seqs only grow; a
+   * stream lost to an eviction or a restart comes back with its next write, and one restored from
+   * an older snapshot keeps the entries it had at subscribe), while a run started afresh under the
+   * id writes from seq 1 — so an entry at or below the position, above the stream's top at
+   * subscribe, is another run's. Looked at once, when the first entries come (and by the idle look).
+   */
+  private unplaced = false;
   private readonly claimKey: string | undefined;
   private readonly started: boolean;
   private readonly startedGraceMs: number;
@@ -452,6 +464,7 @@ export class StreamWatcher implements EventStream {
     // unless a claim stands on the id or an entry comes meanwhile. With `after` 0 and no word that
     // the run started, it may be a run not started yet: the watcher waits for it.
     if (!top && (this.cursor > 0 || this.started)) this.missingSince = Date.now();
+    if (this.cursor > 0 && this.replayEnd < this.cursor) this.unplaced = true;
     if (!top || this.replayEnd !== this.cursor) return;
     if (fieldOf(top, "end") !== undefined || decode(top)?.kind === "done") return;
     // Not learnt (the connection failed meanwhile): the run counts as read on no known server, and
@@ -473,6 +486,15 @@ export class StreamWatcher implements EventStream {
     }
   }
 
+  /**
+   * Whether the stream now holds an entry at or below this watcher's position that was written since
+   * it subscribed (above the stream's top then): one only a run started afresh under the id writes.
+   */
+  private async writtenAtOrBelow(conn: RedisConnection): Promise<boolean> {
+    const below = (await call<Entry[]>(conn, ["XREVRANGE", this.key, this.readFrom, "-", "COUNT", "1"]))[0];
+    return below !== undefined && Number.parseInt(below[0], 10) > this.replayEnd;
+  }
+
   private async readOnce(): Promise<void> {
     const conn = this.conn as RedisConnection;
     let reply: [string, Entry[]][] | null;
@@ -489,25 +511,39 @@ export class StreamWatcher implements EventStream {
         this.key,
         this.readFrom,
       ]);
+      // The first entries read by a watcher that does not know whose run the stream holds: a run
+      // started afresh under the id has written at or below its position (see `unplaced`) and
+      // these are that run's, not the continuation of the run its reader read.
+      if (this.unplaced && (reply?.[0]?.[1]?.length ?? 0) > 0) {
+        if (await this.writtenAtOrBelow(conn)) {
+          await this.endStartedAfresh();
+          return;
+        }
+        this.unplaced = false;
+      }
       // Nothing new for a while: the run read so far may have been started afresh below this
-      // watcher's position (only a watcher that knows whose run it reads can tell), or its stream
-      // may be gone (only a watcher that has read some of it, resumed at its top, or found it
-      // missing at subscribe though the run existed, can tell).
+      // watcher's position (only a watcher that knows whose run it reads, or where the stream stood
+      // when it subscribed, can tell), or its stream may be gone (only a watcher that has read some
+      // of it, resumed at its top, or found it missing at subscribe though the run existed, can tell).
       if (
         reply === null &&
-        (this.owner !== undefined || this.readOn !== undefined || this.missingSince > 0)
+        (this.owner !== undefined || this.readOn !== undefined || this.missingSince > 0 || this.unplaced)
       ) {
         const top = (await call<Entry[]>(conn, ["XREVRANGE", this.key, "+", "-", "COUNT", "1"]))[0];
         const owner = top && ownerOf(top);
         // Another emitter's entry on top: the run was started afresh. But a watcher that has read
         // no entry yet knows no emitter, and an entry above its position may be the run's own next
-        // write, made between the empty XREAD and this look: the next XREAD reads it (and learns its
-        // emitter). Only an entry at or below its position, which no XREAD of it will reach, tells.
+        // write, made between the empty XREAD and this look: the next XREAD reads it (and checks
+        // it, above). Only an entry at or below its position, which no XREAD of it will reach,
+        // tells — and, for a watcher that subscribed to a stream below its position, only one above
+        // that stream's top then (the entries it held may be the run's own, restored by a restart).
         if (
           top &&
           owner !== undefined &&
           owner !== this.owner &&
-          (this.owner !== undefined || !idAbove(top[0], this.readFrom))
+          (this.owner !== undefined ||
+            (!idAbove(top[0], this.readFrom) &&
+              !(this.unplaced && Number.parseInt(top[0], 10) <= this.replayEnd)))
         ) {
           await this.endStartedAfresh();
           return;

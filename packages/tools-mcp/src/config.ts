@@ -127,6 +127,38 @@ function expandReferences(
   return out + text.slice(from);
 }
 
+/** `${NAME}` and `${NAME:-` as {@link expandReferences} reads them: the references a text holds. */
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(\}|:-)/g;
+
+/**
+ * Where a stdio server's command line still holds `${NAME}` references no expansion filled (the
+ * config did not come through {@link mcpServers} with `env`): `args[1] is ${GH_COMMAND}`, for the
+ * failure of a start, which may be why — a reference left as it is reaches the server as that text,
+ * and one that is a whole `sh -c` script is run by the shell as an empty one. An `env` value is
+ * named by its key only (it is a credential's place). Empty for an HTTP server and for a config an
+ * expansion filled (it has `masked` values): what is left there came with a value.
+ */
+export function unfilledReferences(config: McpServerConfig): string[] {
+  if (config.type !== "stdio" || (config.masked?.length ?? 0) > 0) return [];
+  const found: string[] = [];
+  const look = (text: string, where: string, named = true) => {
+    const refs = [
+      ...new Set([...text.matchAll(REFERENCE)].map((m) => `\${${m[1]}${m[2] === "}" ? "}" : ":-…}"}`)),
+    ];
+    if (refs.length === 0) return;
+    const shown =
+      refs.length > 3 ? `${refs.slice(0, 3).join(", ")} and ${refs.length - 3} more` : refs.join(", ");
+    if (!named) found.push(`${where} holds a \${…} reference`);
+    else if (refs.length === 1 && refs[0] === text) found.push(`${where} is the reference ${text}`);
+    else found.push(`${where} holds ${shown}`);
+  };
+  look(config.command, "command");
+  for (const [i, arg] of config.args.entries()) look(arg, `args[${i}]`);
+  if (config.cwd !== undefined) look(config.cwd, "cwd");
+  for (const [key, value] of Object.entries(config.env ?? {})) look(value, `env.${key}`, false);
+  return found;
+}
+
 function expandConfig(
   config: McpServerConfig,
   env: Readonly<Record<string, string | undefined>>,

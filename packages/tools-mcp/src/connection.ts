@@ -15,7 +15,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { McpServerConfig } from "./config.js";
+import { type McpServerConfig, unfilledReferences } from "./config.js";
 import type { McpToolOutput } from "./content.js";
 import { McpPoolError, messageOf } from "./errors.js";
 import type { Reaper } from "./reaper.js";
@@ -36,6 +36,22 @@ import {
   TreeStdioTransport,
 } from "./stdio-transport.js";
 import { untilStopped } from "./stop.js";
+
+/**
+ * For a stdio server that failed to start: the `${NAME}` references its command line still holds,
+ * which may be why (a spec or `.mcp.json` given to the pool as it is), and how they get filled.
+ */
+function unfilledHint(config: McpServerConfig): string {
+  const found = unfilledReferences(config);
+  if (found.length === 0) return "";
+  const places = found.length > 4 ? [...found.slice(0, 4), `${found.length - 4} more`] : found;
+  return (
+    ` Its ${places.join("; ")}: not filled in, as the pool fills no \${…} reference itself (it passes it ` +
+    "on as written, and a shell runs a whole-script one as an empty script). To fill references from the " +
+    "environment, give the pool (or createSession, as its mcpServers option) the servers through " +
+    "mcpServers(servers, { env: process.env })."
+  );
+}
 
 /** Where a server stands. */
 export type ServerState = "idle" | "connecting" | "connected" | "failed" | "closed";
@@ -234,7 +250,7 @@ export class ServerConnection {
         : new McpPoolError(
             "connect-failed",
             this.redact(
-              `${describeServer(this.config)} could not be started: ${failure(error)}.${this.#stderrTail()}`,
+              `${describeServer(this.config)} could not be started: ${failure(error)}.${this.#stderrTail()}${unfilledHint(this.config)}`,
             ),
             { server: this.name, cause: this.redactError(error) },
           );
