@@ -89,11 +89,18 @@ export interface BeforeToolCallContext {
  * What `beforeToolCall` may return, read by these keys only: nothing (`undefined`/`null`) to let the
  * call run; `{ block: true, reason }` to answer it with the reason instead (the model reads it as an
  * error), `terminate: true` beside it to ask the run to end after this step; `{ args }` to run it
- * with other arguments (an object). `meta` holds the host's own data (audit, policy, lease): never
- * read, never named in a notice. Any other key whose value is not `undefined`/`null` fails closed:
- * beside `block: true` the call is blocked as asked, with a notice naming the key; otherwise it is
- * not run ("… not a field it reads (block, reason, terminate, args; put the host's own data in
- * meta)"). So `{ block: false, meta: { ruleId } }` runs and `{ block: false, ruleId }` does not.
+ * with other arguments (a plain object). `meta` holds the host's own data (audit, policy, lease):
+ * never read, never named in a notice. Only a plain object (`{ … }`, JSON-parsed, any realm's, or
+ * with no prototype) is read: anything else — an `Error`, a fetch `Response` whose body was not read,
+ * a `Map`, a class instance — is not run, and so are `args` that are not a plain object (an
+ * un-awaited rewrite's Promise, a `Date`). `reason` and `terminate: true` belong to a block: without
+ * `block: true` the call is not run. Any other key whose value is not `undefined`/`null` fails
+ * closed: beside `block: true` the call is blocked as asked, with a notice naming the key; otherwise
+ * it is not run. A call not run for such an answer is answered, for the model, with `Not run: the
+ * host's policy hook stopped this call to <name> (its answer could not be read).`, which names none
+ * of the host's keys; a notice tells the host what was wrong ("… not a field it reads (block, reason,
+ * terminate, args; put the host's own data in meta)"). So `{ block: false, meta: { ruleId } }` runs
+ * and `{ block: false, ruleId }` does not.
  */
 export type BeforeToolCallResult =
   | undefined
@@ -116,8 +123,12 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
  * booleans. `meta` holds the host's own data (audit, latency): never read, never named in a notice.
  * Any other key whose value is not `undefined`/`null` fails closed: beside `result` the result is
  * used, with a notice naming the key; without it (`{ redacted }`, `{ message: "Output withheld" }`,
- * `{ auditId }`) the tool's result is withheld — the call is answered as an error that never quotes
- * the answer — as is an answer that is not an object. So `{ result: r, meta: { auditId } }` sends `r`.
+ * `{ auditId }`) the tool's result is withheld, as it is for an answer that is not a plain object (a
+ * string, a list, an `Error`, a fetch `Response` whose body was not read, a `Map`, a class instance).
+ * A withheld call is answered, for the model, with `Result withheld: the host's policy hook withheld
+ * the result of this call to <name> (its answer could not be read).` — never quoting the answer nor
+ * naming the host's keys —, and a notice tells the host what was wrong. So
+ * `{ result: r, meta: { auditId } }` sends `r`.
  */
 export type AfterToolCallResult =
   | undefined

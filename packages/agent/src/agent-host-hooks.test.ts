@@ -1,6 +1,9 @@
 // The Agent's host hooks read strictly, over HTTP with the testkit: a toolChoice or convertToLlm
 // written async (refused by name, a rejection never unhandled), beforeToolCall answers of the wrong
 // shape (fail closed), and a stop while transformContext is pending.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { runInNewContext } from "node:vm";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -136,6 +139,37 @@ function runAfterToolCall(answers: Record<string, unknown>) {
   );
 }
 
+/** A policy decision kept in a private field, read through a getter with a name no hook reads. */
+class Decision {
+  #allowed: boolean;
+  constructor(allowed: boolean) {
+    this.#allowed = allowed;
+  }
+  get allowed(): boolean {
+    return this.#allowed;
+  }
+}
+
+/** A verdict whose block is a getter on its prototype, not an own key. */
+class Verdict {
+  #deny: boolean;
+  constructor(deny: boolean) {
+    this.#deny = deny;
+  }
+  get block(): boolean {
+    return this.#deny;
+  }
+}
+
+/**
+ * What the model reads for a call beforeToolCall's answer kept from running, or whose result
+ * afterToolCall's answer withheld: none of the host's keys, which go only to the host's notice (r41 #11).
+ */
+const notRunText = (name: string) =>
+  `Error: Not run: the host's policy hook stopped this call to ${name} (its answer could not be read).`;
+const withheldText = (name: string) =>
+  `Error: Result withheld: the host's policy hook withheld the result of this call to ${name} (its answer could not be read).`;
+
 /** A "count" tool that answers `answer`, with no parameters unless `parameters` gives them. */
 function countTool(
   answer: string,
@@ -217,6 +251,11 @@ describe("beforeToolCall answers of the wrong shape", () => {
         keys.includes(",") ? "not fields it reads" : "not a field it reads"
       } (block, reason, terminate, args; put the host's own data in meta${guess}).`,
     );
+  /** The refusal for a block's own keys without block: true (r41 #10). */
+  const blockOnly = (what: string, keys: string) =>
+    endsWith(
+      `Not run: beforeToolCall answered ${what} without block: true; give block: true to block, or leave ${keys} out (the host's own notes go in meta).`,
+    );
   const cases: [string, unknown, RegExp][] = [
     ["a number", 42, /beforeToolCall answered a number \(42\)/],
     ["a string", "deny", /beforeToolCall answered a string \("deny"\)/],
@@ -285,18 +324,92 @@ describe("beforeToolCall answers of the wrong shape", () => {
       { block: 1, blocked: null },
       /block: a number \(1\), not true or false, read as a block\.$/,
     ],
+    // r41 #7: an object that is not a plain one has no own keys to read — it read as {} and RAN.
+    [
+      'new Error("denied by policy")',
+      new Error("denied by policy"),
+      endsWith(
+        "Not run: beforeToolCall answered an Error, not undefined, { block: true, reason } or { args }.",
+      ),
+    ],
+    [
+      "a fetch Response whose body was not read",
+      new Response('{"block":true,"reason":"denied by policy"}'),
+      endsWith(
+        "Not run: beforeToolCall answered a Response (read its body first: await response.json()), not undefined, { block: true, reason } or { args }.",
+      ),
+    ],
+    ['new Map([["block", true]])', new Map([["block", true]]), /answered a Map, not undefined/],
+    [
+      "a class instance with a private field and a getter",
+      new Decision(false),
+      /answered an instance of Decision, not/,
+    ],
+    // A prototype getter named block was read (it blocked), the rest not: now refused the same way.
+    [
+      "a class instance whose block is a prototype getter",
+      new Verdict(true),
+      /answered an instance of Verdict, not/,
+    ],
+    [
+      "an object whose prototype holds the verdict",
+      Object.create({ deny: true }),
+      /answered an object that is not a plain one \(its prototype is not Object\.prototype\), not/,
+    ],
+    // A key that is own but not enumerable is a key it does not read, as an enumerable one is.
+    [
+      "{ blocked: true } defined not enumerable",
+      Object.defineProperty({}, "blocked", { value: true }),
+      notRead('"blocked"', '; did you mean "block"?'),
+    ],
+    // r41 #8: args that are an object but not a plain one ran the tool with it.
+    [
+      "{ args: an un-awaited async rewrite }",
+      { args: Promise.resolve({ path: "/tmp/safe" }) },
+      endsWith(
+        "Not run: beforeToolCall answered args: a Promise: await the rewrite, not an object of arguments.",
+      ),
+    ],
+    ["{ args: new Date() }", { args: new Date(0) }, endsWith("args: a Date, not an object of arguments.")],
+    [
+      "{ args: new Map() }",
+      { args: new Map([["path", "/tmp/safe"]]) },
+      /args: a Map, not an object of arguments/,
+    ],
+    // r41 #10: a block's own keys without block: true are a "no" whose block went missing: they RAN.
+    ["{ reason }", { reason: "Outside the workspace" }, blockOnly("reason", "reason")],
+    ["{ terminate: true }", { terminate: true }, blockOnly("terminate: true", "terminate")],
+    [
+      "{ block: false, terminate: true }",
+      { block: false, terminate: true },
+      blockOnly("terminate: true", "terminate"),
+    ],
+    ["{ block: undefined, reason }", { block: undefined, reason: "denied" }, blockOnly("reason", "reason")],
+    [
+      "{ block: false, reason }",
+      { block: false, reason: "rule r-7 allows it" },
+      blockOnly("reason", "reason"),
+    ],
+    [
+      "{ block: null, reason, terminate: true }",
+      { block: null, reason: "denied", terminate: true },
+      blockOnly("reason and terminate: true", "reason and terminate"),
+    ],
+    ['{ terminate: "yes" }', { terminate: "yes" }, blockOnly('terminate: a string ("yes")', "terminate")],
   ];
   for (const [label, answer, reads] of cases) {
-    it(`${label}: the call is answered, not run, and the host and the model are told why`, async () => {
+    it(`${label}: the call is answered, not run, and the host is told why`, async () => {
       const { result, ran, results, notices } = await runBeforeToolCall(
         { c1: answer },
         { path: () => "/etc/passwd", prompt: "Delete /etc/passwd" },
       );
       expect(result.status).toBe("ok");
       expect(ran).toEqual([]);
-      expect(results[0]).toMatch(reads);
-      expect(results[0]).toMatch(/^Error: Not run: beforeToolCall answered /);
-      expect(notices.some((text) => reads.test(text))).toBe(true);
+      // The model reads that the host's policy stopped it; the host reads what was wrong (r41 #11).
+      expect(results[0]).toBe(notRunText("rm"));
+      expect(notices).toHaveLength(1);
+      expect(notices[0]).toMatch(reads);
+      expect(notices[0]).toMatch(/^Not run: beforeToolCall answered /);
     });
   }
 
@@ -306,10 +419,10 @@ describe("beforeToolCall answers of the wrong shape", () => {
       c2: null,
       // A policy engine's verdict with its own keys in meta (fix105: beside block: false they are no
       // longer named and run; they refuse, see the table above).
+      // (An allow's own words go in meta too: reason beside block: false is refused, r41 #10.)
       c3: {
         block: false,
-        reason: "rule r-7 allows it",
-        meta: { ruleId: "r-7", auditId: "a-9", tags: ["fs"], reasn: "x" },
+        meta: { reason: "rule r-7 allows it", ruleId: "r-7", auditId: "a-9", tags: ["fs"], reasn: "x" },
       },
       c4: { args: { path: "/tmp/safe" } },
     };
@@ -348,17 +461,8 @@ describe("beforeToolCall answers of the wrong shape", () => {
       refused('"argsHash", not a field it reads'),
       refused('"Decision", "denied", "blockReason", not fields it reads'),
     ];
-    expect(results).toEqual([
-      `Error: ${said[0]}`,
-      `Error: ${said[1]}`,
-      `Error: ${said[2]}`,
-      "deleted",
-      "deleted",
-      `Error: ${said[3]}`,
-      `Error: ${said[4]}`,
-      "deleted",
-      "deleted",
-    ]);
+    const no = notRunText("rm");
+    expect(results).toEqual([no, no, no, "deleted", "deleted", no, no, "deleted", "deleted"]);
     expect(ran).toEqual([4, 5, 8, 9].map((n) => ({ path: `/tmp/${n}` })));
     // The null/undefined keys and meta are absent: no notice for c4, c5, c8, c9.
     expect(notices).toEqual(said);
@@ -410,7 +514,8 @@ describe("afterToolCall answers with keys it does not read (r31 #4, r35 #5)", ()
     const auditOnly = withheld(
       'an object with "auditId", not a field it reads (result, isError, terminate; put the host\'s own data in meta), and no result',
     );
-    expect(results).toEqual([...said.map((text) => `Error: ${text}`), "REDACTED", `Error: ${auditOnly}`]);
+    const no = withheldText("read_env");
+    expect(results).toEqual([...said.map(() => no), "REDACTED", no]);
     expect(JSON.stringify(server!.chatRequests[1]!.body)).not.toMatch(/RAWSECRET/);
     expect(notices).toEqual([
       ...said,
@@ -445,7 +550,7 @@ describe("afterToolCall redactions under another name (r37 #6)", () => {
       withheld('"auditId", not a field it reads'),
       withheld('"auditId", not a field it reads'),
     ];
-    expect(results).toEqual(said.map((text) => `Error: ${text}`));
+    expect(results).toEqual(said.map(() => withheldText("read_env")));
     // Neither the raw result nor the hook's own value is quoted for the withheld calls.
     expect(JSON.stringify(server!.chatRequests[1]!.body)).not.toMatch(/RAWSECRET|\[redacted\]/);
     expect(notices).toEqual(said);
@@ -509,32 +614,35 @@ describe("beside block: false, a key it does not read refuses, whatever its word
     const { result, paths: ran, read, notices } = await runBeforeToolCall(cases);
     expect(result.status).toBe("ok");
     expect(ran).toEqual([]);
+    // The model reads only that the host's policy stopped each call (r41 #11); the host is told each
+    // refusal in full, one notice per call, in order.
+    expect(Object.values(read)).toEqual(Object.keys(cases).map(() => notRunText("rm")));
+    expect(notices).toHaveLength(Object.keys(cases).length);
+    const told = Object.fromEntries(Object.keys(cases).map((id, at) => [id, notices[at]!]));
     for (const [id, answer] of Object.entries(cases)) {
       const keys = Object.entries(answer as object)
         .filter(([key, value]) => !["block", "args"].includes(key) && value !== null)
         .map(([key]) => JSON.stringify(key))
         .join(", ");
-      expect(read[id], id).toMatch(/^Error: Not run: beforeToolCall answered an object with /);
+      expect(told[id], id).toMatch(/^Not run: beforeToolCall answered an object with /);
       expect(
-        read[id]!.startsWith(`Error: Not run: beforeToolCall answered an object with ${keys}, not`),
-        `${id}: ${read[id]}`,
+        told[id]!.startsWith(`Not run: beforeToolCall answered an object with ${keys}, not`),
+        `${id}: ${told[id]}`,
       ).toBe(true);
-      expect(read[id], id).toMatch(
+      expect(told[id], id).toMatch(
         / \(block, reason, terminate, args; put the host's own data in meta(; did you mean [^)]*)?\)\.$/,
       );
     }
     // r39b #3 and #6 in full: an audit record echoing the call's input, a lease id.
-    expect(read.r1).toBe(
-      'Error: Not run: beforeToolCall answered an object with "auditId", "input", not fields it reads (block, reason, terminate, args; put the host\'s own data in meta).',
+    expect(told.r1).toBe(
+      'Not run: beforeToolCall answered an object with "auditId", "input", not fields it reads (block, reason, terminate, args; put the host\'s own data in meta).',
     );
-    expect(read.k1).toBe(
-      'Error: Not run: beforeToolCall answered an object with "lock", not a field it reads (block, reason, terminate, args; put the host\'s own data in meta; did you mean "block"?).',
+    expect(told.k1).toBe(
+      'Not run: beforeToolCall answered an object with "lock", not a field it reads (block, reason, terminate, args; put the host\'s own data in meta; did you mean "block"?).',
     );
-    expect(read.s2).toBe(
-      'Error: Not run: beforeToolCall answered an object with "permissionDecision", "permissionDecisionReason", not fields it reads (block, reason, terminate, args; put the host\'s own data in meta).',
+    expect(told.s2).toBe(
+      'Not run: beforeToolCall answered an object with "permissionDecision", "permissionDecisionReason", not fields it reads (block, reason, terminate, args; put the host\'s own data in meta).',
     );
-    // The host is told each refusal, as the model is.
-    expect(notices).toEqual(Object.values(read).map((text) => text.slice("Error: ".length)));
   });
 
   it("runs the model's call for the same data given in meta, and a rewrite given as args, without a notice (fix105)", async () => {
@@ -612,11 +720,11 @@ describe("afterToolCall answers with a key it does not read and no result: withh
     expect(result.status).toBe("ok");
     const withheld =
       /^afterToolCall answered an object with ".+", not (?:a field|fields) it reads \(result, isError, terminate; put the host's own data in meta(; did you mean [^)]*)?\), and no result for the call to whoami; the tool's result was withheld\.$/;
-    const told: string[] = [];
+    let withheldCalls = 0;
     for (const [id, [, want]] of Object.entries(answers)) {
       if (want === "withheld") {
-        expect(read[id]!.slice("Error: ".length), id).toMatch(withheld);
-        told.push(read[id]!.slice("Error: ".length));
+        expect(read[id], id).toBe(withheldText("whoami"));
+        withheldCalls += 1;
       } else if (want === "sent") {
         expect(read[id], id).toBe(JSON.stringify({ user: "ann", apiKey: `sk-live-RAWSECRET-${id}` }));
       } else {
@@ -625,11 +733,130 @@ describe("afterToolCall answers with a key it does not read and no result: withh
     }
     // Neither the raw result nor the hook's own words reach the model for a withheld call.
     expect(JSON.stringify(sent)).not.toMatch(/RAWSECRET-(?!m1)|REDACTED|Output withheld|audit logged/);
-    expect(read.d1).toBe(
-      "Error: afterToolCall answered an object with \"message\", not a field it reads (result, isError, terminate; put the host's own data in meta), and no result for the call to whoami; the tool's result was withheld.",
+    // Each withheld call is told to the host in full, one notice each, in order; meta is never named.
+    expect(notices).toHaveLength(withheldCalls);
+    for (const text of notices) expect(text).toMatch(withheld);
+    expect(notices[Object.keys(answers).indexOf("d1")]).toBe(
+      "afterToolCall answered an object with \"message\", not a field it reads (result, isError, terminate; put the host's own data in meta), and no result for the call to whoami; the tool's result was withheld.",
     );
-    // Each withheld call is told to the host as the model is told; meta is never named.
-    expect(notices).toEqual(told);
+  });
+});
+
+describe("hook answers that are objects but not plain ones (r41 #7, #8, #10, #11)", () => {
+  /** A policy service over loopback HTTP that answers `body` as JSON to every request. */
+  async function policyService(body: unknown): Promise<{ url: string; close: () => Promise<void> }> {
+    const service = createServer((_request, response) => {
+      response.setHeader("content-type", "application/json");
+      response.end(JSON.stringify(body));
+    });
+    await new Promise<void>((resolve) => service.listen(0, "127.0.0.1", resolve));
+    const { port } = service.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}/`,
+      close: () => new Promise<void>((resolve) => service.close(() => resolve())),
+    };
+  }
+
+  it("beforeToolCall: a fetch Response returned without .json() is not run, and the host is told", async () => {
+    const policy = await policyService({ block: true, reason: "denied by policy" });
+    try {
+      const ran: unknown[] = [];
+      const { result, results, notices } = await runCalls(
+        callsTo("rm", ["c1"], () => ({ path: "/etc/passwd" })),
+        [rmTool(ran)],
+        { beforeToolCall: () => fetch(policy.url, { method: "POST" }) as never },
+        { prompt: "Delete /etc/passwd" },
+      );
+      expect(result.status).toBe("ok");
+      expect(ran).toEqual([]);
+      expect(results).toEqual([notRunText("rm")]);
+      expect(notices).toEqual([
+        "Not run: beforeToolCall answered a Response (read its body first: await response.json()), not undefined, { block: true, reason } or { args }.",
+      ]);
+    } finally {
+      await policy.close();
+    }
+  });
+
+  it("afterToolCall: withholds the tool's result for an Error, a Response, a Map and a class instance, naming each to the host", async () => {
+    const redactor = await policyService({ result: "[redacted]" });
+    try {
+      const answers: Record<string, () => unknown> = {
+        c1: () => new Error("redaction failed"),
+        c2: () => fetch(redactor.url, { method: "POST" }),
+        c3: () => new Map([["result", "[redacted]"]]),
+        c4: () =>
+          new (class Redacted {
+            #text = "[redacted]";
+            get result(): string {
+              return this.#text;
+            }
+          })(),
+        // A rejected redaction as an error subclass is still an Error.
+        c5: () => new TypeError("redactor down"),
+      };
+      const readEnv: AgentTool = {
+        name: "read_env",
+        description: "Reads the environment",
+        parameters: { type: "object", properties: { n: { type: "number" } } },
+        execute: (args) => `OPENAI_API_KEY=sk-live-RAWSECRET${(args as { n: number }).n}`,
+      };
+      const { result, results, sent, notices } = await runCalls(
+        callsTo("read_env", Object.keys(answers), (_id, at) => ({ n: at + 1 })),
+        [readEnv],
+        { toolExecution: "sequential", afterToolCall: ({ toolCall }) => answers[toolCall.id]!() as never },
+        { prompt: "Read it" },
+      );
+      expect(result.status).toBe("ok");
+      expect(results).toEqual(Object.keys(answers).map(() => withheldText("read_env")));
+      expect(JSON.stringify(sent)).not.toMatch(/RAWSECRET/);
+      const withheld = (what: string) =>
+        `afterToolCall answered ${what}, not undefined or { result, isError, terminate } for the call to read_env; the tool's result was withheld.`;
+      expect(notices).toEqual([
+        withheld("an Error"),
+        withheld("a Response (read its body first: await response.json())"),
+        withheld("a Map"),
+        withheld("an instance of Redacted"),
+        withheld("an Error"),
+      ]);
+    } finally {
+      await redactor.close();
+    }
+  });
+
+  it("still reads a plain object of another realm or with no prototype, and a block's keys where they are harmless", async () => {
+    const answers: Record<string, unknown> = {
+      // A plain object made in another realm (a vm context, an iframe) is plain.
+      c1: runInNewContext('({ block: true, reason: "Blocked in another realm." })'),
+      c2: runInNewContext('({ args: { path: "/tmp/realm" } })'),
+      c3: Object.assign(Object.create(null), { args: { path: "/tmp/bare" } }),
+      c4: { args: Object.assign(Object.create(null), { path: "/tmp/bare-args" }) },
+      // terminate: false, and reason or terminate left null/undefined, say nothing: the call runs.
+      c5: { block: false, terminate: false },
+      c6: { reason: undefined, terminate: null },
+      c7: Object.freeze({ block: true, reason: "Frozen no." }),
+    };
+    const { result, paths, read, notices } = await runBeforeToolCall(answers);
+    expect(result.status).toBe("ok");
+    expect(paths).toEqual(["/tmp/realm", "/tmp/bare", "/tmp/bare-args", "/etc/c5", "/etc/c6"]);
+    expect(read.c1).toBe("Error: Blocked in another realm.");
+    expect(read.c7).toBe("Error: Frozen no.");
+    expect(notices).toEqual([]);
+  });
+
+  it("the model reads that the host's policy stopped the call, never the host's key names (r41 #11)", async () => {
+    const { result, ran, sent, results, notices } = await runBeforeToolCall({
+      c1: { decision: "deny", ruleId: "r-7" },
+    });
+    expect(result.status).toBe("ok");
+    expect(ran).toEqual([]);
+    expect(results).toEqual([notRunText("rm")]);
+    const transcript = JSON.stringify(sent);
+    expect(transcript).not.toMatch(/decision|ruleId|meta|beforeToolCall/);
+    // The host's notice keeps the full diagnostic.
+    expect(notices).toEqual([
+      'Not run: beforeToolCall answered an object with "decision", "ruleId", not fields it reads (block, reason, terminate, args; put the host\'s own data in meta).',
+    ]);
   });
 });
 
@@ -653,15 +880,16 @@ describe("a hook answer's meta: the host's own data, never read (fix101)", () =>
       m2: "deleted",
       m3: "Error: Policy p-3 forbids it.",
       m4: "deleted",
-      m5: expect.stringMatching(
-        /^Error: Not run: beforeToolCall answered an object with "decision", not a field it reads/,
-      ),
+      m5: notRunText("rm"),
     });
-    // meta is never named as a key it does not read; the refusal only points at it.
-    expect(read.m5).not.toContain('"meta"');
-    expect(read.m5).toContain("put the host's own data in meta");
-    // Only m5's refusal is told.
-    expect(notices).toEqual([read.m5!.slice("Error: ".length)]);
+    // Only m5's refusal is told, to the host; meta is never named as a key it does not read, the
+    // refusal only points at it.
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(
+      /^Not run: beforeToolCall answered an object with "decision", not a field it reads/,
+    );
+    expect(notices[0]).not.toContain('"meta"');
+    expect(notices[0]).toContain("put the host's own data in meta");
   });
 
   it("afterToolCall: sends r for { result: r, meta: { content } }, keeps the tool's result for { meta } alone, without a notice; a key outside meta and no result withholds (fix105)", async () => {
@@ -678,7 +906,12 @@ describe("a hook answer's meta: the host's own data, never read (fix101)", () =>
     expect(server!.chatRequests).toHaveLength(2);
     const withheld =
       "afterToolCall answered an object with \"content\", not a field it reads (result, isError, terminate; put the host's own data in meta), and no result for the call to read_env; the tool's result was withheld.";
-    expect(results).toEqual(["[redacted]", "OPENAI_API_KEY=sk-live-RAWSECRET2", "ok", `Error: ${withheld}`]);
+    expect(results).toEqual([
+      "[redacted]",
+      "OPENAI_API_KEY=sk-live-RAWSECRET2",
+      "ok",
+      withheldText("read_env"),
+    ]);
     // Before: a notice for each, naming "meta" as a field it does not read.
     expect(notices).toEqual([withheld]);
   });

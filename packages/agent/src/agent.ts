@@ -523,7 +523,7 @@ function ownRefusal(caught: unknown): AgentError | undefined {
 /** What a `beforeToolCall` answer came to: the arguments to run with, or why the call is not run. */
 type BeforeDecision =
   | { run: true; args: unknown; notes: string[] }
-  | { run: false; reason: string; terminate: boolean; refused: boolean; notes: string[] };
+  | { run: false; reason: string; terminate: boolean; notes: string[] };
 
 /** The fields a `beforeToolCall` answer may have (`BeforeToolCallResult`). */
 const BEFORE_FIELDS = ["block", "reason", "terminate", "args"] as const;
@@ -541,9 +541,55 @@ const META = "meta";
  * whose value is `undefined` or `null` is absent (a host's `reason: blocked ? text : undefined`).
  */
 function extraKeys(answer: object, fields: readonly string[]): string[] {
-  return Object.entries(answer)
-    .filter(([key, value]) => key !== META && !fields.includes(key) && value !== undefined && value !== null)
-    .map(([key]) => key);
+  // Own string keys, enumerable or not: a key `answer.block` would read is a key that is counted.
+  return Object.getOwnPropertyNames(answer).filter((key) => {
+    if (key === META || fields.includes(key)) return false;
+    const value = (answer as Record<string, unknown>)[key];
+    return value !== undefined && value !== null;
+  });
+}
+
+/**
+ * Whether `value` is a plain object — its prototype is some realm's `Object.prototype`, or it has
+ * none —, the only kind of object a hook's answer (or `args`) is read as. An `Error`, a `Response`,
+ * a `Map`, a `Promise`, a class instance is not: its fields are not own keys (a getter, a private
+ * field, a body still to read), so reading it by its keys would read it as saying nothing.
+ */
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as object | null;
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/**
+ * An object that is not a plain one, named for a message: `a Promise` for anything with a `then`
+ * method, else by its built-in tag (`an Error` — any subclass —, `a Response`, `a Map`, `a Date`),
+ * else by its class (`an instance of Verdict`), else as not a plain one (`Object.create(proto)`,
+ * an anonymous class). Never throws (a Proxy's trap may).
+ */
+function objectKind(value: object): string {
+  try {
+    if (typeof (value as { then?: unknown }).then === "function") return "a Promise";
+    const tag = Object.prototype.toString.call(value).slice("[object ".length, -1);
+    if (tag !== "Object" && /^[A-Za-z][A-Za-z0-9]{0,39}$/.test(tag)) {
+      return `${/^[AEIOaeio]/.test(tag) ? "an" : "a"} ${tag}`;
+    }
+    const proto = Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null;
+    const name = proto?.constructor?.name;
+    if (typeof name === "string" && name !== "Object" && /^[\p{L}_$][\p{L}\p{N}_$]{0,39}$/u.test(name)) {
+      return `an instance of ${name}`;
+    }
+  } catch {
+    // A trap that throws: named without it below.
+  }
+  return "an object that is not a plain one (its prototype is not Object.prototype)";
+}
+
+/** What a hook answered that is an object but not a plain one, with a hint for the likely slips. */
+function notPlain(value: object): string {
+  const kind = objectKind(value);
+  if (kind === "a Response") return `${kind} (read its body first: await response.json())`;
+  if (kind === "a Promise") return `${kind} (await it)`;
+  return kind;
 }
 
 /**
@@ -603,28 +649,35 @@ function listed(names: readonly string[]): string {
 
 /**
  * A `beforeToolCall` answer read by its declared keys only, failing closed: `undefined`/`null` runs
- * the call as it is. An object is read by `block`, `reason`, `terminate` and `args`; `meta` (the
- * host's own data) is never read nor named. `block: true` blocks with `reason` (a string) and ends
- * the run after the step for `terminate: true` (a `terminate` that is neither a boolean nor
- * `null`/absent does not, with a note); a `block` that is neither a boolean nor `null`/absent (`1`,
- * `"true"`) blocks too. Otherwise the call runs, with `args` where they are a plain object (`args`
- * that are not — the JSON text of them — are not run). A key outside the declared ones whose value
- * is not `undefined`/`null` is never guessed at: beside `block: true` the call is blocked as asked,
- * with a note naming the key; without it (`block` false or absent) the call is not run, the reason
- * naming the key and pointing at `meta`. Anything else — a string, a number, an array — is not run,
- * the reason naming what it answered.
+ * the call as it is. Only a plain object (`isPlainObject`) is read, by `block`, `reason`,
+ * `terminate` and `args`; `meta` (the host's own data) is never read nor named. `block: true` blocks
+ * with `reason` (a string) and ends the run after the step for `terminate: true` (a `terminate` that
+ * is neither a boolean nor `null`/absent does not, with a note); a `block` that is neither a boolean
+ * nor `null`/absent (`1`, `"true"`) blocks too. Without `block: true`, a `reason` or a `terminate`
+ * other than `false` (which mean something only for a block: `{ reason: "Outside the workspace" }`
+ * is a "no" that forgot its block) is not run. Otherwise the call runs, with `args` where they are
+ * a plain object (`args` that are not — their JSON text, an un-awaited rewrite's Promise, a Date —
+ * are not run). A key outside the declared ones whose value is not `undefined`/`null` is never
+ * guessed at: beside `block: true` the call is blocked as asked, with a note naming the key; without
+ * it the call is not run. Anything else — a string, a number, an array, an object that is not a
+ * plain one (an Error, a Response, a Map, a class instance) — is not run.
+ *
+ * A call not run for an answer of the wrong shape is answered, for the model, with a short text
+ * that names none of the host's keys (`reason`); the host's `notes` say what was wrong in full.
  */
 function readBeforeDecision(decision: unknown, name: string, args: unknown): BeforeDecision {
   if (decision === undefined || decision === null) return { run: true, args, notes: [] };
   const refused = (what: string): BeforeDecision => ({
     run: false,
-    reason: `Not run: beforeToolCall answered ${what}.`,
+    reason: `Not run: the host's policy hook stopped this call to ${name} (its answer could not be read).`,
     terminate: false,
-    refused: true,
-    notes: [],
+    notes: [`Not run: beforeToolCall answered ${what}.`],
   });
   if (typeof decision !== "object" || Array.isArray(decision)) {
     return refused(`${kindOf(decision)}, not undefined, { block: true, reason } or { args }`);
+  }
+  if (!isPlainObject(decision)) {
+    return refused(`${notPlain(decision)}, not undefined, { block: true, reason } or { args }`);
   }
   const answer = decision as { block?: unknown; reason?: unknown; terminate?: unknown; args?: unknown };
   const { block } = answer;
@@ -636,8 +689,8 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
     unknown === undefined
       ? []
       : [`beforeToolCall answered ${unknown} for the call to ${name}; its block: true was read.`];
+  const { reason, terminate } = answer;
   if (block === true) {
-    const { terminate } = answer;
     if (terminate !== undefined && terminate !== null && typeof terminate !== "boolean") {
       notes.push(
         `beforeToolCall answered terminate: ${kindOf(terminate)}, not true or false, for the call to ${name}; the call was blocked, and the run is not ended for it.`,
@@ -645,20 +698,39 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
     }
     return {
       run: false,
-      reason: typeof answer.reason === "string" ? answer.reason : `The call to ${name} was blocked.`,
+      reason: typeof reason === "string" ? reason : `The call to ${name} was blocked.`,
       terminate: terminate === true,
-      refused: false,
       notes,
     };
   }
   if (block !== undefined && block !== null && block !== false) {
     return refused(`block: ${kindOf(block)}, not true or false, read as a block`);
   }
+  // `reason` and `terminate` are a block's: without `block: true` they are a "no" whose block went
+  // missing (`{ reason }`, `{ block: denied, reason }` with `denied` wrong), never dropped in silence.
+  const blockOnly = [
+    ...(reason !== undefined && reason !== null ? ["reason"] : []),
+    ...(terminate !== undefined && terminate !== null && terminate !== false
+      ? [terminate === true ? "terminate: true" : `terminate: ${kindOf(terminate)}`]
+      : []),
+  ];
+  if (blockOnly.length > 0) {
+    const keys = listed(blockOnly.map((key) => key.replace(/:.*$/, "")));
+    return refused(
+      `${listed(blockOnly)} without block: true; give block: true to block, or leave ${keys} out (the host's own notes go in ${META})`,
+    );
+  }
   if (!("args" in answer) || answer.args === undefined || answer.args === null)
     return { run: true, args, notes };
   const given = answer.args;
   if (typeof given !== "object" || Array.isArray(given)) {
     return refused(`args: ${kindOf(given)}, not an object of arguments`);
+  }
+  if (!isPlainObject(given)) {
+    const kind = objectKind(given);
+    return refused(
+      `args: ${kind}${kind === "a Promise" ? ": await the rewrite" : ""}, not an object of arguments`,
+    );
   }
   return { run: true, args: given, notes };
 }
@@ -670,24 +742,29 @@ type AfterRead =
 
 /**
  * An `afterToolCall` answer read by its declared keys only, failing closed: `undefined`/`null` keeps
- * the tool's result. An object is read by `result` (the replacement), `isError` and `terminate` (only
+ * the tool's result. Only a plain object (`isPlainObject`) is read, by `result` (the replacement), `isError` and `terminate` (only
  * as booleans: `null`/absent leaves them; `"false"` keeps the tool's own flag and does not end the
  * run, with a note); `meta` (the host's own data) is never read nor named. A key outside the
  * declared ones whose value is not `undefined`/`null` is never guessed at: beside a `result` the
  * result is used, with a note naming the key; without one (a redaction under another name, a
  * status, an error text) the tool's result is withheld. An answer that is no object at all (a bare
- * string — `redact(result)` returned as it is —, a number, a list) withholds it too. `withheld` is
- * the error the call is answered with — it never quotes what the hook answered, which may be the raw
- * result — and the host is told the same.
+ * string — `redact(result)` returned as it is —, a number, a list) withholds it too, and so does an
+ * object that is not a plain one (an Error, a fetch Response whose body was not read, a Map, a class
+ * instance). `withheld` is the error the call is answered with, for the model: it never quotes what
+ * the hook answered (which may be the raw result) nor names the host's keys; the host's `notes` say
+ * what was wrong in full.
  */
 function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): AfterRead {
   if (answer === undefined || answer === null) return { result: undefined, terminate: false, notes: [] };
-  const withheld = (what: string): AfterRead => {
-    const text = `afterToolCall answered ${what} for the call to ${name}; the tool's result was withheld.`;
-    return { withheld: text, notes: [text] };
-  };
+  const withheld = (what: string): AfterRead => ({
+    withheld: `Result withheld: the host's policy hook withheld the result of this call to ${name} (its answer could not be read).`,
+    notes: [`afterToolCall answered ${what} for the call to ${name}; the tool's result was withheld.`],
+  });
   if (typeof answer !== "object" || Array.isArray(answer)) {
     return withheld(`${shapeOf(answer)}, not undefined or { result, isError, terminate }`);
+  }
+  if (!isPlainObject(answer)) {
+    return withheld(`${notPlain(answer)}, not undefined or { result, isError, terminate }`);
   }
   const given = answer as { result?: unknown; isError?: unknown; terminate?: unknown };
   const wrong = unknownFields(answer, AFTER_FIELDS);
@@ -1757,8 +1834,8 @@ export class Agent {
       for (const text of decision.notes) this.#emit({ type: "notice", text });
       if (!decision.run) {
         if (decision.terminate) batch?.terminate.add(request.id);
-        // An answer of the wrong shape fails closed; the host is told, as the model is.
-        if (decision.refused) this.#emit({ type: "notice", text: decision.reason });
+        // An answer of the wrong shape fails closed: the host's notice says why in full; the model
+        // reads only that the host's policy did not let the call run.
         throw new Error(decision.reason);
       }
       args = decision.args as typeof args;
