@@ -77,6 +77,21 @@ function expectFlaggedOnce(line: string): void {
   expect(findSpecSecrets(exportSpec(pasted(line)))).toEqual([]);
 }
 
+/** A script rather than one command line: a line break, or a heredoc's `<<` (an arithmetic shift's too; not a here-string's `<<<`). */
+const SCRIPT = /[\n\r]|(?:^|[^<])<<(?!<)/;
+
+/**
+ * A script (see `SCRIPT`) that may hold a credential, pasted as a `command` or given as a plain
+ * argument, is exported whole as a shell's own command is (fix113): `${SRV_COMMAND}` in the
+ * export, `${SHELL_COMMAND}` from withoutArgSecrets (unless it starts `NAME=`: see `ASSIGNED`),
+ * reported once.
+ */
+function expectWholeLine(line: string): void {
+  expect(exportedLine(line)).toBe("${SRV_COMMAND}");
+  if (!ASSIGNED.test(line)) expect(withoutArgSecrets(["--run", line])).toEqual(["--run", "${SHELL_COMMAND}"]);
+  expectFlaggedOnce(line);
+}
+
 describe("findSpecSecrets names the places a credential may be, with the reason", () => {
   it.each<[string, Partial<BundledServer>, string, SecretSign]>([
     ["a --api-key flag's value", { args: ["serve", "--api-key", "abc123"] }, "args[2]", SecretSign.Flag],
@@ -1690,8 +1705,9 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
       "X=$(cat <<EOF\nit's up (soon\nEOF\n) ; deploy --token ${TOKEN}",
     ],
   ])(
-    'reads quotes in substitutions, $"…" and ${NAME:-word} as bash does, and keeps a comment or a heredoc around the secret, in %j (r35 #6, #1, #12)',
+    'reads quotes in substitutions, $"…" and ${NAME:-word} as bash does (a script, with a comment or a heredoc around the secret, exported whole: fix113), in %j (r35 #6, #1, #12)',
     (line, safe) => {
+      if (SCRIPT.test(line)) return expectWholeLine(line);
       expectHidden(line, safe);
       expectStable(safe);
       expectFlaggedOnce(line);
@@ -1703,15 +1719,19 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
     "X=$(( (1<<2) + 3 ))\ndeploy --token hunter2",
     'X=$(cat <<<"it\'s"\necho "(") ; deploy --token hunter2',
     "exec srv --token hunter2 # it's the prod one",
-  ])("reads no heredoc in a shift or a here-string, and no comment after a word, in %j (r35 #6)", (line) => {
-    expectHidden(line, line.replace("hunter2", "${TOKEN}"));
-  });
+  ])(
+    "reads no comment after a word, and exports a script (a line break, a shift's `<<` read as a heredoc's) whole, in %j (r35 #6, fix113)",
+    (line) => {
+      if (SCRIPT.test(line)) return expectWholeLine(line);
+      expectHidden(line, line.replace("hunter2", "${TOKEN}"));
+    },
+  );
 
   it("reads no # comment in a command line, where cmd.exe starts none either", () => {
     expectHidden("srv --channel #general --token hunter2", "srv --channel #general --token ${TOKEN}");
   });
 
-  it("finds a key shape or a URL's credentials in a comment or a heredoc's body, and replaces only them (r35 #6)", () => {
+  it("exports a script holding a key shape or a URL's credentials in a comment or a heredoc's body whole (r35 #6, fix113)", () => {
     const key = "ghp_abcdefghijklmnopqrstuvwxyz0123";
     for (const [line, safe] of [
       [`# old key: ${key}\nexec gh-mcp`, "# old key: ${SECRET}\nexec gh-mcp"],
@@ -1724,8 +1744,9 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
         "exec srv # see postgres://db/app, it's there\n",
       ],
     ] as const) {
-      expectHidden(line, safe);
-      expectStable(safe);
+      expectWholeLine(line);
+      // What the command-line reader wrote before is kept or whole: the body is not rewritten inside.
+      expect([safe, "${SRV_COMMAND}"]).toContain(exportedLine(safe));
     }
   });
 
@@ -1842,6 +1863,21 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
     it("changes exactly the secrets' spans of a generated command line, and the export flags nothing (property)", () => {
       fc.assert(
         fc.property(lines(words, secrets), ({ command, expected }) => {
+          // One export pass is a fixed point, and the export flags nothing.
+          const once = withoutArgSecrets(["--run", command]);
+          expect(withoutArgSecrets(once)).toEqual(once);
+          expect(findSpecSecrets(withServer({ args: once }))).toEqual([]);
+          expect(findSpecSecrets(exportSpec(pasted(command)))).toEqual([]);
+          if (SCRIPT.test(command)) {
+            // A script (a line break, a heredoc's or a shift's `<<`): kept byte for byte or
+            // exported whole, whole whenever it holds a secret (fix113).
+            const whole = exportedLine(command);
+            expect([command, "${SRV_COMMAND}"]).toContain(whole);
+            if (expected !== command) expect(whole).toBe("${SRV_COMMAND}");
+            if (!ASSIGNED.test(command))
+              expect(once).toEqual(["--run", whole === command ? command : "${SHELL_COMMAND}"]);
+            return;
+          }
           // Flagged exactly when it holds a secret; exported with each secret's value, and only its
           // characters, replaced by a reference (a URL's credentials dropped with their `@`).
           expect(findSpecSecrets(pasted(command))).toHaveLength(expected === command ? 0 : 1);
@@ -1850,11 +1886,10 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
             .map((part) => part.split("HIDDEN").map(escapeRegExp).join("\\$\\{[A-Z][A-Z0-9_]*\\}"))
             .join("");
           expect(exportedLine(command)).toMatch(new RegExp(`^${written}$`));
-          expect(findSpecSecrets(exportSpec(pasted(command)))).toEqual([]);
-          // As one argument, a line holding `;` is read as a connection string first (`exec A=x a;b`
-          // → `exec A=${EXEC_A};b`: a defect, reported), and one starting `NAME=` or `--flag=` as
-          // that one value: neither is checked here.
-          if (!ASSIGNED.test(command) && !command.includes(";"))
+          // As one argument too, a line holding `;` included: it is one connection string only
+          // when each of its `;`-parts is a `key=value` pair (`exec A=x a;b` is a command line,
+          // fix113). One starting `NAME=` or `--flag=` is read as that one value: not checked here.
+          if (!ASSIGNED.test(command))
             expect(withoutArgSecrets(["--run", command], () => "HIDDEN")).toEqual(["--run", expected]);
         }),
         { numRuns: 300 },
@@ -1999,6 +2034,7 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
       "cat <<EOF\nrun get-token --password ${PASSWORD}\nEOF\nexec srv",
     ],
   ])("reads no Authorization value inside a command's own words in %j (r37 #8)", (line, safe) => {
+    if (SCRIPT.test(line)) return expectWholeLine(line);
     expectHidden(line, safe);
   });
 
@@ -2074,11 +2110,15 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
     // #5: a quote left open at the end: the text after it is read again as words.
     [`echo don't; exec srv --password ${S}`, "echo don't; exec srv --password ${PASSWORD}"],
     [`X=$(echo a; exec srv --password ${S}`, "X=$(echo a; exec srv --password ${PASSWORD}"],
-  ])("reads %j as bash does, or fails safe, and hides the secret (r37 #1, #7, #2, #5)", (line, safe) => {
-    expectHidden(line, safe);
-    expectStable(safe);
-    expectFlaggedOnce(line);
-  });
+  ])(
+    "reads %j as bash does, or fails safe (a script exported whole: fix113), and hides the secret (r37 #1, #7, #2, #5)",
+    (line, safe) => {
+      if (SCRIPT.test(line)) return expectWholeLine(line);
+      expectHidden(line, safe);
+      expectStable(safe);
+      expectFlaggedOnce(line);
+    },
+  );
 
   it.each([
     // #4: an argument that merely holds spaces has no comment and no heredoc.
@@ -2086,9 +2126,10 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
       ["--extra", `--note #1 --password ${S}`],
       ["--extra", "--note #1 --password ${PASSWORD}"],
     ],
+    // A line break or a `<<` makes it a script, exported whole (fix113).
     [
       ["--extra", `--mask 1<<4\n --password ${S}`],
-      ["--extra", "--mask 1<<4\n --password ${PASSWORD}"],
+      ["--extra", "${SHELL_COMMAND}"],
     ],
     [
       ["--extra", `--note 'it's #1 --password ${S}`],
@@ -2105,10 +2146,12 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
     expect(withoutArgSecrets(safe)).toEqual(safe);
     const spec = withServer({ command: "srv", args });
     expect(findSpecSecrets(spec)).toHaveLength(1);
-    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(safe);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(
+      safe.map((arg) => arg.replace("${SHELL_COMMAND}", "${SRV_COMMAND}")),
+    );
   });
 
-  it("reads an argument that merely holds spaces with no comment or heredoc (property, r37 #4)", () => {
+  it("reads an argument that merely holds spaces with no comment or heredoc, a script exported whole (property, r37 #4, fix113)", () => {
     const ordinary = fc.constantFrom(
       "--note",
       "#1",
@@ -2141,7 +2184,11 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
             arg += before + hidden + gap;
             expected += before + (hidden === "" ? "" : "HIDDEN") + gap;
           }
-          expect(withoutArgSecrets(["--extra", arg], () => "HIDDEN")).toEqual(["--extra", expected]);
+          const [, hidden] = withoutArgSecrets(["--extra", arg], () => "HIDDEN");
+          if (!SCRIPT.test(arg)) expect(hidden).toBe(expected);
+          // A script: kept byte for byte, or whole when it may hold a credential, whenever it holds one.
+          else if (expected !== arg) expect(hidden).toBe("HIDDEN");
+          else expect([arg, "HIDDEN"]).toContain(hidden);
         },
       ),
       { numRuns: 200 },
@@ -2163,8 +2210,156 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
       'su app -c "exec srv --password=${PASSWORD} --port 80"',
     ],
   ])("reads the words inside a quote or a substitution holding whitespace in %j", (line, safe) => {
+    if (SCRIPT.test(line)) return expectWholeLine(line);
     expectHidden(line, safe);
     expectStable(safe);
     expectFlaggedOnce(line);
+  });
+});
+
+describe("one pass hides everything: a connection string is one word of pairs, a script is exported whole (fix113)", () => {
+  const S = "S3cret99x";
+  const key = "ghp_abcdefghijklmnopqrstuvwxyz0123";
+
+  /** `arg` as a plain argument and as a pasted command: written `safe` in one pass, which is a fixed point flagged nowhere. */
+  function expectOnePass(arg: string, safe: string, safeCommand = safe): void {
+    const once = withoutArgSecrets(["--run", arg]);
+    expect(once).toEqual(["--run", safe]);
+    expect(withoutArgSecrets(once)).toEqual(once);
+    expect(findSpecSecrets(withServer({ args: once }))).toEqual([]);
+    const spec = withServer({ args: ["--run", arg] });
+    expect(findSpecSecrets(spec).map((hint) => hint.path)).toEqual(["bundle.mcpServers[0].args[1]"]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(
+      once.map((text) => text.replace("${SHELL_COMMAND}", "${SRV_COMMAND}")),
+    );
+    expect(exportedLine(arg)).toBe(safeCommand);
+    expect(findSpecSecrets(pasted(safeCommand))).toEqual([]);
+    expectFlaggedOnce(arg);
+  }
+
+  // Defect 1 (fix109): a line holding `;` was read as a connection string first, its first words
+  // taken for a pair's name (`exec GITHUB_TOKEN=X a;b` → `exec GITHUB_TOKEN=${EXEC_GITHUB_TOKEN};b`,
+  // ` a` dropped), and what the pairs' reading missed left in clear for a second pass.
+  it.each([
+    ["exec GITHUB_TOKEN=0AAAA00a a;b ", "exec GITHUB_TOKEN=${GITHUB_TOKEN} a;b "],
+    [
+      `exec db-mcp --conn Server=db;Password=${S}; && GITHUB_TOKEN=${key} exec gh`,
+      "exec db-mcp --conn Server=db;Password=${PASSWORD}; && GITHUB_TOKEN=${GITHUB_TOKEN} exec gh",
+    ],
+    [
+      `exec srv --conn "Server=db;Password=${S}" --token hunter2x9;echo`,
+      'exec srv --conn "Server=db;Password=${PASSWORD}" --token ${TOKEN};echo',
+    ],
+    [`exec srv --token abc123x9 --port 80;echo`, "exec srv --token ${TOKEN} --port 80;echo"],
+  ])("reads %j, with words around a `;`, as a command line", (line, safe) => {
+    expectOnePass(line, safe);
+  });
+
+  it.each([
+    // ADO's keys of several words, values with spaces, braces holding a `;`.
+    [`Data Source=db;User Id=sa;Password=${S} two;`, "Data Source=db;User Id=sa;Password=${PASSWORD};"],
+    [
+      `Driver={ODBC Driver 18};Server=db;Pwd={a;b ${S}}`,
+      "Driver={ODBC Driver 18};Server=db;Pwd=${PWD_SECRET}",
+    ],
+    // A key shape in another pair's value, a URL's credentials in the first part: in the same pass.
+    [`Server=db; Password=${S}; App=${key}`, "Server=db; Password=${PASSWORD}; App=${SECRET}"],
+    // What the pairs leave is read as a command line too.
+    [
+      `Server=db;Password=${S};Application Name=x --token hunter2x9`,
+      "Server=db;Password=${PASSWORD};Application Name=x --token ${TOKEN}",
+    ],
+  ])("reads %j, one word of `key=value` pairs, as a connection string", (line, safe) => {
+    expectOnePass(line, safe);
+  });
+
+  it("reads a connection string with no whitespace the same way, in one pass", () => {
+    for (const [arg, safe] of [
+      [`Server=db;Password=${S};App=${key}`, "Server=db;Password=${PASSWORD};App=${SECRET}"],
+      [`postgres://app:${S}@db;Password=Y1234abcd`, "postgres://db;Password=${PASSWORD}"],
+    ] as const) {
+      const once = withoutArgSecrets(["--conn", arg]);
+      expect(once).toEqual(["--conn", safe]);
+      expect(withoutArgSecrets(once)).toEqual(once);
+      expect(findSpecSecrets(withServer({ args: once }))).toEqual([]);
+    }
+  });
+
+  // Defect 2 (fix109): fix107 took heredoc bodies out of the command-line reader, so a pasted
+  // command or a plain argument holding one (or YAML, JSON, TOML lines) kept its password.
+  it.each([
+    ["a heredoc's YAML body", "cat > c.yml <<EOF\npassword: Tr0ub4dor3xQ9\nEOF\nexec srv --config c.yml"],
+    [
+      "a quoted heredoc, CRLF",
+      "cat > app.yaml <<'EOF'\r\ndb:\r\n  password: Tr0ub4dor3xQ9\r\nEOF\r\nexec srv\r\n",
+    ],
+    ["JSON lines", '{\n  "db": {\n    "password": "Tr0ub4dor3xQ9"\n  }\n}'],
+    ["TOML lines", '[db]\nhost = "db"\npassword = "Tr0ub4dor3xQ9"\n'],
+    ["a heredoc on one line's `<<`", "srv --config-from <<EOF password: Tr0ub4dor3xQ9"],
+  ])("exports %s, pasted or as an argument, whole", (_what, text) => {
+    expectOnePass(text, "${SHELL_COMMAND}", "${SRV_COMMAND}");
+    expect(findSpecSecrets(pasted(text))[0]?.sign).toBe(SecretSign.Script);
+    const hidden: [string, string | undefined][] = [];
+    withoutArgSecrets(["--config", text], (secret, name) => {
+      hidden.push([secret, name]);
+      return "<hidden>";
+    });
+    expect(hidden).toEqual([[text, "SHELL_COMMAND"]]);
+  });
+
+  it("keeps a script with no heredoc that says nothing of a credential byte for byte; a heredoc is exported whole", () => {
+    const text = "# start it\nexec srv --port 80";
+    expect(withoutArgSecrets(["--run", text])).toEqual(["--run", text]);
+    expect(exportedLine(text)).toBe(text);
+    expect(findSpecSecrets(pasted(text))).toEqual([]);
+    expectOnePass("cat > motd <<EOF\nhello\nEOF\nexec srv", "${SHELL_COMMAND}", "${SRV_COMMAND}");
+  });
+
+  it("hides every generated secret in one pass, and that pass is a fixed point (property)", () => {
+    const value = fc.stringMatching(/^[A-Za-z0-9]{6,12}[0-9][a-z]$/);
+    const keyShape = fc.stringMatching(/^[A-Za-z0-9]{36}$/).map((tail) => `ghp_${tail}`);
+    const secret = fc.oneof(
+      value.map((s) => [`Password=${s}`, s] as const),
+      value.map((s) => [`GITHUB_TOKEN=${s}`, s] as const),
+      value.map((s) => [`--token ${s}`, s] as const),
+      value.map((s) => [`Pwd={${s}}`, s] as const),
+      value.map((s) => [`postgres://app:${s}@db/app`, s] as const),
+      keyShape.map((s) => [`App=${s}`, s] as const),
+      value.map((s) => [`cat <<EOF\npassword: ${s}\nEOF\n`, s] as const),
+    );
+    const plain = fc.constantFrom(
+      "exec",
+      "srv",
+      "a",
+      "Server=db",
+      "User Id=sa",
+      "Data Source=db",
+      "--port 80",
+      "&&",
+      "b",
+    );
+    const part = fc.oneof(
+      plain.map((word) => [word, ""] as const),
+      secret,
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(part, fc.constantFrom(";", " ", "; ", " ;")), { minLength: 1, maxLength: 8 }),
+        (parts) => {
+          const line = parts.map(([[text], gap]) => text + gap).join("");
+          const values = parts.map(([[, s]]) => s).filter((s) => s !== "");
+          for (const args of [["--run", line], [line]]) {
+            const once = withoutArgSecrets(args);
+            expect(withoutArgSecrets(once)).toEqual(once);
+            expect(findSpecSecrets(withServer({ args: once }))).toEqual([]);
+            for (const s of values) expect(once.join("\n")).not.toContain(s);
+          }
+          const out = exportSpec(pasted(line));
+          expect(findSpecSecrets(out)).toEqual([]);
+          for (const s of values) expect(JSON.stringify(out)).not.toContain(s);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -44,13 +44,15 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * flag, assignment, header, JSON pair or connection-string pair with a value that reads as a
  * credential, `curl -u user:X`, `mysql -pX`, `redis-cli -a X` (see `proseWithoutKeys`); there a
  * name tells by its words (`looksProseSecretName`). An argument is read as what it holds:
- * `--env=NAME=X` as the assignment, `Server=db;Password=X;` a pair at a time, and one holding
- * whitespace (a libpq `host=db password=X`) a word at a time. A shell's own command (after `sh
- * -c`, `bash -lc`, `cmd /c`, `pwsh -Command`, …) is reported once when it may hold a credential:
- * the reader finds one in it, or it holds a key shape, a heredoc, or a telling word or fragment
- * anywhere (`pass`, `token`, `key`, `auth`, `netrc`, …: `SecretSign.Script`). A `command`
- * holding whitespace is read as a pasted command line: split into words as a shell
- * splits it, each read as an argument is, and reported once at `command`.
+ * `--env=NAME=X` as the assignment, `Server=db;Password=X;` (each `;`-part a `key=value` pair) a
+ * pair at a time, and one holding whitespace (a libpq `host=db password=X`, `exec A=X a;b`) a word
+ * at a time. A shell's own command (after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`, …), and
+ * any other argument or `command` that is a script (a line break or a heredoc's `<<` in it), is
+ * reported once when it may hold a credential: the reader finds one in it, or it holds a key
+ * shape, a heredoc, or a telling word or fragment anywhere (`pass`, `token`, `key`, `auth`,
+ * `netrc`, …: `SecretSign.Script`). Any other `command` holding whitespace is read as a pasted
+ * command line: split into words as a shell splits it, each read as an argument is, and reported
+ * once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
  * not a credential and is not reported. Throws `AgentSpecError` when `spec` is not a parsed spec.
  */
@@ -161,10 +163,14 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
       if (sign)
         found(child(at, "url"), sign, (next) => (server.url = next), safeString(url, sign, undefined));
     }
-    // A command is a program, but a pasted one is sometimes a whole command line: its words are
-    // read as args are, and the place is named once however many of them are flagged.
+    // A command is a program, but a pasted one is sometimes a whole command line (or a script, or
+    // a connection string): read as an argument holding whitespace is (see `lineSecrets`), and the
+    // place is named once however many of its parts are flagged.
     const command = server.command;
-    const line = command !== undefined && /\s/.test(command) ? commandLineSecrets(command) : undefined;
+    const line =
+      command !== undefined && /[\s;]/.test(command)
+        ? lineSecrets(command, undefined, () => scriptName(name))
+        : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
     else if (command !== undefined) {
       const sign = stringSign(command, false);
@@ -756,11 +762,14 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`), a connection string's telling pair
  * (`Server=db;Password=X;`), curl's `-u user:X`, a URL's userinfo and telling query values, each
  * key-shaped part — and the rest kept as written. A shell's own command (after `sh -c`, `bash
- * -lc`, `cmd /c`, `pwsh -Command`, …) is kept byte for byte, or, when it may hold a credential (see
+ * -lc`, `cmd /c`, `pwsh -Command`, …), and any other argument that is a script (it holds a line
+ * break or a heredoc's `<<`), is kept byte for byte, or, when it may hold a credential (see
  * {@link findSpecSecrets}), replaced whole: `${SHELL_COMMAND}` (`_2`, `_3`, … for more), or what
- * `hide(command, "SHELL_COMMAND")` returns. Any other argument holding whitespace is read as a
- * command line and kept byte for byte but for each secret's value. Replacements as {@link withoutSecrets}.
- * Never throws; never changes `args`.
+ * `hide(command, "SHELL_COMMAND")` returns. One connection string (each `;`-part a `key=value`
+ * pair) has its telling pairs' values replaced; any other argument holding whitespace is read as a
+ * command line and kept byte for byte but for each secret's value. One pass: what it returns,
+ * given again, comes back as it is. Replacements as {@link withoutSecrets}. Never throws; never
+ * changes `args`.
  */
 export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): string[] {
   const out = [...args];
@@ -1711,17 +1720,16 @@ function readArg(
       return sign && { sign, safe: `${field}${colon}${safeString(value, sign, undefined, hide)}` };
     }
   }
-  // An argument holding whitespace (a shell's command, `host=db user=app password=X`) is read a
-  // word at a time and that reading is final, unless it is one telling assignment whose value
-  // holds a space and follows no `-c` (`-e "DB_PASS=two words"`), which is taken whole below.
-  if (rules.words && /\s/.test(arg)) {
+  // An argument holding whitespace (`host=db user=app password=X`), or a `;` after no `-c`
+  // (`exec;TOKEN=X`, `Server=db;Password=X`), is read as a line (see `lineSecrets`: a script, a
+  // connection string or a command line) and that reading is final, unless it is one telling
+  // assignment whose value holds a space or a `;` and follows no `-c` (`-e "DB_PASS=two words"`),
+  // which is taken whole below.
+  if (rules.words && (/\s/.test(arg) || (!afterShell && arg.includes(";")))) {
     const assignment = ASSIGNMENT.exec(arg);
     const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;
     if (!whole) {
-      // A connection string with spaces in it (`Driver={ODBC Driver 18};…;Pwd=X`) is read as one.
-      const pairs = afterShell ? undefined : connectionPairs(arg, rules, named);
-      if (pairs) return { sign: SecretSign.Flag, safe: pairs };
-      return commandLineSecrets(arg, hide);
+      return lineSecrets(arg, hide, scriptName);
     }
   }
   const assigned = readAssignment(arg, rules, hide);
@@ -1768,11 +1776,70 @@ function readAssignment(text: string, rules: ArgRules, hide: SecretHide | undefi
   // A telling name's value is taken whole, a `;` in it (`DB_PASS=a;b`) included.
   if (assignment && rules.telling(variable) && rules.literal(value))
     return { sign: SecretSign.Flag, safe: `${variable}=${named(value, variable)}` };
-  const pairs = connectionPairs(text, rules, named);
-  if (pairs) return { sign: SecretSign.Flag, safe: pairs };
+  const pairs = connectionPairs(text, rules, named, hide);
+  if (pairs) return pairs;
   if (!assignment) return undefined;
   const inner = readValue(value, hide);
   return inner && { sign: inner.sign, safe: `${variable}=${inner.safe}` };
+}
+
+/**
+ * A connection string's key as ADO writes it, one word (`Password`, `sslmode`, `Trust_Cert`) or
+ * several words of letters and digits (`User Id`, `Data Source`, `Trust Server Certificate`): no
+ * flag, path, operator or `NAME_WITH_UNDERSCORES` after a first word (`exec GITHUB_TOKEN`,
+ * `srv --conn Server` are a command's words).
+ */
+const CONNECTION_KEY = /^[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*$/;
+
+/**
+ * True when `text` is one connection string and nothing else: at least two non-blank `;`-separated
+ * parts (see `connectionParts`), each a `key=value` pair under a `CONNECTION_KEY` — the first may
+ * be a URL instead (`jdbc:sqlserver://db:1433;password=X`). Its values may hold spaces
+ * (`Password=two words`, `Driver={ODBC Driver 18}`). A line with a word that is no pair
+ * (`exec A=x a;b`, `… --conn Server=db;Password=X; && …`) is a command line instead, whose one
+ * word may be a connection string (see `commandLineSecrets`).
+ */
+function connectionString(text: string): boolean {
+  if (!text.includes(";")) return false;
+  const parts = connectionParts(text).filter((part) => part.trim() !== "");
+  return (
+    parts.length >= 2 &&
+    parts.every((part, index) => {
+      if (index === 0 && /^[A-Za-z][A-Za-z0-9+.:-]*:\/\/\S*$/.test(part.trim())) return true;
+      const eq = part.indexOf("=");
+      return eq > 0 && CONNECTION_KEY.test(part.slice(0, eq).trim());
+    })
+  );
+}
+
+/** A line break: a text holding one (or a heredoc's `<<`, see `HEREDOC`) is a script, not one command line. */
+const LINE_BREAK = /[\n\r]/;
+
+/**
+ * A text read where a command line may be written — an argument holding whitespace that follows no
+ * shell flag, a pasted `command` — in one pass, whatever it holds:
+ * - a script (a line break or a heredoc's `<<`: a heredoc's body, YAML/JSON/TOML lines) is kept
+ *   byte for byte or replaced whole, as a shell's own command is (see `shellScript`): its lines
+ *   are no command line's words, and what a body's language says is not read;
+ * - one connection string (see `connectionString`) has its telling pairs' values, its URLs'
+ *   credentials and its key shapes taken out, and what is left read as a command line too;
+ * - anything else is a command line (see `commandLineSecrets`), a word of it perhaps a connection string.
+ * So what it returns is a fixed point: read again, nothing in it is flagged. Undefined when
+ * nothing is flagged.
+ */
+function lineSecrets(
+  line: string,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): ArgFound | undefined {
+  if (LINE_BREAK.test(line) || HEREDOC.test(line)) return shellScript(line, hide, scriptName);
+  const pairs = connectionString(line)
+    ? connectionPairs(line, ARG_RULES, literalNamer(hide), hide)
+    : undefined;
+  if (pairs === undefined) return commandLineSecrets(line, hide);
+  // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
+  const rest = commandLineSecrets(pairs.safe, hide);
+  return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
 }
 
 /** A connection string's pair: `Password=X`, ` User Id = sa`. */
@@ -1810,36 +1877,47 @@ function connectionParts(text: string): string[] {
 
 /**
  * A connection string (`;`-separated `key=value` pairs, the first may be a URL) with each telling
- * pair's literal value as a reference named after its key, the rest kept as written; undefined
- * when `text` is not one or holds no such pair. One pass.
+ * pair's literal value as a reference named after its key, each other part and value read alone
+ * (a URL's credentials, a key shape: see `readValue`), the rest kept as written; undefined when
+ * `text` is not one or nothing in it is flagged. One pass.
  */
 function connectionPairs(
   text: string,
   rules: ArgRules,
   named: (secret: string, name: string) => string,
-): string | undefined {
+  hide: SecretHide | undefined,
+): ArgFound | undefined {
   if (!text.includes(";")) return undefined;
   const parts = connectionParts(text);
   if (parts.length < 2) return undefined;
-  let flagged = false;
+  let sign: SecretSign | undefined;
+  // Any other part, or pair's value, read alone: a URL's credentials, a key shape (`App=ghp_…`).
+  const alone = (text: string) => {
+    const lead = /^\s*/.exec(text)?.[0] ?? "";
+    const bareText = text.slice(lead.length).trimEnd();
+    const read = bareText === "" ? undefined : readValue(bareText, hide);
+    if (read === undefined) return text;
+    sign ??= read.sign;
+    return lead + read.safe + text.slice(lead.length + bareText.length);
+  };
   const out = parts.map((part) => {
     const eq = part.indexOf("=");
-    if (eq < 0) return part;
+    if (eq < 0) return alone(part);
     const key = part.slice(0, eq);
-    if (!PAIR_NAME.test(key)) return part;
+    if (!PAIR_NAME.test(key)) return alone(part);
     const value = part.slice(eq + 1);
     const lead = /^\s*/.exec(value)?.[0] ?? "";
     const bareValue = value.slice(lead.length).trimEnd();
     const name = key.trim();
-    if (!rules.telling(name) || !rules.literal(bareValue)) return part;
-    flagged = true;
+    if (!rules.telling(name) || !rules.literal(bareValue)) return `${key}=${alone(value)}`;
+    sign ??= SecretSign.Flag;
     return `${key}=${lead}${named(bareValue, name)}${value.slice(lead.length + bareValue.length)}`;
   });
   const first = parts[0] ?? "";
   const opens =
     /^[A-Za-z][A-Za-z0-9+.:-]*:\/\//.test(first) ||
     (first.includes("=") && PAIR_NAME.test(first.split("=")[0] ?? ""));
-  return flagged && opens ? out.join(";") : undefined;
+  return sign !== undefined && opens ? { sign, safe: out.join(";") } : undefined;
 }
 
 /** Scans a JSON container; `name` is the field a list's entries inherit (an object's entries have their own). */

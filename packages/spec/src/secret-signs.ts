@@ -17,8 +17,9 @@ export const SecretSign = {
   /** A field with a telling name, such as `env.GITHUB_TOKEN` or `headers.Authorization`. */
   Field: "field",
   /**
-   * A shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`) that
-   * may hold a credential though none was read apart: it holds a heredoc, or a word or fragment with
+   * A shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`), or
+   * another argument or a pasted `command` that is a script (a line break or a heredoc's `<<` in
+   * it), that may hold a credential though none was read apart: it holds a heredoc, or a word or fragment with
    * a telling name (`pass`, `token`, `key`, `auth`, `netrc`, `session`, …). Exported whole, as one reference.
    */
   Script: "script",

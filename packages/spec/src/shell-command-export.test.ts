@@ -52,6 +52,22 @@ function expectKeptAsLine(line: string): void {
   if (!ONE_VALUE.test(line)) expect(withoutArgSecrets(["--run", line])).toEqual(["--run", line]);
 }
 
+/** A script rather than one command line: a line break, or a heredoc's `<<` (not a here-string's `<<<`). */
+const SCRIPT = /[\n\r]|(?:^|[^<])<<(?!<)/;
+
+/**
+ * `line`, a script (see `SCRIPT`) pasted as a server's command or given as a plain argument, is
+ * read as a shell's own command is (fix113): exported whole, as one reference, and reported once.
+ */
+function expectWholeAsLine(line: string): void {
+  const spec: AgentSpec = { spec: SPEC_TOKEN, bundle: { mcpServers: [{ name: "srv", command: line }] } };
+  expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe("${SRV_COMMAND}");
+  expect(findSpecSecrets(spec).map((hint) => hint.path)).toEqual(["bundle.mcpServers[0].command"]);
+  expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
+  if (!ONE_VALUE.test(line))
+    expect(withoutArgSecrets(["--run", line])).toEqual(["--run", "${SHELL_COMMAND}"]);
+}
+
 /**
  * `script` after `shell` is exported as one reference and, filled back, is the original byte for
  * byte; it is reported once, at its place, never with its text; withoutArgSecrets writes
@@ -397,7 +413,7 @@ const READ_INSIDE: [string, readonly string[], string[]][] = [
 // Commands that say a telling word but hold no secret the command-line reader finds: values read
 // at run time, references, YAML's empty values, placeholders, a comment's prose (r32, r37). As a
 // shell's own command each is exported whole; pasted as a server's command or given as a plain
-// argument, kept as it is.
+// argument, kept as it is — but a script (a line break, a heredoc), exported whole there too (fix113).
 const TELLING_NO_SECRET: [string, string[]][] = [
   [
     "r32 a value read at run time",
@@ -466,10 +482,12 @@ describe("a shell's own command in the export", () => {
   );
 
   it.each(TELLING_NO_SECRET.flatMap(([what, lines]) => lines.map((line) => [what, line] as const)))(
-    "%s, %j: exported whole after sh -c; pasted as a command or given as a plain argument, kept as it is",
+    "%s, %j: exported whole after sh -c; pasted as a command or given as a plain argument, kept as it is unless a script",
     (_what, line) => {
       expectWhole(SH, line);
-      expectKeptAsLine(line);
+      // A script (a line break, a heredoc) is exported whole wherever it is written (fix113).
+      if (SCRIPT.test(line)) expectWholeAsLine(line);
+      else expectKeptAsLine(line);
     },
   );
 
