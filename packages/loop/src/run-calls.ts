@@ -1,6 +1,6 @@
 import { isCredentialParam, REDACTED } from "@loopwright/client";
 import {
-  isArgumentsPrototype,
+  isPlainPrototype,
   restoreArguments,
   takesOnlyStringAt,
   takesStringAt,
@@ -558,11 +558,10 @@ function plainData(
       }
       return items;
     }
-    // Plain data: no prototype, `Object.prototype`, or the prototype `@loopwright/tools` and
-    // `@loopwright/agent` give arguments declaring an inherited name such as `constructor`
-    // (`isArgumentsPrototype`); any other is a class instance's.
-    const proto = Object.getPrototypeOf(value) as object | null;
-    if (proto !== null && proto !== Object.prototype && !isArgumentsPrototype(proto)) return LEFT_OUT;
+    // Plain data: no prototype, any realm's `Object.prototype` (an object a `node:vm` sandbox
+    // made), or the prototype `@loopwright/tools` and `@loopwright/agent` give arguments declaring
+    // an inherited name such as `constructor` (`isPlainPrototype`); any other is a class instance's.
+    if (!isPlainPrototype(Object.getPrototypeOf(value))) return LEFT_OUT;
     const out: Record<string, unknown> = {};
     const keys = Object.keys(value);
     for (let at = 0; at < keys.length; at++) {

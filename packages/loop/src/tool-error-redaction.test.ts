@@ -4,6 +4,7 @@
 // from @loopwright/client reads them; a routing header's words stay, as in a reply) out of
 // every error a call is answered with, before the model, the transcript or a watcher sees it. A
 // result the tool returned is its own output, and stays as it was.
+import vm from "node:vm";
 import type { RunEvent } from "@loopwright/events";
 import { argumentsPrototype } from "@loopwright/schema-compat";
 import { startServer, type TestServer } from "@loopwright/testkit";
@@ -238,6 +239,34 @@ describe("a tool's error text reaches the model without the endpoint's credentia
     expect(JSON.parse(String(read.sent))).toEqual({
       ok: false,
       error: { name: "Error", message: "cannot write", input: { path: "x" } },
+    });
+  });
+
+  it("an error's field holding plain data made in another realm (a node:vm sandbox) is kept; a class instance from there is not", async () => {
+    // A code-running tool reports where the script failed with an object the sandbox made: its
+    // prototype is the sandbox's Object.prototype, not this realm's.
+    const sandbox = vm.createContext({});
+    const details = vm.runInContext(
+      '({ line: 3, reason: "x is not defined", where: [{ col: 7 }] })',
+      sandbox,
+    );
+    const parsed = vm.runInContext('JSON.parse(\'{"token":"sk-vm-secret","kind":"parse"}\')', sandbox);
+    const instance = vm.runInContext("new (class Handle { constructor() { this.fd = 3; } })()", sandbox);
+    const bare = vm.runInContext(
+      'Object.assign(Object.create((class N extends null {}).prototype), { state: "s" })',
+      sandbox,
+    );
+    const failure = Object.assign(new Error("script failed"), { details, parsed, instance, bare });
+    const read = await runWith(() => ({ ok: false, error: failure }));
+    // Before: every field was left out, and the model read only "Error: script failed".
+    expect(JSON.parse(String(read.sent))).toEqual({
+      ok: false,
+      error: {
+        name: "Error",
+        message: "script failed",
+        details: { line: 3, reason: "x is not defined", where: [{ col: 7 }] },
+        parsed: { token: "[redacted]", kind: "parse" },
+      },
     });
   });
 

@@ -9,6 +9,7 @@ export {
   declaresInheritedName,
   INHERITED_NAMES,
   isArgumentsPrototype,
+  isPlainPrototype,
   mapAlongSchema,
 } from "./inherited-names.js";
 export { RELAXED_KEYWORDS, STRICT_FORMATS, STRICT_KEYWORDS, STRICT_MAX_DEPTH } from "./keywords.js";

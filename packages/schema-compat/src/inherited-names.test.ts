@@ -1,9 +1,11 @@
+import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import {
   argumentsPrototype,
   declaresInheritedName,
   INHERITED_NAMES,
   isArgumentsPrototype,
+  isPlainPrototype,
   mapAlongSchema,
   type SchemaPlace,
 } from "./index.js";
@@ -129,6 +131,76 @@ describe("isArgumentsPrototype", () => {
   });
 });
 
+describe("isArgumentsPrototype across realms", () => {
+  it("is true for one made in another realm (a node:vm context) of that realm's Object.prototype", () => {
+    const made = vm.runInNewContext(
+      `const members = Object.getOwnPropertyDescriptors(Object.prototype);
+       delete members.constructor;
+       Object.create(null, members)`,
+    ) as object;
+    expect(isArgumentsPrototype(made)).toBe(true);
+    // That realm's Object.prototype itself, and a mix of two realms' members, are not.
+    expect(isArgumentsPrototype(vm.runInNewContext("Object.prototype"))).toBe(false);
+    const mixed = vm.runInNewContext(
+      `const members = Object.getOwnPropertyDescriptors(Object.prototype);
+       delete members.constructor;
+       members.toString = theirs;
+       Object.create(null, members)`,
+      { theirs: Object.getOwnPropertyDescriptor(Object.prototype, "toString") },
+    ) as object;
+    expect(isArgumentsPrototype(mixed)).toBe(false);
+  });
+});
+
+describe("isPlainPrototype", () => {
+  it("is true for no prototype, any realm's Object.prototype and an arguments prototype", () => {
+    expect(isPlainPrototype(null)).toBe(true);
+    expect(isPlainPrototype(Object.prototype)).toBe(true);
+    expect(isPlainPrototype(argumentsPrototype(["constructor"]))).toBe(true);
+    const theirs = vm.runInNewContext('({ line: 3, reason: "x" })') as object;
+    expect(Object.getPrototypeOf(theirs)).not.toBe(Object.prototype);
+    expect(isPlainPrototype(Object.getPrototypeOf(theirs))).toBe(true);
+    expect(isPlainPrototype(Object.getPrototypeOf(vm.runInNewContext("JSON.parse('{\"a\":1}')")))).toBe(true);
+  });
+
+  it("is false for a class's prototype (one extending null too, in any realm) and a built-in's", () => {
+    class Point {
+      x = 1;
+    }
+    class Bare extends (null as unknown as ObjectConstructor) {}
+    const Thing = function Thing() {};
+    const fakes = [
+      // A null-prototype object whose `constructor` is not a built-in Object.
+      Object.create(null, { constructor: { value: Thing } }),
+      // One whose `constructor` is this realm's Object, but is not its prototype.
+      Object.create(null, { constructor: { value: Object } }),
+      // A bound Object: native code, but another name and no `prototype`.
+      Object.create(null, { constructor: { value: Object.bind(null) } }),
+    ];
+    for (const value of [
+      Point.prototype,
+      Bare.prototype,
+      Array.prototype,
+      Error.prototype,
+      Map.prototype,
+      Function.prototype,
+      vm.runInNewContext("(class A extends null {}).prototype"),
+      vm.runInNewContext("Array.prototype"),
+      vm.runInNewContext("(class B {}).prototype"),
+      ...fakes,
+      new Proxy(Object.prototype, {
+        getPrototypeOf() {
+          throw new Error("trap");
+        },
+      }),
+      undefined,
+      "x",
+    ]) {
+      expect(isPlainPrototype(value)).toBe(false);
+    }
+  });
+});
+
 describe("declaresInheritedName", () => {
   it("finds an inherited name declared at any depth, in $defs too", () => {
     expect(declaresInheritedName({ type: "object", properties: { constructor: { type: "string" } } })).toBe(
@@ -236,6 +308,164 @@ describe("mapAlongSchema", () => {
       { a: 2, seen: true },
     ]);
     expect(objects).toEqual([{ a: 1 }, { a: 2 }]);
+  });
+
+  it("follows patternProperties (every pattern that matches; additionalProperties only where none does)", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        // TypeBox's Type.Record(Type.String(), …) shape.
+        record: { type: "object", patternProperties: { "^(.*)$": { properties: { constructor: {} } } } },
+        both: {
+          type: "object",
+          patternProperties: { "^a": { properties: { toString: {} } }, b$: { properties: { valueOf: {} } } },
+          additionalProperties: { properties: { hasOwnProperty: {} } },
+        },
+        broken: {
+          type: "object",
+          patternProperties: {
+            "(": { properties: { toString: {} } },
+            "^y\\_": { properties: { valueOf: {} } },
+          },
+        },
+        named: {
+          type: "object",
+          properties: { fixed: { properties: { isPrototypeOf: {} } } },
+          patternProperties: { "^f": { properties: { toLocaleString: {} } } },
+        },
+      },
+    };
+    const out = mapAlongSchema(
+      {
+        record: { k: {}, constructor: {} },
+        both: { ab: {}, a: {}, b: {}, c: {} },
+        broken: { x: {}, y_: {} },
+        named: { fixed: {}, free: {} },
+      },
+      schema,
+      mark,
+    );
+    expect(out).toEqual({
+      record: {
+        k: { "@inherited": ["constructor"] },
+        constructor: { "@inherited": ["constructor"] },
+        "@inherited": [],
+      },
+      both: {
+        ab: { "@inherited": ["toString", "valueOf"] },
+        a: { "@inherited": ["toString"] },
+        b: { "@inherited": ["valueOf"] },
+        c: { "@inherited": ["hasOwnProperty"] },
+        "@inherited": [],
+      },
+      // A pattern that is no regular expression matches nothing; one valid only without the u flag is read so.
+      broken: { x: {}, y_: { "@inherited": ["valueOf"] }, "@inherited": [] },
+      named: {
+        fixed: { "@inherited": ["isPrototypeOf", "toLocaleString"] },
+        free: { "@inherited": ["toLocaleString"] },
+        "@inherited": [],
+      },
+      "@inherited": [],
+    });
+  });
+
+  it("follows draft-07 tuples (items as a list, additionalItems), items past prefixItems, and contains", () => {
+    const at = (name: string) => ({ properties: { [name]: {} } });
+    const schema = {
+      type: "object",
+      properties: {
+        tuple: { type: "array", items: [at("toString"), at("valueOf")], additionalItems: at("constructor") },
+        prefixed: { type: "array", prefixItems: [at("toString")], items: at("valueOf") },
+        holding: { type: "array", contains: at("hasOwnProperty") },
+        // Old-style tuple inside a $ref'd definition.
+        defined: { $ref: "#/definitions/Pair" },
+      },
+      definitions: { Pair: { type: "array", items: [at("isPrototypeOf")] } },
+    };
+    const out = mapAlongSchema(
+      { tuple: [{}, {}, {}, {}], prefixed: [{}, {}], holding: [{}], defined: [{}, {}] },
+      schema,
+      mark,
+    );
+    expect(out).toEqual({
+      tuple: [
+        { "@inherited": ["toString"] },
+        { "@inherited": ["valueOf"] },
+        { "@inherited": ["constructor"] },
+        { "@inherited": ["constructor"] },
+      ],
+      prefixed: [{ "@inherited": ["toString"] }, { "@inherited": ["valueOf"] }],
+      holding: [{ "@inherited": ["hasOwnProperty"] }],
+      // A draft-07 tuple without additionalItems says nothing past its list.
+      defined: [{ "@inherited": ["isPrototypeOf"] }, {}],
+      "@inherited": [],
+    });
+  });
+
+  it("follows if/then/else, dependentSchemas, dependencies and unevaluatedProperties beside a place's schema", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        branched: {
+          type: "object",
+          if: { properties: { kind: { const: "a" } } },
+          // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then` keyword is the case under test
+          then: { properties: { toString: {} } },
+          else: { properties: { valueOf: {}, inner: { properties: { constructor: {} } } } },
+        },
+        dependent: { type: "object", dependentSchemas: { a: { properties: { hasOwnProperty: {} } } } },
+        older: { type: "object", dependencies: { a: ["b"], c: { properties: { isPrototypeOf: {} } } } },
+        rest: {
+          type: "object",
+          properties: { known: {} },
+          unevaluatedProperties: { properties: { toLocaleString: {} } },
+        },
+      },
+    };
+    const out = mapAlongSchema(
+      { branched: { inner: {} }, dependent: {}, older: {}, rest: { known: {}, other: {} } },
+      schema,
+      mark,
+    );
+    expect(out).toEqual({
+      branched: { inner: { "@inherited": ["constructor"] }, "@inherited": ["toString", "valueOf"] },
+      dependent: { "@inherited": ["hasOwnProperty"] },
+      older: { "@inherited": ["isPrototypeOf"] },
+      rest: { known: {}, other: { "@inherited": ["toLocaleString"] }, "@inherited": [] },
+      "@inherited": [],
+    });
+  });
+
+  it("reads a schema reached twice at one place once (no growth level by level)", () => {
+    // Each level's anyOf reaches X and Y, and each of them the same anyOf again: read once a
+    // level, the walk stays linear; read once for each way there, it doubled every level.
+    let reads = 0;
+    const counted = <T extends object>(node: T): T =>
+      new Proxy(node, {
+        getOwnPropertyDescriptor(target, key) {
+          reads++;
+          return Reflect.getOwnPropertyDescriptor(target, key);
+        },
+      });
+    const next = { n: counted({ anyOf: [counted({ $ref: "#/$defs/X" }), counted({ $ref: "#/$defs/Y" })] }) };
+    const schema = counted({
+      $ref: "#/$defs/X",
+      $defs: counted({
+        X: counted({ type: "object", properties: counted({ ...next }) }),
+        Y: counted({ type: "object", properties: counted({ ...next }) }),
+      }),
+    });
+    let value: Record<string, unknown> = {};
+    for (let level = 0; level < 14; level++) value = { n: value };
+    let visited = 0;
+    mapAlongSchema(value, schema, (object, place) => {
+      visited++;
+      const child = (object as { n?: unknown }).n;
+      if (child !== undefined) place.walk(child, "n");
+      return object;
+    });
+    expect(visited).toBe(15);
+    expect(reads).toBeLessThan(100 * 15);
   });
 
   it("does not follow a value past 512 levels", () => {

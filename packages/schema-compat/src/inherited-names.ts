@@ -45,31 +45,36 @@ export function argumentsPrototype(names: Iterable<string>): object {
 
 /**
  * Whether `prototype` is one `argumentsPrototype` gives: one it made, or one of the same make (from
- * another copy of this package, or built by hand the same way): an object with no prototype of its
- * own that holds `Object.prototype`'s `__proto__` accessor and otherwise only `Object.prototype`
- * members, each as `Object.prototype` holds it (the same function, the same enumerability). An
- * object of such a prototype is plain data, as one of `Object.prototype` is; a class's prototype,
- * `Object.prototype` itself and a bare `Object.create(null)` are not such prototypes. Never throws
- * (a Proxy whose traps throw answers `false`).
+ * another copy of this package, in this realm or another, such as a `node:vm` context, or built by
+ * hand the same way): an object with no prototype of its own that holds some realm's
+ * `Object.prototype` `__proto__` accessor and otherwise only that `Object.prototype`'s members, each
+ * as it holds them (the same function, the same enumerability). An object of such a prototype is
+ * plain data, as one of `Object.prototype` is; a class's prototype, an `Object.prototype` itself and
+ * a bare `Object.create(null)` are not such prototypes. Never throws (a Proxy whose traps throw
+ * answers `false`).
  */
 export function isArgumentsPrototype(prototype: unknown): boolean {
   if (typeof prototype !== "object" || prototype === null || prototype === Object.prototype) return false;
   if (made.has(prototype)) return true;
   try {
     if (Object.getPrototypeOf(prototype) !== null) return false;
-    const keys = Reflect.ownKeys(prototype);
-    if (!keys.includes("__proto__")) return false;
-    for (const key of keys) {
+    // The realm the accessor is from: its getter is a function of that realm, whose prototype's
+    // prototype is that realm's `Object.prototype`.
+    const getter = Object.getOwnPropertyDescriptor(prototype, "__proto__")?.get;
+    if (typeof getter !== "function") return false;
+    const root = Object.getPrototypeOf(Object.getPrototypeOf(getter)) as unknown;
+    if (root === prototype || !isObjectPrototype(root)) return false;
+    for (const key of Reflect.ownKeys(prototype)) {
       if (typeof key !== "string") return false;
       const mine = Object.getOwnPropertyDescriptor(prototype, key);
-      const root = Object.getOwnPropertyDescriptor(Object.prototype, key);
+      const theirs = Object.getOwnPropertyDescriptor(root, key);
       if (
         mine === undefined ||
-        root === undefined ||
-        mine.value !== root.value ||
-        mine.get !== root.get ||
-        mine.set !== root.set ||
-        mine.enumerable !== root.enumerable
+        theirs === undefined ||
+        mine.value !== theirs.value ||
+        mine.get !== theirs.get ||
+        mine.set !== theirs.set ||
+        mine.enumerable !== theirs.enumerable
       )
         return false;
     }
@@ -77,6 +82,48 @@ export function isArgumentsPrototype(prototype: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether `prototype` is some realm's `Object.prototype`: this one, or another realm's (a
+ * `node:vm` context's, an iframe's), known by its own `constructor` being that realm's built-in
+ * `Object`, whose `prototype` (which cannot be changed) is `prototype`. A class's prototype (one
+ * extending `null` too) is not one. Never throws.
+ */
+function isObjectPrototype(prototype: unknown): prototype is object {
+  if (prototype === Object.prototype) return true;
+  if (typeof prototype !== "object" || prototype === null) return false;
+  try {
+    if (Object.getPrototypeOf(prototype) !== null) return false;
+    const builtIn = Object.getOwnPropertyDescriptor(prototype, "constructor")?.value as unknown;
+    if (typeof builtIn !== "function") return false;
+    const described = Object.getOwnPropertyDescriptor(builtIn, "prototype");
+    return (
+      described !== undefined &&
+      described.value === prototype &&
+      described.writable === false &&
+      described.configurable === false &&
+      builtIn.name === "Object" &&
+      NATIVE_OBJECT.test(Function.prototype.toString.call(builtIn))
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** How a realm's built-in `Object` reads as text. */
+const NATIVE_OBJECT = /^function Object\(\) \{\s*\[native code\]\s*\}$/;
+
+/**
+ * Whether an object whose prototype is `prototype` is plain data rather than a class instance: no
+ * prototype (`Object.create(null)`), some realm's `Object.prototype` (this one, or a `node:vm`
+ * context's: an object made there, or parsed by its `JSON`), or a prototype `isArgumentsPrototype`
+ * recognises (arguments `@loopwright/tools` and `@loopwright/agent` hand a tool declaring
+ * `constructor`, `toString`…). False for a class's prototype (one extending `null` too), an array's,
+ * an error's and any other built-in's. Never throws.
+ */
+export function isPlainPrototype(prototype: unknown): boolean {
+  return prototype === null || isObjectPrototype(prototype) || isArgumentsPrototype(prototype);
 }
 
 /**
@@ -120,43 +167,51 @@ const ALONG_DEPTH = 512;
  * tool's JSON Schema). `atObject` is called at every object (not an array) at a place the schema
  * reads, with the inherited names the place declares and a `walk` that hands on a child under a
  * key; what it returns stands for that object (the object itself when it changes nothing). A place's
- * schema is the node there with what its local `$ref` (`#`, `#/…`) names and its `allOf`, `anyOf`
- * and `oneOf` branches, each followed further; only its own keywords are read. A child is at the
- * place of its key's `properties` entry, else of `additionalProperties`; an array's items at the
- * place of `items` and, by index, of `prefixItems`. An array holding a remade item is handed on as a
- * copy, so nothing is written into; arrays are walked by index (any length), nothing the schema does
- * not declare is followed, and nothing below 512 levels. `atObject` decides what an object may be
- * (it is handed any object, a class instance too).
+ * schema is the node there with what its local `$ref` (`#`, `#/…`: `$defs`, `definitions`) names
+ * and the schemas that apply to the same value beside it: its `allOf`, `anyOf` and `oneOf`
+ * branches, its `if`, `then` and `else` (all three, whichever would hold), and its
+ * `dependentSchemas` (and draft-07 `dependencies`) schemas, each followed further; only its own
+ * keywords are read. A child is at the place of its key's `properties` entry and of every
+ * `patternProperties` entry whose pattern matches the key (all of them, as JSON Schema applies
+ * them; a pattern that is no valid regular expression, with the `u` flag or without, matches
+ * nothing), else of `additionalProperties`, and where none of the place's schemas says anything of
+ * the key, of `unevaluatedProperties`. An array's item is at the place, by index, of `prefixItems` (or a
+ * draft-07 `items` list), past them of `items` (or draft-07 `additionalItems`), and of `contains`;
+ * where none says anything of it, of `unevaluatedItems`. An array holding a remade item is handed
+ * on as a copy, so nothing is written into; arrays are walked by index (any length), nothing the
+ * schema does not declare is followed, and nothing below 512 levels; a schema reached twice at one
+ * place counts once. `atObject` decides what an object may be (it is handed any object, a class
+ * instance too).
  */
 export function mapAlongSchema(
   value: unknown,
   schema: unknown,
   atObject: (object: object, place: SchemaPlace) => unknown,
 ): unknown {
+  /** Each `patternProperties` pattern read, as its regular expression (`null`: not a valid one). */
+  const patterns = new Map<string, RegExp | null>();
+  const matches = (pattern: string, key: string): boolean => {
+    let regex = patterns.get(pattern);
+    if (regex === undefined) {
+      regex = regexOf(pattern, "u") ?? regexOf(pattern, "");
+      patterns.set(pattern, regex);
+    }
+    return regex?.test(key) === true;
+  };
   const walk = (value: unknown, nodes: readonly JsonSchema[], depth: number): unknown => {
     if (typeof value !== "object" || value === null || nodes.length === 0 || depth > ALONG_DEPTH)
       return value;
     if (Array.isArray(value)) {
-      const items: JsonSchema[] = [];
-      let longestPrefix = 0;
-      for (const node of nodes) {
-        const prefix = own(node, "prefixItems");
-        if (Array.isArray(prefix)) longestPrefix = Math.max(longestPrefix, prefix.length);
-        schemaNodes(schema, own(node, "items"), items);
-      }
+      let longestTuple = 0;
+      for (const node of nodes) longestTuple = Math.max(longestTuple, tupleOf(node)?.length ?? 0);
+      let past: readonly JsonSchema[] | undefined;
       let out: unknown[] | undefined;
       for (let at = 0; at < value.length; at++) {
-        let itemNodes: readonly JsonSchema[] = items;
-        if (at < longestPrefix) {
-          const these = [...items];
-          for (const node of nodes) {
-            const prefix = own(node, "prefixItems");
-            if (Array.isArray(prefix) && at < prefix.length) schemaNodes(schema, prefix[at], these);
-          }
-          itemNodes = these;
-        }
+        let itemNodes: readonly JsonSchema[];
+        if (at < longestTuple) itemNodes = itemPlace(schema, nodes, at);
+        else itemNodes = past ??= itemPlace(schema, nodes, at);
         const item = value[at];
-        const walked = walk(item, itemNodes.filter(holdsMore), depth + 1);
+        const walked = walk(item, itemNodes, depth + 1);
         if (walked !== item) {
           out ??= value.slice();
           out[at] = walked;
@@ -174,17 +229,78 @@ export function mapAlongSchema(
       inherited,
       walk(child: unknown, key: string): unknown {
         if (typeof child !== "object" || child === null) return child;
-        const reached: JsonSchema[] = [];
+        const reached = new Reached(schema);
+        let said = false;
         for (const node of nodes) {
+          let matched = false;
           const declared = own(own(node, "properties"), key);
-          if (declared !== undefined) schemaNodes(schema, declared, reached);
-          else schemaNodes(schema, own(node, "additionalProperties"), reached);
+          if (declared !== undefined) {
+            reached.add(declared);
+            matched = true;
+          }
+          const patterned = own(node, "patternProperties");
+          if (typeof patterned === "object" && patterned !== null && !Array.isArray(patterned)) {
+            for (const [pattern, entry] of Object.entries(patterned)) {
+              if (matches(pattern, key)) {
+                reached.add(entry);
+                matched = true;
+              }
+            }
+          }
+          const additional = matched ? undefined : own(node, "additionalProperties");
+          if (additional !== undefined) reached.add(additional);
+          if (matched || additional !== undefined) said = true;
         }
-        return walk(child, reached.filter(holdsMore), depth + 1);
+        if (!said) for (const node of nodes) reached.add(own(node, "unevaluatedProperties"));
+        return walk(child, reached.holding(), depth + 1);
       },
     });
   };
-  return walk(value, schemaNodes(schema, schema, []), 0);
+  return walk(value, new Reached(schema).add(schema).all(), 0);
+}
+
+/**
+ * `pattern` as a regular expression with `flags`, or `null` where it is none. JSON Schema's
+ * patterns are read with the `u` flag; one only valid without it (`\_`) is read so.
+ */
+function regexOf(pattern: string, flags: string): RegExp | null {
+  try {
+    return new RegExp(pattern, flags);
+  } catch {
+    return null;
+  }
+}
+
+/** A node's items by position: its `prefixItems`, else its `items` when that is a list (draft-07). */
+function tupleOf(node: JsonSchema): readonly unknown[] | undefined {
+  const prefix = own(node, "prefixItems");
+  if (Array.isArray(prefix)) return prefix;
+  const items = own(node, "items");
+  return Array.isArray(items) ? items : undefined;
+}
+
+/** The schemas an array's item at index `at` is at the place of, in an array at the place of `nodes`. */
+function itemPlace(root: unknown, nodes: readonly JsonSchema[], at: number): readonly JsonSchema[] {
+  const reached = new Reached(root);
+  let said = false;
+  for (const node of nodes) {
+    const tuple = tupleOf(node);
+    let rest: unknown;
+    if (tuple !== undefined && at < tuple.length) rest = tuple[at];
+    else if (Array.isArray(own(node, "items"))) rest = own(node, "additionalItems");
+    else rest = own(node, "items");
+    if (rest !== undefined) {
+      reached.add(rest);
+      said = true;
+    }
+    const contains = own(node, "contains");
+    if (contains !== undefined) {
+      reached.add(contains);
+      said = true;
+    }
+  }
+  if (!said) for (const node of nodes) reached.add(own(node, "unevaluatedItems"));
+  return reached.holding();
 }
 
 /** `node[keyword]` when `node` holds it as its own (a schema's `properties` never lends `constructor`). */
@@ -194,42 +310,86 @@ function own(node: unknown, keyword: string): unknown {
     : undefined;
 }
 
+/** The keywords by which a schema node says something of an object's or an array's members. */
+const HOLDING_KEYWORDS = [
+  "properties",
+  "patternProperties",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "items",
+  "prefixItems",
+  "additionalItems",
+  "contains",
+  "unevaluatedItems",
+];
+
 /**
- * Whether a schema node can say anything of an object or array below it (`properties`,
- * `additionalProperties`, `items`, `prefixItems`): a value read by no such node is handed on as it
- * is, so the walk does not go into it.
+ * Whether a schema node can say anything of an object or array below it (`HOLDING_KEYWORDS`): a
+ * value read by no such node is handed on as it is, so the walk does not go into it.
  */
 function holdsMore(node: JsonSchema): boolean {
-  return (
-    own(node, "properties") !== undefined ||
-    own(node, "additionalProperties") !== undefined ||
-    own(node, "items") !== undefined ||
-    own(node, "prefixItems") !== undefined
-  );
+  return HOLDING_KEYWORDS.some((keyword) => own(node, keyword) !== undefined);
 }
 
-/** The schema objects `node` stands for (into `into`): itself, what its `$ref` names, and its `allOf`/`anyOf`/`oneOf` branches. */
-function schemaNodes(root: unknown, node: unknown, into: JsonSchema[]): JsonSchema[] {
-  const seen = new Set<object>();
-  const stack: unknown[] = [node];
-  while (stack.length > 0) {
-    const next = stack.pop();
-    if (typeof next !== "object" || next === null || Array.isArray(next) || seen.has(next)) continue;
-    seen.add(next);
-    into.push(next as JsonSchema);
-    const ref = own(next, "$ref");
-    if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) {
-      let target: unknown = root;
-      for (const part of ref.slice(2).split("/")) {
-        if (part === "") continue;
-        target = own(target, part.replaceAll("~1", "/").replaceAll("~0", "~"));
-      }
-      stack.push(target);
-    }
-    for (const keyword of ["allOf", "anyOf", "oneOf"]) {
-      const branches = own(next, keyword);
-      if (Array.isArray(branches)) for (const branch of branches) stack.push(branch);
-    }
+/** The keywords whose schema applies to the same value as the node holding them, beside it. */
+const BESIDE_KEYWORDS = ["if", "then", "else"];
+/** The keywords holding a list of such schemas. */
+const BESIDE_LISTS = ["allOf", "anyOf", "oneOf"];
+/** The keywords holding a map of such schemas, by property name (a draft-07 `dependencies` list is no schema). */
+const BESIDE_MAPS = ["dependentSchemas", "dependencies"];
+
+/**
+ * The schema objects one place stands for, each once: every node added, what its local `$ref`
+ * names, and the schemas beside it (`BESIDE_KEYWORDS`, `BESIDE_LISTS`, `BESIDE_MAPS`), followed
+ * further. A schema reached from two nodes at the same place is read there once, so the place's
+ * list never grows past the schema's own objects.
+ */
+class Reached {
+  readonly #root: unknown;
+  readonly #seen = new Set<object>();
+  readonly #nodes: JsonSchema[] = [];
+
+  constructor(root: unknown) {
+    this.#root = root;
   }
-  return into;
+
+  add(node: unknown): this {
+    const stack: unknown[] = [node];
+    while (stack.length > 0) {
+      const next = stack.pop();
+      if (typeof next !== "object" || next === null || Array.isArray(next) || this.#seen.has(next)) continue;
+      this.#seen.add(next);
+      this.#nodes.push(next as JsonSchema);
+      const ref = own(next, "$ref");
+      if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) {
+        let target: unknown = this.#root;
+        for (const part of ref.slice(2).split("/")) {
+          if (part === "") continue;
+          target = own(target, part.replaceAll("~1", "/").replaceAll("~0", "~"));
+        }
+        stack.push(target);
+      }
+      for (const keyword of BESIDE_KEYWORDS) stack.push(own(next, keyword));
+      for (const keyword of BESIDE_LISTS) {
+        const branches = own(next, keyword);
+        if (Array.isArray(branches)) for (const branch of branches) stack.push(branch);
+      }
+      for (const keyword of BESIDE_MAPS) {
+        const map = own(next, keyword);
+        if (typeof map === "object" && map !== null && !Array.isArray(map))
+          for (const entry of Object.values(map)) stack.push(entry);
+      }
+    }
+    return this;
+  }
+
+  /** Every node reached. */
+  all(): readonly JsonSchema[] {
+    return this.#nodes;
+  }
+
+  /** The nodes reached that can say anything of a value's members (see `holdsMore`). */
+  holding(): readonly JsonSchema[] {
+    return this.#nodes.filter(holdsMore);
+  }
 }

@@ -1,0 +1,134 @@
+// defineTool and the places JSON Schema puts a value besides `properties`, `additionalProperties`
+// and `items`: a record written with `patternProperties` (TypeBox's Type.Record shape), a draft-07
+// tuple (`items` as a list, `additionalItems`), `if`/`then`/`else`, `dependentSchemas`. A parameter
+// named after an Object.prototype member that the model left out there reads undefined in
+// execute, not the inherited function. Over HTTP with the testkit's scripted model.
+import { startServer, type TestServer } from "@loopwright/testkit";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent, defineTool } from "./index.js";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** An object schema declaring `name` (an Object.prototype member) and `n`. */
+const declaring = (name: string) => ({
+  type: "object",
+  properties: { [name]: { type: "string" }, n: { type: "number" } },
+});
+
+/** An object of the arguments, as `execute` reads it. */
+type Member = { [key: string]: unknown };
+interface Probe {
+  byName: Record<string, Member>;
+  both: Record<string, Member>;
+  tuple: Member[];
+  branch: Member;
+  dependent: Member;
+}
+
+describe("defineTool follows patternProperties, tuples and conditional schemas", () => {
+  it("reads a left-out inherited name as undefined under each of them", async () => {
+    const seen: Record<string, unknown> = {};
+    const tool = defineTool<Probe>({
+      name: "probe",
+      description: "Reads its arguments.",
+      parameters: {
+        type: "object",
+        properties: {
+          // TypeBox: Type.Record(Type.String(), Type.Object({ constructor: Type.Optional(Type.String()), … }))
+          byName: { type: "object", patternProperties: { "^(.*)$": declaring("constructor") } },
+          // Two patterns matching one key: both apply.
+          both: {
+            type: "object",
+            patternProperties: { "^a": declaring("toString"), z$: declaring("valueOf") },
+          },
+          // Draft-07 tuple and what follows it.
+          tuple: { type: "array", items: [declaring("toString")], additionalItems: declaring("constructor") },
+          branch: {
+            type: "object",
+            properties: { kind: { type: "string" } },
+            if: { properties: { kind: { const: "a" } } },
+            // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then` keyword is the case under test
+            then: declaring("toString"),
+            else: declaring("valueOf"),
+          },
+          dependent: {
+            type: "object",
+            properties: { kind: { type: "string" } },
+            dependentSchemas: { kind: declaring("hasOwnProperty") },
+          },
+        },
+      },
+      execute: (args) => {
+        seen.byName = typeof args.byName.k?.constructor;
+        seen.byNameIn = "constructor" in (args.byName.k ?? {});
+        seen.bothToString = typeof args.both.az?.toString;
+        seen.bothValueOf = typeof args.both.az?.valueOf;
+        seen.tupleFirst = typeof args.tuple[0]?.toString;
+        seen.tupleRest = typeof args.tuple[1]?.constructor;
+        seen.branch = typeof args.branch.toString;
+        seen.dependent = typeof args.dependent.hasOwnProperty;
+        return JSON.stringify(args);
+      },
+    });
+    const sent =
+      '{"byName":{"k":{"n":1}},"both":{"az":{"n":2}},"tuple":[{"n":3},{"n":4}],"branch":{"kind":"a"},"dependent":{"kind":"b"}}';
+    server = await startServer({
+      replies: [{ toolCalls: [{ name: "probe", arguments: sent }] }, { content: "done" }],
+    });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "m" }, tools: [tool] });
+    await agent.prompt("probe");
+    // Before: each read the inherited function ("function", and `in` true).
+    expect(seen).toEqual({
+      byName: "undefined",
+      byNameIn: false,
+      bothToString: "undefined",
+      bothValueOf: "undefined",
+      tupleFirst: "undefined",
+      tupleRest: "undefined",
+      branch: "undefined",
+      dependent: "undefined",
+    });
+    // What the tool answered is what the model sent, nothing added.
+    const second = server.chatRequests[1]?.body as { messages: { role: string; content?: unknown }[] };
+    expect(JSON.parse(String(second.messages.find((m) => m.role === "tool")?.content))).toEqual(
+      JSON.parse(sent),
+    );
+  });
+
+  it("a key no pattern matches is at additionalProperties' place, and a sent value is kept", async () => {
+    let got: { map: Record<string, Member> } | undefined;
+    const tool = defineTool<{ map: Record<string, Member> }>({
+      name: "probe",
+      description: "Reads its arguments.",
+      parameters: {
+        type: "object",
+        properties: {
+          map: {
+            type: "object",
+            patternProperties: { "^x-": declaring("toString") },
+            additionalProperties: declaring("constructor"),
+          },
+        },
+      },
+      execute: (args) => {
+        got = args;
+        return "ok";
+      },
+    });
+    const context = { toolCallId: "c", onUpdate: () => {}, terminate: () => {} };
+    const args = JSON.parse('{"map":{"x-a":{"n":1},"plain":{"n":2},"x-b":{"toString":"kept"}}}');
+    await tool.execute(args, context);
+    expect(typeof got?.map["x-a"]?.toString).toBe("undefined");
+    // Matched by a pattern: additionalProperties does not apply, so constructor is Object's.
+    expect(got?.map["x-a"]?.constructor).toBe(Object);
+    expect(typeof got?.map.plain?.constructor).toBe("undefined");
+    expect(typeof got?.map.plain?.toString).toBe("function");
+    expect(got?.map["x-b"]?.toString).toBe("kept");
+    // The call's own objects are not written into.
+    expect(Object.getPrototypeOf(args.map["x-a"])).toBe(Object.prototype);
+  });
+});
