@@ -840,9 +840,12 @@ const SCRIPT_TELL_SHAPES = [
 const SCRIPT_REFERENCE =
   /\$env:[A-Za-z_][A-Za-z0-9_]*(?!\w|\s*=(?!=))|\$\{[A-Za-z_][A-Za-z0-9_]*|\$[A-Za-z_][A-Za-z0-9_]*(?![\w:]|\s*=(?!=))|%[A-Za-z_][A-Za-z0-9_]*%/gi;
 
-/** A flag, assignment or header whose whole value is a reference (already written as `\uE000`): `--token "$T"`, `TOKEN=${T}`, `Authorization: Bearer $T`. */
+/**
+ * A flag, assignment or header whose value is a reference (already written as `\uE000`), after
+ * quotes or brackets only: `--token "$T"`, `TOKEN=${T}`, `token=[${T}]`, `Authorization: Bearer $T`.
+ */
 const GIVEN_BY_REFERENCE =
-  /(?:--?[A-Za-z][\w.-]*(?:=|\s+)|[A-Za-z_][\w.]*=|[A-Za-z][\w-]*:\s*(?:(?:bearer|basic|token)\s+)?)["']?\uE000/gi;
+  /(?:--?[A-Za-z][\w.-]*(?:=|\s+)|[A-Za-z_][\w.]*=|[A-Za-z][\w-]*:\s*(?:(?:bearer|basic|token)\s+)?)["'[({<]*\uE000/gi;
 
 /** `pwd` as a command (`cd /x && pwd`): it prints a folder. */
 const PWD_COMMAND = /(^|[;&|(`\n]\s*)pwd(?=\s*(?:$|[;&|)`\n]))/gi;

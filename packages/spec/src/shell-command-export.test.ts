@@ -615,6 +615,15 @@ const piece = fc.oneof(
     '"password":',
     "$HOME",
     "${A:-x1y2z3w4}",
+    "${GITHUB_TOKEN}",
+    "$API_KEY",
+    "$env:TOKEN",
+    "%TOKEN%",
+    "=",
+    "pw",
+    "pwd",
+    "sudo -S",
+    "-P",
   ),
   fc.stringMatching(/^[a-z0-9./_-]{1,8}$/),
   fc.string({ maxLength: 6 }),
@@ -629,6 +638,12 @@ const shells = fc.constantFrom<readonly string[]>(
   ["zsh", "-c"],
   ["cmd", "/c"],
   ["pwsh", "-Command"],
+  ["pwsh", "-command"],
+  ["bash", "-ce"],
+  ["bash", "-c", "--"],
+  ["node", "-e"],
+  ["perl", "-e"],
+  ["ssh", "app@db"],
 );
 
 describe("a shell's own command, generated", () => {
@@ -638,9 +653,26 @@ describe("a shell's own command, generated", () => {
         const { out, spec } = exported(shell, text);
         expect(out === text || out === "${SRV_COMMAND}").toBe(true);
         expect(findSpecSecrets(spec)).toEqual([]);
+        expect(exportSpec(spec)).toEqual(spec);
         expect(out.replace("${SRV_COMMAND}", () => text)).toBe(text);
         // Kept only when nothing in it is reported.
         if (out === text) expect(findSpecSecrets(specWith(shell, text))).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("a pasted command holding one: exported as it is or as exactly one reference; the export has no hint and is a fixed point", () => {
+    fc.assert(
+      fc.property(shells, script, (shell, text) => {
+        const command = `${shell.join(" ")} '${text.replace(/'/g, "'\\''")}'`;
+        const doc: AgentSpec = { spec: SPEC_TOKEN, bundle: { mcpServers: [{ name: "srv", command }] } };
+        const out = exportSpec(doc);
+        const written = out.bundle?.mcpServers?.[0]?.command;
+        expect(written === command || written === "${SRV_COMMAND}").toBe(true);
+        expect(findSpecSecrets(out)).toEqual([]);
+        expect(exportSpec(out)).toEqual(out);
+        if (written === command) expect(findSpecSecrets(doc)).toEqual([]);
       }),
       { numRuns: 400 },
     );
@@ -679,6 +711,7 @@ function expectScriptKept(words: readonly string[]): void {
 describe("a shell's own command that names its credential by a reference (r41 #1)", () => {
   it.each<readonly string[]>([
     ["bash", "-c", "exec srv --token ${GITHUB_TOKEN}"],
+    ["bash", "-c", 'echo "srv started with token=[${GITHUB_TOKEN}]"'],
     ["bash", "-c", 'exec srv --token "$GITHUB_TOKEN" --api-key=${API_KEY}'],
     ["sh", "-c", "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --stdio"],
     ["sh", "-c", 'GITHUB_TOKEN="$GITHUB_TOKEN" exec gh-mcp --stdio'],
