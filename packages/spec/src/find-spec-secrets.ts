@@ -46,11 +46,13 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * name tells by its words (`looksProseSecretName`). An argument is read as what it holds:
  * `--env=NAME=X` as the assignment, `Server=db;Password=X;` a pair at a time, and one holding
  * whitespace (a libpq `host=db password=X`) a word at a time. A shell's own command (after `sh
- * -c`, `bash -lc`, `cmd /c`, `pwsh -Command`, …) is reported once when it may hold a credential:
- * the reader finds one in it, or it holds a key shape, a heredoc, or a telling word or fragment
- * anywhere (`pass`, `token`, `key`, `auth`, `netrc`, …: `SecretSign.Script`). A `command`
- * holding whitespace is read as a pasted command line: split into words as a shell
- * splits it, each read as an argument is, and reported once at `command`.
+ * -c`, `bash -lc`, `bash -ce`, `cmd /c`, `pwsh -command`, …), a program's text (`node -e`, `perl
+ * -e`, …) and ssh's remote command are reported once when they may hold a credential: the reader
+ * finds one in it, or it holds a key shape, a heredoc, or a telling word, fragment or shape other
+ * than a reference's name (`pass`, `token`, `key`, `auth`, `netrc`, `sudo -S`, …:
+ * `SecretSign.Script`); a PowerShell `-EncodedCommand` always. A `command` holding whitespace is
+ * read as a pasted command line — whole, as above, when it holds such a command — else split
+ * into words as a shell splits it, each read as an argument is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
  * not a credential and is not reported. Throws `AgentSpecError` when `spec` is not a parsed spec.
  */
@@ -764,7 +766,8 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`), a connection string's telling pair
  * (`Server=db;Password=X;`), curl's `-u user:X`, a URL's userinfo and telling query values, each
  * key-shaped part — and the rest kept as written. A shell's own command (after `sh -c`, `bash
- * -lc`, `cmd /c`, `pwsh -Command`, …) is kept byte for byte, or, when it may hold a credential (see
+ * -lc`, `cmd /c`, `pwsh -Command`, …; a program's text and ssh's remote command when `args` name
+ * the program) is kept byte for byte, or, when it may hold a credential (see
  * {@link findSpecSecrets}), replaced whole: `${SHELL_COMMAND}` (`_2`, `_3`, … for more), or what
  * `hide(command, "SHELL_COMMAND")` returns. Any other argument holding whitespace is read as a
  * command line and kept byte for byte but for each secret's value. Replacements as {@link withoutSecrets}.
@@ -826,11 +829,21 @@ const SCRIPT_TELLS =
  * Shapes that give a password without a telling word: `sudo -S` (read from stdin), a database
  * client's `-p`/`-P` with a value (`sqlcmd -P X`, `mongosh -p X`), a `user%password` (`smbclient -U admin%X`).
  */
-const SCRIPT_TELL_SHAPES = [
-  /\bsudo\b[^;&|\n]*\s-[A-Za-z]*S\b/,
-  /\b(?:sqlcmd|bcp|isql|osql|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|cqlsh|sshpass|sqlplus|vsql|snowsql|clickhouse-client)\b[^;&|\n]*\s-[pP](?:\s+[^\s-]|[^\s])/,
-  /(?:^|\s)(?:-U|--user(?:=|\s+))\s*["']?[^\s%"'$]+%[^\s%"']+/,
+const SCRIPT_TELL_SHAPES: readonly (readonly [RegExp, RegExp])[] = [
+  [/\bsudo\b/, /\s-[A-Za-z]*S\b/],
+  [
+    /\b(?:sqlcmd|bcp|isql|osql|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|cqlsh|sshpass|sqlplus|vsql|snowsql|clickhouse-client)\b/,
+    /\s-[pP](?:\s+[^\s-]|[^\s])/,
+  ],
+  [/(?:^|\s)(?:-U|--user)\b/, /(?:^|\s)(?:-U|--user(?:=|\s+))\s*["']?[^\s%"'$]+%[^\s%"']+/],
 ];
+
+/** Whether one simple command (a part of the text between `;`, `&`, `|` and newlines) holds a shape: its program word and its flag both (one pass each). */
+function holdsTellShape(text: string): boolean {
+  return text
+    .split(/[;&|\n]/)
+    .some((part) => SCRIPT_TELL_SHAPES.some(([word, flag]) => word.test(part) && flag.test(part)));
+}
 
 /**
  * A reference to a variable, as a shell, cmd or PowerShell writes it: `${NAME` (of `${NAME}`,
@@ -845,7 +858,7 @@ const SCRIPT_REFERENCE =
  * quotes or brackets only: `--token "$T"`, `TOKEN=${T}`, `token=[${T}]`, `Authorization: Bearer $T`.
  */
 const GIVEN_BY_REFERENCE =
-  /(?:--?[A-Za-z][\w.-]*(?:=|\s+)|[A-Za-z_][\w.]*=|[A-Za-z][\w-]*:\s*(?:(?:bearer|basic|token)\s+)?)["'[({<]*\uE000/gi;
+  /(?<![\w.-])(?:--?[A-Za-z][\w.-]*(?:=|\s+)|[A-Za-z_][\w.]*=|[A-Za-z][\w-]*:\s*(?:(?:bearer|basic|token)\s+)?)["'[({<]*\uE000/gi;
 
 /** `pwd` as a command (`cd /x && pwd`): it prints a folder. */
 const PWD_COMMAND = /(^|[;&|(`\n]\s*)pwd(?=\s*(?:$|[;&|)`\n]))/gi;
@@ -860,7 +873,7 @@ function scriptTells(script: string): boolean {
     .replace(SCRIPT_REFERENCE, "\uE000")
     .replace(GIVEN_BY_REFERENCE, "\uE000")
     .replace(PWD_COMMAND, "$1");
-  return SCRIPT_TELLS.test(text) || SCRIPT_TELL_SHAPES.some((shape) => shape.test(text));
+  return SCRIPT_TELLS.test(text) || holdsTellShape(text);
 }
 
 /** A heredoc's operator, `<<` or `<<-` (not the here-string `<<<`); an arithmetic shift `1<<2` too (fail safe). */
