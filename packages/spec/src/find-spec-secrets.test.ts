@@ -2201,9 +2201,10 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
   // Old code: a quoted word's own whitespace was read for key shapes only (the `Token <value>`
   // shape caught `--token X` by accident, as `--${SECRET}`); now its words are read too, each
   // value there only when it reads as a credential.
+  // (A pasted `bash -c '…'` is a shell's own command, kept or replaced whole: shell-command-export.test.ts.)
   it.each([
-    [`bash -c 'srv --api-key ${S}'`, "bash -c 'srv --api-key ${API_KEY}'"],
-    [`bash -c 'exec srv --token ${S}'`, "bash -c 'exec srv --token ${TOKEN}'"],
+    [`watch -n 5 'srv --api-key ${S}'`, "watch -n 5 'srv --api-key ${API_KEY}'"],
+    [`watch -n 5 'exec srv --token ${S}'`, "watch -n 5 'exec srv --token ${TOKEN}'"],
     [`X=$(get-token --password ${S})\nexec srv`, "X=$(get-token --password ${PASSWORD})\nexec srv"],
     [
       `su app -c "exec srv --password=${S} --port 80"`,

@@ -46,13 +46,15 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * name tells by its words (`looksProseSecretName`). An argument is read as what it holds:
  * `--env=NAME=X` as the assignment, `Server=db;Password=X;` (each `;`-part a `key=value` pair) a
  * pair at a time, and one holding whitespace (a libpq `host=db password=X`, `exec A=X a;b`) a word
- * at a time. A shell's own command (after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`, …), and
- * any other argument or `command` that is a script (a line break or a heredoc's `<<` in it), is
- * reported once when it may hold a credential: the reader finds one in it, or it holds a key
- * shape, a heredoc, or a telling word or fragment anywhere (`pass`, `token`, `key`, `auth`,
- * `netrc`, …: `SecretSign.Script`). Any other `command` holding whitespace is read as a pasted
- * command line: split into words as a shell splits it, each read as an argument is, and reported
- * once at `command`.
+ * at a time. A shell's own command (after `sh -c`, `bash -lc`, `bash -ce`, `cmd /c`, `pwsh
+ * -command`, …), a program's text (`node -e`, `perl -e`, …), ssh's remote command, and any other
+ * argument or `command` that is a script (a line break or a heredoc's `<<` in it), are reported
+ * once when they may hold a credential: the reader finds one in it, or it holds a key shape, a
+ * heredoc, or a telling word, fragment or shape other than a reference's name (`pass`, `token`,
+ * `key`, `auth`, `netrc`, `sudo -S`, …: `SecretSign.Script`); a PowerShell `-EncodedCommand`
+ * always. A `command` holding whitespace is read as a pasted command line — whole, as above, when
+ * it holds such a command — else split into words as a shell splits it, each read as an argument
+ * is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
  * not a credential and is not reported. Throws `AgentSpecError` when `spec` is not a parsed spec.
  */
@@ -125,7 +127,9 @@ export function reference(name: string): string {
     .toUpperCase();
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
   if (upper === "") return "${SECRET}";
-  return `\${${ALWAYS_SET.has(upper) || upper.startsWith("LC_") ? `${upper}_SECRET` : upper}}`;
+  // A name must not start with a digit (`1password` → `${_1PASSWORD_COMMAND}`): no shell or host could set it.
+  const valid = /^[0-9]/.test(upper) ? `_${upper}` : upper;
+  return `\${${ALWAYS_SET.has(valid) || valid.startsWith("LC_") ? `${valid}_SECRET` : valid}}`;
 }
 
 /** @internal Calls `visit` for each place `findSpecSecrets` reports, in the same order; `spec` must be a fresh copy it may change. */
@@ -165,14 +169,20 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
     }
     // A command is a program, but a pasted one is sometimes a whole command line (or a script, or
     // a connection string): read as an argument holding whitespace is (see `lineSecrets`), and the
-    // place is named once however many of its parts are flagged.
+    // place is named once however many of its parts are flagged. One holding a program's own
+    // command (`sh -c '…'`, `ssh host '…'`, `node -e '…'`) is kept or replaced whole, as that
+    // command is in args (`pastedScript`: null when it holds none).
     const command = server.command;
+    const pasted =
+      command !== undefined && /\s/.test(command) ? pastedScript(command, () => scriptName(name)) : null;
     const line =
-      command !== undefined && /[\s;]/.test(command)
-        ? lineSecrets(command, undefined, () => scriptName(name))
-        : undefined;
+      pasted !== null
+        ? pasted
+        : command !== undefined && /[\s;]/.test(command)
+          ? lineSecrets(command, undefined, () => scriptName(name))
+          : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
-    else if (command !== undefined) {
+    else if (command !== undefined && pasted === null) {
       const sign = stringSign(command, false);
       if (sign)
         found(
@@ -190,6 +200,7 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
         found(path, sign, (next) => ((args as string[])[argIndex] = next), safe),
       undefined,
       () => scriptName(name),
+      command,
     );
     for (const field of ["env", "headers"] as const) {
       const entries = server[field] ?? {};
@@ -762,8 +773,9 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * `--env=GITHUB_TOKEN=X`, `X-Api-Key: X`), a connection string's telling pair
  * (`Server=db;Password=X;`), curl's `-u user:X`, a URL's userinfo and telling query values, each
  * key-shaped part — and the rest kept as written. A shell's own command (after `sh -c`, `bash
- * -lc`, `cmd /c`, `pwsh -Command`, …), and any other argument that is a script (it holds a line
- * break or a heredoc's `<<`), is kept byte for byte, or, when it may hold a credential (see
+ * -lc`, `cmd /c`, `pwsh -Command`, …; a program's text and ssh's remote command when `args` name
+ * the program), and any other argument that is a script (it holds a line break or a heredoc's
+ * `<<`), is kept byte for byte, or, when it may hold a credential (see
  * {@link findSpecSecrets}), replaced whole: `${SHELL_COMMAND}` (`_2`, `_3`, … for more), or what
  * `hide(command, "SHELL_COMMAND")` returns. One connection string (each `;`-part a `key=value`
  * pair) has its telling pairs' values replaced; any other argument holding whitespace is read as a
@@ -791,6 +803,8 @@ export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): s
  */
 function scriptNamer(document: unknown): (server: string | undefined) => string {
   let used: Set<string> | undefined;
+  // Per base, the suffix to try next: k servers sharing a base cost k look-ups, not k²/2.
+  const next = new Map<string, number>();
   return (server) => {
     if (used === undefined) {
       used = new Set();
@@ -799,7 +813,12 @@ function scriptNamer(document: unknown): (server: string | undefined) => string 
     }
     const base = reference(`${server ?? "shell"}_command`).slice(2, -1);
     let name = base;
-    for (let n = 2; used.has(name); n += 1) name = `${base}_${n}`;
+    if (used.has(name)) {
+      let n = next.get(base) ?? 2;
+      while (used.has(`${base}_${n}`)) n += 1;
+      name = `${base}_${n}`;
+      next.set(base, n + 1);
+    }
     used.add(name);
     return name;
   };
@@ -808,39 +827,188 @@ function scriptNamer(document: unknown): (server: string | undefined) => string 
 /**
  * Words and fragments that may name a credential, anywhere in a shell's command (case-insensitive,
  * inside longer words too: `api_key`, `apikey`, `-key`, `DB_PASS`, `$env:TOKEN`, `.netrc`, `mysql
- * -pX`, `redis-cli -a X`, `docker login -p X`). Broad on purpose: `keyboard` and `bypass` are read
- * so too, and a command that says one is exported as a reference rather than rewritten inside.
+ * -pX`, `redis-cli -a X`, `docker login -p X`, `DB_PW`, `--creds`, `HMAC`). Broad on purpose:
+ * `keyboard` and `bypass` are read so too, and a command that says one is exported as a reference
+ * rather than rewritten inside. `pw` counts as a word part only (`-pw`, `_pw`, `pw=`), not inside
+ * a word.
  */
 const SCRIPT_TELLS =
-  /pass|pwd|secret|token|key|auth|bearer|credential|private|netrc|cookie|session|signature|login|mysql|mariadb|redis/i;
+  /pass|pwd|secret|token|key|auth|bearer|cred|hmac|private|netrc|cookie|session|signature|login|mysql|mariadb|redis|(?<![a-z])pw(?![a-z])/i;
+
+/**
+ * Shapes that give a password without a telling word: `sudo -S` (read from stdin), a database
+ * client's `-p`/`-P` with a value (`sqlcmd -P X`, `mongosh -p X`), a `user%password` (`smbclient -U admin%X`).
+ */
+const SCRIPT_TELL_SHAPES: readonly (readonly [RegExp, RegExp])[] = [
+  [/\bsudo\b/, /\s-[A-Za-z]*S\b/],
+  [
+    /\b(?:sqlcmd|bcp|isql|osql|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|cqlsh|sshpass|sqlplus|vsql|snowsql|clickhouse-client)\b/,
+    /\s-[pP](?:\s+[^\s-]|[^\s])/,
+  ],
+  [/(?:^|\s)(?:-U|--user)\b/, /(?:^|\s)(?:-U|--user(?:=|\s+))\s*["']?[^\s%"'$]+%[^\s%"']+/],
+];
+
+/** Whether one simple command (a part of the text between `;`, `&`, `|` and newlines) holds a shape: its program word and its flag both (one pass each). */
+function holdsTellShape(text: string): boolean {
+  return text
+    .split(/[;&|\n]/)
+    .some((part) => SCRIPT_TELL_SHAPES.some(([word, flag]) => word.test(part) && flag.test(part)));
+}
+
+/**
+ * A reference to a variable, as a shell, cmd or PowerShell writes it: `${NAME` (of `${NAME}`,
+ * `${NAME:-…}`), `$NAME`, `%NAME%`, `$env:NAME` — not one assigned to (`$env:API_KEY='X'`, a
+ * PowerShell or Perl `$token = 'X'`): that one says the name of what follows.
+ */
+const SCRIPT_REFERENCE =
+  /\$env:[A-Za-z_][A-Za-z0-9_]*(?!\w|\s*=(?!=))|\$\{[A-Za-z_][A-Za-z0-9_]*|\$[A-Za-z_][A-Za-z0-9_]*(?![\w:]|\s*=(?!=))|%[A-Za-z_][A-Za-z0-9_]*%/gi;
+
+/**
+ * A flag, assignment or header whose value is a reference (already written as `\uE000`), after
+ * quotes or brackets only: `--token "$T"`, `TOKEN=${T}`, `token=[${T}]`, `Authorization: Bearer $T`.
+ */
+const GIVEN_BY_REFERENCE =
+  /(?<![\w.-])(?:--?[A-Za-z][\w.-]*(?:=|\s+)|[A-Za-z_][\w.]*=|[A-Za-z][\w-]*:\s*(?:(?:bearer|basic|token)\s+)?)["'[({<]*\uE000/gi;
+
+/** `pwd` as a command (`cd /x && pwd`): it prints a folder. */
+const PWD_COMMAND = /(^|[;&|(`\n]\s*)pwd(?=\s*(?:$|[;&|)`\n]))/gi;
+
+/**
+ * Whether a shell's command says a telling word or shape other than by naming a variable: each
+ * reference (`${GITHUB_TOKEN}`, `$env:TOKEN`, `%TOKEN%`), with a flag, assignment or header it is
+ * the whole value of (`--token ${GITHUB_TOKEN}`), and `pwd` as a command, are left out first.
+ */
+function scriptTells(script: string): boolean {
+  const text = script
+    .replace(SCRIPT_REFERENCE, "\uE000")
+    .replace(GIVEN_BY_REFERENCE, "\uE000")
+    .replace(PWD_COMMAND, "$1");
+  return SCRIPT_TELLS.test(text) || holdsTellShape(text);
+}
 
 /** A heredoc's operator, `<<` or `<<-` (not the here-string `<<<`); an arithmetic shift `1<<2` too (fail safe). */
 const HEREDOC = /(?:^|[^<])<<(?!<)/;
 
 /**
- * A shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`), kept
- * byte for byte or replaced whole: when it may hold a credential — the command-line reader finds
- * one in it (its sign), a key shape (`Value`), or it holds a heredoc or a telling word or fragment
- * (`SCRIPT_TELLS`; `Script`) — it becomes one reference named by `scriptName` (or what `hide`
+ * A shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`), or
+ * a program's text (`node -e`, `perl -e`, …), kept byte for byte or replaced whole: when it may
+ * hold a credential — the command-line reader finds one in it (its sign), a key shape (`Value`),
+ * or it holds a heredoc or a telling word, fragment or shape other than in a reference
+ * (`scriptTells`; `Script`) — it becomes one reference named by `scriptName` (or what `hide`
  * returns for the whole command), for the host to supply from its environment. Rewriting inside a
  * script (its quotes, heredocs, nested commands, programs in other languages) cannot keep every
- * script the same command; a reference can. Undefined when nothing says so.
+ * script the same command; a reference can. Undefined when nothing says so. With `always` (a
+ * base64 `-EncodedCommand`, which cannot be read), it is replaced whole whatever it says.
  */
 function shellScript(
   script: string,
   hide: SecretHide | undefined,
   scriptName: () => string,
+  always = false,
 ): ArgFound | undefined {
   const sign =
     commandLineSecrets(script)?.sign ??
     (looksLikeKey(script)
       ? SecretSign.Value
-      : HEREDOC.test(script) || SCRIPT_TELLS.test(script)
+      : always || HEREDOC.test(script) || scriptTells(script)
         ? SecretSign.Script
         : undefined);
   if (sign === undefined) return undefined;
   const name = scriptName();
   return { sign, safe: hide ? hide(script, name) : reference(name) };
+}
+
+/** What a word after a program and its flag is: its own command or program text, or a base64 `-EncodedCommand`. */
+type ScriptKind = "script" | "encoded";
+
+/** A program's name from a word that runs it: `/usr/bin/bash` → `bash`, `PowerShell.exe` → `powershell`. */
+function programName(word: string): string {
+  return (word.split(/[\\/]/).pop() ?? "").toLowerCase().replace(/\.exe$/, "");
+}
+
+/** PowerShell reads a parameter in any case and by any prefix it alone starts: `-c`, `-Com`, `-command`. */
+const PWSH_COMMAND = /^[-/](?:c|co|com|comm|comma|comman|command)$/i;
+/** PowerShell's `-EncodedCommand` (`-e`, `-ec`, `-enc`, …): base64 that cannot be read. */
+const PWSH_ENCODED =
+  /^[-/](?:e|ec|en|enc|enco|encod|encode|encoded|encodedc|encodedco|encodedcom|encodedcomm|encodedcomma|encodedcomman|encodedcommand)$/i;
+/** A POSIX shell's flags holding `c` (`-c`, `-lc`, `-ce`, `-xc`): its first operand is the command. */
+const POSIX_COMMAND = /^-[A-Za-z]*c[A-Za-z]*$/;
+const POSIX_SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "busybox"]);
+/** ssh's options that take a value (`-p 22`, `-i key`): the value is the next word unless written tight. */
+const SSH_VALUED = "BbcDEeFIiJLlmOoPpQRSWw";
+
+/**
+ * Whether `flag`, given to `program`, is followed by that program's own command or program text:
+ * a shell's (`sh -c`, `bash -ce`, `cmd /c`, `cmd /k`, `pwsh -command`, `-Com`, `-EncodedCommand`)
+ * or an interpreter's (`node -e`/`-p`, `perl -e`/`-E`, `ruby -e`, `python -c`, `deno eval`,
+ * `bun -e`, `php -r`, `osascript -e`).
+ */
+function scriptAfter(program: string, flag: string): ScriptKind | undefined {
+  if (POSIX_SHELLS.has(program)) return POSIX_COMMAND.test(flag) ? "script" : undefined;
+  if (program === "cmd") return /^\/[cCkK]$/.test(flag) ? "script" : undefined;
+  if (program === "pwsh" || program === "powershell")
+    return PWSH_COMMAND.test(flag) ? "script" : PWSH_ENCODED.test(flag) ? "encoded" : undefined;
+  const program_ = /^python[0-9.]*$|^pypy[0-9.]*$/.test(program) ? "python" : program;
+  const flags: Record<string, RegExp> = {
+    python: /^-[A-Za-z]*c$/,
+    node: /^(?:-e|-p|-pe|--eval|--print)$/,
+    bun: /^(?:-e|-p|--eval|--print)$/,
+    perl: /^-[A-Za-z]*[eE]$/,
+    ruby: /^-[A-Za-z]*e$/,
+    deno: /^eval$/,
+    php: /^-r$/,
+    osascript: /^-e$/,
+  };
+  return flags[program_]?.test(flag) ? "script" : undefined;
+}
+
+/**
+ * The places in `words` (a command's words, then its args) that hold a program's own command or
+ * program text (see `scriptAfter`; `bash -c -- …` skips the `--`), and each word after ssh's
+ * destination (the remote command, run by the remote shell). One pass.
+ */
+function scriptPlaces(words: readonly string[]): Map<number, ScriptKind> {
+  const places = new Map<number, ScriptKind>();
+  let program = "";
+  // ssh: -1 not seen, 0 reading options, 1 the destination read (the rest is the remote command).
+  let ssh = -1;
+  let skip = false;
+  words.forEach((word, index) => {
+    if (ssh === 1) {
+      places.set(index, "script");
+      return;
+    }
+    if (ssh === 0) {
+      if (skip) skip = false;
+      else if (word === "--") ssh = 0;
+      else if (/^-./.test(word)) {
+        for (let i = 1; i < word.length; i += 1)
+          if (SSH_VALUED.includes(word[i] as string)) {
+            skip = i === word.length - 1;
+            break;
+          }
+      } else ssh = 1;
+      return;
+    }
+    const previous = words[index - 1];
+    const flag = previous === "--" && index > 1 && POSIX_SHELLS.has(program) ? words[index - 2] : previous;
+    const kind = program !== "" && flag !== undefined ? scriptAfter(program, flag) : undefined;
+    if (kind !== undefined && word !== "--") {
+      places.set(index, kind);
+      program = "";
+      return;
+    }
+    const name = programName(word);
+    if (name === "ssh") {
+      ssh = 0;
+      program = "";
+    } else if (
+      POSIX_SHELLS.has(name) ||
+      /^(?:cmd|pwsh|powershell|node|bun|perl|ruby|deno|php|osascript|python[0-9.]*|pypy[0-9.]*)$/.test(name)
+    )
+      program = name;
+  });
+  return places;
 }
 
 const FLAG = /^--?([A-Za-z][\w.-]*)(?:=([\s\S]*))?$/;
@@ -1635,17 +1803,50 @@ function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | undefin
   return sign === undefined ? undefined : { sign, safe: out };
 }
 
+/**
+ * Reads each argument (see `readArg`); one that holds a program's own command or program text
+ * (see `scriptPlaces`, read with the words of `command` before the args) is kept or replaced whole
+ * (see `shellScript`) — a base64 `-EncodedCommand` always replaced.
+ */
 function scanArgs(
   at: string,
   args: readonly string[],
   found: (path: string, sign: SecretSign, index: number, safe: string) => void,
   hide?: SecretHide,
-  scriptName?: () => string,
+  scriptName: () => string = () => "SHELL_COMMAND",
+  command?: string,
 ): void {
+  const lead = command === undefined ? [] : commandWordValues(command);
+  const places = scriptPlaces([...lead, ...args]);
   args.forEach((arg, index) => {
-    const read = readArg(arg, index > 0 ? args[index - 1] : undefined, ARG_RULES, hide, scriptName);
+    const place = places.get(lead.length + index);
+    const read =
+      place === "encoded" && arg !== "" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(arg)
+        ? shellScript(arg, hide, scriptName, true)
+        : place === "script" && /\s/.test(arg)
+          ? shellScript(arg, hide, scriptName)
+          : readArg(arg, index > 0 ? args[index - 1] : undefined, ARG_RULES, hide, scriptName);
     if (read) found(child(at, index), read.sign, index, read.safe);
   });
+}
+
+/**
+ * A pasted command line holding a program's own command or program text (see `scriptPlaces`):
+ * kept byte for byte, or replaced whole by one reference when it may hold a credential (see
+ * `shellScript`; always with a base64 `-EncodedCommand`). Null when it holds no such command.
+ */
+function pastedScript(command: string, scriptName: () => string): ArgFound | undefined | null {
+  const places = scriptPlaces(commandWordValues(command));
+  if (places.size === 0) return null;
+  return shellScript(command, undefined, scriptName, [...places.values()].includes("encoded"));
+}
+
+/** A command line's words as a shell reads them (quotes read), operators and words read again left out. */
+function commandWordValues(line: string): string[] {
+  if (!/\s/.test(line)) return [line];
+  return commandWords(line)
+    .filter((word) => !word.operator && !word.data)
+    .map((word) => word.value);
 }
 
 /**

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { exportSpec } from "./export-spec.js";
-import { findSpecSecrets, withoutArgSecrets } from "./find-spec-secrets.js";
+import { findSpecSecrets, reference, withoutArgSecrets } from "./find-spec-secrets.js";
 import { SPEC_TOKEN } from "./schema.js";
 import { SecretSign } from "./secret-signs.js";
 import type { AgentSpec } from "./types.js";
@@ -423,18 +423,11 @@ const TELLING_NO_SECRET: [string, string[]][] = [
       'exec server --token "$(gh auth token)"',
       'exec server --password-stdin <<< "$PW"',
       "exec gh-mcp --password-stdin < /run/pw",
-      'exec server --api-key "$API_KEY"',
       "exec llama-mcp --token-budget 2000 --tokenizer llama3 --keyword search --token-limit 4096",
       "exec srv --auth-type oauth2 --token-encoding cl100k_base --password-file /run/secrets/db",
       "exec srv --key-file ~/.ssh/id_ed25519 --secret-name prod/db",
-      "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --stdio",
-      'GITHUB_TOKEN="$GITHUB_TOKEN" exec gh-mcp --stdio',
-      "DB_PASSWORD=${DB_PASSWORD:-} exec db-mcp",
-      "DB_PASSWORD=${DB_PASSWORD:-$FALLBACK} exec db-mcp",
       'exec srv --password "${DB_PASSWORD:-$(cat /run/pw)}"',
       "exec srv --password ${DB_PASSWORD:-`cat /run/pw`}",
-      "exec srv --password ${DB_PASSWORD:?is unset} --token ${TOKEN:+given}",
-      'exec srv --password ${PW:-"$X"} --token ${T:-\'a\'b} --api-key "${K:-a\\b}"',
       'db --password "Passw0rd$1" --token "x$!y" --api-key $"$API_KEY"',
       "db --password Passw0rd$? --token hunter2$#",
     ],
@@ -506,7 +499,7 @@ describe("a shell's own command in the export", () => {
     expect(sign("exec srv --url postgres://app:hunter2x9@db/app")).toBe(SecretSign.Userinfo);
     expect(sign("exec srv ghp_abcdefghijklmnopqrstuvwxyz0123")).toBe(SecretSign.Value);
     expect(sign("cat > /tmp/x <<EOF\nhello\nEOF\nexec srv")).toBe(SecretSign.Script);
-    expect(sign('exec srv --token "$GITHUB_TOKEN"')).toBe(SecretSign.Script);
+    expect(sign('exec srv --token "$(cat /run/t)"')).toBe(SecretSign.Script);
     expect(sign("exec srv --cookie-jar /tmp/jar")).toBe(SecretSign.Script);
   });
 
@@ -640,6 +633,15 @@ const piece = fc.oneof(
     '"password":',
     "$HOME",
     "${A:-x1y2z3w4}",
+    "${GITHUB_TOKEN}",
+    "$API_KEY",
+    "$env:TOKEN",
+    "%TOKEN%",
+    "=",
+    "pw",
+    "pwd",
+    "sudo -S",
+    "-P",
   ),
   fc.stringMatching(/^[a-z0-9./_-]{1,8}$/),
   fc.string({ maxLength: 6 }),
@@ -654,6 +656,12 @@ const shells = fc.constantFrom<readonly string[]>(
   ["zsh", "-c"],
   ["cmd", "/c"],
   ["pwsh", "-Command"],
+  ["pwsh", "-command"],
+  ["bash", "-ce"],
+  ["bash", "-c", "--"],
+  ["node", "-e"],
+  ["perl", "-e"],
+  ["ssh", "app@db"],
 );
 
 describe("a shell's own command, generated", () => {
@@ -663,6 +671,7 @@ describe("a shell's own command, generated", () => {
         const { out, spec } = exported(shell, text);
         expect(out === text || out === "${SRV_COMMAND}").toBe(true);
         expect(findSpecSecrets(spec)).toEqual([]);
+        expect(exportSpec(spec)).toEqual(spec);
         expect(out.replace("${SRV_COMMAND}", () => text)).toBe(text);
         // Kept only when nothing in it is reported.
         if (out === text) expect(findSpecSecrets(specWith(shell, text))).toEqual([]);
@@ -670,4 +679,247 @@ describe("a shell's own command, generated", () => {
       { numRuns: 400 },
     );
   });
+
+  it("a pasted command holding one: exported as it is or as exactly one reference; the export has no hint and is a fixed point", () => {
+    fc.assert(
+      fc.property(shells, script, (shell, text) => {
+        const command = `${shell.join(" ")} '${text.replace(/'/g, "'\\''")}'`;
+        const doc: AgentSpec = { spec: SPEC_TOKEN, bundle: { mcpServers: [{ name: "srv", command }] } };
+        const out = exportSpec(doc);
+        const written = out.bundle?.mcpServers?.[0]?.command;
+        expect(written === command || written === "${SRV_COMMAND}").toBe(true);
+        expect(findSpecSecrets(out)).toEqual([]);
+        expect(exportSpec(out)).toEqual(out);
+        if (written === command) expect(findSpecSecrets(doc)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
+
+// Review r41: a reference is not a credential (#1); the shell's flag spelt otherwise (#3); a
+// pasted command or ssh's remote command (#2); a program's text (#5); more telling fragments (#4);
+// reference names that are valid and cheap to make (#14, #6).
+
+/** A spec with one bundled server `srv`: `command` and `args` as given. */
+function server(command: string, args?: string[]): AgentSpec {
+  return { spec: SPEC_TOKEN, bundle: { mcpServers: [{ name: "srv", command, ...(args ? { args } : {}) }] } };
+}
+
+/** The last of `words` (a command, its flags, the script) is exported whole, once, as `${SRV_COMMAND}`; withoutArgSecrets of all of them writes `${SHELL_COMMAND}`. */
+function expectScriptWhole(words: readonly string[]): void {
+  const doc = server(words[0] as string, words.slice(1));
+  const hints = findSpecSecrets(doc);
+  expect(hints.map((hint) => hint.path)).toEqual([`bundle.mcpServers[0].args[${words.length - 2}]`]);
+  const out = exportSpec(doc);
+  expect(out.bundle?.mcpServers?.[0]?.args).toEqual([...words.slice(1, -1), "${SRV_COMMAND}"]);
+  expect(findSpecSecrets(out)).toEqual([]);
+  expect(exportSpec(out)).toEqual(out);
+  expect(withoutArgSecrets(words)).toEqual([...words.slice(0, -1), "${SHELL_COMMAND}"]);
+}
+
+/** `words` are exported and read back as written: nothing reported. */
+function expectScriptKept(words: readonly string[]): void {
+  const doc = server(words[0] as string, words.slice(1));
+  expect(findSpecSecrets(doc)).toEqual([]);
+  expect(exportSpec(doc)).toEqual(doc);
+  expect(withoutArgSecrets(words)).toEqual(words);
+}
+
+describe("a shell's own command that names its credential by a reference (r41 #1)", () => {
+  it.each<readonly string[]>([
+    ["bash", "-c", "exec srv --token ${GITHUB_TOKEN}"],
+    ["bash", "-c", 'echo "srv started with token=[${GITHUB_TOKEN}]"'],
+    ["bash", "-c", 'exec srv --token "$GITHUB_TOKEN" --api-key=${API_KEY}'],
+    ["sh", "-c", "GITHUB_TOKEN=${GITHUB_TOKEN} exec gh-mcp --stdio"],
+    ["sh", "-c", 'GITHUB_TOKEN="$GITHUB_TOKEN" exec gh-mcp --stdio'],
+    ["sh", "-c", 'exec server --api-key "$API_KEY"'],
+    ["sh", "-c", "DB_PASSWORD=${DB_PASSWORD:-} exec db-mcp"],
+    ["sh", "-c", "DB_PASSWORD=${DB_PASSWORD:-$FALLBACK} exec db-mcp"],
+    ["sh", "-c", "exec srv --password ${DB_PASSWORD:?is unset} --token ${TOKEN:+given}"],
+    ["sh", "-c", 'exec srv --password ${PW:-"$X"} --token ${T:-\'a\'b} --api-key "${K:-a\\b}"'],
+    ["sh", "-c", 'exec curl -H "Authorization: Bearer $GH_TOKEN" http://api/x'],
+    ["sh", "-c", "echo started with $GITHUB_TOKEN_FILE; exec srv"],
+    ["cmd", "/c", "echo %GITHUB_TOKEN_FILE%&& srv.exe --port 80"],
+    ["pwsh", "-Command", "srv --token $env:GITHUB_TOKEN --port 80"],
+    ["sh", "-c", "cd /srv && pwd && exec srv --dir /srv/upward"],
+  ])("%j is kept byte for byte, not reported", (...words) => expectScriptKept(words));
+
+  it.each<readonly string[]>([
+    ["pwsh", "-Command", `$env:API_KEY='${S}'; srv`],
+    ["pwsh", "-Command", `$env:API_KEY = '${S}'; srv --token $env:API_KEY`],
+    ["bash", "-c", "exec srv --token ${GITHUB_TOKEN} --password hunter2x9"],
+    ["bash", "-c", "export GITHUB_TOKEN; exec srv"],
+    ["bash", "-c", "exec srv --token $(cat /run/token)"],
+    ["bash", "-c", "exec srv --token-file /run/t ${PORT}"],
+  ])("%j still says a telling word besides its references: exported whole", (...words) =>
+    expectScriptWhole(words),
+  );
+});
+
+describe("a shell's flag spelt otherwise (r41 #3)", () => {
+  const enc = Buffer.from(`$env:API_KEY='${S}'; srv`, "utf16le").toString("base64");
+  const plainEnc = Buffer.from("Write-Host hi; srv", "utf16le").toString("base64");
+  it.each<readonly string[]>([
+    ["pwsh", "-NoProfile", "-command", `$env:API_KEY='${S}'; srv`],
+    ["powershell", "-Com", `$env:GITHUB_TOKEN='${S}'; srv`],
+    ["PowerShell.exe", "-c", `$env:GITHUB_TOKEN='${S}'; srv`],
+    ["pwsh", "-EncodedCommand", enc],
+    ["pwsh", "-e", enc],
+    ["pwsh", "-enc", plainEnc],
+    ["cmd", "/k", `set DB_PASSWORD=${S}&& srv.exe`],
+    ["bash", "-ce", `API_KEY=${S} exec srv --port 80`],
+    ["bash", "-ec", `API_KEY=${S} exec srv --port 80`],
+    ["/bin/bash", "-xc", `API_KEY=${S} exec srv --port 80`],
+    ["bash", "-c", "--", `API_KEY=${S} exec srv --port 80`],
+  ])("%j: the command is exported whole", (...words) => expectScriptWhole(words));
+
+  it("keeps what follows a flag that is no command flag, and a secret-free command after -ce", () => {
+    expectScriptKept(["bash", "-ce", "exec srv --port 80"]);
+    expectScriptKept(["bash", "-c", "--", "exec srv --port 80"]);
+    expectScriptKept(["pwsh", "-NoProfile", "-command", "srv --port 80"]);
+    expect(withoutArgSecrets(["bash", "-e", "--token abc123 --port 80"])).toEqual([
+      "bash",
+      "-e",
+      "--token ${TOKEN} --port 80",
+    ]);
+  });
+});
+
+describe("a program's own command in a pasted command or ssh's remote command (r41 #2)", () => {
+  it.each([
+    `sh -c 'printf "[%s]\\n" '\\''{"username": "admin", "password": "${S}"}'\\'' ok'`,
+    `sh -c 'printf "[%s]\\n" --password \\"${S}\\" --port 80'`,
+    `sh -c 'ARGS="--api-key ${S} --port 8080"; printf "[%s]\\n" $ARGS'`,
+    `sh -c 'echo '\\''{"api_key": "${S}"}'\\'''`,
+    `/usr/bin/env bash -lc "exec srv --token ${S}"`,
+    `ssh app@db "OPTS='--token ${S}'; printf '[%s]\\n' $OPTS"`,
+    `node -e 'const cfg = { password: "${S}" }; console.log(cfg)'`,
+  ])("pasted %j: the whole command is one reference", (command) => {
+    const doc = server(command);
+    expect(findSpecSecrets(doc).map((hint) => hint.path)).toEqual(["bundle.mcpServers[0].command"]);
+    const out = exportSpec(doc);
+    expect(out.bundle?.mcpServers?.[0]?.command).toBe("${SRV_COMMAND}");
+    expect(findSpecSecrets(out)).toEqual([]);
+    expect(exportSpec(out)).toEqual(out);
+  });
+
+  it("keeps a pasted shell command that says nothing telling, or names its credential by a reference", () => {
+    for (const command of ["sh -c 'exec srv --port 80'", 'bash -c "exec srv --token ${GITHUB_TOKEN}"']) {
+      expect(findSpecSecrets(server(command))).toEqual([]);
+      expect(exportSpec(server(command))).toEqual(server(command));
+    }
+  });
+
+  it.each<string[]>([
+    ["-T", "app@db", `printf '[%s]\\n' --password "${S}" --port 80`],
+    ["app@db", `printf '[%s]\\n' --token ${S}|tee /dev/null`],
+    ["-p", "2222", "-i", "/k/id", "app@db", `OPTS='--token ${S}'; printf '[%s]\\n' $OPTS`],
+  ])("ssh %j: the remote command is exported whole", (...args) => expectScriptWhole(["ssh", ...args]));
+});
+
+describe("a program's text (r41 #5)", () => {
+  it.each<readonly string[]>([
+    ["node", "-e", `const token = process.env.GITHUB_TOKEN || "none"; console.log("token", token)`],
+    ["node", "-e", `const cfg = { password: "${S}", port: 80 }; console.log(JSON.stringify(cfg))`],
+    ["node", "-p", `({"api_key": "${S}"}).api_key.length`],
+    ["node", "--eval", `console.log(["--api-key", "${S}"].join(" "))`],
+    ["perl", "-e", `my $password = "${S}"; print length($password), "\\n"`],
+    ["perl", "-E", `say "secret: ${S}"`],
+    ["ruby", "-e", `token = "${S}"; puts token.size`],
+    ["python3", "-c", `password = "${S}"; print(len(password))`],
+    ["deno", "eval", `const apiKey = "${S}"; console.log(apiKey.length)`],
+    ["bun", "-e", `const token = "${S}"; console.log(token.length)`],
+    ["php", "-r", `$pass = "${S}"; echo strlen($pass);`],
+    ["osascript", "-e", `set pwd to "${S}"`],
+  ])("%j: exported whole", (...words) => expectScriptWhole(words));
+
+  it("keeps a program that says nothing telling, byte for byte (not rewritten as a command line)", () => {
+    expectScriptKept(["node", "-e", 'console.log("a b", 1 + 2)']);
+    expectScriptKept(["perl", "-e", 'print "hello world\\n"']);
+  });
+});
+
+describe("more telling fragments and shapes (r41 #4)", () => {
+  it.each([
+    `DB_PW=${S} exec srv`,
+    `exec srv --pw ${S}`,
+    `export DB_CREDS=admin:${S}; exec srv`,
+    `exec srv --creds admin:${S}`,
+    `sqlcmd -S db -U sa -P ${S} -i init.sql && exec srv`,
+    `mongosh -u admin -p ${S} --eval 1 && exec srv`,
+    `echo ${S} | sudo -S true && exec srv`,
+    `smbclient //h/s -U admin%${S} -c ls && exec srv`,
+    `HMAC=${S} exec srv`,
+  ])("%j: exported whole", (script) => expectScriptWhole(["bash", "-c", script]));
+
+  it("does not take `pwd` as a command, or `pw` inside a word, for a telling word", () => {
+    expectScriptKept(["bash", "-c", "cd /x && pwd"]);
+    expectScriptKept(["bash", "-c", "echo $(pwd) upward; exec srv"]);
+    expectScriptKept(["bash", "-c", "printf '%s\\n' 100% done; exec srv -p 8080"]);
+    expectScriptWhole(["bash", "-c", "exec srv --pwd-file /run/x"]);
+  });
+});
+
+describe("reference names (r41 #14, #6)", () => {
+  it("never starts a name with a digit, and keeps names apart", () => {
+    const doc: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: {
+        mcpServers: [
+          { name: "1password", command: "sh", args: ["-c", "exec op-mcp --token x1y2z3w4"] },
+          { name: "_1password", command: "sh", args: ["-c", "exec op-mcp --token x1y2z3w4"] },
+          { name: "2fa-mcp", command: "bash", args: ["-lc", "exec srv --token x1y2z3w4"] },
+        ],
+      },
+    };
+    const out = exportSpec(doc);
+    expect(out.bundle?.mcpServers?.map((entry) => entry.args?.at(-1))).toEqual([
+      "${_1PASSWORD_COMMAND}",
+      "${_1PASSWORD_COMMAND_2}",
+      "${_2FA_MCP_COMMAND}",
+    ]);
+    expect(reference("2fa-token")).toBe("${_2FA_TOKEN}");
+  });
+
+  it("counts on from the last suffix a base was given, past names the document writes", () => {
+    const names = ["a-b", "a_b", "A B", "a.b", "x", "a b"];
+    const doc: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: {
+        mcpServers: names.map((name, i) => ({
+          name,
+          command: "sh",
+          args: ["-c", "exec srv --token t0k3nv4lue9", ...(i === 0 ? ["--note", "${A_B_COMMAND_3}"] : [])],
+        })),
+      },
+    };
+    expect(exportSpec(doc).bundle?.mcpServers?.map((entry) => entry.args?.[1])).toEqual([
+      "${A_B_COMMAND}",
+      "${A_B_COMMAND_2}",
+      "${A_B_COMMAND_4}",
+      "${A_B_COMMAND_5}",
+      "${X_COMMAND}",
+      "${A_B_COMMAND_6}",
+    ]);
+  });
+
+  it("names 10 000 servers sharing a base in linear time", () => {
+    const doc: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: {
+        mcpServers: Array.from({ length: 10000 }, (_, i) => ({
+          // Each name a different CJK letter: every one gives the base `COMMAND`.
+          name: String.fromCharCode(0x4e00 + i),
+          command: "sh",
+          args: ["-c", "exec srv --token-file /run/t"],
+        })),
+      },
+    };
+    const start = performance.now();
+    const hints = findSpecSecrets(doc);
+    // Quadratic, this took about 20 s here; linear, about 1-2 s.
+    expect(performance.now() - start).toBeLessThan(8000);
+    expect(hints).toHaveLength(10000);
+  }, 30_000);
 });

@@ -321,6 +321,34 @@ describe("${VAR} in a .mcp.json", () => {
     );
   });
 
+  it("gives back a pasted command holding a shell's own command whole, and keeps a script that names its credential by a reference (r41 #1, #2)", async () => {
+    const { exportSpec, findSpecSecrets, SPEC_TOKEN } = await import("@loopwright/spec");
+    const pasted = `sh -c 'ARGS="--api-key Xy7pQ2rT9vKm --port 8080"; exec srv $ARGS'`;
+    const byReference = 'exec srv --token "${GITHUB_TOKEN}" --port 80';
+    const exported = exportSpec({
+      spec: SPEC_TOKEN,
+      bundle: {
+        mcpServers: [
+          { name: "db", command: pasted },
+          { name: "gh", command: "bash", args: ["-c", byReference] },
+        ],
+      },
+    });
+    const servers = exported.bundle?.mcpServers ?? [];
+    expect(servers.map((server) => [server.command, server.args])).toEqual([
+      ["${DB_COMMAND}", undefined],
+      ["bash", ["-c", byReference]],
+    ]);
+    expect(findSpecSecrets(exported)).toEqual([]);
+    // The host fills the command from its environment, and the script's own reference as it did before the export.
+    const [db, gh] = mcpServers(servers, { env: { DB_COMMAND: pasted, GITHUB_TOKEN: "ghtok" } });
+    expect(db).toMatchObject({ command: pasted, masked: [pasted] });
+    expect(gh).toMatchObject({ command: "bash", args: ["-c", 'exec srv --token "ghtok" --port 80'] });
+    expect(refusal(() => mcpServers(servers, { env: { GITHUB_TOKEN: "ghtok" } })).message).toBe(
+      "[0].command: ${DB_COMMAND} is not set in the environment, and has no default (${DB_COMMAND:-default}).",
+    );
+  });
+
   it("reads a default holding a reference of its own, as spec's export writes a literal default it took out of an argument holding spaces", async () => {
     const { exportSpec, SPEC_TOKEN } = await import("@loopwright/spec");
     // (A shell's own command is exported whole: the test above. An argument merely holding
