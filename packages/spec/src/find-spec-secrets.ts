@@ -1737,7 +1737,7 @@ function urlSpans(value: string, spans: Span[]): Span[] {
  * Undefined when nothing is flagged. One pass over the line (a text an unclosed opener runs over
  * is read twice).
  */
-function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | undefined {
+export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   const words = commandWords(line);
   let sign: SecretSign | undefined;

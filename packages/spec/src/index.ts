@@ -45,3 +45,4 @@ export type {
   ToolDiscovery,
   ToolsSpec,
 } from "./types.js";
+export { withoutCommandLineSecrets } from "./without-command-line-secrets.js";

@@ -11,6 +11,7 @@ import {
   type SecretHide,
   SPEC_TOKEN,
   withoutArgSecrets,
+  withoutCommandLineSecrets,
   withoutProseSecrets,
   withoutSecrets,
 } from "@loopwright/spec";
@@ -61,26 +62,18 @@ export function reportedShellCommands(args: readonly string[]): Set<number> {
   return found;
 }
 
-/** Put before a shell's command so spec reads it as a pasted command line: see {@link shownShellCommand}. */
-const LEAD = "; ";
-
 /**
- * A shell's own command as it may be shown (never run, never exported): read as spec reads a
- * pasted command line, each secret's value replaced where it is written — by a `${NAME}`
- * reference, or what `hide` returns — and every other character kept as written (quotes, operators,
- * comments, the payload around it); a URL's credentials and each key shape too. This is not the
- * export's rule (spec replaces such a command whole when it may hold a credential, so the export
- * keeps every script the same command): shown whole, a command whose credentials the reader does
- * not find all is shown with {@link SHELL_MARK} after it.
- *
- * spec's `withoutArgSecrets` reads an argument holding whitespace (one after no shell flag) as a
- * command line in place; `; ` before it keeps it from being taken as one `NAME=value` or a
- * connection string instead (a shell reads `GITHUB_TOKEN=x node srv` as an assignment and a
- * command), and is a no-op for the words after it. Failing that, key shapes and URL credentials alone.
+ * A shell's own command as it may be shown (never run, never exported): spec's
+ * `withoutCommandLineSecrets`, the command read in place as a command line, each secret's value
+ * the reader finds replaced where it is written — by a `${NAME}` reference, or what `hide`
+ * returns — and every other character kept as written (quotes, operators, comments, heredocs, the
+ * payload around it); a URL's credentials and each key shape too. This is not the export's rule
+ * (spec replaces such a command whole when it may hold a credential, so the export keeps every
+ * script the same command): shown whole, a command spec reports is shown with {@link SHELL_MARK}
+ * after it, since what the reader found may not be all.
  */
 export function shownShellCommand(script: string, hide?: SecretHide): string {
-  const [read = ""] = withoutArgSecrets([LEAD + script], hide);
-  return read.startsWith(LEAD) ? read.slice(LEAD.length) : withoutSecrets(script, undefined, hide);
+  return withoutCommandLineSecrets(script, hide);
 }
 
 /**

@@ -1,0 +1,31 @@
+import { commandLineSecrets } from "./find-spec-secrets.js";
+import type { SecretHide } from "./secret-signs.js";
+
+/**
+ * A command line as it may be SHOWN — for display, never for export: `line` read in place as a
+ * shell reads a pasted command line, each value the command-line reader finds replaced where it is
+ * written, and every other character kept as written (quotes, operators, comments, spacing, the
+ * rest of the payload): the value after a flag whose whole name tells (`--token X`), a telling
+ * `NAME=value`'s value (`export GITHUB_TOKEN=X`), curl's `-u user:X`, a header's value, a
+ * connection string's telling pair's value, a literal default's word (`${DB_PASSWORD:-X}`), a
+ * URL's credentials and each key shape. By default a value becomes a `${NAME}` reference
+ * (`${SECRET}` for a key shape; a URL's userinfo is dropped); with `hide`, what `hide(secret, name)`
+ * returns. A value read at run time (`"$PW"`, `$(…)`, a backtick, `${NAME}`) is no secret and is
+ * kept. Never replaced whole, a script neither; what the reader cannot see (what a heredoc body's
+ * lines say in their own language) is left as written.
+ *
+ * The line is never replaced whole, even when it is a script (line breaks, heredocs), unlike
+ * `withoutArgSecrets` and `exportSpec`, which replace a shell's own command that may hold a
+ * credential by one `${SHELL_COMMAND}` reference so the exported command stays the same command:
+ * rewritten in place, a script is shown, not kept runnable. So what this returns may still say a
+ * credential the reader does not see, and is left as written: a heredoc body's lines are read as
+ * command words, so what a body says in its own language (a YAML `password: X`, a JSON
+ * `"password": "X"`, a program's own code) may not be found. A host that shows the result should say so; `findSpecSecrets` (and `withoutArgSecrets`,
+ * asking `hide` for the whole command) tells whether a shell's command may hold one.
+ *
+ * Never throws; a non-string is returned as it is.
+ */
+export function withoutCommandLineSecrets(line: string, hide?: SecretHide): string {
+  if (typeof line !== "string") return line;
+  return commandLineSecrets(line, hide)?.safe ?? line;
+}
