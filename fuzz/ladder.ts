@@ -544,6 +544,22 @@ export const SHAPES: Shape[] = [
     },
     run: (list) => withoutArgSecrets(list as string[]),
   },
+  {
+    // r42a: `--user`/`-U` then a long run of spaces or tabs (the `user%password` shape's gap was
+    // read by two quantifiers in a row: 64 KiB took 7.5 s).
+    name: "withoutArgSecrets: a sh -c command of --user and -U then long runs of spaces",
+    build: (n) => [
+      "-c",
+      `smbclient --user${" ".repeat(n)}x`,
+      "-c",
+      `smbclient -U${"\t".repeat(n)}x`,
+      "-c",
+      `smbclient --user=${" ".repeat(n)}x`,
+      "-c",
+      repeat("--user  -U  admin ", n),
+    ],
+    run: (list) => withoutArgSecrets(list as string[]),
+  },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
   // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
   ...[

@@ -837,7 +837,8 @@ const SCRIPT_TELLS =
 
 /**
  * Shapes that give a password without a telling word: `sudo -S` (read from stdin), a database
- * client's `-p`/`-P` with a value (`sqlcmd -P X`, `mongosh -p X`), a `user%password` (`smbclient -U admin%X`).
+ * client's `-p`/`-P` with a value (`sqlcmd -P X`, `mongosh -p X`), a `user%password` (`smbclient -U admin%X`,
+ * `-Uadmin%X`, `--user=admin%X`).
  */
 const SCRIPT_TELL_SHAPES: readonly (readonly [RegExp, RegExp])[] = [
   [/\bsudo\b/, /\s-[A-Za-z]*S\b/],
@@ -845,7 +846,8 @@ const SCRIPT_TELL_SHAPES: readonly (readonly [RegExp, RegExp])[] = [
     /\b(?:sqlcmd|bcp|isql|osql|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|cqlsh|sshpass|sqlplus|vsql|snowsql|clickhouse-client)\b/,
     /\s-[pP](?:\s+[^\s-]|[^\s])/,
   ],
-  [/(?:^|\s)(?:-U|--user)\b/, /(?:^|\s)(?:-U|--user(?:=|\s+))\s*["']?[^\s%"'$]+%[^\s%"']+/],
+  // Each gap is read by one quantifier only (`\s+` then `\s*` split a run of spaces every way: quadratic).
+  [/(?:^|\s)(?:-U|--user\b)/, /(?:^|\s)(?:-U\s*|--user(?:=\s*|\s+))["']?[^\s%"'$]+%[^\s%"']+/],
 ];
 
 /** Whether one simple command (a part of the text between `;`, `&`, `|` and newlines) holds a shape: its program word and its flag both (one pass each). */

@@ -853,6 +853,24 @@ describe("more telling fragments and shapes (r41 #4)", () => {
     `HMAC=${S} exec srv`,
   ])("%j: exported whole", (script) => expectScriptWhole(["bash", "-c", script]));
 
+  it.each([
+    `smbclient //h/s --user admin%${S} -c ls && exec srv`,
+    `smbclient //h/s --user=admin%${S} -c ls && exec srv`,
+    `smbclient //h/s -U\t admin%${S} -c ls && exec srv`,
+    `smbclient //h/s -Uadmin%${S} -c ls && exec srv`,
+  ])("%j: a user%password shape spelt otherwise, exported whole (r42a #3)", (script) =>
+    expectScriptWhole(["bash", "-c", script]),
+  );
+
+  it("reads --user or -U before a long run of spaces in linear time (r42a #3)", () => {
+    const gap = " ".repeat(65536);
+    const start = performance.now();
+    for (const script of [`exec srv --user${gap}x`, `exec srv -U${gap}x`, `exec srv --user=${gap}x`])
+      expectScriptKept(["bash", "-c", script]);
+    // Quadratic, this took about 20 s here; linear, well under 100 ms.
+    expect(performance.now() - start).toBeLessThan(3000);
+  }, 60_000);
+
   it("does not take `pwd` as a command, or `pw` inside a word, for a telling word", () => {
     expectScriptKept(["bash", "-c", "cd /x && pwd"]);
     expectScriptKept(["bash", "-c", "echo $(pwd) upward; exec srv"]);
