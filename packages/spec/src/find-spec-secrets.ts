@@ -920,8 +920,17 @@ function shellScript(
   return { sign, safe: hide ? hide(script, name) : reference(name) };
 }
 
-/** What a word after a program and its flag is: its own command or program text, or a base64 `-EncodedCommand`. */
-type ScriptKind = "script" | "encoded";
+/**
+ * What a word after a program and its flag is: its own command or program text, a base64
+ * `-EncodedCommand`, or one word of ssh's remote command (the remote shell joins them).
+ */
+type ScriptKind = "script" | "encoded" | "remote";
+
+/** A place holding a script: what it is, and where in its word the script starts (past a tight flag, `--eval=`). */
+interface ScriptPlace {
+  kind: ScriptKind;
+  at: number;
+}
 
 /** A program's name from a word that runs it: `/usr/bin/bash` → `bash`, `PowerShell.exe` → `powershell`. */
 function programName(word: string): string {
@@ -965,19 +974,42 @@ function scriptAfter(program: string, flag: string): ScriptKind | undefined {
 }
 
 /**
- * The places in `words` (a command's words, then its args) that hold a program's own command or
- * program text (see `scriptAfter`; `bash -c -- …` skips the `--`), and each word after ssh's
- * destination (the remote command, run by the remote shell). One pass.
+ * A program's text or a shell's command written tight to its flag, in one word: node's and bun's
+ * `--eval=CODE`/`--print=CODE`, python's `-cCODE` (`-IcCODE`), perl's `-eCODE` (`-leCODE`,
+ * `-ECODE`), ruby's `-eCODE`, php's `-rCODE`, osascript's `-eCODE`, cmd's `/cCOMMAND`, fish's
+ * `--command=CMD`: where in `word` the text starts, or 0 when it is no such form.
  */
-function scriptPlaces(words: readonly string[]): Map<number, ScriptKind> {
-  const places = new Map<number, ScriptKind>();
+function tightScriptAt(program: string, word: string): number {
+  const program_ = /^python[0-9.]*$|^pypy[0-9.]*$/.test(program) ? "python" : program;
+  const forms: Record<string, RegExp> = {
+    python: /^-[bBdEhiIOPqsSuvVx]*c(?=[\s\S])/,
+    node: /^--(?:eval|print)=(?=[\s\S])/,
+    bun: /^--(?:eval|print)=(?=[\s\S])/,
+    perl: /^-[acnpsStTuUwWlX]*[eE](?=[\s\S])/,
+    ruby: /^-[acdlnpswWvy]*e(?=[\s\S])/,
+    php: /^-r(?=[\s\S])/,
+    osascript: /^-e(?=[\s\S])/,
+    cmd: /^\/[cCkK](?=[\s\S])/,
+    fish: /^--command=(?=[\s\S])/,
+  };
+  return forms[program_]?.exec(word)?.[0].length ?? 0;
+}
+
+/**
+ * The places in `words` (a command's words, then its args) that hold a program's own command or
+ * program text (see `scriptAfter`; `bash -c -- …` skips the `--`; one tight to its flag, see
+ * `tightScriptAt`), and each word after ssh's destination (the remote command, run by the remote
+ * shell). One pass.
+ */
+function scriptPlaces(words: readonly string[]): Map<number, ScriptPlace> {
+  const places = new Map<number, ScriptPlace>();
   let program = "";
   // ssh: -1 not seen, 0 reading options, 1 the destination read (the rest is the remote command).
   let ssh = -1;
   let skip = false;
   words.forEach((word, index) => {
     if (ssh === 1) {
-      places.set(index, "script");
+      places.set(index, { kind: "remote", at: 0 });
       return;
     }
     if (ssh === 0) {
@@ -996,7 +1028,13 @@ function scriptPlaces(words: readonly string[]): Map<number, ScriptKind> {
     const flag = previous === "--" && index > 1 && POSIX_SHELLS.has(program) ? words[index - 2] : previous;
     const kind = program !== "" && flag !== undefined ? scriptAfter(program, flag) : undefined;
     if (kind !== undefined && word !== "--") {
-      places.set(index, kind);
+      places.set(index, { kind, at: 0 });
+      program = "";
+      return;
+    }
+    const at = program !== "" ? tightScriptAt(program, word) : 0;
+    if (at > 0) {
+      places.set(index, { kind: "script", at });
       program = "";
       return;
     }
@@ -1822,12 +1860,20 @@ function scanArgs(
   const places = scriptPlaces([...lead, ...args]);
   args.forEach((arg, index) => {
     const place = places.get(lead.length + index);
-    const read =
-      place === "encoded" && arg !== "" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(arg)
+    // A shell's command or program text is one whatever it holds, a word with no whitespace too
+    // (`node -e "require('./s')({password:'X'})"`, `bash -c "PGPASSWORD=X;psql"`): read as an
+    // argument it could be rewritten inside. Tight to its flag (`--eval=CODE`), the flag is kept.
+    const script = place === undefined ? "" : arg.slice(place.at);
+    const inner =
+      place?.kind === "encoded" && arg !== "" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(arg)
         ? shellScript(arg, hide, scriptName, true)
-        : place === "script" && /\s/.test(arg)
-          ? shellScript(arg, hide, scriptName)
-          : readArg(arg, index > 0 ? args[index - 1] : undefined, ARG_RULES, hide, scriptName);
+        : (place?.kind === "script" && script !== "") || (place?.kind === "remote" && /\s/.test(arg))
+          ? shellScript(script, hide, scriptName)
+          : null;
+    const read =
+      inner === null
+        ? readArg(arg, index > 0 ? args[index - 1] : undefined, ARG_RULES, hide, scriptName)
+        : inner && { sign: inner.sign, safe: arg.slice(0, place?.at ?? 0) + inner.safe };
     if (read) found(child(at, index), read.sign, index, read.safe);
   });
 }
@@ -1840,7 +1886,12 @@ function scanArgs(
 function pastedScript(command: string, scriptName: () => string): ArgFound | undefined | null {
   const places = scriptPlaces(commandWordValues(command));
   if (places.size === 0) return null;
-  return shellScript(command, undefined, scriptName, [...places.values()].includes("encoded"));
+  return shellScript(
+    command,
+    undefined,
+    scriptName,
+    [...places.values()].some((place) => place.kind === "encoded"),
+  );
 }
 
 /** A command line's words as a shell reads them (quotes read), operators and words read again left out. */

@@ -840,6 +840,63 @@ describe("a program's text (r41 #5)", () => {
   });
 });
 
+describe("a shell's command or program text with no whitespace, or tight to its flag (r42a #5)", () => {
+  it.each<readonly string[]>([
+    ["node", "-e", `require('./s')({password:'${S}'})`],
+    ["pwsh", "-Command", `$env:DB_PASSWORD='${S}';./start.ps1`],
+    ["pwsh", "-c", `$password='${S}';./start.ps1`],
+    ["bash", "-c", `mysql\${IFS}-p${S}`],
+    ["cmd", "/c", `set"DB_PASSWORD=${S}"&&node`],
+    // Read as an argument these were rewritten inside, `PGPASSWORD=${PGPASSWORD}`: psql never ran.
+    ["bash", "-c", `PGPASSWORD=${S};psql`],
+    ["node", "-e", `process.env.API_KEY='${S}';require('./s')`],
+  ])("%j: exported whole", (...words) => expectScriptWhole(words));
+
+  it.each<readonly string[]>([
+    ["node", `--eval=const password = '${S}'; require('./s')(password)`, "--eval="],
+    ["node", `--print=({api_key:'${S}'}).api_key.length`, "--print="],
+    ["python3", `-cimport s; s.run(password='${S}')`, "-c"],
+    ["python3", `-Icimport s; s.run(password='${S}')`, "-Ic"],
+    ["perl", `-leprint my $token = '${S}'`, "-le"],
+    ["ruby", `-etoken = '${S}'; puts token.size`, "-e"],
+    ["php", `-r$pass = '${S}'; echo strlen($pass);`, "-r"],
+    ["cmd", `/cset DB_PASSWORD=${S}&& srv.exe`, "/c"],
+    ["fish", `--command=set -x API_KEY ${S}; exec srv`, "--command="],
+  ])("%j: the text after the flag exported whole, the flag kept", (command, arg, flag) => {
+    const doc = server(command as string, [arg as string]);
+    expect(findSpecSecrets(doc).map((hint) => hint.path)).toEqual(["bundle.mcpServers[0].args[0]"]);
+    const out = exportSpec(doc);
+    expect(out.bundle?.mcpServers?.[0]?.args).toEqual([`${flag}\${SRV_COMMAND}`]);
+    expect(findSpecSecrets(out)).toEqual([]);
+    expect(exportSpec(out)).toEqual(out);
+    expect(withoutArgSecrets([command as string, arg as string])).toEqual([
+      command,
+      `${flag}\${SHELL_COMMAND}`,
+    ]);
+  });
+
+  it("keeps a one-word script or text that says nothing telling, and a reference, byte for byte", () => {
+    expectScriptKept(["bash", "-c", "./run.sh"]);
+    expectScriptKept(["bash", "-c", "GITHUB_TOKEN=${GITHUB_TOKEN}"]);
+    expectScriptKept(["bash", "-c", "${SRV_COMMAND}"]);
+    expectScriptKept(["node", "-e", "require('./s')()"]);
+    expectScriptKept(["node", "--eval=require('./s')()"]);
+    expectScriptKept(["node", "--eval=${SRV_COMMAND}"]);
+    expectScriptKept(["python3", "-cimport s; s.main()"]);
+    expectScriptKept(["perl", "-le", "print 1"]);
+  });
+
+  it("still reads each word of ssh's remote command given one to an argument", () => {
+    expect(withoutArgSecrets(["ssh", "app@db", "srv", "--token", S])).toEqual([
+      "ssh",
+      "app@db",
+      "srv",
+      "--token",
+      "${TOKEN}",
+    ]);
+  });
+});
+
 describe("more telling fragments and shapes (r41 #4)", () => {
   it.each([
     `DB_PW=${S} exec srv`,
