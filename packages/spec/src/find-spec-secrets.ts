@@ -860,10 +860,11 @@ function holdsTellShape(text: string): boolean {
 /**
  * A reference to a variable, as a shell, cmd or PowerShell writes it: `${NAME` (of `${NAME}`,
  * `${NAME:-…}`), `$NAME`, `%NAME%`, `$env:NAME` — not one assigned to (`$env:API_KEY='X'`, a
- * PowerShell or Perl `$token = 'X'`): that one says the name of what follows.
+ * PowerShell or Perl `$token = 'X'`, or compound: `$env:API_KEY ??= 'X'`, PHP `$key ??= 'X'`,
+ * `||=`, `.=`, `+=`, …): that one says the name of what follows.
  */
 const SCRIPT_REFERENCE =
-  /\$env:[A-Za-z_][A-Za-z0-9_]*(?!\w|\s*=(?!=))|\$\{[A-Za-z_][A-Za-z0-9_]*|\$[A-Za-z_][A-Za-z0-9_]*(?![\w:]|\s*=(?!=))|%[A-Za-z_][A-Za-z0-9_]*%/gi;
+  /\$env:[A-Za-z_][A-Za-z0-9_]*(?!\w|\s*(?:\?\?|\|\||&&|\/\/|\*\*|[.+\-*/%|&^])?=(?!=))|\$\{[A-Za-z_][A-Za-z0-9_]*|\$[A-Za-z_][A-Za-z0-9_]*(?![\w:]|\s*(?:\?\?|\|\||&&|\/\/|\*\*|[.+\-*/%|&^])?=(?!=))|%[A-Za-z_][A-Za-z0-9_]*%/gi;
 
 /**
  * A flag, assignment or header whose value is a reference (already written as `\uE000`), after

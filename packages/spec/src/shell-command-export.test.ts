@@ -757,6 +757,22 @@ describe("a shell's own command that names its credential by a reference (r41 #1
   );
 });
 
+describe("a reference given a value by a compound assignment (r42a #8)", () => {
+  it.each<readonly string[]>([
+    ["pwsh", "-c", `$env:API_KEY ??= '${S}'; ./s.ps1`],
+    ["pwsh", "-c", `$password ??= '${S}'; ./s.ps1 -Password $password`],
+    ["perl", "-e", `my $token; $token ||= '${S}'; exec('srv', $token)`],
+    ["php", "-r", `$apiKey ??= '${S}'; run($apiKey);`],
+    ["php", "-r", `$apiKey .= '${S}'; run($apiKey);`],
+    ["pwsh", "-c", `$env:API_KEY += '${S}'; ./s.ps1`],
+  ])("%j: still tells, exported whole", (...words) => expectScriptWhole(words));
+
+  it("keeps a comparison with a reference, and a reference followed by other operators", () => {
+    expectScriptKept(["pwsh", "-c", "if ($env:GITHUB_TOKEN == '') { exit 1 }; ./s.ps1"]);
+    expectScriptKept(["sh", "-c", 'test "$GITHUB_TOKEN" != "" && exec srv']);
+  });
+});
+
 describe("a shell's flag spelt otherwise (r41 #3)", () => {
   const enc = Buffer.from(`$env:API_KEY='${S}'; srv`, "utf16le").toString("base64");
   const plainEnc = Buffer.from("Write-Host hi; srv", "utf16le").toString("base64");
