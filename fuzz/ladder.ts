@@ -560,6 +560,21 @@ export const SHAPES: Shape[] = [
     ],
     run: (list) => withoutArgSecrets(list as string[]),
   },
+  {
+    // r42a: a shell's command or program text with no whitespace, or tight to its flag, read as
+    // one script (references and compound assignments set aside first).
+    name: "withoutArgSecrets: a program's text with no whitespace or tight to its flag",
+    build: (n) => [
+      "bash",
+      "-c",
+      repeat("a=$b;$c??=", n),
+      "node",
+      `--eval=${repeat("$env:k||=x;", n)}`,
+      "python3",
+      `-c${repeat("--user%-U", n)}`,
+    ],
+    run: (list) => withoutArgSecrets(list as string[]),
+  },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
   // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
   ...[

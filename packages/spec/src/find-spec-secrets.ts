@@ -978,7 +978,8 @@ function scriptAfter(program: string, flag: string): ScriptKind | undefined {
  * A program's text or a shell's command written tight to its flag, in one word: node's and bun's
  * `--eval=CODE`/`--print=CODE`, python's `-cCODE` (`-IcCODE`), perl's `-eCODE` (`-leCODE`,
  * `-ECODE`), ruby's `-eCODE`, php's `-rCODE`, osascript's `-eCODE`, cmd's `/cCOMMAND`, fish's
- * `--command=CMD`: where in `word` the text starts, or 0 when it is no such form.
+ * `--command=CMD`, PowerShell's `-Command:CMD`: where in `word` the text starts, or 0 when it is
+ * no such form.
  */
 function tightScriptAt(program: string, word: string): number {
   const program_ = /^python[0-9.]*$|^pypy[0-9.]*$/.test(program) ? "python" : program;
@@ -992,6 +993,9 @@ function tightScriptAt(program: string, word: string): number {
     osascript: /^-e(?=[\s\S])/,
     cmd: /^\/[cCkK](?=[\s\S])/,
     fish: /^--command=(?=[\s\S])/,
+    // Read on the safe side: a colon after PowerShell's `-Command` (`-Command:…`, `-c:…`).
+    pwsh: /^[-/](?:c|co|com|comm|comma|comman|command):(?=[\s\S])/i,
+    powershell: /^[-/](?:c|co|com|comm|comma|comman|command):(?=[\s\S])/i,
   };
   return forms[program_]?.exec(word)?.[0].length ?? 0;
 }

@@ -878,6 +878,7 @@ describe("a shell's command or program text with no whitespace, or tight to its 
     ["php", `-r$pass = '${S}'; echo strlen($pass);`, "-r"],
     ["cmd", `/cset DB_PASSWORD=${S}&& srv.exe`, "/c"],
     ["fish", `--command=set -x API_KEY ${S}; exec srv`, "--command="],
+    ["pwsh", `-Command:$env:DB_PASSWORD = '${S}'; ./s.ps1`, "-Command:"],
   ])("%j: the text after the flag exported whole, the flag kept", (command, arg, flag) => {
     const doc = server(command as string, [arg as string]);
     expect(findSpecSecrets(doc).map((hint) => hint.path)).toEqual(["bundle.mcpServers[0].args[0]"]);
