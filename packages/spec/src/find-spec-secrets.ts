@@ -1806,7 +1806,9 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
 /**
  * Reads each argument (see `readArg`); one that holds a program's own command or program text
  * (see `scriptPlaces`, read with the words of `command` before the args) is kept or replaced whole
- * (see `shellScript`) — a base64 `-EncodedCommand` always replaced.
+ * (see `shellScript`) — a base64 `-EncodedCommand` always replaced. ssh's remote command given as
+ * several words is judged joined, as ssh sends it, and when it may hold a credential each word is
+ * replaced whole by a reference of its own (the args keep their count).
  */
 function scanArgs(
   at: string,
@@ -1889,7 +1891,7 @@ const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
  * (`--token X`, `--api-key=X`), an assignment (`-e GITHUB_TOKEN=X`, also after a flag:
  * `--env=GITHUB_TOKEN=X`), a connection string's telling pair (`Server=db;Password=X;`), a
  * header (`X-Api-Key: X`), curl's `-u user:X`, a URL's credentials and key shapes; with
- * `rules.words`, a shell's own command holding whitespace kept or replaced whole by a reference
+ * `rules.words`, one line of JSON read by its keys (see `jsonArgSecrets`), a shell's own command holding whitespace kept or replaced whole by a reference
  * `scriptName` names (see `shellScript`), and any other argument holding whitespace read as a
  * command line, every character but a secret's value kept (see `commandLineSecrets`). Undefined
  * when nothing is flagged.
