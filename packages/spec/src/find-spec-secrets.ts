@@ -777,7 +777,9 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * the program), and any other argument that is a script (it holds a line break or a heredoc's
  * `<<`), is kept byte for byte, or, when it may hold a credential (see
  * {@link findSpecSecrets}), replaced whole: `${SHELL_COMMAND}` (`_2`, `_3`, … for more), or what
- * `hide(command, "SHELL_COMMAND")` returns. One connection string (each `;`-part a `key=value`
+ * `hide(command, "SHELL_COMMAND")` returns (ssh's remote command given as several words: each word
+ * by a reference of its own). One line of JSON has its telling keys' string values replaced inside
+ * their quotes, still JSON. One connection string (each `;`-part a `key=value`
  * pair) has its telling pairs' values replaced; any other argument holding whitespace is read as a
  * command line and kept byte for byte but for each secret's value. One pass: what it returns,
  * given again, comes back as it is. Replacements as {@link withoutSecrets}. Never throws; never
