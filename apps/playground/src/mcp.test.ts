@@ -461,6 +461,30 @@ describe("loadMcp's consent question and a hostile ./.mcp.json", () => {
     expect(q).not.toContain("tok3n-in-script");
   });
 
+  it("reads args with the server's command: `node -e`, ssh's remote command and `pwsh -Com` are marked like `sh -c` (r42a #7)", async () => {
+    const q = await question({
+      n: { command: "node", args: ["-e", "const t = 'S3cretPass99'; run({password: t})"] },
+      s: { command: "ssh", args: ["box", "mysql -uroot -pS3cret99 app"] },
+      p: { command: "pwsh", args: ["-Com", "$env:DB_PASSWORD='S3cret99x'; ./s.ps1"] },
+      f: { command: "/usr/local/bin/node", args: ["-e", "const t = 'S3cretPass99'; run({password: t})"] },
+      w: { command: "npx -y node", args: ["-e", "const t = 'S3cretPass99'; run({password: t})"] },
+      t: { command: "ssh", args: ["-p", "2222", "box", "exec srv --token tok-in-ssh-777"] },
+      plain: { command: "node", args: ["server.js", "--port", "3000"] },
+    });
+    const mark = "\\(may hold a credential: read the file\\)";
+    // The payload is shown as spec's command-line reader leaves it (what it found hidden), then the mark.
+    expect(q).toMatch(new RegExp(`^  n: node -e ".*" ${mark}$`, "m"));
+    expect(q).toMatch(new RegExp(`^  s: ssh box ".*" ${mark}$`, "m"));
+    expect(q).toMatch(new RegExp(`^  p: pwsh -Com ".*" ${mark}$`, "m"));
+    expect(q).toMatch(new RegExp(`^  f: /usr/local/bin/node -e ".*" ${mark}$`, "m"));
+    expect(q).toMatch(new RegExp(`^  w: "npx -y node" -e ".*" ${mark}$`, "m"));
+    expect(q).toContain(
+      '  t: ssh -p 2222 box "exec srv --token (hidden)" (may hold a credential: read the file)\n',
+    );
+    expect(q).not.toContain("tok-in-ssh-777");
+    expect(q).toContain("  plain: node server.js --port 3000\n");
+  });
+
   it("shows a shell's command spec does not report as written, with no mark", async () => {
     const q = await question({ s: { command: "sh", args: ["-c", "exec srv --port 80 | tee log"] } });
     expect(q).toContain('  s: sh -c "exec srv --port 80 | tee log"\n');

@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ToolDefinition } from "@loopwright/loop";
-import { type SecretHide, withoutArgSecrets, withoutSecrets } from "@loopwright/spec";
+import { type SecretHide, withoutSecrets } from "@loopwright/spec";
 import {
   createMcpPool,
   type McpPool,
@@ -15,7 +15,13 @@ import {
 } from "@loopwright/tools-mcp";
 import { escapeUnseen } from "./printable.js";
 import { withoutKeys } from "./tools/index.js";
-import { reportedShellCommands, SHELL_MARK, shownShellCommand, shownUrl } from "./web/spec.js";
+import {
+  reportedShellCommands,
+  SHELL_MARK,
+  shownShellCommand,
+  shownUrl,
+  withoutServerArgSecrets,
+} from "./web/spec.js";
 
 /** The servers a config names, connected: their tools, the pool, and a line saying what started. */
 export interface PlaygroundMcp {
@@ -98,8 +104,10 @@ function describe(server: McpServerConfig): string {
   const name = shown(server.name);
   if (server.type === "stdio") {
     const args = server.args;
-    const shells = reportedShellCommands(args);
-    const safe = withoutArgSecrets(args, hide);
+    // Read with the command's words before them: `node -e`, ssh's remote command and `pwsh -Com`
+    // are known by their program, as spec's findSpecSecrets knows them.
+    const shells = reportedShellCommands(args, server.command);
+    const safe = withoutServerArgSecrets(server.command, args, hide);
     const line = [
       shown(withoutSecrets(server.command, undefined, hide)),
       ...args.flatMap((arg, index) =>

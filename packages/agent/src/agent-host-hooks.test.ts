@@ -170,6 +170,12 @@ const notRunText = (name: string) =>
 const withheldText = (name: string) =>
   `Error: Result withheld: the host's policy hook withheld the result of this call to ${name} (its answer could not be read).`;
 
+/** A redactor or rewrite that forgot its `return`: it answers `undefined` whatever it is given. */
+function forgotReturn(value: unknown): unknown {
+  if (typeof value === "string") value.replace(/sk-live-\w+/, "[redacted]");
+  return undefined;
+}
+
 /** A "count" tool that answers `answer`, with no parameters unless `parameters` gives them. */
 function countTool(
   answer: string,
@@ -376,6 +382,21 @@ describe("beforeToolCall answers of the wrong shape", () => {
       { args: new Map([["path", "/tmp/safe"]]) },
       /args: a Map, not an object of arguments/,
     ],
+    // r42b #3: an own args key holding nothing is a rewrite that produced nothing: it ran the
+    // model's own arguments.
+    [
+      "{ args: undefined }",
+      { args: undefined },
+      endsWith(
+        "Not run: beforeToolCall answered args: undefined — the rewrite produced nothing (leave args out to run the call as the model wrote it).",
+      ),
+    ],
+    ["{ args: null }", { args: null }, /answered args: null — the rewrite produced nothing/],
+    [
+      "{ args: sanitize(args) } whose sanitizer forgot its return",
+      { args: forgotReturn({ path: "/etc/passwd" }), meta: { auditId: "a-1" } },
+      /answered args: undefined — the rewrite produced nothing/,
+    ],
     // r41 #10: a block's own keys without block: true are a "no" whose block went missing: they RAN.
     ["{ reason }", { reason: "Outside the workspace" }, blockOnly("reason", "reason")],
     ["{ terminate: true }", { terminate: true }, blockOnly("terminate: true", "terminate")],
@@ -522,6 +543,28 @@ describe("afterToolCall answers with keys it does not read (r31 #4, r35 #5)", ()
       'afterToolCall answered an object with "auditId", not a field it reads (result, isError, terminate; put the host\'s own data in meta) for the call to read_env; its result was read.',
       auditOnly,
     ]);
+  });
+});
+
+describe("afterToolCall answering result: undefined (r42b #3)", () => {
+  it("withholds the tool's result for an own result key holding undefined (a redaction that returned nothing), naming it to the host; null replaces the result", async () => {
+    const answers: Record<string, unknown> = {
+      u1: { result: undefined },
+      u2: { result: undefined, isError: true },
+      u3: { result: forgotReturn("OPENAI_API_KEY=sk-live-RAWSECRET3"), meta: { auditId: "a-3" } },
+      u4: { result: undefined, auditId: "a-4" },
+      // Left out, result keeps the tool's; null is a value and replaces it.
+      k5: { isError: false },
+      n6: { result: null },
+    };
+    const { result, results, notices } = await runAfterToolCall(answers);
+    expect(result.status).toBe("ok");
+    const no = withheldText("read_env");
+    expect(results).toEqual([no, no, no, no, "OPENAI_API_KEY=sk-live-RAWSECRET5", "null"]);
+    const said =
+      "afterToolCall answered result: undefined — the redaction produced nothing (leave result out to keep the tool's result) for the call to read_env; the tool's result was withheld.";
+    expect(notices).toEqual([said, said, said, said]);
+    expect(JSON.stringify(server!.chatRequests[1]!.body)).not.toMatch(/RAWSECRET[1-4]/);
   });
 });
 

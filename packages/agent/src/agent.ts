@@ -656,8 +656,9 @@ function listed(names: readonly string[]): string {
  * nor `null`/absent (`1`, `"true"`) blocks too. Without `block: true`, a `reason` or a `terminate`
  * other than `false` (which mean something only for a block: `{ reason: "Outside the workspace" }`
  * is a "no" that forgot its block) is not run. Otherwise the call runs, with `args` where they are
- * a plain object (`args` that are not — their JSON text, an un-awaited rewrite's Promise, a Date —
- * are not run). A key outside the declared ones whose value is not `undefined`/`null` is never
+ * a plain object (`args` that are not — their JSON text, an un-awaited rewrite's Promise, a Date,
+ * and an own `args` key holding `undefined` or `null`, a rewrite that produced nothing — are not
+ * run). A key outside the declared ones whose value is not `undefined`/`null` is never
  * guessed at: beside `block: true` the call is blocked as asked, with a note naming the key; without
  * it the call is not run. Anything else — a string, a number, an array, an object that is not a
  * plain one (an Error, a Response, a Map, a class instance) — is not run.
@@ -720,9 +721,15 @@ function readBeforeDecision(decision: unknown, name: string, args: unknown): Bef
       `${listed(blockOnly)} without block: true; give block: true to block, or leave ${keys} out (the host's own notes go in ${META})`,
     );
   }
-  if (!("args" in answer) || answer.args === undefined || answer.args === null)
-    return { run: true, args, notes };
+  if (!Object.hasOwn(answer, "args")) return { run: true, args, notes };
   const given = answer.args;
+  // An own `args` key holding nothing is a rewrite that produced nothing (`{ args: sanitize(args) }`
+  // whose sanitizer returned undefined): the model's own arguments are not run in its place.
+  if (given === undefined || given === null) {
+    return refused(
+      `args: ${given === undefined ? "undefined" : "null"} — the rewrite produced nothing (leave args out to run the call as the model wrote it)`,
+    );
+  }
   if (typeof given !== "object" || Array.isArray(given)) {
     return refused(`args: ${kindOf(given)}, not an object of arguments`);
   }
@@ -742,7 +749,8 @@ type AfterRead =
 
 /**
  * An `afterToolCall` answer read by its declared keys only, failing closed: `undefined`/`null` keeps
- * the tool's result. Only a plain object (`isPlainObject`) is read, by `result` (the replacement), `isError` and `terminate` (only
+ * the tool's result; an own `result` key whose value is `undefined` (a redaction that returned
+ * nothing) withholds it (`result: null` replaces it with `null`). Only a plain object (`isPlainObject`) is read, by `result` (the replacement), `isError` and `terminate` (only
  * as booleans: `null`/absent leaves them; `"false"` keeps the tool's own flag and does not end the
  * run, with a note); `meta` (the host's own data) is never read nor named. A key outside the
  * declared ones whose value is not `undefined`/`null` is never guessed at: beside a `result` the
@@ -767,6 +775,14 @@ function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): A
     return withheld(`${notPlain(answer)}, not undefined or { result, isError, terminate }`);
   }
   const given = answer as { result?: unknown; isError?: unknown; terminate?: unknown };
+  // An own `result` key holding `undefined` is a replacement that produced nothing (`{ result:
+  // redact(result) }` whose redactor returned nothing): the tool's raw result is not sent in its
+  // place. (`null` is a value, and replaces the result as any other does.)
+  if (Object.hasOwn(answer, "result") && given.result === undefined) {
+    return withheld(
+      "result: undefined — the redaction produced nothing (leave result out to keep the tool's result)",
+    );
+  }
   const wrong = unknownFields(answer, AFTER_FIELDS);
   if (wrong !== undefined && given.result === undefined) return withheld(`${wrong}, and no result`);
   const notes: string[] = [];

@@ -131,4 +131,34 @@ describe("defineTool follows patternProperties, tuples and conditional schemas",
     // The call's own objects are not written into.
     expect(Object.getPrototypeOf(args.map["x-a"])).toBe(Object.prototype);
   });
+
+  it("never runs a pattern whose entry declares no inherited name on the model's key (r42b #2)", async () => {
+    // A backtracking pattern: before, a 31-character key blocked the process for 77 s, this one
+    // (41 characters) for days. Its entry declares nothing, so the pattern is not tested at all.
+    let got: Member | undefined;
+    const tool = defineTool<Member>({
+      name: "label",
+      description: "Labels things.",
+      parameters: {
+        type: "object",
+        properties: { constructor: { type: "string" } },
+        patternProperties: { "^([a-z]+)*$": { type: "object" } },
+      },
+      execute: (args) => {
+        got = args;
+        return "ok";
+      },
+    });
+    const key = `${"a".repeat(40)}!`;
+    server = await startServer({
+      replies: [
+        { toolCalls: [{ name: "label", arguments: JSON.stringify({ [key]: { x: 1 } }) }] },
+        { content: "done" },
+      ],
+    });
+    const agent = new Agent({ config: { baseUrl: server.baseUrl, model: "m" }, tools: [tool] });
+    await agent.prompt("label");
+    expect(got?.[key]).toEqual({ x: 1 });
+    expect(typeof got?.constructor).toBe("undefined");
+  }, 10_000);
 });

@@ -115,7 +115,8 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * `XREAD` (bounded to {@link BLOCK_MS}; a watcher that has read no entry yet takes only a top at or
  * below its position for another run's: one above it is read next, and when a watcher resuming past
  * the stream's top at subscribe reads its first entries, an entry at or below its position written
- * since then tells that they are a new run's, not its reader's run going on). The same look finds the stream
+ * since then tells that they are a new run's, not its reader's run going on — unless it is that
+ * run's own batch sent again after Redis lost it, see `belowPosition`). The same look finds the stream
  * gone: a watcher that has read some of the run, or resumed at its top (`after` its last event, the
  * run not ended), ends after one notice when the stream expired without `done` (deleted or evicted
  * before its expiry, it waits for the emitter's next write and reads on). A watcher that finds no stream at subscribe although the
@@ -186,13 +187,18 @@ export class StreamWatcher implements EventStream {
   /**
    * This watcher resumes `after` a seq the stream did not reach when it subscribed (missing, or its
    * top below that seq), and has not read an entry since: whose run the stream holds is not known.
-   * The run the reader read writes only above its position from here on (its seqs only grow; a
-   * stream lost to an eviction or a restart comes back with its next write, and one restored from
-   * an older snapshot keeps the entries it had at subscribe), while a run started afresh under the
-   * id writes from seq 1 — so an entry at or below the position, above the stream's top at
-   * subscribe, is another run's. Looked at once, when the first entries come (and by the idle look).
+   * The run the reader read writes above its position from here on (its seqs only grow; a stream
+   * lost to an eviction or a restart comes back with its next write, and one restored from an older
+   * snapshot keeps the entries it had at subscribe) — save a batch it sends again — while a run
+   * started afresh under the id writes from seq 1. An entry at or below the position, above the
+   * stream's top at subscribe, is one of two: the run's own batch sent again (Redis applied it, then
+   * lost it with a restart or a failover before its answer reached the emitter, which sends it
+   * again), or a new run's. See `belowPosition` for how they are told apart. Looked at once, when
+   * the first entries come (and by the idle look).
    */
   private unplaced = false;
+  /** For an `unplaced` watcher, the stream's top entry at subscribe (undefined: the stream was missing). */
+  private placedTop: Entry | undefined;
   private readonly claimKey: string | undefined;
   private readonly started: boolean;
   private readonly startedGraceMs: number;
@@ -464,7 +470,10 @@ export class StreamWatcher implements EventStream {
     // unless a claim stands on the id or an entry comes meanwhile. With `after` 0 and no word that
     // the run started, it may be a run not started yet: the watcher waits for it.
     if (!top && (this.cursor > 0 || this.started)) this.missingSince = Date.now();
-    if (this.cursor > 0 && this.replayEnd < this.cursor) this.unplaced = true;
+    if (this.cursor > 0 && this.replayEnd < this.cursor) {
+      this.unplaced = true;
+      this.placedTop = top;
+    }
     if (!top || this.replayEnd !== this.cursor) return;
     if (fieldOf(top, "end") !== undefined || decode(top)?.kind === "done") return;
     // Not learnt (the connection failed meanwhile): the run counts as read on no known server, and
@@ -487,12 +496,40 @@ export class StreamWatcher implements EventStream {
   }
 
   /**
-   * Whether the stream now holds an entry at or below this watcher's position that was written since
-   * it subscribed (above the stream's top then): one only a run started afresh under the id writes.
+   * For an `unplaced` watcher: whether the stream now holds an entry at or below its position written
+   * since it subscribed (above the stream's top then), and whose. `undefined`: none. `"resend"`: its
+   * reader's run's own batch sent again after Redis lost it — the watcher now knows that run's
+   * emitter and reads on from its position. `"afresh"`: a run started afresh under the id, which the
+   * watcher ends on. Position alone cannot tell them apart (both write at or below it); what can:
+   * - the stream held entries at subscribe: a resend keeps them as they were and carries the same
+   *   emitter token (`o`) as its top; a run started afresh by another emitter deleted them (its first
+   *   entry names the old run, `p`/`po`) or writes another token. A stream that held one entry only,
+   *   seq 1, is taken for a new run's start (a snapshot that kept the old run's seq 1 alone looks the
+   *   same: the watcher then ends with the notice, never reads two runs as one);
+   * - the stream was missing at subscribe: a run started afresh writes from seq 1, so a stream whose
+   *   first entry is `1-0` holds a new run; one that starts higher holds the old run's resent batch.
    */
-  private async writtenAtOrBelow(conn: RedisConnection): Promise<boolean> {
+  private async belowPosition(conn: RedisConnection): Promise<"resend" | "afresh" | undefined> {
     const below = (await call<Entry[]>(conn, ["XREVRANGE", this.key, this.readFrom, "-", "COUNT", "1"]))[0];
-    return below !== undefined && Number.parseInt(below[0], 10) > this.replayEnd;
+    if (below === undefined || Number.parseInt(below[0], 10) <= this.replayEnd) return undefined;
+    const placed = this.placedTop;
+    let resend: boolean;
+    if (placed) {
+      const now = (await call<Entry[]>(conn, ["XRANGE", this.key, placed[0], placed[0]]))[0];
+      resend =
+        this.replayEnd > 1 &&
+        now !== undefined &&
+        now[1].length === placed[1].length &&
+        now[1].every((value, at) => value === placed[1][at]) &&
+        ownerOf(below) === ownerOf(placed);
+    } else {
+      const first = (await call<Entry[]>(conn, ["XRANGE", this.key, "-", "+", "COUNT", "1"]))[0];
+      resend = first !== undefined && first[0] !== "1-0";
+    }
+    if (!resend) return "afresh";
+    this.unplaced = false;
+    this.owner = ownerOf(below);
+    return "resend";
   }
 
   private async readOnce(): Promise<void> {
@@ -513,9 +550,10 @@ export class StreamWatcher implements EventStream {
       ]);
       // The first entries read by a watcher that does not know whose run the stream holds: a run
       // started afresh under the id has written at or below its position (see `unplaced`) and
-      // these are that run's, not the continuation of the run its reader read.
+      // these are that run's, not the continuation of the run its reader read — unless what is
+      // there is that run's own batch sent again (`belowPosition` tells).
       if (this.unplaced && (reply?.[0]?.[1]?.length ?? 0) > 0) {
-        if (await this.writtenAtOrBelow(conn)) {
+        if ((await this.belowPosition(conn)) === "afresh") {
           await this.endStartedAfresh();
           return;
         }
@@ -536,14 +574,16 @@ export class StreamWatcher implements EventStream {
         // write, made between the empty XREAD and this look: the next XREAD reads it (and checks
         // it, above). Only an entry at or below its position, which no XREAD of it will reach,
         // tells — and, for a watcher that subscribed to a stream below its position, only one above
-        // that stream's top then (the entries it held may be the run's own, restored by a restart).
+        // that stream's top then which `belowPosition` finds a new run's: the entries it held may be
+        // the run's own, restored by a restart, and one written since may be the run's own batch
+        // sent again after Redis lost it.
         if (
           top &&
           owner !== undefined &&
           owner !== this.owner &&
           (this.owner !== undefined ||
             (!idAbove(top[0], this.readFrom) &&
-              !(this.unplaced && Number.parseInt(top[0], 10) <= this.replayEnd)))
+              (!this.unplaced || (await this.belowPosition(conn)) === "afresh")))
         ) {
           await this.endStartedAfresh();
           return;

@@ -1,5 +1,5 @@
 import vm from "node:vm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   argumentsPrototype,
   declaresInheritedName,
@@ -367,6 +367,94 @@ describe("mapAlongSchema", () => {
       },
       "@inherited": [],
     });
+  });
+
+  it("tests a pattern only where it can change the walk's answer, and never on a key past 256 characters", () => {
+    // A backtracking pattern: on main a 31-character key took 77 s, a 300-character one for ever.
+    const slow = "^([a-z]+)*$";
+    const test = vi.spyOn(RegExp.prototype, "test");
+    try {
+      // An ordinary record beside a declared inherited name: its pattern's entry declares nothing.
+      const record = {
+        type: "object",
+        properties: { constructor: { type: "string" } },
+        patternProperties: { [slow]: { type: "object" } },
+      };
+      const key = `${"a".repeat(40)}!`;
+      const args = { [key]: { x: 1 } };
+      expect(mapAlongSchema(args, record, mark)).toEqual({ [key]: { x: 1 }, "@inherited": ["constructor"] });
+      expect(test).not.toHaveBeenCalled();
+
+      // An entry that declares one is tested, but not on a long key: that is taken both ways.
+      const declaring = {
+        type: "object",
+        patternProperties: { [slow]: { properties: { toString: {} } } },
+        additionalProperties: { properties: { valueOf: {} } },
+      };
+      const long = `${"a".repeat(300)}!`;
+      expect(mapAlongSchema({ [long]: {} }, declaring, mark)).toEqual({
+        [long]: { "@inherited": ["toString", "valueOf"] },
+        "@inherited": [],
+      });
+      expect(test).not.toHaveBeenCalled();
+      expect(mapAlongSchema({ ab: {}, "a-b": {} }, declaring, mark)).toEqual({
+        ab: { "@inherited": ["toString"] },
+        "a-b": { "@inherited": ["valueOf"] },
+        "@inherited": [],
+      });
+      expect(test).toHaveBeenCalledTimes(2);
+      test.mockClear();
+
+      // A pattern whose entry declares nothing still decides whether additionalProperties (or
+      // unevaluatedProperties) that does applies.
+      const deciding = {
+        type: "object",
+        properties: {
+          extra: {
+            type: "object",
+            patternProperties: { "^x": { type: "object" } },
+            additionalProperties: { properties: { constructor: {} } },
+          },
+          rest: {
+            type: "object",
+            patternProperties: { "^x": { type: "object" } },
+            unevaluatedProperties: { properties: { constructor: {} } },
+          },
+          plain: {
+            type: "object",
+            patternProperties: { "^x": { type: "object" } },
+            additionalProperties: { type: "object" },
+          },
+        },
+      };
+      expect(
+        mapAlongSchema(
+          { extra: { xa: {}, ya: {} }, rest: { xa: {}, ya: {} }, plain: { xa: {}, ya: {} } },
+          deciding,
+          mark,
+        ),
+      ).toEqual({
+        extra: { xa: {}, ya: { "@inherited": ["constructor"] }, "@inherited": [] },
+        rest: { xa: {}, ya: { "@inherited": ["constructor"] }, "@inherited": [] },
+        plain: { xa: {}, ya: {}, "@inherited": [] },
+        "@inherited": [],
+      });
+      // Two keys each in extra and rest; none in plain.
+      expect(test).toHaveBeenCalledTimes(4);
+
+      // A $ref'd entry leading to a declaration is followed.
+      const referred = {
+        type: "object",
+        $defs: { Named: { properties: { hasOwnProperty: {} } } },
+        patternProperties: { "^n": { $ref: "#/$defs/Named" } },
+      };
+      expect(mapAlongSchema({ n: {} }, referred, mark)).toEqual({
+        n: { "@inherited": ["hasOwnProperty"] },
+        "@inherited": [],
+      });
+    } finally {
+      test.mockRestore();
+    }
   });
 
   it("follows draft-07 tuples (items as a list, additionalItems), items past prefixItems, and contains", () => {

@@ -175,7 +175,11 @@ const ALONG_DEPTH = 512;
  * `patternProperties` entry whose pattern matches the key (all of them, as JSON Schema applies
  * them; a pattern that is no valid regular expression, with the `u` flag or without, matches
  * nothing), else of `additionalProperties`, and where none of the place's schemas says anything of
- * the key, of `unevaluatedProperties`. An array's item is at the place, by index, of `prefixItems` (or a
+ * the key, of `unevaluatedProperties`. The patterns are the host's and the keys the model's, so a
+ * pattern is tested only where its answer can change what the walk hands on (see
+ * `PATTERN_KEY_LIMIT`): a schema there that declares no inherited name, nor leads to one, is left
+ * out of the place (`atObject` is not called below it for that schema alone: it could only hand its
+ * objects on as they are). An array's item is at the place, by index, of `prefixItems` (or a
  * draft-07 `items` list), past them of `items` (or draft-07 `additionalItems`), and of `contains`;
  * where none says anything of it, of `unevaluatedItems`. An array holding a remade item is handed
  * on as a copy, so nothing is written into; arrays are walked by index (any length), nothing the
@@ -190,13 +194,29 @@ export function mapAlongSchema(
 ): unknown {
   /** Each `patternProperties` pattern read, as its regular expression (`null`: not a valid one). */
   const patterns = new Map<string, RegExp | null>();
-  const matches = (pattern: string, key: string): boolean => {
+  /**
+   * Whether `pattern` matches `key`: `true`, `false`, or `undefined` for a key longer than
+   * `PATTERN_KEY_LIMIT`, which is not tested (the caller then takes both ways: see `walk`).
+   */
+  const matches = (pattern: string, key: string): boolean | undefined => {
+    if (key.length > PATTERN_KEY_LIMIT) return undefined;
     let regex = patterns.get(pattern);
     if (regex === undefined) {
       regex = regexOf(pattern, "u") ?? regexOf(pattern, "");
       patterns.set(pattern, regex);
     }
     return regex?.test(key) === true;
+  };
+  /** Whether a schema node (or what it leads to) declares an inherited name, by node. */
+  const leadsTo = new Map<object, boolean>();
+  const matters = (node: unknown): boolean => {
+    if (typeof node !== "object" || node === null) return false;
+    let answer = leadsTo.get(node);
+    if (answer === undefined) {
+      answer = leadsToInheritedName(node, schema);
+      leadsTo.set(node, answer);
+    }
+    return answer;
   };
   const walk = (value: unknown, nodes: readonly JsonSchema[], depth: number): unknown => {
     if (typeof value !== "object" || value === null || nodes.length === 0 || depth > ALONG_DEPTH)
@@ -230,7 +250,21 @@ export function mapAlongSchema(
       walk(child: unknown, key: string): unknown {
         if (typeof child !== "object" || child === null) return child;
         const reached = new Reached(schema);
+        // A pattern is tested only where what it decides can matter (see `leadsToInheritedName`):
+        // an entry that declares no inherited name, below it or where it leads, is not followed, and
+        // its pattern is tested only where it decides whether an `additionalProperties` (or an
+        // `unevaluatedProperties`) that does is followed. A key past `PATTERN_KEY_LIMIT` is taken
+        // both ways: the entry is followed and it does not count as matching.
         let said = false;
+        /** The nodes whose say on the key rests on their patterns for entries that do not matter. */
+        const open: JsonSchema[] = [];
+        const otherMatch = (node: JsonSchema): boolean => {
+          const patterned = own(node, "patternProperties");
+          if (typeof patterned !== "object" || patterned === null || Array.isArray(patterned)) return false;
+          for (const [pattern, entry] of Object.entries(patterned))
+            if (!matters(entry) && matches(pattern, key) === true) return true;
+          return false;
+        };
         for (const node of nodes) {
           let matched = false;
           const declared = own(own(node, "properties"), key);
@@ -241,17 +275,23 @@ export function mapAlongSchema(
           const patterned = own(node, "patternProperties");
           if (typeof patterned === "object" && patterned !== null && !Array.isArray(patterned)) {
             for (const [pattern, entry] of Object.entries(patterned)) {
-              if (matches(pattern, key)) {
-                reached.add(entry);
-                matched = true;
-              }
+              if (!matters(entry)) continue;
+              const match = matches(pattern, key);
+              if (match !== false) reached.add(entry);
+              if (match === true) matched = true;
             }
           }
-          const additional = matched ? undefined : own(node, "additionalProperties");
-          if (additional !== undefined) reached.add(additional);
-          if (matched || additional !== undefined) said = true;
+          const additional = own(node, "additionalProperties");
+          if (additional !== undefined) {
+            if (!matched && matters(additional) && !otherMatch(node)) reached.add(additional);
+            said = true;
+          } else if (matched) said = true;
+          else open.push(node);
         }
-        if (!said) for (const node of nodes) reached.add(own(node, "unevaluatedProperties"));
+        if (!said && nodes.some((node) => matters(own(node, "unevaluatedProperties")))) {
+          said = open.some(otherMatch);
+          if (!said) for (const node of nodes) reached.add(own(node, "unevaluatedProperties"));
+        }
         return walk(child, reached.holding(), depth + 1);
       },
     });
@@ -269,6 +309,52 @@ function regexOf(pattern: string, flags: string): RegExp | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The longest key `mapAlongSchema` tests a `patternProperties` pattern on. The patterns are the
+ * host's and the keys the model's: a backtracking pattern (`^([a-z]+)*$`) can take minutes on a
+ * short key, so patterns are tested only where they can change the walk's answer, and never on a
+ * longer key, which is taken both ways instead: the entry is followed (its inherited names left out
+ * of the object's prototype) and `additionalProperties` still applies. That is the safe side: an
+ * object the walk follows for nothing only loses inherited members the model never wrote (what
+ * `argumentsPrototype` does), while one it missed would read a declared but left-out `constructor`
+ * as `Object`.
+ */
+const PATTERN_KEY_LIMIT = 256;
+
+/**
+ * Whether `node`, or any schema it holds or leads to by a local `$ref` of `root`, declares a
+ * property named after one of `INHERITED_NAMES` (as `declaresInheritedName` reads, following `$ref`
+ * too): whether anything the walk does below `node` can hand on something other than the value
+ * itself. A cycle is read once.
+ */
+function leadsToInheritedName(node: object, root: unknown): boolean {
+  const seen = new Set<object>();
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (typeof next !== "object" || next === null || seen.has(next)) continue;
+    seen.add(next);
+    const properties = own(next, "properties");
+    if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
+      for (const key of Object.keys(properties)) if (INHERITED_NAMES.has(key)) return true;
+    }
+    const ref = own(next, "$ref");
+    if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) stack.push(resolveRef(root, ref));
+    for (const child of Array.isArray(next) ? next : Object.values(next)) stack.push(child);
+  }
+  return false;
+}
+
+/** What a local `$ref` (`#`, `#/…`) of `root` names (`undefined` where nothing). */
+function resolveRef(root: unknown, ref: string): unknown {
+  let target: unknown = root;
+  for (const part of ref.slice(2).split("/")) {
+    if (part === "") continue;
+    target = own(target, part.replaceAll("~1", "/").replaceAll("~0", "~"));
+  }
+  return target;
 }
 
 /** A node's items by position: its `prefixItems`, else its `items` when that is a list (draft-07). */
@@ -362,12 +448,7 @@ class Reached {
       this.#nodes.push(next as JsonSchema);
       const ref = own(next, "$ref");
       if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/"))) {
-        let target: unknown = this.#root;
-        for (const part of ref.slice(2).split("/")) {
-          if (part === "") continue;
-          target = own(target, part.replaceAll("~1", "/").replaceAll("~0", "~"));
-        }
-        stack.push(target);
+        stack.push(resolveRef(this.#root, ref));
       }
       for (const keyword of BESIDE_KEYWORDS) stack.push(own(next, keyword));
       for (const keyword of BESIDE_LISTS) {

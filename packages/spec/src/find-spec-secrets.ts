@@ -777,7 +777,9 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  * the program), and any other argument that is a script (it holds a line break or a heredoc's
  * `<<`), is kept byte for byte, or, when it may hold a credential (see
  * {@link findSpecSecrets}), replaced whole: `${SHELL_COMMAND}` (`_2`, `_3`, … for more), or what
- * `hide(command, "SHELL_COMMAND")` returns. One connection string (each `;`-part a `key=value`
+ * `hide(command, "SHELL_COMMAND")` returns (ssh's remote command given as several words: each word
+ * by a reference of its own). One line of JSON has its telling keys' string values replaced inside
+ * their quotes, still JSON. One connection string (each `;`-part a `key=value`
  * pair) has its telling pairs' values replaced; any other argument holding whitespace is read as a
  * command line and kept byte for byte but for each secret's value. One pass: what it returns,
  * given again, comes back as it is. Replacements as {@link withoutSecrets}. Never throws; never
@@ -1851,7 +1853,9 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
 /**
  * Reads each argument (see `readArg`); one that holds a program's own command or program text
  * (see `scriptPlaces`, read with the words of `command` before the args) is kept or replaced whole
- * (see `shellScript`) — a base64 `-EncodedCommand` always replaced.
+ * (see `shellScript`) — a base64 `-EncodedCommand` always replaced. ssh's remote command given as
+ * several words is judged joined, as ssh sends it, and when it may hold a credential each word is
+ * replaced whole by a reference of its own (the args keep their count).
  */
 function scanArgs(
   at: string,
@@ -1862,8 +1866,25 @@ function scanArgs(
   command?: string,
 ): void {
   const lead = command === undefined ? [] : commandWordValues(command);
-  const places = scriptPlaces([...lead, ...args]);
+  const words = [...lead, ...args];
+  const places = scriptPlaces(words);
+  // ssh's remote command given as words (`ssh db mysql -uroot -pX`): the run of script places that
+  // ends the line (one `sh -c` place is a single word), judged as the one command ssh sends.
+  let remote = words.length;
+  while (remote > 0 && places.get(remote - 1) === "script") remote -= 1;
+  const remoteSign =
+    words.length - remote >= 2
+      ? shellScript(words.slice(remote).join(" "), undefined, () => "")?.sign
+      : undefined;
   args.forEach((arg, index) => {
+    if (remoteSign !== undefined && lead.length + index >= remote) {
+      // Each word replaced whole by its own reference: args keep their count, each filled back byte
+      // for byte (an empty word, or one that is a reference already, is kept as it is).
+      if (arg === "" || /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(arg)) return;
+      const name = scriptName();
+      found(child(at, index), remoteSign, index, hide ? hide(arg, name) : reference(name));
+      return;
+    }
     const place = places.get(lead.length + index);
     // A shell's command or program text is one whatever it holds, a word with no whitespace too
     // (`node -e "require('./s')({password:'X'})"`, `bash -c "PGPASSWORD=X;psql"`): read as an
@@ -1930,7 +1951,7 @@ const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
  * (`--token X`, `--api-key=X`), an assignment (`-e GITHUB_TOKEN=X`, also after a flag:
  * `--env=GITHUB_TOKEN=X`), a connection string's telling pair (`Server=db;Password=X;`), a
  * header (`X-Api-Key: X`), curl's `-u user:X`, a URL's credentials and key shapes; with
- * `rules.words`, a shell's own command holding whitespace kept or replaced whole by a reference
+ * `rules.words`, one line of JSON read by its keys (see `jsonArgSecrets`), a shell's own command holding whitespace kept or replaced whole by a reference
  * `scriptName` names (see `shellScript`), and any other argument holding whitespace read as a
  * command line, every character but a secret's value kept (see `commandLineSecrets`). Undefined
  * when nothing is flagged.
@@ -1946,6 +1967,9 @@ function readArg(
   const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
   // A shell's own command (`sh -c "exec srv --api-key X"`) is kept whole or replaced whole.
   if (rules.words && afterShell && /\s/.test(arg)) return shellScript(arg, hide, scriptName);
+  // One line of JSON (`--config {"apiKey":"X"}`), alone or after `--flag=` or `NAME=`: read by its keys.
+  const json = rules.words ? jsonArgSecrets(arg, rules, hide) : null;
+  if (json) return json;
   const tight = TIGHT_USER.exec(arg);
   if (tight && proseCredential(tight[2] ?? ""))
     return { sign: SecretSign.Flag, safe: `-u${tight[1]}:${named(tight[2] ?? "", "password")}` };
@@ -2001,6 +2025,79 @@ function readArg(
     }
   }
   return readValue(arg, hide);
+}
+
+/** An argument that is one JSON object or array, alone or as the value of a `--flag=` or `NAME=`. */
+const JSON_ARG = /^(?:--?[A-Za-z][\w.-]*=|[A-Za-z_][A-Za-z0-9_.-]*=)?(?=\s*[{[])/;
+
+/**
+ * One line of JSON given as an argument (`{"apiKey":"X"}`, `--config={"password":"X"}`,
+ * `MCP_CONFIG={"token":"X"}`), read by its string values: one under a telling key (see
+ * `looksSecretName`) that is literal has what it says replaced by a reference named after the key,
+ * inside its quotes (`{"apiKey":"${APIKEY}"}`); any other string value is read alone (a URL's
+ * credentials, a key shape; see `readValue`). Every other character is kept as written, so the
+ * result still parses and, filled back, is the argument again. Null when the argument is no such
+ * JSON (or holds a line break: a script, see `lineSecrets`); undefined when nothing is flagged.
+ * One pass over the text after one `JSON.parse`.
+ */
+function jsonArgSecrets(
+  arg: string,
+  rules: ArgRules,
+  hide: SecretHide | undefined,
+): ArgFound | undefined | null {
+  const lead = JSON_ARG.exec(arg);
+  if (lead === null || LINE_BREAK.test(arg)) return null;
+  const text = arg.slice(lead[0].length);
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== "object" || parsed === null) return null;
+  } catch {
+    return null;
+  }
+  const named = literalNamer(hide);
+  let sign: SecretSign | undefined;
+  let out = lead[0];
+  let from = 0;
+  // The last character outside a string that is no whitespace, and the key a `:` gives its value.
+  let last = "";
+  let key: string | undefined;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i] as string;
+    if (c !== '"') {
+      if (!/\s/.test(c)) last = c;
+      continue;
+    }
+    let end = i + 1;
+    while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+    const raw = text.slice(i + 1, end);
+    const value = JSON.parse(text.slice(i, end + 1)) as string;
+    let next = end + 1;
+    while (/\s/.test(text[next] ?? "")) next += 1;
+    const isKey = text[next] === ":";
+    const under = last === ":" ? key : undefined;
+    last = '"';
+    i = end;
+    if (isKey) {
+      key = value;
+      continue;
+    }
+    let safe: string | undefined;
+    if (under !== undefined && rules.telling(under) && rules.literal(value)) {
+      sign ??= SecretSign.Flag;
+      safe = named(raw, under);
+    } else {
+      const read = readValue(value, hide);
+      if (read) {
+        sign ??= read.sign;
+        // A value written with escapes is replaced whole: its parts are not where they are read.
+        safe = !raw.includes("\\") ? read.safe : hide ? hide(raw, under) : reference(under ?? "");
+      }
+    }
+    if (safe === undefined) continue;
+    out += text.slice(from, i - raw.length) + safe;
+    from = end;
+  }
+  return sign === undefined ? undefined : { sign, safe: out + text.slice(from) };
 }
 
 /**

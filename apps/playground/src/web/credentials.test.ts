@@ -232,6 +232,42 @@ describe("a loaded spec's credentials", () => {
     expect(value("bundle.mcpServers[3].args[1]")).toBe(JSON.stringify("exec srv --port 80"));
   });
 
+  it("in a bundled server's program text or ssh remote command are read with its command, and marked (r42a #7)", async () => {
+    const web = await startWebServer();
+    servers.push(web);
+    const { post } = client(web);
+    const report = (await post("api/spec", {
+      text: spec({
+        model: { name: "sim" },
+        bundle: {
+          mcpServers: [
+            { name: "n", command: "node", args: ["-e", "const t = 'S3cretPass99'; run({password: t})"] },
+            { name: "s", command: "ssh", args: ["box", "mysql -uroot -pS3cret99 app"] },
+            { name: "p", command: "pwsh", args: ["-Com", "$env:DB_PASSWORD='S3cret99x'; ./s.ps1"] },
+            { name: "t", command: "ssh", args: ["box", "exec srv --token tok-in-ssh-777"] },
+            { name: "plain", command: "node", args: ["server.js", "--port", "3000"] },
+          ],
+        },
+      }),
+    })) as { fields: { path: string; value: string }[] };
+    const value = (path: string) => report.fields.find((f) => f.path === path)?.value;
+    const mark = " (may hold a credential: read the file)";
+    for (const index of [0, 1, 2, 3]) {
+      const shown = value(`bundle.mcpServers[${index}].args[1]`);
+      // Shown as a shell's command is (never hidden whole, r41 #13), with the mark after it.
+      expect(shown?.endsWith(mark), `${index}: ${shown}`).toBe(true);
+      expect(shown?.startsWith('"'), `${index}: ${shown}`).toBe(true);
+    }
+    // What the command-line reader finds in it is hidden where it is written.
+    expect(value("bundle.mcpServers[3].args[1]")).toBe(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} reference, meant literally.
+      `${JSON.stringify("exec srv --token ${TOKEN}")}${mark}`,
+    );
+    expect(JSON.stringify(report)).not.toContain("tok-in-ssh-777");
+    expect(value("bundle.mcpServers[4].args[1]")).toBe('"--port"');
+    expect(value("bundle.mcpServers[4].args[2]")).toBe('"3000"');
+  });
+
   it("in a document that is not JSON are not quoted by the error", async () => {
     const web = await startWebServer();
     servers.push(web);

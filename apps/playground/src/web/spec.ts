@@ -41,14 +41,63 @@ export const SHELL_MARK = "(may hold a credential: read the file)";
 const SHELL_COMMAND_NAME = /^SHELL_COMMAND(?:_\d+)?$/;
 
 /**
- * Which of `args` are a shell's own command that spec reports (`findSpecSecrets` points at it):
- * those spec's `withoutArgSecrets` replaces whole rather than rewrites inside (exportSpec writes
- * such a command as one `${<SERVER>_COMMAND}` reference). Told apart by what `hide` is asked to
- * hide: the whole argument, under a `SHELL_COMMAND` name. Never throws.
+ * The words of a server's `command` as spec reads them before its args to decide which argument
+ * is a program's own command (`node -e …`, `ssh host …`, `pwsh -Command …`): the command itself,
+ * or, when it holds whitespace (a pasted `npx -y pkg`), its words split as a shell splits them
+ * (quotes read; an unclosed quote runs to the end). Never throws.
  */
-export function reportedShellCommands(args: readonly string[]): Set<number> {
+export function commandLead(command: string | undefined): string[] {
+  if (command === undefined) return [];
+  if (!/\s/.test(command)) return [command];
+  const words: string[] = [];
+  let word = "";
+  let quote = "";
+  let started = false;
+  for (const ch of command) {
+    if (quote !== "") {
+      if (ch === quote) quote = "";
+      else word += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      started = true;
+    } else if (/\s/.test(ch)) {
+      if (started) words.push(word);
+      word = "";
+      started = false;
+    } else {
+      word += ch;
+      started = true;
+    }
+  }
+  if (started) words.push(word);
+  return words;
+}
+
+/**
+ * A server's `args` as spec's `withoutArgSecrets` shows them, read with the words of its
+ * `command` before them ({@link commandLead}), so a program's text and ssh's remote command are
+ * known by their program as `findSpecSecrets` knows them (`node -e`, `ssh box …`, `pwsh -Com`),
+ * not only a shell's by its flag; one for one with `args`. Never throws.
+ */
+export function withoutServerArgSecrets(
+  command: string | undefined,
+  args: readonly string[],
+  hide?: SecretHide,
+): string[] {
+  const lead = commandLead(command);
+  return withoutArgSecrets([...lead, ...args], hide).slice(lead.length);
+}
+
+/**
+ * Which of `args` are a shell's own command or a program's text that spec reports
+ * (`findSpecSecrets` points at it), read with `command`'s words before them
+ * ({@link withoutServerArgSecrets}): those spec's `withoutArgSecrets` replaces whole rather than
+ * rewrites inside (exportSpec writes such a command as one `${<SERVER>_COMMAND}` reference). Told
+ * apart by what `hide` is asked to hide: the whole argument, under a `SHELL_COMMAND` name. Never throws.
+ */
+export function reportedShellCommands(args: readonly string[], command?: string): Set<number> {
   const whole = new Map<string, string>();
-  const out = withoutArgSecrets(args, (secret, name) => {
+  const out = withoutServerArgSecrets(command, args, (secret, name) => {
     if (name === undefined || !SHELL_COMMAND_NAME.test(name)) return "";
     // A mark no argument can be (arguments never hold NUL on any platform).
     const mark = `\u0000${whole.size}\u0000`;
@@ -270,7 +319,7 @@ function secretPaths(value: unknown): { flagged: Set<string>; shells: Map<string
     const flagged = new Set(spec ? findSpecSecrets(spec).map((hint) => hint.path) : []);
     (spec?.bundle?.mcpServers ?? []).forEach((server, index) => {
       const args = server.args ?? [];
-      for (const at of reportedShellCommands(args)) {
+      for (const at of reportedShellCommands(args, server.command)) {
         const path = `bundle.mcpServers[${index}].args[${at}]`;
         if (flagged.has(path)) shells.set(path, args[at] as string);
       }

@@ -1,0 +1,182 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
+import { describe, expect, it } from "vitest";
+import { exportSpec } from "./export-spec.js";
+import { findSpecSecrets, reference, withoutArgSecrets } from "./find-spec-secrets.js";
+import { SPEC_TOKEN } from "./schema.js";
+import { SecretSign } from "./secret-signs.js";
+import type { AgentSpec } from "./types.js";
+
+// Review r42a #2: a one-line JSON argument (`--config '{"apiKey":"X"}'`, Smithery's shape) reached
+// the export in clear. #1: ssh's remote command given as separate words (`ssh db mysql -pX`) did.
+
+function specWith(command: string, args: readonly string[]): AgentSpec {
+  return { spec: SPEC_TOKEN, bundle: { mcpServers: [{ name: "gh", command, args: [...args] }] } };
+}
+
+function exportedArgs(command: string, args: readonly string[]): string[] {
+  return exportSpec(specWith(command, args)).bundle?.mcpServers?.[0]?.args ?? [];
+}
+
+/** `args` without their secrets, with what each reference stands for (as a host's environment would hold it). */
+function hidden(args: readonly string[]): { out: string[]; env: Record<string, string> } {
+  const env: Record<string, string> = {};
+  const out = withoutArgSecrets(args, (secret, name) => {
+    const ref = reference(name ?? "");
+    const key = ref.slice(2, -1);
+    expect(env[key] === undefined || env[key] === secret, `one name, one value: ${key}`).toBe(true);
+    env[key] = secret;
+    return ref;
+  });
+  return { out, env };
+}
+
+/** Each `${NAME}` filled from `env`, as tools-mcp's expansion does (a name not in `env` is kept). */
+function filled(text: string, env: Record<string, string>): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (ref, name: string) => env[name] ?? ref);
+}
+
+const UUID = "3f2b8c1e-9a4d-4e7f-b6c2-1d5e8f9a0b3c";
+const PASS = "S3cretPass99";
+
+describe("a one-line JSON argument is read by its keys", () => {
+  const rows: [string, string, readonly string[], readonly string[]][] = [
+    [
+      "Smithery's --config",
+      "npx",
+      ["-y", "@smithery/cli@latest", "run", "@upstash/context7-mcp", "--config", `{"apiKey":"${UUID}"}`],
+      ["-y", "@smithery/cli@latest", "run", "@upstash/context7-mcp", "--config", '{"apiKey":"${APIKEY}"}'],
+    ],
+    [
+      "a password beside other pairs",
+      "npx",
+      ["-y", "some-db-mcp", "--config", `{"host":"db","password":"${PASS}"}`],
+      ["-y", "some-db-mcp", "--config", '{"host":"db","password":"${PASSWORD}"}'],
+    ],
+    ["the argument alone", "srv", ['{"token":"9f8e7d6c5b4a3210fedc"}'], ['{"token":"${TOKEN}"}']],
+    [
+      "spaced as JSON.stringify(…, null, 1) would on one line",
+      "srv",
+      ["--config", `{ "host": "db", "password": "${PASS}", "port": 5432 }`],
+      ["--config", '{ "host": "db", "password": "${PASSWORD}", "port": 5432 }'],
+    ],
+    [
+      "after cmd /c",
+      "cmd",
+      ["/c", "npx", "-y", "@smithery/cli@latest", "run", "@x/y", "--config", `{"password":"${PASS}"}`],
+      ["/c", "npx", "-y", "@smithery/cli@latest", "run", "@x/y", "--config", '{"password":"${PASSWORD}"}'],
+    ],
+    [
+      "docker's -e NAME=",
+      "docker",
+      ["run", "-e", `MCP_CONFIG={"password":"${PASS}"}`, "img"],
+      ["run", "-e", 'MCP_CONFIG={"password":"${PASSWORD}"}', "img"],
+    ],
+    ["after --flag=", "srv", ['--config={"apiKey":"Hx7kP2mQ9vL4abcd"}'], ['--config={"apiKey":"${APIKEY}"}']],
+    [
+      "nested, in an array",
+      "srv",
+      [`[{"name":"a","auth":{"client_secret":"${PASS}"}}]`],
+      ['[{"name":"a","auth":{"client_secret":"${CLIENT_SECRET}"}}]'],
+    ],
+  ];
+
+  it.each(rows)("%s: the value becomes a reference inside its quotes", (_label, command, args, want) => {
+    const spec = specWith(command, args);
+    const hints = findSpecSecrets(spec);
+    expect(hints.map((hint) => [hint.path, hint.sign])).toEqual([
+      [`bundle.mcpServers[0].args[${want.findIndex((arg, i) => arg !== args[i])}]`, SecretSign.Flag],
+    ]);
+    const out = exportedArgs(command, args);
+    expect(out).toEqual(want);
+    // The export is a fixed point, and its JSON still parses.
+    expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
+    for (const arg of out) {
+      const json = /^(?:--?[A-Za-z][\w.-]*=|[A-Za-z_][\w.-]*=)?([{[][\s\S]*)$/.exec(arg)?.[1];
+      if (json !== undefined) expect(() => JSON.parse(json)).not.toThrow();
+    }
+    // Filled back, it is the argument again.
+    const { out: safe, env } = hidden(args);
+    expect(safe).toEqual(want);
+    expect(safe.map((arg) => filled(arg, env))).toEqual(args);
+  });
+
+  it("a key shape under any key is a Value; escapes inside a value fill back byte for byte", () => {
+    const key = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    expect(findSpecSecrets(specWith("srv", [`{"note":"${key}"}`])).map((hint) => hint.sign)).toEqual([
+      SecretSign.Value,
+    ]);
+    expect(exportedArgs("srv", [`{"note":"${key}"}`])).toEqual(['{"note":"${SECRET}"}']);
+    const escaped = '{"password":"a\\"b\\\\c\\u0041d9"}';
+    const { out, env } = hidden([escaped]);
+    expect(out).toEqual(['{"password":"${PASSWORD}"}']);
+    expect(filled(out[0] as string, env)).toBe(escaped);
+    expect(JSON.parse(filled(out[0] as string, env))).toEqual({ password: 'a"b\\cAd9' });
+  });
+
+  it("JSON with nothing telling is kept as written; a reference stays; two lines are still one script", () => {
+    for (const arg of ['{"host":"db","port":5432,"tls":true}', '{"apiKey":"${SMITHERY_KEY}"}', "[1,2,3]"])
+      expect(exportedArgs("srv", ["--config", arg])).toEqual(["--config", arg]);
+    expect(exportedArgs("srv", ["--config", `{\n"password":"${PASS}"\n}`])).toEqual([
+      "--config",
+      "${GH_COMMAND}",
+    ]);
+  });
+
+  it("reads a long JSON argument in linear time", () => {
+    const pairs = Array.from({ length: 20_000 }, (_, i) => `"k${i}": "v ${i} \\" x"`).join(", ");
+    const arg = `{${pairs}, "password": "${PASS}"}`;
+    const started = performance.now();
+    const out = withoutArgSecrets(["--config", arg]);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(out[1]?.endsWith('"password": "${PASSWORD}"}')).toBe(true);
+  });
+});
+
+describe("ssh's remote command given as words is read as one command", () => {
+  const rows: [string, readonly string[], SecretSign | undefined][] = [
+    ["mysql -p", ["db.example", "mysql", "-uroot", "-phunter2x9", "app"], undefined],
+    ["redis-cli -a", ["h", "redis-cli", "-a", "hunter2x9"], undefined],
+    ["sshpass -p", ["h", "sshpass", "-p", "hunter2x9", "ssh", "inner"], undefined],
+    ["sudo -S", ["h", "sudo", "-S", "run"], SecretSign.Script],
+    ["after ssh's options", ["-p", "2222", "-i", "/k/id", "h", "mysql", "-phunter2x9"], undefined],
+  ];
+
+  it.each(rows)("%s: each remote word becomes its own reference, and fills back", (_label, args, sign) => {
+    const spec = specWith("ssh", args);
+    const first = args.indexOf("h") >= 0 ? args.indexOf("h") + 1 : 1;
+    const hints = findSpecSecrets(spec);
+    expect(hints.map((hint) => hint.path)).toEqual(
+      args.slice(first).map((_, i) => `bundle.mcpServers[0].args[${first + i}]`),
+    );
+    if (sign !== undefined) expect(new Set(hints.map((hint) => hint.sign))).toEqual(new Set([sign]));
+    const out = exportedArgs("ssh", args);
+    expect(out.slice(0, first)).toEqual(args.slice(0, first));
+    expect(out.slice(first)).toEqual(
+      args.slice(first).map((_, i) => (i === 0 ? "${GH_COMMAND}" : `\${GH_COMMAND_${i + 1}}`)),
+    );
+    expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
+    // The args keep their count; filled back, each is the word it was.
+    const { out: safe, env } = hidden(args);
+    expect(safe).toHaveLength(args.length);
+    expect(safe.map((arg) => filled(arg, env))).toEqual(args);
+  });
+
+  it("a remote command saying nothing is kept byte for byte; an empty word and a reference stay", () => {
+    expect(exportedArgs("ssh", ["h", "ls", "-la", "/srv"])).toEqual(["h", "ls", "-la", "/srv"]);
+    expect(exportedArgs("ssh", ["h", "ls", "${DIR}", ""])).toEqual(["h", "ls", "${DIR}", ""]);
+    expect(exportedArgs("ssh", ["h", "mysql", "-phunter2x9", "${DB}", ""])).toEqual([
+      "h",
+      "${GH_COMMAND}",
+      "${GH_COMMAND_2}",
+      "${DB}",
+      "",
+    ]);
+  });
+
+  it("the same words as one argument are still one reference", () => {
+    expect(exportedArgs("ssh", ["db.example", "mysql -uroot -phunter2x9 app"])).toEqual([
+      "db.example",
+      "${GH_COMMAND}",
+    ]);
+  });
+});
