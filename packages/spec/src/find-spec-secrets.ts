@@ -1868,10 +1868,10 @@ function scanArgs(
   const lead = command === undefined ? [] : commandWordValues(command);
   const words = [...lead, ...args];
   const places = scriptPlaces(words);
-  // ssh's remote command given as words (`ssh db mysql -uroot -pX`): the run of script places that
-  // ends the line (one `sh -c` place is a single word), judged as the one command ssh sends.
+  // ssh's remote command given as words (`ssh db mysql -uroot -pX`): the run of its words that
+  // ends the line, judged as the one command ssh sends.
   let remote = words.length;
-  while (remote > 0 && places.get(remote - 1) === "script") remote -= 1;
+  while (remote > 0 && places.get(remote - 1)?.kind === "remote") remote -= 1;
   const remoteSign =
     words.length - remote >= 2
       ? shellScript(words.slice(remote).join(" "), undefined, () => "")?.sign
@@ -1888,12 +1888,14 @@ function scanArgs(
     const place = places.get(lead.length + index);
     // A shell's command or program text is one whatever it holds, a word with no whitespace too
     // (`node -e "require('./s')({password:'X'})"`, `bash -c "PGPASSWORD=X;psql"`): read as an
-    // argument it could be rewritten inside. Tight to its flag (`--eval=CODE`), the flag is kept.
+    // argument it could be rewritten inside; so is ssh's remote command given as one word
+    // (`ssh db "PGPASSWORD=X;psql"`). Tight to its flag (`--eval=CODE`), the flag is kept.
     const script = place === undefined ? "" : arg.slice(place.at);
     const inner =
       place?.kind === "encoded" && arg !== "" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(arg)
         ? shellScript(arg, hide, scriptName, true)
-        : (place?.kind === "script" && script !== "") || (place?.kind === "remote" && /\s/.test(arg))
+        : (place?.kind === "script" && script !== "") ||
+            (place?.kind === "remote" && (/\s/.test(arg) || (words.length - remote === 1 && arg !== "")))
           ? shellScript(script, hide, scriptName)
           : null;
     const read =
