@@ -5,8 +5,8 @@
 import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { CutProxy } from "../test/cut-proxy.js";
+import { forgetting } from "../test/forgetting.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore } from "./capabilities.js";
 import { marksKnown } from "./forgets.js";
 
@@ -45,23 +45,6 @@ describe.skipIf(!HAS_REDIS)("the marks of forgets an instance knows of", () => {
     raw.destroy();
     await server.kill();
   });
-
-  const forgetting = [
-    {
-      store: "capability store",
-      make: createRedisCapabilityStore,
-      set: "caps",
-      forget: (store: { forget(url: string, key?: string): boolean }, n: string) =>
-        store.forget(`http://tenant-${n}.example/v1`, `key-${n}`),
-    },
-    {
-      store: "calibration store",
-      make: createRedisCalibration,
-      set: "calibration",
-      forget: (store: { forget(endpoint: string): boolean }, n: string) =>
-        store.forget(`http://endpoint-${n}.example/v1`),
-    },
-  ] as const;
 
   it.each(forgetting)(
     "a $store with Redis healthy lets its own and heard marks go once they are past 8 days, not only after a reconnect",

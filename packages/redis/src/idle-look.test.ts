@@ -1,9 +1,10 @@
-import { createServer, type Server, Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { SequencedEvent } from "@loopwright/events";
-import { createClient } from "@redis/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisBus, type RedisEventBus } from "./bus.js";
+import { describe, expect, it } from "vitest";
+import { busFixture } from "../test/bus-fixture.js";
+import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
+import { Relay } from "../test/relay.js";
+import type { RedisEventBus } from "./bus.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -13,71 +14,50 @@ if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
  * `XREAD BLOCK` — until `whileHeld` has run, then relays it and all that came meanwhile. The write
  * `whileHeld` makes lands in that one round trip, every time.
  */
-class IdleLookRelay {
-  private readonly sockets = new Set<Socket>();
-  private server: Server | undefined;
+class IdleLookRelay extends Relay {
   /** How many looks have been held so far. */
   held = 0;
+  private readonly links = new WeakMap<Socket, { readSent: boolean; done: boolean; queue?: Buffer[] }>();
 
   private constructor(
-    readonly port: number,
-    private readonly target: number,
+    port: number,
+    target: number,
     private readonly whileHeld: () => Promise<void>,
-  ) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+  ) {
+    super(port, target);
   }
 
   static async start(target: number, whileHeld: () => Promise<void>): Promise<IdleLookRelay> {
-    const relay = new IdleLookRelay(await freePort(), target, whileHeld);
-    await new Promise<void>((resolve) => {
-      relay.server = createServer((client) => relay.relay(client));
-      relay.server.listen(relay.port, "127.0.0.1", () => resolve());
-    });
+    const relay = new IdleLookRelay(await Relay.port(), target, whileHeld);
+    await relay.listen();
     return relay;
   }
 
-  private relay(client: Socket): void {
-    const upstream = new Socket();
-    upstream.connect(this.target, "127.0.0.1");
-    for (const socket of [client, upstream]) {
-      this.sockets.add(socket);
-      socket.on("error", () => {});
-      socket.on("close", () => this.sockets.delete(socket));
+  protected override onChunk(chunk: Buffer, upstream: Socket, client: Socket): void {
+    let link = this.links.get(client);
+    if (!link) {
+      link = { readSent: false, done: false };
+      this.links.set(client, link);
     }
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-    upstream.pipe(client);
-    let readSent = false;
-    let done = false;
-    let queue: Buffer[] | undefined;
-    client.on("data", (chunk: Buffer) => {
-      if (queue) {
-        queue.push(chunk);
-        return;
-      }
-      const text = chunk.toString("latin1").toUpperCase();
-      if (!done && readSent && text.includes("\r\nXREVRANGE\r\n")) {
-        done = true;
-        this.held++;
-        const waiting: Buffer[] = [chunk];
-        queue = waiting;
-        void this.whileHeld().finally(() => {
-          queue = undefined;
-          for (const part of waiting) upstream.write(part);
-        });
-        return;
-      }
-      if (text.includes("\r\nXREAD\r\n")) readSent = true;
-      upstream.write(chunk);
-    });
-  }
-
-  close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    const server = this.server;
-    return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    if (link.queue) {
+      link.queue.push(chunk);
+      return;
+    }
+    const text = chunk.toString("latin1").toUpperCase();
+    if (!link.done && link.readSent && text.includes("\r\nXREVRANGE\r\n")) {
+      link.done = true;
+      this.held++;
+      const waiting: Buffer[] = [chunk];
+      link.queue = waiting;
+      const held = link;
+      void this.whileHeld().finally(() => {
+        held.queue = undefined;
+        for (const part of waiting) upstream.write(part);
+      });
+      return;
+    }
+    if (text.includes("\r\nXREAD\r\n")) link.readSent = true;
+    upstream.write(chunk);
   }
 }
 
@@ -96,26 +76,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe.skipIf(!HAS_REDIS)(
   "a watcher that has read nothing yet, looking at the stream's top while idle",
   () => {
-    let server: RedisServer;
-    let raw: ReturnType<typeof createClient>;
-    const closing: { close(): Promise<void> }[] = [];
-    const bus = async (prefix: string, url = server.url) => {
-      const made = await createRedisBus({ url, prefix, onError: () => {} });
-      closing.push(made);
-      return made;
-    };
-
-    beforeAll(async () => {
-      server = await RedisServer.start();
-      raw = createClient({ url: server.url, RESP: 2 });
-      raw.on("error", () => {});
-      await raw.connect();
-    });
-    afterAll(async () => {
-      await Promise.all(closing.map((c) => c.close()));
-      raw?.destroy();
-      await server.kill();
-    });
+    const redis = busFixture();
+    const { closing } = redis;
+    const bus = (prefix: string, url?: string) => redis.bus(prefix, url ? { url } : {});
 
     it("reads the live run's next write that lands between its empty XREAD and that look, rather than take it for another run's", {
       timeout: 20_000,
@@ -124,10 +87,10 @@ describe.skipIf(!HAS_REDIS)(
       const host = await bus("race:");
       for (let i = 1; i <= 3; i++) host.emit("live", { kind: "output", text: `e${i}` });
       await host.flushed();
-      await raw.sendCommand(["DEL", "race:run:live"]);
+      await redis.raw.sendCommand(["DEL", "race:run:live"]);
       // A reader resumes after seq 3 (it read that far); the run writes seq 4 while the watcher's
       // first idle look at the top is on its way.
-      const relay = await IdleLookRelay.start(server.port, async () => {
+      const relay = await IdleLookRelay.start(redis.server.port, async () => {
         host.emit("live", { kind: "output", text: "e4" });
         await host.flushed();
       });
@@ -153,7 +116,7 @@ describe.skipIf(!HAS_REDIS)(
       for (let i = 1; i <= 3; i++) host.emit("job", { kind: "output", text: `old ${i}` });
       await host.flushed();
       await host.close();
-      await raw.sendCommand(["DEL", "below:run:job", "below:claim:job"]);
+      await redis.raw.sendCommand(["DEL", "below:run:job", "below:claim:job"]);
       const reader = await bus("below:");
       const reading = readAll(reader, "job", 12_000, 3);
       await pause(300);
@@ -175,7 +138,7 @@ describe.skipIf(!HAS_REDIS)(
       for (let i = 1; i <= 3; i++) old.emit("job", { kind: "output", text: `old ${i}` });
       await old.flushed();
       await old.close();
-      await raw.sendCommand(["DEL", `${prefix}run:job`, `${prefix}claim:job`]);
+      await redis.raw.sendCommand(["DEL", `${prefix}run:job`, `${prefix}claim:job`]);
     };
     /** Another process's run of the same id, from seq 1, past the reader's position. */
     const newRun = async (other: RedisEventBus) => {
@@ -193,7 +156,7 @@ describe.skipIf(!HAS_REDIS)(
     }, async () => {
       await oldRunGone("fresh-look:");
       const other = await bus("fresh-look:");
-      const relay = await IdleLookRelay.start(server.port, () => newRun(other));
+      const relay = await IdleLookRelay.start(redis.server.port, () => newRun(other));
       closing.push(relay);
       const reader = await bus("fresh-look:", relay.url);
       const { seen, abortedByTest } = await readAll(reader, "job", 12_000, 3);
@@ -242,7 +205,7 @@ describe.skipIf(!HAS_REDIS)(
       for (let i = 1; i <= 5; i++) host.emit("live", { kind: "output", text: `e${i}` });
       await host.flushed();
       // The reader read up to seq 5; Redis came back holding the stream as it was at seq 3.
-      await raw.sendCommand(["XDEL", "restored:run:live", "4-0", "5-0"]);
+      await redis.raw.sendCommand(["XDEL", "restored:run:live", "4-0", "5-0"]);
       const reader = await bus("restored:");
       const reading = readAll(reader, "live", 12_000, 5);
       await pause(1500);

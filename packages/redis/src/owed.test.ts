@@ -1,8 +1,8 @@
 import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CutProxy } from "../test/cut-proxy.js";
+import { forgetting } from "../test/forgetting.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisCalibration } from "./calibration.js";
 import { createRedisCapabilityStore } from "./capabilities.js";
 import { call, connection, open, type RedisConnection, resolveOptions } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
@@ -248,24 +248,6 @@ describe.skipIf(!HAS_REDIS)("work owed to Redis until the link comes back", () =
     expect(await logged()).toEqual(["a:1"]);
     expect(told).toHaveLength(6);
   });
-
-  // Each store's forgets, as the capability store and calibration make them (a tenant; an endpoint).
-  const forgetting = [
-    {
-      store: "capability store",
-      make: createRedisCapabilityStore,
-      set: "caps",
-      forget: (store: { forget(url: string, key?: string): boolean }, n: string) =>
-        store.forget(`http://tenant-${n}.example/v1`, `key-${n}`),
-    },
-    {
-      store: "calibration store",
-      make: createRedisCalibration,
-      set: "calibration",
-      forget: (store: { forget(endpoint: string): boolean }, n: string) =>
-        store.forget(`http://endpoint-${n}.example/v1`),
-    },
-  ] as const;
 
   it.each(forgetting)(
     "a $store's forgets made while Redis is silent keep their marks only while owed: at most MAX_OWED, not one per forget",

@@ -1,9 +1,10 @@
-import { createServer, type Server, Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { SequencedEvent } from "@loopwright/events";
-import { createClient } from "@redis/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisBus, type RedisEventBus } from "./bus.js";
+import { describe, expect, it } from "vitest";
+import { busFixture } from "../test/bus-fixture.js";
+import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
+import { Relay } from "../test/relay.js";
+import type { RedisEventBus } from "./bus.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -13,30 +14,16 @@ if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
  * connection — as when Redis goes down right after applying a write — and refuses connections until
  * `reopen()`. The emitter gets no answer, so it sends the batch again once it reconnects.
  */
-class AnswerLossRelay {
-  private readonly sockets = new Set<Socket>();
-  private server: Server | undefined;
+class AnswerLossRelay extends Relay {
   private armed = false;
   private refusing = false;
   /** Resolves once an armed script call has reached Redis and its connection was cut. */
   cut: Promise<void> = Promise.resolve();
   private onCut: () => void = () => {};
 
-  private constructor(
-    readonly port: number,
-    private readonly target: number,
-  ) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
   static async start(target: number): Promise<AnswerLossRelay> {
-    const relay = new AnswerLossRelay(await freePort(), target);
-    await new Promise<void>((resolve) => {
-      relay.server = createServer((client) => relay.relay(client));
-      relay.server.listen(relay.port, "127.0.0.1", () => resolve());
-    });
+    const relay = new AnswerLossRelay(await Relay.port(), target);
+    await relay.listen();
     return relay;
   }
 
@@ -51,43 +38,25 @@ class AnswerLossRelay {
     this.refusing = false;
   }
 
-  private relay(client: Socket): void {
-    if (this.refusing) {
-      client.destroy();
-      return;
-    }
-    const upstream = new Socket();
-    upstream.connect(this.target, "127.0.0.1");
-    for (const socket of [client, upstream]) {
-      this.sockets.add(socket);
-      socket.on("error", () => {});
-      socket.on("close", () => this.sockets.delete(socket));
-    }
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-    upstream.pipe(client);
-    client.on("data", (chunk: Buffer) => {
-      if (this.armed && /\r\nEVAL(SHA)?\r\n/.test(chunk.toString("latin1").toUpperCase())) {
-        this.armed = false;
-        this.refusing = true;
-        // Redis runs the script; its answer never reaches the emitter.
-        upstream.unpipe(client);
-        upstream.write(chunk);
-        setTimeout(() => {
-          upstream.destroy();
-          client.destroy();
-          this.onCut();
-        }, 200);
-        return;
-      }
-      upstream.write(chunk);
-    });
+  protected override admit(): boolean {
+    return !this.refusing;
   }
 
-  close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    const server = this.server;
-    return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  protected override onChunk(chunk: Buffer, upstream: Socket, client: Socket): void {
+    if (this.armed && /\r\nEVAL(SHA)?\r\n/.test(chunk.toString("latin1").toUpperCase())) {
+      this.armed = false;
+      this.refusing = true;
+      // Redis runs the script; its answer never reaches the emitter.
+      upstream.unpipe(client);
+      upstream.write(chunk);
+      setTimeout(() => {
+        upstream.destroy();
+        client.destroy();
+        this.onCut();
+      }, 200);
+      return;
+    }
+    upstream.write(chunk);
   }
 }
 
@@ -96,29 +65,12 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe.skipIf(!HAS_REDIS)(
   "a watcher resuming past the stream's top while the run's emitter sends again a batch Redis lost",
   () => {
-    let server: RedisServer;
-    let raw: ReturnType<typeof createClient>;
-    const closing: { close(): Promise<void> }[] = [];
-    const bus = async (prefix: string, url = server.url) => {
-      const made = await createRedisBus({ url, prefix, onError: () => {} });
-      closing.push(made);
-      return made;
-    };
-
-    beforeAll(async () => {
-      server = await RedisServer.start();
-      raw = createClient({ url: server.url, RESP: 2 });
-      raw.on("error", () => {});
-      await raw.connect();
-    });
-    afterAll(async () => {
-      await Promise.all(closing.map((c) => c.close()));
-      raw?.destroy();
-      await server.kill();
-    });
+    const redis = busFixture();
+    const { closing } = redis;
+    const bus = (prefix: string, url?: string) => redis.bus(prefix, url ? { url } : {});
 
     const ids = async (key: string) =>
-      ((await raw.sendCommand(["XRANGE", key, "-", "+"])) as [string, string[]][]).map((e) => e[0]);
+      ((await redis.raw.sendCommand(["XRANGE", key, "-", "+"])) as [string, string[]][]).map((e) => e[0]);
 
     /**
      * An emitter (through the relay) writes seq 1–3, then 4–6 whose answer is lost: Redis applied
@@ -128,7 +80,7 @@ describe.skipIf(!HAS_REDIS)(
      * entries with their own fields leave it. Answers the emitter, not yet let back in.
      */
     const lostBatch = async (prefix: string, keep: number) => {
-      const relay = await AnswerLossRelay.start(server.port);
+      const relay = await AnswerLossRelay.start(redis.server.port);
       closing.push(relay);
       const emitter = await bus(prefix, relay.url);
       for (let i = 1; i <= 3; i++) emitter.emit("job", { kind: "output", text: `e${i}` });
@@ -138,10 +90,11 @@ describe.skipIf(!HAS_REDIS)(
       await relay.cut;
       const key = `${prefix}run:job`;
       expect(await ids(key)).toEqual(["1-0", "2-0", "3-0", "4-0", "5-0", "6-0"]);
-      const kept = (await raw.sendCommand(["XRANGE", key, "-", `${keep}-0`])) as [string, string[]][];
-      await raw.sendCommand(["DEL", key]);
-      for (const [id, fields] of keep > 0 ? kept : []) await raw.sendCommand(["XADD", key, id, ...fields]);
-      if (keep > 0) await raw.sendCommand(["PEXPIRE", key, "3600000"]);
+      const kept = (await redis.raw.sendCommand(["XRANGE", key, "-", `${keep}-0`])) as [string, string[]][];
+      await redis.raw.sendCommand(["DEL", key]);
+      for (const [id, fields] of keep > 0 ? kept : [])
+        await redis.raw.sendCommand(["XADD", key, id, ...fields]);
+      if (keep > 0) await redis.raw.sendCommand(["PEXPIRE", key, "3600000"]);
       return { emitter, relay, key };
     };
 
@@ -192,7 +145,7 @@ describe.skipIf(!HAS_REDIS)(
       const watching = watchAfter6(reader, 12_000);
       await pause(300);
       // The old run ends and another emitter starts the id afresh before the first one is back.
-      await raw.sendCommand(["DEL", key]);
+      await redis.raw.sendCommand(["DEL", key]);
       const other = await bus(prefix);
       for (let i = 1; i <= 7; i++) other.emit("job", { kind: "output", text: `NEW ${i}` });
       other.emit("job", { kind: "done" });

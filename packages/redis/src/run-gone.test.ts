@@ -1,6 +1,6 @@
 import type { SequencedEvent } from "@loopwright/events";
-import { createClient } from "@redis/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { busFixture } from "../test/bus-fixture.js";
 import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
 import { createRedisBus, type RedisEventBus } from "./bus.js";
 
@@ -30,26 +30,9 @@ async function readAll(
 const textOf = (event: SequencedEvent | undefined) => (event as { text?: string } | undefined)?.text ?? "";
 
 describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
-  let server: RedisServer;
-  let raw: ReturnType<typeof createClient>;
-  const buses: RedisEventBus[] = [];
-  const bus = async (prefix: string, settings?: Parameters<typeof createRedisBus>[0]["settings"]) => {
-    const made = await createRedisBus({ url: server.url, prefix, settings, onError: () => {} });
-    buses.push(made);
-    return made;
-  };
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    raw = createClient({ url: server.url, RESP: 2 });
-    raw.on("error", () => {});
-    await raw.connect();
-  });
-  afterAll(async () => {
-    await Promise.all(buses.map((b) => b.close()));
-    raw?.destroy();
-    await server.kill();
-  });
+  const redis = busFixture();
+  const bus = (prefix: string, settings?: Parameters<typeof createRedisBus>[0]["settings"]) =>
+    redis.bus(prefix, { settings });
 
   it("ends, after a notice, once the stream of a run whose emitter stopped without done has expired", {
     timeout: 20_000,
@@ -76,7 +59,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
     // resuming after it never skips a seq the emitter may still write.
     expect(seen[5]?.seq).toBe(5);
     expect((seen[5] as { dropped?: number }).dropped).toBe(0);
-    expect(await raw.sendCommand(["EXISTS", "expired:run:crashed"])).toBe(0);
+    expect(await redis.raw.sendCommand(["EXISTS", "expired:run:crashed"])).toBe(0);
   });
 
   it("a reader resuming at the run's last event (after = its seq) is told too once the stream expires, at that seq", {
@@ -127,7 +110,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
     const watcherBus = await bus("deleted:");
     const reading = readAll(watcherBus, "gone", 15_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await raw.sendCommand(["DEL", "deleted:run:gone"]);
+    await redis.raw.sendCommand(["DEL", "deleted:run:gone"]);
     // Several idle wakeups find it gone (before, the second of them ended the watcher).
     await new Promise((resolve) => setTimeout(resolve, 3000));
     host.emit("gone", { kind: "output", text: "three" });
@@ -149,7 +132,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
     const started = Date.now();
     const reading = readAll(watcherBus, "gone", 15_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await raw.sendCommand(["DEL", "deleted-dead:run:gone"]);
+    await redis.raw.sendCommand(["DEL", "deleted-dead:run:gone"]);
     const { seen, abortedByTest } = await reading;
     expect(abortedByTest).toBe(false);
     expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["1:output", "2:output", "2:notice"]);
@@ -220,7 +203,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       await host.flushed();
       await host.close();
       await new Promise((resolve) => setTimeout(resolve, 2500));
-      expect(await raw.sendCommand(["EXISTS", `${prefix}run:${runId}`])).toBe(0);
+      expect(await redis.raw.sendCommand(["EXISTS", `${prefix}run:${runId}`])).toBe(0);
     };
 
     it("a reader resuming after seq 1 (it read the run, so the run existed) is told at that seq, and the watcher ends", {
@@ -289,7 +272,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       timeout: 25_000,
     }, async () => {
       await expiredRun("pre-claim:", "job-c", 2);
-      await raw.sendCommand(["SET", "pre-claim:claim:job-c", "someone-else", "PX", "4000"]);
+      await redis.raw.sendCommand(["SET", "pre-claim:claim:job-c", "someone-else", "PX", "4000"]);
       const watcherBus = await bus("pre-claim:");
       const started = Date.now();
       const { seen, abortedByTest } = await readAll(watcherBus, "job-c", 15_000, 2, { startedGraceMs: 0 });
@@ -305,7 +288,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       host.emit("alive", { kind: "output", text: "one" });
       host.emit("alive", { kind: "output", text: "two" });
       await host.flushed();
-      await raw.sendCommand(["DEL", "pre-evicted:run:alive"]);
+      await redis.raw.sendCommand(["DEL", "pre-evicted:run:alive"]);
       const watcherBus = await bus("pre-evicted:");
       const reading = readAll(watcherBus, "alive", 15_000, 2);
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -327,7 +310,7 @@ describe.skipIf(!HAS_REDIS)("a watcher of a run whose stream is gone", () => {
       await host.flushed();
       await host.close();
       await new Promise((resolve) => setTimeout(resolve, 2000));
-      expect(await raw.sendCommand(["EXISTS", "pre-ended:run:fine"])).toBe(0);
+      expect(await redis.raw.sendCommand(["EXISTS", "pre-ended:run:fine"])).toBe(0);
       const watcherBus = await bus("pre-ended:");
       const { seen, abortedByTest } = await readAll(watcherBus, "fine", 12_000, 2, { startedGraceMs: 500 });
       expect(abortedByTest).toBe(false);

@@ -1,8 +1,8 @@
 import type { SequencedEvent } from "@loopwright/events";
-import { createClient } from "@redis/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HAS_REDIS, RedisServer, SKIP_MESSAGE } from "../test/redis-server.js";
-import { createRedisBus, type RedisEventBus } from "./bus.js";
+import { describe, expect, it } from "vitest";
+import { busFixture } from "../test/bus-fixture.js";
+import { HAS_REDIS, SKIP_MESSAGE } from "../test/redis-server.js";
+import type { createRedisBus } from "./bus.js";
 
 if (!HAS_REDIS) console.warn(SKIP_MESSAGE);
 
@@ -12,35 +12,12 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe.skipIf(!HAS_REDIS)(
   "the Redis bus writes a run's events in seq order, whatever a write meets",
   () => {
-    let server: RedisServer;
-    let raw: ReturnType<typeof createClient>;
-    const buses: RedisEventBus[] = [];
-    const bus = async (
+    const redis = busFixture();
+    const bus = (
       prefix: string,
       errors: string[],
       settings?: Parameters<typeof createRedisBus>[0]["settings"],
-    ) => {
-      const made = await createRedisBus({
-        url: server.url,
-        prefix,
-        settings,
-        onError: (error) => errors.push(messageOf(error)),
-      });
-      buses.push(made);
-      return made;
-    };
-
-    beforeAll(async () => {
-      server = await RedisServer.start();
-      raw = createClient({ url: server.url, RESP: 2 });
-      raw.on("error", () => {});
-      await raw.connect();
-    });
-    afterAll(async () => {
-      await Promise.all(buses.map((b) => b.close()));
-      raw?.destroy();
-      await server.kill();
-    });
+    ) => redis.bus(prefix, { settings, onError: (error) => errors.push(messageOf(error)) });
 
     it("after SCRIPT FLUSH, with another bus writing at the same moment, every event of interleaved runs is stored, in order, and nothing is reported", async () => {
       const runs = Array.from({ length: 12 }, (_, i) => `r${i}`);
@@ -49,7 +26,7 @@ describe.skipIf(!HAS_REDIS)(
         const prefix = `ns${trial}:`;
         const a = await bus(prefix, told);
         const b = await bus(prefix, []);
-        await raw.sendCommand(["SCRIPT", "FLUSH"]);
+        await redis.raw.sendCommand(["SCRIPT", "FLUSH"]);
         // B writes one-event runs while A's queue holds 12 runs' events interleaved, as concurrent
         // runs emit them: whichever loads the script first, the rest of A's calls find it loaded.
         for (let i = 0; i < 40; i++) b.emit(`b${i}`, { kind: "output", text: "b" });
@@ -75,13 +52,15 @@ describe.skipIf(!HAS_REDIS)(
       const told: string[] = [];
       const a = await bus("oom:", told);
       const runs = Array.from({ length: 10 }, (_, i) => `r${i}`);
-      const info = (await raw.sendCommand(["INFO", "memory"])) as string;
+      const info = (await redis.raw.sendCommand(["INFO", "memory"])) as string;
       const used = Number(info.match(/used_memory:(\d+)/)?.[1]);
-      await raw.sendCommand(["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
-      await raw.sendCommand(["CONFIG", "SET", "maxmemory", String(used + 200_000)]);
+      await redis.raw.sendCommand(["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+      await redis.raw.sendCommand(["CONFIG", "SET", "maxmemory", String(used + 200_000)]);
       // Keys that come and go, as other tenants' expiring streams do: some writes are refused, some pass.
       const filler = setInterval(() => {
-        void raw.sendCommand(["SET", `fill${Math.random()}`, "x".repeat(20_000), "PX", "30"]).catch(() => {});
+        void redis.raw
+          .sendCommand(["SET", `fill${Math.random()}`, "x".repeat(20_000), "PX", "30"])
+          .catch(() => {});
       }, 2);
       const n = 300;
       try {
@@ -92,7 +71,7 @@ describe.skipIf(!HAS_REDIS)(
         await pause(1500);
       } finally {
         clearInterval(filler);
-        await raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
+        await redis.raw.sendCommand(["CONFIG", "SET", "maxmemory", "0"]);
       }
       await a.flushed();
       let missing = 0;
@@ -118,10 +97,13 @@ describe.skipIf(!HAS_REDIS)(
       a.emit("mine", { kind: "output", text: "one" });
       await a.flushed();
       // Something (a restore, a hand edit) put an entry far ahead carrying this emitter's own mark.
-      const [top] = (await raw.sendCommand(["XRANGE", "own:run:mine", "-", "+"])) as [string, string[]][];
+      const [top] = (await redis.raw.sendCommand(["XRANGE", "own:run:mine", "-", "+"])) as [
+        string,
+        string[],
+      ][];
       const fields = top?.[1] ?? [];
       const token = fields[fields.indexOf("o") + 1] as string;
-      await raw.sendCommand([
+      await redis.raw.sendCommand([
         "XADD",
         "own:run:mine",
         "10-0",

@@ -1,5 +1,5 @@
-import { createServer, type Server, Socket } from "node:net";
-import { freePort } from "./redis-server.js";
+import type { Socket } from "node:net";
+import { Relay } from "./relay.js";
 
 /**
  * A TCP relay on loopback in front of a real Redis that stops relaying a connection's commands from
@@ -7,75 +7,48 @@ import { freePort } from "./redis-server.js";
  * open: to its client, Redis went silent at that command, as one cut off by the network does.
  * Replies to what went before still come back.
  */
-export class HoldProxy {
-  private readonly sockets = new Set<Socket>();
-  private server: Server | undefined;
+export class HoldProxy extends Relay {
   /** How many client connections are open through the relay now. */
   open = 0;
   /** How many connections have been held so far. */
   private heldCount = 0;
+  private readonly held = new WeakSet<Socket>();
 
   private constructor(
-    readonly port: number,
-    private readonly target: number,
+    port: number,
+    target: number,
     private readonly word: string,
     private readonly holds: number,
-  ) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+  ) {
+    super(port, target);
   }
 
   /** `holds`: how many connections are held at `word` before the relay passes it on (default: all). */
   static async start(target: number, word: string, holds = Number.POSITIVE_INFINITY): Promise<HoldProxy> {
-    const proxy = new HoldProxy(await freePort(), target, word, holds);
+    const proxy = new HoldProxy(await Relay.port(), target, word, holds);
     await proxy.listen();
     return proxy;
   }
 
-  private listen(): Promise<void> {
-    const server = createServer((client) => {
-      this.open++;
-      const upstream = new Socket();
-      upstream.connect(this.target, "127.0.0.1");
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on("error", () => {});
-        socket.on("close", () => this.sockets.delete(socket));
-      }
-      client.on("close", () => {
-        this.open--;
-        upstream.destroy();
-      });
-      upstream.on("close", () => client.destroy());
-      let held = false;
-      client.on("data", (chunk: Buffer) => {
-        // node-redis spells some commands in lower case (`subscribe`).
-        if (
-          !held &&
-          this.heldCount < this.holds &&
-          chunk.toString("latin1").toUpperCase().includes(this.word.toUpperCase())
-        ) {
-          held = true;
-          this.heldCount++;
-        }
-        if (!held) upstream.write(chunk);
-      });
-      upstream.pipe(client);
-    });
-    this.server = server;
-    return new Promise((resolve) => server.listen(this.port, "127.0.0.1", () => resolve()));
+  protected override admit(): boolean {
+    this.open++;
+    return true;
   }
 
-  /** Drops every connection open now (as a network that comes back with a reset does); keeps listening. */
-  drop(): void {
-    for (const socket of this.sockets) socket.destroy();
+  protected override closed(): void {
+    this.open--;
   }
 
-  /** Drops every connection and stops listening. */
-  close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    const server = this.server;
-    return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  protected override onChunk(chunk: Buffer, upstream: Socket, client: Socket): void {
+    // node-redis spells some commands in lower case (`subscribe`).
+    if (
+      !this.held.has(client) &&
+      this.heldCount < this.holds &&
+      chunk.toString("latin1").toUpperCase().includes(this.word.toUpperCase())
+    ) {
+      this.held.add(client);
+      this.heldCount++;
+    }
+    if (!this.held.has(client)) upstream.write(chunk);
   }
 }

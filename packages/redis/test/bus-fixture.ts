@@ -1,0 +1,38 @@
+import { createClient } from "@redis/client";
+import { afterAll, beforeAll } from "vitest";
+import { createRedisBus, type RedisEventBus } from "../src/bus.js";
+import { RedisServer } from "./redis-server.js";
+
+type BusOptions = Parameters<typeof createRedisBus>[0];
+
+/**
+ * The set-up a describe of Redis bus tests shares, its `beforeAll`/`afterAll` registered: a real
+ * Redis, a raw client on it, and `bus(prefix, more)` making a bus (on that Redis unless `more.url`
+ * says otherwise; errors ignored unless `more.onError`), closed after the tests with anything handed
+ * to `closing`.
+ */
+export function busFixture() {
+  const closing: { close(): Promise<void> }[] = [];
+  const fixture = {
+    server: undefined as unknown as RedisServer,
+    raw: undefined as unknown as ReturnType<typeof createClient>,
+    closing,
+    bus: async (prefix: string, more: Partial<Omit<BusOptions, "prefix">> = {}): Promise<RedisEventBus> => {
+      const made = await createRedisBus({ url: fixture.server.url, onError: () => {}, ...more, prefix });
+      closing.push(made);
+      return made;
+    },
+  };
+  beforeAll(async () => {
+    fixture.server = await RedisServer.start();
+    fixture.raw = createClient({ url: fixture.server.url, RESP: 2 });
+    fixture.raw.on("error", () => {});
+    await fixture.raw.connect();
+  });
+  afterAll(async () => {
+    await Promise.all(closing.map((c) => c.close()));
+    fixture.raw?.destroy();
+    await fixture.server?.kill();
+  });
+  return fixture;
+}
