@@ -77,8 +77,7 @@ describe.skipIf(!HAS_REDIS)(
   "a watcher that has read nothing yet, looking at the stream's top while idle",
   () => {
     const redis = busFixture();
-    const { closing } = redis;
-    const bus = (prefix: string, url?: string) => redis.bus(prefix, url ? { url } : {});
+    const { bus, closing } = redis;
 
     it("reads the live run's next write that lands between its empty XREAD and that look, rather than take it for another run's", {
       timeout: 20_000,

@@ -66,8 +66,7 @@ describe.skipIf(!HAS_REDIS)(
   "a watcher resuming past the stream's top while the run's emitter sends again a batch Redis lost",
   () => {
     const redis = busFixture();
-    const { closing } = redis;
-    const bus = (prefix: string, url?: string) => redis.bus(prefix, url ? { url } : {});
+    const { bus, closing } = redis;
 
     const ids = async (key: string) =>
       ((await redis.raw.sendCommand(["XRANGE", key, "-", "+"])) as [string, string[]][]).map((e) => e[0]);

@@ -7,9 +7,9 @@ type BusOptions = Parameters<typeof createRedisBus>[0];
 
 /**
  * The set-up a describe of Redis bus tests shares, its `beforeAll`/`afterAll` registered: a real
- * Redis, a raw client on it, and `bus(prefix, more)` making a bus (on that Redis unless `more.url`
- * says otherwise; errors ignored unless `more.onError`), closed after the tests with anything handed
- * to `closing`.
+ * Redis, a raw client on it, and `bus(prefix, more)` making a bus (on that Redis unless `more` is
+ * another URL or has `url`; errors ignored unless `more.onError`), closed after the tests with
+ * anything handed to `closing`.
  */
 export function busFixture() {
   const closing: { close(): Promise<void> }[] = [];
@@ -17,8 +17,12 @@ export function busFixture() {
     server: undefined as unknown as RedisServer,
     raw: undefined as unknown as ReturnType<typeof createClient>,
     closing,
-    bus: async (prefix: string, more: Partial<Omit<BusOptions, "prefix">> = {}): Promise<RedisEventBus> => {
-      const made = await createRedisBus({ url: fixture.server.url, onError: () => {}, ...more, prefix });
+    bus: async (
+      prefix: string,
+      more: string | Partial<Omit<BusOptions, "prefix">> = {},
+    ): Promise<RedisEventBus> => {
+      const options = typeof more === "string" ? { url: more } : more;
+      const made = await createRedisBus({ url: fixture.server.url, onError: () => {}, ...options, prefix });
       closing.push(made);
       return made;
     },
