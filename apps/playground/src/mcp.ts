@@ -15,13 +15,7 @@ import {
 } from "@loopwright/tools-mcp";
 import { escapeUnseen } from "./printable.js";
 import { withoutKeys } from "./tools/index.js";
-import {
-  reportedShellCommands,
-  SHELL_MARK,
-  shownShellCommand,
-  shownUrl,
-  withoutServerArgSecrets,
-} from "./web/spec.js";
+import { shownServerArgs, shownUrl, withoutServerArgSecrets } from "./web/spec.js";
 
 /** The servers a config names, connected: their tools, the pool, and a line saying what started. */
 export interface PlaygroundMcp {
@@ -96,8 +90,8 @@ function shown(text: string): string {
  *
  * A shell's own command (after `sh -c`, `bash -lc`, …) is what the user agrees to run, so it is
  * never hidden whole, as spec's export rule replaces one that may hold a credential: it is shown
- * with each secret's value hidden where it is written ({@link shownShellCommand}), and, when spec
- * reports it, {@link SHELL_MARK} after it — a telling word in a hostile payload marks the payload,
+ * with each secret's value hidden where it is written (web/spec.ts `shownShellCommand`), and, when spec
+ * reports it, `SHELL_MARK` after it — a telling word in a hostile payload marks the payload,
  * it cannot blank it.
  */
 function describe(server: McpServerConfig): string {
@@ -106,12 +100,13 @@ function describe(server: McpServerConfig): string {
     const args = server.args;
     // Read with the command's words before them: `node -e`, ssh's remote command and `pwsh -Com`
     // are known by their program, as spec's findSpecSecrets knows them.
-    const shells = reportedShellCommands(args, server.command);
+    // A script tight to its flag (`-cCODE`) is shown after its flag; ssh's remote command given as
+    // words is shown as the one line ssh sends, so a flag and its value are read together.
     const safe = withoutServerArgSecrets(server.command, args, hide);
     const line = [
       shown(withoutSecrets(server.command, undefined, hide)),
-      ...args.flatMap((arg, index) =>
-        shells.has(index) ? [shown(shownShellCommand(arg, hide)), SHELL_MARK] : [shown(safe[index] ?? "")],
+      ...shownServerArgs(args, server.command, safe, hide).map((word) =>
+        word.mark ? word.text : shown(word.text),
       ),
     ];
     const env = Object.entries(server.env ?? {}).map(

@@ -27,6 +27,12 @@ export interface SpecField {
   value: string;
 }
 
+/** A reported script as the page shows it: the value read at its path, and the text shown for it. */
+interface ShownShell {
+  value: string;
+  shown: string;
+}
+
 /** What the page is shown in place of a value that may be a credential. */
 export const HIDDEN = "(hidden: may be a credential)";
 
@@ -88,14 +94,22 @@ export function withoutServerArgSecrets(
   return withoutArgSecrets([...lead, ...args], hide).slice(lead.length);
 }
 
+/** A reported script's place in its argument: what is written before it (`-c`, `--eval=`, or nothing), and the script. */
+export interface ReportedScript {
+  prefix: string;
+  script: string;
+}
+
 /**
- * Which of `args` are a shell's own command or a program's text that spec reports
+ * Which of `args` hold a shell's own command or a program's text that spec reports
  * (`findSpecSecrets` points at it), read with `command`'s words before them
  * ({@link withoutServerArgSecrets}): those spec's `withoutArgSecrets` replaces whole rather than
  * rewrites inside (exportSpec writes such a command as one `${<SERVER>_COMMAND}` reference). Told
- * apart by what `hide` is asked to hide: the whole argument, under a `SHELL_COMMAND` name. Never throws.
+ * apart by what `hide` is asked to hide under a `SHELL_COMMAND` name: the whole argument, or the part
+ * after a flag written tight to it (`-cCODE`, `--eval=CODE`, `/cCMD`, `-Command:CMD`), kept as
+ * `prefix`. Never throws.
  */
-export function reportedShellCommands(args: readonly string[], command?: string): Set<number> {
+export function reportedShellScripts(args: readonly string[], command?: string): Map<number, ReportedScript> {
   const whole = new Map<string, string>();
   const out = withoutServerArgSecrets(command, args, (secret, name) => {
     if (name === undefined || !SHELL_COMMAND_NAME.test(name)) return "";
@@ -104,11 +118,148 @@ export function reportedShellCommands(args: readonly string[], command?: string)
     whole.set(mark, secret);
     return mark;
   });
-  const found = new Set<number>();
+  const found = new Map<number, ReportedScript>();
   out.forEach((arg, index) => {
-    if (whole.has(arg) && whole.get(arg) === args[index]) found.add(index);
+    const written = args[index];
+    if (written === undefined) return;
+    const mark = [...whole.keys()].find((m) => arg.endsWith(m));
+    const script = mark === undefined ? undefined : whole.get(mark);
+    if (mark === undefined || script === undefined) return;
+    const prefix = arg.slice(0, arg.length - mark.length);
+    if (!prefix.includes("\u0000") && prefix + script === written) found.set(index, { prefix, script });
   });
   return found;
+}
+
+/** The indexes {@link reportedShellScripts} finds. Never throws. */
+export function reportedShellCommands(args: readonly string[], command?: string): Set<number> {
+  return new Set(reportedShellScripts(args, command).keys());
+}
+
+/**
+ * The runs of reported arguments that are one command given as several words (ssh's remote
+ * command, `ssh box srv --token X`): consecutive indexes each reported whole (no prefix), as
+ * `[first, last]` pairs, longest first kept; a single reported argument is a run of one.
+ */
+export function reportedRuns(found: ReadonlyMap<number, ReportedScript>): [number, number][] {
+  const runs: [number, number][] = [];
+  for (const index of [...found.keys()].sort((a, b) => a - b)) {
+    const last = runs[runs.length - 1];
+    if (last && last[1] === index - 1 && found.get(index)?.prefix === "" && found.get(last[0])?.prefix === "")
+      last[1] = index;
+    else runs.push([index, index]);
+  }
+  return runs;
+}
+
+/**
+ * Remote words (ssh's) as spec's `withoutArgSecrets` reads them one by one, the word before each
+ * known (`--config {"apiKey":…}`, `--token X`), with what it finds hidden by `hide`; a shell's
+ * command among them is kept as written here, to be read whole as a command line afterwards.
+ */
+function remoteWords(words: readonly string[], hide?: SecretHide): string[] {
+  return withoutArgSecrets(words, (secret, name) =>
+    name !== undefined && SHELL_COMMAND_NAME.test(name)
+      ? secret
+      : hide
+        ? hide(secret, name)
+        : `\${${name ?? "SECRET"}}`,
+  );
+}
+
+/**
+ * Which of `words` a value is found in, read one by one with the word before each known
+ * ({@link remoteWords}: a JSON word's keys) and as one command line joined with spaces (as ssh
+ * sends them): a flag and its value in two words (`--token`, `X`) are read together. Where the reading cannot be placed word by word, every word it changed between
+ * its first and last change is counted. Never throws.
+ */
+export function wordsWithSecrets(words: readonly string[]): Set<number> {
+  const hit = new Set<number>();
+  remoteWords(words).forEach((word, index) => {
+    if (word !== words[index]) hit.add(index);
+  });
+  const joined = words.join(" ");
+  const secrets: string[] = [];
+  const out = withoutCommandLineSecrets(joined, (secret) => {
+    secrets.push(secret);
+    return `\u0000${secrets.length - 1}\u0000`;
+  });
+  const spans: [number, number][] = [];
+  // Place each hidden value in the joined line: the output is the line with values replaced.
+  let at = 0;
+  let placed = true;
+  // Marks are `NUL index NUL`, so the parts alternate: text, index, text, … (a NUL in the line
+  // itself breaks the alternation, and the placing below then fails safe).
+  const parts = out.split("\u0000");
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as string;
+    if (i % 2 === 0) {
+      if (joined.slice(at, at + part.length) !== part) {
+        placed = false;
+        break;
+      }
+      at += part.length;
+    } else {
+      const secret = /^\d+$/.test(part) ? secrets[Number(part)] : undefined;
+      if (secret === undefined || joined.slice(at, at + secret.length) !== secret) {
+        placed = false;
+        break;
+      }
+      spans.push([at, at + secret.length]);
+      at += secret.length;
+    }
+  }
+  if (!placed || parts.length % 2 === 0 || at !== joined.length) {
+    if (out === joined) return hit;
+    let start = 0;
+    while (start < out.length && start < joined.length && out[start] === joined[start]) start++;
+    let end = 0;
+    while (
+      end < out.length - start &&
+      end < joined.length - start &&
+      out[out.length - 1 - end] === joined[joined.length - 1 - end]
+    )
+      end++;
+    spans.length = 0;
+    spans.push([start, Math.max(start + 1, joined.length - end)]);
+  }
+  let from = 0;
+  words.forEach((word, index) => {
+    const to = from + word.length;
+    if (spans.some(([a, b]) => a < Math.max(to, from + 1) && b > from)) hit.add(index);
+    from = to + 1;
+  });
+  return hit;
+}
+
+/**
+ * A server's `args` as they may be shown with {@link SHELL_MARK}s, each reported script shown in
+ * place (`prefix` + {@link shownShellCommand}) and a run of reported words shown as one command
+ * line read whole, then one mark; every other argument as `safe` has it. Each entry is one
+ * word of the shown line, not yet escaped, with `mark` set on those that stand for a mark.
+ */
+export function shownServerArgs(
+  args: readonly string[],
+  command: string | undefined,
+  safe: readonly string[],
+  hide?: SecretHide,
+): { text: string; mark?: true }[] {
+  const found = reportedShellScripts(args, command);
+  const runs = new Map(reportedRuns(found).map(([a, b]) => [a, b]));
+  const out: { text: string; mark?: true }[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const end = runs.get(index);
+    const script = found.get(index);
+    if (end === undefined || script === undefined) {
+      out.push({ text: safe[index] ?? "" });
+      continue;
+    }
+    // A run of words is read word by word first (a JSON word's keys), then as the one line ssh sends.
+    const line = end > index ? remoteWords(args.slice(index, end + 1), hide).join(" ") : script.script;
+    out.push({ text: script.prefix + shownShellCommand(line, hide) }, { text: SHELL_MARK, mark: true });
+    index = end;
+  }
+  return out;
 }
 
 /**
@@ -231,7 +382,7 @@ function leaves(
   path: string,
   out: SpecField[],
   flagged: ReadonlySet<string>,
-  shells: ReadonlyMap<string, string>,
+  shells: ReadonlyMap<string, ShownShell>,
   key = "",
   parent = "",
 ): SpecField[] {
@@ -244,10 +395,11 @@ function leaves(
       leaves(v, p, out, flagged, shells, k, Array.isArray(value) ? parent : key);
     return out;
   }
-  if (typeof value === "string" && shells.get(path) === value) {
+  const shell = shells.get(path);
+  if (typeof value === "string" && shell?.value === value) {
     // The payload is shown, so a telling word in it cannot blank what the server runs; the mark
     // after it (never cut off) says what the reader found may not be all.
-    const text = JSON.stringify(shownText(shownShellCommand(value)));
+    const text = shell.shown === HIDDEN ? HIDDEN : JSON.stringify(shownText(shell.shown));
     out.push({
       path: shownText(path),
       value: `${text.length > 120 ? `${text.slice(0, 120)}…` : text} ${SHELL_MARK}`,
@@ -312,16 +464,28 @@ function deeperThan(value: unknown, limit: number): boolean {
  * The paths `findSpecSecrets` points at, bundled servers included; and of those, each bundled
  * server's shell command spec reports ({@link reportedShellCommands}), with the value read there.
  */
-function secretPaths(value: unknown): { flagged: Set<string>; shells: Map<string, string> } {
+function secretPaths(value: unknown): { flagged: Set<string>; shells: Map<string, ShownShell> } {
   const { spec } = parseSpec(value, { bundle: true });
-  const shells = new Map<string, string>();
+  const shells = new Map<string, ShownShell>();
   try {
     const flagged = new Set(spec ? findSpecSecrets(spec).map((hint) => hint.path) : []);
     (spec?.bundle?.mcpServers ?? []).forEach((server, index) => {
       const args = server.args ?? [];
-      for (const at of reportedShellCommands(args, server.command)) {
-        const path = `bundle.mcpServers[${index}].args[${at}]`;
-        if (flagged.has(path)) shells.set(path, args[at] as string);
+      const found = reportedShellScripts(args, server.command);
+      for (const [first, last] of reportedRuns(found)) {
+        // ssh's remote command given as words is read as the one line ssh sends: a word the
+        // joined reading finds a value in is hidden, the others shown, each with the mark.
+        const words = args.slice(first, last + 1);
+        const hit = last > first ? wordsWithSecrets(words) : new Set<number>();
+        words.forEach((word, k) => {
+          const path = `bundle.mcpServers[${index}].args[${first + k}]`;
+          const script = found.get(first + k);
+          if (!flagged.has(path) || script === undefined) return;
+          shells.set(path, {
+            value: word,
+            shown: hit.has(k) ? HIDDEN : script.prefix + shownShellCommand(script.script),
+          });
+        });
       }
     });
     return { flagged, shells };
