@@ -93,12 +93,9 @@ describe.concurrent("playground --web", () => {
   }, 60_000);
 
   it("names a Redis it cannot reach in one error line and exits 1", async () => {
-    const closed = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
+    // Port 2: below the ephemeral range every test server's port 0 draws from, so nothing of this
+    // run can listen there. A port freed by a probe could be taken by another test's server first.
+    const closed = 2;
     const { code, out } = await runCli(["--web", "--redis", `redis://127.0.0.1:${closed}`]);
     expect(code).toBe(1);
     expect(out.trim().split("\n")).toHaveLength(1);
