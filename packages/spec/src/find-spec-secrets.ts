@@ -17,7 +17,7 @@ import {
 } from "./secret-signs.js";
 import type { AgentSpec, BundledServer, EndpointSpec } from "./types.js";
 
-/** A place in a spec that may hold a credential: where, in which bundled server, and why. Never the value. */
+/** A place in a spec that may hold a credential: where, in which bundled server, why, and the references an export writes there. Never the value. */
 export interface SecretHint {
   /** e.g. `bundle.mcpServers[0].args[2]`, `model.endpoint.baseUrl`, `tasks.title.extraBody.api_key`. */
   path: string;
@@ -62,7 +62,10 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * it holds such a command — else split into words as a shell splits it, each read as an argument
  * is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
- * not a credential and is not reported. Throws `AgentSpecError` when `spec` is not a parsed spec.
+ * not a credential and is not reported. A hint lists the references `exportSpec` writes at its
+ * place (`references`: one per distinct credential across the spec, see `exportSpec`), none where
+ * the export drops the credential (a URL's) or removes the field (`env`, `headers`). Throws
+ * `AgentSpecError` when `spec` is not a parsed spec.
  */
 export function findSpecSecrets(spec: AgentSpec): SecretHint[] {
   const hints: SecretHint[] = [];
