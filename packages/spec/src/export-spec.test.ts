@@ -5,7 +5,7 @@ import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets } from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
 import { SPEC_TOKEN } from "./schema.js";
-import type { AgentSpec } from "./types.js";
+import type { AgentSpec, BundledServer } from "./types.js";
 
 const spec: AgentSpec = {
   spec: SPEC_TOKEN,
@@ -114,6 +114,10 @@ describe("exportSpec", () => {
 
 describe("exportSpec: one reference per distinct credential across the spec (r42a #9)", () => {
   const server = (name: string, ...args: string[]) => ({ name, command: "srv-mcp", args });
+  const bundled = (...mcpServers: BundledServer[]): AgentSpec => ({
+    spec: SPEC_TOKEN,
+    bundle: { mcpServers },
+  });
   const exportedArgs = (doc: AgentSpec) => exportSpec(doc).bundle?.mcpServers?.map((entry) => entry.args);
   /** The value at a hint's path (`bundle.mcpServers[1].args[2]`, `model.extraBody.api_key`). */
   const at = (doc: unknown, path: string): unknown => {
@@ -124,17 +128,12 @@ describe("exportSpec: one reference per distinct credential across the spec (r42
   };
 
   it("gives two servers' different passwords two names, and the same token in two servers one", () => {
-    const doc: AgentSpec = {
-      spec: SPEC_TOKEN,
-      bundle: {
-        mcpServers: [
-          server("github", "--password", "aaa111", "--token", "tok-shared-9x"),
-          server("gitlab", "--password", "bbb222", "--token", "tok-shared-9x"),
-          // The first password again, written as an assignment: still its first reference.
-          server("mirror", "-e", "MIRROR_PASSWORD=aaa111"),
-        ],
-      },
-    };
+    const doc = bundled(
+      server("github", "--password", "aaa111", "--token", "tok-shared-9x"),
+      server("gitlab", "--password", "bbb222", "--token", "tok-shared-9x"),
+      // The first password again, written as an assignment: still its first reference.
+      server("mirror", "-e", "MIRROR_PASSWORD=aaa111"),
+    );
     // Before: `${PASSWORD}` for both passwords, so filling it gave gitlab github's password.
     expect(exportedArgs(doc)).toEqual([
       ["--password", "${PASSWORD}", "--token", "${TOKEN}"],
@@ -163,20 +162,15 @@ describe("exportSpec: one reference per distinct credential across the spec (r42
   });
 
   it("never takes a name the author wrote, a whole script's, or one the environment always sets", () => {
-    const doc: AgentSpec = {
-      spec: SPEC_TOKEN,
-      bundle: {
-        mcpServers: [
-          // The author's own `${PASSWORD}` and `${API_KEY}` mean something else: the found ones go past them.
-          server("vault", "--password", "${PASSWORD}", "--note", "${API_KEY}"),
-          server("db", "--password", "hunter2x9", "--api-key=abc123def456"),
-          // A flag whose own name is one already given, and a whole script's name written by the author.
-          server("replica", "--password", "hunter3x9", "--password-3", "hunter4x9", "--x", "${GH_COMMAND}"),
-          { name: "gh", command: "bash", args: ["-lc", "exec gh-mcp --token gh0tok3n99"] },
-          server("shell", "--pwd", "pw-one-111", "--pwd", "pw-two-222"),
-        ],
-      },
-    };
+    const doc = bundled(
+      // The author's own `${PASSWORD}` and `${API_KEY}` mean something else: the found ones go past them.
+      server("vault", "--password", "${PASSWORD}", "--note", "${API_KEY}"),
+      server("db", "--password", "hunter2x9", "--api-key=abc123def456"),
+      // A flag whose own name is one already given, and a whole script's name written by the author.
+      server("replica", "--password", "hunter3x9", "--password-3", "hunter4x9", "--x", "${GH_COMMAND}"),
+      { name: "gh", command: "bash", args: ["-lc", "exec gh-mcp --token gh0tok3n99"] },
+      server("shell", "--pwd", "pw-one-111", "--pwd", "pw-two-222"),
+    );
     expect(exportedArgs(doc)).toEqual([
       ["--password", "${PASSWORD}", "--note", "${API_KEY}"],
       ["--password", "${PASSWORD_2}", "--api-key=${API_KEY_2}"],
@@ -214,12 +208,9 @@ describe("exportSpec: one reference per distinct credential across the spec (r42
   });
 
   it("is a fixed point, and names 16 000 servers' passwords in linear time", () => {
-    const doc: AgentSpec = {
-      spec: SPEC_TOKEN,
-      bundle: {
-        mcpServers: Array.from({ length: 16_000 }, (_, i) => server(`s${i}`, "--password", `pw-${i}-x9`)),
-      },
-    };
+    const doc = bundled(
+      ...Array.from({ length: 16_000 }, (_, i) => server(`s${i}`, "--password", `pw-${i}-x9`)),
+    );
     const start = performance.now();
     const out = exportSpec(doc);
     // Quadratic, looking for a free suffix from `_2` each time, this would take minutes.
