@@ -5,7 +5,7 @@ import { exportSpec } from "./export-spec.js";
 import { findSpecSecrets } from "./find-spec-secrets.js";
 import { parseSpec } from "./parse-spec.js";
 import { SPEC_TOKEN } from "./schema.js";
-import type { AgentSpec } from "./types.js";
+import type { AgentSpec, BundledServer } from "./types.js";
 
 const spec: AgentSpec = {
   spec: SPEC_TOKEN,
@@ -110,4 +110,113 @@ describe("exportSpec", () => {
       /exportSpec: the spec is not a parsed agent spec: model\.temperature/,
     );
   });
+});
+
+describe("exportSpec: one reference per distinct credential across the spec (r42a #9)", () => {
+  const server = (name: string, ...args: string[]) => ({ name, command: "srv-mcp", args });
+  const bundled = (...mcpServers: BundledServer[]): AgentSpec => ({
+    spec: SPEC_TOKEN,
+    bundle: { mcpServers },
+  });
+  const exportedArgs = (doc: AgentSpec) => exportSpec(doc).bundle?.mcpServers?.map((entry) => entry.args);
+  /** The value at a hint's path (`bundle.mcpServers[1].args[2]`, `model.extraBody.api_key`). */
+  const at = (doc: unknown, path: string): unknown => {
+    let value = doc;
+    for (const [, key, index] of path.matchAll(/\.?([A-Za-z_$][\w$]*)|\[(\d+)\]/g))
+      value = (value as Record<string, unknown>)[key ?? Number(index)];
+    return value;
+  };
+
+  it("gives two servers' different passwords two names, and the same token in two servers one", () => {
+    const doc = bundled(
+      server("github", "--password", "aaa111", "--token", "tok-shared-9x"),
+      server("gitlab", "--password", "bbb222", "--token", "tok-shared-9x"),
+      // The first password again, written as an assignment: still its first reference.
+      server("mirror", "-e", "MIRROR_PASSWORD=aaa111"),
+    );
+    // Before: `${PASSWORD}` for both passwords, so filling it gave gitlab github's password.
+    expect(exportedArgs(doc)).toEqual([
+      ["--password", "${PASSWORD}", "--token", "${TOKEN}"],
+      ["--password", "${PASSWORD_2}", "--token", "${TOKEN}"],
+      ["-e", "MIRROR_PASSWORD=${PASSWORD}"],
+    ]);
+  });
+
+  it("gives different key shapes different names, the same key one, identifiers and prose included", () => {
+    const keyA = "ghp_abcdefghijklmnopqrstuvwxyz0123";
+    const keyB = "ghp_zyxwvutsrqponmlkjihgfedcba9876";
+    const doc: AgentSpec = {
+      spec: SPEC_TOKEN,
+      prompt: [{ id: "p", text: `Use ${keyB} for the mirror.` }],
+      bundle: {
+        mcpServers: [server("a", keyA), server("b", keyB), server(`c ${keyA}`, "--verbose")],
+      },
+    };
+    const out = exportSpec(doc);
+    expect(out.bundle?.mcpServers?.map((entry) => [entry.name, entry.args?.[0]])).toEqual([
+      ["a", "${SECRET}"],
+      ["b", "${SECRET_2}"],
+      ["c ${SECRET}", "--verbose"],
+    ]);
+    expect(out.prompt?.[0]?.text).toBe("Use ${SECRET_2} for the mirror.");
+  });
+
+  it("never takes a name the author wrote, a whole script's, or one the environment always sets", () => {
+    const doc = bundled(
+      // The author's own `${PASSWORD}` and `${API_KEY}` mean something else: the found ones go past them.
+      server("vault", "--password", "${PASSWORD}", "--note", "${API_KEY}"),
+      server("db", "--password", "hunter2x9", "--api-key=abc123def456"),
+      // A flag whose own name is one already given, and a whole script's name written by the author.
+      server("replica", "--password", "hunter3x9", "--password-3", "hunter4x9", "--x", "${GH_COMMAND}"),
+      { name: "gh", command: "bash", args: ["-lc", "exec gh-mcp --token gh0tok3n99"] },
+      server("shell", "--pwd", "pw-one-111", "--pwd", "pw-two-222"),
+    );
+    expect(exportedArgs(doc)).toEqual([
+      ["--password", "${PASSWORD}", "--note", "${API_KEY}"],
+      ["--password", "${PASSWORD_2}", "--api-key=${API_KEY_2}"],
+      ["--password", "${PASSWORD_3}", "--password-3", "${PASSWORD_3_2}", "--x", "${GH_COMMAND}"],
+      ["-lc", "${GH_COMMAND_2}"],
+      // Never `${PWD}`, which the environment always sets to the working directory.
+      ["--pwd", "${PWD_SECRET}", "--pwd", "${PWD_SECRET_2}"],
+    ]);
+  });
+
+  it("reports, for each place, the references the export writes there", () => {
+    const doc: AgentSpec = {
+      spec: SPEC_TOKEN,
+      model: { extraBody: { api_key: "abc123def456" } },
+      bundle: {
+        mcpServers: [
+          { ...server("a", "--api-key", "zzz999yyy888", "postgres://u:pw1234@db/app"), env: { TOKEN: "t" } },
+          server("b", "--run", "exec srv --token t0k3n11 --api-key abc123def456"),
+        ],
+      },
+    };
+    const hints = findSpecSecrets(doc);
+    expect(hints.map((hint) => [hint.path, hint.references])).toEqual([
+      ["model.extraBody.api_key", ["${API_KEY}"]],
+      ["bundle.mcpServers[0].args[1]", ["${API_KEY_2}"]],
+      // A URL's credentials are dropped, and `env` is removed: no reference.
+      ["bundle.mcpServers[0].args[2]", undefined],
+      ["bundle.mcpServers[0].env.TOKEN", undefined],
+      ["bundle.mcpServers[1].args[1]", ["${TOKEN}", "${API_KEY}"]],
+    ]);
+    const out = exportSpec(doc);
+    // Each reference reported is written at its place in the export.
+    for (const { path, references = [] } of hints)
+      for (const reference of references) expect(at(out, path)).toContain(reference);
+  });
+
+  it("is a fixed point, and names 16 000 servers' passwords in linear time", () => {
+    const doc = bundled(
+      ...Array.from({ length: 16_000 }, (_, i) => server(`s${i}`, "--password", `pw-${i}-x9`)),
+    );
+    const start = performance.now();
+    const out = exportSpec(doc);
+    // Quadratic, looking for a free suffix from `_2` each time, this would take minutes.
+    expect(performance.now() - start).toBeLessThan(8000);
+    expect(out.bundle?.mcpServers?.at(-1)?.args).toEqual(["--password", "${PASSWORD_16000}"]);
+    expect(exportSpec(out)).toEqual(out);
+    expect(findSpecSecrets(out)).toEqual([]);
+  }, 30_000);
 });

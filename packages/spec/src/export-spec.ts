@@ -1,6 +1,11 @@
 import { asSpec } from "./as-spec.js";
-import { visitSecrets } from "./find-spec-secrets.js";
-import type { AgentSpec, BundledServer } from "./types.js";
+import {
+  type ReferenceNames,
+  referenceNames,
+  visitSecrets,
+  withoutServerCredentials,
+} from "./find-spec-secrets.js";
+import type { AgentSpec } from "./types.js";
 
 // A redaction can uncover a second sign in the same string (a URL's path shaped like a key once
 // its userinfo is gone), so the scan repeats; past this many rounds a place is replaced whole.
@@ -20,41 +25,50 @@ const ROUNDS = 4;
  * `description`, only the secret: `postgres://${SECRET}@db/app`,
  * `DATABASE_URL=postgres://${SECRET}@db/app`, `--api-key ${API_KEY}`, `"api_key": "${API_KEY}"`); a
  * key in an identifier (a prompt part's or hook's `id`, a server's `name` and the places naming
- * it) becomes a reference of its own, `${SECRET}`, `${SECRET_2}`, … one per distinct key, so ids
- * stay distinct; a `command` pasted as a whole command line has each flagged word redacted so. A
+ * it) is replaced so too, the whole id when that would still repeat another, so ids stay
+ * distinct; a `command` pasted as a whole command line has each flagged word redacted so. A
  * shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`, `pwsh -Command`, …) is
  * never rewritten inside: kept byte for byte, or, when it may hold a credential (`findSpecSecrets`
- * reports it), replaced whole by one reference named after its server (`${GITHUB_COMMAND}`; `_2`,
- * … when the name is taken), which the host fills with the script itself.
+ * reports it), replaced whole by one reference named after its server (`${GITHUB_COMMAND}`),
+ * which the host fills with the script itself.
+ * Each distinct credential (or script) gets one reference across the whole spec: the same value
+ * written twice, in one server or two, under any name, is one reference (the first place's) for
+ * the host to fill once; a different value whose name is taken gets the next free suffix, in the
+ * order `findSpecSecrets` reports the places (`--password aaa` in one server and `--password bbb`
+ * in another: `${PASSWORD}` and `${PASSWORD_2}`). A name is never one the spec already writes (the
+ * author's own `${PASSWORD}` pushes a found password to `${PASSWORD_2}`; a literal default
+ * `${DB_PASSWORD:-X}` becomes `${DB_PASSWORD:-${DB_PASSWORD_2}}`), another credential's or a
+ * script's, nor a variable the environment always sets (`--pwd X`: `${PWD_SECRET}`).
+ * `findSpecSecrets` lists, for each place, the references written there
+ * (`SecretHint.references`), so a host can fill each from what the original spec says there.
  * Everything else is kept as written. The result is a valid document:
  * `parseSpec(exportSpec(spec), { bundle: true })` reads it back whole (every entry, no repeated
  * id), and `findSpecSecrets` on it is empty. Never changes its argument. Throws `AgentSpecError`
  * when `spec` is not a parsed spec.
  */
 export function exportSpec(spec: AgentSpec): AgentSpec {
-  const copy = asSpec(spec, "exportSpec");
-  const servers = copy.bundle?.mcpServers;
-  if (copy.bundle && servers) {
-    copy.bundle = {
-      ...copy.bundle,
-      mcpServers: servers.map(({ env: _env, headers: _headers, ...rest }): BundledServer => rest),
-    };
-  }
+  const copy = withoutServerCredentials(asSpec(spec, "exportSpec"));
+  // One namer for every round: a credential a later round finds keeps the name an earlier one gave.
+  const names = referenceNames(copy);
   for (let round = 0; round < ROUNDS; round += 1) {
     let found = false;
     const last = round === ROUNDS - 1;
-    visitSecrets(copy, (hint, replace, safe) => {
-      found = true;
-      replace(last ? lastResort(hint.path, safe) : safe);
-    });
+    visitSecrets(
+      copy,
+      (hint, replace, safe) => {
+        found = true;
+        replace(last ? lastResort(hint.path, safe, names) : safe);
+      },
+      names,
+    );
     if (!found) break;
   }
   return copy;
 }
 
-/** A place still flagged after every round: a URL keeps only its scheme and host, anything else becomes a reference. */
-function lastResort(path: string, safe: string): string {
-  if (!/(?:baseUrl|\.url)$/.test(path)) return "${SECRET}";
+/** A place still flagged after every round: a URL keeps only its scheme and host, anything else becomes a reference of its own. */
+function lastResort(path: string, safe: string, names: ReferenceNames): string {
+  if (!/(?:baseUrl|\.url)$/.test(path)) return `\${${names.fresh("SECRET")}}`;
   try {
     return new URL(safe).origin;
   } catch {

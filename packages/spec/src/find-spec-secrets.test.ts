@@ -55,14 +55,20 @@ const ASSIGNED = /^(?:[A-Za-z_][\w.-]*|--?[A-Za-z][\w.-]*)=/;
 // command is exported whole instead: see shell-command-export.test.ts.
 
 /**
- * The reader writes `line` as `safe`: exportSpec as a pasted `command`, and withoutArgSecrets as an
- * argument after `--run` when `asArg` (by default unless `line` starts with `NAME=` or `--flag=`: see
- * `ASSIGNED`).
+ * The reader writes `line` as `safe`: exportSpec as a pasted `command` (as `exported` when given:
+ * the export names one reference per distinct credential, never one the spec already writes), and
+ * withoutArgSecrets as an argument after `--run` when `asArg` (by default unless `line` starts with
+ * `NAME=` or `--flag=`: see `ASSIGNED`).
  */
-function expectHidden(line: string, safe: string, asArg = !ASSIGNED.test(line)): void {
-  expect(exportedLine(line)).toBe(safe);
+function expectHidden(line: string, safe: string, asArg = !ASSIGNED.test(line), exported = safe): void {
+  expect(exportedLine(line)).toBe(exported);
   if (asArg) expect(withoutArgSecrets(["--run", line])).toEqual(["--run", safe]);
 }
+
+/** The `${NAME}` references `text` writes, in order, once each: what a hint lists for a place the export wrote so (no reference of the author's in it). */
+const referencesIn = (text: string): string[] => [
+  ...new Set(Array.from(text.matchAll(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g), (match) => match[0])),
+];
 
 /** The reader leaves `safe`, what it wrote, as it is, and flags nothing in it. */
 function expectStable(safe: string): void {
@@ -93,15 +99,30 @@ function expectWholeLine(line: string): void {
 }
 
 describe("findSpecSecrets names the places a credential may be, with the reason", () => {
-  it.each<[string, Partial<BundledServer>, string, SecretSign]>([
-    ["a --api-key flag's value", { args: ["serve", "--api-key", "abc123"] }, "args[2]", SecretSign.Flag],
-    ["a --token=value argument", { args: ["--token=abc123"] }, "args[0]", SecretSign.Flag],
-    ["a -p password flag's value", { args: ["-password", "hunter2"] }, "args[1]", SecretSign.Flag],
+  // The references the export writes there, when it writes any (a URL's credentials are dropped,
+  // `env` and `headers` removed).
+  it.each<[string, Partial<BundledServer>, string, SecretSign, string[]?]>([
+    [
+      "a --api-key flag's value",
+      { args: ["serve", "--api-key", "abc123"] },
+      "args[2]",
+      SecretSign.Flag,
+      ["${API_KEY}"],
+    ],
+    ["a --token=value argument", { args: ["--token=abc123"] }, "args[0]", SecretSign.Flag, ["${TOKEN}"]],
+    [
+      "a -p password flag's value",
+      { args: ["-password", "hunter2"] },
+      "args[1]",
+      SecretSign.Flag,
+      ["${PASSWORD}"],
+    ],
     [
       "a header given as an argument",
       { args: ["-H", "Authorization: Bearer abcdefgh12345"] },
       "args[1]",
       SecretSign.Flag,
+      ["${AUTHORIZATION}"],
     ],
     [
       "user:pass in a URL argument",
@@ -120,9 +141,22 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
       { args: ["ghp_abcdefghijklmnopqrstuvwxyz0123"] },
       "args[0]",
       SecretSign.Value,
+      ["${SECRET}"],
     ],
-    ["an OpenAI-shaped key", { args: ["sk-proj-abcdefghijklmnopqrstu"] }, "args[0]", SecretSign.Value],
-    ["a JWT", { args: ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig"] }, "args[0]", SecretSign.Value],
+    [
+      "an OpenAI-shaped key",
+      { args: ["sk-proj-abcdefghijklmnopqrstu"] },
+      "args[0]",
+      SecretSign.Value,
+      ["${SECRET}"],
+    ],
+    [
+      "a JWT",
+      { args: ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig"] },
+      "args[0]",
+      SecretSign.Value,
+      ["${SECRET}"],
+    ],
     ["a telling env name", { env: { GITHUB_TOKEN: "abc" } }, "env.GITHUB_TOKEN", SecretSign.Field],
     [
       "a key-shaped env value under a plain name",
@@ -153,6 +187,7 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
       },
       "args[4]",
       SecretSign.Flag,
+      ["${GITHUB_PERSONAL_ACCESS_TOKEN}"],
     ],
     // mcp-remote's documented header form, with no space after the colon.
     [
@@ -160,6 +195,7 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
       { args: ["mcp-remote", "https://mcp.example.com/sse", "--header", "Authorization:Bearer abc123"] },
       "args[3]",
       SecretSign.Flag,
+      ["${AUTHORIZATION}"],
     ],
     // @modelcontextprotocol/server-postgres takes its connection string as a positional argument.
     [
@@ -181,10 +217,15 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
       "url",
       SecretSign.Query,
     ],
-  ])("%s", (_, server, where, sign) => {
+  ])("%s", (_, server, where, sign, references) => {
     const [hint, ...rest] = findSpecSecrets(withServer(server));
     expect(rest).toEqual([]);
-    expect(hint).toEqual({ path: `bundle.mcpServers[0].${where}`, server: "srv", sign });
+    expect(hint).toEqual({
+      path: `bundle.mcpServers[0].${where}`,
+      server: "srv",
+      sign,
+      ...(references ? { references } : {}),
+    });
   });
 
   it("reads a bundled server's URL", () => {
@@ -209,7 +250,12 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
         "docker run -i --rm -e GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz12 ghcr.io/github/github-mcp-server",
     });
     expect(findSpecSecrets(spec)).toEqual([
-      { path: "bundle.mcpServers[0].command", server: "srv", sign: SecretSign.Flag },
+      {
+        path: "bundle.mcpServers[0].command",
+        server: "srv",
+        sign: SecretSign.Flag,
+        references: ["${GITHUB_TOKEN}"],
+      },
     ]);
     // Its words are read as args are: the assignment names the variable the host fills.
     expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe(
@@ -265,7 +311,16 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     "reads a command line in a server's command with the rules for args: %s",
     (_, command, sign, exported) => {
       const spec = withServer({ command });
-      expect(findSpecSecrets(spec)).toEqual([{ path: "bundle.mcpServers[0].command", server: "srv", sign }]);
+      // Each reference the export writes, and only those, is reported (none for a URL's credentials).
+      const references = [...exported.matchAll(/\$\{[A-Z_]+\}/g)].map((match) => match[0]);
+      expect(findSpecSecrets(spec)).toEqual([
+        {
+          path: "bundle.mcpServers[0].command",
+          server: "srv",
+          sign,
+          ...(references.length > 0 ? { references } : {}),
+        },
+      ]);
       const out = exportSpec(spec);
       expect(out.bundle?.mcpServers?.[0]?.command).toBe(exported);
       expect(findSpecSecrets(out)).toEqual([]);
@@ -274,8 +329,14 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
 
   it("names a command line once however many words in it are flagged, and leaves references alone", () => {
     const spec = withServer({ command: `srv --token abc123 -e DB_PASS=hunter2 --api-key=\${KEY}` });
+    // The author's own `${KEY}` is no reference the export gives.
     expect(findSpecSecrets(spec)).toEqual([
-      { path: "bundle.mcpServers[0].command", server: "srv", sign: SecretSign.Flag },
+      {
+        path: "bundle.mcpServers[0].command",
+        server: "srv",
+        sign: SecretSign.Flag,
+        references: ["${TOKEN}", "${DB_PASS}"],
+      },
     ]);
     expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe(
       `srv --token \${TOKEN} -e DB_PASS=\${DB_PASS} --api-key=\${KEY}`,
@@ -392,16 +453,27 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
         ],
       },
     };
+    // Four different keys: four references (r42a #9: one `${SECRET}` for all could not be filled back).
     expect(findSpecSecrets(spec)).toEqual([
-      { path: "model.endpoint.baseUrl", sign: SecretSign.Value },
-      { path: "tasks.title.endpoint.baseUrl", sign: SecretSign.Value },
-      { path: "bundle.mcpServers[0].url", server: "a", sign: SecretSign.Value },
-      { path: "bundle.mcpServers[1].url", server: "b", sign: SecretSign.Userinfo },
+      { path: "model.endpoint.baseUrl", sign: SecretSign.Value, references: ["${SECRET}"] },
+      { path: "tasks.title.endpoint.baseUrl", sign: SecretSign.Value, references: ["${SECRET_2}"] },
+      {
+        path: "bundle.mcpServers[0].url",
+        server: "a",
+        sign: SecretSign.Value,
+        references: ["${SECRET_3}"],
+      },
+      {
+        path: "bundle.mcpServers[1].url",
+        server: "b",
+        sign: SecretSign.Userinfo,
+        references: ["${SECRET_4}"],
+      },
     ]);
     const exported = exportSpec(spec);
     expect(findSpecSecrets(exported)).toEqual([]);
     expect(exported.model?.endpoint?.baseUrl).toBe("https://proxy.example/${SECRET}/v1");
-    expect(exported.bundle?.mcpServers?.[1]?.url).toBe("https://mcp.example/${SECRET}/mcp");
+    expect(exported.bundle?.mcpServers?.[1]?.url).toBe("https://mcp.example/${SECRET_4}/mcp");
     const shown = JSON.stringify(exported);
     for (const key of ["sk-proj-", "gsk_", "tvly-", "ghp_", "me:pw"]) expect(shown).not.toContain(key);
   });
@@ -422,9 +494,9 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     };
     expect(findSpecSecrets(spec)).toEqual([
       { path: "model.endpoint.baseUrl", sign: SecretSign.Query },
-      { path: "model.extraBody.metadata.api_key", sign: SecretSign.Field },
+      { path: "model.extraBody.metadata.api_key", sign: SecretSign.Field, references: ["${API_KEY}"] },
       { path: "tasks.title.endpoint.baseUrl", sign: SecretSign.Userinfo },
-      { path: "tasks.title.extraBody.user", sign: SecretSign.Value },
+      { path: "tasks.title.extraBody.user", sign: SecretSign.Value, references: ["${SECRET}"] },
     ]);
   });
 
@@ -618,9 +690,10 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
     };
     const hints = findSpecSecrets(spec);
     // A server whose name holds a key is not named in the hints: they never hand back the value.
+    // One key, one reference, wherever it is.
     expect(hints).toEqual([
-      { path: "name", sign: SecretSign.Value },
-      { path: "bundle.mcpServers[0].name", sign: SecretSign.Value },
+      { path: "name", sign: SecretSign.Value, references: [ref] },
+      { path: "bundle.mcpServers[0].name", sign: SecretSign.Value, references: [ref] },
     ]);
     expect(JSON.stringify(hints)).not.toContain(key);
     const out = exportSpec(spec);
@@ -631,19 +704,21 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
 
   it("still reads a header's or an extraBody value whole: an Authorization value with its space is found", () => {
     const value = "Bearer abcdefgh12345678";
+    const references = ["${SECRET}"];
+    // A header is removed by the export: no reference is written there.
     expect(findSpecSecrets(withServer({ headers: { "X-Forward": value } }))).toEqual([
       { path: 'bundle.mcpServers[0].headers["X-Forward"]', server: "srv", sign: SecretSign.Value },
     ]);
     expect(findSpecSecrets({ spec: SPEC_TOKEN, model: { extraBody: { forward: value } } })).toEqual([
-      { path: "model.extraBody.forward", sign: SecretSign.Value },
+      { path: "model.extraBody.forward", sign: SecretSign.Value, references },
     ]);
     expect(findSpecSecrets(withServer({ args: ["-H", `X-Forward: ${value}`] }))).toEqual([
-      { path: "bundle.mcpServers[0].args[1]", server: "srv", sign: SecretSign.Value },
+      { path: "bundle.mcpServers[0].args[1]", server: "srv", sign: SecretSign.Value, references },
     ]);
     // In a name it is free text, read a word at a time: the word after `Bearer` is found when it
     // reads as a token (16 characters, letters and digits), and only it is exported as a reference.
     expect(findSpecSecrets({ spec: SPEC_TOKEN, name: value })).toEqual([
-      { path: "name", sign: SecretSign.Value },
+      { path: "name", sign: SecretSign.Value, references },
     ]);
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
     expect(exportSpec({ spec: SPEC_TOKEN, name: value }).name).toBe("Bearer ${SECRET}");
@@ -669,26 +744,29 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
       },
     };
     const hints = findSpecSecrets(spec);
+    // One reference per distinct token across the spec: `hex` is `${SECRET}` wherever it is.
+    const nth = (n: number) => ref.replace("}", `_${n}}`);
     expect(hints).toEqual([
-      { path: "name", sign: SecretSign.Value },
-      { path: "description", sign: SecretSign.Value },
-      { path: "prompt[0].text", sign: SecretSign.Value },
+      { path: "name", sign: SecretSign.Value, references: [ref] },
+      { path: "description", sign: SecretSign.Value, references: [ref, nth(2)] },
+      { path: "prompt[0].text", sign: SecretSign.Value, references: [ref] },
       // A server whose name holds a token is not named in the hints: they never hand back the value.
-      { path: "bundle.mcpServers[0].name", sign: SecretSign.Value },
-      { path: "bundle.mcpServers[1].name", sign: SecretSign.Value },
-      { path: "bundle.mcpServers[2].name", sign: SecretSign.Value },
-      { path: "bundle.mcpServers[3].name", sign: SecretSign.Value },
+      { path: "bundle.mcpServers[0].name", sign: SecretSign.Value, references: [ref] },
+      { path: "bundle.mcpServers[1].name", sign: SecretSign.Value, references: [nth(3)] },
+      { path: "bundle.mcpServers[2].name", sign: SecretSign.Value, references: [nth(4)] },
+      { path: "bundle.mcpServers[3].name", sign: SecretSign.Value, references: [nth(5)] },
     ]);
     const out = exportSpec(spec);
     expect(out.name).toBe(`Bearer ${ref}`);
-    expect(out.description).toBe(`Call it with "Bearer ${ref}" or (Basic ${ref}).`);
+    // Two different tokens, two references (r42a #9).
+    expect(out.description).toBe(`Call it with "Bearer ${ref}" or (Basic ${nth(2)}).`);
     expect(out.prompt?.[0]?.text).toBe(`Send Token ${ref}, please`);
     // Identifiers: one reference per distinct token, the rest of the name kept.
     expect(out.bundle?.mcpServers?.map((server) => server.name)).toEqual([
       `Bearer ${ref}`,
-      `search Basic ${ref.replace("}", "_2}")}`,
-      `token ${ref.replace("}", "_3}")} mirror`,
-      `Token ${ref.replace("}", "_4}")}`,
+      `search Basic ${nth(3)}`,
+      `token ${nth(4)} mirror`,
+      `Token ${nth(5)}`,
     ]);
     const text = JSON.stringify(out);
     for (const secret of [hex, hex.slice(0, 16), basic, "dXNlcjpwYXNz", "550e8400"])
@@ -749,13 +827,13 @@ describe("findSpecSecrets names the places a credential may be, with the reason"
             name,
             bundle: { mcpServers: [{ name, command: "run-it" }] },
           };
+          const references = ["${SECRET}"];
           expect(findSpecSecrets(spec)).toEqual([
-            { path: "name", sign: SecretSign.Value },
-            { path: "bundle.mcpServers[0].name", sign: SecretSign.Value },
+            { path: "name", sign: SecretSign.Value, references },
+            { path: "bundle.mcpServers[0].name", sign: SecretSign.Value, references },
           ]);
           const out = exportSpec(spec);
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
-          const safe = [...before, scheme, "${SECRET}", ...after].join(" ");
+          const safe = [...before, scheme, ...references, ...after].join(" ");
           expect(out.name).toBe(safe);
           expect(out.bundle?.mcpServers?.[0]?.name).toBe(safe);
           expect(findSpecSecrets(out)).toEqual([]);
@@ -781,14 +859,17 @@ describe("withoutArgSecrets and withoutSecrets take out what findSpecSecrets fla
     [
       "su app -c 'DB_PASSWORD=Tr0ub4dor3xQ9 exec srv --token Tr0ub4dor3xQ9'",
       "su app -c 'DB_PASSWORD=${DB_PASSWORD} exec srv --token ${TOKEN}'",
+      // The export: one credential, one reference (r42a #9).
+      "su app -c 'DB_PASSWORD=${DB_PASSWORD} exec srv --token ${DB_PASSWORD}'",
     ],
     // The name unquoted: the quoted value is one value, blanks and all.
     ['DB_PASSWORD="correct horse battery" exec srv', 'DB_PASSWORD="${DB_PASSWORD}" exec srv'],
-  ])("a command line %j keeps the command around an assignment's value", (line, safe) => {
+  ])("a command line %j keeps the command around an assignment's value", (line, safe, exported = safe) => {
     // Before: the quoted word's whole rest was the value (`su app -c "DB_PASSWORD=${DB_PASSWORD}"`),
     // so the export dropped ` exec srv` and the server no longer started.
-    expectHidden(line, safe);
+    expectHidden(line, safe, undefined, exported);
     expectStable(safe);
+    expectStable(exported);
     expectFlaggedOnce(line);
   });
 
@@ -907,9 +988,11 @@ describe("findSpecSecrets and exportSpec read free text for credentials written 
   it("finds a URL's credentials, a flag, an assignment or a header in a prompt part or a description, redacts only the secret, and takes no ordinary word for one", () => {
     for (const [text, safe] of PROSE_SECRETS) {
       const spec: AgentSpec = { spec: SPEC_TOKEN, description: text, prompt: [{ id: "p", text }] };
+      // The same text twice: the same references in both.
+      const references = referencesIn(safe);
       expect(findSpecSecrets(spec), text).toEqual([
-        { path: "description", sign: SecretSign.Value },
-        { path: "prompt[0].text", sign: SecretSign.Value },
+        { path: "description", sign: SecretSign.Value, references },
+        { path: "prompt[0].text", sign: SecretSign.Value, references },
       ]);
       const out = exportSpec(spec);
       expect(out.prompt?.[0]?.text, text).toBe(safe);
@@ -1291,7 +1374,9 @@ describe("NAME=<url>: a URL's credentials after any variable name are found, and
     ].join("\n");
     expect(withoutProseSecrets(text)).toBe(safe);
     const spec: AgentSpec = { spec: SPEC_TOKEN, prompt: [{ id: "p", text }] };
-    expect(findSpecSecrets(spec)).toEqual([{ path: "prompt[0].text", sign: SecretSign.Value }]);
+    expect(findSpecSecrets(spec)).toEqual([
+      { path: "prompt[0].text", sign: SecretSign.Value, references: referencesIn(safe) },
+    ]);
     expect(exportSpec(spec).prompt?.[0]?.text).toBe(safe);
   });
 });
@@ -1359,7 +1444,9 @@ describe("prose: credentials pasted as JSON, a markdown link, curl -u, mysql -p,
     for (const [text, safe] of PASTED) {
       expect(withoutProseSecrets(text), text).toBe(safe);
       const spec: AgentSpec = { spec: SPEC_TOKEN, prompt: [{ id: "p", text }] };
-      expect(findSpecSecrets(spec), text).toEqual([{ path: "prompt[0].text", sign: SecretSign.Value }]);
+      expect(findSpecSecrets(spec), text).toEqual([
+        { path: "prompt[0].text", sign: SecretSign.Value, references: referencesIn(safe) },
+      ]);
       const out = exportSpec(spec);
       expect(out.prompt?.[0]?.text, text).toBe(safe);
       expect(findSpecSecrets(out), text).toEqual([]);
@@ -1465,7 +1552,13 @@ describe("args: --env=NAME=<value>, connection strings and command lines are rea
       },
     };
     expect(findSpecSecrets(spec)).toEqual([
-      { path: "bundle.mcpServers[0].args[3]", server: "mssql", sign: SecretSign.Flag },
+      {
+        path: "bundle.mcpServers[0].args[3]",
+        server: "mssql",
+        sign: SecretSign.Flag,
+        references: ["${PASSWORD}"],
+      },
+      // The URL's credentials are dropped: no reference.
       { path: "bundle.mcpServers[1].args[1]", server: "pg", sign: SecretSign.Userinfo },
     ]);
     const out = exportSpec(spec);
@@ -1689,27 +1782,43 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
       'exec srv --password="${DB_PASSWORD:-Tr0ub4dor3x}"',
       'exec srv --password="${DB_PASSWORD:-${PASSWORD}}"',
     ],
+    // The export never names the default after the variable the line already reads (r42a #9): a
+    // host filling `DB_PASSWORD` with the default would change what the variable says everywhere.
     [
       "DB_PASSWORD=${DB_PASSWORD:-Tr0ub4dor3x} exec srv",
       "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD}} exec srv",
+      "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD_2}} exec srv",
     ],
-    ["DB_PASSWORD=${DB_PASSWORD:-dev} exec db-mcp", "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD}} exec db-mcp"],
-    ["exec srv ${DB_PASSWORD-Tr0ub4dor3x}", "exec srv ${DB_PASSWORD-${DB_PASSWORD}}"],
+    [
+      "DB_PASSWORD=${DB_PASSWORD:-dev} exec db-mcp",
+      "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD}} exec db-mcp",
+      "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD_2}} exec db-mcp",
+    ],
+    [
+      "exec srv ${DB_PASSWORD-Tr0ub4dor3x}",
+      "exec srv ${DB_PASSWORD-${DB_PASSWORD}}",
+      "exec srv ${DB_PASSWORD-${DB_PASSWORD_2}}",
+    ],
     ["exec srv --token ${T:=hunter2} --port 80", "exec srv --token ${T:=${TOKEN}} --port 80"],
     ["exec srv --api-key=${K=hunter2}", "exec srv --api-key=${K=${API_KEY}}"],
     ["exec srv --password ${PW:-'Tr0ub4 dor3x'}", "exec srv --password ${PW:-'${PASSWORD}'}"],
     ["exec srv --password \"${PW:-'Tr0ub4dor3x'}\"", "exec srv --password \"${PW:-'${PASSWORD}'}\""],
-    ['exec srv ${DB_PASSWORD:-"a}b9"} --x', 'exec srv ${DB_PASSWORD:-"${DB_PASSWORD}"} --x'],
+    [
+      'exec srv ${DB_PASSWORD:-"a}b9"} --x',
+      'exec srv ${DB_PASSWORD:-"${DB_PASSWORD}"} --x',
+      'exec srv ${DB_PASSWORD:-"${DB_PASSWORD_2}"} --x',
+    ],
     [
       "X=$(cat <<EOF\nit's up (soon\nEOF\n) ; deploy --token hunter2",
       "X=$(cat <<EOF\nit's up (soon\nEOF\n) ; deploy --token ${TOKEN}",
     ],
   ])(
     'reads quotes in substitutions, $"…" and ${NAME:-word} as bash does (a script, with a comment or a heredoc around the secret, exported whole: fix113), in %j (r35 #6, #1, #12)',
-    (line, safe) => {
+    (line, safe, exported = safe) => {
       if (SCRIPT.test(line)) return expectWholeLine(line);
-      expectHidden(line, safe);
+      expectHidden(line, safe, undefined, exported);
       expectStable(safe);
+      expectStable(exported);
       expectFlaggedOnce(line);
     },
   );
@@ -1937,6 +2046,8 @@ describe("a literal default in a plain argument, env or header value is read as 
     [
       ["-e", "DB_PASSWORD=${DB_PASSWORD:-dev}"],
       ["-e", "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD}}"],
+      // The export never names the default after the variable the spec already reads (r42a #9).
+      ["-e", "DB_PASSWORD=${DB_PASSWORD:-${DB_PASSWORD_2}}"],
     ],
     [
       ["-H", "Authorization: Bearer ${TOKEN:-sk-abcdefghijklmnop1234}"],
@@ -1947,8 +2058,12 @@ describe("a literal default in a plain argument, env or header value is read as 
       ["--conn", "Server=db;Password=${PW:-${PASSWORD}};"],
     ],
     // Under a variable whose whole name tells, with no telling flag, as the command-line reader reads it.
-    [["${DB_PASSWORD:-Tr0ub4dor3x}"], ["${DB_PASSWORD:-${DB_PASSWORD}}"]],
-    [["--x=${API_TOKEN-abc}"], ["--x=${API_TOKEN-${API_TOKEN}}"]],
+    [
+      ["${DB_PASSWORD:-Tr0ub4dor3x}"],
+      ["${DB_PASSWORD:-${DB_PASSWORD}}"],
+      ["${DB_PASSWORD:-${DB_PASSWORD_2}}"],
+    ],
+    [["--x=${API_TOKEN-abc}"], ["--x=${API_TOKEN-${API_TOKEN}}"], ["--x=${API_TOKEN-${API_TOKEN_2}}"]],
     // A key shape in a default is a key shape.
     [[`\${GH:-${key}}`], ["${GH:-${SECRET}}"]],
     // Literal text outside the reference: the whole value, as before.
@@ -1956,13 +2071,13 @@ describe("a literal default in a plain argument, env or header value is read as 
       ["--password", "pre${DB_PASSWORD:-X}"],
       ["--password", "${PASSWORD}"],
     ],
-  ])("replaces only the default's word in %j", (args, safe) => {
+  ])("replaces only the default's word in %j", (args, safe, exported = safe) => {
     expect(withoutArgSecrets(args)).toEqual(safe);
     expect(withoutArgSecrets(safe)).toEqual(safe);
     const spec = withServer({ args });
     expect(findSpecSecrets(spec)).toHaveLength(1);
     const out = exportSpec(spec);
-    expect(out.bundle?.mcpServers?.[0]?.args).toEqual(safe);
+    expect(out.bundle?.mcpServers?.[0]?.args).toEqual(exported);
     expect(findSpecSecrets(out)).toEqual([]);
   });
 
@@ -2106,16 +2221,19 @@ describe("the command-line reader fails safe: what it may have mis-read as data 
     [
       `exec srv \${PGPASSWORD:-\${POSTGRES_PASSWORD:-${S}}}`,
       "exec srv ${PGPASSWORD:-${POSTGRES_PASSWORD:-${POSTGRES_PASSWORD}}}",
+      // The export: not the name of a variable the line already reads (r42a #9).
+      "exec srv ${PGPASSWORD:-${POSTGRES_PASSWORD:-${POSTGRES_PASSWORD_2}}}",
     ],
     // #5: a quote left open at the end: the text after it is read again as words.
     [`echo don't; exec srv --password ${S}`, "echo don't; exec srv --password ${PASSWORD}"],
     [`X=$(echo a; exec srv --password ${S}`, "X=$(echo a; exec srv --password ${PASSWORD}"],
   ])(
     "reads %j as bash does, or fails safe (a script exported whole: fix113), and hides the secret (r37 #1, #7, #2, #5)",
-    (line, safe) => {
+    (line, safe, exported = safe) => {
       if (SCRIPT.test(line)) return expectWholeLine(line);
-      expectHidden(line, safe);
+      expectHidden(line, safe, undefined, exported);
       expectStable(safe);
+      expectStable(exported);
       expectFlaggedOnce(line);
     },
   );

@@ -15,15 +15,21 @@ import {
   withoutReferences,
   withoutUrlSecrets,
 } from "./secret-signs.js";
-import type { AgentSpec, EndpointSpec } from "./types.js";
+import type { AgentSpec, BundledServer, EndpointSpec } from "./types.js";
 
-/** A place in a spec that may hold a credential: where, in which bundled server, and why. Never the value. */
+/** A place in a spec that may hold a credential: where, in which bundled server, why, and the references an export writes there. Never the value. */
 export interface SecretHint {
   /** e.g. `bundle.mcpServers[0].args[2]`, `model.endpoint.baseUrl`, `tasks.title.extraBody.api_key`. */
   path: string;
   /** The bundled server's name, for a place inside `bundle.mcpServers`. */
   server?: string;
   sign: SecretSign;
+  /**
+   * The `${NAME}` references `exportSpec` writes at this place, in the order written, one per
+   * distinct credential across the spec (the same credential elsewhere gets the same reference);
+   * absent where it writes none (a URL losing its credentials, a server's `env` and `headers`, which it removes).
+   */
+  references?: string[];
 }
 
 /**
@@ -56,7 +62,10 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  * it holds such a command — else split into words as a shell splits it, each read as an argument
  * is, and reported once at `command`.
  * A hint is a place and a reason, never the value; it is a guess both ways. A `${VAR}` reference is
- * not a credential and is not reported. Throws `AgentSpecError` when `spec` is not a parsed spec.
+ * not a credential and is not reported. A hint lists the references `exportSpec` writes at its
+ * place (`references`: one per distinct credential across the spec, see `exportSpec`), none where
+ * the export drops the credential (a URL's) or removes the field (`env`, `headers`). Throws
+ * `AgentSpecError` when `spec` is not a parsed spec.
  */
 export function findSpecSecrets(spec: AgentSpec): SecretHint[] {
   const hints: SecretHint[] = [];
@@ -132,8 +141,52 @@ export function reference(name: string): string {
   return `\${${ALWAYS_SET.has(valid) || valid.startsWith("LC_") ? `${valid}_SECRET` : valid}}`;
 }
 
-/** @internal Calls `visit` for each place `findSpecSecrets` reports, in the same order; `spec` must be a fresh copy it may change. */
-export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
+/**
+ * @internal The spec as an export shares it: every bundled server's `env` and `headers` (where the
+ * format puts a server's credentials) removed, the rest the same objects.
+ */
+export function withoutServerCredentials(spec: AgentSpec): AgentSpec {
+  const servers = spec.bundle?.mcpServers;
+  if (!spec.bundle || !servers) return spec;
+  return {
+    ...spec,
+    bundle: {
+      ...spec.bundle,
+      mcpServers: servers.map(({ env: _env, headers: _headers, ...rest }): BundledServer => rest),
+    },
+  };
+}
+
+/** While `visitSecrets` runs, the names it gives; free text and prose are named by them too (`proseHide`). */
+let naming: ReferenceNames | undefined;
+
+/**
+ * @internal Calls `visit` for each place `findSpecSecrets` reports, in the same order; `spec` must
+ * be a fresh copy it may change. Each credential written as a reference is named by `names` (see
+ * `ReferenceNames`; by default a namer of its own, blind to the `env` and `headers` an export
+ * removes), and a hint lists the references written at its place (none at a server's `env` or
+ * `headers`, which an export removes).
+ */
+export function visitSecrets(
+  checked: AgentSpec,
+  visit: SecretVisit,
+  names: ReferenceNames = referenceNames(withoutServerCredentials(checked)),
+): void {
+  const outer = naming;
+  naming = names;
+  try {
+    visitNamed(checked, visit, names);
+  } finally {
+    naming = outer;
+  }
+}
+
+function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNames): void {
+  const visit: SecretVisit = (hint, replace, safe) => {
+    const references = names.given(safe).map((name) => `\${${name}}`);
+    report(references.length > 0 ? { ...hint, references } : hint, replace, safe);
+  };
+  const hide = names.hide;
   const endpoint = (at: string, value: EndpointSpec | undefined) => {
     const url = value?.baseUrl;
     if (value === undefined || url === undefined) return;
@@ -142,30 +195,34 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
       visit(
         { path: child(at, "baseUrl"), sign },
         (next) => (value.baseUrl = next),
-        safeString(url, sign, undefined),
+        safeString(url, sign, undefined, hide),
       );
   };
-  // A shell's command replaced whole gets a reference of its own: named after its server, never
-  // one the document already writes.
-  const scriptName = scriptNamer(checked);
+  // A shell's command replaced whole gets a reference of its own: named after its server (by `hide`).
+  const scriptName = (server: string | undefined) => `${server ?? "shell"}_command`;
   endpoint("model.endpoint", checked.model?.endpoint);
-  if (checked.model?.extraBody) scanFree("model.extraBody", checked.model.extraBody, undefined, visit);
+  if (checked.model?.extraBody) scanFree("model.extraBody", checked.model.extraBody, undefined, visit, hide);
   for (const [key, task] of Object.entries(checked.tasks ?? {})) {
     const at = child("tasks", key);
     endpoint(child(at, "endpoint"), task.endpoint);
-    if (task.extraBody) scanFree(child(at, "extraBody"), task.extraBody, undefined, visit);
+    if (task.extraBody) scanFree(child(at, "extraBody"), task.extraBody, undefined, visit, hide);
   }
   (checked.bundle?.mcpServers ?? []).forEach((server, index) => {
     const at = child("bundle.mcpServers", index);
     // A name shaped like a key is itself flagged (below), and never handed back as `server`.
     const name = holdsKey(server.name) ? undefined : server.name;
-    const found = (path: string, sign: SecretSign, replace: (next: string) => void, safe: string) =>
-      visit({ path, ...(name !== undefined ? { server: name } : {}), sign }, replace, safe);
+    const found = (
+      path: string,
+      sign: SecretSign,
+      replace: (next: string) => void,
+      safe: string,
+      to: SecretVisit = visit,
+    ) => to({ path, ...(name !== undefined ? { server: name } : {}), sign }, replace, safe);
     const url = server.url;
     if (url !== undefined) {
       const sign = stringSign(url, false);
       if (sign)
-        found(child(at, "url"), sign, (next) => (server.url = next), safeString(url, sign, undefined));
+        found(child(at, "url"), sign, (next) => (server.url = next), safeString(url, sign, undefined, hide));
     }
     // A command is a program, but a pasted one is sometimes a whole command line (or a script, or
     // a connection string): read as an argument holding whitespace is (see `lineSecrets`), and the
@@ -174,12 +231,14 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
     // command is in args (`pastedScript`: null when it holds none).
     const command = server.command;
     const pasted =
-      command !== undefined && /\s/.test(command) ? pastedScript(command, () => scriptName(name)) : null;
+      command !== undefined && /\s/.test(command)
+        ? pastedScript(command, hide, () => scriptName(name))
+        : null;
     const line =
       pasted !== null
         ? pasted
         : command !== undefined && /[\s;]/.test(command)
-          ? lineSecrets(command, undefined, () => scriptName(name))
+          ? lineSecrets(command, hide, () => scriptName(name))
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
     else if (command !== undefined && pasted === null) {
@@ -189,7 +248,7 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
           child(at, "command"),
           sign,
           (next) => (server.command = next),
-          safeString(command, sign, undefined),
+          safeString(command, sign, undefined, hide),
         );
     }
     const args = server.args ?? [];
@@ -198,7 +257,7 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
       args,
       (path, sign, argIndex, safe) =>
         found(path, sign, (next) => ((args as string[])[argIndex] = next), safe),
-      undefined,
+      hide,
       () => scriptName(name),
       command,
     );
@@ -213,11 +272,12 @@ export function visitSecrets(checked: AgentSpec, visit: SecretVisit): void {
             sign,
             (next) => (entries[key] = next),
             safeString(value, sign, key),
+            report,
           );
       }
     }
   });
-  scanRest("", checked, undefined, distinctIdentifiers(checked, visit));
+  scanRest("", checked, undefined, distinctIdentifiers(checked, visit, hide));
 }
 
 /** The places read above, by path: an endpoint's `baseUrl`, `extraBody`, and a bundled server's url, command, args, env and headers. */
@@ -267,7 +327,7 @@ function scanRest(at: string, value: unknown, server: string | undefined, visit:
         : undefined);
     const container = value as Record<string | number, unknown>;
     if (typeof item === "string") {
-      const safe = PROSE.test(path) ? proseWithoutKeys(item) : freeWithoutKeys(item);
+      const safe = PROSE.test(path) ? proseWithoutKeys(item) : freeWithoutKeys(item, proseHide);
       if (safe !== undefined)
         visit(
           { path, ...(inServer !== undefined ? { server: inServer } : {}), sign: SecretSign.Value },
@@ -280,31 +340,29 @@ function scanRest(at: string, value: unknown, server: string | undefined, visit:
   }
 }
 
-/** A string with its key-shaped parts as `${SECRET}`; the whole of it when a part is still flagged. */
-function keyless(value: string): string {
-  const out = withoutKeys(value);
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
-  return looksLikeKey(out) ? "${SECRET}" : out;
+/** A string with its key-shaped parts as what `hide` gives for each; the whole of it when a part is still flagged. */
+function keyless(value: string, hide: SecretHide): string {
+  const out = withoutKeys(value, hide);
+  return looksLikeKey(out) ? hide(value, undefined) : out;
 }
 
 /**
  * A string with each word (a run of non-whitespace) that looks like a key redacted (see
  * `keyless`), and each token of an `Authorization` value written across two words (`Bearer
- * <token>`, see `rewriteFree`) as `${SECRET}`; or undefined when nothing is. A string with no
- * whitespace is one word: tested whole.
+ * <token>`, see `rewriteFree`) as `${SECRET}` (or what `hide` gives); or undefined when nothing
+ * is. A string with no whitespace is one word: tested whole.
  */
-function freeWithoutKeys(text: string): string | undefined {
+function freeWithoutKeys(text: string, hide: SecretHide = () => reference("")): string | undefined {
   let flagged = false;
   const out = rewriteFree(
     text,
     (word) => {
       flagged = true;
-      return keyless(word);
+      return keyless(word, hide);
     },
-    () => {
+    (value) => {
       flagged = true;
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
-      return "${SECRET}";
+      return hide(value, undefined);
     },
   );
   return flagged ? out : undefined;
@@ -394,7 +452,7 @@ const OPENERS = new Set(["(", '"', "'", "`", "<", "[", "*"]);
 const CLOSERS = new Set([")", '"', "'", "`", ">", "]", "*", ".", ",", ";", "!", "?"]);
 
 /** What a credential taken out of free text becomes: a reference named after its flag, header or parameter, else `${SECRET}`. */
-const proseHide: SecretHide = (_secret, name) => reference(name ?? "");
+const proseHide: SecretHide = (secret, name) => (naming ? naming.hide(secret, name) : reference(name ?? ""));
 
 /**
  * True for a value after a telling name in free text (`--api-key X`, `API_KEY=X`, `password: X`)
@@ -643,8 +701,7 @@ function proseWord(word: string, last: string, before: string, client: Client = 
   // `Bearer 3f2a9c0d…` with no header before it: the token, as free text reads it (`schemeToken`).
   if (safe === undefined && SCHEME.test(last) && schemeToken(last, word)) safe = proseHide(word, undefined);
   if (safe === undefined) return undefined;
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${SECRET} reference, meant literally.
-  return safe === word || looksLikeKey(safe) || urlSign(safe) ? "${SECRET}" : safe;
+  return safe === word || looksLikeKey(safe) || urlSign(safe) ? proseHide(word, undefined) : safe;
 }
 
 /** The fields that name an entry: prompt and hook ids, bundled servers' names, and the places that name a server. */
@@ -653,27 +710,23 @@ const IDENTIFIER =
 
 /**
  * `visit`, with an identifier (see `IDENTIFIER`) the scan flagged redacted as free text is (each
- * word holding a key, the rest kept) but with a reference per distinct key rather than one
- * `${SECRET}` for all: `${SECRET}`, `${SECRET_2}`, `${SECRET_3}`, …, named after no reference an
- * identifier of the spec already holds. A value whose redaction would still be flagged, or would
- * equal another identifier's value or redaction, is replaced whole by a reference of its own. So
- * two ids redacted stay two ids (a repeated id would replace the other entry when the export is
- * read back), and a server's name and the places that name it are redacted alike.
+ * word holding a key, the rest kept), each key by the reference `hide` gives it (one per distinct
+ * key: `${SECRET}`, `${SECRET_2}`, `${SECRET_3}`, …). A value whose redaction would still be
+ * flagged, or would equal another identifier's value or redaction, is replaced whole by a
+ * reference of its own. So two ids redacted stay two ids (a repeated id would replace the other
+ * entry when the export is read back), and a server's name and the places that name it are
+ * redacted alike.
  */
-function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit): SecretVisit {
+function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit, hide: SecretHide): SecretVisit {
   let values: Map<string, string> | undefined;
-  const used = new Set<string>();
-  const refs = new Map<string, string>();
   const redacted = new Map<string, string>();
   const taken = new Set<string>();
-  let count = 0;
   const read = (): Map<string, string> => {
     const found = new Map<string, string>();
     const add = (path: string, value: unknown) => {
       if (typeof value !== "string") return;
       found.set(path, value);
       taken.add(value);
-      for (const match of value.matchAll(/\$\{([^{}]*)\}/g)) used.add(match[1] ?? "");
     };
     for (const [index, entry] of (spec.prompt ?? []).entries())
       add(child(child("prompt", index), "id"), entry.id);
@@ -687,20 +740,8 @@ function distinctIdentifiers(spec: AgentSpec, visit: SecretVisit): SecretVisit {
       add(child("tools.servers", index), name);
     return found;
   };
-  // One fresh reference per distinct text (a key, or a whole value).
-  const refFor = (text: string): string => {
-    let ref = refs.get(text);
-    if (ref === undefined) {
-      let name: string;
-      do {
-        count += 1;
-        name = count === 1 ? "SECRET" : `SECRET_${count}`;
-      } while (used.has(name));
-      ref = `\${${name}}`;
-      refs.set(text, ref);
-    }
-    return ref;
-  };
+  // One reference per distinct text (a key, or a whole value).
+  const refFor = (text: string): string => hide(text, undefined);
   const redact = (value: string): string => {
     const known = redacted.get(value);
     if (known !== undefined) return known;
@@ -743,8 +784,9 @@ function stringSign(value: string, tellingName: boolean): SecretSign | undefined
  */
 function safeString(value: string, sign: SecretSign, name: string | undefined, hide?: SecretHide): string {
   // A URL may carry a key in its path as well as in its userinfo or query.
+  // An export's names (`naming`) drop a URL's credentials, as the default does.
   if (sign === SecretSign.Userinfo || sign === SecretSign.Query)
-    return withoutKeys(withoutUrlSecrets(value, hide), hide);
+    return withoutKeys(withoutUrlSecrets(value, hide === naming?.hide ? undefined : hide), hide);
   // A literal default's word alone, when that is all it says in clear (`${DB_PASSWORD:-${DB_PASSWORD}}`).
   if (sign === SecretSign.Field)
     return hideLiteral(value, (secret) => (hide ? hide(secret, name) : reference(name ?? "")));
@@ -787,33 +829,42 @@ export function withoutSecrets(value: string, name?: string, hide?: SecretHide):
  */
 export function withoutArgSecrets(args: readonly string[], hide?: SecretHide): string[] {
   const out = [...args];
-  const scriptName = scriptNamer(args);
+  const names = referenceNames(args);
   scanArgs(
     "args",
     args,
     (_path, _sign, index, safe) => (out[index] = safe),
     hide,
-    () => scriptName(undefined),
+    () => names.fresh("SHELL_COMMAND"),
   );
   return out;
 }
 
 /**
- * Names for the references that stand for whole shell commands in `document`: `${NAME_COMMAND}`
- * after a server's name (`${SHELL_COMMAND}` with none), then `_2`, `_3`, … — never a name a
- * `${…}` in `document` already writes, nor one given before. One read of the document, once.
+ * @internal The names of the references an export writes, one per distinct credential: `hide(secret,
+ * name)` is the reference for `secret` given under `name` (its flag, field or variable; none for a
+ * key shape, `${SECRET}`), named after `name` (see `reference`), then `_2`, `_3`, … when that name
+ * is taken; the same `secret` given again, under any name, gets the reference it got first.
+ * `fresh(name)` is a name of its own (a whole script's, `${GITHUB_COMMAND}`). A name given is never
+ * one a `${…}` in `document` already writes, nor one given before (the environment's own names are
+ * `reference`'s concern). `given(text)` lists the names given that `text` writes, in order, once each.
  */
-function scriptNamer(document: unknown): (server: string | undefined) => string {
-  let used: Set<string> | undefined;
-  // Per base, the suffix to try next: k servers sharing a base cost k look-ups, not k²/2.
+export interface ReferenceNames {
+  hide: SecretHide;
+  fresh(name: string): string;
+  given(text: string): string[];
+}
+
+/** @internal See `ReferenceNames`: the names `document` writes are read once, here. */
+export function referenceNames(document: unknown): ReferenceNames {
+  const used = new Set<string>();
+  for (const match of (JSON.stringify(document) ?? "").matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
+    used.add(match[1] as string);
+  const given = new Set<string>();
+  const bySecret = new Map<string, string>();
+  // Per name, the suffix to try next: k credentials sharing a name cost k look-ups, not k²/2.
   const next = new Map<string, number>();
-  return (server) => {
-    if (used === undefined) {
-      used = new Set();
-      for (const match of (JSON.stringify(document) ?? "").matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
-        used.add(match[1] as string);
-    }
-    const base = reference(`${server ?? "shell"}_command`).slice(2, -1);
+  const fresh = (base: string): string => {
     let name = base;
     if (used.has(name)) {
       let n = next.get(base) ?? 2;
@@ -822,8 +873,20 @@ function scriptNamer(document: unknown): (server: string | undefined) => string 
       next.set(base, n + 1);
     }
     used.add(name);
+    given.add(name);
     return name;
   };
+  const hide: SecretHide = (secret, name) => {
+    let ref = bySecret.get(secret);
+    if (ref === undefined) {
+      ref = `\${${fresh(reference(name ?? "").slice(2, -1))}}`;
+      bySecret.set(secret, ref);
+    }
+    return ref;
+  };
+  const written = (text: string) =>
+    new Set(Array.from(text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g), (match) => match[1] as string));
+  return { hide, fresh, given: (text) => [...written(text)].filter((name) => given.has(name)) };
 }
 
 /**
@@ -1911,12 +1974,16 @@ function scanArgs(
  * kept byte for byte, or replaced whole by one reference when it may hold a credential (see
  * `shellScript`; always with a base64 `-EncodedCommand`). Null when it holds no such command.
  */
-function pastedScript(command: string, scriptName: () => string): ArgFound | undefined | null {
+function pastedScript(
+  command: string,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): ArgFound | undefined | null {
   const places = scriptPlaces(commandWordValues(command));
   if (places.size === 0) return null;
   return shellScript(
     command,
-    undefined,
+    hide,
     scriptName,
     [...places.values()].some((place) => place.kind === "encoded"),
   );
@@ -2284,6 +2351,7 @@ function scanFree(
   container: Record<string, unknown> | unknown[],
   name: string | undefined,
   visit: SecretVisit,
+  hide?: SecretHide,
 ): void {
   const entries: [string | number, unknown][] = Array.isArray(container)
     ? container.map((item, index) => [index, item])
@@ -2297,10 +2365,10 @@ function scanFree(
         visit(
           { path, sign },
           (next) => ((container as Record<string | number, unknown>)[key] = next),
-          safeString(value, sign, field),
+          safeString(value, sign, field, hide),
         );
     } else if (Array.isArray(value) || isPlainObject(value)) {
-      scanFree(path, value, field, visit);
+      scanFree(path, value, field, visit, hide);
     }
   }
 }

@@ -544,8 +544,14 @@ describe("a shell's own command in the export", () => {
 
   it("says the sign the reader found for the whole command: a URL's credentials", () => {
     const spec = specWith(SH, "exec pg-mcp --url postgres://app:Sup3rS3cret@db/app");
+    // Reported with the reference the export writes for the whole command.
     expect(findSpecSecrets(spec)).toEqual([
-      { path: "bundle.mcpServers[0].args[1]", server: "srv", sign: SecretSign.Userinfo },
+      {
+        path: "bundle.mcpServers[0].args[1]",
+        server: "srv",
+        sign: SecretSign.Userinfo,
+        references: ["${SRV_COMMAND}"],
+      },
     ]);
     expect(exportSpec(spec).bundle?.mcpServers?.[0]?.args).toEqual(["-c", "${SRV_COMMAND}"]);
   });
@@ -955,8 +961,10 @@ describe("reference names (r41 #14, #6)", () => {
       bundle: {
         mcpServers: [
           { name: "1password", command: "sh", args: ["-c", "exec op-mcp --token x1y2z3w4"] },
-          { name: "_1password", command: "sh", args: ["-c", "exec op-mcp --token x1y2z3w4"] },
+          { name: "_1password", command: "sh", args: ["-c", "exec op-mcp --token x9y8z7w6"] },
           { name: "2fa-mcp", command: "bash", args: ["-lc", "exec srv --token x1y2z3w4"] },
+          // The same script as the first server's: the same reference, filled once (r42a #9).
+          { name: "op-again", command: "sh", args: ["-c", "exec op-mcp --token x1y2z3w4"] },
         ],
       },
     };
@@ -965,6 +973,7 @@ describe("reference names (r41 #14, #6)", () => {
       "${_1PASSWORD_COMMAND}",
       "${_1PASSWORD_COMMAND_2}",
       "${_2FA_MCP_COMMAND}",
+      "${_1PASSWORD_COMMAND}",
     ]);
     expect(reference("2fa-token")).toBe("${_2FA_TOKEN}");
   });
@@ -977,7 +986,8 @@ describe("reference names (r41 #14, #6)", () => {
         mcpServers: names.map((name, i) => ({
           name,
           command: "sh",
-          args: ["-c", "exec srv --token t0k3nv4lue9", ...(i === 0 ? ["--note", "${A_B_COMMAND_3}"] : [])],
+          // A different script in each: one reference each.
+          args: ["-c", `exec srv --token t0k3nv4lue${i}`, ...(i === 0 ? ["--note", "${A_B_COMMAND_3}"] : [])],
         })),
       },
     };
@@ -999,7 +1009,8 @@ describe("reference names (r41 #14, #6)", () => {
           // Each name a different CJK letter: every one gives the base `COMMAND`.
           name: String.fromCharCode(0x4e00 + i),
           command: "sh",
-          args: ["-c", "exec srv --token-file /run/t"],
+          // A different script in each (the same script would be one reference for all).
+          args: ["-c", `exec srv --token-file /run/t${i}`],
         })),
       },
     };
@@ -1008,5 +1019,6 @@ describe("reference names (r41 #14, #6)", () => {
     // Quadratic, this took about 20 s here; linear, about 1-2 s.
     expect(performance.now() - start).toBeLessThan(8000);
     expect(hints).toHaveLength(10000);
+    expect(hints.at(-1)?.references).toEqual(["${COMMAND_10000}"]);
   }, 30_000);
 });

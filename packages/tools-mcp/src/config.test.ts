@@ -412,6 +412,40 @@ describe("${VAR} in a .mcp.json", () => {
     ]);
   });
 
+  it("fills each server with its own credential after spec's export named two different ones apart (r42a #9)", async () => {
+    const { exportSpec, findSpecSecrets, SPEC_TOKEN } = await import("@loopwright/spec");
+    const original = [
+      { name: "github", command: "gh-mcp", args: ["--password", "aaa111", "--token", "tok-shared-9x"] },
+      { name: "gitlab", command: "gl-mcp", args: ["--password", "bbb222", "--token", "tok-shared-9x"] },
+      { name: "vault", command: "vault-mcp", args: ["--password", "${PASSWORD}"] },
+    ];
+    const spec = { spec: SPEC_TOKEN, bundle: { mcpServers: original } };
+    const exported = exportSpec(spec);
+    const servers = exported.bundle?.mcpServers ?? [];
+    expect(JSON.stringify(servers)).not.toMatch(/aaa111|bbb222|tok-shared-9x/);
+    // The host fills each reference findSpecSecrets reports with what was written at its place.
+    const env: Record<string, string> = { PASSWORD: "the-vault-password" };
+    for (const { path, references = [] } of findSpecSecrets(spec)) {
+      const [, server, arg] = /^bundle\.mcpServers\[(\d+)\]\.args\[(\d+)\]$/.exec(path) ?? [];
+      const value = original[Number(server)]?.args[Number(arg)] ?? "";
+      for (const reference of references) env[reference.slice(2, -1)] = value;
+    }
+    expect(env).toEqual({
+      PASSWORD: "the-vault-password",
+      PASSWORD_2: "aaa111",
+      PASSWORD_3: "bbb222",
+      TOKEN: "tok-shared-9x",
+    });
+    // Before, both passwords were `${PASSWORD}`: one environment gave gitlab github's password,
+    // and the vault's own `${PASSWORD}` too.
+    const filled = mcpServers(servers, { env });
+    expect(filled.map((server) => (server.type === "stdio" ? server.args : []))).toEqual([
+      ["--password", "aaa111", "--token", "tok-shared-9x"],
+      ["--password", "bbb222", "--token", "tok-shared-9x"],
+      ["--password", "the-vault-password"],
+    ]);
+  });
+
   it("fills a nested default only when it is used, keeps an unclosed one as written, and takes deep nesting in one pass", () => {
     const args = (arg: string, vars: Record<string, string>) =>
       (mcpServers([{ name: "x", command: "x", args: [arg] }], { env: vars })[0] as { args: string[] })
