@@ -102,13 +102,19 @@ export interface BeforeToolCallContext {
  * of the host's keys; a notice tells the host what was wrong ("… not a field it reads (block, reason,
  * terminate, args; put the host's own data in meta)"). So `{ block: false, meta: { ruleId } }` runs
  * and `{ block: false, ruleId }` does not.
+ *
+ * `args` does not admit `undefined`: an own `args` key holding `undefined` (a rewrite that produced
+ * nothing) is not run. Under `exactOptionalPropertyTypes` the type refuses it (`{ args: maybe }`
+ * with `maybe` possibly undefined: leave the key out instead, `...(maybe && { args: maybe })`);
+ * without that setting TypeScript reads every optional property as admitting `undefined`, so only
+ * the run-time check refuses it.
  */
 export type BeforeToolCallResult =
   | undefined
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
   | void
   | { block: true; reason?: string | undefined; terminate?: boolean | undefined; meta?: unknown }
-  | { block?: false | undefined; args?: Record<string, unknown> | undefined; meta?: unknown };
+  | { block?: false | undefined; args?: Record<string, unknown>; meta?: unknown };
 
 /** What `afterToolCall` is handed. */
 export interface AfterToolCallContext extends BeforeToolCallContext {
@@ -132,13 +138,22 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
  * the result of this call to <name> (its answer could not be read).` — never quoting the answer nor
  * naming the host's keys —, and a notice tells the host what was wrong. So
  * `{ result: r, meta: { auditId } }` sends `r`.
+ *
+ * `result` is any value but `undefined` (`null` is a value): an own `result` key holding
+ * `undefined` (a redaction that returned nothing) withholds the tool's result, and a Promise (an
+ * un-awaited redaction) does too. A `result` typed `unknown` must be narrowed first. Under
+ * `exactOptionalPropertyTypes` the type refuses `{ result: undefined }` and `{ result: maybe }` with
+ * `maybe` possibly undefined (leave the key out to keep the tool's result); without that setting
+ * TypeScript reads every optional property as admitting `undefined`, so only the run-time check
+ * refuses it.
  */
 export type AfterToolCallResult =
   | undefined
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
   | void
   | {
-      result?: unknown | undefined;
+      // biome-ignore lint/complexity/noBannedTypes: `{}` is every value but undefined and null.
+      result?: {} | null;
       isError?: boolean | undefined;
       terminate?: boolean | undefined;
       meta?: unknown;
