@@ -685,16 +685,30 @@ function listed(names: readonly string[]): string {
  * wrong in full.
  */
 function readBeforeDecision(decision: Answer, name: string, args: unknown): BeforeDecision {
+  return readGuarded(
+    decision,
+    (value) => readBeforeAnswer(value, name, args),
+    (what) => notRun(name, what),
+    "undefined, { block: true, reason } or { args }",
+  );
+}
+
+/**
+ * `read(answer)`, or `unreadable` of what was wrong where reading it threw (a Proxy whose
+ * `ownKeys`, `get` or `getPrototypeOf` trap throws): its text may be anything the host's code
+ * holds, so only the host's notice carries it. `expected` names the answers the hook may give.
+ */
+function readGuarded<T>(
+  answer: Answer,
+  read: (value: unknown) => T,
+  unreadable: (what: string) => T,
+  expected: string,
+): T {
   try {
-    if ("threw" in decision) throw decision.threw;
-    return readBeforeAnswer(decision.value, name, args);
+    if ("threw" in answer) throw answer.threw;
+    return read(answer.value);
   } catch (thrown) {
-    // A Proxy whose `ownKeys`, `get` or `getPrototypeOf` trap throws: its text may be anything the
-    // host's code holds, so only the host's notice carries it.
-    return notRun(
-      name,
-      `an object whose reading threw (${thrownDetail(thrown)}), not undefined, { block: true, reason } or { args }`,
-    );
+    return unreadable(`an object whose reading threw (${thrownDetail(thrown)}), not ${expected}`);
   }
 }
 
@@ -817,21 +831,17 @@ type AfterRead =
  * string — `redact(result)` returned as it is —, a number, a list) withholds it too, and so does an
  * object that is not a plain one (an Error, a fetch Response whose body was not read, a Map, a class
  * instance), a `result` that is a Promise (an un-awaited redaction: its rejection is handled) and
- * an answer whose reading throws (a Proxy's trap). `withheld` is the error the call is answered with, for the model: it never quotes what
- * the hook answered (which may be the raw result) nor names the host's keys; the host's `notes` say
- * what was wrong in full.
+ * an answer whose reading throws (a Proxy's trap). `withheld` is the error the call is answered
+ * with, for the model: it never quotes what the hook answered (which may be the raw result), a
+ * trap's text nor the host's keys; the host's `notes` say what was wrong in full.
  */
 function readAfterAnswer(answer: Answer, name: string, toolIsError: boolean): AfterRead {
-  try {
-    if ("threw" in answer) throw answer.threw;
-    return readAfterFields(answer.value, name, toolIsError);
-  } catch (thrown) {
-    // As for beforeToolCall: a trap's text reaches the host's notice only.
-    return resultWithheld(
-      name,
-      `an object whose reading threw (${thrownDetail(thrown)}), not undefined or { result, isError, terminate }`,
-    );
-  }
+  return readGuarded(
+    answer,
+    (value) => readAfterFields(value, name, toolIsError),
+    (what) => resultWithheld(name, what),
+    "undefined or { result, isError, terminate }",
+  );
 }
 
 /** The tool's result withheld for an answer `what`: the short text for the model, the detail for the host. */
