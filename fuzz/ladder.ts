@@ -13,6 +13,7 @@ import {
   checkStrictSchema,
   dropOptionalNulls,
   isGrammarError,
+  mapAlongSchema,
   relaxSchema,
   restoreArguments,
   sanitizeSchema,
@@ -685,6 +686,37 @@ export const SHAPES: Shape[] = [
     run: (input) => {
       const { schema, args } = input as { schema: unknown; args: unknown };
       restoreArguments(args, schema);
+    },
+  },
+  {
+    // A host's backtracking pattern under an entry that declares `constructor` (so the walk must
+    // know whether a key matches), and the model's keys each the 31-character repro of r43: on
+    // 17443d0 one key blocked the event loop for 54 s, so the first rung never ended. The pattern
+    // is now never run (mayBacktrack): the walk takes each key both ways, in milliseconds.
+    name: "mapAlongSchema: 31-character keys under a backtracking patternProperties pattern",
+    build: (n) => {
+      // Lower-case letters only (the index's digits as a to j), then the "!" that makes it fail.
+      const key = (i: number) => {
+        const tag = [...String(i)].map((digit) => "abcdefghij"[Number(digit)]).join("");
+        return `${"a".repeat(30 - tag.length)}${tag}!`;
+      };
+      return {
+        schema: {
+          type: "object",
+          patternProperties: { "^([a-z]+)*$": { properties: { constructor: { type: "string" } } } },
+        },
+        args: Object.fromEntries(
+          Array.from({ length: Math.max(1, Math.floor(n / 40)) }, (_, i) => [key(i), {}]),
+        ),
+      };
+    },
+    run: (input) => {
+      const { schema, args } = input as { schema: unknown; args: unknown };
+      const along = (object: object, place: { walk(child: unknown, key: string): unknown }): unknown => {
+        for (const [key, child] of Object.entries(object)) place.walk(child, key);
+        return object;
+      };
+      mapAlongSchema(args, schema, along);
     },
   },
   {

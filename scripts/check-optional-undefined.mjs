@@ -152,6 +152,10 @@ const INPUT_NAMES = new Set([
 const KEPT = new Set([
   // runOwned tells a present `runId: undefined` from an absent one and refuses it.
   "loop/RunOptions.runId",
+  // A hook answer's own `args`/`result` key holding undefined is a rewrite or redaction that
+  // produced nothing, refused at run time; under the flag the type refuses it too.
+  "agent/BeforeToolCallResult.args",
+  "agent/AfterToolCallResult.result",
   // Computed and handed out, or internal state: not written by a host.
   "spec/ResolvedAgentConfig",
   "spec/InternalParseOptions",

@@ -93,7 +93,8 @@ export interface BeforeToolCallContext {
  * never read, never named in a notice. Only a plain object (`{ … }`, JSON-parsed, any realm's, or
  * with no prototype) is read: anything else — an `Error`, a fetch `Response` whose body was not read,
  * a `Map`, a class instance — is not run, and so are `args` that are not a plain object (an
- * un-awaited rewrite's Promise, a `Date`). `reason` and `terminate: true` belong to a block: without
+ * un-awaited rewrite's Promise, a `Date`) and an answer whose reading throws (a Proxy's trap: its
+ * text goes to the host's notice only). `reason` and `terminate: true` belong to a block: without
  * `block: true` the call is not run. Any other key whose value is not `undefined`/`null` fails
  * closed: beside `block: true` the call is blocked as asked, with a notice naming the key; otherwise
  * it is not run. A call not run for such an answer is answered, for the model, with `Not run: the
@@ -101,13 +102,19 @@ export interface BeforeToolCallContext {
  * of the host's keys; a notice tells the host what was wrong ("… not a field it reads (block, reason,
  * terminate, args; put the host's own data in meta)"). So `{ block: false, meta: { ruleId } }` runs
  * and `{ block: false, ruleId }` does not.
+ *
+ * `args` does not admit `undefined`: an own `args` key holding `undefined` (a rewrite that produced
+ * nothing) is not run. Under `exactOptionalPropertyTypes` the type refuses it (`{ args: maybe }`
+ * with `maybe` possibly undefined: leave the key out instead, `...(maybe && { args: maybe })`);
+ * without that setting TypeScript reads every optional property as admitting `undefined`, so only
+ * the run-time check refuses it.
  */
 export type BeforeToolCallResult =
   | undefined
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
   | void
   | { block: true; reason?: string | undefined; terminate?: boolean | undefined; meta?: unknown }
-  | { block?: false | undefined; args?: Record<string, unknown> | undefined; meta?: unknown };
+  | { block?: false | undefined; args?: Record<string, unknown>; meta?: unknown };
 
 /** What `afterToolCall` is handed. */
 export interface AfterToolCallContext extends BeforeToolCallContext {
@@ -124,18 +131,29 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
  * Any other key whose value is not `undefined`/`null` fails closed: beside `result` the result is
  * used, with a notice naming the key; without it (`{ redacted }`, `{ message: "Output withheld" }`,
  * `{ auditId }`) the tool's result is withheld, as it is for an answer that is not a plain object (a
- * string, a list, an `Error`, a fetch `Response` whose body was not read, a `Map`, a class instance).
+ * string, a list, an `Error`, a fetch `Response` whose body was not read, a `Map`, a class instance),
+ * for a `result` that is a Promise (an un-awaited redaction) and for an answer whose reading throws
+ * (a Proxy's trap: its text goes to the host's notice only).
  * A withheld call is answered, for the model, with `Result withheld: the host's policy hook withheld
  * the result of this call to <name> (its answer could not be read).` — never quoting the answer nor
  * naming the host's keys —, and a notice tells the host what was wrong. So
  * `{ result: r, meta: { auditId } }` sends `r`.
+ *
+ * `result` is any value but `undefined` (`null` is a value): an own `result` key holding
+ * `undefined` (a redaction that returned nothing) withholds the tool's result, and a Promise (an
+ * un-awaited redaction) does too. A `result` typed `unknown` must be narrowed first. Under
+ * `exactOptionalPropertyTypes` the type refuses `{ result: undefined }` and `{ result: maybe }` with
+ * `maybe` possibly undefined (leave the key out to keep the tool's result); without that setting
+ * TypeScript reads every optional property as admitting `undefined`, so only the run-time check
+ * refuses it.
  */
 export type AfterToolCallResult =
   | undefined
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is allowed.
   | void
   | {
-      result?: unknown | undefined;
+      // biome-ignore lint/complexity/noBannedTypes: `{}` is every value but undefined and null.
+      result?: {} | null;
       isError?: boolean | undefined;
       terminate?: boolean | undefined;
       meta?: unknown;

@@ -903,6 +903,80 @@ describe("hook answers that are objects but not plain ones (r41 #7, #8, #10, #11
   });
 });
 
+describe("hook answers read by schema-compat's isPlainPrototype, failing closed on a Proxy's trap (fix128)", () => {
+  /** A class extending null: its prototype has no prototype, as a plain object's prototype has none. */
+  const Allow = class Allow extends null {};
+  /** What the host's policy code holds, which a trap's error may quote. */
+  const SECRET = "policy-db://admin:hunter2@10.0.0.7";
+  const trapped = (trap: "ownKeys" | "get", target: object) =>
+    new Proxy(target, {
+      [trap]: () => {
+        throw new Error(`cannot reach ${SECRET}`);
+      },
+    });
+
+  it("refuses an instance of a class extending null, and reads plain answers of another realm, before and after the call", async () => {
+    const before = await runBeforeToolCall({
+      c1: Object.assign(Object.create(Allow.prototype), { args: { path: "/tmp/allowed" } }),
+      c2: runInNewContext('({ args: { path: "/tmp/realm" } })'),
+    });
+    expect(before.paths).toEqual(["/tmp/realm"]);
+    expect(before.read.c1).toBe(notRunText("rm"));
+    expect(before.notices).toEqual([
+      "Not run: beforeToolCall answered an instance of Allow, not undefined, { block: true, reason } or { args }.",
+    ]);
+    const after = await runAfterToolCall({
+      c1: Object.assign(Object.create(Allow.prototype), { result: "[redacted]" }),
+      c2: runInNewContext('({ result: "[redacted in another realm]" })'),
+    });
+    expect(after.read).toEqual({ c1: withheldText("read_env"), c2: "[redacted in another realm]" });
+    expect(JSON.stringify(after.sent)).not.toMatch(/RAWSECRET/);
+  });
+
+  it("beforeToolCall: a Proxy whose ownKeys or get trap throws is not run; the model reads the policy text, the host the trap's", async () => {
+    const { result, ran, sent, results, notices } = await runBeforeToolCall({
+      c1: trapped("ownKeys", { block: false }),
+      c2: trapped("get", { args: { path: "/tmp/x" } }),
+    });
+    expect(result.status).toBe("ok");
+    expect(ran).toEqual([]);
+    expect(results).toEqual([notRunText("rm"), notRunText("rm")]);
+    expect(JSON.stringify(sent)).not.toContain("hunter2");
+    expect(notices).toEqual([
+      `Not run: beforeToolCall answered an object whose reading threw (cannot reach ${SECRET}), not undefined, { block: true, reason } or { args }.`,
+      `Not run: beforeToolCall answered an object whose reading threw (cannot reach ${SECRET}), not undefined, { block: true, reason } or { args }.`,
+    ]);
+  });
+
+  it("afterToolCall: a Proxy whose trap throws, and a result given as a Promise, withhold the tool's result", async () => {
+    const answers: Record<string, unknown> = {
+      c1: trapped("ownKeys", { result: "[redacted]" }),
+      c2: trapped("get", { result: "[redacted]" }),
+      // An un-awaited redaction: `{ result: redact(result) }` of an async redactor.
+      c3: { result: Promise.resolve("[redacted]") },
+    };
+    // One that rejects, made when the hook answers: its rejection is handled, never unhandled.
+    Object.defineProperty(answers, "c4", {
+      enumerable: true,
+      get: () => ({ result: Promise.reject(new Error("redactor down")) }),
+    });
+    let run: Awaited<ReturnType<typeof runAfterToolCall>> | undefined;
+    const unhandled = await unhandledDuring(async () => {
+      run = await runAfterToolCall(answers);
+    });
+    expect(unhandled).toEqual([]);
+    const { result, results, sent, notices } = run!;
+    expect(result.status).toBe("ok");
+    expect(results).toEqual(["c1", "c2", "c3", "c4"].map(() => withheldText("read_env")));
+    const transcript = JSON.stringify(sent);
+    expect(transcript).not.toMatch(/RAWSECRET|hunter2/);
+    const threw = `afterToolCall answered an object whose reading threw (cannot reach ${SECRET}), not undefined or { result, isError, terminate } for the call to read_env; the tool's result was withheld.`;
+    const promised =
+      "afterToolCall answered result: a Promise: await the redaction, not a result for the call to read_env; the tool's result was withheld.";
+    expect(notices).toEqual([threw, threw, promised, promised]);
+  });
+});
+
 describe("a hook answer's meta: the host's own data, never read (fix101)", () => {
   it('beforeToolCall: runs the model\'s call for { block: false, meta: { decision: "deny", blocked, args } } and for { meta } alone, without a notice; a key outside meta refuses (fix105)', async () => {
     const answers: Record<string, BeforeToolCallResult> = {

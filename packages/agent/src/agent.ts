@@ -12,6 +12,7 @@ import {
   type StepPlan,
   type ToolChoice,
 } from "@loopwright/loop";
+import { isPlainPrototype } from "@loopwright/schema-compat";
 import { type AgentSpec, resolveAgentSpec } from "@loopwright/spec";
 import type {
   AfterToolCallContext,
@@ -550,14 +551,27 @@ function extraKeys(answer: object, fields: readonly string[]): string[] {
 }
 
 /**
- * Whether `value` is a plain object — its prototype is some realm's `Object.prototype`, or it has
- * none —, the only kind of object a hook's answer (or `args`) is read as. An `Error`, a `Response`,
- * a `Map`, a `Promise`, a class instance is not: its fields are not own keys (a getter, a private
- * field, a body still to read), so reading it by its keys would read it as saying nothing.
+ * Whether `value` is a plain object, the only kind of object a hook's answer (or `args`) is read
+ * as: its prototype is none, some realm's `Object.prototype` (a `node:vm` context's too) or an
+ * arguments prototype (`isPlainPrototype` of `@loopwright/schema-compat`, the rule the loop reads
+ * tool errors by). An `Error`, a `Response`, a `Map`, a `Promise`, a class instance (one extending
+ * `null` too) is not: its fields are not own keys (a getter, a private field, a body still to
+ * read), so reading it by its keys would read it as saying nothing. Throws where a Proxy's
+ * `getPrototypeOf` trap does (the readers below fail closed on it).
  */
 function isPlainObject(value: object): boolean {
-  const proto = Object.getPrototypeOf(value) as object | null;
-  return proto === null || Object.getPrototypeOf(proto) === null;
+  return isPlainPrototype(Object.getPrototypeOf(value));
+}
+
+/** A hook answer's reading that threw (a Proxy's trap), said for the host: its message, cut short. */
+function thrownDetail(thrown: unknown): string {
+  let text: string;
+  try {
+    text = errorText(thrown);
+  } catch {
+    text = "something that could not be read";
+  }
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
 /**
@@ -663,17 +677,75 @@ function listed(names: readonly string[]): string {
  * it the call is not run. Anything else — a string, a number, an array, an object that is not a
  * plain one (an Error, a Response, a Map, a class instance) — is not run.
  *
+ * An answer whose reading throws (a Proxy whose `ownKeys`, `get` or `getPrototypeOf` trap throws)
+ * is not run either.
+ *
  * A call not run for an answer of the wrong shape is answered, for the model, with a short text
- * that names none of the host's keys (`reason`); the host's `notes` say what was wrong in full.
+ * that names none of the host's keys nor a trap's text (`reason`); the host's `notes` say what was
+ * wrong in full.
  */
-function readBeforeDecision(decision: unknown, name: string, args: unknown): BeforeDecision {
-  if (decision === undefined || decision === null) return { run: true, args, notes: [] };
-  const refused = (what: string): BeforeDecision => ({
+function readBeforeDecision(decision: Answer, name: string, args: unknown): BeforeDecision {
+  return readGuarded(
+    decision,
+    (value) => readBeforeAnswer(value, name, args),
+    (what) => notRun(name, what),
+    "undefined, { block: true, reason } or { args }",
+  );
+}
+
+/**
+ * `read(answer)`, or `unreadable` of what was wrong where reading it threw (a Proxy whose
+ * `ownKeys`, `get` or `getPrototypeOf` trap throws): its text may be anything the host's code
+ * holds, so only the host's notice carries it. `expected` names the answers the hook may give.
+ */
+function readGuarded<T>(
+  answer: Answer,
+  read: (value: unknown) => T,
+  unreadable: (what: string) => T,
+  expected: string,
+): T {
+  try {
+    if ("threw" in answer) throw answer.threw;
+    return read(answer.value);
+  } catch (thrown) {
+    return unreadable(`an object whose reading threw (${thrownDetail(thrown)}), not ${expected}`);
+  }
+}
+
+/** What a hook answered, awaited, or what reading it threw (a Proxy's `get` trap asked for `then`). */
+type Answer = { value: unknown } | { threw: unknown };
+
+/**
+ * `raw`, a hook's return, awaited where it is a promise (its rejection, the hook's own failure, is
+ * thrown on as before). Where reading its `then` throws (a Proxy whose `get` trap throws), that is
+ * what it answered: `await` would have thrown the trap's text into the call's answer, for the model.
+ * An async hook resolving to such a Proxy rejects inside its own promise, and is thrown on.
+ */
+async function hookAnswer(raw: unknown): Promise<Answer> {
+  if ((typeof raw !== "object" && typeof raw !== "function") || raw === null) return { value: raw };
+  let then: unknown;
+  try {
+    then = (raw as { then?: unknown }).then;
+  } catch (thrown) {
+    return { threw: thrown };
+  }
+  return { value: typeof then === "function" ? await raw : raw };
+}
+
+/** A call not run for an answer `what` that could not be read: the short text for the model, the detail for the host. */
+function notRun(name: string, what: string): BeforeDecision {
+  return {
     run: false,
     reason: `Not run: the host's policy hook stopped this call to ${name} (its answer could not be read).`,
     terminate: false,
     notes: [`Not run: beforeToolCall answered ${what}.`],
-  });
+  };
+}
+
+/** `readBeforeDecision` without its guard: may throw where the answer is a Proxy whose trap throws. */
+function readBeforeAnswer(decision: unknown, name: string, args: unknown): BeforeDecision {
+  if (decision === undefined || decision === null) return { run: true, args, notes: [] };
+  const refused = (what: string): BeforeDecision => notRun(name, what);
   if (typeof decision !== "object" || Array.isArray(decision)) {
     return refused(`${kindOf(decision)}, not undefined, { block: true, reason } or { args }`);
   }
@@ -758,16 +830,32 @@ type AfterRead =
  * status, an error text) the tool's result is withheld. An answer that is no object at all (a bare
  * string — `redact(result)` returned as it is —, a number, a list) withholds it too, and so does an
  * object that is not a plain one (an Error, a fetch Response whose body was not read, a Map, a class
- * instance). `withheld` is the error the call is answered with, for the model: it never quotes what
- * the hook answered (which may be the raw result) nor names the host's keys; the host's `notes` say
- * what was wrong in full.
+ * instance), a `result` that is a Promise (an un-awaited redaction: its rejection is handled) and
+ * an answer whose reading throws (a Proxy's trap). `withheld` is the error the call is answered
+ * with, for the model: it never quotes what the hook answered (which may be the raw result), a
+ * trap's text nor the host's keys; the host's `notes` say what was wrong in full.
  */
-function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): AfterRead {
-  if (answer === undefined || answer === null) return { result: undefined, terminate: false, notes: [] };
-  const withheld = (what: string): AfterRead => ({
+function readAfterAnswer(answer: Answer, name: string, toolIsError: boolean): AfterRead {
+  return readGuarded(
+    answer,
+    (value) => readAfterFields(value, name, toolIsError),
+    (what) => resultWithheld(name, what),
+    "undefined or { result, isError, terminate }",
+  );
+}
+
+/** The tool's result withheld for an answer `what`: the short text for the model, the detail for the host. */
+function resultWithheld(name: string, what: string): AfterRead {
+  return {
     withheld: `Result withheld: the host's policy hook withheld the result of this call to ${name} (its answer could not be read).`,
     notes: [`afterToolCall answered ${what} for the call to ${name}; the tool's result was withheld.`],
-  });
+  };
+}
+
+/** `readAfterAnswer` without its guard: may throw where the answer is a Proxy whose trap throws. */
+function readAfterFields(answer: unknown, name: string, toolIsError: boolean): AfterRead {
+  if (answer === undefined || answer === null) return { result: undefined, terminate: false, notes: [] };
+  const withheld = (what: string): AfterRead => resultWithheld(name, what);
   if (typeof answer !== "object" || Array.isArray(answer)) {
     return withheld(`${shapeOf(answer)}, not undefined or { result, isError, terminate }`);
   }
@@ -782,6 +870,11 @@ function readAfterAnswer(answer: unknown, name: string, toolIsError: boolean): A
     return withheld(
       "result: undefined — the redaction produced nothing (leave result out to keep the tool's result)",
     );
+  }
+  // An un-awaited redaction (`{ result: redact(result) }` of an async `redact`) is no result: its
+  // text is not known yet, and the tool's raw result is not sent in its place (as `args` of a Promise).
+  if (handledThenable(given.result)) {
+    return withheld("result: a Promise: await the redaction, not a result");
   }
   const wrong = unknownFields(answer, AFTER_FIELDS);
   if (wrong !== undefined && given.result === undefined) return withheld(`${wrong}, and no result`);
@@ -1842,9 +1935,8 @@ export class Agent {
     const tool = this.tools.get(request.name);
     let args = request.args;
     if (this.beforeToolCall) {
-      const answer: unknown = await this.beforeToolCall(
-        { toolCall: request, args, messages: this.#messages },
-        signal,
+      const answer = await hookAnswer(
+        this.beforeToolCall({ toolCall: request, args, messages: this.#messages }, signal),
       );
       const decision = readBeforeDecision(answer, request.name, args);
       for (const text of decision.notes) this.#emit({ type: "notice", text });
@@ -1893,9 +1985,8 @@ export class Agent {
       result = thrown;
     }
     if (this.afterToolCall) {
-      const after = await this.afterToolCall(
-        { toolCall: request, args, messages: this.#messages, result, isError },
-        signal,
+      const after = await hookAnswer(
+        this.afterToolCall({ toolCall: request, args, messages: this.#messages, result, isError }, signal),
       );
       // Stopped while the hook ran: the call was answered with the stop, and what the hook said is not used.
       stopIfAborted(signal);

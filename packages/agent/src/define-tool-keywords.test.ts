@@ -132,6 +132,47 @@ describe("defineTool follows patternProperties, tuples and conditional schemas",
     expect(Object.getPrototypeOf(args.map["x-a"])).toBe(Object.prototype);
   });
 
+  it("refuses at defineTool a backtracking pattern an inherited name depends on, naming the tool, path and pattern (r43)", () => {
+    // Before, defineTool took it and the walk ran the pattern on the model's keys: a 31-character
+    // key ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!") blocked the process for 54 s.
+    const define = (patternProperties: Record<string, unknown>, additional?: unknown) =>
+      defineTool({
+        name: "label",
+        description: "Labels things.",
+        parameters: {
+          type: "object",
+          properties: {
+            map: {
+              type: "object",
+              patternProperties,
+              ...(additional === undefined ? {} : { additionalProperties: additional }),
+            },
+          },
+        },
+        execute: () => "ok",
+      });
+    for (const [patterns, additional] of [
+      [{ "^([a-z]+)*$": declaring("constructor") }, undefined],
+      // A pattern whose entry declares nothing, deciding whether an additionalProperties that does applies.
+      [{ "(a|ab)*": { type: "object" } }, declaring("toString")],
+    ] as const) {
+      const [pattern] = Object.keys(patterns);
+      let thrown: unknown;
+      try {
+        define(patterns, additional);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toMatchObject({ name: "AgentError", code: "invalid-input" });
+      expect(String(thrown)).toContain(
+        `"label" has a patternProperties pattern ${JSON.stringify(pattern)} at #/properties/map`,
+      );
+    }
+    // A safe pattern where an inherited name depends on it is taken; so is a risky one nothing depends on.
+    expect(() => define({ "^[a-z]+$": declaring("constructor") })).not.toThrow();
+    expect(() => define({ "^([a-z]+)*$": { type: "object" } }, { type: "object" })).not.toThrow();
+  });
+
   it("never runs a pattern whose entry declares no inherited name on the model's key (r42b #2)", async () => {
     // A backtracking pattern: before, a 31-character key blocked the process for 77 s, this one
     // (41 characters) for days. Its entry declares nothing, so the pattern is not tested at all.

@@ -2,7 +2,7 @@
 // `exactOptionalPropertyTypes`; never run): `Agent` and `createSession` read an option that is
 // `undefined` as absent, so a host under that setting can forward its own optional values. Each
 // object below was a TS2375/TS2379 error before.
-import { Agent, createSession } from "./index.js";
+import { type AfterToolCallResult, Agent, type BeforeToolCallResult, createSession } from "./index.js";
 
 export function agent(system?: string, maxRetries?: number): Agent {
   return new Agent({
@@ -25,3 +25,13 @@ export async function session(sessionDir?: string, system?: string): Promise<voi
     maxTurns: undefined,
   });
 }
+
+// A hook answer's `args` and `result` take any value a hook means, under either setting
+// (hook-answers-exact.test-d.ts has what only `exactOptionalPropertyTypes` refuses).
+export const answers: [BeforeToolCallResult, BeforeToolCallResult, AfterToolCallResult, AfterToolCallResult] =
+  [
+    { block: false, args: { path: "/tmp/x" } },
+    { block: true, reason: "no", terminate: undefined },
+    { result: null, isError: false },
+    { result: { rows: 3 }, terminate: undefined },
+  ];

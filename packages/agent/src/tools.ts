@@ -1,6 +1,7 @@
 import type { ToolDefinition } from "@loopwright/loop";
 import {
   argumentsPrototype,
+  backtrackingPatterns,
   declaresInheritedName,
   mapAlongSchema,
   sanitizeTools,
@@ -51,10 +52,29 @@ export type ToolExecutionMode = "parallel" | "sequential";
  * and JSON show what the model wrote) and a host's later assignment to it is an ordinary property. Such
  * a copy is not `instanceof Object`. The call's own objects are never written into.
  * Every other tool is returned as it is.
+ *
+ * Throws `AgentError` (`invalid-input`) for such a tool whose `parameters` hold a
+ * `patternProperties` pattern that may backtrack exponentially (`^([a-z]+)*$`; see
+ * `backtrackingPatterns` in `@loopwright/schema-compat`) where the walk would have to test it on
+ * the model's keys (its entry declares such a name, or it decides whether an
+ * `additionalProperties` that does applies): the message names the tool, the schema path and the
+ * pattern. The walk never runs such a pattern; refused here, it cannot quietly change which
+ * objects lose their inherited members.
  */
 export function defineTool<Args extends object = Record<string, unknown>>(tool: AgentTool<Args>): AgentTool {
   if (!tool || typeof tool.execute !== "function" || !declaresInheritedName(tool.parameters)) {
     return tool as unknown as AgentTool;
+  }
+  const [risky, ...more] = backtrackingPatterns(tool.parameters);
+  if (risky !== undefined) {
+    throw new AgentError(
+      "invalid-input",
+      `defineTool: the tool ${JSON.stringify(tool.name)} has a patternProperties pattern ${JSON.stringify(risky.pattern)} ` +
+        `at ${risky.path}${more.length > 0 ? ` (and ${more.length} more)` : ""} that can backtrack exponentially on a key ` +
+        "the model chooses, where a parameter named after an Object.prototype member (constructor, toString…) " +
+        "depends on it. Write it without a quantified group holding a quantifier or an alternation, a " +
+        "back-reference or a quantified lookaround (e.g. ^[a-z]+$ for ^([a-z]+)*$).",
+    );
   }
   const execute = tool.execute;
   return {

@@ -1,11 +1,13 @@
+export { mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
 export type { CheckStrictOptions, StrictSchemaIssue } from "./check-strict.js";
 export { checkStrictSchema } from "./check-strict.js";
 export type { SchemaCompatErrorCode } from "./errors.js";
 export { SchemaCompatError } from "./errors.js";
 export { isGrammarError } from "./grammar-error.js";
-export type { SchemaPlace } from "./inherited-names.js";
+export type { BacktrackingPattern, SchemaPlace } from "./inherited-names.js";
 export {
   argumentsPrototype,
+  backtrackingPatterns,
   declaresInheritedName,
   INHERITED_NAMES,
   isArgumentsPrototype,

@@ -1,3 +1,4 @@
+import { mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
 import type { JsonSchema } from "./types.js";
 
 /**
@@ -177,7 +178,10 @@ const ALONG_DEPTH = 512;
  * nothing), else of `additionalProperties`, and where none of the place's schemas says anything of
  * the key, of `unevaluatedProperties`. The patterns are the host's and the keys the model's, so a
  * pattern is tested only where its answer can change what the walk hands on (see
- * `PATTERN_KEY_LIMIT`): a schema there that declares no inherited name, nor leads to one, is left
+ * `PATTERN_KEY_LIMIT`: a key past 256 characters is not tested, nor is a pattern that may
+ * backtrack, `^([a-z]+)*$`, as `backtrackingPatterns` finds them; either is taken both ways, the
+ * entry followed and `additionalProperties` too): a schema there that declares no inherited name,
+ * nor leads to one, is left
  * out of the place (`atObject` is not called below it for that schema alone: it could only hand its
  * objects on as they are). An array's item is at the place, by index, of `prefixItems` (or a
  * draft-07 `items` list), past them of `items` (or draft-07 `additionalItems`), and of `contains`;
@@ -192,19 +196,24 @@ export function mapAlongSchema(
   schema: unknown,
   atObject: (object: object, place: SchemaPlace) => unknown,
 ): unknown {
-  /** Each `patternProperties` pattern read, as its regular expression (`null`: not a valid one). */
-  const patterns = new Map<string, RegExp | null>();
+  /**
+   * Each `patternProperties` pattern read, as its regular expression (`null`: not a valid one), or
+   * `RISKY` for one that may backtrack (`mayBacktrack`), which is never run.
+   */
+  const patterns = new Map<string, RegExp | null | typeof RISKY>();
   /**
    * Whether `pattern` matches `key`: `true`, `false`, or `undefined` for a key longer than
-   * `PATTERN_KEY_LIMIT`, which is not tested (the caller then takes both ways: see `walk`).
+   * `PATTERN_KEY_LIMIT` or a pattern that may backtrack, which is not tested (the caller then takes
+   * both ways: see `walk`).
    */
   const matches = (pattern: string, key: string): boolean | undefined => {
     if (key.length > PATTERN_KEY_LIMIT) return undefined;
     let regex = patterns.get(pattern);
     if (regex === undefined) {
-      regex = regexOf(pattern, "u") ?? regexOf(pattern, "");
+      regex = mayBacktrack(pattern) ? RISKY : (regexOf(pattern, "u") ?? regexOf(pattern, ""));
       patterns.set(pattern, regex);
     }
+    if (regex === RISKY) return undefined;
     return regex?.test(key) === true;
   };
   /** Whether a schema node (or what it leads to) declares an inherited name, by node. */
@@ -253,8 +262,9 @@ export function mapAlongSchema(
         // A pattern is tested only where what it decides can matter (see `leadsToInheritedName`):
         // an entry that declares no inherited name, below it or where it leads, is not followed, and
         // its pattern is tested only where it decides whether an `additionalProperties` (or an
-        // `unevaluatedProperties`) that does is followed. A key past `PATTERN_KEY_LIMIT` is taken
-        // both ways: the entry is followed and it does not count as matching.
+        // `unevaluatedProperties`) that does is followed. A key past `PATTERN_KEY_LIMIT`, or a
+        // pattern that may backtrack (`mayBacktrack`), is taken both ways: the entry is followed
+        // and it does not count as matching.
         let said = false;
         /** The nodes whose say on the key rests on their patterns for entries that do not matter. */
         const open: JsonSchema[] = [];
@@ -311,17 +321,8 @@ function regexOf(pattern: string, flags: string): RegExp | null {
   }
 }
 
-/**
- * The longest key `mapAlongSchema` tests a `patternProperties` pattern on. The patterns are the
- * host's and the keys the model's: a backtracking pattern (`^([a-z]+)*$`) can take minutes on a
- * short key, so patterns are tested only where they can change the walk's answer, and never on a
- * longer key, which is taken both ways instead: the entry is followed (its inherited names left out
- * of the object's prototype) and `additionalProperties` still applies. That is the safe side: an
- * object the walk follows for nothing only loses inherited members the model never wrote (what
- * `argumentsPrototype` does), while one it missed would read a declared but left-out `constructor`
- * as `Object`.
- */
-const PATTERN_KEY_LIMIT = 256;
+/** What `mapAlongSchema` remembers of a pattern `mayBacktrack` calls risky: it is never run. */
+const RISKY = Symbol("risky");
 
 /**
  * Whether `node`, or any schema it holds or leads to by a local `$ref` of `root`, declares a
@@ -345,6 +346,100 @@ function leadsToInheritedName(node: object, root: unknown): boolean {
     for (const child of Array.isArray(next) ? next : Object.values(next)) stack.push(child);
   }
   return false;
+}
+
+/** A `patternProperties` pattern `backtrackingPatterns` found. */
+export interface BacktrackingPattern {
+  /** Where the `patternProperties` holding it is, as a JSON Pointer fragment (`#/properties/map`). */
+  readonly path: string;
+  /** The pattern, as the schema writes it. */
+  readonly pattern: string;
+}
+
+/** The schema keywords whose value is one schema. */
+const SCHEMA_ONE = [
+  "additionalProperties",
+  "unevaluatedProperties",
+  "items",
+  "additionalItems",
+  "contains",
+  "unevaluatedItems",
+  "propertyNames",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contentSchema",
+];
+/** The schema keywords whose value is a list of schemas. */
+const SCHEMA_LISTS = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+/** The schema keywords whose value is a map of schemas. */
+const SCHEMA_MAPS = [
+  "properties",
+  "patternProperties",
+  "$defs",
+  "definitions",
+  "dependentSchemas",
+  "dependencies",
+];
+
+/** `part` as a JSON Pointer writes it (`~` as `~0`, `/` as `~1`). */
+const pointerPart = (part: string) => part.replaceAll("~", "~0").replaceAll("/", "~1");
+
+/**
+ * The `patternProperties` patterns of `schema` (a tool's JSON Schema) that `mapAlongSchema` would
+ * have to run on a model's key and that may backtrack (`^([a-z]+)*$`, `(a|ab)*`, `^a*a*a*$`, a
+ * back-reference): the ones whose entry declares an inherited name (`constructor`, `toString`…)
+ * there or where it leads, or that decide whether an `additionalProperties` or an
+ * `unevaluatedProperties` that does applies. `mapAlongSchema` never runs them and takes such a key
+ * both ways (so an object under a key the pattern would not match may still lose inherited
+ * members it declared elsewhere): `defineTool` in `@loopwright/tools` and `@loopwright/agent`
+ * refuse a tool that has one, naming where. Empty for a schema that declares no inherited name.
+ * Reads only schema positions (not `default`, `examples`, `const` or `enum` values), and a cycle once.
+ */
+export function backtrackingPatterns(schema: unknown): BacktrackingPattern[] {
+  if (!declaresInheritedName(schema)) return [];
+  const found: BacktrackingPattern[] = [];
+  const leads = (node: unknown) =>
+    typeof node === "object" && node !== null && leadsToInheritedName(node, schema);
+  // Which unevaluatedProperties apply beside a node is a matter of the place; any that declares one counts.
+  let unevaluated = false;
+  const seen = new Set<object>();
+  const stack: { node: unknown; path: string }[] = [{ node: schema, path: "#" }];
+  const nodes: { node: object; path: string }[] = [];
+  while (stack.length > 0) {
+    const { node, path } = stack.pop() as { node: unknown; path: string };
+    if (typeof node !== "object" || node === null || Array.isArray(node) || seen.has(node)) continue;
+    seen.add(node);
+    nodes.push({ node, path });
+    if (leads(own(node, "unevaluatedProperties"))) unevaluated = true;
+    const ref = own(node, "$ref");
+    if (typeof ref === "string" && (ref === "#" || ref.startsWith("#/")))
+      stack.push({ node: resolveRef(schema, ref), path: ref });
+    for (const keyword of SCHEMA_ONE) stack.push({ node: own(node, keyword), path: `${path}/${keyword}` });
+    for (const keyword of SCHEMA_LISTS) {
+      const list = own(node, keyword);
+      if (Array.isArray(list))
+        for (const [at, entry] of list.entries())
+          stack.push({ node: entry, path: `${path}/${keyword}/${at}` });
+    }
+    for (const keyword of SCHEMA_MAPS) {
+      const map = own(node, keyword);
+      if (typeof map !== "object" || map === null || Array.isArray(map)) continue;
+      for (const [key, entry] of Object.entries(map))
+        stack.push({ node: entry, path: `${path}/${keyword}/${pointerPart(key)}` });
+    }
+  }
+  for (const { node, path } of nodes) {
+    const patterned = own(node, "patternProperties");
+    if (typeof patterned !== "object" || patterned === null || Array.isArray(patterned)) continue;
+    const additional = own(node, "additionalProperties");
+    const deciding = additional === undefined ? unevaluated : leads(additional);
+    for (const [pattern, entry] of Object.entries(patterned)) {
+      if ((deciding || leads(entry)) && mayBacktrack(pattern)) found.push({ path, pattern });
+    }
+  }
+  return found;
 }
 
 /** What a local `$ref` (`#`, `#/…`) of `root` names (`undefined` where nothing). */

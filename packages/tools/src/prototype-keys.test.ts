@@ -615,6 +615,40 @@ describe("a left-out inherited name is truly absent: a host's assignment, defaul
     ).not.toThrow();
   });
 
+  it("refuses at defineTool a backtracking patternProperties pattern an inherited name depends on, naming the path and the pattern (r43)", () => {
+    // Before, the walk ran "^([a-z]+)*$" on each key the model sent: a 31-character one blocked
+    // the process for 54 s. `.meta()` is how a zod schema carries patternProperties.
+    const risky = z.object({
+      labels: z.object({}).meta({
+        patternProperties: { "^([a-z]+)*$": { properties: { constructor: { type: "string" } } } },
+      }),
+    });
+    let thrown: unknown;
+    try {
+      defineTool({ name: "label", description: "Labels.", input: risky, execute: () => "ok" });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: "invalid-tool", tool: "label" });
+    expect(String(thrown)).toContain('"^([a-z]+)*$" at #/properties/labels');
+    // The same pattern where no inherited name depends on it, and a safe one where one does, are taken.
+    for (const pattern of ["^([a-z]+)*$", "^[a-z]+$"]) {
+      const declares =
+        pattern === "^[a-z]+$" ? { properties: { constructor: { type: "string" } } } : { type: "object" };
+      expect(() =>
+        defineTool({
+          name: "label",
+          description: "Labels.",
+          input: z.object({
+            constructor: z.string().optional(),
+            labels: z.object({}).meta({ patternProperties: { [pattern]: declares } }),
+          }),
+          execute: () => "ok",
+        }),
+      ).not.toThrow();
+    }
+  });
+
   it("runs, over HTTP, a tool whose exactOptional and prefaulted inherited names the model left out", async () => {
     const callApi = defineTool({
       name: "call_api",

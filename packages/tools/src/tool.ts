@@ -1,5 +1,6 @@
 import {
   argumentsPrototype,
+  backtrackingPatterns,
   declaresInheritedName,
   isArgumentsPrototype,
   mapAlongSchema,
@@ -68,7 +69,10 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
  *
  * Throws `ToolInputError` (`invalid-tool`) for a name chat-completions refuses, a missing
  * description or `execute`, or an `input` that is not an object schema or cannot be written as
- * JSON Schema. Types refuse a schema whose input is not an object (`z.string()`); a union of
+ * JSON Schema, or whose JSON Schema (through `.meta({ patternProperties })`) holds a
+ * `patternProperties` pattern that may backtrack exponentially where a parameter named after an
+ * `Object.prototype` member depends on it (`backtrackingPatterns` in `@loopwright/schema-compat`;
+ * the message names the schema path and the pattern). Types refuse a schema whose input is not an object (`z.string()`); a union of
  * object schemas type-checks but is refused here at run time. Never calls `execute`.
  */
 export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): Tool<Input> {
@@ -100,6 +104,11 @@ export function defineTool<Input extends ObjectSchema>(spec: ToolSpec<Input>): T
   if (proto !== undefined)
     refuse(
       `declares a parameter named __proto__ (at ${proto}): zod never reads that key, so a value the model sent there could not reach execute. Name it otherwise.`,
+    );
+  const [risky, ...more] = backtrackingPatterns(parameters);
+  if (risky !== undefined)
+    refuse(
+      `has a patternProperties pattern ${JSON.stringify(risky.pattern)} at ${risky.path}${more.length > 0 ? ` (and ${more.length} more)` : ""} that can backtrack exponentially on a key the model chooses, where a parameter named after an Object.prototype member (constructor, toString…) depends on it. Write it without a quantified group holding a quantifier or an alternation, a back-reference or a quantified lookaround (e.g. ^[a-z]+$ for ^([a-z]+)*$).`,
     );
   const { $schema: _dialect, ...declared } = parameters;
   const input = readerOf(spec.input) as Input;

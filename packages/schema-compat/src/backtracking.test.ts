@@ -1,0 +1,147 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { backtrackingPatterns, mayBacktrack } from "./index.js";
+
+/** A piece of a pattern that matches one character (or a fixed run) in one way. */
+const atom = fc.constantFrom("a", "[a-z]", "\\d", ".", "[^\\]]", "\\p{L}", "x-", "(?:ab)", "\\u{1F600}");
+/** A quantifier whose count varies. */
+const varying = fc.constantFrom("*", "+", "?", "{0,3}", "{2,}", "*?", "+?");
+/** A quantifier that repeats what it follows more than once. */
+const repeating = fc.constantFrom("*", "+", "{2}", "{1,}", "{2,5}", "*?", "+?", "{3,}");
+/** A run of atoms, some with a varying quantifier. */
+const run = fc
+  .array(fc.tuple(atom, fc.option(varying, { nil: "" })), { minLength: 1, maxLength: 3 })
+  .map((parts) => parts.map(([a, q]) => a + q).join(""));
+
+/** A group body that holds a varying quantifier or an alternation. */
+const ambiguousBody = fc.oneof(
+  fc.tuple(run, atom, varying, run).map(([before, a, q, after]) => `${before}${a}${q}${after}`),
+  fc.tuple(run, run).map(([left, right]) => `${left}|${right}`),
+);
+const opener = fc.constantFrom("(", "(?:", "(?<name>");
+
+describe("mayBacktrack", () => {
+  it("never calls a nested quantifier or a quantified alternation safe, wherever it sits", () => {
+    fc.assert(
+      fc.property(
+        fc.option(fc.constant("^"), { nil: "" }),
+        fc.option(run, { nil: "" }),
+        opener,
+        ambiguousBody,
+        repeating,
+        fc.option(run, { nil: "" }),
+        fc.option(fc.constant("$"), { nil: "" }),
+        (start, before, open, body, outer, after, end) => {
+          expect(mayBacktrack(`${start}${before}${open}${body})${outer}${after}${end}`)).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it("calls simple anchored patterns, prefixes and alternations of words safe", () => {
+    for (const pattern of [
+      "^x-",
+      "^[a-z]+$",
+      "^(foo|bar)$",
+      "^[a-z]+_[0-9]+$",
+      "^(?:get|set)_\\w+$",
+      "^\\d{1,3}$",
+      "x-",
+      "^.*$",
+    ])
+      expect(mayBacktrack(pattern), pattern).toBe(false);
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[a-z_-]{1,12}$/),
+        fc.constantFrom("", "$", "[a-z]+$", "\\d*$"),
+        (word, end) => {
+          expect(mayBacktrack(`^${word}${end}`)).toBe(false);
+        },
+      ),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.stringMatching(/^[a-z]{1,8}$/), { minLength: 1, maxLength: 6 }), (words) => {
+        expect(mayBacktrack(`^(${words.join("|")})$`)).toBe(false);
+      }),
+    );
+  });
+
+  it("calls back-references, quantified lookarounds and long runs of quantifiers risky", () => {
+    for (const pattern of [
+      "^([a-z]+)*$",
+      "^(a|a)*$",
+      "^(a+){2}$",
+      "^(\\w)\\1$",
+      "^(?<c>a)\\k<c>$",
+      "^(?=.*[A-Z])",
+      "(?<=a+)b",
+      "^a*a*a*$",
+      "a+a+",
+      // Twenty optional two-way groups: 3^20 ways to try a key of a's.
+      `^${"(a|a)?".repeat(20)}$`,
+    ])
+      expect(mayBacktrack(pattern), pattern).toBe(true);
+  });
+
+  it("reads a pattern in time linear in its length", () => {
+    // Deep nesting and long runs are read in one pass (no pattern is run): a megabyte each.
+    for (const pattern of [
+      "(".repeat(200_000),
+      `^${"[a-z]".repeat(200_000)}$`,
+      "\\".repeat(1_000_001),
+      "{1,".repeat(250_000),
+    ])
+      expect(typeof mayBacktrack(pattern)).toBe("boolean");
+  });
+});
+
+describe("backtrackingPatterns", () => {
+  const slow = "^([a-z]+)*$";
+
+  it("finds a risky pattern whose entry declares an inherited name, or decides one, by its schema path", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        map: { type: "object", patternProperties: { [slow]: { properties: { constructor: {} } } } },
+        deciding: {
+          type: "object",
+          patternProperties: { "(a|ab)*": { type: "object" } },
+          additionalProperties: { properties: { toString: {} } },
+        },
+        "a/b": { $ref: "#/$defs/Named" },
+      },
+      $defs: {
+        Named: { patternProperties: { "^a*a*a*$": { $ref: "#/$defs/Leaf" } } },
+        Leaf: { properties: { valueOf: {} } },
+      },
+    };
+    expect(backtrackingPatterns(schema)).toEqual(
+      expect.arrayContaining([
+        { path: "#/properties/map", pattern: slow },
+        { path: "#/properties/deciding", pattern: "(a|ab)*" },
+        { path: "#/$defs/Named", pattern: "^a*a*a*$" },
+      ]),
+    );
+    expect(backtrackingPatterns(schema)).toHaveLength(3);
+  });
+
+  it("leaves out patterns the walk never runs, safe ones and data that only looks like a schema", () => {
+    expect(
+      backtrackingPatterns({
+        type: "object",
+        properties: {
+          constructor: { type: "string" },
+          // Its entry declares nothing and no additionalProperties depends on it: never run.
+          record: { type: "object", patternProperties: { [slow]: { type: "object" } } },
+          safe: { type: "object", patternProperties: { "^x-": { properties: { toString: {} } } } },
+          data: { default: { patternProperties: { [slow]: { properties: { constructor: {} } } } } },
+        },
+      }),
+    ).toEqual([]);
+    // No inherited name anywhere: mapAlongSchema is never needed.
+    expect(
+      backtrackingPatterns({ type: "object", patternProperties: { [slow]: { properties: { name: {} } } } }),
+    ).toEqual([]);
+    expect(backtrackingPatterns(null)).toEqual([]);
+  });
+});

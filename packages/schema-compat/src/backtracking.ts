@@ -1,0 +1,226 @@
+/**
+ * A static, linear-time check of a regular expression for the shapes that make a backtracking
+ * engine (V8's, every JavaScript one) take exponential or high-polynomial time on a short input.
+ * It is conservative: it may call a pattern that is fast in practice risky (`^[a-z]+(-[a-z]+)*$`),
+ * never the other way round for the shapes it knows. The subject is at most `PATTERN_KEY_LIMIT`
+ * characters (a model's key): an unbounded quantifier counts as that many ways to match.
+ */
+
+/**
+ * The longest key `mapAlongSchema` tests a `patternProperties` pattern on. The patterns are the
+ * host's and the keys the model's: a backtracking pattern (`^([a-z]+)*$`) can take minutes on a
+ * 31-character key, so patterns are tested only where they can change the walk's answer, never
+ * where `mayBacktrack` calls them risky, and never on a longer key. Such a key (or pattern) is
+ * taken both ways instead: the entry is followed (its inherited names left out of the object's
+ * prototype) and `additionalProperties` still applies. That is the safe side: an object the walk
+ * follows for nothing only loses inherited members the model never wrote (what
+ * `argumentsPrototype` does), while one it missed would read a declared but left-out
+ * `constructor` as `Object`. The bound is what `mayBacktrack` counts an unbounded quantifier as.
+ */
+export const PATTERN_KEY_LIMIT = 256;
+
+/**
+ * How many ways (paths through the pattern) a key may be tried in before the pattern counts as
+ * risky: about a millisecond of V8's backtracking. Two unbounded quantifiers in sequence
+ * (`^[a-z]+_[a-z]+$`, or one unanchored) stay under it; three (`^a*a*a*$`: 20 ms a key, and an
+ * object may hold many keys) or a fourth (`a*a*a*$`: 1.4 s) do not.
+ */
+const PATH_BUDGET = 1_000_000;
+
+/** One group being read: its finished alternatives' ways, the current alternative's, and what it holds. */
+interface Frame {
+  /** The ways of the alternatives before the current one (summed: each is tried in turn). */
+  done: number;
+  /** The ways of the current alternative so far (multiplied: each item's ways combine). */
+  ways: number;
+  /** The ways of the last item, not yet multiplied in: a quantifier after it may change them. */
+  last: number;
+  /** Whether the last item is a group holding a quantifier that varies or an alternation. */
+  lastVaries: boolean;
+  /** Whether the last item can take a quantifier (an atom or a group, not an anchor or `|`). */
+  lastQuantifiable: boolean;
+  /** Whether this group holds (at any depth) a quantifier whose count varies, or an alternation. */
+  varies: boolean;
+  /** Whether this group holds (at any depth) a quantifier whose count varies. */
+  repeats: boolean;
+  /** Whether this group is a lookahead or lookbehind. */
+  lookaround: boolean;
+}
+
+function frame(lookaround: boolean): Frame {
+  return {
+    done: 0,
+    ways: 1,
+    last: 1,
+    lastVaries: false,
+    lastQuantifiable: false,
+    varies: false,
+    repeats: false,
+    lookaround,
+  };
+}
+
+/** The ways past which counting stops (the answer is already "risky"); keeps the numbers finite. */
+const CAP = PATH_BUDGET * (PATTERN_KEY_LIMIT + 1) * 4;
+const capped = (n: number) => Math.min(n, CAP);
+
+/** `{n}`, `{n,}`, `{n,m}` at `i`: its bounds and where it ends, or undefined where `{` is a literal. */
+function countAt(pattern: string, i: number): { min: number; max: number; end: number } | undefined {
+  const found = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 24));
+  if (!found) return undefined;
+  const min = Number(found[1]);
+  const max = found[2] === undefined ? min : found[3] === "" ? Number.POSITIVE_INFINITY : Number(found[3]);
+  return { min, max, end: i + found[0].length };
+}
+
+/** Where a character class starting at `i` (`[`) ends: the index after its `]` (escapes skipped). */
+function classEnd(pattern: string, i: number): number {
+  let at = i + 1;
+  if (pattern[at] === "^") at++;
+  // A `]` first in the class is a literal only without the `u` flag; either reading ends at or after it.
+  while (at < pattern.length && pattern[at] !== "]") at += pattern[at] === "\\" ? 2 : 1;
+  return at + 1;
+}
+
+/**
+ * Whether `pattern` can take a backtracking engine exponential or high-polynomial time on a key
+ * of at most 256 characters (`true`: never run it on a model's key), in one pass over it:
+ *
+ * - a group repeated more than once (`*`, `+`, `{2}`, `{1,}`…) that holds a quantifier whose
+ *   count varies or an alternation (`(a+)+`, `([a-z]+)*`, `(a|ab)*`, `((a)?){9}`): star height
+ *   above one;
+ * - a back-reference (`\1`, `\k<name>`), which no engine matches without backtracking;
+ * - a lookahead or lookbehind holding a quantifier whose count varies (`(?=.*a)`);
+ * - more ways to try a key than about a millisecond takes: each varying quantifier multiplies them
+ *   by its counts (an unbounded one by 257), each alternation adds its branches, and a pattern not
+ *   anchored by a leading `^` is tried from every position (`^a*a*a*$`, `(a|a)?` twenty times).
+ *
+ * `false` for `^x-`, `^[a-z]+$`, `^(foo|bar)$`, `^[a-z]+_[0-9]+$` and other patterns of at most two
+ * unbounded quantifiers, none nested. A pattern that is no regular expression is read as far as it
+ * goes (the walk never runs one).
+ */
+export function mayBacktrack(pattern: string): boolean {
+  const stack: Frame[] = [frame(false)];
+  let top = stack[0] as Frame;
+  /** Multiplies the pending item into the current alternative. */
+  const settle = () => {
+    top.ways = capped(top.ways * top.last);
+    top.last = 1;
+    top.lastVaries = false;
+    top.lastQuantifiable = false;
+  };
+  const atom = () => {
+    settle();
+    top.lastQuantifiable = true;
+  };
+  let i = 0;
+  while (i < pattern.length) {
+    const char = pattern[i];
+    if (char === "\\") {
+      const next = pattern[i + 1] ?? "";
+      if (/[1-9]/.test(next) || (next === "k" && pattern[i + 2] === "<")) return true;
+      atom();
+      // `\u{…}`, `\p{…}`, `\P{…}` span their braces; any other escape is two characters (or four, six).
+      if ((next === "u" || next === "p" || next === "P") && pattern[i + 2] === "{") {
+        const close = pattern.indexOf("}", i + 3);
+        i = close < 0 ? pattern.length : close + 1;
+      } else i += 2;
+      continue;
+    }
+    if (char === "[") {
+      atom();
+      i = classEnd(pattern, i);
+      continue;
+    }
+    if (char === "(") {
+      settle();
+      let lookaround = false;
+      if (pattern[i + 1] === "?") {
+        const kind = pattern.slice(i + 2, i + 4);
+        lookaround = kind[0] === "=" || kind[0] === "!" || kind === "<=" || kind === "<!";
+      }
+      top = frame(lookaround);
+      stack.push(top);
+      i++;
+      // The group's prefix (`?:`, `?=`, `?<name>`) holds nothing that counts: skip to its body.
+      if (pattern[i] === "?") {
+        if (pattern[i + 1] === "<" && pattern[i + 2] !== "=" && pattern[i + 2] !== "!") {
+          const close = pattern.indexOf(">", i);
+          i = close < 0 ? pattern.length : close + 1;
+        } else {
+          const body = /^\?[a-zA-Z-]*[:=!]|^\?<[=!]/.exec(pattern.slice(i, i + 12));
+          i += body ? body[0].length : 1;
+        }
+      }
+      continue;
+    }
+    if (char === ")") {
+      if (stack.length === 1) {
+        // An unbalanced `)`: no valid pattern; read it as a literal.
+        atom();
+        i++;
+        continue;
+      }
+      settle();
+      const group = stack.pop() as Frame;
+      const ways = capped(group.done + group.ways);
+      const varies = group.varies || group.done > 0;
+      if (group.lookaround && group.repeats) return true;
+      top = stack[stack.length - 1] as Frame;
+      top.varies ||= varies;
+      top.repeats ||= group.repeats;
+      settle();
+      top.last = ways;
+      top.lastVaries = varies;
+      top.lastQuantifiable = true;
+      i++;
+      continue;
+    }
+    if (char === "|") {
+      settle();
+      top.done = capped(top.done + top.ways);
+      top.ways = 1;
+      i++;
+      continue;
+    }
+    let count: { min: number; max: number; end: number } | undefined;
+    if (char === "*") count = { min: 0, max: Number.POSITIVE_INFINITY, end: i + 1 };
+    else if (char === "+") count = { min: 1, max: Number.POSITIVE_INFINITY, end: i + 1 };
+    else if (char === "?") count = { min: 0, max: 1, end: i + 1 };
+    else if (char === "{") count = countAt(pattern, i);
+    if (count !== undefined && top.lastQuantifiable) {
+      const { min, max } = count;
+      if (max >= 2 && top.lastVaries) return true;
+      // A fixed count (`{3}`) of a group of one way is one way; a varying one multiplies its ways.
+      if (max > min) {
+        top.varies = true;
+        top.repeats = true;
+        const counts = Math.min(max, PATTERN_KEY_LIMIT) - Math.min(min, PATTERN_KEY_LIMIT) + 1;
+        top.last = capped(top.last * counts);
+      }
+      top.lastQuantifiable = false;
+      i = count.end;
+      // A lazy or (in other engines) possessive mark after the quantifier changes nothing here.
+      if (pattern[i] === "?" || pattern[i] === "+") i++;
+      if (top.ways * top.last > PATH_BUDGET) return true;
+      continue;
+    }
+    if (char === "^" || char === "$") settle();
+    else atom();
+    i++;
+  }
+  // An unclosed group: count it as closed where the pattern ends.
+  while (stack.length > 1) {
+    settle();
+    const group = stack.pop() as Frame;
+    if (group.lookaround && group.repeats) return true;
+    top = stack[stack.length - 1] as Frame;
+    top.last = capped(group.done + group.ways);
+    top.varies ||= group.varies || group.done > 0;
+    top.repeats ||= group.repeats;
+  }
+  settle();
+  const anchored = pattern.startsWith("^") && top.done === 0;
+  const ways = (top.done + top.ways) * (anchored ? 1 : PATTERN_KEY_LIMIT + 1);
+  return ways > PATH_BUDGET;
+}
