@@ -15,6 +15,7 @@ import {
 import {
   call,
   connectStore,
+  mayHaveRun,
   type RedisConnection,
   type RedisOptions,
   refusedForGood,
@@ -179,10 +180,11 @@ interface Pending {
   /** The event as written to the stream, serialized when it was emitted. */
   json: string;
   /**
-   * Sent before and not confirmed: a "not above the top" answer now may mean the first send landed
-   * (it counts as written when the stream holds its seq from this emitter).
+   * Sent before in a call that got no answer (the connection went): Redis may have written it, and
+   * lost it since with a restart or a failover. Sent again, its entry is marked so (`r` "1"): a
+   * watcher resuming past it tells the run's own batch sent again from a new run's entries by it.
    */
-  tried: boolean;
+  unanswered: boolean;
 }
 
 const FLUSH_BATCH = 512;
@@ -351,13 +353,17 @@ end
 
 /**
  * Appends a run's events (KEYS: the run's stream, its claim; ARGV: max length, expiry in ms, the
- * emitter's token, the claim's expiry in ms, then id, JSON and "1" for a `done` or "0" per event)
+ * emitter's token, the claim's expiry in ms, then per event its id, JSON, "1" for a `done` or "0",
+ * and "1" if it was sent before in a call that got no answer or "0")
  * and renews the stream's expiry, and the claim's when it is this emitter's, in one call. Writing
  * the run's `done` also lets go of its claim (`claimRun`), when the claim is this emitter's. Answers per event:
  * 1 written; 0 its id is not above the stream's top (already written by an earlier try whose reply
  * was lost, or by another emitter); -1 the stream's latest entry is another emitter's and its run has
  * not ended. Each entry carries its emitter's token (`o`) and a `done` is marked (`end`), so the
  * script reads the stream's last entry alone to tell whose run it holds and whether that run ended.
+ * Each entry also says whether it is sent again after a call that got no answer (`r`: "1", else
+ * "0"), so a watcher resuming past the stream's top can tell its run's own batch, written again
+ * after Redis lost it, from a new run's entries (see the watcher's `belowPosition`).
  *
  * A run started afresh under the id of one that ended in another process (its first batch starts at
  * seq 1, the stream's last entry is a `done` not written by this emitter) deletes the old stream
@@ -386,11 +392,11 @@ end
 local topSeq = top and tonumber(string.match(top[1], '^%d+')) or 0
 local foreign = owner and owner ~= token
 local written = {}
-for i = 5, #ARGV, 3 do
+for i = 5, #ARGV, 4 do
   if foreign and tonumber(string.match(ARGV[i], '^%d+')) > topSeq then
     written[#written + 1] = -1
   else
-    local command = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token}
+    local command = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'o', token, 'r', ARGV[i + 3]}
     if ARGV[i + 2] == '1' then
       command[#command + 1], command[#command + 2] = 'end', '1'
       if redis.call('GET', KEYS[2]) == token then redis.call('DEL', KEYS[2]) end
@@ -730,7 +736,12 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       const { runId, token } = group[0] as Pending;
       const args = [String(maxStreamLength), ttl(runs.get(runId)), token, claimTtl()];
       for (const item of group) {
-        args.push(`${item.event.seq}-0`, item.json, item.event.kind === "done" ? "1" : "0");
+        args.push(
+          `${item.event.seq}-0`,
+          item.json,
+          item.event.kind === "done" ? "1" : "0",
+          item.unanswered ? "1" : "0",
+        );
       }
       // By digest: the script's text is not sent with every batch. A server that does not hold it
       // yet (a restart, SCRIPT FLUSH) answers NOSCRIPT, and the text goes once, loading it again.
@@ -750,6 +761,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       const group = groups[g] as Pending[];
       const { runId, token } = group[0] as Pending;
       if (result.status === "rejected") {
+        if (mayHaveRun(result.reason)) for (const item of group) item.unanswered = true;
         if (!refusedForGood(result.reason)) {
           // Kept, to be sent again first; told once per batch.
           if (!passing) report(result.reason);
@@ -782,7 +794,6 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       if (below.length > 0) checks.push(settleBelow(runId, token, below, handled));
     }
     await Promise.all(checks);
-    for (const item of batch) if (!handled.has(item)) item.tried = true;
     return handled;
   };
 
@@ -1084,7 +1095,7 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       }
       run.touched = Date.now();
       if (stored.kind === "done") run.ended = true;
-      pending.push({ runId, token: run.token, event: stored, json, tried: false });
+      pending.push({ runId, token: run.token, event: stored, json, unanswered: false });
       bound();
       schedule(deadline(run));
       kick();

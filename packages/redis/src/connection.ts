@@ -1,4 +1,4 @@
-import { createClient, ErrorReply } from "@redis/client";
+import { ClientClosedError, ClientOfflineError, createClient, ErrorReply } from "@redis/client";
 import { RedisStoreError } from "./errors.js";
 
 /** The node-redis client this package drives (RESP2, no modules). */
@@ -402,4 +402,17 @@ const PASSING = /^(?:LOADING|BUSY|OOM|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|N
  */
 export function refusedForGood(error: unknown): boolean {
   return error instanceof ErrorReply && !PASSING.test(error.message);
+}
+
+/**
+ * Whether a failed command may have been carried out by Redis all the same: it went out and no
+ * answer came back (the connection went, or Redis went silent). An error reply is Redis's answer
+ * (it refused the command), and a client that was offline or closed never sent it.
+ */
+export function mayHaveRun(error: unknown): boolean {
+  return !(
+    error instanceof ErrorReply ||
+    error instanceof ClientOfflineError ||
+    error instanceof ClientClosedError
+  );
 }

@@ -179,22 +179,98 @@ describe.skipIf(!HAS_REDIS)(
       startedAfresh(seen);
     });
 
-    it("ends with a notice when the stream it subscribed to held a new run below its position that then passes it", {
+    for (const held of [1, 2]) {
+      it(`ends with a notice when the stream it subscribed to held ${held} of a new run's entries below its position, and the new run then passes it`, {
+        timeout: 20_000,
+      }, async () => {
+        const prefix = `fresh-below-${held}:`;
+        await oldRunGone(prefix);
+        const other = await bus(prefix);
+        for (let i = 1; i <= held; i++) other.emit("job", { kind: "output", text: `NEW ${i}` });
+        await other.flushed();
+        const reader = await bus(prefix);
+        const reading = readAll(reader, "job", 12_000, 3);
+        await pause(200);
+        for (let i = held + 1; i <= 5; i++) other.emit("job", { kind: "output", text: `NEW ${i}` });
+        other.emit("job", { kind: "done" });
+        await other.flushed();
+        const { seen, abortedByTest } = await reading;
+        expect(abortedByTest).toBe(false);
+        // Not NEW 4, NEW 5 and the new run's `done` read as the old run's seq 4, 5 and 6.
+        startedAfresh(seen);
+      });
+    }
+
+    it("ends with a notice when the process that ran the id starts a new run under it past its position", {
       timeout: 20_000,
     }, async () => {
-      await oldRunGone("fresh-below:");
-      const other = await bus("fresh-below:");
-      other.emit("job", { kind: "output", text: "NEW 1" });
-      await other.flushed();
-      const reader = await bus("fresh-below:");
+      const host = await bus("same-host:");
+      for (let i = 1; i <= 3; i++) host.emit("job", { kind: "output", text: `old ${i}` });
+      await host.flushed();
+      // The run is over (its stream and claim deleted); a reader that read it to seq 3 resumes.
+      host.endRun("job");
+      await host.flushed();
+      const reader = await bus("same-host:");
       const reading = readAll(reader, "job", 12_000, 3);
       await pause(200);
-      for (let i = 2; i <= 5; i++) other.emit("job", { kind: "output", text: `NEW ${i}` });
-      other.emit("job", { kind: "done" });
-      await other.flushed();
+      await newRun(host);
       const { seen, abortedByTest } = await reading;
       expect(abortedByTest).toBe(false);
       startedAfresh(seen);
+    });
+
+    it("ends with a notice when a new run's first entries were trimmed away (a stream shorter than one flush)", {
+      timeout: 20_000,
+    }, async () => {
+      // Nodes of two entries, so `XADD MAXLEN ~ 4` keeps the last two nodes of a run written at once.
+      await redis.raw.sendCommand(["CONFIG", "SET", "stream-node-max-entries", "2"]);
+      try {
+        // A reader read an earlier run of the id up to seq 8; that run's stream is gone.
+        const reader = await bus("fresh-trimmed:");
+        const reading = readAll(reader, "job", 12_000, 8);
+        await pause(200);
+        const other = await bus("fresh-trimmed:", { maxStreamLength: 4 });
+        for (let i = 1; i <= 9; i++) other.emit("job", { kind: "output", text: `NEW ${i}` });
+        other.emit("job", { kind: "done" });
+        await other.flushed();
+        expect(
+          ((await redis.raw.sendCommand(["XRANGE", "fresh-trimmed:run:job", "-", "+"])) as [string][]).map(
+            (e) => e[0],
+          ),
+        ).toEqual(["7-0", "8-0", "9-0", "10-0"]);
+        const { seen, abortedByTest } = await reading;
+        expect(abortedByTest).toBe(false);
+        // Not NEW 9 and the new run's `done` read as the earlier run's seq 9 and 10.
+        expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["9:notice"]);
+        expect((seen[0] as { text?: string }).text).toMatch(/started afresh under its id by another emitter/);
+      } finally {
+        await redis.raw.sendCommand(["CONFIG", "SET", "stream-node-max-entries", "100"]);
+      }
+    });
+
+    it("tells an earlier version's entries (no resend mark) apart as that version did", {
+      timeout: 20_000,
+    }, async () => {
+      // As an earlier version writes them: the event and the emitter's mark, nothing more.
+      const write = async (key: string, token: string, seqs: number[]) => {
+        for (const seq of seqs) {
+          const event = { kind: seq === 8 ? "done" : "output", text: `e${seq}`, seq };
+          await redis.raw.sendCommand(["XADD", key, `${seq}-0`, "e", JSON.stringify(event), "o", token]);
+        }
+      };
+      const reader = await bus("earlier:");
+      // A stream missing at subscribe: a batch resent from seq 4 is the run going on...
+      const resent = readAll(reader, "resent", 12_000, 6);
+      // ...and one whose first entry is 1-0 is a new run's.
+      const fresh = readAll(reader, "fresh", 12_000, 6);
+      await pause(300);
+      await write("earlier:run:resent", "tok-a", [4, 5, 6, 7, 8]);
+      await write("earlier:run:fresh", "tok-b", [1, 2, 3, 4, 5, 6, 7, 8]);
+      const [onResent, onFresh] = await Promise.all([resent, fresh]);
+      expect(onResent.abortedByTest).toBe(false);
+      expect(onResent.seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["7:output", "8:done"]);
+      expect(onFresh.abortedByTest).toBe(false);
+      expect(onFresh.seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["7:notice"]);
     });
 
     it("reads on when the stream it subscribed to holds its own run's earlier entries only (restored from an older snapshot)", {

@@ -72,29 +72,35 @@ describe.skipIf(!HAS_REDIS)(
       ((await redis.raw.sendCommand(["XRANGE", key, "-", "+"])) as [string, string[]][]).map((e) => e[0]);
 
     /**
-     * An emitter (through the relay) writes seq 1–3, then 4–6 whose answer is lost: Redis applied
-     * them, so a reader read up to 6. Redis then comes back holding the stream's entries up to
-     * `keep` (an older snapshot, AOF `everysec`, a replica one batch behind: the stream's last id is
-     * `keep`-0; none at all after a restart without persistence), as `DEL` and `XADD` of the kept
-     * entries with their own fields leave it. Answers the emitter, not yet let back in.
+     * An emitter (through the relay) writes seq 1–`answered` (3 unless told), then the rest up to 6
+     * in a batch whose answer is lost: Redis applied it, so a reader read up to 6. Redis then comes
+     * back holding the stream's entries up to `keep` (an older snapshot, AOF `everysec`, a replica
+     * one batch behind: the stream's last id is `keep`-0; none at all after a restart without
+     * persistence), as `DEL` and `XADD` of the kept entries with their own fields leave it. Answers
+     * the emitter, not yet let back in.
      */
-    const lostBatch = async (prefix: string, keep: number) => {
+    const lostBatch = async (prefix: string, keep: number, answered = 3) => {
       const relay = await AnswerLossRelay.start(redis.server.port);
       closing.push(relay);
       const emitter = await bus(prefix, relay.url);
-      for (let i = 1; i <= 3; i++) emitter.emit("job", { kind: "output", text: `e${i}` });
+      for (let i = 1; i <= answered; i++) emitter.emit("job", { kind: "output", text: `e${i}` });
       await emitter.flushed();
       relay.arm();
-      for (let i = 4; i <= 6; i++) emitter.emit("job", { kind: "output", text: `e${i}` });
+      for (let i = answered + 1; i <= 6; i++) emitter.emit("job", { kind: "output", text: `e${i}` });
       await relay.cut;
       const key = `${prefix}run:job`;
       expect(await ids(key)).toEqual(["1-0", "2-0", "3-0", "4-0", "5-0", "6-0"]);
+      await loseAllBut(key, keep);
+      return { emitter, relay, key };
+    };
+
+    /** Redis comes back (again) holding the stream's entries up to `keep` only (none: no stream). */
+    const loseAllBut = async (key: string, keep: number) => {
       const kept = (await redis.raw.sendCommand(["XRANGE", key, "-", `${keep}-0`])) as [string, string[]][];
       await redis.raw.sendCommand(["DEL", key]);
       for (const [id, fields] of keep > 0 ? kept : [])
         await redis.raw.sendCommand(["XADD", key, id, ...fields]);
-      if (keep > 0) await redis.raw.sendCommand(["PEXPIRE", key, "3600000"]);
-      return { emitter, relay, key };
+      if (keep > 0 && kept.length > 0) await redis.raw.sendCommand(["PEXPIRE", key, "3600000"]);
     };
 
     /** Reads `after: 6` until the watcher ends or `ms` pass. */
@@ -109,6 +115,35 @@ describe.skipIf(!HAS_REDIS)(
       return { seen, ended, aborted: () => controller.signal.aborted };
     };
 
+    /**
+     * The emitter is let back in and sends its lost batch again; then it writes seq 7 and its `done`.
+     * The reader, resuming `after: 6`, reads those two and ends — not "started afresh under its id by
+     * another emitter": it is the same run going on. `stored` is what the stream holds after the resend.
+     */
+    const readsOnAfterResend = async (
+      setup: { emitter: RedisEventBus; relay: AnswerLossRelay; key: string },
+      reader: RedisEventBus,
+      stored: string[],
+      meanwhile: () => Promise<void> = async () => {},
+    ) => {
+      const { emitter, relay, key } = setup;
+      const watching = watchAfter6(reader, 12_000);
+      await pause(300);
+      await meanwhile();
+      relay.reopen();
+      // The emitter reconnects and sends its batch again; let the reader's idle look see it.
+      await pause(2500);
+      expect(await ids(key)).toEqual(stored);
+      emitter.emit("job", { kind: "output", text: "e7" });
+      emitter.emit("job", { kind: "done" });
+      await emitter.flushed();
+      await watching.ended;
+      expect(watching.aborted()).toBe(false);
+      expect(watching.seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["7:output", "8:done"]);
+    };
+
+    const six = ["1-0", "2-0", "3-0", "4-0", "5-0", "6-0"];
+
     for (const [name, keep] of [
       ["restored from an older snapshot", 3],
       ["lost with a restart without persistence", 0],
@@ -117,23 +152,35 @@ describe.skipIf(!HAS_REDIS)(
         timeout: 20_000,
       }, async () => {
         const prefix = `resend-${keep}:`;
-        const { emitter, relay, key } = await lostBatch(prefix, keep);
-        const reader = await bus(prefix);
-        const watching = watchAfter6(reader, 12_000);
-        await pause(300);
-        relay.reopen();
-        // The emitter reconnects and sends 4–6 again; let the reader's idle look see them.
-        await pause(2500);
-        expect(await ids(key)).toEqual([...(keep > 0 ? ["1-0", "2-0", "3-0"] : []), "4-0", "5-0", "6-0"]);
-        emitter.emit("job", { kind: "output", text: "e7" });
-        emitter.emit("job", { kind: "done" });
-        await emitter.flushed();
-        await watching.ended;
-        expect(watching.aborted()).toBe(false);
-        // Not "started afresh under its id by another emitter": the run went on.
-        expect(watching.seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["7:output", "8:done"]);
+        const stored = [...(keep > 0 ? ["1-0", "2-0", "3-0"] : []), "4-0", "5-0", "6-0"];
+        await readsOnAfterResend(await lostBatch(prefix, keep), await bus(prefix), stored);
       });
     }
+
+    it("reads on when the batch Redis lost (a restart without persistence) was the run's first, sent again from 1-0 (r43)", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-first:";
+      await readsOnAfterResend(await lostBatch(prefix, 0, 0), await bus(prefix), six);
+    });
+
+    it("reads on when the stream held only the run's seq 1 at subscribe and the run sends its lost batch after it", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-after-1:";
+      await readsOnAfterResend(await lostBatch(prefix, 1, 1), await bus(prefix), six);
+    });
+
+    it("reads on when Redis lost the stream once more after the watcher subscribed, before the batch came again", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-twice:";
+      const setup = await lostBatch(prefix, 3);
+      // The watcher subscribes to seq 1–3 (a snapshot); then a second restart loses those too.
+      await readsOnAfterResend(setup, await bus(prefix), ["4-0", "5-0", "6-0"], () =>
+        loseAllBut(setup.key, 0),
+      );
+    });
 
     it("still ends with a notice when another emitter's run written since passes its position", {
       timeout: 20_000,

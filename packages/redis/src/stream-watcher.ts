@@ -116,7 +116,7 @@ function gapNotice(dropped: number, seq: number, why: string, atLeast = false): 
  * below its position for another run's: one above it is read next, and when a watcher resuming past
  * the stream's top at subscribe reads its first entries, an entry at or below its position written
  * since then tells that they are a new run's, not its reader's run going on — unless it is that
- * run's own batch sent again after Redis lost it, see `belowPosition`). The same look finds the stream
+ * run's own batch sent again after Redis lost it, which its emitter marks so: see `belowPosition`). The same look finds the stream
  * gone: a watcher that has read some of the run, or resumed at its top (`after` its last event, the
  * run not ended), ends after one notice when the stream expired without `done` (deleted or evicted
  * before its expiry, it waits for the emitter's next write and reads on). A watcher that finds no stream at subscribe although the
@@ -500,21 +500,28 @@ export class StreamWatcher implements EventStream {
    * since it subscribed (above the stream's top then), and whose. `undefined`: none. `"resend"`: its
    * reader's run's own batch sent again after Redis lost it — the watcher now knows that run's
    * emitter and reads on from its position. `"afresh"`: a run started afresh under the id, which the
-   * watcher ends on. Position alone cannot tell them apart (both write at or below it); what can:
-   * - the stream held entries at subscribe: a resend keeps them as they were and carries the same
-   *   emitter token (`o`) as its top; a run started afresh by another emitter deleted them (its first
-   *   entry names the old run, `p`/`po`) or writes another token. A stream that held one entry only,
-   *   seq 1, is taken for a new run's start (a snapshot that kept the old run's seq 1 alone looks the
-   *   same: the watcher then ends with the notice, never reads two runs as one);
-   * - the stream was missing at subscribe: a run started afresh writes from seq 1, so a stream whose
-   *   first entry is `1-0` holds a new run; one that starts higher holds the old run's resent batch.
+   * watcher ends on. Position alone cannot tell them apart (both write at or below it); the entry
+   * itself does. The run the reader read writes at or below its position only when it sends again a
+   * batch whose first send got no answer (Redis applied it, the reader read it, and Redis lost it),
+   * and such an entry is marked so (`r` "1"); a run started afresh writes there on a first send
+   * (`r` "0"). So the entry found is the reader's run's when it is marked as sent again and, if the
+   * stream held entries at subscribe, carries the emitter token (`o`) of the top entry seen then
+   * (a run started afresh, by another emitter or by the same one, writes under a token of its own),
+   * whether that top entry is still there or was lost with a later restart. Entries without the mark
+   * come from an earlier version, which did not write it: for them, a stream that held entries at
+   * subscribe holds a resend when its top entry seen then is unchanged and the entry carries its
+   * token (a stream that held only a seq 1 then is taken for a new run's start), and a stream that
+   * was missing holds a new run when its first entry is `1-0`.
    */
   private async belowPosition(conn: RedisConnection): Promise<"resend" | "afresh" | undefined> {
     const below = (await call<Entry[]>(conn, ["XREVRANGE", this.key, this.readFrom, "-", "COUNT", "1"]))[0];
     if (below === undefined || Number.parseInt(below[0], 10) <= this.replayEnd) return undefined;
     const placed = this.placedTop;
+    const mark = fieldOf(below, "r");
     let resend: boolean;
-    if (placed) {
+    if (mark !== undefined) {
+      resend = mark === "1" && (placed === undefined || ownerOf(below) === ownerOf(placed));
+    } else if (placed) {
       const now = (await call<Entry[]>(conn, ["XRANGE", this.key, placed[0], placed[0]]))[0];
       resend =
         this.replayEnd > 1 &&
