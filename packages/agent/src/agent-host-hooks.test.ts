@@ -1140,3 +1140,55 @@ describe("a stop while transformContext is pending", () => {
     });
   }
 });
+
+describe("a hook that throws or rejects fails closed, its text for the host only", () => {
+  /** What the host's policy code holds, which its error may quote. */
+  const SECRET = "policy-db://admin:hunter2@10.0.0.7";
+  /** Answers whose reading by the hook throws `thrown` (c1) or gives a promise rejecting with `rejected` (c2), made when the hook asks. */
+  const failing = (thrown: string, rejected: string): Record<string, unknown> =>
+    Object.defineProperties(
+      {},
+      {
+        c1: {
+          enumerable: true,
+          get: () => {
+            throw new Error(thrown);
+          },
+        },
+        c2: { enumerable: true, get: () => Promise.reject(new Error(rejected)) },
+      },
+    );
+
+  it("beforeToolCall: a throw and a rejection are not run, and the model reads neither's text", async () => {
+    const { ran, read, notices, sent } = await runBeforeToolCall(
+      failing(`cannot reach ${SECRET}`, `lookup failed at ${SECRET}`),
+    );
+    expect(ran).toEqual([]);
+    expect(read).toEqual({
+      c1: "Error: Not run: the host's policy hook failed on this call to rm.",
+      c2: "Error: Not run: the host's policy hook failed on this call to rm.",
+    });
+    expect(JSON.stringify(sent)).not.toContain("hunter2");
+    expect(notices).toEqual([
+      `beforeToolCall failed for the call to rm (cannot reach ${SECRET}); the call was not run.`,
+      `beforeToolCall failed for the call to rm (lookup failed at ${SECRET}); the call was not run.`,
+    ]);
+  });
+
+  it("afterToolCall: a throw and a rejection withhold the result, and the model reads neither's text", async () => {
+    const { read, notices, sent } = await runAfterToolCall(
+      failing(`cannot reach ${SECRET}`, `redactor down: ${SECRET}`),
+    );
+    expect(read).toEqual({
+      c1: "Error: Result withheld: the host's policy hook failed on this call to read_env.",
+      c2: "Error: Result withheld: the host's policy hook failed on this call to read_env.",
+    });
+    const shown = JSON.stringify(sent);
+    expect(shown).not.toContain("hunter2");
+    expect(shown).not.toMatch(/RAWSECRET/);
+    expect(notices).toEqual([
+      `afterToolCall failed for the call to read_env (cannot reach ${SECRET}); the tool's result was withheld.`,
+      `afterToolCall failed for the call to read_env (redactor down: ${SECRET}); the tool's result was withheld.`,
+    ]);
+  });
+});

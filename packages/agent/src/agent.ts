@@ -102,7 +102,8 @@ export interface AgentOptions {
   convertToLlm?: ((messages: readonly AgentMessage[]) => ChatMessage[]) | null | undefined;
   /**
    * Runs before each tool call, after `tool_execution_start`: may block it or rewrite its arguments.
-   * When the run is stopped while it is pending, the tool never starts, whatever it answers.
+   * When the run is stopped while it is pending, the tool never starts, whatever it answers. A hook
+   * that throws or rejects fails closed: the call is not run, and its error text goes to a `notice`.
    */
   beforeToolCall?:
     | ((
@@ -111,7 +112,10 @@ export interface AgentOptions {
       ) => BeforeToolCallResult | Promise<BeforeToolCallResult>)
     | null
     | undefined;
-  /** Runs after each tool call, before `tool_execution_end`: may replace the result or ask to terminate. */
+  /**
+   * Runs after each tool call, before `tool_execution_end`: may replace the result or ask to
+   * terminate. A hook that throws or rejects withholds the result; its error text goes to a `notice`.
+   */
   afterToolCall?:
     | ((
         context: AfterToolCallContext,
@@ -705,23 +709,41 @@ function readGuarded<T>(
   expected: string,
 ): T {
   try {
-    if ("threw" in answer) throw answer.threw;
+    if (!("value" in answer)) throw "threw" in answer ? answer.threw : answer.failed;
     return read(answer.value);
   } catch (thrown) {
     return unreadable(`an object whose reading threw (${thrownDetail(thrown)}), not ${expected}`);
   }
 }
 
-/** What a hook answered, awaited, or what reading it threw (a Proxy's `get` trap asked for `then`). */
-type Answer = { value: unknown } | { threw: unknown };
+/**
+ * What a hook answered, awaited; what reading it threw (a Proxy's `get` trap asked for `then`); or
+ * what the hook itself threw or rejected with (`failed`: the host's code failed, not its answer).
+ */
+type Answer = { value: unknown } | { threw: unknown } | { failed: unknown };
 
 /**
- * `raw`, a hook's return, awaited where it is a promise (its rejection, the hook's own failure, is
- * thrown on as before). Where reading its `then` throws (a Proxy whose `get` trap throws), that is
- * what it answered: `await` would have thrown the trap's text into the call's answer, for the model.
- * An async hook resolving to such a Proxy rejects inside its own promise, and is thrown on.
+ * The host's notice for a `hook` that threw or rejected on the call to `name`: its text goes to the
+ * host only, since it may quote anything the host's code holds (a policy store's URL, the result
+ * being redacted); the model reads only that the host's policy hook failed.
  */
-async function hookAnswer(raw: unknown): Promise<Answer> {
+function hookFailedNote(hook: string, name: string, thrown: unknown, outcome: string): string {
+  return `${hook} failed for the call to ${name} (${thrownDetail(thrown)}); ${outcome}.`;
+}
+
+/**
+ * What `call`, a hook, answered, awaited where it is a promise. The hook's own failure — a throw, or
+ * its promise's rejection (an `async` hook resolving to a Proxy whose `get` trap throws rejects too)
+ * — is `failed`. Where reading its `then` throws (a Proxy whose `get` trap throws), that is what it
+ * answered (`threw`): `await` would have thrown the trap's text into the call's answer, for the model.
+ */
+async function hookAnswer(call: () => unknown): Promise<Answer> {
+  let raw: unknown;
+  try {
+    raw = call();
+  } catch (failed) {
+    return { failed };
+  }
   if ((typeof raw !== "object" && typeof raw !== "function") || raw === null) return { value: raw };
   let then: unknown;
   try {
@@ -729,7 +751,12 @@ async function hookAnswer(raw: unknown): Promise<Answer> {
   } catch (thrown) {
     return { threw: thrown };
   }
-  return { value: typeof then === "function" ? await raw : raw };
+  if (typeof then !== "function") return { value: raw };
+  try {
+    return { value: await raw };
+  } catch (failed) {
+    return { failed };
+  }
 }
 
 /** A call not run for an answer `what` that could not be read: the short text for the model, the detail for the host. */
@@ -1934,10 +1961,20 @@ export class Agent {
   ): Promise<unknown> {
     const tool = this.tools.get(request.name);
     let args = request.args;
-    if (this.beforeToolCall) {
-      const answer = await hookAnswer(
-        this.beforeToolCall({ toolCall: request, args, messages: this.#messages }, signal),
+    const beforeToolCall = this.beforeToolCall;
+    if (beforeToolCall) {
+      const answer = await hookAnswer(() =>
+        beforeToolCall({ toolCall: request, args, messages: this.#messages }, signal),
       );
+      if ("failed" in answer) {
+        // A stop while the hook ran answers the call with the stop, whatever the hook threw for it.
+        stopIfAborted(signal);
+        this.#emit({
+          type: "notice",
+          text: hookFailedNote("beforeToolCall", request.name, answer.failed, "the call was not run"),
+        });
+        throw new Error(`Not run: the host's policy hook failed on this call to ${request.name}.`);
+      }
       const decision = readBeforeDecision(answer, request.name, args);
       for (const text of decision.notes) this.#emit({ type: "notice", text });
       if (!decision.run) {
@@ -1984,12 +2021,25 @@ export class Agent {
       isError = true;
       result = thrown;
     }
-    if (this.afterToolCall) {
-      const after = await hookAnswer(
-        this.afterToolCall({ toolCall: request, args, messages: this.#messages, result, isError }, signal),
+    const afterToolCall = this.afterToolCall;
+    if (afterToolCall) {
+      const toolIsError = isError;
+      const toolResult = result;
+      const after = await hookAnswer(() =>
+        afterToolCall(
+          { toolCall: request, args, messages: this.#messages, result: toolResult, isError: toolIsError },
+          signal,
+        ),
       );
       // Stopped while the hook ran: the call was answered with the stop, and what the hook said is not used.
       stopIfAborted(signal);
+      if ("failed" in after) {
+        this.#emit({
+          type: "notice",
+          text: hookFailedNote("afterToolCall", request.name, after.failed, "the tool's result was withheld"),
+        });
+        throw new Error(`Result withheld: the host's policy hook failed on this call to ${request.name}.`);
+      }
       const read = readAfterAnswer(after, request.name, isError);
       // A key it does not read, a bare value or `isError: "false"` is never used in silence: the host
       // is told; without a `result` beside it, the tool's result is withheld.
