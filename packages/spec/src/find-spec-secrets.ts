@@ -1801,10 +1801,20 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
   // A word before `word` on its line (a data word's own line; any other word's, operators included).
   const sameLine = (word: CommandWord, other: CommandWord | undefined) =>
     other !== undefined && other.group === word.group ? other : undefined;
+  const passwords = wordPasswords(words);
   words.forEach((word, index) => {
     if (word.operator) return;
-    const previous = sameLine(word, words[index - 1]);
-    const spans = wordSpans(word, previous, previous && sameLine(word, words[index - 2]));
+    // The word after a client's password (`sshpass -pX ssh`) is no flag's value.
+    const previous = passwords.has(index - 1) ? undefined : sameLine(word, words[index - 1]);
+    const password = passwords.get(index);
+    const secret = password === undefined ? "" : word.value.slice(password.at);
+    const spans =
+      password !== undefined &&
+      !word.dynamic &&
+      withoutReferences(secret).trim() !== "" &&
+      (!word.quoted || proseCredential(secret))
+        ? [{ start: password.at, end: word.value.length, name: password.name, sign: SecretSign.Flag }]
+        : wordSpans(word, previous, previous && sameLine(word, words[index - 2]));
 
     const { at: written } = word;
     // Written apart (a quote or an escape inside the secret): the whole word is written again.
@@ -1851,6 +1861,30 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
 }
 
 /**
+ * The words of a command line that give a client's password (see `clientPasswords`), by index:
+ * each command (between operators) read apart, and each line of data words (see `CommandWord`) apart.
+ */
+function wordPasswords(words: readonly CommandWord[]): Map<number, ClientPassword> {
+  const found = new Map<number, ClientPassword>();
+  const line = clientPasswords();
+  const data = clientPasswords();
+  let group: number | undefined;
+  words.forEach((word, index) => {
+    if (word.operator) {
+      line.reset();
+      return;
+    }
+    if (word.data && word.group !== group) {
+      data.reset();
+      group = word.group;
+    }
+    const password = (word.data ? data : line).read(word.value);
+    if (password !== undefined) found.set(index, password);
+  });
+  return found;
+}
+
+/**
  * Reads each argument (see `readArg`); one that holds a program's own command or program text
  * (see `scriptPlaces`, read with the words of `command` before the args) is kept or replaced whole
  * (see `shellScript`) — a base64 `-EncodedCommand` always replaced. ssh's remote command given as
@@ -1876,6 +1910,10 @@ function scanArgs(
     words.length - remote >= 2
       ? shellScript(words.slice(remote).join(" "), undefined, () => "")?.sign
       : undefined;
+  // A client's password flag (`mysql -pX`, `sshpass -p X`), where the client is named in `command` or the args.
+  const clients = clientPasswords();
+  const passwords = words.map((word, index) => (places.has(index) ? undefined : clients.read(word)));
+  const named = literalNamer(hide);
   args.forEach((arg, index) => {
     if (remoteSign !== undefined && lead.length + index >= remote) {
       // Each word replaced whole by its own reference: args keep their count, each filled back byte
@@ -1898,9 +1936,24 @@ function scanArgs(
             (place?.kind === "remote" && (/\s/.test(arg) || (words.length - remote === 1 && arg !== "")))
           ? shellScript(script, hide, scriptName)
           : null;
+    const password = passwords[lead.length + index];
+    if (inner === null && password !== undefined) {
+      const secret = arg.slice(password.at);
+      if (isLiteral(secret))
+        found(
+          child(at, index),
+          SecretSign.Flag,
+          index,
+          arg.slice(0, password.at) + named(secret, password.name),
+        );
+      return;
+    }
+    // The word after a client's password (`sshpass -pX ssh`) is read as no flag's value.
+    const previous =
+      index > 0 && passwords[lead.length + index - 1] === undefined ? args[index - 1] : undefined;
     const read =
       inner === null
-        ? readArg(arg, index > 0 ? args[index - 1] : undefined, ARG_RULES, hide, scriptName)
+        ? readArg(arg, previous, ARG_RULES, hide, scriptName)
         : inner && { sign: inner.sign, safe: arg.slice(0, place?.at ?? 0) + inner.safe };
     if (read) found(child(at, index), read.sign, index, read.safe);
   });
@@ -1947,6 +2000,64 @@ const FLAG_ALONE = /^--?([A-Za-z][\w.-]*)$/;
 const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
 /** curl's `-u user:password`, written tight: `-uadmin:X`. */
 const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
+
+/** sshpass's options that take a value (`-f file`, `-d n`, `-P prompt`, and `-p password`), tight or as the next word. */
+const SSHPASS_VALUED = "fdpP";
+
+/** Where a client's password is written in a word (`-pX`: from 2), and the name its reference takes. */
+interface ClientPassword {
+  at: number;
+  name: string;
+}
+
+/**
+ * Reads a command's words one at a time for a password given to a client named among them:
+ * MySQL's and MariaDB's `-pX` (tight only: `-p` alone prompts, and another program's `-p` is
+ * usually a port), sshpass's `-pX` or `-p X` among its options (which end at its command's first
+ * word; `-f file`, `-d n`, `-P prompt`, `-e` give none). `read` tells where a password starts in
+ * a word's value, undefined when it holds none; `reset` starts a new command (after `;`, `|`,
+ * `&&`, …). One word, one step.
+ */
+function clientPasswords(): { read: (word: string) => ClientPassword | undefined; reset: () => void } {
+  let client: "" | "mysql" | "sshpass" = "";
+  // What sshpass's option before this word takes: its password, another value, or nothing.
+  let takes: "" | "password" | "value" = "";
+  const reset = () => {
+    client = "";
+    takes = "";
+  };
+  const read = (word: string): ClientPassword | undefined => {
+    if (takes !== "") {
+      const password = takes === "password";
+      takes = "";
+      return password && word !== "" ? { at: 0, name: "sshpass_password" } : undefined;
+    }
+    if (client === "sshpass") {
+      if (word === "--") {
+        client = "";
+        return undefined;
+      }
+      if (/^-./.test(word)) {
+        for (let i = 1; i < word.length; i += 1) {
+          const option = word[i] as string;
+          if (!SSHPASS_VALUED.includes(option)) continue;
+          if (i === word.length - 1) takes = option === "p" ? "password" : "value";
+          else if (option === "p") return { at: i + 1, name: "sshpass_password" };
+          return undefined;
+        }
+        return undefined;
+      }
+      // Its command's first word: sshpass's options end here.
+      client = "";
+    }
+    if (client === "mysql" && /^-p[\s\S]/.test(word)) return { at: 2, name: "password" };
+    const name = programName(word);
+    if (PASSWORD_P.test(name)) client = "mysql";
+    else if (name === "sshpass") client = "sshpass";
+    return undefined;
+  };
+  return { read, reset };
+}
 
 /**
  * One argument read with the rules for args, given the argument before it: a telling flag's value

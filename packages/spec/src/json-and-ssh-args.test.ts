@@ -5,6 +5,7 @@ import { findSpecSecrets, reference, withoutArgSecrets } from "./find-spec-secre
 import { SPEC_TOKEN } from "./schema.js";
 import { SecretSign } from "./secret-signs.js";
 import type { AgentSpec } from "./types.js";
+import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
 
 // Review r42a #2: a one-line JSON argument (`--config '{"apiKey":"X"}'`, Smithery's shape) reached
 // the export in clear. #1: ssh's remote command given as separate words (`ssh db mysql -pX`) did.
@@ -178,5 +179,90 @@ describe("ssh's remote command given as words is read as one command", () => {
       "db.example",
       "${GH_COMMAND}",
     ]);
+  });
+});
+
+// Review r43 #1, #4: a client's password given by its own flag (`sshpass -pX`, `sshpass -p X`,
+// `mysql -pX`) stayed in clear, and sshpass's `-pX` was read as a flag whose name holds "pass",
+// so the program after it (`ssh`) was replaced instead.
+describe("a database or ssh client's password flag is read where its program is named", () => {
+  const SSHPASS = "S3cret-pass-123";
+  const rows: [string, string, readonly string[], readonly string[]][] = [
+    [
+      "sshpass -pX",
+      "sshpass",
+      ["-pS3cret-pass-123", "ssh", "db", "uptime"],
+      ["-p${SSHPASS_PASSWORD}", "ssh", "db", "uptime"],
+    ],
+    [
+      "sshpass -p X",
+      "sshpass",
+      ["-p", SSHPASS, "ssh", "db", "uptime"],
+      ["-p", "${SSHPASS_PASSWORD}", "ssh", "db", "uptime"],
+    ],
+    [
+      "sshpass's other options, clustered",
+      "/usr/bin/sshpass",
+      ["-v", "-P", "assword", "-vp", SSHPASS, "ssh", "db"],
+      ["-v", "-P", "assword", "-vp", "${SSHPASS_PASSWORD}", "ssh", "db"],
+    ],
+    [
+      "sshpass named in args, then ssh's remote command read as before",
+      "env",
+      ["sshpass", "-pS3cret-pass-123", "ssh", "db", "mysql", "-phunter2x9"],
+      ["sshpass", "-p${SSHPASS_PASSWORD}", "ssh", "db", "${GH_COMMAND}", "${GH_COMMAND_2}"],
+    ],
+    ["mysql -pX", "mysql", ["-uroot", "-pHunter2x", "app"], ["-uroot", "-p${PASSWORD}", "app"]],
+    ["mysqldump -pX", "mysqldump", ["-h", "db", "-pHunter2x", "app"], ["-h", "db", "-p${PASSWORD}", "app"]],
+    ["mariadb -pX", "mariadb", ["-pHunter2x"], ["-p${PASSWORD}"]],
+    ["mysqladmin -pX", "mysqladmin", ["-pHunter2x", "status"], ["-p${PASSWORD}", "status"]],
+  ];
+
+  it.each(rows)("%s: the password becomes a reference, the rest kept", (_label, command, args, want) => {
+    const spec = specWith(command, args);
+    expect(findSpecSecrets(spec).length).toBeGreaterThan(0);
+    expect(exportedArgs(command, args)).toEqual(want);
+    expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
+    // withoutArgSecrets knows no server: a remote command's references are SHELL_COMMAND's.
+    const { out, env } = hidden([command, ...args]);
+    expect(out.slice(1)).toEqual(want.map((arg) => arg.replace("GH_COMMAND", "SHELL_COMMAND")));
+    expect(out.map((arg) => filled(arg, env))).toEqual([command, ...args]);
+  });
+
+  it.each([
+    ["sshpass -pX ssh db uptime", "sshpass -p${SSHPASS_PASSWORD} ssh db uptime"],
+    ["sshpass -p X ssh db uptime", "sshpass -p ${SSHPASS_PASSWORD} ssh db uptime"],
+    ["mysql -uroot -pHunter2x db", "mysql -uroot -p${PASSWORD} db"],
+    ["mysql -uroot -p'Hunter2x' db && exec srv", "mysql -uroot -p'${PASSWORD}' db && exec srv"],
+    [
+      "docker exec db mariadb-dump -pHunter2x app > out.sql",
+      "docker exec db mariadb-dump -p${PASSWORD} app > out.sql",
+    ],
+  ])("the command-line reader finds %j", (line, shown) => {
+    expect(
+      withoutCommandLineSecrets(line.replace(/ X /, ` ${SSHPASS} `).replace("-pX", `-p${SSHPASS}`)),
+    ).toBe(shown);
+  });
+
+  it("a pasted command holding ssh's remote command is still replaced whole", () => {
+    const spec = specWith(`sshpass -p${SSHPASS} ssh db uptime`, []);
+    expect(findSpecSecrets(spec).map((hint) => hint.sign)).toEqual([SecretSign.Flag]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe("${GH_COMMAND}");
+  });
+
+  it("keeps another program's -p (a port), sshpass's -f file and -d n, and mysql's -p alone (a prompt)", () => {
+    for (const [command, args] of [
+      ["srv", ["-p8080", "--host", "db"]],
+      ["redis-server", ["-p", "6380"]],
+      ["sshpass", ["-f", "/run/pw", "ssh", "db", "uptime"]],
+      ["sshpass", ["-d", "3", "-e", "ssh", "db"]],
+      ["mysql", ["-uroot", "-p", "app"]],
+      ["mysql", ["-p${DB_PASSWORD}", "app"]],
+    ] as const) {
+      expect(findSpecSecrets(specWith(command, args))).toEqual([]);
+      expect(exportedArgs(command, args)).toEqual(args);
+    }
+    for (const line of ["srv -p8080 --host db", "sshpass -f /run/pw ssh db uptime", "mysql -uroot -p app"])
+      expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 });
