@@ -1964,12 +1964,16 @@ function scanArgs(
  * kept byte for byte, or replaced whole by one reference when it may hold a credential (see
  * `shellScript`; always with a base64 `-EncodedCommand`). Null when it holds no such command.
  */
-function pastedScript(command: string, scriptName: () => string): ArgFound | undefined | null {
+function pastedScript(
+  command: string,
+  scriptName: () => string,
+  hide?: SecretHide,
+): ArgFound | undefined | null {
   const places = scriptPlaces(commandWordValues(command));
   if (places.size === 0) return null;
   return shellScript(
     command,
-    undefined,
+    hide,
     scriptName,
     [...places.values()].some((place) => place.kind === "encoded"),
   );
@@ -2080,8 +2084,10 @@ function readArg(
   const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
   // A shell's own command (`sh -c "exec srv --api-key X"`) is kept whole or replaced whole.
   if (rules.words && afterShell && /\s/.test(arg)) return shellScript(arg, hide, scriptName);
-  // One line of JSON (`--config {"apiKey":"X"}`), alone or after `--flag=` or `NAME=`: read by its keys.
-  const json = rules.words ? jsonArgSecrets(arg, rules, hide) : null;
+  // One line of JSON (`--config {"apiKey":"X"}`), alone or after `--flag=` or `NAME=`: read by its
+  // keys, unless it is all a telling flag's or name's value (`--token '{"a":"b"}'`), taken whole below.
+  const json =
+    rules.words && !tellingValue(arg, previous, rules) ? jsonArgSecrets(arg, rules, hide, scriptName) : null;
   if (json) return json;
   const tight = TIGHT_USER.exec(arg);
   if (tight && proseCredential(tight[2] ?? ""))
@@ -2140,27 +2146,59 @@ function readArg(
   return readValue(arg, hide);
 }
 
+/**
+ * True when all of `arg` is a literal value under a telling name: after a telling flag alone
+ * (`--token X`), or after a telling `--name=` or `NAME=` written in it.
+ */
+function tellingValue(arg: string, previous: string | undefined, rules: ArgRules): boolean {
+  const before = previous === undefined ? null : FLAG_ALONE.exec(previous);
+  if (before && rules.telling(before[1] ?? "") && !arg.startsWith("-") && rules.literal(arg)) return true;
+  const inline = /^(?:--?([A-Za-z][\w.-]*)|([A-Za-z_][A-Za-z0-9_.-]*))=([\s\S]*)$/.exec(arg);
+  return inline !== null && rules.telling(inline[1] ?? inline[2] ?? "") && rules.literal(inline[3] ?? "");
+}
+
 /** An argument that is one JSON object or array, alone or as the value of a `--flag=` or `NAME=`. */
 const JSON_ARG = /^(?:--?[A-Za-z][\w.-]*=|[A-Za-z_][A-Za-z0-9_.-]*=)?(?=\s*[{[])/;
 
+/** A replacement in a text: `[start, end)` written as `safe`. */
+interface Edit {
+  start: number;
+  end: number;
+  safe: string;
+}
+
+/** One open JSON object or array while a JSON text is read (see `jsonEdits`). */
+interface JsonFrame {
+  array: boolean;
+  /** In an object, the key the next value is given under. */
+  key?: string;
+  /** The name every string under this container is a credential under: a telling key above it (`{"auth":{…}}`), else none. */
+  telling?: string;
+  /** In an array outside a telling key: its entries in order, a string's value and where its raw text is (a non-string as `""`). */
+  entries?: { value: string; raw?: [number, number] }[];
+  /** In such an array, whether an entry that is no string or container (`5`, `true`) is being read: it is counted at its `,` or `]`. */
+  primitive?: boolean;
+}
+
 /**
- * One line of JSON given as an argument (`{"apiKey":"X"}`, `--config={"password":"X"}`,
- * `MCP_CONFIG={"token":"X"}`), read by its string values: one under a telling key (see
- * `looksSecretName`) that is literal has what it says replaced by a reference named after the key,
- * inside its quotes (`{"apiKey":"${APIKEY}"}`); any other string value is read alone (a URL's
- * credentials, a key shape; see `readValue`). Every other character is kept as written, so the
- * result still parses and, filled back, is the argument again. Null when the argument is no such
- * JSON (or holds a line break: a script, see `lineSecrets`); undefined when nothing is flagged.
- * One pass over the text after one `JSON.parse`.
+ * One line of JSON (an object or array, valid as a whole) read by its string values, each where
+ * it is written: every literal string under a telling key (see `looksSecretName`), at any depth
+ * (`{"password":"X"}`, `{"password":["X"]}`, `{"auth":{"user":"a"}}`), becomes a reference named
+ * after its own key when that tells, else after the telling key and its own (`${AUTH_USER}`); an
+ * array's strings are read as argv, by the rules for args (`{"args":["--api-key","X"]}`, see
+ * `scanArgs`); any other string is read as an argument is (see `readArg`): a command line when it
+ * holds whitespace (`{"cmd":"mysql -pX db"}`, kept or replaced whole when it holds a shell's own
+ * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON. A replacement is
+ * written JSON-escaped inside the string's quotes; a string written with escapes is replaced
+ * whole, as its parts are not where they are read. Null when `text` is no such JSON; undefined
+ * when nothing is flagged. One pass over the text after one `JSON.parse`.
  */
-function jsonArgSecrets(
-  arg: string,
+function jsonEdits(
+  text: string,
   rules: ArgRules,
   hide: SecretHide | undefined,
-): ArgFound | undefined | null {
-  const lead = JSON_ARG.exec(arg);
-  if (lead === null || LINE_BREAK.test(arg)) return null;
-  const text = arg.slice(lead[0].length);
+  scriptName: () => string,
+): { sign: SecretSign; edits: Edit[] } | undefined | null {
   try {
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== "object" || parsed === null) return null;
@@ -2169,48 +2207,128 @@ function jsonArgSecrets(
   }
   const named = literalNamer(hide);
   let sign: SecretSign | undefined;
-  let out = lead[0];
-  let from = 0;
-  // The last character outside a string that is no whitespace, and the key a `:` gives its value.
-  let last = "";
-  let key: string | undefined;
+  const edits: Edit[] = [];
+  // What reading a string found, written back inside its quotes (`[start, end)` its raw text).
+  const put = (start: number, end: number, read: ArgFound, name: string | undefined) => {
+    sign ??= read.sign;
+    const raw = text.slice(start, end);
+    const safe = !raw.includes("\\")
+      ? JSON.stringify(read.safe).slice(1, -1)
+      : hide
+        ? hide(raw, name)
+        : reference(name ?? "");
+    edits.push({ start, end, safe });
+  };
+  const stack: JsonFrame[] = [];
+  // The name a value about to be read is a credential under, given the container it is in.
+  const tellingFor = (frame: JsonFrame | undefined): string | undefined => {
+    if (frame === undefined) return undefined;
+    if (frame.array) return frame.telling;
+    const key = frame.key ?? "";
+    if (rules.telling(key)) return key;
+    return frame.telling === undefined ? undefined : `${frame.telling}_${key}`;
+  };
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i] as string;
-    if (c !== '"') {
-      if (!/\s/.test(c)) last = c;
+    const top = stack[stack.length - 1];
+    if (top?.entries) {
+      // An entry that is no string or container (`5`, `true`) still takes its place in argv.
+      if (c === "," || c === "]") {
+        if (top.primitive) top.entries.push({ value: "" });
+        top.primitive = false;
+      } else if (!/[\s"{[]/.test(c)) top.primitive = true;
+    }
+    if (c === "{" || c === "[") {
+      const telling = tellingFor(stack[stack.length - 1]);
+      const array = c === "[";
+      stack.push({
+        array,
+        ...(telling !== undefined ? { telling } : {}),
+        ...(array && telling === undefined ? { entries: [] } : {}),
+      });
       continue;
     }
+    if (c === "}" || c === "]") {
+      const frame = stack.pop();
+      const parent = stack[stack.length - 1];
+      parent?.entries?.push({ value: "" });
+      const entries = frame?.entries;
+      if (entries === undefined || entries.length === 0) continue;
+      // An array's strings are argv: read as a server's args are.
+      const name = parent && !parent.array ? parent.key : undefined;
+      scanArgs(
+        "",
+        entries.map((entry) => entry.value),
+        (_path, found, index, safe) => {
+          const raw = entries[index]?.raw;
+          if (raw) put(raw[0], raw[1], { sign: found, safe }, name);
+        },
+        hide,
+        scriptName,
+      );
+      continue;
+    }
+    if (c !== '"') continue;
     let end = i + 1;
     while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
-    const raw = text.slice(i + 1, end);
     const value = JSON.parse(text.slice(i, end + 1)) as string;
+    const start = i + 1;
+    i = end;
     let next = end + 1;
     while (/\s/.test(text[next] ?? "")) next += 1;
-    const isKey = text[next] === ":";
-    const under = last === ":" ? key : undefined;
-    last = '"';
-    i = end;
-    if (isKey) {
-      key = value;
+    const frame = stack[stack.length - 1];
+    if (frame === undefined) continue;
+    if (!frame.array && text[next] === ":") {
+      frame.key = value;
       continue;
     }
-    let safe: string | undefined;
-    if (under !== undefined && rules.telling(under) && rules.literal(value)) {
+    const telling = tellingFor(frame);
+    if (telling !== undefined) {
+      if (!rules.literal(value)) continue;
       sign ??= SecretSign.Flag;
-      safe = named(raw, under);
-    } else {
-      const read = readValue(value, hide);
-      if (read) {
-        sign ??= read.sign;
-        // A value written with escapes is replaced whole: its parts are not where they are read.
-        safe = !raw.includes("\\") ? read.safe : hide ? hide(raw, under) : reference(under ?? "");
-      }
+      edits.push({ start, end, safe: named(text.slice(start, end), telling) });
+      continue;
     }
-    if (safe === undefined) continue;
-    out += text.slice(from, i - raw.length) + safe;
-    from = end;
+    if (frame.entries) {
+      frame.entries.push({ value, raw: [start, end] });
+      continue;
+    }
+    const read =
+      (/\s/.test(value) ? pastedScript(value, scriptName, hide) : null) ??
+      readArg(value, undefined, rules, hide, scriptName);
+    if (read) put(start, end, read, frame.key);
   }
-  return sign === undefined ? undefined : { sign, safe: out + text.slice(from) };
+  if (sign === undefined) return undefined;
+  // An array's edits are made when it closes, after those of the strings inside it: in the order written.
+  edits.sort((a, b) => a.start - b.start);
+  return { sign, edits };
+}
+
+/**
+ * One line of JSON given as an argument (`{"apiKey":"X"}`, `--config={"password":"X"}`,
+ * `MCP_CONFIG={"token":"X"}`), read by its string values (see `jsonEdits`), every other character
+ * kept as written, so the result still parses and, filled back, is the argument again. Null when
+ * the argument is no such JSON (or holds a line break: a script, see `lineSecrets`); undefined
+ * when nothing is flagged.
+ */
+function jsonArgSecrets(
+  arg: string,
+  rules: ArgRules,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): ArgFound | undefined | null {
+  const lead = JSON_ARG.exec(arg);
+  if (lead === null || LINE_BREAK.test(arg)) return null;
+  const text = arg.slice(lead[0].length);
+  const found = jsonEdits(text, rules, hide, scriptName);
+  if (!found) return found;
+  let out = lead[0];
+  let from = 0;
+  for (const edit of found.edits) {
+    out += text.slice(from, edit.start) + edit.safe;
+    from = edit.end;
+  }
+  return { sign: found.sign, safe: out + text.slice(from) };
 }
 
 /**

@@ -79,6 +79,45 @@ describe("a one-line JSON argument is read by its keys", () => {
       [`[{"name":"a","auth":{"client_secret":"${PASS}"}}]`],
       ['[{"name":"a","auth":{"client_secret":"${CLIENT_SECRET}"}}]'],
     ],
+    // r43 #2: an args array read as argv, a command line in a string, and everything under a telling key.
+    [
+      "an args array inside the JSON",
+      "srv",
+      ["--config", '{"command":"gh-mcp","args":["--api-key","X-plain-secret"]}'],
+      ["--config", '{"command":"gh-mcp","args":["--api-key","${API_KEY}"]}'],
+    ],
+    [
+      "a command line in a string",
+      "srv",
+      ["--config", '{"cmd":"mysql -uroot -pHunter2x db"}'],
+      ["--config", '{"cmd":"mysql -uroot -p${PASSWORD} db"}'],
+    ],
+    [
+      "a telling flag in a string",
+      "srv",
+      ["--config", '{"token":"Xsecret1","run":"srv --api-key Ysecret2"}'],
+      ["--config", '{"token":"${TOKEN}","run":"srv --api-key ${API_KEY}"}'],
+    ],
+    [
+      "a telling key over an array",
+      "srv",
+      ["--config", '{"password":["X"]}'],
+      ["--config", '{"password":["${PASSWORD}"]}'],
+    ],
+    [
+      "a telling key over an object",
+      "srv",
+      ["--config", '{"auth":{"user":"a","pass":"X"},"port":1}'],
+      ["--config", '{"auth":{"user":"${AUTH_USER}","pass":"${PASS}"},"port":1}'],
+    ],
+    [
+      "argv after a number and an object",
+      "srv",
+      ['{"argv":["--token",5,{"a":1},"--password","Hunter2x",true]}'],
+      ['{"argv":["--token",5,{"a":1},"--password","${PASSWORD}",true]}'],
+    ],
+    ["JSON all of a telling flag's value", "srv", ["--token", '{"token":"Y"}'], ["--token", "${TOKEN}"]],
+    ["JSON all of a telling --name= value", "srv", ['--token={"token":"Y"}'], ["--token=${TOKEN}"]],
   ];
 
   it.each(rows)("%s: the value becomes a reference inside its quotes", (_label, command, args, want) => {
