@@ -590,6 +590,25 @@ export const SHAPES: Shape[] = [
     ],
     run: (list) => withoutArgSecrets(list as string[]),
   },
+  {
+    // r43 #3: a JSON word of a pasted command line read as a JSON argument is.
+    name: "exportSpec: a pasted command line of JSON words with argv arrays and telling keys",
+    build: (n) => ({
+      spec: "loopwright.agent/1",
+      bundle: {
+        mcpServers: [
+          {
+            name: "s",
+            command: `npx x --config '{"a":[${repeat('"--token","x y",', n / 3)}"z"],"auth":{"u":"${repeat("v", n / 3)}"}}' ${repeat('--c={"k":1} ', n / 3)}`,
+          },
+        ],
+      },
+    }),
+    run: (doc) => {
+      const { spec } = parseSpec(doc, { bundle: true });
+      if (spec) exportSpec(spec);
+    },
+  },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
   // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
   ...[

@@ -1552,6 +1552,8 @@ interface Span {
   sign: SecretSign;
   /** What to write instead, when it is not the named reference (a URL without its credentials). */
   with?: string;
+  /** What to write instead, exactly (a JSON word's string, written back escaped: see `jsonEdits`). */
+  put?: string;
 }
 
 /** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
@@ -1784,7 +1786,11 @@ function urlSpans(value: string, spans: Span[]): Span[] {
  * Undefined when nothing is flagged. One pass over the line (a text an unclosed opener runs over
  * is read twice).
  */
-export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | undefined {
+export function commandLineSecrets(
+  line: string,
+  hide?: SecretHide,
+  scriptName: () => string = () => "SHELL_COMMAND",
+): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   const words = commandWords(line);
   let sign: SecretSign | undefined;
@@ -1814,14 +1820,18 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
       withoutReferences(secret).trim() !== "" &&
       (!word.quoted || proseCredential(secret))
         ? [{ start: password.at, end: word.value.length, name: password.name, sign: SecretSign.Flag }]
-        : wordSpans(word, previous, previous && sameLine(word, words[index - 2]));
+        : (jsonWordSpans(word, previous, hide, scriptName) ??
+          wordSpans(word, previous, previous && sameLine(word, words[index - 2])));
 
     const { at: written } = word;
-    // Written apart (a quote or an escape inside the secret): the whole word is written again.
+    // Written apart (a quote or an escape inside the secret), or to be replaced by text holding a
+    // quote or a backslash (a JSON word's string): the whole word is written again.
     const apart = spans.some(
       (span) =>
-        span.end > span.start &&
-        (written[span.end - 1] as number) - (written[span.start] as number) !== span.end - 1 - span.start,
+        (span.end > span.start &&
+          (written[span.end - 1] as number) - (written[span.start] as number) !==
+            span.end - 1 - span.start) ||
+        (span.put !== undefined && /['"\\]/.test(span.put)),
     );
     for (const span of apart ? [] : spans) {
       // A word read again after an opener left open overlaps the word read first: a span before
@@ -1831,9 +1841,10 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
       keep(written[span.start] as number);
       sign ??= span.sign;
       out +=
-        span.with !== undefined
+        span.put ??
+        (span.with !== undefined
           ? safeString(span.with, span.sign, undefined, hide)
-          : named(secret, span.name ?? "");
+          : named(secret, span.name ?? ""));
       at = (written[span.end - 1] as number) + 1;
     }
     if (apart && word.start >= at) {
@@ -1843,9 +1854,10 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
         value += word.value.slice(from, span.start);
         const secret = word.value.slice(span.start, span.end);
         value +=
-          span.with !== undefined
+          span.put ??
+          (span.with !== undefined
             ? safeString(span.with, span.sign, undefined, hide)
-            : named(secret, span.name ?? "");
+            : named(secret, span.name ?? ""));
         from = span.end;
       }
       value += word.value.slice(from);
@@ -1858,6 +1870,39 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
   });
   keep(line.length);
   return sign === undefined ? undefined : { sign, safe: out };
+}
+
+/** The command-line reader's rules for a name: its whole name tells (see `wholeNameTells`). */
+const LINE_RULES: ArgRules = { ...ARG_RULES, telling: wholeNameTells };
+
+/**
+ * A word of a command line that is one line of JSON (`--config '{"apiKey":"X"}'`, Smithery's
+ * snippet pasted as one `command`), read as an argument holding it is (see `jsonEdits`): a span
+ * for each string to write again. Undefined when the word is no such JSON, or is all of a telling
+ * flag's or name's value (`--token '{"a":"b"}'`, read whole by `ruleSpans`), or is a data word.
+ */
+function jsonWordSpans(
+  word: CommandWord,
+  previous: CommandWord | undefined,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): Span[] | undefined {
+  const value = word.value;
+  if (word.data || (value[0] !== "{" && value[0] !== "[" && !value.includes("="))) return undefined;
+  const lead = JSON_ARG.exec(value);
+  if (lead === null || LINE_BREAK.test(value)) return undefined;
+  const flag = previous && !previous.operator && !previous.dynamic ? previous.value : undefined;
+  if (tellingValue(value, flag, LINE_RULES)) return undefined;
+  const found = jsonEdits(value.slice(lead[0].length), ARG_RULES, hide, scriptName);
+  if (found === null) return undefined;
+  const from = lead[0].length;
+  return (found?.edits ?? []).map((edit) => ({
+    start: from + edit.start,
+    end: from + edit.end,
+    name: undefined,
+    sign: found?.sign ?? SecretSign.Flag,
+    put: edit.safe,
+  }));
 }
 
 /**
@@ -2167,6 +2212,9 @@ interface Edit {
   safe: string;
 }
 
+/** The whitespace JSON allows between its tokens. */
+const JSON_BLANK = new Set([" ", "\t", "\n", "\r"]);
+
 /** One open JSON object or array while a JSON text is read (see `jsonEdits`). */
 interface JsonFrame {
   array: boolean;
@@ -2236,7 +2284,7 @@ function jsonEdits(
       if (c === "," || c === "]") {
         if (top.primitive) top.entries.push({ value: "" });
         top.primitive = false;
-      } else if (!/[\s"{[]/.test(c)) top.primitive = true;
+      } else if (!JSON_BLANK.has(c) && c !== '"' && c !== "{" && c !== "[") top.primitive = true;
     }
     if (c === "{" || c === "[") {
       const telling = tellingFor(stack[stack.length - 1]);
@@ -2271,11 +2319,12 @@ function jsonEdits(
     if (c !== '"') continue;
     let end = i + 1;
     while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
-    const value = JSON.parse(text.slice(i, end + 1)) as string;
     const start = i + 1;
+    const raw = text.slice(start, end);
+    const value = raw.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
     i = end;
     let next = end + 1;
-    while (/\s/.test(text[next] ?? "")) next += 1;
+    while (JSON_BLANK.has(text[next] as string)) next += 1;
     const frame = stack[stack.length - 1];
     if (frame === undefined) continue;
     if (!frame.array && text[next] === ":") {
@@ -2423,9 +2472,9 @@ function lineSecrets(
   const pairs = connectionString(line)
     ? connectionPairs(line, ARG_RULES, literalNamer(hide), hide)
     : undefined;
-  if (pairs === undefined) return commandLineSecrets(line, hide);
+  if (pairs === undefined) return commandLineSecrets(line, hide, scriptName);
   // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
-  const rest = commandLineSecrets(pairs.safe, hide);
+  const rest = commandLineSecrets(pairs.safe, hide, scriptName);
   return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
 }
 

@@ -305,3 +305,36 @@ describe("a database or ssh client's password flag is read where its program is 
       expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 });
+
+// Review r43 #3: Smithery's JSON pasted inside one `command` line went through the command-line
+// reader, which did not read it as JSON, so a value that is no key shape stayed in clear.
+describe("a JSON word in a pasted command line is read as a JSON argument is", () => {
+  const SMITHERY = "npx -y @smithery/cli@latest run @upstash/context7-mcp --config";
+  it.each([
+    [`${SMITHERY} '{"apiKey":"${UUID}"}'`, `${SMITHERY} '{"apiKey":"\${APIKEY}"}'`],
+    [`${SMITHERY} '{"apiKey":"plain-value-x"}'`, `${SMITHERY} '{"apiKey":"\${APIKEY}"}'`],
+    [`${SMITHERY} "{\\"password\\":\\"${PASS}\\"}"`, `${SMITHERY} "{\\"password\\":\\"\${PASSWORD}\\"}"`],
+    [
+      `srv --config='{"host":"db","args":["--api-key","${PASS}"]}' --port 80`,
+      `srv --config='{"host":"db","args":["--api-key","\${API_KEY}"]}' --port 80`,
+    ],
+    [`srv -e MCP_CONFIG='{"auth":{"user":"a"}}'`, `srv -e MCP_CONFIG='{"auth":{"user":"\${AUTH_USER}"}}'`],
+  ])("%s", (command, want) => {
+    const spec = specWith(command, []);
+    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
+      ["bundle.mcpServers[0].command", SecretSign.Flag],
+    ]);
+    const out = exportSpec(spec).bundle?.mcpServers?.[0]?.command;
+    expect(out).toBe(want);
+    expect(findSpecSecrets(specWith(out as string, []))).toEqual([]);
+    expect(withoutCommandLineSecrets(command)).toBe(want);
+  });
+
+  it("a replacement holding a quote rewrites the word in single quotes; JSON all of a --token value is taken whole", () => {
+    expect(withoutCommandLineSecrets(`srv --config '{"apiKey":"${PASS}"}'`, () => "it's")).toBe(
+      `srv --config '{"apiKey":"it'\\''s"}'`,
+    );
+    expect(withoutCommandLineSecrets(`srv --token '{"a":"b"}'`)).toBe("srv --token '${TOKEN}'");
+    expect(withoutCommandLineSecrets(`srv --config '{"host":"db"}'`)).toBe(`srv --config '{"host":"db"}'`);
+  });
+});
