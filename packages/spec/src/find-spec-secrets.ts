@@ -945,6 +945,9 @@ const PWSH_COMMAND = /^[-/](?:c|co|com|comm|comma|comman|command)$/i;
 /** PowerShell's `-EncodedCommand` (`-e`, `-ec`, `-enc`, …): base64 that cannot be read. */
 const PWSH_ENCODED =
   /^[-/](?:e|ec|en|enc|enco|encod|encode|encoded|encodedc|encodedco|encodedcom|encodedcomm|encodedcomma|encodedcomman|encodedcommand)$/i;
+/** `-EncodedCommand:B64` (any prefix PowerShell takes, any case): where the base64 starts, past the colon. */
+const PWSH_ENCODED_TIGHT =
+  /^[-/](?:e|ec|en|enc|enco|encod|encode|encoded|encodedc|encodedco|encodedcom|encodedcomm|encodedcomma|encodedcomman|encodedcommand):(?=[\s\S])/i;
 /** A POSIX shell's flags holding `c` (`-c`, `-lc`, `-ce`, `-xc`): its first operand is the command. */
 const POSIX_COMMAND = /^-[A-Za-z]*c[A-Za-z]*$/;
 const POSIX_SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "busybox"]);
@@ -1039,9 +1042,10 @@ function scriptPlaces(words: readonly string[]): Map<number, ScriptPlace> {
       program = "";
       return;
     }
-    const at = program !== "" ? tightScriptAt(program, word) : 0;
+    const encoded = program === "pwsh" || program === "powershell" ? PWSH_ENCODED_TIGHT.exec(word) : null;
+    const at = encoded ? encoded[0].length : program !== "" ? tightScriptAt(program, word) : 0;
     if (at > 0) {
-      places.set(index, { kind: "script", at });
+      places.set(index, { kind: encoded ? "encoded" : "script", at });
       program = "";
       return;
     }
@@ -1975,8 +1979,8 @@ function scanArgs(
     // (`ssh db "PGPASSWORD=X;psql"`). Tight to its flag (`--eval=CODE`), the flag is kept.
     const script = place === undefined ? "" : arg.slice(place.at);
     const inner =
-      place?.kind === "encoded" && arg !== "" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(arg)
-        ? shellScript(arg, hide, scriptName, true)
+      place?.kind === "encoded" && script !== "" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(script)
+        ? shellScript(script, hide, scriptName, true)
         : (place?.kind === "script" && script !== "") ||
             (place?.kind === "remote" && (/\s/.test(arg) || (words.length - remote === 1 && arg !== "")))
           ? shellScript(script, hide, scriptName)
