@@ -576,6 +576,40 @@ export const SHAPES: Shape[] = [
     ],
     run: (list) => withoutArgSecrets(list as string[]),
   },
+  {
+    // r43 #1, #2: a JSON argument's arrays read as argv, its strings as command lines, everything
+    // under a telling key; a client's password flag read along a command's words.
+    name: "withoutArgSecrets: a JSON argument of argv arrays, command lines and telling keys, and sshpass/mysql -p",
+    build: (n) => [
+      "--config",
+      `{"argv":[${repeat('"--token","x y",5,{"a":[1]},', n / 4)}"z"],"cmd":"${repeat("mysql -pX1 --api-key k ", n / 4)}","auth":{"u":[${repeat('"a",{"b":"c"},', n / 4)}"d"]}}`,
+      "sshpass",
+      ...Array.from({ length: Math.floor(n / 64) }, () => "-vp"),
+      `-p${repeat("s", n / 8)}`,
+      "mysql",
+      repeat("-pX ", n / 8),
+    ],
+    run: (list) => withoutArgSecrets(list as string[]),
+  },
+  {
+    // r43 #3: a JSON word of a pasted command line read as a JSON argument is.
+    name: "exportSpec: a pasted command line of JSON words with argv arrays and telling keys",
+    build: (n) => ({
+      spec: "loopwright.agent/1",
+      bundle: {
+        mcpServers: [
+          {
+            name: "s",
+            command: `npx x --config '{"a":[${repeat('"--token","x y",', n / 3)}"z"],"auth":{"u":"${repeat("v", n / 3)}"}}' ${repeat('--c={"k":1} ', n / 3)}`,
+          },
+        ],
+      },
+    }),
+    run: (doc) => {
+      const { spec } = parseSpec(doc, { bundle: true });
+      if (spec) exportSpec(spec);
+    },
+  },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces
   // or the gap before it once rescanned from the start took ~10 s at 200,000 characters.
   ...[

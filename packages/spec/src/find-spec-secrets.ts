@@ -1008,6 +1008,9 @@ const PWSH_COMMAND = /^[-/](?:c|co|com|comm|comma|comman|command)$/i;
 /** PowerShell's `-EncodedCommand` (`-e`, `-ec`, `-enc`, …): base64 that cannot be read. */
 const PWSH_ENCODED =
   /^[-/](?:e|ec|en|enc|enco|encod|encode|encoded|encodedc|encodedco|encodedcom|encodedcomm|encodedcomma|encodedcomman|encodedcommand)$/i;
+/** `-EncodedCommand:B64` (any prefix PowerShell takes, any case): where the base64 starts, past the colon. */
+const PWSH_ENCODED_TIGHT =
+  /^[-/](?:e|ec|en|enc|enco|encod|encode|encoded|encodedc|encodedco|encodedcom|encodedcomm|encodedcomma|encodedcomman|encodedcommand):(?=[\s\S])/i;
 /** A POSIX shell's flags holding `c` (`-c`, `-lc`, `-ce`, `-xc`): its first operand is the command. */
 const POSIX_COMMAND = /^-[A-Za-z]*c[A-Za-z]*$/;
 const POSIX_SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "busybox"]);
@@ -1102,9 +1105,10 @@ function scriptPlaces(words: readonly string[]): Map<number, ScriptPlace> {
       program = "";
       return;
     }
-    const at = program !== "" ? tightScriptAt(program, word) : 0;
+    const encoded = program === "pwsh" || program === "powershell" ? PWSH_ENCODED_TIGHT.exec(word) : null;
+    const at = encoded ? encoded[0].length : program !== "" ? tightScriptAt(program, word) : 0;
     if (at > 0) {
-      places.set(index, { kind: "script", at });
+      places.set(index, { kind: encoded ? "encoded" : "script", at });
       program = "";
       return;
     }
@@ -1615,6 +1619,8 @@ interface Span {
   sign: SecretSign;
   /** What to write instead, when it is not the named reference (a URL without its credentials). */
   with?: string;
+  /** What to write instead, exactly (a JSON word's string, written back escaped: see `jsonEdits`). */
+  put?: string;
 }
 
 /** `[start, end)` of `text` where a telling connection-string pair's literal value is written (see `connectionPairs`). */
@@ -1847,7 +1853,11 @@ function urlSpans(value: string, spans: Span[]): Span[] {
  * Undefined when nothing is flagged. One pass over the line (a text an unclosed opener runs over
  * is read twice).
  */
-export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | undefined {
+export function commandLineSecrets(
+  line: string,
+  hide?: SecretHide,
+  scriptName: () => string = () => "SHELL_COMMAND",
+): ArgFound | undefined {
   const named = (secret: string, name: string) => (hide ? hide(secret, name) : reference(name));
   const words = commandWords(line);
   let sign: SecretSign | undefined;
@@ -1864,17 +1874,31 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
   // A word before `word` on its line (a data word's own line; any other word's, operators included).
   const sameLine = (word: CommandWord, other: CommandWord | undefined) =>
     other !== undefined && other.group === word.group ? other : undefined;
+  const passwords = wordPasswords(words);
   words.forEach((word, index) => {
     if (word.operator) return;
-    const previous = sameLine(word, words[index - 1]);
-    const spans = wordSpans(word, previous, previous && sameLine(word, words[index - 2]));
+    // The word after a client's password (`sshpass -pX ssh`) is no flag's value.
+    const previous = passwords.has(index - 1) ? undefined : sameLine(word, words[index - 1]);
+    const password = passwords.get(index);
+    const secret = password === undefined ? "" : word.value.slice(password.at);
+    const spans =
+      password !== undefined &&
+      !word.dynamic &&
+      withoutReferences(secret).trim() !== "" &&
+      (!word.quoted || proseCredential(secret))
+        ? [{ start: password.at, end: word.value.length, name: password.name, sign: SecretSign.Flag }]
+        : (jsonWordSpans(word, previous, hide, scriptName) ??
+          wordSpans(word, previous, previous && sameLine(word, words[index - 2])));
 
     const { at: written } = word;
-    // Written apart (a quote or an escape inside the secret): the whole word is written again.
+    // Written apart (a quote or an escape inside the secret), or to be replaced by text holding a
+    // quote or a backslash (a JSON word's string): the whole word is written again.
     const apart = spans.some(
       (span) =>
-        span.end > span.start &&
-        (written[span.end - 1] as number) - (written[span.start] as number) !== span.end - 1 - span.start,
+        (span.end > span.start &&
+          (written[span.end - 1] as number) - (written[span.start] as number) !==
+            span.end - 1 - span.start) ||
+        (span.put !== undefined && /['"\\]/.test(span.put)),
     );
     for (const span of apart ? [] : spans) {
       // A word read again after an opener left open overlaps the word read first: a span before
@@ -1884,9 +1908,10 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
       keep(written[span.start] as number);
       sign ??= span.sign;
       out +=
-        span.with !== undefined
+        span.put ??
+        (span.with !== undefined
           ? safeString(span.with, span.sign, undefined, hide)
-          : named(secret, span.name ?? "");
+          : named(secret, span.name ?? ""));
       at = (written[span.end - 1] as number) + 1;
     }
     if (apart && word.start >= at) {
@@ -1896,9 +1921,10 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
         value += word.value.slice(from, span.start);
         const secret = word.value.slice(span.start, span.end);
         value +=
-          span.with !== undefined
+          span.put ??
+          (span.with !== undefined
             ? safeString(span.with, span.sign, undefined, hide)
-            : named(secret, span.name ?? "");
+            : named(secret, span.name ?? ""));
         from = span.end;
       }
       value += word.value.slice(from);
@@ -1911,6 +1937,63 @@ export function commandLineSecrets(line: string, hide?: SecretHide): ArgFound | 
   });
   keep(line.length);
   return sign === undefined ? undefined : { sign, safe: out };
+}
+
+/** The command-line reader's rules for a name: its whole name tells (see `wholeNameTells`). */
+const LINE_RULES: ArgRules = { ...ARG_RULES, telling: wholeNameTells };
+
+/**
+ * A word of a command line that is one line of JSON (`--config '{"apiKey":"X"}'`, Smithery's
+ * snippet pasted as one `command`), read as an argument holding it is (see `jsonEdits`): a span
+ * for each string to write again. Undefined when the word is no such JSON, or is all of a telling
+ * flag's or name's value (`--token '{"a":"b"}'`, read whole by `ruleSpans`), or is a data word.
+ */
+function jsonWordSpans(
+  word: CommandWord,
+  previous: CommandWord | undefined,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): Span[] | undefined {
+  const value = word.value;
+  if (word.data || (value[0] !== "{" && value[0] !== "[" && !value.includes("="))) return undefined;
+  const lead = JSON_ARG.exec(value);
+  if (lead === null || LINE_BREAK.test(value)) return undefined;
+  const flag = previous && !previous.operator && !previous.dynamic ? previous.value : undefined;
+  if (tellingValue(value, flag, LINE_RULES)) return undefined;
+  const found = jsonEdits(value.slice(lead[0].length), ARG_RULES, hide, scriptName);
+  if (found === null) return undefined;
+  const from = lead[0].length;
+  return (found?.edits ?? []).map((edit) => ({
+    start: from + edit.start,
+    end: from + edit.end,
+    name: undefined,
+    sign: found?.sign ?? SecretSign.Flag,
+    put: edit.safe,
+  }));
+}
+
+/**
+ * The words of a command line that give a client's password (see `clientPasswords`), by index:
+ * each command (between operators) read apart, and each line of data words (see `CommandWord`) apart.
+ */
+function wordPasswords(words: readonly CommandWord[]): Map<number, ClientPassword> {
+  const found = new Map<number, ClientPassword>();
+  const line = clientPasswords();
+  const data = clientPasswords();
+  let group: number | undefined;
+  words.forEach((word, index) => {
+    if (word.operator) {
+      line.reset();
+      return;
+    }
+    if (word.data && word.group !== group) {
+      data.reset();
+      group = word.group;
+    }
+    const password = (word.data ? data : line).read(word.value);
+    if (password !== undefined) found.set(index, password);
+  });
+  return found;
 }
 
 /**
@@ -1939,6 +2022,10 @@ function scanArgs(
     words.length - remote >= 2
       ? shellScript(words.slice(remote).join(" "), undefined, () => "")?.sign
       : undefined;
+  // A client's password flag (`mysql -pX`, `sshpass -p X`), where the client is named in `command` or the args.
+  const clients = clientPasswords();
+  const passwords = words.map((word, index) => (places.has(index) ? undefined : clients.read(word)));
+  const named = literalNamer(hide);
   args.forEach((arg, index) => {
     if (remoteSign !== undefined && lead.length + index >= remote) {
       // Each word replaced whole by its own reference: args keep their count, each filled back byte
@@ -1955,15 +2042,30 @@ function scanArgs(
     // (`ssh db "PGPASSWORD=X;psql"`). Tight to its flag (`--eval=CODE`), the flag is kept.
     const script = place === undefined ? "" : arg.slice(place.at);
     const inner =
-      place?.kind === "encoded" && arg !== "" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(arg)
-        ? shellScript(arg, hide, scriptName, true)
+      place?.kind === "encoded" && script !== "" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(script)
+        ? shellScript(script, hide, scriptName, true)
         : (place?.kind === "script" && script !== "") ||
             (place?.kind === "remote" && (/\s/.test(arg) || (words.length - remote === 1 && arg !== "")))
           ? shellScript(script, hide, scriptName)
           : null;
+    const password = passwords[lead.length + index];
+    if (inner === null && password !== undefined) {
+      const secret = arg.slice(password.at);
+      if (isLiteral(secret))
+        found(
+          child(at, index),
+          SecretSign.Flag,
+          index,
+          arg.slice(0, password.at) + named(secret, password.name),
+        );
+      return;
+    }
+    // The word after a client's password (`sshpass -pX ssh`) is read as no flag's value.
+    const previous =
+      index > 0 && passwords[lead.length + index - 1] === undefined ? args[index - 1] : undefined;
     const read =
       inner === null
-        ? readArg(arg, index > 0 ? args[index - 1] : undefined, ARG_RULES, hide, scriptName)
+        ? readArg(arg, previous, ARG_RULES, hide, scriptName)
         : inner && { sign: inner.sign, safe: arg.slice(0, place?.at ?? 0) + inner.safe };
     if (read) found(child(at, index), read.sign, index, read.safe);
   });
@@ -2015,6 +2117,64 @@ const SHELL_COMMAND = /^(?:-[A-Za-z]*c|\/[cC]|-Command)$/;
 /** curl's `-u user:password`, written tight: `-uadmin:X`. */
 const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
 
+/** sshpass's options that take a value (`-f file`, `-d n`, `-P prompt`, and `-p password`), tight or as the next word. */
+const SSHPASS_VALUED = "fdpP";
+
+/** Where a client's password is written in a word (`-pX`: from 2), and the name its reference takes. */
+interface ClientPassword {
+  at: number;
+  name: string;
+}
+
+/**
+ * Reads a command's words one at a time for a password given to a client named among them:
+ * MySQL's and MariaDB's `-pX` (tight only: `-p` alone prompts, and another program's `-p` is
+ * usually a port), sshpass's `-pX` or `-p X` among its options (which end at its command's first
+ * word; `-f file`, `-d n`, `-P prompt`, `-e` give none). `read` tells where a password starts in
+ * a word's value, undefined when it holds none; `reset` starts a new command (after `;`, `|`,
+ * `&&`, …). One word, one step.
+ */
+function clientPasswords(): { read: (word: string) => ClientPassword | undefined; reset: () => void } {
+  let client: "" | "mysql" | "sshpass" = "";
+  // What sshpass's option before this word takes: its password, another value, or nothing.
+  let takes: "" | "password" | "value" = "";
+  const reset = () => {
+    client = "";
+    takes = "";
+  };
+  const read = (word: string): ClientPassword | undefined => {
+    if (takes !== "") {
+      const password = takes === "password";
+      takes = "";
+      return password && word !== "" ? { at: 0, name: "sshpass_password" } : undefined;
+    }
+    if (client === "sshpass") {
+      if (word === "--") {
+        client = "";
+        return undefined;
+      }
+      if (/^-./.test(word)) {
+        for (let i = 1; i < word.length; i += 1) {
+          const option = word[i] as string;
+          if (!SSHPASS_VALUED.includes(option)) continue;
+          if (i === word.length - 1) takes = option === "p" ? "password" : "value";
+          else if (option === "p") return { at: i + 1, name: "sshpass_password" };
+          return undefined;
+        }
+        return undefined;
+      }
+      // Its command's first word: sshpass's options end here.
+      client = "";
+    }
+    if (client === "mysql" && /^-p[\s\S]/.test(word)) return { at: 2, name: "password" };
+    const name = programName(word);
+    if (PASSWORD_P.test(name)) client = "mysql";
+    else if (name === "sshpass") client = "sshpass";
+    return undefined;
+  };
+  return { read, reset };
+}
+
 /**
  * One argument read with the rules for args, given the argument before it: a telling flag's value
  * (`--token X`, `--api-key=X`), an assignment (`-e GITHUB_TOKEN=X`, also after a flag:
@@ -2036,8 +2196,10 @@ function readArg(
   const afterShell = previous !== undefined && SHELL_COMMAND.test(previous);
   // A shell's own command (`sh -c "exec srv --api-key X"`) is kept whole or replaced whole.
   if (rules.words && afterShell && /\s/.test(arg)) return shellScript(arg, hide, scriptName);
-  // One line of JSON (`--config {"apiKey":"X"}`), alone or after `--flag=` or `NAME=`: read by its keys.
-  const json = rules.words ? jsonArgSecrets(arg, rules, hide) : null;
+  // One line of JSON (`--config {"apiKey":"X"}`), alone or after `--flag=` or `NAME=`: read by its
+  // keys, unless it is all a telling flag's or name's value (`--token '{"a":"b"}'`), taken whole below.
+  const json =
+    rules.words && !tellingValue(arg, previous, rules) ? jsonArgSecrets(arg, rules, hide, scriptName) : null;
   if (json) return json;
   const tight = TIGHT_USER.exec(arg);
   if (tight && proseCredential(tight[2] ?? ""))
@@ -2096,27 +2258,62 @@ function readArg(
   return readValue(arg, hide);
 }
 
+/**
+ * True when all of `arg` is a literal value under a telling name: after a telling flag alone
+ * (`--token X`), or after a telling `--name=` or `NAME=` written in it.
+ */
+function tellingValue(arg: string, previous: string | undefined, rules: ArgRules): boolean {
+  const before = previous === undefined ? null : FLAG_ALONE.exec(previous);
+  if (before && rules.telling(before[1] ?? "") && !arg.startsWith("-") && rules.literal(arg)) return true;
+  const inline = /^(?:--?([A-Za-z][\w.-]*)|([A-Za-z_][A-Za-z0-9_.-]*))=([\s\S]*)$/.exec(arg);
+  return inline !== null && rules.telling(inline[1] ?? inline[2] ?? "") && rules.literal(inline[3] ?? "");
+}
+
 /** An argument that is one JSON object or array, alone or as the value of a `--flag=` or `NAME=`. */
 const JSON_ARG = /^(?:--?[A-Za-z][\w.-]*=|[A-Za-z_][A-Za-z0-9_.-]*=)?(?=\s*[{[])/;
 
+/** A replacement in a text: `[start, end)` written as `safe`. */
+interface Edit {
+  start: number;
+  end: number;
+  safe: string;
+}
+
+/** The whitespace JSON allows between its tokens. */
+const JSON_BLANK = new Set([" ", "\t", "\n", "\r"]);
+
+/** One open JSON object or array while a JSON text is read (see `jsonEdits`). */
+interface JsonFrame {
+  array: boolean;
+  /** In an object, the key the next value is given under. */
+  key?: string;
+  /** The name every string under this container is a credential under: a telling key above it (`{"auth":{…}}`), else none. */
+  telling?: string;
+  /** In an array outside a telling key: its entries in order, a string's value and where its raw text is (a non-string as `""`). */
+  entries?: { value: string; raw?: [number, number] }[];
+  /** In such an array, whether an entry that is no string or container (`5`, `true`) is being read: it is counted at its `,` or `]`. */
+  primitive?: boolean;
+}
+
 /**
- * One line of JSON given as an argument (`{"apiKey":"X"}`, `--config={"password":"X"}`,
- * `MCP_CONFIG={"token":"X"}`), read by its string values: one under a telling key (see
- * `looksSecretName`) that is literal has what it says replaced by a reference named after the key,
- * inside its quotes (`{"apiKey":"${APIKEY}"}`); any other string value is read alone (a URL's
- * credentials, a key shape; see `readValue`). Every other character is kept as written, so the
- * result still parses and, filled back, is the argument again. Null when the argument is no such
- * JSON (or holds a line break: a script, see `lineSecrets`); undefined when nothing is flagged.
- * One pass over the text after one `JSON.parse`.
+ * One line of JSON (an object or array, valid as a whole) read by its string values, each where
+ * it is written: every literal string under a telling key (see `looksSecretName`), at any depth
+ * (`{"password":"X"}`, `{"password":["X"]}`, `{"auth":{"user":"a"}}`), becomes a reference named
+ * after its own key when that tells, else after the telling key and its own (`${AUTH_USER}`); an
+ * array's strings are read as argv, by the rules for args (`{"args":["--api-key","X"]}`, see
+ * `scanArgs`); any other string is read as an argument is (see `readArg`): a command line when it
+ * holds whitespace (`{"cmd":"mysql -pX db"}`, kept or replaced whole when it holds a shell's own
+ * command, see `pastedScript`), a URL's credentials, a key shape, a nested JSON. A replacement is
+ * written JSON-escaped inside the string's quotes; a string written with escapes is replaced
+ * whole, as its parts are not where they are read. Null when `text` is no such JSON; undefined
+ * when nothing is flagged. One pass over the text after one `JSON.parse`.
  */
-function jsonArgSecrets(
-  arg: string,
+function jsonEdits(
+  text: string,
   rules: ArgRules,
   hide: SecretHide | undefined,
-): ArgFound | undefined | null {
-  const lead = JSON_ARG.exec(arg);
-  if (lead === null || LINE_BREAK.test(arg)) return null;
-  const text = arg.slice(lead[0].length);
+  scriptName: () => string,
+): { sign: SecretSign; edits: Edit[] } | undefined | null {
   try {
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== "object" || parsed === null) return null;
@@ -2125,48 +2322,129 @@ function jsonArgSecrets(
   }
   const named = literalNamer(hide);
   let sign: SecretSign | undefined;
-  let out = lead[0];
-  let from = 0;
-  // The last character outside a string that is no whitespace, and the key a `:` gives its value.
-  let last = "";
-  let key: string | undefined;
+  const edits: Edit[] = [];
+  // What reading a string found, written back inside its quotes (`[start, end)` its raw text).
+  const put = (start: number, end: number, read: ArgFound, name: string | undefined) => {
+    sign ??= read.sign;
+    const raw = text.slice(start, end);
+    const safe = !raw.includes("\\")
+      ? JSON.stringify(read.safe).slice(1, -1)
+      : hide
+        ? hide(raw, name)
+        : reference(name ?? "");
+    edits.push({ start, end, safe });
+  };
+  const stack: JsonFrame[] = [];
+  // The name a value about to be read is a credential under, given the container it is in.
+  const tellingFor = (frame: JsonFrame | undefined): string | undefined => {
+    if (frame === undefined) return undefined;
+    if (frame.array) return frame.telling;
+    const key = frame.key ?? "";
+    if (rules.telling(key)) return key;
+    return frame.telling === undefined ? undefined : `${frame.telling}_${key}`;
+  };
   for (let i = 0; i < text.length; i += 1) {
     const c = text[i] as string;
-    if (c !== '"') {
-      if (!/\s/.test(c)) last = c;
+    const top = stack[stack.length - 1];
+    if (top?.entries) {
+      // An entry that is no string or container (`5`, `true`) still takes its place in argv.
+      if (c === "," || c === "]") {
+        if (top.primitive) top.entries.push({ value: "" });
+        top.primitive = false;
+      } else if (!JSON_BLANK.has(c) && c !== '"' && c !== "{" && c !== "[") top.primitive = true;
+    }
+    if (c === "{" || c === "[") {
+      const telling = tellingFor(stack[stack.length - 1]);
+      const array = c === "[";
+      stack.push({
+        array,
+        ...(telling !== undefined ? { telling } : {}),
+        ...(array && telling === undefined ? { entries: [] } : {}),
+      });
       continue;
     }
+    if (c === "}" || c === "]") {
+      const frame = stack.pop();
+      const parent = stack[stack.length - 1];
+      parent?.entries?.push({ value: "" });
+      const entries = frame?.entries;
+      if (entries === undefined || entries.length === 0) continue;
+      // An array's strings are argv: read as a server's args are.
+      const name = parent && !parent.array ? parent.key : undefined;
+      scanArgs(
+        "",
+        entries.map((entry) => entry.value),
+        (_path, found, index, safe) => {
+          const raw = entries[index]?.raw;
+          if (raw) put(raw[0], raw[1], { sign: found, safe }, name);
+        },
+        hide,
+        scriptName,
+      );
+      continue;
+    }
+    if (c !== '"') continue;
     let end = i + 1;
     while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
-    const raw = text.slice(i + 1, end);
-    const value = JSON.parse(text.slice(i, end + 1)) as string;
-    let next = end + 1;
-    while (/\s/.test(text[next] ?? "")) next += 1;
-    const isKey = text[next] === ":";
-    const under = last === ":" ? key : undefined;
-    last = '"';
+    const start = i + 1;
+    const raw = text.slice(start, end);
+    const value = raw.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
     i = end;
-    if (isKey) {
-      key = value;
+    let next = end + 1;
+    while (JSON_BLANK.has(text[next] as string)) next += 1;
+    const frame = stack[stack.length - 1];
+    if (frame === undefined) continue;
+    if (!frame.array && text[next] === ":") {
+      frame.key = value;
       continue;
     }
-    let safe: string | undefined;
-    if (under !== undefined && rules.telling(under) && rules.literal(value)) {
+    const telling = tellingFor(frame);
+    if (telling !== undefined) {
+      if (!rules.literal(value)) continue;
       sign ??= SecretSign.Flag;
-      safe = named(raw, under);
-    } else {
-      const read = readValue(value, hide);
-      if (read) {
-        sign ??= read.sign;
-        // A value written with escapes is replaced whole: its parts are not where they are read.
-        safe = !raw.includes("\\") ? read.safe : hide ? hide(raw, under) : reference(under ?? "");
-      }
+      edits.push({ start, end, safe: named(text.slice(start, end), telling) });
+      continue;
     }
-    if (safe === undefined) continue;
-    out += text.slice(from, i - raw.length) + safe;
-    from = end;
+    if (frame.entries) {
+      frame.entries.push({ value, raw: [start, end] });
+      continue;
+    }
+    const read =
+      (/\s/.test(value) ? pastedScript(value, hide, scriptName) : null) ??
+      readArg(value, undefined, rules, hide, scriptName);
+    if (read) put(start, end, read, frame.key);
   }
-  return sign === undefined ? undefined : { sign, safe: out + text.slice(from) };
+  if (sign === undefined) return undefined;
+  // An array's edits are made when it closes, after those of the strings inside it: in the order written.
+  edits.sort((a, b) => a.start - b.start);
+  return { sign, edits };
+}
+
+/**
+ * One line of JSON given as an argument (`{"apiKey":"X"}`, `--config={"password":"X"}`,
+ * `MCP_CONFIG={"token":"X"}`), read by its string values (see `jsonEdits`), every other character
+ * kept as written, so the result still parses and, filled back, is the argument again. Null when
+ * the argument is no such JSON (or holds a line break: a script, see `lineSecrets`); undefined
+ * when nothing is flagged.
+ */
+function jsonArgSecrets(
+  arg: string,
+  rules: ArgRules,
+  hide: SecretHide | undefined,
+  scriptName: () => string,
+): ArgFound | undefined | null {
+  const lead = JSON_ARG.exec(arg);
+  if (lead === null || LINE_BREAK.test(arg)) return null;
+  const text = arg.slice(lead[0].length);
+  const found = jsonEdits(text, rules, hide, scriptName);
+  if (!found) return found;
+  let out = lead[0];
+  let from = 0;
+  for (const edit of found.edits) {
+    out += text.slice(from, edit.start) + edit.safe;
+    from = edit.end;
+  }
+  return { sign: found.sign, safe: out + text.slice(from) };
 }
 
 /**
@@ -2261,9 +2539,9 @@ function lineSecrets(
   const pairs = connectionString(line)
     ? connectionPairs(line, ARG_RULES, literalNamer(hide), hide)
     : undefined;
-  if (pairs === undefined) return commandLineSecrets(line, hide);
+  if (pairs === undefined) return commandLineSecrets(line, hide, scriptName);
   // What the pairs' reading leaves, read as a command line (a value holding `--token X`).
-  const rest = commandLineSecrets(pairs.safe, hide);
+  const rest = commandLineSecrets(pairs.safe, hide, scriptName);
   return { sign: pairs.sign, safe: rest?.safe ?? pairs.safe };
 }
 

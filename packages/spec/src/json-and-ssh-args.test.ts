@@ -5,6 +5,7 @@ import { findSpecSecrets, reference, withoutArgSecrets } from "./find-spec-secre
 import { SPEC_TOKEN } from "./schema.js";
 import { SecretSign } from "./secret-signs.js";
 import type { AgentSpec } from "./types.js";
+import { withoutCommandLineSecrets } from "./without-command-line-secrets.js";
 
 // Review r42a #2: a one-line JSON argument (`--config '{"apiKey":"X"}'`, Smithery's shape) reached
 // the export in clear. #1: ssh's remote command given as separate words (`ssh db mysql -pX`) did.
@@ -78,6 +79,45 @@ describe("a one-line JSON argument is read by its keys", () => {
       [`[{"name":"a","auth":{"client_secret":"${PASS}"}}]`],
       ['[{"name":"a","auth":{"client_secret":"${CLIENT_SECRET}"}}]'],
     ],
+    // r43 #2: an args array read as argv, a command line in a string, and everything under a telling key.
+    [
+      "an args array inside the JSON",
+      "srv",
+      ["--config", '{"command":"gh-mcp","args":["--api-key","X-plain-secret"]}'],
+      ["--config", '{"command":"gh-mcp","args":["--api-key","${API_KEY}"]}'],
+    ],
+    [
+      "a command line in a string",
+      "srv",
+      ["--config", '{"cmd":"mysql -uroot -pHunter2x db"}'],
+      ["--config", '{"cmd":"mysql -uroot -p${PASSWORD} db"}'],
+    ],
+    [
+      "a telling flag in a string",
+      "srv",
+      ["--config", '{"token":"Xsecret1","run":"srv --api-key Ysecret2"}'],
+      ["--config", '{"token":"${TOKEN}","run":"srv --api-key ${API_KEY}"}'],
+    ],
+    [
+      "a telling key over an array",
+      "srv",
+      ["--config", '{"password":["X"]}'],
+      ["--config", '{"password":["${PASSWORD}"]}'],
+    ],
+    [
+      "a telling key over an object",
+      "srv",
+      ["--config", '{"auth":{"user":"a","pass":"X"},"port":1}'],
+      ["--config", '{"auth":{"user":"${AUTH_USER}","pass":"${PASS}"},"port":1}'],
+    ],
+    [
+      "argv after a number and an object",
+      "srv",
+      ['{"argv":["--token",5,{"a":1},"--password","Hunter2x",true]}'],
+      ['{"argv":["--token",5,{"a":1},"--password","${PASSWORD}",true]}'],
+    ],
+    ["JSON all of a telling flag's value", "srv", ["--token", '{"token":"Y"}'], ["--token", "${TOKEN}"]],
+    ["JSON all of a telling --name= value", "srv", ['--token={"token":"Y"}'], ["--token=${TOKEN}"]],
   ];
 
   it.each(rows)("%s: the value becomes a reference inside its quotes", (_label, command, args, want) => {
@@ -178,5 +218,123 @@ describe("ssh's remote command given as words is read as one command", () => {
       "db.example",
       "${GH_COMMAND}",
     ]);
+  });
+});
+
+// Review r43 #1, #4: a client's password given by its own flag (`sshpass -pX`, `sshpass -p X`,
+// `mysql -pX`) stayed in clear, and sshpass's `-pX` was read as a flag whose name holds "pass",
+// so the program after it (`ssh`) was replaced instead.
+describe("a database or ssh client's password flag is read where its program is named", () => {
+  const SSHPASS = "S3cret-pass-123";
+  const rows: [string, string, readonly string[], readonly string[]][] = [
+    [
+      "sshpass -pX",
+      "sshpass",
+      ["-pS3cret-pass-123", "ssh", "db", "uptime"],
+      ["-p${SSHPASS_PASSWORD}", "ssh", "db", "uptime"],
+    ],
+    [
+      "sshpass -p X",
+      "sshpass",
+      ["-p", SSHPASS, "ssh", "db", "uptime"],
+      ["-p", "${SSHPASS_PASSWORD}", "ssh", "db", "uptime"],
+    ],
+    [
+      "sshpass's other options, clustered",
+      "/usr/bin/sshpass",
+      ["-v", "-P", "assword", "-vp", SSHPASS, "ssh", "db"],
+      ["-v", "-P", "assword", "-vp", "${SSHPASS_PASSWORD}", "ssh", "db"],
+    ],
+    [
+      "sshpass named in args, then ssh's remote command read as before",
+      "env",
+      ["sshpass", "-pS3cret-pass-123", "ssh", "db", "mysql", "-phunter2x9"],
+      ["sshpass", "-p${SSHPASS_PASSWORD}", "ssh", "db", "${GH_COMMAND}", "${GH_COMMAND_2}"],
+    ],
+    ["mysql -pX", "mysql", ["-uroot", "-pHunter2x", "app"], ["-uroot", "-p${PASSWORD}", "app"]],
+    ["mysqldump -pX", "mysqldump", ["-h", "db", "-pHunter2x", "app"], ["-h", "db", "-p${PASSWORD}", "app"]],
+    ["mariadb -pX", "mariadb", ["-pHunter2x"], ["-p${PASSWORD}"]],
+    ["mysqladmin -pX", "mysqladmin", ["-pHunter2x", "status"], ["-p${PASSWORD}", "status"]],
+  ];
+
+  it.each(rows)("%s: the password becomes a reference, the rest kept", (_label, command, args, want) => {
+    const spec = specWith(command, args);
+    expect(findSpecSecrets(spec).length).toBeGreaterThan(0);
+    expect(exportedArgs(command, args)).toEqual(want);
+    expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
+    // withoutArgSecrets knows no server: a remote command's references are SHELL_COMMAND's.
+    const { out, env } = hidden([command, ...args]);
+    expect(out.slice(1)).toEqual(want.map((arg) => arg.replace("GH_COMMAND", "SHELL_COMMAND")));
+    expect(out.map((arg) => filled(arg, env))).toEqual([command, ...args]);
+  });
+
+  it.each([
+    ["sshpass -pX ssh db uptime", "sshpass -p${SSHPASS_PASSWORD} ssh db uptime"],
+    ["sshpass -p X ssh db uptime", "sshpass -p ${SSHPASS_PASSWORD} ssh db uptime"],
+    ["mysql -uroot -pHunter2x db", "mysql -uroot -p${PASSWORD} db"],
+    ["mysql -uroot -p'Hunter2x' db && exec srv", "mysql -uroot -p'${PASSWORD}' db && exec srv"],
+    [
+      "docker exec db mariadb-dump -pHunter2x app > out.sql",
+      "docker exec db mariadb-dump -p${PASSWORD} app > out.sql",
+    ],
+  ])("the command-line reader finds %j", (line, shown) => {
+    expect(
+      withoutCommandLineSecrets(line.replace(/ X /, ` ${SSHPASS} `).replace("-pX", `-p${SSHPASS}`)),
+    ).toBe(shown);
+  });
+
+  it("a pasted command holding ssh's remote command is still replaced whole", () => {
+    const spec = specWith(`sshpass -p${SSHPASS} ssh db uptime`, []);
+    expect(findSpecSecrets(spec).map((hint) => hint.sign)).toEqual([SecretSign.Flag]);
+    expect(exportSpec(spec).bundle?.mcpServers?.[0]?.command).toBe("${GH_COMMAND}");
+  });
+
+  it("keeps another program's -p (a port), sshpass's -f file and -d n, and mysql's -p alone (a prompt)", () => {
+    for (const [command, args] of [
+      ["srv", ["-p8080", "--host", "db"]],
+      ["redis-server", ["-p", "6380"]],
+      ["sshpass", ["-f", "/run/pw", "ssh", "db", "uptime"]],
+      ["sshpass", ["-d", "3", "-e", "ssh", "db"]],
+      ["mysql", ["-uroot", "-p", "app"]],
+      ["mysql", ["-p${DB_PASSWORD}", "app"]],
+    ] as const) {
+      expect(findSpecSecrets(specWith(command, args))).toEqual([]);
+      expect(exportedArgs(command, args)).toEqual(args);
+    }
+    for (const line of ["srv -p8080 --host db", "sshpass -f /run/pw ssh db uptime", "mysql -uroot -p app"])
+      expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});
+
+// Review r43 #3: Smithery's JSON pasted inside one `command` line went through the command-line
+// reader, which did not read it as JSON, so a value that is no key shape stayed in clear.
+describe("a JSON word in a pasted command line is read as a JSON argument is", () => {
+  const SMITHERY = "npx -y @smithery/cli@latest run @upstash/context7-mcp --config";
+  it.each([
+    [`${SMITHERY} '{"apiKey":"${UUID}"}'`, `${SMITHERY} '{"apiKey":"\${APIKEY}"}'`],
+    [`${SMITHERY} '{"apiKey":"plain-value-x"}'`, `${SMITHERY} '{"apiKey":"\${APIKEY}"}'`],
+    [`${SMITHERY} "{\\"password\\":\\"${PASS}\\"}"`, `${SMITHERY} "{\\"password\\":\\"\${PASSWORD}\\"}"`],
+    [
+      `srv --config='{"host":"db","args":["--api-key","${PASS}"]}' --port 80`,
+      `srv --config='{"host":"db","args":["--api-key","\${API_KEY}"]}' --port 80`,
+    ],
+    [`srv -e MCP_CONFIG='{"auth":{"user":"a"}}'`, `srv -e MCP_CONFIG='{"auth":{"user":"\${AUTH_USER}"}}'`],
+  ])("%s", (command, want) => {
+    const spec = specWith(command, []);
+    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
+      ["bundle.mcpServers[0].command", SecretSign.Flag],
+    ]);
+    const out = exportSpec(spec).bundle?.mcpServers?.[0]?.command;
+    expect(out).toBe(want);
+    expect(findSpecSecrets(specWith(out as string, []))).toEqual([]);
+    expect(withoutCommandLineSecrets(command)).toBe(want);
+  });
+
+  it("a replacement holding a quote rewrites the word in single quotes; JSON all of a --token value is taken whole", () => {
+    expect(withoutCommandLineSecrets(`srv --config '{"apiKey":"${PASS}"}'`, () => "it's")).toBe(
+      `srv --config '{"apiKey":"it'\\''s"}'`,
+    );
+    expect(withoutCommandLineSecrets(`srv --token '{"a":"b"}'`)).toBe("srv --token '${TOKEN}'");
+    expect(withoutCommandLineSecrets(`srv --config '{"host":"db"}'`)).toBe(`srv --config '{"host":"db"}'`);
   });
 });

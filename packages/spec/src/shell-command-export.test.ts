@@ -915,6 +915,37 @@ describe("a shell's command or program text with no whitespace, or tight to its 
   });
 });
 
+describe("PowerShell's -EncodedCommand written with a colon (r43 #5)", () => {
+  const plainEnc = Buffer.from("Write-Host hi; srv", "utf16le").toString("base64");
+  it.each<readonly string[]>([
+    ["pwsh", "-EncodedCommand:"],
+    ["pwsh", "-e:"],
+    ["powershell", "-enc:"],
+    ["PowerShell.exe", "-EC:"],
+    ["pwsh", "-ENCODEDCOMMAND:"],
+    ["pwsh", "/encodedcommand:"],
+  ])("%s %s<base64>: the base64 always replaced whole, the flag kept", (command, flag) => {
+    const arg = `${flag}${plainEnc}`;
+    const doc = server(command as string, ["-NoProfile", arg]);
+    expect(findSpecSecrets(doc).map((hint) => [hint.path, hint.sign])).toEqual([
+      ["bundle.mcpServers[0].args[1]", SecretSign.Script],
+    ]);
+    const out = exportSpec(doc);
+    expect(out.bundle?.mcpServers?.[0]?.args).toEqual(["-NoProfile", `${flag}\${SRV_COMMAND}`]);
+    expect(findSpecSecrets(out)).toEqual([]);
+    expect(withoutArgSecrets([command as string, arg])).toEqual([command, `${flag}\${SHELL_COMMAND}`]);
+    // Pasted as one command line, the line is replaced whole.
+    const pasted = server(`${command} -NoProfile ${arg}`, []);
+    expect(findSpecSecrets(pasted).map((hint) => hint.sign)).toEqual([SecretSign.Script]);
+    expect(exportSpec(pasted).bundle?.mcpServers?.[0]?.command).toBe("${SRV_COMMAND}");
+  });
+
+  it("keeps -ExecutionPolicy:Bypass, and a reference after the colon", () => {
+    expectScriptKept(["pwsh", "-ExecutionPolicy:Bypass", "-File", "s.ps1"]);
+    expectScriptKept(["pwsh", "-EncodedCommand:${SRV_COMMAND}"]);
+  });
+});
+
 describe("more telling fragments and shapes (r41 #4)", () => {
   it.each([
     `DB_PW=${S} exec srv`,
