@@ -79,7 +79,12 @@ describe.skipIf(!HAS_REDIS)(
      * persistence), as `DEL` and `XADD` of the kept entries with their own fields leave it. Answers
      * the emitter, not yet let back in.
      */
-    const lostBatch = async (prefix: string, keep: number, answered = 3) => {
+    const lostBatch = async (
+      prefix: string,
+      keep: number,
+      answered = 3,
+      beforeLoss: () => Promise<void> = async () => {},
+    ) => {
       const relay = await AnswerLossRelay.start(redis.server.port);
       closing.push(relay);
       const emitter = await bus(prefix, relay.url);
@@ -90,6 +95,7 @@ describe.skipIf(!HAS_REDIS)(
       await relay.cut;
       const key = `${prefix}run:job`;
       expect(await ids(key)).toEqual(["1-0", "2-0", "3-0", "4-0", "5-0", "6-0"]);
+      await beforeLoss();
       await loseAllBut(key, keep);
       return { emitter, relay, key };
     };
@@ -157,11 +163,80 @@ describe.skipIf(!HAS_REDIS)(
       });
     }
 
-    it("reads on when the batch Redis lost (a restart without persistence) was the run's first, sent again from 1-0 (r43)", {
+    it("reads on when the batch Redis lost (a restart without persistence) was the run's first, sent again from 1-0, and this process read it (r43)", {
       timeout: 20_000,
     }, async () => {
       const prefix = "resend-first:";
-      await readsOnAfterResend(await lostBatch(prefix, 0, 0), await bus(prefix), six);
+      const reader = await bus(prefix);
+      // A watcher of the reader's process reads the run to seq 6, then its page goes (and comes back).
+      const readTo6 = (async () => {
+        const seqs: number[] = [];
+        for await (const event of reader.watch("job")) {
+          seqs.push(event.seq);
+          if (event.seq === 6) break;
+        }
+        return seqs;
+      })();
+      const setup = await lostBatch(prefix, 0, 0, async () => {
+        expect(await readTo6).toEqual([1, 2, 3, 4, 5, 6]);
+      });
+      await readsOnAfterResend(setup, reader, six);
+    });
+
+    /** Writes entries as the bus does (event, emitter token, resend mark), straight to Redis. */
+    const writeRaw = async (key: string, token: string, resent: "0" | "1", seqs: number[]) => {
+      for (const seq of seqs) {
+        const event = { kind: seq === 8 ? "done" : "output", text: `${token} ${seq}`, seq };
+        const done = seq === 8 ? ["end", "1"] : [];
+        await redis.raw.sendCommand([
+          "XADD",
+          key,
+          `${seq}-0`,
+          "e",
+          JSON.stringify(event),
+          "o",
+          token,
+          "r",
+          resent,
+          ...done,
+        ]);
+      }
+    };
+
+    const endsStartedAfresh = (seen: SequencedEvent[]) => {
+      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["7:notice"]);
+      expect((seen[0] as { text?: string }).text).toMatch(/started afresh under its id by another emitter/);
+    };
+
+    it("ends with a notice when, the stream missing at subscribe and its run not read here, a new run's first batch comes marked as sent again (r44 #3)", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-new-missing:";
+      const watching = watchAfter6(await bus(prefix), 12_000);
+      await pause(300);
+      // Another emitter's new run, whose first write got no answer: it sends seq 1–8 again.
+      await writeRaw(`${prefix}run:job`, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]);
+      await watching.ended;
+      expect(watching.aborted()).toBe(false);
+      // Not the new run's seq 7 and `done` read as the old run's next events.
+      endsStartedAfresh(watching.seen);
+    });
+
+    it("ends with a notice when a new run's batch marked as sent again carries another token than the old run's entries it subscribed to (r44 #4)", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-new-held:";
+      const key = `${prefix}run:job`;
+      // The stream holds the old run's seq 1–3 (say restored from a snapshot); its reader read to 6.
+      await writeRaw(key, "tok-old", "0", [1, 2, 3]);
+      const watching = watchAfter6(await bus(prefix), 12_000);
+      await pause(300);
+      // The old run is over; another emitter starts the id afresh, its first write sent again.
+      await redis.raw.sendCommand(["DEL", key]);
+      await writeRaw(key, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]);
+      await watching.ended;
+      expect(watching.aborted()).toBe(false);
+      endsStartedAfresh(watching.seen);
     });
 
     it("reads on when the stream held only the run's seq 1 at subscribe and the run sends its lost batch after it", {

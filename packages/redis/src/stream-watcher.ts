@@ -11,6 +11,47 @@ export interface StreamWatcherHost {
   settings(): EventsSettings;
   detach(watcher: StreamWatcher): void;
   report(error: unknown): void;
+  /** What the watchers of this process have read, by emitter: shared by all of the host's watchers. */
+  readSoFar: RunsRead;
+}
+
+/** How many streams {@link RunsRead} keeps a record for, the least recently read dropped first. */
+const READ_STREAMS = 1024;
+/** How many emitters' runs {@link RunsRead} keeps per stream, the least recently read dropped first. */
+const READ_RUNS = 4;
+
+/**
+ * Which seqs of each stream the watchers of one process have read, and under which emitter token
+ * (a run's: each run started gets a token of its own). A watcher resuming `after` a seq on a stream
+ * missing at subscribe learns from it whose run its reader read, when its position came from a read
+ * in this process: one token alone has been read at that seq. Bounded; a stream read by no watcher
+ * lately is forgotten.
+ */
+export class RunsRead {
+  private readonly streams = new Map<string, Map<string, { from: number; to: number }>>();
+
+  /** A watcher read the entry at `seq` of `key`, written under `token`. */
+  saw(key: string, token: string, seq: number): void {
+    const runs = this.streams.get(key) ?? new Map<string, { from: number; to: number }>();
+    this.streams.delete(key);
+    this.streams.set(key, runs);
+    if (this.streams.size > READ_STREAMS) this.streams.delete(this.streams.keys().next().value as string);
+    const range = runs.get(token);
+    runs.delete(token);
+    runs.set(
+      token,
+      range ? { from: Math.min(range.from, seq), to: Math.max(range.to, seq) } : { from: seq, to: seq },
+    );
+    if (runs.size > READ_RUNS) runs.delete(runs.keys().next().value as string);
+  }
+
+  /** The token of the one run of `key` read here at `seq`; undefined when none was, or several were. */
+  ownerAt(key: string, seq: number): string | undefined {
+    const covering = [...(this.streams.get(key) ?? [])].filter(
+      ([, range]) => range.from <= seq && seq <= range.to,
+    );
+    return covering.length === 1 ? covering[0]?.[0] : undefined;
+  }
 }
 
 /** What a watcher knows of its run beyond `after`, and where its claim is kept. */
@@ -199,6 +240,11 @@ export class StreamWatcher implements EventStream {
   private unplaced = false;
   /** For an `unplaced` watcher, the stream's top entry at subscribe (undefined: the stream was missing). */
   private placedTop: Entry | undefined;
+  /**
+   * For an `unplaced` watcher of a stream missing at subscribe: the token of the run a watcher of
+   * this process read at its position, if one alone was (see {@link RunsRead}) — its reader's run.
+   */
+  private readOwner: string | undefined;
   private readonly claimKey: string | undefined;
   private readonly started: boolean;
   private readonly startedGraceMs: number;
@@ -473,6 +519,7 @@ export class StreamWatcher implements EventStream {
     if (this.cursor > 0 && this.replayEnd < this.cursor) {
       this.unplaced = true;
       this.placedTop = top;
+      if (!top) this.readOwner = this.host.readSoFar.ownerAt(this.key, this.cursor);
     }
     if (!top || this.replayEnd !== this.cursor) return;
     if (fieldOf(top, "end") !== undefined || decode(top)?.kind === "done") return;
@@ -501,17 +548,25 @@ export class StreamWatcher implements EventStream {
    * reader's run's own batch sent again after Redis lost it — the watcher now knows that run's
    * emitter and reads on from its position. `"afresh"`: a run started afresh under the id, which the
    * watcher ends on. Position alone cannot tell them apart (both write at or below it); the entry
-   * itself does. The run the reader read writes at or below its position only when it sends again a
-   * batch whose first send got no answer (Redis applied it, the reader read it, and Redis lost it),
-   * and such an entry is marked so (`r` "1"); a run started afresh writes there on a first send
-   * (`r` "0"). So the entry found is the reader's run's when it is marked as sent again and, if the
-   * stream held entries at subscribe, carries the emitter token (`o`) of the top entry seen then
-   * (a run started afresh, by another emitter or by the same one, writes under a token of its own),
-   * whether that top entry is still there or was lost with a later restart. Entries without the mark
-   * come from an earlier version, which did not write it: for them, a stream that held entries at
-   * subscribe holds a resend when its top entry seen then is unchanged and the entry carries its
-   * token (a stream that held only a seq 1 then is taken for a new run's start), and a stream that
-   * was missing holds a new run when its first entry is `1-0`.
+   * itself mostly does. The run the reader read writes at or below its position only when it sends
+   * again a batch whose first send got no answer (Redis applied it, the reader read it, and Redis lost
+   * it), and such an entry is marked so (`r` "1"); a run started afresh writes there on a first send
+   * (`r` "0") — or, when its own first write got no answer, marked "1" too. So:
+   * - the stream held entries at subscribe: the entry is the reader's run's when it is marked as sent
+   *   again and carries the emitter token (`o`) of the top entry seen then (a run started afresh, by
+   *   another emitter or by the same one, writes under a token of its own), whether that top entry
+   *   is still there or was lost with a later restart;
+   * - the stream was missing at subscribe: the watcher knows no token, unless a watcher of this
+   *   process read the reader's position (one run alone read there: {@link RunsRead}). Knowing it,
+   *   the entry is the run's when marked as sent again under that token (its first batch sent again
+   *   from `1-0` included). Not knowing it, a stream whose first entry is `1-0` holds a new run,
+   *   marked or not — a false end, with a notice, rather than another run's events read as the
+   *   reader's — and one that starts higher holds the run's batch sent again when marked so.
+   * Entries without the mark come from an earlier version, which did not write it: for them, a
+   * stream that held entries at subscribe holds a resend when its top entry seen then is unchanged
+   * and the entry carries its token (a stream that held only a seq 1 then is taken for a new run's
+   * start), and a stream that was missing holds a new run when its first entry is `1-0` (or, the
+   * reader's run known, when the entry is another emitter's).
    */
   private async belowPosition(conn: RedisConnection): Promise<"resend" | "afresh" | undefined> {
     const below = (await call<Entry[]>(conn, ["XREVRANGE", this.key, this.readFrom, "-", "COUNT", "1"]))[0];
@@ -519,9 +574,17 @@ export class StreamWatcher implements EventStream {
     const placed = this.placedTop;
     const mark = fieldOf(below, "r");
     let resend: boolean;
-    if (mark !== undefined) {
-      resend = mark === "1" && (placed === undefined || ownerOf(below) === ownerOf(placed));
-    } else if (placed) {
+    if (placed === undefined) {
+      const known = this.readOwner;
+      if (mark === "0" || (known !== undefined && ownerOf(below) !== known)) resend = false;
+      else if (mark === "1" && known !== undefined) resend = true;
+      else {
+        const first = (await call<Entry[]>(conn, ["XRANGE", this.key, "-", "+", "COUNT", "1"]))[0];
+        resend = first !== undefined && first[0] !== "1-0";
+      }
+    } else if (mark !== undefined) {
+      resend = mark === "1" && ownerOf(below) === ownerOf(placed);
+    } else {
       const now = (await call<Entry[]>(conn, ["XRANGE", this.key, placed[0], placed[0]]))[0];
       resend =
         this.replayEnd > 1 &&
@@ -529,9 +592,6 @@ export class StreamWatcher implements EventStream {
         now[1].length === placed[1].length &&
         now[1].every((value, at) => value === placed[1][at]) &&
         ownerOf(below) === ownerOf(placed);
-    } else {
-      const first = (await call<Entry[]>(conn, ["XRANGE", this.key, "-", "+", "COUNT", "1"]))[0];
-      resend = first !== undefined && first[0] !== "1-0";
     }
     if (!resend) return "afresh";
     this.unplaced = false;
@@ -630,6 +690,7 @@ export class StreamWatcher implements EventStream {
       }
       this.readFrom = entry[0];
       const event = decode(entry);
+      if (event && owner !== undefined) this.host.readSoFar.saw(this.key, owner, event.seq);
       if (!event || event.seq <= this.cursor) continue;
       if (event.seq > this.cursor + 1) {
         const dropped = event.seq - this.cursor - 1;
