@@ -151,6 +151,23 @@ describe("mayBacktrack", () => {
       expect(mayBacktrack(pattern), pattern).toBe(true);
   });
 
+  it("calls bounded repeats risky once their ways pass what a key of 256 characters can afford (r44 #6)", () => {
+    // 31^4 ways: called safe before, and 7 to 30 ms a key (bench/patterns.bench.ts), for each key
+    // of an object. Eleven two-way groups (3^11) and an unanchored pair of a{0,30} likewise.
+    for (const pattern of ["^a{0,30}a{0,30}a{0,30}a{0,30}$", `^${"(?:a|a)?".repeat(11)}$`, "a{0,30}a{0,30}$"])
+      expect(mayBacktrack(pattern), pattern).toBe(true);
+    // Still safe: two unbounded quantifiers anchored (257^2 ways), one unanchored, and three
+    // bounded repeats that stay under the budget.
+    for (const pattern of [
+      "^a*a*$",
+      "^[a-z]+-[a-z0-9]+$",
+      "[a-z]+$",
+      "^a{0,40}a{0,40}a{0,40}$",
+      "^\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}$",
+    ])
+      expect(mayBacktrack(pattern), pattern).toBe(false);
+  });
+
   it("reads a pattern in time linear in its length", () => {
     // Deep nesting and long runs are read in one pass (no pattern is run): a megabyte each.
     for (const pattern of [

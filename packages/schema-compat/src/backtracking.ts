@@ -21,11 +21,14 @@ export const PATTERN_KEY_LIMIT = 256;
 
 /**
  * How many ways (paths through the pattern) a key may be tried in before the pattern counts as
- * risky: about a millisecond of V8's backtracking. Two unbounded quantifiers in sequence
- * (`^[a-z]+_[a-z]+$`, or one unanchored) stay under it; three (`^a*a*a*$`: 20 ms a key, and an
- * object may hold many keys) or a fourth (`a*a*a*$`: 1.4 s) do not.
+ * risky: under half a millisecond of V8's compiled backtracking on the slowest key of up to 256
+ * characters (bench/patterns.bench.ts times the largest pattern of each shape it lets through),
+ * and `mapAlongSchema` tests every key of an object. Two unbounded quantifiers in sequence
+ * (`^[a-z]+_[a-z]+$`, or one unanchored: 257² ways) stay under it; three (`^a*a*a*$`: 20 ms a
+ * key) do not, nor four bounded ones of 31 counts each (`^a{0,30}a{0,30}a{0,30}a{0,30}$`: 31⁴
+ * ways, 7 to 30 ms a key, under the budget of a million ways this once had).
  */
-const PATH_BUDGET = 1_000_000;
+const PATH_BUDGET = 100_000;
 
 /** One group being read: its finished alternatives' ways, the current alternative's, and what it holds. */
 interface Frame {
@@ -111,7 +114,7 @@ function classEnd(pattern: string, i: number): number {
  *   above one;
  * - a back-reference (`\1`, `\k<name>`), which no engine matches without backtracking;
  * - a lookahead or lookbehind holding a quantifier whose count varies (`(?=.*a)`);
- * - more ways to try a key than about a millisecond takes: each varying quantifier multiplies them
+ * - more ways to try a key than half a millisecond takes: each varying quantifier multiplies them
  *   by its counts (an unbounded one by 257), each alternation adds its branches, and a pattern not
  *   anchored by a leading `^` is tried from every position (`^a*a*a*$`, `(a|a)?` twenty times).
  *
