@@ -93,8 +93,9 @@ export interface BeforeToolCallContext {
  * never read, never named in a notice. Only a plain object (`{ … }`, JSON-parsed, any realm's, or
  * with no prototype) is read: anything else — an `Error`, a fetch `Response` whose body was not read,
  * a `Map`, a class instance — is not run, and so are `args` that are not a plain object (an
- * un-awaited rewrite's Promise, a `Date`) and an answer whose reading throws (a Proxy's trap: its
- * text goes to the host's notice only). `reason` and `terminate: true` belong to a block: without
+ * un-awaited rewrite's Promise, a `Date`), `args` JSON cannot write (a Proxy whose trap throws, a
+ * cycle) and an answer whose reading throws (a Proxy's trap: its text goes to the host's notice
+ * only). `reason` and `terminate: true` belong to a block: without
  * `block: true` the call is not run. Any other key whose value is not `undefined`/`null` fails
  * closed: beside `block: true` the call is blocked as asked, with a notice naming the key; otherwise
  * it is not run. A call not run for such an answer is answered, for the model, with `Not run: the
@@ -132,8 +133,9 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
  * used, with a notice naming the key; without it (`{ redacted }`, `{ message: "Output withheld" }`,
  * `{ auditId }`) the tool's result is withheld, as it is for an answer that is not a plain object (a
  * string, a list, an `Error`, a fetch `Response` whose body was not read, a `Map`, a class instance),
- * for a `result` that is a Promise (an un-awaited redaction) and for an answer whose reading throws
- * (a Proxy's trap: its text goes to the host's notice only).
+ * for a `result` that is a Promise (an un-awaited redaction) or that JSON cannot write (a Proxy
+ * whose trap throws, a cycle), and for an answer whose reading throws (a Proxy's trap: its text goes
+ * to the host's notice only).
  * A withheld call is answered, for the model, with `Result withheld: the host's policy hook withheld
  * the result of this call to <name> (its answer could not be read).` — never quoting the answer nor
  * naming the host's keys —, and a notice tells the host what was wrong. So

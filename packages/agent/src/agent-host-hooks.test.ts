@@ -108,13 +108,20 @@ async function runBeforeToolCall(
   {
     path = (id: string) => `/etc/${id}`,
     prompt = "Delete them",
-  }: { path?: (id: string, at: number) => string; prompt?: string } = {},
+    async = false,
+  }: { path?: (id: string, at: number) => string; prompt?: string; async?: boolean } = {},
 ) {
   const ran: unknown[] = [];
+  const answer = (id: string) => answers[id] as never;
   const run = await runCalls(
     callsTo("rm", Object.keys(answers), (id, at) => ({ path: path(id, at) })),
     [rmTool(ran)],
-    { toolExecution: "sequential", beforeToolCall: ({ toolCall }) => answers[toolCall.id] as never },
+    {
+      toolExecution: "sequential",
+      beforeToolCall: async
+        ? async ({ toolCall }) => answer(toolCall.id)
+        : ({ toolCall }) => answer(toolCall.id),
+    },
     { prompt },
   );
   return { ...run, ran, paths: ran.map((args) => (args as { path: string }).path) };
@@ -122,9 +129,9 @@ async function runBeforeToolCall(
 
 /**
  * One "read_env" call per answer (its result holds a raw secret numbered by the call's place); the
- * Agent's afterToolCall answers `answers[id]`.
+ * Agent's afterToolCall answers `answers[id]` (from an `async` hook where `async` is set).
  */
-function runAfterToolCall(answers: Record<string, unknown>) {
+function runAfterToolCall(answers: Record<string, unknown>, { async = false }: { async?: boolean } = {}) {
   const readEnv: AgentTool = {
     name: "read_env",
     description: "Reads the environment",
@@ -134,7 +141,11 @@ function runAfterToolCall(answers: Record<string, unknown>) {
   return runCalls(
     callsTo("read_env", Object.keys(answers), (_id, at) => ({ n: at + 1 })),
     [readEnv],
-    { afterToolCall: ({ toolCall }) => answers[toolCall.id] as never },
+    {
+      afterToolCall: async
+        ? async ({ toolCall }) => answers[toolCall.id] as never
+        : ({ toolCall }) => answers[toolCall.id] as never,
+    },
     { prompt: "Read it" },
   );
 }
@@ -975,6 +986,66 @@ describe("hook answers read by schema-compat's isPlainPrototype, failing closed 
       "afterToolCall answered result: a Promise: await the redaction, not a result for the call to read_env; the tool's result was withheld.";
     expect(notices).toEqual([threw, threw, promised, promised]);
   });
+
+  it.each([
+    ["a synchronous", false],
+    ["an async", true],
+  ])(
+    "afterToolCall: %s hook's result JSON cannot write (a Proxy whose trap throws, a cycle) is withheld, its text for the host only (r44 #2)",
+    async (_kind, async) => {
+      const cyclic: Record<string, unknown> = { text: "[redacted]" };
+      cyclic.self = cyclic;
+      const { result, results, sent, notices } = await runAfterToolCall(
+        {
+          c1: { result: trapped("ownKeys", { text: "[redacted]" }) },
+          c2: { result: trapped("get", { text: "[redacted]" }) },
+          c3: { result: cyclic },
+          // The hook's whole answer a Proxy: an async hook's promise rejects on its `then`, and fails closed.
+          c4: trapped("get", { result: "[redacted]" }),
+        },
+        { async },
+      );
+      expect(result.status).toBe("ok");
+      const failed = "Error: Result withheld: the host's policy hook failed on this call to read_env.";
+      expect(results).toEqual([
+        withheldText("read_env"),
+        withheldText("read_env"),
+        withheldText("read_env"),
+        async ? failed : withheldText("read_env"),
+      ]);
+      expect(JSON.stringify(sent)).not.toMatch(/RAWSECRET|hunter2|circular/i);
+      const unheld = `afterToolCall answered result: a value JSON cannot hold (cannot reach ${SECRET}), not a string or plain data for the call to read_env; the tool's result was withheld.`;
+      expect(notices.slice(0, 2)).toEqual([unheld, unheld]);
+      expect(notices[2]).toMatch(
+        /^afterToolCall answered result: a value JSON cannot hold \(Converting circular structure/,
+      );
+      expect(notices[3]).toContain(`(cannot reach ${SECRET})`);
+    },
+  );
+
+  it.each([
+    ["a synchronous", false],
+    ["an async", true],
+  ])(
+    "beforeToolCall: %s hook's args JSON cannot write (a Proxy whose trap throws) are not run, its text for the host only (r44 #2)",
+    async (_kind, async) => {
+      const { ran, results, sent, notices } = await runBeforeToolCall(
+        {
+          c1: { args: trapped("ownKeys", { path: "/tmp/x" }) },
+          c2: { args: trapped("get", { path: "/tmp/y" }) },
+          c3: trapped("get", { block: true }),
+        },
+        { async },
+      );
+      expect(ran).toEqual([]);
+      const failed = "Error: Not run: the host's policy hook failed on this call to rm.";
+      expect(results).toEqual([notRunText("rm"), notRunText("rm"), async ? failed : notRunText("rm")]);
+      expect(JSON.stringify(sent)).not.toContain("hunter2");
+      const unheld = `Not run: beforeToolCall answered args: a value JSON cannot hold (cannot reach ${SECRET}), not an object of arguments.`;
+      expect(notices.slice(0, 2)).toEqual([unheld, unheld]);
+      expect(notices[2]).toContain(`(cannot reach ${SECRET})`);
+    },
+  );
 });
 
 describe("a hook answer's meta: the host's own data, never read (fix101)", () => {

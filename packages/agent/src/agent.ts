@@ -759,6 +759,23 @@ async function hookAnswer(call: () => unknown): Promise<Answer> {
   }
 }
 
+/**
+ * Why a hook's replacement (`afterToolCall`'s `result`, `beforeToolCall`'s `args`) cannot be written
+ * as JSON, read once here inside the hook's guard as the loop will read it: a Proxy whose `ownKeys`
+ * or `get` trap throws, a getter that throws, a cycle, a BigInt. The error's text may quote anything
+ * the host's code holds, so it is for the host's notice only; `undefined` where it can be written
+ * (a string, a number, plain data; a function the loop refuses by itself without reading it).
+ */
+function unwritable(value: unknown): string | undefined {
+  if ((typeof value !== "object" || value === null) && typeof value !== "bigint") return undefined;
+  try {
+    JSON.stringify(value);
+    return undefined;
+  } catch (thrown) {
+    return `a value JSON cannot hold (${thrownDetail(thrown)})`;
+  }
+}
+
 /** A call not run for an answer `what` that could not be read: the short text for the model, the detail for the host. */
 function notRun(name: string, what: string): BeforeDecision {
   return {
@@ -838,6 +855,10 @@ function readBeforeAnswer(decision: unknown, name: string, args: unknown): Befor
       `args: ${kind}${kind === "a Promise" ? ": await the rewrite" : ""}, not an object of arguments`,
     );
   }
+  // Read here, inside the guard: a Proxy whose trap throws would otherwise throw its text from the
+  // tool's validation, for the model to read as the tool's error.
+  const unheld = unwritable(given);
+  if (unheld !== undefined) return refused(`args: ${unheld}, not an object of arguments`);
   return { run: true, args: given, notes };
 }
 
@@ -918,6 +939,10 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
     );
     return undefined;
   };
+  // Read here, inside the guard: the loop writing a Proxy whose trap throws (or a cycle) would send
+  // the error's text to the model as the tool's own failure.
+  const unheld = unwritable(given.result);
+  if (unheld !== undefined) return withheld(`result: ${unheld}, not a string or plain data`);
   const isError = flag("isError");
   const terminate = flag("terminate");
   if (wrong !== undefined) {

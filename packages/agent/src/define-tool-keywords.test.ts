@@ -153,6 +153,10 @@ describe("defineTool follows patternProperties, tuples and conditional schemas",
       });
     for (const [patterns, additional] of [
       [{ "^([a-z]+)*$": declaring("constructor") }, undefined],
+      // Taken before r44 #1 (8 s on a 29-character key): valid only without the u flag, where
+      // `\u{1,}` repeats a `u`; and a bound with many digits.
+      [{ "^(\\u{1,})+$": declaring("constructor") }, undefined],
+      [{ "^(a+){0000000000000000000001,}$": declaring("constructor") }, undefined],
       // A pattern whose entry declares nothing, deciding whether an additionalProperties that does applies.
       [{ "(a|ab)*": { type: "object" } }, declaring("toString")],
     ] as const) {

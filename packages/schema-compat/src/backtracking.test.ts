@@ -6,8 +6,24 @@ import { backtrackingPatterns, mayBacktrack } from "./index.js";
 const atom = fc.constantFrom("a", "[a-z]", "\\d", ".", "[^\\]]", "\\p{L}", "x-", "(?:ab)", "\\u{1F600}");
 /** A quantifier whose count varies. */
 const varying = fc.constantFrom("*", "+", "?", "{0,3}", "{2,}", "*?", "+?");
+/** A run of zeros, some long: JavaScript reads a quantifier's bound with any number of digits. */
+const zeros = fc.nat(40).map((n) => "0".repeat(n));
+/** A bound past any key's length, some too long for a number (`{1,99999999999999999999999}`). */
+const huge = fc.integer({ min: 3, max: 400 }).map((n) => "9".repeat(n));
 /** A quantifier that repeats what it follows more than once. */
-const repeating = fc.constantFrom("*", "+", "{2}", "{1,}", "{2,5}", "*?", "+?", "{3,}");
+const repeating = fc.oneof(
+  fc.constantFrom("*", "+", "{2}", "{1,}", "{2,5}", "*?", "+?", "{3,}"),
+  fc.tuple(zeros, fc.integer({ min: 1, max: 3 })).map(([z, n]) => `{${z}${n},}`),
+  fc.tuple(zeros, fc.integer({ min: 0, max: 3 }), huge).map(([z, n, max]) => `{${z}${n},${max}}`),
+);
+/** A quantifier in braces whose count varies, its bounds with leading zeros or past any key. */
+const braceVarying = fc.oneof(
+  fc.constantFrom("{0,3}", "{2,}", "{0,1}"),
+  fc.tuple(zeros, fc.integer({ min: 0, max: 3 })).map(([z, n]) => `{${z}${n},}`),
+  fc.tuple(zeros, fc.integer({ min: 0, max: 2 }), huge).map(([z, n, max]) => `{${z}${n},${max}}`),
+);
+/** `\u`, `\p`, `\P` before a brace: one atom with the `u` flag, a letter then the brace without it. */
+const braceEscape = fc.constantFrom("\\u", "\\p", "\\P");
 /** A run of atoms, some with a varying quantifier. */
 const run = fc
   .array(fc.tuple(atom, fc.option(varying, { nil: "" })), { minLength: 1, maxLength: 3 })
@@ -36,6 +52,58 @@ describe("mayBacktrack", () => {
         },
       ),
     );
+  });
+
+  it("reads a pattern valid only without the u flag in that grammar, where \\u{1,} repeats a u (r44 #1)", () => {
+    // Each took 1 to 9 s on a key of under 30 characters and was called safe: the braces were read
+    // as one `\u{…}` atom, which only the `u` flag makes them, and these compile only without it.
+    for (const pattern of [
+      "^(\\u{1,})+$",
+      "^(\\p{1,})+$",
+      "^(\\P{0,9})*$",
+      "^x\\u{(a+)+b}",
+      "^\\p{([a-z]+)*}$",
+    ]) {
+      expect(() => new RegExp(pattern, "u"), pattern).toThrow(SyntaxError);
+      expect(mayBacktrack(pattern), pattern).toBe(true);
+    }
+    // With the `u` flag they are one atom each, repeated once: safe.
+    for (const pattern of ["^\\u{1F600}+$", "^\\p{L}+$", "^[\\p{L}\\p{N}_-]+$", "^\\P{Lu}*$", "^\\u0041+$"])
+      expect(mayBacktrack(pattern), pattern).toBe(false);
+    fc.assert(
+      fc.property(
+        fc.option(fc.constant("^"), { nil: "" }),
+        opener,
+        fc.option(run, { nil: "" }),
+        braceEscape,
+        braceVarying,
+        fc.option(run, { nil: "" }),
+        repeating,
+        (start, open, before, letter, count, after, outer) => {
+          // A group repeated more than once holding `\u{1,}` (a `u` whose count varies, without the flag).
+          expect(mayBacktrack(`${start}${open}${before}${letter}${count}${after})${outer}$`)).toBe(true);
+        },
+      ),
+    );
+    fc.assert(
+      fc.property(braceEscape, opener, ambiguousBody, repeating, (letter, open, body, outer) => {
+        // `\u{(a+)+}`: without the flag the braces are literals and the group inside them is live.
+        expect(mayBacktrack(`^x${letter}{${open}${body})${outer}}`)).toBe(true);
+      }),
+    );
+  });
+
+  it("reads a quantifier's bounds however many digits they have (r44 #1)", () => {
+    // Read as a literal `{` before: 9 s and 4.3 s on keys of 29 and 27 characters.
+    for (const pattern of [
+      "^(a+){0000000000000000000001,}$",
+      "^(a+){1,99999999999999999999999}$",
+      `^(a|ab){${"0".repeat(1000)}2}$`,
+      `^(?:[a-z]+){${"9".repeat(400)},}$`,
+      `^a{0,${"9".repeat(30)}}a{0,${"9".repeat(30)}}a{${"0".repeat(30)}1,}$`,
+    ])
+      expect(mayBacktrack(pattern), pattern.slice(0, 60)).toBe(true);
+    expect(mayBacktrack(`^[a-z]{${"0".repeat(40)}1,${"9".repeat(40)}}$`)).toBe(false);
   });
 
   it("calls simple anchored patterns, prefixes and alternations of words safe", () => {
@@ -81,6 +149,23 @@ describe("mayBacktrack", () => {
       `^${"(a|a)?".repeat(20)}$`,
     ])
       expect(mayBacktrack(pattern), pattern).toBe(true);
+  });
+
+  it("calls bounded repeats risky once their ways pass what a key of 256 characters can afford (r44 #6)", () => {
+    // 31^4 ways: called safe before, and 7 to 30 ms a key (bench/patterns.bench.ts), for each key
+    // of an object. Eleven two-way groups (3^11) and an unanchored pair of a{0,30} likewise.
+    for (const pattern of ["^a{0,30}a{0,30}a{0,30}a{0,30}$", `^${"(?:a|a)?".repeat(11)}$`, "a{0,30}a{0,30}$"])
+      expect(mayBacktrack(pattern), pattern).toBe(true);
+    // Still safe: two unbounded quantifiers anchored (257^2 ways), one unanchored, and three
+    // bounded repeats that stay under the budget.
+    for (const pattern of [
+      "^a*a*$",
+      "^[a-z]+-[a-z0-9]+$",
+      "[a-z]+$",
+      "^a{0,40}a{0,40}a{0,40}$",
+      "^\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}$",
+    ])
+      expect(mayBacktrack(pattern), pattern).toBe(false);
   });
 
   it("reads a pattern in time linear in its length", () => {

@@ -21,11 +21,14 @@ export const PATTERN_KEY_LIMIT = 256;
 
 /**
  * How many ways (paths through the pattern) a key may be tried in before the pattern counts as
- * risky: about a millisecond of V8's backtracking. Two unbounded quantifiers in sequence
- * (`^[a-z]+_[a-z]+$`, or one unanchored) stay under it; three (`^a*a*a*$`: 20 ms a key, and an
- * object may hold many keys) or a fourth (`a*a*a*$`: 1.4 s) do not.
+ * risky: under half a millisecond of V8's compiled backtracking on the slowest key of up to 256
+ * characters (bench/patterns.bench.ts times the largest pattern of each shape it lets through),
+ * and `mapAlongSchema` tests every key of an object. Two unbounded quantifiers in sequence
+ * (`^[a-z]+_[a-z]+$`, or one unanchored: 257² ways) stay under it; three (`^a*a*a*$`: 20 ms a
+ * key) do not, nor four bounded ones of 31 counts each (`^a{0,30}a{0,30}a{0,30}a{0,30}$`: 31⁴
+ * ways, 7 to 30 ms a key, under the budget of a million ways this once had).
  */
-const PATH_BUDGET = 1_000_000;
+const PATH_BUDGET = 100_000;
 
 /** One group being read: its finished alternatives' ways, the current alternative's, and what it holds. */
 interface Frame {
@@ -64,13 +67,33 @@ function frame(lookaround: boolean): Frame {
 const CAP = PATH_BUDGET * (PATTERN_KEY_LIMIT + 1) * 4;
 const capped = (n: number) => Math.min(n, CAP);
 
-/** `{n}`, `{n,}`, `{n,m}` at `i`: its bounds and where it ends, or undefined where `{` is a literal. */
+/** A `{n}`, `{n,}` or `{n,m}` quantifier, read where it starts (sticky): any number of digits. */
+const COUNT = /\{(\d+)(,(\d*))?\}/y;
+
+/**
+ * `{n}`, `{n,}`, `{n,m}` at `i`: its bounds and where it ends, or undefined where `{` is a literal.
+ * The digits are read however many there are (`{0000000000000000000001,}` is `{1,}`); a bound too
+ * large for a number is infinite.
+ */
 function countAt(pattern: string, i: number): { min: number; max: number; end: number } | undefined {
-  const found = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 24));
+  COUNT.lastIndex = i;
+  const found = COUNT.exec(pattern);
   if (!found) return undefined;
   const min = Number(found[1]);
   const max = found[2] === undefined ? min : found[3] === "" ? Number.POSITIVE_INFINITY : Number(found[3]);
   return { min, max, end: i + found[0].length };
+}
+
+/**
+ * `pattern` as a regular expression with `flags`, or `null` where it is none. JSON Schema's
+ * patterns are read with the `u` flag; one only valid without it (`\_`) is read so.
+ */
+export function regexOf(pattern: string, flags: "u" | ""): RegExp | null {
+  try {
+    return new RegExp(pattern, flags);
+  } catch {
+    return null;
+  }
 }
 
 /** Where a character class starting at `i` (`[`) ends: the index after its `]` (escapes skipped). */
@@ -91,15 +114,26 @@ function classEnd(pattern: string, i: number): number {
  *   above one;
  * - a back-reference (`\1`, `\k<name>`), which no engine matches without backtracking;
  * - a lookahead or lookbehind holding a quantifier whose count varies (`(?=.*a)`);
- * - more ways to try a key than about a millisecond takes: each varying quantifier multiplies them
+ * - more ways to try a key than half a millisecond takes: each varying quantifier multiplies them
  *   by its counts (an unbounded one by 257), each alternation adds its branches, and a pattern not
  *   anchored by a leading `^` is tried from every position (`^a*a*a*$`, `(a|a)?` twenty times).
  *
  * `false` for `^x-`, `^[a-z]+$`, `^(foo|bar)$`, `^[a-z]+_[0-9]+$` and other patterns of at most two
- * unbounded quantifiers, none nested. A pattern that is no regular expression is read as far as it
- * goes (the walk never runs one).
+ * unbounded quantifiers, none nested. The pattern is read in the grammar `mapAlongSchema` compiles
+ * it under: with the `u` flag where it is valid so, else without (where `\u{1,}` repeats a `u`). A
+ * quantifier's bounds may have any number of digits. A pattern that is no regular expression is
+ * read as far as it goes (the walk never runs one).
  */
 export function mayBacktrack(pattern: string): boolean {
+  return backtracks(pattern, regexOf(pattern, "u") !== null);
+}
+
+/**
+ * `mayBacktrack` for a pattern read in the grammar it compiles under: with the `u` flag
+ * (`unicode`), where `\u{…}`, `\p{…}` and `\P{…}` are one atom, or without it, where they are
+ * `u`, `p` or `P` and what follows (`\u{1,}` is `u` repeated, `\u{(a+)+}` holds the group `(a+)+`).
+ */
+export function backtracks(pattern: string, unicode: boolean): boolean {
   const stack: Frame[] = [frame(false)];
   let top = stack[0] as Frame;
   /** Multiplies the pending item into the current alternative. */
@@ -118,10 +152,11 @@ export function mayBacktrack(pattern: string): boolean {
     const char = pattern[i];
     if (char === "\\") {
       const next = pattern[i + 1] ?? "";
-      if (/[1-9]/.test(next) || (next === "k" && pattern[i + 2] === "<")) return true;
+      if ((next >= "1" && next <= "9") || (next === "k" && pattern[i + 2] === "<")) return true;
       atom();
-      // `\u{…}`, `\p{…}`, `\P{…}` span their braces; any other escape is two characters (or four, six).
-      if ((next === "u" || next === "p" || next === "P") && pattern[i + 2] === "{") {
+      // With the `u` flag, `\u{…}`, `\p{…}`, `\P{…}` span their braces; any other escape (and
+      // those, without it) is two characters, what follows read on its own.
+      if (unicode && (next === "u" || next === "p" || next === "P") && pattern[i + 2] === "{") {
         const close = pattern.indexOf("}", i + 3);
         i = close < 0 ? pattern.length : close + 1;
       } else i += 2;
@@ -191,8 +226,9 @@ export function mayBacktrack(pattern: string): boolean {
     if (count !== undefined && top.lastQuantifiable) {
       const { min, max } = count;
       if (max >= 2 && top.lastVaries) return true;
-      // A fixed count (`{3}`) of a group of one way is one way; a varying one multiplies its ways.
-      if (max > min) {
+      // A fixed count (`{3}`) of a group of one way is one way; a varying one multiplies its ways
+      // (an unbounded one always varies, its lower bound however large).
+      if (max > min || max === Number.POSITIVE_INFINITY) {
         top.varies = true;
         top.repeats = true;
         const counts = Math.min(max, PATTERN_KEY_LIMIT) - Math.min(min, PATTERN_KEY_LIMIT) + 1;

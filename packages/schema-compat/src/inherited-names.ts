@@ -1,4 +1,4 @@
-import { mayBacktrack, PATTERN_KEY_LIMIT } from "./backtracking.js";
+import { backtracks, mayBacktrack, PATTERN_KEY_LIMIT, regexOf } from "./backtracking.js";
 import type { JsonSchema } from "./types.js";
 
 /**
@@ -210,7 +210,9 @@ export function mapAlongSchema(
     if (key.length > PATTERN_KEY_LIMIT) return undefined;
     let regex = patterns.get(pattern);
     if (regex === undefined) {
-      regex = mayBacktrack(pattern) ? RISKY : (regexOf(pattern, "u") ?? regexOf(pattern, ""));
+      // Read in the grammar it compiles under (as `mayBacktrack` does): `u`, else no flag.
+      const unicode = regexOf(pattern, "u");
+      regex = backtracks(pattern, unicode !== null) ? RISKY : (unicode ?? regexOf(pattern, ""));
       patterns.set(pattern, regex);
     }
     if (regex === RISKY) return undefined;
@@ -307,18 +309,6 @@ export function mapAlongSchema(
     });
   };
   return walk(value, new Reached(schema).add(schema).all(), 0);
-}
-
-/**
- * `pattern` as a regular expression with `flags`, or `null` where it is none. JSON Schema's
- * patterns are read with the `u` flag; one only valid without it (`\_`) is read so.
- */
-function regexOf(pattern: string, flags: string): RegExp | null {
-  try {
-    return new RegExp(pattern, flags);
-  } catch {
-    return null;
-  }
 }
 
 /** What `mapAlongSchema` remembers of a pattern `mayBacktrack` calls risky: it is never run. */

@@ -631,6 +631,23 @@ describe("a left-out inherited name is truly absent: a host's assignment, defaul
     }
     expect(thrown).toMatchObject({ code: "invalid-tool", tool: "label" });
     expect(String(thrown)).toContain('"^([a-z]+)*$" at #/properties/labels');
+    // Taken before r44 #1 (8 s on a 29-character key): a pattern valid only without the u flag,
+    // where `\u{1,}` repeats a `u`, and a bound with many digits.
+    for (const pattern of ["^(\\u{1,})+$", "^(a+){0000000000000000000001,}$"]) {
+      const labels = z
+        .object({})
+        .meta({ patternProperties: { [pattern]: { properties: { constructor: {} } } } });
+      expect(
+        () =>
+          defineTool({
+            name: "label",
+            description: "Labels.",
+            input: z.object({ labels }),
+            execute: () => "ok",
+          }),
+        pattern,
+      ).toThrow(`${JSON.stringify(pattern)} at #/properties/labels`);
+    }
     // The same pattern where no inherited name depends on it, and a safe one where one does, are taken.
     for (const pattern of ["^([a-z]+)*$", "^[a-z]+$"]) {
       const declares =
