@@ -1667,7 +1667,7 @@ function wordSpans(
   previous: CommandWord | undefined,
   before: CommandWord | undefined,
 ): Span[] {
-  const spans = word.data ? dataSpans(word, previous, before) : ruleSpans(word, previous);
+  const spans = word.data ? dataSpans(word, previous, before) : ruleSpans(word, previous, before);
   const defaults = (word.defaults ?? []).filter(
     (fallback) => wholeNameTells(fallback.name) && isLiteral(word.value.slice(fallback.start, fallback.end)),
   );
@@ -1717,7 +1717,7 @@ function dataSpans(
 ): Span[] {
   const value = word.value;
   if (NO_VALUE.test(value)) return urlSpans(value, []);
-  const found = ruleSpans(word, previous).flatMap((span) => trimmedSpans(value, span));
+  const found = ruleSpans(word, previous, before).flatMap((span) => trimmedSpans(value, span));
   if (found.length > 0)
     return word.quoted
       ? found.filter((span) => span.with !== undefined || proseCredential(value.slice(span.start, span.end)))
@@ -1762,13 +1762,28 @@ function trimmedSpans(value: string, span: Span): Span[] {
   }));
 }
 
-/** The spans found by the rules for args in one word's value (see `wordSpans`). */
-function ruleSpans(word: CommandWord, previous: CommandWord | undefined): Span[] {
+/** PowerShell's assignment to an environment variable, `$env:NAME=value` (any case), or its name alone before ` = value`. */
+const PWSH_ENV = /^\$env:([A-Za-z_][A-Za-z0-9_]*)(=|$)/i;
+
+/** True when a value PowerShell assigns says something in clear: no `$variable`, `$(…)` or backtick read at run time. */
+function pwshLiteral(text: string): boolean {
+  return !EXPANSION.test(withoutReferences(text)) && isLiteral(text);
+}
+
+/** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
+function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefore?: CommandWord): Span[] {
   const value = word.value;
   const literal = (text: string) => !word.dynamic && isLiteral(text);
   const whole = (from: number, name: string): Span[] => [
     { start: from, end: value.length, name, sign: SecretSign.Flag },
   ];
+  // PowerShell's `$env:API_KEY='X'` (its quotes read, as a shell reads them), and `$env:API_KEY = "X"`.
+  const env = PWSH_ENV.exec(value);
+  if (env?.[2] === "=" && wholeNameTells(env[1] ?? "") && pwshLiteral(value.slice(env[0].length)))
+    return whole(env[0].length, env[1] ?? "");
+  const spaced = previous?.value === "=" && twoBefore ? PWSH_ENV.exec(twoBefore.value) : null;
+  if (spaced?.[2] === "" && wholeNameTells(spaced[1] ?? "") && pwshLiteral(value))
+    return whole(0, spaced[1] ?? "");
   // `--password X`, `--api-key 'X'`: the value right after a flag whose whole name tells.
   const before = previous && !previous.operator && !previous.dynamic ? FLAG_ALONE.exec(previous.value) : null;
   if (before && wholeNameTells(before[1] ?? "") && !value.startsWith("-") && literal(value))
