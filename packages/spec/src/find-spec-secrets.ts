@@ -2513,9 +2513,10 @@ const CONNECTION_KEY = /^[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*$/;
  * True when `text` is one connection string and nothing else: at least two non-blank `;`-separated
  * parts (see `connectionParts`), each a `key=value` pair under a `CONNECTION_KEY` — the first may
  * be a URL instead (`jdbc:sqlserver://db:1433;password=X`). Its values may hold spaces
- * (`Password=two words`, `Driver={ODBC Driver 18}`). A line with a word that is no pair
- * (`exec A=x a;b`, `… --conn Server=db;Password=X; && …`) is a command line instead, whose one
- * word may be a connection string (see `commandLineSecrets`).
+ * (`Password=two words`, `Driver={ODBC Driver 18}`), but no command's words (see `commandAfter`).
+ * A line with a word that is no pair (`exec A=x a;b`, `… --conn Server=db;Password=X; && …`,
+ * `A=x ; GITHUB_TOKEN=X --token Y`) is a command line instead, whose one word may be a connection
+ * string (see `commandLineSecrets`).
  */
 function connectionString(text: string): boolean {
   if (!text.includes(";")) return false;
@@ -2525,9 +2526,25 @@ function connectionString(text: string): boolean {
     parts.every((part, index) => {
       if (index === 0 && /^[A-Za-z][A-Za-z0-9+.:-]*:\/\/\S*$/.test(part.trim())) return true;
       const eq = part.indexOf("=");
-      return eq > 0 && CONNECTION_KEY.test(part.slice(0, eq).trim());
+      return eq > 0 && CONNECTION_KEY.test(part.slice(0, eq).trim()) && !commandAfter(part.slice(eq + 1));
     })
   );
+}
+
+/** A word after whitespace that only a command writes: a flag, or a word holding a quote, an expansion, a pipe or a redirection. */
+const COMMAND_WORD = /\s(?:-|[^\s'"`$|&<>]*['"`$|&<>])/;
+
+/**
+ * True when a pair's value goes on as a command's words would (`GITHUB_TOKEN=X --token Y`,
+ * `A=x "quoted"`): then its part is no pair. Its first word, and a value opening with `{` or a
+ * quote up to its close (`Driver={ODBC Driver 18}`), are the value's whatever they hold.
+ */
+function commandAfter(value: string): boolean {
+  const bareValue = value.trimStart();
+  const open = bareValue[0];
+  const close = open === "{" ? "}" : open === '"' || open === "'" ? open : "";
+  const after = close === "" ? bareValue : bareValue.slice(bareValue.indexOf(close, 1) + 1);
+  return COMMAND_WORD.test(after);
 }
 
 /** A line break: a text holding one (or a heredoc's `<<`, see `HEREDOC`) is a script, not one command line. */
