@@ -44,3 +44,59 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     expect(withoutCommandLineSecrets(line)).toBe(line);
   });
 });
+
+describe("withoutCommandLineSecrets: a program's assignment to its environment, in its text (fix130 #2)", () => {
+  it.each([
+    [
+      `python3 -c "import os; os.environ['API_KEY']='X-plain-secret-1'; import srv"`,
+      `python3 -c "import os; os.environ['API_KEY']='\${API_KEY}'; import srv"`,
+    ],
+    [
+      `python3 -c 'import os; os.environ["TOKEN"] = "X-plain-secret-1"; run()'`,
+      `python3 -c 'import os; os.environ["TOKEN"] = "\${TOKEN}"; run()'`,
+    ],
+    [
+      `python -c "import os; os.environ.setdefault('TOKEN','X-plain-secret-1')"`,
+      `python -c "import os; os.environ.setdefault('TOKEN','\${TOKEN}')"`,
+    ],
+    [
+      `node -e "process.env.TOKEN='X-plain-secret-1'; require('./srv')"`,
+      `node -e "process.env.TOKEN='\${TOKEN}'; require('./srv')"`,
+    ],
+    [`node -e "process.env.TOKEN='X-plain-secret-1'"`, `node -e "process.env.TOKEN='\${TOKEN}'"`],
+    [
+      `node -e 'process.env["API_KEY"] = "X-plain-secret-1"; require("./srv")'`,
+      `node -e 'process.env["API_KEY"] = "\${API_KEY}"; require("./srv")'`,
+    ],
+    // The program's quotes escaped for the shell.
+    [`node -e "process.env.TOKEN=\\"X-plain-secret-1\\""`, `node -e "process.env.TOKEN=\\"\${TOKEN}\\""`],
+  ])("%j shows the value inside its quotes as a reference named by the variable", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    // What it shows, read again, is shown as it is.
+    expect(withoutCommandLineSecrets(shown)).toBe(shown);
+  });
+
+  it("gives hide the value and the variable's name", () => {
+    const seen: [string, string | undefined][] = [];
+    const shown = withoutCommandLineSecrets(
+      `python3 -c "import os; os.environ['DB_PASSWORD']='hunter2x9'"`,
+      (secret, name) => {
+        seen.push([secret, name]);
+        return "<hidden>";
+      },
+    );
+    expect(shown).toBe(`python3 -c "import os; os.environ['DB_PASSWORD']='<hidden>'"`);
+    expect(seen).toEqual([["hunter2x9", "DB_PASSWORD"]]);
+  });
+
+  it.each([
+    // A name that does not tell, a value the shell fills in, a comparison, a reference.
+    `node -e "process.env.NODE_ENV='production'; require('./srv')"`,
+    `node -e "process.env.TOKEN='$TOKEN'"`,
+    `node -e "if (process.env.TOKEN === 'abc123x9') run()"`,
+    `python3 -c "import os; print(os.environ['TOKEN'] == 'abc123x9')"`,
+    `python3 -c "import os; os.environ['TOKEN']='\${TOKEN}'"`,
+  ])("%j is shown as written", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});
