@@ -1875,6 +1875,9 @@ const PROGRAM_ENV = [
   String.raw`os\.(?:environ\.setdefault|putenv)\(${PROGRAM_NAME},`,
 ].map((head) => new RegExp(head + PROGRAM_STRING, "g"));
 
+/** A word of a `PROGRAM_ENV` assignment: a line without one holds none. */
+const PROGRAM_ENV_WORD = /process\.env|os\.(?:environ|putenv)/;
+
 /** Where a program's assignment to its environment writes a literal under a telling name: `[start, end)` of the line, and the name. */
 interface ProgramValue {
   start: number;
@@ -1884,7 +1887,7 @@ interface ProgramValue {
 
 /** Each `PROGRAM_ENV` assignment in `line` of a literal under a name whose whole name tells, in the order written. */
 function programValues(line: string): ProgramValue[] {
-  if (!line.includes("process.env") && !line.includes("os.")) return [];
+  if (!PROGRAM_ENV_WORD.test(line)) return [];
   const found: ProgramValue[] = [];
   for (const pattern of PROGRAM_ENV)
     for (const match of line.matchAll(pattern)) {
