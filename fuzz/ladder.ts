@@ -27,6 +27,7 @@ import {
   parseSpec,
   resolveAgentSpec,
   withoutArgSecrets,
+  withoutCommandLineSecrets,
   withoutProseSecrets,
 } from "../packages/spec/src/index.js";
 import { FenceSplitter, stripThinking } from "../packages/stream/src/index.js";
@@ -608,6 +609,26 @@ export const SHAPES: Shape[] = [
     run: (doc) => {
       const { spec } = parseSpec(doc, { bundle: true });
       if (spec) exportSpec(spec);
+    },
+  },
+  {
+    // fix130: a program's assignments to its environment read across the line and given to the word
+    // that writes each value, PowerShell's `$env:NAME=`, and `;`-parts whose values go on with flags.
+    name: "withoutCommandLineSecrets and exportSpec: program env assignments, $env: and ;-parts with flags",
+    build: (n) => [
+      `python3 -c "${repeat("os.environ['API_KEY']='x'; os.environ.setdefault('TOKEN','y'); ", n / 4)}"`,
+      `node -e '${repeat('process.env.TOKEN="x";process.env["API_KEY"] = `y` ', n / 4)}'`,
+      `${repeat(`$env:API_KEY='x'; $env:TOKEN = \\"y\\"; `, n / 8)} ${repeat("os.environ['TOKEN'", n / 8)}`,
+      `A=x ;${repeat("GITHUB_TOKEN=a b --c ;", n / 8)}Server=db;Password=${repeat("a b ", n / 8)}--c`,
+    ],
+    run: (list) => {
+      for (const line of list as string[]) {
+        withoutCommandLineSecrets(line);
+        exportSpec({
+          spec: "loopwright.agent/1",
+          bundle: { mcpServers: [{ name: "s", command: line }] },
+        } as never);
+      }
     },
   },
   // Prose read for credentials a word at a time, each word with the words before it: a word's braces

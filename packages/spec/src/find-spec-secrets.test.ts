@@ -1969,6 +1969,27 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
         });
     };
 
+    /**
+     * True when `line` is one connection string as SPEC.md reads it (fix130 #3): at least two
+     * non-blank `;`-parts, each a `key=value` pair (the first may be a URL) whose value may hold
+     * spaces but goes on with no flag and no word holding a quote, `$`, a backtick, `|`, `&`, `<`
+     * or `>`. Its telling pair's value is then taken with its spaces (`GITHUB_TOKEN=X exec`), so
+     * such a line is no command line whose secrets' spans alone change.
+     */
+    const connectionLine = (line: string) => {
+      const parts = line.split(";").filter((part) => part.trim() !== "");
+      return (
+        parts.length >= 2 &&
+        parts.every(
+          (part, index) =>
+            (index === 0 && /^\s*[A-Za-z][A-Za-z0-9+.:-]*:\/\/\S*\s*$/.test(part)) ||
+            /^\s*[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*\s*=\s*\S*(?:\s+[^\s'"`$|&<>-][^\s'"`$|&<>]*)*\s*$/.test(
+              part,
+            ),
+        )
+      );
+    };
+
     it("changes exactly the secrets' spans of a generated command line, and the export flags nothing (property)", () => {
       fc.assert(
         fc.property(lines(words, secrets), ({ command, expected }) => {
@@ -1977,6 +1998,8 @@ describe("a command line keeps every character but a secret's value (r32 #3, #8,
           expect(withoutArgSecrets(once)).toEqual(once);
           expect(findSpecSecrets(withServer({ args: once }))).toEqual([]);
           expect(findSpecSecrets(exportSpec(pasted(command)))).toEqual([]);
+          // A connection string's telling value is taken with its spaces: not this property's.
+          if (connectionLine(command)) return;
           if (SCRIPT.test(command)) {
             // A script (a line break, a heredoc's or a shift's `<<`): kept byte for byte or
             // exported whole, whole whenever it holds a secret (fix113).
@@ -2370,8 +2393,24 @@ describe("one pass hides everything: a connection string is one word of pairs, a
       'exec srv --conn "Server=db;Password=${PASSWORD}" --token ${TOKEN};echo',
     ],
     [`exec srv --token abc123x9 --port 80;echo`, "exec srv --token ${TOKEN} --port 80;echo"],
+    // fix130 #3: a part whose value goes on with a flag or a quoted word is no pair, so the line is
+    // no connection string, and only the secrets' characters are replaced (the value took the rest).
+    [
+      `postgres://app:${S}@db/app ; GITHUB_TOKEN=Aaa00A0a --token $'aA0aAA0a' `,
+      "postgres://db/app ; GITHUB_TOKEN=${GITHUB_TOKEN} --token $'${TOKEN}' ",
+    ],
+    [`Server=db;Password=${S} --token hunter2x9`, "Server=db;Password=${PASSWORD} --token ${TOKEN}"],
+    [`Server=db;Password=${S} "two words"`, 'Server=db;Password=${PASSWORD} "two words"'],
   ])("reads %j, with words around a `;`, as a command line", (line, safe) => {
     expectOnePass(line, safe);
+  });
+
+  it("exports the property's counterexample, two assignments around a `;` and a flag, with only the values replaced (fix130 #3)", () => {
+    const line = "GITHUB_TOKEN=00a00a0a ; GITHUB_TOKEN=Aaa00A0a --token $'aA0aAA0a' ";
+    expect(exportedLine(line)).toBe(
+      "GITHUB_TOKEN=${GITHUB_TOKEN} ; GITHUB_TOKEN=${GITHUB_TOKEN_2} --token $'${TOKEN}' ",
+    );
+    expect(findSpecSecrets(pasted(line)).map((hint) => hint.sign)).toEqual([SecretSign.Flag]);
   });
 
   it.each([

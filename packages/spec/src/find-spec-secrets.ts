@@ -1667,7 +1667,7 @@ function wordSpans(
   previous: CommandWord | undefined,
   before: CommandWord | undefined,
 ): Span[] {
-  const spans = word.data ? dataSpans(word, previous, before) : ruleSpans(word, previous);
+  const spans = word.data ? dataSpans(word, previous, before) : ruleSpans(word, previous, before);
   const defaults = (word.defaults ?? []).filter(
     (fallback) => wholeNameTells(fallback.name) && isLiteral(word.value.slice(fallback.start, fallback.end)),
   );
@@ -1717,7 +1717,7 @@ function dataSpans(
 ): Span[] {
   const value = word.value;
   if (NO_VALUE.test(value)) return urlSpans(value, []);
-  const found = ruleSpans(word, previous).flatMap((span) => trimmedSpans(value, span));
+  const found = ruleSpans(word, previous, before).flatMap((span) => trimmedSpans(value, span));
   if (found.length > 0)
     return word.quoted
       ? found.filter((span) => span.with !== undefined || proseCredential(value.slice(span.start, span.end)))
@@ -1762,13 +1762,28 @@ function trimmedSpans(value: string, span: Span): Span[] {
   }));
 }
 
-/** The spans found by the rules for args in one word's value (see `wordSpans`). */
-function ruleSpans(word: CommandWord, previous: CommandWord | undefined): Span[] {
+/** PowerShell's assignment to an environment variable, `$env:NAME=value` (any case), or its name alone before ` = value`. */
+const PWSH_ENV = /^\$env:([A-Za-z_][A-Za-z0-9_]*)(=|$)/i;
+
+/** True when a value a program or PowerShell assigns says something in clear: no `$variable`, `$(…)` or backtick read at run time. */
+function plainLiteral(text: string): boolean {
+  return !EXPANSION.test(withoutReferences(text)) && isLiteral(text);
+}
+
+/** The spans found by the rules for args in one word's value (see `wordSpans`), given the two words before it on its line. */
+function ruleSpans(word: CommandWord, previous: CommandWord | undefined, twoBefore?: CommandWord): Span[] {
   const value = word.value;
   const literal = (text: string) => !word.dynamic && isLiteral(text);
   const whole = (from: number, name: string): Span[] => [
     { start: from, end: value.length, name, sign: SecretSign.Flag },
   ];
+  // PowerShell's `$env:API_KEY='X'` (its quotes read, as a shell reads them), and `$env:API_KEY = "X"`.
+  const env = PWSH_ENV.exec(value);
+  if (env?.[2] === "=" && wholeNameTells(env[1] ?? "") && plainLiteral(value.slice(env[0].length)))
+    return whole(env[0].length, env[1] ?? "");
+  const spaced = previous?.value === "=" && twoBefore ? PWSH_ENV.exec(twoBefore.value) : null;
+  if (spaced?.[2] === "" && wholeNameTells(spaced[1] ?? "") && plainLiteral(value))
+    return whole(0, spaced[1] ?? "");
   // `--password X`, `--api-key 'X'`: the value right after a flag whose whole name tells.
   const before = previous && !previous.operator && !previous.dynamic ? FLAG_ALONE.exec(previous.value) : null;
   if (before && wholeNameTells(before[1] ?? "") && !value.startsWith("-") && literal(value))
@@ -1841,12 +1856,85 @@ function urlSpans(value: string, spans: Span[]): Span[] {
   return spans;
 }
 
+/** JS's and Python's quotes, inside a character class. */
+const PROGRAM_QUOTES = "'\"`";
+/** A name in a JS or Python string, its quotes perhaps escaped for the shell (`\"TOKEN\"`). */
+const PROGRAM_NAME = String.raw`\s*(?<nameEscape>\\?)(?<nameQuote>[${PROGRAM_QUOTES}])(?<name>[A-Za-z_]\w*)\k<nameEscape>\k<nameQuote>\s*`;
+/** A string literal's text (up to 512 characters, no quote or backslash inside), its quotes perhaps escaped for the shell. */
+const PROGRAM_STRING = String.raw`\s*(?<valueEscape>\\?)(?<valueQuote>[${PROGRAM_QUOTES}])(?<value>[^${PROGRAM_QUOTES}\\\n]{1,512})\k<valueEscape>\k<valueQuote>`;
+
+/**
+ * A program's assignment to its environment, written in its own text: JS's `process.env.TOKEN =
+ * 'X'` and `process.env["TOKEN"] = 'X'`, Python's `os.environ['TOKEN'] = 'X'`,
+ * `os.environ.setdefault('TOKEN', 'X')` and `os.putenv('TOKEN', 'X')`.
+ */
+const PROGRAM_ENV = [
+  String.raw`process\.env\.(?<name>[A-Za-z_]\w*)\s*=(?![=>])`,
+  String.raw`process\.env\[${PROGRAM_NAME}\]\s*=(?![=>])`,
+  String.raw`os\.environ\[${PROGRAM_NAME}\]\s*=(?!=)`,
+  String.raw`os\.(?:environ\.setdefault|putenv)\(${PROGRAM_NAME},`,
+].map((head) => new RegExp(head + PROGRAM_STRING, "g"));
+
+/** A word of a `PROGRAM_ENV` assignment: a line without one holds none. */
+const PROGRAM_ENV_WORD = /process\.env|os\.(?:environ|putenv)/;
+
+/** Where a program's assignment to its environment writes a literal under a telling name: `[start, end)` of the line, and the name. */
+interface ProgramValue {
+  start: number;
+  end: number;
+  name: string;
+}
+
+/** Each `PROGRAM_ENV` assignment in `line` of a literal under a name whose whole name tells, in the order written. */
+function programValues(line: string): ProgramValue[] {
+  if (!PROGRAM_ENV_WORD.test(line)) return [];
+  const found: ProgramValue[] = [];
+  for (const pattern of PROGRAM_ENV)
+    for (const match of line.matchAll(pattern)) {
+      const { name = "", value = "", valueEscape = "", valueQuote = "" } = match.groups ?? {};
+      const end = (match.index ?? 0) + match[0].length - valueEscape.length - valueQuote.length;
+      if (wholeNameTells(name) && plainLiteral(value)) found.push({ start: end - value.length, end, name });
+    }
+  return found.sort((x, y) => x.start - y.start);
+}
+
+/** The index in `at` (increasing) that holds `position`, or -1. */
+function indexOfPosition(at: readonly number[], position: number): number {
+  let low = 0;
+  let high = at.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const here = at[middle] as number;
+    if (here === position) return middle;
+    if (here < position) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
+}
+
+/** `preferred` and each of `others` that overlaps none of them, both given and returned in the order written. */
+function preferring(preferred: readonly Span[], others: readonly Span[]): Span[] {
+  if (preferred.length === 0) return [...others];
+  const out: Span[] = [];
+  let next = 0;
+  for (const span of others) {
+    while (next < preferred.length && (preferred[next] as Span).end <= span.start) {
+      out.push(preferred[next] as Span);
+      next += 1;
+    }
+    if (next < preferred.length && (preferred[next] as Span).start < span.end) continue;
+    out.push(span);
+  }
+  return out.concat(preferred.slice(next));
+}
+
 /**
  * A command line (an argument holding whitespace, a pasted `command`) with each secret's value
  * replaced where it is written and every other character kept as written — quotes, operators,
  * substitutions, other flags, spacing: the value after a flag whose whole name tells, a telling
- * `NAME=value`'s value, curl's `-u user:X`, a header's, a connection string's telling pair's
- * value, a URL's credentials, each key shape; a literal default (`${DB_PASSWORD:-X}`) as a value
+ * `NAME=value`'s value (PowerShell's `$env:NAME=value` too), a program's assignment to its
+ * environment in its text (see `PROGRAM_ENV`), curl's `-u user:X`, a header's, a connection
+ * string's telling pair's value, a URL's credentials, each key shape; a literal default (`${DB_PASSWORD:-X}`) as a value
  * written there. A value read at run time (`"$PW"`, `$(…)`, a backtick, `${NAME}`) is not a
  * secret. No comment or heredoc is read (a `#` is a character). A shell's own command (after
  * `sh -c`, `bash -lc`, …) is never rewritten so: it is only read for a sign (see `shellScript`).
@@ -1875,13 +1963,29 @@ export function commandLineSecrets(
   const sameLine = (word: CommandWord, other: CommandWord | undefined) =>
     other !== undefined && other.group === word.group ? other : undefined;
   const passwords = wordPasswords(words);
+  // A program's assignment to its environment (`os.environ['TOKEN']='X'`), read across the line and
+  // given to the first word that writes its value in place; words start in order, so one pointer.
+  const programs = programValues(line);
+  let program = 0;
+  const programSpans = (word: CommandWord): Span[] => {
+    while (program < programs.length && (programs[program] as ProgramValue).start < word.start) program += 1;
+    const spans: Span[] = [];
+    for (let k = program; k < programs.length && (programs[k] as ProgramValue).start < word.end; k += 1) {
+      const { start, end, name } = programs[k] as ProgramValue;
+      const from = indexOfPosition(word.at, start);
+      const to = indexOfPosition(word.at, end - 1);
+      if (from >= 0 && to - from === end - 1 - start)
+        spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
+    }
+    return spans;
+  };
   words.forEach((word, index) => {
     if (word.operator) return;
     // The word after a client's password (`sshpass -pX ssh`) is no flag's value.
     const previous = passwords.has(index - 1) ? undefined : sameLine(word, words[index - 1]);
     const password = passwords.get(index);
     const secret = password === undefined ? "" : word.value.slice(password.at);
-    const spans =
+    const read =
       password !== undefined &&
       !word.dynamic &&
       withoutReferences(secret).trim() !== "" &&
@@ -1889,6 +1993,9 @@ export function commandLineSecrets(
         ? [{ start: password.at, end: word.value.length, name: password.name, sign: SecretSign.Flag }]
         : (jsonWordSpans(word, previous, hide, scriptName) ??
           wordSpans(word, previous, previous && sameLine(word, words[index - 2])));
+    // The program's own assignment is preferred to a plain `NAME=value` reading of the same text
+    // (`process.env.TOKEN='X'`: the value inside its quotes, named by the variable).
+    const spans = preferring(programSpans(word), read);
 
     const { at: written } = word;
     // Written apart (a quote or an escape inside the secret), or to be replaced by text holding a
@@ -2498,9 +2605,10 @@ const CONNECTION_KEY = /^[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*$/;
  * True when `text` is one connection string and nothing else: at least two non-blank `;`-separated
  * parts (see `connectionParts`), each a `key=value` pair under a `CONNECTION_KEY` — the first may
  * be a URL instead (`jdbc:sqlserver://db:1433;password=X`). Its values may hold spaces
- * (`Password=two words`, `Driver={ODBC Driver 18}`). A line with a word that is no pair
- * (`exec A=x a;b`, `… --conn Server=db;Password=X; && …`) is a command line instead, whose one
- * word may be a connection string (see `commandLineSecrets`).
+ * (`Password=two words`, `Driver={ODBC Driver 18}`), but no command's words (see `commandAfter`).
+ * A line with a word that is no pair (`exec A=x a;b`, `… --conn Server=db;Password=X; && …`,
+ * `A=x ; GITHUB_TOKEN=X --token Y`) is a command line instead, whose one word may be a connection
+ * string (see `commandLineSecrets`).
  */
 function connectionString(text: string): boolean {
   if (!text.includes(";")) return false;
@@ -2510,9 +2618,25 @@ function connectionString(text: string): boolean {
     parts.every((part, index) => {
       if (index === 0 && /^[A-Za-z][A-Za-z0-9+.:-]*:\/\/\S*$/.test(part.trim())) return true;
       const eq = part.indexOf("=");
-      return eq > 0 && CONNECTION_KEY.test(part.slice(0, eq).trim());
+      return eq > 0 && CONNECTION_KEY.test(part.slice(0, eq).trim()) && !commandAfter(part.slice(eq + 1));
     })
   );
+}
+
+/** A word after whitespace that only a command writes: a flag, or a word holding a quote, an expansion, a pipe or a redirection. */
+const COMMAND_WORD = /\s(?:-|[^\s'"`$|&<>]*['"`$|&<>])/;
+
+/**
+ * True when a pair's value goes on as a command's words would (`GITHUB_TOKEN=X --token Y`,
+ * `A=x "quoted"`): then its part is no pair. Its first word, and a value opening with `{` or a
+ * quote up to its close (`Driver={ODBC Driver 18}`), are the value's whatever they hold.
+ */
+function commandAfter(value: string): boolean {
+  const bareValue = value.trimStart();
+  const open = bareValue[0];
+  const close = open === "{" ? "}" : open === '"' || open === "'" ? open : "";
+  const after = close === "" ? bareValue : bareValue.slice(bareValue.indexOf(close, 1) + 1);
+  return COMMAND_WORD.test(after);
 }
 
 /** A line break: a text holding one (or a heredoc's `<<`, see `HEREDOC`) is a script, not one command line. */

@@ -6,7 +6,10 @@ import type { SecretHide } from "./secret-signs.js";
  * shell reads a pasted command line, each value the command-line reader finds replaced where it is
  * written, and every other character kept as written (quotes, operators, comments, spacing, the
  * rest of the payload): the value after a flag whose whole name tells (`--token X`), a telling
- * `NAME=value`'s value (`export GITHUB_TOKEN=X`), curl's `-u user:X`, a header's value, a
+ * `NAME=value`'s value (`export GITHUB_TOKEN=X`, PowerShell's `$env:API_KEY='X'`), a program's
+ * assignment to its environment in its text (`process.env.TOKEN='X'`, `os.environ['API_KEY']='X'`,
+ * `os.environ.setdefault('TOKEN', 'X')`, `os.putenv(…)`: the value inside its quotes, named by the
+ * variable), curl's `-u user:X`, a header's value, a
  * connection string's telling pair's value, a literal default's word (`${DB_PASSWORD:-X}`), a
  * URL's credentials and each key shape. By default a value becomes a `${NAME}` reference
  * (`${SECRET}` for a key shape; a URL's userinfo is dropped); with `hide`, what `hide(secret, name)`

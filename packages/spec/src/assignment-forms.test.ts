@@ -1,0 +1,102 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${NAME} references, meant literally.
+import { describe, expect, it } from "vitest";
+import { exportSpec } from "./export-spec.js";
+import { findSpecSecrets } from "./find-spec-secrets.js";
+import { withoutCommandLineSecrets } from "./index.js";
+import { SPEC_TOKEN } from "./schema.js";
+import { SecretSign } from "./secret-signs.js";
+import type { AgentSpec } from "./types.js";
+
+/** A spec whose bundled server `srv` has `line` as its `command`: a whole command line, pasted. */
+const pasted = (line: string): AgentSpec => ({
+  spec: SPEC_TOKEN,
+  bundle: { mcpServers: [{ name: "srv", command: line }] },
+});
+
+describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", () => {
+  it.each([
+    ["$env:API_KEY='X-plain-secret-1'; node srv.js", "$env:API_KEY='${API_KEY}'; node srv.js"],
+    ['$env:API_KEY="X-plain-secret-1"; node srv.js', '$env:API_KEY="${API_KEY}"; node srv.js'],
+    ["$env:GITHUB_TOKEN=ghTok3nValue;node srv.js", "$env:GITHUB_TOKEN=${GITHUB_TOKEN};node srv.js"],
+    ["$ENV:DB_PASSWORD=hunter2x node srv.js", "$ENV:DB_PASSWORD=${DB_PASSWORD} node srv.js"],
+    ['$env:API_KEY = "X-plain-secret-1"; node srv.js', '$env:API_KEY = "${API_KEY}"; node srv.js'],
+  ])("%j exports and shows the value as a reference, every other character kept", (line, safe) => {
+    const spec = pasted(line);
+    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
+      ["bundle.mcpServers[0].command", SecretSign.Flag],
+    ]);
+    const out = exportSpec(spec);
+    expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
+    expect(findSpecSecrets(out)).toEqual([]);
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+  });
+
+  it.each([
+    // A name that does not tell, a variable read at run time, a reference.
+    '$env:Path="C:\\tools;$env:Path"; node srv.js',
+    "$env:NODE_ENV='production'; node srv.js",
+    "$env:API_KEY=$apiKey; node srv.js",
+    '$env:API_KEY="$(Get-Secret api)"; node srv.js',
+    "$env:API_KEY='${API_KEY}'; node srv.js",
+  ])("%j is kept as written", (line) => {
+    expect(findSpecSecrets(pasted(line))).toEqual([]);
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(line);
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});
+
+describe("withoutCommandLineSecrets: a program's assignment to its environment, in its text (fix130 #2)", () => {
+  it.each([
+    [
+      `python3 -c "import os; os.environ['API_KEY']='X-plain-secret-1'; import srv"`,
+      `python3 -c "import os; os.environ['API_KEY']='\${API_KEY}'; import srv"`,
+    ],
+    [
+      `python3 -c 'import os; os.environ["TOKEN"] = "X-plain-secret-1"; run()'`,
+      `python3 -c 'import os; os.environ["TOKEN"] = "\${TOKEN}"; run()'`,
+    ],
+    [
+      `python -c "import os; os.environ.setdefault('TOKEN','X-plain-secret-1')"`,
+      `python -c "import os; os.environ.setdefault('TOKEN','\${TOKEN}')"`,
+    ],
+    [
+      `node -e "process.env.TOKEN='X-plain-secret-1'; require('./srv')"`,
+      `node -e "process.env.TOKEN='\${TOKEN}'; require('./srv')"`,
+    ],
+    [`node -e "process.env.TOKEN='X-plain-secret-1'"`, `node -e "process.env.TOKEN='\${TOKEN}'"`],
+    [
+      `node -e 'process.env["API_KEY"] = "X-plain-secret-1"; require("./srv")'`,
+      `node -e 'process.env["API_KEY"] = "\${API_KEY}"; require("./srv")'`,
+    ],
+    // The program's quotes escaped for the shell.
+    [`node -e "process.env.TOKEN=\\"X-plain-secret-1\\""`, `node -e "process.env.TOKEN=\\"\${TOKEN}\\""`],
+  ])("%j shows the value inside its quotes as a reference named by the variable", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    // What it shows, read again, is shown as it is.
+    expect(withoutCommandLineSecrets(shown)).toBe(shown);
+  });
+
+  it("gives hide the value and the variable's name", () => {
+    const seen: [string, string | undefined][] = [];
+    const shown = withoutCommandLineSecrets(
+      `python3 -c "import os; os.environ['DB_PASSWORD']='hunter2x9'"`,
+      (secret, name) => {
+        seen.push([secret, name]);
+        return "<hidden>";
+      },
+    );
+    expect(shown).toBe(`python3 -c "import os; os.environ['DB_PASSWORD']='<hidden>'"`);
+    expect(seen).toEqual([["hunter2x9", "DB_PASSWORD"]]);
+  });
+
+  it.each([
+    // A name that does not tell, a value the shell fills in, a comparison, a reference.
+    `node -e "process.env.NODE_ENV='production'; require('./srv')"`,
+    `node -e "process.env.TOKEN='$TOKEN'"`,
+    `node -e "if (process.env.TOKEN === 'abc123x9') run()"`,
+    `python3 -c "import os; print(os.environ['TOKEN'] == 'abc123x9')"`,
+    `python3 -c "import os; os.environ['TOKEN']='\${TOKEN}'"`,
+  ])("%j is shown as written", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});
