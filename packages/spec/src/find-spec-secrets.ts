@@ -546,8 +546,16 @@ const HEADER_SCHEME = /^([A-Za-z][\w-]*):(?:Bearer|Basic|Token)$/i;
 const BARE_NAME = /^([A-Za-z_][\w.-]*)$/;
 /** A client named on a line whose password flag is read: MySQL's (`-pX`), redis-cli's (`-a X`), or none. */
 type Client = "" | "mysql" | "redis";
-/** Programs whose `-p<password>` (no space, no `=`) is a password: MySQL's and MariaDB's clients. */
-const PASSWORD_P = /^(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)$/;
+/**
+ * MySQL's and MariaDB's clients and tools, which all take a password written tight after `-p`:
+ * a fixed list, not every name that starts `mysql` or `mariadb` (`mysql-mcp-server`, a server of
+ * that name, may take a port there).
+ */
+const PASSWORD_P =
+  /^(?:mysql(?:dump|admin|import|show|check|sh|binlog|pump|slap|_upgrade)?|mariadb(?:-(?:admin|binlog|check|dump|import|show|slap|upgrade))?)$/;
+/** A MySQL client's `-pX`, also after its options that take no value in one cluster (`-vpX`, `-NspX`): where the password starts. */
+const MYSQL_TIGHT_P = /^-[BCEHNVXfinqrstvw]*p(?=[\s\S])/;
+
 /** A JSON (or Python) pair written in prose, name and value quoted: `"api_key": "X"`, `'password':'X'`. */
 const JSON_PAIR = /(["'])([A-Za-z][\w.-]*)\1(\s*:\s*)(["'])([^"'\s]{1,512})\4/g;
 const SCHEME = /^(?:Bearer|Basic|Token)$/i;
@@ -605,8 +613,10 @@ function proseWithoutKeys(original: string): string | undefined {
     if (link) start += link.index + 1;
     const word = text.slice(start, end);
     const safe = proseWord(word, last, before, client);
-    if (PASSWORD_P.test(word)) client = "mysql";
-    else if (word === "redis-cli") client = "redis";
+    // A long flag's value (`--name mysql`, `--driver mysql`) names no client.
+    const value = /^--[A-Za-z][\w.-]*$/.test(last);
+    if (!value && PASSWORD_P.test(word)) client = "mysql";
+    else if (!value && word === "redis-cli") client = "redis";
     before = last;
     last = word;
     if (safe === undefined) continue;
@@ -2227,6 +2237,60 @@ const TIGHT_USER = /^-u([^:\s]+):(\S+)$/;
 /** sshpass's options that take a value (`-f file`, `-d n`, `-P prompt`, and `-p password`), tight or as the next word. */
 const SSHPASS_VALUED = "fdpP";
 
+/**
+ * How a program that runs another reads its own words: its short options that take a value
+ * (`sudo -u root`), its long options that do (every one but `flags` when `long` is true), how many
+ * words it reads before the program it runs (`timeout 10`, `docker exec <container>`, ssh's
+ * destination), whether that program comes only after `--` (`kubectl exec pod -- mysql`), and the
+ * subcommands that make it one (`docker exec`, `pnpm dlx`).
+ */
+interface Runner {
+  valued?: string;
+  long?: boolean | readonly string[];
+  flags?: readonly string[];
+  operands?: number;
+  afterDashes?: boolean;
+  sub?: Readonly<Record<string, Runner>>;
+}
+
+const DOCKER_FLAGS = ["rm", "detach", "interactive", "tty", "privileged", "init", "read-only", "publish-all"];
+/** Docker's and Podman's `exec <container>` and `run <image>`: every long option but a few takes a value. */
+const DOCKER: Runner = {
+  sub: {
+    exec: { valued: "euw", long: true, flags: DOCKER_FLAGS, operands: 1 },
+    run: { valued: "acehlmpuvw", long: true, flags: DOCKER_FLAGS, operands: 1 },
+  },
+};
+/** Programs that run the program named after them (`sudo`, `env`, `exec`, `npx`, `docker exec <c>`, `ssh host`, …). */
+const RUNNERS: Readonly<Record<string, Runner>> = {
+  sudo: {
+    valued: "ughpCDrtURT",
+    long: ["user", "group", "host", "prompt", "chdir", "role", "type", "other-user"],
+  },
+  doas: { valued: "uC" },
+  env: { valued: "uCS", long: ["unset", "chdir", "split-string"] },
+  exec: { valued: "a" },
+  command: {},
+  nohup: {},
+  time: {},
+  nice: { valued: "n", long: ["adjustment"] },
+  ionice: { valued: "cnp" },
+  stdbuf: { valued: "ioe" },
+  timeout: { valued: "ks", long: ["kill-after", "signal"], operands: 1 },
+  npx: { valued: "pc", long: ["package", "call"] },
+  pnpx: {},
+  bunx: {},
+  ssh: { valued: SSH_VALUED, operands: 1 },
+  docker: DOCKER,
+  podman: DOCKER,
+  kubectl: {
+    sub: { exec: { valued: "cn", long: true, flags: ["stdin", "tty", "quiet"], afterDashes: true } },
+  },
+  pnpm: { sub: { exec: {}, dlx: {} } },
+  npm: { sub: { exec: { long: ["package", "call"] } } },
+  yarn: { sub: { exec: {}, dlx: {} } },
+};
+
 /** Where a client's password is written in a word (`-pX`: from 2), and the name its reference takes. */
 interface ClientPassword {
   at: number;
@@ -2234,22 +2298,88 @@ interface ClientPassword {
 }
 
 /**
- * Reads a command's words one at a time for a password given to a client named among them:
- * MySQL's and MariaDB's `-pX` (tight only: `-p` alone prompts, and another program's `-p` is
- * usually a port), sshpass's `-pX` or `-p X` among its options (which end at its command's first
- * word; `-f file`, `-d n`, `-P prompt`, `-e` give none). `read` tells where a password starts in
- * a word's value, undefined when it holds none; `reset` starts a new command (after `;`, `|`,
- * `&&`, …). One word, one step.
+ * Reads a command's words one at a time for a password given to a client that is the command's
+ * program: its first word (past `NAME=value` assignments), the program a runner runs (`sudo`,
+ * `env`, `exec`, `npx`, `docker exec <container>`, `ssh host`, … see `RUNNERS`; and sshpass's),
+ * or the first word after a `;`, `|`, `&&`, `||` or `&` (a word that is one, or a word ending in
+ * `;`, in a line read without its operators). A word that is a flag's value or an image
+ * (`--name mysql`, `mysql:8`) names no client. Read: MySQL's and MariaDB's `-pX` (`PASSWORD_P`;
+ * tight only, also clustered `-vpX`: `-p` alone prompts, and another program's `-p` is usually a
+ * port), sshpass's `-pX` or `-p X` among its options (which end at its command's first word;
+ * `-f file`, `-d n`, `-P prompt`, `-e` give none). `read` tells where a password starts in a
+ * word's value, undefined when it holds none; `reset` starts a new command. One word, one step.
  */
 function clientPasswords(): { read: (word: string) => ClientPassword | undefined; reset: () => void } {
   let client: "" | "mysql" | "sshpass" = "";
   // What sshpass's option before this word takes: its password, another value, or nothing.
   let takes: "" | "password" | "value" = "";
+  // Whether the next word may be the command's program; the runner whose words come first.
+  let program = true;
+  let runner: Runner | undefined;
+  let skip = false;
+  let operands = 0;
   const reset = () => {
     client = "";
     takes = "";
+    program = true;
+    runner = undefined;
+    skip = false;
   };
-  const read = (word: string): ClientPassword | undefined => {
+  // The program word, or a runner's: what it names decides what follows.
+  const named = (word: string) => {
+    program = false;
+    runner = undefined;
+    const name = programName(word);
+    if (PASSWORD_P.test(name)) client = "mysql";
+    else if (name === "sshpass") client = "sshpass";
+    else if (Object.hasOwn(RUNNERS, name)) {
+      runner = RUNNERS[name];
+      operands = runner?.operands ?? 0;
+    }
+  };
+  // A runner's word: one of its options (or their values), an operand, its subcommand, or the program it runs.
+  const runnerWord = (word: string, from: Runner) => {
+    if (skip) {
+      skip = false;
+      return;
+    }
+    if (word === "--") {
+      runner = undefined;
+      program = true;
+      return;
+    }
+    if (/^-./.test(word)) {
+      const long = /^--([^=]+)$/.exec(word)?.[1];
+      if (long !== undefined)
+        skip = Array.isArray(from.long)
+          ? from.long.includes(long)
+          : from.long === true && !from.flags?.includes(long);
+      else if (!word.startsWith("--"))
+        for (let i = 1; i < word.length; i += 1)
+          if (from.valued?.includes(word[i] as string)) {
+            skip = i === word.length - 1;
+            break;
+          }
+      return;
+    }
+    if (from.sub !== undefined) {
+      runner = Object.hasOwn(from.sub, word) ? from.sub[word] : undefined;
+      operands = runner?.operands ?? 0;
+      return;
+    }
+    if (from.afterDashes) return;
+    if (operands > 0) {
+      operands -= 1;
+      return;
+    }
+    if (ASSIGNMENT.test(word)) return;
+    named(word);
+  };
+  const step = (word: string): ClientPassword | undefined => {
+    if (/^(?:;|&&?|\|\|?)$/.test(word)) {
+      reset();
+      return undefined;
+    }
     if (takes !== "") {
       const password = takes === "password";
       takes = "";
@@ -2258,6 +2388,7 @@ function clientPasswords(): { read: (word: string) => ClientPassword | undefined
     if (client === "sshpass") {
       if (word === "--") {
         client = "";
+        program = true;
         return undefined;
       }
       if (/^-./.test(word)) {
@@ -2270,14 +2401,22 @@ function clientPasswords(): { read: (word: string) => ClientPassword | undefined
         }
         return undefined;
       }
-      // Its command's first word: sshpass's options end here.
+      // Its command's first word, the program it runs: sshpass's options end here.
       client = "";
+      program = true;
     }
-    if (client === "mysql" && /^-p[\s\S]/.test(word)) return { at: 2, name: "password" };
-    const name = programName(word);
-    if (PASSWORD_P.test(name)) client = "mysql";
-    else if (name === "sshpass") client = "sshpass";
+    if (client === "mysql") {
+      const tight = MYSQL_TIGHT_P.exec(word);
+      return tight ? { at: tight[0].length, name: "password" } : undefined;
+    }
+    if (runner !== undefined) runnerWord(word, runner);
+    else if (program && !ASSIGNMENT.test(word)) named(word);
     return undefined;
+  };
+  const read = (word: string): ClientPassword | undefined => {
+    const found = step(word);
+    if (word.endsWith(";") && word.length > 1) reset();
+    return found;
   };
   return { read, reset };
 }

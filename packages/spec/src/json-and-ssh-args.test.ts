@@ -255,6 +255,39 @@ describe("a database or ssh client's password flag is read where its program is 
     ["mysqldump -pX", "mysqldump", ["-h", "db", "-pHunter2x", "app"], ["-h", "db", "-p${PASSWORD}", "app"]],
     ["mariadb -pX", "mariadb", ["-pHunter2x"], ["-p${PASSWORD}"]],
     ["mysqladmin -pX", "mysqladmin", ["-pHunter2x", "status"], ["-p${PASSWORD}", "status"]],
+    // Review r45 F1: the rest of MySQL's and MariaDB's tools, and a clustered `-vpX`.
+    [
+      "mariadb-admin -pX",
+      "mariadb-admin",
+      ["-uroot", "-pHunter2x", "status"],
+      ["-uroot", "-p${PASSWORD}", "status"],
+    ],
+    ["mysqlcheck -pX", "mysqlcheck", ["-uroot", "-pHunter2x", "app"], ["-uroot", "-p${PASSWORD}", "app"]],
+    ["mysqlsh -pX", "mysqlsh", ["-uroot", "-pHunter2x"], ["-uroot", "-p${PASSWORD}"]],
+    ["mysqlbinlog -pX", "mysqlbinlog", ["-pHunter2x", "binlog.000001"], ["-p${PASSWORD}", "binlog.000001"]],
+    ["mysqlpump -pX", "mysqlpump", ["-uroot", "-pHunter2x"], ["-uroot", "-p${PASSWORD}"]],
+    ["mariadb-check -pX", "mariadb-check", ["-pHunter2x", "app"], ["-p${PASSWORD}", "app"]],
+    [
+      "mariadb-import -pX",
+      "mariadb-import",
+      ["-pHunter2x", "app", "t.csv"],
+      ["-p${PASSWORD}", "app", "t.csv"],
+    ],
+    ["mariadb-show -pX", "mariadb-show", ["-pHunter2x"], ["-p${PASSWORD}"]],
+    ["mysql -vpX, clustered", "mysql", ["-uroot", "-vpHunter2x", "app"], ["-uroot", "-vp${PASSWORD}", "app"]],
+    // Review r45 F2: the client is the program a runner runs.
+    [
+      "mysql run by docker exec",
+      "docker",
+      ["exec", "-i", "db", "mysql", "-uroot", "-pHunter2x"],
+      ["exec", "-i", "db", "mysql", "-uroot", "-p${PASSWORD}"],
+    ],
+    [
+      "mysql run by sudo -u",
+      "sudo",
+      ["-u", "root", "mysql", "-pHunter2x"],
+      ["-u", "root", "mysql", "-p${PASSWORD}"],
+    ],
   ];
 
   it.each(rows)("%s: the password becomes a reference, the rest kept", (_label, command, args, want) => {
@@ -297,12 +330,40 @@ describe("a database or ssh client's password flag is read where its program is 
       ["sshpass", ["-d", "3", "-e", "ssh", "db"]],
       ["mysql", ["-uroot", "-p", "app"]],
       ["mysql", ["-p${DB_PASSWORD}", "app"]],
+      // Review r45 F2: `mysql` as a flag's value or an image's name names no client.
+      ["docker", ["run", "--name", "mysql", "-p3306:3306", "mysql:8"]],
+      ["npx", ["-y", "db-mcp", "--driver", "mysql", "-p8080"]],
+      ["mysql-mcp-server", ["-p8080"]],
+      ["docker", ["run", "--rm", "-e", "MYSQL_DATABASE=app", "mysql:8", "mysqld", "-p3306"]],
     ] as const) {
       expect(findSpecSecrets(specWith(command, args))).toEqual([]);
       expect(exportedArgs(command, args)).toEqual(args);
     }
-    for (const line of ["srv -p8080 --host db", "sshpass -f /run/pw ssh db uptime", "mysql -uroot -p app"])
+    for (const line of [
+      "srv -p8080 --host db",
+      "sshpass -f /run/pw ssh db uptime",
+      "mysql -uroot -p app",
+      "docker run --name mysql -p3306:3306 mysql:8",
+      "npx -y db-mcp --driver mysql -p8080",
+      "mysql -uroot -p app; srv -p8080",
+    ]) {
       expect(withoutCommandLineSecrets(line)).toBe(line);
+      if (!line.includes("ssh"))
+        expect(exportSpec(specWith(line, [])).bundle?.mcpServers?.[0]?.command).toBe(line);
+    }
+  });
+
+  // Review r45 F2: the client read from one command is not read into the next.
+  it.each([
+    ["docker run --name mysql -p3306:3306 mysql:8 && mysql -uroot -pHunter2x db"],
+    ["cd /srv && mysql -uroot -pHunter2x db"],
+    ["env MYSQL_HOST=db mysql -uroot -pHunter2x db | tee out"],
+    ["MYSQL_HOST=db exec mysql -uroot -pHunter2x db"],
+  ])("after a command that only names mysql, %j still reads mysql's own -pX", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line.replace("-pHunter2x", "-p${PASSWORD}"));
+    expect(withoutCommandLineSecrets(`${line}; srv -p8080`)).toBe(
+      `${line.replace("-pHunter2x", "-p${PASSWORD}")}; srv -p8080`,
+    );
   });
 });
 
