@@ -1,15 +1,6 @@
 import { asSpec } from "./as-spec.js";
-import {
-  type ReferenceNames,
-  referenceNames,
-  visitSecrets,
-  withoutServerCredentials,
-} from "./find-spec-secrets.js";
+import { redactInRounds, referenceNames, withoutServerCredentials } from "./find-spec-secrets.js";
 import type { AgentSpec } from "./types.js";
-
-// A redaction can uncover a second sign in the same string (a URL's path shaped like a key once
-// its userinfo is gone), so the scan repeats; past this many rounds a place is replaced whole.
-const ROUNDS = 4;
 
 /**
  * A copy of the spec safe to hand on: no credential `findSpecSecrets` can see is left in it (and
@@ -49,29 +40,6 @@ const ROUNDS = 4;
 export function exportSpec(spec: AgentSpec): AgentSpec {
   const copy = withoutServerCredentials(asSpec(spec, "exportSpec"));
   // One namer for every round: a credential a later round finds keeps the name an earlier one gave.
-  const names = referenceNames(copy);
-  for (let round = 0; round < ROUNDS; round += 1) {
-    let found = false;
-    const last = round === ROUNDS - 1;
-    visitSecrets(
-      copy,
-      (hint, replace, safe) => {
-        found = true;
-        replace(last ? lastResort(hint.path, safe, names) : safe);
-      },
-      names,
-    );
-    if (!found) break;
-  }
+  redactInRounds(copy, referenceNames(copy));
   return copy;
-}
-
-/** A place still flagged after every round: a URL keeps only its scheme and host, anything else becomes a reference of its own. */
-function lastResort(path: string, safe: string, names: ReferenceNames): string {
-  if (!/(?:baseUrl|\.url)$/.test(path)) return `\${${names.fresh("SECRET")}}`;
-  try {
-    return new URL(safe).origin;
-  } catch {
-    return "http://redacted.invalid";
-  }
 }

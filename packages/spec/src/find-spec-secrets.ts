@@ -69,8 +69,70 @@ export type SecretVisit = (hint: SecretHint, replace: (next: string) => void, sa
  */
 export function findSpecSecrets(spec: AgentSpec): SecretHint[] {
   const hints: SecretHint[] = [];
-  visitSecrets(asSpec(spec, "findSpecSecrets"), (hint) => hints.push(hint));
+  const at = new Map<string, number>();
+  const checked = asSpec(spec, "findSpecSecrets");
+  const names = referenceNames(withoutServerCredentials(checked));
+  // Redacted as `exportSpec` redacts, round after round: what a later round writes at a place is
+  // listed with the references the first wrote there.
+  redactInRounds(checked, names, (hint, round, written) => {
+    if (round === 0) {
+      at.set(hint.path, hints.length);
+      hints.push(hint);
+      return;
+    }
+    const index = at.get(hint.path);
+    if (index === undefined) return;
+    const first = hints[index] as SecretHint;
+    const had = first.references ?? [];
+    const more = names
+      .given(written)
+      .map((name) => `\${${name}}`)
+      .filter((ref) => !had.includes(ref));
+    if (more.length > 0) hints[index] = { ...first, references: [...had, ...more] };
+  });
   return hints;
+}
+
+// A redaction can uncover a second sign in the same string (a URL's path shaped like a key once
+// its userinfo is gone), so the scan repeats; past this many rounds a place is replaced whole.
+const ROUNDS = 4;
+
+/**
+ * @internal Redacts `copy` in place as `exportSpec` does: each place `visitSecrets` reports is
+ * written safe, round after round until a round finds nothing (at most `ROUNDS`; in the last, a
+ * place still flagged is replaced whole, see `lastResort`), every round naming by `names`.
+ * `report` hears each place, its round (from 0) and what was written there.
+ */
+export function redactInRounds(
+  copy: AgentSpec,
+  names: ReferenceNames,
+  report?: (hint: SecretHint, round: number, written: string) => void,
+): void {
+  for (let round = 0; round < ROUNDS; round += 1) {
+    let found = false;
+    const last = round === ROUNDS - 1;
+    visitSecrets(
+      copy,
+      (hint, replace, safe) => {
+        found = true;
+        const written = last ? lastResort(hint.path, safe, names) : safe;
+        replace(written);
+        report?.(hint, round, written);
+      },
+      names,
+    );
+    if (!found) break;
+  }
+}
+
+/** A place still flagged after every round: a URL keeps only its scheme and host, anything else becomes a reference of its own. */
+function lastResort(path: string, safe: string, names: ReferenceNames): string {
+  if (!/(?:baseUrl|\.url)$/.test(path)) return `\${${names.fresh("SECRET")}}`;
+  try {
+    return new URL(safe).origin;
+  } catch {
+    return "http://redacted.invalid";
+  }
 }
 
 /**
@@ -2586,7 +2648,8 @@ function jsonEdits(
     if (frame === undefined) return undefined;
     if (frame.array) return frame.telling;
     const key = frame.key ?? "";
-    if (rules.telling(key)) return key;
+    // A key that is only a reference (`{"${SECRET}":"admin"}`, an export's own) tells nothing.
+    if (rules.telling(key) && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(key)) return key;
     return frame.telling === undefined ? undefined : `${frame.telling}_${key}`;
   };
   for (let i = 0; i < text.length; i += 1) {

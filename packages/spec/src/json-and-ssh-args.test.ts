@@ -153,6 +153,20 @@ describe("a one-line JSON argument is read by its keys", () => {
     expect(JSON.parse(filled(out[0] as string, env))).toEqual({ password: 'a"b\\cAd9' });
   });
 
+  // Review r45 F4: a later export round read the `${SECRET}` the first had written as a telling
+  // key and replaced "admin" with a `${SECRET_2}` no hint listed.
+  it("a key shape used as a key: its value is kept, and the hints list every reference the export writes", () => {
+    const key = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    const config = JSON.stringify({ users: { [key]: "admin" } });
+    for (const spec of [specWith("srv", ["--config", config]), specWith(`srv --config '${config}'`, [])]) {
+      const server = exportSpec(spec).bundle?.mcpServers?.[0];
+      const written = JSON.stringify([server?.command, ...(server?.args ?? [])]);
+      expect(written).toContain('{\\"users\\":{\\"${SECRET}\\":\\"admin\\"}}');
+      const listed = findSpecSecrets(spec).flatMap((hint) => hint.references ?? []);
+      expect(listed).toEqual([...new Set(written.match(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g))]);
+    }
+  });
+
   it("JSON with nothing telling is kept as written; a reference stays; two lines are still one script", () => {
     for (const arg of ['{"host":"db","port":5432,"tls":true}', '{"apiKey":"${SMITHERY_KEY}"}', "[1,2,3]"])
       expect(exportedArgs("srv", ["--config", arg])).toEqual(["--config", arg]);
