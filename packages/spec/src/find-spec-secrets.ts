@@ -2099,11 +2099,14 @@ export function commandLineSecrets(
       for (const span of spans) {
         value += word.value.slice(from, span.start);
         const secret = word.value.slice(span.start, span.end);
+        // The word is written again inside '…' (a reference holds a `$`), where the text that
+        // fills a reference back is the secret with each `'` written `'\''`: named by that text,
+        // so one name is never given two fill texts (`it's9x` in args, `'it'\''s9x'` here).
         value +=
           span.put ??
           (span.with !== undefined
             ? safeString(span.with, span.sign, undefined, hide)
-            : named(secret, span.name ?? ""));
+            : named(secret.replace(/'/g, "'\\''"), span.name ?? ""));
         from = span.end;
       }
       value += word.value.slice(from);

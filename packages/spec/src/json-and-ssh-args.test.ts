@@ -413,3 +413,35 @@ describe("a JSON word in a pasted command line is read as a JSON argument is", (
     expect(withoutCommandLineSecrets(`srv --config '{"host":"db"}'`)).toBe(`srv --config '{"host":"db"}'`);
   });
 });
+
+// Review r45 F3: a value holding `'` in args and the same value in a pasted line (written again
+// inside '…', where it fills back as `'\''`) shared one reference no fill text could serve.
+describe("one reference, one fill text", () => {
+  it("a password with an apostrophe in args and in a pasted line: each place fills back byte for byte", () => {
+    const spec: AgentSpec = {
+      spec: SPEC_TOKEN,
+      bundle: {
+        mcpServers: [
+          { name: "a", command: "srv", args: ["--password", "it's9x"] },
+          { name: "b", command: "srv --password 'it'\\''s9x'" },
+        ],
+      },
+    };
+    const servers = exportSpec(spec).bundle?.mcpServers ?? [];
+    const hints = findSpecSecrets(spec);
+    const fills: Record<string, string> = {};
+    // Each reference's fill text, read where the export writes it against the original.
+    const learn = (exported: string, original: string) => {
+      const [head, tail] = exported.split(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/) as [string, string];
+      const name = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(exported)?.[1] as string;
+      const value = original.slice(head.length, original.length - tail.length);
+      expect(fills[name] === undefined || fills[name] === value, `one name, one value: ${name}`).toBe(true);
+      fills[name] = value;
+    };
+    learn(servers[0]?.args?.[1] as string, "it's9x");
+    learn(servers[1]?.command as string, "srv --password 'it'\\''s9x'");
+    expect(hints.flatMap((hint) => hint.references ?? [])).toEqual(["${PASSWORD}", "${PASSWORD_2}"]);
+    expect(filled(servers[0]?.args?.[1] as string, fills)).toBe("it's9x");
+    expect(filled(servers[1]?.command as string, fills)).toBe("srv --password 'it'\\''s9x'");
+  });
+});
