@@ -128,8 +128,9 @@ describe("a one-line JSON argument is read by its keys", () => {
     ]);
     const out = exportedArgs(command, args);
     expect(out).toEqual(want);
-    // The export is a fixed point, and its JSON still parses.
+    // The export is a fixed point (exported again, it is the same), and its JSON still parses.
     expect(findSpecSecrets(exportSpec(spec))).toEqual([]);
+    expect(exportSpec(exportSpec(spec))).toEqual(exportSpec(spec));
     for (const arg of out) {
       const json = /^(?:--?[A-Za-z][\w.-]*=|[A-Za-z_][\w.-]*=)?([{[][\s\S]*)$/.exec(arg)?.[1];
       if (json !== undefined) expect(() => JSON.parse(json)).not.toThrow();
