@@ -1050,7 +1050,7 @@ function shellScript(
     commandLineSecrets(script)?.sign ??
     (looksLikeKey(script)
       ? SecretSign.Value
-      : always || HEREDOC.test(script) || scriptTells(script)
+      : always || HEREDOC.test(script) || scriptTells(script) || runsEncodedPowerShell(script)
         ? SecretSign.Script
         : undefined);
   if (sign === undefined) return undefined;
@@ -1083,6 +1083,34 @@ const PWSH_ENCODED =
 /** `-EncodedCommand:B64` (any prefix PowerShell takes, any case): where the base64 starts, past the colon. */
 const PWSH_ENCODED_TIGHT =
   /^[-/](?:e|ec|en|enc|enco|encod|encode|encoded|encodedc|encodedco|encodedcom|encodedcomm|encodedcomma|encodedcomman|encodedcommand):(?=[\s\S])/i;
+/** A word with the quotes around it taken off (`'pwsh`, `-e:B64'`, `"powershell.exe"`), in linear time. */
+function unquoted(word: string): string {
+  let start = 0;
+  let end = word.length;
+  while (start < end && (word[start] === "'" || word[start] === '"')) start++;
+  while (end > start && (word[end - 1] === "'" || word[end - 1] === '"')) end--;
+  return word.slice(start, end);
+}
+
+/**
+ * Whether `script` runs PowerShell with an `-EncodedCommand` (`cmd /c powershell -enc B64`,
+ * `sh -c 'pwsh -e:B64'`): base64 that cannot be read, so the script may hold a credential. Read
+ * word by word (split at whitespace and shell operators), a PowerShell program first.
+ */
+function runsEncodedPowerShell(script: string): boolean {
+  let pwsh = false;
+  for (const raw of script.split(/[\s;&|()]+/)) {
+    const word = unquoted(raw);
+    if (!pwsh) {
+      const program = programName(word);
+      pwsh = program === "pwsh" || program === "powershell";
+    } else if (PWSH_ENCODED.test(word) || PWSH_ENCODED_TIGHT.test(word)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** A POSIX shell's flags holding `c` (`-c`, `-lc`, `-ce`, `-xc`): its first operand is the command. */
 const POSIX_COMMAND = /^-[A-Za-z]*c[A-Za-z]*$/;
 const POSIX_SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "busybox"]);

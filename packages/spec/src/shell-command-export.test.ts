@@ -940,6 +940,31 @@ describe("PowerShell's -EncodedCommand written with a colon (r43 #5)", () => {
     expect(exportSpec(pasted).bundle?.mcpServers?.[0]?.command).toBe("${SRV_COMMAND}");
   });
 
+  it.each<readonly string[]>([
+    ["cmd", "/c", "powershell -NoProfile -EncodedCommand "],
+    ["cmd", "/c", "pwsh.exe -e:"],
+    ["sh", "-c", "exec pwsh -enc "],
+    ["bash", "-lc", "cd /srv && PowerShell -EC:"],
+  ])(
+    "%s %s %s<base64>: PowerShell's encoded command reached through a shell replaces the script whole (r45 F5)",
+    (shell, flag, script) => {
+      const command = `${script}${plainEnc}`;
+      const doc = server(shell as string, [flag as string, command]);
+      expect(findSpecSecrets(doc).map((hint) => [hint.path, hint.sign])).toEqual([
+        ["bundle.mcpServers[0].args[1]", SecretSign.Script],
+      ]);
+      expect(exportSpec(doc).bundle?.mcpServers?.[0]?.args).toEqual([flag, "${SRV_COMMAND}"]);
+      // Pasted as one command line, the line is replaced whole.
+      const pasted = server(`${shell} ${flag} '${command}'`, []);
+      expect(exportSpec(pasted).bundle?.mcpServers?.[0]?.command).toBe("${SRV_COMMAND}");
+    },
+  );
+
+  it("keeps a script that runs PowerShell without an encoded command", () => {
+    expectScriptKept(["cmd", "/c", "powershell -NoProfile -File C:\\mcp\\start.ps1"]);
+    expectScriptKept(["sh", "-c", "exec pwsh -NoProfile -File s.ps1"]);
+  });
+
   it("keeps -ExecutionPolicy:Bypass, and a reference after the colon", () => {
     expectScriptKept(["pwsh", "-ExecutionPolicy:Bypass", "-File", "s.ps1"]);
     expectScriptKept(["pwsh", "-EncodedCommand:${SRV_COMMAND}"]);
