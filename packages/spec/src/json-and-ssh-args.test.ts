@@ -446,3 +446,20 @@ describe("one reference, one fill text", () => {
     expect(filled(servers[1]?.command as string, fills)).toBe("srv --password 'it'\\''s9x'");
   });
 });
+
+describe("sshpass's own variable, SSHPASS (r45 F6)", () => {
+  it("is hidden in args, in a pasted line's display, and in the export", () => {
+    expect(withoutArgSecrets(["env", "SSHPASS=S3cretpw99", "sshpass", "-e", "ssh", "db"])).toEqual([
+      "env",
+      "SSHPASS=${SSHPASS}",
+      "sshpass",
+      "-e",
+      "ssh",
+      "db",
+    ]);
+    expect(withoutCommandLineSecrets("SSHPASS=S3cretpw99 sshpass -e ssh db uptime")).toBe(
+      "SSHPASS=${SSHPASS} sshpass -e ssh db uptime",
+    );
+    expect(withoutCommandLineSecrets("BYPASS_CACHE=1 srv")).toBe("BYPASS_CACHE=1 srv");
+  });
+});

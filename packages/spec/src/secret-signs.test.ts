@@ -22,6 +22,9 @@ describe("looksSecretName reads pass as a word of a name as a password's", () =>
     "passphrase",
     "GPG_PASSPHRASE",
     "--key-passphrase",
+    // A client's own password variable, pass joined to its name (r45 F6).
+    "SSHPASS",
+    "SMBPASS",
   ])("%s is telling", (name) => {
     expect(looksSecretName(name)).toBe(true);
   });

@@ -35,19 +35,26 @@ const TELLING_NAME =
 /** Where a name splits into words: at anything but a letter, and where a small letter meets a capital. */
 const WORD_BREAK = /[^A-Za-z]+|(?<=[a-z])(?=[A-Z])/;
 
+/** Variables a client reads its password from, named with `pass` joined to the client's name (`sshpass -e` reads `SSHPASS`). */
+const CLIENT_PASS_VARIABLES = new Set(["sshpass", "smbpass"]);
+
 /**
  * True for a field, flag, variable or parameter name that credentials are usually given under
  * (`apiKey`, `--token`, `GITHUB_TOKEN`, `password`, `passphrase`, `Authorization`, `cookie`), and
  * for one with `pass` as a word of its own (`DB_PASS`, `--pass`, `db-pass`, `dbPass`, `PASS_WORD`;
  * words split at anything but a letter and at a small letter before a capital, so not `passive`,
- * `compass` or `BYPASS_CACHE`); false for `maxTokens` and anything that is not a string. The same
+ * `compass` or `BYPASS_CACHE`) or a client's own password variable (`SSHPASS`, `SMBPASS`); false
+ * for `maxTokens` and anything that is not a string. The same
  * test `findSpecSecrets` makes (`SecretSign.Field`, `Flag`, `Query`): a guess both ways
  * (`--keyboard` and `--pass-through` are named). Never throws.
  */
 export function looksSecretName(name: string): boolean {
   return (
     typeof name === "string" &&
-    (TELLING_NAME.test(name) || name.split(WORD_BREAK).some((word) => word.toLowerCase() === "pass"))
+    (TELLING_NAME.test(name) ||
+      name
+        .split(WORD_BREAK)
+        .some((word) => word.toLowerCase() === "pass" || CLIENT_PASS_VARIABLES.has(word.toLowerCase())))
   );
 }
 
@@ -203,6 +210,7 @@ export function looksProseSecretName(name: string): boolean {
     (word, index) =>
       PROSE_SECRET_WORDS.has(word) ||
       JOINED_SECRET.test(word) ||
+      CLIENT_PASS_VARIABLES.has(word) ||
       (word === "key" && !ORDINARY_KEYS.has(words[index - 1] ?? "")),
   );
 }
