@@ -1092,20 +1092,39 @@ function unquoted(word: string): string {
   return word.slice(start, end);
 }
 
+/** PowerShell's `-File` (any prefix it takes, any case): the words after it are the script's own arguments. */
+const PWSH_FILE = /^[-/](?:f|fi|fil|file)$/i;
+/** What an encoded command's base64 looks like (UTF-16LE text, so at least 8 characters): not `dev`, not `$ENC`. */
+const BASE64_TEXT = /^[A-Za-z0-9+/]{8,}={0,2}$/;
+
 /**
  * Whether `script` runs PowerShell with an `-EncodedCommand` (`cmd /c powershell -enc B64`,
- * `sh -c 'pwsh -e:B64'`): base64 that cannot be read, so the script may hold a credential. Read
- * word by word (split at whitespace and shell operators), a PowerShell program first.
+ * `sh -c 'pwsh -e:B64'`): base64 that cannot be read, so the script may hold a credential. Read a
+ * command at a time (split at `;`, `&`, `|` and parentheses) and word by word: a PowerShell
+ * program, then its options up to `-File` or `-Command` (after which the words are the script's),
+ * one of them `-EncodedCommand` (any prefix, tight after a colon or as the next word) with base64
+ * text. So `which pwsh; grep -e foo`, `pwsh -File s.ps1 -e dev` and `pwsh -e $ENC` are not.
  */
 function runsEncodedPowerShell(script: string): boolean {
-  let pwsh = false;
-  for (const raw of script.split(/[\s;&|()]+/)) {
-    const word = unquoted(raw);
-    if (!pwsh) {
-      const program = programName(word);
-      pwsh = program === "pwsh" || program === "powershell";
-    } else if (PWSH_ENCODED.test(word) || PWSH_ENCODED_TIGHT.test(word)) {
-      return true;
+  for (const command of script.split(/[;&|()]+/)) {
+    let pwsh = false;
+    let encoded = false;
+    for (const raw of command.split(/\s+/)) {
+      const word = unquoted(raw);
+      if (word === "") continue;
+      if (!pwsh) {
+        const program = programName(word);
+        pwsh = program === "pwsh" || program === "powershell";
+      } else if (encoded) {
+        if (BASE64_TEXT.test(word)) return true;
+        encoded = false;
+      } else if (PWSH_ENCODED_TIGHT.test(word)) {
+        if (BASE64_TEXT.test(word.slice(word.indexOf(":") + 1))) return true;
+      } else if (PWSH_ENCODED.test(word)) {
+        encoded = true;
+      } else if (PWSH_FILE.test(word) || PWSH_COMMAND.test(word)) {
+        break;
+      }
     }
   }
   return false;
@@ -1202,7 +1221,10 @@ function scriptPlaces(words: readonly string[]): Map<number, ScriptPlace> {
     const kind = program !== "" && flag !== undefined ? scriptAfter(program, flag) : undefined;
     if (kind !== undefined && word !== "--") {
       places.set(index, { kind, at: 0 });
-      program = "";
+      // `cmd /c powershell -EncodedCommand B64` as separate words: PowerShell's options follow,
+      // read as they are where it is the command itself.
+      const runs = programName(word);
+      program = runs === "pwsh" || runs === "powershell" ? runs : "";
       return;
     }
     const encoded = program === "pwsh" || program === "powershell" ? PWSH_ENCODED_TIGHT.exec(word) : null;
@@ -2382,6 +2404,20 @@ const RUNNERS: Readonly<Record<string, Runner>> = {
   pnpm: { sub: { exec: {}, dlx: {} } },
   npm: { sub: { exec: { long: ["package", "call"] } } },
   yarn: { sub: { exec: {}, dlx: {} } },
+  // Secret managers and env loaders (`op run -- mysql …`, `doppler run -- …`, `dotenv -e .env -- …`).
+  op: { sub: { run: { long: true, afterDashes: true } } },
+  doppler: { sub: { run: { long: true, afterDashes: true } } },
+  dotenv: { valued: "ecv", afterDashes: true },
+  "cross-env": {},
+  uv: { sub: { run: { long: true, flags: ["frozen", "locked", "no-sync", "isolated", "no-project"] } } },
+  uvx: {},
+  xargs: { valued: "aEeIiLlnPsd" },
+  watch: { valued: "n" },
+  setsid: {},
+  chroot: { operands: 1 },
+  flock: { valued: "wEc", operands: 1 },
+  strace: { valued: "eopsuE" },
+  runuser: { valued: "ugl" },
 };
 
 /** Where a client's password is written in a word (`-pX`: from 2), and the name its reference takes. */

@@ -463,3 +463,29 @@ describe("sshpass's own variable, SSHPASS (r45 F6)", () => {
     expect(withoutCommandLineSecrets("BYPASS_CACHE=1 srv")).toBe("BYPASS_CACHE=1 srv");
   });
 });
+
+describe("mysql's -pX behind a secret manager, an env loader or another launcher (r46 R2)", () => {
+  it.each([
+    "op run --env-file .env -- mysql -uroot -pHunter2pw db",
+    "doppler run -- mysql -pHunter2pw",
+    "dotenv -e .env -- mysql -pHunter2pw",
+    "cross-env A=1 mysql -pHunter2pw",
+    "uv run mysql -pHunter2pw",
+    "xargs mysql -pHunter2pw",
+    "watch -n 5 mysql -pHunter2pw",
+    "setsid mysql -pHunter2pw",
+    "chroot /jail mysql -pHunter2pw",
+    "flock /tmp/l mysql -pHunter2pw",
+    "strace -o x mysql -pHunter2pw",
+    "runuser -u app -- mysql -pHunter2pw",
+  ])("%s: the password hidden in the display and in args", (line) => {
+    expect(withoutCommandLineSecrets(line)).toBe(line.replace("Hunter2pw", "${PASSWORD}"));
+    const words = line.split(" ");
+    expect(withoutArgSecrets(words)).toEqual(words.map((word) => word.replace("Hunter2pw", "${PASSWORD}")));
+  });
+
+  it("keeps a port behind them", () => {
+    for (const line of ["op run -- docker run -p3306:3306 mysql:8", "uv run srv -p8080"])
+      expect(withoutCommandLineSecrets(line)).toBe(line);
+  });
+});

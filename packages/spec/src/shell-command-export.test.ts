@@ -960,10 +960,37 @@ describe("PowerShell's -EncodedCommand written with a colon (r43 #5)", () => {
     },
   );
 
-  it("keeps a script that runs PowerShell without an encoded command", () => {
+  it("keeps a script that runs PowerShell without an encoded command, or with -e after -File, another program's -e, or -e $VAR (r46 R3)", () => {
     expectScriptKept(["cmd", "/c", "powershell -NoProfile -File C:\\mcp\\start.ps1"]);
     expectScriptKept(["sh", "-c", "exec pwsh -NoProfile -File s.ps1"]);
+    expectScriptKept(["sh", "-c", "pwsh -File srv.ps1 -e dev"]);
+    expectScriptKept(["cmd", "/c", "pwsh -File C:\\mcp\\srv.ps1 -e dev"]);
+    expectScriptKept(["bash", "-c", "which pwsh; grep -e foo log"]);
+    expectScriptKept(["sh", "-c", "pwsh -e $ENC"]);
   });
+
+  it.each<readonly string[]>([
+    ["powershell", "-EncodedCommand:"],
+    ["pwsh", "-ec:"],
+  ])(
+    "cmd /c %s %s<base64> as separate words: the base64 replaced, the words kept (r46 N1)",
+    (program, flag) => {
+      const doc = server("cmd", ["/c", program as string, `${flag}${plainEnc}`]);
+      expect(findSpecSecrets(doc).map((hint) => hint.sign)).toEqual([SecretSign.Script]);
+      expect(exportSpec(doc).bundle?.mcpServers?.[0]?.args).toEqual([
+        "/c",
+        program,
+        `${flag}\${SRV_COMMAND}`,
+      ]);
+      const spaced = server("cmd.exe", ["/C", program as string, "-EncodedCommand", plainEnc]);
+      expect(exportSpec(spaced).bundle?.mcpServers?.[0]?.args).toEqual([
+        "/C",
+        program,
+        "-EncodedCommand",
+        "${SRV_COMMAND}",
+      ]);
+    },
+  );
 
   it("keeps -ExecutionPolicy:Bypass, and a reference after the colon", () => {
     expectScriptKept(["pwsh", "-ExecutionPolicy:Bypass", "-File", "s.ps1"]);
