@@ -99,6 +99,11 @@ function rmTool(ran: unknown[]): AgentTool {
   };
 }
 
+/** A "get" tool taking no arguments, whose call runs `execute` (answering "got"). */
+function getTool(execute: () => string = () => "got"): AgentTool {
+  return { name: "get", description: "Gets it", parameters: { type: "object", properties: {} }, execute };
+}
+
 /**
  * One "rm" call per answer (id = the answer's key, path = `path(id, at)`), run in order; the Agent's
  * beforeToolCall answers `answers[id]`. Adds to runCalls what ran: the arguments, and their paths.
@@ -1046,6 +1051,109 @@ describe("hook answers read by schema-compat's isPlainPrototype, failing closed 
       expect(notices[2]).toContain(`(cannot reach ${SECRET})`);
     },
   );
+
+  /** An object whose `field` reads `value` once, and throws the host's text from its second read on. */
+  const onceThenThrows = (field: string, value: unknown): object => {
+    let reads = 0;
+    return Object.defineProperty({}, field, {
+      enumerable: true,
+      get: () => {
+        reads += 1;
+        if (reads > 1) throw new Error(`cannot reach ${SECRET}`);
+        return value;
+      },
+    });
+  };
+  /** An object whose `toJSON` answers `value` once, and throws the host's text from its second call on. */
+  const toJsonOnce = (value: unknown): object => {
+    let calls = 0;
+    return {
+      toJSON: () => {
+        calls += 1;
+        if (calls > 1) throw new Error(`cannot reach ${SECRET}`);
+        return value;
+      },
+    };
+  };
+
+  it("afterToolCall: a replacement that throws from its second read on is passed on as the copy checked, its text never read (r47 F1)", async () => {
+    const { result, read, sent, notices } = await runAfterToolCall({
+      c1: { result: onceThenThrows("text", "[redacted]") },
+      c2: { result: toJsonOnce({ text: "[redacted by toJSON]" }) },
+      c3: { result: { at: new Date(0), rows: [1, undefined], gone: undefined } },
+      c4: { result: "[a string, kept as it is]" },
+    });
+    expect(result.status).toBe("ok");
+    expect(read).toEqual({
+      c1: '{"text":"[redacted]"}',
+      c2: '{"text":"[redacted by toJSON]"}',
+      c3: '{"at":"1970-01-01T00:00:00.000Z","rows":[1,null]}',
+      c4: "[a string, kept as it is]",
+    });
+    expect(JSON.stringify(sent)).not.toMatch(/RAWSECRET|hunter2/);
+    expect(notices).toEqual([]);
+  });
+
+  it("beforeToolCall: args that throw from their second read on are run as the copy checked, its text never read (r47 F1)", async () => {
+    const { ran, read, sent, notices } = await runBeforeToolCall({
+      c1: { args: onceThenThrows("path", "/tmp/sandbox/c1") },
+      c2: { args: toJsonOnce({ path: "/tmp/sandbox/c2" }) },
+    });
+    expect(ran).toEqual([{ path: "/tmp/sandbox/c1" }, { path: "/tmp/sandbox/c2" }]);
+    expect(read).toEqual({ c1: "deleted", c2: "deleted" });
+    expect(JSON.stringify(sent)).not.toContain("hunter2");
+    expect(notices).toEqual([]);
+  });
+
+  it("afterToolCall: a replacement holding a Map or an Error, which JSON would write without their data, is withheld with a notice (r47 F1)", async () => {
+    const { results, notices } = await runAfterToolCall({
+      c1: { result: { rows: new Map([["k", 1]]) } },
+      c2: { result: { ok: false, error: new Error("denied") } },
+    });
+    expect(results).toEqual([withheldText("read_env"), withheldText("read_env")]);
+    expect(notices).toEqual([
+      "afterToolCall answered result: a value JSON cannot hold (a Map, which JSON writes as {}), not a string or plain data for the call to read_env; the tool's result was withheld.",
+      "afterToolCall answered result: a value JSON cannot hold (an Error, which JSON writes without its message; put its text in as a string), not a string or plain data for the call to read_env; the tool's result was withheld.",
+    ]);
+  });
+});
+
+describe("a stop while a before or after hook that fails is pending (r47 F1)", () => {
+  for (const hook of ["beforeToolCall", "afterToolCall"] as const) {
+    it(`${hook}: the run ends "aborted", the call answered with the stop, and no notice`, async () => {
+      let ran = 0;
+      // The host's policy store: it stalls, and fails once the run is stopped.
+      const failing = (_context: unknown, signal: AbortSignal | undefined): Promise<never> =>
+        new Promise((_resolve, reject) => {
+          signal?.addEventListener("abort", () =>
+            reject(new Error("cannot reach policy-db://admin:hunter2@10.0.0.7")),
+          );
+        });
+      server = await startServer({
+        replies: [{ toolCalls: [{ id: "c1", name: "get", arguments: "{}" }] }, { content: "never asked" }],
+      });
+      const agent = new Agent({
+        config: { baseUrl: server.baseUrl, model: "sim" },
+        tools: [
+          getTool(() => {
+            ran += 1;
+            return "got";
+          }),
+        ],
+        [hook]: failing,
+      });
+      const notices = noticesOf(agent);
+      const running = agent.prompt("Get it");
+      setTimeout(() => agent.abort(), 200);
+      const result = await running;
+      expect(result.status).toBe("aborted");
+      expect(ran).toBe(hook === "beforeToolCall" ? 0 : 1);
+      const answers = (agent.messages as ChatMessageLike[]).filter((m) => m.role === "tool");
+      expect(answers.map((m) => m.content)).toEqual(["Stopped before this call finished."]);
+      expect(server.chatRequests).toHaveLength(1);
+      expect(notices).toEqual([]);
+    });
+  }
 });
 
 describe("a hook answer's meta: the host's own data, never read (fix101)", () => {
@@ -1174,14 +1282,7 @@ describe("a stop while transformContext is pending", () => {
       let late = false;
       const agent = new Agent({
         config: { baseUrl: server.baseUrl, model: "sim" },
-        tools: [
-          {
-            name: "get",
-            description: "Gets it",
-            parameters: { type: "object", properties: {} },
-            execute: () => "got",
-          },
-        ],
+        tools: [getTool()],
         // A store read that ignores the signal and stalls, then fails.
         transformContext: (messages, _signal, info) =>
           info.step === step

@@ -760,20 +760,40 @@ async function hookAnswer(call: () => unknown): Promise<Answer> {
 }
 
 /**
- * Why a hook's replacement (`afterToolCall`'s `result`, `beforeToolCall`'s `args`) cannot be written
- * as JSON, read once here inside the hook's guard as the loop will read it: a Proxy whose `ownKeys`
- * or `get` trap throws, a getter that throws, a cycle, a BigInt. The error's text may quote anything
- * the host's code holds, so it is for the host's notice only; `undefined` where it can be written
- * (a string, a number, plain data; a function the loop refuses by itself without reading it).
+ * A hook's replacement (`afterToolCall`'s `result`, `beforeToolCall`'s `args`) as the tool and the
+ * loop get it: written as JSON once, here inside the hook's guard, and that text parsed back. The
+ * host's object is read this once only, so a getter, a Proxy trap or a `toJSON` that throws from its
+ * second read on cannot throw its text later from the tool's validation or the loop's writing, for
+ * the model to read as the tool's failure. `unheld` says why it cannot be written (a trap or getter
+ * that throws, a cycle, a BigInt, a Map or Set JSON would write as `{}`, an Error JSON would write
+ * without its message, a `toJSON` answering nothing); its text may quote anything the host's code
+ * holds, so it is for the host's notice only. A string, number, boolean or `null` is passed on as
+ * it is (a function or symbol too: the loop refuses it by itself without reading it).
  */
-function unwritable(value: unknown): string | undefined {
-  if ((typeof value !== "object" || value === null) && typeof value !== "bigint") return undefined;
+function writtenCopy(value: unknown): { copy: unknown } | { unheld: string } {
+  if ((typeof value !== "object" || value === null) && typeof value !== "bigint") return { copy: value };
+  let text: string | undefined;
   try {
-    JSON.stringify(value);
-    return undefined;
+    text = JSON.stringify(value, (_key, item: unknown) => {
+      const lost = lostByJson(item);
+      if (lost !== undefined) throw new TypeError(lost);
+      return item;
+    });
   } catch (thrown) {
-    return `a value JSON cannot hold (${thrownDetail(thrown)})`;
+    return { unheld: `a value JSON cannot hold (${thrownDetail(thrown)})` };
   }
+  if (text === undefined) return { unheld: "a value JSON writes as nothing (its toJSON answered nothing)" };
+  return { copy: JSON.parse(text) };
+}
+
+/** What JSON would write of `item` without a word of its data: a Map or Set (as `{}`), an Error (without its message). */
+function lostByJson(item: unknown): string | undefined {
+  if (typeof item !== "object" || item === null) return undefined;
+  if (item instanceof Map || item instanceof WeakMap) return "a Map, which JSON writes as {}";
+  if (item instanceof Set || item instanceof WeakSet) return "a Set, which JSON writes as {}";
+  if (item instanceof Error)
+    return "an Error, which JSON writes without its message; put its text in as a string";
+  return undefined;
 }
 
 /** A call not run for an answer `what` that could not be read: the short text for the model, the detail for the host. */
@@ -855,11 +875,11 @@ function readBeforeAnswer(decision: unknown, name: string, args: unknown): Befor
       `args: ${kind}${kind === "a Promise" ? ": await the rewrite" : ""}, not an object of arguments`,
     );
   }
-  // Read here, inside the guard: a Proxy whose trap throws would otherwise throw its text from the
-  // tool's validation, for the model to read as the tool's error.
-  const unheld = unwritable(given);
-  if (unheld !== undefined) return refused(`args: ${unheld}, not an object of arguments`);
-  return { run: true, args: given, notes };
+  // Written here, inside the guard, and the written copy run: a Proxy whose trap throws would
+  // otherwise throw its text from the tool's validation, for the model to read as the tool's error.
+  const written = writtenCopy(given);
+  if ("unheld" in written) return refused(`args: ${written.unheld}, not an object of arguments`);
+  return { run: true, args: written.copy, notes };
 }
 
 /** What an `afterToolCall` answer comes to: its fields to use, or the tool's result withheld. */
@@ -911,21 +931,23 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
     return withheld(`${notPlain(answer)}, not undefined or { result, isError, terminate }`);
   }
   const given = answer as { result?: unknown; isError?: unknown; terminate?: unknown };
+  // The replacement is read once, here: a getter on `result` is not asked again.
+  const result = given.result;
   // An own `result` key holding `undefined` is a replacement that produced nothing (`{ result:
   // redact(result) }` whose redactor returned nothing): the tool's raw result is not sent in its
   // place. (`null` is a value, and replaces the result as any other does.)
-  if (Object.hasOwn(answer, "result") && given.result === undefined) {
+  if (Object.hasOwn(answer, "result") && result === undefined) {
     return withheld(
       "result: undefined — the redaction produced nothing (leave result out to keep the tool's result)",
     );
   }
   // An un-awaited redaction (`{ result: redact(result) }` of an async `redact`) is no result: its
   // text is not known yet, and the tool's raw result is not sent in its place (as `args` of a Promise).
-  if (handledThenable(given.result)) {
+  if (handledThenable(result)) {
     return withheld("result: a Promise: await the redaction, not a result");
   }
   const wrong = unknownFields(answer, AFTER_FIELDS);
-  if (wrong !== undefined && given.result === undefined) return withheld(`${wrong}, and no result`);
+  if (wrong !== undefined && result === undefined) return withheld(`${wrong}, and no result`);
   const notes: string[] = [];
   const flag = (field: "isError" | "terminate"): boolean | undefined => {
     const value = given[field];
@@ -939,10 +961,10 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
     );
     return undefined;
   };
-  // Read here, inside the guard: the loop writing a Proxy whose trap throws (or a cycle) would send
-  // the error's text to the model as the tool's own failure.
-  const unheld = unwritable(given.result);
-  if (unheld !== undefined) return withheld(`result: ${unheld}, not a string or plain data`);
+  // Written here, inside the guard, and the written copy passed on: the loop writing a Proxy whose
+  // trap throws (or a cycle) would send the error's text to the model as the tool's own failure.
+  const written = writtenCopy(result);
+  if ("unheld" in written) return withheld(`result: ${written.unheld}, not a string or plain data`);
   const isError = flag("isError");
   const terminate = flag("terminate");
   if (wrong !== undefined) {
@@ -958,7 +980,7 @@ function readAfterFields(answer: unknown, name: string, toolIsError: boolean): A
     );
   }
   return {
-    result: given.result,
+    result: written.copy,
     ...(isError === undefined ? {} : { isError }),
     terminate: terminate === true,
     notes,
