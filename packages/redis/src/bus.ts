@@ -28,7 +28,7 @@ import {
 } from "./connection.js";
 import { RedisStoreError } from "./errors.js";
 import { MAX_OWED, Owed } from "./owed.js";
-import { decode, ownerOf, RunsRead, StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
+import { decode, ownerOf, StreamWatcher, type StreamWatcherHost } from "./stream-watcher.js";
 
 /** Options for {@link createRedisBus}: where Redis is, and the bus's own limits. */
 export interface RedisBusOptions extends RedisOptions {
@@ -937,7 +937,6 @@ export async function openBus(options: RedisBusOptions, where: string): Promise<
       }
     },
     report,
-    readSoFar: new RunsRead(),
   };
 
   /** `all`: `endRun` (the run is over, whoever holds it); else `releaseRun` (only what is this instance's). */

@@ -163,26 +163,6 @@ describe.skipIf(!HAS_REDIS)(
       });
     }
 
-    it("reads on when the batch Redis lost (a restart without persistence) was the run's first, sent again from 1-0, and this process read it (r43)", {
-      timeout: 20_000,
-    }, async () => {
-      const prefix = "resend-first:";
-      const reader = await bus(prefix);
-      // A watcher of the reader's process reads the run to seq 6, then its page goes (and comes back).
-      const readTo6 = (async () => {
-        const seqs: number[] = [];
-        for await (const event of reader.watch("job")) {
-          seqs.push(event.seq);
-          if (event.seq === 6) break;
-        }
-        return seqs;
-      })();
-      const setup = await lostBatch(prefix, 0, 0, async () => {
-        expect(await readTo6).toEqual([1, 2, 3, 4, 5, 6]);
-      });
-      await readsOnAfterResend(setup, reader, six);
-    });
-
     /** Writes entries as the bus does (event, emitter token, resend mark), straight to Redis. */
     const writeRaw = async (key: string, token: string, resent: "0" | "1", seqs: number[]) => {
       for (const seq of seqs) {
@@ -203,23 +183,76 @@ describe.skipIf(!HAS_REDIS)(
       }
     };
 
-    const endsStartedAfresh = (seen: SequencedEvent[]) => {
-      expect(seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["7:notice"]);
-      expect((seen[0] as { text?: string }).text).toMatch(/started afresh under its id by another emitter/);
+    /**
+     * `reader` resumes `after: 6`; once it waits, `then` writes. The reader ends with one notice at
+     * seq 7 that the run was started afresh (not the written seq 7 and `done` read as its run's).
+     */
+    const endsStartedAfresh = async (reader: RedisEventBus, then: () => Promise<void>) => {
+      const watching = watchAfter6(reader, 12_000);
+      await pause(300);
+      await then();
+      await watching.ended;
+      expect(watching.aborted()).toBe(false);
+      expect(watching.seen.map((e) => `${e.seq}:${e.kind}`)).toEqual(["7:notice"]);
+      expect((watching.seen[0] as { text?: string }).text).toMatch(
+        /started afresh under its id by another emitter/,
+      );
     };
 
     it("ends with a notice when, the stream missing at subscribe and its run not read here, a new run's first batch comes marked as sent again (r44 #3)", {
       timeout: 20_000,
     }, async () => {
       const prefix = "resend-new-missing:";
-      const watching = watchAfter6(await bus(prefix), 12_000);
-      await pause(300);
       // Another emitter's new run, whose first write got no answer: it sends seq 1–8 again.
-      await writeRaw(`${prefix}run:job`, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]);
-      await watching.ended;
-      expect(watching.aborted()).toBe(false);
-      // Not the new run's seq 7 and `done` read as the old run's next events.
-      endsStartedAfresh(watching.seen);
+      await endsStartedAfresh(await bus(prefix), () =>
+        writeRaw(`${prefix}run:job`, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]),
+      );
+    });
+
+    it("ends with a notice when the batch Redis lost (a restart without persistence) was the run's first, sent again from 1-0, though this process read the run (r43, r47 F2)", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-first:";
+      const reader = await bus(prefix);
+      // A watcher of the reader's process reads the run to seq 6, then its page goes (and comes back).
+      const readTo6 = (async () => {
+        const seqs: number[] = [];
+        for await (const event of reader.watch("job")) {
+          seqs.push(event.seq);
+          if (event.seq === 6) break;
+        }
+        return seqs;
+      })();
+      const { emitter, relay } = await lostBatch(prefix, 0, 0, async () => {
+        expect(await readTo6).toEqual([1, 2, 3, 4, 5, 6]);
+      });
+      // From a bare position the watcher cannot tell this batch from a new run's first batch sent
+      // again (see the next test): it ends rather than risk reading another run as its reader's.
+      await endsStartedAfresh(reader, async () => {
+        relay.reopen();
+        await emitter.flushed();
+      });
+    });
+
+    it("ends with a notice when, the stream missing at subscribe, another run this process read sends its first batch again past the reader's position (r47 F2)", {
+      timeout: 20_000,
+    }, async () => {
+      const prefix = "resend-other-read:";
+      const key = `${prefix}run:job`;
+      const reader = await bus(prefix);
+      // Run B is read here to seq 7 by one page; then Redis loses its stream.
+      await writeRaw(key, "tok-B", "0", [1, 2, 3, 4, 5, 6, 7]);
+      const readB: number[] = [];
+      for await (const event of reader.watch("job")) {
+        readB.push(event.seq);
+        if (event.seq === 7) break;
+      }
+      expect(readB).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      await redis.raw.sendCommand(["DEL", key]);
+      // Another page resumes after seq 6 of run A (its Last-Event-ID from another instance, or an
+      // earlier run); run B's emitter sends its first batch again, with its done.
+      // Not run B's seq 7 and `done` read as run A's next events.
+      await endsStartedAfresh(reader, () => writeRaw(key, "tok-B", "1", [1, 2, 3, 4, 5, 6, 7, 8]));
     });
 
     it("ends with a notice when a new run's batch marked as sent again carries another token than the old run's entries it subscribed to (r44 #4)", {
@@ -229,14 +262,11 @@ describe.skipIf(!HAS_REDIS)(
       const key = `${prefix}run:job`;
       // The stream holds the old run's seq 1–3 (say restored from a snapshot); its reader read to 6.
       await writeRaw(key, "tok-old", "0", [1, 2, 3]);
-      const watching = watchAfter6(await bus(prefix), 12_000);
-      await pause(300);
       // The old run is over; another emitter starts the id afresh, its first write sent again.
-      await redis.raw.sendCommand(["DEL", key]);
-      await writeRaw(key, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]);
-      await watching.ended;
-      expect(watching.aborted()).toBe(false);
-      endsStartedAfresh(watching.seen);
+      await endsStartedAfresh(await bus(prefix), async () => {
+        await redis.raw.sendCommand(["DEL", key]);
+        await writeRaw(key, "tok-new", "1", [1, 2, 3, 4, 5, 6, 7, 8]);
+      });
     });
 
     it("reads on when the stream held only the run's seq 1 at subscribe and the run sends its lost batch after it", {

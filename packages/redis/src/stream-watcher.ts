@@ -11,47 +11,6 @@ export interface StreamWatcherHost {
   settings(): EventsSettings;
   detach(watcher: StreamWatcher): void;
   report(error: unknown): void;
-  /** What the watchers of this process have read, by emitter: shared by all of the host's watchers. */
-  readSoFar: RunsRead;
-}
-
-/** How many streams {@link RunsRead} keeps a record for, the least recently read dropped first. */
-const READ_STREAMS = 1024;
-/** How many emitters' runs {@link RunsRead} keeps per stream, the least recently read dropped first. */
-const READ_RUNS = 4;
-
-/**
- * Which seqs of each stream the watchers of one process have read, and under which emitter token
- * (a run's: each run started gets a token of its own). A watcher resuming `after` a seq on a stream
- * missing at subscribe learns from it whose run its reader read, when its position came from a read
- * in this process: one token alone has been read at that seq. Bounded; a stream read by no watcher
- * lately is forgotten.
- */
-export class RunsRead {
-  private readonly streams = new Map<string, Map<string, { from: number; to: number }>>();
-
-  /** A watcher read the entry at `seq` of `key`, written under `token`. */
-  saw(key: string, token: string, seq: number): void {
-    const runs = this.streams.get(key) ?? new Map<string, { from: number; to: number }>();
-    this.streams.delete(key);
-    this.streams.set(key, runs);
-    if (this.streams.size > READ_STREAMS) this.streams.delete(this.streams.keys().next().value as string);
-    const range = runs.get(token);
-    runs.delete(token);
-    runs.set(
-      token,
-      range ? { from: Math.min(range.from, seq), to: Math.max(range.to, seq) } : { from: seq, to: seq },
-    );
-    if (runs.size > READ_RUNS) runs.delete(runs.keys().next().value as string);
-  }
-
-  /** The token of the one run of `key` read here at `seq`; undefined when none was, or several were. */
-  ownerAt(key: string, seq: number): string | undefined {
-    const covering = [...(this.streams.get(key) ?? [])].filter(
-      ([, range]) => range.from <= seq && seq <= range.to,
-    );
-    return covering.length === 1 ? covering[0]?.[0] : undefined;
-  }
 }
 
 /** What a watcher knows of its run beyond `after`, and where its claim is kept. */
@@ -240,11 +199,6 @@ export class StreamWatcher implements EventStream {
   private unplaced = false;
   /** For an `unplaced` watcher, the stream's top entry at subscribe (undefined: the stream was missing). */
   private placedTop: Entry | undefined;
-  /**
-   * For an `unplaced` watcher of a stream missing at subscribe: the token of the run a watcher of
-   * this process read at its position, if one alone was (see {@link RunsRead}) — its reader's run.
-   */
-  private readOwner: string | undefined;
   private readonly claimKey: string | undefined;
   private readonly started: boolean;
   private readonly startedGraceMs: number;
@@ -519,7 +473,6 @@ export class StreamWatcher implements EventStream {
     if (this.cursor > 0 && this.replayEnd < this.cursor) {
       this.unplaced = true;
       this.placedTop = top;
-      if (!top) this.readOwner = this.host.readSoFar.ownerAt(this.key, this.cursor);
     }
     if (!top || this.replayEnd !== this.cursor) return;
     if (fieldOf(top, "end") !== undefined || decode(top)?.kind === "done") return;
@@ -556,17 +509,16 @@ export class StreamWatcher implements EventStream {
    *   again and carries the emitter token (`o`) of the top entry seen then (a run started afresh, by
    *   another emitter or by the same one, writes under a token of its own), whether that top entry
    *   is still there or was lost with a later restart;
-   * - the stream was missing at subscribe: the watcher knows no token, unless a watcher of this
-   *   process read the reader's position (one run alone read there: {@link RunsRead}). Knowing it,
-   *   the entry is the run's when marked as sent again under that token (its first batch sent again
-   *   from `1-0` included). Not knowing it, a stream whose first entry is `1-0` holds a new run,
-   *   marked or not — a false end, with a notice, rather than another run's events read as the
-   *   reader's — and one that starts higher holds the run's batch sent again when marked so.
+   * - the stream was missing at subscribe: the watcher knows no token. A bare position does not say
+   *   which run the reader read (a page's Last-Event-ID may come from another instance, or from an
+   *   earlier run of the id), and what other watchers of this process read does not say it either.
+   *   So a stream whose first entry is `1-0` holds a new run, marked or not — a false end, with a
+   *   notice, when it was the run's first batch sent again, rather than another run's events read
+   *   as the reader's — and one that starts higher holds the run's batch sent again when marked so.
    * Entries without the mark come from an earlier version, which did not write it: for them, a
    * stream that held entries at subscribe holds a resend when its top entry seen then is unchanged
    * and the entry carries its token (a stream that held only a seq 1 then is taken for a new run's
-   * start), and a stream that was missing holds a new run when its first entry is `1-0` (or, the
-   * reader's run known, when the entry is another emitter's).
+   * start), and a stream that was missing holds a new run when its first entry is `1-0`.
    */
   private async belowPosition(conn: RedisConnection): Promise<"resend" | "afresh" | undefined> {
     const below = (await call<Entry[]>(conn, ["XREVRANGE", this.key, this.readFrom, "-", "COUNT", "1"]))[0];
@@ -575,9 +527,7 @@ export class StreamWatcher implements EventStream {
     const mark = fieldOf(below, "r");
     let resend: boolean;
     if (placed === undefined) {
-      const known = this.readOwner;
-      if (mark === "0" || (known !== undefined && ownerOf(below) !== known)) resend = false;
-      else if (mark === "1" && known !== undefined) resend = true;
+      if (mark === "0") resend = false;
       else {
         const first = (await call<Entry[]>(conn, ["XRANGE", this.key, "-", "+", "COUNT", "1"]))[0];
         resend = first !== undefined && first[0] !== "1-0";
@@ -690,7 +640,6 @@ export class StreamWatcher implements EventStream {
       }
       this.readFrom = entry[0];
       const event = decode(entry);
-      if (event && owner !== undefined) this.host.readSoFar.saw(this.key, owner, event.seq);
       if (!event || event.seq <= this.cursor) continue;
       if (event.seq > this.cursor + 1) {
         const dropped = event.seq - this.cursor - 1;
