@@ -300,7 +300,7 @@ function visitNamed(checked: AgentSpec, report: SecretVisit, names: ReferenceNam
       pasted !== null
         ? pasted
         : command !== undefined && /[\s;]/.test(command)
-          ? lineSecrets(command, hide, () => scriptName(name))
+          ? lineSecrets(command, hide, () => scriptName(name), true)
           : undefined;
     if (line) found(child(at, "command"), line.sign, (next) => (server.command = next), line.safe);
     else if (command !== undefined && pasted === null) {
@@ -2618,7 +2618,7 @@ function readArg(
     const assignment = ASSIGNMENT.exec(arg);
     const whole = assignment !== null && rules.telling(assignment[1] ?? "") && !afterShell;
     if (!whole) {
-      return lineSecrets(arg, hide, scriptName);
+      return lineSecrets(arg, hide, scriptName, false);
     }
   }
   const assigned = readAssignment(arg, rules, hide);
@@ -2874,12 +2874,14 @@ const CONNECTION_KEY = /^[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*)*$/;
  * True when `text` is one connection string and nothing else: at least two non-blank `;`-separated
  * parts (see `connectionParts`), each a `key=value` pair under a `CONNECTION_KEY` — the first may
  * be a URL instead (`jdbc:sqlserver://db:1433;password=X`). Its values may hold spaces
- * (`Password=two words`, `Driver={ODBC Driver 18}`), but no command's words (see `commandAfter`).
+ * (`Password=two words`, `Driver={ODBC Driver 18}`); where `text` reaches a `shell` (a pasted
+ * `command`), no command's words (see `commandAfter`), while an argument reaches no shell, so its
+ * value runs to the `;` whatever it holds (`Password=correct horse -battery staple;`, r46 R1).
  * A line with a word that is no pair (`exec A=x a;b`, `… --conn Server=db;Password=X; && …`,
- * `A=x ; GITHUB_TOKEN=X --token Y`) is a command line instead, whose one word may be a connection
- * string (see `commandLineSecrets`).
+ * a pasted `A=x ; GITHUB_TOKEN=X --token Y`) is a command line instead, whose one word may be a
+ * connection string (see `commandLineSecrets`).
  */
-function connectionString(text: string): boolean {
+function connectionString(text: string, shell: boolean): boolean {
   if (!text.includes(";")) return false;
   const parts = connectionParts(text).filter((part) => part.trim() !== "");
   return (
@@ -2887,7 +2889,11 @@ function connectionString(text: string): boolean {
     parts.every((part, index) => {
       if (index === 0 && /^[A-Za-z][A-Za-z0-9+.:-]*:\/\/\S*$/.test(part.trim())) return true;
       const eq = part.indexOf("=");
-      return eq > 0 && CONNECTION_KEY.test(part.slice(0, eq).trim()) && !commandAfter(part.slice(eq + 1));
+      return (
+        eq > 0 &&
+        CONNECTION_KEY.test(part.slice(0, eq).trim()) &&
+        !(shell && commandAfter(part.slice(eq + 1)))
+      );
     })
   );
 }
@@ -2917,7 +2923,8 @@ const LINE_BREAK = /[\n\r]/;
  * - a script (a line break or a heredoc's `<<`: a heredoc's body, YAML/JSON/TOML lines) is kept
  *   byte for byte or replaced whole, as a shell's own command is (see `shellScript`): its lines
  *   are no command line's words, and what a body's language says is not read;
- * - one connection string (see `connectionString`) has its telling pairs' values, its URLs'
+ * - one connection string (see `connectionString`: read as a `shell` reads it when the text is a
+ *   pasted `command`) has its telling pairs' values, its URLs'
  *   credentials and its key shapes taken out, and what is left read as a command line too;
  * - anything else is a command line (see `commandLineSecrets`), a word of it perhaps a connection string.
  * So what it returns is a fixed point: read again, nothing in it is flagged. Undefined when
@@ -2927,9 +2934,10 @@ function lineSecrets(
   line: string,
   hide: SecretHide | undefined,
   scriptName: () => string,
+  shell: boolean,
 ): ArgFound | undefined {
   if (LINE_BREAK.test(line) || HEREDOC.test(line)) return shellScript(line, hide, scriptName);
-  const pairs = connectionString(line)
+  const pairs = connectionString(line, shell)
     ? connectionPairs(line, ARG_RULES, literalNamer(hide), hide)
     : undefined;
   if (pairs === undefined) return commandLineSecrets(line, hide, scriptName);
