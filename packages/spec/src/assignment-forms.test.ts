@@ -31,6 +31,47 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     expect(withoutCommandLineSecrets(line)).toBe(safe);
   });
 
+  // r46 N2: in '…' PowerShell reads `''` as one quote. The value between the quotes is replaced as
+  // written, the quotes kept (`'$env:API_KEY=…'` would be a string, not an assignment), and its
+  // reference is filled back by the text written there, so the original bytes come back.
+  it.each([
+    [
+      "$env:API_KEY='it''s-secret-9x'; node srv.js",
+      "$env:API_KEY='${API_KEY}'; node srv.js",
+      "it''s-secret-9x",
+    ],
+    [
+      "$env:API_KEY = 'it''s-secret-9x'; node srv.js",
+      "$env:API_KEY = '${API_KEY}'; node srv.js",
+      "it''s-secret-9x",
+    ],
+    ["$env:DB_PASSWORD='''quoted''9x'' x'", "$env:DB_PASSWORD='${DB_PASSWORD}'", "''quoted''9x'' x"],
+  ])("%j keeps its quotes where they were and fills back byte for byte (r46 N2)", (line, safe, secret) => {
+    const spec = pasted(line);
+    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
+      ["bundle.mcpServers[0].command", SecretSign.Flag],
+    ]);
+    const out = exportSpec(spec);
+    expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
+    expect(findSpecSecrets(out)).toEqual([]);
+    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    const hidden: string[] = [];
+    expect(
+      withoutCommandLineSecrets(line, (text) => {
+        hidden.push(text);
+        return text;
+      }),
+    ).toBe(line);
+    expect(hidden).toEqual([secret]);
+  });
+
+  it("names two $env: values, one holding PowerShell's doubled quote, apart (r46 N2)", () => {
+    const line = "$env:API_KEY='it''s-secret-9x'; $env:API_KEY='Hunter2pw'; node srv.js";
+    expect(exportSpec(pasted(line)).bundle?.mcpServers?.[0]?.command).toBe(
+      "$env:API_KEY='${API_KEY}'; $env:API_KEY='${API_KEY_2}'; node srv.js",
+    );
+  });
+
   it.each([
     // A name that does not tell, a variable read at run time, a reference.
     '$env:Path="C:\\tools;$env:Path"; node srv.js',

@@ -1887,6 +1887,32 @@ function trimmedSpans(value: string, span: Span): Span[] {
 /** PowerShell's assignment to an environment variable, `$env:NAME=value` (any case), or its name alone before ` = value`. */
 const PWSH_ENV = /^\$env:([A-Za-z_][A-Za-z0-9_]*)(=|$)/i;
 
+/**
+ * PowerShell's `$env:NAME='value'` (or `$env:NAME = 'value'`) under a telling name, read as
+ * PowerShell reads '…': `''` is one quote, nothing is expanded (r46 N2). The text between its
+ * quotes as written (`it''s-secret-9x`), `[start, end)` in `line`, and `NAME`: that text is replaced
+ * where it stands, the quotes kept, and names its reference, so filling it back gives the original
+ * bytes. Undefined for any other word, an empty value, or one that reads as a reference or a
+ * variable (`'${API_KEY}'`).
+ */
+function pwshQuotedValue(
+  line: string,
+  word: CommandWord,
+  previous: CommandWord | undefined,
+  twoBefore: CommandWord | undefined,
+): { start: number; end: number; name: string } | undefined {
+  const written = line.slice(word.start, word.end);
+  const env = PWSH_ENV.exec(written);
+  const spaced = previous?.value === "=" && twoBefore ? PWSH_ENV.exec(twoBefore.value) : null;
+  const [open, name] =
+    env?.[2] === "=" ? [env[0].length, env[1] ?? ""] : spaced?.[2] === "" ? [0, spaced[1] ?? ""] : [0, ""];
+  const quoted = /^'((?:[^']|'')+)'$/.exec(written.slice(open));
+  const inner = quoted?.[1] ?? "";
+  if (inner === "" || !wholeNameTells(name) || !plainLiteral(inner.replace(/''/g, "'"))) return undefined;
+  const start = word.start + open + 1;
+  return { start, end: start + inner.length, name };
+}
+
 /** True when a value a program or PowerShell assigns says something in clear: no `$variable`, `$(…)` or backtick read at run time. */
 function plainLiteral(text: string): boolean {
   return !EXPANSION.test(withoutReferences(text)) && isLiteral(text);
@@ -2105,6 +2131,16 @@ export function commandLineSecrets(
     if (word.operator) return;
     // The word after a client's password (`sshpass -pX ssh`) is no flag's value.
     const previous = passwords.has(index - 1) ? undefined : sameLine(word, words[index - 1]);
+    // PowerShell's `$env:NAME='it''s'`: only the text between its quotes, as written (r46 N2).
+    const pwsh =
+      word.start >= at ? pwshQuotedValue(line, word, previous, sameLine(word, words[index - 2])) : undefined;
+    if (pwsh) {
+      keep(pwsh.start);
+      sign ??= SecretSign.Flag;
+      out += named(line.slice(pwsh.start, pwsh.end), pwsh.name);
+      at = pwsh.end;
+      return;
+    }
     const password = passwords.get(index);
     const secret = password === undefined ? "" : word.value.slice(password.at);
     const read =
