@@ -117,6 +117,39 @@ describe("withoutCommandLineSecrets: a program's assignment to its environment, 
     expect(withoutCommandLineSecrets(shown)).toBe(shown);
   });
 
+  // r46 R4: a literal that goes on (`+`, a method, another literal) is part of the value: the whole
+  // expression is hidden, to the statement's end, and named by the variable.
+  it.each([
+    [
+      `node -e "process.env.API_KEY='sk-'+'live0a1b2c3d4e5f6a7b8c9d'"`,
+      `node -e "process.env.API_KEY=\${API_KEY}"`,
+    ],
+    [
+      `node -e "process.env.API_KEY='sk-' + 'live0a1b2c3d4e5f6a7b8c9d'; require('./srv')"`,
+      `node -e "process.env.API_KEY=\${API_KEY}; require('./srv')"`,
+    ],
+    [
+      `node -e "process.env.API_KEY='abc'.repeat(1)+'X0a1b2c3d4e5f6a7b8c9d';require('./srv')"`,
+      `node -e "process.env.API_KEY=\${API_KEY};require('./srv')"`,
+    ],
+    [
+      `node -e "process.env.API_KEY='sk-'.concat('live0a1b2c3d4e5f6a7b8c9d')"`,
+      `node -e "process.env.API_KEY=\${API_KEY}"`,
+    ],
+    [
+      `node -e "f(process.env.API_KEY='sk-'+'live0a1b2c3d4e5f6a7b8c9d', 2)"`,
+      `node -e "f(process.env.API_KEY=\${API_KEY}, 2)"`,
+    ],
+    [
+      `python -c "import os; os.environ['API_KEY']='X-plain-' 'secret-1'; run()"`,
+      `python -c "import os; os.environ['API_KEY']=\${API_KEY}; run()"`,
+    ],
+  ])("%j hides the whole expression the literal starts (r46 R4)", (line, shown) => {
+    expect(withoutCommandLineSecrets(line)).toBe(shown);
+    expect(withoutCommandLineSecrets(shown)).toBe(shown);
+    expect(withoutCommandLineSecrets(line)).not.toContain("live0a1b");
+  });
+
   it("gives hide the value and the variable's name", () => {
     const seen: [string, string | undefined][] = [];
     const shown = withoutCommandLineSecrets(

@@ -2033,6 +2033,39 @@ interface ProgramValue {
   name: string;
 }
 
+/**
+ * After a string literal's closing quote in a word's value (the shell's quoting read), what makes
+ * it part of a longer expression: `+`, `.`, or another literal (`'sk-'+'live…'`,
+ * `'abc'.repeat(2)`, Python's `'a' 'b'`). Sticky: tried at `lastIndex`.
+ */
+const GOES_ON = /\s*[+.`'"]/y;
+
+/**
+ * Where the expression at `from` in a program's text ends: before a `;`, a `,` or a line break,
+ * or a `)`, `]` or `}` that closes nothing it opened, and before the blanks there; or at the end
+ * of `text`. A string literal (quoted `'`, `"` or a backtick, `\\` escaping) is passed over whole. One pass.
+ */
+function statementEnd(text: string, from: number): number {
+  let depth = 0;
+  let quote = "";
+  let end = text.length;
+  for (let i = from; i < text.length; i += 1) {
+    const c = text[i] as string;
+    if (quote !== "") {
+      if (c === "\\") i += 1;
+      else if (c === quote) quote = "";
+    } else if (c === "'" || c === '"' || c === "`") quote = c;
+    else if (c === "(" || c === "[" || c === "{") depth += 1;
+    else if ((c === ")" || c === "]" || c === "}") && depth > 0) depth -= 1;
+    else if (/[;,\n\r)\]}]/.test(c)) {
+      end = i;
+      break;
+    }
+  }
+  while (end > from && /\s/.test(text[end - 1] as string)) end -= 1;
+  return end;
+}
+
 /** Each `PROGRAM_ENV` assignment in `line` of a literal under a name whose whole name tells, in the order written. */
 function programValues(line: string): ProgramValue[] {
   if (!PROGRAM_ENV_WORD.test(line)) return [];
@@ -2122,8 +2155,21 @@ export function commandLineSecrets(
       const { start, end, name } = programs[k] as ProgramValue;
       const from = indexOfPosition(word.at, start);
       const to = indexOfPosition(word.at, end - 1);
-      if (from >= 0 && to - from === end - 1 - start)
-        spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
+      if (from < 0 || to - from !== end - 1 - start) continue;
+      // A literal that goes on (`'sk-'+'live…'`) makes the whole expression, from its opening
+      // quote to the statement's end, the value (r46 R4); one inside the expression before it in
+      // this word is hidden with it (not scanned again: one pass).
+      const quote = from > 0 ? (word.value[from - 1] as string) : "";
+      GOES_ON.lastIndex = to + 2;
+      if (quote !== "" && word.value[to + 1] === quote && GOES_ON.test(word.value)) {
+        if (from - 1 >= (spans.at(-1)?.end ?? 0))
+          spans.push({
+            start: from - 1,
+            end: statementEnd(word.value, from - 1),
+            name,
+            sign: SecretSign.Flag,
+          });
+      } else spans.push({ start: from, end: to + 1, name, sign: SecretSign.Flag });
     }
     return spans;
   };
