@@ -13,6 +13,18 @@ const pasted = (line: string): AgentSpec => ({
   bundle: { mcpServers: [{ name: "srv", command: line }] },
 });
 
+/** `line`, pasted, is flagged once, and both exported and shown as `safe`, which is flagged nowhere. */
+function expectExportedAndShown(line: string, safe: string): void {
+  const spec = pasted(line);
+  expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
+    ["bundle.mcpServers[0].command", SecretSign.Flag],
+  ]);
+  const out = exportSpec(spec);
+  expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
+  expect(findSpecSecrets(out)).toEqual([]);
+  expect(withoutCommandLineSecrets(line)).toBe(safe);
+}
+
 describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", () => {
   it.each([
     ["$env:API_KEY='X-plain-secret-1'; node srv.js", "$env:API_KEY='${API_KEY}'; node srv.js"],
@@ -21,14 +33,7 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     ["$ENV:DB_PASSWORD=hunter2x node srv.js", "$ENV:DB_PASSWORD=${DB_PASSWORD} node srv.js"],
     ['$env:API_KEY = "X-plain-secret-1"; node srv.js', '$env:API_KEY = "${API_KEY}"; node srv.js'],
   ])("%j exports and shows the value as a reference, every other character kept", (line, safe) => {
-    const spec = pasted(line);
-    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
-      ["bundle.mcpServers[0].command", SecretSign.Flag],
-    ]);
-    const out = exportSpec(spec);
-    expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
-    expect(findSpecSecrets(out)).toEqual([]);
-    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expectExportedAndShown(line, safe);
   });
 
   // r46 N2: in '…' PowerShell reads `''` as one quote. The value between the quotes is replaced as
@@ -47,14 +52,7 @@ describe("PowerShell's $env:NAME=value in a pasted command line (fix130 #1)", ()
     ],
     ["$env:DB_PASSWORD='''quoted''9x'' x'", "$env:DB_PASSWORD='${DB_PASSWORD}'", "''quoted''9x'' x"],
   ])("%j keeps its quotes where they were and fills back byte for byte (r46 N2)", (line, safe, secret) => {
-    const spec = pasted(line);
-    expect(findSpecSecrets(spec).map((hint) => [hint.path, hint.sign])).toEqual([
-      ["bundle.mcpServers[0].command", SecretSign.Flag],
-    ]);
-    const out = exportSpec(spec);
-    expect(out.bundle?.mcpServers?.[0]?.command).toBe(safe);
-    expect(findSpecSecrets(out)).toEqual([]);
-    expect(withoutCommandLineSecrets(line)).toBe(safe);
+    expectExportedAndShown(line, safe);
     const hidden: string[] = [];
     expect(
       withoutCommandLineSecrets(line, (text) => {
